@@ -1,0 +1,219 @@
+//! Float math shared by the kernels: native for f32/f64, through f32 for f16/bf16.
+
+use half::{bf16, f16};
+
+use crate::storage::CpuElement;
+
+/// A float element type and the math the kernels need.
+///
+/// `Acc` is the type arithmetic happens in: the type itself for f32 and f64, f32 for f16 and bf16
+/// (torch computes half-precision ops in f32 on CPU and rounds the result once).
+pub trait Float: CpuElement {
+    /// The computation type.
+    type Acc: AccFloat;
+    /// Widens to the computation type.
+    fn to_acc(self) -> Self::Acc;
+    /// Rounds from the computation type.
+    fn from_acc(v: Self::Acc) -> Self;
+}
+
+/// f32 or f64: the types float kernels compute in.
+pub trait AccFloat:
+    Copy
+    + Send
+    + Sync
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+    + 'static
+{
+    /// 0
+    const ZERO: Self;
+    /// 1
+    const ONE: Self;
+    /// e^x
+    fn exp(self) -> Self;
+    /// ln x
+    fn ln(self) -> Self;
+    /// √x
+    fn sqrt(self) -> Self;
+    /// sine
+    fn sin(self) -> Self;
+    /// cosine
+    fn cos(self) -> Self;
+    /// hyperbolic tangent
+    fn tanh(self) -> Self;
+    /// round toward -∞
+    fn floor(self) -> Self;
+    /// round toward +∞
+    fn ceil(self) -> Self;
+    /// round half to even
+    fn round_even(self) -> Self;
+    /// round toward zero
+    fn trunc(self) -> Self;
+    /// |x|
+    fn abs(self) -> Self;
+    /// x^y
+    fn powf(self, y: Self) -> Self;
+    /// C's fmod
+    fn fmod(self, y: Self) -> Self;
+    /// NaN test
+    fn is_nan(self) -> bool;
+    /// magnitude of self, sign of `sign`
+    fn copysign(self, sign: Self) -> Self;
+}
+
+macro_rules! acc_float {
+    ($t:ty) => {
+        impl AccFloat for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            #[inline(always)]
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                <$t>::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                <$t>::cos(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                <$t>::ceil(self)
+            }
+            #[inline(always)]
+            fn round_even(self) -> Self {
+                <$t>::round_ties_even(self)
+            }
+            #[inline(always)]
+            fn trunc(self) -> Self {
+                <$t>::trunc(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            #[inline(always)]
+            fn powf(self, y: Self) -> Self {
+                <$t>::powf(self, y)
+            }
+            #[inline(always)]
+            fn fmod(self, y: Self) -> Self {
+                self % y
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            #[inline(always)]
+            fn copysign(self, sign: Self) -> Self {
+                <$t>::copysign(self, sign)
+            }
+        }
+    };
+}
+acc_float!(f32);
+acc_float!(f64);
+
+impl Float for f32 {
+    type Acc = f32;
+    #[inline(always)]
+    fn to_acc(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn from_acc(v: f32) -> Self {
+        v
+    }
+}
+
+impl Float for f64 {
+    type Acc = f64;
+    #[inline(always)]
+    fn to_acc(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn from_acc(v: f64) -> Self {
+        v
+    }
+}
+
+impl Float for f16 {
+    type Acc = f32;
+    #[inline(always)]
+    fn to_acc(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn from_acc(v: f32) -> Self {
+        f16::from_f32(v)
+    }
+}
+
+impl Float for bf16 {
+    type Acc = f32;
+    #[inline(always)]
+    fn to_acc(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn from_acc(v: f32) -> Self {
+        bf16::from_f32(v)
+    }
+}
+
+/// Python's floor division for floats, with torch's rounding fix-ups (`div_floor`).
+#[inline(always)]
+pub fn floor_div<A: AccFloat>(a: A, b: A) -> A {
+    if b == A::ZERO {
+        return a / b;
+    }
+    let m = a.fmod(b);
+    let mut div = (a - m) / b;
+    if m != A::ZERO && ((b < A::ZERO) != (m < A::ZERO)) {
+        div = div - A::ONE;
+    }
+    if div != A::ZERO {
+        let mut fl = div.floor();
+        if div - fl > A::ONE / (A::ONE + A::ONE) {
+            fl = fl + A::ONE;
+        }
+        fl
+    } else {
+        A::ZERO.copysign(a / b)
+    }
+}
+
+/// Python's `%` for floats: the result takes the sign of `b`.
+#[inline(always)]
+pub fn remainder<A: AccFloat>(a: A, b: A) -> A {
+    let m = a.fmod(b);
+    if m != A::ZERO && ((b < A::ZERO) != (m < A::ZERO)) {
+        m + b
+    } else {
+        m
+    }
+}

@@ -1,0 +1,28 @@
+//! # oxtorch-backend-cpu
+//!
+//! The CPU backend: a [`CpuStorage`] buffer per tensor and kernels for every [`Prim`] over strided,
+//! broadcast inputs of every dtype.
+//!
+//! How a kernel is built:
+//! * [`walk`] coalesces the operands' layouts and splits the output's flat index range into chunks run
+//!   on rayon's pool; each chunk is walked as runs along the innermost dim, and runs whose operands are
+//!   all unit-stride take a slice fast path that the compiler vectorises;
+//! * [`simd`] compiles those slice loops a second time for AVX2 and AVX-512 and picks one at runtime;
+//! * f16 and bf16 compute in f32 and round once per op, as torch does on CPU.
+//!
+//! [`Prim`]: oxtorch_core::ops::Prim
+
+mod arg_reduce;
+mod binary;
+mod compare;
+mod copy;
+mod float;
+mod matmul;
+mod reduce;
+pub mod simd;
+mod storage;
+mod unary;
+pub mod walk;
+mod where_cond;
+
+pub use storage::{CpuElement, CpuStorage};

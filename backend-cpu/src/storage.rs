@@ -1,0 +1,254 @@
+//! The CPU storage: one typed buffer per dtype.
+
+use half::{bf16, f16};
+use oxtorch_core::ops::Prim;
+use oxtorch_core::{BackendStorage, DType, Device, Element, Error, Layout, Result, Scalar};
+
+/// A flat host buffer holding elements of one dtype.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CpuStorage {
+    /// bool elements
+    Bool(Vec<bool>),
+    /// uint8 elements
+    U8(Vec<u8>),
+    /// int8 elements
+    I8(Vec<i8>),
+    /// int16 elements
+    I16(Vec<i16>),
+    /// int32 elements
+    I32(Vec<i32>),
+    /// int64 elements
+    I64(Vec<i64>),
+    /// float16 elements
+    F16(Vec<f16>),
+    /// bfloat16 elements
+    BF16(Vec<bf16>),
+    /// float32 elements
+    F32(Vec<f32>),
+    /// float64 elements
+    F64(Vec<f64>),
+}
+
+/// Runs `$body` with `$v` bound to the typed vector inside a [`CpuStorage`] (by reference).
+#[macro_export]
+macro_rules! with_storage {
+    ($s:expr, $v:ident => $body:expr) => {
+        match $s {
+            $crate::CpuStorage::Bool($v) => $body,
+            $crate::CpuStorage::U8($v) => $body,
+            $crate::CpuStorage::I8($v) => $body,
+            $crate::CpuStorage::I16($v) => $body,
+            $crate::CpuStorage::I32($v) => $body,
+            $crate::CpuStorage::I64($v) => $body,
+            $crate::CpuStorage::F16($v) => $body,
+            $crate::CpuStorage::BF16($v) => $body,
+            $crate::CpuStorage::F32($v) => $body,
+            $crate::CpuStorage::F64($v) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with `$T` bound to the Rust element type of a [`DType`].
+#[macro_export]
+macro_rules! with_dtype {
+    ($d:expr, $T:ident => $body:expr) => {
+        match $d {
+            oxtorch_core::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            oxtorch_core::DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            oxtorch_core::DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            oxtorch_core::DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            oxtorch_core::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            oxtorch_core::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            oxtorch_core::DType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            oxtorch_core::DType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            oxtorch_core::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            oxtorch_core::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+
+/// Element types that can live in a [`CpuStorage`].
+pub trait CpuElement: Element {
+    /// Wraps a vector into a storage.
+    fn into_storage(v: Vec<Self>) -> CpuStorage;
+    /// The typed vector inside `s`, if it has this type.
+    fn slice(s: &CpuStorage) -> Option<&[Self]>;
+    /// The typed vector inside `s`, mutably, if it has this type.
+    fn slice_mut(s: &mut CpuStorage) -> Option<&mut [Self]>;
+    /// True for NaN (never for integers).
+    fn is_nan_elem(self) -> bool;
+}
+
+macro_rules! cpu_element {
+    ($t:ty, $v:ident, $nan:expr) => {
+        impl CpuElement for $t {
+            fn into_storage(v: Vec<Self>) -> CpuStorage {
+                CpuStorage::$v(v)
+            }
+            fn slice(s: &CpuStorage) -> Option<&[Self]> {
+                match s {
+                    CpuStorage::$v(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn slice_mut(s: &mut CpuStorage) -> Option<&mut [Self]> {
+                match s {
+                    CpuStorage::$v(v) => Some(v),
+                    _ => None,
+                }
+            }
+            #[inline(always)]
+            fn is_nan_elem(self) -> bool {
+                let f: fn($t) -> bool = $nan;
+                f(self)
+            }
+        }
+    };
+}
+cpu_element!(bool, Bool, |_| false);
+cpu_element!(u8, U8, |_| false);
+cpu_element!(i8, I8, |_| false);
+cpu_element!(i16, I16, |_| false);
+cpu_element!(i32, I32, |_| false);
+cpu_element!(i64, I64, |_| false);
+cpu_element!(f16, F16, |x| x.is_nan());
+cpu_element!(bf16, BF16, |x| x.is_nan());
+cpu_element!(f32, F32, |x| x.is_nan());
+cpu_element!(f64, F64, |x| x.is_nan());
+
+impl CpuStorage {
+    /// A storage owning `v`.
+    pub fn from_vec<T: CpuElement>(v: Vec<T>) -> Self {
+        T::into_storage(v)
+    }
+
+    /// `n` elements of `dtype`, all equal to `value` (cast with torch's rules).
+    pub fn full(dtype: DType, n: usize, value: Scalar) -> Self {
+        with_dtype!(dtype, T => T::into_storage(vec![T::from_scalar(value); n]))
+    }
+
+    /// `n` zeros of `dtype`.
+    pub fn zeros(dtype: DType, n: usize) -> Self {
+        Self::full(dtype, n, Scalar::Int(0))
+    }
+
+    /// The elements as a slice of `T`, or a dtype error.
+    pub fn as_slice<T: CpuElement>(&self) -> Result<&[T]> {
+        T::slice(self).ok_or(Error::DTypeMismatch { op: "as_slice", a: T::DTYPE, b: self.dtype() })
+    }
+
+    /// The elements as a mutable slice of `T`, or a dtype error.
+    pub fn as_slice_mut<T: CpuElement>(&mut self) -> Result<&mut [T]> {
+        let d = self.dtype();
+        T::slice_mut(self).ok_or(Error::DTypeMismatch { op: "as_slice_mut", a: T::DTYPE, b: d })
+    }
+
+    /// The raw bytes of the buffer (native endianness).
+    pub fn as_bytes(&self) -> &[u8] {
+        fn bytes<T>(v: &[T]) -> &[u8] {
+            // SAFETY: every element type here is plain old data without padding; u8 has alignment 1.
+            unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
+        }
+        with_storage!(self, v => bytes(v))
+    }
+}
+
+impl BackendStorage for CpuStorage {
+    fn dtype(&self) -> DType {
+        match self {
+            CpuStorage::Bool(_) => DType::Bool,
+            CpuStorage::U8(_) => DType::U8,
+            CpuStorage::I8(_) => DType::I8,
+            CpuStorage::I16(_) => DType::I16,
+            CpuStorage::I32(_) => DType::I32,
+            CpuStorage::I64(_) => DType::I64,
+            CpuStorage::F16(_) => DType::F16,
+            CpuStorage::BF16(_) => DType::BF16,
+            CpuStorage::F32(_) => DType::F32,
+            CpuStorage::F64(_) => DType::F64,
+        }
+    }
+
+    fn device(&self) -> Device {
+        Device::Cpu
+    }
+
+    fn len(&self) -> usize {
+        with_storage!(self, v => v.len())
+    }
+
+    fn execute(prim: &Prim, inputs: &[(&Self, &Layout)]) -> Result<Vec<Self>> {
+        let arity = match prim {
+            Prim::Full { .. } => 0,
+            Prim::Unary(_) | Prim::Reduce { .. } | Prim::ArgReduce { .. } | Prim::Cast(_) | Prim::Copy => 1,
+            Prim::Binary(_) | Prim::Compare(_) | Prim::MatMul => 2,
+            Prim::Where => 3,
+        };
+        if inputs.len() != arity {
+            return Err(Error::msg(format!(
+                "{}: expected {arity} inputs but got {}",
+                prim.name(),
+                inputs.len()
+            )));
+        }
+        let one = |s| Ok(vec![s]);
+        match prim {
+            Prim::Unary(op) => one(crate::unary::unary(*op, inputs[0].0, inputs[0].1)?),
+            Prim::Binary(op) => one(crate::binary::binary(*op, inputs[0], inputs[1])?),
+            Prim::Compare(op) => one(crate::compare::compare(*op, inputs[0], inputs[1])?),
+            Prim::Where => one(crate::where_cond::where_cond(inputs[0], inputs[1], inputs[2])?),
+            Prim::Reduce { op, dims } => one(crate::reduce::reduce(*op, inputs[0].0, inputs[0].1, dims)?),
+            Prim::ArgReduce { op, dim } => {
+                let (v, i) = crate::arg_reduce::arg_reduce(*op, inputs[0].0, inputs[0].1, *dim)?;
+                Ok(vec![v, i])
+            }
+            Prim::MatMul => one(crate::matmul::matmul(inputs[0], inputs[1])?),
+            Prim::Cast(dtype) => one(crate::copy::to_contiguous(inputs[0].0, inputs[0].1, *dtype)?),
+            Prim::Copy => {
+                let (s, l) = inputs[0];
+                one(crate::copy::to_contiguous(s, l, s.dtype())?)
+            }
+            Prim::Full { shape, value, dtype } => {
+                one(CpuStorage::full(*dtype, shape.iter().product(), *value))
+            }
+        }
+    }
+
+    fn copy_from(&mut self, dst_layout: &Layout, src: &Self, src_layout: &Layout) -> Result<()> {
+        crate::copy::copy_from(self, dst_layout, src, src_layout)
+    }
+
+    fn fill(&mut self, layout: &Layout, value: Scalar) -> Result<()> {
+        crate::copy::fill(self, layout, value)
+    }
+}

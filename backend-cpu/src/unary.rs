@@ -1,0 +1,212 @@
+//! Elementwise ops of one input.
+
+use oxtorch_core::ops::UnaryOp;
+use oxtorch_core::{DType, Error, Layout, Result};
+
+use crate::float::{AccFloat, Float};
+use crate::storage::{CpuElement, CpuStorage};
+use crate::walk::map1;
+
+/// Integer element types and the wrapping arithmetic torch uses for them.
+pub(crate) trait Int: CpuElement + Ord {
+    const SIGNED: bool;
+    fn wadd(self, o: Self) -> Self;
+    fn wsub(self, o: Self) -> Self;
+    fn wmul(self, o: Self) -> Self;
+    fn wneg(self) -> Self;
+    fn wabs(self) -> Self;
+    fn not(self) -> Self;
+    fn and(self, o: Self) -> Self;
+    fn or(self, o: Self) -> Self;
+    fn xor(self, o: Self) -> Self;
+    /// Python's floor division (`o != 0`).
+    fn floor_div(self, o: Self) -> Self;
+    /// Python's `%` (`o != 0`).
+    fn py_rem(self, o: Self) -> Self;
+    /// `self ** e` with wrapping (`e >= 0`).
+    fn wpow(self, e: Self) -> Self;
+}
+
+macro_rules! int_impl {
+    ($t:ty, $signed:expr) => {
+        impl Int for $t {
+            const SIGNED: bool = $signed;
+            #[inline(always)]
+            fn wadd(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn wsub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            #[inline(always)]
+            fn wmul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            #[inline(always)]
+            fn wneg(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn wabs(self) -> Self {
+                if self < 0 {
+                    self.wrapping_neg()
+                } else {
+                    self
+                }
+            }
+            #[inline(always)]
+            fn not(self) -> Self {
+                !self
+            }
+            #[inline(always)]
+            fn and(self, o: Self) -> Self {
+                self & o
+            }
+            #[inline(always)]
+            fn or(self, o: Self) -> Self {
+                self | o
+            }
+            #[inline(always)]
+            fn xor(self, o: Self) -> Self {
+                self ^ o
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn floor_div(self, o: Self) -> Self {
+                let q = self.wrapping_div(o);
+                let r = self.wrapping_rem(o);
+                if r != 0 && ((r < 0) != (o < 0)) {
+                    q.wrapping_sub(1)
+                } else {
+                    q
+                }
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn py_rem(self, o: Self) -> Self {
+                let r = self.wrapping_rem(o);
+                if r != 0 && ((r < 0) != (o < 0)) {
+                    r.wrapping_add(o)
+                } else {
+                    r
+                }
+            }
+            #[inline(always)]
+            fn wpow(self, e: Self) -> Self {
+                let mut base = self;
+                let mut e = e as i64;
+                let mut acc: Self = 1;
+                while e > 0 {
+                    if e & 1 == 1 {
+                        acc = acc.wrapping_mul(base);
+                    }
+                    base = base.wrapping_mul(base);
+                    e >>= 1;
+                }
+                acc
+            }
+        }
+    };
+}
+int_impl!(u8, false);
+int_impl!(i8, true);
+int_impl!(i16, true);
+int_impl!(i32, true);
+int_impl!(i64, true);
+
+fn float_unary<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage> {
+    type A<T> = <T as Float>::Acc;
+    macro_rules! m {
+        ($f:expr) => {{
+            let f = $f;
+            CpuStorage::from_vec(map1(v, l, move |x: T| T::from_acc(f(x.to_acc()))))
+        }};
+    }
+    Ok(match op {
+        UnaryOp::Neg => m!(|x: A<T>| -x),
+        UnaryOp::Abs => m!(|x: A<T>| x.abs()),
+        UnaryOp::Sign => m!(|x: A<T>| if x > A::<T>::ZERO {
+            A::<T>::ONE
+        } else if x < A::<T>::ZERO {
+            -A::<T>::ONE
+        } else {
+            x * A::<T>::ZERO
+        }),
+        UnaryOp::Square => m!(|x: A<T>| x * x),
+        UnaryOp::Exp => m!(|x: A<T>| x.exp()),
+        UnaryOp::Log => m!(|x: A<T>| x.ln()),
+        UnaryOp::Sqrt => m!(|x: A<T>| x.sqrt()),
+        UnaryOp::Rsqrt => m!(|x: A<T>| A::<T>::ONE / x.sqrt()),
+        UnaryOp::Reciprocal => m!(|x: A<T>| A::<T>::ONE / x),
+        UnaryOp::Sin => m!(|x: A<T>| x.sin()),
+        UnaryOp::Cos => m!(|x: A<T>| x.cos()),
+        UnaryOp::Tanh => m!(|x: A<T>| x.tanh()),
+        UnaryOp::Sigmoid => m!(|x: A<T>| A::<T>::ONE / (A::<T>::ONE + (-x).exp())),
+        UnaryOp::Relu => m!(|x: A<T>| if x > A::<T>::ZERO || x.is_nan() { x } else { A::<T>::ZERO }),
+        UnaryOp::Floor => m!(|x: A<T>| x.floor()),
+        UnaryOp::Ceil => m!(|x: A<T>| x.ceil()),
+        UnaryOp::Round => m!(|x: A<T>| x.round_even()),
+        UnaryOp::Trunc => m!(|x: A<T>| x.trunc()),
+        UnaryOp::IsNan => CpuStorage::from_vec(map1(v, l, |x: T| x.is_nan_elem())),
+        UnaryOp::BitNot => return Err(Error::UnsupportedDType { op: "bitwise_not", dtype: T::DTYPE }),
+    })
+}
+
+fn int_unary<T: Int>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage> {
+    let zero = T::ZERO;
+    Ok(match op {
+        UnaryOp::Neg => CpuStorage::from_vec(map1(v, l, |x: T| x.wneg())),
+        UnaryOp::Abs => CpuStorage::from_vec(map1(v, l, |x: T| x.wabs())),
+        UnaryOp::Sign => CpuStorage::from_vec(map1(v, l, move |x: T| {
+            if x > zero {
+                T::ONE
+            } else if x < zero {
+                T::ONE.wneg()
+            } else {
+                zero
+            }
+        })),
+        UnaryOp::Square => CpuStorage::from_vec(map1(v, l, |x: T| x.wmul(x))),
+        UnaryOp::Relu => CpuStorage::from_vec(map1(v, l, move |x: T| x.max(zero))),
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => {
+            CpuStorage::from_vec(map1(v, l, |x: T| x))
+        }
+        UnaryOp::BitNot => CpuStorage::from_vec(map1(v, l, |x: T| x.not())),
+        UnaryOp::IsNan => CpuStorage::from_vec(map1(v, l, |_: T| false)),
+        _ => return Err(Error::UnsupportedDType { op: op.name(), dtype: T::DTYPE }),
+    })
+}
+
+fn bool_unary(op: UnaryOp, v: &[bool], l: &Layout) -> Result<CpuStorage> {
+    Ok(match op {
+        UnaryOp::BitNot => CpuStorage::from_vec(map1(v, l, |x: bool| !x)),
+        UnaryOp::IsNan => CpuStorage::from_vec(map1(v, l, |_: bool| false)),
+        UnaryOp::Sign | UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => {
+            CpuStorage::from_vec(map1(v, l, |x: bool| x))
+        }
+        UnaryOp::Neg => {
+            return Err(Error::msg(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+            ))
+        }
+        _ => return Err(Error::UnsupportedDType { op: op.name(), dtype: DType::Bool }),
+    })
+}
+
+/// Runs a unary op; the output is contiguous with the layout's shape.
+pub fn unary(op: UnaryOp, s: &CpuStorage, l: &Layout) -> Result<CpuStorage> {
+    match s {
+        CpuStorage::Bool(v) => bool_unary(op, v, l),
+        CpuStorage::U8(v) => int_unary(op, v, l),
+        CpuStorage::I8(v) => int_unary(op, v, l),
+        CpuStorage::I16(v) => int_unary(op, v, l),
+        CpuStorage::I32(v) => int_unary(op, v, l),
+        CpuStorage::I64(v) => int_unary(op, v, l),
+        CpuStorage::F16(v) => float_unary(op, v, l),
+        CpuStorage::BF16(v) => float_unary(op, v, l),
+        CpuStorage::F32(v) => float_unary(op, v, l),
+        CpuStorage::F64(v) => float_unary(op, v, l),
+    }
+}

@@ -1,0 +1,157 @@
+//! # oxtorch
+//!
+//! A pure-Rust deep learning framework with PyTorch's API. Write `use oxtorch as torch;` and the
+//! names read as they do in Python:
+//!
+//! ```
+//! use oxtorch as torch;
+//! use torch::{tensor, Tensor};
+//!
+//! # fn main() -> torch::Result<()> {
+//! torch::manual_seed(0);
+//! let x = torch::randn([2, 3], ())?;                    // float32, cpu
+//! let w = tensor!([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]);
+//! let y = torch::nn::functional::relu(&x.matmul(&w)?)?;
+//! println!("{y}");                                      // tensor([[...]]) as torch prints it
+//! let half = y.to(torch::float16)?;                     // `.to(dtype)`, `.to("cpu")`
+//! assert_eq!(half.dtype(), torch::float16);
+//! # Ok(()) }
+//! ```
+//!
+//! Crates behind the facade: `oxtorch-core` (dtypes, devices, layouts, the primitive op vocabulary),
+//! `oxtorch-tensor` ([`Tensor`]), `oxtorch-backend-cpu`, `oxtorch-backend-tpu`, `oxtorch-autograd`,
+//! `oxtorch-nn` and `oxtorch-hf-import`.
+
+#![allow(non_upper_case_globals)]
+
+pub use oxtorch_autograd as autograd;
+pub use oxtorch_nn as nn;
+pub use oxtorch_nn::optim;
+pub use oxtorch_tensor::{bf16, f16};
+pub use oxtorch_tensor::{
+    default_generator, manual_seed, random, tensor, DType, Device, Error, Generator, Layout, Operand, Result,
+    Scalar, Shape, Tensor, TensorOptions,
+};
+
+/// `torch.bool`
+pub const bool: DType = DType::Bool;
+/// `torch.uint8`
+pub const uint8: DType = DType::U8;
+/// `torch.int8`
+pub const int8: DType = DType::I8;
+/// `torch.int16`
+pub const int16: DType = DType::I16;
+/// `torch.int32`
+pub const int32: DType = DType::I32;
+/// `torch.int64` (`torch.long`)
+pub const int64: DType = DType::I64;
+/// `torch.long`
+pub const long: DType = DType::I64;
+/// `torch.float16` (`torch.half`)
+pub const float16: DType = DType::F16;
+/// `torch.half`
+pub const half: DType = DType::F16;
+/// `torch.bfloat16`
+pub const bfloat16: DType = DType::BF16;
+/// `torch.float32` (`torch.float`)
+pub const float32: DType = DType::F32;
+/// `torch.float`
+pub const float: DType = DType::F32;
+/// `torch.float64` (`torch.double`)
+pub const float64: DType = DType::F64;
+/// `torch.double`
+pub const double: DType = DType::F64;
+
+/// A device from its string (`"cpu"`, `"tpu:1"`, `"xla:0"`), like `torch.device(...)`.
+pub fn device(s: &str) -> Result<Device> {
+    s.parse()
+}
+
+/// `torch.zeros`
+pub fn zeros(shape: impl Into<Shape>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::zeros(shape, opts)
+}
+
+/// `torch.ones`
+pub fn ones(shape: impl Into<Shape>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::ones(shape, opts)
+}
+
+/// `torch.full`
+pub fn full(
+    shape: impl Into<Shape>,
+    value: impl Into<Scalar>,
+    opts: impl Into<TensorOptions>,
+) -> Result<Tensor> {
+    Tensor::full(shape, value, opts)
+}
+
+/// `torch.empty` (zero-filled: oxtorch never exposes uninitialised memory)
+pub fn empty(shape: impl Into<Shape>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::empty(shape, opts)
+}
+
+/// `torch.arange(end)`
+pub fn arange(end: impl Into<Scalar>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::arange(end, opts)
+}
+
+/// `torch.arange(start, end, step)`
+pub fn arange_step(
+    start: impl Into<Scalar>,
+    end: impl Into<Scalar>,
+    step: impl Into<Scalar>,
+    opts: impl Into<TensorOptions>,
+) -> Result<Tensor> {
+    Tensor::arange_step(start, end, step, opts)
+}
+
+/// `torch.linspace`
+pub fn linspace(start: f64, end: f64, steps: usize, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::linspace(start, end, steps, opts)
+}
+
+/// `torch.eye`
+pub fn eye(n: usize, m: Option<usize>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::eye(n, m, opts)
+}
+
+/// `torch.rand`
+pub fn rand(shape: impl Into<Shape>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::rand(shape, opts)
+}
+
+/// `torch.randn`
+pub fn randn(shape: impl Into<Shape>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::randn(shape, opts)
+}
+
+/// `torch.randint(low, high, shape)`
+pub fn randint(
+    low: i64,
+    high: i64,
+    shape: impl Into<Shape>,
+    opts: impl Into<TensorOptions>,
+) -> Result<Tensor> {
+    Tensor::randint(low, high, shape, opts)
+}
+
+/// `torch.where(condition, input, other)`
+pub fn where_(condition: &Tensor, input: impl Into<Operand>, other: impl Into<Operand>) -> Result<Tensor> {
+    Tensor::where_cond(condition, input, other)
+}
+
+/// `torch.matmul`
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    a.matmul(b)
+}
+
+/// `torch.result_type` for two tensors.
+pub fn result_type(a: &Tensor, b: &Tensor) -> DType {
+    oxtorch_core::ResultTypeState::default().tensor(a.dtype(), a.rank()).tensor(b.dtype(), b.rank()).result()
+}
+
+/// `torch.promote_types`
+pub fn promote_types(a: DType, b: DType) -> DType {
+    oxtorch_core::promote_types(a, b)
+}

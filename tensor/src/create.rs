@@ -1,0 +1,170 @@
+//! Creation functions: from data, filled, ranges, identity, and `*_like`.
+
+use oxtorch_backend_cpu::{CpuElement, CpuStorage};
+use oxtorch_core::ops::Prim;
+use oxtorch_core::{DType, Device, Element, Error, Result, Scalar, Shape};
+
+use crate::dispatch::{apply1, no_backend};
+use crate::options::TensorOptions;
+use crate::storage::Storage;
+use crate::Tensor;
+
+/// Builds a tensor from a host buffer, placed on `device`.
+pub(crate) fn from_cpu(storage: CpuStorage, shape: impl Into<Shape>, device: Device) -> Result<Tensor> {
+    let t = Tensor::from_storage(Storage::Cpu(storage), shape);
+    if device.is_cpu() {
+        Ok(t)
+    } else {
+        Err(no_backend(device))
+    }
+}
+
+fn check_numel(len: usize, shape: &Shape) -> Result<()> {
+    if len != shape.numel() {
+        return Err(Error::shape(format!("shape '{shape}' is invalid for input of size {len}")));
+    }
+    Ok(())
+}
+
+impl Tensor {
+    /// A cpu tensor holding a copy of `data`, viewed with `shape`.
+    pub fn from_slice<T: CpuElement>(data: &[T], shape: impl Into<Shape>) -> Result<Tensor> {
+        Self::from_vec(data.to_vec(), shape)
+    }
+
+    /// A cpu tensor owning `data` (no copy), viewed with `shape`.
+    pub fn from_vec<T: CpuElement>(data: Vec<T>, shape: impl Into<Shape>) -> Result<Tensor> {
+        let shape = shape.into();
+        check_numel(data.len(), &shape)?;
+        from_cpu(CpuStorage::from_vec(data), shape, Device::Cpu)
+    }
+
+    /// A 0-dim tensor holding `value` (its natural dtype: bool, int64 or float32, or `opts.dtype`).
+    pub fn scalar_tensor(value: impl Into<Scalar>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+        let value = value.into();
+        let opts = opts.into();
+        Self::full((), value, opts.dtype(opts.dtype_or(value.wrapped_dtype())))
+    }
+
+    /// A tensor of `shape` filled with `value`; the dtype defaults to the value's (bool, int64, float32).
+    pub fn full(
+        shape: impl Into<Shape>,
+        value: impl Into<Scalar>,
+        opts: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        let (shape, value, opts) = (shape.into(), value.into(), opts.into());
+        let dtype = opts.dtype_or(value.wrapped_dtype());
+        apply1(&Prim::Full { shape: shape.into_dims(), value, dtype }, &[], opts.device)
+    }
+
+    /// A tensor of zeros (float32 unless `opts` says otherwise).
+    pub fn zeros(shape: impl Into<Shape>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+        let opts = opts.into();
+        Self::full(shape, 0, opts.dtype(opts.dtype_or(DType::default_float())))
+    }
+
+    /// A tensor of ones (float32 unless `opts` says otherwise).
+    pub fn ones(shape: impl Into<Shape>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+        let opts = opts.into();
+        Self::full(shape, 1, opts.dtype(opts.dtype_or(DType::default_float())))
+    }
+
+    /// A tensor whose values are unspecified (oxtorch zero-fills it: never uninitialised memory).
+    pub fn empty(shape: impl Into<Shape>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+        Self::zeros(shape, opts)
+    }
+
+    /// `[0, 1, ..., end-1]` as int64 (torch's `arange(end)`).
+    pub fn arange(end: impl Into<Scalar>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+        Self::arange_step(0, end, 1, opts)
+    }
+
+    /// Values from `start` (inclusive) to `end` (exclusive) by `step`; int64 when all three are
+    /// integers, float32 otherwise, unless `opts` gives a dtype.
+    pub fn arange_step(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        step: impl Into<Scalar>,
+        opts: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        let (start, end, step, opts) = (start.into(), end.into(), step.into(), opts.into());
+        let all_int = !(start.is_float() || end.is_float() || step.is_float());
+        let dtype = opts.dtype_or(if all_int { DType::I64 } else { DType::default_float() });
+        let (s, e, st) = (start.to_f64(), end.to_f64(), step.to_f64());
+        if st == 0.0 {
+            return Err(Error::msg("step must be nonzero"));
+        }
+        if !(s.is_finite() && e.is_finite()) {
+            return Err(Error::msg(format!("unsupported range: {s} -> {e}")));
+        }
+        if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
+            return Err(Error::msg("upper bound and larger bound inconsistent with step sign"));
+        }
+        let n = ((e - s) / st).ceil().max(0.0) as usize;
+        let storage = if all_int && !dtype.is_float() {
+            let (s, st) = (start.to_i64(), step.to_i64());
+            int_range(dtype, n, |i| s + st * i as i64)
+        } else {
+            float_range(dtype, n, |i| s + st * i as f64)
+        };
+        from_cpu(storage, [n], opts.device)
+    }
+
+    /// `steps` evenly spaced values from `start` to `end` inclusive (float32 by default).
+    pub fn linspace(start: f64, end: f64, steps: usize, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+        let opts = opts.into();
+        let dtype = opts.dtype_or(DType::default_float());
+        let step = if steps > 1 { (end - start) / (steps - 1) as f64 } else { 0.0 };
+        // Fill symmetrically from both ends, as torch does, so the last value is exactly `end`.
+        let half = steps / 2;
+        let value =
+            |i: usize| if i < half { start + step * i as f64 } else { end - step * (steps - 1 - i) as f64 };
+        let storage = if dtype.is_float() {
+            float_range(dtype, steps, value)
+        } else {
+            int_range(dtype, steps, |i| value(i) as i64)
+        };
+        from_cpu(storage, [steps], opts.device)
+    }
+
+    /// An `n × m` matrix with ones on the diagonal (`m = n` when `None`).
+    pub fn eye(n: usize, m: Option<usize>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+        let m = m.unwrap_or(n);
+        let t = Self::zeros([n, m], opts)?;
+        t.diagonal(0, 0, 1)?.fill_(1)?;
+        Ok(t)
+    }
+
+    /// Zeros with this tensor's shape, dtype and device.
+    pub fn zeros_like(&self) -> Result<Tensor> {
+        Self::zeros(self.shape(), self.same_options())
+    }
+
+    /// Ones with this tensor's shape, dtype and device.
+    pub fn ones_like(&self) -> Result<Tensor> {
+        Self::ones(self.shape(), self.same_options())
+    }
+
+    /// `value` everywhere, with this tensor's shape, dtype and device.
+    pub fn full_like(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        Self::full(self.shape(), value, self.same_options())
+    }
+
+    /// An (unspecified, zero-filled) tensor with this tensor's shape, dtype and device.
+    pub fn empty_like(&self) -> Result<Tensor> {
+        self.zeros_like()
+    }
+
+    /// This tensor's dtype and device as creation options.
+    pub fn same_options(&self) -> TensorOptions {
+        TensorOptions { dtype: Some(self.dtype()), device: self.device() }
+    }
+}
+
+fn float_range(dtype: DType, n: usize, f: impl Fn(usize) -> f64) -> CpuStorage {
+    oxtorch_backend_cpu::with_dtype!(dtype, T => CpuStorage::from_vec((0..n).map(|i| T::from_f64(f(i))).collect::<Vec<T>>()))
+}
+
+fn int_range(dtype: DType, n: usize, f: impl Fn(usize) -> i64) -> CpuStorage {
+    oxtorch_backend_cpu::with_dtype!(dtype, T => CpuStorage::from_vec((0..n).map(|i| T::from_i64(f(i))).collect::<Vec<T>>()))
+}

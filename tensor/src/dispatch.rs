@@ -1,0 +1,106 @@
+//! The one path every computation takes: a [`Prim`] applied to input tensors.
+//!
+//! `apply` checks that the inputs share a device, locks their storages, hands the prim to the
+//! device's backend and wraps the outputs as tensors. This is the place autograd records graph nodes
+//! and tracing records program ops, so that every op is seen by both.
+
+use std::sync::Arc;
+
+use oxtorch_backend_cpu::CpuStorage;
+use oxtorch_core::ops::Prim;
+use oxtorch_core::{BackendStorage, Device, Error, Layout, Result};
+
+use crate::storage::{Storage, StorageCell};
+use crate::Tensor;
+
+/// Runs `prim` on `inputs` (all on `device`) and returns its outputs.
+pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<Vec<Tensor>> {
+    if let Some(t) = inputs.iter().find(|t| t.device() != device) {
+        return Err(Error::msg(format!(
+            "Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+            device,
+            t.device()
+        )));
+    }
+    let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.dims()).collect();
+    let out_shape = prim.output_shape(&shapes);
+
+    // Lock each distinct storage once (an input may appear twice, as in `x * x`).
+    let mut cells: Vec<&Arc<StorageCell>> = Vec::with_capacity(inputs.len());
+    let mut slot = Vec::with_capacity(inputs.len());
+    for t in inputs {
+        match cells.iter().position(|c| Arc::ptr_eq(c, t.storage())) {
+            Some(i) => slot.push(i),
+            None => {
+                slot.push(cells.len());
+                cells.push(t.storage());
+            }
+        }
+    }
+    let guards: Vec<_> = cells.iter().map(|c| c.read()).collect();
+    let outputs = match device {
+        Device::Cpu => {
+            let args: Vec<(&CpuStorage, &Layout)> = inputs
+                .iter()
+                .zip(&slot)
+                .map(|(t, &i)| match &*guards[i] {
+                    Storage::Cpu(s) => (s, t.layout()),
+                })
+                .collect();
+            CpuStorage::execute(prim, &args)?.into_iter().map(Storage::Cpu).collect::<Vec<_>>()
+        }
+        other => return Err(no_backend(other)),
+    };
+    drop(guards);
+    Ok(outputs.into_iter().map(|s| Tensor::from_storage(s, out_shape.clone())).collect())
+}
+
+/// Runs a single-output prim.
+pub(crate) fn apply1(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<Tensor> {
+    Ok(apply(prim, inputs, device)?.swap_remove(0))
+}
+
+/// The error for devices that have no backend in this build.
+pub(crate) fn no_backend(device: Device) -> Error {
+    Error::msg(format!(
+        "device '{device}' has no backend in this build of oxtorch: only cpu tensors can be created and run for now (the XLA backend for tpu/xla devices is not available yet)"
+    ))
+}
+
+/// Writes `src` (same shape as `dst`, any dtype) into `dst`'s elements in place and bumps the version.
+pub(crate) fn write_into(dst: &Tensor, src: &Tensor) -> Result<()> {
+    if dst.device() != src.device() {
+        return Err(Error::msg(format!(
+            "copy_: expected both tensors on the same device, got {} and {}",
+            dst.device(),
+            src.device()
+        )));
+    }
+    // A source that shares dst's storage is materialised first, so reads never see partial writes.
+    let src = if dst.shares_storage(src) { apply1(&Prim::Copy, &[src], src.device())? } else { src.clone() };
+    let (dcell, scell) = (dst.storage(), src.storage());
+    // Lock in address order so that two threads copying in opposite directions cannot deadlock.
+    let dst_first = Arc::as_ptr(dcell) < Arc::as_ptr(scell);
+    let (mut d, s) = if dst_first {
+        let d = dcell.write();
+        (d, scell.read())
+    } else {
+        let s = scell.read();
+        (dcell.write(), s)
+    };
+    match (&mut *d, &*s) {
+        (Storage::Cpu(d), Storage::Cpu(s)) => d.copy_from(dst.layout(), s, src.layout())?,
+    }
+    dcell.bump_version();
+    Ok(())
+}
+
+/// Sets `dst`'s elements to `value` in place and bumps the version.
+pub(crate) fn fill_in_place(dst: &Tensor, value: oxtorch_core::Scalar) -> Result<()> {
+    let cell = dst.storage();
+    match &mut *cell.write() {
+        Storage::Cpu(s) => s.fill(dst.layout(), value)?,
+    }
+    cell.bump_version();
+    Ok(())
+}

@@ -1,0 +1,32 @@
+//! `Display` prints like torch's `repr`; `Debug` shows shape, dtype and device.
+
+use std::fmt;
+
+use oxtorch_core::{Device, Scalar};
+
+use crate::print::{format_tensor, PrintValue};
+use crate::Tensor;
+
+impl fmt::Display for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.device().is_cpu() {
+            return write!(f, "tensor(<{} values on {}>)", self.numel(), self.device());
+        }
+        let get = |i: usize| match self.get_flat(i) {
+            Scalar::Bool(b) => PrintValue::Bool(b),
+            Scalar::Int(v) => PrintValue::Int(v),
+            Scalar::Float(v) => PrintValue::Float(v),
+        };
+        let mut suffixes = Vec::new();
+        if self.device() != Device::Cpu {
+            suffixes.push(format!("device='{}'", self.device()));
+        }
+        f.write_str(&format_tensor(self.dims(), self.dtype(), &get, &suffixes))
+    }
+}
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tensor(shape={}, dtype={}, device={})", self.shape(), self.dtype(), self.device())
+    }
+}

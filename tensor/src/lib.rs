@@ -1,0 +1,49 @@
+//! # oxtorch-tensor
+//!
+//! The [`Tensor`]: one type with a runtime dtype and device, strided views that share storage,
+//! in-place ops with a version counter, broadcasting and torch's type promotion.
+//!
+//! Every op is a method returning [`Result`] with a torch-like message; the operator forms
+//! (`&a + &b`) panic with the same message. Computation reaches a backend through one path,
+//! `dispatch::apply`, which runs a primitive op ([`oxtorch_core::ops::Prim`]).
+//!
+//! ```
+//! use oxtorch_tensor::{tensor, Tensor, DType};
+//! # fn main() -> oxtorch_tensor::Result<()> {
+//! let a = tensor!([[1.0, 2.0], [3.0, 4.0]]);
+//! let b = Tensor::ones([2], DType::F32)?;
+//! let c = a.matmul(&b)?.add(0.5)?;            // [3.5, 7.5]
+//! assert_eq!(c.to_vec::<f32>()?, vec![3.5, 7.5]);
+//! let v = a.t()?;                             // a view: shares a's storage
+//! v.select(0, 0)?.fill_(0.0)?;                // writes through to `a`
+//! assert_eq!(a.to_vec::<f32>()?, vec![0.0, 2.0, 0.0, 4.0]);
+//! # Ok(()) }
+//! ```
+
+mod convert;
+mod create;
+mod dims;
+mod dispatch;
+mod display;
+mod literal;
+#[cfg(feature = "ndarray")]
+mod ndarray_conv;
+mod ops;
+mod options;
+mod print;
+pub mod random;
+mod std_ops;
+mod storage;
+mod tensor;
+mod view;
+
+pub use dims::{IntoDims, SliceRange};
+pub use literal::TensorLiteral;
+pub use ops::Operand;
+pub use options::{TensorOptions, ToTarget};
+pub use random::{default_generator, manual_seed, Generator};
+pub use tensor::Tensor;
+
+pub use oxtorch_backend_cpu::CpuElement;
+pub use oxtorch_core::ops::{ArgReduceOp, BinaryOp, CmpOp, ReduceOp, UnaryOp};
+pub use oxtorch_core::{bf16, f16, DType, Device, Element, Error, Layout, Result, Scalar, Shape};

@@ -1,0 +1,100 @@
+//! In-place ops: they write through views into the shared storage and bump its version.
+
+use oxtorch_core::ops::BinaryOp;
+use oxtorch_core::{broadcast_shapes, DType, Error, Result, Scalar};
+
+use super::elementwise::binary_dtype;
+use super::Operand;
+use crate::dispatch::{fill_in_place, write_into};
+use crate::Tensor;
+
+/// torch's `canCast`: no float to integer, no non-bool to bool.
+fn can_cast(from: DType, to: DType) -> bool {
+    !(from.is_float() && !to.is_float()) && !(!from.is_bool() && to.is_bool())
+}
+
+impl Tensor {
+    /// Refuses writes to views where several elements share one memory location.
+    fn check_writable(&self) -> Result<()> {
+        if self.dims().iter().zip(self.strides()).any(|(&d, &s)| d > 1 && s == 0) {
+            return Err(Error::msg(
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Copies `src` (broadcast to this shape, cast to this dtype) into this tensor's elements.
+    pub fn copy_(&self, src: &Tensor) -> Result<&Tensor> {
+        self.check_writable()?;
+        let src = src.broadcast_to(self.dims()).map_err(|_| {
+            Error::shape(format!(
+                "output with shape {} doesn't match the broadcast shape {}",
+                self.shape(),
+                src.shape()
+            ))
+        })?;
+        write_into(self, &src)?;
+        Ok(self)
+    }
+
+    /// Sets every element to `value`.
+    pub fn fill_(&self, value: impl Into<Scalar>) -> Result<&Tensor> {
+        self.check_writable()?;
+        fill_in_place(self, value.into())?;
+        Ok(self)
+    }
+
+    /// Sets every element to zero.
+    pub fn zero_(&self) -> Result<&Tensor> {
+        self.fill_(0)
+    }
+
+    /// Applies a binary op in place: the result must broadcast to this shape and be castable to
+    /// this dtype (torch refuses `int_tensor += 0.5`).
+    pub fn binary_(&self, other: impl Into<Operand>, op: BinaryOp) -> Result<&Tensor> {
+        let other = other.into();
+        let result = binary_dtype(op, self, &other);
+        if !can_cast(result, self.dtype()) {
+            return Err(Error::msg(format!(
+                "result type {} can't be cast to the desired output type {}",
+                result.scalar_type_name(),
+                self.dtype().scalar_type_name()
+            )));
+        }
+        if let Operand::Tensor(t) = &other {
+            let shape = broadcast_shapes(self.dims(), t.dims())?;
+            if shape != self.dims() {
+                return Err(Error::shape(format!(
+                    "output with shape {} doesn't match the broadcast shape {:?}",
+                    self.shape(),
+                    shape
+                )));
+            }
+        }
+        self.check_writable()?;
+        let value = self.binary(other, op)?;
+        write_into(self, &value)?;
+        Ok(self)
+    }
+
+    /// `self += other`.
+    pub fn add_(&self, other: impl Into<Operand>) -> Result<&Tensor> {
+        self.binary_(other, BinaryOp::Add)
+    }
+
+    /// `self -= other`.
+    pub fn sub_(&self, other: impl Into<Operand>) -> Result<&Tensor> {
+        self.binary_(other, BinaryOp::Sub)
+    }
+
+    /// `self *= other`.
+    pub fn mul_(&self, other: impl Into<Operand>) -> Result<&Tensor> {
+        self.binary_(other, BinaryOp::Mul)
+    }
+
+    /// `self /= other` (true division; integer tensors refuse it).
+    pub fn div_(&self, other: impl Into<Operand>) -> Result<&Tensor> {
+        self.binary_(other, BinaryOp::Div)
+    }
+}

@@ -1,0 +1,197 @@
+//! Reductions: sum, mean, prod, max/min (with indices), argmax/argmin, all/any.
+
+use oxtorch_core::ops::{ArgReduceOp, Prim, ReduceOp};
+use oxtorch_core::{wrap_dim, DType, Error, Result};
+
+use crate::dims::IntoDims;
+use crate::dispatch::{apply, apply1};
+use crate::Tensor;
+
+impl Tensor {
+    /// Wraps, sorts and de-duplicates reduction dims; an empty list means every dim.
+    fn reduction_dims(&self, dims: Vec<isize>) -> Result<Vec<usize>> {
+        if self.rank() == 0 {
+            for &d in &dims {
+                wrap_dim(d, 0)?;
+            }
+            return Ok(vec![]);
+        }
+        if dims.is_empty() {
+            return Ok((0..self.rank()).collect());
+        }
+        let mut out = Vec::with_capacity(dims.len());
+        for d in dims {
+            let w = wrap_dim(d, self.rank())?;
+            if out.contains(&w) {
+                return Err(Error::msg(format!("dim {w} appears multiple times in the list of dims")));
+            }
+            out.push(w);
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// Drops the (size-1) reduced dims unless `keepdim`.
+    fn finish_reduction(t: Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+        if keepdim || dims.is_empty() {
+            return Ok(t);
+        }
+        let shape: Vec<usize> =
+            t.dims().iter().enumerate().filter(|(i, _)| !dims.contains(i)).map(|(_, &d)| d).collect();
+        t.view(shape)
+    }
+
+    fn reduce(&self, op: ReduceOp, dims: Vec<isize>, keepdim: bool) -> Result<Tensor> {
+        let dims = self.reduction_dims(dims)?;
+        let x = match op {
+            ReduceOp::Sum | ReduceOp::Prod if !self.dtype().is_float() => self.to_dtype(DType::I64)?,
+            ReduceOp::All | ReduceOp::Any => self.to_dtype(DType::Bool)?,
+            ReduceOp::Max | ReduceOp::Min if self.numel() == 0 && dims.iter().any(|&d| self.dims()[d] == 0) => {
+                return Err(Error::msg(format!(
+                    "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.",
+                    op.name()
+                )))
+            }
+            _ => self.clone(),
+        };
+        let out = apply1(&Prim::Reduce { op, dims: dims.clone() }, &[&x], x.device())?;
+        let out = Self::finish_reduction(out, &dims, keepdim)?;
+        // torch keeps uint8 for all/any on uint8 input.
+        if matches!(op, ReduceOp::All | ReduceOp::Any) && self.dtype() == DType::U8 {
+            return out.to_dtype(DType::U8);
+        }
+        Ok(out)
+    }
+
+    /// Sum of all elements (int64 for integer and bool inputs).
+    pub fn sum_all(&self) -> Result<Tensor> {
+        self.reduce(ReduceOp::Sum, vec![], false)
+    }
+
+    /// Sum over `dims` (an empty list means all).
+    pub fn sum(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        self.reduce(ReduceOp::Sum, dims.into_dims(), keepdim)
+    }
+
+    /// Product of all elements.
+    pub fn prod_all(&self) -> Result<Tensor> {
+        self.reduce(ReduceOp::Prod, vec![], false)
+    }
+
+    /// Product over `dims`.
+    pub fn prod(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        self.reduce(ReduceOp::Prod, dims.into_dims(), keepdim)
+    }
+
+    /// Mean of all elements (float dtypes only, as in torch).
+    pub fn mean_all(&self) -> Result<Tensor> {
+        self.mean(Vec::<isize>::new(), false)
+    }
+
+    /// Mean over `dims` (float dtypes only).
+    pub fn mean(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        if !self.dtype().is_float() {
+            return Err(Error::msg(format!(
+                "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+                self.dtype().scalar_type_name()
+            )));
+        }
+        let dims = dims.into_dims();
+        let reduced = self.reduction_dims(dims.clone())?;
+        let n: usize = reduced.iter().map(|&d| self.dims()[d]).product();
+        self.reduce(ReduceOp::Sum, dims, keepdim)?.div(n as f64)
+    }
+
+    /// Largest element (NaN if any is NaN).
+    pub fn max(&self) -> Result<Tensor> {
+        self.reduce(ReduceOp::Max, vec![], false)
+    }
+
+    /// Smallest element (NaN if any is NaN).
+    pub fn min(&self) -> Result<Tensor> {
+        self.reduce(ReduceOp::Min, vec![], false)
+    }
+
+    /// Maximum over `dims` without indices (torch's `amax`).
+    pub fn amax(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        self.reduce(ReduceOp::Max, dims.into_dims(), keepdim)
+    }
+
+    /// Minimum over `dims` without indices (torch's `amin`).
+    pub fn amin(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        self.reduce(ReduceOp::Min, dims.into_dims(), keepdim)
+    }
+
+    fn arg_reduce(&self, op: ArgReduceOp, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        let d = wrap_dim(dim, self.rank())?;
+        if self.rank() > 0 && self.dims()[d] == 0 {
+            let name = if op == ArgReduceOp::Max { "max" } else { "min" };
+            return Err(Error::msg(format!("{name}(): Expected reduction dim {d} to have non-zero size.")));
+        }
+        let mut outs = apply(&Prim::ArgReduce { op, dim: d }, &[self], self.device())?;
+        let idx = outs.pop().expect("two outputs");
+        let val = outs.pop().expect("two outputs");
+        let dims = if self.rank() == 0 { vec![] } else { vec![d] };
+        Ok((Self::finish_reduction(val, &dims, keepdim)?, Self::finish_reduction(idx, &dims, keepdim)?))
+    }
+
+    /// Maximum along `dim` and the (int64) index of its first occurrence.
+    pub fn max_dim(&self, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.arg_reduce(ArgReduceOp::Max, dim, keepdim)
+    }
+
+    /// Minimum along `dim` and the (int64) index of its first occurrence.
+    pub fn min_dim(&self, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.arg_reduce(ArgReduceOp::Min, dim, keepdim)
+    }
+
+    /// Index of the maximum along `dim`, or into the flattened tensor when `dim` is `None`.
+    pub fn argmax(&self, dim: Option<isize>, keepdim: bool) -> Result<Tensor> {
+        self.arg_index(ArgReduceOp::Max, dim, keepdim)
+    }
+
+    /// Index of the minimum along `dim`, or into the flattened tensor when `dim` is `None`.
+    pub fn argmin(&self, dim: Option<isize>, keepdim: bool) -> Result<Tensor> {
+        self.arg_index(ArgReduceOp::Min, dim, keepdim)
+    }
+
+    fn arg_index(&self, op: ArgReduceOp, dim: Option<isize>, keepdim: bool) -> Result<Tensor> {
+        match dim {
+            Some(d) => Ok(self.arg_reduce(op, d, keepdim)?.1),
+            None => {
+                if self.numel() == 0 {
+                    let name = if op == ArgReduceOp::Max { "argmax" } else { "argmin" };
+                    return Err(Error::msg(format!(
+                        "{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                    )));
+                }
+                let idx = self.reshape([-1])?.arg_reduce(op, 0, false)?.1;
+                if keepdim {
+                    idx.reshape(vec![1isize; self.rank()])
+                } else {
+                    Ok(idx)
+                }
+            }
+        }
+    }
+
+    /// True when every element is non-zero (0-dim bool).
+    pub fn all(&self) -> Result<Tensor> {
+        self.reduce(ReduceOp::All, vec![], false)
+    }
+
+    /// True when some element is non-zero (0-dim bool).
+    pub fn any(&self) -> Result<Tensor> {
+        self.reduce(ReduceOp::Any, vec![], false)
+    }
+
+    /// `all` over `dims`.
+    pub fn all_dim(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        self.reduce(ReduceOp::All, dims.into_dims(), keepdim)
+    }
+
+    /// `any` over `dims`.
+    pub fn any_dim(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        self.reduce(ReduceOp::Any, dims.into_dims(), keepdim)
+    }
+}

@@ -1,0 +1,130 @@
+//! The `Tensor` type.
+
+use std::sync::Arc;
+
+use oxtorch_core::{DType, Device, Layout, Shape};
+
+use crate::storage::{Storage, StorageCell};
+
+/// An n-dimensional array with a runtime dtype and device (torch's `torch.Tensor`).
+///
+/// A tensor is a strided view ([`Layout`]) of a shared storage; cloning is cheap (a reference count)
+/// and view ops (`view`, `transpose`, `narrow`, ...) return tensors that share the storage, so writes
+/// through a view are visible in its base, as in torch.
+#[derive(Clone)]
+pub struct Tensor(pub(crate) Arc<TensorImpl>);
+
+pub(crate) struct TensorImpl {
+    pub(crate) storage: Arc<StorageCell>,
+    pub(crate) layout: Layout,
+    pub(crate) dtype: DType,
+    pub(crate) device: Device,
+}
+
+impl Tensor {
+    /// A tensor owning a fresh storage, seen contiguously with `shape`.
+    pub(crate) fn from_storage(storage: Storage, shape: impl Into<Shape>) -> Tensor {
+        let layout = Layout::contiguous(shape);
+        debug_assert_eq!(layout.numel(), storage.len());
+        Tensor::from_parts(Arc::new(StorageCell::new(storage)), layout)
+    }
+
+    /// A tensor viewing `storage` through `layout`.
+    pub(crate) fn from_parts(storage: Arc<StorageCell>, layout: Layout) -> Tensor {
+        let (dtype, device) = {
+            let s = storage.read();
+            (s.dtype(), s.device())
+        };
+        Tensor(Arc::new(TensorImpl { storage, layout, dtype, device }))
+    }
+
+    /// A view of the same storage with another layout (callers validate the layout).
+    pub(crate) fn with_layout(&self, layout: Layout) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            storage: self.0.storage.clone(),
+            layout,
+            dtype: self.0.dtype,
+            device: self.0.device,
+        }))
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+
+    /// The device holding the storage.
+    pub fn device(&self) -> Device {
+        self.0.device
+    }
+
+    /// The sizes (torch's `.shape`).
+    pub fn shape(&self) -> &Shape {
+        self.0.layout.shape()
+    }
+
+    /// The sizes as a slice (torch's `.size()`).
+    pub fn dims(&self) -> &[usize] {
+        self.0.layout.dims()
+    }
+
+    /// The size of dimension `dim` (negative counts from the end).
+    pub fn size(&self, dim: isize) -> oxtorch_core::Result<usize> {
+        let d = oxtorch_core::wrap_dim(dim, self.rank())?;
+        Ok(if self.rank() == 0 { 1 } else { self.dims()[d] })
+    }
+
+    /// Number of dimensions (torch's `.dim()`).
+    pub fn rank(&self) -> usize {
+        self.0.layout.rank()
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.0.layout.numel()
+    }
+
+    /// Strides in elements (torch's `.stride()`).
+    pub fn strides(&self) -> &[usize] {
+        self.0.layout.strides()
+    }
+
+    /// Offset of the first element in the storage (torch's `.storage_offset()`).
+    pub fn storage_offset(&self) -> usize {
+        self.0.layout.offset()
+    }
+
+    /// The strided layout of this view.
+    pub fn layout(&self) -> &Layout {
+        &self.0.layout
+    }
+
+    /// True when the elements are row-major without gaps.
+    pub fn is_contiguous(&self) -> bool {
+        self.0.layout.is_contiguous()
+    }
+
+    /// True when both tensors view the same storage.
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0.storage, &other.0.storage)
+    }
+
+    /// The storage's version counter: the number of in-place writes to it (torch's `._version`).
+    pub fn version(&self) -> u64 {
+        self.0.storage.version()
+    }
+
+    /// True for floating-point dtypes.
+    pub fn is_floating_point(&self) -> bool {
+        self.0.dtype.is_float()
+    }
+
+    /// Size in bytes of one element.
+    pub fn element_size(&self) -> usize {
+        self.0.dtype.size_in_bytes()
+    }
+
+    pub(crate) fn storage(&self) -> &Arc<StorageCell> {
+        &self.0.storage
+    }
+}

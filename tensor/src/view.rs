@@ -1,0 +1,232 @@
+//! View ops: new layouts over the same storage, never a data copy (except `reshape`/`flatten` when
+//! the strides cannot express the result, as in torch).
+
+use oxtorch_core::{wrap_dim, Error, Layout, Result};
+
+use crate::dims::{IntoDims, SliceRange};
+use crate::Tensor;
+
+/// Resolves a `-1` entry of `dims` so that the shape holds `numel` elements.
+pub(crate) fn infer_shape(dims: &[isize], numel: usize) -> Result<Vec<usize>> {
+    let mut infer = None;
+    let mut known = 1usize;
+    for (i, &d) in dims.iter().enumerate() {
+        if d == -1 {
+            if infer.replace(i).is_some() {
+                return Err(Error::shape("only one dimension can be inferred"));
+            }
+        } else if d < 0 {
+            return Err(Error::shape(format!("invalid shape dimension {d}")));
+        } else {
+            known *= d as usize;
+        }
+    }
+    let invalid = || Error::shape(format!("shape '{dims:?}' is invalid for input of size {numel}"));
+    let mut out: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
+    match infer {
+        Some(i) => {
+            if known == 0 || numel % known != 0 {
+                return Err(invalid());
+            }
+            out[i] = numel / known;
+        }
+        None if known != numel => return Err(invalid()),
+        None => {}
+    }
+    Ok(out)
+}
+
+impl Tensor {
+    /// A view with another shape over the same elements (one size may be `-1`); fails when the
+    /// strides cannot express it (use [`Tensor::reshape`]).
+    pub fn view(&self, shape: impl IntoDims) -> Result<Tensor> {
+        let shape = infer_shape(&shape.into_dims(), self.numel())?;
+        match self.layout().view(&shape) {
+            Some(l) => Ok(self.with_layout(l)),
+            None => Err(Error::shape(
+                "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
+            )),
+        }
+    }
+
+    /// Like [`Tensor::view`], but copies when a view is impossible.
+    pub fn reshape(&self, shape: impl IntoDims) -> Result<Tensor> {
+        let shape = infer_shape(&shape.into_dims(), self.numel())?;
+        match self.layout().view(&shape) {
+            Some(l) => Ok(self.with_layout(l)),
+            None => {
+                let c = self.copy()?;
+                Ok(c.with_layout(Layout::contiguous(shape)))
+            }
+        }
+    }
+
+    /// Reorders the dimensions.
+    pub fn permute(&self, dims: impl IntoDims) -> Result<Tensor> {
+        Ok(self.with_layout(self.layout().permute(&dims.into_dims())?))
+    }
+
+    /// Swaps dimensions `d0` and `d1`.
+    pub fn transpose(&self, d0: isize, d1: isize) -> Result<Tensor> {
+        Ok(self.with_layout(self.layout().transpose(d0, d1)?))
+    }
+
+    /// Transposes a 2-D tensor (0-D and 1-D are returned as they are).
+    pub fn t(&self) -> Result<Tensor> {
+        match self.rank() {
+            0 | 1 => Ok(self.clone()),
+            2 => self.transpose(0, 1),
+            r => Err(Error::shape(format!("t() expects a tensor with <= 2 dimensions, but self is {r}D"))),
+        }
+    }
+
+    /// Elements `start..start+len` of dimension `dim`.
+    pub fn narrow(&self, dim: isize, start: isize, len: usize) -> Result<Tensor> {
+        Ok(self.with_layout(self.layout().narrow(dim, start, len)?))
+    }
+
+    /// Python slicing `t[..., start:end:step, ...]` along `dim`: `t.slice(1, 1..3, 1)`, `t.slice(0, .., 2)`.
+    pub fn slice(&self, dim: isize, range: impl SliceRange, step: usize) -> Result<Tensor> {
+        let (start, end) = range.bounds();
+        Ok(self.with_layout(self.layout().slice(dim, start, end, step)?))
+    }
+
+    /// Index `index` of dimension `dim`, removing that dimension.
+    pub fn select(&self, dim: isize, index: isize) -> Result<Tensor> {
+        Ok(self.with_layout(self.layout().select(dim, index)?))
+    }
+
+    /// Broadcasts size-1 dims to `sizes` (`-1` keeps a size); the new elements share memory.
+    pub fn expand(&self, sizes: impl IntoDims) -> Result<Tensor> {
+        Ok(self.with_layout(self.layout().expand(&sizes.into_dims())?))
+    }
+
+    /// Expands to `other`'s shape.
+    pub fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
+        self.broadcast_to(other.dims())
+    }
+
+    /// Broadcasts to exactly `shape`.
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        if self.dims() == shape {
+            return Ok(self.clone());
+        }
+        Ok(self.with_layout(self.layout().broadcast_to(shape)?))
+    }
+
+    /// Removes every size-1 dimension.
+    pub fn squeeze(&self) -> Result<Tensor> {
+        Ok(self.with_layout(self.layout().squeeze_all()))
+    }
+
+    /// Removes `dim` (or each of several dims) where its size is 1.
+    pub fn squeeze_dims(&self, dims: impl IntoDims) -> Result<Tensor> {
+        Ok(self.with_layout(self.layout().squeeze_dims(&dims.into_dims())?))
+    }
+
+    /// Inserts a size-1 dimension at `dim`.
+    pub fn unsqueeze(&self, dim: isize) -> Result<Tensor> {
+        Ok(self.with_layout(self.layout().unsqueeze(dim)?))
+    }
+
+    /// Merges dims `start..=end` into one (a view when possible, else a copy).
+    pub fn flatten(&self, start: isize, end: isize) -> Result<Tensor> {
+        if self.rank() == 0 {
+            return self.reshape([1]);
+        }
+        let (s, e) = (wrap_dim(start, self.rank())?, wrap_dim(end, self.rank())?);
+        if s > e {
+            return Err(Error::shape("flatten() has invalid args: start_dim cannot come after end_dim"));
+        }
+        let dims = self.dims();
+        let mut shape: Vec<usize> = dims[..s].to_vec();
+        shape.push(dims[s..=e].iter().product());
+        shape.extend_from_slice(&dims[e + 1..]);
+        self.reshape(shape)
+    }
+
+    /// Splits dim `dim` into `sizes` (one may be `-1`).
+    pub fn unflatten(&self, dim: isize, sizes: impl IntoDims) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.rank())?;
+        let sizes = infer_shape(&sizes.into_dims(), self.dims()[d]).map_err(|_| {
+            Error::shape(format!(
+                "unflatten: Provided sizes don't multiply up to the size of dim {dim} ({}) in the input tensor",
+                self.dims()[d]
+            ))
+        })?;
+        let mut shape = self.dims()[..d].to_vec();
+        shape.extend(sizes);
+        shape.extend_from_slice(&self.dims()[d + 1..]);
+        self.view(shape)
+    }
+
+    /// Every index of `dim` as its own tensor (with `dim` removed).
+    pub fn unbind(&self, dim: isize) -> Result<Vec<Tensor>> {
+        let d = wrap_dim(dim, self.rank())?;
+        (0..self.dims()[d]).map(|i| self.select(d as isize, i as isize)).collect()
+    }
+
+    /// Splits `dim` into pieces of `split_size` (the last may be smaller).
+    pub fn split(&self, split_size: usize, dim: isize) -> Result<Vec<Tensor>> {
+        let d = wrap_dim(dim, self.rank())?;
+        let size = self.dims()[d];
+        if split_size == 0 && size != 0 {
+            return Err(Error::msg("split_size can only be 0 if dimension size is 0"));
+        }
+        let n = if size == 0 { 1 } else { size.div_ceil(split_size) };
+        (0..n)
+            .map(|i| {
+                let start = i * split_size;
+                self.narrow(d as isize, start as isize, split_size.min(size - start))
+            })
+            .collect()
+    }
+
+    /// Splits `dim` into pieces of the given sizes, which must add up to its size.
+    pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
+        let d = wrap_dim(dim, self.rank())?;
+        let total: usize = sizes.iter().sum();
+        if total != self.dims()[d] {
+            return Err(Error::shape(format!(
+                "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {d}), but got split_sizes={sizes:?}",
+                self.dims()[d]
+            )));
+        }
+        let mut start = 0;
+        sizes
+            .iter()
+            .map(|&s| {
+                let t = self.narrow(d as isize, start as isize, s);
+                start += s;
+                t
+            })
+            .collect()
+    }
+
+    /// Splits `dim` into `chunks` pieces of equal size (the last may be smaller; there may be fewer).
+    pub fn chunk(&self, chunks: usize, dim: isize) -> Result<Vec<Tensor>> {
+        if chunks == 0 {
+            return Err(Error::msg("chunk expects `chunks` to be greater than 0, got: 0"));
+        }
+        let d = wrap_dim(dim, self.rank())?;
+        let size = self.dims()[d];
+        self.split(size.div_ceil(chunks).max(1), dim)
+    }
+
+    /// The diagonal of dims `d1` and `d2` (`offset > 0` above it), as a view with that dim last.
+    pub fn diagonal(&self, offset: isize, d1: isize, d2: isize) -> Result<Tensor> {
+        Ok(self.with_layout(self.layout().diagonal(offset, d1, d2)?))
+    }
+
+    /// An arbitrary strided view of this tensor's storage, checked against the storage size.
+    pub fn as_strided(
+        &self,
+        size: &[usize],
+        stride: &[usize],
+        storage_offset: Option<usize>,
+    ) -> Result<Tensor> {
+        let len = self.storage().read().len();
+        let offset = storage_offset.unwrap_or(self.storage_offset());
+        Ok(self.with_layout(Layout::as_strided(size, stride, offset, len)?))
+    }
+}
