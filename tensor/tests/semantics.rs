@@ -1,0 +1,172 @@
+//! torch semantics beyond single ops: promotion rules, in-place rules, creation, randomness,
+//! literals and printing.
+
+use oxtorch_tensor::{tensor, DType, Device, Generator, Result, Tensor};
+
+#[test]
+fn scalar_promotion_follows_torch() -> Result<()> {
+    let i = Tensor::arange(4, DType::I32)?;
+    assert_eq!(i.mul(2.5)?.dtype(), DType::F32); // int * float scalar -> default float
+    assert_eq!(i.add(5)?.dtype(), DType::I32); // int scalar keeps the tensor's int type
+    let h = Tensor::ones([2], DType::F16)?;
+    assert_eq!(h.add(1.0)?.dtype(), DType::F16);
+    assert_eq!(h.add(&Tensor::ones([2], DType::BF16)?)?.dtype(), DType::F32);
+    let u = Tensor::ones([2], DType::U8)?;
+    assert_eq!(u.add(&Tensor::ones([2], DType::I8)?)?.dtype(), DType::I16);
+    let b = Tensor::ones([2], DType::Bool)?;
+    assert_eq!(b.add(1)?.dtype(), DType::I64);
+    // A 0-dim tensor does not raise a dimensioned tensor of the same category.
+    let z = Tensor::scalar_tensor(1.0, DType::F64)?;
+    assert_eq!(Tensor::ones([2], ())?.add(&z)?.dtype(), DType::F32);
+    assert_eq!(i.div(2)?.dtype(), DType::F32); // true division
+    assert_eq!(i.div(2)?.to_vec::<f32>()?, vec![0.0, 0.5, 1.0, 1.5]);
+    assert_eq!(i.eq(2.0)?.dtype(), DType::Bool);
+    Ok(())
+}
+
+#[test]
+fn in_place_ops_follow_torch_rules() -> Result<()> {
+    let x = Tensor::arange(3, ())?;
+    let e = x.add_(0.5).unwrap_err().to_string();
+    assert_eq!(e, "result type Float can't be cast to the desired output type Long");
+    let y = Tensor::zeros([3], ())?;
+    y.add_(&x)?.mul_(2)?;
+    assert_eq!(y.to_vec::<f32>()?, vec![0.0, 2.0, 4.0]);
+    let e = y.add_(&Tensor::ones([2, 3], ())?).unwrap_err().to_string();
+    assert_eq!(e, "output with shape [3] doesn't match the broadcast shape [2, 3]");
+    let expanded = Tensor::zeros([1], ())?.expand([3])?;
+    assert!(expanded.fill_(1.0).unwrap_err().to_string().contains("more than one element"));
+    // In-place with an overlapping source reads the old values.
+    let z = Tensor::arange_step(0.0, 4.0, 1.0, ())?;
+    z.narrow(0, 1, 3)?.copy_(&z.narrow(0, 0, 3)?)?;
+    assert_eq!(z.to_vec::<f32>()?, vec![0.0, 0.0, 1.0, 2.0]);
+    let v0 = z.version();
+    z.zero_()?;
+    assert_eq!(z.version(), v0 + 1);
+    Ok(())
+}
+
+#[test]
+fn broadcast_errors_are_torch_messages() {
+    let a = Tensor::zeros([2, 3], ()).unwrap();
+    let b = Tensor::zeros([2, 4], ()).unwrap();
+    assert_eq!(
+        a.add(&b).unwrap_err().to_string(),
+        "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"
+    );
+    let r = std::panic::catch_unwind(|| &a + &b);
+    let msg = *r.unwrap_err().downcast::<String>().unwrap();
+    assert!(msg.starts_with("The size of tensor a (3)"));
+    let e = a.matmul(&b).unwrap_err().to_string();
+    assert_eq!(e, "mat1 and mat2 shapes cannot be multiplied (2x3 and 2x4)");
+    assert!(a.sum(3, false).is_err());
+    assert!(Tensor::from_vec(vec![1.0f32; 5], [2, 3]).is_err());
+}
+
+#[test]
+fn creation_functions() -> Result<()> {
+    assert_eq!(Tensor::arange_step(1.0, 2.0, 0.25, ())?.to_vec::<f32>()?, vec![1.0, 1.25, 1.5, 1.75]);
+    assert_eq!(Tensor::arange(5, ())?.dtype(), DType::I64);
+    assert_eq!(Tensor::arange_step(10, 0, -3, ())?.to_vec::<i64>()?, vec![10, 7, 4, 1]);
+    let l = Tensor::linspace(0.0, 1.0, 5, DType::F64)?;
+    assert_eq!(l.to_vec::<f64>()?, vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+    let e = Tensor::eye(2, Some(3), DType::I32)?;
+    assert_eq!(e.to_vec2::<i32>()?, vec![vec![1, 0, 0], vec![0, 1, 0]]);
+    assert_eq!(Tensor::full([2], true, ())?.dtype(), DType::Bool);
+    assert_eq!(Tensor::full([2], 7, ())?.dtype(), DType::I64);
+    let like = e.ones_like()?;
+    assert_eq!((like.dtype(), like.dims()), (DType::I32, &[2usize, 3][..]));
+    assert_eq!(Tensor::zeros([0, 3], ())?.numel(), 0);
+    assert_eq!(Tensor::scalar_tensor(2.5, ())?.item::<f64>()?, 2.5);
+    assert!(Tensor::ones([2], ())?.item::<f32>().is_err());
+    Ok(())
+}
+
+#[test]
+fn devices_parse_and_non_cpu_refuses_cleanly() -> Result<()> {
+    assert_eq!("cpu".parse::<Device>()?, Device::Cpu);
+    assert_eq!("tpu".parse::<Device>()?, Device::Tpu(0));
+    assert_eq!("tpu:1".parse::<Device>()?, Device::Tpu(1));
+    assert_eq!("xla:0".parse::<Device>()?, Device::Xla(0));
+    assert!("gpu:0".parse::<Device>().is_err());
+    assert!("tpu:x".parse::<Device>().is_err());
+    let t = Tensor::ones([2], ())?;
+    let e = t.to("xla:0").unwrap_err().to_string();
+    assert!(e.contains("'xla:0' has no backend"), "{e}");
+    assert!(Tensor::zeros([2], Device::Tpu(0)).is_err());
+    assert!(t.to("cpu")?.shares_storage(&t));
+    Ok(())
+}
+
+#[test]
+fn random_is_reproducible_and_independent_of_thread_count() -> Result<()> {
+    let draw = |threads: usize| -> Vec<f32> {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let g = Generator::new(1234);
+            let a = Tensor::randn_with([300_000], (), Some(&g)).unwrap();
+            let b = Tensor::rand_with([1000], (), Some(&g)).unwrap();
+            let mut v = a.to_vec::<f32>().unwrap();
+            v.extend(b.to_vec::<f32>().unwrap());
+            v
+        })
+    };
+    let one = draw(1);
+    assert_eq!(one, draw(2));
+    assert_eq!(one, draw(3));
+    // The distribution is right: mean ~0, variance ~1 for the normals; [0,1) for the uniforms.
+    let n = &one[..300_000];
+    let mean = n.iter().map(|&x| x as f64).sum::<f64>() / n.len() as f64;
+    let var = n.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n.len() as f64;
+    assert!(mean.abs() < 0.01 && (var - 1.0).abs() < 0.01, "mean {mean} var {var}");
+    assert!(one[300_000..].iter().all(|&u| (0.0..1.0).contains(&u)));
+    // Reseeding restarts the stream; state can be saved and restored.
+    let g = Generator::new(7);
+    let s = g.get_state();
+    let a = Tensor::randint_with(0, 10, [50], (), Some(&g))?.to_vec::<i64>()?;
+    g.set_state(s);
+    assert_eq!(a, Tensor::randint_with(0, 10, [50], (), Some(&g))?.to_vec::<i64>()?);
+    assert!(a.iter().all(|&x| (0..10).contains(&x)));
+    let t = Tensor::zeros([1000], DType::F64)?;
+    t.uniform_with_(-2.0, 3.0, Some(&g))?;
+    assert!(t.to_vec::<f64>()?.iter().all(|&x| (-2.0..3.0).contains(&x)));
+    let p = Tensor::full([10_000], 0.3, ())?.bernoulli_with(Some(&g))?;
+    let frac = p.mean_all()?.item::<f64>()?;
+    assert!((frac - 0.3).abs() < 0.02, "{frac}");
+    Ok(())
+}
+
+#[test]
+fn literals_and_printing_match_torch() -> Result<()> {
+    let a = tensor!([[0.1, -2.0]], dtype = DType::F16);
+    assert_eq!(a.to_string(), "tensor([[ 0.1000, -2.0000]], dtype=torch.float16)");
+    let b = tensor!([1, 2, 3]);
+    assert_eq!(b.to_string(), "tensor([1, 2, 3])");
+    let c = tensor!([true, false]);
+    assert_eq!(c.to_string(), "tensor([ True, False])");
+    assert_eq!(tensor!(3.5).to_string(), "tensor(3.5000)");
+    assert_eq!(format!("{:?}", b), "Tensor(shape=[3], dtype=torch.int64, device=cpu)");
+    let big = Tensor::arange(2000, ())?;
+    assert_eq!(big.to_string(), "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])");
+    assert!(Tensor::from_literal(vec![vec![1.0], vec![1.0, 2.0]]).is_err());
+    Ok(())
+}
+
+#[test]
+fn reductions_edge_cases() -> Result<()> {
+    let e = Tensor::zeros([0], ())?;
+    assert_eq!(e.sum_all()?.item::<f32>()?, 0.0);
+    assert!(e.max().is_err());
+    assert!(e.argmax(None, false).is_err());
+    let i = Tensor::arange(4, ())?;
+    assert!(i.mean_all().unwrap_err().to_string().contains("Got: Long"));
+    let x = tensor!([[1.0, f64::NAN], [3.0, 2.0]]);
+    let (v, idx) = x.max_dim(1, false)?;
+    assert!(v.to_vec::<f32>()?[0].is_nan());
+    assert_eq!(idx.to_vec::<i64>()?, vec![1, 0]);
+    assert_eq!(x.argmax(None, false)?.item::<i64>()?, 1);
+    // Long contiguous sums stay accurate in f32.
+    let ones = Tensor::ones([10_000_000], ())?;
+    assert_eq!(ones.sum_all()?.item::<f32>()?, 1.0e7);
+    Ok(())
+}
