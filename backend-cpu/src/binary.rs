@@ -24,13 +24,7 @@ fn float_binary<T: Float>(op: BinaryOp, a: &[T], la: &Layout, b: &[T], lb: &Layo
         BinaryOp::Mul => m!(|x: A<T>, y| x * y),
         BinaryOp::Div => m!(|x: A<T>, y| x / y),
         BinaryOp::Pow => m!(|x: A<T>, y| x.powf(y)),
-        BinaryOp::Maximum => m!(|x: A<T>, y: A<T>| if x.is_nan() || x > y {
-            x
-        } else if y.is_nan() {
-            y
-        } else {
-            y
-        }),
+        BinaryOp::Maximum => m!(|x: A<T>, y: A<T>| if x.is_nan() || x > y { x } else { y }),
         BinaryOp::Minimum => m!(|x: A<T>, y: A<T>| if x.is_nan() || x < y { x } else { y }),
         BinaryOp::Remainder => m!(|x: A<T>, y| remainder(x, y)),
         BinaryOp::FloorDivide => m!(|x: A<T>, y| floor_div(x, y)),

@@ -88,7 +88,7 @@ where
         if rplan.is_contiguous() {
             let row = &v[base..base + n_red];
             if n_red >= 2 * PAR_MIN_CHUNK && n_out < rayon::current_num_threads() {
-                return row.par_chunks(PAR_MIN_CHUNK).map(fold_row).reduce(|| init, |a, b| merge(a, b));
+                return row.par_chunks(PAR_MIN_CHUNK).map(fold_row).reduce(|| init, &merge);
             }
             return fold_row(row);
         }

@@ -19,9 +19,10 @@ pub enum DeviceKind {
 /// A device: `cpu`, `tpu:N` or `xla:N` (torch's `torch.device`).
 ///
 /// Parse one from a string with `"tpu:1".parse::<Device>()` or `Device::try_from("xla:0")`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Device {
     /// The host CPU.
+    #[default]
     Cpu,
     /// TPU chip `N`.
     Tpu(usize),
@@ -42,12 +43,6 @@ impl Device {
     /// True for the host CPU.
     pub const fn is_cpu(self) -> bool {
         matches!(self, Device::Cpu)
-    }
-}
-
-impl Default for Device {
-    fn default() -> Self {
-        Device::Cpu
     }
 }
 

@@ -278,14 +278,9 @@ impl Layout {
     }
 
     fn drop_dims(&self, drop: &[bool]) -> Result<Layout> {
-        let mut shape = Vec::new();
-        let mut strides = Vec::new();
-        for i in 0..self.rank() {
-            if !drop[i] {
-                shape.push(self.shape[i]);
-                strides.push(self.strides[i]);
-            }
-        }
+        let kept = (0..self.rank()).filter(|&i| !drop[i]);
+        let shape: Vec<usize> = kept.clone().map(|i| self.shape[i]).collect();
+        let strides = kept.map(|i| self.strides[i]).collect();
         Ok(Layout { shape: shape.into(), strides, offset: self.offset })
     }
 

@@ -10,7 +10,9 @@ use crate::Tensor;
 
 /// torch's `canCast`: no float to integer, no non-bool to bool.
 fn can_cast(from: DType, to: DType) -> bool {
-    !(from.is_float() && !to.is_float()) && !(!from.is_bool() && to.is_bool())
+    let float_to_int = from.is_float() && !to.is_float();
+    let to_bool = !from.is_bool() && to.is_bool();
+    !float_to_int && !to_bool
 }
 
 impl Tensor {

@@ -213,23 +213,6 @@ impl Parser<'_> {
     }
 }
 
-/// The oxtorch dtype of a safetensors dtype.
-pub fn dtype_of(d: Dtype) -> DType {
-    match d {
-        Dtype::BOOL => DType::Bool,
-        Dtype::U8 => DType::U8,
-        Dtype::I8 => DType::I8,
-        Dtype::I16 => DType::I16,
-        Dtype::I32 => DType::I32,
-        Dtype::I64 => DType::I64,
-        Dtype::F16 => DType::F16,
-        Dtype::BF16 => DType::BF16,
-        Dtype::F32 => DType::F32,
-        Dtype::F64 => DType::F64,
-        other => panic!("unsupported safetensors dtype {other:?}"),
-    }
-}
-
 fn chunks<const N: usize>(data: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
     data.chunks_exact(N).map(|c| c.try_into().expect("exact chunk"))
 }

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The test command from the README: formatting, lints, the whole test suite, and a bench smoke run.
+# Needs only Rust: the PyTorch reference values are committed (tests/golden/*.safetensors).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+cargo test --workspace --all-features
+# The criterion benches build and run once each (no timing is asserted anywhere).
+cargo bench --bench cpu_ops -- --test
