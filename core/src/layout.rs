@@ -422,3 +422,38 @@ impl Iterator for StridedIndices<'_> {
         Some(cur)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_strides_follow_torch() {
+        // Contiguous: any regrouping works.
+        assert_eq!(view_strides(&[2, 3, 4], &[12, 4, 1], &[6, 4]), Some(vec![4, 1]));
+        // A transposed matrix cannot be flattened without a copy.
+        assert_eq!(view_strides(&[3, 2], &[1, 3], &[6]), None);
+        // ... but its dims can be split.
+        assert_eq!(view_strides(&[4, 2], &[1, 4], &[2, 2, 2]), Some(vec![2, 1, 4]));
+        // Size-1 dims may be added anywhere.
+        assert_eq!(view_strides(&[3], &[2], &[1, 3, 1]), Some(vec![6, 2, 2]));
+        assert_eq!(view_strides(&[2, 3], &[3, 1], &[7]), None);
+    }
+
+    #[test]
+    fn slices_clamp_like_python_and_diagonals_have_the_right_offsets() {
+        let l = Layout::contiguous([10]);
+        let s = l.slice(0, Some(-3), None, 2).unwrap();
+        assert_eq!((s.dims(), s.strides(), s.offset()), (&[2usize][..], &[2usize][..], 7));
+        let s = l.slice(0, Some(20), Some(30), 1).unwrap();
+        assert_eq!(s.numel(), 0);
+        let m = Layout::contiguous([3, 4]);
+        let d = m.diagonal(1, 0, 1).unwrap();
+        assert_eq!((d.dims(), d.strides(), d.offset()), (&[3usize][..], &[5usize][..], 1));
+        let d = m.diagonal(-2, 0, 1).unwrap();
+        assert_eq!((d.dims(), d.offset()), (&[1usize][..], 8));
+        assert!(Layout::as_strided(&[2, 2], &[2, 1], 1, 4).is_err());
+        assert_eq!(m.indices().collect::<Vec<_>>().len(), 12);
+        assert_eq!(m.transpose(0, 1).unwrap().indices().take(4).collect::<Vec<_>>(), vec![0, 4, 8, 1]);
+    }
+}

@@ -76,3 +76,183 @@ impl ResultTypeState {
         combine(self.dim, combine(self.zero_dim, self.wrapped)).unwrap_or(DType::Bool)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use DType::*;
+
+    /// torch.promote_types for every pair, in `DType::ALL` order (generated with torch 2.15).
+    const TORCH_PROMOTE: [[DType; 10]; 10] = [
+        [Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64],
+        [U8, U8, I16, I16, I32, I64, F16, BF16, F32, F64],
+        [I8, I16, I8, I16, I32, I64, F16, BF16, F32, F64],
+        [I16, I16, I16, I16, I32, I64, F16, BF16, F32, F64],
+        [I32, I32, I32, I32, I32, I64, F16, BF16, F32, F64],
+        [I64, I64, I64, I64, I64, I64, F16, BF16, F32, F64],
+        [F16, F16, F16, F16, F16, F16, F16, F32, F32, F64],
+        [BF16, BF16, BF16, BF16, BF16, BF16, F32, BF16, F32, F64],
+        [F32, F32, F32, F32, F32, F32, F32, F32, F32, F64],
+        [F64, F64, F64, F64, F64, F64, F64, F64, F64, F64],
+    ];
+
+    #[test]
+    fn promote_types_matches_torch_table() {
+        for (i, &a) in DType::ALL.iter().enumerate() {
+            for (j, &b) in DType::ALL.iter().enumerate() {
+                assert_eq!(promote_types(a, b), TORCH_PROMOTE[i][j], "promote_types({a}, {b})");
+            }
+        }
+    }
+
+    #[test]
+    fn wrapped_scalars_match_torch_result_type() {
+        let cases = [
+            (DType::Bool, Scalar::Bool(true), DType::Bool),
+            (DType::Bool, Scalar::Int(2), DType::I64),
+            (DType::Bool, Scalar::Float(2.5), DType::F32),
+            (DType::U8, Scalar::Bool(true), DType::U8),
+            (DType::U8, Scalar::Int(2), DType::U8),
+            (DType::U8, Scalar::Float(2.5), DType::F32),
+            (DType::I8, Scalar::Bool(true), DType::I8),
+            (DType::I8, Scalar::Int(2), DType::I8),
+            (DType::I8, Scalar::Float(2.5), DType::F32),
+            (DType::I16, Scalar::Bool(true), DType::I16),
+            (DType::I16, Scalar::Int(2), DType::I16),
+            (DType::I16, Scalar::Float(2.5), DType::F32),
+            (DType::I32, Scalar::Bool(true), DType::I32),
+            (DType::I32, Scalar::Int(2), DType::I32),
+            (DType::I32, Scalar::Float(2.5), DType::F32),
+            (DType::I64, Scalar::Bool(true), DType::I64),
+            (DType::I64, Scalar::Int(2), DType::I64),
+            (DType::I64, Scalar::Float(2.5), DType::F32),
+            (DType::F16, Scalar::Bool(true), DType::F16),
+            (DType::F16, Scalar::Int(2), DType::F16),
+            (DType::F16, Scalar::Float(2.5), DType::F16),
+            (DType::BF16, Scalar::Bool(true), DType::BF16),
+            (DType::BF16, Scalar::Int(2), DType::BF16),
+            (DType::BF16, Scalar::Float(2.5), DType::BF16),
+            (DType::F32, Scalar::Bool(true), DType::F32),
+            (DType::F32, Scalar::Int(2), DType::F32),
+            (DType::F32, Scalar::Float(2.5), DType::F32),
+            (DType::F64, Scalar::Bool(true), DType::F64),
+            (DType::F64, Scalar::Int(2), DType::F64),
+            (DType::F64, Scalar::Float(2.5), DType::F64),
+        ];
+        for (t, s, expected) in cases {
+            let got = ResultTypeState::default().tensor(t, 1).scalar(s).result();
+            assert_eq!(got, expected, "result_type({t} tensor, {s:?})");
+        }
+    }
+
+    #[test]
+    fn zero_dim_tensors_match_torch_result_type() {
+        // (dimensioned tensor dtype, 0-dim tensor dtype, torch.result_type)
+        let cases = [
+            (DType::Bool, DType::Bool, DType::Bool),
+            (DType::Bool, DType::U8, DType::U8),
+            (DType::Bool, DType::I8, DType::I8),
+            (DType::Bool, DType::I16, DType::I16),
+            (DType::Bool, DType::I32, DType::I32),
+            (DType::Bool, DType::I64, DType::I64),
+            (DType::Bool, DType::F16, DType::F16),
+            (DType::Bool, DType::BF16, DType::BF16),
+            (DType::Bool, DType::F32, DType::F32),
+            (DType::Bool, DType::F64, DType::F64),
+            (DType::U8, DType::Bool, DType::U8),
+            (DType::U8, DType::U8, DType::U8),
+            (DType::U8, DType::I8, DType::U8),
+            (DType::U8, DType::I16, DType::U8),
+            (DType::U8, DType::I32, DType::U8),
+            (DType::U8, DType::I64, DType::U8),
+            (DType::U8, DType::F16, DType::F16),
+            (DType::U8, DType::BF16, DType::BF16),
+            (DType::U8, DType::F32, DType::F32),
+            (DType::U8, DType::F64, DType::F64),
+            (DType::I8, DType::Bool, DType::I8),
+            (DType::I8, DType::U8, DType::I8),
+            (DType::I8, DType::I8, DType::I8),
+            (DType::I8, DType::I16, DType::I8),
+            (DType::I8, DType::I32, DType::I8),
+            (DType::I8, DType::I64, DType::I8),
+            (DType::I8, DType::F16, DType::F16),
+            (DType::I8, DType::BF16, DType::BF16),
+            (DType::I8, DType::F32, DType::F32),
+            (DType::I8, DType::F64, DType::F64),
+            (DType::I16, DType::Bool, DType::I16),
+            (DType::I16, DType::U8, DType::I16),
+            (DType::I16, DType::I8, DType::I16),
+            (DType::I16, DType::I16, DType::I16),
+            (DType::I16, DType::I32, DType::I16),
+            (DType::I16, DType::I64, DType::I16),
+            (DType::I16, DType::F16, DType::F16),
+            (DType::I16, DType::BF16, DType::BF16),
+            (DType::I16, DType::F32, DType::F32),
+            (DType::I16, DType::F64, DType::F64),
+            (DType::I32, DType::Bool, DType::I32),
+            (DType::I32, DType::U8, DType::I32),
+            (DType::I32, DType::I8, DType::I32),
+            (DType::I32, DType::I16, DType::I32),
+            (DType::I32, DType::I32, DType::I32),
+            (DType::I32, DType::I64, DType::I32),
+            (DType::I32, DType::F16, DType::F16),
+            (DType::I32, DType::BF16, DType::BF16),
+            (DType::I32, DType::F32, DType::F32),
+            (DType::I32, DType::F64, DType::F64),
+            (DType::I64, DType::Bool, DType::I64),
+            (DType::I64, DType::U8, DType::I64),
+            (DType::I64, DType::I8, DType::I64),
+            (DType::I64, DType::I16, DType::I64),
+            (DType::I64, DType::I32, DType::I64),
+            (DType::I64, DType::I64, DType::I64),
+            (DType::I64, DType::F16, DType::F16),
+            (DType::I64, DType::BF16, DType::BF16),
+            (DType::I64, DType::F32, DType::F32),
+            (DType::I64, DType::F64, DType::F64),
+            (DType::F16, DType::Bool, DType::F16),
+            (DType::F16, DType::U8, DType::F16),
+            (DType::F16, DType::I8, DType::F16),
+            (DType::F16, DType::I16, DType::F16),
+            (DType::F16, DType::I32, DType::F16),
+            (DType::F16, DType::I64, DType::F16),
+            (DType::F16, DType::F16, DType::F16),
+            (DType::F16, DType::BF16, DType::F16),
+            (DType::F16, DType::F32, DType::F16),
+            (DType::F16, DType::F64, DType::F16),
+            (DType::BF16, DType::Bool, DType::BF16),
+            (DType::BF16, DType::U8, DType::BF16),
+            (DType::BF16, DType::I8, DType::BF16),
+            (DType::BF16, DType::I16, DType::BF16),
+            (DType::BF16, DType::I32, DType::BF16),
+            (DType::BF16, DType::I64, DType::BF16),
+            (DType::BF16, DType::F16, DType::BF16),
+            (DType::BF16, DType::BF16, DType::BF16),
+            (DType::BF16, DType::F32, DType::BF16),
+            (DType::BF16, DType::F64, DType::BF16),
+            (DType::F32, DType::Bool, DType::F32),
+            (DType::F32, DType::U8, DType::F32),
+            (DType::F32, DType::I8, DType::F32),
+            (DType::F32, DType::I16, DType::F32),
+            (DType::F32, DType::I32, DType::F32),
+            (DType::F32, DType::I64, DType::F32),
+            (DType::F32, DType::F16, DType::F32),
+            (DType::F32, DType::BF16, DType::F32),
+            (DType::F32, DType::F32, DType::F32),
+            (DType::F32, DType::F64, DType::F32),
+            (DType::F64, DType::Bool, DType::F64),
+            (DType::F64, DType::U8, DType::F64),
+            (DType::F64, DType::I8, DType::F64),
+            (DType::F64, DType::I16, DType::F64),
+            (DType::F64, DType::I32, DType::F64),
+            (DType::F64, DType::I64, DType::F64),
+            (DType::F64, DType::F16, DType::F64),
+            (DType::F64, DType::BF16, DType::F64),
+            (DType::F64, DType::F32, DType::F64),
+            (DType::F64, DType::F64, DType::F64),
+        ];
+        for (t, z, expected) in cases {
+            let got = ResultTypeState::default().tensor(t, 1).tensor(z, 0).result();
+            assert_eq!(got, expected, "result_type({t} tensor, {z} 0-dim)");
+        }
+    }
+}

@@ -30,24 +30,6 @@ const MIN_CASES: usize = 2500;
 /// once the library is fixed: the test fails while a listed case passes.
 const KNOWN_FAILURES: &[&str] = &[];
 
-/// Unary ops computed with transcendental functions. torch's CPU kernels use SLEEF / vectorised
-/// polynomial approximations, oxtorch uses Rust's libm: both are accurate to about 1 ulp but may round
-/// differently, so these get a few ulps of slack in f32 and f64 (f16/bf16 tolerances already cover a
-/// couple of ulps).
-const TRANSCENDENTAL: &[&str] = &["exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "pow"];
-
-fn tolerance_for(op: &str, dtype: DType) -> (f64, f64) {
-    let (rtol, atol) = tolerance(dtype);
-    if TRANSCENDENTAL.contains(&op) {
-        match dtype {
-            DType::F32 => return (1.3e-6, 1e-5),
-            DType::F64 => return (1e-7, 1e-7),
-            _ => {}
-        }
-    }
-    (rtol, atol)
-}
-
 fn meta_str<'a>(meta: &'a Json, key: &str) -> &'a str {
     meta.get(key).and_then(Json::as_str).unwrap_or_else(|| panic!("metadata lacks string '{key}'"))
 }
@@ -64,7 +46,13 @@ fn meta_dim(meta: &Json, key: &str) -> Option<isize> {
 /// `meta["dims"]` as an optional list of dims (`null` means all).
 fn meta_dims(meta: &Json) -> Option<Vec<isize>> {
     let v = meta.get("dims").filter(|v| !v.is_null())?;
-    Some(v.as_arr().expect("a list of dims").iter().map(|d| d.as_i64().expect("an integer dim") as isize).collect())
+    Some(
+        v.as_arr()
+            .expect("a list of dims")
+            .iter()
+            .map(|d| d.as_i64().expect("an integer dim") as isize)
+            .collect(),
+    )
 }
 
 /// The Python number of a scalar case, with its Python type.
@@ -87,7 +75,11 @@ fn apply_view(t: Tensor, view: Option<&str>) -> Result<Tensor> {
         Some("expand") => t.expand([3, 4])?,
         Some(other) => panic!("unknown view {other}"),
     };
-    assert!(!v.is_contiguous() && v.shares_storage(&t), "a '{}' view must be a non-contiguous view", view.unwrap());
+    assert!(
+        !v.is_contiguous() && v.shares_storage(&t),
+        "a '{}' view must be a non-contiguous view",
+        view.unwrap()
+    );
     Ok(v)
 }
 
@@ -262,11 +254,10 @@ fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Res
         };
     }
     let outs = result.map_err(|e| format!("torch succeeds, oxtorch returns Err: {e}"))?;
-    let op = meta_str(meta, "op");
     for (i, got) in outs.iter().enumerate() {
         let key = if i == 0 { format!("{name}.out") } else { format!("{name}.out{i}") };
         let want = tensor_of(&st.tensor(&key).map_err(|e| format!("missing expected output {key}: {e}"))?);
-        let (rtol, atol) = tolerance_for(op, want.dtype());
+        let (rtol, atol) = tolerance(want.dtype());
         compare(got, &want, rtol, atol).map_err(|e| if i == 0 { e } else { format!("output {i}: {e}") })?;
     }
     if st.tensor(&format!("{name}.out{}", outs.len())).is_ok() {
@@ -277,8 +268,9 @@ fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Res
 
 #[test]
 fn golden_ops_match_torch() {
-    let bytes = std::fs::read(GOLDEN)
-        .unwrap_or_else(|e| panic!("cannot read {GOLDEN} ({e}); regenerate it with tests/golden/make_golden.py"));
+    let bytes = std::fs::read(GOLDEN).unwrap_or_else(|e| {
+        panic!("cannot read {GOLDEN} ({e}); regenerate it with tests/golden/make_golden.py")
+    });
     let (_, header) = SafeTensors::read_metadata(&bytes).expect("a safetensors header");
     let st = SafeTensors::deserialize(&bytes).expect("a safetensors file");
     let cases: BTreeMap<&str, Json> = header
@@ -288,7 +280,11 @@ fn golden_ops_match_torch() {
         .iter()
         .map(|(k, v)| (k.as_str(), Json::parse(v).unwrap_or_else(|e| panic!("metadata of {k}: {e}"))))
         .collect();
-    assert!(cases.len() >= MIN_CASES, "only {} cases in {GOLDEN}, expected at least {MIN_CASES}", cases.len());
+    assert!(
+        cases.len() >= MIN_CASES,
+        "only {} cases in {GOLDEN}, expected at least {MIN_CASES}",
+        cases.len()
+    );
     let known: BTreeSet<&str> = KNOWN_FAILURES.iter().copied().collect();
     assert_eq!(known.len(), KNOWN_FAILURES.len(), "KNOWN_FAILURES has duplicates");
     let unknown: Vec<&&str> = known.iter().filter(|k| !cases.contains_key(*k)).collect();
@@ -330,9 +326,6 @@ fn golden_ops_match_torch() {
     }
     assert!(passed + skipped.len() + failures.len() + stale.len() == results.len());
     assert!(passed >= 500, "only {passed} golden cases passed; the test must not pass vacuously");
-    assert!(
-        stale.is_empty(),
-        "these KNOWN_FAILURES cases now pass; remove them from the list: {stale:?}"
-    );
+    assert!(stale.is_empty(), "these KNOWN_FAILURES cases now pass; remove them from the list: {stale:?}");
     assert!(failures.is_empty(), "{} golden cases differ from torch (listed above)", failures.len());
 }

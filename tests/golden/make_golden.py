@@ -29,7 +29,6 @@ import os
 
 import numpy as np
 import torch
-from safetensors.torch import save_file
 
 torch.set_num_threads(1)
 torch.manual_seed(0)
@@ -636,6 +635,67 @@ def view_cases():
     add_case("view/where/f32", meta, [inp("bool", "transpose"), inp("f32", "step"), inp("f32", None)], torch.where)
 
 
+def large_cases():
+    """A few bigger inputs, so that blocked, vectorised or parallel code paths run too."""
+    pos = lambda shape, dt: cast(np.round(RNG.uniform(0, 1, shape), 3), dt)  # noqa: E731
+    x = pos([48, 80], "f32")
+    for d in ([0], None):
+        meta = {"kind": "reduce", "op": "sum", "dims": d, "keepdim": False}
+        add_case(f"large/sum/f32/48x80/{dims_tag(d)}", meta, [x.clone()], lambda x, d=d: REDUCE["sum"](x, d, False))
+    meta = {"kind": "reduce", "op": "sum", "dims": None, "keepdim": False}
+    add_case("large/sum/f16/4096/all", meta, [pos([4096], "f16")], torch.sum)
+    meta = {"kind": "reduce", "op": "mean", "dims": [-1], "keepdim": False}
+    add_case("large/mean/bf16/4x512/d-1", meta, [pos([4, 512], "bf16")], lambda x: torch.mean(x, dim=-1))
+    meta = {"kind": "reduce", "op": "sum", "dims": [0], "keepdim": False}
+    add_case("large/sum/i32/48x80/d0", meta, [general([48, 80], "i32")], lambda x: torch.sum(x, dim=0))
+    add_case("large/add/f32/48x80_80", {"kind": "binary", "op": "add"},
+             [general([48, 80], "f32"), general([80], "f32")], torch.add)
+    meta = {"kind": "maxmin_dim", "op": "max_dim", "dim": 1, "keepdim": False}
+    add_case("large/max_dim/f32/48x80/d1", meta, [general([48, 80], "f32")], lambda x: tuple(torch.max(x, 1)))
+    add_case("large/matmul/f32/33x65_65x17", {"kind": "matmul", "op": "matmul"},
+             [general([33, 65], "f32"), general([65, 17], "f32")], torch.matmul)
+    add_case("large/matmul/f64/2x17x65_65x9", {"kind": "matmul", "op": "matmul"},
+             [general([2, 17, 65], "f64"), general([65, 9], "f64")], torch.matmul)
+    add_case("large/cast/f32/f16", {"kind": "cast", "op": "to_dtype", "dtype": "f16"},
+             [general([48, 80], "f32")], lambda x: x.to(torch.float16))
+
+
+ST_DTYPES = {
+    torch.bool: "BOOL",
+    torch.uint8: "U8",
+    torch.int8: "I8",
+    torch.int16: "I16",
+    torch.int32: "I32",
+    torch.int64: "I64",
+    torch.float16: "F16",
+    torch.bfloat16: "BF16",
+    torch.float32: "F32",
+    torch.float64: "F64",
+}
+
+
+def save_deterministic(tensors, path, metadata):
+    """Writes a safetensors file byte-for-byte reproducibly (safetensors' own writer orders the metadata
+    map by hash, which changes from run to run). Tensors are laid out widest dtype first, then by name,
+    so every tensor stays aligned to its element size."""
+    names = sorted(tensors, key=lambda n: (-tensors[n].element_size(), n))
+    header = {"__metadata__": dict(sorted(metadata.items()))}
+    blobs, offset = [], 0
+    for n in names:
+        t = tensors[n].contiguous()
+        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes()
+        header[n] = {"dtype": ST_DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    head = json.dumps(header, separators=(",", ":")).encode()
+    head += b" " * (-len(head) % 8)
+    with open(path, "wb") as f:
+        f.write(len(head).to_bytes(8, "little"))
+        f.write(head)
+        for b in blobs:
+            f.write(b)
+
+
 def main():
     unary_cases()
     binary_cases()
@@ -646,8 +706,9 @@ def main():
     matmul_cases()
     cast_cases()
     view_cases()
+    large_cases()
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops.safetensors")
-    save_file(TENSORS, out, metadata=META)
+    save_deterministic(TENSORS, out, META)
     n_err = sum(1 for m in META.values() if json.loads(m).get("error"))
     print(f"wrote {out}: {len(META)} cases ({n_err} error cases), {len(TENSORS)} tensors, "
           f"{os.path.getsize(out)} bytes")

@@ -154,7 +154,8 @@ impl Parser<'_> {
             _ if self.eat("null") => Ok(Json::Null),
             _ => {
                 let start = self.i;
-                while self.i < self.s.len() && matches!(self.s[self.i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                while self.i < self.s.len()
+                    && matches!(self.s[self.i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
                 {
                     self.i += 1;
                 }
@@ -187,8 +188,10 @@ impl Parser<'_> {
                         b't' => out.push('\t'),
                         b'r' => out.push('\r'),
                         b'u' => {
-                            let hex = std::str::from_utf8(self.s.get(self.i..self.i + 4).ok_or("short \\u escape")?)
-                                .map_err(|e| e.to_string())?;
+                            let hex = std::str::from_utf8(
+                                self.s.get(self.i..self.i + 4).ok_or("short \\u escape")?,
+                            )
+                            .map_err(|e| e.to_string())?;
                             let code = u32::from_str_radix(hex, 16).map_err(|e| e.to_string())?;
                             out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
                             self.i += 4;
@@ -228,12 +231,14 @@ pub fn tensor_of(view: &TensorView<'_>) -> Tensor {
         Dtype::I16 => Tensor::from_vec(chunks(d).map(i16::from_le_bytes).collect::<Vec<_>>(), shape),
         Dtype::I32 => Tensor::from_vec(chunks(d).map(i32::from_le_bytes).collect::<Vec<_>>(), shape),
         Dtype::I64 => Tensor::from_vec(chunks(d).map(i64::from_le_bytes).collect::<Vec<_>>(), shape),
-        Dtype::F16 => {
-            Tensor::from_vec(chunks(d).map(|b| f16::from_bits(u16::from_le_bytes(b))).collect::<Vec<_>>(), shape)
-        }
-        Dtype::BF16 => {
-            Tensor::from_vec(chunks(d).map(|b| bf16::from_bits(u16::from_le_bytes(b))).collect::<Vec<_>>(), shape)
-        }
+        Dtype::F16 => Tensor::from_vec(
+            chunks(d).map(|b| f16::from_bits(u16::from_le_bytes(b))).collect::<Vec<_>>(),
+            shape,
+        ),
+        Dtype::BF16 => Tensor::from_vec(
+            chunks(d).map(|b| bf16::from_bits(u16::from_le_bytes(b))).collect::<Vec<_>>(),
+            shape,
+        ),
         Dtype::F32 => Tensor::from_vec(chunks(d).map(f32::from_le_bytes).collect::<Vec<_>>(), shape),
         Dtype::F64 => Tensor::from_vec(chunks(d).map(f64::from_le_bytes).collect::<Vec<_>>(), shape),
         other => panic!("unsupported safetensors dtype {other:?}"),
