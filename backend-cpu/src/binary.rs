@@ -56,12 +56,20 @@ fn int_binary<T: Int>(op: BinaryOp, a: &[T], la: &Layout, b: &[T], lb: &Layout) 
         BinaryOp::BitAnd => m!(|x: T, y: T| x.and(y)),
         BinaryOp::BitOr => m!(|x: T, y: T| x.or(y)),
         BinaryOp::BitXor => m!(|x: T, y: T| x.xor(y)),
-        BinaryOp::Pow => {
-            if T::SIGNED && lb.indices().any(|i| b[i] < T::ZERO) {
-                return Err(Error::msg("Integers to negative integer powers are not allowed."));
+        // A negative exponent gives 0, except for bases 1 and -1 (torch's integer pow).
+        BinaryOp::Pow => m!(|x: T, y: T| if y >= T::ZERO {
+            x.wpow(y)
+        } else if x == T::ONE {
+            T::ONE
+        } else if x == T::ONE.wneg() && T::SIGNED {
+            if y.and(T::ONE) == T::ONE {
+                x
+            } else {
+                T::ONE
             }
-            m!(|x: T, y: T| x.wpow(y))
-        }
+        } else {
+            T::ZERO
+        }),
         BinaryOp::FloorDivide => {
             check_no_zero(b, lb)?;
             m!(|x: T, y: T| x.floor_div(y))

@@ -127,12 +127,15 @@ fn float_unary<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage>
     Ok(match op {
         UnaryOp::Neg => m!(|x: A<T>| -x),
         UnaryOp::Abs => m!(|x: A<T>| x.abs()),
+        // NaN has no sign: torch gives 0 for it.
         UnaryOp::Sign => m!(|x: A<T>| if x > A::<T>::ZERO {
             A::<T>::ONE
         } else if x < A::<T>::ZERO {
             -A::<T>::ONE
+        } else if x.is_nan() {
+            A::<T>::ZERO
         } else {
-            x * A::<T>::ZERO
+            x
         }),
         UnaryOp::Square => m!(|x: A<T>| x * x),
         UnaryOp::Exp => m!(|x: A<T>| x.exp()),
@@ -183,9 +186,7 @@ fn bool_unary(op: UnaryOp, v: &[bool], l: &Layout) -> Result<CpuStorage> {
     Ok(match op {
         UnaryOp::BitNot => CpuStorage::from_vec(map1(v, l, |x: bool| !x)),
         UnaryOp::IsNan => CpuStorage::from_vec(map1(v, l, |_: bool| false)),
-        UnaryOp::Sign | UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => {
-            CpuStorage::from_vec(map1(v, l, |x: bool| x))
-        }
+        UnaryOp::Sign => CpuStorage::from_vec(map1(v, l, |x: bool| x)),
         UnaryOp::Neg => {
             return Err(Error::msg(
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",

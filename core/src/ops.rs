@@ -20,7 +20,7 @@ pub enum UnaryOp {
     Neg,
     /// `|x|`
     Abs,
-    /// -1, 0 or 1 (NaN stays NaN)
+    /// -1, 0 or 1 (0 for NaN, as in torch)
     Sign,
     /// `x * x`
     Square,

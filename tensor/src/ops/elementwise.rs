@@ -1,7 +1,7 @@
 //! Unary and binary elementwise ops with torch's promotion and broadcasting.
 
 use oxtorch_core::ops::{BinaryOp, Prim, UnaryOp};
-use oxtorch_core::{broadcast_shapes, DType, Result, ResultTypeState, Scalar};
+use oxtorch_core::{broadcast_shapes, DType, Error, Result, ResultTypeState, Scalar};
 
 use super::Operand;
 use crate::dispatch::apply1;
@@ -28,11 +28,34 @@ pub(crate) fn binary_dtype(op: BinaryOp, a: &Tensor, b: &Operand) -> DType {
     }
 }
 
+/// The operand checks torch makes before computing (bool subtraction, negative integer powers).
+fn check_binary(op: BinaryOp, a: &Tensor, b: &Operand, dtype: DType) -> Result<()> {
+    let b_bool = match b {
+        Operand::Tensor(t) => t.dtype() == DType::Bool,
+        Operand::Scalar(s) => matches!(s, Scalar::Bool(_)),
+    };
+    match op {
+        BinaryOp::Sub if a.dtype() == DType::Bool && b_bool => Err(Error::msg(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
+        )),
+        BinaryOp::Sub if a.dtype() == DType::Bool || b_bool => Err(Error::msg(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+        )),
+        BinaryOp::Pow if !dtype.is_float() && matches!(b, Operand::Scalar(Scalar::Int(e)) if *e < 0) => {
+            Err(Error::msg("Integers to negative integer powers are not allowed."))
+        }
+        _ => Ok(()),
+    }
+}
+
 impl Tensor {
     /// Applies a unary prim, promoting integer inputs to float for float-only ops.
     pub fn unary(&self, op: UnaryOp) -> Result<Tensor> {
         let x = if op.promotes_int_to_float() && !self.dtype().is_float() {
             self.to_dtype(DType::default_float())?
+        } else if op == UnaryOp::Square && self.dtype() == DType::Bool {
+            // torch's square is `x ** 2`, which promotes bool to int64.
+            self.to_dtype(DType::I64)?
         } else {
             self.clone()
         };
@@ -43,6 +66,7 @@ impl Tensor {
     pub fn binary(&self, other: impl Into<Operand>, op: BinaryOp) -> Result<Tensor> {
         let other = other.into();
         let dtype = binary_dtype(op, self, &other);
+        check_binary(op, self, &other, dtype)?;
         let (a, b) = prepare_pair(self, &other, dtype)?;
         apply1(&Prim::Binary(op), &[&a, &b], a.device())
     }

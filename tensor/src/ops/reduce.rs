@@ -156,6 +156,10 @@ impl Tensor {
     }
 
     fn arg_index(&self, op: ArgReduceOp, dim: Option<isize>, keepdim: bool) -> Result<Tensor> {
+        if self.dtype() == DType::Bool {
+            let name = if op == ArgReduceOp::Max { "argmax" } else { "argmin" };
+            return Err(Error::msg(format!("{name}(): does not support bool input")));
+        }
         match dim {
             Some(d) => Ok(self.arg_reduce(op, d, keepdim)?.1),
             None => {

@@ -1,0 +1,116 @@
+//! The side-by-side bench runner: `cargo run --release -p oxtorch-bench -- [CASE...]`.
+//!
+//! Prints one JSON line per case, `{"case": ..., "value": ..., "unit": ...}`, with the same case names,
+//! units and work as `../shared/bench/torch_baseline.py`, so that both can run in one session and be
+//! compared as ratios (see BENCHMARKS.md). With no argument every case runs.
+
+use std::time::Instant;
+
+use oxtorch as torch;
+use torch::{DType, Tensor};
+
+/// Median seconds per call of `f` over `reps` timed runs of `inner` calls, after `warm` calls.
+fn timeit(mut f: impl FnMut(), reps: usize, warm: usize, inner: usize) -> f64 {
+    for _ in 0..warm {
+        f();
+    }
+    let mut ts: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..inner {
+                f();
+            }
+            t.elapsed().as_secs_f64() / inner as f64
+        })
+        .collect();
+    ts.sort_by(f64::total_cmp);
+    ts[ts.len() / 2]
+}
+
+fn emit(case: &str, value: f64, unit: &str) {
+    println!("{{\"case\": \"{case}\", \"value\": {:.4}, \"unit\": \"{unit}\"}}", value);
+}
+
+fn gemm(n: usize, dtype: DType) {
+    let a = Tensor::randn([n, n], dtype).unwrap();
+    let b = Tensor::randn([n, n], dtype).unwrap();
+    let t = timeit(
+        || {
+            a.matmul(&b).unwrap();
+        },
+        7,
+        2,
+        1,
+    );
+    emit(&format!("gemm_{}_{n}", dtype.name()), 2.0 * (n as f64).powi(3) / t / 1e9, "GFLOP/s");
+}
+
+fn add_f32_16m() {
+    let n = 16 * 1024 * 1024;
+    let a = Tensor::randn([n], ()).unwrap();
+    let b = Tensor::randn([n], ()).unwrap();
+    let t = timeit(
+        || {
+            a.add(&b).unwrap();
+        },
+        9,
+        2,
+        1,
+    );
+    emit("add_f32_16M", 3.0 * 4.0 * n as f64 / t / 1e9, "GB/s");
+}
+
+fn softmax() {
+    let x = Tensor::randn([4096, 1024], ()).unwrap();
+    let t = timeit(
+        || {
+            torch::nn::functional::softmax(&x, -1).unwrap();
+        },
+        9,
+        2,
+        1,
+    );
+    emit("softmax_4096x1024", x.numel() as f64 / t / 1e9, "Gelem/s");
+}
+
+fn tiny_add_overhead() {
+    let s = Tensor::randn([2, 3], ()).unwrap();
+    let s2 = Tensor::randn([2, 3], ()).unwrap();
+    let t = timeit(
+        || {
+            s.add(&s2).unwrap();
+        },
+        5,
+        1,
+        20_000,
+    );
+    emit("tiny_add_overhead", t * 1e6, "us/op");
+}
+
+type Case = (&'static str, fn());
+
+const CASES: &[Case] = &[
+    ("gemm_float32_1024", || gemm(1024, DType::F32)),
+    ("gemm_float32_2048", || gemm(2048, DType::F32)),
+    ("gemm_bfloat16_2048", || gemm(2048, DType::BF16)),
+    ("add_f32_16M", add_f32_16m),
+    ("softmax_4096x1024", softmax),
+    ("tiny_add_overhead", tiny_add_overhead),
+];
+
+fn main() {
+    torch::manual_seed(0);
+    let wanted: Vec<String> = std::env::args().skip(1).collect();
+    for name in &wanted {
+        if !CASES.iter().any(|(c, _)| c == name) {
+            let known: Vec<&str> = CASES.iter().map(|(c, _)| *c).collect();
+            eprintln!("unknown case '{name}'; known cases: {}", known.join(", "));
+            std::process::exit(2);
+        }
+    }
+    for (name, run) in CASES {
+        if wanted.is_empty() || wanted.iter().any(|w| w == name) {
+            run();
+        }
+    }
+}
