@@ -208,12 +208,7 @@ impl BackendStorage for CpuStorage {
     }
 
     fn execute(prim: &Prim, inputs: &[(&Self, &Layout)]) -> Result<Vec<Self>> {
-        let arity = match prim {
-            Prim::Full { .. } => 0,
-            Prim::Unary(_) | Prim::Reduce { .. } | Prim::ArgReduce { .. } | Prim::Cast(_) | Prim::Copy => 1,
-            Prim::Binary(_) | Prim::Compare(_) | Prim::MatMul => 2,
-            Prim::Where => 3,
-        };
+        let arity = prim.arity();
         if inputs.len() != arity {
             return Err(Error::msg(format!(
                 "{}: expected {arity} inputs but got {}",
@@ -241,6 +236,10 @@ impl BackendStorage for CpuStorage {
             Prim::Full { shape, value, dtype } => {
                 one(CpuStorage::full(*dtype, shape.iter().product(), *value))
             }
+            Prim::Index(op) => crate::index::execute(op, inputs),
+            Prim::Shape(op) => crate::shape::execute(op, inputs),
+            Prim::Sort(op) => crate::sort::execute(op, inputs),
+            Prim::Nn(op) => crate::nn::execute(op, inputs),
         }
     }
 

@@ -22,8 +22,6 @@ pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<V
             t.device()
         )));
     }
-    let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.dims()).collect();
-    let out_shape = prim.output_shape(&shapes);
 
     // Lock each distinct storage once (an input may appear twice, as in `x * x`).
     let mut cells: Vec<&Arc<StorageCell>> = Vec::with_capacity(inputs.len());
@@ -52,7 +50,10 @@ pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<V
         other => return Err(no_backend(other)),
     };
     drop(guards);
-    Ok(outputs.into_iter().map(|s| Tensor::from_storage(s, out_shape.clone())).collect())
+    let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.dims()).collect();
+    let lens: Vec<usize> = outputs.iter().map(Storage::len).collect();
+    let out_shapes = prim.output_shapes(&shapes, &lens);
+    Ok(outputs.into_iter().zip(out_shapes).map(|(s, shape)| Tensor::from_storage(s, shape)).collect())
 }
 
 /// Runs a single-output prim.

@@ -1,10 +1,20 @@
 //! Tensor ops built on the prims: type promotion and broadcasting happen here, then one prim runs.
+//!
+//! One file per op family; each family's prims are listed in `core/src/ops/<family>.rs` and run by
+//! `backend-cpu/src/<family>/`.
 
+mod activation;
 mod compare;
 mod elementwise;
+mod index;
 mod inplace;
+mod linalg;
 mod matmul;
+mod nn;
 mod operand;
 mod reduce;
+mod shape;
+mod sort;
+mod stats;
 
 pub use operand::Operand;

@@ -1,0 +1,1 @@
+//! Activation functions and the rest of the elementwise math surface (gelu, silu, softplus, clamp, erf, ...).

@@ -1,0 +1,1 @@
+//! Indexing: gather/scatter, index_select/add/copy/fill/put, masked ops, nonzero, take, tensor indexing.

@@ -1,0 +1,1 @@
+//! Neural-network kernels: convolution, pooling, interpolation, normalisation, attention, losses.

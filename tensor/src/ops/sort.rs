@@ -1,0 +1,1 @@
+//! Ordering: sort, argsort, topk, kthvalue, unique, searchsorted, bucketize, histc, bincount, cumulative scans.

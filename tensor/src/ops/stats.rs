@@ -1,0 +1,1 @@
+//! Statistical reductions: std, var, norm, logsumexp, median, mode, quantile, count_nonzero.
