@@ -23,6 +23,7 @@ mod float;
 mod index;
 mod matmul;
 mod nn;
+pub mod pool;
 mod reduce;
 mod shape;
 pub mod simd;

@@ -64,7 +64,7 @@ pub(crate) fn reduce_with<T, C, U>(
 where
     T: Copy + Sync,
     C: Copy + Send + Sync,
-    U: Copy + Send,
+    U: Copy + Send + 'static,
 {
     let (kl, rl) = split_layout(l, dims);
     let n_out = kl.numel();

@@ -154,7 +154,14 @@ impl CpuStorage {
 
     /// `n` elements of `dtype`, all equal to `value` (cast with torch's rules).
     pub fn full(dtype: DType, n: usize, value: Scalar) -> Self {
-        with_dtype!(dtype, T => T::into_storage(vec![T::from_scalar(value); n]))
+        with_dtype!(dtype, T => {
+            let x = T::from_scalar(value);
+            T::into_storage(crate::walk::par_collect(n, |_, out| {
+                for o in out {
+                    o.write(x);
+                }
+            }))
+        })
     }
 
     /// `n` zeros of `dtype`.
@@ -180,6 +187,13 @@ impl CpuStorage {
             unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
         }
         with_storage!(self, v => bytes(v))
+    }
+}
+
+impl Drop for CpuStorage {
+    /// Large buffers go back to the [`crate::pool`] for the next op of the same size.
+    fn drop(&mut self) {
+        with_storage!(self, v => crate::pool::give(std::mem::take(v)))
     }
 }
 

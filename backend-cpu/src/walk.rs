@@ -5,6 +5,10 @@ use std::mem::MaybeUninit;
 
 use oxtorch_core::Layout;
 use rayon::prelude::*;
+use smallvec::SmallVec;
+
+/// Per-dim sizes or strides; inline up to 6 dims so planning a walk does not allocate.
+type Dims = SmallVec<[usize; 6]>;
 
 /// Fewest elements a parallel chunk gets; smaller work runs on the calling thread.
 pub const PAR_MIN_CHUNK: usize = 1 << 15;
@@ -19,8 +23,8 @@ pub fn chunk_len(n: usize) -> usize {
 /// every operand's strides allow, so that a contiguous or simply broadcast case walks in few runs.
 #[derive(Clone, Debug)]
 pub struct Plan<const N: usize> {
-    dims: Vec<usize>,
-    strides: [Vec<usize>; N],
+    dims: Dims,
+    strides: [Dims; N],
     offsets: [usize; N],
     numel: usize,
 }
@@ -31,8 +35,8 @@ impl<const N: usize> Plan<N> {
         let shape = layouts[0].dims();
         debug_assert!(layouts.iter().all(|l| l.dims() == shape));
         let numel = layouts[0].numel();
-        let mut dims: Vec<usize> = Vec::with_capacity(shape.len());
-        let mut strides: [Vec<usize>; N] = std::array::from_fn(|_| Vec::with_capacity(shape.len()));
+        let mut dims = Dims::new();
+        let mut strides: [Dims; N] = std::array::from_fn(|_| Dims::new());
         for d in 0..shape.len() {
             if shape[d] == 1 {
                 continue;
@@ -87,7 +91,7 @@ impl<const N: usize> Plan<N> {
             return;
         }
         let rank = self.dims.len();
-        let mut idx = vec![0usize; rank];
+        let mut idx: Dims = smallvec::smallvec![0; rank];
         let mut rem = start;
         for d in (0..rank).rev() {
             idx[d] = rem % self.dims[d];
@@ -129,8 +133,11 @@ impl<const N: usize> Plan<N> {
 
 /// Builds a vector of `n` elements by calling `fill(start, chunk)` on disjoint chunks, in parallel
 /// for large `n`. `fill` must write every element of its chunk.
-pub fn par_collect<U: Copy + Send>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync) -> Vec<U> {
-    let mut out: Vec<U> = Vec::with_capacity(n);
+pub fn par_collect<U: Copy + Send + 'static>(
+    n: usize,
+    fill: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync,
+) -> Vec<U> {
+    let mut out: Vec<U> = crate::pool::take(n);
     let spare = &mut out.spare_capacity_mut()[..n];
     let chunk = chunk_len(n);
     if chunk >= n {
@@ -155,11 +162,15 @@ pub fn par_ranges(n: usize, f: impl Fn(usize, usize) + Sync) {
 }
 
 /// `out[i] = f(a[i])` over a layout, into a new contiguous vector.
-pub fn map1<A: Copy + Sync, U: Copy + Send>(
+pub fn map1<A: Copy + Sync, U: Copy + Send + 'static>(
     a: &[A],
     la: &Layout,
     f: impl Fn(A) -> U + Sync + Copy,
 ) -> Vec<U> {
+    if let Some(r) = la.contiguous_range() {
+        let a = &a[r];
+        return par_collect(a.len(), |start, out| crate::simd::map1(&a[start..start + out.len()], out, f));
+    }
     let plan = Plan::new([la]);
     let [sa] = plan.inner_strides();
     par_collect(plan.numel(), |start, out| {
@@ -179,13 +190,20 @@ pub fn map1<A: Copy + Sync, U: Copy + Send>(
 }
 
 /// `out[i] = f(a[i], b[i])` over two layouts of one shape, into a new contiguous vector.
-pub fn map2<A: Copy + Sync, B: Copy + Sync, U: Copy + Send>(
+pub fn map2<A: Copy + Sync, B: Copy + Sync, U: Copy + Send + 'static>(
     a: &[A],
     la: &Layout,
     b: &[B],
     lb: &Layout,
     f: impl Fn(A, B) -> U + Sync + Copy,
 ) -> Vec<U> {
+    if let (Some(ra), Some(rb)) = (la.contiguous_range(), lb.contiguous_range()) {
+        let (a, b) = (&a[ra], &b[rb]);
+        return par_collect(a.len(), |start, out| {
+            let end = start + out.len();
+            crate::simd::map2(&a[start..end], &b[start..end], out, f)
+        });
+    }
     let plan = Plan::new([la, lb]);
     let [sa, sb] = plan.inner_strides();
     par_collect(plan.numel(), |start, out| {
@@ -214,7 +232,7 @@ pub fn map2<A: Copy + Sync, B: Copy + Sync, U: Copy + Send>(
 }
 
 /// `out[i] = f(a[i], b[i], c[i])` over three layouts of one shape, into a new contiguous vector.
-pub fn map3<A: Copy + Sync, B: Copy + Sync, C: Copy + Sync, U: Copy + Send>(
+pub fn map3<A: Copy + Sync, B: Copy + Sync, C: Copy + Sync, U: Copy + Send + 'static>(
     (a, la): (&[A], &Layout),
     (b, lb): (&[B], &Layout),
     (c, lc): (&[C], &Layout),

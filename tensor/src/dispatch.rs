@@ -9,6 +9,7 @@ use std::sync::Arc;
 use oxtorch_backend_cpu::CpuStorage;
 use oxtorch_core::ops::Prim;
 use oxtorch_core::{BackendStorage, Device, Error, Layout, Result};
+use smallvec::SmallVec;
 
 use crate::storage::{Storage, StorageCell};
 use crate::Tensor;
@@ -24,8 +25,8 @@ pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<V
     }
 
     // Lock each distinct storage once (an input may appear twice, as in `x * x`).
-    let mut cells: Vec<&Arc<StorageCell>> = Vec::with_capacity(inputs.len());
-    let mut slot = Vec::with_capacity(inputs.len());
+    let mut cells: SmallVec<[&Arc<StorageCell>; 4]> = SmallVec::new();
+    let mut slot: SmallVec<[usize; 4]> = SmallVec::new();
     for t in inputs {
         match cells.iter().position(|c| Arc::ptr_eq(c, t.storage())) {
             Some(i) => slot.push(i),
@@ -35,10 +36,10 @@ pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<V
             }
         }
     }
-    let guards: Vec<_> = cells.iter().map(|c| c.read()).collect();
+    let guards: SmallVec<[_; 4]> = cells.iter().map(|c| c.read()).collect();
     let outputs = match device {
         Device::Cpu => {
-            let args: Vec<(&CpuStorage, &Layout)> = inputs
+            let args: SmallVec<[(&CpuStorage, &Layout); 4]> = inputs
                 .iter()
                 .zip(&slot)
                 .map(|(t, &i)| match &*guards[i] {
@@ -50,8 +51,8 @@ pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<V
         other => return Err(no_backend(other)),
     };
     drop(guards);
-    let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.dims()).collect();
-    let lens: Vec<usize> = outputs.iter().map(Storage::len).collect();
+    let shapes: SmallVec<[&[usize]; 4]> = inputs.iter().map(|t| t.dims()).collect();
+    let lens: SmallVec<[usize; 2]> = outputs.iter().map(Storage::len).collect();
     let out_shapes = prim.output_shapes(&shapes, &lens);
     Ok(outputs.into_iter().zip(out_shapes).map(|(s, shape)| Tensor::from_storage(s, shape)).collect())
 }

@@ -1,0 +1,96 @@
+//! A bounded cache of large freed buffers.
+//!
+//! Allocating a fresh multi-megabyte buffer for every op output costs more than the op itself: the
+//! allocator maps new pages and the kernel faults each one in on first touch. Storages of at least
+//! [`MIN_POOLED_BYTES`] return their buffer here when dropped, and the next allocation of the same
+//! element type and size takes it back, already faulted in. The cache holds at most
+//! [`max_cached_bytes`] (env `OXTORCH_CPU_POOL_MB`, default 1024), so memory never grows without bound.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// Buffers smaller than this are left to the allocator, which reuses small blocks well.
+pub const MIN_POOLED_BYTES: usize = 1 << 20;
+
+type Key = (TypeId, usize);
+
+#[derive(Default)]
+struct Pool {
+    free: HashMap<Key, Vec<Box<dyn Any + Send>>>,
+    bytes: usize,
+}
+
+fn pool() -> &'static Mutex<Pool> {
+    static POOL: OnceLock<Mutex<Pool>> = OnceLock::new();
+    POOL.get_or_init(Default::default)
+}
+
+/// The most bytes the cache keeps.
+pub fn max_cached_bytes() -> usize {
+    static MAX: OnceLock<usize> = OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::env::var("OXTORCH_CPU_POOL_MB").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(1024) << 20
+    })
+}
+
+/// An empty vector with capacity for exactly `n` elements, reused from the cache when possible.
+pub fn take<T: Send + 'static>(n: usize) -> Vec<T> {
+    let bytes = n * std::mem::size_of::<T>();
+    if bytes >= MIN_POOLED_BYTES {
+        let mut p = pool().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = p.free.get_mut(&(TypeId::of::<T>(), n)).and_then(Vec::pop) {
+            p.bytes -= bytes;
+            drop(p);
+            if let Ok(v) = v.downcast::<Vec<T>>() {
+                return *v;
+            }
+        }
+    }
+    Vec::with_capacity(n)
+}
+
+/// Returns a buffer to the cache (large buffers only, while the cache has room); its elements are
+/// dropped first.
+pub fn give<T: Send + 'static>(mut v: Vec<T>) {
+    let bytes = v.capacity() * std::mem::size_of::<T>();
+    if bytes < MIN_POOLED_BYTES {
+        return;
+    }
+    v.clear();
+    let mut p = pool().lock().unwrap_or_else(|e| e.into_inner());
+    if p.bytes + bytes > max_cached_bytes() {
+        return;
+    }
+    p.bytes += bytes;
+    p.free.entry((TypeId::of::<T>(), v.capacity())).or_default().push(Box::new(v));
+}
+
+/// Bytes currently held by the cache.
+pub fn cached_bytes() -> usize {
+    pool().lock().unwrap_or_else(|e| e.into_inner()).bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_buffers_are_reused_and_small_ones_are_not() {
+        let n = (MIN_POOLED_BYTES / 4) + 123;
+        let mut v: Vec<f32> = take(n);
+        v.resize(n, 1.0);
+        let ptr = v.as_ptr();
+        give(v);
+        let w: Vec<f32> = take(n);
+        assert_eq!(w.as_ptr(), ptr);
+        assert!(w.is_empty() && w.capacity() >= n);
+        // A different element type of the same byte size does not get the f32 buffer.
+        give(w);
+        let u: Vec<i32> = take(n);
+        assert_ne!(u.as_ptr() as usize, ptr as usize);
+        let small: Vec<u8> = take(16);
+        give(small);
+        assert!(cached_bytes() <= max_cached_bytes());
+    }
+}
