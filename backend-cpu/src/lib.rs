@@ -20,6 +20,7 @@ mod binary;
 mod compare;
 mod copy;
 mod float;
+pub mod gemm_bf16;
 mod index;
 mod matmul;
 mod nn;

@@ -137,6 +137,25 @@ fn int_typed<T: Int>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dims) -> Ve
     out
 }
 
+/// bf16 products on the AVX512-BF16 kernel, batch by batch, accumulating in f32 and rounding once.
+fn bf16_dot(a: &[bf16], la: &Layout, b: &[bf16], lb: &Layout, d: &Dims) -> Vec<bf16> {
+    use crate::gemm_bf16::{gemm, MatRef};
+    let (m, k, n) = (d.m, d.k, d.n);
+    let (a_off, b_off) = (batch_offsets(la), batch_offsets(lb));
+    let r = la.rank();
+    let (ars, acs) = (la.strides()[r - 2], la.strides()[r - 1]);
+    let (brs, bcs) = (lb.strides()[r - 2], lb.strides()[r - 1]);
+    let mut acc = vec![0f32; m * n];
+    let mut out = Vec::with_capacity(a_off.len() * m * n);
+    for (&ao, &bo) in a_off.iter().zip(&b_off) {
+        let am = MatRef { data: a, offset: ao, rs: ars, cs: acs };
+        let bm = MatRef { data: b, offset: bo, rs: brs, cs: bcs };
+        gemm(m, n, k, am, bm, &mut acc);
+        out.extend(acc.iter().map(|&x| bf16::from_f32(x)));
+    }
+    out
+}
+
 /// Multiplies `[..., m, k]` by `[..., k, n]` (equal batch dims, any strides, stride 0 allowed).
 pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
     let d = dims(la, lb)?;
@@ -145,8 +164,9 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
         (S::F32(x), S::F32(y)) => S::F32(gemm_typed(x, la, y, lb, &d)),
         (S::F64(x), S::F64(y)) => S::F64(gemm_typed(x, la, y, lb, &d)),
         (S::F16(x), S::F16(y)) => S::F16(gemm_typed::<f16>(x, la, y, lb, &d)),
+        (S::BF16(x), S::BF16(y)) if crate::gemm_bf16::available() => S::BF16(bf16_dot(x, la, y, lb, &d)),
         (S::BF16(_), S::BF16(_)) => {
-            // No bf16 gemm kernel yet: widen to f32, multiply, round once.
+            // No bf16 dot-product instructions: widen to f32, multiply, round once.
             let wa = crate::copy::to_contiguous(a, la, DType::F32)?;
             let wb = crate::copy::to_contiguous(b, lb, DType::F32)?;
             let (ca, cb) = (Layout::contiguous(la.shape()), Layout::contiguous(lb.shape()));
