@@ -102,7 +102,7 @@ impl Tensor {
     }
 
     /// Cumulative sum along `dim`; integer and bool inputs accumulate in int64 unless `dtype` is given
-    /// (then the input is cast to `dtype` first, as torch does).
+    /// (then the input is cast to `dtype` first, as torch does; a bool `dtype` is refused).
     pub fn cumsum(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
         self.cum(dim, dtype, false)
     }
@@ -114,12 +114,14 @@ impl Tensor {
 
     fn cum(&self, dim: isize, dtype: Option<DType>, prod: bool) -> Result<Tensor> {
         let target = dtype.unwrap_or(if self.dtype().is_float() { self.dtype() } else { DType::I64 });
-        // A bool accumulator saturates at true: accumulate in int64 and cast back.
-        let work = if target == DType::Bool { DType::I64 } else { target };
+        if target == DType::Bool {
+            let name = if prod { "cumprod" } else { "cumsum" };
+            return Err(Error::msg(format!("\"{name}_out_cpu\" not implemented for 'Bool'")));
+        }
         let (x, dim) = self.as_rows(dim)?;
-        let x = x.to_dtype(work)?;
+        let x = x.to_dtype(target)?;
         let op = if prod { SortOp::CumProd { dim } } else { SortOp::CumSum { dim } };
-        self.row_one(&x, op)?.to_dtype(target)
+        self.row_one(&x, op)
     }
 
     /// Running maximum along `dim` and the index of the last maximal element so far (NaN propagates).
