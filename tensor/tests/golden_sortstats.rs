@@ -99,11 +99,15 @@ fn run_op(meta: &Json, ins: &[Tensor]) -> Result<Vec<Tensor>> {
         "sort" => pair(x.sort(m_dim(meta), m_bool(meta, "descending"))),
         "argsort" => one(x.argsort(m_dim(meta), m_bool(meta, "descending"))),
         "msort" => one(x.msort()),
-        "topk" => pair(x.topk(m_i64(meta, "k"), m_dim(meta), m_bool(meta, "largest"), m_bool(meta, "sorted"))),
+        "topk" => {
+            pair(x.topk(m_i64(meta, "k"), m_dim(meta), m_bool(meta, "largest"), m_bool(meta, "sorted")))
+        }
         "kthvalue" => pair(x.kthvalue(m_i64(meta, "k"), m_dim(meta), keepdim)),
         "median_all" => one(x.median_all()),
         "median" => pair(x.median(m_dim(meta), keepdim)),
         "mode" => pair(x.mode(m_dim(meta), keepdim)),
+        "nanmedian_all" => one(x.nanmedian_all()),
+        "nanmedian" => pair(x.nanmedian(m_dim(meta), keepdim)),
         "quantile" => {
             let q = if ins.len() > 1 { Operand::from(&ins[1]) } else { Operand::from(m_f64(meta, "q")) };
             one(x.quantile(q, m_opt_dim(meta), keepdim, m_str(meta, "interpolation")))
@@ -203,8 +207,10 @@ fn golden_sortstats_match_torch() {
 
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let results: Vec<(&str, bool, std::result::Result<(), String>)> =
-        cases.iter().map(|(name, meta)| (*name, m_bool(meta, "error"), check_case(&st, name, meta))).collect();
+    let results: Vec<(&str, bool, std::result::Result<(), String>)> = cases
+        .iter()
+        .map(|(name, meta)| (*name, m_bool(meta, "error"), check_case(&st, name, meta)))
+        .collect();
     std::panic::set_hook(hook);
 
     let passed = results.iter().filter(|r| r.2.is_ok()).count();

@@ -142,10 +142,10 @@ def topk_cases():
                 [tied([3, 11], dt)], lambda x, k=k, l=largest, s=srt: tup(torch.topk(x, k, largest=l, sorted=s)))
     for dt in ("i32", "f32", "bf16"):
         # n = 130 >= 64 k: std::partial_sort; n = 40: nth_element on a long row.
-        for n, k in [(130, 2), (40, 7), (40, 30)]:
+        for n, k in [(130, 2), (40, 7), (40, 30), (100, 40), (300, 20), (1300, 20)]:
             for largest in (True, False):
                 meta = {"op": "topk", "k": k, "dim": 0, "largest": largest, "sorted": True}
-                add(f"topk/{dt}/n{n}_k{k}_{'max' if largest else 'min'}", meta, [tied([n, 2], dt)],
+                add(f"topk/{dt}/n{n}_k{k}_{'max' if largest else 'min'}", meta, [tied([n, 2], dt, -20, 20)],
                     lambda x, k=k, l=largest: tup(torch.topk(x, k, dim=0, largest=l)))
     for dt in ("f32", "f64"):
         for largest in (True, False):
@@ -195,7 +195,7 @@ def median_mode_cases():
             add(f"mode/{dt}/{dtag(dim)}" + ("_keep" if keep else ""), meta, [tied([6, 9], dt)],
                 lambda x, d=dim, k=keep: tup(torch.mode(x, dim=d, keepdim=k)))
     for n in (17, 40, 100):
-        for dt in ("i64", "f32"):
+        for dt in ("i64", "f32", "u8"):
             meta = {"op": "mode", "dim": 0, "keepdim": False}
             add(f"mode/{dt}/n{n}", meta, [tied([n, 4], dt, -2, 2)], lambda x: tup(torch.mode(x, 0)))
             meta = {"op": "median", "dim": 0, "keepdim": False}
@@ -204,6 +204,25 @@ def median_mode_cases():
         add(f"median_all/{dt}/nan", {"op": "median_all"}, [with_nan([5, 4], dt)], torch.median)
         meta = {"op": "median", "dim": 1, "keepdim": False}
         add(f"median/{dt}/nan", meta, [with_nan([5, 6], dt, 0.3)], lambda x: tup(torch.median(x, 1)))
+    for dt in ALL:
+        add(f"nanmedian_all/{dt}", {"op": "nanmedian_all"}, [tied([3, 5], dt)], torch.nanmedian)
+        meta = {"op": "nanmedian", "dim": 1, "keepdim": False}
+        add(f"nanmedian/{dt}/d1", meta, [tied([4, 7], dt)], lambda x: tup(torch.nanmedian(x, 1)))
+    for dt in ("f32", "f64", "bf16"):
+        for frac in (0.3, 0.7):
+            add(f"nanmedian_all/{dt}/nan{frac}", {"op": "nanmedian_all"}, [with_nan([5, 4], dt, frac)],
+                torch.nanmedian)
+            for n in (6, 23, 50):
+                meta = {"op": "nanmedian", "dim": 0, "keepdim": True}
+                add(f"nanmedian/{dt}/n{n}_nan{frac}", meta, [with_nan([n, 3], dt, frac)],
+                    lambda x: tup(torch.nanmedian(x, 0, keepdim=True)))
+    for n in (1, 2, 3, 4, 5, 8, 17, 40):
+        meta = {"op": "nanmedian", "dim": 0, "keepdim": False}
+        add(f"nanmedian/f32/all_nan_n{n}", meta, [cast([NAN] * n, "f32")], lambda x: tup(torch.nanmedian(x, 0)))
+    add("nanmedian_all/f32/all_nan", {"op": "nanmedian_all"}, [cast([NAN] * 4, "f32")], torch.nanmedian)
+    add("nanmedian_all/f32/empty", {"op": "nanmedian_all"}, [tied([0], "f32")], torch.nanmedian)
+    meta = {"op": "nanmedian", "dim": 0, "keepdim": False}
+    add("nanmedian/f32/empty_dim", meta, [tied([0, 3], "f32")], lambda x: tup(torch.nanmedian(x, 0)))
     add("median_all/f32/empty", {"op": "median_all"}, [tied([0, 3], "f32")], torch.median)
     add("median_all/f32/0d", {"op": "median_all"}, [tied([], "f32")], torch.median)
     for op, fn in (("median", torch.median), ("mode", torch.mode)):

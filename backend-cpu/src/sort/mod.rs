@@ -11,7 +11,6 @@ mod search;
 mod stl;
 mod unique;
 
-use half::{bf16, f16};
 use oxtorch_core::ops::SortOp;
 use oxtorch_core::{BackendStorage, DType, Error, Layout, Result};
 
@@ -150,9 +149,13 @@ pub fn execute(op: &SortOp, inputs: &[Input<'_>]) -> Result<Vec<CpuStorage>> {
             }
             Ok(with_storage!(s, v => pair(order::kthvalue(v, l, dim, k))))
         }
-        SortOp::Median { dim } => {
+        SortOp::Median { dim, ignore_nan } => {
             check_len(op, l, dim, 1)?;
-            Ok(with_storage!(s, v => pair(order::median(v, l, dim))))
+            if ignore_nan {
+                Ok(with_storage!(s, v => pair(order::nanmedian(v, l, dim))))
+            } else {
+                Ok(with_storage!(s, v => pair(order::median(v, l, dim))))
+            }
         }
         SortOp::Mode { dim } => {
             check_len(op, l, dim, 1)?;
@@ -197,6 +200,3 @@ pub fn execute(op: &SortOp, inputs: &[Input<'_>]) -> Result<Vec<CpuStorage>> {
         SortOp::Bincount { length, weighted } => bincount(op, inputs, length, weighted),
     }
 }
-
-#[allow(dead_code)]
-fn _types(_: f16, _: bf16) {}

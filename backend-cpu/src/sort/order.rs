@@ -119,6 +119,22 @@ pub(crate) fn median<T: CpuElement>(v: &[T], l: &Layout, dim: usize) -> (Vec<T>,
     })
 }
 
+/// torch's CPU nanmedian: `std::nth_element` over the row's indices to position
+/// `(non_nan - 1) / 2` (C++ division, so 0 for an all-NaN row), NaN ordered last and equal values
+/// by index.
+pub(crate) fn nanmedian<T: CpuElement>(v: &[T], l: &Layout, dim: usize) -> (Vec<T>, Vec<i64>) {
+    per_row(v, l, dim, 1, |row, vals, idx| {
+        let non_nan = row.iter().filter(|x| !x.is_nan_elem()).count() as i64;
+        let nth = ((non_nan - 1) / 2) as usize;
+        let mut q = pairs(row);
+        let comp = |a: &Pair<T>, b: &Pair<T>| {
+            a.0 < b.0 || (a.0 == b.0 && a.1 < b.1) || (b.0.is_nan_elem() && !a.0.is_nan_elem())
+        };
+        stl::nth_element(&mut q, nth, &comp);
+        write(&q[nth..=nth], vals, idx);
+    })
+}
+
 /// torch's CPU mode: `std::sort` by value, then the longest run of equal values (the first such run
 /// wins) and the index of the run's last element.
 pub(crate) fn mode<T: CpuElement>(v: &[T], l: &Layout, dim: usize) -> (Vec<T>, Vec<i64>) {

@@ -38,7 +38,8 @@ pub(crate) fn quantile<T: Float>(
         row.sort_unstable_by(|a, b| cmp_nan(*a, *b));
         let last = row.len() - 1;
         let at = |r: T::Acc| -> T::Acc {
-            let i = if r.is_nan() || r < T::Acc::ZERO { 0 } else { (T::from_acc(r).to_f64() as usize).min(last) };
+            let i =
+                if r.is_nan() || r < T::Acc::ZERO { 0 } else { (T::from_acc(r).to_f64() as usize).min(last) };
             row[i].to_acc()
         };
         let n1 = T::from_f64(last as f64).to_acc();

@@ -92,7 +92,12 @@ type A1<T> = <T as Float>::Acc;
 
 /// Running max (`is_max`) or min with the index of the last extreme element; NaN propagates and
 /// each new NaN takes over the index (torch's `cummax_cummin_helper`).
-pub(crate) fn cum_extreme<T: CpuElement>(v: &[T], l: &Layout, dim: usize, is_max: bool) -> (Vec<T>, Vec<i64>) {
+pub(crate) fn cum_extreme<T: CpuElement>(
+    v: &[T],
+    l: &Layout,
+    dim: usize,
+    is_max: bool,
+) -> (Vec<T>, Vec<i64>) {
     let n = l.dims()[dim];
     per_row(v, l, dim, n, |row, vals, idx| {
         let (mut out, mut at) = (row[0], 0i64);

@@ -54,7 +54,13 @@ pub(crate) fn partial_sort<E: Copy>(v: &mut [E], middle: usize, comp: &impl Fn(&
     sort_heap(&mut v[..middle], comp);
 }
 
-fn introsort_loop<E: Copy>(v: &mut [E], first: usize, mut last: usize, mut depth: usize, comp: &impl Fn(&E, &E) -> bool) {
+fn introsort_loop<E: Copy>(
+    v: &mut [E],
+    first: usize,
+    mut last: usize,
+    mut depth: usize,
+    comp: &impl Fn(&E, &E) -> bool,
+) {
     while last - first > THRESHOLD {
         if depth == 0 {
             partial_sort(&mut v[first..last], last - first, comp);
@@ -278,6 +284,69 @@ pub(crate) fn quick_select<E: Copy>(v: &mut [E], k: usize, gt: &impl Fn(&E, &E) 
                 return;
             }
             r = j - 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator of tie-heavy rows.
+    fn rows() -> impl Iterator<Item = Vec<(i32, usize)>> {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        (0..300).map(move |r| {
+            let n = r % 70;
+            (0..n)
+                .map(|i| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    ((state % 7) as i32, i)
+                })
+                .collect()
+        })
+    }
+
+    fn less(a: &(i32, usize), b: &(i32, usize)) -> bool {
+        a.0 < b.0
+    }
+
+    #[test]
+    fn sort_orders_and_keeps_elements() {
+        for mut v in rows() {
+            let mut want: Vec<i32> = v.iter().map(|e| e.0).collect();
+            want.sort();
+            sort(&mut v, &less);
+            assert_eq!(v.iter().map(|e| e.0).collect::<Vec<_>>(), want);
+        }
+    }
+
+    #[test]
+    fn partial_sort_gives_the_smallest_sorted() {
+        for mut v in rows() {
+            let mut want: Vec<i32> = v.iter().map(|e| e.0).collect();
+            want.sort();
+            let k = v.len() / 3;
+            partial_sort(&mut v, k, &less);
+            assert_eq!(v[..k].iter().map(|e| e.0).collect::<Vec<_>>(), want[..k]);
+        }
+    }
+
+    #[test]
+    fn selections_put_the_right_rank_in_place() {
+        for v in rows().filter(|v| !v.is_empty()) {
+            let mut want: Vec<i32> = v.iter().map(|e| e.0).collect();
+            want.sort();
+            for k in [0, v.len() / 2, v.len() - 1] {
+                let mut a = v.clone();
+                nth_element(&mut a, k, &less);
+                assert_eq!(a[k].0, want[k]);
+                assert!(a[..k].iter().all(|e| e.0 <= want[k]) && a[k..].iter().all(|e| e.0 >= want[k]));
+                let mut b = v.clone();
+                quick_select(&mut b, k, &|x: &(i32, usize), y: &(i32, usize)| x.0 > y.0);
+                assert_eq!(b[k].0, want[k]);
+            }
         }
     }
 }

@@ -5,6 +5,8 @@ use oxtorch_core::Layout;
 use super::order::cmp_nan;
 use super::rows::contiguous;
 use crate::storage::CpuElement;
+use crate::walk::PAR_MIN_CHUNK;
+use rayon::prelude::*;
 
 /// Distinct values, the inverse index of every input element and the count of every value. Sorted
 /// ascending (a stable sort, NaN last and never equal to another NaN) unless `consecutive`.
@@ -12,7 +14,12 @@ pub(crate) fn unique<T: CpuElement>(v: &[T], l: &Layout, consecutive: bool) -> (
     let x = contiguous(v, l);
     let mut order: Vec<usize> = (0..x.len()).collect();
     if !consecutive {
-        order.sort_by(|&a, &b| cmp_nan(x[a], x[b]));
+        let cmp = |a: &usize, b: &usize| cmp_nan(x[*a], x[*b]);
+        if x.len() >= 2 * PAR_MIN_CHUNK {
+            order.par_sort_by(cmp);
+        } else {
+            order.sort_by(cmp);
+        }
     }
     let (mut vals, mut counts) = (Vec::new(), Vec::new());
     let mut inverse = vec![0i64; x.len()];

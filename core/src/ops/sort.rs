@@ -35,10 +35,14 @@ pub enum SortOp {
         dim: usize,
     },
     /// The lower median along `dim` (NaN if the row holds one, with the first NaN's index); among
-    /// equal values the one at that sorted position in a stable sort. The dim is kept with size 1.
+    /// equal values the one at that sorted position in a stable sort. With `ignore_nan`
+    /// (`nanmedian`), the lower median of the non-NaN values (NaN for an all-NaN row), picked by
+    /// torch's `std::nth_element`. The dim is kept with size 1.
     Median {
         /// the dim reduced
         dim: usize,
+        /// skip NaN values (`nanmedian`)
+        ignore_nan: bool,
     },
     /// The most frequent value along `dim` (the smallest among equally frequent ones) and torch's
     /// index for it; the dim is kept with size 1.
@@ -121,7 +125,8 @@ impl SortOp {
             SortOp::Sort { .. } => "sort",
             SortOp::TopK { .. } => "topk",
             SortOp::KthValue { .. } => "kthvalue",
-            SortOp::Median { .. } => "median",
+            SortOp::Median { ignore_nan: false, .. } => "median",
+            SortOp::Median { ignore_nan: true, .. } => "nanmedian",
             SortOp::Mode { .. } => "mode",
             SortOp::Quantile { .. } => "quantile",
             SortOp::CumSum { .. } => "cumsum",
@@ -173,7 +178,9 @@ impl SortOp {
         };
         let one = match self {
             SortOp::TopK { k, dim, .. } => with_dim(*dim, *k),
-            SortOp::KthValue { dim, .. } | SortOp::Median { dim } | SortOp::Mode { dim } => with_dim(*dim, 1),
+            SortOp::KthValue { dim, .. } | SortOp::Median { dim, .. } | SortOp::Mode { dim } => {
+                with_dim(*dim, 1)
+            }
             SortOp::Quantile { dim, .. } => {
                 let mut s = vec![inputs[1].iter().product()];
                 s.extend(with_dim(*dim, 1));

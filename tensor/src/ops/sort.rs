@@ -6,7 +6,7 @@
 //! inputs as `[1]` and give 0-d results back, as torch does.
 
 use oxtorch_core::ops::{Prim, SortOp};
-use oxtorch_core::{wrap_dim, DType, Error, ResultTypeState, Result};
+use oxtorch_core::{wrap_dim, DType, Error, Result, ResultTypeState};
 
 use crate::dispatch::{apply, apply1};
 use crate::{Operand, Tensor};
@@ -94,7 +94,13 @@ impl Tensor {
     }
 
     /// Drops the kept dim `d` of a `(values, indices)` pair unless `keepdim` (0-d inputs stay 0-d).
-    pub(crate) fn finish_keepdim(&self, v: Tensor, i: Tensor, d: usize, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    pub(crate) fn finish_keepdim(
+        &self,
+        v: Tensor,
+        i: Tensor,
+        d: usize,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
         if self.rank() == 0 {
             return Ok((v, i));
         }
@@ -220,7 +226,11 @@ impl Tensor {
         }
         let dtype = values.promote(ResultTypeState::default().tensor(self.dtype(), self.rank())).result();
         let vals = values.to_tensor(dtype, self.device())?;
-        if self.rank() == 0 || (self.rank() > 1 && (vals.rank() != self.rank() || vals.dims()[..vals.rank() - 1] != self.dims()[..self.rank() - 1])) {
+        if self.rank() == 0
+            || (self.rank() > 1
+                && (vals.rank() != self.rank()
+                    || vals.dims()[..vals.rank() - 1] != self.dims()[..self.rank() - 1]))
+        {
             return Err(Error::msg(format!(
                 "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor and input value tensor must match, but we got boundaries tensor {:?} and input value tensor {:?}",
                 self.dims(),

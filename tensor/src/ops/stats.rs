@@ -19,7 +19,8 @@ impl Tensor {
     /// The dtype half-precision floats compute in (f32), and the input cast to it.
     fn upcast(&self) -> Result<(Tensor, DType)> {
         let dt = self.dtype();
-        let x = if matches!(dt, DType::F16 | DType::BF16) { self.to_dtype(DType::F32)? } else { self.clone() };
+        let x =
+            if matches!(dt, DType::F16 | DType::BF16) { self.to_dtype(DType::F32)? } else { self.clone() };
         Ok((x, dt))
     }
 
@@ -28,7 +29,13 @@ impl Tensor {
         dims.iter().map(|&d| self.dims()[d]).product()
     }
 
-    fn var_impl(&self, dims: Vec<isize>, correction: f64, keepdim: bool, name: &str) -> Result<(Tensor, Tensor)> {
+    fn var_impl(
+        &self,
+        dims: Vec<isize>,
+        correction: f64,
+        keepdim: bool,
+        name: &str,
+    ) -> Result<(Tensor, Tensor)> {
         if !self.dtype().is_float() {
             let _ = name;
             return Err(Error::msg("std and var only support floating point and complex dtypes"));
@@ -148,7 +155,29 @@ impl Tensor {
     /// The lower median along `dim` and its index: NaN and the first NaN's index if the row has NaN,
     /// else (among equal values) the index a stable sort puts at the middle.
     pub fn median(&self, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        self.row_reduce("median", Some("median_cpu"), dim, keepdim, |dim| SortOp::Median { dim })
+        self.row_reduce("median", Some("median_cpu"), dim, keepdim, |dim| SortOp::Median {
+            dim,
+            ignore_nan: false,
+        })
+    }
+
+    /// The lower median of the non-NaN elements (NaN when all are NaN or the input is empty).
+    pub fn nanmedian_all(&self) -> Result<Tensor> {
+        self.refuse_bool("nanmedian_cpu")?;
+        if self.numel() == 0 {
+            return Tensor::full((), f64::NAN, (self.dtype(), self.device()));
+        }
+        let (v, _) = self.reshape([-1])?.nanmedian(0, false)?;
+        Ok(v)
+    }
+
+    /// The lower median along `dim` ignoring NaN, with torch's index among equal values (NaN for an
+    /// all-NaN row).
+    pub fn nanmedian(&self, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.row_reduce("nanmedian", Some("nanmedian_cpu"), dim, keepdim, |dim| SortOp::Median {
+            dim,
+            ignore_nan: true,
+        })
     }
 
     /// The most frequent value along `dim` (the smallest among equally frequent ones) and torch's
@@ -223,7 +252,8 @@ impl Tensor {
             }
             None => (self.reshape([-1])?, 0),
         };
-        let out = apply1(&Prim::Sort(SortOp::Quantile { dim: d, interpolation: interp }), &[&x, &qt], x.device())?;
+        let out =
+            apply1(&Prim::Sort(SortOp::Quantile { dim: d, interpolation: interp }), &[&x, &qt], x.device())?;
         // out: [nq] + x's shape with d = 1.
         let mut shape: Vec<usize> = Vec::new();
         if matches!(q, Operand::Tensor(ref t) if t.rank() == 1) {
