@@ -192,7 +192,7 @@ pub fn execute(op: &SortOp, inputs: &[Input<'_>]) -> Result<Vec<CpuStorage>> {
             })])
         }
         SortOp::Histc { bins, min, max } => {
-            if bins == 0 || !(min < max) {
+            if bins == 0 || min.partial_cmp(&max) != Some(std::cmp::Ordering::Less) {
                 return Err(Error::msg(format!("histc: invalid bins {bins} or range [{min}, {max}]")));
             }
             Ok(vec![with_float!(op, s, v => CpuStorage::from_vec(hist::histc(v, l, bins, min, max)))])

@@ -71,7 +71,7 @@ fn log_add_exp<A: AccFloat>(x: A, y: A) -> A {
     } else {
         (y, x)
     };
-    let finite = min == min && (min - min) == A::ZERO;
+    let finite = min.abs() < A::ONE / A::ZERO;
     if min != max || finite {
         (A::ONE + (min - max).exp()).ln() + max
     } else {

@@ -1,5 +1,7 @@
 //! `searchsorted`: positions of values in sorted rows.
 
+use std::cmp::Ordering;
+
 use oxtorch_core::Layout;
 
 use super::rows::contiguous;
@@ -12,7 +14,13 @@ fn bound<T: CpuElement>(row: &[T], val: T, right: bool) -> i64 {
     let (mut start, mut end) = (0usize, row.len());
     while start < end {
         let mid = start + ((end - start) >> 1);
-        let go_right = if right { !(row[mid] > val) } else { !(row[mid] >= val) };
+        // `!(mid > val)` / `!(mid >= val)`: an unordered (NaN) comparison moves right.
+        let ord = row[mid].partial_cmp(&val);
+        let go_right = if right {
+            ord != Some(Ordering::Greater)
+        } else {
+            !matches!(ord, Some(Ordering::Greater | Ordering::Equal))
+        };
         if go_right {
             start = mid + 1;
         } else {

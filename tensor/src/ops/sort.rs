@@ -162,7 +162,7 @@ impl Tensor {
         return_inverse: bool,
         return_counts: bool,
     ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
-        let _ = sorted;
+        let _ = sorted; // torch's CPU kernel sorts either way
         self.unique_impl(false, return_inverse, return_counts)
     }
 

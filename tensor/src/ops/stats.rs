@@ -29,15 +29,9 @@ impl Tensor {
         dims.iter().map(|&d| self.dims()[d]).product()
     }
 
-    fn var_impl(
-        &self,
-        dims: Vec<isize>,
-        correction: f64,
-        keepdim: bool,
-        name: &str,
-    ) -> Result<(Tensor, Tensor)> {
+    /// `(var, mean)` in the input's dtype, computed in f32 for f16/bf16.
+    fn var_impl(&self, dims: Vec<isize>, correction: f64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         if !self.dtype().is_float() {
-            let _ = name;
             return Err(Error::msg("std and var only support floating point and complex dtypes"));
         }
         let wrapped = self.reduction_dims(dims.clone())?;
@@ -54,7 +48,7 @@ impl Tensor {
     /// 1): `sum((x - mean)^2) / max(0, n - correction)`, so `n <= correction` gives inf or NaN as in
     /// torch. Float inputs only.
     pub fn var(&self, dims: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
-        Ok(self.var_impl(dims.into_dims(), correction, keepdim, "var")?.0)
+        Ok(self.var_impl(dims.into_dims(), correction, keepdim)?.0)
     }
 
     /// Standard deviation: the square root of [`Tensor::var`].
@@ -64,12 +58,12 @@ impl Tensor {
 
     /// `(var, mean)` over `dims`, as torch's `var_mean`.
     pub fn var_mean(&self, dims: impl IntoDims, correction: f64, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        self.var_impl(dims.into_dims(), correction, keepdim, "var_mean")
+        self.var_impl(dims.into_dims(), correction, keepdim)
     }
 
     /// `(std, mean)` over `dims`, as torch's `std_mean`.
     pub fn std_mean(&self, dims: impl IntoDims, correction: f64, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        let (var, mean) = self.var_impl(dims.into_dims(), correction, keepdim, "std_mean")?;
+        let (var, mean) = self.var_impl(dims.into_dims(), correction, keepdim)?;
         let (v, dt) = var.upcast()?;
         Ok((v.sqrt()?.to_dtype(dt)?, mean))
     }
@@ -116,7 +110,6 @@ impl Tensor {
         } else {
             a.pow(p)?.sum(dims, keepdim)?.pow(1.0 / p)?
         };
-        let _ = wrapped;
         out.to_dtype(dt)
     }
 
@@ -270,7 +263,7 @@ impl Tensor {
                 }
             }
             Some(_) => {}
-            None if keepdim => shape.extend(std::iter::repeat(1).take(self.rank())),
+            None if keepdim => shape.extend(std::iter::repeat_n(1, self.rank())),
             None => {}
         }
         out.reshape(shape)
