@@ -128,6 +128,9 @@ fn run_op(meta: &Json, ins: &[Tensor]) -> Result<Vec<Tensor>> {
         "searchsorted_scalar" => {
             one(x.searchsorted(m_scalar(meta), m_bool(meta, "right"), None, m_bool(meta, "out_int32")))
         }
+        "bucketize_scalar" => {
+            one(Tensor::bucketize_scalar(m_scalar(meta), x, m_bool(meta, "out_int32"), m_bool(meta, "right")))
+        }
         "bucketize" => one(x.bucketize(&ins[1], m_bool(meta, "out_int32"), m_bool(meta, "right"))),
         "histc" => one(x.histc(m_i64(meta, "bins"), m_f64(meta, "min"), m_f64(meta, "max"))),
         "bincount" => one(x.bincount(ins.get(1), m_i64(meta, "minlength"))),
@@ -228,4 +231,47 @@ fn golden_sortstats_match_torch() {
     assert!(failures.is_empty(), "{} golden cases differ from torch (listed above)", failures.len());
     assert!(passed >= MIN_CASES, "only {passed} golden cases passed; the test must not pass vacuously");
     assert!(errors_checked >= MIN_ERROR_CASES, "only {errors_checked} error cases passed");
+}
+
+/// Sorting many long rows runs them in parallel; the result must still be each row's stable sort.
+#[test]
+fn parallel_sort_matches_a_sequential_stable_sort() {
+    let (rows, n) = (8usize, 9000usize);
+    let data: Vec<i32> = (0..rows * n).map(|i| ((i * 7919) % 1013) as i32 % 97).collect();
+    let x = Tensor::from_vec(data.clone(), [rows, n]).unwrap();
+    for descending in [false, true] {
+        let (v, i) = x.sort(-1, descending).unwrap();
+        let (v, i) = (v.to_vec::<i32>().unwrap(), i.to_vec::<i64>().unwrap());
+        for r in 0..rows {
+            let row = &data[r * n..(r + 1) * n];
+            let mut want: Vec<(i32, i64)> = row.iter().enumerate().map(|(j, &x)| (x, j as i64)).collect();
+            if descending {
+                want.sort_by(|a, b| b.0.cmp(&a.0));
+            } else {
+                want.sort_by(|a, b| a.0.cmp(&b.0));
+            }
+            let got: Vec<(i32, i64)> = (0..n).map(|j| (v[r * n + j], i[r * n + j])).collect();
+            assert_eq!(got, want, "row {r}, descending {descending}");
+        }
+    }
+    // Along dim 0 of the transpose: strided rows, same answer.
+    let (vt, _) = x.t().unwrap().sort(0, false).unwrap();
+    let (v, _) = x.sort(1, false).unwrap();
+    assert!(vt.t().unwrap().equal(&v).unwrap());
+}
+
+/// Values out of the declared bin range and other bad arguments are errors, never panics.
+#[test]
+fn bad_arguments_are_errors() {
+    let x = Tensor::from_vec(vec![3i64, 1, 2], [3]).unwrap();
+    assert!(x.topk(4, 0, true, true).is_err());
+    assert!(x.kthvalue(0, 0, false).is_err());
+    assert!(x.sort(1, false).is_err());
+    assert!(x.cumsum(-2, None).is_err());
+    assert!(x.bincount(None, -1).is_err());
+    let f = x.to_dtype(DType::F32).unwrap();
+    assert!(f.quantile(0.5, Some(0), false, "cubic").is_err());
+    assert!(f.histc(0, 0.0, 1.0).is_err());
+    assert!(f.searchsorted(&f, true, Some("left"), false).is_err());
+    assert!(f.searchsorted(&f, false, Some("middle"), false).is_err());
 }

@@ -223,6 +223,9 @@ def median_mode_cases():
     add("nanmedian_all/f32/empty", {"op": "nanmedian_all"}, [tied([0], "f32")], torch.nanmedian)
     meta = {"op": "nanmedian", "dim": 0, "keepdim": False}
     add("nanmedian/f32/empty_dim", meta, [tied([0, 3], "f32")], lambda x: tup(torch.nanmedian(x, 0)))
+    for n in (5, 12):
+        meta = {"op": "mode", "dim": 1, "keepdim": False}
+        add(f"mode/f32/nan_n{n}", meta, [with_nan([4, n], "f32", 0.3)], lambda x: tup(torch.mode(x, 1)))
     add("median_all/f32/empty", {"op": "median_all"}, [tied([0, 3], "f32")], torch.median)
     add("median_all/f32/0d", {"op": "median_all"}, [tied([], "f32")], torch.median)
     for op, fn in (("median", torch.median), ("mode", torch.mode)):
@@ -307,6 +310,12 @@ def scan_cases():
         x = cast([[0.0, -INF, INF, 1.0, NAN, 2.0], [-INF, -INF, 3.0, INF, INF, 1.0]], dt)
         add(f"logcumsumexp/{dt}/special", {"op": "logcumsumexp", "dim": 1}, [x], lambda x: torch.logcumsumexp(x, 1))
         add(f"cumsum/{dt}/nan_inf", {"op": "cumsum", "dim": 1}, [x.clone()], lambda x: torch.cumsum(x, 1))
+    for op in ("cummax", "cummin", "logcumsumexp"):
+        add(f"{op}/f64/0d", {"op": op, "dim": -1}, [spread([], "f64")], lambda x, op=op: tup(getattr(torch, op)(x, -1)))
+        add(f"{op}/f64/empty", {"op": op, "dim": 1}, [spread([2, 0], "f64")],
+            lambda x, op=op: tup(getattr(torch, op)(x, 1)))
+    add("histc/f32/0d", {"op": "histc", "bins": 3, "min": 0.0, "max": 0.0}, [spread([], "f32")],
+        lambda x: torch.histc(x, 3))
     for op in ("cumsum", "cummax", "logcumsumexp"):
         meta = {"op": op, "dim": 0, "in0_view": "transpose"}
         add(f"{op}/f32/view_transpose", meta, [spread([4, 5], "f32")],
@@ -374,6 +383,8 @@ def search_cases():
         meta = {"op": "searchsorted_scalar", "scalar": scalar, "scalar_type": st, "right": False, "out_int32": False}
         add(f"searchsorted/{s_dt}/scalar_{st}", meta, [sorted_seq([6], s_dt)],
             lambda s, v=scalar: torch.searchsorted(s, v))
+    meta = {"op": "bucketize_scalar", "scalar": 2, "scalar_type": "int", "right": True, "out_int32": True}
+    add("bucketize/f32/scalar", meta, [sorted_seq([6], "f32")], lambda b: torch.bucketize(2, b, right=True, out_int32=True))
     meta = {"op": "searchsorted", "right": False, "out_int32": False}
     add("searchsorted/f32/0d_values", meta, [sorted_seq([5], "f32"), spread([], "f32")], torch.searchsorted)
     add("searchsorted/f32/empty_values", meta, [sorted_seq([5], "f32"), spread([0], "f32")], torch.searchsorted)

@@ -266,6 +266,22 @@ impl Tensor {
         boundaries.searchsorted(self, right, None, out_int32)
     }
 
+    /// `torch.bucketize` of a Python number: the 0-d index of its bucket in `boundaries` (1-D).
+    pub fn bucketize_scalar(
+        value: impl Into<oxtorch_core::Scalar>,
+        boundaries: &Tensor,
+        out_int32: bool,
+        right: bool,
+    ) -> Result<Tensor> {
+        if boundaries.rank() != 1 {
+            return Err(Error::msg(format!(
+                "boundaries tensor must be 1 dimension, but got dim({})",
+                boundaries.rank()
+            )));
+        }
+        boundaries.searchsorted(Operand::Scalar(value.into()), right, None, out_int32)
+    }
+
     /// Histogram with `bins` equal-width bins over `[min, max]` (the data's range when
     /// `min == max`); elements outside the range and NaN are ignored. Float inputs only; the output
     /// has the input's dtype.
