@@ -246,9 +246,9 @@ fn parallel_sort_matches_a_sequential_stable_sort() {
             let row = &data[r * n..(r + 1) * n];
             let mut want: Vec<(i32, i64)> = row.iter().enumerate().map(|(j, &x)| (x, j as i64)).collect();
             if descending {
-                want.sort_by(|a, b| b.0.cmp(&a.0));
+                want.sort_by_key(|e| std::cmp::Reverse(e.0));
             } else {
-                want.sort_by(|a, b| a.0.cmp(&b.0));
+                want.sort_by_key(|e| e.0);
             }
             let got: Vec<(i32, i64)> = (0..n).map(|j| (v[r * n + j], i[r * n + j])).collect();
             assert_eq!(got, want, "row {r}, descending {descending}");

@@ -169,8 +169,10 @@ pub fn execute(op: &SortOp, inputs: &[Input<'_>]) -> Result<Vec<CpuStorage>> {
                 CpuStorage::from_vec(quantile::quantile(v, l, dim, (q, ql), interpolation))
             })])
         }
-        SortOp::CumSum { dim } => Ok(vec![cum(op, inputs[0], check_dim(op, l, dim).map(|_| dim)?, false)?]),
-        SortOp::CumProd { dim } => Ok(vec![cum(op, inputs[0], check_dim(op, l, dim).map(|_| dim)?, true)?]),
+        SortOp::CumSum { dim } | SortOp::CumProd { dim } => {
+            check_dim(op, l, dim)?;
+            Ok(vec![cum(op, inputs[0], dim, matches!(op, SortOp::CumProd { .. }))?])
+        }
         SortOp::CumMax { dim } | SortOp::CumMin { dim } => {
             check_dim(op, l, dim)?;
             let is_max = matches!(op, SortOp::CumMax { .. });

@@ -30,8 +30,7 @@ pub(crate) fn quantile<T: Float>(
     let q: Vec<T::Acc> = contiguous(qv, ql).into_iter().map(T::to_acc).collect();
     let nq = q.len();
     let (out, _) = per_row_raw(v, l, dim, nq, |row, out, _: &mut [()]| {
-        if row.iter().any(|x| x.is_nan_elem()) {
-            let nan = row.iter().copied().find(|x| x.is_nan_elem()).expect("a NaN");
+        if let Some(&nan) = row.iter().find(|x| x.is_nan_elem()) {
             out.fill(nan);
             return;
         }
