@@ -9,7 +9,7 @@ use crate::Tensor;
 
 impl Tensor {
     /// Wraps, sorts and de-duplicates reduction dims; an empty list means every dim.
-    fn reduction_dims(&self, dims: Vec<isize>) -> Result<Vec<usize>> {
+    pub(crate) fn reduction_dims(&self, dims: Vec<isize>) -> Result<Vec<usize>> {
         if self.rank() == 0 {
             for &d in &dims {
                 wrap_dim(d, 0)?;
@@ -32,7 +32,7 @@ impl Tensor {
     }
 
     /// Drops the (size-1) reduced dims unless `keepdim`.
-    fn finish_reduction(t: Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+    pub(crate) fn finish_reduction(t: Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
         if keepdim || dims.is_empty() {
             return Ok(t);
         }
@@ -197,5 +197,42 @@ impl Tensor {
     /// `any` over `dims`.
     pub fn any_dim(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
         self.reduce(ReduceOp::Any, dims.into_dims(), keepdim)
+    }
+}
+
+/// Reductions with an explicit accumulation and output `dtype` (torch's `dtype=` argument).
+impl Tensor {
+    /// Casts to `dtype` and reduces in it (integers wrap, a bool sum is `any` and a bool product `all`).
+    fn reduce_in(&self, op: ReduceOp, dims: Vec<isize>, keepdim: bool, dtype: DType) -> Result<Tensor> {
+        let x = self.to_dtype(dtype)?;
+        let dims = x.reduction_dims(dims)?;
+        let op = match (op, dtype) {
+            (ReduceOp::Sum, DType::Bool) => ReduceOp::Any,
+            (ReduceOp::Prod, DType::Bool) => ReduceOp::All,
+            (op, _) => op,
+        };
+        let out = apply1(&Prim::Reduce { op, dims: dims.clone() }, &[&x], x.device())?;
+        Self::finish_reduction(out, &dims, keepdim)
+    }
+
+    /// `sum(dims, keepdim, dtype=dtype)`: the input is cast to `dtype` and summed in it.
+    pub fn sum_dtype(&self, dims: impl IntoDims, keepdim: bool, dtype: DType) -> Result<Tensor> {
+        self.reduce_in(ReduceOp::Sum, dims.into_dims(), keepdim, dtype)
+    }
+
+    /// `prod(dims, keepdim, dtype=dtype)`: the input is cast to `dtype` and multiplied in it.
+    pub fn prod_dtype(&self, dims: impl IntoDims, keepdim: bool, dtype: DType) -> Result<Tensor> {
+        self.reduce_in(ReduceOp::Prod, dims.into_dims(), keepdim, dtype)
+    }
+
+    /// `mean(dims, keepdim, dtype=dtype)` with a float `dtype`: the input is cast to it first.
+    pub fn mean_dtype(&self, dims: impl IntoDims, keepdim: bool, dtype: DType) -> Result<Tensor> {
+        if !dtype.is_float() {
+            return Err(Error::msg(format!(
+                "mean(): could not infer output dtype. Optional dtype must be either a floating point or complex dtype. Got: {}",
+                dtype.scalar_type_name()
+            )));
+        }
+        self.to_dtype(dtype)?.mean(dims, keepdim)
     }
 }

@@ -1,0 +1,69 @@
+//! Quantiles along one dim with torch's interpolation rules.
+
+use oxtorch_core::Layout;
+
+use super::order::cmp_nan;
+use super::rows::{contiguous, move_last_to, per_row_raw};
+use crate::float::{AccFloat, Float};
+
+/// torch's CPU `lerp`: `a + w (b - a)`, computed from the nearer end.
+#[inline(always)]
+fn lerp<A: AccFloat>(a: A, b: A, w: A) -> A {
+    let half = A::ONE / (A::ONE + A::ONE);
+    if w.abs() < half {
+        a + w * (b - a)
+    } else {
+        b - (b - a) * (A::ONE - w)
+    }
+}
+
+/// The quantiles `q` (each in `[0, 1]`) of every row of `(v, l)` along `dim`; the output is
+/// `[q.len(), rows...]` (the shape of the input with `dim` = 1, after a leading `q` dim). A row
+/// holding NaN gives NaN.
+pub(crate) fn quantile<T: Float>(
+    v: &[T],
+    l: &Layout,
+    dim: usize,
+    (qv, ql): (&[T], &Layout),
+    interpolation: &str,
+) -> Vec<T> {
+    let q: Vec<T::Acc> = contiguous(qv, ql).into_iter().map(T::to_acc).collect();
+    let nq = q.len();
+    let (out, _) = per_row_raw(v, l, dim, nq, |row, out, _: &mut [()]| {
+        if let Some(&nan) = row.iter().find(|x| x.is_nan_elem()) {
+            out.fill(nan);
+            return;
+        }
+        row.sort_unstable_by(|a, b| cmp_nan(*a, *b));
+        let last = row.len() - 1;
+        let at = |r: T::Acc| -> T::Acc {
+            let i =
+                if r.is_nan() || r < T::Acc::ZERO { 0 } else { (T::from_acc(r).to_f64() as usize).min(last) };
+            row[i].to_acc()
+        };
+        let n1 = T::from_f64(last as f64).to_acc();
+        for (o, &p) in out.iter_mut().zip(&q) {
+            let rank = T::from_acc(p * n1).to_acc();
+            let r = match interpolation {
+                "lower" => at(rank.floor()),
+                "higher" => at(rank.ceil()),
+                "nearest" => at(rank.round_even()),
+                "midpoint" => {
+                    let half = T::Acc::ONE / (T::Acc::ONE + T::Acc::ONE);
+                    lerp(at(rank.floor()), at(rank.ceil()), half)
+                }
+                _ => {
+                    let below = rank.floor();
+                    lerp(at(below), at(rank.ceil()), rank - below)
+                }
+            };
+            *o = T::from_acc(r);
+        }
+    });
+    let rows = out.len() / nq.max(1);
+    if nq > 1 && rows > 1 {
+        move_last_to(out, nq, rows)
+    } else {
+        out
+    }
+}
