@@ -184,8 +184,10 @@ mod tests {
             return;
         }
         for &(m, n, k) in &[(1, 1, 1), (13, 33, 5), (50, 70, 385), (97, 31, 2)] {
-            let av: Vec<bf16> = (0..m * k).map(|i| bf16::from_f32(((i * 7 % 13) as f32 - 6.0) / 4.0)).collect();
-            let bv: Vec<bf16> = (0..k * n).map(|i| bf16::from_f32(((i * 5 % 11) as f32 - 5.0) / 8.0)).collect();
+            let av: Vec<bf16> =
+                (0..m * k).map(|i| bf16::from_f32(((i * 7 % 13) as f32 - 6.0) / 4.0)).collect();
+            let bv: Vec<bf16> =
+                (0..k * n).map(|i| bf16::from_f32(((i * 5 % 11) as f32 - 5.0) / 8.0)).collect();
             // b is read transposed (column-major storage) to exercise strides.
             let a = MatRef { data: &av, offset: 0, rs: k, cs: 1 };
             let b = MatRef { data: &bv, offset: 0, rs: 1, cs: k };

@@ -20,7 +20,7 @@ fn row_offsets(l: &Layout, dim: usize) -> (Vec<usize>, usize) {
 }
 
 /// The elements of a layout as a contiguous vector (row-major).
-pub(crate) fn contiguous<T: Copy + Send + Sync>(v: &[T], l: &Layout) -> Vec<T> {
+pub(crate) fn contiguous<T: Copy + Send + Sync + 'static>(v: &[T], l: &Layout) -> Vec<T> {
     crate::walk::map1(v, l, |x| x)
 }
 
