@@ -21,6 +21,7 @@ mod compare;
 mod copy;
 mod float;
 mod index;
+mod math;
 mod matmul;
 mod nn;
 mod reduce;

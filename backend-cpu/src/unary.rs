@@ -25,6 +25,13 @@ pub(crate) trait Int: CpuElement + Ord {
     fn py_rem(self, o: Self) -> Self;
     /// `self ** e` with wrapping (`e >= 0`).
     fn wpow(self, e: Self) -> Self;
+    /// C's `%` (truncating; `o != 0`), wrapping on `MIN % -1`.
+    fn c_rem(self, o: Self) -> Self;
+    /// torch's `a << b`: shifted as unsigned, 0 when `b` is negative or at least the bit width.
+    fn shl_torch(self, b: Self) -> Self;
+    /// torch's `a >> b`: arithmetic for signed types; when `b` is negative or at least the bit width,
+    /// the sign fill (`-1` or `0`) for signed types and 0 for unsigned.
+    fn shr_torch(self, b: Self) -> Self;
 }
 
 macro_rules! int_impl {
@@ -94,6 +101,36 @@ macro_rules! int_impl {
                 }
             }
             #[inline(always)]
+            fn c_rem(self, o: Self) -> Self {
+                self.wrapping_rem(o)
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn shl_torch(self, b: Self) -> Self {
+                let bits = <$t>::BITS as i64;
+                let b = b as i64;
+                if b < 0 || b >= bits {
+                    0
+                } else {
+                    self.wrapping_shl(b as u32)
+                }
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn shr_torch(self, b: Self) -> Self {
+                let bits = <$t>::BITS as i64;
+                let b = b as i64;
+                if b < 0 || b >= bits {
+                    if self < 0 {
+                        self.wrapping_shr(bits as u32 - 1)
+                    } else {
+                        0
+                    }
+                } else {
+                    self.wrapping_shr(b as u32)
+                }
+            }
+            #[inline(always)]
             fn wpow(self, e: Self) -> Self {
                 let mut base = self;
                 let mut e = e as i64;
@@ -153,6 +190,89 @@ fn float_unary<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage>
         UnaryOp::Round => m!(|x: A<T>| x.round_even()),
         UnaryOp::Trunc => m!(|x: A<T>| x.trunc()),
         UnaryOp::IsNan => CpuStorage::from_vec(map1(v, l, |x: T| x.is_nan_elem())),
+        UnaryOp::Exp2 => m!(|x: A<T>| x.exp2()),
+        UnaryOp::Expm1 => m!(|x: A<T>| x.exp_m1()),
+        UnaryOp::Log2 => m!(|x: A<T>| x.log2()),
+        UnaryOp::Log10 => m!(|x: A<T>| x.log10()),
+        UnaryOp::Log1p => m!(|x: A<T>| x.ln_1p()),
+        UnaryOp::Tan => m!(|x: A<T>| x.tan()),
+        UnaryOp::Asin => m!(|x: A<T>| x.asin()),
+        UnaryOp::Acos => m!(|x: A<T>| x.acos()),
+        UnaryOp::Atan => m!(|x: A<T>| x.atan()),
+        UnaryOp::Sinh => m!(|x: A<T>| x.sinh()),
+        UnaryOp::Cosh => m!(|x: A<T>| x.cosh()),
+        UnaryOp::Asinh => m!(|x: A<T>| x.asinh()),
+        UnaryOp::Acosh => m!(|x: A<T>| x.acosh()),
+        UnaryOp::Atanh => m!(|x: A<T>| x.atanh()),
+        UnaryOp::Erf => m!(|x: A<T>| x.erf()),
+        UnaryOp::Erfc => m!(|x: A<T>| x.erfc()),
+        UnaryOp::Erfinv => m!(|x: A<T>| x.erfinv()),
+        UnaryOp::Frac => m!(|x: A<T>| x - x.trunc()),
+        UnaryOp::Logit { eps } => match eps.filter(|e| *e >= 0.0) {
+            None => m!(|x: A<T>| (x / (A::<T>::ONE - x)).ln()),
+            Some(e) => {
+                let (lo, hi) = (A::<T>::from_f64(e), A::<T>::from_f64(1.0 - e));
+                m!(move |x: A<T>| {
+                    let z = if x < lo {
+                        lo
+                    } else if x > hi {
+                        hi
+                    } else {
+                        x
+                    };
+                    (z / (A::<T>::ONE - z)).ln()
+                })
+            }
+        },
+        UnaryOp::RoundDecimals(d) => {
+            let p = A::<T>::from_f64(10f64.powi(d.unsigned_abs() as i32));
+            if d < 0 {
+                m!(move |x: A<T>| (x / p).round_even() * p)
+            } else {
+                m!(move |x: A<T>| (x * p).round_even() / p)
+            }
+        }
+        UnaryOp::NanToNum { nan, posinf, neginf } => {
+            let (n, p, q) = (T::from_f64(nan), T::from_f64(posinf), T::from_f64(neginf));
+            CpuStorage::from_vec(map1(v, l, move |x: T| {
+                let a = x.to_acc();
+                if a.is_nan() {
+                    n
+                } else if a.is_infinite() {
+                    if a > A::<T>::ZERO {
+                        p
+                    } else {
+                        q
+                    }
+                } else {
+                    x
+                }
+            }))
+        }
+        UnaryOp::IsInf => CpuStorage::from_vec(map1(v, l, |x: T| x.to_acc().is_infinite())),
+        UnaryOp::IsPosInf => CpuStorage::from_vec(map1(v, l, |x: T| {
+            let a = x.to_acc();
+            a.is_infinite() && a > A::<T>::ZERO
+        })),
+        UnaryOp::IsNegInf => CpuStorage::from_vec(map1(v, l, |x: T| {
+            let a = x.to_acc();
+            a.is_infinite() && a < A::<T>::ZERO
+        })),
+        UnaryOp::IsFinite => CpuStorage::from_vec(map1(v, l, |x: T| {
+            let a = x.to_acc();
+            !a.is_infinite() && !a.is_nan()
+        })),
+        UnaryOp::Softmax { dim, log } => crate::math::softmax::softmax(v, l, dim, log)?,
+        UnaryOp::LeakyRelu(_)
+        | UnaryOp::Elu { .. }
+        | UnaryOp::Gelu
+        | UnaryOp::GeluTanh
+        | UnaryOp::Silu
+        | UnaryOp::Mish
+        | UnaryOp::Softplus { .. }
+        | UnaryOp::Hardtanh { .. }
+        | UnaryOp::Hardsigmoid
+        | UnaryOp::Hardswish => crate::math::activation::float_activation(op, v, l),
         UnaryOp::BitNot => return Err(Error::UnsupportedDType { op: "bitwise_not", dtype: T::DTYPE }),
     })
 }
@@ -177,7 +297,16 @@ fn int_unary<T: Int>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage> {
             CpuStorage::from_vec(map1(v, l, |x: T| x))
         }
         UnaryOp::BitNot => CpuStorage::from_vec(map1(v, l, |x: T| x.not())),
-        UnaryOp::IsNan => CpuStorage::from_vec(map1(v, l, |_: T| false)),
+        UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsPosInf | UnaryOp::IsNegInf => {
+            CpuStorage::from_vec(map1(v, l, |_: T| false))
+        }
+        UnaryOp::IsFinite => CpuStorage::from_vec(map1(v, l, |_: T| true)),
+        UnaryOp::NanToNum { .. } => CpuStorage::from_vec(map1(v, l, |x: T| x)),
+        UnaryOp::Hardtanh { min, max } => {
+            // torch converts the bounds to the integer type.
+            let (lo, hi) = (T::from_f64(min), T::from_f64(max));
+            CpuStorage::from_vec(map1(v, l, move |x: T| x.max(lo).min(hi)))
+        }
         _ => return Err(Error::UnsupportedDType { op: op.name(), dtype: T::DTYPE }),
     })
 }
@@ -185,7 +314,11 @@ fn int_unary<T: Int>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage> {
 fn bool_unary(op: UnaryOp, v: &[bool], l: &Layout) -> Result<CpuStorage> {
     Ok(match op {
         UnaryOp::BitNot => CpuStorage::from_vec(map1(v, l, |x: bool| !x)),
-        UnaryOp::IsNan => CpuStorage::from_vec(map1(v, l, |_: bool| false)),
+        UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsPosInf | UnaryOp::IsNegInf => {
+            CpuStorage::from_vec(map1(v, l, |_: bool| false))
+        }
+        UnaryOp::IsFinite => CpuStorage::from_vec(map1(v, l, |_: bool| true)),
+        UnaryOp::NanToNum { .. } => CpuStorage::from_vec(map1(v, l, |x: bool| x)),
         UnaryOp::Sign => CpuStorage::from_vec(map1(v, l, |x: bool| x)),
         UnaryOp::Neg => {
             return Err(Error::msg(

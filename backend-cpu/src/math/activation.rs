@@ -1,0 +1,69 @@
+//! Pointwise activation functions on float inputs (f16/bf16 compute in f32).
+
+use oxtorch_core::ops::UnaryOp;
+use oxtorch_core::Layout;
+
+use crate::float::{AccFloat, Float};
+use crate::storage::CpuStorage;
+use crate::walk::map1;
+
+/// `min(max(x, lo), hi)` with NaN propagating (torch's clamp).
+#[inline(always)]
+fn clamp<A: AccFloat>(x: A, lo: A, hi: A) -> A {
+    let y = if x < lo { lo } else { x };
+    if y > hi {
+        hi
+    } else {
+        y
+    }
+}
+
+/// Runs an activation `UnaryOp` over a float view (the caller routes only activations here).
+pub(crate) fn float_activation<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> CpuStorage {
+    type A<T> = <T as Float>::Acc;
+    let c = |x: f64| A::<T>::from_f64(x);
+    let (zero, one, half) = (A::<T>::ZERO, A::<T>::ONE, c(0.5));
+    macro_rules! m {
+        ($f:expr) => {{
+            let f = $f;
+            CpuStorage::from_vec(map1(v, l, move |x: T| T::from_acc(f(x.to_acc()))))
+        }};
+    }
+    match op {
+        UnaryOp::LeakyRelu(slope) => {
+            let s = c(slope);
+            m!(move |x: A<T>| if x > zero { x } else { x * s })
+        }
+        UnaryOp::Elu { alpha, scale, input_scale } => {
+            let (neg, pos, inp) = (c(alpha * scale), c(scale), c(input_scale));
+            m!(move |x: A<T>| if x <= zero { (x * inp).exp_m1() * neg } else { x * pos })
+        }
+        UnaryOp::Gelu => {
+            let k = c(std::f64::consts::FRAC_1_SQRT_2);
+            m!(move |x: A<T>| x * half * (one + (x * k).erf()))
+        }
+        UnaryOp::GeluTanh => {
+            let (k, b) = (c((2.0 / std::f64::consts::PI).sqrt()), c(0.044715));
+            m!(move |x: A<T>| half * x * (one + (k * (x + b * x * x * x)).tanh()))
+        }
+        UnaryOp::Silu => m!(move |x: A<T>| x / (one + (-x).exp())),
+        UnaryOp::Mish => m!(move |x: A<T>| x * x.exp().ln_1p().tanh()),
+        UnaryOp::Softplus { beta, threshold } => {
+            let (b, t) = (c(beta), c(threshold));
+            m!(move |x: A<T>| if x * b > t { x } else { (x * b).exp().ln_1p() / b })
+        }
+        UnaryOp::Hardtanh { min, max } => {
+            let (lo, hi) = (c(min), c(max));
+            m!(move |x: A<T>| clamp(x, lo, hi))
+        }
+        UnaryOp::Hardsigmoid => {
+            let (three, six) = (c(3.0), c(6.0));
+            m!(move |x: A<T>| clamp(x + three, zero, six) / six)
+        }
+        UnaryOp::Hardswish => {
+            let (three, six) = (c(3.0), c(6.0));
+            m!(move |x: A<T>| x * clamp(x + three, zero, six) / six)
+        }
+        other => unreachable!("{} is not an activation", other.name()),
+    }
+}
