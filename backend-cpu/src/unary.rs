@@ -10,6 +10,10 @@ use crate::walk::map1;
 /// Integer element types and the wrapping arithmetic torch uses for them.
 pub(crate) trait Int: CpuElement + Ord {
     const SIGNED: bool;
+    /// The lowest value, as f64.
+    const MIN_F64: f64;
+    /// The highest value, as f64.
+    const MAX_F64: f64;
     fn wadd(self, o: Self) -> Self;
     fn wsub(self, o: Self) -> Self;
     fn wmul(self, o: Self) -> Self;
@@ -38,6 +42,8 @@ macro_rules! int_impl {
     ($t:ty, $signed:expr) => {
         impl Int for $t {
             const SIGNED: bool = $signed;
+            const MIN_F64: f64 = <$t>::MIN as f64;
+            const MAX_F64: f64 = <$t>::MAX as f64;
             #[inline(always)]
             fn wadd(self, o: Self) -> Self {
                 self.wrapping_add(o)
@@ -208,22 +214,27 @@ fn float_unary<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage>
         UnaryOp::Erfc => m!(|x: A<T>| x.erfc()),
         UnaryOp::Erfinv => m!(|x: A<T>| x.erfinv()),
         UnaryOp::Frac => m!(|x: A<T>| x - x.trunc()),
-        UnaryOp::Logit { eps } => match eps.filter(|e| *e >= 0.0) {
-            None => m!(|x: A<T>| (x / (A::<T>::ONE - x)).ln()),
-            Some(e) => {
-                let (lo, hi) = (A::<T>::from_f64(e), A::<T>::from_f64(1.0 - e));
-                m!(move |x: A<T>| {
-                    let z = if x < lo {
-                        lo
-                    } else if x > hi {
-                        hi
-                    } else {
-                        x
-                    };
-                    (z / (A::<T>::ONE - z)).ln()
-                })
+        // torch computes logit in the storage type (each step rounded, even for f16/bf16).
+        UnaryOp::Logit { eps } => {
+            let r = |v: A<T>| T::from_acc(v).to_acc();
+            let one = A::<T>::ONE;
+            match eps.filter(|e| *e >= 0.0) {
+                None => m!(move |x: A<T>| r(r(x / r(one - x)).ln())),
+                Some(e) => {
+                    let (lo, hi) = (r(A::<T>::from_f64(e)), r(one - r(A::<T>::from_f64(e))));
+                    m!(move |x: A<T>| {
+                        let z = if x < lo {
+                            lo
+                        } else if x > hi {
+                            hi
+                        } else {
+                            x
+                        };
+                        r(r(z / r(one - z)).ln())
+                    })
+                }
             }
-        },
+        }
         UnaryOp::RoundDecimals(d) => {
             let p = A::<T>::from_f64(10f64.powi(d.unsigned_abs() as i32));
             if d < 0 {
@@ -303,8 +314,9 @@ fn int_unary<T: Int>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage> {
         UnaryOp::IsFinite => CpuStorage::from_vec(map1(v, l, |_: T| true)),
         UnaryOp::NanToNum { .. } => CpuStorage::from_vec(map1(v, l, |x: T| x)),
         UnaryOp::Hardtanh { min, max } => {
-            // torch converts the bounds to the integer type.
-            let (lo, hi) = (T::from_f64(min), T::from_f64(max));
+            // torch saturates the bounds to the integer type's range.
+            let lo = T::from_f64(min.clamp(T::MIN_F64, T::MAX_F64));
+            let hi = T::from_f64(max.clamp(T::MIN_F64, T::MAX_F64));
             CpuStorage::from_vec(map1(v, l, move |x: T| x.max(lo).min(hi)))
         }
         _ => return Err(Error::UnsupportedDType { op: op.name(), dtype: T::DTYPE }),

@@ -73,7 +73,10 @@ fn normalise_block<T: Float>(
         }
     }
     if log {
-        let log_sum: Vec<A<T>> = sum.iter().map(|&s| s.ln()).collect();
+        // Along the last dim torch keeps the sum and its log in the storage type (which rounds
+        // them for f16/bf16); do the same to give torch's values.
+        let r = |v: A<T>| if inner == 1 { T::from_acc(v).to_acc() } else { v };
+        let log_sum: Vec<A<T>> = sum.iter().map(|&s| r(r(s).ln())).collect();
         for (row, o) in x.chunks_exact(inner).zip(out.chunks_exact_mut(inner)) {
             for j in 0..inner {
                 o[j] = T::from_acc((row[j].to_acc() - max[j]) - log_sum[j]);

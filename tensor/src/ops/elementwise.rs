@@ -28,6 +28,36 @@ pub(crate) fn binary_dtype(op: BinaryOp, a: &Tensor, b: &Operand) -> DType {
     }
 }
 
+/// The representable range of an integer dtype.
+fn int_range(dtype: DType) -> (i64, i64) {
+    match dtype {
+        DType::U8 => (0, u8::MAX as i64),
+        DType::I8 => (i8::MIN as i64, i8::MAX as i64),
+        DType::I16 => (i16::MIN as i64, i16::MAX as i64),
+        DType::I32 => (i32::MIN as i64, i32::MAX as i64),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+/// A scalar clamp bound on an integer dtype, as torch takes it: saturated to the dtype's range, or
+/// an error when the whole range lies on the wrong side of it (a `min` above the range, a `max`
+/// below it).
+fn int_bound(bound: Option<Operand>, dtype: DType, which: &str) -> Result<Option<Operand>> {
+    let Some(Operand::Scalar(s)) = bound else { return Ok(bound) };
+    if !dtype.is_int() {
+        return Ok(Some(Operand::Scalar(s)));
+    }
+    let (lo, hi) = int_range(dtype);
+    let v = s.to_i64();
+    if (which == "min" && v > hi) || (which == "max" && v < lo) {
+        return Err(Error::msg(format!(
+            "Clamp {which} value {v} is outside the representable range of {}",
+            dtype.scalar_type_name()
+        )));
+    }
+    Ok(Some(Operand::Scalar(Scalar::Int(v.clamp(lo, hi)))))
+}
+
 /// The operand checks torch makes before computing (bool subtraction, negative integer powers).
 fn check_binary(op: BinaryOp, a: &Tensor, b: &Operand, dtype: DType) -> Result<()> {
     let b_bool = match b {
@@ -98,7 +128,18 @@ impl Tensor {
 
     /// `self ** exponent`.
     pub fn pow(&self, exponent: impl Into<Operand>) -> Result<Tensor> {
+        let exponent = exponent.into();
+        // torch has no bool pow kernel, but special-cases bool exponents of a bool tensor:
+        // `x ** True` is `x`, `x ** False` is all true.
+        if let (DType::Bool, Operand::Scalar(Scalar::Bool(e))) = (self.dtype(), &exponent) {
+            return if *e { self.contiguous_copy() } else { self.ones_like() };
+        }
         self.binary(exponent, BinaryOp::Pow)
+    }
+
+    /// A new contiguous tensor with `self`'s values (never shares storage).
+    fn contiguous_copy(&self) -> Result<Tensor> {
+        apply1(&Prim::Copy, &[self], self.device())
     }
 
     /// Elementwise maximum (NaN-propagating).
@@ -353,13 +394,14 @@ impl Tensor {
     }
 
     /// Rounds half to even at `decimals` decimal places (torch's `round(decimals=...)`; negative
-    /// values round left of the decimal point). Integer inputs accept only `decimals == 0`.
+    /// values round left of the decimal point). Float dtypes only, as in torch (even for 0 decimals;
+    /// [`Tensor::round`] takes integers).
     pub fn round_decimals(&self, decimals: i64) -> Result<Tensor> {
-        if decimals == 0 {
-            return self.round();
-        }
         if !self.dtype().is_float() {
             return Err(Error::UnsupportedDType { op: "round_cpu", dtype: self.dtype() });
+        }
+        if decimals == 0 {
+            return self.round();
         }
         let d = decimals.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
         self.unary(UnaryOp::RoundDecimals(d))
@@ -455,6 +497,7 @@ impl Tensor {
         if dtype == DType::Bool {
             return Err(Error::UnsupportedDType { op: "clamp_cpu", dtype });
         }
+        let (min, max) = (int_bound(min, dtype, "min")?, int_bound(max, dtype, "max")?);
         let mut x = self.to_dtype(dtype)?;
         if let Some(lo) = min {
             x = x.maximum(lo.to_tensor(dtype, self.device())?)?;
