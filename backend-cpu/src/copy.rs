@@ -23,11 +23,11 @@ pub(crate) fn cast_elem<D: Element, S: Element>(v: S) -> D {
     let f = v.to_f64();
     match D::DTYPE {
         DType::I64 => {
-            let in_range = (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&f);
+            let in_range = (i64::MIN as f64..-(i64::MIN as f64)).contains(&f);
             D::from_i64(if in_range { f as i64 } else { i64::MIN })
         }
         DType::U8 | DType::I8 | DType::I16 | DType::I32 => {
-            let in_range = (-2_147_483_648.0..2_147_483_648.0).contains(&f);
+            let in_range = (i32::MIN as f64..-(i32::MIN as f64)).contains(&f);
             D::from_i64(if in_range { f as i64 } else { i32::MIN as i64 })
         }
         DType::F16 | DType::BF16 if S::DTYPE == DType::F64 => D::from_f64(f as f32 as f64),

@@ -11,6 +11,9 @@
 //! Gems, 2011) and refines it with Newton steps on `erf` (or on `erfc` near ±1, where `1 - |y|` is
 //! exact), which reaches f64 precision.
 
+// The coefficients are written as published.
+#![allow(clippy::excessive_precision)]
+
 const ERX: f64 = 8.45062911510467529297e-01;
 const EFX8: f64 = 1.02703333676410069053e+00;
 const PP: [f64; 5] = [
