@@ -104,6 +104,11 @@ pub trait AccFloat:
     fn erfinv(self) -> Self;
     /// ±∞ test
     fn is_infinite(self) -> bool;
+    /// `e^x`, vectorisable for f32 (about 1 ulp; std's `exp` for f64)
+    fn exp_fast(self) -> Self;
+    /// gelu's `erf`: torch's vectorisable approximation for f32 (absolute error below 5e-7), the
+    /// exact `erf` for f64
+    fn erf_gelu(self) -> Self;
     /// the nearest value of this type to `v`
     fn from_f64(v: f64) -> Self;
 }
@@ -254,6 +259,14 @@ macro_rules! acc_float {
                 <$t>::is_infinite(self)
             }
             #[inline(always)]
+            fn exp_fast(self) -> Self {
+                FastMath::exp_fast(self)
+            }
+            #[inline(always)]
+            fn erf_gelu(self) -> Self {
+                FastMath::erf_gelu(self)
+            }
+            #[inline(always)]
             fn from_f64(v: f64) -> Self {
                 v as $t
             }
@@ -262,6 +275,36 @@ macro_rules! acc_float {
 }
 acc_float!(f32);
 acc_float!(f64);
+
+/// The kernels' fast paths: the vectorisable f32 versions, and std/fdlibm for f64.
+pub trait FastMath {
+    /// `e^x`
+    fn exp_fast(self) -> Self;
+    /// gelu's erf
+    fn erf_gelu(self) -> Self;
+}
+
+impl FastMath for f32 {
+    #[inline(always)]
+    fn exp_fast(self) -> Self {
+        crate::math::fast::exp_f32(self)
+    }
+    #[inline(always)]
+    fn erf_gelu(self) -> Self {
+        crate::math::fast::erf_f32(self)
+    }
+}
+
+impl FastMath for f64 {
+    #[inline(always)]
+    fn exp_fast(self) -> Self {
+        self.exp()
+    }
+    #[inline(always)]
+    fn erf_gelu(self) -> Self {
+        crate::math::special::erf(self)
+    }
+}
 
 impl Float for f32 {
     type Acc = f32;

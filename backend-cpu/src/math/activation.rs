@@ -40,13 +40,13 @@ pub(crate) fn float_activation<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Cp
         }
         UnaryOp::Gelu => {
             let k = c(std::f64::consts::FRAC_1_SQRT_2);
-            m!(move |x: A<T>| x * half * (one + (x * k).erf()))
+            m!(move |x: A<T>| x * half * (one + (x * k).erf_gelu()))
         }
         UnaryOp::GeluTanh => {
             let (k, b) = (c((2.0 / std::f64::consts::PI).sqrt()), c(0.044715));
             m!(move |x: A<T>| half * x * (one + (k * (x + b * x * x * x)).tanh()))
         }
-        UnaryOp::Silu => m!(move |x: A<T>| x / (one + (-x).exp())),
+        UnaryOp::Silu => m!(move |x: A<T>| x / (one + (-x).exp_fast())),
         UnaryOp::Mish => m!(move |x: A<T>| x * x.exp().ln_1p().tanh()),
         UnaryOp::Softplus { beta, threshold } => {
             let (b, t) = (c(beta), c(threshold));
