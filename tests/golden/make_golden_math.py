@@ -168,6 +168,12 @@ def unary_cases():
         unary_case(f"unary/{tag}/f64/step", op, args, fn, general([3, 8], "f64"), "step")
         unary_case(f"unary/{tag}/f32/0d", op, args, fn, cast(0.75, "f32"))
         unary_case(f"unary/{tag}/f16/empty", op, args, fn, cast(np.zeros([0, 3]), "f16"))
+    # Larger inputs for the vectorised activation kernels.
+    x = uniform(-10, 10, [16, 200], "f32")
+    for op, args, fn in ACTIVATIONS:
+        if op in ("gelu", "silu", "sigmoid", "softplus", "mish", "elu"):
+            tag = op + "".join(f"/{k}={v}" for k, v in args.items())
+            unary_case(f"unary/{tag}/f32/16x200", op, args, fn, x)
     # Accuracy of the erf family over wide ranges, in f64 and f32.
     for dt in ("f32", "f64"):
         wide = cast(np.concatenate([np.linspace(-6, 6, 61), [-30, 27.5, 30, 1e-10, -1e-300]]), dt)
@@ -407,6 +413,12 @@ def softmax_cases():
         for dim in (0, 1):
             meta = {"kind": "softmax", "op": op, "dim": dim, "dtype": None}
             add_case(f"{op}/f64/6x80/d{dim}", meta, [x], lambda x, fn=fn, d=dim: fn(x, d))
+        # Larger inputs: many rows per parallel task, long rows, long columns.
+        for tag, dt, shape, dim in (("12x1030", "f16", [12, 1030], -1), ("1030x5", "f32", [1030, 5], 0),
+                                    ("5x1030", "f32", [5, 1030], 1)):
+            meta = {"kind": "softmax", "op": op, "dim": dim, "dtype": None}
+            add_case(f"{op}/{dt}/{tag}/d{dim}", meta, [uniform(-8, 8, shape, dt)],
+                     lambda x, fn=fn, d=dim: fn(x, d))
         for view in ("transpose", "step"):
             meta = {"kind": "softmax", "op": op, "dim": 1, "dtype": None, "in0_view": view}
             x = uniform(-3, 3, g.view_storage_shape([3, 4], view), "f32")
