@@ -189,7 +189,7 @@ fn float_unary<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage>
         UnaryOp::Sin => m!(|x: A<T>| x.sin()),
         UnaryOp::Cos => m!(|x: A<T>| x.cos()),
         UnaryOp::Tanh => m!(|x: A<T>| x.tanh()),
-        UnaryOp::Sigmoid => m!(|x: A<T>| A::<T>::ONE / (A::<T>::ONE + (-x).exp())),
+        UnaryOp::Sigmoid => m!(|x: A<T>| A::<T>::ONE / (A::<T>::ONE + (-x).exp_fast())),
         UnaryOp::Relu => m!(|x: A<T>| if x > A::<T>::ZERO || x.is_nan() { x } else { A::<T>::ZERO }),
         UnaryOp::Floor => m!(|x: A<T>| x.floor()),
         UnaryOp::Ceil => m!(|x: A<T>| x.ceil()),

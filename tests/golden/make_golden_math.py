@@ -190,6 +190,16 @@ def unary_cases():
     # Bad arguments.
     add_case("unary/gelu/bad_approximate", {"kind": "unary", "op": "gelu", "args": {"approximate": "erf"}},
              [general([3], "f32")], lambda x: F.gelu(x, approximate="erf"))
+    add_case("unary/hardtanh/min_gt_max", {"kind": "unary", "op": "hardtanh",
+                                            "args": {"min_val": 2.0, "max_val": 1.0}},
+             [general([3], "f32")], lambda x: F.hardtanh(x, 2.0, 1.0))
+    add_case("unary/celu/alpha0", {"kind": "unary", "op": "celu", "args": {"alpha": 0.0}},
+             [general([3], "f32")], lambda x: F.celu(x, 0.0))
+    add_case("unary/round/f32/decimals=40", {"kind": "unary", "op": "round", "args": {"decimals": 40}},
+             [general([3], "f32")], lambda x: torch.round(x, decimals=40))
+    add_case("unary/hardtanh/i64/fractional_bounds",
+             {"kind": "unary", "op": "hardtanh", "args": {"min_val": -1.5, "max_val": 2.5}},
+             [general([3, 4], "i64")], lambda x: F.hardtanh(x, -1.5, 2.5))
     add_case("unary/round/i64/decimals", {"kind": "unary", "op": "round", "args": {"decimals": 1}},
              [general([3], "i64")], lambda x: torch.round(x, decimals=1))
 

@@ -17,6 +17,12 @@ const SELU_SCALE: f64 = 1.050_700_987_355_480_5;
 impl Tensor {
     /// `min(max(self, min_val), max_val)`; integer tensors take the bounds converted to their dtype.
     pub fn hardtanh(&self, min_val: f64, max_val: f64) -> Result<Tensor> {
+        if min_val > max_val {
+            return Err(Error::msg("min_val cannot be greater than max_val"));
+        }
+        if self.dtype() == DType::Bool {
+            return Err(Error::msg("Bool inputs not supported for hardtanh"));
+        }
         self.unary(UnaryOp::Hardtanh { min: min_val, max: max_val })
     }
 
@@ -43,7 +49,7 @@ impl Tensor {
     /// `max(0, x) + min(0, alpha * (e^(x / alpha) - 1))` (torch's default alpha is 1).
     pub fn celu(&self, alpha: f64) -> Result<Tensor> {
         if alpha == 0.0 {
-            return Err(Error::msg("ZeroDivisionError"));
+            return Err(Error::msg("ZeroDivisionError: alpha cannot be 0 for CELU"));
         }
         self.unary(UnaryOp::Elu { alpha, scale: 1.0, input_scale: 1.0 / alpha })
     }
