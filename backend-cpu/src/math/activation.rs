@@ -43,11 +43,21 @@ pub(crate) fn float_activation<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Cp
             m!(move |x: A<T>| x * half * (one + (x * k).erf_gelu()))
         }
         UnaryOp::GeluTanh => {
-            let (k, b) = (c((2.0 / std::f64::consts::PI).sqrt()), c(0.044715));
-            m!(move |x: A<T>| half * x * (one + (k * (x + b * x * x * x)).tanh()))
+            // ½x(1 + tanh u) = x / (1 + e^(-2u)): the same function, without tanh's libm call.
+            let (k2, b) = (c(-2.0 * (2.0 / std::f64::consts::PI).sqrt()), c(0.044715));
+            m!(move |x: A<T>| x / (one + (k2 * (x + b * x * x * x)).exp_fast()))
         }
         UnaryOp::Silu => m!(move |x: A<T>| x / (one + (-x).exp_fast())),
-        UnaryOp::Mish => m!(move |x: A<T>| x * x.exp().ln_1p().tanh()),
+        // tanh(ln(1 + n)) = n(n + 2) / (n(n + 2) + 2) with n = e^x; past x = 20 the factor is 1 in
+        // every float type (and n(n + 2) would overflow f32).
+        UnaryOp::Mish => {
+            let (two, cap) = (c(2.0), c(20.0));
+            m!(move |x: A<T>| {
+                let n = (if x < cap { x } else { cap }).exp_fast();
+                let q = n * (n + two);
+                x * q / (q + two)
+            })
+        }
         UnaryOp::Softplus { beta, threshold } => {
             let (b, t) = (c(beta), c(threshold));
             m!(move |x: A<T>| if x * b > t { x } else { (x * b).exp().ln_1p() / b })
