@@ -4,8 +4,8 @@ use oxtorch_core::ops::BinaryOp;
 use oxtorch_core::{DType, Error, Layout, Result};
 
 use crate::float::{floor_div, remainder, AccFloat, Float};
+use crate::int::Int;
 use crate::storage::CpuStorage;
-use crate::unary::Int;
 use crate::walk::map2;
 
 type Operand<'a> = (&'a CpuStorage, &'a Layout);

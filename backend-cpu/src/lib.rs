@@ -21,6 +21,7 @@ mod compare;
 mod copy;
 mod float;
 mod index;
+mod int;
 mod math;
 mod matmul;
 mod nn;
