@@ -266,3 +266,51 @@ fn golden_math_matches_torch() {
     assert!(errors_checked >= 300, "only {errors_checked} error cases passed");
     assert!(failures.is_empty(), "{} golden math cases differ from torch (listed above)", failures.len());
 }
+
+/// Fails with the first few elements of `got` that are not within `(rtol, atol)` of `want`.
+fn assert_close(got: &Tensor, want: &Tensor, rtol: f64, atol: f64, what: &str) {
+    if let Err(e) = compare(got, want, rtol, atol) {
+        panic!("{what}: {e}");
+    }
+}
+
+/// The fused softmax kernel on inputs big enough to be split across threads, against the same
+/// softmax composed of reductions and elementwise ops in f64.
+#[test]
+fn fused_softmax_matches_composition_on_large_inputs() -> Result<()> {
+    oxtorch_tensor::manual_seed(7);
+    let x = Tensor::randn([300, 257], ())?.mul(4.0)?;
+    for dim in [0isize, 1] {
+        let x64 = x.to_dtype(DType::F64)?;
+        let shifted = x64.sub(&x64.amax(dim, true)?)?;
+        let e = shifted.exp()?;
+        let sum = e.sum(dim, true)?;
+        let want = e.div(&sum)?.to_dtype(DType::F32)?;
+        assert_close(&x.softmax(dim, None)?, &want, 1e-5, 1e-7, "softmax");
+        let want_log = shifted.sub(&sum.log()?)?.to_dtype(DType::F32)?;
+        assert_close(&x.log_softmax(dim, None)?, &want_log, 1e-5, 1e-5, "log_softmax");
+    }
+    Ok(())
+}
+
+/// The vectorised f32 activation kernels on a large input, against the f64 kernels.
+#[test]
+fn f32_activations_match_f64_on_large_inputs() -> Result<()> {
+    oxtorch_tensor::manual_seed(11);
+    let x = Tensor::randn([200_000], ())?.mul(6.0)?;
+    let x64 = x.to_dtype(DType::F64)?;
+    type Act = fn(&Tensor) -> Result<Tensor>;
+    let acts: [(&str, Act); 6] = [
+        ("gelu", |t| t.gelu("none")),
+        ("gelu_tanh", |t| t.gelu("tanh")),
+        ("silu", Tensor::silu),
+        ("mish", Tensor::mish),
+        ("sigmoid", Tensor::sigmoid),
+        ("softplus", |t| t.softplus(1.0, 20.0)),
+    ];
+    for (name, f) in acts {
+        let want = f(&x64)?.to_dtype(DType::F32)?;
+        assert_close(&f(&x)?, &want, 2e-6, 1e-6, name);
+    }
+    Ok(())
+}
