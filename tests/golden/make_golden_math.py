@@ -311,7 +311,7 @@ def binary_cases():
             add_case(f"binary/pow/{dt}/scalar_exp={s!r}", meta, [a], lambda x, s=s: torch.pow(x, s))
     for base in (2, 2.5, 0, -1, True):
         for dt in ("i64", "u8", "f32", "f16", "bool"):
-            e = cast([0, 1, 2, 3], dt) if dt != "bool" else torch.tensor([True, False])
+            e = cast([0, 1, 2, 3, -1, -2], dt) if dt not in ("bool", "u8") else general([6], dt)
             meta = {"kind": "pow_scalar_base", "op": "pow", "scalar": scalar_meta(base)}
             add_case(f"pow_scalar_base/{base!r}/{dt}", meta, [e], lambda x, b=base: torch.pow(b, x))
 
