@@ -4,8 +4,8 @@ use oxtorch_core::ops::BinaryOp;
 use oxtorch_core::{DType, Error, Layout, Result};
 
 use crate::float::{floor_div, remainder, AccFloat, Float};
+use crate::int::Int;
 use crate::storage::CpuStorage;
-use crate::unary::Int;
 use crate::walk::map2;
 
 type Operand<'a> = (&'a CpuStorage, &'a Layout);
@@ -28,9 +28,15 @@ fn float_binary<T: Float>(op: BinaryOp, a: &[T], la: &Layout, b: &[T], lb: &Layo
         BinaryOp::Minimum => m!(|x: A<T>, y: A<T>| if x.is_nan() || x < y { x } else { y }),
         BinaryOp::Remainder => m!(|x: A<T>, y| remainder(x, y)),
         BinaryOp::FloorDivide => m!(|x: A<T>, y| floor_div(x, y)),
-        BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
-            return Err(Error::UnsupportedDType { op: op.name(), dtype: T::DTYPE })
-        }
+        BinaryOp::Atan2 => m!(|x: A<T>, y| x.atan2(y)),
+        BinaryOp::Fmod => m!(|x: A<T>, y| x.fmod(y)),
+        BinaryOp::Hypot => m!(|x: A<T>, y| x.hypot(y)),
+        BinaryOp::CopySign => m!(|x: A<T>, y| x.copysign(y)),
+        BinaryOp::BitAnd
+        | BinaryOp::BitOr
+        | BinaryOp::BitXor
+        | BinaryOp::ShiftLeft
+        | BinaryOp::ShiftRight => return Err(Error::UnsupportedDType { op: op.name(), dtype: T::DTYPE }),
     })
 }
 
@@ -78,10 +84,19 @@ fn int_binary<T: Int>(op: BinaryOp, a: &[T], la: &Layout, b: &[T], lb: &Layout) 
             check_no_zero(b, lb)?;
             m!(|x: T, y: T| x.py_rem(y))
         }
+        BinaryOp::Fmod => {
+            check_no_zero(b, lb)?;
+            m!(|x: T, y: T| x.c_rem(y))
+        }
+        BinaryOp::ShiftLeft => m!(|x: T, y: T| x.shl_torch(y)),
+        BinaryOp::ShiftRight => m!(|x: T, y: T| x.shr_torch(y)),
         BinaryOp::Div => {
             return Err(Error::msg(
                 "div: integer inputs must be promoted to a float dtype before true division",
             ))
+        }
+        BinaryOp::Atan2 | BinaryOp::Hypot | BinaryOp::CopySign => {
+            return Err(Error::UnsupportedDType { op: op.name(), dtype: T::DTYPE })
         }
     })
 }

@@ -7,9 +7,37 @@ use crate::storage::{CpuElement, CpuStorage};
 use crate::walk::{chunk_len, map1, Plan};
 use crate::{with_dtype, with_storage};
 
+/// Converts one element with torch's CPU casting rules (as measured on x86-64 with torch 2.x):
+///
+/// * float to int64: truncation toward zero; NaN, ±∞ and values outside int64 give `i64::MIN`
+///   (the "integer indefinite" of `cvttsd2si`);
+/// * float to int32, int16, int8, uint8: truncation to int32 (NaN, ±∞ and values outside int32 give
+///   `i32::MIN`), then wrapping to the narrower type (so 300.0 as uint8 is 44 and NaN is 0);
+/// * float64 to float16/bfloat16: through float32 (two roundings, as c10's `Half(float)` does);
+/// * everything else as [`Element::cast_from`] (integers wrap, bool is `!= 0`, floats round to nearest).
+#[inline(always)]
+pub(crate) fn cast_elem<D: Element, S: Element>(v: S) -> D {
+    if !S::DTYPE.is_float() {
+        return D::from_i64(v.to_i64());
+    }
+    let f = v.to_f64();
+    match D::DTYPE {
+        DType::I64 => {
+            let in_range = (i64::MIN as f64..-(i64::MIN as f64)).contains(&f);
+            D::from_i64(if in_range { f as i64 } else { i64::MIN })
+        }
+        DType::U8 | DType::I8 | DType::I16 | DType::I32 => {
+            let in_range = (i32::MIN as f64..-(i32::MIN as f64)).contains(&f);
+            D::from_i64(if in_range { f as i64 } else { i32::MIN as i64 })
+        }
+        DType::F16 | DType::BF16 if S::DTYPE == DType::F64 => D::from_f64(f as f32 as f64),
+        _ => D::from_f64(f),
+    }
+}
+
 /// A new contiguous buffer holding the view `(s, l)` converted to `dtype`.
 pub fn to_contiguous(s: &CpuStorage, l: &Layout, dtype: DType) -> Result<CpuStorage> {
-    Ok(with_dtype!(dtype, D => with_storage!(s, v => CpuStorage::from_vec(map1(v, l, D::cast_from)))))
+    Ok(with_dtype!(dtype, D => with_storage!(s, v => CpuStorage::from_vec(map1(v, l, cast_elem::<D, _>)))))
 }
 
 fn copy_typed<D: CpuElement, S: CpuElement>(dst: &mut [D], dl: &Layout, src: &[S], sl: &Layout) {
@@ -24,7 +52,7 @@ fn copy_typed<D: CpuElement, S: CpuElement>(dst: &mut [D], dl: &Layout, src: &[S
             let mut o = 0;
             plan.for_runs(start, start + out.len(), |[os], len| {
                 for (i, x) in out[o..o + len].iter_mut().enumerate() {
-                    *x = D::cast_from(src[os + i * ss]);
+                    *x = cast_elem(src[os + i * ss]);
                 }
                 o += len;
             });
@@ -35,7 +63,7 @@ fn copy_typed<D: CpuElement, S: CpuElement>(dst: &mut [D], dl: &Layout, src: &[S
     let [sd, ss] = plan.inner_strides();
     plan.for_runs(0, plan.numel(), |[od, os], len| {
         for i in 0..len {
-            dst[od + i * sd] = D::cast_from(src[os + i * ss]);
+            dst[od + i * sd] = cast_elem(src[os + i * ss]);
         }
     });
 }

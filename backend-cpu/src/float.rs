@@ -64,6 +64,53 @@ pub trait AccFloat:
     fn is_nan(self) -> bool;
     /// magnitude of self, sign of `sign`
     fn copysign(self, sign: Self) -> Self;
+    /// 2^x
+    fn exp2(self) -> Self;
+    /// e^x - 1
+    fn exp_m1(self) -> Self;
+    /// base-2 logarithm
+    fn log2(self) -> Self;
+    /// base-10 logarithm
+    fn log10(self) -> Self;
+    /// ln(1 + x)
+    fn ln_1p(self) -> Self;
+    /// tangent
+    fn tan(self) -> Self;
+    /// arcsine
+    fn asin(self) -> Self;
+    /// arccosine
+    fn acos(self) -> Self;
+    /// arctangent
+    fn atan(self) -> Self;
+    /// hyperbolic sine
+    fn sinh(self) -> Self;
+    /// hyperbolic cosine
+    fn cosh(self) -> Self;
+    /// inverse hyperbolic sine
+    fn asinh(self) -> Self;
+    /// inverse hyperbolic cosine
+    fn acosh(self) -> Self;
+    /// inverse hyperbolic tangent
+    fn atanh(self) -> Self;
+    /// atan2(self, x)
+    fn atan2(self, x: Self) -> Self;
+    /// √(self² + x²)
+    fn hypot(self, x: Self) -> Self;
+    /// error function
+    fn erf(self) -> Self;
+    /// complementary error function
+    fn erfc(self) -> Self;
+    /// inverse error function
+    fn erfinv(self) -> Self;
+    /// ±∞ test
+    fn is_infinite(self) -> bool;
+    /// `e^x`, vectorisable for f32 (about 1 ulp; std's `exp` for f64)
+    fn exp_fast(self) -> Self;
+    /// gelu's `erf`: torch's vectorisable approximation for f32 (absolute error below 5e-7), the
+    /// exact `erf` for f64
+    fn erf_gelu(self) -> Self;
+    /// the nearest value of this type to `v`
+    fn from_f64(v: f64) -> Self;
 }
 
 macro_rules! acc_float {
@@ -131,11 +178,133 @@ macro_rules! acc_float {
             fn copysign(self, sign: Self) -> Self {
                 <$t>::copysign(self, sign)
             }
+            #[inline(always)]
+            fn exp2(self) -> Self {
+                <$t>::exp2(self)
+            }
+            #[inline(always)]
+            fn exp_m1(self) -> Self {
+                <$t>::exp_m1(self)
+            }
+            #[inline(always)]
+            fn log2(self) -> Self {
+                <$t>::log2(self)
+            }
+            #[inline(always)]
+            fn log10(self) -> Self {
+                <$t>::log10(self)
+            }
+            #[inline(always)]
+            fn ln_1p(self) -> Self {
+                <$t>::ln_1p(self)
+            }
+            #[inline(always)]
+            fn tan(self) -> Self {
+                <$t>::tan(self)
+            }
+            #[inline(always)]
+            fn asin(self) -> Self {
+                <$t>::asin(self)
+            }
+            #[inline(always)]
+            fn acos(self) -> Self {
+                <$t>::acos(self)
+            }
+            #[inline(always)]
+            fn atan(self) -> Self {
+                <$t>::atan(self)
+            }
+            #[inline(always)]
+            fn sinh(self) -> Self {
+                <$t>::sinh(self)
+            }
+            #[inline(always)]
+            fn cosh(self) -> Self {
+                <$t>::cosh(self)
+            }
+            #[inline(always)]
+            fn asinh(self) -> Self {
+                <$t>::asinh(self)
+            }
+            #[inline(always)]
+            fn acosh(self) -> Self {
+                <$t>::acosh(self)
+            }
+            #[inline(always)]
+            fn atanh(self) -> Self {
+                <$t>::atanh(self)
+            }
+            #[inline(always)]
+            fn atan2(self, x: Self) -> Self {
+                <$t>::atan2(self, x)
+            }
+            #[inline(always)]
+            fn hypot(self, x: Self) -> Self {
+                <$t>::hypot(self, x)
+            }
+            #[inline(always)]
+            fn erf(self) -> Self {
+                crate::math::special::erf(self as f64) as $t
+            }
+            #[inline(always)]
+            fn erfc(self) -> Self {
+                crate::math::special::erfc(self as f64) as $t
+            }
+            #[inline(always)]
+            fn erfinv(self) -> Self {
+                crate::math::special::erfinv(self as f64) as $t
+            }
+            #[inline(always)]
+            fn is_infinite(self) -> bool {
+                <$t>::is_infinite(self)
+            }
+            #[inline(always)]
+            fn exp_fast(self) -> Self {
+                FastMath::exp_fast(self)
+            }
+            #[inline(always)]
+            fn erf_gelu(self) -> Self {
+                FastMath::erf_gelu(self)
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
         }
     };
 }
 acc_float!(f32);
 acc_float!(f64);
+
+/// The kernels' fast paths: the vectorisable f32 versions, and std/fdlibm for f64.
+pub trait FastMath {
+    /// `e^x`
+    fn exp_fast(self) -> Self;
+    /// gelu's erf
+    fn erf_gelu(self) -> Self;
+}
+
+impl FastMath for f32 {
+    #[inline(always)]
+    fn exp_fast(self) -> Self {
+        crate::math::fast::exp_f32(self)
+    }
+    #[inline(always)]
+    fn erf_gelu(self) -> Self {
+        crate::math::fast::erf_f32(self)
+    }
+}
+
+impl FastMath for f64 {
+    #[inline(always)]
+    fn exp_fast(self) -> Self {
+        self.exp()
+    }
+    #[inline(always)]
+    fn erf_gelu(self) -> Self {
+        crate::math::special::erf(self)
+    }
+}
 
 impl Float for f32 {
     type Acc = f32;

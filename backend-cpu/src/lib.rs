@@ -22,6 +22,8 @@ mod copy;
 mod float;
 pub mod gemm_bf16;
 mod index;
+mod int;
+mod math;
 mod matmul;
 mod nn;
 pub mod pool;

@@ -4,117 +4,10 @@ use oxtorch_core::ops::UnaryOp;
 use oxtorch_core::{DType, Error, Layout, Result};
 
 use crate::float::{AccFloat, Float};
-use crate::storage::{CpuElement, CpuStorage};
+// Re-exported for the kernels that import it from here.
+pub(crate) use crate::int::Int;
+use crate::storage::CpuStorage;
 use crate::walk::map1;
-
-/// Integer element types and the wrapping arithmetic torch uses for them.
-pub(crate) trait Int: CpuElement + Ord {
-    const SIGNED: bool;
-    fn wadd(self, o: Self) -> Self;
-    fn wsub(self, o: Self) -> Self;
-    fn wmul(self, o: Self) -> Self;
-    fn wneg(self) -> Self;
-    fn wabs(self) -> Self;
-    fn not(self) -> Self;
-    fn and(self, o: Self) -> Self;
-    fn or(self, o: Self) -> Self;
-    fn xor(self, o: Self) -> Self;
-    /// Python's floor division (`o != 0`).
-    fn floor_div(self, o: Self) -> Self;
-    /// Python's `%` (`o != 0`).
-    fn py_rem(self, o: Self) -> Self;
-    /// `self ** e` with wrapping (`e >= 0`).
-    fn wpow(self, e: Self) -> Self;
-}
-
-macro_rules! int_impl {
-    ($t:ty, $signed:expr) => {
-        impl Int for $t {
-            const SIGNED: bool = $signed;
-            #[inline(always)]
-            fn wadd(self, o: Self) -> Self {
-                self.wrapping_add(o)
-            }
-            #[inline(always)]
-            fn wsub(self, o: Self) -> Self {
-                self.wrapping_sub(o)
-            }
-            #[inline(always)]
-            fn wmul(self, o: Self) -> Self {
-                self.wrapping_mul(o)
-            }
-            #[inline(always)]
-            fn wneg(self) -> Self {
-                self.wrapping_neg()
-            }
-            #[inline(always)]
-            #[allow(unused_comparisons)]
-            fn wabs(self) -> Self {
-                if self < 0 {
-                    self.wrapping_neg()
-                } else {
-                    self
-                }
-            }
-            #[inline(always)]
-            fn not(self) -> Self {
-                !self
-            }
-            #[inline(always)]
-            fn and(self, o: Self) -> Self {
-                self & o
-            }
-            #[inline(always)]
-            fn or(self, o: Self) -> Self {
-                self | o
-            }
-            #[inline(always)]
-            fn xor(self, o: Self) -> Self {
-                self ^ o
-            }
-            #[inline(always)]
-            #[allow(unused_comparisons)]
-            fn floor_div(self, o: Self) -> Self {
-                let q = self.wrapping_div(o);
-                let r = self.wrapping_rem(o);
-                if r != 0 && ((r < 0) != (o < 0)) {
-                    q.wrapping_sub(1)
-                } else {
-                    q
-                }
-            }
-            #[inline(always)]
-            #[allow(unused_comparisons)]
-            fn py_rem(self, o: Self) -> Self {
-                let r = self.wrapping_rem(o);
-                if r != 0 && ((r < 0) != (o < 0)) {
-                    r.wrapping_add(o)
-                } else {
-                    r
-                }
-            }
-            #[inline(always)]
-            fn wpow(self, e: Self) -> Self {
-                let mut base = self;
-                let mut e = e as i64;
-                let mut acc: Self = 1;
-                while e > 0 {
-                    if e & 1 == 1 {
-                        acc = acc.wrapping_mul(base);
-                    }
-                    base = base.wrapping_mul(base);
-                    e >>= 1;
-                }
-                acc
-            }
-        }
-    };
-}
-int_impl!(u8, false);
-int_impl!(i8, true);
-int_impl!(i16, true);
-int_impl!(i32, true);
-int_impl!(i64, true);
 
 fn float_unary<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage> {
     type A<T> = <T as Float>::Acc;
@@ -146,13 +39,101 @@ fn float_unary<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage>
         UnaryOp::Sin => m!(|x: A<T>| x.sin()),
         UnaryOp::Cos => m!(|x: A<T>| x.cos()),
         UnaryOp::Tanh => m!(|x: A<T>| x.tanh()),
-        UnaryOp::Sigmoid => m!(|x: A<T>| A::<T>::ONE / (A::<T>::ONE + (-x).exp())),
+        UnaryOp::Sigmoid => m!(|x: A<T>| A::<T>::ONE / (A::<T>::ONE + (-x).exp_fast())),
         UnaryOp::Relu => m!(|x: A<T>| if x > A::<T>::ZERO || x.is_nan() { x } else { A::<T>::ZERO }),
         UnaryOp::Floor => m!(|x: A<T>| x.floor()),
         UnaryOp::Ceil => m!(|x: A<T>| x.ceil()),
         UnaryOp::Round => m!(|x: A<T>| x.round_even()),
         UnaryOp::Trunc => m!(|x: A<T>| x.trunc()),
         UnaryOp::IsNan => CpuStorage::from_vec(map1(v, l, |x: T| x.is_nan_elem())),
+        UnaryOp::Exp2 => m!(|x: A<T>| x.exp2()),
+        UnaryOp::Expm1 => m!(|x: A<T>| x.exp_m1()),
+        UnaryOp::Log2 => m!(|x: A<T>| x.log2()),
+        UnaryOp::Log10 => m!(|x: A<T>| x.log10()),
+        UnaryOp::Log1p => m!(|x: A<T>| x.ln_1p()),
+        UnaryOp::Tan => m!(|x: A<T>| x.tan()),
+        UnaryOp::Asin => m!(|x: A<T>| x.asin()),
+        UnaryOp::Acos => m!(|x: A<T>| x.acos()),
+        UnaryOp::Atan => m!(|x: A<T>| x.atan()),
+        UnaryOp::Sinh => m!(|x: A<T>| x.sinh()),
+        UnaryOp::Cosh => m!(|x: A<T>| x.cosh()),
+        UnaryOp::Asinh => m!(|x: A<T>| x.asinh()),
+        UnaryOp::Acosh => m!(|x: A<T>| x.acosh()),
+        UnaryOp::Atanh => m!(|x: A<T>| x.atanh()),
+        UnaryOp::Erf => m!(|x: A<T>| x.erf()),
+        UnaryOp::Erfc => m!(|x: A<T>| x.erfc()),
+        UnaryOp::Erfinv => m!(|x: A<T>| x.erfinv()),
+        UnaryOp::Frac => m!(|x: A<T>| x - x.trunc()),
+        // torch computes logit in the storage type (each step rounded, even for f16/bf16).
+        UnaryOp::Logit { eps } => {
+            let r = |v: A<T>| T::from_acc(v).to_acc();
+            let one = A::<T>::ONE;
+            match eps.filter(|e| *e >= 0.0) {
+                None => m!(move |x: A<T>| r(r(x / r(one - x)).ln())),
+                Some(e) => {
+                    let (lo, hi) = (r(A::<T>::from_f64(e)), r(one - r(A::<T>::from_f64(e))));
+                    m!(move |x: A<T>| {
+                        let z = if x < lo {
+                            lo
+                        } else if x > hi {
+                            hi
+                        } else {
+                            x
+                        };
+                        r(r(z / r(one - z)).ln())
+                    })
+                }
+            }
+        }
+        UnaryOp::RoundDecimals(d) => {
+            let p = A::<T>::from_f64(10f64.powi(d.unsigned_abs() as i32));
+            if d < 0 {
+                m!(move |x: A<T>| (x / p).round_even() * p)
+            } else {
+                m!(move |x: A<T>| (x * p).round_even() / p)
+            }
+        }
+        UnaryOp::NanToNum { nan, posinf, neginf } => {
+            let (n, p, q) = (T::from_f64(nan), T::from_f64(posinf), T::from_f64(neginf));
+            CpuStorage::from_vec(map1(v, l, move |x: T| {
+                let a = x.to_acc();
+                if a.is_nan() {
+                    n
+                } else if a.is_infinite() {
+                    if a > A::<T>::ZERO {
+                        p
+                    } else {
+                        q
+                    }
+                } else {
+                    x
+                }
+            }))
+        }
+        UnaryOp::IsInf => CpuStorage::from_vec(map1(v, l, |x: T| x.to_acc().is_infinite())),
+        UnaryOp::IsPosInf => CpuStorage::from_vec(map1(v, l, |x: T| {
+            let a = x.to_acc();
+            a.is_infinite() && a > A::<T>::ZERO
+        })),
+        UnaryOp::IsNegInf => CpuStorage::from_vec(map1(v, l, |x: T| {
+            let a = x.to_acc();
+            a.is_infinite() && a < A::<T>::ZERO
+        })),
+        UnaryOp::IsFinite => CpuStorage::from_vec(map1(v, l, |x: T| {
+            let a = x.to_acc();
+            !a.is_infinite() && !a.is_nan()
+        })),
+        UnaryOp::Softmax { dim, log } => crate::math::softmax::softmax(v, l, dim, log)?,
+        UnaryOp::LeakyRelu(_)
+        | UnaryOp::Elu { .. }
+        | UnaryOp::Gelu
+        | UnaryOp::GeluTanh
+        | UnaryOp::Silu
+        | UnaryOp::Mish
+        | UnaryOp::Softplus { .. }
+        | UnaryOp::Hardtanh { .. }
+        | UnaryOp::Hardsigmoid
+        | UnaryOp::Hardswish => crate::math::activation::float_activation(op, v, l),
         UnaryOp::BitNot => return Err(Error::UnsupportedDType { op: "bitwise_not", dtype: T::DTYPE }),
     })
 }
@@ -177,7 +158,17 @@ fn int_unary<T: Int>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage> {
             CpuStorage::from_vec(map1(v, l, |x: T| x))
         }
         UnaryOp::BitNot => CpuStorage::from_vec(map1(v, l, |x: T| x.not())),
-        UnaryOp::IsNan => CpuStorage::from_vec(map1(v, l, |_: T| false)),
+        UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsPosInf | UnaryOp::IsNegInf => {
+            CpuStorage::from_vec(map1(v, l, |_: T| false))
+        }
+        UnaryOp::IsFinite => CpuStorage::from_vec(map1(v, l, |_: T| true)),
+        UnaryOp::NanToNum { .. } => CpuStorage::from_vec(map1(v, l, |x: T| x)),
+        UnaryOp::Hardtanh { min, max } => {
+            // torch saturates the bounds to the integer type's range.
+            let lo = T::from_f64(min.clamp(T::MIN_F64, T::MAX_F64));
+            let hi = T::from_f64(max.clamp(T::MIN_F64, T::MAX_F64));
+            CpuStorage::from_vec(map1(v, l, move |x: T| x.max(lo).min(hi)))
+        }
         _ => return Err(Error::UnsupportedDType { op: op.name(), dtype: T::DTYPE }),
     })
 }
@@ -185,7 +176,11 @@ fn int_unary<T: Int>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage> {
 fn bool_unary(op: UnaryOp, v: &[bool], l: &Layout) -> Result<CpuStorage> {
     Ok(match op {
         UnaryOp::BitNot => CpuStorage::from_vec(map1(v, l, |x: bool| !x)),
-        UnaryOp::IsNan => CpuStorage::from_vec(map1(v, l, |_: bool| false)),
+        UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsPosInf | UnaryOp::IsNegInf => {
+            CpuStorage::from_vec(map1(v, l, |_: bool| false))
+        }
+        UnaryOp::IsFinite => CpuStorage::from_vec(map1(v, l, |_: bool| true)),
+        UnaryOp::NanToNum { .. } => CpuStorage::from_vec(map1(v, l, |x: bool| x)),
         UnaryOp::Sign => CpuStorage::from_vec(map1(v, l, |x: bool| x)),
         UnaryOp::Neg => {
             return Err(Error::msg(

@@ -23,9 +23,39 @@ pub(crate) fn prepare_pair(a: &Tensor, b: &Operand, dtype: DType) -> Result<(Ten
 pub(crate) fn binary_dtype(op: BinaryOp, a: &Tensor, b: &Operand) -> DType {
     let d = b.promote(ResultTypeState::default().tensor(a.dtype(), a.rank())).result();
     match op {
-        BinaryOp::Div if !d.is_float() => DType::default_float(),
+        BinaryOp::Div | BinaryOp::Atan2 | BinaryOp::CopySign if !d.is_float() => DType::default_float(),
         _ => d,
     }
+}
+
+/// The representable range of an integer dtype.
+fn int_range(dtype: DType) -> (i64, i64) {
+    match dtype {
+        DType::U8 => (0, u8::MAX as i64),
+        DType::I8 => (i8::MIN as i64, i8::MAX as i64),
+        DType::I16 => (i16::MIN as i64, i16::MAX as i64),
+        DType::I32 => (i32::MIN as i64, i32::MAX as i64),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+/// A scalar clamp bound on an integer dtype, as torch takes it: saturated to the dtype's range, or
+/// an error when the whole range lies on the wrong side of it (a `min` above the range, a `max`
+/// below it).
+fn int_bound(bound: Option<Operand>, dtype: DType, which: &str) -> Result<Option<Operand>> {
+    let Some(Operand::Scalar(s)) = bound else { return Ok(bound) };
+    if !dtype.is_int() {
+        return Ok(Some(Operand::Scalar(s)));
+    }
+    let (lo, hi) = int_range(dtype);
+    let v = s.to_i64();
+    if (which == "min" && v > hi) || (which == "max" && v < lo) {
+        return Err(Error::msg(format!(
+            "Clamp {which} value {v} is outside the representable range of {}",
+            dtype.scalar_type_name()
+        )));
+    }
+    Ok(Some(Operand::Scalar(Scalar::Int(v.clamp(lo, hi)))))
 }
 
 /// The operand checks torch makes before computing (bool subtraction, negative integer powers).
@@ -98,7 +128,18 @@ impl Tensor {
 
     /// `self ** exponent`.
     pub fn pow(&self, exponent: impl Into<Operand>) -> Result<Tensor> {
+        let exponent = exponent.into();
+        // torch has no bool pow kernel, but special-cases bool exponents of a bool tensor:
+        // `x ** True` is `x`, `x ** False` is all true.
+        if let (DType::Bool, Operand::Scalar(Scalar::Bool(e))) = (self.dtype(), &exponent) {
+            return if *e { self.contiguous_copy() } else { self.ones_like() };
+        }
         self.binary(exponent, BinaryOp::Pow)
+    }
+
+    /// A new contiguous tensor with `self`'s values (never shares storage).
+    fn contiguous_copy(&self) -> Result<Tensor> {
+        apply1(&Prim::Copy, &[self], self.device())
     }
 
     /// Elementwise maximum (NaN-propagating).
@@ -254,5 +295,281 @@ impl Tensor {
     /// Logical xor of the truth values.
     pub fn logical_xor(&self, other: &Tensor) -> Result<Tensor> {
         self.to_dtype(DType::Bool)?.bitwise_xor(&other.to_dtype(DType::Bool)?)
+    }
+
+    /// `2^self`.
+    pub fn exp2(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Exp2)
+    }
+
+    /// `e^self - 1`, accurate near 0.
+    pub fn expm1(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Expm1)
+    }
+
+    /// Base-2 logarithm.
+    pub fn log2(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Log2)
+    }
+
+    /// Base-10 logarithm.
+    pub fn log10(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Log10)
+    }
+
+    /// `ln(1 + self)`, accurate near 0.
+    pub fn log1p(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Log1p)
+    }
+
+    /// Tangent.
+    pub fn tan(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Tan)
+    }
+
+    /// Arcsine (NaN outside `[-1, 1]`).
+    pub fn asin(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Asin)
+    }
+
+    /// Arccosine (NaN outside `[-1, 1]`).
+    pub fn acos(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Acos)
+    }
+
+    /// Arctangent.
+    pub fn atan(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Atan)
+    }
+
+    /// Hyperbolic sine.
+    pub fn sinh(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Sinh)
+    }
+
+    /// Hyperbolic cosine.
+    pub fn cosh(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Cosh)
+    }
+
+    /// Inverse hyperbolic sine.
+    pub fn asinh(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Asinh)
+    }
+
+    /// Inverse hyperbolic cosine (NaN below 1).
+    pub fn acosh(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Acosh)
+    }
+
+    /// Inverse hyperbolic tangent (±∞ at ±1, NaN outside `[-1, 1]`).
+    pub fn atanh(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Atanh)
+    }
+
+    /// The error function.
+    pub fn erf(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Erf)
+    }
+
+    /// The complementary error function `1 - erf(self)`, accurate where it is tiny.
+    pub fn erfc(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Erfc)
+    }
+
+    /// The inverse error function (±∞ at ±1, NaN outside `[-1, 1]`).
+    pub fn erfinv(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Erfinv)
+    }
+
+    /// The fractional part `self - trunc(self)` (float dtypes only).
+    pub fn frac(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Frac)
+    }
+
+    /// `ln(z / (1 - z))` with `z = clamp(self, eps, 1 - eps)` when `eps` is given (torch's `logit`;
+    /// a negative `eps` means no clamping).
+    pub fn logit(&self, eps: Option<f64>) -> Result<Tensor> {
+        self.unary(UnaryOp::Logit { eps })
+    }
+
+    /// Rounds half to even at `decimals` decimal places (torch's `round(decimals=...)`; negative
+    /// values round left of the decimal point). Float dtypes only, as in torch (even for 0 decimals;
+    /// [`Tensor::round`] takes integers).
+    pub fn round_decimals(&self, decimals: i64) -> Result<Tensor> {
+        if !self.dtype().is_float() {
+            return Err(Error::UnsupportedDType { op: "round_cpu", dtype: self.dtype() });
+        }
+        if decimals == 0 {
+            return self.round();
+        }
+        let d = decimals.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        self.unary(UnaryOp::RoundDecimals(d))
+    }
+
+    /// Replaces NaN by `nan` (default 0), +∞ by `posinf` and -∞ by `neginf` (default: the dtype's
+    /// largest and lowest finite values). Integer and bool tensors are returned unchanged.
+    pub fn nan_to_num(&self, nan: Option<f64>, posinf: Option<f64>, neginf: Option<f64>) -> Result<Tensor> {
+        let max = match self.dtype() {
+            DType::F16 => f64::from(half::f16::MAX),
+            DType::BF16 => f64::from(half::bf16::MAX),
+            DType::F32 => f64::from(f32::MAX),
+            _ => f64::MAX,
+        };
+        let op = UnaryOp::NanToNum {
+            nan: nan.unwrap_or(0.0),
+            posinf: posinf.unwrap_or(max),
+            neginf: neginf.unwrap_or(-max),
+        };
+        self.unary(op)
+    }
+
+    /// True where the value is +∞ or -∞.
+    pub fn isinf(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::IsInf)
+    }
+
+    /// True where the value is +∞.
+    pub fn isposinf(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::IsPosInf)
+    }
+
+    /// True where the value is -∞.
+    pub fn isneginf(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::IsNegInf)
+    }
+
+    /// True where the value is neither NaN nor infinite.
+    pub fn isfinite(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::IsFinite)
+    }
+
+    /// `atan2(self, other)`: the angle of the point `(other, self)`; integers promote to float.
+    pub fn atan2(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        self.binary(other, BinaryOp::Atan2)
+    }
+
+    /// C's `fmod`: the remainder of truncating division, with the sign of `self`.
+    pub fn fmod(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        self.binary(other, BinaryOp::Fmod)
+    }
+
+    /// `√(self² + other²)` (float dtypes only).
+    pub fn hypot(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        self.binary(other, BinaryOp::Hypot)
+    }
+
+    /// The magnitude of `self` with the sign of `other`; integers promote to float.
+    pub fn copysign(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        self.binary(other, BinaryOp::CopySign)
+    }
+
+    /// `self << other` (integer dtypes; 0 for shifts that are negative or at least the bit width).
+    pub fn bitwise_left_shift(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        self.binary(other, BinaryOp::ShiftLeft)
+    }
+
+    /// `self >> other`, arithmetic for signed dtypes.
+    pub fn bitwise_right_shift(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        self.binary(other, BinaryOp::ShiftRight)
+    }
+
+    /// `base ** self` for a Python number `base` (torch's `pow(Scalar, Tensor)`).
+    pub fn pow_scalar_base(base: impl Into<Scalar>, exponent: &Tensor) -> Result<Tensor> {
+        let base = base.into();
+        let dtype =
+            ResultTypeState::default().tensor(exponent.dtype(), exponent.rank()).scalar(base).result();
+        Tensor::full((), base, (dtype, exponent.device()))?.pow(exponent)
+    }
+
+    /// Clamps into `[min, max]` (torch's `clamp`/`clip`): either bound may be absent, and each may be a
+    /// tensor (broadcast) or a number. The result dtype is torch's `result_type` of `self` and the
+    /// bounds; NaN propagates from the input and from the bounds; where `min > max` the result is `max`.
+    pub fn clamp(&self, min: Option<Operand>, max: Option<Operand>) -> Result<Tensor> {
+        if min.is_none() && max.is_none() {
+            return Err(Error::msg("torch.clamp: At least one of 'min' or 'max' must not be None"));
+        }
+        let mut state = ResultTypeState::default().tensor(self.dtype(), self.rank());
+        for b in min.iter().chain(max.iter()) {
+            state = b.promote(state);
+        }
+        let dtype = state.result();
+        if dtype == DType::Bool {
+            return Err(Error::UnsupportedDType { op: "clamp_cpu", dtype });
+        }
+        let (min, max) = (int_bound(min, dtype, "min")?, int_bound(max, dtype, "max")?);
+        let mut x = self.to_dtype(dtype)?;
+        if let Some(lo) = min {
+            x = x.maximum(lo.to_tensor(dtype, self.device())?)?;
+        }
+        if let Some(hi) = max {
+            x = x.minimum(hi.to_tensor(dtype, self.device())?)?;
+        }
+        Ok(x)
+    }
+
+    /// Same as [`Tensor::clamp`].
+    pub fn clip(&self, min: Option<Operand>, max: Option<Operand>) -> Result<Tensor> {
+        self.clamp(min, max)
+    }
+
+    /// `clamp(min=min)`.
+    pub fn clamp_min(&self, min: impl Into<Operand>) -> Result<Tensor> {
+        self.clamp(Some(min.into()), None)
+    }
+
+    /// `clamp(max=max)`.
+    pub fn clamp_max(&self, max: impl Into<Operand>) -> Result<Tensor> {
+        self.clamp(None, Some(max.into()))
+    }
+
+    /// Linear interpolation `self + weight * (end - self)` (torch's `lerp`, with its two-sided formula
+    /// for accuracy near `weight = 1`). `end` and a tensor `weight` must have `self`'s float dtype;
+    /// f16/bf16 compute in f32.
+    pub fn lerp(&self, end: &Tensor, weight: impl Into<Operand>) -> Result<Tensor> {
+        let dtype = self.dtype();
+        let weight = weight.into();
+        let check = |name: &str, t: &Tensor| {
+            if t.dtype() != dtype {
+                return Err(Error::msg(format!(
+                    "expected dtype {} for `{name}` but got dtype {}",
+                    dtype.name(),
+                    t.dtype().name()
+                )));
+            }
+            Ok(())
+        };
+        check("end", end)?;
+        if let Operand::Tensor(w) = &weight {
+            check("weight", w)?;
+        }
+        if !dtype.is_float() {
+            let op = if matches!(weight, Operand::Tensor(_)) {
+                "lerp_kernel_tensor"
+            } else {
+                "lerp_kernel_scalar"
+            };
+            return Err(Error::UnsupportedDType { op, dtype });
+        }
+        let acc = if matches!(dtype, DType::F16 | DType::BF16) { DType::F32 } else { dtype };
+        let (s, e) = (self.to_dtype(acc)?, end.to_dtype(acc)?);
+        let diff = e.sub(&s)?;
+        let out = match weight {
+            Operand::Scalar(w) => {
+                let w = w.to_f64();
+                if w.abs() < 0.5 {
+                    s.add(diff.mul(w)?)?
+                } else {
+                    e.sub(diff.mul(1.0 - w)?)?
+                }
+            }
+            Operand::Tensor(w) => {
+                let w = w.to_dtype(acc)?;
+                let low = s.add(w.mul(&diff)?)?;
+                let high = e.sub(diff.mul(w.neg()?.add(1.0)?)?)?;
+                Tensor::where_cond(&w.abs()?.lt(0.5)?, &low, &high)?
+            }
+        };
+        out.to_dtype(dtype)
     }
 }

@@ -1,0 +1,6 @@
+//! Float math beyond the basic kernels: special functions, activations and softmax.
+
+pub(crate) mod activation;
+pub(crate) mod fast;
+pub(crate) mod softmax;
+pub(crate) mod special;

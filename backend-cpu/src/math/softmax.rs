@@ -1,0 +1,130 @@
+//! Fused softmax and log-softmax along one dim: one pass for the maxima, one for the exponentials and
+//! their sums, one to normalise; f16/bf16 compute in f32 and round once.
+
+use oxtorch_core::{Error, Layout, Result};
+use rayon::prelude::*;
+
+use crate::float::{AccFloat, Float};
+use crate::storage::CpuStorage;
+use crate::walk::map1;
+
+/// Softmax (or log-softmax when `log`) of the view `(v, l)` along `dim`; a 0-d view is one element.
+pub(crate) fn softmax<T: Float>(v: &[T], l: &Layout, dim: usize, log: bool) -> Result<CpuStorage> {
+    let dims = l.dims();
+    if dim >= dims.len().max(1) {
+        let r = dims.len().max(1) as isize;
+        return Err(Error::DimOutOfRange { dim: dim as isize, min: -r, max: r - 1 });
+    }
+    let n = l.numel();
+    let (size, inner) = if dims.is_empty() { (1, 1) } else { (dims[dim], dims[dim + 1..].iter().product()) };
+    let block = size * inner;
+    if n == 0 || block == 0 {
+        return Ok(CpuStorage::from_vec(Vec::<T>::new()));
+    }
+    let copy;
+    let xs: &[T] = match l.contiguous_range() {
+        Some(r) => &v[r],
+        None => {
+            copy = map1(v, l, |x: T| x);
+            &copy
+        }
+    };
+    let mut out = vec![T::ZERO; n];
+    // Give each task at least ~32K elements so that small rows are not scheduled one by one.
+    let min_blocks = (1 << 15) / block + 1;
+    out.par_chunks_mut(block).zip(xs.par_chunks(block)).with_min_len(min_blocks).for_each_init(
+        || Vec::<T::Acc>::with_capacity(block),
+        |scratch, (o, x)| normalise_block(x, o, size, inner, log, scratch),
+    );
+    Ok(CpuStorage::from_vec(out))
+}
+
+/// Normalises one `[size, inner]` block (row-major) along its first dim.
+fn normalise_block<T: Float>(
+    x: &[T],
+    out: &mut [T],
+    size: usize,
+    inner: usize,
+    log: bool,
+    scratch: &mut Vec<T::Acc>,
+) {
+    if inner == 1 {
+        normalise_row(x, out, log, scratch);
+    } else {
+        normalise_columns(x, out, size, inner, log, scratch);
+    }
+}
+
+/// `max(m, v)` ignoring NaN in `v` (a NaN still reaches the output through its exponential).
+#[inline(always)]
+fn max_acc<A: AccFloat>(m: A, v: A) -> A {
+    if v > m {
+        v
+    } else {
+        m
+    }
+}
+
+/// Softmax of one contiguous row (the last-dim case): vectorised slice loops throughout.
+fn normalise_row<T: Float>(x: &[T], out: &mut [T], log: bool, scratch: &mut Vec<T::Acc>) {
+    type A<T> = <T as Float>::Acc;
+    let neg_inf = A::<T>::from_f64(f64::NEG_INFINITY);
+    let max = crate::simd::fold_lanes(x, neg_inf, |m, v: T| max_acc(m, v.to_acc()), max_acc);
+    scratch.clear();
+    scratch.resize(x.len(), A::<T>::ZERO);
+    crate::simd::accumulate(scratch, x, move |_, v: T| (v.to_acc() - max).exp_fast());
+    let sum = crate::simd::fold_lanes(scratch, A::<T>::ZERO, |s, e| s + e, |a, b| a + b);
+    if log {
+        // Along the last dim torch keeps the sum and its log in the storage type (which rounds
+        // them for f16/bf16); do the same to give torch's values.
+        let r = |v: A<T>| T::from_acc(v).to_acc();
+        let log_sum = r(r(sum).ln());
+        crate::simd::accumulate(out, x, move |_, v: T| T::from_acc((v.to_acc() - max) - log_sum));
+    } else {
+        let inv = A::<T>::ONE / sum;
+        crate::simd::accumulate(out, scratch, move |_, e| T::from_acc(e * inv));
+    }
+}
+
+/// Softmax along the first dim of a `[size, inner]` block: each step is a slice loop over a row of
+/// `inner` independent columns.
+fn normalise_columns<T: Float>(
+    x: &[T],
+    out: &mut [T],
+    size: usize,
+    inner: usize,
+    log: bool,
+    scratch: &mut Vec<T::Acc>,
+) {
+    type A<T> = <T as Float>::Acc;
+    let mut max = vec![A::<T>::from_f64(f64::NEG_INFINITY); inner];
+    for row in x.chunks_exact(inner) {
+        crate::simd::accumulate(&mut max, row, |m, v: T| max_acc(m, v.to_acc()));
+    }
+    // Shifted exponentials (each scratch row starts as the maxima) and their column sums.
+    scratch.clear();
+    scratch.resize(size * inner, A::<T>::ZERO);
+    let mut sum = vec![A::<T>::ZERO; inner];
+    for (row, e) in x.chunks_exact(inner).zip(scratch.chunks_exact_mut(inner)) {
+        e.copy_from_slice(&max);
+        crate::simd::accumulate(e, row, |m, v: T| (v.to_acc() - m).exp_fast());
+        crate::simd::accumulate(&mut sum, e, |s, v| s + v);
+    }
+    if log {
+        let log_sum: Vec<A<T>> = sum.iter().map(|&s| s.ln()).collect();
+        for ((row, e), o) in
+            x.chunks_exact(inner).zip(scratch.chunks_exact_mut(inner)).zip(out.chunks_exact_mut(inner))
+        {
+            e.copy_from_slice(&max);
+            crate::simd::accumulate(e, row, |m, v: T| v.to_acc() - m);
+            crate::simd::accumulate(e, &log_sum, |d, l| d - l);
+            crate::simd::accumulate(o, e, |_, d| T::from_acc(d));
+        }
+    } else {
+        let inv: Vec<A<T>> = sum.iter().map(|&s| A::<T>::ONE / s).collect();
+        for (e, o) in scratch.chunks_exact_mut(inner).zip(out.chunks_exact_mut(inner)) {
+            crate::simd::accumulate(e, &inv, |v, i| v * i);
+            crate::simd::accumulate(o, e, |_, v| T::from_acc(v));
+        }
+    }
+}
