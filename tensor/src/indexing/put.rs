@@ -1,0 +1,64 @@
+//! `index_put_`: assignment (or accumulation) through any index expression.
+
+use oxtorch_core::{Error, Result};
+
+use super::advanced::selected_offsets;
+use super::IntoIndices;
+use crate::ops::Operand;
+use crate::Tensor;
+
+impl Tensor {
+    /// `self[indices] = values` (or `+=` with `accumulate`), in place: `values` (self's dtype, or a
+    /// number) is broadcast to the indexed shape. Duplicate indices accumulate with `accumulate`;
+    /// without it the last write wins.
+    pub fn index_put_(
+        &self,
+        indices: impl IntoIndices,
+        values: impl Into<Operand>,
+        accumulate: bool,
+    ) -> Result<&Tensor> {
+        let offsets = selected_offsets(self.dims(), &indices.into_indices())?;
+        let values = match values.into() {
+            Operand::Scalar(s) => Tensor::full((), s, self.same_options())?,
+            Operand::Tensor(t) if t.dtype() != self.dtype() => {
+                return Err(Error::msg(format!(
+                    "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
+                    self.dtype().scalar_type_name(),
+                    t.dtype().scalar_type_name()
+                )))
+            }
+            Operand::Tensor(t) => t,
+        };
+        let values = values.broadcast_to(offsets.dims()).map_err(|_| {
+            Error::msg(format!(
+                "shape mismatch: value tensor of shape {:?} cannot be broadcast to indexing result of shape {:?}",
+                values.dims(),
+                offsets.dims()
+            ))
+        })?;
+        if offsets.numel() == 0 {
+            return Ok(self);
+        }
+        let reduce = accumulate.then_some(oxtorch_core::ops::ReduceOp::Sum);
+        let out = self.reshape([-1])?.scatter_raw(
+            0,
+            &offsets.reshape([-1])?,
+            &values.reshape([-1])?,
+            reduce,
+            true,
+        )?;
+        self.copy_(&out.reshape(self.dims().to_vec())?)
+    }
+
+    /// `torch.index_put(self, indices, values, accumulate)`: [`Tensor::index_put_`] on a copy.
+    pub fn index_put(
+        &self,
+        indices: impl IntoIndices,
+        values: impl Into<Operand>,
+        accumulate: bool,
+    ) -> Result<Tensor> {
+        let out = self.copy()?;
+        out.index_put_(indices, values, accumulate)?;
+        Ok(out)
+    }
+}
