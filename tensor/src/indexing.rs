@@ -27,7 +27,7 @@ mod checks;
 mod masked;
 mod put;
 
-pub(crate) use checks::{checked_indices, index_as_i64, oob, IndexDTypes};
+pub(crate) use checks::{broadcast_pair, checked_indices, index_as_i64, oob, IndexDTypes};
 
 use crate::dims::SliceRange;
 use crate::Tensor;
@@ -220,16 +220,13 @@ pub(crate) struct Basic {
 /// Applies the basic entries of `indices` to `t` (as views) and collects the advanced ones.
 pub(crate) fn apply_basic(t: &Tensor, indices: &[TensorIndex]) -> Result<Basic> {
     let consumed: usize = indices.iter().map(TensorIndex::consumed).sum();
-    let ellipses = indices.iter().filter(|i| matches!(i, TensorIndex::Ellipsis)).count();
-    if ellipses > 1 {
-        return Err(Error::msg("an index can only have a single ellipsis ('...')"));
-    }
     if consumed > t.rank() {
         return Err(Error::msg(format!("too many indices for tensor of dimension {}", t.rank())));
     }
     let mut view = t.clone();
     let mut advanced = Vec::new();
     let mut d = 0usize;
+    let mut seen_ellipsis = false;
     for entry in indices {
         match entry {
             TensorIndex::Int(i) => {
@@ -252,7 +249,12 @@ pub(crate) fn apply_basic(t: &Tensor, indices: &[TensorIndex]) -> Result<Basic> 
                 view = view.unsqueeze(d as isize)?;
                 d += 1;
             }
-            TensorIndex::Ellipsis => d += t.rank() - consumed,
+            // Only the first ellipsis expands (torch accepts `t[..., ...]`).
+            TensorIndex::Ellipsis if !seen_ellipsis => {
+                d += t.rank() - consumed;
+                seen_ellipsis = true;
+            }
+            TensorIndex::Ellipsis => {}
             TensorIndex::Tensor(m) if is_mask(m) => {
                 let m = m.to_dtype(oxtorch_core::DType::Bool)?;
                 if m.rank() == 0 {
@@ -281,7 +283,9 @@ pub(crate) fn apply_basic(t: &Tensor, indices: &[TensorIndex]) -> Result<Basic> 
             }
             TensorIndex::Tensor(ix) => {
                 if !matches!(ix.dtype(), oxtorch_core::DType::I64 | oxtorch_core::DType::I32) {
-                    return Err(Error::msg("tensors used as indices must be long, int, byte or bool tensors"));
+                    return Err(Error::msg(
+                        "tensors used as indices must be long, int, byte or bool tensors",
+                    ));
                 }
                 advanced.push((d, ix.to_dtype(oxtorch_core::DType::I64)?));
                 d += 1;

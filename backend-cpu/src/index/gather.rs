@@ -22,7 +22,13 @@ fn typed<T: CpuElement>(src: &[T], sl: &Layout, idx: &[i64], il: &Layout, dim: u
 }
 
 /// `out[p] = src[p with p[dim] = index[p]]` over index's shape (checked, see [`super::execute`]).
-pub(super) fn gather(src: &CpuStorage, sl: &Layout, idx: &CpuStorage, il: &Layout, dim: usize) -> Result<CpuStorage> {
+pub(super) fn gather(
+    src: &CpuStorage,
+    sl: &Layout,
+    idx: &CpuStorage,
+    il: &Layout,
+    dim: usize,
+) -> Result<CpuStorage> {
     let CpuStorage::I64(idx) = idx else {
         return Err(Error::msg("gather(): Expected dtype int64 for index"));
     };

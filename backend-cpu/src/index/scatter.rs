@@ -92,8 +92,9 @@ pub(super) fn scatter(
     super::check_shapes(l, il, dim)?;
     if il.dims().iter().zip(sl.dims()).any(|(i, s)| i > s) || sl.rank() != il.rank() {
         return Err(Error::shape(format!(
-            "Expected index {:?} to be no larger than src {:?}",
+            "Expected index {:?} to be no larger than self {:?} apart from dimension {dim} and to be no larger size than src {:?}",
             il.dims(),
+            l.dims(),
             sl.dims()
         )));
     }

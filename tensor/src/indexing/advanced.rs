@@ -31,7 +31,8 @@ pub(crate) fn gather_advanced(view: &Tensor, adv: &[(usize, Tensor)]) -> Result<
     // One linear index over the indexed dims (row-major in their order), checked per dim.
     let mut linear = vec![0i64; n_b];
     for ((d, idx), &size) in adv.iter().zip(&sizes) {
-        let vals = checked_indices(&idx.broadcast_to(&b)?, size, true, |v| oob(v, *d, size))?.to_vec::<i64>()?;
+        let vals =
+            checked_indices(&idx.broadcast_to(&b)?, size, true, |v| oob(v, *d, size))?.to_vec::<i64>()?;
         for (l, v) in linear.iter_mut().zip(vals) {
             *l = *l * size as i64 + v;
         }
@@ -66,10 +67,7 @@ pub(crate) fn gather_advanced(view: &Tensor, adv: &[(usize, Tensor)]) -> Result<
 }
 
 /// Flat offsets (into a contiguous tensor of `shape`) of the elements `indices` select.
-pub(crate) fn selected_offsets(
-    shape: &[usize],
-    indices: &[super::TensorIndex],
-) -> Result<Tensor> {
+pub(crate) fn selected_offsets(shape: &[usize], indices: &[super::TensorIndex]) -> Result<Tensor> {
     let n = shape.iter().product::<usize>();
     let offsets = Tensor::arange(n as i64, DType::I64)?.reshape(shape.to_vec())?;
     let super::Basic { view, advanced } = super::apply_basic(&offsets, indices)?;

@@ -53,3 +53,19 @@ pub(crate) fn oob(index: i64, dim: usize, size: usize) -> Error {
     Error::msg(format!("index {index} is out of bounds for dimension {dim} with size {size}"))
 }
 
+/// The broadcast shape of `a` and `b`, reporting the first mismatch from the last dim as torch's
+/// `infer_size` does ("The size of tensor a (..) must match the size of tensor b (..) at
+/// non-singleton dimension ..").
+pub(crate) fn broadcast_pair(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    let rank = a.len().max(b.len());
+    for i in (0..rank).rev() {
+        let da = if i + a.len() >= rank { a[i + a.len() - rank] } else { 1 };
+        let db = if i + b.len() >= rank { b[i + b.len() - rank] } else { 1 };
+        if da != db && da != 1 && db != 1 {
+            return Err(Error::shape(format!(
+                "The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton dimension {i}"
+            )));
+        }
+    }
+    oxtorch_core::broadcast_shapes(a, b)
+}

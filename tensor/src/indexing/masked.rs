@@ -1,7 +1,9 @@
 //! Masked ops and nonzero: masked_fill, masked_select, masked_scatter, nonzero (and its tuple form).
 
 use oxtorch_core::ops::{IndexOp, Prim};
-use oxtorch_core::{broadcast_shapes, DType, Error, Result};
+use oxtorch_core::{DType, Error, Result};
+
+use super::broadcast_pair;
 
 use crate::dispatch::apply1;
 use crate::ops::Operand;
@@ -94,6 +96,7 @@ impl Tensor {
             }
             Operand::Tensor(t) => t.to_dtype(self.dtype())?,
         };
+        broadcast_pair(mask.dims(), self.dims())?;
         Tensor::where_cond(mask, &value, self)
     }
 
@@ -103,7 +106,7 @@ impl Tensor {
         if mask.dtype() != DType::Bool {
             return Err(Error::msg("masked_select: expected BoolTensor for mask"));
         }
-        let shape = broadcast_shapes(self.dims(), mask.dims())?;
+        let shape = broadcast_pair(mask.dims(), self.dims())?;
         let pos = mask.broadcast_to(&shape)?.nonzero_flat()?;
         self.broadcast_to(&shape)?.reshape([-1])?.gather_raw(0, &pos)
     }
@@ -119,7 +122,7 @@ impl Tensor {
                 source.dtype().scalar_type_name()
             )));
         }
-        let shape = broadcast_shapes(self.dims(), mask.dims())?;
+        let shape = broadcast_pair(mask.dims(), self.dims())?;
         let pos = mask.broadcast_to(&shape)?.nonzero_flat()?;
         let n = pos.numel();
         if source.numel() < n {

@@ -17,7 +17,9 @@ impl Tensor {
         values: impl Into<Operand>,
         accumulate: bool,
     ) -> Result<&Tensor> {
-        let offsets = selected_offsets(self.dims(), &indices.into_indices())?;
+        let indices = indices.into_indices();
+        let advanced = indices.iter().any(|i| matches!(i, super::TensorIndex::Tensor(_)));
+        let offsets = selected_offsets(self.dims(), &indices)?;
         let values = match values.into() {
             Operand::Scalar(s) => Tensor::full((), s, self.same_options())?,
             Operand::Tensor(t) if t.dtype() != self.dtype() => {
@@ -29,6 +31,10 @@ impl Tensor {
             }
             Operand::Tensor(t) => t,
         };
+        if !advanced {
+            // Basic indexing assigns through a view: torch's message is expand's.
+            values.broadcast_to(offsets.dims())?;
+        }
         let values = values.broadcast_to(offsets.dims()).map_err(|_| {
             Error::msg(format!(
                 "shape mismatch: value tensor of shape {:?} cannot be broadcast to indexing result of shape {:?}",

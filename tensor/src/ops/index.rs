@@ -75,7 +75,7 @@ impl Tensor {
         reduce: Option<ReduceOp>,
         include_self: bool,
     ) -> Result<Tensor> {
-        let index = index_as_i64(index, IndexDTypes::Long("scatter(): Expected dtype int64 for index"))?;
+        let index = index_as_i64(index, IndexDTypes::Int("scatter(): Expected dtype int32/int64 for index"))?;
         let d = wrap_dim(dim, self.rank())?;
         if src.dtype() != self.dtype() {
             return Err(Error::msg("scatter(): Expected self.dtype to be equal to src.dtype"));
@@ -121,8 +121,8 @@ impl Tensor {
         let op = match reduce {
             "sum" => ReduceOp::Sum,
             "prod" => ReduceOp::Prod,
-            "amax" => ReduceOp::Max,
-            "amin" => ReduceOp::Min,
+            "amax" | "max" => ReduceOp::Max,
+            "amin" | "min" => ReduceOp::Min,
             "mean" => return self.scatter_mean(dim, index, src, include_self),
             other => {
                 return Err(Error::msg(format!(
@@ -138,6 +138,11 @@ impl Tensor {
         if self.dtype() == DType::Bool {
             return Err(Error::msg("\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"));
         }
+        if matches!(self.dtype(), DType::F16 | DType::BF16) {
+            // torch accumulates reduced-precision means in f32 and rounds once.
+            let (me, src) = (self.to_dtype(DType::F32)?, src.to_dtype(DType::F32)?);
+            return me.scatter_mean(dim, index, &src, include_self)?.to_dtype(self.dtype());
+        }
         let sum = self.scatter_impl(dim, index, src, Some(ReduceOp::Sum), include_self)?;
         let start = if include_self { self.ones_like()? } else { self.zeros_like()? };
         let ones = Tensor::ones((), self.same_options())?.broadcast_to(src.dims())?;
@@ -152,10 +157,8 @@ impl Tensor {
 
     /// `self.index_select(dim, index)`: the entries `index` (a vector of int64/int32) along `dim`.
     pub fn index_select(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
-        let index = index_as_i64(
-            index,
-            IndexDTypes::Int("index_select(): Expected dtype int32 or int64 for index"),
-        )?;
+        let index =
+            index_as_i64(index, IndexDTypes::Int("index_select(): Expected dtype int32 or int64 for index"))?;
         check_vector(&index, "index_select")?;
         let d = wrap_dim(dim, self.rank())?;
         let me = at_least_1d(self)?;
@@ -186,6 +189,23 @@ impl Tensor {
         let mut want = at_least_1d(self)?.dims().to_vec();
         want[d] = index.numel();
         let got = at_least_1d(source)?.dims().to_vec();
+        if op == "index_add_" && got.len() == want.len() {
+            let me = at_least_1d(self)?;
+            if (0..got.len()).any(|k| k != d && got[k] != me.dims()[k]) {
+                return Err(Error::shape(format!(
+                    "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = {:?} source.shape = {:?}",
+                    self.dims(),
+                    source.dims()
+                )));
+            }
+            if got[d] != index.numel() {
+                return Err(Error::shape(format!(
+                    "index_add_(): Number of indices ({}) should be equal to source.size(dim): ({}), for dim: {d}",
+                    index.numel(),
+                    got[d]
+                )));
+            }
+        }
         if got != want {
             return Err(Error::shape(format!(
                 "{op}(): source has shape {:?} but self with dimension {d} of size {} has shape {want:?}",
@@ -211,15 +231,12 @@ impl Tensor {
         let d = wrap_dim(dim, self.rank())?;
         self.check_index_source(d, &index, source, "index_add_")?;
         let alpha = alpha.into();
-        if !self.is_floating_point() && alpha.is_float() {
-            return Err(Error::msg(
-                "For integral input tensors, argument alpha must not be a floating point number.",
-            ));
-        }
         let me = at_least_1d(self)?;
         let idx = checked_indices(&index, me.dims()[d], false, |v| oob(v, d, me.dims()[d]))?;
         let src = at_least_1d(source)?;
-        let src = if alpha.to_f64() == 1.0 { src } else { src.mul(alpha)?.to_dtype(self.dtype())? };
+        // alpha takes self's dtype first (torch: 1.5 is 1 for an integer self).
+        let alpha = Tensor::full((), alpha, self.same_options())?;
+        let src = if alpha.item_scalar()?.to_f64() == 1.0 { src } else { src.mul(&alpha)? };
         let idx = expand_along(&idx, d, src.dims())?;
         me.scatter_raw(d, &idx, &src, Some(ReduceOp::Sum), true)?.reshape(self.dims().to_vec())
     }
@@ -237,7 +254,9 @@ impl Tensor {
         let me = at_least_1d(self)?;
         let size = me.dims()[d];
         let idx = checked_indices(&index, size, false, |v| {
-            Error::msg(format!("index_copy_(): index {v} is out of bounds for dimension {d} with size {size}"))
+            Error::msg(format!(
+                "index_copy_(): index {v} is out of bounds for dimension {d} with size {size}"
+            ))
         })?;
         let src = at_least_1d(source)?;
         let idx = expand_along(&idx, d, src.dims())?;
@@ -247,8 +266,7 @@ impl Tensor {
     /// `self.index_fill(dim, index, value)`: sets the entries `index` (int64, negative wrap) along
     /// `dim` of a copy of self to `value`.
     pub fn index_fill(&self, dim: isize, index: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
-        let index =
-            index_as_i64(index, IndexDTypes::Long("index_fill_(): Expected dtype int64 for index."))?;
+        let index = index_as_i64(index, IndexDTypes::Long("index_fill_(): Expected dtype int64 for index."))?;
         check_vector(&index, "index_fill_")?;
         let d = wrap_dim(dim, self.rank())?;
         let me = at_least_1d(self)?;
@@ -264,10 +282,8 @@ impl Tensor {
     /// `self.take(index)`: elements of the flattened self at `index` (int64; negative wrap), in
     /// index's shape.
     pub fn take(&self, index: &Tensor) -> Result<Tensor> {
-        let index = index_as_i64(
-            index,
-            IndexDTypes::Long("take(): Expected a long tensor for index, but got {}"),
-        )?;
+        let index =
+            index_as_i64(index, IndexDTypes::Long("take(): Expected a long tensor for index, but got {}"))?;
         let n = self.numel();
         let idx = checked_indices(&index, n, true, |v| {
             Error::msg(format!("out of range: tried to access index {v} on a tensor of {n} elements."))
@@ -283,7 +299,8 @@ impl Tensor {
             IndexDTypes::Long("torch.take_along_dim(): dtype of indices should be Long but got {}"),
         )?;
         let Some(dim) = dim else {
-            return self.reshape([-1])?.take_along_dim(&indices.reshape([-1])?, Some(0));
+            // torch flattens both and gathers: no wrapping of negative indices here.
+            return self.reshape([-1])?.gather(0, &indices.reshape([-1])?);
         };
         if self.rank() != indices.rank() {
             return Err(Error::msg(format!(

@@ -198,10 +198,7 @@ impl Tensor {
         let mut bounds = vec![None];
         bounds.extend(indices.iter().map(|&i| Some(i)));
         bounds.push(None);
-        bounds
-            .windows(2)
-            .map(|w| Ok(self.with_layout(self.layout().slice(d, w[0], w[1], 1)?)))
-            .collect()
+        bounds.windows(2).map(|w| Ok(self.with_layout(self.layout().slice(d, w[0], w[1], 1)?))).collect()
     }
 
     /// `self.repeat(repeats)`: tiles self `repeats[i]` times along dim `i` (leading repeats add dims).
@@ -217,7 +214,9 @@ impl Tensor {
         padded.extend_from_slice(self.dims());
         let out: Vec<isize> = reps.iter().zip(&padded).map(|(&r, &s)| r * s as isize).collect();
         if let Some(&neg) = out.iter().find(|&&s| s < 0) {
-            return Err(Error::msg(format!("Trying to create tensor with negative dimension {neg}: {out:?}")));
+            return Err(Error::msg(format!(
+                "Trying to create tensor with negative dimension {neg}: {out:?}"
+            )));
         }
         let mut view = Vec::with_capacity(2 * reps.len());
         let mut expanded = Vec::with_capacity(2 * reps.len());
@@ -309,7 +308,8 @@ impl Tensor {
         if reps.iter().any(|&r| r < 0) {
             return Err(Error::msg("repeats can not be negative"));
         }
-        let idx: Vec<i64> = reps.iter().enumerate().flat_map(|(i, &r)| std::iter::repeat_n(i as i64, r as usize)).collect();
+        let idx: Vec<i64> =
+            reps.iter().enumerate().flat_map(|(i, &r)| std::iter::repeat_n(i as i64, r as usize)).collect();
         let n = idx.len();
         Tensor::from_vec(idx, [n])
     }
@@ -404,7 +404,10 @@ impl Tensor {
             )));
         }
         if self.rank() < 2 {
-            return Err(Error::msg(format!("expected total dims >= 2, but got total dims = {}", self.rank())));
+            return Err(Error::msg(format!(
+                "expected total dims >= 2, but got total dims = {}",
+                self.rank()
+            )));
         }
         let (d0, d1) = (wrap_dim(dims[0], self.rank())?, wrap_dim(dims[1], self.rank())?);
         if d0 == d1 {
@@ -503,12 +506,7 @@ impl Tensor {
             .map(|(i, t)| {
                 let mut view = vec![1usize; shape.len()];
                 view[i] = shape[i];
-                let g = t.reshape(view)?.broadcast_to(&shape)?;
-                if swap {
-                    g.transpose(0, 1)
-                } else {
-                    Ok(g)
-                }
+                t.reshape(view)?.broadcast_to(&shape)
             })
             .collect::<Result<Vec<_>>>()?;
         if swap {

@@ -112,6 +112,15 @@ fn indexed(x: &Tensor, pad: &[isize], mode: &str) -> Result<Tensor> {
         if mode == "circular" && (before > size || after > size) {
             return Err(Error::msg("Padding value causes wrapping around more than once."));
         }
+        // Negative pads crop first; circular padding then wraps around the cropped tensor.
+        let (out_c, before, after, size) = if mode == "circular" && (before < 0 || after < 0) {
+            let start = (-before).max(0);
+            let keep = (size - start - (-after).max(0)).max(0);
+            (out.narrow(d as isize, start, keep as usize)?, before.max(0), after.max(0), keep)
+        } else {
+            (out.clone(), before, after, size)
+        };
+        out = out_c;
         let total = size + before + after;
         if total < 0 {
             return Err(Error::msg(format!(
@@ -132,7 +141,9 @@ fn indexed(x: &Tensor, pad: &[isize], mode: &str) -> Result<Tensor> {
             })
             .collect();
         if src.iter().any(|&s| s < 0 || s >= size as i64) {
-            return Err(Error::msg(format!("padding ({before}, {after}) is invalid for dimension {d} of size {size}")));
+            return Err(Error::msg(format!(
+                "padding ({before}, {after}) is invalid for dimension {d} of size {size}"
+            )));
         }
         let len = src.len();
         out = out.index_select(d as isize, &Tensor::from_vec(src, [len])?)?;
