@@ -287,3 +287,103 @@ fn golden_indexshape_match_torch() {
     }
     assert!(failures.is_empty(), "{} of {} golden cases failed", failures.len(), cases.len());
 }
+
+// Hand-written edge cases: views, in-place assignment, the parallel path, hostile indices.
+
+use oxtorch_tensor::{DType, Ellipsis, NewAxis};
+
+fn arange(shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    Tensor::arange(n as i64, DType::F32).unwrap().reshape(shape.to_vec()).unwrap()
+}
+
+#[test]
+fn basic_indexing_returns_views_that_write_through() {
+    let t = arange(&[3, 4, 5]);
+    let v = t.i((1, 1..3, NewAxis, TensorIndex::slice(.., 2))).unwrap();
+    assert_eq!(v.dims(), &[2, 1, 3]);
+    assert!(v.shares_storage(&t));
+    v.fill_(-1.0).unwrap();
+    assert_eq!(t.i((1, 1, 0)).unwrap().item::<f32>().unwrap(), -1.0);
+    assert_eq!(t.i((1, 1, 1)).unwrap().item::<f32>().unwrap(), 26.0);
+    let e = t.i((Ellipsis, 0)).unwrap();
+    assert_eq!(e.dims(), &[3, 4]);
+    assert!(e.shares_storage(&t));
+}
+
+#[test]
+fn advanced_indexing_copies_and_places_dims_like_torch() {
+    let t = arange(&[3, 4, 5]);
+    let i = Tensor::from_vec(vec![0i64, 2], [2]).unwrap();
+    // Adjacent advanced indices stay in place, separated ones go first.
+    assert_eq!(t.i((.., &i, &i)).unwrap().dims(), &[3, 2]);
+    assert_eq!(t.i((&i, .., &i)).unwrap().dims(), &[2, 4]);
+    let c = t.i((.., &i)).unwrap();
+    assert!(!c.shares_storage(&t));
+    assert_eq!(c.to_vec::<f32>().unwrap()[..5], [0.0, 1.0, 2.0, 3.0, 4.0]);
+}
+
+#[test]
+fn index_put_writes_through_non_contiguous_views() {
+    let base = Tensor::zeros([4, 3], DType::F32).unwrap();
+    let view = base.t().unwrap(); // [3, 4], non-contiguous
+    let rows = Tensor::from_vec(vec![0i64, 2, 0], [3]).unwrap();
+    let cols = Tensor::from_vec(vec![1i64, 3, 1], [3]).unwrap();
+    let vals = Tensor::from_vec(vec![1.0f32, 2.0, 4.0], [3]).unwrap();
+    let before = base.version();
+    view.index_put_((&rows, &cols), &vals, true).unwrap();
+    assert!(base.version() > before);
+    // view[0, 1] = base[1, 0] accumulates 1 + 4; view[2, 3] = base[3, 2] = 2.
+    assert_eq!(base.i((1, 0)).unwrap().item::<f32>().unwrap(), 5.0);
+    assert_eq!(base.i((3, 2)).unwrap().item::<f32>().unwrap(), 2.0);
+    assert_eq!(base.sum_all().unwrap().item::<f32>().unwrap(), 7.0);
+    // Basic-index assignment with a number.
+    base.index_put_((.., 0), 9.0, false).unwrap();
+    assert_eq!(base.i((.., 0)).unwrap().to_vec::<f32>().unwrap(), vec![9.0; 4]);
+}
+
+#[test]
+fn unfold_and_movedim_are_views() {
+    let t = arange(&[2, 7]);
+    let u = t.unfold(1, 3, 2).unwrap();
+    assert_eq!(u.dims(), &[2, 3, 3]);
+    assert!(u.shares_storage(&t));
+    let m = arange(&[2, 3, 4]).movedim([0], [2]).unwrap();
+    assert_eq!(m.dims(), &[3, 4, 2]);
+}
+
+#[test]
+fn hostile_indices_are_errors_not_panics() {
+    let t = arange(&[3, 4]);
+    for bad in [i64::MAX, i64::MIN, -5, 4] {
+        let idx = Tensor::from_vec(vec![bad], [1]).unwrap();
+        let idx2 = Tensor::from_vec(vec![bad], [1, 1]).unwrap();
+        assert!(t.index_select(1, &idx).is_err());
+        assert!(t.take(&Tensor::from_vec(vec![bad.saturating_mul(4)], [1]).unwrap()).is_err());
+        assert!(t.gather(1, &idx2).is_err());
+        assert!(t.scatter_add(1, &idx2, &t).is_err());
+        assert!(t.index_fill(1, &idx, 0.0).is_err());
+        assert!(t.i((.., &idx)).is_err());
+        assert!(t.index_put_((.., &idx), 1.0, true).is_err());
+    }
+    assert!(t.i((0, 0, 0)).is_err());
+    assert!(t.i(3).is_err());
+}
+
+#[test]
+fn large_gather_and_scatter_match_a_sequential_reference() {
+    // Over walk::PAR_MIN_CHUNK elements, so the gather runs in parallel chunks.
+    let (rows, cols) = (300usize, 200usize);
+    let x = arange(&[rows, cols]);
+    let idx: Vec<i64> = (0..rows * cols).map(|k| ((k * 7919) % cols) as i64).collect();
+    let index = Tensor::from_vec(idx.clone(), [rows, cols]).unwrap();
+    let got = x.gather(1, &index).unwrap().to_vec::<f32>().unwrap();
+    for (k, g) in got.iter().enumerate() {
+        assert_eq!(*g, ((k / cols) * cols) as f32 + idx[k] as f32);
+    }
+    let ones = Tensor::ones([rows, cols], DType::F32).unwrap();
+    let counts = Tensor::zeros([rows, cols], DType::F32).unwrap().scatter_add(1, &index, &ones).unwrap();
+    assert_eq!(counts.sum_all().unwrap().item::<f32>().unwrap(), (rows * cols) as f32);
+    let nz = x.nonzero().unwrap();
+    assert_eq!(nz.dims(), &[rows * cols - 1, 2]);
+}
