@@ -64,7 +64,7 @@ impl Tensor {
         }
         let out_shape = index.dims().to_vec();
         let (src, idx) = (at_least_1d(self)?, at_least_1d(&index)?);
-        Ok(src.gather_raw(d, &idx)?.reshape(out_shape)?)
+        src.gather_raw(d, &idx)?.reshape(out_shape)
     }
 
     fn scatter_impl(
