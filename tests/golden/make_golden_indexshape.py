@@ -522,7 +522,56 @@ def shape_cases():
         add(name, op, args, inputs, fn)
 
 
+def edge_cases():
+    """Empty and 0-d inputs, non-contiguous index tensors, for a few dtypes."""
+    for dt in ["bool", "i64", "f32", "bf16"]:
+        e = data([0, 3], dt)
+        z = data([], dt)
+        x = data([3, 4], dt)
+        add(f"edge_flip_empty_{dt}", "flip", {"dims": [0, 1]}, [e], lambda t: t.flip(0, 1))
+        add(f"edge_roll_empty_{dt}", "roll", {"shifts": [2], "dims": [1]}, [e], lambda t: t.roll(2, 1))
+        add(f"edge_repeat_empty_{dt}", "repeat", {"repeats": [2, 2]}, [e], lambda t: t.repeat(2, 2))
+        add(f"edge_tril_empty_{dt}", "tril", {"diagonal": 0}, [e], lambda t: t.tril())
+        add(f"edge_rot90_empty_{dt}", "rot90", {"k": 1, "dims": [0, 1]}, [e], lambda t: t.rot90(1, (0, 1)))
+        add(f"edge_pad_empty_{dt}", "pad", {"pad": [1, 1], "mode": "constant", "value": None}, [e],
+            lambda t: F.pad(t, (1, 1)))
+        add(f"edge_pad_circular_empty_batch_{dt}", "pad", {"pad": [1, 1], "mode": "circular", "value": None},
+            [data([0, 2, 3], dt)], lambda t: F.pad(t, (1, 1), mode="circular"))
+        add(f"edge_cat_empty_{dt}", "cat", {"dim": 1}, [e, data([0, 2], dt)], lambda a, b: torch.cat([a, b], 1))
+        add(f"edge_stack_0d_{dt}", "stack", {"dim": 0}, [z, data([], dt)], lambda a, b: torch.stack([a, b]))
+        add(f"edge_tensor_split_empty_{dt}", "tensor_split", {"sections": 2, "dim": 0}, [e],
+            lambda t: t.tensor_split(2))
+        add(f"edge_movedim_0d_{dt}", "movedim", {"source": [0], "destination": [-1]}, [z],
+            lambda t: t.movedim(0, -1))
+        add(f"edge_meshgrid_one_{dt}", "meshgrid", {"indexing": "xy"}, [data([3], dt)],
+            lambda t: torch.meshgrid(t, indexing="xy"))
+        add(f"edge_masked_fill_0d_{dt}", "masked_fill", {"value": 0}, [z, torch.tensor(True)],
+            lambda t, m: t.masked_fill(m, 0))
+        add(f"edge_masked_select_empty_{dt}", "masked_select", {}, [e, torch.zeros(0, 3, dtype=torch.bool)],
+            lambda t, m: t.masked_select(m))
+        add(f"edge_take_empty_{dt}", "take", {}, [x, idx([], torch.int64)], lambda t, i: t.take(i))
+        add(f"edge_index_select_empty_self_{dt}", "index_select", {"dim": 0}, [e, idx([], torch.int64)],
+            lambda t, i: t.index_select(0, i))
+        add(f"edge_scatter_empty_{dt}", "scatter", {"dim": 0}, [x, idx([[]] * 3), data([3, 0], dt)],
+            lambda t, i, s: t.scatter(0, i, s))
+        add(f"edge_gather_index_view_{dt}", "gather", {"dim": 1}, [x, rand_index([2, 3], 4)],
+            lambda t, i: t.gather(1, i), {1: "transpose"})
+        add(f"edge_scatter_add_0d_{dt}", "scatter_add", {"dim": 0}, [z, idx(0), data([], dt)],
+            lambda t, i, s: t.scatter_add(0, i, s))
+        add(f"edge_index_fill_0d_{dt}", "index_fill", {"dim": 0, "value": 1}, [z, idx([0])],
+            lambda t, i: t.index_fill(0, i, 1))
+        add(f"edge_getitem_0d_{dt}", "getitem", {"expr": [None, "..."]}, [z], lambda t: t[None, ...])
+        add(f"edge_getitem_0d_mask_{dt}", "getitem", {"expr": [{"tensor": 0}]}, [z, torch.tensor(False)],
+            lambda t, m: t[m])
+        add(f"edge_getitem_empty_slice_{dt}", "getitem", {"expr": [{"slice": [2, 1, 1]}]}, [x],
+            lambda t: t[2:1])
+        add(f"edge_unfold_size0_{dt}", "unfold", {"dim": 1, "size": 0, "step": 1}, [x], lambda t: t.unfold(1, 0, 1))
+        add(f"edge_repeat_interleave_empty_{dt}", "repeat_interleave", {"repeats": 2, "dim": 0}, [e],
+            lambda t: t.repeat_interleave(2, dim=0))
+
+
 def main():
+    edge_cases()
     gather_scatter_cases()
     index_dim_cases()
     masked_cases()
