@@ -5,8 +5,18 @@ use oxtorch_core::{DType, Error, Result, Scalar};
 
 use crate::Tensor;
 
+impl Tensor {
+    /// `torch.nn.functional.pad(self, pad, mode, value)`: `pad` lists `(before, after)` pairs from
+    /// the last dim backwards. `mode` is "constant" (negative pads crop; `value` defaults to 0),
+    /// "reflect", "replicate" or "circular" (which pad the last 1, 2 or 3 dims of a tensor with one
+    /// or two more dims, as torch).
+    pub fn pad(&self, pad: &[isize], mode: &str, value: Option<f64>) -> Result<Tensor> {
+        pad_impl(self, pad, mode, value.map(Scalar::Float))
+    }
+}
+
 /// Pads `x` as `F.pad(x, pad, mode, value)`.
-pub(super) fn pad(x: &Tensor, pad: &[isize], mode: &str, value: Option<Scalar>) -> Result<Tensor> {
+fn pad_impl(x: &Tensor, pad: &[isize], mode: &str, value: Option<Scalar>) -> Result<Tensor> {
     if pad.len() % 2 != 0 {
         return Err(Error::msg("Padding length must be divisible by 2"));
     }
