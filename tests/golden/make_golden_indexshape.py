@@ -361,6 +361,14 @@ def indexing_cases():
             add(f"index_put_mask_{acc}_{dt}", "index_put", {"accumulate": acc},
                 [x, torch.tensor([True, False, True]), v[:1].contiguous()],
                 lambda a, m, v, acc=acc: a.index_put((m,), v, accumulate=acc))
+    for dt in ["f32", "i64", "bool"]:
+        x = data([3, 4], dt)
+        add(f"getitem_i32_{dt}", "getitem", {"expr": [{"tensor": 0}, {"slice": [None, None, 2]}]},
+            [x, idx([2, -3], torch.int32)], lambda a, i: a[i, ::2])
+        add(f"getitem_u8mask_{dt}", "getitem", {"expr": [{"tensor": 0}]},
+            [x, torch.tensor([1, 0, 1], dtype=torch.uint8)], lambda a, m: a[m])
+        add(f"index_put_i32_{dt}", "index_put", {"accumulate": True},
+            [x, idx([1, 1], torch.int32), data([4], dt)], lambda a, i, v: a.index_put((i,), v, accumulate=True))
     f = data([3, 4], "f32")
     add("index_put_dtype", "index_put", {"accumulate": False}, [f, idx([0]), torch.ones(1, dtype=torch.float64)],
         lambda a, i, v: a.index_put((i,), v))
