@@ -209,6 +209,17 @@ def index_dim_cases():
         lambda a, i: a.index_fill(1, i, 1))
     add("index_fill_float", "index_fill", {"dim": 1, "value": 2.75}, [f, idx([0])],
         lambda a, i: a.index_fill(1, i, 2.75))
+    add("index_copy_slice", "index_copy", {"dim": 1}, [f, idx([0]), torch.ones(4, 1)],
+        lambda a, i, s: a.index_copy(1, i, s))
+    add("index_copy_count", "index_copy", {"dim": 1}, [f, idx([0, 1]), torch.ones(3, 1)],
+        lambda a, i, s: a.index_copy(1, i, s))
+    add("index_add_count", "index_add", {"dim": 1, "alpha": 1}, [f, idx([0, 1]), torch.ones(3, 1)],
+        lambda a, i, s: a.index_add(1, i, s))
+    add("index_fill_2d", "index_fill", {"dim": 1, "value": 1}, [f, idx([[0]])], lambda a, i: a.index_fill(1, i, 1))
+    add("scatter_value_big", "scatter_value", {"dim": 1, "value": 1}, [f, idx([[0]] * 4)],
+        lambda a, i: a.scatter(1, i, 1))
+    add("take_along_bcast_bad", "take_along_dim", {"dim": 1}, [f, idx([[0]] * 2)],
+        lambda a, i: torch.take_along_dim(a, i, 1))
     add("take_oob", "take", {}, [f, idx([12])], lambda a, i: a.take(i))
     add("take_idx32", "take", {}, [f, idx([1], torch.int32)], lambda a, i: a.take(i))
     add("take_0d", "take", {}, [data([], "f32"), idx([0, 0])], lambda a, i: a.take(i))
@@ -250,6 +261,11 @@ def masked_cases():
         lambda a, k, v: a.masked_fill(k, v))
     add("masked_fill_shape", "masked_fill", {"value": 1}, [f, m[:2].contiguous()], lambda a, k: a.masked_fill(k, 1))
     add("masked_select_nonbool", "masked_select", {}, [f, m.long()], lambda a, k: a.masked_select(k))
+    add("masked_scatter_nonbool", "masked_scatter", {}, [f, m.long(), torch.ones(12)],
+        lambda a, k, s: a.masked_scatter(k, s))
+    add("getitem_mask_int", "getitem", {"expr": [{"tensor": 0}, 1, {"tensor": 1}]},
+        [torch.arange(60.0).reshape(3, 4, 5), torch.tensor([True, False, True]), idx([0, 4])],
+        lambda a, m, i: a[m, 1, i])
     add("masked_scatter_small", "masked_scatter", {}, [f, torch.ones(3, 4, dtype=torch.bool), torch.ones(5)],
         lambda a, k, s: a.masked_scatter(k, s))
     add("masked_scatter_dtype", "masked_scatter", {}, [f, m, torch.ones(12, dtype=torch.float64)],
@@ -510,6 +526,18 @@ def shape_cases():
                               lambda t: F.pad(t, (1, 1), mode="reflect")),
         "pad_reflect_batch0": ("pad", {"pad": [1, 1], "mode": "reflect", "value": None},
                                [torch.ones(0, 2, 3)], lambda t: F.pad(t, (1, 1), mode="reflect")),
+        "pad_reflect_2d_big": ("pad", {"pad": [1, 1, 3, 1], "mode": "reflect", "value": None},
+                               [torch.ones(1, 3, 3)], lambda t: F.pad(t, (1, 1, 3, 1), mode="reflect")),
+        "pad_reflect_3d_big": ("pad", {"pad": [1, 1, 1, 1, 3, 1], "mode": "reflect", "value": None},
+                               [torch.ones(1, 3, 3, 3)], lambda t: F.pad(t, (1, 1, 1, 1, 3, 1), mode="reflect")),
+        "pad_circular_1d": ("pad", {"pad": [1, 1], "mode": "circular", "value": None}, [torch.ones(3)],
+                            lambda t: F.pad(t, (1, 1), mode="circular")),
+        "stack_dim": ("stack", {"dim": 3}, [f, f], lambda x, y: torch.stack([x, y], 3)),
+        "tile_0d": ("tile", {"dims": [2, 3]}, [torch.tensor(2.0)], lambda t: t.tile((2, 3))),
+        "flip_no_dims": ("flip", {"dims": []}, [f], lambda t: t.flip(())),
+        "roll_two_shifts": ("roll", {"shifts": [1, 2], "dims": []}, [f], lambda t: t.roll((1, 2))),
+        "rinterleave_self_i32": ("repeat_interleave_self", {}, [idx([1, 2], torch.int32)],
+                                 lambda r: torch.repeat_interleave(r)),
         "pad_circular_wrap": ("pad", {"pad": [4, 1], "mode": "circular", "value": None}, [torch.ones(1, 1, 3)],
                               lambda t: F.pad(t, (4, 1), mode="circular")),
         "pad_reflect_neg": ("pad", {"pad": [-1, 1], "mode": "reflect", "value": None},

@@ -89,8 +89,11 @@ pub(super) fn scatter(
             src.dtype()
         )));
     }
-    super::check_shapes(l, il, dim)?;
-    if il.dims().iter().zip(sl.dims()).any(|(i, s)| i > s) || sl.rank() != il.rank() {
+    if il.rank() != l.rank() || dim >= l.rank() {
+        return Err(Error::shape("Index tensor must have the same number of dimensions as self tensor"));
+    }
+    let too_big = (0..il.rank()).any(|k| k != dim && il.dims()[k] > l.dims()[k]);
+    if too_big || sl.rank() != il.rank() || il.dims().iter().zip(sl.dims()).any(|(i, s)| i > s) {
         return Err(Error::shape(format!(
             "Expected index {:?} to be no larger than self {:?} apart from dimension {dim} and to be no larger size than src {:?}",
             il.dims(),

@@ -25,12 +25,13 @@ fn cpp_name(d: DType) -> &'static str {
     }
 }
 
-/// Checks that `mask` is a bool tensor, with `op`'s message otherwise.
-fn check_mask(mask: &Tensor, op: &str) -> Result<()> {
+/// Checks that `mask` is a bool tensor, with `op`'s message otherwise (naming the dtype as
+/// `dtype_name` does).
+fn check_mask(mask: &Tensor, op: &str, dtype_name: fn(DType) -> &'static str) -> Result<()> {
     if mask.dtype() != DType::Bool {
         return Err(Error::msg(format!(
             "{op} only supports boolean masks, but got mask with dtype {}",
-            cpp_name(mask.dtype())
+            dtype_name(mask.dtype())
         )));
     }
     Ok(())
@@ -85,7 +86,7 @@ impl Tensor {
     /// `self.masked_fill(mask, value)`: `value` (a number or a 0-d tensor, cast to self's dtype)
     /// where the bool `mask` is true; self and mask broadcast.
     pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
-        check_mask(mask, "masked_fill_")?;
+        check_mask(mask, "masked_fill_", cpp_name)?;
         let value = match value.into() {
             Operand::Scalar(s) => Tensor::full((), s, self.same_options())?,
             Operand::Tensor(t) if t.rank() != 0 => {
@@ -114,7 +115,7 @@ impl Tensor {
     /// `self.masked_scatter(mask, source)`: the positions where `mask` is true take the first
     /// elements of `source` (self's dtype) in row-major order.
     pub fn masked_scatter(&self, mask: &Tensor, source: &Tensor) -> Result<Tensor> {
-        check_mask(mask, "masked_scatter_")?;
+        check_mask(mask, "masked_scatter_", DType::scalar_type_name)?;
         if source.dtype() != self.dtype() {
             return Err(Error::msg(format!(
                 "masked_scatter: expected self and source to have same dtypes but got{} and {}",

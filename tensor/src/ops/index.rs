@@ -99,6 +99,14 @@ impl Tensor {
     pub fn scatter_value(&self, dim: isize, index: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
         let src = Tensor::full((), value.into(), self.same_options())?;
         let shape = index.dims().to_vec();
+        if let Ok(d) = wrap_dim(dim, self.rank()) {
+            let me = self.dims();
+            if shape.len() == me.len() && (0..me.len()).any(|k| k != d && shape[k] > me[k]) {
+                return Err(Error::shape(format!(
+                    "Expected index {shape:?} to be no larger than self {me:?} apart from dimension {d}"
+                )));
+            }
+        }
         self.scatter_impl(dim, index, &src.broadcast_to(&shape)?, None, true)
     }
 
@@ -206,6 +214,26 @@ impl Tensor {
                 )));
             }
         }
+        if op == "index_copy_" && got.len() == want.len() {
+            let slice = |s: &[usize]| -> String {
+                let v: Vec<String> = (0..s.len()).filter(|&k| k != d).map(|k| s[k].to_string()).collect();
+                v.join(", ")
+            };
+            let me = at_least_1d(self)?;
+            let (ds, ss) = (slice(me.dims()), slice(&got));
+            if ds != ss {
+                return Err(Error::shape(format!(
+                    "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: {ds} at dimension {d} and source slice shape: {ss} at dimension 0."
+                )));
+            }
+            if got[d] != index.numel() {
+                return Err(Error::shape(format!(
+                    "index_copy_(): Number of indices ({}) should be equal to source.size(dim) ({})",
+                    index.numel(),
+                    got[d]
+                )));
+            }
+        }
         if got != want {
             return Err(Error::shape(format!(
                 "{op}(): source has shape {:?} but self with dimension {d} of size {} has shape {want:?}",
@@ -267,7 +295,9 @@ impl Tensor {
     /// `dim` of a copy of self to `value`.
     pub fn index_fill(&self, dim: isize, index: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
         let index = index_as_i64(index, IndexDTypes::Long("index_fill_(): Expected dtype int64 for index."))?;
-        check_vector(&index, "index_fill_")?;
+        if index.rank() > 1 {
+            return Err(Error::msg("Index has to be a vector/scalar"));
+        }
         let d = wrap_dim(dim, self.rank())?;
         let me = at_least_1d(self)?;
         let size = me.dims()[d];

@@ -115,7 +115,8 @@ fn indexed(x: &Tensor, pad: &[isize], mode: &str) -> Result<Tensor> {
         let size = out.dims()[d] as isize;
         if mode == "reflect" && (before >= size || after >= size) {
             return Err(Error::msg(format!(
-                "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding ({before}, {after}) at dimension {d} of input {:?}",
+                "Argument #{}: Padding size should be less than the corresponding input dimension, but got: padding ({before}, {after}) at dimension {d} of input {:?}",
+                4 + 2 * i,
                 x.dims()
             )));
         }
