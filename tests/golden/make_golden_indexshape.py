@@ -538,6 +538,8 @@ def shape_cases():
         "roll_two_shifts": ("roll", {"shifts": [1, 2], "dims": []}, [f], lambda t: t.roll((1, 2))),
         "rinterleave_self_i32": ("repeat_interleave_self", {}, [idx([1, 2], torch.int32)],
                                  lambda r: torch.repeat_interleave(r)),
+        "pad_circular_crop_all": ("pad", {"pad": [-4, 1], "mode": "circular", "value": None},
+                                  [torch.ones(1, 1, 3)], lambda t: F.pad(t, (-4, 1), mode="circular")),
         "pad_circular_wrap": ("pad", {"pad": [4, 1], "mode": "circular", "value": None}, [torch.ones(1, 1, 3)],
                               lambda t: F.pad(t, (4, 1), mode="circular")),
         "pad_reflect_neg": ("pad", {"pad": [-1, 1], "mode": "reflect", "value": None},

@@ -11,6 +11,17 @@ impl Tensor {
     /// `self[indices] = values` (or `+=` with `accumulate`), in place: `values` (self's dtype, or a
     /// number) is broadcast to the indexed shape. Duplicate indices accumulate with `accumulate`;
     /// without it the last write wins.
+    ///
+    /// ```
+    /// use oxtorch_tensor::{Tensor, DType};
+    /// # fn main() -> oxtorch_tensor::Result<()> {
+    /// let t = Tensor::zeros([2, 3], DType::F32)?;
+    /// let (rows, cols) = (Tensor::from_vec(vec![0i64, 0], [2])?, Tensor::from_vec(vec![2i64, 2], [2])?);
+    /// t.index_put_(&[&rows, &cols], &Tensor::ones([2], DType::F32)?, true)?; // t[0, 2] += 1 twice
+    /// t.index_put_((1, ..), 5.0, false)?;                                    // t[1, :] = 5
+    /// assert_eq!(t.to_vec::<f32>()?, vec![0.0, 0.0, 2.0, 5.0, 5.0, 5.0]);
+    /// # Ok(()) }
+    /// ```
     pub fn index_put_(
         &self,
         indices: impl IntoIndices,

@@ -125,6 +125,16 @@ fn indexed(x: &Tensor, pad: &[isize], mode: &str) -> Result<Tensor> {
         }
         // Negative pads crop first; circular padding then wraps around the cropped tensor.
         let (out_c, before, after, size) = if mode == "circular" && (before < 0 || after < 0) {
+            if size + before + after <= 0 {
+                // torch's output size; an empty result when the crops eat everything.
+                if size + before + after < 0 {
+                    return Err(Error::msg(format!(
+                        "Negative padding value is resulting in an empty dimension: {size} + ({before}) + ({after})"
+                    )));
+                }
+                out = out.narrow(d as isize, 0, 0)?;
+                continue;
+            }
             let start = (-before).max(0);
             let keep = (size - start - (-after).max(0)).max(0);
             (out.narrow(d as isize, start, keep as usize)?, before.max(0), after.max(0), keep)
