@@ -25,6 +25,7 @@ mod create;
 mod dims;
 mod dispatch;
 mod display;
+mod indexing;
 mod literal;
 #[cfg(feature = "ndarray")]
 mod ndarray_conv;
@@ -38,6 +39,7 @@ mod tensor;
 mod view;
 
 pub use dims::{IntoDims, SliceRange};
+pub use indexing::{Ellipsis, IntoIndices, NewAxis, TensorIndex};
 pub use literal::TensorLiteral;
 pub use ops::Operand;
 pub use options::{TensorOptions, ToTarget};

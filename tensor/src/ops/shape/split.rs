@@ -1,0 +1,48 @@
+//! tensor_split: views along a dim, by section count or by indices.
+
+use oxtorch_core::{wrap_dim, Error, Result};
+
+use crate::Tensor;
+
+impl Tensor {
+    fn check_split_rank(&self) -> Result<()> {
+        if self.rank() == 0 {
+            return Err(Error::msg(
+                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `self.tensor_split(sections, dim)`: `sections` views along `dim`, the first `size % sections`
+    /// one element longer.
+    pub fn tensor_split(&self, sections: usize, dim: isize) -> Result<Vec<Tensor>> {
+        self.check_split_rank()?;
+        if sections == 0 {
+            return Err(Error::msg("number of sections must be larger than 0, got 0"));
+        }
+        let d = wrap_dim(dim, self.rank())?;
+        let size = self.dims()[d];
+        let (base, extra) = (size / sections, size % sections);
+        let mut start = 0;
+        (0..sections)
+            .map(|i| {
+                let len = base + usize::from(i < extra);
+                let t = self.narrow(d as isize, start as isize, len);
+                start += len;
+                t
+            })
+            .collect()
+    }
+
+    /// `self.tensor_split(indices, dim)`: views `[..i0], [i0..i1], ..., [ik..]` along `dim` (Python
+    /// slice semantics: negative indices count from the end, out-of-range ones clamp).
+    pub fn tensor_split_indices(&self, indices: &[isize], dim: isize) -> Result<Vec<Tensor>> {
+        self.check_split_rank()?;
+        let d = wrap_dim(dim, self.rank())? as isize;
+        let mut bounds = vec![None];
+        bounds.extend(indices.iter().map(|&i| Some(i)));
+        bounds.push(None);
+        bounds.windows(2).map(|w| Ok(self.with_layout(self.layout().slice(d, w[0], w[1], 1)?))).collect()
+    }
+}
