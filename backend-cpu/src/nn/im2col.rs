@@ -49,6 +49,17 @@ impl Geometry {
         let positions: Vec<usize> = (0..kernel.len())
             .map(|d| NnOp::window_positions(image[d], kernel[d], stride[d], padding[d], dilation[d]))
             .collect();
+        Self::with_grid(image, positions, kernel, stride, padding, dilation)
+    }
+
+    fn with_grid(
+        image: &[usize],
+        positions: Vec<usize>,
+        kernel: &[usize],
+        stride: &[usize],
+        padding: &[usize],
+        dilation: &[usize],
+    ) -> Self {
         let tables = position_tables(image, &positions, kernel, stride, padding, dilation);
         Geometry { image: image.to_vec(), positions, tables, kernel: kernel.to_vec() }
     }
@@ -148,19 +159,33 @@ fn col2im_typed<A: Accumulate>(
     out
 }
 
-/// col2im of `(s, l)` (shape `[B, C * prod(kernel), L]`); see [`NnOp::Col2im`].
+/// The window parameters of a col2im call, one entry per spatial dim each.
+pub struct WindowArgs<'a> {
+    /// kernel sizes
+    pub kernel: &'a [usize],
+    /// strides
+    pub stride: &'a [usize],
+    /// paddings
+    pub padding: &'a [usize],
+    /// dilations
+    pub dilation: &'a [usize],
+}
+
+/// col2im of `(s, l)` (shape `[B, C * prod(kernel), prod(grid)]`); see [`NnOp::Col2im`].
 pub fn col2im(
     s: &CpuStorage,
     l: &Layout,
     output_size: &[usize],
-    kernel: &[usize],
-    stride: &[usize],
-    padding: &[usize],
-    dilation: &[usize],
+    grid: &[usize],
+    w: &WindowArgs<'_>,
 ) -> Result<CpuStorage> {
     let dims = l.dims();
-    let kk: usize = kernel.iter().product();
-    let g = Geometry::new(output_size, kernel, stride, padding, dilation);
+    let n = w.kernel.len();
+    if [output_size.len(), grid.len(), w.stride.len(), w.padding.len(), w.dilation.len()].iter().any(|&x| x != n) {
+        return Err(Error::shape("col2im: the window parameters must have one entry per spatial dim".to_string()));
+    }
+    let kk: usize = w.kernel.iter().product();
+    let g = Geometry::with_grid(output_size, grid.to_vec(), w.kernel, w.stride, w.padding, w.dilation);
     let npos: usize = g.positions.iter().product();
     if dims.len() != 3 || kk == 0 || dims[1] % kk != 0 || dims[2] != npos {
         return Err(Error::shape(format!(

@@ -20,8 +20,9 @@ pub fn execute(op: &NnOp, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<CpuSt
         NnOp::Im2col { kernel, stride, padding, dilation } => {
             Ok(vec![im2col::im2col(x, lx, kernel, stride, padding, dilation)?])
         }
-        NnOp::Col2im { output_size, kernel, stride, padding, dilation } => {
-            Ok(vec![im2col::col2im(x, lx, output_size, kernel, stride, padding, dilation)?])
+        NnOp::Col2im { output_size, grid, kernel, stride, padding, dilation } => {
+            let window = im2col::WindowArgs { kernel, stride, padding, dilation };
+            Ok(vec![im2col::col2im(x, lx, output_size, grid, &window)?])
         }
         NnOp::MaxPool { taps } => pool::max_pool(x, lx, taps),
         NnOp::AvgPool { taps, divisor_override } => Ok(vec![pool::avg_pool(x, lx, taps, *divisor_override)?]),

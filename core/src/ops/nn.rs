@@ -29,11 +29,13 @@ pub enum NnOp {
         dilation: Vec<usize>,
     },
     /// `fold`/col2im, the adjoint of [`NnOp::Im2col`]: input `[B, C * prod(kernel), L]` to
-    /// `[B, C, *output_size]`, overlapping contributions summed (positions in the padding dropped).
+    /// `[B, C, *output_size]` (column `l` is grid position `l` in row-major order), overlapping contributions summed (positions in the padding dropped).
     /// Sums are taken in f64 (floats) or i64 (integers) and rounded once.
     Col2im {
         /// spatial sizes of the output
         output_size: Vec<usize>,
+        /// window positions per spatial dim (`L` is their product); may be fewer than fit the output
+        grid: Vec<usize>,
         /// kernel size per spatial dim
         kernel: Vec<usize>,
         /// stride per spatial dim

@@ -58,9 +58,25 @@ impl Tensor {
 
     /// `beta * self + alpha * (prod)` where `prod` is already computed in the opmath dtype; `self`
     /// broadcasts to `prod`'s shape and is ignored (NaN included) when `beta == 0`.
-    fn add_scaled_product(&self, prod: Tensor, beta: Scalar, alpha: Scalar, dtype: DType) -> Result<Tensor> {
-        check_scale("beta", dtype, beta)?;
-        check_scale("alpha", dtype, alpha)?;
+    /// With `strict`, float scales are refused for integer results (`addr`); otherwise they are
+    /// truncated to integers, as torch's BLAS-style kernels do (`addmm`, `baddbmm`, `addmv`).
+    fn add_scaled_product(
+        &self,
+        prod: Tensor,
+        beta: Scalar,
+        alpha: Scalar,
+        dtype: DType,
+        strict: bool,
+    ) -> Result<Tensor> {
+        let (beta, alpha) = if strict {
+            check_scale("beta", dtype, beta)?;
+            check_scale("alpha", dtype, alpha)?;
+            (beta, alpha)
+        } else if !dtype.is_float() {
+            (Scalar::Int(beta.to_i64()), Scalar::Int(alpha.to_i64()))
+        } else {
+            (beta, alpha)
+        };
         let input = self.broadcast_to(prod.dims()).map_err(|_| {
             Error::shape(format!(
                 "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {}.  Target sizes: {:?}.  Tensor sizes: {:?}",
@@ -102,7 +118,7 @@ impl Tensor {
         let dt = mat1.dtype();
         let op = opmath(dt);
         let prod = mat1.to_dtype(op)?.mm(&mat2.to_dtype(op)?)?;
-        self.add_scaled_product(prod, beta.into(), alpha.into(), dt)
+        self.add_scaled_product(prod, beta.into(), alpha.into(), dt, false)
     }
 
     /// `beta * self + alpha * bmm(batch1, batch2)` (torch's `baddbmm`).
@@ -118,7 +134,7 @@ impl Tensor {
         let dt = batch1.dtype();
         let op = opmath(dt);
         let prod = batch1.to_dtype(op)?.bmm(&batch2.to_dtype(op)?)?;
-        self.add_scaled_product(prod, beta.into(), alpha.into(), dt)
+        self.add_scaled_product(prod, beta.into(), alpha.into(), dt, false)
     }
 
     /// `beta * self + alpha * (mat @ vec)` (torch's `addmv`).
@@ -136,14 +152,14 @@ impl Tensor {
         let dt = mat.dtype();
         let op = opmath(dt);
         let prod = mat.to_dtype(op)?.matmul(&vec.to_dtype(op)?)?;
-        self.add_scaled_product(prod, beta.into(), alpha.into(), dt)
+        self.add_scaled_product(prod, beta.into(), alpha.into(), dt, false)
     }
 
     /// `beta * self + alpha * outer(vec1, vec2)` (torch's `addr`).
     pub fn addr(&self, vec1: &Tensor, vec2: &Tensor, beta: impl Into<Scalar>, alpha: impl Into<Scalar>) -> Result<Tensor> {
         let prod = vec1.outer(vec2)?;
         let dt = prod.dtype();
-        self.to_dtype(dt)?.add_scaled_product(prod, beta.into(), alpha.into(), dt)
+        self.to_dtype(dt)?.add_scaled_product(prod, beta.into(), alpha.into(), dt, true)
     }
 
     fn check_dot(&self, other: &Tensor, name: &str) -> Result<()> {

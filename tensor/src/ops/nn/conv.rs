@@ -334,8 +334,10 @@ impl Tensor {
         let xg = x.to_dtype(cdt)?.reshape([nb, groups, cin_g, l])?;
         let wg = weight.to_dtype(cdt)?.reshape([1, groups, cin_g, cout_g * kk])?.transpose(-1, -2)?;
         let cols = wg.matmul(&xg)?.reshape([nb, groups * cout_g * kk, l])?;
-        let prim = NnOp::Col2im { output_size: out_sp.clone(), kernel, stride, padding, dilation };
-        let y = apply1(&Prim::Nn(prim), &[&cols], x.device())?;
+        let prim = NnOp::Col2im { output_size: out_sp.clone(), grid: spatial, kernel, stride, padding, dilation };
+        // torch's f16 kernel keeps its column buffer in f16 (bf16 goes through f32 like f32 does).
+        let cols = if dt == DType::F16 { cols.to_dtype(dt)? } else { cols };
+        let y = apply1(&Prim::Nn(prim), &[&cols], x.device())?.to_dtype(cdt)?;
         let y = add_bias(y, bias, op)?.to_dtype(dt)?;
         if unbatched {
             y.squeeze_dims(0)

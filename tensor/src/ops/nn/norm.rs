@@ -199,7 +199,10 @@ impl Tensor {
                     rv.copy_(&upd)?;
                 }
             }
-            centered.mul(&var.add(eps)?.rsqrt()?)?
+            // torch keeps the batch mean and inverse std in the input's dtype (its saved stats).
+            let round = |t: Tensor| t.to_dtype(self.dtype())?.to_dtype(x.dtype());
+            let invstd = round(var.add(eps)?.rsqrt()?)?;
+            x.sub(&round(mean)?)?.mul(&invstd)?
         } else {
             let rm = shaped(running_mean)?.expect("checked").to_dtype(x.dtype())?;
             let rv = shaped(running_var)?.expect("checked").to_dtype(x.dtype())?;

@@ -162,8 +162,7 @@ impl Tensor {
         ceil_mode: bool,
     ) -> Result<(Tensor, Tensor)> {
         let op = ["max_pool1d", "max_pool2d", "max_pool3d"][n.clamp(1, 3) - 1];
-        // torch's max_pool1d kernel is float-only; the 2-D and 3-D ones take integers too.
-        check_dtype("max_pool", self, n != 1)?;
+        check_dtype("max_pool", self, true)?;
         let g = geometry(op, self, n, kernel_size, stride, padding, dilation, ceil_mode)?;
         let taps = (0..n)
             .map(|d| {
@@ -184,6 +183,8 @@ impl Tensor {
         dilation: &[usize],
         ceil_mode: bool,
     ) -> Result<Tensor> {
+        // torch's max_pool1d without indices has a float-only kernel; with indices it takes integers.
+        check_dtype("max_pool1d", self, false)?;
         Ok(self.max_pool_nd_with_indices(1, kernel_size, stride, padding, dilation, ceil_mode)?.0)
     }
 
