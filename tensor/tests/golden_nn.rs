@@ -145,7 +145,7 @@ fn run_op(op: &str, a: &Args<'_>, x: &Inputs) -> Result<Vec<Tensor>> {
                 a.int("groups", 1) as usize,
             ))
         }
-        "conv_transpose1d" | "conv_transpose2d" => {
+        "conv_transpose1d" | "conv_transpose2d" | "conv_transpose3d" => {
             let n = (op.as_bytes()[14] - b'0') as usize;
             one(x.get("x").conv_transpose_nd(
                 n,

@@ -130,6 +130,13 @@ impl Accumulate for f64 {
     }
 }
 
+/// f16 sums round after every addition, as torch's f16 col2im does.
+impl Accumulate for half::f16 {
+    fn accumulate(&mut self, v: Self) {
+        *self = half::f16::from_f32(self.to_f32() + v.to_f32());
+    }
+}
+
 impl Accumulate for i64 {
     fn accumulate(&mut self, v: Self) {
         *self = self.wrapping_add(v);
@@ -194,6 +201,10 @@ pub fn col2im(
         )));
     }
     let (b, c) = (dims[0], dims[1] / kk);
+    if s.dtype() == oxtorch_core::DType::F16 {
+        let x = crate::copy::to_contiguous(s, l, s.dtype())?;
+        return Ok(CpuStorage::F16(col2im_typed(x.as_slice::<half::f16>()?, b, c, &g)));
+    }
     let out = match widen("col2im", s, l)? {
         Wide::F(v) => Wide::F(col2im_typed(&v, b, c, &g)),
         Wide::I(v) => Wide::I(col2im_typed(&v, b, c, &g)),

@@ -30,7 +30,8 @@ pub enum NnOp {
     },
     /// `fold`/col2im, the adjoint of [`NnOp::Im2col`]: input `[B, C * prod(kernel), L]` to
     /// `[B, C, *output_size]` (column `l` is grid position `l` in row-major order), overlapping contributions summed (positions in the padding dropped).
-    /// Sums are taken in f64 (floats) or i64 (integers) and rounded once.
+    /// Sums are taken in f64 (floats) or i64 (integers) and rounded once, except f16, which rounds
+    /// after every addition as torch's f16 kernel does.
     Col2im {
         /// spatial sizes of the output
         output_size: Vec<usize>,
