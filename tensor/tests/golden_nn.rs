@@ -216,7 +216,10 @@ fn run_op(op: &str, a: &Args<'_>, x: &Inputs) -> Result<Vec<Tensor>> {
         )),
         "batch_norm" => {
             // The running stats are updated in place: return them too (torch's case stores them).
-            let (rm, rv) = (x.opt("running_mean").map(Tensor::copy).transpose()?, x.opt("running_var").map(Tensor::copy).transpose()?);
+            let (rm, rv) = (
+                x.opt("running_mean").map(Tensor::copy).transpose()?,
+                x.opt("running_var").map(Tensor::copy).transpose()?,
+            );
             let training = a.flag("training");
             let y = x.get("x").batch_norm(
                 rm.as_ref(),
@@ -242,7 +245,9 @@ fn run_op(op: &str, a: &Args<'_>, x: &Inputs) -> Result<Vec<Tensor>> {
             a.opt_float("scale"),
             a.flag("enable_gqa"),
         )),
-        "embedding" => one(x.get("x").embedding(x.get("weight"), a.get("padding_idx").and_then(Json::as_i64))),
+        "embedding" => {
+            one(x.get("x").embedding(x.get("weight"), a.get("padding_idx").and_then(Json::as_i64)))
+        }
         "one_hot" => one(x.get("x").one_hot(a.int("num_classes", -1))),
         "cross_entropy" => one(x.get("x").cross_entropy(
             x.get("target"),
@@ -361,7 +366,11 @@ fn golden_nn_matches_torch() {
     let errors = results.iter().filter(|r| r.2.is_ok() && r.1).count();
     let failures: Vec<String> =
         results.iter().filter_map(|(n, _, r)| r.as_ref().err().map(|e| format!("{n}: {e}"))).collect();
-    println!("golden nn: {} cases, {passed} passed ({errors} error cases), {} failed", results.len(), failures.len());
+    println!(
+        "golden nn: {} cases, {passed} passed ({errors} error cases), {} failed",
+        results.len(),
+        failures.len()
+    );
     for f in &failures {
         println!("  FAILED {f}");
     }

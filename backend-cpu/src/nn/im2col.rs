@@ -45,7 +45,13 @@ struct Geometry {
 }
 
 impl Geometry {
-    fn new(image: &[usize], kernel: &[usize], stride: &[usize], padding: &[usize], dilation: &[usize]) -> Self {
+    fn new(
+        image: &[usize],
+        kernel: &[usize],
+        stride: &[usize],
+        padding: &[usize],
+        dilation: &[usize],
+    ) -> Self {
         let positions: Vec<usize> = (0..kernel.len())
             .map(|d| NnOp::window_positions(image[d], kernel[d], stride[d], padding[d], dilation[d]))
             .collect();
@@ -111,7 +117,11 @@ pub fn im2col(
 ) -> Result<CpuStorage> {
     let dims = l.dims();
     if dims.len() != kernel.len() + 2 {
-        return Err(Error::shape(format!("im2col: expected a {}-D input, got {}", kernel.len() + 2, l.shape())));
+        return Err(Error::shape(format!(
+            "im2col: expected a {}-D input, got {}",
+            kernel.len() + 2,
+            l.shape()
+        )));
     }
     let g = Geometry::new(&dims[2..], kernel, stride, padding, dilation);
     let x = crate::copy::to_contiguous(s, l, s.dtype())?;
@@ -143,12 +153,7 @@ impl Accumulate for i64 {
     }
 }
 
-fn col2im_typed<A: Accumulate>(
-    x: &[A],
-    b: usize,
-    c: usize,
-    g: &Geometry,
-) -> Vec<A> {
+fn col2im_typed<A: Accumulate>(x: &[A], b: usize, c: usize, g: &Geometry) -> Vec<A> {
     let img: usize = g.image.iter().product();
     let kk: usize = g.kernel.iter().product();
     let l: usize = g.positions.iter().product();
@@ -188,8 +193,13 @@ pub fn col2im(
 ) -> Result<CpuStorage> {
     let dims = l.dims();
     let n = w.kernel.len();
-    if [output_size.len(), grid.len(), w.stride.len(), w.padding.len(), w.dilation.len()].iter().any(|&x| x != n) {
-        return Err(Error::shape("col2im: the window parameters must have one entry per spatial dim".to_string()));
+    if [output_size.len(), grid.len(), w.stride.len(), w.padding.len(), w.dilation.len()]
+        .iter()
+        .any(|&x| x != n)
+    {
+        return Err(Error::shape(
+            "col2im: the window parameters must have one entry per spatial dim".to_string(),
+        ));
     }
     let kk: usize = w.kernel.iter().product();
     let g = Geometry::with_grid(output_size, grid.to_vec(), w.kernel, w.stride, w.padding, w.dilation);

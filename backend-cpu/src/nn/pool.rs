@@ -40,7 +40,13 @@ fn problem(op: &str, l: &Layout, taps: &[Vec<Tap>]) -> Result<Problem> {
 }
 
 /// Calls `f(flat_input_index)` for every in-range input position of the window at output `o`.
-fn for_window(taps: &[Vec<Tap>], spatial: &[usize], strides: &[usize], o: &[usize], f: &mut impl FnMut(usize)) {
+fn for_window(
+    taps: &[Vec<Tap>],
+    spatial: &[usize],
+    strides: &[usize],
+    o: &[usize],
+    f: &mut impl FnMut(usize),
+) {
     fn rec(
         d: usize,
         base: usize,
@@ -128,7 +134,12 @@ pub fn max_pool(s: &CpuStorage, l: &Layout, taps: &[Vec<Tap>]) -> Result<Vec<Cpu
 }
 
 /// Average pooling.
-pub fn avg_pool(s: &CpuStorage, l: &Layout, taps: &[Vec<Tap>], divisor_override: Option<i64>) -> Result<CpuStorage> {
+pub fn avg_pool(
+    s: &CpuStorage,
+    l: &Layout,
+    taps: &[Vec<Tap>],
+    divisor_override: Option<i64>,
+) -> Result<CpuStorage> {
     let p = problem("avg_pool", l, taps)?;
     let img: usize = p.spatial.iter().product();
     let per: usize = p.out.iter().product();

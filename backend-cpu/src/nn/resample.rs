@@ -14,7 +14,10 @@ fn sum_taps(src: &[f64], taps: &Taps, strides: &[usize], o: &[usize], d: usize, 
     if d == taps.len() {
         return w * src[base];
     }
-    taps[d][o[d]].iter().map(|&(i, wi)| sum_taps(src, taps, strides, o, d + 1, base + i * strides[d], w * wi)).sum()
+    taps[d][o[d]]
+        .iter()
+        .map(|&(i, wi)| sum_taps(src, taps, strides, o, d + 1, base + i * strides[d], w * wi))
+        .sum()
 }
 
 /// Resamples the trailing `taps.len()` dims of `(s, l)`.

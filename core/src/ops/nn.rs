@@ -75,7 +75,13 @@ pub enum NnOp {
 
 impl NnOp {
     /// Number of sliding-window positions along one dim of size `size`.
-    pub fn window_positions(size: usize, kernel: usize, stride: usize, padding: usize, dilation: usize) -> usize {
+    pub fn window_positions(
+        size: usize,
+        kernel: usize,
+        stride: usize,
+        padding: usize,
+        dilation: usize,
+    ) -> usize {
         let span = dilation * (kernel.max(1) - 1) + 1;
         let padded = size + 2 * padding;
         if padded < span || stride == 0 {
@@ -118,8 +124,9 @@ impl NnOp {
             NnOp::Im2col { kernel, stride, padding, dilation } => {
                 let n = kernel.len();
                 let sp = &x[x.len() - n..];
-                let l: usize =
-                    (0..n).map(|d| Self::window_positions(sp[d], kernel[d], stride[d], padding[d], dilation[d])).product();
+                let l: usize = (0..n)
+                    .map(|d| Self::window_positions(sp[d], kernel[d], stride[d], padding[d], dilation[d]))
+                    .product();
                 vec![vec![x[0], x[1] * kernel.iter().product::<usize>(), l]]
             }
             NnOp::Col2im { output_size, kernel, .. } => {

@@ -138,7 +138,13 @@ impl Tensor {
     }
 
     /// `beta * self + alpha * (mat @ vec)` (torch's `addmv`).
-    pub fn addmv(&self, mat: &Tensor, vec: &Tensor, beta: impl Into<Scalar>, alpha: impl Into<Scalar>) -> Result<Tensor> {
+    pub fn addmv(
+        &self,
+        mat: &Tensor,
+        vec: &Tensor,
+        beta: impl Into<Scalar>,
+        alpha: impl Into<Scalar>,
+    ) -> Result<Tensor> {
         if mat.rank() != 2 || vec.rank() != 1 {
             return Err(Error::shape(format!(
                 "vector + matrix @ vector expected, got {}, {}, {}",
@@ -156,7 +162,13 @@ impl Tensor {
     }
 
     /// `beta * self + alpha * outer(vec1, vec2)` (torch's `addr`).
-    pub fn addr(&self, vec1: &Tensor, vec2: &Tensor, beta: impl Into<Scalar>, alpha: impl Into<Scalar>) -> Result<Tensor> {
+    pub fn addr(
+        &self,
+        vec1: &Tensor,
+        vec2: &Tensor,
+        beta: impl Into<Scalar>,
+        alpha: impl Into<Scalar>,
+    ) -> Result<Tensor> {
         let prod = vec1.outer(vec2)?;
         let dt = prod.dtype();
         self.to_dtype(dt)?.add_scaled_product(prod, beta.into(), alpha.into(), dt, true)
@@ -207,7 +219,10 @@ impl Tensor {
     pub fn outer(&self, vec2: &Tensor) -> Result<Tensor> {
         for (name, t) in [("self", self), ("vec2", vec2)] {
             if t.rank() != 1 {
-                return Err(Error::shape(format!("outer: Expected 1-D argument {name}, but got {}-D", t.rank())));
+                return Err(Error::shape(format!(
+                    "outer: Expected 1-D argument {name}, but got {}-D",
+                    t.rank()
+                )));
             }
         }
         self.unsqueeze(1)?.mul(vec2)

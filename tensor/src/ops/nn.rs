@@ -23,7 +23,9 @@ pub(crate) fn spread(op: &str, name: &str, v: &[usize], n: usize) -> Result<Vec<
     match v.len() {
         1 => Ok(vec![v[0]; n]),
         l if l == n => Ok(v.to_vec()),
-        l => Err(Error::msg(format!("{op}: {name} must be either a single int, or a tuple of {n} ints, got {l} values"))),
+        l => Err(Error::msg(format!(
+            "{op}: {name} must be either a single int, or a tuple of {n} ints, got {l} values"
+        ))),
     }
 }
 

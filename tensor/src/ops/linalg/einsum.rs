@@ -70,7 +70,8 @@ impl Op {
     /// Takes diagonals until every label appears once.
     fn new(mut t: Tensor, mut labels: Vec<Label>, index: usize) -> Result<Op> {
         loop {
-            let dup = (0..labels.len()).find_map(|i| (i + 1..labels.len()).find(|&j| labels[j] == labels[i]).map(|j| (i, j)));
+            let dup = (0..labels.len())
+                .find_map(|i| (i + 1..labels.len()).find(|&j| labels[j] == labels[i]).map(|j| (i, j)));
             let Some((i, j)) = dup else { break };
             let (si, sj) = (t.dims()[i], t.dims()[j]);
             if si != sj {
@@ -116,8 +117,10 @@ impl Op {
 
 /// Contracts two operands, keeping the labels in `needed`.
 fn contract(a: Op, b: Op, needed: &[Label]) -> Result<Op> {
-    let keep_a: Vec<Label> = a.labels.iter().copied().filter(|l| needed.contains(l) || b.labels.contains(l)).collect();
-    let keep_b: Vec<Label> = b.labels.iter().copied().filter(|l| needed.contains(l) || a.labels.contains(l)).collect();
+    let keep_a: Vec<Label> =
+        a.labels.iter().copied().filter(|l| needed.contains(l) || b.labels.contains(l)).collect();
+    let keep_b: Vec<Label> =
+        b.labels.iter().copied().filter(|l| needed.contains(l) || a.labels.contains(l)).collect();
     let (a, b) = (a.sum_except(&keep_a)?, b.sum_except(&keep_b)?);
     let both = |l: &Label| a.labels.contains(l) && b.labels.contains(l);
     let batch: Vec<Label> = a.labels.iter().copied().filter(|l| both(l) && needed.contains(l)).collect();
@@ -127,19 +130,30 @@ fn contract(a: Op, b: Op, needed: &[Label]) -> Result<Op> {
     let size = |l: Label| -> Result<usize> {
         let (x, y) = (a.size(l), b.size(l));
         if x != y && x != 1 && y != 1 {
-            return Err(err(format!("operands do not broadcast: subscript {} has sizes {x} and {y}", name(l))));
+            return Err(err(format!(
+                "operands do not broadcast: subscript {} has sizes {x} and {y}",
+                name(l)
+            )));
         }
         Ok(x.max(y))
     };
     let sizes = |ls: &[Label]| ls.iter().map(|&l| size(l)).collect::<Result<Vec<usize>>>();
     let (sbatch, scontr) = (sizes(&batch)?, sizes(&contr)?);
     let (sfa, sfb) = (sizes(&fa)?, sizes(&fb)?);
-    let cat = |x: &[Label], y: &[Label], z: &[Label]| -> Vec<Label> { x.iter().chain(y).chain(z).copied().collect() };
-    let catn = |x: &[usize], y: &[usize], z: &[usize]| -> Vec<usize> { x.iter().chain(y).chain(z).copied().collect() };
+    let cat = |x: &[Label], y: &[Label], z: &[Label]| -> Vec<Label> {
+        x.iter().chain(y).chain(z).copied().collect()
+    };
+    let catn = |x: &[usize], y: &[usize], z: &[usize]| -> Vec<usize> {
+        x.iter().chain(y).chain(z).copied().collect()
+    };
     let ta = a.arranged(&cat(&batch, &fa, &contr), &catn(&sbatch, &sfa, &scontr))?;
     let tb = b.arranged(&cat(&batch, &contr, &fb), &catn(&sbatch, &scontr, &sfb))?;
-    let (nb, m, k, n) =
-        (sbatch.iter().product::<usize>(), sfa.iter().product::<usize>(), scontr.iter().product::<usize>(), sfb.iter().product::<usize>());
+    let (nb, m, k, n) = (
+        sbatch.iter().product::<usize>(),
+        sfa.iter().product::<usize>(),
+        scontr.iter().product::<usize>(),
+        sfb.iter().product::<usize>(),
+    );
     let t = ta.reshape([nb, m, k])?.matmul(&tb.reshape([nb, k, n])?)?;
     Ok(Op { t: t.reshape(catn(&sbatch, &sfa, &sfb))?, labels: cat(&batch, &fa, &fb) })
 }
@@ -199,7 +213,10 @@ pub(super) fn einsum(equation: &str, operands: &[&Tensor]) -> Result<Tensor> {
             let t = parse_term(r)?;
             for (i, &l) in t.letters.iter().enumerate() {
                 if t.letters[..i].contains(&l) {
-                    return Err(err(format!("output subscript {} appears more than once in the output", name(l))));
+                    return Err(err(format!(
+                        "output subscript {} appears more than once in the output",
+                        name(l)
+                    )));
                 }
                 if !labels.iter().flatten().any(|&x| x == l) {
                     return Err(err(format!(

@@ -57,10 +57,14 @@ impl Tensor {
             )));
         }
         if is_causal && attn_mask.is_some() {
-            return Err(Error::msg("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"));
+            return Err(Error::msg(
+                "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True",
+            ));
         }
         if !(0.0..=1.0).contains(&dropout_p) {
-            return Err(Error::msg(format!("dropout probability has to be between 0 and 1, but got {dropout_p}")));
+            return Err(Error::msg(format!(
+                "dropout probability has to be between 0 and 1, but got {dropout_p}"
+            )));
         }
         let (mut k, mut v) = (key.clone(), value.clone());
         if enable_gqa && q.rank() >= 3 && k.rank() >= 3 {

@@ -45,7 +45,13 @@ fn shape_str(d: &[usize]) -> String {
 
 /// Checks ranks, dtypes and channel counts; returns the input with a batch dim and whether one was
 /// added.
-fn check_input(op: &str, n: usize, input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<(Tensor, bool)> {
+fn check_input(
+    op: &str,
+    n: usize,
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+) -> Result<(Tensor, bool)> {
     let r = input.rank();
     if r != n + 1 && r != n + 2 {
         return Err(Error::shape(format!(
@@ -334,7 +340,8 @@ impl Tensor {
         let xg = x.to_dtype(cdt)?.reshape([nb, groups, cin_g, l])?;
         let wg = weight.to_dtype(cdt)?.reshape([1, groups, cin_g, cout_g * kk])?.transpose(-1, -2)?;
         let cols = wg.matmul(&xg)?.reshape([nb, groups * cout_g * kk, l])?;
-        let prim = NnOp::Col2im { output_size: out_sp.clone(), grid: spatial, kernel, stride, padding, dilation };
+        let prim =
+            NnOp::Col2im { output_size: out_sp.clone(), grid: spatial, kernel, stride, padding, dilation };
         // torch's f16 kernel keeps its column buffer in f16 (bf16 goes through f32 like f32 does).
         let cols = if dt == DType::F16 { cols.to_dtype(dt)? } else { cols };
         let y = apply1(&Prim::Nn(prim), &[&cols], x.device())?.to_dtype(cdt)?;

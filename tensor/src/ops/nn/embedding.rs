@@ -23,11 +23,7 @@ impl Tensor {
         let v = weight.dims()[0] as i64;
         if let Some(p) = padding_idx {
             if p >= v || p < -v {
-                return Err(Error::msg(if p >= 0 {
-                    "Padding_idx must be within num_embeddings"
-                } else {
-                    "Padding_idx must be within num_embeddings"
-                }));
+                return Err(Error::msg("Padding_idx must be within num_embeddings"));
             }
         }
         let idx = self.to_dtype(DType::I64)?;

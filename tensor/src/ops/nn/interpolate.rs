@@ -78,7 +78,11 @@ fn cubic(input: usize, output: usize, scale: Option<f64>, align: bool, wide: boo
     let s = acc(pixel_scale(align, input, output, scale), wide);
     (0..output)
         .map(|o| {
-            let real = if align { acc(s * o as f64, wide) } else { acc(acc(s * (o as f64 + 0.5), wide) - 0.5, wide) };
+            let real = if align {
+                acc(s * o as f64, wide)
+            } else {
+                acc(acc(s * (o as f64 + 0.5), wide) - 0.5, wide)
+            };
             let fl = real.floor();
             let t = acc(real - fl, wide);
             let w = [c2(t + 1.0), c1(t), c1(1.0 - t), c2(2.0 - t)];
@@ -136,7 +140,9 @@ impl Tensor {
         }
         let spatial = self.dims()[2..].to_vec();
         let (out, scales): (Vec<usize>, Vec<Option<f64>>) = match (size, scale_factor) {
-            (Some(_), Some(_)) => return Err(Error::msg("only one of size or scale_factor should be defined")),
+            (Some(_), Some(_)) => {
+                return Err(Error::msg("only one of size or scale_factor should be defined"))
+            }
             (None, None) => return Err(Error::msg("either size or scale_factor should be defined")),
             (Some(s), None) => {
                 let s = if s.len() == 1 { vec![s[0]; n] } else { s.to_vec() };
@@ -154,7 +160,10 @@ impl Tensor {
                         "Input and scale_factor must have the same number of spatial dimensions, but got input with spatial dimensions of {spatial:?} and scale_factor of shape {f:?}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
                     )));
                 }
-                ((0..n).map(|d| (spatial[d] as f64 * f[d]).floor().max(0.0) as usize).collect(), f.into_iter().map(Some).collect())
+                (
+                    (0..n).map(|d| (spatial[d] as f64 * f[d]).floor().max(0.0) as usize).collect(),
+                    f.into_iter().map(Some).collect(),
+                )
             }
         };
         if spatial.contains(&0) || out.contains(&0) {

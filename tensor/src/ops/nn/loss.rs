@@ -46,17 +46,23 @@ impl Tensor {
         if r == 0 {
             return Err(Error::shape("input tensor should be 1D or 2D"));
         }
-        let expect: Vec<usize> = if r == 1 { vec![] } else { self.dims().iter().enumerate().filter(|&(d, _)| d != 1).map(|(_, &s)| s).collect() };
+        let expect: Vec<usize> = if r == 1 {
+            vec![]
+        } else {
+            self.dims().iter().enumerate().filter(|&(d, _)| d != 1).map(|(_, &s)| s).collect()
+        };
         if target.dims() != expect.as_slice() {
-            return Err(Error::shape(if r >= 2 && target.rank() >= 1 && target.dims()[0] != self.dims()[0] {
-                format!(
-                    "Expected input batch_size ({}) to match target batch_size ({}).",
-                    self.dims()[0],
-                    target.dims()[0]
-                )
-            } else {
-                format!("expected target of size {:?}, got {:?}", expect, target.dims())
-            }));
+            return Err(Error::shape(
+                if r >= 2 && target.rank() >= 1 && target.dims()[0] != self.dims()[0] {
+                    format!(
+                        "Expected input batch_size ({}) to match target batch_size ({}).",
+                        self.dims()[0],
+                        target.dims()[0]
+                    )
+                } else {
+                    format!("expected target of size {:?}, got {:?}", expect, target.dims())
+                },
+            ));
         }
         let c = if r == 1 { self.dims()[0] } else { self.dims()[1] };
         Ok((classes_last(self)?, c))
@@ -65,7 +71,13 @@ impl Tensor {
     /// Negative log-likelihood loss of log-probabilities `self` (`[N, C, d...]`, `[C]`) and int64
     /// class indices `target` (`[N, d...]`, `[]`): `-weight[t] * self[t]`, entries with
     /// `target == ignore_index` left out; `"mean"` divides by the summed weights of the kept targets.
-    pub fn nll_loss(&self, target: &Tensor, weight: Option<&Tensor>, ignore_index: i64, reduction: &str) -> Result<Tensor> {
+    pub fn nll_loss(
+        &self,
+        target: &Tensor,
+        weight: Option<&Tensor>,
+        ignore_index: i64,
+        reduction: &str,
+    ) -> Result<Tensor> {
         if !self.dtype().is_float() {
             return Err(Error::UnsupportedDType { op: "nll_loss", dtype: self.dtype() });
         }
@@ -83,7 +95,11 @@ impl Tensor {
         if bad.any()?.item::<bool>()? {
             let t = bad.where_self(target, 0)?;
             let v = t.abs()?.max()?.item::<i64>()?;
-            let v = if target.lt(0)?.logical_and(&bad)?.any()?.item::<bool>()? { t.min()?.item::<i64>()? } else { v };
+            let v = if target.lt(0)?.logical_and(&bad)?.any()?.item::<bool>()? {
+                t.min()?.item::<i64>()?
+            } else {
+                v
+            };
             return Err(Error::msg(format!("Target {v} is out of bounds.")));
         }
         let cdt = opmath(self.dtype());
@@ -116,7 +132,9 @@ impl Tensor {
             return Err(Error::UnsupportedDType { op: "cross_entropy", dtype: self.dtype() });
         }
         if !(0.0..=1.0).contains(&label_smoothing) {
-            return Err(Error::msg(format!("label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")));
+            return Err(Error::msg(format!(
+                "label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+            )));
         }
         if !matches!(reduction, "none" | "mean" | "sum") {
             return Err(Error::msg(format!("{reduction} is not a valid value for reduction")));
@@ -186,6 +204,9 @@ impl Tensor {
             "sum" => smooth.sum_all()?,
             _ => smooth,
         };
-        nll.to_dtype(cdt)?.mul(1.0 - label_smoothing)?.add(&ret.mul(label_smoothing / c as f64)?)?.to_dtype(self.dtype())
+        nll.to_dtype(cdt)?
+            .mul(1.0 - label_smoothing)?
+            .add(&ret.mul(label_smoothing / c as f64)?)?
+            .to_dtype(self.dtype())
     }
 }

@@ -82,7 +82,12 @@ impl Tensor {
 
     /// RMS normalisation over the trailing dims: `x / sqrt(mean(x²) + eps) * weight`; `eps` `None`
     /// means the dtype's machine epsilon (torch's default).
-    pub fn rms_norm(&self, normalized_shape: &[usize], weight: Option<&Tensor>, eps: Option<f64>) -> Result<Tensor> {
+    pub fn rms_norm(
+        &self,
+        normalized_shape: &[usize],
+        weight: Option<&Tensor>,
+        eps: Option<f64>,
+    ) -> Result<Tensor> {
         float_only("rms_norm", self)?;
         check_param("weight", weight, normalized_shape)?;
         let dims = trailing(self, normalized_shape)?;
@@ -132,7 +137,8 @@ impl Tensor {
             }
         }
         let x = self.to_dtype(opmath(self.dtype()))?;
-        let y = normalize(&x.reshape([n as isize, num_groups as isize, -1])?, &[2], eps)?.reshape(self.dims())?;
+        let y =
+            normalize(&x.reshape([n as isize, num_groups as isize, -1])?, &[2], eps)?.reshape(self.dims())?;
         let mut pshape = vec![1usize; self.rank()];
         pshape[1] = c;
         let shaped = |p: Option<&Tensor>| p.map(|p| p.reshape(pshape.clone())).transpose();
@@ -162,7 +168,9 @@ impl Tensor {
             )));
         }
         let c = self.dims()[1];
-        for (name, p) in [("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)] {
+        for (name, p) in
+            [("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)]
+        {
             if let Some(p) = p {
                 if p.numel() != c {
                     return Err(Error::shape(format!(
@@ -190,7 +198,10 @@ impl Tensor {
             let var = centered.square()?.mean(dims.as_slice(), true)?;
             if training {
                 if let Some(rm) = running_mean {
-                    let upd = rm.to_dtype(x.dtype())?.mul(1.0 - momentum)?.add(&mean.reshape([c])?.mul(momentum)?)?;
+                    let upd = rm
+                        .to_dtype(x.dtype())?
+                        .mul(1.0 - momentum)?
+                        .add(&mean.reshape([c])?.mul(momentum)?)?;
                     rm.copy_(&upd)?;
                 }
                 if let Some(rv) = running_var {

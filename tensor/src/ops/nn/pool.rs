@@ -12,7 +12,8 @@ type Tap = (isize, usize, usize, usize);
 
 /// torch's `pooling_output_shape`.
 fn pooled_size(size: usize, k: usize, pad: usize, stride: usize, dil: usize, ceil: bool) -> isize {
-    let (size, k, pad, stride, dil) = (size as isize, k as isize, pad as isize, stride as isize, dil as isize);
+    let (size, k, pad, stride, dil) =
+        (size as isize, k as isize, pad as isize, stride as isize, dil as isize);
     let num = size + 2 * pad - dil * (k - 1) - 1 + if ceil { stride - 1 } else { 0 };
     let mut out = num.div_euclid(stride) + 1;
     if ceil && (out - 1) * stride >= size + pad {
@@ -89,7 +90,14 @@ fn geometry(
                 "Given input size: {:?}. Calculated output size: {:?}. Output size is too small",
                 &x.dims()[r - n - 1..],
                 (0..n)
-                    .map(|d| pooled_size(spatial[d], kernel[d], padding[d], stride[d], dilation[d], ceil_mode))
+                    .map(|d| pooled_size(
+                        spatial[d],
+                        kernel[d],
+                        padding[d],
+                        stride[d],
+                        dilation[d],
+                        ceil_mode
+                    ))
                     .collect::<Vec<_>>()
             )));
         }
@@ -167,7 +175,9 @@ impl Tensor {
         let taps = (0..n)
             .map(|d| {
                 (0..g.out[d])
-                    .map(|o| ((o * g.stride[d]) as isize - g.padding[d] as isize, g.dilation[d], g.kernel[d], 1))
+                    .map(|o| {
+                        ((o * g.stride[d]) as isize - g.padding[d] as isize, g.dilation[d], g.kernel[d], 1)
+                    })
                     .collect()
             })
             .collect();
@@ -296,7 +306,11 @@ impl Tensor {
     }
 
     /// Adaptive max pooling over the last `n` dims, with the flat spatial indices of the maxima.
-    pub fn adaptive_max_pool_nd_with_indices(&self, n: usize, output_size: &[usize]) -> Result<(Tensor, Tensor)> {
+    pub fn adaptive_max_pool_nd_with_indices(
+        &self,
+        n: usize,
+        output_size: &[usize],
+    ) -> Result<(Tensor, Tensor)> {
         let op = ["adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"][n.clamp(1, 3) - 1];
         check_dtype("adaptive_max_pool", self, false)?;
         let taps = adaptive_taps(op, self, output_size, n)?;
