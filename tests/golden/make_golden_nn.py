@@ -479,8 +479,9 @@ def interp_cases():
             if dt == "u8" and mode not in ("nearest", "nearest-exact"):
                 continue  # torch's uint8 antialiasing-style kernels round differently; see the report
             args = dict(scale_factor=[1.5], mode=mode, align_corners=None if mode.startswith("nearest") else False)
-            # torch rounds half-precision intermediates of its interpolation kernels; oxtorch rounds once.
-            tol = {"f16": {"atol": 1e-3}, "bf16": {"atol": 1e-2}}.get(dt, {})
+            # torch's half-precision (bi/tri)linear kernels round intermediates in a way oxtorch does
+            # not reproduce (weights and sums are rounded once): allow a few half-precision ulps.
+            tol = {"f16": {"atol": 1e-3}, "bf16": {"atol": 1e-2}}.get(dt, {}) if "linear" in mode else {}
             add(f"interpolate/{mode}/dtype/{dt}", "interpolate", ["x"], [val(shapes[mode], dt)],
                 lambda x, args=args: F.interpolate(x, **targs(args)), args=args, **tol)
     add("interpolate/bilinear/mixed/f32", "interpolate", ["x"], [val([1, 1, 4, 6], "f32")],

@@ -2,7 +2,7 @@
 //! formulas, lowered to one `NnOp::Resample` prim over per-dim taps.
 
 use oxtorch_core::ops::{NnOp, Prim};
-use oxtorch_core::{DType, Error, Result};
+use oxtorch_core::{bf16, f16, DType, Error, Result};
 
 use crate::dispatch::apply1;
 use crate::Tensor;
@@ -173,12 +173,21 @@ impl Tensor {
         }
         let align = align_corners.unwrap_or(false);
         let wide = dt == DType::F64;
-        let taps = (0..n)
+        // torch's bicubic kernel stores its weights in the input's dtype (then computes in f32).
+        let round: fn(f64) -> f64 = match dt {
+            DType::F16 if mode == "bicubic" => |w| f16::from_f64(w).to_f64(),
+            DType::BF16 if mode == "bicubic" => |w| bf16::from_f64(w).to_f64(),
+            _ => |w| w,
+        };
+        let taps: Vec<Taps> = (0..n)
             .map(|d| match mode {
                 "nearest" => nearest(spatial[d], out[d], scales[d], false),
                 "nearest-exact" => nearest(spatial[d], out[d], scales[d], true),
                 "bicubic" => cubic(spatial[d], out[d], scales[d], align, wide),
                 _ => linear(spatial[d], out[d], scales[d], align, wide),
+            })
+            .map(|t: Taps| {
+                t.into_iter().map(|v| v.into_iter().map(|(i, w)| (i, round(w))).collect()).collect()
             })
             .collect();
         apply1(&Prim::Nn(NnOp::Resample { taps }), &[self], self.device())
