@@ -18,6 +18,12 @@ const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/golden/nn.sa
 /// The fewest cases the file may hold; guards against a truncated file or a metadata mix-up.
 const MIN_CASES: usize = 700;
 
+/// Error cases whose message is exactly torch's.
+static SAME_MESSAGE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The fewest error cases that must reproduce torch's message word for word.
+const MIN_SAME_MESSAGE: usize = 120;
+
 /// The arguments of one case.
 struct Args<'a>(&'a Json);
 
@@ -307,9 +313,12 @@ fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Res
     if meta.get("error").and_then(Json::as_bool).unwrap_or(false) {
         return match result {
             Err(e) => {
-                if std::env::var_os("GOLDEN_VERBOSE").is_some() {
-                    println!("  {name}: oxtorch errs as torch does: {e}");
+                let want = meta.get("message").and_then(Json::as_str).unwrap_or("");
+                let same = e.to_string() == want;
+                if std::env::var_os("GOLDEN_VERBOSE").is_some() && !same {
+                    println!("  {name}: message differs:\n    torch:   {want}\n    oxtorch: {e}");
                 }
+                SAME_MESSAGE.fetch_add(usize::from(same), std::sync::atomic::Ordering::Relaxed);
                 Ok(())
             }
             Ok(outs) => Err(format!(
@@ -376,5 +385,8 @@ fn golden_nn_matches_torch() {
     }
     assert!(passed >= MIN_CASES, "only {passed} cases passed; the test must not pass vacuously");
     assert!(errors >= 150, "only {errors} error cases passed");
+    let same = SAME_MESSAGE.load(std::sync::atomic::Ordering::Relaxed);
+    println!("golden nn: {same} of {errors} error messages are torch's word for word");
+    assert!(same >= MIN_SAME_MESSAGE, "only {same} error messages match torch's");
     assert!(failures.is_empty(), "{} golden nn cases differ from torch (listed above)", failures.len());
 }

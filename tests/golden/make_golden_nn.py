@@ -16,7 +16,7 @@ reused): case `<case>` stores inputs `<case>.in0`, `<case>.in1`, ... and outputs
 * "in<i>_view": a view applied to input i before the op ("transpose" = `.transpose(0, 1)`, "step" =
   `[..., ::2]`), torch having computed the expected output on the same view;
 * "rtol"/"atol": tolerances for cases whose torch kernel rounds differently from oxtorch's (optional);
-* "error": true when torch raises (oxtorch must return Err).
+* "error": true when torch raises (oxtorch must return Err), with torch's "message" (first line).
 """
 
 import json
@@ -68,8 +68,9 @@ def add(name, op, roles, inputs, fn, args=None, views=None, **extra):
     try:
         out = fn(*vs)
     except (RuntimeError, TypeError, NotImplementedError, ValueError, IndexError, ZeroDivisionError,
-            AssertionError):
+            AssertionError) as e:
         meta["error"] = True
+        meta["message"] = str(e).split("\n")[0]
         out = None
     if out is not None:
         outs = list(out) if isinstance(out, (tuple, list)) else [out]

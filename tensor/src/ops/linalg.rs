@@ -16,6 +16,22 @@ pub(crate) fn opmath(dtype: DType) -> DType {
     }
 }
 
+/// The C++ type name torch prints for a dtype in some messages (`float`, `double`, `c10::Half`).
+pub(crate) fn cpp_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Bool => "bool",
+        DType::U8 => "unsigned char",
+        DType::I8 => "signed char",
+        DType::I16 => "short int",
+        DType::I32 => "int",
+        DType::I64 => "long int",
+        DType::F16 => "c10::Half",
+        DType::BF16 => "c10::BFloat16",
+        DType::F32 => "float",
+        DType::F64 => "double",
+    }
+}
+
 /// torch's check that `beta`/`alpha` are not floats for an integer result (and not non-bool for bool).
 fn check_scale(name: &str, dtype: DType, s: Scalar) -> Result<()> {
     if !dtype.is_float() && s.is_float() {
@@ -30,8 +46,8 @@ fn same_dtype(a: &Tensor, b: &Tensor) -> Result<()> {
     if a.dtype() != b.dtype() {
         return Err(Error::msg(format!(
             "expected m1 and m2 to have the same dtype, but got: {} != {}",
-            a.dtype().name(),
-            b.dtype().name()
+            cpp_name(a.dtype()),
+            cpp_name(b.dtype())
         )));
     }
     Ok(())
@@ -174,7 +190,7 @@ impl Tensor {
         self.to_dtype(dt)?.add_scaled_product(prod, beta.into(), alpha.into(), dt, true)
     }
 
-    fn check_dot(&self, other: &Tensor, name: &str) -> Result<()> {
+    fn check_dot(&self, other: &Tensor, name: &'static str) -> Result<()> {
         if self.rank() != 1 || other.rank() != 1 {
             return Err(Error::shape(format!(
                 "1D tensors expected, but got {}D and {}D tensors",
@@ -197,6 +213,9 @@ impl Tensor {
                 self.numel(),
                 other.numel()
             )));
+        }
+        if self.dtype() == DType::Bool {
+            return Err(Error::UnsupportedDType { op: name, dtype: DType::Bool });
         }
         Ok(())
     }

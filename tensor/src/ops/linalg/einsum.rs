@@ -34,7 +34,11 @@ fn parse_term(s: &str) -> Result<Term> {
                 i += 2;
             }
             c if c.is_ascii_alphabetic() => letters.push(c as Label),
-            c => return Err(err(format!("invalid subscript given at index {i} in the equation string, subscripts must be in [a-zA-Z], got {}", c as char))),
+            c => {
+                return Err(err(format!(
+                "invalid subscript given at index {i} in the equation string, subscripts must be in [a-zA-Z]"
+            )))
+            }
         }
         i += 1;
     }
@@ -76,7 +80,7 @@ impl Op {
             let (si, sj) = (t.dims()[i], t.dims()[j]);
             if si != sj {
                 return Err(err(format!(
-                    "subscript {} is repeated for operand {index} but the sizes don't match, {si} != {sj}",
+                    "subscript {} is repeated for operand {index} but the sizes don't match, {sj} != {si}",
                     name(labels[i])
                 )));
             }
@@ -158,6 +162,27 @@ fn contract(a: Op, b: Op, needed: &[Label]) -> Result<Op> {
     Ok(Op { t: t.reshape(catn(&sbatch, &sfa, &sfb))?, labels: cat(&batch, &fa, &fb) })
 }
 
+/// Checks that every label has one size across operands, up to broadcasting size-1 dims.
+fn check_broadcast(labels: &[Vec<Label>], operands: &[&Tensor]) -> Result<()> {
+    let mut seen: Vec<(Label, usize)> = Vec::new();
+    for (i, (ls, x)) in labels.iter().zip(operands).enumerate() {
+        for (&l, &size) in ls.iter().zip(x.dims()) {
+            match seen.iter_mut().find(|(k, _)| *k == l) {
+                Some((_, s)) if *s != size && *s != 1 && size != 1 => {
+                    return Err(err(format!(
+                        "subscript {} has size {size} for operand {i} which does not broadcast with previously seen size {}",
+                        name(l),
+                        *s
+                    )))
+                }
+                Some((_, s)) => *s = (*s).max(size),
+                None => seen.push((l, size)),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// See [`Tensor::einsum`].
 pub(super) fn einsum(equation: &str, operands: &[&Tensor]) -> Result<Tensor> {
     if operands.is_empty() {
@@ -183,7 +208,7 @@ pub(super) fn einsum(equation: &str, operands: &[&Tensor]) -> Result<Tensor> {
         )));
     }
     if dtype == DType::Bool {
-        return Err(Error::UnsupportedDType { op: "einsum", dtype });
+        return Err(Error::UnsupportedDType { op: "bmm", dtype });
     }
     let compute = if dtype.is_float() { super::opmath(dtype) } else { DType::I64 };
     // Ellipsis dims per operand, and the most of them.
@@ -240,6 +265,7 @@ pub(super) fn einsum(equation: &str, operands: &[&Tensor]) -> Result<Tensor> {
             out
         }
     };
+    check_broadcast(&labels, operands)?;
     let mut ops = Vec::with_capacity(operands.len());
     for (i, (x, ls)) in operands.iter().zip(labels).enumerate() {
         ops.push(Op::new(x.to_dtype(compute)?, ls, i)?);

@@ -3,7 +3,7 @@
 use oxtorch_core::{DType, Error, Result};
 
 use super::safe_softmax_last;
-use crate::ops::linalg::opmath;
+use crate::ops::linalg::{cpp_name, opmath};
 use crate::Tensor;
 
 /// Repeats dim -3 of `t` `r` times, each head next to its copies (torch's `repeat_interleave`).
@@ -40,9 +40,9 @@ impl Tensor {
         if q.dtype() != key.dtype() || q.dtype() != value.dtype() {
             return Err(Error::msg(format!(
                 "Expected query, key, and value to have the same dtype, but got query.dtype: {} key.dtype: {} and value.dtype: {} instead.",
-                q.dtype().name(),
-                key.dtype().name(),
-                value.dtype().name()
+                cpp_name(q.dtype()),
+                cpp_name(key.dtype()),
+                cpp_name(value.dtype())
             )));
         }
         if !q.dtype().is_float() {

@@ -70,9 +70,9 @@ fn check_input(
     }
     if input.dtype() != weight.dtype() {
         return Err(Error::msg(format!(
-            "Input type ({}) and weight type ({}) should be the same",
-            input.dtype().name(),
-            weight.dtype().name()
+            "expected scalar type {} but found {}",
+            input.dtype().scalar_type_name(),
+            weight.dtype().scalar_type_name()
         )));
     }
     if let Some(b) = bias {
@@ -85,7 +85,13 @@ fn check_input(
         }
     }
     if input.dtype() == DType::Bool {
-        return Err(Error::UnsupportedDType { op: "conv", dtype: DType::Bool });
+        let op = match (op.starts_with("conv_transpose"), n) {
+            (true, 3) => "slow_conv_transpose3d_out_cpu",
+            (true, _) => "slow_conv_transpose2d_out_cpu",
+            (false, 3) => "slow_conv3d_cpu",
+            (false, _) => "slow_conv2d_cpu",
+        };
+        return Err(Error::UnsupportedDType { op, dtype: DType::Bool });
     }
     Ok(if r == n + 1 { (input.unsqueeze(0)?, true) } else { (input.clone(), false) })
 }
@@ -160,7 +166,7 @@ impl Tensor {
         let cin = x.dims()[1];
         if cout % groups != 0 {
             return Err(Error::shape(format!(
-                "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size {} instead",
+                "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{}] instead",
                 shape_str(weight.dims())
             )));
         }
@@ -286,7 +292,8 @@ impl Tensor {
         let (x, unbatched) = check_input(op, n, self, weight, bias)?;
         let dt = self.dtype();
         if !dt.is_float() && dt != DType::I64 {
-            return Err(Error::UnsupportedDType { op: "conv_transpose", dtype: dt });
+            let op = if n == 3 { "slow_conv_transpose3d_out_cpu" } else { "slow_conv_transpose2d_out_cpu" };
+            return Err(Error::UnsupportedDType { op, dtype: dt });
         }
         let stride = spread(op, "stride", stride, n)?;
         let dilation = spread(op, "dilation", dilation, n)?;
@@ -298,16 +305,26 @@ impl Tensor {
         }
         for d in 0..n {
             if output_padding[d] >= stride[d] && output_padding[d] >= dilation[d] {
+                let names: &[&str] = match n {
+                    1 => &["width"],
+                    2 => &["height", "width"],
+                    _ => &["depth", "height", "width"],
+                };
+                let part = |what: &str, v: &[usize]| {
+                    names.iter().zip(v).map(|(d, x)| format!("{what}_{d}: {x}")).collect::<Vec<_>>().join(" ")
+                };
                 return Err(Error::msg(format!(
-                    "output padding must be smaller than either stride or dilation, but got output_padding: {:?} stride: {:?} dilation: {:?}",
-                    output_padding, stride, dilation
+                    "output padding must be smaller than either stride or dilation, but got {} {} {}",
+                    part("output_padding", &output_padding),
+                    part("stride", &stride),
+                    part("dilation", &dilation)
                 )));
             }
         }
         let (cin, cout_g) = (weight.dims()[0], weight.dims()[1]);
         if cin % groups != 0 {
             return Err(Error::shape(format!(
-                "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size {} instead",
+                "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{}] instead",
                 shape_str(weight.dims())
             )));
         }

@@ -13,8 +13,8 @@ impl Tensor {
     pub fn embedding(&self, weight: &Tensor, padding_idx: Option<i64>) -> Result<Tensor> {
         if !matches!(self.dtype(), DType::I64 | DType::I32) {
             return Err(Error::msg(format!(
-                "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {} instead (while checking arguments for embedding)",
-                self.dtype().name()
+                "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.{}Tensor instead (while checking arguments for embedding)",
+                self.dtype().scalar_type_name()
             )));
         }
         if weight.rank() != 2 {

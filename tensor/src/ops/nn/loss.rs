@@ -36,9 +36,9 @@ impl Tensor {
 
     /// Checks the target of a class-index loss; returns `(input with classes last, class count)`.
     fn check_class_target(&self, target: &Tensor) -> Result<(Tensor, usize)> {
-        if target.dtype() != DType::I64 {
+        if !matches!(target.dtype(), DType::I64 | DType::U8) {
             return Err(Error::msg(format!(
-                "expected scalar type Long but found {}",
+                "expected target dtype to be Long or Byte, but got {}",
                 target.dtype().scalar_type_name()
             )));
         }
@@ -79,7 +79,7 @@ impl Tensor {
         reduction: &str,
     ) -> Result<Tensor> {
         if !self.dtype().is_float() {
-            return Err(Error::UnsupportedDType { op: "nll_loss", dtype: self.dtype() });
+            return Err(Error::UnsupportedDType { op: "nll_loss_out_frame", dtype: self.dtype() });
         }
         let (x, c) = self.check_class_target(target)?;
         if let Some(w) = weight {

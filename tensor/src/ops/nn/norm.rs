@@ -189,7 +189,7 @@ impl Tensor {
             let count = self.numel() / c.max(1);
             if training && count <= 1 {
                 return Err(Error::msg(format!(
-                    "Expected more than 1 value per channel when training, got input size {:?}",
+                    "Expected more than 1 value per channel when training, got input size torch.Size({:?})",
                     self.dims()
                 )));
             }

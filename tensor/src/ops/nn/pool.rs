@@ -44,12 +44,11 @@ fn geometry(
 ) -> Result<Geometry> {
     let r = x.rank();
     if r != n + 1 && r != n + 2 {
-        return Err(Error::shape(format!(
-            "{op}: Expected {}D or {}D input tensor, but got {:?}",
-            n + 1,
-            n + 2,
-            x.dims()
-        )));
+        return Err(Error::shape(if n == 2 {
+            "non-empty 3D or 4D (batch mode) tensor expected for input".to_string()
+        } else {
+            format!("{op}: Expected {}D or {}D input tensor, but got {:?}", n + 1, n + 2, x.dims())
+        }));
     }
     let kernel = spread(op, "kernel_size", kernel, n)?;
     let stride = match stride {
@@ -70,7 +69,7 @@ fn geometry(
     for d in 0..n {
         if padding[d] > kernel[d] / 2 {
             return Err(Error::msg(format!(
-                "{op}: pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
+                "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
                 padding[d], kernel[d], dilation[d]
             )));
         }
@@ -86,19 +85,15 @@ fn geometry(
     for d in 0..n {
         let o = pooled_size(spatial[d], kernel[d], padding[d], stride[d], dilation[d], ceil_mode);
         if o < 1 {
+            let join = |v: Vec<String>| v.join("x");
+            let mut outs = vec![x.dims()[r - n - 1].to_string()];
+            outs.extend((0..n).map(|d| {
+                pooled_size(spatial[d], kernel[d], padding[d], stride[d], dilation[d], ceil_mode).to_string()
+            }));
             return Err(Error::shape(format!(
-                "Given input size: {:?}. Calculated output size: {:?}. Output size is too small",
-                &x.dims()[r - n - 1..],
-                (0..n)
-                    .map(|d| pooled_size(
-                        spatial[d],
-                        kernel[d],
-                        padding[d],
-                        stride[d],
-                        dilation[d],
-                        ceil_mode
-                    ))
-                    .collect::<Vec<_>>()
+                "Given input size: ({}). Calculated output size: ({}). Output size is too small",
+                join(x.dims()[r - n - 1..].iter().map(|d| d.to_string()).collect()),
+                join(outs)
             )));
         }
         out.push(o as usize);
@@ -170,7 +165,7 @@ impl Tensor {
         ceil_mode: bool,
     ) -> Result<(Tensor, Tensor)> {
         let op = ["max_pool1d", "max_pool2d", "max_pool3d"][n.clamp(1, 3) - 1];
-        check_dtype("max_pool", self, true)?;
+        check_dtype(if n == 3 { "max_pool3d" } else { "max_pool2d" }, self, true)?;
         let g = geometry(op, self, n, kernel_size, stride, padding, dilation, ceil_mode)?;
         let taps = (0..n)
             .map(|d| {
@@ -237,7 +232,8 @@ impl Tensor {
     ) -> Result<Tensor> {
         let op = ["avg_pool1d", "avg_pool2d", "avg_pool3d"][n.clamp(1, 3) - 1];
         if !self.dtype().is_float() && self.dtype() != DType::I64 {
-            return Err(Error::UnsupportedDType { op: "avg_pool", dtype: self.dtype() });
+            let op = if n == 3 { "avg_pool3d" } else { "avg_pool2d" };
+            return Err(Error::UnsupportedDType { op, dtype: self.dtype() });
         }
         if divisor_override == Some(0) {
             return Err(Error::msg("divisor must be not zero"));
@@ -290,7 +286,7 @@ impl Tensor {
     /// Adaptive average pooling over the last `n` dims to `output_size`.
     pub fn adaptive_avg_pool_nd(&self, n: usize, output_size: &[usize]) -> Result<Tensor> {
         let op = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"][n.clamp(1, 3) - 1];
-        check_dtype("adaptive_avg_pool", self, false)?;
+        check_dtype(if n == 3 { "adaptive_avg_pool3d" } else { "adaptive_avg_pool2d" }, self, false)?;
         let taps = adaptive_taps(op, self, output_size, n)?;
         apply1(&Prim::Nn(NnOp::AvgPool { taps, divisor_override: None }), &[self], self.device())
     }
@@ -312,7 +308,7 @@ impl Tensor {
         output_size: &[usize],
     ) -> Result<(Tensor, Tensor)> {
         let op = ["adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"][n.clamp(1, 3) - 1];
-        check_dtype("adaptive_max_pool", self, false)?;
+        check_dtype(if n == 3 { "adaptive_max_pool3d" } else { "adaptive_max_pool2d" }, self, false)?;
         let taps = adaptive_taps(op, self, output_size, n)?;
         run_max(self, taps)
     }
