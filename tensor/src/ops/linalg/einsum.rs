@@ -163,10 +163,10 @@ fn contract(a: Op, b: Op, needed: &[Label]) -> Result<Op> {
 }
 
 /// Checks that every label has one size across operands, up to broadcasting size-1 dims.
-fn check_broadcast(labels: &[Vec<Label>], operands: &[&Tensor]) -> Result<()> {
+fn check_broadcast(ops: &[Op]) -> Result<()> {
     let mut seen: Vec<(Label, usize)> = Vec::new();
-    for (i, (ls, x)) in labels.iter().zip(operands).enumerate() {
-        for (&l, &size) in ls.iter().zip(x.dims()) {
+    for (i, op) in ops.iter().enumerate() {
+        for (&l, &size) in op.labels.iter().zip(op.t.dims()) {
             match seen.iter_mut().find(|(k, _)| *k == l) {
                 Some((_, s)) if *s != size && *s != 1 && size != 1 => {
                     return Err(err(format!(
@@ -265,11 +265,11 @@ pub(super) fn einsum(equation: &str, operands: &[&Tensor]) -> Result<Tensor> {
             out
         }
     };
-    check_broadcast(&labels, operands)?;
     let mut ops = Vec::with_capacity(operands.len());
     for (i, (x, ls)) in operands.iter().zip(labels).enumerate() {
         ops.push(Op::new(x.to_dtype(compute)?, ls, i)?);
     }
+    check_broadcast(&ops)?;
     let mut iter = ops.into_iter();
     let mut acc = iter.next().expect("one operand at least");
     let rest: Vec<Op> = iter.collect();
