@@ -164,7 +164,7 @@ fn run_op(op: &str, a: &Args<'_>, x: &Inputs) -> Result<Vec<Tensor>> {
                 &dilation,
             ))
         }
-        "max_pool1d_with_indices" | "max_pool2d_with_indices" => {
+        "max_pool1d_with_indices" | "max_pool2d_with_indices" | "max_pool3d_with_indices" => {
             let n = (op.as_bytes()[8] - b'0') as usize;
             two(x.get("x").max_pool_nd_with_indices(
                 n,
@@ -175,7 +175,7 @@ fn run_op(op: &str, a: &Args<'_>, x: &Inputs) -> Result<Vec<Tensor>> {
                 a.flag("ceil_mode"),
             ))
         }
-        "avg_pool1d" | "avg_pool2d" => {
+        "avg_pool1d" | "avg_pool2d" | "avg_pool3d" => {
             let n = (op.as_bytes()[8] - b'0') as usize;
             one(x.get("x").avg_pool_nd(
                 n,
@@ -189,6 +189,10 @@ fn run_op(op: &str, a: &Args<'_>, x: &Inputs) -> Result<Vec<Tensor>> {
         }
         "adaptive_avg_pool1d" => one(x.get("x").adaptive_avg_pool_nd(1, &a.usizes("output_size", &[]))),
         "adaptive_avg_pool2d" => one(x.get("x").adaptive_avg_pool_nd(2, &a.usizes("output_size", &[]))),
+        "adaptive_avg_pool3d" => one(x.get("x").adaptive_avg_pool_nd(3, &a.usizes("output_size", &[]))),
+        "adaptive_max_pool3d_with_indices" => {
+            two(x.get("x").adaptive_max_pool_nd_with_indices(3, &a.usizes("output_size", &[])))
+        }
         "adaptive_max_pool1d_with_indices" => {
             two(x.get("x").adaptive_max_pool_nd_with_indices(1, &a.usizes("output_size", &[])))
         }

@@ -442,6 +442,18 @@ def pool_cases():
         add(f"adaptive_max_pool2d/o{'x'.join(map(str, o))}/f64", "adaptive_max_pool2d_with_indices", ["x"],
             [val([2, 7, 8], "f64")], lambda x, o=o: F.adaptive_max_pool2d(x, unl(o), return_indices=True),
             args={"output_size": o})
+    # 3-D pooling
+    x3 = val([1, 2, 5, 6, 4], "f32")
+    p3 = dict(kernel_size=[2, 3, 2], stride=[2, 1, 2], padding=[1, 1, 0], dilation=[1, 1, 1], ceil_mode=True)
+    add("max_pool3d/f32", "max_pool3d_with_indices", ["x"], [x3],
+        lambda x: F.max_pool3d(x, [2, 3, 2], [2, 1, 2], [1, 1, 0], 1, True, return_indices=True), args=p3)
+    q3 = dict(kernel_size=[2, 3, 2], stride=[2, 1, 2], padding=[1, 1, 0], ceil_mode=True, count_include_pad=False)
+    add("avg_pool3d/f32", "avg_pool3d", ["x"], [x3],
+        lambda x: F.avg_pool3d(x, [2, 3, 2], [2, 1, 2], [1, 1, 0], True, False), args=q3)
+    add("adaptive_avg_pool3d/f64", "adaptive_avg_pool3d", ["x"], [x3.double()],
+        lambda x: F.adaptive_avg_pool3d(x, [3, 4, 3]), args={"output_size": [3, 4, 3]})
+    add("adaptive_max_pool3d/f64", "adaptive_max_pool3d_with_indices", ["x"], [x3.double()],
+        lambda x: F.adaptive_max_pool3d(x, [3, 4, 3], return_indices=True), args={"output_size": [3, 4, 3]})
     perr = [
         ("pad_too_big", dict(kernel_size=[2], stride=None, padding=[2], dilation=[1], ceil_mode=False), [1, 1, 5, 5]),
         ("too_small", dict(kernel_size=[4], stride=None, padding=[0], dilation=[1], ceil_mode=False), [1, 1, 3, 3]),
@@ -485,6 +497,17 @@ def interp_cases():
             tol = {"f16": {"atol": 1e-3}, "bf16": {"atol": 1e-2}}.get(dt, {}) if "linear" in mode else {}
             add(f"interpolate/{mode}/dtype/{dt}", "interpolate", ["x"], [val(shapes[mode], dt)],
                 lambda x, args=args: F.interpolate(x, **targs(args)), args=args, **tol)
+    for tag, shape in [("1d", [2, 3, 5]), ("3d", [1, 2, 3, 4, 2])]:
+        for mode in ["nearest", "nearest-exact"]:
+            add(f"interpolate/{mode}/{tag}/f32", "interpolate", ["x"], [val(shape, "f32")],
+                lambda x, mode=mode: F.interpolate(x, scale_factor=1.7, mode=mode),
+                args={"scale_factor": [1.7], "mode": mode, "align_corners": None})
+    add("interpolate/trilinear/size_align/f64", "interpolate", ["x"], [val([1, 2, 3, 4, 2], "f64")],
+        lambda x: F.interpolate(x, size=[5, 2, 3], mode="trilinear", align_corners=True),
+        args={"size": [5, 2, 3], "mode": "trilinear", "align_corners": True})
+    add("interpolate/bilinear/out1_align/f32", "interpolate", ["x"], [val([1, 1, 4, 5], "f32")],
+        lambda x: F.interpolate(x, size=[1, 1], mode="bilinear", align_corners=True),
+        args={"size": [1, 1], "mode": "bilinear", "align_corners": True})
     add("interpolate/bilinear/mixed/f32", "interpolate", ["x"], [val([1, 1, 4, 6], "f32")],
         lambda x: F.interpolate(x, size=[7, 3], mode="bilinear"),
         args={"size": [7, 3], "mode": "bilinear", "align_corners": None})
@@ -529,7 +552,9 @@ def norm_cases():
             return y, m, v
         add(f"batch_norm/train/{dt}", "batch_norm", ["x", "running_mean", "running_var", "weight", "bias"],
             [val([4, 3, 2], dt), val([3], dt), val([3], dt, 0.5, 2), val([3], dt), val([3], dt)], train,
-            args={"training": True, "momentum": 0.3, "eps": 1e-3}, **({"atol": 2e-3} if dt == "bf16" else {}))
+            args={"training": True, "momentum": 0.3, "eps": 1e-3},
+            # torch's bf16 kernel rounds its batch statistics in a way not reproduced here (f16 is exact)
+            **({"atol": 1e-2} if dt == "bf16" else {}))
     add("batch_norm/train_nostats/f32", "batch_norm", ["x"], [val([5, 3], "f32")],
         lambda x: F.batch_norm(x, None, None, training=True), args={"training": True, "momentum": 0.1, "eps": 1e-5})
     add("batch_norm/err_one_value/f32", "batch_norm", ["x"], [val([1, 3], "f32")],
@@ -605,7 +630,9 @@ def loss_cases():
     for dt in ALL:
         x, t = val([4, 5], dt), torch.tensor([0, 4, 2, 1])
         add(f"cross_entropy/{dt}", "cross_entropy", ["x", "target"], [x, t], F.cross_entropy, args={})
-        add(f"nll_loss/{dt}", "nll_loss", ["x", "target"], [x, t], F.nll_loss, args={})
+        # torch's half-precision nll_loss sums in an order not reproduced here (oxtorch: f32, one rounding)
+        tol = {"f16": {"atol": 1e-3}, "bf16": {"atol": 4e-3}}.get(dt, {})
+        add(f"nll_loss/{dt}", "nll_loss", ["x", "target"], [x, t], F.nll_loss, args={}, **tol)
     w = val([5], "f32", 0.1, 2)
     t = torch.tensor([0, 4, -100, 1, 2, 4])
     for red in ["mean", "sum", "none"]:
