@@ -282,7 +282,7 @@ pub fn batch_norm(
     input.batch_norm(running_mean, running_var, weight, bias, training, momentum, eps)
 }
 
-/// RMS normalisation (`eps` `None`: the dtype's machine epsilon).
+/// RMS normalisation (`eps` `None`: machine epsilon of the computation dtype, as torch).
 pub fn rms_norm(
     input: &Tensor,
     normalized_shape: &[usize],

@@ -508,6 +508,10 @@ def interp_cases():
     add("interpolate/bilinear/out1_align/f32", "interpolate", ["x"], [val([1, 1, 4, 5], "f32")],
         lambda x: F.interpolate(x, size=[1, 1], mode="bilinear", align_corners=True),
         args={"size": [1, 1], "mode": "bilinear", "align_corners": True})
+    for dt in ["f32", "f64", "bf16", "u8"]:
+        add(f"interpolate/area/{dt}", "interpolate", ["x"], [val([1, 2, 7, 5], dt)],
+            lambda x: F.interpolate(x, size=[3, 4], mode="area"),
+            args={"size": [3, 4], "mode": "area", "align_corners": None})
     add("interpolate/bilinear/mixed/f32", "interpolate", ["x"], [val([1, 1, 4, 6], "f32")],
         lambda x: F.interpolate(x, size=[7, 3], mode="bilinear"),
         args={"size": [7, 3], "mode": "bilinear", "align_corners": None})

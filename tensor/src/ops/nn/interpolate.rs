@@ -100,7 +100,8 @@ impl Tensor {
     /// torch's `F.interpolate` on `[N, C, *spatial]`: exactly one of `size` (output sizes, one value
     /// for all dims or one per dim) and `scale_factor` (likewise; output size `floor(in * scale)`,
     /// and the scale itself drives the index formula). `mode` is `"nearest"`, `"nearest-exact"`,
-    /// `"linear"` (3-D input), `"bilinear"` (4-D), `"bicubic"` (4-D) or `"trilinear"` (5-D);
+    /// `"linear"` (3-D input), `"bilinear"` (4-D), `"bicubic"` (4-D), `"trilinear"` (5-D) or `"area"`
+    /// (adaptive average pooling);
     /// `align_corners` only applies to the interpolating modes.
     pub fn interpolate(
         &self,
@@ -111,7 +112,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let n = self.rank().saturating_sub(2);
         let needs = match mode {
-            "nearest" | "nearest-exact" => None,
+            "nearest" | "nearest-exact" | "area" => None,
             "linear" => Some(3),
             "bilinear" | "bicubic" => Some(4),
             "trilinear" => Some(5),
@@ -170,6 +171,10 @@ impl Tensor {
             return Err(Error::msg(format!(
                 "Input and output sizes should be greater than 0, but got input ({spatial:?}) and output ({out:?})"
             )));
+        }
+        if mode == "area" {
+            // torch's "area" mode is adaptive average pooling to the output size.
+            return self.adaptive_avg_pool_nd(n, &out);
         }
         let align = align_corners.unwrap_or(false);
         let wide = dt == DType::F64;

@@ -81,7 +81,7 @@ impl Tensor {
     }
 
     /// RMS normalisation over the trailing dims: `x / sqrt(mean(x²) + eps) * weight`; `eps` `None`
-    /// means the dtype's machine epsilon (torch's default).
+    /// means the machine epsilon of the computation dtype (f32 for half inputs), torch's default.
     pub fn rms_norm(
         &self,
         normalized_shape: &[usize],
@@ -91,11 +91,10 @@ impl Tensor {
         float_only("rms_norm", self)?;
         check_param("weight", weight, normalized_shape)?;
         let dims = trailing(self, normalized_shape)?;
+        // torch's default is the machine epsilon of the computation type: f32's for f16/bf16/f32.
         let eps = eps.unwrap_or(match self.dtype() {
-            DType::F16 => 0.000_976_562_5,
-            DType::BF16 => 0.007_812_5,
-            DType::F32 => f32::EPSILON as f64,
-            _ => f64::EPSILON,
+            DType::F64 => f64::EPSILON,
+            _ => f32::EPSILON as f64,
         });
         let x = self.to_dtype(opmath(self.dtype()))?;
         let y = x.mul(&x.square()?.mean(dims, true)?.add(eps)?.rsqrt()?)?;
