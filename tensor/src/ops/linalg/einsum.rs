@@ -18,6 +18,13 @@ struct Term {
     ellipsis: Option<usize>,
 }
 
+fn bad_subscript(i: usize) -> Error {
+    err(format!(
+        "invalid subscript given at index {i} in the equation string, {}",
+        "subscripts must be in [a-zA-Z]"
+    ))
+}
+
 fn parse_term(s: &str) -> Result<Term> {
     let mut letters = Vec::new();
     let mut ellipsis = None;
@@ -34,11 +41,7 @@ fn parse_term(s: &str) -> Result<Term> {
                 i += 2;
             }
             c if c.is_ascii_alphabetic() => letters.push(c as Label),
-            c => {
-                return Err(err(format!(
-                "invalid subscript given at index {i} in the equation string, subscripts must be in [a-zA-Z]"
-            )))
-            }
+            _ => return Err(bad_subscript(i)),
         }
         i += 1;
     }
