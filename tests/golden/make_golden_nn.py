@@ -676,6 +676,39 @@ def loss_cases():
         F.nll_loss, args={}, views={0: "transpose"})
 
 
+def empty_cases():
+    """Zero-size batches (and other empty inputs) through every family."""
+    e4 = val([0, 2, 5, 6], "f32")
+    mp = dict(kernel_size=[2], stride=None, padding=[0], dilation=[1], ceil_mode=False)
+    add("empty/max_pool2d/f32", "max_pool2d_with_indices", ["x"], [e4],
+        lambda x: F.max_pool2d(x, 2, return_indices=True), args=mp)
+    ap = dict(kernel_size=[2], stride=None, padding=[0], ceil_mode=False, count_include_pad=True)
+    add("empty/avg_pool2d/f32", "avg_pool2d", ["x"], [e4], lambda x: F.avg_pool2d(x, 2), args=ap)
+    add("empty/adaptive_avg_pool2d/f32", "adaptive_avg_pool2d", ["x"], [e4],
+        lambda x: F.adaptive_avg_pool2d(x, 3), args={"output_size": [3]})
+    add("empty/interpolate/f32", "interpolate", ["x"], [e4],
+        lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear"),
+        args={"scale_factor": [2.0], "mode": "bilinear", "align_corners": None})
+    add("empty/layer_norm/f32", "layer_norm", ["x"], [val([0, 4], "f32")],
+        lambda x: F.layer_norm(x, [4]), args={"normalized_shape": [4], "eps": 1e-5})
+    add("empty/rms_norm/f32", "rms_norm", ["x"], [val([0, 4], "f32")],
+        lambda x: F.rms_norm(x, [4]), args={"normalized_shape": [4], "eps": None})
+    add("empty/group_norm/f32", "group_norm", ["x"], [val([0, 4, 3], "f32")],
+        lambda x: F.group_norm(x, 2), args={"num_groups": 2, "eps": 1e-5})
+    add("empty/embedding/f32", "embedding", ["x", "weight"], [torch.zeros([0, 2], dtype=torch.int64), val([5, 3], "f32")],
+        F.embedding, args={})
+    for red in ["mean", "sum", "none"]:
+        add(f"empty/cross_entropy/{red}/f32", "cross_entropy", ["x", "target"],
+            [val([0, 3], "f32"), torch.zeros([0], dtype=torch.int64)],
+            lambda x, t, red=red: F.cross_entropy(x, t, reduction=red), args={"reduction": red})
+    add("empty/sdpa/f32", "sdpa", ["q", "k", "v"], [val([0, 2, 3, 4], "f32"), val([0, 2, 5, 4], "f32"),
+        val([0, 2, 5, 4], "f32")], F.scaled_dot_product_attention, args={})
+    add("empty/conv_transpose2d/f32", "conv_transpose2d", ["x", "weight"], [val([0, 3, 4, 4], "f32"),
+        val([3, 2, 3, 3], "f32")], F.conv_transpose2d, args={})
+    add("empty/einsum/f32", "einsum", ["a", "a"], [val([0, 3], "f32"), val([3, 0], "f32")],
+        lambda a, b: torch.einsum("ij,jk->ik", a, b), args={"eq": "ij,jk->ik"})
+
+
 def main():
     linalg_cases()
     conv_cases()
@@ -685,6 +718,7 @@ def main():
     attention_cases()
     embedding_cases()
     loss_cases()
+    empty_cases()
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nn.safetensors")
     g.save_deterministic(TENSORS, out, META)
     n_err = sum(1 for m in META.values() if json.loads(m).get("error"))

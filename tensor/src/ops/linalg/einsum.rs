@@ -142,7 +142,7 @@ fn contract(a: Op, b: Op, needed: &[Label]) -> Result<Op> {
                 name(l)
             )));
         }
-        Ok(x.max(y))
+        Ok(if x == 1 { y } else { x })
     };
     let sizes = |ls: &[Label]| ls.iter().map(|&l| size(l)).collect::<Result<Vec<usize>>>();
     let (sbatch, scontr) = (sizes(&batch)?, sizes(&contr)?);
@@ -178,7 +178,7 @@ fn check_broadcast(ops: &[Op]) -> Result<()> {
                         *s
                     )))
                 }
-                Some((_, s)) => *s = (*s).max(size),
+                Some((_, s)) => *s = if *s == 1 { size } else { *s },
                 None => seen.push((l, size)),
             }
         }

@@ -136,8 +136,8 @@ impl Tensor {
             }
         }
         let x = self.to_dtype(opmath(self.dtype()))?;
-        let y =
-            normalize(&x.reshape([n as isize, num_groups as isize, -1])?, &[2], eps)?.reshape(self.dims())?;
+        let y = normalize(&x.reshape([n, num_groups, self.numel() / (n * num_groups).max(1)])?, &[2], eps)?
+            .reshape(self.dims())?;
         let mut pshape = vec![1usize; self.rank()];
         pshape[1] = c;
         let shaped = |p: Option<&Tensor>| p.map(|p| p.reshape(pshape.clone())).transpose();
