@@ -136,8 +136,8 @@ impl Tensor {
             }
         }
         let x = self.to_dtype(opmath(self.dtype()))?;
-        let y = normalize(&x.reshape([n, num_groups, self.numel() / (n * num_groups).max(1)])?, &[2], eps)?
-            .reshape(self.dims())?;
+        let group_len = c / num_groups * self.dims()[2..].iter().product::<usize>();
+        let y = normalize(&x.reshape([n, num_groups, group_len])?, &[2], eps)?.reshape(self.dims())?;
         let mut pshape = vec![1usize; self.rank()];
         pshape[1] = c;
         let shaped = |p: Option<&Tensor>| p.map(|p| p.reshape(pshape.clone())).transpose();
