@@ -406,6 +406,9 @@ mod tests {
         let w = Tensor::ones([2, 1, 2, 3], ())?;
         let y = conv2d(&x, &w, None, &[1], Padding::Same, &[1], 1)?;
         assert_eq!(y.dims(), &[1, 2, 5, 6]);
+        let valid: Padding = "valid".parse()?;
+        assert_eq!(conv2d(&x, &w, None, &[1], valid, &[1], 1)?.dims(), &[1, 2, 4, 4]);
+        assert!("full".parse::<Padding>().is_err());
         Ok(())
     }
 }

@@ -21,6 +21,21 @@ pub enum Padding {
     Explicit(Vec<usize>),
 }
 
+impl std::str::FromStr for Padding {
+    type Err = Error;
+
+    /// torch's padding strings: `"same"` or `"valid"`.
+    fn from_str(s: &str) -> Result<Padding> {
+        match s {
+            "same" => Ok(Padding::Same),
+            "valid" => Ok(Padding::Valid),
+            other => Err(Error::msg(format!(
+                "Invalid padding string '{other}', should be one of {{'valid', 'same'}}"
+            ))),
+        }
+    }
+}
+
 impl From<usize> for Padding {
     fn from(p: usize) -> Self {
         Padding::Explicit(vec![p])
