@@ -222,13 +222,12 @@ impl Tensor {
         let dt = self.dtype();
         let cdt = opmath(dt);
         let (xb, w) = (x.to_dtype(cdt)?, weight.to_dtype(cdt)?);
+        let out_sp: Vec<usize> = (0..n)
+            .map(|d| NnOp::window_positions(spatial[d], kernel[d], stride[d], padding[d], dilation[d]))
+            .collect();
         let prim = NnOp::Im2col { kernel: kernel.clone(), stride, padding, dilation };
-        let cols = apply1(&Prim::Nn(prim.clone()), &[&xb.contiguous()?], x.device())?;
+        let cols = apply1(&Prim::Nn(prim), &[&xb], x.device())?;
         let nb = x.dims()[0];
-        let out_sp: Vec<usize> = {
-            let s = prim_out_spatial(&prim, &spatial);
-            s.to_vec()
-        };
         let l: usize = out_sp.iter().product();
         let k: usize = kernel.iter().product::<usize>() * cin_g;
         let w = w.reshape([1, groups, cout / groups, k])?;
@@ -430,15 +429,5 @@ impl Tensor {
         dilation: &[usize],
     ) -> Result<Tensor> {
         self.conv_transpose_nd(3, weight, bias, stride, padding, output_padding, groups, dilation)
-    }
-}
-
-/// Output spatial sizes of an `Im2col` prim over `spatial`.
-fn prim_out_spatial(prim: &NnOp, spatial: &[usize]) -> Vec<usize> {
-    match prim {
-        NnOp::Im2col { kernel, stride, padding, dilation } => (0..kernel.len())
-            .map(|d| NnOp::window_positions(spatial[d], kernel[d], stride[d], padding[d], dilation[d]))
-            .collect(),
-        _ => unreachable!("only im2col has window positions"),
     }
 }
