@@ -561,6 +561,8 @@ def norm_cases():
             **({"atol": 1e-2} if dt == "bf16" else {}))
     add("batch_norm/train_nostats/f32", "batch_norm", ["x"], [val([5, 3], "f32")],
         lambda x: F.batch_norm(x, None, None, training=True), args={"training": True, "momentum": 0.1, "eps": 1e-5})
+    add("batch_norm/err_eval_no_stats/f32", "batch_norm", ["x"], [val([5, 3], "f32")],
+        lambda x: F.batch_norm(x, None, None, training=False), args={"training": False, "momentum": 0.1, "eps": 1e-5})
     add("batch_norm/err_one_value/f32", "batch_norm", ["x"], [val([1, 3], "f32")],
         lambda x: F.batch_norm(x, None, None, training=True), args={"training": True, "momentum": 0.1, "eps": 1e-5})
     add("layer_norm/2dims_noaffine/f64", "layer_norm", ["x"], [val([2, 3, 4], "f64")],

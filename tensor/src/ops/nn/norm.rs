@@ -144,10 +144,10 @@ impl Tensor {
         affine(y, shaped(weight)?, shaped(bias)?)?.to_dtype(self.dtype())
     }
 
-    /// Batch normalisation of `[N, C, *]` per channel. In training (or without running stats) the
-    /// batch statistics normalise, and given running stats are updated in place
+    /// Batch normalisation of `[N, C, *]` per channel. In training the batch statistics normalise,
+    /// and given running stats are updated in place
     /// (`running = (1 - momentum) * running + momentum * batch`, the variance unbiased); otherwise
-    /// the running statistics normalise.
+    /// the running statistics (required) normalise.
     #[allow(clippy::too_many_arguments)]
     pub fn batch_norm(
         &self,
@@ -184,7 +184,15 @@ impl Tensor {
         let shaped = |p: Option<&Tensor>| p.map(|p| p.reshape(pshape.clone())).transpose();
         let x = self.to_dtype(opmath(self.dtype()))?;
         let dims: Vec<isize> = (0..self.rank()).filter(|&d| d != 1).map(|d| d as isize).collect();
-        let y = if training || running_mean.is_none() || running_var.is_none() {
+        if !training {
+            if running_mean.is_none() {
+                return Err(Error::msg("running_mean must be defined in evaluation mode"));
+            }
+            if running_var.is_none() {
+                return Err(Error::msg("running_var must be defined in evaluation mode"));
+            }
+        }
+        let y = if training {
             let count = self.numel() / c.max(1);
             if training && count <= 1 {
                 return Err(Error::msg(format!(
