@@ -137,7 +137,15 @@ impl Tensor {
         }
         let dt = self.dtype();
         if !(dt.is_float() || (dt == DType::U8 && needs.is_none())) {
-            return Err(Error::UnsupportedDType { op: "interpolate", dtype: dt });
+            // torch names the kernel that refuses the dtype.
+            let op = match mode {
+                "linear" | "trilinear" => "compute_indices_weights_linear",
+                "bicubic" => "compute_indices_weights_cubic",
+                "bilinear" => "upsample_bilinear2d_channels_last",
+                _ if self.rank() == 4 => "upsample_nearest2d_channels_last",
+                _ => "interpolate",
+            };
+            return Err(Error::UnsupportedDType { op, dtype: dt });
         }
         let spatial = self.dims()[2..].to_vec();
         let (out, scales): (Vec<usize>, Vec<Option<f64>>) = match (size, scale_factor) {

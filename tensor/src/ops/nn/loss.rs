@@ -129,7 +129,10 @@ impl Tensor {
         label_smoothing: f64,
     ) -> Result<Tensor> {
         if !self.dtype().is_float() {
-            return Err(Error::UnsupportedDType { op: "cross_entropy", dtype: self.dtype() });
+            return Err(Error::UnsupportedDType {
+                op: "log_softmax_lastdim_kernel_impl",
+                dtype: self.dtype(),
+            });
         }
         if !(0.0..=1.0).contains(&label_smoothing) {
             return Err(Error::msg(format!(

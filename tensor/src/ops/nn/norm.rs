@@ -71,7 +71,7 @@ impl Tensor {
         bias: Option<&Tensor>,
         eps: f64,
     ) -> Result<Tensor> {
-        float_only("layer_norm", self)?;
+        float_only("LayerNormKernelImpl", self)?;
         check_param("weight", weight, normalized_shape)?;
         check_param("bias", bias, normalized_shape)?;
         let dims = trailing(self, normalized_shape)?;
@@ -110,7 +110,7 @@ impl Tensor {
         bias: Option<&Tensor>,
         eps: f64,
     ) -> Result<Tensor> {
-        float_only("group_norm", self)?;
+        float_only("GroupNormKernelImpl", self)?;
         if self.rank() < 2 {
             return Err(Error::shape(format!(
                 "Expected at least 2 dimensions for input tensor but received {}",
