@@ -42,6 +42,14 @@ fn check_scale(name: &str, dtype: DType, s: Scalar) -> Result<()> {
     Ok(())
 }
 
+/// torch's refusal of bool operands, naming its kernel.
+fn no_bool(op: &'static str, t: &Tensor) -> Result<()> {
+    if t.dtype() == DType::Bool {
+        return Err(Error::UnsupportedDType { op, dtype: DType::Bool });
+    }
+    Ok(())
+}
+
 fn same_dtype(a: &Tensor, b: &Tensor) -> Result<()> {
     if a.dtype() != b.dtype() {
         return Err(Error::msg(format!(
@@ -69,6 +77,7 @@ impl Tensor {
                 a[0], a[2], b[0], b[1]
             )));
         }
+        no_bool("bmm", self)?;
         self.matmul(mat2)
     }
 
@@ -131,6 +140,7 @@ impl Tensor {
         }
         same_dtype(mat1, mat2)?;
         same_dtype(self, mat1)?;
+        no_bool("addmm_impl_cpu_", mat1)?;
         let dt = mat1.dtype();
         let op = opmath(dt);
         let prod = mat1.to_dtype(op)?.mm(&mat2.to_dtype(op)?)?;
@@ -147,6 +157,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         same_dtype(batch1, batch2)?;
         same_dtype(self, batch1)?;
+        no_bool("baddbmm", batch1)?;
         let dt = batch1.dtype();
         let op = opmath(dt);
         let prod = batch1.to_dtype(op)?.bmm(&batch2.to_dtype(op)?)?;
@@ -171,6 +182,7 @@ impl Tensor {
         }
         same_dtype(mat, vec)?;
         same_dtype(self, mat)?;
+        no_bool("addmv_impl_cpu", mat)?;
         let dt = mat.dtype();
         let op = opmath(dt);
         let prod = mat.to_dtype(op)?.matmul(&vec.to_dtype(op)?)?;
@@ -214,9 +226,7 @@ impl Tensor {
                 other.numel()
             )));
         }
-        if self.dtype() == DType::Bool {
-            return Err(Error::UnsupportedDType { op: name, dtype: DType::Bool });
-        }
+        no_bool("dot", self)?;
         Ok(())
     }
 
@@ -305,6 +315,7 @@ impl Tensor {
                 )));
             }
         }
+        no_bool("addmm_impl_cpu_", self)?;
         let fa: Vec<usize> = (0..self.rank()).filter(|d| !ca.contains(d)).collect();
         let fb: Vec<usize> = (0..other.rank()).filter(|d| !cb.contains(d)).collect();
         let size = |t: &Tensor, ds: &[usize]| ds.iter().map(|&d| t.dims()[d]).product::<usize>();
@@ -322,6 +333,7 @@ impl Tensor {
     /// `self @ weight.T + bias` (torch's `linear`): `self` is `[*, in]`, `weight` `[out, in]` (or
     /// `[in]`), `bias` `[out]`.
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        no_bool("addmm_impl_cpu_", self)?;
         let wt = if weight.rank() == 2 { weight.t()? } else { weight.clone() };
         match bias {
             Some(b) if self.rank() == 2 && weight.rank() == 2 => b.addmm(self, &wt, 1, 1),

@@ -46,7 +46,10 @@ impl Tensor {
             )));
         }
         if !q.dtype().is_float() {
-            return Err(Error::UnsupportedDType { op: "scaled_dot_product_attention", dtype: q.dtype() });
+            return Err(Error::msg(format!(
+                "expected scalar type Float but found {}",
+                q.dtype().scalar_type_name()
+            )));
         }
         if q.rank() < 2 || key.rank() < 2 || value.rank() < 2 {
             return Err(Error::shape(format!(

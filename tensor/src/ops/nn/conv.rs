@@ -103,7 +103,7 @@ fn check_input(
         let op = match (op.starts_with("conv_transpose"), n) {
             (true, 3) => "slow_conv_transpose3d_out_cpu",
             (true, _) => "slow_conv_transpose2d_out_cpu",
-            (false, 3) => "slow_conv3d_cpu",
+            (false, 3) => "compute_columns3d",
             (false, _) => "slow_conv2d_cpu",
         };
         return Err(Error::UnsupportedDType { op, dtype: DType::Bool });
