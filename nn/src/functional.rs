@@ -1,6 +1,6 @@
 //! `torch.nn.functional`: stateless ops written in tensor ops.
 
-use oxtorch_tensor::{Result, Tensor};
+use oxtorch_tensor::{Padding, Result, Tensor};
 
 /// `max(x, 0)`.
 pub fn relu(x: &Tensor) -> Result<Tensor> {
@@ -30,13 +30,309 @@ pub fn log_softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
     shifted.sub(&shifted.exp()?.sum(dim, true)?.log()?)
 }
 
-/// `x @ weight.T + bias` (torch's `linear`).
-pub fn linear(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-    let y = x.matmul(&weight.t()?)?;
-    match bias {
-        Some(b) => y.add(b),
-        None => Ok(y),
-    }
+/// `input @ weight.T + bias` (torch's `linear`).
+pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    input.linear(weight, bias)
+}
+
+/// 1-D convolution; see [`Tensor::conv1d`].
+pub fn conv1d(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[usize],
+    padding: impl Into<Padding>,
+    dilation: &[usize],
+    groups: usize,
+) -> Result<Tensor> {
+    input.conv1d(weight, bias, stride, padding, dilation, groups)
+}
+
+/// 2-D convolution; see [`Tensor::conv2d`].
+pub fn conv2d(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[usize],
+    padding: impl Into<Padding>,
+    dilation: &[usize],
+    groups: usize,
+) -> Result<Tensor> {
+    input.conv2d(weight, bias, stride, padding, dilation, groups)
+}
+
+/// 3-D convolution; see [`Tensor::conv3d`].
+pub fn conv3d(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[usize],
+    padding: impl Into<Padding>,
+    dilation: &[usize],
+    groups: usize,
+) -> Result<Tensor> {
+    input.conv3d(weight, bias, stride, padding, dilation, groups)
+}
+
+/// 1-D transposed convolution; see [`Tensor::conv_transpose1d`].
+#[allow(clippy::too_many_arguments)]
+pub fn conv_transpose1d(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[usize],
+    padding: &[usize],
+    output_padding: &[usize],
+    groups: usize,
+    dilation: &[usize],
+) -> Result<Tensor> {
+    input.conv_transpose1d(weight, bias, stride, padding, output_padding, groups, dilation)
+}
+
+/// 2-D transposed convolution; see [`Tensor::conv_transpose2d`].
+#[allow(clippy::too_many_arguments)]
+pub fn conv_transpose2d(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[usize],
+    padding: &[usize],
+    output_padding: &[usize],
+    groups: usize,
+    dilation: &[usize],
+) -> Result<Tensor> {
+    input.conv_transpose2d(weight, bias, stride, padding, output_padding, groups, dilation)
+}
+
+/// 3-D transposed convolution; see [`Tensor::conv_transpose3d`].
+#[allow(clippy::too_many_arguments)]
+pub fn conv_transpose3d(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[usize],
+    padding: &[usize],
+    output_padding: &[usize],
+    groups: usize,
+    dilation: &[usize],
+) -> Result<Tensor> {
+    input.conv_transpose3d(weight, bias, stride, padding, output_padding, groups, dilation)
+}
+
+/// 1-D max pooling (`stride` `None` means `kernel_size`).
+pub fn max_pool1d(
+    input: &Tensor,
+    kernel_size: &[usize],
+    stride: Option<&[usize]>,
+    padding: &[usize],
+    dilation: &[usize],
+    ceil_mode: bool,
+) -> Result<Tensor> {
+    input.max_pool1d(kernel_size, stride, padding, dilation, ceil_mode)
+}
+
+/// 1-D max pooling with the indices of the maxima (`return_indices=True`).
+pub fn max_pool1d_with_indices(
+    input: &Tensor,
+    kernel_size: &[usize],
+    stride: Option<&[usize]>,
+    padding: &[usize],
+    dilation: &[usize],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    input.max_pool_nd_with_indices(1, kernel_size, stride, padding, dilation, ceil_mode)
+}
+
+/// 2-D max pooling (`stride` `None` means `kernel_size`).
+pub fn max_pool2d(
+    input: &Tensor,
+    kernel_size: &[usize],
+    stride: Option<&[usize]>,
+    padding: &[usize],
+    dilation: &[usize],
+    ceil_mode: bool,
+) -> Result<Tensor> {
+    input.max_pool2d(kernel_size, stride, padding, dilation, ceil_mode)
+}
+
+/// 2-D max pooling with the indices of the maxima (`return_indices=True`).
+pub fn max_pool2d_with_indices(
+    input: &Tensor,
+    kernel_size: &[usize],
+    stride: Option<&[usize]>,
+    padding: &[usize],
+    dilation: &[usize],
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    input.max_pool_nd_with_indices(2, kernel_size, stride, padding, dilation, ceil_mode)
+}
+
+/// 1-D average pooling.
+pub fn avg_pool1d(
+    input: &Tensor,
+    kernel_size: &[usize],
+    stride: Option<&[usize]>,
+    padding: &[usize],
+    ceil_mode: bool,
+    count_include_pad: bool,
+) -> Result<Tensor> {
+    input.avg_pool1d(kernel_size, stride, padding, ceil_mode, count_include_pad)
+}
+
+/// 2-D average pooling.
+#[allow(clippy::too_many_arguments)]
+pub fn avg_pool2d(
+    input: &Tensor,
+    kernel_size: &[usize],
+    stride: Option<&[usize]>,
+    padding: &[usize],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> Result<Tensor> {
+    input.avg_pool2d(kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+}
+
+/// 1-D adaptive average pooling.
+pub fn adaptive_avg_pool1d(input: &Tensor, output_size: usize) -> Result<Tensor> {
+    input.adaptive_avg_pool1d(output_size)
+}
+
+/// 2-D adaptive average pooling.
+pub fn adaptive_avg_pool2d(input: &Tensor, output_size: &[usize]) -> Result<Tensor> {
+    input.adaptive_avg_pool2d(output_size)
+}
+
+/// 1-D adaptive max pooling.
+pub fn adaptive_max_pool1d(input: &Tensor, output_size: usize) -> Result<Tensor> {
+    input.adaptive_max_pool1d(output_size)
+}
+
+/// 1-D adaptive max pooling with indices.
+pub fn adaptive_max_pool1d_with_indices(input: &Tensor, output_size: usize) -> Result<(Tensor, Tensor)> {
+    input.adaptive_max_pool_nd_with_indices(1, &[output_size])
+}
+
+/// 2-D adaptive max pooling.
+pub fn adaptive_max_pool2d(input: &Tensor, output_size: &[usize]) -> Result<Tensor> {
+    input.adaptive_max_pool2d(output_size)
+}
+
+/// 2-D adaptive max pooling with indices.
+pub fn adaptive_max_pool2d_with_indices(input: &Tensor, output_size: &[usize]) -> Result<(Tensor, Tensor)> {
+    input.adaptive_max_pool_nd_with_indices(2, output_size)
+}
+
+/// Resampling with `mode` `"nearest"`, `"nearest-exact"`, `"linear"`, `"bilinear"`, `"bicubic"` or
+/// `"trilinear"`; see [`Tensor::interpolate`].
+pub fn interpolate(
+    input: &Tensor,
+    size: Option<&[usize]>,
+    scale_factor: Option<&[f64]>,
+    mode: &str,
+    align_corners: Option<bool>,
+) -> Result<Tensor> {
+    input.interpolate(size, scale_factor, mode, align_corners)
+}
+
+/// Rows of `weight` picked by the indices `input`.
+pub fn embedding(input: &Tensor, weight: &Tensor, padding_idx: Option<i64>) -> Result<Tensor> {
+    input.embedding(weight, padding_idx)
+}
+
+/// One-hot encoding (int64); `num_classes = -1` infers it.
+pub fn one_hot(tensor: &Tensor, num_classes: i64) -> Result<Tensor> {
+    tensor.one_hot(num_classes)
+}
+
+/// Layer normalisation over the trailing `normalized_shape` dims.
+pub fn layer_norm(
+    input: &Tensor,
+    normalized_shape: &[usize],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    input.layer_norm(normalized_shape, weight, bias, eps)
+}
+
+/// Group normalisation.
+pub fn group_norm(
+    input: &Tensor,
+    num_groups: usize,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    input.group_norm(num_groups, weight, bias, eps)
+}
+
+/// Batch normalisation; in training, given running stats are updated in place.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm(
+    input: &Tensor,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<Tensor> {
+    input.batch_norm(running_mean, running_var, weight, bias, training, momentum, eps)
+}
+
+/// RMS normalisation (`eps` `None`: machine epsilon of the computation dtype, as torch).
+pub fn rms_norm(
+    input: &Tensor,
+    normalized_shape: &[usize],
+    weight: Option<&Tensor>,
+    eps: Option<f64>,
+) -> Result<Tensor> {
+    input.rms_norm(normalized_shape, weight, eps)
+}
+
+/// Dropout with probability `p` when `training`.
+pub fn dropout(input: &Tensor, p: f64, training: bool) -> Result<Tensor> {
+    input.dropout(p, training)
+}
+
+/// `softmax(query @ key.T * scale + mask) @ value`; see [`Tensor::scaled_dot_product_attention`].
+#[allow(clippy::too_many_arguments)]
+pub fn scaled_dot_product_attention(
+    query: &Tensor,
+    key: &Tensor,
+    value: &Tensor,
+    attn_mask: Option<&Tensor>,
+    dropout_p: f64,
+    is_causal: bool,
+    scale: Option<f64>,
+    enable_gqa: bool,
+) -> Result<Tensor> {
+    query.scaled_dot_product_attention(key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+}
+
+/// Cross-entropy of logits against class indices or class probabilities.
+pub fn cross_entropy(
+    input: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    ignore_index: i64,
+    reduction: &str,
+    label_smoothing: f64,
+) -> Result<Tensor> {
+    input.cross_entropy(target, weight, ignore_index, reduction, label_smoothing)
+}
+
+/// Negative log-likelihood of log-probabilities at class indices.
+pub fn nll_loss(
+    input: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    ignore_index: i64,
+    reduction: &str,
+) -> Result<Tensor> {
+    input.nll_loss(target, weight, ignore_index, reduction)
 }
 
 #[cfg(test)]
@@ -68,6 +364,51 @@ mod tests {
         let w = tensor!([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]);
         let b = tensor!([0.5, 0.5, 0.5]);
         assert_eq!(linear(&x, &w, Some(&b))?.to_vec::<f32>()?, vec![1.5, 2.5, 3.5]);
+        Ok(())
+    }
+
+    #[test]
+    fn dropout_zeroes_about_p_and_scales_the_rest() -> Result<()> {
+        oxtorch_tensor::manual_seed(3);
+        let x = Tensor::ones([20_000], ())?;
+        let y = dropout(&x, 0.25, true)?;
+        let v = y.to_vec::<f32>()?;
+        let zeros = v.iter().filter(|&&e| e == 0.0).count() as f64 / v.len() as f64;
+        assert!((zeros - 0.25).abs() < 0.02, "dropped fraction {zeros}");
+        assert!(v.iter().all(|&e| e == 0.0 || (e - 1.0 / 0.75).abs() < 1e-6));
+        // Same seed, same mask.
+        oxtorch_tensor::manual_seed(3);
+        assert!(dropout(&x, 0.25, true)?.equal(&y)?);
+        assert!(dropout(&x, 0.25, false)?.equal(&x)?);
+        assert!(dropout(&x, 1.0, true)?.equal(&x.zeros_like()?)?);
+        assert!(dropout(&x, 1.5, true).is_err());
+        assert!(dropout(&Tensor::ones([3], oxtorch_tensor::DType::I64)?, 0.5, true).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn attention_dropout_keeps_shapes_and_batch_norm_updates_running_stats() -> Result<()> {
+        let q = Tensor::ones([2, 3, 4], ())?;
+        let out = scaled_dot_product_attention(&q, &q, &q, None, 0.5, false, None, false)?;
+        assert_eq!(out.dims(), &[2, 3, 4]);
+        let x = tensor!([[1.0, 2.0], [3.0, 6.0]]);
+        let (rm, rv) = (Tensor::zeros([2], ())?, Tensor::ones([2], ())?);
+        batch_norm(&x, Some(&rm), Some(&rv), None, None, true, 0.5, 1e-5)?;
+        // mean [2, 4]; unbiased var [2, 8]
+        assert_eq!(rm.to_vec::<f32>()?, vec![1.0, 2.0]);
+        assert_eq!(rv.to_vec::<f32>()?, vec![1.5, 4.5]);
+        Ok(())
+    }
+
+    #[test]
+    fn same_padding_keeps_the_size() -> Result<()> {
+        let x = Tensor::ones([1, 1, 5, 6], ())?;
+        let w = Tensor::ones([2, 1, 2, 3], ())?;
+        let y = conv2d(&x, &w, None, &[1], Padding::Same, &[1], 1)?;
+        assert_eq!(y.dims(), &[1, 2, 5, 6]);
+        let valid: Padding = "valid".parse()?;
+        assert_eq!(conv2d(&x, &w, None, &[1], valid, &[1], 1)?.dims(), &[1, 2, 4, 4]);
+        assert!("full".parse::<Padding>().is_err());
         Ok(())
     }
 }

@@ -41,7 +41,7 @@ mod view;
 pub use dims::{IntoDims, SliceRange};
 pub use indexing::{Ellipsis, IntoIndices, NewAxis, TensorIndex};
 pub use literal::TensorLiteral;
-pub use ops::Operand;
+pub use ops::{Operand, Padding};
 pub use options::{TensorOptions, ToTarget};
 pub use random::{default_generator, manual_seed, Generator};
 pub use tensor::Tensor;

@@ -1,25 +1,151 @@
-//! Neural-network kernels: convolution, pooling, interpolation, normalisation, attention, ...
+//! Neural-network kernels: convolution, pooling, interpolation, embedding.
+//!
+//! The tensor layer checks arguments (with torch's messages) and computes the index geometry; these
+//! prims only move and combine data. Convolutions are `Im2col` + matmul (and matmul + `Col2im` for the
+//! transposed forms), every pooling op is one `MaxPool`/`AvgPool` over precomputed windows, and every
+//! interpolation mode is one `Resample` over precomputed per-dim taps.
 
-/// Neural-network kernels: convolution, pooling, interpolation, normalisation, attention, ...
+/// One pooling window along one spatial dim, `(start, step, len, divisor)`: input positions
+/// `start + j * step` for `j < len` (those outside `[0, size)` are skipped), and the factor this dim
+/// contributes to an average's divisor.
+pub type PoolTap = (isize, usize, usize, usize);
+
+/// Neural-network kernels: convolution, pooling, interpolation, embedding.
 ///
-/// Each variant carries its parameters; inputs are listed in the variant's doc.
+/// Each variant carries its parameters; inputs are listed in the variant's doc. `kernel`, `stride`,
+/// `padding` and `dilation` hold one entry per spatial dim.
 #[derive(Clone, Debug, PartialEq)]
-pub enum NnOp {}
+pub enum NnOp {
+    /// `unfold`/im2col: input `[B, C, *spatial]` (zero padded) to `[B, C * prod(kernel), L]`, rows
+    /// ordered channel-major then kernel offsets, `L` the window positions in row-major order.
+    Im2col {
+        /// kernel size per spatial dim
+        kernel: Vec<usize>,
+        /// stride per spatial dim
+        stride: Vec<usize>,
+        /// zero padding on both sides per spatial dim
+        padding: Vec<usize>,
+        /// kernel dilation per spatial dim
+        dilation: Vec<usize>,
+    },
+    /// `fold`/col2im, the adjoint of [`NnOp::Im2col`]: input `[B, C * prod(kernel), L]` to
+    /// `[B, C, *output_size]` (column `l` is grid position `l` in row-major order), overlapping contributions summed (positions in the padding dropped).
+    /// Sums are taken in f64 (floats) or i64 (integers) and rounded once, except f16, which rounds
+    /// after every addition as torch's f16 kernel does.
+    Col2im {
+        /// spatial sizes of the output
+        output_size: Vec<usize>,
+        /// window positions per spatial dim (`L` is their product); may be fewer than fit the output
+        grid: Vec<usize>,
+        /// kernel size per spatial dim
+        kernel: Vec<usize>,
+        /// stride per spatial dim
+        stride: Vec<usize>,
+        /// padding per spatial dim
+        padding: Vec<usize>,
+        /// kernel dilation per spatial dim
+        dilation: Vec<usize>,
+    },
+    /// Max pooling of input `[*lead, *spatial]` over `taps.len()` trailing spatial dims: output
+    /// `(o_1, ..., o_n)` is the maximum over the window `taps[0][o_1] × ... × taps[n-1][o_n]` (NaN
+    /// wins). Two outputs: `[*lead, *out]` values and i64 flat spatial indices of the maxima.
+    MaxPool {
+        /// per spatial dim, one window per output position
+        taps: Vec<Vec<PoolTap>>,
+    },
+    /// Average pooling, windows as in [`NnOp::MaxPool`]: the window's sum divided by the product of
+    /// its taps' divisors, or by `divisor_override`. Integer inputs divide with truncation (torch).
+    AvgPool {
+        /// per spatial dim, one window per output position
+        taps: Vec<Vec<PoolTap>>,
+        /// replaces the divisor
+        divisor_override: Option<i64>,
+    },
+    /// Separable resampling of input `[*lead, *spatial]` over `taps.len()` trailing dims: output
+    /// `(o_1, ..., o_n)` is `Σ w_1 ⋯ w_n · x[i_1, ..., i_n]` over the `(i, w)` pairs of `taps[d][o_d]`
+    /// (nearest, linear and cubic interpolation). Computed in f64, rounded once.
+    Resample {
+        /// per spatial dim, per output position, the `(input index, weight)` pairs
+        taps: Vec<Vec<Vec<(usize, f64)>>>,
+    },
+    /// Embedding lookup: inputs `(weight [V, D], indices)`; the indices are i64 (a documented
+    /// exception to the shared-dtype rule) already validated to lie in `[0, V)`. Output `[*indices, D]`.
+    Embedding,
+}
 
 impl NnOp {
+    /// Number of sliding-window positions along one dim of size `size`.
+    pub fn window_positions(
+        size: usize,
+        kernel: usize,
+        stride: usize,
+        padding: usize,
+        dilation: usize,
+    ) -> usize {
+        let span = dilation * (kernel.max(1) - 1) + 1;
+        let padded = size + 2 * padding;
+        if padded < span || stride == 0 {
+            0
+        } else {
+            (padded - span) / stride + 1
+        }
+    }
+
     /// torch's name for the op.
     pub fn name(&self) -> &'static str {
-        match *self {}
+        match self {
+            NnOp::Im2col { .. } => "im2col",
+            NnOp::Col2im { .. } => "col2im",
+            NnOp::MaxPool { .. } => "max_pool",
+            NnOp::AvgPool { .. } => "avg_pool",
+            NnOp::Resample { .. } => "interpolate",
+            NnOp::Embedding => "embedding",
+        }
     }
 
     /// Number of tensor inputs.
     pub fn arity(&self) -> usize {
-        match *self {}
+        match self {
+            NnOp::Embedding => 2,
+            _ => 1,
+        }
     }
 
     /// Shapes of the outputs given the input shapes; `output_lens` (element counts of the outputs the
     /// backend produced) serves the ops whose output size depends on the data, such as `nonzero`.
-    pub fn output_shapes(&self, _inputs: &[&[usize]], _output_lens: &[usize]) -> Vec<Vec<usize>> {
-        match *self {}
+    pub fn output_shapes(&self, inputs: &[&[usize]], _output_lens: &[usize]) -> Vec<Vec<usize>> {
+        let x = inputs[0];
+        let pooled = |n: usize, out: Vec<usize>| {
+            let mut s = x[..x.len() - n].to_vec();
+            s.extend(out);
+            s
+        };
+        match self {
+            NnOp::Im2col { kernel, stride, padding, dilation } => {
+                let n = kernel.len();
+                let sp = &x[x.len() - n..];
+                let l: usize = (0..n)
+                    .map(|d| Self::window_positions(sp[d], kernel[d], stride[d], padding[d], dilation[d]))
+                    .product();
+                vec![vec![x[0], x[1] * kernel.iter().product::<usize>(), l]]
+            }
+            NnOp::Col2im { output_size, kernel, .. } => {
+                let k = kernel.iter().product::<usize>().max(1);
+                let mut s = vec![x[0], x[1] / k];
+                s.extend(output_size);
+                vec![s]
+            }
+            NnOp::MaxPool { taps } => {
+                let s = pooled(taps.len(), taps.iter().map(Vec::len).collect());
+                vec![s.clone(), s]
+            }
+            NnOp::AvgPool { taps, .. } => vec![pooled(taps.len(), taps.iter().map(Vec::len).collect())],
+            NnOp::Resample { taps } => vec![pooled(taps.len(), taps.iter().map(Vec::len).collect())],
+            NnOp::Embedding => {
+                let mut s = inputs[1].to_vec();
+                s.push(x[1]);
+                vec![s]
+            }
+        }
     }
 }

@@ -17,4 +17,5 @@ mod shape;
 mod sort;
 mod stats;
 
+pub use nn::Padding;
 pub use operand::Operand;

@@ -1,1 +1,56 @@
 //! Neural-network kernels: convolution, pooling, interpolation, normalisation, attention, losses.
+//!
+//! Convolution, pooling and interpolation validate their arguments here (with torch's messages) and
+//! run one `NnOp` prim (plus a matmul for convolutions); normalisations, attention, losses, one-hot
+//! and dropout are compositions of tensor ops.
+
+mod attention;
+mod conv;
+mod embedding;
+mod interpolate;
+mod loss;
+mod norm;
+mod pool;
+
+pub use conv::Padding;
+
+use oxtorch_core::{Error, Result};
+
+use crate::Tensor;
+
+/// Spreads a one-value parameter over `n` spatial dims (torch's `_single`/`_pair`/`_triple`).
+pub(crate) fn spread(op: &str, name: &str, v: &[usize], n: usize) -> Result<Vec<usize>> {
+    match v.len() {
+        1 => Ok(vec![v[0]; n]),
+        l if l == n => Ok(v.to_vec()),
+        l => Err(Error::msg(format!(
+            "{op}: {name} must be either a single int, or a tuple of {n} ints, got {l} values"
+        ))),
+    }
+}
+
+/// Softmax along the last dim of a float tensor: `exp(x - amax) / sum`; rows that are all `-inf`
+/// give zeros (torch's `_safe_softmax`, used by attention).
+pub(crate) fn safe_softmax_last(x: &Tensor) -> Result<Tensor> {
+    let m = x.amax(-1, true)?;
+    let finite_m = m.isinf_neg()?.where_self(0.0, &m)?;
+    let e = x.sub(&finite_m)?.exp()?;
+    let s = e.sum(-1, true)?;
+    let out = e.div(&s)?;
+    m.isinf_neg()?.where_self(0.0, &out)
+}
+
+impl Tensor {
+    /// `self == -inf` (bool).
+    fn isinf_neg(&self) -> Result<Tensor> {
+        self.eq(f64::NEG_INFINITY)
+    }
+
+    /// Log-softmax along `dim` (float input), `x - amax - log(sum(exp(x - amax)))`.
+    pub(crate) fn log_softmax_dim(&self, dim: isize) -> Result<Tensor> {
+        let m = self.amax(dim, true)?;
+        let m = m.isinf_neg()?.logical_or(&m.eq(f64::INFINITY)?)?.where_self(0.0, &m)?;
+        let shifted = self.sub(&m)?;
+        shifted.sub(&shifted.exp()?.sum(dim, true)?.log()?)
+    }
+}

@@ -1,0 +1,85 @@
+//! `embedding` (one `NnOp::Embedding` prim), `one_hot` (a comparison) and `dropout` (a seeded mask).
+
+use oxtorch_core::ops::{NnOp, Prim};
+use oxtorch_core::{DType, Error, Result};
+
+use crate::dispatch::apply1;
+use crate::Tensor;
+
+impl Tensor {
+    /// Rows of `weight` (`[num_embeddings, dim]`) picked by the integer indices `self` (int64 or int32):
+    /// output `[*self, dim]`. `padding_idx` (negative counts from the end) only matters for gradients
+    /// but is validated as torch does.
+    pub fn embedding(&self, weight: &Tensor, padding_idx: Option<i64>) -> Result<Tensor> {
+        if !matches!(self.dtype(), DType::I64 | DType::I32) {
+            return Err(Error::msg(format!(
+                "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.{}Tensor instead (while checking arguments for embedding)",
+                self.dtype().scalar_type_name()
+            )));
+        }
+        if weight.rank() != 2 {
+            return Err(Error::shape("'weight' must be 2-D"));
+        }
+        let v = weight.dims()[0] as i64;
+        if let Some(p) = padding_idx {
+            if p >= v || p < -v {
+                return Err(Error::msg("Padding_idx must be within num_embeddings"));
+            }
+        }
+        let idx = self.to_dtype(DType::I64)?;
+        if idx.numel() > 0 {
+            let (lo, hi) = (idx.min()?.item::<i64>()?, idx.max()?.item::<i64>()?);
+            if lo < 0 || hi >= v {
+                return Err(Error::msg("index out of range in self"));
+            }
+        }
+        apply1(&Prim::Nn(NnOp::Embedding), &[weight, &idx], weight.device())
+    }
+
+    /// One-hot encoding of int64 class indices: output `[*self, num_classes]` int64;
+    /// `num_classes = -1` infers `max + 1`.
+    pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
+        if self.dtype() != DType::I64 {
+            return Err(Error::msg("one_hot is only applicable to index tensor of type LongTensor."));
+        }
+        let n = if self.numel() == 0 {
+            if num_classes < 0 {
+                return Err(Error::msg("Can not infer total number of classes from empty tensor."));
+            }
+            num_classes
+        } else {
+            let (lo, hi) = (self.min()?.item::<i64>()?, self.max()?.item::<i64>()?);
+            if lo < 0 {
+                return Err(Error::msg("Class values must be non-negative."));
+            }
+            if num_classes == -1 {
+                hi + 1
+            } else if hi >= num_classes {
+                return Err(Error::msg("Class values must be smaller than num_classes."));
+            } else {
+                num_classes
+            }
+        };
+        let classes = Tensor::arange(n, (DType::I64, self.device()))?;
+        self.unsqueeze(-1)?.eq(&classes)?.to_dtype(DType::I64)
+    }
+
+    /// Dropout: in training, each element is zeroed with probability `p` (from the default seeded
+    /// generator) and the rest scaled by `1 / (1 - p)`; otherwise the input unchanged.
+    pub fn dropout(&self, p: f64, training: bool) -> Result<Tensor> {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(Error::msg(format!("dropout probability has to be between 0 and 1, but got {p}")));
+        }
+        if !training || p == 0.0 {
+            return Ok(self.clone());
+        }
+        if !self.dtype().is_float() {
+            return Err(Error::UnsupportedDType { op: "dropout", dtype: self.dtype() });
+        }
+        if p == 1.0 {
+            return self.mul(0.0);
+        }
+        let keep = Tensor::rand(self.shape().clone(), (DType::F32, self.device()))?.lt(1.0 - p)?;
+        keep.where_self(&self.mul(1.0 / (1.0 - p))?, 0.0)
+    }
+}
