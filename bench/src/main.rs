@@ -60,11 +60,41 @@ fn add_f32_16m() {
     emit("add_f32_16M", 3.0 * 4.0 * n as f64 / t / 1e9, "GB/s");
 }
 
+fn gelu_f32_16m() {
+    let n = 16 * 1024 * 1024;
+    let a = Tensor::randn([n], ()).unwrap();
+    let t = timeit(
+        || {
+            torch::nn::functional::gelu(&a, "none").unwrap();
+        },
+        9,
+        2,
+        1,
+    );
+    emit("gelu_f32_16M", n as f64 / t / 1e9, "Gelem/s");
+}
+
+/// conv2d 3×3, 64 → 64 channels, 56×56, batch 8, padding 1 (twin: bench/torch_twin.py).
+fn conv2d() {
+    let x = Tensor::randn([8, 64, 56, 56], ()).unwrap();
+    let w = Tensor::randn([64, 64, 3, 3], ()).unwrap();
+    let t = timeit(
+        || {
+            torch::nn::functional::conv2d(&x, &w, None, &[1, 1], [1, 1], &[1, 1], 1).unwrap();
+        },
+        5,
+        1,
+        1,
+    );
+    let flops = 2.0 * 8.0 * 64.0 * 56.0 * 56.0 * 64.0 * 9.0;
+    emit("conv2d_3x3_c64_56x56_b8", flops / t / 1e9, "GFLOP/s");
+}
+
 fn softmax() {
     let x = Tensor::randn([4096, 1024], ()).unwrap();
     let t = timeit(
         || {
-            torch::nn::functional::softmax(&x, -1).unwrap();
+            torch::nn::functional::softmax(&x, -1, None).unwrap();
         },
         9,
         2,
@@ -94,8 +124,10 @@ const CASES: &[Case] = &[
     ("gemm_float32_2048", || gemm(2048, DType::F32)),
     ("gemm_bfloat16_2048", || gemm(2048, DType::BF16)),
     ("add_f32_16M", add_f32_16m),
+    ("gelu_f32_16M", gelu_f32_16m),
     ("softmax_4096x1024", softmax),
     ("tiny_add_overhead", tiny_add_overhead),
+    ("conv2d_3x3_c64_56x56_b8", conv2d),
 ];
 
 fn main() {

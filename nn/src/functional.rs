@@ -1,6 +1,6 @@
 //! `torch.nn.functional`: stateless ops written in tensor ops.
 
-use oxtorch_tensor::{Padding, Result, Tensor};
+use oxtorch_tensor::{DType, Padding, Result, Tensor};
 
 /// `max(x, 0)`.
 pub fn relu(x: &Tensor) -> Result<Tensor> {
@@ -17,17 +17,79 @@ pub fn tanh(x: &Tensor) -> Result<Tensor> {
     x.tanh()
 }
 
-/// Softmax along `dim`, computed stably as `exp(x - max) / sum(exp(x - max))`.
-pub fn softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
-    let shifted = x.sub(&x.amax(dim, true)?)?;
-    let e = shifted.exp()?;
-    e.div(&e.sum(dim, true)?)
+/// Softmax along `dim` (one fused, numerically stable kernel); `dtype` casts the input first.
+pub fn softmax(input: &Tensor, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
+    input.softmax(dim, dtype)
 }
 
-/// Log-softmax along `dim`: `x - max - log(sum(exp(x - max)))`.
-pub fn log_softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
-    let shifted = x.sub(&x.amax(dim, true)?)?;
-    shifted.sub(&shifted.exp()?.sum(dim, true)?.log()?)
+/// Log-softmax along `dim` (fused); `dtype` casts the input first.
+pub fn log_softmax(input: &Tensor, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
+    input.log_softmax(dim, dtype)
+}
+
+/// `max(x, 0)` clipped at 6.
+pub fn relu6(input: &Tensor) -> Result<Tensor> {
+    input.relu6()
+}
+
+/// `x` for positive inputs, `negative_slope * x` otherwise (torch's default slope is 0.01).
+pub fn leaky_relu(input: &Tensor, negative_slope: f64) -> Result<Tensor> {
+    input.leaky_relu(negative_slope)
+}
+
+/// Exponential linear unit (torch's default `alpha` is 1.0).
+pub fn elu(input: &Tensor, alpha: f64) -> Result<Tensor> {
+    input.elu(alpha)
+}
+
+/// Scaled exponential linear unit.
+pub fn selu(input: &Tensor) -> Result<Tensor> {
+    input.selu()
+}
+
+/// Continuously differentiable ELU (torch's default `alpha` is 1.0).
+pub fn celu(input: &Tensor, alpha: f64) -> Result<Tensor> {
+    input.celu(alpha)
+}
+
+/// Gaussian error linear unit; `approximate` is `"none"` (exact, erf) or `"tanh"`.
+pub fn gelu(input: &Tensor, approximate: &str) -> Result<Tensor> {
+    input.gelu(approximate)
+}
+
+/// `x * sigmoid(x)`.
+pub fn silu(input: &Tensor) -> Result<Tensor> {
+    input.silu()
+}
+
+/// `x * tanh(softplus(x))`.
+pub fn mish(input: &Tensor) -> Result<Tensor> {
+    input.mish()
+}
+
+/// `log(1 + exp(beta * x)) / beta`, linear above `threshold` (torch's defaults: 1.0, 20.0).
+pub fn softplus(input: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
+    input.softplus(beta, threshold)
+}
+
+/// Clamps to `[min_val, max_val]` (torch's defaults: -1.0, 1.0).
+pub fn hardtanh(input: &Tensor, min_val: f64, max_val: f64) -> Result<Tensor> {
+    input.hardtanh(min_val, max_val)
+}
+
+/// Piecewise-linear sigmoid.
+pub fn hardsigmoid(input: &Tensor) -> Result<Tensor> {
+    input.hardsigmoid()
+}
+
+/// `x * hardsigmoid(x)`.
+pub fn hardswish(input: &Tensor) -> Result<Tensor> {
+    input.hardswish()
+}
+
+/// Gated linear unit: the first half of `dim` times the sigmoid of the second half.
+pub fn glu(input: &Tensor, dim: isize) -> Result<Tensor> {
+    input.glu(dim)
 }
 
 /// `input @ weight.T + bias` (torch's `linear`).
@@ -343,7 +405,7 @@ mod tests {
     #[test]
     fn softmax_rows_sum_to_one_and_match_reference() -> Result<()> {
         let x = tensor!([[1.0, 2.0, 3.0], [1000.0, 1000.0, 1000.0]]);
-        let s = softmax(&x, -1)?;
+        let s = softmax(&x, -1, None)?;
         let v = s.to_vec::<f32>()?;
         // torch.softmax(torch.tensor([1., 2., 3.]), 0)
         let expected = [0.090_030_57, 0.244_728_48, 0.665_240_94];
@@ -353,7 +415,7 @@ mod tests {
         for a in &v[3..] {
             assert!((a - 1.0 / 3.0).abs() < 1e-6);
         }
-        let ls = log_softmax(&x, 1)?.exp()?;
+        let ls = log_softmax(&x, 1, None)?.exp()?;
         assert!(ls.sub(&s)?.abs()?.max()?.item::<f32>()? < 1e-6);
         Ok(())
     }
