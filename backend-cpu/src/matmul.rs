@@ -65,7 +65,7 @@ fn mat_strides(l: &Layout) -> (isize, isize) {
 fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dims) -> Vec<T> {
     let batches: usize = d.batch.iter().product();
     let (m, k, n) = (d.m, d.k, d.n);
-    let mut out = vec![T::ZERO; batches * m * n];
+    let mut out = crate::pool::filled(batches * m * n, T::ZERO);
     if m * n == 0 {
         return out;
     }
@@ -116,7 +116,7 @@ fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dim
 fn int_typed<T: Int>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dims) -> Vec<T> {
     let batches: usize = d.batch.iter().product();
     let (m, k, n) = (d.m, d.k, d.n);
-    let mut out = vec![T::ZERO; batches * m * n];
+    let mut out = crate::pool::filled(batches * m * n, T::ZERO);
     if m * n == 0 {
         return out;
     }
@@ -145,7 +145,7 @@ fn bf16_dot(a: &[bf16], la: &Layout, b: &[bf16], lb: &Layout, d: &Dims) -> Vec<b
     let r = la.rank();
     let (ars, acs) = (la.strides()[r - 2], la.strides()[r - 1]);
     let (brs, bcs) = (lb.strides()[r - 2], lb.strides()[r - 1]);
-    let mut acc = vec![0f32; m * n];
+    let mut acc = crate::pool::filled(m * n, 0f32);
     let mut out = Vec::with_capacity(a_off.len() * m * n);
     for (&ao, &bo) in a_off.iter().zip(&b_off) {
         let am = MatRef { data: a, offset: ao, rs: ars, cs: acs };
@@ -153,6 +153,7 @@ fn bf16_dot(a: &[bf16], la: &Layout, b: &[bf16], lb: &Layout, d: &Dims) -> Vec<b
         gemm(m, n, k, am, bm, &mut acc);
         out.extend(acc.iter().map(|&x| bf16::from_f32(x)));
     }
+    crate::pool::give(acc);
     out
 }
 

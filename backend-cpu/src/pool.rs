@@ -50,6 +50,13 @@ pub fn take<T: Send + 'static>(n: usize) -> Vec<T> {
     Vec::with_capacity(n)
 }
 
+/// A vector of `n` copies of `value`, in a cached buffer when one fits.
+pub fn filled<T: Copy + Send + 'static>(n: usize, value: T) -> Vec<T> {
+    let mut v = take(n);
+    v.resize(n, value);
+    v
+}
+
 /// Returns a buffer to the cache (large buffers only, while the cache has room); its elements are
 /// dropped first.
 pub fn give<T: Send + 'static>(mut v: Vec<T>) {

@@ -29,7 +29,7 @@ pub(crate) fn softmax<T: Float>(v: &[T], l: &Layout, dim: usize, log: bool) -> R
             &copy
         }
     };
-    let mut out = vec![T::ZERO; n];
+    let mut out = crate::pool::filled(n, T::ZERO);
     // Give each task at least ~32K elements so that small rows are not scheduled one by one.
     let min_blocks = (1 << 15) / block + 1;
     out.par_chunks_mut(block).zip(xs.par_chunks(block)).with_min_len(min_blocks).for_each_init(

@@ -9,7 +9,7 @@ use crate::{with_storage, CpuStorage};
 type Operand<'a> = (&'a CpuStorage, &'a Layout);
 
 fn gather<T: CpuElement>(w: &[T], d: usize, idx: &[i64]) -> Vec<T> {
-    let mut out = vec![T::ZERO; idx.len() * d];
+    let mut out = crate::pool::filled(idx.len() * d, T::ZERO);
     if d > 0 {
         out.par_chunks_mut(d).zip(idx).for_each(|(row, &i)| {
             let i = i as usize;

@@ -87,13 +87,55 @@ impl Geometry {
     }
 }
 
+/// The 2-D case of im2col for one image plane: per kernel tap and output row, the valid output
+/// columns form one interval, copied as a slice when the stride is 1.
+fn im2col_plane_2d<T: CpuElement>(src: &[T], block: &mut [T], g: &Geometry) {
+    let (w_img, (oh, ow)) = (g.image[1], (g.positions[0], g.positions[1]));
+    let (kh, kw) = (g.kernel[0], g.kernel[1]);
+    let l = oh * ow;
+    for ki in 0..kh {
+        for kj in 0..kw {
+            let row = &mut block[(ki * kw + kj) * l..(ki * kw + kj + 1) * l];
+            let cols = &g.tables[1][kj];
+            let Some(lo) = cols.iter().position(Option::is_some) else {
+                continue;
+            };
+            let hi = cols.iter().rposition(Option::is_some).map_or(lo, |h| h + 1);
+            let iw0 = cols[lo].unwrap_or(0);
+            let unit_stride = hi - lo <= 1 || cols[lo + 1] == Some(iw0 + 1);
+            for (p, ih) in g.tables[0][ki].iter().enumerate() {
+                let Some(ih) = *ih else {
+                    continue;
+                };
+                let s = &src[ih * w_img..(ih + 1) * w_img];
+                let d = &mut row[p * ow..(p + 1) * ow];
+                if unit_stride {
+                    d[lo..hi].copy_from_slice(&s[iw0..iw0 + (hi - lo)]);
+                } else {
+                    for o in lo..hi {
+                        if let Some(iw) = cols[o] {
+                            d[o] = s[iw];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn im2col_typed<T: CpuElement>(x: &[T], dims: &[usize], g: &Geometry) -> Vec<T> {
     let (b, c) = (dims[0], dims[1]);
     let img: usize = g.image.iter().product();
     let kk: usize = g.kernel.iter().product();
     let l: usize = g.positions.iter().product();
-    let mut out = vec![T::ZERO; b * c * kk * l];
+    let mut out = crate::pool::filled(b * c * kk * l, T::ZERO);
     if out.is_empty() {
+        return out;
+    }
+    if g.kernel.len() == 2 {
+        out.par_chunks_mut(kk * l).enumerate().for_each(|(bc, block)| {
+            im2col_plane_2d(&x[bc * img..(bc + 1) * img], block, g);
+        });
         return out;
     }
     out.par_chunks_mut(kk * l).enumerate().for_each(|(bc, block)| {
@@ -124,6 +166,9 @@ pub fn im2col(
         )));
     }
     let g = Geometry::new(&dims[2..], kernel, stride, padding, dilation);
+    if let Some(r) = l.contiguous_range() {
+        return Ok(with_storage!(s, v => CpuStorage::from_vec(im2col_typed(&v[r], dims, &g))));
+    }
     let x = crate::copy::to_contiguous(s, l, s.dtype())?;
     Ok(with_storage!(&x, v => CpuStorage::from_vec(im2col_typed(v, dims, &g))))
 }
