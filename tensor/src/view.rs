@@ -25,7 +25,7 @@ pub(crate) fn infer_shape(dims: &[isize], numel: usize) -> Result<Vec<usize>> {
     let mut out: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
     match infer {
         Some(i) => {
-            if known == 0 || numel % known != 0 {
+            if known == 0 || !numel.is_multiple_of(known) {
                 return Err(invalid());
             }
             out[i] = numel / known;

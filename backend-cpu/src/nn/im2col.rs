@@ -249,7 +249,7 @@ pub fn col2im(
     let kk: usize = w.kernel.iter().product();
     let g = Geometry::with_grid(output_size, grid.to_vec(), w.kernel, w.stride, w.padding, w.dilation);
     let npos: usize = g.positions.iter().product();
-    if dims.len() != 3 || kk == 0 || dims[1] % kk != 0 || dims[2] != npos {
+    if dims.len() != 3 || kk == 0 || !dims[1].is_multiple_of(kk) || dims[2] != npos {
         return Err(Error::shape(format!(
             "col2im: expected an input of shape [B, C * {kk}, {npos}], got {}",
             l.shape()

@@ -95,7 +95,7 @@ impl Tensor {
         }
         let d = wrap_dim(dim, self.rank())?;
         let n = self.dims()[d];
-        if n % 2 != 0 {
+        if !n.is_multiple_of(2) {
             return Err(Error::msg(format!("Halving dimension must be even, but dimension {d} is size {n}")));
         }
         if !self.dtype().is_float() {

@@ -17,7 +17,7 @@ impl Tensor {
 
 /// Pads `x` as `F.pad(x, pad, mode, value)`.
 fn pad_impl(x: &Tensor, pad: &[isize], mode: &str, value: Option<Scalar>) -> Result<Tensor> {
-    if pad.len() % 2 != 0 {
+    if !pad.len().is_multiple_of(2) {
         return Err(Error::msg("Padding length must be divisible by 2"));
     }
     let n = pad.len() / 2;
