@@ -56,10 +56,27 @@ fn batch_offsets(l: &Layout) -> Vec<usize> {
     offs
 }
 
-/// Row and column strides of the last two dims of `l`, as gemm wants them (column stride first).
+/// Row and column strides of the last two dims of `l`, as gemm wants them (column stride first);
+/// the stride of a size-1 dim is never used, so it is passed as 0 (it may not fit in `isize`).
 fn mat_strides(l: &Layout) -> (isize, isize) {
     let r = l.rank();
-    (l.strides()[r - 1] as isize, l.strides()[r - 2] as isize)
+    let stride = |d: usize| if l.dims()[d] <= 1 { 0 } else { l.strides()[d] as isize };
+    (stride(r - 1), stride(r - 2))
+}
+
+/// Checks that every element `layout` addresses lies inside a buffer of `len` elements (with
+/// overflow-checked arithmetic) and that its strides fit gemm's `isize`: the raw-pointer gemm calls
+/// below rely on it, whatever layout a caller passes.
+fn check_bounds(len: usize, l: &Layout) -> Result<()> {
+    let extent = l.checked_storage_extent();
+    let strides_fit = l.dims().iter().zip(l.strides()).all(|(&d, &s)| d <= 1 || s <= isize::MAX as usize);
+    if extent.is_none_or(|e| e > len) || !strides_fit {
+        return Err(Error::shape(format!(
+            "matmul: layout {:?} reaches outside its storage of {len} elements",
+            l
+        )));
+    }
+    Ok(())
 }
 
 fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dims) -> Vec<T> {
@@ -160,6 +177,10 @@ fn bf16_dot(a: &[bf16], la: &Layout, b: &[bf16], lb: &Layout, d: &Dims) -> Vec<b
 /// Multiplies `[..., m, k]` by `[..., k, n]` (equal batch dims, any strides, stride 0 allowed).
 pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
     let d = dims(la, lb)?;
+    check_bounds(a.len(), la)?;
+    check_bounds(b.len(), lb)?;
+    let batches = oxtorch_core::checked_numel(&d.batch)?;
+    oxtorch_core::checked_numel(&[batches, d.m, d.n])?;
     use CpuStorage as S;
     Ok(match (a, b) {
         (S::F32(x), S::F32(y)) => S::F32(gemm_typed(x, la, y, lb, &d)),

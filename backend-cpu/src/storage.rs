@@ -230,6 +230,15 @@ impl BackendStorage for CpuStorage {
                 inputs.len()
             )));
         }
+        if matches!(prim, Prim::Binary(_) | Prim::Compare(_) | Prim::Where)
+            && inputs.iter().any(|(_, l)| l.dims() != inputs[0].1.dims())
+        {
+            let shapes: Vec<_> = inputs.iter().map(|(_, l)| l.shape().clone()).collect();
+            return Err(Error::shape(format!(
+                "{}: operands must share one shape, got {shapes:?}",
+                prim.name()
+            )));
+        }
         let one = |s| Ok(vec![s]);
         match prim {
             Prim::Unary(op) => one(crate::unary::unary(*op, inputs[0].0, inputs[0].1)?),

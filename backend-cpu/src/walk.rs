@@ -133,7 +133,7 @@ impl<const N: usize> Plan<N> {
 
 /// Builds a vector of `n` elements by calling `fill(start, chunk)` on disjoint chunks, in parallel
 /// for large `n`. `fill` must write every element of its chunk.
-pub fn par_collect<U: Copy + Send + 'static>(
+pub(crate) fn par_collect<U: Copy + Send + 'static>(
     n: usize,
     fill: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync,
 ) -> Vec<U> {

@@ -66,12 +66,25 @@ impl Layout {
         self.shape.numel()
     }
 
-    /// One past the largest storage index this layout reaches (its offset when it is empty).
-    pub fn storage_extent(&self) -> usize {
+    /// One past the largest storage index this layout reaches (its offset when it is empty), or
+    /// `None` when that index does not fit in `usize`.
+    pub fn checked_storage_extent(&self) -> Option<usize> {
         if self.numel() == 0 {
-            return self.offset;
+            return Some(self.offset);
         }
-        self.offset + self.shape.iter().zip(&self.strides).map(|(&d, &s)| (d - 1) * s).sum::<usize>() + 1
+        self.shape
+            .iter()
+            .zip(&self.strides)
+            .try_fold(self.offset, |acc, (&d, &s)| (d - 1).checked_mul(s).and_then(|x| acc.checked_add(x)))?
+            .checked_add(1)
+    }
+
+    /// One past the largest storage index this layout reaches (its offset when it is empty).
+    ///
+    /// Panics when that index overflows `usize`; layouts built by this module's checked
+    /// constructors never do.
+    pub fn storage_extent(&self) -> usize {
+        self.checked_storage_extent().expect("layout extent overflows usize")
     }
 
     /// True when the elements are laid out row-major without gaps (sizes-1 dims may have any stride).
@@ -90,6 +103,10 @@ impl Layout {
 
     /// If the layout is contiguous, the storage range it covers.
     pub fn contiguous_range(&self) -> Option<std::ops::Range<usize>> {
+        if self.numel() == 0 {
+            // An empty view may sit past the end of its (possibly empty) storage.
+            return Some(0..0);
+        }
         self.is_contiguous().then(|| self.offset..self.offset + self.numel())
     }
 
@@ -144,7 +161,7 @@ impl Layout {
             return Err(Error::IndexOutOfRange { index: start, dim: d, size });
         }
         let start = start as usize;
-        if start + len > size {
+        if start.checked_add(len).is_none_or(|end| end > size) {
             return Err(Error::shape(format!(
                 "start ({start}) + length ({len}) exceeds dimension size ({size})."
             )));
@@ -239,6 +256,7 @@ impl Layout {
                 }
             }
         }
+        crate::shape::checked_numel(&shape)?;
         Ok(Layout { shape: shape.into(), strides, offset: self.offset })
     }
 
@@ -298,12 +316,17 @@ impl Layout {
             return Err(Error::shape(format!("diagonal dimensions cannot be identical {d1}, {d2}")));
         }
         let (sa, sb) = (self.shape[a] as isize, self.shape[b] as isize);
-        let (len, start) = if offset >= 0 {
-            ((sa.min(sb - offset)).max(0) as usize, offset as usize * self.strides[b])
+        let len =
+            if offset >= 0 { sa.min(sb.saturating_sub(offset)) } else { sb.min(sa.saturating_add(offset)) };
+        let len = len.max(0) as usize;
+        // Only a non-empty diagonal has a first element; its offset is then in bounds.
+        let offset_elems = if len == 0 {
+            self.offset
+        } else if offset >= 0 {
+            self.offset + offset as usize * self.strides[b]
         } else {
-            ((sb.min(sa + offset)).max(0) as usize, (-offset) as usize * self.strides[a])
+            self.offset + offset.unsigned_abs() * self.strides[a]
         };
-        let offset_elems = if len == 0 { self.offset } else { self.offset + start };
         let mut shape = Vec::new();
         let mut strides = Vec::new();
         for i in 0..self.rank() {
@@ -325,11 +348,12 @@ impl Layout {
         storage_len: usize,
     ) -> Result<Layout> {
         let l = Layout::new(shape.to_vec(), strides.to_vec(), offset)?;
-        if l.storage_extent() > storage_len {
+        crate::shape::checked_numel(shape)?;
+        if l.checked_storage_extent().is_none_or(|e| e > storage_len) {
             return Err(Error::shape(format!(
                 "setStorage: sizes {:?}, strides {strides:?}, storage offset {offset}, and itemsize requiring a storage size of {} are out of bounds for storage of size {storage_len}",
                 shape,
-                l.storage_extent()
+                l.checked_storage_extent().map_or("more than usize::MAX".to_string(), |e| e.to_string())
             )));
         }
         Ok(l)

@@ -32,7 +32,7 @@ pub use error::{Error, Result};
 pub use layout::Layout;
 pub use promote::{promote_types, ResultTypeState};
 pub use scalar::Scalar;
-pub use shape::{broadcast_shapes, wrap_dim, Dim, Shape};
+pub use shape::{broadcast_shapes, checked_numel, wrap_dim, Dim, Shape};
 
 /// Half-precision float types re-exported from the `half` crate.
 pub use half::{bf16, f16};

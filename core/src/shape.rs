@@ -39,10 +39,23 @@ impl Shape {
         self.0.iter().product()
     }
 
+    /// Number of elements, or torch's overflow error when the product does not fit in `usize`.
+    pub fn checked_numel(&self) -> Result<usize> {
+        checked_numel(&self.0)
+    }
+
     /// Row-major (C-contiguous) strides of this shape.
     pub fn contiguous_strides(&self) -> Vec<usize> {
         contiguous_strides(&self.0)
     }
+}
+
+/// The product of `dims`, or an error when it overflows `usize` (the element count of any tensor
+/// must be representable: every kernel's bounds depend on it).
+pub fn checked_numel(dims: &[usize]) -> Result<usize> {
+    dims.iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| Error::shape(format!("Storage size calculation overflowed with sizes={dims:?}")))
 }
 
 /// Row-major strides for `dims`.

@@ -76,6 +76,9 @@ impl Tensor {
                 T::DTYPE
             )));
         }
+        if self.numel() == 0 {
+            return Ok(Vec::new());
+        }
         let t = self.contiguous()?;
         let cell = t.storage().read();
         let Storage::Cpu(s) = &*cell;

@@ -20,7 +20,7 @@ pub(crate) fn from_cpu(storage: CpuStorage, shape: impl Into<Shape>, device: Dev
 }
 
 fn check_numel(len: usize, shape: &Shape) -> Result<()> {
-    if len != shape.numel() {
+    if len != shape.checked_numel()? {
         return Err(Error::shape(format!("shape '{shape}' is invalid for input of size {len}")));
     }
     Ok(())
@@ -54,6 +54,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let (shape, value, opts) = (shape.into(), value.into(), opts.into());
         let dtype = opts.dtype_or(value.wrapped_dtype());
+        shape.checked_numel()?;
         apply1(&Prim::Full { shape: shape.into_dims(), value, dtype }, &[], opts.device)
     }
 

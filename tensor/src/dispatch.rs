@@ -36,7 +36,14 @@ pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<V
             }
         }
     }
-    let guards: SmallVec<[_; 4]> = cells.iter().map(|c| c.read()).collect();
+    // Lock in address order (as `write_into` does) so that concurrent ops cannot deadlock.
+    let mut order: SmallVec<[usize; 4]> = (0..cells.len()).collect();
+    order.sort_by_key(|&i| Arc::as_ptr(cells[i]));
+    let mut locked: SmallVec<[Option<_>; 4]> = cells.iter().map(|_| None).collect();
+    for i in order {
+        locked[i] = Some(cells[i].read());
+    }
+    let guards: SmallVec<[_; 4]> = locked.into_iter().map(|g| g.expect("every cell was locked")).collect();
     let outputs = match device {
         Device::Cpu => {
             let args: SmallVec<[(&CpuStorage, &Layout); 4]> = inputs
@@ -54,6 +61,14 @@ pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<V
     let shapes: SmallVec<[&[usize]; 4]> = inputs.iter().map(|t| t.dims()).collect();
     let lens: SmallVec<[usize; 2]> = outputs.iter().map(Storage::len).collect();
     let out_shapes = prim.output_shapes(&shapes, &lens);
+    for (shape, &len) in out_shapes.iter().zip(&lens) {
+        if oxtorch_core::checked_numel(shape)? != len {
+            return Err(Error::msg(format!(
+                "{}: the backend returned {len} elements for an output of shape {shape:?}",
+                prim.name()
+            )));
+        }
+    }
     Ok(outputs.into_iter().zip(out_shapes).map(|(s, shape)| Tensor::from_storage(s, shape)).collect())
 }
 

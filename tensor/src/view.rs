@@ -18,7 +18,9 @@ pub(crate) fn infer_shape(dims: &[isize], numel: usize) -> Result<Vec<usize>> {
         } else if d < 0 {
             return Err(Error::shape(format!("invalid shape dimension {d}")));
         } else {
-            known *= d as usize;
+            known = known.checked_mul(d as usize).ok_or_else(|| {
+                Error::shape(format!("Storage size calculation overflowed with sizes={dims:?}"))
+            })?;
         }
     }
     let invalid = || Error::shape(format!("shape '{dims:?}' is invalid for input of size {numel}"));
@@ -34,6 +36,14 @@ pub(crate) fn infer_shape(dims: &[isize], numel: usize) -> Result<Vec<usize>> {
         None => {}
     }
     Ok(out)
+}
+
+/// The size of dim `d` (already wrapped), refusing 0-d tensors, which have no dims to split.
+fn dim_size(t: &Tensor, d: usize) -> Result<usize> {
+    t.dims()
+        .get(d)
+        .copied()
+        .ok_or_else(|| Error::shape(format!("Dimension specified as {d} but tensor has no dimensions")))
 }
 
 impl Tensor {
@@ -148,7 +158,8 @@ impl Tensor {
     /// Splits dim `dim` into `sizes` (one may be `-1`).
     pub fn unflatten(&self, dim: isize, sizes: impl IntoDims) -> Result<Tensor> {
         let d = wrap_dim(dim, self.rank())?;
-        let sizes = infer_shape(&sizes.into_dims(), self.dims()[d]).map_err(|_| {
+        let size = dim_size(self, d)?;
+        let sizes = infer_shape(&sizes.into_dims(), size).map_err(|_| {
             Error::shape(format!(
                 "unflatten: Provided sizes don't multiply up to the size of dim {dim} ({}) in the input tensor",
                 self.dims()[d]
@@ -163,13 +174,13 @@ impl Tensor {
     /// Every index of `dim` as its own tensor (with `dim` removed).
     pub fn unbind(&self, dim: isize) -> Result<Vec<Tensor>> {
         let d = wrap_dim(dim, self.rank())?;
-        (0..self.dims()[d]).map(|i| self.select(d as isize, i as isize)).collect()
+        (0..dim_size(self, d)?).map(|i| self.select(d as isize, i as isize)).collect()
     }
 
     /// Splits `dim` into pieces of `split_size` (the last may be smaller).
     pub fn split(&self, split_size: usize, dim: isize) -> Result<Vec<Tensor>> {
         let d = wrap_dim(dim, self.rank())?;
-        let size = self.dims()[d];
+        let size = dim_size(self, d)?;
         if split_size == 0 && size != 0 {
             return Err(Error::msg("split_size can only be 0 if dimension size is 0"));
         }
@@ -186,7 +197,7 @@ impl Tensor {
     pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
         let d = wrap_dim(dim, self.rank())?;
         let total: usize = sizes.iter().sum();
-        if total != self.dims()[d] {
+        if total != dim_size(self, d)? {
             return Err(Error::shape(format!(
                 "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {d}), but got split_sizes={sizes:?}",
                 self.dims()[d]
@@ -209,7 +220,7 @@ impl Tensor {
             return Err(Error::msg("chunk expects `chunks` to be greater than 0, got: 0"));
         }
         let d = wrap_dim(dim, self.rank())?;
-        let size = self.dims()[d];
+        let size = dim_size(self, d)?;
         self.split(size.div_ceil(chunks).max(1), dim)
     }
 

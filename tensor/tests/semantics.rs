@@ -170,3 +170,35 @@ fn reductions_edge_cases() -> Result<()> {
     assert_eq!(ones.sum_all()?.item::<f32>()?, 1.0e7);
     Ok(())
 }
+
+#[test]
+fn hostile_sizes_and_empty_views_are_errors_not_panics() -> Result<()> {
+    // Element counts that overflow usize are refused before any buffer is sized from them.
+    let big = (1usize << 62) + 1;
+    assert!(Tensor::ones([big, 4], ()).is_err());
+    assert!(Tensor::from_vec(vec![0f32; 4], [big, 4]).is_err());
+    assert!(Tensor::ones([4], ())?.reshape([big as isize, 4]).is_err());
+    assert!(Tensor::ones([1, 4], ())?.expand([big as isize, 4]).is_err());
+    let z = Tensor::zeros([4], ())?;
+    assert!(z.as_strided(&[3, 1, 1], &[1 << 63, 1, 1], Some(0)).is_err());
+    assert!(z.narrow(0, 1, usize::MAX).is_err());
+    assert!(Tensor::zeros([3, 3], ())?.diagonal(isize::MIN, 0, 1)?.numel() == 0);
+    // Empty views past the end of an empty storage behave like any empty tensor.
+    let e = Tensor::zeros([3, 0], ())?.select(0, 2)?;
+    assert_eq!(e.to_vec::<f32>()?, Vec::<f32>::new());
+    assert_eq!(e.add(1.0)?.numel(), 0);
+    e.fill_(1.0)?;
+    assert_eq!(Tensor::zeros([4, 0], ())?.unbind(0)?.len(), 4);
+    // 0-d tensors have no dim to split.
+    let s = Tensor::scalar_tensor(1.0, ())?;
+    assert!(s.unbind(0).is_err() && s.split(1, 0).is_err() && s.chunk(2, 0).is_err());
+    assert!(s.unflatten(0, [1]).is_err());
+    Ok(())
+}
+
+#[test]
+fn tensors_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Tensor>();
+    check::<Generator>();
+}
