@@ -17,7 +17,9 @@ pub(crate) fn exp_f32(x: f32) -> f32 {
             + r * (0.5
                 + r * (1.0 / 6.0
                     + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
-    let ni = n as i32;
+    // `n` is integral and within ±2^22 (x was clamped; NaN stays NaN and propagates through `p`), so
+    // adding 1.5 * 2^23 puts it in the mantissa: a bit-level float-to-int that vectorises, unlike `as`.
+    let ni = ((n + 12_582_912.0).to_bits() as i32) - 0x4B40_0000;
     let h = ni >> 1;
     let s1 = f32::from_bits(((h + 127) as u32) << 23);
     let s2 = f32::from_bits(((ni - h + 127) as u32) << 23);

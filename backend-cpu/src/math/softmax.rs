@@ -2,6 +2,8 @@
 //! their sums, one to normalise; f16/bf16 compute in f32 and round once.
 
 use oxtorch_core::{Error, Layout, Result};
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 use crate::float::{AccFloat, Float};
@@ -29,20 +31,27 @@ pub(crate) fn softmax<T: Float>(v: &[T], l: &Layout, dim: usize, log: bool) -> R
             &copy
         }
     };
-    let mut out = crate::pool::filled(n, T::ZERO);
+    let mut out = crate::pool::take::<T>(n);
     // Give each task at least ~32K elements so that small rows are not scheduled one by one.
     let min_blocks = (1 << 15) / block + 1;
-    out.par_chunks_mut(block).zip(xs.par_chunks(block)).with_min_len(min_blocks).for_each_init(
-        || Vec::<T::Acc>::with_capacity(block),
-        |scratch, (o, x)| normalise_block(x, o, size, inner, log, scratch),
-    );
+    out.spare_capacity_mut()[..n]
+        .par_chunks_mut(block)
+        .zip(xs.par_chunks(block))
+        .with_min_len(min_blocks)
+        .for_each_init(
+            || Vec::<T::Acc>::with_capacity(block),
+            |scratch, (o, x)| normalise_block(x, o, size, inner, log, scratch),
+        );
+    // SAFETY: every block of the output was written by `normalise_block` (each of its passes writes
+    // all `size * inner` elements), and `T: Copy` needs no drop.
+    unsafe { out.set_len(n) };
     Ok(CpuStorage::from_vec(out))
 }
 
 /// Normalises one `[size, inner]` block (row-major) along its first dim.
 fn normalise_block<T: Float>(
     x: &[T],
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
     size: usize,
     inner: usize,
     log: bool,
@@ -66,7 +75,7 @@ fn max_acc<A: AccFloat>(m: A, v: A) -> A {
 }
 
 /// Softmax of one contiguous row (the last-dim case): vectorised slice loops throughout.
-fn normalise_row<T: Float>(x: &[T], out: &mut [T], log: bool, scratch: &mut Vec<T::Acc>) {
+fn normalise_row<T: Float>(x: &[T], out: &mut [MaybeUninit<T>], log: bool, scratch: &mut Vec<T::Acc>) {
     type A<T> = <T as Float>::Acc;
     let neg_inf = A::<T>::from_f64(f64::NEG_INFINITY);
     let max = crate::simd::fold_lanes(x, neg_inf, |m, v: T| max_acc(m, v.to_acc()), max_acc);
@@ -79,10 +88,10 @@ fn normalise_row<T: Float>(x: &[T], out: &mut [T], log: bool, scratch: &mut Vec<
         // them for f16/bf16); do the same to give torch's values.
         let r = |v: A<T>| T::from_acc(v).to_acc();
         let log_sum = r(r(sum).ln());
-        crate::simd::accumulate(out, x, move |_, v: T| T::from_acc((v.to_acc() - max) - log_sum));
+        crate::simd::map1(x, out, move |v: T| T::from_acc((v.to_acc() - max) - log_sum));
     } else {
         let inv = A::<T>::ONE / sum;
-        crate::simd::accumulate(out, scratch, move |_, e| T::from_acc(e * inv));
+        crate::simd::map1(scratch, out, move |e| T::from_acc(e * inv));
     }
 }
 
@@ -90,7 +99,7 @@ fn normalise_row<T: Float>(x: &[T], out: &mut [T], log: bool, scratch: &mut Vec<
 /// `inner` independent columns.
 fn normalise_columns<T: Float>(
     x: &[T],
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
     size: usize,
     inner: usize,
     log: bool,
@@ -118,13 +127,12 @@ fn normalise_columns<T: Float>(
             e.copy_from_slice(&max);
             crate::simd::accumulate(e, row, |m, v: T| v.to_acc() - m);
             crate::simd::accumulate(e, &log_sum, |d, l| d - l);
-            crate::simd::accumulate(o, e, |_, d| T::from_acc(d));
+            crate::simd::map1(e, o, |d| T::from_acc(d));
         }
     } else {
         let inv: Vec<A<T>> = sum.iter().map(|&s| A::<T>::ONE / s).collect();
         for (e, o) in scratch.chunks_exact_mut(inner).zip(out.chunks_exact_mut(inner)) {
-            crate::simd::accumulate(e, &inv, |v, i| v * i);
-            crate::simd::accumulate(o, e, |_, v| T::from_acc(v));
+            crate::simd::map2(e, &inv, o, |v, i| T::from_acc(v * i));
         }
     }
 }
