@@ -24,26 +24,22 @@ pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<V
         )));
     }
 
-    // Lock each distinct storage once (an input may appear twice, as in `x * x`).
+    // Lock each distinct storage once (an input may appear twice, as in `x * x`), in address order
+    // (as `write_into` does) so that concurrent ops cannot deadlock.
     let mut cells: SmallVec<[&Arc<StorageCell>; 4]> = SmallVec::new();
-    let mut slot: SmallVec<[usize; 4]> = SmallVec::new();
     for t in inputs {
-        match cells.iter().position(|c| Arc::ptr_eq(c, t.storage())) {
-            Some(i) => slot.push(i),
-            None => {
-                slot.push(cells.len());
-                cells.push(t.storage());
-            }
+        if !cells.iter().any(|c| Arc::ptr_eq(c, t.storage())) {
+            cells.push(t.storage());
         }
     }
-    // Lock in address order (as `write_into` does) so that concurrent ops cannot deadlock.
-    let mut order: SmallVec<[usize; 4]> = (0..cells.len()).collect();
-    order.sort_by_key(|&i| Arc::as_ptr(cells[i]));
-    let mut locked: SmallVec<[Option<_>; 4]> = cells.iter().map(|_| None).collect();
-    for i in order {
-        locked[i] = Some(cells[i].read());
-    }
-    let guards: SmallVec<[_; 4]> = locked.into_iter().map(|g| g.expect("every cell was locked")).collect();
+    cells.sort_unstable_by_key(|c| Arc::as_ptr(c));
+    let slot: SmallVec<[usize; 4]> = inputs
+        .iter()
+        .map(|t| {
+            cells.iter().position(|c| Arc::ptr_eq(c, t.storage())).expect("every input's cell is listed")
+        })
+        .collect();
+    let guards: SmallVec<[_; 4]> = cells.iter().map(|c| c.read()).collect();
     let outputs = match device {
         Device::Cpu => {
             let args: SmallVec<[(&CpuStorage, &Layout); 4]> = inputs

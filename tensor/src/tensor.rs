@@ -26,15 +26,8 @@ impl Tensor {
     pub(crate) fn from_storage(storage: Storage, shape: impl Into<Shape>) -> Tensor {
         let layout = Layout::contiguous(shape);
         debug_assert_eq!(layout.numel(), storage.len());
-        Tensor::from_parts(Arc::new(StorageCell::new(storage)), layout)
-    }
-
-    /// A tensor viewing `storage` through `layout`.
-    pub(crate) fn from_parts(storage: Arc<StorageCell>, layout: Layout) -> Tensor {
-        let (dtype, device) = {
-            let s = storage.read();
-            (s.dtype(), s.device())
-        };
+        let (dtype, device) = (storage.dtype(), storage.device());
+        let storage = Arc::new(StorageCell::new(storage));
         Tensor(Arc::new(TensorImpl { storage, layout, dtype, device }))
     }
 
