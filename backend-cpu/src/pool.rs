@@ -4,7 +4,8 @@
 //! allocator maps new pages and the kernel faults each one in on first touch. Storages of at least
 //! [`MIN_POOLED_BYTES`] return their buffer here when dropped, and the next allocation of the same
 //! element type and size takes it back, already faulted in. The cache holds at most
-//! [`max_cached_bytes`] (env `OXTORCH_CPU_POOL_MB`, default 1024), so memory never grows without bound.
+//! [`max_cached_bytes`] (env `OXTORCH_CPU_POOL_MB`, default 1024), evicting other buffers to make room
+//! for the newest, so memory never grows without bound.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -15,15 +16,44 @@ pub const MIN_POOLED_BYTES: usize = 1 << 20;
 
 type Key = (TypeId, usize);
 
+/// A cached buffer: its size in bytes and the type-erased `Vec<T>`.
+type Cached = (usize, Box<dyn Any + Send>);
+
 #[derive(Default)]
 struct Pool {
-    free: HashMap<Key, Vec<Box<dyn Any + Send>>>,
+    free: HashMap<Key, Vec<Cached>>,
     bytes: usize,
 }
 
 fn pool() -> &'static Mutex<Pool> {
     static POOL: OnceLock<Mutex<Pool>> = OnceLock::new();
-    POOL.get_or_init(Default::default)
+    POOL.get_or_init(|| {
+        tune_malloc();
+        Default::default()
+    })
+}
+
+/// Keeps glibc from handing freed multi-megabyte blocks back to the kernel (and faulting them in again
+/// on the next op): blocks up to 32 MiB come from the heap instead of fresh mappings, and the heap top
+/// is not trimmed. This covers the scratch buffers that libraries like `gemm` allocate per call. Memory
+/// stays bounded by the peak in use; set `OXTORCH_MALLOC_TUNING=0` to leave glibc's defaults.
+fn tune_malloc() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        if std::env::var("OXTORCH_MALLOC_TUNING").is_ok_and(|v| v == "0") {
+            return;
+        }
+        const M_TRIM_THRESHOLD: i32 = -1;
+        const M_MMAP_THRESHOLD: i32 = -3;
+        extern "C" {
+            fn mallopt(param: i32, value: i32) -> i32;
+        }
+        // SAFETY: mallopt only adjusts glibc allocator parameters; both values are in range.
+        unsafe {
+            mallopt(M_MMAP_THRESHOLD, 32 << 20);
+            mallopt(M_TRIM_THRESHOLD, 1 << 30);
+        }
+    }
 }
 
 /// The most bytes the cache keeps.
@@ -39,7 +69,7 @@ pub fn take<T: Send + 'static>(n: usize) -> Vec<T> {
     let bytes = n * std::mem::size_of::<T>();
     if bytes >= MIN_POOLED_BYTES {
         let mut p = pool().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(v) = p.free.get_mut(&(TypeId::of::<T>(), n)).and_then(Vec::pop) {
+        if let Some((_, v)) = p.free.get_mut(&(TypeId::of::<T>(), n)).and_then(Vec::pop) {
             p.bytes -= bytes;
             drop(p);
             if let Ok(v) = v.downcast::<Vec<T>>() {
@@ -64,13 +94,30 @@ pub fn give<T: Send + 'static>(mut v: Vec<T>) {
     if bytes < MIN_POOLED_BYTES {
         return;
     }
-    v.clear();
-    let mut p = pool().lock().unwrap_or_else(|e| e.into_inner());
-    if p.bytes + bytes > max_cached_bytes() {
+    if bytes > max_cached_bytes() {
         return;
     }
+    v.clear();
+    let mut p = pool().lock().unwrap_or_else(|e| e.into_inner());
+    // Make room by evicting other cached buffers: the newest sizes are the likeliest to recur.
+    let mut evicted: Vec<Cached> = Vec::new();
+    while p.bytes + bytes > max_cached_bytes() {
+        let Some(key) = p.free.keys().next().copied() else {
+            break;
+        };
+        let bucket = p.free.get_mut(&key).expect("key just listed");
+        if let Some(victim) = bucket.pop() {
+            p.bytes -= victim.0;
+            evicted.push(victim);
+        }
+        if p.free.get(&key).is_some_and(Vec::is_empty) {
+            p.free.remove(&key);
+        }
+    }
     p.bytes += bytes;
-    p.free.entry((TypeId::of::<T>(), v.capacity())).or_default().push(Box::new(v));
+    p.free.entry((TypeId::of::<T>(), v.capacity())).or_default().push((bytes, Box::new(v)));
+    drop(p);
+    drop(evicted);
 }
 
 /// Bytes currently held by the cache.
