@@ -101,7 +101,13 @@ impl Tensor {
         if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
             return Err(Error::msg("upper bound and larger bound inconsistent with step sign"));
         }
-        let n = ((e - s) / st).ceil().max(0.0) as usize;
+        let n = ((e - s) / st).ceil().max(0.0);
+        if n > (isize::MAX as usize / dtype.size_in_bytes()) as f64 {
+            return Err(Error::msg(format!(
+                "arange: the range {s} to {e} by {st} holds {n:e} elements, more than memory can address"
+            )));
+        }
+        let n = n as usize;
         let storage = if all_int && !dtype.is_float() {
             let (s, st) = (start.to_i64(), step.to_i64());
             int_range(dtype, n, |i| s + st * i as i64)

@@ -193,6 +193,12 @@ fn hostile_sizes_and_empty_views_are_errors_not_panics() -> Result<()> {
     let s = Tensor::scalar_tensor(1.0, ())?;
     assert!(s.unbind(0).is_err() && s.split(1, 0).is_err() && s.chunk(2, 0).is_err());
     assert!(s.unflatten(0, [1]).is_err());
+    // Sizes and indices beyond isize::MAX saturate into range errors instead of wrapping negative.
+    let v = Tensor::arange(4, ())?;
+    assert!(v.reshape([usize::MAX]).is_err());
+    assert!(v.narrow(0, 0, usize::MAX).is_err());
+    assert_eq!(v.slice(0, 0usize..usize::MAX, 1)?.numel(), 4);
+    assert!(Tensor::arange_step(0.0, 1e300, 1.0, ()).is_err());
     Ok(())
 }
 

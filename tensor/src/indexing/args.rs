@@ -7,7 +7,7 @@ use crate::Tensor;
 macro_rules! int_index {
     ($($t:ty),*) => {$(
         impl From<$t> for TensorIndex {
-            fn from(v: $t) -> Self { TensorIndex::Int(v as isize) }
+            fn from(v: $t) -> Self { TensorIndex::Int(crate::dims::sat(v)) }
         }
     )*};
 }
