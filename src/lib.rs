@@ -24,6 +24,11 @@
 
 #![allow(non_upper_case_globals)]
 
+/// The README's example, compiled and run as a doctest so that it stays true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub use oxtorch_autograd as autograd;
 pub use oxtorch_nn as nn;
 pub use oxtorch_nn::optim;
