@@ -102,6 +102,15 @@ fn pack_a(a: &MatRef, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut Vec<
         let panel = &mut out[ip * pairs * MR..(ip + 1) * pairs * MR];
         for r in 0..MR.min(mc - ir) {
             let i = ic + ir + r;
+            if a.cs == 1 {
+                // Row-major A: each pair is two neighbouring elements of one row.
+                let row = &a.data[a.offset + i * a.rs + pc..][..kc];
+                for (p, pair) in row.chunks(2).enumerate() {
+                    let hi = pair.get(1).map_or(0, |h| h.to_bits() as u32);
+                    panel[p * MR + r] = pair[0].to_bits() as u32 | (hi << 16);
+                }
+                continue;
+            }
             for p in 0..pairs {
                 let k0 = pc + 2 * p;
                 let lo = a.bits(i, k0);
@@ -119,9 +128,26 @@ fn pack_b(b: &MatRef, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<
     out.resize(nc.div_ceil(NR) * pairs * NR, 0);
     out.par_chunks_mut(pairs * NR).enumerate().for_each(|(jp, panel)| {
         let jr = jp * NR;
+        let cols = NR.min(nc - jr);
         for p in 0..pairs {
             let k0 = pc + 2 * p;
-            for col in 0..NR.min(nc - jr) {
+            if b.cs == 1 {
+                // Row-major B: interleave two neighbouring rows' slices.
+                let row0 = &b.data[b.offset + k0 * b.rs + jc + jr..][..cols];
+                let dst = &mut panel[p * NR..p * NR + cols];
+                if 2 * p + 1 < kc {
+                    let row1 = &b.data[b.offset + (k0 + 1) * b.rs + jc + jr..][..cols];
+                    for ((d, lo), hi) in dst.iter_mut().zip(row0).zip(row1) {
+                        *d = lo.to_bits() as u32 | ((hi.to_bits() as u32) << 16);
+                    }
+                } else {
+                    for (d, lo) in dst.iter_mut().zip(row0) {
+                        *d = lo.to_bits() as u32;
+                    }
+                }
+                continue;
+            }
+            for col in 0..cols {
                 let j = jc + jr + col;
                 let lo = b.bits(k0, j);
                 let hi = if 2 * p + 1 < kc { b.bits(k0 + 1, j) } else { 0 };
@@ -188,15 +214,20 @@ mod tests {
                 (0..m * k).map(|i| bf16::from_f32(((i * 7 % 13) as f32 - 6.0) / 4.0)).collect();
             let bv: Vec<bf16> =
                 (0..k * n).map(|i| bf16::from_f32(((i * 5 % 11) as f32 - 5.0) / 8.0)).collect();
-            // b is read transposed (column-major storage) to exercise strides.
             let a = MatRef { data: &av, offset: 0, rs: k, cs: 1 };
-            let b = MatRef { data: &bv, offset: 0, rs: 1, cs: k };
-            let mut c = vec![0f32; m * n];
-            gemm(m, n, k, a, b, &mut c);
-            for i in 0..m {
-                for j in 0..n {
-                    let want: f64 = (0..k).map(|p| av[i * k + p].to_f64() * bv[j * k + p].to_f64()).sum();
-                    assert!((c[i * n + j] as f64 - want).abs() < 1e-3, "({m},{n},{k}) [{i},{j}]");
+            // b read transposed (column-major storage, the strided packing path) and row-major (the
+            // slice packing path) must give the same product.
+            let bt: Vec<bf16> = (0..k * n).map(|i| bv[(i % n) * k + i / n]).collect();
+            for b in
+                [MatRef { data: &bv, offset: 0, rs: 1, cs: k }, MatRef { data: &bt, offset: 0, rs: n, cs: 1 }]
+            {
+                let mut c = vec![0f32; m * n];
+                gemm(m, n, k, a, b, &mut c);
+                for i in 0..m {
+                    for j in 0..n {
+                        let want: f64 = (0..k).map(|p| av[i * k + p].to_f64() * bv[j * k + p].to_f64()).sum();
+                        assert!((c[i * n + j] as f64 - want).abs() < 1e-3, "({m},{n},{k}) [{i},{j}]");
+                    }
                 }
             }
         }

@@ -168,7 +168,8 @@ fn bf16_dot(a: &[bf16], la: &Layout, b: &[bf16], lb: &Layout, d: &Dims) -> Vec<b
         let am = MatRef { data: a, offset: ao, rs: ars, cs: acs };
         let bm = MatRef { data: b, offset: bo, rs: brs, cs: bcs };
         gemm(m, n, k, am, bm, &mut acc);
-        out.extend(acc.iter().map(|&x| bf16::from_f32(x)));
+        let rounded = crate::walk::map1(&acc, &Layout::contiguous([m * n]), bf16::from_f32);
+        out.extend_from_slice(&rounded);
     }
     crate::pool::give(acc);
     out
