@@ -11,11 +11,23 @@ use oxtorch_core::ops::Prim;
 use oxtorch_core::{BackendStorage, Device, Error, Layout, Result};
 use smallvec::SmallVec;
 
+use crate::autograd::record;
 use crate::storage::{Storage, StorageCell};
 use crate::Tensor;
 
 /// Runs `prim` on `inputs` (all on `device`) and returns its outputs.
 pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<Vec<Tensor>> {
+    apply_reshaped(prim, inputs, device, None)
+}
+
+/// [`apply`], with the (contiguous) outputs then seen with other shapes of the same sizes, as one
+/// recorded op: a reduction without keepdim records one `SumBackward` node, not a sum and a view.
+pub(crate) fn apply_reshaped(
+    prim: &Prim,
+    inputs: &[&Tensor],
+    device: Device,
+    view_shapes: Option<&[Vec<usize>]>,
+) -> Result<Vec<Tensor>> {
     if let Some(t) = inputs.iter().find(|t| t.device() != device) {
         return Err(Error::msg(format!(
             "Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
@@ -65,7 +77,34 @@ pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<V
             )));
         }
     }
-    Ok(outputs.into_iter().zip(out_shapes).map(|(s, shape)| Tensor::from_storage(s, shape)).collect())
+    let (outputs, prim_dims): (Vec<Tensor>, _) = match view_shapes {
+        None => (
+            outputs.into_iter().zip(out_shapes).map(|(s, shape)| Tensor::from_storage(s, shape)).collect(),
+            None,
+        ),
+        Some(shapes) => {
+            for (shape, &len) in shapes.iter().zip(&lens) {
+                if oxtorch_core::checked_numel(shape)? != len {
+                    return Err(Error::msg(format!(
+                        "{}: cannot view {len} elements as {shape:?}",
+                        prim.name()
+                    )));
+                }
+            }
+            (
+                outputs
+                    .into_iter()
+                    .zip(shapes)
+                    .map(|(s, shape)| Tensor::from_storage(s, shape.clone()))
+                    .collect(),
+                Some(out_shapes),
+            )
+        }
+    };
+    if record::needs_recording(inputs) {
+        record::record_prim(prim, inputs, &outputs, prim_dims);
+    }
+    Ok(outputs)
 }
 
 /// Runs a single-output prim.

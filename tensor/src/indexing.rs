@@ -120,7 +120,7 @@ pub(crate) fn apply_basic(t: &Tensor, indices: &[TensorIndex]) -> Result<Basic> 
                 if *step == 0 {
                     return Err(Error::msg("slice step cannot be zero"));
                 }
-                view = view.with_layout(view.layout().slice(d as isize, *start, *stop, *step)?);
+                view = view.slice_bounds(d as isize, *start, *stop, *step)?;
                 d += 1;
             }
             TensorIndex::NewAxis => {

@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod autograd;
 mod convert;
 mod create;
 mod dims;
@@ -38,6 +39,7 @@ mod storage;
 mod tensor;
 mod view;
 
+pub use autograd::{grad, no_grad, GradFn, NoGradGuard};
 pub use dims::{IntoDims, SliceRange};
 pub use indexing::{Ellipsis, IntoIndices, NewAxis, TensorIndex};
 pub use literal::TensorLiteral;

@@ -1,9 +1,10 @@
 //! The `Tensor` type.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use oxtorch_core::{DType, Device, Layout, Shape};
 
+use crate::autograd::meta_type::AutogradMeta;
 use crate::storage::{Storage, StorageCell};
 
 /// An n-dimensional array with a runtime dtype and device (torch's `torch.Tensor`).
@@ -19,6 +20,8 @@ pub(crate) struct TensorImpl {
     pub(crate) layout: Layout,
     pub(crate) dtype: DType,
     pub(crate) device: Device,
+    /// Autograd state, created when the tensor requires grad, is recorded, or is a view.
+    pub(crate) autograd: OnceLock<AutogradMeta>,
 }
 
 impl Tensor {
@@ -28,7 +31,7 @@ impl Tensor {
         debug_assert_eq!(layout.numel(), storage.len());
         let (dtype, device) = (storage.dtype(), storage.device());
         let storage = Arc::new(StorageCell::new(storage));
-        Tensor(Arc::new(TensorImpl { storage, layout, dtype, device }))
+        Tensor(Arc::new(TensorImpl { storage, layout, dtype, device, autograd: OnceLock::new() }))
     }
 
     /// A view of the same storage with another layout (callers validate the layout).
@@ -38,6 +41,7 @@ impl Tensor {
             layout,
             dtype: self.0.dtype,
             device: self.0.device,
+            autograd: OnceLock::new(),
         }))
     }
 

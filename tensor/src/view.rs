@@ -3,6 +3,9 @@
 
 use oxtorch_core::{wrap_dim, Error, Layout, Result};
 
+use std::sync::Arc;
+
+use crate::autograd::record::ViewKind;
 use crate::dims::{IntoDims, SliceRange};
 use crate::Tensor;
 
@@ -52,7 +55,7 @@ impl Tensor {
     pub fn view(&self, shape: impl IntoDims) -> Result<Tensor> {
         let shape = infer_shape(&shape.into_dims(), self.numel())?;
         match self.layout().view(&shape) {
-            Some(l) => Ok(self.with_layout(l)),
+            Some(l) => Ok(self.view_with(l, "ViewBackward0", || ViewKind::Reshape)),
             None => Err(Error::shape(
                 "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
             )),
@@ -63,22 +66,35 @@ impl Tensor {
     pub fn reshape(&self, shape: impl IntoDims) -> Result<Tensor> {
         let shape = infer_shape(&shape.into_dims(), self.numel())?;
         match self.layout().view(&shape) {
-            Some(l) => Ok(self.with_layout(l)),
+            Some(l) => Ok(self.view_with(l, "ViewBackward0", || ViewKind::Reshape)),
             None => {
                 let c = self.copy()?;
-                Ok(c.with_layout(Layout::contiguous(shape)))
+                Ok(c.view_with(Layout::contiguous(shape), "UnsafeViewBackward0", || ViewKind::Reshape))
             }
         }
     }
 
     /// Reorders the dimensions.
     pub fn permute(&self, dims: impl IntoDims) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().permute(&dims.into_dims())?))
+        let dims = dims.into_dims();
+        let layout = self.layout().permute(&dims)?;
+        let rank = self.rank();
+        Ok(self.view_with(layout, "PermuteBackward0", || {
+            ViewKind::Permute(dims.iter().map(|&d| wrap_dim(d, rank).unwrap_or(0)).collect())
+        }))
     }
 
     /// Swaps dimensions `d0` and `d1`.
     pub fn transpose(&self, d0: isize, d1: isize) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().transpose(d0, d1)?))
+        let layout = self.layout().transpose(d0, d1)?;
+        let rank = self.rank();
+        Ok(self.view_with(layout, "TransposeBackward0", || {
+            let mut p: Vec<usize> = (0..rank).collect();
+            if rank > 0 {
+                p.swap(wrap_dim(d0, rank).unwrap_or(0), wrap_dim(d1, rank).unwrap_or(0));
+            }
+            ViewKind::Permute(p)
+        }))
     }
 
     /// Transposes a 2-D tensor (0-D and 1-D are returned as they are).
@@ -92,23 +108,46 @@ impl Tensor {
 
     /// Elements `start..start+len` of dimension `dim`.
     pub fn narrow(&self, dim: isize, start: isize, len: usize) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().narrow(dim, start, len)?))
+        let layout = self.layout().narrow(dim, start, len)?;
+        Ok(self.view_with(layout, "NarrowBackward0", || {
+            ViewKind::Replay(Arc::new(move |t: &Tensor| t.narrow(dim, start, len)))
+        }))
     }
 
     /// Python slicing `t[..., start:end:step, ...]` along `dim`: `t.slice(1, 1..3, 1)`, `t.slice(0, .., 2)`.
     pub fn slice(&self, dim: isize, range: impl SliceRange, step: usize) -> Result<Tensor> {
         let (start, end) = range.bounds();
-        Ok(self.with_layout(self.layout().slice(dim, start, end, step)?))
+        self.slice_bounds(dim, start, end, step)
+    }
+
+    /// [`Tensor::slice`] with explicit optional bounds.
+    pub(crate) fn slice_bounds(
+        &self,
+        dim: isize,
+        start: Option<isize>,
+        end: Option<isize>,
+        step: usize,
+    ) -> Result<Tensor> {
+        let layout = self.layout().slice(dim, start, end, step)?;
+        Ok(self.view_with(layout, "SliceBackward0", || {
+            ViewKind::Replay(Arc::new(move |t: &Tensor| {
+                Ok(t.with_layout(t.layout().slice(dim, start, end, step)?))
+            }))
+        }))
     }
 
     /// Index `index` of dimension `dim`, removing that dimension.
     pub fn select(&self, dim: isize, index: isize) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().select(dim, index)?))
+        let layout = self.layout().select(dim, index)?;
+        Ok(self.view_with(layout, "SelectBackward0", || {
+            ViewKind::Replay(Arc::new(move |t: &Tensor| t.select(dim, index)))
+        }))
     }
 
     /// Broadcasts size-1 dims to `sizes` (`-1` keeps a size); the new elements share memory.
     pub fn expand(&self, sizes: impl IntoDims) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().expand(&sizes.into_dims())?))
+        let layout = self.layout().expand(&sizes.into_dims())?;
+        Ok(self.view_with(layout, "ExpandBackward0", || ViewKind::Expand))
     }
 
     /// Expands to `other`'s shape.
@@ -121,22 +160,23 @@ impl Tensor {
         if self.dims() == shape {
             return Ok(self.clone());
         }
-        Ok(self.with_layout(self.layout().broadcast_to(shape)?))
+        Ok(self.view_with(self.layout().broadcast_to(shape)?, "ExpandBackward0", || ViewKind::Expand))
     }
 
     /// Removes every size-1 dimension.
     pub fn squeeze(&self) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().squeeze_all()))
+        Ok(self.view_with(self.layout().squeeze_all(), "SqueezeBackward0", || ViewKind::Reshape))
     }
 
     /// Removes `dim` (or each of several dims) where its size is 1.
     pub fn squeeze_dims(&self, dims: impl IntoDims) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().squeeze_dims(&dims.into_dims())?))
+        let layout = self.layout().squeeze_dims(&dims.into_dims())?;
+        Ok(self.view_with(layout, "SqueezeBackward1", || ViewKind::Reshape))
     }
 
     /// Inserts a size-1 dimension at `dim`.
     pub fn unsqueeze(&self, dim: isize) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().unsqueeze(dim)?))
+        Ok(self.view_with(self.layout().unsqueeze(dim)?, "UnsqueezeBackward0", || ViewKind::Reshape))
     }
 
     /// Merges dims `start..=end` into one (a view when possible, else a copy).
@@ -226,7 +266,10 @@ impl Tensor {
 
     /// The diagonal of dims `d1` and `d2` (`offset > 0` above it), as a view with that dim last.
     pub fn diagonal(&self, offset: isize, d1: isize, d2: isize) -> Result<Tensor> {
-        Ok(self.with_layout(self.layout().diagonal(offset, d1, d2)?))
+        let layout = self.layout().diagonal(offset, d1, d2)?;
+        Ok(self.view_with(layout, "DiagonalBackward0", || {
+            ViewKind::Replay(Arc::new(move |t: &Tensor| t.diagonal(offset, d1, d2)))
+        }))
     }
 
     /// An arbitrary strided view of this tensor's storage, checked against the storage size.
@@ -238,6 +281,18 @@ impl Tensor {
     ) -> Result<Tensor> {
         let len = self.storage().read().len();
         let offset = storage_offset.unwrap_or(self.storage_offset());
-        Ok(self.with_layout(Layout::as_strided(size, stride, offset, len)?))
+        let layout = Layout::as_strided(size, stride, offset, len)?;
+        let (size, stride, base_offset) = (size.to_vec(), stride.to_vec(), self.storage_offset());
+        if self.requires_grad() && !self.is_contiguous() {
+            return Err(Error::msg(
+                "as_strided: autograd supports as_strided of a contiguous tensor only; call .contiguous() first",
+            ));
+        }
+        Ok(self.view_with(layout, "AsStridedBackward0", || {
+            ViewKind::Replay(Arc::new(move |t: &Tensor| {
+                let t = t.contiguous()?;
+                t.as_strided(&size, &stride, Some(offset - base_offset + t.storage_offset()))
+            }))
+        }))
     }
 }

@@ -5,6 +5,8 @@ use oxtorch_core::{broadcast_shapes, DType, Error, Result, Scalar};
 
 use super::elementwise::binary_dtype;
 use super::Operand;
+use crate::autograd::is_grad_enabled;
+use crate::autograd::record::{check_inplace, needs_recording, rebase_after_inplace};
 use crate::dispatch::{fill_in_place, write_into};
 use crate::Tensor;
 
@@ -36,14 +38,23 @@ impl Tensor {
                 src.shape()
             ))
         })?;
-        write_into(self, &src)?;
+        check_inplace(self)?;
+        if needs_recording(&[self, &src]) {
+            let value = src.to_dtype(self.dtype())?;
+            write_into(self, &value)?;
+            rebase_after_inplace(self, Some(&value))?;
+        } else {
+            write_into(self, &src)?;
+        }
         Ok(self)
     }
 
     /// Sets every element to `value`.
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<&Tensor> {
         self.check_writable()?;
+        check_inplace(self)?;
         fill_in_place(self, value.into())?;
+        rebase_after_inplace(self, None)?;
         Ok(self)
     }
 
@@ -75,8 +86,19 @@ impl Tensor {
             }
         }
         self.check_writable()?;
-        let value = self.binary(other, op)?;
-        write_into(self, &value)?;
+        check_inplace(self)?;
+        let other_requires_grad = matches!(&other, Operand::Tensor(t) if t.requires_grad());
+        if needs_recording(&[self]) || (other_requires_grad && is_grad_enabled()) {
+            // The op's node may save its inputs: give it a copy of the old value, which the write
+            // below leaves intact.
+            let old = if other_requires_grad { self.copy()? } else { self.clone() };
+            let value = old.binary(other, op)?.to_dtype(self.dtype())?;
+            write_into(self, &value)?;
+            rebase_after_inplace(self, Some(&value))?;
+        } else {
+            let value = self.binary(other, op)?;
+            write_into(self, &value)?;
+        }
         Ok(self)
     }
 

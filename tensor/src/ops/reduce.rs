@@ -4,7 +4,7 @@ use oxtorch_core::ops::{ArgReduceOp, Prim, ReduceOp};
 use oxtorch_core::{wrap_dim, DType, Error, Result};
 
 use crate::dims::IntoDims;
-use crate::dispatch::{apply, apply1};
+use crate::dispatch::apply_reshaped;
 use crate::Tensor;
 
 impl Tensor {
@@ -54,8 +54,7 @@ impl Tensor {
             }
             _ => self.clone(),
         };
-        let out = apply1(&Prim::Reduce { op, dims: dims.clone() }, &[&x], x.device())?;
-        let out = Self::finish_reduction(out, &dims, keepdim)?;
+        let out = x.reduce_prim(op, &dims, keepdim)?;
         // torch keeps uint8 for all/any on uint8 input.
         if matches!(op, ReduceOp::All | ReduceOp::Any) && self.dtype() == DType::U8 {
             return out.to_dtype(DType::U8);
@@ -128,11 +127,13 @@ impl Tensor {
             let name = if op == ArgReduceOp::Max { "max" } else { "min" };
             return Err(Error::msg(format!("{name}(): Expected reduction dim {d} to have non-zero size.")));
         }
-        let mut outs = apply(&Prim::ArgReduce { op, dim: d }, &[self], self.device())?;
+        let dims = if self.rank() == 0 { vec![] } else { vec![d] };
+        let shape = self.reduced_shape(&dims, keepdim);
+        let prim = Prim::ArgReduce { op, dim: d };
+        let mut outs = apply_reshaped(&prim, &[self], self.device(), Some(&[shape.clone(), shape]))?;
         let idx = outs.pop().expect("two outputs");
         let val = outs.pop().expect("two outputs");
-        let dims = if self.rank() == 0 { vec![] } else { vec![d] };
-        Ok((Self::finish_reduction(val, &dims, keepdim)?, Self::finish_reduction(idx, &dims, keepdim)?))
+        Ok((val, idx))
     }
 
     /// Maximum along `dim` and the (int64) index of its first occurrence.
@@ -211,8 +212,27 @@ impl Tensor {
             (ReduceOp::Prod, DType::Bool) => ReduceOp::All,
             (op, _) => op,
         };
-        let out = apply1(&Prim::Reduce { op, dims: dims.clone() }, &[&x], x.device())?;
-        Self::finish_reduction(out, &dims, keepdim)
+        x.reduce_prim(op, &dims, keepdim)
+    }
+
+    /// The shape of a reduction over `dims` (size 1 there with `keepdim`, removed otherwise).
+    pub(crate) fn reduced_shape(&self, dims: &[usize], keepdim: bool) -> Vec<usize> {
+        let mut out = Vec::with_capacity(self.rank());
+        for (i, &d) in self.dims().iter().enumerate() {
+            if !dims.contains(&i) {
+                out.push(d);
+            } else if keepdim {
+                out.push(1);
+            }
+        }
+        out
+    }
+
+    /// One `Reduce` prim over `dims`, its output shaped as `keepdim` says.
+    fn reduce_prim(&self, op: ReduceOp, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+        let shape = self.reduced_shape(dims, keepdim);
+        let prim = Prim::Reduce { op, dims: dims.to_vec() };
+        Ok(apply_reshaped(&prim, &[self], self.device(), Some(&[shape]))?.swap_remove(0))
     }
 
     /// `sum(dims, keepdim, dtype=dtype)`: the input is cast to `dtype` and summed in it.

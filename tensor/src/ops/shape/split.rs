@@ -43,6 +43,6 @@ impl Tensor {
         let mut bounds = vec![None];
         bounds.extend(indices.iter().map(|&i| Some(i)));
         bounds.push(None);
-        bounds.windows(2).map(|w| Ok(self.with_layout(self.layout().slice(d, w[0], w[1], 1)?))).collect()
+        bounds.windows(2).map(|w| self.slice_bounds(d, w[0], w[1], 1)).collect()
     }
 }

@@ -1,0 +1,422 @@
+//! The backward pass: runs the graph's nodes from the outputs to the leaves in reverse creation
+//! order, summing the gradients that meet at a node, and accumulates into leaves' `.grad`
+//! (`backward`) or returns the gradients of chosen inputs (`grad`).
+
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use oxtorch_core::{Error, Result};
+
+use super::grad_mode::{no_grad, GradModeGuard};
+use super::node::{lock, Edge, Node};
+use crate::Tensor;
+
+static ANOMALY: AtomicBool = AtomicBool::new(false);
+
+/// Turns anomaly detection on or off (torch's `torch.autograd.set_detect_anomaly`): every backward
+/// node's outputs are checked for NaN, and the error names the forward op that produced it.
+pub fn set_detect_anomaly(enabled: bool) {
+    ANOMALY.store(enabled, Ordering::Relaxed);
+}
+
+/// True when anomaly detection is on.
+pub fn is_anomaly_enabled() -> bool {
+    ANOMALY.load(Ordering::Relaxed)
+}
+
+/// One node of the graph being run.
+struct State {
+    node: Arc<Node>,
+    deps: usize,
+    needed: bool,
+    buffer: Vec<Option<Tensor>>,
+}
+
+/// Adds `g` into a gradient slot.
+fn accumulate(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
+    *slot = Some(match slot.take() {
+        None => g,
+        Some(old) => old.add(&g)?,
+    });
+    Ok(())
+}
+
+/// The graph reachable from `roots`, in discovery order, with an index per node.
+fn discover(roots: &[Edge]) -> (Vec<State>, HashMap<*const Node, usize>) {
+    let mut states: Vec<State> = Vec::new();
+    let mut index: HashMap<*const Node, usize> = HashMap::new();
+    let mut stack: Vec<Arc<Node>> = Vec::new();
+    for e in roots {
+        if !index.contains_key(&Arc::as_ptr(&e.node)) {
+            index.insert(Arc::as_ptr(&e.node), states.len());
+            states.push(State {
+                node: e.node.clone(),
+                deps: 0,
+                needed: false,
+                buffer: vec![None; e.node.num_outputs],
+            });
+            stack.push(e.node.clone());
+        }
+    }
+    while let Some(n) = stack.pop() {
+        for e in n.next.iter().flatten() {
+            let p = Arc::as_ptr(&e.node);
+            if !index.contains_key(&p) {
+                index.insert(p, states.len());
+                states.push(State {
+                    node: e.node.clone(),
+                    deps: 0,
+                    needed: false,
+                    buffer: vec![None; e.node.num_outputs],
+                });
+                stack.push(e.node.clone());
+            }
+        }
+    }
+    (states, index)
+}
+
+/// Marks the nodes from which a capture point can be reached (all of them when `captures` is None).
+fn mark_needed(states: &mut [State], index: &HashMap<*const Node, usize>, captures: Option<&[Edge]>) {
+    let Some(captures) = captures else {
+        states.iter_mut().for_each(|s| s.needed = true);
+        return;
+    };
+    for c in captures {
+        if let Some(&i) = index.get(&Arc::as_ptr(&c.node)) {
+            states[i].needed = true;
+        }
+    }
+    // Children are discovered after their parents, so sweeping backwards until nothing changes
+    // settles in a few passes.
+    loop {
+        let mut changed = false;
+        for i in (0..states.len()).rev() {
+            if states[i].needed {
+                continue;
+            }
+            let child_needed =
+                states[i].node.next.iter().flatten().any(|e| states[index[&Arc::as_ptr(&e.node)]].needed);
+            if child_needed {
+                states[i].needed = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// Applies the hooks registered on a leaf, then adds the gradient into its `.grad`.
+fn accumulate_into_leaf(leaf: &Tensor, grad: Tensor, create_graph: bool) -> Result<()> {
+    let grad = run_leaf_hooks(leaf, grad)?;
+    let grad = if grad.dtype() != leaf.dtype() { grad.to_dtype(leaf.dtype())? } else { grad };
+    let meta = leaf.meta().expect("a leaf with an accumulator has autograd state");
+    let old = lock(&meta.inner).grad.clone();
+    let new = match old {
+        None if create_graph => grad,
+        // Keep the gradient itself only when nothing else can see its storage.
+        None if Arc::strong_count(&grad.0) == 1 && Arc::strong_count(grad.storage()) == 1 => grad.detach(),
+        None => no_grad(|| grad.copy())?,
+        Some(old) if create_graph || old.requires_grad() => old.add(&grad)?,
+        Some(old) => {
+            no_grad(|| old.add_(&grad).map(|_| ()))?;
+            old
+        }
+    };
+    lock(&meta.inner).grad = Some(new);
+    let post: Vec<_> = lock(&meta.inner).post_accumulate_hooks.iter().map(|(_, h)| h.clone()).collect();
+    for h in post {
+        h(leaf);
+    }
+    Ok(())
+}
+
+/// Runs a leaf's gradient hooks in registration order.
+fn run_leaf_hooks(leaf: &Tensor, mut grad: Tensor) -> Result<Tensor> {
+    let hooks: Vec<_> = match leaf.meta() {
+        Some(m) => lock(&m.inner).hooks.iter().map(|(_, h)| h.clone()).collect(),
+        None => Vec::new(),
+    };
+    for h in hooks {
+        if let Some(g) = h(&grad) {
+            check_hook_result(&grad, &g)?;
+            grad = g;
+        }
+    }
+    if grad.dims() != leaf.dims() {
+        return Err(Error::shape(format!(
+            "Function AccumulateGrad returned an invalid gradient - got {:?} but expected shape compatible with {:?}",
+            grad.dims(),
+            leaf.dims()
+        )));
+    }
+    Ok(grad)
+}
+
+fn check_hook_result(old: &Tensor, new: &Tensor) -> Result<()> {
+    if old.dims() != new.dims() {
+        return Err(Error::shape(format!(
+            "hook 'hook' has changed the size of value: expected {:?}, got {:?}",
+            old.dims(),
+            new.dims()
+        )));
+    }
+    Ok(())
+}
+
+/// Runs the hooks and retain_grad bookkeeping registered on a node's outputs.
+fn run_output_hooks(node: &Node, grads: &mut [Option<Tensor>]) -> Result<()> {
+    let (hooks, retained) = {
+        let h = lock(&node.output_hooks);
+        if h.hooks.is_empty() && h.retained.is_empty() {
+            return Ok(());
+        }
+        (h.hooks.clone(), h.retained.clone())
+    };
+    for (nr, _, hook) in hooks {
+        if let Some(g) = &grads[nr] {
+            if let Some(new) = hook(g) {
+                check_hook_result(g, &new)?;
+                grads[nr] = Some(new);
+            }
+        }
+    }
+    for (nr, weak) in retained {
+        if let (Some(t), Some(g)) = (weak.upgrade(), &grads[nr]) {
+            let t = Tensor(t);
+            let meta = t.meta().expect("a retaining tensor has autograd state");
+            let mut inner = lock(&meta.inner);
+            inner.grad = Some(match inner.grad.take() {
+                None => no_grad(|| g.detach().copy())?,
+                Some(old) => no_grad(|| old.add(g))?,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Fails when a backward node produced NaN (anomaly mode).
+fn check_anomaly(node: &Node, grads: &[Option<Tensor>]) -> Result<()> {
+    for (i, g) in grads.iter().enumerate() {
+        if let Some(g) = g {
+            if g.is_floating_point() && no_grad(|| g.isnan()?.any()?.item::<bool>())? {
+                return Err(Error::msg(format!(
+                    "Function '{}' returned nan values in its {i}th output. (anomaly mode: the forward op that produced it is the one named by the node)",
+                    node.name()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The root edge of a tensor that backward starts from.
+fn root_edge(t: &Tensor, i: usize) -> Result<Edge> {
+    t.gradient_edge().ok_or_else(|| {
+        Error::msg(format!("element {i} of tensors does not require grad and does not have a grad_fn"))
+    })
+}
+
+/// Runs backward from `roots` seeded with `grads`. With `inputs`, returns their gradients instead
+/// of accumulating into leaves (torch's `autograd.grad`); otherwise returns an empty vector.
+pub(crate) fn run_backward(
+    roots: &[Tensor],
+    grads: Vec<Tensor>,
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: Option<&[Tensor]>,
+    allow_unused: bool,
+) -> Result<Vec<Option<Tensor>>> {
+    let root_edges = roots.iter().enumerate().map(|(i, t)| root_edge(t, i)).collect::<Result<Vec<_>>>()?;
+    let captures = match inputs {
+        Some(inputs) => Some(
+            inputs
+                .iter()
+                .map(|t| {
+                    t.gradient_edge()
+                        .ok_or_else(|| Error::msg("One of the differentiated Tensors does not require grad"))
+                })
+                .collect::<Result<Vec<_>>>()?,
+        ),
+        None => None,
+    };
+    let _mode = GradModeGuard::new(create_graph);
+    let (mut states, index) = discover(&root_edges);
+    mark_needed(&mut states, &index, captures.as_deref());
+    for i in 0..states.len() {
+        if !states[i].needed {
+            continue;
+        }
+        for e in states[i].node.next.clone().iter().flatten() {
+            let j = index[&Arc::as_ptr(&e.node)];
+            if states[j].needed {
+                states[j].deps += 1;
+            }
+        }
+    }
+    for (e, g) in root_edges.iter().zip(grads) {
+        let i = index[&Arc::as_ptr(&e.node)];
+        accumulate(&mut states[i].buffer[e.input_nr], g)?;
+    }
+    let mut captured: Vec<Option<Tensor>> = vec![None; captures.as_ref().map_or(0, Vec::len)];
+    let mut ready: BinaryHeap<(u64, usize)> = states
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.needed && s.deps == 0)
+        .map(|(i, s)| (s.node.seq(), i))
+        .collect();
+    while let Some((_, i)) = ready.pop() {
+        let node = states[i].node.clone();
+        let mut grads = std::mem::take(&mut states[i].buffer);
+        run_output_hooks(&node, &mut grads)?;
+        if let Some(caps) = &captures {
+            for (k, c) in caps.iter().enumerate() {
+                if Arc::ptr_eq(&c.node, &node) {
+                    if let Some(g) = &grads[c.input_nr] {
+                        let g = match node.leaf() {
+                            Some(leaf) => run_leaf_hooks(&leaf, g.clone())?,
+                            None => g.clone(),
+                        };
+                        captured[k] = Some(g);
+                    }
+                }
+            }
+        }
+        if let Some(leaf) = node.leaf() {
+            if captures.is_none() {
+                if let Some(g) = grads.swap_remove(0) {
+                    accumulate_into_leaf(&leaf, g, create_graph)?;
+                }
+            }
+            continue;
+        }
+        let needs: Vec<bool> = node
+            .next
+            .iter()
+            .map(|e| e.as_ref().is_some_and(|e| states[index[&Arc::as_ptr(&e.node)]].needed))
+            .collect();
+        if needs.iter().any(|&n| n) {
+            let outs = node.apply(&grads, &needs)?;
+            drop(grads);
+            if outs.len() != node.next.len() {
+                return Err(Error::msg(format!(
+                    "function {} returned an incorrect number of gradients (expected {}, got {})",
+                    node.name(),
+                    node.next.len(),
+                    outs.len()
+                )));
+            }
+            if is_anomaly_enabled() {
+                check_anomaly(&node, &outs)?;
+            }
+            for ((e, g), &need) in node.next.iter().zip(outs).zip(&needs) {
+                let (Some(e), true) = (e, need) else { continue };
+                let j = index[&Arc::as_ptr(&e.node)];
+                if let Some(g) = g {
+                    accumulate(&mut states[j].buffer[e.input_nr], g)?;
+                }
+                states[j].deps -= 1;
+                if states[j].deps == 0 {
+                    ready.push((states[j].node.seq(), j));
+                }
+            }
+        }
+        if !retain_graph {
+            node.release();
+        }
+    }
+    let Some(inputs) = inputs else { return Ok(Vec::new()) };
+    for (i, c) in captured.iter_mut().enumerate() {
+        if c.is_none() {
+            if !allow_unused {
+                return Err(Error::msg(
+                    "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
+                ));
+            }
+            let _ = &inputs[i];
+        }
+    }
+    Ok(captured)
+}
+
+/// Checks a `backward`/`grad` seed against its output.
+fn check_seed(out: &Tensor, g: &Tensor) -> Result<()> {
+    if out.dims() != g.dims() {
+        return Err(Error::shape(format!(
+            "Mismatch in shape: grad_output[0] has a shape of {:?} and output[0] has a shape of {:?}.",
+            g.dims(),
+            out.dims()
+        )));
+    }
+    Ok(())
+}
+
+/// The seeds of a backward pass: the given gradients, or ones for scalar outputs.
+pub(crate) fn seeds(outputs: &[Tensor], grads: Option<&[Tensor]>) -> Result<Vec<Tensor>> {
+    match grads {
+        Some(g) => {
+            if g.len() != outputs.len() {
+                return Err(Error::msg(format!(
+                    "grad requires one grad_output per output: got {} grad_outputs for {} outputs",
+                    g.len(),
+                    outputs.len()
+                )));
+            }
+            outputs.iter().zip(g).map(|(o, g)| check_seed(o, g).map(|_| g.clone())).collect()
+        }
+        None => outputs
+            .iter()
+            .map(|o| {
+                if o.numel() != 1 {
+                    return Err(Error::msg("grad can be implicitly created only for scalar outputs"));
+                }
+                if !o.is_floating_point() {
+                    return Err(Error::msg(format!(
+                        "grad can be implicitly created only for real scalar outputs but got {}",
+                        o.dtype().scalar_type_name()
+                    )));
+                }
+                no_grad(|| o.ones_like())
+            })
+            .collect(),
+    }
+}
+
+impl Tensor {
+    /// Computes the gradient of this scalar w.r.t. the leaves of its graph and accumulates it into
+    /// their `.grad` (torch's `backward()`); the graph's saved tensors are freed.
+    pub fn backward(&self) -> Result<()> {
+        self.backward_with(None, false, false)
+    }
+
+    /// `backward(gradient, retain_graph, create_graph)`: `gradient` seeds a non-scalar output.
+    pub fn backward_with(
+        &self,
+        gradient: Option<&Tensor>,
+        retain_graph: bool,
+        create_graph: bool,
+    ) -> Result<()> {
+        let outs = std::slice::from_ref(self);
+        let g = seeds(outs, gradient.map(std::slice::from_ref))?;
+        run_backward(outs, g, retain_graph || create_graph, create_graph, None, false).map(|_| ())
+    }
+}
+
+/// torch's `torch.autograd.grad`: the gradients of `outputs` (seeded with `grad_outputs`, ones for
+/// scalars when `None`) w.r.t. `inputs`, without touching `.grad`. `retain_graph` defaults to
+/// `create_graph` in torch; pass it explicitly here. Unused inputs give `None` with `allow_unused`,
+/// an error otherwise.
+pub fn grad(
+    outputs: &[Tensor],
+    inputs: &[Tensor],
+    grad_outputs: Option<&[Tensor]>,
+    retain_graph: bool,
+    create_graph: bool,
+    allow_unused: bool,
+) -> Result<Vec<Option<Tensor>>> {
+    let g = seeds(outputs, grad_outputs)?;
+    run_backward(outputs, g, retain_graph || create_graph, create_graph, Some(inputs), allow_unused)
+}

@@ -1,0 +1,244 @@
+//! Derivatives of the elementwise prims.
+
+use std::f64::consts::{LN_10, LN_2, PI};
+
+use oxtorch_core::ops::{BinaryOp, UnaryOp};
+use oxtorch_core::Result;
+use smallvec::SmallVec;
+
+use super::{not_differentiable, Ctx, Saves};
+use crate::Tensor;
+
+/// Unary formulas read the input, or the output where that is cheaper.
+pub(super) fn saves_unary(op: UnaryOp) -> Saves {
+    use UnaryOp::*;
+    match op {
+        Neg | Sign | Floor | Ceil | Round | RoundDecimals(_) | Trunc | Frac => Saves::none(1),
+        Exp
+        | Sqrt
+        | Rsqrt
+        | Reciprocal
+        | Tanh
+        | Sigmoid
+        | Relu
+        | Exp2
+        | Expm1
+        | Erfinv
+        | Tan
+        | Softmax { .. } => Saves::outputs(1),
+        _ => Saves::all_inputs(1),
+    }
+}
+
+/// `where(mask, g * a, 0)` style helper: `g` where `mask`, zero elsewhere.
+fn masked(g: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    Tensor::where_cond(mask, g, 0.0)
+}
+
+/// The gradient of a unary prim.
+pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
+    use UnaryOp::*;
+    let x = || ctx.input(0);
+    let y = || ctx.output(0);
+    match op {
+        Neg => g.neg(),
+        Abs => g.mul(x()?.sign()?),
+        Sign | Floor | Ceil | Round | RoundDecimals(_) | Trunc => g.zeros_like(),
+        Frac => Ok(g.clone()),
+        Square => g.mul(x()?.mul(2.0)?),
+        Exp => g.mul(y()?),
+        Log => g.div(x()?),
+        Sqrt => g.div(y()?.mul(2.0)?),
+        Rsqrt => g.mul(y()?.pow(3.0)?.mul(-0.5)?),
+        Reciprocal => g.mul(y()?.square()?.neg()?),
+        Sin => g.mul(x()?.cos()?),
+        Cos => g.mul(x()?.sin()?.neg()?),
+        Tan => g.mul(y()?.square()?.add(1.0)?),
+        Tanh => g.mul(y()?.square()?.neg()?.add(1.0)?),
+        Sigmoid => {
+            let y = y()?;
+            g.mul(y.mul(y.neg()?.add(1.0)?)?)
+        }
+        Relu => masked(g, &y()?.gt(0.0)?),
+        Exp2 => g.mul(y()?.mul(LN_2)?),
+        Expm1 => g.mul(y()?.add(1.0)?),
+        Log2 => g.div(x()?.mul(LN_2)?),
+        Log10 => g.div(x()?.mul(LN_10)?),
+        Log1p => g.div(x()?.add(1.0)?),
+        Asin => g.mul(x()?.square()?.neg()?.add(1.0)?.rsqrt()?),
+        Acos => g.mul(x()?.square()?.neg()?.add(1.0)?.rsqrt()?.neg()?),
+        Atan => g.div(x()?.square()?.add(1.0)?),
+        Sinh => g.mul(x()?.cosh()?),
+        Cosh => g.mul(x()?.sinh()?),
+        Asinh => g.mul(x()?.square()?.add(1.0)?.rsqrt()?),
+        Acosh => g.mul(x()?.square()?.sub(1.0)?.rsqrt()?),
+        Atanh => g.div(x()?.square()?.neg()?.add(1.0)?),
+        Erf => g.mul(x()?.square()?.neg()?.exp()?.mul(2.0 / PI.sqrt())?),
+        Erfc => g.mul(x()?.square()?.neg()?.exp()?.mul(-2.0 / PI.sqrt())?),
+        Erfinv => g.mul(y()?.square()?.exp()?.mul(PI.sqrt() / 2.0)?),
+        Logit { eps } => {
+            let x = x()?;
+            let d = g.div(x.mul(x.neg()?.add(1.0)?)?)?;
+            match eps {
+                None => Ok(d),
+                Some(e) => {
+                    let outside = x.lt(e)?.logical_or(&x.gt(1.0 - e)?)?;
+                    Tensor::where_cond(&outside, 0.0, &d)
+                }
+            }
+        }
+        NanToNum { .. } => masked(g, &x()?.isfinite()?),
+        LeakyRelu(slope) => g.mul(Tensor::where_cond(&x()?.gt(0.0)?, 1.0, slope)?.to_dtype(g.dtype())?),
+        Elu { alpha, scale, input_scale } => {
+            let x = x()?;
+            let neg = x.mul(input_scale)?.exp()?.mul(alpha * scale * input_scale)?;
+            g.mul(Tensor::where_cond(&x.gt(0.0)?, scale, &neg)?)
+        }
+        Gelu => {
+            let x = x()?;
+            let cdf = x.mul(std::f64::consts::FRAC_1_SQRT_2)?.erf()?.add(1.0)?.mul(0.5)?;
+            let pdf = x.square()?.mul(-0.5)?.exp()?.mul(1.0 / (2.0 * PI).sqrt())?;
+            g.mul(cdf.add(x.mul(&pdf)?)?)
+        }
+        GeluTanh => {
+            let x = x()?;
+            let k = (2.0 / PI).sqrt();
+            let c = 0.044715;
+            let t = x.pow(3.0)?.mul(c)?.add(&x)?.mul(k)?.tanh()?;
+            let left = t.add(1.0)?.mul(0.5)?;
+            let inner_d = x.square()?.mul(3.0 * c)?.add(1.0)?.mul(k)?;
+            let right = x.mul(0.5)?.mul(t.square()?.neg()?.add(1.0)?)?.mul(inner_d)?;
+            g.mul(left.add(right)?)
+        }
+        Silu => {
+            let x = x()?;
+            let s = x.sigmoid()?;
+            g.mul(s.mul(x.mul(s.neg()?.add(1.0)?)?.add(1.0)?)?)
+        }
+        Mish => {
+            let x = x()?;
+            let t = x.softplus(1.0, 20.0)?.tanh()?;
+            let d = t.add(x.mul(x.sigmoid()?)?.mul(t.square()?.neg()?.add(1.0)?)?)?;
+            g.mul(d)
+        }
+        Softplus { beta, threshold } => {
+            let x = x()?;
+            let bx = x.mul(beta)?;
+            let s = bx.sigmoid()?;
+            g.mul(Tensor::where_cond(&bx.gt(threshold)?, 1.0, &s)?)
+        }
+        Hardtanh { min, max } => {
+            let x = x()?;
+            masked(g, &x.gt(min)?.logical_and(&x.lt(max)?)?)
+        }
+        Hardsigmoid => {
+            let x = x()?;
+            masked(&g.div(6.0)?, &x.gt(-3.0)?.logical_and(&x.lt(3.0)?)?)
+        }
+        Hardswish => {
+            let x = x()?;
+            let mid = g.mul(x.div(3.0)?.add(0.5)?)?;
+            let upper = Tensor::where_cond(&x.gt(3.0)?, g, &mid)?;
+            masked(&upper, &x.ge(-3.0)?)
+        }
+        Softmax { dim, log } => {
+            let y = y()?;
+            let d = dim as isize;
+            if log {
+                g.sub(y.exp()?.mul(g.sum([d], true)?)?)
+            } else {
+                y.mul(g.sub(g.mul(&y)?.sum([d], true)?)?)
+            }
+        }
+        BitNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => Err(not_differentiable(op.name())),
+    }
+}
+
+/// Binary formulas keep an input only when the other input's gradient needs it.
+pub(super) fn saves_binary(op: BinaryOp, requires: &[bool]) -> Saves {
+    use BinaryOp::*;
+    match op {
+        Add | Sub | FloorDivide => Saves::none(2),
+        Fmod | Remainder if requires[1] => Saves::all_inputs(2),
+        Fmod | Remainder => Saves::none(2),
+        Mul => Saves { inputs: SmallVec::from_slice(&[requires[1], requires[0]]), outputs: false },
+        Div => Saves { inputs: SmallVec::from_slice(&[requires[1], true]), outputs: false },
+        Pow | Hypot => Saves::outputs(2),
+        CopySign => Saves::outputs(2),
+        _ => Saves::all_inputs(2),
+    }
+}
+
+/// The gradients of a binary prim's two inputs.
+pub(super) fn binary(op: BinaryOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+    use BinaryOp::*;
+    let a = || ctx.input(0);
+    let b = || ctx.input(1);
+    let when = |need: bool, f: &dyn Fn() -> Result<Tensor>| -> Result<Option<Tensor>> {
+        if need {
+            f().map(Some)
+        } else {
+            Ok(None)
+        }
+    };
+    let (ga, gb) = match op {
+        Add => (when(needs[0], &|| Ok(g.clone()))?, when(needs[1], &|| Ok(g.clone()))?),
+        Sub => (when(needs[0], &|| Ok(g.clone()))?, when(needs[1], &|| g.neg())?),
+        Mul => (when(needs[0], &|| g.mul(b()?))?, when(needs[1], &|| g.mul(a()?))?),
+        Div => (
+            when(needs[0], &|| g.div(b()?))?,
+            when(needs[1], &|| {
+                let b = b()?;
+                g.mul(a()?)?.div(b.mul(&b)?)?.neg()
+            })?,
+        ),
+        Pow => {
+            let ga = when(needs[0], &|| {
+                let (a, b) = (a()?, b()?);
+                let d = g.mul(&b)?.mul(a.pow(b.sub(1.0)?)?)?;
+                Tensor::where_cond(&b.eq(0.0)?, 0.0, &d)
+            })?;
+            let gb = when(needs[1], &|| {
+                let (a, b) = (a()?, b()?);
+                let d = g.mul(ctx.output(0)?)?.mul(a.log()?)?;
+                Tensor::where_cond(&a.eq(0.0)?.logical_and(&b.ge(0.0)?)?, 0.0, &d)
+            })?;
+            (ga, gb)
+        }
+        Maximum | Minimum => {
+            let (a, b) = (a()?, b()?);
+            let (wins_a, wins_b) =
+                if op == Maximum { (a.gt(&b)?, b.gt(&a)?) } else { (a.lt(&b)?, b.lt(&a)?) };
+            let tie = a.eq(&b)?;
+            let half = g.div(2.0)?;
+            let pick = |wins: &Tensor| Tensor::where_cond(wins, g, &Tensor::where_cond(&tie, &half, 0.0)?);
+            (when(needs[0], &|| pick(&wins_a))?, when(needs[1], &|| pick(&wins_b))?)
+        }
+        Remainder => {
+            (when(needs[0], &|| Ok(g.clone()))?, when(needs[1], &|| g.mul(a()?.div(b()?)?.floor()?)?.neg())?)
+        }
+        Fmod => {
+            (when(needs[0], &|| Ok(g.clone()))?, when(needs[1], &|| g.mul(a()?.div(b()?)?.trunc()?)?.neg())?)
+        }
+        FloorDivide => (when(needs[0], &|| g.zeros_like())?, when(needs[1], &|| g.zeros_like())?),
+        Atan2 => {
+            let (a, b) = (a()?, b()?);
+            let r2 = a.square()?.add(b.square()?)?;
+            (when(needs[0], &|| g.mul(&b)?.div(&r2))?, when(needs[1], &|| g.mul(&a)?.neg()?.div(&r2))?)
+        }
+        Hypot => {
+            let y = ctx.output(0)?;
+            (when(needs[0], &|| g.mul(a()?)?.div(&y))?, when(needs[1], &|| g.mul(b()?)?.div(&y))?)
+        }
+        CopySign => {
+            let ga = when(needs[0], &|| {
+                let a = a()?;
+                let ratio = ctx.output(0)?.div(&a)?;
+                g.mul(Tensor::where_cond(&a.eq(0.0)?, 0.0, &ratio)?)
+            })?;
+            (ga, when(needs[1], &|| g.zeros_like())?)
+        }
+        BitAnd | BitOr | BitXor | ShiftLeft | ShiftRight => return Err(not_differentiable(op.name())),
+    };
+    Ok(vec![ga, gb])
+}

@@ -1,0 +1,128 @@
+//! Custom differentiable functions (torch's `torch.autograd.Function`).
+
+use std::sync::Mutex;
+
+use oxtorch_core::{Error, Result};
+
+use super::grad_mode::no_grad;
+use super::node::{lock, Backward, Edge, Node, NodeKind, SavedTensor};
+use super::record::needs_recording;
+use crate::Tensor;
+
+/// A differentiable function with a hand-written backward: implement `forward` (run without
+/// recording) and `backward` (gradients of the inputs from those of the outputs), and call it
+/// with [`Function::apply`].
+///
+/// ```
+/// use oxtorch_tensor::{tensor, Tensor, Result};
+/// use oxtorch_tensor::autograd::{Function, FunctionCtx};
+///
+/// /// `x^3` with its derivative `3 x^2`.
+/// struct Cube;
+/// impl Function for Cube {
+///     fn forward(&self, ctx: &mut FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+///         ctx.save_for_backward(&[&inputs[0]]);
+///         Ok(vec![inputs[0].pow(3.0)?])
+///     }
+///     fn backward(&self, ctx: &FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+///         let x = &ctx.saved_tensors()?[0];
+///         Ok(vec![Some(grads[0].mul(x.square()?.mul(3.0)?)?)])
+///     }
+/// }
+/// # fn main() -> Result<()> {
+/// let x = tensor!([1.0, 2.0]).requires_grad_(true)?;
+/// let y = Cube.apply(&[x.clone()])?.remove(0);
+/// y.sum_all()?.backward()?;
+/// assert_eq!(x.grad().unwrap().to_vec::<f32>()?, vec![3.0, 12.0]);
+/// # Ok(()) }
+/// ```
+pub trait Function: Send + Sync + 'static {
+    /// Computes the outputs (grad mode is off inside).
+    fn forward(&self, ctx: &mut FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>>;
+
+    /// The gradient of each input (one entry per input) from the gradient of each output.
+    fn backward(&self, ctx: &FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>>;
+
+    /// A name for `grad_fn` (torch uses the class name followed by `Backward`).
+    fn name(&self) -> &'static str {
+        "CustomFunctionBackward"
+    }
+
+    /// Runs `forward` and records the node when an input requires grad.
+    fn apply(self, inputs: &[Tensor]) -> Result<Vec<Tensor>>
+    where
+        Self: Sized,
+    {
+        let mut ctx = FunctionCtx::default();
+        let outputs = no_grad(|| self.forward(&mut ctx, inputs))?;
+        let refs: Vec<&Tensor> = inputs.iter().collect();
+        if !needs_recording(&refs) {
+            return Ok(outputs);
+        }
+        let outputs: Vec<Tensor> = outputs
+            .into_iter()
+            .map(|o| if inputs.iter().any(|i| i.shares_storage(&o)) { o.detach() } else { o })
+            .collect();
+        let shapes = outputs.iter().map(|o| (o.dims().to_vec(), o.dtype())).collect();
+        let next = inputs.iter().map(Tensor::gradient_edge).collect();
+        let name = self.name();
+        let node = Node::new(
+            name,
+            next,
+            outputs.len(),
+            NodeKind::Op(Box::new(CustomBackward { f: Box::new(self), ctx: Mutex::new(Some(ctx)), shapes })),
+        );
+        for (i, o) in outputs.iter().enumerate() {
+            if o.is_floating_point() {
+                o.set_grad_fn(Edge { node: node.clone(), input_nr: i }, None);
+            }
+        }
+        Ok(outputs)
+    }
+}
+
+/// What `forward` leaves for `backward` (torch's `ctx`).
+#[derive(Default)]
+pub struct FunctionCtx {
+    saved: Vec<SavedTensor>,
+    /// Non-tensor values for backward (shapes, flags...), free-form.
+    pub values: Vec<f64>,
+}
+
+impl FunctionCtx {
+    /// Saves tensors for backward; they are checked for in-place modification when read.
+    pub fn save_for_backward(&mut self, tensors: &[&Tensor]) {
+        self.saved = tensors.iter().map(|t| SavedTensor::new(t, "custom function")).collect();
+    }
+
+    /// The saved tensors.
+    pub fn saved_tensors(&self) -> Result<Vec<Tensor>> {
+        self.saved.iter().map(|s| s.get().cloned()).collect()
+    }
+}
+
+struct CustomBackward {
+    f: Box<dyn Function>,
+    ctx: Mutex<Option<FunctionCtx>>,
+    shapes: Vec<(Vec<usize>, oxtorch_core::DType)>,
+}
+
+impl Backward for CustomBackward {
+    fn backward(&self, grads: &[Option<Tensor>], _needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+        let grads = grads
+            .iter()
+            .zip(&self.shapes)
+            .map(|(g, (dims, dt))| match g {
+                Some(g) => Ok(g.clone()),
+                None => Tensor::zeros(dims.clone(), *dt),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let guard = lock(&self.ctx);
+        let ctx = guard.as_ref().ok_or_else(|| Error::msg("custom function: saved context already freed"))?;
+        self.f.backward(ctx, &grads)
+    }
+
+    fn release(&mut self) {
+        *lock(&self.ctx) = None;
+    }
+}

@@ -1,0 +1,191 @@
+//! Graph nodes: one per recorded op, holding its backward function and the edges to the nodes
+//! that produced its inputs.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use oxtorch_core::{Error, Result};
+
+use super::meta::TensorHook;
+use crate::tensor::TensorImpl;
+use crate::Tensor;
+
+/// The derivative of one recorded op: maps the gradients of its outputs to the gradients of its
+/// inputs. It is written in tensor ops, so that with `create_graph` the backward pass is itself
+/// recorded (higher-order gradients).
+pub trait Backward: Send + Sync {
+    /// Input gradients (one per forward input, `None` where the input needs none) from output
+    /// gradients (`None` where an output received none: treat it as zeros).
+    fn backward(&self, grads: &[Option<Tensor>], needs: &[bool]) -> Result<Vec<Option<Tensor>>>;
+
+    /// Frees the saved tensors (after a backward pass without `retain_graph`).
+    fn release(&mut self) {}
+}
+
+/// Where a gradient flows: output `input_nr` of `node` (torch's `Edge`; `input_nr` is the
+/// index of the node's *backward input*, which is the forward output).
+#[derive(Clone)]
+pub struct Edge {
+    /// the node that produced the tensor
+    pub(crate) node: Arc<Node>,
+    /// which of the node's outputs the tensor is
+    pub(crate) input_nr: usize,
+}
+
+/// What the node does when it runs.
+pub(crate) enum NodeKind {
+    /// An op's derivative.
+    Op(Box<dyn Backward>),
+    /// Accumulates into a leaf's `.grad` (torch's `AccumulateGrad`).
+    Accumulate(Tensor),
+}
+
+/// Per-output bookkeeping: hooks registered on the tensors this node produced, and the tensors
+/// that retain their gradient.
+#[derive(Default)]
+pub(crate) struct OutputHooks {
+    pub(crate) hooks: Vec<(usize, u64, TensorHook)>,
+    pub(crate) retained: Vec<(usize, Weak<TensorImpl>)>,
+}
+
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// A node of the backward graph (torch's `grad_fn` objects).
+pub struct Node {
+    name: Cow<'static, str>,
+    seq: u64,
+    pub(crate) next: Vec<Option<Edge>>,
+    pub(crate) num_outputs: usize,
+    kind: Mutex<Option<NodeKind>>,
+    pub(crate) output_hooks: Mutex<OutputHooks>,
+}
+
+impl Node {
+    pub(crate) fn new(
+        name: impl Into<Cow<'static, str>>,
+        next: Vec<Option<Edge>>,
+        num_outputs: usize,
+        kind: NodeKind,
+    ) -> Arc<Node> {
+        Arc::new(Node {
+            name: name.into(),
+            seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
+            next,
+            num_outputs,
+            kind: Mutex::new(Some(kind)),
+            output_hooks: Mutex::new(OutputHooks::default()),
+        })
+    }
+
+    /// torch's class name of the node, such as `MulBackward0` or `AccumulateGrad`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Creation order: later nodes run first in backward (torch's `sequence_nr`).
+    pub(crate) fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The nodes that produced this node's inputs, with the output index of each (torch's
+    /// `next_functions`); `None` for inputs that do not require grad.
+    pub fn next_functions(&self) -> Vec<Option<(GradFn, usize)>> {
+        self.next.iter().map(|e| e.as_ref().map(|e| (GradFn(e.node.clone()), e.input_nr))).collect()
+    }
+
+    pub(crate) fn kind(&self) -> MutexGuard<'_, Option<NodeKind>> {
+        lock(&self.kind)
+    }
+
+    /// The leaf a `AccumulateGrad` node writes to.
+    pub(crate) fn leaf(&self) -> Option<Tensor> {
+        match &*self.kind() {
+            Some(NodeKind::Accumulate(t)) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
+    /// Frees saved tensors; a later backward through this node fails with torch's message.
+    pub(crate) fn release(&self) {
+        let mut kind = self.kind();
+        if let Some(NodeKind::Op(b)) = &mut *kind {
+            b.release();
+            *kind = None;
+        }
+    }
+
+    /// Runs the node's derivative.
+    pub(crate) fn apply(&self, grads: &[Option<Tensor>], needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+        match &*self.kind() {
+            Some(NodeKind::Op(b)) => b.backward(grads, needs),
+            Some(NodeKind::Accumulate(_)) => Ok(Vec::new()),
+            None => Err(Error::msg(format!(
+                "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward. (node: {})",
+                self.name
+            ))),
+        }
+    }
+}
+
+/// A tensor's `grad_fn`: a handle to the node that produced it.
+#[derive(Clone)]
+pub struct GradFn(pub(crate) Arc<Node>);
+
+impl GradFn {
+    /// torch's class name, such as `MulBackward0`.
+    pub fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    /// torch's `next_functions`.
+    pub fn next_functions(&self) -> Vec<Option<(GradFn, usize)>> {
+        self.0.next_functions()
+    }
+
+    /// True when both handles name the same node.
+    pub fn ptr_eq(&self, other: &GradFn) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for GradFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<{}>", self.name())
+    }
+}
+
+/// A tensor saved for backward, with the storage version it had when saved: using it after an
+/// in-place write fails with torch's message instead of computing a wrong gradient.
+pub struct SavedTensor {
+    tensor: Tensor,
+    version: u64,
+    op: &'static str,
+}
+
+impl SavedTensor {
+    /// Saves `tensor` as it is now.
+    pub fn new(tensor: &Tensor, op: &'static str) -> Self {
+        SavedTensor { tensor: tensor.clone(), version: tensor.version(), op }
+    }
+
+    /// The saved tensor, or torch's error when it was modified in place since.
+    pub fn get(&self) -> Result<&Tensor> {
+        let now = self.tensor.version();
+        if now != self.version {
+            return Err(Error::msg(format!(
+                "one of the variables needed for gradient computation has been modified by an inplace operation: [{}{:?}] (saved by {}), is at version {now}; expected version {} instead. Hint: the backtrace further above can show the operation that failed to compute its gradient. The variable in question was changed in there or anywhere later. Good luck!",
+                self.tensor.dtype().scalar_type_name(),
+                self.tensor.dims(),
+                self.op,
+                self.version
+            )));
+        }
+        Ok(&self.tensor)
+    }
+}
+
+/// Locks a mutex, recovering from a poisoned lock (a panicking hook must not wedge the graph).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

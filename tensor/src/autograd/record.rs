@@ -1,0 +1,244 @@
+//! Recording the graph: op nodes from `dispatch::apply`, view nodes from the view ops, and the
+//! history rewrite of in-place ops (torch's `rebase_history` and `CopySlices`).
+
+use std::sync::Arc;
+
+use oxtorch_core::ops::Prim;
+use oxtorch_core::{Error, Layout, Result};
+use smallvec::SmallVec;
+
+use super::formulas::{self, PrimBackward};
+use super::grad_mode::{is_grad_enabled, no_grad};
+use super::node::{Backward, Edge, Node, NodeKind};
+use crate::Tensor;
+
+/// True when an op on `inputs` must be recorded.
+#[inline]
+pub(crate) fn needs_recording(inputs: &[&Tensor]) -> bool {
+    inputs.iter().any(|t| t.requires_grad()) && is_grad_enabled()
+}
+
+/// Records `prim` applied to `inputs` as the `grad_fn` of its floating-point `outputs`.
+///
+/// `prim_dims` holds the shapes the prim produced when the outputs were reshaped since (a
+/// reduction without keepdim): gradients are reshaped back before the formula runs.
+pub(crate) fn record_prim(
+    prim: &Prim,
+    inputs: &[&Tensor],
+    outputs: &[Tensor],
+    prim_dims: Option<Vec<Vec<usize>>>,
+) {
+    let next: Vec<Option<Edge>> = inputs.iter().map(|t| t.gradient_edge()).collect();
+    let requires: SmallVec<[bool; 4]> = next.iter().map(Option::is_some).collect();
+    let backward = PrimBackward::new(prim, inputs, outputs, &requires, prim_dims);
+    let node = Node::new(formulas::node_name(prim), next, outputs.len(), NodeKind::Op(Box::new(backward)));
+    for (i, out) in outputs.iter().enumerate() {
+        if out.is_floating_point() {
+            out.set_grad_fn(Edge { node: node.clone(), input_nr: i }, None);
+        }
+    }
+}
+
+/// How a view's gradient maps back to its input.
+#[derive(Clone)]
+pub(crate) enum ViewKind {
+    /// Same elements, another shape: reshape the gradient back.
+    Reshape,
+    /// Dims reordered by this permutation: apply its inverse.
+    Permute(Vec<usize>),
+    /// Broadcast: sum the gradient over the broadcast dims.
+    Expand,
+    /// A selection of elements (narrow, slice, select, diagonal): replaying the view on a
+    /// tensor of the input's shape picks the same elements; the gradient is scattered back.
+    Replay(Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>),
+}
+
+impl Tensor {
+    /// A view of this tensor with `layout`, recorded for autograd as `name` with gradient rule `kind`.
+    pub(crate) fn view_with(
+        &self,
+        layout: Layout,
+        name: &'static str,
+        kind: impl FnOnce() -> ViewKind,
+    ) -> Tensor {
+        let out = self.with_layout(layout);
+        if needs_recording(&[self]) {
+            let base = self.view_base().unwrap_or_else(|| self.clone());
+            let backward = ViewBackward { kind: kind(), input_dims: self.dims().to_vec() };
+            let node = Node::new(name, vec![self.gradient_edge()], 1, NodeKind::Op(Box::new(backward)));
+            out.set_grad_fn(Edge { node, input_nr: 0 }, Some(base));
+        } else {
+            // Every view knows its base: an in-place write through it later gives the base its
+            // history (a buffer filled slice by slice from tensors that require grad).
+            let base = self.view_base().unwrap_or_else(|| self.clone());
+            out.set_view_base(base);
+        }
+        out
+    }
+}
+
+/// The gradient rule of a view op.
+struct ViewBackward {
+    kind: ViewKind,
+    input_dims: Vec<usize>,
+}
+
+impl Backward for ViewBackward {
+    fn backward(&self, grads: &[Option<Tensor>], _needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = &grads[0] else { return Ok(vec![None]) };
+        let gi = match &self.kind {
+            ViewKind::Reshape => {
+                g.reshape(self.input_dims.iter().map(|&d| d as isize).collect::<Vec<_>>())?
+            }
+            ViewKind::Permute(p) => {
+                let mut inv = vec![0isize; p.len()];
+                for (i, &d) in p.iter().enumerate() {
+                    inv[d] = i as isize;
+                }
+                g.permute(inv)?
+            }
+            ViewKind::Expand => g.sum_to_size(&self.input_dims)?,
+            ViewKind::Replay(replay) => scatter_into_zeros(g, &self.input_dims, replay.clone())?,
+        };
+        Ok(vec![Some(gi)])
+    }
+}
+
+/// `zeros(dims)` with `replay(zeros) = g`: the adjoint of a selecting view. Recorded (its own
+/// adjoint is the view again) when `g` requires grad, for higher-order gradients.
+fn scatter_into_zeros(
+    g: &Tensor,
+    dims: &[usize],
+    replay: Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>,
+) -> Result<Tensor> {
+    let out = no_grad(|| -> Result<Tensor> {
+        let z = Tensor::zeros(dims.to_vec(), (g.dtype(), g.device()))?;
+        replay(&z)?.copy_(g)?;
+        Ok(z)
+    })?;
+    if needs_recording(&[g]) {
+        let node = Node::new(
+            "ViewScatterBackward0",
+            vec![g.gradient_edge()],
+            1,
+            NodeKind::Op(Box::new(ReplayBackward { replay })),
+        );
+        out.set_grad_fn(Edge { node, input_nr: 0 }, None);
+    }
+    Ok(out)
+}
+
+/// The adjoint of [`scatter_into_zeros`]: the view again.
+struct ReplayBackward {
+    replay: Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>,
+}
+
+impl Backward for ReplayBackward {
+    fn backward(&self, grads: &[Option<Tensor>], _needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = &grads[0] else { return Ok(vec![None]) };
+        Ok(vec![Some((self.replay)(g)?.contiguous()?)])
+    }
+}
+
+/// Refuses in-place writes that would corrupt a leaf's gradient.
+pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
+    if !is_grad_enabled() {
+        return Ok(());
+    }
+    if t.is_leaf() && t.requires_grad() {
+        return Err(Error::msg("a leaf Variable that requires grad is being used in an in-place operation."));
+    }
+    if let Some(base) = t.view_base() {
+        if base.is_leaf() && base.requires_grad() {
+            return Err(Error::msg(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// After `value` was written into `t` in place, gives `t` (and its base, for a view) the history
+/// of `value` (torch's `rebase_history`).
+pub(crate) fn rebase_after_inplace(t: &Tensor, value: Option<&Tensor>) -> Result<()> {
+    let value_edge = value.and_then(Tensor::gradient_edge);
+    if !is_grad_enabled() || !(t.requires_grad() || value_edge.is_some()) {
+        return Ok(());
+    }
+    match t.view_base() {
+        None => {
+            let edge = match value_edge {
+                Some(e) => e,
+                None => {
+                    // The new value is a constant: the old history gets no gradient.
+                    let node = Node::new(
+                        "FillBackward0",
+                        vec![t.gradient_edge()],
+                        1,
+                        NodeKind::Op(Box::new(ConstantBackward)),
+                    );
+                    Edge { node, input_nr: 0 }
+                }
+            };
+            t.rebase_grad_fn(edge);
+        }
+        Some(base) => {
+            let base_layout = base.layout();
+            if !base_layout.is_contiguous() {
+                return Err(Error::msg(
+                    "autograd: an in-place op on a view of a non-contiguous tensor that requires grad is not supported; clone() the base first",
+                ));
+            }
+            let rel = t.storage_offset() - base.storage_offset();
+            let (dims, strides) = (t.dims().to_vec(), t.strides().to_vec());
+            let replay: Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync> =
+                Arc::new(move |b: &Tensor| b.contiguous()?.as_strided(&dims, &strides, Some(rel)));
+            let copy_slices = CopySlices { replay: replay.clone() };
+            let node = Node::new(
+                "CopySlices",
+                vec![base.gradient_edge(), value_edge],
+                1,
+                NodeKind::Op(Box::new(copy_slices)),
+            );
+            base.rebase_grad_fn(Edge { node, input_nr: 0 });
+            let view = ViewBackward { kind: ViewKind::Replay(replay), input_dims: base.dims().to_vec() };
+            let node =
+                Node::new("AsStridedBackward0", vec![base.gradient_edge()], 1, NodeKind::Op(Box::new(view)));
+            t.rebase_grad_fn(Edge { node, input_nr: 0 });
+        }
+    }
+    Ok(())
+}
+
+/// The new history of a base after an in-place write into one of its views: the written region's
+/// gradient goes to the written value, the rest to the base's old history.
+struct CopySlices {
+    replay: Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>,
+}
+
+impl Backward for CopySlices {
+    fn backward(&self, grads: &[Option<Tensor>], needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = &grads[0] else { return Ok(vec![None, None]) };
+        let base_grad = if needs[0] {
+            let mask = no_grad(|| -> Result<Tensor> {
+                let m = g.ones_like()?;
+                (self.replay)(&m)?.zero_()?;
+                Ok(m)
+            })?;
+            Some(g.mul(&mask)?)
+        } else {
+            None
+        };
+        let value_grad = if needs[1] { Some((self.replay)(g)?.contiguous()?) } else { None };
+        Ok(vec![base_grad, value_grad])
+    }
+}
+
+/// The history of a tensor overwritten with a constant: no gradient flows.
+struct ConstantBackward;
+
+impl Backward for ConstantBackward {
+    fn backward(&self, _grads: &[Option<Tensor>], _needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![None])
+    }
+}
