@@ -1,11 +1,27 @@
 //! # oxtorch-autograd
 //!
 //! torch's reverse-mode autograd for oxtorch: `backward`, `grad`, hooks, `no_grad`, higher-order
-//! gradients and custom functions.
+//! gradients, custom functions, gradient checkpointing, anomaly mode, the functional transforms
+//! (`vjp`, `jvp`, `jacobian`, `hessian`) and numerical gradient checks.
 //!
-//! How it plugs in (see `ARCHITECTURE.md`): every tensor op runs through one function,
-//! `oxtorch_tensor::dispatch::apply`, as a primitive op ([`oxtorch_tensor::UnaryOp`], ...). When an
-//! input requires grad, `apply` records a graph node holding the prim, its saved inputs and their
-//! storage versions. The derivative formula of each prim is written in tensor ops, so a backward
-//! pass is itself recorded and can be differentiated again (higher-order gradients), and runs on
-//! whatever device the tensors live on. This crate holds the user-facing API over that graph.
+//! The graph itself lives in `oxtorch_tensor::autograd` (every op is recorded where it runs, in the
+//! tensor crate's single dispatch path); this crate re-exports it and adds what is built on top.
+//!
+//! ```
+//! use oxtorch_autograd as autograd;
+//! use oxtorch_tensor::{tensor, Result};
+//! # fn main() -> Result<()> {
+//! let x = tensor!([1.0, 2.0, 3.0]).requires_grad_(true)?;
+//! let y = x.square()?.sum_all()?;
+//! let g = autograd::grad(&[y], &[x.clone()], None, false, false, false)?;
+//! assert_eq!(g[0].as_ref().unwrap().to_vec::<f32>()?, vec![2.0, 4.0, 6.0]);
+//! # Ok(()) }
+//! ```
+
+mod check;
+mod checkpoint;
+pub mod functional;
+
+pub use check::{gradcheck, gradgradcheck, GradcheckOptions};
+pub use checkpoint::checkpoint;
+pub use oxtorch_tensor::autograd::*;

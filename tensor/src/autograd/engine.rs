@@ -420,3 +420,15 @@ pub fn grad(
     let g = seeds(outputs, grad_outputs)?;
     run_backward(outputs, g, retain_graph || create_graph, create_graph, Some(inputs), allow_unused)
 }
+
+/// torch's `torch.autograd.backward`: backward from several outputs at once, each seeded with its
+/// gradient (ones for scalars when `None`), accumulating into the leaves' `.grad`.
+pub fn backward(
+    outputs: &[Tensor],
+    grad_outputs: Option<&[Tensor]>,
+    retain_graph: bool,
+    create_graph: bool,
+) -> Result<()> {
+    let g = seeds(outputs, grad_outputs)?;
+    run_backward(outputs, g, retain_graph || create_graph, create_graph, None, false).map(|_| ())
+}

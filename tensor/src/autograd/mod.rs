@@ -18,7 +18,7 @@ mod meta;
 mod node;
 pub(crate) mod record;
 
-pub use engine::{grad, is_anomaly_enabled, set_detect_anomaly};
+pub use engine::{backward, grad, is_anomaly_enabled, set_detect_anomaly};
 pub use function::{Function, FunctionCtx};
 pub use grad_mode::{
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
