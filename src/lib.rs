@@ -30,6 +30,7 @@
 pub struct ReadmeDoctests;
 
 pub use oxtorch_autograd as autograd;
+pub use oxtorch_autograd::{enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled};
 pub use oxtorch_nn as nn;
 pub use oxtorch_nn::optim;
 pub use oxtorch_tensor::{bf16, f16};

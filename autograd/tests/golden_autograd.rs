@@ -20,11 +20,15 @@ fn load() -> HashMap<String, Tensor> {
             let data = v.data();
             let t = match v.dtype() {
                 Dtype::F64 => Tensor::from_vec(
-                    data.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>(),
+                    data.chunks_exact(8)
+                        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                        .collect::<Vec<_>>(),
                     shape,
                 ),
                 Dtype::I64 => Tensor::from_vec(
-                    data.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>(),
+                    data.chunks_exact(8)
+                        .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+                        .collect::<Vec<_>>(),
                     shape,
                 ),
                 Dtype::BOOL => Tensor::from_vec(data.iter().map(|&b| b != 0).collect::<Vec<_>>(), shape),
@@ -36,7 +40,12 @@ fn load() -> HashMap<String, Tensor> {
 }
 
 /// Runs `f` on the case's inputs (as leaves) and compares the loss and every gradient.
-fn check(g: &HashMap<String, Tensor>, case: &str, names: &[&str], f: impl Fn(&HashMap<&str, Tensor>) -> Result<Tensor>) {
+fn check(
+    g: &HashMap<String, Tensor>,
+    case: &str,
+    names: &[&str],
+    f: impl Fn(&HashMap<&str, Tensor>) -> Result<Tensor>,
+) {
     let mut inputs: HashMap<&str, Tensor> = HashMap::new();
     for &n in names {
         let t = g[&format!("{case}.in.{n}")].requires_grad_(true).unwrap();
@@ -73,10 +82,16 @@ fn composites_match_pytorch() {
         h.linear(&t["w2"], Some(&t["b2"]))?.cross_entropy(&t["target"], None, -100, "mean", 0.0)
     });
     check(&g, "attn_mask", &["q", "k", "v", "rw"], |t| {
-        t["q"].scaled_dot_product_attention(&t["k"], &t["v"], Some(&t["mask"]), 0.0, false, None, false)?.mul(&t["rw"])?.sum_all()
+        t["q"]
+            .scaled_dot_product_attention(&t["k"], &t["v"], Some(&t["mask"]), 0.0, false, None, false)?
+            .mul(&t["rw"])?
+            .sum_all()
     });
     check(&g, "attn_causal_gqa", &["q", "k", "v", "rw"], |t| {
-        t["q"].scaled_dot_product_attention(&t["k"], &t["v"], None, 0.0, true, None, true)?.mul(&t["rw"])?.sum_all()
+        t["q"]
+            .scaled_dot_product_attention(&t["k"], &t["v"], None, 0.0, true, None, true)?
+            .mul(&t["rw"])?
+            .sum_all()
     });
     check(&g, "layer_norm", &["x", "w", "b", "rw"], |t| {
         t["x"].layer_norm(&[6], Some(&t["w"]), Some(&t["b"]), 1e-5)?.mul(&t["rw"])?.sum_all()
@@ -84,7 +99,9 @@ fn composites_match_pytorch() {
     check(&g, "group_norm", &["x", "w", "b", "rw"], |t| {
         t["x"].group_norm(3, Some(&t["w"]), Some(&t["b"]), 1e-5)?.mul(&t["rw"])?.sum_all()
     });
-    check(&g, "rms_norm", &["x", "w", "rw"], |t| t["x"].rms_norm(&[8], Some(&t["w"]), Some(1e-6))?.mul(&t["rw"])?.sum_all());
+    check(&g, "rms_norm", &["x", "w", "rw"], |t| {
+        t["x"].rms_norm(&[8], Some(&t["w"]), Some(1e-6))?.mul(&t["rw"])?.sum_all()
+    });
     check(&g, "batch_norm", &["x", "w", "b", "rw"], |t| {
         t["x"].batch_norm(None, None, Some(&t["w"]), Some(&t["b"]), true, 0.1, 1e-5)?.mul(&t["rw"])?.sum_all()
     });

@@ -25,7 +25,7 @@ pub use grad_mode::{
     with_grad_enabled, EnableGradGuard, GradModeGuard, InferenceMode, NoGradGuard,
 };
 pub use meta::{HookHandle, PostAccumulateHook, TensorHook};
-pub use node::{Backward, GradFn, SavedTensor};
+pub use node::{live_nodes, Backward, GradFn, SavedTensor};
 
 /// The autograd state type, for the tensor's definition.
 pub(crate) mod meta_type {

@@ -50,6 +50,13 @@ pub(crate) struct OutputHooks {
 }
 
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
+static LIVE_NODES: AtomicU64 = AtomicU64::new(0);
+
+/// The number of graph nodes alive in the process (for leak checks: a finished training step
+/// leaves none behind).
+pub fn live_nodes() -> u64 {
+    LIVE_NODES.load(Ordering::Relaxed)
+}
 
 /// A node of the backward graph (torch's `grad_fn` objects).
 pub struct Node {
@@ -68,6 +75,7 @@ impl Node {
         num_outputs: usize,
         kind: NodeKind,
     ) -> Arc<Node> {
+        LIVE_NODES.fetch_add(1, Ordering::Relaxed);
         Arc::new(Node {
             name: name.into(),
             seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
@@ -125,6 +133,12 @@ impl Node {
                 self.name
             ))),
         }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        LIVE_NODES.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
