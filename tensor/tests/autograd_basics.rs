@@ -139,3 +139,18 @@ fn literal_requires_grad() -> Result<()> {
     assert!(tensor!([1i64]).requires_grad_(true).is_err());
     Ok(())
 }
+
+#[test]
+fn deep_graphs_backward_and_drop_without_stack_overflow() -> Result<()> {
+    let x = leaf(&[1.0], &[1]);
+    let mut y = x.clone();
+    for _ in 0..100_000 {
+        y = y.mul(1.0)?;
+    }
+    let z = y.sum_all()?;
+    drop(y);
+    z.backward_with(None, true, false)?;
+    assert_eq!(vals(&x.grad().unwrap()), vec![1.0]);
+    drop(z);
+    Ok(())
+}

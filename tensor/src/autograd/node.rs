@@ -137,8 +137,16 @@ impl Node {
 }
 
 impl Drop for Node {
+    /// Frees the chain of producers iteratively: dropping the last reference to a graph of a
+    /// million nodes (a long recurrence) must not overflow the stack.
     fn drop(&mut self) {
         LIVE_NODES.fetch_sub(1, Ordering::Relaxed);
+        let mut stack: Vec<Arc<Node>> = self.next.drain(..).flatten().map(|e| e.node).collect();
+        while let Some(node) = stack.pop() {
+            if let Ok(mut node) = Arc::try_unwrap(node) {
+                stack.extend(node.next.drain(..).flatten().map(|e| e.node));
+            }
+        }
     }
 }
 
