@@ -1,8 +1,49 @@
 //! # oxtorch-nn
 //!
-//! `torch.nn` and `torch.optim` for oxtorch. Modules, losses, initialisers, optimizers and schedulers
-//! live here; they are written in tensor ops, so they run on every device and are differentiated by
-//! autograd. So far this crate holds the functional forms that the tensor core already supports.
+//! `torch.nn` for oxtorch: the [`Module`] tree with torch's state-dict names (define a module with
+//! `#[derive(Module)]`), layers, `functional`, `init`, and checkpoints as safetensors files that
+//! PyTorch reads. Everything is written in tensor ops, so it runs on every device and autograd
+//! differentiates it.
+//!
+//! ```
+//! use oxtorch_nn::{Forward, Linear, Module, ModuleExt, ReLU};
+//! use oxtorch_tensor::{Result, Tensor};
+//!
+//! #[derive(Module)]
+//! struct Mlp {
+//!     fc1: Linear,
+//!     act: ReLU,
+//!     fc2: Linear,
+//! }
+//!
+//! impl Forward for Mlp {
+//!     fn forward(&self, x: &Tensor) -> Result<Tensor> {
+//!         self.fc2.forward(&self.act.forward(&self.fc1.forward(x)?)?)
+//!     }
+//! }
+//!
+//! # fn main() -> Result<()> {
+//! let mlp = Mlp { fc1: Linear::new(4, 8, true)?, act: ReLU {}, fc2: Linear::new(8, 2, true)? };
+//! let names: Vec<String> = mlp.named_parameters().into_iter().map(|(n, _)| n).collect();
+//! assert_eq!(names, ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]);
+//! let y = mlp.forward(&Tensor::randn([3, 4], ())?)?;
+//! y.sum_all()?.backward()?;
+//! assert!(mlp.fc1.weight.grad().is_some());
+//! # Ok(()) }
+//! ```
+
+extern crate self as oxtorch_nn;
 
 pub mod functional;
+pub mod init;
+mod layers;
+mod module;
 pub mod optim;
+mod state_dict;
+
+pub use layers::*;
+pub use module::{
+    Buffer, Forward, IncompatibleKeys, Layer, Member, MemberMut, Module, ModuleExt, ModuleField,
+};
+pub use oxtorch_nn_derive::Module;
+pub use state_dict::{write_atomic, StateDict};

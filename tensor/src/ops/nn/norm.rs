@@ -203,6 +203,8 @@ impl Tensor {
             let mean = x.mean(dims.as_slice(), true)?;
             let centered = x.sub(&mean)?;
             let var = centered.square()?.mean(dims.as_slice(), true)?;
+            // Running statistics are state, not part of the graph (torch updates them without grad).
+            let _no_grad = crate::autograd::NoGradGuard::new();
             if training {
                 if let Some(rm) = running_mean {
                     let upd = rm
@@ -217,6 +219,7 @@ impl Tensor {
                     rv.copy_(&upd)?;
                 }
             }
+            drop(_no_grad);
             // torch keeps the batch mean and inverse std in the input's dtype (its saved stats).
             let round = |t: Tensor| t.to_dtype(self.dtype())?.to_dtype(x.dtype());
             let invstd = round(var.add(eps)?.rsqrt()?)?;

@@ -1,0 +1,78 @@
+//! `#[derive(Module)]`: implements `oxtorch_nn::Module` for a struct by visiting its fields.
+//!
+//! Each named field is visited through the `oxtorch_nn::ModuleField` trait, so its *type* decides
+//! what it is: a `Tensor` is a parameter, `Option<Tensor>` an optional parameter, `Buffer` a buffer,
+//! any `Module` a child, `Vec<_>` a numbered list (`layers.0`, `layers.1`, ...), and plain values
+//! (numbers, bools, strings) are skipped. `#[module(skip)]` skips a field explicitly, and
+//! `#[module(name = "...")]` renames it in the state dict.
+
+use proc_macro::TokenStream;
+use quote::quote;
+use syn::{parse_macro_input, Data, DeriveInput, Fields, LitStr};
+
+/// Derives `oxtorch_nn::Module` (see the crate docs).
+#[proc_macro_derive(Module, attributes(module))]
+pub fn derive_module(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let Data::Struct(data) = &input.data else {
+        return syn::Error::new_spanned(&input, "#[derive(Module)] supports structs only")
+            .to_compile_error()
+            .into();
+    };
+    let mut visits = Vec::new();
+    let mut visits_mut = Vec::new();
+    let fields: Vec<_> = match &data.fields {
+        Fields::Named(f) => f.named.iter().collect(),
+        Fields::Unnamed(f) => f.unnamed.iter().collect(),
+        Fields::Unit => Vec::new(),
+    };
+    for (i, field) in fields.iter().enumerate() {
+        let mut skip = false;
+        let mut rename: Option<String> = None;
+        for attr in field.attrs.iter().filter(|a| a.path().is_ident("module")) {
+            let parsed = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("skip") {
+                    skip = true;
+                    Ok(())
+                } else if meta.path.is_ident("name") {
+                    rename = Some(meta.value()?.parse::<LitStr>()?.value());
+                    Ok(())
+                } else {
+                    Err(meta.error("expected `skip` or `name = \"...\"`"))
+                }
+            });
+            if let Err(e) = parsed {
+                return e.to_compile_error().into();
+            }
+        }
+        if skip {
+            continue;
+        }
+        let (access, key) = match &field.ident {
+            Some(id) => (quote!(#id), rename.unwrap_or_else(|| id.to_string())),
+            None => {
+                let idx = syn::Index::from(i);
+                (quote!(#idx), rename.unwrap_or_else(|| i.to_string()))
+            }
+        };
+        visits.push(quote! { ::oxtorch_nn::ModuleField::visit_field(&self.#access, #key, f); });
+        visits_mut.push(quote! { ::oxtorch_nn::ModuleField::visit_field_mut(&mut self.#access, #key, f); });
+    }
+    let type_name = name.to_string();
+    quote! {
+        impl #impl_generics ::oxtorch_nn::Module for #name #ty_generics #where_clause {
+            fn visit(&self, f: &mut dyn FnMut(&str, ::oxtorch_nn::Member<'_>)) {
+                #(#visits)*
+            }
+            fn visit_mut(&mut self, f: &mut dyn FnMut(&str, ::oxtorch_nn::MemberMut<'_>)) {
+                #(#visits_mut)*
+            }
+            fn type_name(&self) -> &'static str {
+                #type_name
+            }
+        }
+    }
+    .into()
+}

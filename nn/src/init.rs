@@ -1,0 +1,143 @@
+//! `torch.nn.init`: in-place initialisers with torch's formulas (fan computation, gains), drawing
+//! from the default seeded generator. They run under `no_grad`, so they work on parameters.
+
+use oxtorch_autograd::no_grad;
+use oxtorch_tensor::{DType, Error, Result, Tensor};
+
+/// torch's `_calculate_fan_in_and_fan_out`.
+pub fn calculate_fan_in_and_fan_out(t: &Tensor) -> Result<(usize, usize)> {
+    if t.rank() < 2 {
+        return Err(Error::msg(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions",
+        ));
+    }
+    let receptive: usize = t.dims()[2..].iter().product();
+    Ok((t.dims()[1] * receptive, t.dims()[0] * receptive))
+}
+
+/// torch's `calculate_gain(nonlinearity, param)`.
+pub fn calculate_gain(nonlinearity: &str, param: Option<f64>) -> Result<f64> {
+    Ok(match nonlinearity {
+        "linear" | "conv1d" | "conv2d" | "conv3d" | "conv_transpose1d" | "conv_transpose2d"
+        | "conv_transpose3d" | "sigmoid" => 1.0,
+        "tanh" => 5.0 / 3.0,
+        "relu" => 2f64.sqrt(),
+        "leaky_relu" => {
+            let slope = param.unwrap_or(0.01);
+            (2.0 / (1.0 + slope * slope)).sqrt()
+        }
+        "selu" => 0.75,
+        other => return Err(Error::msg(format!("Unsupported nonlinearity {other}"))),
+    })
+}
+
+/// Fills with `U(a, b)`.
+pub fn uniform_(t: &Tensor, a: f64, b: f64) -> Result<()> {
+    no_grad(|| t.uniform_(a, b).map(|_| ()))
+}
+
+/// Fills with `N(mean, std²)`.
+pub fn normal_(t: &Tensor, mean: f64, std: f64) -> Result<()> {
+    no_grad(|| t.normal_(mean, std).map(|_| ()))
+}
+
+/// Fills with `value`.
+pub fn constant_(t: &Tensor, value: f64) -> Result<()> {
+    no_grad(|| t.fill_(value).map(|_| ()))
+}
+
+/// Fills with ones.
+pub fn ones_(t: &Tensor) -> Result<()> {
+    constant_(t, 1.0)
+}
+
+/// Fills with zeros.
+pub fn zeros_(t: &Tensor) -> Result<()> {
+    constant_(t, 0.0)
+}
+
+/// Xavier/Glorot uniform: `U(-a, a)` with `a = gain * sqrt(6 / (fan_in + fan_out))`.
+pub fn xavier_uniform_(t: &Tensor, gain: f64) -> Result<()> {
+    let (fan_in, fan_out) = calculate_fan_in_and_fan_out(t)?;
+    let a = 3f64.sqrt() * gain * (2.0 / (fan_in + fan_out) as f64).sqrt();
+    uniform_(t, -a, a)
+}
+
+/// Xavier/Glorot normal: `N(0, std²)` with `std = gain * sqrt(2 / (fan_in + fan_out))`.
+pub fn xavier_normal_(t: &Tensor, gain: f64) -> Result<()> {
+    let (fan_in, fan_out) = calculate_fan_in_and_fan_out(t)?;
+    normal_(t, 0.0, gain * (2.0 / (fan_in + fan_out) as f64).sqrt())
+}
+
+fn kaiming_std(t: &Tensor, a: f64, mode: &str, nonlinearity: &str) -> Result<f64> {
+    let (fan_in, fan_out) = calculate_fan_in_and_fan_out(t)?;
+    let fan = match mode {
+        "fan_in" => fan_in,
+        "fan_out" => fan_out,
+        other => {
+            return Err(Error::msg(format!("Mode {other} not supported, please use one of fan_in, fan_out")))
+        }
+    };
+    Ok(calculate_gain(nonlinearity, Some(a))? / (fan.max(1) as f64).sqrt())
+}
+
+/// He/Kaiming uniform (torch's defaults: `a = 0`, `mode = "fan_in"`, `nonlinearity = "leaky_relu"`).
+pub fn kaiming_uniform_(t: &Tensor, a: f64, mode: &str, nonlinearity: &str) -> Result<()> {
+    let bound = 3f64.sqrt() * kaiming_std(t, a, mode, nonlinearity)?;
+    uniform_(t, -bound, bound)
+}
+
+/// He/Kaiming normal.
+pub fn kaiming_normal_(t: &Tensor, a: f64, mode: &str, nonlinearity: &str) -> Result<()> {
+    normal_(t, 0.0, kaiming_std(t, a, mode, nonlinearity)?)
+}
+
+/// Normal truncated to `[a, b]` (torch's inverse-CDF method).
+pub fn trunc_normal_(t: &Tensor, mean: f64, std: f64, a: f64, b: f64) -> Result<()> {
+    let cdf = |x: f64| (1.0 + libm_erf(x / 2f64.sqrt())) / 2.0;
+    let (l, u) = (cdf((a - mean) / std), cdf((b - mean) / std));
+    no_grad(|| -> Result<()> {
+        let u01 = Tensor::empty(t.dims().to_vec(), (DType::F64, t.device()))?;
+        u01.uniform_(2.0 * l - 1.0, 2.0 * u - 1.0)?;
+        let v = u01.erfinv()?.mul(std * 2f64.sqrt())?.add(mean)?.clamp(Some(a.into()), Some(b.into()))?;
+        t.copy_(&v)?;
+        Ok(())
+    })
+}
+
+/// A (semi-)orthogonal matrix scaled by `gain` (torch's `orthogonal_`; QR of a normal matrix with
+/// the signs of R's diagonal folded in).
+pub fn orthogonal_(t: &Tensor, gain: f64) -> Result<()> {
+    if t.rank() < 2 {
+        return Err(Error::msg("Only tensors with 2 or more dimensions are supported"));
+    }
+    let rows = t.dims()[0];
+    let cols = t.numel() / rows.max(1);
+    let (m, n) = if rows < cols { (cols, rows) } else { (rows, cols) };
+    let a = Tensor::randn([m, n], DType::F64)?.to_vec::<f64>()?;
+    // Modified Gram-Schmidt on the columns of the m x n matrix `a` (m >= n).
+    let mut q = a.clone();
+    for j in 0..n {
+        for k in 0..j {
+            let dot: f64 = (0..m).map(|i| q[i * n + k] * q[i * n + j]).sum();
+            for i in 0..m {
+                q[i * n + j] -= dot * q[i * n + k];
+            }
+        }
+        let norm = (0..m).map(|i| q[i * n + j] * q[i * n + j]).sum::<f64>().sqrt();
+        // R's diagonal is positive here, which is what torch's sign correction produces.
+        for i in 0..m {
+            q[i * n + j] = if norm > 0.0 { q[i * n + j] / norm } else { 0.0 };
+        }
+    }
+    let q = Tensor::from_vec(q, [m, n])?;
+    let q = if rows < cols { q.t()? } else { q };
+    no_grad(|| {
+        t.copy_(&q.mul(gain)?.reshape(t.dims().iter().map(|&d| d as isize).collect::<Vec<_>>())?).map(|_| ())
+    })
+}
+
+/// erf of one number, by the tensor kernel (the truncation bounds' CDF values).
+fn libm_erf(x: f64) -> f64 {
+    Tensor::from_slice(&[x], [1]).and_then(|t| t.erf()).and_then(|t| t.item::<f64>()).unwrap_or(0.0)
+}

@@ -1,0 +1,244 @@
+//! `LayerNorm`, `RMSNorm`, `GroupNorm`, `BatchNorm1d/2d` with torch's parameters and buffers.
+
+use oxtorch_tensor::{DType, Result, Tensor};
+
+use crate::module::{Buffer, Forward, Member, MemberMut, Module};
+
+fn ones(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    Tensor::ones(shape.to_vec(), dtype)?.requires_grad_(true)
+}
+
+fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    Tensor::zeros(shape.to_vec(), dtype)?.requires_grad_(true)
+}
+
+/// torch's `nn.LayerNorm`: normalises the trailing `normalized_shape` dims; `weight` ones, `bias`
+/// zeros when `elementwise_affine`.
+#[derive(oxtorch_nn_derive::Module)]
+pub struct LayerNorm {
+    /// scale
+    pub weight: Option<Tensor>,
+    /// shift
+    pub bias: Option<Tensor>,
+    /// the normalised trailing shape
+    pub normalized_shape: Vec<usize>,
+    /// added to the variance
+    pub eps: f64,
+}
+
+impl LayerNorm {
+    /// torch's `LayerNorm(normalized_shape, eps=1e-5, elementwise_affine=True, bias=True)`.
+    pub fn new(normalized_shape: &[usize], eps: f64, elementwise_affine: bool, bias: bool) -> Result<Self> {
+        Ok(LayerNorm {
+            weight: if elementwise_affine { Some(ones(normalized_shape, DType::F32)?) } else { None },
+            bias: if elementwise_affine && bias { Some(zeros(normalized_shape, DType::F32)?) } else { None },
+            normalized_shape: normalized_shape.to_vec(),
+            eps,
+        })
+    }
+}
+
+impl Forward for LayerNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.layer_norm(&self.normalized_shape, self.weight.as_ref(), self.bias.as_ref(), self.eps)
+    }
+}
+
+/// torch's `nn.RMSNorm`: `x / sqrt(mean(x²) + eps) * weight` (eps defaults to the dtype's epsilon).
+#[derive(oxtorch_nn_derive::Module)]
+#[allow(clippy::upper_case_acronyms)]
+pub struct RMSNorm {
+    /// scale
+    pub weight: Option<Tensor>,
+    /// the normalised trailing shape
+    pub normalized_shape: Vec<usize>,
+    /// added to the mean square (`None`: the dtype's machine epsilon, as torch)
+    #[module(skip)]
+    pub eps: Option<f64>,
+}
+
+impl RMSNorm {
+    /// torch's `RMSNorm(normalized_shape, eps=None, elementwise_affine=True)`.
+    pub fn new(normalized_shape: &[usize], eps: Option<f64>, elementwise_affine: bool) -> Result<Self> {
+        Ok(RMSNorm {
+            weight: if elementwise_affine { Some(ones(normalized_shape, DType::F32)?) } else { None },
+            normalized_shape: normalized_shape.to_vec(),
+            eps,
+        })
+    }
+}
+
+impl Forward for RMSNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.rms_norm(&self.normalized_shape, self.weight.as_ref(), self.eps)
+    }
+}
+
+/// torch's `nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True)`.
+#[derive(oxtorch_nn_derive::Module)]
+pub struct GroupNorm {
+    /// per-channel scale
+    pub weight: Option<Tensor>,
+    /// per-channel shift
+    pub bias: Option<Tensor>,
+    /// number of groups
+    pub num_groups: usize,
+    /// added to the variance
+    pub eps: f64,
+}
+
+impl GroupNorm {
+    /// A layer with ones/zeros affine parameters.
+    pub fn new(num_groups: usize, num_channels: usize, eps: f64, affine: bool) -> Result<Self> {
+        Ok(GroupNorm {
+            weight: if affine { Some(ones(&[num_channels], DType::F32)?) } else { None },
+            bias: if affine { Some(zeros(&[num_channels], DType::F32)?) } else { None },
+            num_groups,
+            eps,
+        })
+    }
+}
+
+impl Forward for GroupNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.group_norm(self.num_groups, self.weight.as_ref(), self.bias.as_ref(), self.eps)
+    }
+}
+
+/// torch's `nn.BatchNorm1d/2d`: batch statistics in training (updating the running ones with
+/// `momentum`), running statistics in evaluation. State dict: `weight`, `bias`, `running_mean`,
+/// `running_var`, `num_batches_tracked`.
+pub struct BatchNorm {
+    /// per-channel scale
+    pub weight: Option<Tensor>,
+    /// per-channel shift
+    pub bias: Option<Tensor>,
+    /// running mean (buffer)
+    pub running_mean: Option<Buffer>,
+    /// running variance (buffer)
+    pub running_var: Option<Buffer>,
+    /// batches seen in training (int64 buffer)
+    pub num_batches_tracked: Option<Buffer>,
+    /// running-statistics factor (`None`: cumulative average)
+    pub momentum: Option<f64>,
+    /// added to the variance
+    pub eps: f64,
+    /// training mode
+    pub training: bool,
+    name: &'static str,
+}
+
+/// torch's `nn.BatchNorm1d`.
+pub type BatchNorm1d = BatchNorm;
+/// torch's `nn.BatchNorm2d`.
+pub type BatchNorm2d = BatchNorm;
+
+impl BatchNorm {
+    /// torch's `BatchNorm*d(num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True)`.
+    pub fn new(
+        num_features: usize,
+        eps: f64,
+        momentum: Option<f64>,
+        affine: bool,
+        track_running_stats: bool,
+    ) -> Result<Self> {
+        let buf = |t: Tensor| Some(Buffer(t));
+        Ok(BatchNorm {
+            weight: if affine { Some(ones(&[num_features], DType::F32)?) } else { None },
+            bias: if affine { Some(zeros(&[num_features], DType::F32)?) } else { None },
+            running_mean: if track_running_stats {
+                buf(Tensor::zeros([num_features], DType::F32)?)
+            } else {
+                None
+            },
+            running_var: if track_running_stats {
+                buf(Tensor::ones([num_features], DType::F32)?)
+            } else {
+                None
+            },
+            num_batches_tracked: if track_running_stats { buf(Tensor::zeros([], DType::I64)?) } else { None },
+            momentum,
+            eps,
+            training: true,
+            name: "BatchNorm",
+        })
+    }
+
+    /// `BatchNorm1d(num_features)` with torch's defaults.
+    pub fn new_1d(num_features: usize) -> Result<Self> {
+        Ok(BatchNorm { name: "BatchNorm1d", ..Self::new(num_features, 1e-5, Some(0.1), true, true)? })
+    }
+
+    /// `BatchNorm2d(num_features)` with torch's defaults.
+    pub fn new_2d(num_features: usize) -> Result<Self> {
+        Ok(BatchNorm { name: "BatchNorm2d", ..Self::new(num_features, 1e-5, Some(0.1), true, true)? })
+    }
+}
+
+impl Forward for BatchNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let use_batch_stats = self.training || self.running_mean.is_none();
+        let mut momentum = self.momentum.unwrap_or(0.0);
+        if self.training {
+            if let Some(n) = &self.num_batches_tracked {
+                oxtorch_autograd::no_grad(|| n.add_(1).map(|_| ()))?;
+                if self.momentum.is_none() {
+                    momentum = 1.0 / n.item::<f64>()?;
+                }
+            }
+        }
+        x.batch_norm(
+            self.running_mean.as_deref(),
+            self.running_var.as_deref(),
+            self.weight.as_ref(),
+            self.bias.as_ref(),
+            use_batch_stats,
+            momentum,
+            self.eps,
+        )
+    }
+}
+
+impl Module for BatchNorm {
+    fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+        for (n, t) in [("weight", &self.weight), ("bias", &self.bias)] {
+            if let Some(t) = t {
+                f(n, Member::Param(t));
+            }
+        }
+        for (n, b) in [
+            ("running_mean", &self.running_mean),
+            ("running_var", &self.running_var),
+            ("num_batches_tracked", &self.num_batches_tracked),
+        ] {
+            if let Some(b) = b {
+                f(n, Member::Buffer(&b.0));
+            }
+        }
+    }
+    fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
+        for (n, t) in [("weight", &mut self.weight), ("bias", &mut self.bias)] {
+            if let Some(t) = t {
+                f(n, MemberMut::Param(t));
+            }
+        }
+        for (n, b) in [
+            ("running_mean", &mut self.running_mean),
+            ("running_var", &mut self.running_var),
+            ("num_batches_tracked", &mut self.num_batches_tracked),
+        ] {
+            if let Some(b) = b {
+                f(n, MemberMut::Buffer(&mut b.0));
+            }
+        }
+    }
+    fn type_name(&self) -> &'static str {
+        self.name
+    }
+    fn set_training(&mut self, training: bool) {
+        self.training = training;
+    }
+    fn training_flag(&self) -> Option<bool> {
+        Some(self.training)
+    }
+}

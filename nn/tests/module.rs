@@ -1,0 +1,194 @@
+//! The module tree: derive, torch's names, state dicts (including a checkpoint written by PyTorch),
+//! load errors, train/eval, `to`, freezing.
+
+use oxtorch_nn::{
+    BatchNorm, Conv2d, ConvOptions, Flatten, Forward, LayerNorm, Linear, Module, ModuleExt, ReLU, Sequential,
+    StateDict,
+};
+use oxtorch_tensor::{DType, Padding, Result, Tensor};
+
+/// The same architecture as `Net` in `tests/golden/make_golden_nn_module.py`.
+#[derive(Module)]
+struct Net {
+    conv: Conv2d,
+    bn: BatchNorm,
+    fc: Sequential,
+    ln: LayerNorm,
+}
+
+impl Net {
+    fn new() -> Result<Net> {
+        Ok(Net {
+            conv: Conv2d::new(
+                1,
+                4,
+                &[3],
+                ConvOptions { padding: Padding::Explicit(vec![1]), ..Default::default() },
+            )?,
+            bn: BatchNorm::new_2d(4)?,
+            fc: Sequential::new()
+                .add(Flatten::default())
+                .add(Linear::new(64, 16, true)?)
+                .add(ReLU {})
+                .add(Linear::new(16, 3, true)?),
+            ln: LayerNorm::new(&[3], 1e-5, true, true)?,
+        })
+    }
+}
+
+impl Forward for Net {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.ln.forward(&self.fc.forward(&self.bn.forward(&self.conv.forward(x)?)?.relu()?)?)
+    }
+}
+
+fn golden(name: &str) -> StateDict {
+    StateDict::load(format!("{}/../tests/golden/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn assert_close(what: &str, got: &Tensor, want: &Tensor, tol: f64) {
+    assert_eq!(got.dims(), want.dims(), "{what}: shape");
+    let (a, b) = (got.to_f64_vec().unwrap(), want.to_f64_vec().unwrap());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{what}[{i}]: got {x}, PyTorch {y}");
+    }
+}
+
+#[test]
+fn names_match_torch() -> Result<()> {
+    let net = Net::new()?;
+    let keys: Vec<String> = net.state_dict().keys().map(str::to_string).collect();
+    // `Net().state_dict().keys()` as PyTorch prints it (the script prints it too).
+    let torch_order = [
+        "conv.weight",
+        "conv.bias",
+        "bn.weight",
+        "bn.bias",
+        "bn.running_mean",
+        "bn.running_var",
+        "bn.num_batches_tracked",
+        "fc.1.weight",
+        "fc.1.bias",
+        "fc.3.weight",
+        "fc.3.bias",
+        "ln.weight",
+        "ln.bias",
+    ];
+    assert_eq!(keys, torch_order);
+    let mut file_keys = golden("nn_module_state.safetensors").keys().map(str::to_string).collect::<Vec<_>>();
+    file_keys.sort();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(sorted, file_keys);
+    assert_eq!(net.named_parameters().len(), 10);
+    assert_eq!(net.named_buffers().len(), 3);
+    assert_eq!(
+        net.named_children(),
+        vec![
+            ("conv".into(), "Conv2d"),
+            ("bn".into(), "BatchNorm2d"),
+            ("fc".into(), "Sequential"),
+            ("ln".into(), "LayerNorm")
+        ]
+    );
+    assert_eq!(net.named_modules().len(), 1 + 4 + 4);
+    assert_eq!(net.num_parameters(), 4 * 9 + 4 + 4 + 4 + 64 * 16 + 16 + 16 * 3 + 3 + 3 + 3);
+    Ok(())
+}
+
+#[test]
+fn pytorch_checkpoint_runs_like_pytorch() -> Result<()> {
+    let mut net = Net::new()?;
+    let keys = net.load_state_dict(&golden("nn_module_state.safetensors"), true)?;
+    assert!(keys.missing_keys.is_empty() && keys.unexpected_keys.is_empty());
+    let io = golden("nn_module_io.safetensors");
+    let x = io.get("x").unwrap();
+    net.eval();
+    assert!(!net.is_training());
+    assert_close("y_eval", &net.forward(x)?, io.get("y_eval").unwrap(), 1e-5);
+    net.train(true);
+    let y = net.forward(x)?;
+    assert_close("y_train", &y, io.get("y_train").unwrap(), 1e-5);
+    assert_close(
+        "running_mean",
+        net.bn.running_mean.as_ref().unwrap(),
+        io.get("running_mean").unwrap(),
+        1e-6,
+    );
+    assert_close("running_var", net.bn.running_var.as_ref().unwrap(), io.get("running_var").unwrap(), 1e-6);
+    assert_eq!(net.bn.num_batches_tracked.as_ref().unwrap().item::<i64>()?, 1);
+    assert!(
+        !net.bn.running_mean.as_ref().unwrap().requires_grad(),
+        "running stats must stay out of the graph"
+    );
+    y.sum_all()?.backward()?;
+    for (name, p) in net.named_parameters() {
+        assert_close(
+            &format!("grad.{name}"),
+            &p.grad().unwrap(),
+            io.get(&format!("grad.{name}")).unwrap(),
+            1e-4,
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn save_load_round_trip_is_exact() -> Result<()> {
+    let net = Net::new()?;
+    let dir = std::env::temp_dir().join(format!("oxtorch-nn-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("net.safetensors");
+    net.state_dict().save(&path)?;
+    let mut other = Net::new()?;
+    other.load_state_dict(&StateDict::load(&path)?, true)?;
+    for ((n, a), (_, b)) in net.state_dict().iter().zip(other.state_dict().iter()) {
+        assert!(a.equal(b)?, "{n} differs after the round trip");
+    }
+    // No temporary file is left behind.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+    Ok(())
+}
+
+#[test]
+fn load_errors_list_every_problem() -> Result<()> {
+    let mut net = Net::new()?;
+    let mut sd = net.state_dict();
+    sd.insert("fc.1.weight", Tensor::zeros([3, 3], DType::F32)?);
+    sd.insert("extra.weight", Tensor::zeros([1], DType::F32)?);
+    let mut partial = StateDict::new();
+    for (k, v) in sd.iter().filter(|(k, _)| *k != "ln.bias") {
+        partial.insert(k, v.clone());
+    }
+    let e = net.load_state_dict(&partial, true).unwrap_err().to_string();
+    assert!(e.contains("Error(s) in loading state_dict for Net"), "{e}");
+    assert!(e.contains("Missing key(s) in state_dict: \"ln.bias\"."), "{e}");
+    assert!(e.contains("Unexpected key(s) in state_dict: \"extra.weight\"."), "{e}");
+    assert!(e.contains("size mismatch for fc.1.weight: copying a param with shape torch.Size([3, 3]) from checkpoint, the shape in current model is torch.Size([16, 64])."), "{e}");
+    // Non-strict: only the size mismatch remains an error.
+    partial.insert("fc.1.weight", Tensor::zeros([16, 64], DType::F32)?);
+    let keys = net.load_state_dict(&partial, false)?;
+    assert_eq!(keys.missing_keys, vec!["ln.bias".to_string()]);
+    assert_eq!(keys.unexpected_keys, vec!["extra.weight".to_string()]);
+    Ok(())
+}
+
+#[test]
+fn to_dtype_freeze_and_zero_grad() -> Result<()> {
+    let mut net = Net::new()?;
+    net.to(DType::F64)?;
+    assert!(net.parameters().iter().all(|p| p.dtype() == DType::F64 && p.requires_grad()));
+    assert_eq!(net.bn.num_batches_tracked.as_ref().unwrap().dtype(), DType::I64);
+    let y = net.forward(&Tensor::randn([2, 1, 4, 4], DType::F64)?)?;
+    y.sum_all()?.backward()?;
+    assert!(net.parameters().iter().all(|p| p.grad().is_some()));
+    net.zero_grad()?;
+    assert!(net.parameters().iter().all(|p| p.grad().is_none()));
+    net.conv.requires_grad_(false)?;
+    let y = net.forward(&Tensor::randn([2, 1, 4, 4], DType::F64)?)?;
+    y.sum_all()?.backward()?;
+    assert!(net.conv.weight.grad().is_none());
+    assert!(net.ln.weight.as_ref().unwrap().grad().is_some());
+    Ok(())
+}
