@@ -1,0 +1,216 @@
+//! `torch.optim.Adam` and `AdamW` (amsgrad, weight decay, maximize).
+
+use oxtorch_autograd::no_grad;
+use oxtorch_tensor::{DType, Error, Result, Tensor};
+
+use super::{zero_grads, Optimizer, OptimizerState, ParamGroup};
+
+/// Adam/AdamW hyper-parameters with torch's defaults (Adam: `weight_decay = 0`; AdamW: `0.01`).
+#[derive(Clone, Copy, Debug)]
+pub struct AdamOptions {
+    /// learning rate
+    pub lr: f64,
+    /// `(beta1, beta2)`
+    pub betas: (f64, f64),
+    /// added to the denominator
+    pub eps: f64,
+    /// L2 penalty (Adam) or decoupled decay (AdamW)
+    pub weight_decay: f64,
+    /// keep the maximum of the second moments
+    pub amsgrad: bool,
+    /// maximise the objective instead
+    pub maximize: bool,
+}
+
+impl Default for AdamOptions {
+    fn default() -> Self {
+        AdamOptions {
+            lr: 1e-3,
+            betas: (0.9, 0.999),
+            eps: 1e-8,
+            weight_decay: 0.0,
+            amsgrad: false,
+            maximize: false,
+        }
+    }
+}
+
+/// Per-parameter moments.
+#[derive(Clone)]
+struct Moments {
+    step: f64,
+    exp_avg: Tensor,
+    exp_avg_sq: Tensor,
+    max_exp_avg_sq: Option<Tensor>,
+}
+
+/// Adam (`decoupled = false`) or AdamW (`decoupled = true`), as torch's single-tensor code.
+pub struct Adam {
+    groups: Vec<ParamGroup<AdamOptions>>,
+    state: Vec<Option<Moments>>,
+    decoupled: bool,
+}
+
+/// torch's `AdamW`: Adam with decoupled weight decay (default 0.01).
+pub struct AdamW;
+
+impl AdamW {
+    /// One group of parameters; `options.weight_decay` is the decoupled decay.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(params: Vec<Tensor>, options: AdamOptions) -> Result<Adam> {
+        Adam::build(vec![ParamGroup { params, options }], true)
+    }
+
+    /// torch's AdamW defaults (`lr = 1e-3`, `weight_decay = 1e-2`).
+    pub fn default_options() -> AdamOptions {
+        AdamOptions { weight_decay: 1e-2, ..AdamOptions::default() }
+    }
+
+    /// Several groups.
+    pub fn with_groups(groups: Vec<ParamGroup<AdamOptions>>) -> Result<Adam> {
+        Adam::build(groups, true)
+    }
+}
+
+impl Adam {
+    /// One group of parameters.
+    pub fn new(params: Vec<Tensor>, options: AdamOptions) -> Result<Self> {
+        Self::build(vec![ParamGroup { params, options }], false)
+    }
+
+    /// Several groups.
+    pub fn with_groups(groups: Vec<ParamGroup<AdamOptions>>) -> Result<Self> {
+        Self::build(groups, false)
+    }
+
+    fn build(groups: Vec<ParamGroup<AdamOptions>>, decoupled: bool) -> Result<Self> {
+        for g in &groups {
+            let o = g.options;
+            if o.lr < 0.0 {
+                return Err(Error::msg(format!("Invalid learning rate: {}", o.lr)));
+            }
+            if o.eps < 0.0 {
+                return Err(Error::msg(format!("Invalid epsilon value: {}", o.eps)));
+            }
+            if !(0.0..1.0).contains(&o.betas.0) {
+                return Err(Error::msg(format!("Invalid beta parameter at index 0: {}", o.betas.0)));
+            }
+            if !(0.0..1.0).contains(&o.betas.1) {
+                return Err(Error::msg(format!("Invalid beta parameter at index 1: {}", o.betas.1)));
+            }
+            if o.weight_decay < 0.0 {
+                return Err(Error::msg(format!("Invalid weight_decay value: {}", o.weight_decay)));
+            }
+        }
+        let n = groups.iter().map(|g| g.params.len()).sum();
+        Ok(Adam { groups, state: vec![None; n], decoupled })
+    }
+}
+
+impl Optimizer for Adam {
+    fn step(&mut self) -> Result<()> {
+        no_grad(|| {
+            let mut index = 0;
+            for group in &self.groups {
+                let o = group.options;
+                let (b1, b2) = o.betas;
+                for p in &group.params {
+                    let i = index;
+                    index += 1;
+                    let Some(g) = p.grad() else { continue };
+                    let mut g = if o.maximize { g.neg()? } else { g };
+                    let st = match &mut self.state[i] {
+                        Some(s) => s,
+                        slot => slot.insert(Moments {
+                            step: 0.0,
+                            exp_avg: p.zeros_like()?,
+                            exp_avg_sq: p.zeros_like()?,
+                            max_exp_avg_sq: if o.amsgrad { Some(p.zeros_like()?) } else { None },
+                        }),
+                    };
+                    st.step += 1.0;
+                    if o.weight_decay != 0.0 {
+                        if self.decoupled {
+                            p.mul_(1.0 - o.lr * o.weight_decay)?;
+                        } else {
+                            g = g.add(p.mul(o.weight_decay)?)?;
+                        }
+                    }
+                    // exp_avg.lerp_(grad, 1 - beta1); exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)
+                    st.exp_avg.add_(&g.sub(&st.exp_avg)?.mul(1.0 - b1)?)?;
+                    st.exp_avg_sq.mul_(b2)?.add_(&g.mul(&g)?.mul(1.0 - b2)?)?;
+                    let bc1 = 1.0 - b1.powf(st.step);
+                    let bc2_sqrt = (1.0 - b2.powf(st.step)).sqrt();
+                    let second = match &st.max_exp_avg_sq {
+                        Some(m) => {
+                            m.copy_(&m.maximum(&st.exp_avg_sq)?)?;
+                            m.clone()
+                        }
+                        None => st.exp_avg_sq.clone(),
+                    };
+                    let denom = second.sqrt()?.div(bc2_sqrt)?.add(o.eps)?;
+                    p.sub_(&st.exp_avg.div(&denom)?.mul(o.lr / bc1)?)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn zero_grad(&mut self) -> Result<()> {
+        zero_grads(&self.groups)
+    }
+
+    fn num_groups(&self) -> usize {
+        self.groups.len()
+    }
+
+    fn lr(&self, group: usize) -> f64 {
+        self.groups[group].options.lr
+    }
+
+    fn set_lr(&mut self, group: usize, lr: f64) {
+        self.groups[group].options.lr = lr;
+    }
+
+    fn state_dict(&self) -> Result<OptimizerState> {
+        let mut s = OptimizerState::default();
+        for (i, st) in self.state.iter().enumerate() {
+            if let Some(st) = st {
+                s.set_tensor(i, "step", &Tensor::scalar_tensor(st.step, DType::F64)?)?;
+                s.set_tensor(i, "exp_avg", &st.exp_avg)?;
+                s.set_tensor(i, "exp_avg_sq", &st.exp_avg_sq)?;
+                if let Some(m) = &st.max_exp_avg_sq {
+                    s.set_tensor(i, "max_exp_avg_sq", m)?;
+                }
+            }
+        }
+        for (gi, g) in self.groups.iter().enumerate() {
+            s.set_hyper(gi, "lr", g.options.lr);
+        }
+        Ok(s)
+    }
+
+    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
+        for (i, slot) in self.state.iter_mut().enumerate() {
+            *slot = match (state.tensor(i, "step"), state.tensor(i, "exp_avg"), state.tensor(i, "exp_avg_sq"))
+            {
+                (Some(step), Some(m), Some(v)) => Some(Moments {
+                    step: step.item::<f64>()?,
+                    exp_avg: no_grad(|| m.copy())?,
+                    exp_avg_sq: no_grad(|| v.copy())?,
+                    max_exp_avg_sq: state
+                        .tensor(i, "max_exp_avg_sq")
+                        .map(|t| no_grad(|| t.copy()))
+                        .transpose()?,
+                }),
+                _ => None,
+            };
+        }
+        for gi in 0..self.groups.len() {
+            if let Some(lr) = state.hyper(gi, "lr") {
+                self.groups[gi].options.lr = lr;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,354 @@
+//! `torch.optim.lr_scheduler`: learning-rate schedules, in torch's closed forms.
+//!
+//! A scheduler does not borrow its optimizer (so both can be used in a loop): pass the optimizer to
+//! each `step`. Constructing one applies the epoch-0 learning rate, as torch does.
+//!
+//! ```
+//! use oxtorch_nn::optim::{lr_scheduler::{CosineAnnealingLR, LinearLR, SequentialLR}, Optimizer, SgdOptions, SGD};
+//! use oxtorch_tensor::{Result, Tensor};
+//! # fn main() -> Result<()> {
+//! let p = Tensor::zeros([2], ())?.requires_grad_(true)?;
+//! let mut opt = SGD::new(vec![p], SgdOptions { lr: 0.1, ..Default::default() })?;
+//! // 5 warm-up steps, then cosine decay over 95.
+//! let warmup = LinearLR::new(&mut opt, 0.1, 1.0, 5);
+//! let cosine = CosineAnnealingLR::new(&mut opt, 95, 0.0);
+//! let mut sched = SequentialLR::new(&mut opt, vec![warmup, cosine], vec![5])?;
+//! for _ in 0..10 {
+//!     // ... forward, backward, opt.step() ...
+//!     sched.step(&mut opt)?;
+//! }
+//! assert!(opt.lr(0) < 0.1);
+//! # Ok(()) }
+//! ```
+
+use std::f64::consts::PI;
+
+use oxtorch_tensor::{Error, Result};
+
+use super::Optimizer;
+
+/// The learning rate of one group at an epoch, from its base learning rate.
+type Schedule = Box<dyn Fn(i64, f64) -> f64 + Send + Sync>;
+
+/// A schedule applied to every param group of an optimizer (torch's `LRScheduler`).
+pub struct Scheduler {
+    schedule: Schedule,
+    base_lrs: Vec<f64>,
+    last_epoch: i64,
+    last_lr: Vec<f64>,
+}
+
+impl Scheduler {
+    /// A scheduler with a custom schedule `f(epoch, base_lr) -> lr`.
+    pub fn new(opt: &mut dyn Optimizer, schedule: impl Fn(i64, f64) -> f64 + Send + Sync + 'static) -> Self {
+        let base_lrs: Vec<f64> = (0..opt.num_groups()).map(|g| opt.lr(g)).collect();
+        let mut s =
+            Scheduler { schedule: Box::new(schedule), last_lr: base_lrs.clone(), base_lrs, last_epoch: -1 };
+        s.step_to(opt, 0);
+        s
+    }
+
+    /// Advances one epoch (or step) and sets the optimizer's learning rates.
+    pub fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
+        self.step_to(opt, self.last_epoch + 1);
+        Ok(())
+    }
+
+    /// Jumps to `epoch`.
+    pub fn step_to(&mut self, opt: &mut dyn Optimizer, epoch: i64) {
+        self.last_epoch = epoch;
+        self.last_lr = self.base_lrs.iter().map(|&b| (self.schedule)(epoch, b)).collect();
+        for (g, &lr) in self.last_lr.iter().enumerate() {
+            opt.set_lr(g, lr);
+        }
+    }
+
+    /// The learning rates set by the last step (torch's `get_last_lr()`).
+    pub fn get_last_lr(&self) -> &[f64] {
+        &self.last_lr
+    }
+
+    /// The current epoch counter.
+    pub fn last_epoch(&self) -> i64 {
+        self.last_epoch
+    }
+}
+
+/// `lr = base * gamma^(epoch // step_size)`.
+pub struct StepLR;
+impl StepLR {
+    /// torch's `StepLR(optimizer, step_size, gamma=0.1)`.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(opt: &mut dyn Optimizer, step_size: usize, gamma: f64) -> Scheduler {
+        let step = step_size.max(1) as i64;
+        Scheduler::new(opt, move |e, b| b * gamma.powi((e / step) as i32))
+    }
+}
+
+/// `lr = base * gamma^(number of milestones <= epoch)`.
+pub struct MultiStepLR;
+impl MultiStepLR {
+    /// torch's `MultiStepLR(optimizer, milestones, gamma=0.1)`.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(opt: &mut dyn Optimizer, mut milestones: Vec<i64>, gamma: f64) -> Scheduler {
+        milestones.sort_unstable();
+        Scheduler::new(opt, move |e, b| b * gamma.powi(milestones.partition_point(|&m| m <= e) as i32))
+    }
+}
+
+/// `lr = base * gamma^epoch`.
+pub struct ExponentialLR;
+impl ExponentialLR {
+    /// torch's `ExponentialLR(optimizer, gamma)`.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(opt: &mut dyn Optimizer, gamma: f64) -> Scheduler {
+        Scheduler::new(opt, move |e, b| b * gamma.powi(e as i32))
+    }
+}
+
+/// Cosine from `base` down to `eta_min` over `t_max` epochs (and back up after, as torch's).
+pub struct CosineAnnealingLR;
+impl CosineAnnealingLR {
+    /// torch's `CosineAnnealingLR(optimizer, T_max, eta_min=0)`.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(opt: &mut dyn Optimizer, t_max: usize, eta_min: f64) -> Scheduler {
+        let t_max = t_max.max(1) as f64;
+        Scheduler::new(opt, move |e, b| eta_min + (b - eta_min) * (1.0 + (PI * e as f64 / t_max).cos()) / 2.0)
+    }
+}
+
+/// `lr = base * f(epoch)`.
+pub struct LambdaLR;
+impl LambdaLR {
+    /// torch's `LambdaLR(optimizer, lr_lambda)`.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(opt: &mut dyn Optimizer, lr_lambda: impl Fn(i64) -> f64 + Send + Sync + 'static) -> Scheduler {
+        Scheduler::new(opt, move |e, b| b * lr_lambda(e))
+    }
+}
+
+/// A linear ramp of the factor from `start_factor` to `end_factor` over `total_iters` epochs.
+pub struct LinearLR;
+impl LinearLR {
+    /// torch's `LinearLR(optimizer, start_factor=1/3, end_factor=1.0, total_iters=5)`.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(opt: &mut dyn Optimizer, start_factor: f64, end_factor: f64, total_iters: usize) -> Scheduler {
+        let total = total_iters.max(1) as f64;
+        Scheduler::new(opt, move |e, b| {
+            b * (start_factor + (end_factor - start_factor) * (e as f64).min(total) / total)
+        })
+    }
+}
+
+/// The 1cycle policy: warm up from `max_lr / div_factor` to `max_lr`, then anneal to
+/// `initial / final_div_factor` (torch's `OneCycleLR`, learning rate only).
+pub struct OneCycleLR;
+impl OneCycleLR {
+    /// torch's `OneCycleLR(optimizer, max_lr, total_steps, pct_start=0.3, anneal_strategy="cos",
+    /// div_factor=25, final_div_factor=1e4, three_phase=False)`.
+    #[allow(clippy::new_ret_no_self, clippy::too_many_arguments)]
+    pub fn new(
+        opt: &mut dyn Optimizer,
+        max_lr: f64,
+        total_steps: usize,
+        pct_start: f64,
+        anneal_strategy: &str,
+        div_factor: f64,
+        final_div_factor: f64,
+        three_phase: bool,
+    ) -> Result<Scheduler> {
+        if total_steps == 0 {
+            return Err(Error::msg("Expected positive integer total_steps, but got 0"));
+        }
+        if !(0.0..=1.0).contains(&pct_start) {
+            return Err(Error::msg(format!("Expected float between 0 and 1 pct_start, but got {pct_start}")));
+        }
+        let cos = match anneal_strategy {
+            "cos" => true,
+            "linear" => false,
+            s => {
+                return Err(Error::msg(format!(
+                    "anneal_strategy must be one of 'cos' or 'linear', instead got {s}"
+                )))
+            }
+        };
+        let initial = max_lr / div_factor;
+        let min_lr = initial / final_div_factor;
+        let total = total_steps as f64;
+        let phases: Vec<(f64, f64, f64)> = if three_phase {
+            vec![
+                (pct_start * total - 1.0, initial, max_lr),
+                (2.0 * pct_start * total - 2.0, max_lr, initial),
+                (total - 1.0, initial, min_lr),
+            ]
+        } else {
+            vec![(pct_start * total - 1.0, initial, max_lr), (total - 1.0, max_lr, min_lr)]
+        };
+        let anneal = move |start: f64, end: f64, pct: f64| {
+            if cos {
+                end + (start - end) / 2.0 * ((PI * pct).cos() + 1.0)
+            } else {
+                (end - start) * pct + start
+            }
+        };
+        // torch sets each group's lr to `initial` first; the schedule ignores the base lr.
+        Ok(Scheduler::new(opt, move |e, _| {
+            let step = e as f64;
+            let mut start_step = 0.0;
+            let mut lr = min_lr;
+            for (i, &(end_step, start, end)) in phases.iter().enumerate() {
+                if step <= end_step || i == phases.len() - 1 {
+                    let pct = if end_step > start_step {
+                        (step - start_step) / (end_step - start_step)
+                    } else {
+                        0.0
+                    };
+                    lr = anneal(start, end, pct);
+                    break;
+                }
+                start_step = end_step;
+            }
+            lr
+        }))
+    }
+}
+
+/// Runs schedulers one after another, switching at `milestones` (torch's `SequentialLR`).
+pub struct SequentialLR {
+    schedulers: Vec<Scheduler>,
+    milestones: Vec<i64>,
+    last_epoch: i64,
+}
+
+impl SequentialLR {
+    /// The first scheduler runs until `milestones[0]`, the second until `milestones[1]`, ...
+    pub fn new(opt: &mut dyn Optimizer, schedulers: Vec<Scheduler>, milestones: Vec<i64>) -> Result<Self> {
+        if schedulers.len() != milestones.len() + 1 {
+            return Err(Error::msg(format!(
+                "Sequential Schedulers expects number of schedulers provided to be one more than the number of milestone points, but got number of schedulers {} and the number of milestones to be equal to {}",
+                schedulers.len(),
+                milestones.len()
+            )));
+        }
+        let mut s = SequentialLR { schedulers, milestones, last_epoch: 0 };
+        // Every scheduler's constructor set the lr; the first one's epoch 0 is what applies.
+        let base: Vec<f64> = s.schedulers[0].base_lrs.clone();
+        for sch in &mut s.schedulers {
+            sch.base_lrs = base.clone();
+        }
+        s.schedulers[0].step_to(opt, 0);
+        Ok(s)
+    }
+
+    /// Advances one epoch.
+    pub fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
+        self.last_epoch += 1;
+        let idx = self.milestones.partition_point(|&m| m <= self.last_epoch);
+        if idx > 0 && self.milestones[idx - 1] == self.last_epoch {
+            self.schedulers[idx].step_to(opt, 0);
+        } else {
+            self.schedulers[idx].step(opt)?;
+        }
+        Ok(())
+    }
+
+    /// The learning rates set by the last step.
+    pub fn get_last_lr(&self) -> Vec<f64> {
+        let idx = self.milestones.partition_point(|&m| m <= self.last_epoch);
+        self.schedulers[idx].get_last_lr().to_vec()
+    }
+}
+
+/// Lowers the learning rate when a metric stops improving (torch's `ReduceLROnPlateau`).
+pub struct ReduceLROnPlateau {
+    /// "min" or "max"
+    mode_max: bool,
+    factor: f64,
+    patience: usize,
+    threshold: f64,
+    rel: bool,
+    cooldown: usize,
+    min_lrs: Vec<f64>,
+    eps: f64,
+    best: f64,
+    num_bad_epochs: usize,
+    cooldown_counter: usize,
+}
+
+impl ReduceLROnPlateau {
+    /// torch's `ReduceLROnPlateau(optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
+    /// threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8)`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        opt: &dyn Optimizer,
+        mode: &str,
+        factor: f64,
+        patience: usize,
+        threshold: f64,
+        threshold_mode: &str,
+        cooldown: usize,
+        min_lr: f64,
+        eps: f64,
+    ) -> Result<Self> {
+        if factor >= 1.0 {
+            return Err(Error::msg("Factor should be < 1.0."));
+        }
+        let mode_max = match mode {
+            "min" => false,
+            "max" => true,
+            m => return Err(Error::msg(format!("mode {m} is unknown!"))),
+        };
+        let rel = match threshold_mode {
+            "rel" => true,
+            "abs" => false,
+            m => return Err(Error::msg(format!("threshold mode {m} is unknown!"))),
+        };
+        Ok(ReduceLROnPlateau {
+            mode_max,
+            factor,
+            patience,
+            threshold,
+            rel,
+            cooldown,
+            min_lrs: vec![min_lr; opt.num_groups()],
+            eps,
+            best: if mode_max { f64::NEG_INFINITY } else { f64::INFINITY },
+            num_bad_epochs: 0,
+            cooldown_counter: 0,
+        })
+    }
+
+    fn is_better(&self, a: f64) -> bool {
+        match (self.mode_max, self.rel) {
+            (false, true) => a < self.best * (1.0 - self.threshold),
+            (false, false) => a < self.best - self.threshold,
+            (true, true) => a > self.best * (1.0 + self.threshold),
+            (true, false) => a > self.best + self.threshold,
+        }
+    }
+
+    /// Records this epoch's metric and lowers the learning rates after `patience` bad epochs.
+    pub fn step(&mut self, opt: &mut dyn Optimizer, metric: f64) {
+        if self.is_better(metric) {
+            self.best = metric;
+            self.num_bad_epochs = 0;
+        } else {
+            self.num_bad_epochs += 1;
+        }
+        if self.cooldown_counter > 0 {
+            self.cooldown_counter -= 1;
+            self.num_bad_epochs = 0;
+        }
+        if self.num_bad_epochs > self.patience {
+            for g in 0..opt.num_groups() {
+                let old = opt.lr(g);
+                let new = (old * self.factor).max(self.min_lrs[g]);
+                if old - new > self.eps {
+                    opt.set_lr(g, new);
+                }
+            }
+            self.cooldown_counter = self.cooldown;
+            self.num_bad_epochs = 0;
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! `torch.optim`: optimizers with param groups and state dicts, learning-rate schedulers, and
+//! gradient clipping.
+//!
+//! Every optimizer implements [`Optimizer`]; its update runs under `no_grad` in place on the
+//! parameters (tensor ops, so on any device), following torch's single-tensor implementations
+//! operation by operation so that results agree with PyTorch to rounding.
+
+mod adagrad;
+mod adam;
+mod clip;
+pub mod lr_scheduler;
+mod rmsprop;
+mod sgd;
+mod state;
+
+pub use adagrad::{Adagrad, AdagradOptions};
+pub use adam::{Adam, AdamOptions, AdamW};
+pub use clip::{clip_grad_norm_, clip_grad_value_};
+pub use rmsprop::{RMSprop, RMSpropOptions};
+pub use sgd::{SgdOptions, SGD};
+pub use state::OptimizerState;
+
+use oxtorch_tensor::{Result, Tensor};
+
+/// A set of parameters sharing hyper-parameters (torch's param group).
+#[derive(Clone)]
+pub struct ParamGroup<O> {
+    /// the parameters
+    pub params: Vec<Tensor>,
+    /// their hyper-parameters (the learning rate is `options.lr`)
+    pub options: O,
+}
+
+/// What every optimizer offers (torch's `Optimizer` API).
+pub trait Optimizer {
+    /// One update of every parameter that has a gradient.
+    fn step(&mut self) -> Result<()>;
+
+    /// Clears the gradients of all parameters (`set_to_none=True`, torch's default).
+    fn zero_grad(&mut self) -> Result<()>;
+
+    /// Number of param groups.
+    fn num_groups(&self) -> usize;
+
+    /// The learning rate of group `i`.
+    fn lr(&self, group: usize) -> f64;
+
+    /// Sets the learning rate of group `i` (what schedulers do).
+    fn set_lr(&mut self, group: usize, lr: f64);
+
+    /// Everything needed to resume bit-exactly: per-parameter state and hyper-parameters.
+    fn state_dict(&self) -> Result<OptimizerState>;
+
+    /// Restores [`Optimizer::state_dict`]'s output (same parameter layout required).
+    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()>;
+}
+
+/// Clears `.grad` of every parameter of `groups`.
+pub(crate) fn zero_grads<O>(groups: &[ParamGroup<O>]) -> Result<()> {
+    groups.iter().flat_map(|g| &g.params).try_for_each(|p| p.set_grad(None))
+}

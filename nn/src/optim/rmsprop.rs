@@ -1,0 +1,186 @@
+//! `torch.optim.RMSprop` (centered, momentum, weight decay, maximize).
+
+use oxtorch_autograd::no_grad;
+use oxtorch_tensor::{DType, Error, Result, Tensor};
+
+use super::{zero_grads, Optimizer, OptimizerState, ParamGroup};
+
+/// RMSprop hyper-parameters with torch's defaults.
+#[derive(Clone, Copy, Debug)]
+pub struct RMSpropOptions {
+    /// learning rate (default 1e-2)
+    pub lr: f64,
+    /// smoothing constant (default 0.99)
+    pub alpha: f64,
+    /// added to the denominator (default 1e-8)
+    pub eps: f64,
+    /// L2 penalty
+    pub weight_decay: f64,
+    /// momentum factor
+    pub momentum: f64,
+    /// normalise by the estimated variance of the gradient
+    pub centered: bool,
+    /// maximise the objective instead
+    pub maximize: bool,
+}
+
+impl Default for RMSpropOptions {
+    fn default() -> Self {
+        RMSpropOptions {
+            lr: 1e-2,
+            alpha: 0.99,
+            eps: 1e-8,
+            weight_decay: 0.0,
+            momentum: 0.0,
+            centered: false,
+            maximize: false,
+        }
+    }
+}
+
+#[derive(Clone)]
+struct State {
+    step: f64,
+    square_avg: Tensor,
+    grad_avg: Option<Tensor>,
+    momentum_buffer: Option<Tensor>,
+}
+
+/// RMSprop, as torch's single-tensor implementation.
+#[allow(clippy::upper_case_acronyms)]
+pub struct RMSprop {
+    groups: Vec<ParamGroup<RMSpropOptions>>,
+    state: Vec<Option<State>>,
+}
+
+impl RMSprop {
+    /// One group of parameters.
+    pub fn new(params: Vec<Tensor>, options: RMSpropOptions) -> Result<Self> {
+        Self::with_groups(vec![ParamGroup { params, options }])
+    }
+
+    /// Several groups.
+    pub fn with_groups(groups: Vec<ParamGroup<RMSpropOptions>>) -> Result<Self> {
+        for g in &groups {
+            let o = g.options;
+            for (name, v) in [
+                ("learning rate", o.lr),
+                ("epsilon value", o.eps),
+                ("momentum value", o.momentum),
+                ("weight_decay value", o.weight_decay),
+                ("alpha value", o.alpha),
+            ] {
+                if v < 0.0 {
+                    return Err(Error::msg(format!("Invalid {name}: {v}")));
+                }
+            }
+        }
+        let n = groups.iter().map(|g| g.params.len()).sum();
+        Ok(RMSprop { groups, state: vec![None; n] })
+    }
+}
+
+impl Optimizer for RMSprop {
+    fn step(&mut self) -> Result<()> {
+        no_grad(|| {
+            let mut index = 0;
+            for group in &self.groups {
+                let o = group.options;
+                for p in &group.params {
+                    let i = index;
+                    index += 1;
+                    let Some(g) = p.grad() else { continue };
+                    let mut g = if o.maximize { g.neg()? } else { g };
+                    let st = match &mut self.state[i] {
+                        Some(s) => s,
+                        slot => slot.insert(State {
+                            step: 0.0,
+                            square_avg: p.zeros_like()?,
+                            grad_avg: if o.centered { Some(p.zeros_like()?) } else { None },
+                            momentum_buffer: if o.momentum > 0.0 { Some(p.zeros_like()?) } else { None },
+                        }),
+                    };
+                    st.step += 1.0;
+                    if o.weight_decay != 0.0 {
+                        g = g.add(p.mul(o.weight_decay)?)?;
+                    }
+                    st.square_avg.mul_(o.alpha)?.add_(&g.mul(&g)?.mul(1.0 - o.alpha)?)?;
+                    let avg = match &st.grad_avg {
+                        Some(ga) => {
+                            ga.add_(&g.sub(ga)?.mul(1.0 - o.alpha)?)?;
+                            st.square_avg.sub(ga.mul(ga)?)?.sqrt()?.add(o.eps)?
+                        }
+                        None => st.square_avg.sqrt()?.add(o.eps)?,
+                    };
+                    match &st.momentum_buffer {
+                        Some(buf) => {
+                            buf.mul_(o.momentum)?.add_(&g.div(&avg)?)?;
+                            p.sub_(&buf.mul(o.lr)?)?;
+                        }
+                        None => {
+                            p.sub_(&g.div(&avg)?.mul(o.lr)?)?;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn zero_grad(&mut self) -> Result<()> {
+        zero_grads(&self.groups)
+    }
+
+    fn num_groups(&self) -> usize {
+        self.groups.len()
+    }
+
+    fn lr(&self, group: usize) -> f64 {
+        self.groups[group].options.lr
+    }
+
+    fn set_lr(&mut self, group: usize, lr: f64) {
+        self.groups[group].options.lr = lr;
+    }
+
+    fn state_dict(&self) -> Result<OptimizerState> {
+        let mut s = OptimizerState::default();
+        for (i, st) in self.state.iter().enumerate() {
+            if let Some(st) = st {
+                s.set_tensor(i, "step", &Tensor::scalar_tensor(st.step, DType::F64)?)?;
+                s.set_tensor(i, "square_avg", &st.square_avg)?;
+                if let Some(t) = &st.grad_avg {
+                    s.set_tensor(i, "grad_avg", t)?;
+                }
+                if let Some(t) = &st.momentum_buffer {
+                    s.set_tensor(i, "momentum_buffer", t)?;
+                }
+            }
+        }
+        for (gi, g) in self.groups.iter().enumerate() {
+            s.set_hyper(gi, "lr", g.options.lr);
+        }
+        Ok(s)
+    }
+
+    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
+        let copy = |t: Option<&Tensor>| t.map(|t| no_grad(|| t.copy())).transpose();
+        for (i, slot) in self.state.iter_mut().enumerate() {
+            *slot = match (state.tensor(i, "step"), state.tensor(i, "square_avg")) {
+                (Some(step), Some(sq)) => Some(State {
+                    step: step.item::<f64>()?,
+                    square_avg: no_grad(|| sq.copy())?,
+                    grad_avg: copy(state.tensor(i, "grad_avg"))?,
+                    momentum_buffer: copy(state.tensor(i, "momentum_buffer"))?,
+                }),
+                _ => None,
+            };
+        }
+        for gi in 0..self.groups.len() {
+            if let Some(lr) = state.hyper(gi, "lr") {
+                self.groups[gi].options.lr = lr;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,72 @@
+//! Optimizer state dicts: per-parameter tensors (`state.{index}.{name}`, parameters numbered across
+//! groups in order, as torch does) and per-group hyper-parameters, saved as one safetensors file.
+
+use std::collections::HashMap;
+
+use oxtorch_tensor::{Error, Result, Tensor};
+
+use crate::state_dict::StateDict;
+
+/// An optimizer's resumable state.
+#[derive(Clone, Default)]
+pub struct OptimizerState {
+    /// per-parameter tensors by `state.{param index}.{name}` (e.g. `state.0.exp_avg`, `state.0.step`)
+    pub tensors: StateDict,
+    /// per-group hyper-parameters by `param_groups.{group}.{name}` (e.g. `param_groups.0.lr`)
+    pub hyper: Vec<(String, f64)>,
+}
+
+impl OptimizerState {
+    /// The tensor `state.{index}.{name}`.
+    pub fn tensor(&self, index: usize, name: &str) -> Option<&Tensor> {
+        self.tensors.get(&format!("state.{index}.{name}"))
+    }
+
+    /// Stores `state.{index}.{name}` (a detached copy, so later steps do not change it).
+    pub fn set_tensor(&mut self, index: usize, name: &str, t: &Tensor) -> Result<()> {
+        self.tensors
+            .insert(&format!("state.{index}.{name}"), oxtorch_autograd::no_grad(|| t.detach().copy())?);
+        Ok(())
+    }
+
+    /// The hyper-parameter `param_groups.{group}.{name}`.
+    pub fn hyper(&self, group: usize, name: &str) -> Option<f64> {
+        let key = format!("param_groups.{group}.{name}");
+        self.hyper.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    /// Stores a hyper-parameter.
+    pub fn set_hyper(&mut self, group: usize, name: &str, v: f64) {
+        self.hyper.push((format!("param_groups.{group}.{name}"), v));
+    }
+
+    /// Saves atomically as safetensors (hyper-parameters in the header metadata, exact as text).
+    pub fn save(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        let meta: HashMap<String, String> =
+            self.hyper.iter().map(|(k, v)| (k.clone(), format!("{v:e}"))).collect();
+        let mut meta = meta;
+        meta.insert("format".into(), "oxtorch-optimizer".into());
+        let bytes = self.tensors.to_safetensors_bytes(Some(meta))?;
+        crate::state_dict::write_atomic(path.as_ref(), &bytes)
+    }
+
+    /// Loads what [`OptimizerState::save`] wrote.
+    pub fn load(path: impl AsRef<std::path::Path>) -> Result<OptimizerState> {
+        let path = path.as_ref();
+        let bytes =
+            std::fs::read(path).map_err(|e| Error::msg(format!("cannot read '{}': {e}", path.display())))?;
+        let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
+            .map_err(|e| Error::msg(format!("'{}': invalid safetensors file: {e}", path.display())))?;
+        let mut hyper: Vec<(String, f64)> = Vec::new();
+        if let Some(m) = meta.metadata() {
+            for (k, v) in m {
+                if k.starts_with("param_groups.") {
+                    let v: f64 = v.parse().map_err(|_| Error::msg(format!("bad hyper-parameter {k}={v}")))?;
+                    hyper.push((k.clone(), v));
+                }
+            }
+        }
+        hyper.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(OptimizerState { tensors: StateDict::from_safetensors_bytes(&bytes)?, hyper })
+    }
+}

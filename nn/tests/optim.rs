@@ -1,0 +1,245 @@
+//! Optimizers and schedulers against PyTorch (`tests/golden/make_golden_optim.py`), and exact
+//! resumption from a saved optimizer state.
+
+use oxtorch_nn::optim::lr_scheduler::{
+    CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, MultiStepLR, OneCycleLR, ReduceLROnPlateau,
+    Scheduler, SequentialLR, StepLR,
+};
+use oxtorch_nn::optim::{
+    clip_grad_norm_, clip_grad_value_, Adagrad, AdagradOptions, Adam, AdamOptions, AdamW, Optimizer,
+    OptimizerState, RMSprop, RMSpropOptions, SgdOptions, SGD,
+};
+use oxtorch_nn::StateDict;
+use oxtorch_tensor::{Result, Tensor};
+
+fn golden() -> StateDict {
+    StateDict::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/golden/optim.safetensors")).unwrap()
+}
+
+/// `sum((p * x - y)^2) + sum(p^4)`, as in the script.
+fn loss(p: &Tensor, g: &StateDict) -> Result<Tensor> {
+    p.mul(g.get("x").unwrap())?.sub(g.get("y").unwrap())?.square()?.sum_all()?.add(p.pow(4.0)?.sum_all()?)
+}
+
+fn run(
+    g: &StateDict,
+    make: &dyn Fn(Vec<Tensor>) -> Result<Box<dyn Optimizer>>,
+    steps: usize,
+) -> Result<Tensor> {
+    let p = g.get("p0").unwrap().copy()?.requires_grad_(true)?;
+    let mut opt = make(vec![p.clone()])?;
+    for _ in 0..steps {
+        opt.zero_grad()?;
+        loss(&p, g)?.backward()?;
+        opt.step()?;
+    }
+    Ok(p)
+}
+
+fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (a, b)) in got.iter().zip(want).enumerate() {
+        assert!((a - b).abs() <= tol * (1.0 + b.abs()), "{what}[{i}]: got {a}, PyTorch {b}");
+    }
+}
+
+type Make = Box<dyn Fn(Vec<Tensor>) -> Result<Box<dyn Optimizer>>>;
+
+fn configs() -> Vec<(&'static str, Make)> {
+    fn b<O: Optimizer + 'static>(r: Result<O>) -> Result<Box<dyn Optimizer>> {
+        r.map(|o| Box::new(o) as Box<dyn Optimizer>)
+    }
+    vec![
+        ("sgd", Box::new(|p| b(SGD::new(p, SgdOptions { lr: 0.05, ..Default::default() })))),
+        (
+            "sgd_momentum",
+            Box::new(|p| {
+                b(SGD::new(
+                    p,
+                    SgdOptions {
+                        lr: 0.05,
+                        momentum: 0.9,
+                        dampening: 0.1,
+                        weight_decay: 0.01,
+                        ..Default::default()
+                    },
+                ))
+            }),
+        ),
+        (
+            "sgd_nesterov",
+            Box::new(|p| {
+                b(SGD::new(p, SgdOptions { lr: 0.05, momentum: 0.9, nesterov: true, ..Default::default() }))
+            }),
+        ),
+        (
+            "sgd_maximize",
+            Box::new(|p| {
+                b(SGD::new(p, SgdOptions { lr: 0.01, momentum: 0.5, maximize: true, ..Default::default() }))
+            }),
+        ),
+        ("adam", Box::new(|p| b(Adam::new(p, AdamOptions { lr: 0.01, ..Default::default() })))),
+        (
+            "adam_wd_amsgrad",
+            Box::new(|p| {
+                b(Adam::new(
+                    p,
+                    AdamOptions {
+                        lr: 0.01,
+                        betas: (0.8, 0.99),
+                        weight_decay: 0.1,
+                        amsgrad: true,
+                        ..Default::default()
+                    },
+                ))
+            }),
+        ),
+        ("adamw", Box::new(|p| b(AdamW::new(p, AdamOptions { lr: 0.01, ..AdamW::default_options() })))),
+        (
+            "adamw_amsgrad",
+            Box::new(|p| {
+                b(AdamW::new(
+                    p,
+                    AdamOptions { lr: 0.02, weight_decay: 0.05, amsgrad: true, ..Default::default() },
+                ))
+            }),
+        ),
+        ("rmsprop", Box::new(|p| b(RMSprop::new(p, RMSpropOptions { lr: 0.01, ..Default::default() })))),
+        (
+            "rmsprop_centered_momentum",
+            Box::new(|p| {
+                b(RMSprop::new(
+                    p,
+                    RMSpropOptions {
+                        lr: 0.01,
+                        centered: true,
+                        momentum: 0.9,
+                        weight_decay: 0.01,
+                        ..Default::default()
+                    },
+                ))
+            }),
+        ),
+        (
+            "adagrad",
+            Box::new(|p| {
+                b(Adagrad::new(
+                    p,
+                    AdagradOptions {
+                        lr: 0.1,
+                        lr_decay: 0.01,
+                        weight_decay: 0.01,
+                        initial_accumulator_value: 0.1,
+                        ..Default::default()
+                    },
+                ))
+            }),
+        ),
+    ]
+}
+
+#[test]
+fn five_steps_match_pytorch() -> Result<()> {
+    let g = golden();
+    let cases = configs();
+    assert_eq!(cases.len(), 11);
+    for (name, make) in &cases {
+        let p = run(&g, make.as_ref(), 5)?;
+        assert_close(name, &p.to_f64_vec()?, &g.get(&format!("{name}.p")).unwrap().to_f64_vec()?, 2e-5);
+    }
+    Ok(())
+}
+
+#[test]
+fn resuming_from_a_saved_state_is_bit_exact() -> Result<()> {
+    let g = golden();
+    let dir = std::env::temp_dir().join(format!("oxtorch-optim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, make) in &configs() {
+        let straight = run(&g, make.as_ref(), 6)?;
+        // 3 steps, save, rebuild everything from the files, 3 more steps.
+        let p = g.get("p0").unwrap().copy()?.requires_grad_(true)?;
+        let mut opt = make(vec![p.clone()])?;
+        for _ in 0..3 {
+            opt.zero_grad()?;
+            loss(&p, &g)?.backward()?;
+            opt.step()?;
+        }
+        let path = dir.join(format!("{name}.safetensors"));
+        opt.state_dict()?.save(&path)?;
+        let p2 = p.detach().copy()?.requires_grad_(true)?;
+        let mut opt2 = make(vec![p2.clone()])?;
+        opt2.load_state_dict(&OptimizerState::load(&path)?)?;
+        for _ in 0..3 {
+            opt2.zero_grad()?;
+            loss(&p2, &g)?.backward()?;
+            opt2.step()?;
+        }
+        assert!(p2.equal(&straight)?, "{name}: resumed run differs from the straight run");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    Ok(())
+}
+
+fn lrs(make: impl FnOnce(&mut SGD) -> Box<dyn FnMut(&mut SGD)>) -> Result<Vec<f64>> {
+    let p = Tensor::zeros([1], ())?.requires_grad_(true)?;
+    let mut opt = SGD::new(vec![p], SgdOptions { lr: 0.1, ..Default::default() })?;
+    let mut step = make(&mut opt);
+    let mut seq = vec![opt.lr(0)];
+    for _ in 0..30 {
+        step(&mut opt);
+        seq.push(opt.lr(0));
+    }
+    Ok(seq)
+}
+
+fn sched(s: Scheduler) -> Box<dyn FnMut(&mut SGD)> {
+    let mut s = s;
+    Box::new(move |o| s.step(o).unwrap())
+}
+
+#[test]
+fn schedules_match_pytorch() -> Result<()> {
+    let g = golden();
+    let check = |name: &str, got: Vec<f64>| {
+        assert_close(name, &got, &g.get(&format!("lr.{name}")).unwrap().to_f64_vec().unwrap(), 1e-12)
+    };
+    check("step", lrs(|o| sched(StepLR::new(o, 7, 0.5)))?);
+    check("multistep", lrs(|o| sched(MultiStepLR::new(o, vec![3, 10, 20], 0.3)))?);
+    check("exponential", lrs(|o| sched(ExponentialLR::new(o, 0.9)))?);
+    check("cosine", lrs(|o| sched(CosineAnnealingLR::new(o, 30, 0.001)))?);
+    check("lambda", lrs(|o| sched(LambdaLR::new(o, |e| 1.0 / (1.0 + e as f64))))?);
+    check("linear", lrs(|o| sched(LinearLR::new(o, 0.2, 1.0, 10)))?);
+    check("onecycle", lrs(|o| sched(OneCycleLR::new(o, 1.0, 31, 0.3, "cos", 25.0, 1e4, false).unwrap()))?);
+    check(
+        "sequential",
+        lrs(|o| {
+            let a = LinearLR::new(o, 0.1, 1.0, 5);
+            let b = CosineAnnealingLR::new(o, 25, 0.0);
+            let mut s = SequentialLR::new(o, vec![a, b], vec![5]).unwrap();
+            Box::new(move |o| s.step(o).unwrap())
+        })?,
+    );
+    Ok(())
+}
+
+#[test]
+fn plateau_and_clipping() -> Result<()> {
+    let p = Tensor::zeros([1], ())?.requires_grad_(true)?;
+    let mut opt = SGD::new(vec![p.clone()], SgdOptions { lr: 1.0, ..Default::default() })?;
+    let mut plateau = ReduceLROnPlateau::new(&opt, "min", 0.5, 2, 1e-4, "rel", 0, 0.0, 1e-8)?;
+    for metric in [1.0, 0.9, 0.9, 0.9, 0.9] {
+        plateau.step(&mut opt, metric);
+    }
+    assert_eq!(opt.lr(0), 0.5);
+    let a = Tensor::from_slice(&[3.0f32, 4.0], [2])?.requires_grad_(true)?;
+    a.mul(&a)?.sum_all()?.mul(0.5)?.backward()?; // grad = [3, 4], norm 5
+    let total = clip_grad_norm_(std::slice::from_ref(&a), 1.0, 2.0, false)?;
+    assert!((total.item::<f64>()? - 5.0).abs() < 1e-6);
+    let g = a.grad().unwrap().to_f64_vec()?;
+    assert!((g[0] - 0.6).abs() < 1e-5 && (g[1] - 0.8).abs() < 1e-5, "{g:?}");
+    clip_grad_value_(std::slice::from_ref(&a), 0.7)?;
+    let g = a.grad().unwrap().to_f64_vec()?;
+    assert!((g[0] - 0.6).abs() < 1e-5 && (g[1] - 0.7).abs() < 1e-6, "{g:?}");
+    Ok(())
+}
