@@ -4,6 +4,8 @@
 //! units and work as `../shared/bench/torch_baseline.py`, so that both can run in one session and be
 //! compared as ratios (see BENCHMARKS.md). With no argument every case runs.
 
+mod train;
+
 use std::time::Instant;
 
 use oxtorch as torch;
@@ -128,6 +130,8 @@ const CASES: &[Case] = &[
     ("softmax_4096x1024", softmax),
     ("tiny_add_overhead", tiny_add_overhead),
     ("conv2d_3x3_c64_56x56_b8", conv2d),
+    ("mlp_train_step_b256", train::mlp_train_step),
+    ("gpt_small_train_step_b8_s128", train::gpt_train_step),
 ];
 
 fn main() {

@@ -5,6 +5,10 @@
 //! any `Module` a child, `Vec<_>` a numbered list (`layers.0`, `layers.1`, ...), and plain values
 //! (numbers, bools, strings) are skipped. `#[module(skip)]` skips a field explicitly, and
 //! `#[module(name = "...")]` renames it in the state dict.
+//!
+//! The generated code names the nn crate as `::oxtorch_nn` when the using crate depends on
+//! `oxtorch-nn`, else as `::oxtorch::nn` (the facade); `#[module(crate = "path")]` on the struct
+//! overrides that.
 
 use proc_macro::TokenStream;
 use quote::quote;
@@ -20,6 +24,10 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
         return syn::Error::new_spanned(&input, "#[derive(Module)] supports structs only")
             .to_compile_error()
             .into();
+    };
+    let krate: proc_macro2::TokenStream = match nn_path(&input) {
+        Ok(p) => p,
+        Err(e) => return e.to_compile_error().into(),
     };
     let mut visits = Vec::new();
     let mut visits_mut = Vec::new();
@@ -57,16 +65,16 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
                 (quote!(#idx), rename.unwrap_or_else(|| i.to_string()))
             }
         };
-        visits.push(quote! { ::oxtorch_nn::ModuleField::visit_field(&self.#access, #key, f); });
-        visits_mut.push(quote! { ::oxtorch_nn::ModuleField::visit_field_mut(&mut self.#access, #key, f); });
+        visits.push(quote! { #krate::ModuleField::visit_field(&self.#access, #key, f); });
+        visits_mut.push(quote! { #krate::ModuleField::visit_field_mut(&mut self.#access, #key, f); });
     }
     let type_name = name.to_string();
     quote! {
-        impl #impl_generics ::oxtorch_nn::Module for #name #ty_generics #where_clause {
-            fn visit(&self, f: &mut dyn FnMut(&str, ::oxtorch_nn::Member<'_>)) {
+        impl #impl_generics #krate::Module for #name #ty_generics #where_clause {
+            fn visit(&self, f: &mut dyn FnMut(&str, #krate::Member<'_>)) {
                 #(#visits)*
             }
-            fn visit_mut(&mut self, f: &mut dyn FnMut(&str, ::oxtorch_nn::MemberMut<'_>)) {
+            fn visit_mut(&mut self, f: &mut dyn FnMut(&str, #krate::MemberMut<'_>)) {
                 #(#visits_mut)*
             }
             fn type_name(&self) -> &'static str {
@@ -75,4 +83,28 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
         }
     }
     .into()
+}
+
+/// The path of the nn crate as the using crate sees it (see the crate docs).
+fn nn_path(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("module")) {
+        let mut found = None;
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("crate") {
+                found = Some(meta.value()?.parse::<LitStr>()?.parse::<syn::Path>()?);
+                Ok(())
+            } else {
+                Err(meta.error("expected `crate = \"path\"`"))
+            }
+        })?;
+        if let Some(p) = found {
+            return Ok(quote!(#p));
+        }
+    }
+    let direct = std::env::var("CARGO_PKG_NAME").is_ok_and(|n| n == "oxtorch-nn")
+        || std::env::var("CARGO_MANIFEST_DIR")
+            .ok()
+            .and_then(|d| std::fs::read_to_string(std::path::Path::new(&d).join("Cargo.toml")).ok())
+            .is_some_and(|toml| toml.lines().any(|l| l.trim_start().starts_with("oxtorch-nn")));
+    Ok(if direct { quote!(::oxtorch_nn) } else { quote!(::oxtorch::nn) })
 }
