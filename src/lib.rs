@@ -33,6 +33,13 @@ pub use oxtorch_autograd as autograd;
 pub use oxtorch_autograd::{enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled};
 pub use oxtorch_nn as nn;
 pub use oxtorch_nn::optim;
+pub use oxtorch_tensor::autocast::{autocast, AutocastGuard};
+
+/// torch's `torch.utils`: `utils::data` (datasets and loaders), `utils::checkpoint`.
+pub mod utils {
+    pub use oxtorch_autograd::checkpoint;
+    pub use oxtorch_nn::data;
+}
 pub use oxtorch_tensor::{bf16, f16};
 pub use oxtorch_tensor::{
     default_generator, manual_seed, random, tensor, DType, Device, Error, Generator, Layout, Operand, Result,

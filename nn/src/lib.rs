@@ -34,6 +34,7 @@
 
 extern crate self as oxtorch_nn;
 
+pub mod data;
 pub mod functional;
 pub mod init;
 mod layers;

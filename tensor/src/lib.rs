@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod autocast;
 pub mod autograd;
 mod convert;
 mod create;

@@ -334,6 +334,16 @@ impl Tensor {
     /// `[in]`), `bias` `[out]`.
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
         no_bool("addmm_impl_cpu_", self)?;
+        if crate::autocast::autocast_dtype().is_some() {
+            // Autocast: product and bias in the lower dtype, as torch's autocast linear.
+            let (x, w) = (crate::autocast::lower(self)?, crate::autocast::lower(weight)?);
+            let wt = if w.rank() == 2 { w.t()? } else { w };
+            let y = x.matmul(&wt)?;
+            return match bias {
+                Some(b) => y.add(&crate::autocast::lower(b)?),
+                None => Ok(y),
+            };
+        }
         let wt = if weight.rank() == 2 { weight.t()? } else { weight.clone() };
         match bias {
             Some(b) if self.rank() == 2 && weight.rank() == 2 => b.addmm(self, &wt, 1, 1),

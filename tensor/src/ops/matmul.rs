@@ -11,7 +11,7 @@ impl Tensor {
     /// operand is treated as a row (left) or column (right) vector and its dim removed afterwards, and
     /// leading batch dims broadcast.
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
-        let (a, b) = (self, other);
+        let (a, b) = (&crate::autocast::lower(self)?, &crate::autocast::lower(other)?);
         if a.rank() == 0 || b.rank() == 0 {
             return Err(Error::shape(format!(
                 "both arguments to matmul need to be at least 1D, but they are {}D and {}D",

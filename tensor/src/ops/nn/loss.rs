@@ -78,6 +78,14 @@ impl Tensor {
         ignore_index: i64,
         reduction: &str,
     ) -> Result<Tensor> {
+        if crate::autocast::autocast_dtype().is_some()
+            && self.dtype().is_float()
+            && self.dtype() != DType::F32
+            && self.dtype() != DType::F64
+        {
+            let w = weight.map(crate::autocast::fp32).transpose()?;
+            return crate::autocast::fp32(self)?.nll_loss(target, w.as_ref(), ignore_index, reduction);
+        }
         if !self.dtype().is_float() {
             return Err(Error::UnsupportedDType { op: "nll_loss_out_frame", dtype: self.dtype() });
         }
@@ -128,6 +136,20 @@ impl Tensor {
         reduction: &str,
         label_smoothing: f64,
     ) -> Result<Tensor> {
+        if crate::autocast::autocast_dtype().is_some()
+            && self.dtype().is_float()
+            && self.dtype() != DType::F32
+            && self.dtype() != DType::F64
+        {
+            let w = weight.map(crate::autocast::fp32).transpose()?;
+            return crate::autocast::fp32(self)?.cross_entropy(
+                target,
+                w.as_ref(),
+                ignore_index,
+                reduction,
+                label_smoothing,
+            );
+        }
         if !self.dtype().is_float() {
             return Err(Error::UnsupportedDType {
                 op: "log_softmax_lastdim_kernel_impl",

@@ -1,0 +1,65 @@
+//! DataLoader batching/shuffling/prefetch, and autocast's dtype rules with training through it.
+
+use oxtorch_nn::data::{DataLoader, TensorDataset};
+use oxtorch_nn::{Forward, Linear, ModuleExt};
+use oxtorch_tensor::autocast::autocast;
+use oxtorch_tensor::{DType, Result, Tensor};
+
+#[test]
+fn loader_batches_shuffles_reproducibly_and_drops_last() -> Result<()> {
+    let x = Tensor::arange(10i64, ())?.reshape([10, 1])?;
+    let y = Tensor::arange(10i64, ())?.mul(2)?;
+    let loader = DataLoader::new(TensorDataset::new(vec![x, y])?, 4)?;
+    let batches: Vec<Vec<Tensor>> = loader.epoch(0)?.collect::<Result<_>>()?;
+    assert_eq!(loader.len(), 3);
+    assert_eq!(batches.len(), 3);
+    assert_eq!(batches[0][0].dims(), &[4, 1]);
+    assert_eq!(batches[2][1].to_vec::<i64>()?, vec![16, 18]);
+    let loader = loader.shuffle(7).drop_last(true);
+    let order = |e: u64| -> Result<Vec<i64>> {
+        let mut v = Vec::new();
+        for b in loader.epoch(e)? {
+            v.extend(b?[1].to_vec::<i64>()?);
+        }
+        Ok(v)
+    };
+    let (a, b, c) = (order(0)?, order(0)?, order(1)?);
+    assert_eq!(a.len(), 8);
+    assert_eq!(a, b, "the same epoch gives the same order");
+    assert_ne!(a, c, "another epoch gives another order");
+    let mut sorted = a.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 8, "no sample repeats within an epoch");
+    // Dropping an epoch early does not hang the prefetch thread.
+    let mut it = loader.epoch(2)?;
+    it.next().unwrap()?;
+    drop(it);
+    Ok(())
+}
+
+#[test]
+fn autocast_runs_matmuls_in_bf16_and_losses_in_f32() -> Result<()> {
+    let lin = Linear::new(8, 4, true)?;
+    let x = Tensor::randn([16, 8], ())?;
+    let target = Tensor::randint(0, 4, [16], DType::I64)?;
+    let loss = autocast(DType::BF16, || {
+        let y = lin.forward(&x)?;
+        assert_eq!(y.dtype(), DType::BF16);
+        let loss = y.cross_entropy(&target, None, -100, "mean", 0.0)?;
+        assert_eq!(loss.dtype(), DType::F32);
+        Ok(loss)
+    })?;
+    assert_eq!(lin.forward(&x)?.dtype(), DType::F32, "autocast ends with its scope");
+    loss.backward()?;
+    let g = lin.weight.grad().unwrap();
+    assert_eq!(g.dtype(), DType::F32, "gradients arrive in the parameter's dtype");
+    // The bf16 gradient is close to the f32 one.
+    lin.zero_grad()?;
+    lin.forward(&x)?.cross_entropy(&target, None, -100, "mean", 0.0)?.backward()?;
+    let exact = lin.weight.grad().unwrap();
+    let err = g.sub(&exact)?.abs()?.max()?.item::<f64>()?;
+    let scale = exact.abs()?.max()?.item::<f64>()?;
+    assert!(err <= 0.05 * scale, "bf16 gradient off by {err} (scale {scale})");
+    Ok(())
+}

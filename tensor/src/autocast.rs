@@ -1,0 +1,68 @@
+//! Automatic mixed precision (torch's `torch.autocast`): inside a scope, matrix products run in a
+//! lower-precision float dtype (bf16 by default, f16 allowed) and losses in f32, on every device.
+//!
+//! Ops consult [`lower`] (matmul, linear, convolution, attention: their float32 inputs are cast to
+//! the autocast dtype) and [`fp32`] (losses: lower-precision inputs are widened). The casts are
+//! ordinary recorded ops, so gradients flow back in each parameter's own dtype.
+
+use std::cell::Cell;
+
+use oxtorch_core::{DType, Error, Result};
+
+use crate::Tensor;
+
+thread_local! {
+    static AUTOCAST: Cell<Option<DType>> = const { Cell::new(None) };
+}
+
+/// The autocast dtype of this thread, if a scope is active.
+pub fn autocast_dtype() -> Option<DType> {
+    AUTOCAST.with(Cell::get)
+}
+
+/// An autocast scope; the previous state returns when it drops.
+#[must_use = "autocast ends as soon as the guard drops"]
+pub struct AutocastGuard {
+    previous: Option<DType>,
+}
+
+impl AutocastGuard {
+    /// Enters autocast with `dtype` (bf16 or f16), or disables it inside with `enabled = false`.
+    pub fn new(dtype: DType, enabled: bool) -> Result<Self> {
+        if enabled && !matches!(dtype, DType::BF16 | DType::F16) {
+            return Err(Error::msg(format!(
+                "In CPU autocast, but the target dtype is not supported. Disabling autocast. CPU Autocast only supports dtype of torch.bfloat16, torch.float16 currently (got {dtype})"
+            )));
+        }
+        let previous = AUTOCAST.with(|a| a.replace(enabled.then_some(dtype)));
+        Ok(AutocastGuard { previous })
+    }
+}
+
+impl Drop for AutocastGuard {
+    fn drop(&mut self) {
+        AUTOCAST.with(|a| a.set(self.previous));
+    }
+}
+
+/// Runs `f` under autocast to `dtype` (torch's `with torch.autocast(device, dtype):`).
+pub fn autocast<R>(dtype: DType, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    let _g = AutocastGuard::new(dtype, true)?;
+    f()
+}
+
+/// For ops that autocast runs in lower precision: float32 tensors become the autocast dtype.
+pub(crate) fn lower(t: &Tensor) -> Result<Tensor> {
+    match autocast_dtype() {
+        Some(d) if t.dtype() == DType::F32 => t.to_dtype(d),
+        _ => Ok(t.clone()),
+    }
+}
+
+/// For ops that autocast runs in float32 (losses): half-precision tensors are widened.
+pub(crate) fn fp32(t: &Tensor) -> Result<Tensor> {
+    match autocast_dtype() {
+        Some(_) if matches!(t.dtype(), DType::BF16 | DType::F16) => t.to_dtype(DType::F32),
+        _ => Ok(t.clone()),
+    }
+}
