@@ -42,8 +42,8 @@ pub mod utils {
 }
 pub use oxtorch_tensor::{bf16, f16};
 pub use oxtorch_tensor::{
-    default_generator, manual_seed, random, tensor, DType, Device, Error, Generator, Layout, Operand, Result,
-    Scalar, Shape, Tensor, TensorOptions,
+    default_generator, manual_seed, random, tensor, DType, Device, Error, Generator, Layout, Operand,
+    Padding, Result, Scalar, Shape, Tensor, TensorOptions,
 };
 
 /// `torch.bool`
