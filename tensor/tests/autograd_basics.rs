@@ -154,3 +154,70 @@ fn deep_graphs_backward_and_drop_without_stack_overflow() -> Result<()> {
     drop(z);
     Ok(())
 }
+
+#[test]
+fn leaf_hooks_post_accumulate_hooks_and_removal() -> Result<()> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let h = x.register_hook(|g| Some(g.mul(2.0).unwrap()))?;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    x.register_post_accumulate_grad_hook(move |t| {
+        assert!(t.grad().is_some());
+        c.fetch_add(1, Ordering::SeqCst);
+    })?;
+    x.sum_all()?.backward()?;
+    assert_eq!(vals(&x.grad().unwrap()), vec![2.0, 2.0]);
+    h.remove();
+    x.sum_all()?.backward()?;
+    assert_eq!(vals(&x.grad().unwrap()), vec![3.0, 3.0]);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    Ok(())
+}
+
+#[test]
+fn grad_modes_and_detach_in_place() -> Result<()> {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    {
+        let _g = autograd::InferenceMode::new();
+        assert!(autograd::is_inference_mode_enabled());
+        assert!(!x.mul(2.0)?.requires_grad());
+        let _e = autograd::EnableGradGuard::new();
+        assert!(x.mul(2.0)?.requires_grad());
+    }
+    assert!(!autograd::is_inference_mode_enabled());
+    let prev = autograd::set_grad_enabled(false);
+    assert!(!x.exp()?.requires_grad());
+    autograd::set_grad_enabled(prev);
+    let y = x.exp()?;
+    assert_eq!(y.grad_fn().unwrap().name(), "ExpBackward0");
+    let next = y.grad_fn().unwrap().next_functions();
+    assert_eq!(next[0].as_ref().unwrap().0.name(), "AccumulateGrad");
+    y.detach_()?;
+    assert!(y.is_leaf() && !y.requires_grad());
+    // A gradient that is not used gives None with allow_unused, an error without.
+    let z = leaf(&[1.0], &[1]);
+    let out = x.sum_all()?;
+    let g = autograd::grad(&[out.clone()], &[z.clone()], None, true, false, true)?;
+    assert!(g[0].is_none());
+    let e = autograd::grad(&[out], &[z], None, false, false, false).unwrap_err().to_string();
+    assert!(e.contains("appears to not have been used in the graph"), "{e}");
+    Ok(())
+}
+
+#[test]
+fn errors_read_like_torch() -> Result<()> {
+    let x = Tensor::from_slice(&[1.0f64, 2.0], [2])?;
+    let e = x.sum_all()?.backward().unwrap_err().to_string();
+    assert!(e.contains("does not require grad and does not have a grad_fn"), "{e}");
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let e = x.mul(2.0)?.backward().unwrap_err().to_string();
+    assert!(e.contains("grad can be implicitly created only for scalar outputs"), "{e}");
+    let y = x.mul(2.0)?;
+    let e = y.requires_grad_(false).unwrap_err().to_string();
+    assert!(e.contains("you can only change requires_grad flags of leaf variables"), "{e}");
+    y.backward_with(Some(&Tensor::ones([2], DType::F64)?), false, false)?;
+    assert_eq!(vals(&x.grad().unwrap()), vec![2.0, 2.0]);
+    Ok(())
+}
