@@ -2,6 +2,11 @@
 
 use oxtorch_tensor::{DType, Padding, Result, Tensor};
 
+pub use crate::loss::{
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy, ctc_loss,
+    huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss, smooth_l1_loss,
+};
+
 /// `max(x, 0)`.
 pub fn relu(x: &Tensor) -> Result<Tensor> {
     x.relu()
@@ -372,29 +377,6 @@ pub fn scaled_dot_product_attention(
     enable_gqa: bool,
 ) -> Result<Tensor> {
     query.scaled_dot_product_attention(key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
-}
-
-/// Cross-entropy of logits against class indices or class probabilities.
-pub fn cross_entropy(
-    input: &Tensor,
-    target: &Tensor,
-    weight: Option<&Tensor>,
-    ignore_index: i64,
-    reduction: &str,
-    label_smoothing: f64,
-) -> Result<Tensor> {
-    input.cross_entropy(target, weight, ignore_index, reduction, label_smoothing)
-}
-
-/// Negative log-likelihood of log-probabilities at class indices.
-pub fn nll_loss(
-    input: &Tensor,
-    target: &Tensor,
-    weight: Option<&Tensor>,
-    ignore_index: i64,
-    reduction: &str,
-) -> Result<Tensor> {
-    input.nll_loss(target, weight, ignore_index, reduction)
 }
 
 #[cfg(test)]

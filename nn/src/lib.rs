@@ -37,11 +37,13 @@ extern crate self as oxtorch_nn;
 pub mod functional;
 pub mod init;
 mod layers;
+pub mod loss;
 mod module;
 pub mod optim;
 mod state_dict;
 
 pub use layers::*;
+pub use loss::modules::*;
 pub use module::{
     Buffer, Forward, IncompatibleKeys, Layer, Member, MemberMut, Module, ModuleExt, ModuleField,
 };
