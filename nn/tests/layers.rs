@@ -385,3 +385,83 @@ fn bad_shapes_are_torch_errors() -> Result<()> {
     assert!(up.forward(&Tensor::randn([1, 1, 2, 2], ())?).is_err());
     Ok(())
 }
+
+fn assert_same(what: &str, a: &Tensor, b: &Tensor) {
+    assert_close(what, a, b, 1e-6);
+}
+
+#[test]
+fn unbatched_and_batch_first_inputs_agree_with_the_batched_layout() -> Result<()> {
+    oxtorch_tensor::manual_seed(1);
+    // MultiheadAttention: [L, E] unbatched equals [L, 1, E]; batch_first equals transposed.
+    let mut m = mha(8, 2, Default::default());
+    let q = Tensor::randn([4, 8], ())?;
+    let kv = Tensor::randn([5, 8], ())?;
+    let (o, w) = m.forward(&q, &kv, &kv, None, true, None, true)?;
+    let (ob, wb) =
+        m.forward(&q.unsqueeze(1)?, &kv.unsqueeze(1)?, &kv.unsqueeze(1)?, None, true, None, true)?;
+    assert_same("mha unbatched", &o, &ob.squeeze_dims(1)?);
+    assert_same("mha unbatched weights", &w.unwrap(), &wb.unwrap().squeeze_dims(0)?);
+    let q3 = Tensor::randn([4, 3, 8], ())?;
+    let (o_sf, _) = m.forward(&q3, &q3, &q3, None, false, None, true)?;
+    m.options.batch_first = true;
+    let qb = q3.transpose(0, 1)?;
+    let (o_bf, _) = m.forward(&qb, &qb, &qb, None, false, None, true)?;
+    assert_same("mha batch_first", &o_bf.transpose(0, 1)?, &o_sf);
+    // LSTM / GRU: unbatched [T, I] equals [T, 1, I]; batch_first equals transposed.
+    let lstm = LSTM::new(3, 4, RnnOptions { num_layers: 2, bidirectional: true, ..Default::default() })?;
+    let x = Tensor::randn([6, 3], ())?;
+    let (y, (h, c)) = lstm.forward(&x, None)?;
+    let (yb, (hb, cb)) = lstm.forward(&x.unsqueeze(1)?, None)?;
+    assert_same("lstm unbatched", &y, &yb.squeeze_dims(1)?);
+    assert_same("lstm unbatched h", &h, &hb.squeeze_dims(1)?);
+    assert_same("lstm unbatched c", &c, &cb.squeeze_dims(1)?);
+    assert_eq!(y.dims(), &[6, 8]);
+    let gru = GRU::new(3, 4, RnnOptions { batch_first: true, ..Default::default() })?;
+    let xb = Tensor::randn([2, 6, 3], ())?;
+    let (y_bf, h_bf) = gru.forward(&xb, None)?;
+    let gru_sf = GRU::new(3, 4, Default::default())?;
+    let mut gru_sf = gru_sf;
+    gru_sf.load_state_dict(&gru.state_dict(), true)?;
+    let (y_sf, h_sf) = gru_sf.forward(&xb.transpose(0, 1)?, None)?;
+    assert_same("gru batch_first", &y_bf, &y_sf.transpose(0, 1)?);
+    assert_same("gru batch_first h", &h_bf, &h_sf);
+    // An empty sequence gives empty outputs and the initial state back.
+    let h0 = Tensor::randn([1, 2, 4], ())?;
+    let (y0, h_out) = gru_sf.forward(&Tensor::zeros([0, 2, 3], ())?, Some(&h0))?;
+    assert_eq!(y0.dims(), &[0, 2, 4]);
+    assert_same("gru empty", &h_out, &h0);
+    Ok(())
+}
+
+#[test]
+fn a_small_lstm_learns_with_ctc() -> Result<()> {
+    oxtorch_tensor::manual_seed(3);
+    // Twenty steps of plain gradient descent must lower the loss.
+    let lstm = LSTM::new(3, 6, Default::default())?;
+    let head = Linear::new(6, 4, true)?;
+    let x = Tensor::randn([8, 2, 3], ())?;
+    let targets = Tensor::from_vec(vec![1i64, 2, 3, 3, 2, 0], [2, 3])?;
+    let (il, tl) = (Tensor::from_vec(vec![8i64, 7], [2])?, Tensor::from_vec(vec![3i64, 2], [2])?);
+    let ctc = CTCLoss::default();
+    let loss_of = || -> Result<Tensor> {
+        let (y, _) = lstm.forward(&x, None)?;
+        ctc.forward(&head.forward(&y)?.log_softmax(2, None)?, &targets, &il, &tl)
+    };
+    let params: Vec<Tensor> = lstm.parameters().into_iter().chain(head.parameters()).collect();
+    let first = loss_of()?.item::<f32>()?;
+    for _ in 0..20 {
+        let loss = loss_of()?;
+        loss.backward()?;
+        oxtorch_tensor::no_grad(|| -> Result<()> {
+            for p in &params {
+                p.sub_(&p.grad().unwrap().mul(0.1)?)?;
+                p.set_grad(None)?;
+            }
+            Ok(())
+        })?;
+    }
+    let last = loss_of()?.item::<f32>()?;
+    assert!(last < 0.8 * first, "CTC loss {first} -> {last}");
+    Ok(())
+}
