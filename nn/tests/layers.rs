@@ -196,6 +196,11 @@ fn multihead_attention_matches_pytorch() -> Result<()> {
         let (q, k, v) = (input(i, "q"), input(i, "k"), input(i, "v"));
         pair(m.forward(&q, &k, &v, None, true, Some(&input(i, "am")), true)?)
     });
+    let extra = MultiheadAttentionOptions { add_bias_kv: true, add_zero_attn: true, ..Default::default() };
+    check(&g, "mha_bias_kv_zero_attn", mha(8, 2, extra), |m, i| {
+        let (q, k, v) = (input(i, "q"), input(i, "k"), input(i, "v"));
+        pair(m.forward(&q, &k, &v, Some(&input(i, "kpm")), true, Some(&input(i, "am")), true)?)
+    });
     check(&g, "mha_noweights", mha(8, 2, Default::default()), |m, i| {
         let q = input(i, "q");
         pair(m.forward(&q, &q, &q, None, false, None, true)?)

@@ -88,7 +88,10 @@ bm = torch.triu(torch.ones(L, S, dtype=torch.bool), diagonal=1)
 case("mha_kvdim_bf", nn.MultiheadAttention(E, 2, batch_first=True, kdim=5, vdim=6),
      {"q": torch.randn(N, L, E), "k": torch.randn(N, S, 5), "v": torch.randn(N, S, 6), "am": bm},
      call=lambda m, i: m(i["q"], i["k"], i["v"], attn_mask=i["am"]))
-case("mha_noweights", nn.MultiheadAttention(E, 2, add_bias_kv=False), {"q": q},
+case("mha_bias_kv_zero_attn", nn.MultiheadAttention(E, 2, add_bias_kv=True, add_zero_attn=True),
+     {"q": q, "k": k, "v": v, "kpm": kpm, "am": am},
+     call=lambda m, i: m(i["q"], i["k"], i["v"], key_padding_mask=i["kpm"], attn_mask=i["am"]))
+case("mha_noweights", nn.MultiheadAttention(E, 2), {"q": q},
      call=lambda m, i: m(i["q"], i["q"], i["q"], need_weights=False))
 
 src = torch.randn(N, L, E)

@@ -20,16 +20,28 @@ pub struct MultiheadAttentionOptions {
     pub vdim: Option<usize>,
     /// inputs and outputs are `[batch, seq, feature]` instead of `[seq, batch, feature]`
     pub batch_first: bool,
+    /// learned `bias_k`/`bias_v` appended to the key and value sequences (default false)
+    pub add_bias_kv: bool,
+    /// a zero key/value appended to every head's sequence (default false)
+    pub add_zero_attn: bool,
 }
 
 impl Default for MultiheadAttentionOptions {
     fn default() -> Self {
-        MultiheadAttentionOptions { dropout: 0.0, bias: true, kdim: None, vdim: None, batch_first: false }
+        MultiheadAttentionOptions {
+            dropout: 0.0,
+            bias: true,
+            kdim: None,
+            vdim: None,
+            batch_first: false,
+            add_bias_kv: false,
+            add_zero_attn: false,
+        }
     }
 }
 
-/// torch's `nn.MultiheadAttention(embed_dim, num_heads, ...)` (without `add_bias_kv` and
-/// `add_zero_attn`).
+/// torch's `nn.MultiheadAttention(embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+/// add_zero_attn=False, kdim=None, vdim=None, batch_first=False)`.
 pub struct MultiheadAttention {
     /// `[3 E, E]` packed query/key/value projection (when `kdim == vdim == E`)
     pub in_proj_weight: Option<Tensor>,
@@ -41,6 +53,10 @@ pub struct MultiheadAttention {
     pub v_proj_weight: Option<Tensor>,
     /// `[3 E]` packed projection bias
     pub in_proj_bias: Option<Tensor>,
+    /// `[1, 1, E]` key appended to every sequence (`add_bias_kv`)
+    pub bias_k: Option<Tensor>,
+    /// `[1, 1, E]` value appended to every sequence (`add_bias_kv`)
+    pub bias_v: Option<Tensor>,
     /// the output projection
     pub out_proj: Linear,
     /// `E`
@@ -88,6 +104,15 @@ impl MultiheadAttention {
         } else {
             None
         };
+        let bias_kv = || -> Result<Option<Tensor>> {
+            if !options.add_bias_kv {
+                return Ok(None);
+            }
+            let t = Tensor::empty([1, 1, embed_dim], DType::F32)?;
+            init::xavier_normal_(&t, 1.0)?;
+            Ok(Some(t.requires_grad_(true)?))
+        };
+        let (bias_k, bias_v) = (bias_kv()?, bias_kv()?);
         let out_proj = Linear::new(embed_dim, embed_dim, options.bias)?;
         if let Some(b) = &out_proj.bias {
             init::zeros_(b)?;
@@ -98,6 +123,8 @@ impl MultiheadAttention {
             k_proj_weight: k,
             v_proj_weight: v,
             in_proj_bias,
+            bias_k,
+            bias_v,
             out_proj,
             embed_dim,
             num_heads,
@@ -200,11 +227,28 @@ impl MultiheadAttention {
         }
         let h = self.num_heads;
         let hd = e / h;
-        let (q, k, v) = self.project(q, k, v)?;
+        let (q, mut k, mut v) = self.project(q, k, v)?;
+        let mut mask = self.merged_mask(attn_mask, key_padding_mask, q.dtype(), n, l, s)?;
+        let mut len = s;
+        if let (Some(bk), Some(bv)) = (&self.bias_k, &self.bias_v) {
+            k = Tensor::cat(&[&k, &bk.expand([1, n, e])?], 0)?;
+            v = Tensor::cat(&[&v, &bv.expand([1, n, e])?], 0)?;
+            len += 1;
+        }
         // [len, N, E] -> [N*H, len, hd]
         let heads = |t: Tensor, len: usize| t.reshape([len, n * h, hd]).and_then(|t| t.transpose(0, 1));
-        let (q, k, v) = (heads(q, l)?, heads(k, s)?, heads(v, s)?);
-        let mask = self.merged_mask(attn_mask, key_padding_mask, q.dtype(), n, l, s)?;
+        let (q, mut k, mut v) = (heads(q, l)?, heads(k, len)?, heads(v, len)?);
+        if self.options.add_zero_attn {
+            let zeros = Tensor::zeros([n * h, 1, hd], (k.dtype(), k.device()))?;
+            k = Tensor::cat(&[&k, &zeros], 1)?;
+            v = Tensor::cat(&[&v, &zeros], 1)?;
+            len += 1;
+        }
+        // The appended keys are never masked.
+        if len > s {
+            mask = mask.map(|m| m.pad(&[0, (len - s) as isize], "constant", Some(0.0))).transpose()?;
+        }
+        let s = len;
         let mut scores = q.mul(1.0 / (hd as f64).sqrt())?.matmul(&k.transpose(-2, -1)?)?;
         if let Some(m) = &mask {
             scores = scores.add(m)?;
@@ -328,6 +372,8 @@ impl Module for MultiheadAttention {
             ("k_proj_weight", &self.k_proj_weight),
             ("v_proj_weight", &self.v_proj_weight),
             ("in_proj_bias", &self.in_proj_bias),
+            ("bias_k", &self.bias_k),
+            ("bias_v", &self.bias_v),
         ];
         for (name, p) in params {
             if let Some(p) = p {
@@ -343,6 +389,8 @@ impl Module for MultiheadAttention {
             ("k_proj_weight", &mut self.k_proj_weight),
             ("v_proj_weight", &mut self.v_proj_weight),
             ("in_proj_bias", &mut self.in_proj_bias),
+            ("bias_k", &mut self.bias_k),
+            ("bias_v", &mut self.bias_v),
         ];
         for (name, p) in params {
             if let Some(p) = p {
