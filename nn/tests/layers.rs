@@ -61,7 +61,7 @@ fn check<M: Module>(g: &Golden, name: &str, mut module: M, run: impl Fn(&M, &Sta
     for (i, out) in outs.iter().enumerate() {
         let want = g.sd.get(&format!("{name}.out.{i}"));
         match (out, want) {
-            (Some(o), Some(w)) => assert_close(&format!("{name}.out.{i}"), o, w, 2e-5),
+            (Some(o), Some(w)) => assert_close(&format!("{name}.out.{i}"), o, w, 1e-5),
             (None, None) => continue,
             (o, w) => panic!("{name}.out.{i}: oxtorch {}, PyTorch {}", o.is_some(), w.is_some()),
         }
@@ -81,12 +81,12 @@ fn check<M: Module>(g: &Golden, name: &str, mut module: M, run: impl Fn(&M, &Sta
     total.backward().unwrap();
     for (k, p) in module.named_parameters() {
         let got = p.grad().unwrap_or_else(|| p.zeros_like().unwrap());
-        assert_close(&format!("{name}.grad.{k}"), &got, g.sd.get(&format!("{name}.grad.{k}")).unwrap(), 5e-5);
+        assert_close(&format!("{name}.grad.{k}"), &got, g.sd.get(&format!("{name}.grad.{k}")).unwrap(), 1e-5);
     }
     for (k, want) in ingrad.iter() {
         let x = inputs.get(k).unwrap();
         let got = x.grad().unwrap_or_else(|| x.zeros_like().unwrap());
-        assert_close(&format!("{name}.ingrad.{k}"), &got, want, 5e-5);
+        assert_close(&format!("{name}.ingrad.{k}"), &got, want, 1e-5);
     }
 }
 

@@ -175,7 +175,7 @@ fn every_loss_matches_pytorch_values_and_gradients() -> Result<()> {
     let mut grads_checked = 0;
     for name in &names {
         let case = Case { name, sd: &sd };
-        let tol = if name.ends_with("f64") { 1e-10 } else { 2e-5 };
+        let tol = if name.ends_with("f64") { 1e-10 } else { 1e-5 };
         let grad_names: Vec<String> =
             sd.keys().filter_map(|k| k.strip_prefix(&format!("{name}.grad."))).map(str::to_string).collect();
         // Re-register the tensors the case differentiates as leaves.
