@@ -102,6 +102,43 @@ pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<
     input.linear(weight, bias)
 }
 
+/// `x1ᵀ A x2 + b` over the last dims: `input1 [..., in1]`, `input2 [..., in2]` (same leading
+/// dims), `weight [out, in1, in2]`, `bias [out]` (torch's `bilinear`).
+pub fn bilinear(input1: &Tensor, input2: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    if weight.rank() != 3 {
+        return Err(oxtorch_tensor::Error::shape(format!(
+            "bilinear(): weight must be 3-dimensional, got {}-D",
+            weight.rank()
+        )));
+    }
+    let (w1, w2) = (weight.dims()[1], weight.dims()[2]);
+    let (r1, r2) = (input1.rank(), input2.rank());
+    if r1 == 0 || r2 == 0 || input1.dims()[..r1 - 1] != input2.dims()[..r2 - 1] {
+        return Err(oxtorch_tensor::Error::shape(format!(
+            "bilinear(): input batch dimensions do not match: got {:?} and {:?}",
+            input1.dims(),
+            input2.dims()
+        )));
+    }
+    if input1.dims()[r1 - 1] != w1 {
+        return Err(oxtorch_tensor::Error::shape(format!(
+            "bilinear(): input1 size does not match weight size: got {} but expected {w1}",
+            input1.dims()[r1 - 1]
+        )));
+    }
+    if input2.dims()[r2 - 1] != w2 {
+        return Err(oxtorch_tensor::Error::shape(format!(
+            "bilinear(): input2 size does not match weight size: got {} but expected {w2}",
+            input2.dims()[r2 - 1]
+        )));
+    }
+    let y = Tensor::einsum("...i,oij,...j->...o", &[input1, weight, input2])?;
+    match bias {
+        Some(b) => y.add(b),
+        None => Ok(y),
+    }
+}
+
 /// 1-D convolution; see [`Tensor::conv1d`].
 pub fn conv1d(
     input: &Tensor,

@@ -122,6 +122,10 @@ fn conv_transpose_and_bilinear_match_pytorch() -> Result<()> {
     );
     let nobias = ConvTransposeOptions { stride: vec![2], bias: false, ..Default::default() };
     check(&g, "convt2d_nobias", ConvTranspose2d::new(4, 3, &[2], nobias)?, forward);
+    let o = ConvTransposeOptions { stride: vec![2], padding: vec![1], ..Default::default() };
+    check(&g, "convt2d_output_size", ConvTranspose2d::new(4, 6, &[3], o)?, |m, i| {
+        one(m.forward_with_output_size(&input(i, "x"), &[12, 10])?)
+    });
     let bil = |m: &Bilinear, i: &StateDict| one(m.forward(&input(i, "x1"), &input(i, "x2"))?);
     check(&g, "bilinear", Bilinear::new(3, 4, 5, true)?, bil);
     check(&g, "bilinear_nobias", Bilinear::new(3, 4, 2, false)?, bil);

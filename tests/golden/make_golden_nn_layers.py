@@ -57,6 +57,8 @@ case("convt1d", nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=
 case("convt2d", nn.ConvTranspose2d(4, 6, (3, 2), stride=(2, 1), padding=(1, 0), output_padding=(1, 0), groups=2,
                                    dilation=(1, 2)), {"x": x2})
 case("convt2d_nobias", nn.ConvTranspose2d(4, 3, 2, stride=2, bias=False), {"x": x2})
+case("convt2d_output_size", nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1), {"x": x2},
+     call=lambda m, i: m(i["x"], output_size=[12, 10]))
 case("bilinear", nn.Bilinear(3, 4, 5), {"x1": torch.randn(6, 3), "x2": torch.randn(6, 4)})
 case("bilinear_nobias", nn.Bilinear(3, 4, 2, bias=False), {"x1": torch.randn(2, 3, 3), "x2": torch.randn(2, 3, 4)})
 

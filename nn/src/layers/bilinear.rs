@@ -1,6 +1,6 @@
 //! `Bilinear`.
 
-use oxtorch_tensor::{DType, Error, Result, Tensor};
+use oxtorch_tensor::{DType, Result, Tensor};
 
 use crate::init;
 
@@ -32,31 +32,6 @@ impl Bilinear {
 
     /// The layer applied to `input1 [..., in1]` and `input2 [..., in2]` (same leading dims).
     pub fn forward(&self, input1: &Tensor, input2: &Tensor) -> Result<Tensor> {
-        let (w1, w2) = (self.weight.dims()[1], self.weight.dims()[2]);
-        let (r1, r2) = (input1.rank(), input2.rank());
-        if r1 == 0 || r2 == 0 || input1.dims()[..r1 - 1] != input2.dims()[..r2 - 1] {
-            return Err(Error::shape(format!(
-                "bilinear(): input batch dimensions do not match: got {:?} and {:?}",
-                input1.dims(),
-                input2.dims()
-            )));
-        }
-        if input1.dims()[r1 - 1] != w1 {
-            return Err(Error::shape(format!(
-                "bilinear(): input1 size does not match weight size: got {} but expected {w1}",
-                input1.dims()[r1 - 1]
-            )));
-        }
-        if input2.dims()[r2 - 1] != w2 {
-            return Err(Error::shape(format!(
-                "bilinear(): input2 size does not match weight size: got {} but expected {w2}",
-                input2.dims()[r2 - 1]
-            )));
-        }
-        let y = Tensor::einsum("...i,oij,...j->...o", &[input1, &self.weight, input2])?;
-        match &self.bias {
-            Some(b) => y.add(b),
-            None => Ok(y),
-        }
+        crate::functional::bilinear(input1, input2, &self.weight, self.bias.as_ref())
     }
 }

@@ -94,8 +94,42 @@ impl<const N: usize> ConvTransposeNd<N> {
     }
 }
 
-impl<const N: usize> Forward for ConvTransposeNd<N> {
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+impl<const N: usize> ConvTransposeNd<N> {
+    /// torch's `forward(input, output_size)`: the output padding is chosen so that the spatial
+    /// output size is `output_size` (the trailing `N` values; leading batch/channel sizes are
+    /// ignored, as in torch), which must lie in the range the stride allows.
+    pub fn forward_with_output_size(&self, x: &Tensor, output_size: &[usize]) -> Result<Tensor> {
+        let o = &self.options;
+        if output_size.len() < N {
+            return Err(Error::msg(format!(
+                "ConvTranspose{N}D: for {}D input, output_size must have {N} or {} elements (got {})",
+                x.rank(),
+                N + 2,
+                output_size.len()
+            )));
+        }
+        let want = &output_size[output_size.len() - N..];
+        let spatial = &x.dims()[x.rank().saturating_sub(N)..];
+        let at = |v: &[usize], d: usize| if v.len() == 1 { v[0] } else { v[d] };
+        let kernel = &self.weight.dims()[2..];
+        let mut output_padding = Vec::with_capacity(N);
+        for d in 0..N {
+            let (s, p, dl) = (at(&o.stride, d), at(&o.padding, d), at(&o.dilation, d));
+            let min = ((spatial[d] as i64 - 1) * s as i64 - 2 * p as i64 + (dl * (kernel[d] - 1)) as i64 + 1)
+                .max(0);
+            let max = min + s as i64 - 1;
+            let w = want[d] as i64;
+            if w < min || w > max {
+                return Err(Error::msg(format!(
+                    "requested an output size of {want:?}, but valid sizes range from {min} to {max} (for an input of {spatial:?})"
+                )));
+            }
+            output_padding.push((w - min) as usize);
+        }
+        self.run(x, &output_padding)
+    }
+
+    fn run(&self, x: &Tensor, output_padding: &[usize]) -> Result<Tensor> {
         let o = &self.options;
         x.conv_transpose_nd(
             N,
@@ -103,10 +137,16 @@ impl<const N: usize> Forward for ConvTransposeNd<N> {
             self.bias.as_ref(),
             &o.stride,
             &o.padding,
-            &o.output_padding,
+            output_padding,
             o.groups,
             &o.dilation,
         )
+    }
+}
+
+impl<const N: usize> Forward for ConvTransposeNd<N> {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.run(x, &self.options.output_padding)
     }
 }
 
