@@ -246,7 +246,7 @@ fn transformer_layers_match_pytorch() -> Result<()> {
 }
 
 #[test]
-fn lstm_and_gru_match_pytorch() -> Result<()> {
+fn rnn_lstm_and_gru_match_pytorch() -> Result<()> {
     let g = golden();
     let lstm_out =
         |(o, (h, c)): (Tensor, (Tensor, Tensor))| -> Result<Outputs> { Ok(vec![Some(o), Some(h), Some(c)]) };
@@ -263,6 +263,15 @@ fn lstm_and_gru_match_pytorch() -> Result<()> {
     let o = RnnOptions { num_layers: 2, ..Default::default() };
     check(&g, "gru", GRU::new(4, 5, o)?, |m, i| gru_out(m.forward(&input(i, "x"), None)?));
     let o = RnnOptions { bidirectional: true, batch_first: true, ..Default::default() };
+    let ro = RnnOptions { num_layers: 2, bidirectional: true, ..Default::default() };
+    check(&g, "rnn_tanh_2l_bi", RNN::new(4, 5, "tanh", ro)?, |m, i| {
+        gru_out(m.forward(&input(i, "x"), None)?)
+    });
+    let ro = RnnOptions { batch_first: true, ..Default::default() };
+    check(&g, "rnn_relu_bf", RNN::new(4, 5, "relu", ro)?, |m, i| {
+        gru_out(m.forward(&input(i, "x"), Some(&input(i, "h0")))?)
+    });
+    assert!(RNN::new(4, 5, "sigmoid", Default::default()).is_err());
     check(&g, "gru_bi_bf", GRU::new(4, 5, o)?, |m, i| {
         gru_out(m.forward(&input(i, "x"), Some(&input(i, "h0")))?)
     });

@@ -124,6 +124,10 @@ case("gru", nn.GRU(I, H, num_layers=2), {"x": torch.randn(T, N, I)})
 case("gru_bi_bf", nn.GRU(I, H, bidirectional=True, batch_first=True),
      {"x": torch.randn(N, T, I), "h0": torch.randn(2, N, H)}, call=lambda m, i: m(i["x"], i["h0"]))
 
+case("rnn_tanh_2l_bi", nn.RNN(I, H, num_layers=2, bidirectional=True), {"x": torch.randn(T, N, I)})
+case("rnn_relu_bf", nn.RNN(I, H, nonlinearity="relu", batch_first=True),
+     {"x": torch.randn(N, T, I), "h0": torch.randn(1, N, H)}, call=lambda m, i: m(i["x"], i["h0"]))
+
 here = os.path.dirname(__file__)
 save_file(out, os.path.join(here, "nn_layers.safetensors"), metadata=meta)
 print(len(meta), "cases")

@@ -33,7 +33,7 @@ pub use pool::{
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPoolNd, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
     AdaptiveMaxPoolNd, AvgPool1d, AvgPool2d, AvgPoolNd, MaxPool1d, MaxPool2d, MaxPoolNd,
 };
-pub use rnn::{RnnOptions, RnnWeights, GRU, LSTM};
+pub use rnn::{RnnOptions, RnnWeights, GRU, LSTM, RNN};
 pub use transformer::{
     DecoderMasks, TransformerDecoderLayer, TransformerEncoderLayer, TransformerLayerOptions,
 };

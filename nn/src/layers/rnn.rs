@@ -1,4 +1,4 @@
-//! `LSTM` and `GRU`: multi-layer, optionally bidirectional recurrent layers with torch's parameter
+//! `RNN`, `LSTM` and `GRU`: multi-layer, optionally bidirectional recurrent layers with torch's parameter
 //! names (`weight_ih_l0`, `weight_hh_l0`, `bias_ih_l0`, `bias_hh_l0`, `..._reverse`), gate orders
 //! (LSTM `i, f, g, o`; GRU `r, z, n`) and initialisation, written in tensor ops.
 
@@ -341,5 +341,52 @@ macro_rules! rnn_module {
     };
 }
 
+/// torch's `nn.RNN(input_size, hidden_size, ..., nonlinearity="tanh")`: the Elman cell
+/// `h' = act(W_ih x + b_ih + W_hh h + b_hh)` with `act` `tanh` or `relu`.
+#[allow(clippy::upper_case_acronyms)]
+pub struct RNN {
+    core: RnnCore,
+    /// `"tanh"` or `"relu"`
+    pub nonlinearity: &'static str,
+}
+
+impl RNN {
+    /// A layer with torch's initialisation; `nonlinearity` is `"tanh"` (torch's default) or `"relu"`.
+    pub fn new(
+        input_size: usize,
+        hidden_size: usize,
+        nonlinearity: &'static str,
+        options: RnnOptions,
+    ) -> Result<Self> {
+        if !matches!(nonlinearity, "tanh" | "relu") {
+            return Err(Error::msg(format!(
+                "Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'."
+            )));
+        }
+        Ok(RNN { core: RnnCore::new(input_size, hidden_size, options, 1)?, nonlinearity })
+    }
+
+    /// The weights of each layer and direction, in torch's order.
+    pub fn weights(&self) -> &[RnnWeights] {
+        &self.core.weights
+    }
+
+    /// Runs the sequence `input` from `h0` (`[layers * dirs, N, H]`; zeros when `None`). Returns
+    /// the last layer's outputs at every step and the final `h_n`.
+    pub fn forward(&self, input: &Tensor, h0: Option<&Tensor>) -> Result<(Tensor, Tensor)> {
+        let core = &self.core;
+        let (x, unbatched) = core.seq_first(input)?;
+        let h0 = core.initial(h0, &x, unbatched)?;
+        let unused = h0.clone();
+        let relu = self.nonlinearity == "relu";
+        let (out, h, _) = core.run(&x, h0, unused, |w, gi, h, c| {
+            let pre = gi.add(&hidden_gates(w, h)?)?;
+            Ok((if relu { pre.relu()? } else { pre.tanh()? }, c.clone()))
+        })?;
+        Ok((core.output(out, unbatched)?, core.states(h, unbatched)?))
+    }
+}
+
+rnn_module!(RNN, "RNN");
 rnn_module!(LSTM, "LSTM");
 rnn_module!(GRU, "GRU");
