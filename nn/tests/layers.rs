@@ -236,6 +236,19 @@ fn transformer_layers_match_pytorch() -> Result<()> {
         let masks = DecoderMasks { tgt_mask: Some(&mask), ..Default::default() };
         one(m.forward_masked(&input(i, "tgt"), &input(i, "memory"), masks)?)
     });
+    let bf = TransformerLayerOptions { batch_first: true, ..base.clone() };
+    let norm = LayerNorm::new(&[8], 1e-5, true, true)?;
+    let stack = TransformerEncoder::new(2, || TransformerEncoderLayer::new(8, 2, bf.clone()), Some(norm))?;
+    check(&g, "enc_stack", stack, |m, i| {
+        one(m.forward_masked(&input(i, "src"), None, Some(&input(i, "kpm")))?)
+    });
+    let stack = TransformerDecoder::new(2, || TransformerDecoderLayer::new(8, 2, base.clone()), None)?;
+    assert!(stack.layers[0].linear1.weight.equal(&stack.layers[1].linear1.weight)?, "clones start identical");
+    check(&g, "dec_stack", stack, |m, i| {
+        let mask = input(i, "mask");
+        let masks = DecoderMasks { tgt_mask: Some(&mask), ..Default::default() };
+        one(m.forward_masked(&input(i, "tgt"), &input(i, "memory"), masks)?)
+    });
     let o = TransformerLayerOptions { activation: "gelu", norm_first: true, ..base };
     check(&g, "dec_normfirst_gelu", TransformerDecoderLayer::new(8, 2, o)?, |m, i| {
         let kpm = input(i, "kpm");

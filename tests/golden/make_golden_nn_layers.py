@@ -114,6 +114,21 @@ case("dec_normfirst_gelu", nn.TransformerDecoderLayer(E, 2, 16, dropout=0.0, act
      {"tgt": tgt, "memory": mem, "kpm": mem_kpm},
      call=lambda m, i: m(i["tgt"], i["memory"], memory_key_padding_mask=i["kpm"]))
 
+enc_stack = nn.TransformerEncoder(nn.TransformerEncoderLayer(E, 2, 16, dropout=0.0, batch_first=True), 2,
+                                  norm=nn.LayerNorm(E), enable_nested_tensor=False)
+with torch.no_grad():  # make the clones differ, so that the layer order is checked
+    for p in enc_stack.layers[1].parameters():
+        p.add_(torch.randn_like(p) * 0.1)
+case("enc_stack", enc_stack, {"src": src, "kpm": src_kpm},
+     call=lambda m, i: m(i["src"], src_key_padding_mask=i["kpm"]))
+dec_stack = nn.TransformerDecoder(nn.TransformerDecoderLayer(E, 2, 16, dropout=0.0), 2)
+with torch.no_grad():
+    for p in dec_stack.layers[0].parameters():
+        p.add_(torch.randn_like(p) * 0.1)
+case("dec_stack", dec_stack, {"tgt": tgt, "memory": mem, "mask": causal},
+     call=lambda m, i: m(i["tgt"], i["memory"], tgt_mask=i["mask"]),
+     grad_inputs=["tgt", "memory"])  # torch detects the causal mask and drops it from the graph
+
 T, H, I = 5, 5, 4
 case("lstm", nn.LSTM(I, H), {"x": torch.randn(T, N, I)})
 case("lstm_2l_bi_bf", nn.LSTM(I, H, num_layers=2, bidirectional=True, batch_first=True),

@@ -35,6 +35,7 @@ pub use pool::{
 };
 pub use rnn::{RnnOptions, RnnWeights, GRU, LSTM, RNN};
 pub use transformer::{
-    DecoderMasks, TransformerDecoderLayer, TransformerEncoderLayer, TransformerLayerOptions,
+    DecoderMasks, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+    TransformerLayerOptions,
 };
 pub use upsample::Upsample;

@@ -266,3 +266,99 @@ impl TransformerDecoderLayer {
         }
     }
 }
+
+/// Builds `num_layers` layers with `make` and gives them all the first one's weights, as torch's
+/// deep copies of one `encoder_layer` / `decoder_layer` start identical.
+fn clones<L: crate::module::Module>(
+    num_layers: usize,
+    mut make: impl FnMut() -> Result<L>,
+) -> Result<Vec<L>> {
+    use crate::module::ModuleExt;
+    let mut layers = (0..num_layers).map(|_| make()).collect::<Result<Vec<L>>>()?;
+    if let Some((first, rest)) = layers.split_first_mut() {
+        let sd = first.state_dict();
+        for l in rest {
+            l.load_state_dict(&sd, true)?;
+        }
+    }
+    Ok(layers)
+}
+
+/// torch's `nn.TransformerEncoder(encoder_layer, num_layers, norm=None)`: the layers in turn, then
+/// the optional final norm; state-dict names `layers.0.self_attn.in_proj_weight`, `norm.weight`.
+#[derive(oxtorch_nn_derive::Module)]
+pub struct TransformerEncoder {
+    /// the stacked layers
+    pub layers: Vec<TransformerEncoderLayer>,
+    /// the final norm
+    pub norm: Option<LayerNorm>,
+}
+
+impl TransformerEncoder {
+    /// `num_layers` layers from `make`, all starting from the first one's weights (torch clones
+    /// one layer), and an optional final norm.
+    pub fn new(
+        num_layers: usize,
+        make: impl FnMut() -> Result<TransformerEncoderLayer>,
+        norm: Option<LayerNorm>,
+    ) -> Result<Self> {
+        Ok(TransformerEncoder { layers: clones(num_layers, make)?, norm })
+    }
+
+    /// torch's `forward(src, mask=None, src_key_padding_mask=None)`.
+    pub fn forward_masked(
+        &self,
+        src: &Tensor,
+        mask: Option<&Tensor>,
+        src_key_padding_mask: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let mut x = src.clone();
+        for layer in &self.layers {
+            x = layer.forward_masked(&x, mask, src_key_padding_mask)?;
+        }
+        match &self.norm {
+            Some(n) => n.forward(&x),
+            None => Ok(x),
+        }
+    }
+}
+
+impl Forward for TransformerEncoder {
+    fn forward(&self, src: &Tensor) -> Result<Tensor> {
+        self.forward_masked(src, None, None)
+    }
+}
+
+/// torch's `nn.TransformerDecoder(decoder_layer, num_layers, norm=None)`.
+#[derive(oxtorch_nn_derive::Module)]
+pub struct TransformerDecoder {
+    /// the stacked layers
+    pub layers: Vec<TransformerDecoderLayer>,
+    /// the final norm
+    pub norm: Option<LayerNorm>,
+}
+
+impl TransformerDecoder {
+    /// `num_layers` layers from `make`, all starting from the first one's weights, and an
+    /// optional final norm.
+    pub fn new(
+        num_layers: usize,
+        make: impl FnMut() -> Result<TransformerDecoderLayer>,
+        norm: Option<LayerNorm>,
+    ) -> Result<Self> {
+        Ok(TransformerDecoder { layers: clones(num_layers, make)?, norm })
+    }
+
+    /// torch's `forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+    /// memory_key_padding_mask)`.
+    pub fn forward_masked(&self, tgt: &Tensor, memory: &Tensor, masks: DecoderMasks<'_>) -> Result<Tensor> {
+        let mut x = tgt.clone();
+        for layer in &self.layers {
+            x = layer.forward_masked(&x, memory, masks)?;
+        }
+        match &self.norm {
+            Some(n) => n.forward(&x),
+            None => Ok(x),
+        }
+    }
+}
