@@ -2,6 +2,11 @@
 
 use oxtorch_tensor::{DType, Padding, Result, Tensor};
 
+pub use crate::loss::{
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy, ctc_loss,
+    huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss, smooth_l1_loss,
+};
+
 /// `max(x, 0)`.
 pub fn relu(x: &Tensor) -> Result<Tensor> {
     x.relu()
@@ -95,6 +100,43 @@ pub fn glu(input: &Tensor, dim: isize) -> Result<Tensor> {
 /// `input @ weight.T + bias` (torch's `linear`).
 pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
     input.linear(weight, bias)
+}
+
+/// `x1ᵀ A x2 + b` over the last dims: `input1 [..., in1]`, `input2 [..., in2]` (same leading
+/// dims), `weight [out, in1, in2]`, `bias [out]` (torch's `bilinear`).
+pub fn bilinear(input1: &Tensor, input2: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    if weight.rank() != 3 {
+        return Err(oxtorch_tensor::Error::shape(format!(
+            "bilinear(): weight must be 3-dimensional, got {}-D",
+            weight.rank()
+        )));
+    }
+    let (w1, w2) = (weight.dims()[1], weight.dims()[2]);
+    let (r1, r2) = (input1.rank(), input2.rank());
+    if r1 == 0 || r2 == 0 || input1.dims()[..r1 - 1] != input2.dims()[..r2 - 1] {
+        return Err(oxtorch_tensor::Error::shape(format!(
+            "bilinear(): input batch dimensions do not match: got {:?} and {:?}",
+            input1.dims(),
+            input2.dims()
+        )));
+    }
+    if input1.dims()[r1 - 1] != w1 {
+        return Err(oxtorch_tensor::Error::shape(format!(
+            "bilinear(): input1 size does not match weight size: got {} but expected {w1}",
+            input1.dims()[r1 - 1]
+        )));
+    }
+    if input2.dims()[r2 - 1] != w2 {
+        return Err(oxtorch_tensor::Error::shape(format!(
+            "bilinear(): input2 size does not match weight size: got {} but expected {w2}",
+            input2.dims()[r2 - 1]
+        )));
+    }
+    let y = Tensor::einsum("...i,oij,...j->...o", &[input1, weight, input2])?;
+    match bias {
+        Some(b) => y.add(b),
+        None => Ok(y),
+    }
 }
 
 /// 1-D convolution; see [`Tensor::conv1d`].
@@ -372,29 +414,6 @@ pub fn scaled_dot_product_attention(
     enable_gqa: bool,
 ) -> Result<Tensor> {
     query.scaled_dot_product_attention(key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
-}
-
-/// Cross-entropy of logits against class indices or class probabilities.
-pub fn cross_entropy(
-    input: &Tensor,
-    target: &Tensor,
-    weight: Option<&Tensor>,
-    ignore_index: i64,
-    reduction: &str,
-    label_smoothing: f64,
-) -> Result<Tensor> {
-    input.cross_entropy(target, weight, ignore_index, reduction, label_smoothing)
-}
-
-/// Negative log-likelihood of log-probabilities at class indices.
-pub fn nll_loss(
-    input: &Tensor,
-    target: &Tensor,
-    weight: Option<&Tensor>,
-    ignore_index: i64,
-    reduction: &str,
-) -> Result<Tensor> {
-    input.nll_loss(target, weight, ignore_index, reduction)
 }
 
 #[cfg(test)]

@@ -38,11 +38,13 @@ pub mod data;
 pub mod functional;
 pub mod init;
 mod layers;
+pub mod loss;
 mod module;
 pub mod optim;
 mod state_dict;
 
 pub use layers::*;
+pub use loss::modules::*;
 pub use module::{
     Buffer, Forward, IncompatibleKeys, Layer, Member, MemberMut, Module, ModuleExt, ModuleField,
 };

@@ -62,7 +62,7 @@ impl<const N: usize> ConvNd<N> {
         options: ConvOptions,
     ) -> Result<Self> {
         let g = options.groups;
-        if g == 0 || in_channels % g != 0 || out_channels % g != 0 {
+        if g == 0 || !in_channels.is_multiple_of(g) || !out_channels.is_multiple_of(g) {
             return Err(Error::msg(format!(
                 "in_channels ({in_channels}) and out_channels ({out_channels}) must be divisible by groups ({g})"
             )));

@@ -1,17 +1,41 @@
 //! Layers with torch's names, constructor defaults, initialisation and state-dict keys.
 
 mod activation;
+mod attention;
+mod bilinear;
 mod container;
 mod conv;
+mod conv_transpose;
+mod dict;
 mod dropout;
 mod embedding;
 mod linear;
 mod norm;
+mod pool;
+mod rnn;
+mod transformer;
+mod upsample;
 
 pub use activation::*;
+pub use attention::{MultiheadAttention, MultiheadAttentionOptions};
+pub use bilinear::Bilinear;
 pub use container::Sequential;
 pub use conv::{Conv1d, Conv2d, Conv3d, ConvOptions};
+pub use conv_transpose::{
+    ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, ConvTransposeNd, ConvTransposeOptions,
+};
+pub use dict::{ModuleDict, ModuleList};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::{Flatten, Identity, Linear, Unflatten};
 pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm};
+pub use pool::{
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPoolNd, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+    AdaptiveMaxPoolNd, AvgPool1d, AvgPool2d, AvgPoolNd, MaxPool1d, MaxPool2d, MaxPoolNd,
+};
+pub use rnn::{RnnOptions, RnnWeights, GRU, LSTM, RNN};
+pub use transformer::{
+    DecoderMasks, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+    TransformerLayerOptions,
+};
+pub use upsample::Upsample;

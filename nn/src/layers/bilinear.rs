@@ -1,0 +1,37 @@
+//! `Bilinear`.
+
+use oxtorch_tensor::{DType, Result, Tensor};
+
+use crate::init;
+
+/// `y = x1ᵀ A x2 + b` (torch's `nn.Bilinear(in1_features, in2_features, out_features, bias=True)`):
+/// `weight [out, in1, in2]`, `bias [out]`, both drawn from `U(±1/√in1)` as torch does.
+#[derive(oxtorch_nn_derive::Module)]
+pub struct Bilinear {
+    /// `[out_features, in1_features, in2_features]`
+    pub weight: Tensor,
+    /// `[out_features]`
+    pub bias: Option<Tensor>,
+}
+
+impl Bilinear {
+    /// A float32 layer with torch's initialisation.
+    pub fn new(in1_features: usize, in2_features: usize, out_features: usize, bias: bool) -> Result<Self> {
+        let bound = if in1_features > 0 { 1.0 / (in1_features as f64).sqrt() } else { 0.0 };
+        let weight = Tensor::empty([out_features, in1_features, in2_features], DType::F32)?;
+        init::uniform_(&weight, -bound, bound)?;
+        let bias = if bias {
+            let b = Tensor::empty([out_features], DType::F32)?;
+            init::uniform_(&b, -bound, bound)?;
+            Some(b.requires_grad_(true)?)
+        } else {
+            None
+        };
+        Ok(Bilinear { weight: weight.requires_grad_(true)?, bias })
+    }
+
+    /// The layer applied to `input1 [..., in1]` and `input2 [..., in2]` (same leading dims).
+    pub fn forward(&self, input1: &Tensor, input2: &Tensor) -> Result<Tensor> {
+        crate::functional::bilinear(input1, input2, &self.weight, self.bias.as_ref())
+    }
+}

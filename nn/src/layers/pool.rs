@@ -1,0 +1,183 @@
+//! Pooling layers: `MaxPool1d/2d`, `AvgPool1d/2d`, `AdaptiveAvgPool1d/2d`, `AdaptiveMaxPool2d`
+//! (stateless wrappers of the tensor ops, with torch's constructor defaults).
+
+use oxtorch_tensor::{Result, Tensor};
+
+use crate::module::{Forward, Member, MemberMut, Module};
+
+/// torch's `nn.MaxPool1d/2d(kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False)`;
+/// `N` is the number of spatial dims and one value broadcasts over them.
+#[derive(Clone, Debug)]
+pub struct MaxPoolNd<const N: usize> {
+    /// window size
+    pub kernel_size: Vec<usize>,
+    /// window step (`None`: the kernel size)
+    pub stride: Option<Vec<usize>>,
+    /// implicit `-inf` padding on each side
+    pub padding: Vec<usize>,
+    /// spacing between window elements
+    pub dilation: Vec<usize>,
+    /// round the output size up instead of down
+    pub ceil_mode: bool,
+}
+
+/// torch's `nn.MaxPool1d`.
+pub type MaxPool1d = MaxPoolNd<1>;
+/// torch's `nn.MaxPool2d`.
+pub type MaxPool2d = MaxPoolNd<2>;
+
+impl<const N: usize> MaxPoolNd<N> {
+    /// A pool with torch's defaults for everything but the kernel size.
+    pub fn new(kernel_size: &[usize]) -> Self {
+        MaxPoolNd {
+            kernel_size: kernel_size.to_vec(),
+            stride: None,
+            padding: vec![0],
+            dilation: vec![1],
+            ceil_mode: false,
+        }
+    }
+}
+
+impl<const N: usize> Forward for MaxPoolNd<N> {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let stride = self.stride.as_deref();
+        Ok(x.max_pool_nd_with_indices(
+            N,
+            &self.kernel_size,
+            stride,
+            &self.padding,
+            &self.dilation,
+            self.ceil_mode,
+        )?
+        .0)
+    }
+}
+
+/// torch's `nn.AvgPool1d/2d(kernel_size, stride=None, padding=0, ceil_mode=False,
+/// count_include_pad=True, divisor_override=None)` (`divisor_override` is 2-d only in torch).
+#[derive(Clone, Debug)]
+pub struct AvgPoolNd<const N: usize> {
+    /// window size
+    pub kernel_size: Vec<usize>,
+    /// window step (`None`: the kernel size)
+    pub stride: Option<Vec<usize>>,
+    /// implicit zero padding on each side
+    pub padding: Vec<usize>,
+    /// round the output size up instead of down
+    pub ceil_mode: bool,
+    /// whether padded zeros count in the average
+    pub count_include_pad: bool,
+    /// divide by this instead of the window size
+    pub divisor_override: Option<i64>,
+}
+
+/// torch's `nn.AvgPool1d`.
+pub type AvgPool1d = AvgPoolNd<1>;
+/// torch's `nn.AvgPool2d`.
+pub type AvgPool2d = AvgPoolNd<2>;
+
+impl<const N: usize> AvgPoolNd<N> {
+    /// A pool with torch's defaults for everything but the kernel size.
+    pub fn new(kernel_size: &[usize]) -> Self {
+        AvgPoolNd {
+            kernel_size: kernel_size.to_vec(),
+            stride: None,
+            padding: vec![0],
+            ceil_mode: false,
+            count_include_pad: true,
+            divisor_override: None,
+        }
+    }
+}
+
+impl<const N: usize> Forward for AvgPoolNd<N> {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.avg_pool_nd(
+            N,
+            &self.kernel_size,
+            self.stride.as_deref(),
+            &self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
+    }
+}
+
+/// torch's `nn.AdaptiveAvgPool1d/2d(output_size)`: windows chosen so the output has `output_size`.
+#[derive(Clone, Debug)]
+pub struct AdaptiveAvgPoolNd<const N: usize> {
+    /// the output's spatial size (one value broadcasts)
+    pub output_size: Vec<usize>,
+}
+
+/// torch's `nn.AdaptiveAvgPool1d`.
+pub type AdaptiveAvgPool1d = AdaptiveAvgPoolNd<1>;
+/// torch's `nn.AdaptiveAvgPool2d`.
+pub type AdaptiveAvgPool2d = AdaptiveAvgPoolNd<2>;
+
+impl<const N: usize> AdaptiveAvgPoolNd<N> {
+    /// A pool producing `output_size`.
+    pub fn new(output_size: &[usize]) -> Self {
+        AdaptiveAvgPoolNd { output_size: output_size.to_vec() }
+    }
+}
+
+impl<const N: usize> Forward for AdaptiveAvgPoolNd<N> {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.adaptive_avg_pool_nd(N, &broadcast::<N>(&self.output_size))
+    }
+}
+
+/// torch's `nn.AdaptiveMaxPool1d/2d(output_size)`.
+#[derive(Clone, Debug)]
+pub struct AdaptiveMaxPoolNd<const N: usize> {
+    /// the output's spatial size (one value broadcasts)
+    pub output_size: Vec<usize>,
+}
+
+/// torch's `nn.AdaptiveMaxPool1d`.
+pub type AdaptiveMaxPool1d = AdaptiveMaxPoolNd<1>;
+/// torch's `nn.AdaptiveMaxPool2d`.
+pub type AdaptiveMaxPool2d = AdaptiveMaxPoolNd<2>;
+
+impl<const N: usize> AdaptiveMaxPoolNd<N> {
+    /// A pool producing `output_size`.
+    pub fn new(output_size: &[usize]) -> Self {
+        AdaptiveMaxPoolNd { output_size: output_size.to_vec() }
+    }
+}
+
+impl<const N: usize> Forward for AdaptiveMaxPoolNd<N> {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.adaptive_max_pool_nd_with_indices(N, &broadcast::<N>(&self.output_size))?.0)
+    }
+}
+
+fn broadcast<const N: usize>(v: &[usize]) -> Vec<usize> {
+    if v.len() == 1 {
+        vec![v[0]; N]
+    } else {
+        v.to_vec()
+    }
+}
+
+/// Implements `Module` for a parameterless N-d layer, with torch's type name per `N`.
+macro_rules! stateless_nd {
+    ($ty:ident, $names:expr) => {
+        impl<const N: usize> Module for $ty<N> {
+            fn visit(&self, _: &mut dyn FnMut(&str, Member<'_>)) {}
+            fn visit_mut(&mut self, _: &mut dyn FnMut(&str, MemberMut<'_>)) {}
+            fn type_name(&self) -> &'static str {
+                let names: [&'static str; 2] = $names;
+                names.get(N.wrapping_sub(1)).copied().unwrap_or(stringify!($ty))
+            }
+        }
+    };
+}
+
+stateless_nd!(MaxPoolNd, ["MaxPool1d", "MaxPool2d"]);
+stateless_nd!(AvgPoolNd, ["AvgPool1d", "AvgPool2d"]);
+stateless_nd!(AdaptiveAvgPoolNd, ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d"]);
+stateless_nd!(AdaptiveMaxPoolNd, ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]);

@@ -1,0 +1,392 @@
+//! `RNN`, `LSTM` and `GRU`: multi-layer, optionally bidirectional recurrent layers with torch's parameter
+//! names (`weight_ih_l0`, `weight_hh_l0`, `bias_ih_l0`, `bias_hh_l0`, `..._reverse`), gate orders
+//! (LSTM `i, f, g, o`; GRU `r, z, n`) and initialisation, written in tensor ops.
+
+use oxtorch_tensor::{DType, Error, Result, Tensor};
+
+use crate::init;
+use crate::module::{Member, MemberMut, Module};
+
+/// Constructor options of [`LSTM`] and [`GRU`], with torch's defaults.
+#[derive(Clone, Debug)]
+pub struct RnnOptions {
+    /// stacked layers (default 1)
+    pub num_layers: usize,
+    /// whether the cells have biases (default true)
+    pub bias: bool,
+    /// `[batch, seq, feature]` inputs and outputs (default false)
+    pub batch_first: bool,
+    /// dropout on the outputs of every layer but the last, in training (default 0)
+    pub dropout: f64,
+    /// run a second direction over the reversed sequence (default false)
+    pub bidirectional: bool,
+}
+
+impl Default for RnnOptions {
+    fn default() -> Self {
+        RnnOptions { num_layers: 1, bias: true, batch_first: false, dropout: 0.0, bidirectional: false }
+    }
+}
+
+/// The weights of one layer and direction.
+pub struct RnnWeights {
+    /// `[gates * hidden, input]`
+    pub weight_ih: Tensor,
+    /// `[gates * hidden, hidden]`
+    pub weight_hh: Tensor,
+    /// `[gates * hidden]`
+    pub bias_ih: Option<Tensor>,
+    /// `[gates * hidden]`
+    pub bias_hh: Option<Tensor>,
+    /// the name suffix: `l0`, `l0_reverse`, `l1`, ...
+    pub suffix: String,
+}
+
+/// What LSTM and GRU share: shapes, options, weights, the layer/direction loop.
+struct RnnCore {
+    input_size: usize,
+    hidden_size: usize,
+    options: RnnOptions,
+    weights: Vec<RnnWeights>,
+    training: bool,
+}
+
+impl RnnCore {
+    fn new(input_size: usize, hidden_size: usize, options: RnnOptions, gates: usize) -> Result<Self> {
+        if options.num_layers == 0 {
+            return Err(Error::msg("num_layers must be greater than or equal to 1"));
+        }
+        if !(0.0..=1.0).contains(&options.dropout) {
+            return Err(Error::msg(
+                "dropout should be a number in range [0, 1] representing the probability of an element being zeroed",
+            ));
+        }
+        if hidden_size == 0 {
+            return Err(Error::msg("hidden_size must be greater than zero"));
+        }
+        let dirs = if options.bidirectional { 2 } else { 1 };
+        let bound = 1.0 / (hidden_size as f64).sqrt();
+        let param = |shape: Vec<usize>| -> Result<Tensor> {
+            let t = Tensor::empty(shape, DType::F32)?;
+            init::uniform_(&t, -bound, bound)?;
+            t.requires_grad_(true)
+        };
+        let mut weights = Vec::new();
+        for layer in 0..options.num_layers {
+            let in_size = if layer == 0 { input_size } else { hidden_size * dirs };
+            for dir in 0..dirs {
+                let g = gates * hidden_size;
+                weights.push(RnnWeights {
+                    weight_ih: param(vec![g, in_size])?,
+                    weight_hh: param(vec![g, hidden_size])?,
+                    bias_ih: if options.bias { Some(param(vec![g])?) } else { None },
+                    bias_hh: if options.bias { Some(param(vec![g])?) } else { None },
+                    suffix: format!("l{layer}{}", if dir == 1 { "_reverse" } else { "" }),
+                });
+            }
+        }
+        Ok(RnnCore { input_size, hidden_size, options, weights, training: true })
+    }
+
+    fn dirs(&self) -> usize {
+        if self.options.bidirectional {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Brings the input to `[T, N, I]`; returns it and whether it was unbatched.
+    fn seq_first(&self, input: &Tensor) -> Result<(Tensor, bool)> {
+        let x = match input.rank() {
+            2 => (input.unsqueeze(1)?, true),
+            3 if self.options.batch_first => (input.transpose(0, 1)?, false),
+            3 => (input.clone(), false),
+            r => {
+                return Err(Error::shape(format!("RNN: Expected input to be 2D or 3D, got {r}D instead")));
+            }
+        };
+        let i = x.0.dims()[2];
+        if i != self.input_size {
+            return Err(Error::shape(format!(
+                "input.size(-1) must be equal to input_size. Expected {}, got {i}",
+                self.input_size
+            )));
+        }
+        Ok(x)
+    }
+
+    /// The initial state `[layers * dirs, N, H]` as one tensor per layer and direction (zeros
+    /// when not given).
+    fn initial(&self, h0: Option<&Tensor>, x: &Tensor, unbatched: bool) -> Result<Vec<Tensor>> {
+        let n = x.dims()[1];
+        let ld = self.options.num_layers * self.dirs();
+        let h = self.hidden_size;
+        match h0 {
+            None => (0..ld).map(|_| Tensor::zeros([n, h], (x.dtype(), x.device()))).collect(),
+            Some(h0) => {
+                let want: Vec<usize> = if unbatched { vec![ld, h] } else { vec![ld, n, h] };
+                if h0.dims() != want.as_slice() {
+                    let want: Vec<String> = want.iter().map(usize::to_string).collect();
+                    return Err(Error::shape(format!(
+                        "Expected hidden size ({}), got {:?}",
+                        want.join(", "),
+                        h0.dims()
+                    )));
+                }
+                let h0 = if unbatched { h0.unsqueeze(1)? } else { h0.clone() };
+                h0.unbind(0)
+            }
+        }
+    }
+
+    /// Runs every layer and direction; `cell(weights, gates_from_input_t, h, c) -> (h, c)`.
+    fn run(
+        &self,
+        x: &Tensor,
+        mut h: Vec<Tensor>,
+        mut c: Vec<Tensor>,
+        cell: impl Fn(&RnnWeights, &Tensor, &Tensor, &Tensor) -> Result<(Tensor, Tensor)>,
+    ) -> Result<(Tensor, Vec<Tensor>, Vec<Tensor>)> {
+        let t_len = x.dims()[0];
+        let dirs = self.dirs();
+        let mut input = x.clone();
+        for layer in 0..self.options.num_layers {
+            let mut outs = Vec::with_capacity(dirs);
+            for dir in 0..dirs {
+                let k = layer * dirs + dir;
+                let w = &self.weights[k];
+                let xi = input.linear(&w.weight_ih, w.bias_ih.as_ref())?;
+                let mut ys = vec![None; t_len];
+                for step in 0..t_len {
+                    let t = if dir == 0 { step } else { t_len - 1 - step };
+                    let (nh, nc) = cell(w, &xi.select(0, t as isize)?, &h[k], &c[k])?;
+                    h[k] = nh;
+                    c[k] = nc;
+                    ys[t] = Some(h[k].clone());
+                }
+                let ys: Vec<Tensor> = ys.into_iter().flatten().collect();
+                let refs: Vec<&Tensor> = ys.iter().collect();
+                outs.push(if refs.is_empty() {
+                    Tensor::zeros([0, x.dims()[1], self.hidden_size], (x.dtype(), x.device()))?
+                } else {
+                    Tensor::stack(&refs, 0)?
+                });
+            }
+            let refs: Vec<&Tensor> = outs.iter().collect();
+            input = Tensor::cat(&refs, -1)?;
+            if self.training && self.options.dropout > 0.0 && layer + 1 < self.options.num_layers {
+                input = input.dropout(self.options.dropout, true)?;
+            }
+        }
+        Ok((input, h, c))
+    }
+
+    /// The last layer's outputs in the caller's layout: `[T, N, D*H]`, `[N, T, D*H]` with
+    /// `batch_first`, `[T, D*H]` unbatched.
+    fn output(&self, out: Tensor, unbatched: bool) -> Result<Tensor> {
+        if unbatched {
+            out.squeeze_dims(1)
+        } else if self.options.batch_first {
+            out.transpose(0, 1)
+        } else {
+            Ok(out)
+        }
+    }
+
+    /// Final states stacked to `[layers * dirs, N, H]` (`[layers * dirs, H]` unbatched).
+    fn states(&self, states: Vec<Tensor>, unbatched: bool) -> Result<Tensor> {
+        let refs: Vec<&Tensor> = states.iter().collect();
+        let s = Tensor::stack(&refs, 0)?;
+        if unbatched {
+            s.squeeze_dims(1)
+        } else {
+            Ok(s)
+        }
+    }
+
+    fn gate(&self, t: &Tensor, i: usize) -> Result<Tensor> {
+        t.narrow(-1, (i * self.hidden_size) as isize, self.hidden_size)
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+        for w in &self.weights {
+            f(&format!("weight_ih_{}", w.suffix), Member::Param(&w.weight_ih));
+            f(&format!("weight_hh_{}", w.suffix), Member::Param(&w.weight_hh));
+            if let Some(b) = &w.bias_ih {
+                f(&format!("bias_ih_{}", w.suffix), Member::Param(b));
+            }
+            if let Some(b) = &w.bias_hh {
+                f(&format!("bias_hh_{}", w.suffix), Member::Param(b));
+            }
+        }
+    }
+
+    fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
+        for w in &mut self.weights {
+            f(&format!("weight_ih_{}", w.suffix), MemberMut::Param(&mut w.weight_ih));
+            f(&format!("weight_hh_{}", w.suffix), MemberMut::Param(&mut w.weight_hh));
+            if let Some(b) = &mut w.bias_ih {
+                f(&format!("bias_ih_{}", w.suffix), MemberMut::Param(b));
+            }
+            if let Some(b) = &mut w.bias_hh {
+                f(&format!("bias_hh_{}", w.suffix), MemberMut::Param(b));
+            }
+        }
+    }
+}
+
+/// `gates_from_hidden = h W_hhᵀ + b_hh`.
+fn hidden_gates(w: &RnnWeights, h: &Tensor) -> Result<Tensor> {
+    h.linear(&w.weight_hh, w.bias_hh.as_ref())
+}
+
+/// torch's `nn.LSTM(input_size, hidden_size, ...)`: `i, f, g, o` gates, `c' = f c + i g`,
+/// `h' = o tanh(c')`, every weight drawn from `U(±1/√hidden_size)`.
+pub struct LSTM {
+    core: RnnCore,
+}
+
+/// torch's `nn.GRU(input_size, hidden_size, ...)`: `r, z, n` gates,
+/// `n = tanh(W_in x + b_in + r (W_hn h + b_hn))`, `h' = (1 - z) n + z h`.
+pub struct GRU {
+    core: RnnCore,
+}
+
+impl LSTM {
+    /// A layer with torch's initialisation.
+    pub fn new(input_size: usize, hidden_size: usize, options: RnnOptions) -> Result<Self> {
+        Ok(LSTM { core: RnnCore::new(input_size, hidden_size, options, 4)? })
+    }
+
+    /// The weights of each layer and direction, in torch's order.
+    pub fn weights(&self) -> &[RnnWeights] {
+        &self.core.weights
+    }
+
+    /// Runs the sequence `input` (`[T, N, I]`, `[N, T, I]` with `batch_first`, or `[T, I]`) from
+    /// `hx = (h0, c0)` (each `[layers * dirs, N, H]`; zeros when `None`). Returns the last layer's
+    /// outputs at every step and the final `(h_n, c_n)`.
+    pub fn forward(
+        &self,
+        input: &Tensor,
+        hx: Option<(&Tensor, &Tensor)>,
+    ) -> Result<(Tensor, (Tensor, Tensor))> {
+        let core = &self.core;
+        let (x, unbatched) = core.seq_first(input)?;
+        let h0 = core.initial(hx.map(|h| h.0), &x, unbatched)?;
+        let c0 = core.initial(hx.map(|h| h.1), &x, unbatched)?;
+        let (out, h, c) = core.run(&x, h0, c0, |w, gi, h, c| {
+            let g = gi.add(&hidden_gates(w, h)?)?;
+            let i = core.gate(&g, 0)?.sigmoid()?;
+            let f = core.gate(&g, 1)?.sigmoid()?;
+            let cand = core.gate(&g, 2)?.tanh()?;
+            let o = core.gate(&g, 3)?.sigmoid()?;
+            let c = f.mul(c)?.add(&i.mul(&cand)?)?;
+            Ok((o.mul(&c.tanh()?)?, c))
+        })?;
+        Ok((core.output(out, unbatched)?, (core.states(h, unbatched)?, core.states(c, unbatched)?)))
+    }
+}
+
+impl GRU {
+    /// A layer with torch's initialisation.
+    pub fn new(input_size: usize, hidden_size: usize, options: RnnOptions) -> Result<Self> {
+        Ok(GRU { core: RnnCore::new(input_size, hidden_size, options, 3)? })
+    }
+
+    /// The weights of each layer and direction, in torch's order.
+    pub fn weights(&self) -> &[RnnWeights] {
+        &self.core.weights
+    }
+
+    /// Runs the sequence `input` from `h0` (`[layers * dirs, N, H]`; zeros when `None`). Returns
+    /// the last layer's outputs at every step and the final `h_n`.
+    pub fn forward(&self, input: &Tensor, h0: Option<&Tensor>) -> Result<(Tensor, Tensor)> {
+        let core = &self.core;
+        let (x, unbatched) = core.seq_first(input)?;
+        let h0 = core.initial(h0, &x, unbatched)?;
+        let unused = h0.clone();
+        let (out, h, _) = core.run(&x, h0, unused, |w, gi, h, c| {
+            let gh = hidden_gates(w, h)?;
+            let r = core.gate(gi, 0)?.add(&core.gate(&gh, 0)?)?.sigmoid()?;
+            let z = core.gate(gi, 1)?.add(&core.gate(&gh, 1)?)?.sigmoid()?;
+            let cand = core.gate(gi, 2)?.add(&r.mul(&core.gate(&gh, 2)?)?)?.tanh()?;
+            let h = cand.add(&z.mul(&h.sub(&cand)?)?)?;
+            Ok((h, c.clone()))
+        })?;
+        Ok((core.output(out, unbatched)?, core.states(h, unbatched)?))
+    }
+}
+
+macro_rules! rnn_module {
+    ($ty:ident, $name:literal) => {
+        impl Module for $ty {
+            fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+                self.core.visit(f)
+            }
+            fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
+                self.core.visit_mut(f)
+            }
+            fn type_name(&self) -> &'static str {
+                $name
+            }
+            fn set_training(&mut self, training: bool) {
+                self.core.training = training;
+            }
+            fn training_flag(&self) -> Option<bool> {
+                Some(self.core.training)
+            }
+        }
+    };
+}
+
+/// torch's `nn.RNN(input_size, hidden_size, ..., nonlinearity="tanh")`: the Elman cell
+/// `h' = act(W_ih x + b_ih + W_hh h + b_hh)` with `act` `tanh` or `relu`.
+#[allow(clippy::upper_case_acronyms)]
+pub struct RNN {
+    core: RnnCore,
+    /// `"tanh"` or `"relu"`
+    pub nonlinearity: &'static str,
+}
+
+impl RNN {
+    /// A layer with torch's initialisation; `nonlinearity` is `"tanh"` (torch's default) or `"relu"`.
+    pub fn new(
+        input_size: usize,
+        hidden_size: usize,
+        nonlinearity: &'static str,
+        options: RnnOptions,
+    ) -> Result<Self> {
+        if !matches!(nonlinearity, "tanh" | "relu") {
+            return Err(Error::msg(format!(
+                "Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'."
+            )));
+        }
+        Ok(RNN { core: RnnCore::new(input_size, hidden_size, options, 1)?, nonlinearity })
+    }
+
+    /// The weights of each layer and direction, in torch's order.
+    pub fn weights(&self) -> &[RnnWeights] {
+        &self.core.weights
+    }
+
+    /// Runs the sequence `input` from `h0` (`[layers * dirs, N, H]`; zeros when `None`). Returns
+    /// the last layer's outputs at every step and the final `h_n`.
+    pub fn forward(&self, input: &Tensor, h0: Option<&Tensor>) -> Result<(Tensor, Tensor)> {
+        let core = &self.core;
+        let (x, unbatched) = core.seq_first(input)?;
+        let h0 = core.initial(h0, &x, unbatched)?;
+        let unused = h0.clone();
+        let relu = self.nonlinearity == "relu";
+        let (out, h, _) = core.run(&x, h0, unused, |w, gi, h, c| {
+            let pre = gi.add(&hidden_gates(w, h)?)?;
+            Ok((if relu { pre.relu()? } else { pre.tanh()? }, c.clone()))
+        })?;
+        Ok((core.output(out, unbatched)?, core.states(h, unbatched)?))
+    }
+}
+
+rnn_module!(RNN, "RNN");
+rnn_module!(LSTM, "LSTM");
+rnn_module!(GRU, "GRU");

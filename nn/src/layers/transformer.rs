@@ -1,0 +1,364 @@
+//! `TransformerEncoderLayer` and `TransformerDecoderLayer` with torch's submodule names
+//! (`self_attn`, `multihead_attn`, `linear1`, `linear2`, `norm1..3`), post- or pre-norm.
+
+use oxtorch_tensor::{Error, Result, Tensor};
+
+use crate::layers::attention::{MultiheadAttention, MultiheadAttentionOptions};
+use crate::layers::dropout::Dropout;
+use crate::layers::linear::Linear;
+use crate::layers::norm::LayerNorm;
+use crate::module::Forward;
+
+/// Constructor options shared by the encoder and decoder layers, with torch's defaults.
+#[derive(Clone, Debug)]
+pub struct TransformerLayerOptions {
+    /// feed-forward width (default 2048)
+    pub dim_feedforward: usize,
+    /// dropout everywhere (default 0.1)
+    pub dropout: f64,
+    /// `"relu"` (default) or `"gelu"`
+    pub activation: &'static str,
+    /// layer norm epsilon (default 1e-5)
+    pub layer_norm_eps: f64,
+    /// `[batch, seq, feature]` inputs (default false)
+    pub batch_first: bool,
+    /// normalise before each block instead of after (default false)
+    pub norm_first: bool,
+    /// biases in the linear layers and norms (default true)
+    pub bias: bool,
+}
+
+impl Default for TransformerLayerOptions {
+    fn default() -> Self {
+        TransformerLayerOptions {
+            dim_feedforward: 2048,
+            dropout: 0.1,
+            activation: "relu",
+            layer_norm_eps: 1e-5,
+            batch_first: false,
+            norm_first: false,
+            bias: true,
+        }
+    }
+}
+
+fn activation(name: &str, x: &Tensor) -> Result<Tensor> {
+    match name {
+        "relu" => x.relu(),
+        "gelu" => x.gelu("none"),
+        other => Err(Error::msg(format!("activation should be relu/gelu, not {other}"))),
+    }
+}
+
+fn check_activation(name: &str) -> Result<()> {
+    activation(name, &Tensor::zeros([0], ())?).map(|_| ())
+}
+
+fn attention(d_model: usize, nhead: usize, o: &TransformerLayerOptions) -> Result<MultiheadAttention> {
+    MultiheadAttention::new(
+        d_model,
+        nhead,
+        MultiheadAttentionOptions {
+            dropout: o.dropout,
+            bias: o.bias,
+            batch_first: o.batch_first,
+            ..Default::default()
+        },
+    )
+}
+
+/// The feed-forward block's parts, shared by both layers.
+fn feed_forward(d_model: usize, o: &TransformerLayerOptions) -> Result<(Linear, Dropout, Linear)> {
+    Ok((
+        Linear::new(d_model, o.dim_feedforward, o.bias)?,
+        Dropout::new(o.dropout)?,
+        Linear::new(o.dim_feedforward, d_model, o.bias)?,
+    ))
+}
+
+/// torch's `nn.TransformerEncoderLayer(d_model, nhead, ...)`: self-attention and a feed-forward
+/// block, each with a residual connection and layer norm.
+#[derive(oxtorch_nn_derive::Module)]
+pub struct TransformerEncoderLayer {
+    /// self-attention
+    pub self_attn: MultiheadAttention,
+    /// first feed-forward projection
+    pub linear1: Linear,
+    /// dropout inside the feed-forward block
+    pub dropout: Dropout,
+    /// second feed-forward projection
+    pub linear2: Linear,
+    /// norm of the attention block
+    pub norm1: LayerNorm,
+    /// norm of the feed-forward block
+    pub norm2: LayerNorm,
+    /// dropout after attention
+    pub dropout1: Dropout,
+    /// dropout after the feed-forward block
+    pub dropout2: Dropout,
+    /// pre-norm instead of post-norm
+    pub norm_first: bool,
+    /// `"relu"` or `"gelu"`
+    pub activation: &'static str,
+}
+
+impl TransformerEncoderLayer {
+    /// A layer with torch's initialisation of each part.
+    pub fn new(d_model: usize, nhead: usize, options: TransformerLayerOptions) -> Result<Self> {
+        check_activation(options.activation)?;
+        let o = &options;
+        let self_attn = attention(d_model, nhead, o)?;
+        let (linear1, dropout, linear2) = feed_forward(d_model, o)?;
+        let norm = || LayerNorm::new(&[d_model], o.layer_norm_eps, true, o.bias);
+        Ok(TransformerEncoderLayer {
+            self_attn,
+            linear1,
+            dropout,
+            linear2,
+            norm1: norm()?,
+            norm2: norm()?,
+            dropout1: Dropout::new(o.dropout)?,
+            dropout2: Dropout::new(o.dropout)?,
+            norm_first: o.norm_first,
+            activation: o.activation,
+        })
+    }
+
+    /// torch's `forward(src, src_mask=None, src_key_padding_mask=None)`.
+    pub fn forward_masked(
+        &self,
+        src: &Tensor,
+        src_mask: Option<&Tensor>,
+        src_key_padding_mask: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let sa = |x: &Tensor| -> Result<Tensor> {
+            let (y, _) = self.self_attn.forward(x, x, x, src_key_padding_mask, false, src_mask, true)?;
+            self.dropout1.forward(&y)
+        };
+        let ff = |x: &Tensor| -> Result<Tensor> {
+            let y = self.linear1.forward(x)?;
+            let y = self.linear2.forward(&self.dropout.forward(&activation(self.activation, &y)?)?)?;
+            self.dropout2.forward(&y)
+        };
+        if self.norm_first {
+            let x = src.add(&sa(&self.norm1.forward(src)?)?)?;
+            x.add(&ff(&self.norm2.forward(&x)?)?)
+        } else {
+            let x = self.norm1.forward(&src.add(&sa(src)?)?)?;
+            self.norm2.forward(&x.add(&ff(&x)?)?)
+        }
+    }
+}
+
+impl Forward for TransformerEncoderLayer {
+    fn forward(&self, src: &Tensor) -> Result<Tensor> {
+        self.forward_masked(src, None, None)
+    }
+}
+
+/// torch's `nn.TransformerDecoderLayer(d_model, nhead, ...)`: self-attention, attention over the
+/// encoder's output (`memory`), and a feed-forward block, each with a residual and layer norm.
+#[derive(oxtorch_nn_derive::Module)]
+pub struct TransformerDecoderLayer {
+    /// self-attention
+    pub self_attn: MultiheadAttention,
+    /// attention over the memory
+    pub multihead_attn: MultiheadAttention,
+    /// first feed-forward projection
+    pub linear1: Linear,
+    /// dropout inside the feed-forward block
+    pub dropout: Dropout,
+    /// second feed-forward projection
+    pub linear2: Linear,
+    /// norm of the self-attention block
+    pub norm1: LayerNorm,
+    /// norm of the memory-attention block
+    pub norm2: LayerNorm,
+    /// norm of the feed-forward block
+    pub norm3: LayerNorm,
+    /// dropout after self-attention
+    pub dropout1: Dropout,
+    /// dropout after memory attention
+    pub dropout2: Dropout,
+    /// dropout after the feed-forward block
+    pub dropout3: Dropout,
+    /// pre-norm instead of post-norm
+    pub norm_first: bool,
+    /// `"relu"` or `"gelu"`
+    pub activation: &'static str,
+}
+
+/// The masks of [`TransformerDecoderLayer::forward_masked`] (torch's keyword arguments).
+#[derive(Clone, Copy, Default)]
+pub struct DecoderMasks<'a> {
+    /// `[T, T]` mask of the self-attention (e.g. causal)
+    pub tgt_mask: Option<&'a Tensor>,
+    /// `[T, S]` mask of the memory attention
+    pub memory_mask: Option<&'a Tensor>,
+    /// `[N, T]` padding of the target
+    pub tgt_key_padding_mask: Option<&'a Tensor>,
+    /// `[N, S]` padding of the memory
+    pub memory_key_padding_mask: Option<&'a Tensor>,
+}
+
+impl TransformerDecoderLayer {
+    /// A layer with torch's initialisation of each part.
+    pub fn new(d_model: usize, nhead: usize, options: TransformerLayerOptions) -> Result<Self> {
+        check_activation(options.activation)?;
+        let o = &options;
+        let (linear1, dropout, linear2) = feed_forward(d_model, o)?;
+        let norm = || LayerNorm::new(&[d_model], o.layer_norm_eps, true, o.bias);
+        Ok(TransformerDecoderLayer {
+            self_attn: attention(d_model, nhead, o)?,
+            multihead_attn: attention(d_model, nhead, o)?,
+            linear1,
+            dropout,
+            linear2,
+            norm1: norm()?,
+            norm2: norm()?,
+            norm3: norm()?,
+            dropout1: Dropout::new(o.dropout)?,
+            dropout2: Dropout::new(o.dropout)?,
+            dropout3: Dropout::new(o.dropout)?,
+            norm_first: o.norm_first,
+            activation: o.activation,
+        })
+    }
+
+    /// torch's `forward(tgt, memory)` without masks.
+    pub fn forward(&self, tgt: &Tensor, memory: &Tensor) -> Result<Tensor> {
+        self.forward_masked(tgt, memory, DecoderMasks::default())
+    }
+
+    /// torch's `forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+    /// memory_key_padding_mask)`.
+    pub fn forward_masked(&self, tgt: &Tensor, memory: &Tensor, masks: DecoderMasks<'_>) -> Result<Tensor> {
+        let sa = |x: &Tensor| -> Result<Tensor> {
+            let (y, _) =
+                self.self_attn.forward(x, x, x, masks.tgt_key_padding_mask, false, masks.tgt_mask, true)?;
+            self.dropout1.forward(&y)
+        };
+        let mha = |x: &Tensor| -> Result<Tensor> {
+            let (y, _) = self.multihead_attn.forward(
+                x,
+                memory,
+                memory,
+                masks.memory_key_padding_mask,
+                false,
+                masks.memory_mask,
+                true,
+            )?;
+            self.dropout2.forward(&y)
+        };
+        let ff = |x: &Tensor| -> Result<Tensor> {
+            let y = self.linear1.forward(x)?;
+            let y = self.linear2.forward(&self.dropout.forward(&activation(self.activation, &y)?)?)?;
+            self.dropout3.forward(&y)
+        };
+        if self.norm_first {
+            let x = tgt.add(&sa(&self.norm1.forward(tgt)?)?)?;
+            let x = x.add(&mha(&self.norm2.forward(&x)?)?)?;
+            x.add(&ff(&self.norm3.forward(&x)?)?)
+        } else {
+            let x = self.norm1.forward(&tgt.add(&sa(tgt)?)?)?;
+            let x = self.norm2.forward(&x.add(&mha(&x)?)?)?;
+            self.norm3.forward(&x.add(&ff(&x)?)?)
+        }
+    }
+}
+
+/// Builds `num_layers` layers with `make` and gives them all the first one's weights, as torch's
+/// deep copies of one `encoder_layer` / `decoder_layer` start identical.
+fn clones<L: crate::module::Module>(
+    num_layers: usize,
+    mut make: impl FnMut() -> Result<L>,
+) -> Result<Vec<L>> {
+    use crate::module::ModuleExt;
+    let mut layers = (0..num_layers).map(|_| make()).collect::<Result<Vec<L>>>()?;
+    if let Some((first, rest)) = layers.split_first_mut() {
+        let sd = first.state_dict();
+        for l in rest {
+            l.load_state_dict(&sd, true)?;
+        }
+    }
+    Ok(layers)
+}
+
+/// torch's `nn.TransformerEncoder(encoder_layer, num_layers, norm=None)`: the layers in turn, then
+/// the optional final norm; state-dict names `layers.0.self_attn.in_proj_weight`, `norm.weight`.
+#[derive(oxtorch_nn_derive::Module)]
+pub struct TransformerEncoder {
+    /// the stacked layers
+    pub layers: Vec<TransformerEncoderLayer>,
+    /// the final norm
+    pub norm: Option<LayerNorm>,
+}
+
+impl TransformerEncoder {
+    /// `num_layers` layers from `make`, all starting from the first one's weights (torch clones
+    /// one layer), and an optional final norm.
+    pub fn new(
+        num_layers: usize,
+        make: impl FnMut() -> Result<TransformerEncoderLayer>,
+        norm: Option<LayerNorm>,
+    ) -> Result<Self> {
+        Ok(TransformerEncoder { layers: clones(num_layers, make)?, norm })
+    }
+
+    /// torch's `forward(src, mask=None, src_key_padding_mask=None)`.
+    pub fn forward_masked(
+        &self,
+        src: &Tensor,
+        mask: Option<&Tensor>,
+        src_key_padding_mask: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let mut x = src.clone();
+        for layer in &self.layers {
+            x = layer.forward_masked(&x, mask, src_key_padding_mask)?;
+        }
+        match &self.norm {
+            Some(n) => n.forward(&x),
+            None => Ok(x),
+        }
+    }
+}
+
+impl Forward for TransformerEncoder {
+    fn forward(&self, src: &Tensor) -> Result<Tensor> {
+        self.forward_masked(src, None, None)
+    }
+}
+
+/// torch's `nn.TransformerDecoder(decoder_layer, num_layers, norm=None)`.
+#[derive(oxtorch_nn_derive::Module)]
+pub struct TransformerDecoder {
+    /// the stacked layers
+    pub layers: Vec<TransformerDecoderLayer>,
+    /// the final norm
+    pub norm: Option<LayerNorm>,
+}
+
+impl TransformerDecoder {
+    /// `num_layers` layers from `make`, all starting from the first one's weights, and an
+    /// optional final norm.
+    pub fn new(
+        num_layers: usize,
+        make: impl FnMut() -> Result<TransformerDecoderLayer>,
+        norm: Option<LayerNorm>,
+    ) -> Result<Self> {
+        Ok(TransformerDecoder { layers: clones(num_layers, make)?, norm })
+    }
+
+    /// torch's `forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+    /// memory_key_padding_mask)`.
+    pub fn forward_masked(&self, tgt: &Tensor, memory: &Tensor, masks: DecoderMasks<'_>) -> Result<Tensor> {
+        let mut x = tgt.clone();
+        for layer in &self.layers {
+            x = layer.forward_masked(&x, memory, masks)?;
+        }
+        match &self.norm {
+            Some(n) => n.forward(&x),
+            None => Ok(x),
+        }
+    }
+}
