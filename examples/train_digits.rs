@@ -51,7 +51,7 @@ fn cnn() -> Result<Sequential> {
 /// Fraction of correct predictions.
 fn accuracy(model: &Sequential, x: &Tensor, y: &Tensor) -> Result<f64> {
     let pred = torch::no_grad(|| model.forward(x))?.argmax(Some(-1), false)?;
-    Ok(pred.eq(y)?.to_dtype(torch::float64)?.mean_all()?.item::<f64>()?)
+    pred.eq(y)?.to_dtype(torch::float64)?.mean_all()?.item::<f64>()
 }
 
 fn train(

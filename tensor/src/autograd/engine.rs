@@ -48,8 +48,8 @@ fn discover(roots: &[Edge]) -> (Vec<State>, HashMap<*const Node, usize>) {
     let mut index: HashMap<*const Node, usize> = HashMap::new();
     let mut stack: Vec<Arc<Node>> = Vec::new();
     for e in roots {
-        if !index.contains_key(&Arc::as_ptr(&e.node)) {
-            index.insert(Arc::as_ptr(&e.node), states.len());
+        if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(Arc::as_ptr(&e.node)) {
+            slot.insert(states.len());
             states.push(State {
                 node: e.node.clone(),
                 deps: 0,
@@ -61,9 +61,8 @@ fn discover(roots: &[Edge]) -> (Vec<State>, HashMap<*const Node, usize>) {
     }
     while let Some(n) = stack.pop() {
         for e in n.next.iter().flatten() {
-            let p = Arc::as_ptr(&e.node);
-            if !index.contains_key(&p) {
-                index.insert(p, states.len());
+            if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(Arc::as_ptr(&e.node)) {
+                slot.insert(states.len());
                 states.push(State {
                     node: e.node.clone(),
                     deps: 0,

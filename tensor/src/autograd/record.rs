@@ -39,6 +39,9 @@ pub(crate) fn record_prim(
     }
 }
 
+/// Replays a view op on another tensor of the same shape (picks the same elements).
+pub(crate) type Replay = Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>;
+
 /// How a view's gradient maps back to its input.
 #[derive(Clone)]
 pub(crate) enum ViewKind {
@@ -50,7 +53,7 @@ pub(crate) enum ViewKind {
     Expand,
     /// A selection of elements (narrow, slice, select, diagonal): replaying the view on a
     /// tensor of the input's shape picks the same elements; the gradient is scattered back.
-    Replay(Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>),
+    Replay(Replay),
 }
 
 impl Tensor {
@@ -109,7 +112,7 @@ impl Backward for ViewBackward {
 fn scatter_into_zeros(
     g: &Tensor,
     dims: &[usize],
-    replay: Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>,
+    replay: Replay,
 ) -> Result<Tensor> {
     let out = no_grad(|| -> Result<Tensor> {
         let z = Tensor::zeros(dims.to_vec(), (g.dtype(), g.device()))?;
@@ -130,7 +133,7 @@ fn scatter_into_zeros(
 
 /// The adjoint of [`scatter_into_zeros`]: the view again.
 struct ReplayBackward {
-    replay: Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>,
+    replay: Replay,
 }
 
 impl Backward for ReplayBackward {
@@ -191,7 +194,7 @@ pub(crate) fn rebase_after_inplace(t: &Tensor, value: Option<&Tensor>) -> Result
             }
             let rel = t.storage_offset() - base.storage_offset();
             let (dims, strides) = (t.dims().to_vec(), t.strides().to_vec());
-            let replay: Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync> =
+            let replay: Replay =
                 Arc::new(move |b: &Tensor| b.contiguous()?.as_strided(&dims, &strides, Some(rel)));
             let copy_slices = CopySlices { replay: replay.clone() };
             let node = Node::new(
@@ -213,7 +216,7 @@ pub(crate) fn rebase_after_inplace(t: &Tensor, value: Option<&Tensor>) -> Result
 /// The new history of a base after an in-place write into one of its views: the written region's
 /// gradient goes to the written value, the rest to the base's old history.
 struct CopySlices {
-    replay: Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>,
+    replay: Replay,
 }
 
 impl Backward for CopySlices {
