@@ -1,0 +1,99 @@
+//! torch's conventions for what is not differentiable: piecewise-constant ops give zero
+//! gradients, comparisons, arg-reductions and every integer output never require grad, and the
+//! ops torch refuses to differentiate are refused.
+
+use oxtorch_tensor::{DType, Tensor};
+
+use crate::common::*;
+
+#[test]
+fn piecewise_constant_ops_give_zero_gradients() {
+    let x = leaf(t(&[-1.5, -0.2, 0.0, 0.4, 2.5, 3.7], &[6]));
+    let ops: Vec<(&str, fn(&Tensor) -> oxtorch_tensor::Result<Tensor>)> = vec![
+        ("round", Tensor::round),
+        ("floor", Tensor::floor),
+        ("ceil", Tensor::ceil),
+        ("trunc", Tensor::trunc),
+        ("sign", Tensor::sign),
+    ];
+    for (name, f) in &ops {
+        let y = f(&x).unwrap();
+        assert!(y.requires_grad(), "{name} output requires grad in torch");
+        assert_close(&grad_of(&x, &y), &[0.0; 6], name);
+    }
+    assert_close(&grad_of(&x, &x.round_decimals(1).unwrap()), &[0.0; 6], "round_decimals");
+    assert_close(&grad_of(&x, &x.floor_divide(0.7).unwrap()), &[0.0; 6], "floor_divide");
+    assert_eq!(ops.len(), 5);
+}
+
+#[test]
+fn subgradients_at_kinks_match_torch() {
+    // torch: relu'(0) = 0, abs'(0) = 0, clamp passes the gradient at the bounds, hardtanh does not,
+    // maximum/minimum split ties evenly.
+    let x = leaf(t(&[-1.0, 0.0, 1.0], &[3]));
+    assert_close(&grad_of(&x, &x.relu().unwrap()), &[0.0, 0.0, 1.0], "relu");
+    assert_close(&grad_of(&x, &x.abs().unwrap()), &[-1.0, 0.0, 1.0], "abs");
+    let c = x.clamp(Some((-1.0).into()), Some(1.0.into())).unwrap();
+    assert_close(&grad_of(&x, &c), &[1.0, 1.0, 1.0], "clamp at bounds");
+    assert_close(&grad_of(&x, &x.hardtanh(-1.0, 1.0).unwrap()), &[0.0, 1.0, 0.0], "hardtanh at bounds");
+    let y = leaf(t(&[0.0, 0.0, 0.0], &[3]));
+    let m = x.maximum(&y).unwrap();
+    let g = oxtorch_autograd::grad(&[m.sum_all().unwrap()], &[x.clone(), y.clone()], None, false, false, false)
+        .unwrap();
+    assert_close(&g[0].as_ref().unwrap().to_f64_vec().unwrap(), &[0.0, 0.5, 1.0], "maximum x");
+    assert_close(&g[1].as_ref().unwrap().to_f64_vec().unwrap(), &[1.0, 0.5, 0.0], "maximum y");
+    // sqrt at 0 gives inf, as torch
+    let z = leaf(t(&[0.0], &[1]));
+    assert!(grad_of(&z, &z.sqrt().unwrap())[0].is_infinite(), "sqrt'(0)");
+}
+
+#[test]
+fn integer_and_bool_outputs_never_require_grad() {
+    let x = distinct(&[3, 4], 1);
+    let outs: Vec<(&str, Tensor)> = vec![
+        ("argmax", x.argmax(Some(1), false).unwrap()),
+        ("argmin", x.argmin(None, false).unwrap()),
+        ("argsort", x.argsort(1, false).unwrap()),
+        ("max_dim.indices", x.max_dim(0, false).unwrap().1),
+        ("sort.indices", x.sort(1, true).unwrap().1),
+        ("topk.indices", x.topk(2, 1, true, true).unwrap().1),
+        ("kthvalue.indices", x.kthvalue(1, 1, false).unwrap().1),
+        ("cummax.indices", x.cummax(1).unwrap().1),
+        ("median.indices", x.median(1, false).unwrap().1),
+        ("eq", x.eq(0.5).unwrap()),
+        ("gt", x.gt(&x.t().unwrap().t().unwrap()).unwrap()),
+        ("isnan", x.isnan().unwrap()),
+        ("isfinite", x.isfinite().unwrap()),
+        ("logical_not", x.logical_not().unwrap()),
+        ("nonzero", x.nonzero().unwrap()),
+        ("count_nonzero", x.count_nonzero([1]).unwrap()),
+        ("to_i64", x.to_dtype(DType::I64).unwrap()),
+        ("to_bool", x.to_dtype(DType::Bool).unwrap()),
+        ("bucketize", x.bucketize(&t(&[-0.5, 0.5], &[2]), false, false).unwrap()),
+        ("searchsorted", t(&[-1.0, 0.0, 1.0], &[3]).searchsorted(&x.reshape([-1]).unwrap(), false, None, false).unwrap()),
+        ("all", x.gt(0.0).unwrap().all().unwrap()),
+        ("one_hot", ix(&[1, 0], &[2]).one_hot(3).unwrap()),
+    ];
+    for (name, o) in &outs {
+        assert!(!o.requires_grad(), "{name} must not require grad");
+        assert!(o.grad_fn().is_none(), "{name} must have no grad_fn");
+    }
+    assert_eq!(outs.len(), 22);
+    // A float value computed from integer indices still gets a gradient w.r.t. the float input.
+    let (v, i) = x.max_dim(1, false).unwrap();
+    assert!(v.requires_grad() && !i.requires_grad());
+}
+
+#[test]
+fn refused_derivatives() {
+    // torch raises "the derivative for 'X' is not implemented" for these.
+    let x = distinct(&[6], 1);
+    let err = |r: oxtorch_tensor::Result<Tensor>| -> String {
+        match r.and_then(|y| y.sum_all()).and_then(|y| y.backward()) {
+            Ok(()) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    };
+    let msg = err(x.histc(3, -1.0, 1.0));
+    assert!(msg.contains("not implemented") || msg.contains("does not require grad"), "histc: {msg}");
+}
