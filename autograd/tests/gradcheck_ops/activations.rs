@@ -36,9 +36,10 @@ fn activations() {
 fn softmax_family() {
     let s = [2, 3, 4];
     let mut cases = Vec::new();
-    for d in [0isize, 1, 2, -1] {
-        cases.push(case(&format!("softmax_dim{d}"), vec![smooth(&s, 10 + d as u64)], move |x| x[0].softmax(d, None)));
-        cases.push(case(&format!("log_softmax_dim{d}"), vec![smooth(&s, 20 + d as u64)], move |x| {
+    for (k, d) in [0isize, 1, 2, -1].into_iter().enumerate() {
+        let seed = 10 + k as u64;
+        cases.push(case(&format!("softmax_dim{d}"), vec![smooth(&s, seed)], move |x| x[0].softmax(d, None)));
+        cases.push(case(&format!("log_softmax_dim{d}"), vec![smooth(&s, seed + 10)], move |x| {
             x[0].log_softmax(d, None)
         }));
     }

@@ -89,14 +89,14 @@ fn binary_math() {
         case("hypot", vec![away(&s, 35), away(&s, 36)], |x| x[0].hypot(&x[1])),
         case("copysign", vec![away(&s, 37), away(&s, 38)], |x| x[0].copysign(&x[1])),
         // fmod/remainder are smooth away from the multiples of the divisor.
-        case("fmod", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.3, 1.7], &s)), leaf(t(&[1.5, 1.5, -2.0, 0.7, -1.1, 0.8], &s))], |x| {
+        case("fmod", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s)), leaf(t(&[1.5, 1.5, -2.0, 0.7, -1.1, 0.8], &s))], |x| {
             x[0].fmod(&x[1])
         }),
-        case("fmod_scalar", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.3, 1.7], &s))], |x| x[0].fmod(1.5)),
-        case("remainder", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.3, 1.7], &s)), leaf(t(&[1.5, 1.5, -2.0, 0.7, -1.1, 0.8], &s))], |x| {
+        case("fmod_scalar", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s))], |x| x[0].fmod(1.5)),
+        case("remainder", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s)), leaf(t(&[1.5, 1.5, -2.0, 0.7, -1.1, 0.8], &s))], |x| {
             x[0].remainder(&x[1])
         }),
-        case("remainder_scalar", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.3, 1.7], &s))], |x| x[0].remainder(-1.5)),
+        case("remainder_scalar", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s))], |x| x[0].remainder(-1.5)),
         case("floor_divide", vec![off_grid(&s, 39), leaf(t(&[1.0; 6], &s))], |x| x[0].floor_divide(&x[1])),
         case("clamp", vec![avoid(&s, -2.0, 2.0, &[-0.5, 0.7], 40)], |x| {
             x[0].clamp(Some(Operand::from(-0.5)), Some(Operand::from(0.7)))
@@ -122,5 +122,5 @@ fn binary_math() {
             Tensor::where_cond(&mask(&[true, false, true, false, false, true], &[2, 3]), &x[0], 0.5)
         }),
     ];
-    run("binary_math", cases, 39, Check::Grad);
+    run("binary_math", cases, 37, Check::Grad);
 }

@@ -498,14 +498,37 @@ impl Tensor {
             return Err(Error::UnsupportedDType { op: "clamp_cpu", dtype });
         }
         let (min, max) = (int_bound(min, dtype, "min")?, int_bound(max, dtype, "max")?);
-        let mut x = self.to_dtype(dtype)?;
-        if let Some(lo) = min {
-            x = x.maximum(lo.to_tensor(dtype, self.device())?)?;
+        let x = self.to_dtype(dtype)?;
+        let lo = min.map(|b| b.to_tensor(dtype, self.device())).transpose()?;
+        let hi = max.map(|b| b.to_tensor(dtype, self.device())).transpose()?;
+        let mut y = x.clone();
+        if let Some(lo) = &lo {
+            y = y.maximum(lo)?;
         }
-        if let Some(hi) = max {
-            x = x.minimum(hi.to_tensor(dtype, self.device())?)?;
+        if let Some(hi) = &hi {
+            y = y.minimum(hi)?;
         }
-        Ok(x)
+        let recording = [Some(&x), lo.as_ref(), hi.as_ref()].into_iter().flatten().any(Tensor::requires_grad)
+            && crate::autograd::is_grad_enabled();
+        if !recording {
+            return Ok(y);
+        }
+        // torch's gradient passes to the input on the closed range [min, max] (maximum/minimum
+        // would split it at the bounds): the in-range entries are read from the input itself.
+        let mut inside: Option<Tensor> = None;
+        for (bound, is_lo) in [(&lo, true), (&hi, false)] {
+            if let Some(b) = bound {
+                let ok = if is_lo { x.ge(b)? } else { x.le(b)? };
+                inside = Some(match inside {
+                    Some(m) => m.logical_and(&ok)?,
+                    None => ok,
+                });
+            }
+        }
+        match inside {
+            Some(m) => Tensor::where_cond(&m, &x, &y),
+            None => Ok(y),
+        }
     }
 
     /// Same as [`Tensor::clamp`].
