@@ -4,10 +4,10 @@ use oxtorch_tensor::{DType, Tensor};
 
 use crate::common::*;
 
-#[test]
-fn activations() {
+/// The `activations` cases.
+pub fn activations_cases() -> Vec<Case> {
     let s = [2, 4];
-    let cases = vec![
+    vec![
         case("relu", vec![away(&s, 1)], |x| x[0].relu()),
         case("relu6", vec![avoid(&s, -2.0, 8.0, &[0.0, 6.0], 2)], |x| x[0].relu6()),
         case("leaky_relu", vec![away(&s, 3)], |x| x[0].leaky_relu(0.1)),
@@ -28,12 +28,16 @@ fn activations() {
         case("glu_last", vec![smooth(&s, 17)], |x| x[0].glu(-1)),
         case("glu_first", vec![smooth(&[4, 3], 18)], |x| x[0].glu(0)),
         case("sigmoid_noncontiguous", vec![smooth(&[4, 2], 19)], |x| x[0].t()?.sigmoid()),
-    ];
-    run("activations", cases, 19, Check::Grad);
+    ]
 }
 
 #[test]
-fn softmax_family() {
+fn activations() {
+    run_family("activations", Check::Grad);
+}
+
+/// The `softmax_family` cases.
+pub fn softmax_family_cases() -> Vec<Case> {
     let s = [2, 3, 4];
     let mut cases = Vec::new();
     for (k, d) in [0isize, 1, 2, -1].into_iter().enumerate() {
@@ -44,10 +48,21 @@ fn softmax_family() {
         }));
     }
     cases.push(case("softmax_dtype", vec![smooth(&[3, 4], 1)], |x| x[0].softmax(1, Some(DType::F64))));
-    cases.push(case("log_softmax_noncontiguous", vec![smooth(&[4, 3], 2)], |x| x[0].t()?.log_softmax(1, None)));
-    cases.push(case("softmax_weighted", vec![smooth(&[3, 4], 3), constant(&[3, 4], 4).requires_grad_(false).unwrap()], |x| {
-        x[0].softmax(-1, None)?.mul(&x[1])
+    cases.push(case("log_softmax_noncontiguous", vec![smooth(&[4, 3], 2)], |x| {
+        x[0].t()?.log_softmax(1, None)
     }));
-    cases.push(case("softmax_0d", vec![leaf(Tensor::from_slice(&[0.7f64], ()).unwrap())], |x| x[0].softmax(0, None)));
-    run("softmax_family", cases, 12, Check::Grad);
+    cases.push(case(
+        "softmax_weighted",
+        vec![smooth(&[3, 4], 3), constant(&[3, 4], 4).requires_grad_(false).unwrap()],
+        |x| x[0].softmax(-1, None)?.mul(&x[1]),
+    ));
+    cases.push(case("softmax_0d", vec![leaf(Tensor::from_slice(&[0.7f64], ()).unwrap())], |x| {
+        x[0].softmax(0, None)
+    }));
+    cases
+}
+
+#[test]
+fn softmax_family() {
+    run_family("softmax_family", Check::Grad);
 }

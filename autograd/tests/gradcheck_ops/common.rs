@@ -74,8 +74,20 @@ pub fn run(family: &str, cases: Vec<Case>, expected: usize, check: Check) {
             }
         }
     }
-    assert!(failures.is_empty(), "{family}: {} of {ran} cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{family}: {} of {ran} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert_eq!(ran, expected, "{family}: number of cases run");
+}
+
+/// Runs the family `name` of [`crate::FAMILIES`].
+pub fn run_family(name: &str, check: Check) {
+    let (_, cases, expected) =
+        crate::FAMILIES.iter().find(|f| f.0 == name).unwrap_or_else(|| panic!("no family {name}"));
+    run(name, cases(), *expected, check);
 }
 
 /// A small deterministic generator (splitmix64), so that inputs do not depend on test order.

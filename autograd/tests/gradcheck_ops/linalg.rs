@@ -4,9 +4,9 @@ use oxtorch_tensor::Tensor;
 
 use crate::common::*;
 
-#[test]
-fn linalg() {
-    let cases = vec![
+/// The `linalg` cases.
+pub fn linalg_cases() -> Vec<Case> {
+    vec![
         case("mm", vec![smooth(&[2, 3], 1), smooth(&[3, 4], 2)], |x| x[0].mm(&x[1])),
         case("mm_transposed", vec![smooth(&[3, 2], 3), smooth(&[4, 3], 4)], |x| x[0].t()?.mm(&x[1].t()?)),
         case("bmm", vec![smooth(&[2, 2, 3], 5), smooth(&[2, 3, 2], 6)], |x| x[0].bmm(&x[1])),
@@ -38,11 +38,15 @@ fn linalg() {
         case("linear", vec![smooth(&[2, 3], 38), smooth(&[4, 3], 39), smooth(&[4], 40)], |x| {
             x[0].linear(&x[1], Some(&x[2]))
         }),
-        case("linear_3d_nobias", vec![smooth(&[2, 2, 3], 41), smooth(&[4, 3], 42)], |x| x[0].linear(&x[1], None)),
+        case("linear_3d_nobias", vec![smooth(&[2, 2, 3], 41), smooth(&[4, 3], 42)], |x| {
+            x[0].linear(&x[1], None)
+        }),
         case("linear_1d", vec![smooth(&[3], 43), smooth(&[2, 3], 44), smooth(&[2], 45)], |x| {
             x[0].linear(&x[1], Some(&x[2]))
         }),
-        case("einsum_mm", vec![smooth(&[2, 3], 46), smooth(&[3, 4], 47)], |x| Tensor::einsum("ij,jk->ik", &[&x[0], &x[1]])),
+        case("einsum_mm", vec![smooth(&[2, 3], 46), smooth(&[3, 4], 47)], |x| {
+            Tensor::einsum("ij,jk->ik", &[&x[0], &x[1]])
+        }),
         case("einsum_batch", vec![smooth(&[2, 2, 3], 48), smooth(&[2, 3, 2], 49)], |x| {
             Tensor::einsum("bij,bjk->bik", &[&x[0], &x[1]])
         }),
@@ -60,13 +64,19 @@ fn linalg() {
         case("outer", vec![smooth(&[3], 59), smooth(&[4], 60)], |x| x[0].outer(&x[1])),
         case("dot", vec![smooth(&[4], 61), smooth(&[4], 62)], |x| x[0].dot(&x[1])),
         case("vdot", vec![smooth(&[4], 63), smooth(&[4], 64)], |x| x[0].vdot(&x[1])),
-        case("tensordot_2", vec![smooth(&[2, 3, 4], 65), smooth(&[3, 4, 2], 66)], |x| x[0].tensordot(&x[1], 2)),
+        case("tensordot_2", vec![smooth(&[2, 3, 4], 65), smooth(&[3, 4, 2], 66)], |x| {
+            x[0].tensordot(&x[1], 2)
+        }),
         case("tensordot_0", vec![smooth(&[2, 2], 67), smooth(&[3], 68)], |x| x[0].tensordot(&x[1], 0)),
         case("tensordot_dims", vec![smooth(&[2, 3, 4], 69), smooth(&[4, 2, 3], 70)], |x| {
             x[0].tensordot_dims(&x[1], &[0, 2], &[1, 0])
         }),
         case("kron", vec![smooth(&[2, 3], 71), smooth(&[2, 2], 72)], |x| x[0].kron(&x[1])),
         case("kron_mixed_rank", vec![smooth(&[3], 73), smooth(&[2, 2], 74)], |x| x[0].kron(&x[1])),
-    ];
-    run("linalg", cases, 34, Check::Grad);
+    ]
+}
+
+#[test]
+fn linalg() {
+    run_family("linalg", Check::Grad);
 }

@@ -9,10 +9,10 @@ fn unary(name: &str, x: Tensor, f: fn(&Tensor) -> Result<Tensor>) -> Case {
     case(name, vec![x], move |xs| f(&xs[0]))
 }
 
-#[test]
-fn unary_math() {
+/// The `unary_math` cases.
+pub fn unary_math_cases() -> Vec<Case> {
     let s = [2, 3];
-    let cases = vec![
+    vec![
         unary("abs", away(&s, 1), Tensor::abs),
         unary("neg", smooth(&s, 2), Tensor::neg),
         unary("square", smooth(&s, 3), Tensor::square),
@@ -57,14 +57,18 @@ fn unary_math() {
         // A strided (transposed) input.
         case("exp_noncontiguous", vec![smooth(&[3, 2], 39)], |x| x[0].t()?.exp()),
         case("sin_expanded", vec![smooth(&[3], 40)], |x| x[0].expand([2, 3])?.sin()),
-    ];
-    run("unary_math", cases, 41, Check::Grad);
+    ]
 }
 
 #[test]
-fn binary_math() {
+fn unary_math() {
+    run_family("unary_math", Check::Grad);
+}
+
+/// The `binary_math` cases.
+pub fn binary_math_cases() -> Vec<Case> {
     let s = [2, 3];
-    let cases = vec![
+    vec![
         case("add", vec![smooth(&s, 1), smooth(&s, 2)], |x| x[0].add(&x[1])),
         case("add_broadcast", vec![smooth(&[2, 1, 3], 3), smooth(&[4, 1], 4)], |x| x[0].add(&x[1])),
         case("add_scalar", vec![smooth(&s, 5)], |x| x[0].add(2.5)),
@@ -89,14 +93,26 @@ fn binary_math() {
         case("hypot", vec![away(&s, 35), away(&s, 36)], |x| x[0].hypot(&x[1])),
         case("copysign", vec![away(&s, 37), away(&s, 38)], |x| x[0].copysign(&x[1])),
         // fmod/remainder are smooth away from the multiples of the divisor.
-        case("fmod", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s)), leaf(t(&[1.5, 1.5, -2.0, 0.7, -1.1, 0.8], &s))], |x| {
-            x[0].fmod(&x[1])
-        }),
+        case(
+            "fmod",
+            vec![
+                leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s)),
+                leaf(t(&[1.5, 1.5, -2.0, 0.7, -1.1, 0.8], &s)),
+            ],
+            |x| x[0].fmod(&x[1]),
+        ),
         case("fmod_scalar", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s))], |x| x[0].fmod(1.5)),
-        case("remainder", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s)), leaf(t(&[1.5, 1.5, -2.0, 0.7, -1.1, 0.8], &s))], |x| {
-            x[0].remainder(&x[1])
+        case(
+            "remainder",
+            vec![
+                leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s)),
+                leaf(t(&[1.5, 1.5, -2.0, 0.7, -1.1, 0.8], &s)),
+            ],
+            |x| x[0].remainder(&x[1]),
+        ),
+        case("remainder_scalar", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s))], |x| {
+            x[0].remainder(-1.5)
         }),
-        case("remainder_scalar", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s))], |x| x[0].remainder(-1.5)),
         case("floor_divide", vec![off_grid(&s, 39), leaf(t(&[1.0; 6], &s))], |x| x[0].floor_divide(&x[1])),
         case("clamp", vec![avoid(&s, -2.0, 2.0, &[-0.5, 0.7], 40)], |x| {
             x[0].clamp(Some(Operand::from(-0.5)), Some(Operand::from(0.7)))
@@ -105,7 +121,11 @@ fn binary_math() {
         case("clamp_max", vec![avoid(&s, -2.0, 2.0, &[0.1], 42)], |x| x[0].clamp_max(0.1)),
         case(
             "clamp_tensor_bounds",
-            vec![leaf(t(&[-2.0, -0.2, 0.1, 0.4, 1.5, 0.0], &s)), leaf(t(&[-1.0; 3], &[3])), leaf(t(&[1.0, 0.5, 0.2], &[3]))],
+            vec![
+                leaf(t(&[-2.0, -0.2, 0.1, 0.4, 1.5, 0.0], &s)),
+                leaf(t(&[-1.0; 3], &[3])),
+                leaf(t(&[1.0, 0.5, 0.2], &[3])),
+            ],
             |x| x[0].clamp(Some(Operand::from(&x[1])), Some(Operand::from(&x[2]))),
         ),
         case("clip", vec![avoid(&s, -2.0, 2.0, &[-1.0, 1.0], 43)], |x| {
@@ -121,6 +141,10 @@ fn binary_math() {
         case("where_scalar", vec![smooth(&s, 51)], |x| {
             Tensor::where_cond(&mask(&[true, false, true, false, false, true], &[2, 3]), &x[0], 0.5)
         }),
-    ];
-    run("binary_math", cases, 37, Check::Grad);
+    ]
+}
+
+#[test]
+fn binary_math() {
+    run_family("binary_math", Check::Grad);
 }

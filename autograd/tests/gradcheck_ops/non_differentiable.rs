@@ -38,8 +38,9 @@ fn subgradients_at_kinks_match_torch() {
     assert_close(&grad_of(&x, &x.hardtanh(-1.0, 1.0).unwrap()), &[0.0, 1.0, 0.0], "hardtanh at bounds");
     let y = leaf(t(&[0.0, 0.0, 0.0], &[3]));
     let m = x.maximum(&y).unwrap();
-    let g = oxtorch_autograd::grad(&[m.sum_all().unwrap()], &[x.clone(), y.clone()], None, false, false, false)
-        .unwrap();
+    let g =
+        oxtorch_autograd::grad(&[m.sum_all().unwrap()], &[x.clone(), y.clone()], None, false, false, false)
+            .unwrap();
     assert_close(&g[0].as_ref().unwrap().to_f64_vec().unwrap(), &[0.0, 0.5, 1.0], "maximum x");
     assert_close(&g[1].as_ref().unwrap().to_f64_vec().unwrap(), &[1.0, 0.5, 0.0], "maximum y");
     // sqrt at 0 gives inf, as torch
@@ -70,7 +71,10 @@ fn integer_and_bool_outputs_never_require_grad() {
         ("to_i64", x.to_dtype(DType::I64).unwrap()),
         ("to_bool", x.to_dtype(DType::Bool).unwrap()),
         ("bucketize", x.bucketize(&t(&[-0.5, 0.5], &[2]), false, false).unwrap()),
-        ("searchsorted", t(&[-1.0, 0.0, 1.0], &[3]).searchsorted(&x.reshape([-1]).unwrap(), false, None, false).unwrap()),
+        (
+            "searchsorted",
+            t(&[-1.0, 0.0, 1.0], &[3]).searchsorted(&x.reshape([-1]).unwrap(), false, None, false).unwrap(),
+        ),
         ("all", x.gt(0.0).unwrap().all().unwrap()),
         ("one_hot", ix(&[1, 0], &[2]).one_hot(3).unwrap()),
     ];

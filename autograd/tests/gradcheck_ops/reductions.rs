@@ -2,13 +2,13 @@
 
 use crate::common::*;
 
-#[test]
-fn reductions() {
+/// The `reductions` cases.
+pub fn reductions_cases() -> Vec<Case> {
     let s = [2, 3, 4];
     let e: [isize; 0] = [];
     // a row with one zero and a row with two zeros
     let zeros = || leaf(t(&[1.5, 0.0, -0.7, 1.2, 0.0, 0.9, 0.0, -1.1, 0.6, 1.3, -0.8, 1.7], &[3, 4]));
-    let cases = vec![
+    vec![
         case("sum_all", vec![smooth(&s, 1)], |x| x[0].sum_all()),
         case("sum_dims", vec![smooth(&s, 2)], |x| x[0].sum([0, 2], false)),
         case("sum_keepdim", vec![smooth(&s, 3)], |x| x[0].sum([-1], true)),
@@ -56,8 +56,12 @@ fn reductions() {
         }),
         case("amax", vec![distinct(&s, 31)], |x| x[0].amax([0, 2], false)),
         case("amin", vec![distinct(&s, 32)], |x| x[0].amin([1], true)),
-    ];
-    run("reductions", cases, 35, Check::Grad);
+    ]
+}
+
+#[test]
+fn reductions() {
+    run_family("reductions", Check::Grad);
 }
 
 #[test]
@@ -78,23 +82,31 @@ fn reductions_at_ties() {
     assert_close(&grad_of(&x, &v), &want, "max_dim");
     // amax over several dims
     let z = leaf(t(&[2.0, 1.0, 2.0, 2.0], &[2, 2]));
-    assert_close(&grad_of(&z, &z.amax([0, 1], false).unwrap()), &[1.0 / 3.0, 0.0, 1.0 / 3.0, 1.0 / 3.0], "amax_all");
+    assert_close(
+        &grad_of(&z, &z.amax([0, 1], false).unwrap()),
+        &[1.0 / 3.0, 0.0, 1.0 / 3.0, 1.0 / 3.0],
+        "amax_all",
+    );
 }
 
-#[test]
-fn scans_and_orderings() {
+/// The `scans_and_orderings` cases.
+pub fn scans_and_orderings_cases() -> Vec<Case> {
     let s = [3, 4];
-    let cases = vec![
+    vec![
         case("cumsum_dim0", vec![smooth(&s, 1)], |x| x[0].cumsum(0, None)),
         case("cumsum_dim1", vec![smooth(&s, 2)], |x| x[0].cumsum(-1, None)),
         case("cumprod", vec![away(&s, 3)], |x| x[0].cumprod(1, None)),
         case("cumprod_dim0", vec![away(&s, 4)], |x| x[0].cumprod(0, None)),
-        case("cumprod_one_zero", vec![leaf(t(&[1.5, 0.0, -0.7, 1.2, 0.8, 0.9, 0.0, -1.1, 0.6, 1.3, -0.8, 1.7], &s))], |x| {
-            x[0].cumprod(1, None)
-        }),
-        case("cumprod_two_zeros", vec![leaf(t(&[1.5, 0.0, -0.7, 0.0, 0.8, 0.9, 0.0, -1.1, 0.0, 1.3, -0.8, 1.7], &s))], |x| {
-            x[0].cumprod(1, None)
-        }),
+        case(
+            "cumprod_one_zero",
+            vec![leaf(t(&[1.5, 0.0, -0.7, 1.2, 0.8, 0.9, 0.0, -1.1, 0.6, 1.3, -0.8, 1.7], &s))],
+            |x| x[0].cumprod(1, None),
+        ),
+        case(
+            "cumprod_two_zeros",
+            vec![leaf(t(&[1.5, 0.0, -0.7, 0.0, 0.8, 0.9, 0.0, -1.1, 0.0, 1.3, -0.8, 1.7], &s))],
+            |x| x[0].cumprod(1, None),
+        ),
         case_n("cummax", vec![distinct(&s, 5)], |x| {
             let (v, i) = x[0].cummax(1)?;
             Ok(vec![v, i])
@@ -150,6 +162,10 @@ fn scans_and_orderings() {
             x[0].quantile(&t(&[0.1, 0.5, 0.9], &[3]), Some(1), false, "linear")
         }),
         case("sort_noncontiguous", vec![distinct(&[4, 3], 24)], |x| Ok(x[0].t()?.sort(1, false)?.0)),
-    ];
-    run("scans_and_orderings", cases, 26, Check::Grad);
+    ]
+}
+
+#[test]
+fn scans_and_orderings() {
+    run_family("scans_and_orderings", Check::Grad);
 }

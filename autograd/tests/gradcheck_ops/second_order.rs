@@ -1,7 +1,5 @@
 //! Second derivatives (`gradgradcheck`) of a representative subset.
 
-
-
 use crate::common::*;
 
 #[test]
@@ -17,7 +15,9 @@ fn second_order() {
         case("softmax", vec![smooth(&s, 8)], |x| x[0].softmax(1, None)),
         case("log_softmax", vec![smooth(&s, 9)], |x| x[0].log_softmax(0, None)),
         case("matmul", vec![smooth(&[2, 3], 10), smooth(&[3, 2], 11)], |x| x[0].matmul(&x[1])),
-        case("matmul_batched_broadcast", vec![smooth(&[2, 2, 3], 12), smooth(&[3], 13)], |x| x[0].matmul(&x[1])),
+        case("matmul_batched_broadcast", vec![smooth(&[2, 2, 3], 12), smooth(&[3], 13)], |x| {
+            x[0].matmul(&x[1])
+        }),
         case("sum", vec![smooth(&s, 14)], |x| x[0].square()?.sum([1], false)),
         case("mean", vec![smooth(&s, 15)], |x| x[0].pow(3.0)?.mean_all()),
         case("pow_scalar", vec![pos(&s, 16)], |x| x[0].pow(2.5)),
@@ -41,7 +41,9 @@ fn second_order() {
             x[0].max_pool2d(&[2, 2], None, &[0, 0], &[1, 1], false)?.square()
         }),
         case("gather_index_select", vec![smooth(&[3, 3], 32)], |x| {
-            x[0].gather(1, &ix(&[0, 0, 2], &[3, 1]))?.square()?.add(x[0].index_select(0, &ix(&[1, 2], &[2]))?.sum_all()?)
+            x[0].gather(1, &ix(&[0, 0, 2], &[3, 1]))?
+                .square()?
+                .add(x[0].index_select(0, &ix(&[1, 2], &[2]))?.sum_all()?)
         }),
         case("log_sqrt", vec![pos(&s, 33)], |x| x[0].log()?.mul(x[0].sqrt()?)),
         case("cumsum_cumprod", vec![away(&s, 34)], |x| x[0].cumsum(1, None)?.mul(x[0].cumprod(1, None)?)),
@@ -49,3 +51,33 @@ fn second_order() {
     run("second_order", cases, 24, Check::GradGrad);
 }
 
+/// Cases whose second-order check is known to fail for a reason outside the formulas.
+const SECOND_ORDER_SKIP: &[(&str, &str)] =
+    &[("add", "gradcheck seeds outputs by identity: add's backward returns the same tensor for both inputs")];
+
+/// Every first-order case, to second order.
+#[test]
+fn all_families() {
+    let _rng = RNG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mut total = 0;
+    for (name, cases, expected) in crate::FAMILIES {
+        let all = cases();
+        assert_eq!(all.len(), *expected, "{name}: number of cases");
+        let kept: Vec<Case> =
+            all.into_iter().filter(|c| !SECOND_ORDER_SKIP.iter().any(|(s, _)| *s == c.name)).collect();
+        let n = kept.len();
+        total += n;
+        run(&format!("{name} (second order)"), kept, n, Check::GradGrad);
+    }
+    let first_order: usize = crate::FAMILIES.iter().map(|f| f.2).sum();
+    assert_eq!(total + SECOND_ORDER_SKIP.len(), first_order);
+}
+
+/// `add`'s two input gradients are one tensor; gradcheck must seed its outputs by position.
+#[test]
+#[ignore = "autograd/src/check.rs seeds every output that is_same() as the seeded one"]
+fn second_order_of_aliased_gradients() {
+    let _rng = RNG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let cases = vec![case("add", vec![smooth(&[2, 3], 1), smooth(&[2, 3], 2)], |x| x[0].add(&x[1]))];
+    run("second_order_of_aliased_gradients", cases, 1, Check::GradGrad);
+}

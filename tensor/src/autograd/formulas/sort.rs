@@ -4,6 +4,7 @@ use oxtorch_core::ops::SortOp;
 use oxtorch_core::Result;
 
 use super::{not_differentiable, Ctx, Saves};
+use crate::autograd::is_grad_enabled;
 use crate::Tensor;
 
 pub(super) fn saves(op: &SortOp, n: usize) -> Saves {
@@ -62,6 +63,11 @@ fn cumprod_backward(ctx: &Ctx, g: &Tensor, d: isize) -> Result<Tensor> {
     if !is_zero.any()?.item::<bool>()? {
         return reverse_cumsum(&g.mul(&y)?, d)?.div(&x);
     }
+    if is_grad_enabled() {
+        // Recorded for higher-order gradients: the piecewise formula below is exact but its own
+        // derivative is not cumprod's second derivative (torch falls back the same way).
+        return cumprod_backward_differentiable(&x, g, d);
+    }
     let seen = is_zero.to_dtype(x.dtype())?.cumsum(d, None)?;
     let before = seen.eq(0.0)?;
     let first = is_zero.logical_and(&seen.eq(1.0)?)?;
@@ -101,4 +107,24 @@ fn quantile_backward(ctx: &Ctx, g: &Tensor, dim: usize, interpolation: &str) -> 
         }
     }
     Ok(gx)
+}
+
+/// `x_k`'s gradient `sum_{j >= k} g_j prod_{i <= j, i != k} x_i` as `prefix_k * sum_{j >= k} g_j
+/// prod_{k < i <= j} x_i`: O(n^2) but division-free, hence exact with zeros at every order.
+fn cumprod_backward_differentiable(x: &Tensor, g: &Tensor, d: isize) -> Result<Tensor> {
+    let dim = if d < 0 { d + x.rank() as isize } else { d } as usize;
+    let n = x.dims()[dim];
+    let ones = x.narrow(d, 0, 1)?.ones_like()?;
+    let mut parts = Vec::with_capacity(n);
+    for k in 0..n {
+        let prefix = if k == 0 { ones.clone() } else { x.narrow(d, 0, k)?.prod([d], true)? };
+        let rest = n - k - 1;
+        let tail = if rest == 0 {
+            ones.clone()
+        } else {
+            Tensor::cat(&[&ones, &x.narrow(d, k as isize + 1, rest)?.cumprod(d, None)?], d)?
+        };
+        parts.push(prefix.mul(g.narrow(d, k as isize, n - k)?.mul(&tail)?.sum([d], true)?)?);
+    }
+    Tensor::cat(&parts.iter().collect::<Vec<_>>(), d)
 }
