@@ -20,6 +20,9 @@ pub fn linalg_cases() -> Vec<Case> {
         case("matmul_broadcast_batch", vec![smooth(&[2, 1, 2, 3], 21), smooth(&[3, 3, 2], 22)], |x| {
             x[0].matmul(&x[1])
         }),
+        case("matmul_expanded_operand", vec![smooth(&[3, 1], 75), smooth(&[2, 4, 2], 76)], |x| {
+            x[0].expand([2, 3, 4])?.matmul(&x[1])
+        }),
         case("addmm", vec![smooth(&[2, 4], 23), smooth(&[2, 3], 24), smooth(&[3, 4], 25)], |x| {
             x[0].addmm(&x[1], &x[2], 0.5, 2.0)
         }),

@@ -42,6 +42,9 @@ pub fn convolutions_cases() -> Vec<Case> {
         case("conv3d_groups", vec![smooth(&[1, 2, 3, 3, 3], 24), smooth(&[2, 1, 2, 2, 2], 25)], |x| {
             x[0].conv3d(&x[1], None, &[1, 1, 1], 0, &[1, 1, 1], 2)
         }),
+        case("conv2d_strided_input", vec![smooth(&[1, 4, 4, 2], 36), smooth(&[2, 2, 2, 2], 37)], |x| {
+            x[0].permute([0, 3, 1, 2])?.conv2d(&x[1], None, &[1, 1], 0, &[1, 1], 1)
+        }),
         case(
             "conv_transpose1d",
             vec![smooth(&[2, 2, 4], 26), smooth(&[2, 3, 3], 27), smooth(&[3], 28)],
@@ -212,6 +215,9 @@ pub fn normalization_cases() -> Vec<Case> {
             x[0].layer_norm(&[3, 4], Some(&x[1]), None, 1e-5)
         }),
         case("layer_norm_plain", vec![smooth(&[3, 5], 6)], |x| x[0].layer_norm(&[5], None, None, 1e-5)),
+        case("layer_norm_strided", vec![smooth(&[4, 3], 22), smooth(&[3], 23)], |x| {
+            x[0].t()?.layer_norm(&[4], None, None, 1e-5)?.mul(&x[1].unsqueeze(1)?)
+        }),
         case("rms_norm", vec![smooth(&[2, 3, 4], 7), smooth(&[4], 8)], |x| {
             x[0].rms_norm(&[4], Some(&x[1]), Some(1e-6))
         }),

@@ -43,6 +43,15 @@ fn subgradients_at_kinks_match_torch() {
             .unwrap();
     assert_close(&g[0].as_ref().unwrap().to_f64_vec().unwrap(), &[0.0, 0.5, 1.0], "maximum x");
     assert_close(&g[1].as_ref().unwrap().to_f64_vec().unwrap(), &[1.0, 0.5, 0.0], "maximum y");
+    // torch's choices at the kinks of the activations
+    let k = leaf(t(&[-3.0, 0.0, 3.0, 6.0], &[4]));
+    // (the slope is held as an f32 by the prim: 0.1 is 0.1f32 in forward and backward alike)
+    let slope = 0.1f32 as f64;
+    assert_close(&grad_of(&k, &k.leaky_relu(0.1).unwrap()), &[slope, slope, 1.0, 1.0], "leaky_relu");
+    assert_close(&grad_of(&k, &k.relu6().unwrap()), &[0.0, 0.0, 1.0, 0.0], "relu6");
+    assert_close(&grad_of(&k, &k.hardsigmoid().unwrap()), &[0.0, 1.0 / 6.0, 0.0, 0.0], "hardsigmoid");
+    assert_close(&grad_of(&k, &k.hardswish().unwrap()), &[-0.5, 0.5, 1.5, 1.0], "hardswish");
+    assert_close(&grad_of(&k, &k.elu(0.5).unwrap())[1..2], &[0.5], "elu at 0");
     // sqrt at 0 gives inf, as torch
     let z = leaf(t(&[0.0], &[1]));
     assert!(grad_of(&z, &z.sqrt().unwrap())[0].is_infinite(), "sqrt'(0)");
@@ -100,4 +109,37 @@ fn refused_derivatives() {
     };
     let msg = err(x.histc(3, -1.0, 1.0));
     assert!(msg.contains("not implemented") || msg.contains("does not require grad"), "histc: {msg}");
+}
+
+#[test]
+fn zero_dim_and_empty_inputs() {
+    // 0-d inputs through broadcasting ops
+    let cases = vec![
+        case("exp_0d", vec![leaf(t(&[0.3], &[]))], |x| x[0].exp()),
+        case("mul_0d_by_vector", vec![leaf(t(&[0.3], &[])), smooth(&[3], 1)], |x| x[0].mul(&x[1])),
+        case("sum_0d", vec![leaf(t(&[0.3], &[]))], |x| x[0].sum_all()),
+        case("softmax_0d", vec![leaf(t(&[0.3], &[]))], |x| x[0].log_softmax(0, None)),
+        case("unsqueeze_0d", vec![leaf(t(&[0.3], &[]))], |x| x[0].unsqueeze(0)?.expand([3])?.sin()),
+    ];
+    run("zero_dim", cases, 5, Check::Grad);
+    // Empty inputs: gradients of the input's (empty) shape, no error.
+    let e = leaf(Tensor::zeros([0, 3], DType::F64).unwrap());
+    let w = smooth(&[3, 2], 2);
+    let outs: Vec<(&str, Tensor)> = vec![
+        ("sum", e.sum_all().unwrap()),
+        ("matmul", e.matmul(&w).unwrap().sum_all().unwrap()),
+        ("exp", e.exp().unwrap().sum_all().unwrap()),
+        ("cat", Tensor::cat(&[&e, &smooth(&[1, 3], 3)], 0).unwrap().sum_all().unwrap()),
+        ("softmax", e.softmax(1, None).unwrap().sum_all().unwrap()),
+    ];
+    for (name, y) in &outs {
+        let g = oxtorch_autograd::grad(&[y.clone()], &[e.clone()], None, true, false, true).unwrap();
+        let g = g[0].as_ref().map(|g| g.dims().to_vec());
+        assert!(g.is_none() || g.as_deref() == Some(&[0, 3][..]), "{name}: gradient shape {g:?}");
+    }
+    assert_eq!(outs.len(), 5);
+    // the weight of an empty matmul gets a zero gradient
+    let g = oxtorch_autograd::grad(&[e.matmul(&w).unwrap().sum_all().unwrap()], &[w.clone()], None, false, false, false)
+        .unwrap();
+    assert_close(&g[0].as_ref().unwrap().to_f64_vec().unwrap(), &[0.0; 6], "empty matmul weight");
 }

@@ -42,6 +42,10 @@ pub fn reductions_cases() -> Vec<Case> {
         case("norm_neg_inf", vec![distinct(&s, 22)], |x| x[0].norm(f64::NEG_INFINITY, [2], false)),
         case("norm_fro", vec![smooth(&s, 23)], |x| x[0].norm(2.0, [1, 2], false)),
         case("norm_all", vec![smooth(&s, 24)], move |x| x[0].norm(2.0, e, false)),
+        // torch's convention at a zero norm / std: zero gradient (the central difference agrees)
+        case("norm_2_zero_row", vec![leaf(t(&[0.0, 0.0, 0.0, 0.5, -1.2, 0.7], &[2, 3]))], |x| x[0].norm(2.0, [1], false)),
+        case("norm_3_zero_row", vec![leaf(t(&[0.0, 0.0, 0.0, 0.5, -1.2, 0.7], &[2, 3]))], |x| x[0].norm(3.0, [1], false)),
+        case("std_constant_row", vec![leaf(t(&[0.4, 0.4, 0.4, 0.5, -1.2, 0.7], &[2, 3]))], |x| x[0].std([1], 1.0, false)),
         case("logsumexp", vec![smooth(&s, 25)], |x| x[0].logsumexp([1], false)),
         case("logsumexp_dims", vec![smooth(&s, 26)], |x| x[0].logsumexp([0, 2], true)),
         case("max_all", vec![distinct(&s, 27)], |x| x[0].max()),
@@ -80,6 +84,21 @@ fn reductions_at_ties() {
         want[row * 3 + k as usize] = 1.0;
     }
     assert_close(&grad_of(&x, &v), &want, "max_dim");
+    // The all-reduce median shares the gradient among its ties (torch); median(dim) sends it
+    // to the returned index.
+    let m = leaf(t(&[1.0, 2.0, 2.0, 3.0, 2.0], &[5]));
+    let third = 1.0 / 3.0;
+    assert_close(&grad_of(&m, &m.median_all().unwrap()), &[0.0, third, third, 0.0, third], "median_all");
+    assert_close(&grad_of(&m, &m.nanmedian_all().unwrap()), &[0.0, third, third, 0.0, third], "nanmedian_all");
+    assert_eq!(m.median_all().unwrap().item::<f64>().unwrap(), 2.0);
+    let (v, i) = m.median(0, false).unwrap();
+    let mut want = vec![0.0; 5];
+    want[i.item::<i64>().unwrap() as usize] = 1.0;
+    assert_close(&grad_of(&m, &v), &want, "median(dim)");
+    // zero norms and a constant std give zero gradients, not NaN
+    let z = leaf(t(&[0.0; 4], &[2, 2]));
+    assert_close(&grad_of(&z, &z.norm(2.0, [1], false).unwrap()), &[0.0; 4], "norm at zero");
+    assert_close(&grad_of(&z, &z.std([1], 1.0, false).unwrap()), &[0.0; 4], "std of a constant");
     // amax over several dims
     let z = leaf(t(&[2.0, 1.0, 2.0, 2.0], &[2, 2]));
     assert_close(
