@@ -194,7 +194,9 @@ pub fn constant(shape: &[usize], seed: u64) -> Tensor {
 
 /// The gradient of `sum(f(x) * w)` w.r.t. `x` for fixed weights `w` (1 by default).
 pub fn grad_of(x: &Tensor, y: &Tensor) -> Vec<f64> {
-    let g = oxtorch_autograd::grad(&[y.sum_all().unwrap()], &[x.clone()], None, false, false, true).unwrap();
+    let g =
+        oxtorch_autograd::grad(&[y.sum_all().unwrap()], std::slice::from_ref(x), None, false, false, true)
+            .unwrap();
     match &g[0] {
         Some(g) => g.to_f64_vec().unwrap(),
         None => vec![0.0; x.numel()],

@@ -71,7 +71,7 @@ fn integer_and_bool_outputs_never_require_grad() {
         ("cummax.indices", x.cummax(1).unwrap().1),
         ("median.indices", x.median(1, false).unwrap().1),
         ("eq", x.eq(0.5).unwrap()),
-        ("gt", x.gt(&x.t().unwrap().t().unwrap()).unwrap()),
+        ("gt", x.gt(x.t().unwrap().t().unwrap()).unwrap()),
         ("isnan", x.isnan().unwrap()),
         ("isfinite", x.isfinite().unwrap()),
         ("logical_not", x.logical_not().unwrap()),
@@ -82,7 +82,7 @@ fn integer_and_bool_outputs_never_require_grad() {
         ("bucketize", x.bucketize(&t(&[-0.5, 0.5], &[2]), false, false).unwrap()),
         (
             "searchsorted",
-            t(&[-1.0, 0.0, 1.0], &[3]).searchsorted(&x.reshape([-1]).unwrap(), false, None, false).unwrap(),
+            t(&[-1.0, 0.0, 1.0], &[3]).searchsorted(x.reshape([-1]).unwrap(), false, None, false).unwrap(),
         ),
         ("all", x.gt(0.0).unwrap().all().unwrap()),
         ("one_hot", ix(&[1, 0], &[2]).one_hot(3).unwrap()),
@@ -133,13 +133,28 @@ fn zero_dim_and_empty_inputs() {
         ("softmax", e.softmax(1, None).unwrap().sum_all().unwrap()),
     ];
     for (name, y) in &outs {
-        let g = oxtorch_autograd::grad(&[y.clone()], &[e.clone()], None, true, false, true).unwrap();
+        let g = oxtorch_autograd::grad(
+            std::slice::from_ref(y),
+            std::slice::from_ref(&e),
+            None,
+            true,
+            false,
+            true,
+        )
+        .unwrap();
         let g = g[0].as_ref().map(|g| g.dims().to_vec());
         assert!(g.is_none() || g.as_deref() == Some(&[0, 3][..]), "{name}: gradient shape {g:?}");
     }
     assert_eq!(outs.len(), 5);
     // the weight of an empty matmul gets a zero gradient
-    let g = oxtorch_autograd::grad(&[e.matmul(&w).unwrap().sum_all().unwrap()], &[w.clone()], None, false, false, false)
-        .unwrap();
+    let g = oxtorch_autograd::grad(
+        &[e.matmul(&w).unwrap().sum_all().unwrap()],
+        std::slice::from_ref(&w),
+        None,
+        false,
+        false,
+        false,
+    )
+    .unwrap();
     assert_close(&g[0].as_ref().unwrap().to_f64_vec().unwrap(), &[0.0; 6], "empty matmul weight");
 }

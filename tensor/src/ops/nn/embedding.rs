@@ -40,7 +40,7 @@ impl Tensor {
             Some(p) if out.requires_grad() => {
                 let p = if p < 0 { p + v } else { p };
                 let is_pad = idx.eq(p)?.unsqueeze(-1)?;
-                Tensor::where_cond(&is_pad, &out.detach(), &out)
+                Tensor::where_cond(&is_pad, out.detach(), &out)
             }
             _ => Ok(out),
         }
