@@ -38,7 +38,7 @@ pub const FAMILIES: &[Family] = &[
     ("where_family", indexing::where_family_cases, 3),
     ("linalg", linalg::linalg_cases, 35),
     ("unary_math", math::unary_math_cases, 41),
-    ("binary_math", math::binary_math_cases, 37),
+    ("binary_math", math::binary_math_cases, 36),
     ("convolutions", nn::convolutions_cases, 15),
     ("pooling", nn::pooling_cases, 18),
     ("interpolation", nn::interpolation_cases, 18),

@@ -113,7 +113,6 @@ pub fn binary_math_cases() -> Vec<Case> {
         case("remainder_scalar", vec![leaf(t(&[2.3, -2.3, 5.1, -0.4, 3.5, 1.7], &s))], |x| {
             x[0].remainder(-1.5)
         }),
-        case("floor_divide", vec![off_grid(&s, 39), leaf(t(&[1.0; 6], &s))], |x| x[0].floor_divide(&x[1])),
         case("clamp", vec![avoid(&s, -2.0, 2.0, &[-0.5, 0.7], 40)], |x| {
             x[0].clamp(Some(Operand::from(-0.5)), Some(Operand::from(0.7)))
         }),

@@ -498,6 +498,8 @@ impl Tensor {
             return Err(Error::UnsupportedDType { op: "clamp_cpu", dtype });
         }
         let (min, max) = (int_bound(min, dtype, "min")?, int_bound(max, dtype, "max")?);
+        let scalar = |b: &Option<Operand>| matches!(b, Some(Operand::Scalar(_)));
+        let (lo_scalar, hi_scalar) = (scalar(&min), scalar(&max));
         let x = self.to_dtype(dtype)?;
         let lo = min.map(|b| b.to_tensor(dtype, self.device())).transpose()?;
         let hi = max.map(|b| b.to_tensor(dtype, self.device())).transpose()?;
@@ -508,25 +510,23 @@ impl Tensor {
         if let Some(hi) = &hi {
             y = y.minimum(hi)?;
         }
-        let recording = [Some(&x), lo.as_ref(), hi.as_ref()].into_iter().flatten().any(Tensor::requires_grad)
-            && crate::autograd::is_grad_enabled();
-        if !recording {
+        if !(x.requires_grad() && crate::autograd::is_grad_enabled()) {
             return Ok(y);
         }
-        // torch's gradient passes to the input on the closed range [min, max] (maximum/minimum
-        // would split it at the bounds): the in-range entries are read from the input itself.
-        let mut inside: Option<Tensor> = None;
-        for (bound, is_lo) in [(&lo, true), (&hi, false)] {
-            if let Some(b) = bound {
-                let ok = if is_lo { x.ge(b)? } else { x.le(b)? };
-                inside = Some(match inside {
-                    Some(m) => m.logical_and(&ok)?,
-                    None => ok,
+        // torch's gradients: tensor bounds share ties with the input as maximum/minimum do; at a
+        // number bound the input gets none.
+        let mut tie: Option<Tensor> = None;
+        for (bound, is_scalar) in [(&lo, lo_scalar), (&hi, hi_scalar)] {
+            if let (Some(b), true) = (bound, is_scalar) {
+                let at = x.eq(b)?;
+                tie = Some(match tie {
+                    Some(t) => t.logical_or(&at)?,
+                    None => at,
                 });
             }
         }
-        match inside {
-            Some(m) => Tensor::where_cond(&m, &x, &y),
+        match tie {
+            Some(t) => Tensor::where_cond(&t, y.detach(), &y),
             None => Ok(y),
         }
     }
