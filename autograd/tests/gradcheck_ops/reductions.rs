@@ -1,5 +1,7 @@
 //! Reductions, statistics, scans and the ordering ops.
 
+use oxtorch_tensor::Tensor;
+
 use crate::common::*;
 
 /// The `reductions` cases.
@@ -197,4 +199,66 @@ pub fn scans_and_orderings_cases() -> Vec<Case> {
 #[test]
 fn scans_and_orderings() {
     run_family("scans_and_orderings", Check::Grad);
+}
+
+/// Gradients at ties of the selecting ops, as torch 2.15 computes them (values read off torch):
+/// they follow the index each op returns, except the norms and all-reductions, which share.
+#[test]
+fn selections_at_ties_match_torch() {
+    let w5 = t(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1, 5]);
+    let c = leaf(t(&[1.0, 2.0, 2.0, 0.5, 2.0], &[1, 5]));
+    let weighted = |y: Tensor, w: &Tensor| grad_of(&c, &y.mul(w).unwrap());
+    assert_close(&weighted(c.cummax(1).unwrap().0, &w5), &[1.0, 2.0, 7.0, 0.0, 5.0], "cummax");
+    assert_close(&weighted(c.cummin(1).unwrap().0, &w5), &[6.0, 0.0, 0.0, 9.0, 0.0], "cummin");
+    assert_close(&weighted(c.sort(1, false).unwrap().0, &w5), &[2.0, 3.0, 4.0, 1.0, 5.0], "sort");
+    let w2 = t(&[1.0, 2.0], &[1, 2]);
+    assert_close(&weighted(c.topk(2, 1, true, true).unwrap().0, &w2), &[0.0, 0.0, 1.0, 0.0, 2.0], "topk");
+    assert_close(&grad_of(&c, &c.kthvalue(3, 1, false).unwrap().0), &[0.0, 0.0, 1.0, 0.0, 0.0], "kthvalue");
+    assert_close(&grad_of(&c, &c.max_dim(1, false).unwrap().0), &[0.0, 1.0, 0.0, 0.0, 0.0], "max_dim");
+    assert_close(&grad_of(&c, &c.mode(1, false).unwrap().0), &[0.0, 0.0, 0.0, 0.0, 1.0], "mode");
+    let third = 1.0 / 3.0;
+    let inf_norm = c.norm(f64::INFINITY, [0isize; 0], false).unwrap();
+    assert_close(&grad_of(&c, &inf_norm), &[0.0, third, third, 0.0, third], "norm inf");
+    // scatter_reduce amax/amin: ties between self and src share
+    let s = leaf(t(&[1.0, 2.0, 2.0], &[1, 3]));
+    let src = leaf(t(&[2.0, 0.5], &[1, 2]));
+    let y = s.scatter_reduce(1, &ix(&[1, 1], &[1, 2]), &src, "amax", true).unwrap();
+    let g =
+        oxtorch_autograd::grad(&[y.sum_all().unwrap()], &[s.clone(), src.clone()], None, false, false, false)
+            .unwrap();
+    assert_close(&g[0].as_ref().unwrap().to_f64_vec().unwrap(), &[1.0, 0.5, 1.0], "scatter amax self");
+    assert_close(&g[1].as_ref().unwrap().to_f64_vec().unwrap(), &[0.5, 0.0], "scatter amax src");
+    let src = leaf(t(&[2.0, 2.0], &[1, 2]));
+    let y = s.scatter_reduce(1, &ix(&[0, 0], &[1, 2]), &src, "amin", false).unwrap();
+    let g =
+        oxtorch_autograd::grad(&[y.sum_all().unwrap()], &[s.clone(), src.clone()], None, false, false, false)
+            .unwrap();
+    assert_close(&g[0].as_ref().unwrap().to_f64_vec().unwrap(), &[0.0, 1.0, 1.0], "scatter amin self");
+    assert_close(&g[1].as_ref().unwrap().to_f64_vec().unwrap(), &[0.5, 0.5], "scatter amin src");
+    // max pooling picks the first maximum of a window
+    let p = leaf(t(&[1.0, 1.0, 1.0, 0.0], &[1, 1, 2, 2]));
+    let y = p.max_pool2d(&[2, 2], None, &[0, 0], &[1, 1], false).unwrap();
+    assert_close(&grad_of(&p, &y), &[1.0, 0.0, 0.0, 0.0], "max_pool2d");
+    assert_close(
+        &grad_of(&p, &p.adaptive_max_pool2d(&[1, 1]).unwrap()),
+        &[1.0, 0.0, 0.0, 0.0],
+        "adaptive_max_pool2d",
+    );
+    // softplus at its threshold is still the sigmoid; pow's base and exponent at a zero base
+    let k = leaf(t(&[1.0, 2.0, 0.0], &[3]));
+    assert_close(&grad_of(&k, &k.softplus(2.0, 2.0).unwrap()), &[0.8807970779778824, 1.0, 0.5], "softplus");
+    let (z, e) = (leaf(t(&[0.0; 4], &[4])), leaf(t(&[0.0, 2.0, 0.5, -1.0], &[4])));
+    let g = oxtorch_autograd::grad(
+        &[z.pow(&e).unwrap().sum_all().unwrap()],
+        &[z.clone(), e.clone()],
+        None,
+        false,
+        false,
+        false,
+    )
+    .unwrap();
+    let (gz, ge) =
+        (g[0].as_ref().unwrap().to_f64_vec().unwrap(), g[1].as_ref().unwrap().to_f64_vec().unwrap());
+    assert_eq!(gz, vec![0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY], "pow base at 0");
+    assert_eq!(ge, vec![0.0, 0.0, 0.0, f64::NEG_INFINITY], "pow exponent at 0");
 }
