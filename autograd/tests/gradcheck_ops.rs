@@ -8,6 +8,8 @@ mod activations;
 mod common;
 #[path = "gradcheck_ops/indexing.rs"]
 mod indexing;
+#[path = "gradcheck_ops/inplace.rs"]
+mod inplace;
 #[path = "gradcheck_ops/linalg.rs"]
 mod linalg;
 #[path = "gradcheck_ops/math.rs"]
@@ -53,4 +55,5 @@ pub const FAMILIES: &[Family] = &[
     ("repeats_and_reorders", shape::repeats_and_reorders_cases, 17),
     ("padding", shape::padding_cases, 8),
     ("views", shape::views_cases, 25),
+    ("inplace", inplace::inplace_cases, 10),
 ];
