@@ -88,7 +88,7 @@ pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
             }
         }
         NanToNum { .. } => masked(g, &x()?.isfinite()?),
-        LeakyRelu(slope) => g.mul(Tensor::where_cond(&x()?.gt(0.0)?, 1.0, slope)?.to_dtype(g.dtype())?),
+        LeakyRelu(slope) => Tensor::where_cond(&x()?.gt(0.0)?, g, &g.mul(slope)?),
         Elu { alpha, scale, input_scale } => {
             let x = x()?;
             let neg = x.mul(input_scale)?.exp()?.mul(alpha * scale * input_scale)?;
