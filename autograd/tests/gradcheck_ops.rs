@@ -18,6 +18,8 @@ mod math;
 mod nn;
 #[path = "gradcheck_ops/non_differentiable.rs"]
 mod non_differentiable;
+#[path = "gradcheck_ops/precision.rs"]
+mod precision;
 #[path = "gradcheck_ops/reductions.rs"]
 mod reductions;
 #[path = "gradcheck_ops/second_order.rs"]
