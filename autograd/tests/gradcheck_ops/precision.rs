@@ -74,8 +74,11 @@ fn f32_gradients_match_f64() {
                 }
                 let (g, w) = (g.to_f64_vec().unwrap(), w.to_f64_vec().unwrap());
                 let scale = w.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-                if let Some((i, (a, b))) =
-                    g.iter().zip(&w).enumerate().find(|(_, (a, b))| !((*a - *b).abs() <= 1e-5 * scale))
+                if let Some((i, (a, b))) = g
+                    .iter()
+                    .zip(&w)
+                    .enumerate()
+                    .find(|(_, (a, b))| (*a - *b).abs() > 1e-5 * scale || a.is_nan() != b.is_nan())
                 {
                     failures
                         .push(format!("  {family}/{}: input {k} element {i}: f32 {a} vs f64 {b}", c.name));
