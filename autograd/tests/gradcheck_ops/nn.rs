@@ -58,6 +58,11 @@ pub fn convolutions_cases() -> Vec<Case> {
             vec![smooth(&[1, 2, 3, 3], 31), smooth(&[2, 2, 3, 3], 32), smooth(&[2], 33)],
             |x| x[0].conv_transpose2d(&x[1], Some(&x[2]), &[2, 2], &[1, 1], &[1, 0], 1, &[1, 1]),
         ),
+        case(
+            "conv_transpose3d",
+            vec![smooth(&[1, 2, 2, 2, 3], 38), smooth(&[2, 1, 2, 2, 2], 39), smooth(&[1], 40)],
+            |x| x[0].conv_transpose3d(&x[1], Some(&x[2]), &[2, 1, 1], &[0, 0, 1], &[1, 0, 0], 1, &[1, 1, 1]),
+        ),
         case("conv_transpose2d_groups", vec![smooth(&[1, 4, 3, 2], 34), smooth(&[4, 1, 2, 2], 35)], |x| {
             x[0].conv_transpose2d(&x[1], None, &[1, 2], &[0, 1], &[0, 1], 2, &[1, 1])
         }),
@@ -106,6 +111,9 @@ pub fn pooling_cases() -> Vec<Case> {
         case("adaptive_avg_pool1d", vec![x3()], |x| x[0].adaptive_avg_pool1d(3)),
         case("adaptive_avg_pool2d", vec![x4()], |x| x[0].adaptive_avg_pool2d(&[2, 3])),
         case("adaptive_max_pool1d", vec![x3()], |x| x[0].adaptive_max_pool1d(3)),
+        case("max_pool3d", vec![distinct(&[1, 1, 3, 4, 4], 3)], |x| {
+            x[0].max_pool3d(&[2, 2, 2], Some(&[1, 2, 2]), &[0, 1, 0], &[1, 1, 1], false)
+        }),
         case("adaptive_max_pool2d", vec![x4()], |x| x[0].adaptive_max_pool2d(&[3, 2])),
     ]
 }

@@ -123,6 +123,10 @@ fn refused_derivatives() {
     };
     let msg = err(x.histc(3, -1.0, 1.0));
     assert!(msg.contains("not implemented") || msg.contains("does not require grad"), "histc: {msg}");
+    let msg = err(x.unique(true, false, false).map(|u| u.0));
+    assert!(msg.contains("the derivative for 'unique' is not implemented"), "unique: {msg}");
+    let msg = err(ix(&[0, 2, 2], &[3]).bincount(Some(&x.narrow(0, 0, 3).unwrap()), 0));
+    assert!(msg.contains("not implemented"), "bincount: {msg}");
     let msg = err(x.floor_divide(0.7));
     assert!(msg.contains("the derivative for 'floor_divide' is not implemented"), "floor_divide: {msg}");
 }

@@ -189,6 +189,16 @@ pub fn scans_and_orderings_cases() -> Vec<Case> {
             Ok(vec![v, i])
         }),
         case("quantile", vec![distinct(&[9], 22)], |x| x[0].quantile(0.3, None, false, "linear")),
+        case("quantile_lower", vec![distinct(&[3, 5], 25)], |x| x[0].quantile(0.3, Some(1), true, "lower")),
+        case("quantile_higher", vec![distinct(&[3, 5], 26)], |x| {
+            x[0].quantile(0.3, Some(1), false, "higher")
+        }),
+        case("quantile_nearest", vec![distinct(&[3, 5], 27)], |x| {
+            x[0].quantile(0.6, Some(0), false, "nearest")
+        }),
+        case("quantile_midpoint", vec![distinct(&[3, 5], 28)], |x| {
+            x[0].quantile(0.3, Some(1), false, "midpoint")
+        }),
         case("quantile_dim", vec![distinct(&[3, 5], 23)], |x| {
             x[0].quantile(t(&[0.1, 0.5, 0.9], &[3]), Some(1), false, "linear")
         }),

@@ -20,6 +20,9 @@ pub fn joins_and_splits_cases() -> Vec<Case> {
         case("stack", vec![smooth(&[2, 3], 7), smooth(&[2, 3], 8)], |x| Tensor::stack(&[&x[0], &x[1]], 1)),
         case("hstack", vec![smooth(&[2, 3], 9), smooth(&[2, 1], 10)], |x| Tensor::hstack(&[&x[0], &x[1]])),
         case("hstack_1d", vec![smooth(&[3], 11), smooth(&[2], 12)], |x| Tensor::hstack(&[&x[0], &x[1]])),
+        case("dstack", vec![smooth(&[2, 3], 26), smooth(&[2, 3, 2], 27)], |x| {
+            Tensor::dstack(&[&x[0], &x[1]])
+        }),
         case("vstack", vec![smooth(&[3], 13), smooth(&[2, 3], 14)], |x| Tensor::vstack(&[&x[0], &x[1]])),
         case_n("split", vec![smooth(&[5, 2], 15)], |x| Ok(parts(x[0].split(2, 0)?))),
         case_n("split_with_sizes", vec![smooth(&[2, 5], 16)], |x| {
