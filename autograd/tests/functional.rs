@@ -25,11 +25,11 @@ fn vjp_jvp_jacobian_hessian() -> Result<()> {
         Ok(vec![Tensor::stack(&[&a.mul(&b)?, &b.square()?], 0)?])
     };
     let x = t(&[2.0, 3.0], &[2]);
-    let (_, g) = vjp(&f, &[x.clone()], &[t(&[1.0, 1.0], &[2])])?;
+    let (_, g) = vjp(&f, std::slice::from_ref(&x), &[t(&[1.0, 1.0], &[2])])?;
     close(&g[0], &[3.0, 2.0 + 6.0]);
-    let (_, jv) = jvp(&f, &[x.clone()], &[t(&[1.0, 0.0], &[2])])?;
+    let (_, jv) = jvp(&f, std::slice::from_ref(&x), &[t(&[1.0, 0.0], &[2])])?;
     close(&jv[0], &[3.0, 0.0]);
-    let j = jacobian(&f, &[x.clone()])?;
+    let j = jacobian(&f, std::slice::from_ref(&x))?;
     assert_eq!(j[0][0].dims(), &[2, 2]);
     close(&j[0][0], &[3.0, 2.0, 0.0, 6.0]);
     // h(x) = x0^2 x1 + x1^3 : H = [[2 x1, 2 x0], [2 x0, 6 x1]]
@@ -51,12 +51,12 @@ fn checkpoint_matches_direct() -> Result<()> {
         let w = w.clone();
         move |xs: &[Tensor]| -> Result<Vec<Tensor>> { Ok(vec![xs[0].matmul(&w)?.tanh()?.matmul(&w)?]) }
     };
-    let direct = block(&[x.clone()])?[0].sum_all()?;
+    let direct = block(std::slice::from_ref(&x))?[0].sum_all()?;
     direct.backward()?;
     let (gx, gw) = (x.grad().unwrap(), w.grad().unwrap());
     x.set_grad(None)?;
     w.set_grad(None)?;
-    let out = checkpoint(block, &[x.clone()])?;
+    let out = checkpoint(block, std::slice::from_ref(&x))?;
     assert_eq!(out[0].grad_fn().unwrap().name(), "CheckpointFunctionBackward");
     out[0].sum_all()?.backward()?;
     close(&x.grad().unwrap(), &gx.to_f64_vec()?);
@@ -90,8 +90,8 @@ fn gradcheck_catches_a_wrong_formula() -> Result<()> {
     }
     let x = Tensor::randn([3], DType::F64)?.requires_grad_(true)?;
     let wrong = |xs: &[Tensor]| WrongSquare.apply(xs);
-    assert!(gradcheck(&wrong, &[x.clone()], GradcheckOptions::default()).is_err());
+    assert!(gradcheck(&wrong, std::slice::from_ref(&x), GradcheckOptions::default()).is_err());
     let right = |xs: &[Tensor]| Ok(vec![xs[0].square()?]);
-    gradcheck(&right, &[x.clone()], GradcheckOptions::default())?;
+    gradcheck(&right, std::slice::from_ref(&x), GradcheckOptions::default())?;
     gradgradcheck(&right, &[x], GradcheckOptions::default())
 }

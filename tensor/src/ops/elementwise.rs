@@ -498,14 +498,37 @@ impl Tensor {
             return Err(Error::UnsupportedDType { op: "clamp_cpu", dtype });
         }
         let (min, max) = (int_bound(min, dtype, "min")?, int_bound(max, dtype, "max")?);
-        let mut x = self.to_dtype(dtype)?;
-        if let Some(lo) = min {
-            x = x.maximum(lo.to_tensor(dtype, self.device())?)?;
+        let scalar = |b: &Option<Operand>| matches!(b, Some(Operand::Scalar(_)));
+        let (lo_scalar, hi_scalar) = (scalar(&min), scalar(&max));
+        let x = self.to_dtype(dtype)?;
+        let lo = min.map(|b| b.to_tensor(dtype, self.device())).transpose()?;
+        let hi = max.map(|b| b.to_tensor(dtype, self.device())).transpose()?;
+        let mut y = x.clone();
+        if let Some(lo) = &lo {
+            y = y.maximum(lo)?;
         }
-        if let Some(hi) = max {
-            x = x.minimum(hi.to_tensor(dtype, self.device())?)?;
+        if let Some(hi) = &hi {
+            y = y.minimum(hi)?;
         }
-        Ok(x)
+        if !(x.requires_grad() && crate::autograd::is_grad_enabled()) {
+            return Ok(y);
+        }
+        // torch's gradients: tensor bounds share ties with the input as maximum/minimum do; at a
+        // number bound the input gets none.
+        let mut tie: Option<Tensor> = None;
+        for (bound, is_scalar) in [(&lo, lo_scalar), (&hi, hi_scalar)] {
+            if let (Some(b), true) = (bound, is_scalar) {
+                let at = x.eq(b)?;
+                tie = Some(match tie {
+                    Some(t) => t.logical_or(&at)?,
+                    None => at,
+                });
+            }
+        }
+        match tie {
+            Some(t) => Tensor::where_cond(&t, y.detach(), &y),
+            None => Ok(y),
+        }
     }
 
     /// Same as [`Tensor::clamp`].

@@ -65,7 +65,7 @@ impl Tensor {
     pub fn std_mean(&self, dims: impl IntoDims, correction: f64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         let (var, mean) = self.var_impl(dims.into_dims(), correction, keepdim)?;
         let (v, dt) = var.upcast()?;
-        Ok((v.sqrt()?.to_dtype(dt)?, mean))
+        Ok((root_zero_grad(&v, 0.5)?.to_dtype(dt)?, mean))
     }
 
     /// The vector `p`-norm over `dims` (an empty list means all), as `torch.linalg.vector_norm`:
@@ -106,9 +106,9 @@ impl Tensor {
         } else if p == 1.0 {
             a.sum(dims, keepdim)?
         } else if p == 2.0 {
-            a.mul(&a)?.sum(dims, keepdim)?.sqrt()?
+            root_zero_grad(&a.mul(&a)?.sum(dims, keepdim)?, 0.5)?
         } else {
-            a.pow(p)?.sum(dims, keepdim)?.pow(1.0 / p)?
+            root_zero_grad(&a.pow(p)?.sum(dims, keepdim)?, 1.0 / p)?
         };
         out.to_dtype(dt)
     }
@@ -142,7 +142,7 @@ impl Tensor {
             return Tensor::full((), f64::NAN, (self.dtype(), self.device()));
         }
         let (v, _) = self.reshape([-1])?.median(0, false)?;
-        Ok(v)
+        evenly_distributed(self, v)
     }
 
     /// The lower median along `dim` and its index: NaN and the first NaN's index if the row has NaN,
@@ -161,7 +161,7 @@ impl Tensor {
             return Tensor::full((), f64::NAN, (self.dtype(), self.device()));
         }
         let (v, _) = self.reshape([-1])?.nanmedian(0, false)?;
-        Ok(v)
+        evenly_distributed(self, v)
     }
 
     /// The lower median along `dim` ignoring NaN, with torch's index among equal values (NaN for an
@@ -268,4 +268,36 @@ impl Tensor {
         }
         out.reshape(shape)
     }
+}
+
+/// True when an op on `t` is recorded for autograd.
+fn recording(t: &Tensor) -> bool {
+    t.requires_grad() && crate::autograd::is_grad_enabled()
+}
+
+/// `t^e` for `e` in (0, 1) whose gradient at zero is zero rather than infinite: torch's norm and
+/// std backward mask a zero result (the plain root only where no gradient is recorded).
+fn root_zero_grad(t: &Tensor, e: f64) -> Result<Tensor> {
+    let root = |t: &Tensor| if e == 0.5 { t.sqrt() } else { t.pow(e) };
+    if !recording(t) {
+        return root(t);
+    }
+    let zero = t.eq(0.0)?;
+    let r = root(&Tensor::where_cond(&zero, 1.0, t)?)?;
+    Tensor::where_cond(&zero, 0.0, &r)
+}
+
+/// The all-reduce median `v` of `x` with torch's gradient: shared evenly by every element equal
+/// to it (its value is unchanged: the even share is added and subtracted).
+fn evenly_distributed(x: &Tensor, v: Tensor) -> Result<Tensor> {
+    if !recording(x) {
+        return Ok(v);
+    }
+    let v0 = v.detach();
+    let hit = x.eq(&v0)?.logical_or(&x.isnan()?.logical_and(&v0.isnan()?)?)?;
+    let count = hit.to_dtype(x.dtype())?.sum_all()?;
+    let share = Tensor::where_cond(&hit, x, 0.0)?.sum_all()?.div(&count)?;
+    // zero in value; an infinite or NaN median keeps its value (and gets no gradient)
+    let delta = share.sub(share.detach())?;
+    v0.add(Tensor::where_cond(&delta.isnan()?, 0.0, &delta)?)
 }

@@ -88,7 +88,7 @@ pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
             }
         }
         NanToNum { .. } => masked(g, &x()?.isfinite()?),
-        LeakyRelu(slope) => g.mul(Tensor::where_cond(&x()?.gt(0.0)?, 1.0, slope)?.to_dtype(g.dtype())?),
+        LeakyRelu(slope) => Tensor::where_cond(&x()?.gt(0.0)?, g, &g.mul(slope)?),
         Elu { alpha, scale, input_scale } => {
             let x = x()?;
             let neg = x.mul(input_scale)?.exp()?.mul(alpha * scale * input_scale)?;
@@ -136,10 +136,11 @@ pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
             masked(&g.div(6.0)?, &x.gt(-3.0)?.logical_and(&x.lt(3.0)?)?)
         }
         Hardswish => {
+            // torch: 0 up to -3, x / 3 + 1/2 strictly inside, 1 from 3 on
             let x = x()?;
             let mid = g.mul(x.div(3.0)?.add(0.5)?)?;
-            let upper = Tensor::where_cond(&x.gt(3.0)?, g, &mid)?;
-            masked(&upper, &x.ge(-3.0)?)
+            let upper = Tensor::where_cond(&x.ge(3.0)?, g, &mid)?;
+            masked(&upper, &x.gt(-3.0)?)
         }
         Softmax { dim, log } => {
             let y = y()?;
@@ -220,7 +221,7 @@ pub(super) fn binary(op: BinaryOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Res
         Fmod => {
             (when(needs[0], &|| Ok(g.clone()))?, when(needs[1], &|| g.mul(a()?.div(b()?)?.trunc()?)?.neg())?)
         }
-        FloorDivide => (when(needs[0], &|| g.zeros_like())?, when(needs[1], &|| g.zeros_like())?),
+        FloorDivide => return Err(not_differentiable("floor_divide")),
         Atan2 => {
             let (a, b) = (a()?, b()?);
             let r2 = a.square()?.add(b.square()?)?;

@@ -70,21 +70,31 @@ pub(super) fn backward(op: &IndexOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> R
                     Ok(vec![gs, None, gsrc])
                 }
                 Some(ReduceOp::Prod) => {
-                    // Valid where no factor is zero (as torch's formula away from zeros).
+                    // torch's rule, exact with zeros: each factor's gradient is the product of
+                    // the others, recomputed with that factor (or a single zero) replaced by one.
                     let (x, src, y) = (ctx.input(0)?, ctx.input(2)?, ctx.output(0)?);
                     let src = narrow_to(&src, index.dims())?;
-                    let gy = g.mul(&y)?;
                     let gs = if needs[0] {
-                        Some(if *include_self {
-                            gy.div(&x)?
-                        } else {
-                            gy.div(&x)?.scatter_value(d, &index, 0.0)?
-                        })
+                        let masked = Tensor::where_cond(&x.eq(0.0)?, 1.0, &x)?;
+                        let others = masked.scatter_reduce(d, &index, &src, "prod", *include_self)?;
+                        let gs = g.mul(&others)?.div(&masked)?;
+                        Some(if *include_self { gs } else { gs.scatter_value(d, &index, 0.0)? })
                     } else {
                         None
                     };
                     let gsrc = if needs[2] {
-                        Some(pad_to(&gy.gather(d, &index)?.div(&src)?, ctx.dims(2))?)
+                        let src_zero = src.eq(0.0)?;
+                        let zeros_at = x
+                            .zeros_like()?
+                            .scatter_add(d, &index, &src_zero.to_dtype(x.dtype())?)?
+                            .gather(d, &index)?;
+                        let single = src_zero.logical_and(&zeros_at.eq(1.0)?)?;
+                        let masked = Tensor::where_cond(&single, 1.0, &src)?;
+                        let others = x.scatter_reduce(d, &index, &masked, "prod", *include_self)?;
+                        let safe = Tensor::where_cond(&src_zero, 1.0, &src)?;
+                        let plain = g.mul(&y)?.gather(d, &index)?.div(&safe)?;
+                        let gsrc = Tensor::where_cond(&single, &g.mul(&others)?.gather(d, &index)?, &plain)?;
+                        Some(pad_to(&gsrc, ctx.dims(2))?)
                     } else {
                         None
                     };

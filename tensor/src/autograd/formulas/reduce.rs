@@ -25,18 +25,13 @@ pub(super) fn reduce(op: ReduceOp, dims: &[usize], ctx: &Ctx, g: &Tensor) -> Res
     match op {
         ReduceOp::Sum => expand(g)?.contiguous(),
         ReduceOp::Prod => {
-            // With no zero in a slice the gradient is prod / x; with one zero only that element
-            // gets the product of the others; with more, every gradient is zero.
+            // Without zeros the gradient is prod / x; with zeros, the product of the others
+            // (exclusive prefix times exclusive suffix products, exact and differentiable).
             let x = ctx.input(0)?;
-            let y = ctx.output(0)?;
-            let is_zero = x.eq(0.0)?;
-            let zeros = is_zero.to_dtype(x.dtype())?.sum(all.clone(), true)?;
-            let no_zero = g.mul(&y)?.div(&x)?;
-            let others = Tensor::where_cond(&is_zero, 1.0, &x)?.prod_keep(&all)?;
-            let one_zero = Tensor::where_cond(&is_zero, &g.mul(&others)?, 0.0)?;
-            let none = zeros.eq(0.0)?;
-            let one = zeros.eq(1.0)?;
-            Tensor::where_cond(&none, &no_zero, &Tensor::where_cond(&one, &one_zero, 0.0)?)
+            if !x.eq(0.0)?.any()?.item::<bool>()? {
+                return g.mul(ctx.output(0)?)?.div(&x);
+            }
+            g.mul(prod_of_others(&x, &all)?)
         }
         ReduceOp::Max | ReduceOp::Min => {
             // Ties share the gradient evenly (torch's amax/amin rule).
@@ -49,13 +44,33 @@ pub(super) fn reduce(op: ReduceOp, dims: &[usize], ctx: &Ctx, g: &Tensor) -> Res
     }
 }
 
-impl Tensor {
-    /// Product over `dims`, keeping them.
-    fn prod_keep(&self, dims: &[isize]) -> Result<Tensor> {
-        let mut t = self.clone();
-        for &d in dims {
-            t = t.prod([d], true)?;
-        }
-        Ok(t)
+/// For every element, the product of the other elements of its slice over `dims`.
+fn prod_of_others(x: &Tensor, dims: &[isize]) -> Result<Tensor> {
+    let rank = x.rank();
+    let reduced: Vec<usize> = (0..rank).filter(|d| dims.contains(&(*d as isize))).collect();
+    let kept: Vec<usize> = (0..rank).filter(|d| !reduced.contains(d)).collect();
+    let perm: Vec<usize> = kept.iter().chain(&reduced).copied().collect();
+    let moved = x.permute(perm.iter().map(|&d| d as isize).collect::<Vec<_>>())?;
+    let n: usize = reduced.iter().map(|&d| x.dims()[d]).product();
+    let mut flat: Vec<isize> = kept.iter().map(|&d| x.dims()[d] as isize).collect();
+    flat.push(n as isize);
+    let rows = moved.reshape(flat)?;
+    let before = exclusive_cumprod(&rows)?;
+    let after = exclusive_cumprod(&rows.flip([-1])?)?.flip([-1])?;
+    let others = before.mul(&after)?.reshape(moved.dims().iter().map(|&d| d as isize).collect::<Vec<_>>())?;
+    let mut inverse = vec![0isize; rank];
+    for (i, &d) in perm.iter().enumerate() {
+        inverse[d] = i as isize;
     }
+    others.permute(inverse)
+}
+
+/// `[1, x0, x0 x1, ...]` along the last dim.
+pub(super) fn exclusive_cumprod(t: &Tensor) -> Result<Tensor> {
+    let n = t.dims().last().copied().unwrap_or(0);
+    if n == 0 {
+        return Ok(t.clone());
+    }
+    let ones = t.narrow(-1, 0, 1)?.ones_like()?;
+    Tensor::cat(&[&ones, &t.narrow(-1, 0, n - 1)?.cumprod(-1, None)?], -1)
 }

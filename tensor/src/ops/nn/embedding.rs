@@ -33,7 +33,17 @@ impl Tensor {
                 return Err(Error::msg("index out of range in self"));
             }
         }
-        apply1(&Prim::Nn(NnOp::Embedding), &[weight, &idx], weight.device())
+        let out = apply1(&Prim::Nn(NnOp::Embedding), &[weight, &idx], weight.device())?;
+        match padding_idx {
+            // The padding row gets no gradient (torch): the rows it fills are read from a detached
+            // copy, which leaves the forward values unchanged.
+            Some(p) if out.requires_grad() => {
+                let p = if p < 0 { p + v } else { p };
+                let is_pad = idx.eq(p)?.unsqueeze(-1)?;
+                Tensor::where_cond(&is_pad, out.detach(), &out)
+            }
+            _ => Ok(out),
+        }
     }
 
     /// One-hot encoding of int64 class indices: output `[*self, num_classes]` int64;
