@@ -11,6 +11,7 @@ use oxtorch as torch;
 use torch::Result;
 
 #[path = "common/gpt.rs"]
+#[allow(dead_code)] // `loss` (next-token loss) serves the bench runner
 mod gpt;
 #[path = "common/reverse_task.rs"]
 mod reverse_task;

@@ -52,16 +52,19 @@ pub fn gradcheck(f: F, inputs: &[Tensor], opts: GradcheckOptions) -> Result<()> 
     let wrt: Vec<usize> = (0..inputs.len()).filter(|&i| inputs[i].requires_grad()).collect();
     // Analytical Jacobian, one backward per output element.
     let mut analytical: Vec<Vec<f64>> = wrt.iter().map(|&i| vec![0.0; inputs[i].numel() * n_out]).collect();
-    let diff_outs: Vec<Tensor> = outs.iter().filter(|o| o.requires_grad()).cloned().collect();
+    // Outputs are seeded by position: two outputs may be the same tensor object.
+    let diff: Vec<usize> = (0..outs.len()).filter(|&i| outs[i].requires_grad()).collect();
+    let diff_outs: Vec<Tensor> = diff.iter().map(|&i| outs[i].clone()).collect();
     let mut row = 0;
-    for o in &outs {
+    for (oi, o) in outs.iter().enumerate() {
         for k in 0..o.numel() {
             if o.requires_grad() {
-                let seeds: Vec<Tensor> = diff_outs
+                let seeds: Vec<Tensor> = diff
                     .iter()
-                    .map(|d| {
+                    .map(|&di| {
+                        let d = &outs[di];
                         let s = Tensor::zeros(d.dims().to_vec(), d.dtype())?;
-                        if d.is_same(o) {
+                        if di == oi {
                             s.reshape([-1])?.select(0, k as isize)?.fill_(1.0)?;
                         }
                         Ok(s)

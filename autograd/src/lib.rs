@@ -13,7 +13,7 @@
 //! # fn main() -> Result<()> {
 //! let x = tensor!([1.0, 2.0, 3.0]).requires_grad_(true)?;
 //! let y = x.square()?.sum_all()?;
-//! let g = autograd::grad(&[y], &[x.clone()], None, false, false, false)?;
+//! let g = autograd::grad(&[y], std::slice::from_ref(&x), None, false, false, false)?;
 //! assert_eq!(g[0].as_ref().unwrap().to_vec::<f32>()?, vec![2.0, 4.0, 6.0]);
 //! # Ok(()) }
 //! ```

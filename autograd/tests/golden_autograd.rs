@@ -122,8 +122,10 @@ fn hessian_vector_product_matches_pytorch() -> Result<()> {
     let w = g["hvp.in.w"].requires_grad_(true)?;
     let (x, v) = (&g["hvp.const.x"], &g["hvp.const.v"]);
     let loss = x.matmul(&w)?.tanh()?.pow(2.0)?.sum_all()?.add(w.sin()?.mul(&w)?.sum_all()?)?;
-    let gw = grad(&[loss], &[w.clone()], None, true, true, false)?.remove(0).unwrap();
-    let hvp = grad(&[gw.mul(v)?.sum_all()?], &[w.clone()], None, false, false, false)?.remove(0).unwrap();
+    let gw = grad(&[loss], std::slice::from_ref(&w), None, true, true, false)?.remove(0).unwrap();
+    let hvp = grad(&[gw.mul(v)?.sum_all()?], std::slice::from_ref(&w), None, false, false, false)?
+        .remove(0)
+        .unwrap();
     assert_close("hvp", "w", &hvp, &g["hvp.grad.w"]);
     assert_eq!(hvp.dtype(), DType::F64);
     Ok(())

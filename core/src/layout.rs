@@ -87,6 +87,23 @@ impl Layout {
         self.checked_storage_extent().expect("layout extent overflows usize")
     }
 
+    /// True when two indices may address the same element (a conservative check: false means
+    /// the view never aliases itself).
+    pub fn may_overlap(&self) -> bool {
+        // Sorted by stride, each dim must step past everything the smaller dims span.
+        let mut dims: Vec<(usize, usize)> =
+            self.dims().iter().zip(&self.strides).filter(|(&d, _)| d > 1).map(|(&d, &s)| (s, d)).collect();
+        dims.sort_unstable();
+        let mut span = 0usize;
+        for (stride, size) in dims {
+            if stride <= span {
+                return true;
+            }
+            span = span.saturating_add((size - 1).saturating_mul(stride));
+        }
+        false
+    }
+
     /// True when the elements are laid out row-major without gaps (sizes-1 dims may have any stride).
     pub fn is_contiguous(&self) -> bool {
         let mut expected = 1usize;

@@ -114,16 +114,19 @@ fn inplace_on_non_leaf_and_views() -> Result<()> {
 fn higher_order() -> Result<()> {
     let x = leaf(&[1.0, 2.0], &[2]);
     let y = x.pow(3.0)?.sum_all()?;
-    let g = autograd::grad(&[y], &[x.clone()], None, true, true, false)?;
+    let g = autograd::grad(&[y], std::slice::from_ref(&x), None, true, true, false)?;
     let g = g[0].clone().unwrap();
     assert_eq!(vals(&g), vec![3.0, 12.0]);
-    let gg = autograd::grad(&[g.sum_all()?], &[x.clone()], None, false, false, false)?;
+    let gg = autograd::grad(&[g.sum_all()?], std::slice::from_ref(&x), None, false, false, false)?;
     assert_eq!(vals(gg[0].as_ref().unwrap()), vec![6.0, 12.0]);
     // Through an op that saves its output (exp): d2/dx2 exp(x) = exp(x).
     let x = leaf(&[0.0, 1.0], &[2]);
-    let g =
-        autograd::grad(&[x.exp()?.sum_all()?], &[x.clone()], None, true, true, false)?[0].clone().unwrap();
-    let gg = autograd::grad(&[g.sum_all()?], &[x.clone()], None, false, false, false)?[0].clone().unwrap();
+    let g = autograd::grad(&[x.exp()?.sum_all()?], std::slice::from_ref(&x), None, true, true, false)?[0]
+        .clone()
+        .unwrap();
+    let gg = autograd::grad(&[g.sum_all()?], std::slice::from_ref(&x), None, false, false, false)?[0]
+        .clone()
+        .unwrap();
     let expect: Vec<f64> = vec![1.0, std::f64::consts::E];
     for (a, b) in vals(&gg).iter().zip(expect) {
         assert!((a - b).abs() < 1e-12);
@@ -199,7 +202,7 @@ fn grad_modes_and_detach_in_place() -> Result<()> {
     // A gradient that is not used gives None with allow_unused, an error without.
     let z = leaf(&[1.0], &[1]);
     let out = x.sum_all()?;
-    let g = autograd::grad(&[out.clone()], &[z.clone()], None, true, false, true)?;
+    let g = autograd::grad(std::slice::from_ref(&out), std::slice::from_ref(&z), None, true, false, true)?;
     assert!(g[0].is_none());
     let e = autograd::grad(&[out], &[z], None, false, false, false).unwrap_err().to_string();
     assert!(e.contains("appears to not have been used in the graph"), "{e}");

@@ -4,12 +4,15 @@
 
 use oxtorch_tensor::{DType, Tensor};
 
+/// An op under test.
+type UnaryFn = fn(&Tensor) -> oxtorch_tensor::Result<Tensor>;
+
 use crate::common::*;
 
 #[test]
 fn piecewise_constant_ops_give_zero_gradients() {
     let x = leaf(t(&[-1.5, -0.2, 0.0, 0.4, 2.5, 3.7], &[6]));
-    let ops: Vec<(&str, fn(&Tensor) -> oxtorch_tensor::Result<Tensor>)> = vec![
+    let ops: Vec<(&str, UnaryFn)> = vec![
         ("round", Tensor::round),
         ("floor", Tensor::floor),
         ("ceil", Tensor::ceil),

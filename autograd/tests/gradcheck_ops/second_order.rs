@@ -56,7 +56,6 @@ fn second_order() {
 
 /// Cases whose second-order check is known to fail for a reason outside the formulas.
 const SECOND_ORDER_SKIP: &[(&str, &str)] = &[
-    ("add", "gradcheck seeds outputs by identity: add's backward returns the same tensor for both inputs"),
     ("norm_2_zero_row", "the first derivative jumps at a zero norm"),
     ("norm_3_zero_row", "the first derivative jumps at a zero norm"),
     ("std_constant_row", "the first derivative jumps at a zero std"),
@@ -83,7 +82,6 @@ fn all_families() {
 
 /// `add`'s two input gradients are one tensor; gradcheck must seed its outputs by position.
 #[test]
-#[ignore = "autograd/src/check.rs seeds every output that is_same() as the seeded one"]
 fn second_order_of_aliased_gradients() {
     let _rng = RNG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     manual_seed(0); // gradgradcheck's random seeds

@@ -146,7 +146,6 @@ fn views() {
 /// Views whose elements overlap in the input: the gradient of an element read several times must
 /// be the sum over its reads.
 #[test]
-#[ignore = "view backward (autograd/record.rs scatter_into_zeros) copies instead of accumulating"]
 fn overlapping_views() {
     let cases = vec![
         case("unfold_overlapping", vec![smooth(&[2, 5], 1)], |x| x[0].unfold(1, 3, 1)),

@@ -109,15 +109,23 @@ impl Backward for ViewBackward {
 
 /// `zeros(dims)` with `replay(zeros) = g`: the adjoint of a selecting view. Recorded (its own
 /// adjoint is the view again) when `g` requires grad, for higher-order gradients.
-fn scatter_into_zeros(
-    g: &Tensor,
-    dims: &[usize],
-    replay: Replay,
-) -> Result<Tensor> {
+fn scatter_into_zeros(g: &Tensor, dims: &[usize], replay: Replay) -> Result<Tensor> {
     let out = no_grad(|| -> Result<Tensor> {
         let z = Tensor::zeros(dims.to_vec(), (g.dtype(), g.device()))?;
-        replay(&z)?.copy_(g)?;
-        Ok(z)
+        let view = replay(&z)?;
+        if !view.layout().may_overlap() {
+            view.copy_(g)?;
+            return Ok(z);
+        }
+        // A view that reads some input elements several times (unfold with step < size,
+        // as_strided): sum the gradients of every read.
+        let n = z.numel();
+        let positions = Tensor::arange(n as i64, g.device())?
+            .reshape(dims.iter().map(|&d| d as isize).collect::<Vec<_>>())?;
+        let idx = replay(&positions)?.reshape([-1])?;
+        Tensor::zeros([n], (g.dtype(), g.device()))?
+            .index_add(0, &idx, &g.reshape([-1])?, 1)?
+            .reshape(dims.iter().map(|&d| d as isize).collect::<Vec<_>>())
     })?;
     if needs_recording(&[g]) {
         let node = Node::new(
