@@ -1,5 +1,5 @@
 //! Trains a small decoder-only transformer to reverse digit strings, to >= 99 % exact match,
-//! checkpointing every 100 steps; killed and restarted, it resumes exactly where it stopped.
+//! checkpointing every 25 steps; killed and restarted, it resumes exactly where it stopped.
 //!
 //! `cargo run --release --example train_lm [-- --dir DIR] [--stop-after N]`
 //! (`--stop-after` exits after N steps of this run without a final checkpoint, as a kill would).
@@ -40,8 +40,10 @@ fn main() -> Result<()> {
     while t.step < MAX_STEPS {
         let loss = t.train_step(BATCH)?;
         bar.set_position(t.step);
-        if t.step % 100 == 0 {
+        if t.step % 25 == 0 {
             t.checkpoint()?;
+        }
+        if t.step % 100 == 0 {
             acc = exact_match(&t.model, 256, 7)?;
             bar.set_message(format!("loss {loss:.4}  exact match {:.1} %", 100.0 * acc));
             if acc >= 0.995 {
