@@ -1,0 +1,169 @@
+//! The model families, and [`AutoModel`], which picks one from `config.json`.
+
+mod bert;
+pub mod decoder;
+mod family;
+mod llama;
+mod mistral;
+mod qwen2;
+mod qwen3;
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{DType, Tensor};
+
+pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput};
+pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec};
+pub use self::llama::LlamaForCausalLM;
+pub use self::mistral::MistralForCausalLM;
+pub use self::qwen2::Qwen2ForCausalLM;
+pub use self::qwen3::Qwen3ForCausalLM;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::weights::Weights;
+
+/// The `model_type`s hf-import runs.
+pub const SUPPORTED_MODEL_TYPES: &[&str] = &["bert", "llama", "mistral", "qwen2", "qwen3"];
+
+/// The architectures hf-import runs (`architectures[0]` in `config.json`).
+pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
+    "BertModel",
+    "BertForMaskedLM",
+    "LlamaForCausalLM",
+    "MistralForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",
+];
+
+/// Any supported model, chosen from `model_type` and `architectures`.
+#[derive(Debug, Clone)]
+pub enum AutoModel {
+    /// `BertModel`
+    Bert(BertModel),
+    /// `BertForMaskedLM`
+    BertForMaskedLM(BertForMaskedLM),
+    /// `LlamaForCausalLM`
+    Llama(LlamaForCausalLM),
+    /// `MistralForCausalLM`
+    Mistral(MistralForCausalLM),
+    /// `Qwen2ForCausalLM`
+    Qwen2(Qwen2ForCausalLM),
+    /// `Qwen3ForCausalLM`
+    Qwen3(Qwen3ForCausalLM),
+}
+
+/// The input names each kind of model accepts.
+const ENCODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "token_type_ids", "position_ids"];
+const DECODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids"];
+
+impl AutoModel {
+    /// The architecture `cfg` names, checked against its `model_type`: `architectures[0]`, or the
+    /// family's default (`BertModel`, `*ForCausalLM`) when the config names none.
+    pub fn architecture_of(cfg: &Config) -> Result<String> {
+        let model_type = cfg.model_type()?;
+        let default = match model_type {
+            "bert" => "BertModel",
+            "llama" => "LlamaForCausalLM",
+            "mistral" => "MistralForCausalLM",
+            "qwen2" => "Qwen2ForCausalLM",
+            "qwen3" => "Qwen3ForCausalLM",
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "model_type \"{other}\" is not supported (supported: {})",
+                    SUPPORTED_MODEL_TYPES.join(", ")
+                )))
+            }
+        };
+        let arch = cfg.architectures().into_iter().next().unwrap_or_else(|| default.to_string());
+        if !SUPPORTED_ARCHITECTURES.contains(&arch.as_str()) {
+            return Err(Error::Unsupported(format!(
+                "architecture \"{arch}\" is not supported (supported: {})",
+                SUPPORTED_ARCHITECTURES.join(", ")
+            )));
+        }
+        Ok(arch)
+    }
+
+    /// Builds the architecture `cfg` names from `weights`.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        Ok(match Self::architecture_of(cfg)?.as_str() {
+            "BertModel" => AutoModel::Bert(BertModel::load(cfg, weights)?),
+            "BertForMaskedLM" => AutoModel::BertForMaskedLM(BertForMaskedLM::load(cfg, weights)?),
+            "LlamaForCausalLM" => AutoModel::Llama(LlamaForCausalLM::load(cfg, weights)?),
+            "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
+            "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
+            "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
+            other => unreachable!("architecture_of accepted {other}"),
+        })
+    }
+
+    /// The decoder inside, for the causal LMs.
+    pub fn causal_lm(&self) -> Option<&CausalLm> {
+        match self {
+            AutoModel::Llama(m) => Some(m),
+            AutoModel::Mistral(m) => Some(m),
+            AutoModel::Qwen2(m) => Some(m),
+            AutoModel::Qwen3(m) => Some(m),
+            AutoModel::Bert(_) | AutoModel::BertForMaskedLM(_) => None,
+        }
+    }
+
+    /// The input names this model takes.
+    pub fn input_names(&self) -> &'static [&'static str] {
+        if self.causal_lm().is_some() {
+            DECODER_INPUTS
+        } else {
+            ENCODER_INPUTS
+        }
+    }
+
+    /// Runs the model on named inputs (`input_ids` required; integer tensors) and returns its outputs
+    /// under transformers' field names, per-layer tuples flattened as `hidden_states.0`, ....
+    pub fn forward_named(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let accepted = self.input_names();
+        for (name, t) in inputs {
+            if !accepted.contains(&name.as_str()) {
+                return Err(Error::Input(format!(
+                    "unexpected input '{name}' (this model takes {})",
+                    accepted.join(", ")
+                )));
+            }
+            if t.dtype().is_float() {
+                return Err(Error::Input(format!("input '{name}' must be an integer tensor, got {:?}", t.dtype())));
+            }
+        }
+        let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+        let ids = ids.to_dtype(DType::I64)?;
+        let (mask, types, pos) = (inputs.get("attention_mask"), inputs.get("token_type_ids"), inputs.get("position_ids"));
+        let mut out = Vec::new();
+        let push_hidden = |out: &mut Vec<(String, Tensor)>, hs: Vec<Tensor>| {
+            out.extend(hs.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
+        };
+        match self {
+            AutoModel::Bert(m) => {
+                let o = m.forward(&ids, mask, types, pos, output_hidden_states)?;
+                out.push(("last_hidden_state".into(), o.last_hidden_state));
+                if let Some(p) = o.pooler_output {
+                    out.push(("pooler_output".into(), p));
+                }
+                push_hidden(&mut out, o.hidden_states);
+            }
+            AutoModel::BertForMaskedLM(m) => {
+                let (logits, o) = m.forward(&ids, mask, types, pos, output_hidden_states)?;
+                out.push(("logits".into(), logits));
+                push_hidden(&mut out, o.hidden_states);
+            }
+            _ => {
+                let lm = self.causal_lm().expect("decoder variants");
+                let o = lm.forward(&ids, mask, pos, None, output_hidden_states)?;
+                out.push(("logits".into(), o.logits));
+                push_hidden(&mut out, o.hidden_states);
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,158 @@
+"""Dev-time script: tiny random-weight Hugging Face checkpoints and transformers' outputs on them.
+
+Run with the reference environment (torch + transformers 5, no network):
+
+    /work/.refenv/bin/python hf-import/tests/make_fixtures.py
+
+For each family it builds a tiny model from a config object (eager attention), randomises every
+parameter (weights, norm scales and biases), saves it with `save_pretrained` under
+`hf-import/tests/fixtures/<name>/`, runs it on fixed inputs with `output_hidden_states=True` and writes
+`expected.safetensors` next to it: the inputs (`input_ids`, `attention_mask`, ...) and the outputs under
+transformers' field names (`logits`, `last_hidden_state`, `pooler_output`, `hidden_states.0`, ...), all
+float32. The Rust tests (`tests/families.rs`, `tests/cli.rs`) compare against these files and never need
+Python. Variants cover the loader: `llama` is saved as `pytorch_model.bin`, `qwen2` is sharded, `qwen3`
+is stored in bfloat16 (its goldens come from the bf16 weights run in float32), and `llama/config_v4.json`
+is the same config in transformers 4.x key style.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import torch
+import transformers as tf
+from safetensors.torch import save_file
+
+OUT = Path(__file__).resolve().parent / "fixtures"
+
+# Sizes shared by every tiny model.
+COMMON = dict(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+DECODER = dict(COMMON, num_key_value_heads=2, max_position_embeddings=64, attn_implementation="eager")
+
+
+def randomise(model, seed):
+    """Every parameter drawn afresh: weights ~ N(0, 0.2), norm scales ~ 1 + N(0, 0.1), biases ~ N(0, 0.1)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=g)
+            if "norm" in name.lower() and name.endswith("weight"):
+                p.copy_(1.0 + 0.1 * noise)
+            elif name.endswith("bias"):
+                p.copy_(0.1 * noise)
+            else:
+                p.copy_(0.2 * noise)
+
+
+def inputs(encoder):
+    """Two sequences of 7 tokens, the second right-padded to 5 real tokens."""
+    ids = torch.tensor([[1, 17, 42, 5, 99, 23, 8], [3, 64, 12, 77, 30, 0, 0]], dtype=torch.int64)
+    mask = torch.tensor([[1] * 7, [1] * 5 + [0] * 2], dtype=torch.int64)
+    out = {"input_ids": ids, "attention_mask": mask}
+    if encoder:
+        out["token_type_ids"] = torch.tensor([[0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]], dtype=torch.int64)
+    return out
+
+
+def flatten(out):
+    """transformers' output object as flat float32 tensors (`hidden_states.0`, ...)."""
+    flat = {}
+    for key, value in out.items():
+        if value is None:
+            continue
+        if isinstance(value, tuple):
+            for i, v in enumerate(value):
+                flat[f"{key}.{i}"] = v.detach().float().clone().contiguous()
+        elif isinstance(value, torch.Tensor):
+            flat[key] = value.detach().float().clone().contiguous()
+    return flat
+
+
+def build(name, model_cls, config, seed, encoder=False, save_kwargs=None, dtype=None, keep=None):
+    torch.manual_seed(seed)
+    model = model_cls(config).eval()
+    randomise(model, seed)
+    if dtype is not None:
+        model = model.to(dtype)
+    path = OUT / name
+    shutil.rmtree(path, ignore_errors=True)
+    save_kwargs = dict(save_kwargs or {})
+    as_bin = save_kwargs.pop("as_bin", False)
+    model.save_pretrained(path, **save_kwargs)
+    if as_bin:
+        # transformers 5 only writes safetensors: a plain `torch.save` of the state dict, as 4.x did.
+        (path / "model.safetensors").unlink()
+        torch.save(model.state_dict(), path / "pytorch_model.bin")
+    run = model.float() if dtype is not None else model
+    x = inputs(encoder)
+    with torch.no_grad():
+        out = run(**x, output_hidden_states=True)
+    flat = flatten(out)
+    if keep is not None:
+        flat = {k: v for k, v in flat.items() if k.split(".")[0] in keep}
+    save_file({**x, **flat}, str(path / "expected.safetensors"))
+    # generation_config.json is not needed by the tests; keep the fixtures small.
+    (path / "generation_config.json").unlink(missing_ok=True)
+    print(f"{name}: {sorted(flat)[:4]}... {sum(f.stat().st_size for f in path.iterdir())} bytes")
+    return model, config
+
+
+def v4_config(path):
+    """The same config in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling)."""
+    cfg = json.loads((path / "config.json").read_text())
+    rope = cfg.pop("rope_parameters")
+    cfg["rope_theta"] = rope.pop("rope_theta")
+    if rope.get("rope_type", "default") != "default":
+        cfg["rope_scaling"] = rope
+    cfg["torch_dtype"] = cfg.pop("dtype")
+    cfg["transformers_version"] = "4.46.0"
+    (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
+def main():
+    OUT.mkdir(exist_ok=True)
+    bert = dict(COMMON, max_position_embeddings=32, type_vocab_size=2, attn_implementation="eager")
+    build("bert", tf.BertModel, tf.BertConfig(**bert), 1, encoder=True)
+    build("bert_mlm", tf.BertForMaskedLM, tf.BertConfig(**bert, tie_word_embeddings=False), 2, encoder=True)
+
+    llama3_rope = dict(
+        rope_type="llama3",
+        rope_theta=10000.0,
+        factor=8.0,
+        low_freq_factor=1.0,
+        high_freq_factor=4.0,
+        original_max_position_embeddings=8,
+    )
+    build(
+        "llama",
+        tf.LlamaForCausalLM,
+        tf.LlamaConfig(**DECODER, rope_parameters=llama3_rope, tie_word_embeddings=False),
+        3,
+        save_kwargs=dict(as_bin=True),
+    )
+    v4_config(OUT / "llama")
+    build("llama_tied", tf.LlamaForCausalLM, tf.LlamaConfig(**DECODER, tie_word_embeddings=True), 4)
+    build(
+        "qwen2",
+        tf.Qwen2ForCausalLM,
+        tf.Qwen2Config(**DECODER, tie_word_embeddings=False),
+        5,
+        save_kwargs=dict(max_shard_size="20KB"),
+    )
+    build(
+        "qwen3",
+        tf.Qwen3ForCausalLM,
+        tf.Qwen3Config(**DECODER, head_dim=16, tie_word_embeddings=True),
+        6,
+        dtype=torch.bfloat16,
+    )
+    build(
+        "mistral",
+        tf.MistralForCausalLM,
+        tf.MistralConfig(**DECODER, sliding_window=3, tie_word_embeddings=False),
+        7,
+    )
+
+
+if __name__ == "__main__":
+    main()
