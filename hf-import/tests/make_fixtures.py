@@ -83,7 +83,9 @@ def build(name, model_cls, config, seed, encoder=False, save_kwargs=None, dtype=
         # transformers 5 only writes safetensors: a plain `torch.save` of the state dict, as 4.x did.
         (path / "model.safetensors").unlink()
         torch.save(model.state_dict(), path / "pytorch_model.bin")
-    run = model.float() if dtype is not None else model
+    # A low-precision checkpoint is reloaded in float32, as a user would run it (a `.float()` of the
+    # in-memory model would also carry bf16-rounded rotary buffers).
+    run = model if dtype is None else model_cls.from_pretrained(path, dtype=torch.float32, attn_implementation="eager")
     x = inputs(encoder)
     with torch.no_grad():
         out = run(**x, output_hidden_states=True)

@@ -267,9 +267,12 @@ impl BertForMaskedLM {
             _ if tied => bert.embeddings.word.weight.clone(),
             _ => return Err(Error::Weight(format!("tensor '{}' is missing from the checkpoint", p.path("decoder.weight")))),
         };
-        let bias = match p.get_opt("bias", &[c.vocab])? {
+        // transformers ties `decoder.bias` to `cls.predictions.bias` only with tied embeddings;
+        // untied, the decoder's own bias is the one its forward adds.
+        let (first, second) = if tied { ("bias", "decoder.bias") } else { ("decoder.bias", "bias") };
+        let bias = match p.get_opt(first, &[c.vocab])? {
             Some(b) => b,
-            None => p.pp("decoder").get("bias", &[c.vocab])?,
+            None => p.get(second, &[c.vocab])?,
         };
         Ok(BertForMaskedLM {
             transform: Linear::load(&p.pp("transform").pp("dense"), c.hidden, c.hidden, true)?,
