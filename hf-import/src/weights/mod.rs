@@ -113,6 +113,15 @@ impl Weights {
         Weights { tensors, stored }
     }
 
+    /// The same weights moved to `device`.
+    pub fn to_device(self, device: oxtorch_tensor::Device) -> Result<Self> {
+        if device.is_cpu() {
+            return Ok(self);
+        }
+        let tensors = self.tensors.into_iter().map(|(k, t)| Ok((k, t.to(device)?))).collect::<Result<_>>()?;
+        Ok(Weights { tensors, stored: self.stored })
+    }
+
     /// The tensor called `name`, if present.
     pub fn get(&self, name: &str) -> Option<&Tensor> {
         self.tensors.get(name)

@@ -1,0 +1,87 @@
+//! The command line: one subcommand per file.
+
+mod convert;
+mod forward;
+mod inspect;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use oxtorch_hf_import::{parse_dtype, Error, Result};
+use oxtorch_tensor::{DType, Device};
+
+/// Hugging Face models (config.json + safetensors or pytorch_model.bin) inspected, converted and run
+/// with oxtorch. MODEL is a local folder or an `org/name` id already in the local Hugging Face cache.
+#[derive(Debug, Parser)]
+#[command(name = "hf-import", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Architecture, parameter count, dtypes and a table of tensors.
+    Inspect {
+        /// model folder or cached hub id
+        model: String,
+    },
+    /// Writes the weights as one model.safetensors (shards merged, .bin converted) plus the
+    /// config and tokenizer files.
+    Convert {
+        /// model folder or cached hub id
+        model: String,
+        /// output folder
+        #[arg(long)]
+        out: PathBuf,
+        /// cast floating-point weights to f32, bf16 or f16
+        #[arg(long)]
+        dtype: Option<String>,
+    },
+    /// Runs the architecture in config.json on named inputs and writes its outputs (float32) under
+    /// transformers' field names.
+    Forward {
+        /// model folder or cached hub id
+        model: String,
+        /// safetensors file of integer inputs (input_ids, attention_mask, token_type_ids, position_ids)
+        #[arg(long)]
+        inputs: PathBuf,
+        /// safetensors file to write
+        #[arg(long)]
+        output: PathBuf,
+        /// also write hidden_states.0, hidden_states.1, ...
+        #[arg(long)]
+        hidden_states: bool,
+        /// cpu, tpu[:N] or xla[:N]
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// compute dtype (f32, bf16, f16); default: the checkpoint's
+        #[arg(long)]
+        dtype: Option<String>,
+    },
+}
+
+/// Runs one command.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Inspect { model } => inspect::run(&model),
+        Command::Convert { model, out, dtype } => convert::run(&model, &out, dtype_arg(dtype.as_deref())?),
+        Command::Forward { model, inputs, output, hidden_states, device, dtype } => {
+            forward::run(&model, &inputs, &output, hidden_states, device_arg(&device)?, dtype_arg(dtype.as_deref())?)
+        }
+    }
+}
+
+/// `--dtype` parsed.
+fn dtype_arg(name: Option<&str>) -> Result<Option<DType>> {
+    name.map(|n| {
+        parse_dtype(n)
+            .ok_or_else(|| Error::Input(format!("--dtype: unknown dtype '{n}' (expected f32, bf16, f16 or f64)")))
+    })
+    .transpose()
+}
+
+/// `--device` parsed.
+fn device_arg(name: &str) -> Result<Device> {
+    name.parse::<Device>().map_err(|e| Error::Input(format!("--device: {e}")))
+}

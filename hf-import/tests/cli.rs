@@ -1,0 +1,181 @@
+//! The `hf-import` binary end to end: `forward` matches transformers, `convert` round-trips, `inspect`
+//! describes, and bad input gives one error line, a non-zero exit and no output file.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{assert_close, fixture, golden, read_all};
+use oxtorch_hf_import::weights::write_safetensors;
+
+fn hf_import(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hf-import")).args(args).output().expect("the hf-import binary runs")
+}
+
+/// A fresh temporary folder for one test.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oxtorch-hf-cli-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes the golden inputs of `name` to `dir/inputs.safetensors`.
+fn inputs_file(name: &str, dir: &Path) -> PathBuf {
+    let (inputs, _) = golden(name);
+    let path = dir.join("inputs.safetensors");
+    write_safetensors(&path, &inputs.into_iter().collect::<Vec<_>>(), None).unwrap();
+    path
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `forward` on `model` (a folder) compared with the goldens of fixture `name`.
+fn forward_matches(model: &Path, name: &str, dir: &Path) {
+    let inputs = inputs_file(name, dir);
+    let output = dir.join("out.safetensors");
+    let out = hf_import(&[
+        "forward",
+        model.to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+        "--hidden-states",
+        "--device",
+        "cpu",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let actual = read_all(&output);
+    let (_, expected) = golden(name);
+    assert_eq!(actual.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>());
+    for (k, t) in &actual {
+        assert_eq!(t.dtype(), oxtorch_tensor::DType::F32, "{k}");
+        assert_close(&format!("{name} {k}"), t, &expected[k], 1e-4, 1e-4);
+    }
+}
+
+#[test]
+fn forward_writes_transformers_outputs() {
+    let dir = scratch("forward");
+    for name in ["bert", "llama", "qwen2"] {
+        forward_matches(&fixture(name), name, &dir);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn convert_bin_to_safetensors_then_forward() {
+    let dir = scratch("convert");
+    let out_dir = dir.join("llama-st");
+    let out = hf_import(&["convert", fixture("llama").to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out_dir.join("model.safetensors").is_file());
+    assert!(!out_dir.join("pytorch_model.bin").exists());
+    forward_matches(&out_dir, "llama", &dir);
+
+    let bf16_dir = dir.join("qwen2-bf16");
+    let out = hf_import(&[
+        "convert",
+        fixture("qwen2").to_str().unwrap(),
+        "--out",
+        bf16_dir.to_str().unwrap(),
+        "--dtype",
+        "bf16",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tensors = read_all(&bf16_dir.join("model.safetensors"));
+    assert_eq!(tensors.len(), 2 + 2 * 12 + 1, "shards merged into one file");
+    assert!(tensors.values().all(|t| t.dtype() == oxtorch_tensor::DType::BF16));
+    let config = std::fs::read_to_string(bf16_dir.join("config.json")).unwrap();
+    assert!(config.contains("\"dtype\": \"bfloat16\""), "{config}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn inspect_describes_the_checkpoint() {
+    let out = hf_import(&["inspect", fixture("qwen3").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("architecture: Qwen3ForCausalLM"), "{text}");
+    assert!(text.contains("parameters:   28000"), "{text}");
+    assert!(text.contains("model.layers.1.self_attn.q_norm.weight"), "{text}");
+    assert!(text.contains("bf16"), "{text}");
+}
+
+/// Runs `forward` with `args` replacing parts of a valid call; it must fail with `needle` in one
+/// error line and leave no output file.
+fn forward_fails(dir: &Path, model: &Path, inputs: &Path, extra: &[&str], needle: &str) {
+    let output = dir.join("never.safetensors");
+    let mut args = vec![
+        "forward",
+        model.to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = hf_import(&args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: ") && err.lines().count() == 1, "{err}");
+    assert!(err.contains(needle), "expected '{needle}' in: {err}");
+    assert!(!output.exists(), "no partial output");
+}
+
+#[test]
+fn bad_input_gives_one_error_line_and_no_output() {
+    let dir = scratch("bad");
+    let good_inputs = inputs_file("llama", &dir);
+    let llama = fixture("llama");
+
+    // Inputs the model does not take, and float inputs.
+    let expected = fixture("llama").join("expected.safetensors");
+    forward_fails(&dir, &llama, &expected, &[], "unexpected input 'hidden_states.0'");
+    let floats = dir.join("floats.safetensors");
+    let ids = oxtorch_tensor::Tensor::zeros([1, 3], oxtorch_tensor::DType::F32).unwrap();
+    write_safetensors(&floats, &[("input_ids".to_string(), ids)], None).unwrap();
+    forward_fails(&dir, &llama, &floats, &[], "input 'input_ids' must be an integer tensor");
+
+    // A model found nowhere, an unsupported model_type, a bad dtype or device.
+    forward_fails(&dir, Path::new("no-such-org/no-such-model"), &good_inputs, &[], "models--no-such-org--no-such-model");
+    let odd = dir.join("odd");
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::write(odd.join("config.json"), r#"{"model_type": "whisper"}"#).unwrap();
+    std::fs::copy(fixture("llama_tied").join("model.safetensors"), odd.join("model.safetensors")).unwrap();
+    forward_fails(&dir, &odd, &good_inputs, &[], "model_type \"whisper\" is not supported (supported: bert, llama");
+    forward_fails(&dir, &llama, &good_inputs, &["--dtype", "f8"], "unknown dtype 'f8'");
+    forward_fails(&dir, &llama, &good_inputs, &["--device", "cuda"], "--device");
+
+    // Corrupt weights: truncated, a header that lies, a config that disagrees with the shapes.
+    let model = fixture("llama_tied");
+    let broken = dir.join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::copy(model.join("config.json"), broken.join("config.json")).unwrap();
+    let bytes = std::fs::read(model.join("model.safetensors")).unwrap();
+    std::fs::write(broken.join("model.safetensors"), &bytes[..bytes.len() / 2]).unwrap();
+    forward_fails(&dir, &broken, &good_inputs, &[], "model.safetensors: invalid safetensors");
+    let mut lying = bytes.clone();
+    lying[8..16].copy_from_slice(b"{\"x\":{\"d");
+    std::fs::write(broken.join("model.safetensors"), &lying).unwrap();
+    forward_fails(&dir, &broken, &good_inputs, &[], "invalid safetensors");
+    let huge_header = [&(u64::MAX / 2).to_le_bytes()[..], &bytes[8..]].concat();
+    std::fs::write(broken.join("model.safetensors"), huge_header).unwrap();
+    forward_fails(&dir, &broken, &good_inputs, &[], "invalid safetensors");
+    std::fs::write(broken.join("model.safetensors"), &bytes).unwrap();
+    let config = std::fs::read_to_string(model.join("config.json")).unwrap();
+    std::fs::write(broken.join("config.json"), config.replace("\"intermediate_size\": 64", "\"intermediate_size\": 48"))
+        .unwrap();
+    forward_fails(
+        &dir,
+        &broken,
+        &good_inputs,
+        &[],
+        "tensor 'model.layers.0.mlp.gate_proj.weight' has shape [64, 32] in the checkpoint, but the config implies [48, 32]",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
