@@ -12,7 +12,12 @@ fn check(name: &str) {
     let dir = fixture(name);
     let cfg = Config::load(&dir).unwrap();
     let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
-    let model = AutoModel::load(&cfg, &weights).unwrap();
+    check_with(name, &cfg, &weights);
+}
+
+/// Runs `cfg` + `weights` on the golden inputs of fixture `name` and compares every output.
+fn check_with(name: &str, cfg: &Config, weights: &Weights) {
+    let model = AutoModel::load(cfg, weights).unwrap();
     let (inputs, expected) = golden(name);
     let outputs = model.forward_named(&inputs, true).unwrap();
     let names: Vec<_> = outputs.iter().map(|(k, _)| k.clone()).collect();
@@ -60,4 +65,45 @@ fn qwen3_qk_norm_bf16_checkpoint() {
 #[test]
 fn mistral_sliding_window() {
     check("mistral");
+}
+
+#[test]
+fn transformers_4_config_keys_give_the_same_model() {
+    let dir = fixture("llama");
+    let v5 = Config::load(&dir).unwrap();
+    let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
+    assert!(v4.get("rope_parameters").is_none() && v4.get("torch_dtype").is_some());
+    assert_eq!(v4.rope(None).unwrap(), v5.rope(None).unwrap());
+    assert_eq!(v4.dtype(), Some(DType::F32));
+    assert!(matches!(v4.rope(None).unwrap().scaling, oxtorch_hf_import::config::RopeScaling::Llama3 { .. }));
+    check_with("llama", &v4, &Weights::load(&dir, None).unwrap());
+}
+
+#[test]
+fn extra_tensors_are_ignored_and_missing_ones_named() {
+    let dir = fixture("bert");
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, None).unwrap();
+    let mut all: Vec<_> = weights.iter().map(|(k, t)| (k.clone(), t.clone())).collect();
+    let ids = oxtorch_tensor::Tensor::arange(32i64, DType::I64).unwrap().unsqueeze(0).unwrap();
+    all.push(("embeddings.position_ids".into(), ids));
+    all.push(("encoder.layer.0.attention.self.num_batches_tracked".into(), oxtorch_tensor::Tensor::zeros([], DType::I64).unwrap()));
+    check_with("bert", &cfg, &Weights::from_tensors(all.clone()));
+    let without: Vec<_> = all.into_iter().filter(|(k, _)| k != "encoder.layer.1.output.dense.bias").collect();
+    let err = AutoModel::load(&cfg, &Weights::from_tensors(without)).unwrap_err().to_string();
+    assert_eq!(err, "tensor 'encoder.layer.1.output.dense.bias' is missing from the checkpoint");
+}
+
+#[test]
+fn bf16_checkpoint_runs_in_bf16_close_to_float32() {
+    let dir = fixture("qwen3");
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, None).unwrap();
+    assert_eq!(weights.checkpoint_dtype(), Some(DType::BF16));
+    let model = AutoModel::load(&cfg, &weights).unwrap();
+    let (inputs, expected) = golden("qwen3");
+    let out = model.forward_named(&inputs, false).unwrap();
+    assert_eq!(out[0].0, "logits");
+    assert_eq!(out[0].1.dtype(), DType::BF16);
+    assert_close("qwen3 bf16 logits", &out[0].1, &expected["logits"], 0.1, 0.05);
 }
