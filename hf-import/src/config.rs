@@ -108,11 +108,11 @@ impl Config {
     pub fn opt_usize(&self, key: &str) -> Result<Option<usize>> {
         match self.get(key) {
             None => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .and_then(|n| usize::try_from(n).ok())
-                .map(Some)
-                .ok_or_else(|| Error::Config(format!("\"{key}\" must be a non-negative integer, got {v}"))),
+            Some(v) => {
+                v.as_u64().and_then(|n| usize::try_from(n).ok()).map(Some).ok_or_else(|| {
+                    Error::Config(format!("\"{key}\" must be a non-negative integer, got {v}"))
+                })
+            }
         }
     }
 
@@ -130,7 +130,10 @@ impl Config {
     pub fn opt_f64(&self, key: &str) -> Result<Option<f64>> {
         match self.get(key) {
             None => Ok(None),
-            Some(v) => v.as_f64().map(Some).ok_or_else(|| Error::Config(format!("\"{key}\" must be a number, got {v}"))),
+            Some(v) => v
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| Error::Config(format!("\"{key}\" must be a number, got {v}"))),
         }
     }
 
@@ -143,7 +146,9 @@ impl Config {
     pub fn bool_or(&self, key: &str, default: bool) -> Result<bool> {
         match self.get(key) {
             None => Ok(default),
-            Some(v) => v.as_bool().ok_or_else(|| Error::Config(format!("\"{key}\" must be a boolean, got {v}"))),
+            Some(v) => {
+                v.as_bool().ok_or_else(|| Error::Config(format!("\"{key}\" must be a boolean, got {v}")))
+            }
         }
     }
 
@@ -174,11 +179,12 @@ impl Config {
             }
             (theta, Some(params))
         } else {
-            let sliding = layer_type == Some("sliding_attention");
-            let local = self.opt_f64("rope_local_base_freq")?.filter(|_| sliding);
+            // Gemma 3 in 4.x style: sliding layers use `rope_local_base_freq` and no scaling.
+            let local =
+                self.opt_f64("rope_local_base_freq")?.filter(|_| layer_type == Some("sliding_attention"));
             let theta = local.unwrap_or(self.f64_or("rope_theta", 10_000.0)?);
             let scaling = match self.get("rope_scaling") {
-                Some(Value::Object(s)) if !sliding => Some(s),
+                Some(Value::Object(s)) if local.is_none() => Some(s),
                 _ => None,
             };
             (theta, scaling)

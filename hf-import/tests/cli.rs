@@ -142,12 +142,24 @@ fn bad_input_gives_one_error_line_and_no_output() {
     forward_fails(&dir, &llama, &floats, &[], "input 'input_ids' must be an integer tensor");
 
     // A model found nowhere, an unsupported model_type, a bad dtype or device.
-    forward_fails(&dir, Path::new("no-such-org/no-such-model"), &good_inputs, &[], "models--no-such-org--no-such-model");
+    forward_fails(
+        &dir,
+        Path::new("no-such-org/no-such-model"),
+        &good_inputs,
+        &[],
+        "models--no-such-org--no-such-model",
+    );
     let odd = dir.join("odd");
     std::fs::create_dir_all(&odd).unwrap();
     std::fs::write(odd.join("config.json"), r#"{"model_type": "whisper"}"#).unwrap();
     std::fs::copy(fixture("llama_tied").join("model.safetensors"), odd.join("model.safetensors")).unwrap();
-    forward_fails(&dir, &odd, &good_inputs, &[], "model_type \"whisper\" is not supported (supported: bert, llama");
+    forward_fails(
+        &dir,
+        &odd,
+        &good_inputs,
+        &[],
+        "model_type \"whisper\" is not supported (supported: bert, llama",
+    );
     forward_fails(&dir, &llama, &good_inputs, &["--dtype", "f8"], "unknown dtype 'f8'");
     forward_fails(&dir, &llama, &good_inputs, &["--device", "cuda"], "--device");
 
@@ -168,8 +180,11 @@ fn bad_input_gives_one_error_line_and_no_output() {
     forward_fails(&dir, &broken, &good_inputs, &[], "invalid safetensors");
     std::fs::write(broken.join("model.safetensors"), &bytes).unwrap();
     let config = std::fs::read_to_string(model.join("config.json")).unwrap();
-    std::fs::write(broken.join("config.json"), config.replace("\"intermediate_size\": 64", "\"intermediate_size\": 48"))
-        .unwrap();
+    std::fs::write(
+        broken.join("config.json"),
+        config.replace("\"intermediate_size\": 64", "\"intermediate_size\": 48"),
+    )
+    .unwrap();
     forward_fails(
         &dir,
         &broken,

@@ -68,6 +68,26 @@ fn mistral_sliding_window() {
 }
 
 #[test]
+fn gemma() {
+    check("gemma");
+}
+
+#[test]
+fn gemma2_softcapping_alternating_windows() {
+    check("gemma2");
+}
+
+#[test]
+fn gemma3_qk_norm_local_rope() {
+    check("gemma3");
+}
+
+#[test]
+fn phi3_fused_projections_partial_rotary() {
+    check("phi3");
+}
+
+#[test]
 fn transformers_4_config_keys_give_the_same_model() {
     let dir = fixture("llama");
     let v5 = Config::load(&dir).unwrap();
@@ -87,7 +107,10 @@ fn extra_tensors_are_ignored_and_missing_ones_named() {
     let mut all: Vec<_> = weights.iter().map(|(k, t)| (k.clone(), t.clone())).collect();
     let ids = oxtorch_tensor::Tensor::arange(32i64, DType::I64).unwrap().unsqueeze(0).unwrap();
     all.push(("embeddings.position_ids".into(), ids));
-    all.push(("encoder.layer.0.attention.self.num_batches_tracked".into(), oxtorch_tensor::Tensor::zeros([], DType::I64).unwrap()));
+    all.push((
+        "encoder.layer.0.attention.self.num_batches_tracked".into(),
+        oxtorch_tensor::Tensor::zeros([], DType::I64).unwrap(),
+    ));
     check_with("bert", &cfg, &Weights::from_tensors(all.clone()));
     let without: Vec<_> = all.into_iter().filter(|(k, _)| k != "encoder.layer.1.output.dense.bias").collect();
     let err = AutoModel::load(&cfg, &Weights::from_tensors(without)).unwrap_err().to_string();

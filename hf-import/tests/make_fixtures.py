@@ -154,6 +154,44 @@ def main():
         tf.MistralConfig(**DECODER, sliding_window=3, tie_word_embeddings=False),
         7,
     )
+    build("gemma", tf.GemmaForCausalLM, tf.GemmaConfig(**DECODER, head_dim=8), 8)
+    build(
+        "gemma2",
+        tf.Gemma2ForCausalLM,
+        tf.Gemma2Config(
+            **DECODER,
+            head_dim=8,
+            sliding_window=3,
+            query_pre_attn_scalar=16,
+            attn_logit_softcapping=2.0,
+            final_logit_softcapping=5.0,
+        ),
+        9,
+    )
+    build(
+        "gemma3",
+        tf.Gemma3ForCausalLM,
+        tf.Gemma3TextConfig(
+            **DECODER,
+            head_dim=8,
+            sliding_window=3,
+            query_pre_attn_scalar=16,
+            layer_types=["sliding_attention", "full_attention"],
+            rope_parameters={
+                "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+            },
+        ),
+        10,
+    )
+    build(
+        "phi3",
+        tf.Phi3ForCausalLM,
+        tf.Phi3Config(**DECODER, partial_rotary_factor=0.5, sliding_window=4, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        11,
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,8 @@ pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
         }
     }
     let mut json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("config.json")).map_err(|e| Error::io(&dir.join("config.json"), e))?,
+        &std::fs::read_to_string(dir.join("config.json"))
+            .map_err(|e| Error::io(&dir.join("config.json"), e))?,
     )
     .map_err(|e| Error::Config(e.to_string()))?;
     if let (Some(d), Some(obj)) = (dtype, json.as_object_mut()) {
@@ -40,7 +41,11 @@ pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
             DType::F64 => "float64",
             _ => "float32",
         };
-        let key = if obj.contains_key("torch_dtype") && !obj.contains_key("dtype") { "torch_dtype" } else { "dtype" };
+        let key = if obj.contains_key("torch_dtype") && !obj.contains_key("dtype") {
+            "torch_dtype"
+        } else {
+            "dtype"
+        };
         obj.insert(key.to_string(), name.into());
     }
     let text = serde_json::to_string_pretty(&json).map_err(|e| Error::Config(e.to_string()))? + "\n";

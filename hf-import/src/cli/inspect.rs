@@ -14,7 +14,10 @@ pub fn run(model: &str) -> Result<()> {
     println!("model_type:   {}", cfg.model_type()?);
     println!("architecture: {arch}");
     for f in &files {
-        println!("file:         {}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        println!(
+            "file:         {}",
+            f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        );
     }
     let params: usize = weights.iter().filter(|(_, t)| t.dtype().is_float()).map(|(_, t)| t.numel()).sum();
     println!("parameters:   {params} ({:.2}M)", params as f64 / 1e6);

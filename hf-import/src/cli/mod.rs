@@ -66,17 +66,23 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Inspect { model } => inspect::run(&model),
         Command::Convert { model, out, dtype } => convert::run(&model, &out, dtype_arg(dtype.as_deref())?),
-        Command::Forward { model, inputs, output, hidden_states, device, dtype } => {
-            forward::run(&model, &inputs, &output, hidden_states, device_arg(&device)?, dtype_arg(dtype.as_deref())?)
-        }
+        Command::Forward { model, inputs, output, hidden_states, device, dtype } => forward::run(
+            &model,
+            &inputs,
+            &output,
+            hidden_states,
+            device_arg(&device)?,
+            dtype_arg(dtype.as_deref())?,
+        ),
     }
 }
 
 /// `--dtype` parsed.
 fn dtype_arg(name: Option<&str>) -> Result<Option<DType>> {
     name.map(|n| {
-        parse_dtype(n)
-            .ok_or_else(|| Error::Input(format!("--dtype: unknown dtype '{n}' (expected f32, bf16, f16 or f64)")))
+        parse_dtype(n).ok_or_else(|| {
+            Error::Input(format!("--dtype: unknown dtype '{n}' (expected f32, bf16, f16 or f64)"))
+        })
     })
     .transpose()
 }

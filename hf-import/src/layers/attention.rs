@@ -170,12 +170,18 @@ impl SelfAttention {
             Qkv::Split { q, k, v } => (q.forward(x)?, k.forward(x)?, v.forward(x)?),
             Qkv::Fused(l) => {
                 let all = l.forward(x)?;
-                let parts = all.split_with_sizes(&[c.heads * c.head_dim, c.kv_heads * c.head_dim, c.kv_heads * c.head_dim], -1)?;
+                let parts = all.split_with_sizes(
+                    &[c.heads * c.head_dim, c.kv_heads * c.head_dim, c.kv_heads * c.head_dim],
+                    -1,
+                )?;
                 (parts[0].clone(), parts[1].clone(), parts[2].clone())
             }
         };
-        let heads = |t: Tensor, n: usize| -> Result<Tensor> { Ok(t.reshape([b, s, n, c.head_dim])?.transpose(1, 2)?) };
-        let (mut q, mut k, v) = (q.reshape([b, s, c.heads, c.head_dim])?, k.reshape([b, s, c.kv_heads, c.head_dim])?, v);
+        let heads = |t: Tensor, n: usize| -> Result<Tensor> {
+            Ok(t.reshape([b, s, n, c.head_dim])?.transpose(1, 2)?)
+        };
+        let (mut q, mut k, v) =
+            (q.reshape([b, s, c.heads, c.head_dim])?, k.reshape([b, s, c.kv_heads, c.head_dim])?, v);
         if let (Some(qn), Some(kn)) = (&self.q_norm, &self.k_norm) {
             q = qn.forward(&q)?;
             k = kn.forward(&k)?;

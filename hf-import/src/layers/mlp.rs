@@ -22,7 +22,13 @@ enum GateUp {
 
 impl GatedMlp {
     /// `vars.{gate_proj,up_proj,down_proj}` or `vars.{gate_up_proj,down_proj}`.
-    pub fn load(vars: &Vars<'_>, hidden: usize, intermediate: usize, act: Activation, bias: bool) -> Result<Self> {
+    pub fn load(
+        vars: &Vars<'_>,
+        hidden: usize,
+        intermediate: usize,
+        act: Activation,
+        bias: bool,
+    ) -> Result<Self> {
         let gate_up = if vars.pp("gate_up_proj").contains("weight") {
             GateUp::Fused(Linear::load(&vars.pp("gate_up_proj"), hidden, 2 * intermediate, bias)?)
         } else {

@@ -19,7 +19,11 @@ pub struct LayerNorm {
 impl LayerNorm {
     /// `vars.weight` and `vars.bias` (absent in old checkpoints that call them `gamma`/`beta`).
     pub fn load(vars: &Vars<'_>, dim: usize, eps: f64) -> Result<Self> {
-        let (w, b) = if !vars.contains("weight") && vars.contains("gamma") { ("gamma", "beta") } else { ("weight", "bias") };
+        let (w, b) = if !vars.contains("weight") && vars.contains("gamma") {
+            ("gamma", "beta")
+        } else {
+            ("weight", "bias")
+        };
         Ok(LayerNorm { weight: vars.get(w, &[dim])?, bias: vars.get_opt(b, &[dim])?, eps })
     }
 
@@ -64,7 +68,9 @@ impl RmsNorm {
         let normed = x32.mul(&var.add(self.eps)?.rsqrt()?)?;
         Ok(match self.style {
             RmsNormStyle::Llama => self.weight.mul(&normed.to_dtype(dtype)?)?,
-            RmsNormStyle::Gemma => normed.mul(&self.weight.to_dtype(DType::F32)?.add(1.0)?)?.to_dtype(dtype)?,
+            RmsNormStyle::Gemma => {
+                normed.mul(&self.weight.to_dtype(DType::F32)?.add(1.0)?)?.to_dtype(dtype)?
+            }
         })
     }
 }

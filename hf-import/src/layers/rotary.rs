@@ -25,7 +25,12 @@ impl Rotary {
         match params.scaling {
             RopeScaling::Default => {}
             RopeScaling::Linear { factor } => inv.iter_mut().for_each(|f| *f /= factor as f32),
-            RopeScaling::Llama3 { factor, low_freq_factor, high_freq_factor, original_max_position_embeddings } => {
+            RopeScaling::Llama3 {
+                factor,
+                low_freq_factor,
+                high_freq_factor,
+                original_max_position_embeddings,
+            } => {
                 let low_wavelen = original_max_position_embeddings / low_freq_factor;
                 let high_wavelen = original_max_position_embeddings / high_freq_factor;
                 for f in inv.iter_mut() {

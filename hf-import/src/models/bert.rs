@@ -141,7 +141,8 @@ impl BertModel {
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
         let c = BertConfig::from_config(cfg)?;
         let root = weights.vars("");
-        let v = if weights.contains("bert.embeddings.word_embeddings.weight") { root.pp("bert") } else { root };
+        let v =
+            if weights.contains("bert.embeddings.word_embeddings.weight") { root.pp("bert") } else { root };
         Self::load_vars(&v, c)
     }
 
@@ -158,8 +159,9 @@ impl BertModel {
             },
             norm: LayerNorm::load(&e.pp("LayerNorm"), c.hidden, c.eps)?,
         };
-        let layers =
-            (0..c.layers).map(|i| BertLayer::load(&v.pp("encoder").pp("layer").pp(i), &c)).collect::<Result<_>>()?;
+        let layers = (0..c.layers)
+            .map(|i| BertLayer::load(&v.pp("encoder").pp("layer").pp(i), &c))
+            .collect::<Result<_>>()?;
         let pooler = if v.pp("pooler").pp("dense").contains("weight") {
             Some(Linear::load(&v.pp("pooler").pp("dense"), c.hidden, c.hidden, true)?)
         } else {
@@ -198,7 +200,10 @@ impl BertModel {
         for (name, t) in [("attention_mask", attention_mask), ("token_type_ids", token_type_ids)] {
             if let Some(t) = t {
                 if t.dims() != [b, s] {
-                    return Err(Error::Input(format!("{name} must have shape [{b}, {s}], got {:?}", t.dims())));
+                    return Err(Error::Input(format!(
+                        "{name} must have shape [{b}, {s}], got {:?}",
+                        t.dims()
+                    )));
                 }
             }
         }
@@ -265,7 +270,12 @@ impl BertForMaskedLM {
         let weight = match p.pp("decoder").get_opt("weight", &[c.vocab, c.hidden])? {
             Some(w) if !tied => w,
             _ if tied => bert.embeddings.word.weight.clone(),
-            _ => return Err(Error::Weight(format!("tensor '{}' is missing from the checkpoint", p.path("decoder.weight")))),
+            _ => {
+                return Err(Error::Weight(format!(
+                    "tensor '{}' is missing from the checkpoint",
+                    p.path("decoder.weight")
+                )))
+            }
         };
         // transformers ties `decoder.bias` to `cls.predictions.bias` only with tied embeddings;
         // untied, the decoder's own bias is the one its forward adds.
@@ -291,7 +301,13 @@ impl BertForMaskedLM {
         position_ids: Option<&Tensor>,
         output_hidden_states: bool,
     ) -> Result<(Tensor, BertOutput)> {
-        let out = self.bert.forward(input_ids, attention_mask, token_type_ids, position_ids, output_hidden_states)?;
+        let out = self.bert.forward(
+            input_ids,
+            attention_mask,
+            token_type_ids,
+            position_ids,
+            output_hidden_states,
+        )?;
         let h = self.bert.cfg.act.forward(&self.transform.forward(&out.last_hidden_state)?)?;
         let logits = self.decoder.forward(&self.transform_norm.forward(&h)?)?;
         Ok((logits, out))

@@ -7,8 +7,8 @@ use oxtorch_tensor::{DType, Tensor};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
-    causal_mask, Activation, AttentionConfig, Embedding, GatedMlp, KvCache, Linear, RmsNorm, RmsNormStyle, Rotary,
-    SelfAttention,
+    causal_mask, Activation, AttentionConfig, Embedding, GatedMlp, KvCache, Linear, RmsNorm, RmsNormStyle,
+    Rotary, SelfAttention,
 };
 use crate::weights::{Vars, Weights};
 
@@ -39,6 +39,8 @@ pub struct DecoderSpec {
     pub windows: Vec<Option<usize>>,
     /// The MLP activation.
     pub act: Activation,
+    /// Sliding layers have their own RoPE parameters (Gemma 3).
+    pub local_rope: bool,
 }
 
 impl DecoderSpec {
@@ -59,6 +61,7 @@ impl DecoderSpec {
             final_softcap: None,
             windows: vec![None; layers],
             act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
+            local_rope: false,
         })
     }
 
@@ -137,7 +140,8 @@ impl CausalLm {
             return Err(Error::Config("one attention window per layer is needed".into()));
         }
         let root = weights.vars("");
-        let model = if weights.contains("model.embed_tokens.weight") { root.pp("model") } else { root.clone() };
+        let model =
+            if weights.contains("model.embed_tokens.weight") { root.pp("model") } else { root.clone() };
         let embed = Embedding::load(&model.pp("embed_tokens"), vocab, hidden)?;
         let dtype = embed.weight.dtype();
         let norm = |v: &Vars<'_>, dim: usize| RmsNorm::load(v, dim, eps, spec.norm_style);
@@ -156,7 +160,10 @@ impl CausalLm {
             let lv = model.pp("layers").pp(i);
             let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>| norm(v, head_dim));
             let ff_norms = if spec.sandwich_norms {
-                Some((norm(&lv.pp("pre_feedforward_layernorm"), hidden)?, norm(&lv.pp("post_feedforward_layernorm"), hidden)?))
+                Some((
+                    norm(&lv.pp("pre_feedforward_layernorm"), hidden)?,
+                    norm(&lv.pp("post_feedforward_layernorm"), hidden)?,
+                ))
             } else {
                 None
             };
@@ -172,12 +179,18 @@ impl CausalLm {
         let norm = norm(&model.pp("norm"), hidden)?;
         let tied = cfg.bool_or("tie_word_embeddings", true)?;
         let lm_head = match root.get_opt("lm_head.weight", &[vocab, hidden])? {
-            Some(w) if !tied || !weights.contains("model.embed_tokens.weight") => Linear { weight: w, bias: None },
+            Some(w) if !tied || !weights.contains("model.embed_tokens.weight") => {
+                Linear { weight: w, bias: None }
+            }
             _ if tied => Linear { weight: embed.weight.clone(), bias: None },
             _ => return Err(Error::Weight("tensor 'lm_head.weight' is missing from the checkpoint".into())),
         };
         let rotary_global = Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?;
-        let rotary_local = Rotary::new(&cfg.rope(Some("sliding_attention"))?, head_dim)?;
+        let rotary_local = if spec.local_rope {
+            Rotary::new(&cfg.rope(Some("sliding_attention"))?, head_dim)?
+        } else {
+            rotary_global.clone()
+        };
         Ok(CausalLm { embed, layers, norm, lm_head, rotary_global, rotary_local, spec, hidden, dtype })
     }
 
@@ -215,20 +228,30 @@ impl CausalLm {
         }
         if let Some(c) = cache.as_ref() {
             if c.layers.len() != self.layers.len() {
-                return Err(Error::Input(format!("KV cache has {} layers, the model {}", c.layers.len(), self.layers.len())));
+                return Err(Error::Input(format!(
+                    "KV cache has {} layers, the model {}",
+                    c.layers.len(),
+                    self.layers.len()
+                )));
             }
         }
         let positions = match position_ids {
             Some(p) => p.to_dtype(DType::I64)?.expand([b, s])?,
-            None => Tensor::arange_step(past as i64, (past + s) as i64, 1, DType::I64)?.unsqueeze(0)?.expand([b, s])?,
+            None => Tensor::arange_step(past as i64, (past + s) as i64, 1, DType::I64)?
+                .unsqueeze(0)?
+                .expand([b, s])?,
         };
         let mut h = self.embed.forward(input_ids)?;
         if self.spec.scale_embeddings {
-            let normalizer = Tensor::scalar_tensor((self.hidden as f64).sqrt(), DType::F32)?.to_dtype(self.dtype)?;
+            let normalizer = Tensor::full([], (self.hidden as f64).sqrt(), self.dtype)?;
             h = h.mul(&normalizer)?;
         }
         let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, self.dtype)?;
-        let (cos_l, sin_l) = self.rotary_local.cos_sin(&positions, self.dtype)?;
+        let (cos_l, sin_l) = if self.spec.local_rope {
+            self.rotary_local.cos_sin(&positions, self.dtype)?
+        } else {
+            (cos_g.clone(), sin_g.clone())
+        };
         let mut masks: Vec<(Option<usize>, Tensor)> = Vec::new();
         let mut hidden_states = Vec::new();
         for (i, layer) in self.layers.iter().enumerate() {
@@ -245,7 +268,8 @@ impl CausalLm {
             };
             let (cos, sin) = if layer.window.is_some() { (&cos_l, &sin_l) } else { (&cos_g, &sin_g) };
             let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
-            let attn = layer.attn.forward(&layer.input_norm.forward(&h)?, cos, sin, Some(&mask), layer_cache)?;
+            let attn =
+                layer.attn.forward(&layer.input_norm.forward(&h)?, cos, sin, Some(&mask), layer_cache)?;
             h = match &layer.ff_norms {
                 None => {
                     let h1 = h.add(&attn)?;

@@ -3,8 +3,10 @@
 mod bert;
 pub mod decoder;
 mod family;
+mod gemma;
 mod llama;
 mod mistral;
+mod phi3;
 mod qwen2;
 mod qwen3;
 
@@ -14,23 +16,39 @@ use oxtorch_tensor::{DType, Tensor};
 
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput};
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec};
+pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
+pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
 
-/// The `model_type`s hf-import runs.
-pub const SUPPORTED_MODEL_TYPES: &[&str] = &["bert", "llama", "mistral", "qwen2", "qwen3"];
+/// The `model_type`s hf-import runs, each with the architecture a config that names none gets.
+pub const MODEL_TYPES: &[(&str, &str)] = &[
+    ("bert", "BertModel"),
+    ("gemma", "GemmaForCausalLM"),
+    ("gemma2", "Gemma2ForCausalLM"),
+    ("gemma3_text", "Gemma3ForCausalLM"),
+    ("llama", "LlamaForCausalLM"),
+    ("mistral", "MistralForCausalLM"),
+    ("phi3", "Phi3ForCausalLM"),
+    ("qwen2", "Qwen2ForCausalLM"),
+    ("qwen3", "Qwen3ForCausalLM"),
+];
 
 /// The architectures hf-import runs (`architectures[0]` in `config.json`).
 pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "BertModel",
     "BertForMaskedLM",
+    "GemmaForCausalLM",
+    "Gemma2ForCausalLM",
+    "Gemma3ForCausalLM",
     "LlamaForCausalLM",
     "MistralForCausalLM",
+    "Phi3ForCausalLM",
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
 ];
@@ -42,10 +60,18 @@ pub enum AutoModel {
     Bert(BertModel),
     /// `BertForMaskedLM`
     BertForMaskedLM(BertForMaskedLM),
+    /// `GemmaForCausalLM`
+    Gemma(GemmaForCausalLM),
+    /// `Gemma2ForCausalLM`
+    Gemma2(Gemma2ForCausalLM),
+    /// `Gemma3ForCausalLM`
+    Gemma3(Gemma3ForCausalLM),
     /// `LlamaForCausalLM`
     Llama(LlamaForCausalLM),
     /// `MistralForCausalLM`
     Mistral(MistralForCausalLM),
+    /// `Phi3ForCausalLM`
+    Phi3(Phi3ForCausalLM),
     /// `Qwen2ForCausalLM`
     Qwen2(Qwen2ForCausalLM),
     /// `Qwen3ForCausalLM`
@@ -61,18 +87,12 @@ impl AutoModel {
     /// family's default (`BertModel`, `*ForCausalLM`) when the config names none.
     pub fn architecture_of(cfg: &Config) -> Result<String> {
         let model_type = cfg.model_type()?;
-        let default = match model_type {
-            "bert" => "BertModel",
-            "llama" => "LlamaForCausalLM",
-            "mistral" => "MistralForCausalLM",
-            "qwen2" => "Qwen2ForCausalLM",
-            "qwen3" => "Qwen3ForCausalLM",
-            other => {
-                return Err(Error::Unsupported(format!(
-                    "model_type \"{other}\" is not supported (supported: {})",
-                    SUPPORTED_MODEL_TYPES.join(", ")
-                )))
-            }
+        let Some((_, default)) = MODEL_TYPES.iter().find(|(t, _)| *t == model_type) else {
+            let names: Vec<&str> = MODEL_TYPES.iter().map(|(t, _)| *t).collect();
+            return Err(Error::Unsupported(format!(
+                "model_type \"{model_type}\" is not supported (supported: {})",
+                names.join(", ")
+            )));
         };
         let arch = cfg.architectures().into_iter().next().unwrap_or_else(|| default.to_string());
         if !SUPPORTED_ARCHITECTURES.contains(&arch.as_str()) {
@@ -89,7 +109,11 @@ impl AutoModel {
         Ok(match Self::architecture_of(cfg)?.as_str() {
             "BertModel" => AutoModel::Bert(BertModel::load(cfg, weights)?),
             "BertForMaskedLM" => AutoModel::BertForMaskedLM(BertForMaskedLM::load(cfg, weights)?),
+            "GemmaForCausalLM" => AutoModel::Gemma(GemmaForCausalLM::load(cfg, weights)?),
+            "Gemma2ForCausalLM" => AutoModel::Gemma2(Gemma2ForCausalLM::load(cfg, weights)?),
+            "Gemma3ForCausalLM" => AutoModel::Gemma3(Gemma3ForCausalLM::load(cfg, weights)?),
             "LlamaForCausalLM" => AutoModel::Llama(LlamaForCausalLM::load(cfg, weights)?),
+            "Phi3ForCausalLM" => AutoModel::Phi3(Phi3ForCausalLM::load(cfg, weights)?),
             "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
             "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
@@ -100,7 +124,11 @@ impl AutoModel {
     /// The decoder inside, for the causal LMs.
     pub fn causal_lm(&self) -> Option<&CausalLm> {
         match self {
+            AutoModel::Gemma(m) => Some(m),
+            AutoModel::Gemma2(m) => Some(m),
+            AutoModel::Gemma3(m) => Some(m),
             AutoModel::Llama(m) => Some(m),
+            AutoModel::Phi3(m) => Some(m),
             AutoModel::Mistral(m) => Some(m),
             AutoModel::Qwen2(m) => Some(m),
             AutoModel::Qwen3(m) => Some(m),
@@ -133,12 +161,16 @@ impl AutoModel {
                 )));
             }
             if t.dtype().is_float() {
-                return Err(Error::Input(format!("input '{name}' must be an integer tensor, got {:?}", t.dtype())));
+                return Err(Error::Input(format!(
+                    "input '{name}' must be an integer tensor, got {:?}",
+                    t.dtype()
+                )));
             }
         }
         let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
         let ids = ids.to_dtype(DType::I64)?;
-        let (mask, types, pos) = (inputs.get("attention_mask"), inputs.get("token_type_ids"), inputs.get("position_ids"));
+        let (mask, types, pos) =
+            (inputs.get("attention_mask"), inputs.get("token_type_ids"), inputs.get("position_ids"));
         let mut out = Vec::new();
         let push_hidden = |out: &mut Vec<(String, Tensor)>, hs: Vec<Tensor>| {
             out.extend(hs.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));

@@ -10,7 +10,9 @@ use crate::error::Result;
 /// `max_window_layers` on slide when `use_sliding_window` is set.
 pub(crate) fn qwen_windows(cfg: &Config) -> Result<Vec<Option<usize>>> {
     let n = cfg.usize("num_hidden_layers")?;
-    let window = cfg.opt_usize("sliding_window")?.filter(|_| cfg.bool_or("use_sliding_window", false).unwrap_or(false));
+    let window = cfg
+        .opt_usize("sliding_window")?
+        .filter(|_| cfg.bool_or("use_sliding_window", false).unwrap_or(false));
     if cfg.layer_types().is_some() {
         return DecoderSpec::windows_from_layer_types(cfg, window);
     }

@@ -24,7 +24,9 @@ fn build<T: bytemuck::Pod + CpuElement>(bytes: &[u8], shape: &[usize]) -> Result
 /// The tensor of `dtype` and `shape` stored row-major in `bytes` (whose length the caller has checked).
 pub fn tensor_from_bytes(bytes: &[u8], dtype: DType, shape: &[usize]) -> Result<Tensor> {
     match dtype {
-        DType::Bool => Ok(Tensor::from_vec(bytes.iter().map(|&b| b != 0).collect::<Vec<bool>>(), shape.to_vec())?),
+        DType::Bool => {
+            Ok(Tensor::from_vec(bytes.iter().map(|&b| b != 0).collect::<Vec<bool>>(), shape.to_vec())?)
+        }
         DType::U8 => build::<u8>(bytes, shape),
         DType::I8 => build::<i8>(bytes, shape),
         DType::I16 => build::<i16>(bytes, shape),

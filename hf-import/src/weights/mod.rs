@@ -14,8 +14,12 @@ pub use self::safetensors::{read_safetensors, tensor_bytes, write_safetensors};
 use crate::error::{Error, Result};
 
 /// The checkpoint files of a model folder, in the order transformers prefers them.
-const CANDIDATES: [&str; 4] =
-    ["model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json"];
+const CANDIDATES: [&str; 4] = [
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+];
 
 /// The weight files of the model in `dir`: one file, or the shards named by an index.
 pub fn checkpoint_files(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -134,7 +138,10 @@ impl Weights {
 
     /// The tensor called `name`, which must have `shape`.
     pub fn tensor(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
-        let t = self.tensors.get(name).ok_or_else(|| Error::Weight(format!("tensor '{name}' is missing from the checkpoint")))?;
+        let t = self
+            .tensors
+            .get(name)
+            .ok_or_else(|| Error::Weight(format!("tensor '{name}' is missing from the checkpoint")))?;
         if t.dims() != shape {
             return Err(Error::Weight(format!(
                 "tensor '{name}' has shape {:?} in the checkpoint, but the config implies {shape:?}",

@@ -27,12 +27,16 @@ fn dtype_of(dtype: PtDType) -> Option<DType> {
 
 /// Every tensor of the PyTorch checkpoint at `path` (sorted by name), passed to `each`.
 pub fn read_pytorch(path: &Path, mut each: impl FnMut(String, Tensor) -> Result<()>) -> Result<()> {
-    let reader = PytorchReader::new(path).map_err(|e| Error::format(path, format!("invalid PyTorch checkpoint: {e}")))?;
+    let reader = PytorchReader::new(path)
+        .map_err(|e| Error::format(path, format!("invalid PyTorch checkpoint: {e}")))?;
     let mut entries: Vec<_> = reader.into_tensors().into_iter().collect();
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     for (name, t) in entries {
         let dtype = dtype_of(t.dtype()).ok_or_else(|| {
-            Error::format(path, format!("tensor '{name}' has dtype {:?}, which oxtorch does not support", t.dtype()))
+            Error::format(
+                path,
+                format!("tensor '{name}' has dtype {:?}, which oxtorch does not support", t.dtype()),
+            )
         })?;
         let bytes = t.read().map_err(|e| Error::format(path, format!("tensor '{name}': {e}")))?;
         each(name, tensor_from_bytes(&bytes, dtype, t.shape())?)?;

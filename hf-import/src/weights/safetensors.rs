@@ -48,12 +48,16 @@ pub fn read_safetensors(path: &Path, mut each: impl FnMut(String, Tensor) -> Res
     // SAFETY: the map is read-only and private; a file truncated under us while mapped is the one
     // hazard, as for every memory-mapped reader (the safetensors crate's own loaders included).
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-    let st = SafeTensors::deserialize(&map).map_err(|e| Error::format(path, format!("invalid safetensors: {e}")))?;
+    let st = SafeTensors::deserialize(&map)
+        .map_err(|e| Error::format(path, format!("invalid safetensors: {e}")))?;
     let mut entries: Vec<_> = st.tensors();
     entries.sort_by_key(|(_, v)| v.data().as_ptr() as usize);
     for (name, view) in entries {
         let dtype = dtype_of(view.dtype()).ok_or_else(|| {
-            Error::format(path, format!("tensor '{name}' has dtype {:?}, which oxtorch does not support", view.dtype()))
+            Error::format(
+                path,
+                format!("tensor '{name}' has dtype {:?}, which oxtorch does not support", view.dtype()),
+            )
         })?;
         let tensor = tensor_from_bytes(view.data(), dtype, view.shape())?;
         each(name, tensor)?;
