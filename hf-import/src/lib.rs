@@ -29,7 +29,8 @@ pub use config::{parse_dtype, Config};
 pub use error::{Error, Result};
 pub use hub::resolve_model;
 pub use models::{
-    AutoModel, BertForMaskedLM, BertModel, CausalLm, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
-    Qwen3ForCausalLM,
+    AutoModel, BertForMaskedLM, BertModel, CausalLm, DistilBertForMaskedLM, DistilBertModel,
+    Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM,
+    Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, RobertaForMaskedLM, RobertaModel,
 };
 pub use weights::Weights;

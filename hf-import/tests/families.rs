@@ -68,6 +68,21 @@ fn mistral_sliding_window() {
 }
 
 #[test]
+fn roberta_positions_after_padding() {
+    check("roberta");
+}
+
+#[test]
+fn roberta_for_masked_lm_tied() {
+    check("roberta_mlm");
+}
+
+#[test]
+fn distilbert_for_masked_lm() {
+    check("distilbert_mlm");
+}
+
+#[test]
 fn gemma() {
     check("gemma");
 }

@@ -44,12 +44,12 @@ def randomise(model, seed):
                 p.copy_(0.2 * noise)
 
 
-def inputs(encoder):
-    """Two sequences of 7 tokens, the second right-padded to 5 real tokens."""
-    ids = torch.tensor([[1, 17, 42, 5, 99, 23, 8], [3, 64, 12, 77, 30, 0, 0]], dtype=torch.int64)
+def inputs(encoder, pad=0, token_types=True):
+    """Two sequences of 7 tokens, the second right-padded (with `pad`) to 5 real tokens."""
+    ids = torch.tensor([[1, 17, 42, 5, 99, 23, 8], [3, 64, 12, 77, 30, pad, pad]], dtype=torch.int64)
     mask = torch.tensor([[1] * 7, [1] * 5 + [0] * 2], dtype=torch.int64)
     out = {"input_ids": ids, "attention_mask": mask}
-    if encoder:
+    if encoder and token_types:
         out["token_type_ids"] = torch.tensor([[0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]], dtype=torch.int64)
     return out
 
@@ -68,7 +68,7 @@ def flatten(out):
     return flat
 
 
-def build(name, model_cls, config, seed, encoder=False, save_kwargs=None, dtype=None, keep=None):
+def build(name, model_cls, config, seed, encoder=False, save_kwargs=None, dtype=None, keep=None, **input_kwargs):
     torch.manual_seed(seed)
     model = model_cls(config).eval()
     randomise(model, seed)
@@ -86,7 +86,7 @@ def build(name, model_cls, config, seed, encoder=False, save_kwargs=None, dtype=
     # A low-precision checkpoint is reloaded in float32, as a user would run it (a `.float()` of the
     # in-memory model would also carry bf16-rounded rotary buffers).
     run = model if dtype is None else model_cls.from_pretrained(path, dtype=torch.float32, attn_implementation="eager")
-    x = inputs(encoder)
+    x = inputs(encoder, **input_kwargs)
     with torch.no_grad():
         out = run(**x, output_hidden_states=True)
     flat = flatten(out)
@@ -153,6 +153,18 @@ def main():
         tf.MistralForCausalLM,
         tf.MistralConfig(**DECODER, sliding_window=3, tie_word_embeddings=False),
         7,
+    )
+    roberta = dict(COMMON, max_position_embeddings=32, type_vocab_size=1, pad_token_id=1, attn_implementation="eager")
+    build("roberta", tf.RobertaModel, tf.RobertaConfig(**roberta), 12, encoder=True, pad=1, token_types=False)
+    build("roberta_mlm", tf.RobertaForMaskedLM, tf.RobertaConfig(**roberta), 13, encoder=True, pad=1, token_types=False)
+    distil = dict(vocab_size=100, dim=32, hidden_dim=64, n_heads=4, n_layers=2, max_position_embeddings=32)
+    build(
+        "distilbert_mlm",
+        tf.DistilBertForMaskedLM,
+        tf.DistilBertConfig(**distil, attn_implementation="eager"),
+        14,
+        encoder=True,
+        token_types=False,
     )
     build("gemma", tf.GemmaForCausalLM, tf.GemmaConfig(**DECODER, head_dim=8), 8)
     build(

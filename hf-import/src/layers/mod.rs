@@ -3,6 +3,7 @@
 
 mod activation;
 mod attention;
+mod encoder;
 mod linear;
 mod mask;
 mod mlp;
@@ -11,6 +12,7 @@ mod rotary;
 
 pub use activation::Activation;
 pub use attention::{eager_attention, AttentionConfig, KvCache, LayerCache, SelfAttention};
+pub use encoder::EncoderLayer;
 pub use linear::{Embedding, Linear};
 pub use mask::{causal_mask, padding_mask};
 pub use mlp::GatedMlp;

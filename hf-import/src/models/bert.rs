@@ -6,7 +6,7 @@ use oxtorch_tensor::{DType, Tensor};
 use super::decoder::batch_seq;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{eager_attention, padding_mask, Activation, Embedding, LayerNorm, Linear};
+use crate::layers::{padding_mask, Activation, Embedding, EncoderLayer, LayerNorm, Linear};
 use crate::weights::{Vars, Weights};
 
 /// The sizes of a BERT-style encoder.
@@ -71,48 +71,33 @@ struct BertEmbeddings {
     norm: LayerNorm,
 }
 
-/// One post-norm encoder block.
-#[derive(Debug, Clone)]
-struct BertLayer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    attn_out: Linear,
-    attn_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
-    output_norm: LayerNorm,
+/// Loads BERT's names for one block: `attention.self.{query,key,value}`, `attention.output.*`,
+/// `intermediate.dense`, `output.*`.
+fn load_layer(v: &Vars<'_>, c: &BertConfig) -> Result<EncoderLayer> {
+    let h = c.hidden;
+    let att = v.pp("attention");
+    Ok(EncoderLayer {
+        query: Linear::load(&att.pp("self").pp("query"), h, h, true)?,
+        key: Linear::load(&att.pp("self").pp("key"), h, h, true)?,
+        value: Linear::load(&att.pp("self").pp("value"), h, h, true)?,
+        attn_out: Linear::load(&att.pp("output").pp("dense"), h, h, true)?,
+        attn_norm: LayerNorm::load(&att.pp("output").pp("LayerNorm"), h, c.eps)?,
+        inner: Linear::load(&v.pp("intermediate").pp("dense"), h, c.intermediate, true)?,
+        out: Linear::load(&v.pp("output").pp("dense"), c.intermediate, h, true)?,
+        out_norm: LayerNorm::load(&v.pp("output").pp("LayerNorm"), h, c.eps)?,
+    })
 }
 
-impl BertLayer {
-    fn load(v: &Vars<'_>, c: &BertConfig) -> Result<Self> {
-        let h = c.hidden;
-        let att = v.pp("attention");
-        Ok(BertLayer {
-            query: Linear::load(&att.pp("self").pp("query"), h, h, true)?,
-            key: Linear::load(&att.pp("self").pp("key"), h, h, true)?,
-            value: Linear::load(&att.pp("self").pp("value"), h, h, true)?,
-            attn_out: Linear::load(&att.pp("output").pp("dense"), h, h, true)?,
-            attn_norm: LayerNorm::load(&att.pp("output").pp("LayerNorm"), h, c.eps)?,
-            intermediate: Linear::load(&v.pp("intermediate").pp("dense"), h, c.intermediate, true)?,
-            output: Linear::load(&v.pp("output").pp("dense"), c.intermediate, h, true)?,
-            output_norm: LayerNorm::load(&v.pp("output").pp("LayerNorm"), h, c.eps)?,
-        })
-    }
-
-    fn forward(&self, x: &Tensor, mask: &Tensor, heads: usize, act: Activation) -> Result<Tensor> {
-        let (b, s, h) = (x.dims()[0], x.dims()[1], x.dims()[2]);
-        let d = h / heads;
-        let split = |t: Tensor| -> Result<Tensor> { Ok(t.reshape([b, s, heads, d])?.transpose(1, 2)?) };
-        let q = split(self.query.forward(x)?)?;
-        let k = split(self.key.forward(x)?)?;
-        let v = split(self.value.forward(x)?)?;
-        let ctx = eager_attention(&q, &k, &v, Some(mask), 1.0 / (d as f64).sqrt(), None)?;
-        let ctx = ctx.transpose(1, 2)?.reshape([b, s, h])?;
-        let x = self.attn_norm.forward(&self.attn_out.forward(&ctx)?.add(x)?)?;
-        let inner = act.forward(&self.intermediate.forward(&x)?)?;
-        self.output_norm.forward(&self.output.forward(&inner)?.add(&x)?)
-    }
+/// How position ids are made when none are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Positions {
+    /// `0..seq` (BERT).
+    Absolute,
+    /// `padding_idx + 1 + (index among non-padding tokens)`, `padding_idx` on padding (RoBERTa).
+    AfterPadding {
+        /// the padding token id
+        padding_idx: i64,
+    },
 }
 
 /// Outputs of [`BertModel::forward`].
@@ -130,9 +115,10 @@ pub struct BertOutput {
 #[derive(Debug, Clone)]
 pub struct BertModel {
     embeddings: BertEmbeddings,
-    layers: Vec<BertLayer>,
+    layers: Vec<EncoderLayer>,
     pooler: Option<Linear>,
     cfg: BertConfig,
+    positions: Positions,
 }
 
 impl BertModel {
@@ -143,11 +129,12 @@ impl BertModel {
         let root = weights.vars("");
         let v =
             if weights.contains("bert.embeddings.word_embeddings.weight") { root.pp("bert") } else { root };
-        Self::load_vars(&v, c)
+        Self::load_vars(&v, c, Positions::Absolute)
     }
 
-    /// Loads the encoder from the tensors under `v`.
-    pub fn load_vars(v: &Vars<'_>, c: BertConfig) -> Result<Self> {
+    /// Loads the encoder from the tensors under `v` (BERT's names), making default positions as
+    /// `positions` says.
+    pub fn load_vars(v: &Vars<'_>, c: BertConfig, positions: Positions) -> Result<Self> {
         let e = v.pp("embeddings");
         let embeddings = BertEmbeddings {
             word: Embedding::load(&e.pp("word_embeddings"), c.vocab, c.hidden)?,
@@ -160,14 +147,30 @@ impl BertModel {
             norm: LayerNorm::load(&e.pp("LayerNorm"), c.hidden, c.eps)?,
         };
         let layers = (0..c.layers)
-            .map(|i| BertLayer::load(&v.pp("encoder").pp("layer").pp(i), &c))
+            .map(|i| load_layer(&v.pp("encoder").pp("layer").pp(i), &c))
             .collect::<Result<_>>()?;
         let pooler = if v.pp("pooler").pp("dense").contains("weight") {
             Some(Linear::load(&v.pp("pooler").pp("dense"), c.hidden, c.hidden, true)?)
         } else {
             None
         };
-        Ok(BertModel { embeddings, layers, pooler, cfg: c })
+        Ok(BertModel { embeddings, layers, pooler, cfg: c, positions })
+    }
+
+    /// An encoder from loaded parts (for the families that store BERT's structure under other names).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_parts(
+        word: Embedding,
+        position: Embedding,
+        token_type: Option<Embedding>,
+        norm: LayerNorm,
+        layers: Vec<EncoderLayer>,
+        pooler: Option<Linear>,
+        cfg: BertConfig,
+        positions: Positions,
+    ) -> Self {
+        let embeddings = BertEmbeddings { word, position, token_type, norm };
+        BertModel { embeddings, layers, pooler, cfg, positions }
     }
 
     /// The model's sizes.
@@ -178,6 +181,11 @@ impl BertModel {
     /// The dtype of the weights.
     pub fn dtype(&self) -> DType {
         self.embeddings.word.weight.dtype()
+    }
+
+    /// The word embedding table `[vocab, hidden]` (what tied LM heads reuse).
+    pub fn word_embeddings(&self) -> &Tensor {
+        &self.embeddings.word.weight
     }
 
     /// Encodes `input_ids` `[batch, seq]`; `attention_mask` (1 = token) defaults to all ones,
@@ -191,12 +199,6 @@ impl BertModel {
         output_hidden_states: bool,
     ) -> Result<BertOutput> {
         let (b, s) = batch_seq(input_ids)?;
-        if s > self.cfg.max_positions {
-            return Err(Error::Input(format!(
-                "sequence length {s} exceeds max_position_embeddings ({})",
-                self.cfg.max_positions
-            )));
-        }
         for (name, t) in [("attention_mask", attention_mask), ("token_type_ids", token_type_ids)] {
             if let Some(t) = t {
                 if t.dims() != [b, s] {
@@ -208,10 +210,21 @@ impl BertModel {
             }
         }
         let e = &self.embeddings;
-        let positions = match position_ids {
-            Some(p) => p.to_dtype(DType::I64)?,
-            None => Tensor::arange(s as i64, DType::I64)?.unsqueeze(0)?,
+        let positions = match (position_ids, self.positions) {
+            (Some(p), _) => p.to_dtype(DType::I64)?,
+            (None, Positions::Absolute) => Tensor::arange(s as i64, DType::I64)?.unsqueeze(0)?,
+            (None, Positions::AfterPadding { padding_idx }) => {
+                let real = input_ids.ne(padding_idx)?.to_dtype(DType::I64)?;
+                real.cumsum(1, None)?.mul(&real)?.add(padding_idx)?
+            }
         };
+        let last = if positions.numel() > 0 { positions.max()?.item::<i64>()? } else { 0 };
+        if last < 0 || last as usize >= self.cfg.max_positions {
+            return Err(Error::Input(format!(
+                "position id {last} is out of range for max_position_embeddings ({})",
+                self.cfg.max_positions
+            )));
+        }
         let mut h = e.word.forward(input_ids)?;
         if let Some(tt) = &e.token_type {
             let types = match token_type_ids {
@@ -269,7 +282,7 @@ impl BertForMaskedLM {
         let tied = cfg.bool_or("tie_word_embeddings", true)?;
         let weight = match p.pp("decoder").get_opt("weight", &[c.vocab, c.hidden])? {
             Some(w) if !tied => w,
-            _ if tied => bert.embeddings.word.weight.clone(),
+            _ if tied => bert.word_embeddings().clone(),
             _ => {
                 return Err(Error::Weight(format!(
                     "tensor '{}' is missing from the checkpoint",

@@ -2,6 +2,7 @@
 
 mod bert;
 pub mod decoder;
+mod distilbert;
 mod family;
 mod gemma;
 mod llama;
@@ -9,19 +10,22 @@ mod mistral;
 mod phi3;
 mod qwen2;
 mod qwen3;
+mod roberta;
 
 use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Tensor};
 
-pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput};
+pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec};
+pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
+pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
@@ -29,6 +33,7 @@ use crate::weights::Weights;
 /// The `model_type`s hf-import runs, each with the architecture a config that names none gets.
 pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("bert", "BertModel"),
+    ("distilbert", "DistilBertModel"),
     ("gemma", "GemmaForCausalLM"),
     ("gemma2", "Gemma2ForCausalLM"),
     ("gemma3_text", "Gemma3ForCausalLM"),
@@ -37,12 +42,15 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("phi3", "Phi3ForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
     ("qwen3", "Qwen3ForCausalLM"),
+    ("roberta", "RobertaModel"),
 ];
 
 /// The architectures hf-import runs (`architectures[0]` in `config.json`).
 pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "BertModel",
     "BertForMaskedLM",
+    "DistilBertModel",
+    "DistilBertForMaskedLM",
     "GemmaForCausalLM",
     "Gemma2ForCausalLM",
     "Gemma3ForCausalLM",
@@ -51,6 +59,8 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Phi3ForCausalLM",
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
+    "RobertaModel",
+    "RobertaForMaskedLM",
 ];
 
 /// Any supported model, chosen from `model_type` and `architectures`.
@@ -60,6 +70,14 @@ pub enum AutoModel {
     Bert(BertModel),
     /// `BertForMaskedLM`
     BertForMaskedLM(BertForMaskedLM),
+    /// `DistilBertModel`
+    DistilBert(DistilBertModel),
+    /// `DistilBertForMaskedLM`
+    DistilBertForMaskedLM(DistilBertForMaskedLM),
+    /// `RobertaModel`
+    Roberta(RobertaModel),
+    /// `RobertaForMaskedLM`
+    RobertaForMaskedLM(RobertaForMaskedLM),
     /// `GemmaForCausalLM`
     Gemma(GemmaForCausalLM),
     /// `Gemma2ForCausalLM`
@@ -81,6 +99,7 @@ pub enum AutoModel {
 /// The input names each kind of model accepts.
 const ENCODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "token_type_ids", "position_ids"];
 const DECODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids"];
+const DISTILBERT_INPUTS: &[&str] = &["input_ids", "attention_mask"];
 
 impl AutoModel {
     /// The architecture `cfg` names, checked against its `model_type`: `architectures[0]`, or the
@@ -109,6 +128,12 @@ impl AutoModel {
         Ok(match Self::architecture_of(cfg)?.as_str() {
             "BertModel" => AutoModel::Bert(BertModel::load(cfg, weights)?),
             "BertForMaskedLM" => AutoModel::BertForMaskedLM(BertForMaskedLM::load(cfg, weights)?),
+            "DistilBertModel" => AutoModel::DistilBert(DistilBertModel::load(cfg, weights)?),
+            "DistilBertForMaskedLM" => {
+                AutoModel::DistilBertForMaskedLM(DistilBertForMaskedLM::load(cfg, weights)?)
+            }
+            "RobertaModel" => AutoModel::Roberta(RobertaModel::load(cfg, weights)?),
+            "RobertaForMaskedLM" => AutoModel::RobertaForMaskedLM(RobertaForMaskedLM::load(cfg, weights)?),
             "GemmaForCausalLM" => AutoModel::Gemma(GemmaForCausalLM::load(cfg, weights)?),
             "Gemma2ForCausalLM" => AutoModel::Gemma2(Gemma2ForCausalLM::load(cfg, weights)?),
             "Gemma3ForCausalLM" => AutoModel::Gemma3(Gemma3ForCausalLM::load(cfg, weights)?),
@@ -132,16 +157,16 @@ impl AutoModel {
             AutoModel::Mistral(m) => Some(m),
             AutoModel::Qwen2(m) => Some(m),
             AutoModel::Qwen3(m) => Some(m),
-            AutoModel::Bert(_) | AutoModel::BertForMaskedLM(_) => None,
+            _ => None,
         }
     }
 
     /// The input names this model takes.
     pub fn input_names(&self) -> &'static [&'static str] {
-        if self.causal_lm().is_some() {
-            DECODER_INPUTS
-        } else {
-            ENCODER_INPUTS
+        match self {
+            AutoModel::DistilBert(_) | AutoModel::DistilBertForMaskedLM(_) => DISTILBERT_INPUTS,
+            _ if self.causal_lm().is_some() => DECODER_INPUTS,
+            _ => ENCODER_INPUTS,
         }
     }
 
@@ -175,27 +200,36 @@ impl AutoModel {
         let push_hidden = |out: &mut Vec<(String, Tensor)>, hs: Vec<Tensor>| {
             out.extend(hs.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
         };
-        match self {
-            AutoModel::Bert(m) => {
-                let o = m.forward(&ids, mask, types, pos, output_hidden_states)?;
-                out.push(("last_hidden_state".into(), o.last_hidden_state));
-                if let Some(p) = o.pooler_output {
+        if let Some(lm) = self.causal_lm() {
+            let o = lm.forward(&ids, mask, pos, None, output_hidden_states)?;
+            out.push(("logits".into(), o.logits));
+            push_hidden(&mut out, o.hidden_states);
+            return Ok(out);
+        }
+        let h = output_hidden_states;
+        let (logits, enc) = match self {
+            AutoModel::Bert(m) => (None, m.forward(&ids, mask, types, pos, h)?),
+            AutoModel::Roberta(m) => (None, m.forward(&ids, mask, types, pos, h)?),
+            AutoModel::DistilBert(m) => (None, m.forward(&ids, mask, None, None, h)?),
+            AutoModel::BertForMaskedLM(m) => {
+                m.forward(&ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
+            }
+            AutoModel::RobertaForMaskedLM(m) => {
+                m.forward(&ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
+            }
+            AutoModel::DistilBertForMaskedLM(m) => m.forward(&ids, mask, h).map(|(l, o)| (Some(l), o))?,
+            _ => unreachable!("decoders are handled above"),
+        };
+        match logits {
+            Some(l) => out.push(("logits".into(), l)),
+            None => {
+                out.push(("last_hidden_state".into(), enc.last_hidden_state));
+                if let Some(p) = enc.pooler_output {
                     out.push(("pooler_output".into(), p));
                 }
-                push_hidden(&mut out, o.hidden_states);
-            }
-            AutoModel::BertForMaskedLM(m) => {
-                let (logits, o) = m.forward(&ids, mask, types, pos, output_hidden_states)?;
-                out.push(("logits".into(), logits));
-                push_hidden(&mut out, o.hidden_states);
-            }
-            _ => {
-                let lm = self.causal_lm().expect("decoder variants");
-                let o = lm.forward(&ids, mask, pos, None, output_hidden_states)?;
-                out.push(("logits".into(), o.logits));
-                push_hidden(&mut out, o.hidden_states);
             }
         }
+        push_hidden(&mut out, enc.hidden_states);
         Ok(out)
     }
 }
