@@ -23,6 +23,8 @@ pub mod error;
 pub mod hub;
 pub mod layers;
 pub mod models;
+pub mod sentence;
+pub mod tokenizer;
 pub mod weights;
 
 pub use config::{parse_dtype, Config};
@@ -33,4 +35,6 @@ pub use models::{
     Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM,
     Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, RobertaForMaskedLM, RobertaModel,
 };
+pub use sentence::{PoolingMode, SentenceTransformer};
+pub use tokenizer::HfTokenizer;
 pub use weights::Weights;

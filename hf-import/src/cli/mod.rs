@@ -1,6 +1,7 @@
 //! The command line: one subcommand per file.
 
 mod convert;
+mod embed;
 mod forward;
 mod inspect;
 
@@ -59,6 +60,22 @@ enum Command {
         #[arg(long)]
         dtype: Option<String>,
     },
+    /// Sentence embeddings (`embeddings`, [n, dim]) of a sentence-transformers model.
+    Embed {
+        /// model folder or cached hub id
+        model: String,
+        /// sentences to embed
+        sentences: Vec<String>,
+        /// safetensors file to write (default: JSON on stdout)
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// cpu, tpu[:N] or xla[:N]
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// compute dtype (f32, bf16, f16); default: the checkpoint's
+        #[arg(long)]
+        dtype: Option<String>,
+    },
 }
 
 /// Runs one command.
@@ -74,6 +91,10 @@ pub fn run(cli: Cli) -> Result<()> {
             device_arg(&device)?,
             dtype_arg(dtype.as_deref())?,
         ),
+        Command::Embed { model, sentences, output, device, dtype } => {
+            cpu_only(device_arg(&device)?)?;
+            embed::run(&model, &sentences, output.as_deref(), dtype_arg(dtype.as_deref())?)
+        }
     }
 }
 
@@ -85,6 +106,15 @@ fn dtype_arg(name: Option<&str>) -> Result<Option<DType>> {
         })
     })
     .transpose()
+}
+
+/// Refuses devices other than the CPU until the XLA backend lands.
+fn cpu_only(device: Device) -> Result<()> {
+    if device.is_cpu() {
+        Ok(())
+    } else {
+        Err(Error::Input(format!("--device {device}: only cpu runs until the XLA backend lands")))
+    }
 }
 
 /// `--device` parsed.

@@ -170,6 +170,32 @@ impl AutoModel {
         }
     }
 
+    /// The token embeddings `[batch, seq, hidden]`: an encoder's `last_hidden_state`, or a decoder's
+    /// last hidden state (after its final norm). `token_type_ids` is ignored by models without them.
+    pub fn last_hidden_state(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let ids = input_ids.to_dtype(DType::I64)?;
+        let (mask, types) = (attention_mask, token_type_ids);
+        let enc = match self {
+            AutoModel::Bert(m) => m.forward(&ids, mask, types, None, false)?,
+            AutoModel::BertForMaskedLM(m) => m.bert.forward(&ids, mask, types, None, false)?,
+            AutoModel::Roberta(m) => m.forward(&ids, mask, types, None, false)?,
+            AutoModel::RobertaForMaskedLM(m) => m.roberta.forward(&ids, mask, types, None, false)?,
+            AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
+            AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
+            _ => {
+                let lm = self.causal_lm().expect("decoder variants");
+                let mut out = lm.forward(&ids, mask, None, None, true)?;
+                return out.hidden_states.pop().ok_or_else(|| Error::Input("model has no layers".into()));
+            }
+        };
+        Ok(enc.last_hidden_state)
+    }
+
     /// Runs the model on named inputs (`input_ids` required; integer tensors) and returns its outputs
     /// under transformers' field names, per-layer tuples flattened as `hidden_states.0`, ....
     pub fn forward_named(
