@@ -20,6 +20,7 @@
 
 pub mod config;
 pub mod error;
+pub mod generate;
 pub mod hub;
 pub mod layers;
 pub mod models;
@@ -29,6 +30,7 @@ pub mod weights;
 
 pub use config::{parse_dtype, Config};
 pub use error::{Error, Result};
+pub use generate::{generate, GenerationConfig};
 pub use hub::resolve_model;
 pub use models::{
     AutoModel, BertForMaskedLM, BertModel, CausalLm, DistilBertForMaskedLM, DistilBertModel,

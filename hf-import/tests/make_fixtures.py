@@ -54,6 +54,15 @@ def inputs(encoder, pad=0, token_types=True):
     return out
 
 
+def greedy(model):
+    """Greedy `generate` of 10 new tokens on two prompts, the second left-padded by two (pad id 0)."""
+    ids = torch.tensor([[1, 17, 42, 5, 99, 23, 8], [0, 0, 3, 64, 12, 77, 30]], dtype=torch.int64)
+    mask = torch.tensor([[1] * 7, [0, 0] + [1] * 5], dtype=torch.int64)
+    with torch.no_grad():
+        out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=10, do_sample=False, pad_token_id=0)
+    return {"input_ids": ids, "attention_mask": mask, "output_ids": out.contiguous()}
+
+
 def flatten(out):
     """transformers' output object as flat float32 tensors (`hidden_states.0`, ...)."""
     flat = {}
@@ -93,7 +102,9 @@ def build(name, model_cls, config, seed, encoder=False, save_kwargs=None, dtype=
     if keep is not None:
         flat = {k: v for k, v in flat.items() if k.split(".")[0] in keep}
     save_file({**x, **flat}, str(path / "expected.safetensors"))
-    # generation_config.json is not needed by the tests; keep the fixtures small.
+    if hasattr(run, "generate") and not encoder:
+        save_file(greedy(run), str(path / "generate.safetensors"))
+    # generation_config.json is not needed by the tests (eos comes from config.json); keep them small.
     (path / "generation_config.json").unlink(missing_ok=True)
     print(f"{name}: {sorted(flat)[:4]}... {sum(f.stat().st_size for f in path.iterdir())} bytes")
     return model, config
