@@ -87,7 +87,10 @@ impl GenerationConfig {
         if g.eos_token_ids.is_empty() {
             g.eos_token_ids = ids_of(cfg.get("eos_token_id"));
         }
-        let pad = ids_of(json.get("pad_token_id")).first().copied().or_else(|| ids_of(cfg.get("pad_token_id")).first().copied());
+        let pad = ids_of(json.get("pad_token_id"))
+            .first()
+            .copied()
+            .or_else(|| ids_of(cfg.get("pad_token_id")).first().copied());
         g.pad_token_id = pad.or(g.eos_token_ids.first().copied()).unwrap_or(0);
         Ok(g)
     }
@@ -177,7 +180,12 @@ pub fn generate(
     };
     let mut mask: Vec<i64> = match attention_mask {
         Some(m) if m.dims() == [b, s] => m.to_dtype(DType::I64)?.to_vec()?,
-        Some(m) => return Err(Error::Input(format!("attention_mask must have shape [{b}, {s}], got {:?}", m.dims()))),
+        Some(m) => {
+            return Err(Error::Input(format!(
+                "attention_mask must have shape [{b}, {s}], got {:?}",
+                m.dims()
+            )))
+        }
         None => vec![1; b * s],
     };
     let mut rows: Vec<Vec<i64>> = ids.to_vec2::<i64>()?;

@@ -194,3 +194,54 @@ fn bad_input_gives_one_error_line_and_no_output() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn generate_ids_and_text() {
+    let dir = scratch("generate");
+    for name in ["llama", "gemma2", "phi3"] {
+        let golden = read_all(&fixture(name).join("generate.safetensors"));
+        let inputs = dir.join("prompts.safetensors");
+        let prompts = vec![
+            ("input_ids".to_string(), golden["input_ids"].clone()),
+            ("attention_mask".to_string(), golden["attention_mask"].clone()),
+        ];
+        write_safetensors(&inputs, &prompts, None).unwrap();
+        let output = dir.join("ids.safetensors");
+        let out = hf_import(&[
+            "generate",
+            fixture(name).to_str().unwrap(),
+            "--inputs",
+            inputs.to_str().unwrap(),
+            "--output",
+            output.to_str().unwrap(),
+            "--max-new-tokens",
+            "10",
+            "--greedy",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let ids = read_all(&output)["output_ids"].clone();
+        assert_eq!(ids.dtype(), oxtorch_tensor::DType::I64);
+        // The fixtures' goldens pad finished rows with 0; config.json's pad_token_id is what the CLI
+        // uses, so compare the tokens up to each row's EOS.
+        let (got, want) = (ids.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap());
+        for (g, w) in got.iter().zip(&want) {
+            let end = w[7..].iter().position(|&t| t == 2).map_or(w.len(), |i| 7 + i + 1);
+            assert_eq!(g[..end], w[..end], "{name}");
+        }
+    }
+    let out = hf_import(&[
+        "generate",
+        fixture("llama_tied").to_str().unwrap(),
+        "--prompt",
+        "the cat sits on",
+        "--max-new-tokens",
+        "6",
+        "--greedy",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("the cat sits on ") && text.split_whitespace().count() > 4, "{text}");
+    let out = hf_import(&["generate", fixture("bert").to_str().unwrap(), "--prompt", "hi"]);
+    assert!(stderr(&out).contains("generate needs a causal LM, not BertModel"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

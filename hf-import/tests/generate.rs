@@ -8,7 +8,8 @@ use oxtorch_hf_import::layers::KvCache;
 use oxtorch_hf_import::{generate, AutoModel, Config, GenerationConfig, Weights};
 use oxtorch_tensor::{DType, Tensor};
 
-const DECODERS: [&str; 9] = ["llama", "llama_tied", "qwen2", "qwen3", "mistral", "gemma", "gemma2", "gemma3", "phi3"];
+const DECODERS: [&str; 9] =
+    ["llama", "llama_tied", "qwen2", "qwen3", "mistral", "gemma", "gemma2", "gemma3", "phi3"];
 
 fn load(name: &str) -> (Config, AutoModel) {
     let dir = fixture(name);
@@ -27,8 +28,10 @@ fn greedy_generate_matches_transformers() {
         g.pad_token_id = 0;
         let mut streamed = vec![Vec::new(); 2];
         let lm = model.causal_lm().unwrap();
-        let out = generate(lm, &golden["input_ids"], Some(&golden["attention_mask"]), &g, |r, t| streamed[r].push(t))
-            .unwrap();
+        let out = generate(lm, &golden["input_ids"], Some(&golden["attention_mask"]), &g, |r, t| {
+            streamed[r].push(t)
+        })
+        .unwrap();
         let want = golden["output_ids"].to_vec2::<i64>().unwrap();
         assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{name}");
         for (r, row) in want.iter().enumerate() {
@@ -48,7 +51,9 @@ fn cached_decoding_equals_full_forward() {
         let ids = Tensor::from_vec(vec![1i64, 17, 42, 5, 99, 23, 8, 60, 61, 2], [1, 10]).unwrap();
         let full = lm.forward(&ids, None, None, None, false).unwrap().logits;
         let mut cache = KvCache::new(lm.num_layers());
-        let mut parts = vec![lm.forward(&ids.narrow(1, 0, 6).unwrap(), None, None, Some(&mut cache), false).unwrap().logits];
+        let mut parts = vec![
+            lm.forward(&ids.narrow(1, 0, 6).unwrap(), None, None, Some(&mut cache), false).unwrap().logits,
+        ];
         for t in 6..10 {
             let step = ids.narrow(1, t, 1).unwrap();
             parts.push(lm.forward(&step, None, None, Some(&mut cache), false).unwrap().logits);

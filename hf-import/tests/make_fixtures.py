@@ -271,6 +271,8 @@ def sentence_tiny():
     meta = {"sentences": json.dumps(TINY_SENTENCES)}
     save_file(out, str(path / "expected.safetensors"), metadata=meta)
     print(f"sentence_tiny: {sorted(p.name for p in path.iterdir())}")
+    # The same tokenizer lets `hf-import generate --prompt` run on the tiny tied Llama.
+    shutil.copy(path / "tokenizer.json", OUT / "llama_tied" / "tokenizer.json")
 
 
 MINILM_SENTENCES = [

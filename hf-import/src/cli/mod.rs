@@ -3,6 +3,7 @@
 mod convert;
 mod embed;
 mod forward;
+mod generate;
 mod inspect;
 
 use std::path::PathBuf;
@@ -60,6 +61,8 @@ enum Command {
         #[arg(long)]
         dtype: Option<String>,
     },
+    /// Generates text (--prompt) or token ids (--inputs/--output) with a causal LM.
+    Generate(generate::GenerateArgs),
     /// Sentence embeddings (`embeddings`, [n, dim]) of a sentence-transformers model.
     Embed {
         /// model folder or cached hub id
@@ -91,6 +94,7 @@ pub fn run(cli: Cli) -> Result<()> {
             device_arg(&device)?,
             dtype_arg(dtype.as_deref())?,
         ),
+        Command::Generate(args) => generate::run(args),
         Command::Embed { model, sentences, output, device, dtype } => {
             cpu_only(device_arg(&device)?)?;
             embed::run(&model, &sentences, output.as_deref(), dtype_arg(dtype.as_deref())?)
