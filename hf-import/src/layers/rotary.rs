@@ -37,7 +37,7 @@ impl Rotary {
                     let freq = *f as f64;
                     let wavelen = 2.0 * PI / freq;
                     let scaled = if wavelen > low_wavelen { freq / factor } else { freq };
-                    let medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+                    let medium = wavelen >= high_wavelen && wavelen <= low_wavelen; // never NaN: freq > 0
                     *f = if medium {
                         let smooth = (original_max_position_embeddings / wavelen - low_freq_factor)
                             / (high_freq_factor - low_freq_factor);

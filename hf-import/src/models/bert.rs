@@ -52,7 +52,7 @@ impl BertConfig {
             eps: cfg.f64_or("layer_norm_eps", 1e-12)?,
             act: Activation::from_name(cfg.str_or("hidden_act", "gelu")?)?,
         };
-        if c.heads == 0 || c.hidden % c.heads != 0 {
+        if c.heads == 0 || !c.hidden.is_multiple_of(c.heads) {
             return Err(Error::Config(format!(
                 "hidden_size ({}) must be a multiple of num_attention_heads ({})",
                 c.hidden, c.heads

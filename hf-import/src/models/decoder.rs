@@ -131,7 +131,7 @@ impl CausalLm {
         let intermediate = cfg.usize("intermediate_size")?;
         let eps = cfg.f64_or("rms_norm_eps", 1e-6)?;
         let n_layers = cfg.usize("num_hidden_layers")?;
-        if heads == 0 || kv_heads == 0 || heads % kv_heads != 0 {
+        if heads == 0 || kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
             return Err(Error::Config(format!(
                 "num_attention_heads ({heads}) must be a positive multiple of num_key_value_heads ({kv_heads})"
             )));

@@ -25,7 +25,7 @@ fn distil_config(cfg: &Config) -> Result<BertConfig> {
         eps: EPS,
         act: Activation::from_name(cfg.str_or("activation", "gelu")?)?,
     };
-    if c.heads == 0 || c.hidden % c.heads != 0 {
+    if c.heads == 0 || !c.hidden.is_multiple_of(c.heads) {
         return Err(Error::Config(format!("dim ({}) must be a multiple of n_heads ({})", c.hidden, c.heads)));
     }
     Ok(c)
