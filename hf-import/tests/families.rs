@@ -145,3 +145,35 @@ fn bf16_checkpoint_runs_in_bf16_close_to_float32() {
     assert_eq!(out[0].1.dtype(), DType::BF16);
     assert_close("qwen3 bf16 logits", &out[0].1, &expected["logits"], 0.1, 0.05);
 }
+
+/// Loaded models can be shared across threads (`Arc<AutoModel>` in a server).
+#[test]
+fn models_are_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<AutoModel>();
+    shareable::<Weights>();
+    shareable::<oxtorch_hf_import::SentenceTransformer>();
+    let dir = fixture("bert");
+    let model = std::sync::Arc::new(
+        AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap(),
+    );
+    let (inputs, _) = golden("bert");
+    let sequential = model.forward_named(&inputs, false).unwrap();
+    let inputs = std::sync::Arc::new(inputs);
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let (model, inputs) = (model.clone(), inputs.clone());
+            std::thread::spawn(move || model.forward_named(&inputs, false).unwrap())
+        })
+        .collect();
+    for h in handles {
+        let out = h.join().unwrap();
+        for ((k, a), (_, b)) in out.iter().zip(&sequential) {
+            assert_eq!(
+                a.to_vec::<f32>().unwrap(),
+                b.to_vec::<f32>().unwrap(),
+                "{k}: threads give what a sequential call gives"
+            );
+        }
+    }
+}
