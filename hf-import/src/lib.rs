@@ -18,6 +18,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod chat;
 pub mod config;
 pub mod error;
 pub mod generate;
@@ -28,6 +29,7 @@ pub mod sentence;
 pub mod tokenizer;
 pub mod weights;
 
+pub use chat::{ChatTemplate, Message};
 pub use config::{parse_dtype, Config};
 pub use error::{Error, Result};
 pub use generate::{generate, GenerationConfig};
@@ -40,3 +42,8 @@ pub use models::{
 pub use sentence::{PoolingMode, SentenceTransformer};
 pub use tokenizer::HfTokenizer;
 pub use weights::Weights;
+
+/// The README's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

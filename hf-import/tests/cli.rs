@@ -241,6 +241,25 @@ fn generate_ids_and_text() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("the cat sits on ") && text.split_whitespace().count() > 4, "{text}");
+    let out = hf_import(&[
+        "generate",
+        fixture("llama_tied").to_str().unwrap(),
+        "--prompt",
+        "what is the sun?",
+        "--chat",
+        "--max-new-tokens",
+        "4",
+        "--greedy",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reply = String::from_utf8(out.stdout).unwrap();
+    assert!(!reply.trim().is_empty() && !reply.contains("what is the sun"), "{reply}");
+    let out = hf_import(&["generate", fixture("llama").to_str().unwrap(), "--prompt", "hi", "--chat"]);
+    assert!(
+        stderr(&out).contains("no tokenizer.json") || stderr(&out).contains("no chat template"),
+        "{}",
+        stderr(&out)
+    );
     let out = hf_import(&["generate", fixture("bert").to_str().unwrap(), "--prompt", "hi"]);
     assert!(stderr(&out).contains("generate needs a causal LM, not BertModel"), "{}", stderr(&out));
     std::fs::remove_dir_all(&dir).unwrap();

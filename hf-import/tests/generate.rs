@@ -91,3 +91,18 @@ fn sampling_is_seeded_and_respects_eos() {
     let stop = GenerationConfig { eos_token_ids: vec![first], ..greedy };
     assert_eq!(generate(lm, &ids, None, &stop, |_, _| {}).unwrap().dims(), [1, 4]);
 }
+
+#[test]
+fn chat_template_renders_as_transformers() {
+    use oxtorch_hf_import::{ChatTemplate, Message};
+    let dir = fixture("llama_tied");
+    let golden: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("chat_expected.json")).unwrap()).unwrap();
+    let messages: Vec<Message> = serde_json::from_value(golden["messages"].clone()).unwrap();
+    let template = ChatTemplate::from_model_dir(&dir).unwrap().expect("a chat template");
+    assert_eq!(template.render(&messages, true).unwrap(), golden["text"].as_str().unwrap());
+    let odd = [Message::new("robot", "hi")];
+    let err = template.render(&odd, true).unwrap_err().to_string();
+    assert!(err.contains("Unknown role: robot"), "{err}");
+    assert!(ChatTemplate::from_model_dir(&fixture("llama")).unwrap().is_none());
+}

@@ -222,6 +222,17 @@ language code fast slow bread bake home how do i what is it sun moon red blue gr
 river tree house car road book read write one two three four five six seven eight nine ten and or at
 with for . , ! ?""".split()
 
+# A chat template using what real ones use: a loop, conditionals, string methods, `raise_exception`,
+# `bos_token`, `add_generation_prompt`, `loop.last`.
+CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{% if message['role'] not in ['system', 'user', 'assistant'] %}"
+    "{{ raise_exception('Unknown role: ' + message['role']) }}{% endif %}"
+    "{{ '<' + message['role'] + '>' + message['content'].strip() }}"
+    "{% if not loop.last %}{{ '\\n' }}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '\\n<assistant>' }}{% endif %}"
+)
+
 TINY_SENTENCES = ["The cat sits on the mat.", "A man plays the guitar!", "How do I bake bread at home?", "zebra"]
 
 
@@ -271,8 +282,22 @@ def sentence_tiny():
     meta = {"sentences": json.dumps(TINY_SENTENCES)}
     save_file(out, str(path / "expected.safetensors"), metadata=meta)
     print(f"sentence_tiny: {sorted(p.name for p in path.iterdir())}")
-    # The same tokenizer lets `hf-import generate --prompt` run on the tiny tied Llama.
-    shutil.copy(path / "tokenizer.json", OUT / "llama_tied" / "tokenizer.json")
+    # The same tokenizer, with a chat template, lets `hf-import generate --prompt [--chat]` run on the
+    # tiny tied Llama; transformers' rendering of a conversation is the golden for the template.
+    llama = OUT / "llama_tied"
+    fast.chat_template = CHAT_TEMPLATE
+    fast.bos_token, fast.eos_token = "[CLS]", "[SEP]"
+    fast.save_pretrained(llama)
+    for extra in ["special_tokens_map.json", "vocab.txt"]:
+        (llama / extra).unlink(missing_ok=True)
+    messages = [
+        {"role": "system", "content": "  Be brief.  "},
+        {"role": "user", "content": "How do I bake bread?"},
+        {"role": "assistant", "content": "Read a book."},
+        {"role": "user", "content": "What is the sun?"},
+    ]
+    text = fast.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    (llama / "chat_expected.json").write_text(json.dumps({"messages": messages, "text": text}, indent=2) + "\n")
 
 
 MINILM_SENTENCES = [

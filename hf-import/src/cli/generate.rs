@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
-    generate, resolve_model, AutoModel, Config, Error, GenerationConfig, HfTokenizer, Result, Weights,
+    generate, resolve_model, AutoModel, ChatTemplate, Config, Error, GenerationConfig, HfTokenizer, Message,
+    Result, Weights,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -19,6 +20,9 @@ pub struct GenerateArgs {
     /// text to continue (needs tokenizer.json)
     #[arg(long, conflicts_with = "inputs")]
     prompt: Option<String>,
+    /// treat the prompt as a user message and apply the model's chat template
+    #[arg(long, requires = "prompt")]
+    chat: bool,
     /// safetensors file with int64 `input_ids` [batch, seq] (and optionally `attention_mask`)
     #[arg(long, requires = "output")]
     inputs: Option<PathBuf>,
@@ -116,7 +120,15 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         }
         (_, _, Some(prompt)) => {
             let tok = HfTokenizer::load(&dir, None)?;
-            let prompt_ids = tok.encode(&prompt, true)?;
+            let prompt_ids = if a.chat {
+                let template = ChatTemplate::from_model_dir(&dir)?.ok_or_else(|| {
+                    Error::Input(format!("{}: the model has no chat template", dir.display()))
+                })?;
+                // The template writes the special tokens itself, as `apply_chat_template` does.
+                tok.encode(&template.render(&[Message::new("user", &prompt)], true)?, false)?
+            } else {
+                tok.encode(&prompt, true)?
+            };
             let n = prompt_ids.len();
             let ids = Tensor::from_vec(prompt_ids.iter().map(|&i| i64::from(i)).collect::<Vec<_>>(), [1, n])?;
             // Decode prompt + continuation and print what is new past the text printed so far, so that
@@ -124,7 +136,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             let mut all = prompt_ids;
             let mut printed = tok.decode(&all, true)?;
             let mut stdout = std::io::stdout();
-            print!("{prompt}");
+            if !a.chat {
+                print!("{prompt}");
+            }
             generate(lm, &ids, None, &g, |_, t| {
                 all.push(u32::try_from(t).unwrap_or(0));
                 if let Ok(text) = tok.decode(&all, true) {
