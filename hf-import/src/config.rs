@@ -231,3 +231,45 @@ pub fn parse_dtype(name: &str) -> Option<DType> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemma3_rope_in_both_key_styles() {
+        let v4 = Config::from_json_str(
+            r#"{"model_type": "gemma3_text", "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+                "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "torch_dtype": "bfloat16"}"#,
+        )
+        .unwrap();
+        let v5 = Config::from_json_str(
+            r#"{"model_type": "gemma3_text", "dtype": "bfloat16", "rope_parameters": {
+                "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}"#,
+        )
+        .unwrap();
+        for cfg in [&v4, &v5] {
+            let global = cfg.rope(Some("full_attention")).unwrap();
+            assert_eq!(global.theta, 1e6);
+            assert_eq!(global.scaling, RopeScaling::Linear { factor: 8.0 });
+            let local = cfg.rope(Some("sliding_attention")).unwrap();
+            assert_eq!((local.theta, local.scaling), (1e4, RopeScaling::Default));
+            assert_eq!(cfg.dtype(), Some(DType::BF16));
+        }
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cfg =
+            Config::from_json_str(r#"{"hidden_size": "big", "rope_scaling": {"type": "yarn", "factor": 4}}"#)
+                .unwrap();
+        assert_eq!(
+            cfg.usize("hidden_size").unwrap_err().to_string(),
+            "config: \"hidden_size\" must be a non-negative integer, got \"big\""
+        );
+        assert_eq!(cfg.usize("vocab_size").unwrap_err().to_string(), "config: missing key \"vocab_size\"");
+        assert!(cfg.rope(None).unwrap_err().to_string().contains("rope_type \"yarn\" is not supported"));
+        assert!(Config::from_json_str("[1]").is_err());
+    }
+}

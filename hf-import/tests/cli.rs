@@ -68,6 +68,29 @@ fn forward_writes_transformers_outputs() {
 }
 
 #[test]
+fn forward_in_bf16_writes_float32_close_to_transformers() {
+    let dir = scratch("bf16");
+    let inputs = inputs_file("mistral", &dir);
+    let output = dir.join("out.safetensors");
+    let out = hf_import(&[
+        "forward",
+        fixture("mistral").to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+        "--dtype",
+        "bf16",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let logits = read_all(&output)["logits"].clone();
+    assert_eq!(logits.dtype(), oxtorch_tensor::DType::F32);
+    let (_, expected) = golden("mistral");
+    assert_close("bf16 logits", &logits, &expected["logits"], 0.1, 0.05);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn convert_bin_to_safetensors_then_forward() {
     let dir = scratch("convert");
     let out_dir = dir.join("llama-st");
@@ -178,6 +201,13 @@ fn bad_input_gives_one_error_line_and_no_output() {
     let huge_header = [&(u64::MAX / 2).to_le_bytes()[..], &bytes[8..]].concat();
     std::fs::write(broken.join("model.safetensors"), huge_header).unwrap();
     forward_fails(&dir, &broken, &good_inputs, &[], "invalid safetensors");
+    // A truncated pytorch_model.bin.
+    let bin_dir = dir.join("broken-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::fs::copy(llama.join("config.json"), bin_dir.join("config.json")).unwrap();
+    let bin = std::fs::read(llama.join("pytorch_model.bin")).unwrap();
+    std::fs::write(bin_dir.join("pytorch_model.bin"), &bin[..bin.len() - 300]).unwrap();
+    forward_fails(&dir, &bin_dir, &good_inputs, &[], "pytorch_model.bin: invalid PyTorch checkpoint");
     std::fs::write(broken.join("model.safetensors"), &bytes).unwrap();
     let config = std::fs::read_to_string(model.join("config.json")).unwrap();
     std::fs::write(
