@@ -163,6 +163,10 @@ fn bad_input_gives_one_error_line_and_no_output() {
     let ids = oxtorch_tensor::Tensor::zeros([1, 3], oxtorch_tensor::DType::F32).unwrap();
     write_safetensors(&floats, &[("input_ids".to_string(), ids)], None).unwrap();
     forward_fails(&dir, &llama, &floats, &[], "input 'input_ids' must be an integer tensor");
+    let big = dir.join("big.safetensors");
+    let ids = oxtorch_tensor::Tensor::from_vec(vec![1i64, 500, 3], [1, 3]).unwrap();
+    write_safetensors(&big, &[("input_ids".to_string(), ids)], None).unwrap();
+    forward_fails(&dir, &llama, &big, &[], "id 500 is out of range for an embedding table of 100 rows");
 
     // A model found nowhere, an unsupported model_type, a bad dtype or device.
     forward_fails(

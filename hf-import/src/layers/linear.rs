@@ -2,7 +2,7 @@
 
 use oxtorch_tensor::Tensor;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::weights::Vars;
 
 /// `y = x Wᵀ + b` with `weight` `[out, in]`.
@@ -41,8 +41,16 @@ impl Embedding {
         Ok(Embedding { weight: vars.get("weight", &[num, dim])? })
     }
 
-    /// The rows of `ids` (int64, any shape): `[..., dim]`.
+    /// The rows of `ids` (int64, any shape): `[..., dim]`; an id outside the table is an error.
     pub fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        let rows = self.weight.dims()[0];
+        if ids.numel() > 0 {
+            let (lo, hi) = (ids.min()?.item::<i64>()?, ids.max()?.item::<i64>()?);
+            if lo < 0 || hi as u64 >= rows as u64 {
+                let bad = if lo < 0 { lo } else { hi };
+                return Err(Error::Input(format!("id {bad} is out of range for an embedding table of {rows} rows")));
+            }
+        }
         Ok(ids.embedding(&self.weight, None)?)
     }
 }
