@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use oxtorch_hf_import::weights::{checkpoint_files, write_safetensors};
-use oxtorch_hf_import::{resolve_model, Config, Error, Result, Weights};
+use oxtorch_hf_import::{resolve_model, Config, Error, Result};
 use oxtorch_tensor::DType;
 
 /// Writes every tensor to `out/model.safetensors` (cast to `dtype` if given) and copies the other
@@ -12,7 +12,7 @@ pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
     let dir = resolve_model(model)?;
     let cfg = Config::load(&dir)?;
     let files = checkpoint_files(&dir)?;
-    let weights = Weights::load(&dir, dtype)?;
+    let weights = super::load_weights(&dir, dtype)?;
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let tensors: Vec<_> = weights.iter().map(|(n, t)| (n.clone(), t.clone())).collect();
     let meta = [("format".to_string(), "pt".to_string())].into_iter().collect();

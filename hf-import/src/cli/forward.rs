@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
-use oxtorch_hf_import::{resolve_model, AutoModel, Config, Result, Weights};
+use oxtorch_hf_import::{resolve_model, AutoModel, Config, Result};
 use oxtorch_tensor::{DType, Device};
 
 /// Runs the model on the tensors of `inputs` and writes its float32 outputs to `output`.
@@ -23,7 +23,7 @@ pub fn run(
         named.insert(name, t);
         Ok(())
     })?;
-    let weights = Weights::load(&dir, dtype)?.to_device(device)?;
+    let weights = super::load_weights(&dir, dtype)?.to_device(device)?;
     let model = AutoModel::load(&cfg, &weights)?;
     let named = named.into_iter().map(|(k, t)| Ok((k, t.to(device)?))).collect::<Result<BTreeMap<_, _>>>()?;
     let outputs = model.forward_named(&named, hidden_states)?;

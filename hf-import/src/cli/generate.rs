@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
     generate, resolve_model, AutoModel, ChatTemplate, Config, Error, GenerationConfig, HfTokenizer, Message,
-    Result, Weights,
+    Result,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -100,7 +100,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         }
         None => None,
     };
-    let weights = Weights::load(&dir, super::dtype_arg(a.dtype.as_deref())?)?;
+    let weights = super::load_weights(&dir, super::dtype_arg(a.dtype.as_deref())?)?;
     let model = AutoModel::load(&cfg, &weights)?;
     let arch = AutoModel::architecture_of(&cfg)?;
     let lm =

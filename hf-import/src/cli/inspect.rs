@@ -1,14 +1,14 @@
 //! `hf-import inspect MODEL`.
 
 use oxtorch_hf_import::weights::checkpoint_files;
-use oxtorch_hf_import::{resolve_model, AutoModel, Config, Result, Weights};
+use oxtorch_hf_import::{resolve_model, AutoModel, Config, Result};
 
 /// Prints the model's folder, architecture, checkpoint files, parameter count, dtypes and tensors.
 pub fn run(model: &str) -> Result<()> {
     let dir = resolve_model(model)?;
     let cfg = Config::load(&dir)?;
     let files = checkpoint_files(&dir)?;
-    let weights = Weights::load(&dir, None)?;
+    let weights = super::load_weights(&dir, None)?;
     let arch = AutoModel::architecture_of(&cfg).unwrap_or_else(|e| format!("({e})"));
     println!("model:        {}", dir.display());
     println!("model_type:   {}", cfg.model_type()?);

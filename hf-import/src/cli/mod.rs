@@ -102,6 +102,36 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// Loads the weights of `dir`, with a progress line on stderr when it is a terminal.
+pub(crate) fn load_weights(
+    dir: &std::path::Path,
+    dtype: Option<DType>,
+) -> Result<oxtorch_hf_import::Weights> {
+    use std::io::{IsTerminal, Write};
+    let tty = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    oxtorch_hf_import::Weights::load_with_progress(dir, dtype, |done, total, file| {
+        if !tty {
+            return;
+        }
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let width = 30;
+        let filled = width * done / total.max(1);
+        let bar = format!("{}{}", "#".repeat(filled), "-".repeat(width - filled));
+        let mut err = std::io::stderr();
+        if done < total {
+            let _ = write!(err, "\rloading [{bar}] {done}/{total} {name}\x1b[K");
+        } else {
+            let _ = writeln!(
+                err,
+                "\rloaded  [{bar}] {total}/{total} in {:.1}s\x1b[K",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        let _ = err.flush();
+    })
+}
+
 /// `--dtype` parsed.
 fn dtype_arg(name: Option<&str>) -> Result<Option<DType>> {
     name.map(|n| {

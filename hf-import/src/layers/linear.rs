@@ -48,7 +48,9 @@ impl Embedding {
             let (lo, hi) = (ids.min()?.item::<i64>()?, ids.max()?.item::<i64>()?);
             if lo < 0 || hi as u64 >= rows as u64 {
                 let bad = if lo < 0 { lo } else { hi };
-                return Err(Error::Input(format!("id {bad} is out of range for an embedding table of {rows} rows")));
+                return Err(Error::Input(format!(
+                    "id {bad} is out of range for an embedding table of {rows} rows"
+                )));
             }
         }
         Ok(ids.embedding(&self.weight, None)?)

@@ -62,10 +62,24 @@ impl Weights {
     /// Every tensor in the checkpoint files of `dir`; floating-point tensors are cast to `dtype`
     /// when given (integer buffers such as `position_ids` keep theirs).
     pub fn load(dir: &Path, dtype: Option<DType>) -> Result<Self> {
+        Self::load_with_progress(dir, dtype, |_, _, _| {})
+    }
+
+    /// [`Weights::load`], calling `progress(done, total, file)` before each checkpoint file is read
+    /// and once more at the end (`done == total`).
+    pub fn load_with_progress(
+        dir: &Path,
+        dtype: Option<DType>,
+        mut progress: impl FnMut(usize, usize, &Path),
+    ) -> Result<Self> {
         let files = checkpoint_files(dir)?;
         let mut weights = Weights::default();
-        for file in &files {
+        for (i, file) in files.iter().enumerate() {
+            progress(i, files.len(), file);
             weights.load_file(file, dtype)?;
+        }
+        if let Some(last) = files.last() {
+            progress(files.len(), files.len(), last);
         }
         weights.check_index(dir)?;
         Ok(weights)
