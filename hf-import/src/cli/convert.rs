@@ -10,7 +10,7 @@ use oxtorch_tensor::DType;
 /// top-level files (config, tokenizer, ...), updating the config's dtype.
 pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
     let dir = resolve_model(model)?;
-    let cfg = Config::load(&dir)?;
+    Config::load(&dir)?; // a folder without a readable config is not a model
     let files = checkpoint_files(&dir)?;
     let weights = super::load_weights(&dir, dtype)?;
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
@@ -51,7 +51,6 @@ pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
     let text = serde_json::to_string_pretty(&json).map_err(|e| Error::Config(e.to_string()))? + "\n";
     let path = out.join("config.json");
     std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
-    let _ = cfg;
     println!("wrote {} tensors to {}", tensors.len(), out.join("model.safetensors").display());
     Ok(())
 }
