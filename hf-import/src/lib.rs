@@ -1,5 +1,49 @@
 //! # oxtorch-hf-import
 //!
-//! Hugging Face models (config.json, safetensors or pytorch_model.bin, tokenizer.json) loaded and run
-//! with oxtorch, without Python: a library and the `hf-import` command-line tool. The families and
-//! the CLI arrive with the hf-import issue; this crate fixes where they live.
+//! Hugging Face models (config.json, safetensors or pytorch_model.bin) loaded and run with oxtorch,
+//! without Python: a library and the `hf-import` command-line tool.
+//!
+//! ```no_run
+//! use oxtorch_hf_import::{AutoModel, Config, Weights, resolve_model};
+//! use oxtorch_tensor::{DType, Tensor};
+//! # fn main() -> oxtorch_hf_import::Result<()> {
+//! let dir = resolve_model("org/tiny-llama")?;          // a folder, or an id in the local HF cache
+//! let cfg = Config::load(&dir)?;
+//! let weights = Weights::load(&dir, Some(DType::F32))?;  // cast on load
+//! let model = AutoModel::load(&cfg, &weights)?;
+//! let lm = model.causal_lm().expect("a decoder");
+//! let ids = Tensor::from_vec(vec![1i64, 17, 42], [1, 3])?;
+//! let out = lm.forward(&ids, None, None, None, false)?;
+//! println!("{:?}", out.logits.dims());
+//! # Ok(()) }
+//! ```
+
+pub mod chat;
+pub mod config;
+pub mod error;
+pub mod generate;
+pub mod hub;
+pub mod layers;
+pub mod models;
+pub mod sentence;
+pub mod tokenizer;
+pub mod weights;
+
+pub use chat::{ChatTemplate, Message};
+pub use config::{parse_dtype, Config};
+pub use error::{Error, Result};
+pub use generate::{generate, GenerationConfig};
+pub use hub::resolve_model;
+pub use models::{
+    AutoModel, BertForMaskedLM, BertModel, CausalLm, DistilBertForMaskedLM, DistilBertModel,
+    Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM,
+    Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, RobertaForMaskedLM, RobertaModel,
+};
+pub use sentence::{PoolingMode, SentenceTransformer};
+pub use tokenizer::HfTokenizer;
+pub use weights::Weights;
+
+/// The README's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

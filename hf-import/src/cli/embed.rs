@@ -1,0 +1,28 @@
+//! `hf-import embed MODEL [--output OUT.safetensors] SENTENCE...`.
+
+use std::path::Path;
+
+use oxtorch_hf_import::weights::write_safetensors;
+use oxtorch_hf_import::{resolve_model, Error, Result, SentenceTransformer};
+use oxtorch_tensor::DType;
+
+/// Embeds `sentences` with the sentence-transformers model `model`; writes `embeddings` `[n, dim]`
+/// (float32) to `output`, or prints `{"embeddings": [[...], ...]}` on stdout.
+pub fn run(model: &str, sentences: &[String], output: Option<&Path>, dtype: Option<DType>) -> Result<()> {
+    if sentences.is_empty() {
+        return Err(Error::Input("embed: give at least one sentence".into()));
+    }
+    let dir = resolve_model(model)?;
+    let st = SentenceTransformer::load(&dir, dtype)?;
+    let texts: Vec<&str> = sentences.iter().map(String::as_str).collect();
+    let emb = st.encode(&texts)?.to_dtype(DType::F32)?;
+    match output {
+        Some(path) => write_safetensors(path, &[("embeddings".to_string(), emb)], None),
+        None => {
+            let rows = emb.to_vec2::<f32>()?;
+            let json = serde_json::json!({ "embeddings": rows });
+            println!("{json}");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! `hf-import generate MODEL --prompt TEXT [sampling flags]` (streams text) and
+//! `hf-import generate MODEL --inputs IN --output OUT --max-new-tokens N --greedy` (token ids).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
+use oxtorch_hf_import::{
+    generate, resolve_model, AutoModel, ChatTemplate, Config, Error, GenerationConfig, HfTokenizer, Message,
+    Result,
+};
+use oxtorch_tensor::{DType, Tensor};
+
+/// The `generate` arguments.
+#[derive(Debug, clap::Args)]
+pub struct GenerateArgs {
+    /// model folder or cached hub id
+    model: String,
+    /// text to continue (needs tokenizer.json)
+    #[arg(long, conflicts_with = "inputs")]
+    prompt: Option<String>,
+    /// treat the prompt as a user message and apply the model's chat template
+    #[arg(long, requires = "prompt")]
+    chat: bool,
+    /// safetensors file with int64 `input_ids` [batch, seq] (and optionally `attention_mask`)
+    #[arg(long, requires = "output")]
+    inputs: Option<PathBuf>,
+    /// safetensors file to write `output_ids` (prompt + new tokens, int64) to
+    #[arg(long, requires = "inputs")]
+    output: Option<PathBuf>,
+    /// new tokens at most (default: generation_config.json's, else 20)
+    #[arg(long)]
+    max_new_tokens: Option<usize>,
+    /// pick the most likely token (no sampling)
+    #[arg(long)]
+    greedy: bool,
+    /// sample with this temperature
+    #[arg(long)]
+    temperature: Option<f64>,
+    /// keep the k most likely tokens when sampling
+    #[arg(long)]
+    top_k: Option<usize>,
+    /// nucleus sampling threshold
+    #[arg(long)]
+    top_p: Option<f64>,
+    /// drop tokens below min_p times the top probability
+    #[arg(long)]
+    min_p: Option<f64>,
+    /// penalty on tokens already present
+    #[arg(long)]
+    repetition_penalty: Option<f64>,
+    /// sampling seed
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// cpu, tpu[:N] or xla[:N]
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// compute dtype (f32, bf16, f16); default: the checkpoint's
+    #[arg(long)]
+    dtype: Option<String>,
+}
+
+/// Runs `generate`.
+pub fn run(a: GenerateArgs) -> Result<()> {
+    super::cpu_only(super::device_arg(&a.device)?)?;
+    let dir = resolve_model(&a.model)?;
+    let cfg = Config::load(&dir)?;
+    let mut g = GenerationConfig::from_model_dir(&dir, &cfg)?;
+    if let Some(n) = a.max_new_tokens {
+        g.max_new_tokens = n;
+    }
+    if a.greedy {
+        g.do_sample = false;
+    } else if a.temperature.is_some() || a.top_k.is_some() || a.top_p.is_some() || a.min_p.is_some() {
+        g.do_sample = true;
+    }
+    g.temperature = a.temperature.unwrap_or(g.temperature);
+    g.top_k = a.top_k.unwrap_or(g.top_k);
+    g.top_p = a.top_p.unwrap_or(g.top_p);
+    g.min_p = a.min_p.unwrap_or(g.min_p);
+    g.repetition_penalty = a.repetition_penalty.unwrap_or(g.repetition_penalty);
+    g.seed = a.seed;
+    // Inputs are read before the weights, so that a bad file fails fast.
+    let inputs = match &a.inputs {
+        Some(path) => {
+            let mut named = BTreeMap::new();
+            read_safetensors(path, |n, t| {
+                named.insert(n, t);
+                Ok(())
+            })?;
+            for name in named.keys() {
+                if name != "input_ids" && name != "attention_mask" {
+                    return Err(Error::Input(format!(
+                        "unexpected input '{name}' (generate takes input_ids, attention_mask)"
+                    )));
+                }
+            }
+            Some(named)
+        }
+        None => None,
+    };
+    let weights = super::load_weights(&dir, super::dtype_arg(a.dtype.as_deref())?)?;
+    let model = AutoModel::load(&cfg, &weights)?;
+    let arch = AutoModel::architecture_of(&cfg)?;
+    let lm =
+        model.causal_lm().ok_or_else(|| Error::Input(format!("generate needs a causal LM, not {arch}")))?;
+    match (inputs, a.output, a.prompt) {
+        (Some(named), Some(output), _) => {
+            let ids =
+                named.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+            if ids.dtype().is_float() || ids.dtype() == DType::Bool {
+                return Err(Error::Input(format!(
+                    "input 'input_ids' must be an integer tensor, got {:?}",
+                    ids.dtype()
+                )));
+            }
+            let out = generate(lm, ids, named.get("attention_mask"), &g, |_, _| {})?;
+            write_safetensors(&output, &[("output_ids".to_string(), out)], None)
+        }
+        (_, _, Some(prompt)) => {
+            let tok = HfTokenizer::load(&dir, None)?;
+            let prompt_ids = if a.chat {
+                let template = ChatTemplate::from_model_dir(&dir)?.ok_or_else(|| {
+                    Error::Input(format!("{}: the model has no chat template", dir.display()))
+                })?;
+                // The template writes the special tokens itself, as `apply_chat_template` does.
+                tok.encode(&template.render(&[Message::new("user", &prompt)], true)?, false)?
+            } else {
+                tok.encode(&prompt, true)?
+            };
+            let n = prompt_ids.len();
+            let ids = Tensor::from_vec(prompt_ids.iter().map(|&i| i64::from(i)).collect::<Vec<_>>(), [1, n])?;
+            // Decode prompt + continuation and print what is new past the text printed so far, so that
+            // spaces between word pieces and multi-token characters come out right.
+            let mut all = prompt_ids;
+            let mut printed = tok.decode(&all, true)?;
+            let mut stdout = std::io::stdout();
+            if !a.chat {
+                print!("{prompt}");
+            }
+            generate(lm, &ids, None, &g, |_, t| {
+                all.push(u32::try_from(t).unwrap_or(0));
+                if let Ok(text) = tok.decode(&all, true) {
+                    if let Some(fresh) = text.strip_prefix(printed.as_str()) {
+                        print!("{fresh}");
+                        let _ = stdout.flush();
+                        printed = text;
+                    }
+                }
+            })?;
+            println!();
+            Ok(())
+        }
+        _ => Err(Error::Input("generate needs --prompt TEXT, or --inputs IN --output OUT".into())),
+    }
+}

@@ -1,0 +1,157 @@
+//! The command line: one subcommand per file.
+
+mod convert;
+mod embed;
+mod forward;
+mod generate;
+mod inspect;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use oxtorch_hf_import::{parse_dtype, Error, Result};
+use oxtorch_tensor::{DType, Device};
+
+/// Hugging Face models (config.json + safetensors or pytorch_model.bin) inspected, converted and run
+/// with oxtorch. MODEL is a local folder or an `org/name` id already in the local Hugging Face cache.
+#[derive(Debug, Parser)]
+#[command(name = "hf-import", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Architecture, parameter count, dtypes and a table of tensors.
+    Inspect {
+        /// model folder or cached hub id
+        model: String,
+    },
+    /// Writes the weights as one model.safetensors (shards merged, .bin converted) plus the
+    /// config and tokenizer files.
+    Convert {
+        /// model folder or cached hub id
+        model: String,
+        /// output folder
+        #[arg(long)]
+        out: PathBuf,
+        /// cast floating-point weights to f32, bf16 or f16
+        #[arg(long)]
+        dtype: Option<String>,
+    },
+    /// Runs the architecture in config.json on named inputs and writes its outputs (float32) under
+    /// transformers' field names.
+    Forward {
+        /// model folder or cached hub id
+        model: String,
+        /// safetensors file of integer inputs (input_ids, attention_mask, token_type_ids, position_ids)
+        #[arg(long)]
+        inputs: PathBuf,
+        /// safetensors file to write
+        #[arg(long)]
+        output: PathBuf,
+        /// also write hidden_states.0, hidden_states.1, ...
+        #[arg(long)]
+        hidden_states: bool,
+        /// cpu, tpu[:N] or xla[:N]
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// compute dtype (f32, bf16, f16); default: the checkpoint's
+        #[arg(long)]
+        dtype: Option<String>,
+    },
+    /// Generates text (--prompt) or token ids (--inputs/--output) with a causal LM.
+    Generate(generate::GenerateArgs),
+    /// Sentence embeddings (`embeddings`, [n, dim]) of a sentence-transformers model.
+    Embed {
+        /// model folder or cached hub id
+        model: String,
+        /// sentences to embed
+        sentences: Vec<String>,
+        /// safetensors file to write (default: JSON on stdout)
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// cpu, tpu[:N] or xla[:N]
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// compute dtype (f32, bf16, f16); default: the checkpoint's
+        #[arg(long)]
+        dtype: Option<String>,
+    },
+}
+
+/// Runs one command.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Inspect { model } => inspect::run(&model),
+        Command::Convert { model, out, dtype } => convert::run(&model, &out, dtype_arg(dtype.as_deref())?),
+        Command::Forward { model, inputs, output, hidden_states, device, dtype } => forward::run(
+            &model,
+            &inputs,
+            &output,
+            hidden_states,
+            device_arg(&device)?,
+            dtype_arg(dtype.as_deref())?,
+        ),
+        Command::Generate(args) => generate::run(args),
+        Command::Embed { model, sentences, output, device, dtype } => {
+            cpu_only(device_arg(&device)?)?;
+            embed::run(&model, &sentences, output.as_deref(), dtype_arg(dtype.as_deref())?)
+        }
+    }
+}
+
+/// Loads the weights of `dir`, with a progress line on stderr when it is a terminal.
+pub(crate) fn load_weights(
+    dir: &std::path::Path,
+    dtype: Option<DType>,
+) -> Result<oxtorch_hf_import::Weights> {
+    use std::io::{IsTerminal, Write};
+    let tty = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    oxtorch_hf_import::Weights::load_with_progress(dir, dtype, |done, total, file| {
+        if !tty {
+            return;
+        }
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let width = 30;
+        let filled = width * done / total.max(1);
+        let bar = format!("{}{}", "#".repeat(filled), "-".repeat(width - filled));
+        let mut err = std::io::stderr();
+        if done < total {
+            let _ = write!(err, "\rloading [{bar}] {done}/{total} {name}\x1b[K");
+        } else {
+            let _ = writeln!(
+                err,
+                "\rloaded  [{bar}] {total}/{total} in {:.1}s\x1b[K",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        let _ = err.flush();
+    })
+}
+
+/// `--dtype` parsed.
+fn dtype_arg(name: Option<&str>) -> Result<Option<DType>> {
+    name.map(|n| {
+        parse_dtype(n).ok_or_else(|| {
+            Error::Input(format!("--dtype: unknown dtype '{n}' (expected f32, bf16, f16 or f64)"))
+        })
+    })
+    .transpose()
+}
+
+/// Refuses devices other than the CPU until the XLA backend lands.
+fn cpu_only(device: Device) -> Result<()> {
+    if device.is_cpu() {
+        Ok(())
+    } else {
+        Err(Error::Input(format!("--device {device}: only cpu runs until the XLA backend lands")))
+    }
+}
+
+/// `--device` parsed.
+fn device_arg(name: &str) -> Result<Device> {
+    name.parse::<Device>().map_err(|e| Error::Input(format!("--device: {e}")))
+}

@@ -1,0 +1,200 @@
+//! Causal self-attention of decoder LMs: grouped KV heads, optional q/k norms, RoPE, a KV cache,
+//! logit soft-capping, computed as transformers' eager attention.
+
+use oxtorch_tensor::{DType, Tensor};
+
+use super::{apply_rotary, Linear, RmsNorm};
+use crate::error::Result;
+use crate::weights::Vars;
+
+/// The shape of one attention layer.
+#[derive(Debug, Clone)]
+pub struct AttentionConfig {
+    /// model width
+    pub hidden: usize,
+    /// query heads
+    pub heads: usize,
+    /// key/value heads (divides `heads`)
+    pub kv_heads: usize,
+    /// per-head width
+    pub head_dim: usize,
+    /// score scale (usually `head_dim^-0.5`)
+    pub scale: f64,
+    /// bias on q, k and v
+    pub qkv_bias: bool,
+    /// bias on the output projection
+    pub o_bias: bool,
+    /// `tanh(s / c) * c` applied to the scores (Gemma 2)
+    pub softcap: Option<f64>,
+}
+
+/// The cached keys and values of one layer, `[batch, kv_heads, seen, head_dim]`.
+#[derive(Debug, Clone, Default)]
+pub struct LayerCache {
+    kv: Option<(Tensor, Tensor)>,
+}
+
+impl LayerCache {
+    /// The number of positions cached.
+    pub fn len(&self) -> usize {
+        self.kv.as_ref().map_or(0, |(k, _)| k.dims()[2])
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends `k`, `v` and returns everything cached.
+    fn append(&mut self, k: Tensor, v: Tensor) -> Result<(Tensor, Tensor)> {
+        let kv = match self.kv.take() {
+            None => (k, v),
+            Some((pk, pv)) => (Tensor::cat(&[&pk, &k], 2)?, Tensor::cat(&[&pv, &v], 2)?),
+        };
+        self.kv = Some(kv.clone());
+        Ok(kv)
+    }
+}
+
+/// A KV cache for every layer of a decoder.
+#[derive(Debug, Clone, Default)]
+pub struct KvCache {
+    /// one entry per layer
+    pub layers: Vec<LayerCache>,
+}
+
+impl KvCache {
+    /// An empty cache for `layers` layers.
+    pub fn new(layers: usize) -> Self {
+        KvCache { layers: vec![LayerCache::default(); layers] }
+    }
+
+    /// The number of positions cached.
+    pub fn len(&self) -> usize {
+        self.layers.first().map_or(0, LayerCache::len)
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// `softmax(q kᵀ · scale [softcapped] + mask) v` with the softmax in float32, as transformers'
+/// `eager_attention_forward`; `k`/`v` may have fewer heads than `q` (grouped-query attention).
+pub fn eager_attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: Option<&Tensor>,
+    scale: f64,
+    softcap: Option<f64>,
+) -> Result<Tensor> {
+    let rep = q.dims()[1] / k.dims()[1].max(1);
+    let (k, v) = (repeat_kv(k, rep)?, repeat_kv(v, rep)?);
+    let mut scores = q.matmul(&k.transpose(2, 3)?)?.mul(scale)?;
+    if let Some(c) = softcap {
+        scores = scores.div(c)?.tanh()?.mul(c)?;
+    }
+    if let Some(m) = mask {
+        scores = scores.add(m)?;
+    }
+    let probs = scores.softmax(-1, Some(DType::F32))?.to_dtype(q.dtype())?;
+    Ok(probs.matmul(&v)?)
+}
+
+/// `[b, kv, s, d] -> [b, kv * rep, s, d]`, each head next to its copies.
+fn repeat_kv(x: &Tensor, rep: usize) -> Result<Tensor> {
+    if rep == 1 {
+        return Ok(x.clone());
+    }
+    let d = x.dims().to_vec();
+    Ok(x.unsqueeze(2)?.expand([d[0], d[1], rep, d[2], d[3]])?.reshape([d[0], d[1] * rep, d[2], d[3]])?)
+}
+
+/// One self-attention layer: `q_proj`, `k_proj`, `v_proj` (or a fused `qkv_proj`), `o_proj`.
+#[derive(Debug, Clone)]
+pub struct SelfAttention {
+    qkv: Qkv,
+    o: Linear,
+    q_norm: Option<RmsNorm>,
+    k_norm: Option<RmsNorm>,
+    cfg: AttentionConfig,
+}
+
+#[derive(Debug, Clone)]
+enum Qkv {
+    Split { q: Linear, k: Linear, v: Linear },
+    Fused(Linear),
+}
+
+impl SelfAttention {
+    /// Loads `vars.{q,k,v,o}_proj` (or `qkv_proj`) and, when given, per-head q/k norms.
+    pub fn load(
+        vars: &Vars<'_>,
+        cfg: AttentionConfig,
+        qk_norm: Option<impl Fn(&Vars<'_>) -> Result<RmsNorm>>,
+    ) -> Result<Self> {
+        let (h, hd) = (cfg.hidden, cfg.head_dim);
+        let (qd, kvd) = (cfg.heads * hd, cfg.kv_heads * hd);
+        let qkv = if vars.pp("qkv_proj").contains("weight") {
+            Qkv::Fused(Linear::load(&vars.pp("qkv_proj"), h, qd + 2 * kvd, cfg.qkv_bias)?)
+        } else {
+            Qkv::Split {
+                q: Linear::load(&vars.pp("q_proj"), h, qd, cfg.qkv_bias)?,
+                k: Linear::load(&vars.pp("k_proj"), h, kvd, cfg.qkv_bias)?,
+                v: Linear::load(&vars.pp("v_proj"), h, kvd, cfg.qkv_bias)?,
+            }
+        };
+        let o = Linear::load(&vars.pp("o_proj"), qd, h, cfg.o_bias)?;
+        let (q_norm, k_norm) = match qk_norm {
+            Some(load) => (Some(load(&vars.pp("q_norm"))?), Some(load(&vars.pp("k_norm"))?)),
+            None => (None, None),
+        };
+        Ok(SelfAttention { qkv, o, q_norm, k_norm, cfg })
+    }
+
+    /// `x` `[batch, seq, hidden]` attending to itself and the cached positions; `cos`/`sin` from
+    /// [`super::Rotary::cos_sin`], `mask` additive `[batch, 1, seq, cached + seq]`.
+    pub fn forward(
+        &self,
+        x: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        mask: Option<&Tensor>,
+        cache: Option<&mut LayerCache>,
+    ) -> Result<Tensor> {
+        let (b, s) = (x.dims()[0], x.dims()[1]);
+        let c = &self.cfg;
+        let (q, k, v) = match &self.qkv {
+            Qkv::Split { q, k, v } => (q.forward(x)?, k.forward(x)?, v.forward(x)?),
+            Qkv::Fused(l) => {
+                let all = l.forward(x)?;
+                let parts = all.split_with_sizes(
+                    &[c.heads * c.head_dim, c.kv_heads * c.head_dim, c.kv_heads * c.head_dim],
+                    -1,
+                )?;
+                (parts[0].clone(), parts[1].clone(), parts[2].clone())
+            }
+        };
+        let heads = |t: Tensor, n: usize| -> Result<Tensor> {
+            Ok(t.reshape([b, s, n, c.head_dim])?.transpose(1, 2)?)
+        };
+        let (mut q, mut k, v) =
+            (q.reshape([b, s, c.heads, c.head_dim])?, k.reshape([b, s, c.kv_heads, c.head_dim])?, v);
+        if let (Some(qn), Some(kn)) = (&self.q_norm, &self.k_norm) {
+            q = qn.forward(&q)?;
+            k = kn.forward(&k)?;
+        }
+        let q = apply_rotary(&q.transpose(1, 2)?, cos, sin)?;
+        let k = apply_rotary(&k.transpose(1, 2)?, cos, sin)?;
+        let v = heads(v, c.kv_heads)?;
+        let (k, v) = match cache {
+            Some(cache) => cache.append(k, v)?,
+            None => (k, v),
+        };
+        let out = eager_attention(&q, &k, &v, mask, c.scale, c.softcap)?;
+        let out = out.transpose(1, 2)?.reshape([b, s, c.heads * c.head_dim])?;
+        self.o.forward(&out)
+    }
+}

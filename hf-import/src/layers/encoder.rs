@@ -1,0 +1,45 @@
+//! The post-norm encoder block of BERT-style models:
+//! `x = norm(x + attn(x)); x = norm(x + out(act(inner(x))))`.
+
+use oxtorch_tensor::Tensor;
+
+use super::{eager_attention, Activation, LayerNorm, Linear};
+use crate::error::Result;
+
+/// One post-norm encoder block with bidirectional multi-head attention.
+#[derive(Debug, Clone)]
+pub struct EncoderLayer {
+    /// query projection
+    pub query: Linear,
+    /// key projection
+    pub key: Linear,
+    /// value projection
+    pub value: Linear,
+    /// attention output projection
+    pub attn_out: Linear,
+    /// norm closing the attention branch
+    pub attn_norm: LayerNorm,
+    /// MLP expansion
+    pub inner: Linear,
+    /// MLP projection back
+    pub out: Linear,
+    /// norm closing the MLP branch
+    pub out_norm: LayerNorm,
+}
+
+impl EncoderLayer {
+    /// `x` `[batch, seq, hidden]` with the additive `mask` `[batch, 1, 1, seq]`.
+    pub fn forward(&self, x: &Tensor, mask: &Tensor, heads: usize, act: Activation) -> Result<Tensor> {
+        let (b, s, h) = (x.dims()[0], x.dims()[1], x.dims()[2]);
+        let d = h / heads;
+        let split = |t: Tensor| -> Result<Tensor> { Ok(t.reshape([b, s, heads, d])?.transpose(1, 2)?) };
+        let q = split(self.query.forward(x)?)?;
+        let k = split(self.key.forward(x)?)?;
+        let v = split(self.value.forward(x)?)?;
+        let ctx = eager_attention(&q, &k, &v, Some(mask), 1.0 / (d as f64).sqrt(), None)?;
+        let ctx = ctx.transpose(1, 2)?.reshape([b, s, h])?;
+        let x = self.attn_norm.forward(&self.attn_out.forward(&ctx)?.add(x)?)?;
+        let inner = act.forward(&self.inner.forward(&x)?)?;
+        self.out_norm.forward(&self.out.forward(&inner)?.add(&x)?)
+    }
+}

@@ -1,0 +1,58 @@
+//! `nn.Linear` and `nn.Embedding` over checkpoint tensors.
+
+use oxtorch_tensor::Tensor;
+
+use crate::error::{Error, Result};
+use crate::weights::Vars;
+
+/// `y = x Wᵀ + b` with `weight` `[out, in]`.
+#[derive(Debug, Clone)]
+pub struct Linear {
+    /// `[out_features, in_features]`
+    pub weight: Tensor,
+    /// `[out_features]`
+    pub bias: Option<Tensor>,
+}
+
+impl Linear {
+    /// `vars.weight` `[out, in]` and, when `bias`, `vars.bias` `[out]`.
+    pub fn load(vars: &Vars<'_>, in_features: usize, out_features: usize, bias: bool) -> Result<Self> {
+        let weight = vars.get("weight", &[out_features, in_features])?;
+        let bias = if bias { Some(vars.get("bias", &[out_features])?) } else { None };
+        Ok(Linear { weight, bias })
+    }
+
+    /// Applies the layer to the last dim of `x`.
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.linear(&self.weight, self.bias.as_ref())?)
+    }
+}
+
+/// A lookup table `[num_embeddings, dim]`.
+#[derive(Debug, Clone)]
+pub struct Embedding {
+    /// `[num_embeddings, dim]`
+    pub weight: Tensor,
+}
+
+impl Embedding {
+    /// `vars.weight` `[num, dim]`.
+    pub fn load(vars: &Vars<'_>, num: usize, dim: usize) -> Result<Self> {
+        Ok(Embedding { weight: vars.get("weight", &[num, dim])? })
+    }
+
+    /// The rows of `ids` (int64, any shape): `[..., dim]`; an id outside the table is an error.
+    pub fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        let rows = self.weight.dims()[0];
+        if ids.numel() > 0 {
+            let (lo, hi) = (ids.min()?.item::<i64>()?, ids.max()?.item::<i64>()?);
+            if lo < 0 || hi as u64 >= rows as u64 {
+                let bad = if lo < 0 { lo } else { hi };
+                return Err(Error::Input(format!(
+                    "id {bad} is out of range for an embedding table of {rows} rows"
+                )));
+            }
+        }
+        Ok(ids.embedding(&self.weight, None)?)
+    }
+}

@@ -1,0 +1,48 @@
+//! Additive attention masks: 0 where a query may attend, the dtype's lowest value elsewhere.
+
+use oxtorch_tensor::{DType, Tensor};
+
+use crate::error::Result;
+
+fn lowest(dtype: DType) -> f64 {
+    match dtype {
+        DType::F16 => -65504.0,
+        DType::BF16 => -3.3895313892515355e38,
+        DType::F64 => f64::MIN,
+        _ => f32::MIN as f64,
+    }
+}
+
+/// `[batch, 1, 1, keys]` for an encoder: keys where `attention_mask` (`[batch, keys]`, 1 = token) is 0
+/// are masked.
+pub fn padding_mask(attention_mask: &Tensor, dtype: DType) -> Result<Tensor> {
+    let masked = attention_mask.eq(0)?.unsqueeze(1)?.unsqueeze(1)?;
+    let zeros = Tensor::zeros(masked.dims().to_vec(), dtype)?;
+    Ok(masked.where_self(lowest(dtype), &zeros)?)
+}
+
+/// `[batch, 1, queries, past + queries]` for a decoder: query `i` (at position `past + i`) sees key `j`
+/// when `j <= past + i`, `j > past + i - window` (sliding window), and `attention_mask[b, j]` is 1.
+pub fn causal_mask(
+    attention_mask: Option<&Tensor>,
+    batch: usize,
+    queries: usize,
+    past: usize,
+    window: Option<usize>,
+    dtype: DType,
+) -> Result<Tensor> {
+    let keys = past + queries;
+    let q = Tensor::arange_step(past as i64, keys as i64, 1, DType::I64)?.reshape([queries, 1])?;
+    let k = Tensor::arange(keys as i64, DType::I64)?.reshape([1, keys])?;
+    let mut blocked = k.gt(&q)?;
+    if let Some(w) = window {
+        blocked = blocked.logical_or(&k.le(&q.sub(w as i64)?)?)?;
+    }
+    let mut blocked = blocked.reshape([1, 1, queries, keys])?;
+    if let Some(m) = attention_mask {
+        blocked = blocked.logical_or(&m.eq(0)?.reshape([batch, 1, 1, keys])?)?;
+    }
+    let blocked = blocked.expand([batch, 1, queries, keys])?;
+    let zeros = Tensor::zeros([batch, 1, queries, keys], dtype)?;
+    Ok(blocked.where_self(lowest(dtype), &zeros)?)
+}

@@ -1,0 +1,20 @@
+//! Building blocks shared by the families: linear layers, norms, activations, rotary embeddings,
+//! attention masks and self-attention with grouped KV heads and a KV cache, gated MLPs.
+
+mod activation;
+mod attention;
+mod encoder;
+mod linear;
+mod mask;
+mod mlp;
+mod norm;
+mod rotary;
+
+pub use activation::Activation;
+pub use attention::{eager_attention, AttentionConfig, KvCache, LayerCache, SelfAttention};
+pub use encoder::EncoderLayer;
+pub use linear::{Embedding, Linear};
+pub use mask::{causal_mask, padding_mask};
+pub use mlp::GatedMlp;
+pub use norm::{LayerNorm, RmsNorm, RmsNormStyle};
+pub use rotary::{apply_rotary, Rotary};

@@ -1,0 +1,76 @@
+//! Layer norm and RMS norm as transformers computes them.
+
+use oxtorch_tensor::{DType, Tensor};
+
+use crate::error::Result;
+use crate::weights::Vars;
+
+/// `nn.LayerNorm` over the last dim.
+#[derive(Debug, Clone)]
+pub struct LayerNorm {
+    /// scale `[dim]`
+    pub weight: Tensor,
+    /// shift `[dim]`
+    pub bias: Option<Tensor>,
+    /// added to the variance
+    pub eps: f64,
+}
+
+impl LayerNorm {
+    /// `vars.weight` and `vars.bias` (absent in old checkpoints that call them `gamma`/`beta`).
+    pub fn load(vars: &Vars<'_>, dim: usize, eps: f64) -> Result<Self> {
+        let (w, b) = if !vars.contains("weight") && vars.contains("gamma") {
+            ("gamma", "beta")
+        } else {
+            ("weight", "bias")
+        };
+        Ok(LayerNorm { weight: vars.get(w, &[dim])?, bias: vars.get_opt(b, &[dim])?, eps })
+    }
+
+    /// Normalises the last dim of `x`.
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let dim = *x.dims().last().unwrap_or(&0);
+        Ok(x.layer_norm(&[dim], Some(&self.weight), self.bias.as_ref(), self.eps)?)
+    }
+}
+
+/// Where an RMS norm rounds back to the input dtype and how it applies its scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RmsNormStyle {
+    /// Llama: `w * (x / rms(x)).to(dtype)`.
+    Llama,
+    /// Gemma: `((x / rms(x)) * (1 + w)).to(dtype)`, all in float32.
+    Gemma,
+}
+
+/// RMS normalisation over the last dim, computed in float32.
+#[derive(Debug, Clone)]
+pub struct RmsNorm {
+    /// scale `[dim]`
+    pub weight: Tensor,
+    /// added to the mean square
+    pub eps: f64,
+    /// the family's variant
+    pub style: RmsNormStyle,
+}
+
+impl RmsNorm {
+    /// `vars.weight` `[dim]`.
+    pub fn load(vars: &Vars<'_>, dim: usize, eps: f64, style: RmsNormStyle) -> Result<Self> {
+        Ok(RmsNorm { weight: vars.get("weight", &[dim])?, eps, style })
+    }
+
+    /// Normalises the last dim of `x`.
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let dtype = x.dtype();
+        let x32 = x.to_dtype(DType::F32)?;
+        let var = x32.square()?.mean(-1, true)?;
+        let normed = x32.mul(&var.add(self.eps)?.rsqrt()?)?;
+        Ok(match self.style {
+            RmsNormStyle::Llama => self.weight.mul(&normed.to_dtype(dtype)?)?,
+            RmsNormStyle::Gemma => {
+                normed.mul(&self.weight.to_dtype(DType::F32)?.add(1.0)?)?.to_dtype(dtype)?
+            }
+        })
+    }
+}

@@ -1,0 +1,328 @@
+//! BERT (`BertModel` with its pooler, `BertForMaskedLM`): learned absolute positions, token types,
+//! post-norm encoder blocks, bidirectional attention over the non-padded tokens.
+
+use oxtorch_tensor::{DType, Tensor};
+
+use super::decoder::batch_seq;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{padding_mask, Activation, Embedding, EncoderLayer, LayerNorm, Linear};
+use crate::weights::{Vars, Weights};
+
+/// The sizes of a BERT-style encoder.
+#[derive(Debug, Clone)]
+pub struct BertConfig {
+    /// model width
+    pub hidden: usize,
+    /// attention heads
+    pub heads: usize,
+    /// MLP width
+    pub intermediate: usize,
+    /// number of blocks
+    pub layers: usize,
+    /// vocabulary size
+    pub vocab: usize,
+    /// learned positions
+    pub max_positions: usize,
+    /// token types (0 for none)
+    pub type_vocab: usize,
+    /// layer norm epsilon
+    pub eps: f64,
+    /// MLP activation
+    pub act: Activation,
+}
+
+impl BertConfig {
+    /// Reads the BERT keys of `cfg`.
+    pub fn from_config(cfg: &Config) -> Result<Self> {
+        let kind = cfg.str_or("position_embedding_type", "absolute")?;
+        if kind != "absolute" {
+            return Err(Error::Unsupported(format!(
+                "position_embedding_type \"{kind}\" is not supported (supported: absolute)"
+            )));
+        }
+        let c = BertConfig {
+            hidden: cfg.usize("hidden_size")?,
+            heads: cfg.usize("num_attention_heads")?,
+            intermediate: cfg.usize("intermediate_size")?,
+            layers: cfg.usize("num_hidden_layers")?,
+            vocab: cfg.usize("vocab_size")?,
+            max_positions: cfg.usize_or("max_position_embeddings", 512)?,
+            type_vocab: cfg.usize_or("type_vocab_size", 2)?,
+            eps: cfg.f64_or("layer_norm_eps", 1e-12)?,
+            act: Activation::from_name(cfg.str_or("hidden_act", "gelu")?)?,
+        };
+        if c.heads == 0 || !c.hidden.is_multiple_of(c.heads) {
+            return Err(Error::Config(format!(
+                "hidden_size ({}) must be a multiple of num_attention_heads ({})",
+                c.hidden, c.heads
+            )));
+        }
+        Ok(c)
+    }
+}
+
+/// Word, position and token-type embeddings, summed and layer-normed.
+#[derive(Debug, Clone)]
+struct BertEmbeddings {
+    word: Embedding,
+    position: Embedding,
+    token_type: Option<Embedding>,
+    norm: LayerNorm,
+}
+
+/// Loads BERT's names for one block: `attention.self.{query,key,value}`, `attention.output.*`,
+/// `intermediate.dense`, `output.*`.
+fn load_layer(v: &Vars<'_>, c: &BertConfig) -> Result<EncoderLayer> {
+    let h = c.hidden;
+    let att = v.pp("attention");
+    Ok(EncoderLayer {
+        query: Linear::load(&att.pp("self").pp("query"), h, h, true)?,
+        key: Linear::load(&att.pp("self").pp("key"), h, h, true)?,
+        value: Linear::load(&att.pp("self").pp("value"), h, h, true)?,
+        attn_out: Linear::load(&att.pp("output").pp("dense"), h, h, true)?,
+        attn_norm: LayerNorm::load(&att.pp("output").pp("LayerNorm"), h, c.eps)?,
+        inner: Linear::load(&v.pp("intermediate").pp("dense"), h, c.intermediate, true)?,
+        out: Linear::load(&v.pp("output").pp("dense"), c.intermediate, h, true)?,
+        out_norm: LayerNorm::load(&v.pp("output").pp("LayerNorm"), h, c.eps)?,
+    })
+}
+
+/// How position ids are made when none are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Positions {
+    /// `0..seq` (BERT).
+    Absolute,
+    /// `padding_idx + 1 + (index among non-padding tokens)`, `padding_idx` on padding (RoBERTa).
+    AfterPadding {
+        /// the padding token id
+        padding_idx: i64,
+    },
+}
+
+/// Outputs of [`BertModel::forward`].
+#[derive(Debug, Clone)]
+pub struct BertOutput {
+    /// `[batch, seq, hidden]`
+    pub last_hidden_state: Tensor,
+    /// `tanh(dense(first token))`, `[batch, hidden]`, when the model has a pooler
+    pub pooler_output: Option<Tensor>,
+    /// With `output_hidden_states`: the embeddings, then each layer's output.
+    pub hidden_states: Vec<Tensor>,
+}
+
+/// transformers' `BertModel`.
+#[derive(Debug, Clone)]
+pub struct BertModel {
+    embeddings: BertEmbeddings,
+    layers: Vec<EncoderLayer>,
+    pooler: Option<Linear>,
+    cfg: BertConfig,
+    positions: Positions,
+}
+
+impl BertModel {
+    /// Loads the encoder from `cfg` and `weights` (names with or without a `bert.` prefix); the
+    /// pooler is loaded when the checkpoint has one.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let c = BertConfig::from_config(cfg)?;
+        let root = weights.vars("");
+        let v =
+            if weights.contains("bert.embeddings.word_embeddings.weight") { root.pp("bert") } else { root };
+        Self::load_vars(&v, c, Positions::Absolute)
+    }
+
+    /// Loads the encoder from the tensors under `v` (BERT's names), making default positions as
+    /// `positions` says.
+    pub fn load_vars(v: &Vars<'_>, c: BertConfig, positions: Positions) -> Result<Self> {
+        let e = v.pp("embeddings");
+        let embeddings = BertEmbeddings {
+            word: Embedding::load(&e.pp("word_embeddings"), c.vocab, c.hidden)?,
+            position: Embedding::load(&e.pp("position_embeddings"), c.max_positions, c.hidden)?,
+            token_type: if c.type_vocab > 0 {
+                Some(Embedding::load(&e.pp("token_type_embeddings"), c.type_vocab, c.hidden)?)
+            } else {
+                None
+            },
+            norm: LayerNorm::load(&e.pp("LayerNorm"), c.hidden, c.eps)?,
+        };
+        let layers = (0..c.layers)
+            .map(|i| load_layer(&v.pp("encoder").pp("layer").pp(i), &c))
+            .collect::<Result<_>>()?;
+        let pooler = if v.pp("pooler").pp("dense").contains("weight") {
+            Some(Linear::load(&v.pp("pooler").pp("dense"), c.hidden, c.hidden, true)?)
+        } else {
+            None
+        };
+        Ok(BertModel { embeddings, layers, pooler, cfg: c, positions })
+    }
+
+    /// An encoder from loaded parts (for the families that store BERT's structure under other names).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_parts(
+        word: Embedding,
+        position: Embedding,
+        token_type: Option<Embedding>,
+        norm: LayerNorm,
+        layers: Vec<EncoderLayer>,
+        pooler: Option<Linear>,
+        cfg: BertConfig,
+        positions: Positions,
+    ) -> Self {
+        let embeddings = BertEmbeddings { word, position, token_type, norm };
+        BertModel { embeddings, layers, pooler, cfg, positions }
+    }
+
+    /// The model's sizes.
+    pub fn config(&self) -> &BertConfig {
+        &self.cfg
+    }
+
+    /// The dtype of the weights.
+    pub fn dtype(&self) -> DType {
+        self.embeddings.word.weight.dtype()
+    }
+
+    /// The word embedding table `[vocab, hidden]` (what tied LM heads reuse).
+    pub fn word_embeddings(&self) -> &Tensor {
+        &self.embeddings.word.weight
+    }
+
+    /// Encodes `input_ids` `[batch, seq]`; `attention_mask` (1 = token) defaults to all ones,
+    /// `token_type_ids` to zeros, `position_ids` to `0..seq`.
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<BertOutput> {
+        let (b, s) = batch_seq(input_ids)?;
+        for (name, t) in [("attention_mask", attention_mask), ("token_type_ids", token_type_ids)] {
+            if let Some(t) = t {
+                if t.dims() != [b, s] {
+                    return Err(Error::Input(format!(
+                        "{name} must have shape [{b}, {s}], got {:?}",
+                        t.dims()
+                    )));
+                }
+            }
+        }
+        let e = &self.embeddings;
+        let positions = match (position_ids, self.positions) {
+            (Some(p), _) => p.to_dtype(DType::I64)?,
+            (None, Positions::Absolute) => Tensor::arange(s as i64, DType::I64)?.unsqueeze(0)?,
+            (None, Positions::AfterPadding { padding_idx }) => {
+                let real = input_ids.ne(padding_idx)?.to_dtype(DType::I64)?;
+                real.cumsum(1, None)?.mul(&real)?.add(padding_idx)?
+            }
+        };
+        let last = if positions.numel() > 0 { positions.max()?.item::<i64>()? } else { 0 };
+        if last < 0 || last as usize >= self.cfg.max_positions {
+            return Err(Error::Input(format!(
+                "position id {last} is out of range for max_position_embeddings ({})",
+                self.cfg.max_positions
+            )));
+        }
+        let mut h = e.word.forward(input_ids)?;
+        if let Some(tt) = &e.token_type {
+            let types = match token_type_ids {
+                Some(t) => t.to_dtype(DType::I64)?,
+                None => Tensor::zeros([b, s], DType::I64)?,
+            };
+            h = h.add(&tt.forward(&types)?)?;
+        }
+        h = h.add(&e.position.forward(&positions)?)?;
+        let mut h = e.norm.forward(&h)?;
+        let ones;
+        let mask = match attention_mask {
+            Some(m) => m,
+            None => {
+                ones = Tensor::ones([b, s], DType::I64)?;
+                &ones
+            }
+        };
+        let mask = padding_mask(mask, h.dtype())?;
+        let mut hidden_states = Vec::new();
+        for layer in &self.layers {
+            if output_hidden_states {
+                hidden_states.push(h.clone());
+            }
+            h = layer.forward(&h, &mask, self.cfg.heads, self.cfg.act)?;
+        }
+        if output_hidden_states {
+            hidden_states.push(h.clone());
+        }
+        let pooler_output = match &self.pooler {
+            Some(p) => Some(p.forward(&h.select(1, 0)?)?.tanh()?),
+            None => None,
+        };
+        Ok(BertOutput { last_hidden_state: h, pooler_output, hidden_states })
+    }
+}
+
+/// transformers' `BertForMaskedLM`: the encoder and `cls.predictions` (dense, activation, layer norm,
+/// decoder tied to the word embeddings unless the checkpoint stores its own).
+#[derive(Debug, Clone)]
+pub struct BertForMaskedLM {
+    /// the encoder
+    pub bert: BertModel,
+    transform: Linear,
+    transform_norm: LayerNorm,
+    decoder: Linear,
+}
+
+impl BertForMaskedLM {
+    /// Loads `bert.*` and `cls.predictions.*`.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let bert = BertModel::load(cfg, weights)?;
+        let c = bert.cfg.clone();
+        let p = weights.vars("cls.predictions");
+        let tied = cfg.bool_or("tie_word_embeddings", true)?;
+        let weight = match p.pp("decoder").get_opt("weight", &[c.vocab, c.hidden])? {
+            Some(w) if !tied => w,
+            _ if tied => bert.word_embeddings().clone(),
+            _ => {
+                return Err(Error::Weight(format!(
+                    "tensor '{}' is missing from the checkpoint",
+                    p.path("decoder.weight")
+                )))
+            }
+        };
+        // transformers ties `decoder.bias` to `cls.predictions.bias` only with tied embeddings;
+        // untied, the decoder's own bias is the one its forward adds.
+        let (first, second) = if tied { ("bias", "decoder.bias") } else { ("decoder.bias", "bias") };
+        let bias = match p.get_opt(first, &[c.vocab])? {
+            Some(b) => b,
+            None => p.get(second, &[c.vocab])?,
+        };
+        Ok(BertForMaskedLM {
+            transform: Linear::load(&p.pp("transform").pp("dense"), c.hidden, c.hidden, true)?,
+            transform_norm: LayerNorm::load(&p.pp("transform").pp("LayerNorm"), c.hidden, c.eps)?,
+            decoder: Linear { weight, bias: Some(bias) },
+            bert,
+        })
+    }
+
+    /// Masked-LM logits `[batch, seq, vocab]` and the encoder's outputs.
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<(Tensor, BertOutput)> {
+        let out = self.bert.forward(
+            input_ids,
+            attention_mask,
+            token_type_ids,
+            position_ids,
+            output_hidden_states,
+        )?;
+        let h = self.bert.cfg.act.forward(&self.transform.forward(&out.last_hidden_state)?)?;
+        let logits = self.decoder.forward(&self.transform_norm.forward(&h)?)?;
+        Ok((logits, out))
+    }
+}

@@ -1,0 +1,306 @@
+//! The decoder-only transformer shared by Llama, Mistral, Qwen2/3, Gemma and Phi-3: embeddings, a
+//! stack of pre-norm blocks (RoPE self-attention + gated MLP), a final RMS norm and an LM head.
+//! The families differ only in the [`DecoderSpec`] their config gives.
+
+use oxtorch_tensor::{DType, Tensor};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{
+    causal_mask, Activation, AttentionConfig, Embedding, GatedMlp, KvCache, Linear, RmsNorm, RmsNormStyle,
+    Rotary, SelfAttention,
+};
+use crate::weights::{Vars, Weights};
+
+/// What distinguishes one decoder family from another.
+#[derive(Debug, Clone)]
+pub struct DecoderSpec {
+    /// RMS norm variant.
+    pub norm_style: RmsNormStyle,
+    /// Per-head RMS norms on q and k (Qwen3, Gemma 3).
+    pub qk_norm: bool,
+    /// Bias on q, k, v (Qwen2).
+    pub qkv_bias: bool,
+    /// Bias on the attention output projection.
+    pub o_bias: bool,
+    /// Bias on the MLP projections.
+    pub mlp_bias: bool,
+    /// Embeddings multiplied by `sqrt(hidden)` rounded to the model dtype (Gemma).
+    pub scale_embeddings: bool,
+    /// Extra norms after attention and around the MLP (Gemma 2/3).
+    pub sandwich_norms: bool,
+    /// Score scale; `None` is `head_dim^-0.5`.
+    pub attention_scale: Option<f64>,
+    /// Attention logit soft-capping (Gemma 2).
+    pub attn_softcap: Option<f64>,
+    /// Final logit soft-capping (Gemma 2).
+    pub final_softcap: Option<f64>,
+    /// For each layer, its sliding window (`None` for global attention).
+    pub windows: Vec<Option<usize>>,
+    /// The MLP activation.
+    pub act: Activation,
+    /// Sliding layers have their own RoPE parameters (Gemma 3).
+    pub local_rope: bool,
+}
+
+impl DecoderSpec {
+    /// The Llama defaults read from `cfg` (`hidden_act`, `attention_bias`, `mlp_bias`, no window).
+    pub fn llama(cfg: &Config) -> Result<Self> {
+        let layers = cfg.usize("num_hidden_layers")?;
+        let bias = cfg.bool_or("attention_bias", false)?;
+        Ok(DecoderSpec {
+            norm_style: RmsNormStyle::Llama,
+            qk_norm: false,
+            qkv_bias: bias,
+            o_bias: bias,
+            mlp_bias: cfg.bool_or("mlp_bias", false)?,
+            scale_embeddings: false,
+            sandwich_norms: false,
+            attention_scale: None,
+            attn_softcap: None,
+            final_softcap: None,
+            windows: vec![None; layers],
+            act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
+            local_rope: false,
+        })
+    }
+
+    /// Windows per layer from `layer_types` (`sliding_attention` layers get `window`).
+    pub fn windows_from_layer_types(cfg: &Config, window: Option<usize>) -> Result<Vec<Option<usize>>> {
+        let layers = cfg.usize("num_hidden_layers")?;
+        Ok(match cfg.layer_types() {
+            Some(types) if types.len() == layers => {
+                types.iter().map(|t| if t == "sliding_attention" { window } else { None }).collect()
+            }
+            Some(types) => {
+                return Err(Error::Config(format!(
+                    "\"layer_types\" has {} entries for {layers} layers",
+                    types.len()
+                )))
+            }
+            None => vec![window; layers],
+        })
+    }
+}
+
+/// One pre-norm decoder block.
+#[derive(Debug, Clone)]
+struct DecoderLayer {
+    input_norm: RmsNorm,
+    attn: SelfAttention,
+    post_attn_norm: RmsNorm,
+    /// Gemma 2/3: norms before and after the MLP (`post_attn_norm` then closes the attention branch).
+    ff_norms: Option<(RmsNorm, RmsNorm)>,
+    mlp: GatedMlp,
+    window: Option<usize>,
+}
+
+/// Outputs of a decoder forward pass.
+#[derive(Debug, Clone)]
+pub struct DecoderOutput {
+    /// `[batch, seq, vocab]` (float, the model dtype)
+    pub logits: Tensor,
+    /// With `output_hidden_states`: the embeddings, then each layer's output, the last one after the
+    /// final norm (transformers' convention); empty otherwise.
+    pub hidden_states: Vec<Tensor>,
+}
+
+/// A decoder-only causal language model (`*ForCausalLM`).
+#[derive(Debug, Clone)]
+pub struct CausalLm {
+    embed: Embedding,
+    layers: Vec<DecoderLayer>,
+    norm: RmsNorm,
+    lm_head: Linear,
+    rotary_global: Rotary,
+    rotary_local: Rotary,
+    spec: DecoderSpec,
+    hidden: usize,
+    dtype: DType,
+}
+
+impl CausalLm {
+    /// Loads the model from `weights` (names `model.*` and `lm_head.weight`, or the embeddings when
+    /// tied or absent) with the shapes `cfg` implies.
+    pub fn load(cfg: &Config, weights: &Weights, spec: DecoderSpec) -> Result<Self> {
+        let hidden = cfg.usize("hidden_size")?;
+        let vocab = cfg.usize("vocab_size")?;
+        let heads = cfg.usize("num_attention_heads")?;
+        let kv_heads = cfg.usize_or("num_key_value_heads", heads)?;
+        let head_dim = cfg.opt_usize("head_dim")?.unwrap_or(hidden / heads.max(1));
+        let intermediate = cfg.usize("intermediate_size")?;
+        let eps = cfg.f64_or("rms_norm_eps", 1e-6)?;
+        let n_layers = cfg.usize("num_hidden_layers")?;
+        if heads == 0 || kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
+            return Err(Error::Config(format!(
+                "num_attention_heads ({heads}) must be a positive multiple of num_key_value_heads ({kv_heads})"
+            )));
+        }
+        if spec.windows.len() != n_layers {
+            return Err(Error::Config("one attention window per layer is needed".into()));
+        }
+        let root = weights.vars("");
+        let model =
+            if weights.contains("model.embed_tokens.weight") { root.pp("model") } else { root.clone() };
+        let embed = Embedding::load(&model.pp("embed_tokens"), vocab, hidden)?;
+        let dtype = embed.weight.dtype();
+        let norm = |v: &Vars<'_>, dim: usize| RmsNorm::load(v, dim, eps, spec.norm_style);
+        let attn_cfg = AttentionConfig {
+            hidden,
+            heads,
+            kv_heads,
+            head_dim,
+            scale: spec.attention_scale.unwrap_or(1.0 / (head_dim as f64).sqrt()),
+            qkv_bias: spec.qkv_bias,
+            o_bias: spec.o_bias,
+            softcap: spec.attn_softcap,
+        };
+        let mut layers = Vec::with_capacity(n_layers);
+        for (i, window) in spec.windows.iter().enumerate() {
+            let lv = model.pp("layers").pp(i);
+            let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>| norm(v, head_dim));
+            let ff_norms = if spec.sandwich_norms {
+                Some((
+                    norm(&lv.pp("pre_feedforward_layernorm"), hidden)?,
+                    norm(&lv.pp("post_feedforward_layernorm"), hidden)?,
+                ))
+            } else {
+                None
+            };
+            layers.push(DecoderLayer {
+                input_norm: norm(&lv.pp("input_layernorm"), hidden)?,
+                attn: SelfAttention::load(&lv.pp("self_attn"), attn_cfg.clone(), qk_norm)?,
+                post_attn_norm: norm(&lv.pp("post_attention_layernorm"), hidden)?,
+                ff_norms,
+                mlp: GatedMlp::load(&lv.pp("mlp"), hidden, intermediate, spec.act, spec.mlp_bias)?,
+                window: *window,
+            });
+        }
+        let norm = norm(&model.pp("norm"), hidden)?;
+        let tied = cfg.bool_or("tie_word_embeddings", true)?;
+        let lm_head = match root.get_opt("lm_head.weight", &[vocab, hidden])? {
+            Some(w) if !tied || !weights.contains("model.embed_tokens.weight") => {
+                Linear { weight: w, bias: None }
+            }
+            _ if tied => Linear { weight: embed.weight.clone(), bias: None },
+            _ => return Err(Error::Weight("tensor 'lm_head.weight' is missing from the checkpoint".into())),
+        };
+        let rotary_global = Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?;
+        let rotary_local = if spec.local_rope {
+            Rotary::new(&cfg.rope(Some("sliding_attention"))?, head_dim)?
+        } else {
+            rotary_global.clone()
+        };
+        Ok(CausalLm { embed, layers, norm, lm_head, rotary_global, rotary_local, spec, hidden, dtype })
+    }
+
+    /// The number of layers (the length a [`KvCache`] needs).
+    pub fn num_layers(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// The dtype of the weights.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// A forward pass over `input_ids` `[batch, seq]` (int64). `attention_mask` `[batch, cached + seq]`
+    /// (1 = token) and `position_ids` `[batch, seq]` are optional (positions default to
+    /// `cached..cached + seq`); with a `cache`, the new keys and values are appended to it.
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        mut cache: Option<&mut KvCache>,
+        output_hidden_states: bool,
+    ) -> Result<DecoderOutput> {
+        let (b, s) = batch_seq(input_ids)?;
+        let past = cache.as_ref().map_or(0, |c| c.len());
+        if let Some(m) = attention_mask {
+            if m.dims() != [b, past + s] {
+                return Err(Error::Input(format!(
+                    "attention_mask must have shape [{b}, {}], got {:?}",
+                    past + s,
+                    m.dims()
+                )));
+            }
+        }
+        if let Some(c) = cache.as_ref() {
+            if c.layers.len() != self.layers.len() {
+                return Err(Error::Input(format!(
+                    "KV cache has {} layers, the model {}",
+                    c.layers.len(),
+                    self.layers.len()
+                )));
+            }
+        }
+        let positions = match position_ids {
+            Some(p) => p.to_dtype(DType::I64)?.expand([b, s])?,
+            None => Tensor::arange_step(past as i64, (past + s) as i64, 1, DType::I64)?
+                .unsqueeze(0)?
+                .expand([b, s])?,
+        };
+        let mut h = self.embed.forward(input_ids)?;
+        if self.spec.scale_embeddings {
+            let normalizer = Tensor::full([], (self.hidden as f64).sqrt(), self.dtype)?;
+            h = h.mul(&normalizer)?;
+        }
+        let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, self.dtype)?;
+        let (cos_l, sin_l) = if self.spec.local_rope {
+            self.rotary_local.cos_sin(&positions, self.dtype)?
+        } else {
+            (cos_g.clone(), sin_g.clone())
+        };
+        let mut masks: Vec<(Option<usize>, Tensor)> = Vec::new();
+        let mut hidden_states = Vec::new();
+        for (i, layer) in self.layers.iter().enumerate() {
+            if output_hidden_states {
+                hidden_states.push(h.clone());
+            }
+            let mask = match masks.iter().find(|(w, _)| *w == layer.window) {
+                Some((_, m)) => m.clone(),
+                None => {
+                    let m = causal_mask(attention_mask, b, s, past, layer.window, self.dtype)?;
+                    masks.push((layer.window, m.clone()));
+                    m
+                }
+            };
+            let (cos, sin) = if layer.window.is_some() { (&cos_l, &sin_l) } else { (&cos_g, &sin_g) };
+            let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
+            let attn =
+                layer.attn.forward(&layer.input_norm.forward(&h)?, cos, sin, Some(&mask), layer_cache)?;
+            h = match &layer.ff_norms {
+                None => {
+                    let h1 = h.add(&attn)?;
+                    h1.add(&layer.mlp.forward(&layer.post_attn_norm.forward(&h1)?)?)?
+                }
+                Some((pre, post)) => {
+                    let h1 = h.add(&layer.post_attn_norm.forward(&attn)?)?;
+                    h1.add(&post.forward(&layer.mlp.forward(&pre.forward(&h1)?)?)?)?
+                }
+            };
+        }
+        let h = self.norm.forward(&h)?;
+        if output_hidden_states {
+            hidden_states.push(h.clone());
+        }
+        let mut logits = self.lm_head.forward(&h)?;
+        if let Some(c) = self.spec.final_softcap {
+            logits = logits.div(c)?.tanh()?.mul(c)?;
+        }
+        Ok(DecoderOutput { logits, hidden_states })
+    }
+}
+
+/// `(batch, seq)` of 2-D integer `input_ids`.
+pub fn batch_seq(input_ids: &Tensor) -> Result<(usize, usize)> {
+    match input_ids.dims() {
+        [b, s] if !input_ids.dtype().is_float() && input_ids.dtype() != DType::Bool => Ok((*b, *s)),
+        d => Err(Error::Input(format!(
+            "input_ids must be a 2-D integer tensor [batch, seq], got {:?} of dtype {:?}",
+            d,
+            input_ids.dtype()
+        ))),
+    }
+}

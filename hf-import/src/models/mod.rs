@@ -1,0 +1,261 @@
+//! The model families, and [`AutoModel`], which picks one from `config.json`.
+
+mod bert;
+pub mod decoder;
+mod distilbert;
+mod family;
+mod gemma;
+mod llama;
+mod mistral;
+mod phi3;
+mod qwen2;
+mod qwen3;
+mod roberta;
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{DType, Tensor};
+
+pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
+pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec};
+pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
+pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
+pub use self::llama::LlamaForCausalLM;
+pub use self::mistral::MistralForCausalLM;
+pub use self::phi3::Phi3ForCausalLM;
+pub use self::qwen2::Qwen2ForCausalLM;
+pub use self::qwen3::Qwen3ForCausalLM;
+pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::weights::Weights;
+
+/// The `model_type`s hf-import runs, each with the architecture a config that names none gets.
+pub const MODEL_TYPES: &[(&str, &str)] = &[
+    ("bert", "BertModel"),
+    ("distilbert", "DistilBertModel"),
+    ("gemma", "GemmaForCausalLM"),
+    ("gemma2", "Gemma2ForCausalLM"),
+    ("gemma3_text", "Gemma3ForCausalLM"),
+    ("llama", "LlamaForCausalLM"),
+    ("mistral", "MistralForCausalLM"),
+    ("phi3", "Phi3ForCausalLM"),
+    ("qwen2", "Qwen2ForCausalLM"),
+    ("qwen3", "Qwen3ForCausalLM"),
+    ("roberta", "RobertaModel"),
+];
+
+/// The architectures hf-import runs (`architectures[0]` in `config.json`).
+pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
+    "BertModel",
+    "BertForMaskedLM",
+    "DistilBertModel",
+    "DistilBertForMaskedLM",
+    "GemmaForCausalLM",
+    "Gemma2ForCausalLM",
+    "Gemma3ForCausalLM",
+    "LlamaForCausalLM",
+    "MistralForCausalLM",
+    "Phi3ForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",
+    "RobertaModel",
+    "RobertaForMaskedLM",
+];
+
+/// Any supported model, chosen from `model_type` and `architectures`.
+#[derive(Debug, Clone)]
+pub enum AutoModel {
+    /// `BertModel`
+    Bert(BertModel),
+    /// `BertForMaskedLM`
+    BertForMaskedLM(BertForMaskedLM),
+    /// `DistilBertModel`
+    DistilBert(DistilBertModel),
+    /// `DistilBertForMaskedLM`
+    DistilBertForMaskedLM(DistilBertForMaskedLM),
+    /// `RobertaModel`
+    Roberta(RobertaModel),
+    /// `RobertaForMaskedLM`
+    RobertaForMaskedLM(RobertaForMaskedLM),
+    /// `GemmaForCausalLM`
+    Gemma(GemmaForCausalLM),
+    /// `Gemma2ForCausalLM`
+    Gemma2(Gemma2ForCausalLM),
+    /// `Gemma3ForCausalLM`
+    Gemma3(Gemma3ForCausalLM),
+    /// `LlamaForCausalLM`
+    Llama(LlamaForCausalLM),
+    /// `MistralForCausalLM`
+    Mistral(MistralForCausalLM),
+    /// `Phi3ForCausalLM`
+    Phi3(Phi3ForCausalLM),
+    /// `Qwen2ForCausalLM`
+    Qwen2(Qwen2ForCausalLM),
+    /// `Qwen3ForCausalLM`
+    Qwen3(Qwen3ForCausalLM),
+}
+
+/// The input names each kind of model accepts.
+const ENCODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "token_type_ids", "position_ids"];
+const DECODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids"];
+const DISTILBERT_INPUTS: &[&str] = &["input_ids", "attention_mask"];
+
+impl AutoModel {
+    /// The architecture `cfg` names, checked against its `model_type`: `architectures[0]`, or the
+    /// family's default (`BertModel`, `*ForCausalLM`) when the config names none.
+    pub fn architecture_of(cfg: &Config) -> Result<String> {
+        let model_type = cfg.model_type()?;
+        let Some((_, default)) = MODEL_TYPES.iter().find(|(t, _)| *t == model_type) else {
+            let names: Vec<&str> = MODEL_TYPES.iter().map(|(t, _)| *t).collect();
+            return Err(Error::Unsupported(format!(
+                "model_type \"{model_type}\" is not supported (supported: {})",
+                names.join(", ")
+            )));
+        };
+        let arch = cfg.architectures().into_iter().next().unwrap_or_else(|| default.to_string());
+        if !SUPPORTED_ARCHITECTURES.contains(&arch.as_str()) {
+            return Err(Error::Unsupported(format!(
+                "architecture \"{arch}\" is not supported (supported: {})",
+                SUPPORTED_ARCHITECTURES.join(", ")
+            )));
+        }
+        Ok(arch)
+    }
+
+    /// Builds the architecture `cfg` names from `weights`.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        Ok(match Self::architecture_of(cfg)?.as_str() {
+            "BertModel" => AutoModel::Bert(BertModel::load(cfg, weights)?),
+            "BertForMaskedLM" => AutoModel::BertForMaskedLM(BertForMaskedLM::load(cfg, weights)?),
+            "DistilBertModel" => AutoModel::DistilBert(DistilBertModel::load(cfg, weights)?),
+            "DistilBertForMaskedLM" => {
+                AutoModel::DistilBertForMaskedLM(DistilBertForMaskedLM::load(cfg, weights)?)
+            }
+            "RobertaModel" => AutoModel::Roberta(RobertaModel::load(cfg, weights)?),
+            "RobertaForMaskedLM" => AutoModel::RobertaForMaskedLM(RobertaForMaskedLM::load(cfg, weights)?),
+            "GemmaForCausalLM" => AutoModel::Gemma(GemmaForCausalLM::load(cfg, weights)?),
+            "Gemma2ForCausalLM" => AutoModel::Gemma2(Gemma2ForCausalLM::load(cfg, weights)?),
+            "Gemma3ForCausalLM" => AutoModel::Gemma3(Gemma3ForCausalLM::load(cfg, weights)?),
+            "LlamaForCausalLM" => AutoModel::Llama(LlamaForCausalLM::load(cfg, weights)?),
+            "Phi3ForCausalLM" => AutoModel::Phi3(Phi3ForCausalLM::load(cfg, weights)?),
+            "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
+            "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
+            "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
+            other => unreachable!("architecture_of accepted {other}"),
+        })
+    }
+
+    /// The decoder inside, for the causal LMs.
+    pub fn causal_lm(&self) -> Option<&CausalLm> {
+        match self {
+            AutoModel::Gemma(m) => Some(m),
+            AutoModel::Gemma2(m) => Some(m),
+            AutoModel::Gemma3(m) => Some(m),
+            AutoModel::Llama(m) => Some(m),
+            AutoModel::Phi3(m) => Some(m),
+            AutoModel::Mistral(m) => Some(m),
+            AutoModel::Qwen2(m) => Some(m),
+            AutoModel::Qwen3(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The input names this model takes.
+    pub fn input_names(&self) -> &'static [&'static str] {
+        match self {
+            AutoModel::DistilBert(_) | AutoModel::DistilBertForMaskedLM(_) => DISTILBERT_INPUTS,
+            _ if self.causal_lm().is_some() => DECODER_INPUTS,
+            _ => ENCODER_INPUTS,
+        }
+    }
+
+    /// The token embeddings `[batch, seq, hidden]`: an encoder's `last_hidden_state`, or a decoder's
+    /// last hidden state (after its final norm). `token_type_ids` is ignored by models without them.
+    pub fn last_hidden_state(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let ids = input_ids.to_dtype(DType::I64)?;
+        let (mask, types) = (attention_mask, token_type_ids);
+        let enc = match self {
+            AutoModel::Bert(m) => m.forward(&ids, mask, types, None, false)?,
+            AutoModel::BertForMaskedLM(m) => m.bert.forward(&ids, mask, types, None, false)?,
+            AutoModel::Roberta(m) => m.forward(&ids, mask, types, None, false)?,
+            AutoModel::RobertaForMaskedLM(m) => m.roberta.forward(&ids, mask, types, None, false)?,
+            AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
+            AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
+            _ => {
+                let lm = self.causal_lm().expect("decoder variants");
+                let mut out = lm.forward(&ids, mask, None, None, true)?;
+                return out.hidden_states.pop().ok_or_else(|| Error::Input("model has no layers".into()));
+            }
+        };
+        Ok(enc.last_hidden_state)
+    }
+
+    /// Runs the model on named inputs (`input_ids` required; integer tensors) and returns its outputs
+    /// under transformers' field names, per-layer tuples flattened as `hidden_states.0`, ....
+    pub fn forward_named(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let accepted = self.input_names();
+        for (name, t) in inputs {
+            if !accepted.contains(&name.as_str()) {
+                return Err(Error::Input(format!(
+                    "unexpected input '{name}' (this model takes {})",
+                    accepted.join(", ")
+                )));
+            }
+            if t.dtype().is_float() {
+                return Err(Error::Input(format!(
+                    "input '{name}' must be an integer tensor, got {:?}",
+                    t.dtype()
+                )));
+            }
+        }
+        let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+        let ids = ids.to_dtype(DType::I64)?;
+        let (mask, types, pos) =
+            (inputs.get("attention_mask"), inputs.get("token_type_ids"), inputs.get("position_ids"));
+        let mut out = Vec::new();
+        let push_hidden = |out: &mut Vec<(String, Tensor)>, hs: Vec<Tensor>| {
+            out.extend(hs.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
+        };
+        if let Some(lm) = self.causal_lm() {
+            let o = lm.forward(&ids, mask, pos, None, output_hidden_states)?;
+            out.push(("logits".into(), o.logits));
+            push_hidden(&mut out, o.hidden_states);
+            return Ok(out);
+        }
+        let h = output_hidden_states;
+        let (logits, enc) = match self {
+            AutoModel::Bert(m) => (None, m.forward(&ids, mask, types, pos, h)?),
+            AutoModel::Roberta(m) => (None, m.forward(&ids, mask, types, pos, h)?),
+            AutoModel::DistilBert(m) => (None, m.forward(&ids, mask, None, None, h)?),
+            AutoModel::BertForMaskedLM(m) => {
+                m.forward(&ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
+            }
+            AutoModel::RobertaForMaskedLM(m) => {
+                m.forward(&ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
+            }
+            AutoModel::DistilBertForMaskedLM(m) => m.forward(&ids, mask, h).map(|(l, o)| (Some(l), o))?,
+            _ => unreachable!("decoders are handled above"),
+        };
+        match logits {
+            Some(l) => out.push(("logits".into(), l)),
+            None => {
+                out.push(("last_hidden_state".into(), enc.last_hidden_state));
+                if let Some(p) = enc.pooler_output {
+                    out.push(("pooler_output".into(), p));
+                }
+            }
+        }
+        push_hidden(&mut out, enc.hidden_states);
+        Ok(out)
+    }
+}

@@ -1,0 +1,98 @@
+//! RoBERTa (`RobertaModel`, `RobertaForMaskedLM`): BERT's encoder under `roberta.*`, with positions
+//! counted from `pad_token_id + 1` over the non-padding tokens, and its own masked-LM head.
+
+use oxtorch_tensor::Tensor;
+
+use super::bert::{BertConfig, BertModel, BertOutput, Positions};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{Activation, LayerNorm, Linear};
+use crate::weights::Weights;
+
+/// transformers' `RobertaModel`: a [`BertModel`] with RoBERTa's positions.
+#[derive(Debug, Clone)]
+pub struct RobertaModel(pub BertModel);
+
+impl RobertaModel {
+    /// Loads the encoder (names with or without a `roberta.` prefix).
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let c = BertConfig::from_config(cfg)?;
+        let positions = Positions::AfterPadding { padding_idx: cfg.usize_or("pad_token_id", 1)? as i64 };
+        let root = weights.vars("");
+        let v = if weights.contains("roberta.embeddings.word_embeddings.weight") {
+            root.pp("roberta")
+        } else {
+            root
+        };
+        Ok(RobertaModel(BertModel::load_vars(&v, c, positions)?))
+    }
+}
+
+impl std::ops::Deref for RobertaModel {
+    type Target = BertModel;
+    fn deref(&self) -> &BertModel {
+        &self.0
+    }
+}
+
+/// transformers' `RobertaForMaskedLM`: the encoder and `lm_head` (dense, exact GELU, layer norm,
+/// decoder tied to the word embeddings unless the checkpoint stores its own).
+#[derive(Debug, Clone)]
+pub struct RobertaForMaskedLM {
+    /// the encoder
+    pub roberta: RobertaModel,
+    dense: Linear,
+    norm: LayerNorm,
+    decoder: Linear,
+}
+
+impl RobertaForMaskedLM {
+    /// Loads `roberta.*` and `lm_head.*`.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let roberta = RobertaModel::load(cfg, weights)?;
+        let c = roberta.config().clone();
+        let head = weights.vars("lm_head");
+        let tied = cfg.bool_or("tie_word_embeddings", true)?;
+        let weight = match head.pp("decoder").get_opt("weight", &[c.vocab, c.hidden])? {
+            Some(w) if !tied => w,
+            _ if tied => roberta.word_embeddings().clone(),
+            _ => {
+                return Err(Error::Weight(
+                    "tensor 'lm_head.decoder.weight' is missing from the checkpoint".into(),
+                ))
+            }
+        };
+        let (first, second) = if tied { ("bias", "decoder.bias") } else { ("decoder.bias", "bias") };
+        let bias = match head.get_opt(first, &[c.vocab])? {
+            Some(b) => b,
+            None => head.get(second, &[c.vocab])?,
+        };
+        Ok(RobertaForMaskedLM {
+            dense: Linear::load(&head.pp("dense"), c.hidden, c.hidden, true)?,
+            norm: LayerNorm::load(&head.pp("layer_norm"), c.hidden, c.eps)?,
+            decoder: Linear { weight, bias: Some(bias) },
+            roberta,
+        })
+    }
+
+    /// Masked-LM logits `[batch, seq, vocab]` and the encoder's outputs.
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<(Tensor, BertOutput)> {
+        let out = self.roberta.forward(
+            input_ids,
+            attention_mask,
+            token_type_ids,
+            position_ids,
+            output_hidden_states,
+        )?;
+        let h = Activation::Gelu.forward(&self.dense.forward(&out.last_hidden_state)?)?;
+        let logits = self.decoder.forward(&self.norm.forward(&h)?)?;
+        Ok((logits, out))
+    }
+}

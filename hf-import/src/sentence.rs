@@ -1,0 +1,202 @@
+//! sentence-transformers models: a transformer, then the pooling in `1_Pooling/config.json`, then L2
+//! normalisation when `modules.json` lists a `Normalize` module.
+
+use std::path::Path;
+
+use oxtorch_tensor::{DType, Tensor};
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::models::AutoModel;
+use crate::tokenizer::HfTokenizer;
+use crate::weights::Weights;
+
+/// One pooling of token embeddings into a sentence embedding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolingMode {
+    /// The first token (`[CLS]`).
+    Cls,
+    /// The element-wise maximum over tokens.
+    Max,
+    /// The mean over tokens.
+    Mean,
+    /// The sum over tokens divided by `sqrt(count)`.
+    MeanSqrtLen,
+    /// The last token that is not padding.
+    LastToken,
+}
+
+impl PoolingMode {
+    /// The modes a `1_Pooling/config.json` enables, in the order sentence-transformers concatenates
+    /// them; mean pooling when there is no such file.
+    pub fn from_pooling_config(dir: &Path) -> Result<Vec<PoolingMode>> {
+        let path = dir.join("config.json");
+        let Ok(text) = std::fs::read_to_string(&path) else { return Ok(vec![PoolingMode::Mean]) };
+        let json: Value = serde_json::from_str(&text).map_err(|e| Error::format(&path, e.to_string()))?;
+        let by_name = |name: &str| -> Result<PoolingMode> {
+            Ok(match name {
+                "cls" => PoolingMode::Cls,
+                "max" => PoolingMode::Max,
+                "mean" => PoolingMode::Mean,
+                "mean_sqrt_len_tokens" => PoolingMode::MeanSqrtLen,
+                "lasttoken" => PoolingMode::LastToken,
+                other => {
+                    return Err(Error::Unsupported(format!(
+                        "{}: pooling mode \"{other}\" is not supported (supported: cls, max, mean, mean_sqrt_len_tokens, lasttoken)",
+                        path.display()
+                    )))
+                }
+            })
+        };
+        // sentence-transformers 6 writes `pooling_mode` (a name or a list, concatenated in order);
+        // earlier versions one boolean per mode (concatenated in the order of this table).
+        let modes: Vec<PoolingMode> = match json.get("pooling_mode") {
+            Some(Value::String(name)) => vec![by_name(name)?],
+            Some(Value::Array(names)) => {
+                names.iter().map(|n| by_name(n.as_str().unwrap_or("?"))).collect::<Result<_>>()?
+            }
+            _ => {
+                let legacy = [
+                    ("pooling_mode_cls_token", "cls"),
+                    ("pooling_mode_max_tokens", "max"),
+                    ("pooling_mode_mean_tokens", "mean"),
+                    ("pooling_mode_mean_sqrt_len_tokens", "mean_sqrt_len_tokens"),
+                    ("pooling_mode_weightedmean_tokens", "weightedmean"),
+                    ("pooling_mode_lasttoken", "lasttoken"),
+                ];
+                let on = |k: &str| json.get(k).and_then(Value::as_bool).unwrap_or(false);
+                legacy.iter().filter(|(k, _)| on(k)).map(|(_, n)| by_name(n)).collect::<Result<_>>()?
+            }
+        };
+        if modes.is_empty() {
+            return Err(Error::format(&path, "no pooling mode enabled"));
+        }
+        Ok(modes)
+    }
+
+    /// Pools `tokens` `[batch, seq, dim]` under `mask` `[batch, seq]` into `[batch, dim]`.
+    pub fn pool(self, tokens: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        let m = mask.to_dtype(tokens.dtype())?.unsqueeze(-1)?;
+        Ok(match self {
+            PoolingMode::Cls => tokens.select(1, 0)?,
+            PoolingMode::Max => {
+                let blocked = mask.eq(0)?.unsqueeze(-1)?;
+                tokens.masked_fill(&blocked, -1e9)?.amax(1, false)?
+            }
+            PoolingMode::Mean | PoolingMode::MeanSqrtLen => {
+                let sum = tokens.mul(&m)?.sum(1, false)?;
+                let count = m.sum(1, false)?.clamp_min(1e-9)?;
+                if self == PoolingMode::Mean {
+                    sum.div(&count)?
+                } else {
+                    sum.div(&count.sqrt()?)?
+                }
+            }
+            PoolingMode::LastToken => {
+                let last = mask.to_dtype(DType::I64)?.sum(1, false)?.sub(1)?.clamp_min(0)?;
+                let dim = tokens.dims()[2];
+                let index = last.reshape([tokens.dims()[0], 1, 1])?.expand([tokens.dims()[0], 1, dim])?;
+                tokens.gather(1, &index)?.squeeze_dims(1)?
+            }
+        })
+    }
+}
+
+/// A sentence-transformers model: encoder, pooling, optional normalisation, tokenizer.
+#[derive(Debug, Clone)]
+pub struct SentenceTransformer {
+    model: AutoModel,
+    pooling: Vec<PoolingMode>,
+    normalize: bool,
+    tokenizer: Option<HfTokenizer>,
+}
+
+impl SentenceTransformer {
+    /// Loads the model folder `dir`: `config.json` + weights, `modules.json` (pooling folder and
+    /// `Normalize`), `sentence_bert_config.json` or `tokenizer_config.json` (truncation) and `tokenizer.json` when present.
+    pub fn load(dir: &Path, dtype: Option<DType>) -> Result<Self> {
+        let cfg = Config::load(dir)?;
+        let weights = Weights::load(dir, dtype)?;
+        let model = AutoModel::load(&cfg, &weights)?;
+        let mut pooling_dir = dir.join("1_Pooling");
+        let mut normalize = false;
+        let modules = dir.join("modules.json");
+        if let Ok(text) = std::fs::read_to_string(&modules) {
+            let json: Value =
+                serde_json::from_str(&text).map_err(|e| Error::format(&modules, e.to_string()))?;
+            for m in json.as_array().into_iter().flatten() {
+                let kind = m.get("type").and_then(Value::as_str).unwrap_or("");
+                let path = m.get("path").and_then(Value::as_str).unwrap_or("");
+                if kind.ends_with(".Pooling") {
+                    pooling_dir = dir.join(path);
+                } else if kind.ends_with(".Normalize") {
+                    normalize = true;
+                }
+            }
+        }
+        let pooling = PoolingMode::from_pooling_config(&pooling_dir)?;
+        let json_u64 = |file: &str, key: &str| {
+            std::fs::read_to_string(dir.join(file))
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                .and_then(|v| v.get(key).and_then(Value::as_u64))
+                .filter(|&n| n < 1 << 30)
+                .map(|n| n as usize)
+        };
+        // Truncation as sentence-transformers: its `max_seq_length`, else the tokenizer's limit.
+        let max_len = json_u64("sentence_bert_config.json", "max_seq_length")
+            .or_else(|| json_u64("tokenizer_config.json", "model_max_length"))
+            .or(cfg.opt_usize("max_position_embeddings")?);
+        let tokenizer =
+            if dir.join("tokenizer.json").is_file() { Some(HfTokenizer::load(dir, max_len)?) } else { None };
+        Ok(SentenceTransformer { model, pooling, normalize, tokenizer })
+    }
+
+    /// The pooling modes, concatenated in this order.
+    pub fn pooling(&self) -> &[PoolingMode] {
+        &self.pooling
+    }
+
+    /// Whether embeddings are L2-normalised.
+    pub fn normalizes(&self) -> bool {
+        self.normalize
+    }
+
+    /// The tokenizer, when the folder has one.
+    pub fn tokenizer(&self) -> Option<&HfTokenizer> {
+        self.tokenizer.as_ref()
+    }
+
+    /// Sentence embeddings `[batch, dim]` of tokenized inputs.
+    pub fn embed_ids(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: &Tensor,
+        token_type_ids: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let tokens = self.model.last_hidden_state(input_ids, Some(attention_mask), token_type_ids)?;
+        let pooled =
+            self.pooling.iter().map(|p| p.pool(&tokens, attention_mask)).collect::<Result<Vec<_>>>()?;
+        let mut out = if pooled.len() == 1 {
+            pooled[0].clone()
+        } else {
+            Tensor::cat(&pooled.iter().collect::<Vec<_>>(), 1)?
+        };
+        if self.normalize {
+            let norm = out.to_dtype(DType::F32)?.norm(2.0, 1, true)?.clamp_min(1e-12)?;
+            out = out.to_dtype(DType::F32)?.div(&norm)?.to_dtype(out.dtype())?;
+        }
+        Ok(out)
+    }
+
+    /// Sentence embeddings `[texts.len(), dim]` of `texts`.
+    pub fn encode(&self, texts: &[&str]) -> Result<Tensor> {
+        let tok = self
+            .tokenizer
+            .as_ref()
+            .ok_or_else(|| Error::Input("this model folder has no tokenizer.json".into()))?;
+        let batch = tok.encode_batch(texts)?;
+        self.embed_ids(&batch.input_ids, &batch.attention_mask, Some(&batch.token_type_ids))
+    }
+}

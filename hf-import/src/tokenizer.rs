@@ -1,0 +1,95 @@
+//! `tokenizer.json` through the `tokenizers` crate, batches padded to the longest sequence.
+
+use std::path::Path;
+
+use oxtorch_tensor::Tensor;
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+use crate::error::{Error, Result};
+
+/// Token ids of a batch of texts, as int64 `[batch, seq]` tensors.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    /// token ids
+    pub input_ids: Tensor,
+    /// 1 for tokens, 0 for padding
+    pub attention_mask: Tensor,
+    /// segment ids
+    pub token_type_ids: Tensor,
+}
+
+/// A Hugging Face fast tokenizer.
+#[derive(Clone)]
+pub struct HfTokenizer {
+    inner: Tokenizer,
+}
+
+impl std::fmt::Debug for HfTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HfTokenizer").field("vocab_size", &self.inner.get_vocab_size(true)).finish()
+    }
+}
+
+impl HfTokenizer {
+    /// Reads `dir/tokenizer.json`. Batches are padded to their longest text (the file's own fixed
+    /// padding is replaced, as transformers does for `padding=True`) and truncated to `max_length`
+    /// tokens when given.
+    pub fn load(dir: &Path, max_length: Option<usize>) -> Result<Self> {
+        let path = dir.join("tokenizer.json");
+        if !path.is_file() {
+            return Err(Error::format(dir, "no tokenizer.json"));
+        }
+        let mut inner = Tokenizer::from_file(&path).map_err(|e| Error::format(&path, e.to_string()))?;
+        let padding = match inner.get_padding() {
+            Some(p) => PaddingParams { strategy: PaddingStrategy::BatchLongest, ..p.clone() },
+            None => PaddingParams::default(),
+        };
+        inner.with_padding(Some(padding));
+        let truncation = max_length.map(|max_length| TruncationParams { max_length, ..Default::default() });
+        inner.with_truncation(truncation).map_err(|e| Error::format(&path, e.to_string()))?;
+        Ok(HfTokenizer { inner })
+    }
+
+    /// The ids of `texts` with special tokens, padded to the longest.
+    pub fn encode_batch(&self, texts: &[&str]) -> Result<Batch> {
+        let enc = self
+            .inner
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| Error::Input(format!("tokenizer: {e}")))?;
+        let n = enc.len();
+        let s = enc.first().map_or(0, |e| e.get_ids().len());
+        let collect = |f: &dyn Fn(&tokenizers::Encoding) -> Vec<i64>| -> Result<Tensor> {
+            let data: Vec<i64> = enc.iter().flat_map(f).collect();
+            Ok(Tensor::from_vec(data, [n, s])?)
+        };
+        Ok(Batch {
+            input_ids: collect(&|e| e.get_ids().iter().map(|&i| i64::from(i)).collect())?,
+            attention_mask: collect(&|e| e.get_attention_mask().iter().map(|&i| i64::from(i)).collect())?,
+            token_type_ids: collect(&|e| e.get_type_ids().iter().map(|&i| i64::from(i)).collect())?,
+        })
+    }
+
+    /// The ids of one text, without padding.
+    pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
+        let enc = self
+            .inner
+            .encode(text, add_special_tokens)
+            .map_err(|e| Error::Input(format!("tokenizer: {e}")))?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    /// The text of `ids`.
+    pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
+        self.inner.decode(ids, skip_special_tokens).map_err(|e| Error::Input(format!("tokenizer: {e}")))
+    }
+
+    /// The id of a token, if in the vocabulary.
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.inner.token_to_id(token)
+    }
+
+    /// The underlying `tokenizers` tokenizer.
+    pub fn inner(&self) -> &Tokenizer {
+        &self.inner
+    }
+}

@@ -1,0 +1,112 @@
+//! `.safetensors` files: memory-mapped, header validated by the `safetensors` crate, tensors copied out.
+
+use std::fs::File;
+use std::path::Path;
+
+use oxtorch_tensor::{DType, Tensor};
+use safetensors::{Dtype, SafeTensors};
+
+use super::decode::tensor_from_bytes;
+use crate::error::{Error, Result};
+
+/// The oxtorch dtype of a safetensors dtype, or `None` for one oxtorch lacks (fp8, u16, ...).
+pub fn dtype_of(dtype: Dtype) -> Option<DType> {
+    Some(match dtype {
+        Dtype::BOOL => DType::Bool,
+        Dtype::U8 => DType::U8,
+        Dtype::I8 => DType::I8,
+        Dtype::I16 => DType::I16,
+        Dtype::I32 => DType::I32,
+        Dtype::I64 => DType::I64,
+        Dtype::F16 => DType::F16,
+        Dtype::BF16 => DType::BF16,
+        Dtype::F32 => DType::F32,
+        Dtype::F64 => DType::F64,
+        _ => return None,
+    })
+}
+
+/// The safetensors dtype of an oxtorch dtype.
+pub fn safetensors_dtype(dtype: DType) -> Dtype {
+    match dtype {
+        DType::Bool => Dtype::BOOL,
+        DType::U8 => Dtype::U8,
+        DType::I8 => Dtype::I8,
+        DType::I16 => Dtype::I16,
+        DType::I32 => Dtype::I32,
+        DType::I64 => Dtype::I64,
+        DType::F16 => Dtype::F16,
+        DType::BF16 => Dtype::BF16,
+        DType::F32 => Dtype::F32,
+        DType::F64 => Dtype::F64,
+    }
+}
+
+/// Every tensor of the safetensors file at `path`, in file order, passed to `each` as it is read.
+pub fn read_safetensors(path: &Path, mut each: impl FnMut(String, Tensor) -> Result<()>) -> Result<()> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    // SAFETY: the map is read-only and private; a file truncated under us while mapped is the one
+    // hazard, as for every memory-mapped reader (the safetensors crate's own loaders included).
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+    let st = SafeTensors::deserialize(&map)
+        .map_err(|e| Error::format(path, format!("invalid safetensors: {e}")))?;
+    let mut entries: Vec<_> = st.tensors();
+    entries.sort_by_key(|(_, v)| v.data().as_ptr() as usize);
+    for (name, view) in entries {
+        let dtype = dtype_of(view.dtype()).ok_or_else(|| {
+            Error::format(
+                path,
+                format!("tensor '{name}' has dtype {:?}, which oxtorch does not support", view.dtype()),
+            )
+        })?;
+        let tensor = tensor_from_bytes(view.data(), dtype, view.shape())?;
+        each(name, tensor)?;
+    }
+    Ok(())
+}
+
+/// Writes `tensors` (name, tensor) to a safetensors file at `path`, with optional string metadata.
+pub fn write_safetensors(
+    path: &Path,
+    tensors: &[(String, Tensor)],
+    metadata: Option<std::collections::HashMap<String, String>>,
+) -> Result<()> {
+    let mut data = Vec::with_capacity(tensors.len());
+    for (name, t) in tensors {
+        let bytes = tensor_bytes(t)?;
+        data.push((name.clone(), safetensors_dtype(t.dtype()), t.dims().to_vec(), bytes));
+    }
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = data
+        .iter()
+        .map(|(name, dt, shape, bytes)| {
+            safetensors::tensor::TensorView::new(*dt, shape.clone(), bytes)
+                .map(|v| (name.clone(), v))
+                .map_err(|e| Error::format(path, format!("tensor '{name}': {e}")))
+        })
+        .collect::<Result<_>>()?;
+    // Written next to the target and renamed, so that a failure never leaves a partial file.
+    let tmp = path.with_extension("safetensors.partial");
+    safetensors::serialize_to_file(views, metadata, &tmp)
+        .map_err(|e| Error::format(path, format!("cannot write: {e}")))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+/// The little-endian row-major bytes of `t`.
+pub fn tensor_bytes(t: &Tensor) -> Result<Vec<u8>> {
+    use oxtorch_tensor::{bf16, f16};
+    fn bytes<T: bytemuck::Pod + oxtorch_tensor::CpuElement>(t: &Tensor) -> Result<Vec<u8>> {
+        Ok(bytemuck::cast_slice(&t.to_vec::<T>()?).to_vec())
+    }
+    match t.dtype() {
+        DType::Bool => Ok(t.to_vec::<bool>()?.into_iter().map(u8::from).collect()),
+        DType::U8 => bytes::<u8>(t),
+        DType::I8 => bytes::<i8>(t),
+        DType::I16 => bytes::<i16>(t),
+        DType::I32 => bytes::<i32>(t),
+        DType::I64 => bytes::<i64>(t),
+        DType::F16 => bytes::<f16>(t),
+        DType::BF16 => bytes::<bf16>(t),
+        DType::F32 => bytes::<f32>(t),
+        DType::F64 => bytes::<f64>(t),
+    }
+}

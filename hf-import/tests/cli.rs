@@ -1,0 +1,300 @@
+//! The `hf-import` binary end to end: `forward` matches transformers, `convert` round-trips, `inspect`
+//! describes, and bad input gives one error line, a non-zero exit and no output file.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{assert_close, fixture, golden, read_all};
+use oxtorch_hf_import::weights::write_safetensors;
+
+fn hf_import(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hf-import")).args(args).output().expect("the hf-import binary runs")
+}
+
+/// A fresh temporary folder for one test.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oxtorch-hf-cli-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes the golden inputs of `name` to `dir/inputs.safetensors`.
+fn inputs_file(name: &str, dir: &Path) -> PathBuf {
+    let (inputs, _) = golden(name);
+    let path = dir.join("inputs.safetensors");
+    write_safetensors(&path, &inputs.into_iter().collect::<Vec<_>>(), None).unwrap();
+    path
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `forward` on `model` (a folder) compared with the goldens of fixture `name`.
+fn forward_matches(model: &Path, name: &str, dir: &Path) {
+    let inputs = inputs_file(name, dir);
+    let output = dir.join("out.safetensors");
+    let out = hf_import(&[
+        "forward",
+        model.to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+        "--hidden-states",
+        "--device",
+        "cpu",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let actual = read_all(&output);
+    let (_, expected) = golden(name);
+    assert_eq!(actual.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>());
+    for (k, t) in &actual {
+        assert_eq!(t.dtype(), oxtorch_tensor::DType::F32, "{k}");
+        assert_close(&format!("{name} {k}"), t, &expected[k], 1e-4, 1e-4);
+    }
+}
+
+#[test]
+fn forward_writes_transformers_outputs() {
+    let dir = scratch("forward");
+    for name in ["bert", "llama", "qwen2"] {
+        forward_matches(&fixture(name), name, &dir);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn forward_in_bf16_writes_float32_close_to_transformers() {
+    let dir = scratch("bf16");
+    let inputs = inputs_file("mistral", &dir);
+    let output = dir.join("out.safetensors");
+    let out = hf_import(&[
+        "forward",
+        fixture("mistral").to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+        "--dtype",
+        "bf16",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let logits = read_all(&output)["logits"].clone();
+    assert_eq!(logits.dtype(), oxtorch_tensor::DType::F32);
+    let (_, expected) = golden("mistral");
+    assert_close("bf16 logits", &logits, &expected["logits"], 0.1, 0.05);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn convert_bin_to_safetensors_then_forward() {
+    let dir = scratch("convert");
+    let out_dir = dir.join("llama-st");
+    let out = hf_import(&["convert", fixture("llama").to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out_dir.join("model.safetensors").is_file());
+    assert!(!out_dir.join("pytorch_model.bin").exists());
+    forward_matches(&out_dir, "llama", &dir);
+
+    let bf16_dir = dir.join("qwen2-bf16");
+    let out = hf_import(&[
+        "convert",
+        fixture("qwen2").to_str().unwrap(),
+        "--out",
+        bf16_dir.to_str().unwrap(),
+        "--dtype",
+        "bf16",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tensors = read_all(&bf16_dir.join("model.safetensors"));
+    assert_eq!(tensors.len(), 2 + 2 * 12 + 1, "shards merged into one file");
+    assert!(tensors.values().all(|t| t.dtype() == oxtorch_tensor::DType::BF16));
+    let config = std::fs::read_to_string(bf16_dir.join("config.json")).unwrap();
+    assert!(config.contains("\"dtype\": \"bfloat16\""), "{config}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn inspect_describes_the_checkpoint() {
+    let out = hf_import(&["inspect", fixture("qwen3").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("architecture: Qwen3ForCausalLM"), "{text}");
+    assert!(text.contains("parameters:   28000"), "{text}");
+    assert!(text.contains("model.layers.1.self_attn.q_norm.weight"), "{text}");
+    assert!(text.contains("bf16"), "{text}");
+}
+
+/// Runs `forward` with `args` replacing parts of a valid call; it must fail with `needle` in one
+/// error line and leave no output file.
+fn forward_fails(dir: &Path, model: &Path, inputs: &Path, extra: &[&str], needle: &str) {
+    let output = dir.join("never.safetensors");
+    let mut args = vec![
+        "forward",
+        model.to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = hf_import(&args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: ") && err.lines().count() == 1, "{err}");
+    assert!(err.contains(needle), "expected '{needle}' in: {err}");
+    assert!(!output.exists(), "no partial output");
+}
+
+#[test]
+fn bad_input_gives_one_error_line_and_no_output() {
+    let dir = scratch("bad");
+    let good_inputs = inputs_file("llama", &dir);
+    let llama = fixture("llama");
+
+    // Inputs the model does not take, and float inputs.
+    let expected = fixture("llama").join("expected.safetensors");
+    forward_fails(&dir, &llama, &expected, &[], "unexpected input 'hidden_states.0'");
+    let floats = dir.join("floats.safetensors");
+    let ids = oxtorch_tensor::Tensor::zeros([1, 3], oxtorch_tensor::DType::F32).unwrap();
+    write_safetensors(&floats, &[("input_ids".to_string(), ids)], None).unwrap();
+    forward_fails(&dir, &llama, &floats, &[], "input 'input_ids' must be an integer tensor");
+    let big = dir.join("big.safetensors");
+    let ids = oxtorch_tensor::Tensor::from_vec(vec![1i64, 500, 3], [1, 3]).unwrap();
+    write_safetensors(&big, &[("input_ids".to_string(), ids)], None).unwrap();
+    forward_fails(&dir, &llama, &big, &[], "id 500 is out of range for an embedding table of 100 rows");
+
+    // A model found nowhere, an unsupported model_type, a bad dtype or device.
+    forward_fails(
+        &dir,
+        Path::new("no-such-org/no-such-model"),
+        &good_inputs,
+        &[],
+        "models--no-such-org--no-such-model",
+    );
+    let odd = dir.join("odd");
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::write(odd.join("config.json"), r#"{"model_type": "whisper"}"#).unwrap();
+    std::fs::copy(fixture("llama_tied").join("model.safetensors"), odd.join("model.safetensors")).unwrap();
+    forward_fails(
+        &dir,
+        &odd,
+        &good_inputs,
+        &[],
+        "model_type \"whisper\" is not supported (supported: bert, distilbert, gemma, gemma2, gemma3_text, llama, mistral, phi3, qwen2, qwen3, roberta)",
+    );
+    forward_fails(&dir, &llama, &good_inputs, &["--dtype", "f8"], "unknown dtype 'f8'");
+    forward_fails(&dir, &llama, &good_inputs, &["--device", "cuda"], "--device");
+
+    // Corrupt weights: truncated, a header that lies, a config that disagrees with the shapes.
+    let model = fixture("llama_tied");
+    let broken = dir.join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::copy(model.join("config.json"), broken.join("config.json")).unwrap();
+    let bytes = std::fs::read(model.join("model.safetensors")).unwrap();
+    std::fs::write(broken.join("model.safetensors"), &bytes[..bytes.len() / 2]).unwrap();
+    forward_fails(&dir, &broken, &good_inputs, &[], "model.safetensors: invalid safetensors");
+    let mut lying = bytes.clone();
+    lying[8..16].copy_from_slice(b"{\"x\":{\"d");
+    std::fs::write(broken.join("model.safetensors"), &lying).unwrap();
+    forward_fails(&dir, &broken, &good_inputs, &[], "invalid safetensors");
+    let huge_header = [&(u64::MAX / 2).to_le_bytes()[..], &bytes[8..]].concat();
+    std::fs::write(broken.join("model.safetensors"), huge_header).unwrap();
+    forward_fails(&dir, &broken, &good_inputs, &[], "invalid safetensors");
+    // A truncated pytorch_model.bin.
+    let bin_dir = dir.join("broken-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::fs::copy(llama.join("config.json"), bin_dir.join("config.json")).unwrap();
+    let bin = std::fs::read(llama.join("pytorch_model.bin")).unwrap();
+    std::fs::write(bin_dir.join("pytorch_model.bin"), &bin[..bin.len() - 300]).unwrap();
+    forward_fails(&dir, &bin_dir, &good_inputs, &[], "pytorch_model.bin: invalid PyTorch checkpoint");
+    std::fs::write(broken.join("model.safetensors"), &bytes).unwrap();
+    let config = std::fs::read_to_string(model.join("config.json")).unwrap();
+    std::fs::write(
+        broken.join("config.json"),
+        config.replace("\"intermediate_size\": 64", "\"intermediate_size\": 48"),
+    )
+    .unwrap();
+    forward_fails(
+        &dir,
+        &broken,
+        &good_inputs,
+        &[],
+        "tensor 'model.layers.0.mlp.gate_proj.weight' has shape [64, 32] in the checkpoint, but the config implies [48, 32]",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn generate_ids_and_text() {
+    let dir = scratch("generate");
+    for name in ["llama", "gemma2", "phi3"] {
+        let golden = read_all(&fixture(name).join("generate.safetensors"));
+        let inputs = dir.join("prompts.safetensors");
+        let prompts = vec![
+            ("input_ids".to_string(), golden["input_ids"].clone()),
+            ("attention_mask".to_string(), golden["attention_mask"].clone()),
+        ];
+        write_safetensors(&inputs, &prompts, None).unwrap();
+        let output = dir.join("ids.safetensors");
+        let out = hf_import(&[
+            "generate",
+            fixture(name).to_str().unwrap(),
+            "--inputs",
+            inputs.to_str().unwrap(),
+            "--output",
+            output.to_str().unwrap(),
+            "--max-new-tokens",
+            "10",
+            "--greedy",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let ids = read_all(&output)["output_ids"].clone();
+        assert_eq!(ids.dtype(), oxtorch_tensor::DType::I64);
+        // The fixtures' goldens pad finished rows with 0; config.json's pad_token_id is what the CLI
+        // uses, so compare the tokens up to each row's EOS.
+        let (got, want) = (ids.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap());
+        for (g, w) in got.iter().zip(&want) {
+            let end = w[7..].iter().position(|&t| t == 2).map_or(w.len(), |i| 7 + i + 1);
+            assert_eq!(g[..end], w[..end], "{name}");
+        }
+    }
+    let out = hf_import(&[
+        "generate",
+        fixture("llama_tied").to_str().unwrap(),
+        "--prompt",
+        "the cat sits on",
+        "--max-new-tokens",
+        "6",
+        "--greedy",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("the cat sits on ") && text.split_whitespace().count() > 4, "{text}");
+    let out = hf_import(&[
+        "generate",
+        fixture("llama_tied").to_str().unwrap(),
+        "--prompt",
+        "what is the sun?",
+        "--chat",
+        "--max-new-tokens",
+        "4",
+        "--greedy",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reply = String::from_utf8(out.stdout).unwrap();
+    assert!(!reply.trim().is_empty() && !reply.contains("what is the sun"), "{reply}");
+    let out = hf_import(&["generate", fixture("llama").to_str().unwrap(), "--prompt", "hi", "--chat"]);
+    assert!(
+        stderr(&out).contains("no tokenizer.json") || stderr(&out).contains("no chat template"),
+        "{}",
+        stderr(&out)
+    );
+    let out = hf_import(&["generate", fixture("bert").to_str().unwrap(), "--prompt", "hi"]);
+    assert!(stderr(&out).contains("generate needs a causal LM, not BertModel"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,47 @@
+//! Helpers shared by the hf-import tests: fixture paths, golden files, torch's `allclose`.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use oxtorch_hf_import::weights::read_safetensors;
+use oxtorch_tensor::{DType, Tensor};
+
+/// The folder of a fixture made by `make_fixtures.py`.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join(name)
+}
+
+/// Every tensor of a safetensors file.
+pub fn read_all(path: &std::path::Path) -> BTreeMap<String, Tensor> {
+    let mut map = BTreeMap::new();
+    read_safetensors(path, |n, t| {
+        map.insert(n, t);
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    map
+}
+
+/// The golden file of a fixture split into its inputs and transformers' outputs.
+pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>) {
+    let all = read_all(&fixture(name).join("expected.safetensors"));
+    let inputs = ["input_ids", "attention_mask", "token_type_ids"];
+    all.into_iter().partition(|(k, _)| inputs.contains(&k.as_str()))
+}
+
+/// Panics unless `|a - b| <= atol + rtol |b|` everywhere and the shapes agree; returns the largest
+/// absolute difference.
+pub fn assert_close(what: &str, actual: &Tensor, expected: &Tensor, atol: f64, rtol: f64) -> f64 {
+    assert_eq!(actual.dims(), expected.dims(), "{what}: shape");
+    let a = actual.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+    let b = expected.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+    let mut worst = 0.0f64;
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        let d = (x - y).abs();
+        assert!(d <= atol + rtol * y.abs(), "{what}: element {i}: {x} vs {y} (diff {d})");
+        worst = worst.max(d);
+    }
+    worst
+}

