@@ -1,5 +1,6 @@
 //! Fused softmax and log-softmax along one dim: one pass for the maxima, one for the exponentials and
-//! their sums, one to normalise; f16/bf16 compute in f32 and round once.
+//! their sums, one to normalise; f16/bf16 compute in f32 and round once. Contiguous f32 rows on
+//! AVX-512 take the intrinsics kernel in [`super::softmax_row`].
 
 use oxtorch_core::{Error, Layout, Result};
 use std::mem::MaybeUninit;
@@ -77,6 +78,17 @@ fn max_acc<A: AccFloat>(m: A, v: A) -> A {
 /// Softmax of one contiguous row (the last-dim case): vectorised slice loops throughout.
 fn normalise_row<T: Float>(x: &[T], out: &mut [MaybeUninit<T>], log: bool, scratch: &mut Vec<T::Acc>) {
     type A<T> = <T as Float>::Acc;
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && super::softmax_row::available() {
+        // SAFETY: `T` is `f32` (same type id), so both slices reinterpret to themselves.
+        let (x, out) = unsafe {
+            (
+                std::slice::from_raw_parts(x.as_ptr() as *const f32, x.len()),
+                std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut MaybeUninit<f32>, out.len()),
+            )
+        };
+        super::softmax_row::softmax_row(x, out, log);
+        return;
+    }
     let neg_inf = A::<T>::from_f64(f64::NEG_INFINITY);
     let max = crate::simd::fold_lanes(x, neg_inf, |m, v: T| max_acc(m, v.to_acc()), max_acc);
     scratch.clear();
