@@ -7,9 +7,13 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
+use super::softmax_row;
 use crate::float::{AccFloat, Float};
 use crate::storage::CpuStorage;
 use crate::walk::map1;
+
+/// Outputs of at least this many bytes are written around the caches (see [`softmax_row`]).
+const STREAM_BYTES: usize = 8 << 20;
 
 /// Softmax (or log-softmax when `log`) of the view `(v, l)` along `dim`; a 0-d view is one element.
 pub(crate) fn softmax<T: Float>(v: &[T], l: &Layout, dim: usize, log: bool) -> Result<CpuStorage> {
@@ -33,6 +37,24 @@ pub(crate) fn softmax<T: Float>(v: &[T], l: &Layout, dim: usize, log: bool) -> R
         }
     };
     let mut out = crate::pool::take::<T>(n);
+    if inner == 1 && std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && softmax_row::available()
+    {
+        // SAFETY: `T` is `f32` (same type id), so both slices reinterpret to themselves.
+        let (xs, o) = unsafe {
+            (
+                std::slice::from_raw_parts(xs.as_ptr() as *const f32, n),
+                std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut MaybeUninit<f32>, n),
+            )
+        };
+        let stream = n * 4 >= STREAM_BYTES;
+        let rows_per_task = ((1 << 15) / size).max(1);
+        o.par_chunks_mut(rows_per_task * size)
+            .zip(xs.par_chunks(rows_per_task * size))
+            .for_each(|(o, x)| softmax_row::softmax_rows(x, o, size, log, stream));
+        // SAFETY: `softmax_rows` wrote all `n` elements; `f32` needs no drop.
+        unsafe { out.set_len(n) };
+        return Ok(CpuStorage::from_vec(out));
+    }
     // Give each task at least ~32K elements so that small rows are not scheduled one by one.
     let min_blocks = (1 << 15) / block + 1;
     out.spare_capacity_mut()[..n]
@@ -78,17 +100,6 @@ fn max_acc<A: AccFloat>(m: A, v: A) -> A {
 /// Softmax of one contiguous row (the last-dim case): vectorised slice loops throughout.
 fn normalise_row<T: Float>(x: &[T], out: &mut [MaybeUninit<T>], log: bool, scratch: &mut Vec<T::Acc>) {
     type A<T> = <T as Float>::Acc;
-    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && super::softmax_row::available() {
-        // SAFETY: `T` is `f32` (same type id), so both slices reinterpret to themselves.
-        let (x, out) = unsafe {
-            (
-                std::slice::from_raw_parts(x.as_ptr() as *const f32, x.len()),
-                std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut MaybeUninit<f32>, out.len()),
-            )
-        };
-        super::softmax_row::softmax_row(x, out, log);
-        return;
-    }
     let neg_inf = A::<T>::from_f64(f64::NEG_INFINITY);
     let max = crate::simd::fold_lanes(x, neg_inf, |m, v: T| max_acc(m, v.to_acc()), max_acc);
     scratch.clear();

@@ -5,32 +5,54 @@
 //! by `1 / sum` (torch multiplies by the reciprocal too). Log-softmax sums in pass 2 without storing
 //! and writes `(x - max) - ln(sum)` in pass 3. Tails shorter than a vector use masked loads and
 //! stores, so rows of any length take the same path. NaN handling follows the scalar kernel: the
-//! maximum ignores NaN, whose exponential then makes the whole row NaN, as in torch.
+//! maximum ignores NaN, whose exponential then makes the whole row NaN, as in torch. Outputs larger
+//! than the caches are written with non-temporal stores (the exponentials then wait in an L1 scratch
+//! row), which saves the read-for-ownership of every output line.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 
 /// True when this CPU runs the AVX-512 row kernels.
 pub(crate) fn available() -> bool {
     crate::simd::level() == crate::simd::Level::Avx512
 }
 
-/// Softmax (or log-softmax when `log`) of `x` into `out` (same length). Callers check [`available`].
-pub(crate) fn softmax_row(x: &[f32], out: &mut [std::mem::MaybeUninit<f32>], log: bool) {
-    assert_eq!(x.len(), out.len(), "softmax_row: length mismatch");
-    assert!(available(), "softmax_row needs AVX-512");
+/// Softmax (or log-softmax when `log`) of each `row`-long row of `x` into `out` (same length, a
+/// multiple of `row`). With `stream`, the results bypass the caches (non-temporal stores, for outputs
+/// larger than the cache, which then cost no read-for-ownership traffic). Callers check [`available`].
+pub(crate) fn softmax_rows(x: &[f32], out: &mut [MaybeUninit<f32>], row: usize, log: bool, stream: bool) {
+    assert_eq!(x.len(), out.len(), "softmax_rows: length mismatch");
+    assert!(available(), "softmax_rows needs AVX-512");
+    if row == 0 || x.is_empty() {
+        return;
+    }
+    assert!(x.len().is_multiple_of(row), "softmax_rows: not a whole number of rows");
+    // Streamed softmax keeps the exponentials in an L1-resident scratch row.
+    let mut scratch = if stream && !log { Vec::<f32>::with_capacity(row) } else { Vec::new() };
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: AVX-512 was checked above; both slices hold `x.len()` elements and the kernels only touch
-    // indices below that (full vectors below `len - len % 16`, masked lanes beyond).
+    // SAFETY: AVX-512 was checked above. Each row kernel reads `row` elements of `x` and writes `row`
+    // elements of `out` (or of the scratch, whose capacity is `row`) at the row's offset: full vectors
+    // below `row - row % 16`, masked lanes beyond.
     unsafe {
-        let (xp, op, n) = (x.as_ptr(), out.as_mut_ptr() as *mut f32, x.len());
-        let max = row_max(xp, n);
-        if log {
-            let sum = exp_sum(xp, None, n, max);
-            log_write(xp, op, n, max, sum.ln());
-        } else {
-            let sum = exp_sum(xp, Some(op), n, max);
-            scale(op, n, 1.0 / sum);
+        for (xr, or) in x.chunks_exact(row).zip(out.chunks_exact_mut(row)) {
+            let (xp, op) = (xr.as_ptr(), or.as_mut_ptr() as *mut f32);
+            let max = row_max(xp, row);
+            if log {
+                let sum = exp_sum(xp, None, row, max);
+                finish::<true>(xp, op, row, max, sum.ln(), stream);
+            } else if stream {
+                let sp = scratch.as_mut_ptr();
+                let sum = exp_sum(xp, Some(sp), row, max);
+                finish::<false>(sp, op, row, 1.0 / sum, 0.0, true);
+            } else {
+                let sum = exp_sum(xp, Some(op), row, max);
+                finish::<false>(op, op, row, 1.0 / sum, 0.0, false);
+            }
+        }
+        if stream {
+            // Order the non-temporal stores before whatever tells other threads the rows are done.
+            _mm_sfence();
         }
     }
 }
@@ -122,44 +144,42 @@ unsafe fn exp_sum(x: *const f32, out: Option<*mut f32>, n: usize, max: f32) -> f
     _mm512_reduce_add_ps(_mm512_add_ps(s[0], s[1]))
 }
 
-/// `out[..n] *= inv`.
+/// `dst[i] = src[i] * a` (softmax) or `dst[i] = (src[i] - a) - b` (log-softmax, `LOG`) over `..n`;
+/// `src` may be `dst`. With `stream`, the 64-byte-aligned full vectors of `dst` are stored
+/// non-temporally (a masked store covers the unaligned head, as it does the tail).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn scale(out: *mut f32, n: usize, inv: f32) {
-    let iv = _mm512_set1_ps(inv);
+unsafe fn finish<const LOG: bool>(src: *const f32, dst: *mut f32, n: usize, a: f32, b: f32, stream: bool) {
+    let (av, bv) = (_mm512_set1_ps(a), _mm512_set1_ps(b));
+    let f = |v: __m512| if LOG { _mm512_sub_ps(_mm512_sub_ps(v, av), bv) } else { _mm512_mul_ps(v, av) };
     let mut i = 0;
+    if stream {
+        let head = ((64 - (dst as usize) % 64) % 64 / 4).min(n);
+        if head > 0 {
+            let k = tail_mask(head);
+            _mm512_mask_storeu_ps(dst, k, f(_mm512_maskz_loadu_ps(k, src)));
+            i = head;
+        }
+        if (dst.add(i) as usize).is_multiple_of(64) {
+            while i + 16 <= n {
+                _mm512_stream_ps(dst.add(i), f(_mm512_loadu_ps(src.add(i))));
+                i += 16;
+            }
+        }
+    }
     while i + 16 <= n {
-        _mm512_storeu_ps(out.add(i), _mm512_mul_ps(_mm512_loadu_ps(out.add(i)), iv));
+        _mm512_storeu_ps(dst.add(i), f(_mm512_loadu_ps(src.add(i))));
         i += 16;
     }
     if i < n {
         let k = tail_mask(n - i);
-        _mm512_mask_storeu_ps(out.add(i), k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, out.add(i)), iv));
-    }
-}
-
-/// `out[i] = (x[i] - max) - log_sum` over `..n`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn log_write(x: *const f32, out: *mut f32, n: usize, max: f32, log_sum: f32) {
-    let (mv, lv) = (_mm512_set1_ps(max), _mm512_set1_ps(log_sum));
-    let mut i = 0;
-    while i + 16 <= n {
-        let d = _mm512_sub_ps(_mm512_loadu_ps(x.add(i)), mv);
-        _mm512_storeu_ps(out.add(i), _mm512_sub_ps(d, lv));
-        i += 16;
-    }
-    if i < n {
-        let k = tail_mask(n - i);
-        let d = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, x.add(i)), mv);
-        _mm512_mask_storeu_ps(out.add(i), k, _mm512_sub_ps(d, lv));
+        _mm512_mask_storeu_ps(dst.add(i), k, f(_mm512_maskz_loadu_ps(k, src.add(i))));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::mem::MaybeUninit;
 
     /// The scalar definition: `e^(x - max) / Σ` (or its log), max ignoring NaN, with `x - max` rounded
     /// to f32 as in the kernel (and torch) and the rest in f64.
@@ -170,11 +190,25 @@ mod tests {
         d.iter().map(|&v| if log { v - sum.ln() } else { v.exp() / sum }).collect()
     }
 
+    /// One row through both store paths (cached and streamed, at every alignment of the output);
+    /// they must agree exactly.
     fn run(x: &[f32], log: bool) -> Vec<f32> {
-        let mut out = vec![MaybeUninit::new(f32::from_bits(0x7fc0_dead)); x.len()];
-        softmax_row(x, &mut out, log);
-        // SAFETY: `softmax_row` wrote every element (and they were initialised before anyway).
-        out.into_iter().map(|v| unsafe { v.assume_init() }).collect()
+        let once = |stream: bool, shift: usize| {
+            let mut out = vec![MaybeUninit::new(f32::from_bits(0x7fc0_dead)); x.len() + shift];
+            softmax_rows(x, &mut out[shift..], x.len(), log, stream);
+            // SAFETY: every element was initialised above (and overwritten by `softmax_rows`).
+            out[shift..].iter().map(|v| unsafe { v.assume_init() }).collect::<Vec<f32>>()
+        };
+        let cached = once(false, 0);
+        for shift in [0, 1, 5, 15] {
+            let streamed = once(true, shift);
+            assert!(
+                cached.iter().zip(&streamed).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "streamed differs (n={} shift={shift})",
+                x.len()
+            );
+        }
+        cached
     }
 
     fn close(got: f32, want: f64) -> bool {
@@ -194,8 +228,33 @@ mod tests {
                 let (got, want) = (run(&x, log), reference(&x, log));
                 for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
                     // Log-softmax subtracts `ln(sum)`, rounded in f32: allow for cancellation.
-                    let ok = if log { (g as f64 - w).abs() <= 8.0 * f32::EPSILON as f64 * w.abs().max(1.0) } else { close(g, w) };
+                    let ok = if log {
+                        (g as f64 - w).abs() <= 8.0 * f32::EPSILON as f64 * w.abs().max(1.0)
+                    } else {
+                        close(g, w)
+                    };
                     assert!(ok, "n={n} log={log} [{i}]: {g} vs {w}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn several_rows_of_odd_length() {
+        if !available() {
+            return;
+        }
+        let (rows, row) = (5, 37);
+        let x: Vec<f32> = (0..rows * row).map(|i| ((i * 31 % 17) as f32) * 0.5 - (i / row) as f32).collect();
+        for (log, stream) in [(false, false), (false, true), (true, false), (true, true)] {
+            let mut out = vec![MaybeUninit::new(0.0f32); x.len()];
+            softmax_rows(&x, &mut out, row, log, stream);
+            for r in 0..rows {
+                let want = reference(&x[r * row..(r + 1) * row], log);
+                for (j, w) in want.iter().enumerate() {
+                    // SAFETY: initialised above.
+                    let g = unsafe { out[r * row + j].assume_init() };
+                    assert!((g as f64 - w).abs() <= 1e-6 * w.abs().max(1.0), "row {r}[{j}]: {g} vs {w}");
                 }
             }
         }
