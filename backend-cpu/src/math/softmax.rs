@@ -12,9 +12,6 @@ use crate::float::{AccFloat, Float};
 use crate::storage::CpuStorage;
 use crate::walk::map1;
 
-/// Outputs of at least this many bytes are written around the caches (see [`softmax_row`]).
-const STREAM_BYTES: usize = 8 << 20;
-
 /// Softmax (or log-softmax when `log`) of the view `(v, l)` along `dim`; a 0-d view is one element.
 pub(crate) fn softmax<T: Float>(v: &[T], l: &Layout, dim: usize, log: bool) -> Result<CpuStorage> {
     let dims = l.dims();
@@ -46,11 +43,10 @@ pub(crate) fn softmax<T: Float>(v: &[T], l: &Layout, dim: usize, log: bool) -> R
                 std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut MaybeUninit<f32>, n),
             )
         };
-        let stream = n * 4 >= STREAM_BYTES;
         let rows_per_task = ((1 << 15) / size).max(1);
         o.par_chunks_mut(rows_per_task * size)
             .zip(xs.par_chunks(rows_per_task * size))
-            .for_each(|(o, x)| softmax_row::softmax_rows(x, o, size, log, stream));
+            .for_each(|(o, x)| softmax_row::softmax_rows(x, o, size, log));
         // SAFETY: `softmax_rows` wrote all `n` elements; `f32` needs no drop.
         unsafe { out.set_len(n) };
         return Ok(CpuStorage::from_vec(out));
