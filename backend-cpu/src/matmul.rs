@@ -121,7 +121,12 @@ fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dim
         }
     };
     let threads = rayon::current_num_threads();
-    if batches >= threads && flops < (1 << 21) {
+    // Batches run in parallel (each product on one thread, no synchronisation inside) when they keep
+    // every thread equally busy: always for small products, and for large ones when the batches
+    // divide evenly among the threads or there are several per thread (the imbalance is then at most
+    // one batch in four). Otherwise each product is split across the threads in turn.
+    let even = batches.is_multiple_of(threads) || batches >= 4 * threads;
+    if batches >= threads && (flops < (1 << 21) || even) {
         out.par_chunks_mut(m * n).enumerate().for_each(|c| run(c, Parallelism::None));
     } else {
         let par = if flops >= (1 << 15) { Parallelism::Rayon(threads) } else { Parallelism::None };

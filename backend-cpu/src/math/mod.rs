@@ -3,4 +3,5 @@
 pub(crate) mod activation;
 pub(crate) mod fast;
 pub(crate) mod softmax;
+pub(crate) mod softmax_row;
 pub(crate) mod special;

@@ -1,11 +1,13 @@
 //! Fused softmax and log-softmax along one dim: one pass for the maxima, one for the exponentials and
-//! their sums, one to normalise; f16/bf16 compute in f32 and round once.
+//! their sums, one to normalise; f16/bf16 compute in f32 and round once. Contiguous f32 rows on
+//! AVX-512 take the intrinsics kernel in [`super::softmax_row`].
 
 use oxtorch_core::{Error, Layout, Result};
 use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
+use super::softmax_row;
 use crate::float::{AccFloat, Float};
 use crate::storage::CpuStorage;
 use crate::walk::map1;
@@ -32,6 +34,23 @@ pub(crate) fn softmax<T: Float>(v: &[T], l: &Layout, dim: usize, log: bool) -> R
         }
     };
     let mut out = crate::pool::take::<T>(n);
+    if inner == 1 && std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && softmax_row::available()
+    {
+        // SAFETY: `T` is `f32` (same type id), so both slices reinterpret to themselves.
+        let (xs, o) = unsafe {
+            (
+                std::slice::from_raw_parts(xs.as_ptr() as *const f32, n),
+                std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut MaybeUninit<f32>, n),
+            )
+        };
+        let rows_per_task = ((1 << 15) / size).max(1);
+        o.par_chunks_mut(rows_per_task * size)
+            .zip(xs.par_chunks(rows_per_task * size))
+            .for_each(|(o, x)| softmax_row::softmax_rows(x, o, size, log));
+        // SAFETY: `softmax_rows` wrote all `n` elements; `f32` needs no drop.
+        unsafe { out.set_len(n) };
+        return Ok(CpuStorage::from_vec(out));
+    }
     // Give each task at least ~32K elements so that small rows are not scheduled one by one.
     let min_blocks = (1 << 15) / block + 1;
     out.spare_capacity_mut()[..n]

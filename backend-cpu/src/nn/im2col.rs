@@ -3,6 +3,7 @@
 use oxtorch_core::ops::NnOp;
 use oxtorch_core::{BackendStorage, Error, Layout, Result};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 use super::{contiguous_strides, for_each_index, narrow, widen, Wide};
 use crate::storage::CpuElement;
@@ -87,35 +88,44 @@ impl Geometry {
     }
 }
 
-/// The 2-D case of im2col for one image plane: per kernel tap and output row, the valid output
-/// columns form one interval, copied as a slice when the stride is 1.
-fn im2col_plane_2d<T: CpuElement>(src: &[T], block: &mut [T], g: &Geometry) {
+/// The 2-D case of im2col for one image plane, writing every element of `block` exactly once: per
+/// kernel tap and output row, the valid output columns form one interval `lo..hi`, copied as a slice
+/// when the stride is 1; only the padding around it is zeroed.
+fn im2col_plane_2d<T: CpuElement>(src: &[T], block: &mut [MaybeUninit<T>], g: &Geometry) {
     let (w_img, (oh, ow)) = (g.image[1], (g.positions[0], g.positions[1]));
     let (kh, kw) = (g.kernel[0], g.kernel[1]);
     let l = oh * ow;
+    let zero = |d: &mut [MaybeUninit<T>]| d.fill(MaybeUninit::new(T::ZERO));
     for ki in 0..kh {
         for kj in 0..kw {
             let row = &mut block[(ki * kw + kj) * l..(ki * kw + kj + 1) * l];
             let cols = &g.tables[1][kj];
             let Some(lo) = cols.iter().position(Option::is_some) else {
+                zero(row);
                 continue;
             };
             let hi = cols.iter().rposition(Option::is_some).map_or(lo, |h| h + 1);
             let iw0 = cols[lo].unwrap_or(0);
             let unit_stride = hi - lo <= 1 || cols[lo + 1] == Some(iw0 + 1);
             for (p, ih) in g.tables[0][ki].iter().enumerate() {
+                let d = &mut row[p * ow..(p + 1) * ow];
                 let Some(ih) = *ih else {
+                    zero(d);
                     continue;
                 };
                 let s = &src[ih * w_img..(ih + 1) * w_img];
-                let d = &mut row[p * ow..(p + 1) * ow];
+                zero(&mut d[..lo]);
+                zero(&mut d[hi..]);
                 if unit_stride {
-                    d[lo..hi].copy_from_slice(&s[iw0..iw0 + (hi - lo)]);
+                    // SAFETY: `MaybeUninit<T>` has `T`'s layout; a `&[T]` viewed as initialised
+                    // `MaybeUninit<T>`s is always valid to read.
+                    let s: &[MaybeUninit<T>] = unsafe {
+                        std::slice::from_raw_parts(s.as_ptr().add(iw0) as *const MaybeUninit<T>, hi - lo)
+                    };
+                    d[lo..hi].copy_from_slice(s);
                 } else {
                     for o in lo..hi {
-                        if let Some(iw) = cols[o] {
-                            d[o] = s[iw];
-                        }
+                        d[o] = MaybeUninit::new(cols[o].map_or(T::ZERO, |iw| s[iw]));
                     }
                 }
             }
@@ -128,16 +138,21 @@ fn im2col_typed<T: CpuElement>(x: &[T], dims: &[usize], g: &Geometry) -> Vec<T> 
     let img: usize = g.image.iter().product();
     let kk: usize = g.kernel.iter().product();
     let l: usize = g.positions.iter().product();
-    let mut out = crate::pool::filled(b * c * kk * l, T::ZERO);
-    if out.is_empty() {
-        return out;
+    let n = b * c * kk * l;
+    if n == 0 {
+        return Vec::new();
     }
     if g.kernel.len() == 2 {
-        out.par_chunks_mut(kk * l).enumerate().for_each(|(bc, block)| {
+        let mut out = crate::pool::take::<T>(n);
+        out.spare_capacity_mut()[..n].par_chunks_mut(kk * l).enumerate().for_each(|(bc, block)| {
             im2col_plane_2d(&x[bc * img..(bc + 1) * img], block, g);
         });
+        // SAFETY: `im2col_plane_2d` wrote every element of each `kk * l` block, and the blocks tile
+        // the first `n` elements.
+        unsafe { out.set_len(n) };
         return out;
     }
+    let mut out = crate::pool::filled(n, T::ZERO);
     out.par_chunks_mut(kk * l).enumerate().for_each(|(bc, block)| {
         let src = &x[bc * img..(bc + 1) * img];
         for_each_index(&g.kernel, |ki, k| {
