@@ -1,5 +1,6 @@
 //! Finding the plugin of a device kind: `tpu` (libtpu) and `xla` (`OXTORCH_PJRT_PLUGIN`).
 
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -74,22 +75,37 @@ fn site_packages_dirs() -> Vec<PathBuf> {
     roots
 }
 
-/// Whether the GCE metadata server answers (within 300 ms).
-fn metadata_server_reachable() -> bool {
+/// Whether a GCE metadata server answers a TPU query with `200 OK` (within about a second).
+/// Only a TCP connection is not enough: sandboxes often proxy 169.254.169.254 and answer 403,
+/// and libtpu then retries each of its keys for about 30 s.
+fn tpu_metadata_server_answers() -> bool {
     let addr = SocketAddr::from(([169, 254, 169, 254], 80));
-    TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok()
+    let timeout = Duration::from_millis(500);
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, timeout) else { return false };
+    if stream.set_read_timeout(Some(timeout)).is_err() || stream.set_write_timeout(Some(timeout)).is_err() {
+        return false;
+    }
+    let request = "GET /computeMetadata/v1/instance/attributes/accelerator-type HTTP/1.0\r\n\
+                   Host: metadata.google.internal\r\nMetadata-Flavor: Google\r\n\r\n";
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 16];
+    let n = stream.read(&mut head).unwrap_or(0);
+    let status = String::from_utf8_lossy(&head[..n]);
+    status.starts_with("HTTP/1.") && status.get(9..12) == Some("200")
 }
 
 /// Loads the plugin of `kind` and creates a client.
 ///
-/// For `tpu`, `TPU_SKIP_MDS_QUERY=1` is set before libtpu initialises when no metadata server
-/// answers (otherwise `PJRT_Plugin_Initialize` polls it for minutes), and "no device" errors of
+/// For `tpu`, `TPU_SKIP_MDS_QUERY=1` is set before libtpu initialises unless a metadata server
+/// answers a TPU query (otherwise `PJRT_Plugin_Initialize` polls it for minutes), and "no device" errors of
 /// client creation become a clean "no TPU found".
 pub fn open_client(kind: DeviceKind, options: &ClientOptions) -> Result<Client> {
     let path = plugin_path(kind)?;
     if kind == DeviceKind::Tpu
         && std::env::var_os("TPU_SKIP_MDS_QUERY").is_none()
-        && !metadata_server_reachable()
+        && !tpu_metadata_server_answers()
     {
         // Set once, before libtpu is loaded; libtpu reads it during initialisation.
         std::env::set_var("TPU_SKIP_MDS_QUERY", "1");
