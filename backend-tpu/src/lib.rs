@@ -10,3 +10,4 @@
 //! devices but creating or moving a tensor there returns a clear error.
 
 pub mod pjrt;
+pub mod stablehlo;
