@@ -5,7 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use oxtorch_backend_tpu::pjrt::{Buffer, Client, ClientOptions, CompileOptions, ElementType, Executable, Plugin};
+use oxtorch_backend_tpu::pjrt::{
+    Buffer, Client, ClientOptions, CompileOptions, ElementType, Executable, Plugin,
+};
 use oxtorch_backend_tpu::stablehlo::binary_program;
 use oxtorch_core::ops::BinaryOp;
 use oxtorch_core::DType;
