@@ -12,7 +12,11 @@ use oxtorch_core::DeviceKind;
 #[test]
 fn no_tpu_is_a_clean_error() {
     let Some(libtpu) = std::env::var_os("OXTORCH_LIBTPU") else {
-        eprintln!("\n!!! SKIPPED: OXTORCH_LIBTPU is unset; the libtpu test did not run.\n");
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n!!! SKIPPED: OXTORCH_LIBTPU is unset; the libtpu test did not run.\n"
+        );
         return;
     };
     // This test binary holds only this test, so changing the environment races with nothing.

@@ -7,10 +7,16 @@ use oxtorch_backend_tpu::pjrt::{Buffer, Client, ClientOptions, ElementType, Plug
 /// `scripts/test.sh` always sets it, so these tests never skip there.
 pub fn plugin() -> Option<&'static Plugin> {
     let Some(path) = std::env::var_os(XLA_PLUGIN_VAR) else {
-        eprintln!(
-            "\n!!! SKIPPED: {XLA_PLUGIN_VAR} is unset, so the PJRT tests did not run.\n\
-             !!! Run `export {XLA_PLUGIN_VAR}=$(scripts/fetch_pjrt_cpu.sh)` (scripts/test.sh does).\n"
-        );
+        // Written to the real stderr (not the test harness's captured `eprintln!`), once per binary.
+        static BANNER: std::sync::Once = std::sync::Once::new();
+        BANNER.call_once(|| {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n!!! SKIPPED: {XLA_PLUGIN_VAR} is unset, so the PJRT tests did not run.\n\
+                 !!! Run `export {XLA_PLUGIN_VAR}=$(scripts/fetch_pjrt_cpu.sh)` (scripts/test.sh does).\n"
+            );
+        });
         return None;
     };
     Some(Plugin::load(path).expect("loading the plugin named by OXTORCH_PJRT_PLUGIN"))
