@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
+# The XLA backend's tests run against the OpenXLA CPU PJRT plugin, fetched once into ~/.cache.
+OXTORCH_PJRT_PLUGIN="$(scripts/fetch_pjrt_cpu.sh)"
+export OXTORCH_PJRT_PLUGIN
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 cargo test --workspace --all-features

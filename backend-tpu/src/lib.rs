@@ -8,3 +8,6 @@
 //! input shapes and dtypes) through the PJRT C API and cached. The same lowering serves the deferred
 //! and traced modes, where many prims form one program. Until it lands, tensors can name these
 //! devices but creating or moving a tensor there returns a clear error.
+
+pub mod pjrt;
+pub mod stablehlo;

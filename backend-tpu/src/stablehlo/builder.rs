@@ -1,0 +1,149 @@
+//! Building one `func.func @main` in generic StableHLO syntax.
+
+use std::fmt::Write;
+
+use crate::pjrt::{ElementType, TensorType};
+
+/// An SSA value of the function being built, with its type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Value {
+    name: String,
+    ty: TensorType,
+}
+
+impl Value {
+    /// The value's type.
+    pub fn ty(&self) -> &TensorType {
+        &self.ty
+    }
+
+    /// The SSA name, e.g. `%0`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Accumulates the body of `func.func @main`.
+#[derive(Debug)]
+pub struct FunctionBuilder {
+    args: Vec<Value>,
+    body: String,
+    next: usize,
+}
+
+/// The MLIR literal of `value` as an element of `ty`: the exact bit pattern in hex for floats
+/// (so infinities, NaN and every rounding are spelled exactly), decimal for integers, and
+/// `true`/`false` for bools.
+pub fn literal(ty: ElementType, value: f64) -> String {
+    match ty {
+        ElementType::F32 => format!("0x{:08X}", (value as f32).to_bits()),
+        ElementType::F64 => format!("0x{:016X}", value.to_bits()),
+        ElementType::F16 => format!("0x{:04X}", half::f16::from_f64(value).to_bits()),
+        ElementType::BF16 => format!("0x{:04X}", half::bf16::from_f64(value).to_bits()),
+        ElementType::Pred => (if value != 0.0 { "true" } else { "false" }).to_string(),
+        _ => format!("{}", value as i64),
+    }
+}
+
+impl FunctionBuilder {
+    /// A function taking arguments of types `args`; returns the builder and the argument values.
+    pub fn new(args: &[TensorType]) -> (FunctionBuilder, Vec<Value>) {
+        let args: Vec<Value> = args
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| Value { name: format!("%arg{i}"), ty: ty.clone() })
+            .collect();
+        let values = args.clone();
+        (FunctionBuilder { args, body: String::new(), next: 0 }, values)
+    }
+
+    /// Emits `"<name>"(operands) {attrs} : (operand types) -> result`; `attrs` is the inside of
+    /// the attribute dictionary (empty for none).
+    pub fn op(&mut self, name: &str, operands: &[&Value], attrs: &str, result: TensorType) -> Value {
+        let value = Value { name: format!("%{}", self.next), ty: result };
+        self.next += 1;
+        let names: Vec<&str> = operands.iter().map(|v| v.name.as_str()).collect();
+        let types: Vec<String> = operands.iter().map(|v| v.ty.to_string()).collect();
+        let attrs = if attrs.is_empty() { String::new() } else { format!(" {{{attrs}}}") };
+        // Writing to a String cannot fail.
+        let _ = writeln!(
+            self.body,
+            "    {} = \"{name}\"({}){attrs} : ({}) -> {}",
+            value.name,
+            names.join(", "),
+            types.join(", "),
+            value.ty
+        );
+        value
+    }
+
+    /// An elementwise op whose result has the type of its first operand.
+    pub fn same(&mut self, name: &str, operands: &[&Value]) -> Value {
+        let ty = operands[0].ty.clone();
+        self.op(name, operands, "", ty)
+    }
+
+    /// A constant of type `ty` with every element `value`.
+    pub fn splat(&mut self, ty: &TensorType, value: f64) -> Value {
+        let attrs = format!("value = dense<{}> : {ty}", literal(ty.element_type, value));
+        self.op("stablehlo.constant", &[], &attrs, ty.clone())
+    }
+
+    /// `stablehlo.compare` with `direction` (`EQ`, `NE`, `LT`, `LE`, `GT`, `GE`); bool result.
+    pub fn compare(&mut self, direction: &str, a: &Value, b: &Value) -> Value {
+        let attrs = format!("comparison_direction = #stablehlo<comparison_direction {direction}>");
+        let ty = TensorType { element_type: ElementType::Pred, dims: a.ty.dims.clone() };
+        self.op("stablehlo.compare", &[a, b], &attrs, ty)
+    }
+
+    /// `stablehlo.select(pred, on_true, on_false)`.
+    pub fn select(&mut self, pred: &Value, on_true: &Value, on_false: &Value) -> Value {
+        let ty = on_true.ty.clone();
+        self.op("stablehlo.select", &[pred, on_true, on_false], "", ty)
+    }
+
+    /// The finished module returning `results`.
+    pub fn finish(self, results: &[&Value]) -> String {
+        let args: Vec<String> = self.args.iter().map(|a| format!("{}: {}", a.name, a.ty)).collect();
+        let types: Vec<String> = results.iter().map(|v| v.ty.to_string()).collect();
+        let names: Vec<&str> = results.iter().map(|v| v.name.as_str()).collect();
+        format!(
+            "module @oxtorch {{\n  func.func @main({}) -> ({}) {{\n{}    \"func.return\"({}) : ({}) -> ()\n  }}\n}}\n",
+            args.join(", "),
+            types.join(", "),
+            self.body,
+            names.join(", "),
+            types.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emits_generic_ops() {
+        let t = TensorType::new(ElementType::F32, &[2, 3]);
+        let (mut b, args) = FunctionBuilder::new(&[t.clone(), t.clone()]);
+        let sum = b.same("stablehlo.add", &[&args[0], &args[1]]);
+        let text = b.finish(&[&sum]);
+        assert_eq!(
+            text,
+            "module @oxtorch {\n  func.func @main(%arg0: tensor<2x3xf32>, %arg1: tensor<2x3xf32>) -> (tensor<2x3xf32>) {\n    \
+             %0 = \"stablehlo.add\"(%arg0, %arg1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>\n    \
+             \"func.return\"(%0) : (tensor<2x3xf32>) -> ()\n  }\n}\n"
+        );
+    }
+
+    #[test]
+    fn literals_are_exact() {
+        assert_eq!(literal(ElementType::F32, f64::NEG_INFINITY), "0xFF800000");
+        assert_eq!(literal(ElementType::F32, 1.0), "0x3F800000");
+        assert_eq!(literal(ElementType::F64, 0.5), "0x3FE0000000000000");
+        assert_eq!(literal(ElementType::BF16, 1.0), "0x3F80");
+        assert_eq!(literal(ElementType::F16, 1.0), "0x3C00");
+        assert_eq!(literal(ElementType::S32, -3.0), "-3");
+        assert_eq!(literal(ElementType::Pred, 1.0), "true");
+    }
+}

@@ -1,0 +1,11 @@
+//! A StableHLO text emitter (generic op syntax) and the lowering of primitive ops to it.
+//!
+//! The generic form (`%1 = "stablehlo.add"(%a, %b) : (t, t) -> t`) is used throughout: every op
+//! spells out its full type, so nothing depends on a plugin's type inference or on the custom
+//! assembly formats, which change between StableHLO versions.
+
+mod builder;
+mod elementwise;
+
+pub use builder::{literal, FunctionBuilder, Value};
+pub use elementwise::{binary_program, compare_program, unary_program};
