@@ -122,6 +122,7 @@ unsafe fn dot(x: &[bf16], y: &[bf16]) -> f32 {
     use std::arch::x86_64::*;
     let n = x.len().min(y.len());
     let (xp, yp) = (x.as_ptr() as *const i16, y.as_ptr() as *const i16);
+    let bh = |v: __m512i| std::mem::transmute::<__m512i, __m512bh>(v);
     let (mut acc0, mut acc1) = (_mm512_setzero_ps(), _mm512_setzero_ps());
     let mut i = 0;
     // SAFETY (all loads): `i + 64 <= n`, `i + 32 <= n`, or masked to the `n - i` remaining elements.
@@ -129,15 +130,15 @@ unsafe fn dot(x: &[bf16], y: &[bf16]) -> f32 {
         let (x0, y0) = (_mm512_loadu_si512(xp.add(i) as *const _), _mm512_loadu_si512(yp.add(i) as *const _));
         let (x1, y1) =
             (_mm512_loadu_si512(xp.add(i + 32) as *const _), _mm512_loadu_si512(yp.add(i + 32) as *const _));
-        acc0 = _mm512_dpbf16_ps(acc0, std::mem::transmute(x0), std::mem::transmute(y0));
-        acc1 = _mm512_dpbf16_ps(acc1, std::mem::transmute(x1), std::mem::transmute(y1));
+        acc0 = _mm512_dpbf16_ps(acc0, bh(x0), bh(y0));
+        acc1 = _mm512_dpbf16_ps(acc1, bh(x1), bh(y1));
         i += 64;
     }
     while i < n {
         let mask: __mmask32 = if n - i >= 32 { u32::MAX } else { (1u32 << (n - i)) - 1 };
         let x0 = _mm512_maskz_loadu_epi16(mask, xp.add(i));
         let y0 = _mm512_maskz_loadu_epi16(mask, yp.add(i));
-        acc0 = _mm512_dpbf16_ps(acc0, std::mem::transmute(x0), std::mem::transmute(y0));
+        acc0 = _mm512_dpbf16_ps(acc0, bh(x0), bh(y0));
         i += 32;
     }
     _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1))
@@ -264,7 +265,9 @@ mod tests {
         if !available() {
             return;
         }
-        for &(m, n, k) in &[(1, 1, 1), (13, 33, 5), (50, 70, 385), (97, 31, 2), (1, 130, 131), (2, 65, 64), (1, 3, 33)] {
+        for &(m, n, k) in
+            &[(1, 1, 1), (13, 33, 5), (50, 70, 385), (97, 31, 2), (1, 130, 131), (2, 65, 64), (1, 3, 33)]
+        {
             let av: Vec<bf16> =
                 (0..m * k).map(|i| bf16::from_f32(((i * 7 % 13) as f32 - 6.0) / 4.0)).collect();
             let bv: Vec<bf16> =
