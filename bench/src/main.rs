@@ -4,6 +4,7 @@
 //! units and work as `../shared/bench/torch_baseline.py`, so that both can run in one session and be
 //! compared as ratios (see BENCHMARKS.md). With no argument every case runs.
 
+mod hf;
 mod train;
 
 use std::time::Instant;
@@ -132,6 +133,10 @@ const CASES: &[Case] = &[
     ("conv2d_3x3_c64_56x56_b8", conv2d),
     ("mlp_train_step_b256", train::mlp_train_step),
     ("gpt_small_train_step_b8_s128", train::gpt_train_step),
+    ("minilm_load", hf::minilm_load),
+    ("minilm_b32_s128", hf::minilm_b32_s128),
+    ("llama110m_f32_decode_b1", hf::llama110m_f32_decode_b1),
+    ("llama110m_bf16_decode_b1", hf::llama110m_bf16_decode_b1),
 ];
 
 fn main() {

