@@ -112,6 +112,18 @@ fn mark_needed(states: &mut [State], index: &HashMap<*const Node, usize>, captur
 fn accumulate_into_leaf(leaf: &Tensor, grad: Tensor, create_graph: bool) -> Result<()> {
     let grad = run_leaf_hooks(leaf, grad)?;
     let grad = if grad.dtype() != leaf.dtype() { grad.to_dtype(leaf.dtype())? } else { grad };
+    // torch's gradient layout contract: `.grad` is laid out like its (dense) leaf. A weight used through
+    // `w.t()` would otherwise get a transposed gradient, and every optimizer pass over it would walk
+    // memory across the grain.
+    let grad = if !grad.is_contiguous() && leaf.is_contiguous() {
+        if create_graph {
+            grad.contiguous()?
+        } else {
+            no_grad(|| grad.contiguous())?
+        }
+    } else {
+        grad
+    };
     let meta = leaf.meta().expect("a leaf with an accumulator has autograd state");
     let old = lock(&meta.inner).grad.clone();
     let new = match old {
