@@ -3,7 +3,7 @@
 use oxtorch_autograd::no_grad;
 use oxtorch_tensor::{DType, Error, Result, Tensor};
 
-use super::{zero_grads, Optimizer, OptimizerState, ParamGroup};
+use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
 
 /// Adagrad hyper-parameters with torch's defaults.
 #[derive(Clone, Copy, Debug)]
@@ -97,21 +97,7 @@ impl Optimizer for Adagrad {
         })
     }
 
-    fn zero_grad(&mut self) -> Result<()> {
-        zero_grads(&self.groups)
-    }
-
-    fn num_groups(&self) -> usize {
-        self.groups.len()
-    }
-
-    fn lr(&self, group: usize) -> f64 {
-        self.groups[group].options.lr
-    }
-
-    fn set_lr(&mut self, group: usize, lr: f64) {
-        self.groups[group].options.lr = lr;
-    }
+    group_methods!();
 
     fn state_dict(&self) -> Result<OptimizerState> {
         let mut s = OptimizerState::default();
@@ -119,9 +105,7 @@ impl Optimizer for Adagrad {
             s.set_tensor(i, "step", &Tensor::scalar_tensor(*step, DType::F64)?)?;
             s.set_tensor(i, "sum", sum)?;
         }
-        for (gi, g) in self.groups.iter().enumerate() {
-            s.set_hyper(gi, "lr", g.options.lr);
-        }
+        save_lrs(self, &mut s);
         Ok(s)
     }
 
@@ -132,11 +116,7 @@ impl Optimizer for Adagrad {
                 self.sums[i] = no_grad(|| sum.copy())?;
             }
         }
-        for gi in 0..self.groups.len() {
-            if let Some(lr) = state.hyper(gi, "lr") {
-                self.groups[gi].options.lr = lr;
-            }
-        }
+        load_lrs(self, state);
         Ok(())
     }
 }

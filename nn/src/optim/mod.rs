@@ -55,6 +55,44 @@ pub trait Optimizer {
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()>;
 }
 
+/// The [`Optimizer`] methods that only touch the param groups (`self.groups`, options with `lr`).
+macro_rules! group_methods {
+    () => {
+        fn zero_grad(&mut self) -> Result<()> {
+            zero_grads(&self.groups)
+        }
+
+        fn num_groups(&self) -> usize {
+            self.groups.len()
+        }
+
+        fn lr(&self, group: usize) -> f64 {
+            self.groups[group].options.lr
+        }
+
+        fn set_lr(&mut self, group: usize, lr: f64) {
+            self.groups[group].options.lr = lr;
+        }
+    };
+}
+pub(crate) use group_methods;
+
+/// Stores every group's learning rate as `param_groups.{g}.lr`.
+pub(crate) fn save_lrs(opt: &dyn Optimizer, s: &mut OptimizerState) {
+    for g in 0..opt.num_groups() {
+        s.set_hyper(g, "lr", opt.lr(g));
+    }
+}
+
+/// Restores the learning rates [`save_lrs`] stored (groups without one keep theirs).
+pub(crate) fn load_lrs(opt: &mut dyn Optimizer, state: &OptimizerState) {
+    for g in 0..opt.num_groups() {
+        if let Some(lr) = state.hyper(g, "lr") {
+            opt.set_lr(g, lr);
+        }
+    }
+}
+
 /// Clears `.grad` of every parameter of `groups`.
 pub(crate) fn zero_grads<O>(groups: &[ParamGroup<O>]) -> Result<()> {
     groups.iter().flat_map(|g| &g.params).try_for_each(|p| p.set_grad(None))

@@ -3,7 +3,7 @@
 use oxtorch_autograd::no_grad;
 use oxtorch_tensor::{Error, Result, Tensor};
 
-use super::{zero_grads, Optimizer, OptimizerState, ParamGroup};
+use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
 
 /// SGD hyper-parameters with torch's defaults (`lr` is required in torch; 1e-3 here).
 #[derive(Clone, Copy, Debug)]
@@ -101,21 +101,7 @@ impl Optimizer for SGD {
         })
     }
 
-    fn zero_grad(&mut self) -> Result<()> {
-        zero_grads(&self.groups)
-    }
-
-    fn num_groups(&self) -> usize {
-        self.groups.len()
-    }
-
-    fn lr(&self, group: usize) -> f64 {
-        self.groups[group].options.lr
-    }
-
-    fn set_lr(&mut self, group: usize, lr: f64) {
-        self.groups[group].options.lr = lr;
-    }
+    group_methods!();
 
     fn state_dict(&self) -> Result<OptimizerState> {
         let mut s = OptimizerState::default();
@@ -124,9 +110,7 @@ impl Optimizer for SGD {
                 s.set_tensor(i, "momentum_buffer", b)?;
             }
         }
-        for (gi, g) in self.groups.iter().enumerate() {
-            s.set_hyper(gi, "lr", g.options.lr);
-        }
+        save_lrs(self, &mut s);
         Ok(s)
     }
 
@@ -134,11 +118,7 @@ impl Optimizer for SGD {
         for (i, b) in self.momentum_buffers.iter_mut().enumerate() {
             *b = state.tensor(i, "momentum_buffer").map(|t| no_grad(|| t.copy())).transpose()?;
         }
-        for gi in 0..self.groups.len() {
-            if let Some(lr) = state.hyper(gi, "lr") {
-                self.groups[gi].options.lr = lr;
-            }
-        }
+        load_lrs(self, state);
         Ok(())
     }
 }
