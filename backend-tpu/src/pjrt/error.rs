@@ -83,6 +83,10 @@ pub enum Error {
     /// Input rejected by oxtorch before reaching the plugin.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A prim (or a prim on a dtype) that has no StableHLO lowering yet; the runtime may run it on
+    /// the host instead.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 impl Error {

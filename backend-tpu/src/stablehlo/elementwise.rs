@@ -15,17 +15,20 @@ fn is_float(ty: ElementType) -> bool {
 }
 
 fn unsupported(op: &str, ty: &TensorType) -> Error {
-    Error::InvalidArgument(format!("the xla backend does not lower \"{op}\" for {} yet", ty.element_type))
+    Error::Unsupported(format!("the xla backend does not lower \"{op}\" for {} yet", ty.element_type))
 }
 
 /// The program computing `op` on one input of type `input`.
 pub fn unary_program(op: UnaryOp, input: &TensorType) -> Result<String> {
     let (mut b, args) = FunctionBuilder::new(std::slice::from_ref(input));
-    let x = &args[0];
-    let out =
-        if is_float(input.element_type) { float_unary(&mut b, op, x) } else { int_unary(&mut b, op, x) }
-            .ok_or_else(|| unsupported(op.name(), input))?;
+    let out = lower_unary(&mut b, op, &args[0])?;
     Ok(b.finish(&[&out]))
+}
+
+/// Emits `op(x)` into `b`.
+pub fn lower_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Result<Value> {
+    if is_float(x.ty().element_type) { float_unary(b, op, x) } else { int_unary(b, op, x) }
+        .ok_or_else(|| unsupported(op.name(), x.ty()))
 }
 
 fn float_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Option<Value> {
@@ -180,7 +183,13 @@ fn int_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Option<Value> {
 /// The program computing `op` on two inputs of type `ty`.
 pub fn binary_program(op: BinaryOp, ty: &TensorType) -> Result<String> {
     let (mut b, args) = FunctionBuilder::new(&[ty.clone(), ty.clone()]);
-    let (x, y) = (&args[0], &args[1]);
+    let out = lower_binary(&mut b, op, &args[0], &args[1])?;
+    Ok(b.finish(&[&out]))
+}
+
+/// Emits `op(x, y)` into `b`; `x` and `y` have one type.
+pub fn lower_binary(b: &mut FunctionBuilder, op: BinaryOp, x: &Value, y: &Value) -> Result<Value> {
+    let ty = x.ty();
     let float = is_float(ty.element_type);
     let is_bool = ty.element_type == ElementType::Pred;
     let name = match op {
@@ -196,14 +205,10 @@ pub fn binary_program(op: BinaryOp, ty: &TensorType) -> Result<String> {
         BinaryOp::BitAnd if !float => "stablehlo.and",
         BinaryOp::BitOr if !float => "stablehlo.or",
         BinaryOp::BitXor if !float => "stablehlo.xor",
-        BinaryOp::Remainder if float => {
-            let out = python_remainder(&mut b, x, y);
-            return Ok(b.finish(&[&out]));
-        }
+        BinaryOp::Remainder if float => return Ok(python_remainder(b, x, y)),
         _ => return Err(unsupported(op.name(), ty)),
     };
-    let out = b.same(name, &[x, y]);
-    Ok(b.finish(&[&out]))
+    Ok(b.same(name, &[x, y]))
 }
 
 /// Python's `%` for floats: `r = fmod(a, b)`, plus `b` where `r` is non-zero and its sign
@@ -223,6 +228,12 @@ fn python_remainder(b: &mut FunctionBuilder, x: &Value, y: &Value) -> Value {
 /// The program comparing two inputs of type `ty` (bool result).
 pub fn compare_program(op: CmpOp, ty: &TensorType) -> Result<String> {
     let (mut b, args) = FunctionBuilder::new(&[ty.clone(), ty.clone()]);
+    let out = lower_compare(&mut b, op, &args[0], &args[1]);
+    Ok(b.finish(&[&out]))
+}
+
+/// Emits the comparison `op(x, y)` into `b` (bool result).
+pub fn lower_compare(b: &mut FunctionBuilder, op: CmpOp, x: &Value, y: &Value) -> Value {
     let direction = match op {
         CmpOp::Eq => "EQ",
         CmpOp::Ne => "NE",
@@ -231,6 +242,5 @@ pub fn compare_program(op: CmpOp, ty: &TensorType) -> Result<String> {
         CmpOp::Gt => "GT",
         CmpOp::Ge => "GE",
     };
-    let out = b.compare(direction, &args[0], &args[1]);
-    Ok(b.finish(&[&out]))
+    b.compare(direction, x, y)
 }

@@ -6,6 +6,10 @@
 
 mod builder;
 mod elementwise;
+mod lower;
 
 pub use builder::{literal, FunctionBuilder, Value};
-pub use elementwise::{binary_program, compare_program, unary_program};
+pub use elementwise::{
+    binary_program, compare_program, lower_binary, lower_compare, lower_unary, unary_program,
+};
+pub use lower::{lower, prim_program};
