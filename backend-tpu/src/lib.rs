@@ -9,5 +9,6 @@
 //! and traced modes, where many prims form one program. Until it lands, tensors can name these
 //! devices but creating or moving a tensor there returns a clear error.
 
+pub mod compiler;
 pub mod pjrt;
 pub mod stablehlo;
