@@ -4,11 +4,21 @@
 //! spells out its full type, so nothing depends on a plugin's type inference or on the custom
 //! assembly formats, which change between StableHLO versions.
 
+mod binary;
 mod builder;
+mod cast;
 mod elementwise;
+mod emit;
+mod index;
 mod lower;
+mod matmul;
+mod reduce;
+mod shape;
+mod softmax;
+mod unary;
 
 pub use builder::{literal, FunctionBuilder, Value};
+pub use emit::{array, dense_padding, is_float};
 pub use elementwise::{
     binary_program, compare_program, lower_binary, lower_compare, lower_unary, unary_program,
 };
