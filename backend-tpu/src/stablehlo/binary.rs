@@ -15,8 +15,7 @@ pub fn float_binary(b: &mut FunctionBuilder, op: BinaryOp, x: &Value, y: &Value)
         BinaryOp::Mul => "stablehlo.multiply",
         BinaryOp::Div => "stablehlo.divide",
         BinaryOp::Pow => "stablehlo.power",
-        BinaryOp::Maximum => "stablehlo.maximum",
-        BinaryOp::Minimum => "stablehlo.minimum",
+        BinaryOp::Maximum | BinaryOp::Minimum => return Some(b.max_min(op == BinaryOp::Maximum, x, y)),
         BinaryOp::Atan2 => "stablehlo.atan2",
         BinaryOp::Fmod => "stablehlo.remainder",
         BinaryOp::Remainder => return Some(python_remainder(b, x, y)),
@@ -77,8 +76,8 @@ fn hypot(b: &mut FunctionBuilder, x: &Value, y: &Value) -> Value {
     let et = x.ty().element_type;
     let ax = b.same("stablehlo.abs", &[x]);
     let ay = b.same("stablehlo.abs", &[y]);
-    let hi = b.same("stablehlo.maximum", &[&ax, &ay]);
-    let lo = b.same("stablehlo.minimum", &[&ax, &ay]);
+    let hi = b.max_min(true, &ax, &ay);
+    let lo = b.max_min(false, &ax, &ay);
     let ratio = b.same("stablehlo.divide", &[&lo, &hi]);
     let sq = b.same("stablehlo.multiply", &[&ratio, &ratio]);
     let one = b.full_like(x, et, 1.0);
@@ -162,11 +161,15 @@ fn int_pow(b: &mut FunctionBuilder, x: &Value, y: &Value) -> Value {
     let et = x.ty().element_type;
     let zero = b.full_like(x, et, 0.0);
     let one = b.full_like(x, et, 1.0);
+    if is_unsigned(et) {
+        // Powers wrap alike in a wider signed type (the plugin's unsigned power gives 0).
+        let wide = if et == ElementType::U64 { ElementType::S64 } else { ElementType::S32 };
+        let (xw, yw) = (b.convert(x, wide), b.convert(y, wide));
+        let p = b.same("stablehlo.power", &[&xw, &yw]);
+        return b.convert(&p, et);
+    }
     let y_pos = b.same("stablehlo.maximum", &[y, &zero]);
     let p = b.same("stablehlo.power", &[x, &y_pos]);
-    if is_unsigned(et) {
-        return p;
-    }
     let minus_one = b.full_like(x, et, -1.0);
     let odd_bits = b.same("stablehlo.and", &[y, &one]);
     let odd = b.compare("EQ", &odd_bits, &one);

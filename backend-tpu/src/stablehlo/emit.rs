@@ -257,4 +257,17 @@ impl FunctionBuilder {
         let ty = TensorType::new(et, &dims);
         self.op_regions("stablehlo.reduce_window", &[x, &init], &[region], &attrs, &[ty]).remove(0)
     }
+
+    /// Elementwise maximum (`max`) or minimum, NaN-propagating for floats as torch is (the CPU
+    /// plugin's `stablehlo.maximum`/`minimum` are not: they behave like `a > b ? a : b`).
+    pub fn max_min(&mut self, max: bool, a: &Value, b: &Value) -> Value {
+        let r = self.same(if max { "stablehlo.maximum" } else { "stablehlo.minimum" }, &[a, b]);
+        if !is_float(a.ty().element_type) {
+            return r;
+        }
+        let a_nan = self.compare("NE", a, a);
+        let b_nan = self.compare("NE", b, b);
+        let r = self.select(&b_nan, b, &r);
+        self.select(&a_nan, a, &r)
+    }
 }

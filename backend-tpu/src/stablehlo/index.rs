@@ -84,6 +84,8 @@ fn scatter_points(b: &mut FunctionBuilder, target: &Value, tuples: &Value, updat
     let s = TensorType::new(target.ty().element_type, &[]);
     let region = b.region(&[s.clone(), s], |b, a| match combine {
         None => vec![a[1].clone()],
+        Some("stablehlo.maximum") => vec![b.max_min(true, &a[0], &a[1])],
+        Some("stablehlo.minimum") => vec![b.max_min(false, &a[0], &a[1])],
         Some(name) => vec![b.same(name, &[&a[0], &a[1]])],
     });
     let attrs = format!(
@@ -120,7 +122,12 @@ fn scatter(
             Some(_) if !include_self => src.clone(),
             Some(op) => {
                 let name = combine_op(op, et).ok_or_else(|| unsupported("scatter", target.ty()))?;
-                b.same(name, &[target, src])
+                match op {
+                    ReduceOp::Max | ReduceOp::Min if et != ElementType::Pred => {
+                        b.max_min(op == ReduceOp::Max, target, src)
+                    }
+                    _ => b.same(name, &[target, src]),
+                }
             }
         });
     }

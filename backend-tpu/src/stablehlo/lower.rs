@@ -12,6 +12,7 @@ use super::cast::{element, lower_cast, lower_copy, lower_full, lower_where};
 use super::elementwise::{lower_binary, lower_compare, lower_unary};
 use super::index::lower_index;
 use super::matmul::lower_matmul;
+use super::nn::lower_nn;
 use super::reduce::{lower_arg_reduce, lower_reduce};
 use super::shape::lower_shape;
 use crate::pjrt::{Error, Result, TensorType};
@@ -39,6 +40,7 @@ pub fn lower(b: &mut FunctionBuilder, prim: &Prim, inputs: &[Value]) -> Result<V
         Prim::MatMul => lower_matmul(b, &inputs[0], &inputs[1])?,
         Prim::Index(op) => return lower_index(b, op, inputs),
         Prim::Shape(op) => return lower_shape(b, op, inputs),
+        Prim::Nn(op) => return lower_nn(b, op, inputs),
         other => {
             return Err(Error::Unsupported(format!(
                 "the xla backend does not lower \"{}\" yet",

@@ -12,6 +12,7 @@ mod emit;
 mod index;
 mod lower;
 mod matmul;
+mod nn;
 mod reduce;
 mod shape;
 mod softmax;

@@ -6,7 +6,7 @@ use std::f64::consts::{FRAC_1_SQRT_2, LN_10, LN_2, PI};
 use oxtorch_core::ops::UnaryOp;
 
 use super::builder::{FunctionBuilder, Value};
-use super::emit::{highest, lowest, with_element};
+use super::emit::{highest, is_unsigned, lowest, with_element};
 use super::softmax::softmax;
 use crate::pjrt::ElementType;
 
@@ -43,7 +43,7 @@ pub fn float_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Option<Va
         UnaryOp::Relu => {
             // maximum propagates NaN, as torch.relu does.
             let zero = c(b, 0.0);
-            b.same("stablehlo.maximum", &[x, &zero])
+            b.max_min(true, x, &zero)
         }
         UnaryOp::Floor => simple(b, "stablehlo.floor"),
         UnaryOp::Ceil => simple(b, "stablehlo.ceil"),
@@ -191,16 +191,16 @@ pub fn float_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Option<Va
         UnaryOp::Hardtanh { min, max } => {
             let lo = c(b, min);
             let hi = c(b, max);
-            let m = b.same("stablehlo.maximum", &[x, &lo]);
-            b.same("stablehlo.minimum", &[&m, &hi])
+            let m = b.max_min(true, x, &lo);
+            b.max_min(false, &m, &hi)
         }
         UnaryOp::Hardsigmoid | UnaryOp::Hardswish => {
             let three = c(b, 3.0);
             let shifted = b.same("stablehlo.add", &[x, &three]);
             let zero = c(b, 0.0);
             let six = c(b, 6.0);
-            let lo = b.same("stablehlo.maximum", &[&shifted, &zero]);
-            let relu6 = b.same("stablehlo.minimum", &[&lo, &six]);
+            let lo = b.max_min(true, &shifted, &zero);
+            let relu6 = b.max_min(false, &lo, &six);
             if op == UnaryOp::Hardsigmoid {
                 b.same("stablehlo.divide", &[&relu6, &six])
             } else {
@@ -258,6 +258,15 @@ pub fn int_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Option<Valu
         _ if is_bool => return None,
         UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => x.clone(),
         UnaryOp::Neg => b.same("stablehlo.negate", &[x]),
+        UnaryOp::Abs | UnaryOp::Sign if is_unsigned(et) => {
+            if op == UnaryOp::Abs {
+                x.clone()
+            } else {
+                let zero = b.full_like(x, et, 0.0);
+                let nonzero = b.compare("NE", x, &zero);
+                b.convert(&nonzero, et)
+            }
+        }
         UnaryOp::Abs => b.same("stablehlo.abs", &[x]),
         UnaryOp::Sign => b.same("stablehlo.sign", &[x]),
         UnaryOp::Square => b.same("stablehlo.multiply", &[x, x]),

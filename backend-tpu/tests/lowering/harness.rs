@@ -237,6 +237,25 @@ impl Checker {
         }
     }
 
+    /// Checks one case when the CPU backend accepts it; when the CPU refuses it, the lowering must
+    /// refuse it too (an error, never a program).
+    pub fn check_or_refused(&mut self, prim: &Prim, inputs: &[Input], tol: f64) {
+        let layouts: Vec<Layout> = inputs.iter().map(|(_, d)| Layout::contiguous(d.clone())).collect();
+        let cpu: Vec<(&CpuStorage, &Layout)> = inputs.iter().zip(&layouts).map(|((s, _), l)| (s, l)).collect();
+        if CpuStorage::execute(prim, &cpu).is_ok() {
+            return self.check_tol(prim, inputs, tol);
+        }
+        self.cases += 1;
+        let types: Vec<TensorType> = inputs
+            .iter()
+            .map(|(s, d)| TensorType::new(s.dtype().into(), &d.iter().map(|&x| x as i64).collect::<Vec<_>>()))
+            .collect();
+        if let Ok(program) = prim_program(prim, &types) {
+            let what: Vec<String> = inputs.iter().map(|(s, d)| format!("{}{d:?}", s.dtype())).collect();
+            self.failures.push(format!("{prim:?} on {}: the cpu refuses it but it lowers to\n{program}", what.join(", ")));
+        }
+    }
+
     /// Asserts that `prim` on inputs of `types` is refused with `Unsupported` (never a program).
     pub fn unsupported(&mut self, prim: &Prim, types: &[TensorType]) {
         self.cases += 1;

@@ -6,3 +6,5 @@ mod common;
 mod harness;
 
 mod basic;
+mod elementwise;
+mod index;
