@@ -270,4 +270,36 @@ impl FunctionBuilder {
         let r = self.select(&b_nan, b, &r);
         self.select(&a_nan, a, &r)
     }
+
+    /// A constant of type `ty` holding `values` in row-major order (as f64, converted to the
+    /// element type by [`super::builder::literal`]).
+    pub fn constant(&mut self, ty: &TensorType, values: &[f64]) -> Value {
+        if values.is_empty() || values.iter().all(|v| v.to_bits() == values[0].to_bits()) {
+            return self.splat(ty, values.first().copied().unwrap_or(0.0));
+        }
+        let lits: Vec<String> = values.iter().map(|&v| super::builder::literal(ty.element_type, v)).collect();
+        let flat = TensorType::new(ty.element_type, &[values.len() as i64]);
+        let attrs = format!("value = dense<[{}]> : {flat}", lits.join(", "));
+        let v = self.op("stablehlo.constant", &[], &attrs, flat);
+        self.reshape(&v, &ty.dims)
+    }
+
+    /// `x` gathered along `dim` at the (in-range) positions `idx`: dim `dim` of the result has
+    /// `idx.len()` elements, `out[.., j, ..] = x[.., idx[j], ..]`.
+    pub fn take(&mut self, x: &Value, dim: usize, idx: &[i64]) -> Value {
+        let rank = x.ty().dims.len();
+        let ids = self.constant(&TensorType::new(ElementType::S64, &[idx.len() as i64]), &idx.iter().map(|&i| i as f64).collect::<Vec<_>>());
+        let offset: Vec<String> = (0..rank).filter(|&d| d != dim).map(|d| d.to_string()).collect();
+        let mut sizes = x.ty().dims.clone();
+        sizes[dim] = 1;
+        let mut dims = x.ty().dims.clone();
+        dims[dim] = idx.len() as i64;
+        let attrs = format!(
+            "dimension_numbers = #stablehlo.gather<offset_dims = [{}], collapsed_slice_dims = [{dim}], \
+             start_index_map = [{dim}], index_vector_dim = 1>, slice_sizes = {}, indices_are_sorted = false",
+            offset.join(", "),
+            array(&sizes)
+        );
+        self.op("stablehlo.gather", &[x, &ids], &attrs, TensorType::new(x.ty().element_type, &dims))
+    }
 }

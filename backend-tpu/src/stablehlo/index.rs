@@ -78,7 +78,7 @@ fn gather(b: &mut FunctionBuilder, src: &Value, index: &Value, dim: usize) -> Re
 
 /// Scatters `updates` (`[*tuples.dims[..-1]]`) into `target` at `tuples` with the update region
 /// `combine` (`None`: the update replaces the element).
-fn scatter_points(b: &mut FunctionBuilder, target: &Value, tuples: &Value, updates: &Value, combine: Option<&str>) -> Value {
+pub(super) fn scatter_points(b: &mut FunctionBuilder, target: &Value, tuples: &Value, updates: &Value, combine: Option<&str>) -> Value {
     let rank = target.ty().dims.len();
     let all: Vec<String> = (0..rank).map(|d| d.to_string()).collect();
     let s = TensorType::new(target.ty().element_type, &[]);
@@ -90,8 +90,9 @@ fn scatter_points(b: &mut FunctionBuilder, target: &Value, tuples: &Value, updat
     });
     let attrs = format!(
         "scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = [{a}], \
-         scatter_dims_to_operand_dims = [{a}], index_vector_dim = {rank}>, indices_are_sorted = false, \
+         scatter_dims_to_operand_dims = [{a}], index_vector_dim = {}>, indices_are_sorted = false, \
          unique_indices = false",
+        tuples.ty().dims.len() - 1,
         a = all.join(", ")
     );
     b.op_regions("stablehlo.scatter", &[target, tuples, updates], &[region], &attrs, &[target.ty().clone()])

@@ -8,3 +8,4 @@ mod harness;
 mod basic;
 mod elementwise;
 mod index;
+mod nn;
