@@ -233,10 +233,23 @@ impl FunctionBuilder {
         strides: &[i64],
         padding: &[(i64, i64)],
     ) -> Value {
+        let name = name.to_string();
+        self.reduce_window_with(x, init, window, strides, padding, |b, a| b.same(&name, &[&a[0], &a[1]]))
+    }
+
+    /// [`FunctionBuilder::reduce_window`] with a body `(accumulator, element) -> accumulator`.
+    pub fn reduce_window_with(
+        &mut self,
+        x: &Value,
+        init: f64,
+        window: &[i64],
+        strides: &[i64],
+        padding: &[(i64, i64)],
+        body: impl FnOnce(&mut FunctionBuilder, &[Value]) -> Value,
+    ) -> Value {
         let et = x.ty().element_type;
         let s = TensorType::new(et, &[]);
-        let name = name.to_string();
-        let region = self.region(&[s.clone(), s], |b, a| vec![b.same(&name, &[&a[0], &a[1]])]);
+        let region = self.region(&[s.clone(), s], |b, a| vec![body(b, a)]);
         let init = self.scalar(et, init);
         let dims: Vec<i64> = (0..window.len())
             .map(|i| {

@@ -66,7 +66,7 @@ fn gather_points(b: &mut FunctionBuilder, src: &Value, tuples: &Value) -> Value 
 }
 
 /// `out[p] = src[p with p[dim] = index[p]]`.
-fn gather(b: &mut FunctionBuilder, src: &Value, index: &Value, dim: usize) -> Result<Value> {
+pub(super) fn gather(b: &mut FunctionBuilder, src: &Value, index: &Value, dim: usize) -> Result<Value> {
     let rank = src.ty().dims.len();
     check_index("gather", index, rank, dim)?;
     if rank == 0 {

@@ -15,6 +15,7 @@ use super::matmul::lower_matmul;
 use super::nn::lower_nn;
 use super::reduce::{lower_arg_reduce, lower_reduce};
 use super::shape::lower_shape;
+use super::sort::lower_sort;
 use crate::pjrt::{Error, Result, TensorType};
 
 /// Emits `prim` applied to `inputs` into `b` and returns its outputs.
@@ -41,12 +42,7 @@ pub fn lower(b: &mut FunctionBuilder, prim: &Prim, inputs: &[Value]) -> Result<V
         Prim::Index(op) => return lower_index(b, op, inputs),
         Prim::Shape(op) => return lower_shape(b, op, inputs),
         Prim::Nn(op) => return lower_nn(b, op, inputs),
-        other => {
-            return Err(Error::Unsupported(format!(
-                "the xla backend does not lower \"{}\" yet",
-                other.name()
-            )))
-        }
+        Prim::Sort(op) => return lower_sort(b, op, inputs),
     };
     Ok(vec![out])
 }

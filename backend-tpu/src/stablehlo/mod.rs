@@ -16,6 +16,7 @@ mod nn;
 mod reduce;
 mod shape;
 mod softmax;
+mod sort;
 mod unary;
 
 pub use builder::{literal, FunctionBuilder, Value};

@@ -9,3 +9,4 @@ mod basic;
 mod elementwise;
 mod index;
 mod nn;
+mod sort;
