@@ -46,8 +46,11 @@ pub fn lower_cast(b: &mut FunctionBuilder, x: &Value, to: ElementType) -> Value 
     }
     // Float to integer: range-check in f64 (exact for every float type), truncate through int64.
     let wide = b.convert(x, ElementType::F64);
-    let (lo, hi, fallback) =
-        if to == ElementType::S64 { (-(2f64.powi(63)), 2f64.powi(63), i64::MIN) } else { (-(2f64.powi(31)), 2f64.powi(31), i32::MIN as i64) };
+    let (lo, hi, fallback) = if to == ElementType::S64 {
+        (-(2f64.powi(63)), 2f64.powi(63), i64::MIN)
+    } else {
+        (-(2f64.powi(31)), 2f64.powi(31), i32::MIN as i64)
+    };
     let lo = b.full_like(&wide, ElementType::F64, lo);
     let hi = b.full_like(&wide, ElementType::F64, hi);
     let above = b.compare("GE", &wide, &lo);

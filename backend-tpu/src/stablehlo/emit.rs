@@ -123,9 +123,16 @@ impl FunctionBuilder {
 
     /// `slice` from `start` (inclusive) to `limit` (exclusive) with `strides`.
     pub fn slice(&mut self, x: &Value, start: &[i64], limit: &[i64], strides: &[i64]) -> Value {
-        let dims: Vec<i64> = (0..start.len())
-            .map(|i| if limit[i] <= start[i] { 0 } else { (limit[i] - start[i] + strides[i] - 1) / strides[i] })
-            .collect();
+        let dims: Vec<i64> =
+            (0..start.len())
+                .map(|i| {
+                    if limit[i] <= start[i] {
+                        0
+                    } else {
+                        (limit[i] - start[i] + strides[i] - 1) / strides[i]
+                    }
+                })
+                .collect();
         if dims == x.ty().dims {
             return x.clone();
         }
@@ -301,7 +308,10 @@ impl FunctionBuilder {
     /// `idx.len()` elements, `out[.., j, ..] = x[.., idx[j], ..]`.
     pub fn take(&mut self, x: &Value, dim: usize, idx: &[i64]) -> Value {
         let rank = x.ty().dims.len();
-        let ids = self.constant(&TensorType::new(ElementType::S64, &[idx.len() as i64]), &idx.iter().map(|&i| i as f64).collect::<Vec<_>>());
+        let ids = self.constant(
+            &TensorType::new(ElementType::S64, &[idx.len() as i64]),
+            &idx.iter().map(|&i| i as f64).collect::<Vec<_>>(),
+        );
         let offset: Vec<String> = (0..rank).filter(|&d| d != dim).map(|d| d.to_string()).collect();
         let mut sizes = x.ty().dims.clone();
         sizes[dim] = 1;

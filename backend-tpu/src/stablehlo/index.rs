@@ -43,7 +43,8 @@ pub fn index_tuples(b: &mut FunctionBuilder, index: &Value, dim: usize, rank: us
     one.push(1);
     let parts: Vec<Value> = (0..rank)
         .map(|k| {
-            let comp = if k == dim { index.clone() } else { b.iota(&TensorType::new(ElementType::S64, &shape), k) };
+            let comp =
+                if k == dim { index.clone() } else { b.iota(&TensorType::new(ElementType::S64, &shape), k) };
             b.reshape(&comp, &one)
         })
         .collect();
@@ -78,7 +79,13 @@ pub(super) fn gather(b: &mut FunctionBuilder, src: &Value, index: &Value, dim: u
 
 /// Scatters `updates` (`[*tuples.dims[..-1]]`) into `target` at `tuples` with the update region
 /// `combine` (`None`: the update replaces the element).
-pub(super) fn scatter_points(b: &mut FunctionBuilder, target: &Value, tuples: &Value, updates: &Value, combine: Option<&str>) -> Value {
+pub(super) fn scatter_points(
+    b: &mut FunctionBuilder,
+    target: &Value,
+    tuples: &Value,
+    updates: &Value,
+    combine: Option<&str>,
+) -> Value {
     let rank = target.ty().dims.len();
     let all: Vec<String> = (0..rank).map(|d| d.to_string()).collect();
     let s = TensorType::new(target.ty().element_type, &[]);
@@ -176,7 +183,13 @@ fn combine_op(op: ReduceOp, et: ElementType) -> Option<&'static str> {
 /// Overwriting scatter where, as on the CPU backend, the last update (in row-major order of the
 /// index) to a position wins: the winner per position is found with a max-scatter of update
 /// numbers, and the other updates are sent out of range (which scatter skips).
-fn scatter_last_wins(b: &mut FunctionBuilder, target: &Value, tuples: &Value, updates: &Value, dim: usize) -> Value {
+fn scatter_last_wins(
+    b: &mut FunctionBuilder,
+    target: &Value,
+    tuples: &Value,
+    updates: &Value,
+    dim: usize,
+) -> Value {
     let idx_dims = updates.ty().dims.clone();
     let n: i64 = idx_dims.iter().product();
     let order_ty = TensorType::new(ElementType::S64, &[n]);

@@ -20,8 +20,8 @@ mod sort;
 mod unary;
 
 pub use builder::{literal, FunctionBuilder, Value};
-pub use emit::{array, dense_padding, is_float};
 pub use elementwise::{
     binary_program, compare_program, lower_binary, lower_compare, lower_unary, unary_program,
 };
+pub use emit::{array, dense_padding, is_float};
 pub use lower::{lower, prim_program};

@@ -180,8 +180,22 @@ fn max_pool(b: &mut FunctionBuilder, x: &Value, taps: &[Vec<PoolTap>]) -> Result
     }
     let g = gather_tables(b, x, first, &tables);
     let dims = g.ty().dims.clone();
-    let valid = table_tensor(b, &tables, &dims, ElementType::Pred, |_, t, k| t.valid[k] as u8 as f64, "stablehlo.and");
-    let flat = table_tensor(b, &tables, &dims, ElementType::S64, |d, t, k| (t.pos[k] * strides[d]) as f64, "stablehlo.add");
+    let valid = table_tensor(
+        b,
+        &tables,
+        &dims,
+        ElementType::Pred,
+        |_, t, k| t.valid[k] as u8 as f64,
+        "stablehlo.and",
+    );
+    let flat = table_tensor(
+        b,
+        &tables,
+        &dims,
+        ElementType::S64,
+        |d, t, k| (t.pos[k] * strides[d]) as f64,
+        "stablehlo.add",
+    );
     let low = b.full_like(&g, et, lowest(et));
     let never = b.full_like(&flat, ElementType::S64, i64::MAX as f64);
     let vals = b.select(&valid, &g, &low);
@@ -238,7 +252,12 @@ fn wide(et: ElementType) -> ElementType {
 
 /// Average pooling: window sums (f64 or int64) divided by the product of the taps' divisors (or
 /// `divisor_override`); integers divide with truncation (0 for a zero divisor).
-fn avg_pool(b: &mut FunctionBuilder, x: &Value, taps: &[Vec<PoolTap>], divisor_override: Option<i64>) -> Result<Value> {
+fn avg_pool(
+    b: &mut FunctionBuilder,
+    x: &Value,
+    taps: &[Vec<PoolTap>],
+    divisor_override: Option<i64>,
+) -> Result<Value> {
     let first = check_rank("avg_pool", x, taps.len())?;
     let et = x.ty().element_type;
     let spatial = x.ty().dims[first..].to_vec();
@@ -248,7 +267,14 @@ fn avg_pool(b: &mut FunctionBuilder, x: &Value, taps: &[Vec<PoolTap>], divisor_o
     let xw = lower_cast(b, x, acc);
     let g = gather_tables(b, &xw, first, &tables);
     let dims = g.ty().dims.clone();
-    let valid = table_tensor(b, &tables, &dims, ElementType::Pred, |_, t, k| t.valid[k] as u8 as f64, "stablehlo.and");
+    let valid = table_tensor(
+        b,
+        &tables,
+        &dims,
+        ElementType::Pred,
+        |_, t, k| t.valid[k] as u8 as f64,
+        "stablehlo.and",
+    );
     let zero = b.full_like(&g, acc, 0.0);
     let g = b.select(&valid, &g, &zero);
     let g = windows_last(b, &g, first, n);
@@ -301,12 +327,23 @@ fn resample(b: &mut FunctionBuilder, x: &Value, taps: &[Vec<Vec<(usize, f64)>>])
         }
         let cols = t.iter().map(Vec::len).max().unwrap_or(0).max(1);
         tables.push(Table::new(t.len(), cols, |o, j| t[o].get(j).map(|&(i, _)| i as i64)));
-        weights.push((0..t.len()).flat_map(|o| (0..cols).map(move |j| t[o].get(j).map_or(0.0, |p| p.1))).collect::<Vec<f64>>());
+        weights.push(
+            (0..t.len())
+                .flat_map(|o| (0..cols).map(move |j| t[o].get(j).map_or(0.0, |p| p.1)))
+                .collect::<Vec<f64>>(),
+        );
     }
     let x64 = lower_cast(b, x, ElementType::F64);
     let g = gather_tables(b, &x64, first, &tables);
     let dims = g.ty().dims.clone();
-    let valid = table_tensor(b, &tables, &dims, ElementType::Pred, |_, t, k| t.valid[k] as u8 as f64, "stablehlo.and");
+    let valid = table_tensor(
+        b,
+        &tables,
+        &dims,
+        ElementType::Pred,
+        |_, t, k| t.valid[k] as u8 as f64,
+        "stablehlo.and",
+    );
     let w = table_tensor(b, &tables, &dims, ElementType::F64, |d, _, k| weights[d][k], "stablehlo.multiply");
     let terms = b.same("stablehlo.multiply", &[&w, &g]);
     let zero = b.full_like(&terms, ElementType::F64, 0.0);
@@ -381,7 +418,14 @@ fn im2col(
     let tables = conv_tables(&image, &positions, kernel, stride, padding, dilation);
     let g = gather_tables(b, x, 2, &tables);
     let dims = g.ty().dims.clone();
-    let valid = table_tensor(b, &tables, &dims, ElementType::Pred, |_, t, k| t.valid[k] as u8 as f64, "stablehlo.and");
+    let valid = table_tensor(
+        b,
+        &tables,
+        &dims,
+        ElementType::Pred,
+        |_, t, k| t.valid[k] as u8 as f64,
+        "stablehlo.and",
+    );
     let zero = b.full_like(&g, et, 0.0);
     let g = b.select(&valid, &g, &zero);
     // [B, C, k_0, o_0, k_1, o_1, ...] -> [B, C, k..., L] -> [B, C * K, L]

@@ -6,7 +6,7 @@ use oxtorch_core::ops::{ArgReduceOp, ReduceOp};
 use super::builder::{FunctionBuilder, Value};
 use super::cast::unsupported;
 use super::emit::{highest, is_float, lowest};
-use crate::pjrt::{ElementType, Result, TensorType};
+use crate::pjrt::{ElementType, Error, Result, TensorType};
 
 /// The reduction `op` of `x` over `dims` (dims past the rank, as for 0-d inputs, are ignored), with
 /// the CPU backend's rules: the output keeps the input's dtype; f16/bf16 sums and products
@@ -31,7 +31,9 @@ pub fn lower_reduce(b: &mut FunctionBuilder, op: ReduceOp, x: &Value, dims: &[us
     if dims.is_empty() {
         return Ok(x.clone());
     }
-    let widen = float && matches!(op, ReduceOp::Sum | ReduceOp::Prod) && matches!(et, ElementType::F16 | ElementType::BF16);
+    let widen = float
+        && matches!(op, ReduceOp::Sum | ReduceOp::Prod)
+        && matches!(et, ElementType::F16 | ElementType::BF16);
     let input = if widen { b.convert(x, ElementType::F32) } else { x.clone() };
     let r = b.reduce_keep(&input, name, init, &dims);
     let r = b.convert(&r, et);
@@ -45,12 +47,20 @@ pub fn lower_reduce(b: &mut FunctionBuilder, op: ReduceOp, x: &Value, dims: &[us
 
 /// Max or min of `x` along `dim` with the int64 index of the first chosen element (NaN counts as
 /// the extreme, the first NaN wins); outputs `(values, indices)` with `dim` kept with size 1.
-pub fn lower_arg_reduce(b: &mut FunctionBuilder, op: ArgReduceOp, x: &Value, dim: usize) -> Result<Vec<Value>> {
+pub fn lower_arg_reduce(
+    b: &mut FunctionBuilder,
+    op: ArgReduceOp,
+    x: &Value,
+    dim: usize,
+) -> Result<Vec<Value>> {
     let et = x.ty().element_type;
     let dims = x.ty().dims.clone();
     if dims.is_empty() {
         let zero = b.scalar(ElementType::S64, 0.0);
         return Ok(vec![x.clone(), zero]);
+    }
+    if dim >= dims.len() || dims[dim] == 0 {
+        return Err(Error::InvalidArgument(format!("Expected reduction dim {dim} to have non-zero size.")));
     }
     let idx_ty = TensorType::new(ElementType::S64, &dims);
     let iota = b.iota(&idx_ty, dim);

@@ -18,12 +18,17 @@ pub fn lower_sort(b: &mut FunctionBuilder, op: &SortOp, inputs: &[Value]) -> Res
     let rank = x.ty().dims.len();
     let check_dim = |dim: usize| -> Result<()> {
         if dim >= rank {
-            return Err(Error::InvalidArgument(format!("{}: dim {dim} out of range for {}", op.name(), x.ty())));
+            return Err(Error::InvalidArgument(format!(
+                "{}: dim {dim} out of range for {}",
+                op.name(),
+                x.ty()
+            )));
         }
         Ok(())
     };
     let et = x.ty().element_type;
-    let unsupported = || Error::Unsupported(format!("the xla backend does not lower \"{}\" for {}", op.name(), et));
+    let unsupported =
+        || Error::Unsupported(format!("the xla backend does not lower \"{}\" for {}", op.name(), et));
     match *op {
         SortOp::Sort { dim, descending } => {
             check_dim(dim)?;
@@ -58,7 +63,11 @@ pub fn lower_sort(b: &mut FunctionBuilder, op: &SortOp, inputs: &[Value]) -> Res
         }
         SortOp::SearchSorted { right } => Ok(vec![searchsorted(b, x, &inputs[1], right)?]),
         SortOp::Histc { bins, min, max } => {
-            if !is_float(et) || rank > 8 || bins == 0 || min.partial_cmp(&max) != Some(std::cmp::Ordering::Less) {
+            if !is_float(et)
+                || rank > 8
+                || bins == 0
+                || min.partial_cmp(&max) != Some(std::cmp::Ordering::Less)
+            {
                 return Err(unsupported());
             }
             Ok(vec![histc(b, x, bins, min, max)])
@@ -69,7 +78,9 @@ pub fn lower_sort(b: &mut FunctionBuilder, op: &SortOp, inputs: &[Value]) -> Res
             }
             let w = if weighted { Some(&inputs[1]) } else { None };
             if let Some(w) = w {
-                if !matches!(w.ty().element_type, ElementType::F32 | ElementType::F64) || w.ty().dims != x.ty().dims {
+                if !matches!(w.ty().element_type, ElementType::F32 | ElementType::F64)
+                    || w.ty().dims != x.ty().dims
+                {
                     return Err(unsupported());
                 }
             }
@@ -248,7 +259,8 @@ fn logcumsumexp(b: &mut FunctionBuilder, x: &Value, dim: usize) -> Value {
 fn searchsorted(b: &mut FunctionBuilder, seq: &Value, values: &Value, right: bool) -> Result<Value> {
     let sd = seq.ty().dims.clone();
     let vd = values.ty().dims.clone();
-    let bad = || Error::InvalidArgument(format!("searchsorted: sequence {} and values {}", seq.ty(), values.ty()));
+    let bad =
+        || Error::InvalidArgument(format!("searchsorted: sequence {} and values {}", seq.ty(), values.ty()));
     if sd.is_empty() || (sd.len() > 1 && (sd.len() != vd.len() || sd[..sd.len() - 1] != vd[..vd.len() - 1])) {
         return Err(bad());
     }
@@ -256,7 +268,8 @@ fn searchsorted(b: &mut FunctionBuilder, seq: &Value, values: &Value, right: boo
     let out_ty = TensorType::new(ElementType::S64, &vd);
     let n: i64 = vd.iter().product();
     // 1-D sequences search every value: flatten the values.
-    let (vals, dim) = if sd.len() == 1 { (b.reshape(values, &[n]), 0) } else { (values.clone(), vd.len() - 1) };
+    let (vals, dim) =
+        if sd.len() == 1 { (b.reshape(values, &[n]), 0) } else { (values.clone(), vd.len() - 1) };
     let flat_ty = TensorType::new(ElementType::S64, &vals.ty().dims);
     let mut start = b.splat(&flat_ty, 0.0);
     let mut end = b.splat(&flat_ty, m as f64);

@@ -26,14 +26,34 @@ fn where_copy_and_cast() {
     // Floats far outside every integer range, and large integers into halves.
     for dtype in [DType::F32, DType::F64] {
         let big = match dtype {
-            DType::F32 => oxtorch_backend_cpu::CpuStorage::F32(vec![3e9, -3e9, 1e19, -1e19, 300.0, -1.0, 2.5e9, 65504.0]),
-            _ => oxtorch_backend_cpu::CpuStorage::F64(vec![3e9, -3e9, 1e19, -1e19, 300.7, -1.9, 9.3e18, -2147483648.5]),
+            DType::F32 => oxtorch_backend_cpu::CpuStorage::F32(vec![
+                3e9, -3e9, 1e19, -1e19, 300.0, -1.0, 2.5e9, 65504.0,
+            ]),
+            _ => oxtorch_backend_cpu::CpuStorage::F64(vec![
+                3e9,
+                -3e9,
+                1e19,
+                -1e19,
+                300.7,
+                -1.9,
+                9.3e18,
+                -2147483648.5,
+            ]),
         };
         for to in ALL {
             c.check(&Prim::Cast(to), &[(big.clone(), vec![8])]);
         }
     }
-    let big = oxtorch_backend_cpu::CpuStorage::I64(vec![i64::MAX, i64::MIN, 16777217, 2049, -70000, 300, 257, -129]);
+    let big = oxtorch_backend_cpu::CpuStorage::I64(vec![
+        i64::MAX,
+        i64::MIN,
+        16777217,
+        2049,
+        -70000,
+        300,
+        257,
+        -129,
+    ]);
     for to in ALL {
         c.check(&Prim::Cast(to), &[(big.clone(), vec![8])]);
     }
@@ -111,7 +131,8 @@ fn reductions() {
 #[test]
 fn arg_reductions() {
     let Some(mut c) = Checker::new() else { return };
-    let cases: [(&[usize], usize); 6] = [(&[], 0), (&[9], 0), (&[4, 6], 0), (&[4, 6], 1), (&[2, 3, 5], 1), (&[2, 3, 5], 2)];
+    let cases: [(&[usize], usize); 6] =
+        [(&[], 0), (&[9], 0), (&[4, 6], 0), (&[4, 6], 1), (&[2, 3, 5], 1), (&[2, 3, 5], 2)];
     for (s, (dims, dim)) in cases.iter().enumerate() {
         for (k, &dtype) in ALL.iter().enumerate() {
             for (m, mix) in [Mix::Specials, Mix::Ties, Mix::Plain].into_iter().enumerate() {
@@ -147,4 +168,41 @@ fn matmul() {
     let t = oxtorch_backend_tpu::pjrt::TensorType::new(DType::Bool.into(), &[2, 2]);
     c.unsupported(&Prim::MatMul, &[t.clone(), t]);
     c.finish();
+}
+
+/// Negative controls: the harness catches a wrong value, a wrong index, a wrong order and a wrong
+/// dtype (so the checks above can fail).
+#[test]
+fn the_harness_catches_wrong_programs() {
+    let Some(c) = Checker::new() else { return };
+    use crate::harness::program_vs_cpu;
+    use oxtorch_core::ops::{SortOp, UnaryOp};
+    let x = random(DType::F32, &[4, 6], 1, Mix::Plain);
+    let ties = random(DType::I32, &[4, 6], 2, Mix::Ties);
+    let wrong = [
+        (Prim::Unary(UnaryOp::Neg), Prim::Unary(UnaryOp::Abs), x.clone()),
+        (
+            Prim::Reduce { op: ReduceOp::Sum, dims: vec![1] },
+            Prim::Reduce { op: ReduceOp::Max, dims: vec![1] },
+            x.clone(),
+        ),
+        (
+            Prim::ArgReduce { op: ArgReduceOp::Max, dim: 1 },
+            Prim::ArgReduce { op: ArgReduceOp::Min, dim: 1 },
+            x.clone(),
+        ),
+        (
+            Prim::Sort(SortOp::Sort { dim: 1, descending: true }),
+            Prim::Sort(SortOp::Sort { dim: 1, descending: false }),
+            ties.clone(),
+        ),
+        (Prim::Cast(DType::I32), Prim::Cast(DType::I64), x.clone()),
+        (Prim::Sort(SortOp::CumMax { dim: 1 }), Prim::Sort(SortOp::CumMax { dim: 0 }), ties),
+    ];
+    for (lowered, prim, input) in wrong {
+        let r = program_vs_cpu(c.client(), &lowered, &prim, std::slice::from_ref(&input), 1.0);
+        assert!(r.is_err(), "{lowered:?} passed for {prim:?}");
+    }
+    // And the right program passes.
+    program_vs_cpu(c.client(), &Prim::Unary(UnaryOp::Abs), &Prim::Unary(UnaryOp::Abs), &[x], 1.0).unwrap();
 }

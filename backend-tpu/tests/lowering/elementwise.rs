@@ -104,7 +104,9 @@ fn inputs(dtype: DType, seed: u64) -> Vec<Input> {
     let squashed = match &s {
         CpuStorage::F32(v) => CpuStorage::F32(v.iter().map(|x| x / 4.1).collect()),
         CpuStorage::F64(v) => CpuStorage::F64(v.iter().map(|x| x / 4.1).collect()),
-        CpuStorage::F16(v) => CpuStorage::F16(v.iter().map(|x| oxtorch_core::f16::from_f32(x.to_f32() / 4.1)).collect()),
+        CpuStorage::F16(v) => {
+            CpuStorage::F16(v.iter().map(|x| oxtorch_core::f16::from_f32(x.to_f32() / 4.1)).collect())
+        }
         CpuStorage::BF16(v) => {
             CpuStorage::BF16(v.iter().map(|x| oxtorch_core::bf16::from_f32(x.to_f32() / 4.1)).collect())
         }
@@ -121,7 +123,12 @@ fn unary_ops_on_every_dtype() {
         for x in inputs(dtype, 10 * k as u64) {
             for &op in UNARY {
                 // XLA's f32 transcendental approximations are a few ulp off libm's.
-                let tol = if matches!(op, UnaryOp::Erfinv | UnaryOp::Acosh | UnaryOp::Asinh | UnaryOp::Atanh) { 10.0 } else { 2.0 };
+                let tol = if matches!(op, UnaryOp::Erfinv | UnaryOp::Acosh | UnaryOp::Asinh | UnaryOp::Atanh)
+                {
+                    10.0
+                } else {
+                    2.0
+                };
                 c.check_or_refused(&Prim::Unary(op), std::slice::from_ref(&x), tol);
             }
         }

@@ -148,14 +148,28 @@ fn tolerance(dtype: DType, scale: f64) -> (f64, f64) {
 
 /// Compiles and runs `prim` on `inputs` on the plugin and on the CPU backend and compares every
 /// output; returns a description of the first difference. `tol` scales the float tolerances.
+#[allow(dead_code)]
 pub fn lower_vs_cpu_tol(client: &Client, prim: &Prim, inputs: &[Input], tol: f64) -> Result<(), String> {
+    program_vs_cpu(client, prim, prim, inputs, tol)
+}
+
+/// Runs the program of `lowered` against the CPU backend's `prim` (the same prim except in the
+/// negative controls, which check that a wrong program is caught).
+pub fn program_vs_cpu(
+    client: &Client,
+    lowered: &Prim,
+    prim: &Prim,
+    inputs: &[Input],
+    tol: f64,
+) -> Result<(), String> {
     let layouts: Vec<Layout> = inputs.iter().map(|(_, d)| Layout::contiguous(d.clone())).collect();
-    let cpu_inputs: Vec<(&CpuStorage, &Layout)> = inputs.iter().zip(&layouts).map(|((s, _), l)| (s, l)).collect();
+    let cpu_inputs: Vec<(&CpuStorage, &Layout)> =
+        inputs.iter().zip(&layouts).map(|((s, _), l)| (s, l)).collect();
     let expected = CpuStorage::execute(prim, &cpu_inputs).map_err(|e| format!("cpu refused: {e}"))?;
     let dims_of = |d: &[usize]| d.iter().map(|&x| x as i64).collect::<Vec<_>>();
     let types: Vec<TensorType> =
         inputs.iter().map(|(s, d)| TensorType::new(s.dtype().into(), &dims_of(d))).collect();
-    let program = prim_program(prim, &types).map_err(|e| format!("not lowered: {e}"))?;
+    let program = prim_program(lowered, &types).map_err(|e| format!("not lowered: {e}"))?;
     let exe = Executable::compile(client, &program, &CompileOptions::default())
         .map_err(|e| format!("does not compile: {e}\n{program}"))?;
     let device = client.device(0).unwrap();
@@ -192,7 +206,8 @@ pub fn lower_vs_cpu_tol(client: &Client, prim: &Prim, inputs: &[Input], tol: f64
                 let (rtol, atol) = tolerance(dtype, tol);
                 for i in 0..w.len() {
                     let (a, b) = (g[i], w[i]);
-                    let close = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs();
+                    let close =
+                        (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs();
                     if !close {
                         return Err(format!("output {k} element {i}: xla {a}, cpu {b}"));
                     }
@@ -241,7 +256,8 @@ impl Checker {
     /// refuse it too (an error, never a program).
     pub fn check_or_refused(&mut self, prim: &Prim, inputs: &[Input], tol: f64) {
         let layouts: Vec<Layout> = inputs.iter().map(|(_, d)| Layout::contiguous(d.clone())).collect();
-        let cpu: Vec<(&CpuStorage, &Layout)> = inputs.iter().zip(&layouts).map(|((s, _), l)| (s, l)).collect();
+        let cpu: Vec<(&CpuStorage, &Layout)> =
+            inputs.iter().zip(&layouts).map(|((s, _), l)| (s, l)).collect();
         if CpuStorage::execute(prim, &cpu).is_ok() {
             return self.check_tol(prim, inputs, tol);
         }
@@ -252,7 +268,10 @@ impl Checker {
             .collect();
         if let Ok(program) = prim_program(prim, &types) {
             let what: Vec<String> = inputs.iter().map(|(s, d)| format!("{}{d:?}", s.dtype())).collect();
-            self.failures.push(format!("{prim:?} on {}: the cpu refuses it but it lowers to\n{program}", what.join(", ")));
+            self.failures.push(format!(
+                "{prim:?} on {}: the cpu refuses it but it lowers to\n{program}",
+                what.join(", ")
+            ));
         }
     }
 
@@ -263,6 +282,11 @@ impl Checker {
             Err(oxtorch_backend_tpu::pjrt::Error::Unsupported(_)) => {}
             other => self.failures.push(format!("{prim:?}: expected Unsupported, got {other:?}")),
         }
+    }
+
+    /// The client, for direct calls.
+    pub fn client(&self) -> &Client {
+        &self.client
     }
 
     /// Panics with every failure.

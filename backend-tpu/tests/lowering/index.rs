@@ -34,8 +34,14 @@ fn gather_and_embedding() {
             let size = [4, 5, 3][dim];
             let mut idims = vec![3, 4, 2];
             idims[dim] = 6;
-            c.check(&Prim::Index(IndexOp::Gather { dim }), &[src.clone(), indices(&idims, 0, size, s + dim as u64)]);
-            c.check(&Prim::Index(IndexOp::Gather { dim }), &[src.clone(), indices(&[4, 5, 3], 0, size, s + 9)]);
+            c.check(
+                &Prim::Index(IndexOp::Gather { dim }),
+                &[src.clone(), indices(&idims, 0, size, s + dim as u64)],
+            );
+            c.check(
+                &Prim::Index(IndexOp::Gather { dim }),
+                &[src.clone(), indices(&[4, 5, 3], 0, size, s + 9)],
+            );
         }
         let one = random(dtype, &[7], s + 1, Mix::Plain);
         c.check(&Prim::Index(IndexOp::Gather { dim: 0 }), &[one.clone(), indices(&[0], 0, 7, 1)]);
@@ -71,7 +77,10 @@ fn scatter() {
         let empty = indices(&[0, 5], 0, 4, 1);
         let this = random(dtype, &[4, 5], s, Mix::Plain);
         let src = random(dtype, &[4, 5], s + 5, Mix::Plain);
-        c.check(&Prim::Index(IndexOp::Scatter { dim: 0, reduce: None, include_self: true }), &[this, empty, src]);
+        c.check(
+            &Prim::Index(IndexOp::Scatter { dim: 0, reduce: None, include_self: true }),
+            &[this, empty, src],
+        );
     }
     c.unsupported(&Prim::Index(IndexOp::Nonzero), &[TensorType::new(DType::F32.into(), &[3])]);
     c.finish();

@@ -7,7 +7,8 @@ use oxtorch_core::DType;
 
 use crate::harness::{indices, random, Checker, Mix, ALL, FLOATS};
 
-const SHAPES: [(&[usize], usize); 5] = [(&[9], 0), (&[4, 6], 0), (&[4, 6], 1), (&[2, 3, 5], 1), (&[2, 3, 5], 2)];
+const SHAPES: [(&[usize], usize); 5] =
+    [(&[9], 0), (&[4, 6], 0), (&[4, 6], 1), (&[2, 3, 5], 1), (&[2, 3, 5], 2)];
 
 #[test]
 fn sort_and_median() {
@@ -17,10 +18,18 @@ fn sort_and_median() {
             for (m, mix) in [Mix::Specials, Mix::Ties, Mix::Plain].into_iter().enumerate() {
                 let x = random(dtype, dims, (s * 100 + k * 10 + m) as u64, mix);
                 for descending in [false, true] {
-                    c.check_or_refused(&Prim::Sort(SortOp::Sort { dim: *dim, descending }), std::slice::from_ref(&x), 1.0);
+                    c.check_or_refused(
+                        &Prim::Sort(SortOp::Sort { dim: *dim, descending }),
+                        std::slice::from_ref(&x),
+                        1.0,
+                    );
                 }
                 for ignore_nan in [false, true] {
-                    c.check_or_refused(&Prim::Sort(SortOp::Median { dim: *dim, ignore_nan }), std::slice::from_ref(&x), 1.0);
+                    c.check_or_refused(
+                        &Prim::Sort(SortOp::Median { dim: *dim, ignore_nan }),
+                        std::slice::from_ref(&x),
+                        1.0,
+                    );
                 }
             }
         }
@@ -40,7 +49,13 @@ fn scans() {
             for (m, mix) in [Mix::Specials, Mix::Ties, Mix::Plain].into_iter().enumerate() {
                 let x = random(dtype, dims, (s * 100 + k * 10 + m) as u64, mix);
                 let dim = *dim;
-                for op in [SortOp::CumSum { dim }, SortOp::CumProd { dim }, SortOp::CumMax { dim }, SortOp::CumMin { dim }, SortOp::LogCumSumExp { dim }] {
+                for op in [
+                    SortOp::CumSum { dim },
+                    SortOp::CumProd { dim },
+                    SortOp::CumMax { dim },
+                    SortOp::CumMin { dim },
+                    SortOp::LogCumSumExp { dim },
+                ] {
                     c.check_or_refused(&Prim::Sort(op), std::slice::from_ref(&x), 4.0);
                 }
             }
@@ -53,7 +68,15 @@ fn scans() {
 fn sorted_rows(x: (CpuStorage, Vec<usize>)) -> (CpuStorage, Vec<usize>) {
     let (s, d) = x;
     let row = *d.last().unwrap();
-    let sort = |v: &mut [f64]| v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(if a.is_nan() { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less }));
+    let sort = |v: &mut [f64]| {
+        v.sort_by(|a, b| {
+            a.partial_cmp(b).unwrap_or(if a.is_nan() {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Less
+            })
+        })
+    };
     let s = match &s {
         CpuStorage::F32(v) => {
             let mut w: Vec<f64> = v.iter().map(|&x| x as f64).collect();
@@ -81,7 +104,9 @@ fn searchsorted_histc_bincount() {
     for (k, dtype) in [DType::F32, DType::I64, DType::I32].into_iter().enumerate() {
         for (m, mix) in [Mix::Specials, Mix::Ties, Mix::Plain].into_iter().enumerate() {
             let seed = (k * 10 + m) as u64;
-            for (sd, vd) in [(vec![7], vec![3, 4]), (vec![3, 6], vec![3, 5]), (vec![1], vec![4]), (vec![8], vec![])] {
+            for (sd, vd) in
+                [(vec![7], vec![3, 4]), (vec![3, 6], vec![3, 5]), (vec![1], vec![4]), (vec![8], vec![])]
+            {
                 let seq = sorted_rows(random(dtype, &sd, seed, mix));
                 let vals = random(dtype, &vd, seed + 1, mix);
                 for right in [false, true] {
