@@ -1,8 +1,8 @@
 //! Ordering prims: stable sort, median, cumulative scans, searchsorted, histograms.
 //!
 //! `topk`, `kthvalue` and `mode` pick among equal values in the order of torch's C++ standard
-//! library selection algorithms, and `unique` and `quantile`'s data-dependent shapes/algorithms
-//! are not lowered: they return [`Error::Unsupported`] and run on the host.
+//! library selection algorithms (unstable), and `unique` has a data-dependent output size: they
+//! return [`Error::Unsupported`] and run on the host.
 
 use oxtorch_core::ops::SortOp;
 
@@ -86,11 +86,17 @@ pub fn lower_sort(b: &mut FunctionBuilder, op: &SortOp, inputs: &[Value]) -> Res
             }
             Ok(vec![bincount(b, x, w, length)])
         }
-        SortOp::TopK { .. }
-        | SortOp::KthValue { .. }
-        | SortOp::Mode { .. }
-        | SortOp::Quantile { .. }
-        | SortOp::Unique { .. } => Err(unsupported()),
+        SortOp::Quantile { dim, interpolation } => {
+            check_dim(dim)?;
+            let known = ["linear", "lower", "higher", "midpoint", "nearest"].contains(&interpolation);
+            if !is_float(et) || inputs[1].ty().element_type != et || x.ty().dims[dim] == 0 || !known {
+                return Err(unsupported());
+            }
+            Ok(vec![quantile(b, x, &inputs[1], dim, interpolation)])
+        }
+        SortOp::TopK { .. } | SortOp::KthValue { .. } | SortOp::Mode { .. } | SortOp::Unique { .. } => {
+            Err(unsupported())
+        }
     }
 }
 
@@ -380,4 +386,92 @@ fn bincount(b: &mut FunctionBuilder, x: &Value, weights: Option<&Value>, length:
         }
         None => one_hot_sum(b, &bin, &all, None, length, ElementType::S64),
     }
+}
+
+/// Quantiles of `x` along `dim` at the probabilities `q`, with the CPU backend's arithmetic (rank
+/// `q * (n - 1)` rounded to the input type, torch's two-sided `lerp`); a row holding NaN gives NaN.
+/// Output `[q.len(), *x.dims with dim = 1]`.
+fn quantile(b: &mut FunctionBuilder, x: &Value, q: &Value, dim: usize, interpolation: &str) -> Value {
+    let et = x.ty().element_type;
+    let acc = if matches!(et, ElementType::F16 | ElementType::BF16) { ElementType::F32 } else { et };
+    let dims = x.ty().dims.clone();
+    let n = dims[dim];
+    let nq: i64 = q.ty().dims.iter().product();
+    let (sorted, _) = sort_pair(b, x, dim, false);
+    let mut qdims = dims.clone();
+    qdims[dim] = nq;
+    let q1 = b.reshape(q, &[nq]);
+    let q1 = b.convert(&q1, acc);
+    let p = b.broadcast(&q1, &qdims, &[dim as i64]);
+    // r(v): round to the input type and back.
+    let round = |b: &mut FunctionBuilder, v: &Value| -> Value {
+        let t = b.convert(v, et);
+        b.convert(&t, acc)
+    };
+    let n1 = b.splat(&TensorType::new(et, &qdims), (n - 1) as f64);
+    let n1 = b.convert(&n1, acc);
+    let pr = b.same("stablehlo.multiply", &[&p, &n1]);
+    let rank = round(b, &pr);
+    let at = |b: &mut FunctionBuilder, r: &Value| -> Value {
+        let rr = round(b, r);
+        let zero = b.full_like(&rr, acc, 0.0);
+        let bad_nan = b.compare("NE", &rr, &rr);
+        let bad_neg = b.compare("LT", &rr, &zero);
+        let bad = b.same("stablehlo.or", &[&bad_nan, &bad_neg]);
+        let safe = b.select(&bad, &zero, &rr);
+        let i = b.convert(&safe, ElementType::S64);
+        let last = b.full_like(&i, ElementType::S64, (n - 1) as f64);
+        let i = b.same("stablehlo.minimum", &[&i, &last]);
+        let v = gather(b, &sorted, &i, dim).expect("index of the input's rank");
+        b.convert(&v, acc)
+    };
+    let lerp = |b: &mut FunctionBuilder, a: &Value, c: &Value, w: &Value| -> Value {
+        let half = b.full_like(w, acc, 0.5);
+        let one = b.full_like(w, acc, 1.0);
+        let diff = b.same("stablehlo.subtract", &[c, a]);
+        let aw = b.same("stablehlo.abs", &[w]);
+        let small = b.compare("LT", &aw, &half);
+        let wd = b.same("stablehlo.multiply", &[w, &diff]);
+        let lo = b.same("stablehlo.add", &[a, &wd]);
+        let omw = b.same("stablehlo.subtract", &[&one, w]);
+        let dw = b.same("stablehlo.multiply", &[&diff, &omw]);
+        let hi = b.same("stablehlo.subtract", &[c, &dw]);
+        b.select(&small, &lo, &hi)
+    };
+    let below = b.same("stablehlo.floor", &[&rank]);
+    let above = b.same("stablehlo.ceil", &[&rank]);
+    let r = match interpolation {
+        "lower" => at(b, &below),
+        "higher" => at(b, &above),
+        "nearest" => {
+            let near = b.same("stablehlo.round_nearest_even", &[&rank]);
+            at(b, &near)
+        }
+        "midpoint" => {
+            let (a, c) = (at(b, &below), at(b, &above));
+            let w = b.full_like(&a, acc, 0.5);
+            lerp(b, &a, &c, &w)
+        }
+        _ => {
+            let (a, c) = (at(b, &below), at(b, &above));
+            let w = b.same("stablehlo.subtract", &[&rank, &below]);
+            lerp(b, &a, &c, &w)
+        }
+    };
+    let r = b.convert(&r, et);
+    // NaN rows.
+    let is_nan = b.compare("NE", x, x);
+    let any = b.reduce_keep(&is_nan, "stablehlo.or", 0.0, &[dim]);
+    let any = b.broadcast(&any, &qdims, &(0..dims.len() as i64).collect::<Vec<_>>());
+    let nan = b.full_like(&r, et, f64::NAN);
+    let r = b.select(&any, &nan, &r);
+    // [.., nq, ..] -> [nq, .., 1, ..]
+    let mut perm = vec![dim as i64];
+    perm.extend((0..dims.len() as i64).filter(|&d| d != dim as i64));
+    let t = b.transpose(&r, &perm);
+    let mut out = vec![nq];
+    let mut keep = dims;
+    keep[dim] = 1;
+    out.extend(keep);
+    b.reshape(&t, &out)
 }

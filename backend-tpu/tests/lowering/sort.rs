@@ -156,7 +156,32 @@ fn selection_ops_stay_on_the_host() {
     ] {
         c.unsupported(&Prim::Sort(op), std::slice::from_ref(&t));
     }
-    let q = TensorType::new(DType::F32.into(), &[3]);
-    c.unsupported(&Prim::Sort(SortOp::Quantile { dim: 1, interpolation: "linear" }), &[t, q]);
+    c.finish();
+}
+
+#[test]
+fn quantile() {
+    let Some(mut c) = Checker::new() else { return };
+    for (s, (dims, dim)) in SHAPES.iter().enumerate() {
+        for (k, dtype) in FLOATS.into_iter().enumerate() {
+            for (m, mix) in [Mix::Specials, Mix::Ties, Mix::Plain].into_iter().enumerate() {
+                let x = random(dtype, dims, (s * 100 + k * 10 + m) as u64, mix);
+                let q = match dtype {
+                    DType::F32 => CpuStorage::F32(vec![0.0, 0.25, 0.5, 0.9, 1.0, 0.33]),
+                    DType::F64 => CpuStorage::F64(vec![0.0, 0.25, 0.5, 0.9, 1.0, 0.33]),
+                    DType::F16 => CpuStorage::F16(
+                        [0.0, 0.25, 0.5, 0.9, 1.0, 0.33].map(oxtorch_core::f16::from_f64).to_vec(),
+                    ),
+                    _ => CpuStorage::BF16(
+                        [0.0, 0.25, 0.5, 0.9, 1.0, 0.33].map(oxtorch_core::bf16::from_f64).to_vec(),
+                    ),
+                };
+                for interpolation in ["linear", "lower", "higher", "midpoint", "nearest"] {
+                    let prim = Prim::Sort(SortOp::Quantile { dim: *dim, interpolation });
+                    c.check(&prim, &[x.clone(), (q.clone(), vec![6])]);
+                }
+            }
+        }
+    }
     c.finish();
 }
