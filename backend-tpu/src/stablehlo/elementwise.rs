@@ -9,13 +9,10 @@ use oxtorch_core::ops::{BinaryOp, CmpOp, UnaryOp};
 
 use super::binary::{float_binary, int_binary};
 use super::builder::{FunctionBuilder, Value};
+use super::cast::unsupported;
 use super::emit::is_float;
 use super::unary::{float_unary, int_unary};
-use crate::pjrt::{ElementType, Error, Result, TensorType};
-
-fn unsupported(op: &str, ty: &TensorType) -> Error {
-    Error::Unsupported(format!("the xla backend does not lower \"{op}\" for {} yet", ty.element_type))
-}
+use crate::pjrt::{ElementType, Result, TensorType};
 
 fn is_half(ty: ElementType) -> bool {
     matches!(ty, ElementType::F16 | ElementType::BF16)

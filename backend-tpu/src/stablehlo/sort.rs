@@ -272,6 +272,9 @@ fn searchsorted(b: &mut FunctionBuilder, seq: &Value, values: &Value, right: boo
     }
     let m = *sd.last().unwrap_or(&0);
     let out_ty = TensorType::new(ElementType::S64, &vd);
+    if m == 0 {
+        return Ok(b.splat(&out_ty, 0.0));
+    }
     let n: i64 = vd.iter().product();
     // 1-D sequences search every value: flatten the values.
     let (vals, dim) =
@@ -298,9 +301,6 @@ fn searchsorted(b: &mut FunctionBuilder, seq: &Value, values: &Value, right: boo
         let shrink = b.same("stablehlo.and", &[&active, &left]);
         start = b.select(&go, &mid1, &start);
         end = b.select(&shrink, &mid, &end);
-    }
-    if m == 0 {
-        return Ok(b.splat(&out_ty, 0.0));
     }
     Ok(b.reshape(&start, &vd))
 }
