@@ -15,7 +15,6 @@ pub fn softmax(b: &mut FunctionBuilder, x: &Value, dim: usize, log: bool) -> Opt
     if dim >= dims.len() {
         return None;
     }
-    let et = x.ty().element_type;
     let all: Vec<i64> = (0..dims.len() as i64).collect();
     let m = b.reduce_keep(x, "stablehlo.maximum", f64::NEG_INFINITY, &[dim]);
     let m = b.broadcast(&m, &dims, &all);
@@ -23,7 +22,6 @@ pub fn softmax(b: &mut FunctionBuilder, x: &Value, dim: usize, log: bool) -> Opt
     let e = b.same("stablehlo.exponential", &[&shifted]);
     let s = b.reduce_keep(&e, "stablehlo.add", 0.0, &[dim]);
     let s = b.broadcast(&s, &dims, &all);
-    let _ = et;
     Some(if log {
         let l = b.same("stablehlo.log", &[&s]);
         b.same("stablehlo.subtract", &[&shifted, &l])

@@ -40,7 +40,7 @@ pub fn lower_sort(b: &mut FunctionBuilder, op: &SortOp, inputs: &[Value]) -> Res
             if x.ty().dims[dim] == 0 {
                 return Err(unsupported());
             }
-            Ok(median(b, x, dim, ignore_nan))
+            median(b, x, dim, ignore_nan)
         }
         SortOp::CumSum { dim } | SortOp::CumProd { dim } => {
             check_dim(dim)?;
@@ -92,7 +92,7 @@ pub fn lower_sort(b: &mut FunctionBuilder, op: &SortOp, inputs: &[Value]) -> Res
             if !is_float(et) || inputs[1].ty().element_type != et || x.ty().dims[dim] == 0 || !known {
                 return Err(unsupported());
             }
-            Ok(vec![quantile(b, x, &inputs[1], dim, interpolation)])
+            Ok(vec![quantile(b, x, &inputs[1], dim, interpolation)?])
         }
         SortOp::TopK { .. } | SortOp::KthValue { .. } | SortOp::Mode { .. } | SortOp::Unique { .. } => {
             Err(unsupported())
@@ -138,7 +138,7 @@ pub fn sort_pair(b: &mut FunctionBuilder, x: &Value, dim: usize, descending: boo
 /// The lower median along `dim` (positions in a stable ascending sort with NaN last): without
 /// `ignore_nan`, a row with NaN gives its first NaN; with it, position `(non_nan - 1) / 2`
 /// (C++ division) among the non-NaN values.
-fn median(b: &mut FunctionBuilder, x: &Value, dim: usize, ignore_nan: bool) -> Vec<Value> {
+fn median(b: &mut FunctionBuilder, x: &Value, dim: usize, ignore_nan: bool) -> Result<Vec<Value>> {
     let dims = x.ty().dims.clone();
     let n = dims[dim];
     let (sv, si) = sort_pair(b, x, dim, false);
@@ -167,9 +167,9 @@ fn median(b: &mut FunctionBuilder, x: &Value, dim: usize, ignore_nan: bool) -> V
         let mid = b.splat(&count_ty, ((n - 1) / 2) as f64);
         b.select(&any_nan, &non_nan, &mid)
     };
-    let v = gather(b, &sv, &pos, dim).expect("index of the input's rank");
-    let i = gather(b, &si, &pos, dim).expect("index of the input's rank");
-    vec![v, i]
+    let v = gather(b, &sv, &pos, dim)?;
+    let i = gather(b, &si, &pos, dim)?;
+    Ok(vec![v, i])
 }
 
 /// Window, strides and padding of an inclusive scan along `dim` with `reduce_window`.
@@ -391,7 +391,7 @@ fn bincount(b: &mut FunctionBuilder, x: &Value, weights: Option<&Value>, length:
 /// Quantiles of `x` along `dim` at the probabilities `q`, with the CPU backend's arithmetic (rank
 /// `q * (n - 1)` rounded to the input type, torch's two-sided `lerp`); a row holding NaN gives NaN.
 /// Output `[q.len(), *x.dims with dim = 1]`.
-fn quantile(b: &mut FunctionBuilder, x: &Value, q: &Value, dim: usize, interpolation: &str) -> Value {
+fn quantile(b: &mut FunctionBuilder, x: &Value, q: &Value, dim: usize, interpolation: &str) -> Result<Value> {
     let et = x.ty().element_type;
     let acc = if matches!(et, ElementType::F16 | ElementType::BF16) { ElementType::F32 } else { et };
     let dims = x.ty().dims.clone();
@@ -412,7 +412,7 @@ fn quantile(b: &mut FunctionBuilder, x: &Value, q: &Value, dim: usize, interpola
     let n1 = b.convert(&n1, acc);
     let pr = b.same("stablehlo.multiply", &[&p, &n1]);
     let rank = round(b, &pr);
-    let at = |b: &mut FunctionBuilder, r: &Value| -> Value {
+    let at = |b: &mut FunctionBuilder, r: &Value| -> Result<Value> {
         let rr = round(b, r);
         let zero = b.full_like(&rr, acc, 0.0);
         let bad_nan = b.compare("NE", &rr, &rr);
@@ -422,8 +422,8 @@ fn quantile(b: &mut FunctionBuilder, x: &Value, q: &Value, dim: usize, interpola
         let i = b.convert(&safe, ElementType::S64);
         let last = b.full_like(&i, ElementType::S64, (n - 1) as f64);
         let i = b.same("stablehlo.minimum", &[&i, &last]);
-        let v = gather(b, &sorted, &i, dim).expect("index of the input's rank");
-        b.convert(&v, acc)
+        let v = gather(b, &sorted, &i, dim)?;
+        Ok(b.convert(&v, acc))
     };
     let lerp = |b: &mut FunctionBuilder, a: &Value, c: &Value, w: &Value| -> Value {
         let half = b.full_like(w, acc, 0.5);
@@ -441,19 +441,19 @@ fn quantile(b: &mut FunctionBuilder, x: &Value, q: &Value, dim: usize, interpola
     let below = b.same("stablehlo.floor", &[&rank]);
     let above = b.same("stablehlo.ceil", &[&rank]);
     let r = match interpolation {
-        "lower" => at(b, &below),
-        "higher" => at(b, &above),
+        "lower" => at(b, &below)?,
+        "higher" => at(b, &above)?,
         "nearest" => {
             let near = b.same("stablehlo.round_nearest_even", &[&rank]);
-            at(b, &near)
+            at(b, &near)?
         }
         "midpoint" => {
-            let (a, c) = (at(b, &below), at(b, &above));
+            let (a, c) = (at(b, &below)?, at(b, &above)?);
             let w = b.full_like(&a, acc, 0.5);
             lerp(b, &a, &c, &w)
         }
         _ => {
-            let (a, c) = (at(b, &below), at(b, &above));
+            let (a, c) = (at(b, &below)?, at(b, &above)?);
             let w = b.same("stablehlo.subtract", &[&rank, &below]);
             lerp(b, &a, &c, &w)
         }
@@ -473,5 +473,5 @@ fn quantile(b: &mut FunctionBuilder, x: &Value, q: &Value, dim: usize, interpola
     let mut keep = dims;
     keep[dim] = 1;
     out.extend(keep);
-    b.reshape(&t, &out)
+    Ok(b.reshape(&t, &out))
 }
