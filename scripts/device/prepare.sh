@@ -22,6 +22,6 @@ for line in sys.stdin:
         print(dst)
 '
 cargo build --release -p oxtorch-bench
-cp target/release/oxtorch-bench .dev/
+cp "${CARGO_TARGET_DIR:-target}/release/oxtorch-bench" .dev/
 strip .dev/* 2>/dev/null || true
 du -sh .dev/*
