@@ -117,6 +117,16 @@ impl Tensor {
         apply1(&Prim::Copy, &[self], self.device())
     }
 
+    /// Blocks until the device work producing this tensor's storage has finished (JAX's
+    /// `block_until_ready`; a no-op on cpu). Device ops return before their work completes;
+    /// reading values waits by itself, so this is only needed for timing.
+    pub fn block_until_ready(&self) -> Result<()> {
+        match &*self.storage().read() {
+            Storage::Cpu(_) => Ok(()),
+            Storage::Xla(s) => s.wait_ready(),
+        }
+    }
+
     /// The single value of a one-element tensor, converted to `T` with torch's casting rules.
     pub fn item<T: Element>(&self) -> Result<T> {
         Ok(T::from_scalar(self.item_scalar()?))

@@ -6,7 +6,7 @@
 //! [`Compiled::Host`]), so they are not lowered again on every call.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 use oxtorch_core::ops::Prim;
@@ -161,7 +161,29 @@ fn hash_key(op: Op<'_>, inputs: &[Input<'_>], device: Device) -> u64 {
     h.finish()
 }
 
-static CACHE: Mutex<Option<HashMap<u64, Vec<Entry>>>> = Mutex::new(None);
+/// Keys are already hashes: the map uses them as they are.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Map = HashMap<u64, Vec<Entry>, BuildHasherDefault<Prehashed>>;
+
+static CACHE: Mutex<Option<Map>> = Mutex::new(None);
 
 /// The cached program for the key, if any.
 pub(crate) fn lookup(op: Op<'_>, inputs: &[Input<'_>], device: Device) -> Option<Compiled> {
@@ -185,7 +207,7 @@ pub(crate) fn insert(op: Op<'_>, inputs: &[Input<'_>], device: Device, compiled:
         compiled,
     };
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let bucket = cache.get_or_insert_with(HashMap::new).entry(hash).or_default();
+    let bucket = cache.get_or_insert_with(Map::default).entry(hash).or_default();
     if !bucket.iter().any(|e| e.matches(op, inputs, device)) {
         bucket.push(entry);
     }

@@ -48,6 +48,11 @@ impl XlaStorage {
         transfer::storage_from_bytes(self.dtype, &transfer::download(&self.buffer)?)
     }
 
+    /// Blocks until the work producing this buffer has finished (JAX's `block_until_ready`).
+    pub fn wait_ready(&self) -> Result<()> {
+        self.buffer.wait_ready().map_err(super::pjrt_err)
+    }
+
     /// The device array.
     pub fn buffer(&self) -> &Buffer {
         &self.buffer
