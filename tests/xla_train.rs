@@ -15,7 +15,8 @@ struct Run {
 
 fn train(device: Device) -> Result<Run> {
     torch::manual_seed(7);
-    let mut model = Sequential::new().add(Linear::new(6, 16, true)?).add(Tanh {}).add(Linear::new(16, 3, true)?);
+    let mut model =
+        Sequential::new().add(Linear::new(6, 16, true)?).add(Tanh {}).add(Linear::new(16, 3, true)?);
     model.to(device)?;
     let x = torch::randn([10, 6], ())?.to(device)?;
     let y = Tensor::from_vec((0..10i64).map(|i| i % 3).collect::<Vec<_>>(), [10])?.to(device)?;

@@ -31,7 +31,6 @@ impl Function for ToDevice {
     }
 }
 
-
 impl Tensor {
     /// Converts to another device and/or dtype (torch's `.to(...)`): `t.to("tpu")`, `t.to(DType::F16)`,
     /// `t.to((Device::Cpu, DType::F64))`. Returns `self` (shared) when nothing changes.
@@ -56,13 +55,18 @@ impl Tensor {
         }
         if self.device().is_cpu() {
             // Upload one contiguous buffer holding exactly the view's elements.
-            let src = if self.is_contiguous() && self.storage_offset() == 0 && self.numel() == self.storage().read().len() {
+            let src = if self.is_contiguous()
+                && self.storage_offset() == 0
+                && self.numel() == self.storage().read().len()
+            {
                 self.clone()
             } else {
                 self.copy()?
             };
             let cell = src.storage().read();
-            let Storage::Cpu(host) = &*cell else { return Err(Error::msg("internal error: a cpu tensor without host storage")) };
+            let Storage::Cpu(host) = &*cell else {
+                return Err(Error::msg("internal error: a cpu tensor without host storage"));
+            };
             let storage = Storage::Xla(XlaStorage::from_cpu(host, device)?);
             return Ok(Tensor::from_storage(storage, self.shape().clone()));
         }
@@ -144,7 +148,9 @@ impl Tensor {
             return self.download()?.item_scalar();
         }
         let cell = self.storage().read();
-        let Storage::Cpu(s) = &*cell else { return Err(Error::msg("internal error: a cpu tensor without host storage")) };
+        let Storage::Cpu(s) = &*cell else {
+            return Err(Error::msg("internal error: a cpu tensor without host storage"));
+        };
         let off = self.storage_offset();
         Ok(oxtorch_backend_cpu::with_storage!(s, v => v[off].to_scalar()))
     }
@@ -163,7 +169,9 @@ impl Tensor {
         }
         let t = if self.device().is_cpu() { self.contiguous()? } else { self.download()? };
         let cell = t.storage().read();
-        let Storage::Cpu(s) = &*cell else { return Err(Error::msg("internal error: a cpu tensor without host storage")) };
+        let Storage::Cpu(s) = &*cell else {
+            return Err(Error::msg("internal error: a cpu tensor without host storage"));
+        };
         let start = t.storage_offset();
         Ok(s.as_slice::<T>()?[start..start + t.numel()].to_vec())
     }

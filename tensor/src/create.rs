@@ -42,13 +42,21 @@ impl Tensor {
 
     /// A tensor on `device` holding a copy of `data`, viewed with `shape` (torch's
     /// `torch.tensor(data, device=...)`): `Tensor::from_slice_on(&[1.0f32, 2.0], [2], Device::Xla(0))`.
-    pub fn from_slice_on<T: CpuElement>(data: &[T], shape: impl Into<Shape>, device: Device) -> Result<Tensor> {
+    pub fn from_slice_on<T: CpuElement>(
+        data: &[T],
+        shape: impl Into<Shape>,
+        device: Device,
+    ) -> Result<Tensor> {
         Self::from_vec_on(data.to_vec(), shape, device)
     }
 
     /// A tensor on `device` made from `data`, viewed with `shape` (no copy on cpu; one upload on
     /// an `xla`/`tpu` device).
-    pub fn from_vec_on<T: CpuElement>(data: Vec<T>, shape: impl Into<Shape>, device: Device) -> Result<Tensor> {
+    pub fn from_vec_on<T: CpuElement>(
+        data: Vec<T>,
+        shape: impl Into<Shape>,
+        device: Device,
+    ) -> Result<Tensor> {
         let shape = shape.into();
         check_numel(data.len(), &shape)?;
         from_cpu(CpuStorage::from_vec(data), shape, device)

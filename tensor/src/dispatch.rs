@@ -67,7 +67,9 @@ pub(crate) fn apply_reshaped(
         }
         Device::Xla(_) | Device::Tpu(_) => match prim {
             // No input to take the device from: the runtime creates it on `device`.
-            Prim::Full { shape, value, dtype } => vec![Storage::Xla(XlaStorage::full(shape, *value, *dtype, device)?)],
+            Prim::Full { shape, value, dtype } => {
+                vec![Storage::Xla(XlaStorage::full(shape, *value, *dtype, device)?)]
+            }
             _ => {
                 let args = inputs
                     .iter()

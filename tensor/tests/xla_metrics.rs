@@ -21,7 +21,10 @@ fn cache_hits_and_scalars_do_not_recompile() -> Result<()> {
     let second = x.add(2.0)?;
     let other = y.add(-7.5)?;
     let after = metrics();
-    assert_eq!(after.compiles, before.compiles, "a new scalar or a new tensor of the same layout compiled again");
+    assert_eq!(
+        after.compiles, before.compiles,
+        "a new scalar or a new tensor of the same layout compiled again"
+    );
     assert!(after.cache_hits >= before.cache_hits + 2, "{before:?} -> {after:?}");
     let host = x.to("cpu")?;
     assert_eq!(first.to_vec::<f32>()?, host.add(1.0)?.to_vec::<f32>()?);

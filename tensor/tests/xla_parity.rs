@@ -47,7 +47,13 @@ fn elementwise_with_broadcasting_and_scalars() {
         let x = &t[0];
         Ok(vec![x.exp()?, x.tanh()?, x.sigmoid()?, x.relu()?, x.abs()?.sqrt()?, x.gelu("none")?, x.neg()?])
     });
-    parity("pow_max", &ins, |t| Ok(vec![t[0].abs()?.pow(1.5)?, t[0].maximum(&t[1])?, t[0].clamp(Some((-0.5).into()), Some(0.5.into()))?]));
+    parity("pow_max", &ins, |t| {
+        Ok(vec![
+            t[0].abs()?.pow(1.5)?,
+            t[0].maximum(&t[1])?,
+            t[0].clamp(Some((-0.5).into()), Some(0.5.into()))?,
+        ])
+    });
     parity("compare_where", &ins, |t| {
         let m = t[0].lt(&t[1])?;
         Ok(vec![m.clone(), t[0].eq(0.0)?, Tensor::where_cond(&m, &t[0], &t[2])?, t[0].masked_fill(&m, 9.0)?])
@@ -89,12 +95,16 @@ fn strided_views() {
     parity("transposed", &ins, |t| Ok(vec![t[0].t()?.mul(2.0)?, t[0].t()?.contiguous()?]));
     parity("sliced", &ins, |t| Ok(vec![t[0].narrow(1, 2, 3)?.exp()?, t[0].slice(1, 1..6, 2)?.add(1.0)?]));
     parity("stepped_rows", &ins, |t| Ok(vec![t[0].slice(0, 0..4, 2)?.slice(1, 0..6, 3)?.neg()?]));
-    parity("expanded", &ins, |t| Ok(vec![t[0].narrow(0, 1, 1)?.expand([3, 6])?.mul(&t[0].narrow(0, 0, 3)?)?]));
+    parity("expanded", &ins, |t| {
+        Ok(vec![t[0].narrow(0, 1, 1)?.expand([3, 6])?.mul(&t[0].narrow(0, 0, 3)?)?])
+    });
     parity("permuted_3d", &ins, |t| {
         let x = t[0].reshape([2, 3, 4])?;
         Ok(vec![x.permute([2, 0, 1])?.contiguous()?, x.permute([1, 2, 0])?.relu()?])
     });
-    parity("select_diag", &ins, |t| Ok(vec![t[0].select(1, 3)?.mul(3.0)?, t[0].narrow(1, 0, 4)?.diagonal(0, 0, 1)?.exp()?]));
+    parity("select_diag", &ins, |t| {
+        Ok(vec![t[0].select(1, 3)?.mul(3.0)?, t[0].narrow(1, 0, 4)?.diagonal(0, 0, 1)?.exp()?])
+    });
     parity("overlapping_unfold", &ins, |t| Ok(vec![t[0].reshape([-1])?.unfold(0, 5, 2)?.add(0.0)?]));
 }
 
@@ -104,13 +114,17 @@ fn reductions_and_matmul() {
     let b = randn(&[7, 3], 8);
     let c = randn(&[2, 5, 7], 9);
     let ins = [a, b, c];
-    parity("sum_mean", &ins, |t| Ok(vec![t[0].sum_all()?, t[0].sum(1, false)?, t[0].mean(0, true)?, t[2].sum([0, 2], false)?]));
+    parity("sum_mean", &ins, |t| {
+        Ok(vec![t[0].sum_all()?, t[0].sum(1, false)?, t[0].mean(0, true)?, t[2].sum([0, 2], false)?])
+    });
     parity("max_arg", &ins, |t| {
         let (v, i) = t[0].max_dim(1, false)?;
         Ok(vec![t[0].max()?, v, i, t[0].argmax(Some(0), false)?, t[0].amax(1, true)?])
     });
     parity("var", &ins, |t| Ok(vec![t[0].var(1, 1.0, false)?]));
-    parity("matmul", &ins, |t| Ok(vec![t[0].matmul(&t[1])?, t[1].t()?.matmul(&t[0].t()?)?, t[2].matmul(&t[1])?]));
+    parity("matmul", &ins, |t| {
+        Ok(vec![t[0].matmul(&t[1])?, t[1].t()?.matmul(&t[0].t()?)?, t[2].matmul(&t[1])?])
+    });
 }
 
 #[test]
@@ -134,9 +148,7 @@ fn indexing_joining_sorting() {
         let m = t[0].gt(0.0)?;
         Ok(vec![t[0].masked_select(&m)?, m.nonzero()?])
     });
-    parity("scatter_index_add", &ins, |t| {
-        Ok(vec![t[0].index_add(0, &t[1], &t[0].narrow(0, 0, 3)?, 2.0)?])
-    });
+    parity("scatter_index_add", &ins, |t| Ok(vec![t[0].index_add(0, &t[1], &t[0].narrow(0, 0, 3)?, 2.0)?]));
 }
 
 #[test]
@@ -148,10 +160,15 @@ fn nn_ops() {
     let target = Tensor::from_vec(vec![0i64, 3, 1, 2, 3], [5]).unwrap();
     let ins = [x, w, bias, logits, target];
     parity("softmax", &ins, |t| Ok(vec![t[3].softmax(1, None)?, t[3].log_softmax(0, None)?]));
-    parity("layer_norm", &ins, |t| Ok(vec![t[3].layer_norm(&[4], Some(&t[2]), Some(&t[2].mul(0.5)?), 1e-5)?]));
+    parity("layer_norm", &ins, |t| {
+        Ok(vec![t[3].layer_norm(&[4], Some(&t[2]), Some(&t[2].mul(0.5)?), 1e-5)?])
+    });
     parity("conv2d", &ins, |t| Ok(vec![t[0].conv2d(&t[1], Some(&t[2]), &[1, 1], [1, 1], &[1, 1], 1)?]));
     parity("cross_entropy", &ins, |t| {
-        Ok(vec![t[3].cross_entropy(&t[4], None, -100, "mean", 0.0)?, t[3].cross_entropy(&t[4], None, -100, "none", 0.1)?])
+        Ok(vec![
+            t[3].cross_entropy(&t[4], None, -100, "mean", 0.0)?,
+            t[3].cross_entropy(&t[4], None, -100, "none", 0.1)?,
+        ])
     });
 }
 
@@ -225,7 +242,14 @@ fn moving_between_devices() -> Result<()> {
     let Some(dev) = xla() else { return Ok(()) };
     let a = randn(&[3, 4], 18);
     // Strided sources, any dtype, both ways.
-    for t in [a.clone(), a.t()?, a.slice(1, 0..4, 2)?, a.to_dtype(DType::BF16)?, a.gt(0.0)?, a.to_dtype(DType::I64)?] {
+    for t in [
+        a.clone(),
+        a.t()?,
+        a.slice(1, 0..4, 2)?,
+        a.to_dtype(DType::BF16)?,
+        a.gt(0.0)?,
+        a.to_dtype(DType::I64)?,
+    ] {
         let there = t.to(dev)?;
         assert_eq!(there.device(), dev);
         let back = there.to("cpu")?;

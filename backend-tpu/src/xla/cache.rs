@@ -202,7 +202,10 @@ pub(crate) fn insert(op: Op<'_>, inputs: &[Input<'_>], device: Device, compiled:
     let hash = hash_key(op, inputs, device);
     let entry = Entry {
         op: OwnedOp::new(op),
-        inputs: inputs.iter().map(|i| OwnedInput { dtype: i.dtype, len: i.len, layout: i.layout.clone() }).collect(),
+        inputs: inputs
+            .iter()
+            .map(|i| OwnedInput { dtype: i.dtype, len: i.len, layout: i.layout.clone() })
+            .collect(),
         device,
         compiled,
     };

@@ -14,7 +14,8 @@ pub(crate) fn upload(
     dtype: DType,
     dims: &[i64],
 ) -> Result<Buffer> {
-    let buffer = Buffer::from_host(client, device, bytes, ElementType::from(dtype), dims).map_err(pjrt_err)?;
+    let buffer =
+        Buffer::from_host(client, device, bytes, ElementType::from(dtype), dims).map_err(pjrt_err)?;
     metrics::record_to_device(bytes.len());
     Ok(buffer)
 }

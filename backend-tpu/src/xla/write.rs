@@ -28,7 +28,12 @@ fn without_broadcast(layout: &Layout) -> Result<Layout> {
 }
 
 /// `dst[dst_layout] = src[src_layout]`, cast to dst's dtype.
-pub(crate) fn copy_into(dst: &mut XlaStorage, dst_layout: &Layout, src: &XlaStorage, src_layout: &Layout) -> Result<()> {
+pub(crate) fn copy_into(
+    dst: &mut XlaStorage,
+    dst_layout: &Layout,
+    src: &XlaStorage,
+    src_layout: &Layout,
+) -> Result<()> {
     if dst.device != src.device {
         return Err(Error::msg(format!(
             "copy_: expected both tensors on the same device, got {} and {}",
@@ -46,7 +51,9 @@ pub(crate) fn copy_into(dst: &mut XlaStorage, dst_layout: &Layout, src: &XlaStor
     }
     let keys = [input(dst, dst_layout), input(src, src_layout)];
     let dtype = dst.dtype;
-    let compiled = cached(Op::CopyInto, &keys, dst.device, || Ok((program::copy_program(keys[0], keys[1])?, vec![dtype])))?;
+    let compiled = cached(Op::CopyInto, &keys, dst.device, || {
+        Ok((program::copy_program(keys[0], keys[1])?, vec![dtype]))
+    })?;
     match compiled {
         Compiled::Exe(p) => replace(dst, launch(&p, &[&dst.buffer, &src.buffer], dst.device)?),
         Compiled::Host => host_write(dst, |host| {
@@ -67,7 +74,8 @@ pub(crate) fn fill(dst: &mut XlaStorage, layout: &Layout, value: Scalar) -> Resu
     }
     let keys = [input(dst, &layout)];
     let dtype = dst.dtype;
-    let compiled = cached(Op::FillInto, &keys, dst.device, || Ok((program::fill_program(keys[0]), vec![dtype])))?;
+    let compiled =
+        cached(Op::FillInto, &keys, dst.device, || Ok((program::fill_program(keys[0]), vec![dtype])))?;
     match compiled {
         Compiled::Exe(p) => {
             let scalar = upload_scalar(value, dtype, dst.device)?;
