@@ -260,6 +260,13 @@ fn moving_between_devices() -> Result<()> {
     let big = randn(&[64, 64], 19).to(dev)?;
     let row = big.select(0, 5)?;
     assert_same("small view", &randn(&[64, 64], 19).select(0, 5)?, &row.to("cpu")?);
+    // A second device of the plugin: programs are compiled for the device they run on.
+    let second = Device::Xla(1);
+    let on_second = a.to(second)?;
+    let moved = a.to(dev)?.to(second)?;
+    let sum = on_second.mul(&moved)?.add(1.0)?;
+    assert_eq!(sum.device(), second);
+    assert_same("xla:1", &a.mul(&a)?.add(1.0)?, &sum);
     // Mixing devices is torch's error.
     let err = a.add(&a.to(dev)?).unwrap_err().to_string();
     assert!(err.contains("Expected all tensors to be on the same device"), "{err}");
