@@ -58,7 +58,7 @@ fn inverse_map(b: &mut FunctionBuilder, layout: &Layout, len: usize) -> (Value, 
     let mut index = zero.clone();
     let row_major = Layout::contiguous(layout.dims().to_vec());
     let mut dims = compact_dims(layout);
-    dims.sort_by(|a, b| b.2.cmp(&a.2));
+    dims.sort_by_key(|d| std::cmp::Reverse(d.2));
     for (d, n, s) in dims {
         let stride = int_const(b, &ty, s);
         let q = b.same("stablehlo.divide", &[&rest, &stride]);

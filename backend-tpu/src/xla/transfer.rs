@@ -35,7 +35,7 @@ pub(crate) fn download(buffer: &Buffer) -> Result<Vec<u8>> {
 /// The row-major bytes of `dtype` elements as a host storage.
 pub(crate) fn storage_from_bytes(dtype: DType, bytes: &[u8]) -> Result<CpuStorage> {
     let size = dtype.size_in_bytes();
-    if bytes.len() % size != 0 {
+    if !bytes.len().is_multiple_of(size) {
         return Err(Error::msg(format!(
             "the device returned {} bytes, not a whole number of {dtype} elements",
             bytes.len()
