@@ -1,5 +1,6 @@
-//! Autograd on the XLA runtime: a small MLP's forward, backward and two SGD (momentum) steps on
-//! `xla:0` equal the same steps on cpu (loss, gradients and parameters). Runs against the PJRT CPU
+//! Autograd on the XLA runtime: a small MLP's forward, backward and three SGD (momentum) steps on
+//! `xla:0` equal the same steps on cpu (loss, gradients and parameters), and a repeated step
+//! compiles nothing. Runs against the PJRT CPU
 //! plugin named by `OXTORCH_PJRT_PLUGIN` (`scripts/test.sh` sets it).
 
 use oxtorch as torch;
@@ -23,7 +24,9 @@ fn train(device: Device) -> Result<Run> {
     let mut opt = SGD::new(model.parameters(), SgdOptions { lr: 0.1, momentum: 0.9, ..Default::default() })?;
     let mut losses = Vec::new();
     let mut grads = Vec::new();
-    for _ in 0..2 {
+    let mut compiles = Vec::new();
+    for _ in 0..3 {
+        compiles.push(torch::xla::metrics().compiles);
         opt.zero_grad()?;
         let loss = model.forward(&x)?.cross_entropy(&y, None, -100, "mean", 0.0)?;
         loss.backward()?;
@@ -38,6 +41,13 @@ fn train(device: Device) -> Result<Run> {
             })
             .collect::<Result<_>>()?;
         opt.step()?;
+    }
+    if !device.is_cpu() {
+        // The third step repeats the second op for op (the first creates the momentum buffers):
+        // every program comes from the cache.
+        let now = torch::xla::metrics().compiles;
+        assert_eq!(now, compiles[2], "a repeated training step compiled again ({compiles:?} -> {now})");
+        assert!(compiles[1] > compiles[0], "the first step compiled nothing: {compiles:?}");
     }
     let params = model
         .parameters()

@@ -275,3 +275,19 @@ fn moving_between_devices() -> Result<()> {
     assert!(err.contains("Invalid device xla:99"), "{err}");
     Ok(())
 }
+
+#[test]
+fn empty_and_zero_dim() {
+    let e = randn(&[0, 3], 20);
+    let s = randn(&[], 21);
+    let v = randn(&[3], 22);
+    let ins = [e, s, v];
+    parity("empty", &ins, |t| Ok(vec![t[0].add(1.0)?, t[0].sum(0, false)?, t[0].t()?.exp()?]));
+    parity("zero_dim", &ins, |t| Ok(vec![t[1].mul(3.0)?, t[1].add(&t[2])?, t[2].sum_all()?.sub(&t[1])?]));
+    parity("fill_zero_dim_view", &ins, |t| {
+        let x = t[2].copy()?;
+        x.select(0, 1)?.fill_(4.0)?;
+        x.narrow(0, 0, 0)?.fill_(9.0)?;
+        Ok(vec![x])
+    });
+}
