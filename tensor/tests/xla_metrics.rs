@@ -43,6 +43,31 @@ fn cache_hits_and_scalars_do_not_recompile() -> Result<()> {
     x.t()?.mul(&y.t()?)?;
     assert_eq!(metrics().compiles, after.compiles + 1, "a transposed layout needs its own program");
 
+    // A view moving along its storage (a sliding window, a cache position) is one program: the
+    // offset is a runtime input. Reads and writes through it stay right.
+    let h = host.clone();
+    x.narrow(1, 1, 2)?.mul(2.0)?;
+    let wide = Tensor::zeros([3, 9], dev)?;
+    wide.narrow(1, 1, 5)?.copy_(&y)?;
+    wide.narrow(1, 1, 2)?.fill_(4.0)?;
+    let before = metrics();
+    for k in 2..=4 {
+        let window = x.narrow(1, k as isize - 1, 2)?.mul(2.0)?;
+        assert_eq!(window.to_vec::<f32>()?, h.narrow(1, k as isize - 1, 2)?.mul(2.0)?.to_vec::<f32>()?);
+        wide.narrow(1, k as isize, 5)?.copy_(&y)?;
+        wide.narrow(1, k as isize, 2)?.fill_(-(k as f64))?;
+    }
+    assert_eq!(metrics().compiles, before.compiles, "moving a view compiled again");
+    let expect = Tensor::zeros([3, 9], ())?;
+    let yh = y.to("cpu")?;
+    expect.narrow(1, 1, 5)?.copy_(&yh)?;
+    expect.narrow(1, 1, 2)?.fill_(4.0)?;
+    for k in 2..=4 {
+        expect.narrow(1, k as isize, 5)?.copy_(&yh)?;
+        expect.narrow(1, k as isize, 2)?.fill_(-(k as f64))?;
+    }
+    assert_eq!(wide.to_vec::<f32>()?, expect.to_vec::<f32>()?);
+
     // Full of any value: one program per shape and dtype.
     Tensor::full([4, 4], 3.0, dev)?;
     let before = metrics();

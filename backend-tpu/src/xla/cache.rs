@@ -61,12 +61,26 @@ impl OwnedOp {
     }
 }
 
-/// One input as the key sees it.
+/// One input as the key sees it. A non-zero storage offset is a runtime input of the program, so
+/// the key records only whether there is one: a view that moves along its storage (a KV cache
+/// position, a sliding window) never compiles again.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Input<'a> {
     pub dtype: DType,
     pub len: usize,
     pub layout: &'a Layout,
+}
+
+impl Input<'_> {
+    /// Whether the program takes this input's offset as a runtime argument.
+    pub fn has_offset(&self) -> bool {
+        self.layout.offset() != 0
+    }
+}
+
+/// Layout equality for the key: sizes, strides, and whether the offset is non-zero.
+fn same_view(a: &Layout, b: &Layout) -> bool {
+    a.dims() == b.dims() && a.strides() == b.strides() && (a.offset() == 0) == (b.offset() == 0)
 }
 
 /// An owned [`Input`].
@@ -108,7 +122,7 @@ impl Entry {
                 .inputs
                 .iter()
                 .zip(inputs)
-                .all(|(a, b)| a.dtype == b.dtype && a.len == b.len && a.layout == *b.layout)
+                .all(|(a, b)| a.dtype == b.dtype && a.len == b.len && same_view(&a.layout, b.layout))
             && self.op.matches(op)
     }
 }
@@ -156,7 +170,9 @@ fn hash_key(op: Op<'_>, inputs: &[Input<'_>], device: Device) -> u64 {
     for i in inputs {
         i.dtype.hash(&mut h);
         h.write_usize(i.len);
-        i.layout.hash(&mut h);
+        i.layout.dims().hash(&mut h);
+        i.layout.strides().hash(&mut h);
+        h.write_usize(usize::from(i.has_offset()));
     }
     h.finish()
 }

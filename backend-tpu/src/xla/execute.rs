@@ -12,8 +12,8 @@ use smallvec::SmallVec;
 
 use super::cache::{self, Compiled, Input, Op, Program};
 use super::storage::XlaStorage;
-use super::{metrics, pjrt_err, program, registry, transfer};
-use crate::pjrt::{Buffer, CompileOptions, Error as PjrtError, Executable};
+use super::{materialize, metrics, pjrt_err, program, registry, transfer};
+use crate::pjrt::{Buffer, CompileOptions, ElementType, Error as PjrtError, Executable};
 
 /// The key inputs of `inputs`, inline for up to 4.
 pub(crate) fn key_inputs<'a>(inputs: &[(&XlaStorage, &'a Layout)]) -> SmallVec<[Input<'a>; 4]> {
@@ -83,6 +83,27 @@ pub(crate) fn launch(program: &Program, args: &[&Buffer], device: Device) -> Res
         .collect())
 }
 
+/// The runtime storage offsets of the inputs that have one, as 0-d integer buffers, in input order
+/// (the trailing arguments of every program, see `cache::Input::has_offset`).
+pub(crate) fn offset_buffers(inputs: &[Input<'_>], device: Device) -> Result<SmallVec<[Buffer; 2]>> {
+    if !inputs.iter().any(Input::has_offset) {
+        return Ok(SmallVec::new());
+    }
+    let (client, pjrt_device) = registry::device(device)?;
+    inputs
+        .iter()
+        .filter(|i| i.has_offset())
+        .map(|i| {
+            let offset = i.layout.offset();
+            if materialize::index_type(i.len) == ElementType::S32 {
+                transfer::upload(client, pjrt_device, &(offset as i32).to_le_bytes(), DType::I32, &[])
+            } else {
+                transfer::upload(client, pjrt_device, &(offset as i64).to_le_bytes(), DType::I64, &[])
+            }
+        })
+        .collect()
+}
+
 /// The dtypes of a program's outputs, read from its text's signature.
 fn out_dtypes(text: &str) -> crate::pjrt::Result<Vec<DType>> {
     let sig = crate::pjrt::parse_main_signature(text)?;
@@ -122,7 +143,9 @@ pub(crate) fn execute(prim: &Prim, inputs: &[(&XlaStorage, &Layout)]) -> Result<
     })?;
     match compiled {
         Compiled::Exe(p) => {
-            let args: SmallVec<[&Buffer; 4]> = inputs.iter().map(|(s, _)| &s.buffer).collect();
+            let offsets = offset_buffers(&keys, device)?;
+            let mut args: SmallVec<[&Buffer; 6]> = inputs.iter().map(|(s, _)| &s.buffer).collect();
+            args.extend(offsets.iter());
             launch(&p, &args, device)
         }
         Compiled::Host => host_fallback(prim, inputs, device),

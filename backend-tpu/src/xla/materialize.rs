@@ -103,9 +103,38 @@ pub(crate) fn compact_dims(layout: &Layout) -> Vec<(usize, usize, usize)> {
         .collect()
 }
 
+/// `x[start..start + n]` of a 1-D value, `start` a 0-d integer runtime value.
+pub(crate) fn dynamic_slice_1d(b: &mut FunctionBuilder, x: &Value, start: &Value, n: usize) -> Value {
+    let attrs = format!("slice_sizes = {}", i64_array([n as i64]));
+    b.op("stablehlo.dynamic_slice", &[x, start], &attrs, TensorType::new(x.ty().element_type, &[n as i64]))
+}
+
+/// The storage offset as a value of `ty`: the runtime `start` (a 0-d integer) broadcast, or the
+/// layout's offset as a constant.
+pub(crate) fn offset_value(
+    b: &mut FunctionBuilder,
+    ty: &TensorType,
+    start: Option<&Value>,
+    offset: usize,
+) -> Value {
+    match start {
+        Some(s) => {
+            let dims: Vec<usize> = ty.dims.iter().map(|&d| d as usize).collect();
+            broadcast(b, s, &dims, &[])
+        }
+        None => int_const(b, ty, offset),
+    }
+}
+
 /// Emits the elements `layout` selects from the 1-D value `flat` as a dense value of the layout's
-/// shape (row-major).
-pub(crate) fn materialize(b: &mut FunctionBuilder, flat: &Value, layout: &Layout) -> Value {
+/// shape (row-major). `start`, when given, is the storage offset as a 0-d runtime value (of type
+/// [`index_type`] of the buffer's length) and replaces `layout.offset()`.
+pub(crate) fn materialize(
+    b: &mut FunctionBuilder,
+    flat: &Value,
+    layout: &Layout,
+    start: Option<&Value>,
+) -> Value {
     let et = flat.ty().element_type;
     let dims = layout.dims();
     if layout.numel() == 0 {
@@ -126,7 +155,10 @@ pub(crate) fn materialize(b: &mut FunctionBuilder, flat: &Value, layout: &Layout
     }
     let offset = layout.offset();
     let value = if dense {
-        let block = slice_1d(b, flat, offset, compact_numel);
+        let block = match start {
+            Some(s) => dynamic_slice_1d(b, flat, s, compact_numel),
+            None => slice_1d(b, flat, offset, compact_numel),
+        };
         let sorted_sizes: Vec<usize> = order.iter().map(|&k| compact[k].1).collect();
         let shaped = reshape(b, &block, &sorted_sizes);
         if order.iter().enumerate().all(|(i, &k)| i == k) {
@@ -142,10 +174,12 @@ pub(crate) fn materialize(b: &mut FunctionBuilder, flat: &Value, layout: &Layout
             b.op("stablehlo.transpose", &[&shaped], &attrs, ty)
         }
     } else {
-        let extent = layout.storage_extent();
-        let it = index_type(extent);
+        let it = match start {
+            Some(s) => s.ty().element_type,
+            None => index_type(layout.storage_extent()),
+        };
         let index_ty = TensorType::new(it, &dims_i64(&compact_sizes));
-        let mut index = int_const(b, &index_ty, offset);
+        let mut index = offset_value(b, &index_ty, start, offset);
         for (i, &(_, _, stride)) in compact.iter().enumerate() {
             let step = iota(b, it, &compact_sizes, i);
             let s = int_const(b, &index_ty, stride);

@@ -7,7 +7,7 @@ use oxtorch_backend_cpu::CpuStorage;
 use oxtorch_core::{BackendStorage, DType, Error, Layout, Result, Scalar};
 
 use super::cache::{Compiled, Input, Op};
-use super::execute::{cached, launch, upload_scalar};
+use super::execute::{cached, launch, offset_buffers, upload_scalar};
 use super::storage::XlaStorage;
 use super::{metrics, program};
 
@@ -55,7 +55,12 @@ pub(crate) fn copy_into(
         Ok((program::copy_program(keys[0], keys[1])?, vec![dtype]))
     })?;
     match compiled {
-        Compiled::Exe(p) => replace(dst, launch(&p, &[&dst.buffer, &src.buffer], dst.device)?),
+        Compiled::Exe(p) => {
+            let offsets = offset_buffers(&keys, dst.device)?;
+            let mut args = vec![&dst.buffer, &src.buffer];
+            args.extend(offsets.iter());
+            replace(dst, launch(&p, &args, dst.device)?)
+        }
         Compiled::Host => host_write(dst, |host| {
             let src_host = src.to_cpu()?;
             host.copy_from(dst_layout, &src_host, src_layout)
@@ -79,7 +84,10 @@ pub(crate) fn fill(dst: &mut XlaStorage, layout: &Layout, value: Scalar) -> Resu
     match compiled {
         Compiled::Exe(p) => {
             let scalar = upload_scalar(value, dtype, dst.device)?;
-            replace(dst, launch(&p, &[&dst.buffer, &scalar], dst.device)?)
+            let offsets = offset_buffers(&keys, dst.device)?;
+            let mut args = vec![&dst.buffer, &scalar];
+            args.extend(offsets.iter());
+            replace(dst, launch(&p, &args, dst.device)?)
         }
         Compiled::Host => host_write(dst, |host| host.fill(&layout, value)),
     }
