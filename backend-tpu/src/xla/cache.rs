@@ -25,6 +25,17 @@ pub(crate) enum Op<'a> {
     FillInto,
 }
 
+impl Op<'_> {
+    /// The op's name for messages and metrics.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Prim(p) => p.name(),
+            Op::CopyInto => "copy_",
+            Op::FillInto => "fill_",
+        }
+    }
+}
+
 /// An owned [`Op`], kept in the cache.
 #[derive(Debug)]
 enum OwnedOp {

@@ -62,7 +62,19 @@ pub(crate) fn cached(
         return Ok(hit);
     }
     let compiled = match build() {
-        Ok((text, out_dtypes)) => Compiled::Exe(compile(&text, device, out_dtypes)?),
+        Ok((text, out_dtypes)) => match compile(&text, device, out_dtypes) {
+            Ok(program) => Compiled::Exe(program),
+            Err(e) => {
+                // A program the plugin refuses is a backend bug; the op still gives the right
+                // result on the host (counted as a fallback), and the bug is reported once per key.
+                let message: String = e.to_string().chars().take(2000).collect();
+                eprintln!(
+                    "oxtorch: the xla backend could not compile {}; running it on the host: {message}",
+                    op.name()
+                );
+                Compiled::Host
+            }
+        },
         Err(PjrtError::Unsupported(_)) => Compiled::Host,
         Err(e) => return Err(pjrt_err(e)),
     };

@@ -44,7 +44,7 @@ pub(crate) fn copy_into(
         return Ok(());
     }
     if dst_layout.may_overlap() {
-        return host_write(dst, |host| {
+        return host_write(dst, "copy_", |host| {
             let src_host = src.to_cpu()?;
             host.copy_from(dst_layout, &src_host, src_layout)
         });
@@ -61,7 +61,7 @@ pub(crate) fn copy_into(
             args.extend(offsets.iter());
             replace(dst, launch(&p, &args, dst.device)?)
         }
-        Compiled::Host => host_write(dst, |host| {
+        Compiled::Host => host_write(dst, "copy_", |host| {
             let src_host = src.to_cpu()?;
             host.copy_from(dst_layout, &src_host, src_layout)
         }),
@@ -75,7 +75,7 @@ pub(crate) fn fill(dst: &mut XlaStorage, layout: &Layout, value: Scalar) -> Resu
     }
     let layout = without_broadcast(layout)?;
     if layout.may_overlap() {
-        return host_write(dst, |host| host.fill(&layout, value));
+        return host_write(dst, "fill_", |host| host.fill(&layout, value));
     }
     let keys = [input(dst, &layout)];
     let dtype = dst.dtype;
@@ -89,7 +89,7 @@ pub(crate) fn fill(dst: &mut XlaStorage, layout: &Layout, value: Scalar) -> Resu
             args.extend(offsets.iter());
             replace(dst, launch(&p, &args, dst.device)?)
         }
-        Compiled::Host => host_write(dst, |host| host.fill(&layout, value)),
+        Compiled::Host => host_write(dst, "fill_", |host| host.fill(&layout, value)),
     }
 }
 
@@ -103,8 +103,12 @@ fn replace(dst: &mut XlaStorage, mut outputs: Vec<XlaStorage>) -> Result<()> {
 }
 
 /// Downloads `dst`, applies `write` with the CPU backend, and uploads the result.
-fn host_write(dst: &mut XlaStorage, write: impl FnOnce(&mut CpuStorage) -> Result<()>) -> Result<()> {
-    metrics::record_fallback("copy_");
+fn host_write(
+    dst: &mut XlaStorage,
+    name: &'static str,
+    write: impl FnOnce(&mut CpuStorage) -> Result<()>,
+) -> Result<()> {
+    metrics::record_fallback(name);
     let mut host = dst.to_cpu()?;
     write(&mut host)?;
     let dtype: DType = host.dtype();
