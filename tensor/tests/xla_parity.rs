@@ -270,6 +270,11 @@ fn moving_between_devices() -> Result<()> {
     // Mixing devices is torch's error.
     let err = a.add(&a.to(dev)?).unwrap_err().to_string();
     assert!(err.contains("Expected all tensors to be on the same device"), "{err}");
+    // Client options can only be set before the client opens.
+    let options = oxtorch_backend_tpu::pjrt::ClientOptions::new().cpu_device_count(2);
+    let err = oxtorch_backend_tpu::xla::set_client_options(oxtorch_core::DeviceKind::Xla, options);
+    assert!(err.unwrap_err().to_string().contains("already open"));
+    assert!(oxtorch_backend_tpu::xla::device_count(oxtorch_core::DeviceKind::Xla) >= 2);
     // A device index past the plugin's devices is a clean error.
     let err = a.to("xla:99").unwrap_err().to_string();
     assert!(err.contains("Invalid device xla:99"), "{err}");
