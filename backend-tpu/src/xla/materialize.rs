@@ -3,9 +3,10 @@
 //!
 //! A view's elements are `flat[offset + Σ index_d · stride_d]`. Dims of size 1 and stride 0
 //! (broadcast) are dropped first and restored at the end with one `broadcast_in_dim`. What remains is
-//! either a permutation of a contiguous block (a `slice` of the flat buffer, a `reshape` and a
-//! `transpose`: free or cheap in XLA) or anything else, including overlapping views, which is a
-//! `gather` at flat indices computed from `iota`s.
+//! a permutation of a contiguous block (a `slice` of the flat buffer, a `reshape` and a
+//! `transpose`: free or cheap in XLA), a stepped view whose strides nest (`x[:, ::2]`, a column:
+//! `slice(reshape(block))`), or anything else, including overlapping views, which is a `gather` at
+//! flat indices computed from `iota`s.
 
 use oxtorch_core::Layout;
 
@@ -126,6 +127,68 @@ pub(crate) fn offset_value(
     }
 }
 
+/// Whether dims sorted by decreasing stride (`(size, stride)`) nest: each stride a multiple of the
+/// next, and each dim fitting inside one step of the dim before (a stepped slice such as
+/// `x[:, ::2]`, a column, every other row).
+fn nested(sorted: &[(usize, usize)]) -> bool {
+    !sorted.is_empty() && sorted.windows(2).all(|w| w[0].1 % w[1].1 == 0 && w[1].0 * w[1].1 <= w[0].1)
+}
+
+/// A nested view (see [`nested`]) as `slice(reshape(block))`: the block of `size₀ · stride₀`
+/// elements from the offset, reshaped to `[size₀, stride₀/stride₁, ..., stride_last]`, and the
+/// first `size_k` entries of each dim (entry 0 of the last) kept. The buffer is padded at its end
+/// when the block runs past it (a runtime offset always pads by `stride₀`, which is enough).
+fn nested_view(
+    b: &mut FunctionBuilder,
+    flat: &Value,
+    sorted: &[(usize, usize)],
+    offset: usize,
+    start: Option<&Value>,
+) -> Value {
+    let et = flat.ty().element_type;
+    let len = flat.ty().dims[0] as usize;
+    let (n0, s0) = sorted[0];
+    let block_len = n0 * s0;
+    let pad = match start {
+        Some(_) => s0,
+        None => (offset + block_len).saturating_sub(len),
+    };
+    let source = if pad == 0 {
+        flat.clone()
+    } else {
+        let zero = b.splat(&TensorType::new(et, &[]), 0.0);
+        let attrs = format!(
+            "edge_padding_low = {}, edge_padding_high = {}, interior_padding = {}",
+            i64_array([0]),
+            i64_array([pad as i64]),
+            i64_array([0])
+        );
+        b.op("stablehlo.pad", &[flat, &zero], &attrs, TensorType::new(et, &[(len + pad) as i64]))
+    };
+    let block = match start {
+        Some(s) => dynamic_slice_1d(b, &source, s, block_len),
+        None => slice_1d(b, &source, offset, block_len),
+    };
+    let mut grid = vec![n0];
+    grid.extend(sorted.windows(2).map(|w| w[0].1 / w[1].1));
+    grid.push(sorted[sorted.len() - 1].1);
+    let gridded = reshape(b, &block, &grid);
+    let mut limits: Vec<usize> = sorted.iter().map(|d| d.0).collect();
+    limits.push(1);
+    let attrs = format!(
+        "start_indices = {}, limit_indices = {}, strides = {}",
+        i64_array(limits.iter().map(|_| 0)),
+        i64_array(limits.iter().map(|&l| l as i64)),
+        i64_array(limits.iter().map(|_| 1))
+    );
+    let picked = if limits == grid {
+        gridded
+    } else {
+        b.op("stablehlo.slice", &[&gridded], &attrs, TensorType::new(et, &dims_i64(&limits)))
+    };
+    reshape(b, &picked, &limits[..limits.len() - 1])
+}
+
 /// Emits the elements `layout` selects from the 1-D value `flat` as a dense value of the layout's
 /// shape (row-major). `start`, when given, is the storage offset as a 0-d runtime value (of type
 /// [`index_type`] of the buffer's length) and replaces `layout.offset()`.
@@ -154,13 +217,20 @@ pub(crate) fn materialize(
         expected = expected.saturating_mul(compact[k].1);
     }
     let offset = layout.offset();
-    let value = if dense {
+    let sorted: Vec<(usize, usize)> = order.iter().map(|&k| (compact[k].1, compact[k].2)).collect();
+    let sorted_sizes: Vec<usize> = sorted.iter().map(|d| d.0).collect();
+    let shaped = if dense {
         let block = match start {
             Some(s) => dynamic_slice_1d(b, flat, s, compact_numel),
             None => slice_1d(b, flat, offset, compact_numel),
         };
-        let sorted_sizes: Vec<usize> = order.iter().map(|&k| compact[k].1).collect();
-        let shaped = reshape(b, &block, &sorted_sizes);
+        Some(reshape(b, &block, &sorted_sizes))
+    } else if nested(&sorted) {
+        Some(nested_view(b, flat, &sorted, offset, start))
+    } else {
+        None
+    };
+    let value = if let Some(shaped) = shaped {
         if order.iter().enumerate().all(|(i, &k)| i == k) {
             shaped
         } else {
