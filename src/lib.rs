@@ -40,6 +40,9 @@ pub mod utils {
     pub use oxtorch_autograd::checkpoint;
     pub use oxtorch_nn::data;
 }
+/// The eager XLA runtime behind `xla:N`/`tpu:N` tensors (torch_xla's `metrics`): `xla::metrics()`,
+/// `xla::set_client_options`, `xla::device_count`.
+pub use oxtorch_backend_tpu::xla;
 pub use oxtorch_tensor::{bf16, f16};
 pub use oxtorch_tensor::{
     default_generator, manual_seed, random, tensor, DType, Device, Error, Generator, Layout, Operand,

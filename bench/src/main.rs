@@ -6,6 +6,7 @@
 
 mod hf;
 mod train;
+mod xla;
 
 use std::time::Instant;
 
@@ -137,6 +138,8 @@ const CASES: &[Case] = &[
     ("minilm_b32_s128", hf::minilm_b32_s128),
     ("llama110m_f32_decode_b1", hf::llama110m_f32_decode_b1),
     ("llama110m_bf16_decode_b1", hf::llama110m_bf16_decode_b1),
+    ("xla_tiny_op", xla::tiny_op),
+    ("xla_gemm_float32_1024", xla::gemm_f32_1024),
 ];
 
 fn main() {

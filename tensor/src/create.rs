@@ -1,22 +1,23 @@
 //! Creation functions: from data, filled, ranges, identity, and `*_like`.
 
 use oxtorch_backend_cpu::{CpuElement, CpuStorage};
+use oxtorch_backend_tpu::xla::XlaStorage;
 use oxtorch_core::ops::Prim;
 use oxtorch_core::{DType, Device, Element, Error, Result, Scalar, Shape};
 
-use crate::dispatch::{apply1, no_backend};
+use crate::dispatch::apply1;
 use crate::options::TensorOptions;
 use crate::storage::Storage;
 use crate::Tensor;
 
-/// Builds a tensor from a host buffer, placed on `device`.
+/// Builds a tensor from a host buffer, placed on `device` (uploaded for `xla`/`tpu` devices).
 pub(crate) fn from_cpu(storage: CpuStorage, shape: impl Into<Shape>, device: Device) -> Result<Tensor> {
-    let t = Tensor::from_storage(Storage::Cpu(storage), shape);
-    if device.is_cpu() {
-        Ok(t)
+    let storage = if device.is_cpu() {
+        Storage::Cpu(storage)
     } else {
-        Err(no_backend(device))
-    }
+        Storage::Xla(XlaStorage::from_cpu(&storage, device)?)
+    };
+    Ok(Tensor::from_storage(storage, shape))
 }
 
 fn check_numel(len: usize, shape: &Shape) -> Result<()> {
@@ -37,6 +38,28 @@ impl Tensor {
         let shape = shape.into();
         check_numel(data.len(), &shape)?;
         from_cpu(CpuStorage::from_vec(data), shape, Device::Cpu)
+    }
+
+    /// A tensor on `device` holding a copy of `data`, viewed with `shape` (torch's
+    /// `torch.tensor(data, device=...)`): `Tensor::from_slice_on(&[1.0f32, 2.0], [2], Device::Xla(0))`.
+    pub fn from_slice_on<T: CpuElement>(
+        data: &[T],
+        shape: impl Into<Shape>,
+        device: Device,
+    ) -> Result<Tensor> {
+        Self::from_vec_on(data.to_vec(), shape, device)
+    }
+
+    /// A tensor on `device` made from `data`, viewed with `shape` (no copy on cpu; one upload on
+    /// an `xla`/`tpu` device).
+    pub fn from_vec_on<T: CpuElement>(
+        data: Vec<T>,
+        shape: impl Into<Shape>,
+        device: Device,
+    ) -> Result<Tensor> {
+        let shape = shape.into();
+        check_numel(data.len(), &shape)?;
+        from_cpu(CpuStorage::from_vec(data), shape, device)
     }
 
     /// A 0-dim tensor holding `value` (its natural dtype: bool, int64 or float32, or `opts.dtype`).

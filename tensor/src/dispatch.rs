@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use oxtorch_backend_cpu::CpuStorage;
+use oxtorch_backend_tpu::xla::XlaStorage;
 use oxtorch_core::ops::Prim;
 use oxtorch_core::{BackendStorage, Device, Error, Layout, Result};
 use smallvec::SmallVec;
@@ -54,16 +55,33 @@ pub(crate) fn apply_reshaped(
     let guards: SmallVec<[_; 4]> = cells.iter().map(|c| c.read()).collect();
     let outputs = match device {
         Device::Cpu => {
-            let args: SmallVec<[(&CpuStorage, &Layout); 4]> = inputs
+            let args = inputs
                 .iter()
                 .zip(&slot)
                 .map(|(t, &i)| match &*guards[i] {
-                    Storage::Cpu(s) => (s, t.layout()),
+                    Storage::Cpu(s) => Ok((s, t.layout())),
+                    other => Err(misplaced(other, device)),
                 })
-                .collect();
+                .collect::<Result<SmallVec<[(&CpuStorage, &Layout); 4]>>>()?;
             CpuStorage::execute(prim, &args)?.into_iter().map(Storage::Cpu).collect::<Vec<_>>()
         }
-        other => return Err(no_backend(other)),
+        Device::Xla(_) | Device::Tpu(_) => match prim {
+            // No input to take the device from: the runtime creates it on `device`.
+            Prim::Full { shape, value, dtype } => {
+                vec![Storage::Xla(XlaStorage::full(shape, *value, *dtype, device)?)]
+            }
+            _ => {
+                let args = inputs
+                    .iter()
+                    .zip(&slot)
+                    .map(|(t, &i)| match &*guards[i] {
+                        Storage::Xla(s) => Ok((s, t.layout())),
+                        other => Err(misplaced(other, device)),
+                    })
+                    .collect::<Result<SmallVec<[(&XlaStorage, &Layout); 4]>>>()?;
+                XlaStorage::execute(prim, &args)?.into_iter().map(Storage::Xla).collect::<Vec<_>>()
+            }
+        },
     };
     drop(guards);
     let shapes: SmallVec<[&[usize]; 4]> = inputs.iter().map(|t| t.dims()).collect();
@@ -112,11 +130,9 @@ pub(crate) fn apply1(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<
     Ok(apply(prim, inputs, device)?.swap_remove(0))
 }
 
-/// The error for devices that have no backend in this build.
-pub(crate) fn no_backend(device: Device) -> Error {
-    Error::msg(format!(
-        "device '{device}' has no backend in this build of oxtorch: only cpu tensors can be created and run for now (the XLA backend for tpu/xla devices is not available yet)"
-    ))
+/// The error for a storage that is not on the device its tensor claims (an internal invariant).
+fn misplaced(storage: &Storage, device: Device) -> Error {
+    Error::msg(format!("internal error: a tensor on {device} holds a storage on {}", storage.device()))
 }
 
 /// Writes `src` (same shape as `dst`, any dtype) into `dst`'s elements in place and bumps the version.
@@ -142,6 +158,14 @@ pub(crate) fn write_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     };
     match (&mut *d, &*s) {
         (Storage::Cpu(d), Storage::Cpu(s)) => d.copy_from(dst.layout(), s, src.layout())?,
+        (Storage::Xla(d), Storage::Xla(s)) => d.copy_from(dst.layout(), s, src.layout())?,
+        (d, s) => {
+            return Err(Error::msg(format!(
+                "copy_: expected both tensors on the same device, got {} and {}",
+                d.device(),
+                s.device()
+            )))
+        }
     }
     dcell.bump_version();
     Ok(())
@@ -152,6 +176,7 @@ pub(crate) fn fill_in_place(dst: &Tensor, value: oxtorch_core::Scalar) -> Result
     let cell = dst.storage();
     match &mut *cell.write() {
         Storage::Cpu(s) => s.fill(dst.layout(), value)?,
+        Storage::Xla(s) => s.fill(dst.layout(), value)?,
     }
     cell.bump_version();
     Ok(())

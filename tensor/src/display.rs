@@ -10,7 +10,18 @@ use crate::Tensor;
 impl fmt::Display for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if !self.device().is_cpu() {
-            return write!(f, "tensor(<{} values on {}>)", self.numel(), self.device());
+            // Print the host copy, with the device suffix torch adds.
+            let host = match self.download() {
+                Ok(h) => h,
+                Err(e) => return write!(f, "tensor(<{} values on {}: {e}>)", self.numel(), self.device()),
+            };
+            let get = |i: usize| match host.get_flat(i) {
+                Scalar::Bool(b) => PrintValue::Bool(b),
+                Scalar::Int(v) => PrintValue::Int(v),
+                Scalar::Float(v) => PrintValue::Float(v),
+            };
+            let suffixes = vec![format!("device='{}'", self.device())];
+            return f.write_str(&format_tensor(self.dims(), self.dtype(), &get, &suffixes));
         }
         let get = |i: usize| match self.get_flat(i) {
             Scalar::Bool(b) => PrintValue::Bool(b),

@@ -140,7 +140,7 @@ pub(crate) fn apply_basic(t: &Tensor, indices: &[TensorIndex]) -> Result<Basic> 
                     view = view.unsqueeze(d as isize)?;
                     let idx = if m.item::<bool>()? { vec![0i64] } else { vec![] };
                     let n = idx.len();
-                    advanced.push((d, Tensor::from_vec(idx, [n])?));
+                    advanced.push((d, Tensor::from_vec_on(idx, [n], t.device())?));
                     d += 1;
                     continue;
                 }

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use oxtorch_backend_cpu::CpuStorage;
+use oxtorch_backend_tpu::xla::XlaStorage;
 use oxtorch_core::{BackendStorage, DType, Device};
 
 /// A backend buffer. One variant per backend; every op reaches its backend through a `match` here.
@@ -11,6 +12,8 @@ use oxtorch_core::{BackendStorage, DType, Device};
 pub enum Storage {
     /// Host memory, run by `oxtorch-backend-cpu`.
     Cpu(CpuStorage),
+    /// A flat device buffer on `xla:N` or `tpu:N`, run by `oxtorch-backend-tpu`'s eager runtime.
+    Xla(XlaStorage),
 }
 
 impl Storage {
@@ -18,6 +21,7 @@ impl Storage {
     pub fn dtype(&self) -> DType {
         match self {
             Storage::Cpu(s) => s.dtype(),
+            Storage::Xla(s) => s.dtype(),
         }
     }
 
@@ -25,6 +29,7 @@ impl Storage {
     pub fn device(&self) -> Device {
         match self {
             Storage::Cpu(_) => Device::Cpu,
+            Storage::Xla(s) => s.device(),
         }
     }
 
@@ -32,6 +37,7 @@ impl Storage {
     pub fn len(&self) -> usize {
         match self {
             Storage::Cpu(s) => s.len(),
+            Storage::Xla(s) => s.len(),
         }
     }
 }

@@ -161,6 +161,20 @@ impl Buffer {
         byte_size(self.ty.element_type, &self.ty.dims).unwrap_or(0)
     }
 
+    /// Blocks until the work producing this array has finished (JAX's `block_until_ready`),
+    /// returning the error of that work, if any.
+    pub fn wait_ready(&self) -> Result<()> {
+        let plugin = self.client.plugin;
+        let mut args = ffi::PJRT_Buffer_ReadyEvent_Args::new();
+        args.buffer = self.raw;
+        // SAFETY: live buffer; the returned event is owned (and destroyed) by `Event`.
+        unsafe { plugin.call("PJRT_Buffer_ReadyEvent", plugin.api().PJRT_Buffer_ReadyEvent, &mut args)? };
+        match Event::from_raw(plugin, args.event) {
+            Some(event) => event.wait("PJRT_Buffer_ReadyEvent"),
+            None => Ok(()),
+        }
+    }
+
     /// Copies the array to the host (row-major bytes), waiting for pending work on it.
     pub fn to_host(&self) -> Result<Vec<u8>> {
         let plugin = self.client.plugin;

@@ -18,16 +18,24 @@ pub struct CompileOptions {
     pub num_replicas: u64,
     /// `executable_build_options.num_partitions`.
     pub num_partitions: u64,
+    /// The device (its `PJRT_DeviceDescription_Id`) a single-device program is compiled for, as
+    /// `executable_build_options.device_assignment`; `None` leaves the plugin's default (device 0).
+    pub device_id: Option<i64>,
 }
 
 impl Default for CompileOptions {
     /// One replica, one partition: a single-device program.
     fn default() -> Self {
-        CompileOptions { num_replicas: 1, num_partitions: 1 }
+        CompileOptions { num_replicas: 1, num_partitions: 1, device_id: None }
     }
 }
 
 impl CompileOptions {
+    /// One replica and partition, placed on the device with id `device_id`.
+    pub fn for_device(device_id: i64) -> Self {
+        CompileOptions { device_id: Some(device_id), ..CompileOptions::default() }
+    }
+
     /// The serialized `CompileOptionsProto`. Empty options abort some plugins
     /// ("Check failed: replica_count > 0"), so both counts are always written.
     pub fn to_proto_bytes(&self) -> Vec<u8> {
@@ -36,6 +44,22 @@ impl CompileOptions {
         put_varint(&mut build, self.num_replicas);
         build.push(0x28);
         put_varint(&mut build, self.num_partitions);
+        if let Some(id) = self.device_id {
+            // DeviceAssignmentProto { replica_count = 1, computation_count = 1,
+            //   computation_devices = [{ replica_device_ids = [id] }] } (fields 1, 2, 3 / 1).
+            let mut ids = Vec::new();
+            put_varint(&mut ids, id as u64);
+            let mut computation = vec![0x0a];
+            put_varint(&mut computation, ids.len() as u64);
+            computation.extend_from_slice(&ids);
+            let mut assignment = vec![0x08, 0x01, 0x10, 0x01, 0x1a];
+            put_varint(&mut assignment, computation.len() as u64);
+            assignment.extend_from_slice(&computation);
+            // executable_build_options.device_assignment = field 9 (length-delimited).
+            build.push(0x4a);
+            put_varint(&mut build, assignment.len() as u64);
+            build.extend_from_slice(&assignment);
+        }
         // CompileOptionsProto: executable_build_options = field 3 (length-delimited).
         let mut out = vec![0x1a];
         put_varint(&mut out, build.len() as u64);
@@ -370,7 +394,15 @@ mod tests {
     #[test]
     fn default_options_are_the_minimal_proto() {
         assert_eq!(CompileOptions::default().to_proto_bytes(), [0x1a, 0x04, 0x20, 0x01, 0x28, 0x01]);
-        let big = CompileOptions { num_replicas: 300, num_partitions: 1 }.to_proto_bytes();
+        let big = CompileOptions { num_replicas: 300, num_partitions: 1, device_id: None }.to_proto_bytes();
         assert_eq!(big, [0x1a, 0x05, 0x20, 0xac, 0x02, 0x28, 0x01]);
+        let placed = CompileOptions::for_device(3).to_proto_bytes();
+        assert_eq!(
+            placed,
+            [
+                0x1a, 0x0f, 0x20, 0x01, 0x28, 0x01, 0x4a, 0x09, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x03, 0x0a,
+                0x01, 0x03
+            ]
+        );
     }
 }

@@ -227,6 +227,10 @@ pjrt_args!(PJRT_Client_BufferFromHostBuffer_Args {
     buffer: *mut PJRT_Buffer,
 } last = buffer: *mut PJRT_Buffer);
 pjrt_args!(PJRT_Buffer_Destroy_Args { buffer: *mut PJRT_Buffer } last = buffer: *mut PJRT_Buffer);
+pjrt_args!(PJRT_Buffer_ReadyEvent_Args {
+    buffer: *mut PJRT_Buffer,
+    event: *mut PJRT_Event,
+} last = event: *mut PJRT_Event);
 pjrt_args!(PJRT_Buffer_ElementType_Args { buffer: *mut PJRT_Buffer, type_: c_int } last = type_: c_int);
 pjrt_args!(PJRT_Buffer_Dimensions_Args {
     buffer: *mut PJRT_Buffer,
@@ -401,7 +405,7 @@ pub struct Api {
     pub PJRT_Buffer_CopyToDevice: Unused,
     pub PJRT_Buffer_ToHostBuffer: ApiFn<PJRT_Buffer_ToHostBuffer_Args>,
     pub PJRT_Buffer_IsOnCpu: Unused,
-    pub PJRT_Buffer_ReadyEvent: Unused,
+    pub PJRT_Buffer_ReadyEvent: ApiFn<PJRT_Buffer_ReadyEvent_Args>,
     pub PJRT_Buffer_UnsafePointer: Unused,
     pub PJRT_Buffer_IncreaseExternalReferenceCount: Unused,
     pub PJRT_Buffer_DecreaseExternalReferenceCount: Unused,

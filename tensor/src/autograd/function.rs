@@ -63,7 +63,7 @@ pub trait Function: Send + Sync + 'static {
             .into_iter()
             .map(|o| if inputs.iter().any(|i| i.shares_storage(&o)) { o.detach() } else { o })
             .collect();
-        let shapes = outputs.iter().map(|o| (o.dims().to_vec(), o.dtype())).collect();
+        let shapes = outputs.iter().map(|o| (o.dims().to_vec(), o.dtype(), o.device())).collect();
         let next = inputs.iter().map(Tensor::gradient_edge).collect();
         let name = self.name();
         let node = Node::new(
@@ -104,7 +104,7 @@ impl FunctionCtx {
 struct CustomBackward {
     f: Box<dyn Function>,
     ctx: Mutex<Option<FunctionCtx>>,
-    shapes: Vec<(Vec<usize>, oxtorch_core::DType)>,
+    shapes: Vec<(Vec<usize>, oxtorch_core::DType, oxtorch_core::Device)>,
 }
 
 impl Backward for CustomBackward {
@@ -112,9 +112,9 @@ impl Backward for CustomBackward {
         let grads = grads
             .iter()
             .zip(&self.shapes)
-            .map(|(g, (dims, dt))| match g {
+            .map(|(g, (dims, dt, dev))| match g {
                 Some(g) => Ok(g.clone()),
-                None => Tensor::zeros(dims.clone(), *dt),
+                None => Tensor::zeros(dims.clone(), (*dt, *dev)),
             })
             .collect::<Result<Vec<_>>>()?;
         let guard = lock(&self.ctx);

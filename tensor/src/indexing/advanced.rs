@@ -50,7 +50,7 @@ pub(crate) fn gather_advanced(view: &Tensor, adv: &[(usize, Tensor)]) -> Result<
     out_shape.extend(&rest_sizes);
     let mut idx_view = vec![1usize; out_shape.len()];
     idx_view[0] = n_b;
-    let idx = Tensor::from_vec(linear, idx_view)?.broadcast_to(&out_shape)?;
+    let idx = Tensor::from_vec_on(linear, idx_view, view.device())?.broadcast_to(&out_shape)?;
     let mut full_shape = b.clone();
     full_shape.extend(&rest_sizes);
     let out = flat.gather_raw(0, &idx)?.reshape(full_shape)?;
@@ -67,9 +67,13 @@ pub(crate) fn gather_advanced(view: &Tensor, adv: &[(usize, Tensor)]) -> Result<
 }
 
 /// Flat offsets (into a contiguous tensor of `shape`) of the elements `indices` select.
-pub(crate) fn selected_offsets(shape: &[usize], indices: &[super::TensorIndex]) -> Result<Tensor> {
+pub(crate) fn selected_offsets(
+    shape: &[usize],
+    indices: &[super::TensorIndex],
+    device: oxtorch_core::Device,
+) -> Result<Tensor> {
     let n = shape.iter().product::<usize>();
-    let offsets = Tensor::arange(n as i64, DType::I64)?.reshape(shape.to_vec())?;
+    let offsets = Tensor::arange(n as i64, (DType::I64, device))?.reshape(shape.to_vec())?;
     let super::Basic { view, advanced } = super::apply_basic(&offsets, indices)?;
     if advanced.is_empty() {
         Ok(view)

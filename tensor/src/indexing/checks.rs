@@ -45,7 +45,7 @@ pub(crate) fn checked_indices(
         }
         *x = w;
     }
-    Tensor::from_vec(v, index.dims().to_vec())
+    Tensor::from_vec_on(v, index.dims().to_vec(), index.device())
 }
 
 /// torch's common out-of-bounds message.

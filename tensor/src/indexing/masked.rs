@@ -47,7 +47,7 @@ impl Tensor {
     pub fn nonzero(&self) -> Result<Tensor> {
         let pos = self.nonzero_flat()?;
         if self.rank() == 0 {
-            return Tensor::zeros([pos.numel(), 0], DType::I64);
+            return Tensor::zeros([pos.numel(), 0], (DType::I64, self.device()));
         }
         let cols = self.nonzero_tuple()?;
         let refs: Vec<&Tensor> = cols.iter().collect();

@@ -30,7 +30,7 @@ impl Tensor {
     ) -> Result<&Tensor> {
         let indices = indices.into_indices();
         let advanced = indices.iter().any(|i| matches!(i, super::TensorIndex::Tensor(_)));
-        let offsets = selected_offsets(self.dims(), &indices)?;
+        let offsets = selected_offsets(self.dims(), &indices, self.device())?;
         let values = match values.into() {
             Operand::Scalar(s) => Tensor::full((), s, self.same_options())?,
             Operand::Tensor(t) if t.dtype() != self.dtype() => {

@@ -146,7 +146,7 @@ fn resample_matrix(taps: &[Vec<(usize, f64)>], size: usize) -> (Vec<f64>, usize,
 /// Applies the transpose of the `[out, in]` matrix `w` along `dim` of `g` (size `out` there).
 fn apply_adjoint(g: &Tensor, w: &(Vec<f64>, usize, usize), dim: usize) -> Result<Tensor> {
     let (data, rows, cols) = w;
-    let m = Tensor::from_slice(data, [*rows, *cols])?.to_dtype(compute_dtype(g.dtype()))?;
+    let m = Tensor::from_slice_on(data, [*rows, *cols], g.device())?.to_dtype(compute_dtype(g.dtype()))?;
     let moved = g.to_dtype(compute_dtype(g.dtype()))?.movedim([dim as isize], [-1])?;
     moved.matmul(&m)?.movedim([-1], [dim as isize])?.to_dtype(g.dtype())
 }

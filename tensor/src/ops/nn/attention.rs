@@ -87,8 +87,8 @@ impl Tensor {
         let qc = q.to_dtype(cdt)?;
         let mut attn = qc.matmul(&k.to_dtype(cdt)?.transpose(-2, -1)?)?.mul(scale)?;
         if is_causal {
-            let i = Tensor::arange(l as i64, DType::I64)?.reshape([l, 1])?;
-            let j = Tensor::arange(s as i64, DType::I64)?.reshape([1, s])?;
+            let i = Tensor::arange(l as i64, (DType::I64, q.device()))?.reshape([l, 1])?;
+            let j = Tensor::arange(s as i64, (DType::I64, q.device()))?.reshape([1, s])?;
             attn = j.gt(&i)?.where_self(f64::NEG_INFINITY, &attn)?;
         }
         if let Some(m) = attn_mask {

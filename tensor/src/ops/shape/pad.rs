@@ -167,7 +167,7 @@ fn indexed(x: &Tensor, pad: &[isize], mode: &str) -> Result<Tensor> {
             )));
         }
         let len = src.len();
-        out = out.index_select(d as isize, &Tensor::from_vec(src, [len])?)?;
+        out = out.index_select(d as isize, &Tensor::from_vec_on(src, [len], out.device())?)?;
     }
     if out.shares_storage(x) {
         out = out.copy()?;

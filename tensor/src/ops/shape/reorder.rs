@@ -17,7 +17,7 @@ impl Tensor {
             let size = out.dims().get(d).copied().unwrap_or(1);
             if size > 1 {
                 let rev: Vec<i64> = (0..size as i64).rev().collect();
-                out = out.gather_along(d, &Tensor::from_vec(rev, [size])?)?;
+                out = out.gather_along(d, &Tensor::from_vec_on(rev, [size], out.device())?)?;
             }
         }
         Ok(out)

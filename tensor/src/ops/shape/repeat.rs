@@ -90,7 +90,7 @@ impl Tensor {
                 x.dims()[d]
             )));
         }
-        x.index_select(d as isize, &Tensor::repeat_interleave_index(&reps)?)
+        x.index_select(d as isize, &Tensor::repeat_interleave_index(&reps)?.to(x.device())?)
     }
 
     /// `torch.repeat_interleave(repeats)`: `i` repeated `repeats[i]` times, for a 1-d int tensor.
@@ -104,7 +104,8 @@ impl Tensor {
         if repeats.rank() != 1 {
             return Err(Error::msg("repeat_interleave only accept 1D vector as repeat"));
         }
-        let idx = Tensor::repeat_interleave_index(&repeats.to_dtype(DType::I64)?.to_vec::<i64>()?)?;
+        let idx = Tensor::repeat_interleave_index(&repeats.to_dtype(DType::I64)?.to_vec::<i64>()?)?
+            .to(repeats.device())?;
         idx.to_dtype(repeats.dtype())
     }
 

@@ -11,8 +11,8 @@ impl Tensor {
             return Err(Error::msg(format!("{name}: input tensor must have at least 2 dimensions")));
         }
         let (m, n) = (self.dims()[self.rank() - 2], self.dims()[self.rank() - 1]);
-        let rows = Tensor::arange(m as i64, DType::I64)?.reshape([m, 1])?;
-        let cols = Tensor::arange(n as i64, DType::I64)?.reshape([1, n])?;
+        let rows = Tensor::arange(m as i64, (DType::I64, self.device()))?.reshape([m, 1])?;
+        let cols = Tensor::arange(n as i64, (DType::I64, self.device()))?.reshape([1, n])?;
         let diff = cols.sub(&rows)?;
         let keep = if lower { diff.le(diagonal)? } else { diff.ge(diagonal)? };
         let zero = Tensor::zeros((), self.same_options())?;

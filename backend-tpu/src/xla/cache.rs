@@ -1,0 +1,249 @@
+//! The executable cache: one compiled program per (op with its parameters, input dtypes, buffer
+//! lengths and layouts, device).
+//!
+//! A lookup hashes the borrowed key parts with a small multiplicative hasher and compares them in
+//! place: a hit allocates nothing and formats nothing. Prims without a lowering are cached too (as
+//! [`Compiled::Host`]), so they are not lowered again on every call.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
+use oxtorch_core::ops::Prim;
+use oxtorch_core::{DType, Device, Layout};
+
+use crate::pjrt::Executable;
+
+/// What a cached program does (borrowed, for lookups).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Op<'a> {
+    /// A prim. `Full`'s value is not part of the key: it is an input of the program.
+    Prim(&'a Prim),
+    /// `dst[layout] = cast(src)`: inputs (dst, src).
+    CopyInto,
+    /// `dst[layout] = value`: inputs (dst, 0-d value).
+    FillInto,
+}
+
+impl Op<'_> {
+    /// The op's name for messages and metrics.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Prim(p) => p.name(),
+            Op::CopyInto => "copy_",
+            Op::FillInto => "fill_",
+        }
+    }
+}
+
+/// An owned [`Op`], kept in the cache.
+#[derive(Debug)]
+enum OwnedOp {
+    Prim(Prim),
+    CopyInto,
+    FillInto,
+}
+
+/// Prim equality for the key: parameters compared, `Full`'s value ignored.
+fn same_prim(a: &Prim, b: &Prim) -> bool {
+    match (a, b) {
+        (Prim::Full { shape: sa, dtype: da, .. }, Prim::Full { shape: sb, dtype: db, .. }) => {
+            sa == sb && da == db
+        }
+        (a, b) => a == b,
+    }
+}
+
+impl OwnedOp {
+    fn new(op: Op<'_>) -> Self {
+        match op {
+            Op::Prim(p) => OwnedOp::Prim(p.clone()),
+            Op::CopyInto => OwnedOp::CopyInto,
+            Op::FillInto => OwnedOp::FillInto,
+        }
+    }
+
+    fn matches(&self, op: Op<'_>) -> bool {
+        match (self, op) {
+            (OwnedOp::Prim(a), Op::Prim(b)) => same_prim(a, b),
+            (OwnedOp::CopyInto, Op::CopyInto) | (OwnedOp::FillInto, Op::FillInto) => true,
+            _ => false,
+        }
+    }
+}
+
+/// One input as the key sees it. A non-zero storage offset is a runtime input of the program, so
+/// the key records only whether there is one: a view that moves along its storage (a KV cache
+/// position, a sliding window) never compiles again.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Input<'a> {
+    pub dtype: DType,
+    pub len: usize,
+    pub layout: &'a Layout,
+}
+
+impl Input<'_> {
+    /// Whether the program takes this input's offset as a runtime argument.
+    pub fn has_offset(&self) -> bool {
+        self.layout.offset() != 0
+    }
+}
+
+/// Layout equality for the key: sizes, strides, and whether the offset is non-zero.
+fn same_view(a: &Layout, b: &Layout) -> bool {
+    a.dims() == b.dims() && a.strides() == b.strides() && (a.offset() == 0) == (b.offset() == 0)
+}
+
+/// An owned [`Input`].
+#[derive(Debug)]
+struct OwnedInput {
+    dtype: DType,
+    len: usize,
+    layout: Layout,
+}
+
+/// A compiled program and what its outputs are.
+pub(crate) struct Program {
+    pub exe: Executable,
+    /// The dtype of each output.
+    pub out_dtypes: Vec<DType>,
+}
+
+/// A cache entry's payload.
+#[derive(Clone)]
+pub(crate) enum Compiled {
+    /// Run this program.
+    Exe(Arc<Program>),
+    /// No lowering: run the op on the host.
+    Host,
+}
+
+struct Entry {
+    op: OwnedOp,
+    inputs: Vec<OwnedInput>,
+    device: Device,
+    compiled: Compiled,
+}
+
+impl Entry {
+    fn matches(&self, op: Op<'_>, inputs: &[Input<'_>], device: Device) -> bool {
+        self.device == device
+            && self.inputs.len() == inputs.len()
+            && self
+                .inputs
+                .iter()
+                .zip(inputs)
+                .all(|(a, b)| a.dtype == b.dtype && a.len == b.len && same_view(&a.layout, b.layout))
+            && self.op.matches(op)
+    }
+}
+
+/// FxHash's multiply-rotate hasher: a few cycles per word, plenty for a cache key.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+fn hash_key(op: Op<'_>, inputs: &[Input<'_>], device: Device) -> u64 {
+    let mut h = FxHasher::default();
+    match op {
+        // The prim's family and name; parameters are compared on lookup, not hashed.
+        Op::Prim(p) => {
+            std::mem::discriminant(p).hash(&mut h);
+            p.name().hash(&mut h);
+            if let Prim::Full { shape, .. } = p {
+                shape.hash(&mut h);
+            }
+        }
+        other => std::mem::discriminant(&other).hash(&mut h),
+    }
+    device.hash(&mut h);
+    for i in inputs {
+        i.dtype.hash(&mut h);
+        h.write_usize(i.len);
+        i.layout.dims().hash(&mut h);
+        i.layout.strides().hash(&mut h);
+        h.write_usize(usize::from(i.has_offset()));
+    }
+    h.finish()
+}
+
+/// Keys are already hashes: the map uses them as they are.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Map = HashMap<u64, Vec<Entry>, BuildHasherDefault<Prehashed>>;
+
+static CACHE: Mutex<Option<Map>> = Mutex::new(None);
+
+/// The cached program for the key, if any.
+pub(crate) fn lookup(op: Op<'_>, inputs: &[Input<'_>], device: Device) -> Option<Compiled> {
+    let hash = hash_key(op, inputs, device);
+    let cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    cache.as_ref()?.get(&hash)?.iter().find(|e| e.matches(op, inputs, device)).map(|e| e.compiled.clone())
+}
+
+/// Stores a program for the key. A key that does not equal itself (a NaN parameter) is not stored.
+pub(crate) fn insert(op: Op<'_>, inputs: &[Input<'_>], device: Device, compiled: Compiled) {
+    if let Op::Prim(p) = op {
+        if !same_prim(p, p) {
+            return;
+        }
+    }
+    let hash = hash_key(op, inputs, device);
+    let entry = Entry {
+        op: OwnedOp::new(op),
+        inputs: inputs
+            .iter()
+            .map(|i| OwnedInput { dtype: i.dtype, len: i.len, layout: i.layout.clone() })
+            .collect(),
+        device,
+        compiled,
+    };
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let bucket = cache.get_or_insert_with(Map::default).entry(hash).or_default();
+    if !bucket.iter().any(|e| e.matches(op, inputs, device)) {
+        bucket.push(entry);
+    }
+}
+
+/// The number of cached programs (compiled or host).
+pub fn cached_programs() -> usize {
+    CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map_or(0, |c| c.values().map(Vec::len).sum())
+}

@@ -1,0 +1,171 @@
+//! The StableHLO text of the eager runtime's programs. Each takes flat 1-D buffers (one per
+//! input, of the storage's length), materialises the inputs' views, and returns flat outputs.
+
+use oxtorch_core::ops::Prim;
+use oxtorch_core::{DType, Layout};
+
+use super::cache::Input;
+use super::materialize::{
+    broadcast, compact_dims, gather_1d, index_type, int_const, iota, materialize, offset_value, reshape,
+};
+use crate::pjrt::{ElementType, Result, TensorType};
+use crate::stablehlo::{lower, FunctionBuilder, Value};
+
+fn flat_type(dtype: DType, len: usize) -> TensorType {
+    TensorType::new(ElementType::from(dtype), &[len as i64])
+}
+
+/// The 0-d type of the runtime storage offset of an input (see [`Input::has_offset`]).
+pub(crate) fn offset_type(input: &Input<'_>) -> TensorType {
+    TensorType::new(index_type(input.len), &[])
+}
+
+/// Argument types: the flat buffers, then `extra`, then the offsets of the inputs that have one.
+fn arg_types(inputs: &[Input<'_>], extra: &[TensorType]) -> Vec<TensorType> {
+    let mut types: Vec<TensorType> = inputs.iter().map(|i| flat_type(i.dtype, i.len)).collect();
+    types.extend_from_slice(extra);
+    types.extend(inputs.iter().filter(|i| i.has_offset()).map(offset_type));
+    types
+}
+
+/// The runtime offset value of each input (`None` for offset 0), from the trailing arguments.
+fn offset_args<'v>(inputs: &[Input<'_>], args: &'v [Value]) -> Vec<Option<&'v Value>> {
+    let mut next = args.len() - inputs.iter().filter(|i| i.has_offset()).count();
+    inputs
+        .iter()
+        .map(|i| {
+            i.has_offset().then(|| {
+                next += 1;
+                &args[next - 1]
+            })
+        })
+        .collect()
+}
+
+fn flatten(b: &mut FunctionBuilder, v: &Value) -> Value {
+    let n: i64 = v.ty().dims.iter().product();
+    reshape(b, v, &[n.max(0) as usize])
+}
+
+/// `prim` on strided inputs. Fails with `Error::Unsupported` when the prim has no lowering.
+pub(crate) fn prim_program(prim: &Prim, inputs: &[Input<'_>]) -> Result<String> {
+    let (mut b, args) = FunctionBuilder::new(&arg_types(inputs, &[]));
+    let starts = offset_args(inputs, &args);
+    let values: Vec<Value> = inputs
+        .iter()
+        .zip(&args)
+        .zip(&starts)
+        .map(|((i, a), s)| materialize(&mut b, a, i.layout, *s))
+        .collect();
+    let outputs = match prim {
+        Prim::Copy => values,
+        Prim::Cast(d) if *d == inputs[0].dtype => values,
+        _ => lower(&mut b, prim, &values)?,
+    };
+    let flat: Vec<Value> = outputs.iter().map(|v| flatten(&mut b, v)).collect();
+    let refs: Vec<&Value> = flat.iter().collect();
+    Ok(b.finish(&refs))
+}
+
+/// A flat tensor of `numel` elements of `dtype`, all equal to a 0-d input.
+pub(crate) fn full_program(numel: usize, dtype: DType) -> String {
+    let scalar = TensorType::new(ElementType::from(dtype), &[]);
+    let (mut b, args) = FunctionBuilder::new(&[scalar]);
+    let out = broadcast(&mut b, &args[0], &[numel], &[]);
+    b.finish(&[&out])
+}
+
+/// For each position `j` of a flat buffer of `len` elements: whether the (non-overlapping) view
+/// `layout` covers it, and the row-major index of the view element there.
+fn inverse_map(
+    b: &mut FunctionBuilder,
+    layout: &Layout,
+    len: usize,
+    start: Option<&Value>,
+) -> (Value, Value) {
+    // A non-overlapping view has at most `len` elements.
+    let it = index_type(len);
+    let ty = TensorType::new(it, &[len as i64]);
+    let j = iota(b, it, &[len], 0);
+    let zero = int_const(b, &ty, 0);
+    let offset = offset_value(b, &ty, start, layout.offset());
+    let shifted = b.same("stablehlo.subtract", &[&j, &offset]);
+    let mut valid = b.compare("GE", &shifted, &zero);
+    let mut rest = b.same("stablehlo.maximum", &[&shifted, &zero]);
+    let mut index = zero.clone();
+    let row_major = Layout::contiguous(layout.dims().to_vec());
+    let mut dims = compact_dims(layout);
+    dims.sort_by_key(|d| std::cmp::Reverse(d.2));
+    for (d, n, s) in dims {
+        let stride = int_const(b, &ty, s);
+        let q = b.same("stablehlo.divide", &[&rest, &stride]);
+        let qs = b.same("stablehlo.multiply", &[&q, &stride]);
+        rest = b.same("stablehlo.subtract", &[&rest, &qs]);
+        let size = int_const(b, &ty, n);
+        let inside = b.compare("LT", &q, &size);
+        valid = b.same("stablehlo.and", &[&valid, &inside]);
+        let m = int_const(b, &ty, row_major.strides()[d]);
+        let part = b.same("stablehlo.multiply", &[&q, &m]);
+        index = b.same("stablehlo.add", &[&index, &part]);
+    }
+    let exact = b.compare("EQ", &rest, &zero);
+    valid = b.same("stablehlo.and", &[&valid, &exact]);
+    (valid, index)
+}
+
+/// Writes the row-major `values` (of `dst_layout`'s shape, dst's dtype) into the flat `dst`.
+fn write_values(
+    b: &mut FunctionBuilder,
+    dst: &Value,
+    dst_layout: &Layout,
+    start: Option<&Value>,
+    values: &Value,
+) -> Value {
+    let len = dst.ty().dims[0] as usize;
+    let numel = dst_layout.numel();
+    let flat = flatten(b, values);
+    if numel == 0 {
+        return dst.clone();
+    }
+    if dst_layout.is_contiguous() {
+        if dst_layout.offset() == 0 && numel == len {
+            return flat;
+        }
+        let at = match start {
+            Some(s) => s.clone(),
+            None => int_const(b, &TensorType::new(index_type(len), &[]), dst_layout.offset()),
+        };
+        let ty = dst.ty().clone();
+        return b.op("stablehlo.dynamic_update_slice", &[dst, &flat, &at], "", ty);
+    }
+    let (valid, index) = inverse_map(b, dst_layout, len, start);
+    let gathered = gather_1d(b, &flat, &index);
+    b.select(&valid, &gathered, dst)
+}
+
+/// `dst[dst_layout] = cast(src[src_layout])`: inputs (dst, src, their offsets), output the new flat dst. The dst
+/// view must not overlap itself. Fails with `Error::Unsupported` when the cast has no lowering.
+pub(crate) fn copy_program(dst: Input<'_>, src: Input<'_>) -> Result<String> {
+    let inputs = [dst, src];
+    let (mut b, args) = FunctionBuilder::new(&arg_types(&inputs, &[]));
+    let starts = offset_args(&inputs, &args);
+    let mut values = materialize(&mut b, &args[1], src.layout, starts[1]);
+    if src.dtype != dst.dtype {
+        values = lower(&mut b, &Prim::Cast(dst.dtype), &[values])?.swap_remove(0);
+    }
+    let out = write_values(&mut b, &args[0], dst.layout, starts[0], &values);
+    Ok(b.finish(&[&out]))
+}
+
+/// `dst[dst_layout] = value`: inputs (dst, 0-d value of dst's dtype, dst's offset), output the new
+/// flat dst.
+/// Dims of stride 0 are ignored (every copy gets the same value); the rest must not overlap.
+pub(crate) fn fill_program(dst: Input<'_>) -> String {
+    let scalar = TensorType::new(ElementType::from(dst.dtype), &[]);
+    let inputs = [dst];
+    let (mut b, args) = FunctionBuilder::new(&arg_types(&inputs, &[scalar]));
+    let starts = offset_args(&inputs, &args);
+    let values = broadcast(&mut b, &args[1], dst.layout.dims(), &[]);
+    let out = write_values(&mut b, &args[0], dst.layout, starts[0], &values);
+    b.finish(&[&out])
+}

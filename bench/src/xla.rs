@@ -1,0 +1,61 @@
+//! XLA runtime cases, run on `xla:0` of the plugin named by `OXTORCH_PJRT_PLUGIN` (skipped, with a
+//! note on stderr, when it is unset). Twins: `jax_tiny_add_eager_overhead` and
+//! `jax_gemm_float32_1024` of `../shared/bench/torch_baseline.py`.
+
+use std::time::Instant;
+
+use oxtorch as torch;
+use torch::{Device, Tensor};
+
+const XLA: Device = Device::Xla(0);
+
+fn available(case: &str) -> bool {
+    let ok = std::env::var_os("OXTORCH_PJRT_PLUGIN").is_some();
+    if !ok {
+        eprintln!("{case}: skipped, OXTORCH_PJRT_PLUGIN is unset (export OXTORCH_PJRT_PLUGIN=$(scripts/fetch_pjrt_cpu.sh))");
+    }
+    ok
+}
+
+/// Cached eager dispatch of a 2×3 float32 add on the device, the result left there: the median
+/// per-op time of batches of 20,000 ops, each batch ending by waiting for its last result.
+pub fn tiny_op() {
+    if !available("xla_tiny_op") {
+        return;
+    }
+    let a = Tensor::randn([2, 3], ()).unwrap().to(XLA).unwrap();
+    let b = Tensor::randn([2, 3], ()).unwrap().to(XLA).unwrap();
+    let inner = 20_000;
+    let mut ts: Vec<f64> = (0..7)
+        .map(|_| {
+            let t = Instant::now();
+            let mut last = None;
+            for _ in 0..inner {
+                last = Some(a.add(&b).unwrap());
+            }
+            last.unwrap().block_until_ready().unwrap();
+            t.elapsed().as_secs_f64() / inner as f64
+        })
+        .collect();
+    ts.sort_by(f64::total_cmp);
+    super::emit("xla_tiny_op", ts[ts.len() / 2] * 1e6, "us/op");
+}
+
+/// 1024×1024 float32 matmul on the device, waited for (as JAX's `block_until_ready`).
+pub fn gemm_f32_1024() {
+    if !available("xla_gemm_float32_1024") {
+        return;
+    }
+    let n = 1024;
+    let a = Tensor::randn([n, n], ()).unwrap().to(XLA).unwrap();
+    let b = Tensor::randn([n, n], ()).unwrap().to(XLA).unwrap();
+    let t = super::timeit(
+        || {
+            a.matmul(&b).unwrap().block_until_ready().unwrap();
+        },
+        9,
+        2,
+        1,
+    );
+    super::emit("xla_gemm_float32_1024", 2.0 * (n as f64).powi(3) / t / 1e9, "GFLOP/s");
+}
