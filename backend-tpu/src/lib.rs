@@ -11,6 +11,7 @@
 //!   device) and cached; scalars are program inputs, so new values never recompile; prims without a
 //!   lowering run on the host and are counted in [`xla::metrics`].
 
+pub mod compiler;
 pub mod pjrt;
 pub mod stablehlo;
 pub mod xla;

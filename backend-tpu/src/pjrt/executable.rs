@@ -119,13 +119,23 @@ impl Executable {
         args.compile_options_size = options.len();
         // SAFETY: `text`, `format` and `options` outlive the call.
         unsafe { plugin.call("PJRT_Client_Compile", api.PJRT_Client_Compile, &mut args)? };
-        if args.executable.is_null() {
-            return Err(Error::InvalidArgument("PJRT_Client_Compile returned no executable".into()));
+        Executable::from_loaded(client, args.executable, text, "PJRT_Client_Compile")
+    }
+
+    /// Takes ownership of a loaded executable made from `text`, and reads its outputs and device.
+    fn from_loaded(
+        client: &Client,
+        raw: *mut ffi::PJRT_LoadedExecutable,
+        text: &str,
+        function: &str,
+    ) -> Result<Executable> {
+        if raw.is_null() {
+            return Err(Error::InvalidArgument(format!("{function} returned no executable")));
         }
         // Owned from here on: an error below destroys it.
         let mut exe = Executable {
             client: client.inner.clone(),
-            raw: args.executable,
+            raw,
             signature: Signature { args: Vec::new(), results: Vec::new() },
             num_outputs: 0,
             device: std::ptr::null_mut(),
@@ -141,6 +151,70 @@ impl Executable {
             )));
         }
         Ok(exe)
+    }
+
+    /// The plugin's serialization of this executable (for a persistent compilation cache). The
+    /// bytes are only valid for the same plugin build; [`Executable::deserialize`] reloads them.
+    pub fn serialize(&self) -> Result<Vec<u8>> {
+        let plugin = self.client.plugin;
+        let api = plugin.api();
+        let mut get = ffi::PJRT_LoadedExecutable_GetExecutable_Args::new();
+        get.loaded_executable = self.raw;
+        // SAFETY: live executable; the returned `PJRT_Executable` is ours to destroy, and the
+        // serialized bytes live until their deleter runs, after they are copied.
+        unsafe {
+            plugin.call(
+                "PJRT_LoadedExecutable_GetExecutable",
+                api.PJRT_LoadedExecutable_GetExecutable,
+                &mut get,
+            )?;
+            let mut ser = ffi::PJRT_Executable_Serialize_Args::new();
+            ser.executable = get.executable;
+            let result = plugin.call("PJRT_Executable_Serialize", api.PJRT_Executable_Serialize, &mut ser);
+            let bytes = result.map(|()| {
+                let bytes = if ser.serialized_bytes.is_null() {
+                    Vec::new()
+                } else {
+                    std::slice::from_raw_parts(ser.serialized_bytes.cast::<u8>(), ser.serialized_bytes_size)
+                        .to_vec()
+                };
+                if let (Some(deleter), false) =
+                    (ser.serialized_executable_deleter, ser.serialized_executable.is_null())
+                {
+                    deleter(ser.serialized_executable);
+                }
+                bytes
+            });
+            let mut destroy = ffi::PJRT_Executable_Destroy_Args::new();
+            destroy.executable = get.executable;
+            plugin.call("PJRT_Executable_Destroy", api.PJRT_Executable_Destroy, &mut destroy)?;
+            let bytes = bytes?;
+            if bytes.is_empty() {
+                return Err(Error::InvalidArgument("PJRT_Executable_Serialize returned no bytes".into()));
+            }
+            Ok(bytes)
+        }
+    }
+
+    /// Loads an executable from bytes made by [`Executable::serialize`] on the same plugin build;
+    /// `text` is the StableHLO program it was compiled from (its `@main` signature is checked on
+    /// every execute, as for a compiled one).
+    pub fn deserialize(client: &Client, bytes: &[u8], text: &str) -> Result<Executable> {
+        let plugin = client.plugin();
+        let api = plugin.api();
+        let mut args = ffi::PJRT_Executable_DeserializeAndLoad_Args::new();
+        args.client = client.inner.raw;
+        args.serialized_executable = bytes.as_ptr().cast();
+        args.serialized_executable_size = bytes.len();
+        // SAFETY: `bytes` outlives the call; the loaded executable is owned by the result.
+        unsafe {
+            plugin.call(
+                "PJRT_Executable_DeserializeAndLoad",
+                api.PJRT_Executable_DeserializeAndLoad,
+                &mut args,
+            )?
+        };
+        Executable::from_loaded(client, args.loaded_executable, text, "PJRT_Executable_DeserializeAndLoad")
     }
 
     /// The argument and result types of `@main`.

@@ -268,6 +268,26 @@ pjrt_args!(PJRT_Executable_NumOutputs_Args {
     executable: *mut PJRT_Executable,
     num_outputs: usize,
 } last = num_outputs: usize);
+/// Opaque owner of the bytes returned by `PJRT_Executable_Serialize`.
+#[repr(C)]
+pub struct PJRT_SerializedExecutable {
+    _private: [u8; 0],
+}
+pjrt_args!(PJRT_Executable_Serialize_Args {
+    executable: *const PJRT_Executable,
+    serialized_bytes: *const c_char,
+    serialized_bytes_size: usize,
+    serialized_executable: *mut PJRT_SerializedExecutable,
+    serialized_executable_deleter: Option<unsafe extern "C" fn(exec: *mut PJRT_SerializedExecutable)>,
+} last = serialized_executable_deleter: Option<unsafe extern "C" fn(exec: *mut PJRT_SerializedExecutable)>);
+pjrt_args!(PJRT_Executable_DeserializeAndLoad_Args {
+    client: *mut PJRT_Client,
+    serialized_executable: *const c_char,
+    serialized_executable_size: usize,
+    loaded_executable: *mut PJRT_LoadedExecutable,
+    overridden_serialized_compile_options: *const c_char,
+    overridden_serialized_compile_options_size: usize,
+} last = overridden_serialized_compile_options_size: usize);
 pjrt_args!(PJRT_ExecuteOptions {
     send_callbacks: *mut c_void,
     recv_callbacks: *mut c_void,
@@ -360,7 +380,7 @@ pub struct Api {
     pub PJRT_Executable_GetCostAnalysis: Unused,
     pub PJRT_Executable_OutputMemoryKinds: Unused,
     pub PJRT_Executable_OptimizedProgram: Unused,
-    pub PJRT_Executable_Serialize: Unused,
+    pub PJRT_Executable_Serialize: ApiFn<PJRT_Executable_Serialize_Args>,
 
     pub PJRT_LoadedExecutable_Destroy: ApiFn<PJRT_LoadedExecutable_Destroy_Args>,
     pub PJRT_LoadedExecutable_GetExecutable: ApiFn<PJRT_LoadedExecutable_GetExecutable_Args>,
@@ -368,7 +388,7 @@ pub struct Api {
     pub PJRT_LoadedExecutable_Delete: Unused,
     pub PJRT_LoadedExecutable_IsDeleted: Unused,
     pub PJRT_LoadedExecutable_Execute: ApiFn<PJRT_LoadedExecutable_Execute_Args>,
-    pub PJRT_Executable_DeserializeAndLoad: Unused,
+    pub PJRT_Executable_DeserializeAndLoad: ApiFn<PJRT_Executable_DeserializeAndLoad_Args>,
     pub PJRT_LoadedExecutable_Fingerprint: Unused,
 
     pub PJRT_Buffer_Destroy: ApiFn<PJRT_Buffer_Destroy_Args>,
@@ -467,6 +487,8 @@ mod tests {
         assert_eq!(PJRT_Buffer_Device_Args::STRUCT_SIZE, 32);
         assert_eq!(PJRT_LoadedExecutable_AddressableDevices_Args::STRUCT_SIZE, 40);
         assert_eq!(PJRT_Buffer_Dimensions_Args::STRUCT_SIZE, 40);
+        assert_eq!(PJRT_Executable_Serialize_Args::STRUCT_SIZE, 56);
+        assert_eq!(PJRT_Executable_DeserializeAndLoad_Args::STRUCT_SIZE, 64);
     }
 
     #[test]

@@ -77,6 +77,70 @@ impl FunctionBuilder {
         value
     }
 
+    /// Emits an op with regions and any number of results:
+    /// `"<name>"(operands) ({region}, ...) {attrs} : (operand types) -> (result types)`.
+    /// `regions` are texts made by [`FunctionBuilder::region`].
+    pub fn op_regions(
+        &mut self,
+        name: &str,
+        operands: &[&Value],
+        regions: &[String],
+        attrs: &str,
+        results: &[TensorType],
+    ) -> Vec<Value> {
+        let id = self.next;
+        self.next += 1;
+        let base = format!("%{id}");
+        let values: Vec<Value> = if results.len() == 1 {
+            vec![Value { name: base.clone(), ty: results[0].clone() }]
+        } else {
+            let tys = results.iter().enumerate();
+            tys.map(|(i, ty)| Value { name: format!("{base}#{i}"), ty: ty.clone() }).collect()
+        };
+        let lhs = if results.len() == 1 { base } else { format!("{base}:{}", results.len()) };
+        let names: Vec<&str> = operands.iter().map(|v| v.name.as_str()).collect();
+        let types: Vec<String> = operands.iter().map(|v| v.ty.to_string()).collect();
+        let result_types: Vec<String> = results.iter().map(|t| t.to_string()).collect();
+        let regions = if regions.is_empty() { String::new() } else { format!(" ({})", regions.join(", ")) };
+        let attrs = if attrs.is_empty() { String::new() } else { format!(" {{{attrs}}}") };
+        let _ = writeln!(
+            self.body,
+            "    {lhs} = \"{name}\"({}){regions}{attrs} : ({}) -> ({})",
+            names.join(", "),
+            types.join(", "),
+            result_types.join(", ")
+        );
+        values
+    }
+
+    /// The text of a region (one block) taking arguments of types `args`; `body` emits its ops
+    /// into this builder and returns the values the region returns (`stablehlo.return`).
+    pub fn region(
+        &mut self,
+        args: &[TensorType],
+        body: impl FnOnce(&mut FunctionBuilder, &[Value]) -> Vec<Value>,
+    ) -> String {
+        let outer = std::mem::take(&mut self.body);
+        let id = self.next;
+        self.next += 1;
+        let params: Vec<Value> = args
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| Value { name: format!("%r{id}_{i}"), ty: ty.clone() })
+            .collect();
+        let results = body(self, &params);
+        let inner = std::mem::replace(&mut self.body, outer);
+        let decl: Vec<String> = params.iter().map(|p| format!("{}: {}", p.name, p.ty)).collect();
+        let names: Vec<&str> = results.iter().map(|v| v.name.as_str()).collect();
+        let types: Vec<String> = results.iter().map(|v| v.ty.to_string()).collect();
+        format!(
+            "{{\n  ^bb0({}):\n{inner}      \"stablehlo.return\"({}) : ({}) -> ()\n    }}",
+            decl.join(", "),
+            names.join(", "),
+            types.join(", ")
+        )
+    }
+
     /// An elementwise op whose result has the type of its first operand.
     pub fn same(&mut self, name: &str, operands: &[&Value]) -> Value {
         let ty = operands[0].ty.clone();

@@ -8,7 +8,14 @@
 use oxtorch_core::ops::Prim;
 
 use super::builder::{FunctionBuilder, Value};
+use super::cast::{element, lower_cast, lower_copy, lower_full, lower_where};
 use super::elementwise::{lower_binary, lower_compare, lower_unary};
+use super::index::lower_index;
+use super::matmul::lower_matmul;
+use super::nn::lower_nn;
+use super::reduce::{lower_arg_reduce, lower_reduce};
+use super::shape::lower_shape;
+use super::sort::lower_sort;
 use crate::pjrt::{Error, Result, TensorType};
 
 /// Emits `prim` applied to `inputs` into `b` and returns its outputs.
@@ -25,12 +32,17 @@ pub fn lower(b: &mut FunctionBuilder, prim: &Prim, inputs: &[Value]) -> Result<V
         Prim::Unary(op) => lower_unary(b, *op, &inputs[0])?,
         Prim::Binary(op) => lower_binary(b, *op, &inputs[0], &inputs[1])?,
         Prim::Compare(op) => lower_compare(b, *op, &inputs[0], &inputs[1]),
-        other => {
-            return Err(Error::Unsupported(format!(
-                "the xla backend does not lower \"{}\" yet",
-                other.name()
-            )))
-        }
+        Prim::Where => lower_where(b, &inputs[0], &inputs[1], &inputs[2]),
+        Prim::Cast(dtype) => lower_cast(b, &inputs[0], element(*dtype)),
+        Prim::Copy => lower_copy(&inputs[0]),
+        Prim::Full { shape, value, dtype } => lower_full(b, shape, *value, *dtype)?,
+        Prim::Reduce { op, dims } => lower_reduce(b, *op, &inputs[0], dims)?,
+        Prim::ArgReduce { op, dim } => return lower_arg_reduce(b, *op, &inputs[0], *dim),
+        Prim::MatMul => lower_matmul(b, &inputs[0], &inputs[1])?,
+        Prim::Index(op) => return lower_index(b, op, inputs),
+        Prim::Shape(op) => return lower_shape(b, op, inputs),
+        Prim::Nn(op) => return lower_nn(b, op, inputs),
+        Prim::Sort(op) => return lower_sort(b, op, inputs),
     };
     Ok(vec![out])
 }
