@@ -17,6 +17,15 @@ use oxtorch_hf_import::weights::write_safetensors;
 use oxtorch_hf_import::{generate, AutoModel, Config, GenerationConfig, SentenceTransformer, Weights};
 use oxtorch_tensor::{DType, Device};
 
+/// Held by each test that uses the device in this process, so that no other test changes the
+/// process-wide metrics between a test's reads.
+static DEVICE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The lock on [`DEVICE`] (a failed test does not poison the others).
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    DEVICE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// `xla:0`, or `None` (with a loud message) when `OXTORCH_PJRT_PLUGIN` is unset.
 fn xla() -> Option<Device> {
     if std::env::var_os("OXTORCH_PJRT_PLUGIN").is_none() {
@@ -72,6 +81,7 @@ fn check_family(name: &str, dev: Device) -> u64 {
 #[test]
 fn llama_and_bert_forward_on_xla_match_transformers() {
     let Some(dev) = xla() else { return };
+    let _only = exclusive();
     let fallbacks = check_family("llama", dev) + check_family("bert", dev);
     assert!(fallbacks <= 4, "{fallbacks} prims fell back to the host");
 }
@@ -79,6 +89,7 @@ fn llama_and_bert_forward_on_xla_match_transformers() {
 #[test]
 fn llama_greedy_generate_on_xla_matches_transformers() {
     let Some(dev) = xla() else { return };
+    let _only = exclusive();
     let name = "llama";
     let dir = fixture(name);
     let cfg = Config::load(&dir).unwrap();
@@ -195,6 +206,7 @@ fn cli_forward_generate_embed_on_xla_write_what_cpu_writes() {
 #[test]
 fn sentence_transformer_on_xla_matches_the_host() {
     let Some(dev) = xla() else { return };
+    let _only = exclusive();
     let dir = fixture("sentence_tiny");
     let texts = ["a small test", "another, longer sentence to pad the first"];
     let host = SentenceTransformer::load(&dir, None).unwrap().encode(&texts).unwrap();
