@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 use serde_json::Value;
 
 use crate::config::Config;
@@ -165,7 +165,9 @@ fn pick(logits: &mut [f32], seen: &[i64], g: &GenerationConfig, rng: &mut Rng) -
 
 /// Generates up to `g.max_new_tokens` tokens after `input_ids` `[batch, seq]` (left-padded prompts
 /// with `attention_mask`), calling `on_token(row, token)` for each new token of an unfinished row.
-/// Returns the prompts followed by the new tokens (finished rows padded with `g.pad_token_id`), int64.
+/// Returns the prompts followed by the new tokens (finished rows padded with `g.pad_token_id`), int64,
+/// on the host. Runs on the model's device: the KV cache stays there, and each step moves only the new
+/// tokens up and the last position's logits down.
 pub fn generate(
     lm: &CausalLm,
     input_ids: &Tensor,
@@ -178,7 +180,7 @@ pub fn generate(
         [b, s] if *s > 0 => (*b, *s),
         d => return Err(Error::Input(format!("input_ids must be [batch, seq] with seq > 0, got {d:?}"))),
     };
-    let mut mask: Vec<i64> = match attention_mask {
+    let mask: Vec<i64> = match attention_mask {
         Some(m) if m.dims() == [b, s] => m.to_dtype(DType::I64)?.to_vec()?,
         Some(m) => {
             return Err(Error::Input(format!(
@@ -200,16 +202,19 @@ pub fn generate(
         }
         next_pos[r] = p + 1;
     }
+    // The cache and the mask stay on the model's device; each step uploads the new tokens and their
+    // positions and downloads the last position's logits.
+    let device = lm.device();
     let mut cache = KvCache::new(lm.num_layers());
-    let mut step_ids = ids;
-    let mut step_pos = Tensor::from_vec(pos, [b, s])?;
+    let mut step_ids = ids.to(device)?;
+    let mut step_pos = Tensor::from_vec(pos, [b, s])?.to(device)?;
+    let mut mask_t = Tensor::from_vec(mask, [b, s])?.to(device)?;
+    let ones = Tensor::ones([b, 1], (DType::I64, device))?;
     let mut done = vec![false; b];
     let mut rng = Rng(g.seed);
     for _ in 0..g.max_new_tokens {
-        let width = rows[0].len();
-        let mask_t = Tensor::from_vec(mask.clone(), [b, width])?;
         let out = lm.forward(&step_ids, Some(&mask_t), Some(&step_pos), Some(&mut cache), false)?;
-        let last = out.logits.select(1, -1)?.to_dtype(DType::F32)?.to_vec2::<f32>()?;
+        let last = out.logits.select(1, -1)?.to_dtype(DType::F32)?.to(Device::Cpu)?.to_vec2::<f32>()?;
         let mut next = Vec::with_capacity(b);
         for (r, mut logits) in last.into_iter().enumerate() {
             let token = if done[r] { g.pad_token_id } else { pick(&mut logits, &rows[r], g, &mut rng) };
@@ -219,15 +224,12 @@ pub fn generate(
             }
             next.push(token);
         }
-        let mut grown = Vec::with_capacity(b * (width + 1));
-        for r in 0..b {
-            rows[r].push(next[r]);
-            grown.extend_from_slice(&mask[r * width..(r + 1) * width]);
-            grown.push(1);
+        for (row, &token) in rows.iter_mut().zip(&next) {
+            row.push(token);
         }
-        mask = grown;
-        step_ids = Tensor::from_vec(next, [b, 1])?;
-        step_pos = Tensor::from_vec(next_pos.clone(), [b, 1])?;
+        mask_t = Tensor::cat(&[&mask_t, &ones], 1)?;
+        step_ids = Tensor::from_vec(next, [b, 1])?.to(device)?;
+        step_pos = Tensor::from_vec(next_pos.clone(), [b, 1])?.to(device)?;
         next_pos.iter_mut().for_each(|p| *p += 1);
         if done.iter().all(|&d| d) {
             break;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 use serde_json::Value;
 
 use crate::config::Config;
@@ -116,8 +116,14 @@ impl SentenceTransformer {
     /// Loads the model folder `dir`: `config.json` + weights, `modules.json` (pooling folder and
     /// `Normalize`), `sentence_bert_config.json` or `tokenizer_config.json` (truncation) and `tokenizer.json` when present.
     pub fn load(dir: &Path, dtype: Option<DType>) -> Result<Self> {
+        Self::load_on_device(dir, dtype, Device::Cpu)
+    }
+
+    /// [`SentenceTransformer::load`], with the weights moved to `device` (read on the host, uploaded
+    /// once); embeddings are then computed there.
+    pub fn load_on_device(dir: &Path, dtype: Option<DType>, device: Device) -> Result<Self> {
         let cfg = Config::load(dir)?;
-        let weights = Weights::load(dir, dtype)?;
+        let weights = Weights::load(dir, dtype)?.to_device(device)?;
         let model = AutoModel::load(&cfg, &weights)?;
         let mut pooling_dir = dir.join("1_Pooling");
         let mut normalize = false;
@@ -168,13 +174,19 @@ impl SentenceTransformer {
         self.tokenizer.as_ref()
     }
 
-    /// Sentence embeddings `[batch, dim]` of tokenized inputs.
+    /// The device the model runs on.
+    pub fn device(&self) -> Device {
+        self.model.device()
+    }
+
+    /// Sentence embeddings `[batch, dim]` of tokenized inputs, on the model's device.
     pub fn embed_ids(
         &self,
         input_ids: &Tensor,
         attention_mask: &Tensor,
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
+        let attention_mask = &attention_mask.to(self.device())?;
         let tokens = self.model.last_hidden_state(input_ids, Some(attention_mask), token_type_ids)?;
         let pooled =
             self.pooling.iter().map(|p| p.pool(&tokens, attention_mask)).collect::<Result<Vec<_>>>()?;
@@ -190,7 +202,7 @@ impl SentenceTransformer {
         Ok(out)
     }
 
-    /// Sentence embeddings `[texts.len(), dim]` of `texts`.
+    /// Sentence embeddings `[texts.len(), dim]` of `texts`, on the model's device.
     pub fn encode(&self, texts: &[&str]) -> Result<Tensor> {
         let tok = self
             .tokenizer

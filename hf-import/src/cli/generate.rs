@@ -63,7 +63,7 @@ pub struct GenerateArgs {
 
 /// Runs `generate`.
 pub fn run(a: GenerateArgs) -> Result<()> {
-    super::cpu_only(super::device_arg(&a.device)?)?;
+    let device = super::device_arg(&a.device)?;
     let dir = resolve_model(&a.model)?;
     let cfg = Config::load(&dir)?;
     let mut g = GenerationConfig::from_model_dir(&dir, &cfg)?;
@@ -100,7 +100,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         }
         None => None,
     };
-    let weights = super::load_weights(&dir, super::dtype_arg(a.dtype.as_deref())?)?;
+    let weights = super::load_weights(&dir, super::dtype_arg(a.dtype.as_deref())?)?.to_device(device)?;
     let model = AutoModel::load(&cfg, &weights)?;
     let arch = AutoModel::architecture_of(&cfg)?;
     let lm =

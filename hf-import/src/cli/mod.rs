@@ -95,10 +95,13 @@ pub fn run(cli: Cli) -> Result<()> {
             dtype_arg(dtype.as_deref())?,
         ),
         Command::Generate(args) => generate::run(args),
-        Command::Embed { model, sentences, output, device, dtype } => {
-            cpu_only(device_arg(&device)?)?;
-            embed::run(&model, &sentences, output.as_deref(), dtype_arg(dtype.as_deref())?)
-        }
+        Command::Embed { model, sentences, output, device, dtype } => embed::run(
+            &model,
+            &sentences,
+            output.as_deref(),
+            device_arg(&device)?,
+            dtype_arg(dtype.as_deref())?,
+        ),
     }
 }
 
@@ -140,15 +143,6 @@ fn dtype_arg(name: Option<&str>) -> Result<Option<DType>> {
         })
     })
     .transpose()
-}
-
-/// Refuses devices other than the CPU until the XLA backend lands.
-fn cpu_only(device: Device) -> Result<()> {
-    if device.is_cpu() {
-        Ok(())
-    } else {
-        Err(Error::Input(format!("--device {device}: only cpu runs until the XLA backend lands")))
-    }
 }
 
 /// `--device` parsed.

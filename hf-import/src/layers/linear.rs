@@ -1,6 +1,6 @@
 //! `nn.Linear` and `nn.Embedding` over checkpoint tensors.
 
-use oxtorch_tensor::Tensor;
+use oxtorch_tensor::{DType, Tensor};
 
 use crate::error::{Error, Result};
 use crate::weights::Vars;
@@ -45,7 +45,10 @@ impl Embedding {
     pub fn forward(&self, ids: &Tensor) -> Result<Tensor> {
         let rows = self.weight.dims()[0];
         if ids.numel() > 0 {
-            let (lo, hi) = (ids.min()?.item::<i64>()?, ids.max()?.item::<i64>()?);
+            // One read of both bounds (one transfer when `ids` is on a device).
+            let bounds =
+                Tensor::stack(&[&ids.min()?, &ids.max()?], 0)?.to_dtype(DType::I64)?.to_vec::<i64>()?;
+            let (lo, hi) = (bounds[0], bounds[1]);
             if lo < 0 || hi as u64 >= rows as u64 {
                 let bad = if lo < 0 { lo } else { hi };
                 return Err(Error::Input(format!(

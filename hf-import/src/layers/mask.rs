@@ -1,6 +1,6 @@
 //! Additive attention masks: 0 where a query may attend, the dtype's lowest value elsewhere.
 
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 
 use crate::error::Result;
 
@@ -14,15 +14,16 @@ fn lowest(dtype: DType) -> f64 {
 }
 
 /// `[batch, 1, 1, keys]` for an encoder: keys where `attention_mask` (`[batch, keys]`, 1 = token) is 0
-/// are masked.
+/// are masked. The mask is made on `attention_mask`'s device.
 pub fn padding_mask(attention_mask: &Tensor, dtype: DType) -> Result<Tensor> {
     let masked = attention_mask.eq(0)?.unsqueeze(1)?.unsqueeze(1)?;
-    let zeros = Tensor::zeros(masked.dims().to_vec(), dtype)?;
+    let zeros = Tensor::zeros(masked.dims().to_vec(), (dtype, attention_mask.device()))?;
     Ok(masked.where_self(lowest(dtype), &zeros)?)
 }
 
 /// `[batch, 1, queries, past + queries]` for a decoder: query `i` (at position `past + i`) sees key `j`
 /// when `j <= past + i`, `j > past + i - window` (sliding window), and `attention_mask[b, j]` is 1.
+/// The mask is made on `device` (where `attention_mask` must be).
 pub fn causal_mask(
     attention_mask: Option<&Tensor>,
     batch: usize,
@@ -30,10 +31,11 @@ pub fn causal_mask(
     past: usize,
     window: Option<usize>,
     dtype: DType,
+    device: Device,
 ) -> Result<Tensor> {
     let keys = past + queries;
-    let q = Tensor::arange_step(past as i64, keys as i64, 1, DType::I64)?.reshape([queries, 1])?;
-    let k = Tensor::arange(keys as i64, DType::I64)?.reshape([1, keys])?;
+    let q = Tensor::arange_step(past as i64, keys as i64, 1, (DType::I64, device))?.reshape([queries, 1])?;
+    let k = Tensor::arange(keys as i64, (DType::I64, device))?.reshape([1, keys])?;
     let mut blocked = k.gt(&q)?;
     if let Some(w) = window {
         blocked = blocked.logical_or(&k.le(&q.sub(w as i64)?)?)?;
@@ -43,6 +45,6 @@ pub fn causal_mask(
         blocked = blocked.logical_or(&m.eq(0)?.reshape([batch, 1, 1, keys])?)?;
     }
     let blocked = blocked.expand([batch, 1, queries, keys])?;
-    let zeros = Tensor::zeros([batch, 1, queries, keys], dtype)?;
+    let zeros = Tensor::zeros([batch, 1, queries, keys], (dtype, device))?;
     Ok(blocked.where_self(lowest(dtype), &zeros)?)
 }

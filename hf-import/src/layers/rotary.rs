@@ -2,7 +2,7 @@
 
 use std::f64::consts::PI;
 
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 
 use crate::config::{RopeParams, RopeScaling};
 use crate::error::Result;
@@ -50,6 +50,11 @@ impl Rotary {
         }
         let n = inv.len();
         Ok(Rotary { inv_freq: Tensor::from_vec(inv, [n])?, attention_scaling: 1.0, rotary_dim: dim })
+    }
+
+    /// The same frequencies on `device` (where the positions given to [`Rotary::cos_sin`] live).
+    pub fn to_device(self, device: Device) -> Result<Self> {
+        Ok(Rotary { inv_freq: self.inv_freq.to(device)?, ..self })
     }
 
     /// `(cos, sin)` `[batch, seq, rotary_dim]` in `dtype` for int64 `position_ids` `[batch, seq]`.

@@ -1,7 +1,7 @@
 //! BERT (`BertModel` with its pooler, `BertForMaskedLM`): learned absolute positions, token types,
 //! post-norm encoder blocks, bidirectional attention over the non-padded tokens.
 
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::decoder::batch_seq;
 use crate::config::Config;
@@ -188,8 +188,14 @@ impl BertModel {
         &self.embeddings.word.weight
     }
 
+    /// The device of the weights, where inputs are moved and outputs are.
+    pub fn device(&self) -> Device {
+        self.embeddings.word.weight.device()
+    }
+
     /// Encodes `input_ids` `[batch, seq]`; `attention_mask` (1 = token) defaults to all ones,
-    /// `token_type_ids` to zeros, `position_ids` to `0..seq`.
+    /// `token_type_ids` to zeros, `position_ids` to `0..seq`. Inputs are moved to the weights' device,
+    /// where the outputs stay.
     pub fn forward(
         &self,
         input_ids: &Tensor,
@@ -199,6 +205,13 @@ impl BertModel {
         output_hidden_states: bool,
     ) -> Result<BertOutput> {
         let (b, s) = batch_seq(input_ids)?;
+        let device = self.device();
+        let input_ids = &input_ids.to(device)?;
+        let on_device = |t: Option<&Tensor>| t.map(|t| t.to(device)).transpose();
+        let (attention_mask, token_type_ids, position_ids) =
+            (on_device(attention_mask)?, on_device(token_type_ids)?, on_device(position_ids)?);
+        let (attention_mask, token_type_ids, position_ids) =
+            (attention_mask.as_ref(), token_type_ids.as_ref(), position_ids.as_ref());
         for (name, t) in [("attention_mask", attention_mask), ("token_type_ids", token_type_ids)] {
             if let Some(t) = t {
                 if t.dims() != [b, s] {
@@ -212,7 +225,7 @@ impl BertModel {
         let e = &self.embeddings;
         let positions = match (position_ids, self.positions) {
             (Some(p), _) => p.to_dtype(DType::I64)?,
-            (None, Positions::Absolute) => Tensor::arange(s as i64, DType::I64)?.unsqueeze(0)?,
+            (None, Positions::Absolute) => Tensor::arange(s as i64, (DType::I64, device))?.unsqueeze(0)?,
             (None, Positions::AfterPadding { padding_idx }) => {
                 let real = input_ids.ne(padding_idx)?.to_dtype(DType::I64)?;
                 real.cumsum(1, None)?.mul(&real)?.add(padding_idx)?
@@ -229,7 +242,7 @@ impl BertModel {
         if let Some(tt) = &e.token_type {
             let types = match token_type_ids {
                 Some(t) => t.to_dtype(DType::I64)?,
-                None => Tensor::zeros([b, s], DType::I64)?,
+                None => Tensor::zeros([b, s], (DType::I64, device))?,
             };
             h = h.add(&tt.forward(&types)?)?;
         }
@@ -239,7 +252,7 @@ impl BertModel {
         let mask = match attention_mask {
             Some(m) => m,
             None => {
-                ones = Tensor::ones([b, s], DType::I64)?;
+                ones = Tensor::ones([b, s], (DType::I64, device))?;
                 &ones
             }
         };

@@ -2,7 +2,7 @@
 //! stack of pre-norm blocks (RoPE self-attention + gated MLP), a final RMS norm and an LM head.
 //! The families differ only in the [`DecoderSpec`] their config gives.
 
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -185,9 +185,11 @@ impl CausalLm {
             _ if tied => Linear { weight: embed.weight.clone(), bias: None },
             _ => return Err(Error::Weight("tensor 'lm_head.weight' is missing from the checkpoint".into())),
         };
-        let rotary_global = Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?;
+        // The frequencies live where the weights do.
+        let device = embed.weight.device();
+        let rotary_global = Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?.to_device(device)?;
         let rotary_local = if spec.local_rope {
-            Rotary::new(&cfg.rope(Some("sliding_attention"))?, head_dim)?
+            Rotary::new(&cfg.rope(Some("sliding_attention"))?, head_dim)?.to_device(device)?
         } else {
             rotary_global.clone()
         };
@@ -204,9 +206,15 @@ impl CausalLm {
         self.dtype
     }
 
+    /// The device of the weights, where inputs must be and outputs are.
+    pub fn device(&self) -> Device {
+        self.embed.weight.device()
+    }
+
     /// A forward pass over `input_ids` `[batch, seq]` (int64). `attention_mask` `[batch, cached + seq]`
     /// (1 = token) and `position_ids` `[batch, seq]` are optional (positions default to
-    /// `cached..cached + seq`); with a `cache`, the new keys and values are appended to it.
+    /// `cached..cached + seq`); with a `cache`, the new keys and values are appended to it. Inputs on
+    /// another device than the weights are moved there; the outputs stay on the weights' device.
     pub fn forward(
         &self,
         input_ids: &Tensor,
@@ -216,6 +224,12 @@ impl CausalLm {
         output_hidden_states: bool,
     ) -> Result<DecoderOutput> {
         let (b, s) = batch_seq(input_ids)?;
+        let device = self.device();
+        let input_ids = &input_ids.to(device)?;
+        let attention_mask = attention_mask.map(|m| m.to(device)).transpose()?;
+        let attention_mask = attention_mask.as_ref();
+        let position_ids = position_ids.map(|p| p.to(device)).transpose()?;
+        let position_ids = position_ids.as_ref();
         let past = cache.as_ref().map_or(0, |c| c.len());
         if let Some(m) = attention_mask {
             if m.dims() != [b, past + s] {
@@ -237,13 +251,13 @@ impl CausalLm {
         }
         let positions = match position_ids {
             Some(p) => p.to_dtype(DType::I64)?.expand([b, s])?,
-            None => Tensor::arange_step(past as i64, (past + s) as i64, 1, DType::I64)?
+            None => Tensor::arange_step(past as i64, (past + s) as i64, 1, (DType::I64, device))?
                 .unsqueeze(0)?
                 .expand([b, s])?,
         };
         let mut h = self.embed.forward(input_ids)?;
         if self.spec.scale_embeddings {
-            let normalizer = Tensor::full([], (self.hidden as f64).sqrt(), self.dtype)?;
+            let normalizer = Tensor::full([], (self.hidden as f64).sqrt(), (self.dtype, device))?;
             h = h.mul(&normalizer)?;
         }
         let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, self.dtype)?;
@@ -261,7 +275,7 @@ impl CausalLm {
             let mask = match masks.iter().find(|(w, _)| *w == layer.window) {
                 Some((_, m)) => m.clone(),
                 None => {
-                    let m = causal_mask(attention_mask, b, s, past, layer.window, self.dtype)?;
+                    let m = causal_mask(attention_mask, b, s, past, layer.window, self.dtype, device)?;
                     masks.push((layer.window, m.clone()));
                     m
                 }

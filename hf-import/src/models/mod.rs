@@ -14,7 +14,7 @@ mod roberta;
 
 use std::collections::BTreeMap;
 
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec};
@@ -144,6 +144,26 @@ impl AutoModel {
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
             other => unreachable!("architecture_of accepted {other}"),
         })
+    }
+
+    /// Builds the architecture `cfg` names from `weights` moved to `device` (each weight uploaded
+    /// once; `weights` itself stays where it is). The model then runs on `device`: its forward
+    /// passes move their inputs there and return outputs there.
+    pub fn load_on_device(cfg: &Config, weights: &Weights, device: Device) -> Result<Self> {
+        Self::load(cfg, &weights.clone().to_device(device)?)
+    }
+
+    /// The device of the weights, where the model runs.
+    pub fn device(&self) -> Device {
+        match self {
+            AutoModel::Bert(m) => m.device(),
+            AutoModel::BertForMaskedLM(m) => m.bert.device(),
+            AutoModel::DistilBert(m) => m.device(),
+            AutoModel::DistilBertForMaskedLM(m) => m.distilbert.device(),
+            AutoModel::Roberta(m) => m.device(),
+            AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
+            _ => self.causal_lm().expect("decoder variants").device(),
+        }
     }
 
     /// The decoder inside, for the causal LMs.

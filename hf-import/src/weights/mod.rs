@@ -131,11 +131,8 @@ impl Weights {
         Weights { tensors, stored }
     }
 
-    /// The same weights moved to `device`.
+    /// The same weights moved to `device` (tensors already there are not copied).
     pub fn to_device(self, device: oxtorch_tensor::Device) -> Result<Self> {
-        if device.is_cpu() {
-            return Ok(self);
-        }
         let tensors = self.tensors.into_iter().map(|(k, t)| Ok((k, t.to(device)?))).collect::<Result<_>>()?;
         Ok(Weights { tensors, stored: self.stored })
     }

@@ -1,0 +1,217 @@
+//! hf-import on the XLA runtime (`xla:0`, the PJRT plugin named by `OXTORCH_PJRT_PLUGIN`): a decoder
+//! (llama) and an encoder (bert) match transformers' goldens at the cpu tolerances (atol = rtol =
+//! 1e-4), greedy generation matches token for token, `forward`/`generate`/`embed --device xla` write what
+//! `--device cpu` writes, and the runtime's metrics show the work ran as device programs.
+//!
+//! Without `OXTORCH_PJRT_PLUGIN` every test prints a SKIPPED banner and returns (`scripts/test.sh`
+//! always sets it).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{assert_close, fixture, golden, read_all};
+use oxtorch_backend_tpu::xla::metrics;
+use oxtorch_hf_import::weights::write_safetensors;
+use oxtorch_hf_import::{generate, AutoModel, Config, GenerationConfig, SentenceTransformer, Weights};
+use oxtorch_tensor::{DType, Device};
+
+/// Held by each test that uses the device in this process, so that no other test changes the
+/// process-wide metrics between a test's reads.
+static DEVICE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The lock on [`DEVICE`] (a failed test does not poison the others).
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    DEVICE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `xla:0`, or `None` (with a loud message) when `OXTORCH_PJRT_PLUGIN` is unset.
+fn xla() -> Option<Device> {
+    if std::env::var_os("OXTORCH_PJRT_PLUGIN").is_none() {
+        static BANNER: std::sync::Once = std::sync::Once::new();
+        BANNER.call_once(|| {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n!!! SKIPPED: OXTORCH_PJRT_PLUGIN is unset, so the hf-import XLA tests did not run.\n\
+                 !!! Run `export OXTORCH_PJRT_PLUGIN=$(scripts/fetch_pjrt_cpu.sh)` (scripts/test.sh does).\n"
+            );
+        });
+        return None;
+    }
+    Some(Device::Xla(0))
+}
+
+/// Loads fixture `name` (float32) on `dev`, runs it on the golden inputs (on the host: the model
+/// moves them) and compares every output with transformers'. Returns the number of host fallbacks.
+fn check_family(name: &str, dev: Device) -> u64 {
+    let dir = fixture(name);
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
+    let model = AutoModel::load_on_device(&cfg, &weights, dev).unwrap();
+    assert_eq!(model.device(), dev, "{name}: the model's device");
+    assert!(weights.iter().all(|(_, t)| t.device() == Device::Cpu), "{name}: the host weights moved");
+    let (inputs, expected) = golden(name);
+    let before = metrics();
+    let outputs = model.forward_named(&inputs, true).unwrap();
+    let after = metrics();
+    let mut names: Vec<_> = outputs.iter().map(|(k, _)| k.clone()).collect();
+    names.sort();
+    assert_eq!(names, expected.keys().cloned().collect::<Vec<_>>(), "{name}: output names");
+    let mut worst = 0.0f64;
+    for (key, actual) in &outputs {
+        assert_eq!(actual.device(), dev, "{name} {key}: the output left the device");
+        worst = worst.max(assert_close(&format!("{name} {key}"), actual, &expected[key], 1e-4, 1e-4));
+    }
+    let programs = after.executes - before.executes;
+    let fallbacks = after.total_host_fallbacks() - before.total_host_fallbacks();
+    eprintln!(
+        "{name} on {dev}: {} outputs, max abs diff {worst:.2e}; {programs} programs ({} compiled), \
+         host fallbacks {:?}",
+        outputs.len(),
+        after.compiles - before.compiles,
+        after.host_fallbacks
+    );
+    // A layer is dozens of prims: a forward that ran as a handful of programs ran on the host.
+    assert!(programs >= 50, "{name}: only {programs} device programs ran");
+    fallbacks
+}
+
+#[test]
+fn llama_and_bert_forward_on_xla_match_transformers() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let fallbacks = check_family("llama", dev) + check_family("bert", dev);
+    assert!(fallbacks <= 4, "{fallbacks} prims fell back to the host");
+}
+
+#[test]
+fn llama_greedy_generate_on_xla_matches_transformers() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let name = "llama";
+    let dir = fixture(name);
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
+    let model = AutoModel::load_on_device(&cfg, &weights, dev).unwrap();
+    let lm = model.causal_lm().unwrap();
+    let golden = read_all(&dir.join("generate.safetensors"));
+    let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+    g.max_new_tokens = 10;
+    g.pad_token_id = 0;
+    let before = metrics();
+    let out = generate(lm, &golden["input_ids"], Some(&golden["attention_mask"]), &g, |_, _| {}).unwrap();
+    let after = metrics();
+    assert_eq!(out.device(), Device::Cpu);
+    assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap(), "{name}");
+    let steps = out.dims()[1] as u64 - golden["input_ids"].dims()[1] as u64;
+    let downloads = after.transfers_from_device - before.transfers_from_device;
+    eprintln!(
+        "generate on {dev}: {steps} steps, {} programs, {downloads} downloads, {} fallbacks",
+        after.executes - before.executes,
+        after.total_host_fallbacks() - before.total_host_fallbacks()
+    );
+    assert!(after.executes - before.executes >= 50 * steps, "too few device programs per step");
+    // Per step: the last logits, plus the id range checks of hf-import's `Embedding` (min and max in
+    // one read) and of `Tensor::embedding` (two reads).
+    assert!(downloads <= 4 * steps, "{downloads} downloads in {steps} steps");
+}
+
+fn hf_import(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hf-import")).args(args).output().expect("the hf-import binary runs")
+}
+
+/// A fresh temporary folder for one test.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oxtorch-hf-xla-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `hf-import` with `args` then `--device device` and asserts success.
+fn run_on(args: &[&str], device: &str) {
+    let mut all = args.to_vec();
+    all.extend(["--device", device]);
+    let out = hf_import(&all);
+    assert!(out.status.success(), "{all:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Every tensor of `a` equals the one of `b` of the same name (shape, dtype, values at 1e-5).
+fn assert_same_files(what: &str, a: &Path, b: &Path) {
+    let (a, b) = (read_all(a), read_all(b));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "{what}: names");
+    for (k, t) in &a {
+        assert_eq!(t.dtype(), b[k].dtype(), "{what} {k}: dtype");
+        assert_close(&format!("{what} {k}"), t, &b[k], 1e-5, 1e-5);
+    }
+}
+
+#[test]
+fn cli_forward_generate_embed_on_xla_write_what_cpu_writes() {
+    if xla().is_none() {
+        return;
+    }
+    let dir = scratch("cli");
+    let p = |f: &str| dir.join(f).to_str().unwrap().to_string();
+
+    // forward, llama and bert, with hidden states; also checked against transformers.
+    for name in ["llama", "bert"] {
+        let (inputs, expected) = golden(name);
+        write_safetensors(&dir.join("in.safetensors"), &inputs.into_iter().collect::<Vec<_>>(), None)
+            .unwrap();
+        let model = fixture(name);
+        for dev in ["cpu", "xla"] {
+            let out = p(&format!("{name}-{dev}.safetensors"));
+            let args =
+                ["forward", model.to_str().unwrap(), "--inputs", &p("in.safetensors"), "--output", &out];
+            run_on(&[&args[..], &["--hidden-states"]].concat(), dev);
+        }
+        let on_xla = dir.join(format!("{name}-xla.safetensors"));
+        assert_same_files(name, &on_xla, &dir.join(format!("{name}-cpu.safetensors")));
+        for (k, t) in read_all(&on_xla) {
+            assert_eq!(t.dtype(), DType::F32, "{name} {k}");
+            assert_close(&format!("{name} {k}"), &t, &expected[&k], 1e-4, 1e-4);
+        }
+    }
+
+    // generate token ids, greedy, from transformers' left-padded prompts.
+    let gen = read_all(&fixture("llama").join("generate.safetensors"));
+    let prompts = ["input_ids", "attention_mask"].map(|k| (k.to_string(), gen[k].clone()));
+    write_safetensors(&dir.join("prompts.safetensors"), &prompts, None).unwrap();
+    for dev in ["cpu", "xla"] {
+        let out = p(&format!("gen-{dev}.safetensors"));
+        let llama = fixture("llama");
+        let args = ["generate", llama.to_str().unwrap(), "--inputs", &p("prompts.safetensors")];
+        run_on(&[&args[..], &["--output", &out, "--max-new-tokens", "4", "--greedy"]].concat(), dev);
+    }
+    let (cpu, xla) = (read_all(&dir.join("gen-cpu.safetensors")), read_all(&dir.join("gen-xla.safetensors")));
+    let ids = &xla["output_ids"];
+    assert_eq!(ids.dims(), cpu["output_ids"].dims());
+    assert_eq!(ids.to_vec::<i64>().unwrap(), cpu["output_ids"].to_vec::<i64>().unwrap());
+    let want = gen["output_ids"].narrow(1, 0, ids.dims()[1]).unwrap();
+    assert_eq!(ids.to_vec2::<i64>().unwrap(), want.to_vec2::<i64>().unwrap(), "generate vs transformers");
+
+    // embed.
+    let st = fixture("sentence_tiny");
+    for dev in ["cpu", "xla"] {
+        let out = p(&format!("emb-{dev}.safetensors"));
+        run_on(&["embed", st.to_str().unwrap(), "--output", &out, "a small test", "another one"], dev);
+    }
+    assert_same_files("embed", &dir.join("emb-xla.safetensors"), &dir.join("emb-cpu.safetensors"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sentence_transformer_on_xla_matches_the_host() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let dir = fixture("sentence_tiny");
+    let texts = ["a small test", "another, longer sentence to pad the first"];
+    let host = SentenceTransformer::load(&dir, None).unwrap().encode(&texts).unwrap();
+    let st = SentenceTransformer::load_on_device(&dir, None, dev).unwrap();
+    let emb = st.encode(&texts).unwrap();
+    assert_eq!(emb.device(), dev);
+    assert_close("embeddings", &emb.to(Device::Cpu).unwrap(), &host, 1e-5, 1e-5);
+}
