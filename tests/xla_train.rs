@@ -26,7 +26,7 @@ fn train(device: Device) -> Result<Run> {
     let mut grads = Vec::new();
     let mut compiles = Vec::new();
     for _ in 0..3 {
-        compiles.push(torch::xla::metrics().compiles);
+        compiles.push(torch::xla::metrics().new_programs());
         opt.zero_grad()?;
         let loss = model.forward(&x)?.cross_entropy(&y, None, -100, "mean", 0.0)?;
         loss.backward()?;
@@ -45,7 +45,7 @@ fn train(device: Device) -> Result<Run> {
     if !device.is_cpu() {
         // The third step repeats the second op for op (the first creates the momentum buffers):
         // every program comes from the cache.
-        let now = torch::xla::metrics().compiles;
+        let now = torch::xla::metrics().new_programs();
         assert_eq!(now, compiles[2], "a repeated training step compiled again ({compiles:?} -> {now})");
         assert!(compiles[1] > compiles[0], "the first step compiled nothing: {compiles:?}");
     }

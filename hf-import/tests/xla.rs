@@ -70,7 +70,7 @@ fn check_family(name: &str, dev: Device) -> u64 {
         "{name} on {dev}: {} outputs, max abs diff {worst:.2e}; {programs} programs ({} compiled), \
          host fallbacks {:?}",
         outputs.len(),
-        after.compiles - before.compiles,
+        after.new_programs() - before.new_programs(),
         after.host_fallbacks
     );
     // A layer is dozens of prims: a forward that ran as a handful of programs ran on the host.

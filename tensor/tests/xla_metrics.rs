@@ -22,7 +22,8 @@ fn cache_hits_and_scalars_do_not_recompile() -> Result<()> {
     let other = y.add(-7.5)?;
     let after = metrics();
     assert_eq!(
-        after.compiles, before.compiles,
+        after.new_programs(),
+        before.new_programs(),
         "a new scalar or a new tensor of the same layout compiled again"
     );
     assert!(after.cache_hits >= before.cache_hits + 2, "{before:?} -> {after:?}");
@@ -37,11 +38,15 @@ fn cache_hits_and_scalars_do_not_recompile() -> Result<()> {
     let mid = metrics();
     x.mul(&y)?;
     let after = metrics();
-    assert_eq!(after.compiles, mid.compiles);
+    assert_eq!(after.new_programs(), mid.new_programs());
     assert_eq!(after.cache_hits, mid.cache_hits + 1);
-    assert!(mid.compiles <= before.compiles + 1);
+    assert!(mid.new_programs() <= before.new_programs() + 1);
     x.t()?.mul(&y.t()?)?;
-    assert_eq!(metrics().compiles, after.compiles + 1, "a transposed layout needs its own program");
+    assert_eq!(
+        metrics().new_programs(),
+        after.new_programs() + 1,
+        "a transposed layout needs its own program"
+    );
 
     // A view moving along its storage (a sliding window, a cache position) is one program: the
     // offset is a runtime input. Reads and writes through it stay right.
@@ -57,7 +62,7 @@ fn cache_hits_and_scalars_do_not_recompile() -> Result<()> {
         wide.narrow(1, k as isize, 5)?.copy_(&y)?;
         wide.narrow(1, k as isize, 2)?.fill_(-(k as f64))?;
     }
-    assert_eq!(metrics().compiles, before.compiles, "moving a view compiled again");
+    assert_eq!(metrics().new_programs(), before.new_programs(), "moving a view compiled again");
     let expect = Tensor::zeros([3, 9], ())?;
     let yh = y.to("cpu")?;
     expect.narrow(1, 1, 5)?.copy_(&yh)?;
@@ -72,7 +77,7 @@ fn cache_hits_and_scalars_do_not_recompile() -> Result<()> {
     Tensor::full([4, 4], 3.0, dev)?;
     let before = metrics();
     let f = Tensor::full([4, 4], -1.25, dev)?;
-    assert_eq!(metrics().compiles, before.compiles);
+    assert_eq!(metrics().new_programs(), before.new_programs());
     assert_eq!(f.to_vec::<f32>()?, vec![-1.25; 16]);
 
     // Results stay on the device: nothing is downloaded until a value is read.
@@ -131,4 +136,41 @@ fn metrics_json_line_at_exit() {
     assert!(line.contains("\"compiles\": ") && line.contains("\"host_fallbacks\": {"), "{line}");
     assert!(!line.contains("\"transfers_to_device\": 0,"), "{line}");
     assert!(line.ends_with("}}"), "{line}");
+}
+
+/// The metrics line a child process running `child_runs_one_op` prints at exit, with `env` set.
+fn child_metrics_line(env: &[(&str, &str)]) -> String {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "child_runs_one_op", "--test-threads", "1"])
+        .env(CHILD, "1")
+        .env("OXTORCH_METRICS", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    stderr.lines().find(|l| l.starts_with("{\"oxtorch_metrics\": {")).map(str::to_string).unwrap_or_else(
+        || {
+            panic!("no metrics line on stderr:\n{stderr}");
+        },
+    )
+}
+
+#[test]
+fn a_second_process_compiles_nothing() {
+    if xla().is_none() || std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("oxtorch-xla-cache-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir_s = dir.to_string_lossy().into_owned();
+    let env = [("OXTORCH_XLA_CACHE_DIR", dir_s.as_str()), ("OXTORCH_XLA_CACHE", "1")];
+    let first = child_metrics_line(&env);
+    assert!(!first.contains("\"compiles\": 0,"), "the first process compiled nothing: {first}");
+    assert!(first.contains("\"persistent_cache_hits\": 0,"), "{first}");
+    let second = child_metrics_line(&env);
+    assert!(second.contains("\"compiles\": 0,"), "the second process compiled: {second}");
+    assert!(!second.contains("\"persistent_cache_hits\": 0,"), "{second}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,6 +1,21 @@
 //! Saying why a program had to be compiled again: which input's shape or dtype changed.
 
-use crate::pjrt::TensorType;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crate::pjrt::{parse_main_signature, TensorType};
+
+/// Why `what` (an op name) is being compiled now: compares the input types of `text`'s `@main`
+/// with those of the previous compile of the same op in this process. Only called when logging.
+pub fn explain_recompile(what: &str, text: &str) -> String {
+    static LAST: Mutex<Option<HashMap<String, Vec<TensorType>>>> = Mutex::new(None);
+    let now = parse_main_signature(text).map(|s| s.args).unwrap_or_default();
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    let last = last.get_or_insert_with(HashMap::new);
+    let reason = explain_signature_change(last.get(what).map(Vec::as_slice), &now);
+    last.insert(what.to_string(), now);
+    reason
+}
 
 /// A sentence comparing the input types of the previous compile of the same program with the new
 /// ones, e.g. `input 0 changed from tensor<8x128xf32> to tensor<8x129xf32>`.

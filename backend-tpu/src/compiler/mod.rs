@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub use disk_cache::DiskCache;
-pub use explain::explain_signature_change;
+pub use explain::{explain_recompile, explain_signature_change};
 pub use fingerprint::Fingerprint;
 
 use crate::pjrt::{Client, CompileOptions, Executable, Result};

@@ -13,7 +13,8 @@ use smallvec::SmallVec;
 use super::cache::{self, Compiled, Input, Op, Program};
 use super::storage::XlaStorage;
 use super::{materialize, metrics, pjrt_err, program, registry, transfer};
-use crate::pjrt::{Buffer, CompileOptions, ElementType, Error as PjrtError, Executable};
+use crate::compiler::{self, CompileSource};
+use crate::pjrt::{Buffer, CompileOptions, ElementType, Error as PjrtError};
 
 /// The key inputs of `inputs`, inline for up to 4.
 pub(crate) fn key_inputs<'a>(inputs: &[(&XlaStorage, &'a Layout)]) -> SmallVec<[Input<'a>; 4]> {
@@ -40,13 +41,23 @@ fn data_dependent(prim: &Prim) -> bool {
     matches!(prim, Prim::Index(IndexOp::Nonzero) | Prim::Sort(SortOp::Unique { .. }))
 }
 
-/// Compiles `text` for `device`, counting it in the metrics.
-pub(crate) fn compile(text: &str, device: Device, out_dtypes: Vec<DType>) -> Result<Arc<Program>> {
+/// Compiles `text` for `device` (or loads it from the persistent cache), counting it in the metrics.
+/// `what` names the op in `OXTORCH_LOG_COMPILES` lines.
+pub(crate) fn compile(
+    text: &str,
+    device: Device,
+    out_dtypes: Vec<DType>,
+    what: &str,
+) -> Result<Arc<Program>> {
     let (client, pjrt_device) = registry::device(device)?;
-    let start = Instant::now();
-    let exe = Executable::compile(client, text, &CompileOptions::for_device(i64::from(pjrt_device.id())))
-        .map_err(|e| Error::msg(format!("the xla backend could not compile a program: {e}\n{text}")))?;
-    metrics::record_compile(start.elapsed());
+    let options = CompileOptions::for_device(i64::from(pjrt_device.id()));
+    let (exe, source) =
+        compiler::compile(client, text, &options, what, || compiler::explain_recompile(what, text))
+            .map_err(|e| Error::msg(format!("the xla backend could not compile a program: {e}\n{text}")))?;
+    match source {
+        CompileSource::Compiled(took) => metrics::record_compile(took),
+        CompileSource::DiskCache(took) => metrics::record_persistent_cache_hit(took),
+    }
     Ok(Arc::new(Program { exe, out_dtypes }))
 }
 
@@ -62,7 +73,7 @@ pub(crate) fn cached(
         return Ok(hit);
     }
     let compiled = match build() {
-        Ok((text, out_dtypes)) => match compile(&text, device, out_dtypes) {
+        Ok((text, out_dtypes)) => match compile(&text, device, out_dtypes, op.name()) {
             Ok(program) => Compiled::Exe(program),
             Err(e) => {
                 // A program the plugin refuses is a backend bug; the op still gives the right

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 static COMPILES: AtomicU64 = AtomicU64::new(0);
 static CACHE_HITS: AtomicU64 = AtomicU64::new(0);
+static PERSISTENT_HITS: AtomicU64 = AtomicU64::new(0);
+static PERSISTENT_NS: AtomicU64 = AtomicU64::new(0);
 static COMPILE_NS: AtomicU64 = AtomicU64::new(0);
 static EXECUTES: AtomicU64 = AtomicU64::new(0);
 static EXECUTE_NS: AtomicU64 = AtomicU64::new(0);
@@ -30,6 +32,10 @@ pub struct Metrics {
     pub cache_hits: u64,
     /// Total time spent compiling.
     pub compile_time: Duration,
+    /// Programs loaded from the persistent compilation cache instead of compiled.
+    pub persistent_cache_hits: u64,
+    /// Total time spent loading programs from the persistent cache.
+    pub persistent_cache_time: Duration,
     /// Programs launched.
     pub executes: u64,
     /// Total time spent launching programs (the device may still be running when a launch returns).
@@ -48,6 +54,12 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// Programs this process had to build: compiled, or loaded from the persistent cache (each is
+    /// a miss of the in-memory executable cache).
+    pub fn new_programs(&self) -> u64 {
+        self.compiles + self.persistent_cache_hits
+    }
+
     /// The total number of host fallbacks over all prims.
     pub fn total_host_fallbacks(&self) -> u64 {
         self.host_fallbacks.values().sum()
@@ -59,11 +71,13 @@ impl Metrics {
             self.host_fallbacks.iter().map(|(name, n)| format!("\"{}\": {n}", escape(name))).collect();
         format!(
             "{{\"oxtorch_metrics\": {{\"compiles\": {}, \"cache_hits\": {}, \"compile_time_us\": {}, \
-             \"executes\": {}, \"execute_time_us\": {}, \"bytes_to_device\": {}, \"transfers_to_device\": {}, \
+             \"persistent_cache_hits\": {}, \"persistent_cache_time_us\": {}, \"executes\": {}, \"execute_time_us\": {}, \"bytes_to_device\": {}, \"transfers_to_device\": {}, \
              \"bytes_from_device\": {}, \"transfers_from_device\": {}, \"host_fallbacks\": {{{}}}}}}}",
             self.compiles,
             self.cache_hits,
             self.compile_time.as_micros(),
+            self.persistent_cache_hits,
+            self.persistent_cache_time.as_micros(),
             self.executes,
             self.execute_time.as_micros(),
             self.bytes_to_device,
@@ -94,6 +108,8 @@ pub fn metrics() -> Metrics {
         compiles: load(&COMPILES),
         cache_hits: load(&CACHE_HITS),
         compile_time: Duration::from_nanos(load(&COMPILE_NS)),
+        persistent_cache_hits: load(&PERSISTENT_HITS),
+        persistent_cache_time: Duration::from_nanos(load(&PERSISTENT_NS)),
         executes: load(&EXECUTES),
         execute_time: Duration::from_nanos(load(&EXECUTE_NS)),
         bytes_to_device: load(&TO_DEVICE_BYTES),
@@ -112,6 +128,12 @@ pub(crate) fn record_compile(took: Duration) {
     install_exit_report();
     COMPILES.fetch_add(1, Ordering::Relaxed);
     COMPILE_NS.fetch_add(nanos(took), Ordering::Relaxed);
+}
+
+pub(crate) fn record_persistent_cache_hit(took: Duration) {
+    install_exit_report();
+    PERSISTENT_HITS.fetch_add(1, Ordering::Relaxed);
+    PERSISTENT_NS.fetch_add(nanos(took), Ordering::Relaxed);
 }
 
 pub(crate) fn record_cache_hit() {
