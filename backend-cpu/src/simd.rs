@@ -67,6 +67,7 @@ macro_rules! multiversion {
         }
     };
 }
+pub(crate) use multiversion;
 
 multiversion! {
     /// `out[i] = f(a[i])`; `out` must be as long as `a`.
