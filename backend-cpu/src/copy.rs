@@ -40,6 +40,9 @@ pub(crate) fn cast_elem<D: Element, S: Element>(v: S) -> D {
 
 /// A new contiguous buffer holding the view `(s, l)` converted to `dtype`.
 pub fn to_contiguous(s: &CpuStorage, l: &Layout, dtype: DType) -> Result<CpuStorage> {
+    if s.dtype() == dtype {
+        return Ok(with_storage!(s, v => CpuStorage::from_vec(contiguous_same(v, l))));
+    }
     Ok(with_dtype!(dtype, D => with_storage!(s, v => CpuStorage::from_vec(map1(v, l, cast_elem::<D, _>)))))
 }
 
@@ -106,8 +109,35 @@ fn copy_same<T: CpuElement>(dst: &mut [T], dl: &Layout, src: &[T], sl: &Layout) 
             let chunk = chunk_len(d.len());
             d.par_chunks_mut(chunk).zip(s.par_chunks(chunk)).for_each(|(d, s)| d.copy_from_slice(s));
         }
+        (Some(rd), None) => {
+            let plan = Plan::new([sl]);
+            match Transposed::of(&plan) {
+                Some(t) => {
+                    // SAFETY: `MaybeUninit<T>` has `T`'s layout, and only initialised values are written.
+                    let d = unsafe { &mut *(&mut dst[rd] as *mut [T] as *mut [MaybeUninit<T>]) };
+                    t.copy(src, d);
+                }
+                None => copy_typed(dst, dl, src, sl),
+            }
+        }
         _ => copy_typed(dst, dl, src, sl),
     }
+}
+
+/// A contiguous copy of the view `(v, l)`, same dtype.
+fn contiguous_same<T: CpuElement>(v: &[T], l: &Layout) -> Vec<T> {
+    if l.contiguous_range().is_none() {
+        let plan = Plan::new([l]);
+        if let Some(t) = Transposed::of(&plan) {
+            let n = plan.numel();
+            let mut out: Vec<T> = crate::pool::take(n);
+            t.copy(v, &mut out.spare_capacity_mut()[..n]);
+            // SAFETY: `copy` wrote all `n` elements; `T: Copy` has no drop glue.
+            unsafe { out.set_len(n) };
+            return out;
+        }
+    }
+    map1(v, l, |x| x)
 }
 
 fn fill_typed<T: Element>(v: &mut [T], l: &Layout, x: T) {

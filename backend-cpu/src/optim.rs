@@ -291,7 +291,7 @@ mod tests {
                 maximize,
                 step: 3.0,
             };
-            let f = |i: usize, s: f32| ((i as f32 * 0.37 + s).sin() * 2.0);
+            let f = |i: usize, s: f32| (i as f32 * 0.37 + s).sin() * 2.0;
             let p0: Vec<f32> = (0..n).map(|i| f(i, 0.0)).collect();
             let g: Vec<f32> = (0..n).map(|i| f(i, 1.0) * 0.1).collect();
             let m0: Vec<f32> = (0..n).map(|i| f(i, 2.0) * 0.01).collect();

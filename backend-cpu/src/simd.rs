@@ -88,6 +88,15 @@ multiversion! {
 }
 
 multiversion! {
+    /// `out[i] = f(a[i], b[i], c[i])`; all four slices have the same length.
+    pub fn map3<A, B, C, U, F>(a: &[A], b: &[B], c: &[C], out: &mut [MaybeUninit<U>], f: F) where [A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> U] {
+        for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
+            o.write(f(x, y, z));
+        }
+    }
+}
+
+multiversion! {
     /// `acc[i] = f(acc[i], a[i])`, the row update of a reduction over an outer dim.
     pub fn accumulate<A, C, F>(acc: &mut [C], a: &[A], f: F) where [A: Copy, C: Copy, F: Fn(C, A) -> C] {
         for (c, &x) in acc.iter_mut().zip(a) {

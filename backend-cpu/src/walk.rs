@@ -271,8 +271,32 @@ pub fn map3<A: Copy + Sync, B: Copy + Sync, C: Copy + Sync, U: Copy + Send + 'st
     par_collect(plan.numel(), |start, out| {
         let mut o = 0;
         plan.for_runs(start, start + out.len(), |[oa, ob, oc], len| {
-            for (i, d) in out[o..o + len].iter_mut().enumerate() {
-                d.write(f(a[oa + i * sa], b[ob + i * sb], c[oc + i * sc]));
+            let dst = &mut out[o..o + len];
+            let (ra, rb, rc) = (oa..oa + len, ob..ob + len, oc..oc + len);
+            // Unit-stride and broadcast (stride-0) operands take the vectorised slice loops.
+            match (sa, sb, sc) {
+                (1, 1, 1) => crate::simd::map3(&a[ra], &b[rb], &c[rc], dst, f),
+                (1, 0, 1) => {
+                    let y = b[ob];
+                    crate::simd::map2(&a[ra], &c[rc], dst, move |x, z| f(x, y, z))
+                }
+                (1, 1, 0) => {
+                    let z = c[oc];
+                    crate::simd::map2(&a[ra], &b[rb], dst, move |x, y| f(x, y, z))
+                }
+                (1, 0, 0) => {
+                    let (y, z) = (b[ob], c[oc]);
+                    crate::simd::map1(&a[ra], dst, move |x| f(x, y, z))
+                }
+                (0, 1, 1) => {
+                    let x = a[oa];
+                    crate::simd::map2(&b[rb], &c[rc], dst, move |y, z| f(x, y, z))
+                }
+                _ => {
+                    for (i, d) in dst.iter_mut().enumerate() {
+                        d.write(f(a[oa + i * sa], b[ob + i * sb], c[oc + i * sc]));
+                    }
+                }
             }
             o += len;
         });
