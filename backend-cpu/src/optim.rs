@@ -204,7 +204,8 @@ pub fn adam_step(
     if lens.iter().any(|&l| l != n) || max_exp_avg_sq.as_ref().is_some_and(|o| o.1.numel() != n) {
         return Err(Error::msg(format!("{OP}: the parameter and its state differ in size")));
     }
-    let (rp, rg, rm, rv) = (range(param.1, OP)?, range(grad.1, OP)?, range(exp_avg.1, OP)?, range(exp_avg_sq.1, OP)?);
+    let (rp, rg, rm, rv) =
+        (range(param.1, OP)?, range(grad.1, OP)?, range(exp_avg.1, OP)?, range(exp_avg_sq.1, OP)?);
     let rvm = max_exp_avg_sq.as_ref().map(|o| range(o.1, OP)).transpose()?;
     let l2 = !h.decoupled && h.weight_decay != 0.0;
     macro_rules! go {
@@ -245,8 +246,15 @@ pub fn adam_step(
 mod tests {
     use super::*;
 
-    /// The op-by-op composition, in f64 with rounding to `f32` after every op, as the tensor ops do.
-    fn reference(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], vm: Option<&mut [f32]>, h: &AdamScalars) {
+    /// The op-by-op composition in plain `f32` arithmetic (each op rounded), as the tensor ops compute it.
+    fn reference(
+        p: &mut [f32],
+        g: &[f32],
+        m: &mut [f32],
+        v: &mut [f32],
+        vm: Option<&mut [f32]>,
+        h: &AdamScalars,
+    ) {
         let (b1, b2) = h.betas;
         let mut vm = vm;
         for i in 0..p.len() {

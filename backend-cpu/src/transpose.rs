@@ -131,7 +131,11 @@ impl Transposed {
 
     /// Splits the output into bands of [`TILE`] whole rows (per batch) and calls `block(source offset
     /// of the band's first row, band)` on each, in parallel for large walks.
-    fn drive<U: Send>(&self, out: &mut [MaybeUninit<U>], block: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync) {
+    fn drive<U: Send>(
+        &self,
+        out: &mut [MaybeUninit<U>],
+        block: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync,
+    ) {
         let plane = self.rows * self.cols;
         if plane == 0 {
             return;
@@ -227,7 +231,9 @@ mod tests {
             let expect: Vec<f64> = {
                 let [s] = plan.inner_strides();
                 let mut v = Vec::new();
-                plan.for_runs(0, plan.numel(), |[o], n| v.extend((0..n).map(|i| src[o + i * s] as f64 * 2.0)));
+                plan.for_runs(0, plan.numel(), |[o], n| {
+                    v.extend((0..n).map(|i| src[o + i * s] as f64 * 2.0))
+                });
                 v
             };
             let n = plan.numel();

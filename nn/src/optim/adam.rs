@@ -219,9 +219,12 @@ mod tests {
     #[test]
     fn fused_step_matches_the_op_by_op_step() -> Result<()> {
         for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
-            for (decoupled, amsgrad, maximize, weight_decay) in
-                [(true, false, false, 0.01), (false, true, false, 0.1), (false, false, true, 0.0), (true, true, true, 0.05)]
-            {
+            for (decoupled, amsgrad, maximize, weight_decay) in [
+                (true, false, false, 0.01),
+                (false, true, false, 0.1),
+                (false, false, true, 0.0),
+                (true, true, true, 0.05),
+            ] {
                 oxtorch_tensor::manual_seed(0);
                 let base = Tensor::randn([7, 33], ())?.to_dtype(dtype)?;
                 let fused = base.t()?.contiguous()?.requires_grad_(true)?;
@@ -244,10 +247,16 @@ mod tests {
                     a.step()?;
                     b.step()?;
                 }
-                let (x, y) = (fused.to_dtype(DType::F64)?.to_vec::<f64>()?, plain.to_dtype(DType::F64)?.contiguous()?.to_vec::<f64>()?);
+                let (x, y) = (
+                    fused.to_dtype(DType::F64)?.to_vec::<f64>()?,
+                    plain.to_dtype(DType::F64)?.contiguous()?.to_vec::<f64>()?,
+                );
                 // (f16's eps rounds to 0, so a zero second moment gives NaN in both)
                 let same = x.iter().zip(&y).all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
-                assert!(same, "{dtype:?} decoupled={decoupled} amsgrad={amsgrad} maximize={maximize}: {x:?} != {y:?}");
+                assert!(
+                    same,
+                    "{dtype:?} decoupled={decoupled} amsgrad={amsgrad} maximize={maximize}: {x:?} != {y:?}"
+                );
             }
         }
         Ok(())

@@ -42,8 +42,10 @@ impl Tensor {
                 && t.dims() == self.dims()
         }) && self.dtype().is_float()
             && !needs_recording(&ops);
-        let distinct =
-            ops.iter().enumerate().all(|(i, a)| ops[..i].iter().all(|b| !Arc::ptr_eq(a.storage(), b.storage())));
+        let distinct = ops
+            .iter()
+            .enumerate()
+            .all(|(i, a)| ops[..i].iter().all(|b| !Arc::ptr_eq(a.storage(), b.storage())));
         if !fusable || !distinct {
             return Ok(false);
         }
@@ -53,7 +55,8 @@ impl Tensor {
         order.sort_unstable_by_key(|&i| Arc::as_ptr(cells[i]));
         let mut guards: SmallVec<[Option<Guard>; 5]> = (0..cells.len()).map(|_| None).collect();
         for i in order {
-            guards[i] = Some(if i == 1 { Guard::Read(cells[i].read()) } else { Guard::Write(cells[i].write()) });
+            guards[i] =
+                Some(if i == 1 { Guard::Read(cells[i].read()) } else { Guard::Write(cells[i].write()) });
         }
         let mut it = guards.iter_mut().map(|g| g.as_mut().expect("every operand is locked"));
         let (Some(gp), Some(gg), Some(gm), Some(gv)) = (it.next(), it.next(), it.next(), it.next()) else {
