@@ -1,9 +1,12 @@
 //! Copies, casts and fills.
 
-use oxtorch_core::{DType, Element, Layout, Result, Scalar};
+use std::mem::MaybeUninit;
+
+use oxtorch_core::{BackendStorage, DType, Element, Layout, Result, Scalar};
 use rayon::prelude::*;
 
 use crate::storage::{CpuElement, CpuStorage};
+use crate::transpose::Transposed;
 use crate::walk::{chunk_len, map1, Plan};
 use crate::{with_dtype, with_storage};
 
@@ -37,6 +40,9 @@ pub(crate) fn cast_elem<D: Element, S: Element>(v: S) -> D {
 
 /// A new contiguous buffer holding the view `(s, l)` converted to `dtype`.
 pub fn to_contiguous(s: &CpuStorage, l: &Layout, dtype: DType) -> Result<CpuStorage> {
+    if s.dtype() == dtype {
+        return Ok(with_storage!(s, v => CpuStorage::from_vec(contiguous_same(v, l))));
+    }
     Ok(with_dtype!(dtype, D => with_storage!(s, v => CpuStorage::from_vec(map1(v, l, cast_elem::<D, _>)))))
 }
 
@@ -45,14 +51,31 @@ fn copy_typed<D: CpuElement, S: CpuElement>(dst: &mut [D], dl: &Layout, src: &[S
         // Contiguous destination: disjoint chunks, filled in parallel.
         let d = &mut dst[range];
         let plan = Plan::new([sl]);
+        if let Some(t) = Transposed::of(&plan) {
+            // SAFETY: `MaybeUninit<D>` has `D`'s layout, and only initialised values are written.
+            let d = unsafe { &mut *(d as *mut [D] as *mut [MaybeUninit<D>]) };
+            t.run(src, d, cast_elem::<D, S>);
+            return;
+        }
         let [ss] = plan.inner_strides();
         let chunk = chunk_len(d.len());
         d.par_chunks_mut(chunk).enumerate().for_each(|(ci, out)| {
             let start = ci * chunk;
             let mut o = 0;
             plan.for_runs(start, start + out.len(), |[os], len| {
-                for (i, x) in out[o..o + len].iter_mut().enumerate() {
-                    *x = cast_elem(src[os + i * ss]);
+                let out = &mut out[o..o + len];
+                match ss {
+                    1 => {
+                        for (x, &y) in out.iter_mut().zip(&src[os..os + len]) {
+                            *x = cast_elem(y);
+                        }
+                    }
+                    0 => out.fill(cast_elem(src[os])),
+                    _ => {
+                        for (i, x) in out.iter_mut().enumerate() {
+                            *x = cast_elem(src[os + i * ss]);
+                        }
+                    }
                 }
                 o += len;
             });
@@ -70,8 +93,51 @@ fn copy_typed<D: CpuElement, S: CpuElement>(dst: &mut [D], dl: &Layout, src: &[S
 
 /// Writes the view `(src, sl)`, cast to `dst`'s dtype, into the elements of `dst` selected by `dl`.
 pub fn copy_from(dst: &mut CpuStorage, dl: &Layout, src: &CpuStorage, sl: &Layout) -> Result<()> {
-    with_storage!(dst, d => with_storage!(src, s => copy_typed(d, dl, s, sl)));
+    if dst.dtype() == src.dtype() {
+        with_storage!(dst, d => copy_same(d, dl, CpuElement::slice(src).expect("same dtype"), sl));
+    } else {
+        with_storage!(dst, d => with_storage!(src, s => copy_typed(d, dl, s, sl)));
+    }
     Ok(())
+}
+
+/// A copy between buffers of one dtype: contiguous to contiguous is a parallel `memcpy`.
+fn copy_same<T: CpuElement>(dst: &mut [T], dl: &Layout, src: &[T], sl: &Layout) {
+    match (dl.contiguous_range(), sl.contiguous_range()) {
+        (Some(rd), Some(rs)) => {
+            let (d, s) = (&mut dst[rd], &src[rs]);
+            let chunk = chunk_len(d.len());
+            d.par_chunks_mut(chunk).zip(s.par_chunks(chunk)).for_each(|(d, s)| d.copy_from_slice(s));
+        }
+        (Some(rd), None) => {
+            let plan = Plan::new([sl]);
+            match Transposed::of(&plan) {
+                Some(t) => {
+                    // SAFETY: `MaybeUninit<T>` has `T`'s layout, and only initialised values are written.
+                    let d = unsafe { &mut *(&mut dst[rd] as *mut [T] as *mut [MaybeUninit<T>]) };
+                    t.copy(src, d);
+                }
+                None => copy_typed(dst, dl, src, sl),
+            }
+        }
+        _ => copy_typed(dst, dl, src, sl),
+    }
+}
+
+/// A contiguous copy of the view `(v, l)`, same dtype.
+fn contiguous_same<T: CpuElement>(v: &[T], l: &Layout) -> Vec<T> {
+    if l.contiguous_range().is_none() {
+        let plan = Plan::new([l]);
+        if let Some(t) = Transposed::of(&plan) {
+            let n = plan.numel();
+            let mut out: Vec<T> = crate::pool::take(n);
+            t.copy(v, &mut out.spare_capacity_mut()[..n]);
+            // SAFETY: `copy` wrote all `n` elements; `T: Copy` has no drop glue.
+            unsafe { out.set_len(n) };
+            return out;
+        }
+    }
+    map1(v, l, |x| x)
 }
 
 fn fill_typed<T: Element>(v: &mut [T], l: &Layout, x: T) {

@@ -1,5 +1,7 @@
 //! Batched matrix products: gemm for floats, a blocked loop for integers.
 
+use std::mem::MaybeUninit;
+
 use gemm::Parallelism;
 use half::{bf16, f16};
 use oxtorch_core::{BackendStorage, DType, Error, Layout, Result};
@@ -82,26 +84,27 @@ fn check_bounds(len: usize, l: &Layout) -> Result<()> {
 fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dims) -> Vec<T> {
     let batches: usize = d.batch.iter().product();
     let (m, k, n) = (d.m, d.k, d.n);
-    let mut out = crate::pool::filled(batches * m * n, T::ZERO);
-    if m * n == 0 {
-        return out;
+    if m * n == 0 || k == 0 {
+        return crate::pool::filled(batches * m * n, T::ZERO);
     }
+    // gemm overwrites the whole output without reading it (`read_dst = false`), so it starts
+    // uninitialised rather than zero-filled (a memset per product).
+    let total = batches * m * n;
+    let mut out: Vec<T> = crate::pool::take(total);
     let (a_off, b_off) = (batch_offsets(la), batch_offsets(lb));
     let (acs, ars) = mat_strides(la);
     let (bcs, brs) = mat_strides(lb);
     let flops = m * n * k;
-    let run = |(i, dst): (usize, &mut [T]), par: Parallelism| {
-        if k == 0 {
-            return;
-        }
+    let run = |(i, dst): (usize, &mut [MaybeUninit<T>]), par: Parallelism| {
         // SAFETY: the layouts were validated against their storages, so every (row, col) of each
-        // batch addresses an element inside `a` and `b`; `dst` is a fresh m×n row-major block.
+        // batch addresses an element inside `a` and `b`; `dst` is an m×n row-major block that gemm
+        // writes entirely and, with `read_dst = false`, never reads.
         unsafe {
             gemm::gemm(
                 m,
                 n,
                 k,
-                dst.as_mut_ptr(),
+                dst.as_mut_ptr() as *mut T,
                 1,
                 n as isize,
                 false,
@@ -126,12 +129,15 @@ fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dim
     // divide evenly among the threads or there are several per thread (the imbalance is then at most
     // one batch in four). Otherwise each product is split across the threads in turn.
     let even = batches.is_multiple_of(threads) || batches >= 4 * threads;
+    let spare = &mut out.spare_capacity_mut()[..total];
     if batches >= threads && (flops < (1 << 21) || even) {
-        out.par_chunks_mut(m * n).enumerate().for_each(|c| run(c, Parallelism::None));
+        spare.par_chunks_mut(m * n).enumerate().for_each(|c| run(c, Parallelism::None));
     } else {
         let par = if flops >= (1 << 15) { Parallelism::Rayon(threads) } else { Parallelism::None };
-        out.chunks_mut(m * n).enumerate().for_each(|c| run(c, par));
+        spare.chunks_mut(m * n).enumerate().for_each(|c| run(c, par));
     }
+    // SAFETY: gemm wrote every element of every batch (k > 0 and m·n > 0 here).
+    unsafe { out.set_len(total) };
     out
 }
 

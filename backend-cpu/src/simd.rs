@@ -67,6 +67,7 @@ macro_rules! multiversion {
         }
     };
 }
+pub(crate) use multiversion;
 
 multiversion! {
     /// `out[i] = f(a[i])`; `out` must be as long as `a`.
@@ -82,6 +83,15 @@ multiversion! {
     pub fn map2<A, B, U, F>(a: &[A], b: &[B], out: &mut [MaybeUninit<U>], f: F) where [A: Copy, B: Copy, F: Fn(A, B) -> U] {
         for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
             o.write(f(x, y));
+        }
+    }
+}
+
+multiversion! {
+    /// `out[i] = f(a[i], b[i], c[i])`; all four slices have the same length.
+    pub fn map3<A, B, C, U, F>(a: &[A], b: &[B], c: &[C], out: &mut [MaybeUninit<U>], f: F) where [A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> U] {
+        for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
+            o.write(f(x, y, z));
         }
     }
 }

@@ -73,6 +73,21 @@ impl<const N: usize> Plan<N> {
         self.numel
     }
 
+    /// The coalesced dims.
+    pub fn dims(&self) -> &[usize] {
+        &self.dims
+    }
+
+    /// Operand `k`'s strides over [`Plan::dims`].
+    pub fn strides(&self, k: usize) -> &[usize] {
+        &self.strides[k]
+    }
+
+    /// Each operand's storage offset.
+    pub fn offsets(&self) -> [usize; N] {
+        self.offsets
+    }
+
     /// The innermost strides, one per operand.
     pub fn inner_strides(&self) -> [usize; N] {
         std::array::from_fn(|k| *self.strides[k].last().unwrap())
@@ -172,6 +187,14 @@ pub fn map1<A: Copy + Sync, U: Copy + Send + 'static>(
         return par_collect(a.len(), |start, out| crate::simd::map1(&a[start..start + out.len()], out, f));
     }
     let plan = Plan::new([la]);
+    if let Some(t) = crate::transpose::Transposed::of(&plan) {
+        let n = plan.numel();
+        let mut out: Vec<U> = crate::pool::take(n);
+        t.run(a, &mut out.spare_capacity_mut()[..n], f);
+        // SAFETY: `run` wrote all `n` elements; `U: Copy` has no drop glue.
+        unsafe { out.set_len(n) };
+        return out;
+    }
     let [sa] = plan.inner_strides();
     par_collect(plan.numel(), |start, out| {
         let mut o = 0;
@@ -179,6 +202,11 @@ pub fn map1<A: Copy + Sync, U: Copy + Send + 'static>(
             let dst = &mut out[o..o + len];
             if sa == 1 {
                 crate::simd::map1(&a[oa..oa + len], dst, f);
+            } else if sa == 0 {
+                let v = f(a[oa]);
+                for d in dst.iter_mut() {
+                    d.write(v);
+                }
             } else {
                 for (i, d) in dst.iter_mut().enumerate() {
                     d.write(f(a[oa + i * sa]));
@@ -243,8 +271,32 @@ pub fn map3<A: Copy + Sync, B: Copy + Sync, C: Copy + Sync, U: Copy + Send + 'st
     par_collect(plan.numel(), |start, out| {
         let mut o = 0;
         plan.for_runs(start, start + out.len(), |[oa, ob, oc], len| {
-            for (i, d) in out[o..o + len].iter_mut().enumerate() {
-                d.write(f(a[oa + i * sa], b[ob + i * sb], c[oc + i * sc]));
+            let dst = &mut out[o..o + len];
+            let (ra, rb, rc) = (oa..oa + len, ob..ob + len, oc..oc + len);
+            // Unit-stride and broadcast (stride-0) operands take the vectorised slice loops.
+            match (sa, sb, sc) {
+                (1, 1, 1) => crate::simd::map3(&a[ra], &b[rb], &c[rc], dst, f),
+                (1, 0, 1) => {
+                    let y = b[ob];
+                    crate::simd::map2(&a[ra], &c[rc], dst, move |x, z| f(x, y, z))
+                }
+                (1, 1, 0) => {
+                    let z = c[oc];
+                    crate::simd::map2(&a[ra], &b[rb], dst, move |x, y| f(x, y, z))
+                }
+                (1, 0, 0) => {
+                    let (y, z) = (b[ob], c[oc]);
+                    crate::simd::map1(&a[ra], dst, move |x| f(x, y, z))
+                }
+                (0, 1, 1) => {
+                    let x = a[oa];
+                    crate::simd::map2(&b[rb], &c[rc], dst, move |y, z| f(x, y, z))
+                }
+                _ => {
+                    for (i, d) in dst.iter_mut().enumerate() {
+                        d.write(f(a[oa + i * sa], b[ob + i * sb], c[oc + i * sc]));
+                    }
+                }
             }
             o += len;
         });

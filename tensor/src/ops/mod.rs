@@ -12,6 +12,7 @@ mod linalg;
 mod matmul;
 mod nn;
 mod operand;
+mod optim;
 mod reduce;
 mod shape;
 mod sort;
@@ -19,3 +20,4 @@ mod stats;
 
 pub use nn::Padding;
 pub use operand::Operand;
+pub use optim::AdamScalars;

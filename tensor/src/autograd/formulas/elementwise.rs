@@ -101,14 +101,17 @@ pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
             g.mul(cdf.add(x.mul(&pdf)?)?)
         }
         GeluTanh => {
+            // With u = k(x + c x³): ½(1 + tanh u) = s = sigmoid(2u), and the derivative of x·s is
+            // s + x·s(1 - s)·2k(1 + 3c x²) = s·(1 - x(s - 1)·w) with w = 2k(1 + 3c x²): vectorised
+            // sigmoid instead of tanh and pow, and 13 passes instead of 19.
             let x = x()?;
             let k = (2.0 / PI).sqrt();
             let c = 0.044715;
-            let t = x.pow(3.0)?.mul(c)?.add(&x)?.mul(k)?.tanh()?;
-            let left = t.add(1.0)?.mul(0.5)?;
-            let inner_d = x.square()?.mul(3.0 * c)?.add(1.0)?.mul(k)?;
-            let right = x.mul(0.5)?.mul(t.square()?.neg()?.add(1.0)?)?.mul(inner_d)?;
-            g.mul(left.add(right)?)
+            let x2 = x.square()?;
+            let s = x2.mul(2.0 * k * c)?.add(2.0 * k)?.mul(&x)?.sigmoid()?;
+            let minus_w = x2.mul(-6.0 * k * c)?.add(-2.0 * k)?;
+            let d = s.sub(1.0)?.mul(&x)?.mul(&minus_w)?.add(1.0)?.mul(&s)?;
+            g.mul(d)
         }
         Silu => {
             let x = x()?;

@@ -211,12 +211,9 @@ fn backward(prim: &Prim, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Result<Vec<Op
         Prim::Binary(op) => elementwise::binary(*op, ctx, g, needs),
         Prim::Where => {
             let cond = ctx.input(0)?;
-            let zero = g.zeros_like()?;
-            Ok(vec![
-                None,
-                Some(Tensor::where_cond(&cond, g, &zero)?),
-                Some(Tensor::where_cond(&cond, &zero, g)?),
-            ])
+            let a = if needs[1] { Some(Tensor::where_cond(&cond, g, 0.0)?) } else { None };
+            let b = if needs[2] { Some(Tensor::where_cond(&cond, 0.0, g)?) } else { None };
+            Ok(vec![None, a, b])
         }
         Prim::Cast(_) => Ok(vec![Some(g.to_dtype(ctx.dtype(0))?)]),
         Prim::Copy => Ok(vec![Some(g.clone())]),
