@@ -7,6 +7,9 @@ export CARGO_TERM_COLOR=never
 # The XLA backend's tests run against the OpenXLA CPU PJRT plugin, fetched once into ~/.cache.
 OXTORCH_PJRT_PLUGIN="$(scripts/fetch_pjrt_cpu.sh)"
 export OXTORCH_PJRT_PLUGIN
+# libtpu, loaded on this TPU-less machine: the test expects a clean "no TPU found" within seconds.
+OXTORCH_LIBTPU="$(scripts/fetch_libtpu.sh)"
+export OXTORCH_LIBTPU
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 cargo test --workspace --all-features
