@@ -165,6 +165,64 @@ fn int_typed<T: Int>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dims) -> Ve
     out
 }
 
+/// Products with at most this many rows of A run as dot products (see [`f32_gemv`]).
+const GEMV_MAX_M: usize = 2;
+/// Output columns per parallel task of [`f32_gemv`].
+const GEMV_COLS: usize = 64;
+
+/// True for a batch-1-like product (`m` ≤ 2) whose A rows and B columns are both contiguous along
+/// k, as `linear` at batch 1 (a row times a transposed weight): a memory-bound matrix-vector
+/// product that the packing gemm would slow down by copying the whole weight first.
+fn f32_gemv_applies(la: &Layout, lb: &Layout, d: &Dims) -> bool {
+    let r = la.rank();
+    d.m <= GEMV_MAX_M && d.k > 0 && d.n > 0 && la.strides()[r - 1] == 1 && lb.strides()[r - 2] == 1
+}
+
+/// `c = a · b` as one dot product per output, reading each B column (a weight row) once.
+fn f32_gemv(a: &[f32], la: &Layout, b: &[f32], lb: &Layout, d: &Dims) -> Vec<f32> {
+    let (m, k, n) = (d.m, d.k, d.n);
+    let (a_off, b_off) = (batch_offsets(la), batch_offsets(lb));
+    let r = la.rank();
+    let (ars, bcs) = (la.strides()[r - 2], lb.strides()[r - 1]);
+    let mut out = vec![0f32; a_off.len() * m * n];
+    for (batch, (&ao, &bo)) in out.chunks_mut(m * n).zip(a_off.iter().zip(&b_off)) {
+        for (i, crow) in batch.chunks_mut(n).enumerate() {
+            let arow = &a[ao + i * ars..][..k];
+            crow.par_chunks_mut(GEMV_COLS).enumerate().for_each(|(blk, cols)| {
+                for (jj, o) in cols.iter_mut().enumerate() {
+                    *o = dot_f32(arow, &b[bo + (blk * GEMV_COLS + jj) * bcs..][..k]);
+                }
+            });
+        }
+    }
+    out
+}
+
+/// `sum(x[p] * y[p])` with 16 independent partial sums (so the loop vectorises without reordering
+/// any one sum), then a pairwise total.
+fn dot_f32(x: &[f32], y: &[f32]) -> f32 {
+    const L: usize = 16;
+    let mut acc = [0f32; L];
+    let (xc, yc) = (x.chunks_exact(L), y.chunks_exact(L));
+    let (xr, yr) = (xc.remainder(), yc.remainder());
+    for (xs, ys) in xc.zip(yc) {
+        for l in 0..L {
+            acc[l] += xs[l] * ys[l];
+        }
+    }
+    for (l, (&xv, &yv)) in xr.iter().zip(yr).enumerate() {
+        acc[l] += xv * yv;
+    }
+    let mut width = L;
+    while width > 1 {
+        width /= 2;
+        for l in 0..width {
+            acc[l] += acc[l + width];
+        }
+    }
+    acc[0]
+}
+
 /// bf16 products on the AVX512-BF16 kernel, batch by batch, accumulating in f32 and rounding once.
 fn bf16_dot(a: &[bf16], la: &Layout, b: &[bf16], lb: &Layout, d: &Dims) -> Vec<bf16> {
     use crate::gemm_bf16::{gemm, MatRef};
@@ -195,6 +253,7 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
     oxtorch_core::checked_numel(&[batches, d.m, d.n])?;
     use CpuStorage as S;
     Ok(match (a, b) {
+        (S::F32(x), S::F32(y)) if f32_gemv_applies(la, lb, &d) => S::F32(f32_gemv(x, la, y, lb, &d)),
         (S::F32(x), S::F32(y)) => S::F32(gemm_typed(x, la, y, lb, &d)),
         (S::F64(x), S::F64(y)) => S::F64(gemm_typed(x, la, y, lb, &d)),
         (S::F16(x), S::F16(y)) => S::F16(gemm_typed::<f16>(x, la, y, lb, &d)),
@@ -215,4 +274,47 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
         (S::Bool(_), S::Bool(_)) => return Err(Error::UnsupportedDType { op: "matmul", dtype: a.dtype() }),
         _ => return Err(dtype_mismatch("matmul", a, b)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                (x % 2001) as f32 / 1000.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// The dot-product path against the packing gemm, on odd sizes, batches and offsets.
+    #[test]
+    fn gemv_matches_gemm() {
+        for (batch, m, k, n) in
+            [(1, 1, 1, 1), (1, 1, 17, 65), (1, 2, 100, 130), (3, 1, 33, 7), (2, 2, 16, 64)]
+        {
+            let a = values(batch * m * k + 3, 1);
+            let w = values(batch * n * k + 5, 2);
+            // A: row-major [batch, m, k] at offset 3; B: the transpose of row-major [batch, n, k] at offset 5.
+            let la = Layout::new([batch, m, k], vec![m * k, k, 1], 3).unwrap();
+            let lb = Layout::new([batch, k, n], vec![n * k, 1, k], 5).unwrap();
+            let d = dims(&la, &lb).unwrap();
+            assert!(f32_gemv_applies(&la, &lb, &d));
+            let fast = f32_gemv(&a, &la, &w, &lb, &d);
+            let reference = gemm_typed(&a, &la, &w, &lb, &d);
+            assert_eq!(fast.len(), reference.len());
+            for (i, (x, y)) in fast.iter().zip(&reference).enumerate() {
+                assert!((x - y).abs() <= 1e-4 * (1.0 + y.abs()), "({batch},{m},{k},{n})[{i}]: {x} vs {y}");
+            }
+        }
+        // A B that is not contiguous along k takes the gemm.
+        let la = Layout::contiguous([1, 4]);
+        let lb = Layout::contiguous([4, 3]);
+        assert!(!f32_gemv_applies(&la, &lb, &dims(&la, &lb).unwrap()));
+    }
 }

@@ -30,6 +30,11 @@ pub fn embedding((w, lw): Operand, (i, li): Operand) -> Result<CpuStorage> {
     if let Some(&bad) = idx.iter().find(|&&x| x < 0 || x as usize >= v) {
         return Err(Error::msg(format!("index out of range in self: {bad} not in [0, {v})")));
     }
+    // A contiguous table (the usual case) is read in place: copying it would move the whole
+    // vocabulary (hundreds of MB) to gather a few rows.
+    if let Some(range) = lw.contiguous_range() {
+        return Ok(with_storage!(w, s => CpuStorage::from_vec(gather(&s[range], d, idx))));
+    }
     let wc = crate::copy::to_contiguous(w, lw, w.dtype())?;
     Ok(with_storage!(&wc, s => CpuStorage::from_vec(gather(s, d, idx))))
 }
