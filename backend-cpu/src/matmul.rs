@@ -175,7 +175,11 @@ const GEMV_COLS: usize = 64;
 /// product that the packing gemm would slow down by copying the whole weight first.
 fn f32_gemv_applies(la: &Layout, lb: &Layout, d: &Dims) -> bool {
     let r = la.rank();
-    d.m <= GEMV_MAX_M && d.k > 0 && d.n > 0 && la.strides()[r - 1] == 1 && lb.strides()[r - 2] == 1
+    (1..=GEMV_MAX_M).contains(&d.m)
+        && d.k > 0
+        && d.n > 0
+        && la.strides()[r - 1] == 1
+        && lb.strides()[r - 2] == 1
 }
 
 /// `c = a · b` as one dot product per output, reading each B column (a weight row) once.
