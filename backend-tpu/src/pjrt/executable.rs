@@ -157,21 +157,13 @@ impl Executable {
     /// bytes are only valid for the same plugin build; [`Executable::deserialize`] reloads them.
     pub fn serialize(&self) -> Result<Vec<u8>> {
         let plugin = self.client.plugin;
-        let api = plugin.api();
-        let mut get = ffi::PJRT_LoadedExecutable_GetExecutable_Args::new();
-        get.loaded_executable = self.raw;
-        // SAFETY: live executable; the returned `PJRT_Executable` is ours to destroy, and the
-        // serialized bytes live until their deleter runs, after they are copied.
-        unsafe {
-            plugin.call(
-                "PJRT_LoadedExecutable_GetExecutable",
-                api.PJRT_LoadedExecutable_GetExecutable,
-                &mut get,
-            )?;
+        let bytes = self.with_executable(|exe| {
             let mut ser = ffi::PJRT_Executable_Serialize_Args::new();
-            ser.executable = get.executable;
-            let result = plugin.call("PJRT_Executable_Serialize", api.PJRT_Executable_Serialize, &mut ser);
-            let bytes = result.map(|()| {
+            ser.executable = exe;
+            // SAFETY: `exe` is live for this call; the serialized bytes live until their deleter
+            // runs, after they are copied.
+            unsafe {
+                plugin.call("PJRT_Executable_Serialize", plugin.api().PJRT_Executable_Serialize, &mut ser)?;
                 let bytes = if ser.serialized_bytes.is_null() {
                     Vec::new()
                 } else {
@@ -183,17 +175,13 @@ impl Executable {
                 {
                     deleter(ser.serialized_executable);
                 }
-                bytes
-            });
-            let mut destroy = ffi::PJRT_Executable_Destroy_Args::new();
-            destroy.executable = get.executable;
-            plugin.call("PJRT_Executable_Destroy", api.PJRT_Executable_Destroy, &mut destroy)?;
-            let bytes = bytes?;
-            if bytes.is_empty() {
-                return Err(Error::InvalidArgument("PJRT_Executable_Serialize returned no bytes".into()));
+                Ok(bytes)
             }
-            Ok(bytes)
+        })?;
+        if bytes.is_empty() {
+            return Err(Error::InvalidArgument("PJRT_Executable_Serialize returned no bytes".into()));
         }
+        Ok(bytes)
     }
 
     /// Loads an executable from bytes made by [`Executable::serialize`] on the same plugin build;
@@ -229,23 +217,39 @@ impl Executable {
 
     fn query_num_outputs(&self) -> Result<usize> {
         let plugin = self.client.plugin;
+        self.with_executable(|exe| {
+            let mut num = ffi::PJRT_Executable_NumOutputs_Args::new();
+            num.executable = exe;
+            // SAFETY: `exe` is live for this call.
+            unsafe {
+                plugin.call(
+                    "PJRT_Executable_NumOutputs",
+                    plugin.api().PJRT_Executable_NumOutputs,
+                    &mut num,
+                )?
+            };
+            Ok(num.num_outputs)
+        })
+    }
+
+    /// Runs `f` on the `PJRT_Executable` behind this loaded executable, destroying that handle after.
+    fn with_executable<R>(&self, f: impl FnOnce(*mut ffi::PJRT_Executable) -> Result<R>) -> Result<R> {
+        let plugin = self.client.plugin;
         let api = plugin.api();
         let mut get = ffi::PJRT_LoadedExecutable_GetExecutable_Args::new();
         get.loaded_executable = self.raw;
-        // SAFETY: live executable; the returned `PJRT_Executable` is ours to destroy.
+        // SAFETY: live executable; the returned `PJRT_Executable` is ours to destroy, once.
         unsafe {
             plugin.call(
                 "PJRT_LoadedExecutable_GetExecutable",
                 api.PJRT_LoadedExecutable_GetExecutable,
                 &mut get,
             )?;
-            let mut num = ffi::PJRT_Executable_NumOutputs_Args::new();
-            num.executable = get.executable;
-            let result = plugin.call("PJRT_Executable_NumOutputs", api.PJRT_Executable_NumOutputs, &mut num);
+            let result = f(get.executable);
             let mut destroy = ffi::PJRT_Executable_Destroy_Args::new();
             destroy.executable = get.executable;
             plugin.call("PJRT_Executable_Destroy", api.PJRT_Executable_Destroy, &mut destroy)?;
-            result.map(|()| num.num_outputs)
+            result
         }
     }
 
