@@ -105,6 +105,11 @@ impl Table {
     }
 }
 
+/// Which gathered window positions fall inside the input (false over padding), shaped `dims`.
+fn valid_mask(b: &mut FunctionBuilder, tables: &[Table], dims: &[i64]) -> Value {
+    table_tensor(b, tables, dims, ElementType::Pred, |_, t, k| t.valid[k] as u8 as f64, "stablehlo.and")
+}
+
 /// Gathers the spatial dims of `x` (starting at `first`) through `tables`, each spatial dim `d`
 /// becoming the two dims `(rows_d, cols_d)`; returns the gathered value and the dims it has.
 fn gather_tables(b: &mut FunctionBuilder, x: &Value, first: usize, tables: &[Table]) -> Value {
@@ -180,14 +185,7 @@ fn max_pool(b: &mut FunctionBuilder, x: &Value, taps: &[Vec<PoolTap>]) -> Result
     }
     let g = gather_tables(b, x, first, &tables);
     let dims = g.ty().dims.clone();
-    let valid = table_tensor(
-        b,
-        &tables,
-        &dims,
-        ElementType::Pred,
-        |_, t, k| t.valid[k] as u8 as f64,
-        "stablehlo.and",
-    );
+    let valid = valid_mask(b, &tables, &dims);
     let flat = table_tensor(
         b,
         &tables,
@@ -267,14 +265,7 @@ fn avg_pool(
     let xw = lower_cast(b, x, acc);
     let g = gather_tables(b, &xw, first, &tables);
     let dims = g.ty().dims.clone();
-    let valid = table_tensor(
-        b,
-        &tables,
-        &dims,
-        ElementType::Pred,
-        |_, t, k| t.valid[k] as u8 as f64,
-        "stablehlo.and",
-    );
+    let valid = valid_mask(b, &tables, &dims);
     let zero = b.full_like(&g, acc, 0.0);
     let g = b.select(&valid, &g, &zero);
     let g = windows_last(b, &g, first, n);
@@ -336,14 +327,7 @@ fn resample(b: &mut FunctionBuilder, x: &Value, taps: &[Vec<Vec<(usize, f64)>>])
     let x64 = lower_cast(b, x, ElementType::F64);
     let g = gather_tables(b, &x64, first, &tables);
     let dims = g.ty().dims.clone();
-    let valid = table_tensor(
-        b,
-        &tables,
-        &dims,
-        ElementType::Pred,
-        |_, t, k| t.valid[k] as u8 as f64,
-        "stablehlo.and",
-    );
+    let valid = valid_mask(b, &tables, &dims);
     let w = table_tensor(b, &tables, &dims, ElementType::F64, |d, _, k| weights[d][k], "stablehlo.multiply");
     let terms = b.same("stablehlo.multiply", &[&w, &g]);
     let zero = b.full_like(&terms, ElementType::F64, 0.0);
@@ -418,14 +402,7 @@ fn im2col(
     let tables = conv_tables(&image, &positions, kernel, stride, padding, dilation);
     let g = gather_tables(b, x, 2, &tables);
     let dims = g.ty().dims.clone();
-    let valid = table_tensor(
-        b,
-        &tables,
-        &dims,
-        ElementType::Pred,
-        |_, t, k| t.valid[k] as u8 as f64,
-        "stablehlo.and",
-    );
+    let valid = valid_mask(b, &tables, &dims);
     let zero = b.full_like(&g, et, 0.0);
     let g = b.select(&valid, &g, &zero);
     // [B, C, k_0, o_0, k_1, o_1, ...] -> [B, C, k..., L] -> [B, C * K, L]

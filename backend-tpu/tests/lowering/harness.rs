@@ -15,18 +15,7 @@ pub const FLOATS: [DType; 4] = [DType::F32, DType::F64, DType::F16, DType::BF16]
 /// The integer dtypes.
 pub const INTS: [DType; 5] = [DType::U8, DType::I8, DType::I16, DType::I32, DType::I64];
 /// Every dtype.
-pub const ALL: [DType; 10] = [
-    DType::Bool,
-    DType::U8,
-    DType::I8,
-    DType::I16,
-    DType::I32,
-    DType::I64,
-    DType::F16,
-    DType::BF16,
-    DType::F32,
-    DType::F64,
-];
+pub const ALL: [DType; 10] = DType::ALL;
 
 /// A deterministic generator (PCG-like LCG).
 pub struct Rng(u64);
