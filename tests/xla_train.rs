@@ -92,3 +92,58 @@ fn mlp_sgd_steps_on_xla_equal_cpu() -> Result<()> {
     close("to-device grad", &g.to_vec::<f32>()?, &w.mul(2.0)?.to_vec::<f32>()?);
     Ok(())
 }
+
+/// Parameters after `steps` Adam steps of a small MLP on `xla:0`, and the new programs each step
+/// built (compiled or loaded) and the fused programs each step ran.
+fn train_adam(steps: usize) -> Result<(Vec<Vec<f32>>, Vec<u64>, Vec<u64>)> {
+    use torch::optim::{Adam, AdamOptions};
+    let device = Device::Xla(0);
+    torch::manual_seed(11);
+    let mut model =
+        Sequential::new().add(Linear::new(8, 32, true)?).add(Tanh {}).add(Linear::new(32, 4, true)?);
+    model.to(device)?;
+    let x = torch::randn([16, 8], ())?.to(device)?;
+    let y = Tensor::from_vec((0..16i64).map(|i| i % 4).collect::<Vec<_>>(), [16])?.to(device)?;
+    let mut opt = Adam::new(model.parameters(), AdamOptions { lr: 0.01, ..Default::default() })?;
+    let (mut built, mut fused) = (Vec::new(), Vec::new());
+    for _ in 0..steps {
+        let before = torch::xla::metrics();
+        opt.zero_grad()?;
+        let loss = model.forward(&x)?.cross_entropy(&y, None, -100, "mean", 0.0)?;
+        loss.backward()?;
+        opt.step()?;
+        let after = torch::xla::metrics();
+        built.push(after.new_programs() - before.new_programs());
+        fused.push(after.fused_runs - before.fused_runs);
+    }
+    let params = model.parameters().iter().map(|p| p.to_vec::<f32>()).collect::<Result<_>>()?;
+    Ok((params, built, fused))
+}
+
+#[test]
+fn fused_training_equals_eager_and_runs_one_program_per_step() -> Result<()> {
+    if std::env::var_os("OXTORCH_PJRT_PLUGIN").is_none() {
+        eprintln!("!!! SKIPPED: OXTORCH_PJRT_PLUGIN is unset (scripts/test.sh sets it)");
+        return Ok(());
+    }
+    let (eager, _, eager_fused) = torch::xla::with_mode(torch::xla::Mode::Eager, || train_adam(20))?;
+    assert!(eager_fused.iter().all(|&n| n == 0), "eager mode ran fused programs: {eager_fused:?}");
+    let (fused, built, runs) = torch::xla::with_mode(torch::xla::Mode::Fused, || train_adam(20))?;
+    for (i, (e, f)) in eager.iter().zip(&fused).enumerate() {
+        close(&format!("param {i} after 20 steps"), e, f);
+    }
+    // The optimizer step ends the step: forward, backward and update are one program. (The
+    // other is cross_entropy's check that the targets are in range, which reads a flag.)
+    assert!(runs.iter().all(|&n| n == 2), "fused programs per step: {runs:?}");
+    // The first step builds its program, the second another (Adam's state exists from then on);
+    // every later step is the same graph and builds nothing.
+    assert!(built[2..].iter().all(|&n| n == 0), "a repeated fused step built programs again: {built:?}");
+    // `compile` runs a closure's ops as one program.
+    let a = torch::randn([4, 4], ())?.to(Device::Xla(0))?;
+    let before = torch::xla::metrics().fused_runs;
+    let out = torch::xla::compile(|| a.matmul(&a)?.relu()?.sum_all())??;
+    assert_eq!(torch::xla::metrics().fused_runs, before + 1);
+    let cpu = a.to("cpu")?;
+    close("compile", &[out.item::<f32>()?], &[cpu.matmul(&cpu)?.relu()?.sum_all()?.item::<f32>()?]);
+    Ok(())
+}

@@ -50,5 +50,6 @@ pub use random::{default_generator, manual_seed, Generator};
 pub use tensor::Tensor;
 
 pub use oxtorch_backend_cpu::CpuElement;
+pub use oxtorch_backend_tpu::xla::step_boundary as xla_step_boundary;
 pub use oxtorch_core::ops::{ArgReduceOp, BinaryOp, CmpOp, ReduceOp, UnaryOp};
 pub use oxtorch_core::{bf16, f16, DType, Device, Element, Error, Layout, Result, Scalar, Shape};

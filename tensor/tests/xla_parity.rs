@@ -1,11 +1,13 @@
 //! Op parity on the XLA runtime: each case runs on cpu and on `xla:0` (the PJRT CPU plugin named by
 //! `OXTORCH_PJRT_PLUGIN`) and the results must agree: same shape, dtype and values (floats within
-//! a tolerance, NaN where cpu has NaN; everything else exactly). Ops without a StableHLO lowering
+//! a tolerance, NaN where cpu has NaN; everything else exactly), both in strict eager mode and
+//! in fused mode (the case's ops deferred and run as one program when the results are read). Ops without a StableHLO lowering
 //! yet run through the host fallback and must match all the same. `scripts/test.sh` sets the
 //! plugin, so these tests run in CI.
 
 mod xla_common;
 
+use oxtorch_backend_tpu::xla::{with_mode, Mode};
 use oxtorch_tensor::{manual_seed, DType, Device, Result, Tensor};
 use xla_common::{assert_same, xla};
 
@@ -16,11 +18,14 @@ fn parity(name: &str, inputs: &[Tensor], f: Case) {
     let Some(dev) = xla() else { return };
     let cpu = f(inputs).unwrap_or_else(|e| panic!("{name} on cpu: {e}"));
     let moved: Vec<Tensor> = inputs.iter().map(|t| t.to(dev).unwrap()).collect();
-    let on_xla = f(&moved).unwrap_or_else(|e| panic!("{name} on xla: {e}"));
-    assert_eq!(cpu.len(), on_xla.len(), "{name}: output count");
-    for (i, (c, x)) in cpu.iter().zip(&on_xla).enumerate() {
-        assert_eq!(x.device(), dev, "{name}: output {i} left the device");
-        assert_same(&format!("{name}[{i}]"), c, x);
+    for mode in [Mode::Eager, Mode::Fused] {
+        let on_xla =
+            with_mode(mode, || f(&moved)).unwrap_or_else(|e| panic!("{name} on xla ({mode:?}): {e}"));
+        assert_eq!(cpu.len(), on_xla.len(), "{name}: output count");
+        for (i, (c, x)) in cpu.iter().zip(&on_xla).enumerate() {
+            assert_eq!(x.device(), dev, "{name}: output {i} left the device");
+            assert_same(&format!("{name}[{i}] ({mode:?})"), c, x);
+        }
     }
 }
 

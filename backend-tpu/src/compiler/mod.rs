@@ -114,7 +114,7 @@ pub fn compile_with<W: FnOnce() -> String>(
 
 /// The first frame of the backtrace outside oxtorch's own crates and std: the user code whose op
 /// caused the compile.
-fn caller_location() -> String {
+pub(crate) fn caller_location() -> String {
     let bt = std::backtrace::Backtrace::force_capture().to_string();
     let mut lines = bt.lines().map(str::trim);
     while let Some(line) = lines.next() {

@@ -118,14 +118,14 @@ pub(crate) enum Compiled {
     Host,
 }
 
-struct Entry {
+struct Entry<T> {
     op: OwnedOp,
     inputs: Vec<OwnedInput>,
     device: Device,
-    compiled: Compiled,
+    value: T,
 }
 
-impl Entry {
+impl<T> Entry<T> {
     fn matches(&self, op: Op<'_>, inputs: &[Input<'_>], device: Device) -> bool {
         self.device == device
             && self.inputs.len() == inputs.len()
@@ -208,42 +208,75 @@ impl Hasher for Prehashed {
     }
 }
 
-type Map = HashMap<u64, Vec<Entry>, BuildHasherDefault<Prehashed>>;
+type Map<T> = HashMap<u64, Vec<Entry<T>>, BuildHasherDefault<Prehashed>>;
 
-static CACHE: Mutex<Option<Map>> = Mutex::new(None);
+/// A map from (op with its parameters, input dtypes/lengths/views, device) to a `T`: the programs
+/// of the eager runtime, and the output signatures the deferred mode records nodes with.
+pub(crate) struct KeyCache<T> {
+    map: Mutex<Option<Map<T>>>,
+}
+
+impl<T: Clone> KeyCache<T> {
+    /// An empty cache (usable in a `static`).
+    pub const fn new() -> Self {
+        KeyCache { map: Mutex::new(None) }
+    }
+
+    /// The value for the key, if any.
+    pub fn lookup(&self, op: Op<'_>, inputs: &[Input<'_>], device: Device) -> Option<T> {
+        let hash = hash_key(op, inputs, device);
+        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.as_ref()?.get(&hash)?.iter().find(|e| e.matches(op, inputs, device)).map(|e| e.value.clone())
+    }
+
+    /// Stores a value for the key. A key that does not equal itself (a NaN parameter) is not stored.
+    pub fn insert(&self, op: Op<'_>, inputs: &[Input<'_>], device: Device, value: T) {
+        if let Op::Prim(p) = op {
+            if !same_prim(p, p) {
+                return;
+            }
+        }
+        let hash = hash_key(op, inputs, device);
+        let entry = Entry {
+            op: OwnedOp::new(op),
+            inputs: inputs
+                .iter()
+                .map(|i| OwnedInput { dtype: i.dtype, len: i.len, layout: i.layout.clone() })
+                .collect(),
+            device,
+            value,
+        };
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let bucket = map.get_or_insert_with(Map::default).entry(hash).or_default();
+        if !bucket.iter().any(|e| e.matches(op, inputs, device)) {
+            bucket.push(entry);
+        }
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map_or(0, |c| c.values().map(Vec::len).sum())
+    }
+}
+
+/// The eager runtime's programs.
+static PROGRAMS: KeyCache<Compiled> = KeyCache::new();
 
 /// The cached program for the key, if any.
 pub(crate) fn lookup(op: Op<'_>, inputs: &[Input<'_>], device: Device) -> Option<Compiled> {
-    let hash = hash_key(op, inputs, device);
-    let cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    cache.as_ref()?.get(&hash)?.iter().find(|e| e.matches(op, inputs, device)).map(|e| e.compiled.clone())
+    PROGRAMS.lookup(op, inputs, device)
 }
 
-/// Stores a program for the key. A key that does not equal itself (a NaN parameter) is not stored.
+/// Stores a program for the key.
 pub(crate) fn insert(op: Op<'_>, inputs: &[Input<'_>], device: Device, compiled: Compiled) {
-    if let Op::Prim(p) = op {
-        if !same_prim(p, p) {
-            return;
-        }
-    }
-    let hash = hash_key(op, inputs, device);
-    let entry = Entry {
-        op: OwnedOp::new(op),
-        inputs: inputs
-            .iter()
-            .map(|i| OwnedInput { dtype: i.dtype, len: i.len, layout: i.layout.clone() })
-            .collect(),
-        device,
-        compiled,
-    };
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let bucket = cache.get_or_insert_with(Map::default).entry(hash).or_default();
-    if !bucket.iter().any(|e| e.matches(op, inputs, device)) {
-        bucket.push(entry);
-    }
+    PROGRAMS.insert(op, inputs, device, compiled)
 }
 
-/// The number of cached programs (compiled or host).
+/// The number of cached eager programs (compiled or host).
 pub fn cached_programs() -> usize {
-    CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map_or(0, |c| c.values().map(Vec::len).sum())
+    PROGRAMS.len()
 }

@@ -12,7 +12,7 @@ use smallvec::SmallVec;
 
 use super::cache::{self, Compiled, Input, Op, Program};
 use super::storage::XlaStorage;
-use super::{materialize, metrics, pjrt_err, program, registry, transfer};
+use super::{lazy, materialize, metrics, pjrt_err, program, registry, transfer};
 use crate::compiler::{self, CompileSource};
 use crate::pjrt::{Buffer, CompileOptions, ElementType, Error as PjrtError};
 
@@ -159,6 +159,12 @@ pub(crate) fn execute(prim: &Prim, inputs: &[(&XlaStorage, &Layout)]) -> Result<
         return host_fallback(prim, inputs, device);
     }
     let keys = key_inputs(inputs);
+    if lazy::deferring() {
+        if let Some(outputs) = lazy::record_prim(prim, inputs, &keys, device)? {
+            return Ok(outputs);
+        }
+        return host_fallback(prim, inputs, device);
+    }
     let compiled = cached(Op::Prim(prim), &keys, device, || {
         let text = program::prim_program(prim, &keys)?;
         let dtypes = out_dtypes(&text)?;
@@ -167,7 +173,8 @@ pub(crate) fn execute(prim: &Prim, inputs: &[(&XlaStorage, &Layout)]) -> Result<
     match compiled {
         Compiled::Exe(p) => {
             let offsets = offset_buffers(&keys, device)?;
-            let mut args: SmallVec<[&Buffer; 6]> = inputs.iter().map(|(s, _)| &s.buffer).collect();
+            let mut args: SmallVec<[&Buffer; 6]> =
+                inputs.iter().map(|(s, _)| s.buffer()).collect::<Result<_>>()?;
             args.extend(offsets.iter());
             launch(&p, &args, device)
         }
@@ -187,6 +194,9 @@ pub(crate) fn upload_scalar(value: Scalar, dtype: DType, device: Device) -> Resu
 /// compiles again.
 pub(crate) fn full(shape: &[usize], value: Scalar, dtype: DType, device: Device) -> Result<XlaStorage> {
     let numel = oxtorch_core::checked_numel(shape)?;
+    if lazy::deferring() {
+        return lazy::record_full(numel, value, dtype, device);
+    }
     if numel == 1 {
         let (client, pjrt_device) = registry::device(device)?;
         let host = CpuStorage::full(dtype, 1, value);

@@ -21,6 +21,8 @@ static TO_DEVICE_BYTES: AtomicU64 = AtomicU64::new(0);
 static TO_DEVICE_TRANSFERS: AtomicU64 = AtomicU64::new(0);
 static FROM_DEVICE_BYTES: AtomicU64 = AtomicU64::new(0);
 static FROM_DEVICE_TRANSFERS: AtomicU64 = AtomicU64::new(0);
+static FUSED_RUNS: AtomicU64 = AtomicU64::new(0);
+static FUSED_OPS: AtomicU64 = AtomicU64::new(0);
 static FALLBACKS: Mutex<BTreeMap<&'static str, u64>> = Mutex::new(BTreeMap::new());
 
 /// A snapshot of the runtime's counters (totals since the process started).
@@ -48,6 +50,10 @@ pub struct Metrics {
     pub bytes_from_device: u64,
     /// Device-to-host copies.
     pub transfers_from_device: u64,
+    /// Fused programs launched (fused mode: one per sync point with pending work).
+    pub fused_runs: u64,
+    /// Ops computed by fused programs.
+    pub fused_ops: u64,
     /// Prims run on the host because the backend has no lowering for them (or their output shape
     /// depends on the data), counted per prim name.
     pub host_fallbacks: BTreeMap<String, u64>,
@@ -72,7 +78,7 @@ impl Metrics {
         format!(
             "{{\"oxtorch_metrics\": {{\"compiles\": {}, \"cache_hits\": {}, \"compile_time_us\": {}, \
              \"persistent_cache_hits\": {}, \"persistent_cache_time_us\": {}, \"executes\": {}, \"execute_time_us\": {}, \"bytes_to_device\": {}, \"transfers_to_device\": {}, \
-             \"bytes_from_device\": {}, \"transfers_from_device\": {}, \"host_fallbacks\": {{{}}}}}}}",
+             \"bytes_from_device\": {}, \"transfers_from_device\": {}, \"fused_runs\": {}, \"fused_ops\": {}, \"host_fallbacks\": {{{}}}}}}}",
             self.compiles,
             self.cache_hits,
             self.compile_time.as_micros(),
@@ -84,6 +90,8 @@ impl Metrics {
             self.transfers_to_device,
             self.bytes_from_device,
             self.transfers_from_device,
+            self.fused_runs,
+            self.fused_ops,
             fallbacks.join(", ")
         )
     }
@@ -116,12 +124,19 @@ pub fn metrics() -> Metrics {
         transfers_to_device: load(&TO_DEVICE_TRANSFERS),
         bytes_from_device: load(&FROM_DEVICE_BYTES),
         transfers_from_device: load(&FROM_DEVICE_TRANSFERS),
+        fused_runs: load(&FUSED_RUNS),
+        fused_ops: load(&FUSED_OPS),
         host_fallbacks: fallbacks.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
     }
 }
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+pub(crate) fn record_fused(ops: usize) {
+    FUSED_RUNS.fetch_add(1, Ordering::Relaxed);
+    FUSED_OPS.fetch_add(ops as u64, Ordering::Relaxed);
 }
 
 pub(crate) fn record_compile(took: Duration) {

@@ -14,6 +14,7 @@
 
 mod cache;
 mod execute;
+pub mod lazy;
 mod materialize;
 pub mod metrics;
 mod program;
@@ -23,6 +24,7 @@ mod transfer;
 mod write;
 
 pub use cache::cached_programs;
+pub use lazy::{compile, mode, set_mode, step_boundary, sync, with_mode, Mode, ModeGuard};
 pub use metrics::{metrics, Metrics};
 pub use registry::{device_count, set_client_options};
 pub use storage::XlaStorage;

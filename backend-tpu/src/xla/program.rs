@@ -51,28 +51,41 @@ fn flatten(b: &mut FunctionBuilder, v: &Value) -> Value {
 pub(crate) fn prim_program(prim: &Prim, inputs: &[Input<'_>]) -> Result<String> {
     let (mut b, args) = FunctionBuilder::new(&arg_types(inputs, &[]));
     let starts = offset_args(inputs, &args);
-    let values: Vec<Value> = inputs
-        .iter()
-        .zip(&args)
-        .zip(&starts)
-        .map(|((i, a), s)| materialize(&mut b, a, i.layout, *s))
-        .collect();
+    let flat = emit_prim(&mut b, prim, inputs, &args[..inputs.len()], &starts)?;
+    let refs: Vec<&Value> = flat.iter().collect();
+    Ok(b.finish(&refs))
+}
+
+/// Emits `prim` on the flat buffers `flat` seen through `inputs`' views (runtime offsets
+/// `starts`) and returns its outputs, flattened. Shared by the eager programs and the fused ones.
+pub(crate) fn emit_prim(
+    b: &mut FunctionBuilder,
+    prim: &Prim,
+    inputs: &[Input<'_>],
+    flat: &[Value],
+    starts: &[Option<&Value>],
+) -> Result<Vec<Value>> {
+    let values: Vec<Value> =
+        inputs.iter().zip(flat).zip(starts).map(|((i, a), s)| materialize(b, a, i.layout, *s)).collect();
     let outputs = match prim {
         Prim::Copy => values,
         Prim::Cast(d) if *d == inputs[0].dtype => values,
-        _ => lower(&mut b, prim, &values)?,
+        _ => lower(b, prim, &values)?,
     };
-    let flat: Vec<Value> = outputs.iter().map(|v| flatten(&mut b, v)).collect();
-    let refs: Vec<&Value> = flat.iter().collect();
-    Ok(b.finish(&refs))
+    Ok(outputs.iter().map(|v| flatten(b, v)).collect())
 }
 
 /// A flat tensor of `numel` elements of `dtype`, all equal to a 0-d input.
 pub(crate) fn full_program(numel: usize, dtype: DType) -> String {
     let scalar = TensorType::new(ElementType::from(dtype), &[]);
     let (mut b, args) = FunctionBuilder::new(&[scalar]);
-    let out = broadcast(&mut b, &args[0], &[numel], &[]);
+    let out = emit_full(&mut b, &args[0], numel);
     b.finish(&[&out])
+}
+
+/// A flat value of `numel` copies of the 0-d `value`.
+pub(crate) fn emit_full(b: &mut FunctionBuilder, value: &Value, numel: usize) -> Value {
+    broadcast(b, value, &[numel], &[])
 }
 
 /// For each position `j` of a flat buffer of `len` elements: whether the (non-overlapping) view
@@ -149,12 +162,24 @@ pub(crate) fn copy_program(dst: Input<'_>, src: Input<'_>) -> Result<String> {
     let inputs = [dst, src];
     let (mut b, args) = FunctionBuilder::new(&arg_types(&inputs, &[]));
     let starts = offset_args(&inputs, &args);
-    let mut values = materialize(&mut b, &args[1], src.layout, starts[1]);
-    if src.dtype != dst.dtype {
-        values = lower(&mut b, &Prim::Cast(dst.dtype), &[values])?.swap_remove(0);
-    }
-    let out = write_values(&mut b, &args[0], dst.layout, starts[0], &values);
+    let out = emit_copy(&mut b, dst, src, [&args[0], &args[1]], [starts[0], starts[1]])?;
     Ok(b.finish(&[&out]))
+}
+
+/// Emits `dst[dst_layout] = cast(src[src_layout])` on the flat values `flat` (dst, src) with
+/// runtime offsets `starts`; returns the new flat dst.
+pub(crate) fn emit_copy(
+    b: &mut FunctionBuilder,
+    dst: Input<'_>,
+    src: Input<'_>,
+    flat: [&Value; 2],
+    starts: [Option<&Value>; 2],
+) -> Result<Value> {
+    let mut values = materialize(b, flat[1], src.layout, starts[1]);
+    if src.dtype != dst.dtype {
+        values = lower(b, &Prim::Cast(dst.dtype), &[values])?.swap_remove(0);
+    }
+    Ok(write_values(b, flat[0], dst.layout, starts[0], &values))
 }
 
 /// `dst[dst_layout] = value`: inputs (dst, 0-d value of dst's dtype, dst's offset), output the new
@@ -165,7 +190,19 @@ pub(crate) fn fill_program(dst: Input<'_>) -> String {
     let inputs = [dst];
     let (mut b, args) = FunctionBuilder::new(&arg_types(&inputs, &[scalar]));
     let starts = offset_args(&inputs, &args);
-    let values = broadcast(&mut b, &args[1], dst.layout.dims(), &[]);
-    let out = write_values(&mut b, &args[0], dst.layout, starts[0], &values);
+    let out = emit_fill(&mut b, dst, &args[0], &args[1], starts[0]);
     b.finish(&[&out])
+}
+
+/// Emits `dst[dst_layout] = value` (a 0-d value of dst's dtype) on the flat `flat`; returns the
+/// new flat dst.
+pub(crate) fn emit_fill(
+    b: &mut FunctionBuilder,
+    dst: Input<'_>,
+    flat: &Value,
+    value: &Value,
+    start: Option<&Value>,
+) -> Value {
+    let values = broadcast(b, value, dst.layout.dims(), &[]);
+    write_values(b, flat, dst.layout, start, &values)
 }

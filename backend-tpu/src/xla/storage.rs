@@ -4,13 +4,17 @@ use oxtorch_backend_cpu::CpuStorage;
 use oxtorch_core::ops::Prim;
 use oxtorch_core::{BackendStorage, DType, Device as TorchDevice, Layout, Result, Scalar};
 
+use std::sync::Arc;
+
+use super::lazy::{self, Data, Node};
 use super::{execute, registry, transfer, write};
 use crate::pjrt::Buffer;
 
 /// A flat 1-D array of `len` elements of one dtype on an `xla:N` or `tpu:N` device. Tensors see it
-/// through a [`Layout`], as they see a [`CpuStorage`]; views never copy.
+/// through a [`Layout`], as they see a [`CpuStorage`]; views never copy. In fused mode the
+/// buffer may still be pending (an output of the deferred graph), computed when first read.
 pub struct XlaStorage {
-    pub(crate) buffer: Buffer,
+    pub(crate) data: Data,
     pub(crate) dtype: DType,
     pub(crate) device: TorchDevice,
     pub(crate) len: usize,
@@ -26,14 +30,36 @@ impl XlaStorage {
     /// Wraps a flat device array of `dtype`.
     pub(crate) fn from_buffer(buffer: Buffer, dtype: DType, device: TorchDevice) -> Self {
         let len = buffer.dims().iter().product::<i64>().max(0) as usize;
-        XlaStorage { buffer, dtype, device, len }
+        XlaStorage { data: Data::Ready(Arc::new(buffer)), dtype, device, len }
+    }
+
+    /// Wraps a computed buffer shared with the deferred graph.
+    pub(crate) fn ready(buffer: Arc<Buffer>, dtype: DType, len: usize, device: TorchDevice) -> Self {
+        XlaStorage { data: Data::Ready(buffer), dtype, device, len }
+    }
+
+    /// Output `output` of a pending node.
+    pub(crate) fn pending(node: Arc<Node>, output: usize) -> Self {
+        let (dtype, len) = node.outputs[output];
+        let device = node.device;
+        XlaStorage { data: Data::Pending(node, output), dtype, device, len }
+    }
+
+    /// Whether the elements are still to be computed (fused mode).
+    pub fn is_pending(&self) -> bool {
+        self.data.pending().is_some()
     }
 
     /// Copies a host storage to `device` (`xla:N` or `tpu:N`).
     pub fn from_cpu(storage: &CpuStorage, device: TorchDevice) -> Result<Self> {
         let (client, pjrt_device) = registry::device(device)?;
         let buffer = transfer::upload_storage(client, pjrt_device, storage)?;
-        Ok(XlaStorage { buffer, dtype: storage.dtype(), device, len: storage.len() })
+        Ok(XlaStorage {
+            data: Data::Ready(Arc::new(buffer)),
+            dtype: storage.dtype(),
+            device,
+            len: storage.len(),
+        })
     }
 
     /// `shape`'s element count of `value` (torch's casting rules) on `device`, as a flat buffer: the
@@ -45,17 +71,24 @@ impl XlaStorage {
 
     /// Copies the whole buffer back to the host (waiting for the work that produces it).
     pub fn to_cpu(&self) -> Result<CpuStorage> {
-        transfer::storage_from_bytes(self.dtype, &transfer::download(&self.buffer)?)
+        transfer::storage_from_bytes(self.dtype, &transfer::download(self.buffer()?)?)
     }
 
-    /// Blocks until the work producing this buffer has finished (JAX's `block_until_ready`).
+    /// Blocks until the work producing this buffer has finished (JAX's `block_until_ready`);
+    /// computes it first when it is pending.
     pub fn wait_ready(&self) -> Result<()> {
-        self.buffer.wait_ready().map_err(super::pjrt_err)
+        self.buffer()?.wait_ready().map_err(super::pjrt_err)
     }
 
-    /// The device array.
-    pub fn buffer(&self) -> &Buffer {
-        &self.buffer
+    /// The device array, computing the pending graph behind it first when needed.
+    pub fn buffer(&self) -> Result<&Buffer> {
+        if let Some(node) = self.data.pending() {
+            lazy::materialize(vec![node.clone()], "a value was read")?;
+        }
+        self.data
+            .ready()
+            .map(|b| &**b)
+            .ok_or_else(|| oxtorch_core::Error::msg("xla: a pending tensor could not be computed"))
     }
 }
 

@@ -9,7 +9,7 @@ use oxtorch_core::{BackendStorage, DType, Error, Layout, Result, Scalar};
 use super::cache::{Compiled, Input, Op};
 use super::execute::{cached, launch, offset_buffers, upload_scalar};
 use super::storage::XlaStorage;
-use super::{metrics, program};
+use super::{lazy, metrics, program};
 
 fn input<'a>(s: &XlaStorage, layout: &'a Layout) -> Input<'a> {
     Input { dtype: s.dtype, len: s.len, layout }
@@ -49,6 +49,9 @@ pub(crate) fn copy_into(
             host.copy_from(dst_layout, &src_host, src_layout)
         });
     }
+    if lazy::deferring() {
+        return lazy::record_copy_into(dst, dst_layout, src, src_layout);
+    }
     let keys = [input(dst, dst_layout), input(src, src_layout)];
     let dtype = dst.dtype;
     let compiled = cached(Op::CopyInto, &keys, dst.device, || {
@@ -57,7 +60,7 @@ pub(crate) fn copy_into(
     match compiled {
         Compiled::Exe(p) => {
             let offsets = offset_buffers(&keys, dst.device)?;
-            let mut args = vec![&dst.buffer, &src.buffer];
+            let mut args = vec![dst.buffer()?, src.buffer()?];
             args.extend(offsets.iter());
             replace(dst, launch(&p, &args, dst.device)?)
         }
@@ -77,6 +80,9 @@ pub(crate) fn fill(dst: &mut XlaStorage, layout: &Layout, value: Scalar) -> Resu
     if layout.may_overlap() {
         return host_write(dst, "fill_", |host| host.fill(&layout, value));
     }
+    if lazy::deferring() {
+        return lazy::record_fill(dst, &layout, value);
+    }
     let keys = [input(dst, &layout)];
     let dtype = dst.dtype;
     let compiled =
@@ -85,7 +91,7 @@ pub(crate) fn fill(dst: &mut XlaStorage, layout: &Layout, value: Scalar) -> Resu
         Compiled::Exe(p) => {
             let scalar = upload_scalar(value, dtype, dst.device)?;
             let offsets = offset_buffers(&keys, dst.device)?;
-            let mut args = vec![&dst.buffer, &scalar];
+            let mut args = vec![dst.buffer()?, &scalar];
             args.extend(offsets.iter());
             replace(dst, launch(&p, &args, dst.device)?)
         }
@@ -98,7 +104,7 @@ fn replace(dst: &mut XlaStorage, mut outputs: Vec<XlaStorage>) -> Result<()> {
     if new.len != dst.len || new.dtype != dst.dtype {
         return Err(Error::msg("copy_: the write program returned a buffer of another size"));
     }
-    dst.buffer = new.buffer;
+    dst.data = new.data;
     Ok(())
 }
 
@@ -114,6 +120,6 @@ fn host_write(
     let dtype: DType = host.dtype();
     let new = XlaStorage::from_cpu(&host, dst.device)?;
     debug_assert_eq!(dtype, dst.dtype);
-    dst.buffer = new.buffer;
+    dst.data = new.data;
     Ok(())
 }

@@ -74,6 +74,7 @@ impl Adagrad {
 
 impl Optimizer for Adagrad {
     fn step(&mut self) -> Result<()> {
+        let _end = super::StepEnd;
         no_grad(|| {
             let mut index = 0;
             for group in &self.groups {

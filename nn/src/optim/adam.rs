@@ -110,6 +110,7 @@ impl Adam {
 
 impl Optimizer for Adam {
     fn step(&mut self) -> Result<()> {
+        let _end = super::StepEnd;
         no_grad(|| {
             let mut index = 0;
             for group in &self.groups {

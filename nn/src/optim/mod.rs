@@ -22,6 +22,18 @@ pub use state::OptimizerState;
 
 use oxtorch_tensor::{Result, Tensor};
 
+/// Marks the end of a training step when dropped, after an optimizer's update: on `xla`/`tpu`
+/// in fused mode the whole step (forward, backward, update) then runs as one program
+/// (`torch_xla`'s `optimizer_step` + `mark_step`). A failure leaves the work pending, and the
+/// next read of a result reports it.
+pub(crate) struct StepEnd;
+
+impl Drop for StepEnd {
+    fn drop(&mut self) {
+        let _ = oxtorch_tensor::xla_step_boundary();
+    }
+}
+
 /// A set of parameters sharing hyper-parameters (torch's param group).
 #[derive(Clone)]
 pub struct ParamGroup<O> {

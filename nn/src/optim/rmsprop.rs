@@ -82,6 +82,7 @@ impl RMSprop {
 
 impl Optimizer for RMSprop {
     fn step(&mut self) -> Result<()> {
+        let _end = super::StepEnd;
         no_grad(|| {
             let mut index = 0;
             for group in &self.groups {

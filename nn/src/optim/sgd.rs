@@ -71,6 +71,7 @@ impl SGD {
 
 impl Optimizer for SGD {
     fn step(&mut self) -> Result<()> {
+        let _end = super::StepEnd;
         no_grad(|| {
             let mut index = 0;
             for group in &self.groups {

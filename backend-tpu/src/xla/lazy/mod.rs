@@ -1,0 +1,70 @@
+//! Deferred execution (`Mode::Fused`): ops on `xla`/`tpu` tensors record nodes of a pending graph
+//! instead of running; at a sync point the pending graph becomes one StableHLO program, compiled
+//! once per distinct graph and cached (in memory and on disk), and launched once.
+//!
+//! - [`mode`](mode()): eager (the default) or fused, per process (`OXTORCH_XLA_MODE`,
+//!   [`set_mode`]) or per scope ([`ModeGuard`], [`with_mode`]).
+//! - `node`: the graph; a storage's data is either a device buffer or an output of a node.
+//! - `record`: recording an op (its output types come from its eager lowering, cached per key).
+//! - `fuse`: computing nodes as one program; what anything outside the graph still holds is
+//!   returned, everything else stays inside the program.
+//!
+//! Sync points: reading values (`to_vec`, `item`, printing, `.to("cpu")`, a host fallback),
+//! [`sync`] (`torch_xla`'s `mark_step`), the end of [`compile`], and a bound on the graph's size
+//! (`OXTORCH_XLA_FUSE_LIMIT`, nodes recorded since the last sync, default 20,000).
+
+mod fuse;
+mod mode;
+mod node;
+mod record;
+
+use std::sync::OnceLock;
+
+pub use mode::{mode, set_mode, with_mode, Mode, ModeGuard};
+
+pub(crate) use fuse::materialize;
+pub(crate) use mode::deferring;
+pub(crate) use node::{Data, Node};
+pub(crate) use record::{
+    copy_into as record_copy_into, fill as record_fill, full as record_full, prim as record_prim,
+};
+
+/// Computes every pending tensor on every device as one program per device (`torch_xla`'s
+/// `mark_step`); the results stay on the devices. Does nothing in eager mode.
+pub fn sync() -> oxtorch_core::Result<()> {
+    fuse::sync_all("sync()")
+}
+
+/// Marks the end of a training step: when this thread defers ops, computes everything pending
+/// (the optimizers call this after their update, so a fused training loop runs one program per
+/// step); in eager mode it does nothing.
+pub fn step_boundary() -> oxtorch_core::Result<()> {
+    if deferring() {
+        fuse::sync_all("end of an optimizer step")
+    } else {
+        Ok(())
+    }
+}
+
+/// Runs `f` with its ops deferred, then computes everything it left pending as one program: a
+/// whole training step (forward, backward, optimizer update) becomes one compiled program,
+/// compiled on the first call and found in the cache on the next. Rust control flow inside `f`
+/// that takes another path records another graph, which compiles once more (never a stale
+/// program); ops whose output shape depends on data run where they are and split the program.
+pub fn compile<R>(f: impl FnOnce() -> R) -> oxtorch_core::Result<R> {
+    let out = with_mode(Mode::Fused, f);
+    fuse::sync_all("end of compile()")?;
+    Ok(out)
+}
+
+/// Nodes recorded since the last full sync after which the next op syncs first.
+pub(crate) fn limit() -> u64 {
+    static LIMIT: OnceLock<u64> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("OXTORCH_XLA_FUSE_LIMIT")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(20_000)
+            .max(1)
+    })
+}

@@ -1,0 +1,127 @@
+//! The pending graph: nodes that say how to compute flat device buffers from other buffers and
+//! nodes, without computing them yet.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use oxtorch_core::ops::Prim;
+use oxtorch_core::{DType, Device, Layout, Scalar};
+
+use crate::pjrt::Buffer;
+
+/// Where a storage's elements are.
+#[derive(Clone, Debug)]
+pub(crate) enum Data {
+    /// In a device buffer.
+    Ready(Arc<Buffer>),
+    /// Output `.1` of a node of the pending graph (computed once the node has a result).
+    Pending(Arc<Node>, usize),
+}
+
+impl Data {
+    /// The device buffer, if the data is computed.
+    pub fn ready(&self) -> Option<&Arc<Buffer>> {
+        match self {
+            Data::Ready(b) => Some(b),
+            Data::Pending(node, i) => node.result.get().map(|r| &r[*i]),
+        }
+    }
+
+    /// The pending node, if the data is not computed yet.
+    pub fn pending(&self) -> Option<&Arc<Node>> {
+        match self {
+            Data::Pending(node, _) if node.result.get().is_none() => Some(node),
+            _ => None,
+        }
+    }
+}
+
+/// What a node computes; the same programs the eager runtime runs, in one fused program.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// A prim on its inputs.
+    Prim(Prim),
+    /// `dst[layout] = cast(src[layout])`: inputs (dst, src); the output is the new flat dst.
+    CopyInto,
+    /// `dst[layout] = value`: input dst and a scalar; the output is the new flat dst.
+    FillInto,
+    /// A flat buffer of `numel` copies of a scalar.
+    Full { numel: usize },
+}
+
+/// An input of a node.
+#[derive(Debug)]
+pub(crate) enum Arg {
+    /// A view of a storage's data.
+    View { data: Data, dtype: DType, len: usize, layout: Layout },
+    /// A 0-d value of `dtype` (a program argument, so a new value never compiles again).
+    Scalar(Scalar, DType),
+}
+
+/// One pending op.
+#[derive(Debug)]
+pub(crate) struct Node {
+    /// Creation order: inputs are always older than the nodes that use them.
+    pub id: u64,
+    pub step: Step,
+    pub device: Device,
+    /// Dtype and flat length of each output.
+    pub outputs: Vec<(DType, usize)>,
+    /// Emptied once the node is computed, so computed history is freed.
+    pub args: Mutex<Vec<Arg>>,
+    /// The output buffers, once computed.
+    pub result: OnceLock<Vec<Arc<Buffer>>>,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// The nodes not yet computed, for [`super::sync`]; pruned as they are computed or dropped.
+static LIVE: Mutex<Vec<Weak<Node>>> = Mutex::new(Vec::new());
+/// Nodes recorded since the last full sync.
+static RECORDED_SINCE_SYNC: AtomicU64 = AtomicU64::new(0);
+
+impl Node {
+    /// Records a new pending node.
+    pub fn record(step: Step, device: Device, args: Vec<Arg>, outputs: Vec<(DType, usize)>) -> Arc<Node> {
+        let node = Arc::new(Node {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            step,
+            device,
+            outputs,
+            args: Mutex::new(args),
+            result: OnceLock::new(),
+        });
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        if live.len() >= 1024 && live.len().is_power_of_two() {
+            live.retain(|w| w.upgrade().is_some_and(|n| n.result.get().is_none()));
+        }
+        live.push(Arc::downgrade(&node));
+        RECORDED_SINCE_SYNC.fetch_add(1, Ordering::Relaxed);
+        node
+    }
+
+    /// The node's arguments (empty once computed).
+    pub fn args(&self) -> std::sync::MutexGuard<'_, Vec<Arg>> {
+        self.args.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stores the computed outputs and frees the inputs.
+    pub fn complete(&self, buffers: Vec<Arc<Buffer>>) {
+        let _ = self.result.set(buffers);
+        self.args().clear();
+    }
+}
+
+/// Every pending node still referenced, and resets the count of nodes recorded since a sync.
+pub(crate) fn take_live() -> Vec<Arc<Node>> {
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let nodes: Vec<Arc<Node>> =
+        live.drain(..).filter_map(|w| w.upgrade()).filter(|n| n.result.get().is_none()).collect();
+    RECORDED_SINCE_SYNC.store(0, Ordering::Relaxed);
+    nodes
+}
+
+/// How many nodes were recorded since the last full sync.
+pub(crate) fn recorded_since_sync() -> u64 {
+    RECORDED_SINCE_SYNC.load(Ordering::Relaxed)
+}
