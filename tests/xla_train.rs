@@ -93,9 +93,12 @@ fn mlp_sgd_steps_on_xla_equal_cpu() -> Result<()> {
     Ok(())
 }
 
+/// Parameters, programs built per step, fused programs run per step.
+type AdamRun = (Vec<Vec<f32>>, Vec<u64>, Vec<u64>);
+
 /// Parameters after `steps` Adam steps of a small MLP on `xla:0`, and the new programs each step
 /// built (compiled or loaded) and the fused programs each step ran.
-fn train_adam(steps: usize) -> Result<(Vec<Vec<f32>>, Vec<u64>, Vec<u64>)> {
+fn train_adam(steps: usize) -> Result<AdamRun> {
     use torch::optim::{Adam, AdamOptions};
     let device = Device::Xla(0);
     torch::manual_seed(11);

@@ -7,6 +7,7 @@
 mod hf;
 mod train;
 mod xla;
+mod xla_train;
 
 use std::time::Instant;
 
@@ -140,6 +141,10 @@ const CASES: &[Case] = &[
     ("llama110m_bf16_decode_b1", hf::llama110m_bf16_decode_b1),
     ("xla_tiny_op", xla::tiny_op),
     ("xla_gemm_float32_1024", xla::gemm_f32_1024),
+    ("xla_mlp_train_step_b256_eager", xla_train::mlp_eager),
+    ("xla_mlp_train_step_b256_fused", xla_train::mlp_fused),
+    ("xla_gpt_small_train_step_b8_s128_eager", xla_train::gpt_eager),
+    ("xla_gpt_small_train_step_b8_s128_fused", xla_train::gpt_fused),
 ];
 
 fn main() {

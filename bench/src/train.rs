@@ -7,7 +7,7 @@ use torch::nn::{Forward, Linear, ModuleExt, ReLU, Sequential};
 use torch::{DType, Tensor};
 
 #[path = "../../examples/common/gpt.rs"]
-mod gpt;
+pub(crate) mod gpt;
 
 use crate::{emit, timeit};
 

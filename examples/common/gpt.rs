@@ -114,7 +114,7 @@ impl Gpt {
     /// Logits for token ids `[B, T]`.
     pub fn logits(&self, ids: &Tensor) -> Result<Tensor> {
         let t = ids.dims()[1];
-        let pos = Tensor::arange(t as i64, ())?;
+        let pos = Tensor::arange(t as i64, ids.device())?;
         let mut x = self.wte.forward(ids)?.add(self.wpe.forward(&pos)?)?;
         for block in &self.h {
             x = block.forward(&x)?;

@@ -26,7 +26,9 @@ static FUSING: Mutex<()> = Mutex::new(());
 
 /// Fused programs by their text (the text is the graph's fingerprint: same ops, same views,
 /// same dtypes and sizes, same outputs).
-static PROGRAMS: Mutex<Option<HashMap<(Device, String), Arc<Program>>>> = Mutex::new(None);
+static PROGRAMS: Mutex<Option<FusedPrograms>> = Mutex::new(None);
+
+type FusedPrograms = HashMap<(Device, String), Arc<Program>>;
 
 /// Computes every pending node still referenced (`torch_xla`'s `mark_step`).
 pub(crate) fn sync_all(why: &str) -> Result<()> {

@@ -1,0 +1,94 @@
+"""JAX twins of oxtorch's compiled/fused XLA bench cases (issue 8's yardstick): the same work as
+`oxtorch-bench xla_mlp_train_step_b256_fused` as one `jax.jit` step with donated parameters and
+optimizer state. Run with the reference venv's python (`/work/.refenv/bin/python`, jax installed
+there) in the same session as the bench runner. Prints one JSON object per line like
+`../shared/bench/torch_baseline.py`: {"case": ..., "value": ..., "unit": ...}."""
+import json
+import statistics
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+def emit(case, value, unit):
+    print(json.dumps({"case": case, "value": round(value, 4), "unit": unit}), flush=True)
+
+
+def timeit(fn, reps=5, warm=2, inner=1):
+    for _ in range(warm):
+        fn()
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        ts.append((time.perf_counter() - t) / inner)
+    return statistics.median(ts)
+
+
+def linear_init(key, fan_in, fan_out):
+    # torch.nn.Linear's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias.
+    kw, kb = jax.random.split(key)
+    bound = 1.0 / fan_in**0.5
+    w = jax.random.uniform(kw, (fan_out, fan_in), jnp.float32, -bound, bound)
+    b = jax.random.uniform(kb, (fan_out,), jnp.float32, -bound, bound)
+    return w, b
+
+
+def mlp_train_step():
+    """MLP 784-1024-1024-10, batch 256, AdamW(lr=1e-3, torch defaults), cross-entropy (mean)."""
+    keys = jax.random.split(jax.random.PRNGKey(0), 5)
+    params = [linear_init(keys[0], 784, 1024), linear_init(keys[1], 1024, 1024), linear_init(keys[2], 1024, 10)]
+    x = jax.random.normal(keys[3], (256, 784), jnp.float32)
+    y = jax.random.randint(keys[4], (256,), 0, 10)
+
+    def loss_fn(params):
+        h = x
+        for i, (w, b) in enumerate(params):
+            h = h @ w.T + b
+            if i < len(params) - 1:
+                h = jax.nn.relu(h)
+        logp = jax.nn.log_softmax(h, axis=-1)
+        return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
+
+    lr, b1, b2, eps, wd = 1e-3, 0.9, 0.999, 1e-8, 1e-2
+
+    def step(params, m, v, t):
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        t = t + 1
+        new_p, new_m, new_v = [], [], []
+        for p, g, mm, vv in zip(jax.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(grads),
+                                jax.tree_util.tree_leaves(m), jax.tree_util.tree_leaves(v)):
+            p = p * (1 - lr * wd)
+            mm = b1 * mm + (1 - b1) * g
+            vv = b2 * vv + (1 - b2) * g * g
+            mhat = mm / (1 - b1**t)
+            vhat = vv / (1 - b2**t)
+            new_p.append(p - lr * mhat / (jnp.sqrt(vhat) + eps))
+            new_m.append(mm)
+            new_v.append(vv)
+        tree = jax.tree_util.tree_structure(params)
+        return (jax.tree_util.tree_unflatten(tree, new_p), jax.tree_util.tree_unflatten(tree, new_m),
+                jax.tree_util.tree_unflatten(tree, new_v), t, loss)
+
+    step = jax.jit(step, donate_argnums=(0, 1, 2))
+    m = jax.tree_util.tree_map(jnp.zeros_like, params)
+    v = jax.tree_util.tree_map(jnp.zeros_like, params)
+    state = [params, m, v, jnp.float32(0.0)]
+
+    def run():
+        p, mm, vv, t, loss = step(*state)
+        state[:] = [p, mm, vv, t]
+        jax.tree_util.tree_leaves(p)[0].block_until_ready()
+
+    t = timeit(run, reps=7, warm=2, inner=5)
+    emit("jax_mlp_train_step_b256", 1.0 / t, "steps/s")
+
+
+CASES = {"mlp": mlp_train_step}
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or CASES:
+        CASES[name]()
