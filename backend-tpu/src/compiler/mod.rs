@@ -113,18 +113,34 @@ pub fn compile_with<W: FnOnce() -> String>(
 }
 
 /// The first frame of the backtrace outside oxtorch's own crates and std: the user code whose op
-/// caused the compile.
+/// caused the compile. A frame is ours when its symbol is (`oxtorch_*`, `std::`, ...) or when its
+/// source file is in one of the library crates (inlined frames print bare function names).
 pub(crate) fn caller_location() -> String {
+    const OUR_SOURCES: [&str; 8] = [
+        "/backend-tpu/src/",
+        "/backend-cpu/src/",
+        "/tensor/src/",
+        "/core/src/",
+        "/autograd/src/",
+        "/nn/src/",
+        "/hf-import/src/",
+        "/rustc/",
+    ];
     let bt = std::backtrace::Backtrace::force_capture().to_string();
-    let mut lines = bt.lines().map(str::trim);
+    let mut lines = bt.lines().map(str::trim).peekable();
     while let Some(line) = lines.next() {
-        // Frames read "N: symbol" followed by "at file:line:col".
+        // Frames read "N: symbol", usually followed by "at file:line:col".
         let Some((_, symbol)) = line.split_once(": ") else { continue };
-        let ours = ["oxtorch", "std::", "core::", "alloc::", "<", "__rust", "rust_begin"]
-            .iter()
-            .any(|p| symbol.starts_with(p));
-        if !ours {
-            let at = lines.next().and_then(|l| l.strip_prefix("at ")).unwrap_or("");
+        let at = match lines.peek() {
+            Some(l) if l.starts_with("at ") => lines.next().and_then(|l| l.strip_prefix("at ")).unwrap_or(""),
+            _ => "",
+        };
+        let ours_symbol =
+            ["oxtorch", "std::", "core::", "alloc::", "<", "__rust", "rust_begin", "caller_location"]
+                .iter()
+                .any(|p| symbol.starts_with(p));
+        let ours_file = OUR_SOURCES.iter().any(|d| at.contains(d));
+        if !ours_symbol && !ours_file {
             return if at.is_empty() { symbol.to_string() } else { format!("{symbol} ({at})") };
         }
     }

@@ -49,11 +49,21 @@ pub(crate) fn compile(
     out_dtypes: Vec<DType>,
     what: &str,
 ) -> Result<Arc<Program>> {
+    compile_explained(text, device, out_dtypes, what, || compiler::explain_recompile(what, text))
+}
+
+/// [`compile`] with the reason for the compile given by `why` (called only when logging).
+pub(crate) fn compile_explained(
+    text: &str,
+    device: Device,
+    out_dtypes: Vec<DType>,
+    what: &str,
+    why: impl FnOnce() -> String,
+) -> Result<Arc<Program>> {
     let (client, pjrt_device) = registry::device(device)?;
     let options = CompileOptions::for_device(i64::from(pjrt_device.id()));
-    let (exe, source) =
-        compiler::compile(client, text, &options, what, || compiler::explain_recompile(what, text))
-            .map_err(|e| Error::msg(format!("the xla backend could not compile a program: {e}\n{text}")))?;
+    let (exe, source) = compiler::compile(client, text, &options, what, why)
+        .map_err(|e| Error::msg(format!("the xla backend could not compile a program: {e}\n{text}")))?;
     match source {
         CompileSource::Compiled(took) => metrics::record_compile(took),
         CompileSource::DiskCache(took) => metrics::record_persistent_cache_hit(took),

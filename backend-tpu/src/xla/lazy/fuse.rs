@@ -270,15 +270,63 @@ fn offset_host_value(offset: usize, len: usize) -> (CpuStorage, (TensorType, DTy
     }
 }
 
+/// One line per node (op, input shapes): what `OXTORCH_LOG_COMPILES` compares between the
+/// previous fused compile and this one.
+fn describe(order: &[Arc<Node>]) -> Vec<String> {
+    order
+        .iter()
+        .map(|n| {
+            let op = match &n.step {
+                Step::Prim(p) => format!("{p:?}"),
+                Step::CopyInto => "copy_".to_string(),
+                Step::FillInto => "fill_".to_string(),
+                Step::Full { numel } => format!("full({numel})"),
+            };
+            let shapes: Vec<String> = n
+                .args()
+                .iter()
+                .filter_map(|a| match a {
+                    Arg::View { dtype, layout, .. } => Some(format!("{dtype}{:?}", layout.dims())),
+                    Arg::Scalar(..) => None,
+                })
+                .collect();
+            format!("{op} on ({})", shapes.join(", "))
+        })
+        .collect()
+}
+
+/// Why a fused graph compiles: the first op where it differs from the previously compiled one
+/// (the Rust code took another path, a shape or dtype changed, or the graph was cut elsewhere).
+fn explain(order: &[Arc<Node>]) -> String {
+    static LAST: Mutex<Option<Vec<String>>> = Mutex::new(None);
+    let now = describe(order);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    let reason = match last.as_ref() {
+        None => "first fused graph".to_string(),
+        Some(prev) => match prev.iter().zip(&now).position(|(a, b)| a != b) {
+            Some(i) => {
+                format!("op {i} differs from the previous fused graph's: was {}, now {}", prev[i], now[i])
+            }
+            None if prev.len() != now.len() => {
+                format!("the previous fused graph had {} ops, this one {}", prev.len(), now.len())
+            }
+            None => "same ops as the previous fused graph, other outputs or views".to_string(),
+        },
+    };
+    *last = Some(now);
+    reason
+}
+
 /// The compiled fused program for `text` (compiling it on a miss).
-fn fused_program(text: String, device: Device, out_dtypes: Vec<DType>, nodes: usize) -> Result<Arc<Program>> {
+fn fused_program(text: String, order: &[Arc<Node>], out_dtypes: Vec<DType>) -> Result<Arc<Program>> {
+    let device = order[0].device;
     let key = (device, text);
     if let Some(p) = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(|m| m.get(&key)) {
         metrics::record_cache_hit();
         return Ok(p.clone());
     }
-    let what = format!("fused graph of {nodes} ops");
-    let program = execute::compile(&key.1, device, out_dtypes, &what)?;
+    let what = format!("fused graph of {} ops", order.len());
+    let program = execute::compile_explained(&key.1, device, out_dtypes, &what, || explain(order))?;
     PROGRAMS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -291,7 +339,7 @@ fn run_fused(order: &[Arc<Node>], plan: &Plan, text: String) -> Result<()> {
     let device = order[0].device;
     let out_dtypes: Vec<DType> =
         plan.outputs.iter().flat_map(|&i| order[i].outputs.iter().map(|o| o.0)).collect();
-    let program = match fused_program(text, device, out_dtypes, order.len()) {
+    let program = match fused_program(text, order, out_dtypes) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("oxtorch: the fused xla program did not compile; running its ops one by one: {e}");

@@ -1,0 +1,201 @@
+//! Fused (deferred) mode on the XLA runtime: what becomes a program output, sync points, the
+//! graph bound, control flow that changes the graph (and the log line that explains the
+//! recompile), host fallbacks inside a deferred graph, and threads. Op-by-op results in fused
+//! mode are covered by `xla_parity.rs`, which runs every case in both modes.
+
+mod xla_common;
+
+use oxtorch_backend_tpu::xla::{self, metrics, with_mode, Mode};
+use oxtorch_tensor::{manual_seed, DType, Result, Tensor};
+use xla_common::{assert_same, xla};
+
+fn fused_runs() -> u64 {
+    metrics().fused_runs
+}
+
+fn randn(shape: &[usize], seed: u64) -> Tensor {
+    manual_seed(seed);
+    Tensor::randn(shape.to_vec(), ()).unwrap()
+}
+
+#[test]
+fn held_intermediates_come_out_of_the_same_program() -> Result<()> {
+    let Some(dev) = xla() else { return Ok(()) };
+    let a_cpu = randn(&[5, 7], 1);
+    let a = a_cpu.to(dev)?;
+    let (h, out) = with_mode(Mode::Fused, || -> Result<_> {
+        let h = a.exp()?.add(1.0)?;
+        let dropped = h.mul(&h)?.tanh()?;
+        Ok((h.clone(), dropped.sum([1], false)?.relu()?))
+    })?;
+    // Nothing ran yet: recording is not running.
+    let before = fused_runs();
+    assert_same(
+        "out",
+        &a_cpu.exp()?.add(1.0)?.mul(&a_cpu.exp()?.add(1.0)?)?.tanh()?.sum([1], false)?.relu()?,
+        &out,
+    );
+    assert_eq!(fused_runs(), before + 1, "reading the output ran one program");
+    // `h` is still held, so it was an output of that program: reading it runs nothing.
+    assert_same("h", &a_cpu.exp()?.add(1.0)?, &h);
+    assert_eq!(fused_runs(), before + 1, "reading a held intermediate ran another program");
+    Ok(())
+}
+
+#[test]
+fn sync_computes_everything_pending_and_repeats_from_the_cache() -> Result<()> {
+    let Some(dev) = xla() else { return Ok(()) };
+    let x_cpu = randn(&[8, 8], 2);
+    let x = x_cpu.to(dev)?;
+    let step = |x: &Tensor| -> Result<Tensor> { x.matmul(x)?.softmax(-1, None)?.mul(0.5) };
+    let mut built = Vec::new();
+    let mut y = x.clone();
+    let mut y_cpu = x_cpu.clone();
+    for _ in 0..4 {
+        let m = metrics();
+        y = with_mode(Mode::Fused, || step(&y))?;
+        xla::sync()?;
+        built.push(metrics().new_programs() - m.new_programs());
+        assert_eq!(metrics().fused_runs, m.fused_runs + 1, "sync ran one program");
+        y_cpu = step(&y_cpu)?;
+    }
+    assert_same("after 4 steps", &y_cpu, &y);
+    assert!(built[1..].iter().all(|&n| n == 0), "the repeated graph compiled again: {built:?}");
+    // Nothing pending: sync runs nothing.
+    let before = fused_runs();
+    xla::sync()?;
+    assert_eq!(fused_runs(), before);
+    Ok(())
+}
+
+#[test]
+fn control_flow_records_another_graph_never_a_stale_program() -> Result<()> {
+    let Some(dev) = xla() else { return Ok(()) };
+    let x_cpu = randn(&[6], 3);
+    let x = x_cpu.to(dev)?;
+    let f = |x: &Tensor, branch: bool| -> Result<Tensor> {
+        let y = x.mul(2.0)?;
+        if branch {
+            y.exp()
+        } else {
+            y.sin()
+        }
+    };
+    for branch in [true, false, true, false] {
+        let out = xla::compile(|| f(&x, branch))??;
+        assert_same(&format!("branch {branch}"), &f(&x_cpu, branch)?, &out);
+    }
+    Ok(())
+}
+
+#[test]
+fn host_fallbacks_and_data_dependent_shapes_inside_a_fused_graph() -> Result<()> {
+    let Some(dev) = xla() else { return Ok(()) };
+    let x_cpu = Tensor::from_vec(vec![3.0f32, -1.0, 0.0, 2.0, -5.0, 0.0], [6])?;
+    let x = x_cpu.to(dev)?;
+    let f = |x: &Tensor| -> Result<Vec<Tensor>> {
+        let y = x.mul(3.0)?.sub(1.0)?;
+        let (vals, idx) = y.topk(3, 0, true, true)?;
+        let nz = y.add(1.0)?.nonzero()?;
+        Ok(vec![vals.add(&idx.to_dtype(DType::F32)?)?, nz.mul(2)?])
+    };
+    let expected = f(&x_cpu)?;
+    let got = with_mode(Mode::Fused, || f(&x))?;
+    for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
+        assert_same(&format!("out {i}"), e, g);
+    }
+    Ok(())
+}
+
+#[test]
+fn threads_defer_independently() -> Result<()> {
+    let Some(dev) = xla() else { return Ok(()) };
+    let handles: Vec<_> = (0..4u64)
+        .map(|i| {
+            std::thread::spawn(move || -> Result<()> {
+                let x_cpu = randn(&[16, 16], 10 + i);
+                let x = x_cpu.to(dev)?;
+                let out = with_mode(Mode::Fused, || -> Result<Tensor> {
+                    let mut y = x.clone();
+                    for _ in 0..5 {
+                        y = y.matmul(&x)?.tanh()?;
+                    }
+                    Ok(y)
+                })?;
+                let mut y = x_cpu.clone();
+                for _ in 0..5 {
+                    y = y.matmul(&x_cpu)?.tanh()?;
+                }
+                assert_same(&format!("thread {i}"), &y, &out);
+                Ok(())
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("thread panicked")?;
+    }
+    Ok(())
+}
+
+const CHILD: &str = "OXTORCH_XLA_FUSED_CHILD";
+
+/// Run as a child process: a chain of 50 ops in fused mode, and two graphs that differ in one op.
+#[test]
+fn child_long_chain_and_branches() -> Result<()> {
+    if std::env::var_os(CHILD).is_none() {
+        return Ok(());
+    }
+    let Some(dev) = xla() else { return Ok(()) };
+    let x_cpu = randn(&[4], 4);
+    let x = x_cpu.to(dev)?;
+    let before = fused_runs();
+    let out = with_mode(Mode::Fused, || -> Result<Tensor> {
+        let mut y = x.clone();
+        for _ in 0..50 {
+            y = y.mul(0.9)?.add(0.1)?;
+        }
+        Ok(y)
+    })?;
+    let mut y = x_cpu.clone();
+    for _ in 0..50 {
+        y = y.mul(0.9)?.add(0.1)?;
+    }
+    assert_same("chain", &y, &out);
+    println!("FUSED_RUNS {}", fused_runs() - before);
+    xla::compile(|| x.mul(2.0)?.exp())??.to_vec::<f32>()?;
+    xla::compile(|| x.mul(2.0)?.sin())??.to_vec::<f32>()?;
+    Ok(())
+}
+
+#[test]
+fn graph_bound_and_recompile_reasons() {
+    if xla().is_none() || std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("oxtorch-fused-test-{}", std::process::id()));
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_long_chain_and_branches", "--test-threads", "1", "--nocapture"])
+        .env(CHILD, "1")
+        .env("OXTORCH_XLA_FUSE_LIMIT", "16")
+        .env("OXTORCH_LOG_COMPILES", "1")
+        .env("OXTORCH_XLA_CACHE_DIR", &dir)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // 100 recorded ops with a bound of 16: the chain ran in several programs, same result.
+    let runs: u64 = stdout
+        .lines()
+        .find_map(|l| l.split("FUSED_RUNS ").nth(1))
+        .and_then(|n| n.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no FUSED_RUNS line:\n{stdout}"));
+    assert!(runs >= 6, "the graph bound did not cut the chain: {runs} programs");
+    // The branch that differs compiles again, and the log says which op differs and where.
+    assert!(
+        stderr.contains("differs from the previous fused graph's") && stderr.contains("Unary(Sin)"),
+        "no recompile reason naming the differing op:\n{stderr}"
+    );
+    assert!(stderr.contains("xla_fused.rs"), "the log does not name the caller:\n{stderr}");
+}
