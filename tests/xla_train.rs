@@ -14,6 +14,9 @@ struct Run {
     params: Vec<Vec<f32>>,
 }
 
+/// The tests share the global RNG and the process-wide metrics: they run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn train(device: Device) -> Result<Run> {
     torch::manual_seed(7);
     let mut model =
@@ -69,6 +72,7 @@ fn close(what: &str, a: &[f32], b: &[f32]) {
 
 #[test]
 fn mlp_sgd_steps_on_xla_equal_cpu() -> Result<()> {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if std::env::var_os("OXTORCH_PJRT_PLUGIN").is_none() {
         eprintln!("!!! SKIPPED: OXTORCH_PJRT_PLUGIN is unset (scripts/test.sh sets it)");
         return Ok(());
@@ -109,6 +113,7 @@ fn train_adam(steps: usize) -> Result<AdamRun> {
     let y = Tensor::from_vec((0..16i64).map(|i| i % 4).collect::<Vec<_>>(), [16])?.to(device)?;
     let mut opt = Adam::new(model.parameters(), AdamOptions { lr: 0.01, ..Default::default() })?;
     let (mut built, mut fused) = (Vec::new(), Vec::new());
+    let donated_before = torch::xla::metrics().donated_buffers;
     for _ in 0..steps {
         let before = torch::xla::metrics();
         opt.zero_grad()?;
@@ -119,12 +124,20 @@ fn train_adam(steps: usize) -> Result<AdamRun> {
         built.push(after.new_programs() - before.new_programs());
         fused.push(after.fused_runs - before.fused_runs);
     }
+    if torch::xla::mode() == torch::xla::Mode::Fused {
+        // From the second step on, each parameter and both Adam moments are updated in place:
+        // their old buffers are donated to the step's program, not kept beside the new ones.
+        let donated = torch::xla::metrics().donated_buffers - donated_before;
+        let per_step = 3 * model.parameters().len() as u64;
+        assert!(donated >= per_step * (steps as u64 - 1), "donated {donated} buffers in {steps} steps");
+    }
     let params = model.parameters().iter().map(|p| p.to_vec::<f32>()).collect::<Result<_>>()?;
     Ok((params, built, fused))
 }
 
 #[test]
 fn fused_training_equals_eager_and_runs_one_program_per_step() -> Result<()> {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if std::env::var_os("OXTORCH_PJRT_PLUGIN").is_none() {
         eprintln!("!!! SKIPPED: OXTORCH_PJRT_PLUGIN is unset (scripts/test.sh sets it)");
         return Ok(());

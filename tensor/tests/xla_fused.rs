@@ -9,6 +9,13 @@ use oxtorch_backend_tpu::xla::{self, metrics, with_mode, Mode};
 use oxtorch_tensor::{manual_seed, DType, Result, Tensor};
 use xla_common::{assert_same, xla};
 
+/// Tests that count programs run one at a time (the counters are process-wide).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn fused_runs() -> u64 {
     metrics().fused_runs
 }
@@ -20,6 +27,7 @@ fn randn(shape: &[usize], seed: u64) -> Tensor {
 
 #[test]
 fn held_intermediates_come_out_of_the_same_program() -> Result<()> {
+    let _serial = serial();
     let Some(dev) = xla() else { return Ok(()) };
     let a_cpu = randn(&[5, 7], 1);
     let a = a_cpu.to(dev)?;
@@ -44,6 +52,7 @@ fn held_intermediates_come_out_of_the_same_program() -> Result<()> {
 
 #[test]
 fn sync_computes_everything_pending_and_repeats_from_the_cache() -> Result<()> {
+    let _serial = serial();
     let Some(dev) = xla() else { return Ok(()) };
     let x_cpu = randn(&[8, 8], 2);
     let x = x_cpu.to(dev)?;
@@ -70,6 +79,7 @@ fn sync_computes_everything_pending_and_repeats_from_the_cache() -> Result<()> {
 
 #[test]
 fn control_flow_records_another_graph_never_a_stale_program() -> Result<()> {
+    let _serial = serial();
     let Some(dev) = xla() else { return Ok(()) };
     let x_cpu = randn(&[6], 3);
     let x = x_cpu.to(dev)?;
@@ -90,6 +100,7 @@ fn control_flow_records_another_graph_never_a_stale_program() -> Result<()> {
 
 #[test]
 fn host_fallbacks_and_data_dependent_shapes_inside_a_fused_graph() -> Result<()> {
+    let _serial = serial();
     let Some(dev) = xla() else { return Ok(()) };
     let x_cpu = Tensor::from_vec(vec![3.0f32, -1.0, 0.0, 2.0, -5.0, 0.0], [6])?;
     let x = x_cpu.to(dev)?;
@@ -109,6 +120,7 @@ fn host_fallbacks_and_data_dependent_shapes_inside_a_fused_graph() -> Result<()>
 
 #[test]
 fn threads_defer_independently() -> Result<()> {
+    let _serial = serial();
     let Some(dev) = xla() else { return Ok(()) };
     let handles: Vec<_> = (0..4u64)
         .map(|i| {
@@ -198,4 +210,26 @@ fn graph_bound_and_recompile_reasons() {
         "no recompile reason naming the differing op:\n{stderr}"
     );
     assert!(stderr.contains("xla_fused.rs"), "the log does not name the caller:\n{stderr}");
+}
+
+#[test]
+fn in_place_updates_across_steps_donate_and_stay_right() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    let p_cpu = randn(&[64], 20);
+    let m_cpu = Tensor::zeros([64], ())?;
+    let (p, m) = (p_cpu.to(dev)?, m_cpu.to(dev)?);
+    let step = |p: &Tensor, m: &Tensor| -> Result<()> {
+        let g = p.mul(2.0)?.sin()?;
+        m.mul_(0.9)?.add_(&g)?;
+        p.sub_(&m.mul(0.1)?)?;
+        Ok(())
+    };
+    for i in 0..6 {
+        xla::compile(|| step(&p, &m))??;
+        step(&p_cpu, &m_cpu)?;
+        assert_same(&format!("p after step {i}"), &p_cpu, &p);
+        assert_same(&format!("m after step {i}"), &m_cpu, &m);
+    }
+    Ok(())
 }

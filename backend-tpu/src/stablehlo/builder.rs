@@ -168,7 +168,22 @@ impl FunctionBuilder {
 
     /// The finished module returning `results`.
     pub fn finish(self, results: &[&Value]) -> String {
-        let args: Vec<String> = self.args.iter().map(|a| format!("{}: {}", a.name, a.ty)).collect();
+        self.finish_aliased(results, &[])
+    }
+
+    /// The finished module returning `results`, where each `(arg, result)` pair lets the result
+    /// be written into the argument's (donated) buffer (`tf.aliasing_output`, as JAX's
+    /// `donate_argnums` emits). Arguments and results of a pair must have the same type.
+    pub fn finish_aliased(self, results: &[&Value], aliases: &[(usize, usize)]) -> String {
+        let args: Vec<String> = self
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match aliases.iter().find(|(arg, _)| *arg == i) {
+                Some((_, out)) => format!("{}: {} {{tf.aliasing_output = {out} : i32}}", a.name, a.ty),
+                None => format!("{}: {}", a.name, a.ty),
+            })
+            .collect();
         let types: Vec<String> = results.iter().map(|v| v.ty.to_string()).collect();
         let names: Vec<&str> = results.iter().map(|v| v.name.as_str()).collect();
         format!(

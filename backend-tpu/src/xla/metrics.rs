@@ -23,6 +23,7 @@ static FROM_DEVICE_BYTES: AtomicU64 = AtomicU64::new(0);
 static FROM_DEVICE_TRANSFERS: AtomicU64 = AtomicU64::new(0);
 static FUSED_RUNS: AtomicU64 = AtomicU64::new(0);
 static FUSED_OPS: AtomicU64 = AtomicU64::new(0);
+static DONATED: AtomicU64 = AtomicU64::new(0);
 static FALLBACKS: Mutex<BTreeMap<&'static str, u64>> = Mutex::new(BTreeMap::new());
 
 /// A snapshot of the runtime's counters (totals since the process started).
@@ -54,6 +55,9 @@ pub struct Metrics {
     pub fused_runs: u64,
     /// Ops computed by fused programs.
     pub fused_ops: u64,
+    /// Input buffers donated to fused programs (written over by a result instead of doubling
+    /// memory: parameters and optimizer state updated in place).
+    pub donated_buffers: u64,
     /// Prims run on the host because the backend has no lowering for them (or their output shape
     /// depends on the data), counted per prim name.
     pub host_fallbacks: BTreeMap<String, u64>,
@@ -78,7 +82,7 @@ impl Metrics {
         format!(
             "{{\"oxtorch_metrics\": {{\"compiles\": {}, \"cache_hits\": {}, \"compile_time_us\": {}, \
              \"persistent_cache_hits\": {}, \"persistent_cache_time_us\": {}, \"executes\": {}, \"execute_time_us\": {}, \"bytes_to_device\": {}, \"transfers_to_device\": {}, \
-             \"bytes_from_device\": {}, \"transfers_from_device\": {}, \"fused_runs\": {}, \"fused_ops\": {}, \"host_fallbacks\": {{{}}}}}}}",
+             \"bytes_from_device\": {}, \"transfers_from_device\": {}, \"fused_runs\": {}, \"fused_ops\": {}, \"donated_buffers\": {}, \"host_fallbacks\": {{{}}}}}}}",
             self.compiles,
             self.cache_hits,
             self.compile_time.as_micros(),
@@ -92,6 +96,7 @@ impl Metrics {
             self.transfers_from_device,
             self.fused_runs,
             self.fused_ops,
+            self.donated_buffers,
             fallbacks.join(", ")
         )
     }
@@ -126,6 +131,7 @@ pub fn metrics() -> Metrics {
         transfers_from_device: load(&FROM_DEVICE_TRANSFERS),
         fused_runs: load(&FUSED_RUNS),
         fused_ops: load(&FUSED_OPS),
+        donated_buffers: load(&DONATED),
         host_fallbacks: fallbacks.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
     }
 }
@@ -134,9 +140,10 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-pub(crate) fn record_fused(ops: usize) {
+pub(crate) fn record_fused(ops: usize, donated: usize) {
     FUSED_RUNS.fetch_add(1, Ordering::Relaxed);
     FUSED_OPS.fetch_add(ops as u64, Ordering::Relaxed);
+    DONATED.fetch_add(donated as u64, Ordering::Relaxed);
 }
 
 pub(crate) fn record_compile(took: Duration) {

@@ -70,7 +70,7 @@ pub(crate) fn materialize(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
     }
     let plan = Plan::new(&order)?;
     match plan.program_text(&order) {
-        Ok(text) => run_fused(&order, &plan, text),
+        Ok((text, donated)) => run_fused(&order, &plan, text, donated),
         // A node without a fused lowering (a cast the plugin lacks): run node by node.
         Err(crate::pjrt::Error::Unsupported(_)) => run_one_by_one(&order),
         Err(e) => Err(pjrt_err(e)),
@@ -129,6 +129,9 @@ struct Plan {
     slots: Vec<(Vec<Slot>, Option<usize>)>,
     /// Positions (in the order) of the nodes whose outputs the program returns.
     outputs: Vec<usize>,
+    /// Which leaves nothing outside the graph holds any more: their buffers are donated to the
+    /// program (a parameter updated in place is written over, not doubled in memory).
+    donatable: Vec<bool>,
 }
 
 impl Plan {
@@ -139,6 +142,11 @@ impl Plan {
         let mut leaf_types: Vec<TensorType> = Vec::new();
         let mut host: Vec<(CpuStorage, DType, TensorType)> = Vec::new();
         let mut internal_uses = vec![0usize; order.len()];
+        // Holders of each leaf buffer inside the graph: `Ready` references, and computed nodes
+        // (whose result holds the buffer) with the number of references to each node.
+        let mut ready_refs: HashMap<*const Buffer, usize> = HashMap::new();
+        let mut node_refs: HashMap<*const Node, (Arc<Node>, usize)> = HashMap::new();
+        let mut holders: HashMap<*const Buffer, Vec<*const Node>> = HashMap::new();
         let mut slots = Vec::with_capacity(order.len());
         for node in order {
             let mut views = Vec::new();
@@ -156,6 +164,20 @@ impl Plan {
                                 let buffer = data.ready().ok_or_else(|| {
                                     Error::msg("xla: a pending input was not computed before its user")
                                 })?;
+                                match data {
+                                    Data::Ready(_) => {
+                                        *ready_refs.entry(Arc::as_ptr(buffer)).or_default() += 1
+                                    }
+                                    Data::Pending(n, _) => {
+                                        let entry =
+                                            node_refs.entry(Arc::as_ptr(n)).or_insert_with(|| (n.clone(), 0));
+                                        entry.1 += 1;
+                                        let list = holders.entry(Arc::as_ptr(buffer)).or_default();
+                                        if !list.contains(&Arc::as_ptr(n)) {
+                                            list.push(Arc::as_ptr(n));
+                                        }
+                                    }
+                                }
                                 let k = *leaf_index.entry(Arc::as_ptr(buffer)).or_insert_with(|| {
                                     leaves.push(buffer.clone());
                                     leaf_types
@@ -204,14 +226,30 @@ impl Plan {
             .filter(|(i, n)| Arc::strong_count(n) > 1 + internal_uses[*i])
             .map(|(i, _)| i)
             .collect();
+        // A leaf is donatable when its holders are exactly the graph's own references: the
+        // plan's, the `Ready` arguments', and computed nodes only the graph's arguments hold
+        // (each such node's result holds the buffer once; `node_refs` holds one more clone).
+        let donatable = leaves
+            .iter()
+            .map(|b| {
+                let p = Arc::as_ptr(b);
+                let via_nodes = holders.get(&p).map_or(&[][..], Vec::as_slice);
+                let nodes_internal = via_nodes.iter().all(|n| {
+                    node_refs.get(n).is_some_and(|(node, uses)| Arc::strong_count(node) == uses + 1)
+                });
+                let expected = 1 + ready_refs.get(&p).copied().unwrap_or(0) + via_nodes.len();
+                nodes_internal && Arc::strong_count(b) == expected
+            })
+            .collect();
+        drop(node_refs);
         let mut arg_types = leaf_types;
         arg_types.extend(host.iter().map(|h| h.2.clone()));
         let host_args = host.into_iter().map(|(s, d, _)| (s, d)).collect();
-        Ok(Plan { leaves, host_args, arg_types, slots, outputs })
+        Ok(Plan { leaves, host_args, arg_types, slots, outputs, donatable })
     }
 
-    /// The fused program's text.
-    fn program_text(&self, order: &[Arc<Node>]) -> crate::pjrt::Result<String> {
+    /// The fused program's text, and how many leaves it takes as donated buffers.
+    fn program_text(&self, order: &[Arc<Node>]) -> crate::pjrt::Result<(String, usize)> {
         let (mut b, args) = FunctionBuilder::new(&self.arg_types);
         let mut values: Vec<Vec<Value>> = Vec::with_capacity(order.len());
         for (node, (views, scalar)) in order.iter().zip(&self.slots) {
@@ -255,8 +293,25 @@ impl Plan {
             values.push(outs);
         }
         let results: Vec<&Value> = self.outputs.iter().flat_map(|&i| values[i].iter()).collect();
-        Ok(b.finish(&results))
+        // Each donatable leaf is written over by a result of its type not yet taken.
+        let mut taken = vec![false; results.len()];
+        let mut aliases = Vec::new();
+        for (k, _) in self.donatable.iter().enumerate().filter(|(_, d)| **d && donation_enabled()) {
+            if let Some(j) = (0..results.len()).find(|&j| !taken[j] && *results[j].ty() == self.arg_types[k])
+            {
+                taken[j] = true;
+                aliases.push((k, j));
+            }
+        }
+        let donated = aliases.len();
+        Ok((b.finish_aliased(&results, &aliases), donated))
     }
+}
+
+/// Whether buffers may be donated (`OXTORCH_XLA_DONATE=0` turns it off).
+fn donation_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("OXTORCH_XLA_DONATE").map_or(true, |v| v != "0"))
 }
 
 /// A storage offset as a 0-d value of the index type of a buffer of `len` elements.
@@ -335,7 +390,7 @@ fn fused_program(text: String, order: &[Arc<Node>], out_dtypes: Vec<DType>) -> R
     Ok(program)
 }
 
-fn run_fused(order: &[Arc<Node>], plan: &Plan, text: String) -> Result<()> {
+fn run_fused(order: &[Arc<Node>], plan: &Plan, text: String, donated: usize) -> Result<()> {
     let device = order[0].device;
     let out_dtypes: Vec<DType> =
         plan.outputs.iter().flat_map(|&i| order[i].outputs.iter().map(|o| o.0)).collect();
@@ -357,7 +412,7 @@ fn run_fused(order: &[Arc<Node>], plan: &Plan, text: String) -> Result<()> {
     let start = Instant::now();
     let (outputs, _done) = program.exe.execute_async(&args).map_err(pjrt_err)?;
     metrics::record_execute(start.elapsed());
-    metrics::record_fused(order.len());
+    metrics::record_fused(order.len(), donated);
     let mut outputs = outputs.into_iter().map(Arc::new);
     for &i in &plan.outputs {
         let node = &order[i];
