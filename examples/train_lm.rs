@@ -1,8 +1,10 @@
 //! Trains a small decoder-only transformer to reverse digit strings, to >= 99 % exact match,
 //! checkpointing every 25 steps; killed and restarted, it resumes exactly where it stopped.
 //!
-//! `cargo run --release --example train_lm [-- --dir DIR] [--stop-after N]`
-//! (`--stop-after` exits after N steps of this run without a final checkpoint, as a kill would).
+//! `cargo run --release --example train_lm [-- --dir DIR] [--stop-after N] [--device xla]`
+//! (`--stop-after` exits after N steps of this run without a final checkpoint, as a kill would;
+//! on an XLA device each training step runs as one compiled program, unless `OXTORCH_XLA_MODE`
+//! says otherwise).
 
 use std::path::PathBuf;
 
@@ -26,7 +28,11 @@ fn main() -> Result<()> {
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let dir = PathBuf::from(arg("--dir").unwrap_or_else(|| "target/train_lm".into()));
     let stop_after: Option<u64> = arg("--stop-after").and_then(|s| s.parse().ok());
-    let mut t = Trainer::new(&dir, 3e-3)?;
+    let device: torch::Device = arg("--device").as_deref().unwrap_or("cpu").parse()?;
+    if !device.is_cpu() && std::env::var_os("OXTORCH_XLA_MODE").is_none() {
+        torch::xla::set_mode(torch::xla::Mode::Fused);
+    }
+    let mut t = Trainer::new_on(&dir, 3e-3, device)?;
     if t.step > 0 {
         println!("resuming from step {} (checkpoint in {})", t.step, dir.display());
     }

@@ -163,3 +163,53 @@ fn fused_training_equals_eager_and_runs_one_program_per_step() -> Result<()> {
     close("compile", &[out.item::<f32>()?], &[cpu.matmul(&cpu)?.relu()?.sum_all()?.item::<f32>()?]);
     Ok(())
 }
+
+#[path = "../examples/common/gpt.rs"]
+#[allow(dead_code)]
+mod gpt;
+#[path = "../examples/common/reverse_task.rs"]
+#[allow(dead_code)]
+mod reverse_task;
+
+#[test]
+fn train_lm_example_20_steps_fused_on_xla_equal_cpu() -> Result<()> {
+    if std::env::var_os("OXTORCH_PJRT_PLUGIN").is_none() {
+        eprintln!("!!! SKIPPED: OXTORCH_PJRT_PLUGIN is unset (scripts/test.sh sets it)");
+        return Ok(());
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let base = std::env::temp_dir().join(format!("oxtorch-xla-train-lm-{}", std::process::id()));
+    let mut cpu = reverse_task::Trainer::new_on(&base.join("cpu"), 3e-3, Device::Cpu)?;
+    let mut xla = reverse_task::Trainer::new_on(&base.join("xla"), 3e-3, Device::Xla(0))?;
+    let before = torch::xla::metrics();
+    let mut losses = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        losses.0.push(cpu.train_step(16)?);
+        losses.1.push(torch::xla::with_mode(torch::xla::Mode::Fused, || xla.train_step(16))?);
+    }
+    let after = torch::xla::metrics();
+    close("losses", &losses.0, &losses.1);
+    for ((n, c), (_, x)) in cpu.model.named_parameters().iter().zip(xla.model.named_parameters().iter()) {
+        assert_eq!(x.device(), Device::Xla(0), "{n} left the device");
+        let (c, x) = (c.to_vec::<f32>()?, x.to_vec::<f32>()?);
+        // Adam moves a parameter whose gradient is rounding noise by up to lr (3e-3) per step
+        // whatever the noise: allow a third of one step on top of a relative 1e-3.
+        for (i, (a, b)) in c.iter().zip(&x).enumerate() {
+            assert!((a - b).abs() <= 1e-3 + 1e-3 * a.abs(), "{n}[{i}] after 20 steps: cpu {a} vs xla {b}");
+        }
+    }
+    // Per step: the step itself (the loss comes out of its program) and the index range checks
+    // (token ids, positions, targets, and the backward's flattened ids; each reads two numbers).
+    let runs = after.fused_runs - before.fused_runs;
+    assert!(runs <= 5 * 20, "{runs} fused runs in 20 steps");
+    assert_eq!(after.total_host_fallbacks(), before.total_host_fallbacks(), "host fallbacks in the step");
+    // Checkpoints are written from the device like from cpu, and greedy decoding runs there.
+    xla.checkpoint()?;
+    let resumed = reverse_task::Trainer::new_on(&base.join("xla"), 3e-3, Device::Xla(0))?;
+    assert_eq!(resumed.step, 20);
+    let (a, b) =
+        (reverse_task::exact_match(&cpu.model, 32, 5)?, reverse_task::exact_match(&xla.model, 32, 5)?);
+    assert!((a - b).abs() <= 1.0 / 32.0 + 1e-9, "exact match cpu {a} vs xla {b}");
+    std::fs::remove_dir_all(&base).ok();
+    Ok(())
+}

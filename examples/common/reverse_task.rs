@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use oxtorch as torch;
 use torch::nn::optim::{AdamOptions, AdamW, Optimizer, OptimizerState};
 use torch::nn::{ModuleExt, StateDict};
-use torch::{DType, Error, Generator, Result, Tensor};
+use torch::{DType, Device, Error, Generator, Result, Tensor};
 
 use crate::gpt::{Gpt, GptConfig};
 
@@ -43,10 +43,11 @@ pub fn loss(model: &Gpt, ids: &Tensor, targets: &Tensor) -> Result<Tensor> {
     logits.reshape([-1, v])?.cross_entropy(&targets.reshape([-1])?, None, -100, "mean", 0.0)
 }
 
-/// Fraction of strings reversed exactly by greedy decoding.
+/// Fraction of strings reversed exactly by greedy decoding (on the model's device).
 pub fn exact_match(model: &Gpt, n: usize, seed: u64) -> Result<f64> {
+    let device = model.parameters()[0].device();
     torch::no_grad(|| {
-        let (ids, _) = batch(n, seed)?;
+        let ids = batch(n, seed)?.0.to(device)?;
         let mut seq = ids.narrow(1, 0, N_DIGITS + 1)?;
         for _ in 0..N_DIGITS {
             let next = model.logits(&seq)?.select(1, -1)?.argmax(Some(-1), true)?;
@@ -65,30 +66,43 @@ pub struct Trainer {
     pub opt: torch::nn::optim::Adam,
     /// steps done
     pub step: u64,
+    /// where the model trains
+    pub device: Device,
     dir: PathBuf,
 }
 
 impl Trainer {
-    /// A fresh run, or the one checkpointed in `dir` if there is one.
+    /// A fresh run on cpu, or the one checkpointed in `dir` if there is one.
     pub fn new(dir: &Path, lr: f64) -> Result<Trainer> {
+        Trainer::new_on(dir, lr, Device::Cpu)
+    }
+
+    /// [`Trainer::new`] with the model and its optimizer on `device` (checkpoints are the same
+    /// files on every device).
+    pub fn new_on(dir: &Path, lr: f64, device: Device) -> Result<Trainer> {
         torch::manual_seed(0);
         let mut model = Gpt::new(model_config())?;
+        let resume = dir.join("step.txt").exists();
+        if resume {
+            model.load_state_dict(&StateDict::load(dir.join("model.safetensors"))?, true)?;
+        }
+        model.to(device)?;
         let mut opt =
             AdamW::new(model.parameters(), AdamOptions { lr, weight_decay: 0.0, ..Default::default() })?;
         let mut step = 0;
-        if dir.join("step.txt").exists() {
-            model.load_state_dict(&StateDict::load(dir.join("model.safetensors"))?, true)?;
+        if resume {
             opt.load_state_dict(&OptimizerState::load(dir.join("optim.safetensors"))?)?;
             let text =
                 std::fs::read_to_string(dir.join("step.txt")).map_err(|e| Error::msg(e.to_string()))?;
             step = text.trim().parse().map_err(|_| Error::msg("bad step.txt"))?;
         }
-        Ok(Trainer { model, opt, step, dir: dir.to_path_buf() })
+        Ok(Trainer { model, opt, step, device, dir: dir.to_path_buf() })
     }
 
     /// One optimisation step on the batch of this step; returns the loss.
     pub fn train_step(&mut self, batch_size: usize) -> Result<f32> {
         let (ids, targets) = batch(batch_size, 1_000_000 + self.step)?;
+        let (ids, targets) = (ids.to(self.device)?, targets.to(self.device)?);
         self.opt.zero_grad()?;
         let l = loss(&self.model, &ids, &targets)?;
         l.backward()?;

@@ -24,7 +24,7 @@
 
 mod advanced;
 mod args;
-mod checks;
+pub(crate) mod checks;
 mod masked;
 mod put;
 

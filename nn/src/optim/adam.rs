@@ -189,16 +189,17 @@ impl Optimizer for Adam {
     }
 
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
+        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
         for (i, slot) in self.state.iter_mut().enumerate() {
             *slot = match (state.tensor(i, "step"), state.tensor(i, "exp_avg"), state.tensor(i, "exp_avg_sq"))
             {
                 (Some(step), Some(m), Some(v)) => Some(Moments {
                     step: step.item::<f64>()?,
-                    exp_avg: no_grad(|| m.copy())?,
-                    exp_avg_sq: no_grad(|| v.copy())?,
+                    exp_avg: super::state::state_for(m, &params[i])?,
+                    exp_avg_sq: super::state::state_for(v, &params[i])?,
                     max_exp_avg_sq: state
                         .tensor(i, "max_exp_avg_sq")
-                        .map(|t| no_grad(|| t.copy()))
+                        .map(|t| super::state::state_for(t, &params[i]))
                         .transpose()?,
                 }),
                 _ => None,

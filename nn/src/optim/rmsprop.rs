@@ -149,12 +149,13 @@ impl Optimizer for RMSprop {
     }
 
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
-        let copy = |t: Option<&Tensor>| t.map(|t| no_grad(|| t.copy())).transpose();
+        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
         for (i, slot) in self.state.iter_mut().enumerate() {
+            let copy = |t: Option<&Tensor>| t.map(|t| super::state::state_for(t, &params[i])).transpose();
             *slot = match (state.tensor(i, "step"), state.tensor(i, "square_avg")) {
                 (Some(step), Some(sq)) => Some(State {
                     step: step.item::<f64>()?,
-                    square_avg: no_grad(|| sq.copy())?,
+                    square_avg: super::state::state_for(sq, &params[i])?,
                     grad_avg: copy(state.tensor(i, "grad_avg"))?,
                     momentum_buffer: copy(state.tensor(i, "momentum_buffer"))?,
                 }),

@@ -116,8 +116,12 @@ impl Optimizer for SGD {
     }
 
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
+        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
         for (i, b) in self.momentum_buffers.iter_mut().enumerate() {
-            *b = state.tensor(i, "momentum_buffer").map(|t| no_grad(|| t.copy())).transpose()?;
+            *b = state
+                .tensor(i, "momentum_buffer")
+                .map(|t| super::state::state_for(t, &params[i]))
+                .transpose()?;
         }
         load_lrs(self, state);
         Ok(())

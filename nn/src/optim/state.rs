@@ -70,3 +70,12 @@ impl OptimizerState {
         Ok(OptimizerState { tensors: StateDict::from_safetensors_bytes(&bytes)?, hyper })
     }
 }
+
+/// A loaded state tensor as the optimizer keeps it: an own copy on `param`'s device (torch's
+/// `load_state_dict` moves state to its parameter's device too).
+pub(crate) fn state_for(
+    t: &oxtorch_tensor::Tensor,
+    param: &oxtorch_tensor::Tensor,
+) -> oxtorch_tensor::Result<oxtorch_tensor::Tensor> {
+    oxtorch_tensor::no_grad(|| t.to(param.device())?.copy())
+}

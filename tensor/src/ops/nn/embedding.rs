@@ -28,7 +28,7 @@ impl Tensor {
         }
         let idx = self.to_dtype(DType::I64)?;
         if idx.numel() > 0 {
-            let (lo, hi) = (idx.min()?.item::<i64>()?, idx.max()?.item::<i64>()?);
+            let (lo, hi) = crate::indexing::checks::min_max(&idx)?;
             if lo < 0 || hi >= v {
                 return Err(Error::msg("index out of range in self"));
             }
@@ -58,7 +58,7 @@ impl Tensor {
             }
             num_classes
         } else {
-            let (lo, hi) = (self.min()?.item::<i64>()?, self.max()?.item::<i64>()?);
+            let (lo, hi) = crate::indexing::checks::min_max(self)?;
             if lo < 0 {
                 return Err(Error::msg("Class values must be non-negative."));
             }
