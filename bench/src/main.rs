@@ -35,6 +35,11 @@ fn emit(case: &str, value: f64, unit: &str) {
     println!("{{\"case\": \"{case}\", \"value\": {:.4}, \"unit\": \"{unit}\"}}", value);
 }
 
+/// [`emit`] with more JSON fields (`extra`: `"name": value, ...`) after the unit.
+fn emit_with(case: &str, value: f64, unit: &str, extra: &str) {
+    println!("{{\"case\": \"{case}\", \"value\": {:.4}, \"unit\": \"{unit}\", {extra}}}", value);
+}
+
 fn gemm(n: usize, dtype: DType) {
     let a = Tensor::randn([n, n], dtype).unwrap();
     let b = Tensor::randn([n, n], dtype).unwrap();
@@ -140,6 +145,7 @@ const CASES: &[Case] = &[
     ("llama110m_bf16_decode_b1", hf::llama110m_bf16_decode_b1),
     ("xla_tiny_op", xla::tiny_op),
     ("xla_gemm_float32_1024", xla::gemm_f32_1024),
+    ("xla_llama110m_f32_decode_b1", hf::xla_llama110m_f32_decode_b1),
 ];
 
 fn main() {

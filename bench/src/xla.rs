@@ -9,7 +9,8 @@ use torch::{Device, Tensor};
 
 const XLA: Device = Device::Xla(0);
 
-fn available(case: &str) -> bool {
+/// Whether `OXTORCH_PJRT_PLUGIN` is set (a note on stderr for `case` when not).
+pub(crate) fn available(case: &str) -> bool {
     let ok = std::env::var_os("OXTORCH_PJRT_PLUGIN").is_some();
     if !ok {
         eprintln!("{case}: skipped, OXTORCH_PJRT_PLUGIN is unset (export OXTORCH_PJRT_PLUGIN=$(scripts/fetch_pjrt_cpu.sh))");
