@@ -91,8 +91,9 @@ fn ids_of(v: Option<&Value>) -> Vec<i64> {
 
 impl GenerationConfig {
     /// Reads `generation_config.json` of `dir` (sampling settings, `eos_token_id` as a number or list,
-    /// `pad_token_id`, `cache_implementation` `"static"`/`"dynamic"`), falling back to the model config's `eos_token_id` / `pad_token_id`; a missing
-    /// pad token becomes the first EOS token, as transformers does.
+    /// `pad_token_id`, `cache_implementation` `"static"`/`"dynamic"`), falling back to the model
+    /// config's `eos_token_id` / `pad_token_id`; a missing pad token becomes the first EOS token, as
+    /// transformers does.
     pub fn from_model_dir(dir: &Path, cfg: &Config) -> Result<Self> {
         let path = dir.join("generation_config.json");
         let json: Value = match std::fs::read_to_string(&path) {

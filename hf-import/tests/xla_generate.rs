@@ -80,7 +80,10 @@ fn decode_steps_after_the_first_compile_nothing() {
     let end = programs();
     assert_eq!(out.dims(), [1, 9 + 64]);
     let (prefill, first_step, later) = (at[0] - start, at[1] - at[0], end - at[1]);
-    eprintln!("64 greedy tokens on {dev}: prefill {prefill}, first decode step {first_step}, the 62 later steps {later} new programs");
+    eprintln!(
+        "64 greedy tokens on {dev}: new programs: prefill {prefill}, first decode step {first_step}, \
+         the 62 later steps {later}"
+    );
     assert_eq!(later, 0, "decode steps after the first compiled {later} programs");
     // Same again: a second generation of the same bucket builds nothing at all.
     let before = programs();
