@@ -31,8 +31,9 @@ pub fn bucket(len: usize) -> usize {
     }
 }
 
-/// The cached keys and values of one layer.
-#[derive(Debug, Clone, Default)]
+/// The cached keys and values of one layer. Not `Clone`: the buffers are written in place, so a
+/// shared copy would see the other's writes; [`KvCache::try_clone`] copies them.
+#[derive(Debug, Default)]
 pub struct LayerCache {
     /// `[batch, kv_heads, allocated, head_dim]` key and value buffers, once the first keys came.
     buffers: Option<(Tensor, Tensor)>,
@@ -61,8 +62,7 @@ impl LayerCache {
     pub(crate) fn update(&mut self, k: Tensor, v: Tensor) -> Result<(Tensor, Tensor)> {
         let (past, new) = (self.len, k.dims()[2]);
         let end = past + new;
-        self.reserve(&k, end)?;
-        let (kb, vb) = self.buffers.as_ref().expect("reserve allocates the buffers");
+        let (kb, vb) = self.reserve(&k, end)?;
         kb.narrow(2, past as isize, new)?.copy_(&k)?;
         vb.narrow(2, past as isize, new)?.copy_(&v)?;
         self.len = end;
@@ -70,7 +70,7 @@ impl LayerCache {
             return Ok((k, v));
         }
         if self.fixed {
-            return Ok((kb.clone(), vb.clone()));
+            return Ok((kb, vb));
         }
         Ok((kb.narrow(2, 0, end)?, vb.narrow(2, 0, end)?))
     }
@@ -84,10 +84,10 @@ impl LayerCache {
     }
 
     /// Allocates (or grows, keeping the filled slots) buffers shaped like `k` with room for `end`
-    /// slots, `capacity` at least.
-    fn reserve(&mut self, k: &Tensor, end: usize) -> Result<()> {
+    /// slots, `capacity` at least, and returns them.
+    fn reserve(&mut self, k: &Tensor, end: usize) -> Result<(Tensor, Tensor)> {
         let d = k.dims();
-        if let Some((kb, _)) = &self.buffers {
+        if let Some((kb, vb)) = &self.buffers {
             let b = kb.dims();
             if (b[0], b[1], b[3]) != (d[0], d[1], d[3])
                 || kb.dtype() != k.dtype()
@@ -104,25 +104,33 @@ impl LayerCache {
                 )));
             }
             if b[2] >= end && b[2] >= self.capacity {
-                return Ok(());
+                return Ok((kb.clone(), vb.clone()));
             }
         }
         self.grow_to(end);
-        let allocated = self.capacity;
-        let alloc = || Tensor::zeros([d[0], d[1], allocated, d[3]], (k.dtype(), k.device()));
+        let alloc = || Tensor::zeros([d[0], d[1], self.capacity, d[3]], (k.dtype(), k.device()));
         let (kb, vb) = (alloc()?, alloc()?);
-        if let Some((old_k, old_v)) = self.buffers.take() {
+        if let Some((old_k, old_v)) = &self.buffers {
             kb.narrow(2, 0, self.len)?.copy_(&old_k.narrow(2, 0, self.len)?)?;
             vb.narrow(2, 0, self.len)?.copy_(&old_v.narrow(2, 0, self.len)?)?;
         }
-        self.capacity = allocated;
-        self.buffers = Some((kb, vb));
-        Ok(())
+        self.buffers = Some((kb.clone(), vb.clone()));
+        Ok((kb, vb))
+    }
+
+    /// A copy with buffers of its own.
+    fn try_clone(&self) -> Result<Self> {
+        let buffers = match &self.buffers {
+            Some((k, v)) => Some((k.copy()?, v.copy()?)),
+            None => None,
+        };
+        Ok(LayerCache { buffers, ..*self })
     }
 }
 
-/// A KV cache for every layer of a decoder.
-#[derive(Debug, Clone, Default)]
+/// A KV cache for every layer of a decoder. Not `Clone` (see [`LayerCache`]): use
+/// [`KvCache::try_clone`].
+#[derive(Debug, Default)]
 pub struct KvCache {
     /// one entry per layer
     pub layers: Vec<LayerCache>,
@@ -131,19 +139,19 @@ pub struct KvCache {
 impl KvCache {
     /// An empty prefix-mode cache for `layers` layers that grows as positions come.
     pub fn new(layers: usize) -> Self {
-        KvCache { layers: vec![LayerCache::default(); layers] }
+        Self::with_capacity(layers, 0)
     }
 
     /// An empty prefix-mode cache with room for `capacity` positions (allocated at the first write).
     pub fn with_capacity(layers: usize, capacity: usize) -> Self {
-        KvCache { layers: vec![LayerCache { capacity, ..LayerCache::default() }; layers] }
+        KvCache { layers: (0..layers).map(|_| LayerCache { capacity, ..LayerCache::default() }).collect() }
     }
 
     /// An empty fixed-shape cache of `capacity` slots: attention reads all of them, masked, so every
     /// decode step has the same shapes. Writing past `capacity` grows it to the next [`bucket`].
     pub fn fixed(layers: usize, capacity: usize) -> Self {
-        let layer = LayerCache { capacity: bucket(capacity), fixed: true, ..LayerCache::default() };
-        KvCache { layers: vec![layer; layers] }
+        let layer = || LayerCache { capacity: bucket(capacity), fixed: true, ..LayerCache::default() };
+        KvCache { layers: (0..layers).map(|_| layer()).collect() }
     }
 
     /// The cache a model on `device` decodes best with: prefix mode with `capacity` slots on the
@@ -154,6 +162,12 @@ impl KvCache {
         } else {
             Self::with_capacity(layers, capacity)
         }
+    }
+
+    /// A copy with buffers of its own (torch's `copy.deepcopy` of a cache), e.g. to decode two
+    /// continuations of one prompt.
+    pub fn try_clone(&self) -> Result<Self> {
+        Ok(KvCache { layers: self.layers.iter().map(LayerCache::try_clone).collect::<Result<_>>()? })
     }
 
     /// The number of positions cached.
@@ -233,6 +247,15 @@ mod tests {
         let (k, _) = c.layers[0].buffers.clone().unwrap();
         let col: Vec<f32> = k.select(1, 0).unwrap().select(2, 0).unwrap().to_vec().unwrap();
         assert_eq!(&col[..9], &[0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 3.0, 3.0, 3.0]);
+        // A copy keeps its slots when the original is written.
+        let copy = c.try_clone().unwrap();
+        c.truncate(0);
+        c.prepare(1);
+        let (k, v) = kv(1, 9.0);
+        c.layers[0].update(k, v).unwrap();
+        let (k, _) = copy.layers[0].buffers.clone().unwrap();
+        assert_eq!(k.select(1, 0).unwrap().select(2, 0).unwrap().to_vec::<f32>().unwrap()[0], 0.0);
+        assert_eq!(copy.len(), 9);
     }
 
     #[test]
