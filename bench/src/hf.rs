@@ -1,13 +1,14 @@
 //! Hugging Face model cases, the same work as `minilm()` and `llama_decode()` of
 //! `shared/bench/torch_baseline.py`: the real all-MiniLM-L6-v2 (load time; batch 32 padded to 128
-//! tokens) and a random-weight 110M-parameter Llama decoding greedily at batch 1 (f32 and bf16).
+//! tokens) and a random-weight 110M-parameter Llama decoding greedily at batch 1 (f32 and bf16; f32
+//! also on `xla:0`).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use oxtorch as torch;
 use oxtorch_hf_import::{generate, AutoModel, Config, GenerationConfig, HfTokenizer, Weights};
-use torch::{DType, Tensor};
+use torch::{DType, Device, Tensor};
 
 use crate::{emit, timeit};
 
@@ -96,8 +97,8 @@ pub fn minilm_b32_s128() {
 
 /// `LlamaConfig(hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
 /// num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)` with random weights
-/// (normal, std 0.02; norms 1), in `dtype`.
-fn llama110m(dtype: DType) -> AutoModel {
+/// (normal, std 0.02; norms 1), in `dtype`, on `device`.
+fn llama110m(dtype: DType, device: Device) -> AutoModel {
     let (h, inter, layers, heads, kv, vocab) = (768usize, 2048usize, 12usize, 12usize, 4usize, 32000usize);
     let cfg = Config::from_json_str(&format!(
         r#"{{"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": {h},
@@ -130,12 +131,12 @@ fn llama110m(dtype: DType) -> AutoModel {
             (format!("{p}.post_attention_layernorm.weight"), ones(h)),
         ]);
     }
-    AutoModel::load(&cfg, &Weights::from_tensors(w)).unwrap()
+    AutoModel::load_on_device(&cfg, &Weights::from_tensors(w), device).unwrap()
 }
 
 /// Tokens per second of greedy decoding after a 16-token prompt, prefill included.
 fn llama_decode(dtype: DType, new_tokens: usize, case: &str) {
-    let model = llama110m(dtype);
+    let model = llama110m(dtype, Device::Cpu);
     let lm = model.causal_lm().unwrap();
     let ids = Tensor::randint(0, 32000, [1, 16], DType::I64).unwrap();
     let run = |n: usize| {
@@ -157,4 +158,41 @@ pub fn llama110m_f32_decode_b1() {
 /// `llama110m_bf16_decode_b1`: 32 new tokens in bfloat16.
 pub fn llama110m_bf16_decode_b1() {
     llama_decode(DType::BF16, 32, "llama110m_bf16_decode_b1");
+}
+
+/// `xla_llama110m_f32_decode_b1`: `llama110m_f32_decode_b1` on `xla:0` (static KV cache). The value is
+/// the tokens/s of a second generation (programs built); the line also gives what the first one
+/// built: `new_programs` (compiled or loaded from the persistent cache), of them `compiles`, those
+/// after its first token (the first decode step's; later steps build none), and its seconds
+/// (`first_run_s`, building included; `OXTORCH_XLA_CACHE=0` makes every build a compile).
+pub fn xla_llama110m_f32_decode_b1() {
+    let case = "xla_llama110m_f32_decode_b1";
+    if !crate::xla::available(case) {
+        return;
+    }
+    let model = llama110m(DType::F32, Device::Xla(0));
+    let lm = model.causal_lm().unwrap();
+    let ids = Tensor::randint(0, 32000, [1, 16], DType::I64).unwrap();
+    let g = GenerationConfig { max_new_tokens: 64, ..GenerationConfig::default() };
+    let m = torch::xla::metrics;
+    let before = m();
+    let mut first = None;
+    let cold = Instant::now();
+    generate(lm, &ids, None, &g, |_, _| {
+        first.get_or_insert_with(|| m().new_programs());
+    })
+    .unwrap();
+    let cold = cold.elapsed().as_secs_f64();
+    let after = m();
+    let t = Instant::now();
+    let out = generate(lm, &ids, None, &g, |_, _| {}).unwrap();
+    let tokens_per_s = (out.dims()[1] - 16) as f64 / t.elapsed().as_secs_f64();
+    let built = after.new_programs() - before.new_programs();
+    let compiles = after.compiles - before.compiles;
+    let later = after.new_programs() - first.unwrap_or(after.new_programs());
+    let extra = format!(
+        "\"new_programs\": {built}, \"compiles\": {compiles}, \"new_programs_after_first_token\": {later}, \
+         \"first_run_s\": {cold:.3}"
+    );
+    crate::emit_with(case, tokens_per_s, "tokens/s", &extra);
 }

@@ -36,6 +36,11 @@ fn emit(case: &str, value: f64, unit: &str) {
     println!("{{\"case\": \"{case}\", \"value\": {:.4}, \"unit\": \"{unit}\"}}", value);
 }
 
+/// [`emit`] with more JSON fields (`extra`: `"name": value, ...`) after the unit.
+fn emit_with(case: &str, value: f64, unit: &str, extra: &str) {
+    println!("{{\"case\": \"{case}\", \"value\": {:.4}, \"unit\": \"{unit}\", {extra}}}", value);
+}
+
 fn gemm(n: usize, dtype: DType) {
     let a = Tensor::randn([n, n], dtype).unwrap();
     let b = Tensor::randn([n, n], dtype).unwrap();
@@ -145,6 +150,7 @@ const CASES: &[Case] = &[
     ("xla_mlp_train_step_b256_fused", xla_train::mlp_fused),
     ("xla_gpt_small_train_step_b8_s128_eager", xla_train::gpt_eager),
     ("xla_gpt_small_train_step_b8_s128_fused", xla_train::gpt_fused),
+    ("xla_llama110m_f32_decode_b1", hf::xla_llama110m_f32_decode_b1),
 ];
 
 fn main() {

@@ -9,6 +9,7 @@ use torch::{Device, Tensor};
 
 const XLA: Device = Device::Xla(0);
 
+/// Whether `OXTORCH_PJRT_PLUGIN` is set (a note on stderr for `case` when not).
 pub(crate) fn available(case: &str) -> bool {
     let ok = std::env::var_os("OXTORCH_PJRT_PLUGIN").is_some();
     if !ok {

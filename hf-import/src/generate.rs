@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
-use oxtorch_tensor::{DType, Device, Tensor};
+use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
 use serde_json::Value;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::KvCache;
+use crate::layers::{bucket, fixed_shapes, KvCache};
 use crate::models::CausalLm;
 
 /// How to pick tokens and when to stop (transformers' `GenerationConfig` fields).
@@ -35,6 +35,32 @@ pub struct GenerationConfig {
     pub eos_token_ids: Vec<i64>,
     /// token appended to finished sequences
     pub pad_token_id: i64,
+    /// which KV cache to decode with
+    pub cache_implementation: CacheImplementation,
+}
+
+/// The KV cache [`generate`] decodes with (transformers' `cache_implementation`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheImplementation {
+    /// `Static` on devices that compile a program per shape (xla, tpu), `Dynamic` on the cpu.
+    #[default]
+    Auto,
+    /// Attention reads the filled part of the cache (`"dynamic"`): no work on empty slots.
+    Dynamic,
+    /// Fixed shapes (`"static"`): the prompt padded to a [`bucket`], a cache of a bucketed capacity
+    /// read whole under a mask, so that every decode step runs the same programs.
+    Static,
+}
+
+impl CacheImplementation {
+    /// Whether generation on `device` keeps shapes fixed.
+    fn is_static(self, device: Device) -> bool {
+        match self {
+            CacheImplementation::Auto => fixed_shapes(device),
+            CacheImplementation::Dynamic => false,
+            CacheImplementation::Static => true,
+        }
+    }
 }
 
 impl Default for GenerationConfig {
@@ -50,6 +76,7 @@ impl Default for GenerationConfig {
             seed: 0,
             eos_token_ids: Vec::new(),
             pad_token_id: 0,
+            cache_implementation: CacheImplementation::Auto,
         }
     }
 }
@@ -64,8 +91,9 @@ fn ids_of(v: Option<&Value>) -> Vec<i64> {
 
 impl GenerationConfig {
     /// Reads `generation_config.json` of `dir` (sampling settings, `eos_token_id` as a number or list,
-    /// `pad_token_id`), falling back to the model config's `eos_token_id` / `pad_token_id`; a missing
-    /// pad token becomes the first EOS token, as transformers does.
+    /// `pad_token_id`, `cache_implementation` `"static"`/`"dynamic"`), falling back to the model
+    /// config's `eos_token_id` / `pad_token_id`; a missing pad token becomes the first EOS token, as
+    /// transformers does.
     pub fn from_model_dir(dir: &Path, cfg: &Config) -> Result<Self> {
         let path = dir.join("generation_config.json");
         let json: Value = match std::fs::read_to_string(&path) {
@@ -83,6 +111,11 @@ impl GenerationConfig {
         if let Some(n) = json.get("max_new_tokens").and_then(Value::as_u64) {
             g.max_new_tokens = n as usize;
         }
+        g.cache_implementation = match json.get("cache_implementation").and_then(Value::as_str) {
+            Some("static") => CacheImplementation::Static,
+            Some("dynamic") => CacheImplementation::Dynamic,
+            _ => CacheImplementation::Auto,
+        };
         g.eos_token_ids = ids_of(json.get("eos_token_id"));
         if g.eos_token_ids.is_empty() {
             g.eos_token_ids = ids_of(cfg.get("eos_token_id"));
@@ -175,6 +208,8 @@ pub fn generate(
     g: &GenerationConfig,
     mut on_token: impl FnMut(usize, i64),
 ) -> Result<Tensor> {
+    // Nothing here needs gradients, and the cache is written in place.
+    let _no_grad = NoGradGuard::new();
     let ids = input_ids.to_dtype(DType::I64)?;
     let (b, s) = match ids.dims() {
         [b, s] if *s > 0 => (*b, *s),
@@ -191,30 +226,28 @@ pub fn generate(
         None => vec![1; b * s],
     };
     let mut rows: Vec<Vec<i64>> = ids.to_vec2::<i64>()?;
-    // Positions count real tokens only (left padding), as transformers' `generate`.
-    let mut next_pos = vec![0i64; b];
-    let mut pos = Vec::with_capacity(b * s);
-    for r in 0..b {
-        let mut p = -1;
-        for c in 0..s {
-            p += mask[r * s + c];
-            pos.push(if mask[r * s + c] == 0 { 1 } else { p });
-        }
-        next_pos[r] = p + 1;
+    if b == 0 || g.max_new_tokens == 0 {
+        return Ok(Tensor::from_vec(rows.concat(), [b, s])?);
     }
-    // The cache and the mask stay on the model's device; each step uploads the new tokens and their
-    // positions and downloads the last position's logits.
     let device = lm.device();
-    let mut cache = KvCache::new(lm.num_layers());
-    let mut step_ids = ids.to(device)?;
-    let mut step_pos = Tensor::from_vec(pos, [b, s])?.to(device)?;
-    let mut mask_t = Tensor::from_vec(mask, [b, s])?.to(device)?;
-    let ones = Tensor::ones([b, 1], (DType::I64, device))?;
     let mut done = vec![false; b];
     let mut rng = Rng(g.seed);
-    for _ in 0..g.max_new_tokens {
-        let out = lm.forward(&step_ids, Some(&mask_t), Some(&step_pos), Some(&mut cache), false)?;
-        let last = out.logits.select(1, -1)?.to_dtype(DType::F32)?.to(Device::Cpu)?.to_vec2::<f32>()?;
+    let fixed = g.cache_implementation.is_static(device);
+    let mut prompt = Prompt::new(&rows, &mask, fixed);
+    // The cache, the mask and the ids stay on the model's device; each step uploads the new tokens
+    // and their positions and downloads one position's logits. A static cache's capacity depends on
+    // the prompt's bucket, not its length, so all the prompts of a bucket share their programs.
+    let layers = lm.num_layers();
+    let mut cache = if fixed {
+        KvCache::fixed(layers, prompt.width + g.max_new_tokens)
+    } else {
+        KvCache::with_capacity(layers, s + g.max_new_tokens)
+    };
+    let (ids_t, pos_t, mask_t) = prompt.tensors(cache.capacity(), device)?;
+    let mut logits = lm.logits_at(&ids_t, Some(&mask_t), Some(&pos_t), Some(&mut cache), s - 1)?;
+    cache.truncate(s);
+    for step in 0..g.max_new_tokens {
+        let last = logits.to_dtype(DType::F32)?.to(Device::Cpu)?.to_vec2::<f32>()?;
         let mut next = Vec::with_capacity(b);
         for (r, mut logits) in last.into_iter().enumerate() {
             let token = if done[r] { g.pad_token_id } else { pick(&mut logits, &rows[r], g, &mut rng) };
@@ -227,14 +260,76 @@ pub fn generate(
         for (row, &token) in rows.iter_mut().zip(&next) {
             row.push(token);
         }
-        mask_t = Tensor::cat(&[&mask_t, &ones], 1)?;
-        step_ids = Tensor::from_vec(next, [b, 1])?.to(device)?;
-        step_pos = Tensor::from_vec(next_pos.clone(), [b, 1])?.to(device)?;
-        next_pos.iter_mut().for_each(|p| *p += 1);
-        if done.iter().all(|&d| d) {
+        if step + 1 == g.max_new_tokens || done.iter().all(|&d| d) {
             break;
         }
+        let step_ids = Tensor::from_vec(next, [b, 1])?.to(device)?;
+        let step_pos = Tensor::from_vec(prompt.advance(), [b, 1])?.to(device)?;
+        logits = lm.logits_at(&step_ids, Some(&mask_t), Some(&step_pos), Some(&mut cache), 0)?;
     }
     let width = rows[0].len();
     Ok(Tensor::from_vec(rows.concat(), [b, width])?)
+}
+
+/// The prompt as the first forward takes it: right-padded with token 0 to a [`bucket`] for a static
+/// cache (so that prompts of many lengths share a prefill program set), with positions
+/// counting real tokens only (left padding), as transformers' `generate`.
+struct Prompt {
+    /// `[batch, width]` ids
+    ids: Vec<i64>,
+    /// `[batch, width]` positions
+    pos: Vec<i64>,
+    /// `[batch, prompt length]` attention mask
+    mask: Vec<i64>,
+    /// the padded length
+    width: usize,
+    /// each row's next position
+    next_pos: Vec<i64>,
+}
+
+impl Prompt {
+    fn new(rows: &[Vec<i64>], mask: &[i64], bucketed: bool) -> Self {
+        let s = rows[0].len();
+        let width = if bucketed { bucket(s) } else { s };
+        let mut p =
+            Prompt { ids: Vec::new(), pos: Vec::new(), mask: mask.to_vec(), width, next_pos: Vec::new() };
+        for (r, row) in rows.iter().enumerate() {
+            let mut at = -1;
+            for (c, &id) in row.iter().enumerate() {
+                at += mask[r * s + c];
+                p.ids.push(id);
+                p.pos.push(if mask[r * s + c] == 0 { 1 } else { at });
+            }
+            // Padding slots: token 0 at the next positions; later queries overwrite their cache slots
+            // before they become visible.
+            for k in 0..(width - s) as i64 {
+                p.ids.push(0);
+                p.pos.push(at + 1 + k);
+            }
+            p.next_pos.push(at + 1);
+        }
+        p
+    }
+
+    /// `(ids, positions)` `[batch, width]` and the attention mask `[batch, capacity]` (ones past the
+    /// prompt: causality hides the slots not yet written) on `device`.
+    fn tensors(&self, capacity: usize, device: Device) -> Result<(Tensor, Tensor, Tensor)> {
+        let (b, s) = (self.next_pos.len(), self.mask.len() / self.next_pos.len().max(1));
+        let mut mask = vec![1i64; b * capacity];
+        for r in 0..b {
+            mask[r * capacity..r * capacity + s].copy_from_slice(&self.mask[r * s..(r + 1) * s]);
+        }
+        Ok((
+            Tensor::from_vec(self.ids.clone(), [b, self.width])?.to(device)?,
+            Tensor::from_vec(self.pos.clone(), [b, self.width])?.to(device)?,
+            Tensor::from_vec(mask, [b, capacity])?.to(device)?,
+        ))
+    }
+
+    /// Each row's position for the next token, advancing them.
+    fn advance(&mut self) -> Vec<i64> {
+        let now = self.next_pos.clone();
+        self.next_pos.iter_mut().for_each(|p| *p += 1);
+        now
+    }
 }

@@ -5,7 +5,7 @@ mod common;
 
 use common::{assert_close, fixture, read_all};
 use oxtorch_hf_import::layers::KvCache;
-use oxtorch_hf_import::{generate, AutoModel, Config, GenerationConfig, Weights};
+use oxtorch_hf_import::{generate, AutoModel, CacheImplementation, Config, GenerationConfig, Weights};
 use oxtorch_tensor::{DType, Tensor};
 
 const DECODERS: [&str; 9] =
@@ -20,12 +20,23 @@ fn load(name: &str) -> (Config, AutoModel) {
 
 #[test]
 fn greedy_generate_matches_transformers() {
+    greedy_generate_with(CacheImplementation::Auto);
+}
+
+/// The static cache (bucket-padded prompt, fixed-shape masked attention) on the cpu, as xla runs it.
+#[test]
+fn greedy_generate_with_a_static_cache_matches_transformers() {
+    greedy_generate_with(CacheImplementation::Static);
+}
+
+fn greedy_generate_with(cache: CacheImplementation) {
     for name in DECODERS {
         let (cfg, model) = load(name);
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
         g.max_new_tokens = 10;
         g.pad_token_id = 0;
+        g.cache_implementation = cache;
         let mut streamed = vec![Vec::new(); 2];
         let lm = model.causal_lm().unwrap();
         let out = generate(lm, &golden["input_ids"], Some(&golden["attention_mask"]), &g, |r, t| {
@@ -33,7 +44,7 @@ fn greedy_generate_matches_transformers() {
         })
         .unwrap();
         let want = golden["output_ids"].to_vec2::<i64>().unwrap();
-        assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{name}");
+        assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{name} ({cache:?} cache)");
         for (r, row) in want.iter().enumerate() {
             // Streaming ends with a row's EOS; the padding after it is not streamed.
             let new = &row[7..];
@@ -45,12 +56,17 @@ fn greedy_generate_matches_transformers() {
 
 #[test]
 fn cached_decoding_equals_full_forward() {
-    for name in ["llama", "mistral", "gemma2", "gemma3"] {
+    // A growing cache, a preallocated one, and a fixed-shape one (16 slots, all read, masked).
+    let caches: [fn(usize) -> KvCache; 3] =
+        [KvCache::new, |n| KvCache::with_capacity(n, 10), |n| KvCache::fixed(n, 7)];
+    for (name, make) in
+        ["llama", "mistral", "gemma2", "gemma3"].into_iter().flat_map(|n| caches.map(|c| (n, c)))
+    {
         let (_, model) = load(name);
         let lm = model.causal_lm().unwrap();
         let ids = Tensor::from_vec(vec![1i64, 17, 42, 5, 99, 23, 8, 60, 61, 2], [1, 10]).unwrap();
         let full = lm.forward(&ids, None, None, None, false).unwrap().logits;
-        let mut cache = KvCache::new(lm.num_layers());
+        let mut cache = make(lm.num_layers());
         let mut parts = vec![
             lm.forward(&ids.narrow(1, 0, 6).unwrap(), None, None, Some(&mut cache), false).unwrap().logits,
         ];
@@ -60,7 +76,7 @@ fn cached_decoding_equals_full_forward() {
         }
         assert_eq!(cache.len(), 10);
         let stitched = Tensor::cat(&parts.iter().collect::<Vec<_>>(), 1).unwrap();
-        assert_close(name, &stitched, &full, 1e-5, 1e-5);
+        assert_close(&format!("{name} (fixed: {})", cache.is_fixed()), &stitched, &full, 1e-5, 1e-5);
     }
 }
 

@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{assert_close, fixture, golden, read_all};
+use common::{assert_close, fixture, golden, read_all, xla};
 use oxtorch_backend_tpu::xla::metrics;
 use oxtorch_hf_import::weights::write_safetensors;
 use oxtorch_hf_import::{generate, AutoModel, Config, GenerationConfig, SentenceTransformer, Weights};
@@ -24,23 +24,6 @@ static DEVICE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// The lock on [`DEVICE`] (a failed test does not poison the others).
 fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     DEVICE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// `xla:0`, or `None` (with a loud message) when `OXTORCH_PJRT_PLUGIN` is unset.
-fn xla() -> Option<Device> {
-    if std::env::var_os("OXTORCH_PJRT_PLUGIN").is_none() {
-        static BANNER: std::sync::Once = std::sync::Once::new();
-        BANNER.call_once(|| {
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "\n!!! SKIPPED: OXTORCH_PJRT_PLUGIN is unset, so the hf-import XLA tests did not run.\n\
-                 !!! Run `export OXTORCH_PJRT_PLUGIN=$(scripts/fetch_pjrt_cpu.sh)` (scripts/test.sh does).\n"
-            );
-        });
-        return None;
-    }
-    Some(Device::Xla(0))
 }
 
 /// Loads fixture `name` (float32) on `dev`, runs it on the golden inputs (on the host: the model

@@ -1,9 +1,9 @@
-//! Causal self-attention of decoder LMs: grouped KV heads, optional q/k norms, RoPE, a KV cache,
-//! logit soft-capping, computed as transformers' eager attention.
+//! Causal self-attention of decoder LMs: grouped KV heads, optional q/k norms, RoPE, a KV cache
+//! ([`super::KvCache`]), logit soft-capping, computed as transformers' eager attention.
 
 use oxtorch_tensor::{DType, Tensor};
 
-use super::{apply_rotary, Linear, RmsNorm};
+use super::{apply_rotary, LayerCache, Linear, RmsNorm};
 use crate::error::Result;
 use crate::weights::Vars;
 
@@ -26,58 +26,6 @@ pub struct AttentionConfig {
     pub o_bias: bool,
     /// `tanh(s / c) * c` applied to the scores (Gemma 2)
     pub softcap: Option<f64>,
-}
-
-/// The cached keys and values of one layer, `[batch, kv_heads, seen, head_dim]`.
-#[derive(Debug, Clone, Default)]
-pub struct LayerCache {
-    kv: Option<(Tensor, Tensor)>,
-}
-
-impl LayerCache {
-    /// The number of positions cached.
-    pub fn len(&self) -> usize {
-        self.kv.as_ref().map_or(0, |(k, _)| k.dims()[2])
-    }
-
-    /// Whether nothing is cached.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Appends `k`, `v` and returns everything cached.
-    fn append(&mut self, k: Tensor, v: Tensor) -> Result<(Tensor, Tensor)> {
-        let kv = match self.kv.take() {
-            None => (k, v),
-            Some((pk, pv)) => (Tensor::cat(&[&pk, &k], 2)?, Tensor::cat(&[&pv, &v], 2)?),
-        };
-        self.kv = Some(kv.clone());
-        Ok(kv)
-    }
-}
-
-/// A KV cache for every layer of a decoder.
-#[derive(Debug, Clone, Default)]
-pub struct KvCache {
-    /// one entry per layer
-    pub layers: Vec<LayerCache>,
-}
-
-impl KvCache {
-    /// An empty cache for `layers` layers.
-    pub fn new(layers: usize) -> Self {
-        KvCache { layers: vec![LayerCache::default(); layers] }
-    }
-
-    /// The number of positions cached.
-    pub fn len(&self) -> usize {
-        self.layers.first().map_or(0, LayerCache::len)
-    }
-
-    /// Whether nothing is cached.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// `softmax(q kᵀ · scale [softcapped] + mask) v` with the softmax in float32, as transformers'
@@ -155,7 +103,8 @@ impl SelfAttention {
     }
 
     /// `x` `[batch, seq, hidden]` attending to itself and the cached positions; `cos`/`sin` from
-    /// [`super::Rotary::cos_sin`], `mask` additive `[batch, 1, seq, cached + seq]`.
+    /// [`super::Rotary::cos_sin`], `mask` additive `[batch, 1, seq, keys]` where `keys` is what the
+    /// cache's `prepare(seq)` returned (`seq` without a cache).
     pub fn forward(
         &self,
         x: &Tensor,
@@ -190,7 +139,7 @@ impl SelfAttention {
         let k = apply_rotary(&k.transpose(1, 2)?, cos, sin)?;
         let v = heads(v, c.kv_heads)?;
         let (k, v) = match cache {
-            Some(cache) => cache.append(k, v)?,
+            Some(cache) => cache.update(k, v)?,
             None => (k, v),
         };
         let out = eager_attention(&q, &k, &v, mask, c.scale, c.softcap)?;

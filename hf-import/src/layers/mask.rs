@@ -2,7 +2,7 @@
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 fn lowest(dtype: DType) -> f64 {
     match dtype {
@@ -21,20 +21,28 @@ pub fn padding_mask(attention_mask: &Tensor, dtype: DType) -> Result<Tensor> {
     Ok(masked.where_self(lowest(dtype), &zeros)?)
 }
 
-/// `[batch, 1, queries, past + queries]` for a decoder: query `i` (at position `past + i`) sees key `j`
-/// when `j <= past + i`, `j > past + i - window` (sliding window), and `attention_mask[b, j]` is 1.
-/// The mask is made on `device` (where `attention_mask` must be).
+/// `[batch, 1, queries, keys]` for a decoder (batch 1 without `attention_mask`): query `i`, at slot
+/// `past + i`, sees key slot `j` when `j <= past + i`, `j > past + i - window` (sliding window), and
+/// `attention_mask[b, j]` (`[batch, keys]`) is 1. `keys` is at least `past + queries`: the slots past
+/// the last query are hidden by causality (the empty end of a fixed-shape KV cache). The mask is made
+/// on `device` (where `attention_mask` must be); only `past` changes between decode steps, and it is
+/// data, so the shapes of the programs that build the mask do not.
 pub fn causal_mask(
     attention_mask: Option<&Tensor>,
-    batch: usize,
     queries: usize,
     past: usize,
+    keys: usize,
     window: Option<usize>,
     dtype: DType,
     device: Device,
 ) -> Result<Tensor> {
-    let keys = past + queries;
-    let q = Tensor::arange_step(past as i64, keys as i64, 1, (DType::I64, device))?.reshape([queries, 1])?;
+    if keys < past + queries {
+        return Err(Error::Input(format!(
+            "causal_mask: {keys} keys cannot hold {past} past and {queries} new positions"
+        )));
+    }
+    let q = Tensor::arange_step(past as i64, (past + queries) as i64, 1, (DType::I64, device))?
+        .reshape([queries, 1])?;
     let k = Tensor::arange(keys as i64, (DType::I64, device))?.reshape([1, keys])?;
     let mut blocked = k.gt(&q)?;
     if let Some(w) = window {
@@ -42,9 +50,9 @@ pub fn causal_mask(
     }
     let mut blocked = blocked.reshape([1, 1, queries, keys])?;
     if let Some(m) = attention_mask {
+        let batch = m.dims()[0];
         blocked = blocked.logical_or(&m.eq(0)?.reshape([batch, 1, 1, keys])?)?;
     }
-    let blocked = blocked.expand([batch, 1, queries, keys])?;
-    let zeros = Tensor::zeros([batch, 1, queries, keys], (dtype, device))?;
+    let zeros = Tensor::zeros(blocked.dims().to_vec(), (dtype, device))?;
     Ok(blocked.where_self(lowest(dtype), &zeros)?)
 }

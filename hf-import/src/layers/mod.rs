@@ -1,9 +1,10 @@
 //! Building blocks shared by the families: linear layers, norms, activations, rotary embeddings,
-//! attention masks and self-attention with grouped KV heads and a KV cache, gated MLPs.
+//! attention masks and self-attention with grouped KV heads, a preallocated KV cache, gated MLPs.
 
 mod activation;
 mod attention;
 mod encoder;
+mod kv_cache;
 mod linear;
 mod mask;
 mod mlp;
@@ -11,8 +12,9 @@ mod norm;
 mod rotary;
 
 pub use activation::Activation;
-pub use attention::{eager_attention, AttentionConfig, KvCache, LayerCache, SelfAttention};
+pub use attention::{eager_attention, AttentionConfig, SelfAttention};
 pub use encoder::EncoderLayer;
+pub use kv_cache::{bucket, fixed_shapes, KvCache, LayerCache};
 pub use linear::{Embedding, Linear};
 pub use mask::{causal_mask, padding_mask};
 pub use mlp::GatedMlp;

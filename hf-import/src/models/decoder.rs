@@ -211,30 +211,78 @@ impl CausalLm {
         self.embed.weight.device()
     }
 
-    /// A forward pass over `input_ids` `[batch, seq]` (int64). `attention_mask` `[batch, cached + seq]`
-    /// (1 = token) and `position_ids` `[batch, seq]` are optional (positions default to
-    /// `cached..cached + seq`); with a `cache`, the new keys and values are appended to it. Inputs on
-    /// another device than the weights are moved there; the outputs stay on the weights' device.
+    /// A forward pass over `input_ids` `[batch, seq]` (int64). `attention_mask` (1 = token) and
+    /// `position_ids` `[batch, seq]` are optional (positions default to `cached..cached + seq`); the
+    /// mask is `[batch, cached + seq]`, or with a `cache` also `[batch, cache.capacity()]` (what
+    /// [`crate::generate`] passes to keep shapes fixed; the entries past `cached + seq` are unused).
+    /// With a `cache`, the new keys and values are written into it. Inputs on another device than the
+    /// weights are moved there; the outputs stay on the weights' device.
     pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        cache: Option<&mut KvCache>,
+        output_hidden_states: bool,
+    ) -> Result<DecoderOutput> {
+        let (h, hidden_states) =
+            self.hidden(input_ids, attention_mask, position_ids, cache, output_hidden_states)?;
+        Ok(DecoderOutput { logits: self.head(&h)?, hidden_states })
+    }
+
+    /// The logits of position `at` alone, `[batch, vocab]`: [`CausalLm::forward`] with the LM head run
+    /// on that one position (transformers' `logits_to_keep`), as generation's steps need.
+    pub fn logits_at(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        cache: Option<&mut KvCache>,
+        at: usize,
+    ) -> Result<Tensor> {
+        let (_, s) = batch_seq(input_ids)?;
+        if at >= s {
+            return Err(Error::Input(format!("logits_at: position {at} is out of range for {s} tokens")));
+        }
+        let (h, _) = self.hidden(input_ids, attention_mask, position_ids, cache, false)?;
+        self.head(&h.select(1, at as isize)?)
+    }
+
+    /// The LM head (with Gemma 2's final soft-capping) on final hidden states.
+    fn head(&self, h: &Tensor) -> Result<Tensor> {
+        let mut logits = self.lm_head.forward(h)?;
+        if let Some(c) = self.spec.final_softcap {
+            logits = logits.div(c)?.tanh()?.mul(c)?;
+        }
+        Ok(logits)
+    }
+
+    /// The decoder stack: the final normed hidden states and, with `output_hidden_states`, every
+    /// layer's input and the final one.
+    fn hidden(
         &self,
         input_ids: &Tensor,
         attention_mask: Option<&Tensor>,
         position_ids: Option<&Tensor>,
         mut cache: Option<&mut KvCache>,
         output_hidden_states: bool,
-    ) -> Result<DecoderOutput> {
+    ) -> Result<(Tensor, Vec<Tensor>)> {
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
         let input_ids = &input_ids.to(device)?;
         let attention_mask = attention_mask.map(|m| m.to(device)).transpose()?;
-        let attention_mask = attention_mask.as_ref();
         let position_ids = position_ids.map(|p| p.to(device)).transpose()?;
         let position_ids = position_ids.as_ref();
         let past = cache.as_ref().map_or(0, |c| c.len());
-        if let Some(m) = attention_mask {
-            if m.dims() != [b, past + s] {
+        if let Some(m) = &attention_mask {
+            let capacity = cache.as_ref().map(|c| c.capacity());
+            if m.dims().len() != 2
+                || m.dims()[0] != b
+                || (m.dims()[1] != past + s && Some(m.dims()[1]) != capacity)
+            {
+                let also = capacity.map_or(String::new(), |c| format!(" or [{b}, {c}]"));
                 return Err(Error::Input(format!(
-                    "attention_mask must have shape [{b}, {}], got {:?}",
+                    "attention_mask must have shape [{b}, {}]{also}, got {:?}",
                     past + s,
                     m.dims()
                 )));
@@ -249,6 +297,10 @@ impl CausalLm {
                 )));
             }
         }
+        // The key slots attention reads: the new ones, the cached prefix, or a fixed cache's every slot.
+        let keys = cache.as_mut().map_or(s, |c| c.prepare(s));
+        let attention_mask = attention_mask.map(|m| mask_width(&m, keys)).transpose()?;
+        let attention_mask = attention_mask.as_ref();
         let positions = match position_ids {
             Some(p) => p.to_dtype(DType::I64)?.expand([b, s])?,
             None => Tensor::arange_step(past as i64, (past + s) as i64, 1, (DType::I64, device))?
@@ -275,7 +327,7 @@ impl CausalLm {
             let mask = match masks.iter().find(|(w, _)| *w == layer.window) {
                 Some((_, m)) => m.clone(),
                 None => {
-                    let m = causal_mask(attention_mask, b, s, past, layer.window, self.dtype, device)?;
+                    let m = causal_mask(attention_mask, s, past, keys, layer.window, self.dtype, device)?;
                     masks.push((layer.window, m.clone()));
                     m
                 }
@@ -299,12 +351,19 @@ impl CausalLm {
         if output_hidden_states {
             hidden_states.push(h.clone());
         }
-        let mut logits = self.lm_head.forward(&h)?;
-        if let Some(c) = self.spec.final_softcap {
-            logits = logits.div(c)?.tanh()?.mul(c)?;
-        }
-        Ok(DecoderOutput { logits, hidden_states })
+        Ok((h, hidden_states))
     }
+}
+
+/// `mask` `[batch, width]` cut or extended (with ones: slots past the queries are hidden by causality
+/// anyway) to `keys` columns.
+fn mask_width(mask: &Tensor, keys: usize) -> Result<Tensor> {
+    let (b, w) = (mask.dims()[0], mask.dims()[1]);
+    if w >= keys {
+        return Ok(mask.narrow(1, 0, keys)?);
+    }
+    let ones = Tensor::ones([b, keys - w], (mask.dtype(), mask.device()))?;
+    Ok(Tensor::cat(&[mask, &ones], 1)?)
 }
 
 /// `(batch, seq)` of 2-D integer `input_ids`.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use oxtorch_hf_import::weights::read_safetensors;
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 
 /// The folder of a fixture made by `make_fixtures.py`.
 pub fn fixture(name: &str) -> PathBuf {
@@ -44,4 +44,21 @@ pub fn assert_close(what: &str, actual: &Tensor, expected: &Tensor, atol: f64, r
         worst = worst.max(d);
     }
     worst
+}
+
+/// `xla:0`, or `None` (with a loud message, once) when `OXTORCH_PJRT_PLUGIN` is unset.
+pub fn xla() -> Option<Device> {
+    if std::env::var_os("OXTORCH_PJRT_PLUGIN").is_none() {
+        static BANNER: std::sync::Once = std::sync::Once::new();
+        BANNER.call_once(|| {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n!!! SKIPPED: OXTORCH_PJRT_PLUGIN is unset, so the hf-import XLA tests did not run.\n\
+                 !!! Run `export OXTORCH_PJRT_PLUGIN=$(scripts/fetch_pjrt_cpu.sh)` (scripts/test.sh does).\n"
+            );
+        });
+        return None;
+    }
+    Some(Device::Xla(0))
 }

@@ -1,0 +1,290 @@
+//! The KV cache of decoder generation: per layer, key and value buffers
+//! `[batch, kv_heads, capacity, head_dim]` allocated once and written in place at the current position.
+//!
+//! Two ways to read it, picked per device by [`KvCache::for_device`] (and by `generate`'s
+//! `cache_implementation`):
+//! - **prefix** (cpu): attention reads the filled slots only, a `narrow` view of the buffers, so a
+//!   step costs no masking of empty slots and no copy of the cache;
+//! - **fixed** (xla, tpu): attention reads every slot, and the causal mask hides the slots at or past
+//!   the current length. Every decode step then has the same shapes, so its programs compile once;
+//!   the moving write position is a view's storage offset, a runtime input of the write program.
+//!
+//! A cache given no capacity grows on demand (doubling, so appends stay amortised O(1)).
+
+use oxtorch_tensor::{Device, Tensor};
+
+use crate::error::{Error, Result};
+
+/// The smallest bucket a length is rounded up to on fixed-shape devices.
+const MIN_BUCKET: usize = 16;
+/// Up to here buckets are powers of two; past it, multiples of it.
+const POW2_BUCKETS_UP_TO: usize = 512;
+
+/// `len` rounded up to a bucket: a power of two from 16 up to 512, then a multiple of 512. The
+/// prompts of lengths 1..=512 fall into 6 buckets (16, 32, ..., 512), so a fixed-shape device
+/// compiles at most 6 prefill program sets for them.
+pub fn bucket(len: usize) -> usize {
+    if len <= POW2_BUCKETS_UP_TO {
+        len.max(MIN_BUCKET).next_power_of_two()
+    } else {
+        len.div_ceil(POW2_BUCKETS_UP_TO) * POW2_BUCKETS_UP_TO
+    }
+}
+
+/// The cached keys and values of one layer. Not `Clone`: the buffers are written in place, so a
+/// shared copy would see the other's writes; [`KvCache::try_clone`] copies them.
+#[derive(Debug, Default)]
+pub struct LayerCache {
+    /// `[batch, kv_heads, allocated, head_dim]` key and value buffers, once the first keys came.
+    buffers: Option<(Tensor, Tensor)>,
+    /// Slots `0..len` hold keys and values.
+    len: usize,
+    /// Slots the buffers are (re)allocated with at the next write.
+    capacity: usize,
+    /// Attention reads all `capacity` slots (masked) instead of the filled prefix.
+    fixed: bool,
+}
+
+impl LayerCache {
+    /// The number of positions cached.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Writes `k`, `v` (`[batch, kv_heads, new, head_dim]`) at slots `len..len + new` and returns the
+    /// keys and values attention reads: the new ones alone when the cache was empty, else the filled
+    /// prefix (prefix mode) or every slot (fixed mode, `[.., capacity, ..]`).
+    pub(crate) fn update(&mut self, k: Tensor, v: Tensor) -> Result<(Tensor, Tensor)> {
+        let (past, new) = (self.len, k.dims()[2]);
+        let end = past + new;
+        let (kb, vb) = self.reserve(&k, end)?;
+        kb.narrow(2, past as isize, new)?.copy_(&k)?;
+        vb.narrow(2, past as isize, new)?.copy_(&v)?;
+        self.len = end;
+        if past == 0 {
+            return Ok((k, v));
+        }
+        if self.fixed {
+            return Ok((kb, vb));
+        }
+        Ok((kb.narrow(2, 0, end)?, vb.narrow(2, 0, end)?))
+    }
+
+    /// Raises `capacity` to hold `end` slots: the next bucket in fixed mode, at least double in
+    /// prefix mode (so that growing one position at a time stays amortised O(1)).
+    fn grow_to(&mut self, end: usize) {
+        if end > self.capacity {
+            self.capacity = if self.fixed { bucket(end) } else { end.max(2 * self.capacity) };
+        }
+    }
+
+    /// Allocates (or grows, keeping the filled slots) buffers shaped like `k` with room for `end`
+    /// slots, `capacity` at least, and returns them.
+    fn reserve(&mut self, k: &Tensor, end: usize) -> Result<(Tensor, Tensor)> {
+        let d = k.dims();
+        if let Some((kb, vb)) = &self.buffers {
+            let b = kb.dims();
+            if (b[0], b[1], b[3]) != (d[0], d[1], d[3])
+                || kb.dtype() != k.dtype()
+                || kb.device() != k.device()
+            {
+                return Err(Error::Input(format!(
+                    "the KV cache holds {:?} {:?} keys on {}, got {:?} {:?} on {}",
+                    b,
+                    kb.dtype(),
+                    kb.device(),
+                    d,
+                    k.dtype(),
+                    k.device()
+                )));
+            }
+            if b[2] >= end && b[2] >= self.capacity {
+                return Ok((kb.clone(), vb.clone()));
+            }
+        }
+        self.grow_to(end);
+        let alloc = || Tensor::zeros([d[0], d[1], self.capacity, d[3]], (k.dtype(), k.device()));
+        let (kb, vb) = (alloc()?, alloc()?);
+        if let Some((old_k, old_v)) = &self.buffers {
+            kb.narrow(2, 0, self.len)?.copy_(&old_k.narrow(2, 0, self.len)?)?;
+            vb.narrow(2, 0, self.len)?.copy_(&old_v.narrow(2, 0, self.len)?)?;
+        }
+        self.buffers = Some((kb.clone(), vb.clone()));
+        Ok((kb, vb))
+    }
+
+    /// A copy with buffers of its own.
+    fn try_clone(&self) -> Result<Self> {
+        let buffers = match &self.buffers {
+            Some((k, v)) => Some((k.copy()?, v.copy()?)),
+            None => None,
+        };
+        Ok(LayerCache { buffers, ..*self })
+    }
+}
+
+/// A KV cache for every layer of a decoder. Not `Clone` (see [`LayerCache`]): use
+/// [`KvCache::try_clone`].
+#[derive(Debug, Default)]
+pub struct KvCache {
+    /// one entry per layer
+    pub layers: Vec<LayerCache>,
+}
+
+impl KvCache {
+    /// An empty prefix-mode cache for `layers` layers that grows as positions come.
+    pub fn new(layers: usize) -> Self {
+        Self::with_capacity(layers, 0)
+    }
+
+    /// An empty prefix-mode cache with room for `capacity` positions (allocated at the first write).
+    pub fn with_capacity(layers: usize, capacity: usize) -> Self {
+        KvCache { layers: (0..layers).map(|_| LayerCache { capacity, ..LayerCache::default() }).collect() }
+    }
+
+    /// An empty fixed-shape cache of `capacity` slots: attention reads all of them, masked, so every
+    /// decode step has the same shapes. Writing past `capacity` grows it to the next [`bucket`].
+    pub fn fixed(layers: usize, capacity: usize) -> Self {
+        let layer = || LayerCache { capacity: bucket(capacity), fixed: true, ..LayerCache::default() };
+        KvCache { layers: (0..layers).map(|_| layer()).collect() }
+    }
+
+    /// The cache a model on `device` decodes best with: prefix mode with `capacity` slots on the
+    /// cpu, fixed shapes with `capacity` rounded up to a [`bucket`] on compiling devices (xla, tpu).
+    pub fn for_device(layers: usize, capacity: usize, device: Device) -> Self {
+        if fixed_shapes(device) {
+            Self::fixed(layers, capacity)
+        } else {
+            Self::with_capacity(layers, capacity)
+        }
+    }
+
+    /// A copy with buffers of its own (torch's `copy.deepcopy` of a cache), e.g. to decode two
+    /// continuations of one prompt.
+    pub fn try_clone(&self) -> Result<Self> {
+        Ok(KvCache { layers: self.layers.iter().map(LayerCache::try_clone).collect::<Result<_>>()? })
+    }
+
+    /// The number of positions cached.
+    pub fn len(&self) -> usize {
+        self.layers.first().map_or(0, LayerCache::len)
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The slots allocated (or to be allocated at the first write) per layer.
+    pub fn capacity(&self) -> usize {
+        self.layers.first().map_or(0, |l| l.capacity)
+    }
+
+    /// Whether attention reads every slot (fixed shapes) rather than the filled prefix.
+    pub fn is_fixed(&self) -> bool {
+        self.layers.first().is_some_and(|l| l.fixed)
+    }
+
+    /// Forgets the positions from `len` on (transformers' `DynamicCache.crop`); the slots stay
+    /// allocated and are overwritten by the next positions. Used after a padded prefill.
+    pub fn truncate(&mut self, len: usize) {
+        for l in &mut self.layers {
+            l.len = l.len.min(len);
+        }
+    }
+
+    /// Makes room for `new` more positions and returns how many key slots attention then reads: the
+    /// new ones alone on an empty cache, else the filled prefix (prefix mode) or every slot (fixed).
+    /// The attention mask of the next forward covers that many keys.
+    pub(crate) fn prepare(&mut self, new: usize) -> usize {
+        let (past, end) = (self.len(), self.len() + new);
+        self.layers.iter_mut().for_each(|l| l.grow_to(end));
+        match (past, self.is_fixed()) {
+            (0, _) => new,
+            (_, true) => self.capacity(),
+            (_, false) => end,
+        }
+    }
+}
+
+/// Whether `device` compiles a program per shape, so that generation should keep shapes fixed.
+pub fn fixed_shapes(device: Device) -> bool {
+    !matches!(device, Device::Cpu)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_powers_of_two_then_multiples_of_512() {
+        let got: Vec<usize> = [1, 16, 17, 100, 512, 513, 1100].map(bucket).to_vec();
+        assert_eq!(got, [16, 16, 32, 128, 512, 1024, 1536]);
+        let distinct: std::collections::BTreeSet<usize> = (1..=512).map(bucket).collect();
+        assert_eq!(distinct.len(), 6);
+    }
+
+    #[test]
+    fn prefix_cache_grows_and_keeps_its_slots() {
+        let mut c = KvCache::new(1);
+        let kv = |n: usize, at: f32| {
+            Tensor::full([1, 2, n, 3], at, ()).map(|t| (t.clone(), t.mul(2.0).unwrap())).unwrap()
+        };
+        for (step, n) in [3usize, 1, 1, 4].into_iter().enumerate() {
+            let keys = c.prepare(n);
+            let (k, v) = kv(n, step as f32);
+            let (ka, va) = c.layers[0].update(k, v).unwrap();
+            assert_eq!(ka.dims()[2], keys);
+            assert_eq!(va.dims(), ka.dims());
+        }
+        assert_eq!(c.len(), 9);
+        assert!(c.capacity() >= 9);
+        let (k, _) = c.layers[0].buffers.clone().unwrap();
+        let col: Vec<f32> = k.select(1, 0).unwrap().select(2, 0).unwrap().to_vec().unwrap();
+        assert_eq!(&col[..9], &[0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 3.0, 3.0, 3.0]);
+        // A copy keeps its slots when the original is written.
+        let copy = c.try_clone().unwrap();
+        c.truncate(0);
+        c.prepare(1);
+        let (k, v) = kv(1, 9.0);
+        c.layers[0].update(k, v).unwrap();
+        let (k, _) = copy.layers[0].buffers.clone().unwrap();
+        assert_eq!(k.select(1, 0).unwrap().select(2, 0).unwrap().to_vec::<f32>().unwrap()[0], 0.0);
+        assert_eq!(copy.len(), 9);
+    }
+
+    #[test]
+    fn fixed_cache_reads_every_slot_and_truncates() {
+        let mut c = KvCache::fixed(2, 20);
+        assert!(c.is_fixed());
+        assert_eq!(c.capacity(), 32);
+        assert_eq!(c.prepare(16), 16);
+        let t = Tensor::ones([1, 1, 16, 2], ()).unwrap();
+        for l in &mut c.layers {
+            assert_eq!(l.update(t.clone(), t.clone()).unwrap().0.dims()[2], 16);
+        }
+        c.truncate(5);
+        assert_eq!(c.len(), 5);
+        assert_eq!(c.prepare(1), 32);
+        let one = Tensor::ones([1, 1, 1, 2], ()).unwrap();
+        let (k, _) = c.layers[0].update(one.clone(), one).unwrap();
+        assert_eq!(k.dims(), [1, 1, 32, 2]);
+        // Past its capacity a fixed cache grows to the next bucket, keeping its slots.
+        let mut g = KvCache::fixed(1, 16);
+        g.prepare(16);
+        g.layers[0].update(t.clone(), t.clone()).unwrap();
+        assert_eq!(g.prepare(4), 32);
+        let four = Tensor::zeros([1, 1, 4, 2], ()).unwrap();
+        let (k, _) = g.layers[0].update(four.clone(), four).unwrap();
+        let sums: Vec<f32> = k.sum(-1, false).unwrap().flatten(0, -1).unwrap().to_vec().unwrap();
+        assert_eq!(sums, [vec![2.0; 16], vec![0.0; 16]].concat());
+        let bad = Tensor::ones([2, 1, 1, 2], ()).unwrap();
+        let err = c.layers[0].update(bad.clone(), bad).unwrap_err().to_string();
+        assert!(err.contains("KV cache holds"), "{err}");
+    }
+}

@@ -1,0 +1,137 @@
+//! Generation on the XLA runtime (`xla:0`) with the static KV cache: greedy ids equal the cpu's and
+//! transformers' token for token on several families, the decode steps after the first compile
+//! nothing, prompts of one bucket share their programs, and the prompts of lengths 1..=512 need at
+//! most one prefill program set per bucket.
+//!
+//! Without `OXTORCH_PJRT_PLUGIN` every test prints a SKIPPED banner and returns (`scripts/test.sh`
+//! always sets it). Program counts are `new_programs()` (compiled, or loaded from the persistent
+//! cache), so they do not depend on what earlier runs left in `~/.cache/oxtorch/xla`.
+
+mod common;
+
+use common::{fixture, read_all, xla};
+use oxtorch_backend_tpu::xla::metrics;
+use oxtorch_hf_import::layers::bucket;
+use oxtorch_hf_import::{generate, AutoModel, CausalLm, Config, GenerationConfig, Weights};
+use oxtorch_tensor::{DType, Device, Tensor};
+
+/// Held by each test, so that no other test compiles programs between a test's metric reads.
+static DEVICE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    DEVICE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Fixture `name` in float32 on `dev`.
+fn load(name: &str, dev: Device) -> (Config, AutoModel) {
+    let dir = fixture(name);
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
+    let model = AutoModel::load_on_device(&cfg, &weights, dev).unwrap();
+    (cfg, model)
+}
+
+/// Greedy, `n` new tokens, no EOS (every step runs).
+fn greedy(n: usize) -> GenerationConfig {
+    GenerationConfig { max_new_tokens: n, eos_token_ids: Vec::new(), ..GenerationConfig::default() }
+}
+
+/// Programs this process has built so far.
+fn programs() -> u64 {
+    metrics().new_programs()
+}
+
+#[test]
+fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    // llama: GQA and llama3 RoPE; mistral: a sliding window of 3 crossed; gemma2: windows, soft-capping
+    // and sandwich norms; qwen3: q/k norms.
+    for name in ["llama", "mistral", "gemma2", "qwen3"] {
+        let golden = read_all(&fixture(name).join("generate.safetensors"));
+        let (cfg, on_xla) = load(name, dev);
+        let (_, on_cpu) = load(name, Device::Cpu);
+        let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
+        g.max_new_tokens = 10;
+        g.pad_token_id = 0;
+        let (ids, mask) = (&golden["input_ids"], Some(&golden["attention_mask"]));
+        let run = |m: &AutoModel| generate(m.causal_lm().unwrap(), ids, mask, &g, |_, _| {}).unwrap();
+        let (x, c) = (run(&on_xla).to_vec2::<i64>().unwrap(), run(&on_cpu).to_vec2::<i64>().unwrap());
+        assert_eq!(x, c, "{name}: xla vs cpu");
+        assert_eq!(x, golden["output_ids"].to_vec2::<i64>().unwrap(), "{name}: xla vs transformers");
+    }
+}
+
+/// `[1, len]` prompt ids below the fixtures' vocabulary of 100.
+fn prompt(len: usize) -> Tensor {
+    Tensor::from_vec((0..len as i64).map(|i| (i * 37 + 11) % 97 + 1).collect(), [1, len]).unwrap()
+}
+
+#[test]
+fn decode_steps_after_the_first_compile_nothing() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let (_, model) = load("llama", dev);
+    let lm = model.causal_lm().unwrap();
+    let start = programs();
+    // Programs built when token `i` (1-based) came out.
+    let mut at = Vec::new();
+    let out = generate(lm, &prompt(9), None, &greedy(64), |_, _| at.push(programs())).unwrap();
+    let end = programs();
+    assert_eq!(out.dims(), [1, 9 + 64]);
+    let (prefill, first_step, later) = (at[0] - start, at[1] - at[0], end - at[1]);
+    eprintln!(
+        "64 greedy tokens on {dev}: new programs: prefill {prefill}, first decode step {first_step}, \
+         the 62 later steps {later}"
+    );
+    assert_eq!(later, 0, "decode steps after the first compiled {later} programs");
+    // Same again: a second generation of the same bucket builds nothing at all.
+    let before = programs();
+    generate(lm, &prompt(9), None, &greedy(64), |_, _| {}).unwrap();
+    assert_eq!(programs(), before, "a second identical generation built programs");
+}
+
+#[test]
+fn prompts_of_one_bucket_share_their_programs() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let (_, model) = load("llama", dev);
+    let lm = model.causal_lm().unwrap();
+    let cpu_model = load("llama", Device::Cpu).1;
+    let cpu = cpu_model.causal_lm().unwrap();
+    let run = |lm: &CausalLm, len: usize| generate(lm, &prompt(len), None, &greedy(6), |_, _| {}).unwrap();
+    run(lm, 17);
+    let before = programs();
+    for len in [18, 23, 30, 32] {
+        assert_eq!(bucket(len), 32);
+        let ids = run(lm, len).to_vec::<i64>().unwrap();
+        assert_eq!(ids, run(cpu, len).to_vec::<i64>().unwrap(), "prompt of {len}: xla vs cpu");
+    }
+    assert_eq!(programs(), before, "prompts of one bucket built new programs");
+}
+
+#[test]
+fn prompts_of_1_to_512_tokens_need_one_prefill_program_set_per_bucket() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let (_, model) = load("llama", dev);
+    let lm = model.causal_lm().unwrap();
+    // Every bucket's first and last length, and a stride through the rest (one new token: prefill only).
+    let mut lens: Vec<usize> = (1..=512).step_by(13).collect();
+    for b in [16usize, 32, 64, 128, 256, 512] {
+        lens.extend([b / 2 + 1, b]);
+    }
+    lens.sort_unstable();
+    lens.dedup();
+    let mut builds = Vec::new();
+    for &len in &lens {
+        let before = programs();
+        generate(lm, &prompt(len), None, &greedy(1), |_, _| {}).unwrap();
+        if programs() > before {
+            builds.push((len, programs() - before));
+        }
+    }
+    eprintln!("prefill program sets over {} prompt lengths: {builds:?}", lens.len());
+    // One set per bucket (6), plus the lm-head read at offset 0 that only a 1-token prompt takes.
+    assert!(builds.len() <= 7, "{} prompt lengths built programs: {builds:?}", builds.len());
+}
