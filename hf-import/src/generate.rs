@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use oxtorch_backend_tpu::xla::{Mode, ModeGuard};
 use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
 use serde_json::Value;
 
@@ -233,6 +234,10 @@ pub fn generate(
     let mut done = vec![false; b];
     let mut rng = Rng(g.seed);
     let fixed = g.cache_implementation.is_static(device);
+    // On xla/tpu each forward (the prefill, then every decode step) is recorded and runs as one
+    // fused program when its logits are read, unless `OXTORCH_XLA_MODE` chose a mode.
+    let _fused = (!device.is_cpu() && std::env::var_os("OXTORCH_XLA_MODE").is_none())
+        .then(|| ModeGuard::new(Mode::Fused));
     let mut prompt = Prompt::new(&rows, &mask, fixed);
     // The cache, the mask and the ids stay on the model's device; each step uploads the new tokens
     // and their positions and downloads one position's logits. A static cache's capacity depends on

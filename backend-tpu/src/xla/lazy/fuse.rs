@@ -425,6 +425,7 @@ fn run_fused(order: &[Arc<Node>], plan: &Plan, text: String, donated: usize) -> 
     // Nodes nobody outside holds were computed inside the program; free their inputs.
     for node in order {
         node.args().clear();
+        node.ran();
     }
     Ok(())
 }
@@ -486,6 +487,7 @@ fn run_one_by_one(order: &[Arc<Node>]) -> Result<()> {
                 })
                 .collect::<Result<Vec<_>>>()?;
             node.complete(buffers);
+            node.ran();
         }
         Ok(())
     })

@@ -11,7 +11,7 @@
 //!
 //! Sync points: reading values (`to_vec`, `item`, printing, `.to("cpu")`, a host fallback),
 //! [`sync`] (`torch_xla`'s `mark_step`), the end of [`compile`], and a bound on the graph's size
-//! (`OXTORCH_XLA_FUSE_LIMIT`, nodes recorded since the last sync, default 20,000).
+//! (`OXTORCH_XLA_FUSE_LIMIT`, recorded nodes not yet run, default 20,000).
 
 mod fuse;
 mod mode;
@@ -57,7 +57,7 @@ pub fn compile<R>(f: impl FnOnce() -> R) -> oxtorch_core::Result<R> {
     Ok(out)
 }
 
-/// Nodes recorded since the last full sync after which the next op syncs first.
+/// Recorded nodes not yet run after which the next op syncs everything first.
 pub(crate) fn limit() -> u64 {
     static LIMIT: OnceLock<u64> = OnceLock::new();
     *LIMIT.get_or_init(|| {

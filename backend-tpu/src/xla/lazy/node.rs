@@ -1,7 +1,7 @@
 //! The pending graph: nodes that say how to compute flat device buffers from other buffers and
 //! nodes, without computing them yet.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use oxtorch_core::ops::Prim;
@@ -71,14 +71,16 @@ pub(crate) struct Node {
     pub args: Mutex<Vec<Arg>>,
     /// The output buffers, once computed.
     pub result: OnceLock<Vec<Arc<Buffer>>>,
+    /// Whether the node still counts as pending in [`pending_nodes`].
+    counted: AtomicBool,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
 /// The nodes not yet computed, for [`super::sync`]; pruned as they are computed or dropped.
 static LIVE: Mutex<Vec<Weak<Node>>> = Mutex::new(Vec::new());
-/// Nodes recorded since the last full sync.
-static RECORDED_SINCE_SYNC: AtomicU64 = AtomicU64::new(0);
+/// Nodes recorded and not yet run (nor dropped unrun): what the graph bound limits.
+static PENDING: AtomicU64 = AtomicU64::new(0);
 
 impl Node {
     /// Records a new pending node.
@@ -90,14 +92,22 @@ impl Node {
             outputs,
             args: Mutex::new(args),
             result: OnceLock::new(),
+            counted: AtomicBool::new(true),
         });
         let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
         if live.len() >= 1024 && live.len().is_power_of_two() {
             live.retain(|w| w.upgrade().is_some_and(|n| n.result.get().is_none()));
         }
         live.push(Arc::downgrade(&node));
-        RECORDED_SINCE_SYNC.fetch_add(1, Ordering::Relaxed);
+        PENDING.fetch_add(1, Ordering::Relaxed);
         node
+    }
+
+    /// Stops counting the node as pending (it ran, inside a program or on its own).
+    pub fn ran(&self) {
+        if self.counted.swap(false, Ordering::Relaxed) {
+            PENDING.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 
     /// The node's arguments (empty once computed).
@@ -112,16 +122,19 @@ impl Node {
     }
 }
 
-/// Every pending node still referenced, and resets the count of nodes recorded since a sync.
-pub(crate) fn take_live() -> Vec<Arc<Node>> {
-    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    let nodes: Vec<Arc<Node>> =
-        live.drain(..).filter_map(|w| w.upgrade()).filter(|n| n.result.get().is_none()).collect();
-    RECORDED_SINCE_SYNC.store(0, Ordering::Relaxed);
-    nodes
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.ran();
+    }
 }
 
-/// How many nodes were recorded since the last full sync.
-pub(crate) fn recorded_since_sync() -> u64 {
-    RECORDED_SINCE_SYNC.load(Ordering::Relaxed)
+/// Every pending node still referenced.
+pub(crate) fn take_live() -> Vec<Arc<Node>> {
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    live.drain(..).filter_map(|w| w.upgrade()).filter(|n| n.result.get().is_none()).collect()
+}
+
+/// How many recorded nodes have not run yet (and are not dropped).
+pub(crate) fn pending_nodes() -> u64 {
+    PENDING.load(Ordering::Relaxed)
 }

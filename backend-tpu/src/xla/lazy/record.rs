@@ -49,7 +49,7 @@ fn view(s: &XlaStorage, layout: &Layout) -> Arg {
 
 /// Syncs everything pending first when the graph has grown past its bound.
 fn bound_graph() -> Result<()> {
-    if super::node::recorded_since_sync() >= limit() {
+    if super::node::pending_nodes() >= limit() {
         fuse::sync_all("the pending graph reached OXTORCH_XLA_FUSE_LIMIT ops")?;
     }
     Ok(())
