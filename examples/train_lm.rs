@@ -16,6 +16,7 @@ use torch::Result;
 #[allow(dead_code)] // `loss` (next-token loss) serves the bench runner
 mod gpt;
 #[path = "common/reverse_task.rs"]
+#[allow(dead_code)] // `Trainer::new` (cpu) serves the resume test
 mod reverse_task;
 
 use reverse_task::{exact_match, Trainer};

@@ -112,10 +112,10 @@ impl Optimizer for Adagrad {
 
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
         let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
-        for i in 0..self.sums.len() {
+        for (i, param) in params.iter().enumerate().take(self.sums.len()) {
             if let (Some(step), Some(sum)) = (state.tensor(i, "step"), state.tensor(i, "sum")) {
                 self.steps[i] = step.item::<f64>()?;
-                self.sums[i] = super::state::state_for(sum, &params[i])?;
+                self.sums[i] = super::state::state_for(sum, param)?;
             }
         }
         load_lrs(self, state);
