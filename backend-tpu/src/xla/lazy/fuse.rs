@@ -293,18 +293,57 @@ impl Plan {
             values.push(outs);
         }
         let results: Vec<&Value> = self.outputs.iter().flat_map(|&i| values[i].iter()).collect();
-        // Each donatable leaf is written over by a result of its type not yet taken.
+        let aliases = if donation_enabled() { self.aliases(order, &results) } else { Vec::new() };
+        let donated = aliases.len();
+        Ok((b.finish_aliased(&results, &aliases), donated))
+    }
+}
+
+impl Plan {
+    /// (argument, result) pairs: each donatable leaf is written over by a result of its type.
+    /// First the result that is the leaf's own new version (the end of a chain of in-place
+    /// writes starting at the leaf: a parameter or optimizer state updated in place), so XLA
+    /// writes it in place without copying; then any other unclaimed result of the same type.
+    fn aliases(&self, order: &[Arc<Node>], results: &[&Value]) -> Vec<(usize, usize)> {
+        // The first result index of each output node.
+        let mut first = Vec::with_capacity(self.outputs.len());
+        let mut j = 0;
+        for &i in &self.outputs {
+            first.push(j);
+            j += order[i].outputs.len();
+        }
         let mut taken = vec![false; results.len()];
+        let mut donated = vec![false; self.donatable.len()];
         let mut aliases = Vec::new();
-        for (k, _) in self.donatable.iter().enumerate().filter(|(_, d)| **d && donation_enabled()) {
+        for (o, &i) in self.outputs.iter().enumerate() {
+            let mut at = i;
+            let leaf = loop {
+                if !matches!(order[at].step, Step::CopyInto | Step::FillInto) {
+                    break None;
+                }
+                match self.slots[at].0.first().map(|s| s.source) {
+                    Some(Source::Arg(k)) => break Some(k),
+                    Some(Source::Node { at: prev, .. }) => at = prev,
+                    None => break None,
+                }
+            };
+            if let Some(k) = leaf {
+                let j = first[o];
+                if self.donatable[k] && !donated[k] && *results[j].ty() == self.arg_types[k] {
+                    donated[k] = true;
+                    taken[j] = true;
+                    aliases.push((k, j));
+                }
+            }
+        }
+        for k in (0..self.donatable.len()).filter(|&k| self.donatable[k] && !donated[k]) {
             if let Some(j) = (0..results.len()).find(|&j| !taken[j] && *results[j].ty() == self.arg_types[k])
             {
                 taken[j] = true;
                 aliases.push((k, j));
             }
         }
-        let donated = aliases.len();
-        Ok((b.finish_aliased(&results, &aliases), donated))
+        aliases
     }
 }
 
