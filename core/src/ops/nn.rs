@@ -89,6 +89,10 @@ pub enum NnOp {
         /// target value whose rows are left out
         ignore_index: i64,
     },
+    /// The gradient of the tanh-approximated gelu ([`UnaryOp::GeluTanh`](super::UnaryOp::GeluTanh))
+    /// in one pass (the composition takes 13): inputs `(grad, x)` of one shape, output
+    /// `grad * gelu_tanh'(x)`.
+    GeluTanhBackward,
 }
 
 impl NnOp {
@@ -120,13 +124,14 @@ impl NnOp {
             NnOp::Embedding => "embedding",
             NnOp::CrossEntropy { .. } => "cross_entropy",
             NnOp::CrossEntropyBackward { .. } => "cross_entropy_backward",
+            NnOp::GeluTanhBackward => "gelu_backward",
         }
     }
 
     /// Number of tensor inputs.
     pub fn arity(&self) -> usize {
         match self {
-            NnOp::Embedding | NnOp::CrossEntropy { .. } => 2,
+            NnOp::Embedding | NnOp::CrossEntropy { .. } | NnOp::GeluTanhBackward => 2,
             NnOp::CrossEntropyBackward { .. } => 4,
             _ => 1,
         }
@@ -169,6 +174,7 @@ impl NnOp {
             }
             NnOp::CrossEntropy { .. } => vec![vec![x[0]], vec![x[0], 2]],
             NnOp::CrossEntropyBackward { .. } => vec![x.to_vec()],
+            NnOp::GeluTanhBackward => vec![inputs[1].to_vec()],
         }
     }
 }

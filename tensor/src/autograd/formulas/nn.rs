@@ -127,7 +127,7 @@ pub(super) fn backward(op: &NnOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Resu
             };
             Ok(vec![Some(gx), None])
         }
-        NnOp::CrossEntropyBackward { .. } => Err(super::not_differentiable(op.name())),
+        NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward => Err(super::not_differentiable(op.name())),
     }
 }
 
