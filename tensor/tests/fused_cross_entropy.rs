@@ -75,8 +75,17 @@ fn fused_gradient_is_differentiable_again() -> Result<()> {
         let (x, t) = case(9, 12, dtype, false, 4)?;
         let (x2, _) = case(9, 12, dtype, false, 4)?;
         let gg = |x: &Tensor, loss: Tensor| -> Result<Tensor> {
-            let g = autograd::grad(&[loss], &[x.clone()], None, true, true, false)?[0].clone().unwrap();
-            let v = autograd::grad(&[g.square()?.sum_all()?], &[x.clone()], None, false, false, false)?;
+            let g = autograd::grad(&[loss], std::slice::from_ref(x), None, true, true, false)?[0]
+                .clone()
+                .unwrap();
+            let v = autograd::grad(
+                &[g.square()?.sum_all()?],
+                std::slice::from_ref(x),
+                None,
+                false,
+                false,
+                false,
+            )?;
             Ok(v[0].clone().unwrap())
         };
         let a = gg(&x, x.cross_entropy(&t, None, 4, "mean", 0.0)?)?;
@@ -111,4 +120,3 @@ fn fused_edge_cases() -> Result<()> {
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
     Ok(())
 }
-

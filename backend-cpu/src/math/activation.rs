@@ -86,7 +86,11 @@ pub(crate) fn gelu_tanh_backward(
     (x, lx): (&CpuStorage, &Layout),
 ) -> Result<CpuStorage> {
     if lg.dims() != lx.dims() {
-        return Err(Error::shape(format!("gelu_backward: grad {} and input {} differ", lg.shape(), lx.shape())));
+        return Err(Error::shape(format!(
+            "gelu_backward: grad {} and input {} differ",
+            lg.shape(),
+            lx.shape()
+        )));
     }
     fn run<T: Float>(g: &[T], lg: &Layout, x: &[T], lx: &Layout) -> CpuStorage {
         type A<T> = <T as Float>::Acc;

@@ -26,11 +26,7 @@ fn rows_per_task(c: usize) -> usize {
 }
 
 /// The `[N, C]` logits as one contiguous slice (borrowed when already contiguous).
-fn rows<'a, T: crate::storage::CpuElement>(
-    s: &'a [T],
-    l: &Layout,
-    copy: &'a mut Vec<T>,
-) -> Result<&'a [T]> {
+fn rows<'a, T: crate::storage::CpuElement>(s: &'a [T], l: &Layout, copy: &'a mut Vec<T>) -> Result<&'a [T]> {
     if l.rank() != 2 {
         return Err(Error::shape(format!("cross_entropy expects [N, C] logits, got {}", l.shape())));
     }

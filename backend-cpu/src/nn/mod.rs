@@ -30,7 +30,9 @@ pub fn execute(op: &NnOp, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<CpuSt
         NnOp::Resample { taps } => Ok(vec![resample::resample(x, lx, taps)?]),
         NnOp::Embedding => Ok(vec![embedding::embedding(inputs[0], inputs[1])?]),
         NnOp::CrossEntropy { ignore_index } => cross_entropy::forward(inputs[0], inputs[1], *ignore_index),
-        NnOp::GeluTanhBackward => Ok(vec![crate::math::activation::gelu_tanh_backward(inputs[0], inputs[1])?]),
+        NnOp::GeluTanhBackward => {
+            Ok(vec![crate::math::activation::gelu_tanh_backward(inputs[0], inputs[1])?])
+        }
         NnOp::CrossEntropyBackward { ignore_index } => {
             Ok(vec![cross_entropy::backward(inputs[0], inputs[1], inputs[2], inputs[3], *ignore_index)?])
         }

@@ -127,7 +127,9 @@ pub(super) fn backward(op: &NnOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Resu
             };
             Ok(vec![Some(gx), None])
         }
-        NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward => Err(super::not_differentiable(op.name())),
+        NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward => {
+            Err(super::not_differentiable(op.name()))
+        }
     }
 }
 
