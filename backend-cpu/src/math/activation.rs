@@ -1,7 +1,7 @@
 //! Pointwise activation functions on float inputs (f16/bf16 compute in f32).
 
 use oxtorch_core::ops::UnaryOp;
-use oxtorch_core::Layout;
+use oxtorch_core::{BackendStorage, Error, Layout, Result};
 
 use crate::float::{AccFloat, Float};
 use crate::storage::CpuStorage;
@@ -75,5 +75,48 @@ pub(crate) fn float_activation<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Cp
             m!(move |x: A<T>| x * clamp(x + three, zero, six) / six)
         }
         other => unreachable!("{} is not an activation", other.name()),
+    }
+}
+
+/// `grad * gelu_tanh'(x)` in one pass, with the formula and the order of operations of the composed
+/// gradient (`s = sigmoid(2k(x + c x³))`, `s·(1 - x(s - 1)·w)` with `w = 2k(1 + 3c x²)`), so f32 and
+/// f64 give its values bit for bit; f16/bf16 compute in f32 and round once.
+pub(crate) fn gelu_tanh_backward(
+    (g, lg): (&CpuStorage, &Layout),
+    (x, lx): (&CpuStorage, &Layout),
+) -> Result<CpuStorage> {
+    if lg.dims() != lx.dims() {
+        return Err(Error::shape(format!(
+            "gelu_backward: grad {} and input {} differ",
+            lg.shape(),
+            lx.shape()
+        )));
+    }
+    fn run<T: Float>(g: &[T], lg: &Layout, x: &[T], lx: &Layout) -> CpuStorage {
+        type A<T> = <T as Float>::Acc;
+        let c = |v: f64| A::<T>::from_f64(v);
+        let k = (2.0 / std::f64::consts::PI).sqrt();
+        let (a, b) = (c(2.0 * k * 0.044715), c(2.0 * k));
+        let (ma, mb, one) = (c(-6.0 * k * 0.044715), c(-2.0 * k), A::<T>::ONE);
+        CpuStorage::from_vec(crate::walk::map2(g, lg, x, lx, move |g: T, x: T| {
+            let (g, x) = (g.to_acc(), x.to_acc());
+            let x2 = x * x;
+            let u = (x2 * a + b) * x;
+            let s = one / (one + (-u).exp_fast());
+            let minus_w = x2 * ma + mb;
+            T::from_acc(g * ((((s - one) * x) * minus_w + one) * s))
+        }))
+    }
+    match (g, x) {
+        (CpuStorage::F32(g), CpuStorage::F32(x)) => Ok(run(g, lg, x, lx)),
+        (CpuStorage::F64(g), CpuStorage::F64(x)) => Ok(run(g, lg, x, lx)),
+        (CpuStorage::F16(g), CpuStorage::F16(x)) => Ok(run(g, lg, x, lx)),
+        (CpuStorage::BF16(g), CpuStorage::BF16(x)) => Ok(run(g, lg, x, lx)),
+        (g, x) if g.dtype() != x.dtype() => Err(Error::msg(format!(
+            "gelu_backward: expected one dtype, got {} and {}",
+            g.dtype().name(),
+            x.dtype().name()
+        ))),
+        (_, x) => Err(Error::UnsupportedDType { op: "gelu_backward", dtype: x.dtype() }),
     }
 }

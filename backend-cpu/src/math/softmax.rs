@@ -93,22 +93,40 @@ fn max_acc<A: AccFloat>(m: A, v: A) -> A {
     }
 }
 
-/// Softmax of one contiguous row (the last-dim case): vectorised slice loops throughout.
-fn normalise_row<T: Float>(x: &[T], out: &mut [MaybeUninit<T>], log: bool, scratch: &mut Vec<T::Acc>) {
+/// The maximum of a row and the sum of its shifted exponentials (left in `scratch`).
+fn max_and_sum<T: Float>(x: &[T], scratch: &mut Vec<T::Acc>) -> (T::Acc, T::Acc) {
     type A<T> = <T as Float>::Acc;
     let neg_inf = A::<T>::from_f64(f64::NEG_INFINITY);
     let max = crate::simd::fold_lanes(x, neg_inf, |m, v: T| max_acc(m, v.to_acc()), max_acc);
     scratch.clear();
     scratch.resize(x.len(), A::<T>::ZERO);
     crate::simd::accumulate(scratch, x, move |_, v: T| (v.to_acc() - max).exp_fast());
-    let sum = crate::simd::fold_lanes(scratch, A::<T>::ZERO, |s, e| s + e, |a, b| a + b);
+    (max, crate::simd::fold_lanes(scratch, A::<T>::ZERO, |s, e| s + e, |a, b| a + b))
+}
+
+/// `(max, log_sum)` of one contiguous row, from which its log-softmax is `(x - max) - log_sum`
+/// (what [`softmax`] computes along a last dim, bit for bit).
+pub(crate) fn log_stats<T: Float>(x: &[T], scratch: &mut Vec<T::Acc>) -> (T::Acc, T::Acc) {
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && softmax_row::available() {
+        // SAFETY: `T` is `f32` (same type id), and so is its accumulator.
+        let (max, log_sum) = softmax_row::log_stats(unsafe { &*(x as *const [T] as *const [f32]) });
+        return (T::Acc::from_f64(max as f64), T::Acc::from_f64(log_sum as f64));
+    }
+    let (max, sum) = max_and_sum(x, scratch);
+    // Along the last dim torch keeps the sum and its log in the storage type (which rounds them for
+    // f16/bf16); do the same to give torch's values.
+    let r = |v: T::Acc| T::from_acc(v).to_acc();
+    (max, r(r(sum).ln()))
+}
+
+/// Softmax of one contiguous row (the last-dim case): vectorised slice loops throughout.
+fn normalise_row<T: Float>(x: &[T], out: &mut [MaybeUninit<T>], log: bool, scratch: &mut Vec<T::Acc>) {
+    type A<T> = <T as Float>::Acc;
     if log {
-        // Along the last dim torch keeps the sum and its log in the storage type (which rounds
-        // them for f16/bf16); do the same to give torch's values.
-        let r = |v: A<T>| T::from_acc(v).to_acc();
-        let log_sum = r(r(sum).ln());
+        let (max, log_sum) = log_stats(x, scratch);
         crate::simd::map1(x, out, move |v: T| T::from_acc((v.to_acc() - max) - log_sum));
     } else {
+        let (_, sum) = max_and_sum(x, scratch);
         let inv = A::<T>::ONE / sum;
         crate::simd::map1(scratch, out, move |e| T::from_acc(e * inv));
     }

@@ -45,6 +45,20 @@ pub(crate) fn softmax_rows(x: &[f32], out: &mut [MaybeUninit<f32>], row: usize, 
     }
 }
 
+/// `(max, ln Σ e^(x - max))` of one row, the two numbers from which [`softmax_rows`]' log-softmax
+/// computes each output as `(x - max) - ln_sum`, bit for bit. Callers check [`available`].
+pub(crate) fn log_stats(x: &[f32]) -> (f32, f32) {
+    assert!(available(), "log_stats needs AVX-512");
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: AVX-512 was checked above; both kernels read exactly `x.len()` elements of `x`.
+    unsafe {
+        let max = row_max(x.as_ptr(), x.len());
+        (max, exp_sum(x.as_ptr(), None, x.len(), max).ln())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    unreachable!("AVX-512 is x86-64 only")
+}
+
 /// Mask of the first `rem` lanes (`rem < 16`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]

@@ -3,6 +3,7 @@
 //! The kernels read contiguous copies of their inputs; pooling, col2im and resampling compute in f64
 //! (floats) or i64 (integers), which hold every input value exactly, and round once at the end.
 
+mod cross_entropy;
 mod embedding;
 mod im2col;
 mod pool;
@@ -28,6 +29,13 @@ pub fn execute(op: &NnOp, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<CpuSt
         NnOp::AvgPool { taps, divisor_override } => Ok(vec![pool::avg_pool(x, lx, taps, *divisor_override)?]),
         NnOp::Resample { taps } => Ok(vec![resample::resample(x, lx, taps)?]),
         NnOp::Embedding => Ok(vec![embedding::embedding(inputs[0], inputs[1])?]),
+        NnOp::CrossEntropy { ignore_index } => cross_entropy::forward(inputs[0], inputs[1], *ignore_index),
+        NnOp::GeluTanhBackward => {
+            Ok(vec![crate::math::activation::gelu_tanh_backward(inputs[0], inputs[1])?])
+        }
+        NnOp::CrossEntropyBackward { ignore_index } => {
+            Ok(vec![cross_entropy::backward(inputs[0], inputs[1], inputs[2], inputs[3], *ignore_index)?])
+        }
     }
 }
 

@@ -27,6 +27,10 @@ pub fn lower_nn(b: &mut FunctionBuilder, op: &NnOp, inputs: &[Value]) -> Result<
     };
     match op {
         NnOp::Embedding => Ok(vec![embedding(b, x, &inputs[1])?]),
+        // CPU-only fused kernels (the tensor layer composes them from other prims on devices).
+        NnOp::CrossEntropy { .. } | NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward => {
+            Err(Error::Unsupported(format!("\"{}\" is fused on the CPU only", op.name())))
+        }
         NnOp::Im2col { kernel, stride, padding, dilation } => {
             Ok(vec![im2col(b, x, kernel, stride, padding, dilation)?])
         }

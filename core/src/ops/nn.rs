@@ -1,4 +1,4 @@
-//! Neural-network kernels: convolution, pooling, interpolation, embedding.
+//! Neural-network kernels: convolution, pooling, interpolation, embedding, fused cross-entropy.
 //!
 //! The tensor layer checks arguments (with torch's messages) and computes the index geometry; these
 //! prims only move and combine data. Convolutions are `Im2col` + matmul (and matmul + `Col2im` for the
@@ -71,6 +71,28 @@ pub enum NnOp {
     /// Embedding lookup: inputs `(weight [V, D], indices)`; the indices are i64 (a documented
     /// exception to the shared-dtype rule) already validated to lie in `[0, V)`. Output `[*indices, D]`.
     Embedding,
+    /// Cross-entropy of logit rows against class indices: `cross_entropy`'s `log_softmax` and
+    /// `nll_loss` fused (no class weights, no label smoothing; measured to pay on a language model's
+    /// `[tokens, vocab]` logits, which the composition walks about ten times). Inputs `(logits [N, C],
+    /// target [N])`, the target i64 (a documented exception to the shared-dtype rule) already
+    /// validated to lie in `[0, C)` or equal `ignore_index`. Two outputs: `[N]` losses
+    /// `-log_softmax(x)[t]` (0 for ignored rows) and `[N, 2]` row statistics (the maximum and the log
+    /// of the shifted exponentials' sum) for [`NnOp::CrossEntropyBackward`].
+    CrossEntropy {
+        /// target value whose rows are left out
+        ignore_index: i64,
+    },
+    /// The gradient of [`NnOp::CrossEntropy`]'s losses: inputs `(logits [N, C], target [N] i64,
+    /// stats [N, 2], grad [N])`, output `[N, C]` `(softmax(x) - onehot(t)) * grad` (zero rows where
+    /// ignored).
+    CrossEntropyBackward {
+        /// target value whose rows are left out
+        ignore_index: i64,
+    },
+    /// The gradient of the tanh-approximated gelu ([`UnaryOp::GeluTanh`](super::UnaryOp::GeluTanh))
+    /// in one pass (the composition takes 13): inputs `(grad, x)` of one shape, output
+    /// `grad * gelu_tanh'(x)`.
+    GeluTanhBackward,
 }
 
 impl NnOp {
@@ -100,13 +122,17 @@ impl NnOp {
             NnOp::AvgPool { .. } => "avg_pool",
             NnOp::Resample { .. } => "interpolate",
             NnOp::Embedding => "embedding",
+            NnOp::CrossEntropy { .. } => "cross_entropy",
+            NnOp::CrossEntropyBackward { .. } => "cross_entropy_backward",
+            NnOp::GeluTanhBackward => "gelu_backward",
         }
     }
 
     /// Number of tensor inputs.
     pub fn arity(&self) -> usize {
         match self {
-            NnOp::Embedding => 2,
+            NnOp::Embedding | NnOp::CrossEntropy { .. } | NnOp::GeluTanhBackward => 2,
+            NnOp::CrossEntropyBackward { .. } => 4,
             _ => 1,
         }
     }
@@ -146,6 +172,9 @@ impl NnOp {
                 s.push(x[1]);
                 vec![s]
             }
+            NnOp::CrossEntropy { .. } => vec![vec![x[0]], vec![x[0], 2]],
+            NnOp::CrossEntropyBackward { .. } => vec![x.to_vec()],
+            NnOp::GeluTanhBackward => vec![inputs[1].to_vec()],
         }
     }
 }

@@ -129,7 +129,7 @@ fn accumulate_into_leaf(leaf: &Tensor, grad: Tensor, create_graph: bool) -> Resu
     let new = match old {
         None if create_graph => grad,
         // Keep the gradient itself only when nothing else can see its storage.
-        None if Arc::strong_count(&grad.0) == 1 && Arc::strong_count(grad.storage()) == 1 => grad.detach(),
+        None if sole_owner(&grad) => grad.detach(),
         None => no_grad(|| grad.copy())?,
         Some(old) if create_graph || old.requires_grad() => old.add(&grad)?,
         Some(old) => {
@@ -143,6 +143,21 @@ fn accumulate_into_leaf(leaf: &Tensor, grad: Tensor, create_graph: bool) -> Resu
         h(leaf);
     }
     Ok(())
+}
+
+/// Whether nothing but `grad` can see its storage: no other handle to it, and no other tensor on its
+/// storage except the base it views (a weight gradient computed as `(g^T a)^T` arrives as a view),
+/// when only `grad` holds that base.
+fn sole_owner(grad: &Tensor) -> bool {
+    if Arc::strong_count(&grad.0) != 1 {
+        return false;
+    }
+    match Arc::strong_count(grad.storage()) {
+        1 => true,
+        // `base` is the clone just taken plus the one in `grad`'s autograd state.
+        2 => grad.view_base().is_some_and(|base| Arc::strong_count(&base.0) == 2),
+        _ => false,
+    }
 }
 
 /// Runs a leaf's gradient hooks in registration order.

@@ -6,6 +6,23 @@ use oxtorch_core::{broadcast_shapes, Error, Result};
 use crate::dispatch::apply1;
 use crate::Tensor;
 
+/// `a @ b` for `a` of rank ≥ 3 and a matrix `b`, computed with `a`'s leading dims folded into its
+/// rows, when that needs no copy of `a` or when `b` requires grad (torch's `should_fold`); `None`
+/// when the batched product should run instead.
+fn fold_rows(a: &Tensor, b: &Tensor) -> Result<Option<Tensor>> {
+    let k = a.dims()[a.rank() - 1] as isize;
+    if k == 0 {
+        return Ok(None);
+    }
+    let rows = match a.view([-1, k]) {
+        Ok(v) => v,
+        Err(_) if b.requires_grad() && crate::autograd::is_grad_enabled() => a.reshape([-1, k])?,
+        Err(_) => return Ok(None),
+    };
+    let out = apply1(&Prim::MatMul, &[&rows, b], a.device())?;
+    Ok(Some(out))
+}
+
 impl Tensor {
     /// Matrix product with torch's rules: 1-D·1-D is a dot product, 2-D·2-D a matrix product, a 1-D
     /// operand is treated as a row (left) or column (right) vector and its dim removed afterwards, and
@@ -49,6 +66,19 @@ impl Tensor {
                     n
                 )
             }));
+        }
+        if ra >= 3 && rb == 2 {
+            if let Some(folded) = fold_rows(&a2, &b2)? {
+                // `[*batch, m, k] @ [k, n]` as one `[batch * m, k] @ [k, n]` product (torch's
+                // `should_fold`): one larger gemm, and `b`'s gradient is one product instead of
+                // a batch of them summed afterwards.
+                let mut shape = a2.dims()[..ra - 2].to_vec();
+                shape.push(m);
+                if b.rank() > 1 {
+                    shape.push(n);
+                }
+                return folded.view(shape);
+            }
         }
         let batch = broadcast_shapes(&a2.dims()[..ra - 2], &b2.dims()[..rb - 2])?;
         let mut sa = batch.clone();

@@ -105,6 +105,14 @@ pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
             // s + x·s(1 - s)·2k(1 + 3c x²) = s·(1 - x(s - 1)·w) with w = 2k(1 + 3c x²): vectorised
             // sigmoid instead of tanh and pow, and 13 passes instead of 19.
             let x = x()?;
+            if !crate::autograd::is_grad_enabled()
+                && x.device() == oxtorch_core::Device::Cpu
+                && (g.dtype(), g.dims()) == (x.dtype(), x.dims())
+            {
+                // The same formula as one CPU pass (`NnOp::GeluTanhBackward`).
+                let prim = oxtorch_core::ops::Prim::Nn(oxtorch_core::ops::NnOp::GeluTanhBackward);
+                return crate::dispatch::apply1(&prim, &[g, &x], x.device());
+            }
             let k = (2.0 / PI).sqrt();
             let c = 0.044715;
             let x2 = x.square()?;

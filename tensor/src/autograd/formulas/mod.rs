@@ -51,6 +51,8 @@ pub(crate) struct PrimBackward {
     input_dtypes: Vec<DType>,
     /// the prim's own output shapes, when the recorded outputs were reshaped
     prim_dims: Option<Vec<Vec<usize>>>,
+    /// a `MatMul` whose second input is a column-major matrix (a weight used as `w.t()`)
+    mat2_column_major: bool,
 }
 
 impl PrimBackward {
@@ -86,6 +88,7 @@ impl PrimBackward {
             input_dims: inputs.iter().map(|t| t.dims().to_vec()).collect(),
             input_dtypes: inputs.iter().map(|t| t.dtype()).collect(),
             prim_dims,
+            mat2_column_major: matches!(prim, Prim::MatMul) && is_column_major(inputs[1]),
         }
     }
 }
@@ -219,7 +222,18 @@ fn backward(prim: &Prim, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Result<Vec<Op
         Prim::Copy => Ok(vec![Some(g.clone())]),
         Prim::MatMul => {
             let ga = if needs[0] { Some(g.matmul(&ctx.input(1)?.transpose(-1, -2)?)?) } else { None };
-            let gb = if needs[1] { Some(ctx.input(0)?.transpose(-1, -2)?.matmul(g)?) } else { None };
+            let gb = if needs[1] {
+                let a = ctx.input(0)?;
+                Some(if ctx.b.mat2_column_major {
+                    // laid out like `b` (a weight used as `w.t()`) without a transposing copy later
+                    // (torch's `mm_mat2_backward`)
+                    g.transpose(-1, -2)?.matmul(&a)?.transpose(-1, -2)?
+                } else {
+                    a.transpose(-1, -2)?.matmul(g)?
+                })
+            } else {
+                None
+            };
             Ok(vec![ga, gb])
         }
         Prim::Reduce { op, dims } => Ok(vec![Some(reduce::reduce(*op, dims, ctx, g)?)]),
@@ -243,6 +257,11 @@ fn backward(prim: &Prim, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Result<Vec<Op
         Prim::Nn(op) => nn::backward(op, ctx, g, needs),
         Prim::Compare(_) | Prim::Full { .. } => Ok(Vec::new()),
     }
+}
+
+/// A matrix stored column by column (`w.t()` of a contiguous `w`).
+fn is_column_major(b: &Tensor) -> bool {
+    b.rank() == 2 && b.dims()[0] > 1 && b.dims()[1] > 1 && b.strides() == [1, b.dims()[0]]
 }
 
 /// The error for ops torch does not differentiate either.

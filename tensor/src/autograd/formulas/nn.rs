@@ -13,6 +13,7 @@ pub(super) fn saves(op: &NnOp, n: usize) -> Saves {
     match op {
         NnOp::MaxPool { .. } => Saves::outputs(n),
         NnOp::Embedding => Saves { inputs: [false, true].into_iter().collect(), outputs: false },
+        NnOp::CrossEntropy { .. } => Saves::outputs(n),
         _ => Saves::none(n),
     }
 }
@@ -112,7 +113,36 @@ pub(super) fn backward(op: &NnOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Resu
             )?;
             Ok(vec![Some(gw), None])
         }
+        NnOp::CrossEntropy { ignore_index } => {
+            if !needs[0] {
+                return Ok(vec![None, None]);
+            }
+            let (x, t) = (ctx.input(0)?, ctx.input(1)?);
+            let gx = if crate::autograd::is_grad_enabled() {
+                cross_entropy_composite(&x, &t, g, *ignore_index)?
+            } else {
+                let stats = ctx.output(1)?;
+                let prim = Prim::Nn(NnOp::CrossEntropyBackward { ignore_index: *ignore_index });
+                apply1(&prim, &[&x, &t, &stats, g], x.device())?
+            };
+            Ok(vec![Some(gx), None])
+        }
+        NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward => {
+            Err(super::not_differentiable(op.name()))
+        }
     }
+}
+
+/// The gradient of [`NnOp::CrossEntropy`] composed of differentiable ops (for `create_graph`): the
+/// gradients of `nll_loss` (`-g` at the targets of the kept rows) and of `log_softmax`.
+fn cross_entropy_composite(x: &Tensor, t: &Tensor, g: &Tensor, ignore_index: i64) -> Result<Tensor> {
+    let c = x.dims()[1] as i64;
+    let kept = t.ne(ignore_index)?.to_dtype(g.dtype())?;
+    let picked = g.neg()?.mul(&kept)?.unsqueeze(-1)?;
+    let hit = t.unsqueeze(-1)?.eq(&Tensor::arange(c, (DType::I64, x.device()))?)?;
+    let g_logp = hit.where_self(&picked, 0.0)?;
+    let logp = x.log_softmax_dim(-1)?;
+    g_logp.sub(logp.exp()?.mul(g_logp.sum([-1], true)?)?)
 }
 
 /// The dense `[out, in]` matrix of one dim's pooling windows (entries `1/divisor`, or 1).

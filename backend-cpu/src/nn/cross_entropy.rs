@@ -1,0 +1,190 @@
+//! Fused cross-entropy of logit rows against class indices ([`NnOp::CrossEntropy`] and its
+//! gradient).
+//!
+//! The forward reads each row once (its maximum and exponential sum, as the log-softmax kernel
+//! computes them, so the loss `-log_softmax(x)[t]` is that kernel's value bit for bit) and writes
+//! one loss and two statistics per row. The backward reads each row once more and writes
+//! `softmax(x) * g - onehot(t) * g` directly, where the composition wrote the log-probabilities, a
+//! one-hot mask, a masked copy, and four more full-size tensors for the log-softmax gradient.
+//!
+//! [`NnOp::CrossEntropy`]: oxtorch_core::ops::NnOp::CrossEntropy
+
+use std::mem::MaybeUninit;
+
+use oxtorch_core::{BackendStorage, DType, Error, Layout, Result};
+use rayon::prelude::*;
+
+use crate::float::{AccFloat, Float};
+use crate::math::softmax::log_stats;
+use crate::CpuStorage;
+
+type Operand<'a> = (&'a CpuStorage, &'a Layout);
+
+/// Rows per parallel task: at least ~32K elements each.
+fn rows_per_task(c: usize) -> usize {
+    ((1 << 15) / c.max(1)).max(1)
+}
+
+/// The `[N, C]` logits as one contiguous slice (borrowed when already contiguous).
+fn rows<'a, T: crate::storage::CpuElement>(s: &'a [T], l: &Layout, copy: &'a mut Vec<T>) -> Result<&'a [T]> {
+    if l.rank() != 2 {
+        return Err(Error::shape(format!("cross_entropy expects [N, C] logits, got {}", l.shape())));
+    }
+    Ok(match l.contiguous_range() {
+        Some(r) => &s[r],
+        None => {
+            *copy = crate::walk::map1(s, l, |x: T| x);
+            copy
+        }
+    })
+}
+
+/// The targets as a contiguous i64 buffer.
+fn targets(t: Operand, n: usize) -> Result<Vec<i64>> {
+    let (s, l) = t;
+    if l.numel() != n {
+        return Err(Error::shape(format!("cross_entropy expects {n} targets, got {}", l.shape())));
+    }
+    let v = crate::copy::to_contiguous(s, l, DType::I64)?;
+    Ok(v.as_slice::<i64>()?.to_vec())
+}
+
+/// The per-row losses `[N]` and statistics `[N, 2]` (max, log-sum) of `(logits, target)`.
+pub fn forward(x: Operand, t: Operand, ignore_index: i64) -> Result<Vec<CpuStorage>> {
+    match x.0 {
+        CpuStorage::F32(v) => forward_t(v, x.1, t, ignore_index),
+        CpuStorage::F64(v) => forward_t(v, x.1, t, ignore_index),
+        other => Err(Error::UnsupportedDType { op: "cross_entropy", dtype: other.dtype() }),
+    }
+}
+
+fn forward_t<T: Float + crate::storage::CpuElement>(
+    v: &[T],
+    l: &Layout,
+    t: Operand,
+    ignore_index: i64,
+) -> Result<Vec<CpuStorage>> {
+    let mut copy = Vec::new();
+    let x = rows(v, l, &mut copy)?;
+    let (n, c) = (l.dims()[0], l.dims()[1]);
+    let t = targets(t, n)?;
+    check_targets(&t, c, ignore_index)?;
+    let mut loss = vec![T::ZERO; n];
+    let mut stats = vec![T::ZERO; 2 * n];
+    if c > 0 {
+        let per = rows_per_task(c);
+        loss.par_chunks_mut(per)
+            .zip(stats.par_chunks_mut(2 * per))
+            .zip(x.par_chunks(per * c).zip(t.par_chunks(per)))
+            .for_each_init(Vec::new, |scratch, ((loss, stats), (x, t))| {
+                for (((row, &ti), li), st) in
+                    x.chunks_exact(c).zip(t).zip(loss.iter_mut()).zip(stats.chunks_exact_mut(2))
+                {
+                    let (max, log_sum) = log_stats(row, scratch);
+                    st[0] = T::from_acc(max);
+                    st[1] = T::from_acc(log_sum);
+                    if ti != ignore_index {
+                        let logp = T::from_acc((row[ti as usize].to_acc() - max) - log_sum);
+                        *li = T::from_acc(-logp.to_acc());
+                    }
+                }
+            });
+    }
+    Ok(vec![CpuStorage::from_vec(loss), CpuStorage::from_vec(stats)])
+}
+
+/// Refuses a target outside `[0, C)` that is not `ignore_index` (the tensor layer checks first,
+/// with torch's message; this keeps the kernel's indexing in bounds for any caller).
+fn check_targets(t: &[i64], c: usize, ignore_index: i64) -> Result<()> {
+    match t.iter().find(|&&ti| ti != ignore_index && (ti < 0 || ti as usize >= c)) {
+        Some(bad) => Err(Error::msg(format!("Target {bad} is out of bounds."))),
+        None => Ok(()),
+    }
+}
+
+/// `(softmax(x) - onehot(t)) * g` for `(logits, target, stats, grad)`, zero rows where ignored.
+pub fn backward(x: Operand, t: Operand, stats: Operand, g: Operand, ignore_index: i64) -> Result<CpuStorage> {
+    match (x.0, stats.0, g.0) {
+        (CpuStorage::F32(v), CpuStorage::F32(s), CpuStorage::F32(gv)) => {
+            backward_t(v, x.1, t, (s, stats.1), (gv, g.1), ignore_index)
+        }
+        (CpuStorage::F64(v), CpuStorage::F64(s), CpuStorage::F64(gv)) => {
+            backward_t(v, x.1, t, (s, stats.1), (gv, g.1), ignore_index)
+        }
+        (x, s, g) if x.dtype() != s.dtype() || x.dtype() != g.dtype() => Err(Error::msg(format!(
+            "cross_entropy_backward: expected one dtype, got {}, {} and {}",
+            x.dtype().name(),
+            s.dtype().name(),
+            g.dtype().name()
+        ))),
+        (other, _, _) => Err(Error::UnsupportedDType { op: "cross_entropy_backward", dtype: other.dtype() }),
+    }
+}
+
+fn backward_t<T: Float + crate::storage::CpuElement>(
+    v: &[T],
+    l: &Layout,
+    t: Operand,
+    (s, ls): (&[T], &Layout),
+    (gv, lg): (&[T], &Layout),
+    ignore_index: i64,
+) -> Result<CpuStorage> {
+    let mut copy = Vec::new();
+    let x = rows(v, l, &mut copy)?;
+    let (n, c) = (l.dims()[0], l.dims()[1]);
+    let t = targets(t, n)?;
+    check_targets(&t, c, ignore_index)?;
+    if ls.numel() != 2 * n || lg.numel() != n {
+        return Err(Error::shape(format!(
+            "cross_entropy_backward: expected stats [{n}, 2] and grad [{n}], got {} and {}",
+            ls.shape(),
+            lg.shape()
+        )));
+    }
+    let stats = crate::walk::map1(s, ls, |x: T| x);
+    let g = crate::walk::map1(gv, lg, |x: T| x);
+    let len = n * c;
+    let mut out = crate::pool::take::<T>(len);
+    if len > 0 {
+        let per = rows_per_task(c);
+        out.spare_capacity_mut()[..len]
+            .par_chunks_mut(per * c)
+            .zip(x.par_chunks(per * c))
+            .zip(t.par_chunks(per).zip(stats.par_chunks(2 * per)).zip(g.par_chunks(per)))
+            .for_each(|((o, x), ((t, st), g))| {
+                for ((((o, row), &ti), st), &gi) in
+                    o.chunks_exact_mut(c).zip(x.chunks_exact(c)).zip(t).zip(st.chunks_exact(2)).zip(g)
+                {
+                    backward_row(row, o, ti, (st[0], st[1]), gi, ignore_index);
+                }
+            });
+    }
+    // SAFETY: every row of the output was written by `backward_row`; `T: Copy` needs no drop.
+    unsafe { out.set_len(len) };
+    Ok(CpuStorage::from_vec(out))
+}
+
+/// One row of the gradient. With `p = -g` the gradient of the picked log-probability, the
+/// log-softmax gradient is `onehot * p - e^logp * p`, i.e. `e^logp * g` off the target and
+/// `e^logp * g - g` on it (the same roundings as the composition, with the vectorised `exp`).
+fn backward_row<T: Float>(
+    x: &[T],
+    out: &mut [MaybeUninit<T>],
+    t: i64,
+    (max, log_sum): (T, T),
+    g: T,
+    ignore_index: i64,
+) {
+    if t == ignore_index {
+        out.fill(MaybeUninit::new(T::ZERO));
+        return;
+    }
+    let (max, log_sum, g) = (max.to_acc(), log_sum.to_acc(), g.to_acc());
+    crate::simd::map1(x, out, move |v: T| {
+        let logp = T::from_acc((v.to_acc() - max) - log_sum);
+        T::from_acc(logp.to_acc().exp_fast() * g)
+    });
+    let t = t as usize;
+    let logp = T::from_acc((x[t].to_acc() - max) - log_sum);
+    out[t] = MaybeUninit::new(T::from_acc(logp.to_acc().exp_fast() * g - g));
+}
