@@ -11,15 +11,20 @@ pub(crate) mod gpt;
 
 use crate::{emit, timeit};
 
-/// MLP 784-1024-1024-10, batch 256, AdamW(lr=1e-3), cross-entropy.
-pub fn mlp_train_step() {
-    torch::manual_seed(0);
-    let m = Sequential::new()
+/// The MLP of `mlp_train_step_b256`: 784-1024-1024-10 with ReLUs (seeded by the caller).
+pub(crate) fn mlp_model() -> Sequential {
+    Sequential::new()
         .add(Linear::new(784, 1024, true).unwrap())
         .add(ReLU {})
         .add(Linear::new(1024, 1024, true).unwrap())
         .add(ReLU {})
-        .add(Linear::new(1024, 10, true).unwrap());
+        .add(Linear::new(1024, 10, true).unwrap())
+}
+
+/// MLP 784-1024-1024-10, batch 256, AdamW(lr=1e-3), cross-entropy.
+pub fn mlp_train_step() {
+    torch::manual_seed(0);
+    let m = mlp_model();
     let mut opt = AdamW::new(m.parameters(), AdamOptions { lr: 1e-3, ..AdamW::default_options() }).unwrap();
     let x = Tensor::randn([256, 784], ()).unwrap();
     let y = Tensor::randint(0, 10, [256], DType::I64).unwrap();

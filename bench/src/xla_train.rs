@@ -5,7 +5,7 @@
 
 use oxtorch as torch;
 use torch::nn::optim::{AdamOptions, AdamW, Optimizer};
-use torch::nn::{Forward, Linear, ModuleExt, ReLU, Sequential};
+use torch::nn::{Forward, ModuleExt};
 use torch::xla::Mode;
 use torch::{DType, Device, Tensor};
 
@@ -20,12 +20,7 @@ fn mlp(mode: Mode, case: &str) {
     }
     torch::xla::with_mode(mode, || {
         torch::manual_seed(0);
-        let mut m = Sequential::new()
-            .add(Linear::new(784, 1024, true).unwrap())
-            .add(ReLU {})
-            .add(Linear::new(1024, 1024, true).unwrap())
-            .add(ReLU {})
-            .add(Linear::new(1024, 10, true).unwrap());
+        let mut m = super::train::mlp_model();
         m.to(XLA).unwrap();
         let params = m.parameters();
         let mut opt =
