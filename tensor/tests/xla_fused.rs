@@ -236,3 +236,29 @@ fn in_place_updates_across_steps_donate_and_stay_right() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn a_long_pending_chain_dropped_unread_is_freed_without_recursion() -> Result<()> {
+    let Some(dev) = xla() else { return Ok(()) };
+    let _serial = serial();
+    let x = Tensor::ones([2], dev)?;
+    // Below the graph bound (20,000 nodes by default; each add records its scalar too), so
+    // nothing syncs: 8,000 nested pending adds, dropped unread on a small thread stack.
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || -> Result<()> {
+            let y = with_mode(Mode::Fused, || -> Result<Tensor> {
+                let mut y = x.clone();
+                for _ in 0..8_000 {
+                    y = y.add(1.0)?;
+                }
+                Ok(y)
+            })?;
+            drop(y);
+            Ok(())
+        })
+        .expect("spawn")
+        .join()
+        .expect("dropping a long pending chain overflowed the stack")?;
+    Ok(())
+}

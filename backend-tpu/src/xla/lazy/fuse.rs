@@ -32,13 +32,15 @@ type FusedPrograms = HashMap<(Device, String), Arc<Program>>;
 
 /// Computes every pending node still referenced (`torch_xla`'s `mark_step`).
 pub(crate) fn sync_all(why: &str) -> Result<()> {
+    // Under the lock: a node another thread is computing right now is not taken half-done.
+    let _lock = FUSING.lock().unwrap_or_else(|e| e.into_inner());
     let live = super::node::take_live();
     let mut by_device: HashMap<Device, Vec<Arc<Node>>> = HashMap::new();
     for node in live {
         by_device.entry(node.device).or_default().push(node);
     }
     for (_, roots) in by_device {
-        materialize(roots, why)?;
+        materialize_locked(roots, why)?;
     }
     Ok(())
 }
@@ -53,6 +55,11 @@ fn log_syncs() -> bool {
 /// point in `OXTORCH_LOG_SYNCS` lines.
 pub(crate) fn materialize(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
     let _lock = FUSING.lock().unwrap_or_else(|e| e.into_inner());
+    materialize_locked(roots, why)
+}
+
+/// [`materialize`] with `FUSING` held by the caller.
+fn materialize_locked(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
     let order = collect(roots);
     if order.is_empty() {
         return Ok(());
@@ -82,7 +89,8 @@ pub(crate) fn materialize(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
 fn collect(roots: Vec<Arc<Node>>) -> Vec<Arc<Node>> {
     let mut seen = std::collections::HashSet::new();
     let mut order = Vec::new();
-    let mut stack: Vec<Arc<Node>> = roots.into_iter().filter(|n| n.result.get().is_none()).collect();
+    let mut stack: Vec<Arc<Node>> =
+        roots.into_iter().filter(|n| n.result.get().is_none() && !n.has_run()).collect();
     while let Some(node) = stack.pop() {
         if !seen.insert(node.id) {
             continue;

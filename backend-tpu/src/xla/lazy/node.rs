@@ -30,7 +30,7 @@ impl Data {
     /// The pending node, if the data is not computed yet.
     pub fn pending(&self) -> Option<&Arc<Node>> {
         match self {
-            Data::Pending(node, _) if node.result.get().is_none() => Some(node),
+            Data::Pending(node, _) if node.result.get().is_none() && !node.has_run() => Some(node),
             _ => None,
         }
     }
@@ -122,16 +122,45 @@ impl Node {
     }
 }
 
+impl Node {
+    /// Whether the node ran (inside a program, as an output or not, or on its own): a node that
+    /// ran without being an output has no result and must never be collected again.
+    pub fn has_run(&self) -> bool {
+        !self.counted.load(Ordering::Relaxed)
+    }
+}
+
+/// Moves the pending inputs of `args` onto `stack`.
+fn push_inputs(args: Vec<Arg>, stack: &mut Vec<Arc<Node>>) {
+    for arg in args {
+        if let Arg::View { data: Data::Pending(node, _), .. } = arg {
+            stack.push(node);
+        }
+    }
+}
+
 impl Drop for Node {
+    /// Drops the chain of inputs only this node holds iteratively: a long pending chain dropped
+    /// unread would otherwise recurse once per node.
     fn drop(&mut self) {
         self.ran();
+        let mut stack = Vec::new();
+        push_inputs(std::mem::take(self.args.get_mut().unwrap_or_else(|e| e.into_inner())), &mut stack);
+        while let Some(node) = stack.pop() {
+            if let Ok(mut node) = Arc::try_unwrap(node) {
+                push_inputs(
+                    std::mem::take(node.args.get_mut().unwrap_or_else(|e| e.into_inner())),
+                    &mut stack,
+                );
+            }
+        }
     }
 }
 
 /// Every pending node still referenced.
 pub(crate) fn take_live() -> Vec<Arc<Node>> {
     let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    live.drain(..).filter_map(|w| w.upgrade()).filter(|n| n.result.get().is_none()).collect()
+    live.drain(..).filter_map(|w| w.upgrade()).filter(|n| n.result.get().is_none() && !n.has_run()).collect()
 }
 
 /// How many recorded nodes have not run yet (and are not dropped).
