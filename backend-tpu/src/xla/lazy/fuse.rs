@@ -28,7 +28,8 @@ static FUSING: Mutex<()> = Mutex::new(());
 /// same dtypes and sizes, same outputs).
 static PROGRAMS: Mutex<Option<FusedPrograms>> = Mutex::new(None);
 
-type FusedPrograms = HashMap<(Device, String), Arc<Program>>;
+/// `None`: the plugin refused the program; its graphs run node by node without compiling again.
+type FusedPrograms = HashMap<(Device, String), Option<Arc<Program>>>;
 
 /// Computes every pending node still referenced (`torch_xla`'s `mark_step`).
 pub(crate) fn sync_all(why: &str) -> Result<()> {
@@ -40,7 +41,13 @@ pub(crate) fn sync_all(why: &str) -> Result<()> {
         by_device.entry(node.device).or_default().push(node);
     }
     for (_, roots) in by_device {
-        materialize_locked(roots, why)?;
+        // Weak: the graph's outputs are what something else holds, not these references.
+        let taken: Vec<std::sync::Weak<Node>> = roots.iter().map(Arc::downgrade).collect();
+        if let Err(e) = materialize_locked(roots, why) {
+            // Whatever did not run stays registered, so a later sync still finds it.
+            super::node::relive(taken);
+            return Err(e);
+        }
     }
     Ok(())
 }
@@ -420,33 +427,36 @@ fn explain(order: &[Arc<Node>]) -> String {
 }
 
 /// The compiled fused program for `text` (compiling it on a miss).
-fn fused_program(text: String, order: &[Arc<Node>], out_dtypes: Vec<DType>) -> Result<Arc<Program>> {
+/// `None` when the plugin refuses it (reported once per program).
+fn fused_program(text: String, order: &[Arc<Node>], out_dtypes: Vec<DType>) -> Option<Arc<Program>> {
     let device = order[0].device;
     let key = (device, text);
     if let Some(p) = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(|m| m.get(&key)) {
         metrics::record_cache_hit();
-        return Ok(p.clone());
+        return p.clone();
     }
     let what = format!("fused graph of {} ops", order.len());
-    let program = execute::compile_explained(&key.1, device, out_dtypes, &what, || explain(order))?;
+    let program = match execute::compile_explained(&key.1, device, out_dtypes, &what, || explain(order)) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("oxtorch: the fused xla program did not compile; running its ops one by one: {e}");
+            None
+        }
+    };
     PROGRAMS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get_or_insert_with(HashMap::new)
         .insert(key, program.clone());
-    Ok(program)
+    program
 }
 
 fn run_fused(order: &[Arc<Node>], plan: &Plan, text: String, donated: usize) -> Result<()> {
     let device = order[0].device;
     let out_dtypes: Vec<DType> =
         plan.outputs.iter().flat_map(|&i| order[i].outputs.iter().map(|o| o.0)).collect();
-    let program = match fused_program(text, order, out_dtypes) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("oxtorch: the fused xla program did not compile; running its ops one by one: {e}");
-            return run_one_by_one(order);
-        }
+    let Some(program) = fused_program(text, order, out_dtypes) else {
+        return run_one_by_one(order);
     };
     let (client, pjrt_device) = registry::device(device)?;
     let uploaded: Vec<Buffer> = plan

@@ -163,6 +163,14 @@ pub(crate) fn take_live() -> Vec<Arc<Node>> {
     live.drain(..).filter_map(|w| w.upgrade()).filter(|n| n.result.get().is_none() && !n.has_run()).collect()
 }
 
+/// Registers `nodes` again for [`take_live`] (nodes a failed sync took; those that ran are skipped).
+pub(crate) fn relive(nodes: Vec<Weak<Node>>) {
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    live.extend(
+        nodes.into_iter().filter(|w| w.upgrade().is_some_and(|n| n.result.get().is_none() && !n.has_run())),
+    );
+}
+
 /// How many recorded nodes have not run yet (and are not dropped).
 pub(crate) fn pending_nodes() -> u64 {
     PENDING.load(Ordering::Relaxed)
