@@ -235,16 +235,15 @@ fn bf16_dot(a: &[bf16], la: &Layout, b: &[bf16], lb: &Layout, d: &Dims) -> Vec<b
     let r = la.rank();
     let (ars, acs) = (la.strides()[r - 2], la.strides()[r - 1]);
     let (brs, bcs) = (lb.strides()[r - 2], lb.strides()[r - 1]);
-    let mut acc = crate::pool::filled(m * n, 0f32);
-    let mut out = Vec::with_capacity(a_off.len() * m * n);
-    for (&ao, &bo) in a_off.iter().zip(&b_off) {
+    let mut out = crate::pool::filled(a_off.len() * m * n, bf16::ZERO);
+    if m * n == 0 {
+        return out;
+    }
+    for (c, (&ao, &bo)) in out.chunks_mut(m * n).zip(a_off.iter().zip(&b_off)) {
         let am = MatRef { data: a, offset: ao, rs: ars, cs: acs };
         let bm = MatRef { data: b, offset: bo, rs: brs, cs: bcs };
-        gemm(m, n, k, am, bm, &mut acc);
-        let rounded = crate::walk::map1(&acc, &Layout::contiguous([m * n]), bf16::from_f32);
-        out.extend_from_slice(&rounded);
+        gemm(m, n, k, am, bm, c);
     }
-    crate::pool::give(acc);
     out
 }
 
