@@ -95,7 +95,7 @@ pub fn gemm(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [bf16]) 
     // Taken out of the thread-local for the call: a nested call on this thread (rayon may run another
     // task here while it waits) then packs into a fresh buffer instead of sharing this one.
     let mut bpack = PACK_B.take();
-    packed_product(m, n, k, a, b, c, &mut scratch, mc, kc_max, &mut bpack);
+    packed_product(n, k, a, b, c, &mut scratch, mc, kc_max, &mut bpack);
     PACK_B.set(bpack);
     if passes > 1 {
         crate::pool::give(scratch);
@@ -105,7 +105,6 @@ pub fn gemm(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [bf16]) 
 /// The packed loops of [`gemm`]: `kc_max` k values per pass, `mc` rows per parallel task.
 #[allow(clippy::too_many_arguments)]
 fn packed_product(
-    m: usize,
     n: usize,
     k: usize,
     a: MatRef,
