@@ -197,6 +197,62 @@ impl Drop for CpuStorage {
     }
 }
 
+impl CpuStorage {
+    /// Runs a prim that always has one output (elementwise ops, reductions, matmul, casts, copies,
+    /// fills) and returns it directly, skipping the output list of [`BackendStorage::execute`] (a
+    /// small op's dispatch cost matters); `None` for the other prims.
+    pub fn execute_single(prim: &Prim, inputs: &[(&Self, &Layout)]) -> Option<Result<Self>> {
+        let run = || -> Result<Self> {
+            check_inputs(prim, inputs)?;
+            Ok(match prim {
+                Prim::Unary(op) => crate::unary::unary(*op, inputs[0].0, inputs[0].1)?,
+                Prim::Binary(op) => crate::binary::binary(*op, inputs[0], inputs[1])?,
+                Prim::Compare(op) => crate::compare::compare(*op, inputs[0], inputs[1])?,
+                Prim::Where => crate::where_cond::where_cond(inputs[0], inputs[1], inputs[2])?,
+                Prim::Reduce { op, dims } => crate::reduce::reduce(*op, inputs[0].0, inputs[0].1, dims)?,
+                Prim::MatMul => crate::matmul::matmul(inputs[0], inputs[1])?,
+                Prim::Cast(dtype) => crate::copy::to_contiguous(inputs[0].0, inputs[0].1, *dtype)?,
+                Prim::Copy => {
+                    let (s, l) = inputs[0];
+                    crate::copy::to_contiguous(s, l, s.dtype())?
+                }
+                Prim::Full { shape, value, dtype } => {
+                    CpuStorage::full(*dtype, shape.iter().product(), *value)
+                }
+                _ => unreachable!("only single-output prims get here"),
+            })
+        };
+        match prim {
+            Prim::Unary(_)
+            | Prim::Binary(_)
+            | Prim::Compare(_)
+            | Prim::Where
+            | Prim::Reduce { .. }
+            | Prim::MatMul
+            | Prim::Cast(_)
+            | Prim::Copy
+            | Prim::Full { .. } => Some(run()),
+            _ => None,
+        }
+    }
+}
+
+/// The checks every prim's inputs pass first: the arity, and one shape for elementwise prims.
+fn check_inputs(prim: &Prim, inputs: &[(&CpuStorage, &Layout)]) -> Result<()> {
+    let arity = prim.arity();
+    if inputs.len() != arity {
+        return Err(Error::msg(format!("{}: expected {arity} inputs but got {}", prim.name(), inputs.len())));
+    }
+    let same_dims = |a: &[usize], b: &[usize]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y);
+    if matches!(prim, Prim::Binary(_) | Prim::Compare(_) | Prim::Where)
+        && inputs.iter().any(|(_, l)| !same_dims(l.dims(), inputs[0].1.dims()))
+    {
+        let shapes: Vec<_> = inputs.iter().map(|(_, l)| l.shape().clone()).collect();
+        return Err(Error::shape(format!("{}: operands must share one shape, got {shapes:?}", prim.name())));
+    }
+    Ok(())
+}
+
 impl BackendStorage for CpuStorage {
     fn dtype(&self) -> DType {
         match self {
@@ -222,47 +278,20 @@ impl BackendStorage for CpuStorage {
     }
 
     fn execute(prim: &Prim, inputs: &[(&Self, &Layout)]) -> Result<Vec<Self>> {
-        let arity = prim.arity();
-        if inputs.len() != arity {
-            return Err(Error::msg(format!(
-                "{}: expected {arity} inputs but got {}",
-                prim.name(),
-                inputs.len()
-            )));
+        if let Some(out) = CpuStorage::execute_single(prim, inputs) {
+            return Ok(vec![out?]);
         }
-        if matches!(prim, Prim::Binary(_) | Prim::Compare(_) | Prim::Where)
-            && inputs.iter().any(|(_, l)| l.dims() != inputs[0].1.dims())
-        {
-            let shapes: Vec<_> = inputs.iter().map(|(_, l)| l.shape().clone()).collect();
-            return Err(Error::shape(format!(
-                "{}: operands must share one shape, got {shapes:?}",
-                prim.name()
-            )));
-        }
-        let one = |s| Ok(vec![s]);
+        check_inputs(prim, inputs)?;
         match prim {
-            Prim::Unary(op) => one(crate::unary::unary(*op, inputs[0].0, inputs[0].1)?),
-            Prim::Binary(op) => one(crate::binary::binary(*op, inputs[0], inputs[1])?),
-            Prim::Compare(op) => one(crate::compare::compare(*op, inputs[0], inputs[1])?),
-            Prim::Where => one(crate::where_cond::where_cond(inputs[0], inputs[1], inputs[2])?),
-            Prim::Reduce { op, dims } => one(crate::reduce::reduce(*op, inputs[0].0, inputs[0].1, dims)?),
             Prim::ArgReduce { op, dim } => {
                 let (v, i) = crate::arg_reduce::arg_reduce(*op, inputs[0].0, inputs[0].1, *dim)?;
                 Ok(vec![v, i])
-            }
-            Prim::MatMul => one(crate::matmul::matmul(inputs[0], inputs[1])?),
-            Prim::Cast(dtype) => one(crate::copy::to_contiguous(inputs[0].0, inputs[0].1, *dtype)?),
-            Prim::Copy => {
-                let (s, l) = inputs[0];
-                one(crate::copy::to_contiguous(s, l, s.dtype())?)
-            }
-            Prim::Full { shape, value, dtype } => {
-                one(CpuStorage::full(*dtype, shape.iter().product(), *value))
             }
             Prim::Index(op) => crate::index::execute(op, inputs),
             Prim::Shape(op) => crate::shape::execute(op, inputs),
             Prim::Sort(op) => crate::sort::execute(op, inputs),
             Prim::Nn(op) => crate::nn::execute(op, inputs),
+            _ => unreachable!("execute_single runs every single-output prim"),
         }
     }
 

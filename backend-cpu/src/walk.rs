@@ -154,7 +154,8 @@ pub(crate) fn par_collect<U: Copy + Send + 'static>(
 ) -> Vec<U> {
     let mut out: Vec<U> = crate::pool::take(n);
     let spare = &mut out.spare_capacity_mut()[..n];
-    let chunk = chunk_len(n);
+    // Small outputs (the common case of tiny ops) skip asking rayon for its thread count.
+    let chunk = if n <= PAR_MIN_CHUNK { n } else { chunk_len(n) };
     if chunk >= n {
         fill(0, spare);
     } else {

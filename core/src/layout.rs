@@ -5,21 +5,29 @@
 //! memory outside its storage.
 
 use crate::error::{Error, Result};
-use crate::shape::{contiguous_strides, wrap_dim, Dim, Shape};
+use crate::shape::{clone_dims, contiguous_strides, wrap_dim, Dim, DimVec, Shape};
 
 /// Sizes, strides (in elements) and storage offset of a tensor view.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
     shape: Shape,
-    strides: Vec<usize>,
+    strides: DimVec,
     offset: usize,
+}
+
+impl Clone for Layout {
+    #[inline]
+    fn clone(&self) -> Self {
+        Layout { shape: self.shape.clone(), strides: clone_dims(&self.strides), offset: self.offset }
+    }
 }
 
 impl Layout {
     /// A row-major layout of `shape` starting at offset 0.
+    #[inline]
     pub fn contiguous(shape: impl Into<Shape>) -> Self {
         let shape = shape.into();
-        let strides = shape.contiguous_strides();
+        let strides = shape.contiguous_dim_strides();
         Layout { shape, strides, offset: 0 }
     }
 
@@ -33,35 +41,41 @@ impl Layout {
                 strides.len()
             )));
         }
-        Ok(Layout { shape, strides, offset })
+        Ok(Layout { shape, strides: strides.into(), offset })
     }
 
     /// The sizes.
+    #[inline]
     pub fn shape(&self) -> &Shape {
         &self.shape
     }
 
     /// The sizes as a slice.
+    #[inline]
     pub fn dims(&self) -> &[usize] {
         self.shape.dims()
     }
 
     /// The strides, in elements.
+    #[inline]
     pub fn strides(&self) -> &[usize] {
         &self.strides
     }
 
     /// The storage offset, in elements.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// Number of dimensions.
+    #[inline]
     pub fn rank(&self) -> usize {
         self.shape.rank()
     }
 
     /// Number of elements.
+    #[inline]
     pub fn numel(&self) -> usize {
         self.shape.numel()
     }
@@ -105,6 +119,7 @@ impl Layout {
     }
 
     /// True when the elements are laid out row-major without gaps (sizes-1 dims may have any stride).
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         let mut expected = 1usize;
         for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
@@ -119,12 +134,22 @@ impl Layout {
     }
 
     /// If the layout is contiguous, the storage range it covers.
+    #[inline]
     pub fn contiguous_range(&self) -> Option<std::ops::Range<usize>> {
-        if self.numel() == 0 {
-            // An empty view may sit past the end of its (possibly empty) storage.
-            return Some(0..0);
+        // One pass: `expected` ends as the element count when the layout is contiguous.
+        let mut expected = 1usize;
+        let mut contiguous = true;
+        for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
+            if d == 0 {
+                // An empty view may sit past the end of its (possibly empty) storage.
+                return Some(0..0);
+            }
+            if d != 1 {
+                contiguous &= s == expected;
+                expected = expected.saturating_mul(d);
+            }
         }
-        self.is_contiguous().then(|| self.offset..self.offset + self.numel())
+        contiguous.then(|| self.offset..self.offset + expected)
     }
 
     /// Permutes the dimensions (`dims` must be a permutation of `0..rank`, negatives allowed).
@@ -138,7 +163,7 @@ impl Layout {
         }
         let mut seen = vec![false; rank];
         let mut shape = Vec::with_capacity(rank);
-        let mut strides = Vec::with_capacity(rank);
+        let mut strides = DimVec::with_capacity(rank);
         for &d in dims {
             let d = wrap_dim(d, rank)?;
             if seen[d] {
@@ -246,7 +271,7 @@ impl Layout {
         }
         let lead = rank - self.rank();
         let mut shape = vec![0; rank];
-        let mut strides = vec![0; rank];
+        let mut strides = DimVec::from_elem(0, rank);
         for i in 0..rank {
             let t = target[i];
             if i < lead {
@@ -323,7 +348,7 @@ impl Layout {
     /// (torch's `view` rule; `reshape` copies in that case).
     pub fn view(&self, new_shape: &[usize]) -> Option<Layout> {
         let strides = view_strides(self.shape.dims(), &self.strides, new_shape)?;
-        Some(Layout { shape: new_shape.to_vec().into(), strides, offset: self.offset })
+        Some(Layout { shape: new_shape.into(), strides: strides.into(), offset: self.offset })
     }
 
     /// The diagonal of dims `d1`, `d2` with `offset` (positive: above the main diagonal), appended last.
@@ -345,7 +370,7 @@ impl Layout {
             self.offset + offset.unsigned_abs() * self.strides[a]
         };
         let mut shape = Vec::new();
-        let mut strides = Vec::new();
+        let mut strides = DimVec::new();
         for i in 0..self.rank() {
             if i != a && i != b {
                 shape.push(self.shape[i]);

@@ -2,39 +2,71 @@
 
 use std::fmt;
 
+use smallvec::SmallVec;
+
 use crate::error::{Error, Result};
 
+/// Sizes or strides, inline up to six dimensions (no allocation for the shapes of almost every
+/// tensor: creating a tensor is on the path of every op).
+pub(crate) type DimVec = SmallVec<[usize; 6]>;
+
 /// The sizes of a tensor's dimensions (torch's `torch.Size`).
-#[derive(Clone, PartialEq, Eq, Hash, Default)]
-pub struct Shape(Vec<usize>);
+#[derive(PartialEq, Eq, Hash, Default)]
+pub struct Shape(DimVec);
+
+impl Clone for Shape {
+    /// An inline copy (SmallVec's own clone goes through its generic `extend`).
+    #[inline]
+    fn clone(&self) -> Self {
+        Shape(clone_dims(&self.0))
+    }
+}
+
+/// A copy of `dims`, without the generic `extend` path for the inline case.
+#[inline]
+pub(crate) fn clone_dims(dims: &[usize]) -> DimVec {
+    const INLINE: usize = 6;
+    if dims.len() > INLINE {
+        return DimVec::from_slice(dims);
+    }
+    let mut buf = [0usize; INLINE];
+    for (b, &d) in buf.iter_mut().zip(dims) {
+        *b = d;
+    }
+    DimVec::from_buf_and_len(buf, dims.len())
+}
 
 impl Shape {
     /// A shape from its sizes.
     pub fn new(dims: Vec<usize>) -> Self {
-        Shape(dims)
+        Shape(DimVec::from_vec(dims))
     }
 
     /// The empty shape of a 0-dim tensor.
+    #[inline]
     pub fn scalar() -> Self {
-        Shape(Vec::new())
+        Shape(DimVec::new())
     }
 
     /// The sizes.
+    #[inline]
     pub fn dims(&self) -> &[usize] {
         &self.0
     }
 
     /// The sizes, owned.
     pub fn into_dims(self) -> Vec<usize> {
-        self.0
+        self.0.into_vec()
     }
 
     /// Number of dimensions.
+    #[inline]
     pub fn rank(&self) -> usize {
         self.0.len()
     }
 
     /// Number of elements (1 for a 0-dim tensor).
+    #[inline]
     pub fn numel(&self) -> usize {
         self.0.iter().product()
     }
@@ -48,6 +80,11 @@ impl Shape {
     pub fn contiguous_strides(&self) -> Vec<usize> {
         contiguous_strides(&self.0)
     }
+
+    /// [`Shape::contiguous_strides`], inline.
+    pub(crate) fn contiguous_dim_strides(&self) -> DimVec {
+        contiguous_dim_strides(&self.0)
+    }
 }
 
 /// The product of `dims`, or an error when it overflows `usize` (the element count of any tensor
@@ -60,13 +97,29 @@ pub fn checked_numel(dims: &[usize]) -> Result<usize> {
 
 /// Row-major strides for `dims`.
 pub fn contiguous_strides(dims: &[usize]) -> Vec<usize> {
-    let mut strides = vec![0; dims.len()];
-    let mut acc = 1usize;
-    for i in (0..dims.len()).rev() {
-        strides[i] = acc;
-        acc *= dims[i].max(1);
+    contiguous_dim_strides(dims).into_vec()
+}
+
+/// [`contiguous_strides`], inline.
+pub(crate) fn contiguous_dim_strides(dims: &[usize]) -> DimVec {
+    const INLINE: usize = 6;
+    if dims.len() > INLINE {
+        let mut strides = DimVec::from_elem(0, dims.len());
+        let mut acc = 1usize;
+        for i in (0..dims.len()).rev() {
+            strides[i] = acc;
+            acc *= dims[i].max(1);
+        }
+        return strides;
     }
-    strides
+    // Most shapes: fill a fixed array, then one inline copy.
+    let mut strides = [0usize; INLINE];
+    let mut acc = 1usize;
+    for (s, &d) in strides[..dims.len()].iter_mut().zip(dims).rev() {
+        *s = acc;
+        acc *= d.max(1);
+    }
+    DimVec::from_buf_and_len(strides, dims.len())
 }
 
 impl fmt::Debug for Shape {
@@ -84,6 +137,7 @@ impl fmt::Display for Shape {
 
 impl std::ops::Deref for Shape {
     type Target = [usize];
+    #[inline]
     fn deref(&self) -> &[usize] {
         &self.0
     }
@@ -91,27 +145,27 @@ impl std::ops::Deref for Shape {
 
 impl From<Vec<usize>> for Shape {
     fn from(v: Vec<usize>) -> Self {
-        Shape(v)
+        Shape::new(v)
     }
 }
 impl From<&Vec<usize>> for Shape {
     fn from(v: &Vec<usize>) -> Self {
-        Shape(v.clone())
+        Shape(DimVec::from_slice(v))
     }
 }
 impl From<&[usize]> for Shape {
     fn from(v: &[usize]) -> Self {
-        Shape(v.to_vec())
+        Shape(DimVec::from_slice(v))
     }
 }
 impl<const N: usize> From<[usize; N]> for Shape {
     fn from(v: [usize; N]) -> Self {
-        Shape(v.to_vec())
+        Shape(DimVec::from_slice(&v))
     }
 }
 impl<const N: usize> From<&[usize; N]> for Shape {
     fn from(v: &[usize; N]) -> Self {
-        Shape(v.to_vec())
+        Shape(DimVec::from_slice(v))
     }
 }
 impl From<&Shape> for Shape {
@@ -121,27 +175,27 @@ impl From<&Shape> for Shape {
 }
 impl From<()> for Shape {
     fn from(_: ()) -> Self {
-        Shape(Vec::new())
+        Shape::scalar()
     }
 }
 impl From<usize> for Shape {
     fn from(v: usize) -> Self {
-        Shape(vec![v])
+        Shape(DimVec::from_slice(&[v]))
     }
 }
 impl From<(usize, usize)> for Shape {
     fn from(v: (usize, usize)) -> Self {
-        Shape(vec![v.0, v.1])
+        Shape(DimVec::from_slice(&[v.0, v.1]))
     }
 }
 impl From<(usize, usize, usize)> for Shape {
     fn from(v: (usize, usize, usize)) -> Self {
-        Shape(vec![v.0, v.1, v.2])
+        Shape(DimVec::from_slice(&[v.0, v.1, v.2]))
     }
 }
 impl From<(usize, usize, usize, usize)> for Shape {
     fn from(v: (usize, usize, usize, usize)) -> Self {
-        Shape(vec![v.0, v.1, v.2, v.3])
+        Shape(DimVec::from_slice(&[v.0, v.1, v.2, v.3]))
     }
 }
 

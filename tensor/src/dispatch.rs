@@ -9,7 +9,7 @@ use std::sync::Arc;
 use oxtorch_backend_cpu::CpuStorage;
 use oxtorch_backend_tpu::xla::XlaStorage;
 use oxtorch_core::ops::Prim;
-use oxtorch_core::{BackendStorage, Device, Error, Layout, Result};
+use oxtorch_core::{BackendStorage, Device, Error, Layout, Result, Shape};
 use smallvec::SmallVec;
 
 use crate::autograd::record;
@@ -18,8 +18,11 @@ use crate::Tensor;
 
 /// Runs `prim` on `inputs` (all on `device`) and returns its outputs.
 pub(crate) fn apply(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<Vec<Tensor>> {
-    apply_reshaped(prim, inputs, device, None)
+    Ok(run(prim, inputs, device, None)?.into_vec())
 }
+
+/// The outputs of one prim; inline, since most prims have one or two.
+type Outputs<T> = SmallVec<[T; 2]>;
 
 /// [`apply`], with the (contiguous) outputs then seen with other shapes of the same sizes, as one
 /// recorded op: a reduction without keepdim records one `SumBackward` node, not a sum and a view.
@@ -29,12 +32,26 @@ pub(crate) fn apply_reshaped(
     device: Device,
     view_shapes: Option<&[Vec<usize>]>,
 ) -> Result<Vec<Tensor>> {
+    Ok(run(prim, inputs, device, view_shapes)?.into_vec())
+}
+
+/// [`apply_reshaped`] without allocating the list of outputs: this is the path of every op, so a
+/// tiny op's cost is mostly what happens here.
+fn run(
+    prim: &Prim,
+    inputs: &[&Tensor],
+    device: Device,
+    view_shapes: Option<&[Vec<usize>]>,
+) -> Result<Outputs<Tensor>> {
     if let Some(t) = inputs.iter().find(|t| t.device() != device) {
         return Err(Error::msg(format!(
             "Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
             device,
             t.device()
         )));
+    }
+    if device == Device::Cpu && inputs.len() <= 2 && view_shapes.is_none() {
+        return run_cpu_small(prim, inputs);
     }
 
     // Lock each distinct storage once (an input may appear twice, as in `x * x`), in address order
@@ -45,57 +62,72 @@ pub(crate) fn apply_reshaped(
             cells.push(t.storage());
         }
     }
-    cells.sort_unstable_by_key(|c| Arc::as_ptr(c));
-    let slot: SmallVec<[usize; 4]> = inputs
-        .iter()
-        .map(|t| {
-            cells.iter().position(|c| Arc::ptr_eq(c, t.storage())).expect("every input's cell is listed")
-        })
-        .collect();
-    let guards: SmallVec<[_; 4]> = cells.iter().map(|c| c.read()).collect();
-    let outputs = match device {
+    if cells.len() > 1 {
+        cells.sort_unstable_by_key(|c| Arc::as_ptr(c));
+    }
+    let mut guards: SmallVec<[_; 4]> = SmallVec::new();
+    for c in &cells {
+        guards.push(c.read());
+    }
+    // Input `i`'s storage, through the guard of its cell.
+    let storage_of = |t: &Tensor| -> &Storage {
+        let i = cells.iter().position(|c| Arc::ptr_eq(c, t.storage())).expect("every input's cell is listed");
+        &guards[i]
+    };
+    let outputs: Outputs<Storage> = match device {
         Device::Cpu => {
-            let args = inputs
-                .iter()
-                .zip(&slot)
-                .map(|(t, &i)| match &*guards[i] {
-                    Storage::Cpu(s) => Ok((s, t.layout())),
-                    other => Err(misplaced(other, device)),
-                })
-                .collect::<Result<SmallVec<[(&CpuStorage, &Layout); 4]>>>()?;
-            CpuStorage::execute(prim, &args)?.into_iter().map(Storage::Cpu).collect::<Vec<_>>()
+            let mut args: SmallVec<[(&CpuStorage, &Layout); 4]> = SmallVec::new();
+            for t in inputs {
+                match storage_of(t) {
+                    Storage::Cpu(s) => args.push((s, t.layout())),
+                    other => return Err(misplaced(other, device)),
+                }
+            }
+            run_on_cpu(prim, &args)?
         }
         Device::Xla(_) | Device::Tpu(_) => match prim {
             // No input to take the device from: the runtime creates it on `device`.
             Prim::Full { shape, value, dtype } => {
-                vec![Storage::Xla(XlaStorage::full(shape, *value, *dtype, device)?)]
+                smallvec::smallvec![Storage::Xla(XlaStorage::full(shape, *value, *dtype, device)?)]
             }
             _ => {
-                let args = inputs
-                    .iter()
-                    .zip(&slot)
-                    .map(|(t, &i)| match &*guards[i] {
-                        Storage::Xla(s) => Ok((s, t.layout())),
-                        other => Err(misplaced(other, device)),
-                    })
-                    .collect::<Result<SmallVec<[(&XlaStorage, &Layout); 4]>>>()?;
-                XlaStorage::execute(prim, &args)?.into_iter().map(Storage::Xla).collect::<Vec<_>>()
+                let mut args: SmallVec<[(&XlaStorage, &Layout); 4]> = SmallVec::new();
+                for t in inputs {
+                    match storage_of(t) {
+                        Storage::Xla(s) => args.push((s, t.layout())),
+                        other => return Err(misplaced(other, device)),
+                    }
+                }
+                XlaStorage::execute(prim, &args)?.into_iter().map(Storage::Xla).collect()
             }
         },
     };
     drop(guards);
-    let shapes: SmallVec<[&[usize]; 4]> = inputs.iter().map(|t| t.dims()).collect();
+    finish(prim, inputs, outputs, view_shapes)
+}
+
+/// Wraps a prim's output storages as tensors (checking their sizes) and records the op for autograd.
+fn finish(
+    prim: &Prim,
+    inputs: &[&Tensor],
+    outputs: Outputs<Storage>,
+    view_shapes: Option<&[Vec<usize>]>,
+) -> Result<Outputs<Tensor>> {
+    if view_shapes.is_none() && outputs.len() == 1 && preserves_shape(prim) && !inputs.is_empty() {
+        let storage = outputs.into_iter().next().expect("one output");
+        return Ok(smallvec::smallvec![finish_one(prim, inputs, storage)?]);
+    }
     let lens: SmallVec<[usize; 2]> = outputs.iter().map(Storage::len).collect();
-    let out_shapes = prim.output_shapes(&shapes, &lens);
+    let out_shapes = output_shapes(prim, inputs, &lens);
     for (shape, &len) in out_shapes.iter().zip(&lens) {
-        if oxtorch_core::checked_numel(shape)? != len {
+        if shape.checked_numel()? != len {
             return Err(Error::msg(format!(
                 "{}: the backend returned {len} elements for an output of shape {shape:?}",
                 prim.name()
             )));
         }
     }
-    let (outputs, prim_dims): (Vec<Tensor>, _) = match view_shapes {
+    let (outputs, prim_dims): (Outputs<Tensor>, _) = match view_shapes {
         None => (
             outputs.into_iter().zip(out_shapes).map(|(s, shape)| Tensor::from_storage(s, shape)).collect(),
             None,
@@ -115,7 +147,7 @@ pub(crate) fn apply_reshaped(
                     .zip(shapes)
                     .map(|(s, shape)| Tensor::from_storage(s, shape.clone()))
                     .collect(),
-                Some(out_shapes),
+                Some(out_shapes.into_iter().map(Shape::into_dims).collect()),
             )
         }
     };
@@ -125,9 +157,116 @@ pub(crate) fn apply_reshaped(
     Ok(outputs)
 }
 
+/// [`run`] for the commonest ops: on the CPU, with one or two inputs, outputs not reshaped.
+fn run_cpu_small(prim: &Prim, inputs: &[&Tensor]) -> Result<Outputs<Tensor>> {
+    let outputs: Outputs<Storage> = match *inputs {
+        [] => run_on_cpu(prim, &[])?,
+        [a] => {
+            let g = a.storage().read();
+            run_on_cpu(prim, &[(cpu(&g)?, a.layout())])?
+        }
+        [a, b] => {
+            with_two_read(a, b, |sa, sb| run_on_cpu(prim, &[(cpu(sa)?, a.layout()), (cpu(sb)?, b.layout())]))?
+        }
+        _ => unreachable!("at most two inputs"),
+    };
+    finish(prim, inputs, outputs, None)
+}
+
+/// The CPU storage behind a guard.
+fn cpu(s: &Storage) -> Result<&CpuStorage> {
+    match s {
+        Storage::Cpu(s) => Ok(s),
+        other => Err(misplaced(other, Device::Cpu)),
+    }
+}
+
+/// Runs `prim` on CPU storages, single-output prims without the backend's output list.
+fn run_on_cpu(prim: &Prim, args: &[(&CpuStorage, &Layout)]) -> Result<Outputs<Storage>> {
+    Ok(match CpuStorage::execute_single(prim, args) {
+        Some(out) => smallvec::smallvec![Storage::Cpu(out?)],
+        None => CpuStorage::execute(prim, args)?.into_iter().map(Storage::Cpu).collect(),
+    })
+}
+
 /// Runs a single-output prim.
 pub(crate) fn apply1(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<Tensor> {
-    Ok(apply(prim, inputs, device)?.swap_remove(0))
+    if let [a, rest @ ..] = inputs {
+        if device == Device::Cpu
+            && rest.len() <= 1
+            && preserves_shape(prim)
+            && inputs.iter().all(|t| t.device() == Device::Cpu)
+        {
+            // The path of a tiny elementwise op: no output lists at all.
+            let out = match rest {
+                [] => {
+                    let g = a.storage().read();
+                    execute_one(prim, &[(cpu(&g)?, a.layout())])?
+                }
+                [b] => with_two_read(a, b, |sa, sb| {
+                    execute_one(prim, &[(cpu(sa)?, a.layout()), (cpu(sb)?, b.layout())])
+                })?,
+                _ => unreachable!("at most two inputs"),
+            };
+            return finish_one(prim, inputs, Storage::Cpu(out));
+        }
+    }
+    Ok(run(prim, inputs, device, None)?.swap_remove(0))
+}
+
+/// Runs a single-output prim on CPU storages.
+fn execute_one(prim: &Prim, args: &[(&CpuStorage, &Layout)]) -> Result<CpuStorage> {
+    CpuStorage::execute_single(prim, args).expect("a shape-preserving prim has one output")
+}
+
+/// Calls `f` with the storages of `a` and `b` read-locked: once when they share a storage, else in
+/// address order (as `run` and `write_into` lock), so that concurrent ops cannot deadlock.
+fn with_two_read<R>(a: &Tensor, b: &Tensor, f: impl FnOnce(&Storage, &Storage) -> R) -> R {
+    if a.shares_storage(b) {
+        let g = a.storage().read();
+        return f(&g, &g);
+    }
+    let (ga, gb) = if Arc::as_ptr(a.storage()) < Arc::as_ptr(b.storage()) {
+        let ga = a.storage().read();
+        (ga, b.storage().read())
+    } else {
+        let gb = b.storage().read();
+        (a.storage().read(), gb)
+    };
+    f(&ga, &gb)
+}
+
+/// Wraps the one output of a shape-preserving prim as a tensor and records the op for autograd.
+fn finish_one(prim: &Prim, inputs: &[&Tensor], storage: Storage) -> Result<Tensor> {
+    let shape = inputs[0].shape();
+    if shape.numel() != storage.len() {
+        return Err(Error::msg(format!(
+            "{}: the backend returned {} elements for an output of shape {shape:?}",
+            prim.name(),
+            storage.len()
+        )));
+    }
+    let out = Tensor::from_storage(storage, shape.clone());
+    if record::needs_recording(inputs) {
+        record::record_prim(prim, inputs, std::slice::from_ref(&out), None);
+    }
+    Ok(out)
+}
+
+/// The shapes of `prim`'s outputs: the first input's for the shape-preserving prims (whose inputs
+/// share one shape), without the allocations of the general rule.
+fn output_shapes(prim: &Prim, inputs: &[&Tensor], lens: &[usize]) -> Outputs<Shape> {
+    if preserves_shape(prim) && !inputs.is_empty() {
+        return smallvec::smallvec![inputs[0].shape().clone()];
+    }
+    let dims: SmallVec<[&[usize]; 4]> = inputs.iter().map(|t| t.dims()).collect();
+    prim.output_shapes(&dims, lens).into_iter().map(Shape::new).collect()
+}
+
+/// True for prims whose one output has the shape of their first input (and whose inputs share one
+/// shape).
+fn preserves_shape(prim: &Prim) -> bool {
+    matches!(prim, Prim::Unary(_) | Prim::Binary(_) | Prim::Compare(_) | Prim::Cast(_) | Prim::Copy)
 }
 
 /// The error for a storage that is not on the device its tensor claims (an internal invariant).

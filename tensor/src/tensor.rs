@@ -26,6 +26,7 @@ pub(crate) struct TensorImpl {
 
 impl Tensor {
     /// A tensor owning a fresh storage, seen contiguously with `shape`.
+    #[inline]
     pub(crate) fn from_storage(storage: Storage, shape: impl Into<Shape>) -> Tensor {
         let layout = Layout::contiguous(shape);
         debug_assert_eq!(layout.numel(), storage.len());
@@ -46,21 +47,25 @@ impl Tensor {
     }
 
     /// The element type.
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.0.dtype
     }
 
     /// The device holding the storage.
+    #[inline]
     pub fn device(&self) -> Device {
         self.0.device
     }
 
     /// The sizes (torch's `.shape`).
+    #[inline]
     pub fn shape(&self) -> &Shape {
         self.0.layout.shape()
     }
 
     /// The sizes as a slice (torch's `.size()`).
+    #[inline]
     pub fn dims(&self) -> &[usize] {
         self.0.layout.dims()
     }
@@ -72,16 +77,19 @@ impl Tensor {
     }
 
     /// Number of dimensions (torch's `.dim()`).
+    #[inline]
     pub fn rank(&self) -> usize {
         self.0.layout.rank()
     }
 
     /// Number of elements.
+    #[inline]
     pub fn numel(&self) -> usize {
         self.0.layout.numel()
     }
 
     /// Strides in elements (torch's `.stride()`).
+    #[inline]
     pub fn strides(&self) -> &[usize] {
         self.0.layout.strides()
     }
@@ -92,16 +100,19 @@ impl Tensor {
     }
 
     /// The strided layout of this view.
+    #[inline]
     pub fn layout(&self) -> &Layout {
         &self.0.layout
     }
 
     /// True when the elements are row-major without gaps.
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         self.0.layout.is_contiguous()
     }
 
     /// True when both tensors view the same storage.
+    #[inline]
     pub fn shares_storage(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.0.storage, &other.0.storage)
     }

@@ -58,6 +58,17 @@ fn int_bound(bound: Option<Operand>, dtype: DType, which: &str) -> Result<Option
     Ok(Some(Operand::Scalar(Scalar::Int(v.clamp(lo, hi)))))
 }
 
+/// True when `a op b` needs no promotion, broadcasting or operand check: two tensors of one shape
+/// and one dtype that the op keeps (true division and float-only ops promote integers; bool
+/// subtraction is an error).
+fn same_kind_operands(op: BinaryOp, a: &Tensor, b: &Tensor) -> bool {
+    let dtype = a.dtype();
+    dtype == b.dtype()
+        && a.dims() == b.dims()
+        && (dtype.is_float() || !matches!(op, BinaryOp::Div | BinaryOp::Atan2 | BinaryOp::CopySign))
+        && !(dtype == DType::Bool && op == BinaryOp::Sub)
+}
+
 /// The operand checks torch makes before computing (bool subtraction, negative integer powers).
 fn check_binary(op: BinaryOp, a: &Tensor, b: &Operand, dtype: DType) -> Result<()> {
     let b_bool = match b {
@@ -95,6 +106,12 @@ impl Tensor {
     /// Applies a binary prim to `self` and a tensor or scalar, with promotion and broadcasting.
     pub fn binary(&self, other: impl Into<Operand>, op: BinaryOp) -> Result<Tensor> {
         let other = other.into();
+        if let Operand::Tensor(t) = &other {
+            if same_kind_operands(op, self, t) {
+                // Nothing to promote, check or broadcast: straight to the backend.
+                return apply1(&Prim::Binary(op), &[self, t], self.device());
+            }
+        }
         let dtype = binary_dtype(op, self, &other);
         check_binary(op, self, &other, dtype)?;
         let (a, b) = prepare_pair(self, &other, dtype)?;
