@@ -3,7 +3,7 @@
 
 use oxtorch_tensor::{DType, Tensor};
 
-use super::{apply_rotary, LayerCache, Linear, RmsNorm};
+use super::{apply_rotary, Arena, LayerCache, Linear, RmsNorm};
 use crate::error::Result;
 use crate::weights::Vars;
 
@@ -100,6 +100,45 @@ impl SelfAttention {
             None => (None, None),
         };
         Ok(SelfAttention { qkv, o, q_norm, k_norm, cfg })
+    }
+
+    /// The projection weights in the order [`SelfAttention::unpack`] takes them back: q, k, v (or the
+    /// fused qkv), o.
+    pub fn matrices(&self) -> Vec<&Tensor> {
+        let mut m = match &self.qkv {
+            Qkv::Split { q, k, v } => vec![&q.weight, &k.weight, &v.weight],
+            Qkv::Fused(l) => vec![&l.weight],
+        };
+        m.push(&self.o.weight);
+        m
+    }
+
+    /// Takes the weights back from `arena` (packed from [`SelfAttention::matrices`]), fusing q, k and v
+    /// into one projection (their rows are neighbours there) when their biases agree.
+    pub fn unpack(&mut self, arena: &mut Arena) -> Result<()> {
+        let c = &self.cfg;
+        let (qd, kvd) = (c.heads * c.head_dim, c.kv_heads * c.head_dim);
+        self.qkv = match &self.qkv {
+            Qkv::Split { q, k, v } => match (&q.bias, &k.bias, &v.bias) {
+                (None, None, None) => {
+                    Qkv::Fused(Linear { weight: arena.next(&[qd + 2 * kvd, c.hidden])?, bias: None })
+                }
+                (Some(qb), Some(kb), Some(vb)) => Qkv::Fused(Linear {
+                    weight: arena.next(&[qd + 2 * kvd, c.hidden])?,
+                    bias: Some(Tensor::cat(&[qb, kb, vb], 0)?),
+                }),
+                _ => Qkv::Split {
+                    q: Linear { weight: arena.next(&[qd, c.hidden])?, bias: q.bias.clone() },
+                    k: Linear { weight: arena.next(&[kvd, c.hidden])?, bias: k.bias.clone() },
+                    v: Linear { weight: arena.next(&[kvd, c.hidden])?, bias: v.bias.clone() },
+                },
+            },
+            Qkv::Fused(l) => {
+                Qkv::Fused(Linear { weight: arena.next(&[qd + 2 * kvd, c.hidden])?, bias: l.bias.clone() })
+            }
+        };
+        self.o.weight = arena.next(&[c.hidden, qd])?;
+        Ok(())
     }
 
     /// `x` `[batch, seq, hidden]` attending to itself and the cached positions; `cos`/`sin` from
