@@ -249,8 +249,10 @@ pub fn generate(
         KvCache::with_capacity(layers, s + g.max_new_tokens)
     };
     let (ids_t, pos_t, mask_t) = prompt.tensors(cache.capacity(), device)?;
+    // Without padding, a cache read up to its filled length needs no attention mask beyond causality.
+    let mask_t = (fixed || mask.contains(&0)).then_some(mask_t);
     let mut logits =
-        on_pool(device, || lm.logits_at(&ids_t, Some(&mask_t), Some(&pos_t), Some(&mut cache), s - 1))?;
+        on_pool(device, || lm.logits_at(&ids_t, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1))?;
     cache.truncate(s);
     for step in 0..g.max_new_tokens {
         let last = logits.to_dtype(DType::F32)?.to(Device::Cpu)?.to_vec2::<f32>()?;
@@ -271,8 +273,9 @@ pub fn generate(
         }
         let step_ids = Tensor::from_vec(next, [b, 1])?.to(device)?;
         let step_pos = Tensor::from_vec(prompt.advance(), [b, 1])?.to(device)?;
-        logits =
-            on_pool(device, || lm.logits_at(&step_ids, Some(&mask_t), Some(&step_pos), Some(&mut cache), 0))?;
+        logits = on_pool(device, || {
+            lm.logits_at(&step_ids, mask_t.as_ref(), Some(&step_pos), Some(&mut cache), 0)
+        })?;
     }
     let width = rows[0].len();
     Ok(Tensor::from_vec(rows.concat(), [b, width])?)

@@ -353,18 +353,22 @@ impl CausalLm {
             if output_hidden_states {
                 hidden_states.push(h.clone());
             }
+            // One new query reading exactly the filled keys, without padding or a window, sees them
+            // all: its mask would be zeros, so none is built or added.
+            let unmasked = s == 1 && keys == past + s && attention_mask.is_none() && layer.window.is_none();
             let mask = match masks.iter().find(|(w, _)| *w == layer.window) {
-                Some((_, m)) => m.clone(),
+                _ if unmasked => None,
+                Some((_, m)) => Some(m.clone()),
                 None => {
                     let m = causal_mask(attention_mask, s, past, keys, layer.window, self.dtype, device)?;
                     masks.push((layer.window, m.clone()));
-                    m
+                    Some(m)
                 }
             };
             let (cos, sin) = if layer.window.is_some() { (&cos_l, &sin_l) } else { (&cos_g, &sin_g) };
             let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
             let attn =
-                layer.attn.forward(&layer.input_norm.forward(&h)?, cos, sin, Some(&mask), layer_cache)?;
+                layer.attn.forward(&layer.input_norm.forward(&h)?, cos, sin, mask.as_ref(), layer_cache)?;
             h = match &layer.ff_norms {
                 None => {
                     let h1 = h.add(&attn)?;
