@@ -67,6 +67,7 @@ pub fn gemv(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [f32]) {
 }
 
 /// See [`gemv::Block`]; the processor must have AVX512-BF16.
+#[allow(clippy::too_many_arguments)]
 unsafe fn block<O: FromF32>(
     a: *const bf16,
     ars: usize,

@@ -29,6 +29,7 @@ fn block() -> Block<f32, f32> {
 ///
 /// # Safety
 /// As [`Block`].
+#[allow(clippy::too_many_arguments)]
 unsafe fn plain_block(
     a: *const f32,
     ars: usize,
@@ -127,6 +128,7 @@ macro_rules! x86_kernels {
             /// Rows `0..R` of A against columns `0..n` of B, one column at a time.
             #[target_feature(enable = $feat)]
             #[inline]
+            #[allow(clippy::too_many_arguments)]
             unsafe fn columns<const R: usize>(
                 a: *const f32,
                 ars: usize,
@@ -153,6 +155,7 @@ macro_rules! x86_kernels {
 
             /// See [`crate::gemv::Block`].
             #[target_feature(enable = $feat)]
+            #[allow(clippy::too_many_arguments)]
             pub(super) unsafe fn block(
                 a: *const f32,
                 ars: usize,
