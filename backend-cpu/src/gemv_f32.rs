@@ -274,6 +274,8 @@ mod tests {
             (1, 16, 300, 67),
             (1, 13, 31, 129),
             (2, 2, 2000, 300),
+            (40, 3, 200, 5),
+            (7, 1, 1000, 41),
         ];
         for (name, kernel) in kernels {
             for &(batches, m, k, n) in &cases {
