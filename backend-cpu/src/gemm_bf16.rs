@@ -78,9 +78,9 @@ pub fn gemm(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [bf16]) 
         c.fill(bf16::ZERO);
         return;
     }
-    if m <= DOT_MAX_M && a.cs == 1 && b.rs == 1 {
+    if crate::gemv_bf16::applies(m, &a, &b) {
         let mut acc = vec![0f32; m * n];
-        gemv(m, n, k, a, b, &mut acc);
+        crate::gemv_bf16::gemv(m, n, k, a, b, &mut acc);
         for (o, x) in c.iter_mut().zip(&acc) {
             *o = bf16::from_f32(*x);
         }
@@ -189,59 +189,6 @@ struct TileOut<'a> {
     ldw: usize,
     rows: usize,
     cols: usize,
-}
-
-/// Products with at most this many rows of A, both operands contiguous along k (a row-major A times
-/// a transposed weight, as `linear` at batch 1), run as dot products without packing.
-const DOT_MAX_M: usize = 2;
-/// Output columns per parallel task of the dot-product path.
-const DOT_COLS: usize = 64;
-/// `c = a · b` as one dot product per output, for A rows and B columns contiguous along k.
-fn gemv(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [f32]) {
-    for (i, crow) in c.chunks_mut(n).enumerate().take(m) {
-        let arow = &a.data[a.offset + i * a.rs..][..k];
-        crow.par_chunks_mut(DOT_COLS).enumerate().for_each(|(blk, out)| {
-            for (jj, o) in out.iter_mut().enumerate() {
-                let col = &b.data[b.offset + (blk * DOT_COLS + jj) * b.cs..][..k];
-                // SAFETY: `available()` was checked by `gemm`.
-                *o = unsafe { dot(arow, col) };
-            }
-        });
-    }
-}
-
-/// `sum(x[p] * y[p])` of two equally long bf16 slices, on `vdpbf16ps`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
-unsafe fn dot(x: &[bf16], y: &[bf16]) -> f32 {
-    use std::arch::x86_64::*;
-    let n = x.len().min(y.len());
-    let (xp, yp) = (x.as_ptr() as *const i16, y.as_ptr() as *const i16);
-    let bh = |v: __m512i| std::mem::transmute::<__m512i, __m512bh>(v);
-    let (mut acc0, mut acc1) = (_mm512_setzero_ps(), _mm512_setzero_ps());
-    let mut i = 0;
-    // SAFETY (all loads): `i + 64 <= n`, `i + 32 <= n`, or masked to the `n - i` remaining elements.
-    while i + 64 <= n {
-        let (x0, y0) = (_mm512_loadu_si512(xp.add(i) as *const _), _mm512_loadu_si512(yp.add(i) as *const _));
-        let (x1, y1) =
-            (_mm512_loadu_si512(xp.add(i + 32) as *const _), _mm512_loadu_si512(yp.add(i + 32) as *const _));
-        acc0 = _mm512_dpbf16_ps(acc0, bh(x0), bh(y0));
-        acc1 = _mm512_dpbf16_ps(acc1, bh(x1), bh(y1));
-        i += 64;
-    }
-    while i < n {
-        let mask: __mmask32 = if n - i >= 32 { u32::MAX } else { (1u32 << (n - i)) - 1 };
-        let x0 = _mm512_maskz_loadu_epi16(mask, xp.add(i));
-        let y0 = _mm512_maskz_loadu_epi16(mask, yp.add(i));
-        acc0 = _mm512_dpbf16_ps(acc0, bh(x0), bh(y0));
-        i += 32;
-    }
-    _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1))
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn dot(_: &[bf16], _: &[bf16]) -> f32 {
-    unreachable!("gemm_bf16::available() is false off x86-64")
 }
 
 /// Packs rows `ic..ic+mc`, k range `pc..pc+kc` of `a` into `MR`-row panels of k pairs (zero-padded).

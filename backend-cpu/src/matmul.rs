@@ -8,6 +8,7 @@ use oxtorch_core::{BackendStorage, DType, Error, Layout, Result};
 use rayon::prelude::*;
 
 use crate::binary::dtype_mismatch;
+use crate::gemv::{Skinny, SKINNY_MAX_M};
 use crate::storage::{CpuElement, CpuStorage};
 use crate::unary::Int;
 use crate::walk::Plan;
@@ -165,66 +166,40 @@ fn int_typed<T: Int>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dims) -> Ve
     out
 }
 
-/// Products with at most this many rows of A run as dot products (see [`f32_gemv`]).
-const GEMV_MAX_M: usize = 2;
-/// Output columns per parallel task of [`f32_gemv`].
-const GEMV_COLS: usize = 64;
-
-/// True for a batch-1-like product (`m` ≤ 2) whose A rows and B columns are both contiguous along
-/// k, as `linear` at batch 1 (a row times a transposed weight): a memory-bound matrix-vector
-/// product that the packing gemm would slow down by copying the whole weight first.
-fn f32_gemv_applies(la: &Layout, lb: &Layout, d: &Dims) -> bool {
+/// True for a skinny product (`m` ≤ [`SKINNY_MAX_M`]) whose A rows and B columns are both contiguous
+/// along k, as `linear` at batch 1 or over a short prompt (rows times a transposed weight): a
+/// memory-bound product that the packing gemm would slow down by copying the whole weight first.
+fn skinny_applies(la: &Layout, lb: &Layout, d: &Dims) -> bool {
     let r = la.rank();
-    (1..=GEMV_MAX_M).contains(&d.m)
+    (1..=SKINNY_MAX_M).contains(&d.m)
         && d.k > 0
         && d.n > 0
         && la.strides()[r - 1] == 1
         && lb.strides()[r - 2] == 1
 }
 
-/// `c = a · b` as one dot product per output, reading each B column (a weight row) once.
-fn f32_gemv(a: &[f32], la: &Layout, b: &[f32], lb: &Layout, d: &Dims) -> Vec<f32> {
-    let (m, k, n) = (d.m, d.k, d.n);
-    let (a_off, b_off) = (batch_offsets(la), batch_offsets(lb));
+/// The operands of a skinny product (see [`crate::gemv`]), with `offs` holding A's and B's batch
+/// offsets.
+fn skinny<'a, T>(
+    a: &'a [T],
+    la: &Layout,
+    b: &'a [T],
+    lb: &Layout,
+    d: &Dims,
+    offs: &'a (Vec<usize>, Vec<usize>),
+) -> Skinny<'a, T> {
     let r = la.rank();
-    let (ars, bcs) = (la.strides()[r - 2], lb.strides()[r - 1]);
-    let mut out = vec![0f32; a_off.len() * m * n];
-    for (batch, (&ao, &bo)) in out.chunks_mut(m * n).zip(a_off.iter().zip(&b_off)) {
-        for (i, crow) in batch.chunks_mut(n).enumerate() {
-            let arow = &a[ao + i * ars..][..k];
-            crow.par_chunks_mut(GEMV_COLS).enumerate().for_each(|(blk, cols)| {
-                for (jj, o) in cols.iter_mut().enumerate() {
-                    *o = dot_f32(arow, &b[bo + (blk * GEMV_COLS + jj) * bcs..][..k]);
-                }
-            });
-        }
+    Skinny {
+        a,
+        a_offs: &offs.0,
+        ars: la.strides()[r - 2],
+        b,
+        b_offs: &offs.1,
+        bcs: lb.strides()[r - 1],
+        m: d.m,
+        n: d.n,
+        k: d.k,
     }
-    out
-}
-
-/// `sum(x[p] * y[p])` with 16 independent partial sums (so the loop vectorises without reordering
-/// any one sum), then a pairwise total.
-fn dot_f32(x: &[f32], y: &[f32]) -> f32 {
-    const L: usize = 16;
-    let mut acc = [0f32; L];
-    let (xc, yc) = (x.chunks_exact(L), y.chunks_exact(L));
-    let (xr, yr) = (xc.remainder(), yc.remainder());
-    for (xs, ys) in xc.zip(yc) {
-        for l in 0..L {
-            acc[l] += xs[l] * ys[l];
-        }
-    }
-    for (l, (&xv, &yv)) in xr.iter().zip(yr).enumerate() {
-        acc[l] += xv * yv;
-    }
-    let mut width = L;
-    while width > 1 {
-        width /= 2;
-        for l in 0..width {
-            acc[l] += acc[l + width];
-        }
-    }
-    acc[0]
 }
 
 /// bf16 products on the AVX512-BF16 kernel, batch by batch, accumulating in f32 and rounding once.
@@ -256,10 +231,17 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
     oxtorch_core::checked_numel(&[batches, d.m, d.n])?;
     use CpuStorage as S;
     Ok(match (a, b) {
-        (S::F32(x), S::F32(y)) if f32_gemv_applies(la, lb, &d) => S::F32(f32_gemv(x, la, y, lb, &d)),
+        (S::F32(x), S::F32(y)) if skinny_applies(la, lb, &d) => {
+            let offs = (batch_offsets(la), batch_offsets(lb));
+            S::F32(crate::gemv_f32::matmul(&skinny(x, la, y, lb, &d, &offs)))
+        }
         (S::F32(x), S::F32(y)) => S::F32(gemm_typed(x, la, y, lb, &d)),
         (S::F64(x), S::F64(y)) => S::F64(gemm_typed(x, la, y, lb, &d)),
         (S::F16(x), S::F16(y)) => S::F16(gemm_typed::<f16>(x, la, y, lb, &d)),
+        (S::BF16(x), S::BF16(y)) if crate::gemm_bf16::available() && skinny_applies(la, lb, &d) => {
+            let offs = (batch_offsets(la), batch_offsets(lb));
+            S::BF16(crate::gemv_bf16::matmul(&skinny(x, la, y, lb, &d, &offs)))
+        }
         (S::BF16(x), S::BF16(y)) if crate::gemm_bf16::available() => S::BF16(bf16_dot(x, la, y, lb, &d)),
         (S::BF16(_), S::BF16(_)) => {
             // No bf16 dot-product instructions: widen to f32, multiply, round once.
@@ -295,20 +277,27 @@ mod tests {
             .collect()
     }
 
-    /// The dot-product path against the packing gemm, on odd sizes, batches and offsets.
+    /// The skinny path against the packing gemm, on odd sizes, batches and offsets.
     #[test]
-    fn gemv_matches_gemm() {
-        for (batch, m, k, n) in
-            [(1, 1, 1, 1), (1, 1, 17, 65), (1, 2, 100, 130), (3, 1, 33, 7), (2, 2, 16, 64)]
-        {
+    fn skinny_matches_gemm() {
+        for (batch, m, k, n) in [
+            (1, 1, 1, 1),
+            (1, 1, 17, 65),
+            (1, 2, 100, 130),
+            (3, 1, 33, 7),
+            (2, 2, 16, 64),
+            (2, 7, 130, 70),
+            (1, 16, 768, 300),
+        ] {
             let a = values(batch * m * k + 3, 1);
             let w = values(batch * n * k + 5, 2);
             // A: row-major [batch, m, k] at offset 3; B: the transpose of row-major [batch, n, k] at offset 5.
             let la = Layout::new([batch, m, k], vec![m * k, k, 1], 3).unwrap();
             let lb = Layout::new([batch, k, n], vec![n * k, 1, k], 5).unwrap();
             let d = dims(&la, &lb).unwrap();
-            assert!(f32_gemv_applies(&la, &lb, &d));
-            let fast = f32_gemv(&a, &la, &w, &lb, &d);
+            assert!(skinny_applies(&la, &lb, &d));
+            let offs = (batch_offsets(&la), batch_offsets(&lb));
+            let fast = crate::gemv_f32::matmul(&skinny(&a, &la, &w, &lb, &d, &offs));
             let reference = gemm_typed(&a, &la, &w, &lb, &d);
             assert_eq!(fast.len(), reference.len());
             for (i, (x, y)) in fast.iter().zip(&reference).enumerate() {
@@ -318,6 +307,10 @@ mod tests {
         // A B that is not contiguous along k takes the gemm.
         let la = Layout::contiguous([1, 4]);
         let lb = Layout::contiguous([4, 3]);
-        assert!(!f32_gemv_applies(&la, &lb, &dims(&la, &lb).unwrap()));
+        assert!(!skinny_applies(&la, &lb, &dims(&la, &lb).unwrap()));
+        // Neither does a product of more than SKINNY_MAX_M rows.
+        let la = Layout::contiguous([SKINNY_MAX_M + 1, 4]);
+        let lb = Layout::new([4, 3], vec![1, 4], 0).unwrap();
+        assert!(!skinny_applies(&la, &lb, &dims(&la, &lb).unwrap()));
     }
 }

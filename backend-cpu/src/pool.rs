@@ -77,7 +77,9 @@ pub fn take<T: Send + 'static>(n: usize) -> Vec<T> {
             }
         }
     }
-    Vec::with_capacity(n)
+    let v = Vec::with_capacity(n);
+    crate::hugepage::advise(&v);
+    v
 }
 
 /// A vector of `n` copies of `value`, in a cached buffer when one fits.

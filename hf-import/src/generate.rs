@@ -249,7 +249,10 @@ pub fn generate(
         KvCache::with_capacity(layers, s + g.max_new_tokens)
     };
     let (ids_t, pos_t, mask_t) = prompt.tensors(cache.capacity(), device)?;
-    let mut logits = lm.logits_at(&ids_t, Some(&mask_t), Some(&pos_t), Some(&mut cache), s - 1)?;
+    // Without padding, a cache read up to its filled length needs no attention mask beyond causality.
+    let mask_t = (fixed || mask.contains(&0)).then_some(mask_t);
+    let mut logits =
+        on_pool(device, || lm.logits_at(&ids_t, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1))?;
     cache.truncate(s);
     for step in 0..g.max_new_tokens {
         let last = logits.to_dtype(DType::F32)?.to(Device::Cpu)?.to_vec2::<f32>()?;
@@ -270,10 +273,28 @@ pub fn generate(
         }
         let step_ids = Tensor::from_vec(next, [b, 1])?.to(device)?;
         let step_pos = Tensor::from_vec(prompt.advance(), [b, 1])?.to(device)?;
-        logits = lm.logits_at(&step_ids, Some(&mask_t), Some(&step_pos), Some(&mut cache), 0)?;
+        logits = on_pool(device, || {
+            lm.logits_at(&step_ids, mask_t.as_ref(), Some(&step_pos), Some(&mut cache), 0)
+        })?;
     }
     let width = rows[0].len();
     Ok(Tensor::from_vec(rows.concat(), [b, width])?)
+}
+
+/// Runs `f` (a forward pass) on a thread of rayon's pool when the model is on the cpu. The CPU
+/// kernels' parallel loops then share their work with the pool's other threads directly; called from
+/// outside the pool, each of them (a step runs dozens) would wake the pool and block on a condition
+/// variable until it finished, which measured a fifth of a batch-1 decode step of a 110M model on two
+/// cores. Grad mode is per thread, so it is switched off there too; under autocast (also per thread)
+/// `f` runs here.
+fn on_pool<R: Send>(device: Device, f: impl FnOnce() -> R + Send) -> R {
+    if !device.is_cpu() || oxtorch_tensor::autocast::autocast_dtype().is_some() {
+        return f();
+    }
+    rayon::scope(|_| {
+        let _no_grad = NoGradGuard::new();
+        f()
+    })
 }
 
 /// The prompt as the first forward takes it: right-padded with token 0 to a [`bucket`] for a static

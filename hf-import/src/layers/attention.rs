@@ -3,7 +3,7 @@
 
 use oxtorch_tensor::{DType, Tensor};
 
-use super::{apply_rotary, LayerCache, Linear, RmsNorm};
+use super::{apply_rotary, Arena, LayerCache, Linear, RmsNorm};
 use crate::error::Result;
 use crate::weights::Vars;
 
@@ -30,6 +30,11 @@ pub struct AttentionConfig {
 
 /// `softmax(q kᵀ · scale [softcapped] + mask) v` with the softmax in float32, as transformers'
 /// `eager_attention_forward`; `k`/`v` may have fewer heads than `q` (grouped-query attention).
+///
+/// With grouped heads and a mask shared by the heads (`[batch or 1, 1, queries, keys]`), each group's
+/// queries are stacked into one `[rep · queries, head_dim]` matrix against its one key/value head,
+/// instead of copying k and v `rep` times (transformers' `repeat_kv`): the same products, without
+/// the copies.
 pub fn eager_attention(
     q: &Tensor,
     k: &Tensor,
@@ -39,16 +44,47 @@ pub fn eager_attention(
     softcap: Option<f64>,
 ) -> Result<Tensor> {
     let rep = q.dims()[1] / k.dims()[1].max(1);
-    let (k, v) = (repeat_kv(k, rep)?, repeat_kv(v, rep)?);
+    let shared_mask = mask.is_none_or(|m| m.rank() == 4 && m.dims()[1] == 1);
+    if rep == 1 || !shared_mask || q.rank() != 4 {
+        let (k, v) = (repeat_kv(k, rep)?, repeat_kv(v, rep)?);
+        return attend(q, &k, &v, mask, scale, softcap, 1);
+    }
+    let (b, heads, s, d) = (q.dims()[0], q.dims()[1], q.dims()[2], q.dims()[3]);
+    let kv = k.dims()[1];
+    let grouped = q.reshape([b, kv, rep * s, d])?;
+    // The mask `[b, 1, s, keys]` applies to every head of a group: `[b, 1, 1, s, keys]` against the
+    // scores viewed as `[b, kv, rep, s, keys]`.
+    let mask = mask.map(|m| m.unsqueeze(1)).transpose()?;
+    let out = attend(&grouped, k, v, mask.as_ref(), scale, softcap, rep)?;
+    Ok(out.reshape([b, heads, s, d])?)
+}
+
+/// [`eager_attention`] on equal head counts, or with `rep` > 1 on `q` `[b, kv, rep · s, d]` (each
+/// group's queries stacked) and a mask `[b, 1, 1, s, keys]`.
+fn attend(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: Option<&Tensor>,
+    scale: f64,
+    softcap: Option<f64>,
+    rep: usize,
+) -> Result<Tensor> {
     let mut scores = q.matmul(&k.transpose(2, 3)?)?.mul(scale)?;
     if let Some(c) = softcap {
         scores = scores.div(c)?.tanh()?.mul(c)?;
     }
     if let Some(m) = mask {
-        scores = scores.add(m)?;
+        scores = if rep > 1 {
+            let d = scores.dims().to_vec();
+            let (b, kv, rows, keys) = (d[0], d[1], d[2], d[3]);
+            scores.reshape([b, kv, rep, rows / rep, keys])?.add(m)?.reshape([b, kv, rows, keys])?
+        } else {
+            scores.add(m)?
+        };
     }
     let probs = scores.softmax(-1, Some(DType::F32))?.to_dtype(q.dtype())?;
-    Ok(probs.matmul(&v)?)
+    Ok(probs.matmul(v)?)
 }
 
 /// `[b, kv, s, d] -> [b, kv * rep, s, d]`, each head next to its copies.
@@ -102,6 +138,45 @@ impl SelfAttention {
         Ok(SelfAttention { qkv, o, q_norm, k_norm, cfg })
     }
 
+    /// The projection weights in the order [`SelfAttention::unpack`] takes them back: q, k, v (or the
+    /// fused qkv), o.
+    pub fn matrices(&self) -> Vec<&Tensor> {
+        let mut m = match &self.qkv {
+            Qkv::Split { q, k, v } => vec![&q.weight, &k.weight, &v.weight],
+            Qkv::Fused(l) => vec![&l.weight],
+        };
+        m.push(&self.o.weight);
+        m
+    }
+
+    /// Takes the weights back from `arena` (packed from [`SelfAttention::matrices`]), fusing q, k and v
+    /// into one projection (their rows are neighbours there) when their biases agree.
+    pub fn unpack(&mut self, arena: &mut Arena) -> Result<()> {
+        let c = &self.cfg;
+        let (qd, kvd) = (c.heads * c.head_dim, c.kv_heads * c.head_dim);
+        self.qkv = match &self.qkv {
+            Qkv::Split { q, k, v } => match (&q.bias, &k.bias, &v.bias) {
+                (None, None, None) => {
+                    Qkv::Fused(Linear { weight: arena.next(&[qd + 2 * kvd, c.hidden])?, bias: None })
+                }
+                (Some(qb), Some(kb), Some(vb)) => Qkv::Fused(Linear {
+                    weight: arena.next(&[qd + 2 * kvd, c.hidden])?,
+                    bias: Some(Tensor::cat(&[qb, kb, vb], 0)?),
+                }),
+                _ => Qkv::Split {
+                    q: Linear { weight: arena.next(&[qd, c.hidden])?, bias: q.bias.clone() },
+                    k: Linear { weight: arena.next(&[kvd, c.hidden])?, bias: k.bias.clone() },
+                    v: Linear { weight: arena.next(&[kvd, c.hidden])?, bias: v.bias.clone() },
+                },
+            },
+            Qkv::Fused(l) => {
+                Qkv::Fused(Linear { weight: arena.next(&[qd + 2 * kvd, c.hidden])?, bias: l.bias.clone() })
+            }
+        };
+        self.o.weight = arena.next(&[c.hidden, qd])?;
+        Ok(())
+    }
+
     /// `x` `[batch, seq, hidden]` attending to itself and the cached positions; `cos`/`sin` from
     /// [`super::Rotary::cos_sin`], `mask` additive `[batch, 1, seq, keys]` where `keys` is what the
     /// cache's `prepare(seq)` returned (`seq` without a cache).
@@ -115,29 +190,39 @@ impl SelfAttention {
     ) -> Result<Tensor> {
         let (b, s) = (x.dims()[0], x.dims()[1]);
         let c = &self.cfg;
-        let (q, k, v) = match &self.qkv {
-            Qkv::Split { q, k, v } => (q.forward(x)?, k.forward(x)?, v.forward(x)?),
-            Qkv::Fused(l) => {
-                let all = l.forward(x)?;
-                let parts = all.split_with_sizes(
-                    &[c.heads * c.head_dim, c.kv_heads * c.head_dim, c.kv_heads * c.head_dim],
-                    -1,
-                )?;
-                (parts[0].clone(), parts[1].clone(), parts[2].clone())
-            }
-        };
-        let heads = |t: Tensor, n: usize| -> Result<Tensor> {
+        let (qd, kvd) = (c.heads * c.head_dim, c.kv_heads * c.head_dim);
+        let heads = |t: &Tensor, n: usize| -> Result<Tensor> {
             Ok(t.reshape([b, s, n, c.head_dim])?.transpose(1, 2)?)
         };
-        let (mut q, mut k, v) =
-            (q.reshape([b, s, c.heads, c.head_dim])?, k.reshape([b, s, c.kv_heads, c.head_dim])?, v);
-        if let (Some(qn), Some(kn)) = (&self.q_norm, &self.k_norm) {
-            q = qn.forward(&q)?;
-            k = kn.forward(&k)?;
-        }
-        let q = apply_rotary(&q.transpose(1, 2)?, cos, sin)?;
-        let k = apply_rotary(&k.transpose(1, 2)?, cos, sin)?;
-        let v = heads(v, c.kv_heads)?;
+        let (q, k, v) = match (&self.qkv, &self.q_norm) {
+            (Qkv::Fused(l), None) => {
+                // q and k are neighbours in the fused output: one rotary pass over both.
+                let all = l.forward(x)?;
+                let qk =
+                    apply_rotary(&heads(&all.narrow(-1, 0, qd + kvd)?, c.heads + c.kv_heads)?, cos, sin)?;
+                let v = heads(&all.narrow(-1, (qd + kvd) as isize, kvd)?, c.kv_heads)?;
+                (qk.narrow(1, 0, c.heads)?, qk.narrow(1, c.heads as isize, c.kv_heads)?, v)
+            }
+            _ => {
+                let (q, k, v) = match &self.qkv {
+                    Qkv::Split { q, k, v } => (q.forward(x)?, k.forward(x)?, v.forward(x)?),
+                    Qkv::Fused(l) => {
+                        let all = l.forward(x)?;
+                        let parts = all.split_with_sizes(&[qd, kvd, kvd], -1)?;
+                        (parts[0].clone(), parts[1].clone(), parts[2].clone())
+                    }
+                };
+                let (mut q, mut k) =
+                    (q.reshape([b, s, c.heads, c.head_dim])?, k.reshape([b, s, c.kv_heads, c.head_dim])?);
+                if let (Some(qn), Some(kn)) = (&self.q_norm, &self.k_norm) {
+                    q = qn.forward(&q)?;
+                    k = kn.forward(&k)?;
+                }
+                let q = apply_rotary(&q.transpose(1, 2)?, cos, sin)?;
+                let k = apply_rotary(&k.transpose(1, 2)?, cos, sin)?;
+                (q, k, heads(&v, c.kv_heads)?)
+            }
+        };
         let (k, v) = match cache {
             Some(cache) => cache.update(k, v)?,
             None => (k, v),

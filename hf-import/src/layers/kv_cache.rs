@@ -10,6 +10,11 @@
 //!   the moving write position is a view's storage offset, a runtime input of the write program.
 //!
 //! A cache given no capacity grows on demand (doubling, so appends stay amortised O(1)).
+//!
+//! In prefix mode the values are stored transposed, `[batch, kv_heads, head_dim, capacity]`, and handed
+//! out as a transposed view: `probs · v` then reads each output column of `v` contiguously along the
+//! keys, which the CPU backend runs as dot products without packing (one new position is a strided
+//! write of `head_dim` elements per head).
 
 use oxtorch_tensor::{Device, Tensor};
 
@@ -64,7 +69,7 @@ impl LayerCache {
         let end = past + new;
         let (kb, vb) = self.reserve(&k, end)?;
         kb.narrow(2, past as isize, new)?.copy_(&k)?;
-        vb.narrow(2, past as isize, new)?.copy_(&v)?;
+        self.value_slots(&vb, past, new)?.copy_(&v)?;
         self.len = end;
         if past == 0 {
             return Ok((k, v));
@@ -72,7 +77,17 @@ impl LayerCache {
         if self.fixed {
             return Ok((kb, vb));
         }
-        Ok((kb.narrow(2, 0, end)?, vb.narrow(2, 0, end)?))
+        Ok((kb.narrow(2, 0, end)?, self.value_slots(&vb, 0, end)?))
+    }
+
+    /// Value slots `start..start + len` of the value buffer `vb` as `[batch, kv_heads, len, head_dim]`
+    /// (a transposed view in prefix mode, where `vb` is `[batch, kv_heads, head_dim, capacity]`).
+    fn value_slots(&self, vb: &Tensor, start: usize, len: usize) -> Result<Tensor> {
+        Ok(if self.fixed {
+            vb.narrow(2, start as isize, len)?
+        } else {
+            vb.narrow(3, start as isize, len)?.transpose(2, 3)?
+        })
     }
 
     /// Raises `capacity` to hold `end` slots: the next bucket in fixed mode, at least double in
@@ -108,11 +123,16 @@ impl LayerCache {
             }
         }
         self.grow_to(end);
-        let alloc = || Tensor::zeros([d[0], d[1], self.capacity, d[3]], (k.dtype(), k.device()));
-        let (kb, vb) = (alloc()?, alloc()?);
+        let (dtype, device) = (k.dtype(), k.device());
+        let kb = Tensor::zeros([d[0], d[1], self.capacity, d[3]], (dtype, device))?;
+        let vb = if self.fixed {
+            Tensor::zeros([d[0], d[1], self.capacity, d[3]], (dtype, device))?
+        } else {
+            Tensor::zeros([d[0], d[1], d[3], self.capacity], (dtype, device))?
+        };
         if let Some((old_k, old_v)) = &self.buffers {
             kb.narrow(2, 0, self.len)?.copy_(&old_k.narrow(2, 0, self.len)?)?;
-            vb.narrow(2, 0, self.len)?.copy_(&old_v.narrow(2, 0, self.len)?)?;
+            self.value_slots(&vb, 0, self.len)?.copy_(&self.value_slots(old_v, 0, self.len)?)?;
         }
         self.buffers = Some((kb.clone(), vb.clone()));
         Ok((kb, vb))
@@ -235,13 +255,18 @@ mod tests {
         let kv = |n: usize, at: f32| {
             Tensor::full([1, 2, n, 3], at, ()).map(|t| (t.clone(), t.mul(2.0).unwrap())).unwrap()
         };
+        let mut values = None;
         for (step, n) in [3usize, 1, 1, 4].into_iter().enumerate() {
             let keys = c.prepare(n);
             let (k, v) = kv(n, step as f32);
             let (ka, va) = c.layers[0].update(k, v).unwrap();
             assert_eq!(ka.dims()[2], keys);
             assert_eq!(va.dims(), ka.dims());
+            values = Some(va);
         }
+        // The values (stored transposed) read back in slot order, across two reallocations.
+        let va = values.unwrap().select(1, 1).unwrap().select(2, 2).unwrap();
+        assert_eq!(va.to_vec::<f32>().unwrap(), [0.0, 0.0, 0.0, 2.0, 4.0, 6.0, 6.0, 6.0, 6.0]);
         assert_eq!(c.len(), 9);
         assert!(c.capacity() >= 9);
         let (k, _) = c.layers[0].buffers.clone().unwrap();

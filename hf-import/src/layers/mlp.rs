@@ -2,7 +2,7 @@
 
 use oxtorch_tensor::Tensor;
 
-use super::{Activation, Linear};
+use super::{Activation, Arena, Linear};
 use crate::error::Result;
 use crate::weights::Vars;
 
@@ -39,6 +39,43 @@ impl GatedMlp {
         };
         let down = Linear::load(&vars.pp("down_proj"), intermediate, hidden, bias)?;
         Ok(GatedMlp { gate_up, down, act })
+    }
+
+    /// The weights in the order [`GatedMlp::unpack`] takes them back: gate, up (or the fused
+    /// gate_up), down.
+    pub fn matrices(&self) -> Vec<&Tensor> {
+        let mut m = match &self.gate_up {
+            GateUp::Split { gate, up } => vec![&gate.weight, &up.weight],
+            GateUp::Fused(l) => vec![&l.weight],
+        };
+        m.push(&self.down.weight);
+        m
+    }
+
+    /// Takes the weights back from `arena` (packed from [`GatedMlp::matrices`]), fusing gate and up
+    /// into one projection (their rows are neighbours there) when their biases agree.
+    pub fn unpack(&mut self, arena: &mut Arena) -> Result<()> {
+        let [inter, hidden] = [self.down.weight.dims()[1], self.down.weight.dims()[0]];
+        self.gate_up = match &self.gate_up {
+            GateUp::Split { gate, up } => match (&gate.bias, &up.bias) {
+                (None, None) => {
+                    GateUp::Fused(Linear { weight: arena.next(&[2 * inter, hidden])?, bias: None })
+                }
+                (Some(gb), Some(ub)) => GateUp::Fused(Linear {
+                    weight: arena.next(&[2 * inter, hidden])?,
+                    bias: Some(Tensor::cat(&[gb, ub], 0)?),
+                }),
+                _ => GateUp::Split {
+                    gate: Linear { weight: arena.next(&[inter, hidden])?, bias: gate.bias.clone() },
+                    up: Linear { weight: arena.next(&[inter, hidden])?, bias: up.bias.clone() },
+                },
+            },
+            GateUp::Fused(l) => {
+                GateUp::Fused(Linear { weight: arena.next(&[2 * inter, hidden])?, bias: l.bias.clone() })
+            }
+        };
+        self.down.weight = arena.next(&[hidden, inter])?;
+        Ok(())
     }
 
     /// Applies the block to `[..., hidden]`.

@@ -2,6 +2,7 @@
 //! attention masks and self-attention with grouped KV heads, a preallocated KV cache, gated MLPs.
 
 mod activation;
+mod arena;
 mod attention;
 mod encoder;
 mod kv_cache;
@@ -12,6 +13,7 @@ mod norm;
 mod rotary;
 
 pub use activation::Activation;
+pub use arena::{packing_enabled, Arena};
 pub use attention::{eager_attention, AttentionConfig, SelfAttention};
 pub use encoder::EncoderLayer;
 pub use kv_cache::{bucket, fixed_shapes, KvCache, LayerCache};

@@ -7,8 +7,8 @@ use oxtorch_tensor::{DType, Device, Tensor};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
-    causal_mask, Activation, AttentionConfig, Embedding, GatedMlp, KvCache, Linear, RmsNorm, RmsNormStyle,
-    Rotary, SelfAttention,
+    causal_mask, packing_enabled, Activation, Arena, AttentionConfig, Embedding, GatedMlp, KvCache, Linear,
+    RmsNorm, RmsNormStyle, Rotary, SelfAttention,
 };
 use crate::weights::{Vars, Weights};
 
@@ -117,6 +117,8 @@ pub struct CausalLm {
     spec: DecoderSpec,
     hidden: usize,
     dtype: DType,
+    /// The LM head is the embedding table.
+    tied: bool,
 }
 
 impl CausalLm {
@@ -178,11 +180,11 @@ impl CausalLm {
         }
         let norm = norm(&model.pp("norm"), hidden)?;
         let tied = cfg.bool_or("tie_word_embeddings", true)?;
-        let lm_head = match root.get_opt("lm_head.weight", &[vocab, hidden])? {
+        let (lm_head, tied) = match root.get_opt("lm_head.weight", &[vocab, hidden])? {
             Some(w) if !tied || !weights.contains("model.embed_tokens.weight") => {
-                Linear { weight: w, bias: None }
+                (Linear { weight: w, bias: None }, false)
             }
-            _ if tied => Linear { weight: embed.weight.clone(), bias: None },
+            _ if tied => (Linear { weight: embed.weight.clone(), bias: None }, true),
             _ => return Err(Error::Weight("tensor 'lm_head.weight' is missing from the checkpoint".into())),
         };
         // The frequencies live where the weights do.
@@ -193,7 +195,34 @@ impl CausalLm {
         } else {
             rotary_global.clone()
         };
-        Ok(CausalLm { embed, layers, norm, lm_head, rotary_global, rotary_local, spec, hidden, dtype })
+        let mut lm =
+            CausalLm { embed, layers, norm, lm_head, rotary_global, rotary_local, spec, hidden, dtype, tied };
+        if packing_enabled(device) {
+            lm.pack_weights()?;
+        }
+        Ok(lm)
+    }
+
+    /// Copies the projection weights and the LM head into one buffer in the order a forward pass reads
+    /// them, q/k/v and gate/up fused (see [`Arena`]).
+    fn pack_weights(&mut self) -> Result<()> {
+        let mut parts: Vec<&Tensor> = Vec::new();
+        for l in &self.layers {
+            parts.extend(l.attn.matrices());
+            parts.extend(l.mlp.matrices());
+        }
+        parts.push(&self.lm_head.weight);
+        let Some(mut arena) = Arena::pack(&parts)? else { return Ok(()) };
+        for l in &mut self.layers {
+            l.attn.unpack(&mut arena)?;
+            l.mlp.unpack(&mut arena)?;
+        }
+        self.lm_head.weight = arena.next(self.lm_head.weight.dims())?;
+        if self.tied {
+            self.embed.weight = self.lm_head.weight.clone();
+        }
+        debug_assert!(arena.is_done());
+        Ok(())
     }
 
     /// The number of layers (the length a [`KvCache`] needs).
@@ -324,18 +353,22 @@ impl CausalLm {
             if output_hidden_states {
                 hidden_states.push(h.clone());
             }
+            // One new query reading exactly the filled keys, without padding or a window, sees them
+            // all: its mask would be zeros, so none is built or added.
+            let unmasked = s == 1 && keys == past + s && attention_mask.is_none() && layer.window.is_none();
             let mask = match masks.iter().find(|(w, _)| *w == layer.window) {
-                Some((_, m)) => m.clone(),
+                _ if unmasked => None,
+                Some((_, m)) => Some(m.clone()),
                 None => {
                     let m = causal_mask(attention_mask, s, past, keys, layer.window, self.dtype, device)?;
                     masks.push((layer.window, m.clone()));
-                    m
+                    Some(m)
                 }
             };
             let (cos, sin) = if layer.window.is_some() { (&cos_l, &sin_l) } else { (&cos_g, &sin_g) };
             let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
             let attn =
-                layer.attn.forward(&layer.input_norm.forward(&h)?, cos, sin, Some(&mask), layer_cache)?;
+                layer.attn.forward(&layer.input_norm.forward(&h)?, cos, sin, mask.as_ref(), layer_cache)?;
             h = match &layer.ff_norms {
                 None => {
                     let h1 = h.add(&attn)?;

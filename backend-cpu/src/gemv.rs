@@ -1,0 +1,153 @@
+//! Skinny products without packing: `m` ≤ [`SKINNY_MAX_M`] rows of A times B, where A's rows and B's
+//! columns are both contiguous along k: `linear` at batch 1 or over a short prompt (a few rows times a
+//! transposed `[out, in]` weight) and attention scores (queries times transposed keys).
+//!
+//! Such products are bound by streaming B (the weight) from memory once; the packing gemm would first
+//! copy all of it. Each output is one dot product; a kernel computes a block of `m` rows × a range of
+//! columns at a time (reusing each loaded stretch of B for all rows), and this driver splits the
+//! columns of every batch into contiguous ranges run on rayon's pool. The element kernels live in
+//! [`crate::gemv_f32`] and [`crate::gemv_bf16`].
+
+use rayon::prelude::*;
+
+/// Products with at most this many rows of A take the skinny path.
+pub const SKINNY_MAX_M: usize = 16;
+
+/// Below this many multiply-adds a product runs on the calling thread (waking the pool costs more).
+const SERIAL_MACS: usize = 1 << 16;
+/// Each parallel task gets at least this many multiply-adds.
+const MIN_TASK_MACS: usize = 1 << 15;
+/// At most this many tasks per thread (a few, so that a thread slowed by other work is helped).
+const TASKS_PER_THREAD: usize = 4;
+
+/// A batch of products `c[i] = a[i] · b[i]`, `m × k` times `k × n`: row `r` of batch `i` of A is
+/// `a[a_offs[i] + r * ars..][..k]`, column `j` of B is `b[b_offs[i] + j * bcs..][..k]`.
+pub struct Skinny<'a, T> {
+    /// A's storage
+    pub a: &'a [T],
+    /// offset of each batch's A
+    pub a_offs: &'a [usize],
+    /// A's row stride
+    pub ars: usize,
+    /// B's storage
+    pub b: &'a [T],
+    /// offset of each batch's B (as many as `a_offs`)
+    pub b_offs: &'a [usize],
+    /// B's column stride
+    pub bcs: usize,
+    /// rows of A
+    pub m: usize,
+    /// columns of B
+    pub n: usize,
+    /// the shared dim
+    pub k: usize,
+}
+
+/// A block kernel: `out[r * ldo + j] = Σ_p a[r * ars + p] · b[j * bcs + p]` for `r < m`, `j < n`.
+///
+/// # Safety
+/// Every element those indices name, with `p < k`, must lie inside its allocation, and no other
+/// thread may access the written outputs.
+pub type Block<T, O> = unsafe fn(
+    a: *const T,
+    ars: usize,
+    m: usize,
+    b: *const T,
+    bcs: usize,
+    n: usize,
+    k: usize,
+    out: *mut O,
+    ldo: usize,
+);
+
+/// A pointer to the output that tasks write disjoint parts of.
+struct OutPtr<O>(*mut O);
+// Not derived: those would require `O: Copy`.
+impl<O> Clone for OutPtr<O> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<O> Copy for OutPtr<O> {}
+// SAFETY: tasks write disjoint elements (distinct batches or column ranges) and the buffer outlives them.
+unsafe impl<O> Send for OutPtr<O> {}
+// SAFETY: as above.
+unsafe impl<O> Sync for OutPtr<O> {}
+
+impl<O> OutPtr<O> {
+    /// The pointer (a method, so that closures capture the whole `Sync` wrapper).
+    fn get(self) -> *mut O {
+        self.0
+    }
+}
+
+/// Runs `block` over every batch, returning the row-major `[batches, m, n]` result.
+///
+/// Panics when an operand reaches outside its storage (callers validate layouts first).
+pub fn run<T: Sync, O: Send + 'static>(p: &Skinny<T>, block: Block<T, O>) -> Vec<O> {
+    let (m, n, k) = (p.m, p.n, p.k);
+    let batches = p.a_offs.len();
+    assert_eq!(p.b_offs.len(), batches);
+    assert!(m > 0 && n > 0 && k > 0);
+    let reach = |offs: &[usize], count: usize, stride: usize, len: usize| {
+        offs.iter().all(|&o| {
+            let end =
+                (count - 1).checked_mul(stride).and_then(|e| e.checked_add(o)).and_then(|e| e.checked_add(k));
+            end.is_some_and(|e| e <= len)
+        })
+    };
+    assert!(reach(p.a_offs, m, p.ars, p.a.len()) && reach(p.b_offs, n, p.bcs, p.b.len()));
+    let total = batches * m * n;
+    let mut out: Vec<O> = crate::pool::take(total);
+    let dst = OutPtr(out.as_mut_ptr());
+    // A task: batch `i`, columns `j0..j1`.
+    let task = |i: usize, j0: usize, j1: usize| {
+        // SAFETY: the bounds were checked above; the task writes rows `0..m`, columns `j0..j1` of batch
+        // `i` only, inside the `total` elements reserved.
+        unsafe {
+            block(
+                p.a.as_ptr().add(p.a_offs[i]),
+                p.ars,
+                m,
+                p.b.as_ptr().add(p.b_offs[i] + j0 * p.bcs),
+                p.bcs,
+                j1 - j0,
+                k,
+                dst.get().add(i * m * n + j0),
+                n,
+            )
+        }
+    };
+    let macs = total * k;
+    let threads = rayon::current_num_threads();
+    if macs < SERIAL_MACS || threads == 1 {
+        (0..batches).for_each(|i| task(i, 0, n));
+    } else {
+        // Equal contiguous column ranges, a multiple of 4 columns each (the kernels' column tile).
+        let tasks = (macs / MIN_TASK_MACS).clamp(1, threads * TASKS_PER_THREAD);
+        let per_batch = tasks.div_ceil(batches).min(n.div_ceil(4));
+        let width = n.div_ceil(per_batch).next_multiple_of(4);
+        let ranges = n.div_ceil(width);
+        (0..batches * ranges).into_par_iter().for_each(|t| {
+            let (i, r) = (t / ranges, t % ranges);
+            task(i, r * width, n.min((r + 1) * width));
+        });
+    }
+    // SAFETY: the tasks wrote every element of every batch.
+    unsafe { out.set_len(total) };
+    out
+}
+
+/// The plain reference of a block kernel, for tests: f64 sums of `f64` values.
+#[cfg(test)]
+pub fn reference(p: &Skinny<f64>) -> Vec<f64> {
+    let mut out = Vec::new();
+    for (&ao, &bo) in p.a_offs.iter().zip(p.b_offs) {
+        for r in 0..p.m {
+            for j in 0..p.n {
+                out.push((0..p.k).map(|q| p.a[ao + r * p.ars + q] * p.b[bo + j * p.bcs + q]).sum());
+            }
+        }
+    }
+    out
+}
