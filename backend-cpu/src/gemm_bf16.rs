@@ -91,18 +91,19 @@ pub fn gemm(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [bf16]) 
     let kc_max = k.div_ceil(passes).next_multiple_of(2);
     let ldw = n + SCRATCH_PAD;
     let mut scratch = if passes > 1 { crate::pool::filled(m * ldw, 0f32) } else { Vec::new() };
-    let mc = row_block(m);
+    let bounds = row_blocks(m);
     // Taken out of the thread-local for the call: a nested call on this thread (rayon may run another
     // task here while it waits) then packs into a fresh buffer instead of sharing this one.
     let mut bpack = PACK_B.take();
-    packed_product(n, k, a, b, c, &mut scratch, mc, kc_max, &mut bpack);
+    packed_product(n, k, a, b, c, &mut scratch, &bounds, kc_max, &mut bpack);
     PACK_B.set(bpack);
     if passes > 1 {
         crate::pool::give(scratch);
     }
 }
 
-/// The packed loops of [`gemm`]: `kc_max` k values per pass, `mc` rows per parallel task.
+/// The packed loops of [`gemm`]: `kc_max` k values per pass, rows `bounds[i]..bounds[i + 1]` in
+/// parallel task `i`.
 #[allow(clippy::too_many_arguments)]
 fn packed_product(
     n: usize,
@@ -111,7 +112,7 @@ fn packed_product(
     b: MatRef,
     c: &mut [bf16],
     scratch: &mut [f32],
-    mc: usize,
+    bounds: &[usize],
     kc_max: usize,
     bpack: &mut Vec<u32>,
 ) {
@@ -124,13 +125,18 @@ fn packed_product(
             pack_b(&b, pc, kc, jc, nc, bpack);
             let bpack = &bpack[..];
             let sink = Sink { first: pass == 0, last: pass + 1 == passes };
-            let blocks: Vec<(&mut [bf16], &mut [f32])> = if passes > 1 {
-                c.chunks_mut(mc * n).zip(scratch.chunks_mut(mc * ldw)).collect()
-            } else {
-                c.chunks_mut(mc * n).map(|rows| (rows, &mut [][..])).collect()
-            };
-            blocks.into_par_iter().enumerate().for_each(|(blk, (crows, wrows))| {
-                let ic = blk * mc;
+            // Each task's rows of the output and of the scratch.
+            let mut blocks: Vec<(usize, &mut [bf16], &mut [f32])> = Vec::with_capacity(bounds.len());
+            let (mut c_rest, mut w_rest) = (&mut c[..], &mut scratch[..]);
+            for w in bounds.windows(2) {
+                let rows = w[1] - w[0];
+                let (cb, cr) = std::mem::take(&mut c_rest).split_at_mut(rows * n);
+                let wlen = if passes > 1 { rows * ldw } else { 0 };
+                let (wb, wr) = std::mem::take(&mut w_rest).split_at_mut(wlen);
+                blocks.push((w[0], cb, wb));
+                (c_rest, w_rest) = (cr, wr);
+            }
+            blocks.into_par_iter().for_each(|(ic, crows, wrows)| {
                 let rows_here = crows.len() / n;
                 let mut apack = PACK_A.take();
                 {
@@ -163,12 +169,16 @@ fn packed_product(
     }
 }
 
-/// Rows per parallel task: at most `MC`, a multiple of `MR`, and an equal share per thread.
-fn row_block(m: usize) -> usize {
+/// Row boundaries of the parallel tasks: a multiple of the thread count of tasks of at most `MC`
+/// rows, as equal as `MR`-row units allow (a short last task would leave one thread idle while
+/// the other finishes).
+fn row_blocks(m: usize) -> Vec<usize> {
     let units = m.div_ceil(MR);
     let threads = rayon::current_num_threads().max(1);
-    let blocks = threads * units.div_ceil(threads * (MC / MR));
-    units.div_ceil(blocks).max(1) * MR
+    let blocks = (threads * units.div_ceil(threads * (MC / MR))).min(units).max(1);
+    let mut bounds: Vec<usize> = (0..=blocks).map(|b| (b * units / blocks * MR).min(m)).collect();
+    bounds.dedup();
+    bounds
 }
 
 /// Which pass over k a kernel call makes.
