@@ -138,6 +138,24 @@ pub fn run<T: Sync, O: Send + 'static>(p: &Skinny<T>, block: Block<T, O>) -> Vec
     out
 }
 
+/// `(batches, m, k, n)` shapes every block kernel is tested on: single rows and tiles, k and n
+/// around the vector widths, many batches, long k.
+#[cfg(test)]
+pub const KERNEL_TEST_CASES: [(usize, usize, usize, usize); 12] = [
+    (1, 1, 1, 1),
+    (1, 1, 7, 3),
+    (1, 1, 64, 130),
+    (1, 1, 200, 33),
+    (2, 3, 17, 9),
+    (1, 4, 96, 70),
+    (3, 5, 40, 5),
+    (1, 16, 300, 67),
+    (1, 13, 31, 129),
+    (2, 2, 2000, 300),
+    (40, 3, 200, 5),
+    (7, 1, 1000, 41),
+];
+
 /// The plain reference of a block kernel, for tests: f64 sums of `f64` values.
 #[cfg(test)]
 pub fn reference(p: &Skinny<f64>) -> Vec<f64> {

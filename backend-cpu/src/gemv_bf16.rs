@@ -254,20 +254,7 @@ mod tests {
         if !crate::gemm_bf16::available() {
             return;
         }
-        let cases = [
-            (1, 1, 1, 1),
-            (1, 1, 7, 3),
-            (1, 1, 64, 130),
-            (1, 1, 200, 33),
-            (2, 3, 17, 9),
-            (1, 4, 96, 70),
-            (3, 5, 40, 5),
-            (1, 16, 300, 67),
-            (1, 13, 31, 129),
-            (2, 2, 2000, 300),
-            (40, 3, 200, 5),
-            (7, 1, 1000, 41),
-        ];
+        let cases = crate::gemv::KERNEL_TEST_CASES;
         for &(batches, m, k, n) in &cases {
             let (ars, bcs) = (k + 3, k + 5);
             let a = values(batches * m * ars + 11, 1);

@@ -263,20 +263,7 @@ mod tests {
                 kernels.push(("avx512", avx512::block));
             }
         }
-        let cases = [
-            (1, 1, 1, 1),
-            (1, 1, 7, 3),
-            (1, 1, 64, 130),
-            (1, 1, 200, 33),
-            (2, 3, 17, 9),
-            (1, 4, 96, 70),
-            (3, 5, 40, 5),
-            (1, 16, 300, 67),
-            (1, 13, 31, 129),
-            (2, 2, 2000, 300),
-            (40, 3, 200, 5),
-            (7, 1, 1000, 41),
-        ];
+        let cases = crate::gemv::KERNEL_TEST_CASES;
         for (name, kernel) in kernels {
             for &(batches, m, k, n) in &cases {
                 // A rows padded to k + 3, B columns to k + 5, every batch at its own odd offset.
