@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
+# A one-shot run on a clean clone: incremental caches would only cost disk.
+export CARGO_INCREMENTAL=0
 # The XLA backend's tests run against the OpenXLA CPU PJRT plugin, fetched once into ~/.cache.
 OXTORCH_PJRT_PLUGIN="$(scripts/fetch_pjrt_cpu.sh)"
 export OXTORCH_PJRT_PLUGIN
