@@ -17,6 +17,7 @@
 
 mod arg_reduce;
 mod binary;
+pub mod buffer;
 mod compare;
 mod copy;
 mod float;
@@ -42,4 +43,5 @@ mod unary;
 pub mod walk;
 mod where_cond;
 
+pub use buffer::{Buffer, SharedBytes};
 pub use storage::{CpuElement, CpuStorage};

@@ -233,16 +233,18 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
     Ok(match (a, b) {
         (S::F32(x), S::F32(y)) if skinny_applies(la, lb, &d) => {
             let offs = (batch_offsets(la), batch_offsets(lb));
-            S::F32(crate::gemv_f32::matmul(&skinny(x, la, y, lb, &d, &offs)))
+            S::F32(crate::gemv_f32::matmul(&skinny(x, la, y, lb, &d, &offs)).into())
         }
-        (S::F32(x), S::F32(y)) => S::F32(gemm_typed(x, la, y, lb, &d)),
-        (S::F64(x), S::F64(y)) => S::F64(gemm_typed(x, la, y, lb, &d)),
-        (S::F16(x), S::F16(y)) => S::F16(gemm_typed::<f16>(x, la, y, lb, &d)),
+        (S::F32(x), S::F32(y)) => S::F32(gemm_typed(x, la, y, lb, &d).into()),
+        (S::F64(x), S::F64(y)) => S::F64(gemm_typed(x, la, y, lb, &d).into()),
+        (S::F16(x), S::F16(y)) => S::F16(gemm_typed::<f16>(x, la, y, lb, &d).into()),
         (S::BF16(x), S::BF16(y)) if crate::gemm_bf16::available() && skinny_applies(la, lb, &d) => {
             let offs = (batch_offsets(la), batch_offsets(lb));
-            S::BF16(crate::gemv_bf16::matmul(&skinny(x, la, y, lb, &d, &offs)))
+            S::BF16(crate::gemv_bf16::matmul(&skinny(x, la, y, lb, &d, &offs)).into())
         }
-        (S::BF16(x), S::BF16(y)) if crate::gemm_bf16::available() => S::BF16(bf16_dot(x, la, y, lb, &d)),
+        (S::BF16(x), S::BF16(y)) if crate::gemm_bf16::available() => {
+            S::BF16(bf16_dot(x, la, y, lb, &d).into())
+        }
         (S::BF16(_), S::BF16(_)) => {
             // No bf16 dot-product instructions: widen to f32, multiply, round once.
             let wa = crate::copy::to_contiguous(a, la, DType::F32)?;
@@ -251,11 +253,11 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
             let r = gemm_typed(wa.as_slice::<f32>()?, &ca, wb.as_slice::<f32>()?, &cb, &d);
             S::BF16(r.into_iter().map(bf16::from_f32).collect())
         }
-        (S::U8(x), S::U8(y)) => S::U8(int_typed(x, la, y, lb, &d)),
-        (S::I8(x), S::I8(y)) => S::I8(int_typed(x, la, y, lb, &d)),
-        (S::I16(x), S::I16(y)) => S::I16(int_typed(x, la, y, lb, &d)),
-        (S::I32(x), S::I32(y)) => S::I32(int_typed(x, la, y, lb, &d)),
-        (S::I64(x), S::I64(y)) => S::I64(int_typed(x, la, y, lb, &d)),
+        (S::U8(x), S::U8(y)) => S::U8(int_typed(x, la, y, lb, &d).into()),
+        (S::I8(x), S::I8(y)) => S::I8(int_typed(x, la, y, lb, &d).into()),
+        (S::I16(x), S::I16(y)) => S::I16(int_typed(x, la, y, lb, &d).into()),
+        (S::I32(x), S::I32(y)) => S::I32(int_typed(x, la, y, lb, &d).into()),
+        (S::I64(x), S::I64(y)) => S::I64(int_typed(x, la, y, lb, &d).into()),
         (S::Bool(_), S::Bool(_)) => return Err(Error::UnsupportedDType { op: "matmul", dtype: a.dtype() }),
         _ => return Err(dtype_mismatch("matmul", a, b)),
     })

@@ -307,16 +307,16 @@ mod tests {
             let vm0: Vec<f32> = (0..n).map(|i| f(i, 4.0).abs() * 0.001).collect();
             let (mut p1, mut m1, mut v1, mut vm1) = (p0.clone(), m0.clone(), v0.clone(), vm0.clone());
             reference(&mut p1, &g, &mut m1, &mut v1, ams.then_some(&mut vm1[..]), &h);
-            let st = |v: &Vec<f32>| CpuStorage::F32(v.clone());
+            let st = |v: &Vec<f32>| CpuStorage::F32(v.clone().into());
             let (mut p, gs, mut m, mut v, mut vm) = (st(&p0), st(&g), st(&m0), st(&v0), st(&vm0));
             let l = Layout::contiguous([n]);
             adam_step((&mut p, &l), (&gs, &l), (&mut m, &l), (&mut v, &l), ams.then_some((&mut vm, &l)), &h)
                 .unwrap();
-            assert_eq!(p, CpuStorage::F32(p1), "n={n}");
-            assert_eq!(m, CpuStorage::F32(m1));
-            assert_eq!(v, CpuStorage::F32(v1));
+            assert_eq!(p, CpuStorage::F32(p1.into()), "n={n}");
+            assert_eq!(m, CpuStorage::F32(m1.into()));
+            assert_eq!(v, CpuStorage::F32(v1.into()));
             if ams {
-                assert_eq!(vm, CpuStorage::F32(vm1));
+                assert_eq!(vm, CpuStorage::F32(vm1.into()));
             }
         }
     }
@@ -334,13 +334,13 @@ mod tests {
         };
         let l = Layout::contiguous([2]);
         let (mut p, g, mut m, mut v) = (
-            CpuStorage::F32(vec![1.0; 2]),
-            CpuStorage::F64(vec![1.0; 2]),
-            CpuStorage::F32(vec![0.0; 2]),
-            CpuStorage::F32(vec![0.0; 2]),
+            CpuStorage::F32(vec![1.0; 2].into()),
+            CpuStorage::F64(vec![1.0; 2].into()),
+            CpuStorage::F32(vec![0.0; 2].into()),
+            CpuStorage::F32(vec![0.0; 2].into()),
         );
         assert!(adam_step((&mut p, &l), (&g, &l), (&mut m, &l), (&mut v, &l), None, &h).is_err());
-        let g = CpuStorage::F32(vec![1.0; 3]);
+        let g = CpuStorage::F32(vec![1.0; 3].into());
         let l3 = Layout::contiguous([3]);
         assert!(adam_step((&mut p, &l), (&g, &l3), (&mut m, &l), (&mut v, &l), None, &h).is_err());
     }

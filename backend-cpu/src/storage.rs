@@ -1,35 +1,40 @@
 //! The CPU storage: one typed buffer per dtype.
 
+use std::sync::Arc;
+
 use half::{bf16, f16};
 use oxtorch_core::ops::Prim;
 use oxtorch_core::{BackendStorage, DType, Device, Element, Error, Layout, Result, Scalar};
 
-/// A flat host buffer holding elements of one dtype.
+use crate::buffer::{Buffer, SharedBytes};
+
+/// A flat host buffer holding elements of one dtype, owned or (zero-copy) shared: see [`Buffer`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum CpuStorage {
     /// bool elements
-    Bool(Vec<bool>),
+    Bool(Buffer<bool>),
     /// uint8 elements
-    U8(Vec<u8>),
+    U8(Buffer<u8>),
     /// int8 elements
-    I8(Vec<i8>),
+    I8(Buffer<i8>),
     /// int16 elements
-    I16(Vec<i16>),
+    I16(Buffer<i16>),
     /// int32 elements
-    I32(Vec<i32>),
+    I32(Buffer<i32>),
     /// int64 elements
-    I64(Vec<i64>),
+    I64(Buffer<i64>),
     /// float16 elements
-    F16(Vec<f16>),
+    F16(Buffer<f16>),
     /// bfloat16 elements
-    BF16(Vec<bf16>),
+    BF16(Buffer<bf16>),
     /// float32 elements
-    F32(Vec<f32>),
+    F32(Buffer<f32>),
     /// float64 elements
-    F64(Vec<f64>),
+    F64(Buffer<f64>),
 }
 
-/// Runs `$body` with `$v` bound to the typed vector inside a [`CpuStorage`] (by reference).
+/// Runs `$body` with `$v` bound to the typed [`Buffer`] inside a [`CpuStorage`] (by reference; it
+/// derefs to a slice).
 #[macro_export]
 macro_rules! with_storage {
     ($s:expr, $v:ident => $body:expr) => {
@@ -101,9 +106,11 @@ macro_rules! with_dtype {
 pub trait CpuElement: Element {
     /// Wraps a vector into a storage.
     fn into_storage(v: Vec<Self>) -> CpuStorage;
-    /// The typed vector inside `s`, if it has this type.
+    /// Wraps a buffer into a storage.
+    fn buffer_into_storage(b: Buffer<Self>) -> CpuStorage;
+    /// The typed elements inside `s`, if it has this type.
     fn slice(s: &CpuStorage) -> Option<&[Self]>;
-    /// The typed vector inside `s`, mutably, if it has this type.
+    /// The typed elements inside `s`, mutably, if it has this type (a shared buffer is copied first).
     fn slice_mut(s: &mut CpuStorage) -> Option<&mut [Self]>;
     /// True for NaN (never for integers).
     fn is_nan_elem(self) -> bool;
@@ -112,18 +119,25 @@ pub trait CpuElement: Element {
 macro_rules! cpu_element {
     ($t:ty, $v:ident, $nan:expr) => {
         impl CpuElement for $t {
+            #[inline]
             fn into_storage(v: Vec<Self>) -> CpuStorage {
-                CpuStorage::$v(v)
+                CpuStorage::$v(Buffer::Owned(v))
             }
+            #[inline]
+            fn buffer_into_storage(b: Buffer<Self>) -> CpuStorage {
+                CpuStorage::$v(b)
+            }
+            #[inline]
             fn slice(s: &CpuStorage) -> Option<&[Self]> {
                 match s {
-                    CpuStorage::$v(v) => Some(v),
+                    CpuStorage::$v(v) => Some(&v[..]),
                     _ => None,
                 }
             }
+            #[inline]
             fn slice_mut(s: &mut CpuStorage) -> Option<&mut [Self]> {
                 match s {
-                    CpuStorage::$v(v) => Some(v),
+                    CpuStorage::$v(v) => Some(&mut v[..]),
                     _ => None,
                 }
             }
@@ -150,6 +164,18 @@ impl CpuStorage {
     /// A storage owning `v`.
     pub fn from_vec<T: CpuElement>(v: Vec<T>) -> Self {
         T::into_storage(v)
+    }
+
+    /// A zero-copy storage of `len` elements of `dtype` at byte `offset` of `owner`'s bytes (native
+    /// endianness), or an error when they are out of range, misaligned or (bool) not 0/1; the first
+    /// write copies them (see [`Buffer`]).
+    pub fn shared(dtype: DType, owner: Arc<dyn SharedBytes>, offset: usize, len: usize) -> Result<Self> {
+        with_dtype!(dtype, T => Ok(T::buffer_into_storage(Buffer::<T>::shared(owner, offset, len)?)))
+    }
+
+    /// True when the elements are a zero-copy window on shared memory (not yet written).
+    pub fn is_shared(&self) -> bool {
+        with_storage!(self, v => v.is_shared())
     }
 
     /// `n` elements of `dtype`, all equal to `value` (cast with torch's rules).
@@ -193,7 +219,12 @@ impl CpuStorage {
 impl Drop for CpuStorage {
     /// Large buffers go back to the [`crate::pool`] for the next op of the same size.
     fn drop(&mut self) {
-        with_storage!(self, v => crate::pool::give(std::mem::take(v)))
+        fn give<T: Send + 'static>(b: &mut Buffer<T>) {
+            if let Buffer::Owned(v) = b {
+                crate::pool::give(std::mem::take(v));
+            }
+        }
+        with_storage!(self, v => give(v))
     }
 }
 

@@ -31,7 +31,7 @@ fn storage(dtype: DType, seed: u64) -> CpuStorage {
     let v = random_f64(seed, DIMS.iter().product());
     match dtype {
         DType::F32 => CpuStorage::F32(v.iter().map(|&x| x as f32).collect()),
-        DType::F64 => CpuStorage::F64(v),
+        DType::F64 => CpuStorage::F64(v.into()),
         // Integers: small values (and a 0) so that products stay in range.
         DType::I32 => {
             CpuStorage::I32(v.iter().map(|&x| if x.is_finite() { (x * 3.0) as i32 } else { 7 }).collect())

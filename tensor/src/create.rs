@@ -1,6 +1,6 @@
 //! Creation functions: from data, filled, ranges, identity, and `*_like`.
 
-use oxtorch_backend_cpu::{CpuElement, CpuStorage};
+use oxtorch_backend_cpu::{CpuElement, CpuStorage, SharedBytes};
 use oxtorch_backend_tpu::xla::XlaStorage;
 use oxtorch_core::ops::Prim;
 use oxtorch_core::{DType, Device, Element, Error, Result, Scalar, Shape};
@@ -38,6 +38,22 @@ impl Tensor {
         let shape = shape.into();
         check_numel(data.len(), &shape)?;
         from_cpu(CpuStorage::from_vec(data), shape, Device::Cpu)
+    }
+
+    /// A CPU tensor of `dtype` and `shape` whose elements are the bytes of `owner` from byte `offset`
+    /// on (row-major, native endianness), without copying them: how checkpoints are loaded from a
+    /// memory map. The first write to the tensor (or a view of it) copies the elements, so `owner`'s
+    /// bytes are never changed. Errors when the bytes are too few, misaligned for `dtype`, or not 0/1
+    /// for bool; callers then copy instead.
+    pub fn from_shared_bytes(
+        owner: std::sync::Arc<dyn SharedBytes>,
+        offset: usize,
+        dtype: DType,
+        shape: impl Into<Shape>,
+    ) -> Result<Tensor> {
+        let shape = shape.into();
+        let storage = CpuStorage::shared(dtype, owner, offset, shape.checked_numel()?)?;
+        Ok(Tensor::from_storage(Storage::Cpu(storage), shape))
     }
 
     /// A tensor on `device` holding a copy of `data`, viewed with `shape` (torch's

@@ -117,6 +117,15 @@ impl Tensor {
         Arc::ptr_eq(&self.0.storage, &other.0.storage)
     }
 
+    /// True when the elements are memory this tensor borrows rather than owns: a checkpoint loaded
+    /// zero-copy from a memory map ([`Tensor::from_shared_bytes`]). The first write copies them.
+    pub fn borrows_memory(&self) -> bool {
+        match &*self.0.storage.read() {
+            Storage::Cpu(s) => s.is_shared(),
+            Storage::Xla(_) => false,
+        }
+    }
+
     /// The storage's version counter: the number of in-place writes to it (torch's `._version`).
     pub fn version(&self) -> u64 {
         self.0.storage.version()

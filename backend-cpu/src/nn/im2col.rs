@@ -273,7 +273,7 @@ pub fn col2im(
     let (b, c) = (dims[0], dims[1] / kk);
     if s.dtype() == oxtorch_core::DType::F16 {
         let x = crate::copy::to_contiguous(s, l, s.dtype())?;
-        return Ok(CpuStorage::F16(col2im_typed(x.as_slice::<half::f16>()?, b, c, &g)));
+        return Ok(CpuStorage::F16(col2im_typed(x.as_slice::<half::f16>()?, b, c, &g).into()));
     }
     let out = match widen("col2im", s, l)? {
         Wide::F(v) => Wide::F(col2im_typed(&v, b, c, &g)),

@@ -63,8 +63,8 @@ pub(crate) fn widen(op: &'static str, s: &CpuStorage, l: &Layout) -> Result<Wide
 /// Rounds a widened result back to `dtype`.
 pub(crate) fn narrow(w: Wide, dtype: DType) -> Result<CpuStorage> {
     let s = match w {
-        Wide::F(v) => CpuStorage::F64(v),
-        Wide::I(v) => CpuStorage::I64(v),
+        Wide::F(v) => CpuStorage::F64(v.into()),
+        Wide::I(v) => CpuStorage::I64(v.into()),
     };
     if s.dtype() == dtype {
         return Ok(s);

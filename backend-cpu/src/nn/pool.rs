@@ -130,7 +130,7 @@ pub fn max_pool(s: &CpuStorage, l: &Layout, taps: &[Vec<Tap>]) -> Result<Vec<Cpu
             (Wide::I(a), i)
         }
     };
-    Ok(vec![narrow(vals, s.dtype())?, CpuStorage::I64(idxs)])
+    Ok(vec![narrow(vals, s.dtype())?, CpuStorage::I64(idxs.into())])
 }
 
 /// Average pooling.

@@ -26,34 +26,20 @@ fn where_copy_and_cast() {
     // Floats far outside every integer range, and large integers into halves.
     for dtype in [DType::F32, DType::F64] {
         let big = match dtype {
-            DType::F32 => oxtorch_backend_cpu::CpuStorage::F32(vec![
-                3e9, -3e9, 1e19, -1e19, 300.0, -1.0, 2.5e9, 65504.0,
-            ]),
-            _ => oxtorch_backend_cpu::CpuStorage::F64(vec![
-                3e9,
-                -3e9,
-                1e19,
-                -1e19,
-                300.7,
-                -1.9,
-                9.3e18,
-                -2147483648.5,
-            ]),
+            DType::F32 => oxtorch_backend_cpu::CpuStorage::F32(
+                vec![3e9, -3e9, 1e19, -1e19, 300.0, -1.0, 2.5e9, 65504.0].into(),
+            ),
+            _ => oxtorch_backend_cpu::CpuStorage::F64(
+                vec![3e9, -3e9, 1e19, -1e19, 300.7, -1.9, 9.3e18, -2147483648.5].into(),
+            ),
         };
         for to in ALL {
             c.check(&Prim::Cast(to), &[(big.clone(), vec![8])]);
         }
     }
-    let big = oxtorch_backend_cpu::CpuStorage::I64(vec![
-        i64::MAX,
-        i64::MIN,
-        16777217,
-        2049,
-        -70000,
-        300,
-        257,
-        -129,
-    ]);
+    let big = oxtorch_backend_cpu::CpuStorage::I64(
+        vec![i64::MAX, i64::MIN, 16777217, 2049, -70000, 300, 257, -129].into(),
+    );
     for to in ALL {
         c.check(&Prim::Cast(to), &[(big.clone(), vec![8])]);
     }

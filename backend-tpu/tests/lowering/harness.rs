@@ -83,11 +83,11 @@ pub fn random(dtype: DType, dims: &[usize], seed: u64, mix: Mix) -> Input {
         DType::I8 => CpuStorage::I8(ints.iter().map(|&v| v as i8).collect()),
         DType::I16 => CpuStorage::I16(ints.iter().map(|&v| v as i16).collect()),
         DType::I32 => CpuStorage::I32(ints.iter().map(|&v| v as i32).collect()),
-        DType::I64 => CpuStorage::I64(ints),
+        DType::I64 => CpuStorage::I64(ints.into()),
         DType::F16 => CpuStorage::F16(f.iter().map(|&v| f16::from_f64(v)).collect()),
         DType::BF16 => CpuStorage::BF16(f.iter().map(|&v| bf16::from_f64(v)).collect()),
         DType::F32 => CpuStorage::F32(f.iter().map(|&v| v as f32).collect()),
-        DType::F64 => CpuStorage::F64(f),
+        DType::F64 => CpuStorage::F64(f.into()),
     };
     (s, dims.to_vec())
 }

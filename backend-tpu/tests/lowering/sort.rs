@@ -35,7 +35,7 @@ fn sort_and_median() {
         }
     }
     // All-NaN rows for nanmedian.
-    let nan = (CpuStorage::F32(vec![f32::NAN, f32::NAN, 1.0, f32::NAN, 2.0, f32::NAN]), vec![2, 3]);
+    let nan = (CpuStorage::F32(vec![f32::NAN, f32::NAN, 1.0, f32::NAN, 2.0, f32::NAN].into()), vec![2, 3]);
     c.check(&Prim::Sort(SortOp::Median { dim: 1, ignore_nan: true }), std::slice::from_ref(&nan));
     c.check(&Prim::Sort(SortOp::Median { dim: 1, ignore_nan: false }), &[nan]);
     c.finish();
@@ -174,13 +174,13 @@ fn quantile() {
             for (m, mix) in [Mix::Specials, Mix::Ties, Mix::Plain].into_iter().enumerate() {
                 let x = random(dtype, dims, (s * 100 + k * 10 + m) as u64, mix);
                 let q = match dtype {
-                    DType::F32 => CpuStorage::F32(vec![0.0, 0.25, 0.5, 0.9, 1.0, 0.33]),
-                    DType::F64 => CpuStorage::F64(vec![0.0, 0.25, 0.5, 0.9, 1.0, 0.33]),
+                    DType::F32 => CpuStorage::F32(vec![0.0, 0.25, 0.5, 0.9, 1.0, 0.33].into()),
+                    DType::F64 => CpuStorage::F64(vec![0.0, 0.25, 0.5, 0.9, 1.0, 0.33].into()),
                     DType::F16 => CpuStorage::F16(
-                        [0.0, 0.25, 0.5, 0.9, 1.0, 0.33].map(oxtorch_core::f16::from_f64).to_vec(),
+                        [0.0, 0.25, 0.5, 0.9, 1.0, 0.33].map(oxtorch_core::f16::from_f64).to_vec().into(),
                     ),
                     _ => CpuStorage::BF16(
-                        [0.0, 0.25, 0.5, 0.9, 1.0, 0.33].map(oxtorch_core::bf16::from_f64).to_vec(),
+                        [0.0, 0.25, 0.5, 0.9, 1.0, 0.33].map(oxtorch_core::bf16::from_f64).to_vec().into(),
                     ),
                 };
                 for interpolation in ["linear", "lower", "higher", "midpoint", "nearest"] {

@@ -1,9 +1,11 @@
-//! `.safetensors` files: memory-mapped, header validated by the `safetensors` crate, tensors copied out.
+//! `.safetensors` files: memory-mapped, header validated by the `safetensors` crate, tensors viewing
+//! the map without a copy where their bytes are aligned (copied otherwise).
 
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, SharedBytes, Tensor};
 use safetensors::{Dtype, SafeTensors};
 
 use super::decode::tensor_from_bytes;
@@ -42,14 +44,37 @@ pub fn safetensors_dtype(dtype: DType) -> Dtype {
     }
 }
 
+/// A read-only memory map of a checkpoint file, kept alive by the tensors that view it.
+struct MappedFile(memmap2::Mmap);
+
+impl SharedBytes for MappedFile {
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Whether tensors may view the file's memory map (the default) rather than copy it: off with
+/// `OXTORCH_MMAP=0`, for a process that must not see a checkpoint file that changes under it.
+fn zero_copy() -> bool {
+    cfg!(target_endian = "little") && std::env::var("OXTORCH_MMAP").map_or(true, |v| v != "0")
+}
+
 /// Every tensor of the safetensors file at `path`, in file order, passed to `each` as it is read.
+///
+/// Tensors view the file's memory map without copying (unless `OXTORCH_MMAP=0`, or a tensor's bytes
+/// are misaligned for its dtype), so loading costs no time and no memory until the weights are
+/// used; the first write to such a tensor copies it, and the file is never written. As with every
+/// memory-mapped reader, truncating the file while its tensors live is an error of the caller's.
 pub fn read_safetensors(path: &Path, mut each: impl FnMut(String, Tensor) -> Result<()>) -> Result<()> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     // SAFETY: the map is read-only and private; a file truncated under us while mapped is the one
     // hazard, as for every memory-mapped reader (the safetensors crate's own loaders included).
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-    let st = SafeTensors::deserialize(&map)
+    let map = Arc::new(MappedFile(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?));
+    let owner: Arc<dyn SharedBytes> = map.clone();
+    let base = map.0.as_ptr() as usize;
+    let st = SafeTensors::deserialize(&map.0)
         .map_err(|e| Error::format(path, format!("invalid safetensors: {e}")))?;
+    let zero_copy = zero_copy();
     let mut entries: Vec<_> = st.tensors();
     entries.sort_by_key(|(_, v)| v.data().as_ptr() as usize);
     for (name, view) in entries {
@@ -59,7 +84,12 @@ pub fn read_safetensors(path: &Path, mut each: impl FnMut(String, Tensor) -> Res
                 format!("tensor '{name}' has dtype {:?}, which oxtorch does not support", view.dtype()),
             )
         })?;
-        let tensor = tensor_from_bytes(view.data(), dtype, view.shape())?;
+        let offset = view.data().as_ptr() as usize - base;
+        let shared = || Tensor::from_shared_bytes(owner.clone(), offset, dtype, view.shape().to_vec());
+        let tensor = match zero_copy.then(shared) {
+            Some(Ok(t)) => t,
+            _ => tensor_from_bytes(view.data(), dtype, view.shape())?,
+        };
         each(name, tensor)?;
     }
     Ok(())
