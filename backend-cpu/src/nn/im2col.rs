@@ -35,18 +35,18 @@ fn position_tables(
 }
 
 /// The geometry shared by both directions.
-struct Geometry {
+pub(super) struct Geometry {
     /// spatial sizes of the image side
     image: Vec<usize>,
     /// window positions per spatial dim
-    positions: Vec<usize>,
+    pub(super) positions: Vec<usize>,
     /// `tables[d][k][p]`
     tables: Vec<Vec<Vec<Option<usize>>>>,
     kernel: Vec<usize>,
 }
 
 impl Geometry {
-    fn new(
+    pub(super) fn new(
         image: &[usize],
         kernel: &[usize],
         stride: &[usize],
@@ -88,13 +88,19 @@ impl Geometry {
     }
 }
 
-/// The 2-D case of im2col for one image plane, writing every element of `block` exactly once: per
-/// kernel tap and output row, the valid output columns form one interval `lo..hi`, copied as a slice
-/// when the stride is 1; only the padding around it is zeroed.
-fn im2col_plane_2d<T: CpuElement>(src: &[T], block: &mut [MaybeUninit<T>], g: &Geometry) {
-    let (w_img, (oh, ow)) = (g.image[1], (g.positions[0], g.positions[1]));
+/// The 2-D case of im2col for one image plane and the output rows `rows`, writing every element of
+/// `block` (`kh * kw` rows of `rows.len() * ow` columns) exactly once: per kernel tap and output row,
+/// the valid output columns form one interval `lo..hi`, copied as a slice when the stride is 1; only
+/// the padding around it is zeroed.
+pub(super) fn im2col_plane_2d<T: CpuElement>(
+    src: &[T],
+    block: &mut [MaybeUninit<T>],
+    g: &Geometry,
+    rows: std::ops::Range<usize>,
+) {
+    let (w_img, ow) = (g.image[1], g.positions[1]);
     let (kh, kw) = (g.kernel[0], g.kernel[1]);
-    let l = oh * ow;
+    let l = rows.len() * ow;
     let zero = |d: &mut [MaybeUninit<T>]| d.fill(MaybeUninit::new(T::ZERO));
     for ki in 0..kh {
         for kj in 0..kw {
@@ -107,7 +113,7 @@ fn im2col_plane_2d<T: CpuElement>(src: &[T], block: &mut [MaybeUninit<T>], g: &G
             let hi = cols.iter().rposition(Option::is_some).map_or(lo, |h| h + 1);
             let iw0 = cols[lo].unwrap_or(0);
             let unit_stride = hi - lo <= 1 || cols[lo + 1] == Some(iw0 + 1);
-            for (p, ih) in g.tables[0][ki].iter().enumerate() {
+            for (p, ih) in g.tables[0][ki][rows.clone()].iter().enumerate() {
                 let d = &mut row[p * ow..(p + 1) * ow];
                 let Some(ih) = *ih else {
                     zero(d);
@@ -145,7 +151,7 @@ fn im2col_typed<T: CpuElement>(x: &[T], dims: &[usize], g: &Geometry) -> Vec<T> 
     if g.kernel.len() == 2 {
         let mut out = crate::pool::take::<T>(n);
         out.spare_capacity_mut()[..n].par_chunks_mut(kk * l).enumerate().for_each(|(bc, block)| {
-            im2col_plane_2d(&x[bc * img..(bc + 1) * img], block, g);
+            im2col_plane_2d(&x[bc * img..(bc + 1) * img], block, g, 0..g.positions[0]);
         });
         // SAFETY: `im2col_plane_2d` wrote every element of each `kk * l` block, and the blocks tile
         // the first `n` elements.

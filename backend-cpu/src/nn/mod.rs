@@ -3,6 +3,7 @@
 //! The kernels read contiguous copies of their inputs; pooling, col2im and resampling compute in f64
 //! (floats) or i64 (integers), which hold every input value exactly, and round once at the end.
 
+mod conv2d;
 mod cross_entropy;
 mod embedding;
 mod im2col;
@@ -32,6 +33,11 @@ pub fn execute(op: &NnOp, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<CpuSt
         NnOp::CrossEntropy { ignore_index } => cross_entropy::forward(inputs[0], inputs[1], *ignore_index),
         NnOp::GeluTanhBackward => {
             Ok(vec![crate::math::activation::gelu_tanh_backward(inputs[0], inputs[1])?])
+        }
+        NnOp::Conv2d { stride, padding, dilation, groups } => {
+            let args =
+                conv2d::ConvArgs { stride: *stride, padding: *padding, dilation: *dilation, groups: *groups };
+            Ok(vec![conv2d::conv2d(inputs[0], inputs[1], &args)?])
         }
         NnOp::CrossEntropyBackward { ignore_index } => {
             Ok(vec![cross_entropy::backward(inputs[0], inputs[1], inputs[2], inputs[3], *ignore_index)?])

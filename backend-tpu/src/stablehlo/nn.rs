@@ -28,7 +28,10 @@ pub fn lower_nn(b: &mut FunctionBuilder, op: &NnOp, inputs: &[Value]) -> Result<
     match op {
         NnOp::Embedding => Ok(vec![embedding(b, x, &inputs[1])?]),
         // CPU-only fused kernels (the tensor layer composes them from other prims on devices).
-        NnOp::CrossEntropy { .. } | NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward => {
+        NnOp::CrossEntropy { .. }
+        | NnOp::CrossEntropyBackward { .. }
+        | NnOp::GeluTanhBackward
+        | NnOp::Conv2d { .. } => {
             Err(Error::Unsupported(format!("\"{}\" is fused on the CPU only", op.name())))
         }
         NnOp::Im2col { kernel, stride, padding, dilation } => {

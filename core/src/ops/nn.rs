@@ -93,6 +93,20 @@ pub enum NnOp {
     /// in one pass (the composition takes 13): inputs `(grad, x)` of one shape, output
     /// `grad * gelu_tanh'(x)`.
     GeluTanhBackward,
+    /// 2-D convolution for inference, as one CPU kernel that never writes the whole im2col matrix:
+    /// inputs `(x [B, C, H, W], weight [C_out, C / groups, kH, kW])` of one float dtype, output
+    /// `[B, C_out, OH, OW]` (no bias). The tensor layer takes it only when no gradient is needed; the
+    /// differentiable (and device) form is [`NnOp::Im2col`] + matmul, with the same values.
+    Conv2d {
+        /// stride per spatial dim
+        stride: [usize; 2],
+        /// zero padding on both sides per spatial dim
+        padding: [usize; 2],
+        /// kernel dilation per spatial dim
+        dilation: [usize; 2],
+        /// channel groups
+        groups: usize,
+    },
 }
 
 impl NnOp {
@@ -125,13 +139,14 @@ impl NnOp {
             NnOp::CrossEntropy { .. } => "cross_entropy",
             NnOp::CrossEntropyBackward { .. } => "cross_entropy_backward",
             NnOp::GeluTanhBackward => "gelu_backward",
+            NnOp::Conv2d { .. } => "conv2d",
         }
     }
 
     /// Number of tensor inputs.
     pub fn arity(&self) -> usize {
         match self {
-            NnOp::Embedding | NnOp::CrossEntropy { .. } | NnOp::GeluTanhBackward => 2,
+            NnOp::Embedding | NnOp::CrossEntropy { .. } | NnOp::GeluTanhBackward | NnOp::Conv2d { .. } => 2,
             NnOp::CrossEntropyBackward { .. } => 4,
             _ => 1,
         }
@@ -175,6 +190,12 @@ impl NnOp {
             NnOp::CrossEntropy { .. } => vec![vec![x[0]], vec![x[0], 2]],
             NnOp::CrossEntropyBackward { .. } => vec![x.to_vec()],
             NnOp::GeluTanhBackward => vec![inputs[1].to_vec()],
+            NnOp::Conv2d { stride, padding, dilation, .. } => {
+                let w = inputs[1];
+                let pos =
+                    |d: usize| Self::window_positions(x[2 + d], w[2 + d], stride[d], padding[d], dilation[d]);
+                vec![vec![x[0], w[0], pos(0), pos(1)]]
+            }
         }
     }
 }

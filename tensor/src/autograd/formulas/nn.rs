@@ -127,7 +127,8 @@ pub(super) fn backward(op: &NnOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Resu
             };
             Ok(vec![Some(gx), None])
         }
-        NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward => {
+        // `Conv2d` is taken only when no gradient is needed (the differentiable form is im2col + matmul).
+        NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward | NnOp::Conv2d { .. } => {
             Err(super::not_differentiable(op.name()))
         }
     }

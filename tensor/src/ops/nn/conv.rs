@@ -225,17 +225,26 @@ impl Tensor {
         let out_sp: Vec<usize> = (0..n)
             .map(|d| NnOp::window_positions(spatial[d], kernel[d], stride[d], padding[d], dilation[d]))
             .collect();
-        let prim = NnOp::Im2col { kernel: kernel.clone(), stride, padding, dilation };
-        let cols = apply1(&Prim::Nn(prim), &[&xb], x.device())?;
-        let nb = x.dims()[0];
-        let l: usize = out_sp.iter().product();
-        let k: usize = kernel.iter().product::<usize>() * cin_g;
-        let w = w.reshape([1, groups, cout / groups, k])?;
-        let cols = cols.reshape([nb, groups, k, l])?;
-        let y = w.matmul(&cols)?;
-        let mut shape = vec![nb, cout];
-        shape.extend(&out_sp);
-        let y = add_bias(y.reshape(shape)?, bias, op)?.to_dtype(dt)?;
+        let needs_grad = crate::autograd::is_grad_enabled() && (x.requires_grad() || weight.requires_grad());
+        let y = if n == 2 && x.device().is_cpu() && matches!(cdt, DType::F32 | DType::F64) && !needs_grad {
+            // Inference on the CPU: one kernel that never writes the whole im2col matrix.
+            let pair = |v: &[usize]| [v[0], v[1]];
+            let (stride, padding, dilation) = (pair(&stride), pair(&padding), pair(&dilation));
+            let prim = NnOp::Conv2d { stride, padding, dilation, groups };
+            apply1(&Prim::Nn(prim), &[&xb, &w], x.device())?
+        } else {
+            let prim = NnOp::Im2col { kernel: kernel.clone(), stride, padding, dilation };
+            let cols = apply1(&Prim::Nn(prim), &[&xb], x.device())?;
+            let nb = x.dims()[0];
+            let l: usize = out_sp.iter().product();
+            let k: usize = kernel.iter().product::<usize>() * cin_g;
+            let w = w.reshape([1, groups, cout / groups, k])?;
+            let cols = cols.reshape([nb, groups, k, l])?;
+            let mut shape = vec![nb, cout];
+            shape.extend(&out_sp);
+            w.matmul(&cols)?.reshape(shape)?
+        };
+        let y = add_bias(y, bias, op)?.to_dtype(dt)?;
         if unbatched {
             y.squeeze_dims(0)
         } else {

@@ -1,0 +1,144 @@
+//! The CPU inference convolution (`NnOp::Conv2d`, taken when no gradient is needed) against the
+//! differentiable im2col + matmul form (taken when the input requires grad): strides, padding,
+//! dilation, groups, bias, non-contiguous inputs, every float dtype, and shapes that split the
+//! output into several row bands.
+
+use oxtorch_tensor::{DType, Padding, Result, Tensor};
+
+/// One convolution geometry: input `[b, c, h, w]`, `cout`, kernel, stride, padding, dilation, groups.
+struct Case {
+    x: [usize; 4],
+    cout: usize,
+    kernel: [usize; 2],
+    stride: [usize; 2],
+    padding: [usize; 2],
+    dilation: [usize; 2],
+    groups: usize,
+}
+
+const CASES: [Case; 7] = [
+    // the bench shape, shrunk
+    Case {
+        x: [2, 8, 14, 14],
+        cout: 8,
+        kernel: [3, 3],
+        stride: [1, 1],
+        padding: [1, 1],
+        dilation: [1, 1],
+        groups: 1,
+    },
+    Case {
+        x: [1, 6, 11, 9],
+        cout: 4,
+        kernel: [3, 2],
+        stride: [2, 3],
+        padding: [2, 0],
+        dilation: [1, 2],
+        groups: 2,
+    },
+    Case {
+        x: [3, 4, 7, 7],
+        cout: 6,
+        kernel: [1, 1],
+        stride: [1, 1],
+        padding: [0, 0],
+        dilation: [1, 1],
+        groups: 1,
+    },
+    // depthwise
+    Case {
+        x: [2, 5, 9, 8],
+        cout: 10,
+        kernel: [3, 3],
+        stride: [1, 2],
+        padding: [1, 1],
+        dilation: [2, 1],
+        groups: 5,
+    },
+    // a kernel as large as the padded input: one output position
+    Case {
+        x: [1, 2, 4, 5],
+        cout: 3,
+        kernel: [6, 5],
+        stride: [1, 1],
+        padding: [1, 0],
+        dilation: [1, 1],
+        groups: 1,
+    },
+    // one input channel and a wide image: several row bands of at least 256 columns
+    Case {
+        x: [1, 1, 40, 300],
+        cout: 2,
+        kernel: [3, 3],
+        stride: [1, 1],
+        padding: [1, 1],
+        dilation: [1, 1],
+        groups: 1,
+    },
+    // many channels and narrow rows: bands of a few rows
+    Case {
+        x: [1, 96, 12, 5],
+        cout: 7,
+        kernel: [3, 3],
+        stride: [1, 1],
+        padding: [1, 1],
+        dilation: [1, 1],
+        groups: 1,
+    },
+];
+
+/// conv2d of `x` with and without a recorded graph: (fused, composed).
+fn both(x: &Tensor, w: &Tensor, b: Option<&Tensor>, c: &Case) -> Result<(Tensor, Tensor)> {
+    let run = |x: &Tensor| {
+        let pad = Padding::Explicit(c.padding.to_vec());
+        x.conv2d(w, b, &c.stride, pad, &c.dilation, c.groups)
+    };
+    let fused = run(x)?;
+    let composed = run(&x.detach().requires_grad_(true)?)?.detach();
+    Ok((fused, composed))
+}
+
+#[test]
+fn fused_conv2d_matches_im2col_matmul() -> Result<()> {
+    oxtorch_tensor::manual_seed(11);
+    for (i, c) in CASES.iter().enumerate() {
+        let x = Tensor::randn(c.x, ())?;
+        let w = Tensor::randn([c.cout, c.x[1] / c.groups, c.kernel[0], c.kernel[1]], ())?;
+        let bias = Tensor::randn([c.cout], ())?;
+        for dtype in [DType::F32, DType::F64, DType::BF16, DType::F16] {
+            let (x, w, bias) = (x.to_dtype(dtype)?, w.to_dtype(dtype)?, bias.to_dtype(dtype)?);
+            // a non-contiguous input with the same values: H and W swapped twice
+            let xt = x.transpose(2, 3)?.contiguous()?.transpose(2, 3)?;
+            assert!(!xt.is_contiguous());
+            for (j, (x, b)) in [(&x, None), (&xt, Some(&bias))].into_iter().enumerate() {
+                let (fused, composed) = both(x, &w, b, c)?;
+                assert_eq!((fused.dtype(), fused.dims()), (composed.dtype(), composed.dims()), "case {i}");
+                let tol = match dtype {
+                    DType::F64 => 1e-12,
+                    DType::F32 => 1e-4,
+                    _ => 2e-2,
+                };
+                let (a, e) = (fused.to_f64_vec()?, composed.to_f64_vec()?);
+                assert!(!a.is_empty());
+                for (k, (a, e)) in a.iter().zip(&e).enumerate() {
+                    assert!(
+                        (a - e).abs() <= tol * (1.0 + e.abs()),
+                        "case {i}.{j} {dtype}: element {k}: fused {a} vs composed {e}"
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn fused_conv2d_is_not_taken_when_a_gradient_is_needed() -> Result<()> {
+    let x = Tensor::randn([1, 2, 5, 5], ())?.requires_grad_(true)?;
+    let w = Tensor::randn([3, 2, 3, 3], ())?.requires_grad_(true)?;
+    let y = x.conv2d(&w, None, &[1], Padding::Explicit(vec![1]), &[1], 1)?;
+    y.sum_all()?.backward()?;
+    assert_eq!(x.grad().unwrap().dims(), x.dims());
+    assert_eq!(w.grad().unwrap().dims(), w.dims());
+    Ok(())
+}
