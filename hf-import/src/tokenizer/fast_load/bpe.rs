@@ -9,6 +9,8 @@ use serde::de::{Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use tokenizers::models::bpe::{BpeBuilder, Merges, Vocab, BPE};
 
+use super::vocab::VocabMap;
+
 /// The BPE model of the fields of a `"type": "BPE"` model object.
 pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BPE, D::Error> {
     deserializer.deserialize_map(BpeVisitor)
@@ -65,7 +67,7 @@ impl<'de> Visitor<'de> for BpeVisitor {
                         builder = builder.ignore_merges(ignore_merges);
                     }
                 }
-                "vocab" => vocab = Some(map.next_value()?),
+                "vocab" => vocab = Some(map.next_value::<VocabMap>()?.0),
                 "merges" => merges = Some(map.next_value::<MergeList>()?.0),
                 "type" => {
                     let kind: String = map.next_value()?;

@@ -199,6 +199,12 @@ fn files_the_fast_path_leaves_to_the_library() {
             edit_model(&wp, r#""type": "WordPiece","#, r#""unk_token": "[UNK]", "type": "WordPiece","#),
         ),
         ("unknown model", edit_model(&wp, r#""type": "WordPiece""#, r#""type": "Sentencepiece""#)),
+        ("WordPiece without a field", edit_model(&wp, r#""max_input_chars_per_word": 20,"#, "")),
+        (
+            "WordLevel without a field",
+            edit_model(&fixture("word_level"), r#""unk_token": "[UNK]""#, r#""unk": 0"#),
+        ),
+        ("BPE without merges", edit_model(&bpe, r#""merges": ["#, r#""merged": ["#)),
         ("model given twice", edit(&bpe, r#""dropout": null,"#, r#""dropout": 0.5, "dropout": null,"#)),
         ("mixed merges", edit(&bpe, r#""merges": ["#, r#""merges": ["a b","#)),
         (
