@@ -1,5 +1,7 @@
 //! `tokenizer.json` through the `tokenizers` crate, batches padded to the longest sequence.
 
+mod fast_load;
+
 use std::path::Path;
 
 use oxtorch_tensor::Tensor;
@@ -39,7 +41,10 @@ impl HfTokenizer {
         if !path.is_file() {
             return Err(Error::format(dir, "no tokenizer.json"));
         }
-        let mut inner = Tokenizer::from_file(&path).map_err(|e| Error::format(&path, e.to_string()))?;
+        // As `Tokenizer::from_file`, only faster.
+        let json = std::fs::read_to_string(&path).map_err(|e| Error::format(&path, e.to_string()))?;
+        let mut inner =
+            fast_load::tokenizer_from_json(&json).map_err(|e| Error::format(&path, e.to_string()))?;
         let padding = match inner.get_padding() {
             Some(p) => PaddingParams { strategy: PaddingStrategy::BatchLongest, ..p.clone() },
             None => PaddingParams::default(),
