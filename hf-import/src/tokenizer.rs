@@ -85,7 +85,18 @@ impl HfTokenizer {
 
     /// The text of `ids`.
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
-        self.inner.decode(ids, skip_special_tokens).map_err(|e| Error::Input(format!("tokenizer: {e}")))
+        if ids.is_empty() {
+            return Ok(String::new());
+        }
+        // Some of the library's decoders index `len - 1` of the token list, which underflows (a
+        // panic in debug builds) when every id was a skipped special token: an error, never a crash.
+        let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.inner.decode(ids, skip_special_tokens)
+        }));
+        match decoded {
+            Ok(text) => text.map_err(|e| Error::Input(format!("tokenizer: {e}"))),
+            Err(_) => Err(Error::Input(format!("tokenizer: cannot decode ids {ids:?}"))),
+        }
     }
 
     /// The id of a token, if in the vocabulary.
