@@ -142,3 +142,33 @@ fn fused_conv2d_is_not_taken_when_a_gradient_is_needed() -> Result<()> {
     assert_eq!(w.grad().unwrap().dims(), w.dims());
     Ok(())
 }
+
+#[test]
+fn fused_conv1d_matches_im2col_matmul() -> Result<()> {
+    oxtorch_tensor::manual_seed(12);
+    // (input [b, c, l], cout, kernel, stride, padding, dilation, groups)
+    let cases = [
+        ([2, 4, 50], 6, 3, 1, 1, 1, 1),
+        ([1, 6, 33], 4, 5, 2, 3, 2, 2),
+        ([3, 8, 700], 8, 3, 1, 1, 1, 8),
+        ([1, 3, 4], 2, 4, 1, 0, 1, 1),
+    ];
+    for (i, &(xd, cout, k, stride, padding, dilation, groups)) in cases.iter().enumerate() {
+        for dtype in [DType::F32, DType::F64] {
+            let x = Tensor::randn(xd, ())?.to_dtype(dtype)?;
+            let w = Tensor::randn([cout, xd[1] / groups, k], ())?.to_dtype(dtype)?;
+            let b = Tensor::randn([cout], ())?.to_dtype(dtype)?;
+            let run = |x: &Tensor| {
+                x.conv1d(&w, Some(&b), &[stride], Padding::Explicit(vec![padding]), &[dilation], groups)
+            };
+            let fused = run(&x)?;
+            let composed = run(&x.detach().requires_grad_(true)?)?.detach();
+            assert_eq!(fused.dims(), composed.dims(), "case {i}");
+            let tol = if dtype == DType::F64 { 1e-12 } else { 1e-4 };
+            for (a, e) in fused.to_f64_vec()?.iter().zip(&composed.to_f64_vec()?) {
+                assert!((a - e).abs() <= tol * (1.0 + e.abs()), "case {i} {dtype}: {a} vs {e}");
+            }
+        }
+    }
+    Ok(())
+}

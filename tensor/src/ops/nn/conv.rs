@@ -226,12 +226,18 @@ impl Tensor {
             .map(|d| NnOp::window_positions(spatial[d], kernel[d], stride[d], padding[d], dilation[d]))
             .collect();
         let needs_grad = crate::autograd::is_grad_enabled() && (x.requires_grad() || weight.requires_grad());
-        let y = if n == 2 && x.device().is_cpu() && matches!(cdt, DType::F32 | DType::F64) && !needs_grad {
-            // Inference on the CPU: one kernel that never writes the whole im2col matrix.
-            let pair = |v: &[usize]| [v[0], v[1]];
-            let (stride, padding, dilation) = (pair(&stride), pair(&padding), pair(&dilation));
+        let y = if n <= 2 && x.device().is_cpu() && matches!(cdt, DType::F32 | DType::F64) && !needs_grad {
+            // Inference on the CPU: one kernel that never writes the whole im2col matrix (1-D
+            // convolutions run as 2-D ones of height 1).
+            let pair = |v: &[usize], one: usize| if n == 2 { [v[0], v[1]] } else { [one, v[0]] };
+            let (stride, padding, dilation) = (pair(&stride, 1), pair(&padding, 0), pair(&dilation, 1));
             let prim = NnOp::Conv2d { stride, padding, dilation, groups };
-            apply1(&Prim::Nn(prim), &[&xb, &w], x.device())?
+            if n == 2 {
+                apply1(&Prim::Nn(prim), &[&xb, &w], x.device())?
+            } else {
+                let (xb, w) = (xb.unsqueeze(2)?, w.unsqueeze(2)?);
+                apply1(&Prim::Nn(prim), &[&xb, &w], x.device())?.squeeze_dims(2)?
+            }
         } else {
             let prim = NnOp::Im2col { kernel: kernel.clone(), stride, padding, dilation };
             let cols = apply1(&Prim::Nn(prim), &[&xb], x.device())?;
