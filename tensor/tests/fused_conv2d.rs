@@ -98,6 +98,26 @@ fn both(x: &Tensor, w: &Tensor, b: Option<&Tensor>, c: &Case) -> Result<(Tensor,
     Ok((fused, composed))
 }
 
+/// Asserts equal dtype and shape, and values within the dtype's tolerance (relative to 1 + |value|).
+fn assert_close(fused: &Tensor, composed: &Tensor, what: &str) -> Result<()> {
+    let dtype = fused.dtype();
+    assert_eq!((dtype, fused.dims()), (composed.dtype(), composed.dims()), "{what}");
+    let tol = match dtype {
+        DType::F64 => 1e-12,
+        DType::F32 => 1e-4,
+        _ => 2e-2,
+    };
+    let (a, e) = (fused.to_f64_vec()?, composed.to_f64_vec()?);
+    assert!(!a.is_empty(), "{what}: empty output");
+    for (k, (a, e)) in a.iter().zip(&e).enumerate() {
+        assert!(
+            (a - e).abs() <= tol * (1.0 + e.abs()),
+            "{what} {dtype}: element {k}: fused {a} vs composed {e}"
+        );
+    }
+    Ok(())
+}
+
 #[test]
 fn fused_conv2d_matches_im2col_matmul() -> Result<()> {
     oxtorch_tensor::manual_seed(11);
@@ -112,20 +132,7 @@ fn fused_conv2d_matches_im2col_matmul() -> Result<()> {
             assert!(!xt.is_contiguous());
             for (j, (x, b)) in [(&x, None), (&xt, Some(&bias))].into_iter().enumerate() {
                 let (fused, composed) = both(x, &w, b, c)?;
-                assert_eq!((fused.dtype(), fused.dims()), (composed.dtype(), composed.dims()), "case {i}");
-                let tol = match dtype {
-                    DType::F64 => 1e-12,
-                    DType::F32 => 1e-4,
-                    _ => 2e-2,
-                };
-                let (a, e) = (fused.to_f64_vec()?, composed.to_f64_vec()?);
-                assert!(!a.is_empty());
-                for (k, (a, e)) in a.iter().zip(&e).enumerate() {
-                    assert!(
-                        (a - e).abs() <= tol * (1.0 + e.abs()),
-                        "case {i}.{j} {dtype}: element {k}: fused {a} vs composed {e}"
-                    );
-                }
+                assert_close(&fused, &composed, &format!("case {i}.{j}"))?;
             }
         }
     }
@@ -163,11 +170,7 @@ fn fused_conv1d_matches_im2col_matmul() -> Result<()> {
             };
             let fused = run(&x)?;
             let composed = run(&x.detach().requires_grad_(true)?)?.detach();
-            assert_eq!(fused.dims(), composed.dims(), "case {i}");
-            let tol = if dtype == DType::F64 { 1e-12 } else { 1e-4 };
-            for (a, e) in fused.to_f64_vec()?.iter().zip(&composed.to_f64_vec()?) {
-                assert!((a - e).abs() <= tol * (1.0 + e.abs()), "case {i} {dtype}: {a} vs {e}");
-            }
+            assert_close(&fused, &composed, &format!("conv1d case {i}"))?;
         }
     }
     Ok(())
