@@ -24,3 +24,11 @@ def conv2d():
     emit("conv2d_3x3_c64_56x56_b8", 2 * 8 * 64 * 56 * 56 * 64 * 9 / t / 1e9, "GFLOP/s")
 
 conv2d()
+
+def gemm_f16():
+    a = torch.randn(2048, 2048).half(); b = torch.randn(2048, 2048).half()
+    with torch.inference_mode():
+        t = timeit(lambda: a @ b, reps=7, warm=2)
+    emit("gemm_float16_2048", 2 * 2048 ** 3 / t / 1e9, "GFLOP/s")
+
+gemm_f16()

@@ -133,6 +133,7 @@ const CASES: &[Case] = &[
     ("gemm_float32_1024", || gemm(1024, DType::F32)),
     ("gemm_float32_2048", || gemm(2048, DType::F32)),
     ("gemm_bfloat16_2048", || gemm(2048, DType::BF16)),
+    ("gemm_float16_2048", || gemm(2048, DType::F16)),
     ("add_f32_16M", add_f32_16m),
     ("gelu_f32_16M", gelu_f32_16m),
     ("softmax_4096x1024", softmax),
