@@ -1,7 +1,7 @@
-//! The CPU inference convolution (`NnOp::Conv2d`, taken when no gradient is needed) against the
-//! differentiable im2col + matmul form (taken when the input requires grad): strides, padding,
-//! dilation, groups, bias, non-contiguous inputs, every float dtype, and shapes that split the
-//! output into several row bands.
+//! The CPU convolution kernel (`NnOp::Conv2d`, taken by 1-D and 2-D convolutions on the CPU) against
+//! the im2col + matmul form that 3-D convolutions take (a 2-D convolution is a 3-D one of depth 1):
+//! strides, padding, dilation, groups, bias, non-contiguous inputs, every float dtype, shapes that
+//! split the output into several row bands, and the gradients of its backward formula.
 
 use oxtorch_tensor::{DType, Padding, Result, Tensor};
 
@@ -94,8 +94,14 @@ fn both(x: &Tensor, w: &Tensor, b: Option<&Tensor>, c: &Case) -> Result<(Tensor,
         x.conv2d(w, b, &c.stride, pad, &c.dilation, c.groups)
     };
     let fused = run(x)?;
-    let composed = run(&x.detach().requires_grad_(true)?)?.detach();
-    Ok((fused, composed))
+    Ok((fused, as_conv3d(x, w, b, c)?))
+}
+
+/// The same convolution as a 3-D one of depth 1 (the im2col + matmul form).
+fn as_conv3d(x: &Tensor, w: &Tensor, b: Option<&Tensor>, c: &Case) -> Result<Tensor> {
+    let pad = Padding::Explicit(vec![0, c.padding[0], c.padding[1]]);
+    let (stride, dilation) = ([1, c.stride[0], c.stride[1]], [1, c.dilation[0], c.dilation[1]]);
+    x.unsqueeze(2)?.conv3d(&w.unsqueeze(2)?, b, &stride, pad, &dilation, c.groups)?.squeeze_dims(2)
 }
 
 /// Asserts equal dtype and shape, and values within the dtype's tolerance (relative to 1 + |value|).
@@ -140,13 +146,35 @@ fn fused_conv2d_matches_im2col_matmul() -> Result<()> {
 }
 
 #[test]
-fn fused_conv2d_is_not_taken_when_a_gradient_is_needed() -> Result<()> {
-    let x = Tensor::randn([1, 2, 5, 5], ())?.requires_grad_(true)?;
-    let w = Tensor::randn([3, 2, 3, 3], ())?.requires_grad_(true)?;
-    let y = x.conv2d(&w, None, &[1], Padding::Explicit(vec![1]), &[1], 1)?;
-    y.sum_all()?.backward()?;
-    assert_eq!(x.grad().unwrap().dims(), x.dims());
-    assert_eq!(w.grad().unwrap().dims(), w.dims());
+fn fused_conv2d_gradients_match_im2col_matmul() -> Result<()> {
+    oxtorch_tensor::manual_seed(13);
+    for (i, c) in CASES.iter().enumerate() {
+        let leaf = |t: Tensor| t.to_dtype(DType::F64)?.requires_grad_(true);
+        let x = leaf(Tensor::randn(c.x, ())?)?;
+        let w = leaf(Tensor::randn([c.cout, c.x[1] / c.groups, c.kernel[0], c.kernel[1]], ())?)?;
+        let b = leaf(Tensor::randn([c.cout], ())?)?;
+        let pad = Padding::Explicit(c.padding.to_vec());
+        let fused = x.conv2d(&w, Some(&b), &c.stride, pad, &c.dilation, c.groups)?;
+        let composed = as_conv3d(&x, &w, Some(&b), c)?;
+        // A weighted sum, so that every output element gets its own gradient.
+        let weights = Tensor::randn(fused.dims().to_vec(), ())?.to_dtype(DType::F64)?;
+        let grads = |y: &Tensor| -> Result<Vec<Tensor>> {
+            let gs = oxtorch_tensor::autograd::grad(
+                &[y.mul(&weights)?.sum_all()?],
+                &[x.clone(), w.clone(), b.clone()],
+                None,
+                false,
+                false,
+                false,
+            )?;
+            Ok(gs.into_iter().map(|g| g.unwrap()).collect())
+        };
+        for (name, (a, e)) in
+            ["x", "weight", "bias"].iter().zip(grads(&fused)?.iter().zip(&grads(&composed)?))
+        {
+            assert_close(a, e, &format!("case {i}: grad of {name}"))?;
+        }
+    }
     Ok(())
 }
 
@@ -169,7 +197,16 @@ fn fused_conv1d_matches_im2col_matmul() -> Result<()> {
                 x.conv1d(&w, Some(&b), &[stride], Padding::Explicit(vec![padding]), &[dilation], groups)
             };
             let fused = run(&x)?;
-            let composed = run(&x.detach().requires_grad_(true)?)?.detach();
+            let case = Case {
+                x: [xd[0], xd[1], 1, xd[2]],
+                cout,
+                kernel: [1, k],
+                stride: [1, stride],
+                padding: [0, padding],
+                dilation: [1, dilation],
+                groups,
+            };
+            let composed = as_conv3d(&x.unsqueeze(2)?, &w.unsqueeze(2)?, Some(&b), &case)?.squeeze_dims(2)?;
             assert_close(&fused, &composed, &format!("conv1d case {i}"))?;
         }
     }

@@ -93,10 +93,10 @@ pub enum NnOp {
     /// in one pass (the composition takes 13): inputs `(grad, x)` of one shape, output
     /// `grad * gelu_tanh'(x)`.
     GeluTanhBackward,
-    /// 2-D convolution for inference, as one CPU kernel that never writes the whole im2col matrix:
-    /// inputs `(x [B, C, H, W], weight [C_out, C / groups, kH, kW])` of one float dtype, output
-    /// `[B, C_out, OH, OW]` (no bias). The tensor layer takes it only when no gradient is needed; the
-    /// differentiable (and device) form is [`NnOp::Im2col`] + matmul, with the same values.
+    /// 2-D convolution as one CPU kernel that never writes the whole im2col matrix: inputs
+    /// `(x [B, C, H, W], weight [C_out, C / groups, kH, kW])` of one float dtype, output
+    /// `[B, C_out, OH, OW]` (no bias). Its gradient recomputes the columns. Other devices take the
+    /// [`NnOp::Im2col`] + matmul form, with the same values.
     Conv2d {
         /// stride per spatial dim
         stride: [usize; 2],

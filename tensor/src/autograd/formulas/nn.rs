@@ -14,6 +14,7 @@ pub(super) fn saves(op: &NnOp, n: usize) -> Saves {
         NnOp::MaxPool { .. } => Saves::outputs(n),
         NnOp::Embedding => Saves { inputs: [false, true].into_iter().collect(), outputs: false },
         NnOp::CrossEntropy { .. } => Saves::outputs(n),
+        NnOp::Conv2d { .. } => Saves::all_inputs(n),
         _ => Saves::none(n),
     }
 }
@@ -127,8 +128,10 @@ pub(super) fn backward(op: &NnOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Resu
             };
             Ok(vec![Some(gx), None])
         }
-        // `Conv2d` is taken only when no gradient is needed (the differentiable form is im2col + matmul).
-        NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward | NnOp::Conv2d { .. } => {
+        NnOp::Conv2d { stride, padding, dilation, groups } => {
+            conv2d_backward(ctx, g, needs, [*stride, *padding, *dilation], *groups)
+        }
+        NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward => {
             Err(super::not_differentiable(op.name()))
         }
     }
@@ -188,4 +191,51 @@ fn compute_dtype(d: DType) -> DType {
         DType::F16 | DType::BF16 => DType::F32,
         d => d,
     }
+}
+
+/// The gradients of [`NnOp::Conv2d`] (`y = W · im2col(x)` per group): the weight's is
+/// `gy · im2col(x)ᵀ` summed over the batch (the columns are recomputed here, not saved, as torch
+/// saves only `x` and `W`), the input's is `col2im(Wᵀ · gy)`. Written in differentiable ops, so a
+/// recorded backward (`create_graph`) differentiates again.
+fn conv2d_backward(
+    ctx: &Ctx,
+    g: &Tensor,
+    needs: &[bool],
+    [stride, padding, dilation]: [[usize; 2]; 3],
+    groups: usize,
+) -> Result<Vec<Option<Tensor>>> {
+    let (x, w) = (ctx.input(0)?, ctx.input(1)?);
+    let (xd, wd) = (x.dims().to_vec(), w.dims().to_vec());
+    let (nb, cout_g, k) = (xd[0], wd[0] / groups, wd[1] * wd[2] * wd[3]);
+    let (oh, ow) = (g.dims()[2], g.dims()[3]);
+    let kernel = vec![wd[2], wd[3]];
+    let gy = g.reshape([nb, groups, cout_g, oh * ow])?;
+    let gw = if needs[1] {
+        let prim = NnOp::Im2col {
+            kernel: kernel.clone(),
+            stride: stride.to_vec(),
+            padding: padding.to_vec(),
+            dilation: dilation.to_vec(),
+        };
+        let cols = apply1(&Prim::Nn(prim), &[&x], x.device())?.reshape([nb, groups, k, oh * ow])?;
+        Some(gy.matmul(&cols.transpose(-1, -2)?)?.sum(0, false)?.reshape(wd.clone())?)
+    } else {
+        None
+    };
+    let gx = if needs[0] {
+        let wt = w.reshape([1, groups, cout_g, k])?.transpose(-1, -2)?;
+        let gcols = wt.matmul(&gy)?.reshape([nb, groups * k, oh * ow])?;
+        let prim = NnOp::Col2im {
+            output_size: xd[2..].to_vec(),
+            grid: vec![oh, ow],
+            kernel,
+            stride: stride.to_vec(),
+            padding: padding.to_vec(),
+            dilation: dilation.to_vec(),
+        };
+        Some(apply1(&Prim::Nn(prim), &[&gcols.contiguous()?], g.device())?)
+    } else {
+        None
+    };
+    Ok(vec![gx, gw])
 }

@@ -225,10 +225,9 @@ impl Tensor {
         let out_sp: Vec<usize> = (0..n)
             .map(|d| NnOp::window_positions(spatial[d], kernel[d], stride[d], padding[d], dilation[d]))
             .collect();
-        let needs_grad = crate::autograd::is_grad_enabled() && (x.requires_grad() || weight.requires_grad());
-        let y = if n <= 2 && x.device().is_cpu() && matches!(cdt, DType::F32 | DType::F64) && !needs_grad {
-            // Inference on the CPU: one kernel that never writes the whole im2col matrix (1-D
-            // convolutions run as 2-D ones of height 1).
+        let y = if n <= 2 && x.device().is_cpu() && matches!(cdt, DType::F32 | DType::F64) {
+            // On the CPU: one kernel that never writes the whole im2col matrix, whose backward
+            // recomputes the columns (1-D convolutions run as 2-D ones of height 1).
             let pair = |v: &[usize], one: usize| if n == 2 { [v[0], v[1]] } else { [one, v[0]] };
             let (stride, padding, dilation) = (pair(&stride, 1), pair(&padding, 0), pair(&dilation, 1));
             let prim = NnOp::Conv2d { stride, padding, dilation, groups };
