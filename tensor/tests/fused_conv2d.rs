@@ -87,7 +87,7 @@ const CASES: [Case; 7] = [
     },
 ];
 
-/// conv2d of `x` with and without a recorded graph: (fused, composed).
+/// conv2d of `x` by the kernel and by the depth-1 conv3d composition: (fused, composed).
 fn both(x: &Tensor, w: &Tensor, b: Option<&Tensor>, c: &Case) -> Result<(Tensor, Tensor)> {
     let run = |x: &Tensor| {
         let pad = Padding::Explicit(c.padding.to_vec());
