@@ -251,6 +251,8 @@ fn a_long_pending_chain_dropped_unread_is_freed_without_recursion() -> Result<()
     std::thread::Builder::new()
         .stack_size(256 * 1024)
         .spawn(move || -> Result<()> {
+            // Without the repetition detector, which would run the chain every few dozen ops.
+            let was = xla::set_repeat_detection(false);
             let y = with_mode(Mode::Fused, || -> Result<Tensor> {
                 let mut y = x.clone();
                 for _ in 0..8_000 {
@@ -259,10 +261,48 @@ fn a_long_pending_chain_dropped_unread_is_freed_without_recursion() -> Result<()
                 Ok(y)
             })?;
             drop(y);
+            xla::set_repeat_detection(was);
             Ok(())
         })
         .expect("spawn")
         .join()
         .expect("dropping a long pending chain overflowed the stack")?;
+    Ok(())
+}
+
+#[test]
+fn a_loop_that_never_syncs_runs_one_cached_program_per_repeating_block() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    let (x_cpu, w_cpu) = (randn(&[6, 6], 30), randn(&[6, 6], 31).mul(0.3)?);
+    let (x, w) = (x_cpu.to(dev)?, w_cpu.to(dev)?);
+    // A few ops per iteration, never read: the detector finds the period (the shortest multiple
+    // of the body of at least 32 ops) and syncs at the same place of every block.
+    let body = |y: &Tensor, w: &Tensor, x: &Tensor| -> Result<Tensor> {
+        y.matmul(w)?.tanh()?.mul(0.5)?.add(x)?.sigmoid()
+    };
+    xla::sync()?;
+    let m = metrics();
+    let out = with_mode(Mode::Fused, || -> Result<Tensor> {
+        let mut y = x.clone();
+        for _ in 0..60 {
+            y = body(&y, &w, &x)?;
+        }
+        Ok(y)
+    })?;
+    let runs_while_recording = fused_runs() - m.fused_runs;
+    let mut y = x_cpu.clone();
+    for _ in 0..60 {
+        y = body(&y, &w_cpu, &x_cpu)?;
+    }
+    assert_same("loop", &y, &out);
+    // One program of two blocks, then one per block, all but the first of the same text; the
+    // remainder runs when `out` is read.
+    let period = xla::detected_period().expect("no repeating block was found");
+    assert!((32..64).contains(&period), "period {period}");
+    // b >= 5 ops per iteration and a period p < 32 + b: 60 b / p - 1 >= 7 programs.
+    assert!(runs_while_recording >= 7, "{runs_while_recording} programs while recording");
+    let built = metrics().new_programs() - m.new_programs();
+    assert!(built <= 3, "the repeated block compiled {built} programs");
     Ok(())
 }

@@ -24,7 +24,10 @@ mod transfer;
 mod write;
 
 pub use cache::cached_programs;
-pub use lazy::{compile, mode, set_mode, step_boundary, sync, with_mode, Mode, ModeGuard};
+pub use lazy::{
+    compile, detected_period, mode, set_mode, set_repeat_detection, step_boundary, sync, with_mode, Mode,
+    ModeGuard,
+};
 pub use metrics::{metrics, Metrics};
 pub use registry::{device_count, set_client_options};
 pub use storage::XlaStorage;

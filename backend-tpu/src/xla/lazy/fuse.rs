@@ -67,6 +67,7 @@ pub(crate) fn materialize(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
 
 /// [`materialize`] with `FUSING` held by the caller.
 fn materialize_locked(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
+    super::repeat::segment_ended();
     let order = collect(roots);
     if order.is_empty() {
         return Ok(());

@@ -10,13 +10,16 @@
 //!   returned, everything else stays inside the program.
 //!
 //! Sync points: reading values (`to_vec`, `item`, printing, `.to("cpu")`, a host fallback),
-//! [`sync`] (`torch_xla`'s `mark_step`), the end of [`compile`], and a bound on the graph's size
-//! (`OXTORCH_XLA_FUSE_LIMIT`, recorded nodes not yet run, default 20,000).
+//! [`sync`] (`torch_xla`'s `mark_step`), the end of [`compile`], a bound on the graph's size
+//! (`OXTORCH_XLA_FUSE_LIMIT`, recorded nodes not yet run, default 20,000), and the end of a block
+//! of a repeating op sequence (`repeat`: a loop that never reads runs one cached program per
+//! block).
 
 mod fuse;
 mod mode;
 mod node;
 mod record;
+mod repeat;
 
 use std::sync::OnceLock;
 
@@ -55,6 +58,19 @@ pub fn compile<R>(f: impl FnOnce() -> R) -> oxtorch_core::Result<R> {
     let out = with_mode(Mode::Fused, f);
     fuse::sync_all("end of compile()")?;
     Ok(out)
+}
+
+/// The length (in recorded ops) of the repeating block the detector found, if it found one: a
+/// loop that never syncs runs as one program per block of this many ops.
+pub fn detected_period() -> Option<usize> {
+    repeat::period()
+}
+
+/// Turns the detection of repeating op sequences on or off for the whole process (default: on,
+/// unless `OXTORCH_XLA_DETECT_REPEATS=0`); returns whether it was on. Off, a loop that never
+/// syncs grows one graph until the graph bound.
+pub fn set_repeat_detection(on: bool) -> bool {
+    repeat::set_enabled(on)
 }
 
 /// Recorded nodes not yet run after which the next op syncs everything first.

@@ -8,7 +8,7 @@ use oxtorch_core::ops::Prim;
 use oxtorch_core::{DType, Device, Layout, Result, Scalar};
 
 use super::node::{Arg, Node, Step};
-use super::{fuse, limit};
+use super::{fuse, limit, repeat};
 use crate::pjrt::Error as PjrtError;
 use crate::xla::cache::{Input, KeyCache, Op};
 use crate::xla::storage::XlaStorage;
@@ -47,12 +47,22 @@ fn view(s: &XlaStorage, layout: &Layout) -> Arg {
     Arg::View { data: s.data.clone(), dtype: s.dtype, len: s.len, layout: layout.clone() }
 }
 
-/// Syncs everything pending first when the graph has grown past its bound.
+/// Syncs everything pending first when the graph has grown past its bound, or when it just
+/// completed a block of a repeating op sequence (`repeat`).
 fn bound_graph() -> Result<()> {
     if super::node::pending_nodes() >= limit() {
         fuse::sync_all("the pending graph reached OXTORCH_XLA_FUSE_LIMIT ops")?;
+    } else if repeat::cut_due() {
+        fuse::sync_all("the recorded ops repeat a block of the sequence")?;
     }
     Ok(())
+}
+
+/// Records a node and lets the repetition detector see it.
+fn record(step: Step, device: Device, args: Vec<Arg>, outputs: Vec<(DType, usize)>) -> Arc<Node> {
+    let node = Node::record(step, device, args, outputs);
+    repeat::observe(&node);
+    node
 }
 
 /// Records `prim` on `inputs`; `None` when it has no lowering (the caller runs it on the host).
@@ -67,7 +77,7 @@ pub(crate) fn prim(
     };
     bound_graph()?;
     let args = inputs.iter().map(|(s, l)| view(s, l)).collect();
-    let node = Node::record(Step::Prim(prim.clone()), device, args, sig.to_vec());
+    let node = record(Step::Prim(prim.clone()), device, args, sig.to_vec());
     Ok(Some((0..sig.len()).map(|i| XlaStorage::pending(node.clone(), i)).collect()))
 }
 
@@ -80,7 +90,7 @@ pub(crate) fn copy_into(
 ) -> Result<()> {
     bound_graph()?;
     let args = vec![view(dst, dst_layout), view(src, src_layout)];
-    let node = Node::record(Step::CopyInto, dst.device, args, vec![(dst.dtype, dst.len)]);
+    let node = record(Step::CopyInto, dst.device, args, vec![(dst.dtype, dst.len)]);
     *dst = XlaStorage::pending(node, 0);
     Ok(())
 }
@@ -89,7 +99,7 @@ pub(crate) fn copy_into(
 pub(crate) fn fill(dst: &mut XlaStorage, layout: &Layout, value: Scalar) -> Result<()> {
     bound_graph()?;
     let args = vec![view(dst, layout), Arg::Scalar(value, dst.dtype)];
-    let node = Node::record(Step::FillInto, dst.device, args, vec![(dst.dtype, dst.len)]);
+    let node = record(Step::FillInto, dst.device, args, vec![(dst.dtype, dst.len)]);
     *dst = XlaStorage::pending(node, 0);
     Ok(())
 }
@@ -97,7 +107,6 @@ pub(crate) fn fill(dst: &mut XlaStorage, layout: &Layout, value: Scalar) -> Resu
 /// Records a flat buffer of `numel` copies of `value`.
 pub(crate) fn full(numel: usize, value: Scalar, dtype: DType, device: Device) -> Result<XlaStorage> {
     bound_graph()?;
-    let node =
-        Node::record(Step::Full { numel }, device, vec![Arg::Scalar(value, dtype)], vec![(dtype, numel)]);
+    let node = record(Step::Full { numel }, device, vec![Arg::Scalar(value, dtype)], vec![(dtype, numel)]);
     Ok(XlaStorage::pending(node, 0))
 }
