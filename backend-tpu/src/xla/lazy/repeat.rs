@@ -71,7 +71,7 @@ impl Detector {
             return true;
         }
         // Two equal halves: `prefix[2p] == prefix[p] * BASE^p + prefix[p]`, then checked exactly.
-        if n % 2 == 0 && n / 2 >= MIN_PERIOD {
+        if n.is_multiple_of(2) && n / 2 >= MIN_PERIOD {
             let p = n / 2;
             let (h1, h2) = (self.prefix[p], self.prefix[n]);
             if h2 == h1.wrapping_mul(self.powers[p]).wrapping_add(h1) && self.sigs[..p] == self.sigs[p..] {
