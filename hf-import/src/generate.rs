@@ -4,13 +4,13 @@
 
 use std::path::Path;
 
-use oxtorch_backend_tpu::xla::{Mode, ModeGuard};
 use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
 use serde_json::Value;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{bucket, fixed_shapes, KvCache};
+use crate::models::bucketing::fuse_forward;
 use crate::models::CausalLm;
 
 /// How to pick tokens and when to stop (transformers' `GenerationConfig` fields).
@@ -236,8 +236,7 @@ pub fn generate(
     let fixed = g.cache_implementation.is_static(device);
     // On xla/tpu each forward (the prefill, then every decode step) is recorded and runs as one
     // fused program when its logits are read, unless `OXTORCH_XLA_MODE` chose a mode.
-    let _fused = (!device.is_cpu() && std::env::var_os("OXTORCH_XLA_MODE").is_none())
-        .then(|| ModeGuard::new(Mode::Fused));
+    let _fused = fuse_forward(device);
     let mut prompt = Prompt::new(&rows, &mask, fixed);
     // The cache, the mask and the ids stay on the model's device; each step uploads the new tokens
     // and their positions and downloads one position's logits. A static cache's capacity depends on

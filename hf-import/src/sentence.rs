@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::models::bucketing::{fuse_forward, pad_columns, padded_width};
 use crate::models::AutoModel;
 use crate::tokenizer::HfTokenizer;
 use crate::weights::Weights;
@@ -186,8 +187,24 @@ impl SentenceTransformer {
         attention_mask: &Tensor,
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
-        let attention_mask = &attention_mask.to(self.device())?;
-        let tokens = self.model.last_hidden_state(input_ids, Some(attention_mask), token_type_ids)?;
+        // On a compiling device: padded to the length's bucket (masked, so pooling ignores it)
+        // and fused, so every length of a bucket runs the same program.
+        let device = self.device();
+        let seq = input_ids.dims().get(1).copied().unwrap_or(0);
+        let width = padded_width(device, seq, self.model.max_positions());
+        let _fused = fuse_forward(device);
+        let (input_ids, attention_mask, token_type_ids) = if width == seq {
+            (input_ids.clone(), attention_mask.clone(), token_type_ids.cloned())
+        } else {
+            (
+                pad_columns(input_ids, width, self.model.padding_token())?,
+                pad_columns(attention_mask, width, 0)?,
+                token_type_ids.map(|t| pad_columns(t, width, 0)).transpose()?,
+            )
+        };
+        let attention_mask = &attention_mask.to(device)?;
+        let tokens =
+            self.model.last_hidden_state(&input_ids, Some(attention_mask), token_type_ids.as_ref())?;
         let pooled =
             self.pooling.iter().map(|p| p.pool(&tokens, attention_mask)).collect::<Result<Vec<_>>>()?;
         let mut out = if pooled.len() == 1 {

@@ -8,6 +8,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -15,7 +16,7 @@ use common::{assert_close, fixture, golden, read_all, xla};
 use oxtorch_backend_tpu::xla::metrics;
 use oxtorch_hf_import::weights::write_safetensors;
 use oxtorch_hf_import::{generate, AutoModel, Config, GenerationConfig, SentenceTransformer, Weights};
-use oxtorch_tensor::{DType, Device};
+use oxtorch_tensor::{DType, Device, Tensor};
 
 /// Held by each test that uses the device in this process, so that no other test changes the
 /// process-wide metrics between a test's reads.
@@ -38,7 +39,6 @@ fn check_family(name: &str, dev: Device) -> u64 {
     let (inputs, expected) = golden(name);
     let before = metrics();
     let outputs = model.forward_named(&inputs, true).unwrap();
-    let after = metrics();
     let mut names: Vec<_> = outputs.iter().map(|(k, _)| k.clone()).collect();
     names.sort();
     assert_eq!(names, expected.keys().cloned().collect::<Vec<_>>(), "{name}: output names");
@@ -47,17 +47,20 @@ fn check_family(name: &str, dev: Device) -> u64 {
         assert_eq!(actual.device(), dev, "{name} {key}: the output left the device");
         worst = worst.max(assert_close(&format!("{name} {key}"), actual, &expected[key], 1e-4, 1e-4));
     }
-    let programs = after.executes - before.executes;
+    // Read after the outputs: on xla the forward is recorded, and runs when they are read.
+    let after = metrics();
+    // A forward on xla is one fused program (plus the embeddings' range checks).
+    let programs = after.executes - before.executes + after.fused_ops - before.fused_ops;
     let fallbacks = after.total_host_fallbacks() - before.total_host_fallbacks();
     eprintln!(
-        "{name} on {dev}: {} outputs, max abs diff {worst:.2e}; {programs} programs ({} compiled), \
+        "{name} on {dev}: {} outputs, max abs diff {worst:.2e}; {programs} ops ({} programs compiled), \
          host fallbacks {:?}",
         outputs.len(),
         after.new_programs() - before.new_programs(),
         after.host_fallbacks
     );
-    // A layer is dozens of prims: a forward that ran as a handful of programs ran on the host.
-    assert!(programs >= 50, "{name}: only {programs} device programs ran");
+    // A layer is dozens of prims: a forward that ran as a handful of ops ran on the host.
+    assert!(programs >= 50, "{name}: only {programs} ops ran on the device");
     fallbacks
 }
 
@@ -200,4 +203,47 @@ fn sentence_transformer_on_xla_matches_the_host() {
     let emb = st.encode(&texts).unwrap();
     assert_eq!(emb.device(), dev);
     assert_close("embeddings", &emb.to(Device::Cpu).unwrap(), &host, 1e-5, 1e-5);
+}
+
+/// `[2, len]` token ids below `vocab`, and a mask that hides row 1's last token.
+fn synthetic_inputs(len: usize, vocab: usize) -> BTreeMap<String, Tensor> {
+    let ids: Vec<i64> = (0..2 * len).map(|i| 2 + (i as i64 * 7 + 3) % (vocab as i64 - 2)).collect();
+    let mut mask = vec![1i64; 2 * len];
+    mask[2 * len - 1] = 0;
+    let mut inputs = BTreeMap::new();
+    inputs.insert("input_ids".to_string(), Tensor::from_vec(ids, [2, len]).unwrap());
+    inputs.insert("attention_mask".to_string(), Tensor::from_vec(mask, [2, len]).unwrap());
+    inputs
+}
+
+#[test]
+fn forward_on_xla_pads_every_length_of_a_bucket_to_one_program() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    for name in ["llama", "bert", "roberta"] {
+        let dir = fixture(name);
+        let cfg = Config::load(&dir).unwrap();
+        let vocab = cfg.usize_or("vocab_size", 0).unwrap();
+        let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
+        let host = AutoModel::load(&cfg, &weights).unwrap();
+        let model = AutoModel::load_on_device(&cfg, &weights, dev).unwrap();
+        // 3, 9 and 16 share the bucket 16; 20 is in the next one (RoBERTa's is capped at its 30
+        // usable positions).
+        let mut built = Vec::new();
+        for len in [3, 9, 16, 20] {
+            let inputs = synthetic_inputs(len, vocab);
+            let before = metrics();
+            let outputs = model.forward_named(&inputs, true).unwrap();
+            built.push(metrics().new_programs() - before.new_programs());
+            let expected: BTreeMap<String, Tensor> =
+                host.forward_named(&inputs, true).unwrap().into_iter().collect();
+            assert_eq!(outputs.len(), expected.len(), "{name} at {len}: outputs");
+            for (key, actual) in &outputs {
+                assert_close(&format!("{name} {key} at {len}"), actual, &expected[key], 1e-4, 1e-4);
+            }
+        }
+        eprintln!("{name}: programs built per length {built:?}");
+        assert!(built[0] > 0, "{name}: the first length compiled nothing ({built:?})");
+        assert_eq!(built[1..3], [0, 0], "{name}: lengths of one bucket compiled again ({built:?})");
+    }
 }

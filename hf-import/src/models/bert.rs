@@ -178,6 +178,11 @@ impl BertModel {
         &self.cfg
     }
 
+    /// How position ids are made when none are given.
+    pub fn positions(&self) -> Positions {
+        self.positions
+    }
+
     /// The dtype of the weights.
     pub fn dtype(&self) -> DType {
         self.embeddings.word.weight.dtype()

@@ -1,6 +1,7 @@
 //! The model families, and [`AutoModel`], which picks one from `config.json`.
 
 mod bert;
+pub(crate) mod bucketing;
 pub mod decoder;
 mod distilbert;
 mod family;
@@ -153,6 +154,38 @@ impl AutoModel {
         Self::load(cfg, &weights.clone().to_device(device)?)
     }
 
+    /// The BERT-style encoder inside an encoder model (`None` for decoders).
+    pub fn encoder(&self) -> Option<&BertModel> {
+        match self {
+            AutoModel::Bert(m) => Some(m),
+            AutoModel::BertForMaskedLM(m) => Some(&m.bert),
+            AutoModel::DistilBert(m) => Some(&m.0),
+            AutoModel::DistilBertForMaskedLM(m) => Some(&m.distilbert.0),
+            AutoModel::Roberta(m) => Some(&m.0),
+            AutoModel::RobertaForMaskedLM(m) => Some(&m.roberta.0),
+            _ => None,
+        }
+    }
+
+    /// The size of an encoder's learned position table; decoders' rotary positions have none.
+    pub(crate) fn max_positions(&self) -> Option<usize> {
+        let enc = self.encoder()?;
+        // RoBERTa's positions start after its padding id.
+        let skipped = match enc.positions() {
+            Positions::AfterPadding { padding_idx } => padding_idx.max(0) as usize + 1,
+            Positions::Absolute => 0,
+        };
+        Some(enc.config().max_positions.saturating_sub(skipped))
+    }
+
+    /// The token id padding slots get: RoBERTa's padding id (its positions skip it), else 0.
+    pub(crate) fn padding_token(&self) -> i64 {
+        match self.encoder().map(BertModel::positions) {
+            Some(Positions::AfterPadding { padding_idx }) => padding_idx,
+            _ => 0,
+        }
+    }
+
     /// The device of the weights, where the model runs.
     pub fn device(&self) -> Device {
         match self {
@@ -239,31 +272,66 @@ impl AutoModel {
             }
         }
         let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
-        let ids = ids.to_dtype(DType::I64)?;
         let (mask, types, pos) =
             (inputs.get("attention_mask"), inputs.get("token_type_ids"), inputs.get("position_ids"));
+        // On a compiling device the sequence is padded to its bucket (and the pass fused), so
+        // that every length of a bucket runs the same program; per-token outputs are cut back.
+        let device = self.device();
+        let (batch, seq) = match ids.dims() {
+            &[b, s] => (b, s),
+            _ => (0, 0),
+        };
+        let width = bucketing::padded_width(device, seq, self.max_positions());
+        let _fused = bucketing::fuse_forward(device);
+        if device.is_cpu() {
+            return self.forward_exact(&ids.to_dtype(DType::I64)?, mask, types, pos, output_hidden_states);
+        }
+        // Always with a mask here: a length equal to its bucket runs the padded lengths' program.
+        let padded_ids = bucketing::pad_columns(ids, width, self.padding_token())?;
+        let padded_mask = bucketing::padded_mask(mask, batch, seq, width, ids.device())?;
+        let padded_types = types.map(|t| bucketing::pad_columns(t, width, 0)).transpose()?;
+        let padded_pos = pos.map(|t| bucketing::pad_columns(t, width, 0)).transpose()?;
+        let out = self.forward_exact(
+            &padded_ids,
+            Some(&padded_mask),
+            padded_types.as_ref(),
+            padded_pos.as_ref(),
+            output_hidden_states,
+        )?;
+        out.into_iter().map(|(k, t)| Ok((k, bucketing::trim(t, seq, width)?))).collect()
+    }
+
+    /// [`Self::forward_named`] on validated inputs at their own length.
+    fn forward_exact(
+        &self,
+        ids: &Tensor,
+        mask: Option<&Tensor>,
+        types: Option<&Tensor>,
+        pos: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
         let mut out = Vec::new();
         let push_hidden = |out: &mut Vec<(String, Tensor)>, hs: Vec<Tensor>| {
             out.extend(hs.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
         };
         if let Some(lm) = self.causal_lm() {
-            let o = lm.forward(&ids, mask, pos, None, output_hidden_states)?;
+            let o = lm.forward(ids, mask, pos, None, output_hidden_states)?;
             out.push(("logits".into(), o.logits));
             push_hidden(&mut out, o.hidden_states);
             return Ok(out);
         }
         let h = output_hidden_states;
         let (logits, enc) = match self {
-            AutoModel::Bert(m) => (None, m.forward(&ids, mask, types, pos, h)?),
-            AutoModel::Roberta(m) => (None, m.forward(&ids, mask, types, pos, h)?),
-            AutoModel::DistilBert(m) => (None, m.forward(&ids, mask, None, None, h)?),
+            AutoModel::Bert(m) => (None, m.forward(ids, mask, types, pos, h)?),
+            AutoModel::Roberta(m) => (None, m.forward(ids, mask, types, pos, h)?),
+            AutoModel::DistilBert(m) => (None, m.forward(ids, mask, None, None, h)?),
             AutoModel::BertForMaskedLM(m) => {
-                m.forward(&ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
+                m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }
             AutoModel::RobertaForMaskedLM(m) => {
-                m.forward(&ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
+                m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }
-            AutoModel::DistilBertForMaskedLM(m) => m.forward(&ids, mask, h).map(|(l, o)| (Some(l), o))?,
+            AutoModel::DistilBertForMaskedLM(m) => m.forward(ids, mask, h).map(|(l, o)| (Some(l), o))?,
             _ => unreachable!("decoders are handled above"),
         };
         match logits {
