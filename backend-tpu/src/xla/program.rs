@@ -1,12 +1,13 @@
 //! The StableHLO text of the eager runtime's programs. Each takes flat 1-D buffers (one per
 //! input, of the storage's length), materialises the inputs' views, and returns flat outputs.
 
-use oxtorch_core::ops::Prim;
+use oxtorch_core::ops::{Prim, UnaryOp};
 use oxtorch_core::{DType, Layout};
 
 use super::cache::Input;
 use super::materialize::{
-    broadcast, compact_dims, gather_1d, index_type, int_const, iota, materialize, offset_value, reshape,
+    broadcast, compact_dims, dynamic_slice_1d, gather_1d, index_type, int_const, iota, materialize,
+    offset_value, reshape, slice_1d,
 };
 use crate::pjrt::{ElementType, Result, TensorType};
 use crate::stablehlo::{lower, FunctionBuilder, Value};
@@ -65,14 +66,44 @@ pub(crate) fn emit_prim(
     flat: &[Value],
     starts: &[Option<&Value>],
 ) -> Result<Vec<Value>> {
-    let values: Vec<Value> =
-        inputs.iter().zip(flat).zip(starts).map(|((i, a), s)| materialize(b, a, i.layout, *s)).collect();
+    let values: Vec<Value> = if runs_flat(prim, inputs) {
+        inputs.iter().zip(flat).zip(starts).map(|((i, a), s)| dense_block(b, a, i.layout, *s)).collect()
+    } else {
+        inputs.iter().zip(flat).zip(starts).map(|((i, a), s)| materialize(b, a, i.layout, *s)).collect()
+    };
     let outputs = match prim {
         Prim::Copy => values,
         Prim::Cast(d) if *d == inputs[0].dtype => values,
         _ => lower(b, prim, &values)?,
     };
     Ok(outputs.iter().map(|v| flatten(b, v)).collect())
+}
+
+/// Whether `prim` is elementwise and its inputs are dense row-major blocks of one shape: it then
+/// runs on the flat blocks as they are, with no reshape around it. Besides sparing the reshapes,
+/// this lets XLA write a donated buffer in place: a reshape between a parameter and its new
+/// value (an optimizer's state updated with `mul_`/`add_`) made XLA copy the parameter first.
+fn runs_flat(prim: &Prim, inputs: &[Input<'_>]) -> bool {
+    let elementwise = match prim {
+        // Softmax normalises along a dim: not elementwise.
+        Prim::Unary(op) => !matches!(op, UnaryOp::Softmax { .. }),
+        Prim::Binary(_) | Prim::Compare(_) | Prim::Where | Prim::Cast(_) | Prim::Copy => true,
+        _ => false,
+    };
+    elementwise
+        && inputs.first().is_some_and(|first| {
+            first.layout.numel() > 0
+                && inputs.iter().all(|i| i.layout.is_contiguous() && i.layout.dims() == first.layout.dims())
+        })
+}
+
+/// The `layout.numel()` elements of a contiguous view, as a 1-D value (the buffer itself when the
+/// view is all of it).
+fn dense_block(b: &mut FunctionBuilder, flat: &Value, layout: &Layout, start: Option<&Value>) -> Value {
+    match start {
+        Some(s) => dynamic_slice_1d(b, flat, s, layout.numel()),
+        None => slice_1d(b, flat, layout.offset(), layout.numel()),
+    }
 }
 
 /// A flat tensor of `numel` elements of `dtype`, all equal to a 0-d input.
@@ -205,4 +236,35 @@ pub(crate) fn emit_fill(
 ) -> Value {
     let values = broadcast(b, value, dst.layout.dims(), &[]);
     write_values(b, flat, dst.layout, start, &values)
+}
+
+#[cfg(test)]
+mod tests {
+    use oxtorch_core::ops::BinaryOp;
+
+    use super::*;
+
+    fn input(layout: &Layout) -> Input<'_> {
+        Input { dtype: DType::F32, len: 20, layout }
+    }
+
+    #[test]
+    fn elementwise_prims_on_dense_blocks_run_flat() {
+        let add = Prim::Binary(BinaryOp::Add);
+        let dense = Layout::contiguous(vec![4, 5]);
+        let text = prim_program(&add, &[input(&dense), input(&dense)]).unwrap();
+        assert!(!text.contains("reshape"), "a flat add reshaped its inputs:\n{text}");
+        assert!(text.contains("tensor<20xf32>"), "{text}");
+        // A block at an offset is sliced, still without reshapes.
+        let tail = Layout::new(vec![2, 5], vec![5, 1], 10).unwrap();
+        let text = prim_program(&add, &[input(&tail), input(&tail)]).unwrap();
+        assert!(text.contains("stablehlo.dynamic_slice") && !text.contains("reshape"), "{text}");
+        // A transposed input, a broadcast or softmax take the shaped path.
+        let transposed = dense.transpose(0, 1).unwrap();
+        let text = prim_program(&add, &[input(&transposed), input(&transposed)]).unwrap();
+        assert!(text.contains("transpose"), "{text}");
+        let softmax = Prim::Unary(UnaryOp::Softmax { dim: 1, log: false });
+        let text = prim_program(&softmax, &[input(&dense)]).unwrap();
+        assert!(text.contains("tensor<4x5xf32>"), "{text}");
+    }
 }
