@@ -52,21 +52,23 @@ fn flatten(b: &mut FunctionBuilder, v: &Value) -> Value {
 pub(crate) fn prim_program(prim: &Prim, inputs: &[Input<'_>]) -> Result<String> {
     let (mut b, args) = FunctionBuilder::new(&arg_types(inputs, &[]));
     let starts = offset_args(inputs, &args);
-    let flat = emit_prim(&mut b, prim, inputs, &args[..inputs.len()], &starts)?;
+    let flat = emit_prim(&mut b, prim, inputs, &args[..inputs.len()], &starts, true)?;
     let refs: Vec<&Value> = flat.iter().collect();
     Ok(b.finish(&refs))
 }
 
 /// Emits `prim` on the flat buffers `flat` seen through `inputs`' views (runtime offsets
 /// `starts`) and returns its outputs, flattened. Shared by the eager programs and the fused ones.
+/// `may_run_flat` lets an elementwise prim on dense blocks skip the reshapes ([`runs_flat`]).
 pub(crate) fn emit_prim(
     b: &mut FunctionBuilder,
     prim: &Prim,
     inputs: &[Input<'_>],
     flat: &[Value],
     starts: &[Option<&Value>],
+    may_run_flat: bool,
 ) -> Result<Vec<Value>> {
-    let values: Vec<Value> = if runs_flat(prim, inputs) {
+    let values: Vec<Value> = if may_run_flat && runs_flat(prim, inputs) {
         inputs.iter().zip(flat).zip(starts).map(|((i, a), s)| dense_block(b, a, i.layout, *s)).collect()
     } else {
         inputs.iter().zip(flat).zip(starts).map(|((i, a), s)| materialize(b, a, i.layout, *s)).collect()
@@ -79,11 +81,15 @@ pub(crate) fn emit_prim(
     Ok(outputs.iter().map(|v| flatten(b, v)).collect())
 }
 
-/// Whether `prim` is elementwise and its inputs are dense row-major blocks of one shape: it then
-/// runs on the flat blocks as they are, with no reshape around it. Besides sparing the reshapes,
-/// this lets XLA write a donated buffer in place: a reshape between a parameter and its new
-/// value (an optimizer's state updated with `mul_`/`add_`) made XLA copy the parameter first.
-fn runs_flat(prim: &Prim, inputs: &[Input<'_>]) -> bool {
+/// Whether `prim` is elementwise and its inputs are dense row-major blocks of one shape: it can
+/// then run on the flat blocks as they are, with no reshape around it. That lets XLA write a
+/// donated buffer in place: a reshape between a parameter and its new value (an optimizer's
+/// state updated with `mul_`/`add_`) made XLA copy the parameter first.
+///
+/// Fused programs run flat only the ops that read program arguments (or other flat ops): a flat
+/// op right after a matmul lets XLA fuse the two into an output fusion that wants the weight
+/// transposed, copying it on every call (a 3x slower decode step).
+pub(crate) fn runs_flat(prim: &Prim, inputs: &[Input<'_>]) -> bool {
     let elementwise = match prim {
         // Softmax normalises along a dim: not elementwise.
         Prim::Unary(op) => !matches!(op, UnaryOp::Softmax { .. }),

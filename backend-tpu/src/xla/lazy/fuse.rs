@@ -268,6 +268,8 @@ impl Plan {
     fn program_text(&self, order: &[Arc<Node>]) -> crate::pjrt::Result<(String, usize)> {
         let (mut b, args) = FunctionBuilder::new(&self.arg_types);
         let mut values: Vec<Vec<Value>> = Vec::with_capacity(order.len());
+        // Which nodes are elementwise chains from program arguments (see `program::runs_flat`).
+        let mut flat_chain: Vec<bool> = Vec::with_capacity(order.len());
         for (node, (views, scalar)) in order.iter().zip(&self.slots) {
             let node_args = node.args();
             let layouts: Vec<(&Layout, DType, usize)> = node_args
@@ -287,8 +289,16 @@ impl Plan {
                 })
                 .collect();
             let starts: Vec<Option<&Value>> = views.iter().map(|s| s.offset_arg.map(|k| &args[k])).collect();
+            let from_args = views.iter().any(|s| match s.source {
+                Source::Arg(_) => true,
+                Source::Node { at, .. } => flat_chain[at],
+            });
+            flat_chain.push(match &node.step {
+                Step::Prim(prim) => from_args && program::runs_flat(prim, &inputs),
+                _ => from_args,
+            });
             let outs = match &node.step {
-                Step::Prim(prim) => program::emit_prim(&mut b, prim, &inputs, &flat, &starts)?,
+                Step::Prim(prim) => program::emit_prim(&mut b, prim, &inputs, &flat, &starts, from_args)?,
                 Step::CopyInto => {
                     vec![program::emit_copy(
                         &mut b,
