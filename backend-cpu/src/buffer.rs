@@ -19,6 +19,13 @@ use crate::CpuElement;
 pub trait SharedBytes: Send + Sync {
     /// The bytes.
     fn bytes(&self) -> &[u8];
+
+    /// Says that `range` of the bytes will not be read soon, so that their pages may leave this
+    /// process's resident memory (a memory map reads them back from its file on the next access).
+    /// Never changes the bytes. Does nothing unless the owner can do that.
+    fn release(&self, range: std::ops::Range<usize>) {
+        let _ = range;
+    }
 }
 
 /// A CPU storage's elements: owned, or shared read-only with copy-on-write.
@@ -76,6 +83,15 @@ impl<T> Buffer<T> {
     /// True when the elements are a window on shared memory (not yet written).
     pub fn is_shared(&self) -> bool {
         matches!(self, Buffer::Shared(_))
+    }
+
+    /// For a shared window: lets its owner drop the window's pages from resident memory
+    /// ([`SharedBytes::release`]); they come back on the next read. Nothing for owned elements.
+    pub fn release_pages(&self) {
+        if let Buffer::Shared(s) = self {
+            let start = s.ptr as usize - s.owner.bytes().as_ptr() as usize;
+            s.owner.release(start..start + s.len * std::mem::size_of::<T>());
+        }
     }
 
     /// The elements as a vector: moved when owned, copied when shared.

@@ -178,6 +178,12 @@ impl CpuStorage {
         with_storage!(self, v => v.is_shared())
     }
 
+    /// For a zero-copy window on shared memory (a memory-mapped checkpoint), lets the OS drop its
+    /// pages from this process's resident memory; they are read back on the next access.
+    pub fn release_shared_pages(&self) {
+        with_storage!(self, v => v.release_pages())
+    }
+
     /// `n` elements of `dtype`, all equal to `value` (cast with torch's rules).
     pub fn full(dtype: DType, n: usize, value: Scalar) -> Self {
         with_dtype!(dtype, T => {

@@ -91,18 +91,15 @@ pub fn minilm_b32_s128() {
     emit("minilm_b32_s128", n as f64 / t, "sentences/s");
 }
 
-/// `LlamaConfig(hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
-/// num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)` with random weights
-/// (normal, std 0.02; norms 1), in `dtype`, on `device`.
-fn llama110m(dtype: DType, device: Device) -> AutoModel {
+/// The Llama-125M-config `config.json` (h768, 12 layers, GQA 12/4, vocab 32000, untied head).
+pub(crate) const LLAMA110M_CONFIG: &str = r#"{"model_type": "llama", "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 768, "intermediate_size": 2048, "num_hidden_layers": 12, "num_attention_heads": 12,
+    "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 2048, "rms_norm_eps": 1e-6,
+    "rope_theta": 10000.0, "hidden_act": "silu", "tie_word_embeddings": false}"#;
+
+/// Random weights (N(0, 0.02), unit norms) for [`LLAMA110M_CONFIG`] in `dtype`, under transformers' names.
+pub(crate) fn llama110m_weights(dtype: DType) -> Vec<(String, Tensor)> {
     let (h, inter, layers, heads, kv, vocab) = (768usize, 2048usize, 12usize, 12usize, 4usize, 32000usize);
-    let cfg = Config::from_json_str(&format!(
-        r#"{{"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": {h},
-        "intermediate_size": {inter}, "num_hidden_layers": {layers}, "num_attention_heads": {heads},
-        "num_key_value_heads": {kv}, "vocab_size": {vocab}, "max_position_embeddings": 2048,
-        "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "hidden_act": "silu", "tie_word_embeddings": false}}"#
-    ))
-    .unwrap();
     let hd = h / heads;
     let randn = |shape: &[usize]| {
         Tensor::randn(shape, DType::F32).unwrap().mul(0.02).unwrap().to_dtype(dtype).unwrap()
@@ -127,7 +124,15 @@ fn llama110m(dtype: DType, device: Device) -> AutoModel {
             (format!("{p}.post_attention_layernorm.weight"), ones(h)),
         ]);
     }
-    AutoModel::load_on_device(&cfg, &Weights::from_tensors(w), device).unwrap()
+    w
+}
+
+/// `LlamaConfig(hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
+/// num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)` with random weights
+/// (normal, std 0.02; norms 1), in `dtype`, on `device`.
+fn llama110m(dtype: DType, device: Device) -> AutoModel {
+    let cfg = Config::from_json_str(LLAMA110M_CONFIG).unwrap();
+    AutoModel::load_on_device(&cfg, &Weights::from_tensors(llama110m_weights(dtype)), device).unwrap()
 }
 
 /// Tokens per second of greedy decoding after a 16-token prompt, prefill included.

@@ -5,6 +5,7 @@
 //! compared as ratios (see BENCHMARKS.md). With no argument every case runs.
 
 mod hf;
+mod memory;
 mod train;
 mod xla;
 mod xla_train;
@@ -145,6 +146,7 @@ const CASES: &[Case] = &[
     ("minilm_b32_s128", hf::minilm_b32_s128),
     ("llama110m_f32_decode_b1", hf::llama110m_f32_decode_b1),
     ("llama110m_bf16_decode_b1", hf::llama110m_bf16_decode_b1),
+    ("llama110m_f32_generate_peak_memory", memory::llama110m_f32_peak_memory),
     ("xla_tiny_op", xla::tiny_op),
     ("xla_gemm_float32_1024", xla::gemm_f32_1024),
     ("xla_mlp_train_step_b256_eager", xla_train::mlp_eager),
@@ -157,6 +159,11 @@ const CASES: &[Case] = &[
 fn main() {
     torch::manual_seed(0);
     let wanted: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, dir] = wanted.as_slice() {
+        if flag == memory::CHILD_FLAG {
+            return memory::child(std::path::Path::new(dir));
+        }
+    }
     for name in &wanted {
         if !CASES.iter().any(|(c, _)| c == name) {
             let known: Vec<&str> = CASES.iter().map(|(c, _)| *c).collect();

@@ -128,3 +128,29 @@ fn misaligned_tensors_and_invalid_bools_are_copied_with_the_right_values() {
     assert_eq!(get("c").to_vec::<bool>().unwrap(), [false, true, true]);
     assert!(!get("c").borrows_memory(), "a bool tensor holding 2 must be copied");
 }
+
+#[test]
+fn released_pages_read_back_the_same_values() {
+    let path = scratch("release");
+    let n = 3 * 4096 + 5;
+    let values: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let header = format!(r#"{{"w":{{"dtype":"F32","shape":[{n}],"data_offsets":[0,{}]}}}}"#, data.len());
+    write_raw(&path, &header, &data);
+    let all = read(&path);
+    let w = &all[0].1;
+    assert!(w.borrows_memory());
+    assert_eq!(w.to_vec::<f32>().unwrap(), values);
+    // The pages leave resident memory and come back from the file on the next read.
+    w.release_pages();
+    assert!(w.borrows_memory(), "releasing pages must not copy");
+    assert_eq!(w.to_vec::<f32>().unwrap(), values);
+    let sum = w.to_dtype(DType::F64).unwrap().sum_all().unwrap().item::<f64>().unwrap();
+    assert_eq!(sum, values.iter().map(|&v| f64::from(v)).sum::<f64>());
+    // An owned tensor: nothing happens.
+    let owned = Tensor::from_vec(values.clone(), [n]).unwrap();
+    owned.release_pages();
+    assert_eq!(owned.to_vec::<f32>().unwrap(), values);
+    drop(all);
+    std::fs::remove_file(&path).unwrap();
+}

@@ -126,6 +126,16 @@ impl Tensor {
         }
     }
 
+    /// For a tensor that borrows a memory-mapped file ([`Tensor::borrows_memory`]): lets the OS drop
+    /// the pages behind its whole storage from this process's resident memory, as after copying a
+    /// checkpoint's weights elsewhere. Values never change: the next read brings the pages back from
+    /// the file (or the page cache). Does nothing for tensors that own their memory.
+    pub fn release_pages(&self) {
+        if let Storage::Cpu(s) = &*self.0.storage.read() {
+            s.release_shared_pages();
+        }
+    }
+
     /// The storage's version counter: the number of in-place writes to it (torch's `._version`).
     pub fn version(&self) -> u64 {
         self.0.storage.version()

@@ -4,9 +4,10 @@
 //! memory bandwidth the weights are read at. Packing them into one large buffer, in the order a forward
 //! pass reads them, lets the CPU backend back it with 2 MiB pages (which stream about twice as fast as
 //! 4 KiB ones, see `oxtorch_backend_cpu`'s huge-page note) and makes q/k/v and gate/up neighbours, so
-//! each pair or triple runs as one fused product. While the model is built, the checkpoint's own
-//! tensors and the packed copy are both alive (twice the weights' memory); set
-//! `OXTORCH_PACK_WEIGHTS=0` to keep the checkpoint's tensors as loaded.
+//! each pair or triple runs as one fused product. Parts that view a memory-mapped checkpoint give
+//! their pages back to the OS as soon as they are copied ([`Tensor::release_pages`]), so the
+//! process holds about one copy of the weights, never two; set `OXTORCH_PACK_WEIGHTS=0` to keep the
+//! checkpoint's tensors as loaded.
 
 use oxtorch_tensor::{Device, Tensor};
 
@@ -36,9 +37,17 @@ impl Arena {
         {
             return Ok(None);
         }
-        let flat =
-            parts.iter().map(|t| t.reshape([t.numel()])).collect::<std::result::Result<Vec<_>, _>>()?;
-        let buf = Tensor::cat(&flat.iter().collect::<Vec<_>>(), 0)?;
+        let total = parts.iter().map(|t| t.numel()).sum::<usize>();
+        let buf = Tensor::empty([total], (first.dtype(), first.device()))?;
+        let mut at = 0;
+        for t in parts {
+            let n = t.numel();
+            buf.narrow(0, at as isize, n)?.copy_(&t.reshape([n])?)?;
+            // A part read from a memory-mapped checkpoint leaves resident memory once copied, so
+            // the peak is the packed weights plus one part, not both copies of every weight.
+            t.release_pages();
+            at += n;
+        }
         Ok(Some(Arena { buf, at: 0 }))
     }
 

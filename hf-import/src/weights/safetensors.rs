@@ -51,6 +51,19 @@ impl SharedBytes for MappedFile {
     fn bytes(&self) -> &[u8] {
         &self.0
     }
+
+    fn release(&self, range: std::ops::Range<usize>) {
+        // Whole pages inside the range only: a page shared with a neighbouring tensor stays.
+        let page = 4096;
+        let (start, end) = (range.start.div_ceil(page) * page, range.end / page * page);
+        if end > start && end <= self.0.len() {
+            // SAFETY: the map is private and read-only, so dropping its pages loses nothing: the
+            // next read faults them in again from the file. No reference into the map is invalidated.
+            let _ = unsafe {
+                self.0.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+            };
+        }
+    }
 }
 
 /// Whether tensors may view the file's memory map (the default) rather than copy it: off with
