@@ -1,5 +1,5 @@
-//! A program's identity for the persistent cache: its text, the compile options and the plugin
-//! build that compiled it (a serialized executable is only valid for the same plugin build).
+//! A program's identity for the persistent cache: its text, the compile options, `XLA_FLAGS` and the
+//! plugin build that compiled it (a serialized executable is only valid for the same plugin build).
 
 use crate::pjrt::{Client, CompileOptions};
 
@@ -13,7 +13,7 @@ pub struct Fingerprint {
 }
 
 /// Bumped whenever the cache's file format or key material changes.
-const FORMAT: &str = "oxtorch-xla-cache-1";
+const FORMAT: &str = "oxtorch-xla-cache-2";
 
 impl Fingerprint {
     /// The fingerprint of compiling `text` with `options` on `client`'s plugin.
@@ -31,6 +31,9 @@ impl Fingerprint {
         field(client.platform_name().as_bytes());
         field(client.platform_version().as_bytes());
         field(&options.to_proto_bytes());
+        // The plugin reads `XLA_FLAGS` (debug options: fusion kinds, vector width, fast math) when it
+        // compiles: an executable built under other flags is another program.
+        field(std::env::var("XLA_FLAGS").unwrap_or_default().as_bytes());
         field(text.as_bytes());
         let hash = hash128(&material);
         Fingerprint { material, hash }
