@@ -1,5 +1,7 @@
 //! Trains an MLP and a small CNN on the real 8x8 handwritten digits (scikit-learn's data, fetched
-//! on first run) and reports test accuracy: `cargo run --release --example train_digits`.
+//! on first run) and reports test accuracy:
+//! `cargo run --release --example train_digits [-- --device xla]`. On an XLA device each training
+//! step runs as one compiled program (unless `OXTORCH_XLA_MODE` says otherwise).
 
 use indicatif::{ProgressBar, ProgressStyle};
 use oxtorch as torch;
@@ -8,7 +10,7 @@ use torch::nn::optim::{lr_scheduler::CosineAnnealingLR, AdamOptions, AdamW, Opti
 use torch::nn::{
     Conv2d, ConvOptions, Dropout, Flatten, Forward, Linear, Module, ModuleExt, ReLU, Sequential,
 };
-use torch::{Padding, Result, Tensor};
+use torch::{Device, Padding, Result, Tensor};
 
 #[path = "common/digits.rs"]
 mod digits;
@@ -59,12 +61,15 @@ fn train(
     mut model: Sequential,
     images: bool,
     data: &(Tensor, Tensor, Tensor, Tensor),
+    device: Device,
 ) -> Result<f64> {
-    let (xtr, ytr, xte, yte) = data;
+    model.to(device)?;
+    let (xtr, ytr, xte, yte) =
+        (data.0.to(device)?, data.1.to(device)?, data.2.to(device)?, data.3.to(device)?);
     let shape = |x: &Tensor| if images { x.reshape([-1, 1, 8, 8]) } else { Ok(x.clone()) };
-    let (xtr, xte) = (shape(xtr)?, shape(xte)?);
+    let (xtr, xte) = (shape(&xtr)?, shape(&xte)?);
     let epochs = 30;
-    let loader = DataLoader::new(TensorDataset::new(vec![xtr, ytr.clone()])?, 64)?.shuffle(0);
+    let loader = DataLoader::new(TensorDataset::new(vec![xtr, ytr])?, 64)?.shuffle(0);
     let mut opt = AdamW::new(model.parameters(), AdamOptions { lr: 3e-3, ..AdamW::default_options() })?;
     let mut sched = CosineAnnealingLR::new(&mut opt, epochs, 1e-5);
     let bar = ProgressBar::new((epochs * loader.len()) as u64);
@@ -88,12 +93,20 @@ fn train(
         sched.step(&mut opt)?;
     }
     model.eval();
-    let acc = accuracy(&model, &xte, yte)?;
+    let acc = accuracy(&model, &xte, &yte)?;
     bar.finish_with_message(format!("test accuracy {:.2} %", 100.0 * acc));
     Ok(acc)
 }
 
 fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let device: Device = match args.iter().position(|a| a == "--device") {
+        Some(i) => args.get(i + 1).map_or("cpu", String::as_str).parse()?,
+        None => Device::Cpu,
+    };
+    if !device.is_cpu() && std::env::var_os("OXTORCH_XLA_MODE").is_none() {
+        torch::xla::set_mode(torch::xla::Mode::Fused);
+    }
     torch::manual_seed(0);
     let (x, y) = digits::load()?;
     let n = x.dims()[0];
@@ -108,8 +121,8 @@ fn main() -> Result<()> {
         y.narrow(0, ntr as isize, n - ntr)?,
     );
     println!("digits: {ntr} training and {} test images", n - ntr);
-    let mlp_acc = train("MLP", mlp()?, false, &data)?;
-    let cnn_acc = train("CNN", cnn()?, true, &data)?;
+    let mlp_acc = train("MLP", mlp()?, false, &data, device)?;
+    let cnn_acc = train("CNN", cnn()?, true, &data, device)?;
     println!("test accuracy: MLP {:.2} %, CNN {:.2} %", 100.0 * mlp_acc, 100.0 * cnn_acc);
     if mlp_acc < 0.95 || cnn_acc < 0.95 {
         return Err(torch::Error::msg("accuracy below 95 %"));

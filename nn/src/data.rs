@@ -19,6 +19,20 @@ pub trait Dataset: Send + Sync {
 
     /// Sample `index` (each field a tensor; fields of a batch are stacked).
     fn get(&self, index: usize) -> Result<Vec<Tensor>>;
+
+    /// The batch of samples `indices`, each field stacked along a new first dim (torch's
+    /// `__getitems__`). The default stacks [`Dataset::get`]'s samples; a dataset that can gather
+    /// a whole batch at once (as [`TensorDataset`] does) overrides it.
+    fn get_batch(&self, indices: &[usize]) -> Result<Vec<Tensor>> {
+        let samples = indices.iter().map(|&i| self.get(i)).collect::<Result<Vec<_>>>()?;
+        let fields = samples.first().map_or(0, Vec::len);
+        (0..fields)
+            .map(|f| {
+                let parts: Vec<&Tensor> = samples.iter().map(|s| &s[f]).collect();
+                Tensor::stack(&parts, 0)
+            })
+            .collect()
+    }
 }
 
 /// Tensors indexed along their first dim (torch's `TensorDataset`).
@@ -44,6 +58,18 @@ impl Dataset for TensorDataset {
 
     fn get(&self, index: usize) -> Result<Vec<Tensor>> {
         self.tensors.iter().map(|t| t.select(0, index as isize)).collect()
+    }
+
+    /// One `index_select` per tensor: on an XLA device a batch is one gather of the same program
+    /// whatever the indices, not a stack of views.
+    fn get_batch(&self, indices: &[usize]) -> Result<Vec<Tensor>> {
+        let n = self.len();
+        if let Some(&bad) = indices.iter().find(|&&i| i >= n) {
+            return Err(Error::msg(format!("index {bad} is out of range for a dataset of {n} samples")));
+        }
+        let ids: Vec<i64> = indices.iter().map(|&i| i as i64).collect();
+        let ids = Tensor::from_vec(ids, [indices.len()])?;
+        self.tensors.iter().map(|t| t.index_select(0, &ids.to(t.device())?)).collect()
     }
 }
 
@@ -151,16 +177,9 @@ impl<D: Dataset + 'static> DataLoader<D> {
     }
 }
 
-/// Stacks the fields of samples `idx` into a batch (torch's `default_collate`).
+/// The fields of samples `idx` stacked into a batch (torch's `default_collate`).
 fn collate(dataset: &dyn Dataset, idx: &[usize]) -> Result<Vec<Tensor>> {
-    let samples = idx.iter().map(|&i| dataset.get(i)).collect::<Result<Vec<_>>>()?;
-    let fields = samples.first().map_or(0, Vec::len);
-    (0..fields)
-        .map(|f| {
-            let parts: Vec<&Tensor> = samples.iter().map(|s| &s[f]).collect();
-            Tensor::stack(&parts, 0)
-        })
-        .collect()
+    dataset.get_batch(idx)
 }
 
 enum BatchesInner {

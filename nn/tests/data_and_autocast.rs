@@ -1,6 +1,6 @@
 //! DataLoader batching/shuffling/prefetch, and autocast's dtype rules with training through it.
 
-use oxtorch_nn::data::{DataLoader, TensorDataset};
+use oxtorch_nn::data::{DataLoader, Dataset, TensorDataset};
 use oxtorch_nn::{Forward, Linear, ModuleExt};
 use oxtorch_tensor::autocast::autocast;
 use oxtorch_tensor::{DType, Result, Tensor};
@@ -35,6 +35,40 @@ fn loader_batches_shuffles_reproducibly_and_drops_last() -> Result<()> {
     let mut it = loader.epoch(2)?;
     it.next().unwrap()?;
     drop(it);
+    Ok(())
+}
+
+/// A dataset with only `get`: batches come from the trait's default (stacking samples).
+struct PerSample(TensorDataset);
+
+impl Dataset for PerSample {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn get(&self, index: usize) -> Result<Vec<Tensor>> {
+        self.0.get(index)
+    }
+}
+
+#[test]
+fn tensor_dataset_gathers_batches_equal_to_stacked_samples() -> Result<()> {
+    let x = Tensor::randn([23, 3, 2], ())?;
+    let y = Tensor::arange(23i64, ())?;
+    let gathered = DataLoader::new(TensorDataset::new(vec![x.clone(), y.clone()])?, 5)?.shuffle(3);
+    let stacked = DataLoader::new(PerSample(TensorDataset::new(vec![x, y])?), 5)?.shuffle(3);
+    for epoch in 0..2 {
+        let a: Vec<Vec<Tensor>> = gathered.epoch(epoch)?.collect::<Result<_>>()?;
+        let b: Vec<Vec<Tensor>> = stacked.epoch(epoch)?.collect::<Result<_>>()?;
+        assert_eq!(a.len(), 5);
+        for (ba, bb) in a.iter().zip(&b) {
+            assert_eq!(ba[0].dims(), bb[0].dims());
+            assert_eq!(ba[0].to_vec::<f32>()?, bb[0].to_vec::<f32>()?);
+            assert_eq!(ba[1].to_vec::<i64>()?, bb[1].to_vec::<i64>()?);
+        }
+    }
+    let ds = TensorDataset::new(vec![Tensor::zeros([3, 2], ())?])?;
+    let err = ds.get_batch(&[0, 3]).unwrap_err().to_string();
+    assert!(err.contains("index 3 is out of range for a dataset of 3 samples"), "{err}");
     Ok(())
 }
 

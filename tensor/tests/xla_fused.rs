@@ -306,3 +306,28 @@ fn a_loop_that_never_syncs_runs_one_cached_program_per_repeating_block() -> Resu
     assert!(built <= 3, "the repeated block compiled {built} programs");
     Ok(())
 }
+
+#[test]
+fn a_step_boundary_runs_what_this_thread_recorded_not_other_threads_work() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    let (a_cpu, b_cpu) = (randn(&[5], 40), randn(&[5], 41));
+    let (a, b) = (a_cpu.to(dev)?, b_cpu.to(dev)?);
+    // Another thread (a data loader's, say) records work and hands it over unread.
+    let other = std::thread::spawn(move || with_mode(Mode::Fused, || b.exp()?.mul(2.0)))
+        .join()
+        .expect("thread panicked")?;
+    let y = with_mode(Mode::Fused, || -> Result<Tensor> {
+        let y = a.sin()?.add(1.0)?;
+        xla::step_boundary()?;
+        Ok(y)
+    })?;
+    // The boundary ran this thread's ops; reading them runs nothing more.
+    let runs = fused_runs();
+    assert_same("this thread's step", &a_cpu.sin()?.add(1.0)?, &y);
+    assert_eq!(fused_runs(), runs, "the step's own result was not computed at the boundary");
+    // The other thread's work was left for its reader.
+    assert_same("the other thread's work", &b_cpu.exp()?.mul(2.0)?, &other);
+    assert_eq!(fused_runs(), runs + 1, "the boundary ran another thread's pending ops");
+    Ok(())
+}

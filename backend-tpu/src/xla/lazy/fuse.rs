@@ -33,9 +33,20 @@ type FusedPrograms = HashMap<(Device, String), Option<Arc<Program>>>;
 
 /// Computes every pending node still referenced (`torch_xla`'s `mark_step`).
 pub(crate) fn sync_all(why: &str) -> Result<()> {
+    sync_recorded_by(None, why)
+}
+
+/// Computes the pending nodes this thread recorded, and what they read: the end of a training
+/// step. Nodes other threads recorded meanwhile (a data loader's next batch) stay pending unless
+/// the step reads them, so a step's program never depends on another thread's timing.
+pub(crate) fn sync_this_thread(why: &str) -> Result<()> {
+    sync_recorded_by(Some(super::node::current_thread()), why)
+}
+
+fn sync_recorded_by(thread: Option<u64>, why: &str) -> Result<()> {
     // Under the lock: a node another thread is computing right now is not taken half-done.
     let _lock = FUSING.lock().unwrap_or_else(|e| e.into_inner());
-    let live = super::node::take_live();
+    let live = super::node::take_live(thread);
     let mut by_device: HashMap<Device, Vec<Arc<Node>>> = HashMap::new();
     for node in live {
         by_device.entry(node.device).or_default().push(node);

@@ -38,12 +38,13 @@ pub fn sync() -> oxtorch_core::Result<()> {
     fuse::sync_all("sync()")
 }
 
-/// Marks the end of a training step: when this thread defers ops, computes everything pending
-/// (the optimizers call this after their update, so a fused training loop runs one program per
-/// step); in eager mode it does nothing.
+/// Marks the end of a training step: when this thread defers ops, computes everything it recorded
+/// and what that reads (the optimizers call this after their update, so a fused training loop runs
+/// one program per step; what other threads recorded meanwhile, such as a data loader's next batch,
+/// waits for its own reader); in eager mode it does nothing.
 pub fn step_boundary() -> oxtorch_core::Result<()> {
     if deferring() {
-        fuse::sync_all("end of an optimizer step")
+        fuse::sync_this_thread("end of an optimizer step")
     } else {
         Ok(())
     }

@@ -73,6 +73,17 @@ pub(crate) struct Node {
     pub result: OnceLock<Vec<Arc<Buffer>>>,
     /// Whether the node still counts as pending in [`pending_nodes`].
     counted: AtomicBool,
+    /// The recording thread ([`current_thread`]).
+    pub thread: u64,
+}
+
+/// A small id of the calling thread, for telling which thread recorded a node.
+pub(crate) fn current_thread() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    thread_local! {
+        static ID: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    ID.with(|id| *id)
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
@@ -93,6 +104,7 @@ impl Node {
             args: Mutex::new(args),
             result: OnceLock::new(),
             counted: AtomicBool::new(true),
+            thread: current_thread(),
         });
         let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
         if live.len() >= 1024 && live.len().is_power_of_two() {
@@ -157,10 +169,19 @@ impl Drop for Node {
     }
 }
 
-/// Every pending node still referenced.
-pub(crate) fn take_live() -> Vec<Arc<Node>> {
+/// Every pending node still referenced; with `thread`, only those that thread recorded (the others
+/// stay registered).
+pub(crate) fn take_live(thread: Option<u64>) -> Vec<Arc<Node>> {
     let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    live.drain(..).filter_map(|w| w.upgrade()).filter(|n| n.result.get().is_none() && !n.has_run()).collect()
+    let pending: Vec<Arc<Node>> = live
+        .drain(..)
+        .filter_map(|w| w.upgrade())
+        .filter(|n| n.result.get().is_none() && !n.has_run())
+        .collect();
+    let (taken, kept): (Vec<_>, Vec<_>) =
+        pending.into_iter().partition(|n| thread.is_none_or(|t| n.thread == t));
+    live.extend(kept.iter().map(Arc::downgrade));
+    taken
 }
 
 /// Registers `nodes` again for [`take_live`] (nodes a failed sync took; those that ran are skipped).
