@@ -331,3 +331,34 @@ fn a_step_boundary_runs_what_this_thread_recorded_not_other_threads_work() -> Re
     assert_eq!(fused_runs(), runs + 1, "the boundary ran another thread's pending ops");
     Ok(())
 }
+
+#[test]
+fn a_window_at_offset_zero_runs_the_program_of_the_same_window_further_on() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    let rows_cpu = randn(&[10, 4], 50);
+    let rows = rows_cpu.to(dev)?;
+    // A batch stacked from rows, row 0 at a different place each time (a Dataset's default
+    // `get_batch`), fused; and one window, eager, at the start and further on.
+    let batch = |order: &[isize], x: &Tensor| -> Result<Tensor> {
+        let parts: Vec<Tensor> = order.iter().map(|&i| x.select(0, i)).collect::<Result<_>>()?;
+        Tensor::stack(&parts.iter().collect::<Vec<_>>(), 0)?.mul(2.0)
+    };
+    let mut built = Vec::new();
+    for order in [[3, 0, 7], [0, 3, 7], [7, 3, 0], [5, 6, 7]] {
+        let before = metrics().new_programs();
+        let got = with_mode(Mode::Fused, || batch(&order, &rows))?;
+        assert_same(&format!("batch {order:?}"), &batch(&order, &rows_cpu)?, &got);
+        built.push(metrics().new_programs() - before);
+    }
+    assert!(built[1..].iter().all(|&n| n == 0), "row 0's place compiled again: {built:?}");
+    let mut eager = Vec::new();
+    for start in [0, 4, 0, 6] {
+        let before = metrics().new_programs();
+        let got = rows.narrow(0, start, 3)?.exp()?;
+        assert_same(&format!("window at {start}"), &rows_cpu.narrow(0, start, 3)?.exp()?, &got);
+        eager.push(metrics().new_programs() - before);
+    }
+    assert!(eager[1..].iter().all(|&n| n == 0), "a window's offset compiled again: {eager:?}");
+    Ok(())
+}

@@ -85,13 +85,22 @@ pub(crate) struct Input<'a> {
 impl Input<'_> {
     /// Whether the program takes this input's offset as a runtime argument.
     pub fn has_offset(&self) -> bool {
-        self.layout.offset() != 0
+        runtime_offset(self.layout, self.len)
     }
 }
 
-/// Layout equality for the key: sizes, strides, and whether the offset is non-zero.
-fn same_view(a: &Layout, b: &Layout) -> bool {
-    a.dims() == b.dims() && a.strides() == b.strides() && (a.offset() == 0) == (b.offset() == 0)
+/// Whether a view of a storage of `len` elements takes its offset as a runtime argument: when the
+/// offset is not 0, and for every view with fewer elements than its storage even at offset 0, so
+/// that a window at the start and the same window further on run one program (a batch stacked
+/// from dataset rows would otherwise compile again for each place row 0 can take).
+pub(crate) fn runtime_offset(layout: &Layout, len: usize) -> bool {
+    layout.offset() != 0 || layout.numel() < len
+}
+
+/// Layout equality for the key (storages of `len` elements): sizes, strides, and whether the
+/// offset is a runtime argument.
+fn same_view(a: &Layout, b: &Layout, len: usize) -> bool {
+    a.dims() == b.dims() && a.strides() == b.strides() && runtime_offset(a, len) == runtime_offset(b, len)
 }
 
 /// An owned [`Input`].
@@ -133,7 +142,7 @@ impl<T> Entry<T> {
                 .inputs
                 .iter()
                 .zip(inputs)
-                .all(|(a, b)| a.dtype == b.dtype && a.len == b.len && same_view(&a.layout, b.layout))
+                .all(|(a, b)| a.dtype == b.dtype && a.len == b.len && same_view(&a.layout, b.layout, b.len))
             && self.op.matches(op)
     }
 }

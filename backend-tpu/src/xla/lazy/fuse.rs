@@ -16,7 +16,7 @@ use super::mode::{with_mode, Mode};
 use super::node::{Arg, Data, Node, Step};
 use crate::pjrt::{Buffer, ElementType, TensorType};
 use crate::stablehlo::{FunctionBuilder, Value};
-use crate::xla::cache::{Input, Program};
+use crate::xla::cache::{runtime_offset, Input, Program};
 use crate::xla::materialize::index_type;
 use crate::xla::storage::XlaStorage;
 use crate::xla::{execute, metrics, pjrt_err, program, registry, transfer, write};
@@ -214,7 +214,7 @@ impl Plan {
                                 Source::Arg(k)
                             }
                         };
-                        let offset_arg = (layout.offset() != 0).then(|| {
+                        let offset_arg = runtime_offset(layout, *len).then(|| {
                             let (value, ty) = offset_host_value(layout.offset(), *len);
                             host.push((value, ty.1, ty.0));
                             host.len() - 1

@@ -166,7 +166,7 @@ fn signature(node: &Node) -> u64 {
                 len.hash(&mut h);
                 layout.dims().hash(&mut h);
                 layout.strides().hash(&mut h);
-                (layout.offset() != 0).hash(&mut h);
+                crate::xla::cache::runtime_offset(layout, *len).hash(&mut h);
             }
             Arg::Scalar(_, dtype) => dtype.hash(&mut h),
         }
