@@ -25,6 +25,9 @@ pub fn run(
     })?;
     let weights = super::load_weights(&dir, dtype)?.to_device(device)?;
     let model = AutoModel::load(&cfg, &weights)?;
+    // The model holds what it uses (a decoder on the cpu, its own packed copy): the loaded set
+    // goes, so a cast checkpoint is not kept twice.
+    drop(weights);
     let named = named.into_iter().map(|(k, t)| Ok((k, t.to(device)?))).collect::<Result<BTreeMap<_, _>>>()?;
     let outputs = model.forward_named(&named, hidden_states)?;
     let outputs = outputs

@@ -102,6 +102,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     };
     let weights = super::load_weights(&dir, super::dtype_arg(a.dtype.as_deref())?)?.to_device(device)?;
     let model = AutoModel::load(&cfg, &weights)?;
+    // The model holds what it uses (a decoder on the cpu, its own packed copy): the loaded set
+    // goes, so a cast checkpoint is not kept twice.
+    drop(weights);
     let arch = AutoModel::architecture_of(&cfg)?;
     let lm =
         model.causal_lm().ok_or_else(|| Error::Input(format!("generate needs a causal LM, not {arch}")))?;

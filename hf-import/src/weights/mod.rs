@@ -90,7 +90,12 @@ impl Weights {
         let add = |name: String, t: Tensor| -> Result<()> {
             self.stored.insert(name.clone(), t.dtype());
             let t = match dtype {
-                Some(d) if t.dtype().is_float() && t.dtype() != d => t.to_dtype(d)?,
+                Some(d) if t.dtype().is_float() && t.dtype() != d => {
+                    let cast = t.to_dtype(d)?;
+                    // The stored bytes (a memory-mapped window) are not needed once cast.
+                    t.release_pages();
+                    cast
+                }
                 _ => t,
             };
             self.tensors.insert(name, t);
