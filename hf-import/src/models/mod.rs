@@ -283,7 +283,8 @@ impl AutoModel {
         };
         let width = bucketing::padded_width(device, seq, self.max_positions());
         let _fused = bucketing::fuse_forward(device);
-        if device.is_cpu() {
+        if device.is_cpu() || ids.dims().len() != 2 {
+            // (Ids of another rank get the model's own error.)
             return self.forward_exact(&ids.to_dtype(DType::I64)?, mask, types, pos, output_hidden_states);
         }
         // Always with a mask here: a length equal to its bucket runs the padded lengths' program.
