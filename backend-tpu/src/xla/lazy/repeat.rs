@@ -5,11 +5,13 @@
 //! Every recorded node gets a signature: a hash of what it computes (its step, the dtypes, lengths
 //! and views of its inputs and outputs), never of the values. The signatures since the last sync
 //! form the current segment, anchored at the sync: a loop that starts after some other ops is
-//! found once the graph bound (or any sync) has cut the sequence inside the loop. When the segment is two equal blocks of at least [`MIN_PERIOD`] ops
-//! (`b b`), the sequence repeats with period `|b|`: the next recorded op syncs first, and the block
-//! is remembered, so that each later segment that equals it syncs after exactly one period. Each
-//! cut therefore falls at the same place of the loop, and every program after the first is the
-//! same text, found in the cache.
+//! found once the graph bound (or any sync) has cut the sequence inside the loop.
+//!
+//! When the segment is two equal blocks of at least [`MIN_PERIOD`] ops (`b b`), the sequence
+//! repeats with period `|b|`: the next recorded op syncs first, and the block is remembered, so
+//! that each later segment that equals it syncs after exactly one period. Each cut therefore falls
+//! at the same place of the loop, and every program after the first is the same text, found in
+//! the cache.
 //!
 //! Deciding where to sync never changes a result: a wrong guess only costs fusion.
 
