@@ -243,7 +243,7 @@ fn forward_on_xla_pads_every_length_of_a_bucket_to_one_program() {
             }
         }
         eprintln!("{name}: programs built per length {built:?}");
-        assert!(built[0] > 0, "{name}: the first length compiled nothing ({built:?})");
+        // (The first length may find its programs already built by another test of this process.)
         assert_eq!(built[1..3], [0, 0], "{name}: lengths of one bucket compiled again ({built:?})");
     }
 }
