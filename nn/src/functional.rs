@@ -450,6 +450,7 @@ mod tests {
 
     #[test]
     fn dropout_zeroes_about_p_and_scales_the_rest() -> Result<()> {
+        let _rng = crate::rng_lock();
         oxtorch_tensor::manual_seed(3);
         let x = Tensor::ones([20_000], ())?;
         let y = dropout(&x, 0.25, true)?;
@@ -469,6 +470,7 @@ mod tests {
 
     #[test]
     fn attention_dropout_keeps_shapes_and_batch_norm_updates_running_stats() -> Result<()> {
+        let _rng = crate::rng_lock();
         let q = Tensor::ones([2, 3, 4], ())?;
         let out = scaled_dot_product_attention(&q, &q, &q, None, 0.5, false, None, false)?;
         assert_eq!(out.dims(), &[2, 3, 4]);

@@ -43,6 +43,14 @@ mod module;
 pub mod optim;
 mod state_dict;
 
+/// Held by the unit tests that draw from the process-wide RNG: one that seeds and expects the
+/// same draws again must not see another test draw in between.
+#[cfg(test)]
+pub(crate) fn rng_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 pub use layers::*;
 pub use loss::modules::*;
 pub use module::{

@@ -220,6 +220,7 @@ mod tests {
     /// values (op by op): bit-identical parameters, for every float dtype and every option.
     #[test]
     fn fused_step_matches_the_op_by_op_step() -> Result<()> {
+        let _rng = crate::rng_lock();
         for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
             for (decoupled, amsgrad, maximize, weight_decay) in [
                 (true, false, false, 0.01),
