@@ -158,7 +158,7 @@ impl<D: Dataset + 'static> DataLoader<D> {
             chunks.pop();
         }
         let dataset = self.dataset.clone();
-        let make = move |idx: &[usize]| collate(&*dataset, idx);
+        let make = move |idx: &[usize]| dataset.get_batch(idx);
         if self.prefetch == 0 {
             return Ok(Batches {
                 inner: BatchesInner::Inline(Box::new(chunks.into_iter().map(move |c| make(&c)))),
@@ -175,11 +175,6 @@ impl<D: Dataset + 'static> DataLoader<D> {
         });
         Ok(Batches { inner: BatchesInner::Thread(rx), thread: Some(thread) })
     }
-}
-
-/// The fields of samples `idx` stacked into a batch (torch's `default_collate`).
-fn collate(dataset: &dyn Dataset, idx: &[usize]) -> Result<Vec<Tensor>> {
-    dataset.get_batch(idx)
 }
 
 enum BatchesInner {
