@@ -125,7 +125,7 @@ fn copy_same<T: CpuElement>(dst: &mut [T], dl: &Layout, src: &[T], sl: &Layout) 
 }
 
 /// A contiguous copy of the view `(v, l)`, same dtype.
-fn contiguous_same<T: CpuElement>(v: &[T], l: &Layout) -> Vec<T> {
+pub(crate) fn contiguous_same<T: CpuElement>(v: &[T], l: &Layout) -> Vec<T> {
     if l.contiguous_range().is_none() {
         let plan = Plan::new([l]);
         if let Some(t) = Transposed::of(&plan) {
