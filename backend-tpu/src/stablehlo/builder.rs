@@ -1,5 +1,6 @@
 //! Building one `func.func @main` in generic StableHLO syntax.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use crate::pjrt::{ElementType, TensorType};
@@ -29,6 +30,9 @@ pub struct FunctionBuilder {
     args: Vec<Value>,
     body: String,
     next: usize,
+    /// Each `transpose` emitted so far: its result's name, its operand and permutation (so that a
+    /// consumer such as `dot_general` can read the operand in place instead).
+    transposes: HashMap<String, (Value, Vec<i64>)>,
 }
 
 /// The MLIR literal of `value` as an element of `ty`: the exact bit pattern in hex for floats
@@ -46,6 +50,17 @@ pub fn literal(ty: ElementType, value: f64) -> String {
 }
 
 impl FunctionBuilder {
+    /// The operand and permutation of `v` when `v` is the result of a `transpose` of this
+    /// function.
+    pub fn transpose_of(&self, v: &Value) -> Option<(&Value, &[i64])> {
+        self.transposes.get(&v.name).map(|(x, perm)| (x, perm.as_slice()))
+    }
+
+    /// Records that `result` is `x` transposed by `perm` (see [`FunctionBuilder::transpose_of`]).
+    pub(super) fn record_transpose(&mut self, result: &Value, x: &Value, perm: &[i64]) {
+        self.transposes.insert(result.name.clone(), (x.clone(), perm.to_vec()));
+    }
+
     /// A function taking arguments of types `args`; returns the builder and the argument values.
     pub fn new(args: &[TensorType]) -> (FunctionBuilder, Vec<Value>) {
         let args: Vec<Value> = args
@@ -54,7 +69,7 @@ impl FunctionBuilder {
             .map(|(i, ty)| Value { name: format!("%arg{i}"), ty: ty.clone() })
             .collect();
         let values = args.clone();
-        (FunctionBuilder { args, body: String::new(), next: 0 }, values)
+        (FunctionBuilder { args, body: String::new(), next: 0, transposes: HashMap::new() }, values)
     }
 
     /// Emits `"<name>"(operands) {attrs} : (operand types) -> result`; `attrs` is the inside of

@@ -118,7 +118,9 @@ impl FunctionBuilder {
         }
         let dims: Vec<i64> = perm.iter().map(|&p| x.ty().dims[p as usize]).collect();
         let ty = TensorType::new(x.ty().element_type, &dims);
-        self.op("stablehlo.transpose", &[x], &format!("permutation = {}", array(perm)), ty)
+        let t = self.op("stablehlo.transpose", &[x], &format!("permutation = {}", array(perm)), ty);
+        self.record_transpose(&t, x, perm);
+        t
     }
 
     /// `slice` from `start` (inclusive) to `limit` (exclusive) with `strides`.

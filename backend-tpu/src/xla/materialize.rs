@@ -239,9 +239,8 @@ pub(crate) fn materialize(
             for (p, &k) in order.iter().enumerate() {
                 position[k] = p;
             }
-            let attrs = format!("permutation = {}", i64_array(position.iter().map(|&p| p as i64)));
-            let ty = TensorType::new(et, &dims_i64(&compact_sizes));
-            b.op("stablehlo.transpose", &[&shaped], &attrs, ty)
+            let perm: Vec<i64> = position.iter().map(|&p| p as i64).collect();
+            b.transpose(&shaped, &perm)
         }
     } else {
         let it = match start {
