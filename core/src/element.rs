@@ -171,9 +171,12 @@ macro_rules! half_element {
             fn to_i64(self) -> i64 {
                 self.to_f32() as i64
             }
+            /// Through f32, rounding to nearest even there and again to the half type (as torch's
+            /// casts from float64 do): `half`'s direct `bf16::from_f64` (2.7) misrounds values just
+            /// above a tie, such as 63.62502 (0x427E8005) to 63.5 instead of 63.75.
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
-                <$t>::from_f64(v)
+                <$t>::from_f32(v as f32)
             }
             #[inline(always)]
             fn from_i64(v: i64) -> Self {
@@ -187,3 +190,27 @@ macro_rules! half_element {
 }
 half_element!(f16, F16);
 half_element!(bf16, BF16);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every f32 reaches a half type by the same rounding from `f32` and from `f64`.
+    #[test]
+    fn half_types_from_f64_round_as_from_f32() {
+        let just_above_a_tie = f32::from_bits(0x427E_8005); // 63.62502: bf16 63.75, not 63.5
+        assert_eq!(<bf16 as Element>::from_f64(just_above_a_tie as f64), bf16::from_f32(just_above_a_tie));
+        assert_eq!(<bf16 as Element>::from_f64(just_above_a_tie as f64).to_f32(), 63.75);
+        let mut x: u32 = 12345;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let v = f32::from_bits(x);
+            let b = <bf16 as Element>::from_f64(v as f64);
+            assert!(b.to_bits() == bf16::from_f32(v).to_bits() || (v.is_nan() && b.is_nan()), "{v:e}");
+            let h = <f16 as Element>::from_f64(v as f64);
+            assert!(h.to_bits() == f16::from_f32(v).to_bits() || (v.is_nan() && h.is_nan()), "{v:e}");
+        }
+    }
+}

@@ -43,7 +43,7 @@ pub fn literal(ty: ElementType, value: f64) -> String {
         ElementType::F32 => format!("0x{:08X}", (value as f32).to_bits()),
         ElementType::F64 => format!("0x{:016X}", value.to_bits()),
         ElementType::F16 => format!("0x{:04X}", half::f16::from_f64(value).to_bits()),
-        ElementType::BF16 => format!("0x{:04X}", half::bf16::from_f64(value).to_bits()),
+        ElementType::BF16 => format!("0x{:04X}", half::bf16::from_f32(value as f32).to_bits()),
         ElementType::Pred => (if value != 0.0 { "true" } else { "false" }).to_string(),
         _ => format!("{}", value as i64),
     }

@@ -189,7 +189,7 @@ impl Tensor {
         // torch's bicubic kernel stores its weights in the input's dtype (then computes in f32).
         let round: fn(f64) -> f64 = match dt {
             DType::F16 if mode == "bicubic" => |w| f16::from_f64(w).to_f64(),
-            DType::BF16 if mode == "bicubic" => |w| bf16::from_f64(w).to_f64(),
+            DType::BF16 if mode == "bicubic" => |w| bf16::from_f32(w as f32).to_f64(),
             _ => |w| w,
         };
         let taps: Vec<Taps> = (0..n)
