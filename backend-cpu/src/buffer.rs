@@ -85,12 +85,18 @@ impl<T> Buffer<T> {
         matches!(self, Buffer::Shared(_))
     }
 
-    /// For a shared window: lets its owner drop the window's pages from resident memory
-    /// ([`SharedBytes::release`]); they come back on the next read. Nothing for owned elements.
-    pub fn release_pages(&self) {
+    /// For a shared window: lets its owner drop the pages behind `elements` (indices into this
+    /// window, clamped to it) from resident memory ([`SharedBytes::release`]); they come back on
+    /// the next read. Nothing for owned elements.
+    pub fn release_pages(&self, elements: std::ops::Range<usize>) {
         if let Buffer::Shared(s) = self {
+            let (first, end) = (elements.start.min(s.len), elements.end.min(s.len));
+            if first >= end {
+                return;
+            }
+            let size = std::mem::size_of::<T>();
             let start = s.ptr as usize - s.owner.bytes().as_ptr() as usize;
-            s.owner.release(start..start + s.len * std::mem::size_of::<T>());
+            s.owner.release(start + first * size..start + end * size);
         }
     }
 

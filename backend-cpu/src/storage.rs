@@ -178,10 +178,11 @@ impl CpuStorage {
         with_storage!(self, v => v.is_shared())
     }
 
-    /// For a zero-copy window on shared memory (a memory-mapped checkpoint), lets the OS drop its
-    /// pages from this process's resident memory; they are read back on the next access.
-    pub fn release_shared_pages(&self) {
-        with_storage!(self, v => v.release_pages())
+    /// For a zero-copy window on shared memory (a memory-mapped checkpoint), lets the OS drop the
+    /// pages behind `elements` (indices into this storage) from this process's resident memory;
+    /// they are read back on the next access.
+    pub fn release_shared_pages(&self, elements: std::ops::Range<usize>) {
+        with_storage!(self, v => v.release_pages(elements.clone()))
     }
 
     /// `n` elements of `dtype`, all equal to `value` (cast with torch's rules).

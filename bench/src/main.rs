@@ -147,6 +147,7 @@ const CASES: &[Case] = &[
     ("llama110m_f32_decode_b1", hf::llama110m_f32_decode_b1),
     ("llama110m_bf16_decode_b1", hf::llama110m_bf16_decode_b1),
     ("llama110m_f32_generate_peak_memory", memory::llama110m_f32_peak_memory),
+    ("llama110m_bf16_cast_generate_peak_memory", memory::llama110m_bf16_cast_peak_memory),
     ("xla_tiny_op", xla::tiny_op),
     ("xla_gemm_float32_1024", xla::gemm_f32_1024),
     ("xla_mlp_train_step_b256_eager", xla_train::mlp_eager),
@@ -159,9 +160,9 @@ const CASES: &[Case] = &[
 fn main() {
     torch::manual_seed(0);
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    if let [flag, dir] = wanted.as_slice() {
+    if let [flag, dir, dtype] = wanted.as_slice() {
         if flag == memory::CHILD_FLAG {
-            return memory::child(std::path::Path::new(dir));
+            return memory::child(std::path::Path::new(dir), dtype);
         }
     }
     for name in &wanted {

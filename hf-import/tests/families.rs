@@ -119,7 +119,8 @@ fn extra_tensors_are_ignored_and_missing_ones_named() {
     let dir = fixture("bert");
     let cfg = Config::load(&dir).unwrap();
     let weights = Weights::load(&dir, None).unwrap();
-    let mut all: Vec<_> = weights.iter().map(|(k, t)| (k.clone(), t.clone())).collect();
+    let mut all: Vec<_> =
+        weights.iter().map(|r| r.map(|(k, t)| (k.clone(), t))).collect::<Result<_, _>>().unwrap();
     let ids = oxtorch_tensor::Tensor::arange(32i64, DType::I64).unwrap().unsqueeze(0).unwrap();
     all.push(("embeddings.position_ids".into(), ids));
     all.push((
@@ -175,5 +176,33 @@ fn models_are_send_and_sync() {
                 "{k}: threads give what a sequential call gives"
             );
         }
+    }
+}
+
+/// A cast asked for at load is made when the model reads its tensors, its packed matrices cast
+/// straight into the packed buffer: the model equals one loaded from tensors cast beforehand.
+#[test]
+fn cast_on_read_gives_the_model_of_a_cast_checkpoint() {
+    let dir = fixture("mistral");
+    let cfg = Config::load(&dir).unwrap();
+    let (inputs, _) = golden("mistral");
+    let deferred = Weights::load(&dir, Some(DType::BF16)).unwrap();
+    let stored = Weights::load(&dir, None).unwrap();
+    let cast_first = Weights::from_tensors(stored.iter().map(|r| {
+        let (k, t) = r.unwrap();
+        let t = if t.dtype().is_float() { t.to_dtype(DType::BF16).unwrap() } else { t };
+        (k.clone(), t)
+    }));
+    let a = AutoModel::load(&cfg, &deferred).unwrap().forward_named(&inputs, true).unwrap();
+    let b = AutoModel::load(&cfg, &cast_first).unwrap().forward_named(&inputs, true).unwrap();
+    assert_eq!(a.len(), b.len());
+    for ((ka, ta), (kb, tb)) in a.iter().zip(&b) {
+        assert_eq!(ka, kb);
+        assert_eq!(ta.dtype(), DType::BF16, "{ka}");
+        assert_eq!(
+            ta.to_vec::<oxtorch_tensor::bf16>().unwrap(),
+            tb.to_vec::<oxtorch_tensor::bf16>().unwrap(),
+            "{ka}"
+        );
     }
 }

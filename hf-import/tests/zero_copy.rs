@@ -92,7 +92,8 @@ fn the_first_write_copies_and_never_touches_the_file() {
 #[test]
 fn mapped_tensors_outlive_the_loader_and_run_ops() {
     let weights = Weights::load(&fixture("bert"), None).unwrap();
-    let (name, w) = weights.iter().find(|(_, t)| t.dtype() == DType::F32 && t.rank() == 2).unwrap();
+    let (name, w) =
+        weights.iter().map(Result::unwrap).find(|(_, t)| t.dtype() == DType::F32 && t.rank() == 2).unwrap();
     assert!(w.borrows_memory(), "{name}");
     let x = Tensor::ones([3, w.dims()[1]], DType::F32).unwrap();
     let y = x.matmul(&w.t().unwrap()).unwrap();
@@ -102,9 +103,15 @@ fn mapped_tensors_outlive_the_loader_and_run_ops() {
             assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "row {r}: {a} vs {b}");
         }
     }
-    // A cast on load makes new tensors (they own their elements).
+    // A cast makes new tensors (they own their elements), when read: the checkpoint stays mapped
+    // until then, and a matrix can still be read as stored.
     let cast = Weights::load(&fixture("bert"), Some(DType::BF16)).unwrap();
-    assert!(!cast.get(name).unwrap().borrows_memory());
+    let read = cast.get(name).unwrap().unwrap();
+    assert_eq!(read.dtype(), DType::BF16);
+    assert!(!read.borrows_memory());
+    let stored = cast.tensor_as_stored(name, w.dims()).unwrap();
+    assert_eq!((stored.dtype(), stored.borrows_memory()), (DType::F32, true));
+    assert_eq!(stored.to_vec::<f32>().unwrap(), w.to_vec::<f32>().unwrap());
 }
 
 #[test]
@@ -153,4 +160,35 @@ fn released_pages_read_back_the_same_values() {
     assert_eq!(owned.to_vec::<f32>().unwrap(), values);
     drop(all);
     std::fs::remove_file(&path).unwrap();
+}
+
+/// A cast read of a mapped tensor larger than one copy chunk: exact values, the stored tensor
+/// still readable after its pages were released chunk by chunk, and a view releasing only its span.
+#[test]
+fn a_cast_read_of_a_large_mapped_tensor_is_exact() {
+    let dir = scratch("cast-read");
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = 1_500_007; // 6 MB of f32: two chunks and a tail
+    let values: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 100.0).collect();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let header = format!(r#"{{"w":{{"dtype":"F32","shape":[{n}],"data_offsets":[0,{}]}}}}"#, data.len());
+    write_raw(&dir.join("model.safetensors"), &header, &data);
+    let weights = Weights::load(&dir, Some(DType::BF16)).unwrap();
+    let cast = weights.get("w").unwrap().unwrap();
+    let want: Vec<bf16> = values.iter().map(|&v| bf16::from_f32(v)).collect();
+    let got = cast.to_vec::<bf16>().unwrap();
+    let bad = got.iter().zip(&want).position(|(a, b)| a != b);
+    assert!(
+        bad.is_none(),
+        "first difference at {bad:?}: {:?} vs {:?}",
+        bad.map(|i| got[i]),
+        bad.map(|i| want[i])
+    );
+    let stored = weights.tensor_as_stored("w", &[n]).unwrap();
+    assert!(stored.borrows_memory());
+    assert!(stored.to_vec::<f32>().unwrap() == values, "the stored values changed");
+    stored.narrow(0, 10_000, 500_000).unwrap().release_pages();
+    assert!(stored.to_vec::<f32>().unwrap() == values, "a released view changed the values");
+    drop((weights, stored));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

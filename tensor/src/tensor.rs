@@ -127,12 +127,17 @@ impl Tensor {
     }
 
     /// For a tensor that borrows a memory-mapped file ([`Tensor::borrows_memory`]): lets the OS drop
-    /// the pages behind its whole storage from this process's resident memory, as after copying a
-    /// checkpoint's weights elsewhere. Values never change: the next read brings the pages back from
-    /// the file (or the page cache). Does nothing for tensors that own their memory.
+    /// the pages that lie wholly inside this view's span of its storage (all of them for a whole
+    /// tensor) from this process's resident memory, as after copying a checkpoint's weights
+    /// elsewhere. Values never change: the next read brings the pages back from the file (or the
+    /// page cache). Does nothing for tensors that own their memory.
     pub fn release_pages(&self) {
-        if let Storage::Cpu(s) = &*self.0.storage.read() {
-            s.release_shared_pages();
+        let l = &self.0.layout;
+        if l.numel() == 0 {
+            return;
+        }
+        if let (Storage::Cpu(s), Some(end)) = (&*self.0.storage.read(), l.checked_storage_extent()) {
+            s.release_shared_pages(l.offset()..end);
         }
     }
 

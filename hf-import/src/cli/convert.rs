@@ -14,7 +14,7 @@ pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
     let files = checkpoint_files(&dir)?;
     let weights = super::load_weights(&dir, dtype)?;
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
-    let tensors: Vec<_> = weights.iter().map(|(n, t)| (n.clone(), t.clone())).collect();
+    let tensors: Vec<_> = weights.iter().map(|r| r.map(|(n, t)| (n.clone(), t))).collect::<Result<_>>()?;
     let meta = [("format".to_string(), "pt".to_string())].into_iter().collect();
     write_safetensors(&out.join("model.safetensors"), &tensors, Some(meta))?;
     let skip = |name: &str| {

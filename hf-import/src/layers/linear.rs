@@ -15,9 +15,10 @@ pub struct Linear {
 }
 
 impl Linear {
-    /// `vars.weight` `[out, in]` and, when `bias`, `vars.bias` `[out]`.
+    /// `vars.weight` `[out, in]` (a matrix, see [`Vars::get_matrix`]) and, when `bias`, `vars.bias`
+    /// `[out]`.
     pub fn load(vars: &Vars<'_>, in_features: usize, out_features: usize, bias: bool) -> Result<Self> {
-        let weight = vars.get("weight", &[out_features, in_features])?;
+        let weight = vars.get_matrix("weight", &[out_features, in_features])?;
         let bias = if bias { Some(vars.get("bias", &[out_features])?) } else { None };
         Ok(Linear { weight, bias })
     }

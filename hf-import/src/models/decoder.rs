@@ -141,7 +141,9 @@ impl CausalLm {
         if spec.windows.len() != n_layers {
             return Err(Error::Config("one attention window per layer is needed".into()));
         }
-        let root = weights.vars("");
+        // Packed matrices are cast on their way into the packed buffer (see `Arena`).
+        let packing = packing_enabled(weights.device());
+        let root = if packing { weights.vars("").deferring_matrix_casts() } else { weights.vars("") };
         let model =
             if weights.contains("model.embed_tokens.weight") { root.pp("model") } else { root.clone() };
         let embed = Embedding::load(&model.pp("embed_tokens"), vocab, hidden)?;
@@ -180,7 +182,7 @@ impl CausalLm {
         }
         let norm = norm(&model.pp("norm"), hidden)?;
         let tied = cfg.bool_or("tie_word_embeddings", true)?;
-        let (lm_head, tied) = match root.get_opt("lm_head.weight", &[vocab, hidden])? {
+        let (lm_head, tied) = match root.get_matrix_opt("lm_head.weight", &[vocab, hidden])? {
             Some(w) if !tied || !weights.contains("model.embed_tokens.weight") => {
                 (Linear { weight: w, bias: None }, false)
             }
@@ -197,7 +199,7 @@ impl CausalLm {
         };
         let mut lm =
             CausalLm { embed, layers, norm, lm_head, rotary_global, rotary_local, spec, hidden, dtype, tied };
-        if packing_enabled(device) {
+        if packing {
             lm.pack_weights()?;
         }
         Ok(lm)
@@ -212,7 +214,7 @@ impl CausalLm {
             parts.extend(l.mlp.matrices());
         }
         parts.push(&self.lm_head.weight);
-        let Some(mut arena) = Arena::pack(&parts)? else { return Ok(()) };
+        let mut arena = Arena::pack(&parts, self.dtype)?;
         for l in &mut self.layers {
             l.attn.unpack(&mut arena)?;
             l.mlp.unpack(&mut arena)?;

@@ -1,4 +1,10 @@
-//! Checkpoint weights: safetensors (single or sharded) and `pytorch_model.bin`, cast on load.
+//! Checkpoint weights: safetensors (single or sharded) and `pytorch_model.bin`, cast to one dtype.
+//!
+//! A cast is made when a tensor is read ([`Weights::tensor`]), from the memory-mapped file, whose
+//! pages are then released: the process holds the cast copies a model keeps, never the whole
+//! checkpoint as well. Tensors the file could not lend (a `.bin`, an unaligned safetensors entry)
+//! are cast as they are loaded. A model that packs its matrices reads them as stored
+//! ([`Vars::deferring_matrix_casts`]) and casts them straight into the packed buffer.
 
 mod decode;
 mod pickle;
@@ -51,15 +57,18 @@ pub fn checkpoint_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Err(Error::format(dir, format!("no weights found: expected one of {}", CANDIDATES.join(", "))))
 }
 
-/// The tensors of a checkpoint by name, floating-point ones cast to one dtype.
+/// The tensors of a checkpoint by name, floating-point ones cast to one dtype when read.
 #[derive(Debug, Clone, Default)]
 pub struct Weights {
+    /// As stored, or already cast (see the module doc).
     tensors: BTreeMap<String, Tensor>,
     stored: BTreeMap<String, DType>,
+    /// The dtype floating-point tensors are read as.
+    cast: Option<DType>,
 }
 
 impl Weights {
-    /// Every tensor in the checkpoint files of `dir`; floating-point tensors are cast to `dtype`
+    /// Every tensor in the checkpoint files of `dir`; floating-point tensors are read as `dtype`
     /// when given (integer buffers such as `position_ids` keep theirs).
     pub fn load(dir: &Path, dtype: Option<DType>) -> Result<Self> {
         Self::load_with_progress(dir, dtype, |_, _, _| {})
@@ -73,7 +82,7 @@ impl Weights {
         mut progress: impl FnMut(usize, usize, &Path),
     ) -> Result<Self> {
         let files = checkpoint_files(dir)?;
-        let mut weights = Weights::default();
+        let mut weights = Weights { cast: dtype, ..Weights::default() };
         for (i, file) in files.iter().enumerate() {
             progress(i, files.len(), file);
             weights.load_file(file, dtype)?;
@@ -85,17 +94,18 @@ impl Weights {
         Ok(weights)
     }
 
-    /// Adds the tensors of one `.safetensors` or `.bin` file.
+    /// Adds the tensors of one `.safetensors` or `.bin` file, floating-point ones to be read as
+    /// `dtype` when given (which then applies to every file of these weights).
     pub fn load_file(&mut self, file: &Path, dtype: Option<DType>) -> Result<()> {
+        if dtype.is_some() {
+            self.cast = dtype;
+        }
+        let cast = self.cast;
         let add = |name: String, t: Tensor| -> Result<()> {
             self.stored.insert(name.clone(), t.dtype());
-            let t = match dtype {
-                Some(d) if t.dtype().is_float() && t.dtype() != d => {
-                    let cast = t.to_dtype(d)?;
-                    // The stored bytes (a memory-mapped window) are not needed once cast.
-                    t.release_pages();
-                    cast
-                }
+            // A tensor in memory of its own would be held twice if cast only when read.
+            let t = match cast_to(cast, &t) {
+                Some(d) if !t.borrows_memory() => t.to_dtype(d)?,
                 _ => t,
             };
             self.tensors.insert(name, t);
@@ -133,18 +143,36 @@ impl Weights {
     pub fn from_tensors(tensors: impl IntoIterator<Item = (String, Tensor)>) -> Self {
         let tensors: BTreeMap<String, Tensor> = tensors.into_iter().collect();
         let stored = tensors.iter().map(|(k, t)| (k.clone(), t.dtype())).collect();
-        Weights { tensors, stored }
+        Weights { tensors, stored, cast: None }
     }
 
     /// The same weights moved to `device` (tensors already there are not copied).
+    /// The same weights moved to `device` (tensors already there are not copied), cast first.
     pub fn to_device(self, device: oxtorch_tensor::Device) -> Result<Self> {
-        let tensors = self.tensors.into_iter().map(|(k, t)| Ok((k, t.to(device)?))).collect::<Result<_>>()?;
-        Ok(Weights { tensors, stored: self.stored })
+        let tensors = self
+            .tensors
+            .iter()
+            .map(|(k, t)| Ok((k.clone(), self.read(t)?.to(device)?)))
+            .collect::<Result<_>>()?;
+        Ok(Weights { tensors, stored: self.stored, cast: self.cast })
     }
 
-    /// The tensor called `name`, if present.
-    pub fn get(&self, name: &str) -> Option<&Tensor> {
-        self.tensors.get(name)
+    /// The tensor called `name` (cast), if present.
+    pub fn get(&self, name: &str) -> Result<Option<Tensor>> {
+        self.tensors.get(name).map(|t| self.read(t)).transpose()
+    }
+
+    /// `t` as read: cast when it is a floating-point tensor of another dtype than the one asked
+    /// for, the stored pages then released.
+    fn read(&self, t: &Tensor) -> Result<Tensor> {
+        Ok(match cast_to(self.cast, t) {
+            Some(d) => {
+                let cast = Tensor::empty(t.dims(), (d, t.device()))?;
+                copy_releasing(&cast.reshape([t.numel()])?, t)?;
+                cast
+            }
+            None => t.clone(),
+        })
     }
 
     /// Whether a tensor called `name` is present.
@@ -152,8 +180,13 @@ impl Weights {
         self.tensors.contains_key(name)
     }
 
-    /// The tensor called `name`, which must have `shape`.
+    /// The tensor called `name` (cast), which must have `shape`.
     pub fn tensor(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
+        self.read(&self.tensor_as_stored(name, shape)?)
+    }
+
+    /// The tensor called `name` in the dtype it has in memory (not cast), which must have `shape`.
+    pub fn tensor_as_stored(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
         let t = self
             .tensors
             .get(name)
@@ -167,9 +200,19 @@ impl Weights {
         Ok(t.clone())
     }
 
-    /// The names and tensors, sorted by name.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &Tensor)> {
-        self.tensors.iter()
+    /// The names and tensors (each cast as it is reached), sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = Result<(&String, Tensor)>> {
+        self.tensors.iter().map(|(k, t)| Ok((k, self.read(t)?)))
+    }
+
+    /// The dtype floating-point tensors are read as, when a cast was asked for.
+    pub fn cast_dtype(&self) -> Option<DType> {
+        self.cast
+    }
+
+    /// The device the tensors are on (the CPU when there are none).
+    pub fn device(&self) -> oxtorch_tensor::Device {
+        self.tensors.values().next().map_or(oxtorch_tensor::Device::Cpu, Tensor::device)
     }
 
     /// The dtype a tensor had in the file (before any cast on load).
@@ -198,8 +241,39 @@ impl Weights {
 
     /// A view of the tensors under `prefix` (`"model.layers.0"`).
     pub fn vars(&self, prefix: &str) -> Vars<'_> {
-        Vars { weights: self, prefix: prefix.to_string() }
+        Vars { weights: self, prefix: prefix.to_string(), defer_matrix_casts: false }
     }
+}
+
+/// Bytes of a checkpoint tensor copied (and their pages released) at a time by [`copy_releasing`].
+const RELEASE_CHUNK_BYTES: usize = 4 << 20;
+
+/// Copies `src` (cast) into the flat view `dst` of as many elements, letting the OS drop the pages
+/// of a memory-mapped `src` as they are copied: a few megabytes at a time for a contiguous `src`,
+/// so that casting or packing a large matrix (a 100 MB embedding table) never holds it resident
+/// in full next to its copy.
+pub(crate) fn copy_releasing(dst: &Tensor, src: &Tensor) -> Result<()> {
+    let n = src.numel();
+    if !src.is_contiguous() || !src.borrows_memory() {
+        dst.copy_(&src.reshape([n])?)?;
+        src.release_pages();
+        return Ok(());
+    }
+    let flat = src.reshape([n])?;
+    let chunk = (RELEASE_CHUNK_BYTES / src.element_size()).max(1);
+    for start in (0..n).step_by(chunk) {
+        let len = chunk.min(n - start);
+        let part = flat.narrow(0, start as isize, len)?;
+        dst.narrow(0, start as isize, len)?.copy_(&part)?;
+        part.release_pages();
+    }
+    Ok(())
+}
+
+/// The dtype `t` is read as under the cast `cast`: `Some` for a floating-point tensor of another
+/// dtype.
+fn cast_to(cast: Option<DType>, t: &Tensor) -> Option<DType> {
+    cast.filter(|&d| t.dtype().is_float() && t.dtype() != d)
 }
 
 /// The weights below a dotted name prefix, as a module tree sees them.
@@ -207,12 +281,44 @@ impl Weights {
 pub struct Vars<'a> {
     weights: &'a Weights,
     prefix: String,
+    /// [`Vars::get_matrix`] reads tensors as stored.
+    defer_matrix_casts: bool,
 }
 
 impl<'a> Vars<'a> {
     /// The sub-tree `name` (`vars.pp("layers").pp(3)`).
     pub fn pp(&self, name: impl std::fmt::Display) -> Vars<'a> {
-        Vars { weights: self.weights, prefix: self.path(&name.to_string()) }
+        Vars {
+            weights: self.weights,
+            prefix: self.path(&name.to_string()),
+            defer_matrix_casts: self.defer_matrix_casts,
+        }
+    }
+
+    /// These vars, with [`Vars::get_matrix`] reading tensors in their stored dtype: for a model
+    /// that then copies its matrices into one buffer, casting them on the way (so that the cast
+    /// copies and the buffer never coexist). Such a model must cast every matrix it reads.
+    pub fn deferring_matrix_casts(self) -> Vars<'a> {
+        Vars { defer_matrix_casts: true, ..self }
+    }
+
+    /// A weight matrix `name` with `shape`: as [`Vars::get`], but in the stored dtype under
+    /// [`Vars::deferring_matrix_casts`].
+    pub fn get_matrix(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
+        if self.defer_matrix_casts {
+            self.weights.tensor_as_stored(&self.path(name), shape)
+        } else {
+            self.get(name, shape)
+        }
+    }
+
+    /// [`Vars::get_matrix`] for a tensor that may be absent.
+    pub fn get_matrix_opt(&self, name: &str, shape: &[usize]) -> Result<Option<Tensor>> {
+        if self.contains(name) {
+            self.get_matrix(name, shape).map(Some)
+        } else {
+            Ok(None)
+        }
     }
 
     /// The full dotted name of `name` under this prefix.
