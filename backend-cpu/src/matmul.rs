@@ -82,25 +82,31 @@ fn check_bounds(len: usize, l: &Layout) -> Result<()> {
     Ok(())
 }
 
-/// Smallest `m` for which a B that [`packs_with_aliasing`] is first copied: the copy costs `k·n`
-/// element moves, the product `m·k·n` multiply-adds, so below this the copy would not pay.
-const ALIASED_B_MIN_M: usize = 64;
+/// Most rows of a product that copies any large column-major B first (see [`copies_b_first`]).
+const SHORT_M: usize = 48;
 
-/// True when gemm would pack B by transposing blocks of a column-major B (a transposed weight, as
-/// `linear` passes it: unit stride along k) whose column stride is a multiple of 1 KiB. Those reads
-/// then fall into the same few cache sets, and the packing takes as long as the arithmetic:
-/// `[256, 1024] @ [1024, 1024]ᵀ` runs at 115 GFLOP/s against 186 GFLOP/s after a transposing copy
-/// of B (copy included), measured on the bench machine.
-fn packs_with_aliasing<T>(lb: &Layout, d: &Dims) -> bool {
+/// Fewest elements of a column-major B that a short product copies first.
+const SHORT_M_MIN_B: usize = 1 << 16;
+
+/// True when a column-major B (a transposed weight, as `linear` passes it: unit stride along k)
+/// is better transposed into a row-major copy before gemm, which otherwise reads it in place,
+/// several strided columns at a time:
+///
+/// - when its column stride is a multiple of 1 KiB, those columns fall into the same few cache sets:
+///   `[256, 1024] @ [1024, 1024]ᵀ` ran at 115 GFLOP/s, 186 with the copy, and `[32, 1024] @ [1024,
+///   1024]ᵀ` took 2.5 ms, 0.66 ms with the copy (measured on the bench machine);
+/// - for a short product (`m` ≤ [`SHORT_M`]) of a large B at any stride: `[32, 768] @ [3072, 768]ᵀ`
+///   took 1.8 ms, 1.0 ms after the copy (which costs 0.2–0.3 ms).
+///
+/// Never for one row (gemm's vector path), nor for a B broadcast along a batch dim (the copy would
+/// repeat it).
+fn copies_b_first<T>(lb: &Layout, d: &Dims) -> bool {
     let r = lb.rank();
     let (k_stride, n_stride) = (lb.strides()[r - 2], lb.strides()[r - 1]);
     let batch_broadcast = lb.strides()[..r - 2].iter().zip(lb.dims()).any(|(&s, &n)| s == 0 && n > 1);
-    d.m >= ALIASED_B_MIN_M
-        && d.n > 1
-        && d.k > 1
-        && k_stride == 1
-        && (n_stride * std::mem::size_of::<T>()).is_multiple_of(1024)
-        && !batch_broadcast
+    let aliased = (n_stride * std::mem::size_of::<T>()).is_multiple_of(1024);
+    let short = d.m <= SHORT_M && d.k * d.n >= SHORT_M_MIN_B;
+    d.m >= 2 && d.n > 1 && d.k > 1 && k_stride == 1 && !batch_broadcast && (aliased || short)
 }
 
 fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dims) -> Vec<T> {
@@ -109,7 +115,7 @@ fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dim
     if m * n == 0 || k == 0 {
         return crate::pool::filled(batches * m * n, T::ZERO);
     }
-    if packs_with_aliasing::<T>(lb, d) {
+    if copies_b_first::<T>(lb, d) {
         let row_major = crate::copy::contiguous_same(b, lb);
         let out = gemm_typed(a, la, &row_major, &Layout::contiguous(lb.shape()), d);
         crate::pool::give(row_major);
@@ -343,35 +349,46 @@ mod tests {
         assert!(!skinny_applies(&la, &lb, &dims(&la, &lb).unwrap()));
     }
 
-    /// A column-major B with a 1 KiB column stride is copied before the product; the result is
-    /// the product's, for batches, an offset and odd sizes.
+    /// A column-major B with a 1 KiB column stride, or a large one in a short product, is copied
+    /// before the product; the result is the product's, for batches, an offset and odd sizes.
     #[test]
-    fn aliased_column_major_b_gives_the_product() {
-        let (batch, m, k, n) = (2, ALIASED_B_MIN_M + 3, 256, 33);
-        let a = values(batch * m * k, 3);
-        let w = values(batch * n * k + 5, 4);
-        let la = Layout::contiguous([batch, m, k]);
-        let lb = Layout::new([batch, k, n], vec![n * k, 1, k], 5).unwrap();
-        let d = dims(&la, &lb).unwrap();
-        assert!(packs_with_aliasing::<f32>(&lb, &d));
-        let got = gemm_typed(&a, &la, &w, &lb, &d);
-        for bi in 0..batch {
-            for i in 0..m {
-                for j in 0..n {
-                    let want: f64 = (0..k)
-                        .map(|p| a[(bi * m + i) * k + p] as f64 * w[5 + bi * n * k + j * k + p] as f64)
-                        .sum();
-                    let x = got[(bi * m + i) * n + j] as f64;
-                    assert!((x - want).abs() <= 1e-4 * (1.0 + want.abs()), "[{bi},{i},{j}]: {x} vs {want}");
+    fn column_major_b_copied_first_gives_the_product() {
+        for (batch, m, k, n, stride) in [(2, 67, 256, 33, 256), (1, 20, 300, 260, 301)] {
+            let a = values(batch * m * k, 3);
+            let w = values(batch * n * stride + 5, 4);
+            let la = Layout::contiguous([batch, m, k]);
+            let lb = Layout::new([batch, k, n], vec![n * stride, 1, stride], 5).unwrap();
+            let d = dims(&la, &lb).unwrap();
+            assert!(copies_b_first::<f32>(&lb, &d));
+            let got = gemm_typed(&a, &la, &w, &lb, &d);
+            for bi in 0..batch {
+                for i in 0..m {
+                    for j in 0..n {
+                        let want: f64 = (0..k)
+                            .map(|p| {
+                                a[(bi * m + i) * k + p] as f64
+                                    * w[5 + bi * n * stride + j * stride + p] as f64
+                            })
+                            .sum();
+                        let x = got[(bi * m + i) * n + j] as f64;
+                        assert!(
+                            (x - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                            "[{bi},{i},{j}]: {x} vs {want}"
+                        );
+                    }
                 }
             }
         }
-        // Other strides, short products and broadcast batches go to gemm as they are.
+        let (batch, k, n) = (2, 256, 33);
+        let lb = Layout::new([batch, k, n], vec![n * k, 1, k], 5).unwrap();
+        let d = dims(&Layout::contiguous([batch, 67, k]), &lb).unwrap();
+        // Other strides in long products, one-row products and broadcast batches go to gemm as
+        // they are.
         let odd = Layout::new([batch, k, n], vec![n * 300, 1, 300], 0).unwrap();
-        assert!(!packs_with_aliasing::<f32>(&odd, &d));
-        let short = dims(&Layout::contiguous([batch, 8, k]), &lb).unwrap();
-        assert!(!packs_with_aliasing::<f32>(&lb, &short));
+        assert!(!copies_b_first::<f32>(&odd, &d));
+        let one_row = dims(&Layout::contiguous([batch, 1, k]), &lb).unwrap();
+        assert!(!copies_b_first::<f32>(&lb, &one_row));
         let broadcast = Layout::new([batch, k, n], vec![0, 1, k], 0).unwrap();
-        assert!(!packs_with_aliasing::<f32>(&broadcast, &d));
+        assert!(!copies_b_first::<f32>(&broadcast, &d));
     }
 }
