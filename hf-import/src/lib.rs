@@ -9,7 +9,7 @@
 //! # fn main() -> oxtorch_hf_import::Result<()> {
 //! let dir = resolve_model("org/tiny-llama")?;          // a folder, or an id in the local HF cache
 //! let cfg = Config::load(&dir)?;
-//! let weights = Weights::load(&dir, Some(DType::F32))?;  // cast on load
+//! let weights = Weights::load(&dir, Some(DType::F32))?;  // floats read as f32
 //! let model = AutoModel::load(&cfg, &weights)?;
 //! let lm = model.causal_lm().expect("a decoder");
 //! let ids = Tensor::from_vec(vec![1i64, 17, 42], [1, 3])?;
