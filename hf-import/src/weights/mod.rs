@@ -82,7 +82,7 @@ impl Weights {
         mut progress: impl FnMut(usize, usize, &Path),
     ) -> Result<Self> {
         let files = checkpoint_files(dir)?;
-        let mut weights = Weights { cast: dtype, ..Weights::default() };
+        let mut weights = Weights::default();
         for (i, file) in files.iter().enumerate() {
             progress(i, files.len(), file);
             weights.load_file(file, dtype)?;
@@ -146,7 +146,6 @@ impl Weights {
         Weights { tensors, stored, cast: None }
     }
 
-    /// The same weights moved to `device` (tensors already there are not copied).
     /// The same weights moved to `device` (tensors already there are not copied), cast first.
     pub fn to_device(self, device: oxtorch_tensor::Device) -> Result<Self> {
         let tensors = self
