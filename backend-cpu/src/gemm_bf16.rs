@@ -209,22 +209,18 @@ fn pack_a(a: &MatRef, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut Vec<
     grow(out, mc.div_ceil(MR) * pairs * MR);
     for (ip, ir) in (0..mc).step_by(MR).enumerate() {
         let panel = &mut out[ip * pairs * MR..(ip + 1) * pairs * MR];
+        let rows = MR.min(mc - ir);
+        if a.cs == 1 {
+            pack_a_rows(a, ic + ir, rows, pc, kc, panel);
+            continue;
+        }
         for r in 0..MR {
-            if ir + r >= mc {
+            if r >= rows {
                 // Rows past the end of A: zeros.
                 panel.iter_mut().skip(r).step_by(MR).for_each(|w| *w = 0);
                 continue;
             }
             let i = ic + ir + r;
-            if a.cs == 1 {
-                // Row-major A: each pair is two neighbouring elements of one row.
-                let row = &a.data[a.offset + i * a.rs + pc..][..kc];
-                for (p, pair) in row.chunks(2).enumerate() {
-                    let hi = pair.get(1).map_or(0, |h| h.to_bits() as u32);
-                    panel[p * MR + r] = pair[0].to_bits() as u32 | (hi << 16);
-                }
-                continue;
-            }
             for p in 0..pairs {
                 let k0 = pc + 2 * p;
                 let lo = a.bits(i, k0);
@@ -235,44 +231,131 @@ fn pack_a(a: &MatRef, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut Vec<
     }
 }
 
+/// One `MR`-row panel of a row-major A (`a.cs == 1`): rows `i0..i0 + rows`, k range `pc..pc + kc`.
+///
+/// Each pair is two neighbouring elements of one row, so the panel is written in order, one k pair
+/// of every row at a time, reading `rows` row streams.
+fn pack_a_rows(a: &MatRef, i0: usize, rows: usize, pc: usize, kc: usize, panel: &mut [u32]) {
+    let row = |r: usize| &a.data[a.offset + (i0 + r) * a.rs + pc..][..kc];
+    let word = |row: &[bf16], p: usize| row[2 * p].to_bits() as u32 | (row[2 * p + 1].to_bits() as u32) << 16;
+    let whole = kc / 2;
+    if rows == MR {
+        let src: [&[bf16]; MR] = std::array::from_fn(row);
+        for (p, dst) in panel.chunks_exact_mut(MR).take(whole).enumerate() {
+            for (d, row) in dst.iter_mut().zip(&src) {
+                *d = word(row, p);
+            }
+        }
+    } else {
+        for (p, dst) in panel.chunks_exact_mut(MR).take(whole).enumerate() {
+            for (r, d) in dst.iter_mut().enumerate() {
+                // Rows past the end of A: zeros.
+                *d = if r < rows { word(row(r), p) } else { 0 };
+            }
+        }
+    }
+    if kc % 2 == 1 {
+        // The last pair holds one k value.
+        let dst = &mut panel[whole * MR..(whole + 1) * MR];
+        for (r, d) in dst.iter_mut().enumerate() {
+            *d = if r < rows { row(r)[kc - 1].to_bits() as u32 } else { 0 };
+        }
+    }
+}
+
 /// Packs k range `pc..pc+kc`, columns `jc..jc+nc` of `b` into `NR`-column panels of k pairs.
 ///
-/// `out` is reused scratch: every word of the packed block is written, padding included.
+/// `out` is reused scratch: every word of the packed block is written, padding included. Each
+/// parallel task packs a run of neighbouring panels, so that a row-major B is read in long runs.
 fn pack_b(b: &MatRef, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<u32>) {
     let pairs = kc.div_ceil(2);
-    let len = nc.div_ceil(NR) * pairs * NR;
+    let panels = nc.div_ceil(NR);
+    let len = panels * pairs * NR;
     grow(out, len);
-    out[..len].par_chunks_mut(pairs * NR).enumerate().for_each(|(jp, panel)| {
-        let jr = jp * NR;
-        let cols = NR.min(nc - jr);
-        for p in 0..pairs {
-            let k0 = pc + 2 * p;
-            // Columns past the end of B: zeros.
-            panel[p * NR + cols..(p + 1) * NR].fill(0);
-            if b.cs == 1 {
-                // Row-major B: interleave two neighbouring rows' slices.
-                let row0 = &b.data[b.offset + k0 * b.rs + jc + jr..][..cols];
-                let dst = &mut panel[p * NR..p * NR + cols];
-                if 2 * p + 1 < kc {
-                    let row1 = &b.data[b.offset + (k0 + 1) * b.rs + jc + jr..][..cols];
-                    for ((d, lo), hi) in dst.iter_mut().zip(row0).zip(row1) {
-                        *d = lo.to_bits() as u32 | ((hi.to_bits() as u32) << 16);
-                    }
-                } else {
-                    for (d, lo) in dst.iter_mut().zip(row0) {
-                        *d = lo.to_bits() as u32;
-                    }
+    let per_task = panels.div_ceil(rayon::current_num_threads().max(1));
+    out[..len].par_chunks_mut(per_task * pairs * NR).enumerate().for_each(|(t, group)| {
+        let first = t * per_task;
+        let cols = (nc - first * NR).min(per_task * NR);
+        if b.cs == 1 {
+            // SAFETY: `gemm` checked `available()`, which includes avx512bw.
+            unsafe { pack_b_rows(b, pc, kc, jc + first * NR, cols, group) };
+            return;
+        }
+        for (jp, panel) in group.chunks_mut(pairs * NR).enumerate() {
+            let j0 = jc + (first + jp) * NR;
+            let cols = NR.min(cols - jp * NR);
+            for p in 0..pairs {
+                let k0 = pc + 2 * p;
+                for col in 0..NR {
+                    panel[p * NR + col] = if col < cols {
+                        let lo = b.bits(k0, j0 + col);
+                        let hi = if 2 * p + 1 < kc { b.bits(k0 + 1, j0 + col) } else { 0 };
+                        lo | (hi << 16)
+                    } else {
+                        // Columns past the end of B: zeros.
+                        0
+                    };
                 }
-                continue;
-            }
-            for col in 0..cols {
-                let j = jc + jr + col;
-                let lo = b.bits(k0, j);
-                let hi = if 2 * p + 1 < kc { b.bits(k0 + 1, j) } else { 0 };
-                panel[p * NR + col] = lo | (hi << 16);
             }
         }
     });
+}
+
+/// Packs the panels of a row-major B (`b.cs == 1`) that cover columns `j0..j0 + cols`: for each k
+/// pair, the two rows' slices are interleaved into every panel, 32 columns per two shuffles.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn pack_b_rows(b: &MatRef, pc: usize, kc: usize, j0: usize, cols: usize, group: &mut [u32]) {
+    use std::arch::x86_64::*;
+    let pairs = kc.div_ceil(2);
+    // Word t of the first output vector is (lo[t], hi[t]); of the second, (lo[16 + t], hi[16 + t]).
+    let first: [u16; 32] = std::array::from_fn(|w| (w / 2 + 32 * (w % 2)) as u16);
+    let second: [u16; 32] = std::array::from_fn(|w| (16 + w / 2 + 32 * (w % 2)) as u16);
+    let (first, second) =
+        (_mm512_loadu_si512(first.as_ptr() as *const _), _mm512_loadu_si512(second.as_ptr() as *const _));
+    let zero_row = [half::bf16::ZERO; NR];
+    // Pairs per sweep over the panels: each panel then receives one contiguous run of words.
+    const SWEEP: usize = 16;
+    for p0 in (0..pairs).step_by(SWEEP) {
+        for (jp, panel) in group.chunks_mut(pairs * NR).enumerate() {
+            let here = NR.min(cols - jp * NR);
+            for p in p0..pairs.min(p0 + SWEEP) {
+                let k0 = pc + 2 * p;
+                let lo = &b.data[b.offset + k0 * b.rs + j0 + jp * NR..][..here];
+                // An odd last k value pairs with zeros.
+                let hi = if 2 * p + 1 < kc {
+                    &b.data[b.offset + (k0 + 1) * b.rs + j0 + jp * NR..][..here]
+                } else {
+                    &zero_row[..here]
+                };
+                let dst = &mut panel[p * NR..(p + 1) * NR];
+                if here == NR {
+                    // SAFETY: `lo` and `hi` hold 32 elements (64 bytes) each, `dst` 32 words.
+                    let l = _mm512_loadu_si512(lo.as_ptr() as *const _);
+                    let h = _mm512_loadu_si512(hi.as_ptr() as *const _);
+                    _mm512_storeu_si512(dst.as_mut_ptr() as *mut _, _mm512_permutex2var_epi16(l, first, h));
+                    _mm512_storeu_si512(
+                        dst.as_mut_ptr().add(16) as *mut _,
+                        _mm512_permutex2var_epi16(l, second, h),
+                    );
+                } else {
+                    for (c, d) in dst.iter_mut().enumerate() {
+                        // Columns past the end of B: zeros.
+                        *d = if c < here {
+                            lo[c].to_bits() as u32 | (hi[c].to_bits() as u32) << 16
+                        } else {
+                            0
+                        };
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn pack_b_rows(_: &MatRef, _: usize, _: usize, _: usize, _: usize, _: &mut [u32]) {
+    unreachable!("gemm_bf16::available() is false off x86-64")
 }
 
 /// Makes `buf` at least `len` long, zero-filling only what it adds.
@@ -305,10 +388,10 @@ unsafe fn kernel(pairs: usize, a: &[u32], b: &[u32], tile: TileOut, sink: Sink) 
             _mm_prefetch::<_MM_HINT_T0>(work.wrapping_add(r * ldw + 16) as *const i8);
         }
     }
-    let mut acc = [[_mm512_setzero_ps(); 2]; MR];
     let (ap, bp) = (a.as_ptr(), b.as_ptr());
-    for p in 0..pairs {
-        // SAFETY: panels hold `pairs * MR` and `pairs * NR` words.
+    // One k pair into the tile: two B vectors against one broadcast A pair per row.
+    // SAFETY (callers): `p < pairs`; the panels hold `pairs * MR` and `pairs * NR` words.
+    let step = |acc: &mut [[__m512; 2]; MR], p: usize| {
         let b0: __m512bh = std::mem::transmute(_mm512_loadu_si512(bp.add(p * NR) as *const _));
         let b1: __m512bh = std::mem::transmute(_mm512_loadu_si512(bp.add(p * NR + 16) as *const _));
         for (r, acc) in acc.iter_mut().enumerate() {
@@ -316,6 +399,13 @@ unsafe fn kernel(pairs: usize, a: &[u32], b: &[u32], tile: TileOut, sink: Sink) 
             acc[0] = _mm512_dpbf16_ps(acc[0], av, b0);
             acc[1] = _mm512_dpbf16_ps(acc[1], av, b1);
         }
+    };
+    // The first pair is peeled off the loop (`pairs` ≥ 1): with a loop that may not run, the
+    // compiler zeroes a copy of the tile in memory on every call.
+    let mut acc = [[_mm512_setzero_ps(); 2]; MR];
+    step(&mut acc, 0);
+    for p in 1..pairs {
+        step(&mut acc, p);
     }
     // Lane masks of the two vectors of a row: `cols` ≤ 32 entries are written.
     let m0: __mmask16 = if cols >= 16 { 0xffff } else { (1u16 << cols) - 1 };
@@ -327,10 +417,7 @@ unsafe fn kernel(pairs: usize, a: &[u32], b: &[u32], tile: TileOut, sink: Sink) 
         0
     };
     let outp = out.as_mut_ptr() as *mut u16;
-    for (r, acc) in acc.iter().enumerate() {
-        if r >= rows {
-            break;
-        }
+    for (r, acc) in acc.iter().enumerate().take(rows) {
         // SAFETY (all row accesses): `tile` covers `rows` rows of `cols` entries; the masks stop at `cols`.
         let w = work.wrapping_add(r * ldw);
         let (mut v0, mut v1) = (acc[0], acc[1]);
