@@ -13,6 +13,8 @@
 //! the last pass adds them in and rounds.
 
 use half::bf16;
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 /// Rows of the register tile.
@@ -69,20 +71,27 @@ impl MatRef<'_> {
 ///
 /// Callers must check [`available`] first.
 pub fn gemm(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [bf16]) {
+    // SAFETY: `MaybeUninit<bf16>` has bf16's layout, and `gemm_into` only stores initialised values.
+    let c = unsafe { &mut *(c as *mut [bf16] as *mut [MaybeUninit<bf16>]) };
+    gemm_into(m, n, k, a, b, c);
+}
+
+/// [`gemm`] into uninitialised memory (a fresh output buffer): every entry of `c` is written.
+pub fn gemm_into(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [MaybeUninit<bf16>]) {
     assert!(available(), "gemm_bf16 needs avx512bf16");
     assert_eq!(c.len(), m * n);
     if m == 0 || n == 0 {
         return;
     }
     if k == 0 {
-        c.fill(bf16::ZERO);
+        c.fill(MaybeUninit::new(bf16::ZERO));
         return;
     }
     if crate::gemv_bf16::applies(m, &a, &b) {
         let mut acc = vec![0f32; m * n];
         crate::gemv_bf16::gemv(m, n, k, a, b, &mut acc);
         for (o, x) in c.iter_mut().zip(&acc) {
-            *o = bf16::from_f32(*x);
+            o.write(bf16::from_f32(*x));
         }
         return;
     }
@@ -110,7 +119,7 @@ fn packed_product(
     k: usize,
     a: MatRef,
     b: MatRef,
-    c: &mut [bf16],
+    c: &mut [MaybeUninit<bf16>],
     scratch: &mut [f32],
     bounds: &[usize],
     kc_max: usize,
@@ -126,7 +135,8 @@ fn packed_product(
             let bpack = &bpack[..];
             let sink = Sink { first: pass == 0, last: pass + 1 == passes };
             // Each task's rows of the output and of the scratch.
-            let mut blocks: Vec<(usize, &mut [bf16], &mut [f32])> = Vec::with_capacity(bounds.len());
+            let mut blocks: Vec<(usize, &mut [MaybeUninit<bf16>], &mut [f32])> =
+                Vec::with_capacity(bounds.len());
             let (mut c_rest, mut w_rest) = (&mut c[..], &mut scratch[..]);
             for w in bounds.windows(2) {
                 let rows = w[1] - w[0];
@@ -193,7 +203,8 @@ struct Sink {
 /// The `rows × cols` tile of the output (row stride `ld`) and of the f32 scratch (row stride `ldw`,
 /// empty when the product takes one pass), each slice starting at the tile's first entry.
 struct TileOut<'a> {
-    out: &'a mut [bf16],
+    /// written only by the last pass over k
+    out: &'a mut [MaybeUninit<bf16>],
     ld: usize,
     work: &'a mut [f32],
     ldw: usize,

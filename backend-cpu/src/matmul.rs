@@ -238,21 +238,26 @@ fn skinny<'a, T>(
 
 /// bf16 products on the AVX512-BF16 kernel, batch by batch, accumulating in f32 and rounding once.
 fn bf16_dot(a: &[bf16], la: &Layout, b: &[bf16], lb: &Layout, d: &Dims) -> Vec<bf16> {
-    use crate::gemm_bf16::{gemm, MatRef};
+    use crate::gemm_bf16::{gemm_into, MatRef};
     let (m, k, n) = (d.m, d.k, d.n);
     let (a_off, b_off) = (batch_offsets(la), batch_offsets(lb));
     let r = la.rank();
     let (ars, acs) = (la.strides()[r - 2], la.strides()[r - 1]);
     let (brs, bcs) = (lb.strides()[r - 2], lb.strides()[r - 1]);
-    let mut out = crate::pool::filled(a_off.len() * m * n, bf16::ZERO);
-    if m * n == 0 {
-        return out;
+    let total = a_off.len() * m * n;
+    if total == 0 {
+        return Vec::new();
     }
-    for (c, (&ao, &bo)) in out.chunks_mut(m * n).zip(a_off.iter().zip(&b_off)) {
+    // Each product writes its whole block, so the output starts uninitialised (no memset).
+    let mut out: Vec<bf16> = crate::pool::take(total);
+    let blocks = out.spare_capacity_mut()[..total].chunks_mut(m * n);
+    for (c, (&ao, &bo)) in blocks.zip(a_off.iter().zip(&b_off)) {
         let am = MatRef { data: a, offset: ao, rs: ars, cs: acs };
         let bm = MatRef { data: b, offset: bo, rs: brs, cs: bcs };
-        gemm(m, n, k, am, bm, c);
+        gemm_into(m, n, k, am, bm, c);
     }
+    // SAFETY: `gemm_into` wrote every entry of every batch.
+    unsafe { out.set_len(total) };
     out
 }
 
