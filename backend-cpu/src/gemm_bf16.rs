@@ -135,8 +135,7 @@ fn packed_product(
             let bpack = &bpack[..];
             let sink = Sink { first: pass == 0, last: pass + 1 == passes };
             // Each task's rows of the output and of the scratch.
-            let mut blocks: Vec<(usize, &mut [MaybeUninit<bf16>], &mut [f32])> =
-                Vec::with_capacity(bounds.len());
+            let mut blocks: Vec<RowBlock> = Vec::with_capacity(bounds.len());
             let (mut c_rest, mut w_rest) = (&mut c[..], &mut scratch[..]);
             for w in bounds.windows(2) {
                 let rows = w[1] - w[0];
@@ -190,6 +189,9 @@ fn row_blocks(m: usize) -> Vec<usize> {
     bounds.dedup();
     bounds
 }
+
+/// A parallel task's first row, and its rows of the output and of the f32 scratch.
+type RowBlock<'a> = (usize, &'a mut [MaybeUninit<bf16>], &'a mut [f32]);
 
 /// Which pass over k a kernel call makes.
 #[derive(Clone, Copy)]
