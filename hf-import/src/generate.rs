@@ -270,8 +270,20 @@ pub fn generate(
         if step + 1 == g.max_new_tokens || done.iter().all(|&d| d) {
             break;
         }
+        let step_pos = prompt.advance();
+        let len = rows[0].len();
+        if lm.recompute_cache_at() == Some(len) && len > s {
+            // The whole sequence again on an emptied cache, as transformers does for Phi-3.
+            let (all_ids, all_pos) = prompt.whole(&rows)?;
+            let (all_ids, all_pos) = (all_ids.to(device)?, all_pos.to(device)?);
+            cache.truncate(0);
+            logits = on_pool(device, || {
+                lm.logits_at(&all_ids, mask_t.as_ref(), Some(&all_pos), Some(&mut cache), len - 1)
+            })?;
+            continue;
+        }
         let step_ids = Tensor::from_vec(next, [b, 1])?.to(device)?;
-        let step_pos = Tensor::from_vec(prompt.advance(), [b, 1])?.to(device)?;
+        let step_pos = Tensor::from_vec(step_pos, [b, 1])?.to(device)?;
         logits = on_pool(device, || {
             lm.logits_at(&step_ids, mask_t.as_ref(), Some(&step_pos), Some(&mut cache), 0)
         })?;
@@ -325,11 +337,12 @@ impl Prompt {
                 p.ids.push(id);
                 p.pos.push(if mask[r * s + c] == 0 { 1 } else { at });
             }
-            // Padding slots: token 0 at the next positions; later queries overwrite their cache slots
-            // before they become visible.
-            for k in 0..(width - s) as i64 {
+            // Padding slots: token 0; later queries overwrite their cache slots before they become
+            // visible. Their position repeats the last one, so that the largest position (which
+            // long-context RoPE scalings read as the sequence length) is the real prompt's.
+            for _ in s..width {
                 p.ids.push(0);
-                p.pos.push(at + 1 + k);
+                p.pos.push(at.max(0));
             }
             p.next_pos.push(at + 1);
         }
@@ -349,6 +362,24 @@ impl Prompt {
             Tensor::from_vec(self.pos.clone(), [b, self.width])?.to(device)?,
             Tensor::from_vec(mask, [b, capacity])?.to(device)?,
         ))
+    }
+
+    /// `(ids, positions)` `[batch, len]` of the whole sequence so far (`rows`: the prompt and the
+    /// tokens generated after it), positions as [`Prompt::new`] gives them.
+    fn whole(&self, rows: &[Vec<i64>]) -> Result<(Tensor, Tensor)> {
+        let (b, s) = (rows.len(), self.mask.len() / rows.len().max(1));
+        let len = rows[0].len();
+        let mut pos = Vec::with_capacity(b * len);
+        for (r, &next) in self.next_pos.iter().enumerate() {
+            let mut at = -1;
+            for c in 0..s {
+                at += self.mask[r * s + c];
+                pos.push(if self.mask[r * s + c] == 0 { 1 } else { at });
+            }
+            // `next` is already one past the newest token's position.
+            pos.extend(next - (len - s) as i64..next);
+        }
+        Ok((Tensor::from_vec(rows.concat(), [b, len])?, Tensor::from_vec(pos, [b, len])?))
     }
 
     /// Each row's position for the next token, advancing them.

@@ -103,6 +103,21 @@ fn phi3_fused_projections_partial_rotary() {
 }
 
 #[test]
+fn phi3_longrope_short_factors_and_attention_factor() {
+    check("phi3_longrope");
+}
+
+#[test]
+fn qwen2_yarn_rope() {
+    check("qwen2_yarn");
+}
+
+#[test]
+fn llama_dynamic_ntk_rope_past_max_positions() {
+    check("llama_dynamic");
+}
+
+#[test]
 fn transformers_4_config_keys_give_the_same_model() {
     let dir = fixture("llama");
     let v5 = Config::load(&dir).unwrap();

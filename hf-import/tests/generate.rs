@@ -8,8 +8,21 @@ use oxtorch_hf_import::layers::KvCache;
 use oxtorch_hf_import::{generate, AutoModel, CacheImplementation, Config, GenerationConfig, Weights};
 use oxtorch_tensor::{DType, Tensor};
 
-const DECODERS: [&str; 9] =
-    ["llama", "llama_tied", "qwen2", "qwen3", "mistral", "gemma", "gemma2", "gemma3", "phi3"];
+/// Every decoder fixture; `phi3_longrope` switches to its long factors during generation.
+const DECODERS: [&str; 12] = [
+    "llama",
+    "llama_tied",
+    "qwen2",
+    "qwen3",
+    "mistral",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "phi3",
+    "phi3_longrope",
+    "qwen2_yarn",
+    "llama_dynamic",
+];
 
 fn load(name: &str) -> (Config, AutoModel) {
     let dir = fixture(name);

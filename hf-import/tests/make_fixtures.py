@@ -16,6 +16,7 @@ is the same config in transformers 4.x key style.
 """
 
 import json
+import sys
 import shutil
 from pathlib import Path
 
@@ -24,6 +25,8 @@ import transformers as tf
 from safetensors.torch import save_file
 
 OUT = Path(__file__).resolve().parent / "fixtures"
+# Fixture names on the command line rebuild only those (`make_fixtures.py phi3_longrope`); none: all.
+ONLY = set(sys.argv[1:])
 
 # Sizes shared by every tiny model.
 COMMON = dict(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
@@ -78,6 +81,8 @@ def flatten(out):
 
 
 def build(name, model_cls, config, seed, encoder=False, save_kwargs=None, dtype=None, keep=None, **input_kwargs):
+    if ONLY and name not in ONLY:
+        return None
     torch.manual_seed(seed)
     model = model_cls(config).eval()
     randomise(model, seed)
@@ -143,7 +148,8 @@ def main():
         3,
         save_kwargs=dict(as_bin=True),
     )
-    v4_config(OUT / "llama")
+    if not ONLY or "llama" in ONLY:
+        v4_config(OUT / "llama")
     build("llama_tied", tf.LlamaForCausalLM, tf.LlamaConfig(**DECODER, tie_word_embeddings=True), 4)
     build(
         "qwen2",
@@ -214,6 +220,35 @@ def main():
             tie_word_embeddings=False,
         ),
         11,
+    )
+    # Long-context RoPE scalings. Phi-3's LongRoPE keeps its pretraining length at the top level: the
+    # forward (7 positions) uses the short factors, and greedy generation crosses 8 positions and
+    # switches to the long ones; the cos/sin factor comes from max/original = 8.
+    build(
+        "phi3_longrope",
+        tf.Phi3ForCausalLM,
+        tf.Phi3Config(**DECODER, original_max_position_embeddings=8, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+            rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0,
+                "short_factor": [1.0, 1.5, 2.0, 4.0], "long_factor": [1.0, 3.0, 9.0, 27.0]},
+            tie_word_embeddings=False,
+        ),
+        14,
+    )
+    # YaRN with explicit betas, so the blend spans several frequencies.
+    build(
+        "qwen2_yarn",
+        tf.Qwen2ForCausalLM,
+        tf.Qwen2Config(**DECODER, rope_parameters={"rope_type": "yarn", "rope_theta": 100.0, "factor": 4.0,
+            "original_max_position_embeddings": 16, "beta_fast": 4.0, "beta_slow": 0.25}, tie_word_embeddings=False),
+        15,
+    )
+    # Dynamic NTK past 4 positions: every forward and decode step here is longer.
+    build(
+        "llama_dynamic",
+        tf.LlamaForCausalLM,
+        tf.LlamaConfig(**dict(DECODER, max_position_embeddings=4),
+            rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0}, tie_word_embeddings=False),
+        16,
     )
 
 
@@ -334,5 +369,6 @@ def minilm():
 
 if __name__ == "__main__":
     main()
-    sentence_tiny()
-    minilm()
+    if not ONLY:
+        sentence_tiny()
+        minilm()

@@ -5,14 +5,27 @@ use std::f64::consts::PI;
 use oxtorch_tensor::{DType, Device, Tensor};
 
 use crate::config::{RopeParams, RopeScaling};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The inverse frequencies of one RoPE configuration.
 #[derive(Debug, Clone)]
 pub struct Rotary {
     inv_freq: Tensor,
+    /// What replaces `inv_freq` for a forward whose positions run past a length.
+    long: Option<LongSequences>,
     attention_scaling: f64,
     rotary_dim: usize,
+}
+
+/// Frequencies that depend on a forward's sequence length, `max(position_ids) + 1` (transformers'
+/// `dynamic_rope_update`, computed on the positions' device without reading them back).
+#[derive(Debug, Clone)]
+enum LongSequences {
+    /// LongRoPE: `inv_freq` once the length exceeds `threshold`.
+    Switch { inv_freq: Tensor, threshold: i64 },
+    /// Dynamic NTK: past `max_positions`, the frequencies of the base
+    /// `base * (factor * len / max_positions - (factor - 1)) ^ (dim / (dim - 2))`.
+    Ntk { base: f64, factor: f64, max_positions: i64, exponents: Tensor, dim: usize },
 }
 
 impl Rotary {
@@ -20,11 +33,16 @@ impl Rotary {
     pub fn new(params: &RopeParams, head_dim: usize) -> Result<Self> {
         let dim = (head_dim as f64 * params.partial_rotary_factor) as usize;
         let base = params.theta as f32;
-        // As transformers: 1 / base^(i / dim) in float32 for even i < dim.
-        let mut inv: Vec<f32> = (0..dim).step_by(2).map(|i| 1.0 / base.powf(i as f32 / dim as f32)).collect();
-        match params.scaling {
+        // As transformers: base^(i / dim) in float32 for even i < dim.
+        let exponents: Vec<f32> = (0..dim).step_by(2).map(|i| i as f32 / dim as f32).collect();
+        let pos_freqs: Vec<f32> = exponents.iter().map(|e| base.powf(*e)).collect();
+        let mut inv: Vec<f32> = pos_freqs.iter().map(|p| 1.0 / p).collect();
+        let n = inv.len();
+        let mut attention_scaling = 1.0;
+        let mut long = None;
+        match &params.scaling {
             RopeScaling::Default => {}
-            RopeScaling::Linear { factor } => inv.iter_mut().for_each(|f| *f /= factor as f32),
+            RopeScaling::Linear { factor } => inv.iter_mut().for_each(|f| *f /= *factor as f32),
             RopeScaling::Llama3 {
                 factor,
                 low_freq_factor,
@@ -47,19 +65,105 @@ impl Rotary {
                     };
                 }
             }
+            RopeScaling::Dynamic { factor, max_position_embeddings } => {
+                long = Some(LongSequences::Ntk {
+                    base: params.theta,
+                    factor: *factor,
+                    max_positions: *max_position_embeddings as i64,
+                    exponents: Tensor::from_vec(exponents, [n])?,
+                    dim,
+                });
+            }
+            RopeScaling::Yarn {
+                factor,
+                original_max_position_embeddings,
+                beta_fast,
+                beta_slow,
+                truncate,
+                attention_factor,
+            } => {
+                inv = yarn(
+                    &pos_freqs,
+                    *factor,
+                    params.theta,
+                    *original_max_position_embeddings,
+                    (*beta_fast, *beta_slow),
+                    *truncate,
+                );
+                attention_scaling = *attention_factor;
+            }
+            RopeScaling::LongRope {
+                short_factor,
+                long_factor,
+                original_max_position_embeddings,
+                attention_factor,
+            } => {
+                let divided = |factors: &[f64]| -> Result<Vec<f32>> {
+                    if factors.len() != n {
+                        return Err(Error::Config(format!(
+                            "rope scaling \"longrope\": the factor lists need {n} entries (rotary dim {dim} / 2), got {}",
+                            factors.len()
+                        )));
+                    }
+                    Ok(factors.iter().zip(&pos_freqs).map(|(f, p)| 1.0 / (*f as f32 * p)).collect())
+                };
+                inv = divided(short_factor)?;
+                long = Some(LongSequences::Switch {
+                    inv_freq: Tensor::from_vec(divided(long_factor)?, [n])?,
+                    threshold: *original_max_position_embeddings as i64,
+                });
+                attention_scaling = *attention_factor;
+            }
         }
-        let n = inv.len();
-        Ok(Rotary { inv_freq: Tensor::from_vec(inv, [n])?, attention_scaling: 1.0, rotary_dim: dim })
+        Ok(Rotary { inv_freq: Tensor::from_vec(inv, [n])?, long, attention_scaling, rotary_dim: dim })
     }
 
     /// The same frequencies on `device` (where the positions given to [`Rotary::cos_sin`] live).
     pub fn to_device(self, device: Device) -> Result<Self> {
-        Ok(Rotary { inv_freq: self.inv_freq.to(device)?, ..self })
+        let long = match self.long {
+            Some(LongSequences::Switch { inv_freq, threshold }) => {
+                Some(LongSequences::Switch { inv_freq: inv_freq.to(device)?, threshold })
+            }
+            Some(LongSequences::Ntk { base, factor, max_positions, exponents, dim }) => {
+                Some(LongSequences::Ntk {
+                    base,
+                    factor,
+                    max_positions,
+                    exponents: exponents.to(device)?,
+                    dim,
+                })
+            }
+            None => None,
+        };
+        Ok(Rotary { inv_freq: self.inv_freq.to(device)?, long, ..self })
+    }
+
+    /// The inverse frequencies for a forward at `position_ids`.
+    fn inv_freq(&self, position_ids: &Tensor) -> Result<Tensor> {
+        let Some(long) = &self.long else { return Ok(self.inv_freq.clone()) };
+        if position_ids.numel() == 0 {
+            return Ok(self.inv_freq.clone());
+        }
+        let len = position_ids.max()?.add(1)?;
+        Ok(match long {
+            LongSequences::Switch { inv_freq, threshold } => {
+                Tensor::where_cond(&len.gt(*threshold)?, inv_freq, &self.inv_freq)?
+            }
+            LongSequences::Ntk { base, factor, max_positions, exponents, dim } => {
+                // In float32 from the integer length, as transformers' tensor arithmetic.
+                let stretch =
+                    len.maximum(*max_positions)?.mul(*factor)?.div(*max_positions)?.sub(factor - 1.0)?;
+                let grown = stretch.pow(*dim as f64 / (*dim as f64 - 2.0))?.mul(*base)?;
+                let inv = grown.pow(exponents)?.reciprocal()?;
+                Tensor::where_cond(&len.gt(*max_positions)?, &inv, &self.inv_freq)?
+            }
+        })
     }
 
     /// `(cos, sin)` `[batch, seq, rotary_dim]` in `dtype` for int64 `position_ids` `[batch, seq]`.
     pub fn cos_sin(&self, position_ids: &Tensor, dtype: DType) -> Result<(Tensor, Tensor)> {
-        let freqs = position_ids.to_dtype(DType::F32)?.unsqueeze(-1)?.mul(&self.inv_freq)?;
+        let inv_freq = self.inv_freq(position_ids)?;
+        let freqs = position_ids.to_dtype(DType::F32)?.unsqueeze(-1)?.mul(&inv_freq)?;
         let emb = Tensor::cat(&[&freqs, &freqs], -1)?;
         let (mut cos, mut sin) = (emb.cos()?, emb.sin()?);
         if self.attention_scaling != 1.0 {
@@ -73,6 +177,42 @@ impl Rotary {
     pub fn rotary_dim(&self) -> usize {
         self.rotary_dim
     }
+}
+
+/// YaRN's frequencies (transformers' `_compute_yarn_parameters`): for `pos_freqs` = base^(i/dim),
+/// a blend of `1 / pos_freqs` (kept for dims that rotate more than `beta_fast` times over the
+/// original context) and `1 / (factor * pos_freqs)` (for fewer than `beta_slow` rotations), linear
+/// in between; float32 elementwise as in transformers, the bounds in f64.
+fn yarn(
+    pos_freqs: &[f32],
+    factor: f64,
+    base: f64,
+    original: f64,
+    (beta_fast, beta_slow): (f64, f64),
+    truncate: bool,
+) -> Vec<f32> {
+    let dim = (pos_freqs.len() * 2) as f64;
+    let correction_dim =
+        |rotations: f64| (dim * (original / (rotations * 2.0 * PI)).ln()) / (2.0 * base.ln());
+    let (mut low, mut high) = (correction_dim(beta_fast), correction_dim(beta_slow));
+    if truncate {
+        (low, high) = (low.floor(), high.ceil());
+    }
+    let (low, mut high) = (low.max(0.0), high.min(dim - 1.0));
+    if low == high {
+        high += 0.001;
+    }
+    let factor = factor as f32;
+    pos_freqs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let ramp = ((i as f32 - low as f32) / (high as f32 - low as f32)).clamp(0.0, 1.0);
+            let extrapolation = 1.0 - ramp;
+            let interpolated = 1.0 / (factor * p);
+            interpolated * (1.0 - extrapolation) + (1.0 / p) * extrapolation
+        })
+        .collect()
 }
 
 /// `[x1, x2] -> [-x2, x1]` over the last dim.

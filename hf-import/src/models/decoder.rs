@@ -41,6 +41,9 @@ pub struct DecoderSpec {
     pub act: Activation,
     /// Sliding layers have their own RoPE parameters (Gemma 3).
     pub local_rope: bool,
+    /// Generation drops its KV cache and runs the whole sequence again once it reaches this many
+    /// tokens (Phi-3, whose LongRoPE switches to its long factors past the pretraining length).
+    pub recompute_cache_at: Option<usize>,
 }
 
 impl DecoderSpec {
@@ -62,6 +65,7 @@ impl DecoderSpec {
             windows: vec![None; layers],
             act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
             local_rope: false,
+            recompute_cache_at: None,
         })
     }
 
@@ -225,6 +229,12 @@ impl CausalLm {
         }
         debug_assert!(arena.is_done());
         Ok(())
+    }
+
+    /// The sequence length at which generation recomputes its KV cache over the whole sequence
+    /// (see [`DecoderSpec::recompute_cache_at`]).
+    pub fn recompute_cache_at(&self) -> Option<usize> {
+        self.spec.recompute_cache_at
     }
 
     /// The number of layers (the length a [`KvCache`] needs).

@@ -1,0 +1,328 @@
+//! RoPE settings from `config.json`: `rope_parameters` (transformers 5, possibly one set per layer
+//! type) or `rope_theta` + `rope_scaling` (4.x), resolved the way transformers'
+//! `standardize_rope_params` and `ROPE_INIT_FUNCTIONS` read them.
+
+use serde_json::{Map, Value};
+
+use super::Config;
+use crate::error::{Error, Result};
+
+/// How RoPE frequencies are scaled (`rope_type`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RopeScaling {
+    /// Plain RoPE.
+    Default,
+    /// Positions divided by `factor`.
+    Linear {
+        /// the divisor
+        factor: f64,
+    },
+    /// Llama 3's frequency-dependent scaling.
+    Llama3 {
+        /// scaling of the low frequencies
+        factor: f64,
+        /// wavelength bound (in units of the original context) of the low frequencies
+        low_freq_factor: f64,
+        /// wavelength bound of the high frequencies
+        high_freq_factor: f64,
+        /// the context length the model was trained on
+        original_max_position_embeddings: f64,
+    },
+    /// Dynamic NTK scaling: once a forward's positions pass `max_position_embeddings`, the base
+    /// grows with the sequence length (`max(position_ids) + 1`).
+    Dynamic {
+        /// the stretch applied at the sequence length
+        factor: f64,
+        /// the length up to which plain RoPE is used
+        max_position_embeddings: f64,
+    },
+    /// YaRN: each frequency blends its interpolated (divided by `factor`) and original value,
+    /// by where its wavelength falls between `beta_fast` and `beta_slow` rotations of the
+    /// original context; cos and sin are scaled by `attention_factor`.
+    Yarn {
+        /// the interpolation divisor
+        factor: f64,
+        /// the context length the model was trained on
+        original_max_position_embeddings: f64,
+        /// rotations above which a frequency is kept as is
+        beta_fast: f64,
+        /// rotations below which a frequency is fully interpolated
+        beta_slow: f64,
+        /// whether the blend's bounds are rounded to whole dimensions
+        truncate: bool,
+        /// the factor on cos and sin
+        attention_factor: f64,
+    },
+    /// LongRoPE (Phi-3 long-context models): each frequency divided by its own factor, from
+    /// `long_factor` once a forward's positions pass `original_max_position_embeddings` and from
+    /// `short_factor` before; cos and sin are scaled by `attention_factor`.
+    LongRope {
+        /// per-frequency divisors for sequences within the original context
+        short_factor: Vec<f64>,
+        /// per-frequency divisors for longer sequences
+        long_factor: Vec<f64>,
+        /// the context length the model was trained on
+        original_max_position_embeddings: f64,
+        /// the factor on cos and sin
+        attention_factor: f64,
+    },
+}
+
+/// RoPE parameters for one kind of attention layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RopeParams {
+    /// The base of the frequencies (`rope_theta`).
+    pub theta: f64,
+    /// The frequency scaling.
+    pub scaling: RopeScaling,
+    /// The fraction of each head that is rotated.
+    pub partial_rotary_factor: f64,
+}
+
+/// The supported `rope_type`s, for error messages.
+const SUPPORTED: &str = "default, linear, llama3, dynamic, yarn, longrope";
+
+impl Config {
+    /// RoPE parameters, for layers of `layer_type` when the config has one set per layer type
+    /// (Gemma 3). Reads `rope_parameters` (transformers 5) or `rope_theta` + `rope_scaling` (4.x).
+    pub fn rope(&self, layer_type: Option<&str>) -> Result<RopeParams> {
+        let mut partial = self.f64_or("partial_rotary_factor", 1.0)?;
+        let mut nested = false;
+        let (theta, scaling) = if let Some(Value::Object(params)) = self.get("rope_parameters") {
+            let params = match layer_type.and_then(|lt| params.get(lt)) {
+                Some(Value::Object(inner)) => {
+                    nested = true;
+                    inner
+                }
+                _ => params,
+            };
+            let theta = match params.get("rope_theta") {
+                Some(v) if !v.is_null() => v.as_f64().ok_or_else(|| {
+                    Error::Config(format!("\"rope_parameters.rope_theta\" must be a number, got {v}"))
+                })?,
+                _ => self.f64_or("rope_theta", 10_000.0)?,
+            };
+            if let Some(p) = params.get("partial_rotary_factor").and_then(Value::as_f64) {
+                partial = p;
+            }
+            (theta, Some(params))
+        } else {
+            // Gemma 3 in 4.x style: sliding layers use `rope_local_base_freq` and no scaling.
+            let local =
+                self.opt_f64("rope_local_base_freq")?.filter(|_| layer_type == Some("sliding_attention"));
+            let theta = local.unwrap_or(self.f64_or("rope_theta", 10_000.0)?);
+            let scaling = match self.get("rope_scaling") {
+                Some(Value::Object(s)) if local.is_none() => Some(s),
+                _ => None,
+            };
+            (theta, scaling)
+        };
+        let scaling = match scaling {
+            Some(s) => self.parse_scaling(s, nested)?,
+            None => RopeScaling::Default,
+        };
+        Ok(RopeParams { theta, scaling, partial_rotary_factor: partial })
+    }
+
+    /// The scaling described by one rope dict `s` (nested: one of several per-layer-type dicts).
+    fn parse_scaling(&self, s: &Map<String, Value>, nested: bool) -> Result<RopeScaling> {
+        let mut kind =
+            s.get("rope_type").or_else(|| s.get("type")).and_then(Value::as_str).unwrap_or("default");
+        // Phi-3's configuration class renames its older names for LongRoPE.
+        if self.get("model_type").and_then(Value::as_str) == Some("phi3") && matches!(kind, "su" | "yarn") {
+            kind = "longrope";
+        }
+        let opt = |k: &str| -> Result<Option<f64>> {
+            match s.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v.as_f64().map(Some).ok_or_else(|| {
+                    Error::Config(format!("rope scaling \"{kind}\": \"{k}\" must be a number, got {v}"))
+                }),
+            }
+        };
+        let num = |k: &str| {
+            opt(k)?.ok_or_else(|| Error::Config(format!("rope scaling \"{kind}\" needs a number \"{k}\"")))
+        };
+        let max_positions = || {
+            self.opt_f64("max_position_embeddings")?.ok_or_else(|| {
+                Error::Config(format!("rope scaling \"{kind}\" needs \"max_position_embeddings\""))
+            })
+        };
+        // As `standardize_rope_params`: a top-level `original_max_position_embeddings` (Phi-3 keeps
+        // it there, default 4096) wins over the rope dict's, which defaults to the model's maximum.
+        let original_max = || -> Result<f64> {
+            if !nested {
+                if let Some(v) = self.opt_f64("original_max_position_embeddings")? {
+                    return Ok(v);
+                }
+                if self.get("model_type").and_then(Value::as_str) == Some("phi3") {
+                    return Ok(4096.0);
+                }
+            }
+            match opt("original_max_position_embeddings")? {
+                Some(v) => Ok(v),
+                None => max_positions(),
+            }
+        };
+        Ok(match kind {
+            "default" => RopeScaling::Default,
+            "linear" => RopeScaling::Linear { factor: num("factor")? },
+            "llama3" => RopeScaling::Llama3 {
+                factor: num("factor")?,
+                low_freq_factor: num("low_freq_factor")?,
+                high_freq_factor: num("high_freq_factor")?,
+                original_max_position_embeddings: original_max()?,
+            },
+            "dynamic" => {
+                RopeScaling::Dynamic { factor: num("factor")?, max_position_embeddings: max_positions()? }
+            }
+            "yarn" => {
+                let original = original_max()?;
+                let factor = match opt("factor")? {
+                    Some(f) => f,
+                    None => max_positions()? / original,
+                };
+                let mscale = |scale: f64, m: f64| if scale <= 1.0 { 1.0 } else { 0.1 * m * scale.ln() + 1.0 };
+                let attention_factor = match opt("attention_factor")? {
+                    Some(a) => a,
+                    None => match (opt("mscale")?, opt("mscale_all_dim")?) {
+                        (Some(m), Some(all)) if m != 0.0 && all != 0.0 => {
+                            mscale(factor, m) / mscale(factor, all)
+                        }
+                        _ => mscale(factor, 1.0),
+                    },
+                };
+                // `truncate` is read from the top-level rope dict, as transformers does.
+                let truncate = match self.get("rope_parameters").and_then(|p| p.get("truncate")) {
+                    Some(Value::Bool(b)) => *b,
+                    _ => true,
+                };
+                // `or 32` / `or 1`: a zero counts as unset.
+                let beta = |k: &str, default: f64| {
+                    Ok::<f64, Error>(opt(k)?.filter(|b| *b != 0.0).unwrap_or(default))
+                };
+                RopeScaling::Yarn {
+                    factor,
+                    original_max_position_embeddings: original,
+                    beta_fast: beta("beta_fast", 32.0)?,
+                    beta_slow: beta("beta_slow", 1.0)?,
+                    truncate,
+                    attention_factor,
+                }
+            }
+            "longrope" => {
+                let original = original_max()?;
+                let factors = |k: &str| -> Result<Vec<f64>> {
+                    let list = s.get(k).and_then(Value::as_array).ok_or_else(|| {
+                        Error::Config(format!("rope scaling \"longrope\" needs a list of numbers \"{k}\""))
+                    })?;
+                    list.iter()
+                        .map(|v| {
+                            v.as_f64().ok_or_else(|| {
+                                Error::Config(format!(
+                                    "rope scaling \"longrope\": \"{k}\" holds {v}, not a number"
+                                ))
+                            })
+                        })
+                        .collect()
+                };
+                let factor = match opt("factor")? {
+                    Some(f) => f,
+                    None => max_positions()? / original,
+                };
+                let attention_factor = match opt("attention_factor")? {
+                    Some(a) => a,
+                    None if factor <= 1.0 => 1.0,
+                    None => (1.0 + factor.ln() / original.ln()).sqrt(),
+                };
+                RopeScaling::LongRope {
+                    short_factor: factors("short_factor")?,
+                    long_factor: factors("long_factor")?,
+                    original_max_position_embeddings: original,
+                    attention_factor,
+                }
+            }
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "rope_type \"{other}\" is not supported (supported: {SUPPORTED})"
+                )))
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DType;
+
+    #[test]
+    fn gemma3_rope_in_both_key_styles() {
+        let v4 = Config::from_json_str(
+            r#"{"model_type": "gemma3_text", "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+                "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "torch_dtype": "bfloat16"}"#,
+        )
+        .unwrap();
+        let v5 = Config::from_json_str(
+            r#"{"model_type": "gemma3_text", "dtype": "bfloat16", "rope_parameters": {
+                "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}"#,
+        )
+        .unwrap();
+        for cfg in [&v4, &v5] {
+            let global = cfg.rope(Some("full_attention")).unwrap();
+            assert_eq!(global.theta, 1e6);
+            assert_eq!(global.scaling, RopeScaling::Linear { factor: 8.0 });
+            let local = cfg.rope(Some("sliding_attention")).unwrap();
+            assert_eq!((local.theta, local.scaling), (1e4, RopeScaling::Default));
+            assert_eq!(cfg.dtype(), Some(DType::BF16));
+        }
+    }
+
+    #[test]
+    fn phi3_longrope_reads_the_top_level_original_length_and_old_type_names() {
+        let cfg = Config::from_json_str(
+            r#"{"model_type": "phi3", "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+                "rope_scaling": {"type": "su", "short_factor": [1.0, 2.0], "long_factor": [3.0, 4.0]}}"#,
+        )
+        .unwrap();
+        let RopeScaling::LongRope { original_max_position_embeddings, attention_factor, long_factor, .. } =
+            cfg.rope(None).unwrap().scaling
+        else {
+            panic!("not longrope")
+        };
+        assert_eq!(original_max_position_embeddings, 4096.0);
+        assert_eq!(long_factor, vec![3.0, 4.0]);
+        // sqrt(1 + ln(32) / ln(4096)), as transformers computes it
+        assert!((attention_factor - (1.0f64 + 32f64.ln() / 4096f64.ln()).sqrt()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn yarn_defaults_follow_transformers() {
+        let cfg = Config::from_json_str(
+            r#"{"model_type": "qwen2", "max_position_embeddings": 32768,
+                "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}"#,
+        )
+        .unwrap();
+        let RopeScaling::Yarn { beta_fast, beta_slow, truncate, attention_factor, .. } =
+            cfg.rope(None).unwrap().scaling
+        else {
+            panic!("not yarn")
+        };
+        assert_eq!((beta_fast, beta_slow, truncate), (32.0, 1.0, true));
+        assert!((attention_factor - (0.1 * 4f64.ln() + 1.0)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn unknown_types_list_the_supported_ones() {
+        let cfg = Config::from_json_str(r#"{"rope_scaling": {"rope_type": "fancy", "factor": 4}}"#).unwrap();
+        let msg = cfg.rope(None).unwrap_err().to_string();
+        assert!(
+            msg.contains("rope_type \"fancy\" is not supported (supported: default, linear, llama3"),
+            "{msg}"
+        );
+        let bad =
+            Config::from_json_str(r#"{"rope_scaling": {"rope_type": "dynamic", "factor": 2}}"#).unwrap();
+        assert!(bad.rope(None).unwrap_err().to_string().contains("max_position_embeddings"));
+    }
+}
