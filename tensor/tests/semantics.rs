@@ -215,3 +215,19 @@ fn tensors_are_send_and_sync() {
     check::<Tensor>();
     check::<Generator>();
 }
+
+#[test]
+fn empty_views_at_any_offset_multiply_like_torch() -> Result<()> {
+    // Views of a [2, 12] tensor that select nothing, starting past the end of smaller buffers,
+    // as attention's q/k/v split makes of a zero-length sequence.
+    let x = Tensor::ones([2, 12], DType::F32)?;
+    let k0 = x.narrow(1, 12, 0)?; // [2, 0], offset 12
+    let w = Tensor::ones([0, 3], DType::F32)?;
+    let y = k0.matmul(&w)?;
+    assert_eq!(y.dims(), &[2, 3]);
+    assert_eq!(y.to_vec::<f32>()?, vec![0.0; 6]); // an empty sum is zero
+    let rows = Tensor::ones([0, 8], DType::F32)?.narrow(1, 4, 4)?; // [0, 4], offset 4, no storage
+    let z = rows.matmul(&Tensor::ones([4, 5], DType::F32)?)?;
+    assert_eq!(z.dims(), &[0, 5]);
+    Ok(())
+}
