@@ -1,5 +1,5 @@
-//! sentence-transformers models: a transformer, then the pooling in `1_Pooling/config.json`, then L2
-//! normalisation when `modules.json` lists a `Normalize` module.
+//! sentence-transformers models: a transformer, then the pooling in `1_Pooling/config.json`, then
+//! what `modules.json` lists after it: `Dense` projections and L2 normalisation (`Normalize`).
 
 use std::path::Path;
 
@@ -12,6 +12,10 @@ use crate::models::bucketing::{fuse_forward, pad_columns, padded_width};
 use crate::models::AutoModel;
 use crate::tokenizer::HfTokenizer;
 use crate::weights::Weights;
+
+mod dense;
+
+use dense::{module_kind, Dense};
 
 /// One pooling of token embeddings into a sentence embedding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,9 +113,20 @@ impl PoolingMode {
 pub struct SentenceTransformer {
     model: AutoModel,
     pooling: Vec<PoolingMode>,
-    normalize: bool,
+    /// What `modules.json` lists after the pooling, in order.
+    after_pooling: Vec<AfterPooling>,
     tokenizer: Option<HfTokenizer>,
 }
+
+/// A module applied to the pooled embedding.
+#[derive(Debug, Clone)]
+enum AfterPooling {
+    Dense(Dense),
+    Normalize,
+}
+
+/// The `modules.json` entry types a folder may list.
+const SUPPORTED_MODULES: &str = "Transformer (first), Pooling, Dense, Dropout, Normalize";
 
 impl SentenceTransformer {
     /// Loads the model folder `dir`: `config.json` + weights, `modules.json` (pooling folder and
@@ -127,18 +142,28 @@ impl SentenceTransformer {
         let weights = Weights::load(dir, dtype)?.to_device(device)?;
         let model = AutoModel::load(&cfg, &weights)?;
         let mut pooling_dir = dir.join("1_Pooling");
-        let mut normalize = false;
+        let mut after_pooling = Vec::new();
         let modules = dir.join("modules.json");
         if let Ok(text) = std::fs::read_to_string(&modules) {
             let json: Value =
                 serde_json::from_str(&text).map_err(|e| Error::format(&modules, e.to_string()))?;
-            for m in json.as_array().into_iter().flatten() {
-                let kind = m.get("type").and_then(Value::as_str).unwrap_or("");
-                let path = m.get("path").and_then(Value::as_str).unwrap_or("");
-                if kind.ends_with(".Pooling") {
-                    pooling_dir = dir.join(path);
-                } else if kind.ends_with(".Normalize") {
-                    normalize = true;
+            for (i, m) in json.as_array().into_iter().flatten().enumerate() {
+                let path = dir.join(m.get("path").and_then(Value::as_str).unwrap_or(""));
+                match module_kind(m) {
+                    "Transformer" if i == 0 => {}
+                    "Pooling" => pooling_dir = path,
+                    "Dense" => after_pooling.push(AfterPooling::Dense(Dense::load(&path, dtype, device)?)),
+                    "Normalize" => after_pooling.push(AfterPooling::Normalize),
+                    // Dropout does nothing at inference.
+                    "Dropout" => {}
+                    other => {
+                        return Err(Error::format(
+                            &modules,
+                            format!(
+                                "module {i} \"{other}\" is not supported (supported: {SUPPORTED_MODULES})"
+                            ),
+                        ))
+                    }
                 }
             }
         }
@@ -157,7 +182,7 @@ impl SentenceTransformer {
             .or(cfg.opt_usize("max_position_embeddings")?);
         let tokenizer =
             if dir.join("tokenizer.json").is_file() { Some(HfTokenizer::load(dir, max_len)?) } else { None };
-        Ok(SentenceTransformer { model, pooling, normalize, tokenizer })
+        Ok(SentenceTransformer { model, pooling, after_pooling, tokenizer })
     }
 
     /// The pooling modes, concatenated in this order.
@@ -165,9 +190,9 @@ impl SentenceTransformer {
         &self.pooling
     }
 
-    /// Whether embeddings are L2-normalised.
+    /// Whether embeddings are L2-normalised (last).
     pub fn normalizes(&self) -> bool {
-        self.normalize
+        matches!(self.after_pooling.last(), Some(AfterPooling::Normalize))
     }
 
     /// The tokenizer, when the folder has one.
@@ -212,9 +237,14 @@ impl SentenceTransformer {
         } else {
             Tensor::cat(&pooled.iter().collect::<Vec<_>>(), 1)?
         };
-        if self.normalize {
-            let norm = out.to_dtype(DType::F32)?.norm(2.0, 1, true)?.clamp_min(1e-12)?;
-            out = out.to_dtype(DType::F32)?.div(&norm)?.to_dtype(out.dtype())?;
+        for module in &self.after_pooling {
+            out = match module {
+                AfterPooling::Dense(dense) => dense.forward(&out)?,
+                AfterPooling::Normalize => {
+                    let norm = out.to_dtype(DType::F32)?.norm(2.0, 1, true)?.clamp_min(1e-12)?;
+                    out.to_dtype(DType::F32)?.div(&norm)?.to_dtype(out.dtype())?
+                }
+            };
         }
         Ok(out)
     }

@@ -335,6 +335,34 @@ def sentence_tiny():
     (llama / "chat_expected.json").write_text(json.dumps({"messages": messages, "text": text}, indent=2) + "\n")
 
 
+def sentence_dense():
+    """`sentence_tiny`'s encoder and mean pooling, then two Dense modules (32 -> 16 tanh with bias,
+    16 -> 8 identity without bias and with a residual projection) and Normalize, as
+    distiluse-base-multilingual and LaBSE add projections; embeddings from sentence-transformers."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Dense, Normalize
+
+    src = SentenceTransformer(str(OUT / "sentence_tiny"), device="cpu")
+    torch.manual_seed(17)
+    dense1 = Dense(32, 16, bias=True, activation_function=torch.nn.Tanh())
+    dense2 = Dense(16, 8, bias=False, activation_function=torch.nn.Identity(), use_residual=True)
+    model = SentenceTransformer(modules=[src[0], src[1], dense1, dense2, Normalize()], device="cpu").eval()
+    path = OUT / "sentence_dense"
+    shutil.rmtree(path, ignore_errors=True)
+    model.save(str(path))
+    for extra in ["README.md", "vocab.txt", "special_tokens_map.json"]:
+        (path / extra).unlink(missing_ok=True)
+    batch = model.tokenize(TINY_SENTENCES)
+    emb = model.encode(TINY_SENTENCES, convert_to_tensor=True).float().contiguous()
+    out = {
+        "input_ids": batch["input_ids"].contiguous(),
+        "attention_mask": batch["attention_mask"].contiguous(),
+        "embeddings": emb,
+    }
+    save_file(out, str(path / "expected.safetensors"), metadata={"sentences": json.dumps(TINY_SENTENCES)})
+    print(f"sentence_dense: {sorted(p.name for p in path.iterdir())}")
+
+
 MINILM_SENTENCES = [
     "The cat sits on the mat.",
     "A man is playing a guitar on stage.",
@@ -372,3 +400,5 @@ if __name__ == "__main__":
     if not ONLY:
         sentence_tiny()
         minilm()
+    if not ONLY or "sentence_dense" in ONLY:
+        sentence_dense()

