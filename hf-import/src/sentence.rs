@@ -126,7 +126,7 @@ enum AfterPooling {
 }
 
 /// The `modules.json` entry types a folder may list.
-const SUPPORTED_MODULES: &str = "Transformer (first), Pooling, Dense, Dropout, Normalize";
+const SUPPORTED_MODULES: &str = "the backbone (first), Pooling, Dense, Dropout, Normalize";
 
 impl SentenceTransformer {
     /// Loads the model folder `dir`: `config.json` + weights, `modules.json` (pooling folder and
@@ -150,7 +150,8 @@ impl SentenceTransformer {
             for (i, m) in json.as_array().into_iter().flatten().enumerate() {
                 let path = dir.join(m.get("path").and_then(Value::as_str).unwrap_or(""));
                 match module_kind(m) {
-                    "Transformer" if i == 0 => {}
+                    // The backbone: `Transformer`, or an older name (`BERT`, `RoBERTa`, ...).
+                    _ if i == 0 => {}
                     "Pooling" => pooling_dir = path,
                     "Dense" => after_pooling.push(AfterPooling::Dense(Dense::load(&path, dtype, device)?)),
                     "Normalize" => after_pooling.push(AfterPooling::Normalize),
