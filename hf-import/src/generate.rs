@@ -371,11 +371,8 @@ impl Prompt {
         let len = rows[0].len();
         let mut pos = Vec::with_capacity(b * len);
         for (r, &next) in self.next_pos.iter().enumerate() {
-            let mut at = -1;
-            for c in 0..s {
-                at += self.mask[r * s + c];
-                pos.push(if self.mask[r * s + c] == 0 { 1 } else { at });
-            }
+            // The prompt's own columns, without the bucket's padding slots.
+            pos.extend_from_slice(&self.pos[r * self.width..r * self.width + s]);
             // `next` is already one past the newest token's position.
             pos.extend(next - (len - s) as i64..next);
         }

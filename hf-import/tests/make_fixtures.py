@@ -271,6 +271,18 @@ CHAT_TEMPLATE = (
 TINY_SENTENCES = ["The cat sits on the mat.", "A man plays the guitar!", "How do I bake bread at home?", "zebra"]
 
 
+def save_sentence_golden(model, path):
+    """`expected.safetensors` of a sentence-transformers model: the token ids and mask of
+    `TINY_SENTENCES` and their `encode` embeddings, the sentences in the metadata."""
+    batch = model.tokenize(TINY_SENTENCES)
+    out = {
+        "input_ids": batch["input_ids"].contiguous(),
+        "attention_mask": batch["attention_mask"].contiguous(),
+        "embeddings": model.encode(TINY_SENTENCES, convert_to_tensor=True).float().contiguous(),
+    }
+    save_file(out, str(path / "expected.safetensors"), metadata={"sentences": json.dumps(TINY_SENTENCES)})
+
+
 def sentence_tiny():
     """A tiny sentence-transformers model: the `bert` fixture's encoder, a WordPiece tokenizer over a
     100-token vocabulary, mean pooling and Normalize; embeddings from sentence-transformers itself."""
@@ -307,15 +319,7 @@ def sentence_tiny():
     shutil.rmtree(work)
     for extra in ["README.md", "expected.safetensors", "vocab.txt", "special_tokens_map.json"]:
         (path / extra).unlink(missing_ok=True)
-    batch = model.tokenize(TINY_SENTENCES)
-    emb = model.encode(TINY_SENTENCES, convert_to_tensor=True).float().contiguous()
-    out = {
-        "input_ids": batch["input_ids"].contiguous(),
-        "attention_mask": batch["attention_mask"].contiguous(),
-        "embeddings": emb,
-    }
-    meta = {"sentences": json.dumps(TINY_SENTENCES)}
-    save_file(out, str(path / "expected.safetensors"), metadata=meta)
+    save_sentence_golden(model, path)
     print(f"sentence_tiny: {sorted(p.name for p in path.iterdir())}")
     # The same tokenizer, with a chat template, lets `hf-import generate --prompt [--chat]` run on the
     # tiny tied Llama; transformers' rendering of a conversation is the golden for the template.
@@ -352,14 +356,7 @@ def sentence_dense():
     model.save(str(path))
     for extra in ["README.md", "vocab.txt", "special_tokens_map.json"]:
         (path / extra).unlink(missing_ok=True)
-    batch = model.tokenize(TINY_SENTENCES)
-    emb = model.encode(TINY_SENTENCES, convert_to_tensor=True).float().contiguous()
-    out = {
-        "input_ids": batch["input_ids"].contiguous(),
-        "attention_mask": batch["attention_mask"].contiguous(),
-        "embeddings": emb,
-    }
-    save_file(out, str(path / "expected.safetensors"), metadata={"sentences": json.dumps(TINY_SENTENCES)})
+    save_sentence_golden(model, path)
     print(f"sentence_dense: {sorted(p.name for p in path.iterdir())}")
 
 
