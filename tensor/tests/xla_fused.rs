@@ -366,3 +366,40 @@ fn a_window_at_offset_zero_runs_the_program_of_the_same_window_further_on() -> R
     assert!(eager[1..].iter().all(|&n| n == 0), "a window's offset compiled again: {eager:?}");
     Ok(())
 }
+
+/// A graph seen before runs its program by signature, without its text: a storage offset and a
+/// scalar are runtime arguments, so a window moving along a tensor reuses one program; views of
+/// the same sizes with other strides, or another scalar dtype, are other programs.
+#[test]
+fn a_repeated_graph_runs_by_signature_and_other_views_are_other_programs() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    let base_cpu = randn(&[6, 4], 3);
+    let base = base_cpu.to(dev)?;
+    let mut built = Vec::new();
+    for k in 0..4 {
+        let m = metrics();
+        let scale = k as f64 + 0.5;
+        let y = with_mode(Mode::Fused, || base.narrow(0, k, 2)?.mul(scale)?.exp())?;
+        assert_same(&format!("window {k}"), &base_cpu.narrow(0, k, 2)?.mul(scale)?.exp()?, &y);
+        built.push(metrics().new_programs() - m.new_programs());
+    }
+    assert!(built[1..].iter().all(|&n| n == 0), "a moved window built a program: {built:?}");
+    // Same sizes [4, 4], other strides: a transposed view is another program and another answer.
+    let sq_cpu = randn(&[4, 4], 4);
+    let sq = sq_cpu.to(dev)?;
+    let straight = with_mode(Mode::Fused, || sq.mul(2.0)?.exp())?;
+    assert_same("straight", &sq_cpu.mul(2.0)?.exp()?, &straight);
+    let m = metrics();
+    let turned = with_mode(Mode::Fused, || sq.t()?.mul(2.0)?.exp())?;
+    assert_same("transposed", &sq_cpu.t()?.mul(2.0)?.exp()?, &turned);
+    assert_eq!(metrics().new_programs(), m.new_programs() + 1, "the transposed view reused a program");
+    // Another input dtype with the same sizes and ops: another program.
+    let ints_cpu = sq_cpu.mul(10.0)?.to_dtype(DType::I64)?;
+    let ints = ints_cpu.to(dev)?;
+    let m = metrics();
+    let doubled = with_mode(Mode::Fused, || ints.mul(2)?.add(1))?;
+    assert_same("i64", &ints_cpu.mul(2)?.add(1)?, &doubled);
+    assert_eq!(metrics().new_programs(), m.new_programs() + 1, "the i64 graph reused a program");
+    Ok(())
+}

@@ -18,6 +18,7 @@
 mod fuse;
 mod mode;
 mod node;
+mod plan;
 mod record;
 mod repeat;
 
