@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use oxtorch_core::ops::Prim;
 use oxtorch_core::{DType, Device, Layout};
 
+use super::grid_box::in_grid;
 use crate::pjrt::Executable;
 
 /// What a cached program does (borrowed, for lookups).
@@ -97,10 +98,13 @@ pub(crate) fn runtime_offset(layout: &Layout, len: usize) -> bool {
     layout.offset() != 0 || layout.numel() < len
 }
 
-/// Layout equality for the key (storages of `len` elements): sizes, strides, and whether the
-/// offset is a runtime argument.
+/// Layout equality for the key (storages of `len` elements): sizes, strides, whether the offset is
+/// a runtime argument, and whether the view is a box of its buffer's grid there (see `grid_box`).
 fn same_view(a: &Layout, b: &Layout, len: usize) -> bool {
-    a.dims() == b.dims() && a.strides() == b.strides() && runtime_offset(a, len) == runtime_offset(b, len)
+    a.dims() == b.dims()
+        && a.strides() == b.strides()
+        && runtime_offset(a, len) == runtime_offset(b, len)
+        && in_grid(a, len) == in_grid(b, len)
 }
 
 /// An owned [`Input`].

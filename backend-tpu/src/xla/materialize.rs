@@ -4,12 +4,14 @@
 //! A view's elements are `flat[offset + Σ index_d · stride_d]`. Dims of size 1 and stride 0
 //! (broadcast) are dropped first and restored at the end with one `broadcast_in_dim`. What remains is
 //! a permutation of a contiguous block (a `slice` of the flat buffer, a `reshape` and a
-//! `transpose`: free or cheap in XLA), a stepped view whose strides nest (`x[:, ::2]`, a column:
+//! `transpose`: free or cheap in XLA), a box of the buffer's grid (`grid_box`: a `dynamic_slice` of
+//! the reshaped buffer), another stepped view whose strides nest (`x[:, ::2]`, a column:
 //! `slice(reshape(block))`), or anything else, including overlapping views, which is a `gather` at
 //! flat indices computed from `iota`s.
 
 use oxtorch_core::Layout;
 
+use super::grid_box::grid_box;
 use crate::pjrt::{ElementType, TensorType};
 use crate::stablehlo::{FunctionBuilder, Value};
 
@@ -225,6 +227,8 @@ pub(crate) fn materialize(
             None => slice_1d(b, flat, offset, compact_numel),
         };
         Some(reshape(b, &block, &sorted_sizes))
+    } else if let Some(grid) = grid_box(layout, flat.ty().dims[0] as usize) {
+        Some(grid.read(b, flat, start, offset))
     } else if nested(&sorted) {
         Some(nested_view(b, flat, &sorted, offset, start))
     } else {

@@ -14,6 +14,7 @@
 
 mod cache;
 mod execute;
+mod grid_box;
 pub mod lazy;
 mod materialize;
 pub mod metrics;

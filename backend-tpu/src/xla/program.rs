@@ -5,6 +5,7 @@ use oxtorch_core::ops::{Prim, UnaryOp};
 use oxtorch_core::{DType, Layout};
 
 use super::cache::Input;
+use super::grid_box::grid_box;
 use super::materialize::{
     broadcast, compact_dims, dynamic_slice_1d, gather_1d, index_type, int_const, iota, materialize,
     offset_value, reshape, slice_1d,
@@ -187,6 +188,10 @@ fn write_values(
         };
         let ty = dst.ty().clone();
         return b.op("stablehlo.dynamic_update_slice", &[dst, &flat, &at], "", ty);
+    }
+    if let Some(grid) = grid_box(dst_layout, len) {
+        let compact_sizes: Vec<usize> = compact_dims(dst_layout).iter().map(|c| c.1).collect();
+        return grid.write(b, dst, start, dst_layout.offset(), values, &compact_sizes);
     }
     let (valid, index) = inverse_map(b, dst_layout, len, start);
     let gathered = gather_1d(b, &flat, &index);

@@ -13,6 +13,7 @@ use super::node::{Arg, Data, Node, Step};
 use crate::pjrt::{Buffer, ElementType, TensorType};
 use crate::stablehlo::{FunctionBuilder, Value};
 use crate::xla::cache::{runtime_offset, Input};
+use crate::xla::grid_box::in_grid;
 use crate::xla::materialize::index_type;
 use crate::xla::program;
 
@@ -292,7 +293,7 @@ impl Plan {
     /// The graph's signature: everything its program text depends on, as bytes. That is, per node,
     /// the step with its parameters, its outputs' dtypes and sizes, and per input the dtype, the
     /// storage length, the sizes and strides, where the buffer comes from and whether its offset is
-    /// a runtime argument; then the argument types, the returned nodes, the donatable arguments.
+    /// a runtime argument and whether the view is a box of its buffer's grid; then the argument types, the returned nodes, the donatable arguments.
     /// Equal signatures give equal program texts, so the signature keys the compiled program, and a
     /// repeated graph (a decode step, a training step) runs without emitting its text again, which
     /// costs several times more. Storage offsets and scalars are runtime arguments, not part of it:
@@ -331,6 +332,7 @@ impl Plan {
                         sig.number(*len);
                         sig.list(layout.dims());
                         sig.list(layout.strides());
+                        sig.flag(in_grid(layout, *len));
                         match slot.source {
                             Source::Arg(k) => {
                                 sig.number(0);
