@@ -48,7 +48,7 @@ pub(crate) fn grid_box(layout: &Layout, len: usize) -> Option<GridBox> {
     let sorted: Vec<(usize, usize)> = order.iter().map(|&k| (compact[k].1, compact[k].2)).collect();
     let nests = sorted.windows(2).all(|w| w[0].1 % w[1].1 == 0 && w[1].0 * w[1].1 <= w[0].1);
     let s0 = sorted[0].1;
-    if !nests || len % s0 != 0 {
+    if !nests || !len.is_multiple_of(s0) {
         return None;
     }
     let mut grid = vec![len / s0];
