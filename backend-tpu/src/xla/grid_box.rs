@@ -13,7 +13,7 @@
 
 use oxtorch_core::Layout;
 
-use super::materialize::{compact_dims, i64_array, index_type, int_const, reshape};
+use super::materialize::{compact_dims, i64_array, index_type, int_const, nested, reshape};
 use crate::pjrt::TensorType;
 use crate::stablehlo::{FunctionBuilder, Value};
 
@@ -46,9 +46,8 @@ pub(crate) fn grid_box(layout: &Layout, len: usize) -> Option<GridBox> {
     let mut order: Vec<usize> = (0..compact.len()).collect();
     order.sort_by(|&a, &b| compact[b].2.cmp(&compact[a].2));
     let sorted: Vec<(usize, usize)> = order.iter().map(|&k| (compact[k].1, compact[k].2)).collect();
-    let nests = sorted.windows(2).all(|w| w[0].1 % w[1].1 == 0 && w[1].0 * w[1].1 <= w[0].1);
     let s0 = sorted[0].1;
-    if !nests || !len.is_multiple_of(s0) {
+    if !nested(&sorted) || !len.is_multiple_of(s0) {
         return None;
     }
     let mut grid = vec![len / s0];

@@ -132,7 +132,7 @@ pub(crate) fn offset_value(
 /// Whether dims sorted by decreasing stride (`(size, stride)`) nest: each stride a multiple of the
 /// next, and each dim fitting inside one step of the dim before (a stepped slice such as
 /// `x[:, ::2]`, a column, every other row).
-fn nested(sorted: &[(usize, usize)]) -> bool {
+pub(crate) fn nested(sorted: &[(usize, usize)]) -> bool {
     !sorted.is_empty() && sorted.windows(2).all(|w| w[0].1 % w[1].1 == 0 && w[1].0 * w[1].1 <= w[0].1)
 }
 
