@@ -31,8 +31,10 @@ pub(crate) struct GridBox {
 
 /// Whether the view `layout` of a buffer of `len` elements is a box of the buffer's grid at its
 /// current offset: a bit of the program caches' keys, since the emitted program depends on it.
+/// Contiguous views never take the grid path (they are one slice), so for them it is `false`
+/// without the work: the eager dispatch of every op asks.
 pub(crate) fn in_grid(layout: &Layout, len: usize) -> bool {
-    grid_box(layout, len).is_some()
+    !layout.is_contiguous() && grid_box(layout, len).is_some()
 }
 
 /// The view `layout` of a buffer of `len` elements as a box of the buffer's grid, when it is one
