@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use oxtorch_backend_tpu::xla::{take_recorded, Recorded};
 use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
 use serde_json::Value;
 
@@ -226,13 +227,11 @@ pub fn generate(
         }
         None => vec![1; b * s],
     };
-    let mut rows: Vec<Vec<i64>> = ids.to_vec2::<i64>()?;
+    let rows: Vec<Vec<i64>> = ids.to_vec2::<i64>()?;
     if b == 0 || g.max_new_tokens == 0 {
         return Ok(Tensor::from_vec(rows.concat(), [b, s])?);
     }
     let device = lm.device();
-    let mut done = vec![false; b];
-    let mut rng = Rng(g.seed);
     let fixed = g.cache_implementation.is_static(device);
     // On xla/tpu each forward (the prefill, then every decode step) is recorded and runs as one
     // fused program when its logits are read, unless `OXTORCH_XLA_MODE` chose a mode.
@@ -250,46 +249,177 @@ pub fn generate(
     let (ids_t, pos_t, mask_t) = prompt.tensors(cache.capacity(), device)?;
     // Without padding, a cache read up to its filled length needs no attention mask beyond causality.
     let mask_t = (fixed || mask.contains(&0)).then_some(mask_t);
-    let mut logits =
+    let logits =
         on_pool(device, || lm.logits_at(&ids_t, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1))?;
     cache.truncate(s);
-    for step in 0..g.max_new_tokens {
-        let last = logits.to_dtype(DType::F32)?.to(Device::Cpu)?.to_vec2::<f32>()?;
-        let mut next = Vec::with_capacity(b);
-        for (r, mut logits) in last.into_iter().enumerate() {
-            let token = if done[r] { g.pad_token_id } else { pick(&mut logits, &rows[r], g, &mut rng) };
-            if !done[r] {
+    let mut rows = Rows { tokens: rows, done: vec![false; b], prompt_len: s };
+    let step = Step { lm, device, mask: mask_t.as_ref() };
+    if greedy_on_device(lm, device, g) {
+        decode_greedy_on_device(&step, logits, &mut cache, &mut prompt, &mut rows, g, &mut on_token)?;
+    } else {
+        decode_on_host(&step, logits, &mut cache, &mut prompt, &mut rows, g, &mut on_token)?;
+    }
+    let rows = rows.tokens;
+    let width = rows[0].len();
+    Ok(Tensor::from_vec(rows.concat(), [b, width])?)
+}
+
+/// The sequences being generated: prompts and new tokens, and which rows have finished.
+struct Rows {
+    tokens: Vec<Vec<i64>>,
+    done: Vec<bool>,
+    /// the prompts' length (padding included)
+    prompt_len: usize,
+}
+
+impl Rows {
+    /// Appends one new token per row (`pad_token_id` to finished rows), tells `on_token` about the
+    /// unfinished rows' tokens, and marks rows that produced an EOS token finished. Returns whether
+    /// every row has finished.
+    fn push(&mut self, next: &[i64], g: &GenerationConfig, on_token: &mut impl FnMut(usize, i64)) -> bool {
+        for (r, (row, &token)) in self.tokens.iter_mut().zip(next).enumerate() {
+            let token = if self.done[r] { g.pad_token_id } else { token };
+            if !self.done[r] {
                 on_token(r, token);
-                done[r] = g.eos_token_ids.contains(&token);
+                self.done[r] = g.eos_token_ids.contains(&token);
             }
-            next.push(token);
-        }
-        for (row, &token) in rows.iter_mut().zip(&next) {
             row.push(token);
         }
-        if step + 1 == g.max_new_tokens || done.iter().all(|&d| d) {
+        self.done.iter().all(|&d| d)
+    }
+}
+
+/// One decode forward on the model's device, with the cache and the attention mask of a
+/// generation.
+struct Step<'a> {
+    lm: &'a CausalLm,
+    device: Device,
+    mask: Option<&'a Tensor>,
+}
+
+impl Step<'_> {
+    /// The logits `[batch, vocab]` after `ids` `[batch, 1]` (on the model's device) at the rows'
+    /// next positions, which it advances; the new keys and values go into `cache`.
+    fn next(&self, ids: &Tensor, cache: &mut KvCache, prompt: &mut Prompt) -> Result<Tensor> {
+        let b = ids.dims()[0];
+        let pos = Tensor::from_vec(prompt.advance(), [b, 1])?.to(self.device)?;
+        on_pool(self.device, || self.lm.logits_at(ids, self.mask, Some(&pos), Some(cache), 0))
+    }
+}
+
+/// Whether greedy decoding can pick tokens on the model's device: on a compiling device (where a
+/// step's program runs while the host records the next), greedy without a repetition penalty
+/// (argmax of the logits, nothing the host must see first), and not a model that recomputes its
+/// cache at some length (Phi-3's LongRoPE switch).
+fn greedy_on_device(lm: &CausalLm, device: Device, g: &GenerationConfig) -> bool {
+    !device.is_cpu() && !g.do_sample && g.repetition_penalty == 1.0 && lm.recompute_cache_at().is_none()
+}
+
+/// Greedy decoding with the argmax on the device, pipelined: while a helper thread computes step
+/// n (one fused program), this thread records step n + 1 on step n's tokens, which are still
+/// pending on the device. The host's work per step (recording, planning, launching, reading the
+/// tokens) then overlaps with the device's, and each step downloads `batch` tokens instead of
+/// `batch × vocab` logits. A finished row's input is its own argmax rather than the pad token;
+/// rows never attend to each other, so the other rows' tokens are unchanged, and the finished
+/// row's outputs are replaced by padding. The step computed after the last row finished is
+/// discarded.
+fn decode_greedy_on_device(
+    step: &Step<'_>,
+    prefill_logits: Tensor,
+    cache: &mut KvCache,
+    prompt: &mut Prompt,
+    rows: &mut Rows,
+    g: &GenerationConfig,
+    on_token: &mut impl FnMut(usize, i64),
+) -> Result<()> {
+    let argmax = |logits: &Tensor| Ok::<_, Error>(logits.argmax(Some(-1), true)?);
+    let launch = |graph: Recorded| graph.launch().map_err(Error::from);
+    std::thread::scope(|scope| {
+        // `ids`: step n's tokens `[batch, 1]`, computed by `running`.
+        let mut ids = argmax(&prefill_logits)?;
+        let taken = take_recorded();
+        let mut running = Some(scope.spawn(move || launch(taken)));
+        let mut read_by_running: Option<Tensor> = None;
+        for n in 0..g.max_new_tokens {
+            let following = if n + 1 < g.max_new_tokens {
+                let b = rows.tokens.len();
+                let pos = Tensor::from_vec(prompt.advance(), [b, 1])?.to(step.device)?;
+                Some(argmax(&step.lm.logits_after_own_tokens(&ids, step.mask, &pos, cache)?)?)
+            } else {
+                None
+            };
+            if let Some(done) = running.take() {
+                done.join()
+                    .map_err(|_| Error::Input("generate: the decode step's thread panicked".into()))??;
+            }
+            if following.is_some() {
+                let taken = take_recorded();
+                running = Some(scope.spawn(move || launch(taken)));
+            }
+            let tokens: Vec<i64> = ids.to_vec()?;
+            if rows.push(&tokens, g, on_token) {
+                break;
+            }
+            let Some(following) = following else { break };
+            // Step n's tokens stay held until the step reading them has run: dropped while the
+            // helper plans that step, their buffer would be donated to it or not depending on
+            // timing, and each way is another program.
+            read_by_running = Some(std::mem::replace(&mut ids, following));
+        }
+        drop(read_by_running);
+        // A step launched after the last row finished: its results are not needed, its errors not
+        // reported, but the cache it writes must be settled before the caller sees it.
+        if let Some(extra) = running {
+            let _ = extra.join();
+        }
+        Ok(())
+    })
+}
+
+/// Decoding with the tokens picked on the host from each step's downloaded logits: sampling, the
+/// repetition penalty, the cpu, and models that recompute their cache.
+fn decode_on_host(
+    step: &Step<'_>,
+    mut logits: Tensor,
+    cache: &mut KvCache,
+    prompt: &mut Prompt,
+    rows: &mut Rows,
+    g: &GenerationConfig,
+    on_token: &mut impl FnMut(usize, i64),
+) -> Result<()> {
+    let mut rng = Rng(g.seed);
+    for n in 0..g.max_new_tokens {
+        let last = logits.to_dtype(DType::F32)?.to(Device::Cpu)?.to_vec2::<f32>()?;
+        let next: Vec<i64> =
+            last.into_iter()
+                .enumerate()
+                .map(|(r, mut logits)| {
+                    if rows.done[r] {
+                        g.pad_token_id
+                    } else {
+                        pick(&mut logits, &rows.tokens[r], g, &mut rng)
+                    }
+                })
+                .collect();
+        if rows.push(&next, g, on_token) || n + 1 == g.max_new_tokens {
             break;
         }
-        let step_pos = prompt.advance();
-        let len = rows[0].len();
-        if lm.recompute_cache_at() == Some(len) && len > s {
+        let len = rows.tokens[0].len();
+        if step.lm.recompute_cache_at() == Some(len) && len > rows.prompt_len {
             // The whole sequence again on an emptied cache, as transformers does for Phi-3.
-            let (all_ids, all_pos) = prompt.whole(&rows)?;
-            let (all_ids, all_pos) = (all_ids.to(device)?, all_pos.to(device)?);
+            prompt.advance();
+            let (all_ids, all_pos) = prompt.whole(&rows.tokens)?;
+            let (all_ids, all_pos) = (all_ids.to(step.device)?, all_pos.to(step.device)?);
             cache.truncate(0);
-            logits = on_pool(device, || {
-                lm.logits_at(&all_ids, mask_t.as_ref(), Some(&all_pos), Some(&mut cache), len - 1)
+            logits = on_pool(step.device, || {
+                step.lm.logits_at(&all_ids, step.mask, Some(&all_pos), Some(cache), len - 1)
             })?;
             continue;
         }
-        let step_ids = Tensor::from_vec(next, [b, 1])?.to(device)?;
-        let step_pos = Tensor::from_vec(step_pos, [b, 1])?.to(device)?;
-        logits = on_pool(device, || {
-            lm.logits_at(&step_ids, mask_t.as_ref(), Some(&step_pos), Some(&mut cache), 0)
-        })?;
+        let ids = Tensor::from_vec(next, [rows.tokens.len(), 1])?.to(step.device)?;
+        logits = step.next(&ids, cache, prompt)?;
     }
-    let width = rows[0].len();
-    Ok(Tensor::from_vec(rows.concat(), [b, width])?)
+    Ok(())
 }
 
 /// Runs `f` (a forward pass) on a thread of rayon's pool when the model is on the cpu. The CPU

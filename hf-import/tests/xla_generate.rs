@@ -63,6 +63,47 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
     }
 }
 
+#[test]
+fn greedy_decoding_reads_back_only_tokens_and_stops_rows_at_eos_like_the_cpu() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let golden = read_all(&fixture("llama").join("generate.safetensors"));
+    let (ids, mask) = (&golden["input_ids"], Some(&golden["attention_mask"]));
+    let (b, s) = (ids.dims()[0], ids.dims()[1]);
+    assert!(b >= 2, "the fixture's prompts are a batch");
+    let (_, on_xla) = load("llama", dev);
+    let (_, on_cpu) = load("llama", Device::Cpu);
+    let run = |m: &AutoModel, g: &GenerationConfig| {
+        let mut streamed = Vec::new();
+        let out = generate(m.causal_lm().unwrap(), ids, mask, g, |r, t| streamed.push((r, t))).unwrap();
+        (out.to_vec2::<i64>().unwrap(), streamed)
+    };
+    // Row 0's third new token becomes an EOS token: row 0 stops at its first occurrence and is
+    // padded after it while the other rows go on (on the device, the finished row keeps feeding its
+    // own argmax, which must not change the others).
+    let free = run(&on_cpu, &greedy(12)).0;
+    let eos = free[0][s + 2];
+    let stop = free[0][s..].iter().position(|&t| t == eos).unwrap();
+    let mut g = greedy(12);
+    g.eos_token_ids = vec![eos];
+    g.pad_token_id = 0;
+    let before = metrics();
+    let (x, x_streamed) = run(&on_xla, &g);
+    let after = metrics();
+    let (c, c_streamed) = run(&on_cpu, &g);
+    assert_eq!(x, c, "xla vs cpu with an EOS token");
+    assert_eq!(x_streamed, c_streamed, "tokens streamed to the callback");
+    assert_eq!(x[0][s + stop], eos);
+    assert!(x[0][s + stop + 1..].iter().all(|&t| t == 0), "row 0 after its EOS: {:?}", &x[0][s..]);
+    assert!(x[1..].iter().any(|row| row[s + stop + 1..].iter().any(|&t| t != 0)), "the other rows went on");
+    // One download per step (its tokens): no logits, and no read of the new ids' bounds before the
+    // next step (which would wait for the step computing them). The prompt's ids are checked: two
+    // reads, the model's and the embedding op's.
+    let steps = (x[0].len() - s) as u64;
+    let downloads = after.transfers_from_device - before.transfers_from_device;
+    assert!(downloads <= steps + 2, "{steps} greedy steps read back {downloads} device buffers");
+}
+
 /// `[1, len]` prompt ids below the fixtures' vocabulary of 100.
 fn prompt(len: usize) -> Tensor {
     Tensor::from_vec((0..len as i64).map(|i| (i * 37 + 11) % 97 + 1).collect(), [1, len]).unwrap()

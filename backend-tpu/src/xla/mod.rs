@@ -26,8 +26,8 @@ mod write;
 
 pub use cache::cached_programs;
 pub use lazy::{
-    compile, detected_period, mode, set_mode, set_repeat_detection, step_boundary, sync, with_mode, Mode,
-    ModeGuard,
+    compile, detected_period, mode, set_mode, set_repeat_detection, step_boundary, sync, take_recorded,
+    with_mode, Mode, ModeGuard, Recorded,
 };
 pub use metrics::{metrics, Metrics};
 pub use registry::{device_count, set_client_options};

@@ -59,4 +59,10 @@ impl Embedding {
         }
         Ok(ids.embedding(&self.weight, None)?)
     }
+
+    /// [`Embedding::forward`] for ids known to be rows of the table (the argmax of logits no wider
+    /// than it), without reading their bounds back from the device.
+    pub fn forward_in_range(&self, ids: &Tensor) -> Result<Tensor> {
+        Ok(ids.embedding_in_range(&self.weight)?)
+    }
 }

@@ -267,7 +267,7 @@ impl CausalLm {
         output_hidden_states: bool,
     ) -> Result<DecoderOutput> {
         let (h, hidden_states) =
-            self.hidden(input_ids, attention_mask, position_ids, cache, output_hidden_states)?;
+            self.hidden(input_ids, attention_mask, position_ids, cache, output_hidden_states, false)?;
         Ok(DecoderOutput { logits: self.head(&h)?, hidden_states })
     }
 
@@ -285,8 +285,23 @@ impl CausalLm {
         if at >= s {
             return Err(Error::Input(format!("logits_at: position {at} is out of range for {s} tokens")));
         }
-        let (h, _) = self.hidden(input_ids, attention_mask, position_ids, cache, false)?;
+        let (h, _) = self.hidden(input_ids, attention_mask, position_ids, cache, false, false)?;
         self.head(&h.select(1, at as isize)?)
+    }
+
+    /// The logits `[batch, vocab]` after one token per row that the model picked itself: `ids`
+    /// `[batch, 1]` is the argmax of its logits, so every id is a row of the embedding table (both
+    /// have `vocab` rows) and is not read back to check, which on a device would wait for the step
+    /// that computed them. What a generation loop on a device records while that step runs.
+    pub(crate) fn logits_after_own_tokens(
+        &self,
+        ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        position_ids: &Tensor,
+        cache: &mut KvCache,
+    ) -> Result<Tensor> {
+        let (h, _) = self.hidden(ids, attention_mask, Some(position_ids), Some(cache), false, true)?;
+        self.head(&h.select(1, 0)?)
     }
 
     /// The LM head (with Gemma 2's final soft-capping) on final hidden states.
@@ -299,7 +314,8 @@ impl CausalLm {
     }
 
     /// The decoder stack: the final normed hidden states and, with `output_hidden_states`, every
-    /// layer's input and the final one.
+    /// layer's input and the final one. `ids_in_range`: the ids are known rows of the embedding
+    /// table (see [`CausalLm::logits_after_own_tokens`]).
     fn hidden(
         &self,
         input_ids: &Tensor,
@@ -307,6 +323,7 @@ impl CausalLm {
         position_ids: Option<&Tensor>,
         mut cache: Option<&mut KvCache>,
         output_hidden_states: bool,
+        ids_in_range: bool,
     ) -> Result<(Tensor, Vec<Tensor>)> {
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
@@ -348,7 +365,11 @@ impl CausalLm {
                 .unsqueeze(0)?
                 .expand([b, s])?,
         };
-        let mut h = self.embed.forward(input_ids)?;
+        let mut h = if ids_in_range {
+            self.embed.forward_in_range(input_ids)?
+        } else {
+            self.embed.forward(input_ids)?
+        };
         if self.spec.scale_embeddings {
             let normalizer = Tensor::full([], (self.hidden as f64).sqrt(), (self.dtype, device))?;
             h = h.mul(&normalizer)?;

@@ -52,7 +52,27 @@ pub(crate) fn sync_this_thread(why: &str) -> Result<()> {
 fn sync_recorded_by(thread: Option<u64>, why: &str) -> Result<()> {
     // Under the lock: a node another thread is computing right now is not taken half-done.
     let _lock = FUSING.lock().unwrap_or_else(|e| e.into_inner());
-    let live = super::node::take_live(thread);
+    super::repeat::segment_ended();
+    compute_roots(super::node::take_live(thread), why)
+}
+
+/// The pending nodes this thread recorded, taken for [`launch`]; the repetition detector starts a
+/// new segment, as at any sync.
+pub(crate) fn take_recorded() -> Vec<Arc<Node>> {
+    super::repeat::segment_ended();
+    super::node::take_live(Some(super::node::current_thread()))
+}
+
+/// Computes nodes taken by [`take_recorded`] (on any thread). The repetition detector is left
+/// alone: the thread that took them may be recording its next segment meanwhile.
+pub(crate) fn launch(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
+    let _lock = FUSING.lock().unwrap_or_else(|e| e.into_inner());
+    compute_roots(roots, why)
+}
+
+/// Computes `live` (pending nodes of any devices) as one graph per device, with `FUSING` held by
+/// the caller; on an error, whatever did not run stays registered, so a later sync still finds it.
+fn compute_roots(live: Vec<Arc<Node>>, why: &str) -> Result<()> {
     let mut by_device: HashMap<Device, Vec<Arc<Node>>> = HashMap::new();
     for node in live {
         by_device.entry(node.device).or_default().push(node);
@@ -60,8 +80,7 @@ fn sync_recorded_by(thread: Option<u64>, why: &str) -> Result<()> {
     for (_, roots) in by_device {
         // Weak: the graph's outputs are what something else holds, not these references.
         let taken: Vec<std::sync::Weak<Node>> = roots.iter().map(Arc::downgrade).collect();
-        if let Err(e) = materialize_locked(roots, why) {
-            // Whatever did not run stays registered, so a later sync still finds it.
+        if let Err(e) = compute_graph(roots, why) {
             super::node::relive(taken);
             return Err(e);
         }
@@ -79,12 +98,13 @@ fn log_syncs() -> bool {
 /// point in `OXTORCH_LOG_SYNCS` lines.
 pub(crate) fn materialize(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
     let _lock = FUSING.lock().unwrap_or_else(|e| e.into_inner());
-    materialize_locked(roots, why)
+    super::repeat::segment_ended();
+    compute_graph(roots, why)
 }
 
-/// [`materialize`] with `FUSING` held by the caller.
-fn materialize_locked(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
-    super::repeat::segment_ended();
+/// Computes `roots` (all on one device) and the pending graph behind them, with `FUSING` held by
+/// the caller.
+fn compute_graph(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
     let order = collect(roots);
     if order.is_empty() {
         return Ok(());

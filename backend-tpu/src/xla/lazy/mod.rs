@@ -51,6 +51,29 @@ pub fn step_boundary() -> oxtorch_core::Result<()> {
     }
 }
 
+/// Takes what this thread recorded so far (and the pending values it reads) as one graph to
+/// compute with [`Recorded::launch`], possibly on another thread. Recording goes on meanwhile: the
+/// next ops start a new graph, and may read this one's results (reading a value waits until they
+/// are computed). A decode loop computes step n this way on a helper thread while it records step
+/// n + 1. In eager mode nothing is pending and the graph is empty.
+pub fn take_recorded() -> Recorded {
+    Recorded { roots: fuse::take_recorded() }
+}
+
+/// A graph taken by [`take_recorded`], not yet computed. Dropped without [`Recorded::launch`], its
+/// values are computed when they are read, as any pending value.
+pub struct Recorded {
+    roots: Vec<std::sync::Arc<Node>>,
+}
+
+impl Recorded {
+    /// Computes the graph as one program per device (compiled once per distinct graph) and returns
+    /// when its results are in device buffers.
+    pub fn launch(self) -> oxtorch_core::Result<()> {
+        fuse::launch(self.roots, "Recorded::launch()")
+    }
+}
+
 /// Runs `f` with its ops deferred, then computes everything it left pending as one program: a
 /// whole training step (forward, backward, optimizer update) becomes one compiled program,
 /// compiled on the first call and found in the cache on the next. Rust control flow inside `f`

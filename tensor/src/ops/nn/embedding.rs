@@ -46,6 +46,19 @@ impl Tensor {
         }
     }
 
+    /// [`Tensor::embedding`] for indices known to be in `[0, num_embeddings)`, such as an argmax
+    /// over the rows of a table of the same size; no padding row. The bounds are not read back
+    /// first: on a device that read waits until everything computing the indices has run, which
+    /// would stop a decode loop from recording its next step while the device runs the previous
+    /// one. The cpu backend still rejects an index out of range; a device's gather clamps it to the
+    /// nearest row, so the promise is the caller's.
+    pub fn embedding_in_range(&self, weight: &Tensor) -> Result<Tensor> {
+        if !matches!(self.dtype(), DType::I64 | DType::I32) || weight.rank() != 2 {
+            return self.embedding(weight, None);
+        }
+        apply1(&Prim::Nn(NnOp::Embedding), &[weight, &self.to_dtype(DType::I64)?], weight.device())
+    }
+
     /// One-hot encoding of int64 class indices: output `[*self, num_classes]` int64;
     /// `num_classes = -1` infers `max + 1`.
     pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
