@@ -394,3 +394,22 @@ fn golden_nn_matches_torch() {
     assert!(same >= MIN_SAME_MESSAGE, "only {same} error messages match torch's");
     assert!(failures.is_empty(), "{} golden nn cases differ from torch (listed above)", failures.len());
 }
+
+#[test]
+fn embedding_in_range_equals_embedding_and_the_cpu_still_rejects_an_id_out_of_range() -> Result<()> {
+    let weight = Tensor::from_vec((0..40).map(|v| v as f32 * 0.5 - 3.0).collect::<Vec<_>>(), [10, 4])?;
+    for ids in [
+        Tensor::from_vec(vec![3i64, 0, 9, 3], [2, 2])?,
+        Tensor::from_vec(vec![7i32, 1], [2])?,
+        Tensor::from_vec(vec![0i64, 1, 2, 3, 4, 5], [2, 3])?.transpose(0, 1)?,
+    ] {
+        let (fast, checked) = (ids.embedding_in_range(&weight)?, ids.embedding(&weight, None)?);
+        assert_eq!(fast.dims(), checked.dims());
+        assert_eq!(fast.contiguous()?.to_vec::<f32>()?, checked.contiguous()?.to_vec::<f32>()?);
+    }
+    for bad in [10i64, -1] {
+        let err = Tensor::from_vec(vec![bad], [1])?.embedding_in_range(&weight).unwrap_err();
+        assert!(err.to_string().contains("index out of range"), "{err}");
+    }
+    Ok(())
+}
