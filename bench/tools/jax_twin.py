@@ -2,17 +2,36 @@
 `oxtorch-bench xla_mlp_train_step_b256_fused` as one `jax.jit` step with donated parameters and
 optimizer state. Run with the reference venv's python (`/work/.refenv/bin/python`, jax installed
 there) in the same session as the bench runner. Prints one JSON object per line like
-`../shared/bench/torch_baseline.py`: {"case": ..., "value": ..., "unit": ...}."""
+`../shared/bench/torch_baseline.py`: {"case": ..., "value": ..., "unit": ...}.
+
+`--plugin PATH` runs the twins on a PJRT plugin instead of jaxlib's own XLA (case names get a
+`jax_plugin_` prefix): with oxtorch's `OXTORCH_PJRT_PLUGIN`, JAX and oxtorch then run on the same XLA
+build, which separates what oxtorch adds from what the plugin's build costs."""
 import json
+import os
 import statistics
 import sys
 import time
 
-import jax
-import jax.numpy as jnp
+PLUGIN = None
+if "--plugin" in sys.argv:
+    i = sys.argv.index("--plugin")
+    PLUGIN = sys.argv[i + 1]
+    del sys.argv[i : i + 2]
+    os.environ["JAX_PLATFORMS"] = "oxtorch_plugin"
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+if PLUGIN:
+    from jax._src import xla_bridge
+
+    xla_bridge.register_plugin("oxtorch_plugin", priority=500, library_path=PLUGIN, options=None)
 
 
 def emit(case, value, unit):
+    if PLUGIN:
+        case = case.replace("jax_", "jax_plugin_", 1)
     print(json.dumps({"case": case, "value": round(value, 4), "unit": unit}), flush=True)
 
 
@@ -87,7 +106,16 @@ def mlp_train_step():
     emit("jax_mlp_train_step_b256", 1.0 / t, "steps/s")
 
 
-CASES = {"mlp": mlp_train_step}
+def gemm():
+    """`xla_gemm_float32_1024`'s twin: one jitted 1024 x 1024 float32 matmul, inputs on the device."""
+    a = jax.random.normal(jax.random.PRNGKey(0), (1024, 1024), jnp.float32)
+    b = jax.random.normal(jax.random.PRNGKey(1), (1024, 1024), jnp.float32)
+    f = jax.jit(lambda x, y: x @ y)
+    t = timeit(lambda: f(a, b).block_until_ready(), reps=9, warm=2, inner=5)
+    emit("jax_gemm_float32_1024", 2 * 1024**3 / t / 1e9, "GFLOP/s")
+
+
+CASES = {"mlp": mlp_train_step, "gemm": gemm}
 
 if __name__ == "__main__":
     for name in sys.argv[1:] or CASES:
