@@ -16,6 +16,8 @@ import time
 PLUGIN = None
 if "--plugin" in sys.argv:
     i = sys.argv.index("--plugin")
+    if i + 1 >= len(sys.argv):
+        sys.exit("usage: jax_twin.py [--plugin PATH_TO_PJRT_PLUGIN.so] [mlp] [gemm]")
     PLUGIN = sys.argv[i + 1]
     del sys.argv[i : i + 2]
     os.environ["JAX_PLATFORMS"] = "oxtorch_plugin"
@@ -24,6 +26,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 if PLUGIN:
+    # JAX's plugin registration (what `jax_plugins` packages call); a private module in JAX 0.10.
     from jax._src import xla_bridge
 
     xla_bridge.register_plugin("oxtorch_plugin", priority=500, library_path=PLUGIN, options=None)

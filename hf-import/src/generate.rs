@@ -201,8 +201,9 @@ fn pick(logits: &mut [f32], seen: &[i64], g: &GenerationConfig, rng: &mut Rng) -
 /// Generates up to `g.max_new_tokens` tokens after `input_ids` `[batch, seq]` (left-padded prompts
 /// with `attention_mask`), calling `on_token(row, token)` for each new token of an unfinished row.
 /// Returns the prompts followed by the new tokens (finished rows padded with `g.pad_token_id`), int64,
-/// on the host. Runs on the model's device: the KV cache stays there, and each step moves only the new
-/// tokens up and the last position's logits down.
+/// on the host. Runs on the model's device: the KV cache stays there. Greedy decoding on xla/tpu
+/// picks tokens there too and downloads only them (see [`decode_greedy_on_device`]); otherwise each
+/// step moves the new tokens up and the last position's logits down.
 pub fn generate(
     lm: &CausalLm,
     input_ids: &Tensor,
@@ -234,11 +235,12 @@ pub fn generate(
     let device = lm.device();
     let fixed = g.cache_implementation.is_static(device);
     // On xla/tpu each forward (the prefill, then every decode step) is recorded and runs as one
-    // fused program when its logits are read, unless `OXTORCH_XLA_MODE` chose a mode.
+    // fused program (when its logits or tokens are read, or when launched), unless
+    // `OXTORCH_XLA_MODE` chose a mode.
     let _fused = fuse_forward(device);
     let mut prompt = Prompt::new(&rows, &mask, fixed);
-    // The cache, the mask and the ids stay on the model's device; each step uploads the new tokens
-    // and their positions and downloads one position's logits. A static cache's capacity depends on
+    // The cache, the mask and the ids stay on the model's device; each step uploads the new
+    // positions (and, picking on the host, the new tokens). A static cache's capacity depends on
     // the prompt's bucket, not its length, so all the prompts of a bucket share their programs.
     let layers = lm.num_layers();
     let mut cache = if fixed {
@@ -298,11 +300,17 @@ struct Step<'a> {
 }
 
 impl Step<'_> {
+    /// The rows' next positions `[batch, 1]` on the model's device, advancing them.
+    fn positions(&self, prompt: &mut Prompt) -> Result<Tensor> {
+        let next = prompt.advance();
+        let b = next.len();
+        Ok(Tensor::from_vec(next, [b, 1])?.to(self.device)?)
+    }
+
     /// The logits `[batch, vocab]` after `ids` `[batch, 1]` (on the model's device) at the rows'
     /// next positions, which it advances; the new keys and values go into `cache`.
     fn next(&self, ids: &Tensor, cache: &mut KvCache, prompt: &mut Prompt) -> Result<Tensor> {
-        let b = ids.dims()[0];
-        let pos = Tensor::from_vec(prompt.advance(), [b, 1])?.to(self.device)?;
+        let pos = self.positions(prompt)?;
         on_pool(self.device, || self.lm.logits_at(ids, self.mask, Some(&pos), Some(cache), 0))
     }
 }
@@ -322,7 +330,11 @@ fn greedy_on_device(lm: &CausalLm, device: Device, g: &GenerationConfig) -> bool
 /// `batch × vocab` logits. A finished row's input is its own argmax rather than the pad token;
 /// rows never attend to each other, so the other rows' tokens are unchanged, and the finished
 /// row's outputs are replaced by padding. The step computed after the last row finished is
-/// discarded.
+/// discarded. Unlike the host's pick, the device's argmax takes a NaN logit as the largest.
+///
+/// Every tensor a launched graph reads or returns stays held until that graph has run: were one
+/// dropped while the helper plans the graph, whether its buffer is returned or donated would
+/// depend on timing, and each way is another program.
 fn decode_greedy_on_device(
     step: &Step<'_>,
     prefill_logits: Tensor,
@@ -334,23 +346,30 @@ fn decode_greedy_on_device(
 ) -> Result<()> {
     let argmax = |logits: &Tensor| Ok::<_, Error>(logits.argmax(Some(-1), true)?);
     let launch = |graph: Recorded| graph.launch().map_err(Error::from);
+    // A helper's panic is re-raised here, as if the step had run on this thread.
+    let finish = |running: std::thread::ScopedJoinHandle<'_, Result<()>>| {
+        running.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    };
     std::thread::scope(|scope| {
-        // `ids`: step n's tokens `[batch, 1]`, computed by `running`.
+        // `ids`: step n's tokens `[batch, 1]`, computed by `running`. The prefill's logits are
+        // dropped before its graph is taken: only the tokens are its result.
         let mut ids = argmax(&prefill_logits)?;
+        drop(prefill_logits);
         let taken = take_recorded();
         let mut running = Some(scope.spawn(move || launch(taken)));
+        // Step n - 1's tokens, read by the running step n.
         let mut read_by_running: Option<Tensor> = None;
+        // Step n + 1's tokens when the rows finished at step n: that step was launched already.
+        let mut discarded: Option<Tensor> = None;
         for n in 0..g.max_new_tokens {
             let following = if n + 1 < g.max_new_tokens {
-                let b = rows.tokens.len();
-                let pos = Tensor::from_vec(prompt.advance(), [b, 1])?.to(step.device)?;
+                let pos = step.positions(prompt)?;
                 Some(argmax(&step.lm.logits_after_own_tokens(&ids, step.mask, &pos, cache)?)?)
             } else {
                 None
             };
             if let Some(done) = running.take() {
-                done.join()
-                    .map_err(|_| Error::Input("generate: the decode step's thread panicked".into()))??;
+                finish(done)?;
             }
             if following.is_some() {
                 let taken = take_recorded();
@@ -358,20 +377,18 @@ fn decode_greedy_on_device(
             }
             let tokens: Vec<i64> = ids.to_vec()?;
             if rows.push(&tokens, g, on_token) {
+                discarded = following;
                 break;
             }
             let Some(following) = following else { break };
-            // Step n's tokens stay held until the step reading them has run: dropped while the
-            // helper plans that step, their buffer would be donated to it or not depending on
-            // timing, and each way is another program.
             read_by_running = Some(std::mem::replace(&mut ids, following));
         }
-        drop(read_by_running);
-        // A step launched after the last row finished: its results are not needed, its errors not
-        // reported, but the cache it writes must be settled before the caller sees it.
+        // The step launched after the last row finished: its result is not needed, and an error
+        // in it is not the caller's; a panic is re-raised.
         if let Some(extra) = running {
-            let _ = extra.join();
+            let _ = finish(extra);
         }
+        drop((read_by_running, discarded));
         Ok(())
     })
 }

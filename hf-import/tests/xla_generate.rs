@@ -102,6 +102,23 @@ fn greedy_decoding_reads_back_only_tokens_and_stops_rows_at_eos_like_the_cpu() {
     let steps = (x[0].len() - s) as u64;
     let downloads = after.transfers_from_device - before.transfers_from_device;
     assert!(downloads <= steps + 2, "{steps} greedy steps read back {downloads} device buffers");
+    // Every row's second new token ends it: the generation stops after two steps, with a step
+    // already launched on the device, and the same again builds no program (a graph planned while
+    // this thread drops what it reads would differ by timing).
+    g.eos_token_ids = free.iter().map(|row| row[s + 1]).collect();
+    let mut built = Vec::new();
+    for _ in 0..2 {
+        let before = programs();
+        let (x, x_streamed) = run(&on_xla, &g);
+        built.push(programs() - before);
+        let (c, c_streamed) = run(&on_cpu, &g);
+        assert_eq!((&x, &x_streamed), (&c, &c_streamed), "xla vs cpu, every row ending early");
+        assert!(x[0].len() <= s + 2, "stopped after two steps: {:?}", x[0]);
+    }
+    assert_eq!(built[1], 0, "the same early-ending generation again built programs: {built:?}");
+    // One new token: the prefill alone.
+    let one = greedy(1);
+    assert_eq!(run(&on_xla, &one), run(&on_cpu, &one), "one new token");
 }
 
 /// `[1, len]` prompt ids below the fixtures' vocabulary of 100.

@@ -300,6 +300,11 @@ impl CausalLm {
         position_ids: &Tensor,
         cache: &mut KvCache,
     ) -> Result<Tensor> {
+        debug_assert_eq!(
+            self.lm_head.weight.dims()[0],
+            self.embed.weight.dims()[0],
+            "logits as wide as the table"
+        );
         let (h, _) = self.hidden(ids, attention_mask, Some(position_ids), Some(cache), false, true)?;
         self.head(&h.select(1, 0)?)
     }

@@ -55,13 +55,18 @@ pub fn step_boundary() -> oxtorch_core::Result<()> {
 /// compute with [`Recorded::launch`], possibly on another thread. Recording goes on meanwhile: the
 /// next ops start a new graph, and may read this one's results (reading a value waits until they
 /// are computed). A decode loop computes step n this way on a helper thread while it records step
-/// n + 1. In eager mode nothing is pending and the graph is empty.
+/// n + 1. Without pending ops (eager mode) the graph is empty.
+///
+/// Until it is launched, the taken graph counts against `OXTORCH_XLA_FUSE_LIMIT` together with
+/// what is recorded meanwhile.
 pub fn take_recorded() -> Recorded {
     Recorded { roots: fuse::take_recorded() }
 }
 
 /// A graph taken by [`take_recorded`], not yet computed. Dropped without [`Recorded::launch`], its
-/// values are computed when they are read, as any pending value.
+/// nodes go back to the pending graph, for the next sync.
+#[must_use = "a taken graph runs when launched (dropped, it waits for the next sync)"]
+#[derive(Debug)]
 pub struct Recorded {
     roots: Vec<std::sync::Arc<Node>>,
 }
@@ -69,8 +74,14 @@ pub struct Recorded {
 impl Recorded {
     /// Computes the graph as one program per device (compiled once per distinct graph) and returns
     /// when its results are in device buffers.
-    pub fn launch(self) -> oxtorch_core::Result<()> {
-        fuse::launch(self.roots, "Recorded::launch()")
+    pub fn launch(mut self) -> oxtorch_core::Result<()> {
+        fuse::launch(std::mem::take(&mut self.roots), "Recorded::launch()")
+    }
+}
+
+impl Drop for Recorded {
+    fn drop(&mut self) {
+        node::relive(self.roots.iter().map(std::sync::Arc::downgrade).collect());
     }
 }
 

@@ -54,6 +54,7 @@ impl Tensor {
     /// nearest row, so the promise is the caller's.
     pub fn embedding_in_range(&self, weight: &Tensor) -> Result<Tensor> {
         if !matches!(self.dtype(), DType::I64 | DType::I32) || weight.rank() != 2 {
+            // For torch's messages on a wrong dtype or rank.
             return self.embedding(weight, None);
         }
         apply1(&Prim::Nn(NnOp::Embedding), &[weight, &self.to_dtype(DType::I64)?], weight.device())
