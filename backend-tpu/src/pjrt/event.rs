@@ -10,6 +10,10 @@ pub struct Event {
     raw: *mut ffi::PJRT_Event,
 }
 
+// SAFETY: a `PJRT_Event` may be awaited and destroyed from any thread (PJRT's C API objects are
+// thread-safe); `Event` owns its handle and is not `Sync`, so one thread uses it at a time.
+unsafe impl Send for Event {}
+
 impl Event {
     /// Takes ownership of `raw`; `None` when the plugin returned no event.
     pub(crate) fn from_raw(plugin: &'static Plugin, raw: *mut ffi::PJRT_Event) -> Option<Self> {

@@ -15,7 +15,7 @@ use oxtorch_core::{DType, Device, Error, Layout, Result};
 use super::mode::{with_mode, Mode};
 use super::node::{Arg, Data, Node, Step};
 use super::plan::Plan;
-use crate::pjrt::Buffer;
+use crate::pjrt::{Buffer, Event};
 use crate::xla::cache::Program;
 use crate::xla::storage::XlaStorage;
 use crate::xla::{execute, metrics, pjrt_err, registry, transfer, write};
@@ -120,9 +120,17 @@ fn compute_graph(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
             }
         );
     }
-    let plan = Plan::new(&order)?;
+    let mut plan = Plan::new(&order)?;
     match fused_for(&order, &plan)? {
-        Some((program, donated)) => run_fused(&order, &plan, &program, donated),
+        Some((program, donated)) => {
+            let (done, uploaded) = run_fused(&order, &plan, &program, donated)?;
+            // The program's inputs (the last references to donated ones) are dropped once it has
+            // run, on another thread: dropping them here would wait for it.
+            let mut inputs = std::mem::take(&mut plan.leaves);
+            inputs.extend(uploaded.into_iter().map(Arc::new));
+            super::release::after(done, inputs);
+            Ok(())
+        }
         None => run_one_by_one(&order),
     }
 }
@@ -251,7 +259,14 @@ fn fused_program(text: String, order: &[Arc<Node>], out_dtypes: Vec<DType>) -> O
 }
 
 /// Launches `program` on the planned graph's arguments and hands each returned node its buffers.
-fn run_fused(order: &[Arc<Node>], plan: &Plan, program: &Program, donated: usize) -> Result<()> {
+/// Returns the program's completion event (when the plugin gives one) and the host values it
+/// uploaded as arguments.
+fn run_fused(
+    order: &[Arc<Node>],
+    plan: &Plan,
+    program: &Program,
+    donated: usize,
+) -> Result<(Option<Event>, Vec<Buffer>)> {
     let device = order[0].device;
     let (client, pjrt_device) = registry::device(device)?;
     let uploaded: Vec<Buffer> = plan
@@ -262,7 +277,7 @@ fn run_fused(order: &[Arc<Node>], plan: &Plan, program: &Program, donated: usize
     let mut args: Vec<&Buffer> = plan.leaves.iter().map(|b| &**b).collect();
     args.extend(uploaded.iter());
     let start = Instant::now();
-    let (outputs, _done) = program.exe.execute_async(&args).map_err(pjrt_err)?;
+    let (outputs, done) = program.exe.execute_async(&args).map_err(pjrt_err)?;
     metrics::record_execute(start.elapsed());
     metrics::record_fused(order.len(), donated);
     let mut outputs = outputs.into_iter().map(Arc::new);
@@ -279,7 +294,8 @@ fn run_fused(order: &[Arc<Node>], plan: &Plan, program: &Program, donated: usize
         node.args().clear();
         node.ran();
     }
-    Ok(())
+    drop(args);
+    Ok((done, uploaded))
 }
 
 /// A computed view input as a storage the eager runtime can take.

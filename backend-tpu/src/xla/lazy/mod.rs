@@ -20,6 +20,7 @@ mod mode;
 mod node;
 mod plan;
 mod record;
+mod release;
 mod repeat;
 
 use std::sync::OnceLock;
