@@ -33,17 +33,7 @@ const SCRATCH_PAD: usize = 16;
 
 /// True when this CPU runs the AVX512-BF16 kernel.
 pub fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl")
-            && is_x86_feature_detected!("avx512bf16")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    crate::simd::capability() == crate::simd::Capability::Avx512Bf16
 }
 
 /// A strided bf16 matrix operand: element `(i, j)` is `data[offset + i * rs + j * cs]`.

@@ -43,6 +43,33 @@ pub struct Skinny<'a, T> {
     pub k: usize,
 }
 
+/// An output element: f32 accumulators are stored as `Self`.
+pub trait FromF32: Copy + Send + 'static {
+    /// `x` as `Self` (rounded to nearest, ties to even).
+    fn from_f32(x: f32) -> Self;
+}
+
+impl FromF32 for f32 {
+    #[inline(always)]
+    fn from_f32(x: f32) -> Self {
+        x
+    }
+}
+
+impl FromF32 for half::bf16 {
+    #[inline(always)]
+    fn from_f32(x: f32) -> Self {
+        half::bf16::from_f32(x)
+    }
+}
+
+impl FromF32 for half::f16 {
+    #[inline(always)]
+    fn from_f32(x: f32) -> Self {
+        half::f16::from_f32(x)
+    }
+}
+
 /// A block kernel: `out[r * ldo + j] = Σ_p a[r * ars + p] · b[j * bcs + p]` for `r < m`, `j < n`.
 ///
 /// # Safety

@@ -8,32 +8,12 @@
 use half::bf16;
 
 use crate::gemm_bf16::MatRef;
-use crate::gemv::{self, Skinny};
+use crate::gemv::{self, FromF32, Skinny};
 
 /// Products with at most this many rows of A (and both operands contiguous along k) that
 /// [`crate::gemm_bf16::gemm`] hands to [`gemv`] (`matmul` sends up to [`gemv::SKINNY_MAX_M`] rows
 /// here itself).
 const DOT_MAX_M: usize = 2;
-
-/// An output element: f32 accumulators are stored as `Self`.
-pub trait FromF32: Copy + Send + 'static {
-    /// `x` as `Self` (rounded to nearest, ties to even).
-    fn from_f32(x: f32) -> Self;
-}
-
-impl FromF32 for f32 {
-    #[inline(always)]
-    fn from_f32(x: f32) -> Self {
-        x
-    }
-}
-
-impl FromF32 for bf16 {
-    #[inline(always)]
-    fn from_f32(x: f32) -> Self {
-        bf16::from_f32(x)
-    }
-}
 
 /// `p.a · p.b` for every batch, row-major `[batches, m, n]`, accumulated in f32 and rounded once.
 ///
@@ -96,7 +76,7 @@ mod x86 {
 
     use half::bf16;
 
-    use super::FromF32;
+    use crate::gemv::FromF32;
 
     /// `out[r * ldo + c] = Σ_p a[r * ars + p] · b[c * bcs + p]` for an `R × C` tile, `U` vectors of
     /// 32 bf16 per step along k for each output; the tail is read with masked loads.

@@ -1,10 +1,5 @@
-//! f32 block kernels of the skinny product path ([`crate::gemv`]): AVX-512 and AVX2 + FMA, picked at
-//! runtime, and a plain loop elsewhere.
-//!
-//! A single row of A (decode) runs each output as one sequential pass over its B column with four
-//! accumulators: B is then read front to back, the access pattern the hardware prefetchers stream
-//! fastest (interleaving several columns measured ~35% slower). Several rows run as register tiles of
-//! up to 4 rows × 4 columns (2 × 4 on AVX2), so each loaded stretch of B serves every row.
+//! f32 block kernels of the skinny product path ([`crate::gemv`]): AVX-512 and AVX2 + FMA (the
+//! kernels of [`crate::gemv_x86`]), picked at runtime, and a plain loop elsewhere.
 
 use crate::gemv::{self, Block, Skinny};
 use crate::simd::{level, Level};
@@ -15,12 +10,12 @@ pub fn matmul(p: &Skinny<f32>) -> Vec<f32> {
 }
 
 /// The block kernel for this processor.
-fn block() -> Block<f32, f32> {
+pub(crate) fn block() -> Block<f32, f32> {
     match level() {
         #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => avx512::block,
+        Level::Avx512 => avx512::block::<f32>,
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => avx2::block,
+        Level::Avx2 => avx2::block::<f32>,
         _ => plain_block,
     }
 }
@@ -59,180 +54,33 @@ unsafe fn plain_block(
     }
 }
 
-/// One instruction set's kernels: `$v` vectors of `$lanes` f32, `$maxr` rows per register tile.
-macro_rules! x86_kernels {
-    ($name:ident, $feat:literal, $lanes:literal, $maxr:literal, $zero:ident, $load:ident, $fma:ident,
-     $add:ident, $reduce:path) => {
-        #[cfg(target_arch = "x86_64")]
-        mod $name {
-            use std::arch::x86_64::*;
-
-            /// `out[r * ldo + c] = Σ_p a[r * ars + p] · b[c * bcs + p]` for an `R × C` tile, `U`
-            /// vectors per step along k for each output.
-            #[target_feature(enable = $feat)]
-            #[inline]
-            unsafe fn tile<const R: usize, const C: usize, const U: usize>(
-                a: *const f32,
-                ars: usize,
-                b: *const f32,
-                bcs: usize,
-                k: usize,
-                out: *mut f32,
-                ldo: usize,
-            ) {
-                // SAFETY (all pointer reads and writes): the caller guarantees `R` rows and `C`
-                // columns of `k` elements, and `R × C` outputs at row stride `ldo`.
-                unsafe {
-                    let mut acc = [[[$zero(); U]; C]; R];
-                    let mut p = 0;
-                    while p + U * $lanes <= k {
-                        for u in 0..U {
-                            let mut bv = [$zero(); C];
-                            for c in 0..C {
-                                bv[c] = $load(b.add(c * bcs + p + u * $lanes));
-                            }
-                            for r in 0..R {
-                                let av = $load(a.add(r * ars + p + u * $lanes));
-                                for c in 0..C {
-                                    acc[r][c][u] = $fma(av, bv[c], acc[r][c][u]);
-                                }
-                            }
-                        }
-                        p += U * $lanes;
-                    }
-                    while p + $lanes <= k {
-                        for r in 0..R {
-                            let av = $load(a.add(r * ars + p));
-                            for c in 0..C {
-                                acc[r][c][0] = $fma(av, $load(b.add(c * bcs + p)), acc[r][c][0]);
-                            }
-                        }
-                        p += $lanes;
-                    }
-                    for r in 0..R {
-                        for c in 0..C {
-                            let mut v = acc[r][c][0];
-                            for u in 1..U {
-                                v = $add(v, acc[r][c][u]);
-                            }
-                            let mut s = $reduce(v);
-                            for q in p..k {
-                                s += *a.add(r * ars + q) * *b.add(c * bcs + q);
-                            }
-                            *out.add(r * ldo + c) = s;
-                        }
-                    }
-                }
-            }
-
-            /// Rows `0..R` of A against columns `0..n` of B, one column at a time.
-            #[target_feature(enable = $feat)]
-            #[inline]
-            #[allow(clippy::too_many_arguments)]
-            unsafe fn columns<const R: usize>(
-                a: *const f32,
-                ars: usize,
-                b: *const f32,
-                bcs: usize,
-                n: usize,
-                k: usize,
-                out: *mut f32,
-                ldo: usize,
-            ) {
-                let mut j = 0;
-                // SAFETY: columns `j..j + 4` (or `j`) are below `n`.
-                unsafe {
-                    while j + 4 <= n {
-                        tile::<R, 4, 1>(a, ars, b.add(j * bcs), bcs, k, out.add(j), ldo);
-                        j += 4;
-                    }
-                    while j < n {
-                        tile::<R, 1, 1>(a, ars, b.add(j * bcs), bcs, k, out.add(j), ldo);
-                        j += 1;
-                    }
-                }
-            }
-
-            /// See [`crate::gemv::Block`].
-            #[target_feature(enable = $feat)]
-            #[allow(clippy::too_many_arguments)]
-            pub(super) unsafe fn block(
-                a: *const f32,
-                ars: usize,
-                m: usize,
-                b: *const f32,
-                bcs: usize,
-                n: usize,
-                k: usize,
-                out: *mut f32,
-                ldo: usize,
-            ) {
-                // SAFETY: every tile stays inside rows `0..m` and columns `0..n`.
-                unsafe {
-                    if m == 1 {
-                        for j in 0..n {
-                            tile::<1, 1, 4>(a, ars, b.add(j * bcs), bcs, k, out.add(j), ldo);
-                        }
-                        return;
-                    }
-                    // Column blocks whose B stretch stays in cache while every row tile passes over it.
-                    const NB: usize = 64;
-                    for j in (0..n).step_by(NB) {
-                        let nb = NB.min(n - j);
-                        let (bj, oj) = (b.add(j * bcs), out.add(j));
-                        let mut r = 0;
-                        while r < m {
-                            let rows = (m - r).min($maxr);
-                            let (ar, or) = (a.add(r * ars), oj.add(r * ldo));
-                            match rows {
-                                4 => columns::<4>(ar, ars, bj, bcs, nb, k, or, ldo),
-                                3 => columns::<3>(ar, ars, bj, bcs, nb, k, or, ldo),
-                                2 => columns::<2>(ar, ars, bj, bcs, nb, k, or, ldo),
-                                _ => columns::<1>(ar, ars, bj, bcs, nb, k, or, ldo),
-                            }
-                            r += rows;
-                        }
-                    }
-                }
-            }
-        }
-    };
-}
-
-x86_kernels!(
+crate::gemv_x86::x86_kernels!(
     avx512,
     "avx512f",
+    f32,
     16,
     4,
     _mm512_setzero_ps,
     _mm512_loadu_ps,
+    f32::from,
     _mm512_fmadd_ps,
     _mm512_add_ps,
     _mm512_reduce_add_ps
 );
 
-x86_kernels!(
+crate::gemv_x86::x86_kernels!(
     avx2,
     "avx2,fma",
+    f32,
     8,
     2,
     _mm256_setzero_ps,
     _mm256_loadu_ps,
+    f32::from,
     _mm256_fmadd_ps,
     _mm256_add_ps,
-    super::hsum256
+    crate::gemv_x86::hsum256
 );
-
-/// The sum of a vector's 8 lanes.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-fn hsum256(v: std::arch::x86_64::__m256) -> f32 {
-    use std::arch::x86_64::*;
-    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)))
-}
 
 #[cfg(test)]
 mod tests {
@@ -257,10 +105,10 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             if matches!(level(), Level::Avx2 | Level::Avx512) {
-                kernels.push(("avx2", avx2::block));
+                kernels.push(("avx2", avx2::block::<f32>));
             }
             if level() == Level::Avx512 {
-                kernels.push(("avx512", avx512::block));
+                kernels.push(("avx512", avx512::block::<f32>));
             }
         }
         let cases = crate::gemv::KERNEL_TEST_CASES;

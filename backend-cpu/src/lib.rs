@@ -25,6 +25,8 @@ pub mod gemm_bf16;
 mod gemv;
 mod gemv_bf16;
 mod gemv_f32;
+mod gemv_half;
+mod gemv_x86;
 mod hugepage;
 mod index;
 mod int;

@@ -280,10 +280,22 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
         }
         (S::F32(x), S::F32(y)) => S::F32(gemm_typed(x, la, y, lb, &d).into()),
         (S::F64(x), S::F64(y)) => S::F64(gemm_typed(x, la, y, lb, &d).into()),
-        (S::F16(x), S::F16(y)) => S::F16(gemm_typed::<f16>(x, la, y, lb, &d).into()),
-        (S::BF16(x), S::BF16(y)) if crate::gemm_bf16::available() && skinny_applies(la, lb, &d) => {
+        (S::F16(x), S::F16(y)) if skinny_applies(la, lb, &d) => {
             let offs = (batch_offsets(la), batch_offsets(lb));
-            S::BF16(crate::gemv_bf16::matmul(&skinny(x, la, y, lb, &d, &offs)).into())
+            S::F16(crate::gemv_half::matmul(&skinny(x, la, y, lb, &d, &offs)).into())
+        }
+        (S::F16(x), S::F16(y)) => S::F16(gemm_typed::<f16>(x, la, y, lb, &d).into()),
+        (S::BF16(x), S::BF16(y)) if skinny_applies(la, lb, &d) => {
+            let offs = (batch_offsets(la), batch_offsets(lb));
+            let p = skinny(x, la, y, lb, &d, &offs);
+            S::BF16(
+                if crate::gemm_bf16::available() {
+                    crate::gemv_bf16::matmul(&p)
+                } else {
+                    crate::gemv_half::matmul(&p)
+                }
+                .into(),
+            )
         }
         (S::BF16(x), S::BF16(y)) if crate::gemm_bf16::available() => {
             S::BF16(bf16_dot(x, la, y, lb, &d).into())

@@ -18,29 +18,88 @@ pub enum Level {
     Avx512,
 }
 
-/// The best level this processor supports.
-pub fn level() -> Level {
-    static LEVEL: OnceLock<Level> = OnceLock::new();
-    *LEVEL.get_or_init(|| {
+/// The instruction sets the kernels may use, in increasing order: what the processor has, capped by
+/// the `OXTORCH_CPU_CAPABILITY` environment variable (as PyTorch's `ATEN_CPU_CAPABILITY`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Capability {
+    /// `default`: baseline code only.
+    Default,
+    /// `avx2`: AVX2 with FMA and F16C.
+    Avx2,
+    /// `avx512`: AVX-512 F, BW, VL and DQ.
+    Avx512,
+    /// `avx512_bf16`: AVX-512 with the bf16 dot-product instructions (the best).
+    Avx512Bf16,
+}
+
+impl Capability {
+    /// The capability an `OXTORCH_CPU_CAPABILITY` value names, if any.
+    pub fn parse(name: &str) -> Option<Capability> {
+        Some(match name.trim().to_ascii_lowercase().as_str() {
+            "default" | "baseline" => Capability::Default,
+            "avx2" => Capability::Avx2,
+            "avx512" => Capability::Avx512,
+            "avx512_bf16" | "avx512bf16" => Capability::Avx512Bf16,
+            _ => return None,
+        })
+    }
+
+    /// What this processor supports, uncapped.
+    fn detected() -> Capability {
         #[cfg(target_arch = "x86_64")]
         {
             let avx2 = is_x86_feature_detected!("avx2")
                 && is_x86_feature_detected!("fma")
                 && is_x86_feature_detected!("f16c");
-            if avx2
+            let avx512 = avx2
                 && is_x86_feature_detected!("avx512f")
                 && is_x86_feature_detected!("avx512bw")
                 && is_x86_feature_detected!("avx512vl")
-                && is_x86_feature_detected!("avx512dq")
-            {
-                return Level::Avx512;
+                && is_x86_feature_detected!("avx512dq");
+            if avx512 && is_x86_feature_detected!("avx512bf16") {
+                return Capability::Avx512Bf16;
+            }
+            if avx512 {
+                return Capability::Avx512;
             }
             if avx2 {
-                return Level::Avx2;
+                return Capability::Avx2;
             }
         }
-        Level::Baseline
+        Capability::Default
+    }
+}
+
+/// The instruction sets the kernels use (detected once): the processor's, capped by
+/// `OXTORCH_CPU_CAPABILITY=default|avx2|avx512|avx512_bf16` where that is set. A cap exercises the
+/// fallback kernels on a processor that has more; an unknown value is reported once and ignored.
+pub fn capability() -> Capability {
+    static CAPABILITY: OnceLock<Capability> = OnceLock::new();
+    *CAPABILITY.get_or_init(|| {
+        let detected = Capability::detected();
+        match std::env::var("OXTORCH_CPU_CAPABILITY") {
+            Ok(v) => match Capability::parse(&v) {
+                Some(cap) => detected.min(cap),
+                None => {
+                    eprintln!(
+                        "oxtorch: ignoring OXTORCH_CPU_CAPABILITY={v:?} \
+                         (expected default, avx2, avx512 or avx512_bf16)"
+                    );
+                    detected
+                }
+            },
+            Err(_) => detected,
+        }
     })
+}
+
+/// The best level the slice loops may run at (see [`capability`]).
+pub fn level() -> Level {
+    match capability() {
+        Capability::Default => Level::Baseline,
+        Capability::Avx2 => Level::Avx2,
+        Capability::Avx512 | Capability::Avx512Bf16 => Level::Avx512,
+    }
 }
 
 macro_rules! multiversion {
@@ -124,5 +183,24 @@ multiversion! {
             r = merge(r, acc[l]);
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names `OXTORCH_CPU_CAPABILITY` takes, in order; anything else is refused.
+    #[test]
+    fn capability_names() {
+        let names = ["default", "avx2", "AVX512", " avx512_bf16 "];
+        let caps: Vec<Capability> = names.iter().map(|n| Capability::parse(n).unwrap()).collect();
+        assert!(caps.windows(2).all(|w| w[0] < w[1]), "{caps:?}");
+        assert_eq!(Capability::parse("baseline"), Some(Capability::Default));
+        assert_eq!(Capability::parse("avx512bf16"), Some(Capability::Avx512Bf16));
+        assert_eq!(Capability::parse("sse4"), None);
+        assert_eq!(Capability::parse(""), None);
+        // The cap never raises what the processor has.
+        assert!(capability() <= Capability::detected());
     }
 }

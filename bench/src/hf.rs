@@ -161,6 +161,11 @@ pub fn llama110m_bf16_decode_b1() {
     llama_decode(DType::BF16, 32, "llama110m_bf16_decode_b1");
 }
 
+/// `llama110m_f16_decode_b1`: 32 new tokens in float16 (no yardstick twin).
+pub fn llama110m_f16_decode_b1() {
+    llama_decode(DType::F16, 32, "llama110m_f16_decode_b1");
+}
+
 /// `xla_llama110m_f32_decode_b1`: `llama110m_f32_decode_b1` on `xla:0` (static KV cache). The value is
 /// the tokens/s of a second generation (programs built); the line also gives what the first one
 /// built: `new_programs` (compiled or loaded from the persistent cache), of them `compiles`, those

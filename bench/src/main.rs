@@ -146,6 +146,7 @@ const CASES: &[Case] = &[
     ("minilm_b32_s128", hf::minilm_b32_s128),
     ("llama110m_f32_decode_b1", hf::llama110m_f32_decode_b1),
     ("llama110m_bf16_decode_b1", hf::llama110m_bf16_decode_b1),
+    ("llama110m_f16_decode_b1", hf::llama110m_f16_decode_b1),
     ("llama110m_f32_generate_peak_memory", memory::llama110m_f32_peak_memory),
     ("llama110m_bf16_cast_generate_peak_memory", memory::llama110m_bf16_cast_peak_memory),
     ("xla_tiny_op", xla::tiny_op),
