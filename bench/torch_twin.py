@@ -1,6 +1,6 @@
 """PyTorch twins of oxtorch-bench cases that ../shared/bench/torch_baseline.py does not have.
 Same JSON lines, case names, units and work as `cargo run --release -p oxtorch-bench -- CASE`.
-Run with the reference venv: `$REFENV/bin/python bench/torch_twin.py [conv2d] [gemm_f16]` (all by default)."""
+Run with the reference venv: `$REFENV/bin/python bench/torch_twin.py [conv2d] [gemm_f16] [half_elementwise]` (all by default)."""
 import json, os, statistics, sys, time
 import torch
 
@@ -30,7 +30,18 @@ def gemm_f16():
         t = timeit(lambda: a @ b, reps=1, warm=0)
     emit("gemm_float16_2048", 2 * 2048 ** 3 / t / 1e9, "GFLOP/s")
 
+def half_elementwise():
+    # `elementwise_{f16,bf16}_16M`: add (GB/s, 2 bytes per element) and exact gelu in each half type.
+    n = 16 * 1024 * 1024
+    for dtype, name in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
+        a = torch.randn(n).to(dtype); b = torch.randn(n).to(dtype)
+        with torch.inference_mode():
+            t = timeit(lambda: a + b, reps=9, warm=2)
+            emit(f"add_{name}_16M", 3 * 2 * n / t / 1e9, "GB/s")
+            t = timeit(lambda: torch.nn.functional.gelu(a), reps=9, warm=2)
+            emit(f"gelu_{name}_16M", n / t / 1e9, "Gelem/s")
+
 # The cases named on the command line (`torch_twin.py conv2d`), else all.
-CASES = {"conv2d": conv2d, "gemm_f16": gemm_f16}
+CASES = {"conv2d": conv2d, "gemm_f16": gemm_f16, "half_elementwise": half_elementwise}
 for name in sys.argv[1:] or CASES:
     CASES[name]()

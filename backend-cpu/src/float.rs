@@ -334,11 +334,11 @@ impl Float for f16 {
     type Acc = f32;
     #[inline(always)]
     fn to_acc(self) -> f32 {
-        self.to_f32()
+        oxtorch_core::half_convert::f16_to_f32(self)
     }
     #[inline(always)]
     fn from_acc(v: f32) -> Self {
-        f16::from_f32(v)
+        oxtorch_core::half_convert::f32_to_f16(v)
     }
 }
 
@@ -346,11 +346,11 @@ impl Float for bf16 {
     type Acc = f32;
     #[inline(always)]
     fn to_acc(self) -> f32 {
-        self.to_f32()
+        oxtorch_core::half_convert::bf16_to_f32(self)
     }
     #[inline(always)]
     fn from_acc(v: f32) -> Self {
-        bf16::from_f32(v)
+        oxtorch_core::half_convert::f32_to_bf16(v)
     }
 }
 

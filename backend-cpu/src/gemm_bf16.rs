@@ -81,7 +81,7 @@ pub fn gemm_into(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [Ma
         let mut acc = vec![0f32; m * n];
         crate::gemv_bf16::gemv(m, n, k, a, b, &mut acc);
         for (o, x) in c.iter_mut().zip(&acc) {
-            o.write(bf16::from_f32(*x));
+            o.write(oxtorch_core::half_convert::f32_to_bf16(*x));
         }
         return;
     }

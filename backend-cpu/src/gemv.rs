@@ -59,14 +59,14 @@ impl FromF32 for f32 {
 impl FromF32 for half::bf16 {
     #[inline(always)]
     fn from_f32(x: f32) -> Self {
-        half::bf16::from_f32(x)
+        oxtorch_core::half_convert::f32_to_bf16(x)
     }
 }
 
 impl FromF32 for half::f16 {
     #[inline(always)]
     fn from_f32(x: f32) -> Self {
-        half::f16::from_f32(x)
+        oxtorch_core::half_convert::f32_to_f16(x)
     }
 }
 

@@ -306,7 +306,7 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
             let wb = crate::copy::to_contiguous(b, lb, DType::F32)?;
             let (ca, cb) = (Layout::contiguous(la.shape()), Layout::contiguous(lb.shape()));
             let r = gemm_typed(wa.as_slice::<f32>()?, &ca, wb.as_slice::<f32>()?, &cb, &d);
-            S::BF16(r.into_iter().map(bf16::from_f32).collect())
+            S::BF16(r.into_iter().map(oxtorch_core::half_convert::f32_to_bf16).collect())
         }
         (S::U8(x), S::U8(y)) => S::U8(int_typed(x, la, y, lb, &d).into()),
         (S::I8(x), S::I8(y)) => S::I8(int_typed(x, la, y, lb, &d).into()),

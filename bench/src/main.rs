@@ -85,6 +85,32 @@ fn gelu_f32_16m() {
     emit("gelu_f32_16M", n as f64 / t / 1e9, "Gelem/s");
 }
 
+/// `add_{f16,bf16}_16M` and `gelu_{f16,bf16}_16M`: the f32 cases' work in a half type (twin:
+/// bench/torch_twin.py). Units as the f32 cases: bytes moved (2 per element) and elements.
+fn half_elementwise(dtype: DType, name: &str) {
+    let n = 16 * 1024 * 1024;
+    let a = Tensor::randn([n], ()).unwrap().to_dtype(dtype).unwrap();
+    let b = Tensor::randn([n], ()).unwrap().to_dtype(dtype).unwrap();
+    let t = timeit(
+        || {
+            a.add(&b).unwrap();
+        },
+        9,
+        2,
+        1,
+    );
+    emit(&format!("add_{name}_16M"), 3.0 * 2.0 * n as f64 / t / 1e9, "GB/s");
+    let t = timeit(
+        || {
+            torch::nn::functional::gelu(&a, "none").unwrap();
+        },
+        9,
+        2,
+        1,
+    );
+    emit(&format!("gelu_{name}_16M"), n as f64 / t / 1e9, "Gelem/s");
+}
+
 /// conv2d 3×3, 64 → 64 channels, 56×56, batch 8, padding 1 (twin: bench/torch_twin.py).
 fn conv2d() {
     let x = Tensor::randn([8, 64, 56, 56], ()).unwrap();
@@ -137,6 +163,8 @@ const CASES: &[Case] = &[
     ("gemm_float16_2048", || gemm(2048, DType::F16)),
     ("add_f32_16M", add_f32_16m),
     ("gelu_f32_16M", gelu_f32_16m),
+    ("elementwise_f16_16M", || half_elementwise(DType::F16, "f16")),
+    ("elementwise_bf16_16M", || half_elementwise(DType::BF16, "bf16")),
     ("softmax_4096x1024", softmax),
     ("tiny_add_overhead", tiny_add_overhead),
     ("conv2d_3x3_c64_56x56_b8", conv2d),

@@ -158,38 +158,39 @@ impl Element for f64 {
 }
 
 macro_rules! half_element {
-    ($t:ty, $d:ident) => {
+    ($t:ty, $d:ident, $to_f32:path, $from_f32:path) => {
         impl Element for $t {
             const DTYPE: DType = DType::$d;
             const ZERO: Self = <$t>::ZERO;
             const ONE: Self = <$t>::ONE;
             #[inline(always)]
             fn to_f64(self) -> f64 {
-                self.to_f64()
+                f64::from($to_f32(self))
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
-                self.to_f32() as i64
+                $to_f32(self) as i64
             }
             /// Through f32, rounding to nearest even there and again to the half type (as torch's
             /// casts from float64 do): `half`'s direct `bf16::from_f64` (2.7) misrounds values just
             /// above a tie, such as 63.62502 (0x427E8005) to 63.5 instead of 63.75.
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
-                <$t>::from_f32(v as f32)
+                $from_f32(v as f32)
             }
             #[inline(always)]
             fn from_i64(v: i64) -> Self {
-                <$t>::from_f32(v as f32)
+                $from_f32(v as f32)
             }
             fn to_scalar(self) -> Scalar {
-                Scalar::Float(self.to_f64())
+                Scalar::Float(f64::from($to_f32(self)))
             }
         }
     };
 }
-half_element!(f16, F16);
-half_element!(bf16, BF16);
+// Through our vectorisable conversions (see `half_convert`).
+half_element!(f16, F16, crate::half_convert::f16_to_f32, crate::half_convert::f32_to_f16);
+half_element!(bf16, BF16, crate::half_convert::bf16_to_f32, crate::half_convert::f32_to_bf16);
 
 #[cfg(test)]
 mod tests {

@@ -18,6 +18,7 @@ pub mod device;
 pub mod dtype;
 pub mod element;
 pub mod error;
+pub mod half_convert;
 pub mod layout;
 pub mod ops;
 pub mod promote;

@@ -209,7 +209,8 @@ impl Accumulate for f64 {
 /// f16 sums round after every addition, as torch's f16 col2im does.
 impl Accumulate for half::f16 {
     fn accumulate(&mut self, v: Self) {
-        *self = half::f16::from_f32(self.to_f32() + v.to_f32());
+        use oxtorch_core::half_convert::{f16_to_f32, f32_to_f16};
+        *self = f32_to_f16(f16_to_f32(*self) + f16_to_f32(v));
     }
 }
 
