@@ -79,54 +79,73 @@ impl Transposed {
         });
     }
 
-    /// [`Transposed::run`] without a conversion: 4-byte elements move as 16 × 16 tiles transposed
-    /// in AVX-512 registers (every load and store a whole cache line, so the 4 KiB strides of
-    /// typical matrices cannot thrash L1's sets), others through the scalar tiles.
+    /// [`Transposed::run`] without a conversion: 4-byte and 2-byte elements move as 16 × 16 tiles
+    /// transposed in AVX-512 registers (every load and store a whole cache line or half of one, so
+    /// the 4 KiB strides of typical matrices cannot thrash L1's sets), others through the scalar tiles.
     pub(crate) fn copy<T: Copy + Send + Sync>(&self, a: &[T], out: &mut [MaybeUninit<T>]) {
         #[cfg(target_arch = "x86_64")]
-        if std::mem::size_of::<T>() == 4 && crate::simd::level() == crate::simd::Level::Avx512 {
-            // SAFETY: `T` is 4 bytes and `Copy`, so its elements move bitwise as `f32` lanes (loads,
-            // shuffles and stores never change bits, NaN payloads included).
-            let (a, out) = unsafe {
-                (
-                    std::slice::from_raw_parts(a.as_ptr() as *const f32, a.len()),
-                    std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut MaybeUninit<f32>, out.len()),
-                )
-            };
-            let (cols, cs) = (self.cols, self.col_stride);
-            self.drive(out, |base, dst| {
-                let nr = dst.len() / cols;
-                let (full_r, full_c) = (nr / 16 * 16, cols / 16 * 16);
-                if nr > 0 {
-                    // Every element read below lies in `a`: the walk's layout was validated.
-                    assert!(base + (nr - 1) + (cols - 1) * cs < a.len());
+        if crate::simd::level() == crate::simd::Level::Avx512 {
+            // SAFETY (both casts): `T` has the lane type's size and is `Copy`, so its elements move
+            // bitwise as those lanes (loads, shuffles, widening and narrowing never change the bits,
+            // NaN payloads included).
+            match std::mem::size_of::<T>() {
+                4 => {
+                    let (a, out) = unsafe { (cast_slice::<T, u32>(a), cast_out::<T, u32>(out)) };
+                    // SAFETY: AVX-512 is present (checked above).
+                    return self.copy_tiles(a, out, |src, cs, dst, ld| unsafe {
+                        avx512::tile16_u32(src, cs, dst, ld)
+                    });
                 }
-                for c0 in (0..full_c).step_by(16) {
-                    for r0 in (0..full_r).step_by(16) {
-                        // SAFETY: AVX-512 is present (checked above); the tile's 16 columns of 16
-                        // source elements are in bounds (assert above) and its 16 output rows of
-                        // 16 elements lie inside `dst` (r0 + 16 <= nr, c0 + 16 <= cols).
-                        unsafe {
-                            avx512::tile16(
-                                a.as_ptr().add(base + r0 + c0 * cs),
-                                cs,
-                                dst.as_mut_ptr().add(r0 * cols + c0) as *mut f32,
-                                cols,
-                            )
-                        };
-                    }
+                2 => {
+                    let (a, out) = unsafe { (cast_slice::<T, u16>(a), cast_out::<T, u16>(out)) };
+                    // SAFETY: AVX-512 is present (checked above).
+                    return self.copy_tiles(a, out, |src, cs, dst, ld| unsafe {
+                        avx512::tile16_u16(src, cs, dst, ld)
+                    });
                 }
-                // The edges: rows past the last full tile, columns past the last full tile.
-                for r in 0..nr {
-                    let cstart = if r < full_r { full_c } else { 0 };
-                    for c in cstart..cols {
-                        dst[r * cols + c].write(a[base + r + c * cs]);
-                    }
-                }
-            });
-            return;
+                _ => {}
+            }
         }
         self.run(a, out, |x| x)
+    }
+
+    /// The tiled copy: `tile(src, cs, dst, ld)` moves a 16 × 16 tile (see `avx512`), the edges move
+    /// element by element.
+    #[cfg(target_arch = "x86_64")]
+    fn copy_tiles<L: Copy + Send + Sync>(
+        &self,
+        a: &[L],
+        out: &mut [MaybeUninit<L>],
+        tile: impl Fn(*const L, usize, *mut L, usize) + Sync,
+    ) {
+        let (cols, cs) = (self.cols, self.col_stride);
+        self.drive(out, |base, dst| {
+            let nr = dst.len() / cols;
+            let (full_r, full_c) = (nr / 16 * 16, cols / 16 * 16);
+            if nr > 0 {
+                // Every element read below lies in `a`: the walk's layout was validated.
+                assert!(base + (nr - 1) + (cols - 1) * cs < a.len());
+            }
+            for c0 in (0..full_c).step_by(16) {
+                for r0 in (0..full_r).step_by(16) {
+                    // The tile's 16 columns of 16 source elements are in bounds (assert above) and
+                    // its 16 output rows of 16 elements lie inside `dst` (r0 + 16 <= nr, c0 + 16 <=
+                    // cols).
+                    // SAFETY: both offsets stay inside their slices, as just said.
+                    let (src, out) = unsafe {
+                        (a.as_ptr().add(base + r0 + c0 * cs), dst.as_mut_ptr().add(r0 * cols + c0) as *mut L)
+                    };
+                    tile(src, cs, out, cols);
+                }
+            }
+            // The edges: rows past the last full tile, columns past the last full tile.
+            for r in 0..nr {
+                let cstart = if r < full_r { full_c } else { 0 };
+                for c in cstart..cols {
+                    dst[r * cols + c].write(a[base + r + c * cs]);
+                }
+            }
+        });
     }
 
     /// Splits the output into bands of [`TILE`] whole rows (per batch) and calls `block(source offset
@@ -156,21 +175,37 @@ impl Transposed {
     }
 }
 
+/// `a` viewed as lanes of `L` (same size as `T`).
+///
+/// # Safety
+/// `T` and `L` must have the same size, and `L` must accept every bit pattern of `T`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn cast_slice<T, L>(a: &[T]) -> &[L] {
+    debug_assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<L>());
+    // SAFETY: as the caller guarantees; the alignment of the 2- and 4-byte integers used here is at
+    // most the size they share with `T`, which Rust's primitives and their wrappers align to.
+    unsafe { std::slice::from_raw_parts(a.as_ptr() as *const L, a.len()) }
+}
+
+/// `out` viewed as lanes of `L` (as [`cast_slice`]).
+///
+/// # Safety
+/// As [`cast_slice`]; only whole `T` bit patterns may be written through the result.
+#[cfg(target_arch = "x86_64")]
+unsafe fn cast_out<T, L>(out: &mut [MaybeUninit<T>]) -> &mut [MaybeUninit<L>] {
+    debug_assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<L>());
+    // SAFETY: as the caller guarantees.
+    unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut MaybeUninit<L>, out.len()) }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::*;
 
-    /// Transposes one 16 × 16 tile: source column `j` (16 elements from `src + j * cs`) becomes
-    /// elements `j` of the 16 output rows at `dst + i * ld`.
-    ///
-    /// # Safety
-    /// AVX-512F must be available, and all 256 source and destination elements in bounds.
+    /// Transposes 16 vectors of 16 lanes: lane `i` of input `j` becomes lane `j` of output `i`.
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn tile16(src: *const f32, cs: usize, dst: *mut f32, ld: usize) {
-        let mut v = [_mm512_setzero_ps(); 16];
-        for (j, x) in v.iter_mut().enumerate() {
-            *x = _mm512_loadu_ps(src.add(j * cs));
-        }
+    #[inline]
+    fn transpose16(v: [__m512; 16]) -> [__m512; 16] {
         // Pairs of rows interleaved, then groups of four (within each 128-bit lane).
         let mut t = [_mm512_setzero_ps(); 16];
         for i in 0..8 {
@@ -192,11 +227,50 @@ mod avx512 {
             w[8 + k] = _mm512_shuffle_f32x4::<0x88>(u[8 + k], u[12 + k]);
             w[12 + k] = _mm512_shuffle_f32x4::<0xDD>(u[8 + k], u[12 + k]);
         }
+        let mut r = [_mm512_setzero_ps(); 16];
         for k in 0..4 {
-            _mm512_storeu_ps(dst.add(k * ld), _mm512_shuffle_f32x4::<0x88>(w[k], w[8 + k]));
-            _mm512_storeu_ps(dst.add((8 + k) * ld), _mm512_shuffle_f32x4::<0xDD>(w[k], w[8 + k]));
-            _mm512_storeu_ps(dst.add((4 + k) * ld), _mm512_shuffle_f32x4::<0x88>(w[4 + k], w[12 + k]));
-            _mm512_storeu_ps(dst.add((12 + k) * ld), _mm512_shuffle_f32x4::<0xDD>(w[4 + k], w[12 + k]));
+            r[k] = _mm512_shuffle_f32x4::<0x88>(w[k], w[8 + k]);
+            r[8 + k] = _mm512_shuffle_f32x4::<0xDD>(w[k], w[8 + k]);
+            r[4 + k] = _mm512_shuffle_f32x4::<0x88>(w[4 + k], w[12 + k]);
+            r[12 + k] = _mm512_shuffle_f32x4::<0xDD>(w[4 + k], w[12 + k]);
+        }
+        r
+    }
+
+    /// Transposes one 16 × 16 tile of 4-byte lanes: source column `j` (16 elements from
+    /// `src + j * cs`) becomes elements `j` of the 16 output rows at `dst + i * ld`.
+    ///
+    /// # Safety
+    /// AVX-512F must be available, and all 256 source and destination elements in bounds.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn tile16_u32(src: *const u32, cs: usize, dst: *mut u32, ld: usize) {
+        let mut v = [_mm512_setzero_ps(); 16];
+        for (j, x) in v.iter_mut().enumerate() {
+            // SAFETY: the caller guarantees 16 elements at each column.
+            *x = unsafe { _mm512_loadu_ps(src.add(j * cs) as *const f32) };
+        }
+        for (i, row) in transpose16(v).into_iter().enumerate() {
+            // SAFETY: the caller guarantees 16 elements at each output row.
+            unsafe { _mm512_storeu_ps(dst.add(i * ld) as *mut f32, row) };
+        }
+    }
+
+    /// [`tile16_u32`] for 2-byte lanes, widened to 4 bytes on loading and narrowed on storing.
+    ///
+    /// # Safety
+    /// As [`tile16_u32`].
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn tile16_u16(src: *const u16, cs: usize, dst: *mut u16, ld: usize) {
+        let mut v = [_mm512_setzero_ps(); 16];
+        for (j, x) in v.iter_mut().enumerate() {
+            // SAFETY: the caller guarantees 16 elements at each column.
+            let narrow = unsafe { _mm256_loadu_si256(src.add(j * cs) as *const __m256i) };
+            *x = _mm512_castsi512_ps(_mm512_cvtepu16_epi32(narrow));
+        }
+        for (i, row) in transpose16(v).into_iter().enumerate() {
+            let narrow = _mm512_cvtepi32_epi16(_mm512_castps_si512(row));
+            // SAFETY: the caller guarantees 16 elements at each output row.
+            unsafe { _mm256_storeu_si256(dst.add(i * ld) as *mut __m256i, narrow) };
         }
     }
 }
@@ -259,6 +333,19 @@ mod tests {
             Transposed::of(&plan).unwrap().copy(&fl, &mut out);
             let got: Vec<u32> = out.iter().map(|x| unsafe { x.assume_init() }.to_bits()).collect();
             assert_eq!(got, want, "f32 copy {dims:?} {strides:?}");
+            // 2-byte elements (AVX-512 tiles too): distinct bit patterns, NaNs among them.
+            let halves: Vec<half::bf16> =
+                (0..len).map(|i| half::bf16::from_bits((i as u16).wrapping_mul(40503) ^ 0x7fc1)).collect();
+            let want16: Vec<u16> = {
+                let [s] = plan.inner_strides();
+                let mut v = Vec::new();
+                plan.for_runs(0, n, |[o], k| v.extend((0..k).map(|i| halves[o + i * s].to_bits())));
+                v
+            };
+            let mut out = vec![MaybeUninit::<half::bf16>::uninit(); n];
+            Transposed::of(&plan).unwrap().copy(&halves, &mut out);
+            let got: Vec<u16> = out.iter().map(|x| unsafe { x.assume_init() }.to_bits()).collect();
+            assert_eq!(got, want16, "bf16 copy {dims:?} {strides:?}");
         }
     }
 
