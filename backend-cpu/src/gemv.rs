@@ -183,6 +183,20 @@ pub const KERNEL_TEST_CASES: [(usize, usize, usize, usize); 12] = [
     (7, 1, 1000, 41),
 ];
 
+/// `n` pseudo-random multiples of 0.001 in [-1, 1] from `seed` (xorshift), for the kernel tests.
+#[cfg(test)]
+pub fn test_values(n: usize, seed: u64) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ((x >> 40) % 2001) as f32 / 1000.0 - 1.0
+        })
+        .collect()
+}
+
 /// The plain reference of a block kernel, for tests: f64 sums of `f64` values.
 #[cfg(test)]
 pub fn reference(p: &Skinny<f64>) -> Vec<f64> {

@@ -217,15 +217,7 @@ mod tests {
     use super::*;
 
     fn values(n: usize, seed: u64) -> Vec<bf16> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                bf16::from_f32(((x >> 40) % 2001) as f32 / 1000.0 - 1.0)
-            })
-            .collect()
+        crate::gemv::test_values(n, seed).into_iter().map(bf16::from_f32).collect()
     }
 
     /// Both output types against an f64 reference, on odd sizes, offsets and strides.

@@ -229,18 +229,7 @@ unsafe fn panel_block<T: Widen, O: FromF32>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn values(n: usize, seed: u64) -> Vec<f32> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                ((x >> 40) % 2001) as f32 / 1000.0 - 1.0
-            })
-            .collect()
-    }
+    use crate::gemv::test_values as values;
 
     /// `(name, f32-output kernel, narrow-output kernel)` for each of `T`'s kernels.
     type Kernels<T> = Vec<(&'static str, Block<T, f32>, Block<T, T>)>;
