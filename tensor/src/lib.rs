@@ -27,6 +27,7 @@ mod create;
 mod dims;
 mod dispatch;
 mod display;
+mod dynamic;
 mod indexing;
 mod literal;
 #[cfg(feature = "ndarray")]

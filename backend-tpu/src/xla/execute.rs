@@ -183,8 +183,9 @@ pub(crate) fn execute(prim: &Prim, inputs: &[(&XlaStorage, &Layout)]) -> Result<
     match compiled {
         Compiled::Exe(p) => {
             let offsets = offset_buffers(&keys, device)?;
-            let mut args: SmallVec<[&Buffer; 6]> =
-                inputs.iter().map(|(s, _)| s.buffer()).collect::<Result<_>>()?;
+            let buffers: SmallVec<[Arc<Buffer>; 4]> =
+                inputs.iter().map(|(s, _)| s.exact_buffer()).collect::<Result<_>>()?;
+            let mut args: SmallVec<[&Buffer; 6]> = buffers.iter().map(|b| &**b).collect();
             args.extend(offsets.iter());
             launch(&p, &args, device)
         }

@@ -24,6 +24,8 @@ static FROM_DEVICE_TRANSFERS: AtomicU64 = AtomicU64::new(0);
 static FUSED_RUNS: AtomicU64 = AtomicU64::new(0);
 static FUSED_OPS: AtomicU64 = AtomicU64::new(0);
 static DONATED: AtomicU64 = AtomicU64::new(0);
+static DYNAMIC_RUNS: AtomicU64 = AtomicU64::new(0);
+static DYNAMIC_REFUSALS: AtomicU64 = AtomicU64::new(0);
 static FALLBACKS: Mutex<BTreeMap<&'static str, u64>> = Mutex::new(BTreeMap::new());
 
 /// A snapshot of the runtime's counters (totals since the process started).
@@ -58,6 +60,10 @@ pub struct Metrics {
     /// Input buffers donated to fused programs (written over by a result instead of doubling
     /// memory: parameters and optimizer state updated in place).
     pub donated_buffers: u64,
+    /// Fused programs run generalized to the bucket of their dynamic rows (`mark_dynamic`).
+    pub dynamic_runs: u64,
+    /// Fused graphs reading dynamic rows that ran with their exact shapes instead (they mix rows).
+    pub dynamic_refusals: u64,
     /// Prims run on the host because the backend has no lowering for them (or their output shape
     /// depends on the data), counted per prim name.
     pub host_fallbacks: BTreeMap<String, u64>,
@@ -82,7 +88,7 @@ impl Metrics {
         format!(
             "{{\"oxtorch_metrics\": {{\"compiles\": {}, \"cache_hits\": {}, \"compile_time_us\": {}, \
              \"persistent_cache_hits\": {}, \"persistent_cache_time_us\": {}, \"executes\": {}, \"execute_time_us\": {}, \"bytes_to_device\": {}, \"transfers_to_device\": {}, \
-             \"bytes_from_device\": {}, \"transfers_from_device\": {}, \"fused_runs\": {}, \"fused_ops\": {}, \"donated_buffers\": {}, \"host_fallbacks\": {{{}}}}}}}",
+             \"bytes_from_device\": {}, \"transfers_from_device\": {}, \"fused_runs\": {}, \"fused_ops\": {}, \"donated_buffers\": {}, \"dynamic_runs\": {}, \"dynamic_refusals\": {}, \"host_fallbacks\": {{{}}}}}}}",
             self.compiles,
             self.cache_hits,
             self.compile_time.as_micros(),
@@ -97,6 +103,8 @@ impl Metrics {
             self.fused_runs,
             self.fused_ops,
             self.donated_buffers,
+            self.dynamic_runs,
+            self.dynamic_refusals,
             fallbacks.join(", ")
         )
     }
@@ -132,12 +140,22 @@ pub fn metrics() -> Metrics {
         fused_runs: load(&FUSED_RUNS),
         fused_ops: load(&FUSED_OPS),
         donated_buffers: load(&DONATED),
+        dynamic_runs: load(&DYNAMIC_RUNS),
+        dynamic_refusals: load(&DYNAMIC_REFUSALS),
         host_fallbacks: fallbacks.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
     }
 }
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+pub(crate) fn record_dynamic_run() {
+    DYNAMIC_RUNS.fetch_add(1, Ordering::Relaxed);
+}
+
+pub(crate) fn record_dynamic_refusal() {
+    DYNAMIC_REFUSALS.fetch_add(1, Ordering::Relaxed);
 }
 
 pub(crate) fn record_fused(ops: usize, donated: usize) {

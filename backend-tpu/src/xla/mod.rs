@@ -13,6 +13,7 @@
 //! copies to the host. Launches are not awaited: PJRT orders dependent work, and a download waits.
 
 mod cache;
+pub mod dynamic;
 mod execute;
 mod grid_box;
 pub mod lazy;

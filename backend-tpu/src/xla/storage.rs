@@ -6,6 +6,7 @@ use oxtorch_core::{BackendStorage, DType, Device as TorchDevice, Layout, Result,
 
 use std::sync::Arc;
 
+use super::dynamic::Extent;
 use super::lazy::{self, Data, Node};
 use super::{execute, registry, transfer, write};
 use crate::pjrt::Buffer;
@@ -30,12 +31,18 @@ impl XlaStorage {
     /// Wraps a flat device array of `dtype`.
     pub(crate) fn from_buffer(buffer: Buffer, dtype: DType, device: TorchDevice) -> Self {
         let len = buffer.dims().iter().product::<i64>().max(0) as usize;
-        XlaStorage { data: Data::Ready(Arc::new(buffer)), dtype, device, len }
+        XlaStorage { data: Data::Ready(Arc::new(buffer), None), dtype, device, len }
     }
 
-    /// Wraps a computed buffer shared with the deferred graph.
-    pub(crate) fn ready(buffer: Arc<Buffer>, dtype: DType, len: usize, device: TorchDevice) -> Self {
-        XlaStorage { data: Data::Ready(buffer), dtype, device, len }
+    /// Wraps a computed buffer shared with the deferred graph (padded when `extent` is given).
+    pub(crate) fn ready(
+        buffer: Arc<Buffer>,
+        extent: Option<Extent>,
+        dtype: DType,
+        len: usize,
+        device: TorchDevice,
+    ) -> Self {
+        XlaStorage { data: Data::Ready(buffer, extent), dtype, device, len }
     }
 
     /// Output `output` of a pending node.
@@ -55,7 +62,7 @@ impl XlaStorage {
         let (client, pjrt_device) = registry::device(device)?;
         let buffer = transfer::upload_storage(client, pjrt_device, storage)?;
         Ok(XlaStorage {
-            data: Data::Ready(Arc::new(buffer)),
+            data: Data::Ready(Arc::new(buffer), None),
             dtype: storage.dtype(),
             device,
             len: storage.len(),
@@ -69,9 +76,12 @@ impl XlaStorage {
         execute::full(shape, value, dtype, device)
     }
 
-    /// Copies the whole buffer back to the host (waiting for the work that produces it).
+    /// Copies the storage's elements back to the host (waiting for the work that produces them);
+    /// a dynamic tensor's padding is left behind.
     pub fn to_cpu(&self) -> Result<CpuStorage> {
-        transfer::storage_from_bytes(self.dtype, &transfer::download(self.buffer()?)?)
+        let mut bytes = transfer::download(self.buffer()?)?;
+        bytes.truncate(self.len * self.dtype.size_in_bytes());
+        transfer::storage_from_bytes(self.dtype, &bytes)
     }
 
     /// Blocks until the work producing this buffer has finished (JAX's `block_until_ready`);

@@ -60,7 +60,8 @@ pub(crate) fn copy_into(
     match compiled {
         Compiled::Exe(p) => {
             let offsets = offset_buffers(&keys, dst.device)?;
-            let mut args = vec![dst.buffer()?, src.buffer()?];
+            let (dst_buffer, src_buffer) = (dst.exact_buffer()?, src.exact_buffer()?);
+            let mut args = vec![&*dst_buffer, &*src_buffer];
             args.extend(offsets.iter());
             replace(dst, launch(&p, &args, dst.device)?)
         }
@@ -91,7 +92,8 @@ pub(crate) fn fill(dst: &mut XlaStorage, layout: &Layout, value: Scalar) -> Resu
         Compiled::Exe(p) => {
             let scalar = upload_scalar(value, dtype, dst.device)?;
             let offsets = offset_buffers(&keys, dst.device)?;
-            let mut args = vec![dst.buffer()?, &scalar];
+            let dst_buffer = dst.exact_buffer()?;
+            let mut args = vec![&*dst_buffer, &scalar];
             args.extend(offsets.iter());
             replace(dst, launch(&p, &args, dst.device)?)
         }

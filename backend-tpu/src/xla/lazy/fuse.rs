@@ -120,7 +120,14 @@ fn compute_graph(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
             }
         );
     }
-    let mut plan = Plan::new(&order)?;
+    let generalized = match super::generalize::generalize(&order) {
+        Ok(g) => g,
+        Err(reason) => {
+            crate::xla::dynamic::refused(&reason);
+            None
+        }
+    };
+    let mut plan = Plan::new(&order, generalized)?;
     match fused_for(&order, &plan)? {
         Some((program, donated)) => {
             let (done, uploaded) = run_fused(&order, &plan, &program, donated)?;
@@ -280,12 +287,19 @@ fn run_fused(
     let (outputs, done) = program.exe.execute_async(&args).map_err(pjrt_err)?;
     metrics::record_execute(start.elapsed());
     metrics::record_fused(order.len(), donated);
+    if plan.generalized.is_some() {
+        metrics::record_dynamic_run();
+    }
     let mut outputs = outputs.into_iter().map(Arc::new);
     for &i in &plan.outputs {
         let node = &order[i];
         let buffers: Vec<Arc<Buffer>> = outputs.by_ref().take(node.outputs.len()).collect();
         if buffers.len() != node.outputs.len() {
             return Err(Error::msg("xla: the fused program returned fewer outputs than planned"));
+        }
+        if let Some(g) = &plan.generalized {
+            let extents = g.outputs[i].iter().map(|o| o.map(|_| g.extent)).collect();
+            let _ = node.extents.set(extents);
         }
         node.complete(buffers);
     }
@@ -302,7 +316,7 @@ fn run_fused(
 fn eager_input(data: &Data, dtype: DType, len: usize, device: Device) -> Result<XlaStorage> {
     let buffer =
         data.ready().ok_or_else(|| Error::msg("xla: a pending input was not computed before its user"))?;
-    Ok(XlaStorage::ready(buffer.clone(), dtype, len, device))
+    Ok(XlaStorage::ready(buffer.clone(), data.extent(), dtype, len, device))
 }
 
 /// Computes the nodes in order with the eager runtime (each op its own program, or the host).

@@ -16,6 +16,7 @@
 //! block).
 
 mod fuse;
+mod generalize;
 mod mode;
 mod node;
 mod plan;

@@ -8,12 +8,13 @@ use oxtorch_core::ops::Prim;
 use oxtorch_core::{DType, Device, Layout, Scalar};
 
 use crate::pjrt::Buffer;
+use crate::xla::dynamic::Extent;
 
 /// Where a storage's elements are.
 #[derive(Clone, Debug)]
 pub(crate) enum Data {
-    /// In a device buffer.
-    Ready(Arc<Buffer>),
+    /// In a device buffer; padded beyond the storage's elements for a dynamic tensor.
+    Ready(Arc<Buffer>, Option<Extent>),
     /// Output `.1` of a node of the pending graph (computed once the node has a result).
     Pending(Arc<Node>, usize),
 }
@@ -22,8 +23,16 @@ impl Data {
     /// The device buffer, if the data is computed.
     pub fn ready(&self) -> Option<&Arc<Buffer>> {
         match self {
-            Data::Ready(b) => Some(b),
+            Data::Ready(b, _) => Some(b),
             Data::Pending(node, i) => node.result.get().map(|r| &r[*i]),
+        }
+    }
+
+    /// The rows of a padded (dynamic) buffer; `None` for an exact one, or one not computed yet.
+    pub fn extent(&self) -> Option<Extent> {
+        match self {
+            Data::Ready(_, extent) => *extent,
+            Data::Pending(node, i) => node.extents.get().and_then(|e| e.get(*i).copied().flatten()),
         }
     }
 
@@ -71,6 +80,8 @@ pub(crate) struct Node {
     pub args: Mutex<Vec<Arg>>,
     /// The output buffers, once computed.
     pub result: OnceLock<Vec<Arc<Buffer>>>,
+    /// Per output, the rows of its buffer when a generalized graph computed it padded.
+    pub extents: OnceLock<Vec<Option<Extent>>>,
     /// Whether the node still counts as pending in [`pending_nodes`].
     counted: AtomicBool,
     /// The recording thread ([`current_thread`]).
@@ -103,6 +114,7 @@ impl Node {
             outputs,
             args: Mutex::new(args),
             result: OnceLock::new(),
+            extents: OnceLock::new(),
             counted: AtomicBool::new(true),
             thread: current_thread(),
         });

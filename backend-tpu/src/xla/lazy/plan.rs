@@ -9,6 +9,7 @@ use std::sync::Arc;
 use oxtorch_backend_cpu::CpuStorage;
 use oxtorch_core::{DType, Device, Error, Layout, Result};
 
+use super::generalize::Generalized;
 use super::node::{Arg, Data, Node, Step};
 use crate::pjrt::{Buffer, ElementType, TensorType};
 use crate::stablehlo::{FunctionBuilder, Value};
@@ -47,10 +48,38 @@ pub(super) struct Plan {
     /// Which leaves nothing outside the graph holds any more: their buffers are donated to the
     /// program (a parameter updated in place is written over, not doubled in memory).
     donatable: Vec<bool>,
+    /// The graph rewritten for the bucket of its dynamic inputs, when it reads some.
+    pub(super) generalized: Option<Generalized>,
 }
 
 impl Plan {
-    pub(super) fn new(order: &[Arc<Node>]) -> Result<Plan> {
+    /// The layout and storage length the program uses for view `j` of node `i`: the recorded
+    /// ones, or their bucket-sized versions in a generalized graph.
+    fn view<'a>(&'a self, i: usize, j: usize, layout: &'a Layout, len: usize) -> (&'a Layout, usize) {
+        view_in(self.generalized.as_ref(), i, j, layout, len)
+    }
+
+    /// The flat length of output `o` of node `i` in the program.
+    fn output_len(&self, i: usize, o: usize, len: usize) -> usize {
+        self.generalized.as_ref().and_then(|g| g.outputs[i][o]).unwrap_or(len)
+    }
+}
+
+fn view_in<'a>(
+    generalized: Option<&'a Generalized>,
+    i: usize,
+    j: usize,
+    layout: &'a Layout,
+    len: usize,
+) -> (&'a Layout, usize) {
+    match generalized {
+        Some(g) => (&g.views[i][j].0, g.views[i][j].1),
+        None => (layout, len),
+    }
+}
+
+impl Plan {
+    pub(super) fn new(order: &[Arc<Node>], generalized: Option<Generalized>) -> Result<Plan> {
         let position: HashMap<u64, usize> = order.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
         let mut leaves: Vec<Arc<Buffer>> = Vec::new();
         let mut leaf_index: HashMap<*const Buffer, usize> = HashMap::new();
@@ -63,12 +92,13 @@ impl Plan {
         let mut node_refs: HashMap<*const Node, (Arc<Node>, usize)> = HashMap::new();
         let mut holders: HashMap<*const Buffer, Vec<*const Node>> = HashMap::new();
         let mut slots = Vec::with_capacity(order.len());
-        for node in order {
+        for (i, node) in order.iter().enumerate() {
             let mut views = Vec::new();
             let mut scalar = None;
             for arg in node.args().iter() {
                 match arg {
                     Arg::View { data, dtype, len, layout } => {
+                        let (layout, len) = view_in(generalized.as_ref(), i, views.len(), layout, *len);
                         let source = match data.pending().and_then(|n| position.get(&n.id)) {
                             Some(&at) => {
                                 internal_uses[at] += 1;
@@ -80,7 +110,7 @@ impl Plan {
                                     Error::msg("xla: a pending input was not computed before its user")
                                 })?;
                                 match data {
-                                    Data::Ready(_) => {
+                                    Data::Ready(..) => {
                                         *ready_refs.entry(Arc::as_ptr(buffer)).or_default() += 1
                                     }
                                     Data::Pending(n, _) => {
@@ -95,15 +125,17 @@ impl Plan {
                                 }
                                 let k = *leaf_index.entry(Arc::as_ptr(buffer)).or_insert_with(|| {
                                     leaves.push(buffer.clone());
-                                    leaf_types
-                                        .push(TensorType::new(ElementType::from(*dtype), &[*len as i64]));
+                                    // A padded (dynamic) buffer's own length: the program
+                                    // cuts the prefix it reads unless it is generalized.
+                                    let numel = buffer.dims().iter().product::<i64>();
+                                    leaf_types.push(TensorType::new(ElementType::from(*dtype), &[numel]));
                                     leaves.len() - 1
                                 });
                                 Source::Arg(k)
                             }
                         };
-                        let offset_arg = runtime_offset(layout, *len).then(|| {
-                            let (value, ty) = offset_host_value(layout.offset(), *len);
+                        let offset_arg = runtime_offset(layout, len).then(|| {
+                            let (value, ty) = offset_host_value(layout.offset(), len);
                             host.push((value, ty.1, ty.0));
                             host.len() - 1
                         });
@@ -160,7 +192,7 @@ impl Plan {
         let mut arg_types = leaf_types;
         arg_types.extend(host.iter().map(|h| h.2.clone()));
         let host_args = host.into_iter().map(|(s, d, _)| (s, d)).collect();
-        Ok(Plan { leaves, host_args, arg_types, slots, outputs, donatable })
+        Ok(Plan { leaves, host_args, arg_types, slots, outputs, donatable, generalized })
     }
 
     /// The fused program's text, and how many leaves it takes as donated buffers.
@@ -169,7 +201,7 @@ impl Plan {
         let mut values: Vec<Vec<Value>> = Vec::with_capacity(order.len());
         // Which nodes are elementwise chains from program arguments (see `program::runs_flat`).
         let mut flat_chain: Vec<bool> = Vec::with_capacity(order.len());
-        for (node, (views, scalar)) in order.iter().zip(&self.slots) {
+        for (i, (node, (views, scalar))) in order.iter().zip(&self.slots).enumerate() {
             let node_args = node.args();
             let layouts: Vec<(&Layout, DType, usize)> = node_args
                 .iter()
@@ -177,12 +209,22 @@ impl Plan {
                     Arg::View { layout, dtype, len, .. } => Some((layout, *dtype, *len)),
                     Arg::Scalar(..) => None,
                 })
+                .enumerate()
+                .map(|(j, (layout, dtype, len))| {
+                    let (layout, len) = self.view(i, j, layout, len);
+                    (layout, dtype, len)
+                })
                 .collect();
             let inputs: Vec<Input<'_>> =
                 layouts.iter().map(|&(layout, dtype, len)| Input { dtype, len, layout }).collect();
             let flat: Vec<Value> = views
                 .iter()
-                .map(|s| match s.source {
+                .zip(&layouts)
+                .map(|(s, &(_, _, len))| match s.source {
+                    // A padded buffer read with its exact shapes: its first `len` elements.
+                    Source::Arg(k) if self.arg_types[k].dims != [len as i64] => {
+                        crate::xla::materialize::slice_1d(&mut b, &args[k], 0, len)
+                    }
                     Source::Arg(k) => args[k].clone(),
                     Source::Node { at, out } => values[at][out].clone(),
                 })
@@ -303,7 +345,8 @@ impl Plan {
         sig.debug(&device);
         sig.flag(donation_enabled());
         sig.number(order.len());
-        for (node, (views, scalar)) in order.iter().zip(&self.slots) {
+        sig.flag(self.generalized.is_some());
+        for (i, (node, (views, scalar))) in order.iter().zip(&self.slots).enumerate() {
             match &node.step {
                 Step::Prim(prim) => {
                     sig.number(0);
@@ -317,17 +360,19 @@ impl Plan {
                 }
             }
             sig.number(node.outputs.len());
-            for &(dtype, len) in &node.outputs {
+            for (o, &(dtype, len)) in node.outputs.iter().enumerate() {
                 sig.number(dtype as usize);
-                sig.number(len);
+                sig.number(self.output_len(i, o, len));
             }
             let args = node.args();
             sig.number(args.len());
-            let mut slots = views.iter();
+            let mut slots = views.iter().enumerate();
             for arg in args.iter() {
                 match arg {
                     Arg::View { dtype, len, layout, .. } => {
-                        let slot = slots.next().expect("a slot per view input");
+                        let (j, slot) = slots.next().expect("a slot per view input");
+                        let (layout, len) = self.view(i, j, layout, *len);
+                        let len = &len;
                         sig.number(*dtype as usize);
                         sig.number(*len);
                         sig.list(layout.dims());

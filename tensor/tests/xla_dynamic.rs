@@ -1,0 +1,157 @@
+//! Bounded dynamism (`Tensor::mark_dynamic`) on the XLA runtime: graphs that keep rows apart run
+//! one program per bucket of row counts and keep their results padded; graphs that mix rows, row
+//! slices and eager ops fall back to exact shapes; every result equals the cpu's.
+
+mod xla_common;
+
+use oxtorch_backend_tpu::xla::{metrics, with_mode, Mode};
+use oxtorch_tensor::{manual_seed, Result, Tensor};
+use xla_common::{assert_same, xla};
+
+/// The counters are process-wide: one test at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn randn(shape: &[usize], seed: u64) -> Tensor {
+    manual_seed(seed);
+    Tensor::randn(shape.to_vec(), ()).unwrap()
+}
+
+/// A small classifier head applied row by row: `softmax(gelu(x·W1ᵀ + b1)·W2)`.
+fn head(x: &Tensor, w1: &Tensor, b1: &Tensor, w2: &Tensor) -> Result<Tensor> {
+    x.matmul(&w1.t()?)?.add(b1)?.gelu("none")?.matmul(w2)?.softmax(-1, None)
+}
+
+#[test]
+fn every_batch_size_runs_the_program_of_its_bucket() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    let (w1_cpu, b1_cpu, w2_cpu) = (randn(&[32, 16], 1), randn(&[32], 2), randn(&[32, 8], 3));
+    let (w1, b1, w2) = (w1_cpu.to(dev)?, b1_cpu.to(dev)?, w2_cpu.to(dev)?);
+    // Warm the shapes that do not depend on the batch (uploads only, but be safe).
+    let before = metrics();
+    for n in 1..=40 {
+        let x_cpu = randn(&[n, 16], 10 + n as u64);
+        let x = x_cpu.to(dev)?.mark_dynamic(0, 64)?;
+        assert_eq!(x.dims(), &[n, 16]);
+        let y = with_mode(Mode::Fused, || head(&x, &w1, &b1, &w2))?;
+        assert_same(&format!("batch {n}"), &head(&x_cpu, &w1_cpu, &b1_cpu, &w2_cpu)?, &y);
+    }
+    let after = metrics();
+    let compiled = after.new_programs() - before.new_programs();
+    // Buckets 1, 2, 4, 8, 16, 32, 64.
+    assert!(compiled <= 7, "40 batch sizes compiled {compiled} programs");
+    assert_eq!(after.dynamic_refusals, before.dynamic_refusals, "a row-wise graph was refused");
+    assert!(after.dynamic_runs - before.dynamic_runs >= 40);
+    Ok(())
+}
+
+#[test]
+fn results_stay_dynamic_through_chained_steps() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    let w_cpu = randn(&[6, 6], 4);
+    let w = w_cpu.to(dev)?;
+    let before = metrics();
+    for n in [5, 6, 7] {
+        let x_cpu = randn(&[n, 3, 6], 20 + n as u64);
+        let x = x_cpu.to(dev)?.mark_dynamic(0, 8)?;
+        // Step 1 (one program), step 2 reads its padded result (another), step 3 is eager.
+        let h = with_mode(Mode::Fused, || -> Result<Tensor> {
+            let h = x.matmul(&w)?.tanh()?;
+            oxtorch_backend_tpu::xla::sync()?;
+            Ok(h)
+        })?;
+        let y = with_mode(Mode::Fused, || h.mul(2.0)?.amax([2], true)?.sub(&h))?;
+        let z = y.abs()?;
+        let h_cpu = x_cpu.matmul(&w_cpu)?.tanh()?;
+        let y_cpu = h_cpu.mul(2.0)?.amax([2], true)?.sub(&h_cpu)?;
+        assert_same("h", &h_cpu, &h);
+        assert_same("y", &y_cpu, &y);
+        assert_same("z", &y_cpu.abs()?, &z);
+    }
+    let after = metrics();
+    assert_eq!(after.dynamic_refusals, before.dynamic_refusals);
+    assert!(after.dynamic_runs - before.dynamic_runs >= 6);
+    Ok(())
+}
+
+#[test]
+fn graphs_that_mix_rows_run_with_exact_shapes() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    let before = metrics();
+    // Padded row counts (not powers of two) that divide the 6 columns: a reduced row is then a
+    // whole number of rows, so only the rules about mixing rows stand between it and padding.
+    for n in [3, 6, 5] {
+        let x_cpu = randn(&[n, 6], 30 + n as u64);
+        let x = x_cpu.to(dev)?.mark_dynamic(0, 8)?;
+        // A sum over the rows, a product contracting them, row slices, a softmax along them, and
+        // a view whose rows overlap (each reads the next row's first element).
+        let (s, g, r, p) = with_mode(Mode::Fused, || -> Result<_> {
+            Ok((
+                x.exp()?.sum([0], false)?,
+                x.t()?.matmul(&x)?,
+                x.narrow(0, 1, n - 1)?.mul(3.0)?,
+                x.softmax(0, None)?,
+            ))
+        })?;
+        let (first, shifted) = with_mode(Mode::Fused, || -> Result<_> {
+            Ok((x.narrow(0, 0, n - 1)?.exp()?, x.as_strided(&[n - 1, 6], &[6, 1], Some(1))?.exp()?))
+        })?;
+        assert_same("leading rows", &x_cpu.narrow(0, 0, n - 1)?.exp()?, &first);
+        assert_same("shifted rows", &x_cpu.as_strided(&[n - 1, 6], &[6, 1], Some(1))?.exp()?, &shifted);
+        assert_same("sum over rows", &x_cpu.exp()?.sum([0], false)?, &s);
+        assert_same("gram", &x_cpu.t()?.matmul(&x_cpu)?, &g);
+        assert_same("row slice", &x_cpu.narrow(0, 1, n - 1)?.mul(3.0)?, &r);
+        assert_same("softmax over rows", &x_cpu.softmax(0, None)?, &p);
+    }
+    assert!(metrics().dynamic_refusals > before.dynamic_refusals);
+    Ok(())
+}
+
+#[test]
+fn views_in_place_writes_and_eager_ops_on_dynamic_tensors() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    for n in [1, 3, 4] {
+        let x_cpu = randn(&[n, 5], 40 + n as u64);
+        let x = x_cpu.to(dev)?.mark_dynamic(0, 16)?;
+        // Columns of the rows and an in-place update, fused.
+        let (cols, updated) = with_mode(Mode::Fused, || -> Result<_> {
+            let cols = x.narrow(1, 1, 3)?.sigmoid()?;
+            let y = x.mul(1.0)?;
+            y.add_(&cols.sum([1], true)?)?;
+            Ok((cols, y))
+        })?;
+        let cols_cpu = x_cpu.narrow(1, 1, 3)?.sigmoid()?;
+        assert_same("columns", &cols_cpu, &cols);
+        assert_same("updated", &x_cpu.add(&cols_cpu.sum([1], true)?)?, &updated);
+        // Eager ops read the exact rows.
+        assert_same("eager sum", &x_cpu.sum([0], false)?, &x.sum([0], false)?);
+        assert_same("eager row", &x_cpu.select(0, -1)?, &x.select(0, -1)?.contiguous()?);
+        assert_same("marked", &x_cpu, &x);
+    }
+    Ok(())
+}
+
+#[test]
+fn mark_dynamic_checks_its_arguments() -> Result<()> {
+    let _serial = serial();
+    let x_cpu = randn(&[4, 3], 50);
+    assert!(x_cpu.mark_dynamic(0, 8)?.dims() == [4, 3], "a cpu tensor is returned as it is");
+    let err = x_cpu.mark_dynamic(1, 8).unwrap_err().to_string();
+    assert!(err.contains("only dimension 0"), "{err}");
+    let err = x_cpu.mark_dynamic(0, 3).unwrap_err().to_string();
+    assert!(err.contains("outside the bound 1..=3") && err.contains("[4, 3]"), "{err}");
+    let Some(dev) = xla() else { return Ok(()) };
+    let x = x_cpu.to(dev)?;
+    assert!(x.mark_dynamic(0, 2).is_err());
+    // A transposed view is copied first; marking twice keeps the same padding.
+    let t = x.t()?.mark_dynamic(0, 4)?.mark_dynamic(0, 4)?;
+    assert_same("transposed", &x_cpu.t()?.contiguous()?, &t);
+    Ok(())
+}
