@@ -179,6 +179,7 @@ const CASES: &[Case] = &[
     ("llama110m_bf16_cast_generate_peak_memory", memory::llama110m_bf16_cast_peak_memory),
     ("xla_tiny_op", xla::tiny_op),
     ("xla_gemm_float32_1024", xla::gemm_f32_1024),
+    ("xla_mlp_infer_batch_sweep_1_128", xla::batch_sweep),
     ("xla_mlp_train_step_b256_eager", xla_train::mlp_eager),
     ("xla_mlp_train_step_b256_fused", xla_train::mlp_fused),
     ("xla_gpt_small_train_step_b8_s128_eager", xla_train::gpt_eager),

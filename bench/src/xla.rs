@@ -61,3 +61,36 @@ pub fn gemm_f32_1024() {
     );
     super::emit("xla_gemm_float32_1024", 2.0 * (n as f64).powi(3) / t / 1e9, "GFLOP/s");
 }
+
+/// Inference of a 256→512→10 MLP head (fused) on every batch size from 1 to 128, each batch
+/// uploaded from the host: with `mark_dynamic(0, 128)` (one program per power-of-two bucket) and
+/// without (one per size). Emits the programs each sweep built and its wall time, compiles
+/// included (run with `OXTORCH_XLA_CACHE=0` so that none is loaded from the persistent cache).
+pub fn batch_sweep() {
+    if !available("xla_mlp_infer_batch_sweep_1_128") {
+        return;
+    }
+    torch::manual_seed(0);
+    let w1 = Tensor::randn([512, 256], ()).unwrap().to(XLA).unwrap();
+    let w2 = Tensor::randn([10, 512], ()).unwrap().to(XLA).unwrap();
+    let batches: Vec<Tensor> = (1..=128).map(|n| Tensor::randn([n, 256], ()).unwrap()).collect();
+    let head = |x: &Tensor| x.matmul(&w1.t()?)?.relu()?.matmul(&w2.t()?)?.softmax(-1, None);
+    for dynamic in [true, false] {
+        let before = torch::xla::metrics().new_programs();
+        let start = Instant::now();
+        for batch in &batches {
+            let x = batch.to(XLA).unwrap();
+            let x = if dynamic { x.mark_dynamic(0, 128).unwrap() } else { x };
+            let probs = torch::xla::with_mode(torch::xla::Mode::Fused, || head(&x)).unwrap();
+            probs.to("cpu").unwrap();
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let programs = torch::xla::metrics().new_programs() - before;
+        let case = if dynamic {
+            "xla_mlp_infer_batch_sweep_1_128_dynamic"
+        } else {
+            "xla_mlp_infer_batch_sweep_1_128_static"
+        };
+        super::emit_with(case, seconds, "s", &format!("\"programs\": {programs}"));
+    }
+}

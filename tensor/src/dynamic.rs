@@ -10,11 +10,13 @@ impl Tensor {
     /// `torch._dynamo.mark_dynamic(t, 0, max=max)`, and returns the marked tensor.
     ///
     /// On `xla`/`tpu` the rows are padded to the next power of two (at most `max`), and fused or
-    /// compiled graphs that keep rows apart (elementwise ops, layers applied row by row, softmax or
-    /// reductions along inner dims) run one program per bucket: every batch size from 1 to 512
-    /// compiles at most 10 programs. Their results are dynamic too, so a chain of such steps
-    /// stays padded. A graph that mixes rows (a sum over dim 0, a product contracting it) runs
-    /// with its exact shapes instead, compiled per size: never a wrong result
+    /// compiled graphs run one program per bucket: every batch size from 1 to 512 compiles at most
+    /// 10 programs. Ops that keep rows apart (elementwise ops, layers applied row by row, softmax
+    /// or reductions along inner dims) compute the padding rows too; ops across the rows (a sum or
+    /// mean over dim 0, a product contracting it, as in weight gradients) mask them. Results that
+    /// keep the rows stay padded, so the next step (a backward pass) stays dynamic. A graph that
+    /// cannot be rewritten for the bucket (a slice of the rows, two inputs marked with different
+    /// sizes) runs with its exact shapes instead, compiled per size: never a wrong result
     /// (`OXTORCH_LOG_COMPILES=1` says why; `metrics().dynamic_refusals` counts it). The tensor
     /// behaves exactly as before: same shape, same values.
     ///

@@ -80,36 +80,58 @@ fn results_stay_dynamic_through_chained_steps() -> Result<()> {
 }
 
 #[test]
-fn graphs_that_mix_rows_run_with_exact_shapes() -> Result<()> {
+fn ops_across_the_rows_mask_the_padding() -> Result<()> {
     let _serial = serial();
     let Some(dev) = xla() else { return Ok(()) };
     let before = metrics();
     // Padded row counts (not powers of two) that divide the 6 columns: a reduced row is then a
-    // whole number of rows, so only the rules about mixing rows stand between it and padding.
+    // whole number of rows, so only the masks stand between the results and the padding.
     for n in [3, 6, 5] {
         let x_cpu = randn(&[n, 6], 30 + n as u64);
         let x = x_cpu.to(dev)?.mark_dynamic(0, 8)?;
-        // A sum over the rows, a product contracting them, row slices, a softmax along them, and
-        // a view whose rows overlap (each reads the next row's first element).
-        let (s, g, r, p) = with_mode(Mode::Fused, || -> Result<_> {
+        // The padding holds zeros; `log` and `1/x` turn them into -inf and inf first.
+        let f = |x: &Tensor| -> Result<Vec<Tensor>> {
+            let (l, r) = (x.abs()?.log()?, x.reciprocal()?);
+            Ok(vec![
+                l.exp()?.sum([0], false)?,
+                r.t()?.matmul(&l)?,
+                l.softmax(0, None)?,
+                l.amax([0], false)?,
+                r.amin([0, 1], true)?,
+                l.argmax(Some(0), false)?,
+                x.sub(&x.mean([0], true)?)?,
+                x.abs()?.prod(0, false)?,
+            ])
+        };
+        let got = with_mode(Mode::Fused, || f(&x))?;
+        for (i, (c, g)) in f(&x_cpu)?.iter().zip(&got).enumerate() {
+            assert_same(&format!("n {n}, output {i}"), c, g);
+        }
+    }
+    assert_eq!(metrics().dynamic_refusals, before.dynamic_refusals, "an op across the rows was refused");
+    Ok(())
+}
+
+#[test]
+fn row_slices_run_with_exact_shapes() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    let before = metrics();
+    for n in [3, 6, 5] {
+        let x_cpu = randn(&[n, 6], 30 + n as u64);
+        let x = x_cpu.to(dev)?.mark_dynamic(0, 8)?;
+        let (r, first, shifted) = with_mode(Mode::Fused, || -> Result<_> {
             Ok((
-                x.exp()?.sum([0], false)?,
-                x.t()?.matmul(&x)?,
                 x.narrow(0, 1, n - 1)?.mul(3.0)?,
-                x.softmax(0, None)?,
+                x.narrow(0, 0, n - 1)?.exp()?.sum([1], false)?,
+                x.as_strided(&[n - 1, 6], &[6, 1], Some(1))?.exp()?,
             ))
         })?;
-        let (first, shifted) = with_mode(Mode::Fused, || -> Result<_> {
-            Ok((x.narrow(0, 0, n - 1)?.exp()?, x.as_strided(&[n - 1, 6], &[6, 1], Some(1))?.exp()?))
-        })?;
-        assert_same("leading rows", &x_cpu.narrow(0, 0, n - 1)?.exp()?, &first);
-        assert_same("shifted rows", &x_cpu.as_strided(&[n - 1, 6], &[6, 1], Some(1))?.exp()?, &shifted);
-        assert_same("sum over rows", &x_cpu.exp()?.sum([0], false)?, &s);
-        assert_same("gram", &x_cpu.t()?.matmul(&x_cpu)?, &g);
         assert_same("row slice", &x_cpu.narrow(0, 1, n - 1)?.mul(3.0)?, &r);
-        assert_same("softmax over rows", &x_cpu.softmax(0, None)?, &p);
+        assert_same("leading rows", &x_cpu.narrow(0, 0, n - 1)?.exp()?.sum([1], false)?, &first);
+        assert_same("shifted rows", &x_cpu.as_strided(&[n - 1, 6], &[6, 1], Some(1))?.exp()?, &shifted);
     }
-    assert!(metrics().dynamic_refusals > before.dynamic_refusals);
+    assert!(metrics().dynamic_refusals >= before.dynamic_refusals + 9);
     Ok(())
 }
 
@@ -153,5 +175,39 @@ fn mark_dynamic_checks_its_arguments() -> Result<()> {
     // A transposed view is copied first; marking twice keeps the same padding.
     let t = x.t()?.mark_dynamic(0, 4)?.mark_dynamic(0, 4)?;
     assert_same("transposed", &x_cpu.t()?.contiguous()?, &t);
+    Ok(())
+}
+
+#[test]
+fn a_training_step_on_every_batch_size_runs_the_program_of_its_bucket() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    let (w1_cpu, w2_cpu) = (randn(&[12, 6], 60), randn(&[12, 4], 61));
+    // Mean cross entropy of a two-layer net, and the weights' gradients.
+    let step = |x: &Tensor, y: &Tensor, w1: &Tensor, w2: &Tensor| -> Result<Vec<Tensor>> {
+        let (w1, w2) = (w1.detach().requires_grad_(true)?, w2.detach().requires_grad_(true)?);
+        let loss = x.matmul(&w1.t()?)?.relu()?.matmul(&w2)?.cross_entropy(y, None, -100, "mean", 0.0)?;
+        loss.backward()?;
+        Ok(vec![loss, w1.grad().expect("w1 grad"), w2.grad().expect("w2 grad")])
+    };
+    let (w1, w2) = (w1_cpu.to(dev)?, w2_cpu.to(dev)?);
+    let before = metrics();
+    let mut built = Vec::new();
+    // Buckets 4, 8, 8, 8, 16, 16.
+    for n in [3, 5, 8, 7, 9, 12] {
+        let x_cpu = randn(&[n, 6], 62 + n as u64);
+        let y_cpu = Tensor::from_vec((0..n as i64).map(|i| (i * 7) % 4).collect::<Vec<_>>(), [n])?;
+        let x = x_cpu.to(dev)?.mark_dynamic(0, 16)?;
+        let y = y_cpu.to(dev)?.mark_dynamic(0, 16)?;
+        let got = with_mode(Mode::Fused, || step(&x, &y, &w1, &w2))?;
+        for (i, (c, g)) in step(&x_cpu, &y_cpu, &w1_cpu, &w2_cpu)?.iter().zip(&got).enumerate() {
+            assert_same(&format!("n {n}, output {i}"), c, g);
+        }
+        built.push(metrics().new_programs());
+    }
+    let after = metrics();
+    assert_eq!(after.dynamic_refusals, before.dynamic_refusals, "a step was refused");
+    assert_eq!(built[1], built[3], "batch sizes 5, 8 and 7 share their programs");
+    assert_eq!(built[4], built[5], "batch sizes 9 and 12 share their programs");
     Ok(())
 }

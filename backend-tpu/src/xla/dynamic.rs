@@ -6,13 +6,13 @@
 //! elements are a prefix of the padded buffer, so the strides of every view stay what they are for
 //! `n` rows; only the row count changes.
 //!
-//! A fused graph reading such buffers is *generalized* to the bucket (`lazy::generalize`): where
-//! every op keeps rows apart (elementwise ops, products of rows by a weight, reductions along inner
-//! dims, softmax along inner dims, embeddings, convolutions, ...), the graph is emitted with the
-//! bucket's row count, its results stay padded, and every `n` of a bucket runs the same compiled
-//! program. A graph that mixes rows (a reduction over dim 0, a product contracting it, a row
-//! index) falls back to the exact shapes, compiled per `n`: never a wrong result.
-//! Eager ops read padded buffers through an exact copy ([`exact_buffer`]).
+//! A fused graph reading such buffers is *generalized* to the bucket (`lazy::generalize`): ops
+//! that keep rows apart compute the padding rows too, ops across the rows (sums, products
+//! contracting them, softmax along them) see the padding replaced by their neutral value, the
+//! graph is emitted with the bucket's row count, its row-keeping results stay padded, and every
+//! `n` of a bucket runs the same compiled program. A graph that cannot be generalized (a slice of
+//! the rows) runs with its exact shapes, compiled per `n`: never a wrong result. Eager ops read
+//! padded buffers through an exact copy (`XlaStorage::exact_buffer`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

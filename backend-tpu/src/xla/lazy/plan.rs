@@ -9,7 +9,7 @@ use std::sync::Arc;
 use oxtorch_backend_cpu::CpuStorage;
 use oxtorch_core::{DType, Device, Error, Layout, Result};
 
-use super::generalize::Generalized;
+use super::generalize::{Generalized, Mask};
 use super::node::{Arg, Data, Node, Step};
 use crate::pjrt::{Buffer, ElementType, TensorType};
 use crate::stablehlo::{FunctionBuilder, Value};
@@ -50,6 +50,8 @@ pub(super) struct Plan {
     donatable: Vec<bool>,
     /// The graph rewritten for the bucket of its dynamic inputs, when it reads some.
     pub(super) generalized: Option<Generalized>,
+    /// The argument holding the row count, when the generalized graph masks padding.
+    rows_arg: Option<usize>,
 }
 
 impl Plan {
@@ -57,6 +59,16 @@ impl Plan {
     /// ones, or their bucket-sized versions in a generalized graph.
     fn view<'a>(&'a self, i: usize, j: usize, layout: &'a Layout, len: usize) -> (&'a Layout, usize) {
         view_in(self.generalized.as_ref(), i, j, layout, len)
+    }
+
+    /// The mask on view `j` of node `i` (a generalized graph's op consuming rows).
+    fn mask(&self, i: usize, j: usize) -> Option<Mask> {
+        self.generalized.as_ref().and_then(|g| g.views[i][j].mask)
+    }
+
+    /// Whether view `j` of node `i` reads a `full` of the graph refilled at its bucket size.
+    fn refill(&self, i: usize, j: usize) -> bool {
+        self.generalized.as_ref().is_some_and(|g| g.views[i][j].refill)
     }
 
     /// The flat length of output `o` of node `i` in the program.
@@ -73,7 +85,7 @@ fn view_in<'a>(
     len: usize,
 ) -> (&'a Layout, usize) {
     match generalized {
-        Some(g) => (&g.views[i][j].0, g.views[i][j].1),
+        Some(g) => (&g.views[i][j].layout, g.views[i][j].len),
         None => (layout, len),
     }
 }
@@ -154,6 +166,12 @@ impl Plan {
             slots.push((views, scalar));
         }
         // Host arguments come after the leaves.
+        // The row count of a generalized graph that masks padding: an `i64` argument.
+        let rows_arg = generalized.as_ref().filter(|g| g.masked).map(|g| {
+            let n = CpuStorage::from_vec(vec![g.extent.n as i64]);
+            host.push((n, DType::I64, TensorType::new(ElementType::S64, &[])));
+            leaves.len() + host.len() - 1
+        });
         let base = leaves.len();
         for (views, scalar) in &mut slots {
             for slot in views.iter_mut() {
@@ -192,7 +210,7 @@ impl Plan {
         let mut arg_types = leaf_types;
         arg_types.extend(host.iter().map(|h| h.2.clone()));
         let host_args = host.into_iter().map(|(s, d, _)| (s, d)).collect();
-        Ok(Plan { leaves, host_args, arg_types, slots, outputs, donatable, generalized })
+        Ok(Plan { leaves, host_args, arg_types, slots, outputs, donatable, generalized, rows_arg })
     }
 
     /// The fused program's text, and how many leaves it takes as donated buffers.
@@ -217,18 +235,34 @@ impl Plan {
                 .collect();
             let inputs: Vec<Input<'_>> =
                 layouts.iter().map(|&(layout, dtype, len)| Input { dtype, len, layout }).collect();
-            let flat: Vec<Value> = views
-                .iter()
-                .zip(&layouts)
-                .map(|(s, &(_, _, len))| match s.source {
+            let mut flat: Vec<Value> = Vec::with_capacity(views.len());
+            for (j, (s, &(_, _, len))) in views.iter().zip(&layouts).enumerate() {
+                let value = match s.source {
                     // A padded buffer read with its exact shapes: its first `len` elements.
                     Source::Arg(k) if self.arg_types[k].dims != [len as i64] => {
                         crate::xla::materialize::slice_1d(&mut b, &args[k], 0, len)
                     }
                     Source::Arg(k) => args[k].clone(),
-                    Source::Node { at, out } => values[at][out].clone(),
-                })
-                .collect();
+                    // A `full` read as rows: its value at the bucket's size.
+                    Source::Node { at, .. } if self.refill(i, j) => {
+                        let value = &args[self.slots[at].1.expect("full has a scalar")];
+                        program::emit_full(&mut b, value, len)
+                    }
+                    Source::Node { at, out } => {
+                        let value = &values[at][out];
+                        if value.ty().dims[0] as usize > len {
+                            // A `full` computed at its bucket's size, read as recorded.
+                            crate::xla::materialize::slice_1d(&mut b, value, 0, len)
+                        } else {
+                            value.clone()
+                        }
+                    }
+                };
+                flat.push(match (self.mask(i, j), self.rows_arg) {
+                    (Some(mask), Some(n)) => masked(&mut b, &value, mask, &args[n]),
+                    _ => value,
+                });
+            }
             let starts: Vec<Option<&Value>> = views.iter().map(|s| s.offset_arg.map(|k| &args[k])).collect();
             let from_args = views.iter().any(|s| match s.source {
                 Source::Arg(_) => true,
@@ -254,7 +288,8 @@ impl Plan {
                     vec![program::emit_fill(&mut b, inputs[0], &flat[0], value, starts[0])]
                 }
                 Step::Full { numel } => {
-                    vec![program::emit_full(&mut b, &args[scalar.expect("full has a scalar")], *numel)]
+                    let numel = self.output_len(i, 0, *numel);
+                    vec![program::emit_full(&mut b, &args[scalar.expect("full has a scalar")], numel)]
                 }
             };
             values.push(outs);
@@ -312,6 +347,29 @@ impl Plan {
         }
         aliases
     }
+}
+
+/// `flat` with every element past the first `n · row_len` replaced by `mask.fill` (`n`: the 0-d
+/// `i64` row count); a `select`, so NaN or inf in the padding never leaks.
+fn masked(b: &mut FunctionBuilder, flat: &Value, mask: Mask, n: &Value) -> Value {
+    use crate::xla::materialize::{index_type, int_const, iota};
+    let len = flat.ty().dims[0] as usize;
+    let et = index_type(len);
+    let scalar = TensorType::new(et, &[]);
+    let n =
+        if et == ElementType::S64 { n.clone() } else { b.op("stablehlo.convert", &[n], "", scalar.clone()) };
+    let row_len = int_const(b, &scalar, mask.row_len);
+    let limit = b.op("stablehlo.multiply", &[&n, &row_len], "", scalar);
+    let limit = b.op(
+        "stablehlo.broadcast_in_dim",
+        &[&limit],
+        "broadcast_dimensions = array<i64>",
+        TensorType::new(et, &[len as i64]),
+    );
+    let index = iota(b, et, &[len], 0);
+    let valid = b.compare("LT", &index, &limit);
+    let fill = b.splat(flat.ty(), mask.fill);
+    b.select(&valid, flat, &fill)
 }
 
 /// Whether buffers may be donated (`OXTORCH_XLA_DONATE=0` turns it off).
@@ -373,6 +431,15 @@ impl Plan {
                         let (j, slot) = slots.next().expect("a slot per view input");
                         let (layout, len) = self.view(i, j, layout, *len);
                         let len = &len;
+                        match self.mask(i, j) {
+                            Some(m) => {
+                                sig.flag(true);
+                                sig.number(m.row_len);
+                                sig.number(m.fill.to_bits() as usize);
+                            }
+                            None => sig.flag(false),
+                        }
+                        sig.flag(self.refill(i, j));
                         sig.number(*dtype as usize);
                         sig.number(*len);
                         sig.list(layout.dims());
