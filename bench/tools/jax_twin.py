@@ -17,7 +17,7 @@ PLUGIN = None
 if "--plugin" in sys.argv:
     i = sys.argv.index("--plugin")
     if i + 1 >= len(sys.argv):
-        sys.exit("usage: jax_twin.py [--plugin PATH_TO_PJRT_PLUGIN.so] [mlp] [gemm]")
+        sys.exit("usage: jax_twin.py [--plugin PATH_TO_PJRT_PLUGIN.so] [mlp] [gemm] [sweep]")
     PLUGIN = sys.argv[i + 1]
     del sys.argv[i : i + 2]
     os.environ["JAX_PLATFORMS"] = "oxtorch_plugin"
@@ -118,7 +118,26 @@ def gemm():
     emit("jax_gemm_float32_1024", 2 * 1024**3 / t / 1e9, "GFLOP/s")
 
 
-CASES = {"mlp": mlp_train_step, "gemm": gemm}
+def batch_sweep():
+    """`xla_mlp_infer_batch_sweep_1_128`'s twin: the jitted 256 -> 512 -> 10 MLP head on every batch
+    size from 1 to 128, each batch from the host, read back. `jax.jit` specialises on the shape, so
+    it compiles once per size (JAX has no bounded dynamism; `jax.export` shape polymorphism is
+    re-specialised per shape at call time). Wall seconds of the sweep, compiles included."""
+    import numpy as np
+
+    k1, k2 = jax.random.split(jax.random.PRNGKey(0))
+    w1 = jax.random.normal(k1, (512, 256), jnp.float32)
+    w2 = jax.random.normal(k2, (10, 512), jnp.float32)
+    head = jax.jit(lambda x: jax.nn.softmax(jax.nn.relu(x @ w1.T) @ w2.T, axis=-1))
+    rng = np.random.default_rng(0)
+    batches = [rng.standard_normal((n, 256), dtype=np.float32) for n in range(1, 129)]
+    start = time.perf_counter()
+    for x in batches:
+        np.asarray(head(x))
+    emit("jax_mlp_infer_batch_sweep_1_128", time.perf_counter() - start, "s")
+
+
+CASES = {"mlp": mlp_train_step, "gemm": gemm, "sweep": batch_sweep}
 
 if __name__ == "__main__":
     for name in sys.argv[1:] or CASES:
