@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::models::bucketing::{fuse_forward, pad_columns, padded_width};
+use crate::models::bucketing::{batch_on, fuse_forward, pad_columns, padded_width};
 use crate::models::AutoModel;
 use crate::tokenizer::HfTokenizer;
 use crate::weights::Weights;
@@ -228,7 +228,10 @@ impl SentenceTransformer {
                 token_type_ids.map(|t| pad_columns(t, width, 0)).transpose()?,
             )
         };
-        let attention_mask = &attention_mask.to(device)?;
+        // The batch marked dynamic too: batches of any size in a bucket share the programs.
+        let input_ids = batch_on(&input_ids, device)?;
+        let token_type_ids = token_type_ids.map(|t| batch_on(&t, device)).transpose()?;
+        let attention_mask = &batch_on(&attention_mask, device)?;
         let tokens =
             self.model.last_hidden_state(&input_ids, Some(attention_mask), token_type_ids.as_ref())?;
         let pooled =

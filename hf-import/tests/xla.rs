@@ -208,6 +208,36 @@ fn sentence_transformer_on_xla_matches_the_host() {
     assert_close("embeddings", &emb.to(Device::Cpu).unwrap(), &host, 1e-5, 1e-5);
 }
 
+#[test]
+fn sentence_embeddings_of_every_batch_size_in_a_bucket_share_their_programs() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let dir = fixture("sentence_tiny");
+    let host = SentenceTransformer::load(&dir, None).unwrap();
+    let st = SentenceTransformer::load_on_device(&dir, None, dev).unwrap();
+    let words = ["a", "small", "test", "of", "batches", "that", "grow", "longer", "each", "time"];
+    let refused = metrics().dynamic_refusals;
+    let mut built = Vec::new();
+    // Batches of 5, 7 and 6 texts share the bucket 8 (and one length bucket).
+    for batch in [5, 7, 6] {
+        let texts: Vec<String> = (0..batch).map(|i| words[..2 + i % 4].join(" ")).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let before = metrics().new_programs();
+        let emb = st.encode(&texts).unwrap();
+        built.push(metrics().new_programs() - before);
+        assert_eq!(emb.dims(), [batch, host.encode(&texts[..1]).unwrap().dims()[1]]);
+        assert_close(
+            &format!("batch {batch}"),
+            &emb.to(Device::Cpu).unwrap(),
+            &host.encode(&texts).unwrap(),
+            1e-5,
+            1e-5,
+        );
+    }
+    assert_eq!(built[1..], [0, 0], "batch sizes of one bucket compiled again ({built:?})");
+    assert_eq!(metrics().dynamic_refusals, refused, "a graph of the forward was not generalized");
+}
+
 /// `[2, len]` token ids below `vocab`, and a mask that hides row 1's last token.
 fn synthetic_inputs(len: usize, vocab: usize) -> BTreeMap<String, Tensor> {
     let ids: Vec<i64> = (0..2 * len).map(|i| 2 + (i as i64 * 7 + 3) % (vocab as i64 - 2)).collect();
@@ -245,6 +275,22 @@ fn forward_on_xla_pads_every_length_of_a_bucket_to_one_program() {
                 assert_close(&format!("{name} {key} at {len}"), actual, &expected[key], 1e-4, 1e-4);
             }
         }
+        // Batches of 3 and 4 share the batch bucket 4 (at one length bucket).
+        let mut by_batch = Vec::new();
+        for batch in [3, 4] {
+            let ids: Vec<i64> = (0..batch * 5).map(|i| 2 + (i as i64 * 5 + 1) % (vocab as i64 - 2)).collect();
+            let mut inputs = BTreeMap::new();
+            inputs.insert("input_ids".to_string(), Tensor::from_vec(ids, [batch, 5]).unwrap());
+            let before = metrics();
+            let outputs = model.forward_named(&inputs, false).unwrap();
+            by_batch.push(metrics().new_programs() - before.new_programs());
+            let expected: BTreeMap<String, Tensor> =
+                host.forward_named(&inputs, false).unwrap().into_iter().collect();
+            for (key, actual) in &outputs {
+                assert_close(&format!("{name} {key} of batch {batch}"), actual, &expected[key], 1e-4, 1e-4);
+            }
+        }
+        assert_eq!(by_batch[1], 0, "{name}: a batch size of the same bucket compiled again");
         eprintln!("{name}: programs built per length {built:?}");
         // (The first length may find its programs already built by another test of this process.)
         assert_eq!(built[1..3], [0, 0], "{name}: lengths of one bucket compiled again ({built:?})");

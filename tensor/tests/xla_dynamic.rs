@@ -5,7 +5,7 @@
 mod xla_common;
 
 use oxtorch_backend_tpu::xla::{metrics, with_mode, Mode};
-use oxtorch_tensor::{manual_seed, Result, Tensor};
+use oxtorch_tensor::{manual_seed, DType, Result, Tensor};
 use xla_common::{assert_same, xla};
 
 /// The counters are process-wide: one test at a time.
@@ -101,6 +101,8 @@ fn ops_across_the_rows_mask_the_padding() -> Result<()> {
                 l.argmax(Some(0), false)?,
                 x.sub(&x.mean([0], true)?)?,
                 x.abs()?.prod(0, false)?,
+                x.mul(10.0)?.to_dtype(DType::I64)?.amin([0], false)?,
+                x.mul(-10.0)?.to_dtype(DType::I32)?.argmax(Some(0), false)?,
             ])
         };
         let got = with_mode(Mode::Fused, || f(&x))?;

@@ -247,7 +247,8 @@ impl BertModel {
         if let Some(tt) = &e.token_type {
             let types = match token_type_ids {
                 Some(t) => t.to_dtype(DType::I64)?,
-                None => Tensor::zeros([b, s], (DType::I64, device))?,
+                // One row, broadcast over the batch by the add.
+                None => Tensor::zeros([1, s], (DType::I64, device))?,
             };
             h = h.add(&tt.forward(&types)?)?;
         }

@@ -38,6 +38,20 @@ pub(crate) fn pad_columns(t: &Tensor, width: usize, value: i64) -> Result<Tensor
     Ok(Tensor::cat(&[&t, &pad], 1)?)
 }
 
+/// `t` (`[batch, ...]`) on `device`, its batch marked dynamic there when the device compiles
+/// programs per shape (`Tensor::mark_dynamic`): the rows are padded to a power of two, so every
+/// batch size of a bucket runs the same programs (1 to 64 texts: 7 buckets). On the cpu, `t`
+/// moved.
+pub(crate) fn batch_on(t: &Tensor, device: Device) -> Result<Tensor> {
+    let t = t.to(device)?;
+    match t.dims().first() {
+        Some(&batch) if fixed_shapes(device) && batch > 0 => {
+            Ok(t.mark_dynamic(0, batch.next_power_of_two())?)
+        }
+        _ => Ok(t),
+    }
+}
+
 /// An attention mask `[batch, width]`: `mask` (all ones when absent) followed by zeros.
 pub(crate) fn padded_mask(
     mask: Option<&Tensor>,

@@ -276,6 +276,7 @@ impl AutoModel {
             (inputs.get("attention_mask"), inputs.get("token_type_ids"), inputs.get("position_ids"));
         // On a compiling device the sequence is padded to its bucket (and the pass fused), so
         // that every length of a bucket runs the same program; per-token outputs are cut back.
+        // The batch is marked dynamic (`Tensor::mark_dynamic`), so batch sizes share them too.
         let device = self.device();
         let (batch, seq) = match ids.dims() {
             &[b, s] => (b, s),
@@ -292,6 +293,11 @@ impl AutoModel {
         let padded_mask = bucketing::padded_mask(mask, batch, seq, width, ids.device())?;
         let padded_types = types.map(|t| bucketing::pad_columns(t, width, 0)).transpose()?;
         let padded_pos = pos.map(|t| bucketing::pad_columns(t, width, 0)).transpose()?;
+        // The batch too: every batch size of a bucket runs the same programs.
+        let padded_ids = bucketing::batch_on(&padded_ids, device)?;
+        let padded_mask = bucketing::batch_on(&padded_mask, device)?;
+        let padded_types = padded_types.map(|t| bucketing::batch_on(&t, device)).transpose()?;
+        let padded_pos = padded_pos.map(|t| bucketing::batch_on(&t, device)).transpose()?;
         let out = self.forward_exact(
             &padded_ids,
             Some(&padded_mask),

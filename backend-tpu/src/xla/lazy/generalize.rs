@@ -9,8 +9,8 @@
 //!   (`q` view rows per row, covering all of them) and the other dims stay inside one view row;
 //! - every op either keeps rows apart, or consumes them under a mask:
 //!   - *keeping rows apart*: elementwise ops, a product of rows by a weight (or batched along the
-//!     row dim), reductions, softmax and arg-reductions along other dims, embeddings of row ids,
-//!     convolutions and pooling of a batch, cross entropy of rows. Its other inputs are weights
+//!     row dim), reductions, softmax, arg-reductions, sorts, scans and `cat` along other dims,
+//!     embeddings of row ids, convolutions and pooling of a batch, cross entropy of rows. Its other inputs are weights
 //!     (never dynamic) or one row broadcast to all (stride 0). Its outputs are dynamic: the row
 //!     dim must be outermost (only size-1 dims before it), so the valid elements stay a prefix.
 //!     The padding rows compute garbage that no valid row ever reads.
@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use oxtorch_core::ops::{ArgReduceOp, NnOp, Prim, ReduceOp, UnaryOp};
+use oxtorch_core::ops::{ArgReduceOp, NnOp, Prim, ReduceOp, ShapeOp, SortOp, UnaryOp};
 use oxtorch_core::{DType, Layout};
 
 use super::node::{Arg, Data, Node, Step};
@@ -100,6 +100,19 @@ fn keeps_rows(step: &Step, p: usize, ranks: &[usize]) -> Option<Vec<Role>> {
             | Prim::Cast(_)
             | Prim::Copy => all_rows(),
             Prim::Reduce { dims, .. } => (!dims.contains(&p)).then(|| vec![Rows]),
+            Prim::Shape(ShapeOp::Cat { dim, .. }) => (*dim != p).then(all_rows)?,
+            Prim::Sort(
+                SortOp::Sort { dim, .. }
+                | SortOp::TopK { dim, .. }
+                | SortOp::KthValue { dim, .. }
+                | SortOp::Median { dim, .. }
+                | SortOp::Mode { dim }
+                | SortOp::CumSum { dim }
+                | SortOp::CumProd { dim }
+                | SortOp::CumMax { dim }
+                | SortOp::CumMin { dim }
+                | SortOp::LogCumSumExp { dim },
+            ) => (*dim != p && ranks.len() == 1).then(|| vec![Rows]),
             Prim::ArgReduce { dim, .. } => (*dim != p).then(|| vec![Rows]),
             Prim::MatMul => match ranks.first() {
                 Some(2) if p == 0 => Some(vec![Rows, Whole]),
@@ -125,22 +138,21 @@ fn keeps_rows(step: &Step, p: usize, ranks: &[usize]) -> Option<Vec<Role>> {
 /// The neutral fill of each input of a step that consumes the rows along their row dims `p`
 /// (every input dynamic, under a mask), or `None` when it does not.
 fn consumes_rows(step: &Step, p: &[Option<usize>], ranks: &[usize], dtype: DType) -> Option<Vec<f64>> {
-    let float = dtype.is_float();
+    let (lowest, highest) = bounds(dtype);
     let Step::Prim(prim) = step else { return None };
     match prim {
         Prim::Reduce { op, dims } if p[0].is_some_and(|p| dims.contains(&p)) => {
             let fill = match op {
                 ReduceOp::Sum | ReduceOp::Any => 0.0,
                 ReduceOp::Prod | ReduceOp::All => 1.0,
-                ReduceOp::Max if float => f64::NEG_INFINITY,
-                ReduceOp::Min if float => f64::INFINITY,
-                _ => return None,
+                ReduceOp::Max => lowest,
+                ReduceOp::Min => highest,
             };
             Some(vec![fill])
         }
-        Prim::ArgReduce { op, dim } if float && p[0] == Some(*dim) => Some(vec![match op {
-            ArgReduceOp::Max => f64::NEG_INFINITY,
-            ArgReduceOp::Min => f64::INFINITY,
+        Prim::ArgReduce { op, dim } if p[0] == Some(*dim) => Some(vec![match op {
+            ArgReduceOp::Max => lowest,
+            ArgReduceOp::Min => highest,
         }]),
         Prim::Unary(UnaryOp::Softmax { dim, .. }) if p[0] == Some(*dim) => Some(vec![f64::NEG_INFINITY]),
         // A product contracting the rows: `a`'s last dim and `b`'s second-to-last, both dynamic.
@@ -149,6 +161,21 @@ fn consumes_rows(step: &Step, p: &[Option<usize>], ranks: &[usize], dtype: DType
             (p[0] == Some(r - 1) && p[1] == Some(r - 2)).then(|| vec![0.0, 0.0])
         }
         _ => None,
+    }
+}
+
+/// The least and greatest values of `dtype` (infinities for floats): the neutral padding of a
+/// maximum and a minimum. Integer bounds are exact in `f64` or round to a value that saturates to
+/// them (`i64::MAX`).
+fn bounds(dtype: DType) -> (f64, f64) {
+    match dtype {
+        DType::Bool => (0.0, 1.0),
+        DType::U8 => (0.0, u8::MAX as f64),
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        DType::I64 => (i64::MIN as f64, i64::MAX as f64),
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => (f64::NEG_INFINITY, f64::INFINITY),
     }
 }
 
