@@ -132,6 +132,13 @@ fn row_slices_run_with_exact_shapes() -> Result<()> {
         assert_same("row slice", &x_cpu.narrow(0, 1, n - 1)?.mul(3.0)?, &r);
         assert_same("leading rows", &x_cpu.narrow(0, 0, n - 1)?.exp()?.sum([1], false)?, &first);
         assert_same("shifted rows", &x_cpu.as_strided(&[n - 1, 6], &[6, 1], Some(1))?.exp()?, &shifted);
+        // Stacked rows (a `cat` before the row dim) would interleave padding; a `cat` of columns
+        // keeps the rows apart.
+        let (stacked, columns) = with_mode(Mode::Fused, || -> Result<_> {
+            Ok((Tensor::stack(&[&x, &x.exp()?], 0)?, Tensor::cat(&[&x, &x.exp()?], 1)?))
+        })?;
+        assert_same("stacked", &Tensor::stack(&[&x_cpu, &x_cpu.exp()?], 0)?, &stacked);
+        assert_same("columns", &Tensor::cat(&[&x_cpu, &x_cpu.exp()?], 1)?, &columns);
     }
     assert!(metrics().dynamic_refusals >= before.dynamic_refusals + 9);
     Ok(())

@@ -9,7 +9,7 @@
 //!   (`q` view rows per row, covering all of them) and the other dims stay inside one view row;
 //! - every op either keeps rows apart, or consumes them under a mask:
 //!   - *keeping rows apart*: elementwise ops, a product of rows by a weight (or batched along the
-//!     row dim), reductions, softmax, arg-reductions, sorts, scans and `cat` along other dims,
+//!     row dim), reductions, softmax, arg-reductions, sorts and scans along other dims, `cat` along later dims,
 //!     embeddings of row ids, convolutions and pooling of a batch, cross entropy of rows. Its other inputs are weights
 //!     (never dynamic) or one row broadcast to all (stride 0). Its outputs are dynamic: the row
 //!     dim must be outermost (only size-1 dims before it), so the valid elements stay a prefix.
@@ -100,7 +100,9 @@ fn keeps_rows(step: &Step, p: usize, ranks: &[usize]) -> Option<Vec<Role>> {
             | Prim::Cast(_)
             | Prim::Copy => all_rows(),
             Prim::Reduce { dims, .. } => (!dims.contains(&p)).then(|| vec![Rows]),
-            Prim::Shape(ShapeOp::Cat { dim, .. }) => (*dim != p).then(all_rows)?,
+            // Only after the row dim: a `cat` before it (a `stack` of rows) would put its
+            // inputs' padding between their valid rows.
+            Prim::Shape(ShapeOp::Cat { dim, .. }) => (*dim > p).then(all_rows)?,
             Prim::Sort(
                 SortOp::Sort { dim, .. }
                 | SortOp::TopK { dim, .. }
@@ -295,8 +297,9 @@ pub(super) fn generalize(order: &[Arc<Node>]) -> Result<Option<Generalized>, Str
     Ok(Some(g))
 }
 
-/// `q` when `node` is an elementwise op (or copy) of static values all broadcast along dim 0 to
-/// `n · q` view rows: its rows are all equal whatever their count, so it is read as dynamic rows
+/// `Some(1)` (one view row per row) when `node` is an elementwise op (or copy) of static values
+/// all broadcast along dim 0 to the `n` rows: its rows are all equal whatever their count, so it
+/// is read as dynamic rows
 /// (the gradient of a mean, `expand`ed and copied, is one). Reading such a value as anything else
 /// only refuses the graph.
 fn row_constant(node: &Node, inputs: &[Input<'_>], e: Extent) -> Option<usize> {
@@ -307,12 +310,12 @@ fn row_constant(node: &Node, inputs: &[Input<'_>], e: Extent) -> Option<usize> {
     if !elementwise || inputs.iter().any(|i| i.row_len.is_some()) {
         return None;
     }
-    let first = inputs.first()?.layout.dims().first().copied()?;
-    let q = (first.is_multiple_of(e.n)).then(|| first / e.n)?;
+    // Exactly `n` rows (and more than one): a broadcast of another size is some other constant,
+    // which marking would only make a later graph of another row count refuse.
     let all = inputs
         .iter()
-        .all(|i| i.layout.strides().first() == Some(&0) && i.layout.dims().first() == Some(&first));
-    (all && q > 0 && node.outputs.iter().all(|o| o.1.is_multiple_of(e.n))).then_some(q)
+        .all(|i| i.layout.strides().first() == Some(&0) && i.layout.dims().first() == Some(&e.n));
+    (e.n > 1 && all && node.outputs.iter().all(|o| o.1.is_multiple_of(e.n))).then_some(1)
 }
 
 /// The row count of the graph's dynamic leaves (they must agree), `None` without any.

@@ -414,7 +414,7 @@ impl Plan {
                 Step::FillInto => sig.number(2),
                 Step::Full { numel } => {
                     sig.number(3);
-                    sig.number(*numel);
+                    sig.number(self.output_len(i, 0, *numel));
                 }
             }
             sig.number(node.outputs.len());
