@@ -9,15 +9,17 @@
 //!   (`q` view rows per row, covering all of them) and the other dims stay inside one view row;
 //! - every op either keeps rows apart, or consumes them under a mask:
 //!   - *keeping rows apart*: elementwise ops, a product of rows by a weight (or batched along the
-//!     row dim), reductions, softmax, arg-reductions, sorts and scans along other dims, `cat` along later dims,
-//!     embeddings of row ids, convolutions and pooling of a batch, cross entropy of rows. Its other inputs are weights
-//!     (never dynamic) or one row broadcast to all (stride 0). Its outputs are dynamic: the row
-//!     dim must be outermost (only size-1 dims before it), so the valid elements stay a prefix.
-//!     The padding rows compute garbage that no valid row ever reads.
+//!     row dim), reductions, softmax, arg-reductions, sorts and scans along other dims, `cat`
+//!     along later dims, embeddings of row ids, convolutions and pooling of a batch, cross
+//!     entropy of rows. Its other inputs are weights (never dynamic), one row broadcast to all
+//!     (stride 0), or a `full` of the graph (filled at the bucket's size). Its outputs are
+//!     dynamic: the row dim must be outermost (only size-1 dims before it), so the valid elements
+//!     stay a prefix. The padding rows compute garbage that no valid row ever reads.
 //!   - *consuming rows*: a reduction or arg-reduction over the row dim, a softmax along it, a
 //!     product contracting it. The program first replaces the padding of the flat input by the
 //!     op's neutral value (`select(iota < n · c, x, fill)`: 0 for a sum or a product's factors,
-//!     1 for a product, -inf for a maximum or softmax, +inf for a minimum), with `n` a runtime
+//!     1 for a product, the dtype's least value for a maximum or softmax, its greatest for a
+//!     minimum), with `n` a runtime
 //!     argument. The result no longer has rows (a softmax keeps them: its padding is 0).
 //!
 //! Anything else is refused with the reason, and the graph runs with its exact shapes (compiled
