@@ -6,8 +6,10 @@ use crate::storage::Storage;
 use crate::Tensor;
 
 impl Tensor {
-    /// Marks dimension `dim` (for now only 0, the outermost) as varying between 1 and `max`, like
-    /// `torch._dynamo.mark_dynamic(t, 0, max=max)`, and returns the marked tensor.
+    /// Marks dimension `dim` as varying between 1 and `max`, like
+    /// `torch._dynamo.mark_dynamic(t, dim, max=max)`, and returns the marked tensor. `dim` must be
+    /// the outermost dimension of size above 1 (0, or the sequence of a `[1, seq, ...]` tensor):
+    /// its *rows* are then a prefix of the storage.
     ///
     /// On `xla`/`tpu` the rows are padded to the next power of two (at most `max`), and fused or
     /// compiled graphs run one program per bucket: every batch size from 1 to 512 compiles at most
@@ -25,16 +27,16 @@ impl Tensor {
     /// record gradients.
     pub fn mark_dynamic(&self, dim: usize, max: usize) -> Result<Tensor> {
         let shape = self.shape().clone();
-        if dim != 0 || shape.rank() == 0 {
+        if dim >= shape.rank() || shape.dims()[..dim].iter().any(|&d| d != 1) {
             return Err(Error::msg(format!(
-                "mark_dynamic: only dimension 0 (the outermost) can be dynamic, got dim {dim} of a tensor of shape {:?}",
+                "mark_dynamic: only the outermost dimension (after dims of size 1) can be dynamic, got dim {dim} of a tensor of shape {:?}",
                 shape.dims()
             )));
         }
-        let n = shape.dims()[0];
+        let n = shape.dims()[dim];
         if n == 0 || n > max {
             return Err(Error::msg(format!(
-                "mark_dynamic: dimension 0 of a tensor of shape {:?} has size {n}, outside the bound 1..={max}",
+                "mark_dynamic: dimension {dim} of a tensor of shape {:?} has size {n}, outside the bound 1..={max}",
                 shape.dims()
             )));
         }

@@ -175,12 +175,19 @@ fn mark_dynamic_checks_its_arguments() -> Result<()> {
     let x_cpu = randn(&[4, 3], 50);
     assert!(x_cpu.mark_dynamic(0, 8)?.dims() == [4, 3], "a cpu tensor is returned as it is");
     let err = x_cpu.mark_dynamic(1, 8).unwrap_err().to_string();
-    assert!(err.contains("only dimension 0"), "{err}");
+    assert!(err.contains("only the outermost dimension"), "{err}");
     let err = x_cpu.mark_dynamic(0, 3).unwrap_err().to_string();
     assert!(err.contains("outside the bound 1..=3") && err.contains("[4, 3]"), "{err}");
     let Some(dev) = xla() else { return Ok(()) };
     let x = x_cpu.to(dev)?;
     assert!(x.mark_dynamic(0, 2).is_err());
+    // The sequence of a batch of one.
+    for n in [3, 5] {
+        let s_cpu = randn(&[1, n, 4], 51 + n as u64);
+        let s = s_cpu.to(dev)?.mark_dynamic(1, 8)?;
+        let y = with_mode(Mode::Fused, || s.exp()?.softmax(-1, None)?.sum([1], false))?;
+        assert_same("sequence", &s_cpu.exp()?.softmax(-1, None)?.sum([1], false)?, &y);
+    }
     // A transposed view is copied first; marking twice keeps the same padding.
     let t = x.t()?.mark_dynamic(0, 4)?.mark_dynamic(0, 4)?;
     assert_same("transposed", &x_cpu.t()?.contiguous()?, &t);
