@@ -148,9 +148,18 @@ fn row_slices_run_with_exact_shapes() -> Result<()> {
 fn views_in_place_writes_and_eager_ops_on_dynamic_tensors() -> Result<()> {
     let _serial = serial();
     let Some(dev) = xla() else { return Ok(()) };
+    let refused = metrics().dynamic_refusals;
     for n in [1, 3, 4] {
         let x_cpu = randn(&[n, 5], 40 + n as u64);
         let x = x_cpu.to(dev)?.mark_dynamic(0, 16)?;
+        // Gathers and scatters within the rows.
+        let idx_cpu = x_cpu.abs()?.mul(3.0)?.to_dtype(DType::I64)?.clamp_max(4)?;
+        let idx = idx_cpu.to(dev)?.mark_dynamic(0, 16)?;
+        let (g, sc) = with_mode(Mode::Fused, || -> Result<_> {
+            Ok((x.gather(1, &idx)?, x.scatter_add(1, &idx, &x.exp()?)?))
+        })?;
+        assert_same("gather", &x_cpu.gather(1, &idx_cpu)?, &g);
+        assert_same("scatter_add", &x_cpu.scatter_add(1, &idx_cpu, &x_cpu.exp()?)?, &sc);
         // Columns of the rows and an in-place update, fused.
         let (cols, updated) = with_mode(Mode::Fused, || -> Result<_> {
             let cols = x.narrow(1, 1, 3)?.sigmoid()?;
@@ -166,6 +175,7 @@ fn views_in_place_writes_and_eager_ops_on_dynamic_tensors() -> Result<()> {
         assert_same("eager row", &x_cpu.select(0, -1)?, &x.select(0, -1)?.contiguous()?);
         assert_same("marked", &x_cpu, &x);
     }
+    assert_eq!(metrics().dynamic_refusals, refused, "a graph within the rows was refused");
     Ok(())
 }
 

@@ -9,8 +9,8 @@
 //!   (`q` view rows per row, covering all of them) and the other dims stay inside one view row;
 //! - every op either keeps rows apart, or consumes them under a mask:
 //!   - *keeping rows apart*: elementwise ops, a product of rows by a weight (or batched along the
-//!     row dim), reductions, softmax, arg-reductions, sorts and scans along other dims, `cat`
-//!     along later dims, embeddings of row ids, convolutions and pooling of a batch, cross
+//!     row dim), reductions, softmax, arg-reductions, sorts, scans, gathers and scatters along
+//!     other dims, `cat` along later dims, embeddings of row ids, convolutions and pooling of a batch, cross
 //!     entropy of rows. Its other inputs are weights (never dynamic), one row broadcast to all
 //!     (stride 0), or a `full` of the graph (filled at the bucket's size). Its outputs are
 //!     dynamic: the row dim must be outermost (only size-1 dims before it), so the valid elements
@@ -28,7 +28,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use oxtorch_core::ops::{ArgReduceOp, NnOp, Prim, ReduceOp, ShapeOp, SortOp, UnaryOp};
+use oxtorch_core::ops::{ArgReduceOp, IndexOp, NnOp, Prim, ReduceOp, ShapeOp, SortOp, UnaryOp};
 use oxtorch_core::{DType, Layout};
 
 use super::node::{Arg, Data, Node, Step};
@@ -105,6 +105,11 @@ fn keeps_rows(step: &Step, p: usize, ranks: &[usize]) -> Option<Vec<Role>> {
             // Only after the row dim: a `cat` before it (a `stack` of rows) would put its
             // inputs' padding between their valid rows.
             Prim::Shape(ShapeOp::Cat { dim, .. }) => (*dim > p).then(all_rows)?,
+            // Along another dim, an index only moves elements within its row (padding rows'
+            // garbage indices are clamped or dropped by XLA, within the padding rows).
+            Prim::Index(IndexOp::Gather { dim } | IndexOp::Scatter { dim, .. }) => {
+                (*dim != p).then(all_rows)?
+            }
             Prim::Sort(
                 SortOp::Sort { dim, .. }
                 | SortOp::TopK { dim, .. }
