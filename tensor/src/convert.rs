@@ -48,6 +48,15 @@ impl Tensor {
         Ok(t)
     }
 
+    /// This tensor when its storage holds exactly its elements, in order; else a contiguous copy.
+    pub(crate) fn exact(&self) -> Result<Tensor> {
+        if self.is_contiguous() && self.storage_offset() == 0 && self.numel() == self.storage().read().len() {
+            Ok(self.clone())
+        } else {
+            self.copy()
+        }
+    }
+
     /// The values on `device`, contiguous, without autograd history.
     fn move_to(&self, device: Device) -> Result<Tensor> {
         if device == self.device() {
@@ -55,14 +64,7 @@ impl Tensor {
         }
         if self.device().is_cpu() {
             // Upload one contiguous buffer holding exactly the view's elements.
-            let src = if self.is_contiguous()
-                && self.storage_offset() == 0
-                && self.numel() == self.storage().read().len()
-            {
-                self.clone()
-            } else {
-                self.copy()?
-            };
+            let src = self.exact()?;
             let cell = src.storage().read();
             let Storage::Cpu(host) = &*cell else {
                 return Err(Error::msg("internal error: a cpu tensor without host storage"));

@@ -48,14 +48,7 @@ impl Tensor {
                 "mark_dynamic: the tensor requires grad; mark the input data, before operations that record gradients",
             ));
         }
-        let src = if self.is_contiguous()
-            && self.storage_offset() == 0
-            && self.numel() == self.storage().read().len()
-        {
-            self.clone()
-        } else {
-            self.copy()?
-        };
+        let src = self.exact()?;
         let cell = src.storage().read();
         let Storage::Xla(storage) = &*cell else {
             return Err(Error::msg("internal error: a device tensor without device storage"));
