@@ -5,19 +5,14 @@
 mod xla_common;
 
 use oxtorch_backend_tpu::xla::{metrics, with_mode, Mode};
-use oxtorch_tensor::{manual_seed, DType, Result, Tensor};
-use xla_common::{assert_same, xla};
+use oxtorch_tensor::{DType, Device, Result, Tensor};
+use xla_common::{assert_same, randn, serial, xla};
 
-/// The counters are process-wide: one test at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn randn(shape: &[usize], seed: u64) -> Tensor {
-    manual_seed(seed);
-    Tensor::randn(shape.to_vec(), ()).unwrap()
+/// A seeded cpu tensor of `shape` and its copy on `dev` with `dim` marked dynamic up to `max`.
+fn marked(shape: &[usize], seed: u64, dev: Device, dim: usize, max: usize) -> Result<(Tensor, Tensor)> {
+    let cpu = randn(shape, seed);
+    let marked = cpu.to(dev)?.mark_dynamic(dim, max)?;
+    Ok((cpu, marked))
 }
 
 /// A small classifier head applied row by row: `softmax(gelu(x·W1ᵀ + b1)·W2)`.
@@ -34,8 +29,7 @@ fn every_batch_size_runs_the_program_of_its_bucket() -> Result<()> {
     // Warm the shapes that do not depend on the batch (uploads only, but be safe).
     let before = metrics();
     for n in 1..=40 {
-        let x_cpu = randn(&[n, 16], 10 + n as u64);
-        let x = x_cpu.to(dev)?.mark_dynamic(0, 64)?;
+        let (x_cpu, x) = marked(&[n, 16], 10 + n as u64, dev, 0, 64)?;
         assert_eq!(x.dims(), &[n, 16]);
         let y = with_mode(Mode::Fused, || head(&x, &w1, &b1, &w2))?;
         assert_same(&format!("batch {n}"), &head(&x_cpu, &w1_cpu, &b1_cpu, &w2_cpu)?, &y);
@@ -57,8 +51,7 @@ fn results_stay_dynamic_through_chained_steps() -> Result<()> {
     let w = w_cpu.to(dev)?;
     let before = metrics();
     for n in [5, 6, 7] {
-        let x_cpu = randn(&[n, 3, 6], 20 + n as u64);
-        let x = x_cpu.to(dev)?.mark_dynamic(0, 8)?;
+        let (x_cpu, x) = marked(&[n, 3, 6], 20 + n as u64, dev, 0, 8)?;
         // Step 1 (one program), step 2 reads its padded result (another), step 3 is eager.
         let h = with_mode(Mode::Fused, || -> Result<Tensor> {
             let h = x.matmul(&w)?.tanh()?;
@@ -87,8 +80,7 @@ fn ops_across_the_rows_mask_the_padding() -> Result<()> {
     // Padded row counts (not powers of two) that divide the 6 columns: a reduced row is then a
     // whole number of rows, so only the masks stand between the results and the padding.
     for n in [3, 6, 5] {
-        let x_cpu = randn(&[n, 6], 30 + n as u64);
-        let x = x_cpu.to(dev)?.mark_dynamic(0, 8)?;
+        let (x_cpu, x) = marked(&[n, 6], 30 + n as u64, dev, 0, 8)?;
         // The padding holds zeros; `log` and `1/x` turn them into -inf and inf first.
         let f = |x: &Tensor| -> Result<Vec<Tensor>> {
             let (l, r) = (x.abs()?.log()?, x.reciprocal()?);
@@ -120,8 +112,7 @@ fn row_slices_run_with_exact_shapes() -> Result<()> {
     let Some(dev) = xla() else { return Ok(()) };
     let before = metrics();
     for n in [3, 6, 5] {
-        let x_cpu = randn(&[n, 6], 30 + n as u64);
-        let x = x_cpu.to(dev)?.mark_dynamic(0, 8)?;
+        let (x_cpu, x) = marked(&[n, 6], 30 + n as u64, dev, 0, 8)?;
         let (r, first, shifted) = with_mode(Mode::Fused, || -> Result<_> {
             Ok((
                 x.narrow(0, 1, n - 1)?.mul(3.0)?,
@@ -150,8 +141,7 @@ fn views_in_place_writes_and_eager_ops_on_dynamic_tensors() -> Result<()> {
     let Some(dev) = xla() else { return Ok(()) };
     let refused = metrics().dynamic_refusals;
     for n in [1, 3, 4] {
-        let x_cpu = randn(&[n, 5], 40 + n as u64);
-        let x = x_cpu.to(dev)?.mark_dynamic(0, 16)?;
+        let (x_cpu, x) = marked(&[n, 5], 40 + n as u64, dev, 0, 16)?;
         // Gathers and scatters within the rows.
         let idx_cpu = x_cpu.abs()?.mul(3.0)?.to_dtype(DType::I64)?.clamp_max(4)?;
         let idx = idx_cpu.to(dev)?.mark_dynamic(0, 16)?;
@@ -193,8 +183,7 @@ fn mark_dynamic_checks_its_arguments() -> Result<()> {
     assert!(x.mark_dynamic(0, 2).is_err());
     // The sequence of a batch of one.
     for n in [3, 5] {
-        let s_cpu = randn(&[1, n, 4], 51 + n as u64);
-        let s = s_cpu.to(dev)?.mark_dynamic(1, 8)?;
+        let (s_cpu, s) = marked(&[1, n, 4], 51 + n as u64, dev, 1, 8)?;
         let y = with_mode(Mode::Fused, || s.exp()?.softmax(-1, None)?.sum([1], false))?;
         assert_same("sequence", &s_cpu.exp()?.softmax(-1, None)?.sum([1], false)?, &y);
     }

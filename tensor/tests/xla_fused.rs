@@ -6,23 +6,11 @@
 mod xla_common;
 
 use oxtorch_backend_tpu::xla::{self, metrics, with_mode, Mode};
-use oxtorch_tensor::{manual_seed, DType, Result, Tensor};
-use xla_common::{assert_same, xla};
-
-/// Tests that count programs run one at a time (the counters are process-wide).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
+use oxtorch_tensor::{DType, Result, Tensor};
+use xla_common::{assert_same, randn, serial, xla};
 
 fn fused_runs() -> u64 {
     metrics().fused_runs
-}
-
-fn randn(shape: &[usize], seed: u64) -> Tensor {
-    manual_seed(seed);
-    Tensor::randn(shape.to_vec(), ()).unwrap()
 }
 
 #[test]

@@ -9,7 +9,7 @@ mod xla_common;
 
 use oxtorch_backend_tpu::xla::{with_mode, Mode};
 use oxtorch_tensor::{manual_seed, DType, Device, Result, Tensor};
-use xla_common::{assert_same, xla};
+use xla_common::{assert_same, randn, xla};
 
 type Case = fn(&[Tensor]) -> Result<Vec<Tensor>>;
 
@@ -27,11 +27,6 @@ fn parity(name: &str, inputs: &[Tensor], f: Case) {
             assert_same(&format!("{name}[{i}] ({mode:?})"), c, x);
         }
     }
-}
-
-fn randn(shape: &[usize], seed: u64) -> Tensor {
-    manual_seed(seed);
-    Tensor::randn(shape.to_vec(), ()).unwrap()
 }
 
 fn ints(shape: &[usize], hi: i64, seed: u64) -> Tensor {

@@ -2,7 +2,7 @@
 //! `OXTORCH_PJRT_PLUGIN`, and the cpu-vs-xla comparison.
 #![allow(dead_code)]
 
-use oxtorch_tensor::{DType, Device, Tensor};
+use oxtorch_tensor::{manual_seed, DType, Device, Tensor};
 
 /// `xla:0`, or `None` (with a loud message) when `OXTORCH_PJRT_PLUGIN` is unset. `scripts/test.sh`
 /// always sets it, so these tests never skip there.
@@ -40,4 +40,18 @@ pub fn assert_same(what: &str, c: &Tensor, x: &Tensor) {
         let ok = if a.is_nan() { b.is_nan() } else { (a - b).abs() <= atol + rtol * a.abs() };
         assert!(ok, "{what}: element {i}: cpu {a} vs xla {b}\ncpu {cv:?}\nxla {xv:?}");
     }
+}
+
+/// A seeded standard-normal cpu tensor of `shape`.
+pub fn randn(shape: &[usize], seed: u64) -> Tensor {
+    manual_seed(seed);
+    Tensor::randn(shape.to_vec(), ()).unwrap()
+}
+
+/// Tests that read the process-wide counters (compiles, fused runs) run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds the lock of the tests that read the process-wide counters.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
