@@ -233,6 +233,68 @@ fn in_place_updates_across_steps_donate_and_stay_right() -> Result<()> {
     Ok(())
 }
 
+const ADAM_CHILD: &str = "OXTORCH_XLA_ADAM_CHILD";
+
+/// Run as a child process with `OXTORCH_DUMP_HLO`: one fused step of Adam's second moment and
+/// parameter update, the gradient coming from a matmul, checked against the cpu.
+#[test]
+fn child_adam_update() -> Result<()> {
+    if std::env::var_os(ADAM_CHILD).is_none() {
+        return Ok(());
+    }
+    let Some(dev) = xla() else { return Ok(()) };
+    let (a_cpu, b_cpu, p_cpu) = (randn(&[16, 4], 30), randn(&[4, 32], 31), randn(&[16, 32], 32));
+    let v_cpu = randn(&[16, 32], 33).abs()?;
+    let (a, b, p, v) = (a_cpu.to(dev)?, b_cpu.to(dev)?, p_cpu.to(dev)?, v_cpu.to(dev)?);
+    let step = |a: &Tensor, b: &Tensor, p: &Tensor, v: &Tensor| -> Result<()> {
+        let g = a.matmul(b)?;
+        v.mul_(0.999)?.add_(&g.mul(&g)?.mul(0.001)?)?;
+        p.sub_(&g.div(&v.sqrt()?.div(0.5)?.add(1e-8)?)?.mul(0.01)?)?;
+        Ok(())
+    };
+    xla::compile(|| step(&a, &b, &p, &v))??;
+    step(&a_cpu, &b_cpu, &p_cpu, &v_cpu)?;
+    assert_same("p", &p_cpu, &p);
+    assert_same("v", &v_cpu, &v);
+    Ok(())
+}
+
+/// An optimizer's elementwise update, scalar operands included, runs on the flat buffers: the
+/// fused program reshapes only around the matmul. A reshape between a donated state and its new
+/// value made XLA recompute the update inside the parameter's and copy the state (3 extra copies
+/// in the MLP training step).
+#[test]
+fn an_optimizer_update_runs_on_flat_buffers() {
+    if xla().is_none() || std::env::var_os(ADAM_CHILD).is_some() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("oxtorch-adam-dump-{}", std::process::id()));
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_adam_update", "--test-threads", "1", "--nocapture"])
+        .env(ADAM_CHILD, "1")
+        .env("OXTORCH_DUMP_HLO", dir.join("dump"))
+        .env("OXTORCH_XLA_CACHE_DIR", dir.join("cache"))
+        .output()
+        .unwrap();
+    let programs: Vec<String> = std::fs::read_dir(dir.join("dump"))
+        .map(|d| d.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok()).collect())
+        .unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let step: Vec<&String> = programs.iter().filter(|p| p.contains("stablehlo.dot_general")).collect();
+    assert_eq!(step.len(), 1, "one fused program holds the matmul: {programs:#?}");
+    // The two operands of the matmul, and its result (a scalar operand's 1-element buffer is
+    // read as a 0-d value: not a reshape of a block).
+    let reshapes =
+        step[0].lines().filter(|l| l.contains("stablehlo.reshape") && !l.contains("(tensor<1xf32>)")).count();
+    assert_eq!(reshapes, 3, "reshapes outside the matmul:\n{}", step[0]);
+}
+
 #[test]
 fn a_long_pending_chain_dropped_unread_is_freed_without_recursion() -> Result<()> {
     let Some(dev) = xla() else { return Ok(()) };

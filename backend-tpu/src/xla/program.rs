@@ -70,7 +70,7 @@ pub(crate) fn emit_prim(
     may_run_flat: bool,
 ) -> Result<Vec<Value>> {
     let values: Vec<Value> = if may_run_flat && runs_flat(prim, inputs) {
-        inputs.iter().zip(flat).zip(starts).map(|((i, a), s)| dense_block(b, a, i.layout, *s)).collect()
+        inputs.iter().zip(flat).zip(starts).map(|((i, a), s)| flat_operand(b, a, i.layout, *s)).collect()
     } else {
         inputs.iter().zip(flat).zip(starts).map(|((i, a), s)| materialize(b, a, i.layout, *s)).collect()
     };
@@ -82,14 +82,15 @@ pub(crate) fn emit_prim(
     Ok(outputs.iter().map(|v| flatten(b, v)).collect())
 }
 
-/// Whether `prim` is elementwise and its inputs are dense row-major blocks of one shape: it can
-/// then run on the flat blocks as they are, with no reshape around it. That lets XLA write a
-/// donated buffer in place: a reshape between a parameter and its new value (an optimizer's
-/// state updated with `mul_`/`add_`) made XLA copy the parameter first.
+/// Whether `prim` is elementwise and its inputs are dense row-major blocks of one shape, or single
+/// values broadcast to that shape (a scalar operand): it can then run on the flat blocks as they
+/// are, with no reshape around it. That lets XLA write a donated buffer in place: a reshape
+/// between a parameter and its new value (an optimizer's state updated with `mul_`/`add_`) made
+/// XLA copy the parameter first.
 ///
-/// Fused programs run flat only the ops that read program arguments (or other flat ops): a flat
-/// op right after a matmul lets XLA fuse the two into an output fusion that wants the weight
-/// transposed, copying it on every call (a 3x slower decode step).
+/// Fused programs run flat only the ops that read program arguments (or other flat ops), and the
+/// ops only flat ops read: a flat op right after a matmul lets XLA fuse the two into an output
+/// fusion that wants the weight transposed, copying it on every call (a 3x slower decode step).
 pub(crate) fn runs_flat(prim: &Prim, inputs: &[Input<'_>]) -> bool {
     let elementwise = match prim {
         // Softmax normalises along a dim: not elementwise.
@@ -97,11 +98,32 @@ pub(crate) fn runs_flat(prim: &Prim, inputs: &[Input<'_>]) -> bool {
         Prim::Binary(_) | Prim::Compare(_) | Prim::Where | Prim::Cast(_) | Prim::Copy => true,
         _ => false,
     };
+    let Some(first) = inputs.first() else { return false };
     elementwise
-        && inputs.first().is_some_and(|first| {
-            first.layout.numel() > 0
-                && inputs.iter().all(|i| i.layout.is_contiguous() && i.layout.dims() == first.layout.dims())
+        && first.layout.numel() > 0
+        && inputs.iter().any(|i| i.layout.is_contiguous())
+        && inputs.iter().all(|i| {
+            i.layout.dims() == first.layout.dims() && (i.layout.is_contiguous() || is_splat(i.layout))
         })
+}
+
+/// Whether every element of the view is the same storage element (a 0-d value broadcast).
+fn is_splat(layout: &Layout) -> bool {
+    layout.dims().iter().zip(layout.strides()).all(|(&d, &s)| d == 1 || s == 0)
+}
+
+/// An operand of a flat elementwise op (see [`runs_flat`]): a dense view's block, or a broadcast
+/// value's element repeated to the block's length.
+fn flat_operand(b: &mut FunctionBuilder, flat: &Value, layout: &Layout, start: Option<&Value>) -> Value {
+    if layout.is_contiguous() {
+        return dense_block(b, flat, layout, start);
+    }
+    let one = match start {
+        Some(s) => dynamic_slice_1d(b, flat, s, 1),
+        None => slice_1d(b, flat, layout.offset(), 1),
+    };
+    let scalar = reshape(b, &one, &[]);
+    b.broadcast_scalar(&scalar, &[layout.numel() as i64])
 }
 
 /// The `layout.numel()` elements of a contiguous view, as a 1-D value (the buffer itself when the
@@ -217,7 +239,14 @@ pub(crate) fn emit_copy(
     flat: [&Value; 2],
     starts: [Option<&Value>; 2],
 ) -> Result<Value> {
-    let mut values = materialize(b, flat[1], src.layout, starts[1]);
+    // Dense onto dense of one shape (an in-place update's result): the flat block as it is.
+    let dense =
+        dst.layout.is_contiguous() && src.layout.is_contiguous() && dst.layout.dims() == src.layout.dims();
+    let mut values = if dense {
+        dense_block(b, flat[1], src.layout, starts[1])
+    } else {
+        materialize(b, flat[1], src.layout, starts[1])
+    };
     if src.dtype != dst.dtype {
         values = lower(b, &Prim::Cast(dst.dtype), &[values])?.swap_remove(0);
     }

@@ -217,22 +217,10 @@ impl Plan {
     pub(super) fn program_text(&self, order: &[Arc<Node>]) -> crate::pjrt::Result<(String, usize)> {
         let (mut b, args) = FunctionBuilder::new(&self.arg_types);
         let mut values: Vec<Vec<Value>> = Vec::with_capacity(order.len());
-        // Which nodes are elementwise chains from program arguments (see `program::runs_flat`).
-        let mut flat_chain: Vec<bool> = Vec::with_capacity(order.len());
+        let flat_nodes = self.flat_nodes(order);
         for (i, (node, (views, scalar))) in order.iter().zip(&self.slots).enumerate() {
             let node_args = node.args();
-            let layouts: Vec<(&Layout, DType, usize)> = node_args
-                .iter()
-                .filter_map(|a| match a {
-                    Arg::View { layout, dtype, len, .. } => Some((layout, *dtype, *len)),
-                    Arg::Scalar(..) => None,
-                })
-                .enumerate()
-                .map(|(j, (layout, dtype, len))| {
-                    let (layout, len) = self.view(i, j, layout, len);
-                    (layout, dtype, len)
-                })
-                .collect();
+            let layouts = self.layouts(i, &node_args);
             let inputs: Vec<Input<'_>> =
                 layouts.iter().map(|&(layout, dtype, len)| Input { dtype, len, layout }).collect();
             let mut flat: Vec<Value> = Vec::with_capacity(views.len());
@@ -264,16 +252,8 @@ impl Plan {
                 });
             }
             let starts: Vec<Option<&Value>> = views.iter().map(|s| s.offset_arg.map(|k| &args[k])).collect();
-            let from_args = views.iter().any(|s| match s.source {
-                Source::Arg(_) => true,
-                Source::Node { at, .. } => flat_chain[at],
-            });
-            flat_chain.push(match &node.step {
-                Step::Prim(prim) => from_args && program::runs_flat(prim, &inputs),
-                _ => from_args,
-            });
             let outs = match &node.step {
-                Step::Prim(prim) => program::emit_prim(&mut b, prim, &inputs, &flat, &starts, from_args)?,
+                Step::Prim(prim) => program::emit_prim(&mut b, prim, &inputs, &flat, &starts, flat_nodes[i])?,
                 Step::CopyInto => {
                     vec![program::emit_copy(
                         &mut b,
@@ -298,6 +278,70 @@ impl Plan {
         let aliases = if donation_enabled() { self.aliases(order, &results) } else { Vec::new() };
         let donated = aliases.len();
         Ok((b.finish_aliased(&results, &aliases), donated))
+    }
+
+    /// Node `i`'s view inputs as the program reads them: layout, dtype and storage length.
+    fn layouts<'a>(&'a self, i: usize, node_args: &'a [Arg]) -> Vec<(&'a Layout, DType, usize)> {
+        node_args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::View { layout, dtype, len, .. } => Some((layout, *dtype, *len)),
+                Arg::Scalar(..) => None,
+            })
+            .enumerate()
+            .map(|(j, (layout, dtype, len))| {
+                let (layout, len) = self.view(i, j, layout, len);
+                (layout, dtype, len)
+            })
+            .collect()
+    }
+
+    /// Which nodes run on flat blocks, with no reshape around them (see `program::runs_flat`):
+    /// elementwise chains from program arguments (an optimizer's state updated in place), and the
+    /// elementwise ops whose every reader is such a node (the `g·g` term of Adam's second moment,
+    /// read by the flat state update). Reshapes between the two made XLA recompute the state's
+    /// update inside the parameter's and copy the donated state for it. An op read by a matmul
+    /// stays shaped: a flat op next to a matmul lets XLA build an output fusion that wants the
+    /// weight transposed.
+    fn flat_nodes(&self, order: &[Arc<Node>]) -> Vec<bool> {
+        let elementwise: Vec<bool> = order
+            .iter()
+            .enumerate()
+            .map(|(i, node)| match &node.step {
+                Step::Prim(prim) => {
+                    let node_args = node.args();
+                    let layouts = self.layouts(i, &node_args);
+                    let inputs: Vec<Input<'_>> =
+                        layouts.iter().map(|&(layout, dtype, len)| Input { dtype, len, layout }).collect();
+                    program::runs_flat(prim, &inputs)
+                }
+                _ => false,
+            })
+            .collect();
+        // Forward: chains from program arguments (other steps pass their arguments' flatness on).
+        let mut flat = Vec::with_capacity(order.len());
+        for (i, node) in order.iter().enumerate() {
+            let from_args = self.slots[i].0.iter().any(|s| match s.source {
+                Source::Arg(_) => true,
+                Source::Node { at, .. } => flat[at],
+            });
+            flat.push(from_args && (elementwise[i] || !matches!(node.step, Step::Prim(_))));
+        }
+        // Backward: elementwise ops read only by flat ones.
+        let mut readers: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
+        for (i, (views, _)) in self.slots.iter().enumerate() {
+            for s in views {
+                if let Source::Node { at, .. } = s.source {
+                    readers[at].push(i);
+                }
+            }
+        }
+        for i in (0..order.len()).rev() {
+            if !flat[i] && elementwise[i] && !readers[i].is_empty() {
+                flat[i] = readers[i].iter().all(|&r| flat[r] && matches!(order[r].step, Step::Prim(_)));
+            }
+        }
+        flat
     }
 }
 
