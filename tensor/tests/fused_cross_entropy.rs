@@ -90,7 +90,10 @@ fn fused_gradient_is_differentiable_again() -> Result<()> {
         };
         let a = gg(&x, x.cross_entropy(&t, None, 4, "mean", 0.0)?)?;
         let b = gg(&x2, composed(&x2, &t, 4, "mean")?)?;
-        close(&a, &b, 1e-6, 1e-12, &format!("{dtype:?}: second derivative"));
+        // f32: both second derivatives lie within 5e-6 of the f64 value (measured: 1.2e-6 and
+        // 5.2e-6 off it, the composition's log-softmax holding its maximum out of the graph).
+        let rtol = if dtype == DType::F32 { 1e-5 } else { 1e-12 };
+        close(&a, &b, rtol, 1e-12, &format!("{dtype:?}: second derivative"));
     }
     Ok(())
 }

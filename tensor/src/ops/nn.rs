@@ -30,9 +30,11 @@ pub(crate) fn spread(op: &str, name: &str, v: &[usize], n: usize) -> Result<Vec<
 }
 
 /// Softmax along the last dim of a float tensor: `exp(x - amax) / sum`; rows that are all `-inf`
-/// give zeros (torch's `_safe_softmax`, used by attention).
+/// give zeros (torch's `_safe_softmax`, used by attention). The shift by the maximum is cut from
+/// the graph: the value does not depend on it, so its gradient is zero and computing it would
+/// cost several passes over the scores.
 pub(crate) fn safe_softmax_last(x: &Tensor) -> Result<Tensor> {
-    let m = x.amax(-1, true)?;
+    let m = x.amax(-1, true)?.detach();
     let finite_m = m.isinf_neg()?.where_self(0.0, &m)?;
     let e = x.sub(&finite_m)?.exp()?;
     let s = e.sum(-1, true)?;
@@ -46,9 +48,11 @@ impl Tensor {
         self.eq(f64::NEG_INFINITY)
     }
 
-    /// Log-softmax along `dim` (float input), `x - amax - log(sum(exp(x - amax)))`.
+    /// Log-softmax along `dim` (float input), `x - amax - log(sum(exp(x - amax)))`. The maximum is
+    /// a shift the value does not depend on: cut from the graph (its gradient is zero), so the
+    /// backward pass is torch's `g - softmax · sum(g)` with no pass for the maximum's gradient.
     pub(crate) fn log_softmax_dim(&self, dim: isize) -> Result<Tensor> {
-        let m = self.amax(dim, true)?;
+        let m = self.amax(dim, true)?.detach();
         let m = m.isinf_neg()?.logical_or(&m.eq(f64::INFINITY)?)?.where_self(0.0, &m)?;
         let shifted = self.sub(&m)?;
         shifted.sub(&shifted.exp()?.sum(dim, true)?.log()?)

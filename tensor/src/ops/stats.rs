@@ -123,7 +123,8 @@ impl Tensor {
         if x.numel() == 0 {
             return x.exp()?.sum(dims, keepdim)?.log()?.to_dtype(dt);
         }
-        let m = x.amax(dims.clone(), true)?;
+        // The shift: the value does not depend on it, so it is cut from the graph.
+        let m = x.amax(dims.clone(), true)?.detach();
         let m = m.abs()?.eq(f64::INFINITY)?.where_self(0.0, &m)?;
         let s = x.sub(&m)?.exp()?.sum(dims, keepdim)?.log()?;
         let m = Self::finish_reduction(m, &wrapped, keepdim)?;

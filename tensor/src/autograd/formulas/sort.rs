@@ -39,7 +39,7 @@ pub(super) fn backward(op: &SortOp, ctx: &Ctx, g: &Tensor) -> Result<Vec<Option<
             // x_i's gradient is sum_{k >= i} g_k exp(x_i - y_k), shifted by the slice maximum for range.
             let d = *dim as isize;
             let (x, y) = (ctx.input(0)?, ctx.output(0)?);
-            let m = x.amax([d], true)?;
+            let m = x.amax([d], true)?.detach();
             let inner = reverse_cumsum(&g.mul(m.sub(&y)?.exp()?)?, d)?;
             Ok(vec![Some(inner.mul(x.sub(&m)?.exp()?)?)])
         }
