@@ -6,7 +6,7 @@
 //!
 //! [`lower`] is the one entry point: it dispatches each [`oxtorch_core::ops::Prim`] family to its
 //! file (`elementwise`/`unary`/`binary`/`softmax`, `cast` for where/cast/copy/full, `reduce`,
-//! `matmul`, `shape`, `index`, `nn`, `sort`), built on the typed helpers of `emit`. Every lowering
+//! `matmul`, `shape`, `index`, `nn` and `cross_entropy`, `sort`), built on the typed helpers of `emit`. Every lowering
 //! follows the CPU backend's semantics (which are torch's); a prim whose output size depends on the
 //! data, or whose result among ties follows an unstable C++ algorithm (topk, kthvalue, mode), or a
 //! dtype the CPU backend refuses, returns [`crate::pjrt::Error::Unsupported`] instead of a program.
@@ -14,6 +14,7 @@
 mod binary;
 mod builder;
 mod cast;
+mod cross_entropy;
 mod elementwise;
 mod emit;
 mod index;

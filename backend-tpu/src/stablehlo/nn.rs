@@ -27,11 +27,12 @@ pub fn lower_nn(b: &mut FunctionBuilder, op: &NnOp, inputs: &[Value]) -> Result<
     };
     match op {
         NnOp::Embedding => Ok(vec![embedding(b, x, &inputs[1])?]),
+        NnOp::CrossEntropy { ignore_index } => super::cross_entropy::forward(b, x, &inputs[1], *ignore_index),
+        NnOp::CrossEntropyBackward { ignore_index } => {
+            Ok(vec![super::cross_entropy::backward(b, inputs, *ignore_index)?])
+        }
         // CPU-only fused kernels (the tensor layer composes them from other prims on devices).
-        NnOp::CrossEntropy { .. }
-        | NnOp::CrossEntropyBackward { .. }
-        | NnOp::GeluTanhBackward
-        | NnOp::Conv2d { .. } => {
+        NnOp::GeluTanhBackward | NnOp::Conv2d { .. } => {
             Err(Error::Unsupported(format!("\"{}\" is fused on the CPU only", op.name())))
         }
         NnOp::Im2col { kernel, stride, padding, dilation } => {

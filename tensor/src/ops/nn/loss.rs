@@ -2,7 +2,7 @@
 //! `ignore_index`, `label_smoothing` and torch's weighted-mean rule.
 
 use oxtorch_core::ops::{NnOp, Prim};
-use oxtorch_core::{DType, Device, Error, Result};
+use oxtorch_core::{DType, Error, Result};
 
 use crate::dispatch::apply1;
 use crate::ops::linalg::opmath;
@@ -48,9 +48,10 @@ fn check_target_values(target: &Tensor, c: usize, ignore_index: i64) -> Result<T
 }
 
 impl Tensor {
-    /// Cross-entropy of `[N, C]` logits against int64 class indices as one fused CPU prim
-    /// ([`NnOp::CrossEntropy`]): the same values as `log_softmax` + `nll_loss`, with one read of the
-    /// logits forward and one read and write backward instead of about ten full-size passes.
+    /// Cross-entropy of `[N, C]` logits against int64 class indices as one fused prim
+    /// ([`NnOp::CrossEntropy`], a CPU kernel and an XLA lowering): the same values as
+    /// `log_softmax` + `nll_loss`, with one read of the logits forward and one read and write
+    /// backward instead of about ten full-size passes.
     fn cross_entropy_rows(&self, target: &Tensor, ignore_index: i64, reduction: &str) -> Result<Tensor> {
         let (_, c) = self.check_class_target(target)?;
         let valid = check_target_values(target, c, ignore_index)?;
@@ -186,12 +187,7 @@ impl Tensor {
         if !matches!(reduction, "none" | "mean" | "sum") {
             return Err(Error::msg(format!("{reduction} is not a valid value for reduction")));
         }
-        if self.rank() == 2
-            && self.device() == Device::Cpu
-            && target.dtype() == DType::I64
-            && weight.is_none()
-            && label_smoothing == 0.0
-        {
+        if self.rank() == 2 && target.dtype() == DType::I64 && weight.is_none() && label_smoothing == 0.0 {
             return self.cross_entropy_rows(target, ignore_index, reduction);
         }
         let cdim: isize = if self.rank() == 1 { 0 } else { 1 };
