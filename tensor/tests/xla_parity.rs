@@ -172,46 +172,56 @@ fn nn_ops() {
     });
 }
 
-/// The fused cross-entropy prim on the device: losses under every reduction and the logits'
-/// gradient, with an in-range `ignore_index`, the default one, rows holding NaN and ±inf, a class
-/// count that is not a vector multiple, and the strided `[:, :-1]` logits of a language model.
+/// The fused cross-entropy prim on the device (never a host fallback): losses under every
+/// reduction and the logits' gradient, f32 and f64, with an in-range `ignore_index` and the
+/// default one, rows holding NaN and ±inf (one of them ignored), a class count that is not a
+/// vector multiple, and the strided `[:, :-1]` logits of a language model.
 #[test]
 fn cross_entropy_losses_and_gradients() {
     let Some(dev) = xla() else { return };
-    manual_seed(40);
-    let raw = randn(&[3, 8, 37], 41).mul(4.0).unwrap();
-    let mut vals = raw.to_vec::<f32>().unwrap();
-    vals[37] = f32::NAN; // row 1
+    let fallbacks = || {
+        let m = oxtorch_backend_tpu::xla::metrics();
+        ["cross_entropy", "cross_entropy_backward"].map(|k| m.host_fallbacks.get(k).copied().unwrap_or(0))
+    };
+    let before = fallbacks();
+    let mut vals = randn(&[3, 8, 37], 41).mul(4.0).unwrap().to_vec::<f32>().unwrap();
+    vals[37] = f32::NAN; // logits row 1, ignored below
+    vals[(8 + 3) * 37 + 9] = f32::NAN; // row 10
     vals[2 * 37 + 5] = f32::INFINITY; // row 2
     vals[3 * 37 + 6] = f32::NEG_INFINITY; // row 3: one -inf logit is fine
     let raw = Tensor::from_vec(vals, [3, 8, 37]).unwrap();
     let targets = ints(&[3, 7], 37, 42).to_vec::<i64>().unwrap();
-    for ignore in [-100i64, 2] {
-        let mut t = targets.clone();
-        t[4] = ignore;
-        t[9] = 2;
-        let t = Tensor::from_vec(t, [21]).unwrap();
-        for reduction in ["none", "mean", "sum"] {
-            let run = |x: &Tensor, t: &Tensor| -> Result<(Tensor, Tensor)> {
-                let x = x.detach().requires_grad_(true)?;
-                let logits = x.narrow(1, 0, 7)?.reshape([21, 37])?;
-                let loss = logits.cross_entropy(t, None, ignore, reduction, 0.0)?;
-                let w = Tensor::arange(loss.numel() as i64, (DType::F32, loss.device()))?
-                    .reshape(loss.dims().to_vec())?
-                    .add(1.0)?;
-                loss.mul(&w)?.sum_all()?.backward()?;
-                Ok((loss, x.grad().expect("a gradient")))
-            };
-            let (loss_c, grad_c) = run(&raw, &t).unwrap();
-            for mode in [Mode::Eager, Mode::Fused] {
-                let what = format!("cross_entropy ignore={ignore} {reduction} ({mode:?})");
-                let (loss_x, grad_x) = with_mode(mode, || run(&raw.to(dev)?, &t.to(dev)?))
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert_same(&format!("{what}: loss"), &loss_c, &loss_x);
-                assert_same(&format!("{what}: grad"), &grad_c, &grad_x);
+    for dtype in [DType::F32, DType::F64] {
+        let raw = raw.to_dtype(dtype).unwrap();
+        for ignore in [-100i64, 2] {
+            let mut t = targets.clone();
+            t[1] = ignore;
+            t[4] = ignore;
+            t[9] = 2;
+            let t = Tensor::from_vec(t, [21]).unwrap();
+            for reduction in ["none", "mean", "sum"] {
+                let run = |x: &Tensor, t: &Tensor| -> Result<(Tensor, Tensor)> {
+                    let x = x.detach().requires_grad_(true)?;
+                    let logits = x.narrow(1, 0, 7)?.reshape([21, 37])?;
+                    let loss = logits.cross_entropy(t, None, ignore, reduction, 0.0)?;
+                    let w = Tensor::arange(loss.numel() as i64, (dtype, loss.device()))?
+                        .reshape(loss.dims().to_vec())?
+                        .add(1.0)?;
+                    loss.mul(&w)?.sum_all()?.backward()?;
+                    Ok((loss, x.grad().expect("a gradient")))
+                };
+                let (loss_c, grad_c) = run(&raw, &t).unwrap();
+                for mode in [Mode::Eager, Mode::Fused] {
+                    let what = format!("cross_entropy {dtype:?} ignore={ignore} {reduction} ({mode:?})");
+                    let (loss_x, grad_x) = with_mode(mode, || run(&raw.to(dev)?, &t.to(dev)?))
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_same(&format!("{what}: loss"), &loss_c, &loss_x);
+                    assert_same(&format!("{what}: grad"), &grad_c, &grad_x);
+                }
             }
         }
     }
+    assert_eq!(fallbacks(), before, "cross_entropy fell back to the host");
 }
 
 #[test]
