@@ -121,5 +121,23 @@ fn fused_edge_cases() -> Result<()> {
     let a = inf.cross_entropy(&ok, None, -100, "none", 0.0)?.to_f64_vec()?;
     let b = composed(&inf, &ok, -100, "none")?.to_f64_vec()?;
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    // Ignored rows holding NaN or +inf: loss 0 and a NaN gradient row, as torch 2.x gives
+    // (`0 - softmax · 0` in its log-softmax backward); the kept row's gradient is
+    // `softmax - onehot`.
+    let x = Tensor::from_slice(&[f32::NAN, 1.0, 2.0, 0.5, 1.0, 2.0, f32::INFINITY, 0.0, 1.0], [3, 3])?
+        .requires_grad_(true)?;
+    let t = Tensor::from_slice(&[-100i64, 1, -100], [3])?;
+    let loss = x.cross_entropy(&t, None, -100, "none", 0.0)?;
+    let l = loss.to_f64_vec()?;
+    assert_eq!((l[0], l[2]), (0.0, 0.0));
+    loss.sum_all()?.backward()?;
+    let g = x.grad().unwrap().to_f64_vec()?;
+    assert!(g[..3].iter().chain(&g[6..]).all(|v| v.is_nan()), "{g:?}");
+    let e = [0.5f64.exp(), 1.0f64.exp(), 2.0f64.exp()];
+    let s: f64 = e.iter().sum();
+    let want = [e[0] / s, e[1] / s - 1.0, e[2] / s]; // torch: 0.1402, -0.7688, 0.6285
+    for (i, w) in want.iter().enumerate() {
+        assert!((g[3 + i] - w).abs() < 1e-6, "kept row {i}: {} vs {w}", g[3 + i]);
+    }
     Ok(())
 }

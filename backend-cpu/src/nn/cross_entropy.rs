@@ -102,7 +102,8 @@ fn check_targets(t: &[i64], c: usize, ignore_index: i64) -> Result<()> {
     }
 }
 
-/// `(softmax(x) - onehot(t)) * g` for `(logits, target, stats, grad)`, zero rows where ignored.
+/// `(softmax(x) - onehot(t)) * g` for `(logits, target, stats, grad)`; an ignored row is
+/// `softmax(x) * 0` (zero, NaN where the softmax is NaN, as torch's composition gives).
 pub fn backward(x: Operand, t: Operand, stats: Operand, g: Operand, ignore_index: i64) -> Result<CpuStorage> {
     match (x.0, stats.0, g.0) {
         (CpuStorage::F32(v), CpuStorage::F32(s), CpuStorage::F32(gv)) => {
@@ -175,11 +176,16 @@ fn backward_row<T: Float>(
     g: T,
     ignore_index: i64,
 ) {
+    let (max, log_sum, g) = (max.to_acc(), log_sum.to_acc(), g.to_acc());
     if t == ignore_index {
-        out.fill(MaybeUninit::new(T::ZERO));
+        // torch's log-softmax gradient of a zero row, `0 - softmax(x) · 0`: zero, or NaN where
+        // the row's softmax is NaN (a NaN or +inf logit).
+        crate::simd::map1(x, out, move |v: T| {
+            let logp = T::from_acc((v.to_acc() - max) - log_sum);
+            T::from_acc(logp.to_acc().exp_fast() * T::Acc::from_f64(0.0))
+        });
         return;
     }
-    let (max, log_sum, g) = (max.to_acc(), log_sum.to_acc(), g.to_acc());
     crate::simd::map1(x, out, move |v: T| {
         let logp = T::from_acc((v.to_acc() - max) - log_sum);
         T::from_acc(logp.to_acc().exp_fast() * g)

@@ -75,8 +75,8 @@ pub fn forward(b: &mut FunctionBuilder, x: &Value, t: &Value, ignore_index: i64)
     Ok(vec![loss, stats])
 }
 
-/// `(softmax(x) - onehot(t)) * g` for inputs `(logits [N, C], target [N], stats [N, 2], g [N])`,
-/// zero rows where ignored (whatever the logits hold).
+/// `(softmax(x) - onehot(t)) * g` for inputs `(logits [N, C], target [N], stats [N, 2], g [N])`;
+/// an ignored row is `softmax(x) * 0`, as on the CPU.
 pub fn backward(b: &mut FunctionBuilder, inputs: &[Value], ignore_index: i64) -> Result<Value> {
     let [x, t, stats, g] = inputs else {
         return Err(Error::InvalidArgument(format!(
@@ -117,9 +117,12 @@ pub fn backward(b: &mut FunctionBuilder, inputs: &[Value], ignore_index: i64) ->
     let t2 = b.broadcast(&t2, &dims, &[0, 1]);
     let hit = b.compare("EQ", &classes, &t2);
     let out = b.select(&hit, &hit_minus, &pg);
+    // An ignored row is torch's log-softmax gradient of a zero row, `0 - softmax(x) · 0`: zero,
+    // or NaN where the row's softmax is NaN.
     let skip = ignored(b, t, c, ignore_index);
     let skip = b.reshape(&skip, &[n, 1]);
     let skip = b.broadcast(&skip, &dims, &[0, 1]);
     let zero = b.splat(x.ty(), 0.0);
-    Ok(b.select(&skip, &zero, &out))
+    let p0 = b.same("stablehlo.multiply", &[&p, &zero]);
+    Ok(b.select(&skip, &p0, &out))
 }

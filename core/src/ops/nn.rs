@@ -83,8 +83,8 @@ pub enum NnOp {
         ignore_index: i64,
     },
     /// The gradient of [`NnOp::CrossEntropy`]'s losses: inputs `(logits [N, C], target [N] i64,
-    /// stats [N, 2], grad [N])`, output `[N, C]` `(softmax(x) - onehot(t)) * grad` (zero rows where
-    /// ignored).
+    /// stats [N, 2], grad [N])`, output `[N, C]` `(softmax(x) - onehot(t)) * grad`; an ignored row
+    /// is `softmax(x) * 0` (zero, NaN where the softmax is NaN, as torch's composition gives).
     CrossEntropyBackward {
         /// target value whose rows are left out
         ignore_index: i64,
