@@ -141,3 +141,27 @@ fn fused_edge_cases() -> Result<()> {
     }
     Ok(())
 }
+
+/// Rows holding +inf, all -inf or NaN give NaN losses and NaN gradient rows in both paths (the
+/// fused one, and the composition that label smoothing takes), as torch 2.x gives; a finite row
+/// keeps torch's values (from `torch.nn.functional.cross_entropy`, printed to 4 places).
+#[test]
+fn non_finite_rows_follow_torch() -> Result<()> {
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    let vals = [inf, 0.0, 1.0, -inf, -inf, -inf, 0.5, 1.0, nan, 1.0, 2.0, 3.0];
+    let t = Tensor::from_slice(&[1i64, 0, 2, 1], [4])?;
+    for (smoothing, want_grad) in [(0.0, [0.0900, -0.7553, 0.6652]), (0.1, [0.0567, -0.6886, 0.6319])] {
+        let x = Tensor::from_slice(&vals, [4, 3])?.requires_grad_(true)?;
+        let loss = x.cross_entropy(&t, None, -100, "none", smoothing)?;
+        let l = loss.to_f64_vec()?;
+        assert!(l[..3].iter().all(|v| v.is_nan()), "smoothing {smoothing}: {l:?}");
+        assert!((l[3] - 1.4076).abs() < 1e-4, "smoothing {smoothing}: {l:?}");
+        loss.sum_all()?.backward()?;
+        let g = x.grad().unwrap().to_f64_vec()?;
+        assert!(g[..9].iter().all(|v| v.is_nan()), "smoothing {smoothing}: {g:?}");
+        for (i, w) in want_grad.iter().enumerate() {
+            assert!((g[9 + i] - w).abs() < 1e-4, "smoothing {smoothing}: {g:?}");
+        }
+    }
+    Ok(())
+}

@@ -48,12 +48,12 @@ impl Tensor {
         self.eq(f64::NEG_INFINITY)
     }
 
-    /// Log-softmax along `dim` (float input), `x - amax - log(sum(exp(x - amax)))`. The maximum is
-    /// a shift the value does not depend on: cut from the graph (its gradient is zero), so the
+    /// Log-softmax along `dim` (float input), `x - amax - log(sum(exp(x - amax)))`, as torch's
+    /// kernel computes it: a row holding NaN or +inf, or all -inf, is all NaN. The maximum is a
+    /// shift the value does not depend on: cut from the graph (its gradient is zero), so the
     /// backward pass is torch's `g - softmax · sum(g)` with no pass for the maximum's gradient.
     pub(crate) fn log_softmax_dim(&self, dim: isize) -> Result<Tensor> {
         let m = self.amax(dim, true)?.detach();
-        let m = m.isinf_neg()?.logical_or(&m.eq(f64::INFINITY)?)?.where_self(0.0, &m)?;
         let shifted = self.sub(&m)?;
         shifted.sub(&shifted.exp()?.sum(dim, true)?.log()?)
     }
