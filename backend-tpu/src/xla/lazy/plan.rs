@@ -304,7 +304,8 @@ impl Plan {
     /// stays shaped: a flat op next to a matmul lets XLA build an output fusion that wants the
     /// weight transposed.
     fn flat_nodes(&self, order: &[Arc<Node>]) -> Vec<bool> {
-        let elementwise: Vec<bool> = order
+        // Which prims may run flat at all (elementwise, on dense blocks of one shape or scalars).
+        let eligible: Vec<bool> = order
             .iter()
             .enumerate()
             .map(|(i, node)| match &node.step {
@@ -325,7 +326,7 @@ impl Plan {
                 Source::Arg(_) => true,
                 Source::Node { at, .. } => flat[at],
             });
-            flat.push(from_args && (elementwise[i] || !matches!(node.step, Step::Prim(_))));
+            flat.push(from_args && (eligible[i] || !matches!(node.step, Step::Prim(_))));
         }
         // Backward: elementwise ops read only by flat ones.
         let mut readers: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
@@ -337,7 +338,7 @@ impl Plan {
             }
         }
         for i in (0..order.len()).rev() {
-            if !flat[i] && elementwise[i] && !readers[i].is_empty() {
+            if !flat[i] && eligible[i] && !readers[i].is_empty() {
                 flat[i] = readers[i].iter().all(|&r| flat[r] && matches!(order[r].step, Step::Prim(_)));
             }
         }
