@@ -46,4 +46,5 @@ pub mod walk;
 mod where_cond;
 
 pub use buffer::{Buffer, SharedBytes};
+pub use matmul::{matmul_slices, SliceMatmul};
 pub use storage::{CpuElement, CpuStorage};

@@ -16,7 +16,7 @@ use crate::walk::Plan;
 type Operand<'a> = (&'a CpuStorage, &'a Layout);
 
 /// Shapes of a batched product: batch dims, then `m`, `k`, `n`.
-struct Dims {
+pub struct Dims {
     batch: Vec<usize>,
     m: usize,
     k: usize,
@@ -316,6 +316,43 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
         (S::Bool(_), S::Bool(_)) => return Err(Error::UnsupportedDType { op: "matmul", dtype: a.dtype() }),
         _ => return Err(dtype_mismatch("matmul", a, b)),
     })
+}
+
+/// A float whose products run on borrowed slices ([`matmul_slices`]).
+pub trait SliceMatmul: CpuElement {
+    /// The product of validated operands (see [`matmul_slices`]).
+    #[doc(hidden)]
+    fn product(a: &[Self], la: &Layout, b: &[Self], lb: &Layout, d: &Dims) -> Vec<Self>;
+}
+
+impl SliceMatmul for f32 {
+    fn product(a: &[f32], la: &Layout, b: &[f32], lb: &Layout, d: &Dims) -> Vec<f32> {
+        if skinny_applies(la, lb, d) {
+            let offs = (batch_offsets(la), batch_offsets(lb));
+            crate::gemv_f32::matmul(&skinny(a, la, b, lb, d, &offs))
+        } else {
+            gemm_typed(a, la, b, lb, d)
+        }
+    }
+}
+
+impl SliceMatmul for f64 {
+    fn product(a: &[f64], la: &Layout, b: &[f64], lb: &Layout, d: &Dims) -> Vec<f64> {
+        gemm_typed(a, la, b, lb, d)
+    }
+}
+
+/// [`matmul`] on borrowed slices: `[..., m, k] × [..., k, n]` over the storages `a` and `b` seen
+/// through `la` and `lb`, as a row-major `Vec` (taken from [`crate::pool`]; hand it back with
+/// [`crate::pool::give`]). For another runtime's buffers: XLA programs on the CPU plugin call it
+/// from a custom call without copying their operands.
+pub fn matmul_slices<T: SliceMatmul>(a: &[T], la: &Layout, b: &[T], lb: &Layout) -> Result<Vec<T>> {
+    let d = dims(la, lb)?;
+    check_bounds(a.len(), la)?;
+    check_bounds(b.len(), lb)?;
+    let batches = oxtorch_core::checked_numel(&d.batch)?;
+    oxtorch_core::checked_numel(&[batches, d.m, d.n])?;
+    Ok(T::product(a, la, b, lb, &d))
 }
 
 #[cfg(test)]

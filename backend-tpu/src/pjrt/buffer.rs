@@ -102,6 +102,55 @@ impl Buffer {
         })
     }
 
+    /// A buffer over memory the caller owns (`PJRT_Client_CreateViewOfDeviceBuffer`): `data`
+    /// holds a row-major array of `element_type` with `dims` in `device`'s memory (the host's, on
+    /// the CPU plugin). The plugin calls `on_delete(data, arg)` once it no longer uses the memory.
+    ///
+    /// # Safety
+    /// `data` must hold the array's bytes, aligned as the plugin requires, and stay valid and
+    /// unaliased until `on_delete` is called; `on_delete` must be callable from any thread. When
+    /// this returns an error, `on_delete` is never called and the memory is the caller's again.
+    pub unsafe fn view_of_memory(
+        client: &Client,
+        device: &Device,
+        data: *mut std::ffi::c_void,
+        element_type: ElementType,
+        dims: &[i64],
+        on_delete: ffi::OnDelete,
+        arg: *mut std::ffi::c_void,
+    ) -> Result<Buffer> {
+        byte_size(element_type, dims)?;
+        let plugin = client.plugin();
+        let mut args = ffi::PJRT_Client_CreateViewOfDeviceBuffer_Args::new();
+        args.client = client.inner.raw;
+        args.device_buffer_ptr = data;
+        args.dims = dims.as_ptr();
+        args.num_dims = dims.len();
+        args.element_type = element_type.to_raw();
+        args.device = device.raw;
+        args.on_delete_callback = on_delete;
+        args.on_delete_callback_arg = arg;
+        // SAFETY: handles alive, `dims` valid for the call; the caller vouches for `data`.
+        unsafe {
+            plugin.call(
+                "PJRT_Client_CreateViewOfDeviceBuffer",
+                plugin.api().PJRT_Client_CreateViewOfDeviceBuffer,
+                &mut args,
+            )?
+        };
+        if args.buffer.is_null() {
+            return Err(Error::InvalidArgument(
+                "PJRT_Client_CreateViewOfDeviceBuffer returned no buffer".into(),
+            ));
+        }
+        Ok(Buffer {
+            client: client.inner.clone(),
+            raw: args.buffer,
+            device: device.raw,
+            ty: TensorType::new(element_type, dims),
+        })
+    }
+
     /// Wraps a buffer returned by the plugin (an execution output), reading its type and shape.
     pub(crate) fn from_output(
         client: Arc<ClientInner>,
@@ -159,6 +208,19 @@ impl Buffer {
     pub fn byte_size(&self) -> usize {
         // Checked when the buffer was made or read back from the plugin.
         byte_size(self.ty.element_type, &self.ty.dims).unwrap_or(0)
+    }
+
+    /// The platform's address of the array's memory (`PJRT_Buffer_UnsafePointer`): on the CPU
+    /// plugin, the host address of its bytes. Valid while the buffer lives and is not donated.
+    pub fn unsafe_pointer(&self) -> Result<usize> {
+        let plugin = self.client.plugin;
+        let mut args = ffi::PJRT_Buffer_UnsafePointer_Args::new();
+        args.buffer = self.raw;
+        // SAFETY: live buffer; the call only reads its address.
+        unsafe {
+            plugin.call("PJRT_Buffer_UnsafePointer", plugin.api().PJRT_Buffer_UnsafePointer, &mut args)?
+        };
+        Ok(args.buffer_pointer)
     }
 
     /// Blocks until the work producing this array has finished (JAX's `block_until_ready`),

@@ -226,7 +226,28 @@ pjrt_args!(PJRT_Client_BufferFromHostBuffer_Args {
     done_with_host_buffer: *mut PJRT_Event,
     buffer: *mut PJRT_Buffer,
 } last = buffer: *mut PJRT_Buffer);
+/// The `on_delete_callback` of a view: called with the viewed memory and the user argument once
+/// the plugin is done with it.
+pub type OnDelete = Option<unsafe extern "C" fn(device_buffer_ptr: *mut c_void, user_arg: *mut c_void)>;
+pjrt_args!(PJRT_Client_CreateViewOfDeviceBuffer_Args {
+    client: *mut PJRT_Client,
+    device_buffer_ptr: *mut c_void,
+    dims: *const i64,
+    num_dims: usize,
+    element_type: c_int,
+    layout: *mut c_void,
+    device: *mut PJRT_Device,
+    on_delete_callback: OnDelete,
+    on_delete_callback_arg: *mut c_void,
+    stream: isize,
+    buffer: *mut PJRT_Buffer,
+    memory: *mut c_void,
+} last = memory: *mut c_void);
 pjrt_args!(PJRT_Buffer_Destroy_Args { buffer: *mut PJRT_Buffer } last = buffer: *mut PJRT_Buffer);
+pjrt_args!(PJRT_Buffer_UnsafePointer_Args {
+    buffer: *mut PJRT_Buffer,
+    buffer_pointer: usize,
+} last = buffer_pointer: usize);
 pjrt_args!(PJRT_Buffer_ReadyEvent_Args {
     buffer: *mut PJRT_Buffer,
     event: *mut PJRT_Event,
@@ -406,7 +427,7 @@ pub struct Api {
     pub PJRT_Buffer_ToHostBuffer: ApiFn<PJRT_Buffer_ToHostBuffer_Args>,
     pub PJRT_Buffer_IsOnCpu: Unused,
     pub PJRT_Buffer_ReadyEvent: ApiFn<PJRT_Buffer_ReadyEvent_Args>,
-    pub PJRT_Buffer_UnsafePointer: Unused,
+    pub PJRT_Buffer_UnsafePointer: ApiFn<PJRT_Buffer_UnsafePointer_Args>,
     pub PJRT_Buffer_IncreaseExternalReferenceCount: Unused,
     pub PJRT_Buffer_DecreaseExternalReferenceCount: Unused,
     pub PJRT_Buffer_OpaqueDeviceMemoryDataPointer: Unused,
@@ -430,7 +451,7 @@ pub struct Api {
     pub PJRT_Executable_OutputElementTypes: Unused,
     pub PJRT_Executable_OutputDimensions: Unused,
     pub PJRT_Buffer_CopyToMemory: Unused,
-    pub PJRT_Client_CreateViewOfDeviceBuffer: Unused,
+    pub PJRT_Client_CreateViewOfDeviceBuffer: ApiFn<PJRT_Client_CreateViewOfDeviceBuffer_Args>,
     pub PJRT_Executable_Fingerprint: Unused,
     pub PJRT_Client_TopologyDescription: Unused,
     pub PJRT_Executable_GetCompiledMemoryStats: Unused,
@@ -477,6 +498,8 @@ mod tests {
         assert_eq!(PJRT_NamedValue::STRUCT_SIZE, 56);
         assert_eq!(PJRT_Client_Create_Args::STRUCT_SIZE, 88);
         assert_eq!(PJRT_Client_BufferFromHostBuffer_Args::STRUCT_SIZE, 120);
+        assert_eq!(PJRT_Client_CreateViewOfDeviceBuffer_Args::STRUCT_SIZE, 112);
+        assert_eq!(PJRT_Buffer_UnsafePointer_Args::STRUCT_SIZE, 32);
         assert_eq!(PJRT_ExecuteOptions::STRUCT_SIZE, 112);
         assert_eq!(PJRT_LoadedExecutable_Execute_Args::STRUCT_SIZE, 80);
         assert_eq!(PJRT_DeviceDescription_Id_Args::STRUCT_SIZE, 28);

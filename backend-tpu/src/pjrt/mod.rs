@@ -19,6 +19,7 @@ mod error;
 mod event;
 mod executable;
 pub mod ffi;
+mod ffi_extension;
 mod plugin;
 mod signature;
 
@@ -29,5 +30,6 @@ pub use element_type::{ElementType, TensorType};
 pub use error::{Error, ErrorCode, Result};
 pub use event::Event;
 pub use executable::{CompileOptions, Executable};
+pub use ffi_extension::FfiHandler;
 pub use plugin::{AttributeValue, Plugin};
 pub use signature::{parse_main_signature, parse_tensor_type, Signature};

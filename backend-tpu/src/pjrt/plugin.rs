@@ -217,7 +217,7 @@ impl Plugin {
     }
 
     /// Copies code and message out of `error` and destroys it.
-    unsafe fn take_error(&self, function: &'static str, error: *mut ffi::PJRT_Error) -> Error {
+    pub(super) unsafe fn take_error(&self, function: &'static str, error: *mut ffi::PJRT_Error) -> Error {
         let api = &self.api;
         let mut code_args = ffi::PJRT_Error_GetCode_Args::new();
         code_args.error = error;

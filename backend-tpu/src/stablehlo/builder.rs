@@ -33,6 +33,8 @@ pub struct FunctionBuilder {
     /// Each `transpose` emitted so far: its result's name, its operand and permutation (so that a
     /// consumer such as `dot_general` can read the operand in place instead).
     transposes: HashMap<String, (Value, Vec<i64>)>,
+    /// Whether products may call oxtorch's host kernels (a program for the CPU plugin).
+    host_kernels: bool,
 }
 
 /// The MLIR literal of `value` as an element of `ty`: the exact bit pattern in hex for floats
@@ -61,6 +63,17 @@ impl FunctionBuilder {
         self.transposes.insert(result.name.clone(), (x.clone(), perm.to_vec()));
     }
 
+    /// Lets products call oxtorch's host kernels (`custom_call`s registered with the CPU plugin)
+    /// instead of `dot_general`.
+    pub fn set_host_kernels(&mut self, on: bool) {
+        self.host_kernels = on;
+    }
+
+    /// Whether products may call oxtorch's host kernels.
+    pub fn host_kernels(&self) -> bool {
+        self.host_kernels
+    }
+
     /// A function taking arguments of types `args`; returns the builder and the argument values.
     pub fn new(args: &[TensorType]) -> (FunctionBuilder, Vec<Value>) {
         let args: Vec<Value> = args
@@ -69,7 +82,16 @@ impl FunctionBuilder {
             .map(|(i, ty)| Value { name: format!("%arg{i}"), ty: ty.clone() })
             .collect();
         let values = args.clone();
-        (FunctionBuilder { args, body: String::new(), next: 0, transposes: HashMap::new() }, values)
+        (
+            FunctionBuilder {
+                args,
+                body: String::new(),
+                next: 0,
+                transposes: HashMap::new(),
+                host_kernels: false,
+            },
+            values,
+        )
     }
 
     /// Emits `"<name>"(operands) {attrs} : (operand types) -> result`; `attrs` is the inside of

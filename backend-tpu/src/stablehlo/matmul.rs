@@ -25,9 +25,15 @@ pub fn lower_matmul(b: &mut FunctionBuilder, x: &Value, y: &Value) -> Result<Val
     let (y0, (y_rows, _)) = in_place(b, y);
     let xa = b.convert(&x0, compute);
     let ya = b.convert(&y0, compute);
-    let batch: Vec<i64> = (0..r as i64 - 2).collect();
     let mut dims = da[..r - 1].to_vec();
     dims.push(db[r - 1]);
+    let host =
+        b.host_kernels().then(|| host_matmul_target(compute, x_cols == r - 2, y_rows == r - 1)).flatten();
+    if let Some(target) = host {
+        let out = host_product(b, &target, [&xa, &ya], TensorType::new(compute, &dims));
+        return Ok(b.convert(&out, et));
+    }
+    let batch: Vec<i64> = (0..r as i64 - 2).collect();
     let attrs = format!(
         "dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [{b}], rhs_batching_dimensions = [{b}], \
          lhs_contracting_dimensions = [{x_cols}], rhs_contracting_dimensions = [{y_rows}]>, \
@@ -36,6 +42,35 @@ pub fn lower_matmul(b: &mut FunctionBuilder, x: &Value, y: &Value) -> Result<Val
     );
     let out = b.op("stablehlo.dot_general", &[&xa, &ya], &attrs, TensorType::new(compute, &dims));
     Ok(b.convert(&out, et))
+}
+
+/// The custom-call target of oxtorch's host product kernel (see `xla::host_kernels`) for
+/// `element_type` operands, the left one read transposed when `ta` (stored `[..., k, m]`), the
+/// right one when `tb` (stored `[..., n, k]`); `None` for an element type without one.
+pub fn host_matmul_target(element_type: ElementType, ta: bool, tb: bool) -> Option<String> {
+    let name = match element_type {
+        ElementType::F32 => "f32",
+        ElementType::F64 => "f64",
+        _ => return None,
+    };
+    let t = |x: bool| if x { 't' } else { 'n' };
+    Some(format!("oxtorch_matmul_{name}_{}{}", t(ta), t(tb)))
+}
+
+/// A product as a call to the host kernel `target` (row-major operands and result).
+fn host_product(b: &mut FunctionBuilder, target: &str, operands: [&Value; 2], result: TensorType) -> Value {
+    let layout = |rank: usize| {
+        let dims: Vec<String> = (0..rank).rev().map(|d| d.to_string()).collect();
+        format!("dense<[{}]> : tensor<{rank}xindex>", dims.join(", "))
+    };
+    let attrs = format!(
+        "api_version = 4 : i32, backend_config = {{}}, call_target_name = \"{target}\", \
+         operand_layouts = [{}, {}], result_layouts = [{}]",
+        layout(operands[0].ty().dims.len()),
+        layout(operands[1].ty().dims.len()),
+        layout(result.dims.len()),
+    );
+    b.op("stablehlo.custom_call", &operands, &attrs, result)
 }
 
 /// The value a product reads for operand `v`, with the dims of `v`'s rows and columns in it: `v`

@@ -33,3 +33,4 @@ pub use elementwise::{
 };
 pub use emit::{array, dense_padding, is_float};
 pub use lower::{lower, prim_program};
+pub use matmul::host_matmul_target;

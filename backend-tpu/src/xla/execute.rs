@@ -176,7 +176,7 @@ pub(crate) fn execute(prim: &Prim, inputs: &[(&XlaStorage, &Layout)]) -> Result<
         return host_fallback(prim, inputs, device);
     }
     let compiled = cached(Op::Prim(prim), &keys, device, || {
-        let text = program::prim_program(prim, &keys)?;
+        let text = program::prim_program(prim, &keys, super::host_kernels::enabled(device))?;
         let dtypes = out_dtypes(&text)?;
         Ok((text, dtypes))
     })?;

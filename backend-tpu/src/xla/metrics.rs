@@ -26,6 +26,7 @@ static FUSED_OPS: AtomicU64 = AtomicU64::new(0);
 static DONATED: AtomicU64 = AtomicU64::new(0);
 static DYNAMIC_RUNS: AtomicU64 = AtomicU64::new(0);
 static DYNAMIC_REFUSALS: AtomicU64 = AtomicU64::new(0);
+static HOST_KERNEL_CALLS: AtomicU64 = AtomicU64::new(0);
 static FALLBACKS: Mutex<BTreeMap<&'static str, u64>> = Mutex::new(BTreeMap::new());
 
 /// A snapshot of the runtime's counters (totals since the process started).
@@ -64,6 +65,8 @@ pub struct Metrics {
     pub dynamic_runs: u64,
     /// Fused graphs reading dynamic rows that ran with their exact shapes instead (they mix rows).
     pub dynamic_refusals: u64,
+    /// Calls from programs to oxtorch's host kernels (matrix products on the CPU plugin).
+    pub host_kernel_calls: u64,
     /// Prims run on the host because the backend has no lowering for them (or their output shape
     /// depends on the data), counted per prim name.
     pub host_fallbacks: BTreeMap<String, u64>,
@@ -88,7 +91,7 @@ impl Metrics {
         format!(
             "{{\"oxtorch_metrics\": {{\"compiles\": {}, \"cache_hits\": {}, \"compile_time_us\": {}, \
              \"persistent_cache_hits\": {}, \"persistent_cache_time_us\": {}, \"executes\": {}, \"execute_time_us\": {}, \"bytes_to_device\": {}, \"transfers_to_device\": {}, \
-             \"bytes_from_device\": {}, \"transfers_from_device\": {}, \"fused_runs\": {}, \"fused_ops\": {}, \"donated_buffers\": {}, \"dynamic_runs\": {}, \"dynamic_refusals\": {}, \"host_fallbacks\": {{{}}}}}}}",
+             \"bytes_from_device\": {}, \"transfers_from_device\": {}, \"fused_runs\": {}, \"fused_ops\": {}, \"donated_buffers\": {}, \"dynamic_runs\": {}, \"dynamic_refusals\": {}, \"host_kernel_calls\": {}, \"host_fallbacks\": {{{}}}}}}}",
             self.compiles,
             self.cache_hits,
             self.compile_time.as_micros(),
@@ -105,6 +108,7 @@ impl Metrics {
             self.donated_buffers,
             self.dynamic_runs,
             self.dynamic_refusals,
+            self.host_kernel_calls,
             fallbacks.join(", ")
         )
     }
@@ -142,6 +146,7 @@ pub fn metrics() -> Metrics {
         donated_buffers: load(&DONATED),
         dynamic_runs: load(&DYNAMIC_RUNS),
         dynamic_refusals: load(&DYNAMIC_REFUSALS),
+        host_kernel_calls: load(&HOST_KERNEL_CALLS),
         host_fallbacks: fallbacks.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
     }
 }
@@ -152,6 +157,10 @@ fn nanos(d: Duration) -> u64 {
 
 pub(crate) fn record_dynamic_run() {
     DYNAMIC_RUNS.fetch_add(1, Ordering::Relaxed);
+}
+
+pub(crate) fn record_host_kernel_call() {
+    HOST_KERNEL_CALLS.fetch_add(1, Ordering::Relaxed);
 }
 
 pub(crate) fn record_dynamic_refusal() {

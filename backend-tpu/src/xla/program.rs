@@ -49,9 +49,11 @@ fn flatten(b: &mut FunctionBuilder, v: &Value) -> Value {
     reshape(b, v, &[n.max(0) as usize])
 }
 
-/// `prim` on strided inputs. Fails with `Error::Unsupported` when the prim has no lowering.
-pub(crate) fn prim_program(prim: &Prim, inputs: &[Input<'_>]) -> Result<String> {
+/// `prim` on strided inputs; its products call oxtorch's host kernels when `host_kernels` (a
+/// program for the CPU plugin). Fails with `Error::Unsupported` when the prim has no lowering.
+pub(crate) fn prim_program(prim: &Prim, inputs: &[Input<'_>], host_kernels: bool) -> Result<String> {
     let (mut b, args) = FunctionBuilder::new(&arg_types(inputs, &[]));
+    b.set_host_kernels(host_kernels);
     let starts = offset_args(inputs, &args);
     let flat = emit_prim(&mut b, prim, inputs, &args[..inputs.len()], &starts, true)?;
     let refs: Vec<&Value> = flat.iter().collect();
@@ -292,19 +294,19 @@ mod tests {
     fn elementwise_prims_on_dense_blocks_run_flat() {
         let add = Prim::Binary(BinaryOp::Add);
         let dense = Layout::contiguous(vec![4, 5]);
-        let text = prim_program(&add, &[input(&dense), input(&dense)]).unwrap();
+        let text = prim_program(&add, &[input(&dense), input(&dense)], false).unwrap();
         assert!(!text.contains("reshape"), "a flat add reshaped its inputs:\n{text}");
         assert!(text.contains("tensor<20xf32>"), "{text}");
         // A block at an offset is sliced, still without reshapes.
         let tail = Layout::new(vec![2, 5], vec![5, 1], 10).unwrap();
-        let text = prim_program(&add, &[input(&tail), input(&tail)]).unwrap();
+        let text = prim_program(&add, &[input(&tail), input(&tail)], false).unwrap();
         assert!(text.contains("stablehlo.dynamic_slice") && !text.contains("reshape"), "{text}");
         // A transposed input, a broadcast or softmax take the shaped path.
         let transposed = dense.transpose(0, 1).unwrap();
-        let text = prim_program(&add, &[input(&transposed), input(&transposed)]).unwrap();
+        let text = prim_program(&add, &[input(&transposed), input(&transposed)], false).unwrap();
         assert!(text.contains("transpose"), "{text}");
         let softmax = Prim::Unary(UnaryOp::Softmax { dim: 1, log: false });
-        let text = prim_program(&softmax, &[input(&dense)]).unwrap();
+        let text = prim_program(&softmax, &[input(&dense)], false).unwrap();
         assert!(text.contains("tensor<4x5xf32>"), "{text}");
     }
 }

@@ -3,7 +3,7 @@
 use oxtorch_backend_cpu::{with_dtype, CpuStorage};
 use oxtorch_core::{BackendStorage, DType, Error, Result};
 
-use super::{metrics, pjrt_err};
+use super::{host_block, metrics, pjrt_err};
 use crate::pjrt::{Buffer, Client, Device, ElementType};
 
 /// Copies `bytes` (row-major elements of `dtype`) to `device` as an array of `dims`.
@@ -14,8 +14,13 @@ pub(crate) fn upload(
     dtype: DType,
     dims: &[i64],
 ) -> Result<Buffer> {
-    let buffer =
-        Buffer::from_host(client, device, bytes, ElementType::from(dtype), dims).map_err(pjrt_err)?;
+    let et = ElementType::from(dtype);
+    let buffer = if bytes.len() >= host_block::MIN_BYTES && client.platform_name().eq_ignore_ascii_case("cpu")
+    {
+        host_block::upload(client, device, bytes, et, dims).map_err(pjrt_err)?
+    } else {
+        Buffer::from_host(client, device, bytes, et, dims).map_err(pjrt_err)?
+    };
     metrics::record_to_device(bytes.len());
     Ok(buffer)
 }

@@ -216,6 +216,7 @@ impl Plan {
     /// The fused program's text, and how many leaves it takes as donated buffers.
     pub(super) fn program_text(&self, order: &[Arc<Node>]) -> crate::pjrt::Result<(String, usize)> {
         let (mut b, args) = FunctionBuilder::new(&self.arg_types);
+        b.set_host_kernels(crate::xla::host_kernels::enabled(order[0].device));
         let mut values: Vec<Vec<Value>> = Vec::with_capacity(order.len());
         let flat_nodes = self.flat_nodes(order);
         for (i, (node, (views, scalar))) in order.iter().zip(&self.slots).enumerate() {

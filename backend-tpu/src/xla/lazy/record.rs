@@ -24,7 +24,7 @@ fn signature(prim: &Prim, inputs: &[Input<'_>], device: Device) -> Result<Signat
     if let Some(sig) = SIGNATURES.lookup(Op::Prim(prim), inputs, device) {
         return Ok(sig);
     }
-    let sig = match program::prim_program(prim, inputs) {
+    let sig = match program::prim_program(prim, inputs, false) {
         Ok(text) => {
             let parsed = crate::pjrt::parse_main_signature(&text).map_err(pjrt_err)?;
             let mut outs = Vec::with_capacity(parsed.results.len());

@@ -1,0 +1,86 @@
+//! Matrix products of XLA programs on the CPU plugin run as calls to oxtorch's own kernels
+//! (`backend-tpu/src/xla/host_kernels.rs`): every operand form (`linear`'s transposed weight, a
+//! transposed left operand, batches, a single row, empty products), every float dtype, eager and
+//! fused, and the gradients, against the cpu backend; and the calls are counted, so a lowering
+//! that silently fell back to `dot_general` fails here.
+
+mod xla_common;
+
+use oxtorch_backend_tpu::xla::{metrics, with_mode, Mode};
+use oxtorch_tensor::{DType, Result, Tensor};
+use xla_common::{assert_same, randn, serial, xla};
+
+/// `a @ b` on the cpu and on `xla:0`, eager and fused, compared; returns the host-kernel calls the
+/// xla runs made.
+fn check(what: &str, a: &Tensor, b: &Tensor) -> Result<u64> {
+    let dev = xla().expect("checked by the caller");
+    let want = a.matmul(b)?;
+    let before = metrics().host_kernel_calls;
+    let (xa, xb) = (a.to(dev)?, b.to(dev)?);
+    assert_same(&format!("{what} eager"), &want, &xa.matmul(&xb)?);
+    let fused = with_mode(Mode::Fused, || xa.matmul(&xb)?.neg()?.neg())?;
+    assert_same(&format!("{what} fused"), &want, &fused);
+    Ok(metrics().host_kernel_calls - before)
+}
+
+#[test]
+fn products_of_every_operand_form_call_the_host_kernels() -> Result<()> {
+    if xla().is_none() {
+        return Ok(());
+    }
+    let _serial = serial();
+    for dtype in [DType::F32, DType::F64, DType::BF16, DType::F16] {
+        let r = |shape: &[usize], seed| randn(shape, seed).to_dtype(dtype);
+        let cases: Vec<(&str, Tensor, Tensor)> = vec![
+            ("row-major", r(&[5, 7], 1)?, r(&[7, 3], 2)?),
+            ("linear weight (b transposed)", r(&[4, 9], 3)?, r(&[6, 9], 4)?.t()?),
+            ("one row, transposed weight (gemv)", r(&[1, 64], 5)?, r(&[40, 64], 6)?.t()?),
+            ("a transposed", r(&[7, 5], 7)?.t()?, r(&[7, 3], 8)?),
+            ("both transposed", r(&[7, 5], 9)?.t()?, r(&[3, 7], 10)?.t()?),
+            ("batched", r(&[2, 3, 4, 6], 11)?, r(&[2, 3, 6, 5], 12)?),
+            ("batched, b transposed", r(&[3, 4, 6], 13)?, r(&[3, 5, 6], 14)?.transpose(1, 2)?),
+            ("empty k", r(&[3, 0], 15)?, r(&[0, 4], 16)?),
+            ("empty m", r(&[0, 5], 17)?, r(&[5, 4], 18)?),
+        ];
+        for (what, a, b) in &cases {
+            let calls = check(&format!("{dtype:?} {what}"), a, b)?;
+            // XLA folds a product with no elements (or an empty sum) into a constant.
+            let work = a.numel() * b.numel() > 0;
+            assert!(calls >= 1 || !work, "{dtype:?} {what}: the product did not call the host kernel");
+        }
+    }
+    // Integer products keep XLA's own `dot_general`.
+    let a = randn(&[3, 4], 19).mul(4.0)?.to_dtype(DType::I64)?;
+    let b = randn(&[4, 2], 20).mul(4.0)?.to_dtype(DType::I64)?;
+    assert_eq!(check("i64", &a, &b)?, 0, "an integer product called the f32/f64 kernel");
+    Ok(())
+}
+
+#[test]
+fn gradients_through_host_products_match_the_cpu() -> Result<()> {
+    let Some(dev) = xla() else { return Ok(()) };
+    let _serial = serial();
+    for dtype in [DType::F32, DType::F64] {
+        let x = randn(&[6, 10], 21).to_dtype(dtype)?;
+        let w = randn(&[8, 10], 22).to_dtype(dtype)?;
+        let grads = |x: Tensor, w: Tensor| -> Result<(Tensor, Tensor, Tensor)> {
+            let (x, w) = (x.detach().requires_grad_(true)?, w.detach().requires_grad_(true)?);
+            // `linear` without bias, then a product with a transposed left operand.
+            let h = x.matmul(&w.t()?)?.tanh()?;
+            let y = h.t()?.matmul(&h)?.sum_all()?;
+            y.backward()?;
+            Ok((y.detach(), x.grad().expect("x.grad"), w.grad().expect("w.grad")))
+        };
+        let (yc, gxc, gwc) = grads(x.clone(), w.clone())?;
+        let before = metrics().host_kernel_calls;
+        let (yx, gxx, gwx) = grads(x.to(dev)?, w.to(dev)?)?;
+        assert_same(&format!("{dtype:?} loss"), &yc, &yx);
+        assert_same(&format!("{dtype:?} x.grad"), &gxc, &gxx);
+        assert_same(&format!("{dtype:?} w.grad"), &gwc, &gwx);
+        assert!(
+            metrics().host_kernel_calls >= before + 6,
+            "the backward products did not call the host kernel"
+        );
+    }
+    Ok(())
+}
