@@ -84,3 +84,36 @@ fn gradients_through_host_products_match_the_cpu() -> Result<()> {
     }
     Ok(())
 }
+
+/// Uploads of at least 1 MiB live in host blocks the CPU plugin views (`xla/host_block.rs`): a
+/// parameter updated in place by fused steps (its block donated to each step's program and
+/// written over), read back, moved on, and dropped mid-loop, keeps the cpu's values.
+#[test]
+fn large_uploads_survive_donation_and_release() -> Result<()> {
+    let Some(dev) = xla() else { return Ok(()) };
+    let _serial = serial();
+    let w_cpu = randn(&[512, 1024], 23); // 2 MiB of f32
+    let x_cpu = randn(&[4, 1024], 24);
+    let mut w = w_cpu.to(dev)?;
+    let x = x_cpu.to(dev)?;
+    let mut want = w_cpu.clone();
+    let donated = metrics().donated_buffers;
+    let step = |w: &Tensor, x: &Tensor| -> Result<Tensor> {
+        let g = x.matmul(&w.t()?)?.t()?.matmul(x)?;
+        w.sub(&g.mul(1e-3)?)
+    };
+    for i in 0..4 {
+        want = step(&want, &x_cpu)?;
+        w = with_mode(Mode::Fused, || step(&w, &x))?;
+        oxtorch_backend_tpu::xla::sync()?;
+        if i == 1 {
+            // A fresh large upload while the first one's memory is being reused.
+            let other = randn(&[600, 600], 25);
+            assert_same("second upload", &other, &other.to(dev)?.neg()?.neg()?);
+        }
+    }
+    assert_same("after 4 in-place steps", &want, &w);
+    assert!(metrics().donated_buffers > donated, "no step wrote over its parameter");
+    drop(w);
+    Ok(())
+}
