@@ -2,8 +2,8 @@
 //! function that programs call through `stablehlo.custom_call` (typed FFI, `api_version = 4`).
 //!
 //! Bound by hand from the extension's header and checked against the 0.81 CPU plugin's machine
-//! code, whose argument struct differs from older headers; plugins older than API 0.81 are not
-//! asked. Only `register_handler` is called.
+//! code, whose argument struct differs from the published headers; plugins of another API
+//! version are not asked. Only `register_handler` is called.
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -77,9 +77,11 @@ impl Plugin {
         platform: &str,
         handler: FfiHandler,
     ) -> Result<()> {
-        if self.api_version() < (0, 81) {
+        // The argument struct changed between header versions without a major version bump; a
+        // plugin reading another layout would take a wrong string length and abort the process.
+        if self.api_version() != (0, 81) {
             return Err(Error::Unsupported(format!(
-                "FFI handlers are registered with PJRT API 0.81 or newer, the plugin has {:?}",
+                "FFI handlers are registered only with PJRT API 0.81 plugins (the layout bound here), the plugin has {:?}",
                 self.api_version()
             )));
         }
