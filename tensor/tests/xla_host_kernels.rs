@@ -10,17 +10,25 @@ use oxtorch_backend_tpu::xla::{metrics, with_mode, Mode};
 use oxtorch_tensor::{DType, Result, Tensor};
 use xla_common::{assert_same, randn, serial, xla};
 
-/// `a @ b` on the cpu and on `xla:0`, eager and fused, compared; returns the host-kernel calls the
-/// xla runs made.
-fn check(what: &str, a: &Tensor, b: &Tensor) -> Result<u64> {
+/// Whether this process runs with the host kernels (`OXTORCH_XLA_HOST_KERNELS=0` turns them off;
+/// the child process of `dot_general_matches_the_cpu_without_host_kernels` sets it).
+fn host_kernels_on() -> bool {
+    std::env::var("OXTORCH_XLA_HOST_KERNELS").map_or(true, |v| v != "0")
+}
+
+/// `a @ b` on the cpu and on `xla:0`, eager and fused, compared; returns the host-kernel calls of
+/// the eager run and of the fused one.
+fn check(what: &str, a: &Tensor, b: &Tensor) -> Result<(u64, u64)> {
     let dev = xla().expect("checked by the caller");
     let want = a.matmul(b)?;
-    let before = metrics().host_kernel_calls;
     let (xa, xb) = (a.to(dev)?, b.to(dev)?);
+    let before = metrics().host_kernel_calls;
     assert_same(&format!("{what} eager"), &want, &xa.matmul(&xb)?);
+    let eager = metrics().host_kernel_calls - before;
+    let before = metrics().host_kernel_calls;
     let fused = with_mode(Mode::Fused, || xa.matmul(&xb)?.neg()?.neg())?;
     assert_same(&format!("{what} fused"), &want, &fused);
-    Ok(metrics().host_kernel_calls - before)
+    Ok((eager, metrics().host_kernel_calls - before))
 }
 
 #[test]
@@ -29,6 +37,12 @@ fn products_of_every_operand_form_call_the_host_kernels() -> Result<()> {
         return Ok(());
     }
     let _serial = serial();
+    every_operand_form(host_kernels_on())
+}
+
+/// Every operand form and float dtype against the cpu; `host` says whether each product must call
+/// the host kernel (eager and fused) or must not.
+fn every_operand_form(host: bool) -> Result<()> {
     for dtype in [DType::F32, DType::F64, DType::BF16, DType::F16] {
         let r = |shape: &[usize], seed| randn(shape, seed).to_dtype(dtype);
         let cases: Vec<(&str, Tensor, Tensor)> = vec![
@@ -39,21 +53,61 @@ fn products_of_every_operand_form_call_the_host_kernels() -> Result<()> {
             ("both transposed", r(&[7, 5], 9)?.t()?, r(&[3, 7], 10)?.t()?),
             ("batched", r(&[2, 3, 4, 6], 11)?, r(&[2, 3, 6, 5], 12)?),
             ("batched, b transposed", r(&[3, 4, 6], 13)?, r(&[3, 5, 6], 14)?.transpose(1, 2)?),
+            (
+                "batched single rows (decode's q·kᵀ)",
+                r(&[2, 3, 1, 64], 26)?,
+                r(&[2, 3, 40, 64], 27)?.transpose(2, 3)?,
+            ),
             ("empty k", r(&[3, 0], 15)?, r(&[0, 4], 16)?),
             ("empty m", r(&[0, 5], 17)?, r(&[5, 4], 18)?),
         ];
         for (what, a, b) in &cases {
-            let calls = check(&format!("{dtype:?} {what}"), a, b)?;
+            let (eager, fused) = check(&format!("{dtype:?} {what}"), a, b)?;
             // XLA folds a product with no elements (or an empty sum) into a constant.
-            let work = a.numel() * b.numel() > 0;
-            assert!(calls >= 1 || !work, "{dtype:?} {what}: the product did not call the host kernel");
+            if !host {
+                assert_eq!((eager, fused), (0, 0), "{dtype:?} {what}: a host kernel ran while turned off");
+            } else if a.numel() * b.numel() > 0 {
+                assert!(eager >= 1, "{dtype:?} {what}: the eager product did not call the host kernel");
+                assert!(fused >= 1, "{dtype:?} {what}: the fused product did not call the host kernel");
+            }
         }
     }
     // Integer products keep XLA's own `dot_general`.
     let a = randn(&[3, 4], 19).mul(4.0)?.to_dtype(DType::I64)?;
     let b = randn(&[4, 2], 20).mul(4.0)?.to_dtype(DType::I64)?;
-    assert_eq!(check("i64", &a, &b)?, 0, "an integer product called the f32/f64 kernel");
+    assert_eq!(check("i64", &a, &b)?, (0, 0), "an integer product called the f32/f64 kernel");
     Ok(())
+}
+
+/// The environment variable that makes a test binary run `child_without_host_kernels`.
+const CHILD: &str = "OXTORCH_TEST_HOST_KERNELS_CHILD";
+
+/// Programs for a TPU or a GPU keep `dot_general`; on this machine its lowering runs only in a
+/// process with the host kernels turned off, so every operand form runs again in one.
+#[test]
+fn dot_general_matches_the_cpu_without_host_kernels() {
+    if xla().is_none() || std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_without_host_kernels", "--test-threads", "1", "--nocapture"])
+        .env(CHILD, "1")
+        .env("OXTORCH_XLA_HOST_KERNELS", "0")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("1 passed"), "the child ran no test:\n{stdout}");
+}
+
+/// Run only as the child of `dot_general_matches_the_cpu_without_host_kernels`.
+#[test]
+fn child_without_host_kernels() -> Result<()> {
+    if std::env::var_os(CHILD).is_none() || xla().is_none() {
+        return Ok(());
+    }
+    assert!(!host_kernels_on());
+    every_operand_form(false)
 }
 
 #[test]
@@ -87,14 +141,18 @@ fn gradients_through_host_products_match_the_cpu() -> Result<()> {
 
 /// Uploads of at least 1 MiB live in host blocks the CPU plugin views (`xla/host_block.rs`): a
 /// parameter updated in place by fused steps (its block donated to each step's program and
-/// written over), read back, moved on, and dropped mid-loop, keeps the cpu's values.
+/// written over), read back, with another large upload on the way, keeps the cpu's values; and
+/// every block is freed once its tensors are gone.
 #[test]
 fn large_uploads_survive_donation_and_release() -> Result<()> {
     let Some(dev) = xla() else { return Ok(()) };
     let _serial = serial();
+    let blocks = || metrics().host_block_bytes;
+    let start = blocks();
     let w_cpu = randn(&[512, 1024], 23); // 2 MiB of f32
     let x_cpu = randn(&[4, 1024], 24);
     let mut w = w_cpu.to(dev)?;
+    assert!(blocks() >= start + (2 << 20), "a 2 MiB upload did not go into a host block");
     let x = x_cpu.to(dev)?;
     let mut want = w_cpu.clone();
     let donated = metrics().donated_buffers;
@@ -107,7 +165,6 @@ fn large_uploads_survive_donation_and_release() -> Result<()> {
         w = with_mode(Mode::Fused, || step(&w, &x))?;
         oxtorch_backend_tpu::xla::sync()?;
         if i == 1 {
-            // A fresh large upload while the first one's memory is being reused.
             let other = randn(&[600, 600], 25);
             assert_same("second upload", &other, &other.to(dev)?.neg()?.neg()?);
         }
@@ -115,5 +172,12 @@ fn large_uploads_survive_donation_and_release() -> Result<()> {
     assert_same("after 4 in-place steps", &want, &w);
     assert!(metrics().donated_buffers > donated, "no step wrote over its parameter");
     drop(w);
+    drop(x);
+    // Buffers are released after their last program has run (on the releasing thread).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while blocks() > start && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(blocks(), start, "host blocks outlived their tensors");
     Ok(())
 }

@@ -102,24 +102,42 @@ impl Buffer {
         })
     }
 
-    /// A buffer over memory the caller owns (`PJRT_Client_CreateViewOfDeviceBuffer`): `data`
-    /// holds a row-major array of `element_type` with `dims` in `device`'s memory (the host's, on
-    /// the CPU plugin). The plugin calls `on_delete(data, arg)` once it no longer uses the memory.
+    /// A buffer over memory the caller owns (`PJRT_Client_CreateViewOfDeviceBuffer`): the `len`
+    /// bytes at `data` hold a row-major array of `element_type` with `dims` in `device`'s memory
+    /// (the host's, on the CPU plugin). The plugin calls `on_delete(data, arg)` once it no longer
+    /// uses the memory. `len` must be the array's byte size; bool arrays are refused.
     ///
     /// # Safety
     /// `data` must hold the array's bytes, aligned as the plugin requires, and stay valid and
-    /// unaliased until `on_delete` is called; `on_delete` must be callable from any thread. When
-    /// this returns an error, `on_delete` is never called and the memory is the caller's again.
+    /// unaliased until `on_delete` is called; `on_delete` must be callable from any thread. After
+    /// an error from the plugin itself, whether `on_delete` runs is not specified: the caller
+    /// must then neither free the memory nor rely on the callback.
     pub unsafe fn view_of_memory(
         client: &Client,
         device: &Device,
         data: *mut std::ffi::c_void,
+        len: usize,
         element_type: ElementType,
         dims: &[i64],
-        on_delete: ffi::OnDelete,
-        arg: *mut std::ffi::c_void,
+        (on_delete, arg): (ffi::OnDelete, *mut std::ffi::c_void),
     ) -> Result<Buffer> {
-        byte_size(element_type, dims)?;
+        if element_type == ElementType::Pred {
+            return Err(Error::InvalidArgument(
+                "a bool array is not made a view (its bytes go unchecked)".into(),
+            ));
+        }
+        let expected = byte_size(element_type, dims)?;
+        if len != expected {
+            return Err(Error::InvalidArgument(format!(
+                "a view of {len} bytes does not match a {element_type} array of shape {dims:?} ({expected} bytes)"
+            )));
+        }
+        if !client.devices().iter().any(|d| d.raw == device.raw) {
+            return Err(Error::InvalidArgument(format!(
+                "device {} does not belong to this client",
+                device.id()
+            )));
+        }
         let plugin = client.plugin();
         let mut args = ffi::PJRT_Client_CreateViewOfDeviceBuffer_Args::new();
         args.client = client.inner.raw;
@@ -208,6 +226,11 @@ impl Buffer {
     pub fn byte_size(&self) -> usize {
         // Checked when the buffer was made or read back from the plugin.
         byte_size(self.ty.element_type, &self.ty.dims).unwrap_or(0)
+    }
+
+    /// Whether the plugin can make buffers over caller-owned memory ([`Buffer::view_of_memory`]).
+    pub fn client_makes_views(client: &Client) -> bool {
+        client.plugin().api().PJRT_Client_CreateViewOfDeviceBuffer.is_some()
     }
 
     /// The platform's address of the array's memory (`PJRT_Buffer_UnsafePointer`): on the CPU

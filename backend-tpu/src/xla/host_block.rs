@@ -12,6 +12,7 @@
 
 use std::alloc::Layout;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::pjrt::{Buffer, Client, Device, ElementType, Result};
 
@@ -27,8 +28,13 @@ struct HostBlock {
     layout: Layout,
 }
 
+/// Whether views are still tried: off after the plugin refused one (its block is then leaked,
+/// once, rather than freed while the plugin might still call `release`).
+static VIEWS: AtomicBool = AtomicBool::new(true);
+
 /// Copies `bytes` into a fresh huge-page block and hands it to the CPU plugin as a buffer of
-/// `element_type` with `dims` on `device` (whose memory is the host's).
+/// `element_type` with `dims` on `device` (whose memory is the host's). Falls back to the plugin's
+/// own copy where a block cannot be had (no memory for it, bool data, a plugin without views).
 pub(crate) fn upload(
     client: &Client,
     device: &Device,
@@ -36,35 +42,78 @@ pub(crate) fn upload(
     element_type: ElementType,
     dims: &[i64],
 ) -> Result<Buffer> {
-    let layout = Layout::from_size_align(bytes.len().max(1), HUGE).map_err(|e| {
-        crate::pjrt::Error::InvalidArgument(format!("a host block of {} bytes: {e}", bytes.len()))
-    })?;
+    let copy = || Buffer::from_host(client, device, bytes, element_type, dims);
+    if element_type == ElementType::Pred
+        || !VIEWS.load(Ordering::Relaxed)
+        || !Buffer::client_makes_views(client)
+    {
+        return copy();
+    }
+    let Ok(layout) = Layout::from_size_align(bytes.len().max(1), HUGE) else { return copy() };
     // SAFETY: `layout` has a non-zero size.
     let data = unsafe { std::alloc::alloc(layout) };
     if data.is_null() {
-        std::alloc::handle_alloc_error(layout);
+        return copy();
     }
     advise_huge_pages(data, layout.size());
     // SAFETY: `data` holds `layout.size() ≥ bytes.len()` fresh bytes, disjoint from `bytes`.
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
     let block = Box::into_raw(Box::new(HostBlock { data, layout }));
-    // SAFETY: the block holds the array's bytes, 2 MiB-aligned, and nothing else uses it until
-    // `release` runs; `release` frees exactly this block, from any thread.
+    // SAFETY: the block holds the array's `bytes.len()` bytes, 2 MiB-aligned, and nothing else
+    // uses it until `release` runs; `release` frees exactly this block, from any thread.
     let view = unsafe {
-        Buffer::view_of_memory(client, device, data.cast(), element_type, dims, Some(release), block.cast())
+        Buffer::view_of_memory(
+            client,
+            device,
+            data.cast(),
+            bytes.len(),
+            element_type,
+            dims,
+            (Some(release), block.cast()),
+        )
     };
-    if view.is_err() {
-        // The plugin never took the block: free it here.
-        // SAFETY: `block` came from `Box::into_raw` above and was not handed over.
-        unsafe { release(data.cast(), block.cast()) };
+    match view {
+        Ok(view) => {
+            LIVE_BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+            Ok(view)
+        }
+        Err(crate::pjrt::Error::InvalidArgument(_)) => {
+            // Refused by our own checks, before the plugin saw the block: it is ours to free.
+            // SAFETY: `block` came from `Box::into_raw` above and was never handed over.
+            unsafe { free(*Box::from_raw(block)) };
+            copy()
+        }
+        Err(_) => {
+            // The plugin may or may not call `release` later: leave the block to it (leaked
+            // otherwise, once: views are not tried again).
+            VIEWS.store(false, Ordering::Relaxed);
+            copy()
+        }
     }
-    view
+}
+
+/// Bytes of host blocks the plugin holds now.
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of host blocks the CPU plugin holds now (uploads of at least [`MIN_BYTES`]).
+pub(crate) fn live_bytes() -> usize {
+    LIVE_BYTES.load(Ordering::Relaxed)
 }
 
 /// The `on_delete_callback` of a block's view: frees the block.
 unsafe extern "C" fn release(_data: *mut c_void, block: *mut c_void) {
     // SAFETY: `block` is the `HostBlock` boxed by `upload`, released exactly once.
-    let block = unsafe { Box::from_raw(block as *mut HostBlock) };
+    let block = unsafe { *Box::from_raw(block as *mut HostBlock) };
+    LIVE_BYTES.fetch_sub(block.layout.size(), Ordering::Relaxed);
+    // SAFETY: as above.
+    unsafe { free(block) };
+}
+
+/// Frees a block's memory.
+///
+/// # Safety
+/// `block` must come from `upload`, and nothing may use its memory any more.
+unsafe fn free(block: HostBlock) {
     // SAFETY: allocated by `upload` with this layout.
     unsafe { std::alloc::dealloc(block.data, block.layout) };
 }

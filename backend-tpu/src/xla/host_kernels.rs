@@ -144,7 +144,7 @@ pub(crate) fn enabled(device: Device) -> bool {
         if std::env::var("OXTORCH_XLA_HOST_KERNELS").is_ok_and(|v| v == "0") {
             return false;
         }
-        let Ok((client, _)) = registry::device(device) else { return false };
+        let Ok(client) = registry::client(device.kind()) else { return false };
         if !client.platform_name().eq_ignore_ascii_case("cpu") {
             return false;
         }

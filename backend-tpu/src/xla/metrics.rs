@@ -67,6 +67,9 @@ pub struct Metrics {
     pub dynamic_refusals: u64,
     /// Calls from programs to oxtorch's host kernels (matrix products on the CPU plugin).
     pub host_kernel_calls: u64,
+    /// Bytes of host memory the CPU plugin uses in place for large uploads, now (a gauge, not a
+    /// total: it falls when those buffers are freed).
+    pub host_block_bytes: u64,
     /// Prims run on the host because the backend has no lowering for them (or their output shape
     /// depends on the data), counted per prim name.
     pub host_fallbacks: BTreeMap<String, u64>,
@@ -91,7 +94,7 @@ impl Metrics {
         format!(
             "{{\"oxtorch_metrics\": {{\"compiles\": {}, \"cache_hits\": {}, \"compile_time_us\": {}, \
              \"persistent_cache_hits\": {}, \"persistent_cache_time_us\": {}, \"executes\": {}, \"execute_time_us\": {}, \"bytes_to_device\": {}, \"transfers_to_device\": {}, \
-             \"bytes_from_device\": {}, \"transfers_from_device\": {}, \"fused_runs\": {}, \"fused_ops\": {}, \"donated_buffers\": {}, \"dynamic_runs\": {}, \"dynamic_refusals\": {}, \"host_kernel_calls\": {}, \"host_fallbacks\": {{{}}}}}}}",
+             \"bytes_from_device\": {}, \"transfers_from_device\": {}, \"fused_runs\": {}, \"fused_ops\": {}, \"donated_buffers\": {}, \"dynamic_runs\": {}, \"dynamic_refusals\": {}, \"host_kernel_calls\": {}, \"host_block_bytes\": {}, \"host_fallbacks\": {{{}}}}}}}",
             self.compiles,
             self.cache_hits,
             self.compile_time.as_micros(),
@@ -109,6 +112,7 @@ impl Metrics {
             self.dynamic_runs,
             self.dynamic_refusals,
             self.host_kernel_calls,
+            self.host_block_bytes,
             fallbacks.join(", ")
         )
     }
@@ -147,6 +151,7 @@ pub fn metrics() -> Metrics {
         dynamic_runs: load(&DYNAMIC_RUNS),
         dynamic_refusals: load(&DYNAMIC_REFUSALS),
         host_kernel_calls: load(&HOST_KERNEL_CALLS),
+        host_block_bytes: super::host_block::live_bytes() as u64,
         host_fallbacks: fallbacks.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
     }
 }
