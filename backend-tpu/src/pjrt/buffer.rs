@@ -233,19 +233,6 @@ impl Buffer {
         client.plugin().api().PJRT_Client_CreateViewOfDeviceBuffer.is_some()
     }
 
-    /// The platform's address of the array's memory (`PJRT_Buffer_UnsafePointer`): on the CPU
-    /// plugin, the host address of its bytes. Valid while the buffer lives and is not donated.
-    pub fn unsafe_pointer(&self) -> Result<usize> {
-        let plugin = self.client.plugin;
-        let mut args = ffi::PJRT_Buffer_UnsafePointer_Args::new();
-        args.buffer = self.raw;
-        // SAFETY: live buffer; the call only reads its address.
-        unsafe {
-            plugin.call("PJRT_Buffer_UnsafePointer", plugin.api().PJRT_Buffer_UnsafePointer, &mut args)?
-        };
-        Ok(args.buffer_pointer)
-    }
-
     /// Blocks until the work producing this array has finished (JAX's `block_until_ready`),
     /// returning the error of that work, if any.
     pub fn wait_ready(&self) -> Result<()> {

@@ -244,10 +244,6 @@ pjrt_args!(PJRT_Client_CreateViewOfDeviceBuffer_Args {
     memory: *mut c_void,
 } last = memory: *mut c_void);
 pjrt_args!(PJRT_Buffer_Destroy_Args { buffer: *mut PJRT_Buffer } last = buffer: *mut PJRT_Buffer);
-pjrt_args!(PJRT_Buffer_UnsafePointer_Args {
-    buffer: *mut PJRT_Buffer,
-    buffer_pointer: usize,
-} last = buffer_pointer: usize);
 pjrt_args!(PJRT_Buffer_ReadyEvent_Args {
     buffer: *mut PJRT_Buffer,
     event: *mut PJRT_Event,
@@ -427,7 +423,7 @@ pub struct Api {
     pub PJRT_Buffer_ToHostBuffer: ApiFn<PJRT_Buffer_ToHostBuffer_Args>,
     pub PJRT_Buffer_IsOnCpu: Unused,
     pub PJRT_Buffer_ReadyEvent: ApiFn<PJRT_Buffer_ReadyEvent_Args>,
-    pub PJRT_Buffer_UnsafePointer: ApiFn<PJRT_Buffer_UnsafePointer_Args>,
+    pub PJRT_Buffer_UnsafePointer: Unused,
     pub PJRT_Buffer_IncreaseExternalReferenceCount: Unused,
     pub PJRT_Buffer_DecreaseExternalReferenceCount: Unused,
     pub PJRT_Buffer_OpaqueDeviceMemoryDataPointer: Unused,
@@ -499,7 +495,6 @@ mod tests {
         assert_eq!(PJRT_Client_Create_Args::STRUCT_SIZE, 88);
         assert_eq!(PJRT_Client_BufferFromHostBuffer_Args::STRUCT_SIZE, 120);
         assert_eq!(PJRT_Client_CreateViewOfDeviceBuffer_Args::STRUCT_SIZE, 112);
-        assert_eq!(PJRT_Buffer_UnsafePointer_Args::STRUCT_SIZE, 32);
         assert_eq!(PJRT_ExecuteOptions::STRUCT_SIZE, 112);
         assert_eq!(PJRT_LoadedExecutable_Execute_Args::STRUCT_SIZE, 80);
         assert_eq!(PJRT_DeviceDescription_Id_Args::STRUCT_SIZE, 28);
