@@ -8,8 +8,6 @@
 //! columns of every batch into contiguous ranges run on rayon's pool. The element kernels live in
 //! [`crate::gemv_f32`] and [`crate::gemv_bf16`].
 
-use rayon::prelude::*;
-
 /// Products with at most this many rows of A take the skinny path.
 pub const SKINNY_MAX_M: usize = 16;
 
@@ -155,7 +153,7 @@ pub fn run<T: Sync, O: Send + 'static>(p: &Skinny<T>, block: Block<T, O>) -> Vec
         let per_batch = tasks.div_ceil(batches).min(n.div_ceil(4));
         let width = n.div_ceil(per_batch).next_multiple_of(4);
         let ranges = n.div_ceil(width);
-        (0..batches * ranges).into_par_iter().for_each(|t| {
+        crate::par::for_each_task(batches * ranges, &|t| {
             let (i, r) = (t / ranges, t % ranges);
             task(i, r * width, n.min((r + 1) * width));
         });

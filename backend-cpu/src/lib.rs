@@ -34,6 +34,7 @@ mod math;
 mod matmul;
 mod nn;
 pub mod optim;
+pub mod par;
 pub mod pool;
 mod reduce;
 mod shape;

@@ -170,7 +170,7 @@ fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dim
     let even = batches.is_multiple_of(threads) || batches >= 4 * threads;
     let spare = &mut out.spare_capacity_mut()[..total];
     if batches >= threads && (flops < (1 << 21) || even) {
-        spare.par_chunks_mut(m * n).enumerate().for_each(|c| run(c, Parallelism::None));
+        crate::par::for_each_chunk_mut(spare, m * n, &|i, c| run((i, c), Parallelism::None));
     } else {
         let par = if flops >= (1 << 15) { Parallelism::Rayon(threads) } else { Parallelism::None };
         spare.chunks_mut(m * n).enumerate().for_each(|c| run(c, par));
