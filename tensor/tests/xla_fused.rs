@@ -457,3 +457,33 @@ fn a_repeated_graph_runs_by_signature_and_other_views_are_other_programs() -> Re
     assert_eq!(metrics().new_programs(), m.new_programs() + 1, "the i64 graph reused a program");
     Ok(())
 }
+
+/// The scalars a fused program takes as arguments are uploaded once per value: the same step
+/// again uploads nothing, and a step with another value computes with that value, never a stale
+/// buffer of the earlier one.
+#[test]
+fn scalar_arguments_are_uploaded_once_per_value() -> Result<()> {
+    let _serial = serial();
+    let Some(dev) = xla() else { return Ok(()) };
+    let x_cpu = randn(&[4, 6], 3);
+    let x = x_cpu.to(dev)?;
+    let step = |scale: f64, shift: f64| -> Result<Tensor> {
+        let out = with_mode(Mode::Fused, || -> Result<_> { x.mul(scale)?.add(shift)?.tanh() })?;
+        xla::sync()?;
+        Ok(out)
+    };
+    let uploads = || metrics().transfers_to_device;
+    // Values no other test uses, so that the first step uploads them.
+    let first = uploads();
+    let a = step(1.8125, -0.4375)?;
+    assert!(uploads() > first, "the first step uploaded its scalars");
+    let again = uploads();
+    let b = step(1.8125, -0.4375)?;
+    assert_eq!(uploads(), again, "the same scalars again were uploaded again");
+    let c = step(-0.6875, 0.3125)?;
+    let want = |s: f64, t: f64| x_cpu.mul(s)?.add(t)?.tanh();
+    assert_same("first", &want(1.8125, -0.4375)?, &a);
+    assert_same("again", &want(1.8125, -0.4375)?, &b);
+    assert_same("other values", &want(-0.6875, 0.3125)?, &c);
+    Ok(())
+}

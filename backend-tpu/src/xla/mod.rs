@@ -24,6 +24,7 @@ mod materialize;
 pub mod metrics;
 mod program;
 pub mod registry;
+mod scalar_args;
 mod storage;
 mod transfer;
 mod write;

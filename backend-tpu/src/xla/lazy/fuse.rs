@@ -18,7 +18,7 @@ use super::plan::Plan;
 use crate::pjrt::{Buffer, Event};
 use crate::xla::cache::Program;
 use crate::xla::storage::XlaStorage;
-use crate::xla::{execute, metrics, pjrt_err, registry, transfer, write};
+use crate::xla::{execute, metrics, pjrt_err, registry, scalar_args, write};
 
 /// One computation at a time: two threads never compute the same node twice.
 static FUSING: Mutex<()> = Mutex::new(());
@@ -134,7 +134,7 @@ fn compute_graph(roots: Vec<Arc<Node>>, why: &str) -> Result<()> {
             // The program's inputs (the last references to donated ones) are dropped once it has
             // run, on another thread: dropping them here would wait for it.
             let mut inputs = std::mem::take(&mut plan.leaves);
-            inputs.extend(uploaded.into_iter().map(Arc::new));
+            inputs.extend(uploaded);
             super::release::after(done, inputs);
             Ok(())
         }
@@ -273,16 +273,16 @@ fn run_fused(
     plan: &Plan,
     program: &Program,
     donated: usize,
-) -> Result<(Option<Event>, Vec<Buffer>)> {
+) -> Result<(Option<Event>, Vec<Arc<Buffer>>)> {
     let device = order[0].device;
     let (client, pjrt_device) = registry::device(device)?;
-    let uploaded: Vec<Buffer> = plan
+    let uploaded: Vec<Arc<Buffer>> = plan
         .host_args
         .iter()
-        .map(|(s, dtype)| transfer::upload(client, pjrt_device, s.as_bytes(), *dtype, &[]))
+        .map(|(s, dtype)| scalar_args::upload(client, pjrt_device, device, s.as_bytes(), *dtype))
         .collect::<Result<_>>()?;
     let mut args: Vec<&Buffer> = plan.leaves.iter().map(|b| &**b).collect();
-    args.extend(uploaded.iter());
+    args.extend(uploaded.iter().map(|b| &**b));
     let start = Instant::now();
     let (outputs, done) = program.exe.execute_async(&args).map_err(pjrt_err)?;
     metrics::record_execute(start.elapsed());
