@@ -33,6 +33,10 @@ pub struct FunctionBuilder {
     /// Each `transpose` emitted so far: its result's name, its operand and permutation (so that a
     /// consumer such as `dot_general` can read the operand in place instead).
     transposes: HashMap<String, (Value, Vec<i64>)>,
+    /// Each value emitted as the same elements in the same row-major order as an earlier one (a
+    /// `reshape`, or a `broadcast_in_dim` that only inserts unit dims): its name and the earliest
+    /// such value.
+    reinterpretations: HashMap<String, Value>,
     /// Whether products may call oxtorch's host kernels (a program for the CPU plugin).
     host_kernels: bool,
 }
@@ -63,6 +67,18 @@ impl FunctionBuilder {
         self.transposes.insert(result.name.clone(), (x.clone(), perm.to_vec()));
     }
 
+    /// The earliest value holding `v`'s elements in the same row-major order, when `v` is a
+    /// reshape of it (through any chain of reshapes and unit-dim broadcasts).
+    pub fn row_major_source(&self, v: &Value) -> Option<&Value> {
+        self.reinterpretations.get(&v.name)
+    }
+
+    /// Records that `result` holds `x`'s elements in the same row-major order.
+    pub(super) fn record_reinterpretation(&mut self, result: &Value, x: &Value) {
+        let source = self.row_major_source(x).unwrap_or(x).clone();
+        self.reinterpretations.insert(result.name.clone(), source);
+    }
+
     /// Lets products call oxtorch's host kernels (`custom_call`s registered with the CPU plugin)
     /// instead of `dot_general`.
     pub fn set_host_kernels(&mut self, on: bool) {
@@ -88,6 +104,7 @@ impl FunctionBuilder {
                 body: String::new(),
                 next: 0,
                 transposes: HashMap::new(),
+                reinterpretations: HashMap::new(),
                 host_kernels: false,
             },
             values,

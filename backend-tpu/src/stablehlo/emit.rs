@@ -89,7 +89,9 @@ impl FunctionBuilder {
             return x.clone();
         }
         let ty = TensorType::new(x.ty().element_type, dims);
-        self.op("stablehlo.reshape", &[x], "", ty)
+        let out = self.op("stablehlo.reshape", &[x], "", ty);
+        self.record_reinterpretation(&out, x);
+        out
     }
 
     /// `broadcast_in_dim`: dim `i` of `x` becomes dim `map[i]` of a result with `dims`.
@@ -98,7 +100,22 @@ impl FunctionBuilder {
             return x.clone();
         }
         let ty = TensorType::new(x.ty().element_type, dims);
-        self.op("stablehlo.broadcast_in_dim", &[x], &format!("broadcast_dimensions = {}", array(map)), ty)
+        let out = self.op(
+            "stablehlo.broadcast_in_dim",
+            &[x],
+            &format!("broadcast_dimensions = {}", array(map)),
+            ty,
+        );
+        // Inserting unit dims, the others in order and unchanged, keeps the row-major order.
+        let xd = &x.ty().dims;
+        let in_order = map.len() == xd.len()
+            && map.windows(2).all(|w| w[0] < w[1])
+            && map.iter().zip(xd).all(|(&m, &n)| dims.get(m as usize) == Some(&n));
+        let inserted_units = dims.iter().enumerate().all(|(i, &n)| n == 1 || map.contains(&(i as i64)));
+        if in_order && inserted_units {
+            self.record_reinterpretation(&out, x);
+        }
+        out
     }
 
     /// A 0-d `x` broadcast to `dims`.

@@ -21,18 +21,21 @@ pub fn lower_matmul(b: &mut FunctionBuilder, x: &Value, y: &Value) -> Result<Val
     }
     let half = matches!(et, ElementType::F16 | ElementType::BF16);
     let compute = if half { ElementType::F32 } else { et };
+    let mut dims = da[..r - 1].to_vec();
+    dims.push(db[r - 1]);
+    if b.host_kernels() && host_matmul_target(compute, false, false).is_some() {
+        let (xs, x_stored, ta) = host_operand(b, x);
+        let (ys, y_stored, tb) = host_operand(b, y);
+        let (xs, ys) = (b.convert(&xs, compute), b.convert(&ys, compute));
+        let target = host_matmul_target(compute, ta, tb).expect("a host float");
+        let result = TensorType::new(compute, &dims);
+        let out = host_product(b, &target, [(&xs, &x_stored), (&ys, &y_stored)], result);
+        return Ok(b.convert(&out, et));
+    }
     let (x0, (_, x_cols)) = in_place(b, x);
     let (y0, (y_rows, _)) = in_place(b, y);
     let xa = b.convert(&x0, compute);
     let ya = b.convert(&y0, compute);
-    let mut dims = da[..r - 1].to_vec();
-    dims.push(db[r - 1]);
-    let host =
-        b.host_kernels().then(|| host_matmul_target(compute, x_cols == r - 2, y_rows == r - 1)).flatten();
-    if let Some(target) = host {
-        let out = host_product(b, &target, [&xa, &ya], TensorType::new(compute, &dims));
-        return Ok(b.convert(&out, et));
-    }
     let batch: Vec<i64> = (0..r as i64 - 2).collect();
     let attrs = format!(
         "dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [{b}], rhs_batching_dimensions = [{b}], \
@@ -57,20 +60,68 @@ pub fn host_matmul_target(element_type: ElementType, ta: bool, tb: bool) -> Opti
     Some(format!("oxtorch_matmul_{name}_{}{}", t(ta), t(tb)))
 }
 
-/// A product as a call to the host kernel `target` (row-major operands and result).
-fn host_product(b: &mut FunctionBuilder, target: &str, operands: [&Value; 2], result: TensorType) -> Value {
+/// A product as a call to the host kernel `target`: each operand a value holding its elements
+/// row-major and the dims the kernel reads it as (stored order). When a value's own dims differ
+/// (a reshape was looked through, see [`host_operand`]), a third operand lists the dims:
+/// `[rank_a, dims_a..., rank_b, dims_b...]`.
+fn host_product(
+    b: &mut FunctionBuilder,
+    target: &str,
+    operands: [(&Value, &[i64]); 2],
+    result: TensorType,
+) -> Value {
     let layout = |rank: usize| {
         let dims: Vec<String> = (0..rank).rev().map(|d| d.to_string()).collect();
         format!("dense<[{}]> : tensor<{rank}xindex>", dims.join(", "))
     };
+    let mut values: Vec<&Value> = operands.iter().map(|(v, _)| *v).collect();
+    let mut layouts: Vec<String> = values.iter().map(|v| layout(v.ty().dims.len())).collect();
+    let dims_value;
+    if operands.iter().any(|(v, d)| v.ty().dims != *d) {
+        let listed: Vec<String> = operands
+            .iter()
+            .flat_map(|(_, d)| std::iter::once(d.len() as i64).chain(d.iter().copied()))
+            .map(|n| n.to_string())
+            .collect();
+        let n = listed.len() as i64;
+        let attrs = format!("value = dense<[{}]> : tensor<{n}xi64>", listed.join(", "));
+        dims_value = b.op("stablehlo.constant", &[], &attrs, TensorType::new(ElementType::S64, &[n]));
+        values.push(&dims_value);
+        layouts.push(layout(1));
+    }
     let attrs = format!(
         "api_version = 4 : i32, backend_config = {{}}, call_target_name = \"{target}\", \
-         operand_layouts = [{}, {}], result_layouts = [{}]",
-        layout(operands[0].ty().dims.len()),
-        layout(operands[1].ty().dims.len()),
+         operand_layouts = [{}], result_layouts = [{}]",
+        layouts.join(", "),
         layout(result.dims.len()),
     );
-    b.op("stablehlo.custom_call", &operands, &attrs, result)
+    b.op("stablehlo.custom_call", &values, &attrs, result)
+}
+
+/// What a host product reads for operand `v`: a value holding the operand's elements row-major,
+/// the dims to read it as (stored order), and whether its last two dims are read transposed.
+/// Reshapes and unit-dim broadcasts are looked through to the value they came from, and so is a
+/// transpose of the last two dims. The kernel then reads, say, a KV cache just written, in
+/// place: given the reshaped value instead, XLA fuses the cache update once per reader and copies
+/// the cache to keep the program's output apart.
+fn host_operand(b: &FunctionBuilder, v: &Value) -> (Value, Vec<i64>, bool) {
+    let dims = v.ty().dims.clone();
+    let r = dims.len();
+    let root = |x: &Value| b.row_major_source(x).unwrap_or(x).clone();
+    let seen = b.row_major_source(v).unwrap_or(v);
+    if let Some((src, perm)) = b.transpose_of(seen) {
+        let (sd, sr) = (&seen.ty().dims, perm.len());
+        let swaps_last_two = sr >= 2
+            && perm[..sr - 2].iter().enumerate().all(|(i, &p)| p == i as i64)
+            && perm[sr - 2] == sr as i64 - 1
+            && perm[sr - 1] == sr as i64 - 2;
+        if swaps_last_two && sd[sr - 2..] == dims[r - 2..] {
+            let mut stored = dims;
+            stored.swap(r - 2, r - 1);
+            return (root(src), stored, true);
+        }
+    }
+    (root(v), dims, false)
 }
 
 /// The value a product reads for operand `v`, with the dims of `v`'s rows and columns in it: `v`
@@ -126,5 +177,33 @@ mod tests {
             "{}",
             dots[1]
         );
+    }
+
+    /// With host kernels, a product reads through reshapes, unit-dim broadcasts and a transpose
+    /// of the last two dims to the value they came from (a flat KV cache, as attention reads it),
+    /// and lists the dims to read it as in a third operand; plain operands need no listing.
+    #[test]
+    fn host_products_read_reshaped_operands_at_their_source() {
+        let f32 = |d: &[i64]| TensorType::new(ElementType::F32, d);
+        let (mut b, args) = FunctionBuilder::new(&[f32(&[2, 3, 4]), f32(&[40]), f32(&[4, 5])]);
+        b.set_host_kernels(true);
+        // The cache: flat [40] seen as [2, 5, 4], transposed to [2, 4, 5], a unit dim in front.
+        let cache = b.reshape(&args[1], &[2, 5, 4]);
+        let kt = b.transpose(&cache, &[0, 2, 1]);
+        let kt = b.broadcast(&kt, &[1, 2, 4, 5], &[1, 2, 3]);
+        let q = b.broadcast(&args[0], &[1, 2, 3, 4], &[1, 2, 3]);
+        let scores = lower_matmul(&mut b, &q, &kt).unwrap();
+        assert_eq!(scores.ty().dims, vec![1, 2, 3, 5]);
+        let x = b.reshape(&args[0], &[6, 4]);
+        let plain = lower_matmul(&mut b, &x, &args[2]).unwrap();
+        let text = b.finish(&[&scores, &plain]);
+        let calls: Vec<&str> = text.lines().filter(|l| l.contains("custom_call")).collect();
+        assert_eq!(calls.len(), 2, "{text}");
+        assert!(calls[0].contains("oxtorch_matmul_f32_nt"), "{}", calls[0]);
+        assert!(calls[0].contains("(%arg0, %arg1, %"), "{}", calls[0]);
+        assert!(text.contains("dense<[4, 1, 2, 3, 4, 4, 1, 2, 5, 4]> : tensor<10xi64>"), "{text}");
+        assert!(calls[1].contains("oxtorch_matmul_f32_nn"), "{}", calls[1]);
+        assert!(calls[1].contains("(%arg0, %arg2, %"), "{}", calls[1]);
+        assert!(text.contains("dense<[2, 6, 4, 2, 4, 5]> : tensor<6xi64>"), "{text}");
     }
 }

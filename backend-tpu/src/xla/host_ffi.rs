@@ -116,6 +116,7 @@ struct Api {
 }
 
 /// The `XLA_FFI_DataType` of each element type a host kernel takes.
+pub(crate) const S64: c_int = 5;
 pub(crate) const F32: c_int = 11;
 pub(crate) const F64: c_int = 12;
 

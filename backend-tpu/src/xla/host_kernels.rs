@@ -69,6 +69,46 @@ unsafe fn elements<'a, T: HostFloat>(b: &BufferRef) -> Result<&'a [T], Failure> 
     Ok(if n == 0 { &[] } else { unsafe { std::slice::from_raw_parts(b.data as *const T, n) } })
 }
 
+/// The dims the kernel reads its two operands as, from the listing operand `[rank_a, dims_a...,
+/// rank_b, dims_b...]` (see `stablehlo::matmul`), checked against the operands' element counts.
+///
+/// # Safety
+/// `listing` must describe a live XLA buffer of its dims.
+unsafe fn listed_dims(
+    listing: &BufferRef,
+    a_len: usize,
+    b_len: usize,
+) -> Result<(Vec<usize>, Vec<usize>), Failure> {
+    let bad = || Failure("oxtorch matmul: a malformed dims operand".into());
+    if listing.dtype != host_ffi::S64 || listing.dims.len() != 1 {
+        return Err(bad());
+    }
+    let n = listing.numel();
+    // SAFETY: the caller guarantees `n` elements of i64 at `data` (NULL only when `n` is 0).
+    let values: &[i64] =
+        if n == 0 { &[] } else { unsafe { std::slice::from_raw_parts(listing.data as *const i64, n) } };
+    let mut rest = values;
+    let mut take = |len: usize| -> Result<Vec<usize>, Failure> {
+        let (&rank, tail) = rest.split_first().ok_or_else(bad)?;
+        let rank = usize::try_from(rank).map_err(|_| bad())?;
+        if tail.len() < rank {
+            return Err(bad());
+        }
+        let dims: Vec<usize> =
+            tail[..rank].iter().map(|&d| usize::try_from(d).map_err(|_| bad())).collect::<Result<_, _>>()?;
+        rest = &tail[rank..];
+        if dims.iter().try_fold(1usize, |p, &d| p.checked_mul(d)) != Some(len) {
+            return Err(Failure(format!("oxtorch matmul: dims {dims:?} for an operand of {len} elements")));
+        }
+        Ok(dims)
+    };
+    let (da, db) = (take(a_len)?, take(b_len)?);
+    if !rest.is_empty() {
+        return Err(bad());
+    }
+    Ok((da, db))
+}
+
 /// The product of the two buffer arguments into the result buffer.
 ///
 /// # Safety
@@ -77,10 +117,22 @@ unsafe fn matmul_kernel<T: HostFloat, const TA: bool, const TB: bool>(
     args: &[BufferRef],
     rets: &[BufferRef],
 ) -> Result<(), Failure> {
-    let ([a, b], [out]) = (args, rets) else {
-        return Err(Failure("oxtorch matmul: expected two operands and one result".into()));
+    let ((a, b, listed), [out]) = (
+        match args {
+            [a, b] => (a, b, None),
+            [a, b, dims] => (a, b, Some(dims)),
+            _ => return Err(Failure("oxtorch matmul: expected two or three operands".into())),
+        },
+        rets,
+    ) else {
+        return Err(Failure("oxtorch matmul: expected one result".into()));
     };
-    let (la, lb) = (view(&a.dims, TA)?, view(&b.dims, TB)?);
+    let (da, db) = match listed {
+        // SAFETY: XLA's buffer of the call, described by its own dims.
+        Some(dims) => unsafe { listed_dims(dims, a.numel(), b.numel())? },
+        None => (a.dims.clone(), b.dims.clone()),
+    };
+    let (la, lb) = (view(&da, TA)?, view(&db, TB)?);
     // SAFETY: XLA's buffers of the call, described by their own dims.
     let (x, y) = unsafe { (elements::<T>(a)?, elements::<T>(b)?) };
     let product = matmul_slices(x, &la, y, &lb).map_err(|e| Failure(e.to_string()))?;
@@ -156,4 +208,41 @@ pub(crate) fn enabled(device: Device) -> bool {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listing operand over `values`.
+    fn listing(values: &mut [i64]) -> BufferRef {
+        BufferRef { dtype: host_ffi::S64, data: values.as_mut_ptr().cast(), dims: vec![values.len()] }
+    }
+
+    /// The dims operand is read as `[rank_a, dims_a..., rank_b, dims_b...]` and checked against
+    /// the operands' element counts; anything else is an error, never a read past its end.
+    #[test]
+    fn listed_dims_are_checked() {
+        let mut good = [4, 1, 2, 3, 4, 3, 2, 5, 4];
+        // SAFETY: each listing points at a live array of its length.
+        let got = unsafe { listed_dims(&listing(&mut good), 24, 40) }.ok();
+        assert_eq!(got, Some((vec![1, 2, 3, 4], vec![2, 5, 4])));
+        let cases: [(&mut [i64], usize, usize); 5] = [
+            (&mut [2, 6, 4, 2, 4, 5], 25, 20),    // A's dims do not hold 25 elements
+            (&mut [2, 6, 4, 2, 4, 5, 7], 24, 20), // a value after B's dims
+            (&mut [2, 6, 4, 3, 4, 5], 24, 20),    // B's rank reaches past the end
+            (&mut [-1, 6, 4], 24, 20),            // a negative rank
+            (&mut [2, 6, -4, 2, 4, 5], 24, 20),   // a negative dim
+        ];
+        for (values, a, b) in cases {
+            let shown = format!("{values:?}");
+            // SAFETY: as above.
+            assert!(unsafe { listed_dims(&listing(values), a, b) }.is_err(), "{shown}");
+        }
+        let mut wrong_type = [2i64, 6, 4, 2, 4, 5];
+        let mut l = listing(&mut wrong_type);
+        l.dtype = host_ffi::F64;
+        // SAFETY: as above.
+        assert!(unsafe { listed_dims(&l, 24, 20) }.is_err());
+    }
 }

@@ -31,11 +31,7 @@ fn dims_i64(dims: &[usize]) -> Vec<i64> {
 
 /// `reshape(x)` to `dims` (nothing when the shape already matches).
 pub(crate) fn reshape(b: &mut FunctionBuilder, x: &Value, dims: &[usize]) -> Value {
-    let ty = TensorType::new(x.ty().element_type, &dims_i64(dims));
-    if *x.ty() == ty {
-        return x.clone();
-    }
-    b.op("stablehlo.reshape", &[x], "", ty)
+    b.reshape(x, &dims_i64(dims))
 }
 
 /// `x[start..start + n]` of a 1-D value (nothing when that is all of it).
@@ -54,12 +50,8 @@ pub(crate) fn slice_1d(b: &mut FunctionBuilder, x: &Value, start: usize, n: usiz
 
 /// `broadcast_in_dim(x)` to `dims`, operand dim `i` becoming result dim `mapping[i]`.
 pub(crate) fn broadcast(b: &mut FunctionBuilder, x: &Value, dims: &[usize], mapping: &[usize]) -> Value {
-    let ty = TensorType::new(x.ty().element_type, &dims_i64(dims));
-    if *x.ty() == ty && mapping.iter().enumerate().all(|(i, &m)| i == m) {
-        return x.clone();
-    }
-    let attrs = format!("broadcast_dimensions = {}", i64_array(mapping.iter().map(|&m| m as i64)));
-    b.op("stablehlo.broadcast_in_dim", &[x], &attrs, ty)
+    let map: Vec<i64> = mapping.iter().map(|&m| m as i64).collect();
+    b.broadcast(x, &dims_i64(dims), &map)
 }
 
 /// The integer type flat indices into `extent` elements need.
