@@ -111,11 +111,7 @@ fn host_operand(b: &FunctionBuilder, v: &Value) -> (Value, Vec<i64>, bool) {
     let seen = b.row_major_source(v).unwrap_or(v);
     if let Some((src, perm)) = b.transpose_of(seen) {
         let (sd, sr) = (&seen.ty().dims, perm.len());
-        let swaps_last_two = sr >= 2
-            && perm[..sr - 2].iter().enumerate().all(|(i, &p)| p == i as i64)
-            && perm[sr - 2] == sr as i64 - 1
-            && perm[sr - 1] == sr as i64 - 2;
-        if swaps_last_two && sd[sr - 2..] == dims[r - 2..] {
+        if swaps_last_two(perm) && sd[sr - 2..] == dims[r - 2..] {
             let mut stored = dims;
             stored.swap(r - 2, r - 1);
             return (root(src), stored, true);
@@ -132,15 +128,20 @@ fn host_operand(b: &FunctionBuilder, v: &Value) -> (Value, Vec<i64>, bool) {
 fn in_place(b: &FunctionBuilder, v: &Value) -> (Value, (usize, usize)) {
     let r = v.ty().dims.len();
     if let Some((src, perm)) = b.transpose_of(v) {
-        let swaps_last_two = perm.len() == r
-            && perm[..r - 2].iter().enumerate().all(|(i, &p)| p == i as i64)
-            && perm[r - 2] == r as i64 - 1
-            && perm[r - 1] == r as i64 - 2;
-        if swaps_last_two {
+        if perm.len() == r && swaps_last_two(perm) {
             return (src.clone(), (r - 1, r - 2));
         }
     }
     (v.clone(), (r - 2, r - 1))
+}
+
+/// Whether `perm` swaps the last two dims and keeps the others in place.
+fn swaps_last_two(perm: &[i64]) -> bool {
+    let r = perm.len();
+    r >= 2
+        && perm[..r - 2].iter().enumerate().all(|(i, &p)| p == i as i64)
+        && perm[r - 2] == r as i64 - 1
+        && perm[r - 1] == r as i64 - 2
 }
 
 #[cfg(test)]
