@@ -1,4 +1,4 @@
-//! libtpu on a machine without a TPU: a clean "no TPU found" error within seconds, not a hang
+//! libtpu on a machine without a TPU: a clean "no TPU found" error, not a hang
 //! (libtpu polls the GCE metadata server unless `TPU_SKIP_MDS_QUERY` is set) and not an abort.
 //!
 //! Runs when `OXTORCH_LIBTPU` names a `libtpu.so` (PyPI `libtpu`, `libtpu/libtpu.so` in the
@@ -34,6 +34,9 @@ fn no_tpu_is_a_clean_error() {
         Ok(client) => eprintln!("this machine has a TPU: {:?}", client.devices()),
         Err(other) => panic!("expected a clean 'no TPU found', got: {other}"),
     }
-    assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+    // A liveness bound, not a speed figure: libtpu answers in a few seconds when idle but has
+    // taken over 20 s on a loaded 2-core CI machine, while the metadata-server poll it must
+    // skip retries for many minutes.
+    assert!(elapsed < Duration::from_secs(120), "took {elapsed:?}");
     eprintln!("libtpu answered in {elapsed:?}");
 }

@@ -174,7 +174,7 @@ fn large_uploads_survive_donation_and_release() -> Result<()> {
     drop(w);
     drop(x);
     // Buffers are released after their last program has run (on the releasing thread).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while blocks() > start && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
