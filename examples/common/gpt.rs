@@ -35,7 +35,7 @@ impl Forward for Attention {
         let (b, t, c) = (x.dims()[0] as isize, x.dims()[1] as isize, x.dims()[2] as isize);
         let h = self.n_head as isize;
         let qkv = self.c_attn.forward(x)?.view([b, t, 3, h, c / h])?.permute([2, 0, 3, 1, 4])?;
-        let (q, k, v) = (qkv.select(0, 0)?, qkv.select(0, 1)?, qkv.select(0, 2)?);
+        let [q, k, v]: [Tensor; 3] = qkv.unbind(0)?.try_into().expect("three views");
         let y = q.scaled_dot_product_attention(&k, &v, None, 0.0, true, None, false)?;
         self.c_proj.forward(&y.transpose(1, 2)?.reshape([b, t, c])?)
     }

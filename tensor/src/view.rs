@@ -5,7 +5,7 @@ use oxtorch_core::{wrap_dim, Error, Layout, Result};
 
 use std::sync::Arc;
 
-use crate::autograd::record::ViewKind;
+use crate::autograd::record::{Join, ViewKind};
 use crate::dims::{IntoDims, SliceRange};
 use crate::Tensor;
 
@@ -214,7 +214,10 @@ impl Tensor {
     /// Every index of `dim` as its own tensor (with `dim` removed).
     pub fn unbind(&self, dim: isize) -> Result<Vec<Tensor>> {
         let d = wrap_dim(dim, self.rank())?;
-        (0..dim_size(self, d)?).map(|i| self.select(d as isize, i as isize)).collect()
+        let layouts = (0..dim_size(self, d)?)
+            .map(|i| self.layout().select(d as isize, i as isize))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.view_group(layouts, "UnbindBackward0", Join::Stack(d)))
     }
 
     /// Splits `dim` into pieces of `split_size` (the last may be smaller).
@@ -225,12 +228,13 @@ impl Tensor {
             return Err(Error::msg("split_size can only be 0 if dimension size is 0"));
         }
         let n = if size == 0 { 1 } else { size.div_ceil(split_size) };
-        (0..n)
+        let layouts = (0..n)
             .map(|i| {
                 let start = i * split_size;
-                self.narrow(d as isize, start as isize, split_size.min(size - start))
+                self.layout().narrow(d as isize, start as isize, split_size.min(size - start))
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.view_group(layouts, "SplitBackward0", Join::Cat(d)))
     }
 
     /// Splits `dim` into pieces of the given sizes, which must add up to its size.
@@ -244,14 +248,15 @@ impl Tensor {
             )));
         }
         let mut start = 0;
-        sizes
+        let layouts = sizes
             .iter()
             .map(|&s| {
-                let t = self.narrow(d as isize, start as isize, s);
+                let l = self.layout().narrow(d as isize, start as isize, s);
                 start += s;
-                t
+                l
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.view_group(layouts, "SplitWithSizesBackward0", Join::Cat(d)))
     }
 
     /// Splits `dim` into `chunks` pieces of equal size (the last may be smaller; there may be fewer).

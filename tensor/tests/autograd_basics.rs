@@ -224,3 +224,30 @@ fn errors_read_like_torch() -> Result<()> {
     assert_eq!(vals(&x.grad().unwrap()), vec![2.0, 2.0]);
     Ok(())
 }
+
+#[test]
+fn unbind_and_split_record_one_node_that_joins_the_gradients() -> Result<()> {
+    let x = leaf(&(0..12).map(f64::from).collect::<Vec<_>>(), &[3, 4]);
+    let rows = x.mul(2.0)?.unbind(0)?;
+    assert!(rows.iter().all(|r| r.grad_fn().unwrap().name() == "UnbindBackward0"));
+    // Row 1 is never used: its part of the gradient is zero.
+    rows[0].add(&rows[2].mul(3.0)?)?.sum_all()?.backward()?;
+    assert_eq!(vals(&x.grad().unwrap()), [[2.0; 4], [0.0; 4], [6.0; 4]].concat());
+
+    let x = leaf(&(0..12).map(f64::from).collect::<Vec<_>>(), &[3, 4]);
+    let cols = x.split(3, 1)?;
+    assert_eq!(cols[1].grad_fn().unwrap().name(), "SplitBackward0");
+    let parts = x.split_with_sizes(&[1, 3], 1)?;
+    assert_eq!(parts[0].grad_fn().unwrap().name(), "SplitWithSizesBackward0");
+    cols[1].mul(5.0)?.sum_all()?.add(&parts[0].sum_all()?)?.backward()?;
+    assert_eq!(vals(&x.grad().unwrap()), [1.0, 0.0, 0.0, 5.0].repeat(3));
+
+    // An in-place write into one of the views reaches the base through its view history.
+    let x = leaf(&[1.0; 6], &[3, 2]);
+    let y = x.mul(2.0)?;
+    let rows = y.unbind(0)?;
+    rows[1].mul_(3.0)?;
+    y.sum_all()?.backward()?;
+    assert_eq!(vals(&x.grad().unwrap()), [2.0, 2.0, 6.0, 6.0, 2.0, 2.0]);
+    Ok(())
+}

@@ -80,6 +80,72 @@ impl Tensor {
     }
 }
 
+/// How the gradients of views that tile their input along one dim join back into the input's
+/// gradient: stacked (`unbind`) or concatenated (`split`) along that dim.
+#[derive(Clone, Copy)]
+pub(crate) enum Join {
+    /// The views are the input's indices along this dim, the dim removed.
+    Stack(usize),
+    /// The views are consecutive ranges of this dim.
+    Cat(usize),
+}
+
+impl Tensor {
+    /// Views of this tensor with `layouts`, which tile it along one dim, recorded as one node
+    /// `name` (torch's `UnbindBackward0`, `SplitBackward0`): its backward writes each view's
+    /// gradient once, joined by `join`, where a node per view would fill a zero tensor of the
+    /// input's shape for every view and add them all.
+    pub(crate) fn view_group(&self, layouts: Vec<Layout>, name: &'static str, join: Join) -> Vec<Tensor> {
+        let outs: Vec<Tensor> = layouts.into_iter().map(|l| self.with_layout(l)).collect();
+        let base = self.view_base().unwrap_or_else(|| self.clone());
+        if outs.is_empty() {
+            return outs;
+        }
+        if needs_recording(&[self]) {
+            let pieces = outs.iter().map(|t| t.dims().to_vec()).collect();
+            let backward = JoinBackward { join, pieces };
+            let node =
+                Node::new(name, vec![self.gradient_edge()], outs.len(), NodeKind::Op(Box::new(backward)));
+            for (i, t) in outs.iter().enumerate() {
+                t.set_grad_fn(Edge { node: node.clone(), input_nr: i }, Some(base.clone()));
+            }
+        } else {
+            for t in &outs {
+                t.set_view_base(base.clone());
+            }
+        }
+        outs
+    }
+}
+
+/// The gradient rule of [`Tensor::view_group`]: the views' gradients joined, zeros for a view
+/// that received none.
+struct JoinBackward {
+    join: Join,
+    /// The shape of each view.
+    pieces: Vec<Vec<usize>>,
+}
+
+impl Backward for JoinBackward {
+    fn backward(&self, grads: &[Option<Tensor>], _needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+        let Some(like) = grads.iter().flatten().next() else { return Ok(vec![None]) };
+        let filled = grads
+            .iter()
+            .zip(&self.pieces)
+            .map(|(g, dims)| match g {
+                Some(g) => Ok(g.clone()),
+                None => Tensor::zeros(dims.clone(), (like.dtype(), like.device())),
+            })
+            .collect::<Result<Vec<Tensor>>>()?;
+        let refs: Vec<&Tensor> = filled.iter().collect();
+        let joined = match self.join {
+            Join::Stack(d) => Tensor::stack(&refs, d as isize)?,
+            Join::Cat(d) => Tensor::cat(&refs, d as isize)?,
+        };
+        Ok(vec![Some(joined)])
+    }
+}
+
 /// The gradient rule of a view op.
 struct ViewBackward {
     kind: ViewKind,
