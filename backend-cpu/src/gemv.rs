@@ -8,6 +8,8 @@
 //! columns of every batch into contiguous ranges run on rayon's pool. The element kernels live in
 //! [`crate::gemv_f32`] and [`crate::gemv_bf16`].
 
+use std::mem::MaybeUninit;
+
 /// Products with at most this many rows of A take the skinny path.
 pub const SKINNY_MAX_M: usize = 16;
 
@@ -110,6 +112,19 @@ impl<O> OutPtr<O> {
 ///
 /// Panics when an operand reaches outside its storage (callers validate layouts first).
 pub fn run<T: Sync, O: Send + 'static>(p: &Skinny<T>, block: Block<T, O>) -> Vec<O> {
+    let total = p.a_offs.len() * p.m * p.n;
+    let mut out: Vec<O> = crate::pool::take(total);
+    run_into(p, block, &mut out.spare_capacity_mut()[..total]);
+    // SAFETY: `run_into` wrote every element of every batch.
+    unsafe { out.set_len(total) };
+    out
+}
+
+/// [`run`] into `out`, which holds exactly the row-major `[batches, m, n]` result and is written
+/// entirely.
+///
+/// Panics when an operand reaches outside its storage or `out` has another length.
+pub fn run_into<T: Sync, O: Send>(p: &Skinny<T>, block: Block<T, O>, out: &mut [MaybeUninit<O>]) {
     let (m, n, k) = (p.m, p.n, p.k);
     let batches = p.a_offs.len();
     assert_eq!(p.b_offs.len(), batches);
@@ -123,8 +138,8 @@ pub fn run<T: Sync, O: Send + 'static>(p: &Skinny<T>, block: Block<T, O>) -> Vec
     };
     assert!(reach(p.a_offs, m, p.ars, p.a.len()) && reach(p.b_offs, n, p.bcs, p.b.len()));
     let total = batches * m * n;
-    let mut out: Vec<O> = crate::pool::take(total);
-    let dst = OutPtr(out.as_mut_ptr());
+    assert_eq!(out.len(), total, "a product of {total} elements into {} outputs", out.len());
+    let dst = OutPtr(out.as_mut_ptr().cast::<O>());
     // A task: batch `i`, columns `j0..j1`.
     let task = |i: usize, j0: usize, j1: usize| {
         // SAFETY: the bounds were checked above; the task writes rows `0..m`, columns `j0..j1` of batch
@@ -158,9 +173,6 @@ pub fn run<T: Sync, O: Send + 'static>(p: &Skinny<T>, block: Block<T, O>) -> Vec
             task(i, r * width, n.min((r + 1) * width));
         });
     }
-    // SAFETY: the tasks wrote every element of every batch.
-    unsafe { out.set_len(total) };
-    out
 }
 
 /// `(batches, m, k, n)` shapes every block kernel is tested on: single rows and tiles, k and n

@@ -9,6 +9,11 @@ pub fn matmul(p: &Skinny<f32>) -> Vec<f32> {
     gemv::run(p, block())
 }
 
+/// [`matmul`] into `out` (exactly the result's length, written entirely).
+pub fn matmul_into(p: &Skinny<f32>, out: &mut [std::mem::MaybeUninit<f32>]) {
+    gemv::run_into(p, block(), out)
+}
+
 /// The block kernel for this processor.
 pub(crate) fn block() -> Block<f32, f32> {
     match level() {

@@ -47,5 +47,5 @@ pub mod walk;
 mod where_cond;
 
 pub use buffer::{Buffer, SharedBytes};
-pub use matmul::{matmul_slices, SliceMatmul};
+pub use matmul::{matmul_slices, matmul_slices_into, SliceMatmul};
 pub use storage::{CpuElement, CpuStorage};

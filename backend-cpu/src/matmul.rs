@@ -120,16 +120,42 @@ fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dim
     if m * n == 0 || k == 0 {
         return crate::pool::filled(batches * m * n, T::ZERO);
     }
-    if copies_b_first::<T>(lb, d) {
-        let row_major = crate::copy::contiguous_same(b, lb);
-        let out = gemm_typed(a, la, &row_major, &Layout::contiguous(lb.shape()), d);
-        crate::pool::give(row_major);
-        return out;
-    }
     // gemm overwrites the whole output without reading it (`read_dst = false`), so it starts
     // uninitialised rather than zero-filled (a memset per product).
     let total = batches * m * n;
     let mut out: Vec<T> = crate::pool::take(total);
+    gemm_into(a, la, b, lb, d, &mut out.spare_capacity_mut()[..total]);
+    // SAFETY: `gemm_into` wrote every element of every batch.
+    unsafe { out.set_len(total) };
+    out
+}
+
+/// [`gemm_typed`] into `out`, which holds exactly the row-major `[batches, m, n]` result and is
+/// written entirely.
+fn gemm_into<T: CpuElement>(
+    a: &[T],
+    la: &Layout,
+    b: &[T],
+    lb: &Layout,
+    d: &Dims,
+    out: &mut [MaybeUninit<T>],
+) {
+    let (m, k, n) = (d.m, d.k, d.n);
+    assert_eq!(out.len(), d.batch.iter().product::<usize>() * m * n, "gemm: output of the wrong length");
+    if m * n == 0 {
+        return;
+    }
+    if k == 0 {
+        out.fill(MaybeUninit::new(T::ZERO));
+        return;
+    }
+    if copies_b_first::<T>(lb, d) {
+        let row_major = crate::copy::contiguous_same(b, lb);
+        gemm_into(a, la, &row_major, &Layout::contiguous(lb.shape()), d, out);
+        crate::pool::give(row_major);
+        return;
+    }
+    let batches = out.len() / (m * n);
     let (a_off, b_off) = (batch_offsets(la), batch_offsets(lb));
     let (acs, ars) = mat_strides(la);
     let (bcs, brs) = mat_strides(lb);
@@ -168,16 +194,12 @@ fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dim
     // divide evenly among the threads or there are several per thread (the imbalance is then at most
     // one batch in four). Otherwise each product is split across the threads in turn.
     let even = batches.is_multiple_of(threads) || batches >= 4 * threads;
-    let spare = &mut out.spare_capacity_mut()[..total];
     if batches >= threads && (flops < (1 << 21) || even) {
-        crate::par::for_each_chunk_mut(spare, m * n, &|i, c| run((i, c), Parallelism::None));
+        crate::par::for_each_chunk_mut(out, m * n, &|i, c| run((i, c), Parallelism::None));
     } else {
         let par = if flops >= (1 << 15) { Parallelism::Rayon(threads) } else { Parallelism::None };
-        spare.chunks_mut(m * n).enumerate().for_each(|c| run(c, par));
+        out.chunks_mut(m * n).enumerate().for_each(|c| run(c, par));
     }
-    // SAFETY: gemm wrote every element of every batch (k > 0 and m·n > 0 here).
-    unsafe { out.set_len(total) };
-    out
 }
 
 fn int_typed<T: Int>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dims) -> Vec<T> {
@@ -318,27 +340,35 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
     })
 }
 
-/// A float whose products run on borrowed slices ([`matmul_slices`]).
+/// A float whose products run on borrowed slices ([`matmul_slices`], [`matmul_slices_into`]).
 pub trait SliceMatmul: CpuElement {
-    /// The product of validated operands (see [`matmul_slices`]).
+    /// The product of validated operands into `out`, exactly its length (see
+    /// [`matmul_slices_into`]).
     #[doc(hidden)]
-    fn product(a: &[Self], la: &Layout, b: &[Self], lb: &Layout, d: &Dims) -> Vec<Self>;
+    fn product_into(
+        a: &[Self],
+        la: &Layout,
+        b: &[Self],
+        lb: &Layout,
+        d: &Dims,
+        out: &mut [MaybeUninit<Self>],
+    );
 }
 
 impl SliceMatmul for f32 {
-    fn product(a: &[f32], la: &Layout, b: &[f32], lb: &Layout, d: &Dims) -> Vec<f32> {
+    fn product_into(a: &[f32], la: &Layout, b: &[f32], lb: &Layout, d: &Dims, out: &mut [MaybeUninit<f32>]) {
         if skinny_applies(la, lb, d) {
             let offs = (batch_offsets(la), batch_offsets(lb));
-            crate::gemv_f32::matmul(&skinny(a, la, b, lb, d, &offs))
+            crate::gemv_f32::matmul_into(&skinny(a, la, b, lb, d, &offs), out)
         } else {
-            gemm_typed(a, la, b, lb, d)
+            gemm_into(a, la, b, lb, d, out)
         }
     }
 }
 
 impl SliceMatmul for f64 {
-    fn product(a: &[f64], la: &Layout, b: &[f64], lb: &Layout, d: &Dims) -> Vec<f64> {
-        gemm_typed(a, la, b, lb, d)
+    fn product_into(a: &[f64], la: &Layout, b: &[f64], lb: &Layout, d: &Dims, out: &mut [MaybeUninit<f64>]) {
+        gemm_into(a, la, b, lb, d, out)
     }
 }
 
@@ -347,12 +377,43 @@ impl SliceMatmul for f64 {
 /// [`crate::pool::give`]). For another runtime's buffers: XLA programs on the CPU plugin call it
 /// from a custom call without copying their operands.
 pub fn matmul_slices<T: SliceMatmul>(a: &[T], la: &Layout, b: &[T], lb: &Layout) -> Result<Vec<T>> {
+    let total = product_len(a, la, b, lb)?;
+    let mut out: Vec<T> = crate::pool::take(total);
+    matmul_slices_into(a, la, b, lb, &mut out.spare_capacity_mut()[..total])?;
+    // SAFETY: `matmul_slices_into` wrote all `total` elements.
+    unsafe { out.set_len(total) };
+    Ok(out)
+}
+
+/// [`matmul_slices`] into `out`, which must hold exactly the row-major result (`[..., m, n]`) and
+/// is written entirely: the result buffer of a custom call in an XLA program, with no copy.
+pub fn matmul_slices_into<T: SliceMatmul>(
+    a: &[T],
+    la: &Layout,
+    b: &[T],
+    lb: &Layout,
+    out: &mut [MaybeUninit<T>],
+) -> Result<()> {
+    let total = product_len(a, la, b, lb)?;
+    if out.len() != total {
+        return Err(Error::shape(format!(
+            "matmul: a result of {} elements for a product of {total} ({} × {})",
+            out.len(),
+            la.shape(),
+            lb.shape()
+        )));
+    }
+    T::product_into(a, la, b, lb, &dims(la, lb)?, out);
+    Ok(())
+}
+
+/// The element count of the product of validated operands.
+fn product_len<T>(a: &[T], la: &Layout, b: &[T], lb: &Layout) -> Result<usize> {
     let d = dims(la, lb)?;
     check_bounds(a.len(), la)?;
     check_bounds(b.len(), lb)?;
     let batches = oxtorch_core::checked_numel(&d.batch)?;
-    oxtorch_core::checked_numel(&[batches, d.m, d.n])?;
-    Ok(T::product(a, la, b, lb, &d))
+    oxtorch_core::checked_numel(&[batches, d.m, d.n])
 }
 
 #[cfg(test)]
@@ -449,5 +510,27 @@ mod tests {
         assert!(!copies_b_first::<f32>(&lb, &one_row));
         let broadcast = Layout::new([batch, k, n], vec![0, 1, k], 0).unwrap();
         assert!(!copies_b_first::<f32>(&broadcast, &d));
+    }
+
+    /// Products written into a caller's buffer equal the allocated ones on every path (skinny,
+    /// gemm with a transposed B, batched, k = 0), and a buffer of another length is refused.
+    #[test]
+    fn slices_into_a_buffer_match_allocated_products() {
+        for (batch, m, k, n) in [(1, 1, 64, 130), (1, 40, 33, 70), (3, 5, 17, 9), (2, 64, 128, 96), (2, 3, 0, 4)] {
+            let a = values(batch * m * k, 3);
+            let w = values(batch * n * k, 4);
+            let la = Layout::contiguous([batch, m, k]);
+            // B: the transpose of row-major [batch, n, k] (a linear weight).
+            let lb = Layout::new([batch, k, n], vec![n * k, 1, k], 0).unwrap();
+            let want = matmul_slices(&a, &la, &w, &lb).unwrap();
+            let mut out = vec![MaybeUninit::new(f32::NAN); batch * m * n];
+            matmul_slices_into(&a, &la, &w, &lb, &mut out).unwrap();
+            // SAFETY: every element was initialised (NaN, then the product).
+            let got: Vec<f32> = out.iter().map(|v| unsafe { v.assume_init() }).collect();
+            assert_eq!(got, want, "{batch}x{m}x{k}x{n}");
+            let mut short = vec![MaybeUninit::new(0.0f32); batch * m * n + 1];
+            let e = matmul_slices_into(&a, &la, &w, &lb, &mut short).unwrap_err().to_string();
+            assert!(e.contains("a result of"), "{e}");
+        }
     }
 }

@@ -11,9 +11,10 @@
 //! transposed (`_nt`: the right one, a `linear` weight), so no transposing copy is made.
 
 use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
-use oxtorch_backend_cpu::{matmul_slices, SliceMatmul};
+use oxtorch_backend_cpu::{matmul_slices, matmul_slices_into, SliceMatmul};
 use oxtorch_core::{Device, DeviceKind, Layout};
 
 use super::host_ffi::{self, BufferRef, Failure};
@@ -135,22 +136,46 @@ unsafe fn matmul_kernel<T: HostFloat, const TA: bool, const TB: bool>(
     let (la, lb) = (view(&da, TA)?, view(&db, TB)?);
     // SAFETY: XLA's buffers of the call, described by their own dims.
     let (x, y) = unsafe { (elements::<T>(a)?, elements::<T>(b)?) };
-    let product = matmul_slices(x, &la, y, &lb).map_err(|e| Failure(e.to_string()))?;
-    if out.dtype != T::FFI_DTYPE || out.numel() != product.len() {
+    if out.dtype != T::FFI_DTYPE {
         return Err(Failure(format!(
-            "oxtorch matmul: a result of {} elements for a product of {}",
-            out.numel(),
-            product.len()
+            "oxtorch matmul: a result of XLA type {}, expected {}",
+            out.dtype,
+            T::NAME
         )));
     }
-    if !product.is_empty() {
-        // SAFETY: the result buffer holds `product.len()` elements of `T` and does not overlap
-        // the freshly computed product.
-        unsafe { std::ptr::copy_nonoverlapping(product.as_ptr(), out.data as *mut T, product.len()) };
+    let n = out.numel();
+    let dst: &mut [MaybeUninit<T>] = if n == 0 {
+        &mut []
+    } else {
+        // SAFETY: XLA's result buffer of the call: `n` elements of `T` (checked above) that no
+        // one else reads or writes while the call runs.
+        unsafe { std::slice::from_raw_parts_mut(out.data as *mut MaybeUninit<T>, n) }
+    };
+    if overlaps(dst, x) || overlaps(dst, y) {
+        // XLA never shares a custom call's result with its operands; computed aside if it did.
+        let product = matmul_slices(x, &la, y, &lb).map_err(|e| Failure(e.to_string()))?;
+        if product.len() != n {
+            return Err(Failure(format!(
+                "oxtorch matmul: a result of {n} elements for a product of {}",
+                product.len()
+            )));
+        }
+        for (d, v) in dst.iter_mut().zip(&product) {
+            d.write(*v);
+        }
+        oxtorch_backend_cpu::pool::give(product);
+    } else {
+        matmul_slices_into(x, &la, y, &lb, dst).map_err(|e| Failure(e.to_string()))?;
     }
-    oxtorch_backend_cpu::pool::give(product);
     super::metrics::record_host_kernel_call();
     Ok(())
+}
+
+/// Whether two buffers share any byte.
+fn overlaps<A, B>(a: &[A], b: &[B]) -> bool {
+    let (a0, b0) = (a.as_ptr() as usize, b.as_ptr() as usize);
+    let (a1, b1) = (a0 + std::mem::size_of_val(a), b0 + std::mem::size_of_val(b));
+    a0 < b1 && b0 < a1
 }
 
 /// The XLA FFI handler of one product target.
