@@ -516,7 +516,9 @@ mod tests {
     /// gemm with a transposed B, batched, k = 0), and a buffer of another length is refused.
     #[test]
     fn slices_into_a_buffer_match_allocated_products() {
-        for (batch, m, k, n) in [(1, 1, 64, 130), (1, 40, 33, 70), (3, 5, 17, 9), (2, 64, 128, 96), (2, 3, 0, 4)] {
+        for (batch, m, k, n) in
+            [(1, 1, 64, 130), (1, 40, 33, 70), (3, 5, 17, 9), (2, 64, 128, 96), (2, 3, 0, 4)]
+        {
             let a = values(batch * m * k, 3);
             let w = values(batch * n * k, 4);
             let la = Layout::contiguous([batch, m, k]);
