@@ -53,7 +53,7 @@ pub const FAMILIES: &[Family] = &[
     ("dropout", nn::dropout_cases, 3),
     ("reductions", reductions::reductions_cases, 38),
     ("scans_and_orderings", reductions::scans_and_orderings_cases, 30),
-    ("joins_and_splits", shape::joins_and_splits_cases, 17),
+    ("joins_and_splits", shape::joins_and_splits_cases, 18),
     ("repeats_and_reorders", shape::repeats_and_reorders_cases, 17),
     ("padding", shape::padding_cases, 8),
     ("views", shape::views_cases, 25),

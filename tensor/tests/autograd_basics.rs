@@ -242,6 +242,13 @@ fn unbind_and_split_record_one_node_that_joins_the_gradients() -> Result<()> {
     cols[1].mul(5.0)?.sum_all()?.add(&parts[0].sum_all()?)?.backward()?;
     assert_eq!(vals(&x.grad().unwrap()), [1.0, 0.0, 0.0, 5.0].repeat(3));
 
+    // Each piece can be backpropagated on its own: the join node holds no saved tensors.
+    let x = leaf(&[1.0; 4], &[2, 2]);
+    let halves = x.split(1, 0)?;
+    halves[0].sum_all()?.backward()?;
+    halves[1].mul(3.0)?.sum_all()?.backward()?;
+    assert_eq!(vals(&x.grad().unwrap()), [1.0, 1.0, 3.0, 3.0]);
+
     // An in-place write into one of the views reaches the base through its view history.
     let x = leaf(&[1.0; 6], &[3, 2]);
     let y = x.mul(2.0)?;

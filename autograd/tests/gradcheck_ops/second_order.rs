@@ -37,6 +37,12 @@ fn second_order() {
         case("views_and_broadcast", vec![smooth(&[3, 2], 28), smooth(&[2], 29)], |x| {
             x[0].t()?.narrow(0, 0, 1)?.mul(&x[1].unsqueeze(1)?)?.exp()
         }),
+        // the join of `unbind` (all rows used) and of a sparse `split` (one piece of three)
+        case("unbind_and_split_joins", vec![smooth(&[3, 2], 33), smooth(&[6], 34)], |x| {
+            let rows = x[0].unbind(0)?;
+            let part = x[1].split(2, 0)?[1].exp()?;
+            rows[0].mul(&rows[1])?.mul(&rows[2])?.mul(&part)
+        }),
         case("cross_entropy", vec![smooth(&[3, 4], 30)], |x| {
             x[0].cross_entropy(&ix(&[0, 3, 1], &[3]), None, -100, "mean", 0.1)
         }),
@@ -51,7 +57,7 @@ fn second_order() {
         case("log_sqrt", vec![pos(&s, 33)], |x| x[0].log()?.mul(x[0].sqrt()?)),
         case("cumsum_cumprod", vec![away(&s, 34)], |x| x[0].cumsum(1, None)?.mul(x[0].cumprod(1, None)?)),
     ];
-    run("second_order", cases, 24, Check::GradGrad);
+    run("second_order", cases, 25, Check::GradGrad);
 }
 
 /// Cases whose second-order check is known to fail for a reason outside the formulas.

@@ -36,6 +36,11 @@ pub fn joins_and_splits_cases() -> Vec<Case> {
         case_n("unbind", vec![smooth(&[3, 2], 20)], |x| Ok(parts(x[0].unbind(0)?))),
         // only one part used downstream: the others get no gradient
         case("split_one_part", vec![smooth(&[4, 2], 21)], |x| x[0].split(2, 0)?[1].exp()),
+        // two of six rows used: the gradients go into zero fills of the input, not a stack
+        case("unbind_two_of_six", vec![smooth(&[6, 2], 28)], |x| {
+            let rows = x[0].unbind(0)?;
+            rows[1].exp()?.add(&rows[4].mul(&rows[4])?)
+        }),
         case_n("meshgrid", vec![smooth(&[2], 22), smooth(&[3], 23)], |x| {
             Tensor::meshgrid(&[&x[0], &x[1]], "ij")
         }),

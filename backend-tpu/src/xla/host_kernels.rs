@@ -144,15 +144,10 @@ unsafe fn matmul_kernel<T: HostFloat, const TA: bool, const TB: bool>(
         )));
     }
     let n = out.numel();
-    let dst: &mut [MaybeUninit<T>] = if n == 0 {
-        &mut []
-    } else {
-        // SAFETY: XLA's result buffer of the call: `n` elements of `T` (checked above) that no
-        // one else reads or writes while the call runs.
-        unsafe { std::slice::from_raw_parts_mut(out.data as *mut MaybeUninit<T>, n) }
-    };
-    if overlaps(dst, x) || overlaps(dst, y) {
-        // XLA never shares a custom call's result with its operands; computed aside if it did.
+    let bytes = n * std::mem::size_of::<T>();
+    if overlaps(out.data as usize, bytes, x) || overlaps(out.data as usize, bytes, y) {
+        // XLA never shares a custom call's result with its operands; computed aside if it did,
+        // without a mutable view of the result while the operands are read.
         let product = matmul_slices(x, &la, y, &lb).map_err(|e| Failure(e.to_string()))?;
         if product.len() != n {
             return Err(Failure(format!(
@@ -160,22 +155,27 @@ unsafe fn matmul_kernel<T: HostFloat, const TA: bool, const TB: bool>(
                 product.len()
             )));
         }
-        for (d, v) in dst.iter_mut().zip(&product) {
-            d.write(*v);
-        }
+        // SAFETY: the result buffer holds `n` elements of `T`; `product` is a separate allocation.
+        unsafe { std::ptr::copy_nonoverlapping(product.as_ptr(), out.data as *mut T, n) };
         oxtorch_backend_cpu::pool::give(product);
     } else {
+        let dst: &mut [MaybeUninit<T>] = if n == 0 {
+            &mut []
+        } else {
+            // SAFETY: XLA's result buffer of the call: `n` elements of `T` (checked above), apart
+            // from both operands (checked just above), that no one else touches while the call runs.
+            unsafe { std::slice::from_raw_parts_mut(out.data as *mut MaybeUninit<T>, n) }
+        };
         matmul_slices_into(x, &la, y, &lb, dst).map_err(|e| Failure(e.to_string()))?;
     }
     super::metrics::record_host_kernel_call();
     Ok(())
 }
 
-/// Whether two buffers share any byte.
-fn overlaps<A, B>(a: &[A], b: &[B]) -> bool {
-    let (a0, b0) = (a.as_ptr() as usize, b.as_ptr() as usize);
-    let (a1, b1) = (a0 + std::mem::size_of_val(a), b0 + std::mem::size_of_val(b));
-    a0 < b1 && b0 < a1
+/// Whether the `len` bytes at address `start` share any byte with `b`.
+fn overlaps<T>(start: usize, len: usize, b: &[T]) -> bool {
+    let b0 = b.as_ptr() as usize;
+    len > 0 && !b.is_empty() && start < b0 + std::mem::size_of_val(b) && b0 < start + len
 }
 
 /// The XLA FFI handler of one product target.

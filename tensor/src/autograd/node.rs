@@ -21,6 +21,13 @@ pub trait Backward: Send + Sync {
 
     /// Frees the saved tensors (after a backward pass without `retain_graph`).
     fn release(&mut self) {}
+
+    /// Whether the rule holds tensors saved from the forward pass. One that holds none (a view's,
+    /// a join's) stays usable after a backward pass without `retain_graph`: as in torch, a second
+    /// backward through it, say from another piece of a `split`, is not an error.
+    fn saves_tensors(&self) -> bool {
+        true
+    }
 }
 
 /// Where a gradient flows: output `input_nr` of `node` (torch's `Edge`; `input_nr` is the
@@ -118,6 +125,9 @@ impl Node {
     pub(crate) fn release(&self) {
         let mut kind = self.kind();
         if let Some(NodeKind::Op(b)) = &mut *kind {
+            if !b.saves_tensors() {
+                return;
+            }
             b.release();
             *kind = None;
         }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use oxtorch_core::ops::Prim;
-use oxtorch_core::{Error, Layout, Result};
+use oxtorch_core::{DType, Device, Error, Layout, Result};
 use smallvec::SmallVec;
 
 use super::formulas::{self, PrimBackward};
@@ -103,7 +103,12 @@ impl Tensor {
         }
         if needs_recording(&[self]) {
             let pieces = outs.iter().map(|t| t.dims().to_vec()).collect();
-            let backward = JoinBackward { join, pieces };
+            let backward = JoinBackward {
+                join,
+                pieces,
+                input_dims: self.dims().to_vec(),
+                options: (self.dtype(), self.device()),
+            };
             let node =
                 Node::new(name, vec![self.gradient_edge()], outs.len(), NodeKind::Op(Box::new(backward)));
             for (i, t) in outs.iter().enumerate() {
@@ -124,17 +129,56 @@ struct JoinBackward {
     join: Join,
     /// The shape of each view.
     pieces: Vec<Vec<usize>>,
+    input_dims: Vec<usize>,
+    /// The input's dtype and device, for the zero fills.
+    options: (DType, Device),
+}
+
+impl JoinBackward {
+    /// View `i` replayed on a tensor of the input's shape.
+    fn replay(&self, i: usize) -> Replay {
+        match self.join {
+            Join::Stack(d) => Arc::new(move |t: &Tensor| t.select(d as isize, i as isize)),
+            Join::Cat(d) => {
+                let start: usize = self.pieces[..i].iter().map(|p| p[d]).sum();
+                let len = self.pieces[i][d];
+                Arc::new(move |t: &Tensor| t.narrow(d as isize, start as isize, len))
+            }
+        }
+    }
 }
 
 impl Backward for JoinBackward {
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+
     fn backward(&self, grads: &[Option<Tensor>], _needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
-        let Some(like) = grads.iter().flatten().next() else { return Ok(vec![None]) };
+        let present = grads.iter().flatten().count();
+        if present == 0 {
+            return Ok(vec![None]);
+        }
+        if present * 2 < grads.len() {
+            // Few of many pieces used (one row of a long `unbind`): each gradient into its own
+            // zero fill, summed, rather than a zero tensor for every unused piece.
+            let mut sum: Option<Tensor> = None;
+            for (i, g) in grads.iter().enumerate() {
+                if let Some(g) = g {
+                    let part = scatter_into_zeros(g, &self.input_dims, self.replay(i))?;
+                    sum = Some(match sum {
+                        Some(s) => s.add(&part)?,
+                        None => part,
+                    });
+                }
+            }
+            return Ok(vec![sum]);
+        }
         let filled = grads
             .iter()
             .zip(&self.pieces)
             .map(|(g, dims)| match g {
                 Some(g) => Ok(g.clone()),
-                None => Tensor::zeros(dims.clone(), (like.dtype(), like.device())),
+                None => Tensor::zeros(dims.clone(), self.options),
             })
             .collect::<Result<Vec<Tensor>>>()?;
         let refs: Vec<&Tensor> = filled.iter().collect();
@@ -153,6 +197,10 @@ struct ViewBackward {
 }
 
 impl Backward for ViewBackward {
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+
     fn backward(&self, grads: &[Option<Tensor>], _needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = &grads[0] else { return Ok(vec![None]) };
         let gi = match &self.kind {
@@ -211,6 +259,10 @@ struct ReplayBackward {
 }
 
 impl Backward for ReplayBackward {
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+
     fn backward(&self, grads: &[Option<Tensor>], _needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = &grads[0] else { return Ok(vec![None]) };
         Ok(vec![Some((self.replay)(g)?.contiguous()?)])
@@ -294,6 +346,10 @@ struct CopySlices {
 }
 
 impl Backward for CopySlices {
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+
     fn backward(&self, grads: &[Option<Tensor>], needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = &grads[0] else { return Ok(vec![None, None]) };
         let base_grad = if needs[0] {
@@ -315,6 +371,10 @@ impl Backward for CopySlices {
 struct ConstantBackward;
 
 impl Backward for ConstantBackward {
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+
     fn backward(&self, _grads: &[Option<Tensor>], _needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
         Ok(vec![None])
     }
