@@ -9,7 +9,7 @@ export CARGO_INCREMENTAL=0
 # The XLA backend's tests run against the OpenXLA CPU PJRT plugin, fetched once into ~/.cache.
 OXTORCH_PJRT_PLUGIN="$(scripts/fetch_pjrt_cpu.sh)"
 export OXTORCH_PJRT_PLUGIN
-# libtpu, loaded on this TPU-less machine: the test expects a clean "no TPU found" within seconds.
+# libtpu, loaded on this TPU-less machine: the test expects a clean "no TPU found", not a hang.
 OXTORCH_LIBTPU="$(scripts/fetch_libtpu.sh)"
 export OXTORCH_LIBTPU
 cargo fmt --all -- --check
