@@ -62,6 +62,12 @@ fn second_backward_fails_without_retain_graph() -> Result<()> {
     y.backward()?;
     let e = y.backward().unwrap_err().to_string();
     assert!(e.contains("backward through the graph a second time"), "{e}");
+    // Nodes that saved nothing (add, sum) can run again, as in torch.
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let y = x.add(1.0)?.sum_all()?;
+    y.backward()?;
+    y.backward()?;
+    assert_eq!(vals(&x.grad().unwrap()), vec![2.0, 2.0]);
     Ok(())
 }
 

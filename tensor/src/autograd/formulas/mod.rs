@@ -166,6 +166,10 @@ impl Backward for PrimBackward {
         self.inputs.clear();
         self.outputs.clear();
     }
+
+    fn saves_tensors(&self) -> bool {
+        self.inputs.iter().chain(&self.outputs).any(Option::is_some)
+    }
 }
 
 /// torch's class name of a prim's backward node (`MulBackward0`, `SumBackward1`, ...).
