@@ -115,14 +115,9 @@ fn copies_b_first<T>(lb: &Layout, d: &Dims) -> bool {
 }
 
 fn gemm_typed<T: CpuElement>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dims) -> Vec<T> {
-    let batches: usize = d.batch.iter().product();
-    let (m, k, n) = (d.m, d.k, d.n);
-    if m * n == 0 || k == 0 {
-        return crate::pool::filled(batches * m * n, T::ZERO);
-    }
     // gemm overwrites the whole output without reading it (`read_dst = false`), so it starts
     // uninitialised rather than zero-filled (a memset per product).
-    let total = batches * m * n;
+    let total = d.batch.iter().product::<usize>() * d.m * d.n;
     let mut out: Vec<T> = crate::pool::take(total);
     gemm_into(a, la, b, lb, d, &mut out.spare_capacity_mut()[..total]);
     // SAFETY: `gemm_into` wrote every element of every batch.
@@ -289,11 +284,7 @@ fn bf16_dot(a: &[bf16], la: &Layout, b: &[bf16], lb: &Layout, d: &Dims) -> Vec<b
 
 /// Multiplies `[..., m, k]` by `[..., k, n]` (equal batch dims, any strides, stride 0 allowed).
 pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
-    let d = dims(la, lb)?;
-    check_bounds(a.len(), la)?;
-    check_bounds(b.len(), lb)?;
-    let batches = oxtorch_core::checked_numel(&d.batch)?;
-    oxtorch_core::checked_numel(&[batches, d.m, d.n])?;
+    let (d, _) = checked_dims((a.len(), la), (b.len(), lb))?;
     use CpuStorage as S;
     Ok(match (a, b) {
         (S::F32(x), S::F32(y)) if skinny_applies(la, lb, &d) => {
@@ -377,10 +368,10 @@ impl SliceMatmul for f64 {
 /// [`crate::pool::give`]). For another runtime's buffers: XLA programs on the CPU plugin call it
 /// from a custom call without copying their operands.
 pub fn matmul_slices<T: SliceMatmul>(a: &[T], la: &Layout, b: &[T], lb: &Layout) -> Result<Vec<T>> {
-    let total = product_len(a, la, b, lb)?;
+    let (d, total) = checked_dims((a.len(), la), (b.len(), lb))?;
     let mut out: Vec<T> = crate::pool::take(total);
-    matmul_slices_into(a, la, b, lb, &mut out.spare_capacity_mut()[..total])?;
-    // SAFETY: `matmul_slices_into` wrote all `total` elements.
+    T::product_into(a, la, b, lb, &d, &mut out.spare_capacity_mut()[..total]);
+    // SAFETY: `product_into` wrote all `total` elements.
     unsafe { out.set_len(total) };
     Ok(out)
 }
@@ -394,7 +385,7 @@ pub fn matmul_slices_into<T: SliceMatmul>(
     lb: &Layout,
     out: &mut [MaybeUninit<T>],
 ) -> Result<()> {
-    let total = product_len(a, la, b, lb)?;
+    let (d, total) = checked_dims((a.len(), la), (b.len(), lb))?;
     if out.len() != total {
         return Err(Error::shape(format!(
             "matmul: a result of {} elements for a product of {total} ({} × {})",
@@ -403,17 +394,19 @@ pub fn matmul_slices_into<T: SliceMatmul>(
             lb.shape()
         )));
     }
-    T::product_into(a, la, b, lb, &dims(la, lb)?, out);
+    T::product_into(a, la, b, lb, &d, out);
     Ok(())
 }
 
-/// The element count of the product of validated operands.
-fn product_len<T>(a: &[T], la: &Layout, b: &[T], lb: &Layout) -> Result<usize> {
+/// The dims of the product of storages of `(len, layout)`, after checking the shapes, that the
+/// layouts stay inside their storages, and that the result's element count (returned too) fits.
+fn checked_dims((a_len, la): (usize, &Layout), (b_len, lb): (usize, &Layout)) -> Result<(Dims, usize)> {
     let d = dims(la, lb)?;
-    check_bounds(a.len(), la)?;
-    check_bounds(b.len(), lb)?;
+    check_bounds(a_len, la)?;
+    check_bounds(b_len, lb)?;
     let batches = oxtorch_core::checked_numel(&d.batch)?;
-    oxtorch_core::checked_numel(&[batches, d.m, d.n])
+    let total = oxtorch_core::checked_numel(&[batches, d.m, d.n])?;
+    Ok((d, total))
 }
 
 #[cfg(test)]
