@@ -99,6 +99,8 @@ fn train(
 }
 
 fn main() -> Result<()> {
+    // Before any thread starts: large per-step blocks then stay faulted in from step to step.
+    torch::tune_process_allocator();
     let args: Vec<String> = std::env::args().collect();
     let device: Device = match args.iter().position(|a| a == "--device") {
         Some(i) => args.get(i + 1).map_or("cpu", String::as_str).parse()?,

@@ -25,6 +25,8 @@ const MAX_STEPS: u64 = 3000;
 const BATCH: usize = 64;
 
 fn main() -> Result<()> {
+    // Before any thread starts: large per-step blocks then stay faulted in from step to step.
+    torch::tune_process_allocator();
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let dir = PathBuf::from(arg("--dir").unwrap_or_else(|| "target/train_lm".into()));

@@ -48,6 +48,7 @@ pub use oxtorch_tensor::{
     default_generator, manual_seed, random, tensor, DType, Device, Error, Generator, Layout, Operand,
     Padding, Result, Scalar, Shape, Tensor, TensorOptions,
 };
+pub use oxtorch_tensor::{tune_process_allocator, AllocatorTuning};
 
 /// `torch.bool`
 pub const bool: DType = DType::Bool;

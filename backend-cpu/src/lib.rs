@@ -30,6 +30,7 @@ mod gemv_x86;
 mod hugepage;
 mod index;
 mod int;
+pub mod malloc;
 mod math;
 mod matmul;
 mod nn;

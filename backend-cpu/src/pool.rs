@@ -28,32 +28,9 @@ struct Pool {
 fn pool() -> &'static Mutex<Pool> {
     static POOL: OnceLock<Mutex<Pool>> = OnceLock::new();
     POOL.get_or_init(|| {
-        tune_malloc();
+        crate::malloc::tune_lazily();
         Default::default()
     })
-}
-
-/// Keeps glibc from handing freed multi-megabyte blocks back to the kernel (and faulting them in again
-/// on the next op): blocks up to 32 MiB come from the heap instead of fresh mappings, and the heap top
-/// is not trimmed. This covers the scratch buffers that libraries like `gemm` allocate per call. Memory
-/// stays bounded by the peak in use; set `OXTORCH_MALLOC_TUNING=0` to leave glibc's defaults.
-fn tune_malloc() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        if std::env::var("OXTORCH_MALLOC_TUNING").is_ok_and(|v| v == "0") {
-            return;
-        }
-        const M_TRIM_THRESHOLD: i32 = -1;
-        const M_MMAP_THRESHOLD: i32 = -3;
-        extern "C" {
-            fn mallopt(param: i32, value: i32) -> i32;
-        }
-        // SAFETY: mallopt only adjusts glibc allocator parameters; both values are in range.
-        unsafe {
-            mallopt(M_MMAP_THRESHOLD, 32 << 20);
-            mallopt(M_TRIM_THRESHOLD, 1 << 30);
-        }
-    }
 }
 
 /// The most bytes the cache keeps.

@@ -188,6 +188,8 @@ const CASES: &[Case] = &[
 ];
 
 fn main() {
+    // First, before any thread starts; both eager and fused cases run under it (see BENCHMARKS.md).
+    torch::tune_process_allocator();
     torch::manual_seed(0);
     let wanted: Vec<String> = std::env::args().skip(1).collect();
     if let [flag, dir, dtype] = wanted.as_slice() {

@@ -50,6 +50,7 @@ pub use options::{TensorOptions, ToTarget};
 pub use random::{default_generator, manual_seed, Generator};
 pub use tensor::Tensor;
 
+pub use oxtorch_backend_cpu::malloc::{tune_process_allocator, AllocatorTuning};
 pub use oxtorch_backend_cpu::{CpuElement, SharedBytes};
 pub use oxtorch_backend_tpu::xla::step_boundary as xla_step_boundary;
 pub use oxtorch_core::ops::{ArgReduceOp, BinaryOp, CmpOp, ReduceOp, UnaryOp};
