@@ -149,6 +149,22 @@ fn indexing_joining_sorting() {
         Ok(vec![t[0].masked_select(&m)?, m.nonzero()?])
     });
     parity("scatter_index_add", &ins, |t| Ok(vec![t[0].index_add(0, &t[1], &t[0].narrow(0, 0, 3)?, 2.0)?]));
+    // Repeated rows, along either dim, and expanded indices of other reductions: in fused mode the
+    // index is a broadcast and the scatter moves whole windows.
+    parity("scatter_repeated_rows", &ins, |t| {
+        let rows = Tensor::from_vec(vec![1i64, 3, 1, 1, 0, 3], [6])?.to(t[0].device())?;
+        let src = t[0].repeat([2, 1])?.narrow(0, 1, 6)?.mul(0.5)?;
+        let cols = Tensor::from_vec(vec![4i64, 0, 4], [3])?.to(t[0].device())?;
+        let src_cols = t[0].narrow(1, 0, 3)?;
+        let expanded = rows.unsqueeze(1)?.expand([6, 5])?;
+        Ok(vec![
+            t[0].index_add(0, &rows, &src, 1.0)?,
+            t[0].index_add(1, &cols, &src_cols, -1.0)?,
+            t[0].scatter_add(0, &expanded, &src)?,
+            t[0].scatter_reduce(0, &expanded, &src, "amax", true)?,
+            t[0].scatter_reduce(0, &expanded.narrow(1, 0, 2)?, &src, "prod", true)?,
+        ])
+    });
 }
 
 #[test]

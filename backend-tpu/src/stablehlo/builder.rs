@@ -37,6 +37,9 @@ pub struct FunctionBuilder {
     /// `reshape`, or a `broadcast_in_dim` that only inserts unit dims): its name and the earliest
     /// such value.
     reinterpretations: HashMap<String, Value>,
+    /// Each `broadcast_in_dim` emitted so far: its result's name, its operand and dims map (so that
+    /// a scatter can see that its index is one vector repeated along the other dims).
+    broadcasts: HashMap<String, (Value, Vec<i64>)>,
     /// Whether products may call oxtorch's host kernels (a program for the CPU plugin).
     host_kernels: bool,
 }
@@ -79,6 +82,18 @@ impl FunctionBuilder {
         self.reinterpretations.insert(result.name.clone(), source);
     }
 
+    /// The operand and dims map of `v` when `v` is the result of a `broadcast_in_dim` of this
+    /// function.
+    pub fn broadcast_of(&self, v: &Value) -> Option<(&Value, &[i64])> {
+        self.broadcasts.get(&v.name).map(|(x, map)| (x, map.as_slice()))
+    }
+
+    /// Records that `result` is `x` broadcast with dims map `map` (see
+    /// [`FunctionBuilder::broadcast_of`]).
+    pub(super) fn record_broadcast(&mut self, result: &Value, x: &Value, map: &[i64]) {
+        self.broadcasts.insert(result.name.clone(), (x.clone(), map.to_vec()));
+    }
+
     /// Lets products call oxtorch's host kernels (`custom_call`s registered with the CPU plugin)
     /// instead of `dot_general`.
     pub fn set_host_kernels(&mut self, on: bool) {
@@ -105,6 +120,7 @@ impl FunctionBuilder {
                 next: 0,
                 transposes: HashMap::new(),
                 reinterpretations: HashMap::new(),
+                broadcasts: HashMap::new(),
                 host_kernels: false,
             },
             values,

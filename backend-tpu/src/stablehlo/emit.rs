@@ -106,6 +106,7 @@ impl FunctionBuilder {
             &format!("broadcast_dimensions = {}", array(map)),
             ty,
         );
+        self.record_broadcast(&out, x, map);
         // Inserting unit dims, the others in order and unchanged, keeps the row-major order.
         let xd = &x.ty().dims;
         let in_order = map.len() == xd.len()

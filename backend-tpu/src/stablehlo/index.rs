@@ -88,13 +88,7 @@ pub(super) fn scatter_points(
 ) -> Value {
     let rank = target.ty().dims.len();
     let all: Vec<String> = (0..rank).map(|d| d.to_string()).collect();
-    let s = TensorType::new(target.ty().element_type, &[]);
-    let region = b.region(&[s.clone(), s], |b, a| match combine {
-        None => vec![a[1].clone()],
-        Some("stablehlo.maximum") => vec![b.max_min(true, &a[0], &a[1])],
-        Some("stablehlo.minimum") => vec![b.max_min(false, &a[0], &a[1])],
-        Some(name) => vec![b.same(name, &[&a[0], &a[1]])],
-    });
+    let region = combine_region(b, target.ty().element_type, combine);
     let attrs = format!(
         "scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = [{a}], \
          scatter_dims_to_operand_dims = [{a}], index_vector_dim = {}>, indices_are_sorted = false, \
@@ -103,6 +97,59 @@ pub(super) fn scatter_points(
         a = all.join(", ")
     );
     b.op_regions("stablehlo.scatter", &[target, tuples, updates], &[region], &attrs, &[target.ty().clone()])
+        .remove(0)
+}
+
+/// The update region of a scatter: `combine` (`None`: the update replaces the element).
+fn combine_region(b: &mut FunctionBuilder, et: ElementType, combine: Option<&str>) -> String {
+    let s = TensorType::new(et, &[]);
+    b.region(&[s.clone(), s], |b, a| match combine {
+        None => vec![a[1].clone()],
+        Some("stablehlo.maximum") => vec![b.max_min(true, &a[0], &a[1])],
+        Some("stablehlo.minimum") => vec![b.max_min(false, &a[0], &a[1])],
+        Some(name) => vec![b.same(name, &[&a[0], &a[1]])],
+    })
+}
+
+/// The `[n]` vector `v` when `index` is `v` repeated along every dim but `dim` (`index_add`'s
+/// expanded index, or an embedding gradient's): `v` broadcast into `dim`, or a unit-dim reshape of
+/// it broadcast in order.
+fn repeated_vector(b: &mut FunctionBuilder, index: &Value, dim: usize) -> Option<Value> {
+    let (src, map) = b.broadcast_of(index)?;
+    let (src, map) = (src.clone(), map.to_vec());
+    let n = index.ty().dims[dim];
+    let sd = &src.ty().dims;
+    if sd.len() == 1 && map == [dim as i64] && sd[0] == n {
+        return Some(src);
+    }
+    let in_order = map.iter().enumerate().all(|(i, &m)| m == i as i64);
+    let only_dim = sd.iter().enumerate().all(|(k, &size)| if k == dim { size == n } else { size == 1 });
+    (in_order && sd.len() == index.ty().dims.len() && only_dim).then(|| b.reshape(&src, &[n]))
+}
+
+/// `target` with `updates[.., i, ..]` combined into `target[.., rows[i], ..]` along `dim`: one
+/// scatter of whole windows, the form of `index_add`, instead of one coordinate tuple per element
+/// (which costs a `[*updates.dims, rank]` coordinate array and a scalar update per element).
+fn scatter_windows(
+    b: &mut FunctionBuilder,
+    target: &Value,
+    rows: &Value,
+    updates: &Value,
+    dim: usize,
+    combine: &str,
+) -> Value {
+    let rank = target.ty().dims.len();
+    let n = rows.ty().dims[0];
+    let starts = b.reshape(rows, &[n, 1]);
+    let window: Vec<String> = (0..rank).filter(|&d| d != dim).map(|d| d.to_string()).collect();
+    let region = combine_region(b, target.ty().element_type, Some(combine));
+    let attrs = format!(
+        "scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [{}], inserted_window_dims = [{dim}], \
+         scatter_dims_to_operand_dims = [{dim}], index_vector_dim = 1>, indices_are_sorted = false, \
+         unique_indices = false",
+        window.join(", ")
+    );
+    b.op_regions("stablehlo.scatter", &[target, &starts, updates], &[region], &attrs, &[target.ty().clone()])
         .remove(0)
 }
 
@@ -142,6 +189,12 @@ fn scatter(
     let zeros = vec![0; rank];
     let strides = vec![1; rank];
     let updates = b.slice(src, &zeros, &idx_dims, &strides);
+    if let (Some(op), true) = (reduce, include_self) {
+        if let Some(rows) = repeated_vector(b, index, dim) {
+            let name = combine_op(op, et).ok_or_else(|| unsupported("scatter", target.ty()))?;
+            return Ok(scatter_windows(b, target, &rows, &updates, dim, name));
+        }
+    }
     let tuples = index_tuples(b, index, dim, rank);
     let Some(op) = reduce else {
         return Ok(scatter_last_wins(b, target, &tuples, &updates, dim));
@@ -210,4 +263,46 @@ fn scatter_last_wins(
     let far = b.full_like(tuples, ElementType::S64, size as f64);
     let moved = b.select(&wins_all, tuples, &far);
     scatter_points(b, target, &moved, updates, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An `index_add` (a summing scatter whose index is one vector repeated along the other dims)
+    /// scatters whole windows at `[n, 1]` row numbers; any other index keeps coordinate tuples.
+    #[test]
+    fn a_repeated_index_scatters_whole_windows() {
+        let ty = |et: ElementType, d: &[i64]| TensorType::new(et, d);
+        let (f, s) = (ElementType::F32, ElementType::S64);
+        let (mut b, args) = FunctionBuilder::new(&[
+            ty(f, &[8, 4]),
+            ty(s, &[5]),
+            ty(f, &[5, 4]),
+            ty(f, &[4, 8]),
+            ty(s, &[5, 4]),
+        ]);
+        // Rows: `index_add(0, rows, src)`'s index, `rows` along dim 0.
+        let rows = b.broadcast(&args[1], &[5, 4], &[0]);
+        let by_rows = scatter(&mut b, &args[0], &rows, &args[2], 0, Some(ReduceOp::Sum), true).unwrap();
+        // Columns, through a unit-dim reshape: `index_add(1, cols, src^T)` into `[4, 8]`.
+        let col = b.reshape(&args[1], &[1, 5]);
+        let cols = b.broadcast(&col, &[4, 5], &[0, 1]);
+        let src_t = b.transpose(&args[2], &[1, 0]);
+        let by_cols = scatter(&mut b, &args[3], &cols, &src_t, 1, Some(ReduceOp::Max), true).unwrap();
+        // An index of its own, and a scatter that leaves self out: coordinate tuples.
+        let own = scatter(&mut b, &args[0], &args[4], &args[2], 0, Some(ReduceOp::Sum), true).unwrap();
+        let no_self = scatter(&mut b, &args[0], &rows, &args[2], 0, Some(ReduceOp::Sum), false).unwrap();
+        let text = b.finish(&[&by_rows, &by_cols, &own, &no_self]);
+        let scatters: Vec<&str> = text.lines().filter(|l| l.contains("stablehlo.scatter")).collect();
+        let windowed: Vec<&&str> = scatters.iter().filter(|l| l.contains("index_vector_dim = 1>")).collect();
+        assert_eq!(windowed.len(), 2, "{text}");
+        assert!(windowed[0].contains("update_window_dims = [1], inserted_window_dims = [0]"), "{}", windowed[0]);
+        assert!(windowed[0].contains("tensor<5x1xi64>"), "{}", windowed[0]);
+        assert!(windowed[1].contains("update_window_dims = [0], inserted_window_dims = [1]"), "{}", windowed[1]);
+        assert!(
+            scatters.iter().filter(|l| l.contains("inserted_window_dims = [0, 1]")).count() >= 2,
+            "{text}"
+        );
+    }
 }
