@@ -109,9 +109,10 @@ impl Tensor {
     /// Elements `start..start+len` of dimension `dim`.
     pub fn narrow(&self, dim: isize, start: isize, len: usize) -> Result<Tensor> {
         let layout = self.layout().narrow(dim, start, len)?;
-        Ok(self.view_with(layout, "NarrowBackward0", || {
-            ViewKind::Replay(Arc::new(move |t: &Tensor| t.narrow(dim, start, len)))
-        }))
+        // Valid now (the layout checked them): the dim, and a negative start counted from the end.
+        let d = wrap_dim(dim, self.rank())?;
+        let start = if start < 0 { start + self.dims()[d] as isize } else { start } as usize;
+        Ok(self.view_with(layout, "NarrowBackward0", || ViewKind::Narrow { dim: d, start }))
     }
 
     /// Python slicing `t[..., start:end:step, ...]` along `dim`: `t.slice(1, 1..3, 1)`, `t.slice(0, .., 2)`.
@@ -129,6 +130,14 @@ impl Tensor {
         step: usize,
     ) -> Result<Tensor> {
         let layout = self.layout().slice(dim, start, end, step)?;
+        if step == 1 {
+            // Python's bounds: a negative start counts from the end, and both clamp to the dim.
+            let d = wrap_dim(dim, self.rank())?;
+            let size = self.dims()[d] as isize;
+            let from = start.unwrap_or(0);
+            let from = if from < 0 { (from + size).max(0) } else { from.min(size) } as usize;
+            return Ok(self.view_with(layout, "SliceBackward0", || ViewKind::Narrow { dim: d, start: from }));
+        }
         Ok(self.view_with(layout, "SliceBackward0", || {
             ViewKind::Replay(Arc::new(move |t: &Tensor| {
                 Ok(t.with_layout(t.layout().slice(dim, start, end, step)?))

@@ -264,3 +264,27 @@ fn unbind_and_split_record_one_node_that_joins_the_gradients() -> Result<()> {
     assert_eq!(vals(&x.grad().unwrap()), [2.0, 2.0, 6.0, 6.0, 2.0, 2.0]);
     Ok(())
 }
+
+/// A narrow's and a step-1 slice's gradient is the incoming one padded with zeros along the dim,
+/// at torch's start for negative and clamped bounds; a stepped slice still scatters.
+#[test]
+fn narrow_and_slice_gradients_pad_at_the_start() -> Result<()> {
+    let x = leaf(&(0..12).map(f64::from).collect::<Vec<_>>(), &[2, 6]);
+    let w = tensor!([1.0, 2.0]);
+    let parts = [
+        x.narrow(1, -3, 2)?,                     // columns 3, 4
+        x.slice(1, -2.., 1)?,                    // columns 4, 5
+        x.slice(1, 1..100, 1)?.narrow(1, 0, 2)?, // columns 1, 2 (end clamped)
+        x.slice(1, 0..6, 3)?,                    // columns 0, 3 (stepped)
+    ];
+    for p in &parts {
+        p.mul(&w)?.sum_all()?.backward()?;
+    }
+    assert_eq!(parts[0].grad_fn().unwrap().name(), "NarrowBackward0");
+    assert_eq!(parts[1].grad_fn().unwrap().name(), "SliceBackward0");
+    // Column grads per row: narrow 3:+1 4:+2; slice 4:+1 5:+2; 1:+1 2:+2; stepped 0:+1 3:+2.
+    let row = [1.0, 1.0, 2.0, 3.0, 3.0, 2.0];
+    let want: Vec<f64> = row.iter().chain(row.iter()).copied().collect();
+    assert_eq!(vals(&x.grad().unwrap()), want);
+    Ok(())
+}

@@ -297,9 +297,17 @@ mod tests {
         let scatters: Vec<&str> = text.lines().filter(|l| l.contains("stablehlo.scatter")).collect();
         let windowed: Vec<&&str> = scatters.iter().filter(|l| l.contains("index_vector_dim = 1>")).collect();
         assert_eq!(windowed.len(), 2, "{text}");
-        assert!(windowed[0].contains("update_window_dims = [1], inserted_window_dims = [0]"), "{}", windowed[0]);
+        assert!(
+            windowed[0].contains("update_window_dims = [1], inserted_window_dims = [0]"),
+            "{}",
+            windowed[0]
+        );
         assert!(windowed[0].contains("tensor<5x1xi64>"), "{}", windowed[0]);
-        assert!(windowed[1].contains("update_window_dims = [0], inserted_window_dims = [1]"), "{}", windowed[1]);
+        assert!(
+            windowed[1].contains("update_window_dims = [0], inserted_window_dims = [1]"),
+            "{}",
+            windowed[1]
+        );
         assert!(
             scatters.iter().filter(|l| l.contains("inserted_window_dims = [0, 1]")).count() >= 2,
             "{text}"

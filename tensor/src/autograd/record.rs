@@ -51,6 +51,14 @@ pub(crate) enum ViewKind {
     Permute(Vec<usize>),
     /// Broadcast: sum the gradient over the broadcast dims.
     Expand,
+    /// A range `start..` of dim `dim` (narrow, a slice with step 1): the gradient padded with
+    /// zeros along that dim, written once.
+    Narrow {
+        /// the narrowed dim
+        dim: usize,
+        /// the range's first index
+        start: usize,
+    },
     /// A selection of elements (narrow, slice, select, diagonal): replaying the view on a
     /// tensor of the input's shape picks the same elements; the gradient is scattered back.
     Replay(Replay),
@@ -215,10 +223,24 @@ impl Backward for ViewBackward {
                 g.permute(inv)?
             }
             ViewKind::Expand => g.sum_to_size(&self.input_dims)?,
+            ViewKind::Narrow { dim, start } => pad_narrowed(g, *dim, *start, self.input_dims[*dim])?,
             ViewKind::Replay(replay) => scatter_into_zeros(g, &self.input_dims, replay.clone())?,
         };
         Ok(vec![Some(gi)])
     }
+}
+
+/// The gradient of a narrow of `size` elements along `dim` from `start`: `g` with zeros before and
+/// after along `dim`, one pass over the result (a zero fill and a copy into it took two). Recorded
+/// as the `pad` it is when `g` requires grad, for higher-order gradients.
+fn pad_narrowed(g: &Tensor, dim: usize, start: usize, size: usize) -> Result<Tensor> {
+    let after = size - start - g.dims()[dim];
+    // `pad` lists (before, after) pairs from the last dim backwards.
+    let mut pads = vec![0isize; 2 * (g.rank() - dim)];
+    let k = 2 * (g.rank() - 1 - dim);
+    pads[k] = start as isize;
+    pads[k + 1] = after as isize;
+    g.pad(&pads, "constant", None)
 }
 
 /// `zeros(dims)` with `replay(zeros) = g`: the adjoint of a selecting view. Recorded (its own
