@@ -49,4 +49,5 @@ mod where_cond;
 
 pub use buffer::{Buffer, SharedBytes};
 pub use matmul::{matmul_slices, matmul_slices_into, SliceMatmul};
+pub use nn::cross_entropy::CrossEntropyRows;
 pub use storage::{CpuElement, CpuStorage};

@@ -1,8 +1,8 @@
 //! Matrix products of XLA programs on the CPU plugin run as calls to oxtorch's own kernels
 //! (`backend-tpu/src/xla/host_kernels.rs`): every operand form (`linear`'s transposed weight, a
 //! transposed left operand, batches, a single row, empty products), every float dtype, eager and
-//! fused, and the gradients, against the cpu backend; and the calls are counted, so a lowering
-//! that silently fell back to `dot_general` fails here.
+//! fused, and the gradients, against the cpu backend; the cross-entropy forward likewise; and the
+//! calls are counted, so a lowering that silently fell back to XLA's own ops fails here.
 
 mod xla_common;
 
@@ -107,7 +107,51 @@ fn child_without_host_kernels() -> Result<()> {
         return Ok(());
     }
     assert!(!host_kernels_on());
-    every_operand_form(false)
+    every_operand_form(false)?;
+    cross_entropy_cases(false)
+}
+
+#[test]
+fn cross_entropy_forward_calls_the_host_kernel() -> Result<()> {
+    if xla().is_none() {
+        return Ok(());
+    }
+    let _serial = serial();
+    cross_entropy_cases(host_kernels_on())
+}
+
+/// Cross-entropy losses (every reduction, ignored rows, a non-default `ignore_index`) and their
+/// logits' gradients, eager and fused, against the cpu; `host` says whether each forward must
+/// call the host kernel or must not.
+fn cross_entropy_cases(host: bool) -> Result<()> {
+    let dev = xla().expect("checked by the caller");
+    for dtype in [DType::F32, DType::F64] {
+        let logits = randn(&[7, 11], 31).mul(4.0)?.to_dtype(dtype)?;
+        for (ignore, reduction) in [(-100, "mean"), (-100, "sum"), (3, "none"), (3, "mean")] {
+            let what = format!("{dtype:?} cross_entropy ignore {ignore} {reduction}");
+            // Two rows ignored (and, with ignore_index 3, two more).
+            let t: Vec<i64> =
+                [3i64, 0, -1, 10, 3, 5, -1].iter().map(|&v| if v < 0 { ignore } else { v }).collect();
+            let target = Tensor::from_vec(t, [7])?;
+            let run = |x: &Tensor, t: &Tensor| -> Result<(Tensor, Tensor)> {
+                let x = x.detach().requires_grad_(true)?;
+                let loss = x.cross_entropy(t, None, ignore, reduction, 0.0)?;
+                loss.sum_all()?.backward()?;
+                Ok((loss.detach(), x.grad().expect("logits.grad")))
+            };
+            let (want, want_grad) = run(&logits, &target)?;
+            let (xl, xt) = (logits.to(dev)?, target.to(dev)?);
+            for mode in [Mode::Eager, Mode::Fused] {
+                let before = metrics().host_kernel_calls;
+                let (got, got_grad) = with_mode(mode, || run(&xl, &xt))?;
+                assert_same(&format!("{what} {mode:?}"), &want, &got);
+                assert_same(&format!("{what} {mode:?} grad"), &want_grad, &got_grad);
+                let calls = metrics().host_kernel_calls - before;
+                assert_eq!(calls > 0, host, "{what} {mode:?}: {calls} host kernel calls");
+            }
+        }
+    }
+    Ok(())
 }
 
 #[test]

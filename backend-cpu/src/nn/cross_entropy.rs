@@ -68,29 +68,86 @@ fn forward_t<T: Float + crate::storage::CpuElement>(
     let x = rows(v, l, &mut copy)?;
     let (n, c) = (l.dims()[0], l.dims()[1]);
     let t = targets(t, n)?;
-    check_targets(&t, c, ignore_index)?;
     let mut loss = vec![T::ZERO; n];
     let mut stats = vec![T::ZERO; 2 * n];
-    if c > 0 {
-        let per = rows_per_task(c);
-        loss.par_chunks_mut(per)
-            .zip(stats.par_chunks_mut(2 * per))
-            .zip(x.par_chunks(per * c).zip(t.par_chunks(per)))
-            .for_each_init(Vec::new, |scratch, ((loss, stats), (x, t))| {
-                for (((row, &ti), li), st) in
-                    x.chunks_exact(c).zip(t).zip(loss.iter_mut()).zip(stats.chunks_exact_mut(2))
-                {
-                    let (max, log_sum) = log_stats(row, scratch);
-                    st[0] = T::from_acc(max);
-                    st[1] = T::from_acc(log_sum);
-                    if ti != ignore_index {
-                        let logp = T::from_acc((row[ti as usize].to_acc() - max) - log_sum);
-                        *li = T::from_acc(-logp.to_acc());
-                    }
-                }
-            });
-    }
+    forward_rows(x, c, &t, ignore_index, &mut loss, &mut stats)?;
     Ok(vec![CpuStorage::from_vec(loss), CpuStorage::from_vec(stats)])
+}
+
+/// The forward on contiguous rows: `x` is `[N, C]` row-major, `t` the `N` targets; writes the `N`
+/// losses (0 for ignored rows) and the `[N, 2]` statistics.
+fn forward_rows<T: Float>(
+    x: &[T],
+    c: usize,
+    t: &[i64],
+    ignore_index: i64,
+    loss: &mut [T],
+    stats: &mut [T],
+) -> Result<()> {
+    let n = t.len();
+    if x.len() != n * c || loss.len() != n || stats.len() != 2 * n {
+        return Err(Error::shape(format!(
+            "cross_entropy: {} logits for {n} rows of {c} classes, {} losses and {} statistics",
+            x.len(),
+            loss.len(),
+            stats.len()
+        )));
+    }
+    check_targets(t, c, ignore_index)?;
+    loss.fill(T::ZERO);
+    stats.fill(T::ZERO);
+    if c == 0 || n == 0 {
+        return Ok(());
+    }
+    let per = rows_per_task(c);
+    loss.par_chunks_mut(per)
+        .zip(stats.par_chunks_mut(2 * per))
+        .zip(x.par_chunks(per * c).zip(t.par_chunks(per)))
+        .for_each_init(Vec::new, |scratch, ((loss, stats), (x, t))| {
+            for (((row, &ti), li), st) in
+                x.chunks_exact(c).zip(t).zip(loss.iter_mut()).zip(stats.chunks_exact_mut(2))
+            {
+                let (max, log_sum) = log_stats(row, scratch);
+                st[0] = T::from_acc(max);
+                st[1] = T::from_acc(log_sum);
+                if ti != ignore_index {
+                    let logp = T::from_acc((row[ti as usize].to_acc() - max) - log_sum);
+                    *li = T::from_acc(-logp.to_acc());
+                }
+            }
+        });
+    Ok(())
+}
+
+/// The cross-entropy forward on plain slices, for kernels outside this backend (the XLA backend's
+/// host kernels): f32 and f64.
+pub trait CrossEntropyRows: Sized {
+    /// `x`: `[N, C]` logits row-major; `t`: `N` targets in `[0, C)` or equal to `ignore_index`.
+    /// Writes `loss` (`N`: `-log_softmax(x)[t]`, 0 where ignored) and `stats` (`[N, 2]`: each
+    /// row's maximum and log of its shifted exponentials' sum), the values of
+    /// [`NnOp::CrossEntropy`](oxtorch_core::ops::NnOp::CrossEntropy) bit for bit. Fails on
+    /// mismatched lengths or a target out of range.
+    fn cross_entropy_rows(
+        x: &[Self],
+        c: usize,
+        t: &[i64],
+        ignore_index: i64,
+        loss: &mut [Self],
+        stats: &mut [Self],
+    ) -> Result<()>;
+}
+
+impl<T: Float> CrossEntropyRows for T {
+    fn cross_entropy_rows(
+        x: &[T],
+        c: usize,
+        t: &[i64],
+        ignore_index: i64,
+        loss: &mut [T],
+        stats: &mut [T],
+    ) -> Result<()> {
+        forward_rows(x, c, t, ignore_index, loss, stats)
+    }
 }
 
 /// Refuses a target outside `[0, C)` that is not `ignore_index` (the tensor layer checks first,

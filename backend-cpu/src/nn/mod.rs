@@ -4,7 +4,7 @@
 //! (floats) or i64 (integers), which hold every input value exactly, and round once at the end.
 
 mod conv2d;
-mod cross_entropy;
+pub(crate) mod cross_entropy;
 mod embedding;
 mod im2col;
 mod pool;

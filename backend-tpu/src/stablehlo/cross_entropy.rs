@@ -40,6 +40,41 @@ fn ignored(b: &mut FunctionBuilder, t: &Value, c: i64, ignore_index: i64) -> Val
     b.same("stablehlo.or", &[&below, &above])
 }
 
+/// The host kernel target of the forward for `element_type` (f32 and f64), as the XLA backend
+/// registers it with the CPU plugin.
+pub fn host_cross_entropy_target(element_type: ElementType) -> Option<String> {
+    match element_type {
+        ElementType::F32 => Some("oxtorch_cross_entropy_f32".into()),
+        ElementType::F64 => Some("oxtorch_cross_entropy_f64".into()),
+        _ => None,
+    }
+}
+
+/// The forward as a call to the host kernel `target`: operands `(x, t, [ignore_index])`, results
+/// `(losses, statistics)`. The kernel reads each row once, in cache.
+fn host_forward(
+    b: &mut FunctionBuilder,
+    target: &str,
+    x: &Value,
+    t: &Value,
+    ignore_index: i64,
+) -> Vec<Value> {
+    let (n, et) = (x.ty().dims[0], x.ty().element_type);
+    let ignore = b.op(
+        "stablehlo.constant",
+        &[],
+        &format!("value = dense<[{ignore_index}]> : tensor<1xi64>"),
+        TensorType::new(ElementType::S64, &[1]),
+    );
+    let (rows, vector) = ("dense<[1, 0]> : tensor<2xindex>", "dense<[0]> : tensor<1xindex>");
+    let attrs = format!(
+        "api_version = 4 : i32, backend_config = {{}}, call_target_name = \"{target}\", \
+         operand_layouts = [{rows}, {vector}, {vector}], result_layouts = [{vector}, {rows}]"
+    );
+    let results = [TensorType::new(et, &[n]), TensorType::new(et, &[n, 2])];
+    b.op_regions("stablehlo.custom_call", &[x, t, &ignore], &[], &attrs, &results)
+}
+
 /// `[N]` losses `-log_softmax(x)[t]` (0 where ignored) and `[N, 2]` statistics (the row maximum
 /// and the log of the shifted exponentials' sum) for [`backward`].
 pub fn forward(b: &mut FunctionBuilder, x: &Value, t: &Value, ignore_index: i64) -> Result<Vec<Value>> {
@@ -51,6 +86,9 @@ pub fn forward(b: &mut FunctionBuilder, x: &Value, t: &Value, ignore_index: i64)
             b.splat(&TensorType::new(et, &[n]), 0.0),
             b.splat(&TensorType::new(et, &[n, 2]), 0.0),
         ]);
+    }
+    if let Some(target) = host_cross_entropy_target(et).filter(|_| b.host_kernels()) {
+        return Ok(host_forward(b, &target, x, t, ignore_index));
     }
     let dims = x.ty().dims.clone();
     let m = b.reduce_keep(x, "stablehlo.maximum", f64::NEG_INFINITY, &[1]);

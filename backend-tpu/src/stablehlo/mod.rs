@@ -28,6 +28,7 @@ mod sort;
 mod unary;
 
 pub use builder::{literal, FunctionBuilder, Value};
+pub use cross_entropy::host_cross_entropy_target;
 pub use elementwise::{
     binary_program, compare_program, lower_binary, lower_compare, lower_unary, unary_program,
 };

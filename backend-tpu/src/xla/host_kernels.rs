@@ -1,11 +1,15 @@
-//! oxtorch's own CPU kernels inside XLA programs on the CPU plugin: matrix products run as
-//! `stablehlo.custom_call`s to the CPU backend's gemm and matrix-vector kernels, registered with
-//! the plugin through its FFI extension.
+//! oxtorch's own CPU kernels inside XLA programs on the CPU plugin: matrix products and the
+//! cross-entropy forward run as `stablehlo.custom_call`s to the CPU backend's kernels, registered
+//! with the plugin through its FFI extension.
 //!
 //! Why: the CPU plugin's XLA emits a batch-1 product (every `linear` of a decode step) as a loop
 //! fusion that reads its weight at 20–29 GB/s, where the CPU backend's kernel reads 37; and its
 //! gemms trail the CPU backend's on this machine's 2 cores. A program for another platform (a TPU,
 //! a GPU) keeps `dot_general`. `OXTORCH_XLA_HOST_KERNELS=0` turns the custom calls off.
+//!
+//! The cross-entropy forward reads each logit row once, in cache, where XLA's CPU reductions
+//! write `exp(x - max)` out in full (it fuses no elementwise producer into a reduction) and read
+//! the logits three times.
 //!
 //! A product's operands arrive row-major; the target name says which of them the kernel reads
 //! transposed (`_nt`: the right one, a `linear` weight), so no transposing copy is made.
@@ -14,16 +18,16 @@ use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
-use oxtorch_backend_cpu::{matmul_slices, matmul_slices_into, SliceMatmul};
+use oxtorch_backend_cpu::{matmul_slices, matmul_slices_into, CrossEntropyRows, SliceMatmul};
 use oxtorch_core::{Device, DeviceKind, Layout};
 
 use super::host_ffi::{self, BufferRef, Failure};
 use super::registry;
 use crate::pjrt::{ElementType, FfiHandler, Plugin};
-use crate::stablehlo::host_matmul_target;
+use crate::stablehlo::{host_cross_entropy_target, host_matmul_target};
 
 /// A float type a host product runs in: its XLA FFI data type and its name in target names.
-trait HostFloat: SliceMatmul {
+trait HostFloat: SliceMatmul + CrossEntropyRows {
     const FFI_DTYPE: c_int;
     const NAME: &'static str;
 }
@@ -187,7 +191,78 @@ unsafe extern "C" fn matmul_handler<T: HostFloat, const TA: bool, const TB: bool
     unsafe { host_ffi::call(frame.cast(), |args, rets| matmul_kernel::<T, TA, TB>(args, rets)) }
 }
 
-/// Every product target with its handler.
+/// The cross-entropy forward: operands `(logits [N, C], target [N] s64, ignore_index s64[])`,
+/// results `(losses [N], statistics [N, 2])`, as [`NnOp::CrossEntropy`].
+///
+/// # Safety
+/// As [`elements`], for every argument and result.
+///
+/// [`NnOp::CrossEntropy`]: oxtorch_core::ops::NnOp::CrossEntropy
+unsafe fn cross_entropy_kernel<T: HostFloat>(args: &[BufferRef], rets: &[BufferRef]) -> Result<(), Failure> {
+    let ([x, t, ignore], [loss, stats]) = (args, rets) else {
+        return Err(Failure("oxtorch cross_entropy: expected three operands and two results".into()));
+    };
+    let (n, c) = match x.dims[..] {
+        [n, c] => (n, c),
+        _ => return Err(Failure(format!("oxtorch cross_entropy: logits of dims {:?}", x.dims))),
+    };
+    let wanted = [
+        (t, host_ffi::S64, n),
+        (ignore, host_ffi::S64, 1),
+        (loss, T::FFI_DTYPE, n),
+        (stats, T::FFI_DTYPE, 2 * n),
+    ];
+    if let Some((b, _, len)) = wanted.iter().find(|(b, dtype, len)| b.dtype != *dtype || b.numel() != *len) {
+        return Err(Failure(format!(
+            "oxtorch cross_entropy: a buffer of XLA type {} with {} elements, expected {len}",
+            b.dtype,
+            b.numel()
+        )));
+    }
+    // SAFETY: XLA's buffers of the call, described by their own dims and types (checked above).
+    let ignore_at = ignore.data as *const c_void;
+    let (x, t, ignore) = unsafe {
+        let t: &[i64] = if n == 0 { &[] } else { std::slice::from_raw_parts(t.data as *const i64, n) };
+        (elements::<T>(x)?, t, *(ignore.data as *const i64))
+    };
+    if n == 0 {
+        return Ok(());
+    }
+    let size = std::mem::size_of::<T>();
+    let span = |p: *const c_void, bytes: usize| (p as usize, bytes);
+    let results = [span(loss.data, n * size), span(stats.data, 2 * n * size)];
+    let operands = [
+        span(x.as_ptr().cast(), std::mem::size_of_val(x)),
+        span(t.as_ptr().cast(), 8 * n),
+        span(ignore_at, 8),
+    ];
+    let clash = |(a, la): (usize, usize), (b, lb): (usize, usize)| a < b + lb && b < a + la;
+    if results.iter().any(|&r| operands.iter().any(|&o| clash(r, o))) || clash(results[0], results[1]) {
+        // XLA never shares a custom call's result with its operands or another result.
+        return Err(Failure("oxtorch cross_entropy: a result shares memory with an operand".into()));
+    }
+    // SAFETY: XLA's result buffers of the call (`n` and `2n` elements of `T`, checked above),
+    // apart from the operands and each other (checked just above), that no one else touches while
+    // the call runs.
+    let (loss, stats) = unsafe {
+        (
+            std::slice::from_raw_parts_mut(loss.data as *mut T, n),
+            std::slice::from_raw_parts_mut(stats.data as *mut T, 2 * n),
+        )
+    };
+    T::cross_entropy_rows(x, c, t, ignore, loss, stats).map_err(|e| Failure(e.to_string()))?;
+    super::metrics::record_host_kernel_call();
+    Ok(())
+}
+
+/// The XLA FFI handler of the cross-entropy target.
+unsafe extern "C" fn cross_entropy_handler<T: HostFloat>(frame: *mut c_void) -> *mut c_void {
+    // SAFETY: XLA calls a registered handler with its call frame; the kernel reads the frame's
+    // buffers as described.
+    unsafe { host_ffi::call(frame.cast(), |args, rets| cross_entropy_kernel::<T>(args, rets)) }
+}
+
+/// Every host kernel target with its handler.
 fn handlers() -> Vec<(String, FfiHandler)> {
     fn four<T: HostFloat>(et: ElementType, out: &mut Vec<(String, FfiHandler)>) {
         let name = |ta, tb| host_matmul_target(et, ta, tb).expect("a host float");
@@ -199,6 +274,9 @@ fn handlers() -> Vec<(String, FfiHandler)> {
     let mut out = Vec::new();
     four::<f32>(ElementType::F32, &mut out);
     four::<f64>(ElementType::F64, &mut out);
+    let ce = |et| host_cross_entropy_target(et).expect("a host float");
+    out.push((ce(ElementType::F32), cross_entropy_handler::<f32>));
+    out.push((ce(ElementType::F64), cross_entropy_handler::<f64>));
     out
 }
 
