@@ -17,6 +17,9 @@ use torch::{DType, Tensor};
 
 /// Median seconds per call of `f` over `reps` timed runs of `inner` calls, after `warm` calls.
 fn timeit(mut f: impl FnMut(), reps: usize, warm: usize, inner: usize) -> f64 {
+    // `OXTORCH_BENCH_REPS=K` times more timed repetitions, for a steadier median on a noisy machine.
+    let reps =
+        reps * std::env::var("OXTORCH_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
     for _ in 0..warm {
         f();
     }
