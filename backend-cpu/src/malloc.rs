@@ -15,7 +15,8 @@
 //!   mapping whatever the settings. glibc reads this choice when a thread first allocates, so it
 //!   must come before any thread starts.
 //!
-//! Memory stays bounded by the peak in use. `OXTORCH_MALLOC_TUNING=0` leaves glibc's defaults.
+//! Memory held stays near the peak in use (one heap can fragment, so somewhat above it). Set
+//! `OXTORCH_MALLOC_TUNING=0` to leave glibc's defaults.
 
 /// What [`tune_process_allocator`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +35,7 @@ pub enum AllocatorTuning {
 }
 
 /// Whether `OXTORCH_MALLOC_TUNING=0` asks to leave the allocator alone.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn disabled() -> bool {
     std::env::var("OXTORCH_MALLOC_TUNING").is_ok_and(|v| v == "0")
 }
@@ -56,7 +58,8 @@ mod glibc {
 }
 
 /// Keeps glibc from handing freed multi-megabyte blocks back to the kernel: blocks up to 32 MiB come
-/// from the heap instead of fresh mappings, and the heap top is not trimmed below 1 GiB. This covers
+/// from the heap instead of fresh mappings, and the heap's free top goes back to the kernel only
+/// once it exceeds 1 GiB. This covers
 /// the scratch buffers that libraries like `gemm` allocate per call. Safe to call at any time.
 pub fn tune_lazily() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -74,7 +77,8 @@ pub fn tune_lazily() {
 /// CPU program's per-run temporaries free after the first run. Threads share one allocator lock;
 /// the small blocks that contend for it are served from glibc's per-thread cache first.
 ///
-/// Called after other threads started, it applies only [`tune_lazily`]'s part and says so.
+/// Called after other threads started, it applies only [`tune_lazily`]'s part and says so. (A
+/// thread that started and already ended is not seen: the next thread takes over its arena.)
 ///
 /// ```
 /// // The first line of `main`:

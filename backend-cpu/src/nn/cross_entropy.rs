@@ -68,6 +68,7 @@ fn forward_t<T: Float + crate::storage::CpuElement>(
     let x = rows(v, l, &mut copy)?;
     let (n, c) = (l.dims()[0], l.dims()[1]);
     let t = targets(t, n)?;
+    check_targets(&t, c, ignore_index)?;
     let mut loss = vec![T::ZERO; n];
     let mut stats = vec![T::ZERO; 2 * n];
     forward_rows(x, c, &t, ignore_index, &mut loss, &mut stats)?;
@@ -75,7 +76,8 @@ fn forward_t<T: Float + crate::storage::CpuElement>(
 }
 
 /// The forward on contiguous rows: `x` is `[N, C]` row-major, `t` the `N` targets; writes the `N`
-/// losses (0 for ignored rows) and the `[N, 2]` statistics.
+/// losses and the `[N, 2]` statistics. A row whose target is `ignore_index` or outside `[0, C)`
+/// gets loss 0 (callers check their targets first; see [`CrossEntropyRows`]).
 fn forward_rows<T: Float>(
     x: &[T],
     c: usize,
@@ -93,10 +95,9 @@ fn forward_rows<T: Float>(
             stats.len()
         )));
     }
-    check_targets(t, c, ignore_index)?;
-    loss.fill(T::ZERO);
-    stats.fill(T::ZERO);
     if c == 0 || n == 0 {
+        loss.fill(T::ZERO);
+        stats.fill(T::ZERO);
         return Ok(());
     }
     let per = rows_per_task(c);
@@ -110,23 +111,28 @@ fn forward_rows<T: Float>(
                 let (max, log_sum) = log_stats(row, scratch);
                 st[0] = T::from_acc(max);
                 st[1] = T::from_acc(log_sum);
-                if ti != ignore_index {
-                    let logp = T::from_acc((row[ti as usize].to_acc() - max) - log_sum);
-                    *li = T::from_acc(-logp.to_acc());
-                }
+                *li = match usize::try_from(ti) {
+                    Ok(k) if ti != ignore_index && k < c => {
+                        let logp = T::from_acc((row[k].to_acc() - max) - log_sum);
+                        T::from_acc(-logp.to_acc())
+                    }
+                    _ => T::ZERO,
+                };
             }
         });
     Ok(())
 }
 
 /// The cross-entropy forward on plain slices, for kernels outside this backend (the XLA backend's
-/// host kernels): f32 and f64.
+/// host kernels), for every float type of the backend.
 pub trait CrossEntropyRows: Sized {
-    /// `x`: `[N, C]` logits row-major; `t`: `N` targets in `[0, C)` or equal to `ignore_index`.
-    /// Writes `loss` (`N`: `-log_softmax(x)[t]`, 0 where ignored) and `stats` (`[N, 2]`: each
-    /// row's maximum and log of its shifted exponentials' sum), the values of
-    /// [`NnOp::CrossEntropy`](oxtorch_core::ops::NnOp::CrossEntropy) bit for bit. Fails on
-    /// mismatched lengths or a target out of range.
+    /// `x`: `[N, C]` logits row-major; `t`: `N` targets. Writes `loss` (`N`:
+    /// `-log_softmax(x)[t]`) and `stats` (`[N, 2]`: each row's maximum and log of its shifted
+    /// exponentials' sum), the values of
+    /// [`NnOp::CrossEntropy`](oxtorch_core::ops::NnOp::CrossEntropy) bit for bit. A row whose
+    /// target is `ignore_index` or outside `[0, C)` gets loss 0, with no error: the caller checks
+    /// its targets (the tensor layer does), and the rows that bounded dynamism pads a batch with
+    /// hold whatever targets the padding computed. Fails on mismatched lengths.
     fn cross_entropy_rows(
         x: &[Self],
         c: usize,
@@ -250,4 +256,24 @@ fn backward_row<T: Float>(
     let t = t as usize;
     let logp = T::from_acc((x[t].to_acc() - max) - log_sum);
     out[t] = MaybeUninit::new(T::from_acc(logp.to_acc().exp_fast() * g - g));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CrossEntropyRows;
+
+    /// On slices, a target outside the classes (a padded row's) gives loss 0 and no error, like an
+    /// ignored one; the statistics are still the row's, and the other rows' losses are exact.
+    #[test]
+    fn slice_rows_give_zero_for_targets_outside_the_classes() {
+        let x = [1.0f32, 2.0, 3.0, 0.0, 0.0, 0.0, 5.0, -1.0, 2.0, 1.0, 1.0, 1.0];
+        let t = [2i64, -100, 7, -3];
+        let (mut loss, mut stats) = ([9.0f32; 4], [9.0f32; 8]);
+        f32::cross_entropy_rows(&x, 3, &t, -100, &mut loss, &mut stats).unwrap();
+        let lse = |r: &[f32]| r.iter().map(|v| v.exp()).sum::<f32>().ln();
+        assert!((loss[0] - (lse(&x[..3]) - 3.0)).abs() < 1e-6, "{loss:?}");
+        assert_eq!(&loss[1..], &[0.0, 0.0, 0.0]);
+        assert_eq!(stats[4], 5.0, "row 2's maximum");
+        assert!(f32::cross_entropy_rows(&x, 3, &t[..3], -100, &mut loss, &mut stats).is_err());
+    }
 }

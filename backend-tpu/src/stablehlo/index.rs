@@ -1,5 +1,5 @@
 //! `Gather` and `Scatter` (with reductions) along one dim, as StableHLO gather/scatter over full
-//! index tuples. `Nonzero` has a data-dependent output size and stays on the host.
+//! index tuples (or, for an index repeated along the other dims, whole windows). `Nonzero` has a data-dependent output size and stays on the host.
 //!
 //! The CPU backend checks every index and fails on one out of range; a compiled program cannot
 //! fail, and StableHLO clamps gather starts and skips out-of-range scatter updates. The runtime
@@ -114,9 +114,15 @@ fn combine_region(b: &mut FunctionBuilder, et: ElementType, combine: Option<&str
 /// The `[n]` vector `v` when `index` is `v` repeated along every dim but `dim` (`index_add`'s
 /// expanded index, or an embedding gradient's): `v` broadcast into `dim`, or a unit-dim reshape of
 /// it broadcast in order.
-fn repeated_vector(b: &mut FunctionBuilder, index: &Value, dim: usize) -> Option<Value> {
+fn repeated_vector(b: &mut FunctionBuilder, target: &Value, index: &Value, dim: usize) -> Option<Value> {
     let (src, map) = b.broadcast_of(index)?;
     let (src, map) = (src.clone(), map.to_vec());
+    // The windows take the index's extent in the other dims: never beyond the target's. (torch
+    // refuses a larger index; tuples skip its extra elements, where a window would not compile.)
+    let (idims, tdims) = (&index.ty().dims, &target.ty().dims);
+    if (0..idims.len()).any(|d| d != dim && idims[d] > tdims[d]) {
+        return None;
+    }
     let n = index.ty().dims[dim];
     let sd = &src.ty().dims;
     if sd.len() == 1 && map == [dim as i64] && sd[0] == n {
@@ -190,7 +196,7 @@ fn scatter(
     let strides = vec![1; rank];
     let updates = b.slice(src, &zeros, &idx_dims, &strides);
     if let (Some(op), true) = (reduce, include_self) {
-        if let Some(rows) = repeated_vector(b, index, dim) {
+        if let Some(rows) = repeated_vector(b, target, index, dim) {
             let name = combine_op(op, et).ok_or_else(|| unsupported("scatter", target.ty()))?;
             return Ok(scatter_windows(b, target, &rows, &updates, dim, name));
         }
@@ -293,7 +299,13 @@ mod tests {
         // An index of its own, and a scatter that leaves self out: coordinate tuples.
         let own = scatter(&mut b, &args[0], &args[4], &args[2], 0, Some(ReduceOp::Sum), true).unwrap();
         let no_self = scatter(&mut b, &args[0], &rows, &args[2], 0, Some(ReduceOp::Sum), false).unwrap();
-        let text = b.finish(&[&by_rows, &by_cols, &own, &no_self]);
+        // An index wider than the target outside `dim` (torch refuses it): tuples, never a window
+        // larger than the target.
+        let wide = b.broadcast(&args[1], &[5, 6], &[0]);
+        let wide_src = b.broadcast(&args[2], &[5, 4, 6], &[0, 1]);
+        let wide_src = b.reshape(&wide_src, &[5, 24]);
+        let too_wide = scatter(&mut b, &args[0], &wide, &wide_src, 0, Some(ReduceOp::Sum), true).unwrap();
+        let text = b.finish(&[&by_rows, &by_cols, &own, &no_self, &too_wide]);
         let scatters: Vec<&str> = text.lines().filter(|l| l.contains("stablehlo.scatter")).collect();
         let windowed: Vec<&&str> = scatters.iter().filter(|l| l.contains("index_vector_dim = 1>")).collect();
         assert_eq!(windowed.len(), 2, "{text}");
@@ -309,7 +321,7 @@ mod tests {
             windowed[1]
         );
         assert!(
-            scatters.iter().filter(|l| l.contains("inserted_window_dims = [0, 1]")).count() >= 2,
+            scatters.iter().filter(|l| l.contains("inserted_window_dims = [0, 1]")).count() >= 3,
             "{text}"
         );
     }

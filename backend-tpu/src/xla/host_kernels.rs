@@ -26,7 +26,7 @@ use super::registry;
 use crate::pjrt::{ElementType, FfiHandler, Plugin};
 use crate::stablehlo::{host_cross_entropy_target, host_matmul_target};
 
-/// A float type a host product runs in: its XLA FFI data type and its name in target names.
+/// A float type the host kernels run in: its XLA FFI data type and its name in target names.
 trait HostFloat: SliceMatmul + CrossEntropyRows {
     const FFI_DTYPE: c_int;
     const NAME: &'static str;
@@ -64,7 +64,7 @@ fn view(dims: &[usize], transposed: bool) -> Result<Layout, Failure> {
 unsafe fn elements<'a, T: HostFloat>(b: &BufferRef) -> Result<&'a [T], Failure> {
     if b.dtype != T::FFI_DTYPE {
         return Err(Failure(format!(
-            "oxtorch matmul: a buffer of XLA type {}, expected {}",
+            "oxtorch host kernel: a buffer of XLA type {}, expected {}",
             b.dtype,
             T::NAME
         )));
@@ -191,7 +191,7 @@ unsafe extern "C" fn matmul_handler<T: HostFloat, const TA: bool, const TB: bool
     unsafe { host_ffi::call(frame.cast(), |args, rets| matmul_kernel::<T, TA, TB>(args, rets)) }
 }
 
-/// The cross-entropy forward: operands `(logits [N, C], target [N] s64, ignore_index s64[])`,
+/// The cross-entropy forward: operands `(logits [N, C], target [N] s64, [ignore_index] s64[1])`,
 /// results `(losses [N], statistics [N, 2])`, as [`NnOp::CrossEntropy`].
 ///
 /// # Safety
@@ -283,8 +283,8 @@ fn handlers() -> Vec<(String, FfiHandler)> {
 /// Registers every handler with `plugin` for its host platform.
 fn register(plugin: &'static Plugin) -> crate::pjrt::Result<()> {
     for (target, handler) in handlers() {
-        // SAFETY: `matmul_handler` follows the XLA FFI convention (`host_ffi::call`) and is a
-        // plain function, callable for the life of the process.
+        // SAFETY: every handler (`matmul_handler`, `cross_entropy_handler`) follows the XLA FFI
+        // convention (`host_ffi::call`) and is a plain function, callable for the life of the process.
         unsafe { plugin.register_ffi_handler(&target, "Host", handler)? };
     }
     Ok(())
@@ -306,7 +306,7 @@ pub(crate) fn enabled(device: Device) -> bool {
         match register(client.plugin()) {
             Ok(()) => true,
             Err(e) => {
-                eprintln!("oxtorch: xla products use XLA's own kernels: {e}");
+                eprintln!("oxtorch: xla programs use XLA's own ops, not oxtorch's host kernels: {e}");
                 false
             }
         }

@@ -59,7 +59,7 @@ pub(crate) enum ViewKind {
         /// the range's first index
         start: usize,
     },
-    /// A selection of elements (narrow, slice, select, diagonal): replaying the view on a
+    /// A selection of elements (select, a stepped slice, diagonal, unfold): replaying the view on a
     /// tensor of the input's shape picks the same elements; the gradient is scattered back.
     Replay(Replay),
 }
