@@ -71,56 +71,8 @@ fn forward_t<T: Float + crate::storage::CpuElement>(
     check_targets(&t, c, ignore_index)?;
     let mut loss = vec![T::ZERO; n];
     let mut stats = vec![T::ZERO; 2 * n];
-    forward_rows(x, c, &t, ignore_index, &mut loss, &mut stats)?;
+    T::cross_entropy_rows(x, c, &t, ignore_index, &mut loss, &mut stats)?;
     Ok(vec![CpuStorage::from_vec(loss), CpuStorage::from_vec(stats)])
-}
-
-/// The forward on contiguous rows: `x` is `[N, C]` row-major, `t` the `N` targets; writes the `N`
-/// losses and the `[N, 2]` statistics. A row whose target is `ignore_index` or outside `[0, C)`
-/// gets loss 0 (callers check their targets first; see [`CrossEntropyRows`]).
-fn forward_rows<T: Float>(
-    x: &[T],
-    c: usize,
-    t: &[i64],
-    ignore_index: i64,
-    loss: &mut [T],
-    stats: &mut [T],
-) -> Result<()> {
-    let n = t.len();
-    if x.len() != n * c || loss.len() != n || stats.len() != 2 * n {
-        return Err(Error::shape(format!(
-            "cross_entropy: {} logits for {n} rows of {c} classes, {} losses and {} statistics",
-            x.len(),
-            loss.len(),
-            stats.len()
-        )));
-    }
-    if c == 0 || n == 0 {
-        loss.fill(T::ZERO);
-        stats.fill(T::ZERO);
-        return Ok(());
-    }
-    let per = rows_per_task(c);
-    loss.par_chunks_mut(per)
-        .zip(stats.par_chunks_mut(2 * per))
-        .zip(x.par_chunks(per * c).zip(t.par_chunks(per)))
-        .for_each_init(Vec::new, |scratch, ((loss, stats), (x, t))| {
-            for (((row, &ti), li), st) in
-                x.chunks_exact(c).zip(t).zip(loss.iter_mut()).zip(stats.chunks_exact_mut(2))
-            {
-                let (max, log_sum) = log_stats(row, scratch);
-                st[0] = T::from_acc(max);
-                st[1] = T::from_acc(log_sum);
-                *li = match usize::try_from(ti) {
-                    Ok(k) if ti != ignore_index && k < c => {
-                        let logp = T::from_acc((row[k].to_acc() - max) - log_sum);
-                        T::from_acc(-logp.to_acc())
-                    }
-                    _ => T::ZERO,
-                };
-            }
-        });
-    Ok(())
 }
 
 /// The cross-entropy forward on plain slices, for kernels outside this backend (the XLA backend's
@@ -152,7 +104,41 @@ impl<T: Float> CrossEntropyRows for T {
         loss: &mut [T],
         stats: &mut [T],
     ) -> Result<()> {
-        forward_rows(x, c, t, ignore_index, loss, stats)
+        let n = t.len();
+        if x.len() != n * c || loss.len() != n || stats.len() != 2 * n {
+            return Err(Error::shape(format!(
+                "cross_entropy: {} logits for {n} rows of {c} classes, {} losses and {} statistics",
+                x.len(),
+                loss.len(),
+                stats.len()
+            )));
+        }
+        if c == 0 || n == 0 {
+            loss.fill(T::ZERO);
+            stats.fill(T::ZERO);
+            return Ok(());
+        }
+        let per = rows_per_task(c);
+        loss.par_chunks_mut(per)
+            .zip(stats.par_chunks_mut(2 * per))
+            .zip(x.par_chunks(per * c).zip(t.par_chunks(per)))
+            .for_each_init(Vec::new, |scratch, ((loss, stats), (x, t))| {
+                for (((row, &ti), li), st) in
+                    x.chunks_exact(c).zip(t).zip(loss.iter_mut()).zip(stats.chunks_exact_mut(2))
+                {
+                    let (max, log_sum) = log_stats(row, scratch);
+                    st[0] = T::from_acc(max);
+                    st[1] = T::from_acc(log_sum);
+                    *li = match usize::try_from(ti) {
+                        Ok(k) if ti != ignore_index && k < c => {
+                            let logp = T::from_acc((row[k].to_acc() - max) - log_sum);
+                            T::from_acc(-logp.to_acc())
+                        }
+                        _ => T::ZERO,
+                    };
+                }
+            });
+        Ok(())
     }
 }
 
