@@ -292,11 +292,13 @@ fn an_optimizer_update_runs_on_flat_buffers() {
         .filter(|p| p.contains("stablehlo.dot_general") || p.contains("oxtorch_matmul_"))
         .collect();
     assert_eq!(step.len(), 1, "one fused program holds the matmul: {programs:#?}");
-    // The two operands of the matmul, and its result (a scalar operand's 1-element buffer is
-    // read as a 0-d value: not a reshape of a block).
+    // The matmul's result, and its two operands for `dot_general` (the host kernel reads the
+    // flat buffers as they are). A scalar operand's 1-element buffer is read as a 0-d value: not
+    // a reshape of a block.
     let reshapes =
         step[0].lines().filter(|l| l.contains("stablehlo.reshape") && !l.contains("(tensor<1xf32>)")).count();
-    assert_eq!(reshapes, 3, "reshapes outside the matmul:\n{}", step[0]);
+    let expected = if step[0].contains("oxtorch_matmul_") { 1 } else { 3 };
+    assert_eq!(reshapes, expected, "reshapes outside the matmul:\n{}", step[0]);
 }
 
 #[test]

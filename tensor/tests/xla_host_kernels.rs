@@ -58,6 +58,14 @@ fn every_operand_form(host: bool) -> Result<()> {
                 r(&[2, 3, 1, 64], 26)?,
                 r(&[2, 3, 40, 64], 27)?.transpose(2, 3)?,
             ),
+            (
+                "attention heads (permuted slices of one packed projection)",
+                r(&[2, 5, 3, 2, 8], 28)?.permute([2, 0, 3, 1, 4])?.select(0, 0)?,
+                r(&[2, 5, 3, 2, 8], 29)?.permute([2, 0, 3, 1, 4])?.select(0, 1)?.transpose(2, 3)?,
+            ),
+            ("rows of a narrowed view", r(&[4, 9, 6], 30)?.narrow(1, 2, 5)?, r(&[6, 3], 31)?),
+            ("stepped columns", r(&[5, 14], 32)?.slice(1, 1.., 2)?, r(&[7, 4], 33)?),
+            ("a broadcast batch", r(&[3, 4], 34)?.expand([2, 3, 4])?, r(&[2, 4, 5], 35)?),
             ("empty k", r(&[3, 0], 15)?, r(&[0, 4], 16)?),
             ("empty m", r(&[0, 5], 17)?, r(&[5, 4], 18)?),
         ];

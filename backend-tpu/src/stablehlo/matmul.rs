@@ -23,13 +23,14 @@ pub fn lower_matmul(b: &mut FunctionBuilder, x: &Value, y: &Value) -> Result<Val
     let compute = if half { ElementType::F32 } else { et };
     let mut dims = da[..r - 1].to_vec();
     dims.push(db[r - 1]);
-    if b.host_kernels() && host_matmul_target(compute, false, false).is_some() {
-        let (xs, x_stored, ta) = host_operand(b, x);
-        let (ys, y_stored, tb) = host_operand(b, y);
+    if b.host_kernels() && host_matmul_target(compute).is_some() {
+        let (xs, x_view) = host_operand(b, x);
+        let (ys, y_view) = host_operand(b, y);
         let (xs, ys) = (b.convert(&xs, compute), b.convert(&ys, compute));
-        let target = host_matmul_target(compute, ta, tb).expect("a host float");
         let result = TensorType::new(compute, &dims);
-        let out = host_product(b, &target, [(&xs, &x_stored), (&ys, &y_stored)], result);
+        let operands =
+            [HostOperand { storage: &xs, view: x_view }, HostOperand { storage: &ys, view: y_view }];
+        let out = host_product(b, operands, result).expect("a host float");
         return Ok(b.convert(&out, et));
     }
     let (x0, (_, x_cols)) = in_place(b, x);
@@ -48,76 +49,137 @@ pub fn lower_matmul(b: &mut FunctionBuilder, x: &Value, y: &Value) -> Result<Val
 }
 
 /// The custom-call target of oxtorch's host product kernel (see `xla::host_kernels`) for
-/// `element_type` operands, the left one read transposed when `ta` (stored `[..., k, m]`), the
-/// right one when `tb` (stored `[..., n, k]`); `None` for an element type without one.
-pub fn host_matmul_target(element_type: ElementType, ta: bool, tb: bool) -> Option<String> {
+/// `element_type` operands; `None` for an element type without one.
+pub fn host_matmul_target(element_type: ElementType) -> Option<String> {
     let name = match element_type {
         ElementType::F32 => "f32",
         ElementType::F64 => "f64",
         _ => return None,
     };
-    let t = |x: bool| if x { 't' } else { 'n' };
-    Some(format!("oxtorch_matmul_{name}_{}{}", t(ta), t(tb)))
+    Some(format!("oxtorch_matmul_{name}"))
 }
 
-/// A product as a call to the host kernel `target`: each operand a value holding its elements
-/// row-major and the dims the kernel reads it as (stored order). When a value's own dims differ
-/// (a reshape was looked through, see [`host_operand`]), a third operand lists the dims:
-/// `[rank_a, dims_a..., rank_b, dims_b...]`.
-fn host_product(
+/// The offset of a host operand's element 0 in its storage: known when the program is built, or
+/// a 0-d integer value the program takes at run time.
+#[derive(Clone, Debug)]
+pub enum HostOffset<'a> {
+    /// An offset known when the program is built.
+    Static(i64),
+    /// A 0-d integer value of the program.
+    Runtime(&'a Value),
+}
+
+/// The strided view a host product reads of its operand's storage: `dims` `[..., rows, cols]`,
+/// `strides` in elements (0 for a broadcast dim), and the offset of element 0. This is the CPU
+/// backend's `Layout`, so the kernel reads a transposed weight, attention's heads (a permuted,
+/// sliced view of a packed q/k/v projection) or a narrowed cache in place.
+#[derive(Clone, Debug)]
+pub struct HostView<'a> {
+    /// sizes
+    pub dims: Vec<i64>,
+    /// strides, in elements
+    pub strides: Vec<i64>,
+    /// offset of element 0
+    pub offset: HostOffset<'a>,
+}
+
+/// One operand of a host product: a value holding the storage (its elements in row-major order,
+/// whatever its dims) and the view of it the product reads.
+#[derive(Clone, Debug)]
+pub struct HostOperand<'a> {
+    /// the storage
+    pub storage: &'a Value,
+    /// what the product reads of it
+    pub view: HostView<'a>,
+}
+
+/// A product as a call to the host kernel: `result` (`[..., m, n]`, row-major) of the operands'
+/// views. A third operand lists the views,
+/// `[offset_a, rank_a, dims_a..., strides_a..., offset_b, rank_b, dims_b..., strides_b...]`; a
+/// runtime offset is spliced into it with a `concatenate`. `None` when the result's element type
+/// has no host kernel.
+pub fn host_product(
     b: &mut FunctionBuilder,
-    target: &str,
-    operands: [(&Value, &[i64]); 2],
+    operands: [HostOperand<'_>; 2],
     result: TensorType,
-) -> Value {
+) -> Option<Value> {
+    let target = host_matmul_target(result.element_type)?;
     let layout = |rank: usize| {
         let dims: Vec<String> = (0..rank).rev().map(|d| d.to_string()).collect();
         format!("dense<[{}]> : tensor<{rank}xindex>", dims.join(", "))
     };
-    let mut values: Vec<&Value> = operands.iter().map(|(v, _)| *v).collect();
-    let mut layouts: Vec<String> = values.iter().map(|v| layout(v.ty().dims.len())).collect();
-    let dims_value;
-    if operands.iter().any(|(v, d)| v.ty().dims != *d) {
-        let listed: Vec<String> = operands
-            .iter()
-            .flat_map(|(_, d)| std::iter::once(d.len() as i64).chain(d.iter().copied()))
-            .map(|n| n.to_string())
-            .collect();
-        let n = listed.len() as i64;
-        let attrs = format!("value = dense<[{}]> : tensor<{n}xi64>", listed.join(", "));
-        dims_value = b.op("stablehlo.constant", &[], &attrs, TensorType::new(ElementType::S64, &[n]));
-        values.push(&dims_value);
-        layouts.push(layout(1));
+    // The listing in pieces: runs of constants, and runtime offsets as 1-element values.
+    let mut pieces: Vec<Value> = Vec::new();
+    let mut run: Vec<i64> = Vec::new();
+    let s64 = ElementType::S64;
+    for op in &operands {
+        let v = &op.view;
+        match v.offset {
+            HostOffset::Static(o) => run.push(o),
+            HostOffset::Runtime(start) => {
+                if !run.is_empty() {
+                    pieces.push(s64_constant(b, &std::mem::take(&mut run)));
+                }
+                let wide = b.convert(start, s64);
+                pieces.push(b.reshape(&wide, &[1]));
+            }
+        }
+        run.push(v.dims.len() as i64);
+        run.extend_from_slice(&v.dims);
+        run.extend_from_slice(&v.strides);
     }
+    pieces.push(s64_constant(b, &run));
+    let refs: Vec<&Value> = pieces.iter().collect();
+    let listing = b.concat(&refs, 0);
+    let values = [operands[0].storage, operands[1].storage, &listing];
+    let layouts: Vec<String> = values.iter().map(|v| layout(v.ty().dims.len())).collect();
     let attrs = format!(
         "api_version = 4 : i32, backend_config = {{}}, call_target_name = \"{target}\", \
          operand_layouts = [{}], result_layouts = [{}]",
         layouts.join(", "),
         layout(result.dims.len()),
     );
-    b.op("stablehlo.custom_call", &values, &attrs, result)
+    Some(b.op("stablehlo.custom_call", &values, &attrs, result))
 }
 
-/// What a host product reads for operand `v`: a value holding the operand's elements row-major,
-/// the dims to read it as (stored order), and whether its last two dims are read transposed.
+/// A 1-D s64 constant of `values`.
+fn s64_constant(b: &mut FunctionBuilder, values: &[i64]) -> Value {
+    let n = values.len() as i64;
+    let items: Vec<String> = values.iter().map(i64::to_string).collect();
+    let attrs = format!("value = dense<[{}]> : tensor<{n}xi64>", items.join(", "));
+    b.op("stablehlo.constant", &[], &attrs, TensorType::new(ElementType::S64, &[n]))
+}
+
+/// What a host product reads for operand `v`: a value holding its storage, and the view of it.
 /// Reshapes and unit-dim broadcasts are looked through to the value they came from, and so is a
 /// transpose of the last two dims. The kernel then reads, say, a KV cache just written, in
 /// place: given the reshaped value instead, XLA fuses the cache update once per reader and copies
 /// the cache to keep the program's output apart.
-fn host_operand(b: &FunctionBuilder, v: &Value) -> (Value, Vec<i64>, bool) {
+fn host_operand<'a>(b: &FunctionBuilder, v: &Value) -> (Value, HostView<'a>) {
     let dims = v.ty().dims.clone();
     let r = dims.len();
     let root = |x: &Value| b.row_major_source(x).unwrap_or(x).clone();
+    let row_major = |dims: &[i64]| {
+        let mut strides = vec![1i64; dims.len()];
+        for d in (0..dims.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * dims[d + 1].max(1);
+        }
+        strides
+    };
     let seen = b.row_major_source(v).unwrap_or(v);
     if let Some((src, perm)) = b.transpose_of(seen) {
         let (sd, sr) = (&seen.ty().dims, perm.len());
         if swaps_last_two(perm) && sd[sr - 2..] == dims[r - 2..] {
-            let mut stored = dims;
+            // Stored as `dims` with the last two swapped; read through swapped strides.
+            let mut stored = dims.clone();
             stored.swap(r - 2, r - 1);
-            return (root(src), stored, true);
+            let mut strides = row_major(&stored);
+            strides.swap(r - 2, r - 1);
+            return (root(src), HostView { dims, strides, offset: HostOffset::Static(0) });
         }
     }
-    (root(v), dims, false)
+    let strides = row_major(&dims);
+    (root(v), HostView { dims, strides, offset: HostOffset::Static(0) })
 }
 
 /// The value a product reads for operand `v`, with the dims of `v`'s rows and columns in it: `v`
@@ -182,7 +244,7 @@ mod tests {
 
     /// With host kernels, a product reads through reshapes, unit-dim broadcasts and a transpose
     /// of the last two dims to the value they came from (a flat KV cache, as attention reads it),
-    /// and lists the dims to read it as in a third operand; plain operands need no listing.
+    /// and lists the views it reads (offset, dims, strides) in a third operand.
     #[test]
     fn host_products_read_reshaped_operands_at_their_source() {
         let f32 = |d: &[i64]| TensorType::new(ElementType::F32, d);
@@ -200,11 +262,13 @@ mod tests {
         let text = b.finish(&[&scores, &plain]);
         let calls: Vec<&str> = text.lines().filter(|l| l.contains("custom_call")).collect();
         assert_eq!(calls.len(), 2, "{text}");
-        assert!(calls[0].contains("oxtorch_matmul_f32_nt"), "{}", calls[0]);
+        assert!(calls.iter().all(|c| c.contains("\"oxtorch_matmul_f32\"")), "{text}");
         assert!(calls[0].contains("(%arg0, %arg1, %"), "{}", calls[0]);
-        assert!(text.contains("dense<[4, 1, 2, 3, 4, 4, 1, 2, 5, 4]> : tensor<10xi64>"), "{text}");
-        assert!(calls[1].contains("oxtorch_matmul_f32_nn"), "{}", calls[1]);
+        // q: [1, 2, 3, 4] row-major; kᵀ: the cache's [1, 2, 5, 4] read through swapped strides.
+        let q_then_k =
+            "dense<[0, 4, 1, 2, 3, 4, 24, 12, 4, 1, 0, 4, 1, 2, 4, 5, 40, 20, 1, 4]> : tensor<20xi64>";
+        assert!(text.contains(q_then_k), "{text}");
         assert!(calls[1].contains("(%arg0, %arg2, %"), "{}", calls[1]);
-        assert!(text.contains("dense<[2, 6, 4, 2, 4, 5]> : tensor<6xi64>"), "{text}");
+        assert!(text.contains("dense<[0, 2, 6, 4, 4, 1, 0, 2, 4, 5, 5, 1]> : tensor<12xi64>"), "{text}");
     }
 }

@@ -34,4 +34,4 @@ pub use elementwise::{
 };
 pub use emit::{array, dense_padding, is_float};
 pub use lower::{lower, prim_program};
-pub use matmul::host_matmul_target;
+pub use matmul::{host_matmul_target, host_product, HostOffset, HostOperand, HostView};

@@ -11,8 +11,9 @@
 //! write `exp(x - max)` out in full (it fuses no elementwise producer into a reduction) and read
 //! the logits three times.
 //!
-//! A product's operands arrive row-major; the target name says which of them the kernel reads
-//! transposed (`_nt`: the right one, a `linear` weight), so no transposing copy is made.
+//! A product's operands arrive as their storage and the strided view of it the product reads (a
+//! listing operand: offset, dims, strides), so a transposed weight, attention's heads (permuted
+//! slices of one q/k/v projection) or a narrowed cache are read in place, with no copy.
 
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
@@ -42,21 +43,6 @@ impl HostFloat for f64 {
     const NAME: &'static str = "f64";
 }
 
-/// The logical `[..., rows, cols]` view of a row-major buffer stored with `dims`, its last two
-/// dims swapped when `transposed`.
-fn view(dims: &[usize], transposed: bool) -> Result<Layout, Failure> {
-    let r = dims.len();
-    if r < 2 {
-        return Err(Failure(format!("oxtorch matmul: an operand of rank {r}")));
-    }
-    let layout = Layout::contiguous(dims.to_vec());
-    if transposed {
-        layout.transpose(r as isize - 2, r as isize - 1).map_err(|e| Failure(e.to_string()))
-    } else {
-        Ok(layout)
-    }
-}
-
 /// The elements of `b` as a slice of `T`, after checking its data type.
 ///
 /// # Safety
@@ -74,17 +60,14 @@ unsafe fn elements<'a, T: HostFloat>(b: &BufferRef) -> Result<&'a [T], Failure> 
     Ok(if n == 0 { &[] } else { unsafe { std::slice::from_raw_parts(b.data as *const T, n) } })
 }
 
-/// The dims the kernel reads its two operands as, from the listing operand `[rank_a, dims_a...,
-/// rank_b, dims_b...]` (see `stablehlo::matmul`), checked against the operands' element counts.
+/// The views the kernel reads its two operands as, from the listing operand
+/// `[offset_a, rank_a, dims_a..., strides_a..., offset_b, rank_b, dims_b..., strides_b...]` (see
+/// `stablehlo::host_product`). Each view is checked to stay inside its operand's `len` elements.
 ///
 /// # Safety
 /// `listing` must describe a live XLA buffer of its dims.
-unsafe fn listed_dims(
-    listing: &BufferRef,
-    a_len: usize,
-    b_len: usize,
-) -> Result<(Vec<usize>, Vec<usize>), Failure> {
-    let bad = || Failure("oxtorch matmul: a malformed dims operand".into());
+unsafe fn listed_views(listing: &BufferRef, a_len: usize, b_len: usize) -> Result<(Layout, Layout), Failure> {
+    let bad = || Failure("oxtorch matmul: a malformed view listing".into());
     if listing.dtype != host_ffi::S64 || listing.dims.len() != 1 {
         return Err(bad());
     }
@@ -93,51 +76,47 @@ unsafe fn listed_dims(
     let values: &[i64] =
         if n == 0 { &[] } else { unsafe { std::slice::from_raw_parts(listing.data as *const i64, n) } };
     let mut rest = values;
-    let mut take = |len: usize| -> Result<Vec<usize>, Failure> {
-        let (&rank, tail) = rest.split_first().ok_or_else(bad)?;
-        let rank = usize::try_from(rank).map_err(|_| bad())?;
-        if tail.len() < rank {
+    let mut take = |len: usize| -> Result<Layout, Failure> {
+        let [offset, rank, tail @ ..] = rest else { return Err(bad()) };
+        let rank = usize::try_from(*rank).map_err(|_| bad())?;
+        if tail.len() < 2 * rank {
             return Err(bad());
         }
-        let dims: Vec<usize> =
-            tail[..rank].iter().map(|&d| usize::try_from(d).map_err(|_| bad())).collect::<Result<_, _>>()?;
-        rest = &tail[rank..];
-        if dims.iter().try_fold(1usize, |p, &d| p.checked_mul(d)) != Some(len) {
-            return Err(Failure(format!("oxtorch matmul: dims {dims:?} for an operand of {len} elements")));
+        let unsigned = |xs: &[i64]| -> Result<Vec<usize>, Failure> {
+            xs.iter().map(|&x| usize::try_from(x).map_err(|_| bad())).collect()
+        };
+        let (dims, strides) = (unsigned(&tail[..rank])?, unsigned(&tail[rank..2 * rank])?);
+        let offset = usize::try_from(*offset).map_err(|_| bad())?;
+        rest = &tail[2 * rank..];
+        if dims.iter().try_fold(1usize, |p, &d| p.checked_mul(d)).is_none() {
+            return Err(bad());
         }
-        Ok(dims)
+        let layout = Layout::new(dims, strides, offset).map_err(|e| Failure(e.to_string()))?;
+        let inside = layout.numel() == 0 || layout.checked_storage_extent().is_some_and(|e| e <= len);
+        if !inside {
+            return Err(Failure(format!(
+                "oxtorch matmul: view {layout:?} reaches outside its {len} elements"
+            )));
+        }
+        Ok(layout)
     };
-    let (da, db) = (take(a_len)?, take(b_len)?);
+    let (la, lb) = (take(a_len)?, take(b_len)?);
     if !rest.is_empty() {
         return Err(bad());
     }
-    Ok((da, db))
+    Ok((la, lb))
 }
 
-/// The product of the two buffer arguments into the result buffer.
+/// The product of the two operands' listed views into the result buffer.
 ///
 /// # Safety
 /// As [`elements`], for every argument and result.
-unsafe fn matmul_kernel<T: HostFloat, const TA: bool, const TB: bool>(
-    args: &[BufferRef],
-    rets: &[BufferRef],
-) -> Result<(), Failure> {
-    let ((a, b, listed), [out]) = (
-        match args {
-            [a, b] => (a, b, None),
-            [a, b, dims] => (a, b, Some(dims)),
-            _ => return Err(Failure("oxtorch matmul: expected two or three operands".into())),
-        },
-        rets,
-    ) else {
-        return Err(Failure("oxtorch matmul: expected one result".into()));
+unsafe fn matmul_kernel<T: HostFloat>(args: &[BufferRef], rets: &[BufferRef]) -> Result<(), Failure> {
+    let ([a, b, listing], [out]) = (args, rets) else {
+        return Err(Failure("oxtorch matmul: expected three operands and one result".into()));
     };
-    let (da, db) = match listed {
-        // SAFETY: XLA's buffer of the call, described by its own dims.
-        Some(dims) => unsafe { listed_dims(dims, a.numel(), b.numel())? },
-        None => (a.dims.clone(), b.dims.clone()),
-    };
-    let (la, lb) = (view(&da, TA)?, view(&db, TB)?);
+    // SAFETY: XLA's buffer of the call, described by its own dims.
+    let (la, lb) = unsafe { listed_views(listing, a.numel(), b.numel())? };
     // SAFETY: XLA's buffers of the call, described by their own dims.
     let (x, y) = unsafe { (elements::<T>(a)?, elements::<T>(b)?) };
     if out.dtype != T::FFI_DTYPE {
@@ -183,12 +162,10 @@ fn overlaps<T>(start: usize, len: usize, b: &[T]) -> bool {
 }
 
 /// The XLA FFI handler of one product target.
-unsafe extern "C" fn matmul_handler<T: HostFloat, const TA: bool, const TB: bool>(
-    frame: *mut c_void,
-) -> *mut c_void {
+unsafe extern "C" fn matmul_handler<T: HostFloat>(frame: *mut c_void) -> *mut c_void {
     // SAFETY: XLA calls a registered handler with its call frame; the kernel reads the frame's
     // buffers as described.
-    unsafe { host_ffi::call(frame.cast(), |args, rets| matmul_kernel::<T, TA, TB>(args, rets)) }
+    unsafe { host_ffi::call(frame.cast(), |args, rets| matmul_kernel::<T>(args, rets)) }
 }
 
 /// The cross-entropy forward: operands `(logits [N, C], target [N] s64, [ignore_index] s64[1])`,
@@ -264,16 +241,9 @@ unsafe extern "C" fn cross_entropy_handler<T: HostFloat>(frame: *mut c_void) -> 
 
 /// Every host kernel target with its handler.
 fn handlers() -> Vec<(String, FfiHandler)> {
-    fn four<T: HostFloat>(et: ElementType, out: &mut Vec<(String, FfiHandler)>) {
-        let name = |ta, tb| host_matmul_target(et, ta, tb).expect("a host float");
-        out.push((name(false, false), matmul_handler::<T, false, false>));
-        out.push((name(false, true), matmul_handler::<T, false, true>));
-        out.push((name(true, false), matmul_handler::<T, true, false>));
-        out.push((name(true, true), matmul_handler::<T, true, true>));
-    }
-    let mut out = Vec::new();
-    four::<f32>(ElementType::F32, &mut out);
-    four::<f64>(ElementType::F64, &mut out);
+    let mm = |et| host_matmul_target(et).expect("a host float");
+    let mut out: Vec<(String, FfiHandler)> =
+        vec![(mm(ElementType::F32), matmul_handler::<f32>), (mm(ElementType::F64), matmul_handler::<f64>)];
     let ce = |et| host_cross_entropy_target(et).expect("a host float");
     out.push((ce(ElementType::F32), cross_entropy_handler::<f32>));
     out.push((ce(ElementType::F64), cross_entropy_handler::<f64>));
@@ -322,30 +292,37 @@ mod tests {
         BufferRef { dtype: host_ffi::S64, data: values.as_mut_ptr().cast(), dims: vec![values.len()] }
     }
 
-    /// The dims operand is read as `[rank_a, dims_a..., rank_b, dims_b...]` and checked against
-    /// the operands' element counts; anything else is an error, never a read past its end.
+    /// The listing is read as `[offset_a, rank_a, dims_a..., strides_a..., offset_b, ...]`, and
+    /// each view must stay inside its operand; anything else is an error, never a read past the
+    /// listing's end or an operand's.
     #[test]
-    fn listed_dims_are_checked() {
-        let mut good = [4, 1, 2, 3, 4, 3, 2, 5, 4];
+    fn listed_views_are_checked() {
+        // A: 2 heads [2, 3, 4] of a [3, 2, 4] buffer (offset 0); B: a transposed [4, 5] at offset 1.
+        let mut good = [0, 3, 2, 3, 4, 4, 8, 1, 1, 2, 4, 5, 1, 4];
         // SAFETY: each listing points at a live array of its length.
-        let got = unsafe { listed_dims(&listing(&mut good), 24, 40) }.ok();
-        assert_eq!(got, Some((vec![1, 2, 3, 4], vec![2, 5, 4])));
-        let cases: [(&mut [i64], usize, usize); 5] = [
-            (&mut [2, 6, 4, 2, 4, 5], 25, 20),    // A's dims do not hold 25 elements
-            (&mut [2, 6, 4, 2, 4, 5, 7], 24, 20), // a value after B's dims
-            (&mut [2, 6, 4, 3, 4, 5], 24, 20),    // B's rank reaches past the end
-            (&mut [-1, 6, 4], 24, 20),            // a negative rank
-            (&mut [2, 6, -4, 2, 4, 5], 24, 20),   // a negative dim
+        let Ok((la, lb)) = (unsafe { listed_views(&listing(&mut good), 24, 21) }) else {
+            panic!("a good listing was refused")
+        };
+        assert_eq!((la.dims(), la.strides(), la.offset()), (&[2, 3, 4][..], &[4, 8, 1][..], 0));
+        assert_eq!((lb.dims(), lb.strides(), lb.offset()), (&[4, 5][..], &[1, 4][..], 1));
+        let cases: [(&mut [i64], usize, usize); 7] = [
+            (&mut [0, 2, 6, 4, 4, 1, 0, 2, 4, 5, 5, 1], 23, 20), // A reaches element 23 of 23
+            (&mut [1, 2, 6, 4, 4, 1, 0, 2, 4, 5, 5, 1], 24, 20), // offset 1 pushes A past its end
+            (&mut [0, 2, 6, 4, 4, 1, 0, 2, 4, 5, 5, 1, 7], 24, 20), // a value after B's view
+            (&mut [0, 2, 6, 4, 4, 1, 0, 3, 4, 5, 5, 1], 24, 20), // B's rank reaches past the end
+            (&mut [0, -1, 6, 4], 24, 20),                        // a negative rank
+            (&mut [0, 2, 6, -4, 4, 1, 0, 2, 4, 5, 5, 1], 24, 20), // a negative dim
+            (&mut [-3, 2, 6, 4, 4, 1, 0, 2, 4, 5, 5, 1], 24, 20), // a negative offset
         ];
         for (values, a, b) in cases {
             let shown = format!("{values:?}");
             // SAFETY: as above.
-            assert!(unsafe { listed_dims(&listing(values), a, b) }.is_err(), "{shown}");
+            assert!(unsafe { listed_views(&listing(values), a, b) }.is_err(), "{shown}");
         }
-        let mut wrong_type = [2i64, 6, 4, 2, 4, 5];
+        let mut wrong_type = [0i64, 2, 6, 4, 4, 1, 0, 2, 4, 5, 5, 1];
         let mut l = listing(&mut wrong_type);
         l.dtype = host_ffi::F64;
         // SAFETY: as above.
-        assert!(unsafe { listed_dims(&l, 24, 20) }.is_err());
+        assert!(unsafe { listed_views(&l, 24, 20) }.is_err());
     }
 }

@@ -11,7 +11,9 @@ use super::materialize::{
     offset_value, reshape, slice_1d,
 };
 use crate::pjrt::{ElementType, Result, TensorType};
-use crate::stablehlo::{lower, FunctionBuilder, Value};
+use crate::stablehlo::{
+    host_matmul_target, host_product, lower, FunctionBuilder, HostOffset, HostOperand, HostView, Value,
+};
 
 fn flat_type(dtype: DType, len: usize) -> TensorType {
     TensorType::new(ElementType::from(dtype), &[len as i64])
@@ -71,6 +73,11 @@ pub(crate) fn emit_prim(
     starts: &[Option<&Value>],
     may_run_flat: bool,
 ) -> Result<Vec<Value>> {
+    if let Prim::MatMul = prim {
+        if let Some(out) = strided_product(b, inputs, flat, starts) {
+            return Ok(vec![flatten(b, &out)]);
+        }
+    }
     let values: Vec<Value> = if may_run_flat && runs_flat(prim, inputs) {
         inputs.iter().zip(flat).zip(starts).map(|((i, a), s)| flat_operand(b, a, i.layout, *s)).collect()
     } else {
@@ -82,6 +89,44 @@ pub(crate) fn emit_prim(
         _ => lower(b, prim, &values)?,
     };
     Ok(outputs.iter().map(|v| flatten(b, v)).collect())
+}
+
+/// A product whose operands the host kernel reads as the views they are, with no copy of a
+/// transposed, permuted or sliced operand (see `stablehlo::host_product`): f32 and f64 products in
+/// a program for the CPU plugin. `None` for anything else, which [`lower`] then emits (or rejects).
+fn strided_product(
+    b: &mut FunctionBuilder,
+    inputs: &[Input<'_>],
+    flat: &[Value],
+    starts: &[Option<&Value>],
+) -> Option<Value> {
+    let [a, c] = inputs else { return None };
+    let et = ElementType::from(a.dtype);
+    if !b.host_kernels() || c.dtype != a.dtype || host_matmul_target(et).is_none() {
+        return None;
+    }
+    let (da, dc) = (a.layout.dims(), c.layout.dims());
+    let r = da.len();
+    if r < 2 || dc.len() != r || da[..r - 2] != dc[..r - 2] || da[r - 1] != dc[r - 2] {
+        return None;
+    }
+    // The storage as the value it was reshaped from, if any: the same elements in the same order.
+    let storage: Vec<Value> = flat.iter().map(|v| b.row_major_source(v).unwrap_or(v).clone()).collect();
+    let operand = |i: usize| {
+        let layout = inputs[i].layout;
+        let offset = match starts[i] {
+            Some(s) => HostOffset::Runtime(s),
+            None => HostOffset::Static(layout.offset() as i64),
+        };
+        let as_i64 = |xs: &[usize]| xs.iter().map(|&x| x as i64).collect();
+        HostOperand {
+            storage: &storage[i],
+            view: HostView { dims: as_i64(layout.dims()), strides: as_i64(layout.strides()), offset },
+        }
+    };
+    let mut dims: Vec<i64> = da[..r - 1].iter().map(|&d| d as i64).collect();
+    dims.push(dc[r - 1] as i64);
+    host_product(b, [operand(0), operand(1)], TensorType::new(et, &dims))
 }
 
 /// Whether `prim` is elementwise and its inputs are dense row-major blocks of one shape, or single
@@ -308,5 +353,42 @@ mod tests {
         let softmax = Prim::Unary(UnaryOp::Softmax { dim: 1, log: false });
         let text = prim_program(&softmax, &[input(&dense)], false).unwrap();
         assert!(text.contains("tensor<4x5xf32>"), "{text}");
+    }
+
+    /// With host kernels, a product reads attention's heads (permuted slices of one packed
+    /// `[b, t, 3, h, d]` projection) and a transposed view as they are: no transpose, slice or
+    /// gather before the call, and the listing carries each view, with a runtime offset spliced
+    /// in. f16 still materialises its operands for the f32 kernel.
+    #[test]
+    fn host_products_read_strided_operands_in_place() {
+        let packed = Layout::contiguous(vec![2, 3, 3, 2, 4]); // [b, t, 3, h, d]
+        let heads = packed.permute(&[2, 0, 3, 1, 4]).unwrap(); // [3, b, h, t, d]
+        let (q, k) = (heads.select(0, 0).unwrap(), heads.select(0, 1).unwrap());
+        let kt = k.transpose(2, 3).unwrap();
+        let len = packed.numel();
+        let inputs =
+            [Input { dtype: DType::F32, len, layout: &q }, Input { dtype: DType::F32, len, layout: &kt }];
+        assert!(
+            inputs.iter().all(Input::has_offset),
+            "a view smaller than its buffer takes its offset at run time"
+        );
+        let text = prim_program(&Prim::MatMul, &inputs, true).unwrap();
+        let calls: Vec<&str> = text.lines().filter(|l| l.contains("custom_call")).collect();
+        assert_eq!(calls.len(), 1, "{text}");
+        for op in ["transpose", "gather", "stablehlo.slice", "dynamic_slice"] {
+            assert!(!text.contains(op), "an operand was copied ({op}):\n{text}");
+        }
+        assert!(calls[0].contains("(%arg0, %arg1, %"), "{}", calls[0]);
+        assert!(text.contains("stablehlo.concatenate"), "the runtime offsets are spliced in:\n{text}");
+        // q: [2, 2, 3, 4] with strides [72, 4, 24, 1]; kᵀ: [2, 2, 4, 3], strides [72, 4, 1, 24].
+        assert!(text.contains("dense<[4, 2, 2, 3, 4, 72, 4, 24, 1]>"), "{text}");
+        assert!(text.contains("dense<[4, 2, 2, 4, 3, 72, 4, 1, 24]>"), "{text}");
+        // Without host kernels the operands are materialised for `dot_general`.
+        let text = prim_program(&Prim::MatMul, &inputs, false).unwrap();
+        assert!(text.contains("dot_general") && text.contains("transpose"), "{text}");
+        let half =
+            [Input { dtype: DType::F16, len, layout: &q }, Input { dtype: DType::F16, len, layout: &kt }];
+        let text = prim_program(&Prim::MatMul, &half, true).unwrap();
+        assert!(text.contains("transpose") && text.contains("custom_call"), "{text}");
     }
 }
