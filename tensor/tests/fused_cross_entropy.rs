@@ -5,14 +5,15 @@
 use oxtorch_tensor::autograd;
 use oxtorch_tensor::{DType, Result, Tensor};
 
-/// Logits `[n, c]` (a transposed view when `strided`) requiring grad, and targets with some
-/// `ignore` entries.
-fn case(n: usize, c: usize, dtype: DType, strided: bool, ignore: i64) -> Result<(Tensor, Tensor)> {
+/// Logits `[n, c]` requiring grad, laid out as `view` says (`dense`, `transposed`, or `rows`: a
+/// column range of wider rows, which the kernel reads in place), and targets with some `ignore`
+/// entries.
+fn case(n: usize, c: usize, dtype: DType, view: &str, ignore: i64) -> Result<(Tensor, Tensor)> {
     oxtorch_tensor::manual_seed(7);
-    let x = if strided {
-        Tensor::randn([c, n], ())?.mul(3.0)?.to_dtype(dtype)?.t()?
-    } else {
-        Tensor::randn([n, c], ())?.mul(3.0)?.to_dtype(dtype)?
+    let x = match view {
+        "transposed" => Tensor::randn([c, n], ())?.mul(3.0)?.to_dtype(dtype)?.t()?,
+        "rows" => Tensor::randn([n, c + 5], ())?.mul(3.0)?.to_dtype(dtype)?.narrow(1, 2, c)?,
+        _ => Tensor::randn([n, c], ())?.mul(3.0)?.to_dtype(dtype)?,
     };
     let x = x.detach().requires_grad_(true)?;
     let t: Vec<i64> = (0..n).map(|i| if i % 5 == 3 { ignore } else { ((i * 7 + 3) % c) as i64 }).collect();
@@ -47,14 +48,14 @@ fn tolerances(dtype: DType) -> (f64, f64) {
 fn fused_matches_composition_values_and_gradients() -> Result<()> {
     for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
         let (rtol, atol) = tolerances(dtype);
-        for strided in [false, true] {
+        for view in ["dense", "transposed", "rows"] {
             for ignore in [-100, 2] {
                 for reduction in ["mean", "sum", "none"] {
-                    let what = format!("{dtype:?} strided={strided} ignore={ignore} {reduction}");
+                    let what = format!("{dtype:?} {view} ignore={ignore} {reduction}");
                     // 37 classes: rows longer than a vector with a masked tail.
-                    let (x, t) = case(23, 37, dtype, strided, ignore)?;
+                    let (x, t) = case(23, 37, dtype, view, ignore)?;
                     let fused = x.cross_entropy(&t, None, ignore, reduction, 0.0)?;
-                    let (x2, _) = case(23, 37, dtype, strided, ignore)?;
+                    let (x2, _) = case(23, 37, dtype, view, ignore)?;
                     let reference = composed(&x2, &t, ignore, reduction)?;
                     close(&fused.reshape([-1])?, &reference, rtol, atol, &format!("{what}: loss"));
                     let w = Tensor::randn(fused.dims().to_vec(), ())?.to_dtype(dtype)?;
@@ -72,8 +73,8 @@ fn fused_matches_composition_values_and_gradients() -> Result<()> {
 #[test]
 fn fused_gradient_is_differentiable_again() -> Result<()> {
     for dtype in [DType::F32, DType::F64] {
-        let (x, t) = case(9, 12, dtype, false, 4)?;
-        let (x2, _) = case(9, 12, dtype, false, 4)?;
+        let (x, t) = case(9, 12, dtype, "dense", 4)?;
+        let (x2, _) = case(9, 12, dtype, "dense", 4)?;
         let gg = |x: &Tensor, loss: Tensor| -> Result<Tensor> {
             let g = autograd::grad(&[loss], std::slice::from_ref(x), None, true, true, false)?[0]
                 .clone()

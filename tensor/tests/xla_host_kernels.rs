@@ -158,6 +158,35 @@ fn cross_entropy_cases(host: bool) -> Result<()> {
                 assert_eq!(calls > 0, host, "{what} {mode:?}: {calls} host kernel calls");
             }
         }
+        // A language model's loss: logits `[B, T, C]` narrowed to the predicting positions and
+        // flattened (a copy the fused kernel reads through), and rows with a stride of their own.
+        let lm = randn(&[2, 5, 11], 32).mul(3.0)?.to_dtype(dtype)?;
+        let wide = randn(&[6, 13], 33).mul(3.0)?.to_dtype(dtype)?;
+        let t8 = Tensor::from_vec(vec![1i64, 10, 0, 4, -100, 7, 2, 9], [8])?;
+        let t6 = Tensor::from_vec(vec![3i64, 0, 10, -100, 5, 8], [6])?;
+        type Rows = fn(&Tensor) -> Result<Tensor>;
+        let views: [(&str, &Tensor, &Tensor, Rows); 2] = [
+            ("narrowed and flattened [2, 5, 11]", &lm, &t8, |x| x.narrow(1, 0, 4)?.reshape([8, 11])),
+            ("rows of a [6, 13] narrowed to 11 classes", &wide, &t6, |x| x.narrow(1, 1, 11)),
+        ];
+        for (what, logits, target, rows) in views {
+            let run = |x: &Tensor, t: &Tensor| -> Result<(Tensor, Tensor)> {
+                let x = x.detach().requires_grad_(true)?;
+                let loss = rows(&x)?.cross_entropy(t, None, -100, "mean", 0.0)?;
+                loss.backward()?;
+                Ok((loss.detach(), x.grad().expect("logits.grad")))
+            };
+            let (want, want_grad) = run(logits, target)?;
+            let (xl, xt) = (logits.to(dev)?, target.to(dev)?);
+            for mode in [Mode::Eager, Mode::Fused] {
+                let before = metrics().host_kernel_calls;
+                let (got, got_grad) = with_mode(mode, || run(&xl, &xt))?;
+                assert_same(&format!("{dtype:?} {what} {mode:?}"), &want, &got);
+                assert_same(&format!("{dtype:?} {what} {mode:?} grad"), &want_grad, &got_grad);
+                let calls = metrics().host_kernel_calls - before;
+                assert_eq!(calls > 0, host, "{dtype:?} {what} {mode:?}: {calls} host kernel calls");
+            }
+        }
     }
     Ok(())
 }

@@ -25,18 +25,21 @@ fn rows_per_task(c: usize) -> usize {
     ((1 << 15) / c.max(1)).max(1)
 }
 
-/// The `[N, C]` logits as one contiguous slice (borrowed when already contiguous).
-fn rows<'a, T: crate::storage::CpuElement>(s: &'a [T], l: &Layout, copy: &'a mut Vec<T>) -> Result<&'a [T]> {
+/// The `[N, C]` logits as a storage and a view of it whose rows the kernel reads in place (any
+/// row stride, classes adjacent); other views are copied to a contiguous buffer first.
+fn rows<'a, T: crate::storage::CpuElement>(
+    s: &'a [T],
+    l: &Layout,
+    copy: &'a mut Vec<T>,
+) -> Result<(&'a [T], Layout)> {
     if l.rank() != 2 {
         return Err(Error::shape(format!("cross_entropy expects [N, C] logits, got {}", l.shape())));
     }
-    Ok(match l.contiguous_range() {
-        Some(r) => &s[r],
-        None => {
-            *copy = crate::walk::map1(s, l, |x: T| x);
-            copy
-        }
-    })
+    if l.dims()[1] <= 1 || l.strides()[1] == 1 {
+        return Ok((s, l.clone()));
+    }
+    *copy = crate::walk::map1(s, l, |x: T| x);
+    Ok((copy, Layout::contiguous(l.dims().to_vec())))
 }
 
 /// The targets as a contiguous i64 buffer.
@@ -65,29 +68,32 @@ fn forward_t<T: Float + crate::storage::CpuElement>(
     ignore_index: i64,
 ) -> Result<Vec<CpuStorage>> {
     let mut copy = Vec::new();
-    let x = rows(v, l, &mut copy)?;
+    let (x, view) = rows(v, l, &mut copy)?;
     let (n, c) = (l.dims()[0], l.dims()[1]);
     let t = targets(t, n)?;
     check_targets(&t, c, ignore_index)?;
     let mut loss = vec![T::ZERO; n];
     let mut stats = vec![T::ZERO; 2 * n];
-    T::cross_entropy_rows(x, c, &t, ignore_index, &mut loss, &mut stats)?;
+    T::cross_entropy_rows(x, &view, &t, ignore_index, &mut loss, &mut stats)?;
     Ok(vec![CpuStorage::from_vec(loss), CpuStorage::from_vec(stats)])
 }
 
 /// The cross-entropy forward on plain slices, for kernels outside this backend (the XLA backend's
 /// host kernels), for every float type of the backend.
 pub trait CrossEntropyRows: Sized {
-    /// `x`: `[N, C]` logits row-major; `t`: `N` targets. Writes `loss` (`N`:
-    /// `-log_softmax(x)[t]`) and `stats` (`[N, 2]`: each row's maximum and log of its shifted
-    /// exponentials' sum), the values of
+    /// `view`: the logits in `x`, `[..., C]` with the classes adjacent (stride 1), one row per
+    /// target (the leading dims' product is `t.len()`, rows in row-major order, so a narrowed
+    /// `[B, T - 1, C]` view of a language model's logits is read in place); `t`: the targets.
+    /// Writes `loss` (`N`: `-log_softmax(x)[t]`) and `stats` (`[N, 2]`: each row's maximum and
+    /// log of its shifted exponentials' sum), the values of
     /// [`NnOp::CrossEntropy`](oxtorch_core::ops::NnOp::CrossEntropy) bit for bit. A row whose
     /// target is `ignore_index` or outside `[0, C)` gets loss 0, with no error: the caller checks
     /// its targets (the tensor layer does), and the rows that bounded dynamism pads a batch with
-    /// hold whatever targets the padding computed. Fails on mismatched lengths.
+    /// hold whatever targets the padding computed. Fails on a view that leaves `x` or does not
+    /// match the targets, and on mismatched lengths.
     fn cross_entropy_rows(
         x: &[Self],
-        c: usize,
+        view: &Layout,
         t: &[i64],
         ignore_index: i64,
         loss: &mut [Self],
@@ -95,20 +101,47 @@ pub trait CrossEntropyRows: Sized {
     ) -> Result<()>;
 }
 
+/// Where row `r` of `view` (`[..., C]`, rows in row-major order of the leading dims) starts.
+fn row_start(view: &Layout, mut r: usize) -> usize {
+    let lead = view.rank() - 1;
+    let mut at = view.offset();
+    for d in (0..lead).rev() {
+        let n = view.dims()[d];
+        at += (r % n) * view.strides()[d];
+        r /= n;
+    }
+    at
+}
+
+/// Checks that `view` holds `n` rows of adjacent classes inside `len` elements; returns `C`.
+fn check_rows(view: &Layout, len: usize, n: usize) -> Result<usize> {
+    let c = view.dims().last().copied().unwrap_or(0);
+    let rows: usize = view.dims()[..view.rank().saturating_sub(1)].iter().product();
+    let adjacent = c <= 1 || view.strides().last() == Some(&1);
+    let inside = view.numel() == 0 || view.checked_storage_extent().is_some_and(|e| e <= len);
+    if view.rank() < 1 || rows != n || !adjacent || !inside {
+        return Err(Error::shape(format!(
+            "cross_entropy: logits {view:?} in {len} elements for {n} targets (expected [..., C] rows of \
+             adjacent classes, one per target)"
+        )));
+    }
+    Ok(c)
+}
+
 impl<T: Float> CrossEntropyRows for T {
     fn cross_entropy_rows(
         x: &[T],
-        c: usize,
+        view: &Layout,
         t: &[i64],
         ignore_index: i64,
         loss: &mut [T],
         stats: &mut [T],
     ) -> Result<()> {
         let n = t.len();
-        if x.len() != n * c || loss.len() != n || stats.len() != 2 * n {
+        let c = check_rows(view, x.len(), n)?;
+        if loss.len() != n || stats.len() != 2 * n {
             return Err(Error::shape(format!(
-                "cross_entropy: {} logits for {n} rows of {c} classes, {} losses and {} statistics",
-                x.len(),
+                "cross_entropy: {n} rows, {} losses and {} statistics",
                 loss.len(),
                 stats.len()
             )));
@@ -121,11 +154,13 @@ impl<T: Float> CrossEntropyRows for T {
         let per = rows_per_task(c);
         loss.par_chunks_mut(per)
             .zip(stats.par_chunks_mut(2 * per))
-            .zip(x.par_chunks(per * c).zip(t.par_chunks(per)))
-            .for_each_init(Vec::new, |scratch, ((loss, stats), (x, t))| {
-                for (((row, &ti), li), st) in
-                    x.chunks_exact(c).zip(t).zip(loss.iter_mut()).zip(stats.chunks_exact_mut(2))
-                {
+            .zip(t.par_chunks(per))
+            .enumerate()
+            .for_each_init(Vec::new, |scratch, (task, ((loss, stats), t))| {
+                let rows = t.iter().zip(loss.iter_mut()).zip(stats.chunks_exact_mut(2));
+                for (i, ((&ti, li), st)) in rows.enumerate() {
+                    let at = row_start(view, task * per + i);
+                    let row = &x[at..at + c];
                     let (max, log_sum) = log_stats(row, scratch);
                     st[0] = T::from_acc(max);
                     st[1] = T::from_acc(log_sum);
@@ -180,7 +215,7 @@ fn backward_t<T: Float + crate::storage::CpuElement>(
     ignore_index: i64,
 ) -> Result<CpuStorage> {
     let mut copy = Vec::new();
-    let x = rows(v, l, &mut copy)?;
+    let (x, view) = rows(v, l, &mut copy)?;
     let (n, c) = (l.dims()[0], l.dims()[1]);
     let t = targets(t, n)?;
     check_targets(&t, c, ignore_index)?;
@@ -199,13 +234,13 @@ fn backward_t<T: Float + crate::storage::CpuElement>(
         let per = rows_per_task(c);
         out.spare_capacity_mut()[..len]
             .par_chunks_mut(per * c)
-            .zip(x.par_chunks(per * c))
             .zip(t.par_chunks(per).zip(stats.par_chunks(2 * per)).zip(g.par_chunks(per)))
-            .for_each(|((o, x), ((t, st), g))| {
-                for ((((o, row), &ti), st), &gi) in
-                    o.chunks_exact_mut(c).zip(x.chunks_exact(c)).zip(t).zip(st.chunks_exact(2)).zip(g)
-                {
-                    backward_row(row, o, ti, (st[0], st[1]), gi, ignore_index);
+            .enumerate()
+            .for_each(|(task, (o, ((t, st), g)))| {
+                let rows = o.chunks_exact_mut(c).zip(t).zip(st.chunks_exact(2)).zip(g);
+                for (i, (((o, &ti), st), &gi)) in rows.enumerate() {
+                    let at = row_start(&view, task * per + i);
+                    backward_row(&x[at..at + c], o, ti, (st[0], st[1]), gi, ignore_index);
                 }
             });
     }
@@ -246,6 +281,8 @@ fn backward_row<T: Float>(
 
 #[cfg(test)]
 mod tests {
+    use oxtorch_core::Layout;
+
     use super::CrossEntropyRows;
 
     /// On slices, a target outside the classes (a padded row's) gives loss 0 and no error, like an
@@ -255,11 +292,33 @@ mod tests {
         let x = [1.0f32, 2.0, 3.0, 0.0, 0.0, 0.0, 5.0, -1.0, 2.0, 1.0, 1.0, 1.0];
         let t = [2i64, -100, 7, -3];
         let (mut loss, mut stats) = ([9.0f32; 4], [9.0f32; 8]);
-        f32::cross_entropy_rows(&x, 3, &t, -100, &mut loss, &mut stats).unwrap();
+        let rows = Layout::contiguous(vec![4, 3]);
+        f32::cross_entropy_rows(&x, &rows, &t, -100, &mut loss, &mut stats).unwrap();
         let lse = |r: &[f32]| r.iter().map(|v| v.exp()).sum::<f32>().ln();
         assert!((loss[0] - (lse(&x[..3]) - 3.0)).abs() < 1e-6, "{loss:?}");
         assert_eq!(&loss[1..], &[0.0, 0.0, 0.0]);
         assert_eq!(stats[4], 5.0, "row 2's maximum");
-        assert!(f32::cross_entropy_rows(&x, 3, &t[..3], -100, &mut loss, &mut stats).is_err());
+        assert!(f32::cross_entropy_rows(&x, &rows, &t[..3], -100, &mut loss, &mut stats).is_err());
+    }
+
+    /// Rows of a strided view (a narrowed `[B, T - 1, C]` slice of `[B, T, C]` logits) are read
+    /// in place, in row-major order of the leading dims, with the values of the dense rows; views
+    /// that leave the slice, or whose classes are not adjacent, are refused.
+    #[test]
+    fn slice_rows_read_a_narrowed_view_in_place() {
+        let x: Vec<f32> = (0..2 * 3 * 4).map(|i| ((i * 7) % 11) as f32 * 0.25).collect();
+        let narrowed = Layout::new(vec![2, 2, 4], vec![12, 4, 1], 0).unwrap(); // x[:, :2, :]
+        let t = [1i64, 3, 0, 2];
+        let (mut loss, mut stats) = ([0.0f32; 4], [0.0f32; 8]);
+        f32::cross_entropy_rows(&x, &narrowed, &t, -100, &mut loss, &mut stats).unwrap();
+        let dense: Vec<f32> = [0, 4, 12, 16].iter().flat_map(|&s| x[s..s + 4].to_vec()).collect();
+        let (mut want, mut want_stats) = ([0.0f32; 4], [0.0f32; 8]);
+        let rows = Layout::contiguous(vec![4, 4]);
+        f32::cross_entropy_rows(&dense, &rows, &t, -100, &mut want, &mut want_stats).unwrap();
+        assert_eq!((loss, stats), (want, want_stats));
+        let outside = Layout::new(vec![2, 2, 4], vec![12, 4, 1], 9).unwrap();
+        assert!(f32::cross_entropy_rows(&x, &outside, &t, -100, &mut loss, &mut stats).is_err());
+        let strided = Layout::new(vec![4, 2], vec![2, 8], 0).unwrap();
+        assert!(f32::cross_entropy_rows(&x, &strided, &t, -100, &mut loss, &mut stats).is_err());
     }
 }

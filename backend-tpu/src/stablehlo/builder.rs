@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use super::host_call::HostOperand;
 use crate::pjrt::{ElementType, TensorType};
 
 /// An SSA value of the function being built, with its type.
@@ -40,6 +41,10 @@ pub struct FunctionBuilder {
     /// Each `broadcast_in_dim` emitted so far: its result's name, its operand and dims map (so that
     /// a scatter can see that its index is one vector repeated along the other dims).
     broadcasts: HashMap<String, (Value, Vec<i64>)>,
+    /// Each value emitted as a dense copy of a strided view: its name, and the storage and view it
+    /// copies (so that a host kernel reading the copy can read the view instead, and XLA drops
+    /// the copy when nothing else reads it).
+    copies: HashMap<String, HostOperand>,
     /// Whether products may call oxtorch's host kernels (a program for the CPU plugin).
     host_kernels: bool,
 }
@@ -94,6 +99,17 @@ impl FunctionBuilder {
         self.broadcasts.insert(result.name.clone(), (x.clone(), map.to_vec()));
     }
 
+    /// The storage and view that `v` is a dense copy of, when it was recorded as one.
+    pub fn copy_source(&self, v: &Value) -> Option<&HostOperand> {
+        self.copies.get(&v.name)
+    }
+
+    /// Records that `result` holds the elements of `source`'s view, row-major (see
+    /// [`FunctionBuilder::copy_source`]).
+    pub fn record_copy(&mut self, result: &Value, source: HostOperand) {
+        self.copies.insert(result.name.clone(), source);
+    }
+
     /// Lets products call oxtorch's host kernels (`custom_call`s registered with the CPU plugin)
     /// instead of `dot_general`.
     pub fn set_host_kernels(&mut self, on: bool) {
@@ -121,6 +137,7 @@ impl FunctionBuilder {
                 transposes: HashMap::new(),
                 reinterpretations: HashMap::new(),
                 broadcasts: HashMap::new(),
+                copies: HashMap::new(),
                 host_kernels: false,
             },
             values,

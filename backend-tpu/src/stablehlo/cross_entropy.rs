@@ -6,6 +6,7 @@
 //! [`NnOp::CrossEntropy`]: oxtorch_core::ops::NnOp::CrossEntropy
 
 use super::builder::{FunctionBuilder, Value};
+use super::host_call::{host_call, s64_constant, view_listing, HostOperand, HostView};
 use super::index::gather;
 use crate::pjrt::{ElementType, Error, Result, TensorType};
 
@@ -50,29 +51,24 @@ pub fn host_cross_entropy_target(element_type: ElementType) -> Option<String> {
     }
 }
 
-/// The forward as a call to the host kernel `target`: operands `(x, t, [ignore_index])`, results
-/// `(losses, statistics)`. The kernel reads each row once, in cache.
-fn host_forward(
+/// The forward as a call to the host kernel: operands `(logits' storage, t, [ignore_index],
+/// listing of the logits' view)`, results `(losses [N], statistics [N, 2])`. The view is
+/// `[..., C]` with adjacent classes, one row per target, so a narrowed slice of a language model's
+/// logits is read in place; the kernel reads each row once, in cache. `None` when the element
+/// type has no host kernel.
+pub fn host_cross_entropy(
     b: &mut FunctionBuilder,
-    target: &str,
-    x: &Value,
+    logits: &HostOperand,
     t: &Value,
     ignore_index: i64,
-) -> Vec<Value> {
-    let (n, et) = (x.ty().dims[0], x.ty().element_type);
-    let ignore = b.op(
-        "stablehlo.constant",
-        &[],
-        &format!("value = dense<[{ignore_index}]> : tensor<1xi64>"),
-        TensorType::new(ElementType::S64, &[1]),
-    );
-    let (rows, vector) = ("dense<[1, 0]> : tensor<2xindex>", "dense<[0]> : tensor<1xindex>");
-    let attrs = format!(
-        "api_version = 4 : i32, backend_config = {{}}, call_target_name = \"{target}\", \
-         operand_layouts = [{rows}, {vector}, {vector}], result_layouts = [{vector}, {rows}]"
-    );
+) -> Option<Vec<Value>> {
+    let et = logits.storage.ty().element_type;
+    let target = host_cross_entropy_target(et)?;
+    let n = t.ty().dims.iter().product::<i64>();
+    let ignore = s64_constant(b, &[ignore_index]);
+    let listing = view_listing(b, &[&logits.view]);
     let results = [TensorType::new(et, &[n]), TensorType::new(et, &[n, 2])];
-    b.op_regions("stablehlo.custom_call", &[x, t, &ignore], &[], &attrs, &results)
+    Some(host_call(b, &target, &[&logits.storage, t, &ignore, &listing], &results))
 }
 
 /// `[N]` losses `-log_softmax(x)[t]` (0 where ignored) and `[N, 2]` statistics (the row maximum
@@ -87,8 +83,12 @@ pub fn forward(b: &mut FunctionBuilder, x: &Value, t: &Value, ignore_index: i64)
             b.splat(&TensorType::new(et, &[n, 2]), 0.0),
         ]);
     }
-    if let Some(target) = host_cross_entropy_target(et).filter(|_| b.host_kernels()) {
-        return Ok(host_forward(b, &target, x, t, ignore_index));
+    if b.host_kernels() {
+        let storage = b.row_major_source(x).unwrap_or(x).clone();
+        let logits = HostOperand { storage, view: HostView::row_major(&[n, c]) };
+        if let Some(out) = host_cross_entropy(b, &logits, t, ignore_index) {
+            return Ok(out);
+        }
     }
     let dims = x.ty().dims.clone();
     let m = b.reduce_keep(x, "stablehlo.maximum", f64::NEG_INFINITY, &[1]);

@@ -2,6 +2,7 @@
 
 use super::builder::{FunctionBuilder, Value};
 use super::cast::unsupported;
+use super::host_call::{host_call, view_listing, HostOperand, HostView};
 use crate::pjrt::{ElementType, Error, Result, TensorType};
 
 /// The batched product of `a` `[..., m, k]` and `b` `[..., k, n]` (equal batch dims). Floats use
@@ -24,13 +25,11 @@ pub fn lower_matmul(b: &mut FunctionBuilder, x: &Value, y: &Value) -> Result<Val
     let mut dims = da[..r - 1].to_vec();
     dims.push(db[r - 1]);
     if b.host_kernels() && host_matmul_target(compute).is_some() {
-        let (xs, x_view) = host_operand(b, x);
-        let (ys, y_view) = host_operand(b, y);
-        let (xs, ys) = (b.convert(&xs, compute), b.convert(&ys, compute));
+        let (mut xs, mut ys) = (host_operand(b, x), host_operand(b, y));
+        xs.storage = b.convert(&xs.storage, compute);
+        ys.storage = b.convert(&ys.storage, compute);
         let result = TensorType::new(compute, &dims);
-        let operands =
-            [HostOperand { storage: &xs, view: x_view }, HostOperand { storage: &ys, view: y_view }];
-        let out = host_product(b, operands, result).expect("a host float");
+        let out = host_product(b, [xs, ys], result).expect("a host float");
         return Ok(b.convert(&out, et));
     }
     let (x0, (_, x_cols)) = in_place(b, x);
@@ -59,95 +58,18 @@ pub fn host_matmul_target(element_type: ElementType) -> Option<String> {
     Some(format!("oxtorch_matmul_{name}"))
 }
 
-/// The offset of a host operand's element 0 in its storage: known when the program is built, or
-/// a 0-d integer value the program takes at run time.
-#[derive(Clone, Debug)]
-pub enum HostOffset<'a> {
-    /// An offset known when the program is built.
-    Static(i64),
-    /// A 0-d integer value of the program.
-    Runtime(&'a Value),
-}
-
-/// The strided view a host product reads of its operand's storage: `dims` `[..., rows, cols]`,
-/// `strides` in elements (0 for a broadcast dim), and the offset of element 0. This is the CPU
-/// backend's `Layout`, so the kernel reads a transposed weight, attention's heads (a permuted,
-/// sliced view of a packed q/k/v projection) or a narrowed cache in place.
-#[derive(Clone, Debug)]
-pub struct HostView<'a> {
-    /// sizes
-    pub dims: Vec<i64>,
-    /// strides, in elements
-    pub strides: Vec<i64>,
-    /// offset of element 0
-    pub offset: HostOffset<'a>,
-}
-
-/// One operand of a host product: a value holding the storage (its elements in row-major order,
-/// whatever its dims) and the view of it the product reads.
-#[derive(Clone, Debug)]
-pub struct HostOperand<'a> {
-    /// the storage
-    pub storage: &'a Value,
-    /// what the product reads of it
-    pub view: HostView<'a>,
-}
-
 /// A product as a call to the host kernel: `result` (`[..., m, n]`, row-major) of the operands'
-/// views. A third operand lists the views,
-/// `[offset_a, rank_a, dims_a..., strides_a..., offset_b, rank_b, dims_b..., strides_b...]`; a
-/// runtime offset is spliced into it with a `concatenate`. `None` when the result's element type
-/// has no host kernel.
+/// views `[..., m, k]` and `[..., k, n]` (see `host_call`: a third operand lists them). `None`
+/// when the result's element type has no host kernel.
 pub fn host_product(
     b: &mut FunctionBuilder,
-    operands: [HostOperand<'_>; 2],
+    operands: [HostOperand; 2],
     result: TensorType,
 ) -> Option<Value> {
     let target = host_matmul_target(result.element_type)?;
-    let layout = |rank: usize| {
-        let dims: Vec<String> = (0..rank).rev().map(|d| d.to_string()).collect();
-        format!("dense<[{}]> : tensor<{rank}xindex>", dims.join(", "))
-    };
-    // The listing in pieces: runs of constants, and runtime offsets as 1-element values.
-    let mut pieces: Vec<Value> = Vec::new();
-    let mut run: Vec<i64> = Vec::new();
-    let s64 = ElementType::S64;
-    for op in &operands {
-        let v = &op.view;
-        match v.offset {
-            HostOffset::Static(o) => run.push(o),
-            HostOffset::Runtime(start) => {
-                if !run.is_empty() {
-                    pieces.push(s64_constant(b, &std::mem::take(&mut run)));
-                }
-                let wide = b.convert(start, s64);
-                pieces.push(b.reshape(&wide, &[1]));
-            }
-        }
-        run.push(v.dims.len() as i64);
-        run.extend_from_slice(&v.dims);
-        run.extend_from_slice(&v.strides);
-    }
-    pieces.push(s64_constant(b, &run));
-    let refs: Vec<&Value> = pieces.iter().collect();
-    let listing = b.concat(&refs, 0);
-    let values = [operands[0].storage, operands[1].storage, &listing];
-    let layouts: Vec<String> = values.iter().map(|v| layout(v.ty().dims.len())).collect();
-    let attrs = format!(
-        "api_version = 4 : i32, backend_config = {{}}, call_target_name = \"{target}\", \
-         operand_layouts = [{}], result_layouts = [{}]",
-        layouts.join(", "),
-        layout(result.dims.len()),
-    );
-    Some(b.op("stablehlo.custom_call", &values, &attrs, result))
-}
-
-/// A 1-D s64 constant of `values`.
-fn s64_constant(b: &mut FunctionBuilder, values: &[i64]) -> Value {
-    let n = values.len() as i64;
-    let items: Vec<String> = values.iter().map(i64::to_string).collect();
-    let attrs = format!("value = dense<[{}]> : tensor<{n}xi64>", items.join(", "));
-    b.op("stablehlo.constant", &[], &attrs, TensorType::new(ElementType::S64, &[n]))
+    let listing = view_listing(b, &[&operands[0].view, &operands[1].view]);
+    let values = [&operands[0].storage, &operands[1].storage, &listing];
+    Some(host_call(b, &target, &values, &[result]).remove(0))
 }
 
 /// What a host product reads for operand `v`: a value holding its storage, and the view of it.
@@ -155,17 +77,10 @@ fn s64_constant(b: &mut FunctionBuilder, values: &[i64]) -> Value {
 /// transpose of the last two dims. The kernel then reads, say, a KV cache just written, in
 /// place: given the reshaped value instead, XLA fuses the cache update once per reader and copies
 /// the cache to keep the program's output apart.
-fn host_operand<'a>(b: &FunctionBuilder, v: &Value) -> (Value, HostView<'a>) {
+fn host_operand(b: &FunctionBuilder, v: &Value) -> HostOperand {
     let dims = v.ty().dims.clone();
     let r = dims.len();
     let root = |x: &Value| b.row_major_source(x).unwrap_or(x).clone();
-    let row_major = |dims: &[i64]| {
-        let mut strides = vec![1i64; dims.len()];
-        for d in (0..dims.len().saturating_sub(1)).rev() {
-            strides[d] = strides[d + 1] * dims[d + 1].max(1);
-        }
-        strides
-    };
     let seen = b.row_major_source(v).unwrap_or(v);
     if let Some((src, perm)) = b.transpose_of(seen) {
         let (sd, sr) = (&seen.ty().dims, perm.len());
@@ -173,13 +88,13 @@ fn host_operand<'a>(b: &FunctionBuilder, v: &Value) -> (Value, HostView<'a>) {
             // Stored as `dims` with the last two swapped; read through swapped strides.
             let mut stored = dims.clone();
             stored.swap(r - 2, r - 1);
-            let mut strides = row_major(&stored);
-            strides.swap(r - 2, r - 1);
-            return (root(src), HostView { dims, strides, offset: HostOffset::Static(0) });
+            let mut view = HostView::row_major(&stored);
+            view.dims = dims;
+            view.strides.swap(r - 2, r - 1);
+            return HostOperand { storage: root(src), view };
         }
     }
-    let strides = row_major(&dims);
-    (root(v), HostView { dims, strides, offset: HostOffset::Static(0) })
+    HostOperand { storage: root(v), view: HostView::row_major(&dims) }
 }
 
 /// The value a product reads for operand `v`, with the dims of `v`'s rows and columns in it: `v`

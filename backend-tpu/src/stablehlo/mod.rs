@@ -17,6 +17,7 @@ mod cast;
 mod cross_entropy;
 mod elementwise;
 mod emit;
+mod host_call;
 mod index;
 mod lower;
 mod matmul;
@@ -28,10 +29,11 @@ mod sort;
 mod unary;
 
 pub use builder::{literal, FunctionBuilder, Value};
-pub use cross_entropy::host_cross_entropy_target;
+pub use cross_entropy::{host_cross_entropy, host_cross_entropy_target};
 pub use elementwise::{
     binary_program, compare_program, lower_binary, lower_compare, lower_unary, unary_program,
 };
 pub use emit::{array, dense_padding, is_float};
+pub use host_call::{HostOffset, HostOperand, HostView};
 pub use lower::{lower, prim_program};
-pub use matmul::{host_matmul_target, host_product, HostOffset, HostOperand, HostView};
+pub use matmul::{host_matmul_target, host_product};

@@ -60,14 +60,17 @@ unsafe fn elements<'a, T: HostFloat>(b: &BufferRef) -> Result<&'a [T], Failure> 
     Ok(if n == 0 { &[] } else { unsafe { std::slice::from_raw_parts(b.data as *const T, n) } })
 }
 
-/// The views the kernel reads its two operands as, from the listing operand
-/// `[offset_a, rank_a, dims_a..., strides_a..., offset_b, rank_b, dims_b..., strides_b...]` (see
-/// `stablehlo::host_product`). Each view is checked to stay inside its operand's `len` elements.
+/// The views a kernel reads its viewed operands as, from the listing operand
+/// `[offset, rank, dims..., strides...]` per operand (see `stablehlo::host_call`). Each view is
+/// checked to stay inside its operand's length in `lens`.
 ///
 /// # Safety
 /// `listing` must describe a live XLA buffer of its dims.
-unsafe fn listed_views(listing: &BufferRef, a_len: usize, b_len: usize) -> Result<(Layout, Layout), Failure> {
-    let bad = || Failure("oxtorch matmul: a malformed view listing".into());
+unsafe fn listed_views<const K: usize>(
+    listing: &BufferRef,
+    lens: [usize; K],
+) -> Result<[Layout; K], Failure> {
+    let bad = || Failure("oxtorch host kernel: a malformed view listing".into());
     if listing.dtype != host_ffi::S64 || listing.dims.len() != 1 {
         return Err(bad());
     }
@@ -95,16 +98,19 @@ unsafe fn listed_views(listing: &BufferRef, a_len: usize, b_len: usize) -> Resul
         let inside = layout.numel() == 0 || layout.checked_storage_extent().is_some_and(|e| e <= len);
         if !inside {
             return Err(Failure(format!(
-                "oxtorch matmul: view {layout:?} reaches outside its {len} elements"
+                "oxtorch host kernel: view {layout:?} reaches outside its {len} elements"
             )));
         }
         Ok(layout)
     };
-    let (la, lb) = (take(a_len)?, take(b_len)?);
+    let mut views = Vec::with_capacity(K);
+    for len in lens {
+        views.push(take(len)?);
+    }
     if !rest.is_empty() {
         return Err(bad());
     }
-    Ok((la, lb))
+    views.try_into().map_err(|_| bad())
 }
 
 /// The product of the two operands' listed views into the result buffer.
@@ -116,7 +122,7 @@ unsafe fn matmul_kernel<T: HostFloat>(args: &[BufferRef], rets: &[BufferRef]) ->
         return Err(Failure("oxtorch matmul: expected three operands and one result".into()));
     };
     // SAFETY: XLA's buffer of the call, described by its own dims.
-    let (la, lb) = unsafe { listed_views(listing, a.numel(), b.numel())? };
+    let [la, lb] = unsafe { listed_views(listing, [a.numel(), b.numel()])? };
     // SAFETY: XLA's buffers of the call, described by their own dims.
     let (x, y) = unsafe { (elements::<T>(a)?, elements::<T>(b)?) };
     if out.dtype != T::FFI_DTYPE {
@@ -168,21 +174,21 @@ unsafe extern "C" fn matmul_handler<T: HostFloat>(frame: *mut c_void) -> *mut c_
     unsafe { host_ffi::call(frame.cast(), |args, rets| matmul_kernel::<T>(args, rets)) }
 }
 
-/// The cross-entropy forward: operands `(logits [N, C], target [N] s64, [ignore_index] s64[1])`,
-/// results `(losses [N], statistics [N, 2])`, as [`NnOp::CrossEntropy`].
+/// The cross-entropy forward: operands `(logits storage, target [N] s64, [ignore_index] s64[1],
+/// listing)`, the listing holding the logits' view (`[..., C]`, classes adjacent, one row per
+/// target), results `(losses [N], statistics [N, 2])`, as [`NnOp::CrossEntropy`].
 ///
 /// # Safety
 /// As [`elements`], for every argument and result.
 ///
 /// [`NnOp::CrossEntropy`]: oxtorch_core::ops::NnOp::CrossEntropy
 unsafe fn cross_entropy_kernel<T: HostFloat>(args: &[BufferRef], rets: &[BufferRef]) -> Result<(), Failure> {
-    let ([x, t, ignore], [loss, stats]) = (args, rets) else {
-        return Err(Failure("oxtorch cross_entropy: expected three operands and two results".into()));
+    let ([x, t, ignore, listing], [loss, stats]) = (args, rets) else {
+        return Err(Failure("oxtorch cross_entropy: expected four operands and two results".into()));
     };
-    let (n, c) = match x.dims[..] {
-        [n, c] => (n, c),
-        _ => return Err(Failure(format!("oxtorch cross_entropy: logits of dims {:?}", x.dims))),
-    };
+    // SAFETY: XLA's buffer of the call, described by its own dims.
+    let [view] = unsafe { listed_views(listing, [x.numel()])? };
+    let n = t.numel();
     let wanted = [
         (t, host_ffi::S64, n),
         (ignore, host_ffi::S64, 1),
@@ -227,7 +233,7 @@ unsafe fn cross_entropy_kernel<T: HostFloat>(args: &[BufferRef], rets: &[BufferR
             std::slice::from_raw_parts_mut(stats.data as *mut T, 2 * n),
         )
     };
-    T::cross_entropy_rows(x, c, t, ignore, loss, stats).map_err(|e| Failure(e.to_string()))?;
+    T::cross_entropy_rows(x, &view, t, ignore, loss, stats).map_err(|e| Failure(e.to_string()))?;
     super::metrics::record_host_kernel_call();
     Ok(())
 }
@@ -300,7 +306,7 @@ mod tests {
         // A: 2 heads [2, 3, 4] of a [3, 2, 4] buffer (offset 0); B: a transposed [4, 5] at offset 1.
         let mut good = [0, 3, 2, 3, 4, 4, 8, 1, 1, 2, 4, 5, 1, 4];
         // SAFETY: each listing points at a live array of its length.
-        let Ok((la, lb)) = (unsafe { listed_views(&listing(&mut good), 24, 21) }) else {
+        let Ok([la, lb]) = (unsafe { listed_views(&listing(&mut good), [24, 21]) }) else {
             panic!("a good listing was refused")
         };
         assert_eq!((la.dims(), la.strides(), la.offset()), (&[2, 3, 4][..], &[4, 8, 1][..], 0));
@@ -317,12 +323,12 @@ mod tests {
         for (values, a, b) in cases {
             let shown = format!("{values:?}");
             // SAFETY: as above.
-            assert!(unsafe { listed_views(&listing(values), a, b) }.is_err(), "{shown}");
+            assert!(unsafe { listed_views(&listing(values), [a, b]) }.is_err(), "{shown}");
         }
         let mut wrong_type = [0i64, 2, 6, 4, 4, 1, 0, 2, 4, 5, 5, 1];
         let mut l = listing(&mut wrong_type);
         l.dtype = host_ffi::F64;
         // SAFETY: as above.
-        assert!(unsafe { listed_views(&l, 24, 20) }.is_err());
+        assert!(unsafe { listed_views(&l, [24, 20]) }.is_err());
     }
 }

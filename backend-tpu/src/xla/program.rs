@@ -1,7 +1,7 @@
 //! The StableHLO text of the eager runtime's programs. Each takes flat 1-D buffers (one per
 //! input, of the storage's length), materialises the inputs' views, and returns flat outputs.
 
-use oxtorch_core::ops::{Prim, UnaryOp};
+use oxtorch_core::ops::{NnOp, Prim, UnaryOp};
 use oxtorch_core::{DType, Layout};
 
 use super::cache::Input;
@@ -12,7 +12,8 @@ use super::materialize::{
 };
 use crate::pjrt::{ElementType, Result, TensorType};
 use crate::stablehlo::{
-    host_matmul_target, host_product, lower, FunctionBuilder, HostOffset, HostOperand, HostView, Value,
+    host_cross_entropy, host_cross_entropy_target, host_matmul_target, host_product, lower, FunctionBuilder,
+    HostOffset, HostOperand, HostView, Value,
 };
 
 fn flat_type(dtype: DType, len: usize) -> TensorType {
@@ -73,10 +74,18 @@ pub(crate) fn emit_prim(
     starts: &[Option<&Value>],
     may_run_flat: bool,
 ) -> Result<Vec<Value>> {
-    if let Prim::MatMul = prim {
-        if let Some(out) = strided_product(b, inputs, flat, starts) {
-            return Ok(vec![flatten(b, &out)]);
+    match prim {
+        Prim::MatMul => {
+            if let Some(out) = strided_product(b, inputs, flat, starts) {
+                return Ok(vec![flatten(b, &out)]);
+            }
         }
+        Prim::Nn(NnOp::CrossEntropy { ignore_index }) => {
+            if let Some(outs) = strided_cross_entropy(b, inputs, flat, starts, *ignore_index) {
+                return Ok(outs);
+            }
+        }
+        _ => {}
     }
     let values: Vec<Value> = if may_run_flat && runs_flat(prim, inputs) {
         inputs.iter().zip(flat).zip(starts).map(|((i, a), s)| flat_operand(b, a, i.layout, *s)).collect()
@@ -88,7 +97,67 @@ pub(crate) fn emit_prim(
         Prim::Cast(d) if *d == inputs[0].dtype => values,
         _ => lower(b, prim, &values)?,
     };
-    Ok(outputs.iter().map(|v| flatten(b, v)).collect())
+    let outputs: Vec<Value> = outputs.iter().map(|v| flatten(b, v)).collect();
+    if let (Prim::Copy, [input]) = (prim, inputs) {
+        if b.host_kernels() && !input.layout.is_contiguous() && !flat.contains(&outputs[0]) {
+            let source = host_operand(b, &flat[0], input.layout, starts[0]);
+            b.record_copy(&outputs[0], source);
+        }
+    }
+    Ok(outputs)
+}
+
+/// The cross-entropy forward as the host kernel, reading the logits' rows in place (see
+/// [`logit_rows`]); its outputs flattened. `None` where [`lower`] emits it instead: without host
+/// kernels, for an element type without a kernel, for no rows or no classes.
+fn strided_cross_entropy(
+    b: &mut FunctionBuilder,
+    inputs: &[Input<'_>],
+    flat: &[Value],
+    starts: &[Option<&Value>],
+    ignore_index: i64,
+) -> Option<Vec<Value>> {
+    let [x, t] = inputs else { return None };
+    let (dims, et) = (x.layout.dims(), ElementType::from(x.dtype));
+    if !b.host_kernels()
+        || host_cross_entropy_target(et).is_none()
+        || t.dtype != DType::I64
+        || dims.len() != 2
+    {
+        return None;
+    }
+    let (n, c) = (dims[0], dims[1]);
+    if n == 0 || c == 0 || t.layout.dims() != [n] {
+        return None;
+    }
+    let logits = logit_rows(b, &flat[0], x, starts[0], c)?;
+    let target = materialize(b, &flat[1], t.layout, starts[1]);
+    let outs = host_cross_entropy(b, &logits, &target, ignore_index)?;
+    Some(outs.iter().map(|v| flatten(b, v)).collect())
+}
+
+/// The logits' rows (`c` classes each) as the cross-entropy kernel reads them: when the input is
+/// a whole dense copy of a strided view whose rows are rows of classes (a language model's logits
+/// narrowed to the predicting positions, then flattened to `[N, C]`), that view, so the copy
+/// goes unread; otherwise the input's own view when its classes are adjacent. `None` when
+/// neither holds.
+fn logit_rows(
+    b: &FunctionBuilder,
+    flat: &Value,
+    x: &Input<'_>,
+    start: Option<&Value>,
+    c: usize,
+) -> Option<HostOperand> {
+    let l = x.layout;
+    if start.is_none() && l.offset() == 0 && l.is_contiguous() && l.numel() == x.len {
+        if let Some(source) = b.copy_source(flat) {
+            let v = &source.view;
+            if v.dims.last() == Some(&(c as i64)) && (c == 1 || v.strides.last() == Some(&1)) {
+                return Some(source.clone());
+            }
+        }
+    }
+    (c == 1 || l.strides()[1] == 1).then(|| host_operand(b, flat, l, start))
 }
 
 /// A product whose operands the host kernel reads as the views they are, with no copy of a
@@ -110,23 +179,25 @@ fn strided_product(
     if r < 2 || dc.len() != r || da[..r - 2] != dc[..r - 2] || da[r - 1] != dc[r - 2] {
         return None;
     }
-    // The storage as the value it was reshaped from, if any: the same elements in the same order.
-    let storage: Vec<Value> = flat.iter().map(|v| b.row_major_source(v).unwrap_or(v).clone()).collect();
-    let operand = |i: usize| {
-        let layout = inputs[i].layout;
-        let offset = match starts[i] {
-            Some(s) => HostOffset::Runtime(s),
-            None => HostOffset::Static(layout.offset() as i64),
-        };
-        let as_i64 = |xs: &[usize]| xs.iter().map(|&x| x as i64).collect();
-        HostOperand {
-            storage: &storage[i],
-            view: HostView { dims: as_i64(layout.dims()), strides: as_i64(layout.strides()), offset },
-        }
-    };
+    let operand = |i: usize| host_operand(b, &flat[i], inputs[i].layout, starts[i]);
+    let operands = [operand(0), operand(1)];
     let mut dims: Vec<i64> = da[..r - 1].iter().map(|&d| d as i64).collect();
     dims.push(dc[r - 1] as i64);
-    host_product(b, [operand(0), operand(1)], TensorType::new(et, &dims))
+    host_product(b, operands, TensorType::new(et, &dims))
+}
+
+/// What a host kernel reads of an input: its storage (as the value it was reshaped from, if any:
+/// the same elements in the same order) and its view, with the offset a runtime value when the
+/// program takes it as one.
+fn host_operand(b: &FunctionBuilder, flat: &Value, layout: &Layout, start: Option<&Value>) -> HostOperand {
+    let offset = match start {
+        Some(s) => HostOffset::Runtime(s.clone()),
+        None => HostOffset::Static(layout.offset() as i64),
+    };
+    HostOperand {
+        storage: b.row_major_source(flat).unwrap_or(flat).clone(),
+        view: HostView::strided(layout.dims(), layout.strides(), offset),
+    }
 }
 
 /// Whether `prim` is elementwise and its inputs are dense row-major blocks of one shape, or single
@@ -390,5 +461,46 @@ mod tests {
             [Input { dtype: DType::F16, len, layout: &q }, Input { dtype: DType::F16, len, layout: &kt }];
         let text = prim_program(&Prim::MatMul, &half, true).unwrap();
         assert!(text.contains("transpose") && text.contains("custom_call"), "{text}");
+    }
+
+    /// A cross-entropy whose logits are a dense copy of a narrowed view (a language model's
+    /// logits without the last position, flattened to `[N, C]`) reads the view itself: its call
+    /// takes the narrowed view's storage, the listing holds that view, and the copy is left for
+    /// XLA to drop. Without host kernels nothing is recorded.
+    #[test]
+    fn cross_entropy_reads_through_a_copy_of_narrowed_logits() {
+        let full = Layout::contiguous(vec![2, 4, 5]);
+        let narrowed = full.narrow(1, 0, 3).unwrap(); // [2, 3, 5], row stride 5, batch stride 20
+        let dense = Layout::contiguous(vec![6, 5]);
+        let targets = Layout::contiguous(vec![6]);
+        for host in [true, false] {
+            let (mut b, args) = FunctionBuilder::new(&[
+                TensorType::new(ElementType::F32, &[40]),
+                TensorType::new(ElementType::S64, &[6]),
+            ]);
+            b.set_host_kernels(host);
+            let copy_in = [Input { dtype: DType::F32, len: 40, layout: &narrowed }];
+            let copied = emit_prim(&mut b, &Prim::Copy, &copy_in, &args[..1], &[None], false).unwrap();
+            assert_eq!(b.copy_source(&copied[0]).is_some(), host);
+            let ce_in = [
+                Input { dtype: DType::F32, len: 30, layout: &dense },
+                Input { dtype: DType::I64, len: 6, layout: &targets },
+            ];
+            let ce = Prim::Nn(NnOp::CrossEntropy { ignore_index: -100 });
+            let flat = [copied[0].clone(), args[1].clone()];
+            let outs = emit_prim(&mut b, &ce, &ce_in, &flat, &[None, None], false).unwrap();
+            let text = b.finish(&[&outs[0], &outs[1]]);
+            let calls: Vec<&str> = text.lines().filter(|l| l.contains("oxtorch_cross_entropy_f32")).collect();
+            if host {
+                assert_eq!(calls.len(), 1, "{text}");
+                assert!(
+                    calls[0].contains("(%arg0, %arg1, %"),
+                    "the call reads the narrowed storage:\n{text}"
+                );
+                assert!(text.contains("dense<[0, 3, 2, 3, 5, 20, 5, 1]>"), "{text}");
+            } else {
+                assert!(calls.is_empty(), "{text}");
+            }
+        }
     }
 }
