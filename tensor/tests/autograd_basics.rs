@@ -288,3 +288,38 @@ fn narrow_and_slice_gradients_pad_at_the_start() -> Result<()> {
     assert_eq!(vals(&x.grad().unwrap()), want);
     Ok(())
 }
+
+/// `unbind` and `split` of a permuted dense tensor (attention's `qkv.permute(..).unbind(0)`) join
+/// their gradients in the input's memory order: the gradient reaching the input has the input's
+/// strides, so the permute's backward (and a reshape before it) are views, not a copy. Values
+/// as the plain join; a piece without a gradient contributes zeros.
+#[test]
+fn join_gradients_of_a_permuted_input_keep_its_strides() -> Result<()> {
+    use std::sync::{Arc, Mutex};
+    for split in [false, true] {
+        let x = leaf(&(0..24).map(f64::from).collect::<Vec<_>>(), &[2, 3, 4]);
+        let y = x.permute([2, 0, 1])?; // [4, 2, 3], strides [1, 12, 4]
+        let seen: Arc<Mutex<Vec<Vec<usize>>>> = Arc::default();
+        let log = seen.clone();
+        let _h = y.register_hook(move |g| {
+            log.lock().unwrap().push(g.strides().to_vec());
+            None
+        })?;
+        let parts = if split { y.split(1, 0)? } else { y.unbind(0)? };
+        // Piece i weighs i + 1; piece 2 gets no gradient.
+        let mut loss: Option<Tensor> = None;
+        for (i, p) in parts.iter().enumerate().filter(|(i, _)| *i != 2) {
+            let term = p.mul((i + 1) as f64)?.sum_all()?;
+            loss = Some(match loss {
+                Some(l) => l.add(&term)?,
+                None => term,
+            });
+        }
+        loss.unwrap().backward()?;
+        assert_eq!(seen.lock().unwrap().as_slice(), &[vec![1, 12, 4]], "split={split}");
+        // x[a, b, c] is y[c, a, b]: its gradient is c + 1, and 0 for c = 2.
+        let want: Vec<f64> = (0..24).map(|i| [1.0, 2.0, 0.0, 4.0][i % 4]).collect();
+        assert_eq!(vals(&x.grad().unwrap()), want, "split={split}");
+    }
+    Ok(())
+}

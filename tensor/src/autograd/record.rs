@@ -115,6 +115,7 @@ impl Tensor {
                 join,
                 pieces,
                 input_dims: self.dims().to_vec(),
+                memory_order: memory_order(self.layout()),
                 options: (self.dtype(), self.device()),
             };
             let node =
@@ -138,8 +139,43 @@ struct JoinBackward {
     /// The shape of each view.
     pieces: Vec<Vec<usize>>,
     input_dims: Vec<usize>,
+    /// The input's dims from the largest stride to the smallest, when the input is a permutation
+    /// of a dense block other than the identity (`qkv.permute(..).unbind(0)` in attention): the
+    /// gradient is then joined in that order, so that it has the input's strides and the
+    /// backward of the permute and reshape before it are free views instead of a copy.
+    memory_order: Option<Vec<usize>>,
     /// The input's dtype and device, for the zero fills.
     options: (DType, Device),
+}
+
+/// The dims of `layout` from the largest stride to the smallest, when the layout is a
+/// permutation of a dense block (ignoring size-1 dims) other than row-major order; `None`
+/// otherwise.
+fn memory_order(layout: &Layout) -> Option<Vec<usize>> {
+    if layout.is_contiguous() {
+        return None;
+    }
+    let (dims, strides) = (layout.dims(), layout.strides());
+    let mut order: Vec<usize> = (0..dims.len()).collect();
+    // Size-1 dims keep their place relative to each other after the others (any stride works).
+    order.sort_by_key(|&d| (dims[d] == 1, std::cmp::Reverse(strides[d])));
+    let mut expected = 1usize;
+    for &d in order.iter().rev().filter(|&&d| dims[d] != 1) {
+        if strides[d] != expected {
+            return None;
+        }
+        expected *= dims[d];
+    }
+    Some(order)
+}
+
+/// The inverse of the permutation `order`.
+fn inverse(order: &[usize]) -> Vec<usize> {
+    let mut inv = vec![0; order.len()];
+    for (i, &d) in order.iter().enumerate() {
+        inv[d] = i;
+    }
+    inv
 }
 
 impl JoinBackward {
@@ -153,6 +189,29 @@ impl JoinBackward {
                 Arc::new(move |t: &Tensor| t.narrow(d as isize, start as isize, len))
             }
         }
+    }
+}
+
+impl JoinBackward {
+    /// The pieces joined into a dense block whose dims are the input's in `order` (largest
+    /// stride first), returned permuted back to the input's dims: the input's gradient with the
+    /// input's strides, written in one pass.
+    fn join_in_memory_order(&self, pieces: &[Tensor], order: &[usize]) -> Result<Tensor> {
+        let at = |d: usize| order.iter().position(|&o| o == d).expect("a permutation");
+        let joined = match self.join {
+            Join::Stack(d) => {
+                // A piece lacks dim `d`: its dims in memory order are the others', renumbered.
+                let rest: Vec<usize> =
+                    order.iter().filter(|&&o| o != d).map(|&o| if o > d { o - 1 } else { o }).collect();
+                let moved = pieces.iter().map(|p| p.permute(rest.clone())).collect::<Result<Vec<_>>>()?;
+                Tensor::stack(&moved.iter().collect::<Vec<_>>(), at(d) as isize)?
+            }
+            Join::Cat(d) => {
+                let moved = pieces.iter().map(|p| p.permute(order.to_vec())).collect::<Result<Vec<_>>>()?;
+                Tensor::cat(&moved.iter().collect::<Vec<_>>(), at(d) as isize)?
+            }
+        };
+        joined.permute(inverse(order))
     }
 }
 
@@ -189,6 +248,9 @@ impl Backward for JoinBackward {
                 None => Tensor::zeros(dims.clone(), self.options),
             })
             .collect::<Result<Vec<Tensor>>>()?;
+        if let Some(order) = &self.memory_order {
+            return Ok(vec![Some(self.join_in_memory_order(&filled, order)?)]);
+        }
         let refs: Vec<&Tensor> = filled.iter().collect();
         let joined = match self.join {
             Join::Stack(d) => Tensor::stack(&refs, d as isize)?,
