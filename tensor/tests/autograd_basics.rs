@@ -323,3 +323,53 @@ fn join_gradients_of_a_permuted_input_keep_its_strides() -> Result<()> {
     }
     Ok(())
 }
+
+/// Joins in memory order give the plain join's values for attention-shaped inputs (a batch of
+/// 1, so a size-1 dim), uneven pieces along a middle dim, pieces without gradients, and inputs
+/// that are not a permutation of a dense block (which keep the plain join).
+#[test]
+fn join_gradients_in_memory_order_match_the_plain_join() -> Result<()> {
+    type View = fn(&Tensor) -> Result<Tensor>;
+    type Pieces = fn(&Tensor) -> Result<Vec<Tensor>>;
+    let cases: [(&str, &[usize], View, Pieces); 4] = [
+        ("attention qkv, batch 1", &[1, 3, 3, 2, 4], |x| x.permute([2, 0, 3, 1, 4]), |y| y.unbind(0)),
+        (
+            "uneven split of a middle dim",
+            &[4, 5, 3],
+            |x| x.permute([2, 1, 0]),
+            |y| y.split_with_sizes(&[2, 3], 1),
+        ),
+        ("a narrowed input", &[4, 6], |x| x.narrow(1, 1, 4)?.t(), |y| y.unbind(1)),
+        ("few pieces with gradients", &[6, 2, 3], |x| x.permute([0, 2, 1]), |y| y.unbind(0)),
+    ];
+    for (what, dims, view, pieces) in cases {
+        let n: usize = dims.iter().product();
+        let data: Vec<f64> = (0..n).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
+        let grads = [false, true].map(|copy| -> Result<Vec<f64>> {
+            let x = leaf(&data, dims);
+            let y = view(&x)?;
+            let y = if copy { y.contiguous()? } else { y };
+            let parts = pieces(&y)?;
+            let few = what.starts_with("few");
+            let mut loss: Option<Tensor> = None;
+            for (i, p) in parts.iter().enumerate() {
+                if few && i % 3 != 0 {
+                    continue;
+                }
+                let w = Tensor::arange(p.numel() as i64, DType::F64)?
+                    .reshape(p.dims().to_vec())?
+                    .add(i as f64)?;
+                let term = p.mul(&w)?.sum_all()?;
+                loss = Some(match loss {
+                    Some(l) => l.add(&term)?,
+                    None => term,
+                });
+            }
+            loss.unwrap().backward()?;
+            Ok(vals(&x.grad().unwrap()))
+        });
+        let [joined, plain] = grads;
+        assert_eq!(joined?, plain?, "{what}");
+    }
+    Ok(())
+}

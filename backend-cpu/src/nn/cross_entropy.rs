@@ -116,10 +116,12 @@ fn row_start(view: &Layout, mut r: usize) -> usize {
 /// Checks that `view` holds `n` rows of adjacent classes inside `len` elements; returns `C`.
 fn check_rows(view: &Layout, len: usize, n: usize) -> Result<usize> {
     let c = view.dims().last().copied().unwrap_or(0);
-    let rows: usize = view.dims()[..view.rank().saturating_sub(1)].iter().product();
+    let lead = &view.dims()[..view.rank().saturating_sub(1)];
+    let rows = lead.iter().try_fold(1usize, |p, &d| p.checked_mul(d));
+    let numel = rows.and_then(|r| r.checked_mul(c));
     let adjacent = c <= 1 || view.strides().last() == Some(&1);
-    let inside = view.numel() == 0 || view.checked_storage_extent().is_some_and(|e| e <= len);
-    if view.rank() < 1 || rows != n || !adjacent || !inside {
+    let inside = numel == Some(0) || view.checked_storage_extent().is_some_and(|e| e <= len);
+    if view.rank() < 1 || rows != Some(n) || numel.is_none() || !adjacent || !inside {
         return Err(Error::shape(format!(
             "cross_entropy: logits {view:?} in {len} elements for {n} targets (expected [..., C] rows of \
              adjacent classes, one per target)"

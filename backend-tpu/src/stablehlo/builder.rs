@@ -45,7 +45,8 @@ pub struct FunctionBuilder {
     /// copies (so that a host kernel reading the copy can read the view instead, and XLA drops
     /// the copy when nothing else reads it).
     copies: HashMap<String, HostOperand>,
-    /// Whether products may call oxtorch's host kernels (a program for the CPU plugin).
+    /// Whether products and the cross-entropy may call oxtorch's host kernels (a program for the
+    /// CPU plugin).
     host_kernels: bool,
 }
 
@@ -110,13 +111,13 @@ impl FunctionBuilder {
         self.copies.insert(result.name.clone(), source);
     }
 
-    /// Lets products call oxtorch's host kernels (`custom_call`s registered with the CPU plugin)
-    /// instead of `dot_general`.
+    /// Lets products and the cross-entropy call oxtorch's host kernels (`custom_call`s registered
+    /// with the CPU plugin) instead of XLA's own ops.
     pub fn set_host_kernels(&mut self, on: bool) {
         self.host_kernels = on;
     }
 
-    /// Whether products may call oxtorch's host kernels.
+    /// Whether products and the cross-entropy may call oxtorch's host kernels.
     pub fn host_kernels(&self) -> bool {
         self.host_kernels
     }

@@ -41,10 +41,14 @@ impl HostView {
         HostView { dims: dims.to_vec(), strides, offset: HostOffset::Static(0) }
     }
 
-    /// A view of `dims` and `strides` (`usize`s, as a `Layout` holds them) at `offset`.
+    /// A view of `dims` and `strides` (`usize`s, as a `Layout` holds them) at `offset`. The
+    /// stride of a dim of size 1, and every stride of an empty view, is listed as 0: such strides
+    /// address nothing and may not fit in an i64 (`as_strided` allows any).
     pub fn strided(dims: &[usize], strides: &[usize], offset: HostOffset) -> HostView {
-        let as_i64 = |xs: &[usize]| xs.iter().map(|&x| x as i64).collect();
-        HostView { dims: as_i64(dims), strides: as_i64(strides), offset }
+        let empty = dims.contains(&0);
+        let strides =
+            dims.iter().zip(strides).map(|(&n, &s)| if empty || n <= 1 { 0 } else { s as i64 }).collect();
+        HostView { dims: dims.iter().map(|&n| n as i64).collect(), strides, offset }
     }
 }
 
@@ -111,4 +115,19 @@ pub fn host_call(
         of(&mut results.iter().map(|t| t.dims.len())),
     );
     b.op_regions("stablehlo.custom_call", operands, &[], &attrs, results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A size-1 dim's stride, and every stride of an empty view, is listed as 0 (it addresses
+    /// nothing, and `as_strided` may have made it too large for an i64); other strides are kept.
+    #[test]
+    fn strides_that_address_nothing_are_listed_as_zero() {
+        let v = HostView::strided(&[2, 1, 3], &[3, usize::MAX, 1], HostOffset::Static(4));
+        assert_eq!((v.dims, v.strides), (vec![2, 1, 3], vec![3, 0, 1]));
+        let empty = HostView::strided(&[0, 5], &[usize::MAX, 7], HostOffset::Static(0));
+        assert_eq!(empty.strides, vec![0, 0]);
+    }
 }

@@ -1,5 +1,7 @@
 //! The StableHLO text of the eager runtime's programs. Each takes flat 1-D buffers (one per
-//! input, of the storage's length), materialises the inputs' views, and returns flat outputs.
+//! input, of the storage's length), materialises the inputs' views (except where a host kernel
+//! reads a view in place: products and the cross-entropy on the CPU plugin), and returns flat
+//! outputs.
 
 use oxtorch_core::ops::{NnOp, Prim, UnaryOp};
 use oxtorch_core::{DType, Layout};
@@ -501,6 +503,30 @@ mod tests {
             } else {
                 assert!(calls.is_empty(), "{text}");
             }
+        }
+        // Not through the copy: a copy whose classes are not adjacent in its source (the copy
+        // itself is read), and a cross-entropy reading only part of the copy (its own view).
+        let transposed = Layout::contiguous(vec![5, 6]).transpose(0, 1).unwrap(); // [6, 5]
+        let first_rows = Layout::contiguous(vec![4, 5]);
+        for (source, ce_view, ce_rows) in [(&transposed, &dense, 6), (&narrowed, &first_rows, 4)] {
+            let (mut b, args) = FunctionBuilder::new(&[
+                TensorType::new(ElementType::F32, &[40]),
+                TensorType::new(ElementType::S64, &[ce_rows as i64]),
+            ]);
+            b.set_host_kernels(true);
+            let copy_in = [Input { dtype: DType::F32, len: 40, layout: source }];
+            let copied = emit_prim(&mut b, &Prim::Copy, &copy_in, &args[..1], &[None], false).unwrap();
+            let rows = Layout::contiguous(vec![ce_rows]);
+            let ce_in = [
+                Input { dtype: DType::F32, len: 30, layout: ce_view },
+                Input { dtype: DType::I64, len: ce_rows, layout: &rows },
+            ];
+            let ce = Prim::Nn(NnOp::CrossEntropy { ignore_index: -100 });
+            let flat = [copied[0].clone(), args[1].clone()];
+            let outs = emit_prim(&mut b, &ce, &ce_in, &flat, &[None, None], false).unwrap();
+            let text = b.finish(&[&outs[0], &outs[1]]);
+            let call = text.lines().find(|l| l.contains("oxtorch_cross_entropy_f32")).expect("a host call");
+            assert!(!call.contains("(%arg0,"), "read through a copy it may not:\n{text}");
         }
     }
 }
