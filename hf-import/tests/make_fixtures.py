@@ -9,7 +9,7 @@ parameter (weights, norm scales and biases), saves it with `save_pretrained` und
 `hf-import/tests/fixtures/<name>/`, runs it on fixed inputs with `output_hidden_states=True` and writes
 `expected.safetensors` next to it: the inputs (`input_ids`, `attention_mask`, ...) and the outputs under
 transformers' field names (`logits`, `last_hidden_state`, `pooler_output`, `hidden_states.0`, ...), all
-float32. The Rust tests (`tests/families.rs`, `tests/cli.rs`) compare against these files and never need
+float32. The Rust tests (`tests/cpu/families.rs`, `tests/cpu/cli.rs`) compare against these files and never need
 Python. Variants cover the loader: `llama` is saved as `pytorch_model.bin`, `qwen2` is sharded, `qwen3`
 is stored in bfloat16 (its goldens come from the bf16 weights run in float32), and `llama/config_v4.json`
 is the same config in transformers 4.x key style.

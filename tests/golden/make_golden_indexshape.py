@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates tests/golden/indexshape.safetensors: torch reference results for the indexing and
-shape-op family (tensor/tests/golden_indexshape.rs).
+shape-op family (tensor/tests/cpu/golden_indexshape.rs).
 
 Run from the repository root with the reference environment:
 

@@ -3,7 +3,7 @@
 Run with the reference venv: `python tests/golden/make_golden_losses.py`. Writes
 tests/golden/losses.safetensors with, for each case `c`, its tensors `c.<name>`, the loss `c.out`,
 the upstream gradient `c.gout` (the test back-propagates `(out * gout).sum()`) and the gradient of
-each differentiable tensor `c.grad.<name>`. `nn/tests/losses.rs` holds the same case list (the
+each differentiable tensor `c.grad.<name>`. `nn/tests/nn/losses.rs` holds the same case list (the
 arguments of each call) and checks every case in the file.
 """
 import os

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates tests/golden/math.safetensors: torch reference results for the elementwise math and
-activation ops (checked by tensor/tests/golden_math.rs).
+activation ops (checked by tensor/tests/cpu/golden_math.rs).
 
 Run from the repository root with the reference environment:
 

@@ -6,7 +6,7 @@ tests/golden/nn_layers.safetensors with, for each case `c`: `c.state.<key>` (the
 state_dict), `c.in.<name>` (inputs), `c.out.<i>` (outputs), `c.gout.<i>` (the test back-propagates
 `sum(out_i * gout_i)` over the float outputs), `c.grad.<key>` (parameter gradients) and
 `c.ingrad.<name>` (input gradients). The header metadata `keys.<c>` lists the state-dict keys in
-torch's order. `nn/tests/layers.rs` builds the same modules and checks every case.
+torch's order. `nn/tests/nn/layers.rs` builds the same modules and checks every case.
 """
 import os
 

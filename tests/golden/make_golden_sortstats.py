@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates tests/golden/sortstats.safetensors: torch reference results for the ordering, scan and
-statistical-reduction ops (checked by tensor/tests/golden_sortstats.rs).
+statistical-reduction ops (checked by tensor/tests/cpu/golden_sortstats.rs).
 
 Run from the repository root with the reference environment:
 

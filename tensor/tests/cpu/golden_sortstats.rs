@@ -4,7 +4,7 @@
 //! docstring for the case layout (the same as `golden.rs`'s). Every case runs; failures are collected
 //! and reported together.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};

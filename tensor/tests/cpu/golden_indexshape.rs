@@ -6,7 +6,7 @@
 //! listed in [`MESSAGE_DIFFS`]. Ops that torch answers with views must answer with views here
 //! (sharing the input's storage), and copies where torch copies.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -11,7 +11,7 @@
 //! expose known library bugs are listed in [`KNOWN_FAILURES`]: they still run, are reported as
 //! skipped, and the test fails if one of them starts to pass (so the list must be kept current).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};

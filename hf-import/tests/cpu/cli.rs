@@ -1,7 +1,7 @@
 //! The `hf-import` binary end to end: `forward` matches transformers, `convert` round-trips, `inspect`
 //! describes, and bad input gives one error line, a non-zero exit and no output file.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

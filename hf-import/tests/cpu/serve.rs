@@ -2,7 +2,7 @@
 //! concurrent clients get exactly (bitwise) the vectors of sequential library calls, and bad requests
 //! get a JSON error with a 4xx status while the service keeps answering.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -4,7 +4,7 @@
 //! the case layout: inputs by role, the op's arguments under "args", optional views, `error` cases).
 //! Every case runs; failures are collected and reported together.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};

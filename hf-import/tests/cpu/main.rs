@@ -1,0 +1,14 @@
+//! hf-import's CPU tests, one binary (each test binary links the whole stack, so fewer binaries
+//! build faster and take a fraction of the disk): every family against transformers, generation,
+//! sentence embeddings, the embedding service, zero-copy loading and the CLI. The XLA tests are
+//! separate binaries (`xla.rs`, `xla_generate.rs`): they read process-wide counters.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cli;
+mod families;
+mod generate;
+mod sentence;
+mod serve;
+mod zero_copy;

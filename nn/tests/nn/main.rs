@@ -1,0 +1,9 @@
+//! The nn crate's tests, one binary (each test binary links the whole stack, so fewer binaries
+//! build faster and take a fraction of the disk): layers, losses and optimizers against PyTorch,
+//! the module tree and checkpoints, data loading and autocast.
+
+mod data_and_autocast;
+mod layers;
+mod losses;
+mod module;
+mod optim;

@@ -1,0 +1,19 @@
+//! The tensor crate's CPU tests, one binary (each test binary links the whole stack, so fewer
+//! binaries build faster and take a fraction of the disk): goldens against PyTorch for every op
+//! family, views and torch semantics, autograd basics, and the fused CPU kernels against their
+//! compositions. The XLA tests are separate binaries (`xla_*.rs`): they read process-wide counters.
+
+mod common;
+
+mod autograd_basics;
+mod fused_conv2d;
+mod fused_cross_entropy;
+mod fused_gelu_backward;
+mod golden;
+mod golden_indexshape;
+mod golden_math;
+mod golden_nn;
+mod golden_sortstats;
+mod ndarray_conversion;
+mod semantics;
+mod views;
