@@ -13,11 +13,11 @@
 
 use crate::common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::str::FromStr;
 
-use common::{compare, tensor_of, tolerance, Json};
+use common::{compare, panic_message, quietly, tensor_of, tolerance, Golden, Json};
 use oxtorch_tensor::{DType, Operand, Result, Scalar, Tensor};
 use safetensors::SafeTensors;
 
@@ -230,14 +230,8 @@ fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Res
             .map_err(|e| format!("applying the view to input {i}: {e}"))?;
         ins.push(t);
     }
-    let result = catch_unwind(AssertUnwindSafe(|| run_op(meta, &ins))).map_err(|payload| {
-        let msg = payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
-        format!("panicked: {msg}")
-    })?;
+    let result = catch_unwind(AssertUnwindSafe(|| run_op(meta, &ins)))
+        .map_err(|payload| format!("panicked: {}", panic_message(&*payload)))?;
     if meta_bool(meta, "error") {
         return match result {
             Err(e) => {
@@ -268,34 +262,16 @@ fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Res
 
 #[test]
 fn golden_ops_match_torch() {
-    let bytes = std::fs::read(GOLDEN).unwrap_or_else(|e| {
-        panic!("cannot read {GOLDEN} ({e}); regenerate it with tests/golden/make_golden.py")
-    });
-    let (_, header) = SafeTensors::read_metadata(&bytes).expect("a safetensors header");
-    let st = SafeTensors::deserialize(&bytes).expect("a safetensors file");
-    let cases: BTreeMap<&str, Json> = header
-        .metadata()
-        .as_ref()
-        .expect("the golden file has metadata")
-        .iter()
-        .map(|(k, v)| (k.as_str(), Json::parse(v).unwrap_or_else(|e| panic!("metadata of {k}: {e}"))))
-        .collect();
-    assert!(
-        cases.len() >= MIN_CASES,
-        "only {} cases in {GOLDEN}, expected at least {MIN_CASES}",
-        cases.len()
-    );
+    let golden = Golden::read(GOLDEN, "tests/golden/make_golden.py", MIN_CASES);
+    let (st, cases) = (golden.tensors(), golden.cases());
     let known: BTreeSet<&str> = KNOWN_FAILURES.iter().copied().collect();
     assert_eq!(known.len(), KNOWN_FAILURES.len(), "KNOWN_FAILURES has duplicates");
     let unknown: Vec<&&str> = known.iter().filter(|k| !cases.contains_key(*k)).collect();
     assert!(unknown.is_empty(), "KNOWN_FAILURES names cases that are not in the golden file: {unknown:?}");
 
-    // Panics inside ops are caught and reported per case; keep the default hook from printing each.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    // Panics inside ops are caught and reported per case.
     let results: Vec<(&str, &Json, std::result::Result<(), String>)> =
-        cases.iter().map(|(name, meta)| (*name, meta, check_case(&st, name, meta))).collect();
-    std::panic::set_hook(hook);
+        quietly(|| cases.iter().map(|(name, meta)| (*name, *meta, check_case(&st, name, meta))).collect());
 
     let (mut passed, mut errors_checked) = (0usize, 0usize);
     let (mut failures, mut skipped, mut stale) = (Vec::new(), Vec::new(), Vec::new());

@@ -8,10 +8,9 @@
 
 use crate::common;
 
-use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use common::{compare, tensor_of, tolerance, Json};
+use common::{compare, panic_message, quietly, tensor_of, tolerance, Golden, Json};
 use oxtorch_tensor::{Result, Scalar, Tensor, TensorIndex};
 use safetensors::SafeTensors;
 
@@ -218,7 +217,7 @@ fn check_case(st: &SafeTensors, name: &str, meta: &Json) -> std::result::Result<
         })
         .collect();
     let outcome = catch_unwind(AssertUnwindSafe(|| run(op, meta, &inputs)))
-        .map_err(|_| "oxtorch panicked".to_string())?;
+        .map_err(|payload| format!("oxtorch panicked: {}", panic_message(&*payload)))?;
     if meta.get("error").and_then(Json::as_bool).unwrap_or(false) {
         let want = meta.get("msg").and_then(Json::as_str).unwrap_or("");
         return match outcome {
@@ -253,33 +252,17 @@ fn check_case(st: &SafeTensors, name: &str, meta: &Json) -> std::result::Result<
 
 #[test]
 fn golden_indexshape_match_torch() {
-    let bytes = std::fs::read(GOLDEN).unwrap_or_else(|e| {
-        panic!("cannot read {GOLDEN} ({e}); regenerate it with tests/golden/make_golden_indexshape.py")
-    });
-    let (_, header) = SafeTensors::read_metadata(&bytes).expect("a safetensors header");
-    let st = SafeTensors::deserialize(&bytes).expect("a safetensors file");
-    let cases: BTreeMap<&str, Json> = header
-        .metadata()
-        .as_ref()
-        .expect("the golden file has metadata")
-        .iter()
-        .map(|(k, v)| (k.as_str(), Json::parse(v).unwrap_or_else(|e| panic!("metadata of {k}: {e}"))))
-        .collect();
-    assert!(
-        cases.len() >= MIN_CASES,
-        "only {} cases in {GOLDEN}, expected at least {MIN_CASES}",
-        cases.len()
-    );
+    let golden = Golden::read(GOLDEN, "tests/golden/make_golden_indexshape.py", MIN_CASES);
+    let (st, cases) = (golden.tensors(), golden.cases());
     let unknown: Vec<&&str> = MESSAGE_DIFFS.iter().filter(|k| !cases.contains_key(**k)).collect();
     assert!(unknown.is_empty(), "MESSAGE_DIFFS names cases that are not in the golden file: {unknown:?}");
 
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let failures: Vec<String> = cases
-        .iter()
-        .filter_map(|(name, meta)| check_case(&st, name, meta).err().map(|e| format!("{name}: {e}")))
-        .collect();
-    std::panic::set_hook(hook);
+    let failures: Vec<String> = quietly(|| {
+        cases
+            .iter()
+            .filter_map(|(name, meta)| check_case(&st, name, meta).err().map(|e| format!("{name}: {e}")))
+            .collect()
+    });
     let errors = cases.values().filter(|m| m.get("error").and_then(Json::as_bool) == Some(true)).count();
     println!("golden indexshape: {} cases ({errors} error cases), {} failed", cases.len(), failures.len());
     for f in &failures {

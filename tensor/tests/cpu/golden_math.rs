@@ -8,11 +8,10 @@
 #[allow(dead_code)]
 use crate::common;
 
-use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::str::FromStr;
 
-use common::{compare, tensor_of, tolerance, Json};
+use common::{compare, panic_message, quietly, tensor_of, tolerance, Golden, Json};
 use oxtorch_tensor::{DType, Operand, Result, Scalar, Tensor};
 use safetensors::SafeTensors;
 
@@ -197,14 +196,8 @@ fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Res
             .map_err(|e| format!("applying the view to input {i}: {e}"))?;
         ins.push(t);
     }
-    let result = catch_unwind(AssertUnwindSafe(|| run_op(meta, &ins))).map_err(|payload| {
-        let msg = payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
-        format!("panicked: {msg}")
-    })?;
+    let result = catch_unwind(AssertUnwindSafe(|| run_op(meta, &ins)))
+        .map_err(|payload| format!("panicked: {}", panic_message(&*payload)))?;
     if meta_bool(meta, "error") {
         return match result {
             Err(_) => Ok(()),
@@ -220,29 +213,12 @@ fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Res
 
 #[test]
 fn golden_math_matches_torch() {
-    let bytes = std::fs::read(GOLDEN).unwrap_or_else(|e| {
-        panic!("cannot read {GOLDEN} ({e}); regenerate it with tests/golden/make_golden_math.py")
-    });
-    let (_, header) = SafeTensors::read_metadata(&bytes).expect("a safetensors header");
-    let st = SafeTensors::deserialize(&bytes).expect("a safetensors file");
-    let cases: BTreeMap<&str, Json> = header
-        .metadata()
-        .as_ref()
-        .expect("the golden file has metadata")
-        .iter()
-        .map(|(k, v)| (k.as_str(), Json::parse(v).unwrap_or_else(|e| panic!("metadata of {k}: {e}"))))
-        .collect();
-    assert!(
-        cases.len() >= MIN_CASES,
-        "only {} cases in {GOLDEN}, expected at least {MIN_CASES}",
-        cases.len()
-    );
+    let golden = Golden::read(GOLDEN, "tests/golden/make_golden_math.py", MIN_CASES);
+    let (st, cases) = (golden.tensors(), golden.cases());
 
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    // Panics inside ops are caught and reported per case.
     let results: Vec<(&str, &Json, std::result::Result<(), String>)> =
-        cases.iter().map(|(name, meta)| (*name, meta, check_case(&st, name, meta))).collect();
-    std::panic::set_hook(hook);
+        quietly(|| cases.iter().map(|(name, meta)| (*name, *meta, check_case(&st, name, meta))).collect());
 
     let (mut passed, mut errors_checked, mut failures) = (0usize, 0usize, Vec::new());
     for (name, meta, outcome) in &results {

@@ -6,10 +6,9 @@
 
 use crate::common;
 
-use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use common::{compare, tensor_of, tolerance, Json};
+use common::{compare, panic_message, quietly, tensor_of, tolerance, Golden, Json};
 use oxtorch_tensor::{Padding, Result, Scalar, Tensor};
 use safetensors::SafeTensors;
 
@@ -352,29 +351,19 @@ fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Res
 
 #[test]
 fn golden_nn_matches_torch() {
-    let bytes = std::fs::read(GOLDEN).unwrap_or_else(|e| panic!("cannot read {GOLDEN} ({e})"));
-    let (_, header) = SafeTensors::read_metadata(&bytes).expect("a safetensors header");
-    let st = SafeTensors::deserialize(&bytes).expect("a safetensors file");
-    let cases: BTreeMap<&str, Json> = header
-        .metadata()
-        .as_ref()
-        .expect("metadata")
-        .iter()
-        .map(|(k, v)| (k.as_str(), Json::parse(v).unwrap_or_else(|e| panic!("metadata of {k}: {e}"))))
-        .collect();
-    assert!(cases.len() >= MIN_CASES, "only {} cases in {GOLDEN}", cases.len());
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let results: Vec<(&str, bool, std::result::Result<(), String>)> = cases
-        .iter()
-        .map(|(name, meta)| {
-            let err = meta.get("error").and_then(Json::as_bool).unwrap_or(false);
-            let outcome = catch_unwind(AssertUnwindSafe(|| check_case(&st, name, meta)))
-                .unwrap_or_else(|p| Err(format!("panicked: {:?}", p.downcast_ref::<String>())));
-            (*name, err, outcome)
-        })
-        .collect();
-    std::panic::set_hook(hook);
+    let golden = Golden::read(GOLDEN, "tests/golden/make_golden_nn.py", MIN_CASES);
+    let (st, cases) = (golden.tensors(), golden.cases());
+    let results: Vec<(&str, bool, std::result::Result<(), String>)> = quietly(|| {
+        cases
+            .iter()
+            .map(|(name, meta)| {
+                let err = meta.get("error").and_then(Json::as_bool).unwrap_or(false);
+                let outcome = catch_unwind(AssertUnwindSafe(|| check_case(&st, name, meta)))
+                    .unwrap_or_else(|p| Err(format!("panicked: {}", panic_message(&*p))));
+                (*name, err, outcome)
+            })
+            .collect()
+    });
     let passed = results.iter().filter(|r| r.2.is_ok()).count();
     let errors = results.iter().filter(|r| r.2.is_ok() && r.1).count();
     let failures: Vec<String> =

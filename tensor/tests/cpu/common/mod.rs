@@ -1,5 +1,10 @@
-//! Helpers for the golden test: a small JSON reader (for the case metadata), conversion between
-//! safetensors views and oxtorch tensors, and torch's `allclose` comparison.
+//! Helpers for the golden tests: a small JSON reader (for the case metadata), conversion between
+//! safetensors views and oxtorch tensors, torch's `allclose` comparison, and the harness that reads
+//! a golden file and runs its cases ([`harness`]).
+
+mod harness;
+
+pub use harness::{panic_message, quietly, Golden};
 
 use oxtorch_tensor::{bf16, f16, DType, Tensor};
 use safetensors::tensor::TensorView;
