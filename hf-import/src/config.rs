@@ -12,6 +12,10 @@ mod rope;
 
 pub use rope::{RopeParams, RopeScaling};
 
+/// The most layers a config may declare: far above any published model (a few hundred), far below
+/// what would exhaust memory in per-layer bookkeeping.
+pub const MAX_LAYERS: usize = 1 << 14;
+
 /// A model's `config.json`, with typed getters that name the missing or mistyped key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -91,6 +95,18 @@ impl Config {
         self.opt_usize(key)?.ok_or_else(|| Error::Config(format!("missing key \"{key}\"")))
     }
 
+    /// The layer count at `key` (`num_hidden_layers`, `n_layers`): at most [`MAX_LAYERS`], so that a
+    /// corrupt config fails here instead of in a per-layer allocation the machine cannot hold.
+    pub fn layers(&self, key: &str) -> Result<usize> {
+        let n = self.usize(key)?;
+        if n > MAX_LAYERS {
+            return Err(Error::Config(format!(
+                "\"{key}\" is {n}; at most {MAX_LAYERS} layers are supported"
+            )));
+        }
+        Ok(n)
+    }
+
     /// The non-negative integer at `key`, or `default`.
     pub fn usize_or(&self, key: &str, default: usize) -> Result<usize> {
         Ok(self.opt_usize(key)?.unwrap_or(default))
@@ -159,5 +175,17 @@ mod tests {
         );
         assert_eq!(cfg.usize("vocab_size").unwrap_err().to_string(), "config: missing key \"vocab_size\"");
         assert!(Config::from_json_str("[1]").is_err());
+    }
+
+    #[test]
+    fn layer_counts_are_bounded() {
+        let cfg = Config::from_json_str(r#"{"a": 12, "b": 16384, "c": 16385, "d": 1000000000000}"#).unwrap();
+        assert_eq!(cfg.layers("a").unwrap(), 12);
+        assert_eq!(cfg.layers("b").unwrap(), MAX_LAYERS);
+        assert_eq!(
+            cfg.layers("c").unwrap_err().to_string(),
+            "config: \"c\" is 16385; at most 16384 layers are supported"
+        );
+        assert!(cfg.layers("d").is_err());
     }
 }

@@ -243,6 +243,12 @@ pub fn generate(
     // positions (and, picking on the host, the new tokens). A static cache's capacity depends on
     // the prompt's bucket, not its length, so all the prompts of a bucket share their programs.
     let layers = lm.num_layers();
+    if layers == 0 {
+        // The KV cache is where generation keeps its positions; a model with no layer has none.
+        return Err(Error::Config(
+            "generation needs a model with at least one layer (num_hidden_layers is 0)".into(),
+        ));
+    }
     let mut cache = if fixed {
         KvCache::fixed(layers, prompt.width + g.max_new_tokens)
     } else {

@@ -121,6 +121,11 @@ impl Config {
             Some(s) => self.parse_scaling(s, nested)?,
             None => RopeScaling::Default,
         };
+        if !(partial > 0.0 && partial <= 1.0) {
+            return Err(Error::Config(format!(
+                "\"partial_rotary_factor\" must be in (0, 1] (the share of each head RoPE rotates), got {partial}"
+            )));
+        }
         Ok(RopeParams { theta, scaling, partial_rotary_factor: partial })
     }
 
@@ -255,6 +260,26 @@ impl Config {
 mod tests {
     use super::*;
     use crate::config::DType;
+
+    #[test]
+    fn partial_rotary_factor_must_be_a_share_of_the_head() {
+        for (json, ok) in [
+            (r#"{"partial_rotary_factor": 0.5}"#, true),
+            (r#"{"rope_parameters": {"rope_type": "default", "partial_rotary_factor": 1.0}}"#, true),
+            (r#"{"partial_rotary_factor": 0.0}"#, false),
+            (r#"{"partial_rotary_factor": 1000000000000.0}"#, false),
+            (r#"{"rope_parameters": {"rope_type": "default", "partial_rotary_factor": -1.0}}"#, false),
+        ] {
+            let rope = Config::from_json_str(json).unwrap().rope(None);
+            match rope {
+                Ok(_) => assert!(ok, "{json} was accepted"),
+                Err(e) => {
+                    assert!(!ok, "{json}: {e}");
+                    assert!(e.to_string().contains("\"partial_rotary_factor\" must be in (0, 1]"), "{e}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn gemma3_rope_in_both_key_styles() {

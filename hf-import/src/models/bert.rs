@@ -45,7 +45,7 @@ impl BertConfig {
             hidden: cfg.usize("hidden_size")?,
             heads: cfg.usize("num_attention_heads")?,
             intermediate: cfg.usize("intermediate_size")?,
-            layers: cfg.usize("num_hidden_layers")?,
+            layers: cfg.layers("num_hidden_layers")?,
             vocab: cfg.usize("vocab_size")?,
             max_positions: cfg.usize_or("max_position_embeddings", 512)?,
             type_vocab: cfg.usize_or("type_vocab_size", 2)?,

@@ -49,7 +49,7 @@ pub struct DecoderSpec {
 impl DecoderSpec {
     /// The Llama defaults read from `cfg` (`hidden_act`, `attention_bias`, `mlp_bias`, no window).
     pub fn llama(cfg: &Config) -> Result<Self> {
-        let layers = cfg.usize("num_hidden_layers")?;
+        let layers = cfg.layers("num_hidden_layers")?;
         let bias = cfg.bool_or("attention_bias", false)?;
         Ok(DecoderSpec {
             norm_style: RmsNormStyle::Llama,
@@ -71,7 +71,7 @@ impl DecoderSpec {
 
     /// Windows per layer from `layer_types` (`sliding_attention` layers get `window`).
     pub fn windows_from_layer_types(cfg: &Config, window: Option<usize>) -> Result<Vec<Option<usize>>> {
-        let layers = cfg.usize("num_hidden_layers")?;
+        let layers = cfg.layers("num_hidden_layers")?;
         Ok(match cfg.layer_types() {
             Some(types) if types.len() == layers => {
                 types.iter().map(|t| if t == "sliding_attention" { window } else { None }).collect()
@@ -136,7 +136,7 @@ impl CausalLm {
         let head_dim = cfg.opt_usize("head_dim")?.unwrap_or(hidden / heads.max(1));
         let intermediate = cfg.usize("intermediate_size")?;
         let eps = cfg.f64_or("rms_norm_eps", 1e-6)?;
-        let n_layers = cfg.usize("num_hidden_layers")?;
+        let n_layers = cfg.layers("num_hidden_layers")?;
         if heads == 0 || kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
             return Err(Error::Config(format!(
                 "num_attention_heads ({heads}) must be a positive multiple of num_key_value_heads ({kv_heads})"

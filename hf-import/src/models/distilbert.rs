@@ -18,7 +18,7 @@ fn distil_config(cfg: &Config) -> Result<BertConfig> {
         hidden: cfg.usize("dim")?,
         heads: cfg.usize("n_heads")?,
         intermediate: cfg.usize("hidden_dim")?,
-        layers: cfg.usize("n_layers")?,
+        layers: cfg.layers("n_layers")?,
         vocab: cfg.usize("vocab_size")?,
         max_positions: cfg.usize_or("max_position_embeddings", 512)?,
         type_vocab: 0,

@@ -38,7 +38,7 @@ fn gemma2(cfg: &Config) -> Result<DecoderSpec> {
     spec.windows = if cfg.layer_types().is_some() {
         DecoderSpec::windows_from_layer_types(cfg, window)?
     } else {
-        (0..cfg.usize("num_hidden_layers")?).map(|i| if i % 2 == 0 { window } else { None }).collect()
+        (0..cfg.layers("num_hidden_layers")?).map(|i| if i % 2 == 0 { window } else { None }).collect()
     };
     Ok(spec)
 }
@@ -57,7 +57,7 @@ fn gemma3(cfg: &Config) -> Result<DecoderSpec> {
     if cfg.layer_types().is_none() {
         let window = cfg.opt_usize("sliding_window")?;
         let pattern = cfg.usize_or("sliding_window_pattern", 6)?.max(1);
-        spec.windows = (0..cfg.usize("num_hidden_layers")?)
+        spec.windows = (0..cfg.layers("num_hidden_layers")?)
             .map(|i| if (i + 1) % pattern != 0 { window } else { None })
             .collect();
     }

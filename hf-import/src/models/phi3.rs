@@ -8,7 +8,7 @@ use crate::error::Result;
 
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
-    spec.windows = vec![cfg.opt_usize("sliding_window")?; cfg.usize("num_hidden_layers")?];
+    spec.windows = vec![cfg.opt_usize("sliding_window")?; cfg.layers("num_hidden_layers")?];
     // As transformers' `Phi3ForCausalLM.prepare_inputs_for_generation`: once the sequence reaches
     // the pretraining length + 1 (the config class defaults it to 4096), the cache is recomputed.
     spec.recompute_cache_at = Some(cfg.usize_or("original_max_position_embeddings", 4096)? + 1);

@@ -9,7 +9,7 @@ use crate::error::Result;
 /// Qwen2 and Qwen3 attention windows: from `layer_types` when present, else the layers from
 /// `max_window_layers` on slide when `use_sliding_window` is set.
 pub(crate) fn qwen_windows(cfg: &Config) -> Result<Vec<Option<usize>>> {
-    let n = cfg.usize("num_hidden_layers")?;
+    let n = cfg.layers("num_hidden_layers")?;
     let window = cfg
         .opt_usize("sliding_window")?
         .filter(|_| cfg.bool_or("use_sliding_window", false).unwrap_or(false));

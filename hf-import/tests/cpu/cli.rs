@@ -132,9 +132,15 @@ fn inspect_describes_the_checkpoint() {
 /// Runs `forward` with `args` replacing parts of a valid call; it must fail with `needle` in one
 /// error line and leave no output file.
 fn forward_fails(dir: &Path, model: &Path, inputs: &Path, extra: &[&str], needle: &str) {
+    command_fails("forward", dir, model, inputs, extra, needle);
+}
+
+/// `hf-import COMMAND MODEL --inputs INPUTS --output ... EXTRA` fails with one error line holding
+/// `needle`, and writes no output.
+fn command_fails(command: &str, dir: &Path, model: &Path, inputs: &Path, extra: &[&str], needle: &str) {
     let output = dir.join("never.safetensors");
     let mut args = vec![
-        "forward",
+        command,
         model.to_str().unwrap(),
         "--inputs",
         inputs.to_str().unwrap(),
@@ -225,6 +231,33 @@ fn bad_input_gives_one_error_line_and_no_output() {
         &good_inputs,
         &[],
         "tensor 'model.layers.0.mlp.gate_proj.weight' has shape [64, 32] in the checkpoint, but the config implies [48, 32]",
+    );
+    // A layer count no memory could hold fails before anything is allocated per layer.
+    std::fs::write(
+        broken.join("config.json"),
+        config.replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1000000000000"),
+    )
+    .unwrap();
+    forward_fails(
+        &dir,
+        &broken,
+        &good_inputs,
+        &[],
+        "\"num_hidden_layers\" is 1000000000000; at most 16384 layers are supported",
+    );
+    // A model with no layer runs forward (as in transformers) but has no cache to generate with.
+    std::fs::write(
+        broken.join("config.json"),
+        config.replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 0"),
+    )
+    .unwrap();
+    command_fails(
+        "generate",
+        &dir,
+        &broken,
+        &good_inputs,
+        &["--max-new-tokens", "2", "--greedy"],
+        "generation needs a model with at least one layer (num_hidden_layers is 0)",
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
