@@ -83,12 +83,19 @@ impl Default for GenerationConfig {
     }
 }
 
-fn ids_of(v: Option<&Value>) -> Vec<i64> {
-    match v {
-        Some(Value::Number(n)) => n.as_i64().into_iter().collect(),
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_i64).collect(),
-        _ => Vec::new(),
-    }
+fn ids_of(file: &Path, key: &str, v: Option<&Value>) -> Result<Vec<i64>> {
+    let ids = match v {
+        None | Some(Value::Null) => Some(Vec::new()),
+        Some(Value::Number(n)) => n.as_i64().map(|id| vec![id]),
+        Some(Value::Array(a)) => a.iter().map(Value::as_i64).collect(),
+        Some(_) => None,
+    };
+    ids.ok_or_else(|| {
+        Error::format(
+            file,
+            format!("\"{key}\" must be a token id or a list of token ids, got {}", v.unwrap_or(&Value::Null)),
+        )
+    })
 }
 
 impl GenerationConfig {
@@ -103,13 +110,30 @@ impl GenerationConfig {
             Err(_) => Value::Null,
         };
         let mut g = GenerationConfig::default();
-        let num = |k: &str| json.get(k).and_then(Value::as_f64);
-        g.do_sample = json.get("do_sample").and_then(Value::as_bool).unwrap_or(false);
-        g.temperature = num("temperature").unwrap_or(1.0);
-        g.top_k = num("top_k").map_or(50, |k| k as usize);
-        g.top_p = num("top_p").unwrap_or(1.0);
-        g.min_p = num("min_p").unwrap_or(0.0);
-        g.repetition_penalty = num("repetition_penalty").unwrap_or(1.0);
+        // A setting of the wrong type is an error, not silently the default.
+        let num = |k: &str| match json.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| Error::format(&path, format!("\"{k}\" must be a number, got {v}"))),
+        };
+        g.do_sample = match json.get("do_sample") {
+            None | Some(Value::Null) => false,
+            Some(v) => v
+                .as_bool()
+                .ok_or_else(|| Error::format(&path, format!("\"do_sample\" must be a boolean, got {v}")))?,
+        };
+        g.temperature = num("temperature")?.unwrap_or(1.0);
+        g.top_k = match json.get("top_k") {
+            None | Some(Value::Null) => 50,
+            Some(v) => v.as_u64().and_then(|k| usize::try_from(k).ok()).ok_or_else(|| {
+                Error::format(&path, format!("\"top_k\" must be a non-negative integer, got {v}"))
+            })?,
+        };
+        g.top_p = num("top_p")?.unwrap_or(1.0);
+        g.min_p = num("min_p")?.unwrap_or(0.0);
+        g.repetition_penalty = num("repetition_penalty")?.unwrap_or(1.0);
         if let Some(n) = json.get("max_new_tokens").and_then(Value::as_u64) {
             g.max_new_tokens = n as usize;
         }
@@ -118,16 +142,53 @@ impl GenerationConfig {
             Some("dynamic") => CacheImplementation::Dynamic,
             _ => CacheImplementation::Auto,
         };
-        g.eos_token_ids = ids_of(json.get("eos_token_id"));
+        let config_path = dir.join("config.json");
+        g.eos_token_ids = ids_of(&path, "eos_token_id", json.get("eos_token_id"))?;
         if g.eos_token_ids.is_empty() {
-            g.eos_token_ids = ids_of(cfg.get("eos_token_id"));
+            g.eos_token_ids = ids_of(&config_path, "eos_token_id", cfg.get("eos_token_id"))?;
         }
-        let pad = ids_of(json.get("pad_token_id"))
-            .first()
-            .copied()
-            .or_else(|| ids_of(cfg.get("pad_token_id")).first().copied());
+        let pad = match ids_of(&path, "pad_token_id", json.get("pad_token_id"))?.first() {
+            Some(&id) => Some(id),
+            None => ids_of(&config_path, "pad_token_id", cfg.get("pad_token_id"))?.first().copied(),
+        };
         g.pad_token_id = pad.or(g.eos_token_ids.first().copied()).unwrap_or(0);
         Ok(g)
+    }
+}
+
+impl GenerationConfig {
+    /// Checks the settings as transformers' logits processors do: a repetition penalty must be
+    /// positive, and when sampling, the temperature positive and `top_p` and `min_p` in [0, 1].
+    /// Sampling settings are not read by greedy decoding, so they are not checked then.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: String| Err(Error::Input(what));
+        if !(self.repetition_penalty > 0.0 && self.repetition_penalty.is_finite()) {
+            return bad(format!(
+                "`repetition_penalty` has to be a strictly positive float, but is {}",
+                self.repetition_penalty
+            ));
+        }
+        if self.do_sample {
+            if !(self.temperature > 0.0 && self.temperature.is_finite()) {
+                return bad(format!(
+                    "`temperature` (={}) has to be a strictly positive float, otherwise your next token scores will be invalid",
+                    self.temperature
+                ));
+            }
+            if !(0.0..=1.0).contains(&self.top_p) {
+                return bad(format!(
+                    "`top_p` has to be a float in the [0, 1] interval, but is {}",
+                    self.top_p
+                ));
+            }
+            if !(0.0..=1.0).contains(&self.min_p) {
+                return bad(format!(
+                    "`min_p` has to be a float in the [0, 1] interval, but is {}",
+                    self.min_p
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -211,6 +272,7 @@ pub fn generate(
     g: &GenerationConfig,
     mut on_token: impl FnMut(usize, i64),
 ) -> Result<Tensor> {
+    g.validate()?;
     // Nothing here needs gradients, and the cache is written in place.
     let _no_grad = NoGradGuard::new();
     let ids = input_ids.to_dtype(DType::I64)?;
@@ -537,5 +599,82 @@ impl Prompt {
         let now = self.next_pos.clone();
         self.next_pos.iter_mut().for_each(|p| *p += 1);
         now
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `generation_config.json` holding `json`, read with an empty model config.
+    fn read(json: &str) -> Result<GenerationConfig> {
+        let dir =
+            std::env::temp_dir().join(format!("oxtorch-genconfig-{}-{}", std::process::id(), json.len()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("generation_config.json"), json).unwrap();
+        let g = GenerationConfig::from_model_dir(&dir, &Config::from_json_str("{}").unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+        g
+    }
+
+    #[test]
+    fn generation_config_values_of_the_wrong_type_are_errors() {
+        let g =
+            read(r#"{"do_sample": true, "temperature": 0.7, "top_k": 5, "eos_token_id": [2, 3]}"#).unwrap();
+        assert!(g.do_sample);
+        assert_eq!(
+            (g.temperature, g.top_k, g.eos_token_ids.clone(), g.pad_token_id),
+            (0.7, 5, vec![2, 3], 2)
+        );
+        for (json, needle) in [
+            (
+                r#"{"eos_token_id": "x"}"#,
+                r#""eos_token_id" must be a token id or a list of token ids, got "x""#,
+            ),
+            (r#"{"eos_token_id": [2, 1.5]}"#, "\"eos_token_id\" must be a token id"),
+            (r#"{"pad_token_id": true}"#, "\"pad_token_id\" must be a token id"),
+            (r#"{"temperature": "hot"}"#, r#""temperature" must be a number, got "hot""#),
+            (r#"{"do_sample": "yes"}"#, r#""do_sample" must be a boolean"#),
+            (r#"{"top_k": -1}"#, r#""top_k" must be a non-negative integer, got -1"#),
+        ] {
+            let e = read(json).unwrap_err().to_string();
+            assert!(e.contains("generation_config.json") && e.contains(needle), "{json}: {e}");
+        }
+    }
+
+    #[test]
+    fn settings_are_validated_as_transformers_does() {
+        let ok = GenerationConfig {
+            do_sample: true,
+            temperature: 0.5,
+            top_p: 0.9,
+            min_p: 0.1,
+            ..Default::default()
+        };
+        assert!(ok.validate().is_ok());
+        // Greedy decoding does not read the sampling settings.
+        assert!(GenerationConfig { temperature: 0.0, top_p: 7.0, ..Default::default() }.validate().is_ok());
+        for (g, needle) in [
+            (
+                GenerationConfig { temperature: 0.0, ..ok.clone() },
+                "`temperature` (=0) has to be a strictly positive float",
+            ),
+            (GenerationConfig { temperature: f64::NAN, ..ok.clone() }, "`temperature`"),
+            (
+                GenerationConfig { top_p: 1.5, ..ok.clone() },
+                "`top_p` has to be a float in the [0, 1] interval, but is 1.5",
+            ),
+            (
+                GenerationConfig { min_p: -2.0, ..ok.clone() },
+                "`min_p` has to be a float in the [0, 1] interval",
+            ),
+            (
+                GenerationConfig { repetition_penalty: 0.0, do_sample: false, ..ok.clone() },
+                "`repetition_penalty` has to be a strictly positive float, but is 0",
+            ),
+        ] {
+            let e = g.validate().unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
+        }
     }
 }

@@ -81,6 +81,8 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     g.min_p = a.min_p.unwrap_or(g.min_p);
     g.repetition_penalty = a.repetition_penalty.unwrap_or(g.repetition_penalty);
     g.seed = a.seed;
+    // Bad settings fail before the weights are read and before any text is printed.
+    g.validate()?;
     // Inputs are read before the weights, so that a bad file fails fast.
     let inputs = match &a.inputs {
         Some(path) => {
