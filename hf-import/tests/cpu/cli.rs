@@ -220,11 +220,11 @@ fn bad_input_gives_one_error_line_and_no_output() {
     forward_fails(&dir, &bin_dir, &good_inputs, &[], "pytorch_model.bin: invalid PyTorch checkpoint");
     std::fs::write(broken.join("model.safetensors"), &bytes).unwrap();
     let config = std::fs::read_to_string(model.join("config.json")).unwrap();
-    std::fs::write(
-        broken.join("config.json"),
-        config.replace("\"intermediate_size\": 64", "\"intermediate_size\": 48"),
-    )
-    .unwrap();
+    // The config with one key's text replaced.
+    let config_with = |from: &str, to: &str| {
+        std::fs::write(broken.join("config.json"), config.replace(from, to)).unwrap();
+    };
+    config_with("\"intermediate_size\": 64", "\"intermediate_size\": 48");
     forward_fails(
         &dir,
         &broken,
@@ -233,11 +233,7 @@ fn bad_input_gives_one_error_line_and_no_output() {
         "tensor 'model.layers.0.mlp.gate_proj.weight' has shape [64, 32] in the checkpoint, but the config implies [48, 32]",
     );
     // A layer count no memory could hold fails before anything is allocated per layer.
-    std::fs::write(
-        broken.join("config.json"),
-        config.replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1000000000000"),
-    )
-    .unwrap();
+    config_with("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1000000000000");
     forward_fails(
         &dir,
         &broken,
@@ -246,11 +242,7 @@ fn bad_input_gives_one_error_line_and_no_output() {
         "\"num_hidden_layers\" is 1000000000000; at most 16384 layers are supported",
     );
     // A model with no layer runs forward (as in transformers) but has no cache to generate with.
-    std::fs::write(
-        broken.join("config.json"),
-        config.replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 0"),
-    )
-    .unwrap();
+    config_with("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 0");
     command_fails(
         "generate",
         &dir,

@@ -17,7 +17,9 @@ use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::str::FromStr;
 
-use common::{compare, panic_message, quietly, tensor_of, tolerance, Golden, Json};
+use common::{
+    case_inputs, compare, panic_message, quietly, strided_view, tensor_of, tolerance, Golden, Json,
+};
 use oxtorch_tensor::{DType, Operand, Result, Scalar, Tensor};
 use safetensors::SafeTensors;
 
@@ -64,23 +66,6 @@ fn meta_scalar(meta: &Json) -> Scalar {
         "float" => Scalar::Float(v.as_f64().expect("a float scalar")),
         other => panic!("unknown scalar type {other}"),
     }
-}
-
-/// The view a case applies to a stored input before running the op.
-fn apply_view(t: Tensor, view: Option<&str>) -> Result<Tensor> {
-    let v = match view {
-        None => return Ok(t),
-        Some("transpose") => t.transpose(0, 1)?,
-        Some("step") => t.slice(-1, .., 2)?,
-        Some("expand") => t.expand([3, 4])?,
-        Some(other) => panic!("unknown view {other}"),
-    };
-    assert!(
-        !v.is_contiguous() && v.shares_storage(&t),
-        "a '{}' view must be a non-contiguous view",
-        view.unwrap()
-    );
-    Ok(v)
 }
 
 fn unary(op: &str, x: &Tensor) -> Result<Tensor> {
@@ -223,13 +208,7 @@ fn run_op(meta: &Json, ins: &[Tensor]) -> Result<Vec<Tensor>> {
 /// Runs one case and checks it against torch; `Err` describes the mismatch.
 fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Result<(), String> {
     let n_in = meta.get("n_in").and_then(Json::as_i64).expect("metadata lacks 'n_in'") as usize;
-    let mut ins = Vec::with_capacity(n_in);
-    for i in 0..n_in {
-        let view = st.tensor(&format!("{name}.in{i}")).map_err(|e| format!("missing input {i}: {e}"))?;
-        let t = apply_view(tensor_of(&view), meta.get(&format!("in{i}_view")).and_then(Json::as_str))
-            .map_err(|e| format!("applying the view to input {i}: {e}"))?;
-        ins.push(t);
-    }
+    let ins = case_inputs(st, name, meta, n_in, strided_view)?;
     let result = catch_unwind(AssertUnwindSafe(|| run_op(meta, &ins)))
         .map_err(|payload| format!("panicked: {}", panic_message(&*payload)))?;
     if meta_bool(meta, "error") {

@@ -8,7 +8,9 @@ use crate::common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use common::{compare, panic_message, quietly, tensor_of, tolerance, Golden, Json};
+use common::{
+    case_inputs, compare, panic_message, quietly, strided_view, tensor_of, tolerance, Golden, Json,
+};
 use oxtorch_tensor::{Padding, Result, Scalar, Tensor};
 use safetensors::SafeTensors;
 
@@ -275,17 +277,6 @@ fn run_op(op: &str, a: &Args<'_>, x: &Inputs) -> Result<Vec<Tensor>> {
     }
 }
 
-fn apply_view(t: Tensor, view: Option<&str>) -> Result<Tensor> {
-    let v = match view {
-        None => return Ok(t),
-        Some("transpose") => t.transpose(0, 1)?,
-        Some("step") => t.slice(-1, .., 2)?,
-        Some(other) => panic!("unknown view {other}"),
-    };
-    assert!(!v.is_contiguous(), "a '{}' view must be non-contiguous", view.unwrap());
-    Ok(v)
-}
-
 fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Result<(), String> {
     let n_in = meta.get("n_in").and_then(Json::as_i64).expect("n_in") as usize;
     let roles: Vec<String> = meta
@@ -295,24 +286,12 @@ fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Res
         .iter()
         .map(|r| r.as_str().expect("a role").to_string())
         .collect();
-    let mut tensors = Vec::with_capacity(n_in);
-    for i in 0..n_in {
-        let view = st.tensor(&format!("{name}.in{i}")).map_err(|e| format!("missing input {i}: {e}"))?;
-        let t = apply_view(tensor_of(&view), meta.get(&format!("in{i}_view")).and_then(Json::as_str))
-            .map_err(|e| format!("view of input {i}: {e}"))?;
-        tensors.push(t);
-    }
+    let tensors = case_inputs(st, name, meta, n_in, strided_view)?;
     let inputs = Inputs { roles, tensors };
     let op = meta.get("op").and_then(Json::as_str).expect("op");
     let args = Args(meta.get("args").expect("args"));
-    let result = catch_unwind(AssertUnwindSafe(|| run_op(op, &args, &inputs))).map_err(|p| {
-        let msg = p
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
-        format!("panicked: {msg}")
-    })?;
+    let result = catch_unwind(AssertUnwindSafe(|| run_op(op, &args, &inputs)))
+        .map_err(|p| format!("panicked: {}", panic_message(&*p)))?;
     if meta.get("error").and_then(Json::as_bool).unwrap_or(false) {
         return match result {
             Err(e) => {

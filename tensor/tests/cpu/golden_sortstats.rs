@@ -9,7 +9,7 @@ use crate::common;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::str::FromStr;
 
-use common::{compare, panic_message, quietly, tensor_of, tolerance, Golden, Json};
+use common::{case_inputs, compare, panic_message, quietly, tensor_of, tolerance, Golden, Json};
 use oxtorch_tensor::{DType, Operand, Result, Scalar, Tensor};
 use safetensors::SafeTensors;
 
@@ -149,14 +149,7 @@ fn run_op(meta: &Json, ins: &[Tensor]) -> Result<Vec<Tensor>> {
 
 /// Runs one case and checks it against torch; `Err` describes the mismatch.
 fn check_case(st: &SafeTensors<'_>, name: &str, meta: &Json) -> std::result::Result<(), String> {
-    let n_in = m_i64(meta, "n_in") as usize;
-    let mut ins = Vec::with_capacity(n_in);
-    for i in 0..n_in {
-        let view = st.tensor(&format!("{name}.in{i}")).map_err(|e| format!("missing input {i}: {e}"))?;
-        let t = apply_view(tensor_of(&view), get(meta, &format!("in{i}_view")).and_then(Json::as_str))
-            .map_err(|e| format!("applying the view to input {i}: {e}"))?;
-        ins.push(t);
-    }
+    let ins = case_inputs(st, name, meta, m_i64(meta, "n_in") as usize, apply_view)?;
     let result = catch_unwind(AssertUnwindSafe(|| run_op(meta, &ins)))
         .map_err(|payload| format!("panicked: {}", panic_message(&*payload)))?;
     if m_bool(meta, "error") {

@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 
 use safetensors::SafeTensors;
 
-use super::Json;
+use oxtorch_tensor::Tensor;
+
+use super::{tensor_of, Json};
 
 /// A golden file: its bytes and each case's metadata (case name → JSON).
 pub struct Golden {
@@ -84,6 +86,43 @@ pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
     }
     let _restore = Restore(QUIET.with(|q| q.replace(true)));
     f()
+}
+
+/// The `n_in` stored inputs of case `name` (`{name}.in{i}`), each seen through the view its
+/// metadata names (`in{i}_view`, none when absent) as `view` makes it.
+pub fn case_inputs(
+    st: &SafeTensors<'_>,
+    name: &str,
+    meta: &Json,
+    n_in: usize,
+    view: fn(Tensor, Option<&str>) -> oxtorch_tensor::Result<Tensor>,
+) -> Result<Vec<Tensor>, String> {
+    (0..n_in)
+        .map(|i| {
+            let stored =
+                st.tensor(&format!("{name}.in{i}")).map_err(|e| format!("missing input {i}: {e}"))?;
+            view(tensor_of(&stored), meta.get(&format!("in{i}_view")).and_then(Json::as_str))
+                .map_err(|e| format!("applying the view to input {i}: {e}"))
+        })
+        .collect()
+}
+
+/// The non-contiguous view of a stored input that a case names: `transpose` (dims 0 and 1), `step`
+/// (every other element of the last dim) or `expand` (to `[3, 4]`).
+pub fn strided_view(t: Tensor, view: Option<&str>) -> oxtorch_tensor::Result<Tensor> {
+    let v = match view {
+        None => return Ok(t),
+        Some("transpose") => t.transpose(0, 1)?,
+        Some("step") => t.slice(-1, .., 2)?,
+        Some("expand") => t.expand([3, 4])?,
+        Some(other) => panic!("unknown view {other}"),
+    };
+    assert!(
+        !v.is_contiguous() && v.shares_storage(&t),
+        "a '{}' view must be a non-contiguous view",
+        view.unwrap()
+    );
+    Ok(v)
 }
 
 /// The message a caught panic carried (empty when its payload is not a string).

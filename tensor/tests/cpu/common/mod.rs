@@ -4,7 +4,7 @@
 
 mod harness;
 
-pub use harness::{panic_message, quietly, Golden};
+pub use harness::{case_inputs, panic_message, quietly, strided_view, Golden};
 
 use oxtorch_tensor::{bf16, f16, DType, Tensor};
 use safetensors::tensor::TensorView;
