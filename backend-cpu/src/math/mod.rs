@@ -4,4 +4,5 @@ pub(crate) mod activation;
 pub(crate) mod fast;
 pub(crate) mod softmax;
 pub(crate) mod softmax_row;
+mod softmax_row_avx2;
 pub(crate) mod special;

@@ -1,6 +1,6 @@
 //! Fused softmax and log-softmax along one dim: one pass for the maxima, one for the exponentials and
 //! their sums, one to normalise; f16/bf16 compute in f32 and round once. Contiguous f32 rows on
-//! AVX-512 take the intrinsics kernel in [`super::softmax_row`].
+//! AVX2 or AVX-512 take the intrinsics kernels of [`super::softmax_row`].
 
 use oxtorch_core::{Error, Layout, Result};
 use std::mem::MaybeUninit;

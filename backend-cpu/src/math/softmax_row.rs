@@ -1,4 +1,5 @@
-//! AVX-512 kernels of f32 softmax and log-softmax over one contiguous row (the last-dim case).
+//! f32 softmax and log-softmax over one contiguous row (the last-dim case), in AVX-512 kernels
+//! (here) or AVX2 + FMA ones ([`super::softmax_row_avx2`]), picked at runtime.
 //!
 //! A row of a few thousand f32 fits in L1, so the row is read from memory once: pass 1 finds the
 //! maximum; pass 2 writes `e^(x - max)` into the output and sums it; pass 3 scales the output in place
@@ -13,33 +14,78 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-/// True when this CPU runs the AVX-512 row kernels.
+#[cfg(target_arch = "x86_64")]
+use super::softmax_row_avx2 as avx2;
+use crate::simd::{level, Level};
+
+/// One instruction set's three row passes (see the module doc).
+#[derive(Clone, Copy)]
+pub(crate) struct RowKernels {
+    /// pass 1: the maximum of `x[..n]`, ignoring NaN
+    max: unsafe fn(x: *const f32, n: usize) -> f32,
+    /// pass 2: `Σ e^(x - max)`, storing the exponentials when given an output
+    exp_sum: unsafe fn(x: *const f32, out: Option<*mut f32>, n: usize, max: f32) -> f32,
+    /// pass 3 of softmax: `dst = src * a`
+    scale: unsafe fn(src: *const f32, dst: *mut f32, n: usize, a: f32, b: f32),
+    /// pass 3 of log-softmax: `dst = (src - a) - b`
+    shift: unsafe fn(src: *const f32, dst: *mut f32, n: usize, a: f32, b: f32),
+}
+
+/// The AVX-512 passes.
+#[cfg(target_arch = "x86_64")]
+const AVX512: RowKernels =
+    RowKernels { max: row_max, exp_sum, scale: finish::<false>, shift: finish::<true> };
+
+/// The AVX2 + FMA passes.
+#[cfg(target_arch = "x86_64")]
+const AVX2: RowKernels = RowKernels {
+    max: avx2::row_max,
+    exp_sum: avx2::exp_sum,
+    scale: avx2::finish::<false>,
+    shift: avx2::finish::<true>,
+};
+
+/// The best row kernels this CPU runs, if any.
+fn kernels() -> Option<RowKernels> {
+    match level() {
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => Some(AVX512),
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => Some(AVX2),
+        _ => None,
+    }
+}
+
+/// True when this CPU runs the row kernels (AVX2 or AVX-512).
 pub(crate) fn available() -> bool {
-    crate::simd::level() == crate::simd::Level::Avx512
+    kernels().is_some()
 }
 
 /// Softmax (or log-softmax when `log`) of each `row`-long row of `x` into `out` (same length, a
 /// multiple of `row`). Callers check [`available`].
 pub(crate) fn softmax_rows(x: &[f32], out: &mut [MaybeUninit<f32>], row: usize, log: bool) {
+    rows_with(kernels().expect("softmax_rows needs AVX2 or AVX-512"), x, out, row, log)
+}
+
+/// [`softmax_rows`] with the kernels `k` (which this CPU must run).
+fn rows_with(k: RowKernels, x: &[f32], out: &mut [MaybeUninit<f32>], row: usize, log: bool) {
     assert_eq!(x.len(), out.len(), "softmax_rows: length mismatch");
-    assert!(available(), "softmax_rows needs AVX-512");
     if row == 0 || x.is_empty() {
         return;
     }
     assert!(x.len().is_multiple_of(row), "softmax_rows: not a whole number of rows");
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: AVX-512 was checked above. Each row kernel reads `row` elements of `x` and writes `row`
-    // elements of `out` at the row's offset: full vectors below `row - row % 16`, masked lanes beyond.
+    // SAFETY: the caller checked that this CPU runs `k`. Each pass reads `row` elements of `x` and
+    // writes `row` elements of `out` at the row's offset (masked lanes past full vectors).
     unsafe {
         for (xr, or) in x.chunks_exact(row).zip(out.chunks_exact_mut(row)) {
             let (xp, op) = (xr.as_ptr(), or.as_mut_ptr() as *mut f32);
-            let max = row_max(xp, row);
+            let max = (k.max)(xp, row);
             if log {
-                let sum = exp_sum(xp, None, row, max);
-                finish::<true>(xp, op, row, max, sum.ln());
+                let sum = (k.exp_sum)(xp, None, row, max);
+                (k.shift)(xp, op, row, max, sum.ln());
             } else {
-                let sum = exp_sum(xp, Some(op), row, max);
-                finish::<false>(op, op, row, 1.0 / sum, 0.0);
+                let sum = (k.exp_sum)(xp, Some(op), row, max);
+                (k.scale)(op, op, row, 1.0 / sum, 0.0);
             }
         }
     }
@@ -48,15 +94,12 @@ pub(crate) fn softmax_rows(x: &[f32], out: &mut [MaybeUninit<f32>], row: usize, 
 /// `(max, ln Σ e^(x - max))` of one row, the two numbers from which [`softmax_rows`]' log-softmax
 /// computes each output as `(x - max) - ln_sum`, bit for bit. Callers check [`available`].
 pub(crate) fn log_stats(x: &[f32]) -> (f32, f32) {
-    assert!(available(), "log_stats needs AVX-512");
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: AVX-512 was checked above; both kernels read exactly `x.len()` elements of `x`.
+    let k = kernels().expect("log_stats needs AVX2 or AVX-512");
+    // SAFETY: this CPU runs `k`; both passes read exactly `x.len()` elements of `x`.
     unsafe {
-        let max = row_max(x.as_ptr(), x.len());
-        (max, exp_sum(x.as_ptr(), None, x.len(), max).ln())
+        let max = (k.max)(x.as_ptr(), x.len());
+        (max, (k.exp_sum)(x.as_ptr(), None, x.len(), max).ln())
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    unreachable!("AVX-512 is x86-64 only")
 }
 
 /// Mask of the first `rem` lanes (`rem < 16`).
@@ -177,9 +220,24 @@ mod tests {
         d.iter().map(|&v| if log { v - sum.ln() } else { v.exp() / sum }).collect()
     }
 
-    fn run(x: &[f32], log: bool) -> Vec<f32> {
+    /// Every kernel set this CPU runs, named.
+    fn every() -> Vec<(&'static str, RowKernels)> {
+        let mut all = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            if matches!(level(), Level::Avx2 | Level::Avx512) {
+                all.push(("avx2", AVX2));
+            }
+            if level() == Level::Avx512 {
+                all.push(("avx512", AVX512));
+            }
+        }
+        all
+    }
+
+    fn run(k: RowKernels, x: &[f32], log: bool) -> Vec<f32> {
         let mut out = vec![MaybeUninit::new(f32::from_bits(0x7fc0_dead)); x.len()];
-        softmax_rows(x, &mut out, x.len(), log);
+        rows_with(k, x, &mut out, x.len(), log);
         // SAFETY: every element was initialised above (and overwritten by `softmax_rows`).
         out.iter().map(|v| unsafe { v.assume_init() }).collect()
     }
@@ -192,13 +250,16 @@ mod tests {
 
     #[test]
     fn matches_reference_for_all_tail_lengths() {
-        if !available() {
-            return;
+        for (name, k) in every() {
+            for_all_tail_lengths(name, k);
         }
+    }
+
+    fn for_all_tail_lengths(name: &str, k: RowKernels) {
         for n in (0..70).chain([127, 128, 129, 1000, 1024, 1031]) {
             let x: Vec<f32> = (0..n).map(|i| ((i * 7919 % 113) as f32 - 56.0) * 0.37).collect();
             for log in [false, true] {
-                let (got, want) = (run(&x, log), reference(&x, log));
+                let (got, want) = (run(k, &x, log), reference(&x, log));
                 for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
                     // Log-softmax subtracts `ln(sum)`, rounded in f32: allow for cancellation.
                     let ok = if log {
@@ -206,7 +267,7 @@ mod tests {
                     } else {
                         close(g, w)
                     };
-                    assert!(ok, "n={n} log={log} [{i}]: {g} vs {w}");
+                    assert!(ok, "{name}: n={n} log={log} [{i}]: {g} vs {w}");
                 }
             }
         }
@@ -214,20 +275,26 @@ mod tests {
 
     #[test]
     fn several_rows_of_odd_length() {
-        if !available() {
-            return;
+        for (name, k) in every() {
+            rows_of_odd_length(name, k);
         }
+    }
+
+    fn rows_of_odd_length(name: &str, k: RowKernels) {
         let (rows, row) = (5, 37);
         let x: Vec<f32> = (0..rows * row).map(|i| ((i * 31 % 17) as f32) * 0.5 - (i / row) as f32).collect();
         for log in [false, true] {
             let mut out = vec![MaybeUninit::new(0.0f32); x.len()];
-            softmax_rows(&x, &mut out, row, log);
+            rows_with(k, &x, &mut out, row, log);
             for r in 0..rows {
                 let want = reference(&x[r * row..(r + 1) * row], log);
                 for (j, w) in want.iter().enumerate() {
                     // SAFETY: initialised above.
                     let g = unsafe { out[r * row + j].assume_init() };
-                    assert!((g as f64 - w).abs() <= 1e-6 * w.abs().max(1.0), "row {r}[{j}]: {g} vs {w}");
+                    assert!(
+                        (g as f64 - w).abs() <= 1e-6 * w.abs().max(1.0),
+                        "{name}: row {r}[{j}]: {g} vs {w}"
+                    );
                 }
             }
         }
@@ -235,9 +302,14 @@ mod tests {
 
     #[test]
     fn special_values() {
-        if !available() {
-            return;
+        for (_, k) in every() {
+            special_values_with(k);
         }
+        assert_eq!(available(), !every().is_empty());
+    }
+
+    fn special_values_with(k: RowKernels) {
+        let run = |x: &[f32], log: bool| run(k, x, log);
         let nan = f32::NAN;
         let inf = f32::INFINITY;
         for n in [5usize, 16, 37] {
@@ -268,31 +340,48 @@ mod tests {
         assert!(run(&[], false).is_empty());
     }
 
-    #[test]
-    fn exp_matches_scalar_kernel() {
-        if !available() {
-            return;
-        }
-        let xs: Vec<f32> = (0..4096).map(|i| -110.0 + i as f32 * 0.048).chain([0.0, -0.0, 1e-8]).collect();
-        for ch in xs.chunks(16).filter(|c| c.len() == 16) {
-            let mut got = [0.0f32; 16];
-            // SAFETY: AVX-512 is available; `ch` and `got` hold 16 f32.
-            unsafe { _mm512_storeu_ps(got.as_mut_ptr(), exp512(_mm512_loadu_ps(ch.as_ptr()))) };
-            for (&x, &g) in ch.iter().zip(&got) {
-                let want = (x as f64).exp();
-                let tol = want * 2.0 * f32::EPSILON as f64 + f32::from_bits(1) as f64;
-                assert!((g as f64 - want).abs() <= tol, "exp({x}) = {g}, want {want}");
+    /// `exp` of 16 lanes through the AVX-512 kernel, or two halves through the AVX2 one.
+    fn exp16(avx512: bool, v: &[f32]) -> [f32; 16] {
+        let mut got = [0.0f32; 16];
+        // SAFETY: the caller checked that this CPU runs the kernel; `v` and `got` hold 16 f32.
+        unsafe {
+            if avx512 {
+                _mm512_storeu_ps(got.as_mut_ptr(), exp512(_mm512_loadu_ps(v.as_ptr())));
+            } else {
+                for h in [0, 8] {
+                    let e = avx2::exp256(_mm256_loadu_ps(v.as_ptr().add(h)));
+                    _mm256_storeu_ps(got.as_mut_ptr().add(h), e);
+                }
             }
         }
-        let special = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 100.0, -200.0, 0.0, -87.5, -100.0];
-        let mut v = [0.0f32; 16];
-        v[..8].copy_from_slice(&special);
-        let mut got = [0.0f32; 16];
-        // SAFETY: as above.
-        unsafe { _mm512_storeu_ps(got.as_mut_ptr(), exp512(_mm512_loadu_ps(v.as_ptr()))) };
-        assert!(got[0].is_nan());
-        assert_eq!(&got[1..6], &[f32::INFINITY, 0.0, f32::INFINITY, 0.0, 1.0]);
-        assert!((got[6] as f64 - (-87.5f64).exp()).abs() <= f32::from_bits(1) as f64);
-        assert!((got[7] as f64 - (-100f64).exp()).abs() <= f32::from_bits(1) as f64);
+        got
+    }
+
+    #[test]
+    fn exp_matches_scalar_kernel() {
+        for (name, _) in every() {
+            let avx512 = name == "avx512";
+            let xs: Vec<f32> =
+                (0..4096).map(|i| -110.0 + i as f32 * 0.048).chain([0.0, -0.0, 1e-8]).collect();
+            for ch in xs.chunks(16).filter(|c| c.len() == 16) {
+                let got = exp16(avx512, ch);
+                for (&x, &g) in ch.iter().zip(&got) {
+                    let want = (x as f64).exp();
+                    let tol = want * 2.0 * f32::EPSILON as f64 + f32::from_bits(1) as f64;
+                    assert!((g as f64 - want).abs() <= tol, "{name}: exp({x}) = {g}, want {want}");
+                }
+            }
+            let special = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 100.0, -200.0, 0.0, -87.5, -100.0];
+            let mut v = [0.0f32; 16];
+            v[..8].copy_from_slice(&special);
+            v[8..].copy_from_slice(&special);
+            let got = exp16(avx512, &v);
+            for half in [&got[..8], &got[8..]] {
+                assert!(half[0].is_nan(), "{name}");
+                assert_eq!(&half[1..6], &[f32::INFINITY, 0.0, f32::INFINITY, 0.0, 1.0], "{name}");
+                assert!((half[6] as f64 - (-87.5f64).exp()).abs() <= f32::from_bits(1) as f64);
+                assert!((half[7] as f64 - (-100f64).exp()).abs() <= f32::from_bits(1) as f64);
+            }
+        }
     }
 }
