@@ -22,6 +22,7 @@ mod compare;
 mod copy;
 mod float;
 pub mod gemm_bf16;
+pub mod gemm_f32_avx2;
 mod gemv;
 mod gemv_bf16;
 mod gemv_f32;

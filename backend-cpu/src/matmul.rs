@@ -144,6 +144,11 @@ fn gemm_into<T: CpuElement>(
         out.fill(MaybeUninit::new(T::ZERO));
         return;
     }
+    if let (Some(a32), Some(b32), Some(out32)) = (f32_slice(a), f32_slice(b), f32_out(out)) {
+        if crate::gemm_f32_avx2::preferred_for(m, n, k) {
+            return avx2_f32(a32, la, b32, lb, d, out32);
+        }
+    }
     if copies_b_first::<T>(lb, d) {
         let row_major = crate::copy::contiguous_same(b, lb);
         gemm_into(a, la, &row_major, &Layout::contiguous(lb.shape()), d, out);
@@ -194,6 +199,47 @@ fn gemm_into<T: CpuElement>(
     } else {
         let par = if flops >= (1 << 15) { Parallelism::Rayon(threads) } else { Parallelism::None };
         out.chunks_mut(m * n).enumerate().for_each(|c| run(c, par));
+    }
+}
+
+/// `x` as f32 values when `T` is f32.
+fn f32_slice<T: 'static>(x: &[T]) -> Option<&[f32]> {
+    // SAFETY: `T` is f32, so the slice is one of f32 values.
+    (std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>())
+        .then(|| unsafe { &*(x as *const [T] as *const [f32]) })
+}
+
+/// `out` as uninitialised f32 values when `T` is f32.
+fn f32_out<T: 'static>(out: &mut [MaybeUninit<T>]) -> Option<&mut [MaybeUninit<f32>]> {
+    // SAFETY: `T` is f32, so the slice is one of (uninitialised) f32 values.
+    (std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>())
+        .then(|| unsafe { &mut *(out as *mut [MaybeUninit<T>] as *mut [MaybeUninit<f32>]) })
+}
+
+/// [`gemm_into`] for f32 on the AVX2 kernel ([`crate::gemm_f32_avx2`]), which packs transposed and
+/// strided operands itself.
+fn avx2_f32(a: &[f32], la: &Layout, b: &[f32], lb: &Layout, d: &Dims, out: &mut [MaybeUninit<f32>]) {
+    use crate::gemm_f32_avx2::{gemm_into, MatRef};
+    let (m, k, n) = (d.m, d.k, d.n);
+    let batches = out.len() / (m * n);
+    let (a_off, b_off) = (batch_offsets(la), batch_offsets(lb));
+    let stride = |l: &Layout, dim: usize| if l.dims()[dim] <= 1 { 0 } else { l.strides()[dim] };
+    let r = la.rank();
+    let (ars, acs, brs, bcs) = (stride(la, r - 2), stride(la, r - 1), stride(lb, r - 2), stride(lb, r - 1));
+    let run = |i: usize, dst: &mut [MaybeUninit<f32>], parallel: bool| {
+        let am = MatRef { data: a, offset: a_off[i], rs: ars, cs: acs };
+        let bm = MatRef { data: b, offset: b_off[i], rs: brs, cs: bcs };
+        gemm_into(m, n, k, am, bm, dst, parallel);
+    };
+    let threads = rayon::current_num_threads();
+    let flops = m * n * k;
+    // As in `gemm_into`: whole products per thread when that keeps the threads equally busy.
+    let even = batches.is_multiple_of(threads) || batches >= 4 * threads;
+    if batches >= threads && (flops < (1 << 21) || even) {
+        crate::par::for_each_chunk_mut(out, m * n, &|i, c| run(i, c, false));
+    } else {
+        let parallel = flops >= (1 << 15);
+        out.chunks_mut(m * n).enumerate().for_each(|(i, c)| run(i, c, parallel));
     }
 }
 
@@ -503,6 +549,55 @@ mod tests {
         assert!(!copies_b_first::<f32>(&lb, &one_row));
         let broadcast = Layout::new([batch, k, n], vec![0, 1, k], 0).unwrap();
         assert!(!copies_b_first::<f32>(&broadcast, &d));
+    }
+
+    /// Products large enough for the AVX2 kernel on AVX2 machines (and the gemm crate elsewhere),
+    /// batched, at offsets, with a transposed B, a transposed A and a B broadcast along the batch:
+    /// the f64 sums within f32 rounding.
+    #[test]
+    fn large_products_match_f64_sums_on_every_path() {
+        let (batch, m, k, n) = (2, 130, 150, 120);
+        assert!(m >= crate::gemm_f32_avx2::MIN_M && m * n * k >= crate::gemm_f32_avx2::MIN_MACS);
+        let a = values(batch * m * k + 3, 5);
+        let w = values(batch * n * k + 7, 6);
+        let cases = [
+            // A row-major, B the transpose of row-major [batch, n, k].
+            (
+                Layout::new([batch, m, k], vec![m * k, k, 1], 3).unwrap(),
+                Layout::new([batch, k, n], vec![n * k, 1, k], 7).unwrap(),
+            ),
+            // A the transpose of row-major [batch, k, m], B row-major.
+            (
+                Layout::new([batch, m, k], vec![m * k, 1, m], 3).unwrap(),
+                Layout::new([batch, k, n], vec![n * k, n, 1], 7).unwrap(),
+            ),
+            // B broadcast along the batch.
+            (
+                Layout::new([batch, m, k], vec![m * k, k, 1], 0).unwrap(),
+                Layout::new([batch, k, n], vec![0, n, 1], 7).unwrap(),
+            ),
+        ];
+        for (la, lb) in cases {
+            let got = matmul_slices(&a, &la, &w, &lb).unwrap();
+            let (ls, ws) = (la.strides(), lb.strides());
+            for bi in 0..batch {
+                for i in 0..m {
+                    for j in 0..n {
+                        let want: f64 = (0..k)
+                            .map(|p| {
+                                a[la.offset() + bi * ls[0] + i * ls[1] + p * ls[2]] as f64
+                                    * w[lb.offset() + bi * ws[0] + p * ws[1] + j * ws[2]] as f64
+                            })
+                            .sum();
+                        let x = got[(bi * m + i) * n + j] as f64;
+                        assert!(
+                            (x - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                            "{la:?} {lb:?} [{bi},{i},{j}]: {x} vs {want}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// Products written into a caller's buffer equal the allocated ones on every path (skinny,
