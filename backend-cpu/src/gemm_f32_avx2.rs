@@ -3,8 +3,9 @@
 //! The classic blocked scheme: B is packed per `KC × NC` block into panels of `NR` columns (one
 //! 64-byte line per k), A per `MC × KC` block into panels of `MR` rows. The micro-kernel keeps an
 //! `MR × NR` tile in twelve of the sixteen ymm registers and, per k, loads two B vectors and
-//! broadcasts one A value per row: twelve FMAs for eight loads. A `KC × NR` B panel (16 KiB) stays in
-//! L1 while the A panels of a row block (at most `MC × KC`, 144 KiB) stream from L2.
+//! broadcasts one A value per row: twelve FMAs for eight loads. A `KC × NR` B panel (24 KiB) stays
+//! mostly in the 32 KiB L1 while the A panels of a row block (at most `MC × KC`, 216 KiB) stream from
+//! L2.
 //!
 //! Products over more than `KC` values of k take several passes; the first writes the output, the
 //! later ones add to it. Row blocks run in parallel ([`crate::par`], so a host kernel called from an
@@ -91,7 +92,7 @@ const ZERO_LINE: Line = Line([0.0; NR]);
 /// `c = a · b` for an `m × k` by `k × n` product into `c`, row-major `m × n`, every entry written.
 /// With `parallel`, row blocks run on rayon's threads (and the calling one).
 ///
-/// Callers must check [`available`] first.
+/// Panics unless [`available`], or when an operand reaches outside its storage.
 pub fn gemm_into(
     m: usize,
     n: usize,
@@ -101,7 +102,7 @@ pub fn gemm_into(
     c: &mut [MaybeUninit<f32>],
     parallel: bool,
 ) {
-    assert_eq!(c.len(), m * n, "gemm_f32_avx2: output of the wrong length");
+    assert!(m.checked_mul(n) == Some(c.len()), "gemm_f32_avx2: output of the wrong length");
     // SAFETY: `c` holds the `m × n` row-major output and is borrowed mutably for the call.
     unsafe { gemm_raw(m, n, k, a, b, c.as_mut_ptr() as *mut f32, n, parallel) }
 }
@@ -188,8 +189,8 @@ impl OutPtr {
     }
 }
 
-/// Rows per parallel task: a multiple of `threads` of tasks of at most `MC` rows, as equal as
-/// `MR`-row units allow.
+/// Rows per parallel task: tasks of at most `MC` rows, as equal as `MR`-row units allow, and as
+/// many as a multiple of `threads` where there are enough units.
 fn block_rows(m: usize, threads: usize) -> usize {
     let units = m.div_ceil(MR);
     let blocks = (threads * units.div_ceil(threads * (MC / MR))).clamp(1, units);
@@ -272,7 +273,7 @@ fn pack_a(a: &MatRef, blk: &Block, out: &mut Vec<f32>) {
             let src: [&[f32]; MR] = std::array::from_fn(|r| if r < rows { row(r) } else { &[] });
             let whole = if rows == MR { kc / 8 * 8 } else { 0 };
             if whole > 0 {
-                // SAFETY: available() was checked by `gemm_into`; each row holds `kc` ≥ `whole` values
+                // SAFETY: `gemm_raw` asserted available(); each row holds `kc` ≥ `whole` values
                 // and the panel `kc * MR`.
                 unsafe { pack_a_rows_avx2(&src, whole, panel) };
             }
@@ -330,7 +331,7 @@ fn pack_b(b: &MatRef, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<
             let src: [&[f32]; NR] =
                 std::array::from_fn(|col| &b.data[b.offset + (j0 + col) * b.cs + pc..][..kc]);
             let whole = kc / 8 * 8;
-            // SAFETY: available() was checked by `gemm_into`; each column holds `kc` values, the
+            // SAFETY: `gemm_raw` asserted available(); each column holds `kc` values, the
             // panel `kc` lines.
             unsafe { pack_b_columns_avx2(&src, whole, panel) };
             for (p, line) in panel.iter_mut().enumerate().skip(whole) {
@@ -581,6 +582,40 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Products wider than one packed B block (`NC` columns, then a partial block), and a block
+    /// of a wider output (`gemm_raw` with a row stride above `n`) that leaves the rest untouched.
+    #[test]
+    fn wide_products_and_strided_outputs() {
+        if !available() {
+            return;
+        }
+        let (m, n, k) = (7, NC + 37, 20);
+        let (av, ao, ars, acs) = operand(m, k, 0, 3);
+        let (bv, bo, brs, bcs) = operand(k, n, 1, 4);
+        let a = MatRef { data: &av, offset: ao, rs: ars, cs: acs };
+        let b = MatRef { data: &bv, offset: bo, rs: brs, cs: bcs };
+        let want = |i: usize, j: usize| -> f64 {
+            (0..k).map(|p| av[ao + i * ars + p * acs] as f64 * bv[bo + p * brs + j * bcs] as f64).sum()
+        };
+        let mut c = vec![MaybeUninit::new(f32::NAN); m * n];
+        gemm_into(m, n, k, a, b, &mut c, true);
+        for i in 0..m {
+            for j in 0..n {
+                // SAFETY: initialised above.
+                assert_eq!(unsafe { c[i * n + j].assume_init() } as f64, want(i, j), "[{i},{j}]");
+            }
+        }
+        let (n, ldc) = (40, 53);
+        let mut out = vec![-7f32; (m - 1) * ldc + n + 5];
+        // SAFETY: `out` holds `m` rows of `n` entries at row stride `ldc`.
+        unsafe { gemm_raw(m, n, k, a, b, out.as_mut_ptr(), ldc, true) };
+        for (x, &v) in out.iter().enumerate() {
+            let (i, j) = (x / ldc, x % ldc);
+            let expect = if i < m && j < n { want(i, j) as f32 } else { -7.0 };
+            assert_eq!(v, expect, "entry {x}");
         }
     }
 

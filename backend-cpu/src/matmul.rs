@@ -219,7 +219,7 @@ fn f32_out<T: 'static>(out: &mut [MaybeUninit<T>]) -> Option<&mut [MaybeUninit<f
 /// [`gemm_into`] for f32 on the AVX2 kernel ([`crate::gemm_f32_avx2`]), which packs transposed and
 /// strided operands itself.
 fn avx2_f32(a: &[f32], la: &Layout, b: &[f32], lb: &Layout, d: &Dims, out: &mut [MaybeUninit<f32>]) {
-    use crate::gemm_f32_avx2::{gemm_into, MatRef};
+    use crate::gemm_f32_avx2::{gemm_into as avx2_gemm_into, MatRef};
     let (m, k, n) = (d.m, d.k, d.n);
     let batches = out.len() / (m * n);
     let (a_off, b_off) = (batch_offsets(la), batch_offsets(lb));
@@ -229,7 +229,7 @@ fn avx2_f32(a: &[f32], la: &Layout, b: &[f32], lb: &Layout, d: &Dims, out: &mut 
     let run = |i: usize, dst: &mut [MaybeUninit<f32>], parallel: bool| {
         let am = MatRef { data: a, offset: a_off[i], rs: ars, cs: acs };
         let bm = MatRef { data: b, offset: b_off[i], rs: brs, cs: bcs };
-        gemm_into(m, n, k, am, bm, dst, parallel);
+        avx2_gemm_into(m, n, k, am, bm, dst, parallel);
     };
     let threads = rayon::current_num_threads();
     let flops = m * n * k;
