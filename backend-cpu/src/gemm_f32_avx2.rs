@@ -144,7 +144,8 @@ pub unsafe fn gemm_raw(
     let threads = if parallel { rayon::current_num_threads().max(1) } else { 1 };
     let block_rows = block_rows(m, threads);
     let blocks = m.div_ceil(block_rows);
-    let out = OutPtr(c);
+    // Shared by the tasks, each of which writes only its own row block.
+    let out = crate::par::SendPtr(c);
     // Taken out of the thread-local for the call: a nested call on this thread (rayon may run another
     // task here while it waits) then packs into a fresh buffer instead of sharing this one.
     let mut bpack = PACK_B.take();
@@ -172,21 +173,6 @@ pub unsafe fn gemm_raw(
         }
     }
     PACK_B.set(bpack);
-}
-
-/// The output of a product, shared by the tasks that write its disjoint row blocks.
-#[derive(Clone, Copy)]
-struct OutPtr(*mut f32);
-// SAFETY: each task writes only its own row block.
-unsafe impl Send for OutPtr {}
-// SAFETY: as above.
-unsafe impl Sync for OutPtr {}
-
-impl OutPtr {
-    /// The pointer (a method, so that closures capture the `Sync` wrapper and not its field).
-    fn get(self) -> *mut f32 {
-        self.0
-    }
 }
 
 /// Rows per parallel task: tasks of at most `MC` rows, as equal as `MR`-row units allow, and as

@@ -144,12 +144,9 @@ fn gemm_into<T: CpuElement>(
         out.fill(MaybeUninit::new(T::ZERO));
         return;
     }
-    if let (Some(a32), Some(b32), Some(out32)) = (f32_slice(a), f32_slice(b), f32_out(out)) {
-        if crate::gemm_f32_avx2::preferred_for(m, n, k) {
-            return avx2_f32(a32, la, b32, lb, d, out32);
-        }
-    }
-    if copies_b_first::<T>(lb, d) {
+    // f32 on AVX2 machines: our kernel, which packs transposed and strided operands itself.
+    let avx2 = f32_slice(a).is_some() && crate::gemm_f32_avx2::preferred_for(m, n, k);
+    if !avx2 && copies_b_first::<T>(lb, d) {
         let row_major = crate::copy::contiguous_same(b, lb);
         gemm_into(a, la, &row_major, &Layout::contiguous(lb.shape()), d, out);
         crate::pool::give(row_major);
@@ -161,6 +158,14 @@ fn gemm_into<T: CpuElement>(
     let (bcs, brs) = mat_strides(lb);
     let flops = m * n * k;
     let run = |(i, dst): (usize, &mut [MaybeUninit<T>]), par: Parallelism| {
+        if let (true, Some(a), Some(b), Some(dst)) = (avx2, f32_slice(a), f32_slice(b), f32_out(dst)) {
+            use crate::gemm_f32_avx2::{gemm_into as avx2_gemm_into, MatRef};
+            // Strides are non-negative (`mat_strides` passes `usize` strides, or 0).
+            let am = MatRef { data: a, offset: a_off[i], rs: ars as usize, cs: acs as usize };
+            let bm = MatRef { data: b, offset: b_off[i], rs: brs as usize, cs: bcs as usize };
+            avx2_gemm_into(m, n, k, am, bm, dst, matches!(par, Parallelism::Rayon(_)));
+            return;
+        }
         // SAFETY: the layouts were validated against their storages, so every (row, col) of each
         // batch addresses an element inside `a` and `b`; `dst` is an m×n row-major block that gemm
         // writes entirely and, with `read_dst = false`, never reads.
@@ -214,33 +219,6 @@ fn f32_out<T: 'static>(out: &mut [MaybeUninit<T>]) -> Option<&mut [MaybeUninit<f
     // SAFETY: `T` is f32, so the slice is one of (uninitialised) f32 values.
     (std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>())
         .then(|| unsafe { &mut *(out as *mut [MaybeUninit<T>] as *mut [MaybeUninit<f32>]) })
-}
-
-/// [`gemm_into`] for f32 on the AVX2 kernel ([`crate::gemm_f32_avx2`]), which packs transposed and
-/// strided operands itself.
-fn avx2_f32(a: &[f32], la: &Layout, b: &[f32], lb: &Layout, d: &Dims, out: &mut [MaybeUninit<f32>]) {
-    use crate::gemm_f32_avx2::{gemm_into as avx2_gemm_into, MatRef};
-    let (m, k, n) = (d.m, d.k, d.n);
-    let batches = out.len() / (m * n);
-    let (a_off, b_off) = (batch_offsets(la), batch_offsets(lb));
-    let stride = |l: &Layout, dim: usize| if l.dims()[dim] <= 1 { 0 } else { l.strides()[dim] };
-    let r = la.rank();
-    let (ars, acs, brs, bcs) = (stride(la, r - 2), stride(la, r - 1), stride(lb, r - 2), stride(lb, r - 1));
-    let run = |i: usize, dst: &mut [MaybeUninit<f32>], parallel: bool| {
-        let am = MatRef { data: a, offset: a_off[i], rs: ars, cs: acs };
-        let bm = MatRef { data: b, offset: b_off[i], rs: brs, cs: bcs };
-        avx2_gemm_into(m, n, k, am, bm, dst, parallel);
-    };
-    let threads = rayon::current_num_threads();
-    let flops = m * n * k;
-    // As in `gemm_into`: whole products per thread when that keeps the threads equally busy.
-    let even = batches.is_multiple_of(threads) || batches >= 4 * threads;
-    if batches >= threads && (flops < (1 << 21) || even) {
-        crate::par::for_each_chunk_mut(out, m * n, &|i, c| run(i, c, false));
-    } else {
-        let parallel = flops >= (1 << 15);
-        out.chunks_mut(m * n).enumerate().for_each(|(i, c)| run(i, c, parallel));
-    }
 }
 
 fn int_typed<T: Int>(a: &[T], la: &Layout, b: &[T], lb: &Layout, d: &Dims) -> Vec<T> {

@@ -49,8 +49,8 @@ pub fn for_each_chunk_mut<T: Send>(out: &mut [T], chunk: usize, task: &(dyn Fn(u
     });
 }
 
-/// A pointer into a slice that the tasks of one loop write in disjoint ranges.
-struct SendPtr<T>(*mut T);
+/// A pointer into a buffer that the tasks of one parallel loop write in disjoint parts.
+pub(crate) struct SendPtr<T>(pub(crate) *mut T);
 
 impl<T> Clone for SendPtr<T> {
     fn clone(&self) -> Self {
@@ -60,14 +60,15 @@ impl<T> Clone for SendPtr<T> {
 
 impl<T> Copy for SendPtr<T> {}
 
-// SAFETY: used only by `for_each_chunk_mut`, whose tasks touch disjoint ranges of a `T: Send` slice.
+// SAFETY: its users (`for_each_chunk_mut`, the AVX2 gemm's row blocks) have their tasks touch
+// disjoint parts of a buffer of `T: Send`.
 unsafe impl<T: Send> Send for SendPtr<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Sync for SendPtr<T> {}
 
 impl<T> SendPtr<T> {
     /// The pointer (a method, so that closures capture the whole `Sync` wrapper).
-    fn get(self) -> *mut T {
+    pub(crate) fn get(self) -> *mut T {
         self.0
     }
 }
