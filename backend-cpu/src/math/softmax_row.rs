@@ -102,6 +102,42 @@ pub(crate) fn log_stats(x: &[f32]) -> (f32, f32) {
     }
 }
 
+/// Softmax of one row in place, as `scaled_dot_product_attention`'s composition computes it: a row
+/// whose every value is `-inf` (every position masked) becomes zeros, one holding NaN becomes NaN.
+/// Runs on every CPU (a scalar loop where the row kernels are not available).
+pub(crate) fn safe_softmax_in_place(x: &mut [f32]) {
+    let n = x.len();
+    let max = match kernels() {
+        // SAFETY: this CPU runs `k`; the pass reads `n` elements of `x`.
+        Some(k) => unsafe { (k.max)(x.as_ptr(), n) },
+        None => x.iter().fold(f32::NEG_INFINITY, |m, &v| if v > m { v } else { m }),
+    };
+    if max == f32::NEG_INFINITY {
+        // No value above -inf: all masked (zeros), unless NaN (which the maximum skips) is there.
+        let fill = if x.iter().any(|v| v.is_nan()) { f32::NAN } else { 0.0 };
+        x.fill(fill);
+        return;
+    }
+    match kernels() {
+        // SAFETY: this CPU runs `k`; each pass reads and writes the `n` elements of `x` (in place,
+        // element by element).
+        Some(k) => unsafe {
+            let p = x.as_mut_ptr();
+            let sum = (k.exp_sum)(p, Some(p), n, max);
+            (k.scale)(p, p, n, 1.0 / sum, 0.0);
+        },
+        None => {
+            let mut sum = 0.0;
+            for v in x.iter_mut() {
+                *v = (*v - max).exp();
+                sum += *v;
+            }
+            let inv = 1.0 / sum;
+            x.iter_mut().for_each(|v| *v *= inv);
+        }
+    }
+}
+
 /// Mask of the first `rem` lanes (`rem < 16`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]

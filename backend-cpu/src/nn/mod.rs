@@ -3,6 +3,7 @@
 //! The kernels read contiguous copies of their inputs; pooling, col2im and resampling compute in f64
 //! (floats) or i64 (integers), which hold every input value exactly, and round once at the end.
 
+mod attention;
 mod conv2d;
 pub(crate) mod cross_entropy;
 mod embedding;
@@ -38,6 +39,11 @@ pub fn execute(op: &NnOp, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<CpuSt
             let args =
                 conv2d::ConvArgs { stride: *stride, padding: *padding, dilation: *dilation, groups: *groups };
             Ok(vec![conv2d::conv2d(inputs[0], inputs[1], &args)?])
+        }
+        NnOp::Attention { scale, causal, masked } => {
+            let args = attention::AttentionArgs { scale: *scale, causal: *causal };
+            let mask = if *masked { Some(inputs[3]) } else { None };
+            Ok(vec![attention::attention(inputs[0], inputs[1], inputs[2], mask, &args)?])
         }
         NnOp::CrossEntropyBackward { ignore_index } => {
             Ok(vec![cross_entropy::backward(inputs[0], inputs[1], inputs[2], inputs[3], *ignore_index)?])

@@ -107,6 +107,22 @@ pub enum NnOp {
         /// channel groups
         groups: usize,
     },
+    /// Scaled dot-product attention as one CPU kernel that never writes the whole score matrix:
+    /// inputs `(q [B, H, L, E], k [B, Hk, S, E], v [B, Hk, S, Ev])` and, when `masked`, an additive
+    /// mask `[B, H, L, S]` (usually an expanded view), all of one float dtype; `H` a multiple of
+    /// `Hk` (query head `h` reads key/value head `h / (H / Hk)`). Output `[B, H, L, Ev]`:
+    /// `softmax(q kᵀ · scale + mask) v` per head, with position `j > i` of row `i` left out when
+    /// `causal`, and zeros for a row whose every position is masked (`-inf`), as the composition in
+    /// `scaled_dot_product_attention` gives. Other devices, and autograd (which keeps the
+    /// composition's probabilities for the backward pass), take that composition.
+    Attention {
+        /// the factor on `q kᵀ`
+        scale: f64,
+        /// query `i` attends to keys `j <= i` only
+        causal: bool,
+        /// a fourth input holds the additive mask
+        masked: bool,
+    },
 }
 
 impl NnOp {
@@ -140,6 +156,7 @@ impl NnOp {
             NnOp::CrossEntropyBackward { .. } => "cross_entropy_backward",
             NnOp::GeluTanhBackward => "gelu_backward",
             NnOp::Conv2d { .. } => "conv2d",
+            NnOp::Attention { .. } => "scaled_dot_product_attention",
         }
     }
 
@@ -148,6 +165,7 @@ impl NnOp {
         match self {
             NnOp::Embedding | NnOp::CrossEntropy { .. } | NnOp::GeluTanhBackward | NnOp::Conv2d { .. } => 2,
             NnOp::CrossEntropyBackward { .. } => 4,
+            NnOp::Attention { masked, .. } => 3 + usize::from(*masked),
             _ => 1,
         }
     }
@@ -195,6 +213,13 @@ impl NnOp {
                 let pos =
                     |d: usize| Self::window_positions(x[2 + d], w[2 + d], stride[d], padding[d], dilation[d]);
                 vec![vec![x[0], w[0], pos(0), pos(1)]]
+            }
+            NnOp::Attention { .. } => {
+                let mut s = x.to_vec();
+                if let (Some(last), Some(&ev)) = (s.last_mut(), inputs[2].last()) {
+                    *last = ev;
+                }
+                vec![s]
             }
         }
     }

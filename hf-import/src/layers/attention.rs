@@ -30,6 +30,8 @@ pub struct AttentionConfig {
 
 /// `softmax(q kᵀ · scale [softcapped] + mask) v` with the softmax in float32, as transformers'
 /// `eager_attention_forward`; `k`/`v` may have fewer heads than `q` (grouped-query attention).
+/// Without soft-capping, on the CPU, this is `scaled_dot_product_attention`'s fused kernel, which
+/// computes the products in float32 too.
 ///
 /// With grouped heads and a mask shared by the heads (`[batch or 1, 1, queries, keys]`), each group's
 /// queries are stacked into one `[rep · queries, head_dim]` matrix against its one key/value head,
@@ -44,6 +46,10 @@ pub fn eager_attention(
     softcap: Option<f64>,
 ) -> Result<Tensor> {
     let rep = q.dims()[1] / k.dims()[1].max(1);
+    if softcap.is_none() && q.rank() == 4 && q.device().is_cpu() {
+        // One fused kernel on the CPU (the scores never reach memory), in float32 throughout.
+        return Ok(q.scaled_dot_product_attention(k, v, mask, 0.0, false, Some(scale), rep > 1)?);
+    }
     let shared_mask = mask.is_none_or(|m| m.rank() == 4 && m.dims()[1] == 1);
     if rep == 1 || !shared_mask || q.rank() != 4 {
         let (k, v) = (repeat_kv(k, rep)?, repeat_kv(v, rep)?);

@@ -6,6 +6,7 @@
 mod common;
 
 mod autograd_basics;
+mod fused_attention;
 mod fused_conv2d;
 mod fused_cross_entropy;
 mod fused_gelu_backward;

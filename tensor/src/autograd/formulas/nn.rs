@@ -131,7 +131,8 @@ pub(super) fn backward(op: &NnOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Resu
         NnOp::Conv2d { stride, padding, dilation, groups } => {
             conv2d_backward(ctx, g, needs, [*stride, *padding, *dilation], *groups)
         }
-        NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward => {
+        // Taken only where nothing is recorded (the tensor layer composes attention under autograd).
+        NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward | NnOp::Attention { .. } => {
             Err(super::not_differentiable(op.name()))
         }
     }

@@ -1,8 +1,11 @@
-//! `scaled_dot_product_attention` as a composition: `softmax(q kᵀ · scale + mask) v`.
+//! `scaled_dot_product_attention`: `softmax(q kᵀ · scale + mask) v`, one fused kernel on the CPU
+//! ([`NnOp::Attention`]) for rank-4 float inputs without dropout, a composition of prims elsewhere.
 
+use oxtorch_core::ops::{NnOp, Prim};
 use oxtorch_core::{DType, Error, Result};
 
 use super::safe_softmax_last;
+use crate::dispatch::apply1;
 use crate::ops::linalg::{cpp_name, opmath};
 use crate::Tensor;
 
@@ -69,6 +72,12 @@ impl Tensor {
                 "dropout probability has to be between 0 and 1, but got {dropout_p}"
             )));
         }
+        let scale = scale.unwrap_or(1.0 / (*q.dims().last().expect("rank >= 2") as f64).sqrt());
+        if dropout_p == 0.0 {
+            if let Some(out) = fused_on_cpu(q, key, value, attn_mask, is_causal, scale, enable_gqa)? {
+                return Ok(out);
+            }
+        }
         let (mut k, mut v) = (key.clone(), value.clone());
         if enable_gqa && q.rank() >= 3 && k.rank() >= 3 {
             let (hq, hk, hv) = (q.dims()[q.rank() - 3], k.dims()[k.rank() - 3], v.dims()[v.rank() - 3]);
@@ -80,9 +89,7 @@ impl Tensor {
             k = repeat_heads(&k, hq / hk)?;
             v = repeat_heads(&v, hq / hv)?;
         }
-        let e = *q.dims().last().expect("rank >= 2");
         let (l, s) = (q.dims()[q.rank() - 2], k.dims()[k.rank() - 2]);
-        let scale = scale.unwrap_or(1.0 / (e as f64).sqrt());
         let cdt = opmath(q.dtype());
         let qc = q.to_dtype(cdt)?;
         let mut attn = qc.matmul(&k.to_dtype(cdt)?.transpose(-2, -1)?)?.mul(scale)?;
@@ -104,4 +111,60 @@ impl Tensor {
         }
         p.matmul(&v.to_dtype(cdt)?)?.to_dtype(q.dtype())
     }
+}
+
+/// [`NnOp::Attention`] on the CPU for rank-4 `q` `[B, H, L, E]`, `k` `[B, Hk, S, E]`, `v`
+/// `[B, Hk, S, Ev]` (`Hk` = `H`, or a divisor of it with `enable_gqa`) of f32, f16 or bf16 (computed
+/// in f32, as the composition does), with the mask, if any, broadcast to `[B, H, L, S]`. `None`
+/// where the composition should run instead: other devices, other ranks or dtypes, shapes that
+/// only broadcast (the composition reports any error).
+fn fused_on_cpu(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: Option<&Tensor>,
+    causal: bool,
+    scale: f64,
+    gqa: bool,
+) -> Result<Option<Tensor>> {
+    let operands: Vec<&Tensor> = [Some(q), Some(k), Some(v), mask].into_iter().flatten().collect();
+    // Under autograd the composition runs: it keeps the probabilities for the backward pass, which
+    // a formula for the kernel would have to recompute (a causal `[8, 4, 128, 64]` forward and
+    // backward measured 15-17 ms that way against 10 ms composed).
+    if crate::autograd::record::needs_recording(&operands) {
+        return Ok(None);
+    }
+    if !operands.iter().all(|t| t.device().is_cpu())
+        || q.rank() != 4
+        || k.rank() != 4
+        || v.rank() != 4
+        || opmath(q.dtype()) != DType::F32
+    {
+        return Ok(None);
+    }
+    let (qd, kd, vd) = (q.dims(), k.dims(), v.dims());
+    let heads_fit = kd[1] == qd[1] || (gqa && kd[1] > 0 && qd[1] % kd[1] == 0);
+    if !heads_fit || kd[0] != qd[0] || vd[..3] != kd[..3] || kd[3] != qd[3] {
+        return Ok(None);
+    }
+    let scores = [qd[0], qd[1], qd[2], kd[2]];
+    let mask = match mask {
+        None => None,
+        Some(m) => {
+            let m = if m.dtype() == DType::Bool {
+                m.logical_not()?.where_self(f64::NEG_INFINITY, 0.0)?.to_dtype(DType::F32)?
+            } else {
+                m.to_dtype(DType::F32)?
+            };
+            match m.broadcast_to(&scores) {
+                Ok(m) => Some(m),
+                Err(_) => return Ok(None),
+            }
+        }
+    };
+    let (q32, k32, v32) = (q.to_dtype(DType::F32)?, k.to_dtype(DType::F32)?, v.to_dtype(DType::F32)?);
+    let prim = Prim::Nn(NnOp::Attention { scale, causal, masked: mask.is_some() });
+    let mut inputs = vec![&q32, &k32, &v32];
+    inputs.extend(mask.as_ref());
+    Ok(Some(apply1(&prim, &inputs, q.device())?.to_dtype(q.dtype())?))
 }
