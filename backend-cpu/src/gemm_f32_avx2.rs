@@ -7,8 +7,8 @@
 //! mostly in the 32 KiB L1 while the A panels of a row block (at most `MC × KC`, 216 KiB) stream from
 //! L2.
 //!
-//! Products over more than `KC` values of k take several passes; the first writes the output, the
-//! later ones add to it. Row blocks run in parallel ([`crate::par`], so a host kernel called from an
+//! Products over more than `KC` values of k take several passes; the first writes the output (plus
+//! a bias row, for `linear`, at no extra pass over it), the later ones add to it. Row blocks run in parallel ([`crate::par`], so a host kernel called from an
 //! XLA thread works on them too).
 //!
 //! On AVX2 machines this kernel replaces the gemm crate's, whose 16 × 6 AVX2 kernel reached
@@ -104,7 +104,26 @@ pub fn gemm_into(
 ) {
     assert!(m.checked_mul(n) == Some(c.len()), "gemm_f32_avx2: output of the wrong length");
     // SAFETY: `c` holds the `m × n` row-major output and is borrowed mutably for the call.
-    unsafe { gemm_raw(m, n, k, a, b, c.as_mut_ptr() as *mut f32, n, parallel) }
+    unsafe { product(m, n, k, a, b, None, c.as_mut_ptr() as *mut f32, n, parallel) }
+}
+
+/// [`gemm_into`] plus `bias` (`n` values) on every row: `linear`'s `x wᵀ + b`, the bias added as
+/// the product's first pass over k writes each tile.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_bias_into(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: MatRef,
+    b: MatRef,
+    bias: &[f32],
+    c: &mut [MaybeUninit<f32>],
+    parallel: bool,
+) {
+    assert!(m.checked_mul(n) == Some(c.len()), "gemm_f32_avx2: output of the wrong length");
+    assert_eq!(bias.len(), n, "gemm_f32_avx2: a bias of {} values for {n} columns", bias.len());
+    // SAFETY: `c` holds the `m × n` row-major output and is borrowed mutably for the call.
+    unsafe { product(m, n, k, a, b, Some(bias), c.as_mut_ptr() as *mut f32, n, parallel) }
 }
 
 /// [`gemm_into`] into the `m × n` matrix at `c` with row stride `ldc` ≥ `n` (a block of a larger
@@ -124,7 +143,28 @@ pub unsafe fn gemm_raw(
     ldc: usize,
     parallel: bool,
 ) {
+    // SAFETY: as the caller promises.
+    unsafe { product(m, n, k, a, b, None, c, ldc, parallel) }
+}
+
+/// [`gemm_raw`] with an optional bias row (`n` values) added to every output row.
+///
+/// # Safety
+/// As [`gemm_raw`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn product(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: MatRef,
+    b: MatRef,
+    bias: Option<&[f32]>,
+    c: *mut f32,
+    ldc: usize,
+    parallel: bool,
+) {
     assert!(available(), "gemm_f32_avx2 needs AVX2 and FMA");
+    assert!(bias.is_none_or(|b| b.len() == n), "gemm_f32_avx2: a bias of the wrong length");
     assert!(ldc >= n, "gemm_f32_avx2: row stride {ldc} below {n} columns");
     if m == 0 || n == 0 {
         return;
@@ -132,7 +172,12 @@ pub unsafe fn gemm_raw(
     if k == 0 {
         for i in 0..m {
             // SAFETY (caller): row `i` has `n` writable entries.
-            unsafe { std::ptr::write_bytes(c.add(i * ldc), 0, n) };
+            unsafe {
+                match bias {
+                    Some(bias) => std::ptr::copy_nonoverlapping(bias.as_ptr(), c.add(i * ldc), n),
+                    None => std::ptr::write_bytes(c.add(i * ldc), 0, n),
+                }
+            }
         }
         return;
     }
@@ -159,7 +204,9 @@ pub unsafe fn gemm_raw(
                 let ic = i * block_rows;
                 let rows = block_rows.min(m - ic);
                 let mut apack = PACK_A.take();
-                let block = Block { ic, rows, pc, kc, jc, nc, first: pass == 0 };
+                // The first pass adds the bias (its columns of this B block).
+                let bias = bias.filter(|_| pass == 0).map(|b| &b[jc..jc + nc]);
+                let block = Block { ic, rows, pc, kc, jc, nc, first: pass == 0, bias };
                 pack_a(&a, &block, &mut apack);
                 // SAFETY (caller): the block's rows of `c`; each task has its own rows.
                 unsafe { block_product(&block, &apack, bp, out.get().add(ic * ldc), ldc) };
@@ -184,7 +231,7 @@ fn block_rows(m: usize, threads: usize) -> usize {
 }
 
 /// Where one task's packed A block sits in the product.
-struct Block {
+struct Block<'a> {
     /// first row
     ic: usize,
     /// rows
@@ -199,6 +246,8 @@ struct Block {
     nc: usize,
     /// the first pass over k: the output is written, not added to
     first: bool,
+    /// on the first pass, the bias of the block's `nc` columns
+    bias: Option<&'a [f32]>,
 }
 
 /// The product of one packed A block with the packed B block into `out`, the block's first row of
@@ -213,26 +262,35 @@ unsafe fn block_product(blk: &Block, apack: &[f32], bpack: &[Line], out: *mut f3
         let bpanel = &bpack[jp * kc..(jp + 1) * kc];
         let cols = NR.min(blk.nc - jr);
         let col = blk.jc + jr;
+        // A full panel's 16 bias values, or null (the kernel then adds none).
+        let bias = blk.bias.map(|b| &b[jr..jr + cols]);
+        let bias_ptr = bias.filter(|b| b.len() == NR).map_or(std::ptr::null(), <[f32]>::as_ptr);
         for (ip, ir) in (0..blk.rows).step_by(MR).enumerate() {
             let apanel = &apack[ip * kc * MR..(ip + 1) * kc * MR];
             let rows = MR.min(blk.rows - ir);
             // SAFETY (caller): the tile's rows and columns lie inside the block.
             let tile = unsafe { out.add(ir * ldc + col) };
             if rows == MR && cols == NR {
-                // SAFETY: the panels hold `kc` k values; the tile spans `MR` rows of `NR` entries.
-                unsafe { kernel(kc, apanel.as_ptr(), bpanel.as_ptr(), tile, ldc, blk.first) };
+                // SAFETY: the panels hold `kc` k values; the tile spans `MR` rows of `NR` entries;
+                // `bias_ptr` is null or `NR` values.
+                unsafe { kernel(kc, apanel.as_ptr(), bpanel.as_ptr(), tile, ldc, blk.first, bias_ptr) };
             } else {
                 let mut buf = [ZERO_LINE; MR];
                 // SAFETY: as above, into a full `MR × NR` scratch tile.
                 unsafe {
-                    kernel(kc, apanel.as_ptr(), bpanel.as_ptr(), buf.as_mut_ptr() as *mut f32, NR, true)
+                    let buf = buf.as_mut_ptr() as *mut f32;
+                    kernel(kc, apanel.as_ptr(), bpanel.as_ptr(), buf, NR, true, std::ptr::null())
                 };
                 for (r, line) in buf.iter().enumerate().take(rows) {
                     for (j, &v) in line.0.iter().enumerate().take(cols) {
                         // SAFETY: entry (r, j) of the tile; a later pass adds to what the first wrote.
                         unsafe {
                             let d = tile.add(r * ldc + j);
-                            *d = if blk.first { v } else { *d + v };
+                            *d = match (blk.first, bias) {
+                                (true, Some(bias)) => v + bias[j],
+                                (true, None) => v,
+                                (false, _) => *d + v,
+                            };
                         }
                     }
                 }
@@ -459,14 +517,23 @@ thread_local! {
 }
 
 /// Multiplies one packed `MR`-row A panel by one packed `NR`-column B panel over `kc` ≥ 1 values of
-/// k into the `MR × NR` tile at `c` (row stride `ldc`), writing it (`first`) or adding to it.
+/// k into the `MR × NR` tile at `c` (row stride `ldc`), writing it (`first`, plus the `NR` values
+/// at `bias` on every row unless it is null) or adding to it.
 ///
 /// # Safety
-/// AVX2 and FMA are available; `a` holds `kc * MR` values, `b` `kc` lines, and `c` addresses `MR`
-/// rows of `NR` writable entries, initialised unless `first`.
+/// AVX2 and FMA are available; `a` holds `kc * MR` values, `b` `kc` lines, `bias` is null or
+/// `NR` values, and `c` addresses `MR` rows of `NR` writable entries, initialised unless `first`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn kernel(kc: usize, a: *const f32, b: *const Line, c: *mut f32, ldc: usize, first: bool) {
+unsafe fn kernel(
+    kc: usize,
+    a: *const f32,
+    b: *const Line,
+    c: *mut f32,
+    ldc: usize,
+    first: bool,
+    bias: *const f32,
+) {
     use std::arch::x86_64::*;
     for r in 0..MR {
         _mm_prefetch::<_MM_HINT_T0>(c.wrapping_add(r * ldc) as *const i8);
@@ -489,12 +556,21 @@ unsafe fn kernel(kc: usize, a: *const f32, b: *const Line, c: *mut f32, ldc: usi
     for p in 1..kc {
         step(&mut acc, p);
     }
+    let with_bias = first && !bias.is_null();
+    let (b0, b1) = if with_bias {
+        (_mm256_loadu_ps(bias), _mm256_loadu_ps(bias.add(8)))
+    } else {
+        (_mm256_setzero_ps(), _mm256_setzero_ps())
+    };
     for (r, acc) in acc.iter().enumerate() {
         let dst = c.add(r * ldc);
         let (mut v0, mut v1) = (acc[0], acc[1]);
         if !first {
             v0 = _mm256_add_ps(v0, _mm256_loadu_ps(dst));
             v1 = _mm256_add_ps(v1, _mm256_loadu_ps(dst.add(8)));
+        } else if with_bias {
+            v0 = _mm256_add_ps(v0, b0);
+            v1 = _mm256_add_ps(v1, b1);
         }
         _mm256_storeu_ps(dst, v0);
         _mm256_storeu_ps(dst.add(8), v1);
@@ -502,7 +578,7 @@ unsafe fn kernel(kc: usize, a: *const f32, b: *const Line, c: *mut f32, ldc: usi
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-unsafe fn kernel(_: usize, _: *const f32, _: *const Line, _: *mut f32, _: usize, _: bool) {
+unsafe fn kernel(_: usize, _: *const f32, _: *const Line, _: *mut f32, _: usize, _: bool, _: *const f32) {
     unreachable!("gemm_f32_avx2::available() is false off x86-64")
 }
 
@@ -527,7 +603,8 @@ mod tests {
     }
 
     /// Every layout pair on odd sizes, partial tiles, several passes over k, with and without
-    /// threads: the exact sums (the values are multiples of 1/4, the sums exact in f32).
+    /// threads, with and without a bias row: the exact sums (the values are multiples of 1/4, the
+    /// sums exact in f32).
     #[test]
     fn matches_exact_sums_on_every_layout() {
         if !available() {
@@ -550,19 +627,29 @@ mod tests {
                     let (bv, bo, brs, bcs) = operand(k, n, lb, 2);
                     let a = MatRef { data: &av, offset: ao, rs: ars, cs: acs };
                     let b = MatRef { data: &bv, offset: bo, rs: brs, cs: bcs };
-                    for parallel in [false, true] {
+                    let bias = values(n, 5);
+                    for (parallel, with_bias) in [(false, false), (true, false), (false, true), (true, true)]
+                    {
                         let mut c = vec![MaybeUninit::new(f32::NAN); m * n];
-                        gemm_into(m, n, k, a, b, &mut c, parallel);
+                        if with_bias {
+                            gemm_bias_into(m, n, k, a, b, &bias, &mut c, parallel);
+                        } else {
+                            gemm_into(m, n, k, a, b, &mut c, parallel);
+                        }
                         for i in 0..m {
                             for j in 0..n {
-                                let want: f64 = (0..k)
-                                    .map(|p| {
-                                        av[ao + i * ars + p * acs] as f64 * bv[bo + p * brs + j * bcs] as f64
-                                    })
-                                    .sum();
+                                let bias = if with_bias { bias[j] as f64 } else { 0.0 };
+                                let want: f64 = bias
+                                    + (0..k)
+                                        .map(|p| {
+                                            av[ao + i * ars + p * acs] as f64
+                                                * bv[bo + p * brs + j * bcs] as f64
+                                        })
+                                        .sum::<f64>();
                                 // SAFETY: initialised above.
                                 let got = unsafe { c[i * n + j].assume_init() };
-                                assert_eq!(got as f64, want, "({m},{n},{k}) layouts {la},{lb} [{i},{j}]");
+                                let case = format!("({m},{n},{k}) layouts {la},{lb} bias {with_bias}");
+                                assert_eq!(got as f64, want, "{case} [{i},{j}]");
                             }
                         }
                     }
@@ -571,7 +658,8 @@ mod tests {
         }
     }
 
-    /// Products wider than one packed B block (`NC` columns, then a partial block), and a block
+    /// Products wider than one packed B block (`NC` columns, then a partial block; with a bias
+    /// too), and a block
     /// of a wider output (`gemm_raw` with a row stride above `n`) that leaves the rest untouched.
     #[test]
     fn wide_products_and_strided_outputs() {
@@ -588,10 +676,16 @@ mod tests {
         };
         let mut c = vec![MaybeUninit::new(f32::NAN); m * n];
         gemm_into(m, n, k, a, b, &mut c, true);
+        // A bias on each block's own columns.
+        let bias = values(n, 6);
+        let mut cb = vec![MaybeUninit::new(f32::NAN); m * n];
+        gemm_bias_into(m, n, k, a, b, &bias, &mut cb, true);
         for i in 0..m {
             for j in 0..n {
                 // SAFETY: initialised above.
-                assert_eq!(unsafe { c[i * n + j].assume_init() } as f64, want(i, j), "[{i},{j}]");
+                let (got, got_b) = unsafe { (c[i * n + j].assume_init(), cb[i * n + j].assume_init()) };
+                assert_eq!(got as f64, want(i, j), "[{i},{j}]");
+                assert_eq!(got_b as f64, want(i, j) + bias[j] as f64, "with bias [{i},{j}]");
             }
         }
         let (n, ldc) = (40, 53);

@@ -70,7 +70,7 @@ fn mat_strides(l: &Layout) -> (isize, isize) {
 /// Checks that every element `layout` addresses lies inside a buffer of `len` elements (with
 /// overflow-checked arithmetic) and that its strides fit gemm's `isize`: the raw-pointer gemm calls
 /// below rely on it, whatever layout a caller passes.
-fn check_bounds(len: usize, l: &Layout) -> Result<()> {
+pub(crate) fn check_bounds(op: &str, len: usize, l: &Layout) -> Result<()> {
     if l.numel() == 0 {
         // Addresses nothing: an empty view may start anywhere, as in torch.
         return Ok(());
@@ -79,7 +79,7 @@ fn check_bounds(len: usize, l: &Layout) -> Result<()> {
     let strides_fit = l.dims().iter().zip(l.strides()).all(|(&d, &s)| d <= 1 || s <= isize::MAX as usize);
     if extent.is_none_or(|e| e > len) || !strides_fit {
         return Err(Error::shape(format!(
-            "matmul: layout {:?} reaches outside its storage of {len} elements",
+            "{op}: layout {:?} reaches outside its storage of {len} elements",
             l
         )));
     }
@@ -426,8 +426,8 @@ pub fn matmul_slices_into<T: SliceMatmul>(
 /// layouts stay inside their storages, and that the result's element count (returned too) fits.
 fn checked_dims((a_len, la): (usize, &Layout), (b_len, lb): (usize, &Layout)) -> Result<(Dims, usize)> {
     let d = dims(la, lb)?;
-    check_bounds(a_len, la)?;
-    check_bounds(b_len, lb)?;
+    check_bounds("matmul", a_len, la)?;
+    check_bounds("matmul", b_len, lb)?;
     let batches = oxtorch_core::checked_numel(&d.batch)?;
     let total = oxtorch_core::checked_numel(&[batches, d.m, d.n])?;
     Ok((d, total))

@@ -6,7 +6,8 @@
 //! well on its own. Here each task takes one head and a block of query rows, computes that block's
 //! scores into a buffer that stays in the core's L2 cache, scales, masks and normalises each row
 //! there, and multiplies the probabilities by `v` straight into the output. A causal block stops at
-//! its last row's diagonal: the keys after it are never computed.
+//! its last row's diagonal: the keys after it are never computed (so an inf or NaN in a later value
+//! row does not reach it, where the composition's `0 · NaN` would).
 //!
 //! [`NnOp::Attention`]: oxtorch_core::ops::NnOp::Attention
 
@@ -74,8 +75,7 @@ pub fn attention(
         && kd[0] == qd[0]
         && vd[..3] == kd[..3]
         && kd[3] == qd[3]
-        && kd[1] > 0
-        && qd[1] % kd[1] == 0;
+        && (kd[1] == qd[1] || (kd[1] > 0 && qd[1] % kd[1] == 0));
     let mask_fits = mask.is_none_or(|(_, lm)| lm.dims() == [qd[0], qd[1], qd[2], kd[2]]);
     if !shapes_fit || !mask_fits {
         return Err(Error::shape(format!(
@@ -86,10 +86,12 @@ pub fn attention(
             mask.map(|(_, lm)| format!(", mask {}", lm.shape())).unwrap_or_default()
         )));
     }
-    for (s, _) in [Some(q), Some(k), Some(v), mask].into_iter().flatten() {
+    for (s, l) in [Some(q), Some(k), Some(v), mask].into_iter().flatten() {
         if s.dtype() != DType::F32 {
             return Err(Error::UnsupportedDType { op: "scaled_dot_product_attention", dtype: s.dtype() });
         }
+        // The products read the operands through raw pointers.
+        crate::matmul::check_bounds("scaled_dot_product_attention", s.len(), l)?;
     }
     let (batch, heads, l, e) = (qd[0], qd[1], qd[2], qd[3]);
     let (kv_heads, s, ev) = (kd[1], kd[2], vd[3]);
@@ -118,8 +120,8 @@ pub fn attention(
         if e == 0 {
             scores.fill(0.0);
         } else {
-            // SAFETY: `scores` holds `rows × keys` entries; the operands are views of their
-            // storages (checked again by the product).
+            // SAFETY: `scores` holds `rows × keys` entries; the operands' layouts were checked
+            // against their storages above.
             unsafe {
                 let (qm, kt) = (q.matrix(b, h, i0), k.transposed(b, h / group));
                 product(rows, keys, e, qm, kt, scores.as_mut_ptr(), keys)
@@ -157,8 +159,8 @@ pub fn attention(
     Ok(CpuStorage::from_vec(out))
 }
 
-/// Query rows per task: about [`BLOCK_SCORES`] scores, a multiple of six rows within
-/// [`MIN_ROWS`]..=[`MAX_ROWS`], as equal as the `l` rows allow.
+/// Query rows per task: about [`BLOCK_SCORES`] scores (at least [`MIN_ROWS`] rows, at most
+/// [`MAX_ROWS`]), as equal as the `l` rows allow, rounded up to a multiple of six.
 fn block_rows(l: usize, s: usize) -> usize {
     let cap = (BLOCK_SCORES / s).clamp(MIN_ROWS, MAX_ROWS);
     let blocks = l.div_ceil(cap);
@@ -171,7 +173,8 @@ thread_local! {
 }
 
 /// `c = a · b` for an `m × k` by `k × n` product (`k` ≥ 1) into `c` with row stride `ldc`, on this
-/// thread: our AVX2 kernel where the CPU has it, the gemm crate elsewhere.
+/// thread: our AVX2 kernel wherever the CPU runs it (AVX-512 machines too: for these small
+/// products it is not measured against the gemm crate there), the gemm crate elsewhere.
 ///
 /// # Safety
 /// `c` addresses `m` rows of `n` writable entries at row stride `ldc`, and every element of `a` and

@@ -8,6 +8,7 @@ mod conv2d;
 pub(crate) mod cross_entropy;
 mod embedding;
 mod im2col;
+mod linear;
 mod pool;
 mod resample;
 
@@ -40,6 +41,7 @@ pub fn execute(op: &NnOp, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<CpuSt
                 conv2d::ConvArgs { stride: *stride, padding: *padding, dilation: *dilation, groups: *groups };
             Ok(vec![conv2d::conv2d(inputs[0], inputs[1], &args)?])
         }
+        NnOp::Linear => Ok(vec![linear::linear(inputs[0], inputs[1], inputs[2])?]),
         NnOp::Attention { scale, causal, masked } => {
             let args = attention::AttentionArgs { scale: *scale, causal: *causal };
             let mask = if *masked { Some(inputs[3]) } else { None };

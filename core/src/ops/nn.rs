@@ -107,9 +107,14 @@ pub enum NnOp {
         /// channel groups
         groups: usize,
     },
+    /// `linear` with a bias, `x wᵀ + b`, as one CPU op: inputs `(x [M, K], weight [N, K], bias
+    /// [N])` of one float dtype, output `[M, N]`. Where the CPU's f32 product kernel runs it, the
+    /// bias is added as each output tile is first written instead of in a pass of its own. Other
+    /// devices take matmul + add.
+    Linear,
     /// Scaled dot-product attention as one CPU kernel that never writes the whole score matrix:
     /// inputs `(q [B, H, L, E], k [B, Hk, S, E], v [B, Hk, S, Ev])` and, when `masked`, an additive
-    /// mask `[B, H, L, S]` (usually an expanded view), all of one float dtype; `H` a multiple of
+    /// mask `[B, H, L, S]` (usually an expanded view), all f32 (the CPU kernel's one dtype); `H` a multiple of
     /// `Hk` (query head `h` reads key/value head `h / (H / Hk)`). Output `[B, H, L, Ev]`:
     /// `softmax(q kᵀ · scale + mask) v` per head, with position `j > i` of row `i` left out when
     /// `causal`, and zeros for a row whose every position is masked (`-inf`), as the composition in
@@ -157,6 +162,7 @@ impl NnOp {
             NnOp::GeluTanhBackward => "gelu_backward",
             NnOp::Conv2d { .. } => "conv2d",
             NnOp::Attention { .. } => "scaled_dot_product_attention",
+            NnOp::Linear => "linear",
         }
     }
 
@@ -166,6 +172,7 @@ impl NnOp {
             NnOp::Embedding | NnOp::CrossEntropy { .. } | NnOp::GeluTanhBackward | NnOp::Conv2d { .. } => 2,
             NnOp::CrossEntropyBackward { .. } => 4,
             NnOp::Attention { masked, .. } => 3 + usize::from(*masked),
+            NnOp::Linear => 3,
             _ => 1,
         }
     }
@@ -214,6 +221,7 @@ impl NnOp {
                     |d: usize| Self::window_positions(x[2 + d], w[2 + d], stride[d], padding[d], dilation[d]);
                 vec![vec![x[0], w[0], pos(0), pos(1)]]
             }
+            NnOp::Linear => vec![vec![x[0], inputs[1][0]]],
             NnOp::Attention { .. } => {
                 let mut s = x.to_vec();
                 if let (Some(last), Some(&ev)) = (s.last_mut(), inputs[2].last()) {

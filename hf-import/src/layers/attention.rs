@@ -1,5 +1,6 @@
 //! Causal self-attention of decoder LMs: grouped KV heads, optional q/k norms, RoPE, a KV cache
-//! ([`super::KvCache`]), logit soft-capping, computed as transformers' eager attention.
+//! ([`super::KvCache`]), logit soft-capping, computed as transformers' eager attention (on the CPU,
+//! outside autograd, by `scaled_dot_product_attention`'s fused kernel, in float32 throughout).
 
 use oxtorch_tensor::{DType, Tensor};
 
@@ -46,7 +47,7 @@ pub fn eager_attention(
     softcap: Option<f64>,
 ) -> Result<Tensor> {
     let rep = q.dims()[1] / k.dims()[1].max(1);
-    if softcap.is_none() && q.rank() == 4 && q.device().is_cpu() {
+    if softcap.is_none() && fused_on_cpu(q, k, v, mask) {
         // One fused kernel on the CPU (the scores never reach memory), in float32 throughout.
         return Ok(q.scaled_dot_product_attention(k, v, mask, 0.0, false, Some(scale), rep > 1)?);
     }
@@ -63,6 +64,18 @@ pub fn eager_attention(
     let mask = mask.map(|m| m.unsqueeze(1)).transpose()?;
     let out = attend(&grouped, k, v, mask.as_ref(), scale, softcap, rep)?;
     Ok(out.reshape([b, heads, s, d])?)
+}
+
+/// True where `scaled_dot_product_attention` runs its fused CPU kernel on these operands: rank 4,
+/// on the CPU, computed in float32, with nothing for autograd to record (it composes otherwise,
+/// and this module's own composition stacks grouped heads instead of copying k and v).
+fn fused_on_cpu(q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>) -> bool {
+    let operands = || [Some(q), Some(k), Some(v), mask].into_iter().flatten();
+    let recorded = oxtorch_tensor::autograd::is_grad_enabled() && operands().any(Tensor::requires_grad);
+    q.rank() == 4
+        && matches!(q.dtype(), DType::F32 | DType::F16 | DType::BF16)
+        && operands().all(|t| t.device().is_cpu())
+        && !recorded
 }
 
 /// [`eager_attention`] on equal head counts, or with `rep` > 1 on `q` `[b, kv, rep · s, d]` (each

@@ -344,6 +344,11 @@ impl Tensor {
                 None => Ok(y),
             };
         }
+        if let Some(b) = bias {
+            if let Some(y) = linear_on_cpu(self, weight, b)? {
+                return Ok(y);
+            }
+        }
         let wt = if weight.rank() == 2 { weight.t()? } else { weight.clone() };
         match bias {
             Some(b) if self.rank() == 2 && weight.rank() == 2 => b.addmm(self, &wt, 1, 1),
@@ -362,4 +367,29 @@ impl Tensor {
     pub fn einsum(equation: &str, operands: &[&Tensor]) -> Result<Tensor> {
         einsum::einsum(equation, operands)
     }
+}
+
+/// `x wᵀ + b` as one [`NnOp::Linear`] on the CPU for f32 `x` `[*, K]`, `w` `[N, K]`, `b` `[N]`: the
+/// bias joins the product's output tiles instead of taking a pass of its own. `None` where
+/// [`Tensor::linear`]'s composition runs instead (other devices or dtypes, shapes that do not fit:
+/// the composition reports the error).
+///
+/// [`NnOp::Linear`]: oxtorch_core::ops::NnOp::Linear
+fn linear_on_cpu(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Option<Tensor>> {
+    let operands = [x, w, b];
+    let fits = x.rank() >= 2
+        && w.rank() == 2
+        && b.rank() == 1
+        && x.dims().last() == Some(&w.dims()[1])
+        && b.dims()[0] == w.dims()[0];
+    if !fits || !operands.iter().all(|t| t.device().is_cpu() && t.dtype() == DType::F32) {
+        return Ok(None);
+    }
+    let (k, n) = (w.dims()[1], w.dims()[0]);
+    let mut out = x.dims()[..x.rank() - 1].to_vec();
+    let m = out.iter().product::<usize>();
+    out.push(n);
+    let prim = oxtorch_core::ops::Prim::Nn(oxtorch_core::ops::NnOp::Linear);
+    let y = crate::dispatch::apply1(&prim, &[&x.reshape([m, k])?, w, b], x.device())?;
+    Ok(Some(y.reshape(out)?))
 }

@@ -10,6 +10,7 @@ mod fused_attention;
 mod fused_conv2d;
 mod fused_cross_entropy;
 mod fused_gelu_backward;
+mod fused_linear;
 mod golden;
 mod golden_indexshape;
 mod golden_math;

@@ -15,6 +15,7 @@ pub(super) fn saves(op: &NnOp, n: usize) -> Saves {
         NnOp::Embedding => Saves { inputs: [false, true].into_iter().collect(), outputs: false },
         NnOp::CrossEntropy { .. } => Saves::outputs(n),
         NnOp::Conv2d { .. } => Saves::all_inputs(n),
+        NnOp::Linear => Saves { inputs: [true, true, false].into_iter().collect(), outputs: false },
         _ => Saves::none(n),
     }
 }
@@ -130,6 +131,13 @@ pub(super) fn backward(op: &NnOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Resu
         }
         NnOp::Conv2d { stride, padding, dilation, groups } => {
             conv2d_backward(ctx, g, needs, [*stride, *padding, *dilation], *groups)
+        }
+        NnOp::Linear => {
+            // y = x wᵀ + b: gx = g w, gw = gᵀ x, gb = the column sums of g.
+            let gx = if needs[0] { Some(g.matmul(&ctx.input(1)?)?) } else { None };
+            let gw = if needs[1] { Some(g.t()?.matmul(&ctx.input(0)?)?) } else { None };
+            let gb = if needs[2] { Some(g.sum(0, false)?) } else { None };
+            Ok(vec![gx, gw, gb])
         }
         // Taken only where nothing is recorded (the tensor layer composes attention under autograd).
         NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward | NnOp::Attention { .. } => {

@@ -143,6 +143,9 @@ fn fused_on_cpu(
         return Ok(None);
     }
     let (qd, kd, vd) = (q.dims(), k.dims(), v.dims());
+    if qd[1] == 0 {
+        return Ok(None);
+    }
     let heads_fit = kd[1] == qd[1] || (gqa && kd[1] > 0 && qd[1] % kd[1] == 0);
     if !heads_fit || kd[0] != qd[0] || vd[..3] != kd[..3] || kd[3] != qd[3] {
         return Ok(None);
@@ -151,6 +154,8 @@ fn fused_on_cpu(
     let mask = match mask {
         None => None,
         Some(m) => {
+            // A bool mask becomes an additive one (-inf where false), as torch's math backend
+            // adds it: a NaN or +inf score at a masked position then still poisons its row.
             let m = if m.dtype() == DType::Bool {
                 m.logical_not()?.where_self(f64::NEG_INFINITY, 0.0)?.to_dtype(DType::F32)?
             } else {
