@@ -8,8 +8,8 @@
 //! L2.
 //!
 //! Products over more than `KC` values of k take several passes; the first writes the output (plus
-//! a bias row, for `linear`, at no extra pass over it), the later ones add to it. Row blocks run in parallel ([`crate::par`], so a host kernel called from an
-//! XLA thread works on them too).
+//! a bias row, for `linear`, at no extra pass over it), the later ones add to it. Row blocks run in
+//! parallel ([`crate::par`], so a host kernel called from an XLA thread works on them too).
 //!
 //! On AVX2 machines this kernel replaces the gemm crate's, whose 16 × 6 AVX2 kernel reached
 //! 100–107 GFLOP/s on a two-core Zen 3 (`[1024, 1024]²`), against 135 for XLA's.

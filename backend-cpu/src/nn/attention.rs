@@ -159,8 +159,8 @@ pub fn attention(
     Ok(CpuStorage::from_vec(out))
 }
 
-/// Query rows per task: about [`BLOCK_SCORES`] scores (at least [`MIN_ROWS`] rows, at most
-/// [`MAX_ROWS`]), as equal as the `l` rows allow, rounded up to a multiple of six.
+/// Query rows per task: about [`BLOCK_SCORES`] scores (a cap between [`MIN_ROWS`] and
+/// [`MAX_ROWS`] rows), as equal as the `l` rows allow, rounded up to a multiple of six.
 fn block_rows(l: usize, s: usize) -> usize {
     let cap = (BLOCK_SCORES / s).clamp(MIN_ROWS, MAX_ROWS);
     let blocks = l.div_ceil(cap);

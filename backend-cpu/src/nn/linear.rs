@@ -39,19 +39,12 @@ pub fn linear(
             let bias = crate::copy::to_contiguous(b, lb, DType::F32)?;
             let a = MatRef { data: xs, offset: lx.offset(), rs: lx.strides()[0], cs: lx.strides()[1] };
             let bt = MatRef { data: ws, offset: wt.offset(), rs: wt.strides()[0], cs: wt.strides()[1] };
-            let mut out: Vec<f32> = crate::pool::take(m * n);
-            avx2::gemm_bias_into(
-                m,
-                n,
-                k,
-                a,
-                bt,
-                bias.as_slice::<f32>()?,
-                &mut out.spare_capacity_mut()[..m * n],
-                true,
-            );
+            let len = m.checked_mul(n).ok_or_else(|| Error::shape("linear: output too large"))?;
+            let mut out: Vec<f32> = crate::pool::take(len);
+            let dst = &mut out.spare_capacity_mut()[..len];
+            avx2::gemm_bias_into(m, n, k, a, bt, bias.as_slice::<f32>()?, dst, true);
             // SAFETY: `gemm_bias_into` wrote all `m × n` entries.
-            unsafe { out.set_len(m * n) };
+            unsafe { out.set_len(len) };
             return Ok(CpuStorage::from_vec(out));
         }
     }

@@ -1,6 +1,7 @@
 //! Causal self-attention of decoder LMs: grouped KV heads, optional q/k norms, RoPE, a KV cache
 //! ([`super::KvCache`]), logit soft-capping, computed as transformers' eager attention (on the CPU,
-//! outside autograd, by `scaled_dot_product_attention`'s fused kernel, in float32 throughout).
+//! outside autograd and without soft-capping, by `scaled_dot_product_attention`'s fused kernel, in
+//! float32 throughout).
 
 use oxtorch_tensor::{DType, Tensor};
 
@@ -66,8 +67,8 @@ pub fn eager_attention(
     Ok(out.reshape([b, heads, s, d])?)
 }
 
-/// True where `scaled_dot_product_attention` runs its fused CPU kernel on these operands: rank 4,
-/// on the CPU, computed in float32, with nothing for autograd to record (it composes otherwise,
+/// True where `scaled_dot_product_attention` may run its fused CPU kernel on these operands: rank
+/// 4, on the CPU, computed in float32, with nothing for autograd to record (it composes otherwise,
 /// and this module's own composition stacks grouped heads instead of copying k and v).
 fn fused_on_cpu(q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>) -> bool {
     let operands = || [Some(q), Some(k), Some(v), mask].into_iter().flatten();

@@ -369,7 +369,7 @@ impl Tensor {
     }
 }
 
-/// `x wᵀ + b` as one [`NnOp::Linear`] on the CPU for f32 `x` `[*, K]`, `w` `[N, K]`, `b` `[N]`: the
+/// `x wᵀ + b` as one [`NnOp::Linear`] on the CPU for f32 `x` `[..., M, K]` (rank ≥ 2), `w` `[N, K]`, `b` `[N]`: the
 /// bias joins the product's output tiles instead of taking a pass of its own. `None` where
 /// [`Tensor::linear`]'s composition runs instead (other devices or dtypes, shapes that do not fit:
 /// the composition reports the error).

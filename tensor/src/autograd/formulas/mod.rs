@@ -207,6 +207,10 @@ fn saves(prim: &Prim, requires: &[bool]) -> Saves {
         Prim::ArgReduce { .. } => Saves::outputs(n),
         Prim::Index(op) => index::saves(op, n),
         Prim::Sort(op) => sort::saves(op, n),
+        // As MatMul: x for the weight's gradient, the weight for x's.
+        Prim::Nn(oxtorch_core::ops::NnOp::Linear) => {
+            Saves { inputs: SmallVec::from_slice(&[requires[1], requires[0], false]), outputs: false }
+        }
         Prim::Nn(op) => nn::saves(op, n),
     }
 }

@@ -15,7 +15,6 @@ pub(super) fn saves(op: &NnOp, n: usize) -> Saves {
         NnOp::Embedding => Saves { inputs: [false, true].into_iter().collect(), outputs: false },
         NnOp::CrossEntropy { .. } => Saves::outputs(n),
         NnOp::Conv2d { .. } => Saves::all_inputs(n),
-        NnOp::Linear => Saves { inputs: [true, true, false].into_iter().collect(), outputs: false },
         _ => Saves::none(n),
     }
 }
