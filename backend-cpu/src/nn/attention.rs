@@ -7,7 +7,11 @@
 //! scores into a buffer that stays in the core's L2 cache, scales, masks and normalises each row
 //! there, and multiplies the probabilities by `v` straight into the output. A causal block stops at
 //! its last row's diagonal: the keys after it are never computed (so an inf or NaN in a later value
-//! row does not reach it, where the composition's `0 · NaN` would).
+//! row does not reach it, where the composition's `0 · NaN` would). Likewise the keys before the
+//! first and after the last that a block's mask lets through are skipped (padding on either side,
+//! the empty end of a fixed-size KV cache), where every row of the block lets some key through and
+//! the skipped keys and values are finite: a key hidden by `-inf` or by a value at most half the
+//! float's lowest (transformers' `finfo.min`) then gets an exact zero weight from the softmax.
 //!
 //! [`NnOp::Attention`]: oxtorch_core::ops::NnOp::Attention
 
@@ -52,11 +56,62 @@ impl<'a> Operand<'a> {
         MatRef { data: self.data, offset: self.offset + b * sb + h * sh + row * sr, rs: sr, cs: sc }
     }
 
-    /// That matrix transposed.
-    fn transposed(&self, b: usize, h: usize) -> MatRef<'a> {
-        let m = self.matrix(b, h, 0);
+    /// That matrix from row `row`, transposed.
+    fn transposed(&self, b: usize, h: usize, row: usize) -> MatRef<'a> {
+        let m = self.matrix(b, h, row);
         MatRef { rs: m.cs, cs: m.rs, ..m }
     }
+}
+
+/// A mask value at or below this hides its key: `-inf`, and the lowest float (transformers fills
+/// with `finfo.min`), whose weight is an exact zero as long as the row has a visible key (its score
+/// sits ~1.7e38 below that key's).
+const HIDDEN: f32 = f32::MIN / 2.0;
+
+/// The keys `[first, last]` that the mask of rows `i0..i0 + rows` of head `(b, h)` lets through
+/// among keys `0..end` (for a causal row `i`, among `0..=i`), as the range `first..last + 1`. All
+/// of `0..end` where some row hides each of its keys: such a row's softmax is over all of them
+/// (uniform for `finfo.min`, zeros for `-inf`). A NaN counts as visible.
+fn visible_keys(
+    mask: &Operand,
+    (b, h): (usize, usize),
+    i0: usize,
+    rows: usize,
+    end: usize,
+    causal: bool,
+) -> (usize, usize) {
+    // A mask broadcast along the queries (`[B, 1, 1, S]` expanded) needs one row looked at, unless
+    // causality makes each row's keys differ.
+    let rows = if mask.strides[2] == 0 && !causal { 1 } else { rows };
+    let (mut first, mut last) = (end, 0);
+    for i in i0..i0 + rows {
+        let m = mask.matrix(b, h, i);
+        let visible = |j: &usize| {
+            let x = m.data[m.offset + j * m.cs];
+            x > HIDDEN || x.is_nan()
+        };
+        let row_end = if causal { end.min(i + 1) } else { end };
+        let Some(f) = (0..row_end).find(visible) else { return (0, end) };
+        let l = (f..row_end).rev().find(visible).unwrap_or(f);
+        (first, last) = (first.min(f), last.max(l));
+    }
+    (first, last + 1)
+}
+
+/// Whether every element of the rank-4 operand `x` of dims `d` is finite: a vectorised scan of
+/// its rows (contiguous last dim) or a plain one, the two middle dims walked in storage order.
+fn all_finite(x: &Operand, d: &[usize]) -> bool {
+    let [sb, sh, sr, sc] = x.strides;
+    // the middle dim with the smaller stride innermost
+    let ((n1, s1), (n2, s2)) = if sh >= sr { ((d[1], sh), (d[2], sr)) } else { ((d[2], sr), (d[1], sh)) };
+    let row_finite = |start: usize| {
+        if sc == 1 {
+            x.data[start..start + d[3]].chunks(64).all(|c| c.iter().fold(true, |ok, v| ok & v.is_finite()))
+        } else {
+            (0..d[3]).all(|c| x.data[start + c * sc].is_finite())
+        }
+    };
+    (0..d[0]).all(|b| (0..n1).all(|i| (0..n2).all(|j| row_finite(x.offset + b * sb + i * s1 + j * s2))))
 }
 
 /// `softmax(q kᵀ · scale + mask) v` for `q` `[B, H, L, E]`, `k` `[B, Hk, S, E]`, `v`
@@ -106,6 +161,7 @@ pub fn attention(
     let blocks = l.div_ceil(rows);
     let group = heads / kv_heads;
     let (scale, causal) = (args.scale as f32, args.causal);
+    let finite = std::sync::OnceLock::new();
     let mut out: Vec<f32> = crate::pool::take(n);
     let dst = crate::par::SendPtr(out.spare_capacity_mut().as_mut_ptr() as *mut f32);
     crate::par::for_each_task(batch * heads * blocks, &|task| {
@@ -113,8 +169,24 @@ pub fn attention(
         let (b, h) = (bh / heads, bh % heads);
         let i0 = block * rows;
         let rows = rows.min(l - i0);
-        // A causal block's last row sees keys up to its own position.
-        let keys = if causal { s.min(i0 + rows) } else { s };
+        // A causal block's last row sees keys up to its own position; the mask may hide more.
+        let end = if causal { s.min(i0 + rows) } else { s };
+        let (j0, end) = match mask {
+            Some(m) => {
+                let (j0, visible_end) = visible_keys(&m, (b, h), i0, rows, end, causal);
+                // A NaN or infinite key or value poisons its rows even where it is masked (the
+                // composition's `NaN + mask`, `0 · inf`): then every block reads every key. The
+                // first block that would skip keys scans k and v once for the whole call.
+                let skips = j0 > 0 || visible_end < end;
+                if !skips || *finite.get_or_init(|| all_finite(&k, kd) && all_finite(&v, vd)) {
+                    (j0, visible_end)
+                } else {
+                    (0, end)
+                }
+            }
+            None => (0, end),
+        };
+        let keys = end - j0;
         let mut scores = SCORES.take();
         scores.resize(rows * keys, 0.0);
         if e == 0 {
@@ -123,7 +195,7 @@ pub fn attention(
             // SAFETY: `scores` holds `rows × keys` entries; the operands' layouts were checked
             // against their storages above.
             unsafe {
-                let (qm, kt) = (q.matrix(b, h, i0), k.transposed(b, h / group));
+                let (qm, kt) = (q.matrix(b, h, i0), k.transposed(b, h / group, j0));
                 product(rows, keys, e, qm, kt, scores.as_mut_ptr(), keys)
             };
         }
@@ -131,18 +203,19 @@ pub fn attention(
             let i = i0 + r;
             match mask.map(|m| m.matrix(b, h, i)) {
                 Some(m) if m.cs == 1 => {
-                    let m = &m.data[m.offset..][..keys];
+                    let m = &m.data[m.offset + j0..][..keys];
                     row.iter_mut().zip(m).for_each(|(x, &m)| *x = *x * scale + m);
                 }
                 Some(m) => {
                     for (j, x) in row.iter_mut().enumerate() {
-                        *x = *x * scale + m.data[m.offset + j * m.cs];
+                        *x = *x * scale + m.data[m.offset + (j0 + j) * m.cs];
                     }
                 }
                 None => row.iter_mut().for_each(|x| *x *= scale),
             }
-            if causal && i + 1 < keys {
-                row[i + 1..].fill(f32::NEG_INFINITY);
+            if causal && i + 1 < end {
+                // the keys after `i` (all of the row's keys where `i` precedes `j0`)
+                row[(i + 1).saturating_sub(j0)..].fill(f32::NEG_INFINITY);
             }
             safe_softmax_in_place(row);
         }
@@ -150,7 +223,7 @@ pub fn attention(
         // SAFETY: the task's `rows × ev` block of the output, written by this task only.
         unsafe {
             let out = dst.get().add(((bh * l) + i0) * ev);
-            product(rows, ev, keys, probs, v.matrix(b, h / group, 0), out, ev)
+            product(rows, ev, keys, probs, v.matrix(b, h / group, j0), out, ev)
         };
         SCORES.set(scores);
     });

@@ -156,6 +156,58 @@ fn fused_attention_propagates_nan_as_the_composition() -> Result<()> {
     Ok(())
 }
 
+#[test]
+fn fused_attention_skips_hidden_keys_exactly() -> Result<()> {
+    oxtorch_tensor::manual_seed(26);
+    let lowest = f32::MIN as f64;
+    // Keys `0..s`; batch 0 hides its first three (left padding, `-inf`), batch 1 its last four
+    // (right padding, transformers' `finfo.min`) and one key in the middle.
+    for c in [case(2, 2, 1, 30, 12, 8, 5), case(2, 3, 3, 130, 140, 4, 4)] {
+        let (q, k, v, _) = inputs(&c, "none")?;
+        let mut pad = vec![0.0; c.b * c.s];
+        pad[..3].fill(f64::NEG_INFINITY);
+        pad[2 * c.s - 4..].fill(lowest);
+        pad[c.s + c.s / 2] = f64::NEG_INFINITY;
+        let pad = Tensor::from_vec(pad.clone(), [c.b, 1, 1, c.s])?;
+        // Per-row masks: the padding, plus row 1 of batch 1 hiding every key (a uniform average
+        // with `finfo.min`) and row 2 of batch 0 seeing only key 5.
+        let mut rows = pad.expand([c.b, 1, c.l, c.s])?.to_f64_vec()?;
+        rows[(c.l + 1) * c.s..(c.l + 2) * c.s].fill(lowest);
+        rows[2 * c.s..3 * c.s].fill(f64::NEG_INFINITY);
+        rows[2 * c.s + 5] = 0.0;
+        let rows = Tensor::from_vec(rows, [c.b, 1, c.l, c.s])?;
+        for (what, m) in [("padding", pad), ("rows", rows)] {
+            let want = sdpa(&q, &k, &v, Some(&m), false, &c)?;
+            let f32s = |t: &Tensor| t.to_dtype(DType::F32);
+            let got = sdpa(&f32s(&q)?, &f32s(&k)?, &f32s(&v)?, Some(&f32s(&m)?), false, &c)?;
+            assert_close(&got, &want, 1e-5, &format!("{c:?} {what}"))?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn fused_attention_reads_hidden_keys_that_are_not_finite() -> Result<()> {
+    oxtorch_tensor::manual_seed(27);
+    let c = case(1, 2, 2, 8, 9, 4, 4);
+    let (q, k, v, _) = inputs(&c, "none")?;
+    // The last two keys padded: a NaN in a padded key or value still poisons the rows, as in the
+    // composition (`NaN + mask`, `0 · NaN`).
+    let mut m = vec![0.0; c.s];
+    m[c.s - 2..].fill(f64::NEG_INFINITY);
+    let m = Tensor::from_vec(m, [1, 1, 1, c.s])?;
+    let at = [0, 1, c.s - 1, 2];
+    let cases = [("k nan", with_nan(&k, at)?, v.clone()), ("v nan", k.clone(), with_nan(&v, at)?)];
+    for (what, k, v) in cases {
+        let want = sdpa(&q, &k, &v, Some(&m), false, &c)?;
+        assert!(want.to_f64_vec()?.iter().any(|x| x.is_nan()), "{what}: the case has NaN");
+        let f32s = |t: &Tensor| t.to_dtype(DType::F32);
+        let got = sdpa(&f32s(&q)?, &f32s(&k)?, &f32s(&v)?, Some(&f32s(&m)?), false, &c)?;
+        assert_close(&got, &want, 1e-5, what)?;
+    }
+    Ok(())
+}
+
 /// A copy of `t` with element `at` set to NaN.
 fn with_nan(t: &Tensor, at: [usize; 4]) -> Result<Tensor> {
     let mut v = t.to_f64_vec()?;
