@@ -8,10 +8,10 @@
 //! there, and multiplies the probabilities by `v` straight into the output. A causal block stops at
 //! its last row's diagonal: the keys after it are never computed (so an inf or NaN in a later value
 //! row does not reach it, where the composition's `0 · NaN` would). Likewise the keys before the
-//! first and after the last that a block's mask lets through are skipped (padding on either side,
-//! the empty end of a fixed-size KV cache), where every row of the block lets some key through and
-//! the skipped keys and values are finite: a key hidden by `-inf` or by a value at most half the
-//! float's lowest (transformers' `finfo.min`) then gets an exact zero weight from the softmax.
+//! first and after the last that a block's mask lets through are skipped (padding on either side),
+//! where every row of the block lets some key through and the call's queries, keys, values and
+//! scores are finite and bounded: a key hidden by `-inf` or by a value at most half the float's
+//! lowest (transformers' `finfo.min`) then gets an exact zero weight from the softmax.
 //!
 //! [`NnOp::Attention`]: oxtorch_core::ops::NnOp::Attention
 
@@ -69,9 +69,9 @@ impl<'a> Operand<'a> {
 const HIDDEN: f32 = f32::MIN / 2.0;
 
 /// The keys `[first, last]` that the mask of rows `i0..i0 + rows` of head `(b, h)` lets through
-/// among keys `0..end` (for a causal row `i`, among `0..=i`), as the range `first..last + 1`. All
-/// of `0..end` where some row hides each of its keys: such a row's softmax is over all of them
-/// (uniform for `finfo.min`, zeros for `-inf`). A NaN counts as visible.
+/// among keys `0..end` (for a causal row `i`, among `0..=i`), as the range `first..last + 1`;
+/// `(0, end)` if some row hides all of its keys (such a row's softmax is over all of them: uniform
+/// for `finfo.min`, zeros for `-inf`). A NaN counts as visible.
 fn visible_keys(
     mask: &Operand,
     (b, h): (usize, usize),
@@ -98,20 +98,52 @@ fn visible_keys(
     (first, last + 1)
 }
 
-/// Whether every element of the rank-4 operand `x` of dims `d` is finite: a vectorised scan of
-/// its rows (contiguous last dim) or a plain one, the two middle dims walked in storage order.
-fn all_finite(x: &Operand, d: &[usize]) -> bool {
+/// The largest magnitude among the elements of the rank-4 operand `x` of dims `d`, or `None`
+/// where one is NaN or infinite (0 for an empty operand). It is the largest of the magnitudes' bit
+/// patterns, which order as the magnitudes do, with infinity and NaN above every finite value: an
+/// integer maximum, which vectorises (a float one does not).
+fn finite_bound(x: &Operand, d: &[usize]) -> Option<f32> {
+    if d.contains(&0) {
+        return Some(0.0);
+    }
     let [sb, sh, sr, sc] = x.strides;
     // the middle dim with the smaller stride innermost
     let ((n1, s1), (n2, s2)) = if sh >= sr { ((d[1], sh), (d[2], sr)) } else { ((d[2], sr), (d[1], sh)) };
-    let row_finite = |start: usize| {
-        if sc == 1 {
-            x.data[start..start + d[3]].chunks(64).all(|c| c.iter().fold(true, |ok, v| ok & v.is_finite()))
-        } else {
-            (0..d[3]).all(|c| x.data[start + c * sc].is_finite())
+    let magnitude = |v: &f32| v.to_bits() & 0x7fff_ffff;
+    let mut max = 0u32;
+    for b in 0..d[0] {
+        for i in 0..n1 {
+            for j in 0..n2 {
+                let start = x.offset + b * sb + i * s1 + j * s2;
+                max = if sc == 1 {
+                    x.data[start..start + d[3]].iter().map(magnitude).fold(max, u32::max)
+                } else {
+                    (0..d[3]).map(|c| magnitude(&x.data[start + c * sc])).fold(max, u32::max)
+                };
+            }
         }
+    }
+    let max = f32::from_bits(max);
+    max.is_finite().then_some(max)
+}
+
+/// Whether skipping hidden keys gives the composition's result for this call: q, k, v and the
+/// scale finite (a NaN or infinite score or value poisons its rows even where the mask hides it:
+/// the composition's `NaN + mask`, `inf + mask`, `0 · NaN`), and every score at most 1e30 in
+/// magnitude (`e · max|q| · max|k| · |scale|`), far above any visible score and far below the gap
+/// of ~1.7e38 that a hidden key's mask opens.
+fn skipping_is_exact(
+    q: (&Operand, &[usize]),
+    k: (&Operand, &[usize]),
+    v: (&Operand, &[usize]),
+    scale: f32,
+) -> bool {
+    let bound = || {
+        let (mq, mk) = (finite_bound(q.0, q.1)?, finite_bound(k.0, k.1)?);
+        finite_bound(v.0, v.1)?;
+        Some(q.1[3] as f64 * mq as f64 * mk as f64 * (scale as f64).abs())
     };
-    (0..d[0]).all(|b| (0..n1).all(|i| (0..n2).all(|j| row_finite(x.offset + b * sb + i * s1 + j * s2))))
+    scale.is_finite() && bound().is_some_and(|b| b <= 1e30)
 }
 
 /// `softmax(q kᵀ · scale + mask) v` for `q` `[B, H, L, E]`, `k` `[B, Hk, S, E]`, `v`
@@ -161,7 +193,7 @@ pub fn attention(
     let blocks = l.div_ceil(rows);
     let group = heads / kv_heads;
     let (scale, causal) = (args.scale as f32, args.causal);
-    let finite = std::sync::OnceLock::new();
+    let exact_skip = std::sync::OnceLock::new();
     let mut out: Vec<f32> = crate::pool::take(n);
     let dst = crate::par::SendPtr(out.spare_capacity_mut().as_mut_ptr() as *mut f32);
     crate::par::for_each_task(batch * heads * blocks, &|task| {
@@ -174,11 +206,11 @@ pub fn attention(
         let (j0, end) = match mask {
             Some(m) => {
                 let (j0, visible_end) = visible_keys(&m, (b, h), i0, rows, end, causal);
-                // A NaN or infinite key or value poisons its rows even where it is masked (the
-                // composition's `NaN + mask`, `0 · inf`): then every block reads every key. The
-                // first block that would skip keys scans k and v once for the whole call.
+                // The first block that would skip keys scans q, k and v once for the whole call
+                // (`skipping_is_exact`); where skipping could differ, every block reads every key.
                 let skips = j0 > 0 || visible_end < end;
-                if !skips || *finite.get_or_init(|| all_finite(&k, kd) && all_finite(&v, vd)) {
+                let exact = || skipping_is_exact((&q, qd), (&k, kd), (&v, vd), scale);
+                if !skips || *exact_skip.get_or_init(exact) {
                     (j0, visible_end)
                 } else {
                     (0, end)
@@ -214,8 +246,9 @@ pub fn attention(
                 None => row.iter_mut().for_each(|x| *x *= scale),
             }
             if causal && i + 1 < end {
-                // the keys after `i` (all of the row's keys where `i` precedes `j0`)
-                row[(i + 1).saturating_sub(j0)..].fill(f32::NEG_INFINITY);
+                // the keys after `i` (every row sees a key at or before it, so `j0 <= i`)
+                debug_assert!(j0 <= i);
+                row[i + 1 - j0..].fill(f32::NEG_INFINITY);
             }
             safe_softmax_in_place(row);
         }

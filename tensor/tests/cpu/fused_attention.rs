@@ -191,14 +191,27 @@ fn fused_attention_reads_hidden_keys_that_are_not_finite() -> Result<()> {
     oxtorch_tensor::manual_seed(27);
     let c = case(1, 2, 2, 8, 9, 4, 4);
     let (q, k, v, _) = inputs(&c, "none")?;
-    // The last two keys padded: a NaN in a padded key or value still poisons the rows, as in the
-    // composition (`NaN + mask`, `0 · NaN`).
+    // The last two keys padded: a NaN in a padded key or value, or an infinite query element
+    // (an infinite score at a padded key) still poisons the rows, as in the composition
+    // (`NaN + mask`, `0 · NaN`, `inf + mask`).
     let mut m = vec![0.0; c.s];
     m[c.s - 2..].fill(f64::NEG_INFINITY);
     let m = Tensor::from_vec(m, [1, 1, 1, c.s])?;
     let at = [0, 1, c.s - 1, 2];
-    let cases = [("k nan", with_nan(&k, at)?, v.clone()), ("v nan", k.clone(), with_nan(&v, at)?)];
-    for (what, k, v) in cases {
+    let inf_q = with_value(&q, [0, 1, 3, 2], f64::INFINITY)?;
+    // Column 2 of the keys -1 where visible, +1 where padded: that query row's visible scores
+    // are -inf (zeros if the padded keys were skipped), its padded ones +inf + mask = NaN.
+    let mut signed = k.to_f64_vec()?;
+    for (j, row) in signed.chunks_exact_mut(c.e).enumerate() {
+        row[2] = if j % c.s < c.s - 2 { -1.0 } else { 1.0 };
+    }
+    let signed = Tensor::from_vec(signed, k.dims().to_vec())?;
+    let cases = [
+        ("k nan", q.clone(), with_nan(&k, at)?, v.clone()),
+        ("v nan", q.clone(), k.clone(), with_nan(&v, at)?),
+        ("q inf", inf_q, signed, v.clone()),
+    ];
+    for (what, q, k, v) in cases {
         let want = sdpa(&q, &k, &v, Some(&m), false, &c)?;
         assert!(want.to_f64_vec()?.iter().any(|x| x.is_nan()), "{what}: the case has NaN");
         let f32s = |t: &Tensor| t.to_dtype(DType::F32);
@@ -210,9 +223,14 @@ fn fused_attention_reads_hidden_keys_that_are_not_finite() -> Result<()> {
 
 /// A copy of `t` with element `at` set to NaN.
 fn with_nan(t: &Tensor, at: [usize; 4]) -> Result<Tensor> {
+    with_value(t, at, f64::NAN)
+}
+
+/// A copy of `t` with element `at` set to `x`.
+fn with_value(t: &Tensor, at: [usize; 4], x: f64) -> Result<Tensor> {
     let mut v = t.to_f64_vec()?;
     let d = t.dims();
-    v[((at[0] * d[1] + at[1]) * d[2] + at[2]) * d[3] + at[3]] = f64::NAN;
+    v[((at[0] * d[1] + at[1]) * d[2] + at[2]) * d[3] + at[3]] = x;
     Tensor::from_vec(v, d.to_vec())
 }
 
