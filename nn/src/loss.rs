@@ -8,6 +8,7 @@ pub mod modules;
 
 pub use ctc::ctc_loss;
 
+use oxtorch_tensor::autocast::fp32;
 use oxtorch_tensor::{Error, Result, Tensor};
 
 /// Applies a reduction to per-element losses.
@@ -67,12 +68,16 @@ pub fn nll_loss(
 
 /// Squared error `(input - target)²` (broadcasting as torch does).
 pub fn mse_loss(input: &Tensor, target: &Tensor, reduction: &str) -> Result<Tensor> {
+    // Autocast runs losses in f32, as torch does.
+    let (input, target) = (&fp32(input)?, &fp32(target)?);
     check_reduction(reduction)?;
     reduce(input.sub(target)?.square()?, reduction)
 }
 
 /// Absolute error `|input - target|`.
 pub fn l1_loss(input: &Tensor, target: &Tensor, reduction: &str) -> Result<Tensor> {
+    // Autocast runs losses in f32, as torch does.
+    let (input, target) = (&fp32(input)?, &fp32(target)?);
     check_reduction(reduction)?;
     reduce(input.sub(target)?.abs()?, reduction)
 }
@@ -80,6 +85,8 @@ pub fn l1_loss(input: &Tensor, target: &Tensor, reduction: &str) -> Result<Tenso
 /// `0.5 d² / beta` where `d = |input - target| < beta`, else `d - 0.5 beta` (torch's default
 /// `beta = 1`; `beta = 0` is the L1 loss).
 pub fn smooth_l1_loss(input: &Tensor, target: &Tensor, reduction: &str, beta: f64) -> Result<Tensor> {
+    // Autocast runs losses in f32, as torch does.
+    let (input, target) = (&fp32(input)?, &fp32(target)?);
     check_reduction(reduction)?;
     if beta < 0.0 {
         return Err(Error::msg("smooth_l1_loss does not support negative values for beta."));
@@ -96,6 +103,8 @@ pub fn smooth_l1_loss(input: &Tensor, target: &Tensor, reduction: &str, beta: f6
 /// `0.5 d²` where `d = |input - target| < delta`, else `delta (d - 0.5 delta)` (torch's default
 /// `delta = 1`).
 pub fn huber_loss(input: &Tensor, target: &Tensor, reduction: &str, delta: f64) -> Result<Tensor> {
+    // Autocast runs losses in f32, as torch does.
+    let (input, target) = (&fp32(input)?, &fp32(target)?);
     check_reduction(reduction)?;
     if delta <= 0.0 {
         return Err(Error::msg("huber_loss does not support non-positive values for delta."));
@@ -123,6 +132,10 @@ pub fn binary_cross_entropy(
     weight: Option<&Tensor>,
     reduction: &str,
 ) -> Result<Tensor> {
+    // Autocast runs losses in f32, as torch does.
+    let (input, target) = (&fp32(input)?, &fp32(target)?);
+    let weight = weight.map(fp32).transpose()?;
+    let weight = weight.as_ref();
     check_reduction(reduction)?;
     check_float("binary_cross_entropy", input)?;
     if target.dims() != input.dims() {
@@ -160,6 +173,10 @@ pub fn binary_cross_entropy_with_logits(
     reduction: &str,
     pos_weight: Option<&Tensor>,
 ) -> Result<Tensor> {
+    // Autocast runs losses in f32, as torch does.
+    let (input, target) = (&fp32(input)?, &fp32(target)?);
+    let (weight, pos_weight) = (weight.map(fp32).transpose()?, pos_weight.map(fp32).transpose()?);
+    let (weight, pos_weight) = (weight.as_ref(), pos_weight.as_ref());
     check_reduction(reduction)?;
     check_float("binary_cross_entropy_with_logits", input)?;
     if target.dims() != input.dims() {
@@ -185,6 +202,8 @@ pub fn binary_cross_entropy_with_logits(
 /// log-probabilities with `log_target`): `t (log t - x)`, zero where `t = 0`. `reduction` also
 /// takes `"batchmean"` (sum divided by the batch size, the mathematical KL divergence).
 pub fn kl_div(input: &Tensor, target: &Tensor, reduction: &str, log_target: bool) -> Result<Tensor> {
+    // Autocast runs losses in f32, as torch does.
+    let (input, target) = (&fp32(input)?, &fp32(target)?);
     let loss = if log_target {
         target.exp()?.mul(&target.sub(input)?)?
     } else {
@@ -209,6 +228,8 @@ pub fn cosine_embedding_loss(
     margin: f64,
     reduction: &str,
 ) -> Result<Tensor> {
+    // Autocast runs losses in f32, as torch does.
+    let (input1, input2, target) = (&fp32(input1)?, &fp32(input2)?, &fp32(target)?);
     check_reduction(reduction)?;
     let tr = target.rank();
     if tr > 1 {
@@ -244,6 +265,8 @@ pub fn margin_ranking_loss(
     margin: f64,
     reduction: &str,
 ) -> Result<Tensor> {
+    // Autocast runs losses in f32, as torch does.
+    let (input1, input2, target) = (&fp32(input1)?, &fp32(input2)?, &fp32(target)?);
     check_reduction(reduction)?;
     if input1.rank() != input2.rank() || input1.rank() != target.rank() {
         return Err(Error::shape(format!(

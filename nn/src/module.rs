@@ -222,12 +222,16 @@ fn walk_mut(m: &mut dyn Module, prefix: &str, f: &mut dyn FnMut(&str, MemberMut<
 
 /// The methods every module gets (torch's `nn.Module` API).
 pub trait ModuleExt: Module {
-    /// Parameters with their dotted names, in registration order (torch's `named_parameters`).
+    /// Parameters with their dotted names, in registration order (torch's `named_parameters`). A
+    /// parameter registered under several names (tied weights) is listed once, under its first
+    /// name, so that an optimizer updates it once per step; `state_dict` keeps every name.
     fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut out = Vec::new();
+        let mut out: Vec<(String, Tensor)> = Vec::new();
         walk(self.as_dyn(), "", &mut |n, m| {
             if let Member::Param(t) = m {
-                out.push((n.to_string(), t.clone()));
+                if !out.iter().any(|(_, seen)| seen.is_same(t)) {
+                    out.push((n.to_string(), t.clone()));
+                }
             }
         });
         out

@@ -1,8 +1,9 @@
 //! Automatic mixed precision (torch's `torch.autocast`): inside a scope, matrix products run in a
 //! lower-precision float dtype (bf16 by default, f16 allowed) and losses in f32, on every device.
 //!
-//! Ops consult [`lower`] (matmul, linear, convolution, attention: their float32 inputs are cast to
-//! the autocast dtype) and [`fp32`] (losses: lower-precision inputs are widened). The casts are
+//! Ops consult [`lower`] (matmul, linear, convolution, addmm, baddbmm, attention: their float32
+//! inputs are cast to the autocast dtype, and so is the result) and [`fp32`] (losses, as torch's
+//! CPU autocast lists them: lower-precision inputs are widened and the loss is float32). The casts are
 //! ordinary recorded ops, so gradients flow back in each parameter's own dtype.
 
 use std::cell::Cell;
@@ -59,8 +60,14 @@ pub(crate) fn lower(t: &Tensor) -> Result<Tensor> {
     }
 }
 
+/// True inside an autocast scope when one of `inputs` is float32: an op that autocast runs in lower
+/// precision then calls itself again on [`lower`]ed inputs.
+pub(crate) fn lowers(inputs: &[Option<&Tensor>]) -> bool {
+    autocast_dtype().is_some() && inputs.iter().flatten().any(|t| t.dtype() == DType::F32)
+}
+
 /// For ops that autocast runs in float32 (losses): half-precision tensors are widened.
-pub(crate) fn fp32(t: &Tensor) -> Result<Tensor> {
+pub fn fp32(t: &Tensor) -> Result<Tensor> {
     match autocast_dtype() {
         Some(_) if matches!(t.dtype(), DType::BF16 | DType::F16) => t.to_dtype(DType::F32),
         _ => Ok(t.clone()),

@@ -268,14 +268,19 @@ impl Tensor {
         Ok(self.view_group(layouts, "SplitWithSizesBackward0", Join::Cat(d)))
     }
 
-    /// Splits `dim` into `chunks` pieces of equal size (the last may be smaller; there may be fewer).
+    /// Splits `dim` into `chunks` pieces of equal size (the last may be smaller; there may be fewer;
+    /// an empty dim gives `chunks` empty pieces, as in torch).
     pub fn chunk(&self, chunks: usize, dim: isize) -> Result<Vec<Tensor>> {
         if chunks == 0 {
             return Err(Error::msg("chunk expects `chunks` to be greater than 0, got: 0"));
         }
         let d = wrap_dim(dim, self.rank())?;
         let size = dim_size(self, d)?;
-        self.split(size.div_ceil(chunks).max(1), dim)
+        if size == 0 {
+            // torch gives `chunks` empty pieces of an empty dim.
+            return self.split_with_sizes(&vec![0; chunks], dim);
+        }
+        self.split(size.div_ceil(chunks), dim)
     }
 
     /// The diagonal of dims `d1` and `d2` (`offset > 0` above it), as a view with that dim last.

@@ -24,6 +24,8 @@ pub fn ctc_loss(
     zero_infinity: bool,
 ) -> Result<Tensor> {
     super::check_reduction(reduction)?;
+    // Autocast runs the loss in f32, as torch does.
+    let log_probs = &oxtorch_tensor::autocast::fp32(log_probs)?;
     if !matches!(log_probs.dtype(), DType::F32 | DType::F64) {
         return Err(Error::UnsupportedDType { op: "ctc_loss_cpu", dtype: log_probs.dtype() });
     }

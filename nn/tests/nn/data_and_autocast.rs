@@ -97,3 +97,64 @@ fn autocast_runs_matmuls_in_bf16_and_losses_in_f32() -> Result<()> {
     assert!(err <= 0.05 * scale, "bf16 gradient off by {err} (scale {scale})");
     Ok(())
 }
+
+/// The dtypes of torch's CPU autocast lists (checked against torch 2.15): convolutions (plain and
+/// transposed, 1-3-d) and `addmm`/`baddbmm` run in bf16 and return bf16 even from f32 inputs;
+/// every loss runs in f32 and returns f32 even from bf16 inputs. Gradients reach f32 leaves in
+/// f32.
+#[test]
+fn autocast_covers_convolutions_products_and_every_loss() -> Result<()> {
+    use oxtorch_nn::loss;
+    let bf = DType::BF16;
+    let x2 = Tensor::randn([1, 2, 5, 5], ())?.requires_grad_(true)?;
+    let w2 = Tensor::randn([3, 2, 3, 3], ())?.requires_grad_(true)?;
+    let b3 = Tensor::randn([3], ())?;
+    let p = Tensor::rand([4, 3], ())?.to_dtype(bf)?;
+    let t = Tensor::rand([4, 3], ())?.to_dtype(bf)?;
+    let y = Tensor::ones([4], bf)?;
+    autocast(bf, || {
+        let conv = x2.conv2d(&w2, Some(&b3), &[1], 1usize, &[1], 1)?;
+        assert_eq!(conv.dtype(), bf, "conv2d");
+        conv.to_dtype(DType::F32)?.sum_all()?.backward()?;
+        let x1 = Tensor::randn([1, 2, 5], ())?;
+        let w1 = Tensor::randn([3, 2, 3], ())?;
+        assert_eq!(x1.conv1d(&w1, None, &[1], 0usize, &[1], 1)?.dtype(), bf, "conv1d");
+        let x3 = Tensor::randn([1, 2, 4, 4, 4], ())?;
+        let w3 = Tensor::randn([3, 2, 3, 3, 3], ())?;
+        assert_eq!(x3.conv3d(&w3, None, &[1], 0usize, &[1], 1)?.dtype(), bf, "conv3d");
+        let wt = Tensor::randn([2, 3, 3, 3], ())?;
+        assert_eq!(
+            x2.conv_transpose2d(&wt, None, &[1], &[0], &[0], 1, &[1])?.dtype(),
+            bf,
+            "conv_transpose2d"
+        );
+        let (m, a, b) = (Tensor::randn([4, 4], ())?, Tensor::randn([4, 3], ())?, Tensor::randn([3, 4], ())?);
+        assert_eq!(m.addmm(&a, &b, 1, 1)?.dtype(), bf, "addmm");
+        let bm = Tensor::randn([2, 4, 4], ())?;
+        let (b1, b2) = (Tensor::randn([2, 4, 3], ())?, Tensor::randn([2, 3, 4], ())?);
+        assert_eq!(bm.baddbmm(&b1, &b2, 1, 1)?.dtype(), bf, "baddbmm");
+        let losses = [
+            ("mse_loss", loss::mse_loss(&p, &t, "mean")?),
+            ("l1_loss", loss::l1_loss(&p, &t, "sum")?),
+            ("smooth_l1_loss", loss::smooth_l1_loss(&p, &t, "mean", 1.0)?),
+            ("huber_loss", loss::huber_loss(&p, &t, "none", 1.0)?),
+            ("binary_cross_entropy", loss::binary_cross_entropy(&t, &t, None, "mean")?),
+            (
+                "binary_cross_entropy_with_logits",
+                loss::binary_cross_entropy_with_logits(&p, &t, None, "mean", None)?,
+            ),
+            ("kl_div", loss::kl_div(&p, &t, "batchmean", false)?),
+            ("cosine_embedding_loss", loss::cosine_embedding_loss(&p, &t, &y, 0.0, "mean")?),
+            ("margin_ranking_loss", loss::margin_ranking_loss(&y, &y, &y, 0.0, "mean")?),
+        ];
+        for (name, l) in losses {
+            assert_eq!(l.dtype(), DType::F32, "{name}");
+        }
+        Ok(())
+    })?;
+    assert_eq!(w2.grad().expect("a gradient").dtype(), DType::F32);
+    assert_eq!(x2.grad().expect("a gradient").dtype(), DType::F32);
+    // Outside the scope, f32 stays f32.
+    assert_eq!(x2.conv2d(&w2, None, &[1], 1usize, &[1], 1)?.dtype(), DType::F32);
+    Ok(())
+}

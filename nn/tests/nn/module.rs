@@ -192,3 +192,29 @@ fn to_dtype_freeze_and_zero_grad() -> Result<()> {
     assert!(net.ln.weight.as_ref().unwrap().grad().is_some());
     Ok(())
 }
+
+/// A weight shared by two layers (an embedding tied to the output projection) is one parameter, as
+/// in torch's `named_parameters()`: listed once under its first name, so an optimizer updates it
+/// once; the state dict still has both keys.
+#[test]
+fn tied_weights_are_one_parameter() -> Result<()> {
+    #[derive(Module)]
+    struct Tied {
+        embed: oxtorch_nn::Embedding,
+        head: Linear,
+    }
+    let embed = oxtorch_nn::Embedding::new(10, 4, None)?;
+    let mut head = Linear::new(4, 10, false)?;
+    head.weight = embed.weight.clone();
+    let m = Tied { embed, head };
+    let names: Vec<String> = m.named_parameters().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, vec!["embed.weight".to_string()]);
+    assert_eq!(m.parameters().len(), 1);
+    assert_eq!(m.num_parameters(), 40);
+    let keys: Vec<String> = m.state_dict().keys().map(str::to_string).collect();
+    assert!(
+        keys.contains(&"embed.weight".to_string()) && keys.contains(&"head.weight".to_string()),
+        "{keys:?}"
+    );
+    Ok(())
+}

@@ -131,6 +131,10 @@ impl Tensor {
         beta: impl Into<Scalar>,
         alpha: impl Into<Scalar>,
     ) -> Result<Tensor> {
+        if crate::autocast::lowers(&[Some(self), Some(mat1), Some(mat2)]) {
+            let low = crate::autocast::lower;
+            return low(self)?.addmm(&low(mat1)?, &low(mat2)?, beta, alpha);
+        }
         if mat1.rank() != 2 || mat2.rank() != 2 {
             return Err(Error::shape(format!(
                 "{} must be a matrix, got {}-D tensor",
@@ -155,6 +159,10 @@ impl Tensor {
         beta: impl Into<Scalar>,
         alpha: impl Into<Scalar>,
     ) -> Result<Tensor> {
+        if crate::autocast::lowers(&[Some(self), Some(batch1), Some(batch2)]) {
+            let low = crate::autocast::lower;
+            return low(self)?.baddbmm(&low(batch1)?, &low(batch2)?, beta, alpha);
+        }
         same_dtype(batch1, batch2)?;
         same_dtype(self, batch1)?;
         no_bool("baddbmm", batch1)?;

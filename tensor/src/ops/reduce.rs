@@ -87,7 +87,7 @@ impl Tensor {
         self.mean(Vec::<isize>::new(), false)
     }
 
-    /// Mean over `dims` (float dtypes only).
+    /// Mean over `dims` (float dtypes only; f16 and bf16 accumulate in f32).
     pub fn mean(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
         if !self.dtype().is_float() {
             return Err(Error::msg(format!(
@@ -98,7 +98,10 @@ impl Tensor {
         let dims = dims.into_dims();
         let reduced = self.reduction_dims(dims.clone())?;
         let n: usize = reduced.iter().map(|&d| self.dims()[d]).product();
-        self.reduce(ReduceOp::Sum, dims, keepdim)?.div(n as f64)
+        // f16/bf16 as torch does on the CPU: widened to f32, summed, divided, rounded once (a
+        // half-precision sum of 70 000 ones is already infinite).
+        let (x, dt) = self.upcast()?;
+        x.reduce(ReduceOp::Sum, dims, keepdim)?.div(n as f64)?.to_dtype(dt)
     }
 
     /// Largest element (NaN if any is NaN).

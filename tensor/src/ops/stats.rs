@@ -17,7 +17,7 @@ const INTERPOLATIONS: [&str; 5] = ["linear", "lower", "higher", "midpoint", "nea
 
 impl Tensor {
     /// The dtype half-precision floats compute in (f32), and the input cast to it.
-    fn upcast(&self) -> Result<(Tensor, DType)> {
+    pub(crate) fn upcast(&self) -> Result<(Tensor, DType)> {
         let dt = self.dtype();
         let x =
             if matches!(dt, DType::F16 | DType::BF16) { self.to_dtype(DType::F32)? } else { self.clone() };

@@ -231,3 +231,27 @@ fn empty_views_at_any_offset_multiply_like_torch() -> Result<()> {
     assert_eq!(z.dims(), &[0, 5]);
     Ok(())
 }
+
+/// `mean` of f16/bf16 sums in f32 and rounds once, as torch does on the CPU: a half-precision sum of
+/// 70 000 ones is infinite, their mean 1.
+#[test]
+fn half_precision_means_accumulate_in_f32() -> Result<()> {
+    for dt in [DType::F16, DType::BF16] {
+        let ones = Tensor::ones([70_000], dt)?;
+        let m = ones.mean_all()?;
+        assert_eq!(m.dtype(), dt);
+        assert_eq!(m.to_dtype(DType::F32)?.item::<f32>()?, 1.0, "{dt:?}");
+        // Per row, with keepdim, and under autograd (the gradient keeps the input's dtype).
+        let x = Tensor::full([3, 70_000], 0.1, dt)?.requires_grad_(true)?;
+        let rows = x.mean(1, true)?;
+        assert_eq!(rows.dims(), &[3, 1]);
+        let want = Tensor::scalar_tensor(0.1, dt)?.to_dtype(DType::F32)?.item::<f32>()?;
+        for v in rows.to_dtype(DType::F32)?.to_vec2::<f32>()? {
+            assert_eq!(v, vec![want], "{dt:?}");
+        }
+        rows.sum_all()?.backward()?;
+        let g = x.grad().expect("a gradient");
+        assert_eq!(g.dtype(), dt);
+    }
+    Ok(())
+}

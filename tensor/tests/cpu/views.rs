@@ -159,6 +159,10 @@ fn split_chunk_unbind_unflatten_and_as_strided() -> Result<()> {
     assert_eq!(parts.iter().map(|p| p.dims()[0]).collect::<Vec<_>>(), vec![2, 2, 1]);
     let chunks = t.chunk(3, 1)?;
     assert_eq!(chunks.iter().map(|p| p.dims()[1]).collect::<Vec<_>>(), vec![2, 2]);
+    // An empty dim gives `chunks` empty pieces, as in torch (`torch.empty(0, 4).chunk(3)`).
+    let empty = Tensor::zeros([0, 4], DType::F32)?.chunk(3, 0)?;
+    assert_eq!(empty.iter().map(|p| p.dims().to_vec()).collect::<Vec<_>>(), vec![vec![0, 4]; 3]);
+    assert_eq!(Tensor::zeros([5, 0], DType::F32)?.chunk(2, -1)?.len(), 2);
     let rows = t.unbind(0)?;
     assert_eq!(rows[4].to_vec::<i64>()?, vec![16, 17, 18, 19]);
     let sw = t.split_with_sizes(&[1, 3], 1)?;

@@ -168,6 +168,11 @@ impl Tensor {
         dilation: &[usize],
         groups: usize,
     ) -> Result<Tensor> {
+        if crate::autocast::lowers(&[Some(self), Some(weight), bias]) {
+            let low = crate::autocast::lower;
+            let bias = bias.map(low).transpose()?;
+            return low(self)?.conv_nd(n, &low(weight)?, bias.as_ref(), stride, padding, dilation, groups);
+        }
         let op = ["conv1d", "conv2d", "conv3d"].get(n.wrapping_sub(1)).copied().unwrap_or("conv");
         let (x, unbatched) = check_input(op, n, self, weight, bias)?;
         let stride = spread(op, "stride", stride, n)?;
@@ -313,6 +318,20 @@ impl Tensor {
         groups: usize,
         dilation: &[usize],
     ) -> Result<Tensor> {
+        if crate::autocast::lowers(&[Some(self), Some(weight), bias]) {
+            let low = crate::autocast::lower;
+            let bias = bias.map(low).transpose()?;
+            return low(self)?.conv_transpose_nd(
+                n,
+                &low(weight)?,
+                bias.as_ref(),
+                stride,
+                padding,
+                output_padding,
+                groups,
+                dilation,
+            );
+        }
         let op = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
             .get(n.wrapping_sub(1))
             .copied()
