@@ -54,4 +54,6 @@ pub use oxtorch_backend_cpu::malloc::{tune_process_allocator, AllocatorTuning};
 pub use oxtorch_backend_cpu::{CpuElement, SharedBytes};
 pub use oxtorch_backend_tpu::xla::step_boundary as xla_step_boundary;
 pub use oxtorch_core::ops::{ArgReduceOp, BinaryOp, CmpOp, ReduceOp, UnaryOp};
-pub use oxtorch_core::{bf16, f16, DType, Device, Element, Error, Layout, Result, Scalar, Shape};
+pub use oxtorch_core::{
+    bf16, f16, promote_types, DType, Device, Element, Error, Layout, Result, Scalar, Shape,
+};

@@ -172,6 +172,14 @@ impl Optimizer for Adam {
 
     group_methods!();
 
+    fn momentum(&self, group: usize) -> Option<f64> {
+        Some(self.groups[group].options.betas.0)
+    }
+
+    fn set_momentum(&mut self, group: usize, momentum: f64) {
+        self.groups[group].options.betas.0 = momentum;
+    }
+
     fn state_dict(&self) -> Result<OptimizerState> {
         let mut s = OptimizerState::default();
         for (i, st) in self.state.iter().enumerate() {

@@ -33,6 +33,8 @@ type Schedule = Box<dyn Fn(i64, f64) -> f64 + Send + Sync>;
 /// A schedule applied to every param group of an optimizer (torch's `LRScheduler`).
 pub struct Scheduler {
     schedule: Schedule,
+    /// a momentum schedule `f(epoch)` (OneCycleLR's cycled momentum), set on every group
+    momentum: Option<Box<dyn Fn(i64) -> f64 + Send + Sync>>,
     base_lrs: Vec<f64>,
     last_epoch: i64,
     last_lr: Vec<f64>,
@@ -42,8 +44,13 @@ impl Scheduler {
     /// A scheduler with a custom schedule `f(epoch, base_lr) -> lr`.
     pub fn new(opt: &mut dyn Optimizer, schedule: impl Fn(i64, f64) -> f64 + Send + Sync + 'static) -> Self {
         let base_lrs: Vec<f64> = (0..opt.num_groups()).map(|g| opt.lr(g)).collect();
-        let mut s =
-            Scheduler { schedule: Box::new(schedule), last_lr: base_lrs.clone(), base_lrs, last_epoch: -1 };
+        let mut s = Scheduler {
+            schedule: Box::new(schedule),
+            momentum: None,
+            last_lr: base_lrs.clone(),
+            base_lrs,
+            last_epoch: -1,
+        };
         s.step_to(opt, 0);
         s
     }
@@ -60,6 +67,9 @@ impl Scheduler {
         self.last_lr = self.base_lrs.iter().map(|&b| (self.schedule)(epoch, b)).collect();
         for (g, &lr) in self.last_lr.iter().enumerate() {
             opt.set_lr(g, lr);
+            if let Some(momentum) = &self.momentum {
+                opt.set_momentum(g, momentum(epoch));
+            }
         }
     }
 
@@ -141,11 +151,40 @@ impl LinearLR {
 }
 
 /// The 1cycle policy: warm up from `max_lr / div_factor` to `max_lr`, then anneal to
-/// `initial / final_div_factor` (torch's `OneCycleLR`, learning rate only).
+/// `initial / final_div_factor`, with the momentum cycled inversely between `max_momentum` and
+/// `base_momentum` (torch's `OneCycleLR`).
 pub struct OneCycleLR;
+
+/// How [`OneCycleLR`] cycles the optimizer's momentum (SGD's and RMSprop's `momentum`, Adam's
+/// `beta1`): torch's `cycle_momentum`, `base_momentum` and `max_momentum`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CycleMomentum {
+    /// cycle the momentum at all (torch's default `True`)
+    pub enabled: bool,
+    /// the momentum at the peak learning rate (0.85)
+    pub base: f64,
+    /// the momentum at the start and end of the cycle (0.95)
+    pub max: f64,
+}
+
+impl Default for CycleMomentum {
+    fn default() -> Self {
+        CycleMomentum { enabled: true, base: 0.85, max: 0.95 }
+    }
+}
+
+impl CycleMomentum {
+    /// torch's `cycle_momentum=False`: the learning rate alone follows the cycle.
+    pub fn off() -> Self {
+        CycleMomentum { enabled: false, ..Default::default() }
+    }
+}
+
 impl OneCycleLR {
     /// torch's `OneCycleLR(optimizer, max_lr, total_steps, pct_start=0.3, anneal_strategy="cos",
-    /// div_factor=25, final_div_factor=1e4, three_phase=False)`.
+    /// div_factor=25, final_div_factor=1e4, three_phase=False)` with torch's default momentum cycle
+    /// (0.95 → 0.85 → 0.95; see [`OneCycleLR::with_momentum`]), which needs an optimizer with a
+    /// momentum or beta1.
     #[allow(clippy::new_ret_no_self, clippy::too_many_arguments)]
     pub fn new(
         opt: &mut dyn Optimizer,
@@ -157,11 +196,30 @@ impl OneCycleLR {
         final_div_factor: f64,
         three_phase: bool,
     ) -> Result<Scheduler> {
+        let args = (pct_start, anneal_strategy, div_factor, final_div_factor, three_phase);
+        Self::with_momentum(opt, max_lr, total_steps, args, CycleMomentum::default())
+    }
+
+    /// [`OneCycleLR::new`] with its remaining arguments `(pct_start, anneal_strategy, div_factor,
+    /// final_div_factor, three_phase)` and an explicit momentum cycle
+    /// ([`CycleMomentum::off`] for `cycle_momentum=False`).
+    pub fn with_momentum(
+        opt: &mut dyn Optimizer,
+        max_lr: f64,
+        total_steps: usize,
+        (pct_start, anneal_strategy, div_factor, final_div_factor, three_phase): (f64, &str, f64, f64, bool),
+        momentum: CycleMomentum,
+    ) -> Result<Scheduler> {
         if total_steps == 0 {
             return Err(Error::msg("Expected positive integer total_steps, but got 0"));
         }
         if !(0.0..=1.0).contains(&pct_start) {
             return Err(Error::msg(format!("Expected float between 0 and 1 pct_start, but got {pct_start}")));
+        }
+        if momentum.enabled && (0..opt.num_groups()).any(|g| opt.momentum(g).is_none()) {
+            return Err(Error::msg(
+                "optimizer must support momentum or beta1 with `cycle_momentum` option enabled",
+            ));
         }
         let cos = match anneal_strategy {
             "cos" => true,
@@ -175,14 +233,16 @@ impl OneCycleLR {
         let initial = max_lr / div_factor;
         let min_lr = initial / final_div_factor;
         let total = total_steps as f64;
-        let phases: Vec<(f64, f64, f64)> = if three_phase {
+        let (lo, hi) = (momentum.base, momentum.max);
+        // (last step, lr from, lr to, momentum from, momentum to)
+        let phases: Vec<(f64, f64, f64, f64, f64)> = if three_phase {
             vec![
-                (pct_start * total - 1.0, initial, max_lr),
-                (2.0 * pct_start * total - 2.0, max_lr, initial),
-                (total - 1.0, initial, min_lr),
+                (pct_start * total - 1.0, initial, max_lr, hi, lo),
+                (2.0 * pct_start * total - 2.0, max_lr, initial, lo, hi),
+                (total - 1.0, initial, min_lr, hi, hi),
             ]
         } else {
-            vec![(pct_start * total - 1.0, initial, max_lr), (total - 1.0, max_lr, min_lr)]
+            vec![(pct_start * total - 1.0, initial, max_lr, hi, lo), (total - 1.0, max_lr, min_lr, lo, hi)]
         };
         let anneal = move |start: f64, end: f64, pct: f64| {
             if cos {
@@ -191,25 +251,38 @@ impl OneCycleLR {
                 (end - start) * pct + start
             }
         };
-        // torch sets each group's lr to `initial` first; the schedule ignores the base lr.
-        Ok(Scheduler::new(opt, move |e, _| {
+        // The phase of a step and how far into it the step is.
+        let at = std::sync::Arc::new(move |e: i64| {
             let step = e as f64;
             let mut start_step = 0.0;
-            let mut lr = min_lr;
-            for (i, &(end_step, start, end)) in phases.iter().enumerate() {
+            for (i, &(end_step, ..)) in phases.iter().enumerate() {
                 if step <= end_step || i == phases.len() - 1 {
                     let pct = if end_step > start_step {
                         (step - start_step) / (end_step - start_step)
                     } else {
                         0.0
                     };
-                    lr = anneal(start, end, pct);
-                    break;
+                    return (phases[i], pct);
                 }
                 start_step = end_step;
             }
-            lr
-        }))
+            unreachable!("the last phase takes every step")
+        });
+        let momentum_at = at.clone();
+        // torch sets each group's lr to `initial` first; the schedule ignores the base lr.
+        let mut s = Scheduler::new(opt, move |e, _| {
+            let ((_, from, to, ..), pct) = at(e);
+            anneal(from, to, pct)
+        });
+        if momentum.enabled {
+            s.momentum = Some(Box::new(move |e| {
+                let ((.., from, to), pct) = momentum_at(e);
+                anneal(from, to, pct)
+            }));
+            let epoch = s.last_epoch;
+            s.step_to(opt, epoch);
+        }
+        Ok(s)
     }
 }
 

@@ -60,6 +60,15 @@ pub trait Optimizer {
     /// Sets the learning rate of group `i` (what schedulers do).
     fn set_lr(&mut self, group: usize, lr: f64);
 
+    /// The momentum of group `i` that schedulers may cycle (SGD's and RMSprop's `momentum`,
+    /// Adam's `beta1`), or `None` for an optimizer without one.
+    fn momentum(&self, _group: usize) -> Option<f64> {
+        None
+    }
+
+    /// Sets what [`Optimizer::momentum`] reads; ignored by an optimizer without a momentum.
+    fn set_momentum(&mut self, _group: usize, _momentum: f64) {}
+
     /// Everything needed to resume bit-exactly: per-parameter state and hyper-parameters.
     fn state_dict(&self) -> Result<OptimizerState>;
 

@@ -130,6 +130,14 @@ impl Optimizer for RMSprop {
 
     group_methods!();
 
+    fn momentum(&self, group: usize) -> Option<f64> {
+        Some(self.groups[group].options.momentum)
+    }
+
+    fn set_momentum(&mut self, group: usize, momentum: f64) {
+        self.groups[group].options.momentum = momentum;
+    }
+
     fn state_dict(&self) -> Result<OptimizerState> {
         let mut s = OptimizerState::default();
         for (i, st) in self.state.iter().enumerate() {

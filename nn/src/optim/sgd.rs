@@ -104,6 +104,14 @@ impl Optimizer for SGD {
 
     group_methods!();
 
+    fn momentum(&self, group: usize) -> Option<f64> {
+        Some(self.groups[group].options.momentum)
+    }
+
+    fn set_momentum(&mut self, group: usize, momentum: f64) {
+        self.groups[group].options.momentum = momentum;
+    }
+
     fn state_dict(&self) -> Result<OptimizerState> {
         let mut s = OptimizerState::default();
         for (i, b) in self.momentum_buffers.iter().enumerate() {

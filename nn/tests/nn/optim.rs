@@ -2,15 +2,15 @@
 //! resumption from a saved optimizer state.
 
 use oxtorch_nn::optim::lr_scheduler::{
-    CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, MultiStepLR, OneCycleLR, ReduceLROnPlateau,
-    Scheduler, SequentialLR, StepLR,
+    CosineAnnealingLR, CycleMomentum, ExponentialLR, LambdaLR, LinearLR, MultiStepLR, OneCycleLR,
+    ReduceLROnPlateau, Scheduler, SequentialLR, StepLR,
 };
 use oxtorch_nn::optim::{
     clip_grad_norm_, clip_grad_value_, Adagrad, AdagradOptions, Adam, AdamOptions, AdamW, Optimizer,
     OptimizerState, RMSprop, RMSpropOptions, SgdOptions, SGD,
 };
 use oxtorch_nn::StateDict;
-use oxtorch_tensor::{Result, Tensor};
+use oxtorch_tensor::{DType, Result, Tensor};
 
 fn golden() -> StateDict {
     StateDict::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/golden/optim.safetensors")).unwrap()
@@ -211,6 +211,12 @@ fn schedules_match_pytorch() -> Result<()> {
     check("lambda", lrs(|o| sched(LambdaLR::new(o, |e| 1.0 / (1.0 + e as f64))))?);
     check("linear", lrs(|o| sched(LinearLR::new(o, 0.2, 1.0, 10)))?);
     check("onecycle", lrs(|o| sched(OneCycleLR::new(o, 1.0, 31, 0.3, "cos", 25.0, 1e4, false).unwrap()))?);
+    // The golden was made with `cycle_momentum=False`: the same learning rates either way.
+    let off = (0.3, "cos", 25.0, 1e4, false);
+    check(
+        "onecycle",
+        lrs(|o| sched(OneCycleLR::with_momentum(o, 1.0, 31, off, CycleMomentum::off()).unwrap()))?,
+    );
     check(
         "sequential",
         lrs(|o| {
@@ -238,8 +244,69 @@ fn plateau_and_clipping() -> Result<()> {
     assert!((total.item::<f64>()? - 5.0).abs() < 1e-6);
     let g = a.grad().unwrap().to_f64_vec()?;
     assert!((g[0] - 0.6).abs() < 1e-5 && (g[1] - 0.8).abs() < 1e-5, "{g:?}");
+    // In the gradients' dtype, as torch: f64 gradients give an f64 norm and an f64 factor.
+    let d = Tensor::from_slice(&[3.0f64, 4.0], [2])?.requires_grad_(true)?;
+    d.mul(&d)?.sum_all()?.mul(0.5)?.backward()?;
+    let total = clip_grad_norm_(std::slice::from_ref(&d), 1.0, 2.0, false)?;
+    assert_eq!(total.dtype(), DType::F64);
+    assert_eq!(total.item::<f64>()?, 5.0);
+    assert_eq!(d.grad().unwrap().to_f64_vec()?, vec![3.0 / (5.0 + 1e-6), 4.0 / (5.0 + 1e-6)]);
     clip_grad_value_(std::slice::from_ref(&a), 0.7)?;
     let g = a.grad().unwrap().to_f64_vec()?;
     assert!((g[0] - 0.6).abs() < 1e-5 && (g[1] - 0.7).abs() < 1e-6, "{g:?}");
+    Ok(())
+}
+
+/// OneCycleLR cycles the momentum inversely to the learning rate by default, as torch does. The
+/// values come from torch 2.15: `SGD([p], lr=0.1)`, `OneCycleLR(opt, 1.0, total_steps=11,
+/// three_phase=...)`, `param_groups[0]["momentum"]` after construction and after each of 10 steps.
+#[test]
+fn one_cycle_cycles_momentum_as_torch() -> Result<()> {
+    let two = [
+        0.95,
+        0.9101728006526316,
+        0.8541394349247273,
+        0.8520253513192751,
+        0.8615524737330319,
+        0.8773914046358657,
+        0.8969419169589078,
+        0.9169944650791307,
+        0.9342570857483922,
+        0.9458958292626879,
+        0.95,
+    ];
+    let three = [
+        0.95,
+        0.9101728006526316,
+        0.8541394349247273,
+        0.8711659838942566,
+        0.9341276571609327,
+        0.95,
+        0.95,
+        0.95,
+        0.95,
+        0.95,
+        0.95,
+    ];
+    for (three_phase, want) in [(false, two), (true, three)] {
+        let p = Tensor::zeros([1], ())?.requires_grad_(true)?;
+        let mut opt = SGD::new(vec![p], SgdOptions { lr: 0.1, ..Default::default() })?;
+        let mut s = OneCycleLR::new(&mut opt, 1.0, 11, 0.3, "cos", 25.0, 1e4, three_phase)?;
+        let mut got = vec![opt.momentum(0).unwrap()];
+        for _ in 0..10 {
+            s.step(&mut opt)?;
+            got.push(opt.momentum(0).unwrap());
+        }
+        assert_close(&format!("momentum, three_phase {three_phase}"), &got, &want, 1e-12);
+    }
+    // Adam's beta1 is the momentum; Adagrad has none, which torch refuses.
+    let p = Tensor::zeros([1], ())?.requires_grad_(true)?;
+    let mut adam = Adam::new(vec![p.clone()], AdamOptions::default())?;
+    let cycle = CycleMomentum { base: 0.8, max: 0.9, ..Default::default() };
+    OneCycleLR::with_momentum(&mut adam, 1.0, 11, (0.3, "cos", 25.0, 1e4, false), cycle)?;
+    assert_eq!(adam.momentum(0), Some(0.9));
+    let mut adagrad = Adagrad::new(vec![p], AdagradOptions::default())?;
+    let err = OneCycleLR::new(&mut adagrad, 1.0, 11, 0.3, "cos", 25.0, 1e4, false).err().unwrap().to_string();
+    assert!(err.contains("must support momentum or beta1"), "{err}");
     Ok(())
 }
