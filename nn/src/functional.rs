@@ -339,6 +339,12 @@ pub fn interpolate(
     input.interpolate(size, scale_factor, mode, align_corners)
 }
 
+/// Pads `input` (torch's `F.pad`): `pad` lists `(before, after)` pairs from the last dim
+/// backwards; `mode` is "constant" (with `value`, default 0), "reflect", "replicate" or "circular".
+pub fn pad(input: &Tensor, pad: &[isize], mode: &str, value: Option<f64>) -> Result<Tensor> {
+    input.pad(pad, mode, value)
+}
+
 /// Rows of `weight` picked by the indices `input`.
 pub fn embedding(input: &Tensor, weight: &Tensor, padding_idx: Option<i64>) -> Result<Tensor> {
     input.embedding(weight, padding_idx)
@@ -480,6 +486,20 @@ mod tests {
         // mean [2, 4]; unbiased var [2, 8]
         assert_eq!(rm.to_vec::<f32>()?, vec![1.0, 2.0]);
         assert_eq!(rv.to_vec::<f32>()?, vec![1.5, 4.5]);
+        Ok(())
+    }
+
+    #[test]
+    fn pad_and_activation_defaults_follow_torch() -> Result<()> {
+        let x = tensor!([[1.0, 2.0, 3.0]]);
+        assert_eq!(
+            pad(&x, &[1, 2], "constant", Some(9.0))?.to_vec2::<f32>()?,
+            vec![vec![9.0, 1.0, 2.0, 3.0, 9.0, 9.0]]
+        );
+        assert_eq!(pad(&x, &[1, 1], "reflect", None)?.to_vec2::<f32>()?, vec![vec![2.0, 1.0, 2.0, 3.0, 2.0]]);
+        use crate::{Forward, CELU, ELU, GLU};
+        assert_eq!((ELU::default().alpha, CELU::default().alpha, GLU::default().dim), (1.0, 1.0, -1));
+        assert_eq!(GLU::default().forward(&tensor!([[1.0, 0.0]]))?.dims(), &[1, 1]);
         Ok(())
     }
 

@@ -116,3 +116,21 @@ impl Default for Hardtanh {
         Hardtanh { min_val: -1.0, max_val: 1.0 }
     }
 }
+
+impl Default for ELU {
+    fn default() -> Self {
+        ELU { alpha: 1.0 }
+    }
+}
+
+impl Default for CELU {
+    fn default() -> Self {
+        CELU { alpha: 1.0 }
+    }
+}
+
+impl Default for GLU {
+    fn default() -> Self {
+        GLU { dim: -1 }
+    }
+}
