@@ -19,9 +19,14 @@ pub struct ConvOptions {
     pub groups: usize,
     /// whether the layer has a bias
     pub bias: bool,
+    /// how the padding is filled: "zeros" (torch's default), "reflect", "replicate" or "circular"
+    pub padding_mode: &'static str,
     /// parameter dtype
     pub dtype: DType,
 }
+
+/// The padding modes a convolution layer accepts (torch's `padding_mode`).
+const PADDING_MODES: [&str; 4] = ["zeros", "reflect", "replicate", "circular"];
 
 impl Default for ConvOptions {
     fn default() -> Self {
@@ -31,6 +36,7 @@ impl Default for ConvOptions {
             dilation: vec![1],
             groups: 1,
             bias: true,
+            padding_mode: "zeros",
             dtype: DType::F32,
         }
     }
@@ -61,6 +67,12 @@ impl<const N: usize> ConvNd<N> {
         kernel_size: &[usize],
         options: ConvOptions,
     ) -> Result<Self> {
+        if !PADDING_MODES.contains(&options.padding_mode) {
+            return Err(Error::msg(format!(
+                "padding_mode must be one of {{'reflect', 'replicate', 'zeros', 'circular'}}, but got padding_mode='{}'",
+                options.padding_mode
+            )));
+        }
         let g = options.groups;
         if g == 0 || !in_channels.is_multiple_of(g) || !out_channels.is_multiple_of(g) {
             return Err(Error::msg(format!(
@@ -92,7 +104,51 @@ impl<const N: usize> ConvNd<N> {
 impl<const N: usize> Forward for ConvNd<N> {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let o = &self.options;
-        x.conv_nd(N, &self.weight, self.bias.as_ref(), &o.stride, o.padding.clone(), &o.dilation, o.groups)
+        if o.padding_mode == "zeros" {
+            return x.conv_nd(
+                N,
+                &self.weight,
+                self.bias.as_ref(),
+                &o.stride,
+                o.padding.clone(),
+                &o.dilation,
+                o.groups,
+            );
+        }
+        // As torch: pad with the mode first, then convolve without padding.
+        let padded = x.pad(&self.mode_padding()?, o.padding_mode, None)?;
+        let none = Padding::Explicit(vec![0]);
+        padded.conv_nd(N, &self.weight, self.bias.as_ref(), &o.stride, none, &o.dilation, o.groups)
+    }
+}
+
+impl<const N: usize> ConvNd<N> {
+    /// The `(before, after)` pairs, last spatial dim first, that a non-zero `padding_mode` pads
+    /// (torch's `_reversed_padding_repeated_twice`; "same" puts the odd one on the right).
+    fn mode_padding(&self) -> Result<Vec<isize>> {
+        let o = &self.options;
+        let per_dim = |v: &[usize], what: &str| -> Result<Vec<usize>> {
+            match v.len() {
+                1 => Ok(vec![v[0]; N]),
+                n if n == N => Ok(v.to_vec()),
+                n => Err(Error::msg(format!("{what} must have 1 or {N} values, got {n}"))),
+            }
+        };
+        let pairs: Vec<(usize, usize)> = match &o.padding {
+            Padding::Valid => vec![(0, 0); N],
+            Padding::Explicit(p) => per_dim(p, "padding")?.into_iter().map(|p| (p, p)).collect(),
+            Padding::Same => {
+                let dilation = per_dim(&o.dilation, "dilation")?;
+                let kernel = &self.weight.dims()[2..];
+                (0..N)
+                    .map(|d| {
+                        let total = dilation[d] * kernel[d].saturating_sub(1);
+                        (total / 2, total - total / 2)
+                    })
+                    .collect()
+            }
+        };
+        Ok(pairs.iter().rev().flat_map(|&(a, b)| [a as isize, b as isize]).collect())
     }
 }
 
@@ -111,5 +167,52 @@ impl<const N: usize> Module for ConvNd<N> {
     }
     fn type_name(&self) -> &'static str {
         ["Conv1d", "Conv2d", "Conv3d"].get(N.wrapping_sub(1)).copied().unwrap_or("ConvNd")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Outputs of torch 2.15's `Conv2d(1, 1, (2, 3), padding="same", padding_mode=mode,
+    /// bias=False)` with weights `arange(6)` on `arange(12).reshape(1, 1, 3, 4)`, and of
+    /// `Conv1d(1, 1, 3, padding=2, padding_mode=mode, bias=False)` with weights `[1, 10, 100]` on
+    /// `arange(4)`.
+    #[test]
+    fn padding_modes_match_torch() -> Result<()> {
+        let cases: [(&str, [f32; 12], [f32; 6]); 3] = [
+            (
+                "reflect",
+                [58., 67., 82., 83., 118., 127., 142., 143., 82., 91., 106., 107.],
+                [12., 101., 210., 321., 232., 123.],
+            ),
+            (
+                "replicate",
+                [55., 67., 82., 90., 115., 127., 142., 150., 127., 139., 154., 162.],
+                [0., 100., 210., 321., 332., 333.],
+            ),
+            (
+                "circular",
+                [64., 67., 82., 69., 124., 127., 142., 129., 40., 43., 58., 45.],
+                [32., 103., 210., 321., 32., 103.],
+            ),
+        ];
+        for (mode, want2, want1) in cases {
+            let opts =
+                |padding| ConvOptions { padding, padding_mode: mode, bias: false, ..Default::default() };
+            let mut c2 = Conv2d::new(1, 1, &[2, 3], opts(Padding::Same))?;
+            c2.weight = Tensor::arange(6, DType::F32)?.reshape([1, 1, 2, 3])?;
+            let y = c2.forward(&Tensor::arange(12, DType::F32)?.reshape([1, 1, 3, 4])?)?;
+            assert_eq!(y.dims(), &[1, 1, 3, 4]);
+            assert_eq!(y.reshape([-1])?.to_vec::<f32>()?, want2, "{mode}, 2-d");
+            let mut c1 = Conv1d::new(1, 1, &[3], opts(Padding::Explicit(vec![2])))?;
+            c1.weight = Tensor::from_slice(&[1f32, 10., 100.], [1, 1, 3])?;
+            let y = c1.forward(&Tensor::arange(4, DType::F32)?.reshape([1, 1, 4])?)?;
+            assert_eq!(y.reshape([-1])?.to_vec::<f32>()?, want1, "{mode}, 1-d");
+        }
+        let bad = ConvOptions { padding_mode: "mirror", ..Default::default() };
+        let err = Conv2d::new(1, 1, &[3], bad).err().unwrap().to_string();
+        assert!(err.contains("padding_mode must be one of") && err.contains("'mirror'"), "{err}");
+        Ok(())
     }
 }
