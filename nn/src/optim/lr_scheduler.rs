@@ -82,6 +82,35 @@ impl Scheduler {
     pub fn last_epoch(&self) -> i64 {
         self.last_epoch
     }
+
+    /// What resuming needs, under torch's attribute names: `last_epoch`, `base_lrs.{group}` and
+    /// `_last_lr.{group}` (store it with [`OptimizerState::set_extra`](super::OptimizerState::set_extra)).
+    pub fn state_dict(&self) -> Vec<(String, f64)> {
+        let mut out = vec![("last_epoch".to_string(), self.last_epoch as f64)];
+        out.extend(self.base_lrs.iter().enumerate().map(|(g, &v)| (format!("base_lrs.{g}"), v)));
+        out.extend(self.last_lr.iter().enumerate().map(|(g, &v)| (format!("_last_lr.{g}"), v)));
+        out
+    }
+
+    /// Restores [`Scheduler::state_dict`]'s output for as many groups as this scheduler has. As
+    /// torch's, it leaves the optimizer alone (its learning rates come back with its own state).
+    pub fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
+        self.last_epoch = required(state, "last_epoch")? as i64;
+        for g in 0..self.base_lrs.len() {
+            self.base_lrs[g] = required(state, &format!("base_lrs.{g}"))?;
+            self.last_lr[g] = required(state, &format!("_last_lr.{g}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// The value of `key` in a scheduler state, or an error naming it.
+fn required(state: &[(String, f64)], key: &str) -> Result<f64> {
+    state
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| Error::msg(format!("scheduler state_dict: missing key '{key}'")))
 }
 
 /// `lr = base * gamma^(epoch // step_size)`.
@@ -423,5 +452,23 @@ impl ReduceLROnPlateau {
             self.cooldown_counter = self.cooldown;
             self.num_bad_epochs = 0;
         }
+    }
+
+    /// What resuming needs, under torch's attribute names: `best`, `num_bad_epochs` and
+    /// `cooldown_counter`.
+    pub fn state_dict(&self) -> Vec<(String, f64)> {
+        vec![
+            ("best".to_string(), self.best),
+            ("num_bad_epochs".to_string(), self.num_bad_epochs as f64),
+            ("cooldown_counter".to_string(), self.cooldown_counter as f64),
+        ]
+    }
+
+    /// Restores [`ReduceLROnPlateau::state_dict`]'s output.
+    pub fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
+        self.best = required(state, "best")?;
+        self.num_bad_epochs = required(state, "num_bad_epochs")? as usize;
+        self.cooldown_counter = required(state, "cooldown_counter")? as usize;
+        Ok(())
     }
 }

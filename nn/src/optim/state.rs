@@ -40,6 +40,19 @@ impl OptimizerState {
         self.hyper.push((format!("param_groups.{group}.{name}"), v));
     }
 
+    /// Stores other resumable values under `{prefix}.{key}` (a scheduler's
+    /// [`state_dict`](super::lr_scheduler::Scheduler::state_dict), say with prefix `"scheduler"`),
+    /// saved and loaded with the optimizer's own.
+    pub fn set_extra(&mut self, prefix: &str, values: &[(String, f64)]) {
+        self.hyper.extend(values.iter().map(|(k, v)| (format!("{prefix}.{k}"), *v)));
+    }
+
+    /// What [`OptimizerState::set_extra`] stored under `prefix`, keys without the prefix.
+    pub fn extra(&self, prefix: &str) -> Vec<(String, f64)> {
+        let prefix = format!("{prefix}.");
+        self.hyper.iter().filter_map(|(k, v)| k.strip_prefix(&prefix).map(|k| (k.to_string(), *v))).collect()
+    }
+
     /// Saves atomically as safetensors (hyper-parameters in the header metadata, exact as text).
     pub fn save(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
         let meta: HashMap<String, String> =
@@ -60,7 +73,7 @@ impl OptimizerState {
         let mut hyper: Vec<(String, f64)> = Vec::new();
         if let Some(m) = meta.metadata() {
             for (k, v) in m {
-                if k.starts_with("param_groups.") {
+                if k != "format" {
                     let v: f64 = v.parse().map_err(|_| Error::msg(format!("bad hyper-parameter {k}={v}")))?;
                     hyper.push((k.clone(), v));
                 }

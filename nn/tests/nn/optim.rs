@@ -310,3 +310,56 @@ fn one_cycle_cycles_momentum_as_torch() -> Result<()> {
     assert!(err.contains("must support momentum or beta1"), "{err}");
     Ok(())
 }
+
+/// Schedulers resume exactly: their state rides in the optimizer's file (`set_extra`), and a
+/// plateau scheduler's counters come back, so the resumed run's learning rates and momenta equal
+/// the uninterrupted run's.
+#[test]
+fn schedulers_resume_from_a_saved_state() -> Result<()> {
+    let metrics = [1.0, 0.9, 0.95, 0.97, 0.99, 0.98, 1.0, 0.99, 1.1, 0.97];
+    let fresh = || -> Result<SGD> {
+        let p = Tensor::zeros([1], ())?.requires_grad_(true)?;
+        SGD::new(vec![p], SgdOptions { lr: 0.1, momentum: 0.9, ..Default::default() })
+    };
+    let schedulers = |opt: &mut SGD| -> Result<(Scheduler, ReduceLROnPlateau)> {
+        let cycle = OneCycleLR::new(opt, 1.0, 20, 0.3, "cos", 25.0, 1e4, false)?;
+        Ok((cycle, ReduceLROnPlateau::new(opt, "min", 0.5, 1, 1e-4, "rel", 1, 0.0, 1e-8)?))
+    };
+    let run = |opt: &mut SGD, s: &mut (Scheduler, ReduceLROnPlateau), range: std::ops::Range<usize>| {
+        let mut seen = Vec::new();
+        for &m in &metrics[range] {
+            s.0.step(opt).unwrap();
+            s.1.step(opt, m);
+            seen.push((opt.lr(0), opt.momentum(0).unwrap()));
+        }
+        seen
+    };
+    let mut opt = fresh()?;
+    let mut s = schedulers(&mut opt)?;
+    let whole = run(&mut opt, &mut s, 0..10);
+
+    let mut opt = fresh()?;
+    let mut s = schedulers(&mut opt)?;
+    let mut resumed = run(&mut opt, &mut s, 0..5);
+    let mut state = opt.state_dict()?;
+    state.set_extra("scheduler", &s.0.state_dict());
+    state.set_extra("plateau", &s.1.state_dict());
+    let path = std::env::temp_dir().join(format!("oxtorch-sched-{}.safetensors", std::process::id()));
+    state.save(&path)?;
+
+    let mut opt = fresh()?;
+    let mut s = schedulers(&mut opt)?;
+    let state = OptimizerState::load(&path)?;
+    std::fs::remove_file(&path).ok();
+    opt.load_state_dict(&state)?;
+    s.0.load_state_dict(&state.extra("scheduler"))?;
+    s.1.load_state_dict(&state.extra("plateau"))?;
+    assert_eq!(s.0.last_epoch(), 5);
+    resumed.extend(run(&mut opt, &mut s, 5..10));
+    assert_eq!(resumed, whole);
+    // The plateau scheduler did lower the rate in this run (the test covers its counters).
+    assert!(whole.windows(2).any(|w| w[1].0 < 0.5 * w[0].0), "{whole:?}");
+    let err = s.1.load_state_dict(&[]).unwrap_err().to_string();
+    assert!(err.contains("missing key 'best'"), "{err}");
+    Ok(())
+}
