@@ -39,18 +39,25 @@ impl<const N: usize> MaxPoolNd<N> {
     }
 }
 
-impl<const N: usize> Forward for MaxPoolNd<N> {
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+impl<const N: usize> MaxPoolNd<N> {
+    /// The pooled values and the flat index of each maximum within its input plane (int64), as
+    /// torch's module with `return_indices=True` gives (e.g. for `MaxUnpool`).
+    pub fn forward_with_indices(&self, x: &Tensor) -> Result<(Tensor, Tensor)> {
         let stride = self.stride.as_deref();
-        Ok(x.max_pool_nd_with_indices(
+        x.max_pool_nd_with_indices(
             N,
             &self.kernel_size,
             stride,
             &self.padding,
             &self.dilation,
             self.ceil_mode,
-        )?
-        .0)
+        )
+    }
+}
+
+impl<const N: usize> Forward for MaxPoolNd<N> {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(self.forward_with_indices(x)?.0)
     }
 }
 

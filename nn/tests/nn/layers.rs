@@ -167,6 +167,14 @@ fn pools_and_upsample_match_pytorch() -> Result<()> {
     check(&g, "upsample_bilinear", Upsample::with_size(&[5, 7], "bilinear", Some(false)), forward);
     check(&g, "upsample_linear_ac", Upsample::with_scale_factor(&[1.5], "linear", Some(true)), forward);
     assert_eq!(MaxPool2d::new(&[2]).type_name(), "MaxPool2d");
+    // `return_indices=True`: the flat index of each maximum in its plane.
+    let x = Tensor::from_slice(
+        &[1f32, 5., 2., 0., 3., 4., 9., 8., 7., 6., 1., 2., 0., 3., 4., 5.],
+        [1, 1, 4, 4],
+    )?;
+    let (values, indices) = MaxPool2d::new(&[2]).forward_with_indices(&x)?;
+    assert_eq!(values.to_vec::<f32>()?, vec![5., 9., 7., 5.]);
+    assert_eq!(indices.to_vec::<i64>()?, vec![1, 6, 8, 15]);
     assert_eq!(AdaptiveAvgPool1d::new(&[2]).type_name(), "AdaptiveAvgPool1d");
     Ok(())
 }
