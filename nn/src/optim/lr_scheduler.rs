@@ -38,6 +38,13 @@ pub struct Scheduler {
     base_lrs: Vec<f64>,
     last_epoch: i64,
     last_lr: Vec<f64>,
+    /// For torch's chainable schedules (step, multi-step, exponential, linear, cosine): the rate
+    /// they approach (0, or cosine's `eta_min`), relative to which others' changes scale the
+    /// schedule (see [`Scheduler::step`]).
+    chain_floor: Option<f64>,
+    /// Per group, the product of the changes others made to the rate since this schedule set it
+    /// (1 while it runs alone).
+    chain_scale: Vec<f64>,
 }
 
 impl Scheduler {
@@ -50,20 +57,49 @@ impl Scheduler {
             last_lr: base_lrs.clone(),
             base_lrs,
             last_epoch: -1,
+            chain_floor: None,
+            chain_scale: vec![1.0; opt.num_groups()],
         };
         s.step_to(opt, 0);
         s
     }
 
+    /// Marks a schedule that composes with others as torch's chainable ones do.
+    fn chainable(mut self, floor: f64) -> Self {
+        self.chain_floor = Some(floor);
+        self
+    }
+
     /// Advances one epoch (or step) and sets the optimizer's learning rates.
+    ///
+    /// Chaining, as torch: where a chainable schedule (step, multi-step, exponential, linear,
+    /// cosine) finds a group's rate changed since it set it (by another scheduler stepped in the
+    /// same loop, or by hand), it keeps that change as a factor on its own schedule, `floor +
+    /// scale · (f(e) - floor)`; so `ExponentialLR` and `MultiStepLR` stepped one after the other
+    /// multiply. Alone, it sets its closed form `f(e)`.
     pub fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
-        self.step_to(opt, self.last_epoch + 1);
+        let epoch = self.last_epoch + 1;
+        let Some(floor) = self.chain_floor else {
+            self.step_to(opt, epoch);
+            return Ok(());
+        };
+        self.last_epoch = epoch;
+        for (g, &base) in self.base_lrs.iter().enumerate() {
+            let (current, last, scale) = (opt.lr(g), self.last_lr[g], &mut self.chain_scale[g]);
+            if current != last && last != floor {
+                *scale *= (current - floor) / (last - floor);
+            }
+            let lr = floor + *scale * ((self.schedule)(epoch, base) - floor);
+            self.last_lr[g] = lr;
+            opt.set_lr(g, lr);
+        }
         Ok(())
     }
 
     /// Jumps to `epoch`.
     pub fn step_to(&mut self, opt: &mut dyn Optimizer, epoch: i64) {
         self.last_epoch = epoch;
+        self.chain_scale.fill(1.0);
         self.last_lr = self.base_lrs.iter().map(|&b| (self.schedule)(epoch, b)).collect();
         for (g, &lr) in self.last_lr.iter().enumerate() {
             opt.set_lr(g, lr);
@@ -84,11 +120,12 @@ impl Scheduler {
     }
 
     /// What resuming needs, under torch's attribute names: `last_epoch`, `base_lrs.{group}` and
-    /// `_last_lr.{group}` (store it with [`OptimizerState::set_extra`](super::OptimizerState::set_extra)).
+    /// `_last_lr.{group}`, plus `chain_scale.{group}` (see [`Scheduler::step`]) (store it with [`OptimizerState::set_extra`](super::OptimizerState::set_extra)).
     pub fn state_dict(&self) -> Vec<(String, f64)> {
         let mut out = vec![("last_epoch".to_string(), self.last_epoch as f64)];
         out.extend(self.base_lrs.iter().enumerate().map(|(g, &v)| (format!("base_lrs.{g}"), v)));
         out.extend(self.last_lr.iter().enumerate().map(|(g, &v)| (format!("_last_lr.{g}"), v)));
+        out.extend(self.chain_scale.iter().enumerate().map(|(g, &v)| (format!("chain_scale.{g}"), v)));
         out
     }
 
@@ -99,6 +136,7 @@ impl Scheduler {
         for g in 0..self.base_lrs.len() {
             self.base_lrs[g] = required(state, &format!("base_lrs.{g}"))?;
             self.last_lr[g] = required(state, &format!("_last_lr.{g}"))?;
+            self.chain_scale[g] = required(state, &format!("chain_scale.{g}")).unwrap_or(1.0);
         }
         Ok(())
     }
@@ -120,7 +158,7 @@ impl StepLR {
     #[allow(clippy::new_ret_no_self)]
     pub fn new(opt: &mut dyn Optimizer, step_size: usize, gamma: f64) -> Scheduler {
         let step = step_size.max(1) as i64;
-        Scheduler::new(opt, move |e, b| b * gamma.powi((e / step) as i32))
+        Scheduler::new(opt, move |e, b| b * gamma.powi((e / step) as i32)).chainable(0.0)
     }
 }
 
@@ -132,6 +170,7 @@ impl MultiStepLR {
     pub fn new(opt: &mut dyn Optimizer, mut milestones: Vec<i64>, gamma: f64) -> Scheduler {
         milestones.sort_unstable();
         Scheduler::new(opt, move |e, b| b * gamma.powi(milestones.partition_point(|&m| m <= e) as i32))
+            .chainable(0.0)
     }
 }
 
@@ -141,7 +180,7 @@ impl ExponentialLR {
     /// torch's `ExponentialLR(optimizer, gamma)`.
     #[allow(clippy::new_ret_no_self)]
     pub fn new(opt: &mut dyn Optimizer, gamma: f64) -> Scheduler {
-        Scheduler::new(opt, move |e, b| b * gamma.powi(e as i32))
+        Scheduler::new(opt, move |e, b| b * gamma.powi(e as i32)).chainable(0.0)
     }
 }
 
@@ -153,6 +192,7 @@ impl CosineAnnealingLR {
     pub fn new(opt: &mut dyn Optimizer, t_max: usize, eta_min: f64) -> Scheduler {
         let t_max = t_max.max(1) as f64;
         Scheduler::new(opt, move |e, b| eta_min + (b - eta_min) * (1.0 + (PI * e as f64 / t_max).cos()) / 2.0)
+            .chainable(eta_min)
     }
 }
 
@@ -176,6 +216,7 @@ impl LinearLR {
         Scheduler::new(opt, move |e, b| {
             b * (start_factor + (end_factor - start_factor) * (e as f64).min(total) / total)
         })
+        .chainable(0.0)
     }
 }
 

@@ -363,3 +363,40 @@ fn schedulers_resume_from_a_saved_state() -> Result<()> {
     assert!(err.contains("missing key 'best'"), "{err}");
     Ok(())
 }
+
+/// Chainable schedulers stepped one after the other compose as torch's do (values from torch
+/// 2.15: `SGD(lr=1)`, then `s1.step(); s2.step()` six times).
+#[test]
+fn chained_schedulers_compose_as_torch() -> Result<()> {
+    let chain = |make: &dyn Fn(&mut SGD) -> (Scheduler, Scheduler)| -> Result<Vec<f64>> {
+        let p = Tensor::zeros([1], ())?.requires_grad_(true)?;
+        let mut opt = SGD::new(vec![p], SgdOptions { lr: 1.0, ..Default::default() })?;
+        let (mut s1, mut s2) = make(&mut opt);
+        let mut seen = vec![opt.lr(0)];
+        for _ in 0..6 {
+            s1.step(&mut opt)?;
+            s2.step(&mut opt)?;
+            seen.push(opt.lr(0));
+        }
+        Ok(seen)
+    };
+    let exp_multistep = chain(&|o| (ExponentialLR::new(o, 0.9), MultiStepLR::new(o, vec![2, 4], 0.1)))?;
+    let want = [
+        1.0,
+        0.9,
+        0.08100000000000002,
+        0.07290000000000002,
+        0.006561000000000002,
+        0.005904900000000002,
+        0.005314410000000002,
+    ];
+    assert_close("exponential then multistep", &exp_multistep, &want, 1e-12);
+    let step_linear = chain(&|o| (StepLR::new(o, 2, 0.5), LinearLR::new(o, 0.25, 1.0, 4)))?;
+    assert_close(
+        "step then linear",
+        &step_linear,
+        &[0.25, 0.4375, 0.3125, 0.40625, 0.25, 0.25, 0.125],
+        1e-12,
+    );
+    Ok(())
+}
