@@ -259,23 +259,54 @@ fn pick(logits: &mut [f32], seen: &[i64], g: &GenerationConfig, rng: &mut Rng) -
     order[keep - 1] as i64
 }
 
+/// The new tokens a generation's KV cache is first allocated for. A longer generation grows the
+/// cache as its tokens come (doubling on the cpu, bucket by bucket with a static cache), so that a
+/// huge `max_new_tokens` that ends at an EOS token early costs no more memory than its tokens.
+const FIRST_NEW_SLOTS: usize = 256;
+
 /// Generates up to `g.max_new_tokens` tokens after `input_ids` `[batch, seq]` (left-padded prompts
 /// with `attention_mask`), calling `on_token(row, token)` for each new token of an unfinished row.
 /// Returns the prompts followed by the new tokens (finished rows padded with `g.pad_token_id`), int64,
-/// on the host. Runs on the model's device: the KV cache stays there. Greedy decoding on xla/tpu
-/// picks tokens there too and downloads only them (see [`decode_greedy_on_device`]); otherwise each
-/// step moves the new tokens up and the last position's logits down.
+/// on the host; with `max_new_tokens` 0, the prompts unchanged. Runs on the model's device: the KV
+/// cache stays there. Greedy decoding on xla/tpu picks tokens there too and downloads only them (see
+/// [`decode_greedy_on_device`]); otherwise each step moves the new tokens up and the last position's
+/// logits down.
 pub fn generate(
     lm: &CausalLm,
     input_ids: &Tensor,
     attention_mask: Option<&Tensor>,
     g: &GenerationConfig,
+    on_token: impl FnMut(usize, i64),
+) -> Result<Tensor> {
+    generate_with(lm, input_ids, attention_mask, g, FIRST_NEW_SLOTS, on_token)
+}
+
+/// The KV cache's first capacity: the prompt's `width` slots (a static cache's bucket padding
+/// included) and room for `first_new_slots` new tokens at most. Fails when the whole sequence's
+/// length (`width + max_new_tokens`) would overflow.
+fn first_capacity(width: usize, max_new_tokens: usize, first_new_slots: usize) -> Result<usize> {
+    if width.checked_add(max_new_tokens).is_none() {
+        return Err(Error::Input(format!(
+            "max_new_tokens ({max_new_tokens}) is too large: with the prompt's {width} tokens, the \
+             sequence length overflows"
+        )));
+    }
+    Ok(width + max_new_tokens.min(first_new_slots))
+}
+
+/// [`generate`] with a KV cache first allocated for `first_new_slots` new tokens.
+fn generate_with(
+    lm: &CausalLm,
+    input_ids: &Tensor,
+    attention_mask: Option<&Tensor>,
+    g: &GenerationConfig,
+    first_new_slots: usize,
     mut on_token: impl FnMut(usize, i64),
 ) -> Result<Tensor> {
     g.validate()?;
     // Nothing here needs gradients, and the cache is written in place.
     let _no_grad = NoGradGuard::new();
-    let ids = input_ids.to_dtype(DType::I64)?;
+    let ids = crate::models::ids_as_i64("input_ids", input_ids)?;
     let (b, s) = match ids.dims() {
         [b, s] if *s > 0 => (*b, *s),
         d => return Err(Error::Input(format!("input_ids must be [batch, seq] with seq > 0, got {d:?}"))),
@@ -311,11 +342,10 @@ pub fn generate(
             "generation needs a model with at least one layer (num_hidden_layers is 0)".into(),
         ));
     }
-    let mut cache = if fixed {
-        KvCache::fixed(layers, prompt.width + g.max_new_tokens)
-    } else {
-        KvCache::with_capacity(layers, s + g.max_new_tokens)
-    };
+    // Allocated for the first new tokens only; later ones grow it (and the mask with it).
+    let capacity = first_capacity(prompt.width, g.max_new_tokens, first_new_slots)?;
+    let mut cache =
+        if fixed { KvCache::fixed(layers, capacity) } else { KvCache::with_capacity(layers, capacity) };
     let (ids_t, pos_t, mask_t) = prompt.tensors(cache.capacity(), device)?;
     // Without padding, a cache read up to its filled length needs no attention mask beyond causality.
     let mask_t = (fixed || mask.contains(&0)).then_some(mask_t);
@@ -323,11 +353,11 @@ pub fn generate(
         on_pool(device, || lm.logits_at(&ids_t, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1))?;
     cache.truncate(s);
     let mut rows = Rows { tokens: rows, done: vec![false; b], prompt_len: s };
-    let step = Step { lm, device, mask: mask_t.as_ref() };
+    let mut step = Step { lm, device, mask: mask_t };
     if greedy_on_device(lm, device, g) {
-        decode_greedy_on_device(&step, logits, &mut cache, &mut prompt, &mut rows, g, &mut on_token)?;
+        decode_greedy_on_device(&mut step, logits, &mut cache, &mut prompt, &mut rows, g, &mut on_token)?;
     } else {
-        decode_on_host(&step, logits, &mut cache, &mut prompt, &mut rows, g, &mut on_token)?;
+        decode_on_host(&mut step, logits, &mut cache, &mut prompt, &mut rows, g, &mut on_token)?;
     }
     let rows = rows.tokens;
     let width = rows[0].len();
@@ -364,10 +394,26 @@ impl Rows {
 struct Step<'a> {
     lm: &'a CausalLm,
     device: Device,
-    mask: Option<&'a Tensor>,
+    /// `[batch, capacity]` on the device, as wide as the cache (`None`: no padding, and a cache
+    /// read up to its filled length)
+    mask: Option<Tensor>,
 }
 
 impl Step<'_> {
+    /// Widens the attention mask to the cache's capacity when a forward grew the cache past it (the
+    /// forward takes a mask as wide as the filled positions or as the capacity). Returns the mask it
+    /// replaced, which a step still running on the device may read.
+    fn fit_mask(&mut self, cache: &KvCache, prompt: &Prompt) -> Result<Option<Tensor>> {
+        let capacity = cache.capacity();
+        match &self.mask {
+            Some(m) if m.dims()[1] < capacity => {
+                let wider = prompt.mask_tensor(capacity, self.device)?;
+                Ok(self.mask.replace(wider))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The rows' next positions `[batch, 1]` on the model's device, advancing them.
     fn positions(&self, prompt: &mut Prompt) -> Result<Tensor> {
         let next = prompt.advance();
@@ -379,7 +425,7 @@ impl Step<'_> {
     /// next positions, which it advances; the new keys and values go into `cache`.
     fn next(&self, ids: &Tensor, cache: &mut KvCache, prompt: &mut Prompt) -> Result<Tensor> {
         let pos = self.positions(prompt)?;
-        on_pool(self.device, || self.lm.logits_at(ids, self.mask, Some(&pos), Some(cache), 0))
+        on_pool(self.device, || self.lm.logits_at(ids, self.mask.as_ref(), Some(&pos), Some(cache), 0))
     }
 }
 
@@ -402,9 +448,9 @@ fn greedy_on_device(lm: &CausalLm, device: Device, g: &GenerationConfig) -> bool
 ///
 /// Every tensor a launched graph reads or returns stays held until that graph has run: were one
 /// dropped while the helper plans the graph, whether its buffer is returned or donated would
-/// depend on timing, and each way is another program.
+/// depend on timing, and each way is another program. So is a mask that a grown cache replaced.
 fn decode_greedy_on_device(
-    step: &Step<'_>,
+    step: &mut Step<'_>,
     prefill_logits: Tensor,
     cache: &mut KvCache,
     prompt: &mut Prompt,
@@ -430,15 +476,18 @@ fn decode_greedy_on_device(
         // Step n + 1's tokens when the rows finished at step n: that step was launched already.
         let mut discarded: Option<Tensor> = None;
         for n in 0..g.max_new_tokens {
+            // Read by the running step when the step recorded before it grew the cache.
+            let replaced_mask = step.fit_mask(cache, prompt)?;
             let following = if n + 1 < g.max_new_tokens {
                 let pos = step.positions(prompt)?;
-                Some(argmax(&step.lm.logits_after_own_tokens(&ids, step.mask, &pos, cache)?)?)
+                Some(argmax(&step.lm.logits_after_own_tokens(&ids, step.mask.as_ref(), &pos, cache)?)?)
             } else {
                 None
             };
             if let Some(done) = running.take() {
                 finish(done)?;
             }
+            drop(replaced_mask);
             if following.is_some() {
                 let taken = take_recorded();
                 running = Some(scope.spawn(move || launch(taken)));
@@ -464,7 +513,7 @@ fn decode_greedy_on_device(
 /// Decoding with the tokens picked on the host from each step's downloaded logits: sampling, the
 /// repetition penalty, the cpu, and models that recompute their cache.
 fn decode_on_host(
-    step: &Step<'_>,
+    step: &mut Step<'_>,
     mut logits: Tensor,
     cache: &mut KvCache,
     prompt: &mut Prompt,
@@ -490,6 +539,8 @@ fn decode_on_host(
             break;
         }
         let len = rows.tokens[0].len();
+        // The previous step has run (its logits were read): a mask it replaces is not read again.
+        step.fit_mask(cache, prompt)?;
         if step.lm.recompute_cache_at() == Some(len) && len > rows.prompt_len {
             // The whole sequence again on an emptied cache, as transformers does for Phi-3.
             prompt.advance();
@@ -497,7 +548,7 @@ fn decode_on_host(
             let (all_ids, all_pos) = (all_ids.to(step.device)?, all_pos.to(step.device)?);
             cache.truncate(0);
             logits = on_pool(step.device, || {
-                step.lm.logits_at(&all_ids, step.mask, Some(&all_pos), Some(cache), len - 1)
+                step.lm.logits_at(&all_ids, step.mask.as_ref(), Some(&all_pos), Some(cache), len - 1)
             })?;
             continue;
         }
@@ -564,19 +615,26 @@ impl Prompt {
         p
     }
 
-    /// `(ids, positions)` `[batch, width]` and the attention mask `[batch, capacity]` (ones past the
-    /// prompt: causality hides the slots not yet written) on `device`.
+    /// `(ids, positions)` `[batch, width]` and the attention mask `[batch, capacity]` (see
+    /// [`Prompt::mask_tensor`]) on `device`.
     fn tensors(&self, capacity: usize, device: Device) -> Result<(Tensor, Tensor, Tensor)> {
+        let b = self.next_pos.len();
+        Ok((
+            Tensor::from_vec(self.ids.clone(), [b, self.width])?.to(device)?,
+            Tensor::from_vec(self.pos.clone(), [b, self.width])?.to(device)?,
+            self.mask_tensor(capacity, device)?,
+        ))
+    }
+
+    /// The attention mask `[batch, capacity]` on `device`: the prompt's, then ones (causality hides
+    /// the slots not yet written).
+    fn mask_tensor(&self, capacity: usize, device: Device) -> Result<Tensor> {
         let (b, s) = (self.next_pos.len(), self.mask.len() / self.next_pos.len().max(1));
         let mut mask = vec![1i64; b * capacity];
         for r in 0..b {
             mask[r * capacity..r * capacity + s].copy_from_slice(&self.mask[r * s..(r + 1) * s]);
         }
-        Ok((
-            Tensor::from_vec(self.ids.clone(), [b, self.width])?.to(device)?,
-            Tensor::from_vec(self.pos.clone(), [b, self.width])?.to(device)?,
-            Tensor::from_vec(mask, [b, capacity])?.to(device)?,
-        ))
+        Ok(Tensor::from_vec(mask, [b, capacity])?.to(device)?)
     }
 
     /// `(ids, positions)` `[batch, len]` of the whole sequence so far (`rows`: the prompt and the
@@ -604,7 +662,85 @@ impl Prompt {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::models::AutoModel;
+    use crate::weights::{read_safetensors, Weights};
+
+    /// Decoder fixture `name` of `tests/fixtures` in float32, its generation settings and its
+    /// `generate.safetensors` (transformers' greedy `generate` on a left-padded batch).
+    fn load(name: &str) -> (AutoModel, GenerationConfig, BTreeMap<String, Tensor>) {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join(name);
+        let cfg = Config::load(&dir).unwrap();
+        let model = AutoModel::load(&cfg, &Weights::load(&dir, Some(DType::F32)).unwrap()).unwrap();
+        let g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        let mut golden = BTreeMap::new();
+        read_safetensors(&dir.join("generate.safetensors"), |n, t| {
+            golden.insert(n, t);
+            Ok(())
+        })
+        .unwrap();
+        (model, g, golden)
+    }
+
+    #[test]
+    fn the_cache_is_first_allocated_for_the_first_new_tokens() {
+        assert_eq!(first_capacity(7, 10, FIRST_NEW_SLOTS).unwrap(), 17);
+        assert_eq!(first_capacity(7, 1 << 40, FIRST_NEW_SLOTS).unwrap(), 7 + FIRST_NEW_SLOTS);
+        let err = first_capacity(7, usize::MAX, FIRST_NEW_SLOTS).unwrap_err().to_string();
+        assert!(err.contains(&format!("max_new_tokens ({}) is too large", usize::MAX)), "{err}");
+    }
+
+    /// A cache first allocated for 2 new tokens grows several times (and the padded batch's mask
+    /// with it) on both kinds of cache, through sliding windows and Phi-3's recomputed cache, and
+    /// gives the tokens of a cache allocated for all of them; the first ones are transformers'.
+    #[test]
+    fn a_growing_cache_gives_the_tokens_of_one_allocated_up_front() {
+        for name in ["llama", "gemma3", "phi3_longrope"] {
+            let (model, g, golden) = load(name);
+            let lm = model.causal_lm().unwrap();
+            let (ids, mask) = (&golden["input_ids"], Some(&golden["attention_mask"]));
+            let want = golden["output_ids"].to_vec2::<i64>().unwrap();
+            for cache in [CacheImplementation::Dynamic, CacheImplementation::Static] {
+                let g = GenerationConfig {
+                    max_new_tokens: 40,
+                    pad_token_id: 0,
+                    cache_implementation: cache,
+                    ..g.clone()
+                };
+                let run = |g: &GenerationConfig, first: usize| {
+                    generate_with(lm, ids, mask, g, first, |_, _| {}).unwrap().to_vec2::<i64>().unwrap()
+                };
+                let grown = run(&g, 2);
+                for (row, want) in grown.iter().zip(&want) {
+                    assert_eq!(&row[..want.len()], &want[..], "{name} ({cache:?} cache) vs transformers");
+                }
+                // Without EOS tokens every row runs all 40 steps.
+                let endless = GenerationConfig { eos_token_ids: Vec::new(), ..g.clone() };
+                let grown = run(&endless, 2);
+                assert_eq!(grown[0].len(), ids.dims()[1] + 40);
+                assert_eq!(grown, run(&endless, 40), "{name} ({cache:?} cache)");
+            }
+        }
+    }
+
+    #[test]
+    fn huge_or_zero_max_new_tokens() {
+        let (model, _, _) = load("llama");
+        let lm = model.causal_lm().unwrap();
+        let ids = Tensor::from_vec(vec![1i64, 17, 42], [1, 3]).unwrap();
+        let g = |max_new_tokens: usize| GenerationConfig { max_new_tokens, ..Default::default() };
+        let out = generate(lm, &ids, None, &g(0), |_, _| panic!("no token")).unwrap();
+        assert_eq!(out.to_vec2::<i64>().unwrap(), vec![vec![1i64, 17, 42]], "the prompt back");
+        let err = generate(lm, &ids, None, &g(usize::MAX), |_, _| {}).unwrap_err().to_string();
+        let want = "is too large: with the prompt's 3 tokens, the sequence length overflows";
+        assert!(err.contains(want), "{err}");
+        // A huge budget that an EOS token ends at once allocates nothing for the rest (every token of
+        // the vocabulary of 100 is an EOS).
+        let stop = GenerationConfig { eos_token_ids: (0..100).collect(), ..g(usize::MAX / 2) };
+        assert_eq!(generate(lm, &ids, None, &stop, |_, _| {}).unwrap().dims(), [1, 4]);
+    }
 
     /// `generation_config.json` holding `json`, read with an empty model config.
     fn read(json: &str) -> Result<GenerationConfig> {

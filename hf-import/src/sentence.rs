@@ -80,11 +80,16 @@ impl PoolingMode {
         Ok(modes)
     }
 
-    /// Pools `tokens` `[batch, seq, dim]` under `mask` `[batch, seq]` into `[batch, dim]`.
+    /// Pools `tokens` `[batch, seq, dim]` under `mask` `[batch, seq]` into `[batch, dim]`, as
+    /// sentence-transformers' `Pooling` does whichever side the padding is on: `Cls` takes the first
+    /// token the mask keeps (position 0 of a row it keeps none of), `LastToken` the last one (zeros
+    /// for a row it keeps none of).
     pub fn pool(self, tokens: &Tensor, mask: &Tensor) -> Result<Tensor> {
         let m = mask.to_dtype(tokens.dtype())?.unsqueeze(-1)?;
+        let kept = || Ok::<_, Error>(mask.ne(0)?.to_dtype(DType::I64)?);
         Ok(match self {
-            PoolingMode::Cls => tokens.select(1, 0)?,
+            // `argmax` gives the first of equal maxima: the first token kept, else 0.
+            PoolingMode::Cls => at_positions(tokens, &kept()?.argmax(Some(1), false)?)?,
             PoolingMode::Max => {
                 let blocked = mask.eq(0)?.unsqueeze(-1)?;
                 tokens.masked_fill(&blocked, -1e9)?.amax(1, false)?
@@ -99,11 +104,106 @@ impl PoolingMode {
                 }
             }
             PoolingMode::LastToken => {
-                let last = mask.to_dtype(DType::I64)?.sum(1, false)?.sub(1)?.clamp_min(0)?;
-                let dim = tokens.dims()[2];
-                let index = last.reshape([tokens.dims()[0], 1, 1])?.expand([tokens.dims()[0], 1, dim])?;
-                tokens.gather(1, &index)?.squeeze_dims(1)?
+                // The kept position of the largest rank `1..=seq` (else 0), read from the masked
+                // tokens as sentence-transformers does.
+                let seq = tokens.dims()[1] as i64;
+                let ranks = Tensor::arange_step(1i64, seq + 1, 1, (DType::I64, mask.device()))?;
+                let last = kept()?.mul(&ranks)?.argmax(Some(1), false)?;
+                at_positions(&tokens.mul(&m)?, &last)?
             }
+        })
+    }
+}
+
+/// `tokens[i, positions[i], :]`: `[batch, dim]` from `tokens` `[batch, seq, dim]` and int64
+/// `positions` `[batch]`.
+fn at_positions(tokens: &Tensor, positions: &Tensor) -> Result<Tensor> {
+    let (b, dim) = (tokens.dims()[0], tokens.dims()[2]);
+    let index = positions.reshape([b, 1, 1])?.expand([b, 1, dim])?;
+    Ok(tokens.gather(1, &index)?.squeeze_dims(1)?)
+}
+
+/// The config files of sentence-transformers' `Transformer` module, the first found read: the
+/// current name, then those of older versions.
+const TRANSFORMER_CONFIGS: &[&str] = &[
+    "sentence_bert_config.json",
+    "sentence_roberta_config.json",
+    "sentence_distilbert_config.json",
+    "sentence_camembert_config.json",
+    "sentence_albert_config.json",
+    "sentence_xlm-roberta_config.json",
+    "sentence_xlnet_config.json",
+];
+
+/// What the `Transformer` module's config sets for the tokenizer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct TransformerSettings {
+    /// `max_seq_length`
+    max_seq_length: Option<usize>,
+    /// `model_max_length` among the tokenizer's arguments (`processor_kwargs`, `tokenizer_args`
+    /// before sentence-transformers 6)
+    model_max_length: Option<usize>,
+    /// `do_lower_case`: texts are lowercased before the tokenizer's own normalizer
+    do_lower_case: bool,
+}
+
+impl TransformerSettings {
+    /// Reads the first of [`TRANSFORMER_CONFIGS`] in `dir` holding a non-empty object (defaults when
+    /// none does); a value of the wrong type is an error.
+    fn load(dir: &Path) -> Result<Self> {
+        for name in TRANSFORMER_CONFIGS {
+            let path = dir.join(name);
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            let json: Value = serde_json::from_str(&text).map_err(|e| Error::format(&path, e.to_string()))?;
+            if json.as_object().is_some_and(|o| !o.is_empty()) {
+                return Self::from_json(&path, &json);
+            }
+        }
+        Ok(Self::default())
+    }
+
+    /// The settings in the config `json` read from `path`.
+    fn from_json(path: &Path, json: &Value) -> Result<Self> {
+        let length = |v: Option<&Value>, key: &str| match v {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_u64().and_then(|n| usize::try_from(n).ok()).map(Some).ok_or_else(|| {
+                Error::format(path, format!("\"{key}\" must be a non-negative integer, got {v}"))
+            }),
+        };
+        let tokenizer_args = json.get("processor_kwargs").or_else(|| json.get("tokenizer_args"));
+        let model_max_length = tokenizer_args.and_then(|a| a.get("model_max_length"));
+        Ok(TransformerSettings {
+            max_seq_length: length(json.get("max_seq_length"), "max_seq_length")?,
+            model_max_length: length(model_max_length, "model_max_length")?,
+            do_lower_case: match json.get("do_lower_case") {
+                None | Some(Value::Null) => false,
+                Some(v) => v.as_bool().ok_or_else(|| {
+                    Error::format(path, format!("\"do_lower_case\" must be a boolean, got {v}"))
+                })?,
+            },
+        })
+    }
+
+    /// The length texts are truncated to (`None`: not truncated), as sentence-transformers'
+    /// `Transformer` sets the tokenizer's `model_max_length`: `model_max_length` from the module's
+    /// tokenizer arguments, else its `max_seq_length` (neither capped), else the limit in
+    /// `tokenizer_config.json` capped at the model's `max_position_embeddings`. RoBERTa's position
+    /// offset is not taken off, as there.
+    fn truncation(&self, dir: &Path, cfg: &Config) -> Result<Option<usize>> {
+        if let Some(n) = self.model_max_length.or(self.max_seq_length) {
+            return Ok(Some(n));
+        }
+        // transformers' "no limit" is 1e30, not an integer JSON reads exactly: taken as none.
+        let tokenizer_limit = std::fs::read_to_string(dir.join("tokenizer_config.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|v| v.get("model_max_length").and_then(Value::as_u64))
+            .filter(|&n| n < 1 << 30)
+            .map(|n| n as usize);
+        let positions = cfg.opt_usize("max_position_embeddings")?;
+        Ok(match (tokenizer_limit, positions) {
+            (Some(t), Some(p)) => Some(t.min(p)),
+            (t, p) => t.or(p),
         })
     }
 }
@@ -130,7 +230,8 @@ const SUPPORTED_MODULES: &str = "the backbone (first), Pooling, Dense, Dropout, 
 
 impl SentenceTransformer {
     /// Loads the model folder `dir`: `config.json` + weights, `modules.json` (pooling folder and
-    /// `Normalize`), `sentence_bert_config.json` or `tokenizer_config.json` (truncation) and `tokenizer.json` when present.
+    /// `Normalize`), `sentence_bert_config.json` and `tokenizer_config.json` (truncation, lowercasing)
+    /// and `tokenizer.json` when present.
     pub fn load(dir: &Path, dtype: Option<DType>) -> Result<Self> {
         Self::load_on_device(dir, dtype, Device::Cpu)
     }
@@ -169,20 +270,16 @@ impl SentenceTransformer {
             }
         }
         let pooling = PoolingMode::from_pooling_config(&pooling_dir)?;
-        let json_u64 = |file: &str, key: &str| {
-            std::fs::read_to_string(dir.join(file))
-                .ok()
-                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-                .and_then(|v| v.get(key).and_then(Value::as_u64))
-                .filter(|&n| n < 1 << 30)
-                .map(|n| n as usize)
+        let tokenizer = if dir.join("tokenizer.json").is_file() {
+            let settings = TransformerSettings::load(dir)?;
+            let mut tokenizer = HfTokenizer::load(dir, settings.truncation(dir, &cfg)?)?;
+            if settings.do_lower_case {
+                tokenizer.lowercase_inputs();
+            }
+            Some(tokenizer)
+        } else {
+            None
         };
-        // Truncation as sentence-transformers: its `max_seq_length`, else the tokenizer's limit.
-        let max_len = json_u64("sentence_bert_config.json", "max_seq_length")
-            .or_else(|| json_u64("tokenizer_config.json", "model_max_length"))
-            .or(cfg.opt_usize("max_position_embeddings")?);
-        let tokenizer =
-            if dir.join("tokenizer.json").is_file() { Some(HfTokenizer::load(dir, max_len)?) } else { None };
         Ok(SentenceTransformer { model, pooling, after_pooling, tokenizer })
     }
 

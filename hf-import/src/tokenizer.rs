@@ -5,6 +5,7 @@ mod fast_load;
 use std::path::Path;
 
 use oxtorch_tensor::Tensor;
+use tokenizers::normalizers::{Lowercase, NormalizerWrapper, Sequence};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
@@ -53,6 +54,27 @@ impl HfTokenizer {
         let truncation = max_length.map(|max_length| TruncationParams { max_length, ..Default::default() });
         inner.with_truncation(truncation).map_err(|e| Error::format(&path, e.to_string()))?;
         Ok(HfTokenizer { inner })
+    }
+
+    /// Lowercases texts before the file's own normalizer runs (sentence-transformers'
+    /// `do_lower_case`: a `Lowercase` normalizer put first, unless the normalizer is one or a
+    /// sequence holding one).
+    pub fn lowercase_inputs(&mut self) {
+        let is_lowercase = |n: &NormalizerWrapper| matches!(n, NormalizerWrapper::Lowercase(_));
+        let mut chain = vec![NormalizerWrapper::Lowercase(Lowercase)];
+        match self.inner.get_normalizer() {
+            Some(NormalizerWrapper::Sequence(seq)) => {
+                let steps: &[NormalizerWrapper] = seq.as_ref();
+                if steps.iter().any(is_lowercase) {
+                    return;
+                }
+                chain.extend(steps.iter().cloned());
+            }
+            Some(n) if is_lowercase(n) => return,
+            Some(n) => chain.push(n.clone()),
+            None => {}
+        }
+        self.inner.with_normalizer(Some(NormalizerWrapper::Sequence(Sequence::new(chain))));
     }
 
     /// The ids of `texts` with special tokens, padded to the longest.

@@ -121,6 +121,26 @@ fn greedy_decoding_reads_back_only_tokens_and_stops_rows_at_eos_like_the_cpu() {
     assert_eq!(run(&on_xla, &one), run(&on_cpu, &one), "one new token");
 }
 
+/// Past the new tokens its first allocation holds (256, in a bucket of 512 slots here), the static
+/// cache grows to the next bucket during greedy decoding on the device, and the padded batch's mask
+/// with it: the tokens stay the cpu's (whose cache grows twice, by doubling).
+#[test]
+fn long_generations_grow_the_cache_like_the_cpu() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let golden = read_all(&fixture("llama").join("generate.safetensors"));
+    let (ids, mask) = (&golden["input_ids"], Some(&golden["attention_mask"]));
+    let (_, on_xla) = load("llama", dev);
+    let (_, on_cpu) = load("llama", Device::Cpu);
+    let g = greedy(600);
+    let run = |m: &AutoModel| {
+        generate(m.causal_lm().unwrap(), ids, mask, &g, |_, _| {}).unwrap().to_vec2::<i64>().unwrap()
+    };
+    let (x, c) = (run(&on_xla), run(&on_cpu));
+    assert_eq!(x[0].len(), ids.dims()[1] + 600);
+    assert_eq!(x, c, "600 greedy tokens: xla vs cpu");
+}
+
 /// `[1, len]` prompt ids below the fixtures' vocabulary of 100.
 fn prompt(len: usize) -> Tensor {
     Tensor::from_vec((0..len as i64).map(|i| (i * 37 + 11) % 97 + 1).collect(), [1, len]).unwrap()

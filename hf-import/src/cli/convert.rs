@@ -1,33 +1,81 @@
 //! `hf-import convert MODEL --out DIR [--dtype T]`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use oxtorch_hf_import::weights::{checkpoint_files, write_safetensors};
 use oxtorch_hf_import::{resolve_model, Config, Error, Result};
 use oxtorch_tensor::DType;
 
-/// Writes every tensor to `out/model.safetensors` (cast to `dtype` if given) and copies the other
-/// top-level files (config, tokenizer, ...), updating the config's dtype.
-pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
-    let dir = resolve_model(model)?;
-    Config::load(&dir)?; // a folder without a readable config is not a model
-    let files = checkpoint_files(&dir)?;
-    let weights = super::load_weights(&dir, dtype)?;
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
-    let tensors: Vec<_> = weights.iter().map(|r| r.map(|(n, t)| (n.clone(), t))).collect::<Result<_>>()?;
-    let meta = [("format".to_string(), "pt".to_string())].into_iter().collect();
-    write_safetensors(&out.join("model.safetensors"), &tensors, Some(meta))?;
+/// Whether `a` and `b` both exist and are the same file or folder once links, `.` and `..` are
+/// resolved.
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The model folder's top-level files other than the checkpoint (`files`), its index and
+/// `config.json`: what is copied as is.
+fn files_to_copy(dir: &Path, files: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let skip = |name: &str| {
         files.iter().any(|f| f.file_name().is_some_and(|n| n == name))
             || name.ends_with(".index.json")
             || name == "config.json"
     };
-    for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
-        let path = entry.map_err(|e| Error::io(&dir, e))?.path();
+    let mut copies = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let path = entry.map_err(|e| Error::io(dir, e))?.path();
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if path.is_file() && !skip(&name) {
-            std::fs::copy(&path, out.join(&name)).map_err(|e| Error::io(&path, e))?;
+            copies.push(path);
         }
+    }
+    Ok(copies)
+}
+
+/// Fails when writing to `out` would write over the model's own files: `out` is the model folder
+/// (copying a file onto itself empties it), or a file written there is one of the model's (links).
+fn check_out_is_elsewhere(dir: &Path, out: &Path, copies: &[PathBuf]) -> Result<()> {
+    if same_path(dir, out) {
+        return Err(Error::Input(format!(
+            "--out {} is the model's own folder {}: convert writes a new folder, so give another one",
+            out.display(),
+            dir.display()
+        )));
+    }
+    let written = copies.iter().filter_map(|p| p.file_name()).chain([std::ffi::OsStr::new("config.json")]);
+    for name in written {
+        let (source, target) = (dir.join(name), out.join(name));
+        if same_path(&source, &target) {
+            return Err(Error::Input(format!(
+                "--out {}: {} is the model's own file {} (a link), which convert would write over",
+                out.display(),
+                target.display(),
+                source.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Writes every tensor to `out/model.safetensors` (cast to `dtype` if given) and copies the other
+/// top-level files (config, tokenizer, ...), updating the config's dtype. `out` must be another
+/// folder than the model's.
+pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
+    let dir = resolve_model(model)?;
+    Config::load(&dir)?; // a folder without a readable config is not a model
+    let files = checkpoint_files(&dir)?;
+    let copies = files_to_copy(&dir, &files)?;
+    check_out_is_elsewhere(&dir, out, &copies)?;
+    let weights = super::load_weights(&dir, dtype)?;
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    let tensors: Vec<_> = weights.iter().map(|r| r.map(|(n, t)| (n.clone(), t))).collect::<Result<_>>()?;
+    let meta = [("format".to_string(), "pt".to_string())].into_iter().collect();
+    write_safetensors(&out.join("model.safetensors"), &tensors, Some(meta))?;
+    for path in &copies {
+        let name = path.file_name().unwrap_or_default();
+        std::fs::copy(path, out.join(name)).map_err(|e| Error::io(path, e))?;
     }
     let mut json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("config.json"))

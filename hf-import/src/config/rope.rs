@@ -100,22 +100,21 @@ impl Config {
                 Some(v) if !v.is_null() => v.as_f64().ok_or_else(|| {
                     Error::Config(format!("\"rope_parameters.rope_theta\" must be a number, got {v}"))
                 })?,
-                _ => self.f64_or("rope_theta", 10_000.0)?,
+                _ => self.default_theta(layer_type)?,
             };
             if let Some(p) = params.get("partial_rotary_factor").and_then(Value::as_f64) {
                 partial = p;
             }
             (theta, Some(params))
-        } else {
+        } else if self.is_gemma3() && layer_type == Some("sliding_attention") {
             // Gemma 3 in 4.x style: sliding layers use `rope_local_base_freq` and no scaling.
-            let local =
-                self.opt_f64("rope_local_base_freq")?.filter(|_| layer_type == Some("sliding_attention"));
-            let theta = local.unwrap_or(self.f64_or("rope_theta", 10_000.0)?);
+            (self.default_theta(layer_type)?, None)
+        } else {
             let scaling = match self.get("rope_scaling") {
-                Some(Value::Object(s)) if local.is_none() => Some(s),
+                Some(Value::Object(s)) => Some(s),
                 _ => None,
             };
-            (theta, scaling)
+            (self.default_theta(layer_type)?, scaling)
         };
         let scaling = match scaling {
             Some(s) => self.parse_scaling(s, nested)?,
@@ -127,6 +126,24 @@ impl Config {
             )));
         }
         Ok(RopeParams { theta, scaling, partial_rotary_factor: partial })
+    }
+
+    /// Whether this is a Gemma 3 text config, whose sliding and global layers have RoPE bases of
+    /// their own.
+    fn is_gemma3(&self) -> bool {
+        self.get("model_type").and_then(Value::as_str) == Some("gemma3_text")
+    }
+
+    /// The RoPE base of layers of `layer_type` whose rope dict names none, as the config classes
+    /// set it: for Gemma 3 (`Gemma3TextConfig.default_theta`), `rope_local_base_freq` (default
+    /// 10000) on sliding layers and `rope_theta` (default 1e6) on the others; else `rope_theta`
+    /// (default 10000).
+    fn default_theta(&self, layer_type: Option<&str>) -> Result<f64> {
+        match layer_type {
+            Some("sliding_attention") if self.is_gemma3() => self.f64_or("rope_local_base_freq", 10_000.0),
+            _ if self.is_gemma3() => self.f64_or("rope_theta", 1_000_000.0),
+            _ => self.f64_or("rope_theta", 10_000.0),
+        }
     }
 
     /// The scaling described by one rope dict `s` (nested: one of several per-layer-type dicts).
@@ -302,6 +319,40 @@ mod tests {
             assert_eq!((local.theta, local.scaling), (1e4, RopeScaling::Default));
             assert_eq!(cfg.dtype(), Some(DType::BF16));
         }
+    }
+
+    /// `Gemma3TextConfig.default_theta`: 1e6 for global layers, 10000 for sliding ones, in both key
+    /// styles; the 4.x `rope_scaling` applies to global layers only.
+    #[test]
+    fn gemma3_rope_bases_default_as_transformers() {
+        let v4 = Config::from_json_str(
+            r#"{"model_type": "gemma3_text", "rope_scaling": {"rope_type": "linear", "factor": 8.0}}"#,
+        )
+        .unwrap();
+        let v5 = Config::from_json_str(
+            r#"{"model_type": "gemma3_text", "rope_parameters": {
+                "full_attention": {"rope_type": "linear", "factor": 8.0},
+                "sliding_attention": {"rope_type": "default"}}}"#,
+        )
+        .unwrap();
+        for cfg in [&v4, &v5] {
+            let global = cfg.rope(Some("full_attention")).unwrap();
+            assert_eq!((global.theta, global.scaling), (1e6, RopeScaling::Linear { factor: 8.0 }));
+            let local = cfg.rope(Some("sliding_attention")).unwrap();
+            assert_eq!((local.theta, local.scaling), (1e4, RopeScaling::Default));
+        }
+        // Only the key that is set changes.
+        let theta_only =
+            Config::from_json_str(r#"{"model_type": "gemma3_text", "rope_theta": 5e5}"#).unwrap();
+        assert_eq!(theta_only.rope(Some("full_attention")).unwrap().theta, 5e5);
+        assert_eq!(theta_only.rope(Some("sliding_attention")).unwrap().theta, 1e4);
+        let local_only =
+            Config::from_json_str(r#"{"model_type": "gemma3_text", "rope_local_base_freq": 2e4}"#).unwrap();
+        assert_eq!(local_only.rope(Some("full_attention")).unwrap().theta, 1e6);
+        assert_eq!(local_only.rope(Some("sliding_attention")).unwrap().theta, 2e4);
+        // Other models keep transformers' usual default.
+        let llama = Config::from_json_str(r#"{"model_type": "llama"}"#).unwrap();
+        assert_eq!(llama.rope(Some("full_attention")).unwrap().theta, 1e4);
     }
 
     #[test]

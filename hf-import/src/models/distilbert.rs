@@ -31,7 +31,8 @@ fn distil_config(cfg: &Config) -> Result<BertConfig> {
     Ok(c)
 }
 
-/// transformers' `DistilBertModel`.
+/// transformers' `DistilBertModel`: [`BertModel::forward`] without token types (`position_ids`,
+/// like transformers' `DistilBertModel.forward`, default to `0..seq`).
 #[derive(Debug, Clone)]
 pub struct DistilBertModel(pub BertModel);
 
@@ -117,14 +118,17 @@ impl DistilBertForMaskedLM {
         })
     }
 
-    /// Masked-LM logits `[batch, seq, vocab]` and the encoder's outputs.
+    /// Masked-LM logits `[batch, seq, vocab]` and the encoder's outputs. `position_ids` default to
+    /// `0..seq`, as in transformers' `DistilBertForMaskedLM.forward`.
     pub fn forward(
         &self,
         input_ids: &Tensor,
         attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
         output_hidden_states: bool,
     ) -> Result<(Tensor, BertOutput)> {
-        let out = self.distilbert.forward(input_ids, attention_mask, None, None, output_hidden_states)?;
+        let out =
+            self.distilbert.forward(input_ids, attention_mask, None, position_ids, output_hidden_states)?;
         let c = self.distilbert.config();
         let h = c.act.forward(&self.transform.forward(&out.last_hidden_state)?)?;
         let logits = self.projector.forward(&self.norm.forward(&h)?)?;

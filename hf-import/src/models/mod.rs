@@ -100,7 +100,27 @@ pub enum AutoModel {
 /// The input names each kind of model accepts.
 const ENCODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "token_type_ids", "position_ids"];
 const DECODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids"];
-const DISTILBERT_INPUTS: &[&str] = &["input_ids", "attention_mask"];
+const DISTILBERT_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids"];
+
+/// Inputs that index a table (token, token type and position ids): integer tensors, not bool, as
+/// torch's embedding lookup requires. `attention_mask` may also be bool.
+const ID_INPUTS: &[&str] = &["input_ids", "token_type_ids", "position_ids"];
+
+/// Checks that input `name` may hold ids: an integer tensor (bool and float ones are an error, not
+/// cast), or for `attention_mask` also a bool one.
+pub(crate) fn check_input_dtype(name: &str, t: &Tensor) -> Result<()> {
+    let dtype = t.dtype();
+    if dtype.is_float() || (dtype == DType::Bool && ID_INPUTS.contains(&name)) {
+        return Err(Error::Input(format!("input '{name}' must be an integer tensor, got {dtype:?}")));
+    }
+    Ok(())
+}
+
+/// Ids input `name` as int64, after [`check_input_dtype`].
+pub(crate) fn ids_as_i64(name: &str, t: &Tensor) -> Result<Tensor> {
+    check_input_dtype(name, t)?;
+    Ok(t.to_dtype(DType::I64)?)
+}
 
 impl AutoModel {
     /// The architecture `cfg` names, checked against its `model_type`: `architectures[0]`, or the
@@ -231,7 +251,10 @@ impl AutoModel {
         attention_mask: Option<&Tensor>,
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
-        let ids = input_ids.to_dtype(DType::I64)?;
+        let ids = ids_as_i64("input_ids", input_ids)?;
+        if let Some(types) = token_type_ids {
+            check_input_dtype("token_type_ids", types)?;
+        }
         let (mask, types) = (attention_mask, token_type_ids);
         let enc = match self {
             AutoModel::Bert(m) => m.forward(&ids, mask, types, None, false)?,
@@ -249,8 +272,9 @@ impl AutoModel {
         Ok(enc.last_hidden_state)
     }
 
-    /// Runs the model on named inputs (`input_ids` required; integer tensors) and returns its outputs
-    /// under transformers' field names, per-layer tuples flattened as `hidden_states.0`, ....
+    /// Runs the model on named inputs (`input_ids` required; integer tensors, `attention_mask` also
+    /// bool) and returns its outputs under transformers' field names, per-layer tuples flattened as
+    /// `hidden_states.0`, ....
     pub fn forward_named(
         &self,
         inputs: &BTreeMap<String, Tensor>,
@@ -264,12 +288,7 @@ impl AutoModel {
                     accepted.join(", ")
                 )));
             }
-            if t.dtype().is_float() {
-                return Err(Error::Input(format!(
-                    "input '{name}' must be an integer tensor, got {:?}",
-                    t.dtype()
-                )));
-            }
+            check_input_dtype(name, t)?;
         }
         let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
         let (mask, types, pos) =
@@ -331,14 +350,14 @@ impl AutoModel {
         let (logits, enc) = match self {
             AutoModel::Bert(m) => (None, m.forward(ids, mask, types, pos, h)?),
             AutoModel::Roberta(m) => (None, m.forward(ids, mask, types, pos, h)?),
-            AutoModel::DistilBert(m) => (None, m.forward(ids, mask, None, None, h)?),
+            AutoModel::DistilBert(m) => (None, m.forward(ids, mask, None, pos, h)?),
             AutoModel::BertForMaskedLM(m) => {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }
             AutoModel::RobertaForMaskedLM(m) => {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }
-            AutoModel::DistilBertForMaskedLM(m) => m.forward(ids, mask, h).map(|(l, o)| (Some(l), o))?,
+            AutoModel::DistilBertForMaskedLM(m) => m.forward(ids, mask, pos, h).map(|(l, o)| (Some(l), o))?,
             _ => unreachable!("decoders are handled above"),
         };
         match logits {

@@ -4,14 +4,20 @@
 use super::decoder::DecoderSpec;
 use super::family::causal_lm_family;
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     spec.windows = vec![cfg.opt_usize("sliding_window")?; cfg.layers("num_hidden_layers")?];
     // As transformers' `Phi3ForCausalLM.prepare_inputs_for_generation`: once the sequence reaches
     // the pretraining length + 1 (the config class defaults it to 4096), the cache is recomputed.
-    spec.recompute_cache_at = Some(cfg.usize_or("original_max_position_embeddings", 4096)? + 1);
+    let original = cfg.usize_or("original_max_position_embeddings", 4096)?;
+    let at = original.checked_add(1).ok_or_else(|| {
+        Error::Config(format!(
+            "\"original_max_position_embeddings\" is {original}, more positions than a sequence can have"
+        ))
+    })?;
+    spec.recompute_cache_at = Some(at);
     Ok(spec)
 }
 
@@ -20,3 +26,25 @@ causal_lm_family!(
     Phi3ForCausalLM,
     spec
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_is_recomputed_past_the_original_length() {
+        let spec_of = |json: &str| spec(&Config::from_json_str(json).unwrap());
+        let at = |json: &str| spec_of(json).unwrap().recompute_cache_at;
+        assert_eq!(at(r#"{"num_hidden_layers": 1}"#), Some(4097));
+        assert_eq!(at(r#"{"num_hidden_layers": 1, "original_max_position_embeddings": 16}"#), Some(17));
+        let huge = format!(r#"{{"num_hidden_layers": 1, "original_max_position_embeddings": {}}}"#, u64::MAX);
+        let err = spec_of(huge.as_str()).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "config: \"original_max_position_embeddings\" is {}, more positions than a sequence can have",
+                u64::MAX
+            )
+        );
+    }
+}

@@ -127,11 +127,16 @@ pub fn write_safetensors(
                 .map_err(|e| Error::format(path, format!("tensor '{name}': {e}")))
         })
         .collect::<Result<_>>()?;
-    // Written next to the target and renamed, so that a failure never leaves a partial file.
+    // Written next to the target and renamed, so that a failure never leaves a partial file (the
+    // temporary one is removed).
     let tmp = path.with_extension("safetensors.partial");
-    safetensors::serialize_to_file(views, metadata, &tmp)
-        .map_err(|e| Error::format(path, format!("cannot write: {e}")))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    let written = safetensors::serialize_to_file(views, metadata, &tmp)
+        .map_err(|e| Error::format(path, format!("cannot write: {e}")))
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// The little-endian row-major bytes of `t`.
@@ -151,5 +156,36 @@ pub fn tensor_bytes(t: &Tensor) -> Result<Vec<u8>> {
         DType::BF16 => bytes::<bf16>(t),
         DType::F32 => bytes::<f32>(t),
         DType::F64 => bytes::<f64>(t),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_neither_the_file_nor_its_temporary() {
+        let dir = std::env::temp_dir().join(format!("oxtorch-st-write-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // The target is a folder holding a file: the data is written, the rename over it fails.
+        let target = dir.join("model.safetensors");
+        std::fs::create_dir_all(target.join("inside")).unwrap();
+        let tensors = [("w".to_string(), Tensor::ones([2, 3], DType::F32).unwrap())];
+        let err = write_safetensors(&target, &tensors, None).unwrap_err().to_string();
+        assert!(err.contains("model.safetensors"), "{err}");
+        assert!(!dir.join("model.safetensors.partial").exists(), "the temporary file was left behind");
+        assert!(target.join("inside").is_dir());
+        // The same write to a free name succeeds and reads back.
+        let ok = dir.join("ok.safetensors");
+        write_safetensors(&ok, &tensors, None).unwrap();
+        let mut read = Vec::new();
+        read_safetensors(&ok, |n, t| {
+            read.push((n, t.to_vec::<f32>()?));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(read, [("w".to_string(), vec![1.0f32; 6])]);
+        assert!(!dir.join("ok.safetensors.partial").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -118,6 +118,37 @@ fn convert_bin_to_safetensors_then_forward() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `convert` into the model's own folder, by whatever path, would copy its files onto themselves
+/// (emptying them): refused before anything is written.
+#[test]
+fn convert_refuses_to_write_over_the_model() {
+    let dir = scratch("convert-self");
+    let model = dir.join("model");
+    std::fs::create_dir_all(&model).unwrap();
+    let files = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"];
+    for f in files {
+        std::fs::copy(fixture("llama_tied").join(f), model.join(f)).unwrap();
+    }
+    let contents = || files.map(|f| std::fs::read(model.join(f)).unwrap());
+    let before = contents();
+    let mut outs = vec![model.clone(), model.join("."), dir.join("model").join("..").join("model")];
+    #[cfg(unix)]
+    {
+        let alias = dir.join("alias");
+        std::os::unix::fs::symlink(&model, &alias).unwrap();
+        outs.push(alias);
+    }
+    for out in &outs {
+        let res = hf_import(&["convert", model.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        let err = stderr(&res);
+        assert_eq!(res.status.code(), Some(1), "{}: {err}", out.display());
+        assert!(err.starts_with("error: ") && err.contains("is the model's own folder"), "{err}");
+    }
+    assert!(contents() == before, "the model's files are unchanged");
+    assert_eq!(std::fs::read_dir(&model).unwrap().count(), files.len(), "nothing was added");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn inspect_describes_the_checkpoint() {
     let out = hf_import(&["inspect", fixture("qwen3").to_str().unwrap()]);

