@@ -384,12 +384,18 @@ pub trait ModuleExt: Module {
         Self: Sized,
     {
         let mut result = Ok(());
+        // A tensor registered under several names (tied weights) moves once and stays shared.
+        let mut done: Vec<(Tensor, Tensor)> = Vec::new();
         walk_mut(self, "", &mut |_, m| {
             let (t, is_param) = match m {
                 MemberMut::Param(t) => (t, true),
                 MemberMut::Buffer(t) => (t, false),
                 MemberMut::Child(_) => return,
             };
+            if let Some((_, new)) = done.iter().find(|(old, _)| old.is_same(t)) {
+                *t = new.clone();
+                return;
+            }
             let moved = if t.is_floating_point() {
                 t.detach().to(target.clone())
             } else {
@@ -402,7 +408,10 @@ pub trait ModuleExt: Module {
                 Ok(new) => {
                     let new = if is_param && t.requires_grad() { new.requires_grad_(true) } else { Ok(new) };
                     match new {
-                        Ok(new) => *t = new,
+                        Ok(new) => {
+                            done.push((t.clone(), new.clone()));
+                            *t = new;
+                        }
                         Err(e) => result = Err(e),
                     }
                 }

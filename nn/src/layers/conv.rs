@@ -73,6 +73,9 @@ impl<const N: usize> ConvNd<N> {
                 options.padding_mode
             )));
         }
+        if matches!(options.padding, Padding::Same) && options.stride.iter().any(|&s| s != 1) {
+            return Err(Error::msg("padding='same' is not supported for strided convolutions"));
+        }
         let g = options.groups;
         if g == 0 || !in_channels.is_multiple_of(g) || !out_channels.is_multiple_of(g) {
             return Err(Error::msg(format!(
@@ -210,6 +213,14 @@ mod tests {
             let y = c1.forward(&Tensor::arange(4, DType::F32)?.reshape([1, 1, 4])?)?;
             assert_eq!(y.reshape([-1])?.to_vec::<f32>()?, want1, "{mode}, 1-d");
         }
+        let strided = ConvOptions {
+            padding: Padding::Same,
+            stride: vec![2],
+            padding_mode: "reflect",
+            ..Default::default()
+        };
+        let err = Conv2d::new(1, 1, &[3], strided).err().unwrap().to_string();
+        assert!(err.contains("padding='same' is not supported for strided convolutions"), "{err}");
         let bad = ConvOptions { padding_mode: "mirror", ..Default::default() };
         let err = Conv2d::new(1, 1, &[3], bad).err().unwrap().to_string();
         assert!(err.contains("padding_mode must be one of") && err.contains("'mirror'"), "{err}");

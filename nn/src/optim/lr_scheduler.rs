@@ -76,7 +76,8 @@ impl Scheduler {
     /// cosine) finds a group's rate changed since it set it (by another scheduler stepped in the
     /// same loop, or by hand), it keeps that change as a factor on its own schedule, `floor +
     /// scale · (f(e) - floor)`; so `ExponentialLR` and `MultiStepLR` stepped one after the other
-    /// multiply. Alone, it sets its closed form `f(e)`.
+    /// multiply. Alone, it sets its closed form `f(e)`. (Unlike torch, a change made while this
+    /// schedule's last rate sat at its floor cannot be kept as a factor and is overwritten.)
     pub fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
         let epoch = self.last_epoch + 1;
         let Some(floor) = self.chain_floor else {
@@ -399,6 +400,30 @@ impl SequentialLR {
     pub fn get_last_lr(&self) -> Vec<f64> {
         let idx = self.milestones.partition_point(|&m| m <= self.last_epoch);
         self.schedulers[idx].get_last_lr().to_vec()
+    }
+
+    /// What resuming needs: `last_epoch` and each scheduler's [`Scheduler::state_dict`] under
+    /// `_schedulers.{i}.` (torch's layout).
+    pub fn state_dict(&self) -> Vec<(String, f64)> {
+        let mut out = vec![("last_epoch".to_string(), self.last_epoch as f64)];
+        for (i, s) in self.schedulers.iter().enumerate() {
+            out.extend(s.state_dict().into_iter().map(|(k, v)| (format!("_schedulers.{i}.{k}"), v)));
+        }
+        out
+    }
+
+    /// Restores [`SequentialLR::state_dict`]'s output.
+    pub fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
+        self.last_epoch = required(state, "last_epoch")? as i64;
+        for (i, s) in self.schedulers.iter_mut().enumerate() {
+            let prefix = format!("_schedulers.{i}.");
+            let inner: Vec<(String, f64)> = state
+                .iter()
+                .filter_map(|(k, v)| k.strip_prefix(&prefix).map(|k| (k.to_string(), *v)))
+                .collect();
+            s.load_state_dict(&inner)?;
+        }
+        Ok(())
     }
 }
 

@@ -98,18 +98,26 @@ macro_rules! group_methods {
 }
 pub(crate) use group_methods;
 
-/// Stores every group's learning rate as `param_groups.{g}.lr`.
+/// Stores every group's learning rate as `param_groups.{g}.lr`, and the momentum a scheduler may
+/// cycle ([`Optimizer::momentum`]: SGD's and RMSprop's momentum, Adam's beta1) as
+/// `param_groups.{g}.momentum`.
 pub(crate) fn save_lrs(opt: &dyn Optimizer, s: &mut OptimizerState) {
     for g in 0..opt.num_groups() {
         s.set_hyper(g, "lr", opt.lr(g));
+        if let Some(m) = opt.momentum(g) {
+            s.set_hyper(g, "momentum", m);
+        }
     }
 }
 
-/// Restores the learning rates [`save_lrs`] stored (groups without one keep theirs).
+/// Restores the learning rates and momenta [`save_lrs`] stored (groups without one keep theirs).
 pub(crate) fn load_lrs(opt: &mut dyn Optimizer, state: &OptimizerState) {
     for g in 0..opt.num_groups() {
         if let Some(lr) = state.hyper(g, "lr") {
             opt.set_lr(g, lr);
+        }
+        if let Some(m) = state.hyper(g, "momentum") {
+            opt.set_momentum(g, m);
         }
     }
 }

@@ -73,9 +73,11 @@ impl OptimizerState {
         let mut hyper: Vec<(String, f64)> = Vec::new();
         if let Some(m) = meta.metadata() {
             for (k, v) in m {
-                if k != "format" {
-                    let v: f64 = v.parse().map_err(|_| Error::msg(format!("bad hyper-parameter {k}={v}")))?;
-                    hyper.push((k.clone(), v));
+                match v.parse::<f64>() {
+                    Ok(v) => hyper.push((k.clone(), v)),
+                    // Only numbers are ours; other text (the format tag, a writer's notes) is not.
+                    Err(_) if !k.starts_with("param_groups.") => {}
+                    Err(_) => return Err(Error::msg(format!("bad hyper-parameter {k}={v}"))),
                 }
             }
         }

@@ -216,5 +216,11 @@ fn tied_weights_are_one_parameter() -> Result<()> {
         keys.contains(&"embed.weight".to_string()) && keys.contains(&"head.weight".to_string()),
         "{keys:?}"
     );
+    // Moving or casting the module keeps the tie (torch's `module.to`).
+    let mut m = m;
+    m.to(DType::F64)?;
+    assert!(m.embed.weight.is_same(&m.head.weight));
+    assert_eq!(m.embed.weight.dtype(), DType::F64);
+    assert_eq!(m.parameters().len(), 1);
     Ok(())
 }

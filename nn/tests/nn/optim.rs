@@ -299,6 +299,13 @@ fn one_cycle_cycles_momentum_as_torch() -> Result<()> {
         }
         assert_close(&format!("momentum, three_phase {three_phase}"), &got, &want, 1e-12);
     }
+    // `cycle_momentum=False` leaves the momentum alone.
+    let p = Tensor::zeros([1], ())?.requires_grad_(true)?;
+    let mut opt = SGD::new(vec![p], SgdOptions { lr: 0.1, momentum: 0.5, ..Default::default() })?;
+    let off = (0.3, "cos", 25.0, 1e4, false);
+    let mut s = OneCycleLR::with_momentum(&mut opt, 1.0, 11, off, CycleMomentum::off())?;
+    s.step(&mut opt)?;
+    assert_eq!(opt.momentum(0), Some(0.5));
     // Adam's beta1 is the momentum; Adagrad has none, which torch refuses.
     let p = Tensor::zeros([1], ())?.requires_grad_(true)?;
     let mut adam = Adam::new(vec![p.clone()], AdamOptions::default())?;
@@ -355,6 +362,8 @@ fn schedulers_resume_from_a_saved_state() -> Result<()> {
     s.0.load_state_dict(&state.extra("scheduler"))?;
     s.1.load_state_dict(&state.extra("plateau"))?;
     assert_eq!(s.0.last_epoch(), 5);
+    // The optimizer's own rate and cycled momentum come back with it, for the next `opt.step()`.
+    assert_eq!((opt.lr(0), opt.momentum(0).unwrap()), *resumed.last().unwrap());
     resumed.extend(run(&mut opt, &mut s, 5..10));
     assert_eq!(resumed, whole);
     // The plateau scheduler did lower the rate in this run (the test covers its counters).
@@ -398,5 +407,29 @@ fn chained_schedulers_compose_as_torch() -> Result<()> {
         &[0.25, 0.4375, 0.3125, 0.40625, 0.25, 0.25, 0.125],
         1e-12,
     );
+    Ok(())
+}
+
+/// A warm-up then cosine `SequentialLR` resumes exactly from its state.
+#[test]
+fn sequential_schedulers_resume() -> Result<()> {
+    let fresh = || -> Result<(SGD, SequentialLR)> {
+        let p = Tensor::zeros([1], ())?.requires_grad_(true)?;
+        let mut opt = SGD::new(vec![p], SgdOptions { lr: 0.1, ..Default::default() })?;
+        let warmup = LinearLR::new(&mut opt, 0.1, 1.0, 3);
+        let cosine = CosineAnnealingLR::new(&mut opt, 10, 0.0);
+        let s = SequentialLR::new(&mut opt, vec![warmup, cosine], vec![3])?;
+        Ok((opt, s))
+    };
+    let (mut opt, mut s) = fresh()?;
+    let whole: Vec<f64> = (0..10).map(|_| s.step(&mut opt).map(|_| opt.lr(0))).collect::<Result<_>>()?;
+    let (mut opt, mut s) = fresh()?;
+    let mut resumed: Vec<f64> = (0..5).map(|_| s.step(&mut opt).map(|_| opt.lr(0))).collect::<Result<_>>()?;
+    let (saved_opt, saved) = (opt.state_dict()?, s.state_dict());
+    let (mut opt, mut s) = fresh()?;
+    opt.load_state_dict(&saved_opt)?;
+    s.load_state_dict(&saved)?;
+    resumed.extend((0..5).map(|_| s.step(&mut opt).map(|_| opt.lr(0))).collect::<Result<Vec<_>>>()?);
+    assert_eq!(resumed, whole);
     Ok(())
 }
