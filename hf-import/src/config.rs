@@ -107,6 +107,16 @@ impl Config {
         Ok(n)
     }
 
+    /// The non-negative integer at `key` of a field that may be null, as a config class with
+    /// `key: int | None = default` reads it: `default` when the key is absent, `None` when it is null.
+    pub fn nullable_usize_or(&self, key: &str, default: Option<usize>) -> Result<Option<usize>> {
+        if self.json.contains_key(key) {
+            self.opt_usize(key)
+        } else {
+            Ok(default)
+        }
+    }
+
     /// The non-negative integer at `key`, or `default`.
     pub fn usize_or(&self, key: &str, default: usize) -> Result<usize> {
         Ok(self.opt_usize(key)?.unwrap_or(default))
@@ -187,5 +197,13 @@ mod tests {
             "config: \"c\" is 16385; at most 16384 layers are supported"
         );
         assert!(cfg.layers("d").is_err());
+    }
+
+    #[test]
+    fn nullable_fields_default_only_when_absent() {
+        let cfg = Config::from_json_str(r#"{"null": null, "set": 3}"#).unwrap();
+        assert_eq!(cfg.nullable_usize_or("absent", Some(4096)).unwrap(), Some(4096));
+        assert_eq!(cfg.nullable_usize_or("null", Some(4096)).unwrap(), None);
+        assert_eq!(cfg.nullable_usize_or("set", Some(4096)).unwrap(), Some(3));
     }
 }

@@ -84,48 +84,57 @@ const SUPPORTED: &str = "default, linear, llama3, dynamic, yarn, longrope";
 
 impl Config {
     /// RoPE parameters, for layers of `layer_type` when the config has one set per layer type
-    /// (Gemma 3). Reads `rope_parameters` (transformers 5) or `rope_theta` + `rope_scaling` (4.x).
+    /// (Gemma 3). Reads the rope dict transformers standardises (see `Config::rope_dict`); the
+    /// dict's own `rope_theta` and `partial_rotary_factor` win over the top-level keys.
     pub fn rope(&self, layer_type: Option<&str>) -> Result<RopeParams> {
-        let mut partial = self.f64_or("partial_rotary_factor", 1.0)?;
-        let mut nested = false;
-        let (theta, scaling) = if let Some(Value::Object(params)) = self.get("rope_parameters") {
-            let params = match layer_type.and_then(|lt| params.get(lt)) {
-                Some(Value::Object(inner)) => {
-                    nested = true;
-                    inner
-                }
-                _ => params,
-            };
-            let theta = match params.get("rope_theta") {
-                Some(v) if !v.is_null() => v.as_f64().ok_or_else(|| {
-                    Error::Config(format!("\"rope_parameters.rope_theta\" must be a number, got {v}"))
-                })?,
-                _ => self.default_theta(layer_type)?,
-            };
-            if let Some(p) = params.get("partial_rotary_factor").and_then(Value::as_f64) {
-                partial = p;
-            }
-            (theta, Some(params))
-        } else if self.is_gemma3() && layer_type == Some("sliding_attention") {
-            // Gemma 3 in 4.x style: sliding layers use `rope_local_base_freq` and no scaling.
-            (self.default_theta(layer_type)?, None)
-        } else {
-            let scaling = match self.get("rope_scaling") {
-                Some(Value::Object(s)) => Some(s),
-                _ => None,
-            };
-            (self.default_theta(layer_type)?, scaling)
+        let top = self.rope_dict().unwrap_or_default();
+        let (params, nested) = match layer_type.and_then(|lt| top.get(lt)) {
+            Some(Value::Object(inner)) => (inner, true),
+            _ => (&top, false),
         };
-        let scaling = match scaling {
-            Some(s) => self.parse_scaling(s, nested)?,
-            None => RopeScaling::Default,
+        let theta = match params.get("rope_theta") {
+            Some(v) if !v.is_null() => v
+                .as_f64()
+                .ok_or_else(|| Error::Config(format!("rope \"rope_theta\" must be a number, got {v}")))?,
+            _ => self.default_theta(layer_type)?,
         };
+        let partial = match params.get("partial_rotary_factor").and_then(Value::as_f64) {
+            Some(p) => p,
+            None => self.f64_or("partial_rotary_factor", 1.0)?,
+        };
+        let scaling = self.parse_scaling(params, nested, &top)?;
         if !(partial > 0.0 && partial <= 1.0) {
             return Err(Error::Config(format!(
                 "\"partial_rotary_factor\" must be in (0, 1] (the share of each head RoPE rotates), got {partial}"
             )));
         }
         Ok(RopeParams { theta, scaling, partial_rotary_factor: partial })
+    }
+
+    /// The rope dict transformers builds in `convert_rope_params_to_dict`: the 4.x `rope_scaling` when
+    /// it is a non-empty dict, else `rope_parameters` (`rope_scaling or rope_parameters`). Gemma 3
+    /// (`Gemma3TextConfig`) instead merges `rope_scaling` into `rope_parameters["full_attention"]`,
+    /// its per-layer-type dicts otherwise defaulting. `None` when there is no dict at all.
+    fn rope_dict(&self) -> Option<Map<String, Value>> {
+        let object = |key: &str| match self.get(key) {
+            Some(Value::Object(m)) => Some(m.clone()),
+            _ => None,
+        };
+        let scaling = object("rope_scaling").filter(|m| !m.is_empty());
+        if !self.is_gemma3() {
+            return scaling.or_else(|| object("rope_parameters"));
+        }
+        let mut dict = object("rope_parameters").unwrap_or_default();
+        if let Some(scaling) = scaling {
+            let full = dict.entry("full_attention").or_insert_with(|| Value::Object(Map::new()));
+            if !full.is_object() {
+                *full = Value::Object(Map::new());
+            }
+            if let Value::Object(full) = full {
+                full.extend(scaling);
+            }
+        }
+        Some(dict)
     }
 
     /// Whether this is a Gemma 3 text config, whose sliding and global layers have RoPE bases of
@@ -146,8 +155,14 @@ impl Config {
         }
     }
 
-    /// The scaling described by one rope dict `s` (nested: one of several per-layer-type dicts).
-    fn parse_scaling(&self, s: &Map<String, Value>, nested: bool) -> Result<RopeScaling> {
+    /// The scaling described by one rope dict `s` (nested: one of several per-layer-type dicts within
+    /// `top`, the whole rope dict; else `s` is `top`).
+    fn parse_scaling(
+        &self,
+        s: &Map<String, Value>,
+        nested: bool,
+        top: &Map<String, Value>,
+    ) -> Result<RopeScaling> {
         let mut kind =
             s.get("rope_type").or_else(|| s.get("type")).and_then(Value::as_str).unwrap_or("default");
         // Phi-3's configuration class renames its older names for LongRoPE.
@@ -214,11 +229,7 @@ impl Config {
                         _ => mscale(factor, 1.0),
                     },
                 };
-                // `truncate` is read from the top-level rope dict, as transformers does.
-                let truncate = match self.get("rope_parameters").and_then(|p| p.get("truncate")) {
-                    Some(Value::Bool(b)) => *b,
-                    _ => true,
-                };
+                let truncate = yarn_truncate(top)?;
                 // `or 32` / `or 1`: a zero counts as unset.
                 let beta = |k: &str, default: f64| {
                     Ok::<f64, Error>(opt(k)?.filter(|b| *b != 0.0).unwrap_or(default))
@@ -270,6 +281,20 @@ impl Config {
                 )))
             }
         })
+    }
+}
+
+/// YaRN's `truncate` as `_compute_yarn_parameters` reads it: `config.rope_parameters.get("truncate",
+/// True)`, from the top level of the whole rope dict `top` (with per-layer-type dicts, beside them,
+/// not inside), true when absent and false when null.
+fn yarn_truncate(top: &Map<String, Value>) -> Result<bool> {
+    match top.get("truncate") {
+        None => Ok(true),
+        Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(v) => {
+            Err(Error::Config(format!("rope scaling \"yarn\": \"truncate\" must be a boolean, got {v}")))
+        }
     }
 }
 
@@ -387,6 +412,78 @@ mod tests {
         };
         assert_eq!((beta_fast, beta_slow, truncate), (32.0, 1.0, true));
         assert!((attention_factor - (0.1 * 4f64.ln() + 1.0)).abs() < 1e-15);
+    }
+
+    /// `convert_rope_params_to_dict`: `rope_scaling or rope_parameters`, the chosen dict's own
+    /// `rope_theta` winning over the top-level one; an empty `rope_scaling` does not count.
+    #[test]
+    fn rope_scaling_wins_over_rope_parameters() {
+        let both = Config::from_json_str(
+            r#"{"rope_theta": 5e5, "rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4},
+                "rope_scaling": {"rope_type": "linear", "factor": 4.0}}"#,
+        )
+        .unwrap();
+        let rope = both.rope(Some("full_attention")).unwrap();
+        assert_eq!((rope.theta, rope.scaling), (5e5, RopeScaling::Linear { factor: 4.0 }));
+        let empty = Config::from_json_str(
+            r#"{"rope_theta": 5e5, "rope_parameters": {"rope_type": "linear", "factor": 2.0}, "rope_scaling": {}}"#,
+        )
+        .unwrap();
+        let rope = empty.rope(None).unwrap();
+        assert_eq!((rope.theta, rope.scaling), (5e5, RopeScaling::Linear { factor: 2.0 }));
+        let own = Config::from_json_str(
+            r#"{"rope_theta": 5e5, "partial_rotary_factor": 0.5,
+                "rope_scaling": {"rope_type": "linear", "factor": 2.0, "rope_theta": 7.0, "partial_rotary_factor": 0.25}}"#,
+        )
+        .unwrap();
+        let rope = own.rope(None).unwrap();
+        assert_eq!((rope.theta, rope.partial_rotary_factor), (7.0, 0.25));
+    }
+
+    /// `Gemma3TextConfig` merges a `rope_scaling` next to nested `rope_parameters` into
+    /// `full_attention`.
+    #[test]
+    fn gemma3_merges_rope_scaling_into_the_global_parameters() {
+        let cfg = Config::from_json_str(
+            r#"{"model_type": "gemma3_text", "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+                "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 2e6},
+                                    "sliding_attention": {"rope_type": "default", "rope_theta": 3e4}}}"#,
+        )
+        .unwrap();
+        let global = cfg.rope(Some("full_attention")).unwrap();
+        assert_eq!((global.theta, global.scaling), (2e6, RopeScaling::Linear { factor: 8.0 }));
+        let local = cfg.rope(Some("sliding_attention")).unwrap();
+        assert_eq!((local.theta, local.scaling), (3e4, RopeScaling::Default));
+    }
+
+    /// `truncate` comes from the top level of the dict in use: a 4.x `rope_scaling` too, but not from
+    /// inside a per-layer-type dict.
+    #[test]
+    fn yarn_truncate_comes_from_the_dict_in_use() {
+        fn truncate(json: &str, layer_type: Option<&str>) -> bool {
+            let cfg = Config::from_json_str(json).unwrap();
+            match cfg.rope(layer_type).unwrap().scaling {
+                RopeScaling::Yarn { truncate, .. } => truncate,
+                other => panic!("not yarn: {other:?}"),
+            }
+        }
+        let yarn = r#""rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024"#;
+        let v4 =
+            format!(r#"{{"max_position_embeddings": 4096, "rope_scaling": {{{yarn}, "truncate": false}}}}"#);
+        assert!(!truncate(&v4, None));
+        let v5 = format!(
+            r#"{{"max_position_embeddings": 4096, "rope_parameters": {{{yarn}, "truncate": false}}}}"#
+        );
+        assert!(!truncate(&v5, None));
+        let null = format!(
+            r#"{{"max_position_embeddings": 4096, "rope_parameters": {{{yarn}, "truncate": null}}}}"#
+        );
+        assert!(!truncate(&null, None));
+        let nested = format!(
+            r#"{{"model_type": "gemma3_text", "max_position_embeddings": 4096,
+                "rope_parameters": {{"full_attention": {{{yarn}, "truncate": false}}}}}}"#
+        );
+        assert!(truncate(&nested, Some("full_attention")));
     }
 
     #[test]

@@ -39,15 +39,20 @@ pub struct DecoderSpec {
     pub windows: Vec<Option<usize>>,
     /// The MLP activation.
     pub act: Activation,
-    /// Sliding layers have their own RoPE parameters (Gemma 3).
-    pub local_rope: bool,
+    /// For each layer, whether it takes the RoPE parameters of `sliding_attention` layers (Gemma 3,
+    /// whose rotary embedding is chosen by `layer_types`, with or without a window).
+    pub local_rope: Vec<bool>,
+    /// The LM head is the embedding table (`tie_word_embeddings`, defaulting as the family's config
+    /// class does).
+    pub tie_word_embeddings: bool,
     /// Generation drops its KV cache and runs the whole sequence again once it reaches this many
     /// tokens (Phi-3, whose LongRoPE switches to its long factors past the pretraining length).
     pub recompute_cache_at: Option<usize>,
 }
 
 impl DecoderSpec {
-    /// The Llama defaults read from `cfg` (`hidden_act`, `attention_bias`, `mlp_bias`, no window).
+    /// The Llama defaults read from `cfg` (`hidden_act`, `attention_bias`, `mlp_bias`,
+    /// `tie_word_embeddings`, no window).
     pub fn llama(cfg: &Config) -> Result<Self> {
         let layers = cfg.layers("num_hidden_layers")?;
         let bias = cfg.bool_or("attention_bias", false)?;
@@ -64,26 +69,40 @@ impl DecoderSpec {
             final_softcap: None,
             windows: vec![None; layers],
             act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
-            local_rope: false,
+            local_rope: vec![false; layers],
+            // `LlamaConfig` (and Mistral, Qwen2/3, Phi-3): `tie_word_embeddings: bool = False`.
+            tie_word_embeddings: cfg.bool_or("tie_word_embeddings", false)?,
             recompute_cache_at: None,
         })
     }
 
-    /// Windows per layer from `layer_types` (`sliding_attention` layers get `window`).
-    pub fn windows_from_layer_types(cfg: &Config, window: Option<usize>) -> Result<Vec<Option<usize>>> {
+    /// Which layers `layer_types` marks `sliding_attention`, `None` without `layer_types`; a list of
+    /// another length than `num_hidden_layers` is an error (transformers' `validate_layer_type`).
+    pub fn sliding_layers(cfg: &Config) -> Result<Option<Vec<bool>>> {
         let layers = cfg.layers("num_hidden_layers")?;
-        Ok(match cfg.layer_types() {
+        match cfg.layer_types() {
             Some(types) if types.len() == layers => {
-                types.iter().map(|t| if t == "sliding_attention" { window } else { None }).collect()
+                Ok(Some(types.iter().map(|t| t == "sliding_attention").collect()))
             }
             Some(types) => {
-                return Err(Error::Config(format!(
-                    "\"layer_types\" has {} entries for {layers} layers",
-                    types.len()
-                )))
+                Err(Error::Config(format!("\"layer_types\" has {} entries for {layers} layers", types.len())))
             }
-            None => vec![window; layers],
+            None => Ok(None),
+        }
+    }
+
+    /// Windows per layer from `layer_types` (`sliding_attention` layers get `window`; every layer
+    /// does without `layer_types`).
+    pub fn windows_from_layer_types(cfg: &Config, window: Option<usize>) -> Result<Vec<Option<usize>>> {
+        Ok(match Self::sliding_layers(cfg)? {
+            Some(sliding) => sliding.iter().map(|&s| if s { window } else { None }).collect(),
+            None => vec![window; cfg.layers("num_hidden_layers")?],
         })
+    }
+
+    /// Whether any layer takes the local RoPE (so that its frequencies are needed).
+    pub fn uses_local_rope(&self) -> bool {
+        self.local_rope.iter().any(|&l| l)
     }
 }
 
@@ -97,6 +116,8 @@ struct DecoderLayer {
     ff_norms: Option<(RmsNorm, RmsNorm)>,
     mlp: GatedMlp,
     window: Option<usize>,
+    /// The layer takes the local (`sliding_attention`) RoPE.
+    local_rope: bool,
 }
 
 /// Outputs of a decoder forward pass.
@@ -145,6 +166,9 @@ impl CausalLm {
         if spec.windows.len() != n_layers {
             return Err(Error::Config("one attention window per layer is needed".into()));
         }
+        if spec.local_rope.len() != n_layers {
+            return Err(Error::Config("one RoPE choice per layer is needed".into()));
+        }
         // Packed matrices are cast on their way into the packed buffer (see `Arena`).
         let packing = packing_enabled(weights.device());
         let root = if packing { weights.vars("").deferring_matrix_casts() } else { weights.vars("") };
@@ -164,7 +188,7 @@ impl CausalLm {
             softcap: spec.attn_softcap,
         };
         let mut layers = Vec::with_capacity(n_layers);
-        for (i, window) in spec.windows.iter().enumerate() {
+        for (i, (window, &local_rope)) in spec.windows.iter().zip(&spec.local_rope).enumerate() {
             let lv = model.pp("layers").pp(i);
             let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>| norm(v, head_dim));
             let ff_norms = if spec.sandwich_norms {
@@ -182,10 +206,11 @@ impl CausalLm {
                 ff_norms,
                 mlp: GatedMlp::load(&lv.pp("mlp"), hidden, intermediate, spec.act, spec.mlp_bias)?,
                 window: *window,
+                local_rope,
             });
         }
         let norm = norm(&model.pp("norm"), hidden)?;
-        let tied = cfg.bool_or("tie_word_embeddings", true)?;
+        let tied = spec.tie_word_embeddings;
         let (lm_head, tied) = match root.get_matrix_opt("lm_head.weight", &[vocab, hidden])? {
             Some(w) if !tied || !weights.contains("model.embed_tokens.weight") => {
                 (Linear { weight: w, bias: None }, false)
@@ -196,7 +221,7 @@ impl CausalLm {
         // The frequencies live where the weights do.
         let device = embed.weight.device();
         let rotary_global = Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?.to_device(device)?;
-        let rotary_local = if spec.local_rope {
+        let rotary_local = if spec.uses_local_rope() {
             Rotary::new(&cfg.rope(Some("sliding_attention"))?, head_dim)?.to_device(device)?
         } else {
             rotary_global.clone()
@@ -380,7 +405,7 @@ impl CausalLm {
             h = h.mul(&normalizer)?;
         }
         let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, self.dtype)?;
-        let (cos_l, sin_l) = if self.spec.local_rope {
+        let (cos_l, sin_l) = if self.spec.uses_local_rope() {
             self.rotary_local.cos_sin(&positions, self.dtype)?
         } else {
             (cos_g.clone(), sin_g.clone())
@@ -403,7 +428,8 @@ impl CausalLm {
                     Some(m)
                 }
             };
-            let (cos, sin) = if layer.window.is_some() { (&cos_l, &sin_l) } else { (&cos_g, &sin_g) };
+            // As transformers: the layer's type, not its window, picks the rotary embedding.
+            let (cos, sin) = if layer.local_rope { (&cos_l, &sin_l) } else { (&cos_g, &sin_g) };
             let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
             let attn =
                 layer.attn.forward(&layer.input_norm.forward(&h)?, cos, sin, mask.as_ref(), layer_cache)?;
@@ -446,5 +472,42 @@ pub fn batch_seq(input_ids: &Tensor) -> Result<(usize, usize)> {
             d,
             input_ids.dtype()
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(json: &str) -> Config {
+        Config::from_json_str(json).unwrap()
+    }
+
+    /// `LlamaConfig` (whose spec Mistral, Qwen2/3 and Phi-3 start from) defaults
+    /// `tie_word_embeddings` to false.
+    #[test]
+    fn llama_embeddings_are_untied_by_default() {
+        assert!(!DecoderSpec::llama(&cfg(r#"{"num_hidden_layers": 1}"#)).unwrap().tie_word_embeddings);
+        let tied = cfg(r#"{"num_hidden_layers": 1, "tie_word_embeddings": true}"#);
+        assert!(DecoderSpec::llama(&tied).unwrap().tie_word_embeddings);
+    }
+
+    #[test]
+    fn layer_types_mark_the_sliding_layers() {
+        let typed =
+            cfg(r#"{"num_hidden_layers": 2, "layer_types": ["sliding_attention", "full_attention"]}"#);
+        assert_eq!(DecoderSpec::sliding_layers(&typed).unwrap(), Some(vec![true, false]));
+        assert_eq!(DecoderSpec::windows_from_layer_types(&typed, Some(8)).unwrap(), vec![Some(8), None]);
+        let untyped = cfg(r#"{"num_hidden_layers": 2}"#);
+        assert_eq!(DecoderSpec::sliding_layers(&untyped).unwrap(), None);
+        assert_eq!(DecoderSpec::windows_from_layer_types(&untyped, Some(8)).unwrap(), vec![Some(8); 2]);
+        let spec = DecoderSpec::llama(&untyped).unwrap();
+        assert_eq!(spec.local_rope, vec![false; 2]);
+        assert!(!spec.uses_local_rope());
+        let short = cfg(r#"{"num_hidden_layers": 3, "layer_types": ["full_attention"]}"#);
+        assert_eq!(
+            DecoderSpec::sliding_layers(&short).unwrap_err().to_string(),
+            "config: \"layer_types\" has 1 entries for 3 layers"
+        );
     }
 }

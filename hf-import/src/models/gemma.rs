@@ -10,31 +10,51 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::layers::{Activation, RmsNormStyle};
 
-/// Gemma (1): Llama with Gemma's norm, embedding scale and activation.
-fn gemma(cfg: &Config) -> Result<DecoderSpec> {
+/// The default `sliding_window` of `Gemma2Config` and `Gemma3TextConfig` (`int | None = 4096`).
+const DEFAULT_WINDOW: Option<usize> = Some(4096);
+
+/// What every Gemma shares: Llama with Gemma's norm and embedding scale, embeddings tied unless the
+/// config says otherwise (`tie_word_embeddings: bool = True`), and the MLP activation `act`.
+fn gemma_common(cfg: &Config, act: Activation) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     spec.norm_style = RmsNormStyle::Gemma;
     spec.scale_embeddings = true;
-    let act = cfg
-        .get("hidden_activation")
-        .and_then(|v| v.as_str())
-        .unwrap_or(cfg.str_or("hidden_act", "gelu_pytorch_tanh")?);
-    // transformers maps Gemma's legacy "gelu" to the tanh approximation as well.
-    spec.act = if act == "gelu" { Activation::GeluTanh } else { Activation::from_name(act)? };
+    spec.tie_word_embeddings = cfg.bool_or("tie_word_embeddings", true)?;
+    spec.act = act;
     Ok(spec)
+}
+
+/// Gemma (1)'s activation, as `GemmaConfig` reads it: `hidden_act` (default `gelu_pytorch_tanh`), its
+/// legacy `"gelu"` meaning the tanh approximation. `hidden_activation` is not a `GemmaConfig` field.
+fn gemma_act(cfg: &Config) -> Result<Activation> {
+    match cfg.str_or("hidden_act", "gelu_pytorch_tanh")? {
+        "gelu" => Ok(Activation::GeluTanh),
+        act => Activation::from_name(act),
+    }
+}
+
+/// Gemma 2 and 3's activation: `hidden_activation` (default `gelu_pytorch_tanh`), taken as is
+/// (`"gelu"` is the exact GELU; `hidden_act` is not read).
+fn gemma2_act(cfg: &Config) -> Result<Activation> {
+    Activation::from_name(cfg.str_or("hidden_activation", "gelu_pytorch_tanh")?)
+}
+
+/// Gemma (1): Llama with Gemma's norm, embedding scale and activation.
+fn gemma(cfg: &Config) -> Result<DecoderSpec> {
+    gemma_common(cfg, gemma_act(cfg)?)
 }
 
 /// Gemma 2: sandwich norms, soft-capping, `query_pre_attn_scalar`, sliding layers from `layer_types`
 /// (every other layer when absent).
 fn gemma2(cfg: &Config) -> Result<DecoderSpec> {
-    let mut spec = gemma(cfg)?;
+    let mut spec = gemma_common(cfg, gemma2_act(cfg)?)?;
     spec.sandwich_norms = true;
     spec.attn_softcap = cfg.opt_f64("attn_logit_softcapping")?;
     spec.final_softcap = cfg.opt_f64("final_logit_softcapping")?;
     if let Some(s) = cfg.opt_f64("query_pre_attn_scalar")? {
         spec.attention_scale = Some(s.powf(-0.5));
     }
-    let window = cfg.opt_usize("sliding_window")?;
+    let window = cfg.nullable_usize_or("sliding_window", DEFAULT_WINDOW)?;
     spec.windows = if cfg.layer_types().is_some() {
         DecoderSpec::windows_from_layer_types(cfg, window)?
     } else {
@@ -43,8 +63,19 @@ fn gemma2(cfg: &Config) -> Result<DecoderSpec> {
     Ok(spec)
 }
 
-/// Gemma 3 text: Gemma 2 plus q/k norms and local RoPE; sliding layers from `layer_types`, or every
-/// layer but each `sliding_window_pattern`-th (4.x style).
+/// Which Gemma 3 layers are `sliding_attention` layers, as `Gemma3TextConfig` sets `layer_types`:
+/// from the config, or (4.x style) every layer but each `sliding_window_pattern`-th.
+fn gemma3_sliding_layers(cfg: &Config) -> Result<Vec<bool>> {
+    if let Some(sliding) = DecoderSpec::sliding_layers(cfg)? {
+        return Ok(sliding);
+    }
+    let pattern = cfg.usize_or("sliding_window_pattern", 6)?.max(1);
+    Ok((0..cfg.layers("num_hidden_layers")?).map(|i| (i + 1) % pattern != 0).collect())
+}
+
+/// Gemma 3 text: Gemma 2 plus q/k norms and local RoPE. The sliding layers take `sliding_window` and
+/// the local RoPE parameters; the latter even when the window is null, as transformers picks a
+/// layer's rotary embedding by its type.
 fn gemma3(cfg: &Config) -> Result<DecoderSpec> {
     if cfg.bool_or("use_bidirectional_attention", false)? {
         return Err(crate::error::Error::Unsupported(
@@ -53,14 +84,10 @@ fn gemma3(cfg: &Config) -> Result<DecoderSpec> {
     }
     let mut spec = gemma2(cfg)?;
     spec.qk_norm = true;
-    spec.local_rope = true;
-    if cfg.layer_types().is_none() {
-        let window = cfg.opt_usize("sliding_window")?;
-        let pattern = cfg.usize_or("sliding_window_pattern", 6)?.max(1);
-        spec.windows = (0..cfg.layers("num_hidden_layers")?)
-            .map(|i| if (i + 1) % pattern != 0 { window } else { None })
-            .collect();
-    }
+    let sliding = gemma3_sliding_layers(cfg)?;
+    let window = cfg.nullable_usize_or("sliding_window", DEFAULT_WINDOW)?;
+    spec.windows = sliding.iter().map(|&s| if s { window } else { None }).collect();
+    spec.local_rope = sliding;
     Ok(spec)
 }
 
@@ -81,3 +108,60 @@ causal_lm_family!(
     Gemma3ForCausalLM,
     gemma3
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(json: &str) -> Config {
+        Config::from_json_str(json).unwrap()
+    }
+
+    /// `GemmaConfig` reads `hidden_act` and maps its legacy `"gelu"` to the tanh approximation;
+    /// `Gemma2Config` and `Gemma3TextConfig` read `hidden_activation` and keep `"gelu"` exact.
+    #[test]
+    fn each_gemma_reads_its_own_activation_key() {
+        fn act(f: fn(&Config) -> Result<DecoderSpec>, json: &str) -> Activation {
+            f(&cfg(json)).unwrap().act
+        }
+        let n = r#""num_hidden_layers": 2"#;
+        assert_eq!(act(gemma, &format!(r#"{{{n}, "hidden_act": "gelu"}}"#)), Activation::GeluTanh);
+        assert_eq!(act(gemma, &format!(r#"{{{n}, "hidden_activation": "silu"}}"#)), Activation::GeluTanh);
+        assert_eq!(act(gemma, &format!(r#"{{{n}, "hidden_act": "silu"}}"#)), Activation::Silu);
+        for f in [gemma2, gemma3] {
+            assert_eq!(act(f, &format!(r#"{{{n}, "hidden_activation": "gelu"}}"#)), Activation::Gelu);
+            assert_eq!(act(f, &format!(r#"{{{n}, "hidden_act": "silu"}}"#)), Activation::GeluTanh);
+            assert_eq!(act(f, &format!("{{{n}}}")), Activation::GeluTanh);
+        }
+    }
+
+    /// With `sliding_window: null` the windows go, but `sliding_attention` layers keep the local RoPE
+    /// (`position_embeddings[config.layer_types[i]]` in transformers).
+    #[test]
+    fn gemma3_sliding_layers_use_the_local_rope_without_a_window() {
+        let c = cfg(r#"{"model_type": "gemma3_text", "num_hidden_layers": 3, "sliding_window": null,
+            "rope_local_base_freq": 123.0,
+            "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]}"#);
+        let spec = gemma3(&c).unwrap();
+        assert_eq!(spec.windows, vec![None; 3]);
+        assert_eq!(spec.local_rope, vec![true, false, true]);
+        assert!(spec.uses_local_rope());
+        assert_eq!(c.rope(Some("sliding_attention")).unwrap().theta, 123.0);
+        // 4.x style: the pattern, and `sliding_window` defaulting to 4096 when absent.
+        let spec = gemma3(&cfg(r#"{"num_hidden_layers": 4, "sliding_window_pattern": 2}"#)).unwrap();
+        assert_eq!(spec.local_rope, vec![true, false, true, false]);
+        assert_eq!(spec.windows, vec![Some(4096), None, Some(4096), None]);
+        let err = gemma3(&cfg(r#"{"num_hidden_layers": 2, "layer_types": ["full_attention"]}"#));
+        assert!(err.unwrap_err().to_string().contains("\"layer_types\" has 1 entries for 2 layers"));
+    }
+
+    /// Every Gemma config class defaults `tie_word_embeddings` to true.
+    #[test]
+    fn gemma_embeddings_are_tied_by_default() {
+        for f in [gemma, gemma2, gemma3] {
+            assert!(f(&cfg(r#"{"num_hidden_layers": 1}"#)).unwrap().tie_word_embeddings);
+            let untied = cfg(r#"{"num_hidden_layers": 1, "tie_word_embeddings": false}"#);
+            assert!(!f(&untied).unwrap().tie_word_embeddings);
+        }
+    }
+}
