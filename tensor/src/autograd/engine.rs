@@ -127,7 +127,10 @@ fn accumulate_into_leaf(leaf: &Tensor, grad: Tensor, create_graph: bool) -> Resu
     let meta = leaf.meta().expect("a leaf with an accumulator has autograd state");
     let old = lock(&meta.inner).grad.clone();
     let new = match old {
-        None if create_graph => grad,
+        // torch stores a (differentiable) copy: the caller's gradient must not become `.grad`,
+        // which a later backward adds to in place.
+        None if create_graph && sole_owner(&grad) => grad,
+        None if create_graph => grad.copy()?,
         // Keep the gradient itself only when nothing else can see its storage.
         None if sole_owner(&grad) => grad.detach(),
         None => no_grad(|| grad.copy())?,

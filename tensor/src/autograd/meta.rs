@@ -40,6 +40,12 @@ pub(crate) struct MetaInner {
     pub(crate) retains_grad: bool,
     /// For a differentiable view: the tensor whose storage it views (its base's base, if any).
     pub(crate) view_base: Option<Tensor>,
+    /// A view made under `no_grad` of a tensor that required grad: writing through it in grad
+    /// mode is refused, as torch does (autograd could not see the write).
+    pub(crate) made_in_no_grad: bool,
+    /// For output `i` of a recorded op that returns several views (split, chunk, unbind): `(i,
+    /// node name)`; torch refuses to write such a view in place.
+    pub(crate) multi_output_view: Option<(usize, &'static str)>,
 }
 
 impl AutogradMeta {
@@ -280,6 +286,13 @@ impl Tensor {
         let m = self.meta_or_init();
         let mut inner = lock(&m.inner);
         if inner.retains_grad {
+            // `.grad` follows the tensor to its new node: the old one no longer fills it.
+            if let Some(old) = &inner.grad_fn {
+                let me = Arc::as_ptr(&self.0);
+                lock(&old.node.output_hooks)
+                    .retained
+                    .retain(|(nr, w)| !(*nr == old.input_nr && std::ptr::eq(w.as_ptr(), me)));
+            }
             lock(&edge.node.output_hooks).retained.push((edge.input_nr, Arc::downgrade(&self.0)));
         }
         inner.grad_fn = Some(edge);
@@ -299,7 +312,26 @@ impl Tensor {
 
 impl Tensor {
     /// Remembers the tensor a (non-recorded) view views, for in-place checks and history.
-    pub(crate) fn set_view_base(&self, base: Tensor) {
-        lock(&self.meta_or_init().inner).view_base = Some(base);
+    pub(crate) fn set_view_base(&self, base: Tensor, made_in_no_grad: bool) {
+        let m = self.meta_or_init();
+        let mut inner = lock(&m.inner);
+        inner.view_base = Some(base);
+        inner.made_in_no_grad = made_in_no_grad;
+    }
+
+    /// Marks output `i` of the multi-view op `name` (see [`Tensor::multi_output_view`]).
+    pub(crate) fn set_multi_output_view(&self, i: usize, name: &'static str) {
+        lock(&self.meta_or_init().inner).multi_output_view = Some((i, name));
+    }
+
+    /// `(i, op name)` for output `i` of a recorded op that returns several views, which torch
+    /// refuses to write in place; a later in-place history (a `rebase`) does not clear it.
+    pub(crate) fn multi_output_view(&self) -> Option<(usize, &'static str)> {
+        self.meta().and_then(|m| lock(&m.inner).multi_output_view)
+    }
+
+    /// True for a view made under `no_grad` of a tensor that required grad.
+    pub(crate) fn made_in_no_grad(&self) -> bool {
+        self.meta().is_some_and(|m| lock(&m.inner).made_in_no_grad)
     }
 }

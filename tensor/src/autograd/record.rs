@@ -82,7 +82,8 @@ impl Tensor {
             // Every view knows its base: an in-place write through it later gives the base its
             // history (a buffer filled slice by slice from tensors that require grad).
             let base = self.view_base().unwrap_or_else(|| self.clone());
-            out.set_view_base(base);
+            let made_in_no_grad = !is_grad_enabled() && (self.requires_grad() || self.made_in_no_grad());
+            out.set_view_base(base, made_in_no_grad);
         }
         out
     }
@@ -122,10 +123,12 @@ impl Tensor {
                 Node::new(name, vec![self.gradient_edge()], outs.len(), NodeKind::Op(Box::new(backward)));
             for (i, t) in outs.iter().enumerate() {
                 t.set_grad_fn(Edge { node: node.clone(), input_nr: i }, Some(base.clone()));
+                t.set_multi_output_view(i, name);
             }
         } else {
+            let made_in_no_grad = !is_grad_enabled() && (self.requires_grad() || self.made_in_no_grad());
             for t in &outs {
-                t.set_view_base(base.clone());
+                t.set_view_base(base.clone(), made_in_no_grad);
             }
         }
         outs
@@ -360,6 +363,17 @@ pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
     }
     if t.is_leaf() && t.requires_grad() {
         return Err(Error::msg("a leaf Variable that requires grad is being used in an in-place operation."));
+    }
+    if let Some((i, name)) = t.multi_output_view() {
+        return Err(Error::msg(format!(
+            "Output {i} of {} is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one.",
+            name.trim_end_matches("Backward0")
+        )));
+    }
+    if t.made_in_no_grad() {
+        return Err(Error::msg(
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+        ));
     }
     if let Some(base) = t.view_base() {
         if base.is_leaf() && base.requires_grad() {

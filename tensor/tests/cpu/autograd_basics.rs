@@ -255,13 +255,13 @@ fn unbind_and_split_record_one_node_that_joins_the_gradients() -> Result<()> {
     halves[1].mul(3.0)?.sum_all()?.backward()?;
     assert_eq!(vals(&x.grad().unwrap()), [1.0, 1.0, 3.0, 3.0]);
 
-    // An in-place write into one of the views reaches the base through its view history.
+    // An in-place write into one of the views reaches the base through its view history (when
+    // nothing recorded them; with history, torch refuses such writes, see below).
     let x = leaf(&[1.0; 6], &[3, 2]);
     let y = x.mul(2.0)?;
-    let rows = y.unbind(0)?;
+    let rows = no_grad(|| y.detach().unbind(0))?;
     rows[1].mul_(3.0)?;
-    y.sum_all()?.backward()?;
-    assert_eq!(vals(&x.grad().unwrap()), [2.0, 2.0, 6.0, 6.0, 2.0, 2.0]);
+    assert_eq!(vals(&y.detach()), [2.0, 2.0, 6.0, 6.0, 2.0, 2.0]);
     Ok(())
 }
 
@@ -371,5 +371,56 @@ fn join_gradients_in_memory_order_match_the_plain_join() -> Result<()> {
         let [joined, plain] = grads;
         assert_eq!(joined?, plain?, "{what}");
     }
+    Ok(())
+}
+
+/// Checked against torch 2.15: `.grad` of a non-leaf that retains it and is then written in place
+/// is filled once (by its new history), not once per history.
+#[test]
+fn retained_grad_follows_an_in_place_write() -> Result<()> {
+    let x = leaf(&[1.0, 2.0, 3.0], &[3]);
+    let y = x.mul(1.0)?;
+    y.retain_grad()?;
+    y.mul_(2.0)?;
+    y.sum_all()?.backward()?;
+    assert_eq!(vals(&y.grad().unwrap()), vec![1.0, 1.0, 1.0]);
+    assert_eq!(vals(&x.grad().unwrap()), vec![2.0, 2.0, 2.0]);
+    Ok(())
+}
+
+/// torch refuses, in grad mode, an in-place write through a view made under `no_grad` of a tensor
+/// that requires grad, and through one output of a multi-view op (split, chunk, unbind); both are
+/// fine without grad mode or for tensors that do not require grad.
+#[test]
+fn in_place_writes_torch_refuses_through_views() -> Result<()> {
+    let x = leaf(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    let y = x.mul(1.0)?;
+    let v = no_grad(|| y.narrow(0, 0, 2))?;
+    let err = v.mul_(2.0).unwrap_err().to_string();
+    assert!(err.contains("A view was created in no_grad mode"), "{err}");
+    no_grad(|| v.mul_(2.0))?;
+    let parts = y.split(2, 0)?;
+    let err = parts[1].add_(1.0).unwrap_err().to_string();
+    assert!(err.contains("Output 1 of Split is a view and is being modified inplace"), "{err}");
+    let err = y.unbind(0)?[0].zero_().unwrap_err().to_string();
+    assert!(err.contains("Output 0 of Unbind is a view"), "{err}");
+    // Without history to protect, all of these are plain writes.
+    let plain = Tensor::zeros([4], DType::F64)?;
+    plain.split(2, 0)?[1].add_(1.0)?;
+    no_grad(|| plain.narrow(0, 0, 1))?.add_(5.0)?;
+    assert_eq!(vals(&plain), vec![5.0, 0.0, 1.0, 1.0]);
+    Ok(())
+}
+
+/// With `create_graph`, a leaf's first `.grad` is a copy of the incoming gradient (torch's
+/// `x.grad is g` is false): a later backward adds to `.grad`, never to the caller's tensor.
+#[test]
+fn create_graph_does_not_alias_the_seed_gradient() -> Result<()> {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let g = Tensor::from_slice(&[1.0f64, 1.0], [2])?;
+    x.add(0.0)?.backward_with(Some(&g), false, true)?;
+    x.add(0.0)?.backward_with(Some(&g), false, false)?;
+    assert_eq!(vals(&x.grad().unwrap()), vec![2.0, 2.0]);
+    assert_eq!(vals(&g), vec![1.0, 1.0], "the seed gradient was changed");
     Ok(())
 }
