@@ -46,6 +46,9 @@ pub(crate) struct MetaInner {
     /// For output `i` of a recorded op that returns several views (split, chunk, unbind): `(i,
     /// node name)`; torch refuses to write such a view in place.
     pub(crate) multi_output_view: Option<(usize, &'static str)>,
+    /// For a recorded view: the storage's version when its `grad_fn` was set. A later write to
+    /// the storage by another path (the base, another view) makes it stale.
+    pub(crate) view_version: u64,
 }
 
 impl AutogradMeta {
@@ -135,7 +138,34 @@ impl Tensor {
 
     /// The node that produced this tensor (torch's `grad_fn`), `None` for leaves.
     pub fn grad_fn(&self) -> Option<GradFn> {
-        self.meta().and_then(|m| lock(&m.inner).grad_fn.as_ref().map(|e| GradFn(e.node.clone())))
+        let m = self.meta()?;
+        let mut inner = lock(&m.inner);
+        self.refresh_view_history(&mut inner);
+        inner.grad_fn.as_ref().map(|e| GradFn(e.node.clone()))
+    }
+
+    /// For a recorded view whose storage was written since its `grad_fn` was set (through its
+    /// base or another view): rebuilds the node over the base's current history, as torch does, so
+    /// that the gradient sees the write.
+    fn refresh_view_history(&self, inner: &mut MetaInner) {
+        let (Some(base), Some(_)) = (&inner.view_base, &inner.grad_fn) else { return };
+        let now = self.version();
+        if now == inner.view_version {
+            return;
+        }
+        if let Some(edge) = super::record::regenerated_view_edge(self.layout(), base) {
+            if inner.retains_grad {
+                if let Some(old) = &inner.grad_fn {
+                    let me = Arc::as_ptr(&self.0);
+                    lock(&old.node.output_hooks)
+                        .retained
+                        .retain(|(nr, w)| !(*nr == old.input_nr && std::ptr::eq(w.as_ptr(), me)));
+                }
+                lock(&edge.node.output_hooks).retained.push((edge.input_nr, Arc::downgrade(&self.0)));
+            }
+            inner.grad_fn = Some(edge);
+        }
+        inner.view_version = now;
     }
 
     /// The accumulated gradient (torch's `.grad`).
@@ -258,6 +288,7 @@ impl Tensor {
             return None;
         }
         let mut inner = lock(&m.inner);
+        self.refresh_view_history(&mut inner);
         if let Some(e) = &inner.grad_fn {
             return Some(e.clone());
         }
@@ -278,6 +309,7 @@ impl Tensor {
         let mut inner = lock(&m.inner);
         inner.grad_fn = Some(edge);
         inner.view_base = view_base;
+        inner.view_version = self.version();
         m.requires_grad.store(true, Ordering::Relaxed);
     }
 
@@ -296,6 +328,7 @@ impl Tensor {
             lock(&edge.node.output_hooks).retained.push((edge.input_nr, Arc::downgrade(&self.0)));
         }
         inner.grad_fn = Some(edge);
+        inner.view_version = self.version();
         m.requires_grad.store(true, Ordering::Relaxed);
     }
 

@@ -89,6 +89,24 @@ impl Tensor {
     }
 }
 
+/// A view's node rebuilt over its base's current history (torch's regeneration of a view's
+/// `grad_fn` as `AsStridedBackward0` when its base was written in place since the view was made):
+/// the gradient lands at the view's elements of a base-shaped zero tensor. `None` when the base
+/// does not require grad or is not contiguous (its shape alone then does not say where the view's
+/// elements are).
+pub(crate) fn regenerated_view_edge(view: &Layout, base: &Tensor) -> Option<Edge> {
+    let base_edge = base.gradient_edge()?;
+    let (base_layout, view) = (base.layout(), view.clone());
+    if !base_layout.is_contiguous() || view.offset() < base_layout.offset() {
+        return None;
+    }
+    let offset = view.offset() - base_layout.offset();
+    let replay: Replay = Arc::new(move |t: &Tensor| t.as_strided(view.dims(), view.strides(), Some(offset)));
+    let backward = ViewBackward { kind: ViewKind::Replay(replay), input_dims: base.dims().to_vec() };
+    let node = Node::new("AsStridedBackward0", vec![Some(base_edge)], 1, NodeKind::Op(Box::new(backward)));
+    Some(Edge { node, input_nr: 0 })
+}
+
 /// How the gradients of views that tile their input along one dim join back into the input's
 /// gradient: stacked (`unbind`) or concatenated (`split`) along that dim.
 #[derive(Clone, Copy)]

@@ -424,3 +424,35 @@ fn create_graph_does_not_alias_the_seed_gradient() -> Result<()> {
     assert_eq!(vals(&g), vec![1.0, 1.0], "the seed gradient was changed");
     Ok(())
 }
+
+/// A view made before its base (or another view of it) was written in place sees the write, as in
+/// torch, whose values these are: the view's node is rebuilt over the base's new history
+/// (`AsStridedBackward0`).
+#[test]
+fn views_see_in_place_writes_made_after_them() -> Result<()> {
+    let x = leaf(&[1.0, 1.0, 1.0], &[3]);
+    let y = x.mul(1.0)?;
+    let v = y.narrow(0, 0, 2)?;
+    y.mul_(2.0)?;
+    assert_eq!(v.grad_fn().unwrap().name(), "AsStridedBackward0");
+    v.sum_all()?.backward()?;
+    assert_eq!(vals(&x.grad().unwrap()), vec![2.0, 2.0, 0.0]);
+
+    let x = leaf(&[1.0, 1.0, 1.0], &[3]);
+    let y = x.mul(1.0)?;
+    let b = y.narrow(0, 0, 3)?;
+    y.select(0, 0)?.mul_(2.0)?;
+    b.sum_all()?.backward()?;
+    assert_eq!(vals(&x.grad().unwrap()), vec![2.0, 1.0, 1.0]);
+
+    // A view written through itself keeps its own history; untouched views keep theirs.
+    let x = leaf(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    let y = x.mul(1.0)?;
+    let t = y.t()?;
+    let row = y.select(0, 1)?;
+    row.mul_(3.0)?;
+    t.mul(&tensor!([[1.0, 10.0], [100.0, 1000.0]]).to_dtype(DType::F64)?)?.sum_all()?.backward()?;
+    // t[i][j] = y[j][i]; y's row 1 was tripled: d/dx[1][k] = 3 * weight of t[k][1].
+    assert_eq!(vals(&x.grad().unwrap()), vec![1.0, 100.0, 30.0, 3000.0]);
+    Ok(())
+}
