@@ -97,10 +97,10 @@ impl Tensor {
         }))
     }
 
-    /// Transposes a 2-D tensor (0-D and 1-D are returned as they are).
+    /// Transposes a 2-D tensor (0-D and 1-D give a view of the same shape, as torch's `t()`).
     pub fn t(&self) -> Result<Tensor> {
         match self.rank() {
-            0 | 1 => Ok(self.clone()),
+            0 | 1 => Ok(self.view_with(self.layout().clone(), "TBackward0", || ViewKind::Reshape)),
             2 => self.transpose(0, 1),
             r => Err(Error::shape(format!("t() expects a tensor with <= 2 dimensions, but self is {r}D"))),
         }

@@ -31,7 +31,8 @@ pub(crate) fn record_prim(
     let next: Vec<Option<Edge>> = inputs.iter().map(|t| t.gradient_edge()).collect();
     let requires: SmallVec<[bool; 4]> = next.iter().map(Option::is_some).collect();
     let backward = PrimBackward::new(prim, inputs, outputs, &requires, prim_dims);
-    let node = Node::new(formulas::node_name(prim), next, outputs.len(), NodeKind::Op(Box::new(backward)));
+    let name = formulas::node_name(prim, inputs);
+    let node = Node::new(name, next, outputs.len(), NodeKind::Op(Box::new(backward)));
     for (i, out) in outputs.iter().enumerate() {
         if out.is_floating_point() {
             out.set_grad_fn(Edge { node: node.clone(), input_nr: i }, None);

@@ -456,3 +456,22 @@ fn views_see_in_place_writes_made_after_them() -> Result<()> {
     assert_eq!(vals(&x.grad().unwrap()), vec![1.0, 100.0, 30.0, 3000.0]);
     Ok(())
 }
+
+/// A product of two matrices is one `MmBackward0` node, as in torch (no view node after it).
+#[test]
+fn a_matrix_product_is_one_mm_node() -> Result<()> {
+    let a = Tensor::randn([3, 4], DType::F64)?.requires_grad_(true)?;
+    let b = Tensor::arange(20, DType::F64)?.reshape([4, 5])?;
+    let y = a.matmul(&b)?;
+    assert_eq!(y.grad_fn().unwrap().name(), "MmBackward0");
+    assert_eq!(a.mm(&b)?.grad_fn().unwrap().name(), "MmBackward0");
+    // `t()` of a vector is a view (not the tensor itself), recorded as torch records it.
+    let v = Tensor::ones([3], DType::F64)?.requires_grad_(true)?;
+    let vt = v.t()?;
+    assert!(!vt.is_same(&v) && !vt.is_leaf());
+    assert_eq!(vt.grad_fn().unwrap().name(), "TBackward0");
+    y.sum_all()?.backward()?;
+    let want = b.sum(1, false)?.unsqueeze(0)?.expand(&[3, 4])?;
+    assert_eq!(vals(&a.grad().unwrap()), vals(&want.contiguous()?));
+    Ok(())
+}

@@ -173,8 +173,10 @@ impl Backward for PrimBackward {
 }
 
 /// torch's class name of a prim's backward node (`MulBackward0`, `SumBackward1`, ...).
-pub(crate) fn node_name(prim: &Prim) -> String {
+pub(crate) fn node_name(prim: &Prim, inputs: &[&Tensor]) -> String {
     let name = match prim {
+        // torch names a product of two matrices `MmBackward0`, a batched one `BmmBackward0`.
+        Prim::MatMul if inputs.first().is_some_and(|t| t.rank() == 2) => "mm",
         Prim::Cast(_) => "_to_copy",
         Prim::Copy => "clone",
         Prim::MatMul => "bmm",
