@@ -471,7 +471,7 @@ fn a_matrix_product_is_one_mm_node() -> Result<()> {
     assert!(!vt.is_same(&v) && !vt.is_leaf());
     assert_eq!(vt.grad_fn().unwrap().name(), "TBackward0");
     y.sum_all()?.backward()?;
-    let want = b.sum(1, false)?.unsqueeze(0)?.expand(&[3, 4])?;
+    let want = b.sum(1, false)?.unsqueeze(0)?.expand([3, 4])?;
     assert_eq!(vals(&a.grad().unwrap()), vals(&want.contiguous()?));
     Ok(())
 }
