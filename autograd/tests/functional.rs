@@ -95,3 +95,36 @@ fn gradcheck_catches_a_wrong_formula() -> Result<()> {
     gradcheck(&right, std::slice::from_ref(&x), GradcheckOptions::default())?;
     gradgradcheck(&right, &[x], GradcheckOptions::default())
 }
+
+/// As torch's engine: a custom function's gradient that broadcasts to its input is summed down to
+/// the input's shape, another shape is an error naming the function, and a function that saved
+/// nothing can be differentiated twice without `retain_graph`.
+#[test]
+fn custom_function_gradients_are_fitted_to_their_inputs() -> Result<()> {
+    use oxtorch_autograd::{Function, FunctionCtx};
+    /// `y = x`, whose backward returns ones of the given shape.
+    struct Expanding(Vec<usize>);
+    impl Function for Expanding {
+        fn forward(&self, _: &mut FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+            Ok(vec![inputs[0].copy()?])
+        }
+        fn backward(&self, _: &FunctionCtx, _: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+            Ok(vec![Some(Tensor::ones(self.0.clone(), DType::F64)?)])
+        }
+        fn name(&self) -> &'static str {
+            "ExpandingBackward"
+        }
+    }
+    let x = Tensor::ones([3], DType::F64)?.requires_grad_(true)?;
+    let y = Expanding(vec![2, 3]).apply(std::slice::from_ref(&x))?.remove(0);
+    let s = y.sum_all()?;
+    s.backward()?;
+    close(&x.grad().unwrap(), &[2.0, 2.0, 2.0]);
+    // Nothing saved: a second backward through the same graph works.
+    s.backward()?;
+    close(&x.grad().unwrap(), &[4.0, 4.0, 4.0]);
+    let y = Expanding(vec![5]).apply(std::slice::from_ref(&x))?.remove(0);
+    let err = y.sum_all()?.backward().unwrap_err().to_string();
+    assert!(err.contains("Function ExpandingBackward returned an invalid gradient at index 0"), "{err}");
+    Ok(())
+}

@@ -64,13 +64,19 @@ pub trait Function: Send + Sync + 'static {
             .map(|o| if inputs.iter().any(|i| i.shares_storage(&o)) { o.detach() } else { o })
             .collect();
         let shapes = outputs.iter().map(|o| (o.dims().to_vec(), o.dtype(), o.device())).collect();
+        let input_shapes = inputs.iter().map(|i| (i.dims().to_vec(), i.dtype())).collect();
         let next = inputs.iter().map(Tensor::gradient_edge).collect();
         let name = self.name();
         let node = Node::new(
             name,
             next,
             outputs.len(),
-            NodeKind::Op(Box::new(CustomBackward { f: Box::new(self), ctx: Mutex::new(Some(ctx)), shapes })),
+            NodeKind::Op(Box::new(CustomBackward {
+                f: Box::new(self),
+                ctx: Mutex::new(Some(ctx)),
+                shapes,
+                input_shapes,
+            })),
         );
         for (i, o) in outputs.iter().enumerate() {
             if o.is_floating_point() {
@@ -105,6 +111,8 @@ struct CustomBackward {
     f: Box<dyn Function>,
     ctx: Mutex<Option<FunctionCtx>>,
     shapes: Vec<(Vec<usize>, oxtorch_core::DType, oxtorch_core::Device)>,
+    /// The inputs' shapes and dtypes, which the returned gradients must fit.
+    input_shapes: Vec<(Vec<usize>, oxtorch_core::DType)>,
 }
 
 impl Backward for CustomBackward {
@@ -119,10 +127,40 @@ impl Backward for CustomBackward {
             .collect::<Result<Vec<_>>>()?;
         let guard = lock(&self.ctx);
         let ctx = guard.as_ref().ok_or_else(|| Error::msg("custom function: saved context already freed"))?;
-        self.f.backward(ctx, &grads)
+        let out = self.f.backward(ctx, &grads)?;
+        if out.len() != self.input_shapes.len() {
+            return Ok(out); // the engine reports the count
+        }
+        // As torch's `validate_outputs`: a gradient that broadcasts to its input is summed down to
+        // the input's shape and cast to its dtype; any other shape is an error.
+        out.into_iter()
+            .zip(&self.input_shapes)
+            .enumerate()
+            .map(|(i, (g, (dims, dt)))| {
+                let Some(g) = g else { return Ok(None) };
+                let g = if g.dims() == dims.as_slice() {
+                    g
+                } else {
+                    g.sum_to_size(dims).map_err(|_| {
+                        Error::shape(format!(
+                            "Function {} returned an invalid gradient at index {i} - got {:?} but expected shape compatible with {:?}",
+                            self.f.name(),
+                            g.dims(),
+                            dims
+                        ))
+                    })?
+                };
+                Ok(Some(g.to_dtype(*dt)?))
+            })
+            .collect()
     }
 
     fn release(&mut self) {
         *lock(&self.ctx) = None;
+    }
+
+    /// A function that saved no tensors can be differentiated again without `retain_graph`.
+    fn saves_tensors(&self) -> bool {
+        lock(&self.ctx).as_ref().is_none_or(|c| !c.saved.is_empty())
     }
 }
