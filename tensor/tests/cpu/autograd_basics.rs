@@ -475,3 +475,15 @@ fn a_matrix_product_is_one_mm_node() -> Result<()> {
     assert_eq!(vals(&a.grad().unwrap()), vals(&want.contiguous()?));
     Ok(())
 }
+
+/// A saved output written in place is torch's version error under `create_graph` too (the
+/// recomputed output used to hide it).
+#[test]
+fn a_modified_saved_output_is_an_error_with_create_graph() -> Result<()> {
+    let x = leaf(&[0.5, 1.0], &[2]);
+    let y = x.exp()?;
+    y.add_(1.0)?;
+    let err = autograd::grad(&[y.sum_all()?], &[x.clone()], None, true, true, false).unwrap_err().to_string();
+    assert!(err.contains("modified by an inplace operation"), "{err}");
+    Ok(())
+}

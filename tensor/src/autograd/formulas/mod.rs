@@ -113,6 +113,10 @@ impl Ctx<'_> {
     /// Saved output `i`. When the backward pass is itself recorded (`create_graph`), the output is
     /// recomputed from the saved inputs so that it carries its history.
     pub(crate) fn output(&self, i: usize) -> Result<Tensor> {
+        // A saved output written in place since is an error either way, as in torch.
+        if let Some(s) = &self.b.outputs[i] {
+            s.get()?;
+        }
         let inputs_need_grad =
             self.b.inputs.iter().flatten().any(|s| s.get().is_ok_and(Tensor::requires_grad));
         if is_grad_enabled() && inputs_need_grad {
