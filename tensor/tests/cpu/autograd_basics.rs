@@ -483,7 +483,9 @@ fn a_modified_saved_output_is_an_error_with_create_graph() -> Result<()> {
     let x = leaf(&[0.5, 1.0], &[2]);
     let y = x.exp()?;
     y.add_(1.0)?;
-    let err = autograd::grad(&[y.sum_all()?], &[x.clone()], None, true, true, false).unwrap_err().to_string();
+    let err = autograd::grad(&[y.sum_all()?], std::slice::from_ref(&x), None, true, true, false)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("modified by an inplace operation"), "{err}");
     Ok(())
 }
