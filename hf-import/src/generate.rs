@@ -19,6 +19,9 @@ use crate::models::CausalLm;
 pub struct GenerationConfig {
     /// new tokens at most
     pub max_new_tokens: usize,
+    /// prompt and new tokens at most (`max_length` of a `generation_config.json` without
+    /// `max_new_tokens`); when set, it decides instead of `max_new_tokens`
+    pub max_length: Option<usize>,
     /// sample (true) or take the most likely token (false)
     pub do_sample: bool,
     /// logits divided by this before sampling
@@ -69,6 +72,7 @@ impl Default for GenerationConfig {
     fn default() -> Self {
         GenerationConfig {
             max_new_tokens: 20,
+            max_length: None,
             do_sample: false,
             temperature: 1.0,
             top_k: 50,
@@ -136,6 +140,9 @@ impl GenerationConfig {
         g.repetition_penalty = num("repetition_penalty")?.unwrap_or(1.0);
         if let Some(n) = json.get("max_new_tokens").and_then(Value::as_u64) {
             g.max_new_tokens = n as usize;
+        } else if let Some(n) = json.get("max_length").and_then(Value::as_u64) {
+            // As transformers: the whole sequence's length, the prompt included.
+            g.max_length = Some(usize::try_from(n).unwrap_or(usize::MAX));
         }
         g.cache_implementation = match json.get("cache_implementation").and_then(Value::as_str) {
             Some("static") => CacheImplementation::Static,
@@ -294,6 +301,17 @@ fn first_capacity(width: usize, max_new_tokens: usize, first_new_slots: usize) -
     Ok(width + max_new_tokens.min(first_new_slots))
 }
 
+/// The attention mask of prompts given without one, as transformers infers it: `ids !=
+/// pad_token_id` where the pad token occurs in the prompts and is not an EOS token, else all ones.
+fn inferred_mask(ids: &[i64], g: &GenerationConfig) -> Vec<i64> {
+    let pad = g.pad_token_id;
+    if ids.contains(&pad) && !g.eos_token_ids.contains(&pad) {
+        ids.iter().map(|&t| i64::from(t != pad)).collect()
+    } else {
+        vec![1; ids.len()]
+    }
+}
+
 /// [`generate`] with a KV cache first allocated for `first_new_slots` new tokens.
 fn generate_with(
     lm: &CausalLm,
@@ -311,6 +329,16 @@ fn generate_with(
         [b, s] if *s > 0 => (*b, *s),
         d => return Err(Error::Input(format!("input_ids must be [batch, seq] with seq > 0, got {d:?}"))),
     };
+    // A `max_length` counts the prompt: what is left of it is the number of new tokens.
+    let resolved;
+    let g = match g.max_length {
+        Some(total) => {
+            resolved =
+                GenerationConfig { max_new_tokens: total.saturating_sub(s), max_length: None, ..g.clone() };
+            &resolved
+        }
+        None => g,
+    };
     let mask: Vec<i64> = match attention_mask {
         Some(m) if m.dims() == [b, s] => m.to_dtype(DType::I64)?.to_vec()?,
         Some(m) => {
@@ -319,7 +347,7 @@ fn generate_with(
                 m.dims()
             )))
         }
-        None => vec![1; b * s],
+        None => inferred_mask(&ids.to_vec::<i64>()?, g),
     };
     let rows: Vec<Vec<i64>> = ids.to_vec2::<i64>()?;
     if b == 0 || g.max_new_tokens == 0 {
@@ -662,6 +690,33 @@ impl Prompt {
 
 #[cfg(test)]
 mod tests {
+    /// Prompts without a mask: padding inferred from a pad token that occurs and is not an EOS.
+    #[test]
+    fn a_missing_mask_is_inferred_from_the_pad_token() {
+        let g = GenerationConfig { pad_token_id: 5, eos_token_ids: vec![17], ..GenerationConfig::default() };
+        assert_eq!(super::inferred_mask(&[5, 5, 3, 4], &g), vec![0, 0, 1, 1]);
+        assert_eq!(super::inferred_mask(&[1, 2, 3, 4], &g), vec![1; 4]);
+        let pad_is_eos = GenerationConfig { pad_token_id: 17, ..g.clone() };
+        assert_eq!(super::inferred_mask(&[17, 2, 3, 4], &pad_is_eos), vec![1; 4]);
+    }
+
+    /// `max_length` from `generation_config.json` counts the prompt; `max_new_tokens` wins over it.
+    #[test]
+    fn max_length_counts_the_prompt() {
+        let dir = std::env::temp_dir().join(format!("oxtorch-maxlen-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.json"), r#"{"model_type": "llama", "eos_token_id": 2}"#).unwrap();
+        std::fs::write(dir.join("generation_config.json"), r#"{"max_length": 12}"#).unwrap();
+        let cfg = Config::load(&dir).unwrap();
+        let g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        assert_eq!(g.max_length, Some(12));
+        std::fs::write(dir.join("generation_config.json"), r#"{"max_length": 12, "max_new_tokens": 3}"#)
+            .unwrap();
+        let g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        assert_eq!((g.max_length, g.max_new_tokens), (None, 3));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     use std::collections::BTreeMap;
 
     use super::*;

@@ -99,6 +99,6 @@ pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
     let text = serde_json::to_string_pretty(&json).map_err(|e| Error::Config(e.to_string()))? + "\n";
     let path = out.join("config.json");
     std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
-    println!("wrote {} tensors to {}", tensors.len(), out.join("model.safetensors").display());
+    outln!("wrote {} tensors to {}", tensors.len(), out.join("model.safetensors").display());
     Ok(())
 }

@@ -27,7 +27,7 @@ pub fn run(
         None => {
             let rows = emb.to_vec2::<f32>()?;
             let json = serde_json::json!({ "embeddings": rows });
-            println!("{json}");
+            outln!("{json}");
             Ok(())
         }
     }

@@ -2,7 +2,6 @@
 //! `hf-import generate MODEL --inputs IN --output OUT --max-new-tokens N --greedy` (token ids).
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
@@ -69,6 +68,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     let mut g = GenerationConfig::from_model_dir(&dir, &cfg)?;
     if let Some(n) = a.max_new_tokens {
         g.max_new_tokens = n;
+        g.max_length = None;
     }
     if a.greedy {
         g.do_sample = false;
@@ -140,21 +140,19 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             // spaces between word pieces and multi-token characters come out right.
             let mut all = prompt_ids;
             let mut printed = tok.decode(&all, true)?;
-            let mut stdout = std::io::stdout();
             if !a.chat {
-                print!("{prompt}");
+                out!("{prompt}");
             }
             generate(lm, &ids, None, &g, |_, t| {
                 all.push(u32::try_from(t).unwrap_or(0));
                 if let Ok(text) = tok.decode(&all, true) {
                     if let Some(fresh) = text.strip_prefix(printed.as_str()) {
-                        print!("{fresh}");
-                        let _ = stdout.flush();
+                        out!("{fresh}");
                         printed = text;
                     }
                 }
             })?;
-            println!();
+            outln!();
             Ok(())
         }
         _ => Err(Error::Input("generate needs --prompt TEXT, or --inputs IN --output OUT".into())),

@@ -10,11 +10,11 @@ pub fn run(model: &str) -> Result<()> {
     let files = checkpoint_files(&dir)?;
     let weights = super::load_weights(&dir, None)?;
     let arch = AutoModel::architecture_of(&cfg).unwrap_or_else(|e| format!("({e})"));
-    println!("model:        {}", dir.display());
-    println!("model_type:   {}", cfg.model_type()?);
-    println!("architecture: {arch}");
+    outln!("model:        {}", dir.display());
+    outln!("model_type:   {}", cfg.model_type()?);
+    outln!("architecture: {arch}");
     for f in &files {
-        println!(
+        outln!(
             "file:         {}",
             f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         );
@@ -22,21 +22,21 @@ pub fn run(model: &str) -> Result<()> {
     // Loaded without a cast, so reading each tensor copies nothing.
     let tensors: Vec<(&String, oxtorch_tensor::Tensor)> = weights.iter().collect::<Result<_>>()?;
     let params: usize = tensors.iter().filter(|(_, t)| t.dtype().is_float()).map(|(_, t)| t.numel()).sum();
-    println!("parameters:   {params} ({:.2}M)", params as f64 / 1e6);
+    outln!("parameters:   {params} ({:.2}M)", params as f64 / 1e6);
     let mut dtypes = std::collections::BTreeMap::<String, usize>::new();
     for (name, t) in &tensors {
         let d = weights.stored_dtype(name).unwrap_or(t.dtype());
         *dtypes.entry(format!("{d:?}").to_lowercase()).or_default() += t.numel();
     }
     let list: Vec<String> = dtypes.iter().map(|(d, n)| format!("{d} ({n} values)")).collect();
-    println!("dtypes:       {}", list.join(", "));
-    println!("tensors:      {}", weights.len());
+    outln!("dtypes:       {}", list.join(", "));
+    outln!("tensors:      {}", weights.len());
     let width = tensors.iter().map(|(n, _)| n.len()).max().unwrap_or(4).max(4);
-    println!();
-    println!("{:<width$}  {:<5}  shape", "name", "dtype");
+    outln!();
+    outln!("{:<width$}  {:<5}  shape", "name", "dtype");
     for (name, t) in &tensors {
         let d = weights.stored_dtype(name).unwrap_or(t.dtype());
-        println!("{name:<width$}  {:<5}  {:?}", format!("{d:?}").to_lowercase(), t.dims());
+        outln!("{name:<width$}  {:<5}  {:?}", format!("{d:?}").to_lowercase(), t.dims());
     }
     Ok(())
 }

@@ -1,5 +1,23 @@
 //! The command line: one subcommand per file.
 
+/// `print!` that ends the process quietly when stdout is a closed pipe (`hf-import inspect M |
+/// head`), as command-line tools do, instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// [`out!`] with a newline (`println!`).
+macro_rules! outln {
+    () => {
+        $crate::cli::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod convert;
 mod embed;
 mod forward;
@@ -82,6 +100,20 @@ enum Command {
 }
 
 /// Runs one command.
+/// Writes `args` to stdout and flushes (tokens stream as they come). A closed pipe ends the
+/// process with status 0; another write error with status 1 and one line on stderr.
+pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Inspect { model } => inspect::run(&model),

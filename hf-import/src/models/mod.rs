@@ -107,11 +107,42 @@ const DISTILBERT_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_id
 const ID_INPUTS: &[&str] = &["input_ids", "token_type_ids", "position_ids"];
 
 /// Checks that input `name` may hold ids: an integer tensor (bool and float ones are an error, not
-/// cast), or for `attention_mask` also a bool one.
+/// cast), or for `attention_mask` also a bool or float one.
 pub(crate) fn check_input_dtype(name: &str, t: &Tensor) -> Result<()> {
     let dtype = t.dtype();
-    if dtype.is_float() || (dtype == DType::Bool && ID_INPUTS.contains(&name)) {
+    // A float attention mask (ones and zeros) is accepted, as transformers does.
+    if (dtype.is_float() && name != "attention_mask") || (dtype == DType::Bool && ID_INPUTS.contains(&name)) {
         return Err(Error::Input(format!("input '{name}' must be an integer tensor, got {dtype:?}")));
+    }
+    Ok(())
+}
+
+/// Checks the inputs' shapes against `input_ids` (`[batch, seq]`, `seq` > 0): `attention_mask`
+/// and `token_type_ids` are `[batch, seq]`, `position_ids` `[batch, seq]` or `[1, seq]`; the error
+/// names the input.
+fn check_input_shapes(inputs: &BTreeMap<String, Tensor>) -> Result<()> {
+    let Some(ids) = inputs.get("input_ids") else { return Ok(()) };
+    let (b, s) = match ids.dims() {
+        &[b, s] if s > 0 => (b, s),
+        d => {
+            return Err(Error::Input(format!(
+                "input 'input_ids' must be [batch, seq] with seq > 0, got {d:?}"
+            )))
+        }
+    };
+    for (name, t) in inputs {
+        let fits = match (name.as_str(), t.dims()) {
+            ("input_ids", _) => true,
+            ("position_ids", &[rows, cols]) => cols == s && (rows == b || rows == 1),
+            (_, &[rows, cols]) => rows == b && cols == s,
+            _ => false,
+        };
+        if !fits {
+            return Err(Error::Input(format!(
+                "input '{name}' has shape {:?}, which does not fit input_ids of shape [{b}, {s}]",
+                t.dims()
+            )));
+        }
     }
     Ok(())
 }
@@ -291,8 +322,17 @@ impl AutoModel {
             check_input_dtype(name, t)?;
         }
         let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
-        let (mask, types, pos) =
-            (inputs.get("attention_mask"), inputs.get("token_type_ids"), inputs.get("position_ids"));
+        check_input_shapes(inputs)?;
+        // A float or bool mask as the int64 ones and zeros the models read.
+        let mask_i64 = match inputs.get("attention_mask") {
+            Some(m) if m.dtype() != DType::I64 => Some(m.ne(0.0)?.to_dtype(DType::I64)?),
+            _ => None,
+        };
+        let (mask, types, pos) = (
+            mask_i64.as_ref().or(inputs.get("attention_mask")),
+            inputs.get("token_type_ids"),
+            inputs.get("position_ids"),
+        );
         // On a compiling device the sequence is padded to its bucket (and the pass fused), so
         // that every length of a bucket runs the same program; per-token outputs are cut back.
         // The batch is marked dynamic (`Tensor::mark_dynamic`), so batch sizes share them too.

@@ -354,3 +354,22 @@ fn generate_ids_and_text() {
     assert!(stderr(&out).contains("generate needs a causal LM, not BertModel"), "{}", stderr(&out));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `inspect M | true`: a reader that has closed the pipe before anything is written ends the
+/// command quietly (status 0, nothing on stderr), not with a panic.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    use std::process::Stdio;
+    let model = fixture("llama");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hf-import"))
+        .args(["inspect", model.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the hf-import binary runs");
+    // The read end closes at once: the command is still loading the model.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "status {:?}: {}", out.status, stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+}

@@ -130,6 +130,26 @@ fn bool_and_float_ids_are_rejected() {
     let mut bool_mask = inputs.clone();
     bool_mask.insert("attention_mask".into(), inputs["attention_mask"].ne(0).unwrap());
     assert!(model.forward_named(&bool_mask, false).is_ok());
+    // A float mask of ones and zeros gives what the int64 one gives, as in transformers.
+    let want = model.forward_named(&inputs, false).unwrap();
+    let mut float_mask = inputs.clone();
+    float_mask.insert("attention_mask".into(), inputs["attention_mask"].to_dtype(DType::F32).unwrap());
+    let got = model.forward_named(&float_mask, false).unwrap();
+    for ((n, a), (_, b)) in want.iter().zip(&got) {
+        assert_eq!(a.to_f64_vec().unwrap(), b.to_f64_vec().unwrap(), "{n}");
+    }
+    // Shapes that do not fit input_ids are named.
+    let mut short = inputs.clone();
+    short.insert("token_type_ids".into(), ids.narrow(1, 0, 1).unwrap());
+    let err = model.forward_named(&short, false).unwrap_err().to_string();
+    assert!(
+        err.contains("input 'token_type_ids' has shape") && err.contains("does not fit input_ids"),
+        "{err}"
+    );
+    let mut empty = inputs.clone();
+    empty.insert("input_ids".into(), ids.narrow(1, 0, 0).unwrap());
+    let err = model.forward_named(&empty, false).unwrap_err().to_string();
+    assert!(err.contains("input 'input_ids' must be [batch, seq] with seq > 0"), "{err}");
 }
 
 #[test]
