@@ -19,8 +19,9 @@ use crate::models::CausalLm;
 pub struct GenerationConfig {
     /// new tokens at most
     pub max_new_tokens: usize,
-    /// prompt and new tokens at most (`max_length` of a `generation_config.json` without
-    /// `max_new_tokens`); when set, it decides instead of `max_new_tokens`
+    /// prompt and new tokens at most: `max_length` of a `generation_config.json` without
+    /// `max_new_tokens`. [`generate`] reads `max_new_tokens` only; [`GenerationConfig::resolve_length`]
+    /// turns this into it for a prompt length (the CLI does when `--max-new-tokens` is absent).
     pub max_length: Option<usize>,
     /// sample (true) or take the most likely token (false)
     pub do_sample: bool,
@@ -164,6 +165,20 @@ impl GenerationConfig {
 }
 
 impl GenerationConfig {
+    /// Applies `max_length` (prompt included) to prompts of `prompt_len` tokens as transformers
+    /// does: `max_new_tokens` becomes what is left of it; a prompt already that long is an error.
+    pub fn resolve_length(&mut self, prompt_len: usize) -> Result<()> {
+        if let Some(total) = self.max_length.take() {
+            if prompt_len >= total {
+                return Err(Error::Input(format!(
+                    "Input length of input_ids is {prompt_len}, but `max_length` is set to {total}. This can lead to unexpected behavior. You should consider increasing `max_length` or, better yet, setting `max_new_tokens`."
+                )));
+            }
+            self.max_new_tokens = total - prompt_len;
+        }
+        Ok(())
+    }
+
     /// Checks the settings as transformers' logits processors do: a repetition penalty must be
     /// positive, and when sampling, the temperature positive and `top_p` and `min_p` in [0, 1].
     /// Sampling settings are not read by greedy decoding, so they are not checked then.
@@ -302,10 +317,13 @@ fn first_capacity(width: usize, max_new_tokens: usize, first_new_slots: usize) -
 }
 
 /// The attention mask of prompts given without one, as transformers infers it: `ids !=
-/// pad_token_id` where the pad token occurs in the prompts and is not an EOS token, else all ones.
+/// pad_token_id` where the pad token occurs in the prompts and is not an EOS token, else all ones
+/// (also when no EOS token is configured, so that the pad id is only the 0 default).
 fn inferred_mask(ids: &[i64], g: &GenerationConfig) -> Vec<i64> {
     let pad = g.pad_token_id;
-    if ids.contains(&pad) && !g.eos_token_ids.contains(&pad) {
+    // Without any EOS token the pad id is the 0 default, not a configured pad token: transformers
+    // has none then and masks nothing.
+    if !g.eos_token_ids.is_empty() && ids.contains(&pad) && !g.eos_token_ids.contains(&pad) {
         ids.iter().map(|&t| i64::from(t != pad)).collect()
     } else {
         vec![1; ids.len()]
@@ -329,18 +347,8 @@ fn generate_with(
         [b, s] if *s > 0 => (*b, *s),
         d => return Err(Error::Input(format!("input_ids must be [batch, seq] with seq > 0, got {d:?}"))),
     };
-    // A `max_length` counts the prompt: what is left of it is the number of new tokens.
-    let resolved;
-    let g = match g.max_length {
-        Some(total) => {
-            resolved =
-                GenerationConfig { max_new_tokens: total.saturating_sub(s), max_length: None, ..g.clone() };
-            &resolved
-        }
-        None => g,
-    };
     let mask: Vec<i64> = match attention_mask {
-        Some(m) if m.dims() == [b, s] => m.to_dtype(DType::I64)?.to_vec()?,
+        Some(m) if m.dims() == [b, s] => m.ne(0.0)?.to_dtype(DType::I64)?.to_vec()?,
         Some(m) => {
             return Err(Error::Input(format!(
                 "attention_mask must have shape [{b}, {s}], got {:?}",
@@ -698,6 +706,8 @@ mod tests {
         assert_eq!(super::inferred_mask(&[1, 2, 3, 4], &g), vec![1; 4]);
         let pad_is_eos = GenerationConfig { pad_token_id: 17, ..g.clone() };
         assert_eq!(super::inferred_mask(&[17, 2, 3, 4], &pad_is_eos), vec![1; 4]);
+        // No pad or EOS configured: token 0 is a token like any other.
+        assert_eq!(super::inferred_mask(&[0, 2, 3, 4], &GenerationConfig::default()), vec![1; 4]);
     }
 
     /// `max_length` from `generation_config.json` counts the prompt; `max_new_tokens` wins over it.
@@ -708,8 +718,13 @@ mod tests {
         std::fs::write(dir.join("config.json"), r#"{"model_type": "llama", "eos_token_id": 2}"#).unwrap();
         std::fs::write(dir.join("generation_config.json"), r#"{"max_length": 12}"#).unwrap();
         let cfg = Config::load(&dir).unwrap();
-        let g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
         assert_eq!(g.max_length, Some(12));
+        let mut too_long = g.clone();
+        let err = too_long.resolve_length(12).unwrap_err().to_string();
+        assert!(err.contains("Input length of input_ids is 12, but `max_length` is set to 12"), "{err}");
+        g.resolve_length(5).unwrap();
+        assert_eq!((g.max_length, g.max_new_tokens), (None, 7));
         std::fs::write(dir.join("generation_config.json"), r#"{"max_length": 12, "max_new_tokens": 3}"#)
             .unwrap();
         let g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();

@@ -120,6 +120,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                     ids.dtype()
                 )));
             }
+            g.resolve_length(ids.dims().last().copied().unwrap_or(0))?;
             let out = generate(lm, ids, named.get("attention_mask"), &g, |_, _| {})?;
             write_safetensors(&output, &[("output_ids".to_string(), out)], None)
         }
@@ -135,6 +136,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 tok.encode(&prompt, true)?
             };
             let n = prompt_ids.len();
+            g.resolve_length(n)?;
             let ids = Tensor::from_vec(prompt_ids.iter().map(|&i| i64::from(i)).collect::<Vec<_>>(), [1, n])?;
             // Decode prompt + continuation and print what is new past the text printed so far, so that
             // spaces between word pieces and multi-token characters come out right.

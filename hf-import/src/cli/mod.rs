@@ -99,7 +99,6 @@ enum Command {
     },
 }
 
-/// Runs one command.
 /// Writes `args` to stdout and flushes (tokens stream as they come). A closed pipe ends the
 /// process with status 0; another write error with status 1 and one line on stderr.
 pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
@@ -114,6 +113,7 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Runs one command.
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Inspect { model } => inspect::run(&model),

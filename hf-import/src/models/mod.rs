@@ -118,7 +118,7 @@ pub(crate) fn check_input_dtype(name: &str, t: &Tensor) -> Result<()> {
 }
 
 /// Checks the inputs' shapes against `input_ids` (`[batch, seq]`, `seq` > 0): `attention_mask`
-/// and `token_type_ids` are `[batch, seq]`, `position_ids` `[batch, seq]` or `[1, seq]`; the error
+/// and `token_type_ids` are `[batch, seq]`, `position_ids` `[batch, seq]`, `[1, seq]` or `[seq]`; the error
 /// names the input.
 fn check_input_shapes(inputs: &BTreeMap<String, Tensor>) -> Result<()> {
     let Some(ids) = inputs.get("input_ids") else { return Ok(()) };
@@ -134,6 +134,7 @@ fn check_input_shapes(inputs: &BTreeMap<String, Tensor>) -> Result<()> {
         let fits = match (name.as_str(), t.dims()) {
             ("input_ids", _) => true,
             ("position_ids", &[rows, cols]) => cols == s && (rows == b || rows == 1),
+            ("position_ids", &[cols]) => cols == s,
             (_, &[rows, cols]) => rows == b && cols == s,
             _ => false,
         };

@@ -138,6 +138,14 @@ fn bool_and_float_ids_are_rejected() {
     for ((n, a), (_, b)) in want.iter().zip(&got) {
         assert_eq!(a.to_f64_vec().unwrap(), b.to_f64_vec().unwrap(), "{n}");
     }
+    // 1-D position ids `[seq]` (the default positions here) are accepted and broadcast.
+    let seq = ids.dims()[1];
+    let mut flat_pos = inputs.clone();
+    flat_pos.insert("position_ids".into(), Tensor::arange(seq as i64, DType::I64).unwrap());
+    let got = model.forward_named(&flat_pos, false).unwrap();
+    for ((n, a), (_, b)) in want.iter().zip(&got) {
+        assert_eq!(a.to_f64_vec().unwrap(), b.to_f64_vec().unwrap(), "{n} with 1-D position_ids");
+    }
     // Shapes that do not fit input_ids are named.
     let mut short = inputs.clone();
     short.insert("token_type_ids".into(), ids.narrow(1, 0, 1).unwrap());
