@@ -329,10 +329,16 @@ impl AutoModel {
             Some(m) if m.dtype() != DType::I64 => Some(m.ne(0.0)?.to_dtype(DType::I64)?),
             _ => None,
         };
+        // Position ids `[seq]` or `[1, seq]` as one row per sequence: every input then has the
+        // ids' batch (which a compiling device marks dynamic for all of them alike).
+        let pos_rows = match (inputs.get("position_ids"), ids.dims()) {
+            (Some(p), &[b, s]) if p.dims() != [b, s] => Some(p.broadcast_to(&[b, s])?.contiguous()?),
+            _ => None,
+        };
         let (mask, types, pos) = (
             mask_i64.as_ref().or(inputs.get("attention_mask")),
             inputs.get("token_type_ids"),
-            inputs.get("position_ids"),
+            pos_rows.as_ref().or(inputs.get("position_ids")),
         );
         // On a compiling device the sequence is padded to its bucket (and the pass fused), so
         // that every length of a bucket runs the same program; per-token outputs are cut back.
