@@ -154,18 +154,24 @@ impl Tensor {
             return;
         }
         if let Some(edge) = super::record::regenerated_view_edge(self.layout(), base) {
-            if inner.retains_grad {
-                if let Some(old) = &inner.grad_fn {
-                    let me = Arc::as_ptr(&self.0);
-                    lock(&old.node.output_hooks)
-                        .retained
-                        .retain(|(nr, w)| !(*nr == old.input_nr && std::ptr::eq(w.as_ptr(), me)));
-                }
-                lock(&edge.node.output_hooks).retained.push((edge.input_nr, Arc::downgrade(&self.0)));
-            }
-            inner.grad_fn = Some(edge);
+            self.replace_grad_fn(inner, edge);
         }
         inner.view_version = now;
+    }
+
+    /// Makes `edge` this tensor's history; a retained `.grad` follows it (the old node no longer
+    /// fills it).
+    fn replace_grad_fn(&self, inner: &mut MetaInner, edge: Edge) {
+        if inner.retains_grad {
+            if let Some(old) = &inner.grad_fn {
+                let me = Arc::as_ptr(&self.0);
+                lock(&old.node.output_hooks)
+                    .retained
+                    .retain(|(nr, w)| !(*nr == old.input_nr && std::ptr::eq(w.as_ptr(), me)));
+            }
+            lock(&edge.node.output_hooks).retained.push((edge.input_nr, Arc::downgrade(&self.0)));
+        }
+        inner.grad_fn = Some(edge);
     }
 
     /// The accumulated gradient (torch's `.grad`).
@@ -317,17 +323,7 @@ impl Tensor {
     pub(crate) fn rebase_grad_fn(&self, edge: Edge) {
         let m = self.meta_or_init();
         let mut inner = lock(&m.inner);
-        if inner.retains_grad {
-            // `.grad` follows the tensor to its new node: the old one no longer fills it.
-            if let Some(old) = &inner.grad_fn {
-                let me = Arc::as_ptr(&self.0);
-                lock(&old.node.output_hooks)
-                    .retained
-                    .retain(|(nr, w)| !(*nr == old.input_nr && std::ptr::eq(w.as_ptr(), me)));
-            }
-            lock(&edge.node.output_hooks).retained.push((edge.input_nr, Arc::downgrade(&self.0)));
-        }
-        inner.grad_fn = Some(edge);
+        self.replace_grad_fn(&mut inner, edge);
         inner.view_version = self.version();
         m.requires_grad.store(true, Ordering::Relaxed);
     }
