@@ -71,7 +71,7 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
     let type_name = name.to_string();
     quote! {
         impl #impl_generics #krate::Module for #name #ty_generics #where_clause {
-            fn visit(&self, f: &mut dyn FnMut(&str, #krate::Member<'_>)) {
+            fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, #krate::Member<'m>)) {
                 #(#visits)*
             }
             fn visit_mut(&mut self, f: &mut dyn FnMut(&str, #krate::MemberMut<'_>)) {

@@ -33,7 +33,7 @@ pub enum MemberMut<'a> {
 /// [`Forward`] trait (or its own methods, for modules with several inputs).
 pub trait Module: Send + Sync {
     /// Calls `f` with each direct member and its name.
-    fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>));
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>));
 
     /// Calls `f` with each direct member and its name, mutably.
     fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>));
@@ -78,13 +78,13 @@ impl std::ops::Deref for Buffer {
 /// decides whether it is a parameter, buffer, child, list of those, or a plain value.
 pub trait ModuleField {
     /// Visits this field under `name`.
-    fn visit_field(&self, name: &str, f: &mut dyn FnMut(&str, Member<'_>));
+    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>));
     /// Visits this field under `name`, mutably.
     fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>));
 }
 
 impl ModuleField for Tensor {
-    fn visit_field(&self, name: &str, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
         f(name, Member::Param(self));
     }
     fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
@@ -93,7 +93,7 @@ impl ModuleField for Tensor {
 }
 
 impl ModuleField for Buffer {
-    fn visit_field(&self, name: &str, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
         f(name, Member::Buffer(&self.0));
     }
     fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
@@ -102,7 +102,7 @@ impl ModuleField for Buffer {
 }
 
 impl<M: Module> ModuleField for M {
-    fn visit_field(&self, name: &str, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
         f(name, Member::Child(self));
     }
     fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
@@ -111,7 +111,7 @@ impl<M: Module> ModuleField for M {
 }
 
 impl ModuleField for Box<dyn Layer> {
-    fn visit_field(&self, name: &str, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
         f(name, Member::Child(&**self as &dyn Module));
     }
     fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
@@ -120,7 +120,7 @@ impl ModuleField for Box<dyn Layer> {
 }
 
 impl ModuleField for Box<dyn Module> {
-    fn visit_field(&self, name: &str, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
         f(name, Member::Child(&**self));
     }
     fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
@@ -129,7 +129,7 @@ impl ModuleField for Box<dyn Module> {
 }
 
 impl<T: ModuleField> ModuleField for Option<T> {
-    fn visit_field(&self, name: &str, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
         if let Some(t) = self {
             t.visit_field(name, f);
         }
@@ -142,7 +142,7 @@ impl<T: ModuleField> ModuleField for Option<T> {
 }
 
 impl<T: ModuleField> ModuleField for Vec<T> {
-    fn visit_field(&self, name: &str, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
         for (i, t) in self.iter().enumerate() {
             t.visit_field(&format!("{name}.{i}"), f);
         }
@@ -158,7 +158,7 @@ impl<T: ModuleField> ModuleField for Vec<T> {
 macro_rules! plain_fields {
     ($($t:ty),*) => {$(
         impl ModuleField for $t {
-            fn visit_field(&self, _: &str, _: &mut dyn FnMut(&str, Member<'_>)) {}
+            fn visit_field<'m>(&'m self, _: &str, _: &mut dyn FnMut(&str, Member<'m>)) {}
             fn visit_field_mut(&mut self, _: &str, _: &mut dyn FnMut(&str, MemberMut<'_>)) {}
         }
     )*};
@@ -193,7 +193,7 @@ pub struct IncompatibleKeys {
 }
 
 /// Recursively visits members with their full dotted names; children are entered.
-fn walk(m: &dyn Module, prefix: &str, f: &mut dyn FnMut(&str, Member<'_>)) {
+fn walk<'m>(m: &'m dyn Module, prefix: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
     m.visit(&mut |name, member| {
         let full = if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
         match member {
@@ -253,26 +253,37 @@ pub trait ModuleExt: Module {
         out
     }
 
-    /// Names and type names of the direct children (torch's `named_children`).
-    fn named_children(&self) -> Vec<(String, &'static str)> {
+    /// The direct children with their names, in registration order (torch's `named_children`).
+    fn named_children(&self) -> Vec<(String, &dyn Module)> {
         let mut out = Vec::new();
-        self.visit(&mut |n, m| {
+        self.as_dyn().visit(&mut |n, m| {
             if let Member::Child(c) = m {
-                out.push((n.to_string(), c.type_name()));
+                out.push((n.to_string(), c));
             }
         });
         out
     }
 
-    /// Every module in the tree (this one first, named `""`) with its type name.
-    fn named_modules(&self) -> Vec<(String, &'static str)> {
-        let mut out = vec![(String::new(), self.type_name())];
+    /// The direct children (torch's `children()`).
+    fn children(&self) -> Vec<&dyn Module> {
+        self.named_children().into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// Every module of the tree with its dotted name, this one first under `""`, each child
+    /// before its own children (torch's `named_modules`).
+    fn named_modules(&self) -> Vec<(String, &dyn Module)> {
+        let mut out = vec![(String::new(), self.as_dyn())];
         walk(self.as_dyn(), "", &mut |n, m| {
             if let Member::Child(c) = m {
-                out.push((n.to_string(), c.type_name()));
+                out.push((n.to_string(), c));
             }
         });
         out
+    }
+
+    /// Every module of the tree, this one first (torch's `modules()`).
+    fn modules(&self) -> Vec<&dyn Module> {
+        self.named_modules().into_iter().map(|(_, m)| m).collect()
     }
 
     /// Total number of parameter elements.
@@ -454,6 +465,14 @@ pub trait ModuleExt: Module {
 }
 
 impl<M: Module> ModuleExt for M {
+    fn as_dyn(&self) -> &dyn Module {
+        self
+    }
+}
+
+/// A module reached as a trait object (from `children()`, `modules()`, `Sequential`'s layers) has
+/// the same methods.
+impl<'a> ModuleExt for dyn Module + 'a {
     fn as_dyn(&self) -> &dyn Module {
         self
     }

@@ -73,13 +73,13 @@ impl MultiheadAttention {
     /// A layer with torch's initialisation: Xavier-uniform projections, zero biases, and the
     /// output projection initialised as a `Linear`.
     pub fn new(embed_dim: usize, num_heads: usize, options: MultiheadAttentionOptions) -> Result<Self> {
-        if num_heads == 0 || !embed_dim.is_multiple_of(num_heads) {
-            return Err(Error::msg("embed_dim must be divisible by num_heads"));
-        }
-        if embed_dim == 0 {
+        if embed_dim == 0 || num_heads == 0 {
             return Err(Error::msg(format!(
                 "embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and num_heads={num_heads} instead"
             )));
+        }
+        if !embed_dim.is_multiple_of(num_heads) {
+            return Err(Error::msg("embed_dim must be divisible by num_heads"));
         }
         let kdim = options.kdim.unwrap_or(embed_dim);
         let vdim = options.vdim.unwrap_or(embed_dim);
@@ -249,6 +249,15 @@ impl MultiheadAttention {
             mask = mask.map(|m| m.pad(&[0, (len - s) as isize], "constant", Some(0.0))).transpose()?;
         }
         let s = len;
+        if !need_weights {
+            // torch takes scaled_dot_product_attention here, whose rows with every key masked (a
+            // fully padded sequence) are zeros: the plain softmax's NaN would reach every gradient.
+            let p = if self.training { self.options.dropout } else { 0.0 };
+            let scale = Some(1.0 / (hd as f64).sqrt());
+            let out = q.scaled_dot_product_attention(&k, &v, mask.as_ref(), p, false, scale, false)?;
+            let out = out.transpose(0, 1)?.reshape([l * n, e])?;
+            return Ok((self.out_proj_forward(&out)?.reshape([l, n, e])?, None));
+        }
         let mut scores = q.mul(1.0 / (hd as f64).sqrt())?.matmul(&k.transpose(-2, -1)?)?;
         if let Some(m) = &mask {
             scores = scores.add(m)?;
@@ -259,13 +268,8 @@ impl MultiheadAttention {
         }
         let out = weights.matmul(&v)?.transpose(0, 1)?.reshape([l * n, e])?;
         let out = self.out_proj_forward(&out)?.reshape([l, n, e])?;
-        let weights = if need_weights {
-            let w = weights.reshape([n, h, l, s])?;
-            Some(if average { w.mean(1, false)? } else { w })
-        } else {
-            None
-        };
-        Ok((out, weights))
+        let w = weights.reshape([n, h, l, s])?;
+        Ok((out, Some(if average { w.mean(1, false)? } else { w })))
     }
 
     fn out_proj_forward(&self, x: &Tensor) -> Result<Tensor> {
@@ -365,7 +369,7 @@ pub(crate) fn additive(mask: &Tensor, dtype: DType) -> Result<Tensor> {
 }
 
 impl Module for MultiheadAttention {
-    fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         let params = [
             ("in_proj_weight", &self.in_proj_weight),
             ("q_proj_weight", &self.q_proj_weight),

@@ -55,7 +55,7 @@ impl Forward for Sequential {
 }
 
 impl Module for Sequential {
-    fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         for (i, l) in self.layers.iter().enumerate() {
             f(&i.to_string(), Member::Child(&**l as &dyn Module));
         }

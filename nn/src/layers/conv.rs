@@ -156,7 +156,7 @@ impl<const N: usize> ConvNd<N> {
 }
 
 impl<const N: usize> Module for ConvNd<N> {
-    fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         f("weight", Member::Param(&self.weight));
         if let Some(b) = &self.bias {
             f("bias", Member::Param(b));

@@ -151,7 +151,7 @@ impl<const N: usize> Forward for ConvTransposeNd<N> {
 }
 
 impl<const N: usize> Module for ConvTransposeNd<N> {
-    fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         f("weight", Member::Param(&self.weight));
         if let Some(b) = &self.bias {
             f("bias", Member::Param(b));

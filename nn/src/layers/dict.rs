@@ -79,7 +79,7 @@ impl<T: ModuleField> ModuleDict<T> {
 }
 
 impl<T: ModuleField + Send + Sync> Module for ModuleDict<T> {
-    fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         for (k, m) in &self.entries {
             m.visit_field(k, f);
         }
@@ -127,7 +127,7 @@ impl<T: ModuleField> std::ops::DerefMut for ModuleList<T> {
 }
 
 impl<T: ModuleField + Send + Sync> Module for ModuleList<T> {
-    fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         for (i, m) in self.modules.iter().enumerate() {
             m.visit_field(&i.to_string(), f);
         }

@@ -30,7 +30,7 @@ impl Forward for Dropout {
 }
 
 impl Module for Dropout {
-    fn visit(&self, _: &mut dyn FnMut(&str, Member<'_>)) {}
+    fn visit<'m>(&'m self, _: &mut dyn FnMut(&str, Member<'m>)) {}
     fn visit_mut(&mut self, _: &mut dyn FnMut(&str, MemberMut<'_>)) {}
     fn type_name(&self) -> &'static str {
         "Dropout"

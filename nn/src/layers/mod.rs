@@ -28,7 +28,7 @@ pub use dict::{ModuleDict, ModuleList};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::{Flatten, Identity, Linear, Unflatten};
-pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm};
+pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm};
 pub use pool::{
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPoolNd, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
     AdaptiveMaxPoolNd, AvgPool1d, AvgPool2d, AvgPoolNd, MaxPool1d, MaxPool2d, MaxPoolNd,

@@ -1,6 +1,6 @@
 //! `LayerNorm`, `RMSNorm`, `GroupNorm`, `BatchNorm1d/2d` with torch's parameters and buffers.
 
-use oxtorch_tensor::{DType, Result, Tensor};
+use oxtorch_tensor::{DType, Error, Result, Tensor};
 
 use crate::module::{Buffer, Forward, Member, MemberMut, Module};
 
@@ -90,6 +90,11 @@ pub struct GroupNorm {
 impl GroupNorm {
     /// A layer with ones/zeros affine parameters.
     pub fn new(num_groups: usize, num_channels: usize, eps: f64, affine: bool) -> Result<Self> {
+        if num_groups == 0 || !num_channels.is_multiple_of(num_groups) {
+            return Err(Error::msg(format!(
+                "num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
+            )));
+        }
         Ok(GroupNorm {
             weight: if affine { Some(ones(&[num_channels], DType::F32)?) } else { None },
             bias: if affine { Some(zeros(&[num_channels], DType::F32)?) } else { None },
@@ -166,17 +171,77 @@ impl BatchNorm {
 
     /// `BatchNorm1d(num_features)` with torch's defaults.
     pub fn new_1d(num_features: usize) -> Result<Self> {
-        Ok(BatchNorm { name: "BatchNorm1d", ..Self::new(num_features, 1e-5, Some(0.1), true, true)? })
+        Self::new_1d_with(num_features, 1e-5, Some(0.1), true, true)
     }
 
     /// `BatchNorm2d(num_features)` with torch's defaults.
     pub fn new_2d(num_features: usize) -> Result<Self> {
-        Ok(BatchNorm { name: "BatchNorm2d", ..Self::new(num_features, 1e-5, Some(0.1), true, true)? })
+        Self::new_2d_with(num_features, 1e-5, Some(0.1), true, true)
+    }
+
+    /// `BatchNorm3d(num_features)` with torch's defaults.
+    pub fn new_3d(num_features: usize) -> Result<Self> {
+        Self::new_3d_with(num_features, 1e-5, Some(0.1), true, true)
+    }
+
+    /// `BatchNorm1d(num_features, eps, momentum, affine, track_running_stats)`: `[N, C]` or
+    /// `[N, C, L]` inputs.
+    pub fn new_1d_with(
+        num_features: usize,
+        eps: f64,
+        momentum: Option<f64>,
+        affine: bool,
+        track_running_stats: bool,
+    ) -> Result<Self> {
+        let m = Self::new(num_features, eps, momentum, affine, track_running_stats)?;
+        Ok(BatchNorm { name: "BatchNorm1d", ..m })
+    }
+
+    /// `BatchNorm2d(num_features, eps, momentum, affine, track_running_stats)`: `[N, C, H, W]`
+    /// inputs.
+    pub fn new_2d_with(
+        num_features: usize,
+        eps: f64,
+        momentum: Option<f64>,
+        affine: bool,
+        track_running_stats: bool,
+    ) -> Result<Self> {
+        let m = Self::new(num_features, eps, momentum, affine, track_running_stats)?;
+        Ok(BatchNorm { name: "BatchNorm2d", ..m })
+    }
+
+    /// `BatchNorm3d(num_features, eps, momentum, affine, track_running_stats)`: `[N, C, D, H, W]`
+    /// inputs.
+    pub fn new_3d_with(
+        num_features: usize,
+        eps: f64,
+        momentum: Option<f64>,
+        affine: bool,
+        track_running_stats: bool,
+    ) -> Result<Self> {
+        let m = Self::new(num_features, eps, momentum, affine, track_running_stats)?;
+        Ok(BatchNorm { name: "BatchNorm3d", ..m })
+    }
+
+    /// torch's `_check_input_dim`: the ranks each kind accepts (any for [`BatchNorm::new`]).
+    fn check_input_dim(&self, x: &Tensor) -> Result<()> {
+        let r = x.rank();
+        let msg = match self.name {
+            "BatchNorm1d" if r != 2 && r != 3 => format!("expected 2D or 3D input (got {r}D input)"),
+            "BatchNorm2d" if r != 4 => format!("expected 4D input (got {r}D input)"),
+            "BatchNorm3d" if r != 5 => format!("expected 5D input (got {r}D input)"),
+            _ => return Ok(()),
+        };
+        Err(Error::shape(msg))
     }
 }
 
+/// torch's `nn.BatchNorm3d`.
+pub type BatchNorm3d = BatchNorm;
+
 impl Forward for BatchNorm {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.check_input_dim(x)?;
         let use_batch_stats = self.training || self.running_mean.is_none();
         let mut momentum = self.momentum.unwrap_or(0.0);
         if self.training {
@@ -200,7 +265,7 @@ impl Forward for BatchNorm {
 }
 
 impl Module for BatchNorm {
-    fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         for (n, t) in [("weight", &self.weight), ("bias", &self.bias)] {
             if let Some(t) = t {
                 f(n, Member::Param(t));

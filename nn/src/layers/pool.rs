@@ -174,7 +174,7 @@ fn broadcast<const N: usize>(v: &[usize]) -> Vec<usize> {
 macro_rules! stateless_nd {
     ($ty:ident, $names:expr) => {
         impl<const N: usize> Module for $ty<N> {
-            fn visit(&self, _: &mut dyn FnMut(&str, Member<'_>)) {}
+            fn visit<'m>(&'m self, _: &mut dyn FnMut(&str, Member<'m>)) {}
             fn visit_mut(&mut self, _: &mut dyn FnMut(&str, MemberMut<'_>)) {}
             fn type_name(&self) -> &'static str {
                 let names: [&'static str; 2] = $names;

@@ -209,7 +209,7 @@ impl RnnCore {
         t.narrow(-1, (i * self.hidden_size) as isize, self.hidden_size)
     }
 
-    fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         for w in &self.weights {
             f(&format!("weight_ih_{}", w.suffix), Member::Param(&w.weight_ih));
             f(&format!("weight_hh_{}", w.suffix), Member::Param(&w.weight_hh));
@@ -322,7 +322,7 @@ impl GRU {
 macro_rules! rnn_module {
     ($ty:ident, $name:literal) => {
         impl Module for $ty {
-            fn visit(&self, f: &mut dyn FnMut(&str, Member<'_>)) {
+            fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
                 self.core.visit(f)
             }
             fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>)) {

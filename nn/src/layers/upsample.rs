@@ -1,6 +1,6 @@
 //! `Upsample`.
 
-use oxtorch_tensor::{Error, Result, Tensor};
+use oxtorch_tensor::{Result, Tensor};
 
 use crate::module::Forward;
 
@@ -35,9 +35,6 @@ impl Forward for Upsample {
         let n = x.rank().saturating_sub(2);
         let size = self.size.as_ref().map(|s| if s.len() == 1 { vec![s[0]; n] } else { s.clone() });
         let scale = self.scale_factor.as_ref().map(|s| if s.len() == 1 { vec![s[0]; n] } else { s.clone() });
-        if size.is_some() == scale.is_some() {
-            return Err(Error::msg("only one of size or scale_factor should be defined"));
-        }
         x.interpolate(size.as_deref(), scale.as_deref(), &self.mode, self.align_corners)
     }
 }

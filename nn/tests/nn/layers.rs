@@ -401,6 +401,27 @@ fn bad_shapes_are_torch_errors() -> Result<()> {
         .to_string();
     assert!(e.contains("expecting key_padding_mask shape of (3, 4)"), "{e}");
     assert!(MultiheadAttention::new(8, 3, Default::default()).is_err());
+    let e = MultiheadAttention::new(8, 0, Default::default()).err().unwrap().to_string();
+    assert!(
+        e.contains("embed_dim and num_heads must be greater than 0, got embed_dim=8 and num_heads=0"),
+        "{e}"
+    );
+    // torch's BatchNorm*d `_check_input_dim`, before anything is counted.
+    let bn1 = BatchNorm1d::new_1d(3)?;
+    let e = bn1.forward(&Tensor::randn([2, 3, 4, 5], ())?).unwrap_err().to_string();
+    assert!(e.contains("expected 2D or 3D input (got 4D input)"), "{e}");
+    assert_eq!(bn1.num_batches_tracked.as_ref().unwrap().item::<i64>()?, 0);
+    let bn2 = BatchNorm2d::new_2d_with(3, 1e-3, None, false, true)?;
+    assert_eq!(bn2.type_name(), "BatchNorm2d");
+    let e = bn2.forward(&Tensor::randn([2, 3, 4], ())?).unwrap_err().to_string();
+    assert!(e.contains("expected 4D input (got 3D input)"), "{e}");
+    let e = BatchNorm3d::new_3d(3)?.forward(&Tensor::randn([2, 3, 4, 4], ())?).unwrap_err().to_string();
+    assert!(e.contains("expected 5D input (got 4D input)"), "{e}");
+    let e = GroupNorm::new(2, 3, 1e-5, true).err().unwrap().to_string();
+    assert!(e.contains("num_channels (3) must be divisible by num_groups (2)"), "{e}");
+    let up = Upsample { size: None, scale_factor: None, mode: "nearest".into(), align_corners: None };
+    let e = up.forward(&Tensor::randn([1, 1, 2, 2], ())?).unwrap_err().to_string();
+    assert!(e.contains("either size or scale_factor should be defined"), "{e}");
     let lstm = LSTM::new(4, 5, Default::default())?;
     let e = lstm.forward(&Tensor::randn([2, 1, 3], ())?, None).unwrap_err().to_string();
     assert!(e.contains("input.size(-1) must be equal to input_size. Expected 4, got 3"), "{e}");
@@ -425,6 +446,40 @@ fn bad_shapes_are_torch_errors() -> Result<()> {
 
 fn assert_same(what: &str, a: &Tensor, b: &Tensor) {
     assert_close(what, a, b, 1e-6);
+}
+
+#[test]
+fn attention_over_a_fully_padded_sequence_is_zero_without_weights() -> Result<()> {
+    // torch: with need_weights=False, MultiheadAttention runs scaled_dot_product_attention, whose
+    // rows with every key masked are zeros, so the output there is out_proj's bias and every
+    // gradient stays finite; with need_weights=True the plain softmax gives NaN, as ours.
+    oxtorch_tensor::manual_seed(3);
+    let m = mha(8, 2, Default::default());
+    oxtorch_tensor::no_grad(|| m.out_proj.bias.as_ref().unwrap().fill_(0.25).map(|_| ()))?;
+    let q = Tensor::randn([3, 2, 8], ())?;
+    q.requires_grad_(true)?;
+    let kpm = Tensor::from_vec(vec![true, true, true, false, true, false], [2, 3])?;
+    let (o, _) = m.forward(&q, &q, &q, Some(&kpm), false, None, true)?;
+    let padded = o.select(1, 0)?;
+    assert_same("fully padded row", &padded, &Tensor::full([3, 8], 0.25, ())?);
+    // The other sequence agrees with the weights-returning path.
+    let (ow, w) = m.forward(&q, &q, &q, Some(&kpm), true, None, true)?;
+    assert_same("unpadded row", &o.select(1, 1)?, &ow.select(1, 1)?);
+    assert!(w.unwrap().select(0, 0)?.isnan()?.all()?.item::<bool>()?);
+    o.sum_all()?.backward()?;
+    let g = m.in_proj_weight.as_ref().unwrap().grad().unwrap();
+    assert!(!g.isnan()?.any()?.item::<bool>()?, "gradients must stay finite");
+    // A transformer layer with one fully padded sequence, in training mode, stays finite.
+    let layer = TransformerEncoderLayer::new(
+        8,
+        2,
+        TransformerLayerOptions { dropout: 0.0, batch_first: true, ..Default::default() },
+    )?;
+    let x = Tensor::randn([2, 3, 8], ())?;
+    let kpm = Tensor::from_vec(vec![true, true, true, false, false, true], [2, 3])?;
+    let y = layer.forward_masked(&x, None, Some(&kpm))?;
+    assert!(!y.isnan()?.any()?.item::<bool>()?);
+    Ok(())
 }
 
 #[test]

@@ -82,8 +82,10 @@ fn names_match_torch() -> Result<()> {
     assert_eq!(sorted, file_keys);
     assert_eq!(net.named_parameters().len(), 10);
     assert_eq!(net.named_buffers().len(), 3);
+    let children: Vec<(String, &str)> =
+        net.named_children().into_iter().map(|(n, c)| (n, c.type_name())).collect();
     assert_eq!(
-        net.named_children(),
+        children,
         vec![
             ("conv".into(), "Conv2d"),
             ("bn".into(), "BatchNorm2d"),
@@ -91,7 +93,16 @@ fn names_match_torch() -> Result<()> {
             ("ln".into(), "LayerNorm")
         ]
     );
-    assert_eq!(net.named_modules().len(), 1 + 4 + 4);
+    let modules: Vec<(String, &str)> =
+        net.named_modules().into_iter().map(|(n, m)| (n, m.type_name())).collect();
+    assert_eq!(modules.len(), 1 + 4 + 4);
+    assert_eq!(modules[0], (String::new(), "Net"));
+    assert_eq!(modules[3], ("fc".to_string(), "Sequential"));
+    assert_eq!(modules[5], ("fc.1".to_string(), "Linear"));
+    assert_eq!(net.children().len(), 4);
+    // A child is the module itself: its own parameters are reachable from it.
+    assert_eq!(net.children()[2].named_parameters().len(), 4);
+    assert_eq!(net.modules().len(), 9);
     assert_eq!(net.num_parameters(), 4 * 9 + 4 + 4 + 4 + 64 * 16 + 16 + 16 * 3 + 3 + 3 + 3);
     Ok(())
 }

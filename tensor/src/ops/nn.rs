@@ -35,11 +35,12 @@ pub(crate) fn spread(op: &str, name: &str, v: &[usize], n: usize) -> Result<Vec<
 /// cost several passes over the scores.
 pub(crate) fn safe_softmax_last(x: &Tensor) -> Result<Tensor> {
     let m = x.amax(-1, true)?.detach();
-    let finite_m = m.isinf_neg()?.where_self(0.0, &m)?;
-    let e = x.sub(&finite_m)?.exp()?;
+    let masked = m.isinf_neg()?;
+    let e = x.sub(&masked.where_self(0.0, &m)?)?.exp()?;
+    // A row whose every score is -inf sums to 0: divided by 1 instead, it stays 0 and so does its
+    // gradient (0/0 would send NaN back through the division, as torch's _safe_softmax avoids).
     let s = e.sum(-1, true)?;
-    let out = e.div(&s)?;
-    m.isinf_neg()?.where_self(0.0, &out)
+    e.div(&masked.where_self(1.0, &s)?)
 }
 
 impl Tensor {
