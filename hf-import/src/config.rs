@@ -117,6 +117,16 @@ impl Config {
         }
     }
 
+    /// The number at `key` of a field that may be null (`key: float | None = default`): `default`
+    /// when the key is absent, `None` when it is null.
+    pub fn nullable_f64_or(&self, key: &str, default: Option<f64>) -> Result<Option<f64>> {
+        if self.json.contains_key(key) {
+            self.opt_f64(key)
+        } else {
+            Ok(default)
+        }
+    }
+
     /// The non-negative integer at `key`, or `default`.
     pub fn usize_or(&self, key: &str, default: usize) -> Result<usize> {
         Ok(self.opt_usize(key)?.unwrap_or(default))

@@ -41,6 +41,14 @@ impl BertConfig {
                 "position_embedding_type \"{kind}\" is not supported (supported: absolute)"
             )));
         }
+        // transformers runs a decoder-configured BERT/RoBERTa with causal self-attention (and
+        // cross-attention with `add_cross_attention`); refused rather than run bidirectionally.
+        if cfg.bool_or("is_decoder", false)? || cfg.bool_or("add_cross_attention", false)? {
+            return Err(Error::Unsupported(
+                "BERT-style models configured as decoders (is_decoder / add_cross_attention) are not supported"
+                    .into(),
+            ));
+        }
         let c = BertConfig {
             hidden: cfg.usize("hidden_size")?,
             heads: cfg.usize("num_attention_heads")?,
@@ -343,5 +351,28 @@ impl BertForMaskedLM {
         let h = self.bert.cfg.act.forward(&self.transform.forward(&out.last_hidden_state)?)?;
         let logits = self.decoder.forward(&self.transform_norm.forward(&h)?)?;
         Ok((logits, out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(json: &str) -> Result<BertConfig> {
+        BertConfig::from_config(&Config::from_json_str(json).unwrap())
+    }
+
+    /// A decoder-configured BERT runs causally in transformers: refused, never run bidirectionally.
+    #[test]
+    fn decoder_configured_berts_are_refused() {
+        let base = r#""hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 16,
+            "num_hidden_layers": 1, "vocab_size": 10"#;
+        assert!(read(&format!("{{{base}}}")).is_ok());
+        for extra in [r#""is_decoder": true"#, r#""add_cross_attention": true"#] {
+            let err = read(&format!("{{{base}, {extra}}}")).err().unwrap().to_string();
+            assert!(err.contains("configured as decoders"), "{err}");
+        }
+        let err = read(&format!(r#"{{{base}, "position_embedding_type": "relative_key"}}"#)).err().unwrap();
+        assert!(err.to_string().contains("relative_key"));
     }
 }

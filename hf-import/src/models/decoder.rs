@@ -48,6 +48,14 @@ pub struct DecoderSpec {
     /// Generation drops its KV cache and runs the whole sequence again once it reaches this many
     /// tokens (Phi-3, whose LongRoPE switches to its long factors past the pretraining length).
     pub recompute_cache_at: Option<usize>,
+    /// The family config class's `head_dim` when the key is absent (`None`: `hidden / heads`, as a
+    /// null value always is).
+    pub default_head_dim: Option<usize>,
+    /// The family config class's `num_key_value_heads` when the key is absent (`None`: one per
+    /// attention head, as a null value always is).
+    pub default_kv_heads: Option<usize>,
+    /// The family config class's `rms_norm_eps`.
+    pub default_rms_norm_eps: f64,
 }
 
 impl DecoderSpec {
@@ -73,6 +81,9 @@ impl DecoderSpec {
             // `LlamaConfig` (and Mistral, Qwen2/3, Phi-3): `tie_word_embeddings: bool = False`.
             tie_word_embeddings: cfg.bool_or("tie_word_embeddings", false)?,
             recompute_cache_at: None,
+            default_head_dim: None,
+            default_kv_heads: None,
+            default_rms_norm_eps: 1e-6,
         })
     }
 
@@ -153,10 +164,11 @@ impl CausalLm {
         let hidden = cfg.usize("hidden_size")?;
         let vocab = cfg.usize("vocab_size")?;
         let heads = cfg.usize("num_attention_heads")?;
-        let kv_heads = cfg.usize_or("num_key_value_heads", heads)?;
-        let head_dim = cfg.opt_usize("head_dim")?.unwrap_or(hidden / heads.max(1));
+        let kv_heads = cfg.nullable_usize_or("num_key_value_heads", spec.default_kv_heads)?.unwrap_or(heads);
+        let head_dim =
+            cfg.nullable_usize_or("head_dim", spec.default_head_dim)?.unwrap_or(hidden / heads.max(1));
         let intermediate = cfg.usize("intermediate_size")?;
-        let eps = cfg.f64_or("rms_norm_eps", 1e-6)?;
+        let eps = cfg.f64_or("rms_norm_eps", spec.default_rms_norm_eps)?;
         let n_layers = cfg.layers("num_hidden_layers")?;
         if heads == 0 || kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
             return Err(Error::Config(format!(

@@ -21,6 +21,9 @@ fn gemma_common(cfg: &Config, act: Activation) -> Result<DecoderSpec> {
     spec.scale_embeddings = true;
     spec.tie_word_embeddings = cfg.bool_or("tie_word_embeddings", true)?;
     spec.act = act;
+    // Gemma's MLPs have no biases; every Gemma config class has `head_dim = 256`.
+    spec.mlp_bias = false;
+    spec.default_head_dim = Some(256);
     Ok(spec)
 }
 
@@ -39,21 +42,37 @@ fn gemma2_act(cfg: &Config) -> Result<Activation> {
     Activation::from_name(cfg.str_or("hidden_activation", "gelu_pytorch_tanh")?)
 }
 
-/// Gemma (1): Llama with Gemma's norm, embedding scale and activation.
+/// Gemma (1): Llama with Gemma's norm, embedding scale and activation (`GemmaConfig`: 16
+/// key/value heads).
 fn gemma(cfg: &Config) -> Result<DecoderSpec> {
-    gemma_common(cfg, gemma_act(cfg)?)
+    refuse_bidirectional(cfg, "Gemma")?;
+    let mut spec = gemma_common(cfg, gemma_act(cfg)?)?;
+    spec.default_kv_heads = Some(16);
+    Ok(spec)
 }
 
-/// Gemma 2: sandwich norms, soft-capping, `query_pre_attn_scalar`, sliding layers from `layer_types`
-/// (every other layer when absent).
+/// transformers' Gemma and Gemma 3 attention are bidirectional with `use_bidirectional_attention`
+/// (an encoder use): not supported here, rather than run causally.
+fn refuse_bidirectional(cfg: &Config, family: &str) -> Result<()> {
+    if cfg.bool_or("use_bidirectional_attention", false)? {
+        return Err(crate::error::Error::Unsupported(format!(
+            "{family} with use_bidirectional_attention is not supported"
+        )));
+    }
+    Ok(())
+}
+
+/// Gemma 2: sandwich norms, soft-capping (`Gemma2Config`: 50 on the scores and 30 on the logits
+/// unless null), `query_pre_attn_scalar` (default 256), 4 key/value heads, sliding layers from
+/// `layer_types` (every other layer when absent).
 fn gemma2(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = gemma_common(cfg, gemma2_act(cfg)?)?;
     spec.sandwich_norms = true;
-    spec.attn_softcap = cfg.opt_f64("attn_logit_softcapping")?;
-    spec.final_softcap = cfg.opt_f64("final_logit_softcapping")?;
-    if let Some(s) = cfg.opt_f64("query_pre_attn_scalar")? {
-        spec.attention_scale = Some(s.powf(-0.5));
-    }
+    spec.default_kv_heads = Some(4);
+    spec.attn_softcap = cfg.nullable_f64_or("attn_logit_softcapping", Some(50.0))?;
+    spec.final_softcap = cfg.nullable_f64_or("final_logit_softcapping", Some(30.0))?;
+    let scalar = cfg.nullable_f64_or("query_pre_attn_scalar", Some(256.0))?;
+    spec.attention_scale = scalar.map(|s| s.powf(-0.5));
     let window = cfg.nullable_usize_or("sliding_window", DEFAULT_WINDOW)?;
     spec.windows = if cfg.layer_types().is_some() {
         DecoderSpec::windows_from_layer_types(cfg, window)?
@@ -77,13 +96,13 @@ fn gemma3_sliding_layers(cfg: &Config) -> Result<Vec<bool>> {
 /// the local RoPE parameters; the latter even when the window is null, as transformers picks a
 /// layer's rotary embedding by its type.
 fn gemma3(cfg: &Config) -> Result<DecoderSpec> {
-    if cfg.bool_or("use_bidirectional_attention", false)? {
-        return Err(crate::error::Error::Unsupported(
-            "Gemma 3 with use_bidirectional_attention is not supported".into(),
-        ));
-    }
+    refuse_bidirectional(cfg, "Gemma 3")?;
     let mut spec = gemma2(cfg)?;
     spec.qk_norm = true;
+    // `Gemma3TextConfig` keeps `attn_logit_softcapping` but its attention never applies it; its
+    // final soft-capping defaults to none.
+    spec.attn_softcap = None;
+    spec.final_softcap = cfg.opt_f64("final_logit_softcapping")?;
     let sliding = gemma3_sliding_layers(cfg)?;
     let window = cfg.nullable_usize_or("sliding_window", DEFAULT_WINDOW)?;
     spec.windows = sliding.iter().map(|&s| if s { window } else { None }).collect();
@@ -153,6 +172,33 @@ mod tests {
         assert_eq!(spec.windows, vec![Some(4096), None, Some(4096), None]);
         let err = gemma3(&cfg(r#"{"num_hidden_layers": 2, "layer_types": ["full_attention"]}"#));
         assert!(err.unwrap_err().to_string().contains("\"layer_types\" has 1 entries for 2 layers"));
+    }
+
+    /// Absent keys take the config classes' defaults (`Gemma2Config`: soft-capping 50 / 30,
+    /// `query_pre_attn_scalar` 256; null turns them off); `Gemma3TextConfig` keeps
+    /// `attn_logit_softcapping` but its attention ignores it, and has no final capping by default.
+    #[test]
+    fn gemma_defaults_follow_the_config_classes() {
+        let n = r#""num_hidden_layers": 2"#;
+        let g2 = gemma2(&cfg(&format!("{{{n}}}"))).unwrap();
+        assert_eq!((g2.attn_softcap, g2.final_softcap), (Some(50.0), Some(30.0)));
+        assert_eq!(g2.attention_scale, Some(1.0 / 16.0));
+        assert_eq!((g2.default_head_dim, g2.default_kv_heads), (Some(256), Some(4)));
+        let off = format!(
+            r#"{{{n}, "attn_logit_softcapping": null, "final_logit_softcapping": null, "query_pre_attn_scalar": 64}}"#
+        );
+        let g2 = gemma2(&cfg(&off)).unwrap();
+        assert_eq!((g2.attn_softcap, g2.final_softcap, g2.attention_scale), (None, None, Some(0.125)));
+        let g3 = gemma3(&cfg(&format!(r#"{{{n}, "attn_logit_softcapping": 20.0}}"#))).unwrap();
+        assert_eq!((g3.attn_softcap, g3.final_softcap), (None, None));
+        let g3 = gemma3(&cfg(&format!(r#"{{{n}, "final_logit_softcapping": 30.0}}"#))).unwrap();
+        assert_eq!(g3.final_softcap, Some(30.0));
+        let g1 = gemma(&cfg(&format!("{{{n}}}"))).unwrap();
+        assert_eq!((g1.default_head_dim, g1.default_kv_heads, g1.attn_softcap), (Some(256), Some(16), None));
+        for f in [gemma, gemma3] {
+            let bi = f(&cfg(&format!(r#"{{{n}, "use_bidirectional_attention": true}}"#)));
+            assert!(bi.unwrap_err().to_string().contains("use_bidirectional_attention is not supported"));
+        }
     }
 
     /// Every Gemma config class defaults `tie_word_embeddings` to true.

@@ -10,6 +10,10 @@ use crate::error::Result;
 /// transformers checks its length against `num_hidden_layers` but puts the window on every layer.
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
+    // Mistral's projections have no biases whatever `attention_bias`/`mlp_bias` say; the class
+    // defaults to 8 key/value heads.
+    (spec.qkv_bias, spec.o_bias, spec.mlp_bias) = (false, false, false);
+    spec.default_kv_heads = Some(8);
     DecoderSpec::sliding_layers(cfg)?;
     let window = cfg.nullable_usize_or("sliding_window", Some(4096))?;
     spec.windows = vec![window; cfg.layers("num_hidden_layers")?];
@@ -28,6 +32,15 @@ mod tests {
 
     fn windows(json: &str) -> Result<Vec<Option<usize>>> {
         Ok(spec(&Config::from_json_str(json)?)?.windows)
+    }
+
+    /// `MistralConfig` defaults to 8 key/value heads; its projections never have biases.
+    #[test]
+    fn mistral_defaults_follow_its_config_class() {
+        let json = r#"{"num_hidden_layers": 1, "attention_bias": true, "mlp_bias": true}"#;
+        let s = spec(&Config::from_json_str(json).unwrap()).unwrap();
+        assert_eq!(s.default_kv_heads, Some(8));
+        assert!(!s.qkv_bias && !s.o_bias && !s.mlp_bias);
     }
 
     #[test]

@@ -8,6 +8,9 @@ use crate::error::{Error, Result};
 
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
+    // Phi-3's fused projections have no biases; `Phi3Config.rms_norm_eps` is 1e-5.
+    (spec.qkv_bias, spec.o_bias, spec.mlp_bias) = (false, false, false);
+    spec.default_rms_norm_eps = 1e-5;
     spec.windows = vec![cfg.opt_usize("sliding_window")?; cfg.layers("num_hidden_layers")?];
     // As transformers' `Phi3ForCausalLM.prepare_inputs_for_generation`: once the sequence reaches
     // the pretraining length + 1 (the config class defaults it to 4096), the cache is recomputed.
@@ -46,5 +49,14 @@ mod tests {
                 u64::MAX
             )
         );
+    }
+
+    /// `Phi3Config.rms_norm_eps` is 1e-5 and Phi-3's projections never have biases.
+    #[test]
+    fn phi3_defaults_follow_its_config_class() {
+        let json = r#"{"num_hidden_layers": 1, "attention_bias": true, "mlp_bias": true}"#;
+        let s = spec(&Config::from_json_str(json).unwrap()).unwrap();
+        assert_eq!(s.default_rms_norm_eps, 1e-5);
+        assert!(!s.qkv_bias && !s.o_bias && !s.mlp_bias);
     }
 }

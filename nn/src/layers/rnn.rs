@@ -1,6 +1,7 @@
 //! `RNN`, `LSTM` and `GRU`: multi-layer, optionally bidirectional recurrent layers with torch's parameter
 //! names (`weight_ih_l0`, `weight_hh_l0`, `bias_ih_l0`, `bias_hh_l0`, `..._reverse`), gate orders
-//! (LSTM `i, f, g, o`; GRU `r, z, n`) and initialisation, written in tensor ops.
+//! (LSTM `i, f, g, o`; GRU `r, z, n`) and initialisation, written in tensor ops. LSTM also takes
+//! torch's `proj_size` (an `h = W_hr (o ⊙ tanh c)` projection, parameters `weight_hr_l0`, ...).
 
 use oxtorch_tensor::{DType, Error, Result, Tensor};
 
@@ -20,11 +21,22 @@ pub struct RnnOptions {
     pub dropout: f64,
     /// run a second direction over the reversed sequence (default false)
     pub bidirectional: bool,
+    /// LSTM only: project the hidden state to this size with `weight_hr_l{k}` (`[proj_size,
+    /// hidden_size]`), so `h` and the outputs have `proj_size` features; 0 (the default) for none.
+    /// Must be smaller than `hidden_size`.
+    pub proj_size: usize,
 }
 
 impl Default for RnnOptions {
     fn default() -> Self {
-        RnnOptions { num_layers: 1, bias: true, batch_first: false, dropout: 0.0, bidirectional: false }
+        RnnOptions {
+            num_layers: 1,
+            bias: true,
+            batch_first: false,
+            dropout: 0.0,
+            bidirectional: false,
+            proj_size: 0,
+        }
     }
 }
 
@@ -32,12 +44,14 @@ impl Default for RnnOptions {
 pub struct RnnWeights {
     /// `[gates * hidden, input]`
     pub weight_ih: Tensor,
-    /// `[gates * hidden, hidden]`
+    /// `[gates * hidden, hidden]` (`[4 * hidden, proj_size]` for an LSTM with projections)
     pub weight_hh: Tensor,
     /// `[gates * hidden]`
     pub bias_ih: Option<Tensor>,
     /// `[gates * hidden]`
     pub bias_hh: Option<Tensor>,
+    /// `[proj_size, hidden]`: an LSTM's projection of the hidden state (`proj_size > 0` only)
+    pub weight_hr: Option<Tensor>,
     /// the name suffix: `l0`, `l0_reverse`, `l1`, ...
     pub suffix: String,
 }
@@ -53,6 +67,9 @@ struct RnnCore {
 
 impl RnnCore {
     fn new(input_size: usize, hidden_size: usize, options: RnnOptions, gates: usize) -> Result<Self> {
+        if options.proj_size > 0 && gates != 4 {
+            return Err(Error::msg("proj_size argument is only supported for LSTM, not RNN or GRU"));
+        }
         if options.num_layers == 0 {
             return Err(Error::msg("num_layers must be greater than or equal to 1"));
         }
@@ -64,6 +81,12 @@ impl RnnCore {
         if hidden_size == 0 {
             return Err(Error::msg("hidden_size must be greater than zero"));
         }
+        if options.proj_size >= hidden_size {
+            return Err(Error::msg("proj_size has to be smaller than hidden_size"));
+        }
+        let proj = options.proj_size;
+        // The size of `h` (and of each direction's outputs): the projection's when there is one.
+        let real_hidden = if proj > 0 { proj } else { hidden_size };
         let dirs = if options.bidirectional { 2 } else { 1 };
         let bound = 1.0 / (hidden_size as f64).sqrt();
         let param = |shape: Vec<usize>| -> Result<Tensor> {
@@ -73,19 +96,36 @@ impl RnnCore {
         };
         let mut weights = Vec::new();
         for layer in 0..options.num_layers {
-            let in_size = if layer == 0 { input_size } else { hidden_size * dirs };
+            let in_size = if layer == 0 { input_size } else { real_hidden * dirs };
             for dir in 0..dirs {
                 let g = gates * hidden_size;
+                // Drawn in torch's parameter order: w_ih, w_hh, b_ih, b_hh, w_hr.
+                let weight_ih = param(vec![g, in_size])?;
+                let weight_hh = param(vec![g, real_hidden])?;
+                let bias_ih = if options.bias { Some(param(vec![g])?) } else { None };
+                let bias_hh = if options.bias { Some(param(vec![g])?) } else { None };
+                let weight_hr = if proj > 0 { Some(param(vec![proj, hidden_size])?) } else { None };
                 weights.push(RnnWeights {
-                    weight_ih: param(vec![g, in_size])?,
-                    weight_hh: param(vec![g, hidden_size])?,
-                    bias_ih: if options.bias { Some(param(vec![g])?) } else { None },
-                    bias_hh: if options.bias { Some(param(vec![g])?) } else { None },
+                    weight_ih,
+                    weight_hh,
+                    bias_ih,
+                    bias_hh,
+                    weight_hr,
                     suffix: format!("l{layer}{}", if dir == 1 { "_reverse" } else { "" }),
                 });
             }
         }
         Ok(RnnCore { input_size, hidden_size, options, weights, training: true })
+    }
+
+    /// The size of `h` and of each direction's outputs: `proj_size` when projecting, else
+    /// `hidden_size`.
+    fn real_hidden(&self) -> usize {
+        if self.options.proj_size > 0 {
+            self.options.proj_size
+        } else {
+            self.hidden_size
+        }
     }
 
     fn dirs(&self) -> usize {
@@ -116,12 +156,12 @@ impl RnnCore {
         Ok(x)
     }
 
-    /// The initial state `[layers * dirs, N, H]` as one tensor per layer and direction (zeros
-    /// when not given).
-    fn initial(&self, h0: Option<&Tensor>, x: &Tensor, unbatched: bool) -> Result<Vec<Tensor>> {
+    /// The initial state `[layers * dirs, N, size]` as one tensor per layer and direction (zeros
+    /// when not given); `size` is the hidden size (the projection's for an LSTM's `h`).
+    fn initial(&self, h0: Option<&Tensor>, x: &Tensor, unbatched: bool, size: usize) -> Result<Vec<Tensor>> {
         let n = x.dims()[1];
         let ld = self.options.num_layers * self.dirs();
-        let h = self.hidden_size;
+        let h = size;
         match h0 {
             None => (0..ld).map(|_| Tensor::zeros([n, h], (x.dtype(), x.device()))).collect(),
             Some(h0) => {
@@ -168,7 +208,7 @@ impl RnnCore {
                 let ys: Vec<Tensor> = ys.into_iter().flatten().collect();
                 let refs: Vec<&Tensor> = ys.iter().collect();
                 outs.push(if refs.is_empty() {
-                    Tensor::zeros([0, x.dims()[1], self.hidden_size], (x.dtype(), x.device()))?
+                    Tensor::zeros([0, x.dims()[1], self.real_hidden()], (x.dtype(), x.device()))?
                 } else {
                     Tensor::stack(&refs, 0)?
                 });
@@ -182,7 +222,8 @@ impl RnnCore {
         Ok((input, h, c))
     }
 
-    /// The last layer's outputs in the caller's layout: `[T, N, D*H]`, `[N, T, D*H]` with
+    /// The last layer's outputs in the caller's layout (`H` the projection's size when there is
+    /// one): `[T, N, D*H]`, `[N, T, D*H]` with
     /// `batch_first`, `[T, D*H]` unbatched.
     fn output(&self, out: Tensor, unbatched: bool) -> Result<Tensor> {
         if unbatched {
@@ -219,6 +260,9 @@ impl RnnCore {
             if let Some(b) = &w.bias_hh {
                 f(&format!("bias_hh_{}", w.suffix), Member::Param(b));
             }
+            if let Some(p) = &w.weight_hr {
+                f(&format!("weight_hr_{}", w.suffix), Member::Param(p));
+            }
         }
     }
 
@@ -232,6 +276,9 @@ impl RnnCore {
             if let Some(b) = &mut w.bias_hh {
                 f(&format!("bias_hh_{}", w.suffix), MemberMut::Param(b));
             }
+            if let Some(p) = &mut w.weight_hr {
+                f(&format!("weight_hr_{}", w.suffix), MemberMut::Param(p));
+            }
         }
     }
 }
@@ -242,7 +289,8 @@ fn hidden_gates(w: &RnnWeights, h: &Tensor) -> Result<Tensor> {
 }
 
 /// torch's `nn.LSTM(input_size, hidden_size, ...)`: `i, f, g, o` gates, `c' = f c + i g`,
-/// `h' = o tanh(c')`, every weight drawn from `U(±1/√hidden_size)`.
+/// `h' = o tanh(c')` (`h' = W_hr (o tanh(c'))` with `proj_size`), every weight drawn from
+/// `U(±1/√hidden_size)`.
 pub struct LSTM {
     core: RnnCore,
 }
@@ -265,8 +313,9 @@ impl LSTM {
     }
 
     /// Runs the sequence `input` (`[T, N, I]`, `[N, T, I]` with `batch_first`, or `[T, I]`) from
-    /// `hx = (h0, c0)` (each `[layers * dirs, N, H]`; zeros when `None`). Returns the last layer's
-    /// outputs at every step and the final `(h_n, c_n)`.
+    /// `hx = (h0, c0)` (`h0` `[layers * dirs, N, proj_size or H]`, `c0` `[layers * dirs, N, H]`;
+    /// zeros when `None`). Returns the last layer's outputs at every step (`D * (proj_size or H)`
+    /// features) and the final `(h_n, c_n)`.
     pub fn forward(
         &self,
         input: &Tensor,
@@ -274,8 +323,8 @@ impl LSTM {
     ) -> Result<(Tensor, (Tensor, Tensor))> {
         let core = &self.core;
         let (x, unbatched) = core.seq_first(input)?;
-        let h0 = core.initial(hx.map(|h| h.0), &x, unbatched)?;
-        let c0 = core.initial(hx.map(|h| h.1), &x, unbatched)?;
+        let h0 = core.initial(hx.map(|h| h.0), &x, unbatched, core.real_hidden())?;
+        let c0 = core.initial(hx.map(|h| h.1), &x, unbatched, core.hidden_size)?;
         let (out, h, c) = core.run(&x, h0, c0, |w, gi, h, c| {
             let g = gi.add(&hidden_gates(w, h)?)?;
             let i = core.gate(&g, 0)?.sigmoid()?;
@@ -283,7 +332,12 @@ impl LSTM {
             let cand = core.gate(&g, 2)?.tanh()?;
             let o = core.gate(&g, 3)?.sigmoid()?;
             let c = f.mul(c)?.add(&i.mul(&cand)?)?;
-            Ok((o.mul(&c.tanh()?)?, c))
+            let h = o.mul(&c.tanh()?)?;
+            let h = match &w.weight_hr {
+                Some(w_hr) => h.linear(w_hr, None)?,
+                None => h,
+            };
+            Ok((h, c))
         })?;
         Ok((core.output(out, unbatched)?, (core.states(h, unbatched)?, core.states(c, unbatched)?)))
     }
@@ -305,7 +359,7 @@ impl GRU {
     pub fn forward(&self, input: &Tensor, h0: Option<&Tensor>) -> Result<(Tensor, Tensor)> {
         let core = &self.core;
         let (x, unbatched) = core.seq_first(input)?;
-        let h0 = core.initial(h0, &x, unbatched)?;
+        let h0 = core.initial(h0, &x, unbatched, core.hidden_size)?;
         let unused = h0.clone();
         let (out, h, _) = core.run(&x, h0, unused, |w, gi, h, c| {
             let gh = hidden_gates(w, h)?;
@@ -376,7 +430,7 @@ impl RNN {
     pub fn forward(&self, input: &Tensor, h0: Option<&Tensor>) -> Result<(Tensor, Tensor)> {
         let core = &self.core;
         let (x, unbatched) = core.seq_first(input)?;
-        let h0 = core.initial(h0, &x, unbatched)?;
+        let h0 = core.initial(h0, &x, unbatched, core.hidden_size)?;
         let unused = h0.clone();
         let relu = self.nonlinearity == "relu";
         let (out, h, _) = core.run(&x, h0, unused, |w, gi, h, c| {
