@@ -1,7 +1,9 @@
-//! Pooling layers: `MaxPool1d/2d`, `AvgPool1d/2d`, `AdaptiveAvgPool1d/2d`, `AdaptiveMaxPool2d`
-//! (stateless wrappers of the tensor ops, with torch's constructor defaults).
+//! Pooling layers: `MaxPool1d/2d`, `AvgPool1d/2d`, `AdaptiveAvgPool1d/2d`, `AdaptiveMaxPool1d/2d`
+//! (stateless wrappers of the tensor ops, with torch's constructor defaults). The adaptive pools
+//! take torch's `None` in the output size (`AdaptiveAvgPool2d((None, 7))`): that dim keeps the
+//! input's size.
 
-use oxtorch_tensor::{Result, Tensor};
+use oxtorch_tensor::{Error, Result, Tensor};
 
 use crate::module::{Forward, Member, MemberMut, Module};
 
@@ -115,8 +117,8 @@ impl<const N: usize> Forward for AvgPoolNd<N> {
 /// torch's `nn.AdaptiveAvgPool1d/2d(output_size)`: windows chosen so the output has `output_size`.
 #[derive(Clone, Debug)]
 pub struct AdaptiveAvgPoolNd<const N: usize> {
-    /// the output's spatial size (one value broadcasts)
-    pub output_size: Vec<usize>,
+    /// the output's spatial size (one value broadcasts); `None` keeps the input's size in that dim
+    pub output_size: Vec<Option<usize>>,
 }
 
 /// torch's `nn.AdaptiveAvgPool1d`.
@@ -127,21 +129,27 @@ pub type AdaptiveAvgPool2d = AdaptiveAvgPoolNd<2>;
 impl<const N: usize> AdaptiveAvgPoolNd<N> {
     /// A pool producing `output_size`.
     pub fn new(output_size: &[usize]) -> Self {
+        AdaptiveAvgPoolNd { output_size: output_size.iter().map(|&s| Some(s)).collect() }
+    }
+
+    /// A pool producing `output_size`, where `None` keeps the input's size in that dim (torch's
+    /// `AdaptiveAvgPool2d((None, 7))`).
+    pub fn new_optional(output_size: &[Option<usize>]) -> Self {
         AdaptiveAvgPoolNd { output_size: output_size.to_vec() }
     }
 }
 
 impl<const N: usize> Forward for AdaptiveAvgPoolNd<N> {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.adaptive_avg_pool_nd(N, &broadcast::<N>(&self.output_size))
+        x.adaptive_avg_pool_nd(N, &resolve::<N>(&self.output_size, x)?)
     }
 }
 
 /// torch's `nn.AdaptiveMaxPool1d/2d(output_size)`.
 #[derive(Clone, Debug)]
 pub struct AdaptiveMaxPoolNd<const N: usize> {
-    /// the output's spatial size (one value broadcasts)
-    pub output_size: Vec<usize>,
+    /// the output's spatial size (one value broadcasts); `None` keeps the input's size in that dim
+    pub output_size: Vec<Option<usize>>,
 }
 
 /// torch's `nn.AdaptiveMaxPool1d`.
@@ -152,22 +160,42 @@ pub type AdaptiveMaxPool2d = AdaptiveMaxPoolNd<2>;
 impl<const N: usize> AdaptiveMaxPoolNd<N> {
     /// A pool producing `output_size`.
     pub fn new(output_size: &[usize]) -> Self {
+        AdaptiveMaxPoolNd { output_size: output_size.iter().map(|&s| Some(s)).collect() }
+    }
+
+    /// A pool producing `output_size`, where `None` keeps the input's size in that dim (torch's
+    /// `AdaptiveMaxPool2d((None, 7))`).
+    pub fn new_optional(output_size: &[Option<usize>]) -> Self {
         AdaptiveMaxPoolNd { output_size: output_size.to_vec() }
+    }
+
+    /// The pooled values and the flat index of each maximum within its input plane (int64), as
+    /// torch's module with `return_indices=True` gives.
+    pub fn forward_with_indices(&self, x: &Tensor) -> Result<(Tensor, Tensor)> {
+        x.adaptive_max_pool_nd_with_indices(N, &resolve::<N>(&self.output_size, x)?)
     }
 }
 
 impl<const N: usize> Forward for AdaptiveMaxPoolNd<N> {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(x.adaptive_max_pool_nd_with_indices(N, &broadcast::<N>(&self.output_size))?.0)
+        Ok(self.forward_with_indices(x)?.0)
     }
 }
 
-fn broadcast<const N: usize>(v: &[usize]) -> Vec<usize> {
-    if v.len() == 1 {
-        vec![v[0]; N]
-    } else {
-        v.to_vec()
+/// The output size for input `x`: one value broadcast over the `N` dims, and each `None` replaced
+/// by the input's size in that dim (torch's `_list_with_default`, with its error when the input
+/// has too few dims). Without `None` the sizes pass through unchanged, for the op to check.
+fn resolve<const N: usize>(v: &[Option<usize>], x: &Tensor) -> Result<Vec<usize>> {
+    if v.iter().all(Option::is_some) {
+        let sizes: Vec<usize> = v.iter().flatten().copied().collect();
+        return Ok(if sizes.len() == 1 { vec![sizes[0]; N] } else { sizes });
     }
+    let v: Vec<Option<usize>> = if v.len() == 1 { vec![v[0]; N] } else { v.to_vec() };
+    let r = x.rank();
+    if r <= v.len() {
+        return Err(Error::msg(format!("Input dimension should be at least {}", v.len() + 1)));
+    }
+    Ok(v.iter().enumerate().map(|(i, s)| s.unwrap_or(x.dims()[r - v.len() + i])).collect())
 }
 
 /// Implements `Module` for a parameterless N-d layer, with torch's type name per `N`.

@@ -136,6 +136,16 @@ impl Tensor {
         self.meta().is_none_or(|m| lock(&m.inner).grad_fn.is_none())
     }
 
+    /// Names this tensor's `grad_fn`, made by an op on `input`, as torch names the composite op
+    /// (`MeanBackward0`); nothing for a tensor without history or one that kept `input`'s node
+    /// (an op that returned its input).
+    pub(crate) fn alias_grad_fn(&self, input: &Tensor, name: &'static str) {
+        let (Some(GradFn(node)), before) = (self.grad_fn(), input.grad_fn()) else { return };
+        if before.is_none_or(|b| !Arc::ptr_eq(&b.0, &node)) {
+            node.set_alias(name);
+        }
+    }
+
     /// The node that produced this tensor (torch's `grad_fn`), `None` for leaves.
     pub fn grad_fn(&self) -> Option<GradFn> {
         let m = self.meta()?;

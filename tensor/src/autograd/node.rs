@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use oxtorch_core::{Error, Result};
 
@@ -68,6 +68,9 @@ pub fn live_nodes() -> u64 {
 /// A node of the backward graph (torch's `grad_fn` objects).
 pub struct Node {
     name: Cow<'static, str>,
+    /// torch's name for a composite op whose last primitive made this node (`MeanBackward1` for
+    /// the division that ends `mean(dim)`), set once by the op.
+    alias: OnceLock<&'static str>,
     seq: u64,
     pub(crate) next: Vec<Option<Edge>>,
     pub(crate) num_outputs: usize,
@@ -85,6 +88,7 @@ impl Node {
         LIVE_NODES.fetch_add(1, Ordering::Relaxed);
         Arc::new(Node {
             name: name.into(),
+            alias: OnceLock::new(),
             seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
             next,
             num_outputs,
@@ -95,7 +99,13 @@ impl Node {
 
     /// torch's class name of the node, such as `MulBackward0` or `AccumulateGrad`.
     pub fn name(&self) -> &str {
-        &self.name
+        self.alias.get().copied().unwrap_or(&self.name)
+    }
+
+    /// Gives the node the torch name of the composite op that ended with it (once; later calls
+    /// keep the first name).
+    pub(crate) fn set_alias(&self, name: &'static str) {
+        let _ = self.alias.set(name);
     }
 
     /// Creation order: later nodes run first in backward (torch's `sequence_nr`).
@@ -140,7 +150,7 @@ impl Node {
             Some(NodeKind::Accumulate(_)) => Ok(Vec::new()),
             None => Err(Error::msg(format!(
                 "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward. (node: {})",
-                self.name
+                self.name()
             ))),
         }
     }

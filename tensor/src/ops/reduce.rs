@@ -69,7 +69,9 @@ impl Tensor {
 
     /// Sum over `dims` (an empty list means all).
     pub fn sum(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
-        self.reduce(ReduceOp::Sum, dims.into_dims(), keepdim)
+        let dims = dims.into_dims();
+        let named = if dims.is_empty() { "SumBackward0" } else { "SumBackward1" };
+        self.reduce(ReduceOp::Sum, dims, keepdim).map(|t| self.named(t, named))
     }
 
     /// Product of all elements.
@@ -79,7 +81,9 @@ impl Tensor {
 
     /// Product over `dims`.
     pub fn prod(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
-        self.reduce(ReduceOp::Prod, dims.into_dims(), keepdim)
+        let dims = dims.into_dims();
+        let named = if dims.is_empty() { "ProdBackward0" } else { "ProdBackward1" };
+        self.reduce(ReduceOp::Prod, dims, keepdim).map(|t| self.named(t, named))
     }
 
     /// Mean of all elements (float dtypes only, as in torch).
@@ -101,27 +105,36 @@ impl Tensor {
         // f16/bf16 as torch does on the CPU: widened to f32, summed, divided, rounded once (a
         // half-precision sum of 70 000 ones is already infinite).
         let (x, dt) = self.upcast()?;
-        x.reduce(ReduceOp::Sum, dims, keepdim)?.div(n as f64)?.to_dtype(dt)
+        let named = if dims.is_empty() { "MeanBackward0" } else { "MeanBackward1" };
+        let out = x.reduce(ReduceOp::Sum, dims, keepdim)?.div(n as f64)?.to_dtype(dt)?;
+        Ok(self.named(out, named))
+    }
+
+    /// `out`, made from `self` by a composite op, with its `grad_fn` named as torch's node for
+    /// the op.
+    pub(crate) fn named(&self, out: Tensor, name: &'static str) -> Tensor {
+        out.alias_grad_fn(self, name);
+        out
     }
 
     /// Largest element (NaN if any is NaN).
     pub fn max(&self) -> Result<Tensor> {
-        self.reduce(ReduceOp::Max, vec![], false)
+        self.reduce(ReduceOp::Max, vec![], false).map(|t| self.named(t, "MaxBackward1"))
     }
 
     /// Smallest element (NaN if any is NaN).
     pub fn min(&self) -> Result<Tensor> {
-        self.reduce(ReduceOp::Min, vec![], false)
+        self.reduce(ReduceOp::Min, vec![], false).map(|t| self.named(t, "MinBackward1"))
     }
 
     /// Maximum over `dims` without indices (torch's `amax`).
     pub fn amax(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
-        self.reduce(ReduceOp::Max, dims.into_dims(), keepdim)
+        self.reduce(ReduceOp::Max, dims.into_dims(), keepdim).map(|t| self.named(t, "AmaxBackward0"))
     }
 
     /// Minimum over `dims` without indices (torch's `amin`).
     pub fn amin(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
-        self.reduce(ReduceOp::Min, dims.into_dims(), keepdim)
+        self.reduce(ReduceOp::Min, dims.into_dims(), keepdim).map(|t| self.named(t, "AminBackward0"))
     }
 
     fn arg_reduce(&self, op: ArgReduceOp, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {

@@ -48,12 +48,12 @@ impl Tensor {
     /// 1): `sum((x - mean)^2) / max(0, n - correction)`, so `n <= correction` gives inf or NaN as in
     /// torch. Float inputs only.
     pub fn var(&self, dims: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
-        Ok(self.var_impl(dims.into_dims(), correction, keepdim)?.0)
+        Ok(self.named(self.var_impl(dims.into_dims(), correction, keepdim)?.0, "VarBackward0"))
     }
 
     /// Standard deviation: the square root of [`Tensor::var`].
     pub fn std(&self, dims: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
-        self.std_mean(dims, correction, keepdim).map(|r| r.0)
+        self.std_mean(dims, correction, keepdim).map(|r| self.named(r.0, "StdBackward0"))
     }
 
     /// `(var, mean)` over `dims`, as torch's `var_mean`.
@@ -110,7 +110,7 @@ impl Tensor {
         } else {
             root_zero_grad(&a.pow(p)?.sum(dims, keepdim)?, 1.0 / p)?
         };
-        out.to_dtype(dt)
+        Ok(self.named(out.to_dtype(dt)?, "LinalgVectorNormBackward0"))
     }
 
     /// `log(sum(exp(x)))` over `dims` (an empty list means all), computed stably by subtracting the
@@ -128,7 +128,7 @@ impl Tensor {
         let m = m.abs()?.eq(f64::INFINITY)?.where_self(0.0, &m)?;
         let s = x.sub(&m)?.exp()?.sum(dims, keepdim)?.log()?;
         let m = Self::finish_reduction(m, &wrapped, keepdim)?;
-        s.add(&m)?.to_dtype(dt)
+        Ok(self.named(s.add(&m)?.to_dtype(dt)?, "LogsumexpBackward0"))
     }
 
     /// Number of non-zero elements over `dims` (an empty list means all), int64.
@@ -143,7 +143,7 @@ impl Tensor {
             return Tensor::full((), f64::NAN, (self.dtype(), self.device()));
         }
         let (v, _) = self.reshape([-1])?.median(0, false)?;
-        evenly_distributed(self, v)
+        Ok(self.named(evenly_distributed(self, v)?, "MedianBackward0"))
     }
 
     /// The lower median along `dim` and its index: NaN and the first NaN's index if the row has NaN,
@@ -162,7 +162,7 @@ impl Tensor {
             return Tensor::full((), f64::NAN, (self.dtype(), self.device()));
         }
         let (v, _) = self.reshape([-1])?.nanmedian(0, false)?;
-        evenly_distributed(self, v)
+        Ok(self.named(evenly_distributed(self, v)?, "NanmedianBackward0"))
     }
 
     /// The lower median along `dim` ignoring NaN, with torch's index among equal values (NaN for an

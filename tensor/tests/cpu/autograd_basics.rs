@@ -12,6 +12,45 @@ fn vals(t: &Tensor) -> Vec<f64> {
     t.to_f64_vec().unwrap()
 }
 
+/// The nodes of reductions and composites carry torch's names (from torch 2.15's `grad_fn.name()`
+/// for the same calls on a `[3, 4]` float leaf).
+#[test]
+fn reduction_nodes_have_torch_names() -> Result<()> {
+    let x = Tensor::randn([3, 4], ())?.requires_grad_(true)?;
+    let name = |t: Tensor| t.grad_fn().unwrap().name().to_string();
+    let cases: Vec<(&str, Tensor)> = vec![
+        ("SumBackward0", x.sum_all()?),
+        ("SumBackward1", x.sum(0, false)?),
+        ("SumBackward1", x.sum([0, 1], false)?),
+        ("MeanBackward0", x.mean_all()?),
+        ("MeanBackward1", x.mean(1, false)?),
+        ("MeanBackward0", x.to_dtype(DType::F16)?.mean_all()?),
+        ("ProdBackward0", x.prod_all()?),
+        ("ProdBackward1", x.prod(0, false)?),
+        ("MaxBackward1", x.max()?),
+        ("MaxBackward0", x.max_dim(0, false)?.0),
+        ("MinBackward1", x.min()?),
+        ("AmaxBackward0", x.amax(0, false)?),
+        ("AminBackward0", x.amin(0, false)?),
+        ("StdBackward0", x.std(Vec::<isize>::new(), 1.0, false)?),
+        ("VarBackward0", x.var(0, 1.0, false)?),
+        ("LogsumexpBackward0", x.logsumexp(0, false)?),
+        ("LinalgVectorNormBackward0", x.norm(2.0, Vec::<isize>::new(), false)?),
+        ("CumsumBackward0", x.cumsum(0, None)?),
+        ("SoftmaxBackward0", x.softmax(0, None)?),
+        ("LogSoftmaxBackward0", x.log_softmax(0, None)?),
+        ("MedianBackward0", x.median_all()?),
+    ];
+    let got: Vec<(&str, String)> = cases.into_iter().map(|(w, t)| (w, name(t))).collect();
+    let wrong: Vec<_> = got.iter().filter(|(w, g)| w != g).collect();
+    assert!(wrong.is_empty(), "(torch, ours): {wrong:?}");
+    // A reduction that returns its input unchanged keeps the input's node name.
+    let e = x.exp()?;
+    assert_eq!(e.sum(Vec::<isize>::new(), false)?.grad_fn().unwrap().name(), "SumBackward0");
+    assert_eq!(e.grad_fn().unwrap().name(), "ExpBackward0");
+    Ok(())
+}
+
 #[test]
 fn mul_add_backward_and_accumulation() -> Result<()> {
     let x = leaf(&[1.0, 2.0, 3.0], &[3]);
