@@ -12,10 +12,11 @@ use crate::{with_dtype, with_storage};
 
 /// Converts one element with torch's CPU casting rules (as measured on x86-64 with torch 2.x):
 ///
-/// * float to int64: truncation toward zero; NaN, ±∞ and values outside int64 give `i64::MIN`
-///   (the "integer indefinite" of `cvttsd2si`);
-/// * float to int32, int16, int8, uint8: truncation to int32 (NaN, ±∞ and values outside int32 give
-///   `i32::MIN`), then wrapping to the narrower type (so 300.0 as uint8 is 44 and NaN is 0);
+/// * float to int64 and uint8: truncation toward int64; NaN, ±∞ and values outside int64 give
+///   `i64::MIN` (the "integer indefinite" of `cvttsd2si`), then wrapping for uint8 (300.0 is 44,
+///   2^40 + 7 is 7, NaN is 0);
+/// * float to int32, int16, int8: truncation to int32 (NaN, ±∞ and values outside int32 give
+///   `i32::MIN`), then wrapping to the narrower type;
 /// * float64 to float16/bfloat16: through float32 (two roundings, as c10's `Half(float)` does);
 /// * everything else as [`Element::cast_from`] (integers wrap, bool is `!= 0`, floats round to nearest).
 #[inline(always)]
@@ -25,11 +26,12 @@ pub(crate) fn cast_elem<D: Element, S: Element>(v: S) -> D {
     }
     let f = v.to_f64();
     match D::DTYPE {
-        DType::I64 => {
+        // c10 converts to uint8 through int64 (then wraps): 2^40 + 7 gives 7.
+        DType::I64 | DType::U8 => {
             let in_range = (i64::MIN as f64..-(i64::MIN as f64)).contains(&f);
             D::from_i64(if in_range { f as i64 } else { i64::MIN })
         }
-        DType::U8 | DType::I8 | DType::I16 | DType::I32 => {
+        DType::I8 | DType::I16 | DType::I32 => {
             let in_range = (i32::MIN as f64..-(i32::MIN as f64)).contains(&f);
             D::from_i64(if in_range { f as i64 } else { i32::MIN as i64 })
         }

@@ -146,8 +146,11 @@ fn float_reduce<T: Float + Bounded>(op: ReduceOp, v: &[T], l: &Layout, dims: &[u
             l,
             dims,
             <A<T> as crate::float::AccFloat>::ONE,
-            |c, x: T| c * x.to_acc(),
-            |a, b| a * b,
+            // In the element type, rounded after every product as torch's reduction of f16/bf16
+            // does (an f32 carrier drifts from torch's value: the product of eight bf16(1.1) is
+            // 2.15625 there, 2.171875 accumulated in f32).
+            |c, x: T| T::from_acc(c * x.to_acc()).to_acc(),
+            |a, b| T::from_acc(a * b).to_acc(),
             T::from_acc,
         ),
         ReduceOp::Max => reduce_with(v, l, dims, T::LOWEST, max_nan, max_nan, |c| c),

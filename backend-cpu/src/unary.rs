@@ -25,10 +25,9 @@ fn float_unary<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage>
             A::<T>::ONE
         } else if x < A::<T>::ZERO {
             -A::<T>::ONE
-        } else if x.is_nan() {
-            A::<T>::ZERO
         } else {
-            x
+            // NaN, and both zeros (torch's sign(-0.0) is +0.0).
+            A::<T>::ZERO
         }),
         UnaryOp::Square => m!(|x: A<T>| x * x),
         UnaryOp::Exp => m!(|x: A<T>| x.exp()),
@@ -40,7 +39,8 @@ fn float_unary<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage>
         UnaryOp::Cos => m!(|x: A<T>| x.cos()),
         UnaryOp::Tanh => m!(|x: A<T>| x.tanh()),
         UnaryOp::Sigmoid => m!(|x: A<T>| A::<T>::ONE / (A::<T>::ONE + (-x).exp_fast())),
-        UnaryOp::Relu => m!(|x: A<T>| if x > A::<T>::ZERO || x.is_nan() { x } else { A::<T>::ZERO }),
+        // `x` unless below zero: NaN and -0.0 pass through, as torch's clamp_min(x, 0).
+        UnaryOp::Relu => m!(|x: A<T>| if x < A::<T>::ZERO { A::<T>::ZERO } else { x }),
         UnaryOp::Floor => m!(|x: A<T>| x.floor()),
         UnaryOp::Ceil => m!(|x: A<T>| x.ceil()),
         UnaryOp::Round => m!(|x: A<T>| x.round_even()),

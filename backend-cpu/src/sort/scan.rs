@@ -73,7 +73,7 @@ fn log_add_exp<A: AccFloat>(x: A, y: A) -> A {
     };
     let finite = min.abs() < A::ONE / A::ZERO;
     if min != max || finite {
-        (A::ONE + (min - max).exp()).ln() + max
+        (min - max).exp().ln_1p() + max
     } else {
         x
     }

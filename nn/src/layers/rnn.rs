@@ -222,9 +222,8 @@ impl RnnCore {
         Ok((input, h, c))
     }
 
-    /// The last layer's outputs in the caller's layout (`H` the projection's size when there is
-    /// one): `[T, N, D*H]`, `[N, T, D*H]` with
-    /// `batch_first`, `[T, D*H]` unbatched.
+    /// The last layer's outputs in the caller's layout: `[T, N, D*H]`, `[N, T, D*H]` with
+    /// `batch_first`, `[T, D*H]` unbatched (`H` the projection's size when there is one).
     fn output(&self, out: Tensor, unbatched: bool) -> Result<Tensor> {
         if unbatched {
             out.squeeze_dims(1)

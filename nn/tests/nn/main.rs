@@ -4,6 +4,7 @@
 
 mod data_and_autocast;
 mod layers;
+mod layers_extra;
 mod losses;
 mod module;
 mod optim;

@@ -114,8 +114,43 @@ impl Tensor {
         }
         let dtype = binary_dtype(op, self, &other);
         check_binary(op, self, &other, dtype)?;
+        if let Some(out) = self.half_op_with_f32_scalar(op, &other, dtype)? {
+            return Ok(out);
+        }
         let (a, b) = prepare_pair(self, &other, dtype)?;
         apply1(&Prim::Binary(op), &[&a, &b], a.device())
+    }
+
+    /// torch's CPU `mul`, `div` and `floor_divide` of an f16/bf16 result read a scalar second
+    /// operand (a number, or a 0-d tensor) in f32 instead of rounding it to the half type first:
+    /// `bf16(3) * 257` is 772, not `3 * bf16(257)` = 768. Computed as torch does, in f32 and rounded
+    /// once; `None` where rounding the scalar changes nothing (a value the half type holds exactly,
+    /// such as 2 or 0.125) and the plain path is the same.
+    fn half_op_with_f32_scalar(&self, op: BinaryOp, other: &Operand, dtype: DType) -> Result<Option<Tensor>> {
+        if !matches!(op, BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDivide)
+            || !matches!(dtype, DType::F16 | DType::BF16)
+        {
+            return Ok(None);
+        }
+        let value = match other {
+            Operand::Scalar(s) => s.to_f64(),
+            Operand::Tensor(t) if t.rank() == 0 && t.device().is_cpu() => t.item::<f64>()?,
+            Operand::Tensor(_) => return Ok(None),
+        };
+        let held = match dtype {
+            DType::F16 => half::f16::from_f64(value).to_f64(),
+            _ => half::bf16::from_f64(value).to_f64(),
+        };
+        if held == value {
+            return Ok(None);
+        }
+        let name = match op {
+            BinaryOp::Mul => "MulBackward0",
+            BinaryOp::Div => "DivBackward0",
+            _ => "FloorDivideBackward0",
+        };
+        let out = self.to_dtype(DType::F32)?.binary(other.clone(), op)?.to_dtype(dtype)?;
+        Ok(Some(self.named(out, name)))
     }
 
     /// `self + other`.

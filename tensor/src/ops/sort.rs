@@ -330,6 +330,10 @@ impl Tensor {
         if self.rank() != 1 || (self.numel() > 0 && self.min()?.to_dtype(DType::I64)?.item::<i64>()? < 0) {
             return Err(Error::msg("bincount only supports 1-d non-negative integral inputs."));
         }
+        if self.numel() == 0 {
+            // torch returns before looking at the weights: int64 zeros.
+            return Tensor::zeros([minlength as usize], (DType::I64, self.device()));
+        }
         if let Some(w) = weights {
             if w.rank() != 1 || w.numel() != self.numel() {
                 return Err(Error::msg("weights should be 1-d and have the same length as input"));

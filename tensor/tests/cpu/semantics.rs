@@ -255,3 +255,52 @@ fn half_precision_means_accumulate_in_f32() -> Result<()> {
     }
     Ok(())
 }
+
+/// torch's CPU `mul`/`div`/`floor_divide` on f16/bf16 read a scalar second operand in f32 (one
+/// rounding of the result), where `add` rounds the scalar to the half type first; values from
+/// torch 2.15.
+#[test]
+fn half_products_with_a_scalar_read_it_in_f32() -> Result<()> {
+    let x = Tensor::from_slice(&[1.0f32, 3.0, 100.0], [3])?.to_dtype(DType::BF16)?;
+    let v = |t: Tensor| t.to_f64_vec().unwrap();
+    assert_eq!(v(x.mul(257)?), vec![256.0, 772.0, 25728.0]);
+    assert_eq!(v(x.div(0.3)?), vec![3.328125, 10.0, 334.0]);
+    assert_eq!(v(x.to_dtype(DType::F16)?.mul(1.0007)?), vec![1.0009765625, 3.001953125, 100.0625]);
+    assert_eq!(v(x.mul(3)?.floor_divide(0.7)?), vec![4.0, 12.0, 428.0]);
+    let s = Tensor::full((), 257.0, DType::F64)?;
+    let y = x.mul(&s)?;
+    assert_eq!((y.dtype(), v(y)), (DType::BF16, vec![256.0, 772.0, 25728.0]));
+    assert_eq!(v(x.add(257.3)?), vec![260.0, 260.0, 358.0]);
+    // A one-element tensor of rank 1 is a tensor operand: promotion, no special reading.
+    assert_eq!(x.mul(&Tensor::from_slice(&[257.0f32], [1])?)?.dtype(), DType::F32);
+    // The node is still torch's.
+    let w = x.to_dtype(DType::F32)?.requires_grad_(true)?.to_dtype(DType::BF16)?;
+    assert_eq!(w.mul(257)?.grad_fn().unwrap().name(), "MulBackward0");
+    Ok(())
+}
+
+/// Edge values from torch 2.15 on the CPU.
+#[test]
+fn edge_values_match_torch() -> Result<()> {
+    let v = |t: Tensor| t.to_f64_vec().unwrap();
+    let nz = Tensor::from_slice(&[-0.0f32], [1])?;
+    // sign(-0.0) is +0.0, relu(-0.0) stays -0.0.
+    assert_eq!(v(nz.sign()?.reciprocal()?), vec![f64::INFINITY]);
+    assert_eq!(v(nz.relu()?.reciprocal()?), vec![f64::NEG_INFINITY]);
+    // logcumsumexp adds a tiny term with log1p.
+    let l = v(Tensor::from_slice(&[0.0f32, -20.0, -30.0], [3])?.logcumsumexp(0)?);
+    assert!((l[1] - 2.0611537e-9).abs() < 1e-15 && (l[2] - 2.0612472e-9).abs() < 1e-15, "{l:?}");
+    // f64 -> uint8 goes through int64.
+    let big = Tensor::from_slice(&[2f64.powi(31) + 5.0, 2f64.powi(40) + 7.0, -(2f64.powi(31)) - 3.0], [3])?;
+    assert_eq!(v(big.to_dtype(DType::U8)?), vec![5.0, 7.0, 253.0]);
+    // Half-precision products round after every step.
+    let p =
+        |n: usize, dt: DType| Tensor::full([n], 1.1, dt).unwrap().prod_all().unwrap().item::<f64>().unwrap();
+    assert_eq!(p(8, DType::BF16), 2.15625);
+    assert_eq!(p(5, DType::F16), 1.607421875);
+    // bincount of nothing is int64 zeros, whatever the weights.
+    let empty = Tensor::zeros([0], DType::I64)?;
+    let b = empty.bincount(Some(&Tensor::zeros([3], DType::F32)?), 2)?;
+    assert_eq!((b.dtype(), v(b)), (DType::I64, vec![0.0, 0.0]));
+    Ok(())
+}
