@@ -63,6 +63,8 @@ struct RnnCore {
     options: RnnOptions,
     weights: Vec<RnnWeights>,
     training: bool,
+    /// torch's class name, for error messages.
+    name: &'static str,
 }
 
 impl RnnCore {
@@ -115,7 +117,12 @@ impl RnnCore {
                 });
             }
         }
-        Ok(RnnCore { input_size, hidden_size, options, weights, training: true })
+        let name = match gates {
+            4 => "LSTM",
+            3 => "GRU",
+            _ => "RNN",
+        };
+        Ok(RnnCore { input_size, hidden_size, options, weights, training: true, name })
     }
 
     /// The size of `h` and of each direction's outputs: `proj_size` when projecting, else
@@ -143,9 +150,15 @@ impl RnnCore {
             3 if self.options.batch_first => (input.transpose(0, 1)?, false),
             3 => (input.clone(), false),
             r => {
-                return Err(Error::shape(format!("RNN: Expected input to be 2D or 3D, got {r}D instead")));
+                return Err(Error::shape(format!(
+                    "{}: Expected input to be 2D or 3D, got {r}D instead",
+                    self.name
+                )));
             }
         };
+        if x.0.dims()[0] == 0 {
+            return Err(Error::shape("Expected sequence length to be larger than 0 in RNN"));
+        }
         let i = x.0.dims()[2];
         if i != self.input_size {
             return Err(Error::shape(format!(

@@ -518,11 +518,14 @@ fn unbatched_and_batch_first_inputs_agree_with_the_batched_layout() -> Result<()
     let (y_sf, h_sf) = gru_sf.forward(&xb.transpose(0, 1)?, None)?;
     assert_same("gru batch_first", &y_bf, &y_sf.transpose(0, 1)?);
     assert_same("gru batch_first h", &h_bf, &h_sf);
-    // An empty sequence gives empty outputs and the initial state back.
+    // An empty sequence is torch's error; an empty batch is not.
     let h0 = Tensor::randn([1, 2, 4], ())?;
-    let (y0, h_out) = gru_sf.forward(&Tensor::zeros([0, 2, 3], ())?, Some(&h0))?;
-    assert_eq!(y0.dims(), &[0, 2, 4]);
-    assert_same("gru empty", &h_out, &h0);
+    let e = gru_sf.forward(&Tensor::zeros([1, 1, 2, 3], ())?, None).unwrap_err().to_string();
+    assert!(e.contains("GRU: Expected input to be 2D or 3D, got 4D instead"), "{e}");
+    let e = gru_sf.forward(&Tensor::zeros([0, 2, 3], ())?, Some(&h0)).unwrap_err().to_string();
+    assert!(e.contains("Expected sequence length to be larger than 0 in RNN"), "{e}");
+    let (y0, h_out) = gru.forward(&Tensor::zeros([0, 2, 3], ())?, None)?;
+    assert_eq!((y0.dims(), h_out.dims()), (&[0, 2, 4][..], &[1, 0, 4][..]));
     Ok(())
 }
 
