@@ -70,6 +70,45 @@ impl Scalar {
     pub fn is_float(self) -> bool {
         matches!(self, Scalar::Float(_))
     }
+
+    /// Checks that the value can be stored in `dtype` as torch's `fill_`, `full`, `masked_fill`,
+    /// `index_fill` and constant `pad` require (c10's `checked_convert`): integers within the
+    /// dtype's range (unsigned ones also take down to `-max`, wrapping as two's complement), floats
+    /// into an integer dtype finite and from its lowest up to below `max + 1`, floats into float32
+    /// finite-or-infinite but not beyond its range. Half types and bool take anything (torch fills
+    /// them through float and `!= 0`). Binary ops do not check (`u8 + 300` wraps).
+    pub fn check_fits(self, dtype: DType) -> crate::Result<()> {
+        let int_range = |dt: DType| -> Option<(i64, i64)> {
+            Some(match dt {
+                DType::U8 => (0, u8::MAX as i64),
+                DType::I8 => (i8::MIN as i64, i8::MAX as i64),
+                DType::I16 => (i16::MIN as i64, i16::MAX as i64),
+                DType::I32 => (i32::MIN as i64, i32::MAX as i64),
+                DType::I64 => (i64::MIN, i64::MAX),
+                _ => return None,
+            })
+        };
+        let fits = match (self, int_range(dtype)) {
+            (Scalar::Bool(_), _) => true,
+            (Scalar::Int(i), Some((lo, hi))) if lo == 0 => i <= hi && i >= -hi,
+            (Scalar::Int(i), Some((lo, hi))) => (lo..=hi).contains(&i),
+            (Scalar::Float(f), Some((lo, hi))) => f.is_finite() && f >= lo as f64 && f < hi as f64 + 1.0,
+            (Scalar::Float(f), None) if dtype == DType::F32 => !f.is_finite() || f.abs() <= f32::MAX as f64,
+            _ => true,
+        };
+        if fits {
+            return Ok(());
+        }
+        let cpp = match dtype {
+            DType::U8 => "uint8_t",
+            DType::I8 => "int8_t",
+            DType::I16 => "int16_t",
+            DType::I32 => "int",
+            DType::I64 => "int64_t",
+            _ => "float",
+        };
+        Err(crate::Error::msg(format!("value cannot be converted to type {cpp} without overflow")))
+    }
 }
 
 impl fmt::Display for Scalar {

@@ -85,8 +85,22 @@ impl Tensor {
         Self::full((), value, opts.dtype(opts.dtype_or(value.wrapped_dtype())))
     }
 
-    /// A tensor of `shape` filled with `value`; the dtype defaults to the value's (bool, int64, float32).
+    /// A tensor of `shape` filled with `value`; the dtype defaults to the value's (bool, int64,
+    /// float32). A value the dtype cannot hold is torch's overflow error (300 as uint8, NaN as
+    /// int64).
     pub fn full(
+        shape: impl Into<Shape>,
+        value: impl Into<Scalar>,
+        opts: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        let (shape, value, opts) = (shape.into(), value.into(), opts.into());
+        value.check_fits(opts.dtype_or(value.wrapped_dtype()))?;
+        Self::full_unchecked(shape, value, opts)
+    }
+
+    /// [`Tensor::full`] converting the value as a cast does (integers wrap): the operand of a
+    /// binary op (`u8 + 300` is 44 in torch).
+    pub(crate) fn full_unchecked(
         shape: impl Into<Shape>,
         value: impl Into<Scalar>,
         opts: impl Into<TensorOptions>,

@@ -531,7 +531,7 @@ impl Tensor {
         let base = base.into();
         let dtype =
             ResultTypeState::default().tensor(exponent.dtype(), exponent.rank()).scalar(base).result();
-        Tensor::full((), base, (dtype, exponent.device()))?.pow(exponent)
+        Tensor::full_unchecked((), base, (dtype, exponent.device()))?.pow(exponent)
     }
 
     /// Clamps into `[min, max]` (torch's `clamp`/`clip`): either bound may be absent, and each may be a

@@ -264,11 +264,11 @@ impl Tensor {
         let src = at_least_1d(source)?;
         // alpha takes self's dtype first (torch: 1.5 is 1 for an integer self).
         // (Converted on the host: reading a device scalar back would be a sync.)
-        let alpha_host = Tensor::full((), alpha, self.dtype())?.item_scalar()?;
+        let alpha_host = Tensor::full_unchecked((), alpha, self.dtype())?.item_scalar()?;
         let src = if alpha_host.to_f64() == 1.0 {
             src
         } else {
-            src.mul(&Tensor::full((), alpha_host, self.same_options())?)?
+            src.mul(&Tensor::full_unchecked((), alpha_host, self.same_options())?)?
         };
         let idx = expand_along(&idx, d, src.dims())?;
         me.scatter_raw(d, &idx, &src, Some(ReduceOp::Sum), true)?.reshape(self.dims().to_vec())

@@ -51,9 +51,11 @@ impl Tensor {
 
     /// Sets every element to `value`.
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<&Tensor> {
+        let value = value.into();
+        value.check_fits(self.dtype())?;
         self.check_writable()?;
         check_inplace(self)?;
-        fill_in_place(self, value.into())?;
+        fill_in_place(self, value)?;
         rebase_after_inplace(self, None)?;
         Ok(self)
     }

@@ -26,7 +26,7 @@ impl Operand {
     pub(crate) fn to_tensor(&self, dtype: DType, device: Device) -> Result<Tensor> {
         match self {
             Operand::Tensor(t) => t.to_dtype(dtype),
-            Operand::Scalar(s) => Tensor::full((), *s, (dtype, device)),
+            Operand::Scalar(s) => Tensor::full_unchecked((), *s, (dtype, device)),
         }
     }
 }

@@ -140,7 +140,7 @@ impl Tensor {
     pub fn median_all(&self) -> Result<Tensor> {
         self.refuse_bool("median_cpu")?;
         if self.numel() == 0 {
-            return Tensor::full((), f64::NAN, (self.dtype(), self.device()));
+            return Tensor::full_unchecked((), f64::NAN, (self.dtype(), self.device()));
         }
         let (v, _) = self.reshape([-1])?.median(0, false)?;
         Ok(self.named(evenly_distributed(self, v)?, "MedianBackward0"))
@@ -159,7 +159,7 @@ impl Tensor {
     pub fn nanmedian_all(&self) -> Result<Tensor> {
         self.refuse_bool("nanmedian_cpu")?;
         if self.numel() == 0 {
-            return Tensor::full((), f64::NAN, (self.dtype(), self.device()));
+            return Tensor::full_unchecked((), f64::NAN, (self.dtype(), self.device()));
         }
         let (v, _) = self.reshape([-1])?.nanmedian(0, false)?;
         Ok(self.named(evenly_distributed(self, v)?, "NanmedianBackward0"))
@@ -215,7 +215,7 @@ impl Tensor {
         }
         let q = q.into();
         let qt = match &q {
-            Operand::Scalar(s) => Tensor::full([1], *s, (self.dtype(), self.device()))?,
+            Operand::Scalar(s) => Tensor::full_unchecked([1], *s, (self.dtype(), self.device()))?,
             Operand::Tensor(t) => {
                 if t.rank() > 1 {
                     return Err(Error::msg("quantile() q must be a scalar or 1D tensor"));

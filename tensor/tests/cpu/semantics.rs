@@ -304,3 +304,42 @@ fn edge_values_match_torch() -> Result<()> {
     assert_eq!((b.dtype(), v(b)), (DType::I64, vec![0.0, 0.0]));
     Ok(())
 }
+
+/// Filling with a value the dtype cannot hold is torch's overflow error (c10's checked_convert);
+/// binary ops still wrap. Cases and outcomes from torch 2.15.
+#[test]
+fn fills_refuse_values_the_dtype_cannot_hold() -> Result<()> {
+    let fits =
+        |v: oxtorch_tensor::Scalar, dt: DType| Tensor::full([1], v, dt).map(|t| t.to_f64_vec().unwrap());
+    use oxtorch_tensor::Scalar::{Float, Int};
+    assert_eq!(fits(Int(-1), DType::U8)?, vec![255.0]);
+    assert_eq!(fits(Int(-255), DType::U8)?, vec![1.0]);
+    assert_eq!(fits(Float(255.9), DType::U8)?, vec![255.0]);
+    assert_eq!(fits(Float(65519.0), DType::F16)?, vec![65504.0]);
+    assert_eq!(fits(Float(f64::INFINITY), DType::F32)?, vec![f64::INFINITY]);
+    for (v, dt, name) in [
+        (Int(300), DType::U8, "uint8_t"),
+        (Int(-256), DType::U8, "uint8_t"),
+        (Float(256.0), DType::U8, "uint8_t"),
+        (Float(-0.5), DType::U8, "uint8_t"),
+        (Float(f64::NAN), DType::I64, "int64_t"),
+        (Float(f64::INFINITY), DType::I32, "int"),
+        (Int(1 << 31), DType::I32, "int"),
+        (Float(-128.5), DType::I8, "int8_t"),
+        (Int(40000), DType::I16, "int16_t"),
+        (Float(1e300), DType::F32, "float"),
+    ] {
+        let e = fits(v, dt).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("value cannot be converted to type {name} without overflow")),
+            "{v:?} {e}"
+        );
+    }
+    let u = Tensor::zeros([2], DType::U8)?;
+    assert!(u.fill_(300).is_err());
+    assert!(u.masked_fill(&Tensor::ones([2], DType::Bool)?, 300).is_err());
+    assert!(u.index_fill(0, &Tensor::zeros([1], DType::I64)?, 300).is_err());
+    // Arithmetic wraps as torch's does.
+    assert_eq!(u.add(300)?.to_f64_vec()?, vec![44.0, 44.0]);
+    Ok(())
+}
