@@ -90,7 +90,7 @@ impl Scalar {
         };
         let fits = match (self, int_range(dtype)) {
             (Scalar::Bool(_), _) => true,
-            (Scalar::Int(i), Some((lo, hi))) if lo == 0 => i <= hi && i >= -hi,
+            (Scalar::Int(i), Some((0, hi))) => i <= hi && i >= -hi,
             (Scalar::Int(i), Some((lo, hi))) => (lo..=hi).contains(&i),
             (Scalar::Float(f), Some((lo, hi))) => f.is_finite() && f >= lo as f64 && f < hi as f64 + 1.0,
             (Scalar::Float(f), None) if dtype == DType::F32 => !f.is_finite() || f.abs() <= f32::MAX as f64,
