@@ -343,3 +343,67 @@ fn fills_refuse_values_the_dtype_cannot_hold() -> Result<()> {
     assert_eq!(u.add(300)?.to_f64_vec()?, vec![44.0, 44.0]);
     Ok(())
 }
+
+/// Legacy `nearest` short-cuts an output as long as (or twice) the input only on 4-D inputs,
+/// whatever the scale factor; 3-D/5-D inputs and `nearest-exact` always compute the index
+/// (values from torch 2.15).
+#[test]
+fn nearest_interpolation_picks_torchs_source_indices() -> Result<()> {
+    let v = |t: Tensor| t.to_f64_vec().unwrap();
+    let r = |shape: &[usize]| {
+        Tensor::arange(shape.iter().product::<usize>() as i64, DType::F32)?.reshape(shape.to_vec())
+    };
+    let x4 = r(&[1, 1, 1, 5])?;
+    assert_eq!(
+        v(x4.interpolate(None, Some(&[1.0, 2.1]), "nearest", None)?),
+        vec![0., 0., 1., 1., 2., 2., 3., 3., 4., 4.]
+    );
+    let x3 = r(&[1, 1, 5])?;
+    assert_eq!(
+        v(x3.interpolate(None, Some(&[2.1]), "nearest", None)?),
+        vec![0., 0., 0., 1., 1., 2., 2., 3., 3., 4.]
+    );
+    let y = v(r(&[1, 1, 20])?.interpolate(None, Some(&[1.04]), "nearest", None)?);
+    assert_eq!(y[..3], [0., 0., 1.]);
+    assert_eq!(y[19], 18.0);
+    let y = v(r(&[1, 1, 1, 20])?.interpolate(None, Some(&[1.0, 1.04]), "nearest", None)?);
+    assert_eq!(y, (0..20).map(f64::from).collect::<Vec<_>>());
+    let y = v(r(&[1, 1, 1, 1, 20])?.interpolate(None, Some(&[1.0, 1.0, 1.04]), "nearest", None)?);
+    assert_eq!(y[17..], [16., 17., 18.]);
+    for x in [r(&[1, 1, 20])?, r(&[1, 1, 1, 20])?] {
+        let scale: Vec<f64> = vec![1.0; x.rank() - 3].into_iter().chain([1.04]).collect();
+        assert_eq!(v(x.interpolate(None, Some(&scale), "nearest-exact", None)?)[12..15], [12., 12., 13.]);
+    }
+    Ok(())
+}
+
+/// scaled_dot_product_attention takes a bool mask or one of the query's dtype, as torch.
+#[test]
+fn attention_masks_of_another_dtype_are_refused() -> Result<()> {
+    let q = Tensor::randn([1, 3, 4], ())?;
+    let m = Tensor::zeros([3, 3], DType::I64)?;
+    let e =
+        q.scaled_dot_product_attention(&q, &q, Some(&m), 0.0, false, None, false).unwrap_err().to_string();
+    assert!(e.contains("Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: long int and  query.dtype: float instead."), "{e}");
+    assert!(q
+        .scaled_dot_product_attention(&q, &q, Some(&m.to_dtype(DType::F64)?), 0.0, false, None, false)
+        .is_err());
+    assert!(q
+        .scaled_dot_product_attention(&q, &q, Some(&m.to_dtype(DType::F32)?), 0.0, false, None, false)
+        .is_ok());
+    Ok(())
+}
+
+/// Probability targets refuse `ignore_index` and check the class weights, as torch.
+#[test]
+fn cross_entropy_with_probabilities_checks_its_options() -> Result<()> {
+    let x = Tensor::randn([2, 3], ())?;
+    let p = x.softmax(1, None)?;
+    let e = x.cross_entropy(&p, None, 0, "mean", 0.0).unwrap_err().to_string();
+    assert!(e.contains("ignore_index is not supported for floating point target"), "{e}");
+    let w = Tensor::ones([1, 3], ())?;
+    let e = x.cross_entropy(&p, Some(&w), -100, "mean", 0.0).unwrap_err().to_string();
+    assert!(e.contains("weight tensor should be defined either for all 3 classes or no classes but got weight tensor of shape: [1, 3]"), "{e}");
+    assert!(x.cross_entropy(&p, Some(&w.reshape([3])?), -100, "mean", 0.0).is_ok());
+    Ok(())
+}

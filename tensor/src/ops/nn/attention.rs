@@ -62,6 +62,15 @@ impl Tensor {
                 value.rank()
             )));
         }
+        if let Some(m) = attn_mask {
+            if m.dtype() != DType::Bool && m.dtype() != q.dtype() {
+                return Err(Error::msg(format!(
+                    "Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: {} and  query.dtype: {} instead.",
+                    cpp_name(m.dtype()),
+                    cpp_name(q.dtype())
+                )));
+            }
+        }
         if is_causal && attn_mask.is_some() {
             return Err(Error::msg(
                 "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True",

@@ -34,7 +34,13 @@ fn acc(v: f64, wide: bool) -> f64 {
     }
 }
 
-fn nearest(input: usize, output: usize, scale: Option<f64>, exact: bool) -> Taps {
+/// The source index of each output position, as torch's CPU kernels pick it: `floor(o * s)`
+/// (`nearest`) or `floor((o + 0.5) * s)` (`nearest-exact`) in f32, where `s` is `1 / scale_factor`
+/// when one is given. Only legacy `nearest` on 4-D inputs (`upsample_nearest2d`'s
+/// `nearest_idx`) short-cuts an output as long as the input (`o`) or twice as long (`o / 2`)
+/// whatever the scale factor says: `scale_factor=2.1` on 5 columns gives 10 columns of `o / 2`
+/// there, and `floor(o / 2.1)` on 3-D and 5-D inputs.
+fn nearest(input: usize, output: usize, scale: Option<f64>, exact: bool, shortcuts: bool) -> Taps {
     // torch: `compute_scales_value<float>` and `floorf` in float.
     let s = match scale {
         Some(s) if s > 0.0 => (1.0 / s) as f32,
@@ -42,8 +48,10 @@ fn nearest(input: usize, output: usize, scale: Option<f64>, exact: bool) -> Taps
     };
     (0..output)
         .map(|o| {
-            let i = if output == input {
+            let i = if shortcuts && output == input {
                 o
+            } else if shortcuts && output == 2 * input {
+                o / 2
             } else if exact {
                 ((o as f32 + 0.5) * s).floor() as usize
             } else {
@@ -194,8 +202,8 @@ impl Tensor {
         };
         let taps: Vec<Taps> = (0..n)
             .map(|d| match mode {
-                "nearest" => nearest(spatial[d], out[d], scales[d], false),
-                "nearest-exact" => nearest(spatial[d], out[d], scales[d], true),
+                "nearest" => nearest(spatial[d], out[d], scales[d], false, n == 2),
+                "nearest-exact" => nearest(spatial[d], out[d], scales[d], true, false),
                 "bicubic" => cubic(spatial[d], out[d], scales[d], align, wide),
                 _ => linear(spatial[d], out[d], scales[d], align, wide),
             })

@@ -214,6 +214,17 @@ impl Tensor {
                     target.dtype().scalar_type_name()
                 )));
             }
+            if ignore_index >= 0 {
+                return Err(Error::msg("ignore_index is not supported for floating point target"));
+            }
+            if let Some(w) = weight {
+                if w.rank() != 1 || w.numel() != c {
+                    return Err(Error::shape(format!(
+                        "cross_entropy: weight tensor should be defined either for all {c} classes or no classes but got weight tensor of shape: {:?}",
+                        w.dims()
+                    )));
+                }
+            }
             let mut t = target.to_dtype(cdt)?;
             if label_smoothing > 0.0 {
                 t = t.mul(1.0 - label_smoothing)?.add(label_smoothing / c as f64)?;
