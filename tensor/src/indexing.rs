@@ -105,17 +105,16 @@ pub(crate) fn apply_basic(t: &Tensor, indices: &[TensorIndex]) -> Result<Basic> 
     let mut advanced = Vec::new();
     let mut d = 0usize;
     let mut seen_ellipsis = false;
+    let select = |view: &Tensor, d: usize, i: isize| -> Result<Tensor> {
+        let size = view.dims()[d] as isize;
+        if i < -size || i >= size {
+            return Err(Error::msg(format!("index {i} is out of bounds for dimension {d} with size {size}")));
+        }
+        view.select(d as isize, i)
+    };
     for entry in indices {
         match entry {
-            TensorIndex::Int(i) => {
-                let size = view.dims()[d] as isize;
-                if *i < -size || *i >= size {
-                    return Err(Error::msg(format!(
-                        "index {i} is out of bounds for dimension {d} with size {size}"
-                    )));
-                }
-                view = view.select(d as isize, *i)?;
-            }
+            TensorIndex::Int(i) => view = select(&view, d, *i)?,
             TensorIndex::Slice { start, stop, step } => {
                 if *step == 0 {
                     return Err(Error::msg("slice step cannot be zero"));
@@ -164,6 +163,12 @@ pub(crate) fn apply_basic(t: &Tensor, indices: &[TensorIndex]) -> Result<Basic> 
                     return Err(Error::msg(
                         "tensors used as indices must be long, int, byte or bool tensors",
                     ));
+                }
+                if ix.rank() == 0 {
+                    // torch takes a 0-d integer tensor as the integer: a select (a view), not an
+                    // advanced index (which would move the result's dims and copy).
+                    view = select(&view, d, ix.to_dtype(oxtorch_core::DType::I64)?.item::<i64>()? as isize)?;
+                    continue;
                 }
                 advanced.push((d, ix.to_dtype(oxtorch_core::DType::I64)?));
                 d += 1;

@@ -44,6 +44,13 @@ pub fn reductions_cases() -> Vec<Case> {
         case("norm_neg_inf", vec![distinct(&s, 22)], |x| x[0].norm(f64::NEG_INFINITY, [2], false)),
         case("norm_fro", vec![smooth(&s, 23)], |x| x[0].norm(2.0, [1, 2], false)),
         case("norm_all", vec![smooth(&s, 24)], move |x| x[0].norm(2.0, e, false)),
+        // p < 1 (and p < 0) at a zero entry: torch's gradient there is 0, not NaN.
+        case("norm_half_zero", vec![leaf(t(&[0.0, 1.0, -2.0, 0.5, -0.3, 0.8], &[2, 3]))], |x| {
+            x[0].norm(0.5, [1], false)
+        }),
+        case("norm_neg_zero", vec![leaf(t(&[0.0, 1.0, -2.0, 0.5, -0.3, 0.8], &[2, 3]))], |x| {
+            x[0].norm(-1.0, [1], false)
+        }),
         // torch's convention at a zero norm / std: zero gradient (the central difference agrees)
         case("norm_2_zero_row", vec![leaf(t(&[0.0, 0.0, 0.0, 0.5, -1.2, 0.7], &[2, 3]))], |x| {
             x[0].norm(2.0, [1], false)
@@ -149,6 +156,11 @@ pub fn scans_and_orderings_cases() -> Vec<Case> {
         case("logcumsumexp", vec![smooth(&s, 7)], |x| x[0].logcumsumexp(1)),
         case("logcumsumexp_dim0", vec![smooth(&s, 8)], |x| x[0].logcumsumexp(0)),
         case("logcumsumexp_large", vec![uniform(&s, 300.0, 310.0, 9)], |x| x[0].logcumsumexp(1)),
+        // A slice spanning a wide range: the gradient is summed in log space (torch: [1, 1.2689, 0.7311]
+        // for a unit gradient on [-1000, 0, 1]).
+        case("logcumsumexp_wide", vec![leaf(t(&[-1000.0, 0.0, 1.0, 2.0, -60.0, 3.0], &[2, 3]))], |x| {
+            x[0].logcumsumexp(1)
+        }),
         case("median_all", vec![distinct(&[3, 5], 10)], |x| x[0].median_all()),
         case("median_all_even", vec![distinct(&s, 11)], |x| x[0].median_all()),
         case_n("median_dim", vec![distinct(&[3, 5], 12)], |x| {

@@ -8,9 +8,10 @@ use crate::ops::Operand;
 use crate::Tensor;
 
 impl Tensor {
-    /// `self[indices] = values` (or `+=` with `accumulate`), in place: `values` (self's dtype, or a
-    /// number) is broadcast to the indexed shape. Duplicate indices accumulate with `accumulate`;
-    /// without it the last write wins.
+    /// `self[indices] = values` (or `+=` with `accumulate`), in place: `values` (a number, or a
+    /// tensor of self's dtype; through basic indices alone any dtype, cast as a copy is) is
+    /// broadcast to the indexed shape after its leading unit dims are dropped, as torch's setitem
+    /// does. Duplicate indices accumulate with `accumulate`; without it the last write wins.
     ///
     /// ```
     /// use oxtorch_tensor::{Tensor, DType};
@@ -31,8 +32,10 @@ impl Tensor {
         let indices = indices.into_indices();
         let advanced = indices.iter().any(|i| matches!(i, super::TensorIndex::Tensor(_)));
         let offsets = selected_offsets(self.dims(), &indices, self.device())?;
-        let values = match values.into() {
+        let mut values = match values.into() {
             Operand::Scalar(s) => Tensor::full((), s, self.same_options())?,
+            // Through a view, torch copies (and so casts) the values.
+            Operand::Tensor(t) if !advanced => t.to_dtype(self.dtype())?,
             Operand::Tensor(t) if t.dtype() != self.dtype() => {
                 return Err(Error::msg(format!(
                     "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
@@ -42,6 +45,10 @@ impl Tensor {
             }
             Operand::Tensor(t) => t,
         };
+        // torch's setitem drops the values' leading unit dims (numpy's rule): `z[0] = ones(1, 1, 3)`.
+        while values.rank() > 0 && values.dims()[0] == 1 {
+            values = values.squeeze_dims(0)?;
+        }
         if !advanced {
             // Basic indexing assigns through a view: torch's message is expand's.
             values.broadcast_to(offsets.dims())?;

@@ -107,6 +107,12 @@ impl Tensor {
             a.sum(dims, keepdim)?
         } else if p == 2.0 {
             root_zero_grad(&a.mul(&a)?.sum(dims, keepdim)?, 0.5)?
+        } else if p < 1.0 {
+            // |x|^p has an infinite slope at 0 for p < 1, which times abs's zero slope would be
+            // NaN: torch's gradient there is 0 (the constant 0^p, the power taken elsewhere).
+            let zero = a.eq(0.0)?;
+            let powered = zero.where_self(0f64.powf(p), &zero.where_self(1.0, &a)?.pow(p)?)?;
+            root_zero_grad(&powered.sum(dims, keepdim)?, 1.0 / p)?
         } else {
             root_zero_grad(&a.pow(p)?.sum(dims, keepdim)?, 1.0 / p)?
         };

@@ -306,6 +306,39 @@ fn advanced_indexing_copies_and_places_dims_like_torch() {
     assert_eq!(c.to_vec::<f32>().unwrap()[..5], [0.0, 1.0, 2.0, 3.0, 4.0]);
 }
 
+/// A 0-d integer tensor indexes as its integer (a select, a view), as in torch; setitem drops
+/// the values' leading unit dims and casts them through basic indices (torch 2.15's outcomes).
+#[test]
+fn zero_dim_index_tensors_select_and_setitem_follows_torch() {
+    let y = Tensor::zeros([2, 3, 4], DType::F32).unwrap();
+    let zero = Tensor::from_vec(vec![0i64], []).unwrap();
+    let one = Tensor::from_vec(vec![1i32], []).unwrap();
+    let cols = Tensor::from_vec(vec![1i64, 2], [2]).unwrap();
+    assert_eq!(y.i((&zero, .., &cols)).unwrap().dims(), &[3, 2]);
+    let v = y.i(&one).unwrap();
+    assert!(v.shares_storage(&y));
+    v.fill_(1.0).unwrap();
+    assert_eq!(y.sum_all().unwrap().item::<f32>().unwrap(), 12.0);
+    // torch writes y[0] row by row; an advanced reading of the 0-d index wrote the transpose.
+    let y = Tensor::zeros([2, 3, 3], DType::F32).unwrap();
+    let all = Tensor::from_vec(vec![0i64, 1, 2], [3]).unwrap();
+    let vals = Tensor::arange(9, DType::F32).unwrap().reshape([3, 3]).unwrap();
+    y.index_put_((&zero, .., &all), &vals, false).unwrap();
+    assert_eq!(y.i(0).unwrap().to_vec::<f32>().unwrap(), vals.to_vec::<f32>().unwrap());
+    let e = y.i((&Tensor::from_vec(vec![5i64], []).unwrap(),)).unwrap_err().to_string();
+    assert!(e.contains("index 5 is out of bounds for dimension 0 with size 2"), "{e}");
+    // z[0] = ones(1, 1, 3); z[:] = int64 values.
+    let z = Tensor::zeros([2, 3], DType::F32).unwrap();
+    z.index_put_(0, &Tensor::ones([1, 1, 3], DType::F32).unwrap(), false).unwrap();
+    assert_eq!(z.sum_all().unwrap().item::<f32>().unwrap(), 3.0);
+    z.index_put_(.., &Tensor::from_vec(vec![1i64, 2, 3], [3]).unwrap(), false).unwrap();
+    assert_eq!(z.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    // Through index tensors the dtypes must match, as torch's index_put_.
+    assert!(z
+        .index_put_(&all.narrow(0, 0, 2).unwrap(), &Tensor::zeros([3], DType::I64).unwrap(), false)
+        .is_err());
+}
+
 #[test]
 fn index_put_writes_through_non_contiguous_views() {
     let base = Tensor::zeros([4, 3], DType::F32).unwrap();

@@ -36,12 +36,7 @@ pub(super) fn backward(op: &SortOp, ctx: &Ctx, g: &Tensor) -> Result<Vec<Option<
         SortOp::CumSum { dim } => Ok(vec![Some(reverse_cumsum(g, *dim as isize)?)]),
         SortOp::CumProd { dim } => Ok(vec![Some(cumprod_backward(ctx, g, *dim as isize)?)]),
         SortOp::LogCumSumExp { dim } => {
-            // x_i's gradient is sum_{k >= i} g_k exp(x_i - y_k), shifted by the slice maximum for range.
-            let d = *dim as isize;
-            let (x, y) = (ctx.input(0)?, ctx.output(0)?);
-            let m = x.amax([d], true)?.detach();
-            let inner = reverse_cumsum(&g.mul(m.sub(&y)?.exp()?)?, d)?;
-            Ok(vec![Some(inner.mul(x.sub(&m)?.exp()?)?)])
+            Ok(vec![Some(logcumsumexp_backward(&ctx.input(0)?, &ctx.output(0)?, g, *dim as isize)?)])
         }
         SortOp::Quantile { dim, interpolation } => {
             Ok(vec![Some(quantile_backward(ctx, g, *dim, interpolation)?), None])
@@ -51,6 +46,30 @@ pub(super) fn backward(op: &SortOp, ctx: &Ctx, g: &Tensor) -> Result<Vec<Option<
         SortOp::Histc { .. } => Err(not_differentiable("histc")),
         SortOp::Bincount { .. } => Err(not_differentiable("bincount")),
     }
+}
+
+/// The gradient of `logcumsumexp` along `d`: x_i's is `sum_{k >= i} g_k exp(x_i - y_k)`, summed in
+/// log space as torch's `logcumsumexp_backward` does, the positive and negative parts of `g` apart
+/// (`exp(x_i + rlcse(log g⁺ - y)) - exp(x_i + rlcse(log g⁻ - y))`, `rlcse` the reversed
+/// logcumsumexp), so that a slice spanning a wide range (-1000 next to 1) neither overflows nor
+/// underflows.
+///
+/// Narrower floats are summed in f64: `x_i + rlcse(...)` adds terms of opposite sign and large
+/// magnitude, which in f32 would lose digits the shifted formula keeps.
+fn logcumsumexp_backward(x: &Tensor, y: &Tensor, g: &Tensor, d: isize) -> Result<Tensor> {
+    use oxtorch_core::DType;
+    if g.dtype() != DType::F64 {
+        let wide = |t: &Tensor| t.to_dtype(DType::F64);
+        return logcumsumexp_backward(&wide(x)?, &wide(y)?, &wide(g)?, d)?.to_dtype(g.dtype());
+    }
+    let log_abs = g.abs()?.log()?;
+    let lowest = f64::MIN;
+    let reversed_lcse = |t: &Tensor| t.flip([d])?.logcumsumexp(d)?.flip([d]);
+    let part = |mask: Tensor| -> Result<Tensor> {
+        let log_part = mask.where_self(&log_abs, lowest)?;
+        reversed_lcse(&log_part.sub(y)?)?.add(x)?.exp()
+    };
+    part(g.gt(0.0)?)?.sub(&part(g.lt(0.0)?)?)
 }
 
 /// The gradient of `cumprod` along `d` (torch's `cumprod_backward`). Away from zeros, x_i's
