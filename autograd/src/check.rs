@@ -111,7 +111,8 @@ pub fn gradcheck(f: F, inputs: &[Tensor], opts: GradcheckOptions) -> Result<()> 
                 let num = (plus[r] - minus[r]) / (2.0 * opts.eps);
                 let ana = analytical[j][e * n_out + r];
                 // A NaN on either side fails, as torch's allclose without equal_nan.
-                if !((ana - num).abs() <= opts.atol + opts.rtol * num.abs()) {
+                let close = (ana - num).abs() <= opts.atol + opts.rtol * num.abs();
+                if !close {
                     return Err(Error::msg(format!(
                         "gradcheck: Jacobian mismatch for output element {r} with respect to input {i}, element {e}: numerical {num} vs analytical {ana}"
                     )));
