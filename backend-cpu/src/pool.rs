@@ -43,7 +43,7 @@ pub fn max_cached_bytes() -> usize {
 
 /// An empty vector with capacity for exactly `n` elements, reused from the cache when possible.
 pub fn take<T: Send + 'static>(n: usize) -> Vec<T> {
-    let bytes = n * std::mem::size_of::<T>();
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
     if bytes >= MIN_POOLED_BYTES {
         let mut p = pool().lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, v)) = p.free.get_mut(&(TypeId::of::<T>(), n)).and_then(Vec::pop) {
@@ -54,10 +54,19 @@ pub fn take<T: Send + 'static>(n: usize) -> Vec<T> {
             }
         }
     }
-    let v = Vec::with_capacity(n);
+    let mut v = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        // A panic, not the allocator's abort: a service can catch it, and the CLI reports it as
+        // an error line. torch's message.
+        panic!("{OUT_OF_MEMORY}: you tried to allocate {bytes} bytes.");
+    }
     crate::hugepage::advise(&v);
     v
 }
+
+/// How a buffer the machine cannot hold is reported (torch's CPU allocator's words), as a panic
+/// whose message starts with this.
+pub const OUT_OF_MEMORY: &str = "DefaultCPUAllocator: not enough memory";
 
 /// A vector of `n` copies of `value`, in a cached buffer when one fits.
 pub fn filled<T: Copy + Send + 'static>(n: usize, value: T) -> Vec<T> {

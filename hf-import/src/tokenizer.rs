@@ -6,7 +6,7 @@ use std::path::Path;
 
 use oxtorch_tensor::Tensor;
 use tokenizers::normalizers::{Lowercase, NormalizerWrapper, Sequence};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{PaddingParams, PaddingStrategy, PostProcessor, Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
 
@@ -46,11 +46,24 @@ impl HfTokenizer {
         let json = std::fs::read_to_string(&path).map_err(|e| Error::format(&path, e.to_string()))?;
         let mut inner =
             fast_load::tokenizer_from_json(&json).map_err(|e| Error::format(&path, e.to_string()))?;
+        if let Some(p) = inner.get_post_processor() {
+            // The processor alone, serialized back: far smaller than the file.
+            let value = serde_json::to_value(p).map_err(|e| Error::format(&path, e.to_string()))?;
+            check_post_processor(&value).map_err(|e| Error::format(&path, e))?;
+        }
         let padding = match inner.get_padding() {
             Some(p) => PaddingParams { strategy: PaddingStrategy::BatchLongest, ..p.clone() },
             None => PaddingParams::default(),
         };
         inner.with_padding(Some(padding));
+        // The tokenizers crate subtracts the special tokens from the length unchecked.
+        let added = inner.get_post_processor().map_or(0, |p| p.added_tokens(false));
+        if let Some(max_length) = max_length.filter(|&m| m < added) {
+            return Err(Error::format(
+                &path,
+                format!("a maximum length of {max_length} tokens cannot hold the {added} special tokens each text gets"),
+            ));
+        }
         let truncation = max_length.map(|max_length| TruncationParams { max_length, ..Default::default() });
         inner.with_truncation(truncation).map_err(|e| Error::format(&path, e.to_string()))?;
         Ok(HfTokenizer { inner })
@@ -129,5 +142,61 @@ impl HfTokenizer {
     /// The underlying `tokenizers` tokenizer.
     pub fn inner(&self) -> &Tokenizer {
         &self.inner
+    }
+}
+
+/// Checks that every special token a `TemplateProcessing` post-processor (alone or in a
+/// `Sequence`) places is one of its `special_tokens` (the tokenizers crate would panic on the
+/// first text otherwise).
+fn check_post_processor(post_processor: &serde_json::Value) -> std::result::Result<(), String> {
+    fn check(p: &serde_json::Value) -> std::result::Result<(), String> {
+        match p.get("type").and_then(|t| t.as_str()) {
+            Some("Sequence") => {
+                p.get("processors").and_then(|v| v.as_array()).into_iter().flatten().try_for_each(check)
+            }
+            Some("TemplateProcessing") => {
+                let known = p.get("special_tokens").and_then(|v| v.as_object());
+                for piece in ["single", "pair"].iter().filter_map(|k| p.get(*k)?.as_array()).flatten() {
+                    let Some(id) =
+                        piece.get("SpecialToken").and_then(|t| t.get("id")).and_then(|i| i.as_str())
+                    else {
+                        continue;
+                    };
+                    if !known.is_some_and(|k| k.contains_key(id)) {
+                        return Err(format!(
+                            "the post-processor's template uses the special token \"{id}\", which its special_tokens do not define"
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+    check(post_processor)
+}
+
+#[cfg(test)]
+mod post_processor_tests {
+    use super::check_post_processor;
+
+    /// A template that places a special token its `special_tokens` lack is refused at load (the
+    /// tokenizers crate panics on the first text).
+    #[test]
+    fn templates_must_define_their_special_tokens() {
+        let template = |tokens: &str| {
+            serde_json::from_str::<serde_json::Value>(&format!(
+                r#"{{"type": "TemplateProcessing",
+                    "single": [{{"SpecialToken": {{"id": "[CLS]", "type_id": 0}}}}, {{"Sequence": {{"id": "A", "type_id": 0}}}}],
+                    "pair": [], "special_tokens": {tokens}}}"#
+            ))
+            .unwrap()
+        };
+        let good = template(r#"{"[CLS]": {"id": "[CLS]", "ids": [1], "tokens": ["[CLS]"]}}"#);
+        assert!(check_post_processor(&good).is_ok());
+        let bad = template("{}");
+        assert!(check_post_processor(&bad).unwrap_err().contains("\"[CLS]\""));
+        let nested = serde_json::json!({"type": "Sequence", "processors": [{"type": "ByteLevel"}, bad]});
+        assert!(check_post_processor(&nested).is_err());
     }
 }

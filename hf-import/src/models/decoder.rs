@@ -175,6 +175,17 @@ impl CausalLm {
                 "num_attention_heads ({heads}) must be a positive multiple of num_key_value_heads ({kv_heads})"
             )));
         }
+        // The projections' widths, fused or not, must exist before any tensor is checked against
+        // them (a corrupt config's 2^62 heads would overflow the arithmetic).
+        let qkv_width = kv_heads
+            .checked_mul(2)
+            .and_then(|kv| kv.checked_add(heads))
+            .and_then(|n| n.checked_mul(head_dim));
+        if qkv_width.is_none() || intermediate.checked_mul(2).is_none() {
+            return Err(Error::Config(format!(
+                "num_attention_heads ({heads}), num_key_value_heads ({kv_heads}), head_dim ({head_dim}) or intermediate_size ({intermediate}) is too large"
+            )));
+        }
         if spec.windows.len() != n_layers {
             return Err(Error::Config("one attention window per layer is needed".into()));
         }

@@ -166,7 +166,16 @@ impl AutoModel {
                 names.join(", ")
             )));
         };
-        let arch = cfg.architectures().into_iter().next().unwrap_or_else(|| default.to_string());
+        // As transformers' Auto classes: the family comes from `model_type`, the head from the
+        // architecture's name (a qwen2 config naming `LlamaForCausalLM` runs Qwen2, biases and all).
+        const HEADS: [&str; 3] = ["ForCausalLM", "ForMaskedLM", "Model"];
+        let head_of = |a: &str| HEADS.iter().copied().find(|h| a.ends_with(h));
+        let family = &default[..default.len() - head_of(default).map_or(0, str::len)];
+        let named = cfg.architectures().into_iter().next().unwrap_or_else(|| default.to_string());
+        let arch = match head_of(&named) {
+            Some(head) => format!("{family}{head}"),
+            None => named,
+        };
         if !SUPPORTED_ARCHITECTURES.contains(&arch.as_str()) {
             return Err(Error::Unsupported(format!(
                 "architecture \"{arch}\" is not supported (supported: {})",
@@ -418,5 +427,32 @@ impl AutoModel {
         }
         push_hidden(&mut out, enc.hidden_states);
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod architecture_tests {
+    use super::*;
+
+    fn arch(json: &str) -> Result<String> {
+        AutoModel::architecture_of(&Config::from_json_str(json).unwrap())
+    }
+
+    /// The family comes from `model_type`, the head from `architectures[0]`, as the Auto classes.
+    #[test]
+    fn the_model_type_picks_the_family() {
+        assert_eq!(
+            arch(r#"{"model_type": "qwen2", "architectures": ["LlamaForCausalLM"]}"#).unwrap(),
+            "Qwen2ForCausalLM"
+        );
+        assert_eq!(arch(r#"{"model_type": "qwen2"}"#).unwrap(), "Qwen2ForCausalLM");
+        assert_eq!(
+            arch(r#"{"model_type": "roberta", "architectures": ["BertForMaskedLM"]}"#).unwrap(),
+            "RobertaForMaskedLM"
+        );
+        assert_eq!(arch(r#"{"model_type": "bert", "architectures": ["BertModel"]}"#).unwrap(), "BertModel");
+        let e = arch(r#"{"model_type": "bert", "architectures": ["BertForSequenceClassification"]}"#);
+        assert!(e.unwrap_err().to_string().contains("BertForSequenceClassification"));
+        assert!(arch(r#"{"model_type": "llama", "architectures": ["LlamaModel"]}"#).is_err());
     }
 }

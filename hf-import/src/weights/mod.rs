@@ -91,6 +91,7 @@ impl Weights {
             progress(files.len(), files.len(), last);
         }
         weights.check_index(dir)?;
+        weights.unify_float_dtypes();
         Ok(weights)
     }
 
@@ -115,6 +116,20 @@ impl Weights {
             read_safetensors(file, add)
         } else {
             read_pytorch(file, add)
+        }
+    }
+
+    /// Without a cast asked for, a checkpoint mixing float dtypes (an f16 embedding among f32
+    /// matrices, f64 norm scales) is read in its most common one, as transformers builds a model
+    /// in one dtype and copies every tensor into it.
+    fn unify_float_dtypes(&mut self) {
+        if self.cast.is_some() {
+            return;
+        }
+        let mut floats = self.stored.values().filter(|d| d.is_float());
+        let first = floats.next();
+        if floats.any(|d| Some(d) != first) {
+            self.cast = self.checkpoint_dtype();
         }
     }
 

@@ -272,6 +272,18 @@ fn bad_input_gives_one_error_line_and_no_output() {
         &[],
         "\"num_hidden_layers\" is 1000000000000; at most 16384 layers are supported",
     );
+    // Head counts whose products overflow fail as a config error, not an arithmetic panic.
+    config_with("\"num_attention_heads\": 4", "\"num_attention_heads\": 4611686018427387904");
+    forward_fails(&dir, &broken, &good_inputs, &[], "is too large");
+    // A sequence whose attention mask no memory could hold (9 TB) is an error line, not an abort;
+    // where the kernel refuses what it cannot back (the default overcommit heuristic).
+    std::fs::write(broken.join("config.json"), &config).unwrap();
+    if std::fs::read_to_string("/proc/sys/vm/overcommit_memory").is_ok_and(|m| m.trim() == "0") {
+        let long = dir.join("long.safetensors");
+        let ids = oxtorch_tensor::Tensor::zeros([1, 3_000_000], oxtorch_tensor::DType::I64).unwrap();
+        write_safetensors(&long, &[("input_ids".to_string(), ids)], None).unwrap();
+        forward_fails(&dir, &broken, &long, &[], "not enough memory: you tried to allocate");
+    }
     // A model with no layer runs forward (as in transformers) but has no cache to generate with.
     config_with("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 0");
     command_fails(
