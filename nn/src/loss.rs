@@ -9,6 +9,7 @@ pub mod modules;
 pub use ctc::ctc_loss;
 
 use oxtorch_tensor::autocast::fp32;
+use oxtorch_tensor::autograd::{Function, FunctionCtx};
 use oxtorch_tensor::{Error, Result, Tensor};
 
 /// Applies a reduction to per-element losses.
@@ -124,6 +125,36 @@ fn clamped_log(x: &Tensor) -> Result<Tensor> {
     ok.where_self(&safe.log()?, -100.0)
 }
 
+/// The elementwise binary cross-entropy `-(t log x + (1 - t) log(1 - x))`, the logs clamped at
+/// -100, with torch's gradients: `(x - t) / max(x (1 - x), 1e-12)` (an f32 epsilon) for `x`, so that a saturated
+/// wrong prediction (x = 0, t = 1) is pushed back hard (-1e12) where the clamped logs' own
+/// derivative is zero, and `log(1 - x) - log(x)` for `t`. The backward is made of ops, so it
+/// differentiates again.
+struct BinaryCrossEntropy;
+
+impl Function for BinaryCrossEntropy {
+    fn forward(&self, ctx: &mut FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        let (x, t) = (&inputs[0], &inputs[1]);
+        ctx.save_for_backward(&[x, t]);
+        let pos = t.mul(&clamped_log(x)?)?;
+        let neg = t.neg()?.add(1.0)?.mul(&clamped_log(&x.neg()?.add(1.0)?)?)?;
+        Ok(vec![pos.add(&neg)?.neg()?])
+    }
+
+    fn backward(&self, ctx: &FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let saved = ctx.saved_tensors()?;
+        let (x, t, g) = (&saved[0], &saved[1], &grads[0]);
+        let slope = x.mul(&x.neg()?.add(1.0)?)?.clamp_min(1e-12f32 as f64)?;
+        let dx = g.mul(&x.sub(t)?.div(&slope)?)?;
+        let dt = g.mul(&x.neg()?.log1p()?.sub(&x.log()?)?)?;
+        Ok(vec![Some(dx), Some(dt)])
+    }
+
+    fn name(&self) -> &'static str {
+        "BinaryCrossEntropyBackward0"
+    }
+}
+
 /// Binary cross-entropy of probabilities `input` in `[0, 1]` and `target` of the same shape:
 /// `-weight (t log x + (1 - t) log(1 - x))`, the logs clamped at -100 as torch does.
 pub fn binary_cross_entropy(
@@ -149,9 +180,7 @@ pub fn binary_cross_entropy(
     if out_of_range.any()?.item::<bool>()? {
         return Err(Error::msg("all elements of input should be between 0 and 1"));
     }
-    let pos = target.mul(&clamped_log(input)?)?;
-    let neg = target.neg()?.add(1.0)?.mul(&clamped_log(&input.neg()?.add(1.0)?)?)?;
-    let mut loss = pos.add(&neg)?.neg()?;
+    let mut loss = BinaryCrossEntropy.apply(&[input.clone(), target.clone()])?.remove(0);
     if let Some(w) = weight {
         loss = loss.mul(w)?;
     }

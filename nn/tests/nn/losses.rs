@@ -313,3 +313,34 @@ fn losses_run_in_float16_through_their_float_paths() -> Result<()> {
     assert!((l.to_dtype(DType::F32)?.item::<f32>()? - want.item::<f32>()?).abs() < 1e-2);
     Ok(())
 }
+
+/// binary_cross_entropy's gradients at saturation are torch's (`(x - t) / max(x (1 - x), 1e-12)`
+/// for the input, `log(1 - x) - log(x)` for the target), and it differentiates twice; values
+/// from torch 2.15 in f64.
+#[test]
+fn binary_cross_entropy_gradients_at_saturation_match_torch() -> Result<()> {
+    let x = Tensor::from_slice(&[0.0f64, 0.0, 1.0, 1.0, 0.3], [5])?.requires_grad_(true)?;
+    let t = Tensor::from_slice(&[1.0f64, 0.0, 0.0, 1.0, 0.8], [5])?.requires_grad_(true)?;
+    let w = Tensor::from_slice(&[1.0f64, 2.0, 1.0, 1.0, 0.5], [5])?;
+    let loss = F::binary_cross_entropy(&x, &t, Some(&w), "mean")?;
+    assert!((loss.item::<f64>()? - 40.10345132322485).abs() < 1e-9);
+    loss.backward()?;
+    let gx = x.grad().unwrap().to_f64_vec()?;
+    let want = [-200000000799.16058, 0.0, 200000000799.16058, 0.0, -0.23809523809523808];
+    for (g, w) in gx.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-9 * w.abs().max(1.0), "{gx:?}");
+    }
+    let gt = t.grad().unwrap().to_f64_vec()?;
+    assert_eq!(gt[..4], [f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY]);
+    assert!((gt[4] - 0.08472978603872036).abs() < 1e-12);
+    // Second order: torch 1.5624999999804687, 2.0408163265111776.
+    let x2 = Tensor::from_slice(&[0.2f64, 0.7], [2])?.requires_grad_(true)?;
+    let t2 = Tensor::from_slice(&[0.0f64, 1.0], [2])?;
+    let loss = F::binary_cross_entropy(&x2, &t2, None, "sum")?;
+    let grad = oxtorch_tensor::autograd::grad;
+    let g = grad(&[loss], &[x2.clone()], None, true, true, false)?.remove(0).unwrap();
+    let gg = grad(&[g.sum_all()?], &[x2.clone()], None, false, false, false)?.remove(0).unwrap();
+    let gg = gg.to_f64_vec()?;
+    assert!((gg[0] - 1.5625).abs() < 1e-9 && (gg[1] - 2.0408163265306123).abs() < 1e-9, "{gg:?}");
+    Ok(())
+}
