@@ -47,7 +47,9 @@ mod kernel {
     use crate::simd::{level, multiversion, Level};
 
     /// The per-step constants, each converted to the computation type as the composition converts its
-    /// Python-number operands (to the element type first).
+    /// Python-number operands: a factor of a product or quotient in the computation type itself
+    /// (torch's CPU `mul`/`div` read a scalar operand of a half tensor in f32), a term of a sum
+    /// (`eps`) rounded to the element type first.
     #[derive(Clone, Copy)]
     pub struct Consts<A> {
         sign: A,
@@ -64,19 +66,20 @@ mod kernel {
     impl<A: AccFloat> Consts<A> {
         pub fn new<T: Float<Acc = A>>(h: &AdamScalars) -> Self {
             let c = |v: f64| <T as Element>::from_scalar(Scalar::Float(v)).to_acc();
+            let f = |v: f64| A::from_f64(v);
             let (b1, b2) = h.betas;
             let bc1 = 1.0 - b1.powf(h.step);
             let decay = if h.decoupled && h.weight_decay != 0.0 { 1.0 - h.lr * h.weight_decay } else { 1.0 };
             Consts {
                 sign: if h.maximize { -A::ONE } else { A::ONE },
-                decay: c(decay),
-                wd: c(h.weight_decay),
-                one_minus_b1: c(1.0 - b1),
-                b2: c(b2),
-                one_minus_b2: c(1.0 - b2),
-                bc2_sqrt: c((1.0 - b2.powf(h.step)).sqrt()),
+                decay: f(decay),
+                wd: f(h.weight_decay),
+                one_minus_b1: f(1.0 - b1),
+                b2: f(b2),
+                one_minus_b2: f(1.0 - b2),
+                bc2_sqrt: f((1.0 - b2.powf(h.step)).sqrt()),
                 eps: c(h.eps),
-                step_size: c(h.lr / bc1),
+                step_size: f(h.lr / bc1),
             }
         }
     }

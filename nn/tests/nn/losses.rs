@@ -338,8 +338,8 @@ fn binary_cross_entropy_gradients_at_saturation_match_torch() -> Result<()> {
     let t2 = Tensor::from_slice(&[0.0f64, 1.0], [2])?;
     let loss = F::binary_cross_entropy(&x2, &t2, None, "sum")?;
     let grad = oxtorch_tensor::autograd::grad;
-    let g = grad(&[loss], &[x2.clone()], None, true, true, false)?.remove(0).unwrap();
-    let gg = grad(&[g.sum_all()?], &[x2.clone()], None, false, false, false)?.remove(0).unwrap();
+    let g = grad(&[loss], std::slice::from_ref(&x2), None, true, true, false)?.remove(0).unwrap();
+    let gg = grad(&[g.sum_all()?], std::slice::from_ref(&x2), None, false, false, false)?.remove(0).unwrap();
     let gg = gg.to_f64_vec()?;
     assert!((gg[0] - 1.5625).abs() < 1e-9 && (gg[1] - 2.0408163265306123).abs() < 1e-9, "{gg:?}");
     Ok(())

@@ -329,13 +329,13 @@ fn zero_dim_index_tensors_select_and_setitem_follows_torch() {
     assert!(e.contains("index 5 is out of bounds for dimension 0 with size 2"), "{e}");
     // z[0] = ones(1, 1, 3); z[:] = int64 values.
     let z = Tensor::zeros([2, 3], DType::F32).unwrap();
-    z.index_put_(0, &Tensor::ones([1, 1, 3], DType::F32).unwrap(), false).unwrap();
+    z.index_put_(0, Tensor::ones([1, 1, 3], DType::F32).unwrap(), false).unwrap();
     assert_eq!(z.sum_all().unwrap().item::<f32>().unwrap(), 3.0);
-    z.index_put_(.., &Tensor::from_vec(vec![1i64, 2, 3], [3]).unwrap(), false).unwrap();
+    z.index_put_(.., Tensor::from_vec(vec![1i64, 2, 3], [3]).unwrap(), false).unwrap();
     assert_eq!(z.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
     // Through index tensors the dtypes must match, as torch's index_put_.
     assert!(z
-        .index_put_(&all.narrow(0, 0, 2).unwrap(), &Tensor::zeros([3], DType::I64).unwrap(), false)
+        .index_put_(&all.narrow(0, 0, 2).unwrap(), Tensor::zeros([3], DType::I64).unwrap(), false)
         .is_err());
 }
 
