@@ -178,6 +178,29 @@ impl Tensor {
         self.binary(other, BinaryOp::Div)
     }
 
+    /// torch's `div(other, rounding_mode=...)`: `None` is true division, `"trunc"` rounds the
+    /// quotient toward zero and `"floor"` down (both keep integer dtypes, as C and Python
+    /// integer division do).
+    pub fn div_rounding(&self, other: impl Into<Operand>, rounding_mode: Option<&str>) -> Result<Tensor> {
+        let other = other.into();
+        match rounding_mode {
+            None => self.div(other),
+            Some("floor") => self.floor_divide(other),
+            Some("trunc") => {
+                if binary_dtype(BinaryOp::FloorDivide, self, &other).is_float() {
+                    self.div(other)?.trunc()
+                } else {
+                    // `a - fmod(a, b)` is a multiple of `b`: its floor quotient is the exact
+                    // truncated one (and a zero divisor is fmod's ZeroDivisionError).
+                    self.sub(&self.fmod(other.clone())?)?.floor_divide(other)
+                }
+            }
+            Some(mode) => Err(Error::msg(format!(
+                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'"
+            ))),
+        }
+    }
+
     /// `self ** exponent`.
     pub fn pow(&self, exponent: impl Into<Operand>) -> Result<Tensor> {
         let exponent = exponent.into();

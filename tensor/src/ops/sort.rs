@@ -189,6 +189,35 @@ impl Tensor {
         Ok((values, return_inverse.then_some(inverse), return_counts.then_some(counts)))
     }
 
+    /// [`Tensor::searchsorted`] on boundaries that `sorter` (int64 indices along the last dim, of
+    /// the boundaries' shape) puts in ascending order, as torch's `sorter=` argument: the result
+    /// indexes the sorted order.
+    pub fn searchsorted_with_sorter(
+        &self,
+        values: impl Into<Operand>,
+        right: bool,
+        side: Option<&str>,
+        out_int32: bool,
+        sorter: &Tensor,
+    ) -> Result<Tensor> {
+        if sorter.dtype() != DType::I64 {
+            return Err(Error::msg(format!(
+                "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype {}",
+                sorter.dtype().scalar_type_name()
+            )));
+        }
+        if sorter.dims() != self.dims() {
+            return Err(Error::shape(format!(
+                "torch.searchsorted(): boundary and sorter must have the same size, but got boundary tensor {:?}and got sorter tensor {:?}",
+                self.dims(),
+                sorter.dims()
+            )));
+        }
+        let last = self.rank().saturating_sub(1) as isize;
+        let sorted = if self.rank() == 0 { self.clone() } else { self.gather(last, sorter)? };
+        sorted.searchsorted(values, right, side, out_int32)
+    }
+
     /// For a sorted sequence `self` (1-D, or sorted along its last dim with leading dims equal to
     /// those of `values`), the index at which each of `values` would be inserted to keep it sorted:
     /// before equal elements, or after them when `right` (or `side == Some("right")`). int64, or

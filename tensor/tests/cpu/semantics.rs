@@ -407,3 +407,41 @@ fn cross_entropy_with_probabilities_checks_its_options() -> Result<()> {
     assert!(x.cross_entropy(&p, Some(&w.reshape([3])?), -100, "mean", 0.0).is_ok());
     Ok(())
 }
+
+/// `div(rounding_mode=...)` and `searchsorted(sorter=...)`, values from torch 2.15.
+#[test]
+fn div_rounding_modes_and_searchsorted_sorters() -> Result<()> {
+    let a = Tensor::from_vec(vec![7i64, -7, 7, -7, 5], [5])?;
+    let b = Tensor::from_vec(vec![2i64, 2, -2, -2, 5], [5])?;
+    let v = |t: Tensor| t.to_f64_vec().unwrap();
+    let trunc = a.div_rounding(&b, Some("trunc"))?;
+    assert_eq!((trunc.dtype(), v(trunc)), (DType::I64, vec![3.0, -3.0, -3.0, 3.0, 1.0]));
+    assert_eq!(v(a.div_rounding(&b, Some("floor"))?), vec![3.0, -4.0, -4.0, 3.0, 1.0]);
+    assert_eq!(v(a.to_dtype(DType::F32)?.div_rounding(&b, Some("trunc"))?), vec![3.0, -3.0, -3.0, 3.0, 1.0]);
+    assert_eq!(v(a.div_rounding(2.5, Some("trunc"))?), vec![2.0, -2.0, 2.0, -2.0, 2.0]);
+    assert!(a.div_rounding(&Tensor::zeros([5], DType::I64)?, Some("trunc")).is_err());
+    let e = a.div_rounding(&b, Some("round")).unwrap_err().to_string();
+    assert!(e.contains("rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'"), "{e}");
+    let bounds = Tensor::from_slice(&[3.0f32, 1.0, 2.0], [3])?;
+    let sorter = Tensor::from_vec(vec![1i64, 2, 0], [3])?;
+    let at = bounds.searchsorted_with_sorter(
+        &Tensor::from_slice(&[2.5f32, 0.5, 3.0], [3])?,
+        false,
+        None,
+        false,
+        &sorter,
+    )?;
+    assert_eq!(v(at), vec![2.0, 0.0, 2.0]);
+    let bounds = Tensor::from_slice(&[3.0f32, 1.0, 2.0, 0.0, 5.0, 4.0], [2, 3])?;
+    let sorter = Tensor::from_vec(vec![1i64, 2, 0, 0, 2, 1], [2, 3])?;
+    let at = bounds.searchsorted_with_sorter(
+        &Tensor::from_slice(&[2.5f32, 4.5], [2, 1])?,
+        true,
+        None,
+        false,
+        &sorter,
+    )?;
+    assert_eq!(v(at), vec![2.0, 2.0]);
+    assert!(bounds.searchsorted_with_sorter(&bounds, false, None, false, &sorter.narrow(1, 0, 2)?).is_err());
+    Ok(())
+}
