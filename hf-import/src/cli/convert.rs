@@ -61,7 +61,8 @@ fn check_out_is_elsewhere(dir: &Path, out: &Path, copies: &[PathBuf]) -> Result<
 
 /// Writes every tensor to `out/model.safetensors` (cast to `dtype` if given) and copies the other
 /// top-level files (config, tokenizer, ...), updating the config's dtype. `out` must be another
-/// folder than the model's.
+/// folder than the model's. A new folder is written under a temporary name and renamed once
+/// complete, so that a failure leaves nothing behind.
 pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
     let dir = resolve_model(model)?;
     Config::load(&dir)?; // a folder without a readable config is not a model
@@ -69,13 +70,37 @@ pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
     let copies = files_to_copy(&dir, &files)?;
     check_out_is_elsewhere(&dir, out, &copies)?;
     let weights = super::load_weights(&dir, dtype)?;
+    if out.exists() {
+        write(&dir, out, &weights, &copies, dtype)?;
+    } else {
+        let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let staging = out.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+        let written = write(&dir, &staging, &weights, &copies, dtype)
+            .and_then(|()| std::fs::rename(&staging, out).map_err(|e| Error::io(out, e)));
+        if written.is_err() {
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        written?;
+    }
+    outln!("wrote {} tensors to {}", weights.len(), out.join("model.safetensors").display());
+    Ok(())
+}
+
+/// The converted model's files, into the folder `out`.
+fn write(
+    dir: &Path,
+    out: &Path,
+    weights: &oxtorch_hf_import::weights::Weights,
+    copies: &[PathBuf],
+    dtype: Option<DType>,
+) -> Result<()> {
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let tensors: Vec<_> = weights.iter().map(|r| r.map(|(n, t)| (n.clone(), t))).collect::<Result<_>>()?;
     let meta = [("format".to_string(), "pt".to_string())].into_iter().collect();
     write_safetensors(&out.join("model.safetensors"), &tensors, Some(meta))?;
-    for path in &copies {
-        let name = path.file_name().unwrap_or_default();
-        std::fs::copy(path, out.join(name)).map_err(|e| Error::io(path, e))?;
+    for path in copies {
+        let target = out.join(path.file_name().unwrap_or_default());
+        std::fs::copy(path, &target).map_err(|e| Error::io(&target, e))?;
     }
     let mut json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("config.json"))
@@ -98,7 +123,5 @@ pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
     }
     let text = serde_json::to_string_pretty(&json).map_err(|e| Error::Config(e.to_string()))? + "\n";
     let path = out.join("config.json");
-    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
-    outln!("wrote {} tensors to {}", tensors.len(), out.join("model.safetensors").display());
-    Ok(())
+    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))
 }

@@ -127,16 +127,48 @@ pub fn write_safetensors(
                 .map_err(|e| Error::format(path, format!("tensor '{name}': {e}")))
         })
         .collect::<Result<_>>()?;
+    // A regular file is replaced by a rename, which would replace a device or FIFO too: those
+    // (`--output /dev/null`) are written in place.
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_dir() {
+            return Err(Error::format(path, "cannot write: is a directory"));
+        }
+        if !meta.is_file() {
+            let bytes = safetensors::serialize(views, metadata)
+                .map_err(|e| Error::format(path, format!("cannot write: {e}")))?;
+            return std::fs::write(path, bytes).map_err(|e| Error::io(path, e));
+        }
+    }
     // Written next to the target and renamed, so that a failure never leaves a partial file (the
     // temporary one is removed).
     let tmp = path.with_extension("safetensors.partial");
     let written = safetensors::serialize_to_file(views, metadata, &tmp)
         .map_err(|e| Error::format(path, format!("cannot write: {e}")))
+        .and_then(|()| give_default_permissions(&tmp).map_err(|e| Error::io(path, e)))
         .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     written
+}
+
+/// The permissions a newly created file gets (`0o666` less the process's umask): the safetensors
+/// crate writes through a private temporary file (`0o600`).
+#[cfg(unix)]
+fn give_default_permissions(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    // Linux reports the umask in /proc/self/status; elsewhere the common 022 is assumed.
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Umask:").map(|v| v.trim().to_string())))
+        .and_then(|v| u32::from_str_radix(&v, 8).ok())
+        .unwrap_or(0o022);
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666 & !umask))
+}
+
+#[cfg(not(unix))]
+fn give_default_permissions(_: &Path) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// The little-endian row-major bytes of `t`.

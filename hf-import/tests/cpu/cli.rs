@@ -67,6 +67,44 @@ fn forward_writes_transformers_outputs() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Outputs get a new file's usual permissions (not the temporary file's 0600); a device is
+/// written in place, never replaced; a folder is refused.
+#[cfg(unix)]
+#[test]
+fn outputs_are_ordinary_files_and_devices_stay_devices() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let dir = scratch("modes");
+    let inputs = inputs_file("llama", &dir);
+    let run = |output: &Path| {
+        hf_import(&[
+            "forward",
+            fixture("llama").to_str().unwrap(),
+            "--inputs",
+            inputs.to_str().unwrap(),
+            "--output",
+            output.to_str().unwrap(),
+        ])
+    };
+    let output = dir.join("out.safetensors");
+    assert!(run(&output).status.success());
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Umask:").map(|v| v.trim().to_string())))
+        .and_then(|v| u32::from_str_radix(&v, 8).ok())
+        .unwrap_or(0o022);
+    let mode = std::fs::metadata(&output).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o666 & !umask);
+    let null = Path::new("/dev/null");
+    if null.exists() {
+        assert!(run(null).status.success());
+        assert!(std::fs::metadata(null).unwrap().file_type().is_char_device());
+    }
+    let out = run(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("is a directory"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn forward_in_bf16_writes_float32_close_to_transformers() {
     let dir = scratch("bf16");
