@@ -11,8 +11,10 @@ use oxtorch_hf_import::{
 };
 use oxtorch_tensor::{DType, Tensor};
 
-/// The `generate` arguments.
+/// The `generate` arguments (negative numbers are values, so that `--temperature -1` gets the
+/// sampling checks' explanation rather than a parse error).
 #[derive(Debug, clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct GenerateArgs {
     /// model folder or cached hub id
     model: String,

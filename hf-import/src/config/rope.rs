@@ -87,6 +87,7 @@ impl Config {
     /// (Gemma 3). Reads the rope dict transformers standardises (see `Config::rope_dict`); the
     /// dict's own `rope_theta` and `partial_rotary_factor` win over the top-level keys.
     pub fn rope(&self, layer_type: Option<&str>) -> Result<RopeParams> {
+        self.check_rope_dicts()?;
         let top = self.rope_dict().unwrap_or_default();
         let (params, nested) = match layer_type.and_then(|lt| top.get(lt)) {
             Some(Value::Object(inner)) => (inner, true),
@@ -103,6 +104,10 @@ impl Config {
             None => self.f64_or("partial_rotary_factor", 1.0)?,
         };
         let scaling = self.parse_scaling(params, nested, &top)?;
+        if !(theta > 0.0 && theta.is_finite()) {
+            // (transformers would run on and give NaN everywhere)
+            return Err(Error::Config(format!("\"rope_theta\" must be a positive number, got {theta}")));
+        }
         if !(partial > 0.0 && partial <= 1.0) {
             return Err(Error::Config(format!(
                 "\"partial_rotary_factor\" must be in (0, 1] (the share of each head RoPE rotates), got {partial}"
@@ -116,6 +121,7 @@ impl Config {
     /// (`Gemma3TextConfig`) instead merges `rope_scaling` into `rope_parameters["full_attention"]`,
     /// its per-layer-type dicts otherwise defaulting. `None` when there is no dict at all.
     fn rope_dict(&self) -> Option<Map<String, Value>> {
+        // (a rope dict that is not an object is refused by `check_rope_dicts`)
         let object = |key: &str| match self.get(key) {
             Some(Value::Object(m)) => Some(m.clone()),
             _ => None,
@@ -135,6 +141,17 @@ impl Config {
             }
         }
         Some(dict)
+    }
+
+    /// `rope_scaling` and `rope_parameters` are objects or null when present.
+    fn check_rope_dicts(&self) -> Result<()> {
+        for key in ["rope_scaling", "rope_parameters"] {
+            match self.get(key) {
+                None | Some(Value::Null) | Some(Value::Object(_)) => {}
+                Some(v) => return Err(Error::Config(format!("\"{key}\" must be an object, got {v}"))),
+            }
+        }
+        Ok(())
     }
 
     /// Whether this is a Gemma 3 text config, whose sliding and global layers have RoPE bases of
@@ -321,6 +338,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A base that is not a positive number, or a rope dict that is not an object, is a config
+    /// error (transformers would run on and give NaN or ignore it).
+    #[test]
+    fn rope_bases_and_dicts_are_checked() {
+        for (json, needle) in [
+            (r#"{"rope_theta": 0.0}"#, "\"rope_theta\" must be a positive number, got 0"),
+            (r#"{"rope_parameters": {"rope_type": "default", "rope_theta": -5.0}}"#, "got -5"),
+            (r#"{"rope_parameters": "x"}"#, "\"rope_parameters\" must be an object"),
+            (r#"{"rope_scaling": [1]}"#, "\"rope_scaling\" must be an object"),
+        ] {
+            let e = Config::from_json_str(json).unwrap().rope(None).unwrap_err().to_string();
+            assert!(e.contains(needle), "{json}: {e}");
+        }
+        assert!(Config::from_json_str(r#"{"rope_scaling": null}"#).unwrap().rope(None).is_ok());
     }
 
     #[test]
