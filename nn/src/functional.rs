@@ -407,6 +407,34 @@ pub fn dropout(input: &Tensor, p: f64, training: bool) -> Result<Tensor> {
     input.dropout(p, training)
 }
 
+/// Channel dropout on `[N, C, L]` or unbatched `[C, L]` inputs (torch's `dropout1d`): each
+/// channel is zeroed as a whole.
+pub fn dropout1d(input: &Tensor, p: f64, training: bool) -> Result<Tensor> {
+    match input.rank() {
+        3 => input.feature_dropout(p, training),
+        2 => input.unsqueeze(0)?.feature_dropout(p, training)?.squeeze_dims(0),
+        r => Err(oxtorch_tensor::Error::shape(format!(
+            "dropout1d: Expected 2D or 3D input, but received a {r}D input. Note that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs)."
+        ))),
+    }
+}
+
+/// Channel dropout on `[N, C, H, W]` inputs (torch's `dropout2d`; like torch, a 3-D input is
+/// taken as `[N, C, L]`).
+pub fn dropout2d(input: &Tensor, p: f64, training: bool) -> Result<Tensor> {
+    input.feature_dropout(p, training)
+}
+
+/// Channel dropout on `[N, C, D, H, W]` or unbatched `[C, D, H, W]` inputs (torch's
+/// `dropout3d`).
+pub fn dropout3d(input: &Tensor, p: f64, training: bool) -> Result<Tensor> {
+    if input.rank() == 5 {
+        input.feature_dropout(p, training)
+    } else {
+        input.unsqueeze(0)?.feature_dropout(p, training)?.squeeze_dims(0)
+    }
+}
+
 /// `softmax(query @ key.T * scale + mask) @ value`; see [`Tensor::scaled_dot_product_attention`].
 #[allow(clippy::too_many_arguments)]
 pub fn scaled_dot_product_attention(

@@ -25,7 +25,7 @@ pub use conv_transpose::{
     ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, ConvTransposeNd, ConvTransposeOptions,
 };
 pub use dict::{ModuleDict, ModuleList};
-pub use dropout::Dropout;
+pub use dropout::{Dropout, Dropout1d, Dropout2d, Dropout3d};
 pub use embedding::Embedding;
 pub use linear::{Flatten, Identity, Linear, Unflatten};
 pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm};

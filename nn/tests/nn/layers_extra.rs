@@ -513,3 +513,33 @@ const P_OUT: &[f64] = &[
 const P_G: &[f64] = &[
     0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
 ];
+
+/// Channel dropout zeroes whole feature maps (torch's Dropout1d/2d/3d), scales the kept ones by
+/// 1/(1-p), and is the identity in evaluation.
+#[test]
+fn channel_dropout_zeroes_whole_channels() -> Result<()> {
+    let x = Tensor::ones([4, 6, 3, 5], DType::F32)?;
+    let mut d = Dropout2d::new(0.5)?;
+    assert_eq!(d.type_name(), "Dropout2d");
+    let y = d.forward(&x)?;
+    let per_channel = y.reshape([24, 15])?.to_vec::<f32>()?;
+    let mut dropped = 0;
+    for c in per_channel.chunks(15) {
+        assert!(c.iter().all(|&v| v == c[0]) && (c[0] == 0.0 || c[0] == 2.0), "{c:?}");
+        dropped += usize::from(c[0] == 0.0);
+    }
+    assert!(dropped > 0 && dropped < 24, "{dropped} of 24 channels dropped");
+    d.set_training(false);
+    assert_eq!(d.forward(&x)?.to_vec::<f32>()?, x.to_vec::<f32>()?);
+    // Unbatched [C, L] for Dropout1d; a 4-D input is torch's error there.
+    let y = Dropout1d::new(0.5)?.forward(&Tensor::ones([8, 10], DType::F32)?)?;
+    assert_eq!(y.dims(), &[8, 10]);
+    let e = Dropout1d::new(0.5)?.forward(&x).unwrap_err().to_string();
+    assert!(e.contains("dropout1d: Expected 2D or 3D input, but received a 4D input"), "{e}");
+    assert_eq!(
+        Dropout3d::new(1.0)?.forward(&Tensor::ones([2, 3, 2, 2], DType::F32)?)?.sum_all()?.item::<f32>()?,
+        0.0
+    );
+    assert!(Dropout2d::new(1.5).is_err());
+    Ok(())
+}

@@ -106,4 +106,29 @@ impl Tensor {
         let keep = Tensor::rand(self.shape().clone(), (DType::F32, self.device()))?.lt(1.0 - p)?;
         keep.where_self(&self.mul(1.0 / (1.0 - p))?, 0.0)
     }
+
+    /// torch's `feature_dropout` (channel dropout, behind `dropout1d/2d/3d`): each `[n, c]` slice
+    /// of an input of rank ≥ 2 is zeroed as a whole with probability `p`, the kept ones scaled by
+    /// `1/(1-p)`; the identity when not `training`.
+    pub fn feature_dropout(&self, p: f64, training: bool) -> Result<Tensor> {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(Error::msg(format!("dropout probability has to be between 0 and 1, but got {p}")));
+        }
+        if !training || p == 0.0 {
+            return Ok(self.clone());
+        }
+        if self.rank() < 2 {
+            return Err(Error::shape("Feature dropout requires at least 2 dimensions in the input"));
+        }
+        if !self.dtype().is_float() {
+            return Err(Error::UnsupportedDType { op: "feature_dropout", dtype: self.dtype() });
+        }
+        if p == 1.0 {
+            return self.mul(0.0);
+        }
+        let mut mask_shape = vec![1usize; self.rank()];
+        mask_shape[..2].copy_from_slice(&self.dims()[..2]);
+        let keep = Tensor::rand(mask_shape, (DType::F32, self.device()))?.lt(1.0 - p)?;
+        keep.where_self(&self.mul(1.0 / (1.0 - p))?, 0.0)
+    }
 }
