@@ -78,11 +78,11 @@ impl Tensor {
         from_cpu(CpuStorage::from_vec(data), shape, device)
     }
 
-    /// A 0-dim tensor holding `value` (its natural dtype: bool, int64 or float32, or `opts.dtype`).
+    /// A 0-dim tensor holding `value`, of the default float dtype unless `opts` gives one (torch's
+    /// `scalar_tensor(2)` is float32, as its `scalar_tensor(True)`).
     pub fn scalar_tensor(value: impl Into<Scalar>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
-        let value = value.into();
         let opts = opts.into();
-        Self::full((), value, opts.dtype(opts.dtype_or(value.wrapped_dtype())))
+        Self::full((), value, opts.dtype(opts.dtype_or(DType::default_float())))
     }
 
     /// A tensor of `shape` filled with `value`; the dtype defaults to the value's (bool, int64,
@@ -148,22 +148,42 @@ impl Tensor {
         if st == 0.0 {
             return Err(Error::msg("step must be nonzero"));
         }
+        if !st.is_finite() {
+            let shown = if st.is_nan() {
+                "nan"
+            } else if st > 0.0 {
+                "inf"
+            } else {
+                "-inf"
+            };
+            return Err(Error::msg(format!("step must be finite but got {shown}")));
+        }
         if !(s.is_finite() && e.is_finite()) {
             return Err(Error::msg(format!("unsupported range: {s} -> {e}")));
         }
         if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
             return Err(Error::msg("upper bound and larger bound inconsistent with step sign"));
         }
-        let n = ((e - s) / st).ceil().max(0.0);
+        // In integers when all three are (2^62 + 10 has no f64 of its own), else in double.
+        let n = if all_int {
+            let (s, e, st) = (start.to_i64() as i128, end.to_i64() as i128, step.to_i64() as i128);
+            let span = e - s;
+            let n = span / st + i128::from(span % st != 0);
+            n.max(0) as f64
+        } else {
+            ((e - s) / st).ceil().max(0.0)
+        };
         if n > (isize::MAX as usize / dtype.size_in_bytes()) as f64 {
             return Err(Error::msg(format!(
                 "arange: the range {s} to {e} by {st} holds {n:e} elements, more than memory can address"
             )));
         }
         let n = n as usize;
-        let storage = if all_int && !dtype.is_float() {
+        // An integer dtype counts from the start and step made integers (torch: `arange(0.5, 5,
+        // 1.5, dtype=int64)` is [0, 1, 2]), the length still taken from the float range.
+        let storage = if !dtype.is_float() {
             let (s, st) = (start.to_i64(), step.to_i64());
-            int_range(dtype, n, |i| s + st * i as i64)
+            int_range(dtype, n, |i| s.wrapping_add(st.wrapping_mul(i as i64)))
         } else {
             float_range(dtype, n, |i| s + st * i as f64)
         };
@@ -174,11 +194,19 @@ impl Tensor {
     pub fn linspace(start: f64, end: f64, steps: usize, opts: impl Into<TensorOptions>) -> Result<Tensor> {
         let opts = opts.into();
         let dtype = opts.dtype_or(DType::default_float());
+        // An integer dtype takes its endpoints as integers first (torch: `linspace(0.5, 9.7, 5,
+        // dtype=int64)` is [0, 2, 4, 6, 9]).
+        let (start, end) = if dtype.is_float() { (start, end) } else { (start.trunc(), end.trunc()) };
         let step = if steps > 1 { (end - start) / (steps - 1) as f64 } else { 0.0 };
         // Fill symmetrically from both ends, as torch does, so the last value is exactly `end`.
         let half = steps / 2;
-        let value =
-            |i: usize| if i < half { start + step * i as f64 } else { end - step * (steps - 1 - i) as f64 };
+        let value = |i: usize| {
+            if steps == 1 || i < half {
+                start + step * i as f64
+            } else {
+                end - step * (steps - 1 - i) as f64
+            }
+        };
         let storage = if dtype.is_float() {
             float_range(dtype, steps, value)
         } else {

@@ -51,7 +51,7 @@ macro_rules! scalar_lhs {
         impl Div<&Tensor> for $t {
             type Output = Tensor;
             fn div(self, rhs: &Tensor) -> Tensor {
-                unwrap(Tensor::scalar_tensor(self, ()).and_then(|s| Tensor::div(&s, rhs)))
+                unwrap(Tensor::full((), self, ()).and_then(|s| Tensor::div(&s, rhs)))
             }
         }
         impl Add<Tensor> for $t {

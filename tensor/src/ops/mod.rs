@@ -18,6 +18,7 @@ mod shape;
 mod sort;
 mod stats;
 
+pub(crate) use linalg::cpp_name;
 pub use nn::Padding;
 pub use operand::Operand;
 pub use optim::AdamScalars;

@@ -131,13 +131,25 @@ fn uniform_storage(g: &Generator, n: usize, dtype: DType, low: f64, high: f64) -
         d => return Err(Error::UnsupportedDType { op: "uniform_", dtype: d }),
     };
     let span = high - low;
+    // `low + span * u` may round up to `high`: torch then returns `low`, keeping `[low, high)`.
     Ok(if bits == 53 {
-        CpuStorage::from_vec(blocks(g, n, |b, _| low + span * unit_f64(b[0], b[1])))
+        CpuStorage::from_vec(blocks(g, n, |b, _| {
+            let v = low + span * unit_f64(b[0], b[1]);
+            if v == high && span > 0.0 {
+                low
+            } else {
+                v
+            }
+        }))
     } else {
-        with_dtype!(dtype, T => CpuStorage::from_vec(words(g, n, |b, k| {
-            let u = (b[k] >> (32 - bits)) as f64 / (1u64 << bits) as f64;
-            T::from_f64(low + span * u)
-        })))
+        with_dtype!(dtype, T => {
+            let (lo, hi) = (T::from_f64(low), T::from_f64(high));
+            CpuStorage::from_vec(words(g, n, |b, k| {
+                let u = (b[k] >> (32 - bits)) as f64 / (1u64 << bits) as f64;
+                let v = T::from_f64(low + span * u);
+                if v == hi && span > 0.0 { lo } else { v }
+            }))
+        })
     })
 }
 
@@ -217,6 +229,22 @@ impl Tensor {
         }
         let range = (high as i128 - low as i128) as u64;
         let dtype = opts.dtype_or(DType::I64);
+        // Bounds the dtype cannot hold are torch's errors (the draws would wrap).
+        let held = |v: i64| match dtype {
+            DType::Bool => (0..=1).contains(&v),
+            DType::U8 => (0..=u8::MAX as i64).contains(&v),
+            DType::I8 => (i8::MIN as i64..=i8::MAX as i64).contains(&v),
+            DType::I16 => (i16::MIN as i64..=i16::MAX as i64).contains(&v),
+            DType::I32 => (i32::MIN as i64..=i32::MAX as i64).contains(&v),
+            _ => true,
+        };
+        let name = crate::ops::cpp_name(dtype);
+        if !held(low) {
+            return Err(Error::msg(format!("from is out of bounds for {name}")));
+        }
+        if !held(high - 1) {
+            return Err(Error::msg(format!("to - 1 is out of bounds for {name}")));
+        }
         let vals: Vec<i64> = blocks(gen_or_default(generator), shape.numel(), |b, _| {
             let r = (((b[0] as u64) << 32) | b[1] as u64) % range;
             (low as i128 + r as i128) as i64
@@ -242,6 +270,13 @@ impl Tensor {
 
     /// Fills with values uniform in `[from, to)` from `generator`.
     pub fn uniform_with_(&self, from: f64, to: f64, generator: Option<&Generator>) -> Result<&Tensor> {
+        let name = crate::ops::cpp_name(self.dtype());
+        if !from.is_finite() {
+            return Err(Error::msg(format!("from is out of bounds for {name}")));
+        }
+        if !to.is_finite() {
+            return Err(Error::msg(format!("to is out of bounds for {name}")));
+        }
         if from > to {
             return Err(Error::msg(format!(
                 "uniform_ expects to return a [from, to) range, but found from={from} > to={to}"
@@ -258,8 +293,9 @@ impl Tensor {
 
     /// Fills with normal values from `generator`.
     pub fn normal_with_(&self, mean: f64, std: f64, generator: Option<&Generator>) -> Result<&Tensor> {
-        if std < 0.0 {
-            return Err(Error::msg(format!("normal expects std >= 0.0, but found std {std}")));
+        if !(std >= 0.0) {
+            let shown = if std.is_nan() { "nan".to_string() } else { std.to_string() };
+            return Err(Error::msg(format!("normal expects std >= 0.0, but found std {shown}")));
         }
         let s = normal_storage(gen_or_default(generator), self.numel(), self.dtype(), mean, std)?;
         self.copy_(&from_cpu(s, self.shape(), self.device())?)
@@ -286,6 +322,9 @@ impl Tensor {
 
     /// Fills with 0/1 draws that are 1 with probability `p`.
     pub fn bernoulli_(&self, p: f64) -> Result<&Tensor> {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(Error::msg(format!("bernoulli_ expects p to be in [0, 1], but got p={p}")));
+        }
         let probs = Tensor::full(self.shape(), p, DType::F64)?;
         let draws = probs.bernoulli()?;
         self.copy_(&draws)

@@ -445,3 +445,42 @@ fn div_rounding_modes_and_searchsorted_sorters() -> Result<()> {
     assert!(bounds.searchsorted_with_sorter(&bounds, false, None, false, &sorter.narrow(1, 0, 2)?).is_err());
     Ok(())
 }
+
+/// Creation and random edge cases as torch 2.15 gives them.
+#[test]
+fn creation_and_random_edges_follow_torch() -> Result<()> {
+    let v = |t: Tensor| t.to_f64_vec().unwrap();
+    assert_eq!(v(Tensor::linspace(0.0, 10.0, 1, ())?), vec![0.0]);
+    assert_eq!(v(Tensor::linspace(0.5, 9.7, 5, DType::I64)?), vec![0.0, 2.0, 4.0, 6.0, 9.0]);
+    assert_eq!(v(Tensor::arange_step(0.5, 5, 1.5, DType::I64)?), vec![0.0, 1.0, 2.0]);
+    assert_eq!(v(Tensor::arange_step(-0.5, 5.5, 1.5, DType::I32)?), vec![0.0, 1.0, 2.0, 3.0]);
+    let big = Tensor::arange_step(1i64 << 62, (1i64 << 62) + 10, 3, ())?;
+    assert_eq!(big.dims(), &[4]);
+    assert_eq!(big.to_vec::<i64>()?[3], (1i64 << 62) + 9);
+    let e = Tensor::arange_step(0.0, 1.0, f64::NAN, ()).unwrap_err().to_string();
+    assert!(e.contains("step must be finite but got nan"), "{e}");
+    assert_eq!(Tensor::scalar_tensor(2, ())?.dtype(), DType::F32);
+    assert_eq!(Tensor::scalar_tensor(true, ())?.dtype(), DType::F32);
+    // randint bounds the dtype cannot hold.
+    for (lo, hi, dt, msg) in [
+        (0, 300, DType::U8, "to - 1 is out of bounds for unsigned char"),
+        (-5, 5, DType::U8, "from is out of bounds for unsigned char"),
+        (0, 3, DType::Bool, "to - 1 is out of bounds for bool"),
+        (-129, 0, DType::I8, "from is out of bounds for signed char"),
+    ] {
+        let e = Tensor::randint(lo, hi, [2], dt).unwrap_err().to_string();
+        assert!(e.contains(msg), "{e}");
+    }
+    assert!(Tensor::randint(0, 256, [64], DType::U8).is_ok());
+    // uniform_ never returns `to`, even where rounding would.
+    let x = Tensor::empty([4096], DType::BF16)?;
+    x.uniform_(1.0, 2.0)?;
+    assert!(x.to_f64_vec()?.iter().all(|&u| (1.0..2.0).contains(&u)));
+    let e = Tensor::empty([2], ())?.uniform_(f64::NAN, 1.0).unwrap_err().to_string();
+    assert!(e.contains("from is out of bounds for float"), "{e}");
+    let e = Tensor::empty([2], ())?.normal_(0.0, f64::NAN).unwrap_err().to_string();
+    assert!(e.contains("normal expects std >= 0.0, but found std nan"), "{e}");
+    let e = Tensor::empty([2], ())?.bernoulli_(1.5).unwrap_err().to_string();
+    assert!(e.contains("bernoulli_ expects p to be in [0, 1], but got p=1.5"), "{e}");
+    Ok(())
+}
