@@ -293,7 +293,7 @@ impl Tensor {
 
     /// Fills with normal values from `generator`.
     pub fn normal_with_(&self, mean: f64, std: f64, generator: Option<&Generator>) -> Result<&Tensor> {
-        if !(std >= 0.0) {
+        if std.is_nan() || std < 0.0 {
             let shown = if std.is_nan() { "nan".to_string() } else { std.to_string() };
             return Err(Error::msg(format!("normal expects std >= 0.0, but found std {shown}")));
         }
