@@ -31,7 +31,13 @@ pub struct ChatTemplate {
     source: String,
     bos_token: String,
     eos_token: String,
+    /// The other special tokens transformers passes to the template (`pad_token`, `unk_token`,
+    /// `sep_token`, `cls_token`, `mask_token`), by name.
+    special_tokens: Vec<(String, String)>,
 }
+
+/// The special tokens besides BOS and EOS that a template can name.
+const OTHER_SPECIAL_TOKENS: [&str; 5] = ["pad_token", "unk_token", "sep_token", "cls_token", "mask_token"];
 
 /// A special token as `tokenizer_config.json` stores it: a string or `{"content": ...}`.
 fn token_text(v: Option<&Value>) -> String {
@@ -66,10 +72,26 @@ impl ChatTemplate {
                 _ => None,
             }
         };
+        // Special tokens from tokenizer_config.json, else special_tokens_map.json (transformers
+        // reads both).
+        let map_path = dir.join("special_tokens_map.json");
+        let map: Value = std::fs::read_to_string(&map_path)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or(Value::Null);
+        let special = |name: &str| {
+            let text = token_text(cfg.get(name));
+            if text.is_empty() {
+                token_text(map.get(name))
+            } else {
+                text
+            }
+        };
         Ok(source.map(|source| ChatTemplate {
             source,
-            bos_token: token_text(cfg.get("bos_token")),
-            eos_token: token_text(cfg.get("eos_token")),
+            bos_token: special("bos_token"),
+            eos_token: special("eos_token"),
+            special_tokens: OTHER_SPECIAL_TOKENS.iter().map(|n| (n.to_string(), special(n))).collect(),
         }))
     }
 
@@ -79,24 +101,215 @@ impl ChatTemplate {
             source: source.to_string(),
             bos_token: bos_token.to_string(),
             eos_token: eos_token.to_string(),
+            special_tokens: OTHER_SPECIAL_TOKENS.iter().map(|n| (n.to_string(), String::new())).collect(),
         }
     }
 
     /// The prompt text for `messages`, ending with the assistant's turn when `add_generation_prompt`.
+    ///
+    /// The environment is transformers': blocks trimmed (`trim_blocks`, `lstrip_blocks`), `break`
+    /// and `continue`, `raise_exception`, `strftime_now` (UTC), a `tojson` that writes Python's
+    /// `json.dumps` text, and the `{% generation %}` markers as no-ops.
     pub fn render(&self, messages: &[Message], add_generation_prompt: bool) -> Result<String> {
         let mut env = Environment::new();
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_function("raise_exception", |msg: String| -> std::result::Result<String, minijinja::Error> {
             Err(minijinja::Error::new(ErrorKind::InvalidOperation, msg))
         });
-        env.add_template("chat", &self.source).map_err(|e| Error::Input(format!("chat template: {e}")))?;
-        let ctx = minijinja::context! {
-            messages => messages,
-            add_generation_prompt => add_generation_prompt,
-            bos_token => self.bos_token,
-            eos_token => self.eos_token,
-        };
+        env.add_function("strftime_now", |format: String| strftime_utc_now(&format));
+        env.add_filter("tojson", tojson);
+        let source = without_generation_markers(&self.source);
+        env.add_template("chat", &source).map_err(|e| Error::Input(format!("chat template: {e}")))?;
+        let mut ctx: std::collections::BTreeMap<&str, minijinja::Value> = std::collections::BTreeMap::new();
+        for (name, text) in &self.special_tokens {
+            ctx.insert(name, minijinja::Value::from(text.as_str()));
+        }
+        ctx.insert("messages", minijinja::Value::from_serialize(messages));
+        ctx.insert("add_generation_prompt", minijinja::Value::from(add_generation_prompt));
+        ctx.insert("bos_token", minijinja::Value::from(self.bos_token.as_str()));
+        ctx.insert("eos_token", minijinja::Value::from(self.eos_token.as_str()));
         let tmpl = env.get_template("chat").map_err(|e| Error::Input(format!("chat template: {e}")))?;
         tmpl.render(ctx).map_err(|e| Error::Input(format!("chat template: {e}")))
+    }
+}
+
+/// The template without transformers' `{% generation %}` / `{% endgeneration %}` markers (which
+/// only track assistant tokens there), whitespace control included.
+fn without_generation_markers(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(start) = rest.find("{%") {
+        let Some(len) = rest[start..].find("%}") else { break };
+        let tag = &rest[start + 2..start + len];
+        let word = tag.trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
+        out.push_str(&rest[..start]);
+        if word != "generation" && word != "endgeneration" {
+            out.push_str(&rest[start..start + len + 2]);
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// transformers' `tojson` filter: `json.dumps(value, ensure_ascii=False, indent=indent)`, so
+/// Python's separators (`", "` and `": "`) and no HTML escaping.
+fn tojson(
+    value: minijinja::Value,
+    indent: Option<usize>,
+    kwargs: minijinja::value::Kwargs,
+) -> std::result::Result<String, minijinja::Error> {
+    let indent = match kwargs.get::<Option<usize>>("indent")? {
+        Some(n) => Some(n),
+        None => indent,
+    };
+    let json = serde_json::to_value(&value)
+        .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, format!("tojson: {e}")))?;
+    let mut out = String::new();
+    write_python_json(&json, indent, 0, &mut out);
+    Ok(out)
+}
+
+/// `json.dumps` layout of `v` at nesting `level`.
+fn write_python_json(v: &Value, indent: Option<usize>, level: usize, out: &mut String) {
+    let newline = |out: &mut String, level: usize| {
+        if let Some(n) = indent {
+            out.push('\n');
+            out.push_str(&" ".repeat(n * level));
+        }
+    };
+    let item_sep = if indent.is_some() { "," } else { ", " };
+    match v {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, level + 1);
+                write_python_json(item, indent, level + 1, out);
+            }
+            newline(out, level);
+            out.push(']');
+        }
+        Value::Object(map) if !map.is_empty() => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, level + 1);
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push_str(": ");
+                write_python_json(item, indent, level + 1, out);
+            }
+            newline(out, level);
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Python's `datetime.now().strftime(format)` for the directives chat templates use, in UTC.
+fn strftime_utc_now(format: &str) -> String {
+    let secs =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    strftime(format, secs)
+}
+
+/// `format` with `%d %m %Y %y %b %B %a %A %H %I %M %S %p %j %%` filled in for the UTC time
+/// `secs` after the epoch; other directives are kept as written.
+fn strftime(format: &str, secs: i64) -> String {
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    const DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (hour, minute, second) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let before: [i64; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+    let yday = before[(month - 1) as usize] + day + i64::from(leap && month > 2);
+    let weekday = (days + 3).rem_euclid(7) as usize; // 1970-01-01 was a Thursday
+    let mut out = String::new();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('d') => out.push_str(&format!("{day:02}")),
+            Some('m') => out.push_str(&format!("{month:02}")),
+            Some('Y') => out.push_str(&year.to_string()),
+            Some('y') => out.push_str(&format!("{:02}", year % 100)),
+            Some('b') => out.push_str(&MONTHS[(month - 1) as usize][..3]),
+            Some('B') => out.push_str(MONTHS[(month - 1) as usize]),
+            Some('a') => out.push_str(&DAYS[weekday][..3]),
+            Some('A') => out.push_str(DAYS[weekday]),
+            Some('H') => out.push_str(&format!("{hour:02}")),
+            Some('I') => out.push_str(&format!("{:02}", if hour % 12 == 0 { 12 } else { hour % 12 })),
+            Some('M') => out.push_str(&format!("{minute:02}")),
+            Some('S') => out.push_str(&format!("{second:02}")),
+            Some('p') => out.push_str(if hour < 12 { "AM" } else { "PM" }),
+            Some('j') => out.push_str(&format!("{yday:03}")),
+            Some('%') => out.push('%'),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod environment_tests {
+    use super::*;
+
+    #[test]
+    fn strftime_fills_python_directives() {
+        // 2024-07-26 13:05:09 UTC was a Friday, day 208 of a leap year.
+        let t = 1_721_999_109;
+        assert_eq!(strftime("%d %b %Y", t), "26 Jul 2024");
+        assert_eq!(strftime("%A %B %j %H:%M:%S %I%p %y %% %Q", t), "Friday July 208 13:05:09 01PM 24 % %Q");
+        assert_eq!(strftime("%Y-%m-%d", 0), "1970-01-01");
+    }
+
+    #[test]
+    fn templates_render_in_transformers_environment() {
+        let t = ChatTemplate::new(
+            "{% for m in messages %}\n    <{{ m.role }}>{{ m.content | tojson }}\n{% if loop.index > 0 %}{% break %}{% endif %}{% endfor %}{% generation %}[{{ pad_token }}]{% endgeneration %}{{ {'a': [1, 'é<'], 'b': {}} | tojson }}",
+            "<s>",
+            "</s>",
+        );
+        let out = t.render(&[Message::new("user", "hi"), Message::new("assistant", "no")], false).unwrap();
+        assert_eq!(out, "    <user>\"hi\"\n[]{\"a\": [1, \"é<\"], \"b\": {}}");
+        let indented = ChatTemplate::new("{{ {'a': [1, 2]} | tojson(indent=2) }}", "", "");
+        assert_eq!(indented.render(&[], false).unwrap(), "{\n  \"a\": [\n    1,\n    2\n  ]\n}");
     }
 }

@@ -233,8 +233,12 @@ impl Rng {
 /// transformers' order (repetition penalty, temperature, top-k, top-p, min-p).
 fn pick(logits: &mut [f32], seen: &[i64], g: &GenerationConfig, rng: &mut Rng) -> i64 {
     if g.repetition_penalty != 1.0 {
+        // Once per distinct token, however often it occurs (transformers gathers, then scatters).
+        let mut distinct = seen.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
         let p = g.repetition_penalty as f32;
-        for &t in seen {
+        for &t in &distinct {
             if let Some(l) = usize::try_from(t).ok().and_then(|t| logits.get_mut(t)) {
                 *l = if *l < 0.0 { *l * p } else { *l / p };
             }
@@ -250,7 +254,10 @@ fn pick(logits: &mut [f32], seen: &[i64], g: &GenerationConfig, rng: &mut Rng) -
     let mut order: Vec<usize> = (0..logits.len()).collect();
     order.sort_by(|&a, &b| logits[b].total_cmp(&logits[a]));
     if g.top_k > 0 && g.top_k < order.len() {
-        order.truncate(g.top_k);
+        // Tokens tied with the k-th stay (transformers drops only those below it).
+        let kth = logits[order[g.top_k - 1]];
+        let kept = g.top_k + order[g.top_k..].iter().take_while(|&&i| logits[i] == kth).count();
+        order.truncate(kept);
     }
     let max = logits[order[0]];
     let weights: Vec<f64> = order.iter().map(|&i| f64::from(logits[i] - max).exp()).collect();
@@ -388,7 +395,9 @@ fn generate_with(
     let logits =
         on_pool(device, || lm.logits_at(&ids_t, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1))?;
     cache.truncate(s);
-    let mut rows = Rows { tokens: rows, done: vec![false; b], prompt_len: s };
+    // As transformers' `prompt_ignore_length`: the position of each row's first unmasked token.
+    let padding = mask.chunks(s).map(|m| m.iter().position(|&v| v != 0).unwrap_or(0)).collect();
+    let mut rows = Rows { tokens: rows, done: vec![false; b], prompt_len: s, padding };
     let mut step = Step { lm, device, mask: mask_t };
     if greedy_on_device(lm, device, g) {
         decode_greedy_on_device(&mut step, logits, &mut cache, &mut prompt, &mut rows, g, &mut on_token)?;
@@ -406,6 +415,8 @@ struct Rows {
     done: Vec<bool>,
     /// the prompts' length (padding included)
     prompt_len: usize,
+    /// each row's left padding (the repetition penalty does not see it)
+    padding: Vec<usize>,
 }
 
 impl Rows {
@@ -560,17 +571,17 @@ fn decode_on_host(
     let mut rng = Rng(g.seed);
     for n in 0..g.max_new_tokens {
         let last = logits.to_dtype(DType::F32)?.to(Device::Cpu)?.to_vec2::<f32>()?;
-        let next: Vec<i64> =
-            last.into_iter()
-                .enumerate()
-                .map(|(r, mut logits)| {
-                    if rows.done[r] {
-                        g.pad_token_id
-                    } else {
-                        pick(&mut logits, &rows.tokens[r], g, &mut rng)
-                    }
-                })
-                .collect();
+        let next: Vec<i64> = last
+            .into_iter()
+            .enumerate()
+            .map(|(r, mut logits)| {
+                if rows.done[r] {
+                    g.pad_token_id
+                } else {
+                    pick(&mut logits, &rows.tokens[r][rows.padding[r]..], g, &mut rng)
+                }
+            })
+            .collect();
         if rows.push(&next, g, on_token) || n + 1 == g.max_new_tokens {
             break;
         }
@@ -752,6 +763,27 @@ mod tests {
         })
         .unwrap();
         (model, g, golden)
+    }
+
+    /// The repetition penalty applies once per distinct token (a token seen three times is not
+    /// penalised three times), as transformers' gather/scatter; top-k keeps ties with the k-th.
+    #[test]
+    fn penalties_and_filters_follow_transformers() {
+        let g = GenerationConfig { repetition_penalty: 2.0, do_sample: false, ..GenerationConfig::default() };
+        let mut rng = Rng(0);
+        // Token 0 (logit 4, seen 3 times) is penalised once to 2, still above token 1 (1.5).
+        let mut logits = vec![4.0f32, 1.5, -1.0];
+        assert_eq!(pick(&mut logits, &[0, 0, 0], &g, &mut rng), 0);
+        assert_eq!(logits, vec![2.0, 1.5, -1.0]);
+        let mut logits = vec![-1.0f32, -1.5, -3.0];
+        pick(&mut logits, &[0, 0], &g, &mut rng);
+        assert_eq!(logits[0], -2.0);
+        // top_k = 1 with a tie at the top: both tied tokens stay candidates.
+        let g =
+            GenerationConfig { top_k: 1, do_sample: true, temperature: 1.0, ..GenerationConfig::default() };
+        let picks: std::collections::BTreeSet<i64> =
+            (0..64).map(|_| pick(&mut vec![1.0f32, 3.0, 3.0, 0.0], &[], &g, &mut rng)).collect();
+        assert_eq!(picks, [1, 2].into_iter().collect());
     }
 
     #[test]

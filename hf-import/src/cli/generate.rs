@@ -140,25 +140,65 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             let n = prompt_ids.len();
             g.resolve_length(n)?;
             let ids = Tensor::from_vec(prompt_ids.iter().map(|&i| i64::from(i)).collect::<Vec<_>>(), [1, n])?;
-            // Decode prompt + continuation and print what is new past the text printed so far, so that
-            // spaces between word pieces and multi-token characters come out right.
-            let mut all = prompt_ids;
-            let mut printed = tok.decode(&all, true)?;
             if !a.chat {
                 out!("{prompt}");
             }
+            let mut stream = TextStream::new(prompt_ids);
             generate(lm, &ids, None, &g, |_, t| {
-                all.push(u32::try_from(t).unwrap_or(0));
-                if let Ok(text) = tok.decode(&all, true) {
-                    if let Some(fresh) = text.strip_prefix(printed.as_str()) {
-                        out!("{fresh}");
-                        printed = text;
-                    }
+                if let Some(fresh) = stream.push(&tok, u32::try_from(t).unwrap_or(0)) {
+                    out!("{fresh}");
                 }
             })?;
+            if let Some(rest) = stream.finish(&tok) {
+                out!("{rest}");
+            }
             outln!();
             Ok(())
         }
         _ => Err(Error::Input("generate needs --prompt TEXT, or --inputs IN --output OUT".into())),
+    }
+}
+
+/// Incremental decoding for streaming (as text-generation-inference's `decode_token`): each new
+/// token's text is the decoding of a short window of recent tokens past that of the window without
+/// it, so that spaces between word pieces come out right; text ending in an unfinished character
+/// (U+FFFD from a byte split across tokens) is held back until the character completes.
+struct TextStream {
+    tokens: Vec<u32>,
+    /// where the window decoded for comparison starts
+    prefix_offset: usize,
+    /// the tokens before this one have been printed
+    read_offset: usize,
+}
+
+impl TextStream {
+    /// A stream after the prompt `tokens` (not printed by it).
+    fn new(tokens: Vec<u32>) -> Self {
+        let n = tokens.len();
+        TextStream { tokens, prefix_offset: n.saturating_sub(5), read_offset: n }
+    }
+
+    /// Adds `token`; returns the text that is now complete.
+    fn push(&mut self, tok: &HfTokenizer, token: u32) -> Option<String> {
+        self.tokens.push(token);
+        let fresh = self.fresh(tok)?;
+        if fresh.ends_with('\u{FFFD}') {
+            return None;
+        }
+        self.prefix_offset = self.read_offset;
+        self.read_offset = self.tokens.len();
+        Some(fresh)
+    }
+
+    /// What is left once generation ends (an unfinished character included).
+    fn finish(&mut self, tok: &HfTokenizer) -> Option<String> {
+        self.fresh(tok).filter(|s| !s.is_empty())
+    }
+
+    /// The text of the tokens past `read_offset`, or `None` while there is none.
+    fn fresh(&self, tok: &HfTokenizer) -> Option<String> {
+        let before = tok.decode(&self.tokens[self.prefix_offset..self.read_offset], true).ok()?;
+        let now = tok.decode(&self.tokens[self.prefix_offset..], true).ok()?;
+        (now.len() > before.len()).then(|| now.get(before.len()..).map(str::to_string)).flatten()
     }
 }
