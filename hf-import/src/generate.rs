@@ -782,7 +782,7 @@ mod tests {
         let g =
             GenerationConfig { top_k: 1, do_sample: true, temperature: 1.0, ..GenerationConfig::default() };
         let picks: std::collections::BTreeSet<i64> =
-            (0..64).map(|_| pick(&mut vec![1.0f32, 3.0, 3.0, 0.0], &[], &g, &mut rng)).collect();
+            (0..64).map(|_| pick(&mut [1.0f32, 3.0, 3.0, 0.0], &[], &g, &mut rng)).collect();
         assert_eq!(picks, [1, 2].into_iter().collect());
     }
 
