@@ -19,6 +19,10 @@ use crate::models::CausalLm;
 pub struct GenerationConfig {
     /// new tokens at most
     pub max_new_tokens: usize,
+    /// new tokens at least: EOS tokens cannot be picked before (transformers'
+    /// `MinNewTokensLengthLogitsProcessor`; `min_length` in `generation_config.json` counts the
+    /// prompt too)
+    pub min_new_tokens: usize,
     /// prompt and new tokens at most: `max_length` of a `generation_config.json` without
     /// `max_new_tokens`. [`generate`] reads `max_new_tokens` only; [`GenerationConfig::resolve_length`]
     /// turns this into it for a prompt length (the CLI does when `--max-new-tokens` is absent).
@@ -43,6 +47,9 @@ pub struct GenerationConfig {
     pub pad_token_id: i64,
     /// which KV cache to decode with
     pub cache_implementation: CacheImplementation,
+    /// prompt and new tokens at least (`min_length` of `generation_config.json`), applied with
+    /// the prompt's length by [`GenerationConfig::resolve_length`]
+    pub min_length: Option<usize>,
 }
 
 /// The KV cache [`generate`] decodes with (transformers' `cache_implementation`).
@@ -73,6 +80,7 @@ impl Default for GenerationConfig {
     fn default() -> Self {
         GenerationConfig {
             max_new_tokens: 20,
+            min_new_tokens: 0,
             max_length: None,
             do_sample: false,
             temperature: 1.0,
@@ -84,6 +92,7 @@ impl Default for GenerationConfig {
             eos_token_ids: Vec::new(),
             pad_token_id: 0,
             cache_implementation: CacheImplementation::Auto,
+            min_length: None,
         }
     }
 }
@@ -145,6 +154,14 @@ impl GenerationConfig {
             // As transformers: the whole sequence's length, the prompt included.
             g.max_length = Some(usize::try_from(n).unwrap_or(usize::MAX));
         }
+        let count = |k: &str| match json.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_u64().and_then(|n| usize::try_from(n).ok()).map(Some).ok_or_else(|| {
+                Error::format(&path, format!("\"{k}\" must be a non-negative integer, got {v}"))
+            }),
+        };
+        g.min_new_tokens = count("min_new_tokens")?.unwrap_or(0);
+        g.min_length = count("min_length")?;
         g.cache_implementation = match json.get("cache_implementation").and_then(Value::as_str) {
             Some("static") => CacheImplementation::Static,
             Some("dynamic") => CacheImplementation::Dynamic,
@@ -168,6 +185,9 @@ impl GenerationConfig {
     /// Applies `max_length` (prompt included) to prompts of `prompt_len` tokens as transformers
     /// does: `max_new_tokens` becomes what is left of it; a prompt already that long is an error.
     pub fn resolve_length(&mut self, prompt_len: usize) -> Result<()> {
+        if let Some(total) = self.min_length.take() {
+            self.min_new_tokens = self.min_new_tokens.max(total.saturating_sub(prompt_len));
+        }
         if let Some(total) = self.max_length.take() {
             if prompt_len >= total {
                 return Err(Error::Input(format!(
@@ -481,7 +501,11 @@ impl Step<'_> {
 /// (argmax of the logits, nothing the host must see first), and not a model that recomputes its
 /// cache at some length (Phi-3's LongRoPE switch).
 fn greedy_on_device(lm: &CausalLm, device: Device, g: &GenerationConfig) -> bool {
-    !device.is_cpu() && !g.do_sample && g.repetition_penalty == 1.0 && lm.recompute_cache_at().is_none()
+    !device.is_cpu()
+        && !g.do_sample
+        && g.repetition_penalty == 1.0
+        && g.min_new_tokens == 0
+        && lm.recompute_cache_at().is_none()
 }
 
 /// Greedy decoding with the argmax on the device, pipelined: while a helper thread computes step
@@ -578,6 +602,14 @@ fn decode_on_host(
                 if rows.done[r] {
                     g.pad_token_id
                 } else {
+                    if n < g.min_new_tokens {
+                        // Before `min_new_tokens`, no EOS token can be picked.
+                        for &eos in &g.eos_token_ids {
+                            if let Some(l) = usize::try_from(eos).ok().and_then(|i| logits.get_mut(i)) {
+                                *l = f32::NEG_INFINITY;
+                            }
+                        }
+                    }
                     pick(&mut logits, &rows.tokens[r][rows.padding[r]..], g, &mut rng)
                 }
             })

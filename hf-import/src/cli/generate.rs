@@ -33,6 +33,9 @@ pub struct GenerateArgs {
     /// new tokens at most (default: generation_config.json's, else 20)
     #[arg(long)]
     max_new_tokens: Option<usize>,
+    /// new tokens at least: no EOS before (default: generation_config.json's)
+    #[arg(long)]
+    min_new_tokens: Option<usize>,
     /// pick the most likely token (no sampling)
     #[arg(long)]
     greedy: bool,
@@ -68,6 +71,10 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     let dir = resolve_model(&a.model)?;
     let cfg = Config::load(&dir)?;
     let mut g = GenerationConfig::from_model_dir(&dir, &cfg)?;
+    if let Some(n) = a.min_new_tokens {
+        g.min_new_tokens = n;
+        g.min_length = None;
+    }
     if let Some(n) = a.max_new_tokens {
         g.max_new_tokens = n;
         g.max_length = None;

@@ -117,8 +117,14 @@ fn sampling_is_seeded_and_respects_eos() {
     // Every token that the greedy run picks first becomes the EOS: generation stops after it.
     let greedy = GenerationConfig { max_new_tokens: 5, ..GenerationConfig::default() };
     let first = generate(lm, &ids, None, &greedy, |_, _| {}).unwrap().to_vec::<i64>().unwrap()[3];
-    let stop = GenerationConfig { eos_token_ids: vec![first], ..greedy };
+    let stop = GenerationConfig { eos_token_ids: vec![first], ..greedy.clone() };
     assert_eq!(generate(lm, &ids, None, &stop, |_, _| {}).unwrap().dims(), [1, 4]);
+    // With min_new_tokens the EOS cannot come first: three new tokens at least, none of them the
+    // EOS before the third.
+    let at_least = GenerationConfig { min_new_tokens: 3, ..stop };
+    let out = generate(lm, &ids, None, &at_least, |_, _| {}).unwrap().to_vec::<i64>().unwrap();
+    assert!(out.len() >= 6, "{out:?}");
+    assert!(!out[3..5].contains(&first), "{out:?}");
 }
 
 #[test]
