@@ -5,7 +5,7 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use oxtorch_tensor::{Error, Generator, Result, Tensor};
+use oxtorch_tensor::{DType, Error, Generator, Result, Tensor};
 
 /// A map-style dataset: `len` samples, each a tuple of tensors (torch's `Dataset`).
 pub trait Dataset: Send + Sync {
@@ -26,6 +26,9 @@ pub trait Dataset: Send + Sync {
     fn get_batch(&self, indices: &[usize]) -> Result<Vec<Tensor>> {
         let samples = indices.iter().map(|&i| self.get(i)).collect::<Result<Vec<_>>>()?;
         let fields = samples.first().map_or(0, Vec::len);
+        if samples.iter().any(|s| s.len() != fields) {
+            return Err(Error::msg("each element in list of batch should be of equal size"));
+        }
         (0..fields)
             .map(|f| {
                 let parts: Vec<&Tensor> = samples.iter().map(|s| &s[f]).collect();
@@ -146,7 +149,9 @@ impl<D: Dataset + 'static> DataLoader<D> {
             return Ok((0..n).collect());
         }
         let gen = Generator::new(self.seed.wrapping_add(epoch.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
-        let keys = Tensor::rand_with([n], (), Some(&gen))?.argsort(0, false)?;
+        // Sorting random keys: f64 ones (53 bits), so that ties, which a stable sort leaves in
+        // index order, stay negligible even for very large datasets.
+        let keys = Tensor::rand_with([n], DType::F64, Some(&gen))?.argsort(0, false)?;
         Ok(keys.to_vec::<i64>()?.into_iter().map(|i| i as usize).collect())
     }
 
@@ -194,7 +199,17 @@ impl Iterator for Batches {
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.inner {
             BatchesInner::Inline(it) => it.next(),
-            BatchesInner::Thread(rx) => rx.recv().ok(),
+            BatchesInner::Thread(rx) => match rx.recv() {
+                Ok(batch) => Some(batch),
+                // The producer is gone: the epoch ended, or the dataset panicked on the prefetch
+                // thread, which is raised here as without prefetching (never a short epoch).
+                Err(_) => {
+                    if let Some(Err(panic)) = self.thread.take().map(JoinHandle::join) {
+                        std::panic::resume_unwind(panic);
+                    }
+                    None
+                }
+            },
         }
     }
 }

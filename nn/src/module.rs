@@ -314,7 +314,12 @@ pub trait ModuleExt: Module {
             let (Member::Param(t) | Member::Buffer(t)) = m else { return };
             seen.insert(n.to_string());
             match sd.get(n) {
+                // As batch norm's own loading in torch: a checkpoint without the batch counter
+                // (older ones, or written without torch's metadata) keeps the module's.
+                None if n == "num_batches_tracked" || n.ends_with(".num_batches_tracked") => {}
                 None => keys.missing_keys.push(n.to_string()),
+                // torch takes a one-element entry for a 0-d tensor.
+                Some(src) if t.rank() == 0 && src.dims() == [1] => targets.push((n.to_string(), src.clone())),
                 Some(src) if src.dims() != t.dims() => mismatches.push(format!(
                     "size mismatch for {n}: copying a param with shape {} from checkpoint, the shape in current model is {}.",
                     torch_size(src.dims()),
@@ -326,10 +331,10 @@ pub trait ModuleExt: Module {
         keys.unexpected_keys = sd.keys().filter(|k| !seen.contains(*k)).map(str::to_string).collect();
         let mut problems = Vec::new();
         if strict && !keys.missing_keys.is_empty() {
-            problems.push(format!("Missing key(s) in state_dict: {}.", quoted(&keys.missing_keys)));
+            problems.push(format!("Missing key(s) in state_dict: {}. ", quoted(&keys.missing_keys)));
         }
         if strict && !keys.unexpected_keys.is_empty() {
-            problems.push(format!("Unexpected key(s) in state_dict: {}.", quoted(&keys.unexpected_keys)));
+            problems.push(format!("Unexpected key(s) in state_dict: {}. ", quoted(&keys.unexpected_keys)));
         }
         problems.extend(mismatches);
         if !problems.is_empty() {
@@ -344,7 +349,15 @@ pub trait ModuleExt: Module {
             walk(self.as_dyn(), "", &mut |n, m| {
                 let (Member::Param(t) | Member::Buffer(t)) = m else { return };
                 if let Some(src) = by_name.get(n) {
-                    if let Err(e) = t.copy_(src) {
+                    // A checkpoint read on the CPU loads into a module on any device.
+                    let src = src.to(t.device()).and_then(|s| {
+                        if t.rank() == 0 {
+                            s.reshape(Vec::<usize>::new())
+                        } else {
+                            Ok(s)
+                        }
+                    });
+                    if let Err(e) = src.and_then(|src| t.copy_(&src).map(|_| ())) {
                         result = Err(e);
                     }
                 }

@@ -110,21 +110,33 @@ impl StateDict {
     }
 }
 
-/// Writes `bytes` to a temporary file next to `path`, syncs it and renames it over `path`.
+/// Writes `bytes` to a temporary file next to `path`, syncs it and renames it over `path`, then
+/// syncs the folder so that the rename itself survives a crash. The temporary file is unique to
+/// the call (two threads saving the same path do not share one) and removed on any failure.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let file_name =
         path.file_name().ok_or_else(|| Error::msg(format!("'{}' is not a file path", path.display())))?;
-    let tmp = dir.join(format!(".{}.tmp{}", file_name.to_string_lossy(), std::process::id()));
+    let unique = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{}.tmp{}-{unique}", file_name.to_string_lossy(), std::process::id()));
     let io = |e: std::io::Error| Error::msg(format!("cannot write checkpoint '{}': {e}", path.display()));
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    f.write_all(bytes).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| {
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
+        return Err(io(e));
+    }
+    // The rename is durable once the folder's entry is (where folders can be opened and synced).
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 fn st_dtype(d: DType) -> Dtype {

@@ -111,6 +111,7 @@ impl Optimizer for Adagrad {
     }
 
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
+        super::check_groups(self, state)?;
         let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
         for (i, param) in params.iter().enumerate().take(self.sums.len()) {
             if let (Some(step), Some(sum)) = (state.tensor(i, "step"), state.tensor(i, "sum")) {

@@ -197,6 +197,7 @@ impl Optimizer for Adam {
     }
 
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
+        super::check_groups(self, state)?;
         let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
         for (i, slot) in self.state.iter_mut().enumerate() {
             *slot = match (state.tensor(i, "step"), state.tensor(i, "exp_avg"), state.tensor(i, "exp_avg_sq"))

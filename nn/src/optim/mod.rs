@@ -69,6 +69,12 @@ pub trait Optimizer {
     /// Sets what [`Optimizer::momentum`] reads; ignored by an optimizer without a momentum.
     fn set_momentum(&mut self, _group: usize, _momentum: f64) {}
 
+    /// The number of parameters in group `i`, when the optimizer can tell (its state dict then
+    /// records it, and loading checks it).
+    fn group_len(&self, _group: usize) -> Option<usize> {
+        None
+    }
+
     /// Everything needed to resume bit-exactly: per-parameter state and hyper-parameters.
     fn state_dict(&self) -> Result<OptimizerState>;
 
@@ -85,6 +91,10 @@ macro_rules! group_methods {
 
         fn num_groups(&self) -> usize {
             self.groups.len()
+        }
+
+        fn group_len(&self, group: usize) -> Option<usize> {
+            Some(self.groups[group].params.len())
         }
 
         fn lr(&self, group: usize) -> f64 {
@@ -104,10 +114,34 @@ pub(crate) use group_methods;
 pub(crate) fn save_lrs(opt: &dyn Optimizer, s: &mut OptimizerState) {
     for g in 0..opt.num_groups() {
         s.set_hyper(g, "lr", opt.lr(g));
+        if let Some(n) = opt.group_len(g) {
+            s.set_hyper(g, "num_params", n as f64);
+        }
         if let Some(m) = opt.momentum(g) {
             s.set_hyper(g, "momentum", m);
         }
     }
+}
+
+/// Checks that `state` was saved for this optimizer's layout (torch's two errors): as many
+/// parameter groups, each as long as recorded. Called before anything is loaded.
+pub(crate) fn check_groups(opt: &dyn Optimizer, state: &OptimizerState) -> Result<()> {
+    let saved = state.num_groups();
+    if saved != 0 && saved != opt.num_groups() {
+        return Err(oxtorch_tensor::Error::msg(
+            "loaded state dict has a different number of parameter groups",
+        ));
+    }
+    for g in 0..opt.num_groups() {
+        if let (Some(n), Some(len)) = (state.hyper(g, "num_params"), opt.group_len(g)) {
+            if n != len as f64 {
+                return Err(oxtorch_tensor::Error::msg(
+                    "loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Restores the learning rates and momenta [`save_lrs`] stored (groups without one keep theirs).

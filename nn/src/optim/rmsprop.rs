@@ -157,6 +157,7 @@ impl Optimizer for RMSprop {
     }
 
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
+        super::check_groups(self, state)?;
         let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
         for (i, slot) in self.state.iter_mut().enumerate() {
             let copy = |t: Option<&Tensor>| t.map(|t| super::state::state_for(t, &params[i])).transpose();

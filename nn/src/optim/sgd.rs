@@ -124,6 +124,7 @@ impl Optimizer for SGD {
     }
 
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
+        super::check_groups(self, state)?;
         let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
         for (i, b) in self.momentum_buffers.iter_mut().enumerate() {
             *b = state

@@ -35,6 +35,16 @@ impl OptimizerState {
         self.hyper.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
     }
 
+    /// The number of parameter groups with stored hyper-parameters.
+    pub fn num_groups(&self) -> usize {
+        self.hyper
+            .iter()
+            .filter_map(|(k, _)| k.strip_prefix("param_groups.")?.split('.').next()?.parse::<usize>().ok())
+            .map(|g| g + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Stores a hyper-parameter.
     pub fn set_hyper(&mut self, group: usize, name: &str, v: f64) {
         self.hyper.push((format!("param_groups.{group}.{name}"), v));
@@ -70,6 +80,14 @@ impl OptimizerState {
             std::fs::read(path).map_err(|e| Error::msg(format!("cannot read '{}': {e}", path.display())))?;
         let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
             .map_err(|e| Error::msg(format!("'{}': invalid safetensors file: {e}", path.display())))?;
+        let format = meta.metadata().as_ref().and_then(|m| m.get("format")).map(String::as_str);
+        if format != Some("oxtorch-optimizer") {
+            return Err(Error::msg(format!(
+                "'{}' is not an optimizer state (its format is {}, not \"oxtorch-optimizer\")",
+                path.display(),
+                format.map_or("not given".to_string(), |f| format!("\"{f}\""))
+            )));
+        }
         let mut hyper: Vec<(String, f64)> = Vec::new();
         if let Some(m) = meta.metadata() {
             for (k, v) in m {
@@ -86,11 +104,19 @@ impl OptimizerState {
     }
 }
 
-/// A loaded state tensor as the optimizer keeps it: an own copy on `param`'s device (torch's
-/// `load_state_dict` moves state to its parameter's device too).
+/// A loaded state tensor as the optimizer keeps it: an own copy on `param`'s device, in its
+/// dtype when both are floating point (torch's `load_state_dict` casts moments to their
+/// parameter's; `step` counters are not read through here).
 pub(crate) fn state_for(
     t: &oxtorch_tensor::Tensor,
     param: &oxtorch_tensor::Tensor,
 ) -> oxtorch_tensor::Result<oxtorch_tensor::Tensor> {
-    oxtorch_tensor::no_grad(|| t.to(param.device())?.copy())
+    oxtorch_tensor::no_grad(|| {
+        let t = t.to(param.device())?;
+        if t.dtype().is_float() && param.dtype().is_float() && t.dtype() != param.dtype() {
+            t.to_dtype(param.dtype())
+        } else {
+            t.copy()
+        }
+    })
 }

@@ -158,3 +158,34 @@ fn autocast_covers_convolutions_products_and_every_loss() -> Result<()> {
     assert_eq!(x2.conv2d(&w2, None, &[1], 1usize, &[1], 1)?.dtype(), DType::F32);
     Ok(())
 }
+
+/// A dataset whose sample 5 panics and whose sample 2 has a field too few.
+struct Faulty;
+
+impl Dataset for Faulty {
+    fn len(&self) -> usize {
+        8
+    }
+    fn get(&self, index: usize) -> Result<Vec<Tensor>> {
+        assert!(index != 5, "sample 5 is corrupt");
+        let x = Tensor::full([2], index as f64, ())?;
+        Ok(if index == 2 { vec![x] } else { vec![x.clone(), x] })
+    }
+}
+
+/// A panic on the prefetch thread reaches the caller (as without prefetching), never a short
+/// epoch; samples with different numbers of fields are torch's collate error.
+#[test]
+fn dataset_failures_reach_the_caller() -> Result<()> {
+    let mut loader = DataLoader::new(Faulty, 2)?;
+    let mut it = loader.epoch(0)?;
+    it.next().unwrap()?;
+    let e = it.next().unwrap().unwrap_err().to_string();
+    assert!(e.contains("each element in list of batch should be of equal size"), "{e}");
+    let drained = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| it.by_ref().count()));
+    assert!(drained.is_err(), "the panic of sample 5 must surface");
+    loader.prefetch = 0;
+    let inline = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loader.epoch(0).unwrap().count()));
+    assert!(inline.is_err());
+    Ok(())
+}

@@ -174,14 +174,26 @@ fn load_errors_list_every_problem() -> Result<()> {
     }
     let e = net.load_state_dict(&partial, true).unwrap_err().to_string();
     assert!(e.contains("Error(s) in loading state_dict for Net"), "{e}");
-    assert!(e.contains("Missing key(s) in state_dict: \"ln.bias\"."), "{e}");
-    assert!(e.contains("Unexpected key(s) in state_dict: \"extra.weight\"."), "{e}");
+    // torch's text, the space after each list's period included.
+    assert!(e.contains("Missing key(s) in state_dict: \"ln.bias\". \n\t"), "{e}");
+    assert!(e.contains("Unexpected key(s) in state_dict: \"extra.weight\". \n\t"), "{e}");
     assert!(e.contains("size mismatch for fc.1.weight: copying a param with shape torch.Size([3, 3]) from checkpoint, the shape in current model is torch.Size([16, 64])."), "{e}");
     // Non-strict: only the size mismatch remains an error.
     partial.insert("fc.1.weight", Tensor::zeros([16, 64], DType::F32)?);
     let keys = net.load_state_dict(&partial, false)?;
     assert_eq!(keys.missing_keys, vec!["ln.bias".to_string()]);
     assert_eq!(keys.unexpected_keys, vec!["extra.weight".to_string()]);
+    // As torch's batch norm: a checkpoint without the batch counter loads strictly, keeping the
+    // module's; a one-element entry loads into a 0-d buffer.
+    let mut no_counter = StateDict::new();
+    for (k, v) in net.state_dict().iter().filter(|(k, _)| !k.ends_with("num_batches_tracked")) {
+        no_counter.insert(k, v.clone());
+    }
+    net.load_state_dict(&no_counter, true)?;
+    let mut one = net.state_dict();
+    one.insert("bn.num_batches_tracked", Tensor::from_vec(vec![7i64], [1])?);
+    net.load_state_dict(&one, true)?;
+    assert_eq!(net.bn.num_batches_tracked.as_ref().unwrap().item::<i64>()?, 7);
     Ok(())
 }
 

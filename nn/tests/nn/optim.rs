@@ -7,7 +7,7 @@ use oxtorch_nn::optim::lr_scheduler::{
 };
 use oxtorch_nn::optim::{
     clip_grad_norm_, clip_grad_value_, Adagrad, AdagradOptions, Adam, AdamOptions, AdamW, Optimizer,
-    OptimizerState, RMSprop, RMSpropOptions, SgdOptions, SGD,
+    OptimizerState, ParamGroup, RMSprop, RMSpropOptions, SgdOptions, SGD,
 };
 use oxtorch_nn::StateDict;
 use oxtorch_tensor::{DType, Result, Tensor};
@@ -177,6 +177,47 @@ fn resuming_from_a_saved_state_is_bit_exact() -> Result<()> {
         }
         assert!(p2.equal(&straight)?, "{name}: resumed run differs from the straight run");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+    Ok(())
+}
+
+/// Loading a state saved for another layout is torch's error (before anything is changed); a
+/// model checkpoint is not an optimizer state; moments follow their parameter's dtype.
+#[test]
+fn loading_checks_the_layout_and_casts_moments() -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("oxtorch-optim-layout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let param = |n: usize| Tensor::ones([n], ()).and_then(|t| t.requires_grad_(true));
+    let (a, b) = (param(2)?, param(3)?);
+    let mut opt = Adam::new(vec![a.clone(), b.clone()], AdamOptions::default())?;
+    for p in [&a, &b] {
+        p.set_grad(Some(p.ones_like()?))?;
+    }
+    opt.step()?;
+    let path = dir.join("adam.safetensors");
+    opt.state_dict()?.save(&path)?;
+    let state = OptimizerState::load(&path)?;
+    let mut longer = Adam::new(vec![a.clone(), b.clone(), param(1)?], AdamOptions::default())?;
+    let e = longer.load_state_dict(&state).unwrap_err().to_string();
+    assert!(e.contains("doesn't match the size of optimizer's group"), "{e}");
+    let group = |p: &Tensor| ParamGroup { params: vec![p.clone()], options: AdamOptions::default() };
+    let mut two_groups = Adam::with_groups(vec![group(&a), group(&b)])?;
+    let e = two_groups.load_state_dict(&state).unwrap_err().to_string();
+    assert!(e.contains("loaded state dict has a different number of parameter groups"), "{e}");
+    // A half-precision copy of the model resumes with half-precision moments, as torch casts them.
+    let (ah, bh) =
+        (a.to_dtype(DType::F16)?.requires_grad_(true)?, b.to_dtype(DType::F16)?.requires_grad_(true)?);
+    let mut half = Adam::new(vec![ah.clone(), bh.clone()], AdamOptions::default())?;
+    half.load_state_dict(&state)?;
+    let st = half.state_dict()?;
+    assert_eq!(st.tensor(0, "exp_avg").unwrap().dtype(), DType::F16);
+    // A model checkpoint read as an optimizer state.
+    let model = dir.join("model.safetensors");
+    let mut sd = StateDict::new();
+    sd.insert("w", Tensor::ones([2], ())?);
+    sd.save(&model)?;
+    let e = OptimizerState::load(&model).err().unwrap().to_string();
+    assert!(e.contains("is not an optimizer state"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
     Ok(())
 }
