@@ -193,11 +193,19 @@ fn check_hook_result(old: &Tensor, new: &Tensor) -> Result<()> {
             new.dims()
         )));
     }
+    if old.dtype() != new.dtype() {
+        return Err(Error::msg(format!(
+            "hook 'hook' has changed the type of value (was torch.{}Tensor got torch.{}Tensor)",
+            old.dtype().scalar_type_name(),
+            new.dtype().scalar_type_name()
+        )));
+    }
     Ok(())
 }
 
-/// Runs the hooks and retain_grad bookkeeping registered on a node's outputs.
-fn run_output_hooks(node: &Node, grads: &mut [Option<Tensor>]) -> Result<()> {
+/// Runs the hooks and retain_grad bookkeeping registered on a node's outputs (a retained `.grad`
+/// is itself differentiable under `create_graph`, as torch's).
+fn run_output_hooks(node: &Node, grads: &mut [Option<Tensor>], create_graph: bool) -> Result<()> {
     let (hooks, retained) = {
         let h = lock(&node.output_hooks);
         if h.hooks.is_empty() && h.retained.is_empty() {
@@ -218,9 +226,11 @@ fn run_output_hooks(node: &Node, grads: &mut [Option<Tensor>]) -> Result<()> {
             let t = Tensor(t);
             let meta = t.meta().expect("a retaining tensor has autograd state");
             let mut inner = lock(&meta.inner);
-            inner.grad = Some(match inner.grad.take() {
-                None => no_grad(|| g.detach().copy())?,
-                Some(old) => no_grad(|| old.add(g))?,
+            inner.grad = Some(match (inner.grad.take(), create_graph) {
+                (None, false) => no_grad(|| g.detach().copy())?,
+                (Some(old), false) => no_grad(|| old.add(g))?,
+                (None, true) => g.copy()?,
+                (Some(old), true) => old.add(g)?,
             });
         }
     }
@@ -300,7 +310,7 @@ pub(crate) fn run_backward(
     while let Some((_, i)) = ready.pop() {
         let node = states[i].node.clone();
         let mut grads = std::mem::take(&mut states[i].buffer);
-        run_output_hooks(&node, &mut grads)?;
+        run_output_hooks(&node, &mut grads, create_graph)?;
         if let Some(caps) = &captures {
             for (k, c) in caps.iter().enumerate() {
                 if Arc::ptr_eq(&c.node, &node) {
@@ -352,9 +362,11 @@ pub(crate) fn run_backward(
                     ready.push((states[j].node.seq(), j));
                 }
             }
-        }
-        if !retain_graph {
-            node.release();
+            // Only a node that ran frees what it saved: one skipped (a non-leaf captured by
+            // `grad` whose history was not needed) stays usable, as in torch.
+            if !retain_graph {
+                node.release();
+            }
         }
     }
     let Some(inputs) = inputs else { return Ok(Vec::new()) };
@@ -394,7 +406,19 @@ pub(crate) fn seeds(outputs: &[Tensor], grads: Option<&[Tensor]>) -> Result<Vec<
                     outputs.len()
                 )));
             }
-            outputs.iter().zip(g).map(|(o, g)| check_seed(o, g).map(|_| g.clone())).collect()
+            // Cast to the output's dtype, as torch does (an f64 or integer seed for an f32 output).
+            outputs
+                .iter()
+                .zip(g)
+                .map(|(o, g)| {
+                    check_seed(o, g)?;
+                    if g.dtype() == o.dtype() {
+                        Ok(g.clone())
+                    } else {
+                        g.to_dtype(o.dtype())
+                    }
+                })
+                .collect()
         }
         None => outputs
             .iter()

@@ -192,18 +192,22 @@ impl Tensor {
     /// Replaces `.grad` (torch's `x.grad = g` / `x.grad = None`); the shape must match.
     pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
         if let Some(g) = &grad {
+            if g.is_same(self) {
+                // (the next backward would add into the tensor itself)
+                return Err(Error::msg("can't assign Variable as its own grad"));
+            }
             if g.dims() != self.dims() {
                 return Err(Error::shape(format!(
-                    "assigned grad has data of a different size: expected {:?}, got {:?}",
-                    self.dims(),
-                    g.dims()
+                    "attempting to assign a gradient of size '{:?}' to a tensor of size '{:?}'. Please ensure that the gradient and the tensor are the same size",
+                    g.dims(),
+                    self.dims()
                 )));
             }
             if g.dtype() != self.dtype() {
                 return Err(Error::msg(format!(
-                    "assigned grad has data of a different type: expected {}, got {}",
-                    self.dtype(),
-                    g.dtype()
+                    "attempting to assign a gradient with dtype '{}' to a tensor with grad_dtype '{}'. The gradient must match the tensor's grad_dtype (defaults to the tensor's dtype).",
+                    crate::ops::cpp_name(g.dtype()),
+                    self.dtype().scalar_type_name()
                 )));
             }
         }
@@ -242,6 +246,8 @@ impl Tensor {
         if inner.retains_grad {
             return Ok(());
         }
+        // A view whose base was written since has a new node: the retained gradient is its.
+        self.refresh_view_history(&mut inner);
         if let Some(edge) = &inner.grad_fn {
             lock(&edge.node.output_hooks).retained.push((edge.input_nr, Arc::downgrade(&self.0)));
             inner.retains_grad = true;
@@ -266,7 +272,9 @@ impl Tensor {
         let hook: TensorHook = Arc::new(hook);
         let id = NEXT_HOOK_ID.fetch_add(1, Ordering::Relaxed);
         let m = self.meta_or_init();
-        let inner = lock(&m.inner);
+        let mut inner = lock(&m.inner);
+        // A view whose base was written since has a new node: the hook goes on it.
+        self.refresh_view_history(&mut inner);
         match &inner.grad_fn {
             Some(edge) => {
                 lock(&edge.node.output_hooks).hooks.push((edge.input_nr, id, hook));

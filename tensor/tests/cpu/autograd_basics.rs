@@ -528,3 +528,51 @@ fn a_modified_saved_output_is_an_error_with_create_graph() -> Result<()> {
     assert!(err.contains("modified by an inplace operation"), "{err}");
     Ok(())
 }
+
+/// Behaviours from a second review against torch 2.15: a non-leaf captured by `grad` whose own
+/// history was not needed stays usable; seeds take their output's dtype; hooks and retained
+/// gradients go on a view's refreshed node; a retained `.grad` is differentiable under
+/// create_graph; `.grad` cannot be the tensor itself; a hook cannot change the dtype.
+#[test]
+fn second_review_of_autograd_semantics() -> Result<()> {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let h = x.exp()?;
+    let gh = autograd::grad(&[h.mul(2.0)?.sum_all()?], std::slice::from_ref(&h), None, false, false, false)?;
+    assert_eq!(vals(gh[0].as_ref().unwrap()), vec![2.0, 2.0]);
+    h.sum_all()?.backward()?;
+    let g = vals(&x.grad().unwrap());
+    assert!((g[0] - 1f64.exp()).abs() < 1e-5 && (g[1] - 2f64.exp()).abs() < 1e-4, "{g:?}");
+    // An f64 seed for an f32 output.
+    let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], [2, 2])?.requires_grad_(true)?;
+    let y = a.matmul(&a)?;
+    y.backward_with(Some(&Tensor::ones([2, 2], DType::F64)?), false, false)?;
+    assert_eq!(a.grad().unwrap().dtype(), DType::F32);
+    // A hook registered on a view after its base was written in place fires.
+    let x = leaf(&[1.0, 1.0, 1.0], &[3]);
+    let b = x.mul(1.0)?;
+    let v = b.narrow(0, 0, 2)?;
+    b.mul_(2.0)?;
+    let _h = v.register_hook(|g| g.mul(100.0).ok())?;
+    v.sum_all()?.backward()?;
+    assert_eq!(vals(&x.grad().unwrap()), vec![200.0, 200.0, 0.0]);
+    // A retained .grad under create_graph carries history.
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let h = x.mul(3.0)?;
+    h.retain_grad()?;
+    h.square()?.sum_all()?.backward_with(None, true, true)?;
+    assert!(h.grad().unwrap().requires_grad());
+    // .grad = itself, and a hook that changes the dtype.
+    let x = Tensor::from_slice(&[1.0f32, 2.0], [2])?.requires_grad_(true)?;
+    assert!(x
+        .set_grad(Some(x.clone()))
+        .unwrap_err()
+        .to_string()
+        .contains("can't assign Variable as its own grad"));
+    let _h = x.register_hook(|g| g.to_dtype(DType::F64).ok())?;
+    let e = x.sum_all()?.backward().unwrap_err().to_string();
+    assert!(
+        e.contains("has changed the type of value (was torch.FloatTensor got torch.DoubleTensor)"),
+        "{e}"
+    );
+    Ok(())
+}
