@@ -13,6 +13,13 @@ pub fn is_grad_enabled() -> bool {
     GRAD_ENABLED.with(Cell::get)
 }
 
+/// True when ops record the graph: grad mode on and not in inference mode (torch: inside
+/// `inference_mode`, even `enable_grad` records nothing).
+#[inline]
+pub(crate) fn is_recording() -> bool {
+    GRAD_ENABLED.with(Cell::get) && !INFERENCE_MODE.with(Cell::get)
+}
+
 /// True inside an [`InferenceMode`] scope (torch's `torch.is_inference_mode_enabled()`).
 pub fn is_inference_mode_enabled() -> bool {
     INFERENCE_MODE.with(Cell::get)

@@ -14,6 +14,7 @@ mod engine;
 mod formulas;
 mod function;
 mod grad_mode;
+pub(crate) use grad_mode::is_recording;
 mod meta;
 mod node;
 pub(crate) mod record;

@@ -8,14 +8,14 @@ use oxtorch_core::{DType, Device, Error, Layout, Result};
 use smallvec::SmallVec;
 
 use super::formulas::{self, PrimBackward};
-use super::grad_mode::{is_grad_enabled, no_grad};
+use super::grad_mode::{is_recording, no_grad};
 use super::node::{Backward, Edge, Node, NodeKind};
 use crate::Tensor;
 
 /// True when an op on `inputs` must be recorded.
 #[inline]
 pub(crate) fn needs_recording(inputs: &[&Tensor]) -> bool {
-    inputs.iter().any(|t| t.requires_grad()) && is_grad_enabled()
+    inputs.iter().any(|t| t.requires_grad()) && is_recording()
 }
 
 /// Records `prim` applied to `inputs` as the `grad_fn` of its floating-point `outputs`.
@@ -83,7 +83,7 @@ impl Tensor {
             // Every view knows its base: an in-place write through it later gives the base its
             // history (a buffer filled slice by slice from tensors that require grad).
             let base = self.view_base().unwrap_or_else(|| self.clone());
-            let made_in_no_grad = !is_grad_enabled() && (self.requires_grad() || self.made_in_no_grad());
+            let made_in_no_grad = !is_recording() && (self.requires_grad() || self.made_in_no_grad());
             out.set_view_base(base, made_in_no_grad);
         }
         out
@@ -145,7 +145,7 @@ impl Tensor {
                 t.set_multi_output_view(i, name);
             }
         } else {
-            let made_in_no_grad = !is_grad_enabled() && (self.requires_grad() || self.made_in_no_grad());
+            let made_in_no_grad = !is_recording() && (self.requires_grad() || self.made_in_no_grad());
             for t in &outs {
                 t.set_view_base(base.clone(), made_in_no_grad);
             }
@@ -377,7 +377,7 @@ impl Backward for ReplayBackward {
 
 /// Refuses in-place writes that would corrupt a leaf's gradient.
 pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
-    if !is_grad_enabled() {
+    if !is_recording() {
         return Ok(());
     }
     if t.is_leaf() && t.requires_grad() {
@@ -408,7 +408,7 @@ pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
 /// of `value` (torch's `rebase_history`).
 pub(crate) fn rebase_after_inplace(t: &Tensor, value: Option<&Tensor>) -> Result<()> {
     let value_edge = value.and_then(Tensor::gradient_edge);
-    if !is_grad_enabled() || !(t.requires_grad() || value_edge.is_some()) {
+    if !is_recording() || !(t.requires_grad() || value_edge.is_some()) {
         return Ok(());
     }
     match t.view_base() {

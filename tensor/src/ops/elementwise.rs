@@ -585,7 +585,7 @@ impl Tensor {
         if let Some(hi) = &hi {
             y = y.minimum(hi)?;
         }
-        if !(x.requires_grad() && crate::autograd::is_grad_enabled()) {
+        if !(x.requires_grad() && crate::autograd::is_recording()) {
             return Ok(y);
         }
         // torch's gradients: tensor bounds share ties with the input as maximum/minimum do; at a

@@ -5,7 +5,7 @@ use oxtorch_core::{broadcast_shapes, DType, Error, Result, Scalar};
 
 use super::elementwise::binary_dtype;
 use super::Operand;
-use crate::autograd::is_grad_enabled;
+use crate::autograd::is_recording;
 use crate::autograd::record::{check_inplace, needs_recording, rebase_after_inplace};
 use crate::dispatch::{fill_in_place, write_into};
 use crate::Tensor;
@@ -90,7 +90,7 @@ impl Tensor {
         self.check_writable()?;
         check_inplace(self)?;
         let other_requires_grad = matches!(&other, Operand::Tensor(t) if t.requires_grad());
-        if needs_recording(&[self]) || (other_requires_grad && is_grad_enabled()) {
+        if needs_recording(&[self]) || (other_requires_grad && is_recording()) {
             // The op's node may save its inputs: give it a copy of the old value, which the write
             // below leaves intact.
             let old = if other_requires_grad { self.copy()? } else { self.clone() };

@@ -16,7 +16,7 @@ fn fold_rows(a: &Tensor, b: &Tensor) -> Result<Option<Tensor>> {
     }
     let rows = match a.view([-1, k]) {
         Ok(v) => v,
-        Err(_) if b.requires_grad() && crate::autograd::is_grad_enabled() => a.reshape([-1, k])?,
+        Err(_) if b.requires_grad() && crate::autograd::is_recording() => a.reshape([-1, k])?,
         Err(_) => return Ok(None),
     };
     let out = apply1(&Prim::MatMul, &[&rows, b], a.device())?;

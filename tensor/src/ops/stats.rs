@@ -279,7 +279,7 @@ impl Tensor {
 
 /// True when an op on `t` is recorded for autograd.
 fn recording(t: &Tensor) -> bool {
-    t.requires_grad() && crate::autograd::is_grad_enabled()
+    t.requires_grad() && crate::autograd::is_recording()
 }
 
 /// `t^e` for `e` in (0, 1) whose gradient at zero is zero rather than infinite: torch's norm and

@@ -231,6 +231,11 @@ fn grad_modes_and_detach_in_place() -> Result<()> {
         let _g = autograd::InferenceMode::new();
         assert!(autograd::is_inference_mode_enabled());
         assert!(!x.mul(2.0)?.requires_grad());
+        // As torch: inside inference mode, even enable_grad records nothing.
+        let _e = autograd::EnableGradGuard::new();
+        assert!(!x.mul(2.0)?.requires_grad());
+    }
+    {
         let _e = autograd::EnableGradGuard::new();
         assert!(x.mul(2.0)?.requires_grad());
     }

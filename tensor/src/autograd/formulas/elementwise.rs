@@ -105,7 +105,7 @@ pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
             // s + x·s(1 - s)·2k(1 + 3c x²) = s·(1 - x(s - 1)·w) with w = 2k(1 + 3c x²): vectorised
             // sigmoid instead of tanh and pow, and 13 passes instead of 19.
             let x = x()?;
-            if !crate::autograd::is_grad_enabled()
+            if !crate::autograd::is_recording()
                 && x.device() == oxtorch_core::Device::Cpu
                 && (g.dtype(), g.dims()) == (x.dtype(), x.dims())
             {

@@ -14,7 +14,7 @@ use oxtorch_core::ops::{Prim, ShapeOp};
 use oxtorch_core::{DType, Error, Result};
 use smallvec::SmallVec;
 
-use super::grad_mode::is_grad_enabled;
+use super::grad_mode::is_recording;
 use super::node::{Backward, SavedTensor};
 use crate::dispatch::apply;
 use crate::Tensor;
@@ -119,7 +119,7 @@ impl Ctx<'_> {
         }
         let inputs_need_grad =
             self.b.inputs.iter().flatten().any(|s| s.get().is_ok_and(Tensor::requires_grad));
-        if is_grad_enabled() && inputs_need_grad {
+        if is_recording() && inputs_need_grad {
             let inputs = (0..self.b.inputs.len()).map(|j| self.input(j)).collect::<Result<Vec<_>>>()?;
             let refs: Vec<&Tensor> = inputs.iter().collect();
             let device = refs.first().map_or(oxtorch_core::Device::Cpu, |t| t.device());

@@ -119,7 +119,7 @@ pub(super) fn backward(op: &NnOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Resu
                 return Ok(vec![None, None]);
             }
             let (x, t) = (ctx.input(0)?, ctx.input(1)?);
-            let gx = if crate::autograd::is_grad_enabled() {
+            let gx = if crate::autograd::is_recording() {
                 cross_entropy_composite(&x, &t, g, *ignore_index)?
             } else {
                 let stats = ctx.output(1)?;

@@ -4,7 +4,7 @@ use oxtorch_core::ops::SortOp;
 use oxtorch_core::Result;
 
 use super::{not_differentiable, Ctx, Saves};
-use crate::autograd::is_grad_enabled;
+use crate::autograd::is_recording;
 use crate::Tensor;
 
 pub(super) fn saves(op: &SortOp, n: usize) -> Saves {
@@ -82,7 +82,7 @@ fn cumprod_backward(ctx: &Ctx, g: &Tensor, d: isize) -> Result<Tensor> {
     if !is_zero.any()?.item::<bool>()? {
         return reverse_cumsum(&g.mul(&y)?, d)?.div(&x);
     }
-    if is_grad_enabled() {
+    if is_recording() {
         // Recorded for higher-order gradients: the piecewise formula below is exact but its own
         // derivative is not cumprod's second derivative (torch falls back the same way).
         return cumprod_backward_differentiable(&x, g, d);
