@@ -1,6 +1,6 @@
 //! Custom differentiable functions (torch's `torch.autograd.Function`).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use oxtorch_core::{Error, Result};
 
@@ -63,6 +63,16 @@ pub trait Function: Send + Sync + 'static {
             .into_iter()
             .map(|o| if inputs.iter().any(|i| i.shares_storage(&o)) { o.detach() } else { o })
             .collect();
+        // A saved output (torch's `save_for_backward(result)`) is kept detached with its index:
+        // holding the output itself would make output → node → ctx → output a cycle that
+        // leaks whenever backward does not run. `saved_tensors` gives it its history back.
+        for (saved, output) in ctx.saved.iter_mut().zip(ctx.saved_outputs.iter_mut()) {
+            if let Some(i) = outputs.iter().position(|o| saved.get().is_ok_and(|t| t.is_same(o))) {
+                *saved = SavedTensor::new(&outputs[i].detach(), "custom function");
+                *output = Some(i);
+            }
+        }
+        let node_cell = ctx.node.clone();
         let shapes = outputs.iter().map(|o| (o.dims().to_vec(), o.dtype(), o.device())).collect();
         let input_shapes = inputs.iter().map(|i| (i.dims().to_vec(), i.dtype())).collect();
         let next = inputs.iter().map(Tensor::gradient_edge).collect();
@@ -78,6 +88,7 @@ pub trait Function: Send + Sync + 'static {
                 input_shapes,
             })),
         );
+        let _ = node_cell.set(Arc::downgrade(&node));
         for (i, o) in outputs.iter().enumerate() {
             if o.is_floating_point() {
                 o.set_grad_fn(Edge { node: node.clone(), input_nr: i }, None);
@@ -91,6 +102,10 @@ pub trait Function: Send + Sync + 'static {
 #[derive(Default)]
 pub struct FunctionCtx {
     saved: Vec<SavedTensor>,
+    /// For each saved tensor, the output it is (saved detached), if any.
+    saved_outputs: Vec<Option<usize>>,
+    /// The function's node, once recorded (a saved output's history).
+    node: Arc<OnceLock<Weak<Node>>>,
     /// Non-tensor values for backward (shapes, flags...), free-form.
     pub values: Vec<f64>,
 }
@@ -99,11 +114,27 @@ impl FunctionCtx {
     /// Saves tensors for backward; they are checked for in-place modification when read.
     pub fn save_for_backward(&mut self, tensors: &[&Tensor]) {
         self.saved = tensors.iter().map(|t| SavedTensor::new(t, "custom function")).collect();
+        self.saved_outputs = vec![None; self.saved.len()];
     }
 
-    /// The saved tensors.
+    /// The saved tensors; a saved output carries its history (this function's node) again, so
+    /// that a backward under `create_graph` differentiates through it.
     pub fn saved_tensors(&self) -> Result<Vec<Tensor>> {
-        self.saved.iter().map(|s| s.get().cloned()).collect()
+        self.saved
+            .iter()
+            .zip(&self.saved_outputs)
+            .map(|(s, output)| {
+                let t = s.get()?;
+                match (output, self.node.get().and_then(Weak::upgrade)) {
+                    (Some(i), Some(node)) if t.is_floating_point() => {
+                        let with_history = t.detach();
+                        with_history.set_grad_fn(Edge { node, input_nr: *i }, None);
+                        Ok(with_history)
+                    }
+                    _ => Ok(t.clone()),
+                }
+            })
+            .collect()
     }
 }
 

@@ -581,3 +581,47 @@ fn second_review_of_autograd_semantics() -> Result<()> {
     );
     Ok(())
 }
+
+/// torch's canonical custom `Exp`, saving its own output: no reference cycle (the node goes when
+/// the output does, backward or not), and differentiable twice through the saved output.
+#[test]
+fn a_custom_function_may_save_its_output() -> Result<()> {
+    use oxtorch_tensor::autograd::{Function, FunctionCtx};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    /// `Exp`, telling when it is dropped (with its node).
+    struct Exp(Arc<AtomicBool>);
+    impl Drop for Exp {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    impl Function for Exp {
+        fn forward(&self, ctx: &mut FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+            let y = inputs[0].exp()?;
+            ctx.save_for_backward(&[&y]);
+            Ok(vec![y])
+        }
+        fn backward(&self, ctx: &FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+            Ok(vec![Some(grads[0].mul(&ctx.saved_tensors()?[0])?)])
+        }
+    }
+    let x = leaf(&[0.5, 1.0], &[2]);
+    let dropped = Arc::new(AtomicBool::new(false));
+    let y = Exp(dropped.clone()).apply(std::slice::from_ref(&x))?.remove(0);
+    assert!(!dropped.load(Ordering::SeqCst));
+    drop(y);
+    assert!(dropped.load(Ordering::SeqCst), "the node must not outlive its output");
+    let y = Exp(dropped).apply(std::slice::from_ref(&x))?.remove(0);
+    let g = autograd::grad(&[y.sum_all()?], std::slice::from_ref(&x), None, true, true, false)?
+        .remove(0)
+        .unwrap();
+    let gg = autograd::grad(&[g.sum_all()?], std::slice::from_ref(&x), None, false, false, false)?
+        .remove(0)
+        .unwrap();
+    let want: Vec<f64> = [0.5f64, 1.0].iter().map(|v| v.exp()).collect();
+    for (a, b) in vals(&gg).iter().zip(&want) {
+        assert!((a - b).abs() < 1e-12, "{:?} vs {want:?}", vals(&gg));
+    }
+    Ok(())
+}
