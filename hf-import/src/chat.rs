@@ -123,7 +123,8 @@ impl ChatTemplate {
         let source = without_generation_markers(&self.source);
         env.add_template("chat", &source).map_err(|e| Error::Input(format!("chat template: {e}")))?;
         let mut ctx: std::collections::BTreeMap<&str, minijinja::Value> = std::collections::BTreeMap::new();
-        for (name, text) in &self.special_tokens {
+        // Only the tokens the tokenizer has: `pad_token is defined` is false otherwise.
+        for (name, text) in self.special_tokens.iter().filter(|(_, t)| !t.is_empty()) {
             ctx.insert(name, minijinja::Value::from(text.as_str()));
         }
         ctx.insert("messages", minijinja::Value::from_serialize(messages));
@@ -135,8 +136,9 @@ impl ChatTemplate {
     }
 }
 
-/// The template without transformers' `{% generation %}` / `{% endgeneration %}` markers (which
-/// only track assistant tokens there), whitespace control included.
+/// The template with transformers' `{% generation %}` / `{% endgeneration %}` markers (which only
+/// track assistant tokens there) as an always-true `if` block, so that their whitespace control
+/// and block trimming act as in transformers.
 fn without_generation_markers(source: &str) -> String {
     let mut out = String::with_capacity(source.len());
     let mut rest = source;
@@ -145,8 +147,14 @@ fn without_generation_markers(source: &str) -> String {
         let tag = &rest[start + 2..start + len];
         let word = tag.trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
         out.push_str(&rest[..start]);
-        if word != "generation" && word != "endgeneration" {
-            out.push_str(&rest[start..start + len + 2]);
+        let replacement = match word {
+            "generation" => Some("if true"),
+            "endgeneration" => Some("endif"),
+            _ => None,
+        };
+        match replacement {
+            Some(r) => out.push_str(&format!("{{%{}%}}", tag.replacen(word, r, 1))),
+            None => out.push_str(&rest[start..start + len + 2]),
         }
         rest = &rest[start + len + 2..];
     }
@@ -309,6 +317,15 @@ mod environment_tests {
         );
         let out = t.render(&[Message::new("user", "hi"), Message::new("assistant", "no")], false).unwrap();
         assert_eq!(out, "    <user>\"hi\"\n[]{\"a\": [1, \"é<\"], \"b\": {}}");
+        // The markers' whitespace control and block trimming act as transformers' (values from
+        // transformers 5); a token the tokenizer lacks is undefined.
+        for (src, want) in [
+            ("A\n{% generation %}\nB {{- \"x\" }}\n{%- endgeneration %}\nC", "A\nBxC"),
+            ("A\n    {% generation %}\nB{% endgeneration %}\nC", "A\nBC"),
+            ("{% if pad_token is defined %}P{% else %}N{% endif %}", "N"),
+        ] {
+            assert_eq!(ChatTemplate::new(src, "", "").render(&[], false).unwrap(), want, "{src}");
+        }
         let indented = ChatTemplate::new("{{ {'a': [1, 2]} | tojson(indent=2) }}", "", "");
         assert_eq!(indented.render(&[], false).unwrap(), "{\n  \"a\": [\n    1,\n    2\n  ]\n}");
     }

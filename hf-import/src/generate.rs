@@ -185,8 +185,11 @@ impl GenerationConfig {
     /// Applies `max_length` (prompt included) to prompts of `prompt_len` tokens as transformers
     /// does: `max_new_tokens` becomes what is left of it; a prompt already that long is an error.
     pub fn resolve_length(&mut self, prompt_len: usize) -> Result<()> {
+        // As transformers: `min_new_tokens`, when set, decides; else `min_length` counts the prompt.
         if let Some(total) = self.min_length.take() {
-            self.min_new_tokens = self.min_new_tokens.max(total.saturating_sub(prompt_len));
+            if self.min_new_tokens == 0 {
+                self.min_new_tokens = total.saturating_sub(prompt_len);
+            }
         }
         if let Some(total) = self.max_length.take() {
             if prompt_len >= total {

@@ -51,7 +51,9 @@ macro_rules! scalar_lhs {
         impl Div<&Tensor> for $t {
             type Output = Tensor;
             fn div(self, rhs: &Tensor) -> Tensor {
-                unwrap(Tensor::full((), self, ()).and_then(|s| Tensor::div(&s, rhs)))
+                // torch's `__rtruediv__`: the reciprocal times the number (a wrapped number, not a
+                // float32 tensor, so that neither its range nor its precision is cut).
+                unwrap(rhs.reciprocal().and_then(|r| r.mul(self)))
             }
         }
         impl Add<Tensor> for $t {

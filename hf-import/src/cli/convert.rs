@@ -69,7 +69,11 @@ pub fn run(model: &str, out: &Path, dtype: Option<DType>) -> Result<()> {
     let files = checkpoint_files(&dir)?;
     let copies = files_to_copy(&dir, &files)?;
     check_out_is_elsewhere(&dir, out, &copies)?;
-    let weights = super::load_weights(&dir, dtype)?;
+    let mut weights = super::load_weights(&dir, dtype)?;
+    if dtype.is_none() {
+        // Without --dtype every tensor is written as stored, a checkpoint of mixed dtypes too.
+        weights.keep_stored_dtypes();
+    }
     if out.exists() {
         write(&dir, out, &weights, &copies, dtype)?;
     } else {

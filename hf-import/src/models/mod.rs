@@ -172,9 +172,14 @@ impl AutoModel {
         let head_of = |a: &str| HEADS.iter().copied().find(|h| a.ends_with(h));
         let family = &default[..default.len() - head_of(default).map_or(0, str::len)];
         let named = cfg.architectures().into_iter().next().unwrap_or_else(|| default.to_string());
+        // Only a known family's head is mapped (`BertLMHeadModel` is not `BertModel`).
+        let known_family = |a: &str, head: &str| {
+            let prefix = &a[..a.len() - head.len()];
+            MODEL_TYPES.iter().any(|(_, d)| head_of(d).is_some_and(|h| &d[..d.len() - h.len()] == prefix))
+        };
         let arch = match head_of(&named) {
-            Some(head) => format!("{family}{head}"),
-            None => named,
+            Some(head) if known_family(&named, head) => format!("{family}{head}"),
+            _ => named,
         };
         if !SUPPORTED_ARCHITECTURES.contains(&arch.as_str()) {
             return Err(Error::Unsupported(format!(
@@ -454,5 +459,6 @@ mod architecture_tests {
         let e = arch(r#"{"model_type": "bert", "architectures": ["BertForSequenceClassification"]}"#);
         assert!(e.unwrap_err().to_string().contains("BertForSequenceClassification"));
         assert!(arch(r#"{"model_type": "llama", "architectures": ["LlamaModel"]}"#).is_err());
+        assert!(arch(r#"{"model_type": "bert", "architectures": ["BertLMHeadModel"]}"#).is_err());
     }
 }

@@ -65,6 +65,8 @@ pub struct Weights {
     stored: BTreeMap<String, DType>,
     /// The dtype floating-point tensors are read as.
     cast: Option<DType>,
+    /// `cast` was chosen to unify a checkpoint of mixed float dtypes, not asked for.
+    unified: bool,
 }
 
 impl Weights {
@@ -91,7 +93,7 @@ impl Weights {
             progress(files.len(), files.len(), last);
         }
         weights.check_index(dir)?;
-        weights.unify_float_dtypes();
+        weights.unify_float_dtypes(dir);
         Ok(weights)
     }
 
@@ -120,16 +122,33 @@ impl Weights {
     }
 
     /// Without a cast asked for, a checkpoint mixing float dtypes (an f16 embedding among f32
-    /// matrices, f64 norm scales) is read in its most common one, as transformers builds a model
-    /// in one dtype and copies every tensor into it.
-    fn unify_float_dtypes(&mut self) {
+    /// matrices, f64 norm scales) is read in one, as transformers builds a model in one dtype and
+    /// copies every tensor into it: the config's `dtype` (`torch_dtype`) when the checkpoint holds
+    /// it, else its most common float dtype. [`Weights::keep_stored_dtypes`] undoes this.
+    fn unify_float_dtypes(&mut self, dir: &Path) {
         if self.cast.is_some() {
             return;
         }
         let mut floats = self.stored.values().filter(|d| d.is_float());
         let first = floats.next();
-        if floats.any(|d| Some(d) != first) {
-            self.cast = self.checkpoint_dtype();
+        if !floats.any(|d| Some(d) != first) {
+            return;
+        }
+        let configured = crate::Config::load(dir).ok().and_then(|c| {
+            let name = c.get("dtype").or_else(|| c.get("torch_dtype"))?.as_str()?.to_string();
+            crate::config::parse_dtype(&name)
+        });
+        let held = |d: &DType| self.stored.values().any(|s| s == d);
+        self.cast = configured.filter(held).or_else(|| self.checkpoint_dtype());
+        self.unified = true;
+    }
+
+    /// Reads every tensor in its stored dtype again after a checkpoint of mixed float dtypes was
+    /// unified on load (what `convert` without `--dtype` writes); a cast asked for stays.
+    pub fn keep_stored_dtypes(&mut self) {
+        if self.unified {
+            self.cast = None;
+            self.unified = false;
         }
     }
 
@@ -158,7 +177,7 @@ impl Weights {
     pub fn from_tensors(tensors: impl IntoIterator<Item = (String, Tensor)>) -> Self {
         let tensors: BTreeMap<String, Tensor> = tensors.into_iter().collect();
         let stored = tensors.iter().map(|(k, t)| (k.clone(), t.dtype())).collect();
-        Weights { tensors, stored, cast: None }
+        Weights { tensors, stored, cast: None, unified: false }
     }
 
     /// The same weights moved to `device` (tensors already there are not copied), cast first.
@@ -168,7 +187,7 @@ impl Weights {
             .iter()
             .map(|(k, t)| Ok((k.clone(), self.read(t)?.to(device)?)))
             .collect::<Result<_>>()?;
-        Ok(Weights { tensors, stored: self.stored, cast: self.cast })
+        Ok(Weights { tensors, stored: self.stored, cast: self.cast, unified: self.unified })
     }
 
     /// The tensor called `name` (cast), if present.

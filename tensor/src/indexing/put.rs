@@ -30,7 +30,12 @@ impl Tensor {
         accumulate: bool,
     ) -> Result<&Tensor> {
         let indices = indices.into_indices();
-        let advanced = indices.iter().any(|i| matches!(i, super::TensorIndex::Tensor(_)));
+        // A 0-d integer index selects (as getitem does): only other index tensors and masks make
+        // the assignment an advanced one.
+        let advanced = indices.iter().any(|i| match i {
+            super::TensorIndex::Tensor(t) => t.rank() > 0 || super::is_mask(t),
+            _ => false,
+        });
         let offsets = selected_offsets(self.dims(), &indices, self.device())?;
         let mut values = match values.into() {
             Operand::Scalar(s) => Tensor::full((), s, self.same_options())?,

@@ -187,7 +187,16 @@ impl Tensor {
             None => self.div(other),
             Some("floor") => self.floor_divide(other),
             Some("trunc") => {
-                if binary_dtype(BinaryOp::FloorDivide, self, &other).is_float() {
+                let dtype = binary_dtype(BinaryOp::FloorDivide, self, &other);
+                let scalar_divisor = match &other {
+                    Operand::Scalar(_) => true,
+                    Operand::Tensor(t) => t.rank() == 0,
+                };
+                if matches!(dtype, DType::F16 | DType::BF16) && scalar_divisor {
+                    // torch divides a half tensor by a number in f32 and rounds once, after the
+                    // truncation.
+                    self.to_dtype(DType::F32)?.div(other)?.trunc()?.to_dtype(dtype)
+                } else if dtype.is_float() {
                     self.div(other)?.trunc()
                 } else {
                     // `a - fmod(a, b)` is a multiple of `b`: its floor quotient is the exact

@@ -333,6 +333,9 @@ fn zero_dim_index_tensors_select_and_setitem_follows_torch() {
     assert_eq!(z.sum_all().unwrap().item::<f32>().unwrap(), 3.0);
     z.index_put_(.., Tensor::from_vec(vec![1i64, 2, 3], [3]).unwrap(), false).unwrap();
     assert_eq!(z.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    // A 0-d index selects, so the values are cast as through any view.
+    z.index_put_(&zero, Tensor::from_vec(vec![7.0f64, 8.0, 9.0], [3]).unwrap(), false).unwrap();
+    assert_eq!(z.i(0).unwrap().to_vec::<f32>().unwrap(), vec![7.0, 8.0, 9.0]);
     // Through index tensors the dtypes must match, as torch's index_put_.
     assert!(z
         .index_put_(&all.narrow(0, 0, 2).unwrap(), Tensor::zeros([3], DType::I64).unwrap(), false)

@@ -391,6 +391,10 @@ fn attention_masks_of_another_dtype_are_refused() -> Result<()> {
     assert!(q
         .scaled_dot_product_attention(&q, &q, Some(&m.to_dtype(DType::F32)?), 0.0, false, None, false)
         .is_ok());
+    // A float32 mask goes with a half-precision query too (not a bf16 mask with an f32 query).
+    let (qh, m32, mbf) = (q.to_dtype(DType::BF16)?, m.to_dtype(DType::F32)?, m.to_dtype(DType::BF16)?);
+    assert!(qh.scaled_dot_product_attention(&qh, &qh, Some(&m32), 0.0, false, None, false).is_ok());
+    assert!(q.scaled_dot_product_attention(&q, &q, Some(&mbf), 0.0, false, None, false).is_err());
     Ok(())
 }
 
@@ -420,6 +424,13 @@ fn div_rounding_modes_and_searchsorted_sorters() -> Result<()> {
     assert_eq!(v(a.to_dtype(DType::F32)?.div_rounding(&b, Some("trunc"))?), vec![3.0, -3.0, -3.0, 3.0, 1.0]);
     assert_eq!(v(a.div_rounding(2.5, Some("trunc"))?), vec![2.0, -2.0, 2.0, -2.0, 2.0]);
     assert!(a.div_rounding(&Tensor::zeros([5], DType::I64)?, Some("trunc")).is_err());
+    // A half tensor over a number truncates in f32 and rounds once (torch: 2, not bf16(2.9967) = 3).
+    let h = Tensor::from_slice(&[7.0f32], [1])?.to_dtype(DType::BF16)?;
+    assert_eq!(v(h.div_rounding(2.3359375, Some("trunc"))?), vec![2.0]);
+    // `number / tensor` is torch's reciprocal times the number: no float32 cut of the number.
+    assert_eq!(v(1e39 / &Tensor::ones([2], ())?), vec![f64::INFINITY; 2]);
+    let tenth: Tensor = 0.1 / &Tensor::ones([1], DType::F64)?;
+    assert_eq!(tenth.item::<f64>()?, 0.1);
     let e = a.div_rounding(&b, Some("round")).unwrap_err().to_string();
     assert!(e.contains("rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'"), "{e}");
     let bounds = Tensor::from_slice(&[3.0f32, 1.0, 2.0], [3])?;

@@ -63,7 +63,8 @@ impl Tensor {
             )));
         }
         if let Some(m) = attn_mask {
-            if m.dtype() != DType::Bool && m.dtype() != q.dtype() {
+            // torch takes a bool mask, a float32 one with any query, or one of the query's dtype.
+            if m.dtype() != DType::Bool && m.dtype() != DType::F32 && m.dtype() != q.dtype() {
                 return Err(Error::msg(format!(
                     "Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: {} and  query.dtype: {} instead.",
                     cpp_name(m.dtype()),
