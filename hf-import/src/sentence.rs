@@ -30,6 +30,8 @@ pub enum PoolingMode {
     MeanSqrtLen,
     /// The last token that is not padding.
     LastToken,
+    /// The mean weighted by position (1 for the first kept token, 2 for the next, ...).
+    WeightedMean,
 }
 
 impl PoolingMode {
@@ -46,9 +48,10 @@ impl PoolingMode {
                 "mean" => PoolingMode::Mean,
                 "mean_sqrt_len_tokens" => PoolingMode::MeanSqrtLen,
                 "lasttoken" => PoolingMode::LastToken,
+                "weightedmean" => PoolingMode::WeightedMean,
                 other => {
                     return Err(Error::Unsupported(format!(
-                        "{}: pooling mode \"{other}\" is not supported (supported: cls, max, mean, mean_sqrt_len_tokens, lasttoken)",
+                        "{}: pooling mode \"{other}\" is not supported (supported: cls, max, mean, mean_sqrt_len_tokens, weightedmean, lasttoken)",
                         path.display()
                     )))
                 }
@@ -74,10 +77,8 @@ impl PoolingMode {
                 legacy.iter().filter(|(k, _)| on(k)).map(|(_, n)| by_name(n)).collect::<Result<_>>()?
             }
         };
-        if modes.is_empty() {
-            return Err(Error::format(&path, "no pooling mode enabled"));
-        }
-        Ok(modes)
+        // sentence-transformers pools by the mean when the config enables no mode.
+        Ok(if modes.is_empty() { vec![PoolingMode::Mean] } else { modes })
     }
 
     /// Pools `tokens` `[batch, seq, dim]` under `mask` `[batch, seq]` into `[batch, dim]`, as
@@ -102,6 +103,15 @@ impl PoolingMode {
                 } else {
                     sum.div(&count.sqrt()?)?
                 }
+            }
+            PoolingMode::WeightedMean => {
+                // Weights 1, 2, ... from the first kept token (left padding shifts them), as
+                // sentence-transformers' `Pooling`.
+                let seq = tokens.dims()[1] as i64;
+                let ranks = Tensor::arange_step(1i64, seq + 1, 1, (DType::I64, mask.device()))?;
+                let first = kept()?.argmax(Some(1), true)?;
+                let w = ranks.unsqueeze(0)?.sub(&first)?.to_dtype(tokens.dtype())?.unsqueeze(-1)?.mul(&m)?;
+                tokens.mul(&w)?.sum(1, false)?.div(&w.sum(1, false)?.clamp_min(1e-9)?)?
             }
             PoolingMode::LastToken => {
                 // The kept position of the largest rank `1..=seq` (else 0), read from the masked
@@ -245,6 +255,7 @@ impl SentenceTransformer {
         let mut pooling_dir = dir.join("1_Pooling");
         let mut after_pooling = Vec::new();
         let modules = dir.join("modules.json");
+        let described = modules.is_file();
         if let Ok(text) = std::fs::read_to_string(&modules) {
             let json: Value =
                 serde_json::from_str(&text).map_err(|e| Error::format(&modules, e.to_string()))?;
@@ -269,9 +280,19 @@ impl SentenceTransformer {
                 }
             }
         }
-        let pooling = PoolingMode::from_pooling_config(&pooling_dir)?;
+        // A plain transformers folder (no modules.json) is what sentence-transformers builds then:
+        // the last token of a causal LM (unless `is_causal` is false), else the mean, with the
+        // tokenizer's own settings (1_Pooling and sentence_bert_config.json are not read).
+        let pooling = if described {
+            PoolingMode::from_pooling_config(&pooling_dir)?
+        } else {
+            let causal = cfg.architectures().first().is_some_and(|a| a.ends_with("ForCausalLM"))
+                && cfg.bool_or("is_causal", true)?;
+            vec![if causal { PoolingMode::LastToken } else { PoolingMode::Mean }]
+        };
         let tokenizer = if dir.join("tokenizer.json").is_file() {
-            let settings = TransformerSettings::load(dir)?;
+            let settings =
+                if described { TransformerSettings::load(dir)? } else { TransformerSettings::default() };
             let mut tokenizer = HfTokenizer::load(dir, settings.truncation(dir, &cfg)?)?;
             if settings.do_lower_case {
                 tokenizer.lowercase_inputs();
@@ -358,5 +379,38 @@ impl SentenceTransformer {
             .ok_or_else(|| Error::Input("this model folder has no tokenizer.json".into()))?;
         let batch = tok.encode_batch(texts)?;
         self.embed_ids(&batch.input_ids, &batch.attention_mask, Some(&batch.token_type_ids))
+    }
+}
+
+#[cfg(test)]
+mod pooling_tests {
+    use super::*;
+
+    /// Weighted mean: weights 1, 2, ... from the first kept token, whichever side the padding is.
+    #[test]
+    fn weighted_mean_counts_from_the_first_kept_token() {
+        let tokens = Tensor::from_slice(&[1.0f32, 10.0, 2.0, 20.0, 3.0, 30.0], [1, 3, 2]).unwrap();
+        let right = Tensor::from_vec(vec![1i64, 1, 0], [1, 3]).unwrap();
+        let left = Tensor::from_vec(vec![0i64, 1, 1], [1, 3]).unwrap();
+        let v = |m: &Tensor| PoolingMode::WeightedMean.pool(&tokens, m).unwrap().to_vec::<f32>().unwrap();
+        // (1·1 + 2·2) / 3 and (1·2 + 2·3) / 3
+        assert_eq!(v(&right), vec![5.0 / 3.0, 50.0 / 3.0]);
+        assert_eq!(v(&left), vec![8.0 / 3.0, 80.0 / 3.0]);
+    }
+
+    /// A pooling config that enables no mode pools by the mean, as sentence-transformers.
+    #[test]
+    fn no_enabled_mode_is_the_mean() {
+        let dir = std::env::temp_dir().join(format!("oxtorch-pooling-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("config.json"),
+            r#"{"word_embedding_dimension": 4, "pooling_mode_cls_token": false}"#,
+        )
+        .unwrap();
+        assert_eq!(PoolingMode::from_pooling_config(&dir).unwrap(), vec![PoolingMode::Mean]);
+        std::fs::write(dir.join("config.json"), r#"{"pooling_mode": ["weightedmean"]}"#).unwrap();
+        assert_eq!(PoolingMode::from_pooling_config(&dir).unwrap(), vec![PoolingMode::WeightedMean]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

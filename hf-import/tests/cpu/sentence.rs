@@ -203,3 +203,13 @@ fn cls_and_last_token_pooling_with_left_padding() {
     assert_eq!(pool(PoolingMode::Cls, none.clone()), vec![0.0, 1.0, 6.0, 7.0]);
     assert_eq!(pool(PoolingMode::LastToken, none), vec![2.0, 3.0, 0.0, 0.0]);
 }
+
+/// A folder without modules.json is what sentence-transformers builds from a plain transformers
+/// model: the last token of a causal LM, the mean of an encoder.
+#[test]
+fn plain_model_folders_pool_as_sentence_transformers() {
+    let decoder = SentenceTransformer::load(&fixture("llama_tied"), None).unwrap();
+    assert_eq!(decoder.pooling(), &[PoolingMode::LastToken]);
+    let encoder = SentenceTransformer::load(&fixture("bert"), None).unwrap();
+    assert_eq!(encoder.pooling(), &[PoolingMode::Mean]);
+}
