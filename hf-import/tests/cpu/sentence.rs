@@ -84,9 +84,16 @@ fn truncation_and_lowercasing_follow_sentence_transformers() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let src = fixture("sentence_tiny");
+    // A sentence-transformers folder (modules.json: without one, sentence_bert_config.json is not
+    // read, as in sentence-transformers) pooling by the mean.
     for f in ["config.json", "model.safetensors"] {
         std::fs::copy(src.join(f), dir.join(f)).unwrap();
     }
+    std::fs::write(
+        dir.join("modules.json"),
+        r#"[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]"#,
+    )
+    .unwrap();
     // A cased tokenizer whose own limit (1000) is past the model's 32 positions.
     let edit = |file: &str, change: &dyn Fn(&mut serde_json::Value)| {
         let text = std::fs::read_to_string(src.join(file)).unwrap();
