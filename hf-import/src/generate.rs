@@ -14,6 +14,10 @@ use crate::layers::{bucket, fixed_shapes, KvCache};
 use crate::models::bucketing::fuse_forward;
 use crate::models::CausalLm;
 
+mod sampling;
+
+use sampling::{pick, Rng};
+
 /// How to pick tokens and when to stop (transformers' `GenerationConfig` fields).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GenerationConfig {
@@ -235,80 +239,6 @@ impl GenerationConfig {
         }
         Ok(())
     }
-}
-
-/// A small deterministic generator for sampling (SplitMix64).
-#[derive(Debug, Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// Picks the next token from one row of float32 logits, after the penalties and filters of `g` in
-/// transformers' order (repetition penalty, temperature, top-k, top-p, min-p).
-fn pick(logits: &mut [f32], seen: &[i64], g: &GenerationConfig, rng: &mut Rng) -> i64 {
-    if g.repetition_penalty != 1.0 {
-        // Once per distinct token, however often it occurs (transformers gathers, then scatters).
-        let mut distinct = seen.to_vec();
-        distinct.sort_unstable();
-        distinct.dedup();
-        let p = g.repetition_penalty as f32;
-        for &t in &distinct {
-            if let Some(l) = usize::try_from(t).ok().and_then(|t| logits.get_mut(t)) {
-                *l = if *l < 0.0 { *l * p } else { *l / p };
-            }
-        }
-    }
-    let argmax = |v: &[f32]| v.iter().enumerate().fold(0, |best, (i, &x)| if x > v[best] { i } else { best });
-    if !g.do_sample {
-        return argmax(logits) as i64;
-    }
-    if g.temperature > 0.0 && g.temperature != 1.0 {
-        logits.iter_mut().for_each(|l| *l /= g.temperature as f32);
-    }
-    let mut order: Vec<usize> = (0..logits.len()).collect();
-    order.sort_by(|&a, &b| logits[b].total_cmp(&logits[a]));
-    if g.top_k > 0 && g.top_k < order.len() {
-        // Tokens tied with the k-th stay (transformers drops only those below it).
-        let kth = logits[order[g.top_k - 1]];
-        let kept = g.top_k + order[g.top_k..].iter().take_while(|&&i| logits[i] == kth).count();
-        order.truncate(kept);
-    }
-    let max = logits[order[0]];
-    let weights: Vec<f64> = order.iter().map(|&i| f64::from(logits[i] - max).exp()).collect();
-    let total: f64 = weights.iter().sum();
-    let mut keep = order.len();
-    if g.top_p < 1.0 {
-        let mut acc = 0.0;
-        for (n, w) in weights.iter().enumerate() {
-            acc += w / total;
-            if acc >= g.top_p {
-                keep = n + 1;
-                break;
-            }
-        }
-    }
-    if g.min_p > 0.0 {
-        let floor = g.min_p * weights[0];
-        keep = keep.min(weights.iter().take_while(|&&w| w >= floor).count().max(1));
-    }
-    let kept = &weights[..keep];
-    let mut r = rng.next_f64() * kept.iter().sum::<f64>();
-    for (n, w) in kept.iter().enumerate() {
-        r -= w;
-        if r <= 0.0 {
-            return order[n] as i64;
-        }
-    }
-    order[keep - 1] as i64
 }
 
 /// The new tokens a generation's KV cache is first allocated for. A longer generation grows the

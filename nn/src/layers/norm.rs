@@ -193,8 +193,7 @@ impl BatchNorm {
         affine: bool,
         track_running_stats: bool,
     ) -> Result<Self> {
-        let m = Self::new(num_features, eps, momentum, affine, track_running_stats)?;
-        Ok(BatchNorm { name: "BatchNorm1d", ..m })
+        Self::named("BatchNorm1d", num_features, eps, momentum, affine, track_running_stats)
     }
 
     /// `BatchNorm2d(num_features, eps, momentum, affine, track_running_stats)`: `[N, C, H, W]`
@@ -206,8 +205,7 @@ impl BatchNorm {
         affine: bool,
         track_running_stats: bool,
     ) -> Result<Self> {
-        let m = Self::new(num_features, eps, momentum, affine, track_running_stats)?;
-        Ok(BatchNorm { name: "BatchNorm2d", ..m })
+        Self::named("BatchNorm2d", num_features, eps, momentum, affine, track_running_stats)
     }
 
     /// `BatchNorm3d(num_features, eps, momentum, affine, track_running_stats)`: `[N, C, D, H, W]`
@@ -219,8 +217,19 @@ impl BatchNorm {
         affine: bool,
         track_running_stats: bool,
     ) -> Result<Self> {
-        let m = Self::new(num_features, eps, momentum, affine, track_running_stats)?;
-        Ok(BatchNorm { name: "BatchNorm3d", ..m })
+        Self::named("BatchNorm3d", num_features, eps, momentum, affine, track_running_stats)
+    }
+
+    /// [`BatchNorm::new`] under torch's class name `name`, whose input ranks `forward` checks.
+    fn named(
+        name: &'static str,
+        num_features: usize,
+        eps: f64,
+        momentum: Option<f64>,
+        affine: bool,
+        track_running_stats: bool,
+    ) -> Result<Self> {
+        Ok(BatchNorm { name, ..Self::new(num_features, eps, momentum, affine, track_running_stats)? })
     }
 
     /// torch's `_check_input_dim`: the ranks each kind accepts (any for [`BatchNorm::new`]).
