@@ -1,245 +1,22 @@
 //! Text generation with a KV cache: greedy or sampled (temperature, top-k, top-p, min-p, repetition
-//! penalty, seed), stopping at EOS tokens from `generation_config.json`, batched prompts with left
+//! penalty, seed), transformers' token bans (n-gram repeats, bad words, suppressed and forced
+//! tokens), stopping at EOS tokens from `generation_config.json`, batched prompts with left
 //! padding, tokens streamed to a callback as they come.
-
-use std::path::Path;
 
 use oxtorch_backend_tpu::xla::{take_recorded, Recorded};
 use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
-use serde_json::Value;
 
-use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{bucket, fixed_shapes, KvCache};
+use crate::layers::{bucket, KvCache};
 use crate::models::bucketing::fuse_forward;
 use crate::models::CausalLm;
 
+mod config;
 mod sampling;
 
-use sampling::{pick, Rng};
+pub use config::{CacheImplementation, GenerationConfig};
 
-/// How to pick tokens and when to stop (transformers' `GenerationConfig` fields).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GenerationConfig {
-    /// new tokens at most
-    pub max_new_tokens: usize,
-    /// new tokens at least: EOS tokens cannot be picked before (transformers'
-    /// `MinNewTokensLengthLogitsProcessor`; `min_length` in `generation_config.json` counts the
-    /// prompt too)
-    pub min_new_tokens: usize,
-    /// prompt and new tokens at most: `max_length` of a `generation_config.json` without
-    /// `max_new_tokens`. [`generate`] reads `max_new_tokens` only; [`GenerationConfig::resolve_length`]
-    /// turns this into it for a prompt length (the CLI does when `--max-new-tokens` is absent).
-    pub max_length: Option<usize>,
-    /// sample (true) or take the most likely token (false)
-    pub do_sample: bool,
-    /// logits divided by this before sampling
-    pub temperature: f64,
-    /// keep the `top_k` most likely tokens (0: all)
-    pub top_k: usize,
-    /// keep the smallest set of tokens whose probability reaches `top_p`
-    pub top_p: f64,
-    /// drop tokens less likely than `min_p` times the most likely one (0: off)
-    pub min_p: f64,
-    /// CTRL-style penalty on tokens already present (1: off)
-    pub repetition_penalty: f64,
-    /// sampling seed
-    pub seed: u64,
-    /// tokens that end a sequence
-    pub eos_token_ids: Vec<i64>,
-    /// token appended to finished sequences
-    pub pad_token_id: i64,
-    /// which KV cache to decode with
-    pub cache_implementation: CacheImplementation,
-    /// prompt and new tokens at least (`min_length` of `generation_config.json`), applied with
-    /// the prompt's length by [`GenerationConfig::resolve_length`]
-    pub min_length: Option<usize>,
-}
-
-/// The KV cache [`generate`] decodes with (transformers' `cache_implementation`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum CacheImplementation {
-    /// `Static` on devices that compile a program per shape (xla, tpu), `Dynamic` on the cpu.
-    #[default]
-    Auto,
-    /// Attention reads the filled part of the cache (`"dynamic"`): no work on empty slots.
-    Dynamic,
-    /// Fixed shapes (`"static"`): the prompt padded to a [`bucket`], a cache of a bucketed capacity
-    /// read whole under a mask, so that every decode step runs the same programs.
-    Static,
-}
-
-impl CacheImplementation {
-    /// Whether generation on `device` keeps shapes fixed.
-    fn is_static(self, device: Device) -> bool {
-        match self {
-            CacheImplementation::Auto => fixed_shapes(device),
-            CacheImplementation::Dynamic => false,
-            CacheImplementation::Static => true,
-        }
-    }
-}
-
-impl Default for GenerationConfig {
-    fn default() -> Self {
-        GenerationConfig {
-            max_new_tokens: 20,
-            min_new_tokens: 0,
-            max_length: None,
-            do_sample: false,
-            temperature: 1.0,
-            top_k: 50,
-            top_p: 1.0,
-            min_p: 0.0,
-            repetition_penalty: 1.0,
-            seed: 0,
-            eos_token_ids: Vec::new(),
-            pad_token_id: 0,
-            cache_implementation: CacheImplementation::Auto,
-            min_length: None,
-        }
-    }
-}
-
-fn ids_of(file: &Path, key: &str, v: Option<&Value>) -> Result<Vec<i64>> {
-    let ids = match v {
-        None | Some(Value::Null) => Some(Vec::new()),
-        Some(Value::Number(n)) => n.as_i64().map(|id| vec![id]),
-        Some(Value::Array(a)) => a.iter().map(Value::as_i64).collect(),
-        Some(_) => None,
-    };
-    ids.ok_or_else(|| {
-        Error::format(
-            file,
-            format!("\"{key}\" must be a token id or a list of token ids, got {}", v.unwrap_or(&Value::Null)),
-        )
-    })
-}
-
-impl GenerationConfig {
-    /// Reads `generation_config.json` of `dir` (sampling settings, `eos_token_id` as a number or list,
-    /// `pad_token_id`, `cache_implementation` `"static"`/`"dynamic"`), falling back to the model
-    /// config's `eos_token_id` / `pad_token_id`; a missing pad token becomes the first EOS token, as
-    /// transformers does.
-    pub fn from_model_dir(dir: &Path, cfg: &Config) -> Result<Self> {
-        let path = dir.join("generation_config.json");
-        let json: Value = match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| Error::format(&path, e.to_string()))?,
-            Err(_) => Value::Null,
-        };
-        let mut g = GenerationConfig::default();
-        // A setting of the wrong type is an error, not silently the default.
-        let num = |k: &str| match json.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_f64()
-                .map(Some)
-                .ok_or_else(|| Error::format(&path, format!("\"{k}\" must be a number, got {v}"))),
-        };
-        g.do_sample = match json.get("do_sample") {
-            None | Some(Value::Null) => false,
-            Some(v) => v
-                .as_bool()
-                .ok_or_else(|| Error::format(&path, format!("\"do_sample\" must be a boolean, got {v}")))?,
-        };
-        g.temperature = num("temperature")?.unwrap_or(1.0);
-        g.top_k = match json.get("top_k") {
-            None | Some(Value::Null) => 50,
-            Some(v) => v.as_u64().and_then(|k| usize::try_from(k).ok()).ok_or_else(|| {
-                Error::format(&path, format!("\"top_k\" must be a non-negative integer, got {v}"))
-            })?,
-        };
-        g.top_p = num("top_p")?.unwrap_or(1.0);
-        g.min_p = num("min_p")?.unwrap_or(0.0);
-        g.repetition_penalty = num("repetition_penalty")?.unwrap_or(1.0);
-        if let Some(n) = json.get("max_new_tokens").and_then(Value::as_u64) {
-            g.max_new_tokens = n as usize;
-        } else if let Some(n) = json.get("max_length").and_then(Value::as_u64) {
-            // As transformers: the whole sequence's length, the prompt included.
-            g.max_length = Some(usize::try_from(n).unwrap_or(usize::MAX));
-        }
-        let count = |k: &str| match json.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v.as_u64().and_then(|n| usize::try_from(n).ok()).map(Some).ok_or_else(|| {
-                Error::format(&path, format!("\"{k}\" must be a non-negative integer, got {v}"))
-            }),
-        };
-        g.min_new_tokens = count("min_new_tokens")?.unwrap_or(0);
-        g.min_length = count("min_length")?;
-        g.cache_implementation = match json.get("cache_implementation").and_then(Value::as_str) {
-            Some("static") => CacheImplementation::Static,
-            Some("dynamic") => CacheImplementation::Dynamic,
-            _ => CacheImplementation::Auto,
-        };
-        let config_path = dir.join("config.json");
-        g.eos_token_ids = ids_of(&path, "eos_token_id", json.get("eos_token_id"))?;
-        if g.eos_token_ids.is_empty() {
-            g.eos_token_ids = ids_of(&config_path, "eos_token_id", cfg.get("eos_token_id"))?;
-        }
-        let pad = match ids_of(&path, "pad_token_id", json.get("pad_token_id"))?.first() {
-            Some(&id) => Some(id),
-            None => ids_of(&config_path, "pad_token_id", cfg.get("pad_token_id"))?.first().copied(),
-        };
-        g.pad_token_id = pad.or(g.eos_token_ids.first().copied()).unwrap_or(0);
-        Ok(g)
-    }
-}
-
-impl GenerationConfig {
-    /// Applies `max_length` (prompt included) to prompts of `prompt_len` tokens as transformers
-    /// does: `max_new_tokens` becomes what is left of it; a prompt already that long is an error.
-    pub fn resolve_length(&mut self, prompt_len: usize) -> Result<()> {
-        // As transformers: `min_new_tokens`, when set, decides; else `min_length` counts the prompt.
-        if let Some(total) = self.min_length.take() {
-            if self.min_new_tokens == 0 {
-                self.min_new_tokens = total.saturating_sub(prompt_len);
-            }
-        }
-        if let Some(total) = self.max_length.take() {
-            if prompt_len >= total {
-                return Err(Error::Input(format!(
-                    "Input length of input_ids is {prompt_len}, but `max_length` is set to {total}. This can lead to unexpected behavior. You should consider increasing `max_length` or, better yet, setting `max_new_tokens`."
-                )));
-            }
-            self.max_new_tokens = total - prompt_len;
-        }
-        Ok(())
-    }
-
-    /// Checks the settings as transformers' logits processors do: a repetition penalty must be
-    /// positive, and when sampling, the temperature positive and `top_p` and `min_p` in [0, 1].
-    /// Sampling settings are not read by greedy decoding, so they are not checked then.
-    pub fn validate(&self) -> Result<()> {
-        let bad = |what: String| Err(Error::Input(what));
-        if !(self.repetition_penalty > 0.0 && self.repetition_penalty.is_finite()) {
-            return bad(format!(
-                "`repetition_penalty` has to be a strictly positive float, but is {}",
-                self.repetition_penalty
-            ));
-        }
-        if self.do_sample {
-            if !(self.temperature > 0.0 && self.temperature.is_finite()) {
-                return bad(format!(
-                    "`temperature` (={}) has to be a strictly positive float, otherwise your next token scores will be invalid",
-                    self.temperature
-                ));
-            }
-            if !(0.0..=1.0).contains(&self.top_p) {
-                return bad(format!(
-                    "`top_p` has to be a float in the [0, 1] interval, but is {}",
-                    self.top_p
-                ));
-            }
-            if !(0.0..=1.0).contains(&self.min_p) {
-                return bad(format!(
-                    "`min_p` has to be a float in the [0, 1] interval, but is {}",
-                    self.min_p
-                ));
-            }
-        }
-        Ok(())
-    }
-}
+use sampling::{pick, process, processes, Rng};
 
 /// The new tokens a generation's KV cache is first allocated for. A longer generation grows the
 /// cache as its tokens come (doubling on the cpu, bucket by bucket with a static cache), so that a
@@ -434,11 +211,7 @@ impl Step<'_> {
 /// (argmax of the logits, nothing the host must see first), and not a model that recomputes its
 /// cache at some length (Phi-3's LongRoPE switch).
 fn greedy_on_device(lm: &CausalLm, device: Device, g: &GenerationConfig) -> bool {
-    !device.is_cpu()
-        && !g.do_sample
-        && g.repetition_penalty == 1.0
-        && g.min_new_tokens == 0
-        && lm.recompute_cache_at().is_none()
+    !device.is_cpu() && !g.do_sample && !processes(g) && lm.recompute_cache_at().is_none()
 }
 
 /// Greedy decoding with the argmax on the device, pipelined: while a helper thread computes step
@@ -535,15 +308,8 @@ fn decode_on_host(
                 if rows.done[r] {
                     g.pad_token_id
                 } else {
-                    if n < g.min_new_tokens {
-                        // Before `min_new_tokens`, no EOS token can be picked.
-                        for &eos in &g.eos_token_ids {
-                            if let Some(l) = usize::try_from(eos).ok().and_then(|i| logits.get_mut(i)) {
-                                *l = f32::NEG_INFINITY;
-                            }
-                        }
-                    }
-                    pick(&mut logits, &rows.tokens[r][rows.padding[r]..], g, &mut rng)
+                    process(&mut logits, &rows.tokens[r], rows.padding[r], n, g);
+                    pick(&mut logits, g, &mut rng)
                 }
             })
             .collect();
@@ -709,8 +475,10 @@ mod tests {
     }
 
     use std::collections::BTreeMap;
+    use std::path::Path;
 
     use super::*;
+    use crate::config::Config;
     use crate::models::AutoModel;
     use crate::weights::{read_safetensors, Weights};
 
@@ -738,16 +506,17 @@ mod tests {
         let mut rng = Rng(0);
         // Token 0 (logit 4, seen 3 times) is penalised once to 2, still above token 1 (1.5).
         let mut logits = vec![4.0f32, 1.5, -1.0];
-        assert_eq!(pick(&mut logits, &[0, 0, 0], &g, &mut rng), 0);
+        process(&mut logits, &[0, 0, 0], 0, 0, &g);
+        assert_eq!(pick(&mut logits, &g, &mut rng), 0);
         assert_eq!(logits, vec![2.0, 1.5, -1.0]);
         let mut logits = vec![-1.0f32, -1.5, -3.0];
-        pick(&mut logits, &[0, 0], &g, &mut rng);
+        process(&mut logits, &[0, 0], 0, 0, &g);
         assert_eq!(logits[0], -2.0);
         // top_k = 1 with a tie at the top: both tied tokens stay candidates.
         let g =
             GenerationConfig { top_k: 1, do_sample: true, temperature: 1.0, ..GenerationConfig::default() };
         let picks: std::collections::BTreeSet<i64> =
-            (0..64).map(|_| pick(&mut [1.0f32, 3.0, 3.0, 0.0], &[], &g, &mut rng)).collect();
+            (0..64).map(|_| pick(&mut [1.0f32, 3.0, 3.0, 0.0], &g, &mut rng)).collect();
         assert_eq!(picks, [1, 2].into_iter().collect());
     }
 

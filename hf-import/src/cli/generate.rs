@@ -30,7 +30,7 @@ pub struct GenerateArgs {
     /// safetensors file to write `output_ids` (prompt + new tokens, int64) to
     #[arg(long, requires = "inputs")]
     output: Option<PathBuf>,
-    /// new tokens at most (default: generation_config.json's, else 20)
+    /// new tokens at most (default: generation_config.json's, else 20 within the model's positions)
     #[arg(long)]
     max_new_tokens: Option<usize>,
     /// new tokens at least: no EOS before (default: generation_config.json's)
@@ -54,6 +54,9 @@ pub struct GenerateArgs {
     /// penalty on tokens already present
     #[arg(long)]
     repetition_penalty: Option<f64>,
+    /// no n-gram of this size repeats (0: off)
+    #[arg(long)]
+    no_repeat_ngram_size: Option<usize>,
     /// sampling seed
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -78,6 +81,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     if let Some(n) = a.max_new_tokens {
         g.max_new_tokens = n;
         g.max_length = None;
+        g.length_cap = None;
     }
     if a.greedy {
         g.do_sample = false;
@@ -89,6 +93,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     g.top_p = a.top_p.unwrap_or(g.top_p);
     g.min_p = a.min_p.unwrap_or(g.min_p);
     g.repetition_penalty = a.repetition_penalty.unwrap_or(g.repetition_penalty);
+    g.no_repeat_ngram_size = a.no_repeat_ngram_size.unwrap_or(g.no_repeat_ngram_size);
     g.seed = a.seed;
     // Bad settings fail before the weights are read and before any text is printed.
     g.validate()?;

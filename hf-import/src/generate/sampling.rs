@@ -1,6 +1,5 @@
-//! Picking the next token from a row of logits: transformers' logits processors and warpers in
-//! their order (repetition penalty, temperature, top-k, top-p, min-p), then greedy or seeded
-//! sampling.
+//! Picking the next token from a row of logits: transformers' logits processors (penalties and
+//! bans) and warpers in their order, then greedy or seeded sampling.
 
 use super::GenerationConfig;
 
@@ -19,12 +18,21 @@ impl Rng {
     }
 }
 
-/// Picks the next token from one row of float32 logits, after the penalties and filters of `g` in
-/// transformers' order (repetition penalty, temperature, top-k, top-p, min-p).
-pub(super) fn pick(logits: &mut [f32], seen: &[i64], g: &GenerationConfig, rng: &mut Rng) -> i64 {
+/// The logits processors of transformers that ban or penalise tokens, in its order, on one row of
+/// logits: repetition penalty, `no_repeat_ngram_size`, `bad_words_ids`, EOS before
+/// `min_new_tokens`, `forced_eos_token_id` at the last new token, `suppress_tokens`,
+/// `begin_suppress_tokens` at the first. `row` is the sequence so far (prompt, padding included,
+/// and new tokens), `padding` its left padding (which the repetition penalty does not see), `n`
+/// the number of new tokens before this one.
+pub(super) fn process(logits: &mut [f32], row: &[i64], padding: usize, n: usize, g: &GenerationConfig) {
+    let ban = |logits: &mut [f32], t: i64| {
+        if let Some(l) = usize::try_from(t).ok().and_then(|t| logits.get_mut(t)) {
+            *l = f32::NEG_INFINITY;
+        }
+    };
     if g.repetition_penalty != 1.0 {
         // Once per distinct token, however often it occurs (transformers gathers, then scatters).
-        let mut distinct = seen.to_vec();
+        let mut distinct = row[padding.min(row.len())..].to_vec();
         distinct.sort_unstable();
         distinct.dedup();
         let p = g.repetition_penalty as f32;
@@ -34,6 +42,51 @@ pub(super) fn pick(logits: &mut [f32], seen: &[i64], g: &GenerationConfig, rng: 
             }
         }
     }
+    let size = g.no_repeat_ngram_size;
+    if size > 0 && row.len() + 1 >= size {
+        // Every token that followed the current last `size - 1` tokens before.
+        let tail = &row[row.len() + 1 - size..];
+        for gram in row.windows(size) {
+            if &gram[..size - 1] == tail {
+                ban(logits, gram[size - 1]);
+            }
+        }
+    }
+    for words in &g.bad_words_ids {
+        let (last, prefix) = words.split_last().expect("bad_words_ids entries are not empty");
+        if row.ends_with(prefix) {
+            ban(logits, *last);
+        }
+    }
+    if n < g.min_new_tokens {
+        g.eos_token_ids.iter().for_each(|&t| ban(logits, t));
+    }
+    if !g.forced_eos_token_ids.is_empty() && n + 1 == g.max_new_tokens {
+        for (i, l) in logits.iter_mut().enumerate() {
+            let forced = i64::try_from(i).is_ok_and(|i| g.forced_eos_token_ids.contains(&i));
+            *l = if forced { 0.0 } else { f32::NEG_INFINITY };
+        }
+    }
+    g.suppress_tokens.iter().for_each(|&t| ban(logits, t));
+    if n == 0 {
+        g.begin_suppress_tokens.iter().for_each(|&t| ban(logits, t));
+    }
+}
+
+/// Whether [`process`] changes any logits with the settings of `g`.
+pub(super) fn processes(g: &GenerationConfig) -> bool {
+    g.repetition_penalty != 1.0
+        || g.no_repeat_ngram_size > 0
+        || !g.bad_words_ids.is_empty()
+        || g.min_new_tokens > 0
+        || !g.forced_eos_token_ids.is_empty()
+        || !g.suppress_tokens.is_empty()
+        || !g.begin_suppress_tokens.is_empty()
+}
+
+/// Picks the next token from one row of float32 logits (already [`process`]ed): the most likely,
+/// or sampled after transformers' warpers in its order (temperature, top-k, top-p, min-p).
+pub(super) fn pick(logits: &mut [f32], g: &GenerationConfig, rng: &mut Rng) -> i64 {
     let argmax = |v: &[f32]| v.iter().enumerate().fold(0, |best, (i, &x)| if x > v[best] { i } else { best });
     if !g.do_sample {
         return argmax(logits) as i64;

@@ -141,3 +141,49 @@ fn chat_template_renders_as_transformers() {
     assert!(err.contains("Unknown role: robot"), "{err}");
     assert!(ChatTemplate::from_model_dir(&fixture("llama")).unwrap().is_none());
 }
+
+/// The processors that ban tokens give transformers' greedy tokens: `no_repeat_ngram_size` (over
+/// the prompt, its left padding included), `bad_words_ids` (one token, and a bigram),
+/// `suppress_tokens`, `begin_suppress_tokens`, and `forced_eos_token_id` at the last step with
+/// `min_new_tokens` and a repetition penalty (`make_processor_golden.py`).
+#[test]
+fn token_bans_match_transformers() {
+    let (cfg, model) = load("llama");
+    let golden = read_all(&fixture("llama").join("generate_processors.safetensors"));
+    let ids = |k: &str| golden[k].to_vec::<i64>().unwrap();
+    let mut base = GenerationConfig::from_model_dir(&fixture("llama"), &cfg).unwrap();
+    base.max_new_tokens = 12;
+    base.pad_token_id = 0;
+    let cases = [
+        ("plain", base.clone()),
+        ("ngram", GenerationConfig { no_repeat_ngram_size: 2, ..base.clone() }),
+        (
+            "bans",
+            GenerationConfig {
+                begin_suppress_tokens: ids("begin_suppress_tokens"),
+                suppress_tokens: ids("suppress_tokens"),
+                bad_words_ids: vec![ids("bad_words_ids.0"), ids("bad_words_ids.1")],
+                ..base.clone()
+            },
+        ),
+        (
+            "forced",
+            GenerationConfig {
+                forced_eos_token_ids: ids("forced_eos_token_id"),
+                min_new_tokens: 5,
+                repetition_penalty: 1.5,
+                ..base.clone()
+            },
+        ),
+    ];
+    let lm = model.causal_lm().unwrap();
+    let plain = golden["output_ids.plain"].to_vec2::<i64>().unwrap();
+    for (case, g) in cases {
+        let out = generate(lm, &golden["input_ids"], Some(&golden["attention_mask"]), &g, |_, _| {}).unwrap();
+        let want = golden[&format!("output_ids.{case}")].to_vec2::<i64>().unwrap();
+        assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{case}");
+        if case != "plain" {
+            assert_ne!(want, plain, "{case} changes the tokens");
+        }
+    }
+}

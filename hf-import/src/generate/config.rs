@@ -1,0 +1,418 @@
+//! Generation settings: transformers' `GenerationConfig`, read from `generation_config.json` (or,
+//! without one, from the generation keys of `config.json`, as transformers' `from_model_config`).
+
+use std::path::Path;
+
+use oxtorch_tensor::Device;
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::fixed_shapes;
+
+/// How to pick tokens and when to stop (transformers' `GenerationConfig` fields).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenerationConfig {
+    /// new tokens at most (setting it, clear `max_length` and `length_cap`, as the CLI's
+    /// `--max-new-tokens` does)
+    pub max_new_tokens: usize,
+    /// new tokens at least: EOS tokens cannot be picked before (transformers'
+    /// `MinNewTokensLengthLogitsProcessor`; `min_length` in `generation_config.json` counts the
+    /// prompt too)
+    pub min_new_tokens: usize,
+    /// prompt and new tokens at most: `max_length` of a `generation_config.json` without
+    /// `max_new_tokens`. [`generate`] reads `max_new_tokens` only; [`GenerationConfig::resolve_length`]
+    /// turns this into it for a prompt length (the CLI does when `--max-new-tokens` is absent).
+    pub max_length: Option<usize>,
+    /// sample (true) or take the most likely token (false)
+    pub do_sample: bool,
+    /// logits divided by this before sampling
+    pub temperature: f64,
+    /// keep the `top_k` most likely tokens (0: all)
+    pub top_k: usize,
+    /// keep the smallest set of tokens whose probability reaches `top_p`
+    pub top_p: f64,
+    /// drop tokens less likely than `min_p` times the most likely one (0: off)
+    pub min_p: f64,
+    /// CTRL-style penalty on tokens already present (1: off)
+    pub repetition_penalty: f64,
+    /// sampling seed
+    pub seed: u64,
+    /// tokens that end a sequence
+    pub eos_token_ids: Vec<i64>,
+    /// token appended to finished sequences
+    pub pad_token_id: i64,
+    /// which KV cache to decode with
+    pub cache_implementation: CacheImplementation,
+    /// prompt and new tokens at least (`min_length` of `generation_config.json`), applied with
+    /// the prompt's length by [`GenerationConfig::resolve_length`]
+    pub min_length: Option<usize>,
+    /// prompt and new tokens at most when no length was configured: the model's
+    /// `max_position_embeddings`, applied by [`GenerationConfig::resolve_length`] (transformers
+    /// generates 20 new tokens by default, but never past that)
+    pub length_cap: Option<usize>,
+    /// no n-gram of this size occurs twice in a sequence, the prompt included (0: off)
+    pub no_repeat_ngram_size: usize,
+    /// token sequences never generated: a one-token entry is always banned, a longer one bans its
+    /// last token after the others
+    pub bad_words_ids: Vec<Vec<i64>>,
+    /// tokens never generated
+    pub suppress_tokens: Vec<i64>,
+    /// tokens not generated first
+    pub begin_suppress_tokens: Vec<i64>,
+    /// tokens forced as the last new token (the first of them most likely)
+    pub forced_eos_token_ids: Vec<i64>,
+}
+
+/// The KV cache [`generate`] decodes with (transformers' `cache_implementation`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheImplementation {
+    /// `Static` on devices that compile a program per shape (xla, tpu), `Dynamic` on the cpu.
+    #[default]
+    Auto,
+    /// Attention reads the filled part of the cache (`"dynamic"`): no work on empty slots.
+    Dynamic,
+    /// Fixed shapes (`"static"`): the prompt padded to a [`bucket`], a cache of a bucketed capacity
+    /// read whole under a mask, so that every decode step runs the same programs.
+    Static,
+}
+
+impl CacheImplementation {
+    /// Whether generation on `device` keeps shapes fixed.
+    pub(super) fn is_static(self, device: Device) -> bool {
+        match self {
+            CacheImplementation::Auto => fixed_shapes(device),
+            CacheImplementation::Dynamic => false,
+            CacheImplementation::Static => true,
+        }
+    }
+}
+
+impl Default for GenerationConfig {
+    fn default() -> Self {
+        GenerationConfig {
+            max_new_tokens: 20,
+            min_new_tokens: 0,
+            max_length: None,
+            do_sample: false,
+            temperature: 1.0,
+            top_k: 50,
+            top_p: 1.0,
+            min_p: 0.0,
+            repetition_penalty: 1.0,
+            seed: 0,
+            eos_token_ids: Vec::new(),
+            pad_token_id: 0,
+            cache_implementation: CacheImplementation::Auto,
+            min_length: None,
+            length_cap: None,
+            no_repeat_ngram_size: 0,
+            bad_words_ids: Vec::new(),
+            suppress_tokens: Vec::new(),
+            begin_suppress_tokens: Vec::new(),
+            forced_eos_token_ids: Vec::new(),
+        }
+    }
+}
+
+fn ids_of(file: &Path, key: &str, v: Option<&Value>) -> Result<Vec<i64>> {
+    let ids = match v {
+        None | Some(Value::Null) => Some(Vec::new()),
+        Some(Value::Number(n)) => n.as_i64().map(|id| vec![id]),
+        Some(Value::Array(a)) => a.iter().map(Value::as_i64).collect(),
+        Some(_) => None,
+    };
+    ids.ok_or_else(|| {
+        Error::format(
+            file,
+            format!("\"{key}\" must be a token id or a list of token ids, got {}", v.unwrap_or(&Value::Null)),
+        )
+    })
+}
+
+/// The generation settings of a model folder as transformers reads them: `generation_config.json`,
+/// or without one the generation keys of `config.json` (a nested `text_config`'s where the outer
+/// config has none), as `GenerationConfig.from_model_config`. Returns them with the file they
+/// came from.
+fn settings_of(dir: &Path, cfg: &Config) -> Result<(std::path::PathBuf, serde_json::Map<String, Value>)> {
+    let path = dir.join("generation_config.json");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => match serde_json::from_str(&text).map_err(|e| Error::format(&path, e.to_string()))? {
+            Value::Object(json) => Ok((path, json)),
+            _ => Err(Error::format(&path, "not a JSON object")),
+        },
+        Err(_) => {
+            let mut json = serde_json::Map::new();
+            for key in GENERATION_KEYS {
+                let nested = cfg.get("text_config").and_then(|t| t.get(key)).filter(|v| !v.is_null());
+                if let Some(v) = cfg.get(key).or(nested) {
+                    json.insert(key.to_string(), v.clone());
+                }
+            }
+            Ok((dir.join("config.json"), json))
+        }
+    }
+}
+
+/// The keys [`GenerationConfig::from_model_dir`] reads (from `config.json` without a
+/// `generation_config.json`).
+const GENERATION_KEYS: &[&str] = &[
+    "do_sample",
+    "temperature",
+    "top_k",
+    "top_p",
+    "min_p",
+    "repetition_penalty",
+    "max_new_tokens",
+    "max_length",
+    "min_new_tokens",
+    "min_length",
+    "cache_implementation",
+    "eos_token_id",
+    "pad_token_id",
+    "no_repeat_ngram_size",
+    "bad_words_ids",
+    "suppress_tokens",
+    "begin_suppress_tokens",
+    "forced_eos_token_id",
+    "num_beams",
+];
+
+impl GenerationConfig {
+    /// Reads the generation settings of a model folder: `generation_config.json`, or without one the
+    /// generation keys of `config.json` (as transformers). Sampling settings, lengths,
+    /// `eos_token_id` as a number or list, `pad_token_id`, `cache_implementation`
+    /// `"static"`/`"dynamic"` and the token bans (`no_repeat_ngram_size`, `bad_words_ids`,
+    /// `suppress_tokens`, `begin_suppress_tokens`, `forced_eos_token_id`); EOS and pad tokens fall
+    /// back to the model config's, and a missing pad token becomes the first EOS token, as
+    /// transformers does. Without a configured length, 20 new tokens, capped at the model's
+    /// `max_position_embeddings`.
+    pub fn from_model_dir(dir: &Path, cfg: &Config) -> Result<Self> {
+        let (path, json) = settings_of(dir, cfg)?;
+        let mut g = GenerationConfig::default();
+        // A setting of the wrong type is an error, not silently the default.
+        let num = |k: &str| match json.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| Error::format(&path, format!("\"{k}\" must be a number, got {v}"))),
+        };
+        let count = |k: &str| match json.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_u64().and_then(|n| usize::try_from(n).ok()).map(Some).ok_or_else(|| {
+                Error::format(&path, format!("\"{k}\" must be a non-negative integer, got {v}"))
+            }),
+        };
+        g.do_sample = match json.get("do_sample") {
+            None | Some(Value::Null) => false,
+            Some(v) => v
+                .as_bool()
+                .ok_or_else(|| Error::format(&path, format!("\"do_sample\" must be a boolean, got {v}")))?,
+        };
+        if count("num_beams")?.is_some_and(|n| n > 1) {
+            return Err(Error::format(
+                &path,
+                "\"num_beams\" > 1 asks for beam search, which is not supported (greedy or sampling only)",
+            ));
+        }
+        g.temperature = num("temperature")?.unwrap_or(1.0);
+        g.top_k = count("top_k")?.unwrap_or(50);
+        g.top_p = num("top_p")?.unwrap_or(1.0);
+        g.min_p = num("min_p")?.unwrap_or(0.0);
+        g.repetition_penalty = num("repetition_penalty")?.unwrap_or(1.0);
+        if let Some(n) = count("max_new_tokens")? {
+            g.max_new_tokens = n;
+        } else if let Some(n) = count("max_length")? {
+            // As transformers: the whole sequence's length, the prompt included.
+            g.max_length = Some(n);
+        } else {
+            let nested = cfg.get("text_config").and_then(|t| t.get("max_position_embeddings"));
+            g.length_cap = cfg
+                .get("max_position_embeddings")
+                .or(nested)
+                .and_then(Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok());
+        }
+        g.min_new_tokens = count("min_new_tokens")?.unwrap_or(0);
+        g.min_length = count("min_length")?;
+        g.cache_implementation = match json.get("cache_implementation").and_then(Value::as_str) {
+            Some("static") => CacheImplementation::Static,
+            Some("dynamic") => CacheImplementation::Dynamic,
+            _ => CacheImplementation::Auto,
+        };
+        g.no_repeat_ngram_size = count("no_repeat_ngram_size")?.unwrap_or(0);
+        g.bad_words_ids = match json.get("bad_words_ids") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(seqs)) if !seqs.is_empty() => seqs
+                .iter()
+                .map(|s| match ids_of(&path, "bad_words_ids", Some(s)) {
+                    Ok(ids) if s.is_array() && !ids.is_empty() && ids.iter().all(|&t| t >= 0) => Ok(ids),
+                    _ => Err(Error::format(
+                        &path,
+                        format!("\"bad_words_ids\" must be a list of lists of positive token ids, got {s}"),
+                    )),
+                })
+                .collect::<Result<_>>()?,
+            Some(v) => {
+                return Err(Error::format(
+                    &path,
+                    format!("\"bad_words_ids\" must be a non-empty list of token id lists, got {v}"),
+                ))
+            }
+        };
+        g.suppress_tokens = ids_of(&path, "suppress_tokens", json.get("suppress_tokens"))?;
+        g.begin_suppress_tokens = ids_of(&path, "begin_suppress_tokens", json.get("begin_suppress_tokens"))?;
+        g.forced_eos_token_ids = ids_of(&path, "forced_eos_token_id", json.get("forced_eos_token_id"))?;
+        let config_path = dir.join("config.json");
+        g.eos_token_ids = ids_of(&path, "eos_token_id", json.get("eos_token_id"))?;
+        if g.eos_token_ids.is_empty() {
+            g.eos_token_ids = ids_of(&config_path, "eos_token_id", cfg.get("eos_token_id"))?;
+        }
+        // transformers drops bad words that are an EOS token alone.
+        g.bad_words_ids.retain(|s| !(s.len() == 1 && g.eos_token_ids.contains(&s[0])));
+        let pad = match ids_of(&path, "pad_token_id", json.get("pad_token_id"))?.first() {
+            Some(&id) => Some(id),
+            None => ids_of(&config_path, "pad_token_id", cfg.get("pad_token_id"))?.first().copied(),
+        };
+        g.pad_token_id = pad.or(g.eos_token_ids.first().copied()).unwrap_or(0);
+        Ok(g)
+    }
+}
+
+impl GenerationConfig {
+    /// Applies `max_length` (prompt included) to prompts of `prompt_len` tokens as transformers
+    /// does: `max_new_tokens` becomes what is left of it; a prompt already that long is an error.
+    /// Without a configured length, the sequence stops at `length_cap` (the model's positions).
+    pub fn resolve_length(&mut self, prompt_len: usize) -> Result<()> {
+        // As transformers: `min_new_tokens`, when set, decides; else `min_length` counts the prompt.
+        if let Some(total) = self.min_length.take() {
+            if self.min_new_tokens == 0 {
+                self.min_new_tokens = total.saturating_sub(prompt_len);
+            }
+        }
+        let cap = self.length_cap.take().map(|cap| cap.min(prompt_len.saturating_add(self.max_new_tokens)));
+        if let Some(total) = self.max_length.take().or(cap) {
+            if prompt_len >= total {
+                return Err(Error::Input(format!(
+                    "Input length of input_ids is {prompt_len}, but `max_length` is set to {total}. This can lead to unexpected behavior. You should consider increasing `max_length` or, better yet, setting `max_new_tokens`."
+                )));
+            }
+            self.max_new_tokens = total - prompt_len;
+        }
+        Ok(())
+    }
+
+    /// Checks the settings as transformers' logits processors do: a repetition penalty must be
+    /// positive, and when sampling, the temperature positive and `top_p` and `min_p` in [0, 1].
+    /// Sampling settings are not read by greedy decoding, so they are not checked then.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: String| Err(Error::Input(what));
+        if !(self.repetition_penalty > 0.0 && self.repetition_penalty.is_finite()) {
+            return bad(format!(
+                "`repetition_penalty` has to be a strictly positive float, but is {}",
+                self.repetition_penalty
+            ));
+        }
+        if self.do_sample {
+            if !(self.temperature > 0.0 && self.temperature.is_finite()) {
+                return bad(format!(
+                    "`temperature` (={}) has to be a strictly positive float, otherwise your next token scores will be invalid",
+                    self.temperature
+                ));
+            }
+            if !(0.0..=1.0).contains(&self.top_p) {
+                return bad(format!(
+                    "`top_p` has to be a float in the [0, 1] interval, but is {}",
+                    self.top_p
+                ));
+            }
+            if !(0.0..=1.0).contains(&self.min_p) {
+                return bad(format!(
+                    "`min_p` has to be a float in the [0, 1] interval, but is {}",
+                    self.min_p
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model folder holding `config.json` (and `generation_config.json` when given).
+    fn folder(name: &str, config: &str, generation: Option<&str>) -> (std::path::PathBuf, Config) {
+        let dir = std::env::temp_dir().join(format!("oxtorch-gencfg-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.json"), config).unwrap();
+        if let Some(g) = generation {
+            std::fs::write(dir.join("generation_config.json"), g).unwrap();
+        }
+        let cfg = Config::load(&dir).unwrap();
+        (dir, cfg)
+    }
+
+    /// Without `generation_config.json` the generation keys of `config.json` apply (transformers'
+    /// `from_model_config`, checked with transformers 5.24: do_sample, temperature, max_length,
+    /// min_length, no_repeat_ngram_size, repetition_penalty, top_k, eos_token_id all carried over);
+    /// with one, `config.json`'s are ignored but for the EOS and pad fallbacks.
+    #[test]
+    fn config_json_holds_the_settings_without_a_generation_config() {
+        let config = r#"{"model_type": "llama", "max_position_embeddings": 40, "do_sample": true,
+            "temperature": 0.5, "max_length": 30, "no_repeat_ngram_size": 2, "repetition_penalty": 1.3,
+            "top_k": 7, "eos_token_id": 5, "min_length": 3, "suppress_tokens": [4, 9],
+            "bad_words_ids": [[5], [1, 2]]}"#;
+        let (dir, cfg) = folder("legacy", config, None);
+        let g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        assert!(g.do_sample);
+        assert_eq!((g.temperature, g.top_k, g.repetition_penalty), (0.5, 7, 1.3));
+        assert_eq!((g.max_length, g.min_length, g.length_cap), (Some(30), Some(3), None));
+        assert_eq!((g.no_repeat_ngram_size, g.eos_token_ids.clone()), (2, vec![5]));
+        assert_eq!(g.suppress_tokens, vec![4, 9]);
+        // `[5]` is the EOS token alone: transformers drops it from the bad words.
+        assert_eq!(g.bad_words_ids, vec![vec![1, 2]]);
+        std::fs::write(dir.join("generation_config.json"), r#"{"top_k": 3}"#).unwrap();
+        let g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        assert!(!g.do_sample);
+        assert_eq!((g.top_k, g.temperature, g.no_repeat_ngram_size), (3, 1.0, 0));
+        assert_eq!((g.max_length, g.length_cap, g.eos_token_ids.clone()), (None, Some(40), vec![5]));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// Without a configured length: 20 new tokens, but the sequence never past
+    /// `max_position_embeddings` (transformers' `_prepare_generated_length`), and a prompt that
+    /// already fills it is transformers' error.
+    #[test]
+    fn the_default_length_stops_at_the_model_positions() {
+        let (dir, cfg) = folder("cap", r#"{"model_type": "llama", "max_position_embeddings": 30}"#, None);
+        let g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        let resolved = |prompt: usize| {
+            let mut g = g.clone();
+            g.resolve_length(prompt).map(|()| g.max_new_tokens).map_err(|e| e.to_string())
+        };
+        assert_eq!(resolved(5), Ok(20));
+        assert_eq!(resolved(25), Ok(5));
+        let err = resolved(30).unwrap_err();
+        assert!(err.contains("Input length of input_ids is 30, but `max_length` is set to 30"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// Settings transformers would refuse or that ask for what is not supported are errors.
+    #[test]
+    fn unsupported_or_malformed_settings_are_errors() {
+        for (json, needle) in [
+            (r#"{"num_beams": 4}"#, "beam search"),
+            (r#"{"bad_words_ids": [3]}"#, "bad_words_ids"),
+            (r#"{"bad_words_ids": [[]]}"#, "bad_words_ids"),
+            (r#"{"no_repeat_ngram_size": -1}"#, "no_repeat_ngram_size"),
+            (r#"{"suppress_tokens": "x"}"#, "suppress_tokens"),
+        ] {
+            let (dir, cfg) = folder("bad", r#"{"model_type": "llama"}"#, Some(json));
+            let err = GenerationConfig::from_model_dir(&dir, &cfg).unwrap_err().to_string();
+            assert!(err.contains(needle) && err.contains("generation_config.json"), "{json}: {err}");
+            std::fs::remove_dir_all(&dir).ok();
+        }
+    }
+}
