@@ -53,7 +53,7 @@ pub(super) fn process(logits: &mut [f32], row: &[i64], padding: usize, n: usize,
         }
     }
     for words in &g.bad_words_ids {
-        let (last, prefix) = words.split_last().expect("bad_words_ids entries are not empty");
+        let Some((last, prefix)) = words.split_last() else { continue };
         if row.ends_with(prefix) {
             ban(logits, *last);
         }
