@@ -40,7 +40,7 @@ pub use models::{
     Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM,
     Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, RobertaForMaskedLM, RobertaModel,
 };
-pub use sentence::{PoolingMode, SentenceTransformer};
+pub use sentence::{PoolingMode, Prompts, SentenceTransformer};
 pub use tokenizer::HfTokenizer;
 pub use weights::Weights;
 

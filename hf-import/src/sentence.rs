@@ -14,8 +14,10 @@ use crate::tokenizer::HfTokenizer;
 use crate::weights::Weights;
 
 mod dense;
+mod prompts;
 
 use dense::{module_kind, Dense};
+pub use prompts::Prompts;
 
 /// One pooling of token embeddings into a sentence embedding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +127,29 @@ impl PoolingMode {
     }
 }
 
+/// `include_prompt` of a pooling folder's `config.json` (true when absent).
+fn includes_prompt(dir: &Path) -> Result<bool> {
+    let path = dir.join("config.json");
+    let Ok(text) = std::fs::read_to_string(&path) else { return Ok(true) };
+    let json: Value = serde_json::from_str(&text).map_err(|e| Error::format(&path, e.to_string()))?;
+    match json.get("include_prompt") {
+        None | Some(Value::Null) => Ok(true),
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| Error::format(&path, format!("\"include_prompt\" must be a boolean, got {v}"))),
+    }
+}
+
+/// `mask` `[batch, seq]` without each row's first `prompt_length` kept positions (from its first
+/// kept one, so after left padding), as sentence-transformers' `_exclude_prompt_from_mask`.
+fn without_prompt(mask: &Tensor, prompt_length: usize) -> Result<Tensor> {
+    let seq = mask.dims()[1] as i64;
+    let first = mask.ne(0)?.to_dtype(DType::I64)?.argmax(Some(1), true)?;
+    let positions = Tensor::arange_step(0i64, seq, 1, (DType::I64, mask.device()))?.unsqueeze(0)?;
+    let prompt = positions.lt(&first.add(prompt_length as f64)?)?;
+    Ok(mask.masked_fill(&prompt, 0.0)?)
+}
+
 /// `tokens[i, positions[i], :]`: `[batch, dim]` from `tokens` `[batch, seq, dim]` and int64
 /// `positions` `[batch]`.
 fn at_positions(tokens: &Tensor, positions: &Tensor) -> Result<Tensor> {
@@ -226,6 +251,10 @@ pub struct SentenceTransformer {
     /// What `modules.json` lists after the pooling, in order.
     after_pooling: Vec<AfterPooling>,
     tokenizer: Option<HfTokenizer>,
+    /// the prompts of `config_sentence_transformers.json`
+    prompts: Prompts,
+    /// whether pooling reads the prompt's tokens (`include_prompt` of the pooling config)
+    include_prompt: bool,
 }
 
 /// A module applied to the pooled embedding.
@@ -283,13 +312,14 @@ impl SentenceTransformer {
         // A plain transformers folder (no modules.json) is what sentence-transformers builds then:
         // the last token of a causal LM (unless `is_causal` is false), else the mean, with the
         // tokenizer's own settings (1_Pooling and sentence_bert_config.json are not read).
-        let pooling = if described {
-            PoolingMode::from_pooling_config(&pooling_dir)?
+        let (pooling, include_prompt) = if described {
+            (PoolingMode::from_pooling_config(&pooling_dir)?, includes_prompt(&pooling_dir)?)
         } else {
             let causal = cfg.architectures().first().is_some_and(|a| a.ends_with("ForCausalLM"))
                 && cfg.bool_or("is_causal", true)?;
-            vec![if causal { PoolingMode::LastToken } else { PoolingMode::Mean }]
+            (vec![if causal { PoolingMode::LastToken } else { PoolingMode::Mean }], true)
         };
+        let prompts = if described { Prompts::load(dir)? } else { Prompts::default() };
         let tokenizer = if dir.join("tokenizer.json").is_file() {
             let settings =
                 if described { TransformerSettings::load(dir)? } else { TransformerSettings::default() };
@@ -301,7 +331,7 @@ impl SentenceTransformer {
         } else {
             None
         };
-        Ok(SentenceTransformer { model, pooling, after_pooling, tokenizer })
+        Ok(SentenceTransformer { model, pooling, after_pooling, tokenizer, prompts, include_prompt })
     }
 
     /// The pooling modes, concatenated in this order.
@@ -312,6 +342,11 @@ impl SentenceTransformer {
     /// Whether embeddings are L2-normalised (last).
     pub fn normalizes(&self) -> bool {
         matches!(self.after_pooling.last(), Some(AfterPooling::Normalize))
+    }
+
+    /// The prompts of `config_sentence_transformers.json`.
+    pub fn prompts(&self) -> &Prompts {
+        &self.prompts
     }
 
     /// The tokenizer, when the folder has one.
@@ -330,6 +365,18 @@ impl SentenceTransformer {
         input_ids: &Tensor,
         attention_mask: &Tensor,
         token_type_ids: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        self.embed_ids_after_prompt(input_ids, attention_mask, token_type_ids, 0)
+    }
+
+    /// [`SentenceTransformer::embed_ids`] of inputs that begin with a prompt of `prompt_length`
+    /// tokens (after any left padding), which pooling skips unless the model includes prompts.
+    pub fn embed_ids_after_prompt(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: &Tensor,
+        token_type_ids: Option<&Tensor>,
+        prompt_length: usize,
     ) -> Result<Tensor> {
         // On a compiling device: padded to the length's bucket (masked, so pooling ignores it)
         // and fused, so every length of a bucket runs the same program.
@@ -352,8 +399,11 @@ impl SentenceTransformer {
         let attention_mask = &batch_on(&attention_mask, device)?;
         let tokens =
             self.model.last_hidden_state(&input_ids, Some(attention_mask), token_type_ids.as_ref())?;
-        let pooled =
-            self.pooling.iter().map(|p| p.pool(&tokens, attention_mask)).collect::<Result<Vec<_>>>()?;
+        let pool_mask = match prompt_length {
+            n if n > 0 && !self.include_prompt => &without_prompt(attention_mask, n)?,
+            _ => attention_mask,
+        };
+        let pooled = self.pooling.iter().map(|p| p.pool(&tokens, pool_mask)).collect::<Result<Vec<_>>>()?;
         let mut out = if pooled.len() == 1 {
             pooled[0].clone()
         } else {
@@ -371,14 +421,38 @@ impl SentenceTransformer {
         Ok(out)
     }
 
-    /// Sentence embeddings `[texts.len(), dim]` of `texts`, on the model's device.
+    /// Sentence embeddings `[texts.len(), dim]` of `texts`, on the model's device, after the
+    /// default prompt (`default_prompt_name`) if the model has one.
     pub fn encode(&self, texts: &[&str]) -> Result<Tensor> {
+        self.encode_with_prompt(texts, None, None)
+    }
+
+    /// [`SentenceTransformer::encode`] after a prompt, as sentence-transformers' `encode(prompt=,
+    /// prompt_name=)`: the text `prompt`, else the prompt named `prompt_name`, else the default one.
+    /// Pooling skips the prompt's tokens when the pooling config says `include_prompt: false`.
+    pub fn encode_with_prompt(
+        &self,
+        texts: &[&str],
+        prompt: Option<&str>,
+        prompt_name: Option<&str>,
+    ) -> Result<Tensor> {
         let tok = self
             .tokenizer
             .as_ref()
             .ok_or_else(|| Error::Input("this model folder has no tokenizer.json".into()))?;
-        let batch = tok.encode_batch(texts)?;
-        self.embed_ids(&batch.input_ids, &batch.attention_mask, Some(&batch.token_type_ids))
+        let Some(prompt) = self.prompts.resolve(prompt, prompt_name)? else {
+            let batch = tok.encode_batch(texts)?;
+            return self.embed_ids(&batch.input_ids, &batch.attention_mask, Some(&batch.token_type_ids));
+        };
+        let prompted: Vec<String> = texts.iter().map(|t| format!("{prompt}{t}")).collect();
+        let batch = tok.encode_batch(&prompted.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let length = if self.include_prompt { 0 } else { prompts::prompt_length(tok, prompt)? };
+        self.embed_ids_after_prompt(
+            &batch.input_ids,
+            &batch.attention_mask,
+            Some(&batch.token_type_ids),
+            length,
+        )
     }
 }
 

@@ -90,6 +90,12 @@ enum Command {
         /// safetensors file to write (default: JSON on stdout)
         #[arg(long)]
         output: Option<PathBuf>,
+        /// a prompt named in config_sentence_transformers.json (default: its default_prompt_name)
+        #[arg(long, conflicts_with = "prompt")]
+        prompt_name: Option<String>,
+        /// text put before every sentence (instead of the default prompt)
+        #[arg(long)]
+        prompt: Option<String>,
         /// cpu, tpu[:N] or xla[:N]
         #[arg(long, default_value = "cpu")]
         device: String,
@@ -127,10 +133,11 @@ pub fn run(cli: Cli) -> Result<()> {
             dtype_arg(dtype.as_deref())?,
         ),
         Command::Generate(args) => generate::run(args),
-        Command::Embed { model, sentences, output, device, dtype } => embed::run(
+        Command::Embed { model, sentences, output, prompt_name, prompt, device, dtype } => embed::run(
             &model,
             &sentences,
             output.as_deref(),
+            embed::PromptArgs { prompt: prompt.as_deref(), prompt_name: prompt_name.as_deref() },
             device_arg(&device)?,
             dtype_arg(dtype.as_deref())?,
         ),

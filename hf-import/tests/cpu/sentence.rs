@@ -220,3 +220,86 @@ fn plain_model_folders_pool_as_sentence_transformers() {
     let encoder = SentenceTransformer::load(&fixture("bert"), None).unwrap();
     assert_eq!(encoder.pooling(), &[PoolingMode::Mean]);
 }
+
+/// `sentence_tiny` copied to a temporary folder with the prompts of `make_prompt_golden.py` in
+/// `config_sentence_transformers.json` (default: `query`) and `include_prompt` as given.
+fn prompted_copy(include_prompt: bool, prompts: &str) -> PathBuf {
+    let src = fixture("sentence_tiny");
+    let dir =
+        std::env::temp_dir().join(format!("oxtorch-st-prompts-{include_prompt}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
+    std::fs::create_dir_all(dir.join("2_Normalize")).unwrap();
+    for f in
+        ["config.json", "model.safetensors", "modules.json", "sentence_bert_config.json", "tokenizer.json"]
+    {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    std::fs::copy(src.join("tokenizer_config.json"), dir.join("tokenizer_config.json")).unwrap();
+    let st = format!(r#"{{"prompts": {prompts}, "default_prompt_name": "query"}}"#);
+    std::fs::write(dir.join("config_sentence_transformers.json"), st).unwrap();
+    let pooling = format!(
+        r#"{{"embedding_dimension": 32, "pooling_mode": "mean", "include_prompt": {include_prompt}}}"#
+    );
+    std::fs::write(dir.join("1_Pooling").join("config.json"), pooling).unwrap();
+    dir
+}
+
+/// Prompts as sentence-transformers applies them: the default prompt, a named one, an empty one
+/// (none), an explicit text; with `include_prompt: false` pooling skips the prompt's tokens (its
+/// `[CLS]` and words, not the `[SEP]` that ends it alone).
+#[test]
+fn prompts_follow_sentence_transformers() {
+    let golden_path = fixture("sentence_tiny").join("prompts.safetensors");
+    let golden = read_all(&golden_path);
+    let bytes = std::fs::read(&golden_path).unwrap();
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let meta = meta.metadata().as_ref().unwrap();
+    let texts = sentences(&golden_path);
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    for include in [true, false] {
+        let dir = prompted_copy(include, &meta["prompts"]);
+        let st = SentenceTransformer::load(&dir, None).unwrap();
+        assert_eq!(st.prompts().default_name(), Some("query"));
+        let cases = [
+            ("default", st.encode(&texts).unwrap()),
+            ("title", st.encode_with_prompt(&texts, None, Some("title")).unwrap()),
+            ("document", st.encode_with_prompt(&texts, None, Some("document")).unwrap()),
+            ("explicit", st.encode_with_prompt(&texts, Some(&meta["explicit"]), None).unwrap()),
+        ];
+        for (case, emb) in cases {
+            let want = &golden[&format!("embeddings.{case}.include_{include}")];
+            assert_close(&format!("{case}, include_prompt {include}"), &emb, want, 1e-5, 0.0);
+        }
+        let err = st.encode_with_prompt(&texts, None, Some("nope")).unwrap_err().to_string();
+        assert!(err.contains("Prompt name 'nope' not found"), "{err}");
+        // The CLI's `--prompt-name` and `--prompt`.
+        let bin = env!("CARGO_BIN_EXE_hf-import");
+        for (flag, value, case) in
+            [("--prompt-name", "title", "title"), ("--prompt", &meta["explicit"][..], "explicit")]
+        {
+            let out = Command::new(bin)
+                .args(["embed", dir.to_str().unwrap(), flag, value])
+                .args(&texts)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let rows: Vec<Vec<f32>> = serde_json::from_value(json["embeddings"].clone()).unwrap();
+            let got = Tensor::from_vec(rows.concat(), [texts.len(), 32]).unwrap();
+            assert_close(
+                &format!("cli {flag}"),
+                &got,
+                &golden[&format!("embeddings.{case}.include_{include}")],
+                1e-5,
+                0.0,
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    // A default name that is not a prompt fails at load, as in sentence-transformers.
+    let dir = prompted_copy(true, r#"{"title": "a book"}"#);
+    let err = SentenceTransformer::load(&dir, None).unwrap_err().to_string();
+    assert!(err.contains("Default prompt name 'query' not found"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
