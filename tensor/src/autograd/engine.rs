@@ -259,16 +259,38 @@ fn root_edge(t: &Tensor, i: usize) -> Result<Edge> {
     })
 }
 
-/// Runs backward from `roots` seeded with `grads`. With `inputs`, returns their gradients instead
-/// of accumulating into leaves (torch's `autograd.grad`); otherwise returns an empty vector.
+/// Where a backward pass puts the gradients it computes.
+#[derive(Clone, Copy)]
+pub(crate) enum Sink<'a> {
+    /// Into the `.grad` of every leaf reached (torch's `backward()`).
+    Leaves,
+    /// Returned, for these tensors only (torch's `autograd.grad`); an unused one is an error
+    /// unless `allow_unused`.
+    Return { inputs: &'a [Tensor], allow_unused: bool },
+    /// Into the `.grad` of these tensors only, leaves or not (torch's `backward(inputs=...)`).
+    Into(&'a [Tensor]),
+}
+
+/// Runs backward from `roots` seeded with `grads`, delivering the gradients to `sink`. Returns
+/// the gradients of [`Sink::Return`]'s inputs, else an empty vector.
 pub(crate) fn run_backward(
     roots: &[Tensor],
     grads: Vec<Tensor>,
     retain_graph: bool,
     create_graph: bool,
-    inputs: Option<&[Tensor]>,
-    allow_unused: bool,
+    sink: Sink<'_>,
 ) -> Result<Vec<Option<Tensor>>> {
+    let (inputs, allow_unused) = match sink {
+        Sink::Leaves => (None, false),
+        Sink::Return { inputs, allow_unused } => (Some(inputs), allow_unused),
+        Sink::Into(inputs) => {
+            if inputs.is_empty() {
+                return Err(Error::msg("'inputs' argument to backward() cannot be empty."));
+            }
+            (Some(inputs), true)
+        }
+    };
+    let into = matches!(sink, Sink::Into(_));
     let root_edges = roots.iter().enumerate().map(|(i, t)| root_edge(t, i)).collect::<Result<Vec<_>>>()?;
     let captures = match inputs {
         Some(inputs) => Some(
@@ -316,8 +338,9 @@ pub(crate) fn run_backward(
                 if Arc::ptr_eq(&c.node, &node) {
                     if let Some(g) = &grads[c.input_nr] {
                         let g = match node.leaf() {
-                            Some(leaf) => run_leaf_hooks(&leaf, g.clone())?,
-                            None => g.clone(),
+                            // Accumulating runs them (`into`).
+                            Some(leaf) if !into => run_leaf_hooks(&leaf, g.clone())?,
+                            _ => g.clone(),
                         };
                         captured[k] = Some(g);
                     }
@@ -370,6 +393,26 @@ pub(crate) fn run_backward(
         }
     }
     let Some(inputs) = inputs else { return Ok(Vec::new()) };
+    if into {
+        for (input, g) in inputs.iter().zip(captured) {
+            let Some(g) = g else { continue };
+            if input.is_leaf() {
+                accumulate_into_leaf(input, g, create_graph)?;
+            } else if !input.retains_grad() {
+                // A non-leaf's `.grad` (a retained one already has it from its hook).
+                let old = input.grad();
+                let new = match old {
+                    Some(old) if create_graph => old.add(&g)?,
+                    Some(old) => no_grad(|| old.add(&g))?,
+                    None if create_graph => g,
+                    None if sole_owner(&g) => g.detach(),
+                    None => no_grad(|| g.copy())?,
+                };
+                input.set_grad(Some(new))?;
+            }
+        }
+        return Ok(Vec::new());
+    }
     for (i, c) in captured.iter_mut().enumerate() {
         if c.is_none() {
             if !allow_unused {
@@ -454,7 +497,21 @@ impl Tensor {
     ) -> Result<()> {
         let outs = std::slice::from_ref(self);
         let g = seeds(outs, gradient.map(std::slice::from_ref))?;
-        run_backward(outs, g, retain_graph || create_graph, create_graph, None, false).map(|_| ())
+        run_backward(outs, g, retain_graph || create_graph, create_graph, Sink::Leaves).map(|_| ())
+    }
+
+    /// `backward(gradient, retain_graph, create_graph, inputs=...)`: accumulates gradients into the
+    /// `.grad` of `inputs` only (leaves or not), running just the part of the graph they need.
+    pub fn backward_inputs(
+        &self,
+        gradient: Option<&Tensor>,
+        inputs: &[Tensor],
+        retain_graph: bool,
+        create_graph: bool,
+    ) -> Result<()> {
+        let outs = std::slice::from_ref(self);
+        let g = seeds(outs, gradient.map(std::slice::from_ref))?;
+        run_backward(outs, g, retain_graph || create_graph, create_graph, Sink::Into(inputs)).map(|_| ())
     }
 }
 
@@ -471,7 +528,27 @@ pub fn grad(
     allow_unused: bool,
 ) -> Result<Vec<Option<Tensor>>> {
     let g = seeds(outputs, grad_outputs)?;
-    run_backward(outputs, g, retain_graph || create_graph, create_graph, Some(inputs), allow_unused)
+    let sink = Sink::Return { inputs, allow_unused };
+    run_backward(outputs, g, retain_graph || create_graph, create_graph, sink)
+}
+
+/// [`grad`] with `materialize_grads=True`: an input the outputs do not depend on gets zeros (of
+/// its shape and dtype) rather than `None`.
+pub fn grad_materialized(
+    outputs: &[Tensor],
+    inputs: &[Tensor],
+    grad_outputs: Option<&[Tensor]>,
+    retain_graph: bool,
+    create_graph: bool,
+) -> Result<Vec<Tensor>> {
+    grad(outputs, inputs, grad_outputs, retain_graph, create_graph, true)?
+        .into_iter()
+        .zip(inputs)
+        .map(|(g, input)| match g {
+            Some(g) => Ok(g),
+            None => no_grad(|| input.zeros_like()),
+        })
+        .collect()
 }
 
 /// torch's `torch.autograd.backward`: backward from several outputs at once, each seeded with its
@@ -483,5 +560,18 @@ pub fn backward(
     create_graph: bool,
 ) -> Result<()> {
     let g = seeds(outputs, grad_outputs)?;
-    run_backward(outputs, g, retain_graph || create_graph, create_graph, None, false).map(|_| ())
+    run_backward(outputs, g, retain_graph || create_graph, create_graph, Sink::Leaves).map(|_| ())
+}
+
+/// torch's `torch.autograd.backward(..., inputs=...)`: [`backward`] accumulating into the `.grad`
+/// of `inputs` only (leaves or not).
+pub fn backward_inputs(
+    outputs: &[Tensor],
+    grad_outputs: Option<&[Tensor]>,
+    inputs: &[Tensor],
+    retain_graph: bool,
+    create_graph: bool,
+) -> Result<()> {
+    let g = seeds(outputs, grad_outputs)?;
+    run_backward(outputs, g, retain_graph || create_graph, create_graph, Sink::Into(inputs)).map(|_| ())
 }

@@ -53,15 +53,39 @@ pub trait Function: Send + Sync + 'static {
     where
         Self: Sized,
     {
-        let mut ctx = FunctionCtx::default();
-        let outputs = no_grad(|| self.forward(&mut ctx, inputs))?;
         let refs: Vec<&Tensor> = inputs.iter().collect();
-        if !needs_recording(&refs) {
+        let recording = needs_recording(&refs);
+        let mut ctx = FunctionCtx {
+            needs_input_grad: inputs.iter().map(|i| recording && i.requires_grad()).collect(),
+            ..FunctionCtx::default()
+        };
+        // The inputs' histories before `forward`, which may write some of them (`mark_dirty`).
+        let next: Vec<Option<Edge>> =
+            if recording { inputs.iter().map(Tensor::gradient_edge).collect() } else { Vec::new() };
+        let outputs = no_grad(|| self.forward(&mut ctx, inputs))?;
+        if !recording {
             return Ok(outputs);
         }
+        let dirty = |o: &Tensor| ctx.dirty.iter().any(|d| d.is_same(o));
+        for d in &ctx.dirty {
+            if !inputs.iter().any(|i| i.is_same(d)) {
+                return Err(Error::msg(format!(
+                    "Function {}: mark_dirty was given a tensor that is not an input",
+                    self.name()
+                )));
+            }
+            if d.is_leaf() && d.requires_grad() {
+                return Err(Error::msg(
+                    "a leaf Variable that requires grad has been used in an in-place operation.",
+                ));
+            }
+            super::record::check_inplace(d)?;
+        }
+        // An input returned as it is, unless marked dirty, is a new tensor on its storage (torch
+        // returns a view of it); a dirty one is the input itself, its history rewritten below.
         let outputs: Vec<Tensor> = outputs
             .into_iter()
-            .map(|o| if inputs.iter().any(|i| i.shares_storage(&o)) { o.detach() } else { o })
+            .map(|o| if !dirty(&o) && inputs.iter().any(|i| i.shares_storage(&o)) { o.detach() } else { o })
             .collect();
         // A saved output (torch's `save_for_backward(result)`) is kept detached with its index:
         // holding the output itself would make output → node → ctx → output a cycle that
@@ -73,9 +97,10 @@ pub trait Function: Send + Sync + 'static {
             }
         }
         let node_cell = ctx.node.clone();
+        let non_differentiable = std::mem::take(&mut ctx.non_differentiable);
+        let dirty_outputs = std::mem::take(&mut ctx.dirty);
         let shapes = outputs.iter().map(|o| (o.dims().to_vec(), o.dtype(), o.device())).collect();
         let input_shapes = inputs.iter().map(|i| (i.dims().to_vec(), i.dtype())).collect();
-        let next = inputs.iter().map(Tensor::gradient_edge).collect();
         let name = self.name();
         let node = Node::new(
             name,
@@ -90,8 +115,17 @@ pub trait Function: Send + Sync + 'static {
         );
         let _ = node_cell.set(Arc::downgrade(&node));
         for (i, o) in outputs.iter().enumerate() {
-            if o.is_floating_point() {
-                o.set_grad_fn(Edge { node: node.clone(), input_nr: i }, None);
+            let edge = Edge { node: node.clone(), input_nr: i };
+            if non_differentiable.iter().any(|n| n.is_same(o)) || !o.is_floating_point() {
+                continue;
+            }
+            if dirty_outputs.iter().any(|d| d.is_same(o)) {
+                // As an in-place op: the input (and its base, for a view) now has this history.
+                let value = o.detach();
+                value.set_grad_fn(edge, None);
+                super::record::rebase_after_inplace(o, Some(&value))?;
+            } else {
+                o.set_grad_fn(edge, None);
             }
         }
         Ok(outputs)
@@ -108,6 +142,12 @@ pub struct FunctionCtx {
     node: Arc<OnceLock<Weak<Node>>>,
     /// Non-tensor values for backward (shapes, flags...), free-form.
     pub values: Vec<f64>,
+    /// For each input, whether its gradient is needed.
+    needs_input_grad: Vec<bool>,
+    /// Outputs that get no gradient (`mark_non_differentiable`).
+    non_differentiable: Vec<Tensor>,
+    /// Inputs `forward` wrote in place and returns (`mark_dirty`).
+    dirty: Vec<Tensor>,
 }
 
 impl FunctionCtx {
@@ -115,6 +155,25 @@ impl FunctionCtx {
     pub fn save_for_backward(&mut self, tensors: &[&Tensor]) {
         self.saved = tensors.iter().map(|t| SavedTensor::new(t, "custom function")).collect();
         self.saved_outputs = vec![None; self.saved.len()];
+    }
+
+    /// For each input, whether backward must compute its gradient (torch's `ctx.needs_input_grad`):
+    /// `forward` can skip work for the others, and `backward` may return `None` for them.
+    pub fn needs_input_grad(&self) -> &[bool] {
+        &self.needs_input_grad
+    }
+
+    /// Marks outputs as not differentiable (torch's `ctx.mark_non_differentiable`): they do not
+    /// require grad, and `backward` gets zeros as their gradients.
+    pub fn mark_non_differentiable(&mut self, outputs: &[&Tensor]) {
+        self.non_differentiable.extend(outputs.iter().map(|&t| t.clone()));
+    }
+
+    /// Marks inputs that `forward` modified in place and returns (torch's `ctx.mark_dirty`): the
+    /// input itself is the output, its history (and its base's, for a view) goes through this
+    /// function as after an in-place op. A leaf that requires grad cannot be dirty.
+    pub fn mark_dirty(&mut self, inputs: &[&Tensor]) {
+        self.dirty.extend(inputs.iter().map(|&t| t.clone()));
     }
 
     /// The saved tensors; a saved output carries its history (this function's node) again, so

@@ -19,7 +19,9 @@ mod meta;
 mod node;
 pub(crate) mod record;
 
-pub use engine::{backward, grad, is_anomaly_enabled, set_detect_anomaly};
+pub use engine::{
+    backward, backward_inputs, grad, grad_materialized, is_anomaly_enabled, set_detect_anomaly,
+};
 pub use function::{Function, FunctionCtx};
 pub use grad_mode::{
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
