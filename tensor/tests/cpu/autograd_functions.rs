@@ -22,7 +22,7 @@ fn backward_with_inputs_accumulates_into_those_only() {
     assert_eq!(vals(&h.grad().unwrap()), vec![1.0, -4.0, 12.0]);
     assert!(a.grad().is_none());
     // A second pass adds to them.
-    autograd::backward_inputs(&[out], None, &[w.clone()], false, false).unwrap();
+    autograd::backward_inputs(&[out], None, std::slice::from_ref(&w), false, false).unwrap();
     assert_eq!(vals(&w.grad().unwrap()), vec![2.0, -16.0, 72.0]);
     let err = h.sum_all().unwrap().backward_inputs(None, &[], false, false).unwrap_err().to_string();
     assert!(err.contains("'inputs' argument to backward() cannot be empty"), "{err}");
@@ -108,6 +108,6 @@ fn non_differentiable_outputs_do_not_require_grad() {
     let out = SortValues.apply(&[x.clone(), tensor!([1.0f32])]).unwrap();
     assert!(out[0].requires_grad());
     assert!(!out[1].requires_grad() && !out[2].requires_grad());
-    out[0].mul(&tensor!([1.0f32, 2.0, 3.0])).unwrap().sum_all().unwrap().backward().unwrap();
+    out[0].mul(tensor!([1.0f32, 2.0, 3.0])).unwrap().sum_all().unwrap().backward().unwrap();
     assert_eq!(vals(&x.grad().unwrap()), vec![3.0, 1.0, 2.0]);
 }
