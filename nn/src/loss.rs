@@ -176,7 +176,8 @@ pub fn binary_cross_entropy(
             crate::module::torch_size(input.dims())
         )));
     }
-    let out_of_range = input.lt(0.0)?.logical_or(&input.gt(1.0)?)?;
+    // NaN is out of range too (torch's `x >= 0 && x <= 1` check).
+    let out_of_range = input.ge(0.0)?.logical_and(&input.le(1.0)?)?.logical_not()?;
     if out_of_range.any()?.item::<bool>()? {
         return Err(Error::msg("all elements of input should be between 0 and 1"));
     }
@@ -236,9 +237,10 @@ pub fn kl_div(input: &Tensor, target: &Tensor, reduction: &str, log_target: bool
     let loss = if log_target {
         target.exp()?.mul(&target.sub(input)?)?
     } else {
-        let pos = target.gt(0.0)?;
-        let safe = pos.where_self(target, 1.0)?;
-        let xlogx = pos.where_self(&target.mul(&safe.log()?)?, 0.0)?;
+        // torch's `xlogy(t, t)`: zero at t = 0, NaN for a negative target.
+        let zero = target.eq(0.0)?;
+        let safe = zero.where_self(1.0, target)?;
+        let xlogx = zero.where_self(0.0, &target.mul(&safe.log()?)?)?;
         xlogx.sub(&target.mul(input)?)?
     };
     match reduction {

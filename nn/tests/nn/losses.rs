@@ -344,3 +344,26 @@ fn binary_cross_entropy_gradients_at_saturation_match_torch() -> Result<()> {
     assert!((gg[0] - 1.5625).abs() < 1e-9 && (gg[1] - 2.0408163265306123).abs() < 1e-9, "{gg:?}");
     Ok(())
 }
+
+/// Edge inputs as torch 2.15 treats them: soft labels of another float dtype promote (float64
+/// labels make a float64 loss), a NaN probability is out of BCE's range, and `kl_div` of a
+/// negative target is NaN (`xlogy(t, t)`).
+#[test]
+fn mixed_dtypes_nan_and_negative_targets_follow_torch() -> Result<()> {
+    let x = tensor!([[1.0f32, 2.0, 3.0]]);
+    let t = tensor!([[0.2, 0.3, 0.5]], dtype = DType::F64);
+    let l = F::cross_entropy(&x, &t, None, -100, "mean", 0.0)?;
+    assert_eq!(l.dtype(), DType::F64);
+    // (float32 log-probabilities: equal to torch's within their rounding)
+    assert!((l.item::<f64>()? - 1.107605916261673).abs() < 1e-6, "{}", l.item::<f64>()?);
+    let l = F::cross_entropy(&x.to_dtype(DType::F64)?, &t.to_dtype(DType::F32)?, None, -100, "mean", 0.0)?;
+    assert!((l.item::<f64>()? - 1.1076059883995761).abs() < 1e-12, "{}", l.item::<f64>()?);
+    let e = F::binary_cross_entropy(&tensor!([0.5f32, f32::NAN]), &tensor!([1.0f32, 0.0]), None, "mean")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("all elements of input should be between 0 and 1"), "{e}");
+    let kl =
+        F::kl_div(&tensor!([-1.0f32, -2.0]), &tensor!([-0.5f32, 0.5]), "none", false)?.to_vec::<f32>()?;
+    assert!(kl[0].is_nan() && (kl[1] - 0.6534264).abs() < 1e-6, "{kl:?}");
+    Ok(())
+}

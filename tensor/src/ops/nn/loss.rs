@@ -2,6 +2,7 @@
 //! `ignore_index`, `label_smoothing` and torch's weighted-mean rule.
 
 use oxtorch_core::ops::{NnOp, Prim};
+use oxtorch_core::promote::promote_types;
 use oxtorch_core::{DType, Error, Result};
 
 use crate::dispatch::apply1;
@@ -191,8 +192,16 @@ impl Tensor {
             return self.cross_entropy_rows(target, ignore_index, reduction);
         }
         let cdim: isize = if self.rank() == 1 { 0 } else { 1 };
-        let cdt = opmath(self.dtype());
-        let logp = self.to_dtype(cdt)?.log_softmax_dim(cdim)?;
+        // Probabilities of another float dtype (float64 soft labels from numpy): as torch, the
+        // log-probabilities in the input's dtype times the target, promoted.
+        let mixed = target.dtype().is_float() && target.dtype() != self.dtype();
+        let out_dtype = if mixed { promote_types(self.dtype(), target.dtype()) } else { self.dtype() };
+        let cdt = opmath(out_dtype);
+        let logp = if mixed {
+            self.log_softmax_dim(cdim)?.to_dtype(cdt)?
+        } else {
+            self.to_dtype(cdt)?.log_softmax_dim(cdim)?
+        };
         let c = self.dims().get(cdim as usize).copied().unwrap_or(0);
         let wshape = |w: &Tensor| -> Result<Tensor> {
             let mut s = vec![1usize; self.rank()];
@@ -205,13 +214,6 @@ impl Tensor {
                     "Expected target size {:?}, got {:?}",
                     self.dims(),
                     target.dims()
-                )));
-            }
-            if target.dtype() != self.dtype() {
-                return Err(Error::msg(format!(
-                    "expected scalar type {} but found {}",
-                    self.dtype().scalar_type_name(),
-                    target.dtype().scalar_type_name()
                 )));
             }
             if ignore_index >= 0 {
@@ -238,7 +240,7 @@ impl Tensor {
                 "mean" => loss.sum_all()?.div((self.numel() / c.max(1)) as f64)?,
                 r => reduce(loss, r, None)?,
             };
-            return out.to_dtype(self.dtype());
+            return out.to_dtype(out_dtype);
         }
         let nll = logp.nll_loss(target, weight, ignore_index, reduction)?;
         if label_smoothing == 0.0 {
