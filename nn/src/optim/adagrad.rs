@@ -38,6 +38,8 @@ impl Default for AdagradOptions {
 /// Adagrad, as torch's single-tensor implementation.
 pub struct Adagrad {
     groups: Vec<ParamGroup<AdagradOptions>>,
+    /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
+    initial_lrs: Vec<Option<f64>>,
     steps: Vec<f64>,
     sums: Vec<Tensor>,
 }
@@ -68,7 +70,7 @@ impl Adagrad {
                 sums.push(p.detach().full_like(o.initial_accumulator_value)?);
             }
         }
-        Ok(Adagrad { steps: vec![0.0; sums.len()], groups, sums })
+        Ok(Adagrad { initial_lrs: Vec::new(), steps: vec![0.0; sums.len()], groups, sums })
     }
 }
 

@@ -48,6 +48,8 @@ struct Moments {
 /// each parameter's update runs as one fused pass ([`Tensor::fused_adam_`]) with the same roundings.
 pub struct Adam {
     groups: Vec<ParamGroup<AdamOptions>>,
+    /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
+    initial_lrs: Vec<Option<f64>>,
     state: Vec<Option<Moments>>,
     decoupled: bool,
 }
@@ -104,7 +106,7 @@ impl Adam {
             }
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(Adam { groups, state: vec![None; n], decoupled })
+        Ok(Adam { initial_lrs: Vec::new(), groups, state: vec![None; n], decoupled })
     }
 }
 

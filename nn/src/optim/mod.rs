@@ -60,6 +60,15 @@ pub trait Optimizer {
     /// Sets the learning rate of group `i` (what schedulers do).
     fn set_lr(&mut self, group: usize, lr: f64);
 
+    /// The learning rate group `i` had when the first scheduler was attached (torch's
+    /// `initial_lr`, which schedulers take as their base rate), `None` before.
+    fn initial_lr(&self, _group: usize) -> Option<f64> {
+        None
+    }
+
+    /// Records [`Optimizer::initial_lr`] (schedulers do, once).
+    fn set_initial_lr(&mut self, _group: usize, _lr: f64) {}
+
     /// The momentum of group `i` that schedulers may cycle (SGD's and RMSprop's `momentum`,
     /// Adam's `beta1`), or `None` for an optimizer without one.
     fn momentum(&self, _group: usize) -> Option<f64> {
@@ -82,7 +91,8 @@ pub trait Optimizer {
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()>;
 }
 
-/// The [`Optimizer`] methods that only touch the param groups (`self.groups`, options with `lr`).
+/// The [`Optimizer`] methods that only touch the param groups (`self.groups`, options with `lr`)
+/// and the initial learning rates (`self.initial_lrs`).
 macro_rules! group_methods {
     () => {
         fn zero_grad(&mut self) -> Result<()> {
@@ -104,16 +114,31 @@ macro_rules! group_methods {
         fn set_lr(&mut self, group: usize, lr: f64) {
             self.groups[group].options.lr = lr;
         }
+
+        fn initial_lr(&self, group: usize) -> Option<f64> {
+            self.initial_lrs.get(group).copied().flatten()
+        }
+
+        fn set_initial_lr(&mut self, group: usize, lr: f64) {
+            if self.initial_lrs.len() < self.groups.len() {
+                self.initial_lrs.resize(self.groups.len(), None);
+            }
+            self.initial_lrs[group] = Some(lr);
+        }
     };
 }
 pub(crate) use group_methods;
 
-/// Stores every group's learning rate as `param_groups.{g}.lr`, and the momentum a scheduler may
+/// Stores every group's learning rate as `param_groups.{g}.lr` (and `initial_lr` once a scheduler
+/// set it), and the momentum a scheduler may
 /// cycle ([`Optimizer::momentum`]: SGD's and RMSprop's momentum, Adam's beta1) as
 /// `param_groups.{g}.momentum`.
 pub(crate) fn save_lrs(opt: &dyn Optimizer, s: &mut OptimizerState) {
     for g in 0..opt.num_groups() {
         s.set_hyper(g, "lr", opt.lr(g));
+        if let Some(initial) = opt.initial_lr(g) {
+            s.set_hyper(g, "initial_lr", initial);
+        }
         if let Some(n) = opt.group_len(g) {
             s.set_hyper(g, "num_params", n as f64);
         }
@@ -149,6 +174,9 @@ pub(crate) fn load_lrs(opt: &mut dyn Optimizer, state: &OptimizerState) {
     for g in 0..opt.num_groups() {
         if let Some(lr) = state.hyper(g, "lr") {
             opt.set_lr(g, lr);
+        }
+        if let Some(initial) = state.hyper(g, "initial_lr") {
+            opt.set_initial_lr(g, initial);
         }
         if let Some(m) = state.hyper(g, "momentum") {
             opt.set_momentum(g, m);

@@ -50,6 +50,8 @@ struct State {
 #[allow(clippy::upper_case_acronyms)]
 pub struct RMSprop {
     groups: Vec<ParamGroup<RMSpropOptions>>,
+    /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
+    initial_lrs: Vec<Option<f64>>,
     state: Vec<Option<State>>,
 }
 
@@ -76,7 +78,7 @@ impl RMSprop {
             }
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(RMSprop { groups, state: vec![None; n] })
+        Ok(RMSprop { initial_lrs: Vec::new(), groups, state: vec![None; n] })
     }
 }
 

@@ -38,6 +38,8 @@ impl Default for SgdOptions {
 /// Stochastic gradient descent, as torch's single-tensor implementation.
 pub struct SGD {
     groups: Vec<ParamGroup<SgdOptions>>,
+    /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
+    initial_lrs: Vec<Option<f64>>,
     momentum_buffers: Vec<Option<Tensor>>,
 }
 
@@ -65,7 +67,7 @@ impl SGD {
             }
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(SGD { groups, momentum_buffers: vec![None; n] })
+        Ok(SGD { initial_lrs: Vec::new(), groups, momentum_buffers: vec![None; n] })
     }
 }
 

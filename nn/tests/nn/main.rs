@@ -8,3 +8,4 @@ mod layers_extra;
 mod losses;
 mod module;
 mod optim;
+mod schedulers;

@@ -250,7 +250,7 @@ fn schedules_match_pytorch() -> Result<()> {
     check("exponential", lrs(|o| sched(ExponentialLR::new(o, 0.9)))?);
     check("cosine", lrs(|o| sched(CosineAnnealingLR::new(o, 30, 0.001)))?);
     check("lambda", lrs(|o| sched(LambdaLR::new(o, |e| 1.0 / (1.0 + e as f64))))?);
-    check("linear", lrs(|o| sched(LinearLR::new(o, 0.2, 1.0, 10)))?);
+    check("linear", lrs(|o| sched(LinearLR::new(o, 0.2, 1.0, 10).unwrap()))?);
     check("onecycle", lrs(|o| sched(OneCycleLR::new(o, 1.0, 31, 0.3, "cos", 25.0, 1e4, false).unwrap()))?);
     // The golden was made with `cycle_momentum=False`: the same learning rates either way.
     let off = (0.3, "cos", 25.0, 1e4, false);
@@ -261,7 +261,7 @@ fn schedules_match_pytorch() -> Result<()> {
     check(
         "sequential",
         lrs(|o| {
-            let a = LinearLR::new(o, 0.1, 1.0, 5);
+            let a = LinearLR::new(o, 0.1, 1.0, 5).unwrap();
             let b = CosineAnnealingLR::new(o, 25, 0.0);
             let mut s = SequentialLR::new(o, vec![a, b], vec![5]).unwrap();
             Box::new(move |o| s.step(o).unwrap())
@@ -441,7 +441,7 @@ fn chained_schedulers_compose_as_torch() -> Result<()> {
         0.005314410000000002,
     ];
     assert_close("exponential then multistep", &exp_multistep, &want, 1e-12);
-    let step_linear = chain(&|o| (StepLR::new(o, 2, 0.5), LinearLR::new(o, 0.25, 1.0, 4)))?;
+    let step_linear = chain(&|o| (StepLR::new(o, 2, 0.5), LinearLR::new(o, 0.25, 1.0, 4).unwrap()))?;
     assert_close(
         "step then linear",
         &step_linear,
@@ -457,7 +457,7 @@ fn sequential_schedulers_resume() -> Result<()> {
     let fresh = || -> Result<(SGD, SequentialLR)> {
         let p = Tensor::zeros([1], ())?.requires_grad_(true)?;
         let mut opt = SGD::new(vec![p], SgdOptions { lr: 0.1, ..Default::default() })?;
-        let warmup = LinearLR::new(&mut opt, 0.1, 1.0, 3);
+        let warmup = LinearLR::new(&mut opt, 0.1, 1.0, 3)?;
         let cosine = CosineAnnealingLR::new(&mut opt, 10, 0.0);
         let s = SequentialLR::new(&mut opt, vec![warmup, cosine], vec![3])?;
         Ok((opt, s))
