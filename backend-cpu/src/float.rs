@@ -15,6 +15,13 @@ pub trait Float: CpuElement {
     fn to_acc(self) -> Self::Acc;
     /// Rounds from the computation type.
     fn from_acc(v: Self::Acc) -> Self;
+    /// The type torch's CPU kernels carry running totals in (`at::acc_type<T, /*is_cuda=*/false>`:
+    /// f64 for f32 and f64, f32 for f16 and bf16): scans and Welford statistics.
+    type Wide: AccFloat;
+    /// Widens to [`Float::Wide`].
+    fn to_wide(self) -> Self::Wide;
+    /// Rounds from [`Float::Wide`].
+    fn from_wide(v: Self::Wide) -> Self;
 }
 
 /// f32 or f64: the types float kernels compute in.
@@ -58,6 +65,10 @@ pub trait AccFloat:
     fn abs(self) -> Self;
     /// x^y
     fn powf(self, y: Self) -> Self;
+    /// `self * a + b`, rounded once
+    fn mul_add(self, a: Self, b: Self) -> Self;
+    /// Rounds from f64 (quantile ranks).
+    fn from_f64_acc(v: f64) -> Self;
     /// C's fmod
     fn fmod(self, y: Self) -> Self;
     /// NaN test
@@ -165,6 +176,14 @@ macro_rules! acc_float {
             #[inline(always)]
             fn powf(self, y: Self) -> Self {
                 <$t>::powf(self, y)
+            }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                <$t>::mul_add(self, a, b)
+            }
+            #[inline(always)]
+            fn from_f64_acc(v: f64) -> Self {
+                v as $t
             }
             #[inline(always)]
             fn fmod(self, y: Self) -> Self {
@@ -308,6 +327,15 @@ impl FastMath for f64 {
 
 impl Float for f32 {
     type Acc = f32;
+    type Wide = f64;
+    #[inline(always)]
+    fn to_wide(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn from_wide(v: f64) -> Self {
+        v as f32
+    }
     #[inline(always)]
     fn to_acc(self) -> f32 {
         self
@@ -320,6 +348,15 @@ impl Float for f32 {
 
 impl Float for f64 {
     type Acc = f64;
+    type Wide = f64;
+    #[inline(always)]
+    fn to_wide(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn from_wide(v: f64) -> Self {
+        v
+    }
     #[inline(always)]
     fn to_acc(self) -> f64 {
         self
@@ -332,6 +369,15 @@ impl Float for f64 {
 
 impl Float for f16 {
     type Acc = f32;
+    type Wide = f32;
+    #[inline(always)]
+    fn to_wide(self) -> f32 {
+        self.to_acc()
+    }
+    #[inline(always)]
+    fn from_wide(v: f32) -> Self {
+        Self::from_acc(v)
+    }
     #[inline(always)]
     fn to_acc(self) -> f32 {
         oxtorch_core::half_convert::f16_to_f32(self)
@@ -344,6 +390,15 @@ impl Float for f16 {
 
 impl Float for bf16 {
     type Acc = f32;
+    type Wide = f32;
+    #[inline(always)]
+    fn to_wide(self) -> f32 {
+        self.to_acc()
+    }
+    #[inline(always)]
+    fn from_wide(v: f32) -> Self {
+        Self::from_acc(v)
+    }
     #[inline(always)]
     fn to_acc(self) -> f32 {
         oxtorch_core::half_convert::bf16_to_f32(self)

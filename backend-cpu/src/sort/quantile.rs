@@ -6,14 +6,15 @@ use super::order::cmp_nan;
 use super::rows::{contiguous, move_last_to, per_row_raw};
 use crate::float::{AccFloat, Float};
 
-/// torch's CPU `lerp`: `a + w (b - a)`, computed from the nearer end.
+/// torch's CPU `lerp`: `a + w (b - a)`, computed from the nearer end with a fused multiply-add
+/// (as its kernels are compiled).
 #[inline(always)]
 fn lerp<A: AccFloat>(a: A, b: A, w: A) -> A {
     let half = A::ONE / (A::ONE + A::ONE);
     if w.abs() < half {
-        a + w * (b - a)
+        w.mul_add(b - a, a)
     } else {
-        b - (b - a) * (A::ONE - w)
+        (-(b - a)).mul_add(A::ONE - w, b)
     }
 }
 
@@ -27,7 +28,7 @@ pub(crate) fn quantile<T: Float>(
     (qv, ql): (&[T], &Layout),
     interpolation: &str,
 ) -> Vec<T> {
-    let q: Vec<T::Acc> = contiguous(qv, ql).into_iter().map(T::to_acc).collect();
+    let q: Vec<f64> = contiguous(qv, ql).into_iter().map(T::to_f64).collect();
     let nq = q.len();
     let (out, _) = per_row_raw(v, l, dim, nq, |row, out, _: &mut [()]| {
         if let Some(&nan) = row.iter().find(|x| x.is_nan_elem()) {
@@ -36,25 +37,25 @@ pub(crate) fn quantile<T: Float>(
         }
         row.sort_unstable_by(|a, b| cmp_nan(*a, *b));
         let last = row.len() - 1;
-        let at = |r: T::Acc| -> T::Acc {
-            let i =
-                if r.is_nan() || r < T::Acc::ZERO { 0 } else { (T::from_acc(r).to_f64() as usize).min(last) };
+        // Ranks in f64 (torch's rank arithmetic carries more than the input's precision), the
+        // interpolation weight in the computation type.
+        let at = |r: f64| -> T::Acc {
+            let i = if r.is_nan() || r < 0.0 { 0 } else { (r as usize).min(last) };
             row[i].to_acc()
         };
-        let n1 = T::from_f64(last as f64).to_acc();
         for (o, &p) in out.iter_mut().zip(&q) {
-            let rank = T::from_acc(p * n1).to_acc();
+            let rank = p * last as f64;
             let r = match interpolation {
                 "lower" => at(rank.floor()),
                 "higher" => at(rank.ceil()),
-                "nearest" => at(rank.round_even()),
+                "nearest" => at(rank.round_ties_even()),
                 "midpoint" => {
                     let half = T::Acc::ONE / (T::Acc::ONE + T::Acc::ONE);
                     lerp(at(rank.floor()), at(rank.ceil()), half)
                 }
                 _ => {
                     let below = rank.floor();
-                    lerp(at(below), at(rank.ceil()), rank - below)
+                    lerp(at(below), at(rank.ceil()), T::Acc::from_f64_acc(rank - below))
                 }
             };
             *o = T::from_acc(r);

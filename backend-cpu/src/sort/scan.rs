@@ -27,19 +27,20 @@ fn scan<T: CpuElement, C: Copy + Sync>(
     .0
 }
 
-/// Cumulative sum of floats, accumulated in f32 for f16/bf16 (rounded per output, as torch).
+/// Cumulative sum of floats, the running total in f64 for f32 (f32 for f16/bf16), rounded per
+/// output, as torch's CPU kernel.
 pub(crate) fn cumsum_float<T: Float>(v: &[T], l: &Layout, dim: usize) -> Vec<T> {
-    scan(v, l, dim, T::Acc::ZERO, |c, x| {
-        let c = c + x.to_acc();
-        (c, T::from_acc(c))
+    scan(v, l, dim, T::Wide::ZERO, |c, x| {
+        let c = c + x.to_wide();
+        (c, T::from_wide(c))
     })
 }
 
-/// Cumulative product of floats.
+/// Cumulative product of floats, the running product as wide as [`cumsum_float`]'s.
 pub(crate) fn cumprod_float<T: Float>(v: &[T], l: &Layout, dim: usize) -> Vec<T> {
-    scan(v, l, dim, T::Acc::ONE, |c, x| {
-        let c = c * x.to_acc();
-        (c, T::from_acc(c))
+    scan(v, l, dim, T::Wide::ONE, |c, x| {
+        let c = c * x.to_wide();
+        (c, T::from_wide(c))
     })
 }
 
@@ -79,16 +80,16 @@ fn log_add_exp<A: AccFloat>(x: A, y: A) -> A {
     }
 }
 
-/// `log(cumsum(exp(x)))`, computed stably.
+/// `log(cumsum(exp(x)))`, computed stably, the running value as wide as [`cumsum_float`]'s.
 pub(crate) fn logcumsumexp<T: Float>(v: &[T], l: &Layout, dim: usize) -> Vec<T> {
-    let init = -(A1::<T>::ONE / A1::<T>::ZERO);
+    let init = -(W::<T>::ONE / W::<T>::ZERO);
     scan(v, l, dim, init, |c, x| {
-        let c = log_add_exp(c, x.to_acc());
-        (c, T::from_acc(c))
+        let c = log_add_exp(c, x.to_wide());
+        (c, T::from_wide(c))
     })
 }
 
-type A1<T> = <T as Float>::Acc;
+type W<T> = <T as Float>::Wide;
 
 /// Running max (`is_max`) or min with the index of the last extreme element; NaN propagates and
 /// each new NaN takes over the index (torch's `cummax_cummin_helper`).

@@ -119,12 +119,14 @@ impl Tensor {
 
     /// Largest element (NaN if any is NaN).
     pub fn max(&self) -> Result<Tensor> {
-        self.reduce(ReduceOp::Max, vec![], false).map(|t| self.named(t, "MaxBackward1"))
+        let v = crate::autograd::no_grad(|| self.reduce(ReduceOp::Max, vec![], false))?;
+        super::stats::evenly_distributed_as(self, v, "MaxBackward1")
     }
 
     /// Smallest element (NaN if any is NaN).
     pub fn min(&self) -> Result<Tensor> {
-        self.reduce(ReduceOp::Min, vec![], false).map(|t| self.named(t, "MinBackward1"))
+        let v = crate::autograd::no_grad(|| self.reduce(ReduceOp::Min, vec![], false))?;
+        super::stats::evenly_distributed_as(self, v, "MinBackward1")
     }
 
     /// Maximum over `dims` without indices (torch's `amax`).

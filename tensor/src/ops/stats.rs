@@ -8,6 +8,7 @@
 use oxtorch_core::ops::{Prim, SortOp};
 use oxtorch_core::{wrap_dim, DType, Error, Result};
 
+use crate::autograd::{Function, FunctionCtx};
 use crate::dims::IntoDims;
 use crate::dispatch::apply1;
 use crate::{Operand, Tensor};
@@ -29,43 +30,66 @@ impl Tensor {
         dims.iter().map(|&d| self.dims()[d]).product()
     }
 
-    /// `(var, mean)` in the input's dtype, computed in f32 for f16/bf16.
-    fn var_impl(&self, dims: Vec<isize>, correction: f64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    /// `(var, mean)` computed as torch's CPU kernels do, left in the wide type they accumulate in
+    /// on the cpu (f64 for f32 and f64, f32 for f16/bf16) for the caller to round once: Welford's totals in
+    /// that type, except that `var`/`std` of a single output from f32/f64 (`own_mean`) take the
+    /// mean in the input's own precision first (torch's `std_var_all_cpu`).
+    fn var_wide(
+        &self,
+        dims: Vec<isize>,
+        correction: f64,
+        keepdim: bool,
+        own_mean: bool,
+    ) -> Result<(Tensor, Tensor)> {
         if !self.dtype().is_float() {
             return Err(Error::msg("std and var only support floating point and complex dtypes"));
         }
         let wrapped = self.reduction_dims(dims.clone())?;
         let n = self.reduced_count(&wrapped) as f64;
-        let (x, dt) = self.upcast()?;
-        let mean = x.sum(dims.clone(), true)?.div(n)?;
+        let dt = self.dtype();
+        // (f32 on compiling devices, which compute in f32 as torch_xla does: TPUs have no f64)
+        let wide = match dt {
+            DType::F16 | DType::BF16 => DType::F32,
+            DType::F32 if !self.device().is_cpu() => DType::F32,
+            _ => DType::F64,
+        };
+        let x = self.to_dtype(wide)?;
+        let single = self.numel() / self.reduced_count(&wrapped).max(1) <= 1;
+        let mean = if own_mean && single && matches!(dt, DType::F32 | DType::F64) {
+            self.sum(dims.clone(), true)?.div(n)?.to_dtype(wide)?
+        } else {
+            x.sum(dims.clone(), true)?.div(n)?
+        };
         let dev = x.sub(&mean)?;
         let var = dev.mul(&dev)?.sum(dims, keepdim)?.div((n - correction).max(0.0))?;
         let mean = Self::finish_reduction(mean, &wrapped, keepdim)?;
-        Ok((var.to_dtype(dt)?, mean.to_dtype(dt)?))
+        Ok((var, mean))
     }
 
     /// Variance over `dims` (an empty list means all) with Bessel's `correction` (torch's default is
     /// 1): `sum((x - mean)^2) / max(0, n - correction)`, so `n <= correction` gives inf or NaN as in
     /// torch. Float inputs only.
     pub fn var(&self, dims: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
-        Ok(self.named(self.var_impl(dims.into_dims(), correction, keepdim)?.0, "VarBackward0"))
+        let var = self.var_wide(dims.into_dims(), correction, keepdim, true)?.0.to_dtype(self.dtype())?;
+        Ok(self.named(var, "VarBackward0"))
     }
 
-    /// Standard deviation: the square root of [`Tensor::var`].
+    /// Standard deviation: the square root of [`Tensor::var`] (taken before rounding, as torch).
     pub fn std(&self, dims: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
-        self.std_mean(dims, correction, keepdim).map(|r| self.named(r.0, "StdBackward0"))
+        let var = self.var_wide(dims.into_dims(), correction, keepdim, true)?.0;
+        Ok(self.named(root_zero_grad(&var, 0.5)?.to_dtype(self.dtype())?, "StdBackward0"))
     }
 
     /// `(var, mean)` over `dims`, as torch's `var_mean`.
     pub fn var_mean(&self, dims: impl IntoDims, correction: f64, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        self.var_impl(dims.into_dims(), correction, keepdim)
+        let (var, mean) = self.var_wide(dims.into_dims(), correction, keepdim, false)?;
+        Ok((var.to_dtype(self.dtype())?, mean.to_dtype(self.dtype())?))
     }
 
     /// `(std, mean)` over `dims`, as torch's `std_mean`.
     pub fn std_mean(&self, dims: impl IntoDims, correction: f64, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        let (var, mean) = self.var_impl(dims.into_dims(), correction, keepdim)?;
-        let (v, dt) = var.upcast()?;
-        Ok((root_zero_grad(&v, 0.5)?.to_dtype(dt)?, mean))
+        let (var, mean) = self.var_wide(dims.into_dims(), correction, keepdim, false)?;
+        Ok((root_zero_grad(&var, 0.5)?.to_dtype(self.dtype())?, mean.to_dtype(self.dtype())?))
     }
 
     /// The vector `p`-norm over `dims` (an empty list means all), as `torch.linalg.vector_norm`:
@@ -149,7 +173,7 @@ impl Tensor {
             return Tensor::full_unchecked((), f64::NAN, (self.dtype(), self.device()));
         }
         let (v, _) = self.reshape([-1])?.median(0, false)?;
-        Ok(self.named(evenly_distributed(self, v)?, "MedianBackward0"))
+        evenly_distributed_as(self, v, "MedianBackward0")
     }
 
     /// The lower median along `dim` and its index: NaN and the first NaN's index if the row has NaN,
@@ -168,7 +192,7 @@ impl Tensor {
             return Tensor::full_unchecked((), f64::NAN, (self.dtype(), self.device()));
         }
         let (v, _) = self.reshape([-1])?.nanmedian(0, false)?;
-        Ok(self.named(evenly_distributed(self, v)?, "NanmedianBackward0"))
+        evenly_distributed_as(self, v, "NanmedianBackward0")
     }
 
     /// The lower median along `dim` ignoring NaN, with torch's index among equal values (NaN for an
@@ -294,17 +318,38 @@ fn root_zero_grad(t: &Tensor, e: f64) -> Result<Tensor> {
     Tensor::where_cond(&zero, 0.0, &r)
 }
 
-/// The all-reduce median `v` of `x` with torch's gradient: shared evenly by every element equal
-/// to it (its value is unchanged: the even share is added and subtracted).
-fn evenly_distributed(x: &Tensor, v: Tensor) -> Result<Tensor> {
+/// `v`, a whole-tensor max, min or median of `x`, recorded with torch's
+/// `evenly_distribute_backward`: the gradient shared by the elements equal to `v` (the NaN ones
+/// when `v` is NaN), whatever their value (an infinite median too).
+pub(crate) fn evenly_distributed_as(x: &Tensor, v: Tensor, name: &'static str) -> Result<Tensor> {
     if !recording(x) {
         return Ok(v);
     }
-    let v0 = v.detach();
-    let hit = x.eq(&v0)?.logical_or(&x.isnan()?.logical_and(&v0.isnan()?)?)?;
-    let count = hit.to_dtype(x.dtype())?.sum_all()?;
-    let share = Tensor::where_cond(&hit, x, 0.0)?.sum_all()?.div(&count)?;
-    // zero in value; an infinite or NaN median keeps its value (and gets no gradient)
-    let delta = share.sub(share.detach())?;
-    v0.add(Tensor::where_cond(&delta.isnan()?, 0.0, &delta)?)
+    let share = EvenlyDistributed { value: v.detach(), name };
+    Ok(share.apply(std::slice::from_ref(x))?.remove(0))
+}
+
+/// See [`evenly_distributed_as`]; holds the value detached (the output itself would make a cycle
+/// through its node).
+struct EvenlyDistributed {
+    value: Tensor,
+    name: &'static str,
+}
+
+impl Function for EvenlyDistributed {
+    fn forward(&self, ctx: &mut FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        ctx.save_for_backward(&[&inputs[0]]);
+        Ok(vec![self.value.copy()?])
+    }
+
+    fn backward(&self, ctx: &FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let x = &ctx.saved_tensors()?[0];
+        let mask = if self.value.isnan()?.item::<bool>()? { x.isnan()? } else { x.eq(&self.value)? };
+        let count = mask.to_dtype(grads[0].dtype())?.sum_all()?;
+        Ok(vec![Some(Tensor::where_cond(&mask, &grads[0].div(&count)?, 0.0)?)])
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
 }

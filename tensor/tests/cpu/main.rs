@@ -19,4 +19,5 @@ mod golden_nn;
 mod golden_sortstats;
 mod ndarray_conversion;
 mod semantics;
+mod stats_precision;
 mod views;
