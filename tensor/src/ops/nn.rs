@@ -7,6 +7,7 @@
 mod attention;
 mod conv;
 mod embedding;
+mod fold;
 mod interpolate;
 mod loss;
 mod norm;
