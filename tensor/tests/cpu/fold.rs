@@ -31,7 +31,7 @@ fn unfold_and_fold_match_torch() -> Result<()> {
         let x = get(&format!("{name}.x")).requires_grad_(true)?;
         let y = if unfold { x.im2col(k, d, p, s)? } else { x.col2im(&size, k, d, p, s)? };
         compare(&y, &get(&format!("{name}.out")), 1e-12, 1e-12).unwrap_or_else(|e| panic!("{name}: {e}"));
-        y.mul(&get(&format!("{name}.w")))?.sum_all()?.backward()?;
+        y.mul(get(&format!("{name}.w")))?.sum_all()?.backward()?;
         compare(&x.grad().unwrap(), &get(&format!("{name}.grad")), 1e-12, 1e-12)
             .unwrap_or_else(|e| panic!("{name} grad: {e}"));
     }
