@@ -4,7 +4,10 @@ use oxtorch_tensor::{DType, Padding, Result, Tensor};
 
 pub use crate::loss::{
     binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy, ctc_loss,
-    huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss, smooth_l1_loss,
+    gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss,
+    multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, nll_loss, pairwise_distance,
+    poisson_nll_loss, smooth_l1_loss, soft_margin_loss, triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 };
 
 /// `max(x, 0)`.

@@ -53,6 +53,10 @@ pub(crate) fn rng_lock() -> std::sync::MutexGuard<'static, ()> {
 
 pub use layers::*;
 pub use loss::modules::*;
+pub use loss::{
+    GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+    PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+};
 pub use module::{
     Buffer, Forward, IncompatibleKeys, Layer, Member, MemberMut, Module, ModuleExt, ModuleField,
 };

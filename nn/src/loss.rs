@@ -4,9 +4,20 @@
 //! (`CrossEntropyLoss`, ...) are in [`modules`].
 
 mod ctc;
+mod extra;
+mod extra_modules;
 pub mod modules;
 
 pub use ctc::ctc_loss;
+pub use extra::{
+    gaussian_nll_loss, hinge_embedding_loss, multi_margin_loss, multilabel_margin_loss,
+    multilabel_soft_margin_loss, pairwise_distance, poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+};
+pub use extra_modules::{
+    GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+    PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+};
 
 use oxtorch_tensor::autocast::fp32;
 use oxtorch_tensor::autograd::{Function, FunctionCtx};
