@@ -3,20 +3,34 @@
 //!
 //! Every optimizer implements [`Optimizer`]; its update runs under `no_grad` in place on the
 //! parameters (tensor ops, so on any device), following torch's single-tensor implementations
-//! operation by operation so that results agree with PyTorch to rounding.
+//! operation by operation so that results agree with PyTorch to rounding: [`SGD`], [`Adam`],
+//! [`AdamW`], [`NAdam`], [`RAdam`], [`Adamax`], [`Adagrad`], [`Adadelta`], [`RMSprop`], [`Rprop`]
+//! and [`ASGD`].
 
+mod adadelta;
 mod adagrad;
 mod adam;
+mod adamax;
+mod asgd;
 mod clip;
 pub mod lr_scheduler;
+mod nadam;
+mod radam;
 mod rmsprop;
+mod rprop;
 mod sgd;
 mod state;
 
+pub use adadelta::{Adadelta, AdadeltaOptions};
 pub use adagrad::{Adagrad, AdagradOptions};
 pub use adam::{Adam, AdamOptions, AdamW};
+pub use adamax::{Adamax, AdamaxOptions};
+pub use asgd::{AsgdOptions, ASGD};
 pub use clip::{clip_grad_norm_, clip_grad_value_};
+pub use nadam::{NAdam, NAdamOptions};
+pub use radam::{RAdam, RAdamOptions};
 pub use rmsprop::{RMSprop, RMSpropOptions};
+pub use rprop::{Rprop, RpropOptions};
 pub use sgd::{SgdOptions, SGD};
 pub use state::OptimizerState;
 

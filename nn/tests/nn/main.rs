@@ -6,6 +6,8 @@ mod data_and_autocast;
 mod layers;
 mod layers_extra;
 mod losses;
+mod losses_extra;
 mod module;
 mod optim;
+mod optim_more;
 mod schedulers;

@@ -1,0 +1,153 @@
+//! `torch.optim.Adamax` (Adam with the infinity norm; weight decay, maximize).
+
+use oxtorch_autograd::no_grad;
+use oxtorch_tensor::{DType, Error, Result, Tensor};
+
+use super::state::state_for;
+use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
+
+/// Adamax hyper-parameters with torch's defaults.
+#[derive(Clone, Copy, Debug)]
+pub struct AdamaxOptions {
+    /// learning rate (default 2e-3)
+    pub lr: f64,
+    /// `(beta1, beta2)` (default `(0.9, 0.999)`)
+    pub betas: (f64, f64),
+    /// added to the infinity norm (default 1e-8)
+    pub eps: f64,
+    /// L2 penalty
+    pub weight_decay: f64,
+    /// maximise the objective instead
+    pub maximize: bool,
+}
+
+impl Default for AdamaxOptions {
+    fn default() -> Self {
+        AdamaxOptions { lr: 2e-3, betas: (0.9, 0.999), eps: 1e-8, weight_decay: 0.0, maximize: false }
+    }
+}
+
+/// Per-parameter state.
+#[derive(Clone)]
+struct State {
+    step: f64,
+    exp_avg: Tensor,
+    exp_inf: Tensor,
+}
+
+/// Adamax, as torch's single-tensor implementation.
+pub struct Adamax {
+    groups: Vec<ParamGroup<AdamaxOptions>>,
+    /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
+    initial_lrs: Vec<Option<f64>>,
+    state: Vec<Option<State>>,
+}
+
+impl Adamax {
+    /// One group of parameters.
+    pub fn new(params: Vec<Tensor>, options: AdamaxOptions) -> Result<Self> {
+        Self::with_groups(vec![ParamGroup { params, options }])
+    }
+
+    /// Several groups (torch's errors for invalid hyper-parameters).
+    pub fn with_groups(groups: Vec<ParamGroup<AdamaxOptions>>) -> Result<Self> {
+        for g in &groups {
+            let o = g.options;
+            if o.lr < 0.0 {
+                return Err(Error::msg(format!("Invalid learning rate: {}", o.lr)));
+            }
+            if o.eps < 0.0 {
+                return Err(Error::msg(format!("Invalid epsilon value: {}", o.eps)));
+            }
+            if !(0.0..1.0).contains(&o.betas.0) {
+                return Err(Error::msg(format!("Invalid beta parameter at index 0: {}", o.betas.0)));
+            }
+            if !(0.0..1.0).contains(&o.betas.1) {
+                return Err(Error::msg(format!("Invalid beta parameter at index 1: {}", o.betas.1)));
+            }
+            if o.weight_decay < 0.0 {
+                return Err(Error::msg(format!("Invalid weight_decay value: {}", o.weight_decay)));
+            }
+        }
+        let n = groups.iter().map(|g| g.params.len()).sum();
+        Ok(Adamax { groups, initial_lrs: Vec::new(), state: vec![None; n] })
+    }
+}
+
+impl Optimizer for Adamax {
+    fn step(&mut self) -> Result<()> {
+        let _end = super::StepEnd;
+        no_grad(|| {
+            let mut index = 0;
+            for group in &self.groups {
+                let o = group.options;
+                let (b1, b2) = o.betas;
+                for p in &group.params {
+                    let i = index;
+                    index += 1;
+                    let Some(g) = p.grad() else { continue };
+                    let mut g = if o.maximize { g.neg()? } else { g };
+                    let st = match &mut self.state[i] {
+                        Some(s) => s,
+                        slot => slot.insert(State {
+                            step: 0.0,
+                            exp_avg: p.zeros_like()?,
+                            exp_inf: p.zeros_like()?,
+                        }),
+                    };
+                    st.step += 1.0;
+                    if o.weight_decay != 0.0 {
+                        g = g.add(p.mul(o.weight_decay)?)?;
+                    }
+                    st.exp_avg.copy_(&st.exp_avg.lerp(&g, 1.0 - b1)?)?;
+                    // torch.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
+                    st.exp_inf.copy_(&st.exp_inf.mul(b2)?.maximum(g.abs()?.add(o.eps)?)?)?;
+                    let clr = o.lr / (1.0 - b1.powf(st.step));
+                    // addcdiv_(exp_avg, exp_inf, value=-clr): `p + (-clr * exp_avg) / exp_inf`
+                    p.add_(&st.exp_avg.mul(-clr)?.div(&st.exp_inf)?)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    group_methods!();
+
+    fn momentum(&self, group: usize) -> Option<f64> {
+        Some(self.groups[group].options.betas.0)
+    }
+
+    fn set_momentum(&mut self, group: usize, momentum: f64) {
+        self.groups[group].options.betas.0 = momentum;
+    }
+
+    fn state_dict(&self) -> Result<OptimizerState> {
+        let mut s = OptimizerState::default();
+        for (i, st) in self.state.iter().enumerate() {
+            if let Some(st) = st {
+                s.set_tensor(i, "step", &Tensor::scalar_tensor(st.step, DType::F64)?)?;
+                s.set_tensor(i, "exp_avg", &st.exp_avg)?;
+                s.set_tensor(i, "exp_inf", &st.exp_inf)?;
+            }
+        }
+        save_lrs(self, &mut s);
+        Ok(s)
+    }
+
+    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
+        super::check_groups(self, state)?;
+        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
+        for (i, slot) in self.state.iter_mut().enumerate() {
+            *slot = match (state.tensor(i, "step"), state.tensor(i, "exp_avg"), state.tensor(i, "exp_inf")) {
+                (Some(step), Some(m), Some(u)) => Some(State {
+                    step: step.item::<f64>()?,
+                    exp_avg: state_for(m, &params[i])?,
+                    exp_inf: state_for(u, &params[i])?,
+                }),
+                _ => None,
+            };
+        }
+        load_lrs(self, state);
+        Ok(())
+    }
+}

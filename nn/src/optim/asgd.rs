@@ -1,0 +1,163 @@
+//! `torch.optim.ASGD` (averaged stochastic gradient descent; weight decay, maximize).
+
+use oxtorch_autograd::no_grad;
+use oxtorch_tensor::{DType, Error, Result, Tensor};
+
+use super::state::state_for;
+use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
+
+/// ASGD hyper-parameters with torch's defaults.
+#[derive(Clone, Copy, Debug)]
+pub struct AsgdOptions {
+    /// learning rate (default 1e-2)
+    pub lr: f64,
+    /// decay term (default 1e-4)
+    pub lambd: f64,
+    /// power of the learning-rate decay (default 0.75)
+    pub alpha: f64,
+    /// the step after which averaging starts (default 1e6)
+    pub t0: f64,
+    /// L2 penalty
+    pub weight_decay: f64,
+    /// maximise the objective instead
+    pub maximize: bool,
+}
+
+impl Default for AsgdOptions {
+    fn default() -> Self {
+        AsgdOptions { lr: 1e-2, lambd: 1e-4, alpha: 0.75, t0: 1e6, weight_decay: 0.0, maximize: false }
+    }
+}
+
+/// Per-parameter state. torch keeps `eta` and `mu` as tensors of the default dtype (float32):
+/// every value they take is rounded to f32, and the update reads them back as such.
+#[derive(Clone)]
+struct State {
+    step: f64,
+    eta: f32,
+    mu: f32,
+    /// the running average of the parameter
+    ax: Tensor,
+}
+
+/// ASGD, as torch's single-tensor implementation.
+#[allow(clippy::upper_case_acronyms)]
+pub struct ASGD {
+    groups: Vec<ParamGroup<AsgdOptions>>,
+    /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
+    initial_lrs: Vec<Option<f64>>,
+    state: Vec<Option<State>>,
+}
+
+impl ASGD {
+    /// One group of parameters.
+    pub fn new(params: Vec<Tensor>, options: AsgdOptions) -> Result<Self> {
+        Self::with_groups(vec![ParamGroup { params, options }])
+    }
+
+    /// Several groups (torch's errors for invalid hyper-parameters).
+    pub fn with_groups(groups: Vec<ParamGroup<AsgdOptions>>) -> Result<Self> {
+        for g in &groups {
+            let o = g.options;
+            for (name, v) in [
+                ("learning rate", o.lr),
+                ("lambd value", o.lambd),
+                ("alpha value", o.alpha),
+                ("weight_decay value", o.weight_decay),
+            ] {
+                if v < 0.0 {
+                    return Err(Error::msg(format!("Invalid {name}: {v}")));
+                }
+            }
+        }
+        let n = groups.iter().map(|g| g.params.len()).sum();
+        Ok(ASGD { groups, initial_lrs: Vec::new(), state: vec![None; n] })
+    }
+
+    /// The running average `ax` of parameter `index` (numbered across groups), once it has
+    /// taken a step.
+    pub fn averaged(&self, index: usize) -> Option<&Tensor> {
+        self.state.get(index)?.as_ref().map(|s| &s.ax)
+    }
+}
+
+impl Optimizer for ASGD {
+    fn step(&mut self) -> Result<()> {
+        let _end = super::StepEnd;
+        no_grad(|| {
+            let mut index = 0;
+            for group in &self.groups {
+                let o = group.options;
+                for p in &group.params {
+                    let i = index;
+                    index += 1;
+                    let Some(g) = p.grad() else { continue };
+                    let mut g = if o.maximize { g.neg()? } else { g };
+                    let st = match &mut self.state[i] {
+                        Some(s) => s,
+                        slot => {
+                            slot.insert(State { step: 0.0, eta: o.lr as f32, mu: 1.0, ax: p.zeros_like()? })
+                        }
+                    };
+                    st.step += 1.0;
+                    if o.weight_decay != 0.0 {
+                        g = g.add(p.mul(o.weight_decay)?)?;
+                    }
+                    let eta = f64::from(st.eta);
+                    // decay term, then param.add_(grad, alpha=-eta)
+                    p.mul_(1.0 - o.lambd * eta)?;
+                    p.add_(&g.mul(-eta)?)?;
+                    // averaging
+                    if st.mu != 1.0 {
+                        st.ax.add_(&p.sub(&st.ax)?.mul(f64::from(st.mu))?)?;
+                    } else {
+                        st.ax.copy_(p)?;
+                    }
+                    let step = st.step;
+                    st.eta = (o.lr / (1.0 + o.lambd * o.lr * step).powf(o.alpha)) as f32;
+                    st.mu = (1.0 / (step - o.t0).max(1.0)) as f32;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    group_methods!();
+
+    fn state_dict(&self) -> Result<OptimizerState> {
+        let mut s = OptimizerState::default();
+        for (i, st) in self.state.iter().enumerate() {
+            if let Some(st) = st {
+                s.set_tensor(i, "step", &Tensor::scalar_tensor(st.step, DType::F64)?)?;
+                s.set_tensor(i, "eta", &Tensor::scalar_tensor(st.eta, DType::F32)?)?;
+                s.set_tensor(i, "mu", &Tensor::scalar_tensor(st.mu, DType::F32)?)?;
+                s.set_tensor(i, "ax", &st.ax)?;
+            }
+        }
+        save_lrs(self, &mut s);
+        Ok(s)
+    }
+
+    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
+        super::check_groups(self, state)?;
+        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
+        for (i, slot) in self.state.iter_mut().enumerate() {
+            *slot = match (
+                state.tensor(i, "step"),
+                state.tensor(i, "eta"),
+                state.tensor(i, "mu"),
+                state.tensor(i, "ax"),
+            ) {
+                (Some(step), Some(eta), Some(mu), Some(ax)) => Some(State {
+                    step: step.item::<f64>()?,
+                    eta: eta.item::<f32>()?,
+                    mu: mu.item::<f32>()?,
+                    ax: state_for(ax, &params[i])?,
+                }),
+                _ => None,
+            };
+        }
+        load_lrs(self, state);
+        Ok(())
+    }
+}
