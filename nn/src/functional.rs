@@ -348,6 +348,30 @@ pub fn pad(input: &Tensor, pad: &[isize], mode: &str, value: Option<f64>) -> Res
     input.pad(pad, mode, value)
 }
 
+/// Sliding blocks of `input` as columns (torch's `F.unfold`, im2col): `[N, C·kh·kw, L]`.
+pub fn unfold(
+    input: &Tensor,
+    kernel_size: &[usize],
+    dilation: &[usize],
+    padding: &[usize],
+    stride: &[usize],
+) -> Result<Tensor> {
+    input.im2col(kernel_size, dilation, padding, stride)
+}
+
+/// Columns of sliding blocks summed back into an image of `output_size` (torch's `F.fold`,
+/// col2im).
+pub fn fold(
+    input: &Tensor,
+    output_size: &[usize],
+    kernel_size: &[usize],
+    dilation: &[usize],
+    padding: &[usize],
+    stride: &[usize],
+) -> Result<Tensor> {
+    input.col2im(output_size, kernel_size, dilation, padding, stride)
+}
+
 /// Rows of `weight` picked by the indices `input`.
 pub fn embedding(input: &Tensor, weight: &Tensor, padding_idx: Option<i64>) -> Result<Tensor> {
     input.embedding(weight, padding_idx)

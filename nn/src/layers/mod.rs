@@ -9,6 +9,7 @@ mod conv_transpose;
 mod dict;
 mod dropout;
 mod embedding;
+mod fold;
 mod linear;
 mod norm;
 mod pool;
@@ -27,6 +28,7 @@ pub use conv_transpose::{
 pub use dict::{ModuleDict, ModuleList};
 pub use dropout::{Dropout, Dropout1d, Dropout2d, Dropout3d};
 pub use embedding::Embedding;
+pub use fold::{Fold, Unfold};
 pub use linear::{Flatten, Identity, Linear, Unflatten};
 pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm};
 pub use pool::{

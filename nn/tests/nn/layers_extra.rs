@@ -543,3 +543,22 @@ fn channel_dropout_zeroes_whole_channels() -> Result<()> {
     assert!(Dropout2d::new(1.5).is_err());
     Ok(())
 }
+
+/// `nn.Unfold` then `nn.Fold` with blocks that tile the image without overlap give the image
+/// back; with overlap, each pixel is counted once per block holding it (torch's col2im).
+#[test]
+fn unfold_then_fold_tiles_and_counts_overlaps() -> oxtorch_tensor::Result<()> {
+    use oxtorch_nn::{Fold, Forward, Unfold};
+    let x = oxtorch_tensor::Tensor::arange(2 * 3 * 4 * 6, ())?
+        .to_dtype(oxtorch_tensor::DType::F32)?
+        .reshape([2, 3, 4, 6])?;
+    let tiles = Unfold { stride: vec![2, 3], ..Unfold::new(&[2, 3]) };
+    let cols = tiles.forward(&x)?;
+    assert_eq!(cols.dims(), &[2, 18, 4]);
+    let back = Fold { stride: vec![2, 3], ..Fold::new(&[4, 6], &[2, 3]) }.forward(&cols)?;
+    assert_eq!(back.to_vec::<f32>()?, x.to_vec::<f32>()?);
+    let ones = oxtorch_tensor::Tensor::ones([1, 1, 3, 3], ())?;
+    let counts = Fold::new(&[3, 3], &[2, 2]).forward(&Unfold::new(&[2, 2]).forward(&ones)?)?;
+    assert_eq!(counts.to_vec::<f32>()?, vec![1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]);
+    Ok(())
+}
