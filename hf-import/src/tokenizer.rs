@@ -1,5 +1,6 @@
 //! `tokenizer.json` through the `tokenizers` crate, batches padded to the longest sequence.
 
+mod bert;
 mod fast_load;
 
 use std::path::Path;
@@ -34,7 +35,8 @@ impl std::fmt::Debug for HfTokenizer {
 }
 
 impl HfTokenizer {
-    /// Reads `dir/tokenizer.json`. Batches are padded to their longest text (the file's own fixed
+    /// Reads `dir/tokenizer.json` (a BERT tokenizer's normalizer from `tokenizer_config.json`, as
+    /// transformers 5 builds it). Batches are padded to their longest text (the file's own fixed
     /// padding is replaced, as transformers does for `padding=True`) and truncated to `max_length`
     /// tokens when given.
     pub fn load(dir: &Path, max_length: Option<usize>) -> Result<Self> {
@@ -46,6 +48,7 @@ impl HfTokenizer {
         let json = std::fs::read_to_string(&path).map_err(|e| Error::format(&path, e.to_string()))?;
         let mut inner =
             fast_load::tokenizer_from_json(&json).map_err(|e| Error::format(&path, e.to_string()))?;
+        bert::rebuild_normalizer(dir, &mut inner)?;
         if let Some(p) = inner.get_post_processor() {
             // The processor alone, serialized back: far smaller than the file.
             let value = serde_json::to_value(p).map_err(|e| Error::format(&path, e.to_string()))?;
