@@ -1,10 +1,13 @@
 //! transformers 5 rebuilds a BERT tokenizer's normalizer from `tokenizer_config.json` (its
 //! `BertTokenizer.__init__`), whatever `tokenizer.json` holds: lowercasing unless
-//! `do_lower_case` is false, `strip_accents`, `tokenize_chinese_chars`.
+//! `do_lower_case` is false, `strip_accents`, `tokenize_chinese_chars`; and its decoder is always
+//! WordPiece's (joining `##` pieces, tidying the spaces before punctuation).
 
 use std::path::Path;
 
 use serde_json::Value;
+use tokenizers::decoders::wordpiece::WordPiece;
+use tokenizers::decoders::DecoderWrapper;
 use tokenizers::models::ModelWrapper;
 use tokenizers::normalizers::{BertNormalizer, NormalizerWrapper};
 use tokenizers::Tokenizer;
@@ -26,7 +29,8 @@ fn read_json(path: &Path) -> Result<Option<Value>> {
     }
 }
 
-/// Gives a WordPiece tokenizer of a BERT-tokenizer folder the normalizer transformers 5 builds:
+/// Gives a WordPiece tokenizer of a BERT-tokenizer folder the normalizer and decoder transformers
+/// 5 builds (the decoder: WordPiece with prefix `##` and cleanup). The normalizer is
 /// `BertNormalizer(clean_text, handle_chinese_chars = tokenize_chinese_chars (true), strip_accents,
 /// lowercase = do_lower_case (true))` from `tokenizer_config.json`. The class is the config's
 /// `tokenizer_class`, else the one of `config.json`'s `model_type`.
@@ -59,6 +63,7 @@ pub(super) fn rebuild_normalizer(dir: &Path, tokenizer: &mut Tokenizer) -> Resul
         flag("do_lower_case")?.unwrap_or(true),
     );
     tokenizer.with_normalizer(Some(NormalizerWrapper::BertNormalizer(normalizer)));
+    tokenizer.with_decoder(Some(DecoderWrapper::WordPiece(WordPiece::new("##".into(), true))));
     Ok(())
 }
 
@@ -94,6 +99,13 @@ mod tests {
         assert_eq!(ids(Some(r#"{"tokenizer_class": "BertTokenizer"}"#)), vec![2, 5, 7, 9, 3]);
         // A generic fast tokenizer keeps tokenizer.json's normalizer.
         assert_eq!(ids(Some(r#"{"tokenizer_class": "PreTrainedTokenizerFast"}"#)), vec![2, 1, 1, 9, 3]);
+        // Without a decoder in tokenizer.json, BertTokenizer's WordPiece decoder.
+        json["decoder"] = serde_json::Value::Null;
+        std::fs::write(dir.join("tokenizer_config.json"), r#"{"tokenizer_class": "BertTokenizer"}"#).unwrap();
+        std::fs::write(dir.join("tokenizer.json"), json.to_string()).unwrap();
+        let tok = HfTokenizer::load(&dir, None).unwrap();
+        let ids = [2, 5, 7, 71, 9, 11, 5, 13, 70, 36, 35, 39, 72, 3];
+        assert_eq!(tok.decode(&ids, true).unwrap(), "the cat, sits on the mat. it is red!");
         std::fs::remove_dir_all(&dir).ok();
     }
 }
