@@ -320,7 +320,7 @@ impl SentenceTransformer {
             (vec![if causal { PoolingMode::LastToken } else { PoolingMode::Mean }], true)
         };
         let prompts = if described { Prompts::load(dir)? } else { Prompts::default() };
-        let tokenizer = if dir.join("tokenizer.json").is_file() {
+        let tokenizer = if dir.join("tokenizer.json").is_file() || dir.join("vocab.txt").is_file() {
             let settings =
                 if described { TransformerSettings::load(dir)? } else { TransformerSettings::default() };
             let mut tokenizer = HfTokenizer::load(dir, settings.truncation(dir, &cfg)?)?;

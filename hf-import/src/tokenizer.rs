@@ -36,19 +36,22 @@ impl std::fmt::Debug for HfTokenizer {
 
 impl HfTokenizer {
     /// Reads `dir/tokenizer.json` (a BERT tokenizer's normalizer from `tokenizer_config.json`, as
-    /// transformers 5 builds it). Batches are padded to their longest text (the file's own fixed
+    /// transformers 5 builds it), or for a BERT tokenizer without one, `vocab.txt`. Batches are padded to their longest text (the file's own fixed
     /// padding is replaced, as transformers does for `padding=True`) and truncated to `max_length`
     /// tokens when given.
     pub fn load(dir: &Path, max_length: Option<usize>) -> Result<Self> {
         let path = dir.join("tokenizer.json");
-        if !path.is_file() {
-            return Err(Error::format(dir, "no tokenizer.json"));
-        }
-        // As `Tokenizer::from_file`, only faster.
-        let json = std::fs::read_to_string(&path).map_err(|e| Error::format(&path, e.to_string()))?;
-        let mut inner =
-            fast_load::tokenizer_from_json(&json).map_err(|e| Error::format(&path, e.to_string()))?;
-        bert::rebuild_normalizer(dir, &mut inner)?;
+        let mut inner = if path.is_file() {
+            // As `Tokenizer::from_file`, only faster.
+            let json = std::fs::read_to_string(&path).map_err(|e| Error::format(&path, e.to_string()))?;
+            let mut inner =
+                fast_load::tokenizer_from_json(&json).map_err(|e| Error::format(&path, e.to_string()))?;
+            bert::rebuild_normalizer(dir, &mut inner)?;
+            inner
+        } else {
+            bert::from_vocab_txt(dir)?
+                .ok_or_else(|| Error::format(dir, "no tokenizer.json (nor a BERT tokenizer's vocab.txt)"))?
+        };
         if let Some(p) = inner.get_post_processor() {
             // The processor alone, serialized back: far smaller than the file.
             let value = serde_json::to_value(p).map_err(|e| Error::format(&path, e.to_string()))?;

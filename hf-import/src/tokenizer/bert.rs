@@ -29,6 +29,70 @@ fn read_json(path: &Path) -> Result<Option<Value>> {
     }
 }
 
+/// Whether `dir` holds a tokenizer transformers builds as `BertTokenizer`: `tokenizer_config.json`'s
+/// `tokenizer_class` names it, or (without one) `config.json`'s `model_type` is BERT's.
+fn is_bert_folder(dir: &Path, config: &Value) -> Result<bool> {
+    Ok(match config.get("tokenizer_class").and_then(Value::as_str) {
+        Some(class) => BERT_CLASSES.contains(&class),
+        None => read_json(&dir.join("config.json"))?
+            .and_then(|c| c.get("model_type").and_then(Value::as_str).map(str::to_owned))
+            .is_some_and(|t| BERT_MODEL_TYPES.contains(&t.as_str())),
+    })
+}
+
+/// A BERT tokenizer built from `vocab.txt` (one token per line, ids in order) and
+/// `tokenizer_config.json`, as transformers 5's `BertTokenizer` does for a folder without
+/// `tokenizer.json`: WordPiece, the config's normalizer, `[CLS] A [SEP] (B [SEP])` with the
+/// config's special tokens. `None` when the folder is not a BERT tokenizer's or has no vocab.txt.
+pub(super) fn from_vocab_txt(dir: &Path) -> Result<Option<Tokenizer>> {
+    let vocab_path = dir.join("vocab.txt");
+    if !vocab_path.is_file() {
+        return Ok(None);
+    }
+    let config = read_json(&dir.join("tokenizer_config.json"))?.unwrap_or(Value::Null);
+    if !is_bert_folder(dir, &config)? {
+        return Ok(None);
+    }
+    let bad = |e: tokenizers::Error| Error::format(&vocab_path, e.to_string());
+    let vocab_file = vocab_path.to_str().ok_or_else(|| Error::format(&vocab_path, "not a UTF-8 path"))?;
+    let vocab = tokenizers::models::wordpiece::WordPiece::read_file(vocab_file).map_err(bad)?;
+    let token = |key: &str, default: &str| -> String {
+        config.get(key).and_then(Value::as_str).unwrap_or(default).to_string()
+    };
+    let (unk, cls, sep) =
+        (token("unk_token", "[UNK]"), token("cls_token", "[CLS]"), token("sep_token", "[SEP]"));
+    let (pad, mask) = (token("pad_token", "[PAD]"), token("mask_token", "[MASK]"));
+    let id = |t: &str| {
+        vocab.get(t).copied().ok_or_else(|| {
+            Error::format(&vocab_path, format!("the special token {t} is not in the vocabulary"))
+        })
+    };
+    let (cls_id, sep_id, pad_id) = (id(&cls)?, id(&sep)?, id(&pad)?);
+    let model = tokenizers::models::wordpiece::WordPiece::builder()
+        .vocab(vocab)
+        .unk_token(unk.clone())
+        .build()
+        .map_err(bad)?;
+    let mut tokenizer = Tokenizer::new(model);
+    tokenizer.with_pre_tokenizer(Some(tokenizers::pre_tokenizers::bert::BertPreTokenizer));
+    let template = tokenizers::processors::template::TemplateProcessing::builder()
+        .try_single(format!("{cls}:0 $A:0 {sep}:0"))
+        .and_then(|b| b.try_pair(format!("{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1")))
+        .map_err(|e| Error::format(&vocab_path, e.to_string()))?
+        .special_tokens(vec![(cls.clone(), cls_id), (sep.clone(), sep_id)])
+        .build()
+        .map_err(|e| Error::format(&vocab_path, e.to_string()))?;
+    tokenizer.with_post_processor(Some(template));
+    let specials: Vec<tokenizers::AddedToken> = [&pad, &unk, &cls, &sep, &mask]
+        .iter()
+        .map(|t| tokenizers::AddedToken::from(t.to_string(), true))
+        .collect();
+    tokenizer.add_special_tokens(&specials);
+    tokenizer.with_padding(Some(tokenizers::PaddingParams { pad_id, pad_token: pad, ..Default::default() }));
+    rebuild_normalizer(dir, &mut tokenizer)?;
+    Ok(Some(tokenizer))
+}
+
 /// Gives a WordPiece tokenizer of a BERT-tokenizer folder the normalizer and decoder transformers
 /// 5 builds (the decoder: WordPiece with prefix `##` and cleanup). The normalizer is
 /// `BertNormalizer(clean_text, handle_chinese_chars = tokenize_chinese_chars (true), strip_accents,
@@ -40,13 +104,7 @@ pub(super) fn rebuild_normalizer(dir: &Path, tokenizer: &mut Tokenizer) -> Resul
     }
     let config_path = dir.join("tokenizer_config.json");
     let config = read_json(&config_path)?.unwrap_or(Value::Null);
-    let is_bert = match config.get("tokenizer_class").and_then(Value::as_str) {
-        Some(class) => BERT_CLASSES.contains(&class),
-        None => read_json(&dir.join("config.json"))?
-            .and_then(|c| c.get("model_type").and_then(Value::as_str).map(str::to_owned))
-            .is_some_and(|t| BERT_MODEL_TYPES.contains(&t.as_str())),
-    };
-    if !is_bert {
+    if !is_bert_folder(dir, &config)? {
         return Ok(());
     }
     let flag = |key: &str| -> Result<Option<bool>> {
@@ -106,6 +164,41 @@ mod tests {
         let tok = HfTokenizer::load(&dir, None).unwrap();
         let ids = [2, 5, 7, 71, 9, 11, 5, 13, 70, 36, 35, 39, 72, 3];
         assert_eq!(tok.decode(&ids, true).unwrap(), "the cat, sits on the mat. it is red!");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A folder with `vocab.txt` and no `tokenizer.json`: transformers 5's `BertTokenizer`
+    /// (ids, mask, padding and decoding as it gives them for the same vocabulary).
+    #[test]
+    fn a_vocab_txt_folder_is_a_bert_tokenizer() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sentence_tiny");
+        let dir = std::env::temp_dir().join(format!("oxtorch-vocab-txt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(src.join("tokenizer.json")).unwrap()).unwrap();
+        let vocab = json["model"]["vocab"].as_object().unwrap();
+        let mut words: Vec<(&String, u64)> = vocab.iter().map(|(w, i)| (w, i.as_u64().unwrap())).collect();
+        words.sort_by_key(|&(_, i)| i);
+        let lines: Vec<&str> = words.iter().map(|(w, _)| w.as_str()).collect();
+        std::fs::write(dir.join("vocab.txt"), lines.join("\n") + "\n").unwrap();
+        std::fs::copy(src.join("config.json"), dir.join("config.json")).unwrap();
+        std::fs::write(
+            dir.join("tokenizer_config.json"),
+            r#"{"tokenizer_class": "BertTokenizer", "do_lower_case": true, "model_max_length": 16}"#,
+        )
+        .unwrap();
+        let tok = HfTokenizer::load(&dir, None).unwrap();
+        let batch = tok.encode_batch(&["The cat, sits on the mat!", "xyz qqq ##a"]).unwrap();
+        let ids = batch.input_ids.to_vec2::<i64>().unwrap();
+        assert_eq!(ids, vec![vec![2, 5, 7, 71, 9, 11, 5, 13, 72, 3], vec![2, 1, 1, 1, 1, 6, 3, 0, 0, 0]]);
+        let mask = batch.attention_mask.to_vec2::<i64>().unwrap();
+        assert_eq!(mask[1], vec![1, 1, 1, 1, 1, 1, 1, 0, 0, 0]);
+        let first: Vec<u32> = ids[0].iter().map(|&i| i as u32).collect();
+        assert_eq!(tok.decode(&first, true).unwrap(), "the cat, sits on the mat!");
+        // Not a BERT tokenizer's folder: no tokenizer.
+        std::fs::write(dir.join("tokenizer_config.json"), r#"{"tokenizer_class": "T5Tokenizer"}"#).unwrap();
+        let err = HfTokenizer::load(&dir, None).unwrap_err().to_string();
+        assert!(err.contains("no tokenizer.json"), "{err}");
         std::fs::remove_dir_all(&dir).ok();
     }
 }
