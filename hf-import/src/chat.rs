@@ -25,6 +25,19 @@ impl Message {
     }
 }
 
+/// What `apply_chat_template` passes to a template besides the messages.
+#[derive(Debug, Clone, Default)]
+pub struct ChatArgs<'a> {
+    /// end with the assistant's turn
+    pub add_generation_prompt: bool,
+    /// tool definitions (JSON schemas), `None` when not given
+    pub tools: Option<&'a Value>,
+    /// documents for retrieval-augmented templates
+    pub documents: Option<&'a Value>,
+    /// further template variables (transformers' `**kwargs`, e.g. `enable_thinking`)
+    pub extra: Vec<(&'a str, Value)>,
+}
+
 /// A model's chat template and the special tokens it refers to.
 #[derive(Debug, Clone)]
 pub struct ChatTemplate {
@@ -111,6 +124,24 @@ impl ChatTemplate {
     /// and `continue`, `raise_exception`, `strftime_now` (UTC), a `tojson` that writes Python's
     /// `json.dumps` text, and the `{% generation %}` markers as no-ops.
     pub fn render(&self, messages: &[Message], add_generation_prompt: bool) -> Result<String> {
+        let messages =
+            serde_json::to_value(messages).map_err(|e| Error::Input(format!("chat messages: {e}")))?;
+        self.render_json(&messages, &ChatArgs { add_generation_prompt, ..ChatArgs::default() })
+    }
+
+    /// [`ChatTemplate::render`] for messages as JSON, as `apply_chat_template` takes them: a list of
+    /// objects with a `role` and a `content` that may be a string or a list of parts (`{"type":
+    /// "text", "text": ...}`), `tool_calls`, and whatever else the template reads; with `args`'
+    /// tools, documents and extra variables.
+    pub fn render_json(&self, messages: &Value, args: &ChatArgs) -> Result<String> {
+        let Some(list) = messages.as_array() else {
+            return Err(Error::Input(format!("chat messages must be a list of messages, got {messages}")));
+        };
+        for (i, m) in list.iter().enumerate() {
+            if m.get("role").and_then(Value::as_str).is_none() {
+                return Err(Error::Input(format!("chat message {i} has no \"role\" string: {m}")));
+            }
+        }
         let mut env = Environment::new();
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
@@ -127,8 +158,17 @@ impl ChatTemplate {
         for (name, text) in self.special_tokens.iter().filter(|(_, t)| !t.is_empty()) {
             ctx.insert(name, minijinja::Value::from(text.as_str()));
         }
+        for (name, value) in &args.extra {
+            ctx.insert(name, minijinja::Value::from_serialize(value));
+        }
         ctx.insert("messages", minijinja::Value::from_serialize(messages));
-        ctx.insert("add_generation_prompt", minijinja::Value::from(add_generation_prompt));
+        // As transformers: `tools` and `documents` are always defined, `None` when not given.
+        ctx.insert("tools", args.tools.map_or(minijinja::Value::from(()), minijinja::Value::from_serialize));
+        ctx.insert(
+            "documents",
+            args.documents.map_or(minijinja::Value::from(()), minijinja::Value::from_serialize),
+        );
+        ctx.insert("add_generation_prompt", minijinja::Value::from(args.add_generation_prompt));
         ctx.insert("bos_token", minijinja::Value::from(self.bos_token.as_str()));
         ctx.insert("eos_token", minijinja::Value::from(self.eos_token.as_str()));
         let tmpl = env.get_template("chat").map_err(|e| Error::Input(format!("chat template: {e}")))?;
@@ -328,5 +368,30 @@ mod environment_tests {
         }
         let indented = ChatTemplate::new("{{ {'a': [1, 2]} | tojson(indent=2) }}", "", "");
         assert_eq!(indented.render(&[], false).unwrap(), "{\n  \"a\": [\n    1,\n    2\n  ]\n}");
+    }
+}
+
+#[cfg(test)]
+mod json_messages_tests {
+    use super::*;
+
+    /// Content lists, tool calls, `tools`, `documents` left `None` and an extra variable render as
+    /// transformers' `apply_chat_template` (`make_chat_golden.py`).
+    #[test]
+    fn json_messages_with_tools_match_transformers() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chat_tools.json");
+        let golden: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let template = ChatTemplate::new(golden["template"].as_str().unwrap(), "", "");
+        let args = ChatArgs {
+            add_generation_prompt: true,
+            tools: Some(&golden["tools"]),
+            documents: None,
+            extra: vec![("enable_thinking", Value::Bool(false))],
+        };
+        let text = template.render_json(&golden["messages"], &args).unwrap();
+        assert_eq!(text, golden["text"].as_str().unwrap());
+        let err =
+            template.render_json(&serde_json::json!([{"content": "hi"}]), &args).unwrap_err().to_string();
+        assert!(err.contains("has no \"role\""), "{err}");
     }
 }

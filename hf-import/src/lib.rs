@@ -30,7 +30,7 @@ pub mod serve;
 pub mod tokenizer;
 pub mod weights;
 
-pub use chat::{ChatTemplate, Message};
+pub use chat::{ChatArgs, ChatTemplate, Message};
 pub use config::{parse_dtype, Config};
 pub use error::{Error, Result};
 pub use generate::{generate, CacheImplementation, GenerationConfig};

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
-    generate, resolve_model, AutoModel, ChatTemplate, Config, Error, GenerationConfig, HfTokenizer, Message,
-    Result,
+    generate, resolve_model, AutoModel, ChatArgs, ChatTemplate, Config, Error, GenerationConfig, HfTokenizer,
+    Message, Result,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -24,6 +24,10 @@ pub struct GenerateArgs {
     /// treat the prompt as a user message and apply the model's chat template
     #[arg(long, requires = "prompt")]
     chat: bool,
+    /// a JSON file with the conversation for the chat template: a list of messages (contents
+    /// may be lists of parts), or {"messages": [...], "tools": [...], "documents": [...]}
+    #[arg(long, conflicts_with_all = ["prompt", "inputs"])]
+    messages: Option<PathBuf>,
     /// safetensors file with int64 `input_ids` [batch, seq] (and optionally `attention_mask`)
     #[arg(long, requires = "output")]
     inputs: Option<PathBuf>,
@@ -138,21 +142,27 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             let out = generate(lm, ids, named.get("attention_mask"), &g, |_, _| {})?;
             write_safetensors(&output, &[("output_ids".to_string(), out)], None)
         }
-        (_, _, Some(prompt)) => {
+        (_, _, prompt) if prompt.is_some() || a.messages.is_some() => {
             let tok = HfTokenizer::load(&dir, None)?;
-            let prompt_ids = if a.chat {
+            let chat = a.chat || a.messages.is_some();
+            let prompt = prompt.unwrap_or_default();
+            let prompt_ids = if chat {
                 let template = ChatTemplate::from_model_dir(&dir)?.ok_or_else(|| {
                     Error::Input(format!("{}: the model has no chat template", dir.display()))
                 })?;
                 // The template writes the special tokens itself, as `apply_chat_template` does.
-                tok.encode(&template.render(&[Message::new("user", &prompt)], true)?, false)?
+                let text = match &a.messages {
+                    Some(path) => render_conversation(&template, path)?,
+                    None => template.render(&[Message::new("user", &prompt)], true)?,
+                };
+                tok.encode(&text, false)?
             } else {
                 tok.encode(&prompt, true)?
             };
             let n = prompt_ids.len();
             g.resolve_length(n)?;
             let ids = Tensor::from_vec(prompt_ids.iter().map(|&i| i64::from(i)).collect::<Vec<_>>(), [1, n])?;
-            if !a.chat {
+            if !chat {
                 out!("{prompt}");
             }
             let mut stream = TextStream::new(prompt_ids);
@@ -167,8 +177,32 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             outln!();
             Ok(())
         }
-        _ => Err(Error::Input("generate needs --prompt TEXT, or --inputs IN --output OUT".into())),
+        _ => Err(Error::Input(
+            "generate needs --prompt TEXT, --messages FILE, or --inputs IN --output OUT".into(),
+        )),
     }
+}
+
+/// The chat template applied to the conversation in the JSON file `path` (a list of messages, or
+/// an object with `messages` and optionally `tools` and `documents`), ending with the assistant's
+/// turn.
+fn render_conversation(template: &ChatTemplate, path: &std::path::Path) -> Result<String> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| Error::format(path, e.to_string()))?;
+    let (messages, tools, documents) = match &json {
+        serde_json::Value::Object(o) => (
+            o.get("messages").ok_or_else(|| Error::format(path, "no \"messages\" list"))?,
+            o.get("tools").filter(|t| !t.is_null()),
+            o.get("documents").filter(|d| !d.is_null()),
+        ),
+        list => (list, None, None),
+    };
+    let args = ChatArgs { add_generation_prompt: true, tools, documents, extra: Vec::new() };
+    template.render_json(messages, &args).map_err(|e| match e {
+        Error::Input(msg) => Error::format(path, msg),
+        other => other,
+    })
 }
 
 /// Incremental decoding for streaming (as text-generation-inference's `decode_token`): each new

@@ -394,6 +394,32 @@ fn generate_ids_and_text() {
     assert!(out.status.success(), "{}", stderr(&out));
     let reply = String::from_utf8(out.stdout).unwrap();
     assert!(!reply.trim().is_empty() && !reply.contains("what is the sun"), "{reply}");
+    // The same conversation from a --messages file gives the same reply; a file without roles is
+    // the template's error, naming the file.
+    let conversation = dir.join("conversation.json");
+    let llama_tied = fixture("llama_tied");
+    let from_file = |path: &std::path::Path| {
+        let path = path.to_str().unwrap();
+        hf_import(&[
+            "generate",
+            llama_tied.to_str().unwrap(),
+            "--messages",
+            path,
+            "--max-new-tokens",
+            "4",
+            "--greedy",
+        ])
+    };
+    std::fs::write(&conversation, r#"[{"role": "user", "content": "what is the sun?"}]"#).unwrap();
+    let out = from_file(&conversation);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), reply, "{}", stderr(&out));
+    std::fs::write(&conversation, r#"[{"content": "hi"}]"#).unwrap();
+    let out = from_file(&conversation);
+    assert!(
+        stderr(&out).contains("conversation.json") && stderr(&out).contains("no \"role\""),
+        "{}",
+        stderr(&out)
+    );
     let out = hf_import(&["generate", fixture("llama").to_str().unwrap(), "--prompt", "hi", "--chat"]);
     assert!(
         stderr(&out).contains("no tokenizer.json") || stderr(&out).contains("no chat template"),
