@@ -25,6 +25,10 @@ impl Message {
     }
 }
 
+/// The instructions a chat template may run (minijinja's fuel): real templates on long
+/// conversations take well under a hundredth of it.
+const TEMPLATE_FUEL: u64 = 10_000_000;
+
 /// What `apply_chat_template` passes to a template besides the messages.
 #[derive(Debug, Clone, Default)]
 pub struct ChatArgs<'a> {
@@ -143,6 +147,9 @@ impl ChatTemplate {
             }
         }
         let mut env = Environment::new();
+        // A bounded amount of work: a template that loops for ever (or over `range(10**12)`)
+        // fails with an error instead of hanging a service. Real templates use a small fraction.
+        env.set_fuel(Some(TEMPLATE_FUEL));
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
@@ -393,5 +400,13 @@ mod json_messages_tests {
         let err =
             template.render_json(&serde_json::json!([{"content": "hi"}]), &args).unwrap_err().to_string();
         assert!(err.contains("has no \"role\""), "{err}");
+        // A runaway template ends with an error.
+        let endless = ChatTemplate::new(
+            "{% for i in range(99999) %}{% for j in range(99999) %}{{ j }}{% endfor %}{% endfor %}",
+            "",
+            "",
+        );
+        let err = endless.render(&[Message::new("user", "hi")], true).unwrap_err().to_string();
+        assert!(err.contains("fuel"), "{err}");
     }
 }
