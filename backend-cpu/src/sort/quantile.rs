@@ -37,14 +37,21 @@ pub(crate) fn quantile<T: Float>(
         }
         row.sort_unstable_by(|a, b| cmp_nan(*a, *b));
         let last = row.len() - 1;
-        // Ranks in f64 (torch's rank arithmetic carries more than the input's precision), the
-        // interpolation weight in the computation type.
+        // Ranks exact (in f64: torch's rank arithmetic carries more than float32), the
+        // interpolation weight rounded to the computation type.
         let at = |r: f64| -> T::Acc {
             let i = if r.is_nan() || r < 0.0 { 0 } else { (r as usize).min(last) };
             row[i].to_acc()
         };
         for (o, &p) in out.iter_mut().zip(&q) {
-            let rank = p * last as f64;
+            let rank = if std::mem::size_of::<T>() == 2 {
+                // Half precision (not torch's: its quantile refuses it): the rank in f32, rounded
+                // to the type, as the XLA lowering computes it.
+                let product = T::Acc::from_f64_acc(p) * T::Acc::from_f64_acc(last as f64);
+                T::from_acc(product).to_f64()
+            } else {
+                p * last as f64
+            };
             let r = match interpolation {
                 "lower" => at(rank.floor()),
                 "higher" => at(rank.ceil()),

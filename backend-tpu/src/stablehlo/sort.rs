@@ -388,9 +388,34 @@ fn bincount(b: &mut FunctionBuilder, x: &Value, weights: Option<&Value>, length:
     }
 }
 
-/// Quantiles of `x` along `dim` at the probabilities `q`, with the CPU backend's arithmetic (rank
-/// `q * (n - 1)` rounded to the input type, torch's two-sided `lerp`); a row holding NaN gives NaN.
-/// Output `[q.len(), *x.dims with dim = 1]`.
+/// The rounding error of the float32 product `x = a * c` (`a * c - x`, exact), by Dekker's
+/// splitting (StableHLO has no fused multiply-add).
+fn product_error(b: &mut FunctionBuilder, a: &Value, c: &Value, x: &Value) -> Value {
+    let split = |b: &mut FunctionBuilder, v: &Value| {
+        let factor = b.full_like(v, ElementType::F32, 4097.0);
+        let t = b.same("stablehlo.multiply", &[&factor, v]);
+        let d = b.same("stablehlo.subtract", &[&t, v]);
+        let hi = b.same("stablehlo.subtract", &[&t, &d]);
+        let lo = b.same("stablehlo.subtract", &[v, &hi]);
+        (hi, lo)
+    };
+    let (ah, al) = split(b, a);
+    let (ch, cl) = split(b, c);
+    let hh = b.same("stablehlo.multiply", &[&ah, &ch]);
+    let e = b.same("stablehlo.subtract", &[&hh, x]);
+    let hl = b.same("stablehlo.multiply", &[&ah, &cl]);
+    let e = b.same("stablehlo.add", &[&e, &hl]);
+    let lh = b.same("stablehlo.multiply", &[&al, &ch]);
+    let e = b.same("stablehlo.add", &[&e, &lh]);
+    let ll = b.same("stablehlo.multiply", &[&al, &cl]);
+    b.same("stablehlo.add", &[&e, &ll])
+}
+
+/// Quantiles of `x` along `dim` at the probabilities `q`, with the CPU backend's arithmetic: the
+/// rank `q * (n - 1)` exact for float32 and float64 (as torch, which computes it in f64; float32
+/// here without f64, which TPUs lack, from the rounded product and its exact error), rounded to the
+/// input type for f16/bf16; torch's two-sided `lerp`. A row holding NaN gives NaN. Output
+/// `[q.len(), *x.dims with dim = 1]`.
 fn quantile(b: &mut FunctionBuilder, x: &Value, q: &Value, dim: usize, interpolation: &str) -> Result<Value> {
     let et = x.ty().element_type;
     let acc = if matches!(et, ElementType::F16 | ElementType::BF16) { ElementType::F32 } else { et };
@@ -412,6 +437,28 @@ fn quantile(b: &mut FunctionBuilder, x: &Value, q: &Value, dim: usize, interpola
     let n1 = b.convert(&n1, acc);
     let pr = b.same("stablehlo.multiply", &[&p, &n1]);
     let rank = round(b, &pr);
+    // The exact rank is `rank + err`: zero but for float32 (Dekker's product error; float64's
+    // product of a probability and a small count is exact).
+    let err =
+        if et == ElementType::F32 { product_error(b, &p, &n1, &pr) } else { b.full_like(&rank, acc, 0.0) };
+    let zero = b.full_like(&rank, acc, 0.0);
+    let one = b.full_like(&rank, acc, 1.0);
+    let floor = b.same("stablehlo.floor", &[&rank]);
+    let integral = b.compare("EQ", &rank, &floor);
+    let err_neg = b.compare("LT", &err, &zero);
+    let err_pos = b.compare("GT", &err, &zero);
+    // floor/ceil of the exact rank: an integral rounded rank moves by one when the error says the
+    // exact one is below / above it (a non-integral one is at least an ulp from any integer).
+    let step_down = b.same("stablehlo.and", &[&integral, &err_neg]);
+    let floor_minus = b.same("stablehlo.subtract", &[&floor, &one]);
+    let below = b.select(&step_down, &floor_minus, &floor);
+    let ceil = b.same("stablehlo.ceil", &[&rank]);
+    let step_up = b.same("stablehlo.and", &[&integral, &err_pos]);
+    let ceil_plus = b.same("stablehlo.add", &[&ceil, &one]);
+    let above = b.select(&step_up, &ceil_plus, &ceil);
+    // the exact rank's distance past `below`, rounded once
+    let frac = b.same("stablehlo.subtract", &[&rank, &below]);
+    let weight = b.same("stablehlo.add", &[&frac, &err]);
     let at = |b: &mut FunctionBuilder, r: &Value| -> Result<Value> {
         let rr = round(b, r);
         let zero = b.full_like(&rr, acc, 0.0);
@@ -438,13 +485,30 @@ fn quantile(b: &mut FunctionBuilder, x: &Value, q: &Value, dim: usize, interpola
         let hi = b.same("stablehlo.subtract", &[c, &dw]);
         b.select(&small, &lo, &hi)
     };
-    let below = b.same("stablehlo.floor", &[&rank]);
-    let above = b.same("stablehlo.ceil", &[&rank]);
     let r = match interpolation {
         "lower" => at(b, &below)?,
         "higher" => at(b, &above)?,
         "nearest" => {
-            let near = b.same("stablehlo.round_nearest_even", &[&rank]);
+            // Round half to even of the exact rank: past the half when `frac - 1/2` (exact) is
+            // positive, or zero with a positive error; a tie only when both are zero.
+            let half = b.full_like(&rank, acc, 0.5);
+            let d = b.same("stablehlo.subtract", &[&frac, &half]);
+            let d_zero = b.compare("EQ", &d, &zero);
+            let d_pos = b.compare("GT", &d, &zero);
+            let tie_up = b.same("stablehlo.and", &[&d_zero, &err_pos]);
+            let up = b.same("stablehlo.or", &[&d_pos, &tie_up]);
+            let err_zero = b.compare("EQ", &err, &zero);
+            let tie = b.same("stablehlo.and", &[&d_zero, &err_zero]);
+            let two = b.full_like(&rank, acc, 2.0);
+            let halved = b.same("stablehlo.divide", &[&below, &two]);
+            let halved_floor = b.same("stablehlo.floor", &[&halved]);
+            let below_even = b.compare("EQ", &halved, &halved_floor);
+            let tie_down = b.same("stablehlo.and", &[&tie, &below_even]);
+            let not_tie_down = b.same("stablehlo.not", &[&tie_down]);
+            let tie_odd = b.same("stablehlo.and", &[&tie, &not_tie_down]);
+            let up = b.same("stablehlo.or", &[&up, &tie_odd]);
+            let next = b.same("stablehlo.add", &[&below, &one]);
+            let near = b.select(&up, &next, &below);
             at(b, &near)?
         }
         "midpoint" => {
@@ -454,8 +518,7 @@ fn quantile(b: &mut FunctionBuilder, x: &Value, q: &Value, dim: usize, interpola
         }
         _ => {
             let (a, c) = (at(b, &below)?, at(b, &above)?);
-            let w = b.same("stablehlo.subtract", &[&rank, &below]);
-            lerp(b, &a, &c, &w)
+            lerp(b, &a, &c, &weight)
         }
     };
     let r = b.convert(&r, et);
