@@ -5,6 +5,7 @@
 
 mod activation;
 mod compare;
+mod composite;
 mod elementwise;
 mod index;
 mod inplace;

@@ -7,6 +7,7 @@ mod common;
 
 mod autograd_basics;
 mod autograd_functions;
+mod composite_ops;
 mod fold;
 mod fused_attention;
 mod fused_conv2d;

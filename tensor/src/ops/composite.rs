@@ -1,0 +1,13 @@
+//! torch ops built entirely from other differentiable tensor ops, so that autograd, dtype handling
+//! and every backend come with them: differences and integration (diff, trapezoid,
+//! cumulative_trapezoid), NaN-aware reductions (nansum, nanmean, nanquantile), aminmax, distances
+//! (dist, cdist), logaddexp/logaddexp2, cross products, cov/corrcoef, and constructors (vander,
+//! tril/triu_indices, cartesian_prod, combinations, block_diag, diag_embed).
+//!
+//! Each op follows torch's definition (its Python reference or ATen composite) step by step, with
+//! torch's argument checks and messages.
+
+mod construct;
+mod pairwise;
+mod quantile;
+mod reduce;
