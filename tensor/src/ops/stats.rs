@@ -106,20 +106,29 @@ impl Tensor {
         let wrapped = self.reduction_dims(dims.clone())?;
         let (x, dt) = self.upcast()?;
         let a = x.abs()?;
-        let out = if p.is_infinite() {
-            if self.numel() == 0 {
-                let which = if p > 0.0 { "inf" } else { "-inf" };
-                if let Some(&d) = wrapped.iter().find(|&&d| self.dims()[d] == 0) {
-                    return Err(Error::msg(format!(
-                        "linalg.vector_norm cannot compute the {which} norm on the dimension {d}because this dimension is empty and the operation does not have an identity"
-                    )));
+        // Norms without an identity (p = inf or p < 0) of nothing are torch's errors.
+        if self.numel() == 0 && (p < 0.0 || p == f64::INFINITY) {
+            let which = if p.is_infinite() {
+                if p > 0.0 {
+                    "inf".to_string()
+                } else {
+                    "-inf".to_string()
                 }
-                if self.rank() == 0 || wrapped.is_empty() {
-                    return Err(Error::msg(format!(
-                        "linalg.vector_norm cannot compute the {which} norm on an empty tensor because the operation does not have an identity"
-                    )));
-                }
+            } else {
+                p.to_string()
+            };
+            if dims.is_empty() {
+                return Err(Error::msg(format!(
+                    "linalg.vector_norm cannot compute the {which} norm on an empty tensor because the operation does not have an identity"
+                )));
             }
+            if let Some(&d) = wrapped.iter().find(|&&d| self.dims()[d] == 0) {
+                return Err(Error::msg(format!(
+                    "linalg.vector_norm cannot compute the {which} norm on the dimension {d}because this dimension is empty and the operation does not have an identity"
+                )));
+            }
+        }
+        let out = if p.is_infinite() {
             if p > 0.0 {
                 a.amax(dims, keepdim)?
             } else {

@@ -79,3 +79,20 @@ fn whole_tensor_extremes_share_gradients_at_nan_and_inf() -> Result<()> {
     assert_eq!(f32s(&x.grad().unwrap()), vec![0.0, 0.5, 0.5]);
     Ok(())
 }
+
+/// Norms without an identity (inf, -inf, p < 0) of an empty input are torch's errors: over all
+/// dims "on an empty tensor", over an empty dim "on the dimension d"; over a non-empty dim of an
+/// empty tensor they are empty.
+#[test]
+fn norms_of_nothing_follow_torch() -> Result<()> {
+    let x = Tensor::zeros([0, 3], ())?;
+    for (p, which) in [(f64::INFINITY, "inf"), (f64::NEG_INFINITY, "-inf"), (-1.0, "-1"), (-0.5, "-0.5")] {
+        let e = x.norm(p, Vec::<isize>::new(), false).unwrap_err().to_string();
+        assert!(e.contains(&format!("cannot compute the {which} norm on an empty tensor")), "{e}");
+        let e = x.norm(p, 0, false).unwrap_err().to_string();
+        assert!(e.contains(&format!("cannot compute the {which} norm on the dimension 0because")), "{e}");
+        assert_eq!(x.norm(p, 1, false)?.dims(), &[0]);
+    }
+    assert_eq!(x.norm(2.0, Vec::<isize>::new(), false)?.item::<f32>()?, 0.0);
+    Ok(())
+}
