@@ -13,6 +13,7 @@ mod adam;
 mod adamax;
 mod asgd;
 mod clip;
+mod hyper;
 pub mod lr_scheduler;
 mod nadam;
 mod radam;
@@ -27,6 +28,7 @@ pub use adam::{Adam, AdamOptions, AdamW};
 pub use adamax::{Adamax, AdamaxOptions};
 pub use asgd::{AsgdOptions, ASGD};
 pub use clip::{clip_grad_norm_, clip_grad_value_};
+pub use hyper::HyperParams;
 pub use nadam::{NAdam, NAdamOptions};
 pub use radam::{RAdam, RAdamOptions};
 pub use rmsprop::{RMSprop, RMSpropOptions};
@@ -83,6 +85,14 @@ pub trait Optimizer {
     /// Records [`Optimizer::initial_lr`] (schedulers do, once).
     fn set_initial_lr(&mut self, _group: usize, _lr: f64) {}
 
+    /// Every hyper-parameter of group `i`, by torch's name (what its state dict keeps).
+    fn hyper_params(&self, _group: usize) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+
+    /// Sets the hyper-parameter `name` of group `i` (an unknown name is ignored).
+    fn set_hyper_param(&mut self, _group: usize, _name: &str, _value: f64) {}
+
     /// The momentum of group `i` that schedulers may cycle (SGD's and RMSprop's `momentum`,
     /// Adam's `beta1`), or `None` for an optimizer without one.
     fn momentum(&self, _group: usize) -> Option<f64> {
@@ -129,6 +139,14 @@ macro_rules! group_methods {
             self.groups[group].options.lr = lr;
         }
 
+        fn hyper_params(&self, group: usize) -> Vec<(String, f64)> {
+            $crate::optim::HyperParams::hyper_params(&self.groups[group].options)
+        }
+
+        fn set_hyper_param(&mut self, group: usize, name: &str, value: f64) {
+            $crate::optim::HyperParams::set_hyper_param(&mut self.groups[group].options, name, value)
+        }
+
         fn initial_lr(&self, group: usize) -> Option<f64> {
             self.initial_lrs.get(group).copied().flatten()
         }
@@ -143,12 +161,15 @@ macro_rules! group_methods {
 }
 pub(crate) use group_methods;
 
-/// Stores every group's learning rate as `param_groups.{g}.lr` (and `initial_lr` once a scheduler
-/// set it), and the momentum a scheduler may
-/// cycle ([`Optimizer::momentum`]: SGD's and RMSprop's momentum, Adam's beta1) as
+/// Stores every group's hyper-parameters as `param_groups.{g}.{name}` (torch's `param_groups`:
+/// `lr`, `weight_decay`, `betas.0`, flags as 0/1, ...; `initial_lr` once a scheduler set it, the
+/// group's size), and the momentum a scheduler may cycle ([`Optimizer::momentum`]) as
 /// `param_groups.{g}.momentum`.
 pub(crate) fn save_lrs(opt: &dyn Optimizer, s: &mut OptimizerState) {
     for g in 0..opt.num_groups() {
+        for (name, value) in opt.hyper_params(g) {
+            s.set_hyper(g, &name, value);
+        }
         s.set_hyper(g, "lr", opt.lr(g));
         if let Some(initial) = opt.initial_lr(g) {
             s.set_hyper(g, "initial_lr", initial);
@@ -183,9 +204,16 @@ pub(crate) fn check_groups(opt: &dyn Optimizer, state: &OptimizerState) -> Resul
     Ok(())
 }
 
-/// Restores the learning rates and momenta [`save_lrs`] stored (groups without one keep theirs).
+/// Restores what [`save_lrs`] stored: every hyper-parameter the state has (groups keep the ones
+/// it lacks), as torch's `load_state_dict` takes the saved `param_groups`.
 pub(crate) fn load_lrs(opt: &mut dyn Optimizer, state: &OptimizerState) {
     for g in 0..opt.num_groups() {
+        // Every saved hyper-parameter, as torch's `load_state_dict` restores `param_groups`.
+        for (name, _) in opt.hyper_params(g) {
+            if let Some(value) = state.hyper(g, &name) {
+                opt.set_hyper_param(g, &name, value);
+            }
+        }
         if let Some(lr) = state.hyper(g, "lr") {
             opt.set_lr(g, lr);
         }

@@ -474,3 +474,45 @@ fn sequential_schedulers_resume() -> Result<()> {
     assert_eq!(resumed, whole);
     Ok(())
 }
+
+/// A state dict keeps every hyper-parameter and loading it restores them (torch's
+/// `param_groups`): an optimizer built with other options resumes as the saved one would.
+#[test]
+fn loading_a_state_restores_every_hyper_parameter() -> Result<()> {
+    let grads = [[0.5, -1.0], [0.1, 0.3], [-0.2, 0.4], [0.3, -0.1]];
+    let saved_options = AdamOptions {
+        lr: 0.01,
+        betas: (0.8, 0.95),
+        eps: 1e-6,
+        weight_decay: 0.1,
+        amsgrad: true,
+        maximize: true,
+    };
+    let run = |opt: &mut dyn Optimizer, p: &Tensor, from: usize, to: usize| -> Result<()> {
+        for g in &grads[from..to] {
+            p.set_grad(Some(Tensor::from_vec(g.to_vec(), [2])?))?;
+            opt.step()?;
+        }
+        Ok(())
+    };
+    let param = || Tensor::from_vec(vec![1.0f64, -2.0], [2]).and_then(|t| t.requires_grad_(true));
+    let whole = param()?;
+    let mut opt = AdamW::new(vec![whole.clone()], saved_options)?;
+    run(&mut opt, &whole, 0, 4)?;
+    let first = param()?;
+    let mut opt = AdamW::new(vec![first.clone()], saved_options)?;
+    run(&mut opt, &first, 0, 2)?;
+    let state = opt.state_dict()?;
+    let resumed = Tensor::from_vec(first.to_vec::<f64>()?, [2])?.requires_grad_(true)?;
+    let mut other = AdamW::new(vec![resumed.clone()], AdamOptions::default())?;
+    other.load_state_dict(&state)?;
+    let hyper = other.hyper_params(0);
+    let get = |k: &str| hyper.iter().find(|(n, _)| n == k).map(|&(_, v)| v);
+    assert_eq!(
+        (get("betas.0"), get("eps"), get("amsgrad"), get("maximize")),
+        (Some(0.8), Some(1e-6), Some(1.0), Some(1.0))
+    );
+    run(&mut other, &resumed, 2, 4)?;
+    assert_eq!(resumed.to_vec::<f64>()?, whole.to_vec::<f64>()?);
+    Ok(())
+}
