@@ -20,12 +20,16 @@ macro_rules! hyper_params {
     ($t:ty { $($num:ident),* } flags { $($flag:ident),* } pairs { $($pair:ident),* }) => {
         impl HyperParams for $t {
             fn hyper_params(&self) -> Vec<(String, f64)> {
-                let mut out = Vec::new();
-                $(out.push((stringify!($num).to_string(), self.$num));)*
-                $(out.push((stringify!($flag).to_string(), f64::from(u8::from(self.$flag))));)*
+                #[allow(unused_mut)]
+                let mut out: Vec<(String, f64)> = vec![
+                    $((stringify!($num).to_string(), self.$num),)*
+                    $((stringify!($flag).to_string(), f64::from(u8::from(self.$flag))),)*
+                ];
                 $(
-                    out.push((concat!(stringify!($pair), ".0").to_string(), self.$pair.0));
-                    out.push((concat!(stringify!($pair), ".1").to_string(), self.$pair.1));
+                    out.extend([
+                        (concat!(stringify!($pair), ".0").to_string(), self.$pair.0),
+                        (concat!(stringify!($pair), ".1").to_string(), self.$pair.1),
+                    ]);
                 )*
                 out
             }
