@@ -2,7 +2,8 @@
 //! and every backend come with them: differences and integration (diff, trapezoid,
 //! cumulative_trapezoid), NaN-aware reductions (nansum, nanmean, nanquantile), aminmax, distances
 //! (dist, cdist), logaddexp/logaddexp2, cross products, cov/corrcoef, and constructors (vander,
-//! tril/triu_indices, cartesian_prod, combinations, block_diag, diag_embed).
+//! tril/triu_indices, cartesian_prod, combinations, block_diag, diag_embed); and unique slices
+//! along a dim (found on the host, gathered on the device).
 //!
 //! Each op follows torch's definition (its Python reference or ATen composite) step by step, with
 //! torch's argument checks and messages.
@@ -11,3 +12,4 @@ mod construct;
 mod pairwise;
 mod quantile;
 mod reduce;
+mod unique;

@@ -305,3 +305,32 @@ fn nanquantile_without_nan_matches_quantile() {
         }
     }
 }
+
+/// `unique(dim=...)` and `unique_consecutive(dim=...)` as torch 2.15 gives them (a row holding NaN
+/// is distinct from every other).
+#[test]
+fn unique_slices_follow_torch() -> Result<()> {
+    let x = Tensor::from_vec(vec![1i64, 2, 0, 5, 1, 2, 0, 3], [4, 2])?;
+    let all = |r: (Tensor, Option<Tensor>, Option<Tensor>)| -> Result<(Vec<i64>, Vec<i64>, Vec<i64>)> {
+        Ok((r.0.to_dtype(DType::I64)?.to_vec()?, r.1.unwrap().to_vec()?, r.2.unwrap().to_vec()?))
+    };
+    assert_eq!(all(x.unique_dim(0, true, true)?)?, (vec![0, 3, 0, 5, 1, 2], vec![2, 1, 2, 0], vec![1, 1, 2]));
+    assert_eq!(all(x.unique_dim(1, true, true)?)?, (x.to_vec()?, vec![0, 1], vec![1, 1]));
+    assert_eq!(all(x.unique_consecutive_dim(0, true, true)?)?, (x.to_vec()?, vec![0, 1, 2, 3], vec![1; 4]));
+    let y = Tensor::from_vec(vec![1.0f32, f32::NAN, 1.0, f32::NAN, 0.0, 1.0], [3, 2])?;
+    let (v, inv, counts) = y.unique_dim(0, true, true)?;
+    let v = v.to_vec::<f32>()?;
+    assert_eq!((v[0], v[1], v[2], v[4]), (0.0, 1.0, 1.0, 1.0));
+    assert!(v[3].is_nan() && v[5].is_nan());
+    assert_eq!(
+        (inv.unwrap().to_vec::<i64>()?, counts.unwrap().to_vec::<i64>()?),
+        (vec![1, 2, 0], vec![1, 1, 1])
+    );
+    let (v, inv, _) = Tensor::zeros([0, 3], ())?.unique_dim(0, true, false)?;
+    assert_eq!((v.dims(), inv.unwrap().dims()), (&[0usize, 3][..], &[0usize][..]));
+    let e = Tensor::zeros([2, 0], ())?.unique_dim(0, false, false).unwrap_err().to_string();
+    assert!(e.contains("There are 0 sized dimensions, and they aren't selected"), "{e}");
+    let b = Tensor::from_vec(vec![true, false, false, false, true, false], [3, 2])?;
+    assert_eq!(b.unique_dim(0, false, false)?.0.to_vec::<bool>()?, vec![false, false, true, false]);
+    Ok(())
+}
