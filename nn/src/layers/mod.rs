@@ -37,7 +37,7 @@ pub use pool::{
 };
 pub use rnn::{RnnOptions, RnnWeights, GRU, LSTM, RNN};
 pub use transformer::{
-    DecoderMasks, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
-    TransformerLayerOptions,
+    ActivationFn, DecoderMasks, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+    TransformerEncoderLayer, TransformerLayerOptions,
 };
 pub use upsample::Upsample;

@@ -1,6 +1,8 @@
 //! `TransformerEncoderLayer` and `TransformerDecoderLayer` with torch's submodule names
 //! (`self_attn`, `multihead_attn`, `linear1`, `linear2`, `norm1..3`), post- or pre-norm.
 
+use std::sync::Arc;
+
 use oxtorch_tensor::{Error, Result, Tensor};
 
 use crate::layers::attention::{MultiheadAttention, MultiheadAttentionOptions};
@@ -26,6 +28,28 @@ pub struct TransformerLayerOptions {
     pub norm_first: bool,
     /// biases in the linear layers and norms (default true)
     pub bias: bool,
+    /// a function used instead of `activation` (torch's callable `activation`, e.g. SiLU)
+    pub activation_fn: Option<ActivationFn>,
+}
+
+/// An elementwise function of a tensor.
+pub type TensorFn = dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync;
+
+/// A feed-forward activation given as a function (torch's `activation=` callable).
+#[derive(Clone)]
+pub struct ActivationFn(pub Arc<TensorFn>);
+
+impl ActivationFn {
+    /// Wraps `f`.
+    pub fn new(f: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static) -> Self {
+        ActivationFn(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for ActivationFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ActivationFn(..)")
+    }
 }
 
 impl Default for TransformerLayerOptions {
@@ -38,7 +62,16 @@ impl Default for TransformerLayerOptions {
             batch_first: false,
             norm_first: false,
             bias: true,
+            activation_fn: None,
         }
+    }
+}
+
+/// The feed-forward activation of a layer: its function, else the named one.
+fn feed_forward_activation(name: &str, custom: Option<&ActivationFn>, x: &Tensor) -> Result<Tensor> {
+    match custom {
+        Some(f) => (f.0)(x),
+        None => activation(name, x),
     }
 }
 
@@ -100,6 +133,9 @@ pub struct TransformerEncoderLayer {
     pub norm_first: bool,
     /// `"relu"` or `"gelu"`
     pub activation: &'static str,
+    /// a function used instead of `activation`
+    #[module(skip)]
+    pub activation_fn: Option<ActivationFn>,
 }
 
 impl TransformerEncoderLayer {
@@ -121,6 +157,7 @@ impl TransformerEncoderLayer {
             dropout2: Dropout::new(o.dropout)?,
             norm_first: o.norm_first,
             activation: o.activation,
+            activation_fn: o.activation_fn.clone(),
         })
     }
 
@@ -137,7 +174,11 @@ impl TransformerEncoderLayer {
         };
         let ff = |x: &Tensor| -> Result<Tensor> {
             let y = self.linear1.forward(x)?;
-            let y = self.linear2.forward(&self.dropout.forward(&activation(self.activation, &y)?)?)?;
+            let y = self.linear2.forward(&self.dropout.forward(&feed_forward_activation(
+                self.activation,
+                self.activation_fn.as_ref(),
+                &y,
+            )?)?)?;
             self.dropout2.forward(&y)
         };
         if self.norm_first {
@@ -186,6 +227,9 @@ pub struct TransformerDecoderLayer {
     pub norm_first: bool,
     /// `"relu"` or `"gelu"`
     pub activation: &'static str,
+    /// a function used instead of `activation`
+    #[module(skip)]
+    pub activation_fn: Option<ActivationFn>,
 }
 
 /// The masks of [`TransformerDecoderLayer::forward_masked`] (torch's keyword arguments).
@@ -222,6 +266,7 @@ impl TransformerDecoderLayer {
             dropout3: Dropout::new(o.dropout)?,
             norm_first: o.norm_first,
             activation: o.activation,
+            activation_fn: o.activation_fn.clone(),
         })
     }
 
@@ -252,7 +297,11 @@ impl TransformerDecoderLayer {
         };
         let ff = |x: &Tensor| -> Result<Tensor> {
             let y = self.linear1.forward(x)?;
-            let y = self.linear2.forward(&self.dropout.forward(&activation(self.activation, &y)?)?)?;
+            let y = self.linear2.forward(&self.dropout.forward(&feed_forward_activation(
+                self.activation,
+                self.activation_fn.as_ref(),
+                &y,
+            )?)?)?;
             self.dropout3.forward(&y)
         };
         if self.norm_first {

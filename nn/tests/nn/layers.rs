@@ -239,6 +239,17 @@ fn transformer_layers_match_pytorch() -> Result<()> {
     check(&g, "enc_normfirst_gelu", TransformerEncoderLayer::new(8, 4, o)?, |m, i| {
         one(m.forward_masked(&input(i, "src"), Some(&input(i, "mask")), Some(&input(i, "kpm")))?)
     });
+    // The same layer with GELU given as a function (torch's callable `activation`).
+    let o = TransformerLayerOptions {
+        dim_feedforward: 12,
+        norm_first: true,
+        batch_first: true,
+        activation_fn: Some(ActivationFn::new(|x| x.gelu("none"))),
+        ..base.clone()
+    };
+    check(&g, "enc_normfirst_gelu", TransformerEncoderLayer::new(8, 4, o)?, |m, i| {
+        one(m.forward_masked(&input(i, "src"), Some(&input(i, "mask")), Some(&input(i, "kpm")))?)
+    });
     check(&g, "dec", TransformerDecoderLayer::new(8, 2, base.clone())?, |m, i| {
         let mask = causal(4);
         let masks = DecoderMasks { tgt_mask: Some(&mask), ..Default::default() };
