@@ -364,3 +364,58 @@ fn empty_and_zero_dim() {
         Ok(vec![x])
     });
 }
+
+/// Values where the XLA lowerings once differed from torch: exact log2/log10 at powers, the sign
+/// of zero through sign/relu/hardtanh, float64 to uint8 through int64; and errors torch raises
+/// where XLA would clamp, drop or divide by zero silently (gather/scatter indices out of range or
+/// shapes too large, a sorter index out of range, integer division by zero).
+#[test]
+fn edge_values_and_silent_errors() -> Result<()> {
+    let Some(dev) = xla() else { return Ok(()) };
+    for dt in [DType::F32, DType::F64] {
+        let x =
+            Tensor::from_vec(vec![1.0f64, 2.0, 8.0, 8192.0, 10.0, 100.0, 1000.0, 1e10], [8])?.to_dtype(dt)?;
+        let on = x.to(dev)?;
+        let log2 = on.log2()?.to_dtype(DType::F64)?.to_vec::<f64>()?;
+        assert_eq!(&log2[..4], &[0.0, 1.0, 3.0, 13.0], "{dt:?} log2");
+        let log10 = on.log10()?.to_dtype(DType::F64)?.to_vec::<f64>()?;
+        assert_eq!((log10[0], &log10[4..]), (0.0, &[1.0, 2.0, 3.0, 10.0][..]), "{dt:?} log10");
+    }
+    let zeros = Tensor::from_vec(vec![-0.0f32, 0.0], [2])?.to(dev)?;
+    let signs = |t: Tensor| -> Result<Vec<bool>> {
+        Ok(t.to_vec::<f32>()?.iter().map(|v| v.is_sign_negative()).collect())
+    };
+    assert_eq!(signs(zeros.sign()?)?, vec![false, false], "sign(-0) is +0");
+    assert_eq!(signs(zeros.relu()?)?, vec![true, false], "relu(-0) is -0");
+    assert_eq!(signs(zeros.hardtanh(0.0, 6.0)?)?, vec![true, false], "hardtanh(-0) is -0");
+    let big = Tensor::from_vec(vec![2f64.powi(40) + 7.0, 3e9 + 5.0, -3e9 - 5.0], [3])?.to(dev)?;
+    assert_eq!(big.to_dtype(DType::U8)?.to_vec::<u8>()?, vec![7, 5, 251]);
+
+    let err = |r: Result<Tensor>| r.unwrap_err().to_string();
+    let a = Tensor::arange(6, ())?.to_dtype(DType::F32)?.reshape([2, 3])?.to(dev)?;
+    let index = Tensor::from_vec(vec![5i64, -1], [2, 1])?.to(dev)?;
+    let e = err(a.gather(1, &index));
+    assert!(e.contains("index 5 is out of bounds for dimension 1 with size 3"), "{e}");
+    let tall = Tensor::from_vec(vec![0i64, 1, 0], [3, 1])?.to(dev)?;
+    let e = err(a.gather(1, &tall));
+    assert!(
+        e.contains(
+            "Size does not match at dimension 0 expected index [3, 1] to be no larger than self [2, 3]"
+        ),
+        "{e}"
+    );
+    let z = Tensor::zeros([3], ())?.to(dev)?;
+    let at = Tensor::from_vec(vec![3i64, -1], [2])?.to(dev)?;
+    let e = err(z.scatter_add(0, &at, &Tensor::ones([2], ())?.to(dev)?));
+    assert!(e.contains("index 3 is out of bounds for dimension 0 with size 3"), "{e}");
+    let bounds = Tensor::from_vec(vec![1.0f32, 2.0], [2])?.to(dev)?;
+    let sorter = Tensor::from_vec(vec![0i64, 5], [2])?.to(dev)?;
+    let values = Tensor::from_vec(vec![1.5f32], [1])?.to(dev)?;
+    let e = err(bounds.searchsorted_with_sorter(&values, false, None, false, &sorter));
+    assert!(e.contains("sorter index out of range"), "{e}");
+    let n = Tensor::from_vec(vec![5i64, -5], [2])?.to(dev)?;
+    assert!(err(n.floor_divide(0)).contains("ZeroDivisionError"));
+    assert!(err(n.remainder(&Tensor::zeros([2], DType::I64)?.to(dev)?)).contains("ZeroDivisionError"));
+    assert_eq!(n.floor_divide(2)?.to_vec::<i64>()?, vec![2, -3]);
+    Ok(())
+}

@@ -46,7 +46,8 @@ pub fn lower_cast(b: &mut FunctionBuilder, x: &Value, to: ElementType) -> Value 
     }
     // Float to integer: range-check in f64 (exact for every float type), truncate through int64.
     let wide = b.convert(x, ElementType::F64);
-    let (lo, hi, fallback) = if to == ElementType::S64 {
+    // int64's range for uint8 too (c10 converts through int64, then wraps).
+    let (lo, hi, fallback) = if matches!(to, ElementType::S64 | ElementType::U8) {
         (-(2f64.powi(63)), 2f64.powi(63), i64::MIN)
     } else {
         (-(2f64.powi(31)), 2f64.powi(31), i32::MIN as i64)

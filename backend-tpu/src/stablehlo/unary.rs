@@ -20,11 +20,13 @@ pub fn float_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Option<Va
         UnaryOp::Neg => simple(b, "stablehlo.negate"),
         UnaryOp::Abs => simple(b, "stablehlo.abs"),
         UnaryOp::Sign => {
-            // stablehlo.sign keeps NaN; torch.sign maps it to 0.
+            // stablehlo.sign keeps NaN and -0.0; torch.sign maps NaN to 0 and -0.0 to +0.0.
             let s = simple(b, "stablehlo.sign");
             let nan = b.compare("NE", x, x);
             let zero = c(b, 0.0);
-            b.select(&nan, &zero, &s)
+            let is_zero = b.compare("EQ", x, &zero);
+            let nan_or_zero = b.same("stablehlo.or", &[&nan, &is_zero]);
+            b.select(&nan_or_zero, &zero, &s)
         }
         UnaryOp::Square => b.same("stablehlo.multiply", &[x, x]),
         UnaryOp::Exp => simple(b, "stablehlo.exponential"),
@@ -41,9 +43,11 @@ pub fn float_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Option<Va
         UnaryOp::Tanh => simple(b, "stablehlo.tanh"),
         UnaryOp::Sigmoid => simple(b, "stablehlo.logistic"),
         UnaryOp::Relu => {
-            // maximum propagates NaN, as torch.relu does.
+            // `x < 0 ? 0 : x` as the cpu kernel: NaN and -0.0 pass through (maximum would turn
+            // -0.0 into +0.0).
             let zero = c(b, 0.0);
-            b.max_min(true, x, &zero)
+            let negative = b.compare("LT", x, &zero);
+            b.select(&negative, &zero, x)
         }
         UnaryOp::Floor => simple(b, "stablehlo.floor"),
         UnaryOp::Ceil => simple(b, "stablehlo.ceil"),
@@ -62,7 +66,14 @@ pub fn float_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Option<Va
         UnaryOp::Log2 | UnaryOp::Log10 => {
             let ln = simple(b, "stablehlo.log");
             let base = c(b, if op == UnaryOp::Log2 { LN_2 } else { LN_10 });
-            b.same("stablehlo.divide", &[&ln, &base])
+            let r = b.same("stablehlo.divide", &[&ln, &base]);
+            // ln(x) / ln(base) misses exact powers by an ulp (log10(100) = 1.9999999); the cpu's
+            // libm gives them exactly.
+            if op == UnaryOp::Log2 {
+                exact_log2(b, x, r)
+            } else {
+                exact_log10(b, x, r)
+            }
         }
         UnaryOp::Atan => {
             let one = c(b, 1.0);
@@ -189,10 +200,13 @@ pub fn float_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Option<Va
             b.select(&positive, x, &scaled)
         }
         UnaryOp::Hardtanh { min, max } => {
+            // `x < lo ? lo : x`, then `> hi ? hi`, as the cpu's clamp: NaN and -0.0 pass through.
             let lo = c(b, min);
             let hi = c(b, max);
-            let m = b.max_min(true, x, &lo);
-            b.max_min(false, &m, &hi)
+            let below = b.compare("LT", x, &lo);
+            let m = b.select(&below, &lo, x);
+            let above = b.compare("GT", &m, &hi);
+            b.select(&above, &hi, &m)
         }
         UnaryOp::Hardsigmoid | UnaryOp::Hardswish => {
             let three = c(b, 3.0);
@@ -284,4 +298,56 @@ pub fn int_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Option<Valu
         }
         _ => return None,
     })
+}
+
+/// `log2(x)` exact at powers of two (their exponent, read from the bits of a normal float32 or
+/// float64), `r` elsewhere.
+fn exact_log2(b: &mut FunctionBuilder, x: &Value, r: Value) -> Value {
+    let et = x.ty().element_type;
+    let (int, mantissa_bits, bias, exponent_mask) = match et {
+        ElementType::F32 => (ElementType::S32, 23, 127.0, 0xff),
+        ElementType::F64 => (ElementType::S64, 52, 1023.0, 0x7ff),
+        _ => return r,
+    };
+    let ty = super::emit::with_element(x.ty(), int);
+    let bits = b.op("stablehlo.bitcast_convert", &[x], "", ty);
+    let mantissa_mask = b.full_like(&bits, int, ((1u64 << mantissa_bits) - 1) as f64);
+    let mantissa = b.same("stablehlo.and", &[&bits, &mantissa_mask]);
+    let int_zero = b.full_like(&bits, int, 0.0);
+    let no_mantissa = b.compare("EQ", &mantissa, &int_zero);
+    let shift = b.full_like(&bits, int, f64::from(mantissa_bits));
+    let shifted = b.same("stablehlo.shift_right_logical", &[&bits, &shift]);
+    let mask = b.full_like(&bits, int, f64::from(exponent_mask));
+    let exponent = b.same("stablehlo.and", &[&shifted, &mask]);
+    let max_exponent = b.full_like(&bits, int, f64::from(exponent_mask));
+    let normal_low = b.compare("GT", &exponent, &int_zero);
+    let normal_high = b.compare("LT", &exponent, &max_exponent);
+    let zero = b.full_like(x, et, 0.0);
+    let positive = b.compare("GT", x, &zero);
+    let pow2 = b.same("stablehlo.and", &[&no_mantissa, &normal_low]);
+    let pow2 = b.same("stablehlo.and", &[&pow2, &normal_high]);
+    let pow2 = b.same("stablehlo.and", &[&pow2, &positive]);
+    let e = b.convert(&exponent, et);
+    let bias = b.full_like(x, et, bias);
+    let k = b.same("stablehlo.subtract", &[&e, &bias]);
+    b.select(&pow2, &k, &r)
+}
+
+/// `log10(x)` exact at the powers of ten a float32 (10^0..10^10) or float64 (10^0..10^22) holds
+/// exactly, `r` elsewhere.
+fn exact_log10(b: &mut FunctionBuilder, x: &Value, r: Value) -> Value {
+    let et = x.ty().element_type;
+    let top = match et {
+        ElementType::F32 => 10,
+        ElementType::F64 => 22,
+        _ => return r,
+    };
+    let mut out = r;
+    for k in 0..=top {
+        let power = b.full_like(x, et, 10f64.powi(k));
+        let hit = b.compare("EQ", x, &power);
+        let exact = b.full_like(x, et, f64::from(k));
+        out = b.select(&hit, &exact, &out);
+    }
+    out
 }

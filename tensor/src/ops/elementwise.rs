@@ -238,12 +238,33 @@ impl Tensor {
 
     /// Python's `%`: the remainder has the sign of the divisor.
     pub fn remainder(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        let other = other.into();
+        self.check_integer_divisor(BinaryOp::Remainder, &other)?;
         self.binary(other, BinaryOp::Remainder)
     }
 
     /// Python's `//`: the floor of the quotient.
     pub fn floor_divide(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        let other = other.into();
+        self.check_integer_divisor(BinaryOp::FloorDivide, &other)?;
         self.binary(other, BinaryOp::FloorDivide)
+    }
+
+    /// An integer division by zero is torch's `ZeroDivisionError` on every device: the cpu kernels
+    /// check as they go, a compiling device (whose integer division by zero gives -1) is checked
+    /// here (a number at no cost, a tensor with one read-back).
+    fn check_integer_divisor(&self, op: BinaryOp, other: &Operand) -> Result<()> {
+        if self.device().is_cpu() || binary_dtype(op, self, other).is_float() {
+            return Ok(());
+        }
+        let zero = match other {
+            Operand::Scalar(s) => s.to_f64() == 0.0,
+            Operand::Tensor(t) => t.numel() > 0 && t.eq(0.0)?.any()?.item::<bool>()?,
+        };
+        if zero {
+            return Err(Error::msg("ZeroDivisionError"));
+        }
+        Ok(())
     }
 
     /// Bitwise and (logical for bool).
@@ -535,6 +556,8 @@ impl Tensor {
 
     /// C's `fmod`: the remainder of truncating division, with the sign of `self`.
     pub fn fmod(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        let other = other.into();
+        self.check_integer_divisor(BinaryOp::Fmod, &other)?;
         self.binary(other, BinaryOp::Fmod)
     }
 

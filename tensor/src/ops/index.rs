@@ -64,6 +64,14 @@ impl Tensor {
         }
         let out_shape = index.dims().to_vec();
         let (src, idx) = (at_least_1d(self)?, at_least_1d(&index)?);
+        if let Some(k) = larger_dim(idx.dims(), src.dims(), d) {
+            return Err(Error::shape(format!(
+                "Size does not match at dimension {k} expected index {:?} to be no larger than self {:?} apart from dimension {d}",
+                idx.dims(),
+                src.dims()
+            )));
+        }
+        let idx = device_checked(&idx, src.dims()[d], d)?;
         src.gather_raw(d, &idx)?.reshape(out_shape)
     }
 
@@ -87,6 +95,17 @@ impl Tensor {
             return self.copy();
         }
         let (me, idx, src) = (at_least_1d(self)?, at_least_1d(&index)?, at_least_1d(src)?);
+        let larger_than_src =
+            idx.rank() == src.rank() && idx.dims().iter().zip(src.dims()).any(|(i, s)| i > s);
+        if larger_dim(idx.dims(), me.dims(), d).is_some() || larger_than_src {
+            return Err(Error::shape(format!(
+                "Expected index {:?} to be no larger than self {:?} apart from dimension {d} and to be no larger size than src {:?}",
+                idx.dims(),
+                me.dims(),
+                src.dims()
+            )));
+        }
+        let idx = device_checked(&idx, me.dims()[d], d)?;
         me.scatter_raw(d, &idx, &src, reduce, include_self)?.reshape(self.dims().to_vec())
     }
 
@@ -362,4 +381,20 @@ impl Tensor {
             Ok(out)
         }
     }
+}
+
+/// The first dim other than `dim` where `index` is larger than `data` (torch's gather and scatter
+/// shape check).
+fn larger_dim(index: &[usize], data: &[usize], dim: usize) -> Option<usize> {
+    (0..index.len().min(data.len())).find(|&k| k != dim && index[k] > data[k])
+}
+
+/// Gather/scatter indices checked against `size` on devices whose kernels do not check them
+/// (XLA clamps or drops an index out of range): torch's error instead of a silent answer. The cpu
+/// kernels check as they go.
+fn device_checked(index: &Tensor, size: usize, dim: usize) -> Result<Tensor> {
+    if index.device().is_cpu() {
+        return Ok(index.clone());
+    }
+    checked_indices(index, size, false, |v| oob(v, dim, size))
 }

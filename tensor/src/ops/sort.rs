@@ -214,6 +214,10 @@ impl Tensor {
             )));
         }
         let last = self.rank().saturating_sub(1) as isize;
+        let size = self.dims().last().copied().unwrap_or(1);
+        crate::indexing::checked_indices(sorter, size, false, |_| {
+            Error::msg("torch.searchsorted(): sorter index out of range")
+        })?;
         let sorted = if self.rank() == 0 { self.clone() } else { self.gather(last, sorter)? };
         sorted.searchsorted(values, right, side, out_int32)
     }
