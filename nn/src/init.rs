@@ -92,8 +92,18 @@ pub fn kaiming_normal_(t: &Tensor, a: f64, mode: &str, nonlinearity: &str) -> Re
     normal_(t, 0.0, kaiming_std(t, a, mode, nonlinearity)?)
 }
 
-/// Normal truncated to `[a, b]` (torch's inverse-CDF method).
+/// Refuses a tensor that is not floating point, with torch's message for the kernel `op`.
+fn float_only(t: &Tensor, op: &'static str) -> Result<()> {
+    if t.is_floating_point() {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedDType { op, dtype: t.dtype() })
+    }
+}
+
+/// Normal truncated to `[a, b]` (by the inverse CDF; float tensors only, as torch's).
 pub fn trunc_normal_(t: &Tensor, mean: f64, std: f64, a: f64, b: f64) -> Result<()> {
+    float_only(t, "normal_kernel_cpu")?;
     let cdf = |x: f64| (1.0 + libm_erf(x / 2f64.sqrt())) / 2.0;
     let (l, u) = (cdf((a - mean) / std), cdf((b - mean) / std));
     no_grad(|| -> Result<()> {
@@ -108,6 +118,7 @@ pub fn trunc_normal_(t: &Tensor, mean: f64, std: f64, a: f64, b: f64) -> Result<
 /// A (semi-)orthogonal matrix scaled by `gain` (torch's `orthogonal_`; QR of a normal matrix with
 /// the signs of R's diagonal folded in).
 pub fn orthogonal_(t: &Tensor, gain: f64) -> Result<()> {
+    float_only(t, "normal_kernel_cpu")?;
     if t.rank() < 2 {
         return Err(Error::msg("Only tensors with 2 or more dimensions are supported"));
     }

@@ -402,11 +402,22 @@ pub trait ModuleExt: Module {
     }
 
     /// Moves or casts every parameter and buffer (torch's `module.to(...)`); floating-point
-    /// tensors take a dtype target, integer buffers keep theirs. Parameters keep `requires_grad`.
+    /// tensors take a dtype target, integer buffers keep theirs. A tensor already of the target's
+    /// dtype and device stays the same tensor (an optimizer holding it keeps updating it); one that
+    /// moves or changes dtype becomes a new tensor (re-take `parameters()` for an optimizer made
+    /// before), keeping `requires_grad` and its `.grad` (moved and cast alike). Only floating-point
+    /// dtypes are accepted, as torch; nothing changes when the target is refused.
     fn to(&mut self, target: impl ToTarget + Clone) -> Result<&mut Self>
     where
         Self: Sized,
     {
+        let (device, dtype) = target.clone().target()?;
+        if let Some(dt) = dtype.filter(|dt| !dt.is_float()) {
+            return Err(oxtorch_tensor::Error::msg(format!(
+                "nn.Module.to only accepts floating point or complex dtypes, but got desired dtype=torch.{}",
+                dt.name()
+            )));
+        }
         let mut result = Ok(());
         // A tensor registered under several names (tied weights) moves once and stays shared.
         let mut done: Vec<(Tensor, Tensor)> = Vec::new();
@@ -420,24 +431,23 @@ pub trait ModuleExt: Module {
                 *t = new.clone();
                 return;
             }
-            let moved = if t.is_floating_point() {
-                t.detach().to(target.clone())
-            } else {
-                target.clone().target().and_then(|(device, _)| match device {
-                    Some(d) => t.detach().to(d),
-                    None => Ok(t.detach()),
-                })
-            };
-            match moved {
+            let want_dtype = if t.is_floating_point() { dtype.unwrap_or(t.dtype()) } else { t.dtype() };
+            let want_device = device.unwrap_or(t.device());
+            if want_dtype == t.dtype() && want_device == t.device() {
+                return;
+            }
+            let moved = |x: &Tensor| x.detach().to((want_device, want_dtype));
+            let new = moved(t).and_then(|new| {
+                let new = if is_param && t.requires_grad() { new.requires_grad_(true)? } else { new };
+                if let Some(g) = t.grad() {
+                    new.set_grad(Some(moved(&g)?))?;
+                }
+                Ok(new)
+            });
+            match new {
                 Ok(new) => {
-                    let new = if is_param && t.requires_grad() { new.requires_grad_(true) } else { Ok(new) };
-                    match new {
-                        Ok(new) => {
-                            done.push((t.clone(), new.clone()));
-                            *t = new;
-                        }
-                        Err(e) => result = Err(e),
-                    }
+                    done.push((t.clone(), new.clone()));
+                    *t = new;
                 }
                 Err(e) => result = Err(e),
             }

@@ -317,6 +317,12 @@ fn amax(t: &Tensor) -> f64 {
 
 #[test]
 fn initialisation_follows_torch() -> Result<()> {
+    // Integer tensors are refused (torch: normal_kernel_cpu not implemented for 'Long').
+    let ints = Tensor::zeros([3, 3], DType::I64)?;
+    for e in [init::trunc_normal_(&ints, 0.0, 1.0, -2.0, 2.0), init::orthogonal_(&ints, 1.0)] {
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains("normal_kernel_cpu") && e.contains("Long"), "{e}");
+    }
     oxtorch_tensor::manual_seed(0);
     let ct = ConvTranspose2d::new(8, 4, &[3], Default::default())?;
     assert_eq!(ct.weight.dims(), &[8, 4, 3, 3]);

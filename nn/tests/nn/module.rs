@@ -247,3 +247,35 @@ fn tied_weights_are_one_parameter() -> Result<()> {
     assert_eq!(m.parameters().len(), 1);
     Ok(())
 }
+
+/// `to()` to where a tensor already is keeps the same tensor (an optimizer made before still
+/// updates it, as torch's Parameter stays the same object); a cast keeps `.grad`, cast too; an
+/// integer dtype is torch's error and changes nothing.
+#[test]
+fn to_keeps_tensors_already_there_and_their_grads() -> oxtorch_tensor::Result<()> {
+    use oxtorch_nn::optim::{Optimizer, SgdOptions, SGD};
+    use oxtorch_nn::{Forward, Linear, ModuleExt};
+    use oxtorch_tensor::{DType, Device, Tensor};
+    let mut m = Linear::new(2, 1, true)?;
+    let mut opt = SGD::new(m.parameters(), SgdOptions { lr: 1.0, ..Default::default() })?;
+    m.to(Device::Cpu)?;
+    m.to(DType::F32)?;
+    let w0 = m.weight.to_vec::<f32>()?;
+    m.forward(&Tensor::ones([1, 2], ())?)?.sum_all()?.backward()?;
+    opt.step()?;
+    let w1 = m.weight.to_vec::<f32>()?;
+    assert_eq!(w1, w0.iter().map(|w| w - 1.0).collect::<Vec<_>>(), "the optimizer still updates the weight");
+    m.to(DType::F64)?;
+    assert_eq!(m.weight.dtype(), DType::F64);
+    let g = m.weight.grad().expect("the gradient moves with the weight");
+    assert_eq!((g.dtype(), g.to_vec::<f64>()?), (DType::F64, vec![1.0, 1.0]));
+    let e = m.to(DType::I64).err().unwrap().to_string();
+    assert!(
+        e.contains(
+            "nn.Module.to only accepts floating point or complex dtypes, but got desired dtype=torch.int64"
+        ),
+        "{e}"
+    );
+    assert_eq!(m.weight.dtype(), DType::F64);
+    Ok(())
+}

@@ -121,13 +121,13 @@ fn unit_f64(hi: u32, lo: u32) -> f64 {
     ((((hi as u64) << 32) | lo as u64) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
-/// Uniform `[0, 1)` values exactly representable in `dtype` (so rounding never gives 1.0).
+/// Uniform values in `[low, high)`: `low + span * u` with `u` of 53 random bits for f64, 24 for
+/// the others (half precision rounds a float32 draw, as torch's: a draw of the type's own few bits
+/// would put every value on a 256-point grid for bf16, zero among them), rounded to the dtype.
 fn uniform_storage(g: &Generator, n: usize, dtype: DType, low: f64, high: f64) -> Result<CpuStorage> {
     let bits = match dtype {
         DType::F64 => 53,
-        DType::F32 => 24,
-        DType::F16 => 11,
-        DType::BF16 => 8,
+        DType::F32 | DType::F16 | DType::BF16 => 24,
         d => return Err(Error::UnsupportedDType { op: "uniform_", dtype: d }),
     };
     let span = high - low;

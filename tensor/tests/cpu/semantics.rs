@@ -487,6 +487,17 @@ fn creation_and_random_edges_follow_torch() -> Result<()> {
     let x = Tensor::empty([4096], DType::BF16)?;
     x.uniform_(1.0, 2.0)?;
     assert!(x.to_f64_vec()?.iter().all(|&u| (1.0..2.0).contains(&u)));
+    // Half draws round a float32 draw: not a 256-point grid holding 0 (torch: ~3000 distinct
+    // bf16 values in U(-1, 1) over a million draws, no zero).
+    let x = Tensor::empty([100_000], DType::BF16)?;
+    x.uniform_(-1.0, 1.0)?;
+    let mut v = x.to_f64_vec()?;
+    assert!(v.iter().all(|&u| (-1.0..1.0).contains(&u)));
+    // (a 256-point grid would give about 390 zeros; a float32 draw about 0.006)
+    assert!(v.iter().filter(|&&u| u == 0.0).count() < 5);
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    assert!(v.len() > 1000, "{} distinct bf16 values", v.len());
     let e = Tensor::empty([2], ())?.uniform_(f64::NAN, 1.0).unwrap_err().to_string();
     assert!(e.contains("from is out of bounds for float"), "{e}");
     let e = Tensor::empty([2], ())?.normal_(0.0, f64::NAN).unwrap_err().to_string();
