@@ -4,7 +4,8 @@
 //! what it is: a `Tensor` is a parameter, `Option<Tensor>` an optional parameter, `Buffer` a buffer,
 //! any `Module` a child, `Vec<_>` a numbered list (`layers.0`, `layers.1`, ...), and plain values
 //! (numbers, bools, strings) are skipped. `#[module(skip)]` skips a field explicitly, and
-//! `#[module(name = "...")]` renames it in the state dict.
+//! `#[module(name = "...")]` renames it in the state dict. A `training: bool` field is the module's
+//! own flag: `train()`/`eval()` set it and `is_training()` reads it (torch's `self.training`).
 //!
 //! The generated code names the nn crate as `::oxtorch_nn` when the using crate depends on
 //! `oxtorch-nn`, else as `::oxtorch::nn` (the facade); `#[module(crate = "path")]` on the struct
@@ -31,6 +32,8 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
     };
     let mut visits = Vec::new();
     let mut visits_mut = Vec::new();
+    // A `training: bool` field is the module's own train/eval flag.
+    let mut has_training_flag = false;
     let fields: Vec<_> = match &data.fields {
         Fields::Named(f) => f.named.iter().collect(),
         Fields::Unnamed(f) => f.unnamed.iter().collect(),
@@ -55,6 +58,11 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
                 return e.to_compile_error().into();
             }
         }
+        if field.ident.as_ref().is_some_and(|id| id == "training")
+            && matches!(&field.ty, syn::Type::Path(p) if p.path.is_ident("bool"))
+        {
+            has_training_flag = true;
+        }
         if skip {
             continue;
         }
@@ -69,6 +77,16 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
         visits_mut.push(quote! { #krate::ModuleField::visit_field_mut(&mut self.#access, #key, f); });
     }
     let type_name = name.to_string();
+    let training = has_training_flag.then(|| {
+        quote! {
+            fn set_training(&mut self, training: bool) {
+                self.training = training;
+            }
+            fn training_flag(&self) -> Option<bool> {
+                Some(self.training)
+            }
+        }
+    });
     quote! {
         impl #impl_generics #krate::Module for #name #ty_generics #where_clause {
             fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, #krate::Member<'m>)) {
@@ -80,6 +98,7 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
             fn type_name(&self) -> &'static str {
                 #type_name
             }
+            #training
         }
     }
     .into()

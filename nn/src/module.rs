@@ -388,9 +388,13 @@ pub trait ModuleExt: Module {
         self.train(false)
     }
 
-    /// True unless some module in the tree is in evaluation mode.
+    /// This module's training flag (torch's `self.training`) when it has one (a `training: bool`
+    /// field); else true unless some module in the tree is in evaluation mode.
     fn is_training(&self) -> bool {
-        let mut training = self.training_flag().unwrap_or(true);
+        if let Some(own) = self.training_flag() {
+            return own;
+        }
+        let mut training = true;
         walk(self.as_dyn(), "", &mut |_, m| {
             if let Member::Child(c) = m {
                 if c.training_flag() == Some(false) {

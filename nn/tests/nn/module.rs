@@ -279,3 +279,24 @@ fn to_keeps_tensors_already_there_and_their_grads() -> oxtorch_tensor::Result<()
     assert_eq!(m.weight.dtype(), DType::F64);
     Ok(())
 }
+
+/// A derived module's `training: bool` field is its own flag: `eval()` clears it, `is_training()`
+/// reads it (torch's `self.training`), whatever its children say.
+#[test]
+fn a_training_field_is_the_modules_own_flag() -> oxtorch_tensor::Result<()> {
+    use oxtorch_nn::{Dropout, Linear, ModuleExt};
+    #[derive(oxtorch_nn_derive::Module)]
+    #[module(crate = "oxtorch_nn")]
+    struct Net {
+        fc: Linear,
+        drop: Dropout,
+        training: bool,
+    }
+    let mut n = Net { fc: Linear::new(2, 2, true)?, drop: Dropout::new(0.5)?, training: true };
+    n.eval();
+    assert!(!n.training && !n.is_training() && !n.drop.training);
+    n.train(true);
+    n.drop.eval();
+    assert!(n.training && n.is_training(), "the root's own flag, not its children's");
+    Ok(())
+}
