@@ -56,6 +56,63 @@ pub fn zeros_(t: &Tensor) -> Result<()> {
     constant_(t, 0.0)
 }
 
+/// The identity matrix, for a 2-D tensor (torch's `eye_`).
+pub fn eye_(t: &Tensor) -> Result<()> {
+    if t.rank() != 2 {
+        return Err(Error::msg("Only tensors with 2 dimensions are supported"));
+    }
+    let (rows, cols) = (t.dims()[0], t.dims()[1]);
+    no_grad(|| t.copy_(&Tensor::eye(rows, Some(cols), (t.dtype(), t.device()))?).map(|_| ()))
+}
+
+/// The Dirac delta of a convolution weight `[out, in, k...]` (3 to 5 dims): each of the `groups`
+/// output blocks passes its first input channels through at the kernel's centre (torch's
+/// `dirac_`), so a convolution with it keeps as many channels as it can unchanged.
+pub fn dirac_(t: &Tensor, groups: usize) -> Result<()> {
+    if !(3..=5).contains(&t.rank()) {
+        return Err(Error::msg("Only tensors with 3, 4, or 5 dimensions are supported"));
+    }
+    let dims = t.dims().to_vec();
+    if groups == 0 || !dims[0].is_multiple_of(groups) {
+        return Err(Error::msg("dim 0 must be divisible by groups"));
+    }
+    let per_group = dims[0] / groups;
+    let channels = per_group.min(dims[1]);
+    let kernel = &dims[2..];
+    let kernel_size: usize = kernel.iter().product();
+    // Row-major offset of the kernel's centre (`k // 2` in each dim).
+    let centre = kernel.iter().fold(0, |acc, &k| acc * k + k / 2);
+    let mut values = vec![0.0f64; t.numel()];
+    for g in 0..groups {
+        for d in 0..channels {
+            values[((g * per_group + d) * dims[1] + d) * kernel_size + centre] = 1.0;
+        }
+    }
+    let delta = Tensor::from_vec(values, dims)?.to((t.device(), t.dtype()))?;
+    no_grad(|| t.copy_(&delta).map(|_| ()))
+}
+
+/// A sparse normal matrix: `N(0, std)` with a `sparsity` fraction of each column (rounded up)
+/// set to zero at random rows, for a 2-D tensor (torch's `sparse_`, `std` 0.01 by default there).
+pub fn sparse_(t: &Tensor, sparsity: f64, std: f64) -> Result<()> {
+    if t.rank() != 2 {
+        return Err(Error::msg("Only tensors with 2 dimensions are supported"));
+    }
+    let (rows, cols) = (t.dims()[0], t.dims()[1]);
+    let zeros = ((sparsity * rows as f64).ceil().max(0.0) as usize).min(rows);
+    no_grad(|| -> Result<()> {
+        t.normal_(0.0, std)?;
+        if zeros == 0 || cols == 0 {
+            return Ok(());
+        }
+        // A random permutation of the rows of each column: the first `zeros` of it are cleared.
+        let order = Tensor::rand([rows, cols], (DType::F32, t.device()))?.argsort(0, false)?;
+        let cleared = t.scatter_value(0, &order.narrow(0, 0, zeros)?, 0.0)?;
+        t.copy_(&cleared)?;
+        Ok(())
+    })
+}
+
 /// Xavier/Glorot uniform: `U(-a, a)` with `a = gain * sqrt(6 / (fan_in + fan_out))`.
 pub fn xavier_uniform_(t: &Tensor, gain: f64) -> Result<()> {
     let (fan_in, fan_out) = calculate_fan_in_and_fan_out(t)?;

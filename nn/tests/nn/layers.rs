@@ -317,6 +317,25 @@ fn amax(t: &Tensor) -> f64 {
 
 #[test]
 fn initialisation_follows_torch() -> Result<()> {
+    // eye_, dirac_ (groups) and sparse_ as torch's.
+    let e = Tensor::empty([2, 3], ())?;
+    init::eye_(&e)?;
+    assert_eq!(e.to_vec::<f32>()?, vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0]);
+    let w = Tensor::empty([4, 2, 3], ())?;
+    init::dirac_(&w, 2)?;
+    let mut want = vec![0.0f32; 24];
+    for i in [1, 10, 13, 22] {
+        want[i] = 1.0;
+    }
+    assert_eq!(w.to_vec::<f32>()?, want);
+    let e = init::dirac_(&Tensor::empty([3, 2, 3], ())?, 2).unwrap_err().to_string();
+    assert!(e.contains("dim 0 must be divisible by groups"), "{e}");
+    let e = init::eye_(&Tensor::empty([2, 2, 2], ())?).unwrap_err().to_string();
+    assert!(e.contains("Only tensors with 2 dimensions are supported"), "{e}");
+    let s = Tensor::empty([5, 3], ())?;
+    init::sparse_(&s, 0.4, 0.01)?;
+    let zeros_per_column = s.eq(0.0)?.to_dtype(DType::I64)?.sum(0, false)?.to_vec::<i64>()?;
+    assert_eq!(zeros_per_column, vec![2, 2, 2]);
     // Integer tensors are refused (torch: normal_kernel_cpu not implemented for 'Long').
     let ints = Tensor::zeros([3, 3], DType::I64)?;
     for e in [init::trunc_normal_(&ints, 0.0, 1.0, -2.0, 2.0), init::orthogonal_(&ints, 1.0)] {
