@@ -207,9 +207,9 @@ impl Step<'_> {
 }
 
 /// Whether greedy decoding can pick tokens on the model's device: on a compiling device (where a
-/// step's program runs while the host records the next), greedy without a repetition penalty
-/// (argmax of the logits, nothing the host must see first), and not a model that recomputes its
-/// cache at some length (Phi-3's LongRoPE switch).
+/// step's program runs while the host records the next), greedy without any logits processor
+/// (repetition penalty, token bans, minimum length: the argmax of the logits, nothing the host must
+/// see first), and not a model that recomputes its cache at some length (Phi-3's LongRoPE switch).
 fn greedy_on_device(lm: &CausalLm, device: Device, g: &GenerationConfig) -> bool {
     !device.is_cpu() && !g.do_sample && !processes(g) && lm.recompute_cache_at().is_none()
 }
@@ -288,7 +288,7 @@ fn decode_greedy_on_device(
 }
 
 /// Decoding with the tokens picked on the host from each step's downloaded logits: sampling, the
-/// repetition penalty, the cpu, and models that recompute their cache.
+/// logits processors (penalties and bans), the cpu, and models that recompute their cache.
 fn decode_on_host(
     step: &mut Step<'_>,
     mut logits: Tensor,

@@ -88,6 +88,18 @@ impl PoolingMode {
     /// token the mask keeps (position 0 of a row it keeps none of), `LastToken` the last one (zeros
     /// for a row it keeps none of).
     pub fn pool(self, tokens: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        self.pool_after_prompt(tokens, mask, mask)
+    }
+
+    /// [`PoolingMode::pool`] under `mask` with a prompt removed from `attention_mask`: weighted
+    /// means count their weights from the first token `attention_mask` keeps, as
+    /// sentence-transformers (`include_prompt: false`).
+    pub fn pool_after_prompt(
+        self,
+        tokens: &Tensor,
+        mask: &Tensor,
+        attention_mask: &Tensor,
+    ) -> Result<Tensor> {
         let m = mask.to_dtype(tokens.dtype())?.unsqueeze(-1)?;
         let kept = || Ok::<_, Error>(mask.ne(0)?.to_dtype(DType::I64)?);
         Ok(match self {
@@ -111,7 +123,7 @@ impl PoolingMode {
                 // sentence-transformers' `Pooling`.
                 let seq = tokens.dims()[1] as i64;
                 let ranks = Tensor::arange_step(1i64, seq + 1, 1, (DType::I64, mask.device()))?;
-                let first = kept()?.argmax(Some(1), true)?;
+                let first = attention_mask.ne(0)?.to_dtype(DType::I64)?.argmax(Some(1), true)?;
                 let w = ranks.unsqueeze(0)?.sub(&first)?.to_dtype(tokens.dtype())?.unsqueeze(-1)?.mul(&m)?;
                 tokens.mul(&w)?.sum(1, false)?.div(&w.sum(1, false)?.clamp_min(1e-9)?)?
             }
@@ -155,7 +167,8 @@ fn without_prompt(mask: &Tensor, prompt_length: usize) -> Result<Tensor> {
 fn at_positions(tokens: &Tensor, positions: &Tensor) -> Result<Tensor> {
     let (b, dim) = (tokens.dims()[0], tokens.dims()[2]);
     let index = positions.reshape([b, 1, 1])?.expand([b, 1, dim])?;
-    Ok(tokens.gather(1, &index)?.squeeze_dims(1)?)
+    // (positions of kept tokens, in range: no read-back of their range on a device)
+    Ok(oxtorch_tensor::trusted_indices(|| tokens.gather(1, &index))?.squeeze_dims(1)?)
 }
 
 /// The config files of sentence-transformers' `Transformer` module, the first found read: the
@@ -320,7 +333,7 @@ impl SentenceTransformer {
             (vec![if causal { PoolingMode::LastToken } else { PoolingMode::Mean }], true)
         };
         let prompts = if described { Prompts::load(dir)? } else { Prompts::default() };
-        let tokenizer = if dir.join("tokenizer.json").is_file() || dir.join("vocab.txt").is_file() {
+        let tokenizer = if dir.join("tokenizer.json").is_file() || HfTokenizer::bert_vocab_folder(dir)? {
             let settings =
                 if described { TransformerSettings::load(dir)? } else { TransformerSettings::default() };
             let mut tokenizer = HfTokenizer::load(dir, settings.truncation(dir, &cfg)?)?;
@@ -403,7 +416,11 @@ impl SentenceTransformer {
             n if n > 0 && !self.include_prompt => &without_prompt(attention_mask, n)?,
             _ => attention_mask,
         };
-        let pooled = self.pooling.iter().map(|p| p.pool(&tokens, pool_mask)).collect::<Result<Vec<_>>>()?;
+        let pooled = self
+            .pooling
+            .iter()
+            .map(|p| p.pool_after_prompt(&tokens, pool_mask, attention_mask))
+            .collect::<Result<Vec<_>>>()?;
         let mut out = if pooled.len() == 1 {
             pooled[0].clone()
         } else {
@@ -436,10 +453,9 @@ impl SentenceTransformer {
         prompt: Option<&str>,
         prompt_name: Option<&str>,
     ) -> Result<Tensor> {
-        let tok = self
-            .tokenizer
-            .as_ref()
-            .ok_or_else(|| Error::Input("this model folder has no tokenizer.json".into()))?;
+        let tok = self.tokenizer.as_ref().ok_or_else(|| {
+            Error::Input("this model folder has no tokenizer (tokenizer.json or a BERT vocab.txt)".into())
+        })?;
         let Some(prompt) = self.prompts.resolve(prompt, prompt_name)? else {
             let batch = tok.encode_batch(texts)?;
             return self.embed_ids(&batch.input_ids, &batch.attention_mask, Some(&batch.token_type_ids));

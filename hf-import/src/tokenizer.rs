@@ -75,6 +75,12 @@ impl HfTokenizer {
         Ok(HfTokenizer { inner })
     }
 
+    /// Whether `dir` has no `tokenizer.json` but a `vocab.txt` that [`HfTokenizer::load`] reads as
+    /// a BERT tokenizer's.
+    pub fn bert_vocab_folder(dir: &Path) -> Result<bool> {
+        Ok(!dir.join("tokenizer.json").is_file() && bert::is_vocab_folder(dir)?)
+    }
+
     /// Lowercases texts before the file's own normalizer runs (sentence-transformers'
     /// `do_lower_case`: a `Lowercase` normalizer put first, unless the normalizer is one or a
     /// sequence holding one).

@@ -25,8 +25,8 @@ PROMPTS = {"query": "what is it : ", "document": "", "title": "a book"}
 EXPLICIT = "one two three "
 
 
-def folder(root, include_prompt):
-    path = Path(root) / f"include_{include_prompt}"
+def folder(root, include_prompt, mode="mean"):
+    path = Path(root) / f"include_{include_prompt}_{mode}"
     shutil.copytree(SRC, path)
     (path / "prompts.safetensors").unlink(missing_ok=True)
     st = json.loads((path / "config_sentence_transformers.json").read_text())
@@ -34,6 +34,7 @@ def folder(root, include_prompt):
     (path / "config_sentence_transformers.json").write_text(json.dumps(st))
     pooling = json.loads((path / "1_Pooling" / "config.json").read_text())
     pooling["include_prompt"] = include_prompt
+    pooling["pooling_mode"] = mode
     (path / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
     return SentenceTransformer(str(path), device="cpu")
 
@@ -51,6 +52,9 @@ def main():
             }
             for name, emb in cases.items():
                 out[f"embeddings.{name}.include_{str(include).lower()}"] = emb.float().contiguous()
+        # Weighted mean without the prompt: weights count from the first token of the whole input.
+        model = folder(root, False, "weightedmean")
+        out["embeddings.weighted.include_false"] = model.encode(SENTENCES, convert_to_tensor=True).float().contiguous()
     meta = {"sentences": json.dumps(SENTENCES), "prompts": json.dumps(PROMPTS), "explicit": EXPLICIT}
     save_file(out, str(SRC / "prompts.safetensors"), metadata=meta)
     print(sorted(out))

@@ -40,6 +40,15 @@ fn is_bert_folder(dir: &Path, config: &Value) -> Result<bool> {
     })
 }
 
+/// Whether `dir` has a `vocab.txt` of a BERT tokenizer ([`from_vocab_txt`] builds one).
+pub(super) fn is_vocab_folder(dir: &Path) -> Result<bool> {
+    if !dir.join("vocab.txt").is_file() {
+        return Ok(false);
+    }
+    let config = read_json(&dir.join("tokenizer_config.json"))?.unwrap_or(Value::Null);
+    is_bert_folder(dir, &config)
+}
+
 /// A BERT tokenizer built from `vocab.txt` (one token per line, ids in order) and
 /// `tokenizer_config.json`, as transformers 5's `BertTokenizer` does for a folder without
 /// `tokenizer.json`: WordPiece, the config's normalizer, `[CLS] A [SEP] (B [SEP])` with the

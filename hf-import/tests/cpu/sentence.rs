@@ -228,10 +228,10 @@ fn plain_model_folders_pool_as_sentence_transformers() {
 
 /// `sentence_tiny` copied to a temporary folder with the prompts of `make_prompt_golden.py` in
 /// `config_sentence_transformers.json` (default: `query`) and `include_prompt` as given.
-fn prompted_copy(include_prompt: bool, prompts: &str) -> PathBuf {
+fn prompted_copy(include_prompt: bool, prompts: &str, mode: &str) -> PathBuf {
     let src = fixture("sentence_tiny");
-    let dir =
-        std::env::temp_dir().join(format!("oxtorch-st-prompts-{include_prompt}-{}", std::process::id()));
+    let dir = std::env::temp_dir()
+        .join(format!("oxtorch-st-prompts-{include_prompt}-{mode}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
     std::fs::create_dir_all(dir.join("2_Normalize")).unwrap();
@@ -244,7 +244,7 @@ fn prompted_copy(include_prompt: bool, prompts: &str) -> PathBuf {
     let st = format!(r#"{{"prompts": {prompts}, "default_prompt_name": "query"}}"#);
     std::fs::write(dir.join("config_sentence_transformers.json"), st).unwrap();
     let pooling = format!(
-        r#"{{"embedding_dimension": 32, "pooling_mode": "mean", "include_prompt": {include_prompt}}}"#
+        r#"{{"embedding_dimension": 32, "pooling_mode": "{mode}", "include_prompt": {include_prompt}}}"#
     );
     std::fs::write(dir.join("1_Pooling").join("config.json"), pooling).unwrap();
     dir
@@ -263,7 +263,7 @@ fn prompts_follow_sentence_transformers() {
     let texts = sentences(&golden_path);
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     for include in [true, false] {
-        let dir = prompted_copy(include, &meta["prompts"]);
+        let dir = prompted_copy(include, &meta["prompts"], "mean");
         let st = SentenceTransformer::load(&dir, None).unwrap();
         assert_eq!(st.prompts().default_name(), Some("query"));
         let cases = [
@@ -303,7 +303,19 @@ fn prompts_follow_sentence_transformers() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
     // A default name that is not a prompt fails at load, as in sentence-transformers.
-    let dir = prompted_copy(true, r#"{"title": "a book"}"#);
+    // Weighted mean past the prompt: weights still count from the input's first token.
+    let dir = prompted_copy(false, &meta["prompts"], "weightedmean");
+    let st = SentenceTransformer::load(&dir, None).unwrap();
+    let emb = st.encode(&texts).unwrap();
+    assert_close(
+        "weighted mean without the prompt",
+        &emb,
+        &golden["embeddings.weighted.include_false"],
+        1e-5,
+        0.0,
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    let dir = prompted_copy(true, r#"{"title": "a book"}"#, "mean");
     let err = SentenceTransformer::load(&dir, None).unwrap_err().to_string();
     assert!(err.contains("Default prompt name 'query' not found"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();

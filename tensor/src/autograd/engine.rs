@@ -361,7 +361,8 @@ pub(crate) fn run_backward(
             .map(|e| e.as_ref().is_some_and(|e| states[index[&Arc::as_ptr(&e.node)]].needed))
             .collect();
         if needs.iter().any(|&n| n) {
-            let outs = node.apply(&grads, &needs)?;
+            // Formulas index with positions their forward computed (argmax, sort): in range.
+            let outs = crate::ops::trusted_indices(|| node.apply(&grads, &needs))?;
             drop(grads);
             if outs.len() != node.next.len() {
                 return Err(Error::msg(format!(
@@ -394,8 +395,12 @@ pub(crate) fn run_backward(
     }
     let Some(inputs) = inputs else { return Ok(Vec::new()) };
     if into {
-        for (input, g) in inputs.iter().zip(captured) {
+        for (k, (input, g)) in inputs.iter().zip(captured).enumerate() {
             let Some(g) = g else { continue };
+            // An input listed twice gets its gradient once, as torch's.
+            if inputs[..k].iter().any(|earlier| earlier.is_same(input)) {
+                continue;
+            }
             if input.is_leaf() {
                 accumulate_into_leaf(input, g, create_graph)?;
             } else if !input.retains_grad() {

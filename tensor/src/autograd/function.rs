@@ -81,6 +81,17 @@ pub trait Function: Send + Sync + 'static {
             }
             super::record::check_inplace(d)?;
         }
+        for d in &ctx.dirty {
+            if !outputs.iter().any(|o| o.is_same(d)) {
+                return Err(Error::msg(
+                    "Some elements marked as dirty during the forward method were not returned as output. The inputs that are modified inplace must all be outputs of the Function.",
+                ));
+            }
+        }
+        // Which outputs get no gradient, decided before an input returned as it is becomes a new
+        // tensor below.
+        let non_differentiable: Vec<bool> =
+            outputs.iter().map(|o| ctx.non_differentiable.iter().any(|n| n.is_same(o))).collect();
         // An input returned as it is, unless marked dirty, is a new tensor on its storage (torch
         // returns a view of it); a dirty one is the input itself, its history rewritten below.
         let outputs: Vec<Tensor> = outputs
@@ -97,7 +108,7 @@ pub trait Function: Send + Sync + 'static {
             }
         }
         let node_cell = ctx.node.clone();
-        let non_differentiable = std::mem::take(&mut ctx.non_differentiable);
+        ctx.non_differentiable.clear();
         let dirty_outputs = std::mem::take(&mut ctx.dirty);
         let shapes = outputs.iter().map(|o| (o.dims().to_vec(), o.dtype(), o.device())).collect();
         let input_shapes = inputs.iter().map(|i| (i.dims().to_vec(), i.dtype())).collect();
@@ -116,7 +127,7 @@ pub trait Function: Send + Sync + 'static {
         let _ = node_cell.set(Arc::downgrade(&node));
         for (i, o) in outputs.iter().enumerate() {
             let edge = Edge { node: node.clone(), input_nr: i };
-            if non_differentiable.iter().any(|n| n.is_same(o)) || !o.is_floating_point() {
+            if non_differentiable[i] || !o.is_floating_point() {
                 continue;
             }
             if dirty_outputs.iter().any(|d| d.is_same(o)) {

@@ -390,11 +390,28 @@ fn larger_dim(index: &[usize], data: &[usize], dim: usize) -> Option<usize> {
 }
 
 /// Gather/scatter indices checked against `size` on devices whose kernels do not check them
-/// (XLA clamps or drops an index out of range): torch's error instead of a silent answer. The cpu
-/// kernels check as they go.
+/// (XLA clamps or drops an index out of range): torch's error instead of a silent answer (one
+/// read-back of the index range). The cpu kernels check as they go; indices the library computes
+/// itself (backward formulas, argmax positions) run under [`trusted_indices`], unchecked.
 fn device_checked(index: &Tensor, size: usize, dim: usize) -> Result<Tensor> {
-    if index.device().is_cpu() {
+    if index.device().is_cpu() || TRUSTED.with(std::cell::Cell::get) {
         return Ok(index.clone());
     }
     checked_indices(index, size, false, |v| oob(v, dim, size))
+}
+
+thread_local! {
+    /// Set inside [`trusted_indices`].
+    static TRUSTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with the device-side range check of gather/scatter indices skipped, for indices the
+/// caller computed in range itself (an argmax, a sort's permutation): no read-back of their range,
+/// so a fused program is not cut in two. Backward passes run so. On the cpu the kernels check
+/// regardless.
+pub fn trusted_indices<R>(f: impl FnOnce() -> R) -> R {
+    let before = TRUSTED.with(|t| t.replace(true));
+    let out = f();
+    TRUSTED.with(|t| t.set(before));
+    out
 }

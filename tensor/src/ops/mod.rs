@@ -19,6 +19,7 @@ mod shape;
 mod sort;
 mod stats;
 
+pub use index::trusted_indices;
 pub(crate) use linalg::cpp_name;
 pub use nn::Padding;
 pub use operand::Operand;

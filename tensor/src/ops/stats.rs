@@ -353,7 +353,8 @@ impl Function for EvenlyDistributed {
 
     fn backward(&self, ctx: &FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let x = &ctx.saved_tensors()?[0];
-        let mask = if self.value.isnan()?.item::<bool>()? { x.isnan()? } else { x.eq(&self.value)? };
+        // (on the device: no read-back of whether the value is NaN)
+        let mask = Tensor::where_cond(&self.value.isnan()?, &x.isnan()?, &x.eq(&self.value)?)?;
         let count = mask.to_dtype(grads[0].dtype())?.sum_all()?;
         Ok(vec![Some(Tensor::where_cond(&mask, &grads[0].div(&count)?, 0.0)?)])
     }

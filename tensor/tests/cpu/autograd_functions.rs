@@ -111,3 +111,44 @@ fn non_differentiable_outputs_do_not_require_grad() {
     out[0].mul(tensor!([1.0f32, 2.0, 3.0])).unwrap().sum_all().unwrap().backward().unwrap();
     assert_eq!(vals(&x.grad().unwrap()), vec![3.0, 1.0, 2.0]);
 }
+
+/// Returns its input as it is, marked non-differentiable (torch: the output does not require
+/// grad).
+struct PassThrough;
+impl Function for PassThrough {
+    fn forward(&self, ctx: &mut FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        ctx.mark_non_differentiable(&[&inputs[0]]);
+        Ok(vec![inputs[0].clone()])
+    }
+    fn backward(&self, _ctx: &FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![Some(grads[0].clone())])
+    }
+}
+
+/// Writes its input in place and says so, but returns something else (torch's error).
+struct DirtyNotReturned;
+impl Function for DirtyNotReturned {
+    fn forward(&self, ctx: &mut FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        ctx.mark_dirty(&[&inputs[0]]);
+        inputs[0].mul_(2.0)?;
+        Ok(vec![inputs[0].add(1.0)?])
+    }
+    fn backward(&self, _ctx: &FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![Some(grads[0].mul(2.0)?)])
+    }
+}
+
+#[test]
+fn context_marks_follow_torch_at_the_edges() {
+    let x = tensor!([1.0f32, 2.0]).requires_grad_(true).unwrap();
+    let y = PassThrough.apply(std::slice::from_ref(&x)).unwrap().remove(0);
+    assert!(!y.requires_grad(), "a non-differentiable input returned as is");
+    let a = tensor!([1.0f32]).requires_grad_(true).unwrap();
+    let err = DirtyNotReturned.apply(&[a.mul(1.0).unwrap()]).unwrap_err().to_string();
+    assert!(err.contains("marked as dirty during the forward method were not returned as output"), "{err}");
+    // An input listed twice in backward(inputs=...) gets its gradient once.
+    let x = tensor!([1.0f32, 1.0]).requires_grad_(true).unwrap();
+    let y = x.mul(2.0).unwrap().sum_all().unwrap();
+    y.backward_inputs(None, &[x.clone(), x.clone()], false, false).unwrap();
+    assert_eq!(vals(&x.grad().unwrap()), vec![2.0, 2.0]);
+}

@@ -334,3 +334,14 @@ fn unique_slices_follow_torch() -> Result<()> {
     assert_eq!(b.unique_dim(0, false, false)?.0.to_vec::<bool>()?, vec![false, false, true, false]);
     Ok(())
 }
+
+/// Rows holding NaN among many others sort without a comparator panic (a total order), each
+/// NaN row distinct.
+#[test]
+fn unique_rows_with_many_nans() -> Result<()> {
+    let v: Vec<f32> = (0..64).map(|i| if i % 2 == 0 { f32::NAN } else { (i % 7) as f32 }).collect();
+    let (values, _, counts) = Tensor::from_vec(v, [32, 2])?.unique_dim(0, false, true)?;
+    assert_eq!(counts.unwrap().sum_all()?.item::<i64>()?, 32);
+    assert_eq!(values.dims()[1], 2);
+    Ok(())
+}

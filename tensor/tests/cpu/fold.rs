@@ -62,3 +62,11 @@ fn bad_windows_are_torch_errors() -> Result<()> {
     assert!(e.contains("sliding blocks 2 * 2 = 4, but got input.size(2)=5"), "{e}");
     Ok(())
 }
+
+/// An empty batch unfolds to an empty batch of columns, as torch's `[0, C·kh·kw, L]`.
+#[test]
+fn an_empty_batch_unfolds() -> Result<()> {
+    let cols = Tensor::zeros([0, 3, 4, 4], ())?.im2col(&[2], &[1], &[0], &[1])?;
+    assert_eq!(cols.dims(), &[0, 12, 9]);
+    Ok(())
+}

@@ -248,6 +248,9 @@ impl CosineAnnealingWarmRestarts {
         Ok(Scheduler::new(opt, move |e, b| {
             // The position in the current period, and its length.
             let (mut t_cur, mut t_i) = (e.max(0) as u128, t_0 as u128);
+            if t_mult == 1 {
+                t_cur %= t_i;
+            }
             while t_cur >= t_i {
                 t_cur -= t_i;
                 t_i = t_i.saturating_mul(t_mult as u128);

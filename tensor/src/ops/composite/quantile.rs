@@ -82,10 +82,11 @@ impl Tensor {
         full.extend_from_slice(sorted.dims());
         let sorted = sorted.unsqueeze(0)?.broadcast_to(&full)?;
         let below = ranks.floor()?;
-        let lower = sorted.gather(-1, &below.to_dtype(DType::I64)?)?;
+        let lower = crate::ops::trusted_indices(|| sorted.gather(-1, &below.to_dtype(DType::I64)?))?;
         let out = match interpolation {
             "linear" | "midpoint" => {
-                let upper = sorted.gather(-1, &ranks.ceil()?.to_dtype(DType::I64)?)?;
+                let upper =
+                    crate::ops::trusted_indices(|| sorted.gather(-1, &ranks.ceil()?.to_dtype(DType::I64)?))?;
                 if interpolation == "midpoint" {
                     lower.lerp(&upper, 0.5)?
                 } else {

@@ -17,16 +17,18 @@ enum Rows {
 }
 
 impl Rows {
-    /// torch's sort order of rows: lexicographic by `<` and `>`, NaN tied with anything.
+    /// The sort order of rows: lexicographic, a NaN element after every number (a total order, as
+    /// sorting needs; torch's leaves rows with NaN unordered).
     fn order(&self, a: usize, b: usize) -> Ordering {
         match self {
             Rows::Float(v, m) => {
                 for (x, y) in v[a * m..(a + 1) * m].iter().zip(&v[b * m..(b + 1) * m]) {
-                    if x < y {
-                        return Ordering::Less;
-                    }
-                    if x > y {
-                        return Ordering::Greater;
+                    let by_value = match (x.is_nan(), y.is_nan()) {
+                        (false, false) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+                        (nan_x, nan_y) => nan_x.cmp(&nan_y),
+                    };
+                    if by_value != Ordering::Equal {
+                        return by_value;
                     }
                 }
                 Ordering::Equal

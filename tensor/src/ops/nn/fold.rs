@@ -130,7 +130,8 @@ impl Tensor {
         let [ph, pw] = w.padding;
         let padded =
             batched.pad(&[pw as isize, pw as isize, ph as isize, ph as isize], "constant", Some(0.0))?;
-        let flat = padded.reshape([d[0] as isize, d[1] as isize, -1])?;
+        // (sizes spelled out: an empty batch leaves nothing to infer a `-1` from)
+        let flat = padded.reshape([d[0], d[1], (size[0] + 2 * ph) * (size[1] + 2 * pw)])?;
         let index = w.gather_index(size, blocks, self.device())?;
         let cols = flat.index_select(2, &index)?;
         let out = cols.reshape([d[0], d[1] * w.kernel[0] * w.kernel[1], blocks[0] * blocks[1]])?;
