@@ -5,7 +5,7 @@
 //! `zero_grad` — is provided by [`ModuleExt`] for every module, walking the tree and building
 //! torch's dotted names (`layers.0.self_attn.q_proj.weight`).
 
-use oxtorch_tensor::{Error, Result, Tensor, ToTarget};
+use oxtorch_tensor::{DType, Error, Result, Tensor, ToTarget};
 
 use crate::state_dict::StateDict;
 
@@ -457,6 +457,38 @@ pub trait ModuleExt: Module {
             }
         });
         result.map(|_| self)
+    }
+
+    /// Casts the floating-point parameters and buffers to float16 (torch's `half()`).
+    fn half(&mut self) -> Result<&mut Self>
+    where
+        Self: Sized,
+    {
+        self.to(DType::F16)
+    }
+
+    /// Casts the floating-point parameters and buffers to bfloat16 (torch's `bfloat16()`).
+    fn bfloat16(&mut self) -> Result<&mut Self>
+    where
+        Self: Sized,
+    {
+        self.to(DType::BF16)
+    }
+
+    /// Casts the floating-point parameters and buffers to float32 (torch's `float()`).
+    fn float(&mut self) -> Result<&mut Self>
+    where
+        Self: Sized,
+    {
+        self.to(DType::F32)
+    }
+
+    /// Casts the floating-point parameters and buffers to float64 (torch's `double()`).
+    fn double(&mut self) -> Result<&mut Self>
+    where
+        Self: Sized,
+    {
+        self.to(DType::F64)
     }
 
     /// Sets `requires_grad` on every parameter (torch's `requires_grad_`), e.g. to freeze a module.

@@ -269,6 +269,11 @@ fn to_keeps_tensors_already_there_and_their_grads() -> oxtorch_tensor::Result<()
     assert_eq!(m.weight.dtype(), DType::F64);
     let g = m.weight.grad().expect("the gradient moves with the weight");
     assert_eq!((g.dtype(), g.to_vec::<f64>()?), (DType::F64, vec![1.0, 1.0]));
+    m.half()?;
+    assert_eq!(m.weight.dtype(), DType::F16);
+    m.bfloat16()?;
+    assert_eq!(m.weight.dtype(), DType::BF16);
+    m.double()?;
     let e = m.to(DType::I64).err().unwrap().to_string();
     assert!(
         e.contains(
