@@ -192,30 +192,48 @@ pub struct IncompatibleKeys {
     pub unexpected_keys: Vec<String>,
 }
 
-/// Recursively visits members with their full dotted names; children are entered.
+/// Recursively visits members with their full dotted names in torch's order (a module's own
+/// parameters, then its own buffers, then each child entered in turn).
 fn walk<'m>(m: &'m dyn Module, prefix: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
+    let full = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
+    // torch's order: a module's own parameters, its own buffers, then its children in turn.
     m.visit(&mut |name, member| {
-        let full = if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
-        match member {
-            Member::Child(c) => {
-                f(&full, Member::Child(c));
-                walk(c, &full, f);
-            }
-            other => f(&full, other),
+        if matches!(member, Member::Param(_)) {
+            f(&full(name), member);
+        }
+    });
+    m.visit(&mut |name, member| {
+        if !matches!(member, Member::Param(_) | Member::Child(_)) {
+            f(&full(name), member);
+        }
+    });
+    m.visit(&mut |name, member| {
+        if let Member::Child(c) = member {
+            let full = full(name);
+            f(&full, Member::Child(c));
+            walk(c, &full, f);
         }
     });
 }
 
 /// Mutable [`walk`]; `f` sees each child before its members.
 fn walk_mut(m: &mut dyn Module, prefix: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
+    let full = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
     m.visit_mut(&mut |name, member| {
-        let full = if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
-        match member {
-            MemberMut::Child(c) => {
-                f(&full, MemberMut::Child(&mut *c));
-                walk_mut(c, &full, f);
-            }
-            other => f(&full, other),
+        if matches!(member, MemberMut::Param(_)) {
+            f(&full(name), member);
+        }
+    });
+    m.visit_mut(&mut |name, member| {
+        if !matches!(member, MemberMut::Param(_) | MemberMut::Child(_)) {
+            f(&full(name), member);
+        }
+    });
+    m.visit_mut(&mut |name, member| {
+        if let MemberMut::Child(c) = member {
+            let full = full(name);
+            f(&full, MemberMut::Child(&mut *c));
+            walk_mut(c, &full, f);
         }
     });
 }

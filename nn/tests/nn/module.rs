@@ -305,3 +305,29 @@ fn a_training_field_is_the_modules_own_flag() -> oxtorch_tensor::Result<()> {
     assert!(n.training && n.is_training(), "the root's own flag, not its children's");
     Ok(())
 }
+
+/// torch's member order: a module's own parameters, then its own buffers, then its children
+/// (torch 2.15 with `fc`, `rb`, `scale` registered in that order gives `scale, fc.weight, fc.bias`
+/// and a state dict `scale, rb, fc.weight, fc.bias`), which optimizer state indices follow.
+#[test]
+fn own_members_come_before_children() -> oxtorch_tensor::Result<()> {
+    use oxtorch_nn::{Buffer, Linear, ModuleExt};
+    use oxtorch_tensor::Tensor;
+    #[derive(oxtorch_nn_derive::Module)]
+    #[module(crate = "oxtorch_nn")]
+    struct Net {
+        fc: Linear,
+        rb: Buffer,
+        scale: Tensor,
+    }
+    let net = Net {
+        fc: Linear::new(2, 2, true)?,
+        rb: Buffer(Tensor::zeros([2], ())?),
+        scale: Tensor::ones([2], ())?,
+    };
+    let names: Vec<String> = net.named_parameters().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["scale", "fc.weight", "fc.bias"]);
+    let sd = net.state_dict();
+    assert_eq!(sd.keys().collect::<Vec<_>>(), ["scale", "rb", "fc.weight", "fc.bias"]);
+    Ok(())
+}
