@@ -2,6 +2,7 @@
 
 mod bert;
 mod fast_load;
+mod llama;
 
 use std::path::Path;
 
@@ -35,8 +36,8 @@ impl std::fmt::Debug for HfTokenizer {
 }
 
 impl HfTokenizer {
-    /// Reads `dir/tokenizer.json` (a BERT tokenizer's normalizer from `tokenizer_config.json`, as
-    /// transformers 5 builds it), or for a BERT tokenizer without one, `vocab.txt`. Batches are padded to their longest text (the file's own fixed
+    /// Reads `dir/tokenizer.json` (a BERT tokenizer's normalizer and a Llama tokenizer's
+    /// pre-tokenizer from `tokenizer_config.json`, as transformers 5 builds them), or for a BERT tokenizer without one, `vocab.txt`. Batches are padded to their longest text (the file's own fixed
     /// padding is replaced, as transformers does for `padding=True`) and truncated to `max_length`
     /// tokens when given.
     pub fn load(dir: &Path, max_length: Option<usize>) -> Result<Self> {
@@ -47,6 +48,7 @@ impl HfTokenizer {
             let mut inner =
                 fast_load::tokenizer_from_json(&json).map_err(|e| Error::format(&path, e.to_string()))?;
             bert::rebuild_normalizer(dir, &mut inner)?;
+            llama::rebuild_pipeline(dir, &mut inner)?;
             inner
         } else {
             bert::from_vocab_txt(dir)?

@@ -22,7 +22,7 @@ const BERT_CLASSES: &[&str] =
 const BERT_MODEL_TYPES: &[&str] = &["bert", "distilbert"];
 
 /// Reads a JSON object file, `None` when absent.
-fn read_json(path: &Path) -> Result<Option<Value>> {
+pub(super) fn read_json(path: &Path) -> Result<Option<Value>> {
     match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| Error::format(path, e.to_string())),
         Err(_) => Ok(None),

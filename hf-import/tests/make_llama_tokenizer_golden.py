@@ -1,0 +1,47 @@
+"""Dev-time script: transformers 5's `LlamaTokenizer` on the old-style Llama 2 `tokenizer.json`
+fixture (its normalizer prepends `▁` to every piece; transformers 5 rebuilds the pipeline with a
+`Metaspace` pre-tokenizer instead), under three `tokenizer_config.json`s.
+
+    /work/.refenv/bin/python hf-import/tests/make_llama_tokenizer_golden.py
+
+Writes `fixtures/llama_v5_tokenizer_expected.json`: the configs, the texts (with special tokens
+between pieces, as chat templates write them, and leading spaces) and transformers' ids without and
+with special tokens; `tokenizer/llama.rs`'s test replays them.
+"""
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from transformers import AutoTokenizer
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tokenizers"
+CONFIGS = {
+    "default": {"tokenizer_class": "LlamaTokenizer"},
+    "legacy": {"tokenizer_class": "LlamaTokenizer", "legacy": True},
+    "no_prefix_space": {"tokenizer_class": "LlamaTokenizer", "add_prefix_space": False},
+}
+TEXTS = ["The quick fox", "</s>The quick fox</s> jumps", " leading space", "<s>Pack my box</s>"]
+
+
+def main():
+    out = {"configs": CONFIGS, "texts": TEXTS, "ids": {}}
+    with tempfile.TemporaryDirectory() as root:
+        for name, config in CONFIGS.items():
+            folder = Path(root) / name
+            folder.mkdir()
+            shutil.copy(FIXTURES / "bpe_llama2_byte_fallback.json", folder / "tokenizer.json")
+            cfg = dict(config, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
+            (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+            tok = AutoTokenizer.from_pretrained(folder)
+            out["ids"][name] = {
+                "plain": [tok(t, add_special_tokens=False)["input_ids"] for t in TEXTS],
+                "special": [tok(t)["input_ids"] for t in TEXTS],
+            }
+            print(name, out["ids"][name]["plain"][1])
+    (FIXTURES.parent / "llama_v5_tokenizer_expected.json").write_text(json.dumps(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()
