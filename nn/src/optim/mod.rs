@@ -226,6 +226,27 @@ pub(crate) fn load_lrs(opt: &mut dyn Optimizer, state: &OptimizerState) {
     }
 }
 
+/// torch's checks of an Adam-family optimizer's options, in its order and words: the learning
+/// rate and epsilon not negative, each beta in `[0, 1)`, the weight decay not negative.
+pub(crate) fn check_adam_options(lr: f64, eps: f64, betas: (f64, f64), weight_decay: f64) -> Result<()> {
+    let bad = |what: String| Err(oxtorch_tensor::Error::msg(what));
+    if lr < 0.0 {
+        return bad(format!("Invalid learning rate: {lr}"));
+    }
+    if eps < 0.0 {
+        return bad(format!("Invalid epsilon value: {eps}"));
+    }
+    for (i, beta) in [betas.0, betas.1].into_iter().enumerate() {
+        if !(0.0..1.0).contains(&beta) {
+            return bad(format!("Invalid beta parameter at index {i}: {beta}"));
+        }
+    }
+    if weight_decay < 0.0 {
+        return bad(format!("Invalid weight_decay value: {weight_decay}"));
+    }
+    Ok(())
+}
+
 /// Clears `.grad` of every parameter of `groups`.
 pub(crate) fn zero_grads<O>(groups: &[ParamGroup<O>]) -> Result<()> {
     groups.iter().flat_map(|g| &g.params).try_for_each(|p| p.set_grad(None))

@@ -69,21 +69,7 @@ impl NAdam {
     pub fn with_groups(groups: Vec<ParamGroup<NAdamOptions>>) -> Result<Self> {
         for g in &groups {
             let o = g.options;
-            if o.lr < 0.0 {
-                return Err(Error::msg(format!("Invalid learning rate: {}", o.lr)));
-            }
-            if o.eps < 0.0 {
-                return Err(Error::msg(format!("Invalid epsilon value: {}", o.eps)));
-            }
-            if !(0.0..1.0).contains(&o.betas.0) {
-                return Err(Error::msg(format!("Invalid beta parameter at index 0: {}", o.betas.0)));
-            }
-            if !(0.0..1.0).contains(&o.betas.1) {
-                return Err(Error::msg(format!("Invalid beta parameter at index 1: {}", o.betas.1)));
-            }
-            if o.weight_decay < 0.0 {
-                return Err(Error::msg(format!("Invalid weight_decay value: {}", o.weight_decay)));
-            }
+            super::check_adam_options(o.lr, o.eps, o.betas, o.weight_decay)?;
             if o.momentum_decay < 0.0 {
                 return Err(Error::msg(format!("Invalid momentum_decay value: {}", o.momentum_decay)));
             }

@@ -1,7 +1,7 @@
 //! `torch.optim.RAdam` (rectified Adam: L2 or decoupled weight decay, maximize).
 
 use oxtorch_autograd::no_grad;
-use oxtorch_tensor::{DType, Error, Result, Tensor};
+use oxtorch_tensor::{DType, Result, Tensor};
 
 use super::state::state_for;
 use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
@@ -63,21 +63,7 @@ impl RAdam {
     pub fn with_groups(groups: Vec<ParamGroup<RAdamOptions>>) -> Result<Self> {
         for g in &groups {
             let o = g.options;
-            if o.lr < 0.0 {
-                return Err(Error::msg(format!("Invalid learning rate: {}", o.lr)));
-            }
-            if o.eps < 0.0 {
-                return Err(Error::msg(format!("Invalid epsilon value: {}", o.eps)));
-            }
-            if !(0.0..1.0).contains(&o.betas.0) {
-                return Err(Error::msg(format!("Invalid beta parameter at index 0: {}", o.betas.0)));
-            }
-            if !(0.0..1.0).contains(&o.betas.1) {
-                return Err(Error::msg(format!("Invalid beta parameter at index 1: {}", o.betas.1)));
-            }
-            if o.weight_decay < 0.0 {
-                return Err(Error::msg(format!("Invalid weight_decay value: {}", o.weight_decay)));
-            }
+            super::check_adam_options(o.lr, o.eps, o.betas, o.weight_decay)?;
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
         Ok(RAdam { groups, initial_lrs: Vec::new(), state: vec![None; n] })
