@@ -48,7 +48,7 @@ impl HfTokenizer {
             let mut inner =
                 fast_load::tokenizer_from_json(&json).map_err(|e| Error::format(&path, e.to_string()))?;
             bert::rebuild_normalizer(dir, &mut inner)?;
-            llama::rebuild_pipeline(dir, &mut inner)?;
+            llama::rebuild_pipeline(dir, &json, &mut inner)?;
             inner
         } else {
             bert::from_vocab_txt(dir)?

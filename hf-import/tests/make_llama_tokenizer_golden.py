@@ -21,12 +21,20 @@ CONFIGS = {
     "default": {"tokenizer_class": "LlamaTokenizer"},
     "legacy": {"tokenizer_class": "LlamaTokenizer", "legacy": True},
     "no_prefix_space": {"tokenizer_class": "LlamaTokenizer", "add_prefix_space": False},
+    "llama_model": {"tokenizer_class": "LlamaTokenizer"},
+    # transformers 5 uses the file as it is for these: Mistral's and Phi-3's model types map to
+    # its generic backend, and a folder naming no class gets it too.
+    "mistral_model": {"tokenizer_class": "LlamaTokenizer"},
+    "phi3_model": {"tokenizer_class": "LlamaTokenizer"},
+    "no_class": {},
 }
+# `config.json`'s model type per case (none: no config.json).
+MODEL_TYPES = {"llama_model": "llama", "mistral_model": "mistral", "phi3_model": "phi3", "no_class": "llama"}
 TEXTS = ["The quick fox", "</s>The quick fox</s> jumps", " leading space", "<s>Pack my box</s>"]
 
 
 def main():
-    out = {"configs": CONFIGS, "texts": TEXTS, "ids": {}}
+    out = {"configs": CONFIGS, "model_types": MODEL_TYPES, "texts": TEXTS, "ids": {}}
     with tempfile.TemporaryDirectory() as root:
         for name, config in CONFIGS.items():
             folder = Path(root) / name
@@ -34,12 +42,14 @@ def main():
             shutil.copy(FIXTURES / "bpe_llama2_byte_fallback.json", folder / "tokenizer.json")
             cfg = dict(config, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
             (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+            if name in MODEL_TYPES:
+                (folder / "config.json").write_text(json.dumps({"model_type": MODEL_TYPES[name]}))
             tok = AutoTokenizer.from_pretrained(folder)
             out["ids"][name] = {
                 "plain": [tok(t, add_special_tokens=False)["input_ids"] for t in TEXTS],
                 "special": [tok(t)["input_ids"] for t in TEXTS],
             }
-            print(name, out["ids"][name]["plain"][1])
+            print(name, type(tok).__name__, out["ids"][name]["plain"][1])
     (FIXTURES.parent / "llama_v5_tokenizer_expected.json").write_text(json.dumps(out) + "\n")
 
 

@@ -24,26 +24,35 @@ use crate::error::{Error, Result};
 /// The tokenizer classes built as `LlamaTokenizer`.
 const LLAMA_CLASSES: &[&str] = &["LlamaTokenizer", "LlamaTokenizerFast"];
 
-/// The model types whose tokenizer is a `LlamaTokenizer` when `tokenizer_config.json` names none.
-const LLAMA_MODEL_TYPES: &[&str] = &["llama", "mistral"];
+/// The model types (`config.json`) for which transformers 5 builds a named `LlamaTokenizer`; for
+/// others (Mistral's family, Phi-3, ... map to its generic backend) the file is used as it is.
+const LLAMA_MODEL_TYPES: &[&str] = &["llama"];
 
 /// Gives a BPE tokenizer of a Llama-tokenizer folder the pipeline transformers 5 builds (see the
 /// module docs), from `tokenizer_config.json`'s `legacy` (default false) and `add_prefix_space`
-/// (default true).
-pub(super) fn rebuild_pipeline(dir: &Path, tokenizer: &mut Tokenizer) -> Result<()> {
-    if !matches!(tokenizer.get_model(), ModelWrapper::BPE(_)) {
-        return Ok(());
-    }
+/// (default true). As transformers' `AutoTokenizer`: only when `tokenizer_class` is Llama's, the
+/// model type (if any) is `llama`, and the file (`json`) is not a byte-level one.
+pub(super) fn rebuild_pipeline(dir: &Path, json: &str, tokenizer: &mut Tokenizer) -> Result<()> {
+    let ModelWrapper::BPE(bpe) = tokenizer.get_model() else { return Ok(()) };
     let config_path = dir.join("tokenizer_config.json");
     let config = read_json(&config_path)?.unwrap_or(Value::Null);
-    let is_llama = match config.get("tokenizer_class").and_then(Value::as_str) {
-        Some(class) => LLAMA_CLASSES.contains(&class),
-        None => read_json(&dir.join("config.json"))?
-            .and_then(|c| c.get("model_type").and_then(Value::as_str).map(str::to_owned))
-            .is_some_and(|t| LLAMA_MODEL_TYPES.contains(&t.as_str())),
-    };
+    let class = config.get("tokenizer_class").and_then(Value::as_str);
+    let model_type = read_json(&dir.join("config.json"))?
+        .and_then(|c| c.get("model_type").and_then(Value::as_str).map(str::to_owned));
+    let is_llama = class.is_some_and(|c| LLAMA_CLASSES.contains(&c))
+        && model_type.is_none_or(|t| LLAMA_MODEL_TYPES.contains(&t.as_str()))
+        && !json.contains("ByteLevel");
     if !is_llama {
         return Ok(());
+    }
+    // `LlamaTokenizer.__init__` builds its BPE with byte fallback and fused unknowns, no dropout
+    // (files written before tokenizers 0.13.3 have neither).
+    if !bpe.byte_fallback || !bpe.fuse_unk || bpe.dropout.is_some() {
+        let mut bpe = bpe.clone();
+        bpe.byte_fallback = true;
+        bpe.fuse_unk = true;
+        bpe.dropout = None;
+        tokenizer.with_model(ModelWrapper::BPE(bpe));
     }
     let flag = |key: &str| -> Result<Option<bool>> {
         match config.get(key) {
@@ -80,8 +89,9 @@ mod tests {
 
     use crate::tokenizer::HfTokenizer;
 
-    /// The old-style Llama 2 `tokenizer.json` fixture under three `tokenizer_config.json`s: ids
-    /// as transformers 5.24 gives them (`make_llama_tokenizer_golden.py`).
+    /// The old-style Llama 2 `tokenizer.json` fixture under several `tokenizer_config.json`s and
+    /// model types (Mistral's and Phi-3's keep the file's pipeline): ids as transformers 5.24
+    /// gives them (`make_llama_tokenizer_golden.py`).
     #[test]
     fn llama_tokenizers_tokenize_as_transformers_5() {
         let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tokenizers");
@@ -97,6 +107,10 @@ mod tests {
             std::fs::copy(fixtures.join("bpe_llama2_byte_fallback.json"), dir.join("tokenizer.json"))
                 .unwrap();
             std::fs::write(dir.join("tokenizer_config.json"), config.to_string()).unwrap();
+            if let Some(model_type) = golden["model_types"][name].as_str() {
+                std::fs::write(dir.join("config.json"), format!(r#"{{"model_type": "{model_type}"}}"#))
+                    .unwrap();
+            }
             let tok = HfTokenizer::load(&dir, None).unwrap();
             for (kind, special) in [("plain", false), ("special", true)] {
                 for (i, text) in texts.iter().enumerate() {

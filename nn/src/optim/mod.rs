@@ -230,10 +230,11 @@ pub(crate) fn load_lrs(opt: &mut dyn Optimizer, state: &OptimizerState) {
 /// rate and epsilon not negative, each beta in `[0, 1)`, the weight decay not negative.
 pub(crate) fn check_adam_options(lr: f64, eps: f64, betas: (f64, f64), weight_decay: f64) -> Result<()> {
     let bad = |what: String| Err(oxtorch_tensor::Error::msg(what));
-    if lr < 0.0 {
+    // (NaN fails too, as torch's `0.0 <= lr`)
+    if lr < 0.0 || lr.is_nan() {
         return bad(format!("Invalid learning rate: {lr}"));
     }
-    if eps < 0.0 {
+    if eps < 0.0 || eps.is_nan() {
         return bad(format!("Invalid epsilon value: {eps}"));
     }
     for (i, beta) in [betas.0, betas.1].into_iter().enumerate() {
@@ -241,7 +242,7 @@ pub(crate) fn check_adam_options(lr: f64, eps: f64, betas: (f64, f64), weight_de
             return bad(format!("Invalid beta parameter at index {i}: {beta}"));
         }
     }
-    if weight_decay < 0.0 {
+    if weight_decay < 0.0 || weight_decay.is_nan() {
         return bad(format!("Invalid weight_decay value: {weight_decay}"));
     }
     Ok(())

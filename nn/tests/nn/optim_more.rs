@@ -217,6 +217,10 @@ fn invalid_options_are_torchs_errors() {
             "Invalid learning rate: -0.5",
         ),
         (
+            boxed(Adamax::new(p(), AdamaxOptions { eps: f64::NAN, ..Default::default() })),
+            "Invalid epsilon value: NaN",
+        ),
+        (
             boxed(Adadelta::new(p(), AdadeltaOptions { rho: 1.5, ..Default::default() })),
             "Invalid rho value: 1.5",
         ),

@@ -410,8 +410,23 @@ thread_local! {
 /// so a fused program is not cut in two. Backward passes run so. On the cpu the kernels check
 /// regardless.
 pub fn trusted_indices<R>(f: impl FnOnce() -> R) -> R {
-    let before = TRUSTED.with(|t| t.replace(true));
-    let out = f();
-    TRUSTED.with(|t| t.set(before));
-    out
+    with_trust(true, f)
+}
+
+/// Runs `f` with the device-side range check on again (a custom function's backward, inside a
+/// backward pass that trusts its own formulas).
+pub(crate) fn untrusted_indices<R>(f: impl FnOnce() -> R) -> R {
+    with_trust(false, f)
+}
+
+/// Runs `f` with the trust flag set to `trusted`, restored afterwards even if `f` panics.
+fn with_trust<R>(trusted: bool, f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            TRUSTED.with(|t| t.set(self.0));
+        }
+    }
+    let _restore = Restore(TRUSTED.with(|t| t.replace(trusted)));
+    f()
 }

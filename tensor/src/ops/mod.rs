@@ -20,6 +20,7 @@ mod sort;
 mod stats;
 
 pub use index::trusted_indices;
+pub(crate) use index::untrusted_indices;
 pub(crate) use linalg::cpp_name;
 pub use nn::Padding;
 pub use operand::Operand;
