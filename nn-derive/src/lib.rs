@@ -1,7 +1,8 @@
 //! `#[derive(Module)]`: implements `oxtorch_nn::Module` for a struct by visiting its fields.
 //!
 //! Each named field is visited through the `oxtorch_nn::ModuleField` trait, so its *type* decides
-//! what it is: a `Tensor` is a parameter, `Option<Tensor>` an optional parameter, `Buffer` a buffer,
+//! what it is: a `Tensor` is a parameter, `Option<Tensor>` an optional parameter, `Buffer` a buffer
+//! (`NonPersistentBuffer` one left out of the state dict),
 //! any `Module` a child, `Vec<_>` a numbered list (`layers.0`, `layers.1`, ...), and plain values
 //! (numbers, bools, strings) are skipped. `#[module(skip)]` skips a field explicitly, and
 //! `#[module(name = "...")]` renames it in the state dict. A `training: bool` field is the module's

@@ -59,6 +59,7 @@ pub use loss::{
 };
 pub use module::{
     Buffer, Forward, IncompatibleKeys, Layer, Member, MemberMut, Module, ModuleExt, ModuleField,
+    NonPersistentBuffer,
 };
 pub use oxtorch_nn_derive::Module;
 pub use state_dict::{write_atomic, StateDict};

@@ -15,6 +15,8 @@ pub enum Member<'a> {
     Param(&'a Tensor),
     /// A tensor saved in the state dict but not trained (torch's `register_buffer`).
     Buffer(&'a Tensor),
+    /// A buffer left out of the state dict (torch's `register_buffer(..., persistent=False)`).
+    NonPersistentBuffer(&'a Tensor),
     /// A submodule.
     Child(&'a dyn Module),
 }
@@ -25,6 +27,8 @@ pub enum MemberMut<'a> {
     Param(&'a mut Tensor),
     /// A buffer.
     Buffer(&'a mut Tensor),
+    /// A buffer left out of the state dict.
+    NonPersistentBuffer(&'a mut Tensor),
     /// A submodule.
     Child(&'a mut dyn Module),
 }
@@ -74,6 +78,20 @@ impl std::ops::Deref for Buffer {
     }
 }
 
+/// A buffer that moves with the module and is listed by `named_buffers`, but is neither saved in
+/// nor loaded from the state dict (torch's `register_buffer(name, t, persistent=False)`): a cache
+/// that the module recomputes, such as rotary frequencies or position ids. A checkpoint entry under
+/// its name is an unexpected key, as in torch.
+#[derive(Clone)]
+pub struct NonPersistentBuffer(pub Tensor);
+
+impl std::ops::Deref for NonPersistentBuffer {
+    type Target = Tensor;
+    fn deref(&self) -> &Tensor {
+        &self.0
+    }
+}
+
 /// How a struct field takes part in a module (used by `#[derive(Module)]`): the field's type
 /// decides whether it is a parameter, buffer, child, list of those, or a plain value.
 pub trait ModuleField {
@@ -98,6 +116,15 @@ impl ModuleField for Buffer {
     }
     fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
         f(name, MemberMut::Buffer(&mut self.0));
+    }
+}
+
+impl ModuleField for NonPersistentBuffer {
+    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
+        f(name, Member::NonPersistentBuffer(&self.0));
+    }
+    fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
+        f(name, MemberMut::NonPersistentBuffer(&mut self.0));
     }
 }
 
@@ -260,11 +287,11 @@ pub trait ModuleExt: Module {
         self.named_parameters().into_iter().map(|(_, t)| t).collect()
     }
 
-    /// Buffers with their dotted names.
+    /// Buffers with their dotted names, persistent or not (torch's `named_buffers`).
     fn named_buffers(&self) -> Vec<(String, Tensor)> {
         let mut out = Vec::new();
         walk(self.as_dyn(), "", &mut |n, m| {
-            if let Member::Buffer(t) = m {
+            if let Member::Buffer(t) | Member::NonPersistentBuffer(t) = m {
                 out.push((n.to_string(), t.clone()));
             }
         });
@@ -309,12 +336,12 @@ pub trait ModuleExt: Module {
         self.parameters().iter().map(Tensor::numel).sum()
     }
 
-    /// Parameters and buffers by name, ready to save (torch's `state_dict`).
+    /// Parameters and persistent buffers by name, ready to save (torch's `state_dict`).
     fn state_dict(&self) -> StateDict {
         let mut sd = StateDict::new();
         walk(self.as_dyn(), "", &mut |n, m| match m {
             Member::Param(t) | Member::Buffer(t) => sd.insert(n, t.detach()),
-            Member::Child(_) => {}
+            Member::NonPersistentBuffer(_) | Member::Child(_) => {}
         });
         sd
     }
@@ -446,7 +473,7 @@ pub trait ModuleExt: Module {
         walk_mut(self, "", &mut |_, m| {
             let (t, is_param) = match m {
                 MemberMut::Param(t) => (t, true),
-                MemberMut::Buffer(t) => (t, false),
+                MemberMut::Buffer(t) | MemberMut::NonPersistentBuffer(t) => (t, false),
                 MemberMut::Child(_) => return,
             };
             if let Some((_, new)) = done.iter().find(|(old, _)| old.is_same(t)) {

@@ -331,3 +331,39 @@ fn own_members_come_before_children() -> oxtorch_tensor::Result<()> {
     assert_eq!(sd.keys().collect::<Vec<_>>(), ["scale", "rb", "fc.weight", "fc.bias"]);
     Ok(())
 }
+
+/// A buffer registered with `persistent=False` is listed by `named_buffers` and moves with the
+/// module, but is not in the state dict, and a checkpoint entry under its name is unexpected
+/// (torch 2.15: named_buffers `rb, cache`, state dict `rb, fc.weight, fc.bias`, loading the state
+/// dict plus `cache` with strict=False reports `unexpected_keys=['cache']`, `to(float64)` casts it).
+#[test]
+fn non_persistent_buffers_stay_out_of_the_state_dict() -> oxtorch_tensor::Result<()> {
+    use oxtorch_nn::{Buffer, Linear, ModuleExt, NonPersistentBuffer};
+    use oxtorch_tensor::{DType, Tensor};
+    #[derive(oxtorch_nn_derive::Module)]
+    #[module(crate = "oxtorch_nn")]
+    struct Net {
+        fc: Linear,
+        rb: Buffer,
+        cache: NonPersistentBuffer,
+    }
+    let mut net = Net {
+        fc: Linear::new(2, 2, true)?,
+        rb: Buffer(Tensor::zeros([2], ())?),
+        cache: NonPersistentBuffer(Tensor::arange(3.0, DType::F32)?),
+    };
+    let names: Vec<String> = net.named_buffers().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["rb", "cache"]);
+    let mut sd = net.state_dict();
+    assert_eq!(sd.keys().collect::<Vec<_>>(), ["rb", "fc.weight", "fc.bias"]);
+    sd.insert("cache", Tensor::zeros([3], ())?);
+    let err = net.load_state_dict(&sd, true).unwrap_err().to_string();
+    assert!(err.contains("Unexpected key(s) in state_dict: \"cache\""), "{err}");
+    let keys = net.load_state_dict(&sd, false)?;
+    assert!(keys.missing_keys.is_empty());
+    assert_eq!(keys.unexpected_keys, ["cache"]);
+    assert_eq!(net.cache.to_vec::<f32>()?, [0.0, 1.0, 2.0], "not loaded");
+    net.to(DType::F64)?;
+    assert_eq!(net.cache.dtype(), DType::F64);
+    Ok(())
+}
