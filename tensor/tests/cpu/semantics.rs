@@ -377,6 +377,27 @@ fn nearest_interpolation_picks_torchs_source_indices() -> Result<()> {
     Ok(())
 }
 
+/// (bi/tri)linear copies a dimension whose output is as long as its input, whatever the scale
+/// factor (torch 2.15: `scale_factor=1.1` on `arange(5)` gives `0..5`; bilinear `(1.6, 1.1)` on a
+/// 4×5 `arange` gives rows `0..5`, `2.1875..`, `5.3125..` with unit steps along the columns);
+/// bicubic has no such shortcut.
+#[test]
+fn linear_interpolation_copies_a_dimension_of_unchanged_length() -> Result<()> {
+    let v = |t: Tensor| t.to_f64_vec().unwrap();
+    let x = Tensor::arange(5, DType::F32)?.reshape([1, 1, 5])?;
+    assert_eq!(v(x.interpolate(None, Some(&[1.1]), "linear", None)?), [0., 1., 2., 3., 4.]);
+    let x = Tensor::arange(20, DType::F32)?.reshape([1, 1, 4, 5])?;
+    let y = v(x.interpolate(None, Some(&[1.6, 1.1]), "bilinear", None)?);
+    assert_eq!(y.len(), 30);
+    assert_eq!(y[..10], [0., 1., 2., 3., 4., 2.1875, 3.1875, 4.1875, 5.1875, 6.1875]);
+    let x = Tensor::arange(5, DType::F64)?.reshape([1, 1, 1, 1, 5])?;
+    assert_eq!(v(x.interpolate(None, Some(&[1.0, 1.0, 1.1]), "trilinear", None)?), [0., 1., 2., 3., 4.]);
+    let x = Tensor::arange(5, DType::F32)?.reshape([1, 1, 1, 5])?;
+    let y = v(x.interpolate(None, Some(&[1.0, 1.1]), "bicubic", None)?);
+    assert!((y[0] + 0.0311).abs() < 1e-3, "bicubic resamples: {y:?}");
+    Ok(())
+}
+
 /// scaled_dot_product_attention takes a bool mask or one of the query's dtype, as torch.
 #[test]
 fn attention_masks_of_another_dtype_are_refused() -> Result<()> {

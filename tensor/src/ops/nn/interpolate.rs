@@ -62,7 +62,13 @@ fn nearest(input: usize, output: usize, scale: Option<f64>, exact: bool, shortcu
         .collect()
 }
 
+/// The two taps of each output position (torch's `compute_source_index_and_lambda`): a dimension
+/// whose output is as long as its input is copied whatever the scale factor says (`scale_factor=1.1`
+/// on 5 positions gives 5 positions, copied, not resampled at 1/1.1).
 fn linear(input: usize, output: usize, scale: Option<f64>, align: bool, wide: bool) -> Taps {
+    if output == input {
+        return (0..output).map(|o| vec![(o, 1.0), (o, 0.0)]).collect();
+    }
     let s = acc(pixel_scale(align, input, output, scale), wide);
     (0..output)
         .map(|o| {
