@@ -1,7 +1,7 @@
 //! Text generation with a KV cache: greedy or sampled (temperature, top-k, top-p, min-p, repetition
 //! penalty, seed), transformers' token bans (n-gram repeats, bad words, suppressed and forced
-//! tokens), stopping at EOS tokens from `generation_config.json`, batched prompts with left
-//! padding, tokens streamed to a callback as they come.
+//! tokens), stopping at EOS tokens from `generation_config.json` or at stop strings, batched
+//! prompts with left padding, tokens streamed to a callback as they come.
 
 use oxtorch_backend_tpu::xla::{take_recorded, Recorded};
 use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
@@ -10,13 +10,16 @@ use crate::error::{Error, Result};
 use crate::layers::{bucket, KvCache};
 use crate::models::bucketing::fuse_forward;
 use crate::models::CausalLm;
+use crate::tokenizer::HfTokenizer;
 
 mod config;
 mod sampling;
+mod stop;
 
 pub use config::{CacheImplementation, GenerationConfig};
 
 use sampling::{pick, process, processes, Rng};
+use stop::StopStrings;
 
 /// The new tokens a generation's KV cache is first allocated for. A longer generation grows the
 /// cache as its tokens come (doubling on the cpu, bucket by bucket with a static cache), so that a
@@ -29,7 +32,7 @@ const FIRST_NEW_SLOTS: usize = 256;
 /// on the host; with `max_new_tokens` 0, the prompts unchanged. Runs on the model's device: the KV
 /// cache stays there. Greedy decoding on xla/tpu picks tokens there too and downloads only them (see
 /// [`decode_greedy_on_device`]); otherwise each step moves the new tokens up and the last position's
-/// logits down.
+/// logits down. Stop strings need the tokenizer: see [`generate_with_tokenizer`].
 pub fn generate(
     lm: &CausalLm,
     input_ids: &Tensor,
@@ -37,7 +40,29 @@ pub fn generate(
     g: &GenerationConfig,
     on_token: impl FnMut(usize, i64),
 ) -> Result<Tensor> {
-    generate_with(lm, input_ids, attention_mask, g, FIRST_NEW_SLOTS, on_token)
+    if !g.stop_strings.is_empty() {
+        return Err(Error::Input(
+            "There are one or more stop strings, either in the arguments to `generate` or in the model's \
+             generation config, but we could not locate a tokenizer. When generating with stop strings, you \
+             must pass the model's tokenizer (generate_with_tokenizer)."
+                .into(),
+        ));
+    }
+    generate_with(lm, input_ids, attention_mask, g, None, FIRST_NEW_SLOTS, on_token)
+}
+
+/// [`generate`], also ending a sequence once its text ends in one of `g.stop_strings` (as
+/// transformers' `generate(..., tokenizer=...)`): the token that completes a stop string is kept,
+/// and the match is made on the tokens' own texts, so it ends inside the newest token.
+pub fn generate_with_tokenizer(
+    lm: &CausalLm,
+    input_ids: &Tensor,
+    attention_mask: Option<&Tensor>,
+    g: &GenerationConfig,
+    tokenizer: &HfTokenizer,
+    on_token: impl FnMut(usize, i64),
+) -> Result<Tensor> {
+    generate_with(lm, input_ids, attention_mask, g, Some(tokenizer), FIRST_NEW_SLOTS, on_token)
 }
 
 /// The KV cache's first capacity: the prompt's `width` slots (a static cache's bucket padding
@@ -67,16 +92,22 @@ fn inferred_mask(ids: &[i64], g: &GenerationConfig) -> Vec<i64> {
     }
 }
 
-/// [`generate`] with a KV cache first allocated for `first_new_slots` new tokens.
+/// [`generate`] with a KV cache first allocated for `first_new_slots` new tokens, and stop strings
+/// when a tokenizer is given.
 fn generate_with(
     lm: &CausalLm,
     input_ids: &Tensor,
     attention_mask: Option<&Tensor>,
     g: &GenerationConfig,
+    tokenizer: Option<&HfTokenizer>,
     first_new_slots: usize,
     mut on_token: impl FnMut(usize, i64),
 ) -> Result<Tensor> {
     g.validate()?;
+    let stop = match tokenizer {
+        Some(tokenizer) => StopStrings::new(tokenizer, &g.stop_strings)?,
+        None => None,
+    };
     // Nothing here needs gradients, and the cache is written in place.
     let _no_grad = NoGradGuard::new();
     let ids = crate::models::ids_as_i64("input_ids", input_ids)?;
@@ -127,7 +158,7 @@ fn generate_with(
     cache.truncate(s);
     // As transformers' `prompt_ignore_length`: the position of each row's first unmasked token.
     let padding = mask.chunks(s).map(|m| m.iter().position(|&v| v != 0).unwrap_or(0)).collect();
-    let mut rows = Rows { tokens: rows, done: vec![false; b], prompt_len: s, padding };
+    let mut rows = Rows { tokens: rows, done: vec![false; b], prompt_len: s, padding, stop };
     let mut step = Step { lm, device, mask: mask_t };
     if greedy_on_device(lm, device, g) {
         decode_greedy_on_device(&mut step, logits, &mut cache, &mut prompt, &mut rows, g, &mut on_token)?;
@@ -140,27 +171,31 @@ fn generate_with(
 }
 
 /// The sequences being generated: prompts and new tokens, and which rows have finished.
-struct Rows {
+struct Rows<'t> {
     tokens: Vec<Vec<i64>>,
     done: Vec<bool>,
     /// the prompts' length (padding included)
     prompt_len: usize,
     /// each row's left padding (the repetition penalty does not see it)
     padding: Vec<usize>,
+    /// the stop strings, when generating with some
+    stop: Option<StopStrings<'t>>,
 }
 
-impl Rows {
+impl Rows<'_> {
     /// Appends one new token per row (`pad_token_id` to finished rows), tells `on_token` about the
-    /// unfinished rows' tokens, and marks rows that produced an EOS token finished. Returns whether
-    /// every row has finished.
+    /// unfinished rows' tokens, and marks rows that produced an EOS token or completed a stop
+    /// string finished. Returns whether every row has finished.
     fn push(&mut self, next: &[i64], g: &GenerationConfig, on_token: &mut impl FnMut(usize, i64)) -> bool {
         for (r, (row, &token)) in self.tokens.iter_mut().zip(next).enumerate() {
-            let token = if self.done[r] { g.pad_token_id } else { token };
-            if !self.done[r] {
-                on_token(r, token);
-                self.done[r] = g.eos_token_ids.contains(&token);
+            if self.done[r] {
+                row.push(g.pad_token_id);
+                continue;
             }
+            on_token(r, token);
             row.push(token);
+            self.done[r] =
+                g.eos_token_ids.contains(&token) || self.stop.as_mut().is_some_and(|s| s.matches(row));
         }
         self.done.iter().all(|&d| d)
     }
@@ -546,7 +581,7 @@ mod tests {
                     ..g.clone()
                 };
                 let run = |g: &GenerationConfig, first: usize| {
-                    generate_with(lm, ids, mask, g, first, |_, _| {}).unwrap().to_vec2::<i64>().unwrap()
+                    generate_with(lm, ids, mask, g, None, first, |_, _| {}).unwrap().to_vec2::<i64>().unwrap()
                 };
                 let grown = run(&g, 2);
                 for (row, want) in grown.iter().zip(&want) {
@@ -559,6 +594,39 @@ mod tests {
                 assert_eq!(grown, run(&endless, 40), "{name} ({cache:?} cache)");
             }
         }
+    }
+
+    /// A row ends at the token that completes a stop string (kept), the others go on; without the
+    /// tokenizer, stop strings are transformers' error.
+    #[test]
+    fn rows_end_where_a_stop_string_is_completed() {
+        let (model, g, golden) = load("llama");
+        let lm = model.causal_lm().unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tokenizers");
+        let dir = std::env::temp_dir().join(format!("oxtorch-stop-generate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(fixtures.join("bpe_byte_level.json"), dir.join("tokenizer.json")).unwrap();
+        let tok = HfTokenizer::load(&dir, None).unwrap();
+        let (ids, mask) = (&golden["input_ids"], Some(&golden["attention_mask"]));
+        let endless =
+            GenerationConfig { eos_token_ids: Vec::new(), max_new_tokens: 12, pad_token_id: 0, ..g };
+        let all = generate(lm, ids, mask, &endless, |_, _| {}).unwrap().to_vec2::<i64>().unwrap();
+        let width = ids.dims()[1];
+        // The text of the first row's sixth new token, as a stop string.
+        let text = tok.decode(&[all[0][width + 5] as u32], false).unwrap();
+        let g = GenerationConfig { stop_strings: vec![text.clone()], ..endless.clone() };
+        let err = generate(lm, ids, mask, &g, |_, _| {}).unwrap_err().to_string();
+        assert!(err.contains("could not locate a tokenizer"), "{err}");
+        let out =
+            generate_with_tokenizer(lm, ids, mask, &g, &tok, |_, _| {}).unwrap().to_vec2::<i64>().unwrap();
+        let mut stop = StopStrings::new(&tok, &g.stop_strings).unwrap().unwrap();
+        for (r, (row, full)) in out.iter().zip(&all).enumerate() {
+            let end = (width..full.len()).find(|&n| stop.matches(&full[..=n])).map_or(full.len(), |n| n + 1);
+            assert_eq!(row[..end], full[..end], "{text:?}");
+            assert!(row[end..].iter().all(|&t| t == 0), "padded after the stop: {row:?}");
+            assert!(r > 0 || end <= width + 6, "the first row stops by its sixth new token");
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
@@ -598,6 +666,10 @@ mod tests {
             (g.temperature, g.top_k, g.eos_token_ids.clone(), g.pad_token_id),
             (0.7, 5, vec![2, 3], 2)
         );
+        assert_eq!(read(r#"{"stop_strings": "<end>"}"#).unwrap().stop_strings, ["<end>"]);
+        assert_eq!(read(r#"{"stop_strings": ["a", "b"]}"#).unwrap().stop_strings, ["a", "b"]);
+        let empty = read(r#"{"stop_strings": [""]}"#).unwrap();
+        assert!(empty.validate().unwrap_err().to_string().contains("empty string"));
         for (json, needle) in [
             (
                 r#"{"eos_token_id": "x"}"#,
@@ -608,6 +680,7 @@ mod tests {
             (r#"{"temperature": "hot"}"#, r#""temperature" must be a number, got "hot""#),
             (r#"{"do_sample": "yes"}"#, r#""do_sample" must be a boolean"#),
             (r#"{"top_k": -1}"#, r#""top_k" must be a non-negative integer, got -1"#),
+            (r#"{"stop_strings": ["a", 1]}"#, r#""stop_strings" must be a string or a list of strings"#),
         ] {
             let e = read(json).unwrap_err().to_string();
             assert!(e.contains("generation_config.json") && e.contains(needle), "{json}: {e}");

@@ -33,7 +33,7 @@ pub mod weights;
 pub use chat::{ChatArgs, ChatTemplate, Message};
 pub use config::{parse_dtype, Config};
 pub use error::{Error, Result};
-pub use generate::{generate, CacheImplementation, GenerationConfig};
+pub use generate::{generate, generate_with_tokenizer, CacheImplementation, GenerationConfig};
 pub use hub::resolve_model;
 pub use models::{
     AutoModel, BertForMaskedLM, BertModel, CausalLm, DistilBertForMaskedLM, DistilBertModel,

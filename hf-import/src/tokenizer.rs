@@ -26,7 +26,11 @@ pub struct Batch {
 /// A Hugging Face fast tokenizer.
 #[derive(Clone)]
 pub struct HfTokenizer {
+    /// the pipeline, without padding (single texts are never padded)
     inner: Tokenizer,
+    /// how [`HfTokenizer::encode_batch`] pads: to the longest text, with the file's pad token and
+    /// side
+    padding: PaddingParams,
 }
 
 impl std::fmt::Debug for HfTokenizer {
@@ -59,11 +63,17 @@ impl HfTokenizer {
             let value = serde_json::to_value(p).map_err(|e| Error::format(&path, e.to_string()))?;
             check_post_processor(&value).map_err(|e| Error::format(&path, e))?;
         }
+        // transformers' `padding=True`: to the longest text, whatever length or multiple the file
+        // pads to; a single text (`padding=False`) is not padded at all.
         let padding = match inner.get_padding() {
-            Some(p) => PaddingParams { strategy: PaddingStrategy::BatchLongest, ..p.clone() },
+            Some(p) => PaddingParams {
+                strategy: PaddingStrategy::BatchLongest,
+                pad_to_multiple_of: None,
+                ..p.clone()
+            },
             None => PaddingParams::default(),
         };
-        inner.with_padding(Some(padding));
+        inner.with_padding(None);
         // The tokenizers crate subtracts the special tokens from the length unchecked.
         let added = inner.get_post_processor().map_or(0, |p| p.added_tokens(false));
         if let Some(max_length) = max_length.filter(|&m| m < added) {
@@ -74,7 +84,7 @@ impl HfTokenizer {
         }
         let truncation = max_length.map(|max_length| TruncationParams { max_length, ..Default::default() });
         inner.with_truncation(truncation).map_err(|e| Error::format(&path, e.to_string()))?;
-        Ok(HfTokenizer { inner })
+        Ok(HfTokenizer { inner, padding })
     }
 
     /// Whether `dir` has no `tokenizer.json` but a `vocab.txt` that [`HfTokenizer::load`] reads as
@@ -106,9 +116,11 @@ impl HfTokenizer {
 
     /// The ids of `texts` with special tokens, padded to the longest.
     pub fn encode_batch(&self, texts: &[&str]) -> Result<Batch> {
-        let enc = self
+        let mut enc = self
             .inner
             .encode_batch(texts.to_vec(), true)
+            .map_err(|e| Error::Input(format!("tokenizer: {e}")))?;
+        tokenizers::utils::padding::pad_encodings(&mut enc, &self.padding)
             .map_err(|e| Error::Input(format!("tokenizer: {e}")))?;
         let n = enc.len();
         let s = enc.first().map_or(0, |e| e.get_ids().len());
@@ -212,5 +224,35 @@ mod post_processor_tests {
         assert!(check_post_processor(&bad).unwrap_err().contains("\"[CLS]\""));
         let nested = serde_json::json!({"type": "Sequence", "processors": [{"type": "ByteLevel"}, bad]});
         assert!(check_post_processor(&nested).is_err());
+    }
+}
+
+#[cfg(test)]
+mod padding_tests {
+    use super::HfTokenizer;
+
+    /// A file that pads to a multiple of 8: transformers pads a batch (`padding=True`) to its
+    /// longest text only and a single text not at all (transformers 5.24: `['abcdef', 'The quick
+    /// brown fox jumps']` gives 8 + 2 pads and 10 ids, `'abcdef'` alone its 8 ids).
+    #[test]
+    fn single_texts_are_not_padded_and_batches_only_to_the_longest() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tokenizers");
+        let dir = std::env::temp_dir().join(format!("oxtorch-padding-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(fixtures.join("word_piece_prefix.json"), dir.join("tokenizer.json")).unwrap();
+        let tok = HfTokenizer::load(&dir, None).unwrap();
+        assert_eq!(tok.encode("abcdef", true).unwrap(), [2, 28, 101, 121, 103, 102, 159, 3]);
+        let batch = tok.encode_batch(&["abcdef", "The quick brown fox jumps"]).unwrap();
+        assert_eq!(
+            batch.input_ids.to_vec2::<i64>().unwrap(),
+            [
+                vec![2, 28, 101, 121, 103, 102, 159, 3, 0, 0],
+                vec![2, 227, 187, 188, 197, 105, 235, 186, 107, 3]
+            ]
+        );
+        assert_eq!(batch.attention_mask.to_vec2::<i64>().unwrap()[0], [1, 1, 1, 1, 1, 1, 1, 1, 0, 0]);
+        let batch = tok.encode_batch(&["ab", "The"]).unwrap();
+        assert_eq!(batch.input_ids.to_vec2::<i64>().unwrap(), [vec![2, 28, 101, 3], vec![2, 227, 3, 0]]);
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

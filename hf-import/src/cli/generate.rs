@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
-    generate, resolve_model, AutoModel, ChatArgs, ChatTemplate, Config, Error, GenerationConfig, HfTokenizer,
-    Message, Result,
+    generate, generate_with_tokenizer, resolve_model, AutoModel, ChatArgs, ChatTemplate, Config, Error,
+    GenerationConfig, HfTokenizer, Message, Result,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -61,6 +61,10 @@ pub struct GenerateArgs {
     /// no n-gram of this size repeats (0: off)
     #[arg(long)]
     no_repeat_ngram_size: Option<usize>,
+    /// end a sequence once its text ends in this string (repeatable; replaces
+    /// generation_config.json's stop_strings)
+    #[arg(long = "stop", value_name = "STRING")]
+    stop: Vec<String>,
     /// sampling seed
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -99,6 +103,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     g.repetition_penalty = a.repetition_penalty.unwrap_or(g.repetition_penalty);
     g.no_repeat_ngram_size = a.no_repeat_ngram_size.unwrap_or(g.no_repeat_ngram_size);
     g.seed = a.seed;
+    if !a.stop.is_empty() {
+        g.stop_strings = a.stop.clone();
+    }
     // Bad settings fail before the weights are read and before any text is printed.
     g.validate()?;
     // Inputs are read before the weights, so that a bad file fails fast.
@@ -139,7 +146,14 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 )));
             }
             g.resolve_length(ids.dims().last().copied().unwrap_or(0))?;
-            let out = generate(lm, ids, named.get("attention_mask"), &g, |_, _| {})?;
+            let mask = named.get("attention_mask");
+            let out = if g.stop_strings.is_empty() {
+                generate(lm, ids, mask, &g, |_, _| {})?
+            } else {
+                // Stop strings are matched on the tokens' texts.
+                let tok = HfTokenizer::load(&dir, None)?;
+                generate_with_tokenizer(lm, ids, mask, &g, &tok, |_, _| {})?
+            };
             write_safetensors(&output, &[("output_ids".to_string(), out)], None)
         }
         (_, _, prompt) if prompt.is_some() || a.messages.is_some() => {
@@ -166,7 +180,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 out!("{prompt}");
             }
             let mut stream = TextStream::new(prompt_ids);
-            generate(lm, &ids, None, &g, |_, t| {
+            generate_with_tokenizer(lm, &ids, None, &g, &tok, |_, t| {
                 if let Some(fresh) = stream.push(&tok, u32::try_from(t).unwrap_or(0)) {
                     out!("{fresh}");
                 }

@@ -62,6 +62,9 @@ pub struct GenerationConfig {
     pub begin_suppress_tokens: Vec<i64>,
     /// tokens forced as the last new token (the first of them most likely)
     pub forced_eos_token_ids: Vec<i64>,
+    /// a sequence ends once its text ends in one of these (transformers' `stop_strings`; generating
+    /// with them needs the tokenizer: [`generate_with_tokenizer`](super::generate_with_tokenizer))
+    pub stop_strings: Vec<String>,
 }
 
 /// The KV cache [`generate`] decodes with (transformers' `cache_implementation`).
@@ -111,6 +114,7 @@ impl Default for GenerationConfig {
             suppress_tokens: Vec::new(),
             begin_suppress_tokens: Vec::new(),
             forced_eos_token_ids: Vec::new(),
+            stop_strings: Vec::new(),
         }
     }
 }
@@ -176,6 +180,7 @@ const GENERATION_KEYS: &[&str] = &[
     "begin_suppress_tokens",
     "forced_eos_token_id",
     "num_beams",
+    "stop_strings",
 ];
 
 impl GenerationConfig {
@@ -264,6 +269,19 @@ impl GenerationConfig {
         g.suppress_tokens = ids_of(&path, "suppress_tokens", json.get("suppress_tokens"))?;
         g.begin_suppress_tokens = ids_of(&path, "begin_suppress_tokens", json.get("begin_suppress_tokens"))?;
         g.forced_eos_token_ids = ids_of(&path, "forced_eos_token_id", json.get("forced_eos_token_id"))?;
+        g.stop_strings = match json.get("stop_strings") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(a)) if a.iter().all(Value::is_string) => {
+                a.iter().filter_map(Value::as_str).map(str::to_string).collect()
+            }
+            Some(v) => {
+                return Err(Error::format(
+                    &path,
+                    format!("\"stop_strings\" must be a string or a list of strings, got {v}"),
+                ))
+            }
+        };
         let config_path = dir.join("config.json");
         g.eos_token_ids = ids_of(&path, "eos_token_id", json.get("eos_token_id"))?;
         if g.eos_token_ids.is_empty() {
@@ -308,6 +326,9 @@ impl GenerationConfig {
     /// Sampling settings are not read by greedy decoding, so they are not checked then.
     pub fn validate(&self) -> Result<()> {
         let bad = |what: String| Err(Error::Input(what));
+        if self.stop_strings.iter().any(String::is_empty) {
+            return bad("stop_strings must not contain an empty string".into());
+        }
         if !(self.repetition_penalty > 0.0 && self.repetition_penalty.is_finite()) {
             return bad(format!(
                 "`repetition_penalty` has to be a strictly positive float, but is {}",
