@@ -71,8 +71,8 @@ impl Scalar {
         matches!(self, Scalar::Float(_))
     }
 
-    /// Checks that the value can be stored in `dtype` as torch's `fill_`, `full`, `masked_fill`,
-    /// `index_fill` and constant `pad` require (c10's `checked_convert`): integers within the
+    /// Checks that the value can be stored in `dtype` as torch's `fill_`, `full`, `where` and
+    /// constant `pad` require (c10's `checked_convert`): integers within the
     /// dtype's range (unsigned ones also take down to `-max`, wrapping as two's complement), floats
     /// into an integer dtype finite and from its lowest up to below `max + 1`, floats into float32
     /// finite-or-infinite but not beyond its range. Half types and bool take anything (torch fills
@@ -108,6 +108,27 @@ impl Scalar {
             _ => "float",
         };
         Err(crate::Error::msg(format!("value cannot be converted to type {cpp} without overflow")))
+    }
+
+    /// torch's checked conversion of a number to an op's element type (`Scalar::to<T>`, as
+    /// `clamp` bounds, `masked_fill`/`index_fill` values and `pow` exponents take it): as
+    /// [`Scalar::check_fits`], and a finite number beyond float16's or bfloat16's largest value
+    /// overflows those too (where `full` and `fill_` round it to infinity).
+    pub fn check_converts(self, dtype: DType) -> crate::Result<()> {
+        let limit = match dtype {
+            DType::F16 => Some((f16::MAX.to_f64(), "c10::Half")),
+            DType::BF16 => Some((bf16::MAX.to_f64(), "c10::BFloat16")),
+            _ => None,
+        };
+        match (self, limit) {
+            (Scalar::Float(f), Some((max, cpp))) if f.is_finite() && f.abs() > max => {
+                Err(crate::Error::msg(format!("value cannot be converted to type {cpp} without overflow")))
+            }
+            (Scalar::Int(i), Some((max, cpp))) if (i as f64).abs() > max => {
+                Err(crate::Error::msg(format!("value cannot be converted to type {cpp} without overflow")))
+            }
+            _ => self.check_fits(dtype),
+        }
     }
 }
 

@@ -46,7 +46,7 @@ macro_rules! scalar_lhs {
         }
         impl Sub<&Tensor> for $t {
             type Output = Tensor;
-            fn sub(self, rhs: &Tensor) -> Tensor { unwrap(Tensor::neg(rhs).and_then(|n| Tensor::add(&n, self))) }
+            fn sub(self, rhs: &Tensor) -> Tensor { unwrap(rhs.rsub(self)) }
         }
         impl Div<&Tensor> for $t {
             type Output = Tensor;

@@ -88,7 +88,10 @@ impl Tensor {
     pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
         check_mask(mask, "masked_fill_", cpp_name)?;
         let value = match value.into() {
-            Operand::Scalar(s) => Tensor::full((), s, self.same_options())?,
+            Operand::Scalar(s) => {
+                s.check_converts(self.dtype())?;
+                Tensor::full((), s, self.same_options())?
+            }
             Operand::Tensor(t) if t.rank() != 0 => {
                 return Err(Error::msg(format!(
                     "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",

@@ -76,6 +76,12 @@ impl Tensor {
         }
         let (x, y) = (input.into(), other.into());
         let dtype = y.promote(x.promote(ResultTypeState::default())).result();
+        // A number must fit the result's type (torch: `where(c, u8, 300)` is an overflow error).
+        for v in [&x, &y] {
+            if let Operand::Scalar(s) = v {
+                s.check_fits(dtype)?;
+            }
+        }
         let device = condition.device();
         let (x, y) = (x.to_tensor(dtype, device)?, y.to_tensor(dtype, device)?);
         let shape = broadcast_shapes(&broadcast_shapes(condition.dims(), x.dims())?, y.dims())?;

@@ -45,6 +45,8 @@ fn int_range(dtype: DType) -> (i64, i64) {
 fn int_bound(bound: Option<Operand>, dtype: DType, which: &str) -> Result<Option<Operand>> {
     let Some(Operand::Scalar(s)) = bound else { return Ok(bound) };
     if !dtype.is_int() {
+        // A float bound must convert to the dtype (torch: `clamp(f32, max=1e39)` overflows).
+        s.check_converts(dtype)?;
         return Ok(Some(Operand::Scalar(s)));
     }
     let (lo, hi) = int_range(dtype);
@@ -158,14 +160,40 @@ impl Tensor {
         self.binary(other, BinaryOp::Add)
     }
 
-    /// `self + alpha * other` (torch's `add(other, alpha=...)`).
+    /// `self + alpha * other` (torch's `add(other, alpha=...)`), computed in the operands' promoted
+    /// dtype (`alpha * other` is not rounded to `other`'s own first). An integer result takes an
+    /// integer `alpha` that fits it, only a bool result a bool one. torch fuses the multiply-add
+    /// of floats into one rounding; here it is two, which can differ in the last bit.
     pub fn add_scaled(&self, other: &Tensor, alpha: impl Into<Scalar>) -> Result<Tensor> {
-        self.add(other.mul(alpha.into())?)
+        let alpha = alpha.into();
+        let dtype = binary_dtype(BinaryOp::Add, self, &Operand::Tensor(other.clone()));
+        match alpha {
+            Scalar::Bool(_) if dtype != DType::Bool => {
+                return Err(Error::msg("Boolean alpha only supported for Boolean results."))
+            }
+            Scalar::Float(_) if !dtype.is_float() => {
+                return Err(Error::msg(
+                    "For integral input tensors, argument alpha must not be a floating point number.",
+                ))
+            }
+            _ => alpha.check_converts(dtype)?,
+        }
+        self.add(other.to_dtype(dtype)?.mul(alpha)?)
     }
 
     /// `self - other`.
     pub fn sub(&self, other: impl Into<Operand>) -> Result<Tensor> {
         self.binary(other, BinaryOp::Sub)
+    }
+
+    /// `other - self` (torch's `rsub`, what `number - tensor` computes): both sides in the promoted
+    /// dtype, so that an unsigned or most-negative `self` is not negated in its own type first
+    /// (`2.5 - u8[200]` is -197.5).
+    pub fn rsub(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        let other = other.into();
+        let dtype = binary_dtype(BinaryOp::Sub, self, &other);
+        check_binary(BinaryOp::Sub, self, &other, dtype)?;
+        other.to_tensor(dtype, self.device())?.sub(&self.to_dtype(dtype)?)
     }
 
     /// `self * other`.
@@ -188,20 +216,19 @@ impl Tensor {
             Some("floor") => self.floor_divide(other),
             Some("trunc") => {
                 let dtype = binary_dtype(BinaryOp::FloorDivide, self, &other);
-                let scalar_divisor = match &other {
-                    Operand::Scalar(_) => true,
-                    Operand::Tensor(t) => t.rank() == 0,
-                };
-                if matches!(dtype, DType::F16 | DType::BF16) && scalar_divisor {
-                    // torch divides a half tensor by a number in f32 and rounds once, after the
-                    // truncation.
+                if matches!(dtype, DType::F16 | DType::BF16) {
+                    // torch divides half operands in f32 and rounds once, after the truncation.
                     self.to_dtype(DType::F32)?.div(other)?.trunc()?.to_dtype(dtype)
                 } else if dtype.is_float() {
                     self.div(other)?.trunc()
+                } else if dtype == DType::Bool {
+                    Err(Error::msg("\"div_trunc_cpu\" not implemented for 'Bool'"))
                 } else {
                     // `a - fmod(a, b)` is a multiple of `b`: its floor quotient is the exact
-                    // truncated one (and a zero divisor is fmod's ZeroDivisionError).
-                    self.sub(&self.fmod(other.clone())?)?.floor_divide(other)
+                    // truncated one (and a zero divisor is fmod's ZeroDivisionError). A bool
+                    // dividend counts as its integer type.
+                    let a = self.to_dtype(dtype)?;
+                    a.sub(&a.fmod(other.clone())?)?.floor_divide(other)
                 }
             }
             Some(mode) => Err(Error::msg(format!(
@@ -218,7 +245,49 @@ impl Tensor {
         if let (DType::Bool, Operand::Scalar(Scalar::Bool(e))) = (self.dtype(), &exponent) {
             return if *e { self.contiguous_copy() } else { self.ones_like() };
         }
+        if let Operand::Scalar(e) = exponent {
+            let dtype = binary_dtype(BinaryOp::Pow, self, &exponent);
+            // torch converts the exponent to an integer or half result type, checked (`u8 ** 256`
+            // and `f16 ** 1e5` overflow); float32 and float64 take it as a double.
+            let negative_int_power = dtype.is_int() && e.to_f64() < 0.0;
+            if !matches!(dtype, DType::F32 | DType::F64) && !negative_int_power {
+                e.check_converts(dtype)?;
+            }
+            if let Some(out) = self.pow_special(e, dtype)? {
+                return Ok(self.named(out, "PowBackward0"));
+            }
+        }
         self.binary(exponent, BinaryOp::Pow)
+    }
+
+    /// torch's CPU shortcuts for float32, float64 and bfloat16 powers by a number
+    /// (`pow_tensor_scalar_optimized_kernel`): `x ** 2` is `x * x`, `x ** 3` is `x * x * x`, `x ** 0.5`
+    /// `sqrt(x)`, `x ** -0.5` `rsqrt(x)`, `x ** -1` `1 / x` and `x ** -2` `1 / (x * x)`, each step
+    /// rounded to the dtype; they differ from `pow` in the last bit and at `-0.0` and `-inf`
+    /// (`(-0.0) ** 0.5` is `-0.0`). `None` for other exponents and dtypes.
+    fn pow_special(&self, exponent: Scalar, dtype: DType) -> Result<Option<Tensor>> {
+        if self.dtype() != dtype
+            || !matches!(dtype, DType::F32 | DType::F64 | DType::BF16)
+            || matches!(exponent, Scalar::Bool(_))
+        {
+            return Ok(None);
+        }
+        let e = exponent.to_f64();
+        Ok(Some(if e == 2.0 {
+            self.mul(self)?
+        } else if e == 3.0 {
+            self.mul(self)?.mul(self)?
+        } else if e == 0.5 {
+            self.sqrt()?
+        } else if e == -0.5 {
+            self.rsqrt()?
+        } else if e == -1.0 {
+            self.reciprocal()?
+        } else if e == -2.0 {
+            self.mul(self)?.reciprocal()?
+        } else {
+            return Ok(None);
+        }))
     }
 
     /// A new contiguous tensor with `self`'s values (never shares storage).

@@ -328,7 +328,9 @@ impl Tensor {
         let idx = checked_indices(&index, size, true, |v| oob(v, d, size))?;
         let mut shape = me.dims().to_vec();
         shape[d] = idx.numel();
-        let src = Tensor::full((), value.into(), self.same_options())?.broadcast_to(&shape)?;
+        let value = value.into();
+        value.check_converts(self.dtype())?;
+        let src = Tensor::full((), value, self.same_options())?.broadcast_to(&shape)?;
         let idx = expand_along(&idx, d, &shape)?;
         me.scatter_raw(d, &idx, &src, None, true)?.reshape(self.dims().to_vec())
     }

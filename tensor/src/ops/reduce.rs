@@ -11,8 +11,13 @@ impl Tensor {
     /// Wraps, sorts and de-duplicates reduction dims; an empty list means every dim.
     pub(crate) fn reduction_dims(&self, dims: Vec<isize>) -> Result<Vec<usize>> {
         if self.rank() == 0 {
+            // A 0-d tensor takes dim 0 and -1, each once.
+            let mut seen = false;
             for &d in &dims {
-                wrap_dim(d, 0)?;
+                let w = wrap_dim(d, 0)?;
+                if std::mem::replace(&mut seen, true) {
+                    return Err(Error::msg(format!("dim {w} appears multiple times in the list of dims")));
+                }
             }
             return Ok(vec![]);
         }

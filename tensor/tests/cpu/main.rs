@@ -20,6 +20,7 @@ mod golden_math;
 mod golden_nn;
 mod golden_sortstats;
 mod ndarray_conversion;
+mod scalar_operands;
 mod semantics;
 mod stats_precision;
 mod views;
