@@ -1,10 +1,10 @@
 //! `torch.optim.Adadelta` (weight decay, maximize).
 
 use oxtorch_autograd::no_grad;
-use oxtorch_tensor::{DType, Error, Result, Tensor};
+use oxtorch_tensor::{Error, Result, Tensor};
 
-use super::state::state_for;
-use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
+use super::state::{ParamState, StateReader, StateWriter};
+use super::{group_methods, state_dict_methods, zero_grads, Optimizer, OptimizerState, ParamGroup};
 
 /// Adadelta hyper-parameters with torch's defaults.
 #[derive(Clone, Copy, Debug)]
@@ -33,6 +33,23 @@ struct State {
     step: f64,
     square_avg: Tensor,
     acc_delta: Tensor,
+}
+
+impl ParamState for State {
+    fn save(&self, out: &mut StateWriter<'_>) -> Result<()> {
+        out.step(self.step)?;
+        out.tensor("square_avg", &self.square_avg)?;
+        out.tensor("acc_delta", &self.acc_delta)
+    }
+
+    fn load(entries: &StateReader<'_>) -> Result<Option<Self>> {
+        let (Some(step), Some(square_avg), Some(acc_delta)) =
+            (entries.step()?, entries.tensor("square_avg")?, entries.tensor("acc_delta")?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(State { step, square_avg, acc_delta }))
+    }
 }
 
 /// Adadelta, as torch's single-tensor implementation.
@@ -110,37 +127,5 @@ impl Optimizer for Adadelta {
 
     group_methods!();
 
-    fn state_dict(&self) -> Result<OptimizerState> {
-        let mut s = OptimizerState::default();
-        for (i, st) in self.state.iter().enumerate() {
-            if let Some(st) = st {
-                s.set_tensor(i, "step", &Tensor::scalar_tensor(st.step, DType::F64)?)?;
-                s.set_tensor(i, "square_avg", &st.square_avg)?;
-                s.set_tensor(i, "acc_delta", &st.acc_delta)?;
-            }
-        }
-        save_lrs(self, &mut s);
-        Ok(s)
-    }
-
-    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
-        super::check_groups(self, state)?;
-        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
-        for (i, slot) in self.state.iter_mut().enumerate() {
-            *slot = match (
-                state.tensor(i, "step"),
-                state.tensor(i, "square_avg"),
-                state.tensor(i, "acc_delta"),
-            ) {
-                (Some(step), Some(sq), Some(acc)) => Some(State {
-                    step: step.item::<f64>()?,
-                    square_avg: state_for(sq, &params[i])?,
-                    acc_delta: state_for(acc, &params[i])?,
-                }),
-                _ => None,
-            };
-        }
-        load_lrs(self, state);
-        Ok(())
-    }
+    state_dict_methods!();
 }

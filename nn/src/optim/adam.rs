@@ -1,9 +1,10 @@
 //! `torch.optim.Adam` and `AdamW` (amsgrad, weight decay, maximize).
 
 use oxtorch_autograd::no_grad;
-use oxtorch_tensor::{AdamScalars, DType, Result, Tensor};
+use oxtorch_tensor::{AdamScalars, Result, Tensor};
 
-use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
+use super::state::{ParamState, StateReader, StateWriter};
+use super::{group_methods, state_dict_methods, zero_grads, Optimizer, OptimizerState, ParamGroup};
 
 /// Adam/AdamW hyper-parameters with torch's defaults (Adam: `weight_decay = 0`; AdamW: `0.01`).
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +43,24 @@ struct Moments {
     exp_avg: Tensor,
     exp_avg_sq: Tensor,
     max_exp_avg_sq: Option<Tensor>,
+}
+
+impl ParamState for Moments {
+    fn save(&self, out: &mut StateWriter<'_>) -> Result<()> {
+        out.step(self.step)?;
+        out.tensor("exp_avg", &self.exp_avg)?;
+        out.tensor("exp_avg_sq", &self.exp_avg_sq)?;
+        out.optional("max_exp_avg_sq", self.max_exp_avg_sq.as_ref())
+    }
+
+    fn load(entries: &StateReader<'_>) -> Result<Option<Self>> {
+        let (Some(step), Some(exp_avg), Some(exp_avg_sq)) =
+            (entries.step()?, entries.tensor("exp_avg")?, entries.tensor("exp_avg_sq")?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(Moments { step, exp_avg, exp_avg_sq, max_exp_avg_sq: entries.tensor("max_exp_avg_sq")? }))
+    }
 }
 
 /// Adam (`decoupled = false`) or AdamW (`decoupled = true`), as torch's single-tensor code; on the CPU
@@ -168,43 +187,7 @@ impl Optimizer for Adam {
         self.groups[group].options.betas.0 = momentum;
     }
 
-    fn state_dict(&self) -> Result<OptimizerState> {
-        let mut s = OptimizerState::default();
-        for (i, st) in self.state.iter().enumerate() {
-            if let Some(st) = st {
-                s.set_tensor(i, "step", &Tensor::scalar_tensor(st.step, DType::F64)?)?;
-                s.set_tensor(i, "exp_avg", &st.exp_avg)?;
-                s.set_tensor(i, "exp_avg_sq", &st.exp_avg_sq)?;
-                if let Some(m) = &st.max_exp_avg_sq {
-                    s.set_tensor(i, "max_exp_avg_sq", m)?;
-                }
-            }
-        }
-        save_lrs(self, &mut s);
-        Ok(s)
-    }
-
-    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
-        super::check_groups(self, state)?;
-        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
-        for (i, slot) in self.state.iter_mut().enumerate() {
-            *slot = match (state.tensor(i, "step"), state.tensor(i, "exp_avg"), state.tensor(i, "exp_avg_sq"))
-            {
-                (Some(step), Some(m), Some(v)) => Some(Moments {
-                    step: step.item::<f64>()?,
-                    exp_avg: super::state::state_for(m, &params[i])?,
-                    exp_avg_sq: super::state::state_for(v, &params[i])?,
-                    max_exp_avg_sq: state
-                        .tensor(i, "max_exp_avg_sq")
-                        .map(|t| super::state::state_for(t, &params[i]))
-                        .transpose()?,
-                }),
-                _ => None,
-            };
-        }
-        load_lrs(self, state);
-        Ok(())
-    }
+    state_dict_methods!();
 }
 
 #[cfg(test)]

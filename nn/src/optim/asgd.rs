@@ -3,8 +3,8 @@
 use oxtorch_autograd::no_grad;
 use oxtorch_tensor::{DType, Error, Result, Tensor};
 
-use super::state::state_for;
-use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
+use super::state::{ParamState, StateReader, StateWriter};
+use super::{group_methods, state_dict_methods, zero_grads, Optimizer, OptimizerState, ParamGroup};
 
 /// ASGD hyper-parameters with torch's defaults.
 #[derive(Clone, Copy, Debug)]
@@ -38,6 +38,24 @@ struct State {
     mu: f32,
     /// the running average of the parameter
     ax: Tensor,
+}
+
+impl ParamState for State {
+    fn save(&self, out: &mut StateWriter<'_>) -> Result<()> {
+        out.step(self.step)?;
+        out.scalar("eta", f64::from(self.eta), DType::F32)?;
+        out.scalar("mu", f64::from(self.mu), DType::F32)?;
+        out.tensor("ax", &self.ax)
+    }
+
+    fn load(entries: &StateReader<'_>) -> Result<Option<Self>> {
+        let (Some(step), Some(eta), Some(mu), Some(ax)) =
+            (entries.step()?, entries.scalar("eta")?, entries.scalar("mu")?, entries.tensor("ax")?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(State { step, eta: eta as f32, mu: mu as f32, ax }))
+    }
 }
 
 /// ASGD, as torch's single-tensor implementation.
@@ -124,40 +142,5 @@ impl Optimizer for ASGD {
 
     group_methods!();
 
-    fn state_dict(&self) -> Result<OptimizerState> {
-        let mut s = OptimizerState::default();
-        for (i, st) in self.state.iter().enumerate() {
-            if let Some(st) = st {
-                s.set_tensor(i, "step", &Tensor::scalar_tensor(st.step, DType::F64)?)?;
-                s.set_tensor(i, "eta", &Tensor::scalar_tensor(st.eta, DType::F32)?)?;
-                s.set_tensor(i, "mu", &Tensor::scalar_tensor(st.mu, DType::F32)?)?;
-                s.set_tensor(i, "ax", &st.ax)?;
-            }
-        }
-        save_lrs(self, &mut s);
-        Ok(s)
-    }
-
-    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
-        super::check_groups(self, state)?;
-        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
-        for (i, slot) in self.state.iter_mut().enumerate() {
-            *slot = match (
-                state.tensor(i, "step"),
-                state.tensor(i, "eta"),
-                state.tensor(i, "mu"),
-                state.tensor(i, "ax"),
-            ) {
-                (Some(step), Some(eta), Some(mu), Some(ax)) => Some(State {
-                    step: step.item::<f64>()?,
-                    eta: eta.item::<f32>()?,
-                    mu: mu.item::<f32>()?,
-                    ax: state_for(ax, &params[i])?,
-                }),
-                _ => None,
-            };
-        }
-        load_lrs(self, state);
-        Ok(())
-    }
+    state_dict_methods!();
 }

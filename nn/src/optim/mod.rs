@@ -115,6 +115,28 @@ pub trait Optimizer {
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()>;
 }
 
+/// `state_dict` and `load_state_dict` of an optimizer whose per-parameter state is
+/// `self.state: Vec<Option<S>>` with `S: ParamState`: the states, then the learning rates.
+macro_rules! state_dict_methods {
+    () => {
+        fn state_dict(&self) -> Result<OptimizerState> {
+            let mut s = OptimizerState::default();
+            $crate::optim::state::save_states(&self.state, &mut s)?;
+            $crate::optim::save_lrs(self, &mut s);
+            Ok(s)
+        }
+
+        fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
+            $crate::optim::check_groups(self, state)?;
+            let params = self.groups.iter().flat_map(|g| g.params.iter());
+            $crate::optim::state::load_states(&mut self.state, params, state)?;
+            $crate::optim::load_lrs(self, state);
+            Ok(())
+        }
+    };
+}
+pub(crate) use state_dict_methods;
+
 /// The [`Optimizer`] methods that only touch the param groups (`self.groups`, options with `lr`)
 /// and the initial learning rates (`self.initial_lrs`).
 macro_rules! group_methods {

@@ -4,8 +4,8 @@
 use oxtorch_autograd::no_grad;
 use oxtorch_tensor::{DType, Error, Result, Tensor};
 
-use super::state::state_for;
-use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
+use super::state::{ParamState, StateReader, StateWriter};
+use super::{group_methods, state_dict_methods, zero_grads, Optimizer, OptimizerState, ParamGroup};
 
 /// NAdam hyper-parameters with torch's defaults.
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +49,27 @@ struct State {
     mu_product: f32,
     exp_avg: Tensor,
     exp_avg_sq: Tensor,
+}
+
+impl ParamState for State {
+    fn save(&self, out: &mut StateWriter<'_>) -> Result<()> {
+        out.step(self.step)?;
+        out.scalar("mu_product", f64::from(self.mu_product), DType::F32)?;
+        out.tensor("exp_avg", &self.exp_avg)?;
+        out.tensor("exp_avg_sq", &self.exp_avg_sq)
+    }
+
+    fn load(entries: &StateReader<'_>) -> Result<Option<Self>> {
+        let (Some(step), Some(mu_product), Some(exp_avg), Some(exp_avg_sq)) = (
+            entries.step()?,
+            entries.scalar("mu_product")?,
+            entries.tensor("exp_avg")?,
+            entries.tensor("exp_avg_sq")?,
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some(State { step, mu_product: mu_product as f32, exp_avg, exp_avg_sq }))
+    }
 }
 
 /// NAdam, as torch's single-tensor implementation.
@@ -143,40 +164,5 @@ impl Optimizer for NAdam {
         self.groups[group].options.betas.0 = momentum;
     }
 
-    fn state_dict(&self) -> Result<OptimizerState> {
-        let mut s = OptimizerState::default();
-        for (i, st) in self.state.iter().enumerate() {
-            if let Some(st) = st {
-                s.set_tensor(i, "step", &Tensor::scalar_tensor(st.step, DType::F64)?)?;
-                s.set_tensor(i, "mu_product", &Tensor::scalar_tensor(st.mu_product, DType::F32)?)?;
-                s.set_tensor(i, "exp_avg", &st.exp_avg)?;
-                s.set_tensor(i, "exp_avg_sq", &st.exp_avg_sq)?;
-            }
-        }
-        save_lrs(self, &mut s);
-        Ok(s)
-    }
-
-    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
-        super::check_groups(self, state)?;
-        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
-        for (i, slot) in self.state.iter_mut().enumerate() {
-            *slot = match (
-                state.tensor(i, "step"),
-                state.tensor(i, "mu_product"),
-                state.tensor(i, "exp_avg"),
-                state.tensor(i, "exp_avg_sq"),
-            ) {
-                (Some(step), Some(mu_product), Some(m), Some(v)) => Some(State {
-                    step: step.item::<f64>()?,
-                    mu_product: mu_product.item::<f32>()?,
-                    exp_avg: state_for(m, &params[i])?,
-                    exp_avg_sq: state_for(v, &params[i])?,
-                }),
-                _ => None,
-            };
-        }
-        load_lrs(self, state);
-        Ok(())
-    }
+    state_dict_methods!();
 }

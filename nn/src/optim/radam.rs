@@ -1,10 +1,10 @@
 //! `torch.optim.RAdam` (rectified Adam: L2 or decoupled weight decay, maximize).
 
 use oxtorch_autograd::no_grad;
-use oxtorch_tensor::{DType, Result, Tensor};
+use oxtorch_tensor::{Result, Tensor};
 
-use super::state::state_for;
-use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
+use super::state::{ParamState, StateReader, StateWriter};
+use super::{group_methods, state_dict_methods, zero_grads, Optimizer, OptimizerState, ParamGroup};
 
 /// RAdam hyper-parameters with torch's defaults.
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +42,23 @@ struct State {
     step: f64,
     exp_avg: Tensor,
     exp_avg_sq: Tensor,
+}
+
+impl ParamState for State {
+    fn save(&self, out: &mut StateWriter<'_>) -> Result<()> {
+        out.step(self.step)?;
+        out.tensor("exp_avg", &self.exp_avg)?;
+        out.tensor("exp_avg_sq", &self.exp_avg_sq)
+    }
+
+    fn load(entries: &StateReader<'_>) -> Result<Option<Self>> {
+        let (Some(step), Some(exp_avg), Some(exp_avg_sq)) =
+            (entries.step()?, entries.tensor("exp_avg")?, entries.tensor("exp_avg_sq")?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(State { step, exp_avg, exp_avg_sq }))
+    }
 }
 
 /// RAdam, as torch's single-tensor implementation: plain momentum SGD until the variance of the
@@ -142,34 +159,5 @@ impl Optimizer for RAdam {
         self.groups[group].options.betas.0 = momentum;
     }
 
-    fn state_dict(&self) -> Result<OptimizerState> {
-        let mut s = OptimizerState::default();
-        for (i, st) in self.state.iter().enumerate() {
-            if let Some(st) = st {
-                s.set_tensor(i, "step", &Tensor::scalar_tensor(st.step, DType::F64)?)?;
-                s.set_tensor(i, "exp_avg", &st.exp_avg)?;
-                s.set_tensor(i, "exp_avg_sq", &st.exp_avg_sq)?;
-            }
-        }
-        save_lrs(self, &mut s);
-        Ok(s)
-    }
-
-    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
-        super::check_groups(self, state)?;
-        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
-        for (i, slot) in self.state.iter_mut().enumerate() {
-            *slot = match (state.tensor(i, "step"), state.tensor(i, "exp_avg"), state.tensor(i, "exp_avg_sq"))
-            {
-                (Some(step), Some(m), Some(v)) => Some(State {
-                    step: step.item::<f64>()?,
-                    exp_avg: state_for(m, &params[i])?,
-                    exp_avg_sq: state_for(v, &params[i])?,
-                }),
-                _ => None,
-            };
-        }
-        load_lrs(self, state);
-        Ok(())
-    }
+    state_dict_methods!();
 }

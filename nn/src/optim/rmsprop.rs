@@ -1,9 +1,10 @@
 //! `torch.optim.RMSprop` (centered, momentum, weight decay, maximize).
 
 use oxtorch_autograd::no_grad;
-use oxtorch_tensor::{DType, Error, Result, Tensor};
+use oxtorch_tensor::{Error, Result, Tensor};
 
-use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
+use super::state::{ParamState, StateReader, StateWriter};
+use super::{group_methods, state_dict_methods, zero_grads, Optimizer, OptimizerState, ParamGroup};
 
 /// RMSprop hyper-parameters with torch's defaults.
 #[derive(Clone, Copy, Debug)]
@@ -44,6 +45,27 @@ struct State {
     square_avg: Tensor,
     grad_avg: Option<Tensor>,
     momentum_buffer: Option<Tensor>,
+}
+
+impl ParamState for State {
+    fn save(&self, out: &mut StateWriter<'_>) -> Result<()> {
+        out.step(self.step)?;
+        out.tensor("square_avg", &self.square_avg)?;
+        out.optional("grad_avg", self.grad_avg.as_ref())?;
+        out.optional("momentum_buffer", self.momentum_buffer.as_ref())
+    }
+
+    fn load(entries: &StateReader<'_>) -> Result<Option<Self>> {
+        let (Some(step), Some(square_avg)) = (entries.step()?, entries.tensor("square_avg")?) else {
+            return Ok(None);
+        };
+        Ok(Some(State {
+            step,
+            square_avg,
+            grad_avg: entries.tensor("grad_avg")?,
+            momentum_buffer: entries.tensor("momentum_buffer")?,
+        }))
+    }
 }
 
 /// RMSprop, as torch's single-tensor implementation.
@@ -140,40 +162,5 @@ impl Optimizer for RMSprop {
         self.groups[group].options.momentum = momentum;
     }
 
-    fn state_dict(&self) -> Result<OptimizerState> {
-        let mut s = OptimizerState::default();
-        for (i, st) in self.state.iter().enumerate() {
-            if let Some(st) = st {
-                s.set_tensor(i, "step", &Tensor::scalar_tensor(st.step, DType::F64)?)?;
-                s.set_tensor(i, "square_avg", &st.square_avg)?;
-                if let Some(t) = &st.grad_avg {
-                    s.set_tensor(i, "grad_avg", t)?;
-                }
-                if let Some(t) = &st.momentum_buffer {
-                    s.set_tensor(i, "momentum_buffer", t)?;
-                }
-            }
-        }
-        save_lrs(self, &mut s);
-        Ok(s)
-    }
-
-    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
-        super::check_groups(self, state)?;
-        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
-        for (i, slot) in self.state.iter_mut().enumerate() {
-            let copy = |t: Option<&Tensor>| t.map(|t| super::state::state_for(t, &params[i])).transpose();
-            *slot = match (state.tensor(i, "step"), state.tensor(i, "square_avg")) {
-                (Some(step), Some(sq)) => Some(State {
-                    step: step.item::<f64>()?,
-                    square_avg: super::state::state_for(sq, &params[i])?,
-                    grad_avg: copy(state.tensor(i, "grad_avg"))?,
-                    momentum_buffer: copy(state.tensor(i, "momentum_buffer"))?,
-                }),
-                _ => None,
-            };
-        }
-        load_lrs(self, state);
-        Ok(())
-    }
+    state_dict_methods!();
 }

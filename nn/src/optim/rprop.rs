@@ -1,10 +1,10 @@
 //! `torch.optim.Rprop` (resilient backpropagation; maximize).
 
 use oxtorch_autograd::no_grad;
-use oxtorch_tensor::{DType, Error, Result, Tensor};
+use oxtorch_tensor::{Error, Result, Tensor};
 
-use super::state::state_for;
-use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
+use super::state::{ParamState, StateReader, StateWriter};
+use super::{group_methods, state_dict_methods, zero_grads, Optimizer, OptimizerState, ParamGroup};
 
 /// Rprop hyper-parameters with torch's defaults.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +34,23 @@ struct State {
     prev: Tensor,
     /// the per-element step sizes
     step_size: Tensor,
+}
+
+impl ParamState for State {
+    fn save(&self, out: &mut StateWriter<'_>) -> Result<()> {
+        out.step(self.step)?;
+        out.tensor("prev", &self.prev)?;
+        out.tensor("step_size", &self.step_size)
+    }
+
+    fn load(entries: &StateReader<'_>) -> Result<Option<Self>> {
+        let (Some(step), Some(prev), Some(step_size)) =
+            (entries.step()?, entries.tensor("prev")?, entries.tensor("step_size")?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(State { step, prev, step_size }))
+    }
 }
 
 /// Rprop, as torch's single-tensor implementation: each element moves by its own step size
@@ -114,33 +131,5 @@ impl Optimizer for Rprop {
 
     group_methods!();
 
-    fn state_dict(&self) -> Result<OptimizerState> {
-        let mut s = OptimizerState::default();
-        for (i, st) in self.state.iter().enumerate() {
-            if let Some(st) = st {
-                s.set_tensor(i, "step", &Tensor::scalar_tensor(st.step, DType::F64)?)?;
-                s.set_tensor(i, "prev", &st.prev)?;
-                s.set_tensor(i, "step_size", &st.step_size)?;
-            }
-        }
-        save_lrs(self, &mut s);
-        Ok(s)
-    }
-
-    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
-        super::check_groups(self, state)?;
-        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
-        for (i, slot) in self.state.iter_mut().enumerate() {
-            *slot = match (state.tensor(i, "step"), state.tensor(i, "prev"), state.tensor(i, "step_size")) {
-                (Some(step), Some(prev), Some(size)) => Some(State {
-                    step: step.item::<f64>()?,
-                    prev: state_for(prev, &params[i])?,
-                    step_size: state_for(size, &params[i])?,
-                }),
-                _ => None,
-            };
-        }
-        load_lrs(self, state);
-        Ok(())
-    }
+    state_dict_methods!();
 }

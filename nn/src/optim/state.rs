@@ -120,3 +120,91 @@ pub(crate) fn state_for(
         }
     })
 }
+
+/// One parameter's optimizer state, saved as `state.{index}.{name}` entries (torch's per-parameter
+/// state dict). Optimizers keeping `Vec<Option<S>>` get their `state_dict`/`load_state_dict` from
+/// [`state_dict_methods!`](crate::optim::state_dict_methods).
+pub(crate) trait ParamState: Sized {
+    /// Writes this state's entries.
+    fn save(&self, out: &mut StateWriter<'_>) -> Result<()>;
+
+    /// Reads a state back; `None` when the checkpoint holds none for the parameter (it had not
+    /// been stepped), or lacks one of the entries that every state has.
+    fn load(entries: &StateReader<'_>) -> Result<Option<Self>>;
+}
+
+/// Where [`ParamState::save`] writes one parameter's entries.
+pub(crate) struct StateWriter<'a> {
+    state: &'a mut OptimizerState,
+    index: usize,
+}
+
+impl StateWriter<'_> {
+    /// The step counter, as torch keeps it: a float64 0-d tensor `step`.
+    pub(crate) fn step(&mut self, step: f64) -> Result<()> {
+        self.scalar("step", step, oxtorch_tensor::DType::F64)
+    }
+
+    /// A number kept as a 0-d tensor of `dtype` (torch's `mu_product`, `eta`, ...).
+    pub(crate) fn scalar(&mut self, name: &str, value: f64, dtype: oxtorch_tensor::DType) -> Result<()> {
+        self.tensor(name, &Tensor::scalar_tensor(value, dtype)?)
+    }
+
+    /// A tensor entry (copied).
+    pub(crate) fn tensor(&mut self, name: &str, t: &Tensor) -> Result<()> {
+        self.state.set_tensor(self.index, name, t)
+    }
+
+    /// A tensor entry when there is one.
+    pub(crate) fn optional(&mut self, name: &str, t: Option<&Tensor>) -> Result<()> {
+        t.map_or(Ok(()), |t| self.tensor(name, t))
+    }
+}
+
+/// Where [`ParamState::load`] reads one parameter's entries from.
+pub(crate) struct StateReader<'a> {
+    state: &'a OptimizerState,
+    index: usize,
+    param: &'a Tensor,
+}
+
+impl StateReader<'_> {
+    /// The step counter.
+    pub(crate) fn step(&self) -> Result<Option<f64>> {
+        self.scalar("step")
+    }
+
+    /// A number kept as a 0-d tensor.
+    pub(crate) fn scalar(&self, name: &str) -> Result<Option<f64>> {
+        self.state.tensor(self.index, name).map(|t| t.item::<f64>()).transpose()
+    }
+
+    /// A tensor entry as the optimizer keeps it: on the parameter's device, in its dtype (see
+    /// [`state_for`]).
+    pub(crate) fn tensor(&self, name: &str) -> Result<Option<Tensor>> {
+        self.state.tensor(self.index, name).map(|t| state_for(t, self.param)).transpose()
+    }
+}
+
+/// Saves every parameter's state (parameters numbered across groups).
+pub(crate) fn save_states<S: ParamState>(states: &[Option<S>], out: &mut OptimizerState) -> Result<()> {
+    for (index, st) in states.iter().enumerate() {
+        if let Some(st) = st {
+            st.save(&mut StateWriter { state: out, index })?;
+        }
+    }
+    Ok(())
+}
+
+/// Loads every parameter's state from `state` (parameters numbered across groups, `params` in
+/// that order); a parameter without one starts afresh.
+pub(crate) fn load_states<'p, S: ParamState>(
+    states: &mut [Option<S>],
+    params: impl Iterator<Item = &'p Tensor>,
+    state: &OptimizerState,
+) -> Result<()> {
+    for (index, (slot, param)) in states.iter_mut().zip(params).enumerate() {
+        *slot = S::load(&StateReader { state, index, param })?;
+    }
+    Ok(())
+}
