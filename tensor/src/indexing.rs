@@ -159,16 +159,17 @@ pub(crate) fn apply_basic(t: &Tensor, indices: &[TensorIndex]) -> Result<Basic> 
                 d += m.rank();
             }
             TensorIndex::Tensor(ix) => {
+                if ix.rank() == 0 && ix.dtype().is_int() && ix.dtype() != oxtorch_core::DType::U8 {
+                    // torch takes a 0-d integer tensor (of any signed width) as the integer: a
+                    // select (a view), not an advanced index (which would move the result's dims
+                    // and copy).
+                    view = select(&view, d, ix.to_dtype(oxtorch_core::DType::I64)?.item::<i64>()? as isize)?;
+                    continue;
+                }
                 if !matches!(ix.dtype(), oxtorch_core::DType::I64 | oxtorch_core::DType::I32) {
                     return Err(Error::msg(
                         "tensors used as indices must be long, int, byte or bool tensors",
                     ));
-                }
-                if ix.rank() == 0 {
-                    // torch takes a 0-d integer tensor as the integer: a select (a view), not an
-                    // advanced index (which would move the result's dims and copy).
-                    view = select(&view, d, ix.to_dtype(oxtorch_core::DType::I64)?.item::<i64>()? as isize)?;
-                    continue;
                 }
                 advanced.push((d, ix.to_dtype(oxtorch_core::DType::I64)?));
                 d += 1;

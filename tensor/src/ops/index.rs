@@ -88,6 +88,14 @@ impl Tensor {
         if src.dtype() != self.dtype() {
             return Err(Error::msg("scatter(): Expected self.dtype to be equal to src.dtype"));
         }
+        if matches!(reduce, Some(ReduceOp::Sum | ReduceOp::Prod))
+            && matches!(self.dtype(), DType::F16 | DType::BF16)
+        {
+            // torch accumulates reduced-precision sums and products in f32 and rounds once
+            // (2048 + 1 + 1 is 2050 in float16, not 2048).
+            let (me, src32) = (self.to_dtype(DType::F32)?, src.to_dtype(DType::F32)?);
+            return me.scatter_impl(dim, &index, &src32, reduce, include_self)?.to_dtype(self.dtype());
+        }
         if index.rank().max(1) != self.rank().max(1) {
             return Err(Error::msg("Index tensor must have the same number of dimensions as input tensor"));
         }
@@ -188,6 +196,12 @@ impl Tensor {
             index_as_i64(index, IndexDTypes::Int("index_select(): Expected dtype int32 or int64 for index"))?;
         check_vector(&index, "index_select")?;
         let d = wrap_dim(dim, self.rank())?;
+        if self.rank() == 0 && index.numel() != 1 {
+            return Err(Error::msg(format!(
+                "index_select(): Index to scalar can have only 1 value, got {} value(s)",
+                index.numel()
+            )));
+        }
         let me = at_least_1d(self)?;
         let size = me.dims()[d];
         let idx = checked_indices(&index, size, false, |v| {
@@ -197,7 +211,7 @@ impl Tensor {
         shape[d] = idx.numel();
         let out = me.gather_raw(d, &expand_along(&idx, d, &shape)?)?;
         if self.rank() == 0 {
-            out.reshape(index.dims().to_vec())
+            out.reshape(Vec::<usize>::new())
         } else {
             Ok(out)
         }
@@ -290,6 +304,13 @@ impl Tensor {
             src.mul(&Tensor::full_unchecked((), alpha_host, self.same_options())?)?
         };
         let idx = expand_along(&idx, d, src.dims())?;
+        if self.rank() >= 2 && matches!(self.dtype(), DType::F16 | DType::BF16) {
+            // torch's kernel for more than one dim sums reduced-precision values in f32 and
+            // rounds once; a vector's rounds at each addition.
+            let (me32, src32) = (me.to_dtype(DType::F32)?, src.to_dtype(DType::F32)?);
+            let out = me32.scatter_raw(d, &idx, &src32, Some(ReduceOp::Sum), true)?;
+            return out.to_dtype(self.dtype())?.reshape(self.dims().to_vec());
+        }
         me.scatter_raw(d, &idx, &src, Some(ReduceOp::Sum), true)?.reshape(self.dims().to_vec())
     }
 

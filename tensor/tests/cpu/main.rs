@@ -19,6 +19,7 @@ mod golden_indexshape;
 mod golden_math;
 mod golden_nn;
 mod golden_sortstats;
+mod index_edges;
 mod ndarray_conversion;
 mod scalar_operands;
 mod semantics;
