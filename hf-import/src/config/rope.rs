@@ -89,8 +89,11 @@ impl Config {
     pub fn rope(&self, layer_type: Option<&str>) -> Result<RopeParams> {
         self.check_rope_dicts()?;
         let top = self.rope_dict().unwrap_or_default();
+        let none = Map::new();
         let (params, nested) = match layer_type.and_then(|lt| top.get(lt)) {
             Some(Value::Object(inner)) => (inner, true),
+            // Gemma 3 reads its per-layer-type dicts only: keys of a flat dict are not used.
+            _ if self.is_gemma3() => (&none, true),
             _ => (&top, false),
         };
         let theta = match params.get("rope_theta") {
@@ -104,6 +107,26 @@ impl Config {
             None => self.f64_or("partial_rotary_factor", 1.0)?,
         };
         let scaling = self.parse_scaling(params, nested, &top)?;
+        let phi3 = self.get("model_type").and_then(Value::as_str) == Some("phi3");
+        if phi3 && !matches!(scaling, RopeScaling::Default | RopeScaling::LongRope { .. }) {
+            // Phi3Config's validation
+            return Err(Error::Config(
+                "Phi-3's rope scaling must be \"longrope\" (or its older names \"su\" and \"yarn\")".into(),
+            ));
+        }
+        // Of the supported families only Phi-3 rotates part of each head; the others rotate the
+        // whole head whatever the config says, except that transformers cannot run a scaled RoPE
+        // with a partial factor (its frequencies are then too few).
+        let partial = if phi3 {
+            partial
+        } else if partial < 1.0 && scaling != RopeScaling::Default {
+            return Err(Error::Config(format!(
+                "\"partial_rotary_factor\" {partial} with a scaled RoPE: this family rotates whole heads, and \
+                 transformers cannot run this combination"
+            )));
+        } else {
+            1.0
+        };
         if !(theta > 0.0 && theta.is_finite()) {
             // (transformers would run on and give NaN everywhere)
             return Err(Error::Config(format!("\"rope_theta\" must be a positive number, got {theta}")));
@@ -323,11 +346,17 @@ mod tests {
     #[test]
     fn partial_rotary_factor_must_be_a_share_of_the_head() {
         for (json, ok) in [
-            (r#"{"partial_rotary_factor": 0.5}"#, true),
-            (r#"{"rope_parameters": {"rope_type": "default", "partial_rotary_factor": 1.0}}"#, true),
-            (r#"{"partial_rotary_factor": 0.0}"#, false),
-            (r#"{"partial_rotary_factor": 1000000000000.0}"#, false),
-            (r#"{"rope_parameters": {"rope_type": "default", "partial_rotary_factor": -1.0}}"#, false),
+            (r#"{"model_type": "phi3", "partial_rotary_factor": 0.5}"#, true),
+            (
+                r#"{"model_type": "phi3", "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 1.0}}"#,
+                true,
+            ),
+            (r#"{"model_type": "phi3", "partial_rotary_factor": 0.0}"#, false),
+            (r#"{"model_type": "phi3", "partial_rotary_factor": 1000000000000.0}"#, false),
+            (
+                r#"{"model_type": "phi3", "rope_parameters": {"rope_type": "default", "partial_rotary_factor": -1.0}}"#,
+                false,
+            ),
         ] {
             let rope = Config::from_json_str(json).unwrap().rope(None);
             match rope {
@@ -413,6 +442,33 @@ mod tests {
         assert_eq!(llama.rope(Some("full_attention")).unwrap().theta, 1e4);
     }
 
+    /// transformers 5.24: only Phi-3 rotates part of each head (a Llama, Qwen or Gemma config's
+    /// `partial_rotary_factor` 0.5 leaves the logits unchanged, and with a scaled RoPE fails on a
+    /// shape mismatch); Phi-3 takes no scaling but LongRoPE; Gemma 3 ignores a flat
+    /// `rope_parameters` dict (only its per-layer-type dicts count).
+    #[test]
+    fn partial_rotation_is_phi3s_and_gemma3_reads_per_layer_type_dicts_only() {
+        let rope = |json: &str, lt: Option<&str>| Config::from_json_str(json).unwrap().rope(lt);
+        for json in [
+            r#"{"model_type": "llama", "partial_rotary_factor": 0.5}"#,
+            r#"{"model_type": "qwen3", "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.5}}"#,
+        ] {
+            assert_eq!(rope(json, Some("full_attention")).unwrap().partial_rotary_factor, 1.0, "{json}");
+        }
+        let phi3 = r#"{"model_type": "phi3", "partial_rotary_factor": 0.5}"#;
+        assert_eq!(rope(phi3, None).unwrap().partial_rotary_factor, 0.5);
+        let scaled = r#"{"model_type": "llama", "partial_rotary_factor": 0.5,
+                         "rope_scaling": {"rope_type": "linear", "factor": 2.0}}"#;
+        assert!(rope(scaled, None).unwrap_err().to_string().contains("partial_rotary_factor"));
+        let phi3_linear = r#"{"model_type": "phi3", "rope_scaling": {"rope_type": "linear", "factor": 2.0}}"#;
+        assert!(rope(phi3_linear, None).unwrap_err().to_string().contains("longrope"));
+        let flat = r#"{"model_type": "gemma3_text",
+                       "rope_parameters": {"rope_type": "linear", "factor": 8.0, "rope_theta": 5.0}}"#;
+        let global = rope(flat, Some("full_attention")).unwrap();
+        assert_eq!((global.theta, global.scaling), (1e6, RopeScaling::Default));
+        assert_eq!(rope(flat, Some("sliding_attention")).unwrap().theta, 1e4);
+    }
+
     #[test]
     fn phi3_longrope_reads_the_top_level_original_length_and_old_type_names() {
         let cfg = Config::from_json_str(
@@ -465,8 +521,8 @@ mod tests {
         let rope = empty.rope(None).unwrap();
         assert_eq!((rope.theta, rope.scaling), (5e5, RopeScaling::Linear { factor: 2.0 }));
         let own = Config::from_json_str(
-            r#"{"rope_theta": 5e5, "partial_rotary_factor": 0.5,
-                "rope_scaling": {"rope_type": "linear", "factor": 2.0, "rope_theta": 7.0, "partial_rotary_factor": 0.25}}"#,
+            r#"{"model_type": "phi3", "rope_theta": 5e5, "partial_rotary_factor": 0.5,
+                "rope_scaling": {"rope_type": "default", "rope_theta": 7.0, "partial_rotary_factor": 0.25}}"#,
         )
         .unwrap();
         let rope = own.rope(None).unwrap();

@@ -106,9 +106,24 @@ impl DecoderSpec {
     /// does without `layer_types`).
     pub fn windows_from_layer_types(cfg: &Config, window: Option<usize>) -> Result<Vec<Option<usize>>> {
         Ok(match Self::sliding_layers(cfg)? {
-            Some(sliding) => sliding.iter().map(|&s| if s { window } else { None }).collect(),
+            Some(sliding) => Self::sliding_windows(&sliding, window)?,
             None => vec![window; cfg.layers("num_hidden_layers")?],
         })
+    }
+
+    /// The window of each layer, `sliding` ones taking `window`. A sliding layer without a window
+    /// (`sliding_window: null`, or Qwen's `use_sliding_window: false`) is refused: transformers 5
+    /// fails on it (a `TypeError` building the mask) rather than attending to everything.
+    pub fn sliding_windows(sliding: &[bool], window: Option<usize>) -> Result<Vec<Option<usize>>> {
+        if window.is_none() {
+            if let Some(i) = sliding.iter().position(|&s| s) {
+                return Err(Error::Config(format!(
+                    "layer {i} is a \"sliding_attention\" layer but the config sets no sliding_window \
+                     (null, or use_sliding_window false)"
+                )));
+            }
+        }
+        Ok(sliding.iter().map(|&s| if s { window } else { None }).collect())
     }
 
     /// Whether any layer takes the local RoPE (so that its frequencies are needed).
@@ -173,6 +188,13 @@ impl CausalLm {
         if heads == 0 || kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
             return Err(Error::Config(format!(
                 "num_attention_heads ({heads}) must be a positive multiple of num_key_value_heads ({kv_heads})"
+            )));
+        }
+        // LlamaConfig's and Gemma3TextConfig's `validate_architecture` (even with a `head_dim`).
+        let model_type = cfg.get("model_type").and_then(serde_json::Value::as_str);
+        if matches!(model_type, Some("llama" | "gemma3_text")) && !hidden.is_multiple_of(heads) {
+            return Err(Error::Config(format!(
+                "The hidden size ({hidden}) is not a multiple of the number of attention heads ({heads})."
             )));
         }
         // The projections' widths, fused or not, must exist before any tensor is checked against

@@ -77,7 +77,8 @@ fn gemma2(cfg: &Config) -> Result<DecoderSpec> {
     spec.windows = if cfg.layer_types().is_some() {
         DecoderSpec::windows_from_layer_types(cfg, window)?
     } else {
-        (0..cfg.layers("num_hidden_layers")?).map(|i| if i % 2 == 0 { window } else { None }).collect()
+        let sliding: Vec<bool> = (0..cfg.layers("num_hidden_layers")?).map(|i| i % 2 == 0).collect();
+        DecoderSpec::sliding_windows(&sliding, window)?
     };
     Ok(spec)
 }
@@ -105,7 +106,7 @@ fn gemma3(cfg: &Config) -> Result<DecoderSpec> {
     spec.final_softcap = cfg.opt_f64("final_logit_softcapping")?;
     let sliding = gemma3_sliding_layers(cfg)?;
     let window = cfg.nullable_usize_or("sliding_window", DEFAULT_WINDOW)?;
-    spec.windows = sliding.iter().map(|&s| if s { window } else { None }).collect();
+    spec.windows = DecoderSpec::sliding_windows(&sliding, window)?;
     spec.local_rope = sliding;
     Ok(spec)
 }
@@ -154,18 +155,26 @@ mod tests {
         }
     }
 
-    /// With `sliding_window: null` the windows go, but `sliding_attention` layers keep the local RoPE
-    /// (`position_embeddings[config.layer_types[i]]` in transformers).
+    /// `sliding_attention` layers take the local RoPE (`position_embeddings[config.layer_types[i]]`
+    /// in transformers) and the window; with `sliding_window: null` transformers 5.24 fails (a
+    /// `TypeError` building the mask), and so does loading here, for Gemma 2 too.
     #[test]
-    fn gemma3_sliding_layers_use_the_local_rope_without_a_window() {
-        let c = cfg(r#"{"model_type": "gemma3_text", "num_hidden_layers": 3, "sliding_window": null,
-            "rope_local_base_freq": 123.0,
-            "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]}"#);
+    fn gemma3_sliding_layers_use_the_local_rope_and_need_a_window() {
+        let layers = r#""num_hidden_layers": 3, "rope_local_base_freq": 123.0,
+            "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]"#;
+        let c = cfg(&format!(r#"{{"model_type": "gemma3_text", "sliding_window": 5, {layers}}}"#));
         let spec = gemma3(&c).unwrap();
-        assert_eq!(spec.windows, vec![None; 3]);
+        assert_eq!(spec.windows, vec![Some(5), None, Some(5)]);
         assert_eq!(spec.local_rope, vec![true, false, true]);
         assert!(spec.uses_local_rope());
         assert_eq!(c.rope(Some("sliding_attention")).unwrap().theta, 123.0);
+        let null = cfg(&format!(r#"{{"model_type": "gemma3_text", "sliding_window": null, {layers}}}"#));
+        let err = gemma3(&null).unwrap_err().to_string();
+        assert!(
+            err.contains("layer 0 is a \"sliding_attention\" layer but the config sets no sliding_window"),
+            "{err}"
+        );
+        assert!(gemma2(&cfg(r#"{"num_hidden_layers": 2, "sliding_window": null}"#)).is_err());
         // 4.x style: the pattern, and `sliding_window` defaulting to 4096 when absent.
         let spec = gemma3(&cfg(r#"{"num_hidden_layers": 4, "sliding_window_pattern": 2}"#)).unwrap();
         assert_eq!(spec.local_rope, vec![true, false, true, false]);

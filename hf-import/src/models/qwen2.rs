@@ -66,6 +66,13 @@ mod tests {
             windows(&format!(r#"{{{n}, "sliding_window": 3, "max_window_layers": 0}}"#)),
             vec![None; 30]
         );
+        // A `sliding_attention` layer without `use_sliding_window`: transformers 5.24's mask has no
+        // window to use and fails.
+        let types = r#""num_hidden_layers": 2, "layer_types": ["sliding_attention", "full_attention"]"#;
+        let on = format!(r#"{{{types}, "use_sliding_window": true, "sliding_window": 3}}"#);
+        assert_eq!(windows(&on), vec![Some(3), None]);
+        let off = Config::from_json_str(&format!(r#"{{{types}, "sliding_window": 3}}"#)).unwrap();
+        assert!(qwen_windows(&off).unwrap_err().to_string().contains("sets no sliding_window"));
         let spec =
             spec(&Config::from_json_str(r#"{"num_hidden_layers": 1, "mlp_bias": true}"#).unwrap()).unwrap();
         assert!(!spec.mlp_bias && spec.qkv_bias && !spec.o_bias);

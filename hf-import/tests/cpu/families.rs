@@ -299,3 +299,20 @@ fn cast_on_read_gives_the_model_of_a_cast_checkpoint() {
         );
     }
 }
+
+/// LlamaConfig's and Gemma3TextConfig's `validate_architecture`: a hidden size that is not a
+/// multiple of the heads is refused even with an explicit `head_dim` (Mistral's config takes it).
+#[test]
+fn llama_and_gemma3_refuse_a_hidden_size_not_split_by_the_heads() {
+    for (model_type, refused) in [("llama", true), ("gemma3_text", true), ("mistral", false)] {
+        let cfg = Config::from_json_str(&format!(
+            r#"{{"model_type": "{model_type}", "hidden_size": 10, "num_attention_heads": 4, "head_dim": 8,
+                "num_key_value_heads": 2, "intermediate_size": 16, "num_hidden_layers": 1, "vocab_size": 32}}"#
+        ))
+        .unwrap();
+        let err = AutoModel::load(&cfg, &Weights::from_tensors(Vec::new())).unwrap_err().to_string();
+        let says =
+            err.contains("The hidden size (10) is not a multiple of the number of attention heads (4).");
+        assert_eq!(says, refused, "{model_type}: {err}");
+    }
+}
