@@ -419,3 +419,19 @@ fn edge_values_and_silent_errors() -> Result<()> {
     assert_eq!(n.floor_divide(2)?.to_vec::<i64>()?, vec![2, -3]);
     Ok(())
 }
+
+/// A program cached for a float parameter is not reused for the other zero: `leaky_relu(-1, 0.0)`
+/// is -0.0 and `leaky_relu(-1, -0.0)` is 0.0, on xla as on cpu (the cache once took -0.0 for 0.0).
+#[test]
+fn parameters_of_either_zero_get_their_own_programs() -> Result<()> {
+    let Some(dev) = xla() else { return Ok(()) };
+    let x = Tensor::from_vec(vec![-1.0f32], [1])?;
+    for on in [Device::Cpu, dev] {
+        let x = x.to(on)?;
+        for slope in [0.0, -0.0, 0.0] {
+            let y = with_mode(Mode::Eager, || x.leaky_relu(slope))?.to(Device::Cpu)?.to_vec::<f32>()?[0];
+            assert_eq!(y.to_bits(), (-(slope as f32)).to_bits(), "{on:?}, slope {slope:?}: {y:?}");
+        }
+    }
+    Ok(())
+}

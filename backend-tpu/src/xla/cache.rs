@@ -45,13 +45,16 @@ enum OwnedOp {
     FillInto,
 }
 
-/// Prim equality for the key: parameters compared, `Full`'s value ignored.
+/// Prim equality for the key: parameters compared, `Full`'s value ignored. Float parameters
+/// compare by sign too: `==` takes -0.0 for 0.0, and their programs differ in the sign of the
+/// zeros they make (`leaky_relu(-1, 0.0)` is -0.0, with slope -0.0 it is 0.0). Their `Debug`
+/// texts tell them apart; only prims that are `==` are printed.
 fn same_prim(a: &Prim, b: &Prim) -> bool {
     match (a, b) {
         (Prim::Full { shape: sa, dtype: da, .. }, Prim::Full { shape: sb, dtype: db, .. }) => {
             sa == sb && da == db
         }
-        (a, b) => a == b,
+        (a, b) => a == b && format!("{a:?}") == format!("{b:?}"),
     }
 }
 
