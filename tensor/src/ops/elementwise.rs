@@ -254,7 +254,7 @@ impl Tensor {
                 e.check_converts(dtype)?;
             }
             if let Some(out) = self.pow_special(e, dtype)? {
-                return Ok(self.named(out, "PowBackward0"));
+                return Ok(out);
             }
         }
         self.binary(exponent, BinaryOp::Pow)
@@ -273,7 +273,23 @@ impl Tensor {
             return Ok(None);
         }
         let e = exponent.to_f64();
-        Ok(Some(if e == 2.0 {
+        if ![2.0, 3.0, 0.5, -0.5, -1.0, -2.0].contains(&e) {
+            return Ok(None);
+        }
+        // The values by the shortcut, the gradient by pow's formula (`e * x^(e - 1)`: the
+        // shortcuts' own chains give NaN or the wrong infinity at ±0 and ±inf).
+        let out = crate::autograd::no_grad(|| self.pow_shortcut(e))?;
+        if crate::autograd::record::needs_recording(&[self]) {
+            let e = Tensor::full_unchecked((), e, (dtype, self.device()))?.broadcast_to(self.dims())?;
+            let prim = Prim::Binary(BinaryOp::Pow);
+            crate::autograd::record::record_prim(&prim, &[self, &e], std::slice::from_ref(&out), None);
+        }
+        Ok(Some(out))
+    }
+
+    /// `self ** e` by the shortcut for `e` in 2, 3, 0.5, -0.5, -1, -2.
+    fn pow_shortcut(&self, e: f64) -> Result<Tensor> {
+        Ok(if e == 2.0 {
             self.mul(self)?
         } else if e == 3.0 {
             self.mul(self)?.mul(self)?
@@ -283,11 +299,9 @@ impl Tensor {
             self.rsqrt()?
         } else if e == -1.0 {
             self.reciprocal()?
-        } else if e == -2.0 {
-            self.mul(self)?.reciprocal()?
         } else {
-            return Ok(None);
-        }))
+            self.mul(self)?.reciprocal()?
+        })
     }
 
     /// A new contiguous tensor with `self`'s values (never shares storage).

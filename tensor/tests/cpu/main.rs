@@ -6,6 +6,7 @@
 mod common;
 
 mod autograd_basics;
+mod autograd_edges;
 mod autograd_functions;
 mod composite_ops;
 mod fold;

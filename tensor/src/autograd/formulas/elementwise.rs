@@ -59,7 +59,8 @@ pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
             let y = y()?;
             g.mul(y.mul(y.neg()?.add(1.0)?)?)
         }
-        Relu => masked(g, &y()?.gt(0.0)?),
+        // torch's `threshold_backward`: zero where the result is <= 0 (a NaN passes the gradient)
+        Relu => Tensor::where_cond(&y()?.le(0.0)?, 0.0, g),
         Exp2 => g.mul(y()?.mul(LN_2)?),
         Expm1 => g.mul(y()?.add(1.0)?),
         Log2 => g.div(x()?.mul(LN_2)?),
@@ -80,10 +81,14 @@ pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
             let x = x()?;
             let d = g.div(x.mul(x.neg()?.add(1.0)?)?)?;
             match eps {
-                None => Ok(d),
-                Some(e) => {
+                Some(e) if e >= 0.0 => {
                     let outside = x.lt(e)?.logical_or(&x.gt(1.0 - e)?)?;
                     Tensor::where_cond(&outside, 0.0, &d)
+                }
+                // Without a (non-negative) eps, torch's gradient outside [0, 1] is NaN.
+                _ => {
+                    let outside = x.lt(0.0)?.logical_or(&x.gt(1.0)?)?;
+                    Tensor::where_cond(&outside, f64::NAN, &d)
                 }
             }
         }
@@ -92,7 +97,8 @@ pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
         Elu { alpha, scale, input_scale } => {
             let x = x()?;
             let neg = x.mul(input_scale)?.exp()?.mul(alpha * scale * input_scale)?;
-            g.mul(Tensor::where_cond(&x.gt(0.0)?, scale, &neg)?)
+            // (the exponential branch where x <= 0: a NaN input takes `scale`, as torch)
+            g.mul(Tensor::where_cond(&x.le(0.0)?, &neg, scale)?)
         }
         Gelu => {
             let x = x()?;
@@ -139,8 +145,9 @@ pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
             g.mul(Tensor::where_cond(&bx.gt(threshold)?, 1.0, &s)?)
         }
         Hardtanh { min, max } => {
+            // torch: zero where x <= min or x >= max (a NaN passes the gradient)
             let x = x()?;
-            masked(g, &x.gt(min)?.logical_and(&x.lt(max)?)?)
+            Tensor::where_cond(&x.le(min)?.logical_or(&x.ge(max)?)?, 0.0, g)
         }
         Hardsigmoid => {
             let x = x()?;
@@ -148,10 +155,11 @@ pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
         }
         Hardswish => {
             // torch: 0 up to -3, x / 3 + 1/2 strictly inside, 1 from 3 on
+            // (a NaN input falls through to the last branch, as in torch's kernel)
             let x = x()?;
             let mid = g.mul(x.div(3.0)?.add(0.5)?)?;
-            let upper = Tensor::where_cond(&x.ge(3.0)?, g, &mid)?;
-            masked(&upper, &x.gt(-3.0)?)
+            let inner = Tensor::where_cond(&x.lt(3.0)?, &mid, g)?;
+            Tensor::where_cond(&x.le(-3.0)?, 0.0, &inner)
         }
         Softmax { dim, log } => {
             let y = y()?;
@@ -218,16 +226,21 @@ pub(super) fn binary(op: BinaryOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Res
             (ga, gb)
         }
         Maximum | Minimum => {
+            // torch: half each on a tie, nothing to the side that loses, the whole gradient
+            // otherwise (to both sides where either is NaN).
             let (a, b) = (a()?, b()?);
-            let (wins_a, wins_b) =
-                if op == Maximum { (a.gt(&b)?, b.gt(&a)?) } else { (a.lt(&b)?, b.lt(&a)?) };
-            let tie = a.eq(&b)?;
-            let half = g.div(2.0)?;
-            let pick = |wins: &Tensor| Tensor::where_cond(wins, g, &Tensor::where_cond(&tie, &half, 0.0)?);
-            (when(needs[0], &|| pick(&wins_a))?, when(needs[1], &|| pick(&wins_b))?)
+            let (loses_a, loses_b) =
+                if op == Maximum { (a.lt(&b)?, a.gt(&b)?) } else { (a.gt(&b)?, a.lt(&b)?) };
+            let shared = Tensor::where_cond(&a.eq(&b)?, &g.div(2.0)?, g)?;
+            let pick = |loses: &Tensor| Tensor::where_cond(loses, 0.0, &shared);
+            (when(needs[0], &|| pick(&loses_a))?, when(needs[1], &|| pick(&loses_b))?)
         }
         Remainder => {
-            (when(needs[0], &|| Ok(g.clone()))?, when(needs[1], &|| g.mul(a()?.div(b()?)?.floor()?)?.neg())?)
+            // (the quotient as the forward floors it: `div(a, b, rounding_mode="floor")`, 9 for 1 %
+            // 0.1, where floor(1 / 0.1) is 10)
+            // (a constant, taken from detached inputs, so that double backward can run through it)
+            let quotient = || a()?.detach().floor_divide(b()?.detach());
+            (when(needs[0], &|| Ok(g.clone()))?, when(needs[1], &|| g.mul(quotient()?)?.neg())?)
         }
         Fmod => {
             (when(needs[0], &|| Ok(g.clone()))?, when(needs[1], &|| g.mul(a()?.div(b()?)?.trunc()?)?.neg())?)
@@ -236,7 +249,10 @@ pub(super) fn binary(op: BinaryOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Res
         Atan2 => {
             let (a, b) = (a()?, b()?);
             let r2 = a.square()?.add(b.square()?)?;
-            (when(needs[0], &|| g.mul(&b)?.div(&r2))?, when(needs[1], &|| g.mul(&a)?.neg()?.div(&r2))?)
+            // At (0, 0) torch's gradients are 0 and -0 (not 0/0).
+            let origin = r2.eq(0.0)?;
+            let part = |t: Tensor| Tensor::where_cond(&origin, &t, &t.div(&r2)?);
+            (when(needs[0], &|| part(g.mul(&b)?))?, when(needs[1], &|| part(g.mul(&a)?.neg()?))?)
         }
         Hypot => {
             let y = ctx.output(0)?;

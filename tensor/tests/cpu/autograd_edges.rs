@@ -1,0 +1,99 @@
+//! Gradients at the points where torch 2.15's formulas make a choice: NaN inputs, ties, zeros of
+//! a power, the origin of atan2, logit outside its domain. Expected values are torch's (float64,
+//! quoted in each test).
+
+use oxtorch_tensor::{Result, Tensor};
+
+const NAN: f64 = f64::NAN;
+
+/// The gradient of `f(x...).sum()` for each input.
+fn grads(xs: &[&[f64]], f: impl Fn(&[Tensor]) -> Result<Tensor>) -> Vec<Vec<f64>> {
+    let ts: Vec<Tensor> = xs
+        .iter()
+        .map(|x| Tensor::from_vec(x.to_vec(), [x.len()]).unwrap().requires_grad_(true).unwrap())
+        .collect();
+    f(&ts).unwrap().sum(Vec::<isize>::new(), false).unwrap().backward().unwrap();
+    ts.iter().map(|t| t.grad().unwrap().to_f64_vec().unwrap()).collect()
+}
+
+/// Equal as torch prints them: NaN where NaN, and the sign of zeros and infinities.
+fn same(got: &[Vec<f64>], want: &[&[f64]]) -> bool {
+    got.len() == want.len()
+        && got.iter().zip(want).all(|(g, w)| {
+            g.len() == w.len()
+                && g.iter()
+                    .zip(w.iter())
+                    .all(|(a, b)| (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits())
+        })
+}
+
+macro_rules! check {
+    ($name:expr, $got:expr, $want:expr) => {{
+        let (got, want): (Vec<Vec<f64>>, &[&[f64]]) = ($got, $want);
+        assert!(same(&got, want), "{}: got {got:?}, torch {want:?}", $name);
+    }};
+}
+
+/// `torch.maximum([nan, 1, 2, 3], [1, nan, 2, 1])`: both sides get the whole gradient where
+/// either is NaN, half each on a tie, nothing on the losing side; `minimum` alike.
+#[test]
+fn maximum_and_minimum_pass_nan_and_split_ties() {
+    let (a, b): (&[f64], &[f64]) = (&[NAN, 1.0, 2.0, 3.0], &[1.0, NAN, 2.0, 1.0]);
+    check!(
+        "maximum",
+        grads(&[a, b], |t| t[0].maximum(&t[1])),
+        &[&[1.0, 1.0, 0.5, 1.0], &[1.0, 1.0, 0.5, 0.0]]
+    );
+    check!(
+        "minimum",
+        grads(&[a, b], |t| t[0].minimum(&t[1])),
+        &[&[1.0, 1.0, 0.5, 0.0], &[1.0, 1.0, 0.5, 1.0]]
+    );
+}
+
+/// `x ** -2` at `[0, -0, 2]` gives `[-inf, inf, -0.25]`, `x ** -0.5` at `[-0, 4]` gives `[-inf,
+/// -0.0625]`, `x ** 3` at `[0, 2]` gives `[0, 12]` (pow's formula, though the values come from
+/// the shortcuts).
+#[test]
+fn powers_by_shortcut_take_pows_gradient() {
+    check!(
+        "x**-2",
+        grads(&[&[0.0, -0.0, 2.0]], |t| t[0].pow(-2)),
+        &[&[f64::NEG_INFINITY, f64::INFINITY, -0.25]]
+    );
+    check!("x**-0.5", grads(&[&[-0.0, 4.0]], |t| t[0].pow(-0.5)), &[&[f64::NEG_INFINITY, -0.0625]]);
+    check!("x**3", grads(&[&[0.0, 2.0]], |t| t[0].pow(3)), &[&[0.0, 12.0]]);
+}
+
+/// `atan2([0, 1], [0, 1])`: `[0, 0.5]` and `[-0, -0.5]`; `remainder(1, 0.1)`'s divisor gradient is
+/// -9 (the floor quotient the forward takes), not -floor(1 / 0.1) = -10.
+#[test]
+fn atan2_at_the_origin_and_remainders_divisor() {
+    check!("atan2", grads(&[&[0.0, 1.0], &[0.0, 1.0]], |t| t[0].atan2(&t[1])), &[&[0.0, 0.5], &[-0.0, -0.5]]);
+    check!("remainder", grads(&[&[1.0], &[0.1]], |t| t[0].remainder(&t[1])), &[&[1.0], &[-9.0]]);
+}
+
+/// A NaN input passes the gradient of relu (`[nan, 0, 1]` → `[1, 0, 1]`), hardtanh (`[nan, -1, 1,
+/// 0]` → `[1, 0, 0, 1]`), relu6 (`[nan, 6, 0]` → `[1, 0, 0]`), elu (`[nan, 0, -1]` → `[1, 1, e^-1]`),
+/// selu (1.0507009873554805) and hardswish (`[nan, -3, 3, 0]` → `[1, 0, 1, 0.5]`).
+#[test]
+fn activations_pass_the_gradient_of_a_nan_input() {
+    check!("relu", grads(&[&[NAN, 0.0, 1.0]], |t| t[0].relu()), &[&[1.0, 0.0, 1.0]]);
+    check!(
+        "hardtanh",
+        grads(&[&[NAN, -1.0, 1.0, 0.0]], |t| t[0].hardtanh(-1.0, 1.0)),
+        &[&[1.0, 0.0, 0.0, 1.0]]
+    );
+    check!("relu6", grads(&[&[NAN, 6.0, 0.0]], |t| t[0].relu6()), &[&[1.0, 0.0, 0.0]]);
+    check!("elu", grads(&[&[NAN, 0.0, -1.0]], |t| t[0].elu(1.0)), &[&[1.0, 1.0, 0.36787944117144233]]);
+    check!("selu", grads(&[&[NAN]], |t| t[0].selu()), &[&[1.0507009873554805]]);
+    check!("hardswish", grads(&[&[NAN, -3.0, 3.0, 0.0]], |t| t[0].hardswish()), &[&[1.0, 0.0, 1.0, 0.5]]);
+}
+
+/// `logit` outside [0, 1] without eps (or with a negative one) has a NaN gradient: `[2, -1, 0.5]`
+/// gives `[nan, nan, 4]`.
+#[test]
+fn logit_outside_its_domain() {
+    check!("logit", grads(&[&[2.0, -1.0, 0.5]], |t| t[0].logit(None)), &[&[NAN, NAN, 4.0]]);
+    check!("logit eps -1", grads(&[&[1.5, 0.5]], |t| t[0].logit(Some(-1.0))), &[&[NAN, 4.0]]);
+}
