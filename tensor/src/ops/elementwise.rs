@@ -704,8 +704,8 @@ impl Tensor {
             return Ok(y);
         }
         // torch's gradients: tensor bounds share ties with the input as maximum/minimum do; at a
-        // number bound the input gets none.
-        let mut tie: Option<Tensor> = None;
+        // number bound the input gets none, nor where it is NaN.
+        let mut tie: Option<Tensor> = if lo_scalar || hi_scalar { Some(x.isnan()?) } else { None };
         for (bound, is_scalar) in [(&lo, lo_scalar), (&hi, hi_scalar)] {
             if let (Some(b), true) = (bound, is_scalar) {
                 let at = x.eq(b)?;

@@ -97,3 +97,21 @@ fn logit_outside_its_domain() {
     check!("logit", grads(&[&[2.0, -1.0, 0.5]], |t| t[0].logit(None)), &[&[NAN, NAN, 4.0]]);
     check!("logit eps -1", grads(&[&[1.5, 0.5]], |t| t[0].logit(Some(-1.0))), &[&[NAN, 4.0]]);
 }
+
+/// `clamp` by numbers gives a NaN or boundary input no gradient (`[nan, 0, 0.5, 1].clamp(0, 1)` →
+/// `[0, 0, 1, 0]`); by tensors, NaN on either side passes it to both (`clamp_min([nan, 0.5], [0,
+/// nan])` → `[1, 1]` and `[1, 1]`).
+#[test]
+fn clamp_at_nan_and_its_bounds() {
+    let x: &[f64] = &[NAN, 0.0, 0.5, 1.0];
+    check!(
+        "clamp(0, 1)",
+        grads(&[x], |t| t[0].clamp(Some(0.0.into()), Some(1.0.into()))),
+        &[&[0.0, 0.0, 1.0, 0.0]]
+    );
+    check!(
+        "clamp_min(tensor)",
+        grads(&[&[NAN, 0.5], &[0.0, NAN]], |t| t[0].clamp_min(&t[1])),
+        &[&[1.0, 1.0], &[1.0, 1.0]]
+    );
+}
