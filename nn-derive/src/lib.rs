@@ -59,9 +59,7 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
                 return e.to_compile_error().into();
             }
         }
-        if field.ident.as_ref().is_some_and(|id| id == "training")
-            && matches!(&field.ty, syn::Type::Path(p) if p.path.is_ident("bool"))
-        {
+        if field.ident.as_ref().is_some_and(|id| id == "training") && is_bool(&field.ty) {
             has_training_flag = true;
         }
         if skip {
@@ -127,4 +125,15 @@ fn nn_path(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             .and_then(|d| std::fs::read_to_string(std::path::Path::new(&d).join("Cargo.toml")).ok())
             .is_some_and(|toml| toml.lines().any(|l| l.trim_start().starts_with("oxtorch-nn")));
     Ok(if direct { quote!(::oxtorch_nn) } else { quote!(::oxtorch::nn) })
+}
+
+/// Whether `ty` is `bool`, also when a `macro_rules!` passed it on as a `$t:ty` fragment (an
+/// invisible group around the path).
+fn is_bool(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => p.path.is_ident("bool"),
+        syn::Type::Group(g) => is_bool(&g.elem),
+        syn::Type::Paren(p) => is_bool(&p.elem),
+        _ => false,
+    }
 }

@@ -2,6 +2,14 @@
 
 use oxtorch_tensor::{DType, Padding, Result, Tensor};
 
+mod activations;
+mod normalize;
+
+pub use activations::{
+    hardshrink, logsigmoid, prelu, rrelu, softmin, softshrink, softsign, tanhshrink, threshold,
+};
+pub use normalize::{cosine_similarity, instance_norm, local_response_norm, normalize};
+
 pub use crate::loss::{
     binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy, ctc_loss,
     gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss,

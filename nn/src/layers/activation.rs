@@ -2,6 +2,7 @@
 
 use oxtorch_tensor::{Result, Tensor};
 
+use crate::functional as F;
 use crate::module::Forward;
 
 macro_rules! activation {
@@ -92,6 +93,135 @@ activation!(
     /// Log-softmax over `dim`.
     LogSoftmax { dim: isize } => |s, x| x.log_softmax(s.dim, None)
 );
+
+activation!(
+    /// Softmin over `dim` (the softmax of `-x`).
+    Softmin { dim: isize } => |s, x| F::softmin(x, s.dim, None)
+);
+activation!(
+    /// `x` where `|x| > lambd`, else 0 (default `lambd` 0.5).
+    Hardshrink { lambd: f64 } => |s, x| F::hardshrink(x, s.lambd)
+);
+activation!(
+    /// `x ∓ lambd` outside `[-lambd, lambd]`, else 0 (default `lambd` 0.5).
+    Softshrink { lambd: f64 } => |s, x| F::softshrink(x, s.lambd)
+);
+activation!(
+    /// `x - tanh(x)`.
+    Tanhshrink {} => |s, x| F::tanhshrink(x)
+);
+activation!(
+    /// `x` where `x > threshold`, else `value` (no defaults, as torch).
+    Threshold { threshold: f64, value: f64 } => |s, x| F::threshold(x, s.threshold, s.value)
+);
+activation!(
+    /// `log(sigmoid(x))`.
+    LogSigmoid {} => |s, x| F::logsigmoid(x)
+);
+activation!(
+    /// `x / (1 + |x|)`.
+    Softsign {} => |s, x| F::softsign(x)
+);
+activation!(
+    /// Randomised leaky ReLU (defaults `lower` 1/8, `upper` 1/3): random slopes in training, their
+    /// mean in evaluation (`training` is the module's own flag).
+    RReLU { lower: f64, upper: f64, training: bool } => |s, x| F::rrelu(x, s.lower, s.upper, s.training)
+);
+
+impl Default for Hardshrink {
+    fn default() -> Self {
+        Hardshrink { lambd: 0.5 }
+    }
+}
+
+impl Default for Softshrink {
+    fn default() -> Self {
+        Softshrink { lambd: 0.5 }
+    }
+}
+
+impl Default for RReLU {
+    fn default() -> Self {
+        RReLU { lower: 1.0 / 8.0, upper: 1.0 / 3.0, training: true }
+    }
+}
+
+impl Default for Softmin {
+    /// torch's `nn.Softmin()` leaves `dim` to a legacy rule; this takes the last dim.
+    fn default() -> Self {
+        Softmin { dim: -1 }
+    }
+}
+
+/// torch's `nn.PReLU(num_parameters=1, init=0.25)`: a leaky ReLU whose slope is learned, one for
+/// all channels or one per channel (dim 1).
+#[derive(oxtorch_nn_derive::Module, Clone, Debug)]
+pub struct PReLU {
+    /// the slopes, `[num_parameters]`
+    pub weight: Tensor,
+}
+
+impl PReLU {
+    /// `num_parameters` slopes, each `init`.
+    pub fn new(num_parameters: usize, init: f64) -> Result<Self> {
+        let weight = Tensor::full([num_parameters], init, ())?.requires_grad_(true)?;
+        Ok(PReLU { weight })
+    }
+}
+
+impl Forward for PReLU {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        F::prelu(x, &self.weight)
+    }
+}
+
+/// torch's `nn.CosineSimilarity(dim=1, eps=1e-8)`; call [`CosineSimilarity::forward`] with both
+/// inputs.
+#[derive(oxtorch_nn_derive::Module, Clone, Debug)]
+pub struct CosineSimilarity {
+    /// the dim the vectors lie along
+    pub dim: isize,
+    /// the smallest norm divided by
+    pub eps: f64,
+}
+
+impl Default for CosineSimilarity {
+    fn default() -> Self {
+        CosineSimilarity { dim: 1, eps: 1e-8 }
+    }
+}
+
+impl CosineSimilarity {
+    /// The cosine similarity of `x1` and `x2`.
+    pub fn forward(&self, x1: &Tensor, x2: &Tensor) -> Result<Tensor> {
+        F::cosine_similarity(x1, x2, self.dim, self.eps)
+    }
+}
+
+/// torch's `nn.PairwiseDistance(p=2, eps=1e-6, keepdim=False)`; call
+/// [`PairwiseDistance::forward`] with both inputs.
+#[derive(oxtorch_nn_derive::Module, Clone, Debug)]
+pub struct PairwiseDistance {
+    /// the norm's order
+    pub p: f64,
+    /// added to the differences
+    pub eps: f64,
+    /// keep the last dim
+    pub keepdim: bool,
+}
+
+impl Default for PairwiseDistance {
+    fn default() -> Self {
+        PairwiseDistance { p: 2.0, eps: 1e-6, keepdim: false }
+    }
+}
+
+impl PairwiseDistance {
+    /// The `p`-norm distance between the rows of `x1` and `x2`.
+    pub fn forward(&self, x1: &Tensor, x2: &Tensor) -> Result<Tensor> {
+        F::pairwise_distance(x1, x2, self.p, self.eps, self.keepdim)
+    }
+}
 
 impl Default for LeakyReLU {
     fn default() -> Self {

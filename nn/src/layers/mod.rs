@@ -10,6 +10,7 @@ mod dict;
 mod dropout;
 mod embedding;
 mod fold;
+mod instance_norm;
 mod linear;
 mod norm;
 mod pool;
@@ -29,6 +30,7 @@ pub use dict::{ModuleDict, ModuleList};
 pub use dropout::{Dropout, Dropout1d, Dropout2d, Dropout3d};
 pub use embedding::Embedding;
 pub use fold::{Fold, Unfold};
+pub use instance_norm::{InstanceNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm};
 pub use linear::{Flatten, Identity, Linear, Unflatten};
 pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm};
 pub use pool::{

@@ -3,11 +3,13 @@
 //! the module tree and checkpoints, data loading and autocast.
 
 mod data_and_autocast;
+mod functional_extra;
 mod layers;
 mod layers_extra;
 mod losses;
 mod losses_extra;
 mod module;
+mod norm_extra;
 mod optim;
 mod optim_more;
 mod schedulers;

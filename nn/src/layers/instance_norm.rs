@@ -1,0 +1,161 @@
+//! `InstanceNorm1d/2d/3d` and `LocalResponseNorm`.
+
+use oxtorch_tensor::{DType, Error, Result, Tensor};
+
+use crate::functional as F;
+use crate::module::{Buffer, Forward};
+
+/// torch's `nn.InstanceNorm1d/2d/3d(num_features, eps=1e-5, momentum=0.1, affine=False,
+/// track_running_stats=False)`: each sample's channels normalised over their own spatial dims.
+/// With `track_running_stats`, training updates running statistics that evaluation then uses.
+/// State dict as batch norm's: `weight`, `bias`, `running_mean`, `running_var`,
+/// `num_batches_tracked`.
+#[derive(oxtorch_nn_derive::Module)]
+pub struct InstanceNorm {
+    /// per-channel scale (with `affine`)
+    pub weight: Option<Tensor>,
+    /// per-channel shift (with `affine`)
+    pub bias: Option<Tensor>,
+    /// running mean (buffer, with `track_running_stats`)
+    pub running_mean: Option<Buffer>,
+    /// running variance (buffer, with `track_running_stats`)
+    pub running_var: Option<Buffer>,
+    /// kept for torch's state dict (instance norm does not count batches)
+    pub num_batches_tracked: Option<Buffer>,
+    /// running-statistics factor (`None`: 0, as torch passes it)
+    #[module(skip)]
+    pub momentum: Option<f64>,
+    /// added to the variance
+    #[module(skip)]
+    pub eps: f64,
+    /// training mode
+    pub training: bool,
+    /// the channels
+    #[module(skip)]
+    num_features: usize,
+    /// the rank of an unbatched input (2, 3 or 4 for the 1d, 2d and 3d kinds)
+    #[module(skip)]
+    unbatched_rank: usize,
+}
+
+/// torch's `nn.InstanceNorm1d`: `[N, C, L]` or unbatched `[C, L]` inputs.
+pub type InstanceNorm1d = InstanceNorm;
+/// torch's `nn.InstanceNorm2d`: `[N, C, H, W]` or `[C, H, W]`.
+pub type InstanceNorm2d = InstanceNorm;
+/// torch's `nn.InstanceNorm3d`: `[N, C, D, H, W]` or `[C, D, H, W]`.
+pub type InstanceNorm3d = InstanceNorm;
+
+impl InstanceNorm {
+    /// An instance norm over `spatial_dims` (1, 2 or 3) with torch's options.
+    pub fn new(
+        spatial_dims: usize,
+        num_features: usize,
+        eps: f64,
+        momentum: Option<f64>,
+        affine: bool,
+        track_running_stats: bool,
+    ) -> Result<Self> {
+        if !(1..=3).contains(&spatial_dims) {
+            return Err(Error::msg(format!("InstanceNorm: 1, 2 or 3 spatial dims, got {spatial_dims}")));
+        }
+        let track = |t: Result<Tensor>| t.map(|t| track_running_stats.then_some(Buffer(t)));
+        let param = |v: f64| -> Result<Option<Tensor>> {
+            if affine {
+                Ok(Some(Tensor::full([num_features], v, DType::F32)?.requires_grad_(true)?))
+            } else {
+                Ok(None)
+            }
+        };
+        Ok(InstanceNorm {
+            weight: param(1.0)?,
+            bias: param(0.0)?,
+            running_mean: track(Tensor::zeros([num_features], DType::F32))?,
+            running_var: track(Tensor::ones([num_features], DType::F32))?,
+            num_batches_tracked: track(Tensor::zeros([], DType::I64))?,
+            momentum,
+            eps,
+            training: true,
+            num_features,
+            unbatched_rank: spatial_dims + 1,
+        })
+    }
+
+    /// `InstanceNorm1d(num_features)` with torch's defaults.
+    pub fn new_1d(num_features: usize) -> Result<Self> {
+        Self::new(1, num_features, 1e-5, Some(0.1), false, false)
+    }
+
+    /// `InstanceNorm2d(num_features)` with torch's defaults.
+    pub fn new_2d(num_features: usize) -> Result<Self> {
+        Self::new(2, num_features, 1e-5, Some(0.1), false, false)
+    }
+
+    /// `InstanceNorm3d(num_features)` with torch's defaults.
+    pub fn new_3d(num_features: usize) -> Result<Self> {
+        Self::new(3, num_features, 1e-5, Some(0.1), false, false)
+    }
+}
+
+impl Forward for InstanceNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let (r, unbatched) = (x.rank(), self.unbatched_rank);
+        if r != unbatched && r != unbatched + 1 {
+            return Err(Error::shape(format!(
+                "expected {}D or {}D input (got {r}D input)",
+                unbatched,
+                unbatched + 1
+            )));
+        }
+        let feature_dim = r - unbatched;
+        if self.weight.is_some() && x.dims()[feature_dim] != self.num_features {
+            return Err(Error::shape(format!(
+                "expected input's size at dim={feature_dim} to match num_features ({}), but got: {}.",
+                self.num_features,
+                x.dims()[feature_dim]
+            )));
+        }
+        let batched = if r == unbatched { x.unsqueeze(0)? } else { x.clone() };
+        let out = F::instance_norm(
+            &batched,
+            self.running_mean.as_deref(),
+            self.running_var.as_deref(),
+            self.weight.as_ref(),
+            self.bias.as_ref(),
+            self.training || self.running_mean.is_none(),
+            self.momentum.unwrap_or(0.0),
+            self.eps,
+        )?;
+        if r == unbatched {
+            out.squeeze_dims([0])
+        } else {
+            Ok(out)
+        }
+    }
+}
+
+/// torch's `nn.LocalResponseNorm(size, alpha=1e-4, beta=0.75, k=1.0)`: each value divided by
+/// `(k + alpha * mean of the squares of `size` neighbouring channels)^beta`.
+#[derive(oxtorch_nn_derive::Module, Clone, Debug)]
+pub struct LocalResponseNorm {
+    /// channels in the window
+    pub size: usize,
+    /// the squares' factor
+    pub alpha: f64,
+    /// the exponent
+    pub beta: f64,
+    /// the additive constant
+    pub k: f64,
+}
+
+impl LocalResponseNorm {
+    /// A window of `size` channels with torch's default `alpha`, `beta` and `k`.
+    pub fn new(size: usize) -> Self {
+        LocalResponseNorm { size, alpha: 1e-4, beta: 0.75, k: 1.0 }
+    }
+}
+
+impl Forward for LocalResponseNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        F::local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+    }
+}
