@@ -191,6 +191,9 @@ impl Tensor {
     /// Merges dims `start..=end` into one (a view when possible, else a copy).
     pub fn flatten(&self, start: isize, end: isize) -> Result<Tensor> {
         if self.rank() == 0 {
+            // (dims 0 and -1 name the scalar's one implicit dim)
+            wrap_dim(start, 0)?;
+            wrap_dim(end, 0)?;
             return self.reshape([1]);
         }
         let (s, e) = (wrap_dim(start, self.rank())?, wrap_dim(end, self.rank())?);

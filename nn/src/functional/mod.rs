@@ -143,6 +143,15 @@ pub fn bilinear(input1: &Tensor, input2: &Tensor, weight: &Tensor, bias: Option<
             input2.dims()[r2 - 1]
         )));
     }
+    if let Some(b) = bias {
+        if b.rank() != 1 || b.dims()[0] != weight.dims()[0] {
+            return Err(oxtorch_tensor::Error::shape(format!(
+                "bilinear(): bias size does not match weight size: got {} but expected {}",
+                b.dims().first().copied().unwrap_or(1),
+                weight.dims()[0]
+            )));
+        }
+    }
     let y = Tensor::einsum("...i,oij,...j->...o", &[input1, weight, input2])?;
     match bias {
         Some(b) => y.add(b),

@@ -106,9 +106,11 @@ impl Embedding {
             }
             let (rows_idx, _, _) = idx.unique(true, false, false)?;
             let rows = weight.index_select(0, &rows_idx)?;
-            let norms = rows.norm(norm_type, 1, true)?;
-            let scale = norms.add(1e-7)?.reciprocal()?.mul(max_norm)?;
-            let scale = norms.gt(max_norm)?.where_self(&scale, 1.0)?;
+            // As torch: each row's norm read as a double, `max_norm / (norm + 1e-7)` in double,
+            // rounded once to the row's dtype.
+            let norms = rows.norm(norm_type, 1, true)?.to_dtype(DType::F64)?;
+            let scale = Tensor::scalar_tensor(max_norm, DType::F64)?.div(&norms.add(1e-7)?)?;
+            let scale = norms.gt(max_norm)?.where_self(&scale, 1.0)?.to_dtype(rows.dtype())?;
             let scaled = rows.mul(&scale)?.to_dtype(weight.dtype())?;
             weight.index_put_([&rows_idx], &scaled, false)?;
             Ok(())

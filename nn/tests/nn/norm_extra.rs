@@ -108,3 +108,86 @@ fn prelu_and_the_wrapping_modules() -> Result<()> {
 }
 
 use oxtorch_nn::functional as F;
+
+/// torch 2.15 on layers' edge inputs: dropout multiplies by its mask (a dropped NaN or inf is NaN,
+/// not 0) and takes integers at p = 1 (zeros) and empty tensors; batch norm on an empty batch in
+/// training gives an empty output and keeps its running statistics (`num_batches_tracked` 1);
+/// reflect padding to nothing, flattening a scalar past dim 0, a bilinear bias of another size,
+/// and a linear bias with a vector weight are errors.
+#[test]
+fn edge_inputs_of_existing_layers() -> Result<()> {
+    let ints = Tensor::ones([3], DType::I64)?;
+    let zeros = F::dropout(&ints, 1.0, true)?;
+    assert_eq!((zeros.dtype(), zeros.to_f64_vec()?), (DType::I64, vec![0.0; 3]));
+    assert_eq!(F::dropout(&Tensor::ones([0], DType::I64)?, 0.5, true)?.numel(), 0);
+    let odd: Vec<f32> = [f32::NAN, f32::INFINITY].repeat(200);
+    let dropped = F::dropout(&Tensor::from_vec(odd, [400])?, 0.5, true)?.to_f64_vec()?;
+    assert!(dropped.iter().all(|v| v.is_nan() || v.is_infinite()), "a dropped NaN or inf is NaN");
+    assert!(dropped.iter().any(|v| v.is_nan()) && dropped.iter().any(|v| v.is_infinite()));
+
+    let mut bn = BatchNorm1d::new_1d(3)?;
+    assert_eq!(bn.forward(&Tensor::zeros([0, 3], ())?)?.dims(), [0, 3]);
+    assert_eq!(bn.num_batches_tracked.as_ref().unwrap().item::<i64>()?, 1);
+    assert_eq!(bn.running_mean.as_ref().unwrap().to_f64_vec()?, [0.0; 3]);
+    bn.eval();
+
+    let row = Tensor::arange(5, DType::F32)?.reshape([1, 1, 5])?;
+    let e = F::pad(&row, &[-5, 0], "reflect", None).unwrap_err().to_string();
+    assert!(e.contains("input (W: 5) is too small. Calculated output W: 0"), "{e}");
+    assert!(F::pad(&row, &[-5, 0], "replicate", None).is_err());
+
+    let scalar = Tensor::scalar_tensor(1.0, DType::F32)?;
+    let e = Flatten::default().forward(&scalar).unwrap_err().to_string();
+    assert!(e.contains("Dimension out of range (expected to be in range of [-1, 0], but got 1)"), "{e}");
+    assert_eq!(scalar.flatten(0, -1)?.dims(), [1]);
+
+    let (x1, x2, w) = (Tensor::ones([5, 3], ())?, Tensor::ones([5, 4], ())?, Tensor::ones([2, 3, 4], ())?);
+    let e = F::bilinear(&x1, &x2, &w, Some(&Tensor::ones([1], ())?)).unwrap_err().to_string();
+    assert!(e.contains("bilinear(): bias size does not match weight size: got 1 but expected 2"), "{e}");
+
+    let (v, wv) = (Tensor::ones([2, 3], ())?, Tensor::ones([3], ())?);
+    let e = F::linear(&v, &wv, Some(&Tensor::ones([2], ())?)).unwrap_err().to_string();
+    assert!(e.contains("addmm: mat2 must be a matrix, got 1-D tensor"), "{e}");
+    assert_eq!(F::linear(&v, &wv, None)?.dims(), [2]);
+    Ok(())
+}
+
+/// `nn.Embedding.from_pretrained(w, max_norm=1.5)` with `w = arange(24).reshape(6, 4) * 0.37 - 4`
+/// (float32) after looking up rows 0, 2 and 5: torch's scale `max_norm / (norm + 1e-7)` is taken in
+/// double and rounded once, so the rows are bit for bit torch's.
+#[test]
+fn embedding_renorm_scales_in_double_as_torch() -> Result<()> {
+    let w = Tensor::arange(24, DType::F32)?.reshape([6, 4])?.mul(0.37)?.sub(4.0)?;
+    let mut e = Embedding::from_pretrained(&w, true, None)?;
+    e.max_norm = Some(1.5);
+    e.forward(&Tensor::from_vec(vec![0i64, 2, 5], [3])?)?;
+    let want: [f64; 24] = [
+        -0.8646161556243896,
+        -0.7846391797065735,
+        -0.7046621441841125,
+        -0.6246851682662964,
+        -2.5199999809265137,
+        -2.1500000953674316,
+        -1.7799999713897705,
+        -1.4099998474121094,
+        -1.0399999618530273,
+        -0.6700000762939453,
+        -0.2999999523162842,
+        0.07000017166137695,
+        0.440000057220459,
+        0.809999942779541,
+        1.1800003051757812,
+        1.5500001907348633,
+        1.9200000762939453,
+        2.2899999618530273,
+        2.6599998474121094,
+        3.0300002098083496,
+        0.6412553191184998,
+        0.7110389471054077,
+        0.7808226943016052,
+        0.850606381893158,
+    ];
+    // (torch's f32 values printed as doubles)
+    assert_eq!(e.weight.to_f64_vec()?, want);
+    Ok(())
+}

@@ -352,6 +352,13 @@ impl Tensor {
                 None => Ok(y),
             };
         }
+        if bias.is_some() && weight.rank() != 2 {
+            // torch's linear with a bias is addmm, whose second matrix must be one
+            return Err(Error::shape(format!(
+                "addmm: mat2 must be a matrix, got {}-D tensor",
+                weight.rank()
+            )));
+        }
         if let Some(b) = bias {
             if let Some(y) = linear_on_cpu(self, weight, b)? {
                 return Ok(y);

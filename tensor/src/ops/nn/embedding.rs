@@ -1,7 +1,7 @@
 //! `embedding` (one `NnOp::Embedding` prim), `one_hot` (a comparison) and `dropout` (a seeded mask).
 
 use oxtorch_core::ops::{NnOp, Prim};
-use oxtorch_core::{DType, Error, Result};
+use oxtorch_core::{DType, Error, Result, Scalar};
 
 use crate::dispatch::apply1;
 use crate::Tensor;
@@ -94,17 +94,24 @@ impl Tensor {
         if !(0.0..=1.0).contains(&p) {
             return Err(Error::msg(format!("dropout probability has to be between 0 and 1, but got {p}")));
         }
-        if !training || p == 0.0 {
+        if !training || p == 0.0 || self.numel() == 0 {
             return Ok(self.clone());
+        }
+        if p == 1.0 {
+            // (torch multiplies by zero: integers stay integers, NaN stays NaN)
+            return self.mul(Scalar::Int(0));
         }
         if !self.dtype().is_float() {
             return Err(Error::UnsupportedDType { op: "dropout", dtype: self.dtype() });
         }
-        if p == 1.0 {
-            return self.mul(0.0);
-        }
         let keep = Tensor::rand(self.shape().clone(), (DType::F32, self.device()))?.lt(1.0 - p)?;
-        keep.where_self(&self.mul(1.0 / (1.0 - p))?, 0.0)
+        self.scaled_by_mask(&keep, p)
+    }
+
+    /// `self * (keep / (1 - p))`, the mask in self's dtype, as torch's dropout multiplies: a NaN or
+    /// infinite element dropped gives NaN, not 0.
+    fn scaled_by_mask(&self, keep: &Tensor, p: f64) -> Result<Tensor> {
+        self.mul(&keep.to_dtype(self.dtype())?.mul(1.0 / (1.0 - p))?)
     }
 
     /// torch's `feature_dropout` (channel dropout, behind `dropout1d/2d/3d`): each `[n, c]` slice
@@ -120,15 +127,18 @@ impl Tensor {
         if self.rank() < 2 {
             return Err(Error::shape("Feature dropout requires at least 2 dimensions in the input"));
         }
-        if !self.dtype().is_float() {
-            return Err(Error::UnsupportedDType { op: "feature_dropout", dtype: self.dtype() });
+        if self.numel() == 0 {
+            return Ok(self.clone());
         }
         if p == 1.0 {
-            return self.mul(0.0);
+            return self.mul(Scalar::Int(0));
+        }
+        if !self.dtype().is_float() {
+            return Err(Error::UnsupportedDType { op: "feature_dropout", dtype: self.dtype() });
         }
         let mut mask_shape = vec![1usize; self.rank()];
         mask_shape[..2].copy_from_slice(&self.dims()[..2]);
         let keep = Tensor::rand(mask_shape, (DType::F32, self.device()))?.lt(1.0 - p)?;
-        keep.where_self(&self.mul(1.0 / (1.0 - p))?, 0.0)
+        self.scaled_by_mask(&keep, p)
     }
 }

@@ -194,7 +194,11 @@ impl Tensor {
         }
         let y = if training {
             let count = self.numel() / c.max(1);
-            if training && count <= 1 {
+            if count == 0 {
+                // An empty batch: nothing to normalise, the running statistics as they were.
+                return Ok(self.clone());
+            }
+            if count == 1 {
                 return Err(Error::msg(format!(
                     "Expected more than 1 value per channel when training, got input size torch.Size({:?})",
                     self.dims()

@@ -143,6 +143,13 @@ fn indexed(x: &Tensor, pad: &[isize], mode: &str) -> Result<Tensor> {
         };
         out = out_c;
         let total = size + before + after;
+        if total <= 0 && mode != "circular" {
+            // torch's check that reflect and replicate padding leave something
+            let name = ["W", "H", "D"][i];
+            return Err(Error::msg(format!(
+                "input ({name}: {size}) is too small. Calculated output {name}: {total}"
+            )));
+        }
         if total < 0 {
             return Err(Error::msg(format!(
                 "input tensor size {size} plus padding {before} and {after} at dimension {d} is negative"
