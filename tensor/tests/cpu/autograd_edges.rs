@@ -115,3 +115,50 @@ fn clamp_at_nan_and_its_bounds() {
         &[&[1.0, 1.0], &[1.0, 1.0]]
     );
 }
+
+/// torch's fused backward kernels compute half-precision gradients in f32 and round once: f16
+/// tanh, bf16 sigmoid and f16 silu at inputs where a chain of half-precision ops rounds to the
+/// next value (torch 2.15's gradients for the given `x` and output gradient `g`).
+#[test]
+fn half_precision_activation_gradients_round_once() {
+    use oxtorch_tensor::DType;
+    type Case = (&'static str, DType, [f64; 4], [f64; 4], [f64; 4]);
+    let cases: [Case; 3] = [
+        (
+            "tanh",
+            DType::F16,
+            [-2.3046875, 1.697265625, 1.3837890625, -0.6318359375],
+            [0.9560546875, 0.49609375, -0.265869140625, -0.494140625],
+            [0.0369873046875, 0.062347412109375, -0.059112548828125, -0.339599609375],
+        ),
+        (
+            "sigmoid",
+            DType::BF16,
+            [-3.1875, 0.466796875, 2.890625, -3.125],
+            [2.328125, -0.6484375, -0.9765625, 0.65625],
+            [0.08837890625, -0.1533203125, -0.047119140625, 0.0263671875],
+        ),
+        (
+            "silu",
+            DType::F16,
+            [-3.248046875, 0.480712890625, 0.452392578125, -0.316162109375],
+            [0.630859375, 0.10260009765625, -0.58203125, 0.7470703125],
+            [-0.0501708984375, 0.0750732421875, -0.418212890625, 0.25732421875],
+        ),
+    ];
+    for (name, dt, x, g, want) in cases {
+        let x =
+            Tensor::from_vec(x.to_vec(), [4]).unwrap().to_dtype(dt).unwrap().requires_grad_(true).unwrap();
+        let g = Tensor::from_vec(g.to_vec(), [4]).unwrap().to_dtype(dt).unwrap();
+        let y = match name {
+            "tanh" => x.tanh(),
+            "sigmoid" => x.sigmoid(),
+            _ => x.silu(),
+        }
+        .unwrap();
+        y.backward_with(Some(&g), false, false).unwrap();
+        let got = x.grad().unwrap();
+        assert_eq!(got.dtype(), dt);
+        assert_eq!(got.to_f64_vec().unwrap(), want, "{name}");
+    }
+}

@@ -3,7 +3,7 @@
 use std::f64::consts::{LN_10, LN_2, PI};
 
 use oxtorch_core::ops::{BinaryOp, UnaryOp};
-use oxtorch_core::Result;
+use oxtorch_core::{DType, Result};
 use smallvec::SmallVec;
 
 use super::{not_differentiable, Ctx, Saves};
@@ -35,11 +35,41 @@ fn masked(g: &Tensor, mask: &Tensor) -> Result<Tensor> {
     Tensor::where_cond(mask, g, 0.0)
 }
 
-/// The gradient of a unary prim.
+/// The gradient of a unary prim. The ops whose torch backward is one fused kernel compute a
+/// float16/bfloat16 gradient in f32 and round it once, as that kernel does (a chain of
+/// half-precision ops would round at every step).
 pub(super) fn unary(op: UnaryOp, ctx: &Ctx, g: &Tensor) -> Result<Tensor> {
     use UnaryOp::*;
-    let x = || ctx.input(0);
-    let y = || ctx.output(0);
+    let half = matches!(g.dtype(), DType::F16 | DType::BF16);
+    let fused_in_torch = matches!(
+        op,
+        Tanh | Sigmoid
+            | Silu
+            | Gelu
+            | GeluTanh
+            | Mish
+            | Softplus { .. }
+            | Elu { .. }
+            | Hardswish
+            | Logit { .. }
+            | Softmax { .. }
+    );
+    if half && fused_in_torch {
+        let up = |t: Result<Tensor>| t?.to_dtype(DType::F32);
+        let d = unary_formula(op, &|| up(ctx.input(0)), &|| up(ctx.output(0)), &g.to_dtype(DType::F32)?)?;
+        return d.to_dtype(g.dtype());
+    }
+    unary_formula(op, &|| ctx.input(0), &|| ctx.output(0), g)
+}
+
+/// A unary prim's gradient from its input `x`, output `y` and the output's gradient `g`.
+fn unary_formula(
+    op: UnaryOp,
+    x: &dyn Fn() -> Result<Tensor>,
+    y: &dyn Fn() -> Result<Tensor>,
+    g: &Tensor,
+) -> Result<Tensor> {
+    use UnaryOp::*;
     match op {
         Neg => g.neg(),
         Abs => g.mul(x()?.sign()?),
