@@ -146,13 +146,6 @@ impl Default for RReLU {
     }
 }
 
-impl Default for Softmin {
-    /// torch's `nn.Softmin()` leaves `dim` to a legacy rule; this takes the last dim.
-    fn default() -> Self {
-        Softmin { dim: -1 }
-    }
-}
-
 /// torch's `nn.PReLU(num_parameters=1, init=0.25)`: a leaky ReLU whose slope is learned, one for
 /// all channels or one per channel (dim 1).
 #[derive(oxtorch_nn_derive::Module, Clone, Debug)]
