@@ -381,6 +381,28 @@ fn generate_ids_and_text() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("the cat sits on ") && text.split_whitespace().count() > 4, "{text}");
+    // `--stop` ends the text once it holds the stop string: the same text, cut after the token that
+    // completes the continuation's first word.
+    let word = text["the cat sits on ".len()..].split_whitespace().next().unwrap().to_string();
+    let out = hf_import(&[
+        "generate",
+        fixture("llama_tied").to_str().unwrap(),
+        "--prompt",
+        "the cat sits on",
+        "--max-new-tokens",
+        "6",
+        "--greedy",
+        "--stop",
+        &word,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stopped = String::from_utf8(out.stdout).unwrap();
+    let stopped = stopped.trim_end();
+    assert!(
+        text.starts_with(stopped) && stopped["the cat sits on".len()..].contains(&word),
+        "{stopped:?} vs {text:?}"
+    );
+    assert!(stopped.len() < text.trim_end().len(), "stopped early: {stopped:?} vs {text:?}");
     let out = hf_import(&[
         "generate",
         fixture("llama_tied").to_str().unwrap(),
