@@ -184,6 +184,20 @@ impl Tensor {
         let storage = if !dtype.is_float() {
             let (s, st) = (start.to_i64(), step.to_i64());
             int_range(dtype, n, |i| s.wrapping_add(st.wrapping_mul(i as i64)))
+        } else if dtype == DType::F32 {
+            // torch's CPU kernel, vectorised 8 wide and unrolled twice: within each 16-element
+            // block, each group of 8 starts from a base rounded to float32 and adds `j * step` to
+            // it; the last `n % 16` values are `start + i * step`. (Bit for bit torch's values.)
+            let blocked = n / 16 * 16;
+            float_range(dtype, n, |i| {
+                if i < blocked {
+                    let j = i % 8;
+                    let base = (s + st * (i - j) as f64) as f32;
+                    f64::from(base) + j as f64 * st
+                } else {
+                    s + st * i as f64
+                }
+            })
         } else {
             float_range(dtype, n, |i| s + st * i as f64)
         };
@@ -200,17 +214,37 @@ impl Tensor {
         let step = if steps > 1 { (end - start) / (steps - 1) as f64 } else { 0.0 };
         // Fill symmetrically from both ends, as torch does, so the last value is exactly `end`.
         let half = steps / 2;
+        let first_half = |i: usize| steps == 1 || i < half;
         let value = |i: usize| {
-            if steps == 1 || i < half {
+            if first_half(i) {
                 start + step * i as f64
             } else {
                 end - step * (steps - 1 - i) as f64
             }
         };
-        let storage = if dtype.is_float() {
-            float_range(dtype, steps, value)
-        } else {
-            int_range(dtype, steps, |i| value(i) as i64)
+        let storage = match dtype {
+            // torch's kernel computes float32 and float64 in their own type, each value one fused
+            // multiply-add from its end (bit for bit torch's on CPUs with FMA, as these all are).
+            DType::F32 => {
+                let (s, e) = (start as f32, end as f32);
+                let step = if steps > 1 { (e - s) / (steps - 1) as f32 } else { 0.0 };
+                float_range(dtype, steps, |i| {
+                    f64::from(if first_half(i) {
+                        step.mul_add(i as f32, s)
+                    } else {
+                        (-step).mul_add((steps - 1 - i) as f32, e)
+                    })
+                })
+            }
+            DType::F64 => float_range(dtype, steps, |i| {
+                if first_half(i) {
+                    step.mul_add(i as f64, start)
+                } else {
+                    (-step).mul_add((steps - 1 - i) as f64, end)
+                }
+            }),
+            _ if dtype.is_float() => float_range(dtype, steps, value),
+            _ => int_range(dtype, steps, |i| value(i) as i64),
         };
         from_cpu(storage, [steps], opts.device)
     }

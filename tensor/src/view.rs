@@ -179,7 +179,16 @@ impl Tensor {
 
     /// Removes `dim` (or each of several dims) where its size is 1.
     pub fn squeeze_dims(&self, dims: impl IntoDims) -> Result<Tensor> {
-        let layout = self.layout().squeeze_dims(&dims.into_dims())?;
+        let dims = dims.into_dims();
+        let mut seen = Vec::with_capacity(dims.len());
+        for &d in &dims {
+            let w = wrap_dim(d, self.rank())?;
+            if seen.contains(&w) {
+                return Err(Error::msg(format!("dim {w} appears multiple times in the list of dims")));
+            }
+            seen.push(w);
+        }
+        let layout = self.layout().squeeze_dims(&dims)?;
         Ok(self.view_with(layout, "SqueezeBackward1", || ViewKind::Reshape))
     }
 
@@ -211,7 +220,11 @@ impl Tensor {
     pub fn unflatten(&self, dim: isize, sizes: impl IntoDims) -> Result<Tensor> {
         let d = wrap_dim(dim, self.rank())?;
         let size = dim_size(self, d)?;
-        let sizes = infer_shape(&sizes.into_dims(), size).map_err(|_| {
+        let sizes = sizes.into_dims();
+        if sizes.is_empty() {
+            return Err(Error::shape("unflatten: sizes must be non-empty"));
+        }
+        let sizes = infer_shape(&sizes, size).map_err(|_| {
             Error::shape(format!(
                 "unflatten: Provided sizes don't multiply up to the size of dim {dim} ({}) in the input tensor",
                 self.dims()[d]

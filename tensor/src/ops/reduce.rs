@@ -213,14 +213,34 @@ impl Tensor {
         self.reduce(ReduceOp::Any, vec![], false)
     }
 
-    /// `all` over `dims`.
+    /// `all` over `dims`; an empty list reduces nothing (torch's `all(dim=())`: each element's
+    /// truth), unlike the sums' empty list.
     pub fn all_dim(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
-        self.reduce(ReduceOp::All, dims.into_dims(), keepdim)
+        let dims = dims.into_dims();
+        if dims.is_empty() {
+            return self.truth();
+        }
+        self.reduce(ReduceOp::All, dims, keepdim)
     }
 
-    /// `any` over `dims`.
+    /// `any` over `dims`; an empty list reduces nothing (as [`Tensor::all_dim`]).
     pub fn any_dim(&self, dims: impl IntoDims, keepdim: bool) -> Result<Tensor> {
-        self.reduce(ReduceOp::Any, dims.into_dims(), keepdim)
+        let dims = dims.into_dims();
+        if dims.is_empty() {
+            return self.truth();
+        }
+        self.reduce(ReduceOp::Any, dims, keepdim)
+    }
+
+    /// Each element's truth, as `all`/`any` over no dim give it: `self != 0`, uint8 for a uint8
+    /// input (as their reductions keep it).
+    fn truth(&self) -> Result<Tensor> {
+        let t = self.ne(0)?;
+        if self.dtype() == DType::U8 {
+            t.to_dtype(DType::U8)
+        } else {
+            Ok(t)
+        }
     }
 }
 
