@@ -190,13 +190,6 @@ impl CausalLm {
                 "num_attention_heads ({heads}) must be a positive multiple of num_key_value_heads ({kv_heads})"
             )));
         }
-        // LlamaConfig's and Gemma3TextConfig's `validate_architecture` (even with a `head_dim`).
-        let model_type = cfg.get("model_type").and_then(serde_json::Value::as_str);
-        if matches!(model_type, Some("llama" | "gemma3_text")) && !hidden.is_multiple_of(heads) {
-            return Err(Error::Config(format!(
-                "The hidden size ({hidden}) is not a multiple of the number of attention heads ({heads})."
-            )));
-        }
         // The projections' widths, fused or not, must exist before any tensor is checked against
         // them (a corrupt config's 2^62 heads would overflow the arithmetic).
         let qkv_width = kv_heads
@@ -206,6 +199,13 @@ impl CausalLm {
         if qkv_width.is_none() || intermediate.checked_mul(2).is_none() {
             return Err(Error::Config(format!(
                 "num_attention_heads ({heads}), num_key_value_heads ({kv_heads}), head_dim ({head_dim}) or intermediate_size ({intermediate}) is too large"
+            )));
+        }
+        // LlamaConfig's and Gemma3TextConfig's `validate_architecture` (even with a `head_dim`).
+        let model_type = cfg.get("model_type").and_then(serde_json::Value::as_str);
+        if matches!(model_type, Some("llama" | "gemma3_text")) && !hidden.is_multiple_of(heads) {
+            return Err(Error::Config(format!(
+                "The hidden size ({hidden}) is not a multiple of the number of attention heads ({heads})."
             )));
         }
         if spec.windows.len() != n_layers {
