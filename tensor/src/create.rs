@@ -187,7 +187,8 @@ impl Tensor {
         } else if dtype == DType::F32 {
             // torch's CPU kernel, vectorised 8 wide and unrolled twice: within each 16-element
             // block, each group of 8 starts from a base rounded to float32 and adds `j * step` to
-            // it; the last `n % 16` values are `start + i * step`. (Bit for bit torch's values.)
+            // it; the last `n % 16` values are `start + i * step`. (Bit for bit torch's values
+            // while torch runs it as one chunk: up to 32768 elements, or on one thread.)
             let blocked = n / 16 * 16;
             float_range(dtype, n, |i| {
                 if i < blocked {
@@ -196,6 +197,19 @@ impl Tensor {
                     f64::from(base) + j as f64 * st
                 } else {
                     s + st * i as f64
+                }
+            })
+        } else if dtype == DType::F64 {
+            // The same kernel on float64: groups of 4 in blocks of 8, each value a fused
+            // multiply-add (`base = fma(step, i - j, start)`, then `fma(j, step, base)`).
+            let blocked = n / 8 * 8;
+            float_range(dtype, n, |i| {
+                if i < blocked {
+                    let j = i % 4;
+                    let base = st.mul_add((i - j) as f64, s);
+                    (j as f64).mul_add(st, base)
+                } else {
+                    st.mul_add(i as f64, s)
                 }
             })
         } else {

@@ -45,16 +45,17 @@ enum OwnedOp {
     FillInto,
 }
 
-/// Prim equality for the key: parameters compared, `Full`'s value ignored. Float parameters
-/// compare by sign too: `==` takes -0.0 for 0.0, and their programs differ in the sign of the
-/// zeros they make (`leaky_relu(-1, 0.0)` is -0.0, with slope -0.0 it is 0.0). Their `Debug`
-/// texts tell them apart; only prims that are `==` are printed.
+/// Prim equality for the key: parameters compared, `Full`'s value ignored. A unary op's float
+/// parameters compare by sign too: `==` takes -0.0 for 0.0, and their programs differ in the sign
+/// of the zeros they make (`leaky_relu(-1, 0.0)` is -0.0, with slope -0.0 it is 0.0). Their short
+/// `Debug` texts tell them apart; only unary ops that are `==` are printed.
 fn same_prim(a: &Prim, b: &Prim) -> bool {
     match (a, b) {
         (Prim::Full { shape: sa, dtype: da, .. }, Prim::Full { shape: sb, dtype: db, .. }) => {
             sa == sb && da == db
         }
-        (a, b) => a == b && format!("{a:?}") == format!("{b:?}"),
+        (Prim::Unary(x), Prim::Unary(y)) => x == y && format!("{x:?}") == format!("{y:?}"),
+        (a, b) => a == b,
     }
 }
 

@@ -35,7 +35,10 @@ pub fn local_response_norm(input: &Tensor, size: usize, alpha: f64, beta: f64, k
             input.rank()
         )));
     }
-    if input.numel() == 0 || size == 0 {
+    if size == 0 {
+        return Err(Error::msg("kernel size should be greater than zero, but got kH: 0 kW: 1"));
+    }
+    if input.numel() == 0 {
         return Ok(input.clone());
     }
     let c = input.dims()[1];

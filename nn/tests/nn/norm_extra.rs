@@ -191,3 +191,25 @@ fn embedding_renorm_scales_in_double_as_torch() -> Result<()> {
     assert_eq!(e.weight.to_f64_vec()?, want);
     Ok(())
 }
+
+/// Batch norm on an empty training batch keeps its parameters in the graph (torch: zero
+/// gradients, not none); `threshold` keeps an integer input's dtype (`[-2, 0, 3]` by 1.5 → 0.5 is
+/// int64 `[0, 0, 3]`), float-only activations refuse integers as torch does, and a local response
+/// norm over no channel is an error.
+#[test]
+fn empty_batches_integer_inputs_and_zero_windows() -> Result<()> {
+    let bn = BatchNorm1d::new_1d(3)?;
+    bn.forward(&Tensor::zeros([0, 3], ())?)?.sum_all()?.backward()?;
+    assert_eq!(bn.weight.as_ref().unwrap().grad().unwrap().to_f64_vec()?, [0.0; 3]);
+    assert_eq!(bn.bias.as_ref().unwrap().grad().unwrap().to_f64_vec()?, [0.0; 3]);
+    let ints = Tensor::from_vec(vec![-2i64, 0, 3], [3])?;
+    let t = F::threshold(&ints, 1.5, 0.5)?;
+    assert_eq!((t.dtype(), t.to_f64_vec()?), (DType::I64, vec![0.0, 0.0, 3.0]));
+    let e = F::threshold(&Tensor::ones([2], DType::F16)?, 1.5, 1e6).unwrap_err().to_string();
+    assert!(e.contains("c10::Half without overflow"), "{e}");
+    let e = F::hardshrink(&ints, 0.5).unwrap_err().to_string();
+    assert!(e.contains("\"hardshrink_cpu\" not implemented for 'Long'"), "{e}");
+    assert!(F::logsigmoid(&ints).is_err() && F::prelu(&ints, &Tensor::ones([1], ())?).is_err());
+    assert!(F::local_response_norm(&Tensor::ones([1, 2, 3], ())?, 0, 1e-4, 0.75, 1.0).is_err());
+    Ok(())
+}

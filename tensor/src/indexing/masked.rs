@@ -98,7 +98,13 @@ impl Tensor {
                     t.rank()
                 )))
             }
-            Operand::Tensor(t) => t.to_dtype(self.dtype())?,
+            Operand::Tensor(t) => {
+                // (a value on a device is not read back to be checked)
+                if t.device().is_cpu() {
+                    t.item_scalar()?.check_converts(self.dtype())?;
+                }
+                t.to_dtype(self.dtype())?
+            }
         };
         broadcast_pair(mask.dims(), self.dims())?;
         Tensor::where_cond(mask, &value, self)

@@ -4,6 +4,7 @@ use oxtorch_core::ops::{BinaryOp, Prim, UnaryOp};
 use oxtorch_core::{broadcast_shapes, DType, Error, Result, ResultTypeState, Scalar};
 
 use super::Operand;
+use crate::autograd::Function;
 use crate::dispatch::apply1;
 use crate::Tensor;
 
@@ -253,11 +254,20 @@ impl Tensor {
             if !matches!(dtype, DType::F32 | DType::F64) && !negative_int_power {
                 e.check_converts(dtype)?;
             }
-            if let Some(out) = self.pow_special(e, dtype)? {
-                return Ok(out);
+            if self.is_floating_point() && crate::autograd::record::needs_recording(&[self]) {
+                return Ok(PowByNumber(e).apply(std::slice::from_ref(self))?.remove(0));
             }
+            return self.pow_number(e, dtype);
         }
         self.binary(exponent, BinaryOp::Pow)
+    }
+
+    /// `self ** e` for a number `e`: torch's shortcuts where they apply, else the pow kernel.
+    fn pow_number(&self, e: Scalar, dtype: DType) -> Result<Tensor> {
+        match self.pow_special(e, dtype)? {
+            Some(out) => Ok(out),
+            None => self.binary(Operand::Scalar(e), BinaryOp::Pow),
+        }
     }
 
     /// torch's CPU shortcuts for float32, float64 and bfloat16 powers by a number
@@ -276,15 +286,7 @@ impl Tensor {
         if ![2.0, 3.0, 0.5, -0.5, -1.0, -2.0].contains(&e) {
             return Ok(None);
         }
-        // The values by the shortcut, the gradient by pow's formula (`e * x^(e - 1)`: the
-        // shortcuts' own chains give NaN or the wrong infinity at ±0 and ±inf).
-        let out = crate::autograd::no_grad(|| self.pow_shortcut(e))?;
-        if crate::autograd::record::needs_recording(&[self]) {
-            let e = Tensor::full_unchecked((), e, (dtype, self.device()))?.broadcast_to(self.dims())?;
-            let prim = Prim::Binary(BinaryOp::Pow);
-            crate::autograd::record::record_prim(&prim, &[self, &e], std::slice::from_ref(&out), None);
-        }
-        Ok(Some(out))
+        self.pow_shortcut(e).map(Some)
     }
 
     /// `self ** e` by the shortcut for `e` in 2, 3, 0.5, -0.5, -1, -2.
@@ -784,5 +786,35 @@ impl Tensor {
             }
         };
         out.to_dtype(dtype)
+    }
+}
+
+/// torch's `PowBackward0` for a power by a number: the gradient `g * (e * x ** (e - 1))` takes the
+/// power by a number again (through the same shortcuts, so `x ** 0.5` at -0.0 gives -inf as torch's
+/// rsqrt does), zero for `e == 0`. (A chain of the shortcuts' own ops would give NaN or the wrong
+/// infinity at zeros and infinities.)
+struct PowByNumber(Scalar);
+
+impl Function for PowByNumber {
+    fn forward(&self, ctx: &mut crate::autograd::FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        ctx.save_for_backward(&[&inputs[0]]);
+        let x = &inputs[0];
+        Ok(vec![x.pow_number(self.0, x.dtype())?])
+    }
+
+    fn backward(&self, ctx: &crate::autograd::FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let x = &ctx.saved_tensors()?[0];
+        if self.0.to_f64() == 0.0 {
+            return Ok(vec![Some(grads[0].zeros_like()?)]);
+        }
+        let less_one = match self.0 {
+            Scalar::Int(e) => Scalar::Int(e - 1),
+            e => Scalar::Float(e.to_f64() - 1.0),
+        };
+        Ok(vec![Some(grads[0].mul(&x.pow(less_one)?.mul(self.0)?)?)])
+    }
+
+    fn name(&self) -> &'static str {
+        "PowBackward0"
     }
 }

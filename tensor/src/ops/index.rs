@@ -304,9 +304,15 @@ impl Tensor {
             src.mul(&Tensor::full_unchecked((), alpha_host, self.same_options())?)?
         };
         let idx = expand_along(&idx, d, src.dims())?;
-        if self.rank() >= 2 && matches!(self.dtype(), DType::F16 | DType::BF16) {
-            // torch's kernel for more than one dim sums reduced-precision values in f32 and
-            // rounds once; a vector's rounds at each addition.
+        let (rank, unit_alpha) = (self.rank(), alpha_host.to_f64() == 1.0);
+        if rank >= 2
+            && unit_alpha
+            && (d == 0 || d == rank - 1)
+            && matches!(self.dtype(), DType::F16 | DType::BF16)
+        {
+            // torch's kernel for a matrix's first or last dim with alpha 1 sums reduced-precision
+            // values in f32 and rounds once; its other paths (vectors, middle dims, a scaled
+            // source) round at each addition.
             let (me32, src32) = (me.to_dtype(DType::F32)?, src.to_dtype(DType::F32)?);
             let out = me32.scatter_raw(d, &idx, &src32, Some(ReduceOp::Sum), true)?;
             return out.to_dtype(self.dtype())?.reshape(self.dims().to_vec());

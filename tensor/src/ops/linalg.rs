@@ -352,8 +352,8 @@ impl Tensor {
                 None => Ok(y),
             };
         }
-        if bias.is_some() && weight.rank() != 2 {
-            // torch's linear with a bias is addmm, whose second matrix must be one
+        if bias.is_some() && weight.rank() != 2 && self.rank() == 2 {
+            // torch's linear of a matrix with a bias is addmm, whose second matrix must be one
             return Err(Error::shape(format!(
                 "addmm: mat2 must be a matrix, got {}-D tensor",
                 weight.rank()

@@ -162,3 +162,25 @@ fn half_precision_activation_gradients_round_once() {
         assert_eq!(got.to_f64_vec().unwrap(), want, "{name}");
     }
 }
+
+/// The gradient of a power by a number is torch's `g * (e * x ** (e - 1))` with that power taken
+/// by a number again (its shortcuts included): `x ** 0.5` at `[-0, -inf, 4]` gives `[-inf, nan,
+/// 0.25]`, `x ** 1.5` gives `[-0, nan, 3]`, `x ** 0` gives 0, `x ** 4` at 1.1 gives
+/// 5.324000000000002 (`4 * (x * x * x)`), and twice through `x ** 3` at 1.5: 6.75, then 9.
+#[test]
+fn powers_by_numbers_differentiate_through_powers_by_numbers() -> Result<()> {
+    let inf = f64::INFINITY;
+    check!("x**0.5", grads(&[&[-0.0, -inf, 4.0]], |t| t[0].pow(0.5)), &[&[-inf, NAN, 0.25]]);
+    check!("x**1.5", grads(&[&[-0.0, -inf, 4.0]], |t| t[0].pow(1.5)), &[&[-0.0, NAN, 3.0]]);
+    check!("x**0", grads(&[&[2.0]], |t| t[0].pow(0)), &[&[0.0]]);
+    check!("x**4", grads(&[&[1.1]], |t| t[0].pow(4)), &[&[5.324000000000002]]);
+    let x = Tensor::from_vec(vec![1.5f64], [1])?.requires_grad_(true)?;
+    let y = x.pow(3)?.sum(Vec::<isize>::new(), false)?;
+    let gx = oxtorch_tensor::autograd::grad(&[y], std::slice::from_ref(&x), None, true, true, false)?
+        .remove(0)
+        .unwrap();
+    assert_eq!(gx.to_f64_vec()?, [6.75]);
+    gx.sum(Vec::<isize>::new(), false)?.backward()?;
+    assert_eq!(x.grad().unwrap().to_f64_vec()?, [9.0]);
+    Ok(())
+}

@@ -263,6 +263,61 @@ fn arange_and_linspace_are_torchs_bit_for_bit() -> Result<()> {
         3.3,
     ];
     assert_eq!(f32s(Tensor::linspace(-1.7, 3.3, 33, DType::F64)?), want);
+    // float64 `arange(-5.3, 50, 1.1)`: groups of 4 with fused multiply-adds, then the tail.
+    let want: &[f64] = &[
+        -5.3,
+        -4.199999999999999,
+        -3.0999999999999996,
+        -1.9999999999999996,
+        -0.8999999999999995,
+        0.20000000000000062,
+        1.3000000000000007,
+        2.400000000000001,
+        3.500000000000001,
+        4.600000000000001,
+        5.700000000000001,
+        6.800000000000001,
+        7.900000000000001,
+        9.000000000000002,
+        10.100000000000001,
+        11.200000000000001,
+        12.3,
+        13.4,
+        14.5,
+        15.600000000000001,
+        16.700000000000003,
+        17.800000000000004,
+        18.900000000000002,
+        20.000000000000004,
+        21.1,
+        22.200000000000003,
+        23.3,
+        24.400000000000002,
+        25.500000000000004,
+        26.600000000000005,
+        27.700000000000003,
+        28.800000000000004,
+        29.900000000000002,
+        31.000000000000004,
+        32.1,
+        33.2,
+        34.300000000000004,
+        35.400000000000006,
+        36.50000000000001,
+        37.6,
+        38.7,
+        39.800000000000004,
+        40.900000000000006,
+        42.0,
+        43.1,
+        44.2,
+        45.300000000000004,
+        46.4,
+        47.50000000000001,
+        48.6,
+        49.7,
+    ];
+    assert_eq!(f32s(Tensor::arange_step(-5.3, 50.0, 1.1, DType::F64)?), want);
     Ok(())
 }
 
@@ -282,5 +337,44 @@ fn repeated_or_empty_dim_lists() -> Result<()> {
     assert_eq!(all.to_f64_vec()?, [0.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
     let any = x.to_dtype(DType::U8)?.any_dim(Vec::<isize>::new(), true)?;
     assert_eq!((any.dtype(), any.dims().to_vec()), (DType::U8, vec![2, 3]));
+    Ok(())
+}
+
+/// torch's index_add sums reduced-precision values in f32 only for a first or last dim with alpha
+/// 1: float16 `zeros(3, 5).index_add(0, zeros(5), rows 2048, 1, 1, 1, 1)` is 2052, with `alpha=3`
+/// 6160 (rounded at each addition), and along the middle dim of `[2, 3, 4]` 2048.
+#[test]
+fn half_index_add_rounds_once_only_where_torch_does() -> Result<()> {
+    let mut rows = vec![1.0f64; 25];
+    rows[..5].fill(2048.0);
+    let src = Tensor::from_vec(rows, [5, 5])?.to_dtype(DType::F16)?;
+    let idx = Tensor::zeros([5], DType::I64)?;
+    let x = Tensor::zeros([3, 5], DType::F16)?;
+    assert_eq!(x.index_add(0, &idx, &src, 1)?.to_f64_vec()?[0], 2052.0);
+    assert_eq!(x.index_add(0, &idx, &src, 3)?.to_f64_vec()?[0], 6160.0);
+    let mut mid = vec![1.0f64; 40];
+    for n in 0..2 {
+        mid[n * 20..n * 20 + 4].fill(2048.0);
+    }
+    let src = Tensor::from_vec(mid, [2, 5, 4])?.to_dtype(DType::F16)?;
+    let out = Tensor::zeros([2, 3, 4], DType::F16)?.index_add(1, &idx, &src, 1)?;
+    assert_eq!(out.to_f64_vec()?[0], 2048.0);
+    Ok(())
+}
+
+/// `linear` with a vector weight and a bias works on a vector input (torch: `linear(ones(3),
+/// ones(3), tensor(1.))` is 4); `f16.masked_fill(m, tensor(1e6))` overflows as the number does;
+/// dropout at p = 1 keeps a bool tensor bool.
+#[test]
+fn vector_linear_tensor_fill_values_and_bool_dropout() -> Result<()> {
+    let v = Tensor::ones([3], DType::F32)?;
+    let y = v.linear(&v, Some(&Tensor::scalar_tensor(1.0, DType::F32)?))?;
+    assert_eq!((y.dims().to_vec(), y.to_f64_vec()?), (vec![], vec![4.0]));
+    let h = Tensor::ones([2], DType::F16)?;
+    let m = Tensor::from_vec(vec![true, false], [2])?;
+    let e = h.masked_fill(&m, Tensor::scalar_tensor(1e6, DType::F32)?).unwrap_err().to_string();
+    assert!(e.contains("c10::Half without overflow"), "{e}");
+    let d = m.dropout(1.0, true)?;
+    assert_eq!((d.dtype(), d.to_f64_vec()?), (DType::Bool, vec![0.0, 0.0]));
     Ok(())
 }

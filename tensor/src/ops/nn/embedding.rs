@@ -1,7 +1,7 @@
 //! `embedding` (one `NnOp::Embedding` prim), `one_hot` (a comparison) and `dropout` (a seeded mask).
 
 use oxtorch_core::ops::{NnOp, Prim};
-use oxtorch_core::{DType, Error, Result, Scalar};
+use oxtorch_core::{DType, Error, Result};
 
 use crate::dispatch::apply1;
 use crate::Tensor;
@@ -98,8 +98,9 @@ impl Tensor {
             return Ok(self.clone());
         }
         if p == 1.0 {
-            // (torch multiplies by zero: integers stay integers, NaN stays NaN)
-            return self.mul(Scalar::Int(0));
+            // (torch multiplies by a zero of the input's own type: integers and bools keep their
+            // dtype, NaN stays NaN)
+            return self.mul(&Tensor::zeros((), self.same_options())?);
         }
         if !self.dtype().is_float() {
             return Err(Error::UnsupportedDType { op: "dropout", dtype: self.dtype() });
@@ -131,7 +132,7 @@ impl Tensor {
             return Ok(self.clone());
         }
         if p == 1.0 {
-            return self.mul(Scalar::Int(0));
+            return self.mul(&Tensor::zeros((), self.same_options())?);
         }
         if !self.dtype().is_float() {
             return Err(Error::UnsupportedDType { op: "feature_dropout", dtype: self.dtype() });

@@ -195,8 +195,17 @@ impl Tensor {
         let y = if training {
             let count = self.numel() / c.max(1);
             if count == 0 {
-                // An empty batch: nothing to normalise, the running statistics as they were.
-                return Ok(self.clone());
+                // An empty batch: nothing to normalise, the running statistics as they were. As
+                // torch, `input * weight[0] + bias[0]`, so that the parameters stay in the graph
+                // (their gradients are zeros, not missing).
+                let mut out = self.mul(1)?;
+                if let Some(w) = weight.filter(|w| w.numel() > 0) {
+                    out = out.mul(&w.select(0, 0)?)?;
+                }
+                if let Some(b) = bias.filter(|b| b.numel() > 0) {
+                    out = out.add(&b.select(0, 0)?)?;
+                }
+                return Ok(out);
             }
             if count == 1 {
                 return Err(Error::msg(format!(
