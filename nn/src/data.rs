@@ -46,6 +46,9 @@ pub struct TensorDataset {
 impl TensorDataset {
     /// All tensors must have the same first-dim size.
     pub fn new(tensors: Vec<Tensor>) -> Result<Self> {
+        if tensors.iter().any(|t| t.rank() == 0) {
+            return Err(Error::msg("Dimension specified as 0 but tensor has no dimensions"));
+        }
         let n = tensors.first().map(|t| t.dims().first().copied().unwrap_or(0));
         if tensors.iter().any(|t| t.dims().first().copied() != n) {
             return Err(Error::msg("Size mismatch between tensors"));
@@ -147,6 +150,10 @@ impl<D: Dataset + 'static> DataLoader<D> {
         let n = self.dataset.len();
         if !self.shuffle {
             return Ok((0..n).collect());
+        }
+        if n == 0 {
+            // torch's RandomSampler
+            return Err(Error::msg("num_samples should be a positive integer value, but got num_samples=0"));
         }
         let gen = Generator::new(self.seed.wrapping_add(epoch.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
         // Sorting random keys: f64 ones (53 bits), so that ties, which a stable sort leaves in

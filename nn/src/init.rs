@@ -128,11 +128,14 @@ pub fn xavier_normal_(t: &Tensor, gain: f64) -> Result<()> {
 
 fn kaiming_std(t: &Tensor, a: f64, mode: &str, nonlinearity: &str) -> Result<f64> {
     let (fan_in, fan_out) = calculate_fan_in_and_fan_out(t)?;
-    let fan = match mode {
+    // (torch lowercases the mode first)
+    let fan = match mode.to_lowercase().as_str() {
         "fan_in" => fan_in,
         "fan_out" => fan_out,
-        other => {
-            return Err(Error::msg(format!("Mode {other} not supported, please use one of fan_in, fan_out")))
+        _ => {
+            return Err(Error::msg(format!(
+                "Mode {mode} not supported, please use one of ['fan_in', 'fan_out']"
+            )))
         }
     };
     Ok(calculate_gain(nonlinearity, Some(a))? / (fan.max(1) as f64).sqrt())

@@ -348,7 +348,8 @@ pub trait ModuleExt: Module {
 
     /// Copies a state dict into the parameters and buffers (torch's `load_state_dict`). Shape
     /// mismatches are always errors; with `strict`, missing and unexpected keys are too (the error
-    /// lists them all, as torch's does), otherwise they are returned.
+    /// lists them all, as torch's does), otherwise they are returned. As in torch, the entries
+    /// that fit are copied even when an error is returned.
     fn load_state_dict(&mut self, sd: &StateDict, strict: bool) -> Result<IncompatibleKeys> {
         let type_name = self.type_name();
         let mut keys = IncompatibleKeys::default();
@@ -382,12 +383,7 @@ pub trait ModuleExt: Module {
             problems.push(format!("Unexpected key(s) in state_dict: {}. ", quoted(&keys.unexpected_keys)));
         }
         problems.extend(mismatches);
-        if !problems.is_empty() {
-            return Err(Error::msg(format!(
-                "Error(s) in loading state_dict for {type_name}:\n\t{}",
-                problems.join("\n\t")
-            )));
-        }
+        // As torch: every entry that fits is copied, then the problems (if any) are reported.
         let by_name: std::collections::HashMap<String, Tensor> = targets.into_iter().collect();
         let mut result = Ok(());
         oxtorch_autograd::no_grad(|| {
@@ -408,7 +404,14 @@ pub trait ModuleExt: Module {
                 }
             })
         });
-        result.map(|_| keys)
+        result?;
+        if !problems.is_empty() {
+            return Err(Error::msg(format!(
+                "Error(s) in loading state_dict for {type_name}:\n\t{}",
+                problems.join("\n\t")
+            )));
+        }
+        Ok(keys)
     }
 
     /// Sets training mode on the whole tree (torch's `train(mode)`).

@@ -1,6 +1,6 @@
 //! `Bilinear`.
 
-use oxtorch_tensor::{DType, Result, Tensor};
+use oxtorch_tensor::{DType, Error, Result, Tensor};
 
 use crate::init;
 
@@ -17,7 +17,12 @@ pub struct Bilinear {
 impl Bilinear {
     /// A float32 layer with torch's initialisation.
     pub fn new(in1_features: usize, in2_features: usize, out_features: usize, bias: bool) -> Result<Self> {
-        let bound = if in1_features > 0 { 1.0 / (in1_features as f64).sqrt() } else { 0.0 };
+        if in1_features == 0 {
+            return Err(Error::msg(format!(
+                "in1_features must be > 0, but got (in1_features={in1_features})"
+            )));
+        }
+        let bound = 1.0 / (in1_features as f64).sqrt();
         let weight = Tensor::empty([out_features, in1_features, in2_features], DType::F32)?;
         init::uniform_(&weight, -bound, bound)?;
         let bias = if bias {

@@ -77,10 +77,15 @@ impl<const N: usize> ConvNd<N> {
             return Err(Error::msg("padding='same' is not supported for strided convolutions"));
         }
         let g = options.groups;
-        if g == 0 || !in_channels.is_multiple_of(g) || !out_channels.is_multiple_of(g) {
-            return Err(Error::msg(format!(
-                "in_channels ({in_channels}) and out_channels ({out_channels}) must be divisible by groups ({g})"
-            )));
+        // torch's checks, in its order
+        if g == 0 {
+            return Err(Error::msg("groups must be a positive integer"));
+        }
+        if !in_channels.is_multiple_of(g) {
+            return Err(Error::msg("in_channels must be divisible by groups"));
+        }
+        if !out_channels.is_multiple_of(g) {
+            return Err(Error::msg("out_channels must be divisible by groups"));
         }
         let kernel: Vec<usize> = match kernel_size.len() {
             1 => vec![kernel_size[0]; N],

@@ -3,14 +3,13 @@
 use oxtorch_tensor::{DType, Error, Result, Tensor};
 
 use crate::functional as F;
-use crate::module::{Buffer, Forward};
+use crate::module::{Buffer, Forward, Member, MemberMut, Module};
 
 /// torch's `nn.InstanceNorm1d/2d/3d(num_features, eps=1e-5, momentum=0.1, affine=False,
 /// track_running_stats=False)`: each sample's channels normalised over their own spatial dims.
 /// With `track_running_stats`, training updates running statistics that evaluation then uses.
 /// State dict as batch norm's: `weight`, `bias`, `running_mean`, `running_var`,
 /// `num_batches_tracked`.
-#[derive(oxtorch_nn_derive::Module)]
 pub struct InstanceNorm {
     /// per-channel scale (with `affine`)
     pub weight: Option<Tensor>,
@@ -23,18 +22,14 @@ pub struct InstanceNorm {
     /// kept for torch's state dict (instance norm does not count batches)
     pub num_batches_tracked: Option<Buffer>,
     /// running-statistics factor (`None`: 0, as torch passes it)
-    #[module(skip)]
     pub momentum: Option<f64>,
     /// added to the variance
-    #[module(skip)]
     pub eps: f64,
     /// training mode
     pub training: bool,
     /// the channels
-    #[module(skip)]
     num_features: usize,
     /// the rank of an unbatched input (2, 3 or 4 for the 1d, 2d and 3d kinds)
-    #[module(skip)]
     unbatched_rank: usize,
 }
 
@@ -130,6 +125,51 @@ impl Forward for InstanceNorm {
         } else {
             Ok(out)
         }
+    }
+}
+
+impl Module for InstanceNorm {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
+        for (n, t) in [("weight", &self.weight), ("bias", &self.bias)] {
+            if let Some(t) = t {
+                f(n, Member::Param(t));
+            }
+        }
+        for (n, b) in [
+            ("running_mean", &self.running_mean),
+            ("running_var", &self.running_var),
+            ("num_batches_tracked", &self.num_batches_tracked),
+        ] {
+            if let Some(b) = b {
+                f(n, Member::Buffer(&b.0));
+            }
+        }
+    }
+    fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
+        for (n, t) in [("weight", &mut self.weight), ("bias", &mut self.bias)] {
+            if let Some(t) = t {
+                f(n, MemberMut::Param(t));
+            }
+        }
+        for (n, b) in [
+            ("running_mean", &mut self.running_mean),
+            ("running_var", &mut self.running_var),
+            ("num_batches_tracked", &mut self.num_batches_tracked),
+        ] {
+            if let Some(b) = b {
+                f(n, MemberMut::Buffer(&mut b.0));
+            }
+        }
+    }
+    /// torch's class name: `InstanceNorm1d`, `InstanceNorm2d` or `InstanceNorm3d`.
+    fn type_name(&self) -> &'static str {
+        ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"][self.unbatched_rank - 2]
+    }
+    fn set_training(&mut self, training: bool) {
+        self.training = training;
+    }
+    fn training_flag(&self) -> Option<bool> {
+        Some(self.training)
     }
 }
 

@@ -72,8 +72,11 @@ impl RnnCore {
         if options.proj_size > 0 && gates != 4 {
             return Err(Error::msg("proj_size argument is only supported for LSTM, not RNN or GRU"));
         }
+        if input_size == 0 {
+            return Err(Error::msg("input_size must be greater than zero"));
+        }
         if options.num_layers == 0 {
-            return Err(Error::msg("num_layers must be greater than or equal to 1"));
+            return Err(Error::msg("num_layers must be greater than zero"));
         }
         if !(0.0..=1.0).contains(&options.dropout) {
             return Err(Error::msg(

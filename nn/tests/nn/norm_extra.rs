@@ -213,3 +213,48 @@ fn empty_batches_integer_inputs_and_zero_windows() -> Result<()> {
     assert!(F::local_response_norm(&Tensor::ones([1, 2, 3], ())?, 0, 1e-4, 0.75, 1.0).is_err());
     Ok(())
 }
+
+/// torch 2.15's constructor and loading behaviour: `load_state_dict` copies the entries that fit
+/// before reporting the rest (`Linear(2, 2)` given only a weight of 7s holds them after the error);
+/// kaiming's mode is case-insensitive (`Mode fan not supported, please use one of ['fan_in',
+/// 'fan_out']`); `Bilinear(0, ..)`, `RNN(0, ..)` and conv groups give torch's errors in its
+/// order; an instance norm names its class; a shuffled empty loader and a 0-d dataset tensor are
+/// torch's errors.
+#[test]
+fn constructor_and_loading_errors_are_torchs() -> Result<()> {
+    let mut lin = Linear::new(2, 2, true)?;
+    let mut sd = oxtorch_nn::StateDict::new();
+    sd.insert("weight", Tensor::full([2, 2], 7.0, DType::F32)?);
+    let e = lin.load_state_dict(&sd, true).unwrap_err().to_string();
+    assert!(e.contains("Missing key(s) in state_dict: \"bias\""), "{e}");
+    assert_eq!(lin.weight.to_f64_vec()?, [7.0; 4]);
+
+    let w = Tensor::empty([3, 3], DType::F32)?;
+    init::kaiming_uniform_(&w, 0.0, "FAN_IN", "relu")?;
+    let e = init::kaiming_uniform_(&w, 0.0, "fan", "relu").unwrap_err().to_string();
+    assert!(e.contains("Mode fan not supported, please use one of ['fan_in', 'fan_out']"), "{e}");
+
+    let e = Bilinear::new(0, 2, 3, true).err().unwrap().to_string();
+    assert!(e.contains("in1_features must be > 0, but got (in1_features=0)"), "{e}");
+    let e = RNN::new(0, 3, "tanh", RnnOptions::default()).err().unwrap().to_string();
+    assert!(e.contains("input_size must be greater than zero"), "{e}");
+    let groups = |g, i, o| Conv2d::new(i, o, &[3], ConvOptions { groups: g, ..Default::default() });
+    assert!(groups(0, 3, 4).err().unwrap().to_string().contains("groups must be a positive integer"));
+    assert!(groups(2, 3, 4).err().unwrap().to_string().contains("in_channels must be divisible by groups"));
+    assert!(groups(2, 4, 3).err().unwrap().to_string().contains("out_channels must be divisible by groups"));
+
+    let mut inorm = InstanceNorm2d::new_2d(3)?;
+    let mut with_stats = oxtorch_nn::StateDict::new();
+    with_stats.insert("running_mean", Tensor::zeros([3], DType::F32)?);
+    let e = inorm.load_state_dict(&with_stats, true).unwrap_err().to_string();
+    assert!(e.contains("state_dict for InstanceNorm2d"), "{e}");
+
+    use oxtorch_nn::data::{DataLoader, TensorDataset};
+    let empty = TensorDataset::new(vec![Tensor::zeros([0, 2], DType::F32)?])?;
+    let loader = DataLoader::new(empty, 4)?.shuffle(0);
+    let e = loader.epoch(0).err().unwrap().to_string();
+    assert!(e.contains("num_samples should be a positive integer value, but got num_samples=0"), "{e}");
+    let e = TensorDataset::new(vec![Tensor::scalar_tensor(1.0, DType::F32)?]).err().unwrap().to_string();
+    assert!(e.contains("Dimension specified as 0 but tensor has no dimensions"), "{e}");
+    Ok(())
+}
