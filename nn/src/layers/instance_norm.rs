@@ -2,6 +2,7 @@
 
 use oxtorch_tensor::{DType, Error, Result, Tensor};
 
+use super::norm::{visit_norm_members, visit_norm_members_mut};
 use crate::functional as F;
 use crate::module::{Buffer, Forward, Member, MemberMut, Module};
 
@@ -130,36 +131,18 @@ impl Forward for InstanceNorm {
 
 impl Module for InstanceNorm {
     fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
-        for (n, t) in [("weight", &self.weight), ("bias", &self.bias)] {
-            if let Some(t) = t {
-                f(n, Member::Param(t));
-            }
-        }
-        for (n, b) in [
-            ("running_mean", &self.running_mean),
-            ("running_var", &self.running_var),
-            ("num_batches_tracked", &self.num_batches_tracked),
-        ] {
-            if let Some(b) = b {
-                f(n, Member::Buffer(&b.0));
-            }
-        }
+        visit_norm_members(
+            [&self.weight, &self.bias],
+            [&self.running_mean, &self.running_var, &self.num_batches_tracked],
+            f,
+        );
     }
     fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        for (n, t) in [("weight", &mut self.weight), ("bias", &mut self.bias)] {
-            if let Some(t) = t {
-                f(n, MemberMut::Param(t));
-            }
-        }
-        for (n, b) in [
-            ("running_mean", &mut self.running_mean),
-            ("running_var", &mut self.running_var),
-            ("num_batches_tracked", &mut self.num_batches_tracked),
-        ] {
-            if let Some(b) = b {
-                f(n, MemberMut::Buffer(&mut b.0));
-            }
-        }
+        visit_norm_members_mut(
+            [&mut self.weight, &mut self.bias],
+            [&mut self.running_mean, &mut self.running_var, &mut self.num_batches_tracked],
+            f,
+        );
     }
     /// torch's class name: `InstanceNorm1d`, `InstanceNorm2d` or `InstanceNorm3d`.
     fn type_name(&self) -> &'static str {

@@ -273,38 +273,61 @@ impl Forward for BatchNorm {
     }
 }
 
-impl Module for BatchNorm {
-    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
-        for (n, t) in [("weight", &self.weight), ("bias", &self.bias)] {
-            if let Some(t) = t {
-                f(n, Member::Param(t));
-            }
-        }
-        for (n, b) in [
-            ("running_mean", &self.running_mean),
-            ("running_var", &self.running_var),
-            ("num_batches_tracked", &self.num_batches_tracked),
-        ] {
-            if let Some(b) = b {
-                f(n, Member::Buffer(&b.0));
-            }
+/// The members batch and instance norms share, in torch's order and names: the affine `weight`
+/// and `bias` (parameters, when present), then `running_mean`, `running_var` and
+/// `num_batches_tracked` (buffers, when the statistics are tracked).
+pub(crate) fn visit_norm_members<'m>(
+    params: [&'m Option<Tensor>; 2],
+    buffers: [&'m Option<Buffer>; 3],
+    f: &mut dyn FnMut(&str, Member<'m>),
+) {
+    for (n, t) in ["weight", "bias"].into_iter().zip(params) {
+        if let Some(t) = t {
+            f(n, Member::Param(t));
         }
     }
+    for (n, b) in NORM_BUFFERS.into_iter().zip(buffers) {
+        if let Some(b) = b {
+            f(n, Member::Buffer(&b.0));
+        }
+    }
+}
+
+/// [`visit_norm_members`], mutably.
+pub(crate) fn visit_norm_members_mut(
+    params: [&mut Option<Tensor>; 2],
+    buffers: [&mut Option<Buffer>; 3],
+    f: &mut dyn FnMut(&str, MemberMut<'_>),
+) {
+    for (n, t) in ["weight", "bias"].into_iter().zip(params) {
+        if let Some(t) = t {
+            f(n, MemberMut::Param(t));
+        }
+    }
+    for (n, b) in NORM_BUFFERS.into_iter().zip(buffers) {
+        if let Some(b) = b {
+            f(n, MemberMut::Buffer(&mut b.0));
+        }
+    }
+}
+
+/// The running-statistics buffers' names.
+const NORM_BUFFERS: [&str; 3] = ["running_mean", "running_var", "num_batches_tracked"];
+
+impl Module for BatchNorm {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
+        visit_norm_members(
+            [&self.weight, &self.bias],
+            [&self.running_mean, &self.running_var, &self.num_batches_tracked],
+            f,
+        );
+    }
     fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        for (n, t) in [("weight", &mut self.weight), ("bias", &mut self.bias)] {
-            if let Some(t) = t {
-                f(n, MemberMut::Param(t));
-            }
-        }
-        for (n, b) in [
-            ("running_mean", &mut self.running_mean),
-            ("running_var", &mut self.running_var),
-            ("num_batches_tracked", &mut self.num_batches_tracked),
-        ] {
-            if let Some(b) = b {
-                f(n, MemberMut::Buffer(&mut b.0));
-            }
-        }
+        visit_norm_members_mut(
+            [&mut self.weight, &mut self.bias],
+            [&mut self.running_mean, &mut self.running_var, &mut self.num_batches_tracked],
+            f,
+        );
     }
     fn type_name(&self) -> &'static str {
         self.name
