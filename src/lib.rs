@@ -35,6 +35,12 @@ pub use oxtorch_nn as nn;
 pub use oxtorch_nn::optim;
 pub use oxtorch_tensor::autocast::{autocast, AutocastGuard};
 
+/// `torch.linalg`: inverses, solvers, determinants, decompositions (Cholesky, QR, eigh, SVD), norms
+/// and products, differentiable (see [`oxtorch_tensor::linalg`]).
+pub mod linalg {
+    pub use oxtorch_tensor::linalg::*;
+}
+
 /// torch's `torch.utils`: `utils::data` (datasets and loaders), `utils::checkpoint`.
 pub mod utils {
     pub use oxtorch_autograd::checkpoint;
@@ -171,4 +177,159 @@ pub fn result_type(a: &Tensor, b: &Tensor) -> DType {
 /// `torch.promote_types`
 pub fn promote_types(a: DType, b: DType) -> DType {
     oxtorch_core::promote_types(a, b)
+}
+
+/// `torch.cat`: tensors joined along an existing dim.
+pub fn cat(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+    Tensor::cat(tensors, dim)
+}
+
+/// `torch.stack`: tensors of one shape joined along a new dim.
+pub fn stack(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+    Tensor::stack(tensors, dim)
+}
+
+/// `torch.einsum`
+pub fn einsum(equation: &str, operands: &[&Tensor]) -> Result<Tensor> {
+    Tensor::einsum(equation, operands)
+}
+
+/// `torch.randperm`: a random permutation of `0..n` (int64 unless `opts` says otherwise).
+pub fn randperm(n: usize, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::randperm(n, opts)
+}
+
+/// `torch.zeros_like`
+pub fn zeros_like(t: &Tensor) -> Result<Tensor> {
+    t.zeros_like()
+}
+
+/// `torch.ones_like`
+pub fn ones_like(t: &Tensor) -> Result<Tensor> {
+    t.ones_like()
+}
+
+/// `torch.full_like`
+pub fn full_like(t: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
+    t.full_like(value)
+}
+
+/// `torch.isclose(a, b, rtol, atol, equal_nan)`
+pub fn isclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -> Result<Tensor> {
+    a.isclose(b, rtol, atol, equal_nan)
+}
+
+/// `torch.allclose(a, b, rtol, atol, equal_nan)` (torch's defaults are `1e-5, 1e-8, false`).
+pub fn allclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -> Result<bool> {
+    a.allclose(b, rtol, atol, equal_nan)
+}
+
+/// torch's `torch.special`: the special functions under their torch names.
+pub mod special {
+    use super::{DType, Operand, Result, Tensor};
+
+    /// `special.gammaln`: `ln |Γ(x)|`.
+    pub fn gammaln(x: &Tensor) -> Result<Tensor> {
+        x.lgamma()
+    }
+
+    /// `special.digamma`: `ψ(x) = Γ'(x) / Γ(x)`.
+    pub fn digamma(x: &Tensor) -> Result<Tensor> {
+        x.digamma()
+    }
+
+    /// `special.psi`: the digamma function.
+    pub fn psi(x: &Tensor) -> Result<Tensor> {
+        x.digamma()
+    }
+
+    /// `special.polygamma(n, x)`: the n-th derivative of digamma.
+    pub fn polygamma(n: i64, x: &Tensor) -> Result<Tensor> {
+        x.polygamma(n)
+    }
+
+    /// `special.multigammaln(x, p)`: the log of the multivariate gamma function of dimension `p`.
+    pub fn multigammaln(x: &Tensor, p: i64) -> Result<Tensor> {
+        x.mvlgamma(p)
+    }
+
+    /// `special.xlogy(x, y)`: `x · ln y`, 0 where `x = 0`.
+    pub fn xlogy(x: &Tensor, y: impl Into<Operand>) -> Result<Tensor> {
+        x.xlogy(y)
+    }
+
+    /// `special.xlog1py(x, y)`: `x · ln(1 + y)`, 0 where `x = 0`.
+    pub fn xlog1py(x: &Tensor, y: impl Into<Operand>) -> Result<Tensor> {
+        x.xlog1py(y)
+    }
+
+    /// `special.entr(x)`: `-x ln x` for `x > 0`, 0 at 0, -∞ below.
+    pub fn entr(x: &Tensor) -> Result<Tensor> {
+        x.entr()
+    }
+
+    /// `special.sinc(x)`: `sin(πx) / (πx)`.
+    pub fn sinc(x: &Tensor) -> Result<Tensor> {
+        x.sinc()
+    }
+
+    /// `special.expit(x)`: the logistic sigmoid.
+    pub fn expit(x: &Tensor) -> Result<Tensor> {
+        x.sigmoid()
+    }
+
+    /// `special.logit(x, eps)`
+    pub fn logit(x: &Tensor, eps: Option<f64>) -> Result<Tensor> {
+        x.logit(eps)
+    }
+
+    /// `special.erf(x)`
+    pub fn erf(x: &Tensor) -> Result<Tensor> {
+        x.erf()
+    }
+
+    /// `special.erfc(x)`
+    pub fn erfc(x: &Tensor) -> Result<Tensor> {
+        x.erfc()
+    }
+
+    /// `special.erfinv(x)`
+    pub fn erfinv(x: &Tensor) -> Result<Tensor> {
+        x.erfinv()
+    }
+
+    /// `special.ndtr(x)`: the standard normal CDF `(1 + erf(x / √2)) / 2`.
+    pub fn ndtr(x: &Tensor) -> Result<Tensor> {
+        x.ndtr()
+    }
+
+    /// `special.exp2(x)`
+    pub fn exp2(x: &Tensor) -> Result<Tensor> {
+        x.exp2()
+    }
+
+    /// `special.expm1(x)`
+    pub fn expm1(x: &Tensor) -> Result<Tensor> {
+        x.expm1()
+    }
+
+    /// `special.log1p(x)`
+    pub fn log1p(x: &Tensor) -> Result<Tensor> {
+        x.log1p()
+    }
+
+    /// `special.round(x)`
+    pub fn round(x: &Tensor) -> Result<Tensor> {
+        x.round()
+    }
+
+    /// `special.softmax(x, dim, dtype)`
+    pub fn softmax(x: &Tensor, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
+        x.softmax(dim, dtype)
+    }
+
+    /// `special.log_softmax(x, dim, dtype)`
+    pub fn log_softmax(x: &Tensor, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
+        x.log_softmax(dim, dtype)
+    }
 }

@@ -26,6 +26,8 @@ mod reductions;
 mod second_order;
 #[path = "gradcheck_ops/shape.rs"]
 mod shape;
+#[path = "gradcheck_ops/special.rs"]
+mod special;
 
 use common::Case;
 
@@ -58,4 +60,5 @@ pub const FAMILIES: &[Family] = &[
     ("padding", shape::padding_cases, 8),
     ("views", shape::views_cases, 25),
     ("inplace", inplace::inplace_cases, 10),
+    ("special_and_composite", special::special_cases, 30),
 ];

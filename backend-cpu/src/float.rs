@@ -113,6 +113,10 @@ pub trait AccFloat:
     fn erfc(self) -> Self;
     /// inverse error function
     fn erfinv(self) -> Self;
+    /// `ln |Γ(x)|`
+    fn lgamma(self) -> Self;
+    /// `ψ⁽ⁿ⁾(x)`, the n-th derivative of the digamma function (`n = 0`: digamma)
+    fn polygamma(self, n: u32) -> Self;
     /// ±∞ test
     fn is_infinite(self) -> bool;
     /// `e^x`, vectorisable for f32 (about 1 ulp; std's `exp` for f64)
@@ -125,7 +129,7 @@ pub trait AccFloat:
 }
 
 macro_rules! acc_float {
-    ($t:ty) => {
+    ($t:ty, $lgamma:path, $polygamma:path) => {
         impl AccFloat for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -274,6 +278,14 @@ macro_rules! acc_float {
                 crate::math::special::erfinv(self as f64) as $t
             }
             #[inline(always)]
+            fn lgamma(self) -> Self {
+                $lgamma(self)
+            }
+            #[inline(always)]
+            fn polygamma(self, n: u32) -> Self {
+                $polygamma(n, self)
+            }
+            #[inline(always)]
             fn is_infinite(self) -> bool {
                 <$t>::is_infinite(self)
             }
@@ -292,8 +304,8 @@ macro_rules! acc_float {
         }
     };
 }
-acc_float!(f32);
-acc_float!(f64);
+acc_float!(f32, crate::math::gamma::lgammaf, crate::math::gamma::polygammaf);
+acc_float!(f64, crate::math::gamma::lgamma, crate::math::gamma::polygamma);
 
 /// The kernels' fast paths: the vectorisable f32 versions, and std/fdlibm for f64.
 pub trait FastMath {

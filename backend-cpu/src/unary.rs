@@ -63,6 +63,8 @@ fn float_unary<T: Float>(op: UnaryOp, v: &[T], l: &Layout) -> Result<CpuStorage>
         UnaryOp::Erf => m!(|x: A<T>| x.erf()),
         UnaryOp::Erfc => m!(|x: A<T>| x.erfc()),
         UnaryOp::Erfinv => m!(|x: A<T>| x.erfinv()),
+        UnaryOp::Lgamma => m!(|x: A<T>| x.lgamma()),
+        UnaryOp::Polygamma(n) => m!(move |x: A<T>| x.polygamma(n)),
         UnaryOp::Frac => m!(|x: A<T>| x - x.trunc()),
         // torch computes logit in the storage type (each step rounded, even for f16/bf16).
         UnaryOp::Logit { eps } => {

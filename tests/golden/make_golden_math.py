@@ -478,6 +478,102 @@ def cast_cases():
                  lambda x, dst=dst: x.to(DTYPES[dst]))
 
 
+# ---------------------------------------------------------------------------------------------------
+# special functions and composite pointwise ops (appended last: earlier cases keep their inputs)
+
+SPECIAL_UNARY = [
+    ("lgamma", {}, torch.lgamma, lambda s, d: uniform(-4.5, 12, s, d)),
+    ("digamma", {}, torch.digamma, lambda s, d: uniform(-4.5, 12, s, d)),
+    ("polygamma", {"n": 1}, lambda x: torch.polygamma(1, x), lambda s, d: uniform(-4.5, 12, s, d)),
+    ("polygamma", {"n": 2}, lambda x: torch.polygamma(2, x), lambda s, d: uniform(-4.5, 12, s, d)),
+    ("polygamma", {"n": 3}, lambda x: torch.polygamma(3, x), lambda s, d: uniform(0.1, 12, s, d)),
+    ("sinc", {}, torch.sinc, None),
+    ("signbit", {}, torch.signbit, None),
+    ("entr", {}, torch.special.entr, lambda s, d: uniform(-0.5, 4, s, d)),
+    ("ndtr", {}, torch.special.ndtr, None),
+    ("mvlgamma", {"p": 3}, lambda x: torch.mvlgamma(x, 3), lambda s, d: uniform(1.2, 6, s, d)),
+]
+
+SPECIAL_BINARY = {
+    "fmax": torch.fmax,
+    "fmin": torch.fmin,
+    "xlogy": torch.xlogy,
+    "xlog1py": torch.special.xlog1py,
+    "float_power": torch.float_power,
+}
+
+
+def special_cases():
+    for op, args, fn, gen in SPECIAL_UNARY:
+        tag = op + "".join(f"/{k}={v}" for k, v in args.items())
+        for dt in ALL:
+            if op == "mvlgamma" and dt not in FLOATS:
+                continue
+            x = gen([3, 4], dt) if gen and dt in FLOATS else general([3, 4], dt)
+            unary_case(f"unary/{tag}/{dt}", op, args, fn, x)
+        for dt in FLOATS:
+            unary_case(f"unary/{tag}/{dt}/special", op, args, fn, cast(SPECIAL, dt).reshape(4, 4))
+        unary_case(f"unary/{tag}/f32/transpose", op, args, fn, general([4, 3], "f32"), "transpose")
+        unary_case(f"unary/{tag}/f16/empty", op, args, fn, cast(np.zeros([0, 3]), "f16"))
+    # Poles, zeros of the gamma function's log, the negative axis, large arguments.
+    edge = [0.0, -0.0, -1.0, -2.0, -2.5, -0.5, 1.0, 2.0, 0.5, 1e-8, 1e-300, 1e6, 1e17, 3e17, 171.5,
+            2.5e305, -1e-8, -100.5, NAN, INF, -INF]
+    for dt in ("f32", "f64"):
+        y = cast(np.concatenate([np.linspace(-9.75, 30, 160), edge]), dt)
+        for op, args, fn, _ in SPECIAL_UNARY[:5]:
+            tag = op + "".join(f"/{k}={v}" for k, v in args.items())
+            unary_case(f"unary/{tag}/{dt}/wide", op, args, fn, y)
+    add_case("unary/polygamma/negative_n", {"kind": "unary", "op": "polygamma", "args": {"n": -1}},
+             [general([3], "f32")], lambda x: torch.polygamma(-1, x))
+    for op, fn in SPECIAL_BINARY.items():
+        for dt in ALL:
+            a, b = general([3, 1], dt), general([1, 4], dt)
+            add_case(f"binary/{op}/{dt}/3x1_1x4", {"kind": "binary", "op": op}, [a, b], fn)
+        for tag, da, sa, db, sb in MIXED:
+            a, b = general(sa, da), general(sb, db)
+            add_case(f"binary/{op}/mixed/{tag}", {"kind": "binary", "op": op}, [a, b], fn)
+        sp = [NAN, INF, -INF, -0.0, 0.0, 1.0, -2.5, 7.0]
+        for dt in FLOATS:
+            a, b = cast(sp, dt).reshape(8, 1), cast(sp, dt).reshape(1, 8)
+            add_case(f"binary/{op}/{dt}/special", {"kind": "binary", "op": op}, [a, b], fn)
+        a, b = general([4, 3], "f32"), general([3, 8], "f32")
+        meta = {"kind": "binary", "op": op, "in0_view": "transpose", "in1_view": "step"}
+        add_case(f"binary/{op}/f32/views", meta, [a, b], fn)
+    for op in ("xlogy", "float_power"):
+        for s in (2, 2.5, -0.0):
+            for dt in ("i32", "f16", "f32", "f64"):
+                meta = {"kind": "binary", "op": op, "scalar": scalar_meta(s)}
+                add_case(f"binary/{op}/{dt}/scalar={s!r}", meta, [general([3, 4], dt)],
+                         lambda x, fn=SPECIAL_BINARY[op], s=s: fn(x, s))
+    for dt in ALL:
+        a, b = general([3, 4], dt), general([4], dt)
+        add_case(f"binary/heaviside/{dt}", {"kind": "binary", "op": "heaviside"}, [a, b], torch.heaviside)
+    for dt in FLOATS:
+        a, b = cast(sp, dt), cast([0.5, -1, 2, NAN, 3, 4, 5, 6], dt)
+        add_case(f"binary/heaviside/{dt}/special", {"kind": "binary", "op": "heaviside"}, [a, b],
+                 torch.heaviside)
+    add_case("binary/heaviside/mixed", {"kind": "binary", "op": "heaviside"},
+             [general([3], "f32"), general([3], "f64")], torch.heaviside)
+    for op, fn in (("addcmul", torch.addcmul), ("addcdiv", torch.addcdiv)):
+        for dt in ("i64", "f16", "bf16", "f32", "f64"):
+            for value in (1, 0.5, -2):
+                ins = [general([3, 1], dt), general([1, 4], dt), nonzero([4], dt)]
+                meta = {"kind": "addc", "op": op, "scalar": scalar_meta(value)}
+                add_case(f"{op}/{dt}/value={value!r}", meta, ins, lambda *t, fn=fn, v=value: fn(*t, value=v))
+        ins = [general([3, 4], "f16"), general([3, 4], "f32"), nonzero([3, 4], "f64")]
+        meta = {"kind": "addc", "op": op, "scalar": scalar_meta(1.5)}
+        add_case(f"{op}/mixed", meta, ins, lambda *t, fn=fn: fn(*t, value=1.5))
+    for rtol, atol, equal_nan in ((1e-5, 1e-8, False), (0.1, 0.0, True), (0.0, 0.0, False), (-1.0, 0.0, False)):
+        for dt in ALL:
+            a = general([4, 4], dt) if dt not in FLOATS else cast(SPECIAL, dt).reshape(4, 4)
+            b = a.clone() if dt == "bool" else torch.where(torch.arange(16).reshape(4, 4) % 3 == 0, a, a * 1.05 if dt in FLOATS else a + 1)
+            meta = {"kind": "isclose", "op": "isclose", "args": {"rtol": rtol, "atol": atol, "equal_nan": equal_nan}}
+            add_case(f"isclose/{dt}/rtol={rtol}/atol={atol}/equal_nan={equal_nan}", meta, [a, b],
+                     lambda a, b, r=rtol, t=atol, e=equal_nan: torch.isclose(a, b, r, t, e))
+    add_case("isclose/mixed", {"kind": "isclose", "op": "isclose", "args": {"rtol": 1e-5, "atol": 1e-8}},
+             [general([3], "f32"), general([3], "f64")], lambda a, b: torch.isclose(a, b))
+
+
 def main():
     unary_cases()
     binary_cases()
@@ -485,6 +581,7 @@ def main():
     lerp_cases()
     softmax_cases()
     cast_cases()
+    special_cases()
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "math.safetensors")
     g.save_deterministic(g.TENSORS, out, g.META)
     n_err = sum(1 for m in g.META.values() if '"error":true' in m)

@@ -2,6 +2,7 @@
 
 pub(crate) mod activation;
 pub(crate) mod fast;
+pub(crate) mod gamma;
 pub(crate) mod softmax;
 pub(crate) mod softmax_row;
 mod softmax_row_avx2;

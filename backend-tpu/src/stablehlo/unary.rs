@@ -89,6 +89,46 @@ pub fn float_unary(b: &mut FunctionBuilder, op: UnaryOp, x: &Value) -> Option<Va
         UnaryOp::Erf => simple(b, "chlo.erf"),
         UnaryOp::Erfc => simple(b, "chlo.erfc"),
         UnaryOp::Erfinv => simple(b, "chlo.erf_inv"),
+        UnaryOp::Lgamma => simple(b, "chlo.lgamma"),
+        UnaryOp::Polygamma(0) => {
+            // chlo.digamma gives NaN at ±0; torch gives -∞ at +0 and +∞ at -0 (`1/x` tells them
+            // apart).
+            let d = simple(b, "chlo.digamma");
+            let zero = c(b, 0.0);
+            let is_zero = b.compare("EQ", x, &zero);
+            let one = c(b, 1.0);
+            let inverse = b.same("stablehlo.divide", &[&one, x]);
+            let negative_zero = b.compare("LT", &inverse, &zero);
+            let (pos_inf, neg_inf) = (c(b, f64::INFINITY), c(b, f64::NEG_INFINITY));
+            let pole = b.select(&negative_zero, &pos_inf, &neg_inf);
+            b.select(&is_zero, &pole, &d)
+        }
+        UnaryOp::Polygamma(n) => {
+            // Where chlo.polygamma and torch differ: torch's trigamma is 0 at +∞ and NaN at -∞;
+            // higher orders are NaN at +∞ and (-1)^(n+1) ∞ at the poles 0, -1, ... and -∞
+            // (torch's float trigamma rounds sin(πx) at the negative integers to a huge finite
+            // value: those stay XLA's ∞).
+            let order = c(b, n as f64);
+            let p = b.same("chlo.polygamma", &[&order, x]);
+            let (pos_inf, neg_inf) = (c(b, f64::INFINITY), c(b, f64::NEG_INFINITY));
+            let at_pos_inf = b.compare("EQ", x, &pos_inf);
+            let at_neg_inf = b.compare("EQ", x, &neg_inf);
+            let (zero, nan) = (c(b, 0.0), c(b, f64::NAN));
+            let pole_value = if n % 2 == 1 { pos_inf.clone() } else { neg_inf.clone() };
+            if n == 1 {
+                let at_zero = b.compare("EQ", x, &zero);
+                let p = b.select(&at_zero, &pole_value, &p);
+                let p = b.select(&at_pos_inf, &zero, &p);
+                b.select(&at_neg_inf, &nan, &p)
+            } else {
+                let floor = simple(b, "stablehlo.floor");
+                let integer = b.compare("EQ", x, &floor);
+                let not_positive = b.compare("LE", x, &zero);
+                let pole = b.same("stablehlo.and", &[&integer, &not_positive]);
+                let p = b.select(&pole, &pole_value, &p);
+                b.select(&at_pos_inf, &nan, &p)
+            }
+        }
         UnaryOp::IsNan => b.compare("NE", x, x),
         UnaryOp::IsFinite => b.op("stablehlo.is_finite", &[x], "", with_element(&ty, ElementType::Pred)),
         UnaryOp::IsInf => {

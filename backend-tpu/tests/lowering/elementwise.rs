@@ -45,6 +45,8 @@ const UNARY: &[UnaryOp] = &[
     UnaryOp::Erf,
     UnaryOp::Erfc,
     UnaryOp::Erfinv,
+    UnaryOp::Lgamma,
+    UnaryOp::Polygamma(0),
     UnaryOp::Frac,
     UnaryOp::Logit { eps: None },
     UnaryOp::Logit { eps: Some(0.1) },
@@ -130,6 +132,33 @@ fn unary_ops_on_every_dtype() {
                     2.0
                 };
                 c.check_or_refused(&Prim::Unary(op), std::slice::from_ref(&x), tol);
+            }
+        }
+        // Higher polygamma orders away from the negative axis's poles, where torch's float
+        // trigamma rounds sin(πx) to a tiny number instead of zero (a huge finite value, where XLA
+        // gives ∞); ±∞ and 0 included.
+        let (s, d) = random(dtype, &[4, 9], 70 + k as u64, Mix::Plain);
+        let shifted = match &s {
+            CpuStorage::F32(v) => CpuStorage::F32(v.iter().map(|x| x.abs() + 0.01).collect()),
+            CpuStorage::F64(v) => CpuStorage::F64(v.iter().map(|x| x.abs() + 0.01).collect()),
+            other => other.clone(),
+        };
+        let edge_values = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 0.5, -2.5, 1.5, 7.0];
+        let edges = match dtype {
+            DType::F32 => CpuStorage::F32(edge_values.iter().map(|&v| v as f32).collect()),
+            DType::F64 => CpuStorage::F64(edge_values.to_vec().into()),
+            DType::F16 => {
+                CpuStorage::F16(edge_values.iter().map(|&v| oxtorch_core::f16::from_f64(v)).collect())
+            }
+            DType::BF16 => {
+                CpuStorage::BF16(edge_values.iter().map(|&v| oxtorch_core::bf16::from_f64(v)).collect())
+            }
+            _ => shifted.clone(),
+        };
+        let n = edge_values.len();
+        for op in [UnaryOp::Polygamma(1), UnaryOp::Polygamma(2), UnaryOp::Polygamma(3)] {
+            for x in [(shifted.clone(), d.clone()), (edges.clone(), vec![n])] {
+                c.check_or_refused(&Prim::Unary(op), std::slice::from_ref(&x), 10.0);
             }
         }
         // 0-d and empty inputs.

@@ -83,6 +83,10 @@ pub enum UnaryOp {
     Erfc,
     /// inverse error function
     Erfinv,
+    /// `ln |Γ(x)|`
+    Lgamma,
+    /// `ψ⁽ⁿ⁾(x)`, the n-th derivative of the digamma function `ψ = Γ'/Γ` (`n = 0`: digamma)
+    Polygamma(u32),
     /// `x - trunc(x)`
     Frac,
     /// `ln(z / (1 - z))` with `z = clamp(x, eps, 1 - eps)` when `eps` is given
@@ -196,6 +200,9 @@ impl UnaryOp {
             UnaryOp::Erf => "erf",
             UnaryOp::Erfc => "erfc",
             UnaryOp::Erfinv => "erfinv",
+            UnaryOp::Lgamma => "lgamma",
+            UnaryOp::Polygamma(0) => "digamma",
+            UnaryOp::Polygamma(_) => "polygamma",
             UnaryOp::Frac => "frac",
             UnaryOp::Logit { .. } => "logit",
             UnaryOp::RoundDecimals(_) => "round",
@@ -249,6 +256,8 @@ impl UnaryOp {
                 | UnaryOp::Erf
                 | UnaryOp::Erfc
                 | UnaryOp::Erfinv
+                | UnaryOp::Lgamma
+                | UnaryOp::Polygamma(_)
                 | UnaryOp::Logit { .. }
         )
     }

@@ -10,6 +10,7 @@
 
 mod construct;
 mod pairwise;
+mod pointwise;
 mod quantile;
 mod reduce;
 mod unique;

@@ -572,6 +572,24 @@ impl Tensor {
         self.unary(UnaryOp::Erfinv)
     }
 
+    /// `ln |Γ(x)|` (`torch.lgamma`): +∞ at 0 and the negative integers.
+    pub fn lgamma(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Lgamma)
+    }
+
+    /// The digamma function `ψ(x) = Γ'(x) / Γ(x)` (`torch.digamma`): -∞ at +0, +∞ at -0, NaN at
+    /// the negative integers.
+    pub fn digamma(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Polygamma(0))
+    }
+
+    /// The n-th derivative of the digamma function (`torch.polygamma(n, x)`): `n = 0` is digamma,
+    /// `n = 1` trigamma. A negative `n` is torch's error.
+    pub fn polygamma(&self, n: i64) -> Result<Tensor> {
+        let n = u32::try_from(n).map_err(|_| Error::msg("polygamma(n, x) does not support negative n."))?;
+        self.unary(UnaryOp::Polygamma(n))
+    }
+
     /// The fractional part `self - trunc(self)` (float dtypes only).
     pub fn frac(&self) -> Result<Tensor> {
         self.unary(UnaryOp::Frac)

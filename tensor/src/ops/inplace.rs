@@ -123,4 +123,40 @@ impl Tensor {
     pub fn div_(&self, other: impl Into<Operand>) -> Result<&Tensor> {
         self.binary_(other, BinaryOp::Div)
     }
+
+    /// Writes `op(self)` into `self`: torch's in-place form of an out-of-place op (`x.exp_()`,
+    /// `x.clamp_(..)`, `x.masked_fill_(..)`). `others` are the op's other tensor operands: when
+    /// autograd records and any operand requires grad, the op reads a copy of `self`, so that what
+    /// it saves for its backward is not the storage being overwritten.
+    ///
+    /// torch's rules: the result must keep `self`'s shape (an operand may broadcast to `self`, not
+    /// the other way), and its dtype must cast to `self`'s (`int.exp_()` is an error; `f16.add_(f32)`
+    /// computes in f32 and rounds into f16).
+    pub fn apply_(&self, others: &[&Tensor], op: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<&Tensor> {
+        self.check_writable()?;
+        check_inplace(self)?;
+        let record = is_recording() && (self.requires_grad() || others.iter().any(|t| t.requires_grad()));
+        let input = if record { self.copy()? } else { self.clone() };
+        let value = op(&input)?;
+        if value.dims() != self.dims() {
+            return Err(Error::shape(format!(
+                "output with shape {} doesn't match the broadcast shape {}",
+                self.shape(),
+                value.shape()
+            )));
+        }
+        if !can_cast(value.dtype(), self.dtype()) {
+            return Err(Error::msg(format!(
+                "result type {} can't be cast to the desired output type {}",
+                value.dtype().scalar_type_name(),
+                self.dtype().scalar_type_name()
+            )));
+        }
+        let value = value.to_dtype(self.dtype())?;
+        write_into(self, &value)?;
+        if record || value.requires_grad() {
+            rebase_after_inplace(self, Some(&value))?;
+        }
+        Ok(self)
+    }
 }

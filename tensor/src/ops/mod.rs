@@ -4,11 +4,13 @@
 //! `backend-cpu/src/<family>/`.
 
 mod activation;
+mod aliases;
 mod compare;
 mod composite;
 mod elementwise;
 mod index;
 mod inplace;
+mod inplace_variants;
 mod linalg;
 mod matmul;
 mod nn;
@@ -22,6 +24,7 @@ mod stats;
 pub use index::trusted_indices;
 pub(crate) use index::untrusted_indices;
 pub(crate) use linalg::cpp_name;
+pub use linalg::api as linalg_api;
 pub use nn::Padding;
 pub use operand::Operand;
 pub use optim::AdamScalars;

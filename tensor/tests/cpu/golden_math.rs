@@ -20,7 +20,7 @@ use safetensors::SafeTensors;
 const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/golden/math.safetensors");
 
 /// The fewest cases the file may hold; guards against a truncated file or a metadata mix-up.
-const MIN_CASES: usize = 2000;
+const MIN_CASES: usize = 2500;
 
 fn meta_str<'a>(meta: &'a Json, key: &str) -> &'a str {
     meta.get(key).and_then(Json::as_str).unwrap_or_else(|| panic!("metadata lacks string '{key}'"))
@@ -108,6 +108,14 @@ fn unary(op: &str, meta: &Json, x: &Tensor) -> Result<Tensor> {
         "softplus" => x.softplus(arg_or(meta, "beta", 1.0), arg_or(meta, "threshold", 20.0)),
         "hardsigmoid" => x.hardsigmoid(),
         "hardswish" => x.hardswish(),
+        "lgamma" => x.lgamma(),
+        "digamma" => x.digamma(),
+        "polygamma" => x.polygamma(arg_or(meta, "n", 0.0) as i64),
+        "sinc" => x.sinc(),
+        "signbit" => x.signbit(),
+        "entr" => x.entr(),
+        "ndtr" => x.ndtr(),
+        "mvlgamma" => x.mvlgamma(arg_or(meta, "p", 1.0) as i64),
         other => panic!("unknown unary op {other}"),
     }
 }
@@ -132,6 +140,12 @@ fn binary(op: &str, a: &Tensor, b: Operand) -> Result<Tensor> {
         "logical_and" => a.logical_and(&tensor(b)),
         "logical_or" => a.logical_or(&tensor(b)),
         "logical_xor" => a.logical_xor(&tensor(b)),
+        "fmax" => a.fmax(&tensor(b)),
+        "fmin" => a.fmin(&tensor(b)),
+        "xlogy" => a.xlogy(b),
+        "xlog1py" => a.xlog1py(b),
+        "float_power" => a.float_power(b),
+        "heaviside" => a.heaviside(&tensor(b)),
         other => panic!("unknown binary op {other}"),
     }
 }
@@ -171,6 +185,23 @@ fn run_op(meta: &Json, ins: &[Tensor]) -> Result<Tensor> {
             }
         }
         "glu" => ins[0].glu(dim()),
+        "addc" => {
+            let value = scalar_of(meta.get("scalar").expect("a value"));
+            match op {
+                "addcmul" => ins[0].addcmul(&ins[1], &ins[2], value),
+                "addcdiv" => ins[0].addcdiv(&ins[1], &ins[2], value),
+                other => panic!("unknown op {other}"),
+            }
+        }
+        "isclose" => {
+            let flag = meta.get("args").and_then(|a| a.get("equal_nan")).and_then(Json::as_bool);
+            ins[0].isclose(
+                &ins[1],
+                arg_or(meta, "rtol", 1e-5),
+                arg_or(meta, "atol", 1e-8),
+                flag.unwrap_or(false),
+            )
+        }
         "cast" => ins[0].to_dtype(DType::from_str(meta_str(meta, "dtype")).expect("a dtype name")),
         other => panic!("unknown case kind {other}"),
     }

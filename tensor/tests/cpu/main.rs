@@ -24,5 +24,6 @@ mod index_edges;
 mod ndarray_conversion;
 mod scalar_operands;
 mod semantics;
+mod special_and_inplace;
 mod stats_precision;
 mod views;

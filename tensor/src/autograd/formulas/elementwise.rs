@@ -107,6 +107,8 @@ fn unary_formula(
         Erf => g.mul(x()?.square()?.neg()?.exp()?.mul(2.0 / PI.sqrt())?),
         Erfc => g.mul(x()?.square()?.neg()?.exp()?.mul(-2.0 / PI.sqrt())?),
         Erfinv => g.mul(y()?.square()?.exp()?.mul(PI.sqrt() / 2.0)?),
+        Lgamma => g.mul(x()?.digamma()?),
+        Polygamma(n) => g.mul(x()?.unary(Polygamma(n + 1))?),
         Logit { eps } => {
             let x = x()?;
             let d = g.div(x.mul(x.neg()?.add(1.0)?)?)?;

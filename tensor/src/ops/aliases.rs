@@ -1,0 +1,181 @@
+//! torch's convenience methods over other ops: dtype shortcuts (`x.float()`, `x.long()`), the
+//! `*_as` and `new_*` forms, `ravel`, `trace`, `diag`, `mv`, and torch's alias names (`absolute`,
+//! `arccos`, `multiply`, `greater`, ...).
+
+use oxtorch_core::{DType, Error, Result, Scalar, Shape};
+
+use super::Operand;
+use crate::Tensor;
+
+/// `name(&self)` as a cast to `dtype` (a no-op view when the dtype already matches).
+macro_rules! dtype_shortcuts {
+    ($($name:ident => $dtype:ident),* $(,)?) => {
+        impl Tensor {
+            $(
+                #[doc = concat!("This tensor as `", stringify!($dtype), "` (torch's `x.", stringify!($name), "()`).")]
+                pub fn $name(&self) -> Result<Tensor> {
+                    self.to_dtype(DType::$dtype)
+                }
+            )*
+        }
+    };
+}
+
+dtype_shortcuts! {
+    float => F32, double => F64, half => F16, bfloat16 => BF16, long => I64, int => I32,
+    short => I16, char => I8, byte => U8, bool => Bool,
+}
+
+/// `alias(&self)` calling `op(&self)`.
+macro_rules! unary_aliases {
+    ($($alias:ident => $op:ident),* $(,)?) => {
+        impl Tensor {
+            $(
+                #[doc = concat!("torch's alias `", stringify!($alias), "` of [`Tensor::", stringify!($op), "`].")]
+                pub fn $alias(&self) -> Result<Tensor> {
+                    self.$op()
+                }
+            )*
+        }
+    };
+}
+
+unary_aliases! {
+    absolute => abs, negative => neg, arccos => acos, arcsin => asin, arctan => atan,
+    arccosh => acosh, arcsinh => asinh, arctanh => atanh, fix => trunc,
+}
+
+/// `alias(&self, other)` calling `op(&self, other)` for an operand.
+macro_rules! binary_aliases {
+    ($($alias:ident => $op:ident),* $(,)?) => {
+        impl Tensor {
+            $(
+                #[doc = concat!("torch's alias `", stringify!($alias), "` of [`Tensor::", stringify!($op), "`].")]
+                pub fn $alias(&self, other: impl Into<Operand>) -> Result<Tensor> {
+                    self.$op(other)
+                }
+            )*
+        }
+    };
+}
+
+binary_aliases! {
+    multiply => mul, divide => div, true_divide => div, subtract => sub, arctan2 => atan2,
+    greater => gt, greater_equal => ge, less => lt, less_equal => le, not_equal => ne,
+}
+
+impl Tensor {
+    /// The number of dimensions (torch's `dim()`; also [`Tensor::rank`]).
+    pub fn dim(&self) -> usize {
+        self.rank()
+    }
+
+    /// The number of dimensions (torch's `ndimension()`).
+    pub fn ndimension(&self) -> usize {
+        self.rank()
+    }
+
+    /// The number of elements (torch's `nelement()`).
+    pub fn nelement(&self) -> usize {
+        self.numel()
+    }
+
+    /// This tensor cast to `other`'s dtype (torch's `type_as`).
+    pub fn type_as(&self, other: &Tensor) -> Result<Tensor> {
+        self.to_dtype(other.dtype())
+    }
+
+    /// A view with `other`'s shape (torch's `view_as`).
+    pub fn view_as(&self, other: &Tensor) -> Result<Tensor> {
+        self.view(other.dims())
+    }
+
+    /// This tensor reshaped to `other`'s shape (torch's `reshape_as`).
+    pub fn reshape_as(&self, other: &Tensor) -> Result<Tensor> {
+        self.reshape(other.dims())
+    }
+
+    /// The elements as a 1-D tensor, a view when possible (torch's `ravel`).
+    pub fn ravel(&self) -> Result<Tensor> {
+        self.reshape([-1])
+    }
+
+    /// Zeros of `shape` with this tensor's dtype and device (torch's `new_zeros`).
+    pub fn new_zeros(&self, shape: impl Into<Shape>) -> Result<Tensor> {
+        Tensor::zeros(shape, self.same_options())
+    }
+
+    /// Ones of `shape` with this tensor's dtype and device (torch's `new_ones`).
+    pub fn new_ones(&self, shape: impl Into<Shape>) -> Result<Tensor> {
+        Tensor::ones(shape, self.same_options())
+    }
+
+    /// `value` in a tensor of `shape` with this tensor's dtype and device (torch's `new_full`).
+    pub fn new_full(&self, shape: impl Into<Shape>, value: impl Into<Scalar>) -> Result<Tensor> {
+        Tensor::full(shape, value, self.same_options())
+    }
+
+    /// An (unspecified, zero-filled) tensor of `shape` with this tensor's dtype and device
+    /// (torch's `new_empty`).
+    pub fn new_empty(&self, shape: impl Into<Shape>) -> Result<Tensor> {
+        Tensor::zeros(shape, self.same_options())
+    }
+
+    /// The sum of the main diagonal of a matrix (torch's `trace`); integers sum to int64.
+    pub fn trace(&self) -> Result<Tensor> {
+        if self.rank() != 2 {
+            return Err(Error::msg(format!(
+                "trace: expected a matrix, but got tensor with dim {}",
+                self.rank()
+            )));
+        }
+        if self.dtype() == DType::Bool {
+            return Err(Error::UnsupportedDType { op: "trace", dtype: DType::Bool });
+        }
+        self.diagonal(0, 0, 1)?.sum_all()
+    }
+
+    /// torch's `diag`: a vector becomes a square matrix with it on diagonal `diagonal` (above the
+    /// main one when positive); a matrix gives (a copy of) that diagonal.
+    pub fn diag(&self, diagonal: i64) -> Result<Tensor> {
+        match self.rank() {
+            1 => self.diag_embed(diagonal, 0, 1),
+            2 => {
+                let (rows, cols) = (self.dims()[0] as i64, self.dims()[1] as i64);
+                // torch gives an empty diagonal for an offset past the matrix.
+                if diagonal >= cols || -diagonal >= rows {
+                    return Tensor::zeros([0], self.same_options());
+                }
+                self.diagonal(diagonal as isize, 0, 1)?.contiguous()
+            }
+            r => Err(Error::msg(format!("diag(): Supports 1D or 2D tensors. Got {r}D"))),
+        }
+    }
+
+    /// Matrix × vector (torch's `mv`): `[n, m] @ [m] → [n]`, one dtype for both.
+    pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
+        if self.rank() != 2 || vec.rank() != 1 {
+            return Err(Error::msg(format!(
+                "vector + matrix @ vector expected, got 1, {}, {}",
+                self.rank(),
+                vec.rank()
+            )));
+        }
+        if self.dims()[1] != vec.dims()[0] {
+            return Err(Error::shape(format!(
+                "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                self.dims()[0],
+                self.dims()[0],
+                self.dims()[1],
+                vec.dims()[0]
+            )));
+        }
+        if self.dtype() != vec.dtype() {
+            let (v, m) = (vec.dtype().scalar_type_name(), self.dtype().scalar_type_name());
+            return Err(Error::msg(format!(
+                "addmv input tensors must have the same dtype, but got {v}, {m}, and {v}"
+            )));
+        }
+        self.matmul(vec)
+    }
+}
