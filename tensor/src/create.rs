@@ -291,6 +291,62 @@ impl Tensor {
         self.zeros_like()
     }
 
+    /// Zeros with this tensor's shape and device, of `dtype` (torch's `zeros_like(x, dtype=)`).
+    pub fn zeros_like_dtype(&self, dtype: DType) -> Result<Tensor> {
+        Self::zeros(self.shape(), (dtype, self.device()))
+    }
+
+    /// Ones with this tensor's shape and device, of `dtype` (torch's `ones_like(x, dtype=)`).
+    pub fn ones_like_dtype(&self, dtype: DType) -> Result<Tensor> {
+        Self::ones(self.shape(), (dtype, self.device()))
+    }
+
+    /// `value` everywhere, with this tensor's shape and device, of `dtype` (torch's
+    /// `full_like(x, value, dtype=)`).
+    pub fn full_like_dtype(&self, value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
+        Self::full(self.shape(), value, (dtype, self.device()))
+    }
+
+    /// An (unspecified, zero-filled) tensor with this tensor's shape and device, of `dtype`.
+    pub fn empty_like_dtype(&self, dtype: DType) -> Result<Tensor> {
+        self.zeros_like_dtype(dtype)
+    }
+
+    /// `steps` values `base^e` for exponents evenly spaced from `start` to `end` (torch's
+    /// `logspace`): the exponents step from each end as torch's kernel does, in float64 for
+    /// float64 and float32 otherwise; an integer dtype truncates.
+    pub fn logspace(
+        start: f64,
+        end: f64,
+        steps: usize,
+        base: f64,
+        opts: impl Into<TensorOptions>,
+    ) -> Result<Tensor> {
+        let opts = opts.into();
+        let dtype = opts.dtype_or(DType::default_float());
+        let step = if steps > 1 { (end - start) / (steps - 1) as f64 } else { 0.0 };
+        let half = steps / 2;
+        let values: Vec<f64> = if dtype == DType::F64 {
+            (0..steps)
+                .map(|i| {
+                    let e =
+                        if i < half { start + step * i as f64 } else { end - step * (steps - i - 1) as f64 };
+                    base.powf(e)
+                })
+                .collect()
+        } else {
+            let (start, end, step, base) = (start as f32, end as f32, step as f32, base as f32);
+            (0..steps)
+                .map(|i| {
+                    let e =
+                        if i < half { start + step * i as f32 } else { end - step * (steps - i - 1) as f32 };
+                    base.powf(e) as f64
+                })
+                .collect()
+        };
+        from_cpu(CpuStorage::from_vec(values), [steps], opts.device)?.to_dtype(dtype)
+    }
+
     /// This tensor's dtype and device as creation options.
     pub fn same_options(&self) -> TensorOptions {
         TensorOptions { dtype: Some(self.dtype()), device: self.device() }

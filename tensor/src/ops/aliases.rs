@@ -178,4 +178,101 @@ impl Tensor {
         }
         self.matmul(vec)
     }
+
+    /// Degrees to radians (torch's `deg2rad`); integers promote to the default float dtype.
+    pub fn deg2rad(&self) -> Result<Tensor> {
+        self.mul_float(std::f64::consts::PI / 180.0)
+    }
+
+    /// Radians to degrees (torch's `rad2deg`); integers promote to the default float dtype.
+    pub fn rad2deg(&self) -> Result<Tensor> {
+        self.mul_float(180.0 / std::f64::consts::PI)
+    }
+
+    /// `self * factor` with integers and bool promoted to the default float dtype first.
+    fn mul_float(&self, factor: f64) -> Result<Tensor> {
+        if self.is_floating_point() {
+            self.mul(factor)
+        } else {
+            self.to_dtype(DType::default_float())?.mul(factor)
+        }
+    }
+
+    /// `self - alpha * other` (torch's `sub(other, alpha=...)`), with [`Tensor::add_scaled`]'s
+    /// dtype rules.
+    pub fn sub_scaled(&self, other: &Tensor, alpha: impl Into<Scalar>) -> Result<Tensor> {
+        if self.dtype() == DType::Bool || other.dtype() == DType::Bool {
+            return Err(Error::msg(
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+            ));
+        }
+        let alpha = match alpha.into() {
+            Scalar::Int(a) => Scalar::Int(a.wrapping_neg()),
+            Scalar::Float(a) => Scalar::Float(-a),
+            Scalar::Bool(a) => Scalar::Int(-(a as i64)),
+        };
+        self.add_scaled(other, alpha)
+    }
+
+    /// True for a signed dtype (every float and signed integer; torch's `is_signed`).
+    pub fn is_signed(&self) -> bool {
+        !matches!(self.dtype(), DType::Bool | DType::U8)
+    }
+
+    /// True when `other` has this tensor's shape (torch's `is_same_size`).
+    pub fn is_same_size(&self, other: &Tensor) -> bool {
+        self.dims() == other.dims()
+    }
+
+    /// The truth of a one-element tensor (torch's `is_nonzero`): an error for other sizes.
+    pub fn is_nonzero(&self) -> Result<bool> {
+        match self.numel() {
+            0 => Err(Error::msg("Boolean value of Tensor with no values is ambiguous")),
+            1 => Ok(self.reshape([1])?.to_dtype(DType::Bool)?.to_vec::<bool>()?[0]),
+            _ => Err(Error::msg("Boolean value of Tensor with more than one value is ambiguous")),
+        }
+    }
+
+    /// The bytes the elements take (torch's `nbytes`: `numel · itemsize`).
+    pub fn nbytes(&self) -> usize {
+        self.numel() * self.element_size()
+    }
+
+    /// The bytes one element takes (torch's `itemsize`).
+    pub fn itemsize(&self) -> usize {
+        self.element_size()
+    }
+
+    /// The last two dims swapped (torch's `mT`): a view, for matrices and batches of them.
+    pub fn mt(&self) -> Result<Tensor> {
+        if self.rank() < 2 {
+            return Err(Error::msg(format!(
+                "tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.",
+                self.rank()
+            )));
+        }
+        self.transpose(-2, -1)
+    }
+
+    /// The inner product over the last dim (torch's `inner`): `[..., n] × [..., n]` gives the
+    /// leading dims of both; a 0-d operand multiplies.
+    pub fn inner(&self, other: &Tensor) -> Result<Tensor> {
+        if self.rank() == 0 || other.rank() == 0 {
+            return self.mul(other);
+        }
+        let (m, n) = (self.dims()[self.rank() - 1], other.dims()[other.rank() - 1]);
+        if m != n {
+            return Err(Error::shape(format!(
+                "inner() the last dimension must match on both input tensors but got shapes {} and {}",
+                self.shape(),
+                other.shape()
+            )));
+        }
+        self.tensordot_dims(other, &[-1], &[-1])
+    }
+
+    /// The flattened input on diagonal `offset` of a square matrix (torch's `diagflat`).
+    pub fn diagflat(&self, offset: i64) -> Result<Tensor> {
+        self.reshape([-1])?.diag(offset)
+    }
 }

@@ -231,4 +231,26 @@ impl Tensor {
         let value = value.into();
         self.apply_(&[], |x| x.index_fill(dim, index, value))
     }
+
+    /// Writes `value` on the main diagonal in place (torch's `fill_diagonal_`): a matrix, or a
+    /// tensor whose dims are all equal; with `wrap`, a tall matrix's diagonal restarts every
+    /// `columns + 1` rows.
+    pub fn fill_diagonal_(&self, value: impl Into<Scalar>, wrap: bool) -> Result<&Tensor> {
+        let dims = self.dims().to_vec();
+        if dims.len() < 2 {
+            return Err(oxtorch_core::Error::msg("dimensions must larger than 1"));
+        }
+        if dims.len() > 2 && dims.iter().any(|&d| d != dims[0]) {
+            return Err(oxtorch_core::Error::msg("all dimensions of input must be of equal length"));
+        }
+        // Positions in the row-major flattening: one step moves one along every dim.
+        let step: usize = (0..dims.len()).map(|d| dims[d + 1..].iter().product::<usize>()).sum();
+        let numel = self.numel();
+        let end =
+            if dims.len() == 2 && wrap { numel } else { dims.iter().min().copied().unwrap_or(0) * step };
+        let positions: Vec<i64> = (0..end.min(numel)).step_by(step.max(1)).map(|p| p as i64).collect();
+        let index = Tensor::from_vec(positions.clone(), [positions.len()])?.to(self.device())?;
+        let value = value.into();
+        self.apply_(&[], |x| x.reshape([-1])?.index_fill(0, &index, value)?.reshape(&dims[..]))
+    }
 }

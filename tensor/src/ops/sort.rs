@@ -231,6 +231,48 @@ impl Tensor {
     /// those of `values`), the index at which each of `values` would be inserted to keep it sorted:
     /// before equal elements, or after them when `right` (or `side == Some("right")`). int64, or
     /// int32 with `out_int32`.
+    /// True where an element equals one of `test_elements` (torch's `isin`; both promoted to one
+    /// dtype; NaN is in nothing), or where it does not when `invert`. The test elements are
+    /// sorted once and searched, so the cost is `(n + m) log m`, not `n · m`.
+    pub fn isin(&self, test_elements: &Tensor, invert: bool) -> Result<Tensor> {
+        let dtype = ResultTypeState::default()
+            .tensor(self.dtype(), self.rank())
+            .tensor(test_elements.dtype(), test_elements.rank())
+            .result();
+        // Bool sorts as 0/1.
+        let dtype = if dtype == DType::Bool { DType::U8 } else { dtype };
+        let x = self.to_dtype(dtype)?;
+        let (sorted, _) = test_elements.to_dtype(dtype)?.reshape([-1])?.sort(0, false)?;
+        // NaN (sorted last) matches nothing, and a binary search over it is meaningless.
+        let numbers = if dtype.is_float() {
+            sorted.isnan()?.logical_not()?.sum_all()?.item::<i64>()?
+        } else {
+            sorted.numel() as i64
+        };
+        let found = if numbers == 0 {
+            Tensor::zeros(self.shape(), (DType::Bool, self.device()))?
+        } else {
+            let sorted = sorted.narrow(0, 0, numbers as usize)?;
+            let last = numbers - 1;
+            let at = sorted.searchsorted(&x, false, None, false)?.clamp_max(last)?;
+            sorted.index_select(0, &at.reshape([-1])?)?.reshape(self.dims())?.eq(&x)?
+        };
+        if invert {
+            found.logical_not()
+        } else {
+            Ok(found)
+        }
+    }
+
+    /// [`Tensor::isin`] against one number (torch's `isin(elements, test_element)`).
+    pub fn isin_scalar(&self, test_element: impl Into<oxtorch_core::Scalar>, invert: bool) -> Result<Tensor> {
+        let test = Operand::Scalar(test_element.into());
+        let dtype = test.promote(ResultTypeState::default().tensor(self.dtype(), self.rank())).result();
+        self.isin(&test.to_tensor(dtype, self.device())?.reshape([1])?, invert)
+    }
+
+    /// Indices that keep `self` (a sorted 1-D tensor, or sorted rows) sorted when each value is
+    /// inserted before them (torch's `searchsorted`).
     pub fn searchsorted(
         &self,
         values: impl Into<Operand>,

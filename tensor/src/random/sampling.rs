@@ -7,7 +7,7 @@ use oxtorch_core::{DType, Error, Result};
 use super::{blocks, gen_or_default, unit_f64, Generator};
 use crate::create::from_cpu;
 use crate::options::TensorOptions;
-use crate::Tensor;
+use crate::{Operand, Tensor};
 
 /// A uniform integer in `0..bound` from 64 random bits (the modulo bias is below 2^-40 for any
 /// bound a tensor can have).
@@ -192,5 +192,71 @@ impl Tensor {
         let draws = blocks(gen_or_default(generator), self.numel(), |b, _| from + below(b, span) as i64);
         let values = from_cpu(CpuStorage::from_vec(draws), self.shape(), self.device())?;
         self.copy_(&values.to_dtype(self.dtype())?)
+    }
+
+    /// Draws from normal distributions with elementwise means and standard deviations (torch's
+    /// `normal(mean, std)`): tensors broadcast, numbers fill in; at least one must be a tensor.
+    /// The result is not differentiable (torch's gradient to `mean` and `std` is zero).
+    pub fn normal(mean: impl Into<Operand>, std: impl Into<Operand>) -> Result<Tensor> {
+        Tensor::normal_with(mean, std, None)
+    }
+
+    /// [`Tensor::normal`] from `generator`.
+    pub fn normal_with(
+        mean: impl Into<Operand>,
+        std: impl Into<Operand>,
+        generator: Option<&Generator>,
+    ) -> Result<Tensor> {
+        let (mean, std) = (mean.into(), std.into());
+        let (shape, device, dtype) = match (&mean, &std) {
+            (Operand::Tensor(m), Operand::Tensor(s)) => (
+                oxtorch_core::broadcast_shapes(m.dims(), s.dims())?,
+                m.device(),
+                oxtorch_core::promote_types(m.dtype(), s.dtype()),
+            ),
+            (Operand::Tensor(t), Operand::Scalar(_)) | (Operand::Scalar(_), Operand::Tensor(t)) => {
+                (t.dims().to_vec(), t.device(), t.dtype())
+            }
+            _ => return Err(Error::msg("normal: one of mean and std must be a tensor (use Tensor::randn)")),
+        };
+        if !dtype.is_float() {
+            return Err(Error::UnsupportedDType { op: "normal", dtype });
+        }
+        if let Operand::Tensor(s) = &std {
+            if s.lt(0.0)?.any()?.item::<bool>()? {
+                return Err(Error::msg("normal expects all elements of std >= 0.0"));
+            }
+        } else if let Operand::Scalar(s) = &std {
+            if s.to_f64() < 0.0 {
+                return Err(Error::msg(format!("normal expects std >= 0.0, but found std {}", s.to_f64())));
+            }
+        }
+        let z = Tensor::zeros(&shape[..], (dtype, device))?;
+        z.normal_with_(0.0, 1.0, generator)?;
+        let as_tensor = |o: &Operand| -> Result<Tensor> {
+            match o {
+                Operand::Tensor(t) => Ok(t.detach().to_dtype(dtype)?),
+                Operand::Scalar(s) => Tensor::full(&shape[..], s.to_f64(), (dtype, device)),
+            }
+        };
+        z.mul(&as_tensor(&std)?)?.add(&as_tensor(&mean)?)
+    }
+
+    /// Fills with `exp(N(mean, std))` draws (torch's `log_normal_`).
+    pub fn log_normal_(&self, mean: f64, std: f64) -> Result<&Tensor> {
+        if std <= 0.0 {
+            return Err(Error::msg(format!("log_normal_ expects std > 0.0, but found std={std}")));
+        }
+        let z = self.zeros_like()?;
+        z.normal_(mean, std)?;
+        self.copy_(&z.exp()?)
+    }
+
+    /// Integers drawn uniformly from `low..high` with this tensor's shape, dtype and device
+    /// (torch's `randint_like`).
+    pub fn randint_like(&self, low: i64, high: i64) -> Result<Tensor> {
+        let out = self.zeros_like()?;
+        out.random_(low, high)?;
+        Ok(out)
     }
 }

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod api_extras;
 mod autograd_basics;
 mod autograd_edges;
 mod autograd_functions;

@@ -117,6 +117,20 @@ impl Tensor {
         Tensor::cat(&refs(&parts), dim(&parts[0]))
     }
 
+    /// torch's `column_stack`: vectors (and 0-d tensors) as columns, then [`Tensor::hstack`].
+    pub fn column_stack(tensors: &[&Tensor]) -> Result<Tensor> {
+        let columns = tensors
+            .iter()
+            .map(|t| if t.rank() <= 1 { t.reshape([-1, 1]) } else { Ok((*t).clone()) })
+            .collect::<Result<Vec<_>>>()?;
+        Tensor::hstack(&columns.iter().collect::<Vec<_>>())
+    }
+
+    /// torch's `row_stack`, an alias of [`Tensor::vstack`].
+    pub fn row_stack(tensors: &[&Tensor]) -> Result<Tensor> {
+        Tensor::vstack(tensors)
+    }
+
     /// `torch.hstack`: concatenation along dim 1 (dim 0 for 1-d inputs), after `atleast_1d`.
     pub fn hstack(tensors: &[&Tensor]) -> Result<Tensor> {
         Tensor::stack_like(tensors, "hstack", Tensor::atleast_1d, |t| if t.rank() == 1 { 0 } else { 1 })

@@ -45,4 +45,37 @@ impl Tensor {
         bounds.push(None);
         bounds.windows(2).map(|w| self.slice_bounds(d, w[0], w[1], 1)).collect()
     }
+
+    /// torch's `hsplit(sections)`: equal views along dim 1 (dim 0 of a vector).
+    pub fn hsplit(&self, sections: usize) -> Result<Vec<Tensor>> {
+        let dim = if self.rank() == 1 { 0 } else { 1 };
+        self.split_equally("hsplit", 1, dim, sections)
+    }
+
+    /// torch's `vsplit(sections)`: equal views along dim 0 of a tensor of 2 or more dims.
+    pub fn vsplit(&self, sections: usize) -> Result<Vec<Tensor>> {
+        self.split_equally("vsplit", 2, 0, sections)
+    }
+
+    /// torch's `dsplit(sections)`: equal views along dim 2 of a tensor of 3 or more dims.
+    pub fn dsplit(&self, sections: usize) -> Result<Vec<Tensor>> {
+        self.split_equally("dsplit", 3, 2, sections)
+    }
+
+    /// `tensor_split` into `sections` equal parts, with torch's h/v/dsplit checks.
+    fn split_equally(&self, name: &str, min_rank: usize, dim: usize, sections: usize) -> Result<Vec<Tensor>> {
+        if self.rank() < min_rank {
+            return Err(Error::msg(format!(
+                "torch.{name} requires a tensor with at least {min_rank} dimension, but got a tensor with {} dimensions!",
+                self.rank()
+            )));
+        }
+        let size = self.dims()[dim];
+        if sections == 0 || !size.is_multiple_of(sections) {
+            return Err(Error::msg(format!(
+                "torch.{name} attempted to split along dimension {dim}, but the size of the dimension {size} is not divisible by the split_size {sections}!"
+            )));
+        }
+        self.tensor_split(sections, dim as isize)
+    }
 }
