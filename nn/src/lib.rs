@@ -42,6 +42,7 @@ pub mod loss;
 mod module;
 pub mod optim;
 mod state_dict;
+pub mod utils;
 
 /// Held by the unit tests that draw from the process-wide RNG: one that seeds and expects the
 /// same draws again must not see another test draw in between.

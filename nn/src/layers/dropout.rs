@@ -1,4 +1,4 @@
-//! `Dropout`.
+//! `Dropout`, the channel dropouts, and the alpha dropouts (for SELU networks).
 
 use oxtorch_tensor::{Error, Result, Tensor};
 
@@ -43,20 +43,22 @@ impl Module for Dropout {
     }
 }
 
-/// torch's `nn.Dropout1d` / `Dropout2d` / `Dropout3d(p=0.5)`: channel dropout (whole feature maps
-/// zeroed) in training, the identity in evaluation.
-macro_rules! channel_dropout {
-    ($(#[$doc:meta] $name:ident => $f:ident),*) => {$(
-        #[$doc]
+/// torch's `nn.Dropout1d` / `Dropout2d` / `Dropout3d` / `AlphaDropout` / `FeatureAlphaDropout`
+/// `(p=0.5)`: the layer over its `functional` form, given `p` and the training flag (the identity
+/// in evaluation).
+macro_rules! functional_dropout {
+    ($($(#[$doc:meta])* $name:ident => $f:ident),*) => {$(
+        $(#[$doc])*
         pub struct $name {
-            /// probability of zeroing a channel
+            /// drop probability (of an element, or of a whole channel)
             pub p: f64,
             /// training mode
             pub training: bool,
         }
 
         impl $name {
-            /// A channel-dropout layer (in training mode).
+            /// A layer dropping with probability `p` (in training mode); `p` outside `[0, 1]` is
+            /// torch's error.
             pub fn new(p: f64) -> Result<Self> {
                 Dropout::new(p).map(|d| $name { p: d.p, training: true })
             }
@@ -84,11 +86,17 @@ macro_rules! channel_dropout {
     )*};
 }
 
-channel_dropout!(
+functional_dropout!(
     /// torch's `nn.Dropout1d`: channels of `[N, C, L]` / `[C, L]` inputs.
     Dropout1d => dropout1d,
     /// torch's `nn.Dropout2d`: channels of `[N, C, H, W]` inputs.
     Dropout2d => dropout2d,
     /// torch's `nn.Dropout3d`: channels of `[N, C, D, H, W]` / `[C, D, H, W]` inputs.
-    Dropout3d => dropout3d
+    Dropout3d => dropout3d,
+    /// torch's `nn.AlphaDropout`: elements set to SELU's saturation value, then scaled and shifted
+    /// to keep a mean of 0 and a variance of 1 (see [`crate::functional::alpha_dropout`]).
+    AlphaDropout => alpha_dropout,
+    /// torch's `nn.FeatureAlphaDropout`: [`AlphaDropout`] of whole channels (each `[n, c]` slice
+    /// of an input of two or more dims; see [`crate::functional::feature_alpha_dropout`]).
+    FeatureAlphaDropout => feature_alpha_dropout
 );

@@ -9,13 +9,18 @@ mod conv_transpose;
 mod dict;
 mod dropout;
 mod embedding;
+mod embedding_bag;
 mod fold;
 mod instance_norm;
 mod linear;
 mod norm;
+mod padding;
 mod pool;
 mod rnn;
+mod rnn_cell;
+mod shuffle;
 mod transformer;
+mod transformer_full;
 mod upsample;
 
 pub use activation::*;
@@ -27,19 +32,29 @@ pub use conv_transpose::{
     ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, ConvTransposeNd, ConvTransposeOptions,
 };
 pub use dict::{ModuleDict, ModuleList};
-pub use dropout::{Dropout, Dropout1d, Dropout2d, Dropout3d};
+pub use dropout::{AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout};
 pub use embedding::Embedding;
+pub use embedding_bag::{EmbeddingBag, EmbeddingBagOptions};
 pub use fold::{Fold, Unfold};
 pub use instance_norm::{InstanceNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm};
 pub use linear::{Flatten, Identity, Linear, Unflatten};
 pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm};
+pub use padding::{
+    CircularPad1d, CircularPad2d, CircularPad3d, CircularPadNd, ConstantPad1d, ConstantPad2d, ConstantPad3d,
+    ConstantPadNd, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReflectionPadNd, ReplicationPad1d,
+    ReplicationPad2d, ReplicationPad3d, ReplicationPadNd, ZeroPad1d, ZeroPad2d, ZeroPad3d, ZeroPadNd,
+};
 pub use pool::{
-    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPoolNd, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
-    AdaptiveMaxPoolNd, AvgPool1d, AvgPool2d, AvgPoolNd, MaxPool1d, MaxPool2d, MaxPoolNd,
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveAvgPoolNd, AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d, AdaptiveMaxPool3d, AdaptiveMaxPoolNd, AvgPool1d, AvgPool2d, AvgPool3d, AvgPoolNd,
+    MaxPool1d, MaxPool2d, MaxPool3d, MaxPoolNd,
 };
 pub use rnn::{RnnOptions, RnnWeights, GRU, LSTM, RNN};
+pub use rnn_cell::{GRUCell, LSTMCell, RNNCell};
+pub use shuffle::{ChannelShuffle, PixelShuffle, PixelUnshuffle};
 pub use transformer::{
     ActivationFn, DecoderMasks, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
     TransformerEncoderLayer, TransformerLayerOptions,
 };
+pub use transformer_full::{Transformer, TransformerMasks, TransformerOptions};
 pub use upsample::Upsample;

@@ -1,13 +1,13 @@
-//! Pooling layers: `MaxPool1d/2d`, `AvgPool1d/2d`, `AdaptiveAvgPool1d/2d`, `AdaptiveMaxPool1d/2d`
-//! (stateless wrappers of the tensor ops, with torch's constructor defaults). The adaptive pools
-//! take torch's `None` in the output size (`AdaptiveAvgPool2d((None, 7))`): that dim keeps the
-//! input's size.
+//! Pooling layers: `MaxPool1d/2d/3d`, `AvgPool1d/2d/3d`, `AdaptiveAvgPool1d/2d/3d`,
+//! `AdaptiveMaxPool1d/2d/3d` (stateless wrappers of the tensor ops, with torch's constructor
+//! defaults). The adaptive pools take torch's `None` in the output size
+//! (`AdaptiveAvgPool2d((None, 7))`): that dim keeps the input's size.
 
 use oxtorch_tensor::{Error, Result, Tensor};
 
 use crate::module::{Forward, Member, MemberMut, Module};
 
-/// torch's `nn.MaxPool1d/2d(kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False)`;
+/// torch's `nn.MaxPool1d/2d/3d(kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False)`;
 /// `N` is the number of spatial dims and one value broadcasts over them.
 #[derive(Clone, Debug)]
 pub struct MaxPoolNd<const N: usize> {
@@ -27,6 +27,8 @@ pub struct MaxPoolNd<const N: usize> {
 pub type MaxPool1d = MaxPoolNd<1>;
 /// torch's `nn.MaxPool2d`.
 pub type MaxPool2d = MaxPoolNd<2>;
+/// torch's `nn.MaxPool3d` (`[N, C, D, H, W]` or unbatched `[C, D, H, W]` inputs).
+pub type MaxPool3d = MaxPoolNd<3>;
 
 impl<const N: usize> MaxPoolNd<N> {
     /// A pool with torch's defaults for everything but the kernel size.
@@ -63,8 +65,8 @@ impl<const N: usize> Forward for MaxPoolNd<N> {
     }
 }
 
-/// torch's `nn.AvgPool1d/2d(kernel_size, stride=None, padding=0, ceil_mode=False,
-/// count_include_pad=True, divisor_override=None)` (`divisor_override` is 2-d only in torch).
+/// torch's `nn.AvgPool1d/2d/3d(kernel_size, stride=None, padding=0, ceil_mode=False,
+/// count_include_pad=True, divisor_override=None)` (`divisor_override` is 2-d and 3-d only in torch).
 #[derive(Clone, Debug)]
 pub struct AvgPoolNd<const N: usize> {
     /// window size
@@ -85,6 +87,8 @@ pub struct AvgPoolNd<const N: usize> {
 pub type AvgPool1d = AvgPoolNd<1>;
 /// torch's `nn.AvgPool2d`.
 pub type AvgPool2d = AvgPoolNd<2>;
+/// torch's `nn.AvgPool3d` (`[N, C, D, H, W]` or unbatched `[C, D, H, W]` inputs).
+pub type AvgPool3d = AvgPoolNd<3>;
 
 impl<const N: usize> AvgPoolNd<N> {
     /// A pool with torch's defaults for everything but the kernel size.
@@ -114,7 +118,7 @@ impl<const N: usize> Forward for AvgPoolNd<N> {
     }
 }
 
-/// torch's `nn.AdaptiveAvgPool1d/2d(output_size)`: windows chosen so the output has `output_size`.
+/// torch's `nn.AdaptiveAvgPool1d/2d/3d(output_size)`: windows chosen so the output has `output_size`.
 #[derive(Clone, Debug)]
 pub struct AdaptiveAvgPoolNd<const N: usize> {
     /// the output's spatial size (one value broadcasts); `None` keeps the input's size in that dim
@@ -125,6 +129,8 @@ pub struct AdaptiveAvgPoolNd<const N: usize> {
 pub type AdaptiveAvgPool1d = AdaptiveAvgPoolNd<1>;
 /// torch's `nn.AdaptiveAvgPool2d`.
 pub type AdaptiveAvgPool2d = AdaptiveAvgPoolNd<2>;
+/// torch's `nn.AdaptiveAvgPool3d`.
+pub type AdaptiveAvgPool3d = AdaptiveAvgPoolNd<3>;
 
 impl<const N: usize> AdaptiveAvgPoolNd<N> {
     /// A pool producing `output_size`.
@@ -145,7 +151,7 @@ impl<const N: usize> Forward for AdaptiveAvgPoolNd<N> {
     }
 }
 
-/// torch's `nn.AdaptiveMaxPool1d/2d(output_size)`.
+/// torch's `nn.AdaptiveMaxPool1d/2d/3d(output_size)`.
 #[derive(Clone, Debug)]
 pub struct AdaptiveMaxPoolNd<const N: usize> {
     /// the output's spatial size (one value broadcasts); `None` keeps the input's size in that dim
@@ -156,6 +162,8 @@ pub struct AdaptiveMaxPoolNd<const N: usize> {
 pub type AdaptiveMaxPool1d = AdaptiveMaxPoolNd<1>;
 /// torch's `nn.AdaptiveMaxPool2d`.
 pub type AdaptiveMaxPool2d = AdaptiveMaxPoolNd<2>;
+/// torch's `nn.AdaptiveMaxPool3d`.
+pub type AdaptiveMaxPool3d = AdaptiveMaxPoolNd<3>;
 
 impl<const N: usize> AdaptiveMaxPoolNd<N> {
     /// A pool producing `output_size`.
@@ -205,14 +213,14 @@ macro_rules! stateless_nd {
             fn visit<'m>(&'m self, _: &mut dyn FnMut(&str, Member<'m>)) {}
             fn visit_mut(&mut self, _: &mut dyn FnMut(&str, MemberMut<'_>)) {}
             fn type_name(&self) -> &'static str {
-                let names: [&'static str; 2] = $names;
+                let names: [&'static str; 3] = $names;
                 names.get(N.wrapping_sub(1)).copied().unwrap_or(stringify!($ty))
             }
         }
     };
 }
 
-stateless_nd!(MaxPoolNd, ["MaxPool1d", "MaxPool2d"]);
-stateless_nd!(AvgPoolNd, ["AvgPool1d", "AvgPool2d"]);
-stateless_nd!(AdaptiveAvgPoolNd, ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d"]);
-stateless_nd!(AdaptiveMaxPoolNd, ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]);
+stateless_nd!(MaxPoolNd, ["MaxPool1d", "MaxPool2d", "MaxPool3d"]);
+stateless_nd!(AvgPoolNd, ["AvgPool1d", "AvgPool2d", "AvgPool3d"]);
+stateless_nd!(AdaptiveAvgPoolNd, ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d"]);
+stateless_nd!(AdaptiveMaxPoolNd, ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]);

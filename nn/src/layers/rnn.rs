@@ -261,10 +261,6 @@ impl RnnCore {
         }
     }
 
-    fn gate(&self, t: &Tensor, i: usize) -> Result<Tensor> {
-        t.narrow(-1, (i * self.hidden_size) as isize, self.hidden_size)
-    }
-
     fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         for w in &self.weights {
             f(&format!("weight_ih_{}", w.suffix), Member::Param(&w.weight_ih));
@@ -301,6 +297,44 @@ impl RnnCore {
 /// `gates_from_hidden = h W_hhᵀ + b_hh`.
 fn hidden_gates(w: &RnnWeights, h: &Tensor) -> Result<Tensor> {
     h.linear(&w.weight_hh, w.bias_hh.as_ref())
+}
+
+/// Gate `i` (of `hidden` features) of the gate pre-activations `t` (`[..., gates * hidden]`).
+fn gate(t: &Tensor, i: usize, hidden: usize) -> Result<Tensor> {
+    t.narrow(-1, (i * hidden) as isize, hidden)
+}
+
+/// One Elman step (torch's `rnn_tanh_cell` / `rnn_relu_cell`) from the summed pre-activation
+/// `W_ih x + b_ih + W_hh h + b_hh`: its `tanh`, or its `relu` when `relu`.
+pub(crate) fn rnn_step(pre: &Tensor, relu: bool) -> Result<Tensor> {
+    if relu {
+        pre.relu()
+    } else {
+        pre.tanh()
+    }
+}
+
+/// One LSTM step (torch's `lstm_cell`) from the summed gate pre-activations
+/// `gates = W_ih x + b_ih + W_hh h + b_hh` (`[N, 4 * hidden]`, gates `i, f, g, o`) and the cell
+/// state `c`: returns `(o ⊙ tanh c', c')` with `c' = f ⊙ c + i ⊙ g` (before any projection).
+pub(crate) fn lstm_step(gates: &Tensor, c: &Tensor, hidden: usize) -> Result<(Tensor, Tensor)> {
+    let i = gate(gates, 0, hidden)?.sigmoid()?;
+    let f = gate(gates, 1, hidden)?.sigmoid()?;
+    let cand = gate(gates, 2, hidden)?.tanh()?;
+    let o = gate(gates, 3, hidden)?.sigmoid()?;
+    let c = f.mul(c)?.add(&i.mul(&cand)?)?;
+    let h = o.mul(&c.tanh()?)?;
+    Ok((h, c))
+}
+
+/// One GRU step (torch's `gru_cell`) from the input's gates `gi = W_ih x + b_ih` and the hidden
+/// state's `gh = W_hh h + b_hh` (`[N, 3 * hidden]` each, gates `r, z, n`):
+/// `n = tanh(gi_n + r ⊙ gh_n)`, `h' = n + z ⊙ (h - n)`.
+pub(crate) fn gru_step(gi: &Tensor, gh: &Tensor, h: &Tensor, hidden: usize) -> Result<Tensor> {
+    let r = gate(gi, 0, hidden)?.add(&gate(gh, 0, hidden)?)?.sigmoid()?;
+    let z = gate(gi, 1, hidden)?.add(&gate(gh, 1, hidden)?)?.sigmoid()?;
+    let cand = gate(gi, 2, hidden)?.add(&r.mul(&gate(gh, 2, hidden)?)?)?.tanh()?;
+    cand.add(&z.mul(&h.sub(&cand)?)?)
 }
 
 /// torch's `nn.LSTM(input_size, hidden_size, ...)`: `i, f, g, o` gates, `c' = f c + i g`,
@@ -341,13 +375,7 @@ impl LSTM {
         let h0 = core.initial(hx.map(|h| h.0), &x, unbatched, core.real_hidden())?;
         let c0 = core.initial(hx.map(|h| h.1), &x, unbatched, core.hidden_size)?;
         let (out, h, c) = core.run(&x, h0, c0, |w, gi, h, c| {
-            let g = gi.add(&hidden_gates(w, h)?)?;
-            let i = core.gate(&g, 0)?.sigmoid()?;
-            let f = core.gate(&g, 1)?.sigmoid()?;
-            let cand = core.gate(&g, 2)?.tanh()?;
-            let o = core.gate(&g, 3)?.sigmoid()?;
-            let c = f.mul(c)?.add(&i.mul(&cand)?)?;
-            let h = o.mul(&c.tanh()?)?;
+            let (h, c) = lstm_step(&gi.add(&hidden_gates(w, h)?)?, c, core.hidden_size)?;
             let h = match &w.weight_hr {
                 Some(w_hr) => h.linear(w_hr, None)?,
                 None => h,
@@ -377,11 +405,7 @@ impl GRU {
         let h0 = core.initial(h0, &x, unbatched, core.hidden_size)?;
         let unused = h0.clone();
         let (out, h, _) = core.run(&x, h0, unused, |w, gi, h, c| {
-            let gh = hidden_gates(w, h)?;
-            let r = core.gate(gi, 0)?.add(&core.gate(&gh, 0)?)?.sigmoid()?;
-            let z = core.gate(gi, 1)?.add(&core.gate(&gh, 1)?)?.sigmoid()?;
-            let cand = core.gate(gi, 2)?.add(&r.mul(&core.gate(&gh, 2)?)?)?.tanh()?;
-            let h = cand.add(&z.mul(&h.sub(&cand)?)?)?;
+            let h = gru_step(gi, &hidden_gates(w, h)?, h, core.hidden_size)?;
             Ok((h, c.clone()))
         })?;
         Ok((core.output(out, unbatched)?, core.states(h, unbatched)?))
@@ -450,7 +474,7 @@ impl RNN {
         let relu = self.nonlinearity == "relu";
         let (out, h, _) = core.run(&x, h0, unused, |w, gi, h, c| {
             let pre = gi.add(&hidden_gates(w, h)?)?;
-            Ok((if relu { pre.relu()? } else { pre.tanh()? }, c.clone()))
+            Ok((rnn_step(&pre, relu)?, c.clone()))
         })?;
         Ok((core.output(out, unbatched)?, core.states(h, unbatched)?))
     }

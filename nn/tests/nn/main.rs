@@ -9,6 +9,8 @@ mod layers_extra;
 mod losses;
 mod losses_extra;
 mod module;
+mod nn_extra30;
+mod nn_utils30;
 mod norm_extra;
 mod optim;
 mod optim_more;

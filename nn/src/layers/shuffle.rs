@@ -1,0 +1,69 @@
+//! `PixelShuffle`, `PixelUnshuffle` and `ChannelShuffle`.
+
+use oxtorch_tensor::{Result, Tensor};
+
+use crate::functional as F;
+use crate::module::Forward;
+
+/// torch's `nn.PixelShuffle(upscale_factor)`: `[*, C r², H, W]` to `[*, C, H r, W r]` (see
+/// [`crate::functional::pixel_shuffle`]). Like torch, the factor is checked at the forward pass.
+#[derive(oxtorch_nn_derive::Module, Clone, Debug)]
+pub struct PixelShuffle {
+    /// `r`
+    pub upscale_factor: i64,
+}
+
+impl PixelShuffle {
+    /// A layer with factor `upscale_factor`.
+    pub fn new(upscale_factor: i64) -> Self {
+        PixelShuffle { upscale_factor }
+    }
+}
+
+impl Forward for PixelShuffle {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        F::pixel_shuffle(x, self.upscale_factor)
+    }
+}
+
+/// torch's `nn.PixelUnshuffle(downscale_factor)`: `[*, C, H r, W r]` to `[*, C r², H, W]` (see
+/// [`crate::functional::pixel_unshuffle`]).
+#[derive(oxtorch_nn_derive::Module, Clone, Debug)]
+pub struct PixelUnshuffle {
+    /// `r`
+    pub downscale_factor: i64,
+}
+
+impl PixelUnshuffle {
+    /// A layer with factor `downscale_factor`.
+    pub fn new(downscale_factor: i64) -> Self {
+        PixelUnshuffle { downscale_factor }
+    }
+}
+
+impl Forward for PixelUnshuffle {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        F::pixel_unshuffle(x, self.downscale_factor)
+    }
+}
+
+/// torch's `nn.ChannelShuffle(groups)`: the channels of `[N, C, *]` interleaved across `groups`
+/// groups (see [`crate::functional::channel_shuffle`]).
+#[derive(oxtorch_nn_derive::Module, Clone, Debug)]
+pub struct ChannelShuffle {
+    /// the number of groups
+    pub groups: i64,
+}
+
+impl ChannelShuffle {
+    /// A layer shuffling across `groups` groups.
+    pub fn new(groups: i64) -> Self {
+        ChannelShuffle { groups }
+    }
+}
+
+impl Forward for ChannelShuffle {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        F::channel_shuffle(x, self.groups)
+    }
+}

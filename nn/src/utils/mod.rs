@@ -1,0 +1,8 @@
+//! `torch.nn.utils`: padding sequences into batches ([`rnn::pad_sequence`]), flattening parameters
+//! into one vector and back, and gradient clipping (also found in [`crate::optim`]).
+
+mod convert_parameters;
+pub mod rnn;
+
+pub use crate::optim::{clip_grad_norm_, clip_grad_value_};
+pub use convert_parameters::{parameters_to_vector, vector_to_parameters};
