@@ -24,7 +24,6 @@ mod stats;
 pub use index::trusted_indices;
 pub(crate) use index::untrusted_indices;
 pub(crate) use linalg::cpp_name;
-pub use linalg::api as linalg_api;
 pub use nn::Padding;
 pub use operand::Operand;
 pub use optim::AdamScalars;
