@@ -35,12 +35,6 @@ pub use oxtorch_nn as nn;
 pub use oxtorch_nn::optim;
 pub use oxtorch_tensor::autocast::{autocast, AutocastGuard};
 
-/// `torch.linalg`: inverses, solvers, determinants, decompositions (Cholesky, QR, eigh, SVD), norms
-/// and products, differentiable (see [`oxtorch_tensor::linalg`]).
-pub mod linalg {
-    pub use oxtorch_tensor::linalg::*;
-}
-
 /// torch's `torch.utils`: `utils::data` (datasets and loaders), `utils::checkpoint`.
 pub mod utils {
     pub use oxtorch_autograd::checkpoint;
