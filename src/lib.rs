@@ -35,6 +35,12 @@ pub use oxtorch_nn as nn;
 pub use oxtorch_nn::optim;
 pub use oxtorch_tensor::autocast::{autocast, AutocastGuard};
 
+/// `torch.linalg`: inverses, solvers, determinants, decompositions (Cholesky, QR, eigh, SVD), norms
+/// and products, differentiable (see [`oxtorch_tensor::linalg`]).
+pub mod linalg {
+    pub use oxtorch_tensor::linalg::*;
+}
+
 /// torch's `torch.utils`: `utils::data` (datasets and loaders), `utils::checkpoint`.
 pub mod utils {
     pub use oxtorch_autograd::checkpoint;
@@ -171,6 +177,46 @@ pub fn result_type(a: &Tensor, b: &Tensor) -> DType {
 /// `torch.promote_types`
 pub fn promote_types(a: DType, b: DType) -> DType {
     oxtorch_core::promote_types(a, b)
+}
+
+/// `torch.get_default_dtype()`: float32 unless [`set_default_dtype`] changed it.
+pub fn get_default_dtype() -> DType {
+    DType::default_float()
+}
+
+/// `torch.set_default_dtype(dtype)`: the dtype of float tensors created without one, of float
+/// numbers in type promotion, and of new layers' parameters. Float dtypes only; process-wide, so
+/// set it at start-up.
+pub fn set_default_dtype(dtype: DType) -> Result<()> {
+    DType::set_default_float(dtype)
+}
+
+/// `torch.initial_seed()`: the default generator's seed.
+pub fn initial_seed() -> u64 {
+    default_generator().initial_seed()
+}
+
+/// `torch.get_rng_state()`: the default generator's state as a uint8 tensor (its seed and
+/// stream offset, little-endian), for [`set_rng_state`].
+pub fn get_rng_state() -> Result<Tensor> {
+    let (seed, offset) = default_generator().get_state();
+    let bytes: Vec<u8> = seed.to_le_bytes().into_iter().chain(offset.to_le_bytes()).collect();
+    Tensor::from_vec(bytes, [16])
+}
+
+/// `torch.set_rng_state(state)`: restores a state from [`get_rng_state`].
+pub fn set_rng_state(state: &Tensor) -> Result<()> {
+    if state.dtype() != DType::U8 || state.dims() != [16] {
+        return Err(Error::msg(format!(
+            "set_rng_state expects the uint8 tensor of 16 bytes get_rng_state returns, got {} {:?}",
+            state.dtype().scalar_type_name(),
+            state.dims()
+        )));
+    }
+    let bytes = state.to_vec::<u8>()?;
+    let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+    default_generator().set_state((word(0), word(8)));
+    Ok(())
 }
 
 /// `torch.cat`: tensors joined along an existing dim.

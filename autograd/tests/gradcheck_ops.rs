@@ -6,6 +6,8 @@
 mod activations;
 #[path = "gradcheck_ops/common.rs"]
 mod common;
+#[path = "gradcheck_ops/decompositions.rs"]
+mod decompositions;
 #[path = "gradcheck_ops/indexing.rs"]
 mod indexing;
 #[path = "gradcheck_ops/inplace.rs"]

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::error::{Error, Result};
 
@@ -107,11 +108,28 @@ impl DType {
         }
     }
 
-    /// The default float dtype (`torch.get_default_dtype()`), float32.
-    pub const fn default_float() -> DType {
-        DType::F32
+    /// The default float dtype (`torch.get_default_dtype()`): float32 unless
+    /// [`DType::set_default_float`] changed it. Creation functions without a dtype, Python-like
+    /// float numbers in type promotion, and integer inputs of float-only ops use it.
+    pub fn default_float() -> DType {
+        DType::ALL[DEFAULT_FLOAT.load(Ordering::Relaxed) as usize]
+    }
+
+    /// Sets the process-wide default float dtype (`torch.set_default_dtype`); only float dtypes
+    /// are accepted, as in torch. Like torch's, the setting is global: set it at start-up, not
+    /// while other threads create tensors.
+    pub fn set_default_float(dtype: DType) -> Result<()> {
+        if !dtype.is_float() {
+            return Err(Error::msg("only floating-point types are supported as the default type"));
+        }
+        let index = DType::ALL.iter().position(|&d| d == dtype).expect("every dtype is in ALL");
+        DEFAULT_FLOAT.store(index as u8, Ordering::Relaxed);
+        Ok(())
     }
 }
+
+/// The index in [`DType::ALL`] of the default float dtype (float32 at start).
+static DEFAULT_FLOAT: AtomicU8 = AtomicU8::new(8);
 
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

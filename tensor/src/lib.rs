@@ -45,6 +45,7 @@ pub use autograd::{grad, no_grad, GradFn, NoGradGuard};
 pub use dims::{IntoDims, SliceRange};
 pub use indexing::{Ellipsis, IntoIndices, NewAxis, TensorIndex};
 pub use literal::TensorLiteral;
+pub use ops::linalg_api as linalg;
 pub use ops::{trusted_indices, AdamScalars, Operand, Padding};
 pub use options::{TensorOptions, ToTarget};
 pub use random::{default_generator, manual_seed, Generator};

@@ -84,7 +84,7 @@ impl MultiheadAttention {
         let kdim = options.kdim.unwrap_or(embed_dim);
         let vdim = options.vdim.unwrap_or(embed_dim);
         let xavier = |rows: usize, cols: usize| -> Result<Tensor> {
-            let w = Tensor::empty([rows, cols], DType::F32)?;
+            let w = Tensor::empty([rows, cols], DType::default_float())?;
             init::xavier_uniform_(&w, 1.0)?;
             w.requires_grad_(true)
         };
@@ -100,7 +100,7 @@ impl MultiheadAttention {
             )
         };
         let in_proj_bias = if options.bias {
-            Some(Tensor::zeros([3 * embed_dim], DType::F32)?.requires_grad_(true)?)
+            Some(Tensor::zeros([3 * embed_dim], DType::default_float())?.requires_grad_(true)?)
         } else {
             None
         };
@@ -108,7 +108,7 @@ impl MultiheadAttention {
             if !options.add_bias_kv {
                 return Ok(None);
             }
-            let t = Tensor::empty([1, 1, embed_dim], DType::F32)?;
+            let t = Tensor::empty([1, 1, embed_dim], DType::default_float())?;
             init::xavier_normal_(&t, 1.0)?;
             Ok(Some(t.requires_grad_(true)?))
         };

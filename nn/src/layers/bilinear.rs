@@ -23,10 +23,10 @@ impl Bilinear {
             )));
         }
         let bound = 1.0 / (in1_features as f64).sqrt();
-        let weight = Tensor::empty([out_features, in1_features, in2_features], DType::F32)?;
+        let weight = Tensor::empty([out_features, in1_features, in2_features], DType::default_float())?;
         init::uniform_(&weight, -bound, bound)?;
         let bias = if bias {
-            let b = Tensor::empty([out_features], DType::F32)?;
+            let b = Tensor::empty([out_features], DType::default_float())?;
             init::uniform_(&b, -bound, bound)?;
             Some(b.requires_grad_(true)?)
         } else {

@@ -37,7 +37,7 @@ impl Default for ConvOptions {
             groups: 1,
             bias: true,
             padding_mode: "zeros",
-            dtype: DType::F32,
+            dtype: DType::default_float(),
         }
     }
 }

@@ -35,7 +35,7 @@ impl Default for ConvTransposeOptions {
             groups: 1,
             bias: true,
             dilation: vec![1],
-            dtype: DType::F32,
+            dtype: DType::default_float(),
         }
     }
 }

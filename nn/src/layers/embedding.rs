@@ -37,7 +37,7 @@ fn wrap_padding_idx(padding_idx: Option<i64>, num_embeddings: usize) -> Result<O
 impl Embedding {
     /// A float32 table with torch's initialisation.
     pub fn new(num_embeddings: usize, embedding_dim: usize, padding_idx: Option<i64>) -> Result<Self> {
-        let weight = Tensor::empty([num_embeddings, embedding_dim], DType::F32)?;
+        let weight = Tensor::empty([num_embeddings, embedding_dim], DType::default_float())?;
         init::normal_(&weight, 0.0, 1.0)?;
         let padding_idx = wrap_padding_idx(padding_idx, num_embeddings)?;
         if let Some(p) = padding_idx {

@@ -41,7 +41,7 @@ impl Default for EmbeddingBagOptions {
             sparse: false,
             include_last_offset: false,
             padding_idx: None,
-            dtype: DType::F32,
+            dtype: DType::default_float(),
         }
     }
 }

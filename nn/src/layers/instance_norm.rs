@@ -57,7 +57,7 @@ impl InstanceNorm {
         let track = |t: Result<Tensor>| t.map(|t| track_running_stats.then_some(Buffer(t)));
         let param = |v: f64| -> Result<Option<Tensor>> {
             if affine {
-                Ok(Some(Tensor::full([num_features], v, DType::F32)?.requires_grad_(true)?))
+                Ok(Some(Tensor::full([num_features], v, DType::default_float())?.requires_grad_(true)?))
             } else {
                 Ok(None)
             }
@@ -65,8 +65,8 @@ impl InstanceNorm {
         Ok(InstanceNorm {
             weight: param(1.0)?,
             bias: param(0.0)?,
-            running_mean: track(Tensor::zeros([num_features], DType::F32))?,
-            running_var: track(Tensor::ones([num_features], DType::F32))?,
+            running_mean: track(Tensor::zeros([num_features], DType::default_float()))?,
+            running_var: track(Tensor::ones([num_features], DType::default_float()))?,
             num_batches_tracked: track(Tensor::zeros([], DType::I64))?,
             momentum,
             eps,

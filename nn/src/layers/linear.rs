@@ -18,7 +18,7 @@ pub struct Linear {
 impl Linear {
     /// A float32 layer with torch's initialisation.
     pub fn new(in_features: usize, out_features: usize, bias: bool) -> Result<Self> {
-        Self::with_dtype(in_features, out_features, bias, DType::F32)
+        Self::with_dtype(in_features, out_features, bias, DType::default_float())
     }
 
     /// A layer of the given dtype.

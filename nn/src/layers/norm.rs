@@ -30,8 +30,16 @@ impl LayerNorm {
     /// torch's `LayerNorm(normalized_shape, eps=1e-5, elementwise_affine=True, bias=True)`.
     pub fn new(normalized_shape: &[usize], eps: f64, elementwise_affine: bool, bias: bool) -> Result<Self> {
         Ok(LayerNorm {
-            weight: if elementwise_affine { Some(ones(normalized_shape, DType::F32)?) } else { None },
-            bias: if elementwise_affine && bias { Some(zeros(normalized_shape, DType::F32)?) } else { None },
+            weight: if elementwise_affine {
+                Some(ones(normalized_shape, DType::default_float())?)
+            } else {
+                None
+            },
+            bias: if elementwise_affine && bias {
+                Some(zeros(normalized_shape, DType::default_float())?)
+            } else {
+                None
+            },
             normalized_shape: normalized_shape.to_vec(),
             eps,
         })
@@ -61,7 +69,11 @@ impl RMSNorm {
     /// torch's `RMSNorm(normalized_shape, eps=None, elementwise_affine=True)`.
     pub fn new(normalized_shape: &[usize], eps: Option<f64>, elementwise_affine: bool) -> Result<Self> {
         Ok(RMSNorm {
-            weight: if elementwise_affine { Some(ones(normalized_shape, DType::F32)?) } else { None },
+            weight: if elementwise_affine {
+                Some(ones(normalized_shape, DType::default_float())?)
+            } else {
+                None
+            },
             normalized_shape: normalized_shape.to_vec(),
             eps,
         })
@@ -96,8 +108,8 @@ impl GroupNorm {
             )));
         }
         Ok(GroupNorm {
-            weight: if affine { Some(ones(&[num_channels], DType::F32)?) } else { None },
-            bias: if affine { Some(zeros(&[num_channels], DType::F32)?) } else { None },
+            weight: if affine { Some(ones(&[num_channels], DType::default_float())?) } else { None },
+            bias: if affine { Some(zeros(&[num_channels], DType::default_float())?) } else { None },
             num_groups,
             eps,
         })
@@ -149,15 +161,15 @@ impl BatchNorm {
     ) -> Result<Self> {
         let buf = |t: Tensor| Some(Buffer(t));
         Ok(BatchNorm {
-            weight: if affine { Some(ones(&[num_features], DType::F32)?) } else { None },
-            bias: if affine { Some(zeros(&[num_features], DType::F32)?) } else { None },
+            weight: if affine { Some(ones(&[num_features], DType::default_float())?) } else { None },
+            bias: if affine { Some(zeros(&[num_features], DType::default_float())?) } else { None },
             running_mean: if track_running_stats {
-                buf(Tensor::zeros([num_features], DType::F32)?)
+                buf(Tensor::zeros([num_features], DType::default_float())?)
             } else {
                 None
             },
             running_var: if track_running_stats {
-                buf(Tensor::ones([num_features], DType::F32)?)
+                buf(Tensor::ones([num_features], DType::default_float())?)
             } else {
                 None
             },

@@ -18,7 +18,7 @@ type CellParams = (Tensor, Tensor, Option<Tensor>, Option<Tensor>);
 fn cell_params(input_size: usize, hidden_size: usize, bias: bool, gates: usize) -> Result<CellParams> {
     let stdv = if hidden_size > 0 { 1.0 / (hidden_size as f64).sqrt() } else { 0.0 };
     let param = |shape: Vec<usize>| -> Result<Tensor> {
-        let t = Tensor::empty(shape, DType::F32)?;
+        let t = Tensor::empty(shape, DType::default_float())?;
         init::uniform_(&t, -stdv, stdv)?;
         t.requires_grad_(true)
     };

@@ -720,10 +720,20 @@ impl Tensor {
         if let Some(hi) = &hi {
             y = y.minimum(hi)?;
         }
-        if !(x.requires_grad() && crate::autograd::is_recording()) {
+        let recording = crate::autograd::is_recording();
+        if let (Some(lo), Some(hi), false, false) = (&lo, &hi, lo_scalar, hi_scalar) {
+            if recording && (x.requires_grad() || lo.requires_grad() || hi.requires_grad()) {
+                // Two tensor bounds: torch's own table (`clamp_backward_min_max`), not the chain
+                // of maximum and minimum.
+                let shape = broadcast_shapes(&broadcast_shapes(x.dims(), lo.dims())?, hi.dims())?;
+                let inputs = [x.broadcast_to(&shape)?, lo.broadcast_to(&shape)?, hi.broadcast_to(&shape)?];
+                return Ok(ClampBetweenTensors.apply(&inputs)?.remove(0));
+            }
+        }
+        if !(x.requires_grad() && recording) {
             return Ok(y);
         }
-        // torch's gradients: tensor bounds share ties with the input as maximum/minimum do; at a
+        // torch's gradients: a tensor bound shares ties with the input as maximum/minimum do; at a
         // number bound the input gets none, nor where it is NaN.
         let mut tie: Option<Tensor> = if lo_scalar || hi_scalar { Some(x.isnan()?) } else { None };
         for (bound, is_scalar) in [(&lo, lo_scalar), (&hi, hi_scalar)] {
@@ -834,5 +844,48 @@ impl Function for PowByNumber {
 
     fn name(&self) -> &'static str {
         "PowBackward0"
+    }
+}
+
+/// `clamp(x, lo, hi)` with two tensor bounds and torch 2.15's gradients: a NaN anywhere gives the
+/// input the gradient; inverted bounds (`lo > hi`) give it to `hi`; otherwise the active side gets
+/// it, a tie with one bound is split in half, and `x == lo == hi` gives it all to `x`.
+struct ClampBetweenTensors;
+
+impl Function for ClampBetweenTensors {
+    fn forward(&self, ctx: &mut crate::autograd::FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        let [x, lo, hi] = inputs else { unreachable!("three inputs") };
+        ctx.save_for_backward(&[x, lo, hi]);
+        Ok(vec![x.maximum(lo)?.minimum(hi)?])
+    }
+
+    fn backward(&self, ctx: &crate::autograd::FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let saved = ctx.saved_tensors()?;
+        let (x, lo, hi, g) = (&saved[0], &saved[1], &saved[2], &grads[0]);
+        let any_nan = x.isnan()?.logical_or(&lo.isnan()?)?.logical_or(&hi.isnan()?)?;
+        let inverted = lo.gt(hi)?;
+        let (at_lo, at_hi) = (x.eq(lo)?, x.eq(hi)?);
+        let half = g.div(2.0)?;
+        let zero = g.zeros_like()?;
+        let pick = |cond: &Tensor, a: &Tensor, b: &Tensor| Tensor::where_cond(cond, a, b);
+        // x: inside, or equal to both bounds; half at one bound.
+        let outside = x.lt(lo)?.logical_or(&x.gt(hi)?)?;
+        let gx = pick(&at_lo.logical_or(&at_hi)?, &half, g)?;
+        let gx = pick(&at_lo.logical_and(&at_hi)?, g, &gx)?;
+        let gx = pick(&outside.logical_or(&inverted)?, &zero, &gx)?;
+        let gx = pick(&any_nan, g, &gx)?;
+        // lo: below it, half at a tie with it alone.
+        let glo = pick(&at_lo.logical_and(&at_hi.logical_not()?)?, &half, &zero)?;
+        let glo = pick(&x.lt(lo)?, g, &glo)?;
+        let glo = pick(&any_nan.logical_or(&inverted)?, &zero, &glo)?;
+        // hi: above it, half at a tie with it alone, all of it when the bounds are inverted.
+        let ghi = pick(&at_hi.logical_and(&at_lo.logical_not()?)?, &half, &zero)?;
+        let ghi = pick(&x.gt(hi)?.logical_or(&inverted)?, g, &ghi)?;
+        let ghi = pick(&any_nan, &zero, &ghi)?;
+        Ok(vec![Some(gx), Some(glo), Some(ghi)])
+    }
+
+    fn name(&self) -> &'static str {
+        "ClampBackward0"
     }
 }

@@ -2,7 +2,17 @@
 //! `kron`, `tensordot`, `linear` and `einsum` (parsed and lowered to permutes, sums and one batched
 //! matmul per pair of operands).
 
+pub mod api;
+mod batch;
+mod decompose;
+mod eigen;
 mod einsum;
+mod factor;
+mod inverse;
+mod jacobi;
+mod norms;
+mod solve;
+mod svd;
 
 use oxtorch_core::{wrap_dim, DType, Error, Result, Scalar};
 

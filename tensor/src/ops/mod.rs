@@ -23,6 +23,7 @@ mod stats;
 
 pub use index::trusted_indices;
 pub(crate) use index::untrusted_indices;
+pub use linalg::api as linalg_api;
 pub(crate) use linalg::cpp_name;
 pub use nn::Padding;
 pub use operand::Operand;

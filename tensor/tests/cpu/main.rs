@@ -22,6 +22,7 @@ mod golden_math;
 mod golden_nn;
 mod golden_sortstats;
 mod index_edges;
+mod linalg;
 mod ndarray_conversion;
 mod scalar_operands;
 mod semantics;

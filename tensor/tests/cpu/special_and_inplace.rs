@@ -263,3 +263,35 @@ fn exponential_and_random_fill_in_range() -> Result<()> {
     );
     Ok(())
 }
+
+/// `torch.clamp(x, lo, hi)` with two tensor bounds (torch 2.15's `clamp_backward_min_max`): rows
+/// `(x, lo, hi)` and the gradients torch gives x, lo and hi.
+#[test]
+fn clamp_between_tensors_follows_torch_table() {
+    #[rustfmt::skip]
+    let table: &[([f64; 3], [f64; 3])] = &[
+        ([0.0, 1.0, 2.0], [0.0, 1.0, 0.0]),
+        ([1.0, 1.0, 2.0], [0.5, 0.5, 0.0]),
+        ([1.5, 1.0, 2.0], [1.0, 0.0, 0.0]),
+        ([2.0, 1.0, 2.0], [0.5, 0.0, 0.5]),
+        ([3.0, 1.0, 2.0], [0.0, 0.0, 1.0]),
+        ([1.0, 1.0, 1.0], [1.0, 0.0, 0.0]),
+        ([0.0, 1.0, 1.0], [0.0, 1.0, 0.0]),
+        ([2.0, 1.0, 1.0], [0.0, 0.0, 1.0]),
+        ([1.5, 2.0, 1.0], [0.0, 0.0, 1.0]),
+        ([2.0, 2.0, 1.0], [0.0, 0.0, 1.0]),
+        ([NAN, 1.0, 2.0], [1.0, 0.0, 0.0]),
+        ([1.5, NAN, 2.0], [1.0, 0.0, 0.0]),
+        ([3.0, 1.0, NAN], [1.0, 0.0, 0.0]),
+    ];
+    let col = |k: usize| table.iter().map(|(r, _)| r[k]).collect::<Vec<f64>>();
+    let (x, lo, hi) = (col(0), col(1), col(2));
+    let g = grads(&[&x, &lo, &hi], |t| t[0].clamp(Some(Operand::from(&t[1])), Some(Operand::from(&t[2]))));
+    let want: Vec<Vec<f64>> = (0..3).map(|k| table.iter().map(|(_, w)| w[k]).collect()).collect();
+    assert_same(&g, &[&want[0], &want[1], &want[2]], "clamp(x, lo, hi)");
+    // A bound broadcast over the input sums its gradient: lo = 1 below three of four entries.
+    let g = grads(&[&[0.0, 0.5, 2.0, -1.0], &[1.0], &[3.0, 3.0, 3.0, 3.0]], |t| {
+        t[0].clamp(Some(Operand::from(&t[1])), Some(Operand::from(&t[2])))
+    });
+    assert_same(&g, &[&[0.0, 0.0, 1.0, 0.0], &[3.0], &[0.0; 4]], "broadcast lo");
+}
