@@ -219,6 +219,29 @@ pub fn set_rng_state(state: &Tensor) -> Result<()> {
     Ok(())
 }
 
+/// `torch.broadcast_shapes(*shapes)`: the shape all of `shapes` broadcast to.
+pub fn broadcast_shapes(shapes: &[&[usize]]) -> Result<Vec<usize>> {
+    shapes.iter().try_fold(Vec::new(), |acc, s| oxtorch_core::broadcast_shapes(&acc, s))
+}
+
+/// `torch.broadcast_tensors(*tensors)`: views of `tensors` expanded to one shape.
+pub fn broadcast_tensors(tensors: &[&Tensor]) -> Result<Vec<Tensor>> {
+    Tensor::broadcast_tensors(tensors)
+}
+
+/// `torch.get_num_threads()`: the CPU kernels' thread count.
+pub fn get_num_threads() -> usize {
+    rayon::current_num_threads()
+}
+
+/// `torch.set_num_threads(n)`: the CPU kernels' thread count. The pool starts with the first
+/// parallel kernel, so call this before any tensor work; later calls are an error.
+pub fn set_num_threads(n: usize) -> Result<()> {
+    rayon::ThreadPoolBuilder::new().num_threads(n).build_global().map_err(|e| {
+        Error::msg(format!("set_num_threads({n}) must come before the first parallel kernel: {e}"))
+    })
+}
+
 /// `torch.cat`: tensors joined along an existing dim.
 pub fn cat(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
     Tensor::cat(tensors, dim)

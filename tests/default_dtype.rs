@@ -28,6 +28,8 @@ fn default_dtype_drives_creation_promotion_and_layers() -> torch::Result<()> {
     torch::set_default_dtype(DType::F32)?;
     assert_eq!(torch::zeros([2], ())?.dtype(), DType::F32);
     assert_eq!(ints.mul(0.5)?.dtype(), DType::F32);
+    assert_eq!(torch::broadcast_shapes(&[&[2, 1], &[3], &[]])?, vec![2, 3]);
+    assert!(torch::broadcast_shapes(&[&[2], &[3]]).is_err());
     rng_state_round_trips()
 }
 

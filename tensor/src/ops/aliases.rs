@@ -275,4 +275,49 @@ impl Tensor {
     pub fn diagflat(&self, offset: i64) -> Result<Tensor> {
         self.reshape([-1])?.diag(offset)
     }
+
+    /// torch's `concatenate`, an alias of [`Tensor::cat`].
+    pub fn concatenate(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+        Tensor::cat(tensors, dim)
+    }
+
+    /// torch's `scatter(dim, index, src, reduce=)`: `"add"` or `"multiply"` onto the existing values
+    /// ([`Tensor::scatter_reduce`] with `"sum"`/`"prod"` and `include_self`).
+    pub fn scatter_with_reduce(
+        &self,
+        dim: isize,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: &str,
+    ) -> Result<Tensor> {
+        let reduce = match reduce {
+            "add" => "sum",
+            "multiply" => "prod",
+            _ => return Err(Error::msg("reduce argument must be either add or multiply.")),
+        };
+        self.scatter_reduce(dim, index, src, reduce, true)
+    }
+
+    /// The coordinates of flat indices in a tensor of `shape` (torch's `unravel_index`): one int64
+    /// tensor per dim, each of the indices' shape. Indices wrap modulo the shape's size as torch
+    /// 2.15's do (-1 is the last element).
+    pub fn unravel_index(&self, shape: &[usize]) -> Result<Vec<Tensor>> {
+        if self.is_floating_point() || self.dtype() == DType::Bool {
+            return Err(Error::msg(format!(
+                "expected 'indices' to be integer dtype, but got torch.{}",
+                self.dtype().name()
+            )));
+        }
+        let numel: usize = shape.iter().product();
+        let indices = self.to_dtype(DType::I64)?;
+        let mut rest = indices.remainder(numel.max(1) as i64)?;
+        let mut out = Vec::with_capacity(shape.len());
+        for d in (0..shape.len()).rev() {
+            let size = shape[d].max(1) as i64;
+            out.push(rest.remainder(size)?);
+            rest = rest.floor_divide(size)?;
+        }
+        out.reverse();
+        Ok(out)
+    }
 }

@@ -118,3 +118,24 @@ fn normal_with_tensor_parameters() -> Result<()> {
     assert!(l.to_vec::<f32>()?.iter().all(|&v| v > 0.0));
     Ok(())
 }
+
+#[test]
+fn unravel_index_and_scatter_reduce_argument() -> Result<()> {
+    // torch.unravel_index(tensor([4, -1, 7, 8]), (2, 4)) == ([1, 1, 1, 0], [0, 3, 3, 0])
+    let parts = ints(&[4, -1, 7, 8], &[4]).unravel_index(&[2, 4])?;
+    assert_eq!(parts[0].to_vec::<i64>()?, vec![1, 1, 1, 0]);
+    assert_eq!(parts[1].to_vec::<i64>()?, vec![0, 3, 3, 0]);
+    let e = Tensor::zeros([1], DType::F32)?.unravel_index(&[2]).unwrap_err();
+    assert_eq!(e.to_string(), "expected 'indices' to be integer dtype, but got torch.float32");
+    // torch.zeros(3).scatter(0, tensor([0, 0, 2]), tensor([1., 2., 3.]), reduce='add') == [3, 0, 3]
+    let src = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [3])?;
+    let idx = ints(&[0, 0, 2], &[3]);
+    let out = Tensor::zeros([3], DType::F32)?.scatter_with_reduce(0, &idx, &src, "add")?;
+    assert_eq!(out.to_vec::<f32>()?, vec![3.0, 0.0, 3.0]);
+    let out = Tensor::ones([3], DType::F32)?.scatter_with_reduce(0, &idx, &src, "multiply")?;
+    assert_eq!(out.to_vec::<f32>()?, vec![2.0, 1.0, 3.0]);
+    let e = Tensor::zeros([3], DType::F32)?.scatter_with_reduce(0, &idx, &src, "max").unwrap_err();
+    assert_eq!(e.to_string(), "reduce argument must be either add or multiply.");
+    assert_eq!(Tensor::concatenate(&[&src, &src], 0)?.dims(), &[6]);
+    Ok(())
+}
