@@ -2,11 +2,17 @@
 //! names (`weight_ih_l0`, `weight_hh_l0`, `bias_ih_l0`, `bias_hh_l0`, `..._reverse`), gate orders
 //! (LSTM `i, f, g, o`; GRU `r, z, n`) and initialisation, written in tensor ops. LSTM also takes
 //! torch's `proj_size` (an `h = W_hr (o ⊙ tanh c)` projection, parameters `weight_hr_l0`, ...).
+//! Each layer also runs a [`PackedSequence`](crate::utils::rnn::PackedSequence) with
+//! `forward_packed` (in `rnn_packed.rs`).
 
 use oxtorch_tensor::{DType, Error, Result, Tensor};
 
 use crate::init;
 use crate::module::{Member, MemberMut, Module};
+
+// A child module, so it shares this module's private core, weights and step functions.
+#[path = "rnn_packed.rs"]
+mod packed;
 
 /// Constructor options of [`LSTM`] and [`GRU`], with torch's defaults.
 #[derive(Clone, Debug)]
@@ -95,7 +101,7 @@ impl RnnCore {
         let dirs = if options.bidirectional { 2 } else { 1 };
         let bound = 1.0 / (hidden_size as f64).sqrt();
         let param = |shape: Vec<usize>| -> Result<Tensor> {
-            let t = Tensor::empty(shape, DType::F32)?;
+            let t = Tensor::empty(shape, DType::default_float())?;
             init::uniform_(&t, -bound, bound)?;
             t.requires_grad_(true)
         };

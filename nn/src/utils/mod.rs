@@ -1,7 +1,9 @@
-//! `torch.nn.utils`: padding sequences into batches ([`rnn::pad_sequence`]), flattening parameters
+//! `torch.nn.utils`: padding sequences into batches ([`rnn::pad_sequence`]) and packing them for the
+//! recurrent layers ([`rnn::pack_padded_sequence`], [`rnn::PackedSequence`]), flattening parameters
 //! into one vector and back, and gradient clipping (also found in [`crate::optim`]).
 
 mod convert_parameters;
+mod packed;
 pub mod rnn;
 
 pub use crate::optim::{clip_grad_norm_, clip_grad_value_};

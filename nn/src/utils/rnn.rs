@@ -1,6 +1,12 @@
-//! `torch.nn.utils.rnn`: batching variable-length sequences for the recurrent layers.
+//! `torch.nn.utils.rnn`: batching variable-length sequences for the recurrent layers, padded
+//! ([`pad_sequence`]) or packed ([`PackedSequence`], [`pack_padded_sequence`], ...).
 
 use oxtorch_tensor::{Error, Result, Scalar, Tensor};
+
+pub use super::packed::{
+    invert_permutation, pack_padded_sequence, pack_sequence, pad_packed_sequence, unpack_sequence,
+    unpad_sequence, PackedSequence, SequenceLengths,
+};
 
 /// The broadcast of `src` into a destination of shape `dst`, as `dst.copy_(src)` checks it in
 /// torch: the sizes must broadcast (torch's `infer_size` message, tensor a the destination), and
