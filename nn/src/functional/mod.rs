@@ -4,15 +4,18 @@ use oxtorch_tensor::{DType, Padding, Result, Tensor};
 
 mod activations;
 mod embedding_bag;
+mod grid_sample;
 mod normalize;
 mod pool3d;
 mod shuffle;
 mod stochastic;
+mod unpool;
 
 pub use activations::{
     hardshrink, logsigmoid, prelu, rrelu, softmin, softshrink, softsign, tanhshrink, threshold,
 };
 pub use embedding_bag::embedding_bag;
+pub use grid_sample::{affine_grid, grid_sample};
 pub use normalize::{cosine_similarity, instance_norm, local_response_norm, normalize};
 pub use pool3d::{
     adaptive_avg_pool3d, adaptive_max_pool3d, adaptive_max_pool3d_with_indices, avg_pool3d, max_pool3d,
@@ -20,6 +23,7 @@ pub use pool3d::{
 };
 pub use shuffle::{channel_shuffle, pixel_shuffle, pixel_unshuffle};
 pub use stochastic::{alpha_dropout, feature_alpha_dropout, gumbel_softmax};
+pub use unpool::{max_unpool1d, max_unpool2d, max_unpool3d};
 
 pub use crate::loss::{
     binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy, ctc_loss,

@@ -21,6 +21,7 @@ mod rnn_cell;
 mod shuffle;
 mod transformer;
 mod transformer_full;
+mod unpool;
 mod upsample;
 
 pub use activation::*;
@@ -57,4 +58,5 @@ pub use transformer::{
     TransformerEncoderLayer, TransformerLayerOptions,
 };
 pub use transformer_full::{Transformer, TransformerMasks, TransformerOptions};
+pub use unpool::{MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, MaxUnpoolNd};
 pub use upsample::Upsample;

@@ -12,6 +12,7 @@ mod module;
 mod nn_extra30;
 mod nn_packed30;
 mod nn_utils30;
+mod nn_vision30;
 mod norm_extra;
 mod optim;
 mod optim_more;
