@@ -43,6 +43,12 @@ impl Config {
         }
     }
 
+    /// A config from a JSON object already parsed (a nested config, such as a multimodal
+    /// checkpoint's `text_config`).
+    pub fn from_map(json: Map<String, Value>) -> Self {
+        Config { json }
+    }
+
     /// The raw value of `key`, `None` when absent or null.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.json.get(key).filter(|v| !v.is_null())

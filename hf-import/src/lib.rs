@@ -37,8 +37,9 @@ pub use generate::{generate, generate_with_tokenizer, CacheImplementation, Gener
 pub use hub::resolve_model;
 pub use models::{
     AutoModel, BertForMaskedLM, BertModel, CausalLm, DistilBertForMaskedLM, DistilBertModel,
-    Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM,
-    Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, RobertaForMaskedLM, RobertaModel,
+    Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM,
+    MistralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, RobertaForMaskedLM,
+    RobertaModel,
 };
 pub use sentence::{PoolingMode, Prompts, SentenceTransformer};
 pub use tokenizer::HfTokenizer;

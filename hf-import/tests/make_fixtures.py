@@ -11,8 +11,10 @@ parameter (weights, norm scales and biases), saves it with `save_pretrained` und
 transformers' field names (`logits`, `last_hidden_state`, `pooler_output`, `hidden_states.0`, ...), all
 float32. The Rust tests (`tests/cpu/families.rs`, `tests/cpu/cli.rs`) compare against these files and never need
 Python. Variants cover the loader: `llama` is saved as `pytorch_model.bin`, `qwen2` is sharded, `qwen3`
-is stored in bfloat16 (its goldens come from the bf16 weights run in float32), and `llama/config_v4.json`
-is the same config in transformers 4.x key style.
+is stored in bfloat16 (its goldens come from the bf16 weights run in float32), `llama/config_v4.json`
+is the same config in transformers 4.x key style, and `gemma3_mm` / `gemma3_mm_untied` are Gemma 3
+multimodal checkpoints (a tiny vision tower hf-import ignores) in both tensor layouts, with goldens of a
+text-only input (see `gemma3_multimodal`).
 """
 
 import json
@@ -250,6 +252,134 @@ def main():
             rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0}, tie_word_embeddings=False),
         16,
     )
+    gemma3_multimodal()
+
+
+# Gemma 3 multimodal (`Gemma3ForConditionalGeneration`, model_type `gemma3`): a tiny text model
+# (sliding + full layer, local/global RoPE) behind a tiny SigLIP tower and projector, which hf-import
+# ignores; the goldens are of a text-only input. `gemma3_mm` is as transformers 5 saves it (tensors
+# under the 4.x names `language_model.model.*`, `vision_tower.*`, `multi_modal_projector.*`, the tied
+# `lm_head` absent). `gemma3_mm_untied` has its own `lm_head` (top-level `tie_word_embeddings: false`,
+# which is the flag transformers reads, `text_config`'s staying true), is renamed to the module names
+# (`model.language_model.*`, `model.vision_tower.*`, `model.multi_modal_projector.*`, `lm_head.weight`)
+# and has a 4.x-style config; transformers reloads it to the same outputs.
+GEMMA3_MM_TEXT = dict(
+    vocab_size=100,
+    hidden_size=16,
+    intermediate_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=8,
+    max_position_embeddings=64,
+    sliding_window=3,
+    query_pre_attn_scalar=16,
+    layer_types=["sliding_attention", "full_attention"],
+    rope_parameters={
+        "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0},
+        "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+    },
+)
+
+
+def gemma3_mm_config(**top):
+    text = tf.Gemma3TextConfig(**GEMMA3_MM_TEXT)
+    vision = tf.SiglipVisionConfig(
+        hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2, image_size=4, patch_size=2,
+        vision_use_head=False,
+    )
+    # Image and boundary tokens inside the vocabulary, as in the real checkpoints (262144 < 262208).
+    return tf.Gemma3Config(
+        text_config=text, vision_config=vision, mm_tokens_per_image=4, image_token_index=99, boi_token_index=97,
+        eoi_token_index=98, attn_implementation="eager", **top,
+    )
+
+
+def gemma3_mm_rename(path):
+    """Rewrites the checkpoint in `path` with the module names of transformers 5
+    (`model.language_model.*`, `lm_head.weight`, ...) and its config in 4.x keys (`torch_dtype`; in
+    `text_config` `rope_theta`, `rope_scaling`, `rope_local_base_freq`, `sliding_window_pattern`, and
+    only the keys that differ from `Gemma3TextConfig`'s defaults)."""
+    from safetensors.torch import load_file
+
+    renamed = {}
+    for name, t in load_file(str(path / "model.safetensors")).items():
+        for old, new in [
+            ("language_model.model.", "model.language_model."),
+            ("language_model.lm_head.", "lm_head."),
+            ("vision_tower.", "model.vision_tower."),
+            ("multi_modal_projector.", "model.multi_modal_projector."),
+        ]:
+            if name.startswith(old):
+                name = new + name[len(old):]
+                break
+        else:
+            raise AssertionError(f"unexpected tensor {name}")
+        renamed[name] = t.contiguous()
+    assert "model.language_model.embed_tokens.weight" in renamed and "lm_head.weight" in renamed, sorted(renamed)
+    save_file(renamed, str(path / "model.safetensors"), metadata={"format": "pt"})
+    cfg = json.loads((path / "config.json").read_text())
+    cfg["torch_dtype"] = cfg.pop("dtype")
+    cfg["transformers_version"] = "4.53.0"
+    text = cfg["text_config"]
+    text.pop("dtype", None)
+    rope = text.pop("rope_parameters")
+    text["rope_theta"] = rope["full_attention"]["rope_theta"]
+    text["rope_scaling"] = {k: v for k, v in rope["full_attention"].items() if k != "rope_theta"}
+    text["rope_local_base_freq"] = rope["sliding_attention"]["rope_theta"]
+    assert text.pop("layer_types") == ["sliding_attention", "full_attention"]
+    text.pop("_sliding_window_pattern", None)
+    text["sliding_window_pattern"] = 2
+    defaults = tf.Gemma3TextConfig().to_dict()
+    for key in list(text):
+        if key not in ("model_type", "rope_theta", "rope_scaling") and key in defaults and defaults[key] == text[key]:
+            del text[key]
+    vision = cfg["vision_config"]
+    if "dtype" in vision:
+        vision["torch_dtype"] = vision.pop("dtype")
+    (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
+def gemma3_multimodal():
+    from safetensors.torch import load_file
+
+    built = build("gemma3_mm", tf.Gemma3ForConditionalGeneration, gemma3_mm_config(), 17)
+    if built is not None:
+        model, _ = built
+        expected = load_file(str(OUT / "gemma3_mm" / "expected.safetensors"))
+        x = {k: expected[k] for k in ("input_ids", "attention_mask")}
+        # What a text-only input gets: exactly `Gemma3ForCausalLM` of the text config on the
+        # language model's weights (the same embedding scale and masks; the hidden states of the
+        # language model, the last after the final norm).
+        text_lm = tf.Gemma3ForCausalLM(tf.Gemma3TextConfig(**GEMMA3_MM_TEXT, attn_implementation="eager")).eval()
+        prefix = "model.language_model."
+        state = {k[len(prefix):]: v for k, v in model.state_dict().items() if k.startswith(prefix)}
+        text_lm.model.load_state_dict(state)
+        text_lm.lm_head.weight.data.copy_(model.lm_head.weight.data)
+        with torch.no_grad():
+            ref = flatten(text_lm(**x, output_hidden_states=True))
+        assert sorted(ref) == sorted(k for k in expected if k not in x), sorted(ref)
+        for key, value in ref.items():
+            assert torch.equal(value, expected[key]), f"gemma3_mm {key}: text-only != Gemma3ForCausalLM"
+    built = build(
+        "gemma3_mm_untied", tf.Gemma3ForConditionalGeneration, gemma3_mm_config(tie_word_embeddings=False), 18
+    )
+    if built is not None:
+        path = OUT / "gemma3_mm_untied"
+        gemma3_mm_rename(path)
+        expected = load_file(str(path / "expected.safetensors"))
+        x = {k: expected[k] for k in ("input_ids", "attention_mask")}
+        again = tf.Gemma3ForConditionalGeneration.from_pretrained(
+            path, dtype=torch.float32, attn_implementation="eager"
+        ).eval()
+        assert not again.config.tie_word_embeddings and again.config.text_config.tie_word_embeddings
+        with torch.no_grad():
+            out = flatten(again(**x, output_hidden_states=True))
+        for key, value in out.items():
+            assert torch.equal(value, expected[key]), f"gemma3_mm_untied {key}: the renamed copy differs"
+        gen = load_file(str(path / "generate.safetensors"))
+        assert torch.equal(greedy(again)["output_ids"], gen["output_ids"]), "gemma3_mm_untied generation differs"
+        print(f"gemma3_mm_untied: renamed, {sum(f.stat().st_size for f in path.iterdir())} bytes")
 
 
 TINY_WORDS = """the a cat dog sits runs on under mat table man woman plays guitar piano stage music rust python

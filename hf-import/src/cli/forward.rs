@@ -23,7 +23,8 @@ pub fn run(
         named.insert(name, t);
         Ok(())
     })?;
-    let weights = super::load_weights(&dir, dtype)?.to_device(device)?;
+    // (Without what the model never reads: a multimodal checkpoint's vision tower is not moved.)
+    let weights = AutoModel::weights_used(&cfg, super::load_weights(&dir, dtype)?).to_device(device)?;
     let model = AutoModel::load(&cfg, &weights)?;
     // The model holds what it uses (a decoder on the cpu, its own packed copy): the loaded set
     // goes, so a cast checkpoint is not kept twice.

@@ -127,7 +127,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         }
         None => None,
     };
-    let weights = super::load_weights(&dir, super::dtype_arg(a.dtype.as_deref())?)?.to_device(device)?;
+    let weights = super::load_weights(&dir, super::dtype_arg(a.dtype.as_deref())?)?;
+    // (Without what the model never reads: a multimodal checkpoint's vision tower is not moved.)
+    let weights = AutoModel::weights_used(&cfg, weights).to_device(device)?;
     let model = AutoModel::load(&cfg, &weights)?;
     // The model holds what it uses (a decoder on the cpu, its own packed copy): the loaded set
     // goes, so a cast checkpoint is not kept twice.

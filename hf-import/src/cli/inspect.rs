@@ -13,6 +13,9 @@ pub fn run(model: &str) -> Result<()> {
     outln!("model:        {}", dir.display());
     outln!("model_type:   {}", cfg.model_type()?);
     outln!("architecture: {arch}");
+    if arch == "Gemma3ForConditionalGeneration" {
+        outln!("runs:         its language model, on text (the vision tower and projector are not loaded)");
+    }
     for f in &files {
         outln!(
             "file:         {}",

@@ -6,6 +6,7 @@ pub mod decoder;
 mod distilbert;
 mod family;
 mod gemma;
+mod gemma3_multimodal;
 mod llama;
 mod mistral;
 mod phi3;
@@ -21,6 +22,7 @@ pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positio
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec};
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
+pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
@@ -37,6 +39,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("distilbert", "DistilBertModel"),
     ("gemma", "GemmaForCausalLM"),
     ("gemma2", "Gemma2ForCausalLM"),
+    ("gemma3", "Gemma3ForConditionalGeneration"),
     ("gemma3_text", "Gemma3ForCausalLM"),
     ("llama", "LlamaForCausalLM"),
     ("mistral", "MistralForCausalLM"),
@@ -55,6 +58,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "GemmaForCausalLM",
     "Gemma2ForCausalLM",
     "Gemma3ForCausalLM",
+    "Gemma3ForConditionalGeneration",
     "LlamaForCausalLM",
     "MistralForCausalLM",
     "Phi3ForCausalLM",
@@ -85,6 +89,8 @@ pub enum AutoModel {
     Gemma2(Gemma2ForCausalLM),
     /// `Gemma3ForCausalLM`
     Gemma3(Gemma3ForCausalLM),
+    /// `Gemma3ForConditionalGeneration`: its language model, on text (image inputs are refused)
+    Gemma3ForConditionalGeneration(Gemma3ForConditionalGeneration),
     /// `LlamaForCausalLM`
     Llama(LlamaForCausalLM),
     /// `MistralForCausalLM`
@@ -156,7 +162,10 @@ pub(crate) fn ids_as_i64(name: &str, t: &Tensor) -> Result<Tensor> {
 
 impl AutoModel {
     /// The architecture `cfg` names, checked against its `model_type`: `architectures[0]`, or the
-    /// family's default (`BertModel`, `*ForCausalLM`) when the config names none.
+    /// family's default (`BertModel`, `*ForCausalLM`) when the config names none. A causal LM head
+    /// (`*ForCausalLM`, `*ForConditionalGeneration`) is the model type's own causal LM, as
+    /// `AutoModelForCausalLM` picks it: `gemma3` runs `Gemma3ForConditionalGeneration`, `gemma3_text`
+    /// `Gemma3ForCausalLM`, whichever of the two the config names.
     pub fn architecture_of(cfg: &Config) -> Result<String> {
         let model_type = cfg.model_type()?;
         let Some((_, default)) = MODEL_TYPES.iter().find(|(t, _)| *t == model_type) else {
@@ -168,8 +177,9 @@ impl AutoModel {
         };
         // As transformers' Auto classes: the family comes from `model_type`, the head from the
         // architecture's name (a qwen2 config naming `LlamaForCausalLM` runs Qwen2, biases and all).
-        const HEADS: [&str; 3] = ["ForCausalLM", "ForMaskedLM", "Model"];
+        const HEADS: [&str; 4] = ["ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "Model"];
         let head_of = |a: &str| HEADS.iter().copied().find(|h| a.ends_with(h));
+        let causal = |h: Option<&str>| matches!(h, Some("ForCausalLM" | "ForConditionalGeneration"));
         let family = &default[..default.len() - head_of(default).map_or(0, str::len)];
         let named = cfg.architectures().into_iter().next().unwrap_or_else(|| default.to_string());
         // Only a known family's head is mapped (`BertLMHeadModel` is not `BertModel`).
@@ -178,6 +188,9 @@ impl AutoModel {
             MODEL_TYPES.iter().any(|(_, d)| head_of(d).is_some_and(|h| &d[..d.len() - h.len()] == prefix))
         };
         let arch = match head_of(&named) {
+            Some(head) if known_family(&named, head) && causal(Some(head)) && causal(head_of(default)) => {
+                default.to_string()
+            }
             Some(head) if known_family(&named, head) => format!("{family}{head}"),
             _ => named,
         };
@@ -203,7 +216,14 @@ impl AutoModel {
             "RobertaForMaskedLM" => AutoModel::RobertaForMaskedLM(RobertaForMaskedLM::load(cfg, weights)?),
             "GemmaForCausalLM" => AutoModel::Gemma(GemmaForCausalLM::load(cfg, weights)?),
             "Gemma2ForCausalLM" => AutoModel::Gemma2(Gemma2ForCausalLM::load(cfg, weights)?),
-            "Gemma3ForCausalLM" => AutoModel::Gemma3(Gemma3ForCausalLM::load(cfg, weights)?),
+            // (`gemma3_text` configs naming `Gemma3ForConditionalGeneration` may come with the
+            // multimodal checkpoint's tensor names.)
+            "Gemma3ForCausalLM" => {
+                AutoModel::Gemma3(Gemma3ForCausalLM(gemma3_multimodal::load_text_model(cfg, weights)?))
+            }
+            "Gemma3ForConditionalGeneration" => {
+                AutoModel::Gemma3ForConditionalGeneration(Gemma3ForConditionalGeneration::load(cfg, weights)?)
+            }
             "LlamaForCausalLM" => AutoModel::Llama(LlamaForCausalLM::load(cfg, weights)?),
             "Phi3ForCausalLM" => AutoModel::Phi3(Phi3ForCausalLM::load(cfg, weights)?),
             "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
@@ -217,7 +237,20 @@ impl AutoModel {
     /// once; `weights` itself stays where it is). The model then runs on `device`: its forward
     /// passes move their inputs there and return outputs there.
     pub fn load_on_device(cfg: &Config, weights: &Weights, device: Device) -> Result<Self> {
-        Self::load(cfg, &weights.clone().to_device(device)?)
+        Self::load(cfg, &Self::weights_used(cfg, weights.clone()).to_device(device)?)
+    }
+
+    /// The part of `weights` that the architecture `cfg` names reads: for a Gemma 3 multimodal
+    /// checkpoint its language model (renamed as [`AutoModel::load`] reads it), without the vision
+    /// tower and projector, so that moving the result to a device or casting it never touches them;
+    /// every tensor otherwise. [`AutoModel::load`] takes either.
+    pub fn weights_used(cfg: &Config, weights: Weights) -> Weights {
+        match Self::architecture_of(cfg).as_deref() {
+            Ok("Gemma3ForCausalLM" | "Gemma3ForConditionalGeneration") => {
+                gemma3_multimodal::language_model_weights(weights)
+            }
+            _ => weights,
+        }
     }
 
     /// The BERT-style encoder inside an encoder model (`None` for decoders).
@@ -271,6 +304,7 @@ impl AutoModel {
             AutoModel::Gemma(m) => Some(m),
             AutoModel::Gemma2(m) => Some(m),
             AutoModel::Gemma3(m) => Some(m),
+            AutoModel::Gemma3ForConditionalGeneration(m) => Some(m),
             AutoModel::Llama(m) => Some(m),
             AutoModel::Phi3(m) => Some(m),
             AutoModel::Mistral(m) => Some(m),
@@ -284,6 +318,7 @@ impl AutoModel {
     pub fn input_names(&self) -> &'static [&'static str] {
         match self {
             AutoModel::DistilBert(_) | AutoModel::DistilBertForMaskedLM(_) => DISTILBERT_INPUTS,
+            AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
             _ if self.causal_lm().is_some() => DECODER_INPUTS,
             _ => ENCODER_INPUTS,
         }
@@ -326,6 +361,10 @@ impl AutoModel {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
+        if let AutoModel::Gemma3ForConditionalGeneration(_) = self {
+            // Image inputs get their own error (before the float `pixel_values` would get the dtype's).
+            gemma3_multimodal::check_text_only(inputs)?;
+        }
         let accepted = self.input_names();
         for (name, t) in inputs {
             if !accepted.contains(&name.as_str()) {
@@ -460,5 +499,24 @@ mod architecture_tests {
         assert!(e.unwrap_err().to_string().contains("BertForSequenceClassification"));
         assert!(arch(r#"{"model_type": "llama", "architectures": ["LlamaModel"]}"#).is_err());
         assert!(arch(r#"{"model_type": "bert", "architectures": ["BertLMHeadModel"]}"#).is_err());
+    }
+
+    /// `gemma3` is the multimodal model and `gemma3_text` the text one, whichever causal LM head the
+    /// config names (`AutoModelForCausalLM` picks by model type).
+    #[test]
+    fn a_causal_lm_head_is_the_model_types_causal_lm() {
+        let cg = "Gemma3ForConditionalGeneration";
+        assert_eq!(arch(r#"{"model_type": "gemma3"}"#).unwrap(), cg);
+        assert_eq!(arch(&format!(r#"{{"model_type": "gemma3", "architectures": ["{cg}"]}}"#)).unwrap(), cg);
+        assert_eq!(arch(r#"{"model_type": "gemma3", "architectures": ["Gemma3ForCausalLM"]}"#).unwrap(), cg);
+        let text = arch(&format!(r#"{{"model_type": "gemma3_text", "architectures": ["{cg}"]}}"#));
+        assert_eq!(text.unwrap(), "Gemma3ForCausalLM");
+        let llama = arch(r#"{"model_type": "llama", "architectures": ["LlamaForConditionalGeneration"]}"#);
+        assert_eq!(llama.unwrap(), "LlamaForCausalLM");
+        assert!(arch(r#"{"model_type": "gemma3", "architectures": ["Gemma3Model"]}"#).is_err());
+        let pali =
+            arch(r#"{"model_type": "gemma3", "architectures": ["PaliGemmaForConditionalGeneration"]}"#);
+        assert!(pali.unwrap_err().to_string().contains("PaliGemmaForConditionalGeneration"));
+        assert!(arch(r#"{"model_type": "bert", "architectures": ["BertForConditionalGeneration"]}"#).is_err());
     }
 }

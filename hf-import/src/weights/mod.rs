@@ -180,6 +180,23 @@ impl Weights {
         Weights { tensors, stored, cast: None, unified: false }
     }
 
+    /// The tensors that `rename` gives a name, under that name; the others left out. The tensors
+    /// are shared, not copied or cast, and keep their stored dtypes and the cast these weights read
+    /// them with: a view of part of a checkpoint under the names a model reads (a multimodal
+    /// checkpoint's language model, without its vision tower).
+    pub fn renamed(&self, rename: impl Fn(&str) -> Option<String>) -> Weights {
+        let mut out = Weights { cast: self.cast, unified: self.unified, ..Weights::default() };
+        for (name, t) in &self.tensors {
+            if let Some(new) = rename(name) {
+                if let Some(&d) = self.stored.get(name) {
+                    out.stored.insert(new.clone(), d);
+                }
+                out.tensors.insert(new, t.clone());
+            }
+        }
+        out
+    }
+
     /// The same weights moved to `device` (tensors already there are not copied), cast first.
     pub fn to_device(self, device: oxtorch_tensor::Device) -> Result<Self> {
         let tensors = self

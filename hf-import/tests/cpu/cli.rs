@@ -260,7 +260,7 @@ fn bad_input_gives_one_error_line_and_no_output() {
         &odd,
         &good_inputs,
         &[],
-        "model_type \"whisper\" is not supported (supported: bert, distilbert, gemma, gemma2, gemma3_text, llama, mistral, phi3, qwen2, qwen3, roberta)",
+        "model_type \"whisper\" is not supported (supported: bert, distilbert, gemma, gemma2, gemma3, gemma3_text, llama, mistral, phi3, qwen2, qwen3, roberta)",
     );
     forward_fails(&dir, &llama, &good_inputs, &["--dtype", "f8"], "unknown dtype 'f8'");
     forward_fails(&dir, &llama, &good_inputs, &["--device", "cuda"], "--device");
@@ -450,6 +450,62 @@ fn generate_ids_and_text() {
     );
     let out = hf_import(&["generate", fixture("bert").to_str().unwrap(), "--prompt", "hi"]);
     assert!(stderr(&out).contains("generate needs a causal LM, not BertModel"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Gemma 3 multimodal checkpoints (`model_type` `gemma3`), both tensor layouts: `forward` on text
+/// matches transformers, `generate` its greedy ids, `inspect` names the architecture and lists the
+/// whole checkpoint, and image inputs are one error line.
+#[test]
+fn gemma3_multimodal_forward_generate_inspect() {
+    let dir = scratch("gemma3-mm");
+    for name in ["gemma3_mm", "gemma3_mm_untied"] {
+        forward_matches(&fixture(name), name, &dir);
+        let golden = read_all(&fixture(name).join("generate.safetensors"));
+        let inputs = dir.join("prompts.safetensors");
+        let prompts = vec![
+            ("input_ids".to_string(), golden["input_ids"].clone()),
+            ("attention_mask".to_string(), golden["attention_mask"].clone()),
+        ];
+        write_safetensors(&inputs, &prompts, None).unwrap();
+        let output = dir.join("ids.safetensors");
+        let out = hf_import(&[
+            "generate",
+            fixture(name).to_str().unwrap(),
+            "--inputs",
+            inputs.to_str().unwrap(),
+            "--output",
+            output.to_str().unwrap(),
+            "--max-new-tokens",
+            "10",
+            "--greedy",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        // (No row of the goldens reaches Gemma's EOS, 1: every token is compared.)
+        let want = golden["output_ids"].to_vec2::<i64>().unwrap();
+        assert!(want.iter().all(|row| !row[7..].contains(&1)), "{want:?}");
+        assert_eq!(read_all(&output)["output_ids"].to_vec2::<i64>().unwrap(), want, "{name}");
+    }
+    let out = hf_import(&["inspect", fixture("gemma3_mm").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("model_type:   gemma3\n"), "{text}");
+    assert!(text.contains("architecture: Gemma3ForConditionalGeneration\n"), "{text}");
+    assert!(text.contains("the vision tower and projector are not loaded"), "{text}");
+    assert!(text.contains("language_model.model.layers.1.self_attn.q_norm.weight"), "{text}");
+    assert!(text.contains("vision_tower.encoder.layers.0.mlp.fc1.weight"), "{text}");
+    let pixels = dir.join("pixels.safetensors");
+    let ids = oxtorch_tensor::Tensor::from_vec(vec![1i64, 17, 42], [1, 3]).unwrap();
+    let image = oxtorch_tensor::Tensor::zeros([1, 3, 4, 4], oxtorch_tensor::DType::F32).unwrap();
+    write_safetensors(&pixels, &[("input_ids".to_string(), ids), ("pixel_values".to_string(), image)], None)
+        .unwrap();
+    forward_fails(
+        &dir,
+        &fixture("gemma3_mm"),
+        &pixels,
+        &[],
+        "input 'pixel_values': image inputs are not supported for Gemma3ForConditionalGeneration",
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

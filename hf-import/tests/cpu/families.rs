@@ -175,6 +175,168 @@ fn gemma3_qk_norm_local_rope() {
     check("gemma3");
 }
 
+/// Gemma 3 multimodal (`model_type` `gemma3`, `Gemma3ForConditionalGeneration`) on a text-only
+/// input: its language model, as transformers 5 saves the checkpoint (`language_model.model.*`, the
+/// tied head absent, a SigLIP tower and projector that are not read).
+#[test]
+fn gemma3_multimodal_text_only() {
+    check("gemma3_mm");
+}
+
+/// The module names (`model.language_model.*`, `lm_head.weight`), a head untied by the outer
+/// `tie_word_embeddings: false` (the nested one is left true), a sparse 4.x-style `text_config`.
+#[test]
+fn gemma3_multimodal_untied_module_names_4x_config() {
+    check("gemma3_mm_untied");
+}
+
+/// The untied checkpoint under the names `save_pretrained` writes (`language_model.lm_head.weight`);
+/// and the outer `tie_word_embeddings`, not `text_config`'s, decides the tying.
+#[test]
+fn gemma3_multimodal_untied_head_under_its_saved_name_and_the_outer_tie_flag() {
+    let dir = fixture("gemma3_mm_untied");
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, None).unwrap();
+    let saved_name = |name: &str| -> String {
+        for (module, saved) in [
+            ("model.language_model.", "language_model.model."),
+            ("lm_head.", "language_model.lm_head."),
+            ("model.vision_tower.", "vision_tower."),
+            ("model.multi_modal_projector.", "multi_modal_projector."),
+        ] {
+            if let Some(rest) = name.strip_prefix(module) {
+                return format!("{saved}{rest}");
+            }
+        }
+        panic!("unexpected tensor {name}")
+    };
+    let saved = Weights::from_tensors(weights.iter().map(|r| {
+        let (k, t) = r.unwrap();
+        (saved_name(k), t)
+    }));
+    assert!(saved.contains("language_model.lm_head.weight") && !saved.contains("lm_head.weight"));
+    check_with("gemma3_mm_untied", &cfg, &saved);
+    // Tied by the outer flag (its default), untied in `text_config`: the head is the embedding
+    // table, which is not the checkpoint's head.
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json.as_object_mut().unwrap().remove("tie_word_embeddings");
+    json["text_config"]["tie_word_embeddings"] = serde_json::Value::Bool(false);
+    let tied = Config::from_json_str(&json.to_string()).unwrap();
+    let (inputs, expected) = golden("gemma3_mm_untied");
+    for w in [&weights, &saved] {
+        let out = AutoModel::load(&tied, w).unwrap().forward_named(&inputs, false).unwrap();
+        assert_eq!(out[0].0, "logits");
+        let (got, want) = (out[0].1.to_f64_vec().unwrap(), expected["logits"].to_f64_vec().unwrap());
+        let moved = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max);
+        assert!(moved > 1e-2, "the tied head changed the logits by {moved} only");
+    }
+}
+
+/// Only the language model is read: the vision tower and projector are left out of what is loaded
+/// (and so never cast or moved to a device), and a missing text tensor is named as the file has it.
+#[test]
+fn gemma3_multimodal_reads_only_its_language_model() {
+    let dir = fixture("gemma3_mm");
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, None).unwrap();
+    assert!(weights.iter().any(|r| r.unwrap().0.starts_with("vision_tower.")));
+    assert!(weights.contains("multi_modal_projector.mm_input_projection_weight"));
+    let used = AutoModel::weights_used(&cfg, weights.clone());
+    let names: Vec<String> = used.iter().map(|r| r.unwrap().0.clone()).collect();
+    // The embeddings, the final norm and 13 tensors per layer (4 norms, q/k/v/o, q/k norms, 3 MLP).
+    assert_eq!(names.len(), 2 + 2 * 13, "{names:?}");
+    assert!(
+        names.iter().all(|n| n.starts_with("model.layers.")
+            || n == "model.embed_tokens.weight"
+            || n == "model.norm.weight"),
+        "{names:?}"
+    );
+    check_with("gemma3_mm", &cfg, &used);
+    let model = AutoModel::load_on_device(&cfg, &weights, oxtorch_tensor::Device::Cpu).unwrap();
+    assert!(matches!(model, AutoModel::Gemma3ForConditionalGeneration(_)));
+    let all = || {
+        weights.iter().map(|r| {
+            let (k, t) = r.unwrap();
+            (k.clone(), t)
+        })
+    };
+    let without =
+        Weights::from_tensors(all().filter(|(k, _)| k != "language_model.model.layers.1.mlp.up_proj.weight"));
+    let err = AutoModel::load(&cfg, &without).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "tensor 'language_model.model.layers.1.mlp.up_proj.weight' is missing from the checkpoint"
+    );
+    let vision_only = Weights::from_tensors(all().filter(|(k, _)| !k.starts_with("language_model.")));
+    let err = AutoModel::load(&cfg, &vision_only).unwrap_err().to_string();
+    assert!(err.contains("tensor 'language_model.model.embed_tokens.weight'"), "{err}");
+}
+
+/// `pixel_values` is refused with its own error; `token_type_ids` (which Gemma 3's processor always
+/// returns) are accepted when all text, and refused when they mark image tokens.
+#[test]
+fn gemma3_multimodal_refuses_image_inputs() {
+    let dir = fixture("gemma3_mm");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (inputs, expected) = golden("gemma3_mm");
+    assert_eq!(inputs["input_ids"].dims(), [2, 7]);
+    let mut pixels = inputs.clone();
+    pixels.insert("pixel_values".into(), Tensor::zeros([2, 3, 4, 4], DType::F32).unwrap());
+    let err = model.forward_named(&pixels, false).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "input 'pixel_values': image inputs are not supported for Gemma3ForConditionalGeneration \
+         (hf-import runs its language model on text only)"
+    );
+    let mut text_types = inputs.clone();
+    text_types.insert("token_type_ids".into(), Tensor::zeros([2, 7], DType::I64).unwrap());
+    let out = model.forward_named(&text_types, false).unwrap();
+    assert_eq!(out[0].0, "logits");
+    assert_close("gemma3_mm with text token_type_ids", &out[0].1, &expected["logits"], 1e-4, 1e-4);
+    let mut image_types = inputs.clone();
+    let marked: Vec<i64> = (0..14).map(|i| i64::from(i == 3 || i == 4)).collect();
+    image_types.insert("token_type_ids".into(), Tensor::from_vec(marked, [2, 7]).unwrap());
+    let err = model.forward_named(&image_types, false).unwrap_err().to_string();
+    assert!(err.contains("input 'token_type_ids' marks image tokens (1)"), "{err}");
+    // The text-only Gemma 3 keeps refusing token_type_ids, as any decoder.
+    let text = AutoModel::load(
+        &Config::load(&fixture("gemma3")).unwrap(),
+        &Weights::load(&fixture("gemma3"), None).unwrap(),
+    )
+    .unwrap();
+    let (mut inputs, _) = golden("gemma3");
+    inputs.insert("token_type_ids".into(), Tensor::zeros([2, 7], DType::I64).unwrap());
+    assert!(text
+        .forward_named(&inputs, false)
+        .unwrap_err()
+        .to_string()
+        .contains("unexpected input 'token_type_ids'"));
+}
+
+/// A `gemma3_text` config naming `Gemma3ForConditionalGeneration` runs `Gemma3ForCausalLM` (as
+/// `AutoModelForCausalLM`, by model type), from the multimodal checkpoint's names or the text
+/// model's own; the `gemma3` config also loads from the latter.
+#[test]
+fn gemma3_text_config_naming_the_multimodal_architecture() {
+    let dir = fixture("gemma3_mm");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    let mut text = json["text_config"].clone();
+    text["architectures"] = serde_json::json!(["Gemma3ForConditionalGeneration"]);
+    let cfg = Config::from_json_str(&text.to_string()).unwrap();
+    assert_eq!(AutoModel::architecture_of(&cfg).unwrap(), "Gemma3ForCausalLM");
+    let weights = Weights::load(&dir, None).unwrap();
+    check_with("gemma3_mm", &cfg, &weights);
+    let own_names = Weights::from_tensors(weights.iter().filter_map(|r| {
+        let (k, t) = r.unwrap();
+        k.strip_prefix("language_model.").map(|rest| (rest.to_string(), t))
+    }));
+    assert!(own_names.contains("model.embed_tokens.weight") && own_names.len() == 28);
+    check_with("gemma3_mm", &cfg, &own_names);
+    check_with("gemma3_mm", &Config::load(&dir).unwrap(), &own_names);
+}
+
 #[test]
 fn phi3_fused_projections_partial_rotary() {
     check("phi3");

@@ -8,8 +8,9 @@ use oxtorch_hf_import::layers::KvCache;
 use oxtorch_hf_import::{generate, AutoModel, CacheImplementation, Config, GenerationConfig, Weights};
 use oxtorch_tensor::{DType, Tensor};
 
-/// Every decoder fixture; `phi3_longrope` switches to its long factors during generation.
-const DECODERS: [&str; 12] = [
+/// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
+/// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
+const DECODERS: [&str; 14] = [
     "llama",
     "llama_tied",
     "qwen2",
@@ -22,6 +23,8 @@ const DECODERS: [&str; 12] = [
     "phi3_longrope",
     "qwen2_yarn",
     "llama_dynamic",
+    "gemma3_mm",
+    "gemma3_mm_untied",
 ];
 
 fn load(name: &str) -> (Config, AutoModel) {
