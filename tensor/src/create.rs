@@ -313,8 +313,9 @@ impl Tensor {
     }
 
     /// `steps` values `base^e` for exponents evenly spaced from `start` to `end` (torch's
-    /// `logspace`): the exponents step from each end as torch's kernel does, in float64 for
-    /// float64 and float32 otherwise; an integer dtype truncates.
+    /// `logspace`), by torch's kernel: the exponents step from each end in the output's type (an
+    /// integer dtype truncates `start` and `end` first and steps in f64), the power is taken in
+    /// f64 and rounded to the dtype; one step gives `base^start`.
     pub fn logspace(
         start: f64,
         end: f64,
@@ -324,26 +325,27 @@ impl Tensor {
     ) -> Result<Tensor> {
         let opts = opts.into();
         let dtype = opts.dtype_or(DType::default_float());
-        let step = if steps > 1 { (end - start) / (steps - 1) as f64 } else { 0.0 };
         let half = steps / 2;
-        let values: Vec<f64> = if dtype == DType::F64 {
+        let exponents: Vec<f64> = if steps == 1 {
+            vec![start]
+        } else if dtype == DType::F64 || !dtype.is_float() {
+            let (start, end) = if dtype.is_float() { (start, end) } else { (start.trunc(), end.trunc()) };
+            let step = (end - start) / (steps - 1) as f64;
             (0..steps)
-                .map(|i| {
-                    let e =
-                        if i < half { start + step * i as f64 } else { end - step * (steps - i - 1) as f64 };
-                    base.powf(e)
-                })
+                .map(|i| if i < half { start + step * i as f64 } else { end - step * (steps - i - 1) as f64 })
                 .collect()
         } else {
-            let (start, end, step, base) = (start as f32, end as f32, step as f32, base as f32);
+            let (start, end) = (start as f32, end as f32);
+            let step = (end - start) / (steps - 1) as f32;
             (0..steps)
                 .map(|i| {
                     let e =
                         if i < half { start + step * i as f32 } else { end - step * (steps - i - 1) as f32 };
-                    base.powf(e) as f64
+                    e as f64
                 })
                 .collect()
         };
+        let values: Vec<f64> = exponents.into_iter().map(|e| base.powf(e)).collect();
         from_cpu(CpuStorage::from_vec(values), [steps], opts.device)?.to_dtype(dtype)
     }
 

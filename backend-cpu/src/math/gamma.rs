@@ -27,7 +27,6 @@ macro_rules! psi_functions {
         /// The digamma function `ψ(x) = Γ'(x) / Γ(x)`: ∓∞ at ±0 (torch: `copysign(inf, -x)`),
         /// NaN at the negative integers.
         pub fn $digamma(x: $t) -> $t {
-            use std::$t::consts::PI;
             // ψ(10), where the recurrence stops for integer and small arguments.
             const PSI_10: $t = 2.251_752_589_066_721_107_6;
             if x == 0.0 {
@@ -37,8 +36,11 @@ macro_rules! psi_functions {
                 if x == x.trunc() {
                     return $t::NAN;
                 }
-                // ψ(x) = ψ(1 - x) - π / tan(π x), the fractional part keeping tan's argument small.
-                return $digamma(1.0 - x) - PI / (PI * x.fract()).tan();
+                // ψ(x) = ψ(1 - x) - π / tan(π x), the fractional part keeping tan's argument small;
+                // the reflection term in f64 whatever the type, as torch's float kernel does.
+                let r = x.fract() as f64;
+                let reflection = std::f64::consts::PI / (std::f64::consts::PI * r).tan();
+                return $digamma(1.0 - x) - reflection as $t;
             }
             let mut x = x;
             let mut shift = 0.0;

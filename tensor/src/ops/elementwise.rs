@@ -847,9 +847,9 @@ impl Function for PowByNumber {
     }
 }
 
-/// `clamp(x, lo, hi)` with two tensor bounds and torch 2.15's gradients: a NaN anywhere gives the
-/// input the gradient; inverted bounds (`lo > hi`) give it to `hi`; otherwise the active side gets
-/// it, a tie with one bound is split in half, and `x == lo == hi` gives it all to `x`.
+/// `clamp(x, lo, hi)` with two tensor bounds and torch 2.15's gradients: a NaN input takes the
+/// gradient; inverted bounds (`lo > hi`) give it to `hi`; otherwise the active side gets it, a tie
+/// with one bound is split in half, and `x == lo == hi` gives it all to `x`; a NaN bound gets none.
 struct ClampBetweenTensors;
 
 impl Function for ClampBetweenTensors {
@@ -862,26 +862,32 @@ impl Function for ClampBetweenTensors {
     fn backward(&self, ctx: &crate::autograd::FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let saved = ctx.saved_tensors()?;
         let (x, lo, hi, g) = (&saved[0], &saved[1], &saved[2], &grads[0]);
-        let any_nan = x.isnan()?.logical_or(&lo.isnan()?)?.logical_or(&hi.isnan()?)?;
+        let x_nan = x.isnan()?;
+        let bound_nan = lo.isnan()?.logical_or(&hi.isnan()?)?;
         let inverted = lo.gt(hi)?;
         let (at_lo, at_hi) = (x.eq(lo)?, x.eq(hi)?);
         let half = g.div(2.0)?;
         let zero = g.zeros_like()?;
         let pick = |cond: &Tensor, a: &Tensor, b: &Tensor| Tensor::where_cond(cond, a, b);
-        // x: inside, or equal to both bounds; half at one bound.
-        let outside = x.lt(lo)?.logical_or(&x.gt(hi)?)?;
-        let gx = pick(&at_lo.logical_or(&at_hi)?, &half, g)?;
+        // x: a NaN x gets it all; otherwise none outside the bounds (comparisons with a NaN bound
+        // are false) or between inverted ones, half at a tie with one bound (both bounds numbers),
+        // all at a tie with both.
+        let outside = x.lt(lo)?.logical_or(&x.gt(hi)?)?.logical_or(&inverted)?;
+        let tie = at_lo.logical_or(&at_hi)?.logical_and(&bound_nan.logical_not()?)?;
+        let gx = pick(&tie, &half, g)?;
         let gx = pick(&at_lo.logical_and(&at_hi)?, g, &gx)?;
-        let gx = pick(&outside.logical_or(&inverted)?, &zero, &gx)?;
-        let gx = pick(&any_nan, g, &gx)?;
-        // lo: below it, half at a tie with it alone.
+        let gx = pick(&outside, &zero, &gx)?;
+        let gx = pick(&x_nan, g, &gx)?;
+        // lo: below it, half at a tie with it alone; nothing when any of the three is NaN.
         let glo = pick(&at_lo.logical_and(&at_hi.logical_not()?)?, &half, &zero)?;
         let glo = pick(&x.lt(lo)?, g, &glo)?;
-        let glo = pick(&any_nan.logical_or(&inverted)?, &zero, &glo)?;
-        // hi: above it, half at a tie with it alone, all of it when the bounds are inverted.
+        let glo = pick(&x_nan.logical_or(&bound_nan)?.logical_or(&inverted)?, &zero, &glo)?;
+        // hi: above it, half at a tie with it alone, all of it when the bounds are inverted (even
+        // for a NaN x); nothing when a bound is NaN.
         let ghi = pick(&at_hi.logical_and(&at_lo.logical_not()?)?, &half, &zero)?;
         let ghi = pick(&x.gt(hi)?.logical_or(&inverted)?, g, &ghi)?;
-        let ghi = pick(&any_nan, &zero, &ghi)?;
+        let ghi = pick(&x_nan.logical_and(&inverted.logical_not()?)?, &zero, &ghi)?;
+        let ghi = pick(&bound_nan, &zero, &ghi)?;
         Ok(vec![Some(gx), Some(glo), Some(ghi)])
     }
 

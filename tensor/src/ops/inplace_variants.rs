@@ -243,6 +243,12 @@ impl Tensor {
         if dims.len() > 2 && dims.iter().any(|&d| d != dims[0]) {
             return Err(oxtorch_core::Error::msg("all dimensions of input must be of equal length"));
         }
+        let value = value.into();
+        if dims.len() == 2 && !(wrap && dims[0] > dims[1]) {
+            // The diagonal view alone is written.
+            self.diagonal(0, 0, 1)?.fill_(value)?;
+            return Ok(self);
+        }
         // Positions in the row-major flattening: one step moves one along every dim.
         let step: usize = (0..dims.len()).map(|d| dims[d + 1..].iter().product::<usize>()).sum();
         let numel = self.numel();
@@ -250,7 +256,6 @@ impl Tensor {
             if dims.len() == 2 && wrap { numel } else { dims.iter().min().copied().unwrap_or(0) * step };
         let positions: Vec<i64> = (0..end.min(numel)).step_by(step.max(1)).map(|p| p as i64).collect();
         let index = Tensor::from_vec(positions.clone(), [positions.len()])?.to(self.device())?;
-        let value = value.into();
         self.apply_(&[], |x| x.reshape([-1])?.index_fill(0, &index, value)?.reshape(&dims[..]))
     }
 }

@@ -239,8 +239,11 @@ impl Tensor {
             .tensor(self.dtype(), self.rank())
             .tensor(test_elements.dtype(), test_elements.rank())
             .result();
-        // Bool sorts as 0/1.
-        let dtype = if dtype == DType::Bool { DType::U8 } else { dtype };
+        for d in [self.dtype(), test_elements.dtype()] {
+            if d == DType::Bool {
+                return Err(Error::msg("Unsupported input type encountered for isin(): Bool"));
+            }
+        }
         let x = self.to_dtype(dtype)?;
         let (sorted, _) = test_elements.to_dtype(dtype)?.reshape([-1])?.sort(0, false)?;
         // NaN (sorted last) matches nothing, and a binary search over it is meaningless.

@@ -47,6 +47,26 @@ fn check_randperm_range(n: usize, dtype: DType) -> Result<()> {
     Ok(())
 }
 
+/// torch's `random_(from, to)` range check for integer and bool tensors: `from` and `to - 1` must be
+/// values of the dtype (named as torch's C type).
+fn check_random_range(dtype: DType, from: i64, to: i64) -> Result<()> {
+    let (name, lo, hi) = match dtype {
+        DType::Bool => ("bool", 0, 1),
+        DType::U8 => ("unsigned char", 0, u8::MAX as i64),
+        DType::I8 => ("signed char", i8::MIN as i64, i8::MAX as i64),
+        DType::I16 => ("short", i16::MIN as i64, i16::MAX as i64),
+        DType::I32 => ("int", i32::MIN as i64, i32::MAX as i64),
+        _ => return Ok(()),
+    };
+    if !(lo..=hi).contains(&from) {
+        return Err(Error::msg(format!("from is out of bounds for {name}")));
+    }
+    if !(lo..=hi).contains(&(to - 1)) {
+        return Err(Error::msg(format!("to - 1 is out of bounds for {name}")));
+    }
+    Ok(())
+}
+
 impl Tensor {
     /// A random permutation of `0..n` (torch's `randperm`; int64 unless `opts` says otherwise).
     pub fn randperm(n: usize, opts: impl Into<TensorOptions>) -> Result<Tensor> {
@@ -99,6 +119,9 @@ impl Tensor {
             return Err(Error::msg("cannot sample n_sample <= 0 samples"));
         }
         let categories = *self.dims().last().unwrap_or(&0);
+        if categories == 0 {
+            return Err(Error::msg("invalid multinomial distribution (sum of probabilities <= 0)"));
+        }
         if !replacement && num_samples > categories {
             return Err(Error::msg(
                 "cannot sample n_sample > prob_dist.size(-1) samples without replacement",
@@ -166,7 +189,7 @@ impl Tensor {
         if !self.is_floating_point() {
             return Err(Error::UnsupportedDType { op: "exponential", dtype: self.dtype() });
         }
-        if lambd <= 0.0 {
+        if lambd.is_nan() || lambd <= 0.0 {
             return Err(Error::msg(format!("exponential_ expects lambda > 0.0, but found lambda={lambd}")));
         }
         let draws = blocks(gen_or_default(generator), self.numel(), |b, _| {
@@ -188,8 +211,10 @@ impl Tensor {
                 "random_ expects 'from' to be less than 'to', but got from={from} >= to={to}"
             )));
         }
+        check_random_range(self.dtype(), from, to)?;
         let span = (to as i128 - from as i128) as u64;
-        let draws = blocks(gen_or_default(generator), self.numel(), |b, _| from + below(b, span) as i64);
+        let draws =
+            blocks(gen_or_default(generator), self.numel(), |b, _| from.wrapping_add(below(b, span) as i64));
         let values = from_cpu(CpuStorage::from_vec(draws), self.shape(), self.device())?;
         self.copy_(&values.to_dtype(self.dtype())?)
     }
@@ -209,25 +234,24 @@ impl Tensor {
     ) -> Result<Tensor> {
         let (mean, std) = (mean.into(), std.into());
         let (shape, device, dtype) = match (&mean, &std) {
-            (Operand::Tensor(m), Operand::Tensor(s)) => (
-                oxtorch_core::broadcast_shapes(m.dims(), s.dims())?,
-                m.device(),
-                oxtorch_core::promote_types(m.dtype(), s.dtype()),
-            ),
+            // torch's result takes the mean's dtype.
+            (Operand::Tensor(m), Operand::Tensor(s)) => {
+                (oxtorch_core::broadcast_shapes(m.dims(), s.dims())?, m.device(), m.dtype())
+            }
             (Operand::Tensor(t), Operand::Scalar(_)) | (Operand::Scalar(_), Operand::Tensor(t)) => {
                 (t.dims().to_vec(), t.device(), t.dtype())
             }
             _ => return Err(Error::msg("normal: one of mean and std must be a tensor (use Tensor::randn)")),
         };
         if !dtype.is_float() {
-            return Err(Error::UnsupportedDType { op: "normal", dtype });
+            return Err(Error::UnsupportedDType { op: "normal_kernel_cpu", dtype });
         }
         if let Operand::Tensor(s) = &std {
-            if s.lt(0.0)?.any()?.item::<bool>()? {
+            if s.ge(0.0)?.logical_not()?.any()?.item::<bool>()? {
                 return Err(Error::msg("normal expects all elements of std >= 0.0"));
             }
         } else if let Operand::Scalar(s) = &std {
-            if s.to_f64() < 0.0 {
+            if s.to_f64().is_nan() || s.to_f64() < 0.0 {
                 return Err(Error::msg(format!("normal expects std >= 0.0, but found std {}", s.to_f64())));
             }
         }
@@ -244,7 +268,7 @@ impl Tensor {
 
     /// Fills with `exp(N(mean, std))` draws (torch's `log_normal_`).
     pub fn log_normal_(&self, mean: f64, std: f64) -> Result<&Tensor> {
-        if std <= 0.0 {
+        if std.is_nan() || std <= 0.0 {
             return Err(Error::msg(format!("log_normal_ expects std > 0.0, but found std={std}")));
         }
         let z = self.zeros_like()?;

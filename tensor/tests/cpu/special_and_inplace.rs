@@ -268,21 +268,73 @@ fn exponential_and_random_fill_in_range() -> Result<()> {
 /// `(x, lo, hi)` and the gradients torch gives x, lo and hi.
 #[test]
 fn clamp_between_tensors_follows_torch_table() {
+    // Every combination of 0, 1, 2 and NaN (torch 2.15, float64).
     #[rustfmt::skip]
     let table: &[([f64; 3], [f64; 3])] = &[
-        ([0.0, 1.0, 2.0], [0.0, 1.0, 0.0]),
-        ([1.0, 1.0, 2.0], [0.5, 0.5, 0.0]),
-        ([1.5, 1.0, 2.0], [1.0, 0.0, 0.0]),
-        ([2.0, 1.0, 2.0], [0.5, 0.0, 0.5]),
-        ([3.0, 1.0, 2.0], [0.0, 0.0, 1.0]),
-        ([1.0, 1.0, 1.0], [1.0, 0.0, 0.0]),
+        ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+        ([0.0, 0.0, 1.0], [0.5, 0.5, 0.0]),
+        ([0.0, 0.0, 2.0], [0.5, 0.5, 0.0]),
+        ([0.0, 0.0, NAN], [1.0, 0.0, 0.0]),
+        ([0.0, 1.0, 0.0], [0.0, 0.0, 1.0]),
         ([0.0, 1.0, 1.0], [0.0, 1.0, 0.0]),
+        ([0.0, 1.0, 2.0], [0.0, 1.0, 0.0]),
+        ([0.0, 1.0, NAN], [0.0, 0.0, 0.0]),
+        ([0.0, 2.0, 0.0], [0.0, 0.0, 1.0]),
+        ([0.0, 2.0, 1.0], [0.0, 0.0, 1.0]),
+        ([0.0, 2.0, 2.0], [0.0, 1.0, 0.0]),
+        ([0.0, 2.0, NAN], [0.0, 0.0, 0.0]),
+        ([0.0, NAN, 0.0], [1.0, 0.0, 0.0]),
+        ([0.0, NAN, 1.0], [1.0, 0.0, 0.0]),
+        ([0.0, NAN, 2.0], [1.0, 0.0, 0.0]),
+        ([0.0, NAN, NAN], [1.0, 0.0, 0.0]),
+        ([1.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        ([1.0, 0.0, 1.0], [0.5, 0.0, 0.5]),
+        ([1.0, 0.0, 2.0], [1.0, 0.0, 0.0]),
+        ([1.0, 0.0, NAN], [1.0, 0.0, 0.0]),
+        ([1.0, 1.0, 0.0], [0.0, 0.0, 1.0]),
+        ([1.0, 1.0, 1.0], [1.0, 0.0, 0.0]),
+        ([1.0, 1.0, 2.0], [0.5, 0.5, 0.0]),
+        ([1.0, 1.0, NAN], [1.0, 0.0, 0.0]),
+        ([1.0, 2.0, 0.0], [0.0, 0.0, 1.0]),
+        ([1.0, 2.0, 1.0], [0.0, 0.0, 1.0]),
+        ([1.0, 2.0, 2.0], [0.0, 1.0, 0.0]),
+        ([1.0, 2.0, NAN], [0.0, 0.0, 0.0]),
+        ([1.0, NAN, 0.0], [0.0, 0.0, 0.0]),
+        ([1.0, NAN, 1.0], [1.0, 0.0, 0.0]),
+        ([1.0, NAN, 2.0], [1.0, 0.0, 0.0]),
+        ([1.0, NAN, NAN], [1.0, 0.0, 0.0]),
+        ([2.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        ([2.0, 0.0, 1.0], [0.0, 0.0, 1.0]),
+        ([2.0, 0.0, 2.0], [0.5, 0.0, 0.5]),
+        ([2.0, 0.0, NAN], [1.0, 0.0, 0.0]),
+        ([2.0, 1.0, 0.0], [0.0, 0.0, 1.0]),
         ([2.0, 1.0, 1.0], [0.0, 0.0, 1.0]),
-        ([1.5, 2.0, 1.0], [0.0, 0.0, 1.0]),
+        ([2.0, 1.0, 2.0], [0.5, 0.0, 0.5]),
+        ([2.0, 1.0, NAN], [1.0, 0.0, 0.0]),
+        ([2.0, 2.0, 0.0], [0.0, 0.0, 1.0]),
         ([2.0, 2.0, 1.0], [0.0, 0.0, 1.0]),
+        ([2.0, 2.0, 2.0], [1.0, 0.0, 0.0]),
+        ([2.0, 2.0, NAN], [1.0, 0.0, 0.0]),
+        ([2.0, NAN, 0.0], [0.0, 0.0, 0.0]),
+        ([2.0, NAN, 1.0], [0.0, 0.0, 0.0]),
+        ([2.0, NAN, 2.0], [1.0, 0.0, 0.0]),
+        ([2.0, NAN, NAN], [1.0, 0.0, 0.0]),
+        ([NAN, 0.0, 0.0], [1.0, 0.0, 0.0]),
+        ([NAN, 0.0, 1.0], [1.0, 0.0, 0.0]),
+        ([NAN, 0.0, 2.0], [1.0, 0.0, 0.0]),
+        ([NAN, 0.0, NAN], [1.0, 0.0, 0.0]),
+        ([NAN, 1.0, 0.0], [1.0, 0.0, 1.0]),
+        ([NAN, 1.0, 1.0], [1.0, 0.0, 0.0]),
         ([NAN, 1.0, 2.0], [1.0, 0.0, 0.0]),
-        ([1.5, NAN, 2.0], [1.0, 0.0, 0.0]),
-        ([3.0, 1.0, NAN], [1.0, 0.0, 0.0]),
+        ([NAN, 1.0, NAN], [1.0, 0.0, 0.0]),
+        ([NAN, 2.0, 0.0], [1.0, 0.0, 1.0]),
+        ([NAN, 2.0, 1.0], [1.0, 0.0, 1.0]),
+        ([NAN, 2.0, 2.0], [1.0, 0.0, 0.0]),
+        ([NAN, 2.0, NAN], [1.0, 0.0, 0.0]),
+        ([NAN, NAN, 0.0], [1.0, 0.0, 0.0]),
+        ([NAN, NAN, 1.0], [1.0, 0.0, 0.0]),
+        ([NAN, NAN, 2.0], [1.0, 0.0, 0.0]),
+        ([NAN, NAN, NAN], [1.0, 0.0, 0.0]),
     ];
     let col = |k: usize| table.iter().map(|(r, _)| r[k]).collect::<Vec<f64>>();
     let (x, lo, hi) = (col(0), col(1), col(2));
@@ -294,4 +346,86 @@ fn clamp_between_tensors_follows_torch_table() {
         t[0].clamp(Some(Operand::from(&t[1])), Some(Operand::from(&t[2])))
     });
     assert_same(&g, &[&[0.0, 0.0, 1.0, 0.0], &[3.0], &[0.0; 4]], "broadcast lo");
+}
+
+/// The review's findings, each against torch 2.15's value or message (torch's float32 values
+/// printed in full).
+#[test]
+#[allow(clippy::excessive_precision)]
+fn review_edges_match_torch() -> Result<()> {
+    // float32 digamma on the negative axis: the reflection term in double, as torch's kernel.
+    let x = Tensor::from_vec(vec![-0.5f32, -1.3, -2.7, -3.9, -0.01], [5])?;
+    let want = [
+        0.03648991510272026f32,
+        2.8825414180755615,
+        -1.1153477430343628,
+        -8.185099601745605,
+        99.40621948242188,
+    ];
+    assert_eq!(x.digamma()?.to_vec::<f32>()?, want.to_vec());
+    // logspace: one step is base^start; integer dtypes truncate the ends; float32 steps in f32.
+    assert_eq!(Tensor::logspace(0.0, 2.0, 1, 10.0, ())?.to_vec::<f32>()?, vec![1.0]);
+    assert_eq!(Tensor::logspace(0.5, 2.5, 3, 10.0, DType::I64)?.to_vec::<i64>()?, vec![1, 10, 100]);
+    let l = Tensor::logspace(0.0, 1.0, 5, 3.0, ())?.to_vec::<f32>()?;
+    assert_eq!(l, vec![1.0, 1.316074013710022, 1.7320507764816284, 2.2795071601867676, 3.0]);
+    // xlogy(-0.0, y) is +0.0; sinc's gradient is 0 where x²π underflows.
+    let z = Tensor::from_vec(vec![-0.0f32], [1])?.xlogy(2.0)?.to_vec::<f32>()?;
+    assert!(z[0] == 0.0 && z[0].is_sign_positive());
+    let s = Tensor::from_vec(vec![1e-30f32, 0.0, 1e-20], [3])?.requires_grad_(true)?;
+    s.sinc()?.sum_all()?.backward()?;
+    assert_eq!(s.grad().unwrap().to_vec::<f32>()?, vec![0.0; 3]);
+    // normal(mean, std) takes the mean's dtype.
+    let n = Tensor::normal(&Tensor::zeros([2], DType::F32)?, &Tensor::ones([2], DType::F64)?)?;
+    assert_eq!(n.dtype(), DType::F32);
+    let msg = |r: Result<Tensor>| r.unwrap_err().to_string();
+    assert_eq!(
+        msg(Tensor::normal(0.0, &Tensor::from_vec(vec![1.0f32, f32::NAN], [2])?)),
+        "normal expects all elements of std >= 0.0"
+    );
+    // Refusals torch makes.
+    assert_eq!(
+        msg(Tensor::zeros([0], DType::F32)?.multinomial(1, true)),
+        "invalid multinomial distribution (sum of probabilities <= 0)"
+    );
+    let b = Tensor::ones([1], DType::Bool)?;
+    assert_eq!(
+        msg(b.isin(&Tensor::ones([1], DType::I64)?, false)),
+        "Unsupported input type encountered for isin(): Bool"
+    );
+    assert_eq!(msg(b.mvlgamma(1)), "The input tensor may not be a boolean tensor.");
+    let f = Tensor::zeros([2], DType::F32)?;
+    assert_eq!(
+        f.exponential_(f64::NAN).unwrap_err().to_string(),
+        "exponential_ expects lambda > 0.0, but found lambda=NaN"
+    );
+    assert!(f.log_normal_(0.0, f64::NAN).is_err());
+    assert!(f.isclose(&f, f64::NAN, 0.0, false).is_err());
+    let u8s = Tensor::zeros([3], DType::U8)?;
+    assert_eq!(u8s.random_(0, 1000).unwrap_err().to_string(), "to - 1 is out of bounds for unsigned char");
+    let i8s = Tensor::zeros([3], DType::I8)?;
+    assert_eq!(i8s.random_(-200, 3).unwrap_err().to_string(), "from is out of bounds for signed char");
+    assert_eq!(
+        Tensor::zeros([3], DType::Bool)?.random_(0, 3).unwrap_err().to_string(),
+        "to - 1 is out of bounds for bool"
+    );
+    let big = Tensor::zeros([64], DType::I64)?;
+    big.random_(-10, i64::MAX)?;
+    assert!(big.to_vec::<i64>()?.iter().all(|&v| v >= -10));
+    Ok(())
+}
+
+/// SVD, rank and pseudo-inverse of rank-deficient and tall matrices complete their singular
+/// vectors in `O(dim · k²)` (this ran for minutes with the first completion).
+#[test]
+fn svd_of_tall_and_rank_deficient_matrices_is_quick() -> Result<()> {
+    let tall = Tensor::randn([400, 5], DType::F64)?;
+    let (u, s, _) = oxtorch_tensor::linalg::svd(&tall, true)?;
+    assert_eq!((u.dims(), s.dims()), (&[400, 400][..], &[5][..]));
+    // U is orthogonal: UᵀU = I.
+    let gram = u.t()?.matmul(&u)?.sub(&Tensor::eye(400, None, DType::F64)?)?.abs()?.max()?.item::<f64>()?;
+    assert!(gram < 1e-12, "UᵀU - I = {gram}");
+    let v = Tensor::randn([200], DType::F64)?;
+    let rank1 = v.unsqueeze(1)?.matmul(&v.unsqueeze(0)?)?;
+    assert_eq!(oxtorch_tensor::linalg::matrix_rank(&rank1, None, None, false)?.item::<i64>()?, 1);
+    Ok(())
 }

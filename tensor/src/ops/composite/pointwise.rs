@@ -82,7 +82,7 @@ impl Tensor {
             )));
         }
         for (name, v) in [("rtol", rtol), ("atol", atol)] {
-            if v < 0.0 {
+            if v.is_nan() || v < 0.0 {
                 return Err(Error::msg(format!("{name} must be greater than or equal to zero, but got {v}")));
             }
         }
@@ -203,6 +203,9 @@ impl Tensor {
         if p < 1 {
             return Err(Error::msg("p has to be greater than or equal to 1"));
         }
+        if self.dtype() == DType::Bool {
+            return Err(Error::msg("The input tensor may not be a boolean tensor."));
+        }
         let x = self.as_float()?;
         let offsets = Tensor::arange_step(-(p as f64 - 1.0) / 2.0, 0.5, 0.5, (x.dtype(), x.device()))?;
         let args = x.unsqueeze(-1)?.add(&offsets)?;
@@ -249,11 +252,13 @@ fn sinc_value(x: &Tensor) -> Result<Tensor> {
     Tensor::where_cond(&x.eq(0.0)?, 1.0, &product.sin()?.div(&product)?)
 }
 
-/// `(πx cos(πx) - sin(πx)) / (πx²)`, 0 at 0 (torch's `sinc` backward).
+/// `(πx cos(πx) - sin(πx)) / (x² π)`, 0 where `x² π` is 0 (torch's `sinc_backward`: also for
+/// tiny `x` whose square underflows).
 fn sinc_derivative(x: &Tensor) -> Result<Tensor> {
     let product = x.mul(PI)?;
-    let d = product.mul(&product.cos()?)?.sub(&product.sin()?)?.div(&x.mul(&product)?)?;
-    Tensor::where_cond(&x.eq(0.0)?, 0.0, &d)
+    let squared = x.mul(x)?.mul(PI)?;
+    let d = product.mul(&product.cos()?)?.sub(&product.sin()?)?.div(&squared)?;
+    Tensor::where_cond(&squared.eq(0.0)?, 0.0, &d)
 }
 
 /// `-x ln x` for `x > 0`, 0 at 0, -∞ below, NaN for NaN.
@@ -329,16 +334,16 @@ fn fmin_grads(x: &Tensor, y: &Tensor, g: &Tensor) -> Result<(Tensor, Tensor)> {
     extremum_grads(x, y, g, x.le(y)?, x.lt(y)?)
 }
 
-/// `x · where(x == 0 and y is not NaN, 0, log(y))`.
+/// `x · log(y)`, +0 where `x == 0` and `y` is not NaN (torch's kernel).
 fn xlogy_value(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let zero = x.eq(0.0)?.logical_and(&y.isnan()?.logical_not()?)?;
-    x.mul(&Tensor::where_cond(&zero, 0.0, &y.log()?)?)
+    Tensor::where_cond(&zero, 0.0, &x.mul(&y.log()?)?)
 }
 
-/// `x · where(x == 0 and y is not NaN, 0, log1p(y))`.
+/// `x · log1p(y)`, +0 where `x == 0` and `y` is not NaN (torch's kernel).
 fn xlog1py_value(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let zero = x.eq(0.0)?.logical_and(&y.isnan()?.logical_not()?)?;
-    x.mul(&Tensor::where_cond(&zero, 0.0, &y.log1p()?)?)
+    Tensor::where_cond(&zero, 0.0, &x.mul(&y.log1p()?)?)
 }
 
 /// torch's xlogy backward: `xlogy(g, y)` for `x` (0 where `x == 0` and `y <= 0`), `g x / y` for `y`.

@@ -67,25 +67,34 @@ fn rotate(cols: &mut [Vec<f64>], p: usize, q: usize, c: f64, s: f64) {
 
 /// Extends the orthonormal vectors `cols` (of length `dim`) to `want` orthonormal vectors: each
 /// new one is the unit vector with the largest residual against those already there (projected
-/// out twice), normalised.
+/// out twice), normalised. The candidates' squared residuals `1 - Σ_c c[i]²` are kept and updated
+/// once per added vector, so completing costs `O(dim · want²)`, not a projection of every
+/// candidate per added vector.
 fn complete(cols: &mut Vec<Vec<f64>>, dim: usize, want: usize) {
+    if cols.len() >= want {
+        return;
+    }
+    let mut residual = vec![1.0; dim];
+    for c in cols.iter() {
+        residual.iter_mut().zip(c).for_each(|(r, x)| *r -= x * x);
+    }
     while cols.len() < want {
-        let mut best: Option<(f64, Vec<f64>)> = None;
-        for i in 0..dim {
-            let mut w = unit(dim, i);
-            for _ in 0..2 {
-                for c in cols.iter() {
-                    let d = dot(c, &w);
-                    w.iter_mut().zip(c).for_each(|(x, y)| *x -= d * y);
-                }
-            }
-            let norm = dot(&w, &w).sqrt();
-            if best.as_ref().is_none_or(|(b, _)| norm > *b) {
-                best = Some((norm, w));
+        let Some(i) = (0..dim).max_by(|&a, &b| residual[a].total_cmp(&residual[b]).then(b.cmp(&a))) else {
+            return;
+        };
+        let mut w = unit(dim, i);
+        for _ in 0..2 {
+            for c in cols.iter() {
+                let d = dot(c, &w);
+                w.iter_mut().zip(c).for_each(|(x, y)| *x -= d * y);
             }
         }
-        let Some((norm, w)) = best else { return };
-        cols.push(w.into_iter().map(|x| x / norm).collect());
+        let norm = dot(&w, &w).sqrt();
+        let w: Vec<f64> = w.into_iter().map(|x| x / norm).collect();
+        residual.iter_mut().zip(&w).for_each(|(r, x)| *r -= x * x);
+        // A chosen candidate is spent even where rounding leaves it a tiny residual.
+        residual[i] = f64::NEG_INFINITY;
+        cols.push(w);
     }
 }
 
@@ -154,7 +163,7 @@ struct Factors {
 /// columns until all are orthogonal; their norms are the singular values (descending) and the
 /// accumulated rotations the right singular vectors. Left vectors of singular values at most
 /// `max(m, n) · eps · σ_max` are completed instead of normalised.
-fn one_sided(cols: Vec<Vec<f64>>, m: usize) -> Factors {
+fn one_sided(cols: Vec<Vec<f64>>, m: usize, vectors: bool) -> Factors {
     let n = cols.len();
     let mut w = cols;
     let mut v: Vec<Vec<f64>> = (0..n).map(|j| unit(n, j)).collect();
@@ -191,7 +200,9 @@ fn one_sided(cols: Vec<Vec<f64>>, m: usize) -> Factors {
         f.s.push(sig[j]);
         f.v.push(vj);
     }
-    complete(&mut f.u, m, n);
+    if vectors {
+        complete(&mut f.u, m, n);
+    }
     f
 }
 
@@ -202,12 +213,12 @@ pub(super) fn svd(a: &[f64], m: usize, n: usize, full: bool) -> (Vec<f64>, Vec<f
     let k = m.min(n);
     let (mut u, s, mut v) = if m >= n {
         let cols = (0..n).map(|j| (0..m).map(|i| a[i * n + j]).collect()).collect();
-        let f = one_sided(cols, m);
+        let f = one_sided(cols, m, true);
         (f.u, f.s, f.v)
     } else {
         // A = (Aᵀ)ᵀ = (U' S V'ᵀ)ᵀ = V' S U'ᵀ
         let rows = (0..m).map(|i| a[i * n..(i + 1) * n].to_vec()).collect();
-        let f = one_sided(rows, n);
+        let f = one_sided(rows, n, true);
         (f.v, f.s, f.u)
     };
     let (u_cols, vh_rows) = if full { (m, n) } else { (k, k) };
@@ -225,5 +236,9 @@ pub(super) fn svd(a: &[f64], m: usize, n: usize, full: bool) -> (Vec<f64>, Vec<f
 
 /// The singular values (descending) of a row-major `m × n` matrix.
 pub(super) fn singular_values(a: &[f64], m: usize, n: usize) -> Vec<f64> {
-    svd(a, m, n, false).1
+    if m >= n {
+        one_sided((0..n).map(|j| (0..m).map(|i| a[i * n + j]).collect()).collect(), m, false).s
+    } else {
+        one_sided((0..m).map(|i| a[i * n..(i + 1) * n].to_vec()).collect(), n, false).s
+    }
 }
