@@ -58,12 +58,16 @@ pub struct Adadelta {
     /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
     initial_lrs: Vec<Option<f64>>,
     state: Vec<Option<State>>,
+    /// the options an added group starts from (torch's `defaults`)
+    defaults: AdadeltaOptions,
 }
 
 impl Adadelta {
     /// One group of parameters.
     pub fn new(params: Vec<Tensor>, options: AdadeltaOptions) -> Result<Self> {
-        Self::with_groups(vec![ParamGroup { params, options }])
+        let mut opt = Self::with_groups(vec![ParamGroup { params, options }])?;
+        opt.defaults = options;
+        Ok(opt)
     }
 
     /// Several groups (torch's errors for invalid hyper-parameters).
@@ -84,7 +88,12 @@ impl Adadelta {
             }
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(Adadelta { groups, initial_lrs: Vec::new(), state: vec![None; n] })
+        Ok(Adadelta {
+            groups,
+            initial_lrs: Vec::new(),
+            state: vec![None; n],
+            defaults: AdadeltaOptions::default(),
+        })
     }
 }
 

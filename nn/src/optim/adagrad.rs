@@ -1,9 +1,10 @@
 //! `torch.optim.Adagrad`.
 
 use oxtorch_autograd::no_grad;
-use oxtorch_tensor::{DType, Error, Result, Tensor};
+use oxtorch_tensor::{Error, Result, Tensor};
 
-use super::{group_methods, load_lrs, save_lrs, zero_grads, Optimizer, OptimizerState, ParamGroup};
+use super::state::{ParamState, StateReader, StateWriter};
+use super::{group_methods, state_dict_methods, zero_grads, Optimizer, OptimizerState, ParamGroup};
 
 /// Adagrad hyper-parameters with torch's defaults.
 #[derive(Clone, Copy, Debug)]
@@ -35,24 +36,51 @@ impl Default for AdagradOptions {
     }
 }
 
+/// One parameter's state: the step count and the sum of squared gradients.
+#[derive(Clone)]
+struct Sum {
+    step: f64,
+    sum: Tensor,
+}
+
+impl ParamState for Sum {
+    fn save(&self, out: &mut StateWriter<'_>) -> Result<()> {
+        out.step(self.step)?;
+        out.tensor("sum", &self.sum)
+    }
+
+    fn load(entries: &StateReader<'_>) -> Result<Option<Self>> {
+        let (Some(step), Some(sum)) = (entries.step()?, entries.tensor("sum")?) else {
+            return Ok(None);
+        };
+        Ok(Some(Sum { step, sum }))
+    }
+}
+
 /// Adagrad, as torch's single-tensor implementation.
 pub struct Adagrad {
     groups: Vec<ParamGroup<AdagradOptions>>,
     /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
     initial_lrs: Vec<Option<f64>>,
-    steps: Vec<f64>,
-    sums: Vec<Tensor>,
+    /// created eagerly for the groups given at construction, as torch does; a parameter without
+    /// one (an added group, a checkpoint without its entry) starts from the defaults'
+    /// `initial_accumulator_value` at its first step, as torch's `_init_group`
+    state: Vec<Option<Sum>>,
+    /// the options an added group starts from (torch's `defaults`)
+    defaults: AdagradOptions,
 }
 
 impl Adagrad {
     /// One group of parameters.
     pub fn new(params: Vec<Tensor>, options: AdagradOptions) -> Result<Self> {
-        Self::with_groups(vec![ParamGroup { params, options }])
+        let mut opt = Self::with_groups(vec![ParamGroup { params, options }])?;
+        opt.defaults = options;
+        Ok(opt)
     }
 
     /// Several groups (state is created eagerly, as torch does).
     pub fn with_groups(groups: Vec<ParamGroup<AdagradOptions>>) -> Result<Self> {
-        let mut sums = Vec::new();
+        let mut state = Vec::new();
         for g in &groups {
             let o = g.options;
             for (name, v) in [
@@ -67,10 +95,10 @@ impl Adagrad {
                 }
             }
             for p in &g.params {
-                sums.push(p.detach().full_like(o.initial_accumulator_value)?);
+                state.push(Some(Sum { step: 0.0, sum: p.detach().full_like(o.initial_accumulator_value)? }));
             }
         }
-        Ok(Adagrad { initial_lrs: Vec::new(), steps: vec![0.0; sums.len()], groups, sums })
+        Ok(Adagrad { initial_lrs: Vec::new(), groups, state, defaults: AdagradOptions::default() })
     }
 }
 
@@ -85,14 +113,21 @@ impl Optimizer for Adagrad {
                     let i = index;
                     index += 1;
                     let Some(g) = p.grad() else { continue };
+                    let st = match &mut self.state[i] {
+                        Some(s) => s,
+                        slot => slot.insert(Sum {
+                            step: 0.0,
+                            sum: p.detach().full_like(self.defaults.initial_accumulator_value)?,
+                        }),
+                    };
                     let mut g = if o.maximize { g.neg()? } else { g };
-                    self.steps[i] += 1.0;
+                    st.step += 1.0;
                     if o.weight_decay != 0.0 {
                         g = g.add(p.mul(o.weight_decay)?)?;
                     }
-                    let clr = o.lr / (1.0 + (self.steps[i] - 1.0) * o.lr_decay);
-                    self.sums[i].add_(&g.mul(&g)?)?;
-                    let std = self.sums[i].sqrt()?.add(o.eps)?;
+                    let clr = o.lr / (1.0 + (st.step - 1.0) * o.lr_decay);
+                    st.sum.add_(&g.mul(&g)?)?;
+                    let std = st.sum.sqrt()?.add(o.eps)?;
                     p.sub_(&g.div(&std)?.mul(clr)?)?;
                 }
             }
@@ -102,26 +137,5 @@ impl Optimizer for Adagrad {
 
     group_methods!();
 
-    fn state_dict(&self) -> Result<OptimizerState> {
-        let mut s = OptimizerState::default();
-        for (i, (step, sum)) in self.steps.iter().zip(&self.sums).enumerate() {
-            s.set_tensor(i, "step", &Tensor::scalar_tensor(*step, DType::F64)?)?;
-            s.set_tensor(i, "sum", sum)?;
-        }
-        save_lrs(self, &mut s);
-        Ok(s)
-    }
-
-    fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
-        super::check_groups(self, state)?;
-        let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
-        for (i, param) in params.iter().enumerate().take(self.sums.len()) {
-            if let (Some(step), Some(sum)) = (state.tensor(i, "step"), state.tensor(i, "sum")) {
-                self.steps[i] = step.item::<f64>()?;
-                self.sums[i] = super::state::state_for(sum, param)?;
-            }
-        }
-        load_lrs(self, state);
-        Ok(())
-    }
+    state_dict_methods!();
 }

@@ -71,6 +71,8 @@ pub struct Adam {
     initial_lrs: Vec<Option<f64>>,
     state: Vec<Option<Moments>>,
     decoupled: bool,
+    /// the options an added group starts from (torch's `defaults`)
+    defaults: AdamOptions,
 }
 
 /// torch's `AdamW`: Adam with decoupled weight decay (default 0.01).
@@ -80,7 +82,7 @@ impl AdamW {
     /// One group of parameters; `options.weight_decay` is the decoupled decay.
     #[allow(clippy::new_ret_no_self)]
     pub fn new(params: Vec<Tensor>, options: AdamOptions) -> Result<Adam> {
-        Adam::build(vec![ParamGroup { params, options }], true)
+        Adam::build(vec![ParamGroup { params, options }], true, options)
     }
 
     /// torch's AdamW defaults (`lr = 1e-3`, `weight_decay = 1e-2`).
@@ -90,28 +92,28 @@ impl AdamW {
 
     /// Several groups.
     pub fn with_groups(groups: Vec<ParamGroup<AdamOptions>>) -> Result<Adam> {
-        Adam::build(groups, true)
+        Adam::build(groups, true, AdamW::default_options())
     }
 }
 
 impl Adam {
     /// One group of parameters.
     pub fn new(params: Vec<Tensor>, options: AdamOptions) -> Result<Self> {
-        Self::build(vec![ParamGroup { params, options }], false)
+        Self::build(vec![ParamGroup { params, options }], false, options)
     }
 
     /// Several groups.
     pub fn with_groups(groups: Vec<ParamGroup<AdamOptions>>) -> Result<Self> {
-        Self::build(groups, false)
+        Self::build(groups, false, AdamOptions::default())
     }
 
-    fn build(groups: Vec<ParamGroup<AdamOptions>>, decoupled: bool) -> Result<Self> {
+    fn build(groups: Vec<ParamGroup<AdamOptions>>, decoupled: bool, defaults: AdamOptions) -> Result<Self> {
         for g in &groups {
             let o = g.options;
             super::check_adam_options(o.lr, o.eps, o.betas, o.weight_decay)?;
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(Adam { initial_lrs: Vec::new(), groups, state: vec![None; n], decoupled })
+        Ok(Adam { initial_lrs: Vec::new(), groups, state: vec![None; n], decoupled, defaults })
     }
 }
 

@@ -58,12 +58,16 @@ pub struct Adamax {
     /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
     initial_lrs: Vec<Option<f64>>,
     state: Vec<Option<State>>,
+    /// the options an added group starts from (torch's `defaults`)
+    defaults: AdamaxOptions,
 }
 
 impl Adamax {
     /// One group of parameters.
     pub fn new(params: Vec<Tensor>, options: AdamaxOptions) -> Result<Self> {
-        Self::with_groups(vec![ParamGroup { params, options }])
+        let mut opt = Self::with_groups(vec![ParamGroup { params, options }])?;
+        opt.defaults = options;
+        Ok(opt)
     }
 
     /// Several groups (torch's errors for invalid hyper-parameters).
@@ -73,7 +77,12 @@ impl Adamax {
             super::check_adam_options(o.lr, o.eps, o.betas, o.weight_decay)?;
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(Adamax { groups, initial_lrs: Vec::new(), state: vec![None; n] })
+        Ok(Adamax {
+            groups,
+            initial_lrs: Vec::new(),
+            state: vec![None; n],
+            defaults: AdamaxOptions::default(),
+        })
     }
 }
 

@@ -65,12 +65,16 @@ pub struct ASGD {
     /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
     initial_lrs: Vec<Option<f64>>,
     state: Vec<Option<State>>,
+    /// the options an added group starts from (torch's `defaults`)
+    defaults: AsgdOptions,
 }
 
 impl ASGD {
     /// One group of parameters.
     pub fn new(params: Vec<Tensor>, options: AsgdOptions) -> Result<Self> {
-        Self::with_groups(vec![ParamGroup { params, options }])
+        let mut opt = Self::with_groups(vec![ParamGroup { params, options }])?;
+        opt.defaults = options;
+        Ok(opt)
     }
 
     /// Several groups (torch's errors for invalid hyper-parameters).
@@ -89,7 +93,7 @@ impl ASGD {
             }
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(ASGD { groups, initial_lrs: Vec::new(), state: vec![None; n] })
+        Ok(ASGD { groups, initial_lrs: Vec::new(), state: vec![None; n], defaults: AsgdOptions::default() })
     }
 
     /// The running average `ax` of parameter `index` (numbered across groups), once it has

@@ -5,7 +5,8 @@
 //! parameters (tensor ops, so on any device), following torch's single-tensor implementations
 //! operation by operation so that results agree with PyTorch to rounding: [`SGD`], [`Adam`],
 //! [`AdamW`], [`NAdam`], [`RAdam`], [`Adamax`], [`Adagrad`], [`Adadelta`], [`RMSprop`], [`Rprop`]
-//! and [`ASGD`].
+//! and [`ASGD`]; [`LBFGS`] takes a closure that re-evaluates the loss. [`swa_utils`] averages
+//! weights (SWA, EMA).
 
 mod adadelta;
 mod adagrad;
@@ -14,6 +15,7 @@ mod adamax;
 mod asgd;
 mod clip;
 mod hyper;
+mod lbfgs;
 pub mod lr_scheduler;
 mod nadam;
 mod radam;
@@ -21,6 +23,7 @@ mod rmsprop;
 mod rprop;
 mod sgd;
 mod state;
+pub mod swa_utils;
 
 pub use adadelta::{Adadelta, AdadeltaOptions};
 pub use adagrad::{Adagrad, AdagradOptions};
@@ -29,6 +32,7 @@ pub use adamax::{Adamax, AdamaxOptions};
 pub use asgd::{AsgdOptions, ASGD};
 pub use clip::{clip_grad_norm_, clip_grad_value_};
 pub use hyper::HyperParams;
+pub use lbfgs::{LbfgsOptions, LBFGS};
 pub use nadam::{NAdam, NAdamOptions};
 pub use radam::{RAdam, RAdamOptions};
 pub use rmsprop::{RMSprop, RMSpropOptions};
@@ -113,6 +117,20 @@ pub trait Optimizer {
 
     /// Restores [`Optimizer::state_dict`]'s output (same parameter layout required).
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()>;
+
+    /// Appends a param group (torch's `add_param_group({"params": params, **options})`), e.g. to
+    /// train layers unfrozen during fine-tuning. `options` names hyper-parameters as
+    /// [`Optimizer::hyper_params`] does (`"lr"`, `"weight_decay"`, `"betas.0"`, flags as 0/1);
+    /// every one not named takes the optimizer's default: the options given to `new`, or the
+    /// type's defaults for an optimizer built `with_groups` (torch called without keyword
+    /// arguments). As torch, the values are not validated, the new parameters start without
+    /// state, number after the existing ones in the state dict, and the errors are torch's: "can't
+    /// optimize a non-leaf Tensor", "some parameters appear in more than one parameter group".
+    /// An unknown name is an error (torch would store it unused). Optimizers that take no groups
+    /// (LBFGS) refuse.
+    fn add_param_group(&mut self, _params: Vec<Tensor>, _options: &[(&str, f64)]) -> Result<()> {
+        Err(oxtorch_tensor::Error::msg("this optimizer does not support add_param_group"))
+    }
 }
 
 /// `state_dict` and `load_state_dict` of an optimizer whose per-parameter state is
@@ -137,10 +155,24 @@ macro_rules! state_dict_methods {
 }
 pub(crate) use state_dict_methods;
 
-/// The [`Optimizer`] methods that only touch the param groups (`self.groups`, options with `lr`)
-/// and the initial learning rates (`self.initial_lrs`).
+/// The [`Optimizer`] methods that only touch the param groups (`self.groups`, options with `lr`),
+/// the initial learning rates (`self.initial_lrs`), and, for `add_param_group`, the options new
+/// groups start from (`self.defaults`) and the per-parameter state (`self.state: Vec<Option<_>>`,
+/// parameters numbered across groups).
 macro_rules! group_methods {
     () => {
+        fn add_param_group(
+            &mut self,
+            params: Vec<oxtorch_tensor::Tensor>,
+            options: &[(&str, f64)],
+        ) -> oxtorch_tensor::Result<()> {
+            let group = $crate::optim::new_param_group(&self.groups, &self.defaults, params, options)?;
+            let added = group.params.len();
+            self.groups.push(group);
+            self.state.resize_with(self.state.len() + added, || None);
+            Ok(())
+        }
+
         fn zero_grad(&mut self) -> Result<()> {
             zero_grads(&self.groups)
         }
@@ -268,6 +300,36 @@ pub(crate) fn check_adam_options(lr: f64, eps: f64, betas: (f64, f64), weight_de
         return bad(format!("Invalid weight_decay value: {weight_decay}"));
     }
     Ok(())
+}
+
+/// The group torch's `add_param_group` appends, after its checks in its order: every parameter a
+/// leaf (or one that retains its gradient), `defaults` with the named `options` set (an unknown
+/// name is an error here), no parameter already in one of `groups`.
+pub(crate) fn new_param_group<O: HyperParams + Clone>(
+    groups: &[ParamGroup<O>],
+    defaults: &O,
+    params: Vec<Tensor>,
+    options: &[(&str, f64)],
+) -> Result<ParamGroup<O>> {
+    if params.iter().any(|p| !(p.is_leaf() || p.retains_grad())) {
+        return Err(oxtorch_tensor::Error::msg("can't optimize a non-leaf Tensor"));
+    }
+    let mut group_options = defaults.clone();
+    let known = group_options.hyper_params();
+    for &(name, value) in options {
+        if !known.iter().any(|(k, _)| k == name) {
+            let names: Vec<&str> = known.iter().map(|(k, _)| k.as_str()).collect();
+            return Err(oxtorch_tensor::Error::msg(format!(
+                "add_param_group: unknown optimization parameter '{name}' (this optimizer has {})",
+                names.join(", ")
+            )));
+        }
+        group_options.set_hyper_param(name, value);
+    }
+    if groups.iter().flat_map(|g| &g.params).any(|p| params.iter().any(|q| q.is_same(p))) {
+        return Err(oxtorch_tensor::Error::msg("some parameters appear in more than one parameter group"));
+    }
+    Ok(ParamGroup { params, options: group_options })
 }
 
 /// Clears `.grad` of every parameter of `groups`.

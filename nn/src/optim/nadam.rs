@@ -78,12 +78,16 @@ pub struct NAdam {
     /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
     initial_lrs: Vec<Option<f64>>,
     state: Vec<Option<State>>,
+    /// the options an added group starts from (torch's `defaults`)
+    defaults: NAdamOptions,
 }
 
 impl NAdam {
     /// One group of parameters.
     pub fn new(params: Vec<Tensor>, options: NAdamOptions) -> Result<Self> {
-        Self::with_groups(vec![ParamGroup { params, options }])
+        let mut opt = Self::with_groups(vec![ParamGroup { params, options }])?;
+        opt.defaults = options;
+        Ok(opt)
     }
 
     /// Several groups (torch's errors for invalid hyper-parameters).
@@ -96,7 +100,7 @@ impl NAdam {
             }
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(NAdam { groups, initial_lrs: Vec::new(), state: vec![None; n] })
+        Ok(NAdam { groups, initial_lrs: Vec::new(), state: vec![None; n], defaults: NAdamOptions::default() })
     }
 }
 

@@ -68,12 +68,16 @@ pub struct RAdam {
     /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
     initial_lrs: Vec<Option<f64>>,
     state: Vec<Option<State>>,
+    /// the options an added group starts from (torch's `defaults`)
+    defaults: RAdamOptions,
 }
 
 impl RAdam {
     /// One group of parameters.
     pub fn new(params: Vec<Tensor>, options: RAdamOptions) -> Result<Self> {
-        Self::with_groups(vec![ParamGroup { params, options }])
+        let mut opt = Self::with_groups(vec![ParamGroup { params, options }])?;
+        opt.defaults = options;
+        Ok(opt)
     }
 
     /// Several groups (torch's errors for invalid hyper-parameters).
@@ -83,7 +87,7 @@ impl RAdam {
             super::check_adam_options(o.lr, o.eps, o.betas, o.weight_decay)?;
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(RAdam { groups, initial_lrs: Vec::new(), state: vec![None; n] })
+        Ok(RAdam { groups, initial_lrs: Vec::new(), state: vec![None; n], defaults: RAdamOptions::default() })
     }
 }
 

@@ -75,12 +75,16 @@ pub struct RMSprop {
     /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
     initial_lrs: Vec<Option<f64>>,
     state: Vec<Option<State>>,
+    /// the options an added group starts from (torch's `defaults`)
+    defaults: RMSpropOptions,
 }
 
 impl RMSprop {
     /// One group of parameters.
     pub fn new(params: Vec<Tensor>, options: RMSpropOptions) -> Result<Self> {
-        Self::with_groups(vec![ParamGroup { params, options }])
+        let mut opt = Self::with_groups(vec![ParamGroup { params, options }])?;
+        opt.defaults = options;
+        Ok(opt)
     }
 
     /// Several groups.
@@ -100,7 +104,12 @@ impl RMSprop {
             }
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(RMSprop { initial_lrs: Vec::new(), groups, state: vec![None; n] })
+        Ok(RMSprop {
+            initial_lrs: Vec::new(),
+            groups,
+            state: vec![None; n],
+            defaults: RMSpropOptions::default(),
+        })
     }
 }
 

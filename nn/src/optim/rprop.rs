@@ -61,12 +61,16 @@ pub struct Rprop {
     /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
     initial_lrs: Vec<Option<f64>>,
     state: Vec<Option<State>>,
+    /// the options an added group starts from (torch's `defaults`)
+    defaults: RpropOptions,
 }
 
 impl Rprop {
     /// One group of parameters.
     pub fn new(params: Vec<Tensor>, options: RpropOptions) -> Result<Self> {
-        Self::with_groups(vec![ParamGroup { params, options }])
+        let mut opt = Self::with_groups(vec![ParamGroup { params, options }])?;
+        opt.defaults = options;
+        Ok(opt)
     }
 
     /// Several groups (torch's errors for invalid hyper-parameters).
@@ -82,7 +86,7 @@ impl Rprop {
             }
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(Rprop { groups, initial_lrs: Vec::new(), state: vec![None; n] })
+        Ok(Rprop { groups, initial_lrs: Vec::new(), state: vec![None; n], defaults: RpropOptions::default() })
     }
 }
 

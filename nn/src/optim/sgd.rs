@@ -40,13 +40,18 @@ pub struct SGD {
     groups: Vec<ParamGroup<SgdOptions>>,
     /// each group's `initial_lr` (see [`Optimizer::initial_lr`])
     initial_lrs: Vec<Option<f64>>,
-    momentum_buffers: Vec<Option<Tensor>>,
+    /// each parameter's momentum buffer (torch's `momentum_buffer` state)
+    state: Vec<Option<Tensor>>,
+    /// the options an added group starts from (torch's `defaults`)
+    defaults: SgdOptions,
 }
 
 impl SGD {
     /// One group of parameters.
     pub fn new(params: Vec<Tensor>, options: SgdOptions) -> Result<Self> {
-        Self::with_groups(vec![ParamGroup { params, options }])
+        let mut opt = Self::with_groups(vec![ParamGroup { params, options }])?;
+        opt.defaults = options;
+        Ok(opt)
     }
 
     /// Several groups with their own hyper-parameters.
@@ -67,7 +72,7 @@ impl SGD {
             }
         }
         let n = groups.iter().map(|g| g.params.len()).sum();
-        Ok(SGD { initial_lrs: Vec::new(), groups, momentum_buffers: vec![None; n] })
+        Ok(SGD { initial_lrs: Vec::new(), groups, state: vec![None; n], defaults: SgdOptions::default() })
     }
 }
 
@@ -87,7 +92,7 @@ impl Optimizer for SGD {
                         g = g.add(p.mul(o.weight_decay)?)?;
                     }
                     if o.momentum != 0.0 {
-                        let buf = match &self.momentum_buffers[i] {
+                        let buf = match &self.state[i] {
                             None => g.detach().copy()?,
                             Some(buf) => {
                                 buf.mul_(o.momentum)?.add_(&g.mul(1.0 - o.dampening)?)?;
@@ -95,7 +100,7 @@ impl Optimizer for SGD {
                             }
                         };
                         g = if o.nesterov { g.add(buf.mul(o.momentum)?)? } else { buf.clone() };
-                        self.momentum_buffers[i] = Some(buf);
+                        self.state[i] = Some(buf);
                     }
                     p.sub_(&g.mul(o.lr)?)?;
                 }
@@ -116,7 +121,7 @@ impl Optimizer for SGD {
 
     fn state_dict(&self) -> Result<OptimizerState> {
         let mut s = OptimizerState::default();
-        for (i, b) in self.momentum_buffers.iter().enumerate() {
+        for (i, b) in self.state.iter().enumerate() {
             if let Some(b) = b {
                 s.set_tensor(i, "momentum_buffer", b)?;
             }
@@ -128,7 +133,7 @@ impl Optimizer for SGD {
     fn load_state_dict(&mut self, state: &OptimizerState) -> Result<()> {
         super::check_groups(self, state)?;
         let params: Vec<Tensor> = self.groups.iter().flat_map(|g| g.params.iter().cloned()).collect();
-        for (i, b) in self.momentum_buffers.iter_mut().enumerate() {
+        for (i, b) in self.state.iter_mut().enumerate() {
             *b = state
                 .tensor(i, "momentum_buffer")
                 .map(|t| super::state::state_for(t, &params[i]))

@@ -4,6 +4,8 @@
 
 mod convert_parameters;
 mod packed;
+pub mod parametrizations;
+pub mod parametrize;
 pub mod rnn;
 
 pub use crate::optim::{clip_grad_norm_, clip_grad_value_};

@@ -10,6 +10,7 @@ mod losses;
 mod losses_extra;
 mod module;
 mod nn_extra30;
+mod nn_optim30;
 mod nn_packed30;
 mod nn_utils30;
 mod nn_vision30;
