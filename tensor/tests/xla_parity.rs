@@ -435,3 +435,45 @@ fn parameters_of_either_zero_get_their_own_programs() -> Result<()> {
     }
     Ok(())
 }
+
+/// The composites of session 30 run on the device through their primitives (special functions,
+/// NaN-ignoring extrema, the in-place forms, isin's sorted search) or read the host (linalg).
+#[test]
+fn special_functions_in_place_forms_and_linalg() {
+    let a = randn(&[3, 4], 30);
+    let b = randn(&[4], 31);
+    let ins = [a, b];
+    parity("gamma_family", &ins, |t| {
+        let x = t[0].abs()?.add(0.5)?;
+        Ok(vec![x.lgamma()?, x.digamma()?, x.polygamma(1)?, t[0].sinc()?, x.xlogy(&t[1].abs()?)?])
+    });
+    parity("fmax_addcmul_isclose", &ins, |t| {
+        Ok(vec![
+            t[0].fmax(&t[1])?,
+            t[0].fmin(&t[1])?,
+            t[0].addcmul(&t[1], &t[0], 0.5)?,
+            t[0].isclose(&t[0].add(1e-7)?, 1e-5, 1e-8, false)?,
+        ])
+    });
+    parity("inplace_forms", &ins, |t| {
+        let x = t[0].copy()?;
+        x.clamp_(Some((-0.5).into()), Some(0.5.into()))?.exp_()?;
+        x.narrow(1, 1, 2)?.mul_(2.0)?;
+        let m = t[0].gt(0.0)?;
+        x.masked_fill_(&m, 3.0)?;
+        Ok(vec![x])
+    });
+    parity("isin_trace_diag", &ins, |t| {
+        let r = t[0].round()?;
+        Ok(vec![r.isin(&t[1].round()?, false)?, t[0].trace()?, t[1].diag(1)?])
+    });
+    parity("linalg", &ins, |t| {
+        let m = t[0].narrow(1, 0, 3)?.matmul(&t[0].narrow(1, 0, 3)?.t()?)?.add(&Tensor::eye(
+            3,
+            None,
+            (DType::F32, t[0].device()),
+        )?)?;
+        let (s, logdet) = oxtorch_tensor::linalg::slogdet(&m)?;
+        Ok(vec![oxtorch_tensor::linalg::inv(&m)?, s, logdet, oxtorch_tensor::linalg::cholesky(&m, false)?])
+    });
+}
