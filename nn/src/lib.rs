@@ -56,7 +56,7 @@ pub use layers::*;
 pub use loss::modules::*;
 pub use loss::{
     GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-    PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+    PoissonNLLLoss, SharedDistanceFn, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
 };
 pub use module::{
     Buffer, Forward, IncompatibleKeys, Layer, Member, MemberMut, Module, ModuleExt, ModuleField,

@@ -16,7 +16,7 @@ pub use extra::{
 };
 pub use extra_modules::{
     GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-    PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+    PoissonNLLLoss, SharedDistanceFn, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
 };
 
 use oxtorch_tensor::autocast::fp32;

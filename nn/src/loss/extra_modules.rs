@@ -93,6 +93,47 @@ impl TripletMarginLoss {
     }
 }
 
+/// A distance between batches of embeddings, for [`TripletMarginWithDistanceLoss`].
+pub type SharedDistanceFn = std::sync::Arc<dyn Fn(&Tensor, &Tensor) -> Result<Tensor> + Send + Sync>;
+
+/// torch's `nn.TripletMarginWithDistanceLoss(distance_function=None, margin=1.0, swap=False,
+/// reduction="mean")`: the triplet loss with a distance of your own (the pairwise Euclidean one
+/// when `None`).
+#[derive(oxtorch_nn_derive::Module, Clone)]
+pub struct TripletMarginWithDistanceLoss {
+    /// the distance, or `None` for `pairwise_distance` with p = 2
+    #[module(skip)]
+    pub distance_function: Option<SharedDistanceFn>,
+    /// required gap between the positive and the negative distance
+    pub margin: f64,
+    /// use the positive-negative distance where it is smaller
+    pub swap: bool,
+    /// `"none"`, `"mean"` or `"sum"`
+    pub reduction: &'static str,
+}
+
+impl Default for TripletMarginWithDistanceLoss {
+    fn default() -> Self {
+        TripletMarginWithDistanceLoss { distance_function: None, margin: 1.0, swap: false, reduction: "mean" }
+    }
+}
+
+impl TripletMarginWithDistanceLoss {
+    /// The loss of the triplets `(anchor, positive, negative)`.
+    pub fn forward(&self, anchor: &Tensor, positive: &Tensor, negative: &Tensor) -> Result<Tensor> {
+        let distance = self.distance_function.as_ref().map(|f| f.as_ref() as super::extra::DistanceFn<'_>);
+        super::triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance,
+            self.margin,
+            self.swap,
+            self.reduction,
+        )
+    }
+}
+
 /// torch's `nn.HingeEmbeddingLoss(margin=1.0, reduction="mean")`.
 #[derive(oxtorch_nn_derive::Module, Clone)]
 pub struct HingeEmbeddingLoss {

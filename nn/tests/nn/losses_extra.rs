@@ -317,3 +317,25 @@ fn modules_call_the_functional_forms_with_torch_defaults() -> Result<()> {
     same(m.forward(&x, &labels)?, F::multilabel_margin_loss(&x, &labels, "mean")?);
     Ok(())
 }
+
+/// `nn.TripletMarginWithDistanceLoss` with a cosine distance, swap and no reduction, and with its
+/// defaults (torch 2.15's values, float64).
+#[test]
+fn triplet_margin_with_distance_module_matches_pytorch() -> Result<()> {
+    let a = f64s(&[1.0, 2.0, 0.5, 0.0, -1.0, 2.0], &[2, 3]);
+    let p = f64s(&[1.5, 1.0, 0.0, 0.5, -1.0, 1.0], &[2, 3]);
+    let n = f64s(&[-1.0, 2.0, 1.0, 1.0, 1.0, 1.0], &[2, 3]);
+    let cosine: oxtorch_nn::SharedDistanceFn =
+        std::sync::Arc::new(|x: &Tensor, y: &Tensor| F::cosine_similarity(x, y, 1, 1e-8)?.neg()?.add(1.0));
+    let loss = oxtorch_nn::TripletMarginWithDistanceLoss {
+        distance_function: Some(cosine),
+        margin: 0.5,
+        swap: true,
+        reduction: "none",
+    };
+    let got = loss.forward(&a, &p, &n)?.to_f64_vec()?;
+    assert!((got[0] - 0.27629101872600015).abs() < 1e-14 && got[1] == 0.0, "{got:?}");
+    let default = oxtorch_nn::TripletMarginWithDistanceLoss::default().forward(&a, &p, &n)?;
+    assert!((default.item::<f64>()? - 0.08159607373640898).abs() < 1e-14);
+    Ok(())
+}
