@@ -587,7 +587,7 @@ fn run_mod<M: Module + Forward>(g: &ModGolden, mut m: M, passes: usize, eval: bo
     let mut loss: Option<Tensor> = None;
     for (k, ((out, want), cot)) in outs.iter().zip(g.outs).zip(g.cots).enumerate() {
         assert_close(&format!("{}.out{k}", g.name), out, want, 1e-10);
-        let term = out.mul(&tensor(cot))?.sum_all()?;
+        let term = out.mul(tensor(cot))?.sum_all()?;
         loss = Some(match loss {
             Some(l) => l.add(&term)?,
             None => term,
