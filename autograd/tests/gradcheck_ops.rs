@@ -49,7 +49,7 @@ pub const FAMILIES: &[Family] = &[
     ("binary_math", math::binary_math_cases, 36),
     ("convolutions", nn::convolutions_cases, 16),
     ("pooling", nn::pooling_cases, 19),
-    ("interpolation", nn::interpolation_cases, 18),
+    ("interpolation", nn::interpolation_cases, 22),
     ("embedding", nn::embedding_cases, 3),
     ("normalization", nn::normalization_cases, 11),
     ("attention", nn::attention_cases, 6),

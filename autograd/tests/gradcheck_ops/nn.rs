@@ -157,6 +157,13 @@ pub fn interpolation_cases() -> Vec<Case> {
             x[0].interpolate(Some(&[3, 4, 3]), None, "trilinear", Some(align))
         }));
     }
+    // Antialiased downsampling (windows wider than the plain kernels').
+    for (mode, align) in [("bilinear", false), ("bilinear", true), ("bicubic", false), ("lanczos", false)] {
+        let tag = if align { "align" } else { "noalign" };
+        cases.push(case(&format!("{mode}_antialias_{tag}"), vec![smooth(&[1, 2, 7, 5], 5)], move |x| {
+            x[0].interpolate_antialias(Some(&[3, 2]), None, mode, Some(align))
+        }));
+    }
     cases
 }
 

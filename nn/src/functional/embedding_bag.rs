@@ -2,8 +2,9 @@
 //! written in tensor ops (`index_select`, `index_add`, a maximum over the bags laid out as a
 //! padded block) so that autograd differentiates it.
 
-use oxtorch_tensor::autograd::{Function, FunctionCtx};
 use oxtorch_tensor::{promote_types, DType, Error, Result, Tensor};
+
+use super::embedding_with::ScaleGrad;
 
 /// How a bag's rows are combined.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -17,27 +18,6 @@ enum Mode {
 fn torch_size(dims: &[usize]) -> String {
     let dims: Vec<String> = dims.iter().map(usize::to_string).collect();
     format!("torch.Size([{}])", dims.join(", "))
-}
-
-/// The identity whose backward multiplies the gradient by a fixed factor per row looked up
-/// (torch's `scale_grad_by_freq`: one over the row's count in the input).
-struct ScaleGrad {
-    /// `[rows, 1]`, in the weight's dtype
-    scale: Tensor,
-}
-
-impl Function for ScaleGrad {
-    fn forward(&self, _ctx: &mut FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
-        Ok(vec![inputs[0].clone()])
-    }
-
-    fn backward(&self, _ctx: &FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
-        Ok(vec![Some(grads[0].mul(&self.scale)?)])
-    }
-
-    fn name(&self) -> &'static str {
-        "EmbeddingBagBackward0"
-    }
 }
 
 /// torch's `embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
@@ -279,7 +259,7 @@ pub fn embedding_bag(
         }
         let scale: Vec<f64> = kept_rows.iter().map(|&r| 1.0 / freq[r as usize] as f64).collect();
         let scale = Tensor::from_vec_on(scale, [kept, 1], device)?.to_dtype(weight.dtype())?;
-        rows = ScaleGrad { scale }.apply(&[rows])?.swap_remove(0);
+        rows = ScaleGrad::scale(&rows, scale, "EmbeddingBagBackward0")?;
     }
     if let Some(psw) = &psw {
         let pos = Tensor::from_vec_on(kept_pos, [kept], device)?;

@@ -4,7 +4,9 @@ use oxtorch_tensor::{DType, Padding, Result, Tensor};
 
 mod activations;
 mod embedding_bag;
+mod embedding_with;
 mod grid_sample;
+mod interpolate_with;
 mod normalize;
 mod pool3d;
 mod shuffle;
@@ -15,7 +17,9 @@ pub use activations::{
     hardshrink, logsigmoid, prelu, rrelu, softmin, softshrink, softsign, tanhshrink, threshold,
 };
 pub use embedding_bag::embedding_bag;
+pub use embedding_with::{embedding_with, EmbeddingOptions};
 pub use grid_sample::{affine_grid, grid_sample};
+pub use interpolate_with::{interpolate_with, InterpolateOptions};
 pub use normalize::{cosine_similarity, instance_norm, local_response_norm, normalize};
 pub use pool3d::{
     adaptive_avg_pool3d, adaptive_max_pool3d, adaptive_max_pool3d_with_indices, avg_pool3d, max_pool3d,
@@ -363,7 +367,8 @@ pub fn adaptive_max_pool2d_with_indices(input: &Tensor, output_size: &[usize]) -
 }
 
 /// Resampling with `mode` `"nearest"`, `"nearest-exact"`, `"linear"`, `"bilinear"`, `"bicubic"` or
-/// `"trilinear"`; see [`Tensor::interpolate`].
+/// `"trilinear"`; see [`Tensor::interpolate`], and [`interpolate_with`] for torch's
+/// `recompute_scale_factor` and `antialias`.
 pub fn interpolate(
     input: &Tensor,
     size: Option<&[usize]>,
@@ -404,7 +409,8 @@ pub fn fold(
     input.col2im(output_size, kernel_size, dilation, padding, stride)
 }
 
-/// Rows of `weight` picked by the indices `input`.
+/// Rows of `weight` picked by the indices `input`; [`embedding_with`] takes torch's other options
+/// (`max_norm`, `norm_type`, `scale_grad_by_freq`, `sparse`).
 pub fn embedding(input: &Tensor, weight: &Tensor, padding_idx: Option<i64>) -> Result<Tensor> {
     input.embedding(weight, padding_idx)
 }

@@ -2,13 +2,17 @@
 
 use oxtorch_tensor::{DType, Error, Result, Tensor};
 
+use crate::functional::{embedding_with, EmbeddingOptions};
 use crate::init;
 use crate::module::Forward;
 
 /// torch's `nn.Embedding(num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
-/// norm_type=2.0)`: `weight` drawn from `N(0, 1)`, the `padding_idx` row zero and never updated by
-/// gradients; with `max_norm`, each forward first rescales in place (without recording it for
-/// autograd) the looked-up rows whose `norm_type`-norm exceeds `max_norm` to norm `max_norm`.
+/// norm_type=2.0, scale_grad_by_freq=False, sparse=False)`: `weight` drawn from `N(0, 1)`, the
+/// `padding_idx` row zero and never updated by gradients; with `max_norm`, each forward first
+/// rescales in place (without recording it for autograd) the looked-up rows whose
+/// `norm_type`-norm exceeds `max_norm` to norm `max_norm`; with `scale_grad_by_freq`, the gradient
+/// of each lookup is divided by its row's count in the batch of indices. The forward pass is
+/// [`crate::functional::embedding_with`].
 #[derive(oxtorch_nn_derive::Module)]
 pub struct Embedding {
     /// `[num_embeddings, embedding_dim]`
@@ -22,6 +26,12 @@ pub struct Embedding {
     /// the `p` of the norm compared with `max_norm` (default 2)
     #[module(skip)]
     pub norm_type: f64,
+    /// divide each row's gradient by its count in the indices (default `false`)
+    #[module(skip)]
+    pub scale_grad_by_freq: bool,
+    /// torch's sparse gradient (default `false`): accepted, the gradient stays dense
+    #[module(skip)]
+    pub sparse: bool,
 }
 
 /// `padding_idx` checked against `num_embeddings` and made non-negative, as torch's constructor.
@@ -43,12 +53,19 @@ impl Embedding {
         if let Some(p) = padding_idx {
             oxtorch_autograd::no_grad(|| weight.select(0, p as isize)?.fill_(0.0).map(|_| ()))?;
         }
-        Ok(Embedding { weight: weight.requires_grad_(true)?, padding_idx, max_norm: None, norm_type: 2.0 })
+        Ok(Embedding::from_weights(weight.requires_grad_(true)?, padding_idx))
     }
 
     /// A layer over a given table.
     pub fn from_weights(weight: Tensor, padding_idx: Option<i64>) -> Self {
-        Embedding { weight, padding_idx, max_norm: None, norm_type: 2.0 }
+        Embedding {
+            weight,
+            padding_idx,
+            max_norm: None,
+            norm_type: 2.0,
+            scale_grad_by_freq: false,
+            sparse: false,
+        }
     }
 
     /// torch's `nn.Embedding.from_pretrained(embeddings, freeze=True, padding_idx=None)`: a layer
@@ -61,7 +78,7 @@ impl Embedding {
         }
         let padding_idx = wrap_padding_idx(padding_idx, embeddings.dims()[0])?;
         let weight = embeddings.detach().requires_grad_(!freeze)?;
-        Ok(Embedding { weight, padding_idx, max_norm: None, norm_type: 2.0 })
+        Ok(Embedding::from_weights(weight, padding_idx))
     }
 
     /// Sets torch's `max_norm` and `norm_type` options (see [`Embedding`]).
@@ -69,6 +86,30 @@ impl Embedding {
         self.max_norm = Some(max_norm);
         self.norm_type = norm_type;
         self
+    }
+
+    /// Sets torch's `scale_grad_by_freq` option (see [`Embedding`]).
+    pub fn with_scale_grad_by_freq(mut self, scale_grad_by_freq: bool) -> Self {
+        self.scale_grad_by_freq = scale_grad_by_freq;
+        self
+    }
+
+    /// Sets torch's `sparse` option: accepted, the gradient stays dense (oxtorch has no sparse
+    /// tensors).
+    pub fn with_sparse(mut self, sparse: bool) -> Self {
+        self.sparse = sparse;
+        self
+    }
+
+    /// The options [`crate::functional::embedding_with`] takes for this layer.
+    pub fn options(&self) -> EmbeddingOptions {
+        EmbeddingOptions {
+            padding_idx: self.padding_idx,
+            max_norm: self.max_norm,
+            norm_type: self.norm_type,
+            scale_grad_by_freq: self.scale_grad_by_freq,
+            sparse: self.sparse,
+        }
     }
 
     /// torch's `embedding_renorm_(weight, indices, max_norm, norm_type)`, under no-grad: each
@@ -120,9 +161,6 @@ impl Embedding {
 
 impl Forward for Embedding {
     fn forward(&self, indices: &Tensor) -> Result<Tensor> {
-        if let Some(max_norm) = self.max_norm {
-            Embedding::embedding_renorm_(&self.weight, indices, max_norm, self.norm_type)?;
-        }
-        indices.embedding(&self.weight, self.padding_idx)
+        embedding_with(indices, &self.weight, self.options())
     }
 }

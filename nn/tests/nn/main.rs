@@ -9,6 +9,7 @@ mod layers_extra;
 mod losses;
 mod losses_extra;
 mod module;
+mod nn_aa_embedding;
 mod nn_extra30;
 mod nn_optim30;
 mod nn_packed30;

@@ -9,6 +9,7 @@ mod conv;
 mod embedding;
 mod fold;
 mod interpolate;
+mod interpolate_aa;
 mod loss;
 mod norm;
 mod pool;

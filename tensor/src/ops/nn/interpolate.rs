@@ -10,7 +10,7 @@ use crate::Tensor;
 type Taps = Vec<Vec<(usize, f64)>>;
 
 /// torch's `area_pixel_compute_scale` (the scale is `1/scale_factor` when one was given).
-fn pixel_scale(align: bool, input: usize, output: usize, scale: Option<f64>) -> f64 {
+pub(super) fn pixel_scale(align: bool, input: usize, output: usize, scale: Option<f64>) -> f64 {
     if align {
         if output > 1 {
             (input as f64 - 1.0) / (output as f64 - 1.0)
@@ -110,6 +110,42 @@ fn cubic(input: usize, output: usize, scale: Option<f64>, align: bool, wide: boo
         .collect()
 }
 
+/// The output size and the scale factor (if one was given) of each spatial dim of an input whose
+/// spatial dims are `spatial`, from exactly one of `size` and `scale_factor` (one value for all
+/// dims, or one per dim; a factor gives `floor(in * factor)`), with torch's messages.
+pub(super) fn output_sizes(
+    spatial: &[usize],
+    size: Option<&[usize]>,
+    scale_factor: Option<&[f64]>,
+) -> Result<(Vec<usize>, Vec<Option<f64>>)> {
+    let n = spatial.len();
+    match (size, scale_factor) {
+        (Some(_), Some(_)) => Err(Error::msg("only one of size or scale_factor should be defined")),
+        (None, None) => Err(Error::msg("either size or scale_factor should be defined")),
+        (Some(s), None) => {
+            let s = if s.len() == 1 { vec![s[0]; n] } else { s.to_vec() };
+            if s.len() != n {
+                return Err(Error::msg(format!(
+                    "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {spatial:?} and output size of {s:?}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format."
+                )));
+            }
+            Ok((s, vec![None; n]))
+        }
+        (None, Some(f)) => {
+            let f = if f.len() == 1 { vec![f[0]; n] } else { f.to_vec() };
+            if f.len() != n {
+                return Err(Error::msg(format!(
+                    "Input and scale_factor must have the same number of spatial dimensions, but got input with spatial dimensions of {spatial:?} and scale_factor of shape {f:?}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+                )));
+            }
+            Ok((
+                (0..n).map(|d| (spatial[d] as f64 * f[d]).floor().max(0.0) as usize).collect(),
+                f.into_iter().map(Some).collect(),
+            ))
+        }
+    }
+}
+
 impl Tensor {
     /// torch's `F.interpolate` on `[N, C, *spatial]`: exactly one of `size` (output sizes, one value
     /// for all dims or one per dim) and `scale_factor` (likewise; output size `floor(in * scale)`,
@@ -130,9 +166,17 @@ impl Tensor {
             "linear" => Some(3),
             "bilinear" | "bicubic" => Some(4),
             "trilinear" => Some(5),
+            // (lanczos exists only antialiased: see `Tensor::interpolate_antialias`)
+            "lanczos" if self.rank() == 4 => {
+                return Err(Error::msg(if align_corners == Some(true) {
+                    "Lanczos mode does not support align_corners=True"
+                } else {
+                    "Lanczos mode requires antialias=True"
+                }))
+            }
             other => {
                 return Err(Error::msg(format!(
-                    "Input Error: Only 3D, 4D and 5D input Tensors supported (got {}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {other})",
+                    "Input Error: Only 3D, 4D and 5D input Tensors supported (got {}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {other})",
                     self.rank()
                 )))
             }
@@ -162,33 +206,7 @@ impl Tensor {
             return Err(Error::UnsupportedDType { op, dtype: dt });
         }
         let spatial = self.dims()[2..].to_vec();
-        let (out, scales): (Vec<usize>, Vec<Option<f64>>) = match (size, scale_factor) {
-            (Some(_), Some(_)) => {
-                return Err(Error::msg("only one of size or scale_factor should be defined"))
-            }
-            (None, None) => return Err(Error::msg("either size or scale_factor should be defined")),
-            (Some(s), None) => {
-                let s = if s.len() == 1 { vec![s[0]; n] } else { s.to_vec() };
-                if s.len() != n {
-                    return Err(Error::msg(format!(
-                        "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {spatial:?} and output size of {s:?}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format."
-                    )));
-                }
-                (s, vec![None; n])
-            }
-            (None, Some(f)) => {
-                let f = if f.len() == 1 { vec![f[0]; n] } else { f.to_vec() };
-                if f.len() != n {
-                    return Err(Error::msg(format!(
-                        "Input and scale_factor must have the same number of spatial dimensions, but got input with spatial dimensions of {spatial:?} and scale_factor of shape {f:?}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
-                    )));
-                }
-                (
-                    (0..n).map(|d| (spatial[d] as f64 * f[d]).floor().max(0.0) as usize).collect(),
-                    f.into_iter().map(Some).collect(),
-                )
-            }
-        };
+        let (out, scales) = output_sizes(&spatial, size, scale_factor)?;
         if spatial.contains(&0) || out.contains(&0) {
             return Err(Error::msg(format!(
                 "Input and output sizes should be greater than 0, but got input ({spatial:?}) and output ({out:?})"
