@@ -8,6 +8,8 @@ mod activations;
 mod common;
 #[path = "gradcheck_ops/decompositions.rs"]
 mod decompositions;
+#[path = "gradcheck_ops/decompositions2.rs"]
+mod decompositions2;
 #[path = "gradcheck_ops/indexing.rs"]
 mod indexing;
 #[path = "gradcheck_ops/inplace.rs"]
@@ -30,6 +32,8 @@ mod second_order;
 mod shape;
 #[path = "gradcheck_ops/special.rs"]
 mod special;
+#[path = "gradcheck_ops/tier3.rs"]
+mod tier3;
 
 use common::Case;
 
@@ -63,4 +67,5 @@ pub const FAMILIES: &[Family] = &[
     ("views", shape::views_cases, 25),
     ("inplace", inplace::inplace_cases, 10),
     ("special_and_composite", special::special_cases, 30),
+    ("tier3", tier3::tier3_cases, 8),
 ];

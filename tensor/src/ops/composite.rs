@@ -13,4 +13,6 @@ mod pairwise;
 mod pointwise;
 mod quantile;
 mod reduce;
+mod special_bessel;
 mod unique;
+mod windows;

@@ -10,9 +10,12 @@ mod einsum;
 mod factor;
 mod inverse;
 mod jacobi;
+mod lu;
+mod matfn;
 mod norms;
 mod solve;
 mod svd;
+mod triangular;
 
 use oxtorch_core::{wrap_dim, DType, Error, Result, Scalar};
 

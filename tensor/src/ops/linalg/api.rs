@@ -29,9 +29,12 @@ use crate::Tensor;
 pub use super::eigen::{eigh, eigvalsh};
 pub use super::factor::{cholesky, qr};
 pub use super::inverse::{det, inv, slogdet};
+pub use super::lu::{lu, lu_factor, lu_factor_ex, lu_solve};
+pub use super::matfn::{inv_ex, matrix_power, multi_dot, solve_ex};
 pub use super::norms::{matrix_norm, norm, vector_norm, NormOrd};
 pub use super::solve::solve;
 pub use super::svd::{matrix_rank, pinv, svd, svdvals};
+pub use super::triangular::{cholesky_solve, solve_triangular};
 
 /// `torch.linalg.cross(a, b, dim=dim)`: the cross product of the 3-vectors along `dim` (see
 /// [`Tensor::linalg_cross`]).
