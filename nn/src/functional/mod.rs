@@ -6,7 +6,9 @@ mod activations;
 mod embedding_bag;
 mod embedding_with;
 mod grid_sample;
+mod inplace_activations;
 mod interpolate_with;
+mod lp_pool;
 mod normalize;
 mod pool3d;
 mod shuffle;
@@ -19,7 +21,9 @@ pub use activations::{
 pub use embedding_bag::embedding_bag;
 pub use embedding_with::{embedding_with, EmbeddingOptions};
 pub use grid_sample::{affine_grid, grid_sample};
+pub use inplace_activations::{celu_, elu_, hardtanh_, leaky_relu_, relu_, rrelu_, selu_, threshold_};
 pub use interpolate_with::{interpolate_with, InterpolateOptions};
+pub use lp_pool::{lp_pool1d, lp_pool2d, lp_pool3d};
 pub use normalize::{cosine_similarity, instance_norm, local_response_norm, normalize};
 pub use pool3d::{
     adaptive_avg_pool3d, adaptive_max_pool3d, adaptive_max_pool3d_with_indices, avg_pool3d, max_pool3d,

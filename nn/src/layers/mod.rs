@@ -13,6 +13,7 @@ mod embedding_bag;
 mod fold;
 mod instance_norm;
 mod linear;
+mod lp_pool;
 mod norm;
 mod padding;
 mod pool;
@@ -23,11 +24,13 @@ mod transformer;
 mod transformer_full;
 mod unpool;
 mod upsample;
+mod upsampling_aliases;
 
 pub use activation::*;
 pub use attention::{MultiheadAttention, MultiheadAttentionOptions};
 pub use bilinear::Bilinear;
 pub use container::Sequential;
+pub use conv::ConvNd;
 pub use conv::{Conv1d, Conv2d, Conv3d, ConvOptions};
 pub use conv_transpose::{
     ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, ConvTransposeNd, ConvTransposeOptions,
@@ -39,6 +42,7 @@ pub use embedding_bag::{EmbeddingBag, EmbeddingBagOptions};
 pub use fold::{Fold, Unfold};
 pub use instance_norm::{InstanceNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm};
 pub use linear::{Flatten, Identity, Linear, Unflatten};
+pub use lp_pool::{LPPool1d, LPPool2d, LPPool3d, LPPoolNd};
 pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm};
 pub use padding::{
     CircularPad1d, CircularPad2d, CircularPad3d, CircularPadNd, ConstantPad1d, ConstantPad2d, ConstantPad3d,
@@ -60,3 +64,4 @@ pub use transformer::{
 pub use transformer_full::{Transformer, TransformerMasks, TransformerOptions};
 pub use unpool::{MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, MaxUnpoolNd};
 pub use upsample::Upsample;
+pub use upsampling_aliases::{Softmax2d, UpsamplingBilinear2d, UpsamplingNearest2d};

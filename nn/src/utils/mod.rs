@@ -2,11 +2,15 @@
 //! recurrent layers ([`rnn::pack_padded_sequence`], [`rnn::PackedSequence`]), flattening parameters
 //! into one vector and back, and gradient clipping (also found in [`crate::optim`]).
 
+mod clip_grad;
 mod convert_parameters;
+mod fusion;
 mod packed;
 pub mod parametrizations;
 pub mod parametrize;
 pub mod rnn;
 
 pub use crate::optim::{clip_grad_norm_, clip_grad_value_};
+pub use clip_grad::{clip_grads_with_norm_, get_total_norm};
 pub use convert_parameters::{parameters_to_vector, vector_to_parameters};
+pub use fusion::{fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights};

@@ -13,6 +13,7 @@ mod nn_aa_embedding;
 mod nn_extra30;
 mod nn_optim30;
 mod nn_packed30;
+mod nn_tier3;
 mod nn_utils30;
 mod nn_vision30;
 mod norm_extra;
