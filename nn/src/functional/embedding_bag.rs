@@ -31,7 +31,9 @@ fn torch_size(dims: &[usize]) -> String {
 /// - A 1-D `input` is the bags one after the other, bag `b` starting at `offsets[b]` (int64 or
 ///   int32, non-decreasing, starting at 0) and running to the next offset; the last bag runs to the
 ///   end of `input`. With `include_last_offset`, `offsets` has one more element, which ends the
-///   bags (torch's CPU kernel still runs the last bag to the end of `input`, and so does this).
+///   bags; the last bag still runs to the end of `input`, as torch's CPU kernel does for float64
+///   weights and with `padding_idx` (its float32/half fast path stops a sum at the last offset,
+///   while its mean still divides by the count to the end: not replicated).
 /// - An empty bag gives zeros.
 /// - `per_sample_weights` (the shape of `input`, the weight's dtype; `"sum"` only) scales each
 ///   row before the sum, and is differentiated too.
@@ -231,28 +233,15 @@ pub fn embedding_bag(
         return Tensor::zeros([bags, dim], opts)?.add(&zero);
     }
     if mode == Mode::Max {
-        // The bags as a padded block `[bags, longest, dim]`, each bag's rows first (in order) and
-        // -inf after them, so the first maximum is the first in the bag, as torch's kernel.
-        let longest = counts.iter().copied().max().unwrap_or(0);
-        let mut slot_rows = vec![0i64; bags * longest];
-        let mut valid = vec![false; bags * longest];
-        let mut filled = vec![0usize; bags];
-        for (&b, &row) in kept_bag.iter().zip(&kept_rows) {
-            let b = b as usize;
-            let slot = b * longest + filled[b];
-            slot_rows[slot] = row;
-            valid[slot] = true;
-            filled[b] += 1;
-        }
-        let slots = Tensor::from_vec_on(slot_rows, [bags * longest], device)?;
-        let block = weight.index_select(0, &slots)?.reshape([bags, longest, dim])?;
-        let valid = Tensor::from_vec_on(valid, [bags, longest, 1], device)?;
-        let (maxima, _) = Tensor::where_cond(&valid, &block, f64::NEG_INFINITY)?.max_dim(1, false)?;
-        let nonempty: Vec<bool> = counts.iter().map(|&c| c > 0).collect();
-        return Tensor::where_cond(&Tensor::from_vec_on(nonempty, [bags, 1], device)?, &maxima, 0.0);
+        return bag_maxima(weight, &kept_bag, &kept_rows, &counts);
     }
     let mut rows = weight.index_select(0, &Tensor::from_vec_on(kept_rows.clone(), [kept], device)?)?;
-    if scale_grad_by_freq && rows.requires_grad() {
+    if scale_grad_by_freq && sparse && rows.requires_grad() {
+        // torch refuses when the gradient is computed, not at the lookup.
+        let msg = "embedding_backward: scale_grad_by_freq not supported with sparse gradients";
+        let refuse = super::embedding_with::RefuseGrad { msg, name: "EmbeddingBagBackward0" };
+        rows = oxtorch_tensor::autograd::Function::apply(refuse, std::slice::from_ref(&rows))?.swap_remove(0);
+    } else if scale_grad_by_freq && rows.requires_grad() {
         let mut freq = vec![0u64; num_embeddings];
         for &v in &idx {
             freq[v as usize] += 1;
@@ -272,4 +261,41 @@ pub fn embedding_bag(
     }
     let sizes: Vec<f64> = counts.iter().map(|&c| c.max(1) as f64).collect();
     sums.div(&Tensor::from_vec_on(sizes, [bags, 1], device)?.to_dtype(weight.dtype())?)
+}
+
+/// Each bag's elementwise maximum (zeros for an empty bag), the first maximum in the bag taking the
+/// gradient, as torch's kernel. Bags of similar length go together (lengths up to a power of
+/// two) into a block `[bags, longest, dim]`, their rows first and -inf after them, so the blocks
+/// hold at most twice the bags' rows: one long bag among many short ones costs its own length,
+/// not `bags × longest`.
+fn bag_maxima(weight: &Tensor, kept_bag: &[i64], kept_rows: &[i64], counts: &[usize]) -> Result<Tensor> {
+    let (bags, dim, device) = (counts.len(), weight.dims()[1], weight.device());
+    let mut members: Vec<Vec<i64>> = vec![Vec::new(); bags];
+    for (&b, &row) in kept_bag.iter().zip(kept_rows) {
+        members[b as usize].push(row);
+    }
+    let mut buckets: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
+    for (b, rows) in members.iter().enumerate().filter(|(_, rows)| !rows.is_empty()) {
+        buckets.entry(rows.len().next_power_of_two()).or_default().push(b);
+    }
+    let mut out = Tensor::zeros([bags, dim], weight.same_options())?;
+    for (longest, in_bucket) in buckets {
+        let mut slot_rows = vec![0i64; in_bucket.len() * longest];
+        let mut valid = vec![false; in_bucket.len() * longest];
+        for (k, &b) in in_bucket.iter().enumerate() {
+            for (j, &row) in members[b].iter().enumerate() {
+                slot_rows[k * longest + j] = row;
+                valid[k * longest + j] = true;
+            }
+        }
+        let n = in_bucket.len();
+        let slots = Tensor::from_vec_on(slot_rows, [n * longest], device)?;
+        let block = weight.index_select(0, &slots)?.reshape([n, longest, dim])?;
+        let valid = Tensor::from_vec_on(valid, [n, longest, 1], device)?;
+        let (maxima, _) = Tensor::where_cond(&valid, &block, f64::NEG_INFINITY)?.max_dim(1, false)?;
+        let targets =
+            Tensor::from_vec_on(in_bucket.iter().map(|&b| b as i64).collect::<Vec<_>>(), [n], device)?;
+        out = out.index_copy(0, &targets, &maxima)?;
+    }
+    Ok(out)
 }

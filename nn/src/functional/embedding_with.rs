@@ -36,9 +36,11 @@ impl ScaleGrad {
 
 /// The identity whose backward is an error: torch's sparse embedding gradient refuses
 /// `scale_grad_by_freq` when it is computed, not at the lookup.
-struct RefuseGrad {
+pub(crate) struct RefuseGrad {
     /// torch's message
-    msg: &'static str,
+    pub(crate) msg: &'static str,
+    /// the node's name
+    pub(crate) name: &'static str,
 }
 
 impl Function for RefuseGrad {
@@ -51,7 +53,7 @@ impl Function for RefuseGrad {
     }
 
     fn name(&self) -> &'static str {
-        "EmbeddingBackward0"
+        self.name
     }
 }
 
@@ -125,7 +127,8 @@ pub fn embedding_with(input: &Tensor, weight: &Tensor, options: EmbeddingOptions
     }
     if options.sparse {
         let msg = "embedding_backward: scale_grad_by_freq not supported with sparse gradients";
-        return Ok(RefuseGrad { msg }.apply(std::slice::from_ref(&out))?.swap_remove(0));
+        let refuse = RefuseGrad { msg, name: "EmbeddingBackward0" };
+        return Ok(refuse.apply(std::slice::from_ref(&out))?.swap_remove(0));
     }
     // Each lookup's count: a histogram of the indices over the rows, read back at the indices
     // (tensor ops: no read back to the host).

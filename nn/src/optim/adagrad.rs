@@ -73,13 +73,17 @@ pub struct Adagrad {
 impl Adagrad {
     /// One group of parameters.
     pub fn new(params: Vec<Tensor>, options: AdagradOptions) -> Result<Self> {
-        let mut opt = Self::with_groups(vec![ParamGroup { params, options }])?;
-        opt.defaults = options;
-        Ok(opt)
+        Self::with_defaults(vec![ParamGroup { params, options }], options)
     }
 
-    /// Several groups (state is created eagerly, as torch does).
+    /// Several groups (state is created eagerly, as torch does), with the type's defaults as the
+    /// constructor's.
     pub fn with_groups(groups: Vec<ParamGroup<AdagradOptions>>) -> Result<Self> {
+        Self::with_defaults(groups, AdagradOptions::default())
+    }
+
+    /// The groups, with `defaults` as torch's constructor arguments.
+    fn with_defaults(groups: Vec<ParamGroup<AdagradOptions>>, defaults: AdagradOptions) -> Result<Self> {
         let mut state = Vec::new();
         for g in &groups {
             let o = g.options;
@@ -94,11 +98,16 @@ impl Adagrad {
                     return Err(Error::msg(format!("Invalid {name}: {v}")));
                 }
             }
-            for p in &g.params {
-                state.push(Some(Sum { step: 0.0, sum: p.detach().full_like(o.initial_accumulator_value)? }));
-            }
         }
-        Ok(Adagrad { initial_lrs: Vec::new(), groups, state, defaults: AdagradOptions::default() })
+        // torch fills every sum from the constructor's `initial_accumulator_value` (a group's own
+        // value is never read).
+        for p in groups.iter().flat_map(|g| &g.params) {
+            state.push(Some(Sum {
+                step: 0.0,
+                sum: p.detach().full_like(defaults.initial_accumulator_value)?,
+            }));
+        }
+        Ok(Adagrad { initial_lrs: Vec::new(), groups, state, defaults })
     }
 }
 

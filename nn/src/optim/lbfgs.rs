@@ -157,7 +157,8 @@ impl LBFGS {
             return Ok(orig_loss);
         }
         // torch's locals, read from the state and written back at the end
-        let mut d = st.d.take();
+        // (a clone, not a take: an error from the closure mid-step leaves the state usable)
+        let mut d = st.d.clone();
         let mut t = st.t;
         let mut prev_loss = st.prev_loss;
         let mut n_iter = 0;

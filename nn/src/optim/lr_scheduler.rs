@@ -116,6 +116,12 @@ impl Scheduler {
     /// rates where the schedule has one, else the closed form.
     fn advance(&mut self, opt: &mut dyn Optimizer, epoch: i64) {
         self.last_epoch = epoch;
+        // A group added since (`add_param_group`) joins with its current rate as its base: torch's
+        // chainable schedules scale every group's current rate.
+        for g in self.base_lrs.len()..opt.num_groups() {
+            self.base_lrs.push(opt.lr(g));
+            self.last_lr.push(opt.lr(g));
+        }
         for (g, &base) in self.base_lrs.iter().enumerate() {
             let lr = match &self.recursive {
                 Some(next) => next(epoch, opt.lr(g), base),

@@ -138,7 +138,8 @@ pub fn weight_norm<M: Module>(module: M, name: &str, dim: Option<isize>) -> Resu
                 }
                 Some(d) => Some(if d < 0 { (d + rank as isize) as usize } else { d as usize }),
             };
-            let g = no_grad(|| norm_except_dim(weight, dim))?.requires_grad_(true)?;
+            // g is trainable when the weight is (torch copies requires_grad to both originals).
+            let g = no_grad(|| norm_except_dim(weight, dim))?.requires_grad_(weight.requires_grad())?;
             Ok(WeightNormParametrization { original0: g, original1: weight.clone(), dim, func: WeightNormFn })
         },
         true,

@@ -782,3 +782,48 @@ fn shuffle_errors_empty_inputs_and_modules() -> Result<()> {
     assert!(ChannelShuffle::new(0).forward(&x).is_err());
     Ok(())
 }
+
+/// Max mode with one long bag among many short ones: the bags are grouped by length, so this
+/// needs memory for the rows themselves (a `bags × longest × dim` block would be 20 000 × 20 000
+/// × 4 values, 3 GB); the long bag's maximum is its rows' maximum, the gradient goes to each
+/// maximum's first row.
+#[test]
+fn embedding_bag_max_with_one_long_bag() -> Result<()> {
+    let weight = Tensor::arange(40, DType::F64)?.reshape([10, 4])?.requires_grad_(true)?;
+    let bags = 20_000usize;
+    // Bag 0 holds 20 000 indices (row 9 once, the rest rows 0..9); every other bag row 1.
+    let mut idx: Vec<i64> = (0..20_000).map(|i| if i == 7 { 9 } else { i % 9 }).collect();
+    idx.extend(std::iter::repeat_n(1, bags - 1));
+    let mut offsets = vec![0i64];
+    offsets.extend((0..bags as i64 - 1).map(|b| 20_000 + b));
+    let input = Tensor::from_vec(idx, [20_000 + bags - 1])?;
+    let offsets = Tensor::from_vec(offsets, [bags])?;
+    let out =
+        F::embedding_bag(&input, &weight, Some(&offsets), None, 2.0, false, "max", false, None, false, None)?;
+    assert_eq!(out.dims(), &[bags, 4]);
+    assert_eq!(
+        out.narrow(0, 0, 2)?.to_vec2::<f64>()?,
+        vec![vec![36.0, 37.0, 38.0, 39.0], vec![4.0, 5.0, 6.0, 7.0]]
+    );
+    out.sum_all()?.backward()?;
+    let g = weight.grad().unwrap().to_vec2::<f64>()?;
+    assert_eq!(g[9], vec![1.0; 4]);
+    assert_eq!(g[1], vec![(bags - 1) as f64; 4]);
+    Ok(())
+}
+
+/// torch refuses `sparse=True` with `scale_grad_by_freq=True` when the gradient is computed:
+/// "embedding_backward: scale_grad_by_freq not supported with sparse gradients".
+#[test]
+fn embedding_bag_sparse_frequency_scaling_refused_at_backward() -> Result<()> {
+    let w = Tensor::randn([5, 3], DType::F32)?.requires_grad_(true)?;
+    let input = Tensor::from_vec(vec![1i64, 2, 1], [3])?;
+    let offsets = Tensor::from_vec(vec![0i64, 2], [2])?;
+    let out = F::embedding_bag(&input, &w, Some(&offsets), None, 2.0, true, "sum", true, None, false, None)?;
+    let e = out.sum_all()?.backward().unwrap_err();
+    assert!(
+        e.to_string().contains("embedding_backward: scale_grad_by_freq not supported with sparse gradients"),
+        "{e}"
+    );
+    Ok(())
+}

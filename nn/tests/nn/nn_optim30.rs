@@ -786,3 +786,30 @@ fn parametrized_call_uses_the_current_members() -> Result<()> {
     assert!((norm - g).abs() < 1e-12 * g.abs().max(1.0));
     Ok(())
 }
+
+/// Review fixes: a group's own `initial_accumulator_value` is never read by torch's Adagrad (the
+/// constructor's fills every sum: `Adagrad([{'params': [p], 'initial_accumulator_value': 0.5}],
+/// lr=0.1)` steps p = 1 to 0.9 with grad 1); weight_norm of a frozen weight keeps g frozen.
+#[test]
+fn adagrad_group_accumulators_and_frozen_weight_norm() -> Result<()> {
+    let p = Tensor::ones([1], DType::F64)?.requires_grad_(true)?;
+    let group = oxtorch_nn::optim::ParamGroup {
+        params: vec![p.clone()],
+        options: oxtorch_nn::optim::AdagradOptions {
+            lr: 0.1,
+            initial_accumulator_value: 0.5,
+            ..Default::default()
+        },
+    };
+    let mut opt = oxtorch_nn::optim::Adagrad::with_groups(vec![group])?;
+    p.sum_all()?.backward()?;
+    opt.step()?;
+    assert!((p.to_f64_vec()?[0] - 0.9).abs() < 1e-9, "{:?}", p.to_f64_vec()?);
+    let frozen = Linear::new(3, 2, true)?;
+    frozen.weight.requires_grad_(false)?;
+    let wn = weight_norm(frozen, "weight", Some(0))?;
+    let trainable: Vec<String> =
+        wn.named_parameters().into_iter().filter(|(_, t)| t.requires_grad()).map(|(n, _)| n).collect();
+    assert_eq!(trainable, vec!["bias".to_string()]);
+    Ok(())
+}

@@ -147,3 +147,27 @@ fn bad_schedules_are_torch_errors() -> Result<()> {
     assert!(e.contains("optimizer must support momentum or beta1"), "{e}");
     Ok(())
 }
+
+/// A group added after the scheduler (`add_param_group`, the fine-tuning pattern) is scheduled as
+/// torch does: StepLR(1, 0.5) over SGD(lr=1) plus a group at 0.8 gives [0.25, 0.2] after two
+/// steps; ReduceLROnPlateau(patience=0) after three rising metrics gives [0.01, 0.008].
+#[test]
+fn schedulers_take_groups_added_later() -> Result<()> {
+    let mut opt = sgd(0.0);
+    let mut s = StepLR::new(&mut opt, 1, 0.5);
+    opt.add_param_group(vec![Tensor::zeros([2], ())?.requires_grad_(true)?], &[("lr", 0.8)])?;
+    for _ in 0..2 {
+        s.step(&mut opt)?;
+    }
+    assert_close("StepLR", &[opt.lr(0), opt.lr(1)], &[0.25, 0.2]);
+    let mut opt = sgd(0.0);
+    let mut p = oxtorch_nn::optim::lr_scheduler::ReduceLROnPlateau::new(
+        &opt, "min", 0.1, 0, 1e-4, "rel", 0, 0.0, 1e-8,
+    )?;
+    opt.add_param_group(vec![Tensor::zeros([2], ())?.requires_grad_(true)?], &[("lr", 0.8)])?;
+    for m in [1.0, 2.0, 3.0] {
+        p.step(&mut opt, m);
+    }
+    assert_close("ReduceLROnPlateau", &[opt.lr(0), opt.lr(1)], &[0.01, 0.008]);
+    Ok(())
+}

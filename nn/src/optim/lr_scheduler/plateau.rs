@@ -86,6 +86,9 @@ impl ReduceLROnPlateau {
             self.num_bad_epochs = 0;
         }
         if self.num_bad_epochs > self.patience {
+            // Groups added since (`add_param_group`) get the same floor, as torch's scalar min_lr.
+            let floor = self.min_lrs.first().copied().unwrap_or(0.0);
+            self.min_lrs.resize(opt.num_groups().max(self.min_lrs.len()), floor);
             for g in 0..opt.num_groups() {
                 let old = opt.lr(g);
                 let new = (old * self.factor).max(self.min_lrs[g]);
