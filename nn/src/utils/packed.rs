@@ -357,7 +357,7 @@ pub fn pack_sequence(sequences: &[Tensor], enforce_sorted: bool) -> Result<Packe
 
 /// torch's `unpad_sequence(padded_sequences, lengths, batch_first=False)`: the first `lengths[b]`
 /// steps of each sequence of the padded batch (`[T, B, *]`, `[B, T, *]` with `batch_first`), as
-/// views. As torch's mask, a length above `T` keeps all `T` steps and one below 0 none; the
+/// copies. As torch's mask, a length above `T` keeps all `T` steps and one below 0 none; the
 /// lengths must be as many as the sequences (torch's `zip(strict=True)` messages). Unlike torch,
 /// `padded_sequences` is not transposed in place.
 pub fn unpad_sequence(
@@ -378,7 +378,8 @@ pub fn unpad_sequence(
     let mut out = Vec::with_capacity(batch);
     for (b, &len) in lengths.iter().enumerate() {
         let seq = padded_sequences.select(b_dim, b as isize)?;
-        out.push(seq.narrow(0, 0, len.clamp(0, steps as i64) as usize)?);
+        // A copy, as torch's boolean-mask indexing gives (in-place edits stay in the piece).
+        out.push(seq.narrow(0, 0, len.clamp(0, steps as i64) as usize)?.copy()?);
     }
     Ok(out)
 }

@@ -548,3 +548,15 @@ fn packed_layers_run_each_sequence_as_if_alone() -> Result<()> {
     }
     Ok(())
 }
+
+/// `unpad_sequence` gives copies, as torch's mask indexing: writing into a piece leaves the padded
+/// batch alone.
+#[test]
+fn unpadded_pieces_are_copies() -> Result<()> {
+    let padded = Tensor::arange(6, DType::F64)?.reshape([3, 2])?;
+    let pieces = oxtorch_nn::utils::rnn::unpad_sequence(&padded, [3i64, 2], false)?;
+    pieces[0].fill_(-1.0)?;
+    assert_eq!(padded.to_vec2::<f64>()?, vec![vec![0.0, 1.0], vec![2.0, 3.0], vec![4.0, 5.0]]);
+    assert_eq!(pieces[1].to_vec::<f64>()?, vec![1.0, 3.0]);
+    Ok(())
+}
