@@ -1,6 +1,7 @@
-//! `ModuleDict` and `ModuleList`: containers that register their modules under torch's names.
+//! `ModuleDict` and `ModuleList` (and their parameter forms `ParameterDict`, `ParameterList`):
+//! containers that register their modules or parameters under torch's names.
 
-use oxtorch_tensor::{Error, Result};
+use oxtorch_tensor::{Error, Result, Tensor};
 
 use crate::module::{Layer, Member, MemberMut, Module, ModuleField};
 
@@ -78,7 +79,19 @@ impl<T: ModuleField> ModuleDict<T> {
     }
 }
 
-impl<T: ModuleField + Send + Sync> Module for ModuleDict<T> {
+/// Parameters under string keys, in insertion order (torch's `nn.ParameterDict`): state-dict names
+/// are the keys themselves.
+pub type ParameterDict = ModuleDict<Tensor>;
+
+/// Parameters in a list (torch's `nn.ParameterList`): state-dict names `0`, `1`, ...
+pub type ParameterList = ModuleList<Tensor>;
+
+/// True when the container holds parameters (its torch class is `Parameter*`).
+fn holds_parameters<T: 'static>() -> bool {
+    std::any::TypeId::of::<T>() == std::any::TypeId::of::<Tensor>()
+}
+
+impl<T: ModuleField + Send + Sync + 'static> Module for ModuleDict<T> {
     fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         for (k, m) in &self.entries {
             m.visit_field(k, f);
@@ -90,7 +103,11 @@ impl<T: ModuleField + Send + Sync> Module for ModuleDict<T> {
         }
     }
     fn type_name(&self) -> &'static str {
-        "ModuleDict"
+        if holds_parameters::<T>() {
+            "ParameterDict"
+        } else {
+            "ModuleDict"
+        }
     }
 }
 
@@ -126,7 +143,7 @@ impl<T: ModuleField> std::ops::DerefMut for ModuleList<T> {
     }
 }
 
-impl<T: ModuleField + Send + Sync> Module for ModuleList<T> {
+impl<T: ModuleField + Send + Sync + 'static> Module for ModuleList<T> {
     fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         for (i, m) in self.modules.iter().enumerate() {
             m.visit_field(&i.to_string(), f);
@@ -138,6 +155,10 @@ impl<T: ModuleField + Send + Sync> Module for ModuleList<T> {
         }
     }
     fn type_name(&self) -> &'static str {
-        "ModuleList"
+        if holds_parameters::<T>() {
+            "ParameterList"
+        } else {
+            "ModuleList"
+        }
     }
 }

@@ -35,7 +35,7 @@ pub use conv::{Conv1d, Conv2d, Conv3d, ConvOptions};
 pub use conv_transpose::{
     ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, ConvTransposeNd, ConvTransposeOptions,
 };
-pub use dict::{ModuleDict, ModuleList};
+pub use dict::{ModuleDict, ModuleList, ParameterDict, ParameterList};
 pub use dropout::{AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout};
 pub use embedding::Embedding;
 pub use embedding_bag::{EmbeddingBag, EmbeddingBagOptions};

@@ -4,11 +4,12 @@
 //! Every optimizer implements [`Optimizer`]; its update runs under `no_grad` in place on the
 //! parameters (tensor ops, so on any device), following torch's single-tensor implementations
 //! operation by operation so that results agree with PyTorch to rounding: [`SGD`], [`Adam`],
-//! [`AdamW`], [`NAdam`], [`RAdam`], [`Adamax`], [`Adagrad`], [`Adadelta`], [`RMSprop`], [`Rprop`]
-//! and [`ASGD`]; [`LBFGS`] takes a closure that re-evaluates the loss. [`swa_utils`] averages
-//! weights (SWA, EMA).
+//! [`AdamW`], [`Adafactor`], [`NAdam`], [`RAdam`], [`Adamax`], [`Adagrad`], [`Adadelta`],
+//! [`RMSprop`], [`Rprop`] and [`ASGD`]; [`LBFGS`] takes a closure that re-evaluates the loss.
+//! [`swa_utils`] averages weights (SWA, EMA).
 
 mod adadelta;
+mod adafactor;
 mod adagrad;
 mod adam;
 mod adamax;
@@ -26,6 +27,7 @@ mod state;
 pub mod swa_utils;
 
 pub use adadelta::{Adadelta, AdadeltaOptions};
+pub use adafactor::{Adafactor, AdafactorOptions};
 pub use adagrad::{Adagrad, AdagradOptions};
 pub use adam::{Adam, AdamOptions, AdamW};
 pub use adamax::{Adamax, AdamaxOptions};

@@ -562,3 +562,20 @@ fn unfold_then_fold_tiles_and_counts_overlaps() -> oxtorch_tensor::Result<()> {
     assert_eq!(counts.to_vec::<f32>()?, vec![1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]);
     Ok(())
 }
+
+/// torch's `nn.ParameterDict` / `nn.ParameterList`: the keys (or positions) are the state-dict
+/// names, and the classes are named as torch's.
+#[test]
+fn parameter_dict_and_list_use_torch_names() -> Result<()> {
+    let mut d = ParameterDict::new();
+    d.insert("scale", Tensor::ones([2], DType::F32)?.requires_grad_(true)?)?;
+    d.insert("shift", Tensor::zeros([2], DType::F32)?.requires_grad_(true)?)?;
+    let keys: Vec<String> = d.state_dict().keys().map(String::from).collect();
+    assert_eq!(keys, vec!["scale", "shift"]);
+    assert_eq!(d.type_name(), "ParameterDict");
+    let l = ParameterList { modules: vec![Tensor::ones([3], DType::F32)?, Tensor::ones([1], DType::F32)?] };
+    let keys: Vec<String> = l.state_dict().keys().map(String::from).collect();
+    assert_eq!(keys, vec!["0", "1"]);
+    assert_eq!(l.type_name(), "ParameterList");
+    Ok(())
+}

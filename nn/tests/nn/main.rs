@@ -10,6 +10,7 @@ mod losses;
 mod losses_extra;
 mod module;
 mod nn_aa_embedding;
+mod nn_adafactor;
 mod nn_extra30;
 mod nn_optim30;
 mod nn_packed30;
