@@ -9,10 +9,12 @@
 //! torch's argument checks and messages.
 
 mod construct;
+mod integer;
 mod pairwise;
 mod pointwise;
 mod quantile;
 mod reduce;
+mod renorm_addbmm;
 mod special_bessel;
 mod unique;
 mod windows;

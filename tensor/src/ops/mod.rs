@@ -17,6 +17,7 @@ mod nn;
 mod operand;
 mod optim;
 mod reduce;
+mod scatter_variants;
 mod shape;
 mod sort;
 mod stats;

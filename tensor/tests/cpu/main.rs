@@ -26,6 +26,8 @@ mod linalg;
 mod linalg2;
 mod ndarray_conversion;
 mod scalar_operands;
+mod scatter30;
+mod scatter30_golden;
 mod semantics;
 mod special_and_inplace;
 mod stats_precision;
