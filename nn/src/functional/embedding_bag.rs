@@ -292,7 +292,12 @@ fn bag_maxima(weight: &Tensor, kept_bag: &[i64], kept_rows: &[i64], counts: &[us
         let slots = Tensor::from_vec_on(slot_rows, [n * longest], device)?;
         let block = weight.index_select(0, &slots)?.reshape([n, longest, dim])?;
         let valid = Tensor::from_vec_on(valid, [n, longest, 1], device)?;
-        let (maxima, _) = Tensor::where_cond(&valid, &block, f64::NEG_INFINITY)?.max_dim(1, false)?;
+        // torch's kernel keeps a value only when it is strictly greater: a NaN wins only as a
+        // bag's first row, later NaNs are skipped (here: -inf, like the padding).
+        let first =
+            Tensor::from_vec_on((0..longest).map(|j| j == 0).collect::<Vec<_>>(), [1, longest, 1], device)?;
+        let skipped = block.isnan()?.logical_and(&first.logical_not()?)?.logical_or(&valid.logical_not()?)?;
+        let (maxima, _) = Tensor::where_cond(&skipped, f64::NEG_INFINITY, &block)?.max_dim(1, false)?;
         let targets =
             Tensor::from_vec_on(in_bucket.iter().map(|&b| b as i64).collect::<Vec<_>>(), [n], device)?;
         out = out.index_copy(0, &targets, &maxima)?;

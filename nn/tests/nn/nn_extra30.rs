@@ -827,3 +827,18 @@ fn embedding_bag_sparse_frequency_scaling_refused_at_backward() -> Result<()> {
     );
     Ok(())
 }
+
+/// Max mode keeps a value only when it is strictly greater, as torch's kernel: a NaN wins as a
+/// bag's first row and is skipped later. torch: `[[3, nan], [nan, 5]]`.
+#[test]
+fn embedding_bag_max_nan_rule() -> Result<()> {
+    let nan = f64::NAN;
+    let w = Tensor::from_vec(vec![1.0, nan, nan, 5.0, 3.0, 2.0], [3, 2])?;
+    let input = Tensor::from_vec(vec![0i64, 1, 2, 1, 0], [5])?;
+    let offsets = Tensor::from_vec(vec![0i64, 3], [2])?;
+    let out =
+        F::embedding_bag(&input, &w, Some(&offsets), None, 2.0, false, "max", false, None, false, None)?;
+    let v = out.to_f64_vec()?;
+    assert!(v[0] == 3.0 && v[1].is_nan() && v[2].is_nan() && v[3] == 5.0, "{v:?}");
+    Ok(())
+}
