@@ -14,45 +14,55 @@ pub(super) struct Lu {
     pub info: usize,
 }
 
+/// LAPACK's `getrf` on a row-major `m × n` matrix: the packed `L\U` factors, the pivot row chosen at
+/// each of the `min(m, n)` steps (the first row with the largest `|a[i][k]|`, as `idamax`), and
+/// `info`, the 1-based step of the first zero pivot (0 when none; its column is skipped, as `getrf`
+/// continues past it).
+pub(super) fn getrf(a: &[f64], m: usize, n: usize) -> (Vec<f64>, Vec<usize>, usize) {
+    let mut lu = a.to_vec();
+    let steps = m.min(n);
+    let mut piv = vec![0; steps];
+    let mut info = 0;
+    for k in 0..steps {
+        let mut p = k;
+        let mut best = lu[k * n + k].abs();
+        for i in k + 1..m {
+            let v = lu[i * n + k].abs();
+            if v > best {
+                best = v;
+                p = i;
+            }
+        }
+        piv[k] = p;
+        if p != k {
+            for j in 0..n {
+                lu.swap(k * n + j, p * n + j);
+            }
+        }
+        let d = lu[k * n + k];
+        if d == 0.0 {
+            if info == 0 {
+                info = k + 1;
+            }
+            continue;
+        }
+        for i in k + 1..m {
+            let l = lu[i * n + k] / d;
+            lu[i * n + k] = l;
+            for j in k + 1..n {
+                lu[i * n + j] -= l * lu[k * n + j];
+            }
+        }
+    }
+    (lu, piv, info)
+}
+
 impl Lu {
     /// Factors `a` (row-major `n × n`) with partial pivoting: at step `k` the first row with the
     /// largest `|a[i][k]|` (`i >= k`) becomes the pivot row, as LAPACK's `idamax` picks it. A zero
     /// pivot is recorded and its column skipped, as `getrf` continues past it.
     pub fn factor(a: &[f64], n: usize) -> Lu {
-        let mut lu = a.to_vec();
-        let mut piv = vec![0; n];
-        let mut info = 0;
-        for k in 0..n {
-            let mut p = k;
-            let mut best = lu[k * n + k].abs();
-            for i in k + 1..n {
-                let v = lu[i * n + k].abs();
-                if v > best {
-                    best = v;
-                    p = i;
-                }
-            }
-            piv[k] = p;
-            if p != k {
-                for j in 0..n {
-                    lu.swap(k * n + j, p * n + j);
-                }
-            }
-            let d = lu[k * n + k];
-            if d == 0.0 {
-                if info == 0 {
-                    info = k + 1;
-                }
-                continue;
-            }
-            for i in k + 1..n {
-                let l = lu[i * n + k] / d;
-                lu[i * n + k] = l;
-                for j in k + 1..n {
-                    lu[i * n + j] -= l * lu[k * n + j];
-                }
-            }
-        }
+        let (lu, piv, info) = getrf(a, n, n);
         Lu { n, lu, piv, info }
     }
 

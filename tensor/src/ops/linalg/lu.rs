@@ -23,42 +23,9 @@ pub(super) struct RectLu {
     pub info: usize,
 }
 
+/// [`RectLu`] of a row-major `m × n` matrix (LAPACK's `getrf`).
 pub(super) fn lu_rect(a: &[f64], m: usize, n: usize) -> RectLu {
-    let mut lu = a.to_vec();
-    let k = m.min(n);
-    let mut piv = vec![0; k];
-    let mut info = 0;
-    for c in 0..k {
-        let mut p = c;
-        let mut best = lu[c * n + c].abs();
-        for i in c + 1..m {
-            let v = lu[i * n + c].abs();
-            if v > best {
-                best = v;
-                p = i;
-            }
-        }
-        piv[c] = p;
-        if p != c {
-            for j in 0..n {
-                lu.swap(c * n + j, p * n + j);
-            }
-        }
-        let d = lu[c * n + c];
-        if d == 0.0 {
-            if info == 0 {
-                info = c + 1;
-            }
-            continue;
-        }
-        for i in c + 1..m {
-            let l = lu[i * n + c] / d;
-            lu[i * n + c] = l;
-            for j in c + 1..n {
-                lu[i * n + j] -= l * lu[c * n + j];
-            }
-        }
-    }
+    let (lu, piv, info) = super::decompose::getrf(a, m, n);
     RectLu { lu, piv, info }
 }
 
