@@ -16,8 +16,12 @@ mod indexing;
 mod inplace;
 #[path = "gradcheck_ops/linalg.rs"]
 mod linalg;
+#[path = "gradcheck_ops/linalg3.rs"]
+mod linalg3;
 #[path = "gradcheck_ops/math.rs"]
 mod math;
+#[path = "gradcheck_ops/misc31.rs"]
+mod misc31;
 #[path = "gradcheck_ops/nn.rs"]
 mod nn;
 #[path = "gradcheck_ops/non_differentiable.rs"]
@@ -68,4 +72,5 @@ pub const FAMILIES: &[Family] = &[
     ("inplace", inplace::inplace_cases, 10),
     ("special_and_composite", special::special_cases, 30),
     ("tier3", tier3::tier3_cases, 8),
+    ("misc31", misc31::misc31_cases, 13),
 ];

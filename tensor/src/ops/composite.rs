@@ -9,8 +9,10 @@
 //! torch's argument checks and messages.
 
 mod construct;
+mod float_bits;
 mod integer;
 mod pairwise;
+mod pdist;
 mod pointwise;
 mod quantile;
 mod reduce;

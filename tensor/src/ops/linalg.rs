@@ -4,17 +4,23 @@
 
 pub mod api;
 mod batch;
+mod cholinv;
+mod cond;
 mod decompose;
 mod eigen;
 mod einsum;
 mod factor;
+mod householder;
 mod inverse;
 mod jacobi;
+mod lstsq;
 mod lu;
+mod matexp;
 mod matfn;
 mod norms;
 mod solve;
 mod svd;
+mod tensorops;
 mod triangular;
 
 use oxtorch_core::{wrap_dim, DType, Error, Result, Scalar};

@@ -5,6 +5,7 @@
 //! depend on the number of threads, and the same stream can be produced on other devices.
 
 mod philox;
+mod poisson;
 mod sampling;
 
 use std::sync::{Mutex, OnceLock};

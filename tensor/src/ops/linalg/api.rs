@@ -26,14 +26,20 @@ use oxtorch_core::{Error, Result};
 use super::batch::check_float;
 use crate::Tensor;
 
+pub use super::cholinv::cholesky_inverse;
+pub use super::cond::cond;
 pub use super::eigen::{eigh, eigvalsh};
 pub use super::factor::{cholesky, qr};
+pub use super::householder::{householder_product, vander};
 pub use super::inverse::{det, inv, slogdet};
+pub use super::lstsq::lstsq;
 pub use super::lu::{lu, lu_factor, lu_factor_ex, lu_solve};
+pub use super::matexp::matrix_exp;
 pub use super::matfn::{inv_ex, matrix_power, multi_dot, solve_ex};
 pub use super::norms::{matrix_norm, norm, vector_norm, NormOrd};
 pub use super::solve::solve;
 pub use super::svd::{matrix_rank, pinv, svd, svdvals};
+pub use super::tensorops::{tensorinv, tensorsolve};
 pub use super::triangular::{cholesky_solve, solve_triangular};
 
 /// `torch.linalg.cross(a, b, dim=dim)`: the cross product of the 3-vectors along `dim` (see
