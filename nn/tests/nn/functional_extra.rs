@@ -7,52 +7,9 @@
 use oxtorch_nn::functional as F;
 use oxtorch_tensor::{DType, Result, Tensor};
 
-/// A tensor written out: its dims and row-major values.
-struct T {
-    dims: &'static [usize],
-    data: &'static [f64],
-}
-
-/// One case of the golden file (every input is float64).
-struct Golden {
-    name: &'static str,
-    /// `(name, values)`
-    inputs: &'static [(&'static str, T)],
-    out: T,
-    /// `(input name, gradient of out.sum())`
-    grads: &'static [(&'static str, T)],
-}
+use super::golden_case::{assert_close, err, f64s, Golden, Inputs, T};
 
 include!("functional_extra_golden.rs");
-
-/// A case's input tensors by name.
-struct Inputs(Vec<(&'static str, Tensor)>);
-
-impl Inputs {
-    fn t(&self, k: &str) -> &Tensor {
-        self.0.iter().find(|(n, _)| *n == k).map(|(_, t)| t).unwrap_or_else(|| panic!("no input {k}"))
-    }
-}
-
-fn leaf(v: &T, requires_grad: bool) -> Tensor {
-    Tensor::from_vec(v.data.to_vec(), v.dims).unwrap().requires_grad_(requires_grad).unwrap()
-}
-
-/// torch's `allclose` rule with `rtol = atol = tol`; infinities and NaNs must match exactly.
-fn assert_close(what: &str, got: &Tensor, want: &T, tol: f64) {
-    assert_eq!(got.dims(), want.dims, "{what}: shape");
-    assert_eq!(got.dtype(), DType::F64, "{what}: dtype");
-    let a = got.to_f64_vec().unwrap();
-    assert_eq!(a.len(), want.data.len(), "{what}: numel");
-    for (i, (x, y)) in a.iter().zip(want.data).enumerate() {
-        let ok = if y.is_finite() {
-            (x - y).abs() <= tol * (1.0 + y.abs())
-        } else {
-            x == y || (x.is_nan() && y.is_nan())
-        };
-        assert!(ok, "{what}[{i}]: got {x}, PyTorch {y}");
-    }
-}
 
 /// The ops built from reductions may round differently from torch's composition: 1e-9 for them,
 /// 1e-10 for the elementwise ones.
@@ -116,9 +73,7 @@ fn call(name: &str, c: &Inputs) -> Result<Tensor> {
 fn every_extra_functional_matches_pytorch_values_and_gradients() -> Result<()> {
     assert_eq!(GOLDEN.len(), 40, "the golden file's case count changed");
     for g in GOLDEN {
-        let inputs = Inputs(
-            g.inputs.iter().map(|(k, v)| (*k, leaf(v, g.grads.iter().any(|(n, _)| n == k)))).collect(),
-        );
+        let inputs = g.input_tensors(&[]);
         let rtol = tol(g.name);
         let out = call(g.name, &inputs).unwrap_or_else(|e| panic!("{}: {e}", g.name));
         assert_close(&format!("{}.out", g.name), &out, &g.out, rtol);
@@ -160,15 +115,6 @@ fn rrelu_training_draws_slopes_between_lower_and_upper() -> Result<()> {
     assert_eq!(slopes.len(), 48);
     assert!(slopes.iter().any(|&a| (a - slopes[0]).abs() > 1e-6), "one slope per element: {slopes:?}");
     Ok(())
-}
-
-fn f64s(v: &[f64], dims: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), dims).unwrap()
-}
-
-/// The error message of a call that must fail.
-fn err(r: Result<Tensor>) -> String {
-    r.unwrap_err().to_string()
 }
 
 #[test]

@@ -9,11 +9,7 @@ use oxtorch_nn::{
 };
 use oxtorch_tensor::{DType, Result, Tensor};
 
-/// A tensor written out: its dims and row-major values.
-struct T {
-    dims: &'static [usize],
-    data: &'static [f64],
-}
+use super::golden_case::{assert_close, err, f64s, float64, int64, Inputs, T};
 
 /// One case of the golden file.
 struct Golden {
@@ -27,36 +23,12 @@ struct Golden {
 
 include!("loss_extra_golden.rs");
 
-/// A case's input tensors by name.
-struct Inputs(Vec<(&'static str, Tensor)>);
-
-impl Inputs {
-    fn t(&self, k: &str) -> &Tensor {
-        self.0.iter().find(|(n, _)| *n == k).map(|(_, t)| t).unwrap_or_else(|| panic!("no input {k}"))
-    }
-}
-
+/// An input of a case: an int64 tensor, or a float64 leaf requiring grad or not.
 fn leaf(v: &T, int: bool, requires_grad: bool) -> Tensor {
     if int {
-        Tensor::from_vec(v.data.iter().map(|&x| x as i64).collect::<Vec<_>>(), v.dims).unwrap()
+        int64(v)
     } else {
-        Tensor::from_vec(v.data.to_vec(), v.dims).unwrap().requires_grad_(requires_grad).unwrap()
-    }
-}
-
-/// torch's `allclose` rule with `rtol = atol = tol`; infinities and NaNs must match exactly.
-fn assert_close(what: &str, got: &Tensor, want: &T, tol: f64) {
-    assert_eq!(got.dims(), want.dims, "{what}: shape");
-    assert_eq!(got.dtype(), DType::F64, "{what}: dtype");
-    let a = got.to_f64_vec().unwrap();
-    assert_eq!(a.len(), want.data.len(), "{what}: numel");
-    for (i, (x, y)) in a.iter().zip(want.data).enumerate() {
-        let ok = if y.is_finite() {
-            (x - y).abs() <= tol * (1.0 + y.abs())
-        } else {
-            x == y || (x.is_nan() && y.is_nan())
-        };
-        assert!(ok, "{what}[{i}]: got {x}, PyTorch {y}");
+        float64(v).requires_grad_(requires_grad).unwrap()
     }
 }
 
@@ -148,17 +120,8 @@ fn every_extra_loss_matches_pytorch_values_and_gradients() -> Result<()> {
     Ok(())
 }
 
-fn f64s(v: &[f64], dims: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), dims).unwrap()
-}
-
 fn i64s(v: &[i64], dims: &[usize]) -> Tensor {
     Tensor::from_vec(v.to_vec(), dims).unwrap()
-}
-
-/// The error message of a call that must fail.
-fn err(r: Result<Tensor>) -> String {
-    r.unwrap_err().to_string()
 }
 
 #[test]

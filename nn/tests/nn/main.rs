@@ -4,6 +4,7 @@
 
 mod data_and_autocast;
 mod functional_extra;
+mod golden_case;
 mod layers;
 mod layers_extra;
 mod losses;

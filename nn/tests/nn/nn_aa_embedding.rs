@@ -8,11 +8,7 @@ use oxtorch_nn::functional as F;
 use oxtorch_nn::{Embedding, Forward};
 use oxtorch_tensor::{DType, Result, Tensor};
 
-/// A tensor written out: its dims and row-major values.
-struct T {
-    dims: &'static [usize],
-    data: &'static [f64],
-}
+use super::golden_case::{assert_close_as_f64, float64, int64, ramp, T};
 
 /// One antialiased interpolation: its arguments, torch's output and (float64) input gradient of
 /// `(out * c).sum()` with `c = 1, 2, 3, ...`.
@@ -65,16 +61,6 @@ struct ErrCase {
 
 include!("nn_aa_embedding_golden.rs");
 
-/// A float64 tensor of a golden tensor's values.
-fn float64(v: &T) -> Tensor {
-    Tensor::from_vec(v.data.to_vec(), v.dims).unwrap()
-}
-
-/// An int64 tensor of a golden tensor's values.
-fn int64(v: &T) -> Tensor {
-    Tensor::from_vec(v.data.iter().map(|&x| x as i64).collect::<Vec<_>>(), v.dims).unwrap()
-}
-
 fn dtype_of(name: &str) -> DType {
     match name {
         "f64" => DType::F64,
@@ -97,27 +83,11 @@ fn input_of(c: &Interp) -> Tensor {
     }
 }
 
-/// torch's `allclose` rule with `rtol = atol = tol` (0: exact).
-fn assert_close(what: &str, got: &Tensor, want: &T, tol: f64) {
-    assert_eq!(got.dims(), want.dims, "{what}: shape");
-    let a = got.to_f64_vec().unwrap();
-    assert_eq!(a.len(), want.data.len(), "{what}: numel");
-    for (i, (x, y)) in a.iter().zip(want.data).enumerate() {
-        assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{what}[{i}]: got {x}, PyTorch {y}");
-    }
-}
-
 /// The largest elementwise difference between two tensors of one shape.
 fn max_diff(a: &Tensor, b: &Tensor) -> f64 {
     assert_eq!(a.dims(), b.dims());
     let (a, b) = (a.to_f64_vec().unwrap(), b.to_f64_vec().unwrap());
     a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
-}
-
-/// `c = 1, 2, 3, ...` shaped like `out` (the golden gradients are those of `(out * c).sum()`).
-fn ramp(out: &Tensor) -> Tensor {
-    let n = out.numel();
-    Tensor::from_vec((1..=n).map(|i| i as f64).collect::<Vec<_>>(), out.dims().to_vec()).unwrap()
 }
 
 fn options(c: &Interp, antialias: bool) -> F::InterpolateOptions {
@@ -144,7 +114,7 @@ fn interpolate_antialias_matches_pytorch_values_and_gradients() -> Result<()> {
         let out = F::interpolate_with(&x, c.size, c.scale, c.mode, options(c, true))
             .unwrap_or_else(|e| panic!("{}: {e}", c.name));
         assert_eq!(out.dtype(), x.dtype(), "{}: dtype", c.name);
-        assert_close(&format!("{}.out", c.name), &out, &c.out, tol(c.dtype));
+        assert_close_as_f64(&format!("{}.out", c.name), &out, &c.out, tol(c.dtype));
         if let Some(want) = &c.grad {
             out.mul(ramp(&out))?.sum_all()?.backward()?;
             let got = x.grad().unwrap_or_else(|| panic!("{}: no gradient", c.name));
@@ -160,13 +130,13 @@ fn interpolate_antialias_matches_pytorch_values_and_gradients() -> Result<()> {
                 let d = max_diff(&got, &sized.grad().unwrap());
                 assert!(d < 1e-12, "{}: gradient differs from the size-given one by {d}", c.name);
             } else {
-                assert_close(&format!("{}.grad", c.name), &got, want, 1e-12);
+                assert_close_as_f64(&format!("{}.grad", c.name), &got, want, 1e-12);
             }
         }
         if let Some(same) = c.same_as_plain {
             let plain = F::interpolate_with(&x.detach(), c.size, c.scale, c.mode, options(c, false))?;
             if same {
-                assert_close(&format!("{}.plain", c.name), &plain, &c.out, 1e-12);
+                assert_close_as_f64(&format!("{}.plain", c.name), &plain, &c.out, 1e-12);
             } else {
                 let d = max_diff(&plain, &out.detach());
                 assert!(d > 1e-6, "{}: antialiased equals plain (max diff {d}), torch's do not", c.name);
@@ -212,7 +182,7 @@ fn interpolate_antialias_tensor_method() -> Result<()> {
         let x = input_of(c);
         let out = x.interpolate_antialias(c.size, c.scale, c.mode, c.align)?;
         assert_eq!(out.dtype(), x.dtype());
-        assert_close(name, &out, &c.out, tol(c.dtype));
+        assert_close_as_f64(name, &out, &c.out, tol(c.dtype));
     }
     // The result is laid out contiguously, as torch's.
     let c = INTERP.iter().find(|c| c.name == "bl_mixed_al0").expect("a golden case");
@@ -223,7 +193,7 @@ fn interpolate_antialias_tensor_method() -> Result<()> {
     let xt = input_of(c).transpose(2, 3)?.contiguous()?.transpose(2, 3)?;
     assert!(!xt.is_contiguous());
     let out = xt.interpolate_antialias(c.size, c.scale, c.mode, c.align)?;
-    assert_close("transposed input", &out, &c.out, 1e-12);
+    assert_close_as_f64("transposed input", &out, &c.out, 1e-12);
     Ok(())
 }
 
@@ -285,16 +255,16 @@ fn embedding_with_matches_pytorch_values_gradients_and_renorm() -> Result<()> {
             let what = format!("{}/{via}", c.name);
             let w = float64(&c.weight).requires_grad_(true)?;
             let out = embed_call(c, via, &w).unwrap_or_else(|e| panic!("{what}: {e}"));
-            assert_close(&format!("{what}.out"), &out, &c.out, 1e-12);
+            assert_close_as_f64(&format!("{what}.out"), &out, &c.out, 1e-12);
             // max_norm rescales the rows looked up, in place, outside the graph.
-            assert_close(&format!("{what}.weight_after"), &w, &c.weight_after, 1e-12);
+            assert_close_as_f64(&format!("{what}.weight_after"), &w, &c.weight_after, 1e-12);
             assert!(w.is_leaf() && w.requires_grad(), "{what}: the renormalisation is not recorded");
             if c.scale_grad_by_freq {
                 assert_eq!(out.grad_fn().expect("a grad_fn").name(), "EmbeddingBackward0", "{what}");
             }
             out.mul(ramp(&out))?.sum_all()?.backward()?;
             let g = w.grad().unwrap_or_else(|| panic!("{what}: no gradient"));
-            assert_close(&format!("{what}.grad"), &g, &c.grad, 1e-12);
+            assert_close_as_f64(&format!("{what}.grad"), &g, &c.grad, 1e-12);
         }
     }
     Ok(())

@@ -5,11 +5,7 @@
 use oxtorch_nn::optim::{Adafactor, AdafactorOptions, Optimizer};
 use oxtorch_tensor::{DType, Result, Tensor};
 
-/// A tensor written out: its dims and row-major values.
-struct T {
-    dims: &'static [usize],
-    data: &'static [f64],
-}
+use super::golden_case::{assert_close_as_f64, float64, leaf, T};
 
 /// An Adafactor run on a 3x4 and a 4-element parameter.
 struct AdafactorGolden {
@@ -26,19 +22,6 @@ struct AdafactorGolden {
 include!("nn_adafactor_golden.rs");
 
 const TOL: f64 = 1e-12;
-
-fn tensor(v: &T) -> Tensor {
-    Tensor::from_vec(v.data.to_vec(), v.dims).unwrap()
-}
-
-/// torch's `allclose` rule with `rtol = atol = tol`, after a cast to float64.
-fn assert_close(what: &str, got: &Tensor, want: &T, tol: f64) {
-    assert_eq!(got.dims(), want.dims, "{what}: shape");
-    let a = got.to_dtype(DType::F64).unwrap().to_f64_vec().unwrap();
-    for (i, (x, y)) in a.iter().zip(want.data).enumerate() {
-        assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{what}[{i}]: got {x}, PyTorch {y}");
-    }
-}
 
 /// The options the script gives the case.
 fn options(name: &str) -> AdafactorOptions {
@@ -59,13 +42,13 @@ fn options(name: &str) -> AdafactorOptions {
 }
 
 fn leaves(ts: &[T]) -> Vec<Tensor> {
-    ts.iter().map(|t| tensor(t).requires_grad_(true).unwrap()).collect()
+    ts.iter().map(|t| leaf(t, true)).collect()
 }
 
 /// Sets the gradients of step `k` and steps.
 fn step(opt: &mut Adafactor, ps: &[Tensor], grads: &[T]) -> Result<()> {
     for (p, g) in ps.iter().zip(grads) {
-        p.set_grad(Some(tensor(g)))?;
+        p.set_grad(Some(float64(g)))?;
     }
     opt.step()
 }
@@ -79,7 +62,7 @@ fn adafactor_matches_torch_trajectories() -> Result<()> {
         for (k, (grads, after)) in g.grads.iter().zip(g.after).enumerate() {
             step(&mut opt, &ps, grads)?;
             for (j, (p, want)) in ps.iter().zip(after.iter()).enumerate() {
-                assert_close(&format!("{} step {} param {j}", g.name, k + 1), p, want, TOL);
+                assert_close_as_f64(&format!("{} step {} param {j}", g.name, k + 1), p, want, TOL);
             }
         }
         // the state dict: torch's keys, exactly, and its values
@@ -90,7 +73,7 @@ fn adafactor_matches_torch_trajectories() -> Result<()> {
         want.sort_unstable();
         assert_eq!(got, want, "{}: state keys", g.name);
         for (key, want) in g.state {
-            assert_close(&format!("{} {key}", g.name), s.tensors.get(key).unwrap(), want, TOL);
+            assert_close_as_f64(&format!("{} {key}", g.name), s.tensors.get(key).unwrap(), want, TOL);
         }
     }
     Ok(())
@@ -113,7 +96,7 @@ fn adafactor_resumes_from_its_state_dict() -> Result<()> {
         for (k, grads) in g.grads.iter().enumerate().skip(3) {
             step(&mut resumed, &ps, grads)?;
             for (j, (p, want)) in ps.iter().zip(g.after[k].iter()).enumerate() {
-                assert_close(&format!("{} resumed step {} param {j}", g.name, k + 1), p, want, TOL);
+                assert_close_as_f64(&format!("{} resumed step {} param {j}", g.name, k + 1), p, want, TOL);
             }
         }
         assert_eq!(resumed.state_dict()?.tensors.get("state.0.step").unwrap().item::<f64>()?, 5.0);
@@ -176,10 +159,10 @@ fn adafactor_skips_parameters_without_gradients_and_adds_groups() -> Result<()> 
     let mut opt = Adafactor::new(vec![ps[0].clone()], options(g.name))?;
     opt.add_param_group(vec![ps[1].clone()], &[])?;
     // only the matrix has a gradient: the vector stays, and has no state
-    ps[0].set_grad(Some(tensor(&g.grads[0][0])))?;
+    ps[0].set_grad(Some(float64(&g.grads[0][0])))?;
     opt.step()?;
-    assert_close("matrix after one step", &ps[0], &g.after[0][0], TOL);
-    assert_close("untouched vector", &ps[1], &g.init[1], 0.0);
+    assert_close_as_f64("matrix after one step", &ps[0], &g.after[0][0], TOL);
+    assert_close_as_f64("untouched vector", &ps[1], &g.init[1], 0.0);
     let s = opt.state_dict()?;
     assert!(s.tensors.get("state.0.row_var").is_some() && s.tensors.get("state.1.step").is_none());
     assert!(opt.add_param_group(vec![ps[1].clone()], &[]).is_err());

@@ -13,80 +13,9 @@ use oxtorch_nn::{
 };
 use oxtorch_tensor::{DType, Result, Tensor};
 
-/// A tensor written out: its dims and row-major values.
-struct T {
-    dims: &'static [usize],
-    data: &'static [f64],
-}
-
-/// One case of the golden file (`indices` and `offsets` are integers, the other inputs float64).
-struct Golden {
-    name: &'static str,
-    /// `(name, values)`
-    inputs: &'static [(&'static str, T)],
-    out: T,
-    /// `(input name, gradient of (out * c).sum())`
-    grads: &'static [(&'static str, T)],
-}
+use super::golden_case::{assert_close, float64, int64, ramp, Golden, Inputs, T};
 
 include!("nn_extra30_golden.rs");
-
-/// A case's input tensors by name.
-struct Inputs(Vec<(&'static str, Tensor)>);
-
-impl Inputs {
-    fn get(&self, k: &str) -> Option<&Tensor> {
-        self.0.iter().find(|(n, _)| *n == k).map(|(_, t)| t)
-    }
-
-    fn t(&self, k: &str) -> &Tensor {
-        self.get(k).unwrap_or_else(|| panic!("no input {k}"))
-    }
-}
-
-/// An int64 tensor of a golden tensor's values.
-fn int64(v: &T) -> Tensor {
-    Tensor::from_vec(v.data.iter().map(|&x| x as i64).collect::<Vec<_>>(), v.dims).unwrap()
-}
-
-/// A float64 tensor of a golden tensor's values.
-fn float64(v: &T) -> Tensor {
-    Tensor::from_vec(v.data.to_vec(), v.dims).unwrap()
-}
-
-/// The inputs of a case: `indices` and `offsets` as int64, the others float64 leaves (requiring
-/// grad when differentiated).
-fn inputs_of(g: &Golden) -> Inputs {
-    Inputs(
-        g.inputs
-            .iter()
-            .map(|(k, v)| {
-                let t = if matches!(*k, "indices" | "offsets") {
-                    int64(v)
-                } else {
-                    float64(v).requires_grad_(g.grads.iter().any(|(n, _)| n == k)).unwrap()
-                };
-                (*k, t)
-            })
-            .collect(),
-    )
-}
-
-/// torch's `allclose` rule with `rtol = atol = tol` (0: exact); infinities and NaNs must match.
-fn assert_close(what: &str, got: &Tensor, want: &T, tol: f64) {
-    assert_eq!(got.dims(), want.dims, "{what}: shape");
-    assert_eq!(got.dtype(), DType::F64, "{what}: dtype");
-    let a = got.to_f64_vec().unwrap();
-    assert_eq!(a.len(), want.data.len(), "{what}: numel");
-    for (i, (x, y)) in a.iter().zip(want.data).enumerate() {
-        let ok = if y.is_finite() {
-            (x - y).abs() <= tol * (1.0 + y.abs())
-        } else {
-            x == y || (x.is_nan() && y.is_nan())
-        };
-        assert!(ok, "{what}[{i}]: got {x}, PyTorch {y}");
-    }
-}
 
 /// embedding_bag's options besides the mode, `offsets` and `per_sample_weights` (which come from
 /// the case's inputs).
@@ -172,12 +101,6 @@ fn call(name: &str, c: &Inputs) -> Result<Tensor> {
     }
 }
 
-/// `c = 1, 2, 3, ...` shaped like `out` (the golden gradients are those of `(out * c).sum()`).
-fn ramp(out: &Tensor) -> Tensor {
-    let n = out.numel();
-    Tensor::from_vec((1..=n).map(|i| i as f64).collect::<Vec<_>>(), out.dims().to_vec()).unwrap()
-}
-
 /// The shuffles are permutations: their values and gradients are exact. embedding_bag's sums
 /// may round in another order than torch's kernel.
 fn tol(name: &str) -> f64 {
@@ -200,7 +123,7 @@ fn golden_input(name: &str, k: &str) -> &'static T {
 fn embedding_bag_and_shuffles_match_pytorch_values_and_gradients() -> Result<()> {
     assert_eq!(GOLDEN.len(), 44, "the golden file's case count changed");
     for g in GOLDEN {
-        let inputs = inputs_of(g);
+        let inputs = g.input_tensors(&["indices", "offsets"]);
         let out = call(g.name, &inputs).unwrap_or_else(|e| panic!("{}: {e}", g.name));
         assert_close(&format!("{}.out", g.name), &out, &g.out, tol(g.name));
         out.mul(ramp(&out))?.sum_all()?.backward()?;

@@ -15,11 +15,7 @@ use oxtorch_nn::utils::parametrizations::{spectral_norm, weight_norm, weight_nor
 use oxtorch_nn::*;
 use oxtorch_tensor::{DType, Result, Tensor};
 
-/// A tensor written out: its dims and row-major values.
-struct T {
-    dims: &'static [usize],
-    data: &'static [f64],
-}
+use super::golden_case::{assert_close_as_f64, float64, leaf, T};
 
 /// An LBFGS run: the returned losses and the parameters after each step, the final counters.
 struct LbfgsGolden {
@@ -66,19 +62,6 @@ struct ModGolden {
 
 include!("nn_optim30_golden.rs");
 
-fn tensor(v: &T) -> Tensor {
-    Tensor::from_vec(v.data.to_vec(), v.dims).unwrap()
-}
-
-/// torch's `allclose` rule with `rtol = atol = tol`, after a cast to float64.
-fn assert_close(what: &str, got: &Tensor, want: &T, tol: f64) {
-    assert_eq!(got.dims(), want.dims, "{what}: shape");
-    let a = got.to_dtype(DType::F64).unwrap().to_f64_vec().unwrap();
-    for (i, (x, y)) in a.iter().zip(want.data).enumerate() {
-        assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{what}[{i}]: got {x}, PyTorch {y}");
-    }
-}
-
 fn close(what: &str, got: f64, want: f64, tol: f64) {
     assert!((got - want).abs() <= tol * (1.0 + want.abs()), "{what}: got {got}, PyTorch {want}");
 }
@@ -89,10 +72,6 @@ fn err<R>(r: Result<R>) -> String {
         Ok(_) => panic!("expected an error"),
         Err(e) => e.to_string(),
     }
-}
-
-fn leaf(v: &T) -> Tensor {
-    tensor(v).requires_grad_(true).unwrap()
 }
 
 // --- LBFGS ---------------------------------------------------------------------------------------
@@ -134,7 +113,7 @@ fn lbfgs_loss(name: &str, ps: &[Tensor]) -> Result<Tensor> {
         rosenbrock(&ps[0])
     } else {
         // ((A @ W.T + b - Y) ** 2).mean(); the third parameter takes no part
-        tensor(&LS_A).matmul(&ps[0].t()?)?.add(&ps[1])?.sub(tensor(&LS_Y))?.square()?.mean_all()
+        float64(&LS_A).matmul(&ps[0].t()?)?.add(&ps[1])?.sub(float64(&LS_Y))?.square()?.mean_all()
     }
 }
 
@@ -161,13 +140,13 @@ fn lbfgs_history(opt: &LBFGS) -> Result<usize> {
 fn lbfgs_trajectories_match_pytorch() -> Result<()> {
     assert_eq!(LBFGS_GOLDEN.len(), 6, "the golden file's LBFGS case count changed");
     for g in LBFGS_GOLDEN {
-        let ps: Vec<Tensor> = g.init.iter().map(leaf).collect();
+        let ps: Vec<Tensor> = g.init.iter().map(|v| leaf(v, true)).collect();
         let mut opt = LBFGS::new(ps.clone(), lbfgs_options(g.name))?;
         for (step, (want_loss, want)) in g.losses.iter().zip(g.after).enumerate() {
             let loss = lbfgs_step(g.name, &mut opt, &ps)?;
             close(&format!("{} step {step} loss", g.name), loss, *want_loss, 1e-10);
             for (k, (p, w)) in ps.iter().zip(want.iter()).enumerate() {
-                assert_close(&format!("{} step {step} param {k}", g.name), p, w, 1e-10);
+                assert_close_as_f64(&format!("{} step {step} param {k}", g.name), p, w, 1e-10);
             }
         }
         assert_eq!((opt.n_iter(), opt.func_evals()), (g.n_iter, g.func_evals), "{}: counters", g.name);
@@ -182,7 +161,7 @@ fn lbfgs_trajectories_match_pytorch() -> Result<()> {
 fn lbfgs_resumes_from_its_state_dict() -> Result<()> {
     for name in ["rosenbrock", "rosenbrock_strong_wolfe", "lstsq_strong_wolfe_max_eval"] {
         let g = LBFGS_GOLDEN.iter().find(|g| g.name == name).unwrap();
-        let ps: Vec<Tensor> = g.init.iter().map(leaf).collect();
+        let ps: Vec<Tensor> = g.init.iter().map(|v| leaf(v, true)).collect();
         let mut opt = LBFGS::new(ps.clone(), lbfgs_options(name))?;
         lbfgs_step(name, &mut opt, &ps)?;
         lbfgs_step(name, &mut opt, &ps)?;
@@ -206,7 +185,12 @@ fn lbfgs_resumes_from_its_state_dict() -> Result<()> {
             assert_eq!(a, b, "{name} step {step}: loss");
             for (k, (p, q)) in ps.iter().zip(&copies).enumerate() {
                 assert_eq!(p.to_f64_vec()?, q.to_f64_vec()?, "{name} step {step}: param {k}");
-                assert_close(&format!("{name} resumed step {step} param {k}"), q, &g.after[step][k], 1e-10);
+                assert_close_as_f64(
+                    &format!("{name} resumed step {step} param {k}"),
+                    q,
+                    &g.after[step][k],
+                    1e-10,
+                );
             }
         }
         assert_eq!((resumed.n_iter(), resumed.func_evals()), (g.n_iter, g.func_evals), "{name}: counters");
@@ -291,11 +275,11 @@ fn replay_groups(
             opt.add_param_group(ps[1..].to_vec(), extra)?;
         }
         for (p, grad) in ps.iter().zip(g.grads[step].iter()) {
-            p.set_grad(Some(tensor(grad)))?;
+            p.set_grad(Some(float64(grad)))?;
         }
         opt.step()?;
         for (k, (p, want)) in ps.iter().zip(g.after[step].iter()).enumerate() {
-            assert_close(&format!("{} step {step} param {k}", g.name), p, want, 1e-12);
+            assert_close_as_f64(&format!("{} step {step} param {k}", g.name), p, want, 1e-12);
         }
     }
     Ok(())
@@ -305,7 +289,7 @@ fn replay_groups(
 fn added_param_groups_train_as_pytorch_s() -> Result<()> {
     assert_eq!(GROUP_GOLDEN.len(), 4, "the golden file's group case count changed");
     for g in GROUP_GOLDEN {
-        let ps: Vec<Tensor> = g.init.iter().map(leaf).collect();
+        let ps: Vec<Tensor> = g.init.iter().map(|v| leaf(v, true)).collect();
         let (mut opt, extra) = group_optimizer(g.name, ps[0].clone())?;
         replay_groups(g, opt.as_mut(), &ps, &extra, 0)?;
         assert_eq!(opt.num_groups(), 2, "{}", g.name);
@@ -320,7 +304,7 @@ fn added_param_groups_train_as_pytorch_s() -> Result<()> {
 fn added_groups_round_trip_through_the_state_dict() -> Result<()> {
     for name in ["adam", "sgd", "adagrad"] {
         let g = GROUP_GOLDEN.iter().find(|g| g.name == name).unwrap();
-        let ps: Vec<Tensor> = g.init.iter().map(leaf).collect();
+        let ps: Vec<Tensor> = g.init.iter().map(|v| leaf(v, true)).collect();
         let (mut opt, extra) = group_optimizer(name, ps[0].clone())?;
         // up to the step after the group was added
         let stop = g.before + 1;
@@ -395,7 +379,7 @@ fn avg_net() -> Result<Sequential> {
 fn state_dict(entries: &[(&str, T)]) -> StateDict {
     let mut sd = StateDict::new();
     for (k, v) in entries {
-        sd.insert(k, tensor(v));
+        sd.insert(k, float64(v));
     }
     sd
 }
@@ -429,7 +413,7 @@ fn averaged_models_match_pytorch() -> Result<()> {
             let want_keys: Vec<&str> = want.iter().map(|(k, _)| *k).collect();
             assert_eq!(keys, want_keys, "{}: keys", g.name);
             for (key, v) in want.iter() {
-                assert_close(&format!("{} update {k} {key}", g.name), got.get(key).unwrap(), v, 1e-12);
+                assert_close_as_f64(&format!("{} update {k} {key}", g.name), got.get(key).unwrap(), v, 1e-12);
             }
         }
         assert_eq!(averaged.n_averaged()?, 4);
@@ -581,20 +565,20 @@ fn run_mod<M: Module + Forward>(g: &ModGolden, mut m: M, passes: usize, eval: bo
         assert_eq!(own, keys, "{}: converted keys", g.name);
     }
     m.load_state_dict(&sd, true)?;
-    let x = leaf(&g.input);
+    let x = leaf(&g.input, true);
     let outs = (0..passes).map(|_| m.forward(&x)).collect::<Result<Vec<Tensor>>>()?;
     assert_eq!(outs.len(), g.outs.len(), "{}: passes", g.name);
     let mut loss: Option<Tensor> = None;
     for (k, ((out, want), cot)) in outs.iter().zip(g.outs).zip(g.cots).enumerate() {
-        assert_close(&format!("{}.out{k}", g.name), out, want, 1e-10);
-        let term = out.mul(tensor(cot))?.sum_all()?;
+        assert_close_as_f64(&format!("{}.out{k}", g.name), out, want, 1e-10);
+        let term = out.mul(float64(cot))?.sum_all()?;
         loss = Some(match loss {
             Some(l) => l.add(&term)?,
             None => term,
         });
     }
     loss.unwrap().backward()?;
-    assert_close(&format!("{}.grad.input", g.name), &x.grad().unwrap(), &g.input_grad, 1e-10);
+    assert_close_as_f64(&format!("{}.grad.input", g.name), &x.grad().unwrap(), &g.input_grad, 1e-10);
     let params = m.named_parameters();
     assert_eq!(params.len(), g.param_grads.len(), "{}: parameters", g.name);
     for (k, want) in g.param_grads {
@@ -607,13 +591,13 @@ fn run_mod<M: Module + Forward>(g: &ModGolden, mut m: M, passes: usize, eval: bo
         let p = params.iter().find(|(n, _)| n == name).map(|(_, p)| p);
         let p = p.unwrap_or_else(|| panic!("{}: no parameter {k}", g.name));
         let got = p.grad().unwrap_or_else(|| panic!("{}: no gradient for {k}", g.name));
-        assert_close(&format!("{}.param_grad.{k}", g.name), &got, want, 1e-10);
+        assert_close_as_f64(&format!("{}.param_grad.{k}", g.name), &got, want, 1e-10);
     }
     let buffers = m.named_buffers();
     assert_eq!(buffers.len(), g.buffers_after.len(), "{}: buffers", g.name);
     for ((name, b), (k, want)) in buffers.iter().zip(g.buffers_after) {
         assert_eq!(name, k, "{}: buffer names", g.name);
-        assert_close(&format!("{}.buffer.{k}", g.name), b, want, 1e-10);
+        assert_close_as_f64(&format!("{}.buffer.{k}", g.name), b, want, 1e-10);
     }
     Ok(())
 }

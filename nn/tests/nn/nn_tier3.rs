@@ -12,60 +12,9 @@ use oxtorch_nn::{
 };
 use oxtorch_tensor::{DType, Padding, Result, Tensor};
 
-/// A tensor written out: its dims and row-major values.
-struct T {
-    dims: &'static [usize],
-    data: &'static [f64],
-}
-
-/// One case of the golden file (float64 inputs).
-struct Golden {
-    name: &'static str,
-    /// `(name, values)`
-    inputs: &'static [(&'static str, T)],
-    out: T,
-    /// `(input name, gradient of (out * c).sum())`
-    grads: &'static [(&'static str, T)],
-}
+use super::golden_case::{assert_close, ramp, Golden, Inputs, T};
 
 include!("nn_tier3_golden.rs");
-
-/// A case's input tensors by name.
-struct Inputs(Vec<(&'static str, Tensor)>);
-
-impl Inputs {
-    fn t(&self, k: &str) -> &Tensor {
-        self.0.iter().find(|(n, _)| *n == k).map(|(_, t)| t).unwrap_or_else(|| panic!("no input {k}"))
-    }
-}
-
-fn float64(v: &T) -> Tensor {
-    Tensor::from_vec(v.data.to_vec(), v.dims).unwrap()
-}
-
-fn inputs_of(g: &Golden) -> Inputs {
-    Inputs(
-        g.inputs
-            .iter()
-            .map(|(k, v)| (*k, float64(v).requires_grad_(g.grads.iter().any(|(n, _)| n == k)).unwrap()))
-            .collect(),
-    )
-}
-
-/// torch's `allclose` rule with `rtol = atol = tol`; infinities and NaNs must match.
-fn assert_close(what: &str, got: &Tensor, want: &T, tol: f64) {
-    assert_eq!(got.dims(), want.dims, "{what}: shape");
-    assert_eq!(got.dtype(), DType::F64, "{what}: dtype");
-    let a = got.to_f64_vec().unwrap();
-    for (i, (x, y)) in a.iter().zip(want.data).enumerate() {
-        let ok = if y.is_finite() {
-            (x - y).abs() <= tol * (1.0 + y.abs())
-        } else {
-            x == y || (x.is_nan() && y.is_nan())
-        };
-        assert!(ok, "{what}[{i}]: got {x}, PyTorch {y}");
-    }
-}
 
 /// `y = input * 1` (a non-leaf), `op(y)` in place, `y`; checks that `op` returns `y` itself.
 fn inplace(c: &Inputs, op: impl FnOnce(&Tensor) -> Result<&Tensor>) -> Result<Tensor> {
@@ -201,16 +150,11 @@ fn call(name: &str, c: &Inputs) -> Result<Tensor> {
     }
 }
 
-fn ramp(out: &Tensor) -> Tensor {
-    let n = out.numel();
-    Tensor::from_vec((1..=n).map(|i| i as f64).collect::<Vec<_>>(), out.dims().to_vec()).unwrap()
-}
-
 #[test]
 fn tier3_ops_match_pytorch_values_and_gradients() -> Result<()> {
     assert_eq!(GOLDEN.len(), 40, "every case of the golden file");
     for g in GOLDEN {
-        let c = inputs_of(g);
+        let c = g.input_tensors(&[]);
         let out = call(g.name, &c).unwrap_or_else(|e| panic!("{}: {e}", g.name));
         assert_close(&format!("{} out", g.name), &out, &g.out, 1e-10);
         if g.grads.is_empty() {
@@ -229,7 +173,7 @@ fn tier3_ops_match_pytorch_values_and_gradients() -> Result<()> {
 }
 
 fn golden(name: &str) -> Inputs {
-    inputs_of(GOLDEN.iter().find(|g| g.name == name).unwrap())
+    GOLDEN.iter().find(|g| g.name == name).unwrap().input_tensors(&[])
 }
 
 #[test]

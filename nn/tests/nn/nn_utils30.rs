@@ -13,94 +13,15 @@ use oxtorch_nn::utils::{parameters_to_vector, vector_to_parameters};
 use oxtorch_nn::*;
 use oxtorch_tensor::{DType, Result, Tensor};
 
-/// A tensor written out: its dims and row-major values.
-struct T {
-    dims: &'static [usize],
-    data: &'static [f64],
-}
-
-/// One case of the golden file (every input and parameter is float64).
-struct Golden {
-    name: &'static str,
-    /// `(name, values)`; names ending in `_mask` are boolean masks written as 0/1
-    inputs: &'static [(&'static str, T)],
-    /// torch's state dict, in its order
-    params: &'static [(&'static str, T)],
-    /// the outputs (integer ones, pooling indices, written as floats)
-    outs: &'static [T],
-    /// one cotangent per output (zeros for integer outputs, which stay out of the loss)
-    cots: &'static [T],
-    /// `(input name, gradient of the loss)`
-    input_grads: &'static [(&'static str, T)],
-    /// `(state-dict key, gradient of the loss)`
-    param_grads: &'static [(&'static str, T)],
-}
+use super::golden_case::{
+    assert_close, err, f64s, float64, module, stateless, zeros, Inputs, ModuleGolden as Golden, Run, T,
+};
 
 include!("nn_utils30_golden.rs");
-
-fn tensor(v: &T) -> Tensor {
-    Tensor::from_vec(v.data.to_vec(), v.dims).unwrap()
-}
-
-/// A case's input tensors by name.
-struct Inputs(Vec<(&'static str, Tensor)>);
-
-impl Inputs {
-    fn t(&self, k: &str) -> &Tensor {
-        self.0.iter().find(|(n, _)| *n == k).map(|(_, t)| t).unwrap_or_else(|| panic!("no input {k}"))
-    }
-}
-
-/// torch's `allclose` rule with `rtol = atol = tol`; infinities and NaNs must match exactly.
-fn assert_close(what: &str, got: &Tensor, want: &T, tol: f64) {
-    assert_eq!(got.dims(), want.dims, "{what}: shape");
-    assert_eq!(got.dtype(), DType::F64, "{what}: dtype");
-    let a = got.to_f64_vec().unwrap();
-    assert_eq!(a.len(), want.data.len(), "{what}: numel");
-    for (i, (x, y)) in a.iter().zip(want.data).enumerate() {
-        let ok = if y.is_finite() {
-            (x - y).abs() <= tol * (1.0 + y.abs())
-        } else {
-            x == y || (x.is_nan() && y.is_nan())
-        };
-        assert!(ok, "{what}[{i}]: got {x}, PyTorch {y}");
-    }
-}
-
-/// The outputs of a case and the parameters of its module (by state-dict key).
-type Run = (Vec<Tensor>, Vec<(String, Tensor)>);
-
-/// Checks that `m` has torch's state-dict keys in torch's order, moves it to float64 and loads
-/// torch's values (strict).
-fn load<M: Module>(g: &Golden, mut m: M) -> M {
-    let sd = m.state_dict();
-    let keys: Vec<&str> = sd.keys().collect();
-    let want: Vec<&str> = g.params.iter().map(|(k, _)| *k).collect();
-    assert_eq!(keys, want, "{}: state-dict keys", g.name);
-    m.double().unwrap();
-    let mut torch_sd = StateDict::new();
-    for (k, v) in g.params {
-        torch_sd.insert(k, tensor(v));
-    }
-    m.load_state_dict(&torch_sd, true).unwrap_or_else(|e| panic!("{}: {e}", g.name));
-    m
-}
-
-/// Runs `f` on the module `m` loaded with the case's parameters.
-fn module<M: Module>(g: &Golden, m: M, f: impl FnOnce(&M) -> Result<Vec<Tensor>>) -> Result<Run> {
-    let m = load(g, m);
-    let outs = f(&m)?;
-    Ok((outs, m.named_parameters()))
-}
 
 /// A single-input layer applied to the input `input`.
 fn layer<M: Module + Forward>(g: &Golden, c: &Inputs, m: M) -> Result<Run> {
     module(g, m, |m| Ok(vec![m.forward(c.t("input"))?]))
-}
-
-/// A function of the inputs, without parameters.
-fn stateless(outs: Result<Vec<Tensor>>) -> Result<Run> {
-    Ok((outs?, Vec::new()))
 }
 
 /// The tiny transformer of the golden cases: d_model 8, 2 heads, feed-forward 16, no dropout.
@@ -265,7 +186,7 @@ fn every_case_matches_pytorch_values_and_gradients() -> Result<()> {
             g.inputs
                 .iter()
                 .map(|(k, v)| {
-                    let t = tensor(v);
+                    let t = float64(v);
                     let t = if k.ends_with("_mask") {
                         t.to_dtype(DType::Bool).unwrap()
                     } else {
@@ -276,50 +197,10 @@ fn every_case_matches_pytorch_values_and_gradients() -> Result<()> {
                 .collect(),
         );
         let rtol = tol(g.name);
-        let (outs, params) = run(g, &inputs).unwrap_or_else(|e| panic!("{}: {e}", g.name));
-        assert_eq!(outs.len(), g.outs.len(), "{}: number of outputs", g.name);
-        let mut loss: Option<Tensor> = None;
-        for (k, ((out, want), cot)) in outs.iter().zip(g.outs).zip(g.cots).enumerate() {
-            let what = format!("{}.out{k}", g.name);
-            if out.dtype().is_float() {
-                assert_close(&what, out, want, rtol);
-                let term = out.mul(tensor(cot))?.sum_all()?;
-                loss = Some(match loss {
-                    Some(l) => l.add(&term)?,
-                    None => term,
-                });
-            } else {
-                assert_eq!(out.dtype(), DType::I64, "{what}: dtype");
-                assert_close(&what, &out.to_dtype(DType::F64)?, want, 0.0);
-            }
-        }
-        loss.expect("a float output").backward()?;
-        for (k, want) in g.input_grads {
-            let got = inputs.t(k).grad().unwrap_or_else(|| panic!("{}: no gradient for {k}", g.name));
-            assert_close(&format!("{}.grad.{k}", g.name), &got, want, rtol);
-        }
-        assert_eq!(params.len(), g.param_grads.len(), "{}: parameters", g.name);
-        for (k, want) in g.param_grads {
-            let p = params.iter().find(|(n, _)| n == k).map(|(_, p)| p);
-            let p = p.unwrap_or_else(|| panic!("{}: no parameter {k}", g.name));
-            let got = p.grad().unwrap_or_else(|| panic!("{}: no gradient for parameter {k}", g.name));
-            assert_close(&format!("{}.param_grad.{k}", g.name), &got, want, rtol);
-        }
+        let outs_and_params = run(g, &inputs).unwrap_or_else(|e| panic!("{}: {e}", g.name));
+        g.check(&inputs, outs_and_params, rtol)?;
     }
     Ok(())
-}
-
-/// The error message of a call that must fail.
-fn err<R: std::fmt::Debug>(r: Result<R>) -> String {
-    r.unwrap_err().to_string()
-}
-
-fn f64s(v: &[f64], dims: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), dims).unwrap()
-}
-
-fn zeros(dims: &[usize]) -> Tensor {
-    Tensor::zeros(dims.to_vec(), ()).unwrap()
 }
 
 #[test]

@@ -7,11 +7,7 @@ use oxtorch_nn::functional as F;
 use oxtorch_nn::{MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, Module, ModuleExt};
 use oxtorch_tensor::{DType, Result, Tensor};
 
-/// A tensor written out: its dims and row-major values.
-struct T {
-    dims: &'static [usize],
-    data: &'static [f64],
-}
+use super::golden_case::{assert_close, float64, int64, Inputs, T};
 
 /// One case of the golden file (the integer inputs are listed in [`INTS`], the others float64).
 struct Golden {
@@ -30,32 +26,11 @@ include!("nn_vision30_golden.rs");
 /// The inputs that are integers: int64 tensors, or integer arguments of the call.
 const INTS: &[&str] = &["indices", "size", "kernel", "stride", "padding", "osize"];
 
-/// A case's input tensors by name.
-struct Inputs(Vec<(&'static str, Tensor)>);
-
 impl Inputs {
-    fn get(&self, k: &str) -> Option<&Tensor> {
-        self.0.iter().find(|(n, _)| *n == k).map(|(_, t)| t)
-    }
-
-    fn t(&self, k: &str) -> &Tensor {
-        self.get(k).unwrap_or_else(|| panic!("no input {k}"))
-    }
-
     /// An integer input as a list of sizes.
     fn ints(&self, k: &str) -> Vec<usize> {
         self.t(k).to_vec::<i64>().unwrap().into_iter().map(|v| v as usize).collect()
     }
-}
-
-/// An int64 tensor of a golden tensor's values.
-fn int64(v: &T) -> Tensor {
-    Tensor::from_vec(v.data.iter().map(|&x| x as i64).collect::<Vec<_>>(), v.dims).unwrap()
-}
-
-/// A float64 tensor of a golden tensor's values.
-fn float64(v: &T) -> Tensor {
-    Tensor::from_vec(v.data.to_vec(), v.dims).unwrap()
 }
 
 /// The inputs of a case: the integer ones as int64, the others leaves of `dtype` (requiring grad
@@ -75,22 +50,6 @@ fn inputs_in(g: &Golden, dtype: DType) -> Inputs {
             })
             .collect(),
     )
-}
-
-/// torch's `allclose` rule with `rtol = atol = tol` (0: exact); infinities and NaNs must match.
-fn assert_close(what: &str, got: &Tensor, want: &T, tol: f64) {
-    assert_eq!(got.dims(), want.dims, "{what}: shape");
-    assert_eq!(got.dtype(), DType::F64, "{what}: dtype");
-    let a = got.to_f64_vec().unwrap();
-    assert_eq!(a.len(), want.data.len(), "{what}: numel");
-    for (i, (x, y)) in a.iter().zip(want.data).enumerate() {
-        let ok = if y.is_finite() {
-            (x - y).abs() <= tol * (1.0 + y.abs())
-        } else {
-            x == y || (x.is_nan() && y.is_nan())
-        };
-        assert!(ok, "{what}[{i}]: got {x}, PyTorch {y}");
-    }
 }
 
 /// `max_unpool{n}d`, or the round trip `max_unpool{n}d(max_pool{n}d_with_indices(x))`.
