@@ -219,6 +219,83 @@ pub struct IncompatibleKeys {
     pub unexpected_keys: Vec<String>,
 }
 
+/// A module as torch's `load_state_dict` sees it: the names of its own parameters and persistent
+/// buffers, and its children (a `Vec` field's members, `layers.0`, go into the list module
+/// `layers` that torch has there).
+#[derive(Default)]
+struct KeyTree {
+    local: Vec<String>,
+    children: Vec<(String, KeyTree)>,
+}
+
+/// A member as [`KeyTree`] records it.
+enum KeyNode {
+    /// a parameter or persistent buffer
+    Saved,
+    /// a non-persistent buffer (only the list holding it, if any, is made)
+    NotSaved,
+    Child(KeyTree),
+}
+
+impl KeyTree {
+    fn of(m: &dyn Module) -> KeyTree {
+        let mut tree = KeyTree::default();
+        m.visit(&mut |name, member| {
+            let node = match member {
+                Member::Param(_) | Member::Buffer(_) => KeyNode::Saved,
+                Member::NonPersistentBuffer(_) => KeyNode::NotSaved,
+                Member::Child(c) => KeyNode::Child(KeyTree::of(c)),
+            };
+            tree.insert(name, node);
+        });
+        tree
+    }
+
+    /// Adds the member `path` (dotted for a list's members).
+    fn insert(&mut self, path: &str, node: KeyNode) {
+        match path.split_once('.') {
+            Some((first, rest)) => {
+                let at = match self.children.iter().position(|(n, _)| n == first) {
+                    Some(at) => at,
+                    None => {
+                        self.children.push((first.to_string(), KeyTree::default()));
+                        self.children.len() - 1
+                    }
+                };
+                self.children[at].1.insert(rest, node);
+            }
+            None => match node {
+                KeyNode::Saved => self.local.push(path.to_string()),
+                KeyNode::Child(child) => self.children.push((path.to_string(), child)),
+                KeyNode::NotSaved => {}
+            },
+        }
+    }
+
+    /// torch's unexpected keys: each module (before its children) lists, in the state dict's
+    /// order, the keys under its prefix that name neither one of its children nor one of its own
+    /// tensors (`_load_from_state_dict` with `strict`).
+    fn unexpected(&self, prefix: &str, keys: &[&str], out: &mut Vec<String>) {
+        for &key in keys {
+            let Some(rest) = key.strip_prefix(prefix) else { continue };
+            let known = match rest.split_once('.') {
+                Some((first, _)) => self.children.iter().any(|(n, _)| n == first),
+                None => self.local.iter().any(|n| n == rest),
+            };
+            if !known {
+                out.push(key.to_string());
+            }
+        }
+        for (name, child) in &self.children {
+            let child_prefix = format!("{prefix}{name}.");
+            let under: Vec<&str> = keys.iter().copied().filter(|k| k.starts_with(&child_prefix)).collect();
+            if !under.is_empty() {
+                child.unexpected(&child_prefix, &under, out);
+            }
+        }
+    }
+}
+
 /// Recursively visits members with their full dotted names in torch's order (a module's own
 /// parameters, then its own buffers, then each child entered in turn).
 fn walk<'m>(m: &'m dyn Module, prefix: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
@@ -351,6 +428,8 @@ pub trait ModuleExt: Module {
     /// lists them all, as torch's does), otherwise they are returned. As in torch, the entries
     /// that fit are copied even when an error is returned.
     fn load_state_dict(&mut self, sd: &StateDict, strict: bool) -> Result<IncompatibleKeys> {
+        // Lazy modules take their shapes from the checkpoint first (torch's lazy load hook).
+        crate::layers::materialize_from_state_dict(self.as_dyn(), sd)?;
         let type_name = self.type_name();
         let mut keys = IncompatibleKeys::default();
         let mut mismatches = Vec::new();
@@ -374,7 +453,9 @@ pub trait ModuleExt: Module {
                 Some(src) => targets.push((n.to_string(), src.clone())),
             }
         });
-        keys.unexpected_keys = sd.keys().filter(|k| !seen.contains(*k)).map(str::to_string).collect();
+        // (every key not seen above, listed module by module as torch's)
+        let sd_keys: Vec<&str> = sd.keys().filter(|k| !seen.contains(*k)).collect();
+        KeyTree::of(self.as_dyn()).unexpected("", &sd_keys, &mut keys.unexpected_keys);
         let mut problems = Vec::new();
         if strict && !keys.missing_keys.is_empty() {
             problems.push(format!("Missing key(s) in state_dict: {}. ", quoted(&keys.missing_keys)));

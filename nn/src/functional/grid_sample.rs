@@ -66,8 +66,14 @@ impl Axis {
 
     /// torch's `clip_coordinates` into `[0, size - 1]`; `clamp` with number bounds gives no
     /// gradient at a bound, as torch's `clip_coordinates_set_grad` (borders count as outside).
+    /// A NaN coordinate (a NaN in the grid, or the reflection of an infinite one) is clipped as
+    /// the kernels' min/max order does: to 0 by the vectorised 2-D kernel (`clamp_min(0, in)`),
+    /// to `size - 1` by the scalar 3-D one (`std::min(size - 1, std::max(in, 0))`); no gradient.
     fn clip(&self, x: &Tensor) -> Result<Tensor> {
-        x.clamp(Some(Operand::from(0.0f64)), Some(Operand::from(self.size as f64 - 1.0)))
+        let high = self.size as f64 - 1.0;
+        let clipped = x.clamp(Some(Operand::from(0.0f64)), Some(Operand::from(high)))?;
+        let nan_to = if self.vectorized { 0.0 } else { high };
+        Tensor::where_cond(&x.detach().isnan()?, nan_to, &clipped)
     }
 
     /// torch's `reflect_coordinates`: reflects by the corner pixels' centres (`align_corners`) or
@@ -326,11 +332,15 @@ pub fn grid_sample(
                     None => wd,
                 });
             }
+            let mut w = w.expect("one axis at least");
+            if !axes[0].vectorized {
+                // The 3-D kernel adds only the corners inside the image: a non-finite coordinate
+                // (its weights NaN) gives 0 with zeros padding, where the 2-D kernel's masked
+                // product gives NaN.
+                w = Tensor::where_cond(&mask, &w, 0.0)?;
+            }
             let corners: usize = k.iter().product();
-            values
-                .mul(&w.expect("one axis at least").unsqueeze(1)?)?
-                .reshape([n, c, corners, q])?
-                .sum(2, false)?
+            values.mul(&w.unsqueeze(1)?)?.reshape([n, c, corners, q])?.sum(2, false)?
         }
         Interp::Bicubic => {
             // Interpolated along x first, then y (then z), as torch's kernel.

@@ -5,6 +5,7 @@ use oxtorch_tensor::{DType, Padding, Result, Tensor};
 mod activations;
 mod embedding_bag;
 mod embedding_with;
+mod fractional_max_pool;
 mod grid_sample;
 mod inplace_activations;
 mod interpolate_with;
@@ -20,6 +21,10 @@ pub use activations::{
 };
 pub use embedding_bag::embedding_bag;
 pub use embedding_with::{embedding_with, EmbeddingOptions};
+pub use fractional_max_pool::{
+    fractional_max_pool2d, fractional_max_pool2d_with_indices, fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+};
 pub use grid_sample::{affine_grid, grid_sample};
 pub use inplace_activations::{celu_, elu_, hardtanh_, leaky_relu_, relu_, rrelu_, selu_, threshold_};
 pub use interpolate_with::{interpolate_with, InterpolateOptions};

@@ -1,6 +1,7 @@
 //! Layers with torch's names, constructor defaults, initialisation and state-dict keys.
 
 mod activation;
+mod adaptive_softmax;
 mod attention;
 mod bilinear;
 mod container;
@@ -11,7 +12,9 @@ mod dropout;
 mod embedding;
 mod embedding_bag;
 mod fold;
+mod fractional_max_pool;
 mod instance_norm;
+mod lazy;
 mod linear;
 mod lp_pool;
 mod norm;
@@ -27,6 +30,7 @@ mod upsample;
 mod upsampling_aliases;
 
 pub use activation::*;
+pub use adaptive_softmax::AdaptiveLogSoftmaxWithLoss;
 pub use attention::{MultiheadAttention, MultiheadAttentionOptions};
 pub use bilinear::Bilinear;
 pub use container::Sequential;
@@ -40,7 +44,14 @@ pub use dropout::{AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, Featur
 pub use embedding::Embedding;
 pub use embedding_bag::{EmbeddingBag, EmbeddingBagOptions};
 pub use fold::{Fold, Unfold};
+pub use fractional_max_pool::{FractionalMaxPool2d, FractionalMaxPool3d, FractionalMaxPoolNd};
 pub use instance_norm::{InstanceNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm};
+pub use lazy::{
+    materialize_from_state_dict, Lazy, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyBatchNormSpec,
+    LazyConv1d, LazyConv2d, LazyConv3d, LazyConvSpec, LazyConvTranspose1d, LazyConvTranspose2d,
+    LazyConvTranspose3d, LazyConvTransposeSpec, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
+    LazyInstanceNormSpec, LazyLinear, LazyLinearSpec, LazyRole, LazySpec,
+};
 pub use linear::{Flatten, Identity, Linear, Unflatten};
 pub use lp_pool::{LPPool1d, LPPool2d, LPPool3d, LPPoolNd};
 pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm};

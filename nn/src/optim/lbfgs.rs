@@ -55,9 +55,10 @@ struct LbfgsState {
     t: Option<f64>,
     old_dirs: Vec<Tensor>,
     old_stps: Vec<Tensor>,
-    ro: Vec<f64>,
-    /// the initial inverse-Hessian scale (torch's `H_diag`, 1 before any curvature pair)
-    h_diag: Option<f64>,
+    /// `1 / (y · s)` of each pair, 0-d tensors (as torch's list of tensors)
+    ro: Vec<Tensor>,
+    /// the initial inverse-Hessian scale (torch's `H_diag`, 1 before any curvature pair), 0-d
+    h_diag: Option<Tensor>,
     prev_flat_grad: Option<Tensor>,
     prev_loss: Option<f64>,
 }
@@ -170,7 +171,7 @@ impl LBFGS {
                 st.old_dirs.clear();
                 st.old_stps.clear();
                 st.ro.clear();
-                st.h_diag = Some(1.0);
+                st.h_diag = Some(Tensor::scalar_tensor(1.0, (flat_grad.dtype(), flat_grad.device()))?);
                 flat_grad.neg()?
             } else {
                 self.direction(st, &flat_grad, d.as_ref(), t)?
@@ -239,7 +240,10 @@ impl LBFGS {
         Ok(orig_loss)
     }
 
-    /// The L-BFGS two-loop recursion after updating the curvature history with the last step.
+    /// The L-BFGS two-loop recursion after updating the curvature history with the last step, in
+    /// tensor ops: `ys`, `ro`, `H_diag` and the recursion's coefficients stay 0-d tensors on the
+    /// parameters' device (computed in their dtype, as torch's), and the one number read back is
+    /// the test `ys > 1e-10` (torch reads it too; it also reads each coefficient, as an `alpha`).
     fn direction(
         &self,
         st: &mut LbfgsState,
@@ -253,8 +257,8 @@ impl LBFGS {
         };
         let y = flat_grad.sub(prev)?;
         let s = d.mul(t)?;
-        let ys = dot(&y, &s)?;
-        if ys > 1e-10 {
+        let ys = y.dot(&s)?;
+        if ys.gt(1e-10)?.item::<bool>()? {
             // the history is full: drop the oldest pair
             if st.old_dirs.len() == self.options.history_size {
                 if st.old_dirs.is_empty() {
@@ -264,22 +268,29 @@ impl LBFGS {
                 st.old_stps.remove(0);
                 st.ro.remove(0);
             }
-            st.ro.push(1.0 / ys);
-            st.h_diag = Some(ys / dot(&y, &y)?);
+            st.ro.push(ys.reciprocal()?);
+            st.h_diag = Some(ys.div(&y.dot(&y)?)?);
             st.old_dirs.push(y);
             st.old_stps.push(s);
         }
-        let mut al = vec![0.0; st.old_dirs.len()];
         let pairs = || st.old_stps.iter().zip(&st.old_dirs).zip(&st.ro);
+        // newest pair first: al[i] = ro[i] s[i]·q, q -= al[i] y[i]
+        let mut al: Vec<Tensor> = Vec::with_capacity(st.ro.len());
         let mut q = flat_grad.neg()?;
-        for (((s, y), ro), a) in pairs().zip(al.iter_mut()).rev() {
-            *a = dot(s, &q)? * ro;
-            q = q.add_scaled(y, -*a)?;
+        for ((s, y), ro) in pairs().rev() {
+            let a = s.dot(&q)?.mul(ro)?;
+            q = q.add(&y.mul(&a.neg()?)?)?;
+            al.push(a);
         }
-        let mut r = q.mul(st.h_diag.unwrap_or(1.0))?;
+        al.reverse();
+        let mut r = match &st.h_diag {
+            Some(h) => q.mul(h)?,
+            None => q,
+        };
+        // oldest pair first: r += (al[i] - ro[i] y[i]·r) s[i]
         for (((s, y), ro), a) in pairs().zip(&al) {
-            let be_i = dot(y, &r)? * ro;
-            r = r.add_scaled(s, a - be_i)?;
+            let be_i = y.dot(&r)?.mul(ro)?;
+            r = r.add(&s.mul(&a.sub(&be_i)?)?)?;
         }
         Ok(r)
     }
@@ -639,15 +650,19 @@ impl Optimizer for LBFGS {
             if let Some(d) = &st.d {
                 s.set_tensor(0, "d", d)?;
             }
-            for (name, v) in [("t", st.t), ("H_diag", st.h_diag), ("prev_loss", st.prev_loss)] {
-                if let Some(v) = v {
-                    s.set_tensor(0, name, &number(v)?)?;
-                }
+            if let Some(t) = st.t {
+                s.set_tensor(0, "t", &number(t)?)?;
+            }
+            if let Some(h) = &st.h_diag {
+                s.set_tensor(0, "H_diag", &h.to_dtype(DType::F64)?)?;
+            }
+            if let Some(l) = st.prev_loss {
+                s.set_tensor(0, "prev_loss", &number(l)?)?;
             }
             for (i, ((y, step), ro)) in st.old_dirs.iter().zip(&st.old_stps).zip(&st.ro).enumerate() {
                 s.set_tensor(0, &format!("old_dirs.{i}"), y)?;
                 s.set_tensor(0, &format!("old_stps.{i}"), step)?;
-                s.set_tensor(0, &format!("ro.{i}"), &number(*ro)?)?;
+                s.set_tensor(0, &format!("ro.{i}"), &ro.to_dtype(DType::F64)?)?;
             }
             if let Some(g) = &st.prev_flat_grad {
                 s.set_tensor(0, "prev_flat_grad", g)?;
@@ -671,7 +686,7 @@ impl Optimizer for LBFGS {
             n_iter: number("n_iter")?.unwrap_or(0.0) as usize,
             d: tensor("d")?,
             t: number("t")?,
-            h_diag: number("H_diag")?,
+            h_diag: tensor("H_diag")?,
             prev_flat_grad: tensor("prev_flat_grad")?,
             prev_loss: number("prev_loss")?,
             ..LbfgsState::default()
@@ -680,7 +695,7 @@ impl Optimizer for LBFGS {
         while let (Some(y), Some(s), Some(ro)) = (
             tensor(&format!("old_dirs.{i}"))?,
             tensor(&format!("old_stps.{i}"))?,
-            number(&format!("ro.{i}"))?,
+            tensor(&format!("ro.{i}"))?,
         ) {
             st.old_dirs.push(y);
             st.old_stps.push(s);

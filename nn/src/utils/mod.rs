@@ -9,8 +9,10 @@ mod packed;
 pub mod parametrizations;
 pub mod parametrize;
 pub mod rnn;
+mod stateless;
 
 pub use crate::optim::{clip_grad_norm_, clip_grad_value_};
 pub use clip_grad::{clip_grads_with_norm_, get_total_norm};
 pub use convert_parameters::{parameters_to_vector, vector_to_parameters};
 pub use fusion::{fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights};
+pub use stateless::{functional_call, functional_call_forward, functional_call_with, FunctionalCallOptions};

@@ -8,6 +8,7 @@
 //! names and the parametrization under `parametrizations.<name>`, so its state dict, parameters
 //! and buffers are torch's: `bias`, `parametrizations.weight.original0`, ...
 
+use std::cell::RefCell;
 use std::sync::{Mutex, PoisonError};
 
 use oxtorch_autograd::no_grad;
@@ -161,6 +162,33 @@ fn set_member(m: &mut dyn Module, name: &str, value: &Tensor) {
     });
 }
 
+thread_local! {
+    /// The [`Parametrized`] wrappers (by address) whose [`Parametrized::call`] is running on this
+    /// thread: a second call on one of them would wait for its own lock.
+    static ACTIVE_CALLS: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Marks a wrapper's call as running on this thread until dropped (also when `f` panics).
+struct ActiveCall(usize);
+
+impl ActiveCall {
+    fn enter(at: usize) -> ActiveCall {
+        ACTIVE_CALLS.with(|active| active.borrow_mut().push(at));
+        ActiveCall(at)
+    }
+}
+
+impl Drop for ActiveCall {
+    fn drop(&mut self) {
+        ACTIVE_CALLS.with(|active| {
+            let mut active = active.borrow_mut();
+            if let Some(i) = active.iter().rposition(|&a| a == self.0) {
+                active.remove(i);
+            }
+        });
+    }
+}
+
 /// A module whose tensor `name` is computed by a [`Parametrization`] before every call (torch's
 /// module after `register_parametrization`); [`crate::utils::parametrizations::weight_norm`] and
 /// [`spectral_norm`](crate::utils::parametrizations::spectral_norm) make one.
@@ -255,10 +283,25 @@ impl<M: Module, P: Parametrization> Parametrized<M, P> {
 
     /// Runs `f` on the module with its members in place and the parametrized tensor computed
     /// (differentiably) for this call: any method of the module, such as a forward with several
-    /// inputs. Calls are serialised (the module sits behind a lock).
+    /// inputs. Calls are serialised (the module sits behind a lock, taken after the
+    /// parametrization has run and held only while `f` runs).
+    ///
+    /// A call made from inside `f` on the same module and thread (a re-entrant call: `f`, or code
+    /// it runs, reaching this module again, through an `Arc` say) cannot have the module with its
+    /// own value in place while the outer call holds it: it is an error, not a deadlock. The
+    /// parametrized tensor itself ([`Parametrized::weight`]) can be computed at any time.
     pub fn call<R>(&self, f: impl FnOnce(&M) -> Result<R>) -> Result<R> {
+        let me = self as *const Self as usize;
+        if ACTIVE_CALLS.with(|active| active.borrow().contains(&me)) {
+            return Err(Error::msg(format!(
+                "{}: re-entrant call: the module is already running a call on this thread (its '{}' is computed for that call and cannot be replaced until it returns); compute the tensor with `weight()` or restructure the call",
+                self.type_name, self.name
+            )));
+        }
         let value = self.parametrizations.list.compute()?;
+        // (another thread's call on this module: wait for it)
         let mut m = self.module.lock().unwrap_or_else(PoisonError::into_inner);
+        let _active = ActiveCall::enter(me);
         self.members.install(&mut *m);
         set_member(&mut *m, &self.name, &value);
         let out = f(&*m);

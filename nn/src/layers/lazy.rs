@@ -1,0 +1,720 @@
+//! Lazy modules (torch's `LazyLinear`, `LazyConv1d/2d/3d`, `LazyConvTranspose1d/2d/3d`,
+//! `LazyBatchNorm1d/2d/3d`, `LazyInstanceNorm1d/2d/3d`): the input size is left open until the
+//! first forward, which reads it from the input and builds the concrete module (torch's
+//! initialisation, from the default generator, in the placeholders' dtype and on their device).
+//! From then on the lazy module *is* that module: its members, names, `type_name` (`Linear`,
+//! torch's `cls_to_become`), training flag and forward.
+//!
+//! Before that, each not yet sized parameter or buffer is a placeholder, an empty `[0]` tensor
+//! (torch's `UninitializedParameter`/`UninitializedBuffer`): `named_parameters` and `state_dict`
+//! list them under torch's names, and `to(dtype)`/`to(device)` or `requires_grad_` on them carry
+//! over to the materialized tensors.
+//!
+//! **Loading before the first forward** materializes the module from the checkpoint's shapes
+//! (torch's `_lazy_load_hook`): `ModuleExt::load_state_dict` on any module of a tree holding lazy
+//! modules calls [`materialize_from_state_dict`] first. A placeholder entry (`[0]`, a checkpoint
+//! of a module never run) leaves the module lazy, as in torch.
+
+use std::cell::RefCell;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use oxtorch_tensor::{DType, Device, Error, Result, Tensor};
+
+use super::{BatchNorm, ConvNd, ConvOptions, ConvTransposeNd, ConvTransposeOptions, InstanceNorm, Linear};
+use crate::module::{torch_size, Forward, Member, MemberMut, Module, ModuleExt};
+use crate::state_dict::StateDict;
+
+/// Whether a lazy member is a parameter or a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LazyRole {
+    /// a trainable tensor
+    Param,
+    /// a buffer saved in the state dict
+    Buffer,
+}
+
+/// What a lazy module needs to know about its concrete module: its members before
+/// materialization, how the open size is read from an input or a checkpoint entry, and how the
+/// concrete module is built.
+pub trait LazySpec: Send + Sync + 'static {
+    /// The module a materialized lazy module becomes.
+    type Module: Module + Forward;
+
+    /// torch's class name of the lazy module (`LazyLinear`).
+    fn name(&self) -> &'static str;
+
+    /// The members before materialization, in torch's order: `(name, role, None)` for a
+    /// placeholder, `(name, role, Some(t))` for a member that exists already (batch norm's
+    /// `num_batches_tracked`).
+    fn members(&self) -> Result<Vec<(&'static str, LazyRole, Option<Tensor>)>>;
+
+    /// The open size (`in_features`, `in_channels`, `num_features`) read from an input, or
+    /// torch's error for an input the module cannot take.
+    fn infer(&self, input: &Tensor) -> Result<usize>;
+
+    /// The open size read from a checkpoint entry for member `name` of shape `dims`.
+    fn infer_from(&self, name: &str, dims: &[usize]) -> Option<usize>;
+
+    /// The concrete module for the open size, with parameters of `dtype`.
+    fn build(&self, size: usize, dtype: DType) -> Result<Self::Module>;
+
+    /// Whether the concrete module has its own training flag (the norms).
+    fn has_training_flag(&self) -> bool {
+        false
+    }
+}
+
+/// A member of a lazy module before materialization.
+struct Slot {
+    name: &'static str,
+    role: LazyRole,
+    tensor: Tensor,
+    placeholder: bool,
+}
+
+/// A lazy module: the members of [`LazySpec`] until the first forward (or a load) materializes
+/// it, then the concrete module (see the module docs).
+pub struct Lazy<S: LazySpec> {
+    spec: S,
+    slots: Vec<Slot>,
+    inner: OnceLock<S::Module>,
+    /// Serializes materialization (two threads running the first forward at once build once).
+    init: Mutex<()>,
+    training: bool,
+}
+
+/// torch's `nn.LazyLinear(out_features, bias=True)`.
+pub type LazyLinear = Lazy<LazyLinearSpec>;
+/// torch's `nn.LazyConv1d`.
+pub type LazyConv1d = Lazy<LazyConvSpec<1>>;
+/// torch's `nn.LazyConv2d`.
+pub type LazyConv2d = Lazy<LazyConvSpec<2>>;
+/// torch's `nn.LazyConv3d`.
+pub type LazyConv3d = Lazy<LazyConvSpec<3>>;
+/// torch's `nn.LazyConvTranspose1d`.
+pub type LazyConvTranspose1d = Lazy<LazyConvTransposeSpec<1>>;
+/// torch's `nn.LazyConvTranspose2d`.
+pub type LazyConvTranspose2d = Lazy<LazyConvTransposeSpec<2>>;
+/// torch's `nn.LazyConvTranspose3d`.
+pub type LazyConvTranspose3d = Lazy<LazyConvTransposeSpec<3>>;
+/// torch's `nn.LazyBatchNorm1d`.
+pub type LazyBatchNorm1d = Lazy<LazyBatchNormSpec<1>>;
+/// torch's `nn.LazyBatchNorm2d`.
+pub type LazyBatchNorm2d = Lazy<LazyBatchNormSpec<2>>;
+/// torch's `nn.LazyBatchNorm3d`.
+pub type LazyBatchNorm3d = Lazy<LazyBatchNormSpec<3>>;
+/// torch's `nn.LazyInstanceNorm1d`.
+pub type LazyInstanceNorm1d = Lazy<LazyInstanceNormSpec<1>>;
+/// torch's `nn.LazyInstanceNorm2d`.
+pub type LazyInstanceNorm2d = Lazy<LazyInstanceNormSpec<2>>;
+/// torch's `nn.LazyInstanceNorm3d`.
+pub type LazyInstanceNorm3d = Lazy<LazyInstanceNormSpec<3>>;
+
+/// A placeholder: torch's uninitialized tensor, here an empty `[0]` tensor.
+fn placeholder(role: LazyRole) -> Result<Tensor> {
+    let t = Tensor::empty([0], DType::default_float())?;
+    Ok(if role == LazyRole::Param { t.requires_grad_(true)? } else { t })
+}
+
+/// Whether a checkpoint entry is a placeholder (a lazy module saved before its first forward).
+fn is_placeholder(t: &Tensor) -> bool {
+    t.dims() == [0]
+}
+
+impl<S: LazySpec> Lazy<S> {
+    /// A lazy module of `spec`, with placeholders for its open members.
+    pub fn from_spec(spec: S) -> Result<Self> {
+        let slots = spec
+            .members()?
+            .into_iter()
+            .map(|(name, role, t)| {
+                Ok(match t {
+                    Some(tensor) => Slot { name, role, tensor, placeholder: false },
+                    None => Slot { name, role, tensor: placeholder(role)?, placeholder: true },
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Lazy { spec, slots, inner: OnceLock::new(), init: Mutex::new(()), training: true })
+    }
+
+    /// The specification (the hyper-parameters).
+    pub fn spec(&self) -> &S {
+        &self.spec
+    }
+
+    /// True until the module is materialized (torch's `has_uninitialized_params`).
+    pub fn has_uninitialized_params(&self) -> bool {
+        self.inner.get().is_none()
+    }
+
+    /// The concrete module, once materialized.
+    pub fn module(&self) -> Option<&S::Module> {
+        self.inner.get()
+    }
+
+    /// The concrete module, mutably, once materialized.
+    pub fn module_mut(&mut self) -> Option<&mut S::Module> {
+        self.inner.get_mut()
+    }
+
+    /// The concrete module, once materialized.
+    pub fn into_module(self) -> Option<S::Module> {
+        self.inner.into_inner()
+    }
+
+    /// Materializes from `input`'s size unless already done (torch's `initialize_parameters`,
+    /// run by the first forward); returns the concrete module.
+    pub fn initialize_parameters(&self, input: &Tensor) -> Result<&S::Module> {
+        if let Some(m) = self.inner.get() {
+            return Ok(m);
+        }
+        let size = self.spec.infer(input)?;
+        self.materialize(size)
+    }
+
+    /// Materializes for the open size `size` (`in_features`, `in_channels`, `num_features`)
+    /// unless already done: builds the concrete module with torch's initialisation in the
+    /// placeholders' dtype, moves it to their device, and carries over their `requires_grad`
+    /// and the training flag.
+    pub fn materialize(&self, size: usize) -> Result<&S::Module> {
+        let _guard = self.init.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(m) = self.inner.get() {
+            return Ok(m);
+        }
+        let first = self.slots.iter().find(|s| s.placeholder && s.tensor.dtype().is_float());
+        let dtype = first.map_or(DType::default_float(), |s| s.tensor.dtype());
+        let device = first.map_or(Device::Cpu, |s| s.tensor.device());
+        let mut m = self.spec.build(size, dtype)?;
+        if device != Device::Cpu {
+            m.to(device)?;
+        }
+        let frozen: Vec<&str> = self
+            .slots
+            .iter()
+            .filter(|s| s.role == LazyRole::Param && s.placeholder && !s.tensor.requires_grad())
+            .map(|s| s.name)
+            .collect();
+        let mut result = Ok(());
+        if !frozen.is_empty() {
+            m.visit(&mut |name, member| {
+                if let Member::Param(t) = member {
+                    if frozen.contains(&name) {
+                        if let Err(e) = t.requires_grad_(false) {
+                            result = Err(e);
+                        }
+                    }
+                }
+            });
+        }
+        result?;
+        m.set_training(self.training);
+        // Cannot fail: the lock is held and the cell was empty.
+        let _ = self.inner.set(m);
+        Ok(self.inner.get().expect("just set"))
+    }
+
+    /// Materializes from the state dict being loaded (see [`materialize_from_state_dict`]).
+    fn load_hook(&self) {
+        if self.inner.get().is_some() {
+            return;
+        }
+        let found = LOADING.with(|cell| {
+            let cell = cell.try_borrow().ok()?;
+            let loading = Option::as_ref(&*cell)?;
+            self.slots.iter().filter(|s| s.placeholder).find_map(|s| {
+                let key = if loading.prefix.is_empty() {
+                    s.name.to_string()
+                } else {
+                    format!("{}.{}", loading.prefix, s.name)
+                };
+                let t = loading.sd.get(&key)?;
+                if is_placeholder(t) {
+                    return None;
+                }
+                self.spec.infer_from(s.name, t.dims())
+            })
+        });
+        if let Some(size) = found {
+            if let Err(e) = self.materialize(size) {
+                LOADING.with(|cell| {
+                    if let Ok(mut cell) = cell.try_borrow_mut() {
+                        if let Some(loading) = Option::as_mut(&mut *cell) {
+                            loading.error.get_or_insert(e);
+                        }
+                    }
+                });
+            }
+        }
+    }
+}
+
+impl<S: LazySpec> Forward for Lazy<S> {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.initialize_parameters(x)?.forward(x)
+    }
+}
+
+impl<S: LazySpec> Module for Lazy<S> {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
+        self.load_hook();
+        if let Some(m) = self.inner.get() {
+            return m.visit(f);
+        }
+        for s in &self.slots {
+            match s.role {
+                LazyRole::Param => f(s.name, Member::Param(&s.tensor)),
+                LazyRole::Buffer => f(s.name, Member::Buffer(&s.tensor)),
+            }
+        }
+    }
+    fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
+        if let Some(m) = self.inner.get_mut() {
+            return m.visit_mut(f);
+        }
+        for s in &mut self.slots {
+            match s.role {
+                LazyRole::Param => f(s.name, MemberMut::Param(&mut s.tensor)),
+                LazyRole::Buffer => f(s.name, MemberMut::Buffer(&mut s.tensor)),
+            }
+        }
+    }
+    fn type_name(&self) -> &'static str {
+        match self.inner.get() {
+            Some(m) => m.type_name(),
+            None => self.spec.name(),
+        }
+    }
+    fn set_training(&mut self, training: bool) {
+        self.training = training;
+        if let Some(m) = self.inner.get_mut() {
+            m.set_training(training);
+        }
+    }
+    fn training_flag(&self) -> Option<bool> {
+        match self.inner.get() {
+            Some(m) => m.training_flag(),
+            None => self.spec.has_training_flag().then_some(self.training),
+        }
+    }
+}
+
+/// The state dict being loaded and the dotted name of the module being visited, read by lazy
+/// modules' `visit` while [`materialize_from_state_dict`] walks a tree.
+struct Loading {
+    prefix: String,
+    sd: StateDict,
+    error: Option<Error>,
+}
+
+thread_local! {
+    static LOADING: RefCell<Option<Loading>> = const { RefCell::new(None) };
+}
+
+/// Clears [`LOADING`] when the walk ends, also by a panic.
+struct LoadingReset;
+
+impl Drop for LoadingReset {
+    fn drop(&mut self) {
+        LOADING.with(|cell| {
+            if let Ok(mut cell) = cell.try_borrow_mut() {
+                *cell = None;
+            }
+        });
+    }
+}
+
+/// Materializes every lazy module of the tree under `module` whose entries in `sd` have shapes
+/// (torch's lazy load hook), so that `ModuleExt::load_state_dict` then copies into tensors of
+/// the checkpoint's shapes. Modules without entries, or with placeholder entries, stay lazy.
+pub fn materialize_from_state_dict(module: &dyn Module, sd: &StateDict) -> Result<()> {
+    fn rec(m: &dyn Module, prefix: &str) {
+        LOADING.with(|cell| {
+            if let Some(loading) = Option::as_mut(&mut *cell.borrow_mut()) {
+                loading.prefix = prefix.to_string();
+            }
+        });
+        // A lazy module materializes itself at the start of its visit.
+        let mut children: Vec<(String, &dyn Module)> = Vec::new();
+        m.visit(&mut |name, member| {
+            if let Member::Child(c) = member {
+                children.push((name.to_string(), c));
+            }
+        });
+        for (name, c) in children {
+            let full = if prefix.is_empty() { name } else { format!("{prefix}.{name}") };
+            rec(c, &full);
+        }
+    }
+    LOADING.with(|cell| {
+        *cell.borrow_mut() = Some(Loading { prefix: String::new(), sd: sd.clone(), error: None });
+    });
+    let _reset = LoadingReset;
+    rec(module, "");
+    match LOADING.with(|cell| Option::as_mut(&mut *cell.borrow_mut()).and_then(|l| l.error.take())) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// One value broadcast to `n`, or `n` values.
+fn spread(what: &str, v: &[usize], n: usize) -> Result<Vec<usize>> {
+    match v.len() {
+        1 => Ok(vec![v[0]; n]),
+        l if l == n => Ok(v.to_vec()),
+        l => Err(Error::msg(format!("{what} must have 1 or {n} values, got {l}"))),
+    }
+}
+
+/// torch's `_LazyConvXdMixin._get_in_channels`: the channels of an unbatched (`N + 1` dims) or
+/// batched (`N + 2`) input.
+fn conv_in_channels(class: &str, n: usize, input: &Tensor) -> Result<usize> {
+    let r = input.rank();
+    if r != n + 1 && r != n + 2 {
+        return Err(Error::shape(format!(
+            "Expected {}D (unbatched) or {}D (batched) input to {class}, but got input of size: {}",
+            n + 1,
+            n + 2,
+            torch_size(input.dims())
+        )));
+    }
+    Ok(input.dims()[r - n - 1])
+}
+
+/// torch's checks of a convolution's constructor that do not need the input channels.
+fn check_conv_groups(groups: usize, out_channels: usize) -> Result<()> {
+    if groups == 0 {
+        return Err(Error::msg("groups must be a positive integer"));
+    }
+    if !out_channels.is_multiple_of(groups) {
+        return Err(Error::msg("out_channels must be divisible by groups"));
+    }
+    Ok(())
+}
+
+// --- LazyLinear ----------------------------------------------------------------------------------
+
+/// The hyper-parameters of [`LazyLinear`].
+#[derive(Clone, Debug)]
+pub struct LazyLinearSpec {
+    /// output features
+    pub out_features: usize,
+    /// whether the layer has a bias
+    pub bias: bool,
+}
+
+impl LazySpec for LazyLinearSpec {
+    type Module = Linear;
+    fn name(&self) -> &'static str {
+        "LazyLinear"
+    }
+    fn members(&self) -> Result<Vec<(&'static str, LazyRole, Option<Tensor>)>> {
+        let mut m = vec![("weight", LazyRole::Param, None)];
+        if self.bias {
+            m.push(("bias", LazyRole::Param, None));
+        }
+        Ok(m)
+    }
+    fn infer(&self, input: &Tensor) -> Result<usize> {
+        input.dims().last().copied().ok_or_else(|| Error::msg("tuple index out of range"))
+    }
+    fn infer_from(&self, name: &str, dims: &[usize]) -> Option<usize> {
+        (name == "weight" && dims.len() == 2).then(|| dims[1])
+    }
+    fn build(&self, size: usize, dtype: DType) -> Result<Linear> {
+        Linear::with_dtype(size, self.out_features, self.bias, dtype)
+    }
+}
+
+impl Lazy<LazyLinearSpec> {
+    /// torch's `LazyLinear(out_features, bias)`: `in_features` is the last dim of the first input.
+    pub fn new(out_features: usize, bias: bool) -> Result<Self> {
+        Self::from_spec(LazyLinearSpec { out_features, bias })
+    }
+}
+
+// --- LazyConv1d/2d/3d ----------------------------------------------------------------------------
+
+/// The hyper-parameters of [`LazyConv1d`], [`LazyConv2d`], [`LazyConv3d`].
+#[derive(Clone, Debug)]
+pub struct LazyConvSpec<const N: usize> {
+    /// output channels
+    pub out_channels: usize,
+    /// kernel size per spatial dim
+    pub kernel_size: Vec<usize>,
+    /// the other hyper-parameters (`options.dtype` is the placeholders' dtype)
+    pub options: ConvOptions,
+}
+
+impl<const N: usize> LazySpec for LazyConvSpec<N> {
+    type Module = ConvNd<N>;
+    fn name(&self) -> &'static str {
+        ["LazyConv1d", "LazyConv2d", "LazyConv3d"].get(N.wrapping_sub(1)).copied().unwrap_or("LazyConvNd")
+    }
+    fn members(&self) -> Result<Vec<(&'static str, LazyRole, Option<Tensor>)>> {
+        let mut m = vec![("weight", LazyRole::Param, None)];
+        if self.options.bias {
+            m.push(("bias", LazyRole::Param, None));
+        }
+        Ok(m)
+    }
+    fn infer(&self, input: &Tensor) -> Result<usize> {
+        conv_in_channels(self.name(), N, input)
+    }
+    fn infer_from(&self, name: &str, dims: &[usize]) -> Option<usize> {
+        (name == "weight" && dims.len() == N + 2).then(|| dims[1] * self.options.groups)
+    }
+    fn build(&self, size: usize, dtype: DType) -> Result<ConvNd<N>> {
+        ConvNd::new(size, self.out_channels, &self.kernel_size, ConvOptions { dtype, ..self.options.clone() })
+    }
+}
+
+impl<const N: usize> Lazy<LazyConvSpec<N>> {
+    /// torch's `LazyConv{N}d(out_channels, kernel_size, ...)`: `in_channels` is dim 1 of the
+    /// first (batched) input, dim 0 of an unbatched one.
+    pub fn new(out_channels: usize, kernel_size: &[usize], options: ConvOptions) -> Result<Self> {
+        check_conv_groups(options.groups, out_channels)?;
+        if !["zeros", "reflect", "replicate", "circular"].contains(&options.padding_mode) {
+            return Err(Error::msg(format!(
+                "padding_mode must be one of {{'reflect', 'replicate', 'zeros', 'circular'}}, but got padding_mode='{}'",
+                options.padding_mode
+            )));
+        }
+        let kernel_size = spread("kernel_size", kernel_size, N)?;
+        let dtype = options.dtype;
+        let mut lazy = Self::from_spec(LazyConvSpec { out_channels, kernel_size, options })?;
+        if dtype != DType::default_float() {
+            lazy.to(dtype)?;
+        }
+        Ok(lazy)
+    }
+}
+
+// --- LazyConvTranspose1d/2d/3d -------------------------------------------------------------------
+
+/// The hyper-parameters of [`LazyConvTranspose1d`], [`LazyConvTranspose2d`],
+/// [`LazyConvTranspose3d`].
+#[derive(Clone, Debug)]
+pub struct LazyConvTransposeSpec<const N: usize> {
+    /// output channels
+    pub out_channels: usize,
+    /// kernel size per spatial dim
+    pub kernel_size: Vec<usize>,
+    /// the other hyper-parameters (`options.dtype` is the placeholders' dtype)
+    pub options: ConvTransposeOptions,
+}
+
+impl<const N: usize> LazySpec for LazyConvTransposeSpec<N> {
+    type Module = ConvTransposeNd<N>;
+    fn name(&self) -> &'static str {
+        ["LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
+            .get(N.wrapping_sub(1))
+            .copied()
+            .unwrap_or("LazyConvTransposeNd")
+    }
+    fn members(&self) -> Result<Vec<(&'static str, LazyRole, Option<Tensor>)>> {
+        let mut m = vec![("weight", LazyRole::Param, None)];
+        if self.options.bias {
+            m.push(("bias", LazyRole::Param, None));
+        }
+        Ok(m)
+    }
+    fn infer(&self, input: &Tensor) -> Result<usize> {
+        conv_in_channels(self.name(), N, input)
+    }
+    fn infer_from(&self, name: &str, dims: &[usize]) -> Option<usize> {
+        (name == "weight" && dims.len() == N + 2).then(|| dims[0])
+    }
+    fn build(&self, size: usize, dtype: DType) -> Result<ConvTransposeNd<N>> {
+        ConvTransposeNd::new(
+            size,
+            self.out_channels,
+            &self.kernel_size,
+            ConvTransposeOptions { dtype, ..self.options.clone() },
+        )
+    }
+}
+
+impl<const N: usize> Lazy<LazyConvTransposeSpec<N>> {
+    /// torch's `LazyConvTranspose{N}d(out_channels, kernel_size, ...)`.
+    pub fn new(out_channels: usize, kernel_size: &[usize], options: ConvTransposeOptions) -> Result<Self> {
+        check_conv_groups(options.groups, out_channels)?;
+        let kernel_size = spread("kernel_size", kernel_size, N)?;
+        let dtype = options.dtype;
+        let mut lazy = Self::from_spec(LazyConvTransposeSpec { out_channels, kernel_size, options })?;
+        if dtype != DType::default_float() {
+            lazy.to(dtype)?;
+        }
+        Ok(lazy)
+    }
+
+    /// torch's `forward(input, output_size)` (materializing first).
+    pub fn forward_with_output_size(&self, x: &Tensor, output_size: &[usize]) -> Result<Tensor> {
+        self.initialize_parameters(x)?.forward_with_output_size(x, output_size)
+    }
+}
+
+// --- LazyBatchNorm / LazyInstanceNorm ------------------------------------------------------------
+
+/// The members of batch and instance norms: `weight`, `bias` (with `affine`), `running_mean`,
+/// `running_var` (with `track_running_stats`) open; `num_batches_tracked` a 0-d int64 zero.
+fn norm_members(affine: bool, track: bool) -> Result<Vec<(&'static str, LazyRole, Option<Tensor>)>> {
+    let mut m = Vec::new();
+    if affine {
+        m.push(("weight", LazyRole::Param, None));
+        m.push(("bias", LazyRole::Param, None));
+    }
+    if track {
+        m.push(("running_mean", LazyRole::Buffer, None));
+        m.push(("running_var", LazyRole::Buffer, None));
+        m.push(("num_batches_tracked", LazyRole::Buffer, Some(Tensor::zeros([], DType::I64)?)));
+    }
+    Ok(m)
+}
+
+/// The channel count read from a norm's checkpoint entry.
+fn norm_infer_from(name: &str, dims: &[usize]) -> Option<usize> {
+    (["weight", "bias", "running_mean", "running_var"].contains(&name) && dims.len() == 1).then(|| dims[0])
+}
+
+/// The hyper-parameters of [`LazyBatchNorm1d`], [`LazyBatchNorm2d`], [`LazyBatchNorm3d`]
+/// (torch's defaults: `eps 1e-5, momentum 0.1, affine, track_running_stats`).
+#[derive(Clone, Debug)]
+pub struct LazyBatchNormSpec<const K: usize> {
+    /// added to the variance
+    pub eps: f64,
+    /// running-statistics factor (`None`: cumulative average)
+    pub momentum: Option<f64>,
+    /// whether there are `weight` and `bias`
+    pub affine: bool,
+    /// whether running statistics are kept
+    pub track_running_stats: bool,
+}
+
+impl<const K: usize> LazySpec for LazyBatchNormSpec<K> {
+    type Module = BatchNorm;
+    fn name(&self) -> &'static str {
+        ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+            .get(K.wrapping_sub(1))
+            .copied()
+            .unwrap_or("LazyBatchNorm")
+    }
+    fn members(&self) -> Result<Vec<(&'static str, LazyRole, Option<Tensor>)>> {
+        norm_members(self.affine, self.track_running_stats)
+    }
+    fn infer(&self, input: &Tensor) -> Result<usize> {
+        let r = input.rank();
+        let ok = match K {
+            1 => r == 2 || r == 3,
+            k => r == k + 2,
+        };
+        if !ok {
+            return Err(Error::shape(match K {
+                1 => format!("expected 2D or 3D input (got {r}D input)"),
+                k => format!("expected {}D input (got {r}D input)", k + 2),
+            }));
+        }
+        Ok(input.dims()[1])
+    }
+    fn infer_from(&self, name: &str, dims: &[usize]) -> Option<usize> {
+        norm_infer_from(name, dims)
+    }
+    fn build(&self, size: usize, dtype: DType) -> Result<BatchNorm> {
+        let (eps, momentum, affine, track) = (self.eps, self.momentum, self.affine, self.track_running_stats);
+        let mut m = match K {
+            1 => BatchNorm::new_1d_with(size, eps, momentum, affine, track)?,
+            2 => BatchNorm::new_2d_with(size, eps, momentum, affine, track)?,
+            _ => BatchNorm::new_3d_with(size, eps, momentum, affine, track)?,
+        };
+        if dtype != DType::default_float() {
+            m.to(dtype)?;
+        }
+        Ok(m)
+    }
+    fn has_training_flag(&self) -> bool {
+        true
+    }
+}
+
+impl<const K: usize> Lazy<LazyBatchNormSpec<K>> {
+    /// torch's `LazyBatchNorm{K}d()` with its defaults.
+    pub fn new() -> Result<Self> {
+        Self::new_with(1e-5, Some(0.1), true, true)
+    }
+
+    /// torch's `LazyBatchNorm{K}d(eps, momentum, affine, track_running_stats)`.
+    pub fn new_with(
+        eps: f64,
+        momentum: Option<f64>,
+        affine: bool,
+        track_running_stats: bool,
+    ) -> Result<Self> {
+        Self::from_spec(LazyBatchNormSpec { eps, momentum, affine, track_running_stats })
+    }
+}
+
+/// The hyper-parameters of [`LazyInstanceNorm1d`], [`LazyInstanceNorm2d`],
+/// [`LazyInstanceNorm3d`] (torch's defaults: `eps 1e-5, momentum 0.1`, no affine, no running
+/// statistics).
+#[derive(Clone, Debug)]
+pub struct LazyInstanceNormSpec<const K: usize> {
+    /// added to the variance
+    pub eps: f64,
+    /// running-statistics factor
+    pub momentum: Option<f64>,
+    /// whether there are `weight` and `bias`
+    pub affine: bool,
+    /// whether running statistics are kept
+    pub track_running_stats: bool,
+}
+
+impl<const K: usize> LazySpec for LazyInstanceNormSpec<K> {
+    type Module = InstanceNorm;
+    fn name(&self) -> &'static str {
+        ["LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+            .get(K.wrapping_sub(1))
+            .copied()
+            .unwrap_or("LazyInstanceNorm")
+    }
+    fn members(&self) -> Result<Vec<(&'static str, LazyRole, Option<Tensor>)>> {
+        norm_members(self.affine, self.track_running_stats)
+    }
+    fn infer(&self, input: &Tensor) -> Result<usize> {
+        // The channel dim of a batched or unbatched input (torch reads dim 1 of either).
+        let r = input.rank();
+        if r != K + 1 && r != K + 2 {
+            return Err(Error::shape(format!("expected {}D or {}D input (got {r}D input)", K + 1, K + 2)));
+        }
+        Ok(input.dims()[r - K - 1])
+    }
+    fn infer_from(&self, name: &str, dims: &[usize]) -> Option<usize> {
+        norm_infer_from(name, dims)
+    }
+    fn build(&self, size: usize, dtype: DType) -> Result<InstanceNorm> {
+        let mut m =
+            InstanceNorm::new(K, size, self.eps, self.momentum, self.affine, self.track_running_stats)?;
+        if dtype != DType::default_float() {
+            m.to(dtype)?;
+        }
+        Ok(m)
+    }
+    fn has_training_flag(&self) -> bool {
+        true
+    }
+}
+
+impl<const K: usize> Lazy<LazyInstanceNormSpec<K>> {
+    /// torch's `LazyInstanceNorm{K}d()` with its defaults.
+    pub fn new() -> Result<Self> {
+        Self::new_with(1e-5, Some(0.1), false, false)
+    }
+
+    /// torch's `LazyInstanceNorm{K}d(eps, momentum, affine, track_running_stats)`.
+    pub fn new_with(
+        eps: f64,
+        momentum: Option<f64>,
+        affine: bool,
+        track_running_stats: bool,
+    ) -> Result<Self> {
+        Self::from_spec(LazyInstanceNormSpec { eps, momentum, affine, track_running_stats })
+    }
+}

@@ -1,0 +1,392 @@
+//! Fractional max pooling, `AdaptiveLogSoftmaxWithLoss`, the lazy modules and `functional_call`
+//! against PyTorch: the values, indices and gradients of `nn_extra31_golden.rs` (written by
+//! `nn/tests/make_nn_extra31_golden.py`), state-dict names, materialization on the first forward
+//! and on loading, and torch's error messages.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use oxtorch_nn::functional as F;
+use oxtorch_nn::utils::{
+    functional_call, functional_call_forward, functional_call_with, FunctionalCallOptions,
+};
+use oxtorch_nn::{
+    AdaptiveLogSoftmaxWithLoss, ConvOptions, ConvTransposeOptions, Forward, FractionalMaxPool2d,
+    FractionalMaxPool3d, Lazy, LazyBatchNorm1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
+    LazyInstanceNorm2d, LazyLinear, LazySpec, Linear, Module, ModuleExt, Sequential, StateDict, Tanh,
+};
+use oxtorch_tensor::{DType, Padding, Result, Tensor};
+
+include!("nn_extra31_golden.rs");
+
+fn entry(name: &str) -> (&'static [usize], &'static [f64]) {
+    TENSORS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, d, v)| (*d, *v))
+        .unwrap_or_else(|| panic!("no golden tensor {name}"))
+}
+
+/// A golden tensor as float64.
+fn g(name: &str) -> Tensor {
+    let (dims, data) = entry(name);
+    Tensor::from_vec(data.to_vec(), dims).unwrap()
+}
+
+/// A golden tensor as int64.
+fn gi(name: &str) -> Tensor {
+    let (dims, data) = entry(name);
+    Tensor::from_vec(data.iter().map(|&v| v as i64).collect::<Vec<_>>(), dims).unwrap()
+}
+
+fn msg(name: &str) -> &'static str {
+    MESSAGES.iter().find(|(n, _)| *n == name).map(|(_, m)| *m).unwrap_or_else(|| panic!("no message {name}"))
+}
+
+/// The golden entries `prefix<key>` as a state dict (`num_batches_tracked` as int64).
+fn state_dict(prefix: &str) -> StateDict {
+    let mut sd = StateDict::new();
+    for (n, _, _) in TENSORS.iter().filter(|(n, _, _)| n.starts_with(prefix)) {
+        let key = &n[prefix.len()..];
+        sd.insert(key, if key.ends_with("num_batches_tracked") { gi(n) } else { g(n) });
+    }
+    sd
+}
+
+/// torch's `allclose` with `rtol = atol = tol`.
+fn close(what: &str, got: &Tensor, want: &Tensor, tol: f64) {
+    assert_eq!(got.dims(), want.dims(), "{what}: shape");
+    let (a, b) = (got.to_f64_vec().unwrap(), want.to_f64_vec().unwrap());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{what}[{i}]: got {x}, PyTorch {y}");
+    }
+}
+
+fn ints(t: &Tensor) -> Vec<i64> {
+    t.to_dtype(DType::I64).unwrap().to_vec::<i64>().unwrap()
+}
+
+fn assert_err<T>(what: &str, r: Result<T>) {
+    let e = r.err().unwrap_or_else(|| panic!("{what}: no error")).to_string();
+    assert!(e.contains(msg(what)), "{what}: got {e:?}, PyTorch {:?}", msg(what));
+}
+
+// --- fractional max pooling ---------------------------------------------------------------------
+
+#[test]
+fn fractional_max_pool_matches_torch() -> Result<()> {
+    type Case =
+        (&'static str, usize, &'static [usize], Option<&'static [usize]>, Option<&'static [f64]>, DType);
+    let cases: [Case; 5] = [
+        ("fmp2d_size", 2, &[2, 3], Some(&[4, 5]), None, DType::F64),
+        ("fmp2d_ratio", 2, &[2], None, Some(&[0.5, 0.7]), DType::F64),
+        ("fmp2d_f32", 2, &[3], Some(&[5, 6]), None, DType::F32),
+        ("fmp3d_size", 3, &[2, 2, 3], Some(&[3, 4, 3]), None, DType::F64),
+        ("fmp3d_ratio", 3, &[2], None, Some(&[0.5]), DType::F64),
+    ];
+    for (name, n, k, size, ratio, dtype) in cases {
+        let tol = if dtype == DType::F32 { 1e-6 } else { 1e-12 };
+        let x = g(&format!("{name}.x")).to_dtype(dtype)?.requires_grad_(true)?;
+        let samples = g(&format!("{name}.samples")).to_dtype(dtype)?;
+        let (out, idx) = if n == 2 {
+            F::fractional_max_pool2d_with_indices(&x, k, size, ratio, Some(&samples))?
+        } else {
+            F::fractional_max_pool3d_with_indices(&x, k, size, ratio, Some(&samples))?
+        };
+        close(&format!("{name} out"), &out, &g(&format!("{name}.out")), tol);
+        assert_eq!(idx.dtype(), DType::I64);
+        assert_eq!(ints(&idx), ints(&gi(&format!("{name}.idx"))), "{name} indices");
+        let cot = g(&format!("{name}.cot")).to_dtype(dtype)?;
+        out.mul(&cot)?.sum_all()?.backward()?;
+        close(&format!("{name} grad"), &x.grad().unwrap(), &g(&format!("{name}.grad")), tol);
+        // The modules, with the samples as their buffer.
+        let y = if n == 2 {
+            FractionalMaxPool2d::new(k, size, ratio)?
+                .with_random_samples(samples.clone())
+                .forward(&x.detach())?
+        } else {
+            FractionalMaxPool3d::new(k, size, ratio)?
+                .with_random_samples(samples.clone())
+                .forward(&x.detach())?
+        };
+        close(&format!("{name} module"), &y, &g(&format!("{name}.out")), tol);
+    }
+    Ok(())
+}
+
+#[test]
+fn fractional_max_pool_draws_samples_and_checks_like_torch() -> Result<()> {
+    // Drawn windows: each output is the input at its index.
+    let x = Tensor::randn([2, 3, 9, 8], DType::F64)?;
+    let (out, idx) = F::fractional_max_pool2d_with_indices(&x, &[2], Some(&[4]), None, None)?;
+    assert_eq!(out.dims(), &[2, 3, 4, 4]);
+    let picked = x.reshape([2, 3, 72])?.gather(2, &idx.reshape([2, 3, 16])?)?;
+    close("drawn", &picked, &out.reshape([2, 3, 16])?, 0.0);
+    let m = FractionalMaxPool2d::new(&[2], None, Some(&[0.5]))?
+        .with_random_samples(Tensor::rand([2, 3, 2], DType::F64)?);
+    assert_eq!(m.state_dict().keys().collect::<Vec<_>>(), ["_random_samples"]);
+    assert_eq!(m.forward(&x)?.dims(), &[2, 3, 4, 4]);
+
+    let x4 = Tensor::randn([1, 1, 7, 9], DType::F32)?;
+    let s4 = Tensor::rand([1, 1, 2], DType::F32)?;
+    assert_err("fmp2d_too_large", F::fractional_max_pool2d(&x4, &[2, 3], Some(&[7, 5]), None, Some(&s4)));
+    let s2 = Tensor::rand([1, 2, 2], DType::F32)?;
+    assert_err("fmp2d_channels", F::fractional_max_pool2d(&x4, &[2], Some(&[3]), None, Some(&s2)));
+    assert_err(
+        "fmp2d_dtype",
+        F::fractional_max_pool2d(&x4, &[2], Some(&[3]), None, Some(&s4.to_dtype(DType::F64)?)),
+    );
+    let x5 = Tensor::randn([2, 2, 1, 7, 9], DType::F32)?;
+    assert_err(
+        "fmp2d_rank",
+        F::fractional_max_pool2d(&x5, &[2], Some(&[3]), None, Some(&Tensor::rand([2, 2, 2], DType::F32)?)),
+    );
+    let empty = Tensor::randn([2, 1, 0, 4], DType::F32)?;
+    assert_err("fmp2d_empty", F::fractional_max_pool2d(&empty, &[2], Some(&[1, 1]), None, None));
+    assert_err("fmp2d_none", F::fractional_max_pool2d(&x4, &[2], None, None, None));
+    let x3 = Tensor::randn([1, 1, 4, 4, 4], DType::F32)?;
+    let s3 = Tensor::rand([1, 1, 3], DType::F32)?;
+    assert_err("fmp3d_too_large", F::fractional_max_pool3d(&x3, &[2], Some(&[3, 2, 2]), None, Some(&s3)));
+    assert_err("FractionalMaxPool2d_ratio", FractionalMaxPool2d::new(&[2], None, Some(&[0.5, 1.5])));
+    assert_err("FractionalMaxPool2d_none", FractionalMaxPool2d::new(&[2], None, None));
+    assert_err("FractionalMaxPool2d_both", FractionalMaxPool2d::new(&[2], Some(&[3]), Some(&[0.5])));
+    Ok(())
+}
+
+// --- AdaptiveLogSoftmaxWithLoss -----------------------------------------------------------------
+
+#[test]
+fn adaptive_log_softmax_matches_torch() -> Result<()> {
+    for (tag, head_bias) in [("asm", false), ("asm_hb", true)] {
+        let mut m = AdaptiveLogSoftmaxWithLoss::new(8, 20, &[5, 12], 2.0, head_bias)?;
+        m.to(DType::F64)?;
+        let sd = state_dict(&format!("{tag}.sd."));
+        assert_eq!(m.state_dict().keys().collect::<Vec<_>>(), sd.keys().collect::<Vec<_>>(), "{tag} keys");
+        m.load_state_dict(&sd, true)?;
+        assert_eq!(m.tail[1].get(0).unwrap().type_name(), "Linear");
+        assert_eq!(m.tail.type_name(), "ModuleList");
+
+        let x = g(&format!("{tag}.x")).requires_grad_(true)?;
+        let target = gi(&format!("{tag}.target"));
+        let (out, loss) = m.forward(&x, &target)?;
+        close(&format!("{tag} out"), &out, &g(&format!("{tag}.out")), 1e-12);
+        close(&format!("{tag} loss"), &loss, &g(&format!("{tag}.loss")), 1e-12);
+        out.mul(g(&format!("{tag}.cot")))?.sum_all()?.add(&loss)?.backward()?;
+        close(&format!("{tag} grad x"), &x.grad().unwrap(), &g(&format!("{tag}.grad.x")), 1e-10);
+        for (name, p) in m.named_parameters() {
+            close(
+                &format!("{tag} grad {name}"),
+                &p.grad().unwrap(),
+                &g(&format!("{tag}.grad.{name}")),
+                1e-10,
+            );
+        }
+
+        x.set_grad(None)?;
+        let lp = m.log_prob(&x)?;
+        close(&format!("{tag} log_prob"), &lp, &g(&format!("{tag}.log_prob")), 1e-12);
+        lp.mul(g(&format!("{tag}.cot2")))?.sum_all()?.backward()?;
+        close(
+            &format!("{tag} log_prob grad"),
+            &x.grad().unwrap(),
+            &g(&format!("{tag}.log_prob_grad.x")),
+            1e-10,
+        );
+
+        let xp = g(&format!("{tag}.xp"));
+        assert_eq!(ints(&m.predict(&xp)?), ints(&gi(&format!("{tag}.predict"))), "{tag} predict");
+        assert_eq!(ints(&m.predict(&xp)?), ints(&m.log_prob(&xp)?.argmax(Some(1), false)?));
+
+        let (o1, l1) = m.forward(&x.detach().select(0, 3)?, &target.select(0, 3)?)?;
+        assert_eq!(o1.rank(), 0);
+        close(&format!("{tag} out1"), &o1, &g(&format!("{tag}.out1")), 1e-12);
+        close(&format!("{tag} loss1"), &l1, &g(&format!("{tag}.loss1")), 1e-12);
+    }
+    Ok(())
+}
+
+#[test]
+fn adaptive_log_softmax_checks_like_torch() -> Result<()> {
+    assert_err("asm_cutoffs_empty", AdaptiveLogSoftmaxWithLoss::new(8, 20, &[], 4.0, false));
+    assert_err("asm_cutoffs_order", AdaptiveLogSoftmaxWithLoss::new(8, 20, &[12, 5], 4.0, false));
+    assert_err("asm_cutoffs_range", AdaptiveLogSoftmaxWithLoss::new(8, 20, &[5, 20], 4.0, false));
+    let m = AdaptiveLogSoftmaxWithLoss::new(8, 20, &[5, 12], 2.0, false)?;
+    let names: Vec<String> = m.named_parameters().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        names,
+        ["head.weight", "tail.0.0.weight", "tail.0.1.weight", "tail.1.0.weight", "tail.1.1.weight"]
+    );
+    assert_eq!(m.tail[0].parameters()[1].dims(), &[7, 4]);
+    assert_eq!(m.tail[1].parameters()[0].dims(), &[2, 8]);
+    let x = Tensor::randn([3, 8], ())?;
+    let t = |v: &[i64]| Tensor::from_slice(v, [v.len()]).unwrap();
+    assert_err("asm_target_range", m.forward(&x, &t(&[0, 20, -1])));
+    assert_err("asm_batch", m.forward(&x, &t(&[0, 1])));
+    assert_err("asm_input_rank", m.forward(&Tensor::randn([3, 8, 1], ())?, &t(&[0, 1, 2])));
+    assert_err("asm_input_rank0", m.forward(&x, &Tensor::from_slice(&[1i64], [])?));
+    assert_err("asm_target_rank", m.forward(&x, &Tensor::zeros([3, 1], DType::I64)?));
+    Ok(())
+}
+
+// --- lazy modules -------------------------------------------------------------------------------
+
+/// A lazy module: placeholders under torch's names before the first forward; after it, the
+/// concrete module of the input's size; with torch's weights loaded, torch's output; and a fresh
+/// one loaded before any forward materializes from the checkpoint's shapes.
+fn check_lazy<S: LazySpec>(
+    tag: &str,
+    make: impl Fn() -> Result<Lazy<S>>,
+    concrete: &str,
+    random_init: bool,
+) -> Result<()> {
+    let sd = state_dict(&format!("{tag}.sd."));
+    let x = g(&format!("{tag}.x"));
+    let want = g(&format!("{tag}.out"));
+    let mut lazy = make()?;
+    lazy.to(DType::F64)?;
+    assert!(lazy.has_uninitialized_params());
+    assert!(lazy.type_name().starts_with("Lazy"), "{tag}: {}", lazy.type_name());
+    assert_eq!(
+        lazy.state_dict().keys().collect::<Vec<_>>(),
+        sd.keys().collect::<Vec<_>>(),
+        "{tag} keys before"
+    );
+    let y = lazy.forward(&x)?;
+    assert!(!lazy.has_uninitialized_params());
+    assert_eq!(lazy.type_name(), concrete);
+    assert_eq!(y.dims(), want.dims(), "{tag} output shape");
+    let own = lazy.state_dict();
+    assert_eq!(own.keys().collect::<Vec<_>>(), sd.keys().collect::<Vec<_>>(), "{tag} keys after");
+    for (k, t) in sd.iter() {
+        assert_eq!(own.get(k).unwrap().dims(), t.dims(), "{tag} {k} shape");
+        if t.is_floating_point() {
+            assert_eq!(own.get(k).unwrap().dtype(), DType::F64, "{tag} {k} dtype");
+        }
+    }
+    if !random_init {
+        // Norms: no random draw, so torch's output and statistics as they are.
+        close(&format!("{tag} out"), &y, &want, 1e-12);
+        for (k, t) in sd.iter() {
+            close(&format!("{tag} {k}"), own.get(k).unwrap(), t, 1e-12);
+        }
+    }
+    lazy.load_state_dict(&sd, true)?;
+    lazy.eval();
+    let y = lazy.forward(&x)?;
+    if random_init {
+        close(&format!("{tag} out after load"), &y, &want, 1e-12);
+    }
+    // Loaded before the first forward.
+    let mut fresh = make()?;
+    fresh.to(DType::F64)?;
+    fresh.load_state_dict(&sd, true)?;
+    assert!(!fresh.has_uninitialized_params(), "{tag}: load materializes");
+    assert_eq!(fresh.type_name(), concrete);
+    fresh.eval();
+    close(&format!("{tag} out loaded first"), &fresh.forward(&x)?, &y, 0.0);
+    Ok(())
+}
+
+#[test]
+fn lazy_modules_match_torch() -> Result<()> {
+    check_lazy("lazy_linear", || LazyLinear::new(5, true), "Linear", true)?;
+    let pad1 = ConvOptions { padding: Padding::Explicit(vec![1]), ..Default::default() };
+    check_lazy("lazy_conv2d", || LazyConv2d::new(4, &[3], pad1.clone()), "Conv2d", true)?;
+    check_lazy("lazy_conv3d", || LazyConv3d::new(2, &[2], ConvOptions::default()), "Conv3d", true)?;
+    let s2 = ConvTransposeOptions { stride: vec![2], ..Default::default() };
+    check_lazy("lazy_convt1d", || LazyConvTranspose1d::new(3, &[2], s2.clone()), "ConvTranspose1d", true)?;
+    check_lazy("lazy_bn1d", LazyBatchNorm1d::new, "BatchNorm1d", false)?;
+    check_lazy(
+        "lazy_in2d",
+        || LazyInstanceNorm2d::new_with(1e-5, Some(0.1), true, true),
+        "InstanceNorm2d",
+        false,
+    )?;
+    Ok(())
+}
+
+#[test]
+fn lazy_modules_initialise_and_nest_like_torch() -> Result<()> {
+    // torch's Linear initialisation bounds, in the default dtype.
+    let lazy = LazyLinear::new(3, true)?;
+    lazy.forward(&Tensor::randn([2, 16], ())?)?;
+    let w = lazy.module().unwrap().weight.clone();
+    assert_eq!((w.dims(), w.dtype(), w.requires_grad()), (&[3usize, 16][..], DType::F32, true));
+    assert!(w.to_f64_vec()?.iter().all(|v| v.abs() <= 0.25));
+    // A frozen placeholder stays frozen.
+    let frozen = LazyLinear::new(3, false)?;
+    frozen.requires_grad_(false)?;
+    frozen.forward(&Tensor::randn([2, 4], ())?)?;
+    assert!(!frozen.module().unwrap().weight.requires_grad());
+    // Inside a tree: loading materializes by the dotted names.
+    let mut seq = Sequential::new().add(LazyLinear::new(5, true)?).add(Tanh {});
+    seq.to(DType::F64)?;
+    let mut sd = StateDict::new();
+    for (k, t) in state_dict("lazy_linear.sd.").iter() {
+        sd.insert(&format!("0.{k}"), t.clone());
+    }
+    seq.load_state_dict(&sd, true)?;
+    assert_eq!(seq.get(0).unwrap().type_name(), "Linear");
+    let want = g("lazy_linear.out").tanh()?;
+    close("nested", &seq.forward(&g("lazy_linear.x"))?, &want, 1e-12);
+    assert_err(
+        "lazy_conv2d_rank",
+        LazyConv2d::new(4, &[3], ConvOptions::default())?.forward(&Tensor::randn([3, 5], ())?),
+    );
+    Ok(())
+}
+
+// --- functional_call ----------------------------------------------------------------------------
+
+fn mlp() -> Result<Sequential> {
+    let mut m = Sequential::new().add(Linear::new(4, 6, true)?).add(Tanh {}).add(Linear::new(6, 3, true)?);
+    m.to(DType::F64)?;
+    m.load_state_dict(&state_dict("fc.own."), true)?;
+    Ok(m)
+}
+
+#[test]
+fn functional_call_matches_torch() -> Result<()> {
+    let mut m = mlp()?;
+    let own = m.parameters();
+    let names = ["0.weight", "0.bias", "2.weight", "2.bias"];
+    let params: Vec<(&str, Tensor)> =
+        names.iter().map(|&n| (n, g(&format!("fc.p.{n}")).requires_grad_(true).unwrap())).collect();
+    let x = g("fc.x").requires_grad_(true)?;
+    let out = functional_call_forward(&mut m, params.iter().map(|(k, v)| (*k, v)), &x)?;
+    close("fc out", &out, &g("fc.out"), 1e-12);
+    out.mul(g("fc.cot"))?.sum_all()?.backward()?;
+    close("fc grad x", &x.grad().unwrap(), &g("fc.grad.x"), 1e-12);
+    for (n, p) in &params {
+        close(&format!("fc grad {n}"), &p.grad().unwrap(), &g(&format!("fc.grad.{n}")), 1e-12);
+    }
+    // The module keeps its own tensors, untouched by the backward pass.
+    for (p, q) in own.iter().zip(m.parameters()) {
+        assert!(p.is_same(&q));
+        assert!(q.grad().is_none());
+    }
+    for (k, t) in state_dict("fc.own.").iter() {
+        close(&format!("fc own {k}"), m.state_dict().get(k).unwrap(), t, 0.0);
+    }
+    // Only some given: the others are the module's own.
+    let partial = vec![("2.weight", params[2].1.clone()), ("2.bias", params[3].1.clone())];
+    let y = functional_call(&mut m, partial.clone(), |m| m.forward(&x))?;
+    close("fc partial", &y, &g("fc.out_partial"), 1e-12);
+    let strict = FunctionalCallOptions { strict: true, ..Default::default() };
+    assert_err("fc_strict_missing", functional_call_with(&mut m, partial.clone(), strict, |m| m.forward(&x)));
+    let mut extra: Vec<(&str, Tensor)> = params.clone();
+    extra.push(("3.weight", x.clone()));
+    assert_err("fc_strict_unexpected", functional_call_with(&mut m, extra, strict, |m| m.forward(&x)));
+    // Restored after an error and after a panic.
+    let r: Result<()> =
+        functional_call(&mut m, partial.clone(), |_| Err(oxtorch_tensor::Error::msg("inner")));
+    assert!(r.is_err());
+    let panicked = catch_unwind(AssertUnwindSafe(|| {
+        let _ =
+            functional_call(&mut m, partial.clone(), |_| -> Result<()> { panic!("inside functional_call") });
+    }));
+    assert!(panicked.is_err());
+    for (p, q) in own.iter().zip(m.parameters()) {
+        assert!(p.is_same(&q), "restored");
+    }
+    Ok(())
+}
