@@ -28,11 +28,12 @@ const FIRST_NEW_SLOTS: usize = 256;
 
 /// Generates up to `g.max_new_tokens` tokens after `input_ids` `[batch, seq]` (left-padded prompts
 /// with `attention_mask`), calling `on_token(row, token)` for each new token of an unfinished row.
-/// Returns the prompts followed by the new tokens (finished rows padded with `g.pad_token_id`), int64,
-/// on the host; with `max_new_tokens` 0, the prompts unchanged. Runs on the model's device: the KV
-/// cache stays there. Greedy decoding on xla/tpu picks tokens there too and downloads only them (see
-/// [`decode_greedy_on_device`]); otherwise each step moves the new tokens up and the last position's
-/// logits down. Stop strings need the tokenizer: see [`generate_with_tokenizer`].
+/// Returns the prompts followed by the new tokens (finished rows padded with
+/// [`GenerationConfig::pad_token`]), int64, on the host; with `max_new_tokens` 0, the prompts
+/// unchanged. Runs on the model's device: the KV cache stays there. Greedy decoding on xla/tpu
+/// picks tokens there too and downloads only them (see [`decode_greedy_on_device`]); otherwise each
+/// step moves the new tokens up and the last position's logits down. Stop strings need the
+/// tokenizer: see [`generate_with_tokenizer`].
 pub fn generate(
     lm: &CausalLm,
     input_ids: &Tensor,
@@ -78,20 +79,6 @@ fn first_capacity(width: usize, max_new_tokens: usize, first_new_slots: usize) -
     Ok(width + max_new_tokens.min(first_new_slots))
 }
 
-/// The attention mask of prompts given without one, as transformers infers it: `ids !=
-/// pad_token_id` where the pad token occurs in the prompts and is not an EOS token, else all ones
-/// (also when no EOS token is configured, so that the pad id is only the 0 default).
-fn inferred_mask(ids: &[i64], g: &GenerationConfig) -> Vec<i64> {
-    let pad = g.pad_token_id;
-    // Without any EOS token the pad id is the 0 default, not a configured pad token: transformers
-    // has none then and masks nothing.
-    if !g.eos_token_ids.is_empty() && ids.contains(&pad) && !g.eos_token_ids.contains(&pad) {
-        ids.iter().map(|&t| i64::from(t != pad)).collect()
-    } else {
-        vec![1; ids.len()]
-    }
-}
-
 /// [`generate`] with a KV cache first allocated for `first_new_slots` new tokens, and stop strings
 /// when a tokenizer is given.
 fn generate_with(
@@ -123,7 +110,7 @@ fn generate_with(
                 m.dims()
             )))
         }
-        None => inferred_mask(&ids.to_vec::<i64>()?, g),
+        None => g.inferred_mask(&ids.to_vec::<i64>()?),
     };
     let rows: Vec<Vec<i64>> = ids.to_vec2::<i64>()?;
     if b == 0 || g.max_new_tokens == 0 {
@@ -183,13 +170,13 @@ struct Rows<'t> {
 }
 
 impl Rows<'_> {
-    /// Appends one new token per row (`pad_token_id` to finished rows), tells `on_token` about the
+    /// Appends one new token per row (the pad token to finished rows), tells `on_token` about the
     /// unfinished rows' tokens, and marks rows that produced an EOS token or completed a stop
     /// string finished. Returns whether every row has finished.
     fn push(&mut self, next: &[i64], g: &GenerationConfig, on_token: &mut impl FnMut(usize, i64)) -> bool {
         for (r, (row, &token)) in self.tokens.iter_mut().zip(next).enumerate() {
             if self.done[r] {
-                row.push(g.pad_token_id);
+                row.push(g.pad_token());
                 continue;
             }
             on_token(r, token);
@@ -341,7 +328,7 @@ fn decode_on_host(
             .enumerate()
             .map(|(r, mut logits)| {
                 if rows.done[r] {
-                    g.pad_token_id
+                    g.pad_token()
                 } else {
                     process(&mut logits, &rows.tokens[r], rows.padding[r], n, g);
                     pick(&mut logits, g, &mut rng)
@@ -475,16 +462,52 @@ impl Prompt {
 
 #[cfg(test)]
 mod tests {
-    /// Prompts without a mask: padding inferred from a pad token that occurs and is not an EOS.
+    /// Prompts without a mask: padding inferred from a pad token that occurs and is not an EOS
+    /// (`GenerationConfig::inferred_mask`; transformers' cases in `generate/config.rs`).
     #[test]
     fn a_missing_mask_is_inferred_from_the_pad_token() {
-        let g = GenerationConfig { pad_token_id: 5, eos_token_ids: vec![17], ..GenerationConfig::default() };
-        assert_eq!(super::inferred_mask(&[5, 5, 3, 4], &g), vec![0, 0, 1, 1]);
-        assert_eq!(super::inferred_mask(&[1, 2, 3, 4], &g), vec![1; 4]);
-        let pad_is_eos = GenerationConfig { pad_token_id: 17, ..g.clone() };
-        assert_eq!(super::inferred_mask(&[17, 2, 3, 4], &pad_is_eos), vec![1; 4]);
+        let g = GenerationConfig {
+            pad_token_id: Some(5),
+            eos_token_ids: vec![17],
+            ..GenerationConfig::default()
+        };
+        assert_eq!(g.inferred_mask(&[5, 5, 3, 4]), vec![0, 0, 1, 1]);
+        assert_eq!(g.inferred_mask(&[1, 2, 3, 4]), vec![1; 4]);
+        let pad_is_eos = GenerationConfig { pad_token_id: Some(17), ..g.clone() };
+        assert_eq!(pad_is_eos.inferred_mask(&[17, 2, 3, 4]), vec![1; 4]);
+        // A pad token without any EOS token still masks, as transformers (`eos_token_id is None`).
+        let no_eos = GenerationConfig { eos_token_ids: Vec::new(), ..g.clone() };
+        assert_eq!(no_eos.inferred_mask(&[5, 5, 3, 4]), vec![0, 0, 1, 1]);
         // No pad or EOS configured: token 0 is a token like any other.
-        assert_eq!(super::inferred_mask(&[0, 2, 3, 4], &GenerationConfig::default()), vec![1; 4]);
+        assert_eq!(GenerationConfig::default().inferred_mask(&[0, 2, 3, 4]), vec![1; 4]);
+    }
+
+    /// Left-padded prompts given without a mask generate what they do with the mask inferred from
+    /// the configured pad token; with the pad token unconfigured (the first EOS token pads) the
+    /// padding is attended to, as in transformers.
+    #[test]
+    fn prompts_without_a_mask_get_the_inferred_one() {
+        let (model, g, golden) = load("llama");
+        let lm = model.causal_lm().unwrap();
+        let ids = golden["input_ids"].to_vec2::<i64>().unwrap();
+        let mask = golden["attention_mask"].to_vec2::<i64>().unwrap();
+        // The golden prompts with their padding slots holding token 7, the pad token.
+        let padded: Vec<i64> = ids
+            .iter()
+            .zip(&mask)
+            .flat_map(|(r, m)| r.iter().zip(m).map(|(&t, &m)| if m == 0 { 7 } else { t }))
+            .collect();
+        assert!(padded.contains(&7) && !ids.concat().contains(&7), "the fixture's prompts hold no token 7");
+        let padded = Tensor::from_vec(padded, golden["input_ids"].dims().to_vec()).unwrap();
+        let g = GenerationConfig { max_new_tokens: 6, eos_token_ids: Vec::new(), ..g };
+        let run = |g: &GenerationConfig, mask: Option<&Tensor>| {
+            generate(lm, &padded, mask, g, |_, _| {}).unwrap().to_vec2::<i64>().unwrap()
+        };
+        let with_pad = GenerationConfig { pad_token_id: Some(7), ..g.clone() };
+        assert_eq!(run(&with_pad, None), run(&with_pad, Some(&golden["attention_mask"])));
+        let pad_is_eos = GenerationConfig { eos_token_ids: vec![7], ..with_pad };
+        let ones = Tensor::ones_like(&golden["attention_mask"]).unwrap();
+        assert_eq!(run(&pad_is_eos, None), run(&pad_is_eos, Some(&ones)));
     }
 
     /// `max_length` from `generation_config.json` counts the prompt; `max_new_tokens` wins over it.
@@ -576,7 +599,7 @@ mod tests {
             for cache in [CacheImplementation::Dynamic, CacheImplementation::Static] {
                 let g = GenerationConfig {
                     max_new_tokens: 40,
-                    pad_token_id: 0,
+                    pad_token_id: Some(0),
                     cache_implementation: cache,
                     ..g.clone()
                 };
@@ -609,7 +632,7 @@ mod tests {
         let tok = HfTokenizer::load(&dir, None).unwrap();
         let (ids, mask) = (&golden["input_ids"], Some(&golden["attention_mask"]));
         let endless =
-            GenerationConfig { eos_token_ids: Vec::new(), max_new_tokens: 12, pad_token_id: 0, ..g };
+            GenerationConfig { eos_token_ids: Vec::new(), max_new_tokens: 12, pad_token_id: Some(0), ..g };
         let all = generate(lm, ids, mask, &endless, |_, _| {}).unwrap().to_vec2::<i64>().unwrap();
         let width = ids.dims()[1];
         // The text of the first row's sixth new token, as a stop string.
@@ -627,6 +650,54 @@ mod tests {
             assert!(r > 0 || end <= width + 6, "the first row stops by its sixth new token");
         }
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A KV cache the machine cannot hold is an error from the forward that would allocate it, not
+    /// the allocator's panic.
+    #[test]
+    fn a_cache_no_memory_holds_is_an_error() {
+        let (model, _, _) = load("llama");
+        let lm = model.causal_lm().unwrap();
+        let ids = Tensor::from_vec(vec![1i64, 17, 42], [1, 3]).unwrap();
+        let mut cache = KvCache::with_capacity(lm.num_layers(), 1 << 50);
+        let err = lm.forward(&ids, None, None, Some(&mut cache), false).unwrap_err().to_string();
+        assert!(err.contains("a KV cache of 1125899906842624 positions cannot be allocated"), "{err}");
+        // The model is unharmed: a cache that fits works.
+        let mut cache = KvCache::with_capacity(lm.num_layers(), 8);
+        lm.forward(&ids, None, None, Some(&mut cache), false).unwrap();
+        assert_eq!(cache.len(), 3);
+    }
+
+    /// Sizes a config asks for that the checkpoint does not hold (a vocabulary of 10^12 or 2^64 - 1
+    /// tokens, a hidden size of 10^15) are a weight error before anything of their size is
+    /// allocated.
+    #[test]
+    fn absurd_config_sizes_are_errors() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join("llama");
+        let text = std::fs::read_to_string(dir.join("config.json")).unwrap();
+        let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
+        for (from, to, needle) in [
+            (
+                "\"vocab_size\": 100",
+                "\"vocab_size\": 1000000000000",
+                "tensor 'model.embed_tokens.weight' has shape [100, 32] in the checkpoint, but the config implies [1000000000000, 32]",
+            ),
+            (
+                "\"vocab_size\": 100",
+                "\"vocab_size\": 18446744073709551615",
+                "tensor 'model.embed_tokens.weight' has shape [100, 32] in the checkpoint",
+            ),
+            (
+                "\"hidden_size\": 32",
+                "\"hidden_size\": 1000000000000000",
+                "tensor 'model.embed_tokens.weight' has shape [100, 32] in the checkpoint",
+            ),
+        ] {
+            assert!(text.contains(from));
+            let cfg = Config::from_json_str(&text.replace(from, to)).unwrap();
+            let err = AutoModel::load(&cfg, &weights).unwrap_err().to_string();
+            assert!(err.contains(needle), "{to}: {err}");
+        }
     }
 
     #[test]
@@ -663,8 +734,8 @@ mod tests {
             read(r#"{"do_sample": true, "temperature": 0.7, "top_k": 5, "eos_token_id": [2, 3]}"#).unwrap();
         assert!(g.do_sample);
         assert_eq!(
-            (g.temperature, g.top_k, g.eos_token_ids.clone(), g.pad_token_id),
-            (0.7, 5, vec![2, 3], 2)
+            (g.temperature, g.top_k, g.eos_token_ids.clone(), g.pad_token_id, g.pad_token()),
+            (0.7, 5, vec![2, 3], None, 2)
         );
         assert_eq!(read(r#"{"stop_strings": "<end>"}"#).unwrap().stop_strings, ["<end>"]);
         assert_eq!(read(r#"{"stop_strings": ["a", "b"]}"#).unwrap().stop_strings, ["a", "b"]);

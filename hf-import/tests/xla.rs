@@ -88,7 +88,7 @@ fn llama_greedy_generate_on_xla_matches_transformers() {
     let golden = read_all(&dir.join("generate.safetensors"));
     let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
     g.max_new_tokens = 10;
-    g.pad_token_id = 0;
+    g.pad_token_id = Some(0);
     let before = metrics();
     let out = generate(lm, &golden["input_ids"], Some(&golden["attention_mask"]), &g, |_, _| {}).unwrap();
     let after = metrics();

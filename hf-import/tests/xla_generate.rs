@@ -54,7 +54,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         let (_, on_cpu) = load(name, Device::Cpu);
         let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
         g.max_new_tokens = 10;
-        g.pad_token_id = 0;
+        g.pad_token_id = Some(0);
         let (ids, mask) = (&golden["input_ids"], Some(&golden["attention_mask"]));
         let run = |m: &AutoModel| generate(m.causal_lm().unwrap(), ids, mask, &g, |_, _| {}).unwrap();
         let (x, c) = (run(&on_xla).to_vec2::<i64>().unwrap(), run(&on_cpu).to_vec2::<i64>().unwrap());
@@ -86,7 +86,7 @@ fn greedy_decoding_reads_back_only_tokens_and_stops_rows_at_eos_like_the_cpu() {
     let stop = free[0][s..].iter().position(|&t| t == eos).unwrap();
     let mut g = greedy(12);
     g.eos_token_ids = vec![eos];
-    g.pad_token_id = 0;
+    g.pad_token_id = Some(0);
     let before = metrics();
     let (x, x_streamed) = run(&on_xla, &g);
     let after = metrics();

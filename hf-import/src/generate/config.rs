@@ -40,8 +40,10 @@ pub struct GenerationConfig {
     pub seed: u64,
     /// tokens that end a sequence
     pub eos_token_ids: Vec<i64>,
-    /// token appended to finished sequences
-    pub pad_token_id: i64,
+    /// the configured pad token (transformers' `pad_token_id`; `None`: none configured). Finished
+    /// sequences get [`GenerationConfig::pad_token`], and prompts given without an attention mask
+    /// get one inferred from it (see [`GenerationConfig::inferred_mask`]).
+    pub pad_token_id: Option<i64>,
     /// which KV cache to decode with
     pub cache_implementation: CacheImplementation,
     /// prompt and new tokens at least (`min_length` of `generation_config.json`), applied with
@@ -105,7 +107,7 @@ impl Default for GenerationConfig {
             repetition_penalty: 1.0,
             seed: 0,
             eos_token_ids: Vec::new(),
-            pad_token_id: 0,
+            pad_token_id: None,
             cache_implementation: CacheImplementation::Auto,
             min_length: None,
             length_cap: None,
@@ -188,10 +190,10 @@ impl GenerationConfig {
     /// generation keys of `config.json` (as transformers). Sampling settings, lengths,
     /// `eos_token_id` as a number or list, `pad_token_id`, `cache_implementation`
     /// `"static"`/`"dynamic"` and the token bans (`no_repeat_ngram_size`, `bad_words_ids`,
-    /// `suppress_tokens`, `begin_suppress_tokens`, `forced_eos_token_id`); EOS and pad tokens fall
-    /// back to the model config's, and a missing pad token becomes the first EOS token, as
-    /// transformers does. Without a configured length, 20 new tokens, capped at the model's
-    /// `max_position_embeddings`.
+    /// `suppress_tokens`, `begin_suppress_tokens`, `forced_eos_token_id`), all from the one file
+    /// (EOS and pad tokens included: transformers 5 does not fall back to `config.json`'s when
+    /// `generation_config.json` lacks them). Without a configured length, 20 new tokens, capped at
+    /// the model's `max_position_embeddings`.
     pub fn from_model_dir(dir: &Path, cfg: &Config) -> Result<Self> {
         let (path, json) = settings_of(dir, cfg)?;
         let mut g = GenerationConfig::default();
@@ -282,23 +284,39 @@ impl GenerationConfig {
                 ))
             }
         };
-        let config_path = dir.join("config.json");
+        // From the settings' file only: with a `generation_config.json`, transformers 5 reads neither
+        // token from `config.json` (checked with 5.24: a `generation_config.json` without
+        // `eos_token_id` generates without EOS tokens, whatever `config.json` says).
         g.eos_token_ids = ids_of(&path, "eos_token_id", json.get("eos_token_id"))?;
-        if g.eos_token_ids.is_empty() {
-            g.eos_token_ids = ids_of(&config_path, "eos_token_id", cfg.get("eos_token_id"))?;
-        }
         // transformers drops bad words that are an EOS token alone.
         g.bad_words_ids.retain(|s| !(s.len() == 1 && g.eos_token_ids.contains(&s[0])));
-        let pad = match ids_of(&path, "pad_token_id", json.get("pad_token_id"))?.first() {
-            Some(&id) => Some(id),
-            None => ids_of(&config_path, "pad_token_id", cfg.get("pad_token_id"))?.first().copied(),
-        };
-        g.pad_token_id = pad.or(g.eos_token_ids.first().copied()).unwrap_or(0);
+        g.pad_token_id = ids_of(&path, "pad_token_id", json.get("pad_token_id"))?.first().copied();
         Ok(g)
     }
 }
 
 impl GenerationConfig {
+    /// The token finished sequences get: the configured pad token, else the first EOS token (as
+    /// transformers' `_prepare_special_tokens`), else 0.
+    pub fn pad_token(&self) -> i64 {
+        self.pad_token_id.or(self.eos_token_ids.first().copied()).unwrap_or(0)
+    }
+
+    /// The attention mask `[batch × seq]` (flat, ones and zeros) of prompts `ids` given without one,
+    /// as transformers' `_prepare_attention_mask_for_generation` infers it: `ids != pad_token_id`
+    /// when a pad token is configured, occurs in `ids`, and is none of the EOS tokens (or no EOS
+    /// token is configured); all ones otherwise. A pad token that is not configured is the first EOS
+    /// token there (`_prepare_special_tokens`), so it never masks anything. Inside a prompt too: a
+    /// single prompt holding the pad token gets zeros where it occurs.
+    pub fn inferred_mask(&self, ids: &[i64]) -> Vec<i64> {
+        match self.pad_token_id {
+            Some(pad) if ids.contains(&pad) && !self.eos_token_ids.contains(&pad) => {
+                ids.iter().map(|&t| i64::from(t != pad)).collect()
+            }
+            _ => vec![1; ids.len()],
+        }
+    }
+
     /// Applies `max_length` (prompt included) to prompts of `prompt_len` tokens as transformers
     /// does: `max_new_tokens` becomes what is left of it; a prompt already that long is an error.
     /// Without a configured length, the sequence stops at `length_cap` (the model's positions).
@@ -378,7 +396,8 @@ mod tests {
     /// Without `generation_config.json` the generation keys of `config.json` apply (transformers'
     /// `from_model_config`, checked with transformers 5.24: do_sample, temperature, max_length,
     /// min_length, no_repeat_ngram_size, repetition_penalty, top_k, eos_token_id all carried over);
-    /// with one, `config.json`'s are ignored but for the EOS and pad fallbacks.
+    /// with one, `config.json`'s are ignored, EOS and pad tokens included (transformers 5.24:
+    /// `generation_config.eos_token_id` is then `None`).
     #[test]
     fn config_json_holds_the_settings_without_a_generation_config() {
         let config = r#"{"model_type": "llama", "max_position_embeddings": 40, "do_sample": true,
@@ -398,8 +417,55 @@ mod tests {
         let g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
         assert!(!g.do_sample);
         assert_eq!((g.top_k, g.temperature, g.no_repeat_ngram_size), (3, 1.0, 0));
-        assert_eq!((g.max_length, g.length_cap, g.eos_token_ids.clone()), (None, Some(40), vec![5]));
+        assert_eq!((g.max_length, g.length_cap, g.eos_token_ids.clone()), (None, Some(40), vec![]));
+        assert_eq!((g.pad_token_id, g.pad_token()), (None, 0));
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The attention mask `generate` infers for prompts given without one, and where the pad and
+    /// EOS tokens come from, case by case as transformers 5.24 does (`from_pretrained` then
+    /// `generate` on prompts `[[5, 5, 3, 4], [1, 2, 3, 4]]`, the mask its first forward received;
+    /// `_prepare_attention_mask_for_generation`: `ids != pad` when the pad token is set, occurs in
+    /// the ids, and `eos_token_id is None or pad not in eos_token_id`; `_prepare_special_tokens`
+    /// sets an unset pad token to the first EOS token first).
+    #[test]
+    fn the_inferred_mask_follows_transformers() {
+        let padded = [0, 0, 1, 1, 1, 1, 1, 1];
+        let ones = [1; 8];
+        for (config, generation, want) in [
+            // pad 5 configured, EOS 2
+            (r#""pad_token_id": 5, "eos_token_id": 2"#, None, padded),
+            // pad configured, no EOS at all (null or absent)
+            (r#""pad_token_id": 5, "eos_token_id": null"#, None, padded),
+            (r#""pad_token_id": 5"#, None, padded),
+            // pad one of a list of EOS tokens; or not one of them
+            (r#""pad_token_id": 5, "eos_token_id": [2, 5]"#, None, ones),
+            (r#""pad_token_id": 5, "eos_token_id": [2, 7]"#, None, padded),
+            // no pad: the first EOS token pads, and never masks
+            (r#""pad_token_id": null, "eos_token_id": 5"#, None, ones),
+            (r#""eos_token_id": null"#, None, ones),
+            // with a generation_config.json, config.json's tokens are not read
+            (r#""pad_token_id": 5, "eos_token_id": 2"#, Some(r#"{"eos_token_id": [2, 7]}"#), ones),
+            (r#""pad_token_id": null, "eos_token_id": 5"#, Some(r#"{"pad_token_id": 5}"#), padded),
+            (r#""pad_token_id": 5, "eos_token_id": 2"#, Some("{}"), ones),
+            (r#""pad_token_id": 5"#, Some(r#"{"pad_token_id": null}"#), ones),
+        ] {
+            let config = format!(r#"{{"model_type": "llama", {config}}}"#);
+            let (dir, cfg) = folder("mask", &config, generation);
+            let g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+            std::fs::remove_dir_all(&dir).ok();
+            assert_eq!(g.inferred_mask(&[5, 5, 3, 4, 1, 2, 3, 4]), want, "{config} {generation:?}");
+            // A pad token absent from the prompts masks nothing.
+            assert_eq!(g.inferred_mask(&[6, 6, 3, 4, 1, 2, 3, 4]), ones, "{config} {generation:?}");
+        }
+        // A configured pad token 0 without EOS tokens masks (transformers: [[0, 0, 1, 1], ...]);
+        // an unconfigured one is not a pad token.
+        let pad0 = GenerationConfig { pad_token_id: Some(0), ..GenerationConfig::default() };
+        assert_eq!(pad0.inferred_mask(&[0, 0, 3, 4]), [0, 0, 1, 1]);
+        assert_eq!(GenerationConfig::default().inferred_mask(&[0, 0, 3, 4]), [1; 4]);
+        // A single prompt holding the pad token gets a zero there (transformers: [[1, 0, 1]]).
+        let pad5 = GenerationConfig { pad_token_id: Some(5), eos_token_ids: vec![2], ..pad0 };
+        assert_eq!(pad5.inferred_mask(&[3, 5, 4]), [1, 0, 1]);
     }
 
     /// Without a configured length: 20 new tokens, but the sequence never past

@@ -16,7 +16,7 @@
 //! keys, which the CPU backend runs as dot products without packing (one new position is a strided
 //! write of `head_dim` elements per head).
 
-use oxtorch_tensor::{Device, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 
 use crate::error::{Error, Result};
 
@@ -32,8 +32,38 @@ pub fn bucket(len: usize) -> usize {
     if len <= POW2_BUCKETS_UP_TO {
         len.max(MIN_BUCKET).next_power_of_two()
     } else {
-        len.div_ceil(POW2_BUCKETS_UP_TO) * POW2_BUCKETS_UP_TO
+        len.div_ceil(POW2_BUCKETS_UP_TO).saturating_mul(POW2_BUCKETS_UP_TO)
     }
+}
+
+/// Checks that a layer's key and value buffers, each `shape` of `dtype`, can be allocated on
+/// `device`: their size must not overflow and, on the cpu, the allocator must grant it (asked for
+/// once and released at once; the kernel refuses what it cannot back, which is what the CPU
+/// backend's allocation would meet). A cache the machine cannot hold is then this error, not the
+/// backend's out-of-memory panic. (Other devices report a failed allocation as an error already.)
+fn check_fits(shape: [usize; 4], dtype: DType, device: Device) -> Result<()> {
+    let bytes = shape.iter().try_fold(2 * dtype.size_in_bytes(), |n, &d| n.checked_mul(d));
+    let fits = match bytes {
+        Some(bytes) if bytes <= isize::MAX as usize => !device.is_cpu() || can_allocate(bytes),
+        _ => false,
+    };
+    if fits {
+        return Ok(());
+    }
+    let size = bytes.map_or_else(|| "more than 2^64".to_string(), |b| b.to_string());
+    Err(Error::Input(format!(
+        "a KV cache of {} positions cannot be allocated: its {dtype:?} keys and values {shape:?} take {size} bytes per layer",
+        shape[2]
+    )))
+}
+
+/// Whether the allocator grants `bytes` now (allocated and freed at once, the pages never touched).
+fn can_allocate(bytes: usize) -> bool {
+    let mut probe: Vec<u8> = Vec::new();
+    let granted = probe.try_reserve_exact(bytes).is_ok();
+    // The buffer escapes, so the allocation is made: one nothing reads may be assumed to succeed.
+    std::hint::black_box(&mut probe);
+    granted
 }
 
 /// The cached keys and values of one layer. Not `Clone`: the buffers are written in place, so a
@@ -94,7 +124,7 @@ impl LayerCache {
     /// prefix mode (so that growing one position at a time stays amortised O(1)).
     fn grow_to(&mut self, end: usize) {
         if end > self.capacity {
-            self.capacity = if self.fixed { bucket(end) } else { end.max(2 * self.capacity) };
+            self.capacity = if self.fixed { bucket(end) } else { end.max(self.capacity.saturating_mul(2)) };
         }
     }
 
@@ -124,6 +154,7 @@ impl LayerCache {
         }
         self.grow_to(end);
         let (dtype, device) = (k.dtype(), k.device());
+        check_fits([d[0], d[1], self.capacity, d[3]], dtype, device)?;
         let kb = Tensor::zeros([d[0], d[1], self.capacity, d[3]], (dtype, device))?;
         let vb = if self.fixed {
             Tensor::zeros([d[0], d[1], self.capacity, d[3]], (dtype, device))?
@@ -247,6 +278,36 @@ mod tests {
         assert_eq!(got, [16, 16, 32, 128, 512, 1024, 1536]);
         let distinct: std::collections::BTreeSet<usize> = (1..=512).map(bucket).collect();
         assert_eq!(distinct.len(), 6);
+    }
+
+    /// A cache no memory could hold (2^57 bytes, past any address space; a size that overflows) is
+    /// an error naming its size, in both modes, rather than the allocator's panic.
+    #[test]
+    fn a_cache_too_large_to_allocate_is_an_error() {
+        let caches = [
+            KvCache::with_capacity(1, 1 << 50),
+            KvCache::fixed(1, 1 << 50),
+            KvCache::with_capacity(1, usize::MAX / 2),
+            KvCache::fixed(1, usize::MAX / 2),
+        ];
+        for mut c in caches {
+            let k = Tensor::zeros([1, 2, 3, 8], ()).unwrap();
+            let err = c.layers[0].update(k.clone(), k).unwrap_err().to_string();
+            assert!(err.starts_with("a KV cache of ") && err.contains("cannot be allocated"), "{err}");
+            assert!(c.is_empty());
+        }
+        let mut c = KvCache::with_capacity(1, 1 << 50);
+        let k = Tensor::zeros([1, 2, 3, 8], ()).unwrap();
+        let err = c.layers[0].update(k.clone(), k).unwrap_err().to_string();
+        assert!(
+            err.contains("keys and values [1, 2, 1125899906842624, 8] take 144115188075855872 bytes"),
+            "{err}"
+        );
+        // A cache that fits still grows as before.
+        let mut c = KvCache::with_capacity(1, 4);
+        let k = Tensor::zeros([1, 2, 3, 8], ()).unwrap();
+        c.layers[0].update(k.clone(), k).unwrap();
+        assert_eq!((c.len(), c.capacity()), (3, 4));
     }
 
     #[test]

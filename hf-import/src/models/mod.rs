@@ -501,6 +501,49 @@ mod architecture_tests {
         assert!(arch(r#"{"model_type": "bert", "architectures": ["BertLMHeadModel"]}"#).is_err());
     }
 
+    /// Every supported model type with every supported family's name for a head: the model type's
+    /// class for that head, as transformers 5.24's Auto classes map model types (checked:
+    /// `MODEL_FOR_CAUSAL_LM_MAPPING_NAMES`, `MODEL_FOR_MASKED_LM_MAPPING_NAMES`, `MODEL_MAPPING_NAMES`;
+    /// `architectures` is not read by them), or an error where it has none that hf-import runs
+    /// (`BertLMHeadModel`, `RobertaForCausalLM`, `LlamaModel`, ...).
+    #[test]
+    fn the_model_type_decides_the_family_for_every_pair() {
+        let causal = [
+            ("gemma", "GemmaForCausalLM"),
+            ("gemma2", "Gemma2ForCausalLM"),
+            ("gemma3", "Gemma3ForConditionalGeneration"),
+            ("gemma3_text", "Gemma3ForCausalLM"),
+            ("llama", "LlamaForCausalLM"),
+            ("mistral", "MistralForCausalLM"),
+            ("phi3", "Phi3ForCausalLM"),
+            ("qwen2", "Qwen2ForCausalLM"),
+            ("qwen3", "Qwen3ForCausalLM"),
+        ];
+        let encoders = [("bert", "Bert"), ("distilbert", "DistilBert"), ("roberta", "Roberta")];
+        let config = |t: &str, a: &str| format!(r#"{{"model_type": "{t}", "architectures": ["{a}"]}}"#);
+        for (model_type, class) in causal {
+            for (_, named) in causal {
+                assert_eq!(arch(&config(model_type, named)).unwrap(), class, "{model_type} naming {named}");
+            }
+            for (_, family) in encoders {
+                for head in ["Model", "ForMaskedLM"] {
+                    assert!(arch(&config(model_type, &format!("{family}{head}"))).is_err(), "{model_type}");
+                }
+            }
+        }
+        for (model_type, own) in encoders {
+            for (_, family) in encoders {
+                for head in ["Model", "ForMaskedLM"] {
+                    let got = arch(&config(model_type, &format!("{family}{head}"))).unwrap();
+                    assert_eq!(got, format!("{own}{head}"), "{model_type} naming {family}{head}");
+                }
+            }
+            for (_, named) in causal {
+                assert!(arch(&config(model_type, named)).is_err(), "{model_type} naming {named}");
+            }
+        }
+    }
+
     /// `gemma3` is the multimodal model and `gemma3_text` the text one, whichever causal LM head the
     /// config names (`AutoModelForCausalLM` picks by model type).
     #[test]

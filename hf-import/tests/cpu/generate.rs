@@ -51,7 +51,7 @@ fn greedy_generate_with(cache: CacheImplementation) {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
         g.max_new_tokens = 10;
-        g.pad_token_id = 0;
+        g.pad_token_id = Some(0);
         g.cache_implementation = cache;
         let mut streamed = vec![Vec::new(); 2];
         let lm = model.causal_lm().unwrap();
@@ -156,7 +156,7 @@ fn token_bans_match_transformers() {
     let ids = |k: &str| golden[k].to_vec::<i64>().unwrap();
     let mut base = GenerationConfig::from_model_dir(&fixture("llama"), &cfg).unwrap();
     base.max_new_tokens = 12;
-    base.pad_token_id = 0;
+    base.pad_token_id = Some(0);
     let cases = [
         ("plain", base.clone()),
         ("ngram", GenerationConfig { no_repeat_ngram_size: 2, ..base.clone() }),
