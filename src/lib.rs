@@ -287,6 +287,34 @@ pub fn allclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -
     a.allclose(b, rtol, atol, equal_nan)
 }
 
+/// `torch.pdist(x, p)`: the distances between the rows of an `[N, M]` input, upper triangle only.
+pub fn pdist(x: &Tensor, p: f64) -> Result<Tensor> {
+    x.pdist(p)
+}
+
+/// `torch.poisson(rates)`: a Poisson draw per element from the default generator.
+pub fn poisson(rates: &Tensor) -> Result<Tensor> {
+    rates.poisson()
+}
+
+/// `torch.chain_matmul(*matrices)`: the product of 2-d matrices in the cheapest order.
+pub fn chain_matmul(matrices: &[&Tensor]) -> Result<Tensor> {
+    Tensor::chain_matmul(matrices)
+}
+
+/// `torch.matrix_exp(a)`: the matrix exponential of each square matrix of `a`.
+pub fn matrix_exp(a: &Tensor) -> Result<Tensor> {
+    a.matrix_exp()
+}
+
+/// `torch.func`: [`func::functional_call`] runs a module with some of its parameters and buffers
+/// replaced by given tensors (restored afterwards), gradients flowing to those tensors.
+pub mod func {
+    pub use oxtorch_nn::utils::{
+        functional_call, functional_call_forward, functional_call_with, FunctionalCallOptions,
+    };
+}
+
 /// torch's `torch.special`: the special functions under their torch names.
 pub mod special {
     use super::{DType, Operand, Result, Tensor};
@@ -394,5 +422,129 @@ pub mod special {
     /// `special.log_softmax(x, dim, dtype)`
     pub fn log_softmax(x: &Tensor, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
         x.log_softmax(dim, dtype)
+    }
+    /// `special.erfcx(x)`: the scaled complementary error function `exp(x²) erfc(x)`.
+    pub fn erfcx(x: &Tensor) -> Result<Tensor> {
+        x.special_erfcx()
+    }
+    /// `special.log_ndtr(x)`: the log of the standard normal CDF.
+    pub fn log_ndtr(x: &Tensor) -> Result<Tensor> {
+        x.special_log_ndtr()
+    }
+    /// `special.ndtri(p)`: the inverse of the standard normal CDF.
+    pub fn ndtri(p: &Tensor) -> Result<Tensor> {
+        p.special_ndtri()
+    }
+    /// `special.zeta(x, q)`: the Hurwitz zeta function (differentiable in `q` only).
+    pub fn zeta(x: &Tensor, q: impl Into<Operand>) -> Result<Tensor> {
+        x.special_zeta(q)
+    }
+    /// `special.zeta(x, q)` for a number `x`.
+    pub fn zeta_scalar(x: f64, q: &Tensor) -> Result<Tensor> {
+        Tensor::special_zeta_scalar(x, q)
+    }
+    /// `special.gammainc(a, x)`: the regularized lower incomplete gamma function.
+    pub fn gammainc(a: &Tensor, x: &Tensor) -> Result<Tensor> {
+        a.special_gammainc(x)
+    }
+    /// `special.gammaincc(a, x)`: the regularized upper incomplete gamma function.
+    pub fn gammaincc(a: &Tensor, x: &Tensor) -> Result<Tensor> {
+        a.special_gammaincc(x)
+    }
+    /// `special.bessel_j0(x)`: Bessel function of the first kind, order 0.
+    pub fn bessel_j0(x: &Tensor) -> Result<Tensor> {
+        x.special_bessel_j0()
+    }
+    /// `special.bessel_j1(x)`: Bessel function of the first kind, order 1.
+    pub fn bessel_j1(x: &Tensor) -> Result<Tensor> {
+        x.special_bessel_j1()
+    }
+    /// `special.bessel_y0(x)`: Bessel function of the second kind, order 0.
+    pub fn bessel_y0(x: &Tensor) -> Result<Tensor> {
+        x.special_bessel_y0()
+    }
+    /// `special.bessel_y1(x)`: Bessel function of the second kind, order 1.
+    pub fn bessel_y1(x: &Tensor) -> Result<Tensor> {
+        x.special_bessel_y1()
+    }
+    /// `special.modified_bessel_i0(x)`: modified Bessel function of the first kind, order 0.
+    pub fn modified_bessel_i0(x: &Tensor) -> Result<Tensor> {
+        x.special_modified_bessel_i0()
+    }
+    /// `special.modified_bessel_i1(x)`: modified Bessel function of the first kind, order 1.
+    pub fn modified_bessel_i1(x: &Tensor) -> Result<Tensor> {
+        x.special_modified_bessel_i1()
+    }
+    /// `special.modified_bessel_k0(x)`: modified Bessel function of the second kind, order 0.
+    pub fn modified_bessel_k0(x: &Tensor) -> Result<Tensor> {
+        x.special_modified_bessel_k0()
+    }
+    /// `special.modified_bessel_k1(x)`: modified Bessel function of the second kind, order 1.
+    pub fn modified_bessel_k1(x: &Tensor) -> Result<Tensor> {
+        x.special_modified_bessel_k1()
+    }
+    /// `special.scaled_modified_bessel_k0(x)`: `exp(x) K0(x)`.
+    pub fn scaled_modified_bessel_k0(x: &Tensor) -> Result<Tensor> {
+        x.special_scaled_modified_bessel_k0()
+    }
+    /// `special.scaled_modified_bessel_k1(x)`: `exp(x) K1(x)`.
+    pub fn scaled_modified_bessel_k1(x: &Tensor) -> Result<Tensor> {
+        x.special_scaled_modified_bessel_k1()
+    }
+    /// `special.spherical_bessel_j0(x)`: `sin(x) / x`.
+    pub fn spherical_bessel_j0(x: &Tensor) -> Result<Tensor> {
+        x.special_spherical_bessel_j0()
+    }
+    /// `special.airy_ai(x)`: the Airy function Ai.
+    pub fn airy_ai(x: &Tensor) -> Result<Tensor> {
+        x.special_airy_ai()
+    }
+    /// `special.chebyshev_polynomial_t(x, n)`: Chebyshev polynomial of the first kind.
+    pub fn chebyshev_polynomial_t(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_chebyshev_polynomial_t(n)
+    }
+    /// `special.chebyshev_polynomial_u(x, n)`: Chebyshev polynomial of the second kind.
+    pub fn chebyshev_polynomial_u(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_chebyshev_polynomial_u(n)
+    }
+    /// `special.chebyshev_polynomial_v(x, n)`: Chebyshev polynomial of the third kind.
+    pub fn chebyshev_polynomial_v(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_chebyshev_polynomial_v(n)
+    }
+    /// `special.chebyshev_polynomial_w(x, n)`: Chebyshev polynomial of the fourth kind.
+    pub fn chebyshev_polynomial_w(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_chebyshev_polynomial_w(n)
+    }
+    /// `special.shifted_chebyshev_polynomial_t(x, n)`: `T_n(2x - 1)`.
+    pub fn shifted_chebyshev_polynomial_t(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_shifted_chebyshev_polynomial_t(n)
+    }
+    /// `special.shifted_chebyshev_polynomial_u(x, n)`: `U_n(2x - 1)`.
+    pub fn shifted_chebyshev_polynomial_u(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_shifted_chebyshev_polynomial_u(n)
+    }
+    /// `special.shifted_chebyshev_polynomial_v(x, n)`: `V_n(2x - 1)`.
+    pub fn shifted_chebyshev_polynomial_v(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_shifted_chebyshev_polynomial_v(n)
+    }
+    /// `special.shifted_chebyshev_polynomial_w(x, n)`: `W_n(2x - 1)`.
+    pub fn shifted_chebyshev_polynomial_w(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_shifted_chebyshev_polynomial_w(n)
+    }
+    /// `special.hermite_polynomial_h(x, n)`: physicists' Hermite polynomial.
+    pub fn hermite_polynomial_h(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_hermite_polynomial_h(n)
+    }
+    /// `special.hermite_polynomial_he(x, n)`: probabilists' Hermite polynomial.
+    pub fn hermite_polynomial_he(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_hermite_polynomial_he(n)
+    }
+    /// `special.laguerre_polynomial_l(x, n)`: Laguerre polynomial.
+    pub fn laguerre_polynomial_l(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_laguerre_polynomial_l(n)
+    }
+    /// `special.legendre_polynomial_p(x, n)`: Legendre polynomial.
+    pub fn legendre_polynomial_p(x: &Tensor, n: impl Into<Operand>) -> Result<Tensor> {
+        x.special_legendre_polynomial_p(n)
     }
 }

@@ -36,6 +36,8 @@ mod second_order;
 mod shape;
 #[path = "gradcheck_ops/special.rs"]
 mod special;
+#[path = "gradcheck_ops/special31.rs"]
+mod special31;
 #[path = "gradcheck_ops/tier3.rs"]
 mod tier3;
 
@@ -73,4 +75,5 @@ pub const FAMILIES: &[Family] = &[
     ("special_and_composite", special::special_cases, 30),
     ("tier3", tier3::tier3_cases, 8),
     ("misc31", misc31::misc31_cases, 13),
+    ("special31", special31::special31_cases, 14),
 ];

@@ -30,6 +30,7 @@ mod display;
 mod dynamic;
 mod indexing;
 mod literal;
+mod memory_format;
 #[cfg(feature = "ndarray")]
 mod ndarray_conv;
 mod ops;
@@ -56,5 +57,5 @@ pub use oxtorch_backend_cpu::{CpuElement, SharedBytes};
 pub use oxtorch_backend_tpu::xla::step_boundary as xla_step_boundary;
 pub use oxtorch_core::ops::{ArgReduceOp, BinaryOp, CmpOp, ReduceOp, UnaryOp};
 pub use oxtorch_core::{
-    bf16, f16, promote_types, DType, Device, Element, Error, Layout, Result, Scalar, Shape,
+    bf16, f16, promote_types, DType, Device, Element, Error, Layout, MemoryFormat, Result, Scalar, Shape,
 };

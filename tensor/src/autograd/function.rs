@@ -43,6 +43,18 @@ pub trait Function: Send + Sync + 'static {
     /// The gradient of each input (one entry per input) from the gradient of each output.
     fn backward(&self, ctx: &FunctionCtx, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>>;
 
+    /// `backward` with `None` for the outputs that received no gradient, called instead of
+    /// `backward` when `forward` called `ctx.set_materialize_grads(false)` (torch then passes
+    /// `None` to its `backward`). The default fills those with zeros and calls `backward`.
+    fn backward_unmaterialized(
+        &self,
+        ctx: &FunctionCtx,
+        grads: &[Option<Tensor>],
+    ) -> Result<Vec<Option<Tensor>>> {
+        let grads = ctx.materialize_grads(grads)?;
+        self.backward(ctx, &grads)
+    }
+
     /// A name for `grad_fn` (torch uses the class name followed by `Backward`).
     fn name(&self) -> &'static str {
         "CustomFunctionBackward"
@@ -110,7 +122,7 @@ pub trait Function: Send + Sync + 'static {
         let node_cell = ctx.node.clone();
         ctx.non_differentiable.clear();
         let dirty_outputs = std::mem::take(&mut ctx.dirty);
-        let shapes = outputs.iter().map(|o| (o.dims().to_vec(), o.dtype(), o.device())).collect();
+        ctx.output_shapes = outputs.iter().map(|o| (o.dims().to_vec(), o.dtype(), o.device())).collect();
         let input_shapes = inputs.iter().map(|i| (i.dims().to_vec(), i.dtype())).collect();
         let name = self.name();
         let node = Node::new(
@@ -120,7 +132,6 @@ pub trait Function: Send + Sync + 'static {
             NodeKind::Op(Box::new(CustomBackward {
                 f: Box::new(self),
                 ctx: Mutex::new(Some(ctx)),
-                shapes,
                 input_shapes,
             })),
         );
@@ -159,6 +170,11 @@ pub struct FunctionCtx {
     non_differentiable: Vec<Tensor>,
     /// Inputs `forward` wrote in place and returns (`mark_dirty`).
     dirty: Vec<Tensor>,
+    /// `set_materialize_grads(false)`: `backward_unmaterialized` gets `None` for outputs without
+    /// a gradient.
+    keep_undefined_grads: bool,
+    /// Each output's shape, dtype and device (for zero gradients).
+    output_shapes: Vec<(Vec<usize>, oxtorch_core::DType, oxtorch_core::Device)>,
 }
 
 impl FunctionCtx {
@@ -178,6 +194,26 @@ impl FunctionCtx {
     /// require grad, and `backward` gets zeros as their gradients.
     pub fn mark_non_differentiable(&mut self, outputs: &[&Tensor]) {
         self.non_differentiable.extend(outputs.iter().map(|&t| t.clone()));
+    }
+
+    /// Whether outputs that receive no gradient get zeros (torch's `ctx.set_materialize_grads`,
+    /// true by default): with `false`, [`Function::backward_unmaterialized`] is called instead of
+    /// `backward`, with `None` for them, so that it can skip their part of the work.
+    pub fn set_materialize_grads(&mut self, value: bool) {
+        self.keep_undefined_grads = !value;
+    }
+
+    /// The gradients given to `backward_unmaterialized` with zeros (of each output's shape, dtype
+    /// and device) where an output received none, as `backward` gets them.
+    pub fn materialize_grads(&self, grads: &[Option<Tensor>]) -> Result<Vec<Tensor>> {
+        grads
+            .iter()
+            .zip(&self.output_shapes)
+            .map(|(g, (dims, dt, dev))| match g {
+                Some(g) => Ok(g.clone()),
+                None => Tensor::zeros(dims.clone(), (*dt, *dev)),
+            })
+            .collect()
     }
 
     /// Marks inputs that `forward` modified in place and returns (torch's `ctx.mark_dirty`): the
@@ -211,25 +247,21 @@ impl FunctionCtx {
 struct CustomBackward {
     f: Box<dyn Function>,
     ctx: Mutex<Option<FunctionCtx>>,
-    shapes: Vec<(Vec<usize>, oxtorch_core::DType, oxtorch_core::Device)>,
     /// The inputs' shapes and dtypes, which the returned gradients must fit.
     input_shapes: Vec<(Vec<usize>, oxtorch_core::DType)>,
 }
 
 impl Backward for CustomBackward {
     fn backward(&self, grads: &[Option<Tensor>], _needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
-        let grads = grads
-            .iter()
-            .zip(&self.shapes)
-            .map(|(g, (dims, dt, dev))| match g {
-                Some(g) => Ok(g.clone()),
-                None => Tensor::zeros(dims.clone(), (*dt, *dev)),
-            })
-            .collect::<Result<Vec<_>>>()?;
         let guard = lock(&self.ctx);
         let ctx = guard.as_ref().ok_or_else(|| Error::msg("custom function: saved context already freed"))?;
         // The user's backward: its gather/scatter indices are checked as anywhere else.
-        let out = crate::ops::untrusted_indices(|| self.f.backward(ctx, &grads))?;
+        let out = if ctx.keep_undefined_grads {
+            crate::ops::untrusted_indices(|| self.f.backward_unmaterialized(ctx, grads))?
+        } else {
+            let grads = ctx.materialize_grads(grads)?;
+            crate::ops::untrusted_indices(|| self.f.backward(ctx, &grads))?
+        };
         if out.len() != self.input_shapes.len() {
             return Ok(out); // the engine reports the count
         }

@@ -10,6 +10,7 @@
 
 mod construct;
 mod float_bits;
+mod histogram;
 mod integer;
 mod pairwise;
 mod pdist;
@@ -18,5 +19,8 @@ mod quantile;
 mod reduce;
 mod renorm_addbmm;
 mod special_bessel;
+mod special_kernels;
+mod special_ops;
+mod special_tables;
 mod unique;
 mod windows;

@@ -294,3 +294,39 @@ fn grad_fn_names_are_torchs() -> Result<()> {
     assert_eq!(name(&la::cholesky_inverse(&a, false)?), "CholeskyInverseBackward0");
     Ok(())
 }
+
+/// torch 2.15: `lstsq(A [1,3,3], B [3,3])` is `[3,3,3]` (B's rows broadcast as a batch dim, each
+/// solution `solve(A[0], B)`), `lstsq(A [3,3,3], B [3,5])` is `[3,3,5]`; `A [2,3,2]` with `B [3,4]`
+/// is a broadcast error.
+#[test]
+fn lstsq_of_a_matrix_one_dim_shorter_broadcasts_as_torchs() -> Result<()> {
+    let a = matrix(3, 3, 0.3).unsqueeze(0)?;
+    let b = matrix(3, 3, 0.7);
+    let (x, _, _, _) = la::lstsq(&a, &b, None, None)?;
+    assert_eq!(x.dims(), &[3, 3, 3]);
+    let want = la::solve(&a.select(0, 0)?, &b, true)?;
+    for i in 0..3 {
+        assert!(max_abs_diff(&x.select(0, i)?, &want) < 1e-12);
+    }
+    let a3 = a.expand([3, 3, 3])?.contiguous()?;
+    let (x, _, _, _) = la::lstsq(&a3, &matrix(3, 5, 0.1), None, None)?;
+    assert_eq!(x.dims(), &[3, 3, 5]);
+    assert!(la::lstsq(&matrix(6, 2, 0.2).reshape([2, 3, 2])?, &matrix(3, 4, 0.5), None, None).is_err());
+    Ok(())
+}
+
+/// torch 2.15: `gelsd` with `rcond = -1` uses machine precision (rank 1 for a rank-one `A`, no
+/// residuals); `gels` of an empty `[3, 0]` `A` gives zero residuals.
+#[test]
+fn lstsq_negative_rcond_and_empty_gels_as_lapack() -> Result<()> {
+    let a = Tensor::from_vec(vec![1.0f64, 0.0, 0.0, 0.0, 0.0, 0.0], [3, 2])?;
+    let b = Tensor::ones([3, 1], DType::F64)?;
+    let (_, residuals, rank, _) = la::lstsq(&a, &b, Some(-1.0), Some("gelsd"))?;
+    assert_eq!(rank.to_vec::<i64>()?, vec![1]);
+    assert_eq!(residuals.dims(), &[0]);
+    let a = Tensor::zeros([3, 0], DType::F64)?;
+    let (x, residuals, _, _) = la::lstsq(&a, &matrix(3, 2, 0.4), None, Some("gels"))?;
+    assert_eq!(x.dims(), &[0, 2]);
+    assert_eq!(residuals.to_vec::<f64>()?, vec![0.0, 0.0]);
+    Ok(())
+}

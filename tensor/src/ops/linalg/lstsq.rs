@@ -49,7 +49,8 @@ impl Driver {
 }
 
 /// torch's argument checks: ranks, dtypes, the rows of `A` against those of `B`. Returns whether
-/// `B` has one dim less than `A` (a batch of vectors, unsqueezed to one-column matrices).
+/// `B` is a batch of vectors (`B.shape == A.shape[:-1]`, or 1-d), unsqueezed to one-column
+/// matrices.
 fn check(a: &Tensor, b: &Tensor) -> Result<bool> {
     if a.rank() < 2 {
         return Err(Error::shape(format!("{OP}: input must have at least 2 dimensions.")));
@@ -81,8 +82,7 @@ fn check(a: &Tensor, b: &Tensor) -> Result<bool> {
     if !matches!(a.dtype(), DType::F32 | DType::F64) {
         return Err(Error::msg("This function doesn't handle types other than float and double"));
     }
-    // ... but the kernel treats any `B` of one dim less as vectors.
-    Ok(b.rank() + 1 == a.rank())
+    Ok(vector_shape)
 }
 
 /// `torch.linalg.lstsq(A, B, rcond=rcond, driver=driver)`: `(solution, residuals, rank,
@@ -114,20 +114,35 @@ pub fn lstsq(
 ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
     let vector = check(a, b)?;
     let driver = Driver::parse(driver)?;
-    let b2 = if vector { b.unsqueeze(-1)? } else { b.clone() };
     let (m, n) = rows_cols(a);
+    let a_batch = &a.dims()[..a.rank() - 2];
+    let (b2, batch) = if vector {
+        let b2 = b.unsqueeze(-1)?;
+        let batch = broadcast_shapes(a_batch, &b2.dims()[..b2.rank() - 2])?;
+        (b2, batch)
+    } else if b.rank() + 1 == a.rank() {
+        // torch's quirk: a matrix `B` of one dim less than `A` (not `A.shape[:-1]`) is broadcast
+        // against `A`'s batch as if its rows were a batch dim too.
+        let batch = broadcast_shapes(a_batch, &b.dims()[..b.rank() - 1])?;
+        let mut dims = batch.clone();
+        dims.extend_from_slice(&b.dims()[b.rank() - 2..]);
+        (b.expand(&dims)?, batch)
+    } else {
+        (b.clone(), broadcast_shapes(a_batch, &b.dims()[..b.rank() - 2])?)
+    };
     let k = b2.size(-1)?;
-    let batch = broadcast_shapes(&a.dims()[..a.rank() - 2], &b2.dims()[..b2.rank() - 2])?;
-    if b2.size(-2)? != m {
-        return Err(Error::shape(format!("{OP}: input.size(-2) should match other.size(-1)")));
-    }
     let eps = if a.dtype() == DType::F32 { f64::from(f32::EPSILON) } else { f64::EPSILON };
-    let rcond = rcond.unwrap_or(eps * m.max(n) as f64);
+    let rcond = match rcond {
+        None => eps * m.max(n) as f64,
+        // LAPACK's SVD drivers take a negative `rcond` as machine precision
+        Some(r) if r < 0.0 && driver.has_singular_values() => eps,
+        Some(r) => r,
+    };
     let empty = |dtype: DType| Tensor::zeros([0usize], (dtype, a.device()));
 
     // the spectrum of each matrix of `A` (not broadcast: torch's ranks and singular values have
     // `A`'s batch dims)
-    let a_batch = a.dims()[..a.rank() - 2].to_vec();
+    let a_batch = a_batch.to_vec();
     let spectra: Vec<Vec<f64>> = if driver.has_rank() {
         let h = Host::read(a)?;
         (0..h.count())
@@ -145,7 +160,7 @@ pub fn lstsq(
         .collect();
 
     let solution = if m == 0 || n == 0 {
-        let mut dims = batch;
+        let mut dims = batch.clone();
         dims.extend([n, k]);
         Tensor::zeros(dims, a.same_options())?
     } else {
@@ -157,7 +172,12 @@ pub fn lstsq(
         Driver::Gelsy => false,
         Driver::Gelsd | Driver::Gelss => ranks.iter().all(|&r| r == n as i64),
     };
-    let residuals = if m > n && full_rank {
+    let residuals = if m > n && n == 0 && driver == Driver::Gels {
+        // LAPACK's QR of an empty `A` leaves the residual rows zero
+        let mut dims = batch.clone();
+        dims.push(k);
+        Tensor::zeros(dims, a.same_options())?
+    } else if m > n && full_rank {
         a.matmul(&solution)?.sub(&b2)?.square()?.sum([-2isize], false)?
     } else {
         empty(a.dtype())?
