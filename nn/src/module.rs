@@ -428,8 +428,9 @@ pub trait ModuleExt: Module {
     /// lists them all, as torch's does), otherwise they are returned. As in torch, the entries
     /// that fit are copied even when an error is returned.
     fn load_state_dict(&mut self, sd: &StateDict, strict: bool) -> Result<IncompatibleKeys> {
-        // Lazy modules take their shapes from the checkpoint first (torch's lazy load hook).
-        crate::layers::materialize_from_state_dict(self.as_dyn(), sd)?;
+        // Lazy modules take their shapes from the checkpoint first (torch's lazy load hook);
+        // the placeholders of those left lazy (no entry to size them) take no entry.
+        let lazy_left = crate::layers::materialize_from_state_dict(self.as_dyn(), sd)?;
         let type_name = self.type_name();
         let mut keys = IncompatibleKeys::default();
         let mut mismatches = Vec::new();
@@ -443,6 +444,9 @@ pub trait ModuleExt: Module {
                 // (older ones, or written without torch's metadata) keeps the module's.
                 None if n == "num_batches_tracked" || n.ends_with(".num_batches_tracked") => {}
                 None => keys.missing_keys.push(n.to_string()),
+                // A lazy module left lazy: its entry is neither copied nor a mismatch (torch's
+                // hook fills it without materializing the module).
+                Some(src) if lazy_left.contains(n) && src.dims() != t.dims() => {}
                 // torch takes a one-element entry for a 0-d tensor.
                 Some(src) if t.rank() == 0 && src.dims() == [1] => targets.push((n.to_string(), src.clone())),
                 Some(src) if src.dims() != t.dims() => mismatches.push(format!(

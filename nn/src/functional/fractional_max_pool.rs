@@ -171,7 +171,8 @@ fn fractional_max_pool_nd(
     let spatial = &dims[r - n..];
     if n == 2 {
         for (d, what) in [(0, "height"), (1, "width")] {
-            if out[d] + kernel[d] > spatial[d] + 1 {
+            // (out + kernel > input + 1, without overflow for huge sizes)
+            if out[d].checked_add(kernel[d]).is_none_or(|s| s > spatial[d].saturating_add(1)) {
                 return Err(Error::shape(format!(
                     "fractional_max_pool2d(): pool {what} {} too large relative to input {what} {}",
                     kernel[d], spatial[d]
@@ -180,7 +181,7 @@ fn fractional_max_pool_nd(
         }
     } else {
         for (d, what) in [(0, "time"), (2, "width"), (1, "height")] {
-            if kernel[d] > spatial[d] || out[d] + kernel[d] > spatial[d] {
+            if kernel[d] > spatial[d] || out[d].checked_add(kernel[d]).is_none_or(|s| s > spatial[d]) {
                 return Err(Error::shape(format!(
                     "fractional_max_pool3d_out(): pool {what} {} too large relative to input {what} {}",
                     kernel[d], spatial[d]
@@ -273,8 +274,17 @@ fn fractional_max_pool_nd(
     let flat = x.reshape([batch, channels, plane])?;
     let index = Tensor::from_vec_on(index, vec![batch, channels, outn * taps], input.device())?;
     let gathered = trusted_indices(|| flat.gather(2, &index))?.reshape([batch, channels, outn, taps])?;
-    // The first maximum of each window in torch's scan order (the last dim fastest).
-    let (values, arg) = gathered.max_dim(3, false)?;
+    // torch scans each window in order (the last dim fastest) keeping `val > max || isnan(val)`:
+    // the first maximum, or the last NaN of a window holding NaNs.
+    let (_, mut arg) = gathered.max_dim(3, false)?;
+    if input.dtype().is_float() {
+        let rank = Tensor::arange_step(1i64, taps as i64 + 1, 1i64, (DType::I64, input.device()))?;
+        // (1 + the position of the last NaN, 0 without NaN)
+        let last_nan = gathered.isnan()?.to_dtype(DType::I64)?.mul(&rank)?.max_dim(3, false)?.0;
+        arg = Tensor::where_cond(&last_nan.gt(0i64)?, &last_nan.sub(1i64)?, &arg)?;
+    }
+    // The values gathered at the chosen taps, so that the gradient goes there.
+    let values = trusted_indices(|| gathered.gather(3, &arg.unsqueeze(3)?))?;
     let positions =
         trusted_indices(|| index.reshape([batch, channels, outn, taps])?.gather(3, &arg.unsqueeze(3)?))?;
     Ok((values.reshape(out_shape.clone())?, positions.reshape(out_shape)?))

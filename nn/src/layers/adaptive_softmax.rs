@@ -35,6 +35,54 @@ pub struct AdaptiveLogSoftmaxWithLoss {
     pub tail: ModuleList<Sequential>,
 }
 
+/// CPython's float floor division `a // b` (`float_floor_div`), which differs from
+/// `(a / b).floor()` when the division rounds up to an integer (`11 // 1.1` is `9.0`).
+fn py_floor_div(a: f64, b: f64) -> Result<f64> {
+    if b == 0.0 {
+        return Err(Error::msg("float floor division by zero"));
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+        div -= 1.0;
+    }
+    if div != 0.0 {
+        let mut floordiv = div.floor();
+        if div - floordiv > 0.5 {
+            floordiv += 1.0;
+        }
+        Ok(floordiv)
+    } else {
+        Ok((0.0f64).copysign(a / b))
+    }
+}
+
+/// torch's hidden size of cluster `k` (1-based): Python's `int(in_features // (div_value ** k))`,
+/// with Python's errors, and torch's for a negative size.
+fn hidden_size(in_features: usize, div_value: f64, k: usize) -> Result<usize> {
+    let p = div_value.powf(k as f64);
+    if p.is_infinite() && div_value.is_finite() {
+        return Err(Error::msg("(34, 'Numerical result out of range')"));
+    }
+    let h = py_floor_div(in_features as f64, p)?;
+    if h.is_nan() {
+        return Err(Error::msg("cannot convert float NaN to integer"));
+    }
+    if h.is_infinite() {
+        return Err(Error::msg("cannot convert float infinity to integer"));
+    }
+    if h < 0.0 {
+        return Err(Error::shape(format!(
+            "Trying to create tensor with negative dimension {n}: [{n}, {in_features}]",
+            n = h as i64
+        )));
+    }
+    if h >= 9.223_372_036_854_776e18 {
+        return Err(Error::msg("Overflow when unpacking long long"));
+    }
+    Ok(h as usize)
+}
+
 impl AdaptiveLogSoftmaxWithLoss {
     /// torch's constructor: `cutoffs` must be unique, increasing, between 1 and `n_classes - 1`;
     /// the layers get `Linear`'s initialisation in torch's order (head, then each cluster's two).
@@ -64,8 +112,7 @@ impl AdaptiveLogSoftmaxWithLoss {
         let head = Linear::new(in_features, head_size, head_bias)?;
         let mut tail = Vec::with_capacity(n_clusters);
         for i in 0..n_clusters {
-            // Python's `int(in_features // div_value ** (i + 1))`.
-            let hsz = (in_features as f64 / div_value.powf((i + 1) as f64)).floor().max(0.0) as usize;
+            let hsz = hidden_size(in_features, div_value, i + 1)?;
             let osz = all[i + 1] - all[i];
             tail.push(
                 Sequential::new()

@@ -3,7 +3,8 @@
 //! first forward, which reads it from the input and builds the concrete module (torch's
 //! initialisation, from the default generator, in the placeholders' dtype and on their device).
 //! From then on the lazy module *is* that module: its members, names, `type_name` (`Linear`,
-//! torch's `cls_to_become`), training flag and forward.
+//! torch's `cls_to_become`), training flag and forward. (A module materialized by a load keeps
+//! the lazy `type_name` until its first forward, as torch keeps the lazy class.)
 //!
 //! Before that, each not yet sized parameter or buffer is a placeholder, an empty `[0]` tensor
 //! (torch's `UninitializedParameter`/`UninitializedBuffer`): `named_parameters` and `state_dict`
@@ -13,9 +14,22 @@
 //! **Loading before the first forward** materializes the module from the checkpoint's shapes
 //! (torch's `_lazy_load_hook`): `ModuleExt::load_state_dict` on any module of a tree holding lazy
 //! modules calls [`materialize_from_state_dict`] first. A placeholder entry (`[0]`, a checkpoint
-//! of a module never run) leaves the module lazy, as in torch.
+//! of a module never run) leaves the module lazy, as in torch. A checkpoint that gives a lazy
+//! module's entries without the one its size is read from (`LazyLinear`'s `bias` without its
+//! `weight`) leaves it lazy too: those entries are not copied and not reported, the ones missing
+//! are (torch's `missing_keys=['weight']`).
+//!
+//! **Optimizers**: an optimizer built over a lazy module's parameters before its first forward
+//! (or a load) holds the `[0]` placeholders, not the materialized tensors (torch materializes
+//! in place, so there it would train them): create optimizers after the first forward or a load.
+//!
+//! **`functional_call`** on a module not yet materialized, given tensors for all its open
+//! members, runs a concrete module built around those tensors for that call only (torch's result)
+//! and leaves the module lazy; given only some of them, it is an error.
 
 use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use oxtorch_tensor::{DType, Device, Error, Result, Tensor};
@@ -81,6 +95,9 @@ pub struct Lazy<S: LazySpec> {
     /// Serializes materialization (two threads running the first forward at once build once).
     init: Mutex<()>,
     training: bool,
+    /// Whether a forward has run on the materialized module (torch's class change, which a load
+    /// alone does not make).
+    formed: AtomicBool,
 }
 
 /// torch's `nn.LazyLinear(out_features, bias=True)`.
@@ -134,7 +151,14 @@ impl<S: LazySpec> Lazy<S> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Lazy { spec, slots, inner: OnceLock::new(), init: Mutex::new(()), training: true })
+        Ok(Lazy {
+            spec,
+            slots,
+            inner: OnceLock::new(),
+            init: Mutex::new(()),
+            training: true,
+            formed: AtomicBool::new(false),
+        })
     }
 
     /// The specification (the hyper-parameters).
@@ -181,6 +205,15 @@ impl<S: LazySpec> Lazy<S> {
         if let Some(m) = self.inner.get() {
             return Ok(m);
         }
+        if let Some(s) = self.slots.iter().find(|s| s.placeholder && !is_placeholder(&s.tensor)) {
+            // Another tensor stands in the slot (`functional_call`): a module built now would
+            // ignore it, and putting the placeholder back would break the module.
+            return Err(Error::msg(format!(
+                "{}: cannot materialize while '{}' is replaced by another tensor (functional_call)",
+                self.spec.name(),
+                s.name
+            )));
+        }
         let first = self.slots.iter().find(|s| s.placeholder && s.tensor.dtype().is_float());
         let dtype = first.map_or(DType::default_float(), |s| s.tensor.dtype());
         let device = first.map_or(Device::Cpu, |s| s.tensor.device());
@@ -213,44 +246,129 @@ impl<S: LazySpec> Lazy<S> {
         Ok(self.inner.get().expect("just set"))
     }
 
-    /// Materializes from the state dict being loaded (see [`materialize_from_state_dict`]).
+    /// Materializes from the state dict being loaded (see [`materialize_from_state_dict`]);
+    /// records the placeholders' names when the module stays lazy.
     fn load_hook(&self) {
         if self.inner.get().is_some() {
             return;
         }
-        let found = LOADING.with(|cell| {
+        let Some((found, keys)) = LOADING.with(|cell| {
             let cell = cell.try_borrow().ok()?;
             let loading = Option::as_ref(&*cell)?;
-            self.slots.iter().filter(|s| s.placeholder).find_map(|s| {
-                let key = if loading.prefix.is_empty() {
-                    s.name.to_string()
+            let key = |name: &str| {
+                if loading.prefix.is_empty() {
+                    name.to_string()
                 } else {
-                    format!("{}.{}", loading.prefix, s.name)
-                };
-                let t = loading.sd.get(&key)?;
+                    format!("{}.{}", loading.prefix, name)
+                }
+            };
+            let found = self.slots.iter().filter(|s| s.placeholder).find_map(|s| {
+                let t = loading.sd.get(&key(s.name))?;
                 if is_placeholder(t) {
                     return None;
                 }
                 self.spec.infer_from(s.name, t.dims())
-            })
-        });
-        if let Some(size) = found {
-            if let Err(e) = self.materialize(size) {
-                LOADING.with(|cell| {
-                    if let Ok(mut cell) = cell.try_borrow_mut() {
-                        if let Some(loading) = Option::as_mut(&mut *cell) {
-                            loading.error.get_or_insert(e);
-                        }
+            });
+            let keys: Vec<String> = self
+                .slots
+                .iter()
+                .filter(|s| s.placeholder && is_placeholder(&s.tensor))
+                .map(|s| key(s.name))
+                .collect();
+            Some((found, keys))
+        }) else {
+            return;
+        };
+        let outcome = match found {
+            Some(size) => self.materialize(size).map(|_| ()),
+            None => Ok(()),
+        };
+        let still_lazy = self.inner.get().is_none();
+        LOADING.with(|cell| {
+            if let Ok(mut cell) = cell.try_borrow_mut() {
+                if let Some(loading) = Option::as_mut(&mut *cell) {
+                    if let Err(e) = outcome {
+                        loading.error.get_or_insert(e);
                     }
-                });
+                    if still_lazy {
+                        loading.pending.extend(keys);
+                    }
+                }
             }
+        });
+    }
+
+    /// For a forward while the module is not materialized but its open slots hold other tensors
+    /// (`functional_call`): a concrete module around those tensors, for this call only (torch
+    /// runs the given tensors); `None` when the slots hold the placeholders.
+    fn swapped_module(&self, x: &Tensor) -> Result<Option<S::Module>> {
+        let open: Vec<&Slot> = self.slots.iter().filter(|s| s.placeholder).collect();
+        if open.iter().all(|s| is_placeholder(&s.tensor)) {
+            return Ok(None);
+        }
+        let missing: Vec<String> =
+            open.iter().filter(|s| is_placeholder(&s.tensor)).map(|s| format!("'{}'", s.name)).collect();
+        if !missing.is_empty() {
+            return Err(Error::msg(format!(
+                "{} is not materialized and functional_call gave no tensor for [{}]: give every uninitialized parameter and buffer, or run a forward (or load a state dict) first",
+                self.spec.name(),
+                missing.join(", ")
+            )));
+        }
+        let size = match open.iter().find_map(|s| self.spec.infer_from(s.name, s.tensor.dims())) {
+            Some(size) => size,
+            None => self.spec.infer(x)?,
+        };
+        let dtype =
+            open.iter().map(|s| s.tensor.dtype()).find(|d| d.is_float()).unwrap_or(DType::default_float());
+        let mut m = self.spec.build(size, dtype)?;
+        let given: HashMap<&str, &Tensor> = self.slots.iter().map(|s| (s.name, &s.tensor)).collect();
+        m.visit_mut(&mut |name, member| match member {
+            MemberMut::Param(t) | MemberMut::Buffer(t) | MemberMut::NonPersistentBuffer(t) => {
+                if let Some(g) = given.get(name) {
+                    *t = (*g).clone();
+                }
+            }
+            MemberMut::Child(_) => {}
+        });
+        m.set_training(self.training);
+        Ok(Some(m))
+    }
+
+    /// The module a forward runs: the materialized one (materializing it from `x` first), or for
+    /// a `functional_call` on a lazy module, a temporary one around the given tensors.
+    fn forward_module(&self, x: &Tensor) -> Result<Forwarded<'_, S::Module>> {
+        if self.inner.get().is_none() {
+            if let Some(m) = self.swapped_module(x)? {
+                return Ok(Forwarded::Temporary(m));
+            }
+        }
+        let m = self.initialize_parameters(x)?;
+        // torch's hook changes the class once the parameters are initialized, before forward.
+        self.formed.store(true, Ordering::Relaxed);
+        Ok(Forwarded::Own(m))
+    }
+}
+
+/// The module a lazy module's forward runs (see `Lazy::forward_module`).
+enum Forwarded<'a, M> {
+    Own(&'a M),
+    Temporary(M),
+}
+
+impl<M> std::ops::Deref for Forwarded<'_, M> {
+    type Target = M;
+    fn deref(&self) -> &M {
+        match self {
+            Forwarded::Own(m) => m,
+            Forwarded::Temporary(m) => m,
         }
     }
 }
 
 impl<S: LazySpec> Forward for Lazy<S> {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        self.initialize_parameters(x)?.forward(x)
+        self.forward_module(x)?.forward(x)
     }
 }
 
@@ -280,8 +398,8 @@ impl<S: LazySpec> Module for Lazy<S> {
     }
     fn type_name(&self) -> &'static str {
         match self.inner.get() {
-            Some(m) => m.type_name(),
-            None => self.spec.name(),
+            Some(m) if self.formed.load(Ordering::Relaxed) => m.type_name(),
+            _ => self.spec.name(),
         }
     }
     fn set_training(&mut self, training: bool) {
@@ -304,29 +422,53 @@ struct Loading {
     prefix: String,
     sd: StateDict,
     error: Option<Error>,
+    /// dotted names of the placeholders of modules left lazy
+    pending: HashSet<String>,
 }
 
 thread_local! {
     static LOADING: RefCell<Option<Loading>> = const { RefCell::new(None) };
 }
 
-/// Clears [`LOADING`] when the walk ends, also by a panic.
-struct LoadingReset;
+/// Puts back the [`LOADING`] state of an enclosing load (or none) when a walk ends, also by a
+/// panic.
+struct LoadingReset(Option<Loading>);
 
 impl Drop for LoadingReset {
     fn drop(&mut self) {
+        let previous = self.0.take();
         LOADING.with(|cell| {
             if let Ok(mut cell) = cell.try_borrow_mut() {
-                *cell = None;
+                *cell = previous;
             }
         });
     }
 }
 
+/// Whether the tree under `m` holds a placeholder (an empty `[0]` parameter or buffer, as a lazy
+/// module not yet materialized has).
+fn has_placeholder(m: &dyn Module) -> bool {
+    let mut found = false;
+    m.visit(&mut |_, member| {
+        if found {
+            return;
+        }
+        match member {
+            Member::Param(t) | Member::Buffer(t) | Member::NonPersistentBuffer(t) => {
+                found = is_placeholder(t)
+            }
+            Member::Child(c) => found = has_placeholder(c),
+        }
+    });
+    found
+}
+
 /// Materializes every lazy module of the tree under `module` whose entries in `sd` have shapes
 /// (torch's lazy load hook), so that `ModuleExt::load_state_dict` then copies into tensors of
 /// the checkpoint's shapes. Modules without entries, or with placeholder entries, stay lazy.
-pub fn materialize_from_state_dict(module: &dyn Module, sd: &StateDict) -> Result<()> {
+/// Returns the dotted names of the placeholders of the modules left lazy (their entries, if
+/// any, are not copied: torch's hook fills them without materializing the module).
+pub fn materialize_from_state_dict(module: &dyn Module, sd: &StateDict) -> Result<HashSet<String>> {
     fn rec(m: &dyn Module, prefix: &str) {
         LOADING.with(|cell| {
             if let Some(loading) = Option::as_mut(&mut *cell.borrow_mut()) {
@@ -345,14 +487,24 @@ pub fn materialize_from_state_dict(module: &dyn Module, sd: &StateDict) -> Resul
             rec(c, &full);
         }
     }
+    // An enclosing load's state is set aside and put back when this one ends.
+    let _reset = LoadingReset(LOADING.with(|cell| cell.replace(None)));
+    // Nothing to do (and no copy of the state dict) for a tree without lazy modules.
+    if !has_placeholder(module) {
+        return Ok(HashSet::new());
+    }
     LOADING.with(|cell| {
-        *cell.borrow_mut() = Some(Loading { prefix: String::new(), sd: sd.clone(), error: None });
+        *cell.borrow_mut() =
+            Some(Loading { prefix: String::new(), sd: sd.clone(), error: None, pending: HashSet::new() });
     });
-    let _reset = LoadingReset;
     rec(module, "");
-    match LOADING.with(|cell| Option::as_mut(&mut *cell.borrow_mut()).and_then(|l| l.error.take())) {
+    let (error, pending) = LOADING.with(|cell| match Option::as_mut(&mut *cell.borrow_mut()) {
+        Some(l) => (l.error.take(), std::mem::take(&mut l.pending)),
+        None => (None, HashSet::new()),
+    });
+    match error {
         Some(e) => Err(e),
-        None => Ok(()),
+        None => Ok(pending),
     }
 }
 
@@ -549,7 +701,7 @@ impl<const N: usize> Lazy<LazyConvTransposeSpec<N>> {
 
     /// torch's `forward(input, output_size)` (materializing first).
     pub fn forward_with_output_size(&self, x: &Tensor, output_size: &[usize]) -> Result<Tensor> {
-        self.initialize_parameters(x)?.forward_with_output_size(x, output_size)
+        self.forward_module(x)?.forward_with_output_size(x, output_size)
     }
 }
 
@@ -653,8 +805,8 @@ impl<const K: usize> Lazy<LazyBatchNormSpec<K>> {
 }
 
 /// The hyper-parameters of [`LazyInstanceNorm1d`], [`LazyInstanceNorm2d`],
-/// [`LazyInstanceNorm3d`] (torch's defaults: `eps 1e-5, momentum 0.1`, no affine, no running
-/// statistics).
+/// [`LazyInstanceNorm3d`] (torch's defaults: `eps 1e-5, momentum 0.1, affine,
+/// track_running_stats`, unlike the eager instance norms).
 #[derive(Clone, Debug)]
 pub struct LazyInstanceNormSpec<const K: usize> {
     /// added to the variance
@@ -679,12 +831,14 @@ impl<const K: usize> LazySpec for LazyInstanceNormSpec<K> {
         norm_members(self.affine, self.track_running_stats)
     }
     fn infer(&self, input: &Tensor) -> Result<usize> {
-        // The channel dim of a batched or unbatched input (torch reads dim 1 of either).
+        // torch's `_LazyNormBase` reads `input.shape[1]` whatever the rank: for an unbatched
+        // input that is a spatial dim, not the channels, and the forward then reports the
+        // mismatch (with `affine`) as torch's does.
         let r = input.rank();
         if r != K + 1 && r != K + 2 {
             return Err(Error::shape(format!("expected {}D or {}D input (got {r}D input)", K + 1, K + 2)));
         }
-        Ok(input.dims()[r - K - 1])
+        Ok(input.dims()[1])
     }
     fn infer_from(&self, name: &str, dims: &[usize]) -> Option<usize> {
         norm_infer_from(name, dims)
@@ -703,9 +857,10 @@ impl<const K: usize> LazySpec for LazyInstanceNormSpec<K> {
 }
 
 impl<const K: usize> Lazy<LazyInstanceNormSpec<K>> {
-    /// torch's `LazyInstanceNorm{K}d()` with its defaults.
+    /// torch's `LazyInstanceNorm{K}d()` with its defaults (`affine` and `track_running_stats`
+    /// on, as torch's lazy instance norms have them).
     pub fn new() -> Result<Self> {
-        Self::new_with(1e-5, Some(0.1), false, false)
+        Self::new_with(1e-5, Some(0.1), true, true)
     }
 
     /// torch's `LazyInstanceNorm{K}d(eps, momentum, affine, track_running_stats)`.

@@ -194,6 +194,12 @@ where
     };
     for_each_tensor_mut(module, "", &mut |name, t| {
         if let Some(old) = originals.get(name) {
+            // A lazy module's placeholder (`[0]`) goes back only into the slot it came from: if
+            // the module put a tensor of its own there (it materialized during the call), the
+            // placeholder would break it.
+            if old.dims() == [0] && !given.get(name).is_some_and(|g| g.is_same(&*t)) {
+                return;
+            }
             *t = old.clone();
         }
     });

@@ -12,7 +12,8 @@ use oxtorch_nn::utils::{
 use oxtorch_nn::{
     AdaptiveLogSoftmaxWithLoss, ConvOptions, ConvTransposeOptions, Forward, FractionalMaxPool2d,
     FractionalMaxPool3d, Lazy, LazyBatchNorm1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
-    LazyInstanceNorm2d, LazyLinear, LazySpec, Linear, Module, ModuleExt, Sequential, StateDict, Tanh,
+    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyLinear, LazySpec, Linear, Member, MemberMut, Module,
+    ModuleExt, Sequential, StateDict, Tanh,
 };
 use oxtorch_tensor::{DType, Padding, Result, Tensor};
 
@@ -280,9 +281,11 @@ fn check_lazy<S: LazySpec>(
     fresh.to(DType::F64)?;
     fresh.load_state_dict(&sd, true)?;
     assert!(!fresh.has_uninitialized_params(), "{tag}: load materializes");
-    assert_eq!(fresh.type_name(), concrete);
+    // torch keeps the lazy class until the first forward.
+    assert!(fresh.type_name().starts_with("Lazy"), "{tag}: {}", fresh.type_name());
     fresh.eval();
     close(&format!("{tag} out loaded first"), &fresh.forward(&x)?, &y, 0.0);
+    assert_eq!(fresh.type_name(), concrete);
     Ok(())
 }
 
@@ -325,9 +328,10 @@ fn lazy_modules_initialise_and_nest_like_torch() -> Result<()> {
         sd.insert(&format!("0.{k}"), t.clone());
     }
     seq.load_state_dict(&sd, true)?;
-    assert_eq!(seq.get(0).unwrap().type_name(), "Linear");
+    assert_eq!(seq.get(0).unwrap().type_name(), "LazyLinear");
     let want = g("lazy_linear.out").tanh()?;
     close("nested", &seq.forward(&g("lazy_linear.x"))?, &want, 1e-12);
+    assert_eq!(seq.get(0).unwrap().type_name(), "Linear");
     assert_err(
         "lazy_conv2d_rank",
         LazyConv2d::new(4, &[3], ConvOptions::default())?.forward(&Tensor::randn([3, 5], ())?),
@@ -388,5 +392,226 @@ fn functional_call_matches_torch() -> Result<()> {
     for (p, q) in own.iter().zip(m.parameters()) {
         assert!(p.is_same(&q), "restored");
     }
+    Ok(())
+}
+
+// --- review fixes -------------------------------------------------------------------------------
+
+/// torch 2.15: `functional_call(LazyLinear(2), {weight: ones(2, 3), bias: zeros(2)}, ones(1, 3))`
+/// is `[[3, 3]]`; the module is left lazy (torch leaves a broken `Linear`) and works afterwards.
+#[test]
+fn functional_call_on_a_lazy_module_runs_the_given_tensors() -> Result<()> {
+    let x = Tensor::ones([1, 3], ())?;
+    let (w, b) = (Tensor::ones([2, 3], ())?, Tensor::zeros([2], ())?);
+    let mut lazy = LazyLinear::new(2, true)?;
+    let y = functional_call_forward(&mut lazy, [("weight", &w), ("bias", &b)], &x)?;
+    assert_eq!(y.dims(), [1, 2]);
+    assert_eq!(y.to_f64_vec()?, vec![3.0, 3.0]);
+    assert!(lazy.has_uninitialized_params());
+    assert_eq!(lazy.type_name(), "LazyLinear");
+    assert_eq!(lazy.state_dict().get("weight").unwrap().dims(), [0]);
+    // Materializing while the slots hold the given tensors is refused (no placeholder can then
+    // be put back into a concrete module).
+    let r = functional_call(&mut lazy, [("weight", &w), ("bias", &b)], |m| {
+        m.initialize_parameters(&x).map(|_| ())
+    });
+    assert!(r.is_err());
+    assert!(lazy.has_uninitialized_params());
+    assert_eq!(lazy.forward(&x)?.dims(), [1, 2]);
+    assert_eq!(lazy.module().unwrap().weight.dims(), [2, 3]);
+    assert_eq!(lazy.module().unwrap().bias.as_ref().unwrap().dims(), [2]);
+    // Only some of the open members: an error naming the others, the module left as it was.
+    let mut lazy = LazyLinear::new(2, true)?;
+    let e = functional_call_forward(&mut lazy, [("weight", &w)], &x).unwrap_err().to_string();
+    assert!(e.contains("'bias'"), "{e}");
+    assert!(lazy.has_uninitialized_params());
+    assert_eq!(lazy.state_dict().get("weight").unwrap().dims(), [0]);
+    lazy.forward(&x)?;
+    assert_eq!(lazy.module().unwrap().weight.dims(), [2, 3]);
+    Ok(())
+}
+
+/// torch 2.15: hidden sizes by Python's float floor division (`11 // 1.1 == 9.0`), and its
+/// errors for a zero, NaN or negative `div_value`.
+#[test]
+fn adaptive_log_softmax_hidden_sizes_are_python_floor_division() -> Result<()> {
+    let a = AdaptiveLogSoftmaxWithLoss::new(11, 20, &[5, 12], 1.1, false)?;
+    let sd = a.state_dict();
+    let shapes: Vec<Vec<usize>> = sd.iter().map(|(_, t)| t.dims().to_vec()).collect();
+    assert_eq!(shapes, vec![vec![7, 11], vec![9, 11], vec![7, 9], vec![9, 11], vec![8, 9]]);
+    let a = AdaptiveLogSoftmaxWithLoss::new(8, 20, &[5, 12], 0.5, false)?;
+    let shapes: Vec<Vec<usize>> = a.state_dict().iter().map(|(_, t)| t.dims().to_vec()).collect();
+    assert_eq!(shapes, vec![vec![7, 8], vec![16, 8], vec![7, 16], vec![32, 8], vec![8, 32]]);
+    for (dv, want) in [
+        (0.0, "float floor division by zero"),
+        (-2.0, "Trying to create tensor with negative dimension -4: [-4, 8]"),
+        (f64::NAN, "cannot convert float NaN to integer"),
+        (1e200, "Numerical result out of range"),
+    ] {
+        let e =
+            AdaptiveLogSoftmaxWithLoss::new(8, 20, &[5, 12], dv, false).err().expect("an error").to_string();
+        assert!(e.contains(want), "{dv}: {e}");
+    }
+    Ok(())
+}
+
+/// Huge kernel or output sizes are torch's "too large" error, not an overflow.
+#[test]
+fn fractional_max_pool_huge_sizes_do_not_overflow() -> Result<()> {
+    let x = Tensor::randn([1, 1, 5, 5], ())?;
+    for (k, o) in [([usize::MAX, 2], [2, 2]), ([2, 2], [usize::MAX, 2]), ([2, usize::MAX], [usize::MAX, 2])] {
+        let e = F::fractional_max_pool2d(&x, &k, Some(&o), None, None).unwrap_err().to_string();
+        assert!(e.contains("too large relative to input height"), "{k:?} {o:?}: {e}");
+    }
+    let x3 = Tensor::randn([1, 1, 5, 5, 5], ())?;
+    let e =
+        F::fractional_max_pool3d(&x3, &[usize::MAX, 2, 2], Some(&[2]), None, None).unwrap_err().to_string();
+    assert!(e.contains(&format!("pool time {} too large relative to input time 5", usize::MAX)), "{e}");
+    let e =
+        F::fractional_max_pool3d(&x3, &[2], Some(&[2, 2, usize::MAX]), None, None).unwrap_err().to_string();
+    assert!(e.contains("pool width 2 too large relative to input width 5"), "{e}");
+    Ok(())
+}
+
+/// torch 2.15: the last NaN of a window is taken (`val > max || isnan(val)`), ties otherwise go
+/// to the first maximum; the gradient goes to the taken position.
+#[test]
+fn fractional_max_pool_takes_the_last_nan() -> Result<()> {
+    let x = Tensor::from_vec(vec![f64::NAN, 1.0, f64::NAN, 0.0], [1, 1, 2, 2])?.requires_grad_(true)?;
+    let (v, i) = F::fractional_max_pool2d_with_indices(&x, &[2], Some(&[1]), None, None)?;
+    assert!(v.to_f64_vec()?[0].is_nan());
+    assert_eq!(ints(&i), vec![2]);
+    v.sum_all()?.backward()?;
+    assert_eq!(x.grad().unwrap().to_f64_vec()?, vec![0.0, 0.0, 1.0, 0.0]);
+    let y = Tensor::from_vec(vec![1.0f32, 1.0, 0.0, 1.0], [1, 2, 2])?;
+    let (v, i) = F::fractional_max_pool2d_with_indices(&y, &[2], Some(&[1]), None, None)?;
+    assert_eq!((v.to_f64_vec()?, ints(&i)), (vec![1.0], vec![0]));
+    // 3-D: the one window of a 3x3x3 input is its last 2x2x2 corner (flat 13, 14, 16, 17, 22, ...).
+    let mut data = vec![0.0f64; 27];
+    for p in [13, 17, 23] {
+        data[p] = f64::NAN;
+    }
+    data[26] = 5.0;
+    let z = Tensor::from_vec(data, [1, 1, 3, 3, 3])?;
+    let (_, i) = F::fractional_max_pool3d_with_indices(&z, &[2], Some(&[1]), None, None)?;
+    assert_eq!(ints(&i), vec![23]);
+    Ok(())
+}
+
+/// torch 2.15: the lazy instance norms default to `affine` and running statistics, and read
+/// `input.shape[1]` also from an unbatched input (then torch's mismatch error).
+#[test]
+fn lazy_instance_norm_reads_dim_one_like_torch() -> Result<()> {
+    let m = LazyInstanceNorm1d::new()?;
+    assert_eq!(
+        m.state_dict().keys().collect::<Vec<_>>(),
+        ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    );
+    let e = m.forward(&Tensor::randn([3, 5], ())?).unwrap_err().to_string();
+    assert!(e.contains("expected input's size at dim=0 to match num_features (5), but got: 3."), "{e}");
+    let m = LazyInstanceNorm1d::new()?;
+    assert_eq!(m.forward(&Tensor::randn([2, 3, 5], ())?)?.dims(), [2, 3, 5]);
+    assert_eq!(m.state_dict().get("running_mean").unwrap().dims(), [3]);
+    Ok(())
+}
+
+/// A module whose visit loads a state dict into a lazy module of its own (a load inside a load).
+struct LoadsWhenVisited {
+    inner: std::sync::Mutex<LazyLinear>,
+    sd: StateDict,
+}
+
+impl Module for LoadsWhenVisited {
+    fn visit<'m>(&'m self, _f: &mut dyn FnMut(&str, Member<'m>)) {
+        let mut inner = self.inner.lock().unwrap();
+        inner.load_state_dict(&self.sd, true).unwrap();
+    }
+    fn visit_mut(&mut self, _f: &mut dyn FnMut(&str, MemberMut<'_>)) {}
+    fn type_name(&self) -> &'static str {
+        "LoadsWhenVisited"
+    }
+}
+
+struct Pair {
+    a: LoadsWhenVisited,
+    b: LazyLinear,
+}
+
+impl Module for Pair {
+    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
+        f("a", Member::Child(&self.a));
+        f("b", Member::Child(&self.b));
+    }
+    fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
+        f("a", MemberMut::Child(&mut self.a));
+        f("b", MemberMut::Child(&mut self.b));
+    }
+    fn type_name(&self) -> &'static str {
+        "Pair"
+    }
+}
+
+/// A load run while another is under way leaves the outer one's state in place.
+#[test]
+fn nested_loads_keep_the_outer_state() -> Result<()> {
+    let mut inner_sd = StateDict::new();
+    inner_sd.insert("weight", Tensor::zeros([2, 4], ())?);
+    inner_sd.insert("bias", Tensor::zeros([2], ())?);
+    let mut pair = Pair {
+        a: LoadsWhenVisited { inner: std::sync::Mutex::new(LazyLinear::new(2, true)?), sd: inner_sd },
+        b: LazyLinear::new(3, true)?,
+    };
+    let mut sd = StateDict::new();
+    sd.insert("b.weight", Tensor::ones([3, 5], ())?);
+    sd.insert("b.bias", Tensor::ones([3], ())?);
+    pair.load_state_dict(&sd, true)?;
+    assert_eq!(pair.b.module().unwrap().weight.dims(), [3, 5]);
+    assert_eq!(pair.b.module().unwrap().weight.to_f64_vec()?, vec![1.0; 15]);
+    assert_eq!(pair.a.inner.lock().unwrap().module().unwrap().weight.dims(), [2, 4]);
+    Ok(())
+}
+
+/// torch 2.15: `LazyLinear(2).load_state_dict({'bias': zeros(2)}, strict=False)` reports
+/// `missing_keys=['weight']` and leaves the module lazy; strict, the missing key is the error.
+#[test]
+fn partial_checkpoint_into_a_lazy_module() -> Result<()> {
+    let mut sd = StateDict::new();
+    sd.insert("bias", Tensor::zeros([2], ())?);
+    let mut m = LazyLinear::new(2, true)?;
+    let keys = m.load_state_dict(&sd, false)?;
+    assert_eq!(keys.missing_keys, vec!["weight".to_string()]);
+    assert!(keys.unexpected_keys.is_empty());
+    assert!(m.has_uninitialized_params());
+    assert_eq!(m.type_name(), "LazyLinear");
+    let e = m.load_state_dict(&sd, true).unwrap_err().to_string();
+    assert!(e.contains("Error(s) in loading state_dict for LazyLinear"), "{e}");
+    assert!(e.contains("Missing key(s) in state_dict: \"weight\"."), "{e}");
+    assert!(!e.contains("size mismatch"), "{e}");
+    assert_eq!(m.forward(&Tensor::ones([1, 3], ())?)?.dims(), [1, 2]);
+    // A module that is not lazy still reports the mismatch of an empty tensor.
+    let mut empty = Linear::new(3, 0, true)?;
+    let e = empty.load_state_dict(&sd, false).unwrap_err().to_string();
+    assert!(e.contains("size mismatch for bias"), "{e}");
+    Ok(())
+}
+
+/// torch 2.15: a lazy module materialized by a load keeps its lazy class (and the load errors
+/// name it) until its first forward.
+#[test]
+fn loaded_lazy_module_keeps_its_lazy_name_until_forward() -> Result<()> {
+    let mut m = LazyLinear::new(2, true)?;
+    let mut sd = StateDict::new();
+    sd.insert("weight", Tensor::zeros([2, 3], ())?);
+    sd.insert("bias", Tensor::zeros([2], ())?);
+    m.load_state_dict(&sd, true)?;
+    assert!(!m.has_uninitialized_params());
+    assert_eq!(m.type_name(), "LazyLinear");
+    let mut bad = StateDict::new();
+    bad.insert("weight", Tensor::zeros([2, 4], ())?);
+    bad.insert("bias", Tensor::zeros([2], ())?);
+    let e = m.load_state_dict(&bad, true).unwrap_err().to_string();
+    assert!(e.contains("Error(s) in loading state_dict for LazyLinear:\n\tsize mismatch for weight"), "{e}");
+    m.forward(&Tensor::ones([1, 3], ())?)?;
+    assert_eq!(m.type_name(), "Linear");
     Ok(())
 }
