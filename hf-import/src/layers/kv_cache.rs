@@ -120,11 +120,22 @@ impl LayerCache {
         })
     }
 
-    /// Raises `capacity` to hold `end` slots: the next bucket in fixed mode, at least double in
-    /// prefix mode (so that growing one position at a time stays amortised O(1)).
+    /// Raises `capacity` to [`Self::grown_to`]`(end)`.
     fn grow_to(&mut self, end: usize) {
+        self.capacity = self.grown_to(end);
+    }
+
+    /// The capacity that holds `end` slots: the next bucket in fixed mode, at least double in
+    /// prefix mode (so that growing one position at a time stays amortised O(1)).
+    fn grown_to(&self, end: usize) -> usize {
         if end > self.capacity {
-            self.capacity = if self.fixed { bucket(end) } else { end.max(self.capacity.saturating_mul(2)) };
+            if self.fixed {
+                bucket(end)
+            } else {
+                end.max(self.capacity.saturating_mul(2))
+            }
+        } else {
+            self.capacity
         }
     }
 
@@ -152,15 +163,18 @@ impl LayerCache {
                 return Ok((kb.clone(), vb.clone()));
             }
         }
-        self.grow_to(end);
+        // the capacity changes only once the new buffers exist (a refused size leaves the cache
+        // as it was)
+        let capacity = self.grown_to(end);
         let (dtype, device) = (k.dtype(), k.device());
-        check_fits([d[0], d[1], self.capacity, d[3]], dtype, device)?;
-        let kb = Tensor::zeros([d[0], d[1], self.capacity, d[3]], (dtype, device))?;
+        check_fits([d[0], d[1], capacity, d[3]], dtype, device)?;
+        let kb = Tensor::zeros([d[0], d[1], capacity, d[3]], (dtype, device))?;
         let vb = if self.fixed {
-            Tensor::zeros([d[0], d[1], self.capacity, d[3]], (dtype, device))?
+            Tensor::zeros([d[0], d[1], capacity, d[3]], (dtype, device))?
         } else {
-            Tensor::zeros([d[0], d[1], d[3], self.capacity], (dtype, device))?
+            Tensor::zeros([d[0], d[1], d[3], capacity], (dtype, device))?
         };
+        self.capacity = capacity;
         if let Some((old_k, old_v)) = &self.buffers {
             kb.narrow(2, 0, self.len)?.copy_(&old_k.narrow(2, 0, self.len)?)?;
             self.value_slots(&vb, 0, self.len)?.copy_(&self.value_slots(old_v, 0, self.len)?)?;

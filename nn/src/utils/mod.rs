@@ -6,6 +6,7 @@ mod clip_grad;
 mod convert_parameters;
 mod fusion;
 mod memory_format;
+mod mirror;
 mod packed;
 pub mod parametrizations;
 pub mod parametrize;

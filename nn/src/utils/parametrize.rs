@@ -16,6 +16,8 @@ use oxtorch_tensor::{Error, Result, Tensor};
 
 use crate::module::{Forward, Member, MemberMut, Module, ModuleExt};
 
+use super::mirror::Mirror;
+
 /// What torch keeps at `parametrizations.<name>` (a `ParametrizationList`): the original tensors
 /// as parameters, the parametrization module as its child `0`, and how to compute the tensor.
 pub trait Parametrization: Module {
@@ -26,97 +28,6 @@ pub trait Parametrization: Module {
     /// The single original tensor, if there is one (`None` when the tensor is parametrized by
     /// several).
     fn original(&self) -> Option<Tensor>;
-}
-
-/// One member of a module, held outside it (the same tensor objects).
-enum Slot {
-    Param(Tensor),
-    Buffer(Tensor),
-    NonPersistent(Tensor),
-    Child(Mirror),
-}
-
-/// A module's members held by the wrapper while the module itself sits behind a lock: listing
-/// them hands out references into the wrapper, and each call puts them back into the module (so
-/// that `to`, `load_state_dict` and a replaced tensor reach it).
-struct Mirror {
-    type_name: &'static str,
-    training: Option<bool>,
-    members: Vec<(String, Slot)>,
-}
-
-impl Mirror {
-    /// `m`'s members, `skip` (a direct member) left out.
-    fn capture(m: &dyn Module, skip: Option<&str>) -> Mirror {
-        let mut members = Vec::new();
-        m.visit(&mut |name, member| {
-            if skip == Some(name) {
-                return;
-            }
-            let slot = match member {
-                Member::Param(t) => Slot::Param(t.clone()),
-                Member::Buffer(t) => Slot::Buffer(t.clone()),
-                Member::NonPersistentBuffer(t) => Slot::NonPersistent(t.clone()),
-                Member::Child(c) => Slot::Child(Mirror::capture(c, None)),
-            };
-            members.push((name.to_string(), slot));
-        });
-        Mirror { type_name: m.type_name(), training: m.training_flag(), members }
-    }
-
-    /// Puts the held tensors back into `m`, member by member.
-    fn install(&self, m: &mut dyn Module) {
-        m.visit_mut(&mut |name, member| {
-            let Some((_, slot)) = self.members.iter().find(|(n, _)| n == name) else { return };
-            match (member, slot) {
-                (MemberMut::Param(t), Slot::Param(s))
-                | (MemberMut::Buffer(t), Slot::Buffer(s))
-                | (MemberMut::NonPersistentBuffer(t), Slot::NonPersistent(s)) => *t = s.clone(),
-                (MemberMut::Child(c), Slot::Child(sub)) => sub.install(c),
-                _ => {}
-            }
-        });
-    }
-}
-
-impl Module for Mirror {
-    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
-        for (name, slot) in &self.members {
-            let name = name.as_str();
-            match slot {
-                Slot::Param(t) => f(name, Member::Param(t)),
-                Slot::Buffer(t) => f(name, Member::Buffer(t)),
-                Slot::NonPersistent(t) => f(name, Member::NonPersistentBuffer(t)),
-                Slot::Child(c) => f(name, Member::Child(c)),
-            }
-        }
-    }
-
-    fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        for (name, slot) in self.members.iter_mut() {
-            let name = name.as_str();
-            match slot {
-                Slot::Param(t) => f(name, MemberMut::Param(t)),
-                Slot::Buffer(t) => f(name, MemberMut::Buffer(t)),
-                Slot::NonPersistent(t) => f(name, MemberMut::NonPersistentBuffer(t)),
-                Slot::Child(c) => f(name, MemberMut::Child(c)),
-            }
-        }
-    }
-
-    fn type_name(&self) -> &'static str {
-        self.type_name
-    }
-
-    fn set_training(&mut self, training: bool) {
-        if self.training.is_some() {
-            self.training = Some(training);
-        }
-    }
-
-    fn training_flag(&self) -> Option<bool> {
-        self.training
-    }
 }
 
 /// torch's `module.parametrizations` (a `ModuleDict`) with its one entry.

@@ -41,6 +41,8 @@ use oxtorch_tensor::{DType, Error, Result, Tensor};
 
 use crate::module::{torch_size, Forward, Member, MemberMut, Module, ModuleExt};
 
+use super::mirror::{Mirror, Slot};
+
 // --- amounts ------------------------------------------------------------------------------------
 
 /// How much to prune (torch's `amount`): a number of entries or channels (an `int` in torch), or a
@@ -469,119 +471,6 @@ pub trait PruneTarget: Module {
     fn remove_pruning(&mut self, name: &str) -> Result<()>;
 }
 
-/// One member of a module, held outside it (the same tensor objects).
-enum Slot {
-    Param(Tensor),
-    Buffer(Tensor),
-    NonPersistent(Tensor),
-    Child(Mirror),
-}
-
-/// A module's members held by the wrapper while the module itself sits behind a lock: listing
-/// them hands out references into the wrapper, and each call puts them back into the module (so
-/// that `to`, `load_state_dict` and a replaced tensor reach it). The pruned tensors' `name_orig`
-/// and `name_mask` are members here and not in the module, whose `name` gets the pruned value.
-struct Mirror {
-    type_name: &'static str,
-    training: Option<bool>,
-    members: Vec<(String, Slot)>,
-}
-
-impl Mirror {
-    fn capture(m: &dyn Module) -> Mirror {
-        let mut members = Vec::new();
-        m.visit(&mut |name, member| {
-            let slot = match member {
-                Member::Param(t) => Slot::Param(t.clone()),
-                Member::Buffer(t) => Slot::Buffer(t.clone()),
-                Member::NonPersistentBuffer(t) => Slot::NonPersistent(t.clone()),
-                Member::Child(c) => Slot::Child(Mirror::capture(c)),
-            };
-            members.push((name.to_string(), slot));
-        });
-        Mirror { type_name: m.type_name(), training: m.training_flag(), members }
-    }
-
-    /// Puts the held tensors back into `m`, member by member.
-    fn install(&self, m: &mut dyn Module) {
-        m.visit_mut(&mut |name, member| {
-            let Some(slot) = self.slot(name) else { return };
-            match (member, slot) {
-                (MemberMut::Param(t), Slot::Param(s))
-                | (MemberMut::Buffer(t), Slot::Buffer(s))
-                | (MemberMut::NonPersistentBuffer(t), Slot::NonPersistent(s)) => *t = s.clone(),
-                (MemberMut::Child(c), Slot::Child(sub)) => sub.install(c),
-                _ => {}
-            }
-        });
-    }
-
-    fn position(&self, name: &str) -> Option<usize> {
-        self.members.iter().position(|(n, _)| n == name)
-    }
-
-    fn slot(&self, name: &str) -> Option<&Slot> {
-        self.members.iter().find(|(n, _)| n == name).map(|(_, s)| s)
-    }
-
-    /// The tensor member `name` (a parameter or buffer).
-    fn tensor(&self, name: &str) -> Option<&Tensor> {
-        match self.slot(name)? {
-            Slot::Param(t) | Slot::Buffer(t) | Slot::NonPersistent(t) => Some(t),
-            Slot::Child(_) => None,
-        }
-    }
-
-    fn take(&mut self, name: &str) -> Option<Slot> {
-        let at = self.position(name)?;
-        Some(self.members.remove(at).1)
-    }
-
-    fn push(&mut self, name: String, slot: Slot) {
-        self.members.push((name, slot));
-    }
-}
-
-impl Module for Mirror {
-    fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
-        for (name, slot) in &self.members {
-            let name = name.as_str();
-            match slot {
-                Slot::Param(t) => f(name, Member::Param(t)),
-                Slot::Buffer(t) => f(name, Member::Buffer(t)),
-                Slot::NonPersistent(t) => f(name, Member::NonPersistentBuffer(t)),
-                Slot::Child(c) => f(name, Member::Child(c)),
-            }
-        }
-    }
-
-    fn visit_mut(&mut self, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        for (name, slot) in self.members.iter_mut() {
-            let name = name.as_str();
-            match slot {
-                Slot::Param(t) => f(name, MemberMut::Param(t)),
-                Slot::Buffer(t) => f(name, MemberMut::Buffer(t)),
-                Slot::NonPersistent(t) => f(name, MemberMut::NonPersistentBuffer(t)),
-                Slot::Child(c) => f(name, MemberMut::Child(c)),
-            }
-        }
-    }
-
-    fn type_name(&self) -> &'static str {
-        self.type_name
-    }
-
-    fn set_training(&mut self, training: bool) {
-        if self.training.is_some() {
-            self.training = Some(training);
-        }
-    }
-
-    fn training_flag(&self) -> Option<bool> {
-        self.training
-    }
-}
-
 /// Sets `m`'s direct tensor member `name` to `value`.
 fn set_member(m: &mut dyn Module, name: &str, value: &Tensor) {
     m.visit_mut(&mut |n, member| {
@@ -644,7 +533,7 @@ pub struct Pruned<M> {
 impl<M: Module> Pruned<M> {
     /// Wraps `module`, pruning nothing yet.
     pub fn new(module: M) -> Self {
-        let members = Mirror::capture(&module);
+        let members = Mirror::capture(&module, None);
         Pruned { module: Mutex::new(module), members, hooks: Vec::new() }
     }
 
@@ -678,7 +567,7 @@ impl<M: Module> Pruned<M> {
         if ACTIVE_CALLS.with(|active| active.borrow().contains(&me)) {
             return Err(Error::msg(format!(
                 "{}: re-entrant call: the module is already running a call on this thread (its pruned tensors are computed for that call and cannot be replaced until it returns)",
-                self.members.type_name
+                self.members.type_name()
             )));
         }
         let values = self
@@ -718,7 +607,7 @@ impl<M: Module> Pruned<M> {
 
     /// The parameter `name` of a tensor not pruned yet, with torch's errors for anything else.
     fn unpruned_param(&self, name: &str) -> Result<Tensor> {
-        let type_name = self.members.type_name;
+        let type_name = self.members.type_name();
         match self.members.slot(name) {
             Some(Slot::Param(t)) => Ok(t.clone()),
             Some(Slot::Buffer(t) | Slot::NonPersistent(t)) => Err(Error::msg(format!(
@@ -727,7 +616,7 @@ impl<M: Module> Pruned<M> {
             ))),
             Some(Slot::Child(c)) => Err(Error::msg(format!(
                 "cannot assign '{}' object to parameter '{name}_orig' (torch.nn.Parameter or None required)",
-                c.type_name
+                c.type_name()
             ))),
             None => Err(Error::msg(format!("'{type_name}' object has no attribute '{name}'"))),
         }
@@ -751,7 +640,7 @@ impl<M: Module> PruneTarget for Pruned<M> {
             if s.dims() != orig.dims() {
                 return Err(Error::msg(format!(
                     "importance_scores should have the same shape as parameter {name} of {}, got {} vs {}",
-                    self.members.type_name,
+                    self.members.type_name(),
                     torch_size(s.dims()),
                     torch_size(orig.dims())
                 )));
@@ -783,7 +672,7 @@ impl<M: Module> PruneTarget for Pruned<M> {
         match hook {
             Some(i) => {
                 if let Some(at) = self.members.position(&mask_name) {
-                    self.members.members[at].1 = Slot::Buffer(mask);
+                    self.members.replace(at, Slot::Buffer(mask));
                 }
                 self.hooks[i].methods.push(method);
             }
@@ -804,14 +693,16 @@ impl<M: Module> PruneTarget for Pruned<M> {
             let (Some(orig), Some(mask)) = (orig, mask) else {
                 return Err(Error::msg(format!(
                     "'{}' object has no attribute '{name}_orig'",
-                    self.members.type_name
+                    self.members.type_name()
                 )));
             };
             return mask.to_dtype(orig.dtype())?.mul(orig);
         }
         match self.members.tensor(name) {
             Some(t) => Ok(t.clone()),
-            None => Err(Error::msg(format!("'{}' object has no attribute '{name}'", self.members.type_name))),
+            None => {
+                Err(Error::msg(format!("'{}' object has no attribute '{name}'", self.members.type_name())))
+            }
         }
     }
 
@@ -824,7 +715,7 @@ impl<M: Module> PruneTarget for Pruned<M> {
         let Some(i) = self.hook(name) else {
             return Err(Error::msg(format!(
                 "Parameter '{name}' of module {} has to be pruned before pruning can be removed",
-                self.members.type_name
+                self.members.type_name()
             )));
         };
         let value = no_grad(|| self.pruned_tensor(name))?;
@@ -832,7 +723,7 @@ impl<M: Module> PruneTarget for Pruned<M> {
         let Some(Slot::Param(orig)) = self.members.take(&orig_name) else {
             return Err(Error::msg(format!(
                 "'{}' object has no attribute '{orig_name}'",
-                self.members.type_name
+                self.members.type_name()
             )));
         };
         // torch's `orig.data = weight.data`: the same parameter, holding the pruned values
@@ -854,7 +745,7 @@ impl<M: Module> Module for Pruned<M> {
     }
 
     fn type_name(&self) -> &'static str {
-        self.members.type_name
+        self.members.type_name()
     }
 
     /// Sets the wrapper's mode and the whole wrapped module's (its children are not visited
@@ -866,7 +757,7 @@ impl<M: Module> Module for Pruned<M> {
     }
 
     fn training_flag(&self) -> Option<bool> {
-        self.members.training
+        self.members.training_flag()
     }
 }
 
