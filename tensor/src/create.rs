@@ -355,10 +355,21 @@ impl Tensor {
     }
 }
 
+/// `n` values `f(0), f(1), ...` of a float dtype, in a buffer from the CPU pool (a size the
+/// machine cannot hold is torch's out-of-memory panic, not the allocator's abort).
 fn float_range(dtype: DType, n: usize, f: impl Fn(usize) -> f64) -> CpuStorage {
-    oxtorch_backend_cpu::with_dtype!(dtype, T => CpuStorage::from_vec((0..n).map(|i| T::from_f64(f(i))).collect::<Vec<T>>()))
+    oxtorch_backend_cpu::with_dtype!(dtype, T => {
+        let mut v: Vec<T> = oxtorch_backend_cpu::pool::take(n);
+        v.extend((0..n).map(|i| T::from_f64(f(i))));
+        CpuStorage::from_vec(v)
+    })
 }
 
+/// [`float_range`] of an integer dtype.
 fn int_range(dtype: DType, n: usize, f: impl Fn(usize) -> i64) -> CpuStorage {
-    oxtorch_backend_cpu::with_dtype!(dtype, T => CpuStorage::from_vec((0..n).map(|i| T::from_i64(f(i))).collect::<Vec<T>>()))
+    oxtorch_backend_cpu::with_dtype!(dtype, T => {
+        let mut v: Vec<T> = oxtorch_backend_cpu::pool::take(n);
+        v.extend((0..n).map(|i| T::from_i64(f(i))));
+        CpuStorage::from_vec(v)
+    })
 }

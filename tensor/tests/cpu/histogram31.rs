@@ -214,3 +214,23 @@ fn histogramdd_errors_are_torchs() -> Result<()> {
     );
     Ok(())
 }
+
+/// Bad sizes are errors, never a panic or a wrapped index (torch 2.15's messages); a value whose
+/// bin guess overflows the dtype does not wrap around.
+#[test]
+fn histogram_sizes_that_cannot_be_are_errors() -> Result<()> {
+    let x = Tensor::from_vec(vec![0.1f64, 0.5, 0.9, 0.3, 0.7, 0.2], [3, 2])?;
+    assert_eq!(
+        err(x.histogramdd(&[3, -1], None, None, false)),
+        "torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements in the bins tensor for dimension 1"
+    );
+    let x3 = Tensor::from_vec(vec![0.1f64; 9], [3, 3])?;
+    assert_eq!(
+        err(x3.histogramdd(&[1 << 21, 1 << 21, 1 << 22], None, None, false)),
+        "numel: integer multiplication overflow"
+    );
+    let big = Tensor::from_vec(vec![0.0f32, 1e38, 3e38], [3])?;
+    let (hist, _) = big.histogram(10, None, None, false)?;
+    assert_eq!(hist.to_vec::<f32>()?.iter().sum::<f32>(), 3.0);
+    Ok(())
+}

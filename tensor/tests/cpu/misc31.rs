@@ -393,3 +393,123 @@ fn narrow_copy_chain_matmul_and_ger_follow_torch() -> Result<()> {
     assert!(err(a.ger(&q)).contains("outer: Expected 1-D argument self, but got 2-D"));
     Ok(())
 }
+
+/// torch's per-pair gradient with respect to the first row, straight from its per-`p` formulas.
+fn pdist_pair_grad(p: f64, d: &[f64], dist: f64, g: f64) -> Vec<f64> {
+    let sign = |v: f64| {
+        if v > 0.0 {
+            1.0
+        } else if v < 0.0 {
+            -1.0
+        } else {
+            0.0
+        }
+    };
+    d.iter()
+        .map(|&v| {
+            if p == 0.0 {
+                0.0
+            } else if p == 1.0 {
+                g * sign(v)
+            } else if p.is_infinite() {
+                if v.abs() == dist {
+                    g * sign(v)
+                } else {
+                    0.0
+                }
+            } else if dist == 0.0 || (p < 1.0 && v == 0.0) {
+                0.0
+            } else if p < 2.0 {
+                g * sign(v) * v.abs().powf(p - 1.0) / dist.powf(p - 1.0)
+            } else if p == 2.0 {
+                g * v / dist
+            } else {
+                g * v * v.abs().powf(p - 2.0) / dist.powf(p - 1.0)
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn pdist_in_row_blocks_matches_the_pairwise_formulas_and_the_single_block() -> Result<()> {
+    // Row 3 repeats row 0 (a zero distance), rows 0 and 1 share a coordinate (d = 0), and rows 0
+    // and 4 tie three ways for p = inf.
+    let rows: [[f64; 3]; 7] = [
+        [0.5, -1.0, 2.0],
+        [1.5, -1.0, 0.0],
+        [-0.25, 3.0, 1.0],
+        [0.5, -1.0, 2.0],
+        [2.5, 1.0, 0.0],
+        [-1.0, 2.0, -0.5],
+        [1.0, 1.0, 1.0],
+    ];
+    let (n, m) = (rows.len(), rows[0].len());
+    let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+    for p in [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, f64::INFINITY] {
+        // The formulas, pair by pair, with the gradient weights k + 1.
+        let (mut want, mut want_grad) = (Vec::new(), vec![0.0; n * m]);
+        for i in 0..n {
+            for j in i + 1..n {
+                let d: Vec<f64> = (0..m).map(|c| rows[i][c] - rows[j][c]).collect();
+                let dist = if p == 0.0 {
+                    d.iter().filter(|v| **v != 0.0).count() as f64
+                } else if p.is_infinite() {
+                    d.iter().fold(0.0f64, |a, v| a.max(v.abs()))
+                } else {
+                    d.iter().map(|v| v.abs().powf(p)).sum::<f64>().powf(1.0 / p)
+                };
+                let per = pdist_pair_grad(p, &d, dist, (want.len() + 1) as f64);
+                for c in 0..m {
+                    want_grad[i * m + c] += per[c];
+                    want_grad[j * m + c] -= per[c];
+                }
+                want.push(dist);
+            }
+        }
+        for dtype in [DType::F64, DType::F32] {
+            let (rtol, atol) = if dtype == DType::F64 { (1e-12, 1e-14) } else { (1e-4, 1e-4) };
+            let run = |block: Option<usize>| -> Result<(Vec<f64>, Vec<f64>)> {
+                let x = Tensor::from_slice(&flat, [n, m])?.to_dtype(dtype)?.requires_grad_(true)?;
+                let out = match block {
+                    Some(b) => x.pdist_blocked(p, b)?,
+                    None => x.pdist(p)?,
+                };
+                assert_eq!(out.grad_fn().unwrap().name(), "PdistBackward0");
+                let w = Tensor::arange(out.numel() as f64, dtype)?.add(1.0)?;
+                out.mul(&w)?.sum_all()?.backward()?;
+                Ok((values(&out)?, values(&x.grad().unwrap())?))
+            };
+            let (whole, whole_grad) = run(None)?;
+            let what = format!("pdist p={p} {dtype}");
+            close(&what, &whole, &want, rtol, atol);
+            close(&format!("{what} grad"), &whole_grad, &want_grad, rtol * 10.0, atol * 10.0);
+            // One row a block; then blocks of 1, 2 and 3 rows; then 3 and 3 rows.
+            for block in [1, 30, 45] {
+                let (got, got_grad) = run(Some(block))?;
+                exact(&format!("{what} in blocks of {block}"), &got, &whole);
+                exact(&format!("{what} grad in blocks of {block}"), &got_grad, &whole_grad);
+            }
+        }
+    }
+    // The blocked backward stays differentiable (a double backward through it).
+    for p in [1.5, 2.0, 3.0] {
+        let second = |block: Option<usize>| -> Result<Vec<f64>> {
+            let x = Tensor::from_slice(&flat, [n, m])?.requires_grad_(true)?;
+            let out = match block {
+                Some(b) => x.pdist_blocked(p, b)?,
+                None => x.pdist(p)?,
+            };
+            let w = Tensor::arange(out.numel() as f64, DType::F64)?.add(1.0)?;
+            let y = out.mul(&w)?.sum_all()?;
+            let g = oxtorch_tensor::grad(&[y], std::slice::from_ref(&x), None, true, true, false)?;
+            let g = g[0].clone().unwrap();
+            let y2 = g.pow(2.0)?.sum_all()?;
+            let gg = oxtorch_tensor::grad(&[y2], std::slice::from_ref(&x), None, false, false, false)?;
+            values(gg[0].as_ref().unwrap())
+        };
+        let whole = second(None)?;
+        assert!(whole.iter().any(|v| *v != 0.0), "p={p}: a second derivative");
+        close(&format!("pdist p={p} double backward in blocks"), &second(Some(1))?, &whole, 1e-12, 1e-12);
+    }
+    Ok(())
+}

@@ -90,8 +90,9 @@ fn fill<T: HistFloat>(rows: &[T], edges: &[Vec<T>], weight: Option<&[T]>, search
                     // In the input's dtype, truncated as `static_cast<int64_t>`; then the
                     // neighbouring edges decide, so that the bin agrees with them.
                     let guess = ((x - left) * T::from_i64(n as i64 - 1) / (right - left)).to_i64();
-                    let lo = (guess - 1).clamp(0, n as i64) as usize;
-                    let hi = (guess + 2).clamp(lo as i64, n as i64) as usize;
+                    // (a value whose guess overflowed the dtype saturates: no wrap-around)
+                    let lo = guess.saturating_sub(1).clamp(0, n as i64) as usize;
+                    let hi = guess.saturating_add(2).clamp(lo as i64, n as i64) as usize;
                     upper_bound(e, lo, hi, x) as i64 - 1
                 }
             };
@@ -223,10 +224,16 @@ impl Tensor {
             // torch's linspace of `b + 1 < 0` steps comes before the count check
             return Err(Error::msg("number of steps must be non-negative"));
         }
+        if let Some(dim) = bins.iter().position(|&b| b == -1) {
+            // `-1` bins make zero edges, which torch's check of the edges refuses first
+            return Err(Error::msg(format!(
+                "torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements in the bins tensor for dimension {dim}"
+            )));
+        }
         let edges = bins
             .iter()
             .zip(&outer)
-            .map(|(&b, &(lo, hi))| Tensor::linspace(lo, hi, b as usize + 1, (self.dtype(), self.device())))
+            .map(|(&b, &(lo, hi))| Tensor::linspace(lo, hi, (b + 1) as usize, (self.dtype(), self.device())))
             .collect::<Result<Vec<_>>>()?;
         check_counts(bins)?;
         self.histogramdd_of(&rows, &edges, weight, density, Search::Linear).map(|h| (h, edges))
@@ -374,8 +381,11 @@ impl Tensor {
         let rows = self.to_vec::<T>()?;
         let edge_values = edges.iter().map(|e| e.to_vec::<T>()).collect::<Result<Vec<_>>>()?;
         let weight = weight.map(|w| w.to_vec::<T>()).transpose()?;
-        let mut hist = fill(&rows, &edge_values, weight.as_deref(), search);
         let shape: Vec<usize> = edge_values.iter().map(|e| e.len() - 1).collect();
+        if shape.iter().try_fold(1usize, |acc, &b| acc.checked_mul(b)).is_none() {
+            return Err(Error::msg("numel: integer multiplication overflow"));
+        }
+        let mut hist = fill(&rows, &edge_values, weight.as_deref(), search);
         if density {
             // The total as torch's `hist.sum()` adds it up, then `hist / total / width` per dim.
             let total = Tensor::from_vec(hist.clone(), shape.clone())?.sum_all()?.item::<T>()?;
