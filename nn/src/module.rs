@@ -429,7 +429,8 @@ pub trait ModuleExt: Module {
     /// that fit are copied even when an error is returned.
     fn load_state_dict(&mut self, sd: &StateDict, strict: bool) -> Result<IncompatibleKeys> {
         // Lazy modules take their shapes from the checkpoint first (torch's lazy load hook);
-        // the placeholders of those left lazy (no entry to size them) take no entry.
+        // the placeholders of those left lazy (no entry to size them) take no entry, but their
+        // members of known shape (a `bias` without its `weight`) are filled and copied below.
         let lazy_left = crate::layers::materialize_from_state_dict(self.as_dyn(), sd)?;
         let type_name = self.type_name();
         let mut keys = IncompatibleKeys::default();

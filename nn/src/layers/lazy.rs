@@ -16,8 +16,15 @@
 //! modules calls [`materialize_from_state_dict`] first. A placeholder entry (`[0]`, a checkpoint
 //! of a module never run) leaves the module lazy, as in torch. A checkpoint that gives a lazy
 //! module's entries without the one its size is read from (`LazyLinear`'s `bias` without its
-//! `weight`) leaves it lazy too: those entries are not copied and not reported, the ones missing
-//! are (torch's `missing_keys=['weight']`).
+//! `weight`, one shard of a split checkpoint) leaves it lazy too, and reports the ones missing
+//! (torch's `missing_keys=['weight']`); the entries whose shape is known without the input
+//! ([`LazySpec::known_shape`]: the convolutions' and `LazyLinear`'s `bias`) are loaded all the
+//! same, as torch's hook materializes each parameter on its own: until the module materializes
+//! they show in `named_parameters`/`state_dict` with their values, and the module materialized
+//! later (by a load giving `weight`, or the first forward) keeps them. (torch's first forward
+//! after such a partial load fails with an `AttributeError`; here it materializes from the
+//! input, initializes the members still open and keeps the loaded ones.) An entry for such a
+//! member with another shape is a size mismatch.
 //!
 //! **Optimizers**: an optimizer built over a lazy module's parameters before its first forward
 //! (or a load) holds the `[0]` placeholders, not the materialized tensors (torch materializes
@@ -69,6 +76,13 @@ pub trait LazySpec: Send + Sync + 'static {
     /// The open size read from a checkpoint entry for member `name` of shape `dims`.
     fn infer_from(&self, name: &str, dims: &[usize]) -> Option<usize>;
 
+    /// The shape of the open member `name` when it does not depend on the open size
+    /// (`LazyLinear`'s `bias`, `[out_features]`): a load can fill it before the module
+    /// materializes. `None` (the default) for the members sized by the input.
+    fn known_shape(&self, _name: &str) -> Option<Vec<usize>> {
+        None
+    }
+
     /// The concrete module for the open size, with parameters of `dtype`.
     fn build(&self, size: usize, dtype: DType) -> Result<Self::Module>;
 
@@ -84,6 +98,30 @@ struct Slot {
     role: LazyRole,
     tensor: Tensor,
     placeholder: bool,
+    /// For an open member of known shape ([`LazySpec::known_shape`]), the tensor a load filled
+    /// before materialization; it stands for the member from then on, and materialization
+    /// puts it into the concrete module.
+    loaded: OnceLock<Tensor>,
+}
+
+impl Slot {
+    /// The tensor the member shows: the one a load filled, else its own.
+    fn current(&self) -> &Tensor {
+        self.loaded.get().unwrap_or(&self.tensor)
+    }
+
+    /// The tensor the member shows, mutably.
+    fn current_mut(&mut self) -> &mut Tensor {
+        match self.loaded.get_mut() {
+            Some(t) => t,
+            None => &mut self.tensor,
+        }
+    }
+
+    /// Whether the member is open and no load filled it.
+    fn unfilled(&self) -> bool {
+        self.placeholder && self.loaded.get().is_none()
+    }
 }
 
 /// A lazy module: the members of [`LazySpec`] until the first forward (or a load) materializes
@@ -138,6 +176,15 @@ fn is_placeholder(t: &Tensor) -> bool {
     t.dims() == [0]
 }
 
+/// The state-dict key of member `name` of the module at `prefix`.
+fn dotted(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
 impl<S: LazySpec> Lazy<S> {
     /// A lazy module of `spec`, with placeholders for its open members.
     pub fn from_spec(spec: S) -> Result<Self> {
@@ -146,8 +193,14 @@ impl<S: LazySpec> Lazy<S> {
             .into_iter()
             .map(|(name, role, t)| {
                 Ok(match t {
-                    Some(tensor) => Slot { name, role, tensor, placeholder: false },
-                    None => Slot { name, role, tensor: placeholder(role)?, placeholder: true },
+                    Some(tensor) => Slot { name, role, tensor, placeholder: false, loaded: OnceLock::new() },
+                    None => Slot {
+                        name,
+                        role,
+                        tensor: placeholder(role)?,
+                        placeholder: true,
+                        loaded: OnceLock::new(),
+                    },
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -199,13 +252,14 @@ impl<S: LazySpec> Lazy<S> {
     /// Materializes for the open size `size` (`in_features`, `in_channels`, `num_features`)
     /// unless already done: builds the concrete module with torch's initialisation in the
     /// placeholders' dtype, moves it to their device, and carries over their `requires_grad`
-    /// and the training flag.
+    /// and the training flag. The members a load filled already (a `bias` loaded without its
+    /// `weight`) keep their tensors.
     pub fn materialize(&self, size: usize) -> Result<&S::Module> {
         let _guard = self.init.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(m) = self.inner.get() {
             return Ok(m);
         }
-        if let Some(s) = self.slots.iter().find(|s| s.placeholder && !is_placeholder(&s.tensor)) {
+        if let Some(s) = self.slots.iter().find(|s| s.unfilled() && !is_placeholder(&s.tensor)) {
             // Another tensor stands in the slot (`functional_call`): a module built now would
             // ignore it, and putting the placeholder back would break the module.
             return Err(Error::msg(format!(
@@ -214,9 +268,9 @@ impl<S: LazySpec> Lazy<S> {
                 s.name
             )));
         }
-        let first = self.slots.iter().find(|s| s.placeholder && s.tensor.dtype().is_float());
-        let dtype = first.map_or(DType::default_float(), |s| s.tensor.dtype());
-        let device = first.map_or(Device::Cpu, |s| s.tensor.device());
+        let first = self.slots.iter().find(|s| s.placeholder && s.current().dtype().is_float());
+        let dtype = first.map_or(DType::default_float(), |s| s.current().dtype());
+        let device = first.map_or(Device::Cpu, |s| s.current().device());
         let mut m = self.spec.build(size, dtype)?;
         if device != Device::Cpu {
             m.to(device)?;
@@ -224,7 +278,7 @@ impl<S: LazySpec> Lazy<S> {
         let frozen: Vec<&str> = self
             .slots
             .iter()
-            .filter(|s| s.role == LazyRole::Param && s.placeholder && !s.tensor.requires_grad())
+            .filter(|s| s.role == LazyRole::Param && s.unfilled() && !s.tensor.requires_grad())
             .map(|s| s.name)
             .collect();
         let mut result = Ok(());
@@ -240,28 +294,37 @@ impl<S: LazySpec> Lazy<S> {
             });
         }
         result?;
+        // The members a load filled before: their tensors (values, dtype, device,
+        // `requires_grad`) become the module's.
+        let loaded: HashMap<&str, &Tensor> =
+            self.slots.iter().filter_map(|s| Some((s.name, s.loaded.get()?))).collect();
+        if !loaded.is_empty() {
+            m.visit_mut(&mut |name, member| match member {
+                MemberMut::Param(t) | MemberMut::Buffer(t) | MemberMut::NonPersistentBuffer(t) => {
+                    if let Some(l) = loaded.get(name) {
+                        *t = (*l).clone();
+                    }
+                }
+                MemberMut::Child(_) => {}
+            });
+        }
         m.set_training(self.training);
         // Cannot fail: the lock is held and the cell was empty.
         let _ = self.inner.set(m);
         Ok(self.inner.get().expect("just set"))
     }
 
-    /// Materializes from the state dict being loaded (see [`materialize_from_state_dict`]);
-    /// records the placeholders' names when the module stays lazy.
+    /// Materializes from the state dict being loaded (see [`materialize_from_state_dict`]).
+    /// When the module stays lazy, fills the open members of known shape that the state dict
+    /// gives (for the load to copy into) and records the names of the placeholders left.
     fn load_hook(&self) {
         if self.inner.get().is_some() {
             return;
         }
-        let Some((found, keys)) = LOADING.with(|cell| {
+        let Some((prefix, found, fill)) = LOADING.with(|cell| {
             let cell = cell.try_borrow().ok()?;
             let loading = Option::as_ref(&*cell)?;
-            let key = |name: &str| {
-                if loading.prefix.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{}.{}", loading.prefix, name)
-                }
-            };
+            let key = |name: &str| dotted(&loading.prefix, name);
             let found = self.slots.iter().filter(|s| s.placeholder).find_map(|s| {
                 let t = loading.sd.get(&key(s.name))?;
                 if is_placeholder(t) {
@@ -269,33 +332,63 @@ impl<S: LazySpec> Lazy<S> {
                 }
                 self.spec.infer_from(s.name, t.dims())
             });
-            let keys: Vec<String> = self
+            let fill: Vec<&'static str> = self
                 .slots
                 .iter()
-                .filter(|s| s.placeholder && is_placeholder(&s.tensor))
-                .map(|s| key(s.name))
+                .filter(|s| s.unfilled() && self.spec.known_shape(s.name).is_some())
+                .filter(|s| loading.sd.get(&key(s.name)).is_some_and(|t| !is_placeholder(t)))
+                .map(|s| s.name)
                 .collect();
-            Some((found, keys))
+            Some((loading.prefix.clone(), found, fill))
         }) else {
             return;
         };
-        let outcome = match found {
+        let mut outcome = match found {
             Some(size) => self.materialize(size).map(|_| ()),
             None => Ok(()),
         };
         let still_lazy = self.inner.get().is_none();
+        if still_lazy && outcome.is_ok() {
+            outcome = self.fill(&fill);
+        }
+        let keys: Vec<String> = if still_lazy {
+            self.slots
+                .iter()
+                .filter(|s| s.unfilled() && is_placeholder(&s.tensor))
+                .map(|s| dotted(&prefix, s.name))
+                .collect()
+        } else {
+            Vec::new()
+        };
         LOADING.with(|cell| {
             if let Ok(mut cell) = cell.try_borrow_mut() {
                 if let Some(loading) = Option::as_mut(&mut *cell) {
                     if let Err(e) = outcome {
                         loading.error.get_or_insert(e);
                     }
-                    if still_lazy {
-                        loading.pending.extend(keys);
-                    }
+                    loading.pending.extend(keys);
                 }
             }
         });
+    }
+
+    /// Gives the open members `names`, of shapes known without the input, a tensor of that
+    /// shape (zeros, in the placeholder's dtype, device and `requires_grad`) for a load to copy
+    /// its entry into (torch's hook materializes each parameter of the checkpoint on its own).
+    fn fill(&self, names: &[&str]) -> Result<()> {
+        for s in self.slots.iter().filter(|s| s.unfilled() && names.contains(&s.name)) {
+            let Some(shape) = self.spec.known_shape(s.name) else { continue };
+            let mut t = Tensor::zeros(shape, s.tensor.dtype())?;
+            if s.tensor.device() != Device::Cpu {
+                t = t.to(s.tensor.device())?;
+            }
+            if s.tensor.requires_grad() {
+                t = t.requires_grad_(true)?;
+            }
+            // (a load running at the same time on another thread may have filled it first)
+            let _ = s.loaded.set(t);
+        }
+        Ok(())
     }
 
     /// For a forward while the module is not materialized but its open slots hold other tensors
@@ -303,11 +396,14 @@ impl<S: LazySpec> Lazy<S> {
     /// runs the given tensors); `None` when the slots hold the placeholders.
     fn swapped_module(&self, x: &Tensor) -> Result<Option<S::Module>> {
         let open: Vec<&Slot> = self.slots.iter().filter(|s| s.placeholder).collect();
-        if open.iter().all(|s| is_placeholder(&s.tensor)) {
+        // The members a load filled count as the module's own (a `functional_call` may replace
+        // them too): the call is told by the members still open.
+        let unfilled: Vec<&Slot> = open.iter().copied().filter(|s| s.unfilled()).collect();
+        if unfilled.iter().all(|s| is_placeholder(&s.tensor)) {
             return Ok(None);
         }
         let missing: Vec<String> =
-            open.iter().filter(|s| is_placeholder(&s.tensor)).map(|s| format!("'{}'", s.name)).collect();
+            unfilled.iter().filter(|s| is_placeholder(&s.tensor)).map(|s| format!("'{}'", s.name)).collect();
         if !missing.is_empty() {
             return Err(Error::msg(format!(
                 "{} is not materialized and functional_call gave no tensor for [{}]: give every uninitialized parameter and buffer, or run a forward (or load a state dict) first",
@@ -315,14 +411,14 @@ impl<S: LazySpec> Lazy<S> {
                 missing.join(", ")
             )));
         }
-        let size = match open.iter().find_map(|s| self.spec.infer_from(s.name, s.tensor.dims())) {
+        let size = match open.iter().find_map(|s| self.spec.infer_from(s.name, s.current().dims())) {
             Some(size) => size,
             None => self.spec.infer(x)?,
         };
         let dtype =
-            open.iter().map(|s| s.tensor.dtype()).find(|d| d.is_float()).unwrap_or(DType::default_float());
+            open.iter().map(|s| s.current().dtype()).find(|d| d.is_float()).unwrap_or(DType::default_float());
         let mut m = self.spec.build(size, dtype)?;
-        let given: HashMap<&str, &Tensor> = self.slots.iter().map(|s| (s.name, &s.tensor)).collect();
+        let given: HashMap<&str, &Tensor> = self.slots.iter().map(|s| (s.name, s.current())).collect();
         m.visit_mut(&mut |name, member| match member {
             MemberMut::Param(t) | MemberMut::Buffer(t) | MemberMut::NonPersistentBuffer(t) => {
                 if let Some(g) = given.get(name) {
@@ -380,8 +476,8 @@ impl<S: LazySpec> Module for Lazy<S> {
         }
         for s in &self.slots {
             match s.role {
-                LazyRole::Param => f(s.name, Member::Param(&s.tensor)),
-                LazyRole::Buffer => f(s.name, Member::Buffer(&s.tensor)),
+                LazyRole::Param => f(s.name, Member::Param(s.current())),
+                LazyRole::Buffer => f(s.name, Member::Buffer(s.current())),
             }
         }
     }
@@ -390,9 +486,10 @@ impl<S: LazySpec> Module for Lazy<S> {
             return m.visit_mut(f);
         }
         for s in &mut self.slots {
-            match s.role {
-                LazyRole::Param => f(s.name, MemberMut::Param(&mut s.tensor)),
-                LazyRole::Buffer => f(s.name, MemberMut::Buffer(&mut s.tensor)),
+            let (name, role) = (s.name, s.role);
+            match role {
+                LazyRole::Param => f(name, MemberMut::Param(s.current_mut())),
+                LazyRole::Buffer => f(name, MemberMut::Buffer(s.current_mut())),
             }
         }
     }
@@ -465,9 +562,11 @@ fn has_placeholder(m: &dyn Module) -> bool {
 
 /// Materializes every lazy module of the tree under `module` whose entries in `sd` have shapes
 /// (torch's lazy load hook), so that `ModuleExt::load_state_dict` then copies into tensors of
-/// the checkpoint's shapes. Modules without entries, or with placeholder entries, stay lazy.
-/// Returns the dotted names of the placeholders of the modules left lazy (their entries, if
-/// any, are not copied: torch's hook fills them without materializing the module).
+/// the checkpoint's shapes. Modules without entries, or with placeholder entries, stay lazy;
+/// their open members of known shape ([`LazySpec::known_shape`]) that `sd` gives get a tensor
+/// of that shape for the load to copy into. Returns the dotted names of the placeholders left
+/// (their entries, if any, are not copied: torch's hook fills them without materializing the
+/// module).
 pub fn materialize_from_state_dict(module: &dyn Module, sd: &StateDict) -> Result<HashSet<String>> {
     fn rec(m: &dyn Module, prefix: &str) {
         LOADING.with(|cell| {
@@ -572,6 +671,9 @@ impl LazySpec for LazyLinearSpec {
     fn infer_from(&self, name: &str, dims: &[usize]) -> Option<usize> {
         (name == "weight" && dims.len() == 2).then(|| dims[1])
     }
+    fn known_shape(&self, name: &str) -> Option<Vec<usize>> {
+        (name == "bias" && self.bias).then(|| vec![self.out_features])
+    }
     fn build(&self, size: usize, dtype: DType) -> Result<Linear> {
         Linear::with_dtype(size, self.out_features, self.bias, dtype)
     }
@@ -614,6 +716,9 @@ impl<const N: usize> LazySpec for LazyConvSpec<N> {
     }
     fn infer_from(&self, name: &str, dims: &[usize]) -> Option<usize> {
         (name == "weight" && dims.len() == N + 2).then(|| dims[1] * self.options.groups)
+    }
+    fn known_shape(&self, name: &str) -> Option<Vec<usize>> {
+        (name == "bias" && self.options.bias).then(|| vec![self.out_channels])
     }
     fn build(&self, size: usize, dtype: DType) -> Result<ConvNd<N>> {
         ConvNd::new(size, self.out_channels, &self.kernel_size, ConvOptions { dtype, ..self.options.clone() })
@@ -675,6 +780,9 @@ impl<const N: usize> LazySpec for LazyConvTransposeSpec<N> {
     }
     fn infer_from(&self, name: &str, dims: &[usize]) -> Option<usize> {
         (name == "weight" && dims.len() == N + 2).then(|| dims[0])
+    }
+    fn known_shape(&self, name: &str) -> Option<Vec<usize>> {
+        (name == "bias" && self.options.bias).then(|| vec![self.out_channels])
     }
     fn build(&self, size: usize, dtype: DType) -> Result<ConvTransposeNd<N>> {
         ConvTransposeNd::new(

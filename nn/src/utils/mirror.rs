@@ -55,6 +55,28 @@ impl Mirror {
         });
     }
 
+    /// Whether each tensor member of `m` (through its children) that this mirror also holds has
+    /// the held tensor's shape; false once a lazy module has been materialized (its `[0]`
+    /// placeholders replaced by sized tensors) since it was captured. Members held under other
+    /// names (a pruned tensor's `name_orig`) are not compared.
+    pub(crate) fn shapes_match(&self, m: &dyn Module) -> bool {
+        let mut ok = true;
+        m.visit(&mut |name, member| {
+            if !ok {
+                return;
+            }
+            match (member, self.slot(name)) {
+                (
+                    Member::Param(t) | Member::Buffer(t) | Member::NonPersistentBuffer(t),
+                    Some(Slot::Param(s) | Slot::Buffer(s) | Slot::NonPersistent(s)),
+                ) => ok = t.dims() == s.dims(),
+                (Member::Child(c), Some(Slot::Child(sub))) => ok = sub.shapes_match(c),
+                _ => {}
+            }
+        });
+        ok
+    }
+
     /// The index of member `name`.
     pub(crate) fn position(&self, name: &str) -> Option<usize> {
         self.members.iter().position(|(n, _)| n == name)

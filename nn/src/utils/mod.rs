@@ -2,6 +2,7 @@
 //! recurrent layers ([`rnn::pack_padded_sequence`], [`rnn::PackedSequence`]), flattening parameters
 //! into one vector and back, and gradient clipping (also found in [`crate::optim`]).
 
+mod call_guard;
 mod clip_grad;
 mod convert_parameters;
 mod fusion;

@@ -8,7 +8,6 @@
 //! names and the parametrization under `parametrizations.<name>`, so its state dict, parameters
 //! and buffers are torch's: `bias`, `parametrizations.weight.original0`, ...
 
-use std::cell::RefCell;
 use std::sync::{Mutex, PoisonError};
 
 use oxtorch_autograd::no_grad;
@@ -16,6 +15,7 @@ use oxtorch_tensor::{Error, Result, Tensor};
 
 use crate::module::{Forward, Member, MemberMut, Module, ModuleExt};
 
+use super::call_guard::{set_member, ActiveCall};
 use super::mirror::Mirror;
 
 /// What torch keeps at `parametrizations.<name>` (a `ParametrizationList`): the original tensors
@@ -60,44 +60,6 @@ fn parametrized_name(inner: &'static str) -> &'static str {
     let name: &'static str = Box::leak(format!("Parametrized{inner}").into_boxed_str());
     names.push((inner, name));
     name
-}
-
-/// Sets `m`'s direct tensor member `name` to `value`.
-fn set_member(m: &mut dyn Module, name: &str, value: &Tensor) {
-    m.visit_mut(&mut |n, member| {
-        if let (true, MemberMut::Param(t) | MemberMut::Buffer(t) | MemberMut::NonPersistentBuffer(t)) =
-            (n == name, member)
-        {
-            *t = value.clone();
-        }
-    });
-}
-
-thread_local! {
-    /// The [`Parametrized`] wrappers (by address) whose [`Parametrized::call`] is running on this
-    /// thread: a second call on one of them would wait for its own lock.
-    static ACTIVE_CALLS: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Marks a wrapper's call as running on this thread until dropped (also when `f` panics).
-struct ActiveCall(usize);
-
-impl ActiveCall {
-    fn enter(at: usize) -> ActiveCall {
-        ACTIVE_CALLS.with(|active| active.borrow_mut().push(at));
-        ActiveCall(at)
-    }
-}
-
-impl Drop for ActiveCall {
-    fn drop(&mut self) {
-        ACTIVE_CALLS.with(|active| {
-            let mut active = active.borrow_mut();
-            if let Some(i) = active.iter().rposition(|&a| a == self.0) {
-                active.remove(i);
-            }
-        });
-    }
 }
 
 /// A module whose tensor `name` is computed by a [`Parametrization`] before every call (torch's
@@ -201,9 +163,14 @@ impl<M: Module, P: Parametrization> Parametrized<M, P> {
     /// it runs, reaching this module again, through an `Arc` say) cannot have the module with its
     /// own value in place while the outer call holds it: it is an error, not a deadlock. The
     /// parametrized tensor itself ([`Parametrized::weight`]) can be computed at any time.
+    ///
+    /// The check is per thread, and a thread pool does not keep to it: sharing one wrapper
+    /// between rayon workers that call it at the same time can report a re-entrant call, as a
+    /// worker that holds the lock and waits inside a nested parallel kernel may be given another
+    /// outer item, which calls the wrapper again on that thread. Give each worker its own wrapper,
+    /// or make the calls outside the pool.
     pub fn call<R>(&self, f: impl FnOnce(&M) -> Result<R>) -> Result<R> {
-        let me = self as *const Self as usize;
-        if ACTIVE_CALLS.with(|active| active.borrow().contains(&me)) {
+        if ActiveCall::is_active(self) {
             return Err(Error::msg(format!(
                 "{}: re-entrant call: the module is already running a call on this thread (its '{}' is computed for that call and cannot be replaced until it returns); compute the tensor with `weight()` or restructure the call",
                 self.type_name, self.name
@@ -212,7 +179,7 @@ impl<M: Module, P: Parametrization> Parametrized<M, P> {
         let value = self.parametrizations.list.compute()?;
         // (another thread's call on this module: wait for it)
         let mut m = self.module.lock().unwrap_or_else(PoisonError::into_inner);
-        let _active = ActiveCall::enter(me);
+        let _active = ActiveCall::enter(self);
         self.members.install(&mut *m);
         set_member(&mut *m, &self.name, &value);
         let out = f(&*m);

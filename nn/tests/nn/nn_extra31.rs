@@ -572,7 +572,10 @@ fn nested_loads_keep_the_outer_state() -> Result<()> {
 }
 
 /// torch 2.15: `LazyLinear(2).load_state_dict({'bias': zeros(2)}, strict=False)` reports
-/// `missing_keys=['weight']` and leaves the module lazy; strict, the missing key is the error.
+/// `missing_keys=['weight']`, leaves the module lazy and loads the bias (its shape
+/// `[out_features]` is known); strict, the missing key is the error (the bias still loaded).
+/// (torch's forward then fails with an `AttributeError`; ours materializes from the input and
+/// keeps the loaded bias.)
 #[test]
 fn partial_checkpoint_into_a_lazy_module() -> Result<()> {
     let mut sd = StateDict::new();
@@ -583,15 +586,121 @@ fn partial_checkpoint_into_a_lazy_module() -> Result<()> {
     assert!(keys.unexpected_keys.is_empty());
     assert!(m.has_uninitialized_params());
     assert_eq!(m.type_name(), "LazyLinear");
+    assert_eq!(m.state_dict().get("weight").unwrap().dims(), [0]);
+    assert_eq!(m.state_dict().get("bias").unwrap().to_f64_vec()?, vec![0.0, 0.0]);
     let e = m.load_state_dict(&sd, true).unwrap_err().to_string();
     assert!(e.contains("Error(s) in loading state_dict for LazyLinear"), "{e}");
     assert!(e.contains("Missing key(s) in state_dict: \"weight\"."), "{e}");
     assert!(!e.contains("size mismatch"), "{e}");
+    // strict, as torch: the entries that fit are copied before the error.
+    let mut strict = LazyLinear::new(2, true)?;
+    let mut five_six = StateDict::new();
+    five_six.insert("bias", Tensor::from_vec(vec![5.0f32, 6.0], [2])?);
+    assert!(strict.load_state_dict(&five_six, true).is_err());
+    assert_eq!(strict.state_dict().get("bias").unwrap().to_f64_vec()?, vec![5.0, 6.0]);
     assert_eq!(m.forward(&Tensor::ones([1, 3], ())?)?.dims(), [1, 2]);
+    assert_eq!(m.module().unwrap().bias.as_ref().unwrap().to_f64_vec()?, vec![0.0, 0.0]);
     // A module that is not lazy still reports the mismatch of an empty tensor.
     let mut empty = Linear::new(3, 0, true)?;
     let e = empty.load_state_dict(&sd, false).unwrap_err().to_string();
     assert!(e.contains("size mismatch for bias"), "{e}");
+    // A bias of another shape than `[out_features]` is a size mismatch (torch takes it as it
+    // is and fails later).
+    let mut m = LazyLinear::new(2, true)?;
+    let mut bad = StateDict::new();
+    bad.insert("bias", Tensor::zeros([3], ())?);
+    let e = m.load_state_dict(&bad, false).unwrap_err().to_string();
+    assert!(
+        e.contains("size mismatch for bias: copying a param with shape torch.Size([3]) from checkpoint, the shape in current model is torch.Size([2])."),
+        "{e}"
+    );
+    Ok(())
+}
+
+/// torch 2.15: a checkpoint split in shards, loaded one at a time into a lazy module.
+/// `LazyLinear(2)` given `{bias: [5, 6]}` (`strict=False`) reports `missing_keys=['weight']`
+/// and keeps the bias; `{weight: ones(2, 3)}` then reports `missing_keys=['bias']`, and the
+/// forward of `ones(1, 3)` is `[[8, 9]]`. The same inside a `Sequential`, for `LazyConv2d`,
+/// after `double()` between the shards, and through `functional_call` giving only the weight.
+#[test]
+fn sharded_checkpoint_into_a_lazy_module_keeps_every_shard() -> Result<()> {
+    let x = Tensor::ones([1, 3], ())?;
+    let five_six = || Tensor::from_vec(vec![5.0f32, 6.0], [2]);
+    let mut bias_sd = StateDict::new();
+    bias_sd.insert("bias", five_six()?);
+    let mut weight_sd = StateDict::new();
+    weight_sd.insert("weight", Tensor::ones([2, 3], ())?);
+
+    let mut m = LazyLinear::new(2, true)?;
+    let keys = m.load_state_dict(&bias_sd, false)?;
+    assert_eq!(keys.missing_keys, vec!["weight".to_string()]);
+    assert!(keys.unexpected_keys.is_empty());
+    assert!(m.has_uninitialized_params());
+    let sd = m.state_dict();
+    assert_eq!(sd.get("weight").unwrap().dims(), [0]);
+    assert_eq!(sd.get("bias").unwrap().to_f64_vec()?, vec![5.0, 6.0]);
+    let params = m.named_parameters();
+    let loaded_bias = params.iter().find(|(n, _)| n == "bias").unwrap().1.clone();
+    assert!(loaded_bias.requires_grad());
+    let keys = m.load_state_dict(&weight_sd, false)?;
+    assert_eq!(keys.missing_keys, vec!["bias".to_string()]);
+    assert!(keys.unexpected_keys.is_empty());
+    assert!(!m.has_uninitialized_params());
+    assert_eq!(m.type_name(), "LazyLinear");
+    let y = m.forward(&x)?;
+    assert_eq!(y.dims(), [1, 2]);
+    assert_eq!(y.to_f64_vec()?, vec![8.0, 9.0]);
+    assert_eq!(m.type_name(), "Linear");
+    // The materialized module holds the very tensor the first shard filled (an optimizer built
+    // over it in between trains the module's bias).
+    let bias = m.module().unwrap().bias.clone().unwrap();
+    assert!(bias.is_same(&loaded_bias));
+    assert!(bias.requires_grad());
+
+    // A forward after the first shard alone materializes from the input and keeps the bias.
+    let mut m = LazyLinear::new(2, true)?;
+    m.load_state_dict(&bias_sd, false)?;
+    assert_eq!(m.forward(&Tensor::zeros([1, 3], ())?)?.to_f64_vec()?, vec![5.0, 6.0]);
+    assert_eq!(m.module().unwrap().weight.dims(), [2, 3]);
+
+    // In a container, under the dotted names.
+    let mut seq = Sequential::new().add(LazyLinear::new(2, true)?);
+    let mut sd = StateDict::new();
+    sd.insert("0.bias", five_six()?);
+    assert_eq!(seq.load_state_dict(&sd, false)?.missing_keys, vec!["0.weight".to_string()]);
+    let mut sd = StateDict::new();
+    sd.insert("0.weight", Tensor::ones([2, 3], ())?);
+    assert_eq!(seq.load_state_dict(&sd, false)?.missing_keys, vec!["0.bias".to_string()]);
+    assert_eq!(seq.forward(&x)?.to_f64_vec()?, vec![8.0, 9.0]);
+
+    // A convolution's bias (`[out_channels]`).
+    let mut c = LazyConv2d::new(2, &[1], ConvOptions::default())?;
+    assert_eq!(c.load_state_dict(&bias_sd, false)?.missing_keys, vec!["weight".to_string()]);
+    let mut sd = StateDict::new();
+    sd.insert("weight", Tensor::ones([2, 3, 1, 1], ())?);
+    assert_eq!(c.load_state_dict(&sd, false)?.missing_keys, vec!["bias".to_string()]);
+    let y = c.forward(&Tensor::ones([1, 3, 1, 1], ())?)?;
+    assert_eq!(y.dims(), [1, 2, 1, 1]);
+    assert_eq!(y.to_f64_vec()?, vec![8.0, 9.0]);
+
+    // `double()` between the shards converts the loaded bias with the placeholders.
+    let mut m = LazyLinear::new(2, true)?;
+    m.load_state_dict(&bias_sd, false)?;
+    m.to(DType::F64)?;
+    assert_eq!(m.state_dict().get("bias").unwrap().dtype(), DType::F64);
+    m.load_state_dict(&weight_sd, false)?;
+    let y = m.forward(&x.to(DType::F64)?)?;
+    assert_eq!(y.dtype(), DType::F64);
+    assert_eq!(y.to_f64_vec()?, vec![8.0, 9.0]);
+
+    // torch 2.15: `functional_call` giving only the weight runs the loaded bias (`[[8, 9]]`).
+    let mut m = LazyLinear::new(2, true)?;
+    m.load_state_dict(&bias_sd, false)?;
+    let w = Tensor::ones([2, 3], ())?;
+    assert_eq!(functional_call_forward(&mut m, [("weight", &w)], &x)?.to_f64_vec()?, vec![8.0, 9.0]);
+    assert!(m.has_uninitialized_params());
+    assert_eq!(m.state_dict().get("weight").unwrap().dims(), [0]);
+    assert_eq!(m.state_dict().get("bias").unwrap().to_f64_vec()?, vec![5.0, 6.0]);
     Ok(())
 }
 

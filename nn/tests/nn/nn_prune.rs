@@ -7,7 +7,9 @@
 //! random methods' counts and structure, `is_pruned`, and torch's error messages.
 
 use oxtorch_nn::utils::prune::{self, Amount, PruneTarget, Pruned, PruningMethod};
-use oxtorch_nn::{BatchNorm1d, Conv2d, ConvOptions, Forward, Linear, Module, ModuleExt, StateDict};
+use oxtorch_nn::{
+    BatchNorm1d, Conv2d, ConvOptions, Forward, LazyLinear, Linear, Module, ModuleExt, StateDict,
+};
 use oxtorch_tensor::{DType, Result, Tensor};
 
 include!("nn_prune_golden.rs");
@@ -308,8 +310,81 @@ fn pruning_method_prune_and_amounts() -> Result<()> {
     let w = g("l1_frac.init.weight");
     let pruned = PruningMethod::l1_unstructured(0.3).prune(&w, None, None)?;
     close("prune", &pruned, &g("l1_frac.sd.weight_orig").mul(g("l1_frac.sd.weight_mask"))?, 0.0);
-    assert_eq!(Amount::from(3), Amount::Count(3));
-    assert_eq!(Amount::from(0.5), Amount::Fraction(0.5));
+    // an integer counts entries, a float is a fraction rounded half to even (Python's
+    // `round(0.5 * 5) == 2`)
+    assert_eq!(Amount::from(0.5).to_prune(5)?, 2);
+    assert_eq!(Amount::from(0.5).to_prune(7)?, 4); // round(3.5) = 4
+    assert_eq!(Amount::from(1).to_prune(5)?, 1);
+    assert_eq!(Amount::from(1.0).to_prune(5)?, 5);
+    // and so the pruning functions: half of a 5-entry bias is 2 entries
+    let mut m = Pruned::new(Linear::with_dtype(4, 5, true, DType::F64)?);
+    prune::l1_unstructured(&mut m, "bias", 0.5, None)?;
+    assert_eq!(zeros_of(&m.pruning_mask("bias").unwrap()), 2);
+    Ok(())
+}
+
+/// A lazy module can be wrapped before its first forward but not pruned (torch's error for an
+/// uninitialized parameter); the first forward materializes it, after which the wrapper lists
+/// and runs the materialized tensors and pruning works.
+#[test]
+fn lazy_module_is_pruned_after_its_first_forward() -> Result<()> {
+    let mut m = Pruned::new(LazyLinear::new(2, true)?);
+    let e = err(prune::l1_unstructured(&mut m, "weight", 0.5, None));
+    assert!(e.starts_with("Attempted to use an uninitialized parameter"), "{e}");
+    assert!(e.contains("Call `forward` with a dummy batch to initialize the parameters"), "{e}");
+    assert!(err(prune::identity(&mut m, "weight")).starts_with("Attempted to use an uninitialized"));
+    assert!(!m.is_pruned() && !prune::is_pruned(&m));
+    assert_eq!(m.type_name(), "LazyLinear");
+
+    let x = Tensor::ones([3, 4], DType::F32)?;
+    let y0 = m.forward(&x)?;
+    assert_eq!(y0.dims(), &[3, 2]);
+    // the wrapper now lists the materialized members, under the module's new class name
+    assert_eq!(m.type_name(), "Linear");
+    let param = |m: &Pruned<LazyLinear>, name: &str| {
+        m.named_parameters().into_iter().find(|(n, _)| n == name).map(|(_, t)| t)
+    };
+    let weight = param(&m, "weight").unwrap();
+    assert_eq!(weight.dims(), &[2, 4]);
+    assert_eq!(param(&m, "bias").unwrap().dims(), &[2]);
+    // a second forward runs the same tensors (the placeholders are not put back)
+    close("second forward", &m.forward(&x)?, &y0, 0.0);
+
+    // pruning now works, and the forward runs the pruned weight
+    prune::l1_unstructured(&mut m, "weight", 0.5, None)?;
+    let keys: Vec<String> = m.state_dict().keys().map(str::to_string).collect();
+    assert_eq!(keys, ["bias", "weight_orig", "weight_mask"]);
+    assert!(param(&m, "weight_orig").unwrap().is_same(&weight));
+    assert_eq!(zeros_of(&m.pruning_mask("weight").unwrap()), 4);
+    let want = x.matmul(&m.tensor("weight")?.t()?)?.add(&m.tensor("bias")?)?;
+    let y = m.forward(&x)?;
+    close("pruned forward", &y, &want, 1e-6);
+    close("pruned forward again", &m.forward(&x)?, &y, 0.0);
+    let plain = m.into_inner()?;
+    assert_eq!(plain.type_name(), "Linear");
+    assert_eq!(zeros_of(&plain.module().unwrap().weight), 4);
+    Ok(())
+}
+
+/// `remove` keeps the parameter (the same tensor) and writes the pruned values into its storage.
+/// torch gives the parameter a new storage (`orig.data = weight.data`), so a state dict taken
+/// before keeps the unpruned values there; here its entry shares the storage and shows the pruned
+/// ones (a copy of the entry keeps them).
+#[test]
+fn remove_writes_the_pruned_values_into_the_parameter() -> Result<()> {
+    let mut m = lin("l1_frac", 5, 4);
+    prune::l1_unstructured(&mut m, "weight", 0.3, None)?;
+    let before = m.state_dict();
+    let kept = before.get("weight_orig").unwrap().copy()?;
+    let orig = m.named_parameters().into_iter().find(|(n, _)| n == "weight_orig").unwrap().1;
+    prune::remove(&mut m, "weight")?;
+    let weight = m.named_parameters().into_iter().find(|(n, _)| n == "weight").unwrap().1;
+    assert!(weight.is_same(&orig));
+    assert_eq!(zeros_of(&weight), 6);
+    let entry = before.get("weight_orig").unwrap();
+    assert!(entry.shares_storage(&weight));
+    close("earlier state dict entry", entry, &weight.detach(), 0.0);
+    close("its copy", &kept, &g("l1_frac.init.weight"), 0.0);
     Ok(())
 }
 

@@ -1,7 +1,8 @@
 //! torch.histogram and torch.histogramdd against torch (histogram31_golden.rs, from
 //! make_histogram31_golden.py: float32 and float64, elements on the bin edges, weights, density,
-//! custom and unsorted edges, empty input, zero-width ranges, NaN and infinities), bit for bit
-//! (sums of weights and float32 densities within rounding), and torch's messages for bad input.
+//! custom and unsorted edges, empty input, zero-width ranges, NaN and infinities; float16 and
+//! bfloat16 with ranges and edge tensors), bit for bit (sums of weights and float32/half densities
+//! within rounding), and torch's messages for bad input.
 
 use oxtorch_tensor::{DType, Result, Tensor};
 
@@ -11,6 +12,8 @@ fn dtype_of(name: &str) -> DType {
     match name {
         "f32" => DType::F32,
         "f64" => DType::F64,
+        "f16" => DType::F16,
+        "bf16" => DType::BF16,
         other => panic!("unknown dtype {other}"),
     }
 }
@@ -72,14 +75,19 @@ fn histogram_and_histogramdd_match_torch() -> Result<()> {
         let (h, edges) = run(c)?;
         assert_eq!(h.dtype(), dtype_of(c.dtype), "{what}: hist dtype");
         assert_eq!(h.dims(), c.hist_shape, "{what}: hist shape");
-        if (c.density && c.dtype == "f32") || c.weight.is_some() {
-            // Sums of weights and float32 totals: torch adds weights per thread (its result
-            // depends on its thread count) and its float32 `sum` in a cascade, ours in another
-            // order (last-bit parity of sums is not done): within 2 ulp of float32.
+        if (c.density && c.dtype != "f64") || c.weight.is_some() {
+            // Sums of weights and float32/half totals: torch adds weights per thread (its result
+            // depends on its thread count) and its `sum` in a cascade, ours in another order
+            // (last-bit parity of sums is not done): within 2 ulp of float32, 1 ulp of a half type.
+            let tol = match c.dtype {
+                "f16" => 2f64.powi(-10),
+                "bf16" => 2f64.powi(-7),
+                _ => 2.5e-7,
+            };
             let got = values(&h)?;
             assert_eq!(got.len(), c.hist.len(), "{what}: length");
             for (i, (&g, &w)) in got.iter().zip(c.hist).enumerate() {
-                let ok = if w.is_nan() { g.is_nan() } else { (g - w).abs() <= 2.5e-7 * w.abs() };
+                let ok = if w.is_nan() { g.is_nan() } else { (g - w).abs() <= tol * w.abs() };
                 assert!(ok, "{what}: hist[{i}]: got {g:e}, torch {w:e}");
             }
         } else {
@@ -121,6 +129,11 @@ fn histogram_errors_are_torchs() -> Result<()> {
     assert_eq!(
         err(x.to_dtype(DType::F16)?.histogram(2, None, None, false)),
         "\"histogramdd\" not implemented for 'Half'"
+    );
+    // (with a range, or edge tensors, the half types are computed: the golden cases)
+    assert_eq!(
+        err(x.to_dtype(DType::BF16)?.reshape([1, 2])?.histogramdd(&[2, 2], None, None, false)),
+        "\"histogramdd\" not implemented for 'BFloat16'"
     );
     assert_eq!(
         err(x.histogram(0, None, None, false)),

@@ -13,17 +13,25 @@
 //!   left out (in `histogramdd`, a row with any such coordinate).
 //! * `density` divides by the total (torch's `sum`) and by each bin's width in every dim.
 //!
-//! float32 and float64 only. Weighted sums are accumulated row by row in the input's dtype, which
-//! is torch's order for up to `200 / N` rows of `N` coordinates (torch splits longer inputs
-//! between threads, so its last bits then depend on the thread count).
+//! float32, float64, float16 and bfloat16 (the half types only with a `range` or edge tensors, as
+//! in torch, which refuses to find their range in the data). The half types compute as torch's
+//! `at::Half`/`at::BFloat16` do: each operation in float32, rounded back to the half type; their
+//! evenly spaced edges are torch's `linspace` in them (see `even_edges`). Weighted sums (and
+//! counts) are accumulated row by row in the input's dtype, which is torch's order for up to
+//! `200 / N` rows of `N` coordinates (torch splits longer inputs between threads, so its last bits
+//! then depend on the thread count; counts in a half type stop growing where adding one rounds
+//! away, at 2048 in float16 and 256 in bfloat16, as in torch's single thread).
 
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, Sub};
+
+use half::{bf16, f16};
 
 use oxtorch_core::{DType, Error, Result};
 
 use crate::{CpuElement, Tensor};
 
-/// A float element the histogram kernel computes in (f32, f64).
+/// A float element the histogram kernel computes in (f32, f64, and f16 and bf16, whose operators
+/// compute in f32 and round back, as torch's `at::Half` and `at::BFloat16` do).
 trait HistFloat:
     CpuElement
     + Add<Output = Self>
@@ -36,6 +44,8 @@ trait HistFloat:
 }
 impl HistFloat for f32 {}
 impl HistFloat for f64 {}
+impl HistFloat for f16 {}
+impl HistFloat for bf16 {}
 
 /// How a bin is found: by division over evenly spaced edges, or by searching arbitrary ones.
 #[derive(Clone, Copy)]
@@ -140,12 +150,57 @@ fn cpp_double(v: f64) -> String {
     }
 }
 
-/// torch's "not implemented" error of a kernel dispatched on float32/float64 only.
-fn float_only(t: &Tensor, kernel: &str) -> Result<()> {
-    if matches!(t.dtype(), DType::F32 | DType::F64) {
-        return Ok(());
+/// torch's "not implemented" error of a kernel dispatched on float32/float64 (and, with `half`,
+/// float16/bfloat16) only.
+fn float_only(t: &Tensor, kernel: &str, half: bool) -> Result<()> {
+    match t.dtype() {
+        DType::F32 | DType::F64 => Ok(()),
+        DType::F16 | DType::BF16 if half => Ok(()),
+        dt => Err(Error::msg(format!("\"{kernel}\" not implemented for '{}'", dt.scalar_type_name()))),
     }
-    Err(Error::msg(format!("\"{kernel}\" not implemented for '{}'", t.dtype().scalar_type_name())))
+}
+
+/// `steps` evenly spaced edges from `lo` to `hi` in `like`'s dtype and on its device, as torch's
+/// `linspace` makes them: float32/float64 by [`Tensor::linspace`]; float16 and bfloat16 by torch's
+/// CPU kernel for them, which rounds both ends to the half type (through float32), takes the step
+/// `(end - start) / (steps - 1)` in float32 and each value from its nearer end in float32 (float16:
+/// a product and a sum, each rounded; bfloat16: one fused multiply-add), rounded to the half type.
+fn even_edges(lo: f64, hi: f64, steps: usize, like: &Tensor) -> Result<Tensor> {
+    match like.dtype() {
+        DType::F16 => Tensor::from_vec_on(half_linspace::<f16>(lo, hi, steps, false), [steps], like.device()),
+        DType::BF16 => {
+            Tensor::from_vec_on(half_linspace::<bf16>(lo, hi, steps, true), [steps], like.device())
+        }
+        dt => Tensor::linspace(lo, hi, steps, (dt, like.device())),
+    }
+}
+
+/// torch's `linspace` in a half type `T` (see [`even_edges`]), `fused` for a fused multiply-add.
+fn half_linspace<T: CpuElement>(lo: f64, hi: f64, steps: usize, fused: bool) -> Vec<T> {
+    let start = T::from_f64(lo).to_f64() as f32;
+    let end = T::from_f64(hi).to_f64() as f32;
+    let step = if steps > 1 { (end - start) / (steps - 1) as f32 } else { 0.0 };
+    let halfway = steps / 2;
+    (0..steps)
+        .map(|i| {
+            // (one step is `start`, as torch fills it)
+            let v = if steps == 1 || i < halfway {
+                if fused {
+                    step.mul_add(i as f32, start)
+                } else {
+                    start + step * i as f32
+                }
+            } else {
+                let k = (steps - 1 - i) as f32;
+                if fused {
+                    (-step).mul_add(k, end)
+                } else {
+                    end - step * k
+                }
+            };
+            T::from_f64(f64::from(v))
+        })
+        .collect()
 }
 
 /// The bin counts must be positive (torch's `histogramdd_prepare_out`).
@@ -165,7 +220,8 @@ impl Tensor {
     /// count: the histogram of all elements over `bins` equal bins spanning `range` (`(min,
     /// max)`; the data's range when `None`), and the `bins + 1` edges, both of the input's dtype.
     /// `weight` (as many elements as the input) sums weights instead of counting; `density`
-    /// normalizes to a probability density. float32/float64 only.
+    /// normalizes to a probability density. float32/float64, and float16/bfloat16 with a `range`
+    /// (or empty input).
     pub fn histogram(
         &self,
         bins: i64,
@@ -178,8 +234,7 @@ impl Tensor {
         check_counts(&[bins])?;
         let range = range.map(|(lo, hi)| [lo, hi]);
         let outer = rows.outer_bin_edges(range.as_ref().map(|r| r.as_slice()))?;
-        let edges =
-            Tensor::linspace(outer[0].0, outer[0].1, bins as usize + 1, (self.dtype(), self.device()))?;
+        let edges = even_edges(outer[0].0, outer[0].1, bins as usize + 1, self)?;
         let hist =
             rows.histogram_of(std::slice::from_ref(&edges), weight.as_ref(), density, Search::Linear)?;
         Ok((hist, edges))
@@ -205,7 +260,7 @@ impl Tensor {
     /// torch's single count, repeat it), its other dims index points. Returns the `N`-dim
     /// histogram and each dim's `bins[d] + 1` evenly spaced edges over `range` (`[min0, max0,
     /// min1, max1, ...]`, or the data's range per dim). `weight` has the input's shape without its
-    /// innermost dim. float32/float64 only.
+    /// innermost dim. float32/float64, and float16/bfloat16 with a `range` (or empty input).
     pub fn histogramdd(
         &self,
         bins: &[i64],
@@ -233,7 +288,7 @@ impl Tensor {
         let edges = bins
             .iter()
             .zip(&outer)
-            .map(|(&b, &(lo, hi))| Tensor::linspace(lo, hi, (b + 1) as usize, (self.dtype(), self.device())))
+            .map(|(&b, &(lo, hi))| even_edges(lo, hi, (b + 1) as usize, self))
             .collect::<Result<Vec<_>>>()?;
         check_counts(bins)?;
         self.histogramdd_of(&rows, &edges, weight, density, Search::Linear).map(|h| (h, edges))
@@ -308,7 +363,8 @@ impl Tensor {
                 }
             }
             None if self.numel() > 0 => {
-                float_only(self, "histogramdd")?;
+                // (torch finds the range in float32/float64 only)
+                float_only(self, "histogramdd", false)?;
                 // torch's `aminmax(input, 0)`: NaN propagates (and is refused below).
                 let (lo, hi) = self.detach().aminmax(Some(0), false)?;
                 let lo = lo.to_dtype(DType::F64)?.to_vec::<f64>()?;
@@ -363,9 +419,11 @@ impl Tensor {
         }
         let counts: Vec<i64> = edges.iter().map(|e| e.numel() as i64 - 1).collect();
         check_counts(&counts)?;
-        float_only(self, "histogram_cpu")?;
+        float_only(self, "histogram_cpu", true)?;
         match self.dtype() {
             DType::F32 => self.histogram_host::<f32>(edges, weight, density, search),
+            DType::F16 => self.histogram_host::<f16>(edges, weight, density, search),
+            DType::BF16 => self.histogram_host::<bf16>(edges, weight, density, search),
             _ => self.histogram_host::<f64>(edges, weight, density, search),
         }
     }

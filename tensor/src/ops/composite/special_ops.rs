@@ -10,6 +10,11 @@
 //! which compute in f32. Gradients are derivatives.yaml's formulas as custom functions; the
 //! functions torch does not differentiate return tensors without history, and the inputs torch
 //! marks `not_implemented` error in backward with torch's message.
+//!
+//! Cost, as in torch: the polynomials run their three-term recurrence up to the degree `n` where
+//! torch does (Laguerre for `x > 0`, Legendre inside `(-1, 1)`, Chebyshev just outside `[-1, 1]`),
+//! and `zeta(x, q)` shifts a negative non-integer `q` one step at a time, so a degree or `|q|` of
+//! 10⁹ takes seconds per element: a service taking them from users should bound them.
 
 use oxtorch_core::ops::BinaryOp;
 use oxtorch_core::{DType, Error, Result, ResultTypeState, Scalar};
