@@ -1,5 +1,6 @@
 //! Creation functions: from data, filled, ranges, identity, and `*_like`.
 
+use half::{bf16, f16};
 use oxtorch_backend_cpu::{CpuElement, CpuStorage, SharedBytes};
 use oxtorch_backend_tpu::xla::XlaStorage;
 use oxtorch_core::ops::Prim;
@@ -257,7 +258,26 @@ impl Tensor {
                     (-step).mul_add((steps - 1 - i) as f64, end)
                 }
             }),
-            _ if dtype.is_float() => float_range(dtype, steps, value),
+            // float16/bfloat16 as torch's kernel: the ends rounded to the dtype, the step and each
+            // value in float32 from its end (a multiply and an add for float16, one fused
+            // multiply-add for bfloat16), then rounded once.
+            DType::F16 | DType::BF16 => {
+                let round = |v: f64| {
+                    if dtype == DType::F16 {
+                        f64::from(f16::from_f64(v))
+                    } else {
+                        f64::from(bf16::from_f64(v))
+                    }
+                };
+                let (s, e) = (round(start) as f32, round(end) as f32);
+                let step = if steps > 1 { (e - s) / (steps - 1) as f32 } else { 0.0 };
+                let fused = dtype == DType::BF16;
+                float_range(dtype, steps, |i| {
+                    let (from, k, step) =
+                        if first_half(i) { (s, i as f32, step) } else { (e, (steps - 1 - i) as f32, -step) };
+                    f64::from(if fused { step.mul_add(k, from) } else { from + step * k })
+                })
+            }
             _ => int_range(dtype, steps, |i| value(i) as i64),
         };
         from_cpu(storage, [steps], opts.device)

@@ -160,47 +160,10 @@ fn float_only(t: &Tensor, kernel: &str, half: bool) -> Result<()> {
     }
 }
 
-/// `steps` evenly spaced edges from `lo` to `hi` in `like`'s dtype and on its device, as torch's
-/// `linspace` makes them: float32/float64 by [`Tensor::linspace`]; float16 and bfloat16 by torch's
-/// CPU kernel for them, which rounds both ends to the half type (through float32), takes the step
-/// `(end - start) / (steps - 1)` in float32 and each value from its nearer end in float32 (float16:
-/// a product and a sum, each rounded; bfloat16: one fused multiply-add), rounded to the half type.
+/// `steps` evenly spaced edges from `lo` to `hi` in `like`'s dtype and on its device: torch's
+/// `linspace` ([`Tensor::linspace`], with torch's rule for the half types too).
 fn even_edges(lo: f64, hi: f64, steps: usize, like: &Tensor) -> Result<Tensor> {
-    match like.dtype() {
-        DType::F16 => Tensor::from_vec_on(half_linspace::<f16>(lo, hi, steps, false), [steps], like.device()),
-        DType::BF16 => {
-            Tensor::from_vec_on(half_linspace::<bf16>(lo, hi, steps, true), [steps], like.device())
-        }
-        dt => Tensor::linspace(lo, hi, steps, (dt, like.device())),
-    }
-}
-
-/// torch's `linspace` in a half type `T` (see [`even_edges`]), `fused` for a fused multiply-add.
-fn half_linspace<T: CpuElement>(lo: f64, hi: f64, steps: usize, fused: bool) -> Vec<T> {
-    let start = T::from_f64(lo).to_f64() as f32;
-    let end = T::from_f64(hi).to_f64() as f32;
-    let step = if steps > 1 { (end - start) / (steps - 1) as f32 } else { 0.0 };
-    let halfway = steps / 2;
-    (0..steps)
-        .map(|i| {
-            // (one step is `start`, as torch fills it)
-            let v = if steps == 1 || i < halfway {
-                if fused {
-                    step.mul_add(i as f32, start)
-                } else {
-                    start + step * i as f32
-                }
-            } else {
-                let k = (steps - 1 - i) as f32;
-                if fused {
-                    (-step).mul_add(k, end)
-                } else {
-                    end - step * k
-                }
-            };
-            T::from_f64(f64::from(v))
-        })
-        .collect()
+    Tensor::linspace(lo, hi, steps, (like.dtype(), like.device()))
 }
 
 /// The bin counts must be positive (torch's `histogramdd_prepare_out`).
