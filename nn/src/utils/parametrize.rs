@@ -82,7 +82,8 @@ impl<M: Module, P: Parametrization> Parametrized<M, P> {
     /// torch's `register_parametrization(module, name, parametrization, unsafe=...)`: `make`
     /// builds the parametrization from the current value of the parameter `name` (a direct
     /// parameter of `module`); unless `unsafe_` it is evaluated once (in the module's mode, as
-    /// torch) and must give the original's shape and dtype (torch's errors).
+    /// torch) and must give the original's shape and dtype (torch's errors). A lazy module is
+    /// refused before its first forward, as torch refuses its uninitialized parameters.
     pub fn register(
         module: M,
         name: &str,
@@ -101,6 +102,12 @@ impl<M: Module, P: Parametrization> Parametrized<M, P> {
                 module.type_name()
             )));
         };
+        if original.dims() == [0] && module.type_name().starts_with("Lazy") {
+            // a lazy module's placeholder (torch's `UninitializedParameter`)
+            return Err(Error::msg(
+                "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in `load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call `forward` to initialize the parameters before accessing their attributes.",
+            ));
+        }
         let mut list = make(&original)?;
         // the parametrization (and its child, spectral norm's state) take the module's mode
         let training = module.is_training();

@@ -225,3 +225,16 @@ fn unexpected_keys_are_listed_module_by_module() -> Result<()> {
     assert_eq!(keys.unexpected_keys, ["extra", "1", "0.weight.x", "0.foo", "1.zzz", "1.0.bogus"]);
     Ok(())
 }
+
+/// A lazy module is parametrized only once materialized (torch 2.15 refuses its uninitialized
+/// parameters with this message); after a forward, weight norm wraps the real weight.
+#[test]
+fn parametrizing_a_lazy_module_waits_for_its_first_forward() -> Result<()> {
+    let err = weight_norm(LazyLinear::new(2, true)?, "weight", Some(0)).err().expect("refused").to_string();
+    assert!(err.starts_with("Can't access the shape of an uninitialized parameter or buffer."), "{err}");
+    let lazy = LazyLinear::new(2, true)?;
+    lazy.forward(&Tensor::ones([1, 3], DType::F32)?)?;
+    let wn = weight_norm(lazy, "weight", Some(0))?;
+    assert_eq!(wn.weight()?.dims(), &[2, 3]);
+    Ok(())
+}
