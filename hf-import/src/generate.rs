@@ -29,11 +29,12 @@ const FIRST_NEW_SLOTS: usize = 256;
 /// Generates up to `g.max_new_tokens` tokens after `input_ids` `[batch, seq]` (left-padded prompts
 /// with `attention_mask`), calling `on_token(row, token)` for each new token of an unfinished row.
 /// Returns the prompts followed by the new tokens (finished rows padded with
-/// [`GenerationConfig::pad_token`]), int64, on the host; with `max_new_tokens` 0, the prompts
-/// unchanged. Runs on the model's device: the KV cache stays there. Greedy decoding on xla/tpu
-/// picks tokens there too and downloads only them (see [`decode_greedy_on_device`]); otherwise each
-/// step moves the new tokens up and the last position's logits down. Stop strings need the
-/// tokenizer: see [`generate_with_tokenizer`].
+/// [`GenerationConfig::pad_token`] when EOS tokens are configured, else going on with their own
+/// tokens until every row has finished: see [`GenerationConfig::pads_finished_rows`]), int64, on
+/// the host; with `max_new_tokens` 0, the prompts unchanged. Runs on the model's device: the KV
+/// cache stays there. Greedy decoding on xla/tpu picks tokens there too and downloads only them
+/// (see [`decode_greedy_on_device`]); otherwise each step moves the new tokens up and the last
+/// position's logits down. Stop strings need the tokenizer: see [`generate_with_tokenizer`].
 pub fn generate(
     lm: &CausalLm,
     input_ids: &Tensor,
@@ -170,13 +171,17 @@ struct Rows<'t> {
 }
 
 impl Rows<'_> {
-    /// Appends one new token per row (the pad token to finished rows), tells `on_token` about the
+    /// Appends one new token per row (the pad token to finished rows when
+    /// [`GenerationConfig::pads_finished_rows`], else their own token), tells `on_token` about the
     /// unfinished rows' tokens, and marks rows that produced an EOS token or completed a stop
     /// string finished. Returns whether every row has finished.
     fn push(&mut self, next: &[i64], g: &GenerationConfig, on_token: &mut impl FnMut(usize, i64)) -> bool {
+        let pad = g.pads_finished_rows();
         for (r, (row, &token)) in self.tokens.iter_mut().zip(next).enumerate() {
             if self.done[r] {
-                row.push(g.pad_token());
+                // Without EOS tokens transformers keeps a finished row's tokens (it only stops once
+                // every row has finished).
+                row.push(if pad { g.pad_token() } else { token });
                 continue;
             }
             on_token(r, token);
@@ -242,7 +247,8 @@ fn greedy_on_device(lm: &CausalLm, device: Device, g: &GenerationConfig) -> bool
 /// tokens) then overlaps with the device's, and each step downloads `batch` tokens instead of
 /// `batch × vocab` logits. A finished row's input is its own argmax rather than the pad token;
 /// rows never attend to each other, so the other rows' tokens are unchanged, and the finished
-/// row's outputs are replaced by padding. The step computed after the last row finished is
+/// row's outputs are replaced by padding (or kept, without EOS tokens: see
+/// [`GenerationConfig::pads_finished_rows`]). The step computed after the last row finished is
 /// discarded. Unlike the host's pick, the device's argmax takes a NaN logit as the largest.
 ///
 /// Every tensor a launched graph reads or returns stays held until that graph has run: were one
@@ -327,7 +333,9 @@ fn decode_on_host(
             .into_iter()
             .enumerate()
             .map(|(r, mut logits)| {
-                if rows.done[r] {
+                // A finished row without padding goes on as an unfinished one (transformers' rows
+                // are only padded when EOS tokens are configured).
+                if rows.done[r] && g.pads_finished_rows() {
                     g.pad_token()
                 } else {
                     process(&mut logits, &rows.tokens[r], rows.padding[r], n, g);
@@ -620,7 +628,9 @@ mod tests {
     }
 
     /// A row ends at the token that completes a stop string (kept), the others go on; without the
-    /// tokenizer, stop strings are transformers' error.
+    /// tokenizer, stop strings are transformers' error. As in transformers, a finished row is padded
+    /// only when EOS tokens are configured: without them it goes on with its own tokens, and the
+    /// batch stops once every row has finished.
     #[test]
     fn rows_end_where_a_stop_string_is_completed() {
         let (model, g, golden) = load("llama");
@@ -640,14 +650,79 @@ mod tests {
         let g = GenerationConfig { stop_strings: vec![text.clone()], ..endless.clone() };
         let err = generate(lm, ids, mask, &g, |_, _| {}).unwrap_err().to_string();
         assert!(err.contains("could not locate a tokenizer"), "{err}");
+        let mut stop = StopStrings::new(&tok, &g.stop_strings).unwrap().unwrap();
+        // Where each row of the unstopped run completes the stop string (its length then).
+        let mut ends = Vec::new();
+        for full in &all {
+            let end = (width..full.len()).find(|&n| stop.matches(&full[..=n]));
+            ends.push(end.map_or(full.len(), |n| n + 1));
+        }
+        assert!(ends[0] <= width + 6, "the first row stops by its sixth new token: {ends:?}");
+        let last = *ends.iter().max().unwrap();
+        // Without EOS tokens nothing is padded: every row runs until the last one has finished.
         let out =
             generate_with_tokenizer(lm, ids, mask, &g, &tok, |_, _| {}).unwrap().to_vec2::<i64>().unwrap();
-        let mut stop = StopStrings::new(&tok, &g.stop_strings).unwrap().unwrap();
-        for (r, (row, full)) in out.iter().zip(&all).enumerate() {
-            let end = (width..full.len()).find(|&n| stop.matches(&full[..=n])).map_or(full.len(), |n| n + 1);
+        let cut: Vec<Vec<i64>> = all.iter().map(|row| row[..last].to_vec()).collect();
+        assert_eq!(out, cut, "{text:?}");
+        // With an EOS token (one the run never generates), a finished row is padded.
+        let unused = (3..100).find(|t| !all.concat().contains(t)).unwrap();
+        let with_eos = GenerationConfig { eos_token_ids: vec![unused], ..g.clone() };
+        let out = generate_with_tokenizer(lm, ids, mask, &with_eos, &tok, |_, _| {})
+            .unwrap()
+            .to_vec2::<i64>()
+            .unwrap();
+        for (row, (full, &end)) in out.iter().zip(all.iter().zip(&ends)) {
+            assert_eq!(row.len(), last, "{row:?}");
             assert_eq!(row[..end], full[..end], "{text:?}");
             assert!(row[end..].iter().all(|&t| t == 0), "padded after the stop: {row:?}");
-            assert!(r > 0 || end <= width + 6, "the first row stops by its sixth new token");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// Batched greedy generation with stop strings, with and without EOS and pad tokens, gives
+    /// transformers' `output_ids` (`tests/make_stop_generate_golden.py`): a finished row is padded
+    /// (with the pad token, else the first EOS token) only when an EOS token is configured, else it
+    /// keeps its own tokens; the batch stops once every row has finished either way.
+    #[test]
+    fn batched_stop_strings_pad_rows_as_transformers() {
+        let (model, g, _) = load("llama");
+        let lm = model.causal_lm().unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let dir = std::env::temp_dir().join(format!("oxtorch-stop-batch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(fixtures.join("tokenizers/bpe_byte_level.json"), dir.join("tokenizer.json")).unwrap();
+        let tok = HfTokenizer::load(&dir, None).unwrap();
+        let golden: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(fixtures.join("stop_strings_generate.json")).unwrap(),
+        )
+        .unwrap();
+        let rows_of = |v: &serde_json::Value| -> Vec<Vec<i64>> { serde_json::from_value(v.clone()).unwrap() };
+        let tensor = |rows: Vec<Vec<i64>>| {
+            let dims = [rows.len(), rows[0].len()];
+            Tensor::from_vec(rows.concat(), dims).unwrap()
+        };
+        let ids = tensor(rows_of(&golden["input_ids"]));
+        let mask = tensor(rows_of(&golden["attention_mask"]));
+        let max_new_tokens = usize::try_from(golden["max_new_tokens"].as_u64().unwrap()).unwrap();
+        let cases = golden["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 6);
+        for case in cases {
+            let stop_strings: Vec<String> = serde_json::from_value(case["stop_strings"].clone()).unwrap();
+            let eos: Option<Vec<i64>> = serde_json::from_value(case["eos_token_id"].clone()).unwrap();
+            let pad_token_id: Option<i64> = serde_json::from_value(case["pad_token_id"].clone()).unwrap();
+            let g = GenerationConfig {
+                max_new_tokens,
+                stop_strings,
+                eos_token_ids: eos.unwrap_or_default(),
+                pad_token_id,
+                do_sample: false,
+                ..g.clone()
+            };
+            let out = generate_with_tokenizer(lm, &ids, Some(&mask), &g, &tok, |_, _| {})
+                .unwrap()
+                .to_vec2::<i64>()
+                .unwrap();
+            assert_eq!(out, rows_of(&case["output_ids"]), "{case}");
         }
         std::fs::remove_dir_all(&dir).ok();
     }

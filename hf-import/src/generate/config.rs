@@ -41,8 +41,9 @@ pub struct GenerationConfig {
     /// tokens that end a sequence
     pub eos_token_ids: Vec<i64>,
     /// the configured pad token (transformers' `pad_token_id`; `None`: none configured). Finished
-    /// sequences get [`GenerationConfig::pad_token`], and prompts given without an attention mask
-    /// get one inferred from it (see [`GenerationConfig::inferred_mask`]).
+    /// sequences get [`GenerationConfig::pad_token`] when EOS tokens are configured (see
+    /// [`GenerationConfig::pads_finished_rows`]), and prompts given without an attention mask get
+    /// one inferred from it (see [`GenerationConfig::inferred_mask`]).
     pub pad_token_id: Option<i64>,
     /// which KV cache to decode with
     pub cache_implementation: CacheImplementation,
@@ -300,6 +301,16 @@ impl GenerationConfig {
     /// transformers' `_prepare_special_tokens`), else 0.
     pub fn pad_token(&self) -> i64 {
         self.pad_token_id.or(self.eos_token_ids.first().copied()).unwrap_or(0)
+    }
+
+    /// Whether a batch's finished rows get [`GenerationConfig::pad_token`] while the others go on:
+    /// only when EOS tokens are configured, as transformers' `has_eos_stopping_criteria` (an
+    /// `EosTokenCriteria` among the stopping criteria; a stop string's criterion is not one). A row
+    /// that completed a stop string without them keeps generating its own tokens (its stop string
+    /// included, its text going on past it) until every row has finished, a configured pad token
+    /// or not.
+    pub fn pads_finished_rows(&self) -> bool {
+        !self.eos_token_ids.is_empty()
     }
 
     /// The attention mask `[batch × seq]` (flat, ones and zeros) of prompts `ids` given without one,
