@@ -49,11 +49,18 @@ pub mod utils {
 /// The eager XLA runtime behind `xla:N`/`tpu:N` tensors (torch_xla's `metrics`): `xla::metrics()`,
 /// `xla::set_client_options`, `xla::device_count`.
 pub use oxtorch_backend_tpu::xla;
+pub use oxtorch_tensor::determinism::{
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode, get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
+    set_float32_matmul_precision, use_deterministic_algorithms,
+};
+pub use oxtorch_tensor::random::seed;
 pub use oxtorch_tensor::{bf16, f16};
 pub use oxtorch_tensor::{
     default_generator, manual_seed, random, tensor, DType, Device, Error, Generator, Layout, Operand,
     Padding, Result, Scalar, Shape, Tensor, TensorOptions,
 };
+pub use oxtorch_tensor::{get_printoptions, set_printoptions, with_printoptions, PrintOptions};
 pub use oxtorch_tensor::{tune_process_allocator, AllocatorTuning};
 
 /// `torch.bool`
@@ -305,6 +312,31 @@ pub fn chain_matmul(matrices: &[&Tensor]) -> Result<Tensor> {
 /// `torch.matrix_exp(a)`: the matrix exponential of each square matrix of `a`.
 pub fn matrix_exp(a: &Tensor) -> Result<Tensor> {
     a.matrix_exp()
+}
+
+/// `torch.empty_strided(size, stride)`: an uninitialized tensor with the given strides.
+pub fn empty_strided(size: &[usize], stride: &[usize], opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::empty_strided(size, stride, opts)
+}
+
+/// `torch.trapz(y, dim=dim)`: the trapezoidal rule with unit spacing along `dim`.
+pub fn trapz(y: &Tensor, dim: isize) -> Result<Tensor> {
+    y.trapz(dim)
+}
+
+/// `torch.hsplit(input, indices)`: splits along the columns at `indices`.
+pub fn hsplit(input: &Tensor, indices: &[isize]) -> Result<Vec<Tensor>> {
+    input.hsplit_indices(indices)
+}
+
+/// `torch.vsplit(input, indices)`: splits along the rows at `indices`.
+pub fn vsplit(input: &Tensor, indices: &[isize]) -> Result<Vec<Tensor>> {
+    input.vsplit_indices(indices)
+}
+
+/// `torch.dsplit(input, indices)`: splits along the depth (dim 2) at `indices`.
+pub fn dsplit(input: &Tensor, indices: &[isize]) -> Result<Vec<Tensor>> {
+    input.dsplit_indices(indices)
 }
 
 /// `torch.func`: [`func::functional_call`] runs a module with some of its parameters and buffers

@@ -11,6 +11,9 @@
 //! The generated code names the nn crate as `::oxtorch_nn` when the using crate depends on
 //! `oxtorch-nn`, else as `::oxtorch::nn` (the facade); `#[module(crate = "path")]` on the struct
 //! overrides that.
+//!
+//! `#[module(extra_repr)]` on the struct makes the module's `extra_repr` (what torch prints inside
+//! its parentheses) call the struct's own `fn extra_repr_text(&self) -> String`.
 
 use proc_macro::TokenStream;
 use quote::quote;
@@ -27,7 +30,7 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
             .to_compile_error()
             .into();
     };
-    let krate: proc_macro2::TokenStream = match nn_path(&input) {
+    let (krate, has_extra_repr): (proc_macro2::TokenStream, bool) = match nn_path(&input) {
         Ok(p) => p,
         Err(e) => return e.to_compile_error().into(),
     };
@@ -86,6 +89,13 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
             }
         }
     });
+    let extra_repr = has_extra_repr.then(|| {
+        quote! {
+            fn extra_repr(&self) -> ::std::string::String {
+                Self::extra_repr_text(self)
+            }
+        }
+    });
     quote! {
         impl #impl_generics #krate::Module for #name #ty_generics #where_clause {
             fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, #krate::Member<'m>)) {
@@ -98,33 +108,39 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
                 #type_name
             }
             #training
+            #extra_repr
         }
     }
     .into()
 }
 
-/// The path of the nn crate as the using crate sees it (see the crate docs).
-fn nn_path(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
+/// The path of the nn crate as the using crate sees it (see the crate docs), and whether the
+/// struct asks for `#[module(extra_repr)]`.
+fn nn_path(input: &DeriveInput) -> syn::Result<(proc_macro2::TokenStream, bool)> {
+    let mut found = None;
+    let mut extra_repr = false;
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("module")) {
-        let mut found = None;
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("crate") {
                 found = Some(meta.value()?.parse::<LitStr>()?.parse::<syn::Path>()?);
                 Ok(())
+            } else if meta.path.is_ident("extra_repr") {
+                extra_repr = true;
+                Ok(())
             } else {
-                Err(meta.error("expected `crate = \"path\"`"))
+                Err(meta.error("expected `crate = \"path\"` or `extra_repr`"))
             }
         })?;
-        if let Some(p) = found {
-            return Ok(quote!(#p));
-        }
+    }
+    if let Some(p) = found {
+        return Ok((quote!(#p), extra_repr));
     }
     let direct = std::env::var("CARGO_PKG_NAME").is_ok_and(|n| n == "oxtorch-nn")
         || std::env::var("CARGO_MANIFEST_DIR")
             .ok()
             .and_then(|d| std::fs::read_to_string(std::path::Path::new(&d).join("Cargo.toml")).ok())
             .is_some_and(|toml| toml.lines().any(|l| l.trim_start().starts_with("oxtorch-nn")));
-    Ok(if direct { quote!(::oxtorch_nn) } else { quote!(::oxtorch::nn) })
+    Ok((if direct { quote!(::oxtorch_nn) } else { quote!(::oxtorch::nn) }, extra_repr))
 }
 
 /// Whether `ty` is `bool`, also when a `macro_rules!` passed it on as a `$t:ty` fragment (an

@@ -59,8 +59,8 @@ pub use loss::{
     PoissonNLLLoss, SharedDistanceFn, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
 };
 pub use module::{
-    Buffer, Forward, IncompatibleKeys, Layer, Member, MemberMut, Module, ModuleExt, ModuleField,
-    NonPersistentBuffer,
+    py_bool, py_float, py_tuple, Buffer, DisplayModule, Forward, IncompatibleKeys, Layer, Member, MemberMut,
+    Module, ModuleExt, ModuleField, NonPersistentBuffer,
 };
 pub use oxtorch_nn_derive::Module;
 pub use state_dict::{write_atomic, StateDict};

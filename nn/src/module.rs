@@ -53,6 +53,12 @@ pub trait Module: Send + Sync {
     fn training_flag(&self) -> Option<bool> {
         None
     }
+
+    /// The module's own settings as torch prints them inside its parentheses (torch's
+    /// `extra_repr`), e.g. `in_features=4, out_features=3, bias=True`; empty by default.
+    fn extra_repr(&self) -> String {
+        String::new()
+    }
 }
 
 /// A module with a single-tensor forward pass (what `Sequential` chains).
@@ -653,6 +659,71 @@ pub trait ModuleExt: Module {
         self
     }
 
+    /// torch's `repr(module)`: the type name, its `extra_repr`, then each child as `(name): child`
+    /// indented by two spaces; a `ModuleList` (or a `Vec` field of modules, torch's `ModuleList`
+    /// there) folds equal neighbours into `(0-2): 3 x Linear(...)`.
+    fn repr(&self) -> String {
+        repr_node(&ReprNode::Module(self.as_dyn()), "")
+    }
+
+    /// The submodule at a dotted path, `""` being this module (torch's `get_submodule`); a
+    /// `Vec` field's members are reached as `layers.0`.
+    fn get_submodule(&self, target: &str) -> Result<&dyn Module> {
+        let mut m = self.as_dyn();
+        let mut rest = target;
+        while !rest.is_empty() {
+            let item = rest.split('.').next().unwrap_or(rest);
+            let mut next: Option<(&dyn Module, usize)> = None;
+            let mut not_module = false;
+            // `item` names a `Vec` field of modules (torch's `ModuleList`)
+            let mut in_list = false;
+            m.visit(&mut |name, member| {
+                let hit = rest == name || (rest.starts_with(name) && rest[name.len()..].starts_with('.'));
+                let list = name.starts_with(rest) && name[rest.len()..].starts_with('.');
+                match member {
+                    Member::Child(c) if hit && next.is_none() => next = Some((c, name.len())),
+                    Member::Child(_) => {
+                        not_module |= list;
+                        in_list |= name.starts_with(item) && name[item.len()..].starts_with('.');
+                    }
+                    _ => not_module |= hit || list,
+                }
+            });
+            let Some((child, len)) = next else {
+                let index = rest.split('.').nth(1).unwrap_or_default();
+                return Err(Error::msg(if not_module {
+                    format!("`{item}` is not an nn.Module")
+                } else if in_list {
+                    format!("ModuleList has no attribute `{index}`")
+                } else {
+                    format!("{} has no attribute `{item}`", m.type_name())
+                }));
+            };
+            m = child;
+            rest = rest.get(len + 1..).unwrap_or("");
+        }
+        Ok(m)
+    }
+
+    /// The parameter at a dotted path such as `layers.0.weight` (torch's `get_parameter`).
+    fn get_parameter(&self, target: &str) -> Result<Tensor> {
+        let (module_path, name) = target.rsplit_once('.').unwrap_or(("", target));
+        match tensor_member(self.get_submodule(module_path)?, name)? {
+            Some((t, true)) => Ok(t),
+            _ => Err(Error::msg(format!("`{name}` is not an nn.Parameter"))),
+        }
+    }
+
+    /// The buffer (persistent or not) at a dotted path such as `bn.running_mean` (torch's
+    /// `get_buffer`).
+    fn get_buffer(&self, target: &str) -> Result<Tensor> {
+        let (module_path, name) = target.rsplit_once('.').unwrap_or(("", target));
+        match tensor_member(self.get_submodule(module_path)?, name)? {
+            Some((t, false)) => Ok(t),
+            _ => Err(Error::msg(format!("`{name}` is not a buffer"))),
+        }
+    }
+
     /// This module as a trait object.
     fn as_dyn(&self) -> &dyn Module;
 }
@@ -668,6 +739,209 @@ impl<M: Module> ModuleExt for M {
 impl<'a> ModuleExt for dyn Module + 'a {
     fn as_dyn(&self) -> &dyn Module {
         self
+    }
+}
+
+/// The direct tensor member `name` of `m` and whether it is a parameter (for `get_parameter` and
+/// `get_buffer`), `None` for a submodule of that name, or torch's error for a missing member.
+fn tensor_member(m: &dyn Module, name: &str) -> Result<Option<(Tensor, bool)>> {
+    let mut found: Option<(Tensor, bool)> = None;
+    let mut is_child = false;
+    m.visit(&mut |n, member| {
+        if n == name {
+            match member {
+                Member::Param(t) => found = Some((t.clone(), true)),
+                Member::Buffer(t) | Member::NonPersistentBuffer(t) => found = Some((t.clone(), false)),
+                Member::Child(_) => is_child = true,
+            }
+        }
+    });
+    match found {
+        Some(hit) => Ok(Some(hit)),
+        None if is_child => Ok(None),
+        None => Err(Error::msg(format!("{} has no attribute `{name}`", m.type_name()))),
+    }
+}
+
+/// A module wrapped for `{}` formatting with torch's `repr` (see [`ModuleExt::repr`]):
+/// `println!("{}", DisplayModule(&model))`.
+pub struct DisplayModule<'a>(pub &'a dyn Module);
+
+impl std::fmt::Display for DisplayModule<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.repr())
+    }
+}
+
+impl std::fmt::Display for dyn Module + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.repr())
+    }
+}
+
+/// What [`ModuleExt::repr`] prints: a module, or the `ModuleList` torch has for a `Vec` field of
+/// modules (its members named `field.0`, `field.1`, ...).
+enum ReprNode<'m> {
+    Module(&'m dyn Module),
+    List(Vec<(String, ReprNode<'m>)>),
+}
+
+/// Adds the child at `path` (dotted for a `Vec` field's members) to `nodes`.
+fn insert_repr_child<'m>(nodes: &mut Vec<(String, ReprNode<'m>)>, path: &str, child: &'m dyn Module) {
+    match path.split_once('.') {
+        Some((first, rest)) => {
+            let at = match nodes.iter().position(|(n, node)| n == first && matches!(node, ReprNode::List(_)))
+            {
+                Some(at) => at,
+                None => {
+                    nodes.push((first.to_string(), ReprNode::List(Vec::new())));
+                    nodes.len() - 1
+                }
+            };
+            if let ReprNode::List(items) = &mut nodes[at].1 {
+                insert_repr_child(items, rest, child);
+            }
+        }
+        None => nodes.push((path.to_string(), ReprNode::Module(child))),
+    }
+}
+
+/// torch's `_addindent`: indents every line but the first by `n` spaces (blank lines stay empty).
+fn add_indent(s: &str, n: usize) -> String {
+    let mut lines = s.split('\n');
+    let mut out = lines.next().unwrap_or_default().to_string();
+    for line in lines {
+        out.push('\n');
+        if !line.trim().is_empty() {
+            out.push_str(&" ".repeat(n));
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// torch's `Module.__repr__` (and `ModuleList.__repr__` for lists); `parent` is the type name of
+/// the module holding this one, for torch's `MultiheadAttention.out_proj` spelling.
+fn repr_node(node: &ReprNode<'_>, parent: &str) -> String {
+    let (name, extra, children, is_list) = match node {
+        ReprNode::Module(m) => {
+            let mut children = Vec::new();
+            m.visit(&mut |n, member| {
+                if let Member::Child(c) = member {
+                    insert_repr_child(&mut children, n, c);
+                }
+            });
+            let mut name = m.type_name();
+            // torch's attention keeps its output projection as a `NonDynamicallyQuantizableLinear`.
+            if parent == "MultiheadAttention" && name == "Linear" {
+                name = "NonDynamicallyQuantizableLinear";
+            }
+            (name, m.extra_repr(), children, name == "ModuleList")
+        }
+        ReprNode::List(items) => {
+            let items: Vec<(String, ReprNode<'_>)> =
+                items.iter().map(|(n, node)| (n.clone(), node_ref(node))).collect();
+            ("ModuleList", String::new(), items, true)
+        }
+    };
+    let child_reprs: Vec<(String, String)> =
+        children.iter().map(|(key, child)| (key.clone(), repr_node(child, name))).collect();
+    if is_list && extra.is_empty() {
+        if child_reprs.is_empty() {
+            return format!("{name}()");
+        }
+        // runs of equal neighbours: (first key, last key, count, repr)
+        let mut blocks: Vec<(&str, &str, usize, &str)> = Vec::new();
+        for (key, r) in &child_reprs {
+            match blocks.last_mut() {
+                Some(last) if last.3 == r.as_str() => {
+                    last.1 = key.as_str();
+                    last.2 += 1;
+                }
+                _ => blocks.push((key.as_str(), key.as_str(), 1, r.as_str())),
+            }
+        }
+        let lines: Vec<String> = blocks
+            .iter()
+            .map(|&(first, last, n, r)| {
+                let line =
+                    if n == 1 { format!("({first}): {r}") } else { format!("({first}-{last}): {n} x {r}") };
+                add_indent(&line, 2)
+            })
+            .collect();
+        return format!("{name}(\n  {}\n)", lines.join("\n  "));
+    }
+    let extra_lines: Vec<&str> = if extra.is_empty() { Vec::new() } else { extra.split('\n').collect() };
+    let mut lines: Vec<String> = extra_lines.iter().map(|l| l.to_string()).collect();
+    lines.extend(child_reprs.iter().map(|(key, r)| format!("({key}): {}", add_indent(r, 2))));
+    if lines.is_empty() {
+        format!("{name}()")
+    } else if extra_lines.len() == 1 && child_reprs.is_empty() {
+        format!("{name}({})", extra_lines[0])
+    } else {
+        format!("{name}(\n  {}\n)", lines.join("\n  "))
+    }
+}
+
+/// A borrowed copy of a [`ReprNode`] (the tree is rebuilt per level, so lists are cloned shallowly).
+fn node_ref<'m>(node: &ReprNode<'m>) -> ReprNode<'m> {
+    match node {
+        ReprNode::Module(m) => ReprNode::Module(*m),
+        ReprNode::List(items) => {
+            ReprNode::List(items.iter().map(|(n, i)| (n.clone(), node_ref(i))).collect())
+        }
+    }
+}
+
+/// A float as Python's `repr` writes it (what torch's `extra_repr` prints): the shortest digits
+/// that read back the same, `1.0`, `0.01`, `1e-05`, `1e+16`, `inf`, `nan`.
+pub fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
+    }
+    let sci = format!("{x:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    if !(-4..16).contains(&exp) {
+        let e_sign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{mantissa}e{e_sign}{:02}", exp.abs());
+    }
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if exp < 0 {
+        return format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize));
+    }
+    let int_len = exp as usize + 1;
+    if digits.len() <= int_len {
+        format!("{sign}{digits}{}.0", "0".repeat(int_len - digits.len()))
+    } else {
+        format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+    }
+}
+
+/// A bool as Python writes it (`True`, `False`).
+pub fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+/// A list of sizes as a Python tuple: `(3, 3)`, `(3,)`.
+pub fn py_tuple<T: std::fmt::Display>(items: &[T]) -> String {
+    match items {
+        [one] => format!("({one},)"),
+        _ => format!("({})", items.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")),
     }
 }
 

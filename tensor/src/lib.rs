@@ -24,6 +24,7 @@ pub mod autocast;
 pub mod autograd;
 mod convert;
 mod create;
+pub mod determinism;
 mod dims;
 mod dispatch;
 mod display;
@@ -49,6 +50,7 @@ pub use literal::TensorLiteral;
 pub use ops::linalg_api as linalg;
 pub use ops::{trusted_indices, AdamScalars, Operand, Padding};
 pub use options::{TensorOptions, ToTarget};
+pub use print::{get_printoptions, set_printoptions, with_printoptions, PrintOptions};
 pub use random::{default_generator, manual_seed, Generator};
 pub use tensor::Tensor;
 

@@ -1,20 +1,119 @@
 //! torch-compatible tensor printing.
 //!
-//! Reproduces `repr(tensor)` from `torch/_tensor_str.py` with torch's default print options
-//! (precision 4, threshold 1000, edgeitems 3, linewidth 80, automatic scientific mode).
+//! Reproduces `repr(tensor)` from `torch/_tensor_str.py` under torch's print options (precision,
+//! threshold, edgeitems, linewidth, sci_mode), which [`set_printoptions`] changes process-wide and
+//! [`with_printoptions`] overrides for one thread while a closure runs.
+
+use std::cell::Cell;
+use std::sync::RwLock;
 
 use oxtorch_core::DType;
 
-/// Digits after the decimal point (torch's `PRINT_OPTS.precision`).
-const PRECISION: usize = 4;
-/// Tensors with more elements than this are summarised (torch's `PRINT_OPTS.threshold`).
-const THRESHOLD: usize = 1000;
-/// Items shown at each end of a summarised dimension (torch's `PRINT_OPTS.edgeitems`).
-const EDGE_ITEMS: usize = 3;
-/// Target line width for wrapping rows and suffixes (torch's `PRINT_OPTS.linewidth`).
-const LINE_WIDTH: usize = 80;
 /// The text every repr starts with; its length is the base indent of nested rows.
 const PREFIX: &str = "tensor(";
+
+/// torch's `PRINT_OPTS`: how tensors are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrintOptions {
+    /// Digits after the decimal point (default 4).
+    pub precision: usize,
+    /// Tensors with more elements than this are summarised (default 1000; `usize::MAX` is torch's
+    /// `inf` of the "full" profile).
+    pub threshold: usize,
+    /// Items shown at each end of a summarised dimension (default 3).
+    pub edgeitems: usize,
+    /// Target line width for wrapping rows and suffixes (default 80).
+    pub linewidth: usize,
+    /// `Some(true)` forces scientific notation for floats, `Some(false)` forbids it, `None` lets
+    /// torch's heuristic decide (default).
+    pub sci_mode: Option<bool>,
+}
+
+impl Default for PrintOptions {
+    fn default() -> Self {
+        PrintOptions { precision: 4, threshold: 1000, edgeitems: 3, linewidth: 80, sci_mode: None }
+    }
+}
+
+impl PrintOptions {
+    /// These options updated the way torch's `set_printoptions` updates `PRINT_OPTS`: a known
+    /// `profile` ("default", "short", "full") first resets precision, threshold, edgeitems and
+    /// linewidth (an unknown profile is ignored, as in torch); then every `Some` field is set;
+    /// `sci_mode` is always assigned (torch sets it even when `None`).
+    pub fn updated(
+        self,
+        precision: Option<usize>,
+        threshold: Option<usize>,
+        edgeitems: Option<usize>,
+        linewidth: Option<usize>,
+        sci_mode: Option<bool>,
+        profile: Option<&str>,
+    ) -> PrintOptions {
+        let mut o = self;
+        let reset = |o: &mut PrintOptions, precision: usize, threshold: usize, edgeitems: usize| {
+            (o.precision, o.threshold, o.edgeitems, o.linewidth) = (precision, threshold, edgeitems, 80);
+        };
+        match profile {
+            Some("default") => reset(&mut o, 4, 1000, 3),
+            Some("short") => reset(&mut o, 2, 1000, 2),
+            Some("full") => reset(&mut o, 4, usize::MAX, 3),
+            _ => {}
+        }
+        o.precision = precision.unwrap_or(o.precision);
+        o.threshold = threshold.unwrap_or(o.threshold);
+        o.edgeitems = edgeitems.unwrap_or(o.edgeitems);
+        o.linewidth = linewidth.unwrap_or(o.linewidth);
+        o.sci_mode = sci_mode;
+        o
+    }
+}
+
+/// The process-wide options ([`set_printoptions`]).
+static OPTIONS: RwLock<PrintOptions> =
+    RwLock::new(PrintOptions { precision: 4, threshold: 1000, edgeitems: 3, linewidth: 80, sci_mode: None });
+
+thread_local! {
+    /// A per-thread override installed by [`with_printoptions`].
+    static LOCAL: Cell<Option<PrintOptions>> = const { Cell::new(None) };
+}
+
+/// Sets the process-wide print options (torch's `torch.set_printoptions(precision, threshold,
+/// edgeitems, linewidth, profile, sci_mode)`); see [`PrintOptions::updated`] for the rules.
+pub fn set_printoptions(
+    precision: Option<usize>,
+    threshold: Option<usize>,
+    edgeitems: Option<usize>,
+    linewidth: Option<usize>,
+    sci_mode: Option<bool>,
+    profile: Option<&str>,
+) {
+    let mut options = OPTIONS.write().unwrap_or_else(|e| e.into_inner());
+    *options = options.updated(precision, threshold, edgeitems, linewidth, sci_mode, profile);
+}
+
+/// The process-wide print options (torch's `torch._tensor_str.get_printoptions()`).
+pub fn get_printoptions() -> PrintOptions {
+    *OPTIONS.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `f` with `options` used for printing on this thread only (the process-wide options are
+/// untouched; other threads are unaffected), restoring the previous override afterwards.
+pub fn with_printoptions<R>(options: PrintOptions, f: impl FnOnce() -> R) -> R {
+    /// Restores the previous override even if `f` panics.
+    struct Restore(Option<PrintOptions>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            LOCAL.with(|l| l.set(self.0));
+        }
+    }
+    let _restore = Restore(LOCAL.with(|l| l.replace(Some(options))));
+    f()
+}
+
+/// The options in effect on this thread: its override, else the process-wide ones.
+fn current_options() -> PrintOptions {
+    LOCAL.with(Cell::get).unwrap_or_else(get_printoptions)
+}
 
 /// One element as the printer sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -66,18 +165,23 @@ pub(crate) fn format_tensor(
     let (device, others): (Vec<&String>, Vec<&String>) =
         extra_suffixes.iter().partition(|s| s.starts_with("device="));
     let mut suffixes: Vec<String> = device.into_iter().cloned().collect();
+    let opts = current_options();
     let numel: usize = shape.iter().product();
     let body = if numel == 0 {
         suffixes.extend(empty_suffixes(shape, dtype));
         "[]".to_string()
     } else {
+        if opts.edgeitems == 0 {
+            // torch prints the size whenever `edgeitems` is 0, summarised or not.
+            suffixes.push(format!("size={}", python_tuple(shape)));
+        }
         if !has_default_dtype(dtype) {
             suffixes.push(dtype_suffix(dtype));
         }
-        tensor_body(shape, dtype, get, numel > THRESHOLD)
+        tensor_body(shape, dtype, get, numel > opts.threshold, &opts)
     };
     suffixes.extend(others.into_iter().cloned());
-    add_suffixes(format!("{PREFIX}{body}"), &suffixes)
+    add_suffixes(format!("{PREFIX}{body}"), &suffixes, opts.linewidth)
 }
 
 /// Whether torch omits the `dtype=` suffix for a non-empty tensor of this dtype.
@@ -115,7 +219,7 @@ fn python_tuple(shape: &[usize]) -> String {
 
 /// Appends suffixes after the tensor text, starting a new line when one would pass the line width
 /// (torch's `_add_suffixes`, including its off-by-two line length bookkeeping).
-fn add_suffixes(tensor_str: String, suffixes: &[String]) -> String {
+fn add_suffixes(tensor_str: String, suffixes: &[String], linewidth: usize) -> String {
     let indent = PREFIX.len();
     let mut last_line_len = match tensor_str.rfind('\n') {
         Some(pos) => tensor_str.len() - pos + 1,
@@ -123,7 +227,7 @@ fn add_suffixes(tensor_str: String, suffixes: &[String]) -> String {
     };
     let mut out = tensor_str;
     for suffix in suffixes {
-        if last_line_len + suffix.len() + 2 > LINE_WIDTH {
+        if last_line_len + suffix.len() + 2 > linewidth {
             out.push_str(&format!(",\n{}{suffix}", " ".repeat(indent)));
             last_line_len = indent + suffix.len();
         } else {
@@ -136,11 +240,19 @@ fn add_suffixes(tensor_str: String, suffixes: &[String]) -> String {
 }
 
 /// The bracketed contents of a non-empty tensor (torch's `_tensor_str`).
-fn tensor_body(shape: &[usize], dtype: DType, get: &dyn Fn(usize) -> PrintValue, summarize: bool) -> String {
-    let dims: Vec<ShownDim> = shape.iter().map(|&size| ShownDim::new(size, summarize)).collect();
+fn tensor_body(
+    shape: &[usize],
+    dtype: DType,
+    get: &dyn Fn(usize) -> PrintValue,
+    summarize: bool,
+    opts: &PrintOptions,
+) -> String {
+    let dims: Vec<ShownDim> =
+        shape.iter().map(|&size| ShownDim::new(size, summarize, opts.edgeitems)).collect();
     let values = gather_shown(shape, &dims, get);
-    let formatter = Formatter::new(dtype, &values);
-    let mut printer = Printer { dims: &dims, formatter: &formatter, values: values.iter() };
+    let formatter = Formatter::new(dtype, &values, opts);
+    let mut printer =
+        Printer { dims: &dims, formatter: &formatter, values: values.iter(), linewidth: opts.linewidth };
     printer.render(0, PREFIX.len())
 }
 
@@ -148,18 +260,20 @@ fn tensor_body(shape: &[usize], dtype: DType, get: &dyn Fn(usize) -> PrintValue,
 struct ShownDim {
     /// Printed indices, in order.
     indices: Vec<usize>,
-    /// True when the middle of the dimension is replaced by `...` after the first `EDGE_ITEMS`.
+    /// True when the middle of the dimension is replaced by `...` after the first `edge` items.
     elided: bool,
+    /// The number of items shown before the `...`.
+    edge: usize,
 }
 
 impl ShownDim {
     /// Chooses the printed indices of a dimension of `size` elements.
-    fn new(size: usize, summarize: bool) -> Self {
-        if summarize && size > 2 * EDGE_ITEMS {
-            let indices = (0..EDGE_ITEMS).chain(size - EDGE_ITEMS..size).collect();
-            ShownDim { indices, elided: true }
+    fn new(size: usize, summarize: bool, edge: usize) -> Self {
+        if summarize && size > 2 * edge {
+            let indices = (0..edge).chain(size - edge..size).collect();
+            ShownDim { indices, elided: true, edge }
         } else {
-            ShownDim { indices: (0..size).collect(), elided: false }
+            ShownDim { indices: (0..size).collect(), elided: false, edge }
         }
     }
 }
@@ -183,6 +297,8 @@ struct Printer<'a> {
     formatter: &'a Formatter,
     /// The printed elements, consumed in row-major order.
     values: std::slice::Iter<'a, PrintValue>,
+    /// Target line width for wrapping rows.
+    linewidth: usize,
 }
 
 impl Printer<'_> {
@@ -207,10 +323,13 @@ impl Printer<'_> {
         let shown = &self.dims[dim];
         let mut slices = Vec::with_capacity(shown.indices.len() + 1);
         for k in 0..shown.indices.len() {
-            if shown.elided && k == EDGE_ITEMS {
+            if shown.elided && k == shown.edge {
                 slices.push("...".to_string());
             }
             slices.push(self.render(dim + 1, indent + 1));
+        }
+        if shown.elided && shown.edge == 0 {
+            slices.push("...".to_string());
         }
         let separator = format!(",{}{}", "\n".repeat(rank - 1), " ".repeat(indent + 1));
         format!("[{}]", slices.join(&separator))
@@ -221,13 +340,17 @@ impl Printer<'_> {
         let shown = &self.dims[dim];
         let mut items = Vec::with_capacity(shown.indices.len() + 1);
         for k in 0..shown.indices.len() {
-            if shown.elided && k == EDGE_ITEMS {
+            if shown.elided && k == shown.edge {
                 items.push(" ...".to_string());
             }
             items.push(self.next_formatted());
         }
+        if shown.elided && shown.edge == 0 {
+            // torch's `edgeitems=0`: the whole row is one `...`.
+            items.push("...".to_string());
+        }
         let element_length = self.formatter.width + 2;
-        let per_line = (LINE_WIDTH.saturating_sub(indent) / element_length).max(1);
+        let per_line = (self.linewidth.saturating_sub(indent) / element_length).max(1);
         let lines: Vec<String> = items.chunks(per_line).map(|line| line.join(", ")).collect();
         let separator = format!(",\n{}", " ".repeat(indent + 1));
         format!("[{}]", lines.join(&separator))
@@ -241,9 +364,9 @@ enum Style {
     Plain,
     /// Floats that are all integers: `3.`, `-20.`.
     IntegerFloat,
-    /// Fixed point with `PRECISION` decimals: `0.1000`.
+    /// Fixed point with `precision` decimals: `0.1000`.
     Fixed,
-    /// Python scientific notation with `PRECISION` decimals: `1.0000e-05`.
+    /// Python scientific notation with `precision` decimals: `1.0000e-05`.
     Scientific,
 }
 
@@ -253,41 +376,45 @@ struct Formatter {
     style: Style,
     /// Width every element is padded to.
     width: usize,
+    /// Digits after the decimal point.
+    precision: usize,
 }
 
 impl Formatter {
     /// Picks the style from the printed elements the way torch's `_Formatter.__init__` does.
-    fn new(dtype: DType, values: &[PrintValue]) -> Self {
+    fn new(dtype: DType, values: &[PrintValue], opts: &PrintOptions) -> Self {
+        let precision = opts.precision;
         if !dtype.is_float() {
             let width = values.iter().map(|v| v.plain_str().len()).max().unwrap_or(0).max(1);
-            return Formatter { style: Style::Plain, width };
+            return Formatter { style: Style::Plain, width, precision };
         }
         let finite: Vec<f64> =
             values.iter().map(|v| v.as_f64()).filter(|f| f.is_finite() && *f != 0.0).collect();
-        let style = float_style(&finite);
-        let width = finite.iter().map(|&f| float_str(style, f).len()).max().unwrap_or(0).max(1);
-        Formatter { style, width }
+        let style = float_style(&finite, opts.sci_mode);
+        let width = finite.iter().map(|&f| float_str(style, f, precision).len()).max().unwrap_or(0).max(1);
+        Formatter { style, width, precision }
     }
 
     /// Writes one element, left-padded to the common width.
     fn format(&self, value: PrintValue) -> String {
         let text = match self.style {
             Style::Plain => value.plain_str(),
-            style => float_str(style, value.as_f64()),
+            style => float_str(style, value.as_f64(), self.precision),
         };
         format!("{text:>width$}", width = self.width)
     }
 }
 
-/// The float style for the nonzero finite elements (integer, fixed or scientific).
-fn float_style(nonzero_finite: &[f64]) -> Style {
+/// The float style for the nonzero finite elements (integer, fixed or scientific); `sci_mode`
+/// (torch's `PRINT_OPTS.sci_mode`) overrides the scientific heuristic when set.
+fn float_style(nonzero_finite: &[f64], sci_mode: Option<bool>) -> Style {
     if nonzero_finite.is_empty() {
         return Style::IntegerFloat;
     }
     let abs = nonzero_finite.iter().map(|f| f.abs());
     let min = abs.clone().fold(f64::INFINITY, f64::min);
     let max = abs.fold(0.0, f64::max);
-    let scientific = max / min > 1000.0 || max > 1.0e8 || min < 1.0e-4;
+    let scientific = sci_mode.unwrap_or(max / min > 1000.0 || max > 1.0e8 || min < 1.0e-4);
     let integers = nonzero_finite.iter().all(|f| f.ceil() == *f);
     match (scientific, integers) {
         (true, _) => Style::Scientific,
@@ -308,20 +435,21 @@ fn non_finite_str(value: f64) -> Option<String> {
 }
 
 /// Writes a float in one of the floating styles, without padding.
-fn float_str(style: Style, value: f64) -> String {
+fn float_str(style: Style, value: f64, precision: usize) -> String {
     if let Some(text) = non_finite_str(value) {
         return text;
     }
     match style {
         Style::IntegerFloat => format!("{value:.0}."),
-        Style::Scientific => python_scientific(value),
-        Style::Fixed | Style::Plain => format!("{value:.PRECISION$}"),
+        Style::Scientific => python_scientific(value, precision),
+        Style::Fixed | Style::Plain => format!("{value:.precision$}"),
     }
 }
 
-/// Python's `'{:.4e}'.format(value)` for a finite value: Rust's `1.2346e10` becomes `1.2346e+10`.
-fn python_scientific(value: f64) -> String {
-    let rust = format!("{value:.PRECISION$e}");
+/// Python's `'{:.4e}'.format(value)` (with `precision` digits) for a finite value: Rust's
+/// `1.2346e10` becomes `1.2346e+10`.
+fn python_scientific(value: f64, precision: usize) -> String {
+    let rust = format!("{value:.precision$e}");
     let (mantissa, exponent) = rust.split_once('e').expect("`{:e}` output always has an exponent");
     let exponent: i32 = exponent.parse().expect("`{:e}` exponent is an integer");
     let sign = if exponent < 0 { '-' } else { '+' };

@@ -5,11 +5,61 @@ use oxtorch_tensor::{Result, Tensor};
 use crate::functional as F;
 use crate::module::Forward;
 
+/// A setting as Python's `repr` writes it, for `extra_repr`.
+trait PyRepr {
+    fn py_repr(&self) -> String;
+}
+
+impl PyRepr for f64 {
+    fn py_repr(&self) -> String {
+        crate::module::py_float(*self)
+    }
+}
+
+impl PyRepr for isize {
+    fn py_repr(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl PyRepr for bool {
+    fn py_repr(&self) -> String {
+        crate::module::py_bool(*self).to_string()
+    }
+}
+
+impl PyRepr for &'static str {
+    fn py_repr(&self) -> String {
+        format!("'{self}'")
+    }
+}
+
 macro_rules! activation {
     ($(#[$doc:meta])* $name:ident { $($field:ident : $ty:ty),* } => |$s:ident, $x:ident| $body:expr) => {
         $(#[$doc])*
         #[derive(oxtorch_nn_derive::Module, Clone, Debug)]
+        #[module(extra_repr)]
         pub struct $name { $(#[doc = stringify!($field)] pub $field: $ty),* }
+
+        impl $name {
+            /// torch's `extra_repr`: `field=value` for each setting (the value alone for
+            /// `Hardshrink`/`Softshrink`, no `training` flag).
+            fn extra_repr_text(&self) -> String {
+                #[allow(unused_mut)]
+                let mut parts: Vec<String> = Vec::new();
+                $(
+                    if stringify!($field) != "training" {
+                        let value = PyRepr::py_repr(&self.$field);
+                        parts.push(if matches!(stringify!($name), "Hardshrink" | "Softshrink") {
+                            value
+                        } else {
+                            format!("{}={value}", stringify!($field))
+                        });
+                    }
+                )*
+                parts.join(", ")
+            }
+        }
 
         impl Forward for $name {
             fn forward(&self, $x: &Tensor) -> Result<Tensor> {
@@ -149,6 +199,7 @@ impl Default for RReLU {
 /// torch's `nn.PReLU(num_parameters=1, init=0.25)`: a leaky ReLU whose slope is learned, one for
 /// all channels or one per channel (dim 1).
 #[derive(oxtorch_nn_derive::Module, Clone, Debug)]
+#[module(extra_repr)]
 pub struct PReLU {
     /// the slopes, `[num_parameters]`
     pub weight: Tensor,
@@ -159,6 +210,13 @@ impl PReLU {
     pub fn new(num_parameters: usize, init: f64) -> Result<Self> {
         let weight = Tensor::full([num_parameters], init, ())?.requires_grad_(true)?;
         Ok(PReLU { weight })
+    }
+}
+
+impl PReLU {
+    /// torch's `extra_repr`: `num_parameters=1`.
+    fn extra_repr_text(&self) -> String {
+        format!("num_parameters={}", self.weight.numel())
     }
 }
 

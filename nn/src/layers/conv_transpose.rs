@@ -174,4 +174,35 @@ impl<const N: usize> Module for ConvTransposeNd<N> {
             .copied()
             .unwrap_or("ConvTransposeNd")
     }
+    fn extra_repr(&self) -> String {
+        let o = &self.options;
+        let dims = self.weight.dims();
+        let per_dim = |v: &[usize]| -> Vec<usize> {
+            (0..N).map(|d| v.get(d).or(v.last()).copied().unwrap_or(0)).collect()
+        };
+        let tuple = |v: &[usize]| crate::module::py_tuple(&per_dim(v));
+        let mut s = format!(
+            "{}, {}, kernel_size={}, stride={}",
+            dims.first().copied().unwrap_or(0),
+            dims.get(1).copied().unwrap_or(0) * o.groups,
+            crate::module::py_tuple(dims.get(2..).unwrap_or_default()),
+            tuple(&o.stride)
+        );
+        if o.padding.iter().any(|&x| x != 0) {
+            s += &format!(", padding={}", tuple(&o.padding));
+        }
+        if o.dilation.iter().any(|&d| d != 1) {
+            s += &format!(", dilation={}", tuple(&o.dilation));
+        }
+        if o.output_padding.iter().any(|&x| x != 0) {
+            s += &format!(", output_padding={}", tuple(&o.output_padding));
+        }
+        if o.groups != 1 {
+            s += &format!(", groups={}", o.groups);
+        }
+        if self.bias.is_none() {
+            s += ", bias=False";
+        }
+        s
+    }
 }

@@ -35,6 +35,9 @@ impl Module for Dropout {
     fn type_name(&self) -> &'static str {
         "Dropout"
     }
+    fn extra_repr(&self) -> String {
+        format!("p={}, inplace=False", crate::module::py_float(self.p))
+    }
     fn set_training(&mut self, training: bool) {
         self.training = training;
     }
@@ -75,6 +78,9 @@ macro_rules! functional_dropout {
             fn visit_mut(&mut self, _: &mut dyn FnMut(&str, MemberMut<'_>)) {}
             fn type_name(&self) -> &'static str {
                 stringify!($name)
+            }
+            fn extra_repr(&self) -> String {
+                format!("p={}, inplace=False", crate::module::py_float(self.p))
             }
             fn set_training(&mut self, training: bool) {
                 self.training = training;

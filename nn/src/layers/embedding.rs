@@ -14,6 +14,7 @@ use crate::module::Forward;
 /// of each lookup is divided by its row's count in the batch of indices. The forward pass is
 /// [`crate::functional::embedding_with`].
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct Embedding {
     /// `[num_embeddings, embedding_dim]`
     pub weight: Tensor,
@@ -32,6 +33,30 @@ pub struct Embedding {
     /// torch's sparse gradient (default `false`): accepted, the gradient stays dense
     #[module(skip)]
     pub sparse: bool,
+}
+
+impl Embedding {
+    /// torch's `extra_repr`: `10, 3, padding_idx=0` (settings other than the defaults).
+    fn extra_repr_text(&self) -> String {
+        let dims = self.weight.dims();
+        let mut s = format!("{}, {}", dims.first().copied().unwrap_or(0), dims.get(1).copied().unwrap_or(0));
+        if let Some(p) = self.padding_idx {
+            s += &format!(", padding_idx={p}");
+        }
+        if let Some(m) = self.max_norm {
+            s += &format!(", max_norm={}", crate::module::py_float(m));
+        }
+        if self.norm_type != 2.0 {
+            s += &format!(", norm_type={}", crate::module::py_float(self.norm_type));
+        }
+        if self.scale_grad_by_freq {
+            s += ", scale_grad_by_freq=True";
+        }
+        if self.sparse {
+            s += ", sparse=True";
+        }
+        s
+    }
 }
 
 /// `padding_idx` checked against `num_embeddings` and made non-negative, as torch's constructor.

@@ -8,6 +8,7 @@ use crate::module::Forward;
 /// `y = x Wᵀ + b` (torch's `nn.Linear`): `weight [out, in]`, `bias [out]`, both drawn from
 /// `U(-1/√in, 1/√in)` as torch does.
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct Linear {
     /// `[out_features, in_features]`
     pub weight: Tensor,
@@ -42,6 +43,19 @@ impl Linear {
     }
 }
 
+impl Linear {
+    /// torch's `extra_repr`: `in_features=4, out_features=3, bias=True`.
+    fn extra_repr_text(&self) -> String {
+        let dims = self.weight.dims();
+        format!(
+            "in_features={}, out_features={}, bias={}",
+            dims.get(1).copied().unwrap_or(0),
+            dims.first().copied().unwrap_or(0),
+            crate::module::py_bool(self.bias.is_some())
+        )
+    }
+}
+
 impl Forward for Linear {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.linear(&self.weight, self.bias.as_ref())
@@ -60,6 +74,7 @@ impl Forward for Identity {
 
 /// Flattens dims `start_dim..=end_dim` (torch's `nn.Flatten`, defaults 1 and -1).
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct Flatten {
     /// first dim flattened
     pub start_dim: isize,
@@ -73,6 +88,13 @@ impl Default for Flatten {
     }
 }
 
+impl Flatten {
+    /// torch's `extra_repr`: `start_dim=1, end_dim=-1`.
+    fn extra_repr_text(&self) -> String {
+        format!("start_dim={}, end_dim={}", self.start_dim, self.end_dim)
+    }
+}
+
 impl Forward for Flatten {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.flatten(self.start_dim, self.end_dim)
@@ -81,11 +103,19 @@ impl Forward for Flatten {
 
 /// Splits one dim into several (torch's `nn.Unflatten`).
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct Unflatten {
     /// the dim split
     pub dim: isize,
     /// its new sizes
     pub sizes: Vec<isize>,
+}
+
+impl Unflatten {
+    /// torch's `extra_repr`: `dim=1, unflattened_size=(2, 3)`.
+    fn extra_repr_text(&self) -> String {
+        format!("dim={}, unflattened_size={}", self.dim, crate::module::py_tuple(&self.sizes))
+    }
 }
 
 impl Forward for Unflatten {

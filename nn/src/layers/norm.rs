@@ -15,6 +15,7 @@ fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
 /// torch's `nn.LayerNorm`: normalises the trailing `normalized_shape` dims; `weight` ones, `bias`
 /// zeros when `elementwise_affine`.
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct LayerNorm {
     /// scale
     pub weight: Option<Tensor>,
@@ -54,6 +55,7 @@ impl Forward for LayerNorm {
 
 /// torch's `nn.RMSNorm`: `x / sqrt(mean(x²) + eps) * weight` (eps defaults to the dtype's epsilon).
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 #[allow(clippy::upper_case_acronyms)]
 pub struct RMSNorm {
     /// scale
@@ -80,6 +82,46 @@ impl RMSNorm {
     }
 }
 
+impl LayerNorm {
+    /// torch's `extra_repr`: `(4,), eps=1e-05, elementwise_affine=True, bias=True`.
+    fn extra_repr_text(&self) -> String {
+        format!(
+            "{}, eps={}, elementwise_affine={}, bias={}",
+            crate::module::py_tuple(&self.normalized_shape),
+            crate::module::py_float(self.eps),
+            crate::module::py_bool(self.weight.is_some()),
+            crate::module::py_bool(self.bias.is_some())
+        )
+    }
+}
+
+impl RMSNorm {
+    /// torch's `extra_repr`: `(4,), eps=None, elementwise_affine=True`.
+    fn extra_repr_text(&self) -> String {
+        format!(
+            "{}, eps={}, elementwise_affine={}",
+            crate::module::py_tuple(&self.normalized_shape),
+            self.eps.map_or_else(|| "None".to_string(), crate::module::py_float),
+            crate::module::py_bool(self.weight.is_some())
+        )
+    }
+}
+
+impl GroupNorm {
+    /// torch's `extra_repr`: `2, 4, eps=1e-05, affine=True, bias=True` (the channel count read
+    /// from the affine parameters).
+    fn extra_repr_text(&self) -> String {
+        let num_channels = self.weight.as_ref().or(self.bias.as_ref()).map_or(0, |w| w.numel());
+        format!(
+            "{}, {num_channels}, eps={}, affine={}, bias={}",
+            self.num_groups,
+            crate::module::py_float(self.eps),
+            crate::module::py_bool(self.weight.is_some()),
+            crate::module::py_bool(self.bias.is_some())
+        )
+    }
+}
+
 impl Forward for RMSNorm {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.rms_norm(&self.normalized_shape, self.weight.as_ref(), self.eps)
@@ -88,6 +130,7 @@ impl Forward for RMSNorm {
 
 /// torch's `nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True)`.
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct GroupNorm {
     /// per-channel scale
     pub weight: Option<Tensor>,
@@ -327,6 +370,18 @@ pub(crate) fn visit_norm_members_mut(
 const NORM_BUFFERS: [&str; 3] = ["running_mean", "running_var", "num_batches_tracked"];
 
 impl Module for BatchNorm {
+    fn extra_repr(&self) -> String {
+        let per_channel = self.weight.as_ref().or(self.running_mean.as_ref().map(|b| &b.0));
+        format!(
+            "{}, eps={}, momentum={}, affine={}, bias={}, track_running_stats={}",
+            per_channel.map_or(0, |t| t.numel()),
+            crate::module::py_float(self.eps),
+            self.momentum.map_or_else(|| "None".to_string(), crate::module::py_float),
+            crate::module::py_bool(self.weight.is_some()),
+            crate::module::py_bool(self.bias.is_some()),
+            crate::module::py_bool(self.running_mean.is_some())
+        )
+    }
     fn visit<'m>(&'m self, f: &mut dyn FnMut(&str, Member<'m>)) {
         visit_norm_members(
             [&self.weight, &self.bias],

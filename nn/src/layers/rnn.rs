@@ -418,6 +418,33 @@ impl GRU {
     }
 }
 
+impl RnnCore {
+    /// torch's `RNNBase.extra_repr`: `10, 20, num_layers=2, batch_first=True`.
+    fn extra_repr_text(&self) -> String {
+        let o = &self.options;
+        let mut s = format!("{}, {}", self.input_size, self.hidden_size);
+        if o.proj_size != 0 {
+            s += &format!(", proj_size={}", o.proj_size);
+        }
+        if o.num_layers != 1 {
+            s += &format!(", num_layers={}", o.num_layers);
+        }
+        if !o.bias {
+            s += ", bias=False";
+        }
+        if o.batch_first {
+            s += ", batch_first=True";
+        }
+        if o.dropout != 0.0 {
+            s += &format!(", dropout={}", crate::module::py_float(o.dropout));
+        }
+        if o.bidirectional {
+            s += ", bidirectional=True";
+        }
+        s
+    }
+}
+
 macro_rules! rnn_module {
     ($ty:ident, $name:literal) => {
         impl Module for $ty {
@@ -429,6 +456,9 @@ macro_rules! rnn_module {
             }
             fn type_name(&self) -> &'static str {
                 $name
+            }
+            fn extra_repr(&self) -> String {
+                self.core.extra_repr_text()
             }
             fn set_training(&mut self, training: bool) {
                 self.core.training = training;

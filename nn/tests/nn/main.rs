@@ -2,6 +2,7 @@
 //! build faster and take a fraction of the disk): layers, losses and optimizers against PyTorch,
 //! the module tree and checkpoints, data loading and autocast.
 
+mod data32;
 mod data_and_autocast;
 mod functional_extra;
 mod golden_case;
@@ -24,5 +25,6 @@ mod nn_vision30;
 mod norm_extra;
 mod optim;
 mod optim_more;
+mod repr32;
 mod review31;
 mod schedulers;

@@ -5,6 +5,7 @@
 
 mod activation;
 mod aliases;
+mod aliases32;
 mod compare;
 mod composite;
 mod elementwise;

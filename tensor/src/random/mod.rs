@@ -7,6 +7,7 @@
 mod philox;
 mod poisson;
 mod sampling;
+mod sampling32;
 
 use std::sync::{Mutex, OnceLock};
 
@@ -19,6 +20,7 @@ use crate::options::TensorOptions;
 use crate::Tensor;
 
 pub use philox::philox4x32_10;
+pub use sampling32::seed;
 
 /// torch's default seed.
 const DEFAULT_SEED: u64 = 67_280_421_310_721;

@@ -5,6 +5,8 @@
 
 mod common;
 
+mod api32;
+mod api32_golden;
 mod api_extras;
 mod autograd_basics;
 mod autograd_edges;
@@ -32,6 +34,8 @@ mod memory_format;
 mod misc31;
 mod misc31_golden;
 mod ndarray_conversion;
+mod print32;
+mod print32_golden;
 mod scalar_operands;
 mod scatter30;
 mod scatter30_golden;
