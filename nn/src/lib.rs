@@ -36,6 +36,7 @@ extern crate self as oxtorch_nn;
 
 pub mod data;
 pub mod functional;
+pub mod hooks;
 pub mod init;
 mod layers;
 pub mod loss;

@@ -54,6 +54,14 @@ pub trait Module: Send + Sync {
         None
     }
 
+    /// A batch norm's `momentum` (torch's `_BatchNorm.momentum`; `None` keeps a cumulative
+    /// average), so that code such as torch's `swa_utils.update_bn` can switch every batch norm of
+    /// a model to a cumulative average and back; `None` for every other module. Wrappers of a
+    /// whole module (lazy, parametrized, pruned, hooked) pass it through.
+    fn batch_norm_momentum_mut(&mut self) -> Option<&mut Option<f64>> {
+        None
+    }
+
     /// The module's own settings as torch prints them inside its parentheses (torch's
     /// `extra_repr`), e.g. `in_features=4, out_features=3, bias=True`; empty by default.
     fn extra_repr(&self) -> String {

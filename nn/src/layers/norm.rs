@@ -405,4 +405,7 @@ impl Module for BatchNorm {
     fn training_flag(&self) -> Option<bool> {
         Some(self.training)
     }
+    fn batch_norm_momentum_mut(&mut self) -> Option<&mut Option<f64>> {
+        Some(&mut self.momentum)
+    }
 }

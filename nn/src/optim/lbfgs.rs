@@ -589,6 +589,10 @@ impl Optimizer for LBFGS {
         1
     }
 
+    fn group_params(&self, _group: usize) -> Vec<Tensor> {
+        self.params.clone()
+    }
+
     fn group_len(&self, _group: usize) -> Option<usize> {
         Some(self.params.len())
     }

@@ -33,15 +33,92 @@ mod cyclic;
 mod plateau;
 
 pub use compose::{ChainedScheduler, SequentialLR};
-pub use cyclic::{CosineAnnealingWarmRestarts, CycleMomentum, CyclicLR, OneCycleLR};
+pub use cyclic::{CosineAnnealingWarmRestarts, CycleMomentum, CyclicLR, OneCycleLR, OneCycleSteps};
 pub use plateau::ReduceLROnPlateau;
 
-/// The learning rate of one group at an epoch, from its base learning rate (a closed form).
-type Schedule = Box<dyn Fn(i64, f64) -> f64 + Send + Sync>;
+/// What every learning-rate scheduler offers (torch's `LRScheduler` base class, which
+/// `ReduceLROnPlateau` shares in torch 2.x): stepping, the last rates, and a resumable state.
+///
+/// [`LRScheduler::step`] takes no metric; [`ReduceLROnPlateau`] needs one (torch's
+/// `step(metrics)`), so its `step` here is torch's error for a call without it, and loops that
+/// drive any scheduler call [`LRScheduler::step_with_metric`], which the other schedulers take
+/// as a plain step (ignoring the metric).
+///
+/// The types' own methods of the same names stay (and are what `sched.step(&mut opt)` calls);
+/// the trait makes them usable behind `&mut dyn LRScheduler` / `Box<dyn LRScheduler>`.
+pub trait LRScheduler {
+    /// Advances one epoch (or batch) and sets the optimizer's learning rates (torch's `step()`).
+    fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()>;
 
-/// The next learning rate of one group from its current one (torch's chainable `get_lr`):
-/// `f(epoch, current lr, base lr)`.
-type Recursive = Box<dyn Fn(i64, f64, f64) -> f64 + Send + Sync>;
+    /// A step given this epoch's metric (torch's `ReduceLROnPlateau.step(metrics)`); schedulers
+    /// that do not read a metric ignore it and step.
+    fn step_with_metric(&mut self, opt: &mut dyn Optimizer, _metric: f64) -> Result<()> {
+        self.step(opt)
+    }
+
+    /// The learning rates of the groups after the last step (torch's `get_last_lr()`).
+    fn get_last_lr(&self) -> Vec<f64>;
+
+    /// What resuming needs, by torch's attribute names (see each type's `state_dict`).
+    fn state_dict(&self) -> Vec<(String, f64)>;
+
+    /// Restores [`LRScheduler::state_dict`]'s output.
+    fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()>;
+}
+
+/// The learning rate of a group at an epoch, from its base learning rate (a closed form):
+/// `f(group, epoch, base lr)`.
+type Schedule = Box<dyn Fn(usize, i64, f64) -> f64 + Send + Sync>;
+
+/// The next learning rate of a group from its current one (torch's chainable `get_lr`):
+/// `f(group, epoch, current lr, base lr)`.
+type Recursive = Box<dyn Fn(usize, i64, f64, f64) -> f64 + Send + Sync>;
+
+/// The state of [`CosineAnnealingWarmRestarts`] (torch's `T_0`, `T_i`, `T_mult`, `T_cur`,
+/// `eta_min`), stepped by torch's `step()` / `step(epoch)` rules rather than a closed form.
+#[derive(Clone, Copy, Debug)]
+struct WarmRestarts {
+    t_0: f64,
+    t_mult: f64,
+    eta_min: f64,
+    t_i: f64,
+    t_cur: f64,
+}
+
+impl WarmRestarts {
+    /// torch's `step()`: one epoch further, restarting at the end of a period.
+    fn advance(&mut self) {
+        self.t_cur += 1.0;
+        if self.t_cur >= self.t_i {
+            self.t_cur %= self.t_i;
+            self.t_i *= self.t_mult;
+        }
+    }
+
+    /// torch's `step(epoch)` (`epoch >= 0`, fractional allowed): the period of `epoch` and the
+    /// position in it, by torch's log formula.
+    fn jump(&mut self, epoch: f64) {
+        if epoch >= self.t_0 {
+            if self.t_mult == 1.0 {
+                self.t_cur = epoch % self.t_0;
+            } else {
+                let x = epoch / self.t_0 * (self.t_mult - 1.0) + 1.0;
+                // Python's `int(math.log(x, T_mult))`: ln over ln, truncated
+                let n = (x.ln() / self.t_mult.ln()) as i32;
+                self.t_cur = epoch - self.t_0 * (self.t_mult.powi(n) - 1.0) / (self.t_mult - 1.0);
+                self.t_i = self.t_0 * self.t_mult.powi(n);
+            }
+        } else {
+            self.t_i = self.t_0;
+            self.t_cur = epoch;
+        }
+    }
+
+    /// torch's `get_lr` for a base rate.
+    fn lr(&self, base: f64) -> f64 {
+        self.eta_min + (base - self.eta_min) * (1.0 + (PI * self.t_cur / self.t_i).cos()) / 2.0
+    }
+}
 
 /// A schedule applied to every param group of an optimizer (torch's `LRScheduler`).
 pub struct Scheduler {
@@ -58,6 +135,8 @@ pub struct Scheduler {
     last_lr: Vec<f64>,
     /// the last epoch `step` may reach (OneCycleLR's total steps)
     max_epoch: Option<i64>,
+    /// CosineAnnealingWarmRestarts' period state (its rates come from it, not `schedule`)
+    restarts: Option<WarmRestarts>,
 }
 
 /// Each group's `initial_lr`, recorded from its current rate where no scheduler did yet (torch's
@@ -77,6 +156,14 @@ fn initial_lrs(opt: &mut dyn Optimizer) -> Vec<f64> {
 impl Scheduler {
     /// A scheduler with a custom schedule `f(epoch, base_lr) -> lr` (as `LambdaLR`).
     pub fn new(opt: &mut dyn Optimizer, schedule: impl Fn(i64, f64) -> f64 + Send + Sync + 'static) -> Self {
+        Self::per_group(opt, move |_, e, b| schedule(e, b))
+    }
+
+    /// A scheduler with a schedule per group: `f(group, epoch, base_lr) -> lr`.
+    fn per_group(
+        opt: &mut dyn Optimizer,
+        schedule: impl Fn(usize, i64, f64) -> f64 + Send + Sync + 'static,
+    ) -> Self {
         let base_lrs = initial_lrs(opt);
         let mut s = Scheduler {
             schedule: Box::new(schedule),
@@ -86,6 +173,7 @@ impl Scheduler {
             base_lrs,
             last_epoch: -1,
             max_epoch: None,
+            restarts: None,
         };
         s.step_to(opt, 0);
         s
@@ -98,6 +186,15 @@ impl Scheduler {
         closed: impl Fn(i64, f64) -> f64 + Send + Sync + 'static,
         next: impl Fn(i64, f64, f64) -> f64 + Send + Sync + 'static,
     ) -> Self {
+        Self::chainable_per_group(opt, move |_, e, b| closed(e, b), move |_, e, lr, b| next(e, lr, b))
+    }
+
+    /// [`Scheduler::chainable`] with schedules per group (`group` first).
+    fn chainable_per_group(
+        opt: &mut dyn Optimizer,
+        closed: impl Fn(usize, i64, f64) -> f64 + Send + Sync + 'static,
+        next: impl Fn(usize, i64, f64, f64) -> f64 + Send + Sync + 'static,
+    ) -> Self {
         let base_lrs = initial_lrs(opt);
         let mut s = Scheduler {
             schedule: Box::new(closed),
@@ -107,6 +204,7 @@ impl Scheduler {
             base_lrs,
             last_epoch: -1,
             max_epoch: None,
+            restarts: None,
         };
         s.advance(opt, 0);
         s
@@ -122,10 +220,18 @@ impl Scheduler {
             self.base_lrs.push(opt.lr(g));
             self.last_lr.push(opt.lr(g));
         }
+        if let Some(r) = &mut self.restarts {
+            if epoch == 0 {
+                r.jump(0.0);
+            } else {
+                r.advance();
+            }
+        }
         for (g, &base) in self.base_lrs.iter().enumerate() {
-            let lr = match &self.recursive {
-                Some(next) => next(epoch, opt.lr(g), base),
-                None => (self.schedule)(epoch, base),
+            let lr = match (&self.restarts, &self.recursive) {
+                (Some(r), _) => r.lr(base),
+                (None, Some(next)) => next(g, epoch, opt.lr(g), base),
+                (None, None) => (self.schedule)(g, epoch, base),
             };
             self.last_lr[g] = lr;
             opt.set_lr(g, lr);
@@ -154,14 +260,53 @@ impl Scheduler {
 
     /// Jumps to `epoch` (the closed form from the base rates, as torch's `step(epoch)`).
     pub fn step_to(&mut self, opt: &mut dyn Optimizer, epoch: i64) {
+        if let Some(r) = &mut self.restarts {
+            r.jump(epoch.max(0) as f64);
+        }
         self.last_epoch = epoch;
-        self.last_lr = self.base_lrs.iter().map(|&b| (self.schedule)(epoch, b)).collect();
+        self.last_lr = match &self.restarts {
+            Some(r) => self.base_lrs.iter().map(|&b| r.lr(b)).collect(),
+            None => self.base_lrs.iter().enumerate().map(|(g, &b)| (self.schedule)(g, epoch, b)).collect(),
+        };
+        self.apply_last_lr(opt, epoch);
+    }
+
+    /// Sets the groups' rates to `last_lr` (and the momentum of `epoch`).
+    fn apply_last_lr(&self, opt: &mut dyn Optimizer, epoch: i64) {
         for (g, &lr) in self.last_lr.iter().enumerate() {
             opt.set_lr(g, lr);
             if let Some(momentum) = &self.momentum {
                 opt.set_momentum(g, momentum(epoch));
             }
         }
+    }
+
+    /// torch's `step(epoch)` with a fractional epoch, for [`CosineAnnealingWarmRestarts`]
+    /// stepped within an epoch (`sched.step_epoch(&mut opt, epoch as f64 + i as f64 / iters)`):
+    /// `T_cur` and `T_i` by torch's formula (the log formula past `T_0` when `T_mult > 1`),
+    /// `last_epoch` the epoch's floor. Plain [`Scheduler::step`]s may follow (torch's
+    /// interleaving: `T_cur + 1`). Other schedulers take only whole epochs here (as
+    /// [`Scheduler::step_to`]). A negative epoch is torch's error.
+    pub fn step_epoch(&mut self, opt: &mut dyn Optimizer, epoch: f64) -> Result<()> {
+        if epoch < 0.0 || epoch.is_nan() {
+            return Err(Error::msg(format!("Expected non-negative epoch, but got {epoch}")));
+        }
+        if let Some(mut r) = self.restarts {
+            r.jump(epoch);
+            self.restarts = Some(r);
+            self.last_epoch = epoch.floor() as i64;
+            self.last_lr = self.base_lrs.iter().map(|&b| r.lr(b)).collect();
+            self.apply_last_lr(opt, self.last_epoch);
+            return Ok(());
+        }
+        if epoch.fract() != 0.0 {
+            return Err(Error::msg(format!(
+                "step_epoch: a fractional epoch ({epoch}) needs CosineAnnealingWarmRestarts; this schedule takes \
+                 whole epochs"
+            )));
+        }
+        self.step_to(opt, epoch as i64);
+        Ok(())
     }
 
     /// The learning rates set by the last step (torch's `get_last_lr()`).
@@ -180,6 +325,9 @@ impl Scheduler {
         let mut out = vec![("last_epoch".to_string(), self.last_epoch as f64)];
         out.extend(self.base_lrs.iter().enumerate().map(|(g, &v)| (format!("base_lrs.{g}"), v)));
         out.extend(self.last_lr.iter().enumerate().map(|(g, &v)| (format!("_last_lr.{g}"), v)));
+        if let Some(r) = &self.restarts {
+            out.extend([("T_cur".to_string(), r.t_cur), ("T_i".to_string(), r.t_i)]);
+        }
         out
     }
 
@@ -191,9 +339,51 @@ impl Scheduler {
             self.base_lrs[g] = required(state, &format!("base_lrs.{g}"))?;
             self.last_lr[g] = required(state, &format!("_last_lr.{g}"))?;
         }
+        if let Some(r) = &mut self.restarts {
+            // (a state saved before these keys existed: the closed form of the epoch)
+            match (optional(state, "T_cur"), optional(state, "T_i")) {
+                (Some(t_cur), Some(t_i)) => (r.t_cur, r.t_i) = (t_cur, t_i),
+                _ => r.jump(self.last_epoch.max(0) as f64),
+            }
+        }
         Ok(())
     }
 }
+
+impl LRScheduler for Scheduler {
+    fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
+        Scheduler::step(self, opt)
+    }
+
+    fn get_last_lr(&self) -> Vec<f64> {
+        self.last_lr.clone()
+    }
+
+    fn state_dict(&self) -> Vec<(String, f64)> {
+        Scheduler::state_dict(self)
+    }
+
+    fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
+        Scheduler::load_state_dict(self, state)
+    }
+}
+
+/// The value of `key` in a scheduler state, if there.
+fn optional(state: &[(String, f64)], key: &str) -> Option<f64> {
+    state.iter().find(|(k, _)| k == key).map(|&(_, v)| v)
+}
+
+/// torch's check of a per-group lambda list: one per param group.
+fn check_lambdas(opt: &dyn Optimizer, got: usize) -> Result<()> {
+    let n = opt.num_groups();
+    if got != n {
+        return Err(Error::msg(format!("Expected {n} lr_lambdas, but got {got}")));
+    }
+    Ok(())
+}
+
+/// A learning-rate factor of the epoch (torch's `lr_lambda`), boxed for per-group lists.
+pub type LrLambda = Box<dyn Fn(i64) -> f64 + Send + Sync>;
 
 /// The value of `key` in a scheduler state, or an error naming it.
 fn required(state: &[(String, f64)], key: &str) -> Result<f64> {
@@ -263,6 +453,23 @@ impl MultiplicativeLR {
             move |e, lr, _| if e > 0 { lr * g(e) } else { lr },
         )
     }
+
+    /// torch's `MultiplicativeLR(optimizer, [lr_lambda, ...])`: one factor function per param
+    /// group (torch's error "Expected {n} lr_lambdas, but got {m}" otherwise).
+    pub fn with_lambdas(opt: &mut dyn Optimizer, lr_lambdas: Vec<LrLambda>) -> Result<Scheduler> {
+        check_lambdas(opt, lr_lambdas.len())?;
+        let f = std::sync::Arc::new(lr_lambdas);
+        let g = f.clone();
+        // (a group added later has no lambda: its rate stays, as torch's zip over the lambdas)
+        Ok(Scheduler::chainable_per_group(
+            opt,
+            move |i, e, b| f.get(i).map_or(b, |f| (1..=e).fold(b, |lr, k| lr * f(k))),
+            move |i, e, lr, _| match g.get(i) {
+                Some(g) if e > 0 => lr * g(e),
+                _ => lr,
+            },
+        ))
+    }
 }
 
 /// Cosine from `base` down to `eta_min` over `t_max` epochs (and back up after, as torch's).
@@ -299,6 +506,14 @@ impl LambdaLR {
     #[allow(clippy::new_ret_no_self)]
     pub fn new(opt: &mut dyn Optimizer, lr_lambda: impl Fn(i64) -> f64 + Send + Sync + 'static) -> Scheduler {
         Scheduler::new(opt, move |e, b| b * lr_lambda(e))
+    }
+
+    /// torch's `LambdaLR(optimizer, [lr_lambda, ...])`: one factor function per param group
+    /// (torch's error "Expected {n} lr_lambdas, but got {m}" otherwise).
+    pub fn with_lambdas(opt: &mut dyn Optimizer, lr_lambdas: Vec<LrLambda>) -> Result<Scheduler> {
+        check_lambdas(opt, lr_lambdas.len())?;
+        // (a group added later has no lambda: it keeps its base rate)
+        Ok(Scheduler::per_group(opt, move |i, e, b| lr_lambdas.get(i).map_or(b, |f| b * f(e))))
     }
 }
 

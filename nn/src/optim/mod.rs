@@ -35,6 +35,7 @@ pub use asgd::{AsgdOptions, ASGD};
 pub use clip::{clip_grad_norm_, clip_grad_value_};
 pub use hyper::HyperParams;
 pub use lbfgs::{LbfgsOptions, LBFGS};
+pub use lr_scheduler::LRScheduler;
 pub use nadam::{NAdam, NAdamOptions};
 pub use radam::{RAdam, RAdamOptions};
 pub use rmsprop::{RMSprop, RMSpropOptions};
@@ -72,6 +73,98 @@ pub trait Optimizer {
 
     /// Clears the gradients of all parameters (`set_to_none=True`, torch's default).
     fn zero_grad(&mut self) -> Result<()>;
+
+    /// torch's `zero_grad(set_to_none)`: with `true`, as [`Optimizer::zero_grad`]; with `false`,
+    /// every gradient that exists is detached and zeroed in place (the tensor and its storage
+    /// stay), parameters without one are left so.
+    fn zero_grad_with(&mut self, set_to_none: bool) -> Result<()> {
+        if set_to_none {
+            return self.zero_grad();
+        }
+        zero_grads_in_place(&self.params())
+    }
+
+    /// The parameters of group `i`, in order (torch's `param_groups[i]["params"]`).
+    fn group_params(&self, group: usize) -> Vec<Tensor>;
+
+    /// Every parameter, group after group: the order in which the state dict numbers them.
+    fn params(&self) -> Vec<Tensor> {
+        (0..self.num_groups()).flat_map(|g| self.group_params(g)).collect()
+    }
+
+    /// Every param group with its parameters and hyper-parameters (torch's `param_groups`): a
+    /// snapshot; change values with [`Optimizer::set_group_hyper`].
+    fn param_groups(&self) -> Vec<ParamGroupInfo> {
+        (0..self.num_groups())
+            .map(|g| ParamGroupInfo { params: self.group_params(g), hyper: group_hypers(self, g) })
+            .collect()
+    }
+
+    /// The hyper-parameter `name` of group `group` (torch's `param_groups[group][name]`), by the
+    /// names of [`Optimizer::hyper_params`] (`"lr"`, `"weight_decay"`, `"betas.0"`, flags as 0/1;
+    /// `"momentum"` is also the scheduled momentum of [`Optimizer::momentum`], `"initial_lr"` once
+    /// a scheduler set it); `None` for a name the group lacks or a group out of range.
+    fn group_hyper(&self, group: usize, name: &str) -> Option<f64> {
+        if group >= self.num_groups() {
+            return None;
+        }
+        group_hypers(self, group).into_iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    /// Sets the hyper-parameter `name` of group `group` (torch's `param_groups[group][name] = v`),
+    /// e.g. `set_group_hyper(0, "weight_decay", 0.0)`. Unlike [`Optimizer::set_hyper_param`], a
+    /// group out of range or a name the optimizer does not have is an error.
+    fn set_group_hyper(&mut self, group: usize, name: &str, value: f64) -> Result<()> {
+        let n = self.num_groups();
+        if group >= n {
+            return Err(oxtorch_tensor::Error::msg(format!(
+                "param_groups index {group} is out of range (the optimizer has {n} param groups)"
+            )));
+        }
+        match name {
+            "lr" => self.set_lr(group, value),
+            "initial_lr" => self.set_initial_lr(group, value),
+            _ if self.hyper_params(group).iter().any(|(k, _)| k == name) => {
+                self.set_hyper_param(group, name, value)
+            }
+            "momentum" if self.momentum(group).is_some() => self.set_momentum(group, value),
+            _ => {
+                let names: Vec<String> = group_hypers(self, group).into_iter().map(|(k, _)| k).collect();
+                return Err(oxtorch_tensor::Error::msg(format!(
+                    "param group {group} has no hyper-parameter '{name}' (it has {})",
+                    names.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The state of `param` (torch's `optimizer.state[param]`): its tensors by name (`step`,
+    /// `exp_avg`, `exp_avg_sq`, `momentum_buffer`, ...), as copies (what
+    /// [`Optimizer::state_dict`] holds), sorted by name; empty for a parameter not stepped yet. A
+    /// tensor that is not one of this optimizer's parameters is an error.
+    fn param_state(&self, param: &Tensor) -> Result<Vec<(String, Tensor)>> {
+        let Some(index) = self.params().iter().position(|p| p.is_same(param)) else {
+            return Err(oxtorch_tensor::Error::msg(
+                "param_state: the tensor is not a parameter of this optimizer",
+            ));
+        };
+        let state = self.state_dict()?;
+        let prefix = format!("state.{index}.");
+        let mut out: Vec<(String, Tensor)> = state
+            .tensors
+            .iter()
+            .filter_map(|(k, t)| k.strip_prefix(&prefix).map(|k| (k.to_string(), t.clone())))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// One tensor of [`Optimizer::param_state`] (e.g. `"exp_avg"`), `None` when the parameter
+    /// has no such state (yet).
+    fn param_state_tensor(&self, param: &Tensor, name: &str) -> Result<Option<Tensor>> {
+        Ok(self.param_state(param)?.into_iter().find(|(k, _)| k == name).map(|(_, t)| t))
+    }
 
     /// Number of param groups.
     fn num_groups(&self) -> usize;
@@ -135,6 +228,43 @@ pub trait Optimizer {
     }
 }
 
+/// One param group as [`Optimizer::param_groups`] lists it (torch's `param_groups[i]`).
+#[derive(Clone)]
+pub struct ParamGroupInfo {
+    /// the group's parameters (torch's `"params"`)
+    pub params: Vec<Tensor>,
+    /// every other entry by torch's name (`lr`, `weight_decay`, `betas.0`, ..., `initial_lr` once
+    /// a scheduler set it), as [`Optimizer::group_hyper`] reads them
+    pub hyper: Vec<(String, f64)>,
+}
+
+impl ParamGroupInfo {
+    /// The hyper-parameter `name` (torch's `group[name]`), `None` when the group lacks it.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.hyper.iter().find(|(k, _)| k == name).map(|(_, v)| *v)
+    }
+}
+
+/// Group `g`'s hyper-parameters with its `lr` (current), its `momentum` where the optimizer
+/// cycles one under another name, and `initial_lr` once recorded.
+fn group_hypers(opt: &(impl Optimizer + ?Sized), g: usize) -> Vec<(String, f64)> {
+    let mut out = opt.hyper_params(g);
+    let lr = opt.lr(g);
+    match out.iter_mut().find(|(k, _)| k == "lr") {
+        Some(entry) => entry.1 = lr,
+        None => out.insert(0, ("lr".to_string(), lr)),
+    }
+    if let Some(m) = opt.momentum(g) {
+        if !out.iter().any(|(k, _)| k == "momentum") {
+            out.push(("momentum".to_string(), m));
+        }
+    }
+    if let Some(initial) = opt.initial_lr(g) {
+        out.push(("initial_lr".to_string(), initial));
+    }
+    out
+}
+
 /// `state_dict` and `load_state_dict` of an optimizer whose per-parameter state is
 /// `self.state: Vec<Option<S>>` with `S: ParamState`: the states, then the learning rates.
 macro_rules! state_dict_methods {
@@ -181,6 +311,10 @@ macro_rules! group_methods {
 
         fn num_groups(&self) -> usize {
             self.groups.len()
+        }
+
+        fn group_params(&self, group: usize) -> Vec<oxtorch_tensor::Tensor> {
+            self.groups[group].params.clone()
         }
 
         fn group_len(&self, group: usize) -> Option<usize> {
@@ -332,6 +466,24 @@ pub(crate) fn new_param_group<O: HyperParams + Clone>(
         return Err(oxtorch_tensor::Error::msg("some parameters appear in more than one parameter group"));
     }
     Ok(ParamGroup { params, options: group_options })
+}
+
+/// torch's `zero_grad(set_to_none=False)`: each existing `.grad` detached (kept if already
+/// detached, as torch's `requires_grad_(False)`) and zeroed in place.
+pub(crate) fn zero_grads_in_place(params: &[Tensor]) -> Result<()> {
+    for p in params {
+        if let Some(g) = p.grad() {
+            let g = if g.requires_grad() {
+                let d = g.detach();
+                p.set_grad(Some(d.clone()))?;
+                d
+            } else {
+                g
+            };
+            oxtorch_autograd::no_grad(|| g.zero_().map(|_| ()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Clears `.grad` of every parameter of `groups`.

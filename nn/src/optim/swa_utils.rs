@@ -25,6 +25,7 @@ use std::sync::Arc;
 use oxtorch_autograd::no_grad;
 use oxtorch_tensor::{DType, Error, Result, Tensor};
 
+use super::lr_scheduler::LRScheduler;
 use super::Optimizer;
 use crate::module::{Buffer, Forward, Member, MemberMut, Module, ModuleExt};
 
@@ -229,6 +230,73 @@ impl<M: Module + Forward> Forward for AveragedModel<M> {
     }
 }
 
+/// torch's `reset_running_stats` for a batch norm tracking them: mean 0, variance 1, no batches
+/// tracked (a batch norm without running statistics has none of these buffers).
+fn reset_running_stats(m: &dyn Module) -> Result<()> {
+    let mut buffers = Vec::new();
+    m.visit(&mut |name, member| {
+        if let Member::Buffer(t) = member {
+            if matches!(name, "running_mean" | "running_var" | "num_batches_tracked") {
+                buffers.push((name.to_string(), t.clone()));
+            }
+        }
+    });
+    no_grad(|| {
+        buffers.iter().try_for_each(|(name, t)| -> Result<()> {
+            match name.as_str() {
+                "running_var" => t.fill_(1.0)?,
+                _ => t.zero_()?,
+            };
+            Ok(())
+        })
+    })
+}
+
+/// torch's `torch.optim.swa_utils.update_bn(loader, model)`: recomputes every batch norm's
+/// running statistics over one pass of `loader` (the input batches, e.g. after
+/// [`AveragedModel`] averaged the weights). As torch: each batch norm (a module answering
+/// [`Module::batch_norm_momentum_mut`]) has its statistics reset and its momentum set to `None`
+/// (a cumulative average), the model runs forward on each batch in training mode (no gradients
+/// recorded), then the momenta and the model's training flag are restored — also when a forward
+/// fails, whose error is returned. A model without batch norms is left alone.
+pub fn update_bn<M, I>(loader: I, model: &mut M) -> Result<()>
+where
+    M: Module + Forward,
+    I: IntoIterator,
+    I::Item: std::borrow::Borrow<Tensor>,
+{
+    let mut momenta: Vec<Option<f64>> = Vec::new();
+    let mut reset = Ok(());
+    model.apply(&mut |m: &mut dyn Module| {
+        if let Some(momentum) = m.batch_norm_momentum_mut() {
+            momenta.push(momentum.take());
+            if reset.is_ok() {
+                reset = reset_running_stats(&*m);
+            }
+        }
+    });
+    if momenta.is_empty() {
+        return Ok(());
+    }
+    let was_training = model.is_training();
+    model.train(true);
+    let pass = reset.and_then(|()| {
+        no_grad(|| {
+            loader.into_iter().try_for_each(|input| {
+                model.forward(std::borrow::Borrow::<Tensor>::borrow(&input)).map(|_| ())
+            })
+        })
+    });
+    let mut saved = momenta.into_iter();
+    model.apply(&mut |m: &mut dyn Module| {
+        if let Some(momentum) = m.batch_norm_momentum_mut() {
+            *momentum = saved.next().flatten();
+        }
+    });
+    model.train(was_training);
+    pass
+}
+
 /// Anneals every group's learning rate to a fixed `swa_lr` over `anneal_epochs` epochs, by
 /// cosine or linearly (torch's `torch.optim.swa_utils.SWALR`), from the rate each group has when
 /// the scheduler is made (after another schedule, typically). As torch's `get_lr`, each step
@@ -385,5 +453,24 @@ impl SWALR {
             self.swa_lrs[g] = get(&format!("swa_lr.{g}"))?;
         }
         Ok(())
+    }
+}
+
+impl LRScheduler for SWALR {
+    fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
+        SWALR::step(self, opt);
+        Ok(())
+    }
+
+    fn get_last_lr(&self) -> Vec<f64> {
+        self.last_lr.clone()
+    }
+
+    fn state_dict(&self) -> Vec<(String, f64)> {
+        SWALR::state_dict(self)
+    }
+
+    fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
+        SWALR::load_state_dict(self, state)
     }
 }

@@ -249,6 +249,10 @@ impl<M: Module, P: Parametrization> Module for Parametrized<M, P> {
     fn training_flag(&self) -> Option<bool> {
         Some(self.training)
     }
+
+    fn batch_norm_momentum_mut(&mut self) -> Option<&mut Option<f64>> {
+        self.module.get_mut().unwrap_or_else(PoisonError::into_inner).batch_norm_momentum_mut()
+    }
 }
 
 /// The wrapped module's forward with the parametrized tensor computed for the call.

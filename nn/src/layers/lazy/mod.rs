@@ -404,6 +404,9 @@ impl<S: LazySpec> Module for Lazy<S> {
             m.set_training(training);
         }
     }
+    fn batch_norm_momentum_mut(&mut self) -> Option<&mut Option<f64>> {
+        self.inner.get_mut()?.batch_norm_momentum_mut()
+    }
     fn training_flag(&self) -> Option<bool> {
         match self.inner.get() {
             Some(m) => m.training_flag(),

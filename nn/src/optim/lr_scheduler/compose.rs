@@ -3,7 +3,7 @@
 use oxtorch_tensor::{Error, Result};
 
 use super::super::Optimizer;
-use super::{required, Scheduler};
+use super::{required, LRScheduler, Scheduler};
 
 /// Runs schedulers one after another, switching at `milestones` (torch's `SequentialLR`).
 pub struct SequentialLR {
@@ -104,6 +104,42 @@ impl ChainedScheduler {
     /// Restores [`ChainedScheduler::state_dict`]'s output.
     pub fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
         load_each(&mut self.schedulers, state)
+    }
+}
+
+impl LRScheduler for SequentialLR {
+    fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
+        SequentialLR::step(self, opt)
+    }
+
+    fn get_last_lr(&self) -> Vec<f64> {
+        SequentialLR::get_last_lr(self)
+    }
+
+    fn state_dict(&self) -> Vec<(String, f64)> {
+        SequentialLR::state_dict(self)
+    }
+
+    fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
+        SequentialLR::load_state_dict(self, state)
+    }
+}
+
+impl LRScheduler for ChainedScheduler {
+    fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
+        ChainedScheduler::step(self, opt)
+    }
+
+    fn get_last_lr(&self) -> Vec<f64> {
+        ChainedScheduler::get_last_lr(self)
+    }
+
+    fn state_dict(&self) -> Vec<(String, f64)> {
+        ChainedScheduler::state_dict(self)
+    }
+
+    fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
+        ChainedScheduler::load_state_dict(self, state)
     }
 }
 

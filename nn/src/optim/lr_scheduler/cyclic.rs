@@ -6,7 +6,33 @@ use std::f64::consts::PI;
 use oxtorch_tensor::{Error, Result};
 
 use super::super::Optimizer;
-use super::Scheduler;
+use super::{Scheduler, WarmRestarts};
+
+/// How many steps [`OneCycleLR`] runs: torch's `total_steps`, or `epochs * steps_per_epoch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OneCycleSteps {
+    /// `total_steps`
+    Total(usize),
+    /// `epochs` and `steps_per_epoch` (their product)
+    Epochs {
+        /// the number of epochs
+        epochs: usize,
+        /// the steps (batches) in each
+        steps_per_epoch: usize,
+    },
+}
+
+/// torch's `_format_param` check of a per-group list.
+fn check_group_list(opt: &dyn Optimizer, name: &str, values: &[f64]) -> Result<()> {
+    let groups = opt.num_groups();
+    if values.len() != groups {
+        return Err(Error::msg(format!(
+            "{name} must have the same length as optimizer.param_groups. {name} has {} values, param_groups has {groups}.",
+            values.len()
+        )));
+    }
+    Ok(())
+}
 
 /// The 1cycle policy: warm up from `max_lr / div_factor` to `max_lr`, then anneal to
 /// `initial / final_div_factor`, with the momentum cycled inversely between `max_momentum` and
@@ -68,9 +94,36 @@ impl OneCycleLR {
         (pct_start, anneal_strategy, div_factor, final_div_factor, three_phase): (f64, &str, f64, f64, bool),
         momentum: CycleMomentum,
     ) -> Result<Scheduler> {
-        if total_steps == 0 {
-            return Err(Error::msg("Expected positive integer total_steps, but got 0"));
-        }
+        let max_lrs = vec![max_lr; opt.num_groups()];
+        let args = (pct_start, anneal_strategy, div_factor, final_div_factor, three_phase);
+        Self::with_group_max_lrs(opt, &max_lrs, OneCycleSteps::Total(total_steps), args, momentum)
+    }
+
+    /// torch's `OneCycleLR` in full: one `max_lr` per param group (torch's list form, with its
+    /// error for a list of the wrong length), the length as `total_steps` or as `epochs` and
+    /// `steps_per_epoch`, the remaining arguments `(pct_start, anneal_strategy, div_factor,
+    /// final_div_factor, three_phase)`, and the momentum cycle.
+    pub fn with_group_max_lrs(
+        opt: &mut dyn Optimizer,
+        max_lrs: &[f64],
+        steps: OneCycleSteps,
+        (pct_start, anneal_strategy, div_factor, final_div_factor, three_phase): (f64, &str, f64, f64, bool),
+        momentum: CycleMomentum,
+    ) -> Result<Scheduler> {
+        let total_steps = match steps {
+            OneCycleSteps::Total(0) => {
+                return Err(Error::msg("Expected positive integer total_steps, but got 0"))
+            }
+            OneCycleSteps::Total(n) => n,
+            OneCycleSteps::Epochs { epochs: 0, .. } => {
+                return Err(Error::msg("Expected positive integer epochs, but got 0"))
+            }
+            OneCycleSteps::Epochs { steps_per_epoch: 0, .. } => {
+                return Err(Error::msg("Expected positive integer steps_per_epoch, but got 0"))
+            }
+            OneCycleSteps::Epochs { epochs, steps_per_epoch } => epochs * steps_per_epoch,
+        };
+        check_group_list(opt, "max_lr", max_lrs)?;
         if !(0.0..=1.0).contains(&pct_start) {
             return Err(Error::msg(format!("Expected float between 0 and 1 pct_start, but got {pct_start}")));
         }
@@ -88,19 +141,28 @@ impl OneCycleLR {
                 )))
             }
         };
-        let initial = max_lr / div_factor;
-        let min_lr = initial / final_div_factor;
+        // Each group's rates: [initial_lr, max_lr, min_lr] (torch's group entries).
+        let group_lrs: Vec<[f64; 3]> = max_lrs
+            .iter()
+            .map(|&max_lr| {
+                let initial = max_lr / div_factor;
+                [initial, max_lr, initial / final_div_factor]
+            })
+            .collect();
         let total = total_steps as f64;
         let (lo, hi) = (momentum.base, momentum.max);
-        // (last step, lr from, lr to, momentum from, momentum to)
-        let phases: Vec<(f64, f64, f64, f64, f64)> = if three_phase {
+        const INITIAL: usize = 0;
+        const MAX: usize = 1;
+        const MIN: usize = 2;
+        // (last step, lr from, lr to (indices into a group's rates), momentum from, momentum to)
+        let phases: Vec<(f64, usize, usize, f64, f64)> = if three_phase {
             vec![
-                (pct_start * total - 1.0, initial, max_lr, hi, lo),
-                (2.0 * pct_start * total - 2.0, max_lr, initial, lo, hi),
-                (total - 1.0, initial, min_lr, hi, hi),
+                (pct_start * total - 1.0, INITIAL, MAX, hi, lo),
+                (2.0 * pct_start * total - 2.0, MAX, INITIAL, lo, hi),
+                (total - 1.0, INITIAL, MIN, hi, hi),
             ]
         } else {
-            vec![(pct_start * total - 1.0, initial, max_lr, hi, lo), (total - 1.0, max_lr, min_lr, lo, hi)]
+            vec![(pct_start * total - 1.0, INITIAL, MAX, hi, lo), (total - 1.0, MAX, MIN, lo, hi)]
         };
         let anneal = move |start: f64, end: f64, pct: f64| {
             if cos {
@@ -127,13 +189,17 @@ impl OneCycleLR {
             unreachable!("the last phase takes every step")
         });
         let momentum_at = at.clone();
-        // torch sets each group's `initial_lr` to `initial`; the schedule ignores the base lr.
-        for g in 0..opt.num_groups() {
-            opt.set_initial_lr(g, initial);
+        // torch sets each group's `initial_lr` to `max_lr / div_factor`; the schedule ignores the
+        // base lr (a group added later keeps it).
+        for (g, lrs) in group_lrs.iter().enumerate() {
+            opt.set_initial_lr(g, lrs[INITIAL]);
         }
-        let mut s = Scheduler::new(opt, move |e, _| {
-            let ((_, from, to, ..), pct) = at(e);
-            anneal(from, to, pct)
+        let mut s = Scheduler::per_group(opt, move |g, e, base| match group_lrs.get(g) {
+            Some(lrs) => {
+                let ((_, from, to, ..), pct) = at(e);
+                anneal(lrs[from], lrs[to], pct)
+            }
+            None => base,
         });
         if momentum.enabled {
             s.momentum = Some(Box::new(move |e| {
@@ -179,6 +245,27 @@ impl CyclicLR {
         (mode, gamma): (&str, f64),
         momentum: CycleMomentum,
     ) -> Result<Scheduler> {
+        let n = opt.num_groups();
+        let (base_lrs, max_lrs) = (vec![base_lr; n], vec![max_lr; n]);
+        Self::with_group_lrs(
+            opt,
+            (&base_lrs[..], &max_lrs[..]),
+            (step_size_up, step_size_down),
+            (mode, gamma),
+            momentum,
+        )
+    }
+
+    /// [`CyclicLR::with_momentum`] with one `base_lr` and one `max_lr` per param group (torch's
+    /// list forms, with its error for a list of the wrong length).
+    pub fn with_group_lrs(
+        opt: &mut dyn Optimizer,
+        (base_lrs, max_lrs): (&[f64], &[f64]),
+        (step_size_up, step_size_down): (usize, Option<usize>),
+        (mode, gamma): (&str, f64),
+        momentum: CycleMomentum,
+    ) -> Result<Scheduler> {
+        check_group_list(opt, "base_lr", base_lrs)?;
         let up = step_size_up as f64;
         let total = up + step_size_down.map_or(up, |d| d as f64);
         if total == 0.0 {
@@ -205,18 +292,26 @@ impl CyclicLR {
             let factor = if x <= step_ratio { x / step_ratio } else { (x - 1.0) / (step_ratio - 1.0) };
             (factor, scale(if by_cycle { cycle } else { e as f64 }, gamma))
         };
-        for g in 0..opt.num_groups() {
+        // (torch's order: base_lr checked and set, then max_lr checked)
+        for (g, &base_lr) in base_lrs.iter().enumerate() {
             opt.set_lr(g, base_lr);
             if opt.initial_lr(g).is_none() {
                 opt.set_initial_lr(g, base_lr);
             }
-            if momentum.enabled {
+        }
+        check_group_list(opt, "max_lr", max_lrs)?;
+        if momentum.enabled {
+            for g in 0..opt.num_groups() {
                 opt.set_momentum(g, momentum.max);
             }
         }
-        let mut s = Scheduler::new(opt, move |e, _| {
-            let (factor, scale) = height(e);
-            base_lr + (max_lr - base_lr) * factor * scale
+        let lrs: Vec<(f64, f64)> = base_lrs.iter().copied().zip(max_lrs.iter().copied()).collect();
+        let mut s = Scheduler::per_group(opt, move |g, e, b| match lrs.get(g) {
+            Some(&(base_lr, max_lr)) => {
+                let (factor, scale) = height(e);
+                base_lr + (max_lr - base_lr) * factor * scale
+            }
+            None => b,
         });
         if momentum.enabled {
             let (lo, hi) = (momentum.base, momentum.max);
@@ -226,7 +321,9 @@ impl CyclicLR {
             }));
             s.step_to(opt, 0);
         }
-        s.base_lrs.fill(base_lr);
+        for (b, &base_lr) in s.base_lrs.iter_mut().zip(base_lrs) {
+            *b = base_lr;
+        }
         Ok(s)
     }
 }
@@ -236,7 +333,9 @@ impl CyclicLR {
 pub struct CosineAnnealingWarmRestarts;
 
 impl CosineAnnealingWarmRestarts {
-    /// torch's `CosineAnnealingWarmRestarts(optimizer, T_0, T_mult=1, eta_min=0)`.
+    /// torch's `CosineAnnealingWarmRestarts(optimizer, T_0, T_mult=1, eta_min=0)`. Step it once
+    /// per epoch, or within epochs with fractional epochs through [`Scheduler::step_epoch`]
+    /// (torch's `scheduler.step(epoch + i / iters)`).
     #[allow(clippy::new_ret_no_self)]
     pub fn new(opt: &mut dyn Optimizer, t_0: usize, t_mult: usize, eta_min: f64) -> Result<Scheduler> {
         if t_0 == 0 {
@@ -245,17 +344,12 @@ impl CosineAnnealingWarmRestarts {
         if t_mult < 1 {
             return Err(Error::msg(format!("Expected integer T_mult >= 1, but got {t_mult}")));
         }
-        Ok(Scheduler::new(opt, move |e, b| {
-            // The position in the current period, and its length.
-            let (mut t_cur, mut t_i) = (e.max(0) as u128, t_0 as u128);
-            if t_mult == 1 {
-                t_cur %= t_i;
-            }
-            while t_cur >= t_i {
-                t_cur -= t_i;
-                t_i = t_i.saturating_mul(t_mult as u128);
-            }
-            eta_min + (b - eta_min) * (1.0 + (PI * t_cur as f64 / t_i as f64).cos()) / 2.0
-        }))
+        let (t_0, t_mult) = (t_0 as f64, t_mult as f64);
+        let restarts = WarmRestarts { t_0, t_mult, eta_min, t_i: t_0, t_cur: 0.0 };
+        // (the rates come from `restarts`, stepped as torch's `T_cur`; the closure is unused)
+        let mut s = Scheduler::new(opt, |_, b| b);
+        s.restarts = Some(restarts);
+        s.step_to(opt, 0);
+        Ok(s)
     }
 }

@@ -348,6 +348,10 @@ impl<M: Module> Module for Pruned<M> {
     fn training_flag(&self) -> Option<bool> {
         self.mirror().training_flag()
     }
+
+    fn batch_norm_momentum_mut(&mut self) -> Option<&mut Option<f64>> {
+        self.module.get_mut().unwrap_or_else(PoisonError::into_inner).batch_norm_momentum_mut()
+    }
 }
 
 /// The wrapped module's forward with the pruned tensors computed for the call (torch's forward
