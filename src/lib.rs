@@ -49,6 +49,7 @@ pub mod utils {
 /// The eager XLA runtime behind `xla:N`/`tpu:N` tensors (torch_xla's `metrics`): `xla::metrics()`,
 /// `xla::set_client_options`, `xla::device_count`.
 pub use oxtorch_backend_tpu::xla;
+pub use oxtorch_nn::functional::{gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell};
 pub use oxtorch_tensor::determinism::{
     are_deterministic_algorithms_enabled, get_deterministic_debug_mode, get_float32_matmul_precision,
     is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
@@ -60,8 +61,10 @@ pub use oxtorch_tensor::{
     default_generator, manual_seed, random, tensor, DType, Device, Error, Generator, Layout, Operand,
     Padding, Result, Scalar, Shape, Tensor, TensorOptions,
 };
+pub use oxtorch_tensor::{get_default_device, set_default_device};
 pub use oxtorch_tensor::{get_printoptions, set_printoptions, with_printoptions, PrintOptions};
 pub use oxtorch_tensor::{tune_process_allocator, AllocatorTuning};
+pub use oxtorch_tensor::{vmap, vmap1, vmap_with};
 
 /// `torch.bool`
 pub const bool: DType = DType::Bool;
@@ -319,6 +322,12 @@ pub fn empty_strided(size: &[usize], stride: &[usize], opts: impl Into<TensorOpt
     Tensor::empty_strided(size, stride, opts)
 }
 
+/// `torch.frombuffer(buffer, dtype=, count=, offset=)`: a 1-d tensor of the buffer's bytes read as
+/// `dtype` (copied; torch shares the buffer).
+pub fn frombuffer(buffer: &[u8], dtype: DType, count: Option<usize>, offset: usize) -> Result<Tensor> {
+    Tensor::frombuffer(buffer, dtype, count, offset)
+}
+
 /// `torch.trapz(y, dim=dim)`: the trapezoidal rule with unit spacing along `dim`.
 pub fn trapz(y: &Tensor, dim: isize) -> Result<Tensor> {
     y.trapz(dim)
@@ -345,6 +354,7 @@ pub mod func {
     pub use oxtorch_nn::utils::{
         functional_call, functional_call_forward, functional_call_with, FunctionalCallOptions,
     };
+    pub use oxtorch_tensor::{vmap, vmap1, vmap_with, Randomness, VmapOptions};
 }
 
 /// torch's `torch.special`: the special functions under their torch names.

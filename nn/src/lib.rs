@@ -56,8 +56,9 @@ pub(crate) fn rng_lock() -> std::sync::MutexGuard<'static, ()> {
 pub use layers::*;
 pub use loss::modules::*;
 pub use loss::{
-    GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-    PoissonNLLLoss, SharedDistanceFn, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
+    GaussianNLLLoss, HingeEmbeddingLoss, LinearCrossEntropyLoss, MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SharedDistanceFn, SoftMarginLoss,
+    TripletMarginLoss, TripletMarginWithDistanceLoss,
 };
 pub use module::{
     py_bool, py_float, py_tuple, Buffer, DisplayModule, Forward, IncompatibleKeys, Layer, Member, MemberMut,

@@ -6,6 +6,7 @@
 mod ctc;
 mod extra;
 mod extra_modules;
+mod linear_cross_entropy;
 pub mod modules;
 
 pub use ctc::ctc_loss;
@@ -18,6 +19,7 @@ pub use extra_modules::{
     GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
     PoissonNLLLoss, SharedDistanceFn, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
 };
+pub use linear_cross_entropy::LinearCrossEntropyLoss;
 
 use oxtorch_tensor::autocast::fp32;
 use oxtorch_tensor::autograd::{Function, FunctionCtx};

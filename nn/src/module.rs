@@ -54,12 +54,13 @@ pub trait Module: Send + Sync {
         None
     }
 
-    /// A batch norm's `momentum` (torch's `_BatchNorm.momentum`; `None` keeps a cumulative
-    /// average), so that code such as torch's `swa_utils.update_bn` can switch every batch norm of
-    /// a model to a cumulative average and back; `None` for every other module. Wrappers of a
-    /// whole module (lazy, parametrized, pruned, hooked) pass it through.
-    fn batch_norm_momentum_mut(&mut self) -> Option<&mut Option<f64>> {
-        None
+    /// For a batch norm, calls `f` with its `momentum` (torch's `_BatchNorm.momentum`; `None`
+    /// keeps a cumulative average) and returns true, so that code such as torch's
+    /// `swa_utils.update_bn` can switch every batch norm of a model to a cumulative average and
+    /// back; false (without calling `f`) for every other module. Wrappers of a whole module
+    /// (lazy, parametrized, pruned, hooked) pass it through.
+    fn batch_norm_momentum(&mut self, _f: &mut dyn FnMut(&mut Option<f64>)) -> bool {
+        false
     }
 
     /// The module's own settings as torch prints them inside its parentheses (torch's

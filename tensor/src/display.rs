@@ -20,7 +20,8 @@ impl fmt::Display for Tensor {
                 Scalar::Int(v) => PrintValue::Int(v),
                 Scalar::Float(v) => PrintValue::Float(v),
             };
-            let suffixes = vec![format!("device='{}'", self.device())];
+            let mut suffixes = vec![format!("device='{}'", self.device())];
+            suffixes.extend(self.autograd_suffix());
             return f.write_str(&format_tensor(self.dims(), self.dtype(), &get, &suffixes));
         }
         let get = |i: usize| match self.get_flat(i) {
@@ -32,7 +33,19 @@ impl fmt::Display for Tensor {
         if self.device() != Device::Cpu {
             suffixes.push(format!("device='{}'", self.device()));
         }
+        suffixes.extend(self.autograd_suffix());
         f.write_str(&format_tensor(self.dims(), self.dtype(), &get, &suffixes))
+    }
+}
+
+impl Tensor {
+    /// torch's last suffix: `grad_fn=<MulBackward0>` for a recorded result, `requires_grad=True`
+    /// for a leaf that requires grad.
+    fn autograd_suffix(&self) -> Option<String> {
+        match self.grad_fn() {
+            Some(node) => Some(format!("grad_fn=<{}>", node.name())),
+            None => self.requires_grad().then(|| "requires_grad=True".to_string()),
+        }
     }
 }
 

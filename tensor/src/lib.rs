@@ -42,17 +42,20 @@ mod std_ops;
 mod storage;
 mod tensor;
 mod view;
+mod vmap;
 
 pub use autograd::{grad, no_grad, GradFn, NoGradGuard};
 pub use dims::{IntoDims, SliceRange};
 pub use indexing::{Ellipsis, IntoIndices, NewAxis, TensorIndex};
 pub use literal::TensorLiteral;
 pub use ops::linalg_api as linalg;
+pub use ops::{get_default_device, set_default_device};
 pub use ops::{trusted_indices, AdamScalars, Operand, Padding};
 pub use options::{TensorOptions, ToTarget};
 pub use print::{get_printoptions, set_printoptions, with_printoptions, PrintOptions};
 pub use random::{default_generator, manual_seed, Generator};
 pub use tensor::Tensor;
+pub use vmap::{vmap, vmap1, vmap_with, Randomness, VmapOptions};
 
 pub use oxtorch_backend_cpu::malloc::{tune_process_allocator, AllocatorTuning};
 pub use oxtorch_backend_cpu::{CpuElement, SharedBytes};

@@ -7,16 +7,23 @@ use oxtorch_core::{DType, Device, Result};
 /// Anything that names a dtype, a device, or both converts into options, so that
 /// `Tensor::zeros([2, 3], DType::F16)`, `Tensor::zeros([2, 3], Device::Cpu)`,
 /// `Tensor::zeros([2, 3], (DType::F16, Device::Cpu))` and `Tensor::zeros([2, 3], ())` all read naturally.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensorOptions {
     /// The dtype, or `None` for the function's default (usually float32).
     pub dtype: Option<DType>,
-    /// The device.
+    /// The device ([`crate::get_default_device`] unless one was named: cpu by default).
     pub device: Device,
 }
 
+impl Default for TensorOptions {
+    /// No dtype, on [`crate::get_default_device`].
+    fn default() -> Self {
+        TensorOptions { dtype: None, device: crate::ops::get_default_device() }
+    }
+}
+
 impl TensorOptions {
-    /// Default options: default dtype, cpu.
+    /// Default options: default dtype, default device.
     pub fn new() -> Self {
         Self::default()
     }
@@ -46,7 +53,7 @@ impl From<()> for TensorOptions {
 }
 impl From<DType> for TensorOptions {
     fn from(d: DType) -> Self {
-        TensorOptions { dtype: Some(d), device: Device::Cpu }
+        TensorOptions { dtype: Some(d), device: crate::ops::get_default_device() }
     }
 }
 impl From<Device> for TensorOptions {

@@ -101,7 +101,7 @@ impl Tensor {
     pub fn t(&self) -> Result<Tensor> {
         match self.rank() {
             0 | 1 => Ok(self.view_with(self.layout().clone(), "TBackward0", || ViewKind::Reshape)),
-            2 => self.transpose(0, 1),
+            2 => Ok(self.named(self.transpose(0, 1)?, "TBackward0")),
             r => Err(Error::shape(format!("t() expects a tensor with <= 2 dimensions, but self is {r}D"))),
         }
     }

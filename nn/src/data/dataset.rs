@@ -90,6 +90,10 @@ impl Dataset for TensorDataset {
     }
 
     fn get(&self, index: usize) -> Result<Vec<Tensor>> {
+        let n = self.len();
+        if index >= n {
+            return Err(Error::msg(format!("index {index} is out of range for a dataset of {n} samples")));
+        }
         self.tensors.iter().map(|t| t.select(0, index as isize)).collect()
     }
 

@@ -19,6 +19,14 @@ use super::workers::{Batches, MakeBatch};
 /// with `batch_size`, `shuffle`, `sampler` and `drop_last`; `sampler` exclusive with `shuffle`;
 /// `prefetch_factor` only with workers) are made by [`DataLoader::validate`], which
 /// [`DataLoader::epoch`] calls, so a bad combination is an error before any batch.
+///
+/// With `prefetch > 0` (the default, 2) or `num_workers > 0`, the dataset's `get`/`get_batch`
+/// and the `collate_fn` run on background threads: the thread-local modes (`no_grad`, autocast)
+/// of the consuming thread do not apply there, and random draws made there from the default
+/// generator interleave with the training thread's. For reproducible random augmentation,
+/// draw from a [`oxtorch_tensor::Generator`] of the dataset's own (seeded per sample index), or
+/// set `prefetch` to 0 without workers, which makes every batch on the calling thread as torch's
+/// `num_workers=0` does.
 pub struct DataLoader<D: Dataset + 'static> {
     dataset: Arc<D>,
     /// samples per batch (must stay 1, torch's default, with a `batch_sampler`)

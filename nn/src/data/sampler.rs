@@ -20,6 +20,26 @@ pub trait Sampler: Send + Sync {
     fn indices(&self, epoch: u64) -> Result<Vec<usize>>;
 }
 
+/// A shared sampler samples as the one it points to.
+impl<S: Sampler + ?Sized> Sampler for std::sync::Arc<S> {
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+    fn indices(&self, epoch: u64) -> Result<Vec<usize>> {
+        (**self).indices(epoch)
+    }
+}
+
+/// A boxed sampler samples as the one it holds.
+impl<S: Sampler + ?Sized> Sampler for Box<S> {
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+    fn indices(&self, epoch: u64) -> Result<Vec<usize>> {
+        (**self).indices(epoch)
+    }
+}
+
 /// The generator of `epoch` from a base `seed`.
 pub(crate) fn epoch_generator(seed: u64, epoch: u64) -> Generator {
     Generator::new(seed.wrapping_add(epoch.wrapping_mul(0x9E37_79B9_7F4A_7C15)))

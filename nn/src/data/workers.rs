@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -68,6 +69,8 @@ struct Pool {
     results: Receiver<(usize, Outcome)>,
     buffer: HashMap<usize, Outcome>,
     threads: Vec<JoinHandle<()>>,
+    /// Set when the consumer is dropped: workers skip the batches still queued.
+    cancelled: Arc<AtomicBool>,
 }
 
 fn worker_gone() -> Error {
@@ -80,12 +83,16 @@ impl Pool {
         let (result_tx, results) = channel::<(usize, Outcome)>();
         let mut senders = Vec::new();
         let mut threads = Vec::new();
+        let cancelled = Arc::new(AtomicBool::new(false));
         for _ in 0..workers.max(1).min(total) {
             let (tx, rx) = channel::<(usize, Vec<usize>)>();
-            let (make, result_tx) = (make.clone(), result_tx.clone());
+            let (make, result_tx, cancelled) = (make.clone(), result_tx.clone(), cancelled.clone());
             threads.push(std::thread::spawn(move || {
                 // The queue closes when the consumer is done (or dropped early).
                 while let Ok((i, indices)) = rx.recv() {
+                    if cancelled.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let outcome = catch_unwind(AssertUnwindSafe(|| make(indices.as_slice())));
                     if result_tx.send((i, outcome)).is_err() {
                         break;
@@ -104,6 +111,7 @@ impl Pool {
             results,
             buffer: HashMap::new(),
             threads,
+            cancelled,
         };
         pool.dispatch();
         pool
@@ -151,8 +159,9 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // Closing the task queues stops each worker after its current batch; wait for them so no
-        // thread outlives the epoch.
+        // Each worker stops after its current batch (the batches still queued are skipped); wait
+        // for them so no thread outlives the epoch.
+        self.cancelled.store(true, Ordering::Relaxed);
         self.senders.clear();
         for t in self.threads.drain(..) {
             let _ = t.join();

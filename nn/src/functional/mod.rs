@@ -9,9 +9,12 @@ mod fractional_max_pool;
 mod grid_sample;
 mod inplace_activations;
 mod interpolate_with;
+mod linear_cross_entropy;
 mod lp_pool;
+mod mha;
 mod normalize;
 mod pool3d;
+mod rnn_cells;
 mod shuffle;
 mod stochastic;
 mod unpool;
@@ -28,12 +31,15 @@ pub use fractional_max_pool::{
 pub use grid_sample::{affine_grid, grid_sample};
 pub use inplace_activations::{celu_, elu_, hardtanh_, leaky_relu_, relu_, rrelu_, selu_, threshold_};
 pub use interpolate_with::{interpolate_with, InterpolateOptions};
+pub use linear_cross_entropy::{linear_cross_entropy, LinearCrossEntropyOptions};
 pub use lp_pool::{lp_pool1d, lp_pool2d, lp_pool3d};
+pub use mha::{multi_head_attention_forward, MhaForwardOptions};
 pub use normalize::{cosine_similarity, instance_norm, local_response_norm, normalize};
 pub use pool3d::{
     adaptive_avg_pool3d, adaptive_max_pool3d, adaptive_max_pool3d_with_indices, avg_pool3d, max_pool3d,
     max_pool3d_with_indices,
 };
+pub use rnn_cells::{gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell};
 pub use shuffle::{channel_shuffle, pixel_shuffle, pixel_unshuffle};
 pub use stochastic::{alpha_dropout, feature_alpha_dropout, gumbel_softmax};
 pub use unpool::{max_unpool1d, max_unpool2d, max_unpool3d};

@@ -67,6 +67,7 @@ impl<M: Module + 'static> BackwardCall<M> {
                         grad_outputs.len()
                     )));
                 }
+                check_replaced(&grad_outputs, &new)?;
                 grad_outputs = new;
             }
         }
@@ -103,6 +104,7 @@ impl<M: Module + 'static> BackwardCall<M> {
                         res.len()
                     )));
                 }
+                check_replaced(&res, &out)?;
                 res = out;
             }
         }
@@ -150,4 +152,23 @@ impl<M: Module + 'static> Function for BackwardHookFunction<M> {
     fn name(&self) -> &'static str {
         "BackwardHookFunctionBackward"
     }
+}
+
+/// torch's checks of the gradients a hook returns in place of others: the same size and dtype.
+fn check_replaced(old: &[Option<Tensor>], new: &[Option<Tensor>]) -> Result<()> {
+    for (old, new) in old.iter().zip(new) {
+        if let (Some(old), Some(new)) = (old, new) {
+            if old.dims() != new.dims() {
+                return Err(Error::msg("hook 'hook' has changed the size of value"));
+            }
+            if old.dtype() != new.dtype() {
+                return Err(Error::msg(format!(
+                    "hook 'hook' has changed the type of value (was torch.{}Tensor got torch.{}Tensor)",
+                    old.dtype().scalar_type_name(),
+                    new.dtype().scalar_type_name()
+                )));
+            }
+        }
+    }
+    Ok(())
 }

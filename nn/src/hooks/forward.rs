@@ -28,9 +28,11 @@ impl<M: Module + 'static> Hooked<M> {
     /// registered, the input (when it requires grad) and the output pass through the identities
     /// whose backward calls them.
     ///
-    /// The hooks registered when the call starts run (a hook may register or remove hooks: the
-    /// next call sees the change). An error of a hook or of `f` is the call's; the forward hooks
-    /// registered with `always_call` then still run (their own errors ignored), as torch.
+    /// As torch, the backward hooks and forward pre-hooks are those registered when the call
+    /// starts, the forward hooks those registered when `f` returns (a pre-hook may add or remove
+    /// forward hooks for this very call; other changes take effect at the next call). An error of
+    /// a hook or of `f` is the call's; the forward hooks registered with `always_call` then still
+    /// run (their own errors ignored), as torch.
     pub fn call(&self, input: &Tensor, f: impl FnOnce(&M, &Tensor) -> Result<Tensor>) -> Result<Tensor> {
         let m: &M = &self.module;
         let hooks = self.hooks.snapshot();
@@ -41,7 +43,8 @@ impl<M: Module + 'static> Hooked<M> {
         match self.run(&hooks, &mut state, f) {
             Ok(out) => Ok(out),
             Err(e) => {
-                for h in hooks.forward.iter().filter(|h| h.always_call && !state.called.contains(&h.id)) {
+                let forward = self.hooks.snapshot().forward;
+                for h in forward.iter().filter(|h| h.always_call && !state.called.contains(&h.id)) {
                     // torch silences such a hook's error (with a warning) and raises the call's
                     if let Ok(Some(out)) = (h.f)(m, &state.args, state.result.as_ref()) {
                         state.result = Some(out);
@@ -81,7 +84,7 @@ impl<M: Module + 'static> Hooked<M> {
         }
         let mut out = f(m, &state.args)?;
         state.result = Some(out.clone());
-        for h in &hooks.forward {
+        for h in &self.hooks.snapshot().forward {
             if h.always_call {
                 state.called.push(h.id);
             }

@@ -416,4 +416,8 @@ impl<M: Module> Module for Hooked<M> {
     fn extra_repr(&self) -> String {
         self.module.extra_repr()
     }
+
+    fn batch_norm_momentum(&mut self, f: &mut dyn FnMut(&mut Option<f64>)) -> bool {
+        self.inner_mut().batch_norm_momentum(f)
+    }
 }

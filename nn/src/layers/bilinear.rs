@@ -7,6 +7,7 @@ use crate::init;
 /// `y = x1ᵀ A x2 + b` (torch's `nn.Bilinear(in1_features, in2_features, out_features, bias=True)`):
 /// `weight [out, in1, in2]`, `bias [out]`, both drawn from `U(±1/√in1)` as torch does.
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct Bilinear {
     /// `[out_features, in1_features, in2_features]`
     pub weight: Tensor,
@@ -33,6 +34,18 @@ impl Bilinear {
             None
         };
         Ok(Bilinear { weight: weight.requires_grad_(true)?, bias })
+    }
+
+    /// torch's `extra_repr`: `in1_features=2, in2_features=3, out_features=4, bias=True`.
+    fn extra_repr_text(&self) -> String {
+        let dims = self.weight.dims();
+        format!(
+            "in1_features={}, in2_features={}, out_features={}, bias={}",
+            dims.get(1).copied().unwrap_or(0),
+            dims.get(2).copied().unwrap_or(0),
+            dims.first().copied().unwrap_or(0),
+            crate::module::py_bool(self.bias.is_some())
+        )
     }
 
     /// The layer applied to `input1 [..., in1]` and `input2 [..., in2]` (same leading dims).

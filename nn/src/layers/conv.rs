@@ -177,38 +177,53 @@ impl<const N: usize> Module for ConvNd<N> {
         ["Conv1d", "Conv2d", "Conv3d"].get(N.wrapping_sub(1)).copied().unwrap_or("ConvNd")
     }
     fn extra_repr(&self) -> String {
-        let o = &self.options;
         let dims = self.weight.dims();
-        let per_dim = |v: &[usize]| -> Vec<usize> {
-            (0..N).map(|d| v.get(d).or(v.last()).copied().unwrap_or(0)).collect()
-        };
-        let mut s = format!(
-            "{}, {}, kernel_size={}, stride={}",
-            dims.get(1).copied().unwrap_or(0) * o.groups,
+        conv_extra_repr::<N>(
+            dims.get(1).copied().unwrap_or(0) * self.options.groups,
             dims.first().copied().unwrap_or(0),
-            crate::module::py_tuple(dims.get(2..).unwrap_or_default()),
-            crate::module::py_tuple(&per_dim(&o.stride))
-        );
-        match &o.padding {
-            Padding::Explicit(p) if p.iter().all(|&x| x == 0) => {}
-            Padding::Explicit(p) => s += &format!(", padding={}", crate::module::py_tuple(&per_dim(p))),
-            Padding::Same => s += ", padding=same",
-            Padding::Valid => s += ", padding=valid",
-        }
-        if o.dilation.iter().any(|&d| d != 1) {
-            s += &format!(", dilation={}", crate::module::py_tuple(&per_dim(&o.dilation)));
-        }
-        if o.groups != 1 {
-            s += &format!(", groups={}", o.groups);
-        }
-        if self.bias.is_none() {
-            s += ", bias=False";
-        }
-        if o.padding_mode != "zeros" {
-            s += &format!(", padding_mode={}", o.padding_mode);
-        }
-        s
+            dims.get(2..).unwrap_or_default(),
+            &self.options,
+            self.bias.is_some(),
+        )
     }
+}
+
+/// torch's `_ConvNd.extra_repr` for `N` spatial dims: `3, 8, kernel_size=(3, 3), stride=(1, 1)`
+/// and the settings other than the defaults (shared with the lazy convolutions, which print
+/// `in_channels` 0 before materialization).
+pub(crate) fn conv_extra_repr<const N: usize>(
+    in_channels: usize,
+    out_channels: usize,
+    kernel_size: &[usize],
+    o: &ConvOptions,
+    bias: bool,
+) -> String {
+    let per_dim =
+        |v: &[usize]| -> Vec<usize> { (0..N).map(|d| v.get(d).or(v.last()).copied().unwrap_or(0)).collect() };
+    let mut s = format!(
+        "{in_channels}, {out_channels}, kernel_size={}, stride={}",
+        crate::module::py_tuple(&per_dim(kernel_size)),
+        crate::module::py_tuple(&per_dim(&o.stride))
+    );
+    match &o.padding {
+        Padding::Explicit(p) if p.iter().all(|&x| x == 0) => {}
+        Padding::Explicit(p) => s += &format!(", padding={}", crate::module::py_tuple(&per_dim(p))),
+        Padding::Same => s += ", padding=same",
+        Padding::Valid => s += ", padding=valid",
+    }
+    if o.dilation.iter().any(|&d| d != 1) {
+        s += &format!(", dilation={}", crate::module::py_tuple(&per_dim(&o.dilation)));
+    }
+    if o.groups != 1 {
+        s += &format!(", groups={}", o.groups);
+    }
+    if !bias {
+        s += ", bias=False";
+    }
+    if o.padding_mode != "zeros" {
+        s += &format!(", padding_mode={}", o.padding_mode);
+    }
+    s
 }
 
 #[cfg(test)]

@@ -175,34 +175,49 @@ impl<const N: usize> Module for ConvTransposeNd<N> {
             .unwrap_or("ConvTransposeNd")
     }
     fn extra_repr(&self) -> String {
-        let o = &self.options;
         let dims = self.weight.dims();
-        let per_dim = |v: &[usize]| -> Vec<usize> {
-            (0..N).map(|d| v.get(d).or(v.last()).copied().unwrap_or(0)).collect()
-        };
-        let tuple = |v: &[usize]| crate::module::py_tuple(&per_dim(v));
-        let mut s = format!(
-            "{}, {}, kernel_size={}, stride={}",
+        conv_transpose_extra_repr::<N>(
             dims.first().copied().unwrap_or(0),
-            dims.get(1).copied().unwrap_or(0) * o.groups,
-            crate::module::py_tuple(dims.get(2..).unwrap_or_default()),
-            tuple(&o.stride)
-        );
-        if o.padding.iter().any(|&x| x != 0) {
-            s += &format!(", padding={}", tuple(&o.padding));
-        }
-        if o.dilation.iter().any(|&d| d != 1) {
-            s += &format!(", dilation={}", tuple(&o.dilation));
-        }
-        if o.output_padding.iter().any(|&x| x != 0) {
-            s += &format!(", output_padding={}", tuple(&o.output_padding));
-        }
-        if o.groups != 1 {
-            s += &format!(", groups={}", o.groups);
-        }
-        if self.bias.is_none() {
-            s += ", bias=False";
-        }
-        s
+            dims.get(1).copied().unwrap_or(0) * self.options.groups,
+            dims.get(2..).unwrap_or_default(),
+            &self.options,
+            self.bias.is_some(),
+        )
     }
+}
+
+/// torch's `_ConvNd.extra_repr` for a transposed convolution of `N` spatial dims:
+/// `4, 6, kernel_size=(3, 3), stride=(2, 2)` and the settings other than the defaults (shared with
+/// the lazy transposed convolutions, which print `in_channels` 0 before materialization).
+pub(crate) fn conv_transpose_extra_repr<const N: usize>(
+    in_channels: usize,
+    out_channels: usize,
+    kernel_size: &[usize],
+    o: &ConvTransposeOptions,
+    bias: bool,
+) -> String {
+    let per_dim =
+        |v: &[usize]| -> Vec<usize> { (0..N).map(|d| v.get(d).or(v.last()).copied().unwrap_or(0)).collect() };
+    let tuple = |v: &[usize]| crate::module::py_tuple(&per_dim(v));
+    let mut s = format!(
+        "{in_channels}, {out_channels}, kernel_size={}, stride={}",
+        tuple(kernel_size),
+        tuple(&o.stride)
+    );
+    if o.padding.iter().any(|&x| x != 0) {
+        s += &format!(", padding={}", tuple(&o.padding));
+    }
+    if o.dilation.iter().any(|&d| d != 1) {
+        s += &format!(", dilation={}", tuple(&o.dilation));
+    }
+    if o.output_padding.iter().any(|&x| x != 0) {
+        s += &format!(", output_padding={}", tuple(&o.output_padding));
+    }
+    if o.groups != 1 {
+        s += &format!(", groups={}", o.groups);
+    }
+    if !bias {
+        s += ", bias=False";
+    }
+    s
 }

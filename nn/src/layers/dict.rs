@@ -128,6 +128,35 @@ impl<T: ModuleField> ModuleList<T> {
     pub fn new(modules: Vec<T>) -> Self {
         ModuleList { modules }
     }
+
+    /// torch's `ModuleList.pop(index)`: removes and returns the module at `index` (negative
+    /// counting from the end); the ones after it move down a name. Outside `-len..len`, torch's
+    /// `index {index} is out of range`. (`Vec::pop`, without an index, stays reachable as
+    /// `list.modules.pop()`.)
+    pub fn pop(&mut self, index: isize) -> Result<T> {
+        let n = self.modules.len() as isize;
+        if !(-n..n).contains(&index) {
+            return Err(Error::msg(format!("index {index} is out of range")));
+        }
+        Ok(self.modules.remove(index.rem_euclid(n) as usize))
+    }
+
+    /// torch's `ModuleList.insert(index, module)` for `index` in `0..=len`: the modules from
+    /// `index` on move up a name. torch leaves the list misnumbered (past the end) or raises a
+    /// `KeyError` (negative) elsewhere; here that is the error `index {index} is out of range`.
+    pub fn insert(&mut self, index: isize, module: T) -> Result<()> {
+        if !(0..=self.modules.len() as isize).contains(&index) {
+            return Err(Error::msg(format!("index {index} is out of range")));
+        }
+        self.modules.insert(index as usize, module);
+        Ok(())
+    }
+
+    /// torch's `ModuleList.append(module)`.
+    pub fn append(&mut self, module: T) -> &mut Self {
+        self.modules.push(module);
+        self
+    }
 }
 
 impl<T: ModuleField> std::ops::Deref for ModuleList<T> {

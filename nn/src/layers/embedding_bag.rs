@@ -52,6 +52,7 @@ impl Default for EmbeddingBagOptions {
 /// bag of indices reduced to one row by [`crate::functional::embedding_bag`]. State dict:
 /// `weight`.
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct EmbeddingBag {
     /// `[num_embeddings, embedding_dim]`
     pub weight: Tensor,
@@ -149,6 +150,29 @@ impl EmbeddingBag {
             self.include_last_offset,
             self.padding_idx,
         )
+    }
+}
+
+impl EmbeddingBag {
+    /// torch's `extra_repr`: `10, 3, mode='mean'`, with `max_norm`, `norm_type`,
+    /// `scale_grad_by_freq` (before `mode`) and `padding_idx` (after it) when not the defaults.
+    fn extra_repr_text(&self) -> String {
+        let dims = self.weight.dims();
+        let mut s = format!("{}, {}", dims.first().copied().unwrap_or(0), dims.get(1).copied().unwrap_or(0));
+        if let Some(m) = self.max_norm {
+            s += &format!(", max_norm={}", crate::module::py_float(m));
+        }
+        if self.norm_type != 2.0 {
+            s += &format!(", norm_type={}", crate::module::py_float(self.norm_type));
+        }
+        if self.scale_grad_by_freq {
+            s += ", scale_grad_by_freq=True";
+        }
+        s += &format!(", mode='{}'", self.mode);
+        if let Some(p) = self.padding_idx {
+            s += &format!(", padding_idx={p}");
+        }
+        s
     }
 }
 

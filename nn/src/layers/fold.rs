@@ -7,6 +7,7 @@ use crate::module::Forward;
 /// Extracts sliding blocks as columns (torch's `nn.Unfold`; see [`Tensor::im2col`]). One-value
 /// fields apply to both spatial dims.
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct Unfold {
     /// the block size
     pub kernel_size: Vec<usize>,
@@ -25,6 +26,20 @@ impl Unfold {
     }
 }
 
+impl Unfold {
+    /// torch's `extra_repr`: `kernel_size=2, dilation=1, padding=0, stride=1` (each as given).
+    fn extra_repr_text(&self) -> String {
+        use super::pool::py_size;
+        format!(
+            "kernel_size={}, dilation={}, padding={}, stride={}",
+            py_size(&self.kernel_size),
+            py_size(&self.dilation),
+            py_size(&self.padding),
+            py_size(&self.stride)
+        )
+    }
+}
+
 impl Forward for Unfold {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.im2col(&self.kernel_size, &self.dilation, &self.padding, &self.stride)
@@ -34,6 +49,7 @@ impl Forward for Unfold {
 /// Sums columns of sliding blocks back into an image (torch's `nn.Fold`; see
 /// [`Tensor::col2im`]).
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct Fold {
     /// the image's spatial size
     pub output_size: Vec<usize>,
@@ -57,6 +73,21 @@ impl Fold {
             padding: vec![0],
             stride: vec![1],
         }
+    }
+}
+
+impl Fold {
+    /// torch's `extra_repr`: `output_size=(4, 5), kernel_size=2, dilation=1, padding=0, stride=1`.
+    fn extra_repr_text(&self) -> String {
+        use super::pool::py_size;
+        format!(
+            "output_size={}, kernel_size={}, dilation={}, padding={}, stride={}",
+            py_size(&self.output_size),
+            py_size(&self.kernel_size),
+            py_size(&self.dilation),
+            py_size(&self.padding),
+            py_size(&self.stride)
+        )
     }
 }
 

@@ -148,6 +148,19 @@ impl Module for InstanceNorm {
     fn type_name(&self) -> &'static str {
         ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"][self.unbatched_rank - 2]
     }
+    /// torch's `extra_repr` (its `_NormBase`'s):
+    /// `4, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False`.
+    fn extra_repr(&self) -> String {
+        format!(
+            "{}, eps={}, momentum={}, affine={}, bias={}, track_running_stats={}",
+            self.num_features,
+            crate::module::py_float(self.eps),
+            self.momentum.map_or_else(|| "None".to_string(), crate::module::py_float),
+            crate::module::py_bool(self.weight.is_some()),
+            crate::module::py_bool(self.bias.is_some()),
+            crate::module::py_bool(self.running_mean.is_some())
+        )
+    }
     fn set_training(&mut self, training: bool) {
         self.training = training;
     }
@@ -159,6 +172,7 @@ impl Module for InstanceNorm {
 /// torch's `nn.LocalResponseNorm(size, alpha=1e-4, beta=0.75, k=1.0)`: each value divided by
 /// `(k + alpha * mean of the squares of `size` neighbouring channels)^beta`.
 #[derive(oxtorch_nn_derive::Module, Clone, Debug)]
+#[module(extra_repr)]
 pub struct LocalResponseNorm {
     /// channels in the window
     pub size: usize,
@@ -174,6 +188,19 @@ impl LocalResponseNorm {
     /// A window of `size` channels with torch's default `alpha`, `beta` and `k`.
     pub fn new(size: usize) -> Self {
         LocalResponseNorm { size, alpha: 1e-4, beta: 0.75, k: 1.0 }
+    }
+}
+
+impl LocalResponseNorm {
+    /// torch's `extra_repr`: `2, alpha=0.0001, beta=0.75, k=1.0`.
+    fn extra_repr_text(&self) -> String {
+        format!(
+            "{}, alpha={}, beta={}, k={}",
+            self.size,
+            crate::module::py_float(self.alpha),
+            crate::module::py_float(self.beta),
+            crate::module::py_float(self.k)
+        )
     }
 }
 

@@ -66,4 +66,14 @@ impl<const N: usize> Module for LPPoolNd<N> {
     fn type_name(&self) -> &'static str {
         ["LPPool1d", "LPPool2d", "LPPool3d"].get(N.wrapping_sub(1)).copied().unwrap_or("LPPoolNd")
     }
+    /// torch's `extra_repr`: `norm_type=2.0, kernel_size=3, stride=None, ceil_mode=False`.
+    fn extra_repr(&self) -> String {
+        format!(
+            "norm_type={}, kernel_size={}, stride={}, ceil_mode={}",
+            crate::module::py_float(self.norm_type),
+            super::pool::py_size(&self.kernel_size),
+            self.stride.as_deref().map_or_else(|| "None".to_string(), super::pool::py_size),
+            crate::module::py_bool(self.ceil_mode)
+        )
+    }
 }

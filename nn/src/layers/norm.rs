@@ -111,10 +111,10 @@ impl GroupNorm {
     /// torch's `extra_repr`: `2, 4, eps=1e-05, affine=True, bias=True` (the channel count read
     /// from the affine parameters).
     fn extra_repr_text(&self) -> String {
-        let num_channels = self.weight.as_ref().or(self.bias.as_ref()).map_or(0, |w| w.numel());
         format!(
-            "{}, {num_channels}, eps={}, affine={}, bias={}",
+            "{}, {}, eps={}, affine={}, bias={}",
             self.num_groups,
+            self.num_channels,
             crate::module::py_float(self.eps),
             crate::module::py_bool(self.weight.is_some()),
             crate::module::py_bool(self.bias.is_some())
@@ -138,6 +138,8 @@ pub struct GroupNorm {
     pub bias: Option<Tensor>,
     /// number of groups
     pub num_groups: usize,
+    /// number of channels (torch's `num_channels`)
+    pub num_channels: usize,
     /// added to the variance
     pub eps: f64,
 }
@@ -154,6 +156,7 @@ impl GroupNorm {
             weight: if affine { Some(ones(&[num_channels], DType::default_float())?) } else { None },
             bias: if affine { Some(zeros(&[num_channels], DType::default_float())?) } else { None },
             num_groups,
+            num_channels,
             eps,
         })
     }
@@ -185,6 +188,8 @@ pub struct BatchNorm {
     pub eps: f64,
     /// training mode
     pub training: bool,
+    /// number of channels (torch's `num_features`)
+    pub num_features: usize,
     name: &'static str,
 }
 
@@ -220,6 +225,7 @@ impl BatchNorm {
             momentum,
             eps,
             training: true,
+            num_features,
             name: "BatchNorm",
         })
     }
@@ -371,10 +377,9 @@ const NORM_BUFFERS: [&str; 3] = ["running_mean", "running_var", "num_batches_tra
 
 impl Module for BatchNorm {
     fn extra_repr(&self) -> String {
-        let per_channel = self.weight.as_ref().or(self.running_mean.as_ref().map(|b| &b.0));
         format!(
             "{}, eps={}, momentum={}, affine={}, bias={}, track_running_stats={}",
-            per_channel.map_or(0, |t| t.numel()),
+            self.num_features,
             crate::module::py_float(self.eps),
             self.momentum.map_or_else(|| "None".to_string(), crate::module::py_float),
             crate::module::py_bool(self.weight.is_some()),
@@ -405,7 +410,8 @@ impl Module for BatchNorm {
     fn training_flag(&self) -> Option<bool> {
         Some(self.training)
     }
-    fn batch_norm_momentum_mut(&mut self) -> Option<&mut Option<f64>> {
-        Some(&mut self.momentum)
+    fn batch_norm_momentum(&mut self, f: &mut dyn FnMut(&mut Option<f64>)) -> bool {
+        f(&mut self.momentum);
+        true
     }
 }

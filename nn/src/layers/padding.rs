@@ -169,9 +169,14 @@ impl<const N: usize> Forward for CircularPadNd<N> {
     }
 }
 
-/// Implements `Module` for a parameterless padding layer, with torch's type name per `N`.
+/// Implements `Module` for a parameterless padding layer, with torch's type name per `N` and
+/// torch's `extra_repr`: the padding tuple, `(1, 1, 2, 0)` (with `$value`, a constant pad's
+/// `padding=(1, 1), value=3.5`).
 macro_rules! stateless_pad {
     ($ty:ident, $names:expr) => {
+        stateless_pad!($ty, $names, |s: &$ty<N>| crate::module::py_tuple(&sides(&s.padding, N)));
+    };
+    ($ty:ident, $names:expr, $repr:expr) => {
         impl<const N: usize> Module for $ty<N> {
             fn visit<'m>(&'m self, _: &mut dyn FnMut(&str, Member<'m>)) {}
             fn visit_mut(&mut self, _: &mut dyn FnMut(&str, MemberMut<'_>)) {}
@@ -179,11 +184,21 @@ macro_rules! stateless_pad {
                 let names: [&'static str; 3] = $names;
                 names.get(N.wrapping_sub(1)).copied().unwrap_or(stringify!($ty))
             }
+            fn extra_repr(&self) -> String {
+                let repr = $repr;
+                repr(self)
+            }
         }
     };
 }
 
-stateless_pad!(ConstantPadNd, ["ConstantPad1d", "ConstantPad2d", "ConstantPad3d"]);
+stateless_pad!(ConstantPadNd, ["ConstantPad1d", "ConstantPad2d", "ConstantPad3d"], |s: &ConstantPadNd<N>| {
+    format!(
+        "padding={}, value={}",
+        crate::module::py_tuple(&sides(&s.padding, N)),
+        crate::module::py_float(s.value)
+    )
+});
 stateless_pad!(ZeroPadNd, ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]);
 stateless_pad!(ReflectionPadNd, ["ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d"]);
 stateless_pad!(ReplicationPadNd, ["ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d"]);

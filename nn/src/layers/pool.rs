@@ -206,7 +206,76 @@ fn resolve<const N: usize>(v: &[Option<usize>], x: &Tensor) -> Result<Vec<usize>
     Ok(v.iter().enumerate().map(|(i, s)| s.unwrap_or(x.dims()[r - v.len() + i])).collect())
 }
 
-/// Implements `Module` for a parameterless N-d layer, with torch's type name per `N`.
+/// A size argument as torch prints what it was given (for `extra_repr`): one value as an int
+/// (`2`), several as a tuple (`(2, 3)`).
+pub(crate) fn py_size<T: std::fmt::Display>(v: &[T]) -> String {
+    match v {
+        [one] => one.to_string(),
+        _ => crate::module::py_tuple(v),
+    }
+}
+
+/// An output size with torch's `None` entries, as torch prints it: `7`, `(None, 7)`.
+fn py_output_size(v: &[Option<usize>]) -> String {
+    let items: Vec<String> =
+        v.iter().map(|s| s.map_or_else(|| "None".to_string(), |s| s.to_string())).collect();
+    py_size(&items)
+}
+
+/// `v` spread over `n` dims (one value repeated), as torch's `_single`/`_pair`/`_triple`.
+pub(crate) fn per_dim<T: Copy>(v: &[T], n: usize) -> Vec<T> {
+    if v.len() == 1 {
+        vec![v[0]; n]
+    } else {
+        v.to_vec()
+    }
+}
+
+impl<const N: usize> MaxPoolNd<N> {
+    /// torch's `extra_repr`: `kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False`.
+    fn extra_repr_text(&self) -> String {
+        format!(
+            "kernel_size={}, stride={}, padding={}, dilation={}, ceil_mode={}",
+            py_size(&self.kernel_size),
+            py_size(self.stride.as_deref().unwrap_or(&self.kernel_size)),
+            py_size(&self.padding),
+            py_size(&self.dilation),
+            crate::module::py_bool(self.ceil_mode)
+        )
+    }
+}
+
+impl<const N: usize> AvgPoolNd<N> {
+    /// torch's `extra_repr`: `kernel_size=2, stride=2, padding=0` (`AvgPool1d` keeps its
+    /// arguments as 1-tuples: `kernel_size=(3,), stride=(3,), padding=(0,)`).
+    fn extra_repr_text(&self) -> String {
+        let stride = self.stride.as_deref().unwrap_or(&self.kernel_size);
+        let show = |v: &[usize]| if N == 1 { crate::module::py_tuple(&per_dim(v, 1)) } else { py_size(v) };
+        format!(
+            "kernel_size={}, stride={}, padding={}",
+            show(&self.kernel_size),
+            show(stride),
+            show(&self.padding)
+        )
+    }
+}
+
+impl<const N: usize> AdaptiveAvgPoolNd<N> {
+    /// torch's `extra_repr`: `output_size=7`, `output_size=(None, 7)`.
+    fn extra_repr_text(&self) -> String {
+        format!("output_size={}", py_output_size(&self.output_size))
+    }
+}
+
+impl<const N: usize> AdaptiveMaxPoolNd<N> {
+    /// torch's `extra_repr`: `output_size=7`, `output_size=(None, 7)`.
+    fn extra_repr_text(&self) -> String {
+        format!("output_size={}", py_output_size(&self.output_size))
+    }
+}
+
+/// Implements `Module` for a parameterless N-d layer, with torch's type name per `N` and the
+/// type's own `extra_repr_text`.
 macro_rules! stateless_nd {
     ($ty:ident, $names:expr) => {
         impl<const N: usize> Module for $ty<N> {
@@ -215,6 +284,9 @@ macro_rules! stateless_nd {
             fn type_name(&self) -> &'static str {
                 let names: [&'static str; 3] = $names;
                 names.get(N.wrapping_sub(1)).copied().unwrap_or(stringify!($ty))
+            }
+            fn extra_repr(&self) -> String {
+                self.extra_repr_text()
             }
         }
     };

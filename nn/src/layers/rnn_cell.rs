@@ -117,6 +117,7 @@ fn unbatch(t: Tensor, unbatched: bool) -> Result<Tensor> {
 /// torch's `nn.RNNCell(input_size, hidden_size, bias=True, nonlinearity="tanh")`: one Elman step
 /// `h' = act(W_ih x + b_ih + W_hh h + b_hh)` with `act` `tanh` or `relu`.
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct RNNCell {
     /// `[hidden, input]`
     pub weight_ih: Tensor,
@@ -137,6 +138,18 @@ pub struct RNNCell {
 }
 
 impl RNNCell {
+    /// torch's `extra_repr`: `3, 4, bias=False, nonlinearity=relu` (settings other than the defaults).
+    fn extra_repr_text(&self) -> String {
+        let mut s = format!("{}, {}", self.input_size, self.hidden_size);
+        if !self.bias {
+            s += ", bias=False";
+        }
+        if self.nonlinearity != "tanh" {
+            s += &format!(", nonlinearity={}", self.nonlinearity);
+        }
+        s
+    }
+
     /// A cell with torch's initialisation; `nonlinearity` is `"tanh"` (torch's default) or `"relu"`.
     pub fn new(
         input_size: usize,
@@ -175,6 +188,7 @@ impl RNNCell {
 /// torch's `nn.LSTMCell(input_size, hidden_size, bias=True)`: one LSTM step with gates `i, f, g, o`
 /// (rows of the weights in that order), `c' = f c + i g`, `h' = o tanh(c')`.
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct LSTMCell {
     /// `[4 * hidden, input]`
     pub weight_ih: Tensor,
@@ -193,6 +207,15 @@ pub struct LSTMCell {
 }
 
 impl LSTMCell {
+    /// torch's `extra_repr`: `3, 4, bias=False` (settings other than the defaults).
+    fn extra_repr_text(&self) -> String {
+        let mut s = format!("{}, {}", self.input_size, self.hidden_size);
+        if !self.bias {
+            s += ", bias=False";
+        }
+        s
+    }
+
     /// A cell with torch's initialisation.
     pub fn new(input_size: usize, hidden_size: usize, bias: bool) -> Result<Self> {
         let (weight_ih, weight_hh, bias_ih, bias_hh) = cell_params(input_size, hidden_size, bias, 4)?;
@@ -227,6 +250,7 @@ impl LSTMCell {
 /// (rows of the weights in that order), `n = tanh(W_in x + b_in + r (W_hn h + b_hn))`,
 /// `h' = (1 - z) n + z h`.
 #[derive(oxtorch_nn_derive::Module)]
+#[module(extra_repr)]
 pub struct GRUCell {
     /// `[3 * hidden, input]`
     pub weight_ih: Tensor,
@@ -245,6 +269,15 @@ pub struct GRUCell {
 }
 
 impl GRUCell {
+    /// torch's `extra_repr`: `3, 4, bias=False` (settings other than the defaults).
+    fn extra_repr_text(&self) -> String {
+        let mut s = format!("{}, {}", self.input_size, self.hidden_size);
+        if !self.bias {
+            s += ", bias=False";
+        }
+        s
+    }
+
     /// A cell with torch's initialisation.
     pub fn new(input_size: usize, hidden_size: usize, bias: bool) -> Result<Self> {
         let (weight_ih, weight_hh, bias_ih, bias_hh) = cell_params(input_size, hidden_size, bias, 3)?;

@@ -52,4 +52,14 @@ impl<const N: usize> Module for MaxUnpoolNd<N> {
     fn type_name(&self) -> &'static str {
         ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"].get(N.wrapping_sub(1)).copied().unwrap_or("MaxUnpoolNd")
     }
+    /// torch's `extra_repr`: `kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)` (always tuples).
+    fn extra_repr(&self) -> String {
+        let tuple = |v: &[usize]| crate::module::py_tuple(&super::pool::per_dim(v, N));
+        format!(
+            "kernel_size={}, stride={}, padding={}",
+            tuple(&self.kernel_size),
+            tuple(self.stride.as_deref().unwrap_or(&self.kernel_size)),
+            tuple(&self.padding)
+        )
+    }
 }

@@ -79,6 +79,9 @@ macro_rules! upsampling_alias {
             fn type_name(&self) -> &'static str {
                 stringify!($name)
             }
+            fn extra_repr(&self) -> String {
+                super::upsample::upsample_repr(self.size.as_deref(), self.scale_factor.as_deref(), $mode)
+            }
         }
     };
 }

@@ -18,6 +18,7 @@ mod clip;
 mod hyper;
 mod lbfgs;
 pub mod lr_scheduler;
+mod muon;
 mod nadam;
 mod radam;
 mod rmsprop;
@@ -36,6 +37,7 @@ pub use clip::{clip_grad_norm_, clip_grad_value_};
 pub use hyper::HyperParams;
 pub use lbfgs::{LbfgsOptions, LBFGS};
 pub use lr_scheduler::LRScheduler;
+pub use muon::{zeropower_via_newtonschulz, Muon, MuonAdjustLr, MuonOptions};
 pub use nadam::{NAdam, NAdamOptions};
 pub use radam::{RAdam, RAdamOptions};
 pub use rmsprop::{RMSprop, RMSpropOptions};
@@ -84,7 +86,8 @@ pub trait Optimizer {
         zero_grads_in_place(&self.params())
     }
 
-    /// The parameters of group `i`, in order (torch's `param_groups[i]["params"]`).
+    /// The parameters of group `i`, in order (torch's `param_groups[i]["params"]`); empty for a
+    /// group out of range.
     fn group_params(&self, group: usize) -> Vec<Tensor>;
 
     /// Every parameter, group after group: the order in which the state dict numbers them.
@@ -121,13 +124,32 @@ pub trait Optimizer {
                 "param_groups index {group} is out of range (the optimizer has {n} param groups)"
             )));
         }
+        // Flags whose per-parameter buffers are made at a parameter's first step: switching one on
+        // afterwards would be ignored here (torch fails at the next step with a KeyError).
+        let rmsprop = self.hyper_params(group).iter().any(|(k, _)| k == "centered");
+        let makes_state = match name {
+            "amsgrad" | "centered" => true,
+            "momentum" => rmsprop && self.group_hyper(group, "momentum") == Some(0.0),
+            _ => false,
+        };
+        if makes_state && self.group_hyper(group, name) != Some(value) {
+            let stepped = self.state_dict()?.tensors.iter().any(|(k, _)| k.starts_with("state."));
+            if stepped {
+                return Err(oxtorch_tensor::Error::msg(format!(
+                    "param group {group}: '{name}' cannot change after the optimizer has taken a step \
+                     (its per-parameter state is made at the first step)"
+                )));
+            }
+        }
         match name {
             "lr" => self.set_lr(group, value),
             "initial_lr" => self.set_initial_lr(group, value),
             _ if self.hyper_params(group).iter().any(|(k, _)| k == name) => {
                 self.set_hyper_param(group, name, value)
             }
-            "momentum" if self.momentum(group).is_some() => self.set_momentum(group, value),
+            "momentum" if self.momentum(group).is_some() && !has_betas(self, group) => {
+                self.set_momentum(group, value)
+            }
             _ => {
                 let names: Vec<String> = group_hypers(self, group).into_iter().map(|(k, _)| k).collect();
                 return Err(oxtorch_tensor::Error::msg(format!(
@@ -245,6 +267,11 @@ impl ParamGroupInfo {
     }
 }
 
+/// True when group `g` has `betas` (Adam and its kin: their scheduled momentum is `betas.0`).
+fn has_betas(opt: &(impl Optimizer + ?Sized), g: usize) -> bool {
+    opt.hyper_params(g).iter().any(|(k, _)| k == "betas.0")
+}
+
 /// Group `g`'s hyper-parameters with its `lr` (current), its `momentum` where the optimizer
 /// cycles one under another name, and `initial_lr` once recorded.
 fn group_hypers(opt: &(impl Optimizer + ?Sized), g: usize) -> Vec<(String, f64)> {
@@ -255,7 +282,8 @@ fn group_hypers(opt: &(impl Optimizer + ?Sized), g: usize) -> Vec<(String, f64)>
         None => out.insert(0, ("lr".to_string(), lr)),
     }
     if let Some(m) = opt.momentum(g) {
-        if !out.iter().any(|(k, _)| k == "momentum") {
+        // (the betas optimizers cycle `betas.0`, listed already: torch's groups have no `momentum`)
+        if !out.iter().any(|(k, _)| k == "momentum" || k == "betas.0") {
             out.push(("momentum".to_string(), m));
         }
     }
@@ -314,7 +342,7 @@ macro_rules! group_methods {
         }
 
         fn group_params(&self, group: usize) -> Vec<oxtorch_tensor::Tensor> {
-            self.groups[group].params.clone()
+            self.groups.get(group).map_or_else(Vec::new, |g| g.params.clone())
         }
 
         fn group_len(&self, group: usize) -> Option<usize> {

@@ -255,7 +255,7 @@ fn reset_running_stats(m: &dyn Module) -> Result<()> {
 /// torch's `torch.optim.swa_utils.update_bn(loader, model)`: recomputes every batch norm's
 /// running statistics over one pass of `loader` (the input batches, e.g. after
 /// [`AveragedModel`] averaged the weights). As torch: each batch norm (a module answering
-/// [`Module::batch_norm_momentum_mut`]) has its statistics reset and its momentum set to `None`
+/// [`Module::batch_norm_momentum`]) has its statistics reset and its momentum set to `None`
 /// (a cumulative average), the model runs forward on each batch in training mode (no gradients
 /// recorded), then the momenta and the model's training flag are restored — also when a forward
 /// fails, whose error is returned. A model without batch norms is left alone.
@@ -268,11 +268,8 @@ where
     let mut momenta: Vec<Option<f64>> = Vec::new();
     let mut reset = Ok(());
     model.apply(&mut |m: &mut dyn Module| {
-        if let Some(momentum) = m.batch_norm_momentum_mut() {
-            momenta.push(momentum.take());
-            if reset.is_ok() {
-                reset = reset_running_stats(&*m);
-            }
+        if m.batch_norm_momentum(&mut |momentum| momenta.push(momentum.take())) && reset.is_ok() {
+            reset = reset_running_stats(&*m);
         }
     });
     if momenta.is_empty() {
@@ -289,9 +286,7 @@ where
     });
     let mut saved = momenta.into_iter();
     model.apply(&mut |m: &mut dyn Module| {
-        if let Some(momentum) = m.batch_norm_momentum_mut() {
-            *momentum = saved.next().flatten();
-        }
+        m.batch_norm_momentum(&mut |momentum| *momentum = saved.next().flatten());
     });
     model.train(was_training);
     pass

@@ -8,6 +8,7 @@ mod convert_parameters;
 mod fusion;
 mod memory_format;
 mod mirror;
+pub mod orthogonal;
 mod packed;
 pub mod parametrizations;
 pub mod parametrize;

@@ -23,6 +23,7 @@
 use oxtorch_autograd::no_grad;
 use oxtorch_tensor::{Error, Result, Tensor};
 
+pub use super::orthogonal::{orthogonal, Orthogonal, OrthogonalMap, OrthogonalParametrization};
 use super::parametrize::{Parametrization, Parametrized};
 use crate::functional::normalize;
 use crate::module::{Buffer, Member, MemberMut, Module, ModuleExt};

@@ -250,8 +250,8 @@ impl<M: Module, P: Parametrization> Module for Parametrized<M, P> {
         Some(self.training)
     }
 
-    fn batch_norm_momentum_mut(&mut self) -> Option<&mut Option<f64>> {
-        self.module.get_mut().unwrap_or_else(PoisonError::into_inner).batch_norm_momentum_mut()
+    fn batch_norm_momentum(&mut self, f: &mut dyn FnMut(&mut Option<f64>)) -> bool {
+        self.module.get_mut().unwrap_or_else(PoisonError::into_inner).batch_norm_momentum(f)
     }
 }
 

@@ -2,8 +2,10 @@
 //! build faster and take a fraction of the disk): layers, losses and optimizers against PyTorch,
 //! the module tree and checkpoints, data loading and autocast.
 
+mod containers32;
 mod data32;
 mod data_and_autocast;
+mod functional32;
 mod functional_extra;
 mod golden_case;
 mod hooks32;
@@ -26,7 +28,10 @@ mod nn_vision30;
 mod norm_extra;
 mod optim;
 mod optim32;
+mod optim_extra32;
 mod optim_more;
 mod repr32;
+mod repr32b;
 mod review31;
+mod review32;
 mod schedulers;

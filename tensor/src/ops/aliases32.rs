@@ -226,15 +226,24 @@ impl Tensor {
     pub fn empty_strided(size: &[usize], stride: &[usize], opts: impl Into<TensorOptions>) -> Result<Tensor> {
         if size.len() != stride.len() {
             return Err(Error::msg(format!(
-                "mismatch in length of strides and shape: {} and {}",
-                stride.len(),
-                size.len()
+                "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                size.len(),
+                stride.len()
             )));
         }
+        let overflow = || {
+            Error::msg(format!(
+                "Storage size calculation overflowed with sizes={size:?} and strides={stride:?}"
+            ))
+        };
         let storage = if size.contains(&0) {
             0
         } else {
-            1 + size.iter().zip(stride).map(|(&n, &s)| (n - 1) * s).sum::<usize>()
+            size.iter()
+                .zip(stride)
+                .try_fold(1usize, |acc, (&n, &s)| (n - 1).checked_mul(s).and_then(|e| acc.checked_add(e)))
+                .filter(|&n| n.checked_mul(8).is_some_and(|bytes| bytes <= isize::MAX as usize))
+                .ok_or_else(overflow)?
         };
         let opts: TensorOptions = opts.into();
         let opts = opts.dtype(opts.dtype_or(DType::default_float()));

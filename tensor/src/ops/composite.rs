@@ -12,6 +12,7 @@ mod construct;
 mod float_bits;
 mod histogram;
 mod integer;
+mod numeric32;
 mod pairwise;
 mod pdist;
 mod pointwise;

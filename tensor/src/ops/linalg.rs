@@ -18,6 +18,7 @@ mod lu;
 mod matexp;
 mod matfn;
 mod norms;
+mod numeric32;
 mod solve;
 mod svd;
 mod tensorops;
@@ -224,8 +225,10 @@ impl Tensor {
         beta: impl Into<Scalar>,
         alpha: impl Into<Scalar>,
     ) -> Result<Tensor> {
-        let prod = vec1.outer(vec2)?;
-        let dt = prod.dtype();
+        // torch's dtype: the three operands' result type (a float `self` keeps its fraction
+        // with integer vectors).
+        let dt = crate::promote_types(crate::promote_types(self.dtype(), vec1.dtype()), vec2.dtype());
+        let prod = vec1.to_dtype(dt)?.outer(&vec2.to_dtype(dt)?)?;
         self.to_dtype(dt)?.add_scaled_product(prod, beta.into(), alpha.into(), dt, true)
     }
 

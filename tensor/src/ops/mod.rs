@@ -6,9 +6,11 @@
 mod activation;
 mod aliases;
 mod aliases32;
+mod bitcast32;
 mod compare;
 mod composite;
 mod elementwise;
+mod factory32;
 mod index;
 mod inplace;
 mod inplace_variants;
@@ -20,11 +22,14 @@ mod nn;
 mod operand;
 mod optim;
 mod reduce;
+mod resize32;
 mod scatter_variants;
 mod shape;
 mod sort;
 mod stats;
+mod view_copies32;
 
+pub use factory32::{get_default_device, set_default_device};
 pub use index::trusted_indices;
 pub(crate) use index::untrusted_indices;
 pub use linalg::api as linalg_api;

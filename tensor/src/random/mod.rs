@@ -4,6 +4,7 @@
 //! counter blocks and element `i` is computed from block `offset + i / k` alone, so results do not
 //! depend on the number of threads, and the same stream can be produced on other devices.
 
+mod binomial;
 mod philox;
 mod poisson;
 mod sampling;

@@ -13,16 +13,24 @@ use crate::create::from_cpu;
 use crate::Tensor;
 
 /// Reseeds the default generator from a nondeterministic source and returns the seed (torch's
-/// `torch.seed()`; like torch's, the seed has at most 53 bits so it survives a round trip
-/// through a double).
+/// `torch.seed()`, a 64-bit number as torch's CPU seed).
 pub fn seed() -> u64 {
     let mut hasher = RandomState::new().build_hasher();
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     hasher.write_u128(nanos);
     hasher.write_u32(std::process::id());
-    let seed = hasher.finish() & ((1u64 << 53) - 1);
+    let seed = hasher.finish();
     default_generator().manual_seed(seed);
     seed
+}
+
+/// A number as torch's messages print it (`nan`, `inf`, `-inf` for the non-finite ones).
+fn python_number(v: f64) -> String {
+    match v {
+        v if v.is_nan() => "nan".to_string(),
+        v if v.is_infinite() => if v > 0.0 { "inf" } else { "-inf" }.to_string(),
+        v => v.to_string(),
+    }
 }
 
 /// torch's C++ type name of a dtype, as its Cauchy error message prints it.
@@ -54,7 +62,10 @@ impl Tensor {
             )));
         }
         if sigma.is_nan() || sigma <= 0.0 {
-            return Err(Error::msg(format!("cauchy_ expects sigma > 0.0, but found sigma={sigma}")));
+            return Err(Error::msg(format!(
+                "cauchy_ expects sigma > 0.0, but found sigma={}",
+                python_number(sigma)
+            )));
         }
         let draws = blocks(gen_or_default(generator), self.numel(), |b, _| {
             median + sigma * (std::f64::consts::PI * (unit_f64(b[0], b[1]) - 0.5)).tan()
@@ -75,7 +86,10 @@ impl Tensor {
             return Err(Error::UnsupportedDType { op: "geometric_cpu", dtype: self.dtype() });
         }
         if !(p > 0.0 && p < 1.0) {
-            return Err(Error::msg(format!("geometric_ expects p to be in (0, 1), but got p={p}")));
+            return Err(Error::msg(format!(
+                "geometric_ expects p to be in (0, 1), but got p={}",
+                python_number(p)
+            )));
         }
         let denominator = (-p).ln_1p();
         let draws = blocks(gen_or_default(generator), self.numel(), |b, _| {

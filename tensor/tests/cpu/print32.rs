@@ -90,3 +90,21 @@ fn global_options_round_trip() {
     assert_eq!(now, PrintOptions { threshold: 1500, linewidth: 81, ..PrintOptions::default() });
     assert_eq!(get_printoptions(), PrintOptions::default());
 }
+
+#[test]
+fn autograd_suffixes_as_torch() -> oxtorch_tensor::Result<()> {
+    // torch 2.15's repr of the same tensors.
+    let x = Tensor::from_slice(&[1.0f32, 2.0], [2])?.requires_grad_(true)?;
+    assert_eq!(expected_default(&x), "tensor([1., 2.], requires_grad=True)");
+    assert_eq!(expected_default(&x.mul(2.0)?), "tensor([2., 4.], grad_fn=<MulBackward0>)");
+    let y = Tensor::from_slice(&[1.0f64, 2.0], [2])?.requires_grad_(true)?;
+    assert_eq!(expected_default(&y.sum_all()?), "tensor(3., dtype=torch.float64, grad_fn=<SumBackward0>)");
+    let empty = Tensor::zeros([0], DType::F32)?.requires_grad_(true)?;
+    assert_eq!(expected_default(&empty), "tensor([], requires_grad=True)");
+    let m = Tensor::ones([2, 3], DType::F32)?.requires_grad_(true)?;
+    assert_eq!(
+        expected_default(&m.t()?),
+        "tensor([[1., 1.],\n        [1., 1.],\n        [1., 1.]], grad_fn=<TBackward0>)"
+    );
+    Ok(())
+}

@@ -91,6 +91,15 @@ impl<const N: usize> LazySpec for LazyConvSpec<N> {
     fn build(&self, size: usize, dtype: DType) -> Result<ConvNd<N>> {
         ConvNd::new(size, self.out_channels, &self.kernel_size, ConvOptions { dtype, ..self.options.clone() })
     }
+    fn extra_repr(&self) -> String {
+        crate::layers::conv::conv_extra_repr::<N>(
+            0,
+            self.out_channels,
+            &self.kernel_size,
+            &self.options,
+            self.options.bias,
+        )
+    }
 }
 
 impl<const N: usize> Lazy<LazyConvSpec<N>> {
@@ -158,6 +167,15 @@ impl<const N: usize> LazySpec for LazyConvTransposeSpec<N> {
             self.out_channels,
             &self.kernel_size,
             ConvTransposeOptions { dtype, ..self.options.clone() },
+        )
+    }
+    fn extra_repr(&self) -> String {
+        crate::layers::conv_transpose::conv_transpose_extra_repr::<N>(
+            0,
+            self.out_channels,
+            &self.kernel_size,
+            &self.options,
+            self.options.bias,
         )
     }
 }

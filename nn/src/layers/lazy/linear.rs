@@ -41,6 +41,13 @@ impl LazySpec for LazyLinearSpec {
     fn build(&self, size: usize, dtype: DType) -> Result<Linear> {
         Linear::with_dtype(size, self.out_features, self.bias, dtype)
     }
+    fn extra_repr(&self) -> String {
+        format!(
+            "in_features=0, out_features={}, bias={}",
+            self.out_features,
+            crate::module::py_bool(self.bias)
+        )
+    }
 }
 
 impl Lazy<LazyLinearSpec> {

@@ -103,6 +103,12 @@ pub trait LazySpec: Send + Sync + 'static {
     fn has_training_flag(&self) -> bool {
         false
     }
+
+    /// torch's `extra_repr` before materialization, with the open size printed as 0
+    /// (`in_features=0, out_features=3, bias=True`); empty by default.
+    fn extra_repr(&self) -> String {
+        String::new()
+    }
 }
 
 /// A member of a lazy module before materialization.
@@ -404,8 +410,14 @@ impl<S: LazySpec> Module for Lazy<S> {
             m.set_training(training);
         }
     }
-    fn batch_norm_momentum_mut(&mut self) -> Option<&mut Option<f64>> {
-        self.inner.get_mut()?.batch_norm_momentum_mut()
+    fn extra_repr(&self) -> String {
+        match self.inner.get() {
+            Some(m) => m.extra_repr(),
+            None => self.spec.extra_repr(),
+        }
+    }
+    fn batch_norm_momentum(&mut self, f: &mut dyn FnMut(&mut Option<f64>)) -> bool {
+        self.inner.get_mut().is_some_and(|m| m.batch_norm_momentum(f))
     }
     fn training_flag(&self) -> Option<bool> {
         match self.inner.get() {

@@ -37,6 +37,19 @@ fn norm_members(affine: bool, track: bool) -> Result<Vec<(&'static str, LazyRole
     Ok(m)
 }
 
+/// torch's `_NormBase.extra_repr` of a lazy norm before materialization (`num_features` 0):
+/// `0, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True`.
+fn lazy_norm_repr(eps: f64, momentum: Option<f64>, affine: bool, track_running_stats: bool) -> String {
+    format!(
+        "0, eps={}, momentum={}, affine={}, bias={}, track_running_stats={}",
+        crate::module::py_float(eps),
+        momentum.map_or_else(|| "None".to_string(), crate::module::py_float),
+        crate::module::py_bool(affine),
+        crate::module::py_bool(affine),
+        crate::module::py_bool(track_running_stats)
+    )
+}
+
 /// The channel count read from a norm's checkpoint entry.
 fn norm_infer_from(name: &str, dims: &[usize]) -> Option<usize> {
     (["weight", "bias", "running_mean", "running_var"].contains(&name) && dims.len() == 1).then(|| dims[0])
@@ -98,6 +111,9 @@ impl<const K: usize> LazySpec for LazyBatchNormSpec<K> {
     }
     fn has_training_flag(&self) -> bool {
         true
+    }
+    fn extra_repr(&self) -> String {
+        lazy_norm_repr(self.eps, self.momentum, self.affine, self.track_running_stats)
     }
 }
 
@@ -167,6 +183,9 @@ impl<const K: usize> LazySpec for LazyInstanceNormSpec<K> {
     }
     fn has_training_flag(&self) -> bool {
         true
+    }
+    fn extra_repr(&self) -> String {
+        lazy_norm_repr(self.eps, self.momentum, self.affine, self.track_running_stats)
     }
 }
 

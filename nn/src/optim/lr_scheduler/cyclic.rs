@@ -121,7 +121,11 @@ impl OneCycleLR {
             OneCycleSteps::Epochs { steps_per_epoch: 0, .. } => {
                 return Err(Error::msg("Expected positive integer steps_per_epoch, but got 0"))
             }
-            OneCycleSteps::Epochs { epochs, steps_per_epoch } => epochs * steps_per_epoch,
+            OneCycleSteps::Epochs { epochs, steps_per_epoch } => {
+                epochs.checked_mul(steps_per_epoch).filter(|&n| i64::try_from(n).is_ok()).ok_or_else(
+                    || Error::msg(format!("OneCycleLR: {epochs} epochs of {steps_per_epoch} steps overflow")),
+                )?
+            }
         };
         check_group_list(opt, "max_lr", max_lrs)?;
         if !(0.0..=1.0).contains(&pct_start) {
@@ -270,6 +274,10 @@ impl CyclicLR {
         let total = up + step_size_down.map_or(up, |d| d as f64);
         if total == 0.0 {
             return Err(Error::msg("CyclicLR: step_size_up + step_size_down must be positive"));
+        }
+        if up == 0.0 {
+            // (torch divides by the up phase's share: a ZeroDivisionError)
+            return Err(Error::msg("CyclicLR: step_size_up must be positive (float division by zero)"));
         }
         let step_ratio = up / total;
         // (scale of a cycle or iteration, whether it reads the cycle)

@@ -4,7 +4,7 @@
 
 #![allow(clippy::excessive_precision)]
 
-use oxtorch_core::{DType, Result};
+use oxtorch_core::{DType, Error, Result};
 
 use crate::autograd::{Function, FunctionCtx};
 use crate::Tensor;
@@ -297,10 +297,27 @@ impl Tensor {
         self.bessel(Bessel::I1e)
     }
 
-    /// `self · 2^other` (torch's `ldexp`, defined as `self * pow(2.0, other)`): an integer
-    /// `other` gives the default float dtype; differentiable in both.
+    /// `self · 2^other` (torch's `ldexp`). A float `other` is `self * pow(2.0, other)` with the
+    /// usual promotion, differentiable in both. An integer `other` keeps `self`'s float dtype (the
+    /// default float one for an integer `self`) and scales exactly, as torch's kernel: computed in
+    /// float64 in two halves, so that neither `2^other` overflows where the product does not
+    /// (`ldexp(1e-30f32, 130)` is 1.36e9). A bool `other` is torch's error.
     pub fn ldexp(&self, other: &Tensor) -> Result<Tensor> {
-        self.mul(&Tensor::pow_scalar_base(2.0, other)?)
+        if other.dtype() == DType::Bool {
+            return Err(Error::UnsupportedDType { op: "ldexp_cpu_exp", dtype: other.dtype() });
+        }
+        if other.dtype().is_float() {
+            return self.mul(&Tensor::pow_scalar_base(2.0, other)?);
+        }
+        let dtype = if self.is_floating_point() { self.dtype() } else { DType::default_float() };
+        let n = other.to_dtype(DType::F64)?;
+        let half = n.div(2.0)?.floor()?;
+        let rest = n.sub(&half)?;
+        let scaled = self
+            .to_dtype(DType::F64)?
+            .mul(&Tensor::pow_scalar_base(2.0, &half)?)?
+            .mul(&Tensor::pow_scalar_base(2.0, &rest)?)?;
+        scaled.to_dtype(dtype)
     }
 
     /// i0/i0e/i1/i1e in the computing dtype (float32 for half types), cast back.

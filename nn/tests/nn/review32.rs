@@ -1,0 +1,116 @@
+//! Fixes from reviewing this session's nn additions against torch 2.15: printing norms without
+//! affine parameters, `update_bn` through a hooked batch norm, CyclicLR without an up phase, flags
+//! whose state is made at the first step, Adam's groups without a `momentum` key, gradients a
+//! backward hook replaces with the wrong size, and a dataset index out of range.
+
+use oxtorch_nn::data::{Dataset, TensorDataset};
+use oxtorch_nn::hooks::Hooked;
+use oxtorch_nn::optim::lr_scheduler::CyclicLR;
+use oxtorch_nn::optim::swa_utils::update_bn;
+use oxtorch_nn::optim::{Adam, AdamOptions, Optimizer, SgdOptions, SGD};
+use oxtorch_nn::{BatchNorm, GroupNorm, Linear, Module, ModuleExt};
+use oxtorch_tensor::{DType, Result, Tensor};
+
+fn err_text<R>(r: Result<R>) -> String {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn norms_without_affine_parameters_print_their_channels() -> Result<()> {
+    // torch 2.15's repr of the same modules.
+    assert_eq!(
+        GroupNorm::new(2, 4, 1e-5, false)?.repr(),
+        "GroupNorm(2, 4, eps=1e-05, affine=False, bias=False)"
+    );
+    assert_eq!(
+        BatchNorm::new_1d_with(4, 1e-5, Some(0.1), false, false)?.repr(),
+        "BatchNorm1d(4, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)"
+    );
+    Ok(())
+}
+
+#[test]
+fn update_bn_reaches_a_hooked_batch_norm() -> Result<()> {
+    let mut bn = Hooked::new(BatchNorm::new_1d_with(2, 1e-5, Some(0.1), true, true)?);
+    bn.double()?;
+    let batches = [
+        Tensor::from_slice(&[1.0f64, 2.0, 3.0, 6.0], [2, 2])?,
+        Tensor::from_slice(&[5.0f64, -2.0, 7.0, 0.0], [2, 2])?,
+    ];
+    update_bn(&batches, &mut bn)?;
+    // The equal average of the two batches' means: ((2 + 6) / 2, (4 + -1) / 2).
+    let mean = bn.named_buffers().into_iter().find(|(k, _)| k == "running_mean").unwrap().1;
+    assert_eq!(mean.to_vec::<f64>()?, vec![4.0, 1.5]);
+    let mut momentum = None;
+    bn.inner_mut().batch_norm_momentum(&mut |m| momentum = Some(*m));
+    assert_eq!(momentum, Some(Some(0.1)), "the momentum is restored");
+    Ok(())
+}
+
+#[test]
+fn cyclic_lr_without_an_up_phase_is_an_error() -> Result<()> {
+    let p = Tensor::zeros([2], DType::F32)?.requires_grad_(true)?;
+    let mut opt = SGD::new(vec![p], SgdOptions { lr: 0.1, momentum: 0.9, ..Default::default() })?;
+    let e = err_text(CyclicLR::new(&mut opt, (0.01, 0.1), 0, Some(5), "triangular", 1.0));
+    assert!(e.contains("step_size_up"), "{e}");
+    Ok(())
+}
+
+#[test]
+fn flags_whose_state_comes_at_the_first_step_cannot_change_after_it() -> Result<()> {
+    let p = Tensor::ones([2], DType::F64)?.requires_grad_(true)?;
+    let mut opt = Adam::new(vec![p.clone()], AdamOptions { lr: 0.1, ..Default::default() })?;
+    // Before any step: allowed (torch's state is made lazily, so this takes effect).
+    opt.set_group_hyper(0, "amsgrad", 1.0)?;
+    opt.set_group_hyper(0, "amsgrad", 0.0)?;
+    p.mul(2.0)?.sum_all()?.backward()?;
+    opt.step()?;
+    let e = err_text(opt.set_group_hyper(0, "amsgrad", 1.0));
+    assert!(e.contains("'amsgrad' cannot change after the optimizer has taken a step"), "{e}");
+    // Other hyper-parameters still change freely.
+    opt.set_group_hyper(0, "weight_decay", 0.5)?;
+    assert_eq!(opt.group_hyper(0, "weight_decay"), Some(0.5));
+    // torch's Adam groups have `betas` and no `momentum`.
+    assert_eq!(opt.group_hyper(0, "momentum"), None);
+    assert!(opt.param_groups()[0].hyper.iter().all(|(k, _)| k != "momentum"));
+    assert!(opt.group_params(7).is_empty());
+    Ok(())
+}
+
+#[test]
+fn a_backward_hook_may_not_change_a_gradient_s_size_or_type() -> Result<()> {
+    let x = Tensor::ones([1, 2], DType::F64)?.requires_grad_(true)?;
+    let make = || -> Result<Hooked<Linear>> {
+        let mut lin = Linear::new(2, 3, true)?;
+        lin.double()?;
+        Ok(Hooked::new(lin))
+    };
+    let h = make()?;
+    h.register_full_backward_hook(|_, _, _| Ok(Some(vec![Some(Tensor::ones([2], DType::F64)?)])));
+    let e = err_text(oxtorch_nn::Forward::forward(&h, &x)?.sum_all()?.backward());
+    assert!(e.contains("hook 'hook' has changed the size of value"), "{e}");
+    let h = make()?;
+    h.register_full_backward_hook(|_, _, _| Ok(Some(vec![Some(Tensor::ones([1, 2], DType::F32)?)])));
+    let e = err_text(oxtorch_nn::Forward::forward(&h, &x)?.sum_all()?.backward());
+    assert!(
+        e.contains(
+            "hook 'hook' has changed the type of value (was torch.DoubleTensor got torch.FloatTensor)"
+        ),
+        "{e}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_dataset_index_out_of_range_is_an_error() -> Result<()> {
+    let ds = TensorDataset::new(vec![Tensor::zeros([3, 2], DType::F32)?])?;
+    assert!(ds.get(2).is_ok());
+    for bad in [3, usize::MAX] {
+        let e = err_text(ds.get(bad));
+        assert!(e.contains("out of range"), "{e}");
+    }
+    Ok(())
+}
