@@ -63,7 +63,7 @@ pub fn gradcheck(f: F, inputs: &[Tensor], opts: GradcheckOptions) -> Result<()> 
                     .iter()
                     .map(|&di| {
                         let d = &outs[di];
-                        let s = Tensor::zeros(d.dims().to_vec(), d.dtype())?;
+                        let s = Tensor::zeros(d.dims().to_vec(), d.same_options())?;
                         if di == oi {
                             s.reshape([-1])?.select(0, k as isize)?.fill_(1.0)?;
                         }
@@ -130,7 +130,7 @@ pub fn gradgradcheck(f: F, inputs: &[Tensor], opts: GradcheckOptions) -> Result<
     let seeds: Vec<Tensor> = outs
         .iter()
         .filter(|o| o.requires_grad())
-        .map(|o| Tensor::randn(o.dims().to_vec(), DType::F64)?.requires_grad_(true))
+        .map(|o| Tensor::randn(o.dims().to_vec(), (DType::F64, o.device()))?.requires_grad_(true))
         .collect::<Result<_>>()?;
     let n_in = inputs.len();
     let wrt: Vec<usize> = (0..n_in).filter(|&i| inputs[i].requires_grad()).collect();

@@ -85,7 +85,7 @@ fn jacobian_impl(f: Func, inputs: &[Tensor], create_graph: bool) -> Result<Vec<V
             let mut shape: Vec<isize> = o.dims().iter().map(|&d| d as isize).collect();
             shape.extend(xs[j].dims().iter().map(|&d| d as isize));
             let stacked = if refs.is_empty() {
-                Tensor::zeros(vec![0], xs[j].dtype())?
+                Tensor::zeros(vec![0], xs[j].same_options())?
             } else {
                 Tensor::stack(&refs, 0)?
             };

@@ -84,7 +84,9 @@ where
 /// A one-element `in_dims` applies to every input and a one-element `out_dims` to every output
 /// (torch's plain-int forms); otherwise their lengths must be the inputs' and the outputs'. Every
 /// mapped input must have the same size along its mapped dimension. A batch of size 0 calls `f`
-/// once on zeros shaped like one slice, to learn the outputs' shapes, and returns empty outputs.
+/// once on zeros shaped like one slice, to learn the outputs' shapes, and returns empty outputs
+/// (a function that refuses zeros, such as a Cholesky factorization, then fails where torch,
+/// which traces shapes without data, returns empty outputs).
 pub fn vmap_with<F>(
     f: F,
     in_dims: &[Option<isize>],

@@ -88,7 +88,9 @@ impl LinearCrossEntropyOptions {
 /// `input` `[in_features]` or `[N, in_features]` and `linear_weight` `[C, *out_features,
 /// in_features]` (`linear_bias` `[C, *out_features]`). `target` holds class indices (int64), or
 /// class probabilities when shaped like the logits (then `ignore_index` must be `None`);
-/// `ignore_index` `None` is torch's -100. `options` are validated, and change nothing else.
+/// `ignore_index` `None` is torch's -100. With `options` (and no label smoothing) a float16/bfloat16
+/// input is computed in the options' `acc_dtype` (float32 when unset) and rounded back once, as
+/// torch's chunked path; the chunking itself (a memory saving) changes nothing.
 #[allow(clippy::too_many_arguments)]
 pub fn linear_cross_entropy(
     input: &Tensor,
@@ -157,6 +159,27 @@ pub fn linear_cross_entropy(
             linear_bias.map(|b| b.reshape([classes])).transpose()?,
         )
     };
+    // torch takes its chunked path with `options` (and no label smoothing); for a half-precision
+    // input it accumulates in `acc_dtype` (float32 when unset): the product and the loss in that
+    // dtype, rounded back once.
+    let half = matches!(input.dtype(), DType::F16 | DType::BF16);
+    let acc = match options.map(|o| o.acc_dtype) {
+        Some(acc) if half && label_smoothing == 0.0 => {
+            Some(acc.unwrap_or(DType::F32)).filter(|&a| a != input.dtype())
+        }
+        _ => None,
+    };
+    if let Some(acc) = acc {
+        let cast = |t: &Tensor| t.to_dtype(acc);
+        let logits = cast(input)?
+            .linear(&cast(&w)?, b.as_ref().map(cast).transpose()?.as_ref())?
+            .reshape(logits_shape)?;
+        let target = if probabilities { cast(target)? } else { target.clone() };
+        let weight = weight.map(cast).transpose()?;
+        let loss =
+            crate::loss::cross_entropy(&logits, &target, weight.as_ref(), ignore_index, reduction, 0.0)?;
+        return loss.to_dtype(input.dtype());
+    }
     let logits = input.linear(&w, b.as_ref())?.reshape(logits_shape)?;
     crate::loss::cross_entropy(&logits, target, weight, ignore_index, reduction, label_smoothing)
 }

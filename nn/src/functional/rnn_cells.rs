@@ -77,11 +77,19 @@ fn check_step(
         }
     }
     let hidden_size = w_hh.dims()[1];
+    // torch's order: the input, then the weights' first dims and the hidden states (the GRU
+    // cell checks its hidden state before its weights, the others after).
     check_input(input, w_ih.dims()[1])?;
+    let hidden_first = gates == 3;
+    if !hidden_first {
+        check_weights(w_ih, w_hh, gates)?;
+    }
     for (label, hx) in hidden.iter().enumerate() {
         check_hidden(input, hx, hidden_size, label)?;
     }
-    check_weights(w_ih, w_hh, gates)?;
+    if hidden_first {
+        check_weights(w_ih, w_hh, gates)?;
+    }
     Ok(hidden_size)
 }
 

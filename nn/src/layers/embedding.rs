@@ -175,7 +175,8 @@ impl Embedding {
             // As torch: each row's norm read as a double, `max_norm / (norm + 1e-7)` in double,
             // rounded once to the row's dtype.
             let norms = rows.norm(norm_type, 1, true)?.to_dtype(DType::F64)?;
-            let scale = Tensor::scalar_tensor(max_norm, DType::F64)?.div(&norms.add(1e-7)?)?;
+            let scale =
+                Tensor::scalar_tensor(max_norm, (DType::F64, norms.device()))?.div(&norms.add(1e-7)?)?;
             let scale = norms.gt(max_norm)?.where_self(&scale, 1.0)?.to_dtype(rows.dtype())?;
             let scaled = rows.mul(&scale)?.to_dtype(weight.dtype())?;
             weight.index_put_([&rows_idx], &scaled, false)?;

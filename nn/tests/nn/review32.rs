@@ -114,3 +114,39 @@ fn a_dataset_index_out_of_range_is_an_error() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn linear_cross_entropy_with_options_accumulates_half_inputs_in_float32() -> Result<()> {
+    use oxtorch_nn::functional::{linear_cross_entropy, LinearCrossEntropyOptions};
+    let x = Tensor::from_vec((0..128).map(|i| (i as f64 * 0.37).sin()).collect::<Vec<_>>(), [8, 16])?
+        .to_dtype(DType::BF16)?;
+    let w = Tensor::from_vec((0..640).map(|i| (i as f64 * 0.11).cos() * 3.0).collect::<Vec<_>>(), [40, 16])?
+        .to_dtype(DType::BF16)?;
+    let t = Tensor::from_vec((0..8).map(|i| (i * 7) % 40).collect::<Vec<i64>>(), [8])?;
+    let opts = LinearCrossEntropyOptions::default();
+    let with = linear_cross_entropy(&x, &w, &t, None, None, "none", None, 0.0, Some(&opts))?;
+    let without = linear_cross_entropy(&x, &w, &t, None, None, "none", None, 0.0, None)?;
+    // torch 2.15, the same inputs
+    let torch_with = [3.75, 3.75, 3.015625, 2.0625, 2.234375, 3.359375, 4.0625, 4.90625];
+    let torch_without = [3.75, 3.78125, 3.03125, 2.0625, 2.25, 3.375, 4.03125, 4.90625];
+    assert_eq!(with.dtype(), DType::BF16);
+    assert_eq!(with.to_dtype(DType::F64)?.to_vec::<f64>()?, torch_with);
+    // (without options both compute in bfloat16: equal to a bfloat16 step or so)
+    for (got, want) in without.to_dtype(DType::F64)?.to_vec::<f64>()?.iter().zip(torch_without) {
+        assert!((got - want).abs() <= 0.02 * want, "{got} vs {want}");
+    }
+    Ok(())
+}
+
+#[test]
+fn rnn_cells_check_in_torchs_order() -> Result<()> {
+    use oxtorch_nn::functional::{lstm_cell, rnn_tanh_cell};
+    let z = |d: &[usize]| Tensor::zeros(d, DType::F32);
+    let (x, h, c) = (z(&[2, 3])?, z(&[2, 5])?, z(&[2, 5])?);
+    // torch 2.15: the LSTM and plain RNN cells check their weights before the hidden states.
+    let e = err_text(lstm_cell(&x, (&h.narrow(1, 0, 2)?, &c), &z(&[19, 3])?, &z(&[20, 5])?, None, None));
+    assert_eq!(e, "weight_ih first dim must be 4 * hidden_size = 20, but got 19");
+    let e = err_text(rnn_tanh_cell(&x, &h.narrow(1, 0, 2)?, &z(&[4, 3])?, &z(&[5, 5])?, None, None));
+    assert_eq!(e, "weight_ih first dim must be 1 * hidden_size = 5, but got 4");
+    Ok(())
+}

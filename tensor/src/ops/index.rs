@@ -297,7 +297,8 @@ impl Tensor {
         let src = at_least_1d(source)?;
         // alpha takes self's dtype first (torch: 1.5 is 1 for an integer self).
         // (Converted on the host: reading a device scalar back would be a sync.)
-        let alpha_host = Tensor::full_unchecked((), alpha, self.dtype())?.item_scalar()?;
+        let alpha_host =
+            Tensor::full_unchecked((), alpha, (self.dtype(), oxtorch_core::Device::Cpu))?.item_scalar()?;
         let src = if alpha_host.to_f64() == 1.0 {
             src
         } else {

@@ -52,13 +52,10 @@ impl Tensor {
             return Ok(self);
         }
         let offset = self.storage_offset();
-        let needed = if numel == 0 {
-            0
-        } else {
-            offset.checked_add(numel).ok_or_else(|| {
-                Error::shape(format!("Storage size calculation overflowed with sizes={:?}", shape.dims()))
-            })?
-        };
+        // (torch's storage size, `offset + numel`, also for zero elements)
+        let needed = offset.checked_add(numel).ok_or_else(|| {
+            Error::shape(format!("Storage size calculation overflowed with sizes={:?}", shape.dims()))
+        })?;
         {
             let mut cell = self.storage().write();
             if needed > cell.len() {

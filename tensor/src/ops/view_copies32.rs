@@ -27,9 +27,10 @@ impl Tensor {
         self.copy_of_view(self.permute(dims), "PermuteBackward0_copy")
     }
 
-    /// torch's `view_copy`: [`Tensor::view`] (one size may be `-1`), copied.
+    /// torch's `view_copy`: [`Tensor::view`] (one size may be `-1`), copied; as torch, strides
+    /// a view could not take are fine (the copy reshapes).
     pub fn view_copy(&self, shape: impl IntoDims) -> Result<Tensor> {
-        self.copy_of_view(self.view(shape), "ViewBackward0_copy")
+        self.copy_of_view(self.reshape(shape), "ViewBackward0_copy")
     }
 
     /// torch's `squeeze_copy(x)`: [`Tensor::squeeze`] (every size-1 dim removed), copied.

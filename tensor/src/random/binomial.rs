@@ -169,6 +169,13 @@ impl Tensor {
         if matches!(dtype, DType::F16 | DType::BF16) {
             return Err(Error::UnsupportedDType { op: "binomial_cpu", dtype });
         }
+        if prob.device() != self.device() {
+            return Err(Error::msg(format!(
+                "Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+                self.device(),
+                prob.device()
+            )));
+        }
         let shape = broadcast_shapes(self.dims(), prob.dims())?;
         let counts = self.detach().broadcast_to(shape.as_slice())?.to_f64_vec()?;
         let probs = prob.detach().broadcast_to(shape.as_slice())?.to_f64_vec()?;

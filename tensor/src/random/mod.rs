@@ -13,7 +13,7 @@ mod sampling32;
 use std::sync::{Mutex, OnceLock};
 
 use oxtorch_backend_cpu::{with_dtype, CpuStorage};
-use oxtorch_core::{DType, Element, Error, Result, Shape};
+use oxtorch_core::{DType, Device, Element, Error, Result, Shape};
 use rayon::prelude::*;
 
 use crate::create::from_cpu;
@@ -330,7 +330,7 @@ impl Tensor {
         if !(0.0..=1.0).contains(&p) {
             return Err(Error::msg(format!("bernoulli_ expects p to be in [0, 1], but got p={p}")));
         }
-        let probs = Tensor::full(self.shape(), p, DType::F64)?;
+        let probs = Tensor::full(self.shape(), p, (DType::F64, Device::Cpu))?;
         let draws = probs.bernoulli()?;
         self.copy_(&draws)
     }

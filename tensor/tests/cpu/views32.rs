@@ -297,3 +297,12 @@ fn the_default_device_fills_creation_options_on_this_thread() {
     oxtorch_tensor::set_default_device(None);
     assert_eq!(TensorOptions::new().device, Device::Cpu);
 }
+
+#[test]
+fn view_copy_reshapes_where_a_view_cannot() -> Result<()> {
+    // torch: view_copy(randn(2, 3).t(), (6,)) succeeds (it reshapes, then clones).
+    let x = Tensor::from_vec((0..6).map(|i| i as f32).collect::<Vec<_>>(), [2, 3])?;
+    let y = x.t()?.view_copy([6])?;
+    assert_eq!(y.to_vec::<f32>()?, vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    Ok(())
+}

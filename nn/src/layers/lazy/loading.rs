@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 
-use oxtorch_tensor::{Device, Error, Result, Tensor};
+use oxtorch_tensor::{Error, Result, Tensor};
 
 use super::{is_placeholder, Lazy, LazySpec};
 use crate::module::{Member, Module};
@@ -85,10 +85,7 @@ impl<S: LazySpec> Lazy<S> {
     fn fill(&self, names: &[&str]) -> Result<()> {
         for s in self.slots.iter().filter(|s| s.unfilled() && names.contains(&s.name)) {
             let Some(shape) = self.spec.known_shape(s.name) else { continue };
-            let mut t = Tensor::zeros(shape, s.tensor.dtype())?;
-            if s.tensor.device() != Device::Cpu {
-                t = t.to(s.tensor.device())?;
-            }
+            let mut t = Tensor::zeros(shape, (s.tensor.dtype(), s.tensor.device()))?;
             if s.tensor.requires_grad() {
                 t = t.requires_grad_(true)?;
             }
