@@ -328,6 +328,37 @@ pub fn frombuffer(buffer: &[u8], dtype: DType, count: Option<usize>, offset: usi
     Tensor::frombuffer(buffer, dtype, count, offset)
 }
 
+/// `torch.geqrf(input)`: see [`Tensor::geqrf`].
+pub fn geqrf(input: &Tensor) -> Result<(Tensor, Tensor)> {
+    input.geqrf()
+}
+
+/// `torch.orgqr(input, tau)`: see [`Tensor::orgqr`].
+pub fn orgqr(input: &Tensor, tau: &Tensor) -> Result<Tensor> {
+    input.orgqr(tau)
+}
+
+/// `torch.ormqr(input, tau, other, left, transpose)`: see [`Tensor::ormqr`].
+pub fn ormqr(input: &Tensor, tau: &Tensor, other: &Tensor, left: bool, transpose: bool) -> Result<Tensor> {
+    input.ormqr(tau, other, left, transpose)
+}
+
+/// `torch.segment_reduce(data, reduce, lengths=, indices=, offsets=, axis=, unsafe=, initial=)`:
+/// see [`Tensor::segment_reduce`].
+#[allow(clippy::too_many_arguments)]
+pub fn segment_reduce(
+    data: &Tensor,
+    reduce: &str,
+    lengths: Option<&Tensor>,
+    indices: Option<&Tensor>,
+    offsets: Option<&Tensor>,
+    axis: isize,
+    unsafe_: bool,
+    initial: Option<f64>,
+) -> Result<Tensor> {
+    data.segment_reduce(reduce, lengths, indices, offsets, axis, unsafe_, initial)
+}
+
 /// `torch.trapz(y, dim=dim)`: the trapezoidal rule with unit spacing along `dim`.
 pub fn trapz(y: &Tensor, dim: isize) -> Result<Tensor> {
     y.trapz(dim)

@@ -1,8 +1,9 @@
 //! `torch.nn.init`: in-place initialisers with torch's formulas (fan computation, gains), drawing
-//! from the default seeded generator. They run under `no_grad`, so they work on parameters.
+//! from the default seeded generator, or, through the `*_with_` forms, from a given [`Generator`]
+//! (torch's `generator=` argument). They run under `no_grad`, so they work on parameters.
 
 use oxtorch_autograd::no_grad;
-use oxtorch_tensor::{DType, Error, Result, Tensor};
+use oxtorch_tensor::{DType, Error, Generator, Result, Tensor};
 
 /// torch's `_calculate_fan_in_and_fan_out`.
 pub fn calculate_fan_in_and_fan_out(t: &Tensor) -> Result<(usize, usize)> {
@@ -33,12 +34,24 @@ pub fn calculate_gain(nonlinearity: &str, param: Option<f64>) -> Result<f64> {
 
 /// Fills with `U(a, b)`.
 pub fn uniform_(t: &Tensor, a: f64, b: f64) -> Result<()> {
-    no_grad(|| t.uniform_(a, b).map(|_| ()))
+    uniform_with_(t, a, b, None)
+}
+
+/// Fills with `U(a, b)` drawn from `generator` (the default one for `None`; torch's
+/// `uniform_(t, a, b, generator=g)`).
+pub fn uniform_with_(t: &Tensor, a: f64, b: f64, generator: Option<&Generator>) -> Result<()> {
+    no_grad(|| t.uniform_with_(a, b, generator).map(|_| ()))
 }
 
 /// Fills with `N(mean, std²)`.
 pub fn normal_(t: &Tensor, mean: f64, std: f64) -> Result<()> {
-    no_grad(|| t.normal_(mean, std).map(|_| ()))
+    normal_with_(t, mean, std, None)
+}
+
+/// Fills with `N(mean, std²)` drawn from `generator` (the default one for `None`; torch's
+/// `normal_(t, mean, std, generator=g)`).
+pub fn normal_with_(t: &Tensor, mean: f64, std: f64, generator: Option<&Generator>) -> Result<()> {
+    no_grad(|| t.normal_with_(mean, std, generator).map(|_| ()))
 }
 
 /// Fills with `value`.
@@ -95,18 +108,25 @@ pub fn dirac_(t: &Tensor, groups: usize) -> Result<()> {
 /// A sparse normal matrix: `N(0, std)` with a `sparsity` fraction of each column (rounded up)
 /// set to zero at random rows, for a 2-D tensor (torch's `sparse_`, `std` 0.01 by default there).
 pub fn sparse_(t: &Tensor, sparsity: f64, std: f64) -> Result<()> {
+    sparse_with_(t, sparsity, std, None)
+}
+
+/// [`sparse_`] drawing the values and the cleared rows from `generator` (the default one for
+/// `None`; torch's `sparse_(t, sparsity, std, generator=g)`).
+pub fn sparse_with_(t: &Tensor, sparsity: f64, std: f64, generator: Option<&Generator>) -> Result<()> {
     if t.rank() != 2 {
         return Err(Error::msg("Only tensors with 2 dimensions are supported"));
     }
     let (rows, cols) = (t.dims()[0], t.dims()[1]);
     let zeros = ((sparsity * rows as f64).ceil().max(0.0) as usize).min(rows);
     no_grad(|| -> Result<()> {
-        t.normal_(0.0, std)?;
+        t.normal_with_(0.0, std, generator)?;
         if zeros == 0 || cols == 0 {
             return Ok(());
         }
         // A random permutation of the rows of each column: the first `zeros` of it are cleared.
-        let order = Tensor::rand([rows, cols], (DType::F32, t.device()))?.argsort(0, false)?;
+        let order =
+            Tensor::rand_with([rows, cols], (DType::F32, t.device()), generator)?.argsort(0, false)?;
         let cleared = t.scatter_value(0, &order.narrow(0, 0, zeros)?, 0.0)?;
         t.copy_(&cleared)?;
         Ok(())
@@ -115,15 +135,25 @@ pub fn sparse_(t: &Tensor, sparsity: f64, std: f64) -> Result<()> {
 
 /// Xavier/Glorot uniform: `U(-a, a)` with `a = gain * sqrt(6 / (fan_in + fan_out))`.
 pub fn xavier_uniform_(t: &Tensor, gain: f64) -> Result<()> {
+    xavier_uniform_with_(t, gain, None)
+}
+
+/// [`xavier_uniform_`] drawing from `generator` (the default one for `None`).
+pub fn xavier_uniform_with_(t: &Tensor, gain: f64, generator: Option<&Generator>) -> Result<()> {
     let (fan_in, fan_out) = calculate_fan_in_and_fan_out(t)?;
     let a = 3f64.sqrt() * gain * (2.0 / (fan_in + fan_out) as f64).sqrt();
-    uniform_(t, -a, a)
+    uniform_with_(t, -a, a, generator)
 }
 
 /// Xavier/Glorot normal: `N(0, std²)` with `std = gain * sqrt(2 / (fan_in + fan_out))`.
 pub fn xavier_normal_(t: &Tensor, gain: f64) -> Result<()> {
+    xavier_normal_with_(t, gain, None)
+}
+
+/// [`xavier_normal_`] drawing from `generator` (the default one for `None`).
+pub fn xavier_normal_with_(t: &Tensor, gain: f64, generator: Option<&Generator>) -> Result<()> {
     let (fan_in, fan_out) = calculate_fan_in_and_fan_out(t)?;
-    normal_(t, 0.0, gain * (2.0 / (fan_in + fan_out) as f64).sqrt())
+    normal_with_(t, 0.0, gain * (2.0 / (fan_in + fan_out) as f64).sqrt(), generator)
 }
 
 fn kaiming_std(t: &Tensor, a: f64, mode: &str, nonlinearity: &str) -> Result<f64> {
@@ -143,13 +173,35 @@ fn kaiming_std(t: &Tensor, a: f64, mode: &str, nonlinearity: &str) -> Result<f64
 
 /// He/Kaiming uniform (torch's defaults: `a = 0`, `mode = "fan_in"`, `nonlinearity = "leaky_relu"`).
 pub fn kaiming_uniform_(t: &Tensor, a: f64, mode: &str, nonlinearity: &str) -> Result<()> {
+    kaiming_uniform_with_(t, a, mode, nonlinearity, None)
+}
+
+/// [`kaiming_uniform_`] drawing from `generator` (the default one for `None`).
+pub fn kaiming_uniform_with_(
+    t: &Tensor,
+    a: f64,
+    mode: &str,
+    nonlinearity: &str,
+    generator: Option<&Generator>,
+) -> Result<()> {
     let bound = 3f64.sqrt() * kaiming_std(t, a, mode, nonlinearity)?;
-    uniform_(t, -bound, bound)
+    uniform_with_(t, -bound, bound, generator)
 }
 
 /// He/Kaiming normal.
 pub fn kaiming_normal_(t: &Tensor, a: f64, mode: &str, nonlinearity: &str) -> Result<()> {
-    normal_(t, 0.0, kaiming_std(t, a, mode, nonlinearity)?)
+    kaiming_normal_with_(t, a, mode, nonlinearity, None)
+}
+
+/// [`kaiming_normal_`] drawing from `generator` (the default one for `None`).
+pub fn kaiming_normal_with_(
+    t: &Tensor,
+    a: f64,
+    mode: &str,
+    nonlinearity: &str,
+    generator: Option<&Generator>,
+) -> Result<()> {
+    normal_with_(t, 0.0, kaiming_std(t, a, mode, nonlinearity)?, generator)
 }
 
 /// Refuses a tensor that is not floating point, with torch's message for the kernel `op`.
@@ -163,12 +215,25 @@ fn float_only(t: &Tensor, op: &'static str) -> Result<()> {
 
 /// Normal truncated to `[a, b]` (by the inverse CDF; float tensors only, as torch's).
 pub fn trunc_normal_(t: &Tensor, mean: f64, std: f64, a: f64, b: f64) -> Result<()> {
+    trunc_normal_with_(t, mean, std, a, b, None)
+}
+
+/// [`trunc_normal_`] drawing from `generator` (the default one for `None`; torch's
+/// `trunc_normal_(t, mean, std, a, b, generator=g)`).
+pub fn trunc_normal_with_(
+    t: &Tensor,
+    mean: f64,
+    std: f64,
+    a: f64,
+    b: f64,
+    generator: Option<&Generator>,
+) -> Result<()> {
     float_only(t, "normal_kernel_cpu")?;
     let cdf = |x: f64| (1.0 + libm_erf(x / 2f64.sqrt())) / 2.0;
     let (l, u) = (cdf((a - mean) / std), cdf((b - mean) / std));
     no_grad(|| -> Result<()> {
         let u01 = Tensor::empty(t.dims().to_vec(), (DType::F64, t.device()))?;
-        u01.uniform_(2.0 * l - 1.0, 2.0 * u - 1.0)?;
+        u01.uniform_with_(2.0 * l - 1.0, 2.0 * u - 1.0, generator)?;
         let v = u01.erfinv()?.mul(std * 2f64.sqrt())?.add(mean)?.clamp(Some(a.into()), Some(b.into()))?;
         t.copy_(&v)?;
         Ok(())
@@ -178,6 +243,12 @@ pub fn trunc_normal_(t: &Tensor, mean: f64, std: f64, a: f64, b: f64) -> Result<
 /// A (semi-)orthogonal matrix scaled by `gain` (torch's `orthogonal_`; QR of a normal matrix with
 /// the signs of R's diagonal folded in).
 pub fn orthogonal_(t: &Tensor, gain: f64) -> Result<()> {
+    orthogonal_with_(t, gain, None)
+}
+
+/// [`orthogonal_`] drawing its normal matrix from `generator` (the default one for `None`; torch's
+/// `orthogonal_(t, gain, generator=g)`).
+pub fn orthogonal_with_(t: &Tensor, gain: f64, generator: Option<&Generator>) -> Result<()> {
     float_only(t, "normal_kernel_cpu")?;
     if t.rank() < 2 {
         return Err(Error::msg("Only tensors with 2 or more dimensions are supported"));
@@ -185,7 +256,7 @@ pub fn orthogonal_(t: &Tensor, gain: f64) -> Result<()> {
     let rows = t.dims()[0];
     let cols = t.numel() / rows.max(1);
     let (m, n) = if rows < cols { (cols, rows) } else { (rows, cols) };
-    let a = Tensor::randn([m, n], DType::F64)?.to_vec::<f64>()?;
+    let a = Tensor::randn_with([m, n], DType::F64, generator)?.to_vec::<f64>()?;
     // Modified Gram-Schmidt on the columns of the m x n matrix `a` (m >= n).
     let mut q = a.clone();
     for j in 0..n {

@@ -60,6 +60,7 @@ pub use loss::{
     MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SharedDistanceFn, SoftMarginLoss,
     TripletMarginLoss, TripletMarginWithDistanceLoss,
 };
+pub use module::skip_init;
 pub use module::{
     py_bool, py_float, py_tuple, Buffer, DisplayModule, Forward, IncompatibleKeys, Layer, Member, MemberMut,
     Module, ModuleExt, ModuleField, NonPersistentBuffer,

@@ -5,7 +5,7 @@
 //! `zero_grad` — is provided by [`ModuleExt`] for every module, walking the tree and building
 //! torch's dotted names (`layers.0.self_attn.q_proj.weight`).
 
-use oxtorch_tensor::{DType, Error, Result, Tensor, ToTarget};
+use oxtorch_tensor::{DType, Device, Error, Result, Tensor, ToTarget};
 
 use crate::state_dict::StateDict;
 
@@ -335,6 +335,96 @@ fn walk<'m>(m: &'m dyn Module, prefix: &str, f: &mut dyn FnMut(&str, Member<'m>)
     });
 }
 
+/// [`walk`] under `prefix` (a name is `prefix.name`, as torch's `named_parameters(prefix)`), or,
+/// without `recurse`, only the module's own parameters then its own buffers: the members whose
+/// name has no dot (a `Vec` field's members, `layers.0`, belong to the list module torch has there).
+fn walk_with<'m>(m: &'m dyn Module, prefix: &str, recurse: bool, f: &mut dyn FnMut(&str, Member<'m>)) {
+    if recurse {
+        walk(m, prefix, f);
+        return;
+    }
+    let full = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
+    m.visit(&mut |name, member| {
+        if matches!(member, Member::Param(_)) && !name.contains('.') {
+            f(&full(name), member);
+        }
+    });
+    m.visit(&mut |name, member| {
+        if matches!(member, Member::Buffer(_) | Member::NonPersistentBuffer(_)) && !name.contains('.') {
+            f(&full(name), member);
+        }
+    });
+}
+
+/// Replaces every parameter and buffer of `m` by zeros of its shape and dtype on `device` (each
+/// tensor's own device for `None`): what [`ModuleExt::to_empty`] and [`skip_init`] do. A tensor
+/// registered under several names stays shared; parameters keep `requires_grad`, and a `.grad`
+/// is replaced alike.
+fn replace_with_empty(m: &mut dyn Module, device: Option<Device>) -> Result<()> {
+    let mut result = Ok(());
+    let mut done: Vec<(Tensor, Tensor)> = Vec::new();
+    walk_mut(m, "", &mut |_, member| {
+        let (t, is_param) = match member {
+            MemberMut::Param(t) => (t, true),
+            MemberMut::Buffer(t) | MemberMut::NonPersistentBuffer(t) => (t, false),
+            MemberMut::Child(_) => return,
+        };
+        if result.is_err() {
+            return;
+        }
+        if let Some((_, new)) = done.iter().find(|(old, _)| old.is_same(t)) {
+            *t = new.clone();
+            return;
+        }
+        let device = device.unwrap_or(t.device());
+        let empty = |x: &Tensor| Tensor::zeros(x.dims().to_vec(), (x.dtype(), device));
+        let new = empty(t).and_then(|new| {
+            let new = if is_param && t.requires_grad() { new.requires_grad_(true)? } else { new };
+            if let Some(g) = t.grad() {
+                new.set_grad(Some(empty(&g)?))?;
+            }
+            Ok(new)
+        });
+        match new {
+            Ok(new) => {
+                done.push((t.clone(), new.clone()));
+                *t = new;
+            }
+            Err(e) => result = Err(e),
+        }
+    });
+    result
+}
+
+/// What `load_state_dict` with `assign` puts in place of the member `t` for the entry `src`
+/// (torch's `_load_from_state_dict` with `assign=True`): for a buffer, the entry itself; for a
+/// parameter, the entry itself when it is parameter-like (a leaf that requires grad, as torch's
+/// `nn.Parameter`), else a new leaf sharing its storage (torch's `nn.Parameter(entry)`), either
+/// taking the module's `requires_grad`. The entry's dtype and device are kept; a one-element entry
+/// for a 0-d member is taken as a 0-d tensor, as torch's `input_param[0]`.
+fn assigned(t: &Tensor, src: &Tensor, is_param: bool) -> Result<Tensor> {
+    let src = if t.rank() == 0 && src.rank() == 1 { src.reshape(Vec::<usize>::new())? } else { src.clone() };
+    if !is_param {
+        return Ok(src);
+    }
+    let new = if src.requires_grad() && src.is_leaf() { src } else { src.detach() };
+    new.requires_grad_(t.requires_grad())
+}
+
+/// torch's `nn.utils.skip_init(module_cls, ...)`: the module `construct` builds, with every
+/// parameter and buffer replaced by a new tensor of zeros of the same shape, dtype and device
+/// (parameters keep `requires_grad`), ready to be filled (by `load_state_dict` or `nn::init`).
+///
+/// torch builds the module on its `meta` device, so no initialiser runs, and leaves the memory
+/// uninitialised; oxtorch has no meta device and never exposes uninitialised memory, so the module
+/// is built as usual (its initialisers do run and draw from the default generator) and then
+/// zeroed: the values are zeros, where torch's are unspecified.
+pub fn skip_init<M: Module>(construct: impl FnOnce() -> Result<M>) -> Result<M> {
+    let mut m = construct()?;
+    replace_with_empty(&mut m, None)?;
+    Ok(m)
+}
+
 /// Mutable [`walk`]; `f` sees each child before its members.
 fn walk_mut(m: &mut dyn Module, prefix: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
     let full = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
@@ -363,10 +453,24 @@ pub trait ModuleExt: Module {
     /// parameter registered under several names (tied weights) is listed once, under its first
     /// name, so that an optimizer updates it once per step; `state_dict` keeps every name.
     fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        self.named_parameters_with("", true, true)
+    }
+
+    /// torch's `named_parameters(prefix, recurse, remove_duplicate)`: every name starts with
+    /// `prefix.` (when `prefix` is not empty); without `recurse` only this module's own parameters
+    /// are listed (not those of its children, nor those of a `Vec` field, which torch keeps in a
+    /// `ParameterList` child); without `remove_duplicate` a tied parameter is listed under each of
+    /// its names.
+    fn named_parameters_with(
+        &self,
+        prefix: &str,
+        recurse: bool,
+        remove_duplicate: bool,
+    ) -> Vec<(String, Tensor)> {
         let mut out: Vec<(String, Tensor)> = Vec::new();
-        walk(self.as_dyn(), "", &mut |n, m| {
+        walk_with(self.as_dyn(), prefix, recurse, &mut |n, m| {
             if let Member::Param(t) = m {
-                if !out.iter().any(|(_, seen)| seen.is_same(t)) {
+                if !remove_duplicate || !out.iter().any(|(_, seen)| seen.is_same(t)) {
                     out.push((n.to_string(), t.clone()));
                 }
             }
@@ -376,15 +480,36 @@ pub trait ModuleExt: Module {
 
     /// The parameters (torch's `parameters()`), e.g. for an optimizer.
     fn parameters(&self) -> Vec<Tensor> {
-        self.named_parameters().into_iter().map(|(_, t)| t).collect()
+        self.parameters_with(true)
     }
 
-    /// Buffers with their dotted names, persistent or not (torch's `named_buffers`).
+    /// torch's `parameters(recurse)`: without `recurse`, only this module's own parameters (see
+    /// [`ModuleExt::named_parameters_with`]); a tied parameter is listed once.
+    fn parameters_with(&self, recurse: bool) -> Vec<Tensor> {
+        self.named_parameters_with("", recurse, true).into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// Buffers with their dotted names, persistent or not (torch's `named_buffers`); a tensor
+    /// registered as a buffer under several names is listed once, under its first name, as
+    /// torch's default `remove_duplicate=True`.
     fn named_buffers(&self) -> Vec<(String, Tensor)> {
-        let mut out = Vec::new();
-        walk(self.as_dyn(), "", &mut |n, m| {
+        self.named_buffers_with("", true, true)
+    }
+
+    /// torch's `named_buffers(prefix, recurse, remove_duplicate)`, as
+    /// [`ModuleExt::named_parameters_with`] for the buffers (persistent or not).
+    fn named_buffers_with(
+        &self,
+        prefix: &str,
+        recurse: bool,
+        remove_duplicate: bool,
+    ) -> Vec<(String, Tensor)> {
+        let mut out: Vec<(String, Tensor)> = Vec::new();
+        walk_with(self.as_dyn(), prefix, recurse, &mut |n, m| {
             if let Member::Buffer(t) | Member::NonPersistentBuffer(t) = m {
-                out.push((n.to_string(), t.clone()));
+                if !remove_duplicate || !out.iter().any(|(_, seen)| seen.is_same(t)) {
+                    out.push((n.to_string(), t.clone()));
+                }
             }
         });
         out
@@ -428,11 +553,22 @@ pub trait ModuleExt: Module {
         self.parameters().iter().map(Tensor::numel).sum()
     }
 
-    /// Parameters and persistent buffers by name, ready to save (torch's `state_dict`).
+    /// Parameters and persistent buffers by name, ready to save (torch's `state_dict`): detached
+    /// tensors sharing the module's storage; a tied tensor is saved under each of its names.
     fn state_dict(&self) -> StateDict {
+        self.state_dict_with("", false)
+    }
+
+    /// torch's `state_dict(prefix=..., keep_vars=...)`: every key is `prefix` followed by the name
+    /// (no dot is added, as torch: pass `"model."`); with `keep_vars` the entries are the module's
+    /// tensors themselves (same tensor, gradient history and `requires_grad`), else detached
+    /// tensors sharing their storage.
+    fn state_dict_with(&self, prefix: &str, keep_vars: bool) -> StateDict {
         let mut sd = StateDict::new();
         walk(self.as_dyn(), "", &mut |n, m| match m {
-            Member::Param(t) | Member::Buffer(t) => sd.insert(n, t.detach()),
+            Member::Param(t) | Member::Buffer(t) => {
+                sd.insert(&format!("{prefix}{n}"), if keep_vars { t.clone() } else { t.detach() })
+            }
             Member::NonPersistentBuffer(_) | Member::Child(_) => {}
         });
         sd
@@ -443,6 +579,26 @@ pub trait ModuleExt: Module {
     /// lists them all, as torch's does), otherwise they are returned. As in torch, the entries
     /// that fit are copied even when an error is returned.
     fn load_state_dict(&mut self, sd: &StateDict, strict: bool) -> Result<IncompatibleKeys> {
+        self.load_state_dict_with(sd, strict, false)
+    }
+
+    /// torch's `load_state_dict(state_dict, strict, assign)`. Without `assign`, as
+    /// [`ModuleExt::load_state_dict`]: the entries are copied into the module's tensors (cast to
+    /// their dtype, moved to their device). With `assign`, the module's tensors are replaced by
+    /// the entries (the same checks of keys and shapes first): a buffer becomes the entry itself; a
+    /// parameter becomes the entry itself when it is a leaf that requires grad (torch's
+    /// `nn.Parameter`), else a new leaf sharing the entry's storage (torch's
+    /// `nn.Parameter(entry)`), and takes the module parameter's `requires_grad` (set on the entry
+    /// in the first case, as torch's `requires_grad_`). The module then has the entries' dtypes and
+    /// devices and shares their storage; tied parameters become separate tensors unless their
+    /// entries are one tensor. Like [`ModuleExt::to`], re-take `parameters()` for an optimizer made
+    /// before.
+    fn load_state_dict_with(
+        &mut self,
+        sd: &StateDict,
+        strict: bool,
+        assign: bool,
+    ) -> Result<IncompatibleKeys> {
         // Lazy modules take their shapes from the checkpoint first (torch's lazy load hook);
         // the placeholders of those left lazy (no entry to size them) take no entry, but their
         // members of known shape (a `bias` without its `weight`) are filled and copied below.
@@ -487,24 +643,40 @@ pub trait ModuleExt: Module {
         // As torch: every entry that fits is copied, then the problems (if any) are reported.
         let by_name: std::collections::HashMap<String, Tensor> = targets.into_iter().collect();
         let mut result = Ok(());
-        oxtorch_autograd::no_grad(|| {
-            walk(self.as_dyn(), "", &mut |n, m| {
-                let (Member::Param(t) | Member::Buffer(t)) = m else { return };
+        if assign {
+            walk_mut(self.as_dyn_mut(), "", &mut |n, m| {
+                let (t, is_param) = match m {
+                    MemberMut::Param(t) => (t, true),
+                    MemberMut::Buffer(t) => (t, false),
+                    MemberMut::NonPersistentBuffer(_) | MemberMut::Child(_) => return,
+                };
                 if let Some(src) = by_name.get(n) {
-                    // A checkpoint read on the CPU loads into a module on any device.
-                    let src = src.to(t.device()).and_then(|s| {
-                        if t.rank() == 0 {
-                            s.reshape(Vec::<usize>::new())
-                        } else {
-                            Ok(s)
-                        }
-                    });
-                    if let Err(e) = src.and_then(|src| t.copy_(&src).map(|_| ())) {
-                        result = Err(e);
+                    match assigned(t, src, is_param) {
+                        Ok(new) => *t = new,
+                        Err(e) => result = Err(e),
                     }
                 }
-            })
-        });
+            });
+        } else {
+            oxtorch_autograd::no_grad(|| {
+                walk(self.as_dyn(), "", &mut |n, m| {
+                    let (Member::Param(t) | Member::Buffer(t)) = m else { return };
+                    if let Some(src) = by_name.get(n) {
+                        // A checkpoint read on the CPU loads into a module on any device.
+                        let src = src.to(t.device()).and_then(|s| {
+                            if t.rank() == 0 {
+                                s.reshape(Vec::<usize>::new())
+                            } else {
+                                Ok(s)
+                            }
+                        });
+                        if let Err(e) = src.and_then(|src| t.copy_(&src).map(|_| ())) {
+                            result = Err(e);
+                        }
+                    }
+                })
+            });
+        }
         result?;
         if !problems.is_empty() {
             return Err(Error::msg(format!(
@@ -640,6 +812,20 @@ pub trait ModuleExt: Module {
         self.to(DType::F64)
     }
 
+    /// torch's `to_empty(device=...)`: every parameter and buffer is replaced by a new tensor of
+    /// its shape and dtype on `device`, whose values are meant to be overwritten (by
+    /// `load_state_dict` or `nn::init`). torch leaves that memory uninitialised; oxtorch never
+    /// exposes uninitialised memory, so the values are zeros. As [`ModuleExt::to`]: parameters keep
+    /// `requires_grad`, a `.grad` is replaced alike (zeros on `device`), tied tensors stay tied, and
+    /// every tensor is a new one (re-take `parameters()` for an optimizer made before).
+    fn to_empty(&mut self, device: Device) -> Result<&mut Self>
+    where
+        Self: Sized,
+    {
+        replace_with_empty(self, Some(device))?;
+        Ok(self)
+    }
+
     /// Sets `requires_grad` on every parameter (torch's `requires_grad_`), e.g. to freeze a module.
     fn requires_grad_(&self, requires_grad: bool) -> Result<()> {
         self.parameters().iter().try_for_each(|p| p.requires_grad_(requires_grad).map(|_| ()))
@@ -735,10 +921,17 @@ pub trait ModuleExt: Module {
 
     /// This module as a trait object.
     fn as_dyn(&self) -> &dyn Module;
+
+    /// This module as a mutable trait object.
+    fn as_dyn_mut(&mut self) -> &mut dyn Module;
 }
 
 impl<M: Module> ModuleExt for M {
     fn as_dyn(&self) -> &dyn Module {
+        self
+    }
+
+    fn as_dyn_mut(&mut self) -> &mut dyn Module {
         self
     }
 }
@@ -747,6 +940,10 @@ impl<M: Module> ModuleExt for M {
 /// the same methods.
 impl<'a> ModuleExt for dyn Module + 'a {
     fn as_dyn(&self) -> &dyn Module {
+        self
+    }
+
+    fn as_dyn_mut(&mut self) -> &mut dyn Module {
         self
     }
 }

@@ -1,14 +1,18 @@
 //! [`DataLoader`]: batches of a map-style dataset.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use oxtorch_tensor::{Error, Result, Tensor};
+use oxtorch_tensor::{DType, Error, Result, Tensor};
 
 use super::batch_sampler::BatchSampler;
 use super::collate::CollateFn;
 use super::dataset::Dataset;
-use super::sampler::{RandomSampler, Sampler, SequentialSampler};
-use super::workers::{Batches, MakeBatch};
+use super::sampler::{epoch_generator, RandomSampler, Sampler, SequentialSampler};
+use super::workers::{Batches, MakeBatch, ThreadModes, WorkerInitFn, WorkerSetup};
+
+/// Keeps the stream of the workers' base seeds apart from the shuffling's (same loader seed).
+const BASE_SEED_STREAM: u64 = 0x5745_524B_4552_5345;
 
 /// Batches of a dataset (torch's `DataLoader`): `batch_size`, `shuffle` with a seed (a different,
 /// reproducible order each epoch), `drop_last`, or a custom [`Sampler`] or [`BatchSampler`]; a
@@ -20,20 +24,44 @@ use super::workers::{Batches, MakeBatch};
 /// `prefetch_factor` only with workers) are made by [`DataLoader::validate`], which
 /// [`DataLoader::epoch`] calls, so a bad combination is an error before any batch.
 ///
-/// With `prefetch > 0` (the default, 2) or `num_workers > 0`, the dataset's `get`/`get_batch`
-/// and the `collate_fn` run on background threads: the thread-local modes (`no_grad`, autocast)
-/// of the consuming thread do not apply there, and random draws made there from the default
-/// generator interleave with the training thread's. For reproducible random augmentation,
-/// draw from a [`oxtorch_tensor::Generator`] of the dataset's own (seeded per sample index), or
-/// set `prefetch` to 0 without workers, which makes every batch on the calling thread as torch's
-/// `num_workers=0` does.
+/// With `num_workers > 0`, the dataset's `get`/`get_batch` and the `collate_fn` run on worker
+/// threads that behave as torch's worker processes: each epoch draws a base seed from the
+/// loader's `seed` ([`DataLoader::base_seed`], as torch draws `base_seed` from the loader's
+/// `generator` for each epoch iterator), and worker `id` runs with its own default generator
+/// seeded `base_seed + id` ([`with_thread_generator`](oxtorch_tensor::random::with_thread_generator)),
+/// so that random draws in dataset code (`Tensor::rand`, dropout, ...) give the same batches for
+/// the same loader seed, whatever the threads' scheduling (batch `i` is made by worker
+/// `i % num_workers`, each worker in order), and never advance the consuming thread's default
+/// generator. On a worker, [`get_worker_info`](super::get_worker_info) gives its id, the number
+/// of workers and its seed (`None` on the consuming thread), and the `worker_init_fn` runs first.
+///
+/// Without workers, `prefetch > 0` (the default, 2, which torch does not have: its
+/// `num_workers=0` loads on the main process) makes the batches on one background thread, which
+/// is worker 0 of 1 in every respect above (its own generator seeded `base_seed`, its worker
+/// info, the `worker_init_fn`), so that the consuming thread's stream is untouched there too.
+/// With `prefetch = 0` and no workers, every batch is made on the calling thread when the
+/// iterator is advanced, from the calling thread's default generator, as torch's
+/// `num_workers=0`: seed it with `manual_seed` for reproducible draws.
+///
+/// The background threads take on the grad mode, inference mode and autocast state that the
+/// calling thread has when [`DataLoader::epoch`] is called, as torch's workers, forked when the
+/// epoch's iterator is made, inherit them (Linux's default start method; torch forces neither
+/// `no_grad` nor anything else there): `no_grad(|| loader.epoch(e))` gives batches made without
+/// recording, while a `no_grad` entered only while iterating does not reach the workers. Their
+/// default device is cpu. Rayon tasks that dataset code starts itself draw from the process-wide
+/// generator.
+///
+/// `timeout` (seconds, 0: none) bounds each wait for a batch from background threads: past it
+/// the batch's place yields torch's "DataLoader timed out after {timeout} seconds" (the batch is
+/// waited for again on the next call). torch's `persistent_workers` is not offered: worker
+/// threads are started for each epoch and joined when its iterator is done or dropped.
 pub struct DataLoader<D: Dataset + 'static> {
     dataset: Arc<D>,
     /// samples per batch (must stay 1, torch's default, with a `batch_sampler`)
     pub batch_size: usize,
     /// reshuffle every epoch
     pub shuffle: bool,
-    /// base seed of the shuffling
+    /// base seed of the shuffling and of the workers' generators ([`DataLoader::base_seed`])
     pub seed: u64,
     /// drop the last incomplete batch
     pub drop_last: bool,
@@ -44,9 +72,12 @@ pub struct DataLoader<D: Dataset + 'static> {
     pub num_workers: usize,
     /// batches requested ahead per worker (torch's `prefetch_factor`; `None`: 2 with workers)
     pub prefetch_factor: Option<usize>,
+    /// seconds to wait for a batch from the background threads (torch's `timeout`; 0: no limit)
+    pub timeout: f64,
     sampler: Option<Arc<dyn Sampler>>,
     batch_sampler: Option<BatchSampler>,
     collate_fn: Option<Arc<CollateFn>>,
+    worker_init_fn: Option<Arc<WorkerInitFn>>,
 }
 
 impl<D: Dataset + 'static> DataLoader<D> {
@@ -65,15 +96,24 @@ impl<D: Dataset + 'static> DataLoader<D> {
             prefetch: 2,
             num_workers: 0,
             prefetch_factor: None,
+            timeout: 0.0,
             sampler: None,
             batch_sampler: None,
             collate_fn: None,
+            worker_init_fn: None,
         })
     }
 
     /// Enables seeded shuffling (a [`RandomSampler`] reseeded from `seed` and the epoch).
     pub fn shuffle(mut self, seed: u64) -> Self {
         self.shuffle = true;
+        self.seed = seed;
+        self
+    }
+
+    /// Sets the seed (of the shuffling, if enabled, and of the workers' generators) without
+    /// changing `shuffle` (torch's `generator=torch.Generator().manual_seed(seed)`).
+    pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
     }
@@ -119,6 +159,21 @@ impl<D: Dataset + 'static> DataLoader<D> {
         self
     }
 
+    /// Calls `worker_init_fn(id)` on each worker thread (and on the prefetch thread, worker 0)
+    /// when it starts, after its generator is seeded and before its first batch (torch's
+    /// `worker_init_fn`). A panic there is raised again at that worker's first batch.
+    pub fn worker_init_fn(mut self, worker_init_fn: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.worker_init_fn = Some(Arc::new(worker_init_fn));
+        self
+    }
+
+    /// Sets `timeout`: seconds to wait for each batch from the background threads (0: no limit;
+    /// negative is an error of [`DataLoader::validate`]).
+    pub fn timeout(mut self, seconds: f64) -> Self {
+        self.timeout = seconds;
+        self
+    }
+
     /// The dataset.
     pub fn dataset(&self) -> &D {
         &self.dataset
@@ -139,6 +194,9 @@ impl<D: Dataset + 'static> DataLoader<D> {
         }
         if self.batch_size == 0 {
             return Err(batch_size_error(self.batch_size));
+        }
+        if self.timeout.is_nan() || self.timeout < 0.0 {
+            return Err(Error::msg("timeout option should be non-negative"));
         }
         match self.prefetch_factor {
             Some(_) if self.num_workers == 0 => Err(Error::msg(
@@ -203,18 +261,44 @@ impl<D: Dataset + 'static> DataLoader<D> {
         })
     }
 
+    /// The base seed of `epoch`'s workers: worker `id` seeds its default generator with
+    /// `base_seed + id` (wrapping). torch draws it for each epoch iterator as
+    /// `torch.empty((), dtype=torch.int64).random_(generator=loader.generator)`; here it is a
+    /// non-negative int64 drawn from a stream of the loader's `seed` and the epoch (apart from the
+    /// shuffling's), so it is reproducible and draws nothing from the default generator. The
+    /// values are oxtorch's (Philox), not torch's.
+    pub fn base_seed(&self, epoch: u64) -> Result<u64> {
+        let gen = epoch_generator(self.seed ^ BASE_SEED_STREAM, epoch);
+        let draw = Tensor::randint_with(0, i64::MAX, [1usize], DType::I64, Some(&gen))?;
+        Ok(draw.to_vec::<i64>()?[0] as u64)
+    }
+
+    /// The wait for a batch and its seconds, or `None` without limit.
+    fn timeout_duration(&self) -> Option<(Duration, f64)> {
+        if self.timeout > 0.0 {
+            // An infinite timeout is no limit.
+            Duration::try_from_secs_f64(self.timeout).ok().map(|d| (d, self.timeout))
+        } else {
+            None
+        }
+    }
+
     /// The batches of `epoch` (each a vector of fields), after [`DataLoader::validate`].
     pub fn epoch(&self, epoch: u64) -> Result<Batches> {
         let tasks = self.batch_indices(epoch)?;
         let make = self.batch_maker();
-        Ok(if self.num_workers > 0 {
-            let in_flight = self.num_workers * self.prefetch_factor.unwrap_or(2);
-            Batches::workers(make, tasks, self.num_workers, in_flight)
-        } else if self.prefetch > 0 {
-            Batches::workers(make, tasks, 1, self.prefetch)
-        } else {
-            Batches::inline(tasks.into_iter().map(move |t| make(t.as_slice())))
-        })
+        let (workers, in_flight) = match (self.num_workers, self.prefetch) {
+            (0, 0) => return Ok(Batches::inline(tasks.into_iter().map(move |t| make(t.as_slice())))),
+            (0, prefetch) => (1, prefetch),
+            (n, _) => (n, n * self.prefetch_factor.unwrap_or(2)),
+        };
+        let setup = WorkerSetup {
+            base_seed: self.base_seed(epoch)?,
+            init: self.worker_init_fn.clone(),
+            modes: ThreadModes::current(),
+            timeout: self.timeout_duration(),
+        };
+        Ok(Batches::workers(make, tasks, workers, in_flight, setup))
     }
 }
 

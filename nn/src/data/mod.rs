@@ -8,6 +8,9 @@
 //!   [`SubsetRandomSampler`], [`WeightedRandomSampler`]; [`BatchSampler`] groups them in batches.
 //! - [`DataLoader`] batches a map-style dataset; [`IterableLoader`] batches an
 //!   [`IterableDataset`]; both collate samples with [`default_collate`] or a `collate_fn`.
+//! - A [`DataLoader`]'s worker threads are torch's workers: each has its own default generator
+//!   seeded `base_seed + id` (reproducible random augmentation, the consuming thread's stream
+//!   untouched), its [`WorkerInfo`] from [`get_worker_info`], and a `worker_init_fn`.
 
 mod batch_sampler;
 mod collate;
@@ -27,4 +30,4 @@ pub use iterable::{IterableDataset, IterableLoader};
 pub use loader::DataLoader;
 pub use sampler::{RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler};
 pub use split::{random_split, Subset};
-pub use workers::Batches;
+pub use workers::{get_worker_info, Batches, WorkerInfo, WorkerInitFn};

@@ -1,17 +1,86 @@
 //! The batches of an epoch ([`Batches`]): assembled on the calling thread, or by worker threads
 //! delivered in order (torch's `in_order=True`) with a bounded number of batches in flight.
+//!
+//! Each worker thread is a torch worker: its own default generator seeded `base_seed + id`
+//! ([`with_thread_generator`]), its [`WorkerInfo`] for [`get_worker_info`], the thread-local modes
+//! of the thread that started the epoch ([`ThreadModes`]), and the `worker_init_fn` run first.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use oxtorch_tensor::{Error, Result, Tensor};
+use oxtorch_tensor::autocast::{autocast_dtype, AutocastGuard};
+use oxtorch_tensor::autograd::{is_grad_enabled, is_inference_mode_enabled, GradModeGuard, InferenceMode};
+use oxtorch_tensor::random::with_thread_generator;
+use oxtorch_tensor::{DType, Error, Generator, Result, Tensor};
 
 /// Makes the batch of some sample indices.
 pub(crate) type MakeBatch = dyn Fn(&[usize]) -> Result<Vec<Tensor>> + Send + Sync;
+
+/// A `worker_init_fn`: called with the worker's id on each worker thread before its first batch.
+pub type WorkerInitFn = dyn Fn(usize) + Send + Sync;
+
+/// What a loader's worker thread knows of itself (torch's `WorkerInfo`, without its `dataset`
+/// field): from [`get_worker_info`] in dataset, `collate_fn` and `worker_init_fn` code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkerInfo {
+    /// this worker's index, in `0..num_workers`
+    pub id: usize,
+    /// the number of workers of the epoch
+    pub num_workers: usize,
+    /// the seed of this worker's default generator: the epoch's base seed plus `id`
+    pub seed: u64,
+}
+
+thread_local! {
+    /// The [`WorkerInfo`] of a worker thread (none on other threads).
+    static WORKER_INFO: Cell<Option<WorkerInfo>> = const { Cell::new(None) };
+}
+
+/// torch's `torch.utils.data.get_worker_info()`: on a loader's worker thread, its id, the number
+/// of workers and its seed; `None` on any other thread (the one that iterates, as torch's main
+/// process). A loader's prefetch thread (`prefetch > 0` without workers) is worker 0 of 1.
+pub fn get_worker_info() -> Option<WorkerInfo> {
+    WORKER_INFO.try_with(Cell::get).ok().flatten()
+}
+
+/// The thread-local modes of the thread that starts an epoch, which its worker threads take on:
+/// torch's workers, forked from the main process when the epoch's iterator is made (Linux's
+/// default start method), inherit its grad mode, inference mode and autocast state then (a
+/// `no_grad` entered only after the iterator was made does not reach them).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ThreadModes {
+    grad: bool,
+    inference: bool,
+    autocast: Option<DType>,
+}
+
+impl ThreadModes {
+    /// The calling thread's modes.
+    pub(crate) fn current() -> Self {
+        ThreadModes {
+            grad: is_grad_enabled(),
+            inference: is_inference_mode_enabled(),
+            autocast: autocast_dtype(),
+        }
+    }
+}
+
+/// How an epoch's worker threads start: the base seed of their generators, the
+/// `worker_init_fn`, the modes they take on, and how long the consumer waits for a batch
+/// (`None`: without limit).
+pub(crate) struct WorkerSetup {
+    pub(crate) base_seed: u64,
+    pub(crate) init: Option<Arc<WorkerInitFn>>,
+    pub(crate) modes: ThreadModes,
+    /// the wait and the seconds it was given as (for the error)
+    pub(crate) timeout: Option<(Duration, f64)>,
+}
 
 /// A batch as a worker made it: its result, or the panic it raised.
 type Outcome = std::thread::Result<Result<Vec<Tensor>>>;
@@ -34,15 +103,16 @@ impl Batches {
         Batches { inner: Inner::Inline(Box::new(batches)) }
     }
 
-    /// The batches of `tasks` made by `workers` threads, at most `in_flight` of them requested
-    /// ahead of the consumer.
+    /// The batches of `tasks` made by `workers` threads started as `setup` says, at most
+    /// `in_flight` of them requested ahead of the consumer.
     pub(crate) fn workers(
         make: Arc<MakeBatch>,
         tasks: Vec<Vec<usize>>,
         workers: usize,
         in_flight: usize,
+        setup: WorkerSetup,
     ) -> Self {
-        Batches { inner: Inner::Workers(Pool::start(make, tasks, workers, in_flight.max(1))) }
+        Batches { inner: Inner::Workers(Pool::start(make, tasks, workers, in_flight.max(1), setup)) }
     }
 }
 
@@ -71,34 +141,77 @@ struct Pool {
     threads: Vec<JoinHandle<()>>,
     /// Set when the consumer is dropped: workers skip the batches still queued.
     cancelled: Arc<AtomicBool>,
+    timeout: Option<(Duration, f64)>,
 }
 
 fn worker_gone() -> Error {
     Error::msg("DataLoader worker exited unexpectedly")
 }
 
+/// The timeout error, in torch's words.
+fn timed_out(seconds: f64) -> Error {
+    Error::msg(format!("DataLoader timed out after {seconds} seconds"))
+}
+
+/// A worker thread's life: its info, modes and generator set, the `worker_init_fn` run, then the
+/// batches of its queue made in order until the queue closes (the consumer done or dropped
+/// early). A panic of the `worker_init_fn` is the outcome of the worker's first batch (torch
+/// raises the init's exception there), the next ones being made as usual.
+fn work(
+    info: WorkerInfo,
+    init: Option<Arc<WorkerInitFn>>,
+    modes: ThreadModes,
+    make: Arc<MakeBatch>,
+    tasks: Receiver<(usize, Vec<usize>)>,
+    results: Sender<(usize, Outcome)>,
+    cancelled: Arc<AtomicBool>,
+) {
+    WORKER_INFO.with(|w| w.set(Some(info)));
+    // In this order: inference mode turns grad mode off, which `enable_grad` inside it turns on.
+    let _inference = modes.inference.then(InferenceMode::new);
+    let _grad = GradModeGuard::new(modes.grad);
+    // The dtype was valid on the consuming thread, so this cannot fail.
+    let _autocast = modes.autocast.and_then(|dtype| AutocastGuard::new(dtype, true).ok());
+    let generator = Generator::new(info.seed);
+    with_thread_generator(&generator, || {
+        let mut init_panic = init.and_then(|f| catch_unwind(AssertUnwindSafe(|| f(info.id))).err());
+        while let Ok((i, indices)) = tasks.recv() {
+            if cancelled.load(Ordering::Relaxed) {
+                break;
+            }
+            let outcome = match init_panic.take() {
+                Some(panic) => Err(panic),
+                None => catch_unwind(AssertUnwindSafe(|| make(indices.as_slice()))),
+            };
+            if results.send((i, outcome)).is_err() {
+                break;
+            }
+        }
+    });
+    WORKER_INFO.with(|w| w.set(None));
+}
+
 impl Pool {
-    fn start(make: Arc<MakeBatch>, tasks: Vec<Vec<usize>>, workers: usize, in_flight: usize) -> Pool {
+    fn start(
+        make: Arc<MakeBatch>,
+        tasks: Vec<Vec<usize>>,
+        workers: usize,
+        in_flight: usize,
+        setup: WorkerSetup,
+    ) -> Pool {
         let total = tasks.len();
         let (result_tx, results) = channel::<(usize, Outcome)>();
         let mut senders = Vec::new();
         let mut threads = Vec::new();
         let cancelled = Arc::new(AtomicBool::new(false));
-        for _ in 0..workers.max(1).min(total) {
+        // Every worker starts (and runs the `worker_init_fn`), even with fewer batches, as torch.
+        let num_workers = workers.max(1);
+        for id in 0..num_workers {
+            let info = WorkerInfo { id, num_workers, seed: setup.base_seed.wrapping_add(id as u64) };
             let (tx, rx) = channel::<(usize, Vec<usize>)>();
             let (make, result_tx, cancelled) = (make.clone(), result_tx.clone(), cancelled.clone());
-            threads.push(std::thread::spawn(move || {
-                // The queue closes when the consumer is done (or dropped early).
-                while let Ok((i, indices)) = rx.recv() {
-                    if cancelled.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let outcome = catch_unwind(AssertUnwindSafe(|| make(indices.as_slice())));
-                    if result_tx.send((i, outcome)).is_err() {
-                        break;
-                    }
-                }
-            }));
+            let (init, modes) = (setup.init.clone(), setup.modes);
+            threads.push(std::thread::spawn(move || work(info, init, modes, make, rx, result_tx, cancelled)));
             senders.push(tx);
         }
         let mut pool = Pool {
@@ -112,6 +225,7 @@ impl Pool {
             buffer: HashMap::new(),
             threads,
             cancelled,
+            timeout: setup.timeout,
         };
         pool.dispatch();
         pool
@@ -143,12 +257,21 @@ impl Pool {
                     Err(panic) => resume_unwind(panic),
                 });
             }
-            match self.results.recv() {
-                Ok((i, outcome)) => {
+            let received = match self.timeout {
+                None => self.results.recv().ok(),
+                Some((wait, seconds)) => match self.results.recv_timeout(wait) {
+                    Ok(r) => Some(r),
+                    // The batch may still come: a later call waits for it again.
+                    Err(RecvTimeoutError::Timeout) => return Some(Err(timed_out(seconds))),
+                    Err(RecvTimeoutError::Disconnected) => None,
+                },
+            };
+            match received {
+                Some((i, outcome)) => {
                     self.buffer.insert(i, outcome);
                 }
                 // Every worker is gone without this batch: the epoch ends with the error.
-                Err(_) => {
+                None => {
                     self.next_yield = self.total;
                     return Some(Err(worker_gone()));
                 }

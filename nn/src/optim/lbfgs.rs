@@ -575,6 +575,11 @@ fn strong_wolfe(
 }
 
 impl Optimizer for LBFGS {
+    /// torch's `LBFGS.step(closure)` through the trait: the inherent [`LBFGS::step`].
+    fn step_with_closure(&mut self, closure: &mut dyn FnMut() -> Result<Tensor>) -> Result<Option<Tensor>> {
+        LBFGS::step(self, closure).map(Some)
+    }
+
     /// LBFGS needs a closure: this is torch's error for `step()` without one (use
     /// [`LBFGS::step`], the inherent method, which takes it).
     fn step(&mut self) -> Result<()> {

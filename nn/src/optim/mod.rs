@@ -73,6 +73,17 @@ pub trait Optimizer {
     /// One update of every parameter that has a gradient.
     fn step(&mut self) -> Result<()>;
 
+    /// torch's `step(closure)`: calls `closure` once with gradients enabled (it clears the
+    /// gradients, computes the loss, calls `backward` and returns the loss), then takes one
+    /// [`Optimizer::step`], and returns the closure's loss. An error from the closure is returned
+    /// before anything is updated. [`LBFGS`], which re-evaluates the loss during its step, runs
+    /// its own closure-driven step here (its inherent `LBFGS::step`).
+    fn step_with_closure(&mut self, closure: &mut dyn FnMut() -> Result<Tensor>) -> Result<Option<Tensor>> {
+        let loss = oxtorch_autograd::enable_grad(&mut *closure)?;
+        self.step()?;
+        Ok(Some(loss))
+    }
+
     /// Clears the gradients of all parameters (`set_to_none=True`, torch's default).
     fn zero_grad(&mut self) -> Result<()>;
 

@@ -4,6 +4,7 @@
 
 mod containers32;
 mod data32;
+mod data32b;
 mod data_and_autocast;
 mod functional32;
 mod functional_extra;
@@ -15,6 +16,7 @@ mod losses;
 mod losses_extra;
 mod memory_format31;
 mod module;
+mod module32;
 mod nn_aa_embedding;
 mod nn_adafactor;
 mod nn_extra30;

@@ -19,6 +19,7 @@ mod pointwise;
 mod quantile;
 mod reduce;
 mod renorm_addbmm;
+mod segment32;
 mod special_bessel;
 mod special_kernels;
 mod special_ops;

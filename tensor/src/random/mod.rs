@@ -10,6 +10,7 @@ mod poisson;
 mod sampling;
 mod sampling32;
 
+use std::cell::Cell;
 use std::sync::{Mutex, OnceLock};
 
 use oxtorch_backend_cpu::{with_dtype, CpuStorage};
@@ -85,10 +86,62 @@ impl Generator {
     }
 }
 
-/// The process-wide default generator.
-pub fn default_generator() -> &'static Generator {
+/// The process-wide default generator (seeded with torch's default seed).
+fn global_generator() -> &'static Generator {
     static GEN: OnceLock<Generator> = OnceLock::new();
     GEN.get_or_init(Generator::default)
+}
+
+thread_local! {
+    /// The generator [`with_thread_generator`] lent this thread, if it is running one.
+    static THREAD_GENERATOR: Cell<Option<&'static Generator>> = const { Cell::new(None) };
+}
+
+/// Generators [`with_thread_generator`] lent and got back, for reuse: no more are ever made than
+/// there are overrides running at once.
+static SPARE_GENERATORS: Mutex<Vec<&'static Generator>> = Mutex::new(Vec::new());
+
+/// The default generator of the calling thread: the process-wide one, unless the thread is inside
+/// [`with_thread_generator`], whose generator then stands in for it. Every random op given no
+/// generator draws from it, and [`manual_seed`] seeds it.
+pub fn default_generator() -> &'static Generator {
+    THREAD_GENERATOR.try_with(Cell::get).ok().flatten().unwrap_or_else(global_generator)
+}
+
+/// Runs `f` with `generator` as the calling thread's default generator (as a torch
+/// `DataLoader` worker has its own `torch.manual_seed(base_seed + worker_id)`): inside `f`, on
+/// this thread only, [`default_generator`] and every random op given no generator use
+/// `generator`'s stream, and [`manual_seed`] reseeds that stream; other threads, and this one
+/// after `f`, keep the process-wide generator untouched. Calls nest (the innermost wins).
+///
+/// The stream is lent: `generator`'s state is copied in before `f` and written back when `f`
+/// returns or panics, so `generator` ends where the draws left it; draws made from `generator`
+/// itself (`Some(generator)`) during `f` are overwritten by that write-back. Threads `f` starts
+/// (rayon tasks among them) keep the process-wide generator, and a reference from
+/// [`default_generator`] kept past `f` no longer points at this stream.
+pub fn with_thread_generator<R>(generator: &Generator, f: impl FnOnce() -> R) -> R {
+    let spare = SPARE_GENERATORS.lock().unwrap_or_else(|e| e.into_inner()).pop();
+    let lent: &'static Generator = spare.unwrap_or_else(|| &*Box::leak(Box::new(Generator::default())));
+    lent.set_state(generator.get_state());
+    let previous = THREAD_GENERATOR.with(|g| g.replace(Some(lent)));
+    let _restore = LentGenerator { owner: generator, lent, previous };
+    f()
+}
+
+/// Gives back what [`with_thread_generator`] lent when its closure ends (returning or panicking).
+struct LentGenerator<'a> {
+    owner: &'a Generator,
+    lent: &'static Generator,
+    previous: Option<&'static Generator>,
+}
+
+impl Drop for LentGenerator<'_> {
+    fn drop(&mut self) {
+        self.owner.set_state(self.lent.get_state());
+        // Fails only while the thread's locals are being destroyed, when nothing can draw anymore.
+        let _ = THREAD_GENERATOR.try_with(|g| g.set(self.previous));
+        SPARE_GENERATORS.lock().unwrap_or_else(|e| e.into_inner()).push(self.lent);
+    }
 }
 
 /// Seeds the default generator (torch's `torch.manual_seed`).

@@ -30,6 +30,8 @@ mod index_edges;
 mod linalg;
 mod linalg2;
 mod linalg3;
+mod linalg32;
+mod linalg32_golden;
 mod memory_format;
 mod misc31;
 mod misc31_golden;

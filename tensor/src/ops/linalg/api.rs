@@ -32,6 +32,7 @@ pub use super::eigen::{eigh, eigvalsh};
 pub use super::factor::{cholesky, qr};
 pub use super::householder::{householder_product, vander};
 pub use super::inverse::{det, inv, slogdet};
+pub use super::ldl32::{ldl_factor, ldl_factor_ex, ldl_solve};
 pub use super::lstsq::lstsq;
 pub use super::lu::{lu, lu_factor, lu_factor_ex, lu_solve};
 pub use super::matexp::matrix_exp;
