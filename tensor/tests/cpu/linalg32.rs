@@ -422,3 +422,29 @@ fn ormqr_and_geqrf_refusals_are_torchs() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn review_fixes_match_torch() -> Result<()> {
+    // torch 2.15: initial is rounded to the data's dtype (f32 0.1 ties element 0).
+    let d = Tensor::from_slice(&[0.1f32, 0.2], [2])?.requires_grad_(true)?;
+    let lengths = Tensor::from_slice(&[2i64], [1])?;
+    let o = d.segment_reduce("min", Some(&lengths), None, None, 0, false, Some(0.1))?;
+    o.sum_all()?.backward()?;
+    assert_eq!(d.grad().unwrap().to_vec::<f32>()?, vec![1.0, 0.0]);
+    let e = d.segment_reduce("min", Some(&lengths), None, None, 0, false, Some(1e40)).unwrap_err().to_string();
+    assert!(e.contains("without overflow"), "{e}");
+    // An infinite gradient of a max reaches the maximum alone.
+    let x = Tensor::from_slice(&[1.0f64, 2.0, 3.0], [3])?.requires_grad_(true)?;
+    let o = x.segment_reduce("max", Some(&Tensor::from_slice(&[3i64], [1])?), None, None, 0, false, None)?;
+    o.backward_with(Some(&Tensor::from_slice(&[f64::INFINITY], [1])?), false, false)?;
+    assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![0.0, 0.0, f64::INFINITY]);
+    // Huge lengths are an error, not a wrapped span.
+    let huge = Tensor::from_slice(&[i64::MAX, i64::MAX, 4], [3])?;
+    assert!(x.segment_reduce("sum", Some(&huge), None, None, 0, false, None).is_err());
+    assert!(x.segment_reduce("sum", Some(&huge), None, None, 0, true, None).is_err());
+    // geqrf: a -0.0 diagonal counts as positive, as LAPACK's SIGN.
+    let (a, tau) = Tensor::from_slice(&[-0.0f64, 1.0, 3.0, 2.0], [2, 2])?.geqrf()?;
+    assert_eq!(a.to_vec::<f64>()?, vec![-3.0, -2.0, 1.0, -1.0]);
+    assert_eq!(tau.to_vec::<f64>()?, vec![1.0, 0.0]);
+    Ok(())
+}

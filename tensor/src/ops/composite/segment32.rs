@@ -177,8 +177,11 @@ impl Function for SegmentReduceFn {
         let zero = Tensor::zeros([l.outer, 1, l.inner], g.same_options())?;
         let g = Tensor::cat(&[&g, &zero], 1)?;
         let mut gx = g.gather(1, &self.segment_index(g.device())?)?;
-        if matches!(self.reduce, Reduce::Max | Reduce::Min | Reduce::Prod) {
-            gx = gx.mul(factor)?;
+        match self.reduce {
+            // (selected, not multiplied: an infinite gradient leaves the other positions at 0)
+            Reduce::Max | Reduce::Min => gx = factor.ne(0.0)?.where_self(&gx, 0.0)?,
+            Reduce::Prod => gx = gx.mul(factor)?,
+            Reduce::Sum | Reduce::Mean => {}
         }
         let mut data_dims = self.out_dims.clone();
         data_dims[self.axis] = l.len;
@@ -279,8 +282,9 @@ impl Tensor {
                 return Err(Error::msg("lengths contains negative value!"));
             }
             for row in raw.chunks(last.max(1)).take(if last == 0 { 0 } else { outer }) {
-                let total: i64 = row.iter().sum();
-                if (!unsafe_ && total as usize != len) || total as usize > len {
+                // (summed with overflow checks: huge lengths are an error, never a wrapped span)
+                let total = row.iter().try_fold(0usize, |acc, &n| acc.checked_add(usize::try_from(n).ok()?));
+                if total.is_none_or(|t| (!unsafe_ && t != len) || t > len) {
                     return Err(Error::msg(
                         "segment_reduce(): Expected all rows of lengths along axis to sum to data.size(lengths.dim()-1) when !unsafe.",
                     ));
@@ -301,6 +305,14 @@ impl Tensor {
         let mut out_dims = self.dims().to_vec();
         out_dims[axis] = seg;
         let layout = Layout { outer, len, inner, seg, spans };
+        // torch converts `initial` to the data's dtype first (an overflow is its error).
+        let initial = match initial {
+            Some(v) => {
+                oxtorch_core::Scalar::Float(v).check_fits(self.dtype())?;
+                Some(Tensor::full((), v, (self.dtype(), oxtorch_core::Device::Cpu))?.item::<f64>()?)
+            }
+            None => None,
+        };
         let f = SegmentReduceFn { reduce, initial, layout, axis, out_dims };
         Ok(f.apply(std::slice::from_ref(self))?.remove(0))
     }

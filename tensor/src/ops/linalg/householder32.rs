@@ -22,7 +22,8 @@ fn geqrf_host(w: &mut [f64], m: usize, n: usize) -> Vec<f64> {
         if xnorm == 0.0 {
             continue;
         }
-        let beta = -alpha.hypot(xnorm).copysign(alpha);
+        // (LAPACK's SIGN: -0.0 counts as positive)
+        let beta = if alpha >= 0.0 { -alpha.hypot(xnorm) } else { alpha.hypot(xnorm) };
         let tau = (beta - alpha) / beta;
         taus[j] = tau;
         let scale = 1.0 / (alpha - beta);
