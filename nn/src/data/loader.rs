@@ -78,6 +78,9 @@ pub struct DataLoader<D: Dataset + 'static> {
     batch_sampler: Option<BatchSampler>,
     collate_fn: Option<Arc<CollateFn>>,
     worker_init_fn: Option<Arc<WorkerInitFn>>,
+    /// a seed was given (`seed`/`shuffle`): the workers' base seeds come from it, not from the
+    /// default generator
+    seeded: bool,
 }
 
 impl<D: Dataset + 'static> DataLoader<D> {
@@ -101,6 +104,7 @@ impl<D: Dataset + 'static> DataLoader<D> {
             batch_sampler: None,
             collate_fn: None,
             worker_init_fn: None,
+            seeded: false,
         })
     }
 
@@ -108,6 +112,7 @@ impl<D: Dataset + 'static> DataLoader<D> {
     pub fn shuffle(mut self, seed: u64) -> Self {
         self.shuffle = true;
         self.seed = seed;
+        self.seeded = true;
         self
     }
 
@@ -115,6 +120,7 @@ impl<D: Dataset + 'static> DataLoader<D> {
     /// changing `shuffle` (torch's `generator=torch.Generator().manual_seed(seed)`).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self.seeded = true;
         self
     }
 
@@ -265,11 +271,15 @@ impl<D: Dataset + 'static> DataLoader<D> {
     /// `base_seed + id` (wrapping). torch draws it for each epoch iterator as
     /// `torch.empty((), dtype=torch.int64).random_(generator=loader.generator)`; here it is a
     /// non-negative int64 drawn from a stream of the loader's `seed` and the epoch (apart from the
-    /// shuffling's), so it is reproducible and draws nothing from the default generator. The
-    /// values are oxtorch's (Philox), not torch's.
+    /// shuffling's), so it is reproducible and draws nothing from the default generator, once a
+    /// seed was given with [`DataLoader::seed`] or [`DataLoader::shuffle`]. Without one it is
+    /// drawn from the calling thread's default generator at each call, as torch's loader without
+    /// a `generator` does, so that `manual_seed` decides the workers' streams. The values are
+    /// oxtorch's (Philox), not torch's.
     pub fn base_seed(&self, epoch: u64) -> Result<u64> {
         let gen = epoch_generator(self.seed ^ BASE_SEED_STREAM, epoch);
-        let draw = Tensor::randint_with(0, i64::MAX, [1usize], DType::I64, Some(&gen))?;
+        let gen = if self.seeded { Some(&gen) } else { None };
+        let draw = Tensor::randint_with(0, i64::MAX, [1usize], DType::I64, gen)?;
         Ok(draw.to_vec::<i64>()?[0] as u64)
     }
 

@@ -142,6 +142,8 @@ struct Pool {
     /// Set when the consumer is dropped: workers skip the batches still queued.
     cancelled: Arc<AtomicBool>,
     timeout: Option<(Duration, f64)>,
+    /// A wait timed out: a worker may be stuck, so dropping does not wait for the workers.
+    timed_out: bool,
 }
 
 fn worker_gone() -> Error {
@@ -226,6 +228,7 @@ impl Pool {
             threads,
             cancelled,
             timeout: setup.timeout,
+            timed_out: false,
         };
         pool.dispatch();
         pool
@@ -262,7 +265,10 @@ impl Pool {
                 Some((wait, seconds)) => match self.results.recv_timeout(wait) {
                     Ok(r) => Some(r),
                     // The batch may still come: a later call waits for it again.
-                    Err(RecvTimeoutError::Timeout) => return Some(Err(timed_out(seconds))),
+                    Err(RecvTimeoutError::Timeout) => {
+                        self.timed_out = true;
+                        return Some(Err(timed_out(seconds)));
+                    }
                     Err(RecvTimeoutError::Disconnected) => None,
                 },
             };
@@ -283,11 +289,16 @@ impl Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         // Each worker stops after its current batch (the batches still queued are skipped); wait
-        // for them so no thread outlives the epoch.
+        // for them so no thread outlives the epoch, unless a wait timed out: a worker may then be
+        // stuck in the dataset for good, and it is left to finish (detached) rather than joined
+        // (torch terminates such a worker process after a grace period).
         self.cancelled.store(true, Ordering::Relaxed);
         self.senders.clear();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
+        let threads = std::mem::take(&mut self.threads);
+        if !self.timed_out {
+            for t in threads {
+                let _ = t.join();
+            }
         }
     }
 }

@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use oxtorch_nn::utils::orthogonal::orthogonal;
-//! use oxtorch_nn::{Linear, Module};
+//! use oxtorch_nn::{Linear, ModuleExt};
 //! use oxtorch_tensor::Result;
 //! # fn main() -> Result<()> {
 //! let m = orthogonal(Linear::new(3, 3, true)?, "weight", None, true)?;

@@ -150,3 +150,47 @@ fn rnn_cells_check_in_torchs_order() -> Result<()> {
     assert_eq!(e, "weight_ih first dim must be 1 * hidden_size = 5, but got 4");
     Ok(())
 }
+
+/// A dataset whose samples take `delay` to make.
+struct Slow(std::time::Duration);
+
+impl Dataset for Slow {
+    fn len(&self) -> usize {
+        4
+    }
+    fn get(&self, index: usize) -> Result<Vec<Tensor>> {
+        std::thread::sleep(self.0);
+        Ok(vec![Tensor::full([1], index as f64, DType::F32)?])
+    }
+}
+
+#[test]
+fn an_unseeded_loader_takes_its_workers_seeds_from_the_default_generator() -> Result<()> {
+    use oxtorch_nn::data::DataLoader;
+    use oxtorch_tensor::random::with_thread_generator;
+    use oxtorch_tensor::Generator;
+    let loader = DataLoader::new(Slow(std::time::Duration::ZERO), 2)?;
+    let under = |seed: u64| with_thread_generator(&Generator::new(seed), || loader.base_seed(0));
+    // As torch without a loader generator: `manual_seed` decides the workers' base seed.
+    assert_eq!(under(1)?, under(1)?);
+    assert_ne!(under(1)?, under(2)?);
+    let seeded = DataLoader::new(Slow(std::time::Duration::ZERO), 2)?.seed(7);
+    let a = with_thread_generator(&Generator::new(1), || seeded.base_seed(0))?;
+    let b = with_thread_generator(&Generator::new(2), || seeded.base_seed(0))?;
+    assert_eq!(a, b, "a loader seed decides alone");
+    Ok(())
+}
+
+#[test]
+fn dropping_an_epoch_after_a_timeout_does_not_wait_for_a_stuck_worker() -> Result<()> {
+    use oxtorch_nn::data::DataLoader;
+    let loader = DataLoader::new(Slow(std::time::Duration::from_secs(3)), 2)?.num_workers(1).timeout(0.2);
+    let start = std::time::Instant::now();
+    {
+        let mut batches = loader.epoch(0)?;
+        let first = batches.next().expect("a batch or an error");
+        assert!(err_text(first).contains("DataLoader timed out after 0.2 seconds"));
+    }
+    assert!(start.elapsed() < std::time::Duration::from_secs(2), "{:?}", start.elapsed());
+    Ok(())
+}

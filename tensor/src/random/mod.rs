@@ -115,8 +115,10 @@ pub fn default_generator() -> &'static Generator {
 /// after `f`, keep the process-wide generator untouched. Calls nest (the innermost wins).
 ///
 /// The stream is lent: `generator`'s state is copied in before `f` and written back when `f`
-/// returns or panics, so `generator` ends where the draws left it; draws made from `generator`
-/// itself (`Some(generator)`) during `f` are overwritten by that write-back. Threads `f` starts
+/// returns or panics, so `generator` ends where the draws left it. Draws made from `generator`
+/// itself (`Some(generator)`) during `f` start from the same state as the lent copy's, so they
+/// repeat its values, and the write-back then drops them; the same holds for one generator lent
+/// to several threads at once (each gets the same stream): lend one generator per thread. Threads `f` starts
 /// (rayon tasks among them) keep the process-wide generator, and a reference from
 /// [`default_generator`] kept past `f` no longer points at this stream.
 pub fn with_thread_generator<R>(generator: &Generator, f: impl FnOnce() -> R) -> R {

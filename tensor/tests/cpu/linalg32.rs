@@ -431,7 +431,8 @@ fn review_fixes_match_torch() -> Result<()> {
     let o = d.segment_reduce("min", Some(&lengths), None, None, 0, false, Some(0.1))?;
     o.sum_all()?.backward()?;
     assert_eq!(d.grad().unwrap().to_vec::<f32>()?, vec![1.0, 0.0]);
-    let e = d.segment_reduce("min", Some(&lengths), None, None, 0, false, Some(1e40)).unwrap_err().to_string();
+    let e =
+        d.segment_reduce("min", Some(&lengths), None, None, 0, false, Some(1e40)).unwrap_err().to_string();
     assert!(e.contains("without overflow"), "{e}");
     // An infinite gradient of a max reaches the maximum alone.
     let x = Tensor::from_slice(&[1.0f64, 2.0, 3.0], [3])?.requires_grad_(true)?;
