@@ -382,6 +382,9 @@ pub fn dsplit(input: &Tensor, indices: &[isize]) -> Result<Vec<Tensor>> {
 /// `torch.func`: [`func::functional_call`] runs a module with some of its parameters and buffers
 /// replaced by given tensors (restored afterwards), gradients flowing to those tensors.
 pub mod func {
+    pub use oxtorch_autograd::func::{
+        grad, grad1, grad_and_value, hessian, hessian1, jacfwd, jacrev, jacrev1, jvp, linearize, vjp,
+    };
     pub use oxtorch_nn::utils::{
         functional_call, functional_call_forward, functional_call_with, FunctionalCallOptions,
     };

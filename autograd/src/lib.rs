@@ -20,6 +20,7 @@
 
 mod check;
 mod checkpoint;
+pub mod func;
 pub mod functional;
 
 pub use check::{gradcheck, gradgradcheck, GradcheckOptions};
