@@ -49,6 +49,7 @@ pub mod utils {
 /// The eager XLA runtime behind `xla:N`/`tpu:N` tensors (torch_xla's `metrics`): `xla::metrics()`,
 /// `xla::set_client_options`, `xla::device_count`.
 pub use oxtorch_backend_tpu::xla;
+pub use oxtorch_nn::distributions;
 pub use oxtorch_nn::functional::{gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell};
 pub use oxtorch_tensor::determinism::{
     are_deterministic_algorithms_enabled, get_deterministic_debug_mode, get_float32_matmul_precision,

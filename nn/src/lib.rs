@@ -35,6 +35,7 @@
 extern crate self as oxtorch_nn;
 
 pub mod data;
+pub mod distributions;
 pub mod functional;
 pub mod hooks;
 pub mod init;

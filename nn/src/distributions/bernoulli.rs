@@ -4,7 +4,9 @@ use std::any::Any;
 
 use oxtorch_tensor::{Error, Generator, Result, Tensor};
 
-use super::{check_params, clamp_probs, resolve_validate, validate_sample, Constraint, Distribution, UNIT_INTERVAL};
+use super::{
+    check_params, clamp_probs, resolve_validate, validate_sample, Constraint, Distribution, UNIT_INTERVAL,
+};
 
 /// The Bernoulli distribution, by `probs` or by `logits` (torch's `Bernoulli`).
 #[derive(Clone)]
@@ -19,7 +21,8 @@ pub struct Bernoulli {
 
 /// torch's `binary_cross_entropy_with_logits(x, z, reduction="none")`.
 pub(crate) fn bce_with_logits(x: &Tensor, z: &Tensor) -> Result<Tensor> {
-    x.clamp_min(0.0)?.sub(&x.mul(z)?)?.add(&x.abs()?.neg()?.exp()?.log1p()?)
+    // (the loss's own formula, whose gradient is right at x = 0 too, as torch's fused kernel)
+    crate::loss::binary_cross_entropy_with_logits(x, z, None, "none", None)
 }
 
 impl Bernoulli {
@@ -46,12 +49,17 @@ impl Bernoulli {
                 let logits = c.log()?.sub(&c.neg()?.log1p()?)?;
                 Bernoulli { probs: p.clone(), logits, by_logits: false, validate }
             }
-            (None, Some(l)) => Bernoulli { probs: l.sigmoid()?, logits: l.clone(), by_logits: true, validate },
+            (None, Some(l)) => {
+                Bernoulli { probs: l.sigmoid()?, logits: l.clone(), by_logits: true, validate }
+            }
             _ => return Err(Error::msg("Either `probs` or `logits` must be specified, but not both.")),
         };
         if validate {
-            let (name, v, c) =
-                if d.by_logits { ("logits", &d.logits, Constraint::Real) } else { ("probs", &d.probs, UNIT_INTERVAL) };
+            let (name, v, c) = if d.by_logits {
+                ("logits", &d.logits, Constraint::Real)
+            } else {
+                ("probs", &d.probs, UNIT_INTERVAL)
+            };
             check_params("Bernoulli", &d.params(), &[(name, v, c)])?;
         }
         Ok(d)
@@ -82,7 +90,7 @@ impl Distribution for Bernoulli {
         self
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
-        self.probs.detach().expand(self.extended_shape(sample_shape))?.bernoulli_with(generator)
+        self.probs.detach().expand(self.extended_shape(sample_shape))?.contiguous()?.bernoulli_with(generator)
     }
     fn log_prob(&self, value: &Tensor) -> Result<Tensor> {
         validate_sample(self, value)?;

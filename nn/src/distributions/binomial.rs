@@ -58,13 +58,22 @@ impl Binomial {
             (None, Some(l)) => {
                 let b = broadcast_all(&[total_count, l])?;
                 let tc = b[0].type_as(l)?;
-                Binomial { total_count: tc, probs: b[1].sigmoid()?, logits: b[1].clone(), by_logits: true, validate }
+                Binomial {
+                    total_count: tc,
+                    probs: b[1].sigmoid()?,
+                    logits: b[1].clone(),
+                    by_logits: true,
+                    validate,
+                }
             }
             _ => return Err(Error::msg("Either `probs` or `logits` must be specified, but not both.")),
         };
         if validate {
-            let (name, v, c) =
-                if d.by_logits { ("logits", &d.logits, Constraint::Real) } else { ("probs", &d.probs, UNIT_INTERVAL) };
+            let (name, v, c) = if d.by_logits {
+                ("logits", &d.logits, Constraint::Real)
+            } else {
+                ("probs", &d.probs, UNIT_INTERVAL)
+            };
             check_params(
                 "Binomial",
                 &d.params(),

@@ -4,9 +4,7 @@ use std::any::Any;
 
 use oxtorch_tensor::{DType, Error, Generator, Result, Tensor};
 
-use super::{
-    check_params, clamp_probs, resolve_validate, validate_sample, Constraint, Distribution,
-};
+use super::{check_params, clamp_probs, resolve_validate, validate_sample, Constraint, Distribution};
 
 /// The categorical distribution over `0..K` (torch's `Categorical`), by `probs` (normalized over
 /// the last dim) or `logits` (normalized by `logsumexp`).

@@ -6,8 +6,8 @@ use oxtorch_tensor::{Error, Generator, Result, Tensor};
 
 use super::gamma::standard_gamma;
 use super::{
-    broadcast_all, check_params, finfo_tiny, resolve_validate, validate_sample, Constraint, Distribution, POSITIVE,
-    UNIT_INTERVAL,
+    broadcast_all, check_params, finfo_tiny, resolve_validate, validate_sample, Constraint, Distribution,
+    POSITIVE, UNIT_INTERVAL,
 };
 
 /// The Dirichlet distribution with `concentration` `[*batch, K]` (torch's `Dirichlet`); samples
@@ -141,7 +141,10 @@ impl Beta {
             check_params(
                 "Beta",
                 &d.params(),
-                &[("concentration1", &d.concentration1, POSITIVE), ("concentration0", &d.concentration0, POSITIVE)],
+                &[
+                    ("concentration1", &d.concentration1, POSITIVE),
+                    ("concentration0", &d.concentration0, POSITIVE),
+                ],
             )?;
         }
         Ok(Beta { dirichlet: Dirichlet { validate, ..d.dirichlet }, ..d })

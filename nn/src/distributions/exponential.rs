@@ -4,7 +4,9 @@ use std::any::Any;
 
 use oxtorch_tensor::{Generator, Result, Tensor};
 
-use super::{check_params, like, resolve_validate, validate_sample, Constraint, Distribution, NONNEGATIVE, POSITIVE};
+use super::{
+    check_params, like, resolve_validate, validate_sample, Constraint, Distribution, NONNEGATIVE, POSITIVE,
+};
 
 /// The exponential distribution with rate `rate` (torch's `Exponential`); `rsample` is `e / rate`
 /// for a standard exponential draw `e`.

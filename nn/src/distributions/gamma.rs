@@ -9,8 +9,8 @@ use std::any::Any;
 use oxtorch_tensor::{DType, Generator, Result, Tensor};
 
 use super::{
-    broadcast_all, check_params, finfo_tiny, resolve_validate, validate_sample, Constraint, Distribution, NONNEGATIVE,
-    POSITIVE,
+    broadcast_all, check_params, finfo_tiny, resolve_validate, validate_sample, Constraint, Distribution,
+    NONNEGATIVE, POSITIVE,
 };
 
 /// Draws `Gamma(alpha, 1)` for every element of `alpha` (no gradient), by Marsaglia and Tsang's
@@ -66,9 +66,17 @@ impl Gamma {
     }
 
     /// `Gamma(concentration, rate, validate_args=validate_args)`.
-    pub fn with_validate_args(concentration: &Tensor, rate: &Tensor, validate_args: Option<bool>) -> Result<Self> {
+    pub fn with_validate_args(
+        concentration: &Tensor,
+        rate: &Tensor,
+        validate_args: Option<bool>,
+    ) -> Result<Self> {
         let b = broadcast_all(&[concentration, rate])?;
-        let d = Gamma { concentration: b[0].clone(), rate: b[1].clone(), validate: resolve_validate(validate_args) };
+        let d = Gamma {
+            concentration: b[0].clone(),
+            rate: b[1].clone(),
+            validate: resolve_validate(validate_args),
+        };
         if d.validate {
             check_params(
                 "Gamma",

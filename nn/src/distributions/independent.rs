@@ -1,7 +1,7 @@
 //! `torch.distributions.Independent`.
 
 use std::any::Any;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use oxtorch_tensor::{Error, Generator, Result, Tensor};
 
@@ -12,7 +12,7 @@ use super::{resolve_validate, sum_rightmost, validate_sample, Constraint, Distri
 #[derive(Clone)]
 pub struct Independent {
     /// The base distribution.
-    pub base_dist: Rc<dyn Distribution>,
+    pub base_dist: Arc<dyn Distribution>,
     /// How many batch dims become event dims.
     pub reinterpreted_batch_ndims: usize,
     validate: bool,
@@ -20,13 +20,13 @@ pub struct Independent {
 
 impl Independent {
     /// `Independent(base_distribution, reinterpreted_batch_ndims)`.
-    pub fn new(base_distribution: Rc<dyn Distribution>, reinterpreted_batch_ndims: usize) -> Result<Self> {
+    pub fn new(base_distribution: Arc<dyn Distribution>, reinterpreted_batch_ndims: usize) -> Result<Self> {
         Self::with_validate_args(base_distribution, reinterpreted_batch_ndims, None)
     }
 
     /// `Independent(base_distribution, reinterpreted_batch_ndims, validate_args)`.
     pub fn with_validate_args(
-        base_distribution: Rc<dyn Distribution>,
+        base_distribution: Arc<dyn Distribution>,
         reinterpreted_batch_ndims: usize,
         validate_args: Option<bool>,
     ) -> Result<Self> {

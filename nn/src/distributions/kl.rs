@@ -5,8 +5,8 @@ use oxtorch_tensor::{Error, Result, Tensor};
 
 use super::multivariate_normal::batch_mahalanobis;
 use super::{
-    broadcast_shapes, sum_rightmost, Bernoulli, Beta, Categorical, Dirichlet, Distribution, Exponential, Gamma,
-    Independent, Laplace, MultivariateNormal, Normal, OneHotCategorical, Poisson, Uniform,
+    broadcast_shapes, sum_rightmost, Bernoulli, Beta, Categorical, Dirichlet, Distribution, Exponential,
+    Gamma, Independent, Laplace, MultivariateNormal, Normal, OneHotCategorical, Poisson, Uniform,
 };
 
 /// `torch.distributions.kl_divergence(p, q)`: `KL(p ‖ q)` of shape `batch_shape`, for both

@@ -4,7 +4,9 @@ use std::any::Any;
 
 use oxtorch_tensor::{Generator, Result, Tensor};
 
-use super::{broadcast_all, check_params, like, resolve_validate, validate_sample, Constraint, Distribution, POSITIVE};
+use super::{
+    broadcast_all, check_params, like, resolve_validate, validate_sample, Constraint, Distribution, POSITIVE,
+};
 
 /// The Laplace distribution (torch's `Laplace`); `rsample` inverts the cdf at a uniform draw.
 #[derive(Clone)]
@@ -27,7 +29,11 @@ impl Laplace {
         let b = broadcast_all(&[loc, scale])?;
         let d = Laplace { loc: b[0].clone(), scale: b[1].clone(), validate: resolve_validate(validate_args) };
         if d.validate {
-            check_params("Laplace", &d.params(), &[("loc", &d.loc, Constraint::Real), ("scale", &d.scale, POSITIVE)])?;
+            check_params(
+                "Laplace",
+                &d.params(),
+                &[("loc", &d.loc, Constraint::Real), ("scale", &d.scale, POSITIVE)],
+            )?;
         }
         Ok(d)
     }

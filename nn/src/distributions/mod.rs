@@ -59,7 +59,7 @@ pub(crate) fn resolve_validate(validate_args: Option<bool>) -> bool {
 ///
 /// Shapes: a sample has shape `sample_shape + batch_shape + event_shape`; `log_prob` returns
 /// `sample_shape + batch_shape` values.
-pub trait Distribution {
+pub trait Distribution: Send + Sync {
     /// The class name torch prints (`"Normal"`).
     fn name(&self) -> &'static str;
     /// The shape over which parameters are batched.
@@ -148,7 +148,11 @@ pub(crate) fn py_float(x: f64) -> String {
     } else if x.is_nan() {
         "nan".into()
     } else if x.is_infinite() {
-        if x > 0.0 { "inf".into() } else { "-inf".into() }
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
     } else {
         format!("{x}")
     }
@@ -373,7 +377,7 @@ impl Constraint {
     /// `constraint.check(value)`: a bool tensor, true where `value` satisfies the constraint
     /// (of shape `value.shape[:-event_dim]`).
     pub fn check(&self, v: &Tensor) -> Result<Tensor> {
-        let is_int = |v: &Tensor| v.floor()?.eq(v);
+        let is_int = |v: &Tensor| if v.dtype().is_float() { v.floor()?.eq(v) } else { v.eq(v) };
         match self {
             Constraint::Real => v.eq(v),
             Constraint::GreaterThan(lb) => v.gt(*lb),
@@ -440,7 +444,9 @@ impl fmt::Display for Constraint {
                 write!(f, "Interval(lower_bound={}, upper_bound={})", py_format(lb), py_format(ub))
             }
             Constraint::Boolean => write!(f, "Boolean()"),
-            Constraint::IntegerInterval(lb, ub) => write!(f, "IntegerInterval(lower_bound={lb}, upper_bound={ub})"),
+            Constraint::IntegerInterval(lb, ub) => {
+                write!(f, "IntegerInterval(lower_bound={lb}, upper_bound={ub})")
+            }
             Constraint::TensorIntegerInterval(lb, ub) => {
                 write!(f, "IntegerInterval(lower_bound={}, upper_bound={})", *lb as i64, py_format(ub))
             }

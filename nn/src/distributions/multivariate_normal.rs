@@ -6,7 +6,9 @@ use std::f64::consts::PI;
 use oxtorch_tensor::linalg::{cholesky, inv, solve_triangular};
 use oxtorch_tensor::{Error, Generator, Result, Tensor};
 
-use super::{broadcast_shapes, check_params, like, resolve_validate, validate_sample, Constraint, Distribution};
+use super::{
+    broadcast_shapes, check_params, like, resolve_validate, validate_sample, Constraint, Distribution,
+};
 
 /// The multivariate normal distribution (torch's `MultivariateNormal`), by exactly one of a
 /// covariance matrix, a precision matrix or a lower-triangular `scale_tril`; everything is
@@ -56,16 +58,15 @@ impl MultivariateNormal {
         if loc.rank() < 1 {
             return Err(Error::msg("loc must be at least one-dimensional."));
         }
-        let (name, m) = match (covariance_matrix, precision_matrix, scale_tril) {
-            (Some(c), None, None) => ("covariance_matrix", c),
-            (None, Some(p), None) => ("precision_matrix", p),
-            (None, None, Some(l)) => ("scale_tril", l),
-            _ => {
-                return Err(Error::msg(
+        let (name, m) =
+            match (covariance_matrix, precision_matrix, scale_tril) {
+                (Some(c), None, None) => ("covariance_matrix", c),
+                (None, Some(p), None) => ("precision_matrix", p),
+                (None, None, Some(l)) => ("scale_tril", l),
+                _ => return Err(Error::msg(
                     "Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.",
-                ))
-            }
-        };
+                )),
+            };
         if m.rank() < 2 {
             return Err(Error::msg(format!(
                 "{} must be at least two-dimensional, with optional leading batch dimensions",
@@ -82,7 +83,8 @@ impl MultivariateNormal {
         let expanded = m.expand(mshape)?;
         let loc = loc.expand(lshape)?;
         let validate = resolve_validate(validate_args);
-        let constraint = if name == "scale_tril" { Constraint::LowerCholesky } else { Constraint::PositiveDefinite };
+        let constraint =
+            if name == "scale_tril" { Constraint::LowerCholesky } else { Constraint::PositiveDefinite };
         if validate {
             let params = vec![("loc", loc.clone()), (name, expanded.clone())];
             let real_vector = Constraint::Independent(Box::new(Constraint::Real), 1);

@@ -5,7 +5,9 @@ use std::f64::consts::{PI, SQRT_2};
 
 use oxtorch_tensor::{Generator, Result, Tensor};
 
-use super::{broadcast_all, check_params, like, resolve_validate, validate_sample, Constraint, Distribution, POSITIVE};
+use super::{
+    broadcast_all, check_params, like, resolve_validate, validate_sample, Constraint, Distribution, POSITIVE,
+};
 
 /// The normal distribution `N(loc, scale²)` (torch's `Normal`); `rsample` is `loc + eps * scale`.
 #[derive(Clone)]
@@ -30,7 +32,11 @@ impl Normal {
         let loc = b.pop().unwrap_or_else(|| loc.clone());
         let d = Normal { loc, scale, validate: resolve_validate(validate_args) };
         if d.validate {
-            check_params("Normal", &d.params(), &[("loc", &d.loc, Constraint::Real), ("scale", &d.scale, POSITIVE)])?;
+            check_params(
+                "Normal",
+                &d.params(),
+                &[("loc", &d.loc, Constraint::Real), ("scale", &d.scale, POSITIVE)],
+            )?;
         }
         Ok(d)
     }

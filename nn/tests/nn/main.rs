@@ -6,6 +6,7 @@ mod containers32;
 mod data32;
 mod data32b;
 mod data_and_autocast;
+mod distributions32;
 mod functional32;
 mod functional_extra;
 mod golden_case;
