@@ -69,6 +69,10 @@ fn any_requires_grad(ts: &[Tensor]) -> bool {
 /// The differentiated stand-in of an input: a view (a new graph node) of one that requires grad,
 /// so gradients flow on to it; a fresh leaf otherwise.
 fn differentiable(x: &Tensor) -> Result<Tensor> {
+    if !x.is_floating_point() {
+        // (torch.func's wording)
+        return Err(Error::msg("only Tensors of floating point dtype can require gradients"));
+    }
     if x.requires_grad() {
         x.view_as(x).or_else(|_| x.reshape(x.dims()))
     } else {
@@ -301,6 +305,14 @@ where
         )));
     }
     for (p, t) in primals.iter().zip(tangents) {
+        for (what, x) in [("primal", p), ("tangent", t)] {
+            if !x.is_floating_point() {
+                return Err(Error::msg(format!(
+                    "Expected {what} to be floating point or complex, but got: {}",
+                    x.dtype()
+                )));
+            }
+        }
         if p.dims() != t.dims() {
             return Err(Error::msg(format!(
                 "Trying to set a forward gradient that has a different size than that of the original Tensor, \
@@ -319,8 +331,12 @@ where
         ));
     }
     // g = Σ uᵢᵀ Jᵢ is linear in the dummy cotangents u; its vjp with the tangents is J · tangents.
-    let us: Vec<Tensor> = outs.iter().map(|o| o.zeros_like()?.requires_grad_(true)).collect::<Result<_>>()?;
+    // (only for the float outputs the inputs reach: the others' tangents are zeros, as torch)
     let reached: Vec<usize> = (0..outs.len()).filter(|&i| outs[i].requires_grad()).collect();
+    let us: Vec<Tensor> = outs
+        .iter()
+        .map(|o| if o.requires_grad() { o.zeros_like()?.requires_grad_(true) } else { o.zeros_like() })
+        .collect::<Result<_>>()?;
     let mut jv: Vec<Option<Tensor>> = vec![None; outs.len()];
     if !reached.is_empty() {
         let os: Vec<Tensor> = reached.iter().map(|&i| outs[i].clone()).collect();
@@ -375,6 +391,12 @@ where
     if outs.is_empty() {
         return Err(Error::msg(format!(
             "{api}(f, ...)(*args): Expected f to be a function that has non-empty output (got output = ())"
+        )));
+    }
+    if let Some(o) = outs.iter().find(|o| !o.is_floating_point()) {
+        return Err(Error::msg(format!(
+            "vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got Tensor with dtype {}",
+            o.dtype()
         )));
     }
     let mut result = Vec::with_capacity(outs.len() * diff.len());

@@ -218,3 +218,34 @@ fn error_texts() {
     assert_eq!(err_text(grad(lone, &[0], true)(std::slice::from_ref(&x))), ERR_AUX);
     assert_eq!(err_text(jacrev(fv, &[5])(&[t(X), t(Y2)])), "Got argnum=5, but only 2 positional inputs");
 }
+
+#[test]
+fn integer_inputs_and_outputs_as_torch_func() -> Result<()> {
+    use oxtorch_autograd::func::{grad, jacrev, jvp};
+    let x = Tensor::from_slice(&[1.0f64, 2.0, 3.0], [3])?;
+    let ints = |xs: &[Tensor]| -> Result<Vec<Tensor>> {
+        Ok(vec![xs[0].gt(0.0)?.to_dtype(oxtorch_tensor::DType::I64)?])
+    };
+    // torch: jvp of an integer output gives zero (integer) tangents.
+    let (out, tan) = jvp(ints, std::slice::from_ref(&x), std::slice::from_ref(&x))?;
+    assert_eq!(out[0].to_vec::<i64>()?, vec![1, 1, 1]);
+    assert_eq!(tan[0].to_vec::<i64>()?, vec![0, 0, 0]);
+    let e = jacrev(ints, &[0])(std::slice::from_ref(&x)).err().unwrap().to_string();
+    assert_eq!(
+        e,
+        "vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got Tensor with dtype torch.int64"
+    );
+    let i = Tensor::from_slice(&[1i64, 2], [2])?;
+    let sin = |xs: &[Tensor]| -> Result<Vec<Tensor>> { Ok(vec![xs[0].sin()?]) };
+    let e = jvp(sin, std::slice::from_ref(&i), std::slice::from_ref(&i)).err().unwrap().to_string();
+    assert_eq!(e, "Expected primal to be floating point or complex, but got: torch.int64");
+    let e = jvp(sin, std::slice::from_ref(&x), &[Tensor::from_slice(&[1i64, 2, 3], [3])?])
+        .err()
+        .unwrap()
+        .to_string();
+    assert_eq!(e, "Expected tangent to be floating point or complex, but got: torch.int64");
+    let sum = |xs: &[Tensor]| -> Result<Vec<Tensor>> { Ok(vec![xs[0].sum_all()?]) };
+    let e = grad(sum, &[0], false)(std::slice::from_ref(&i)).err().unwrap().to_string();
+    assert_eq!(e, "only Tensors of floating point dtype can require gradients");
+    Ok(())
+}
