@@ -109,7 +109,13 @@ impl Distribution for Categorical {
         b[1].gather(-1, &idx)?.squeeze_dim_copy(-1)
     }
     fn entropy(&self) -> Result<Tensor> {
-        let min_real = if self.logits.dtype() == DType::F64 { f64::MIN } else { f32::MIN as f64 };
+        // (torch's `finfo(logits.dtype).min`: a -inf logit times a zero probability stays finite)
+        let min_real = match self.logits.dtype() {
+            DType::F64 => f64::MIN,
+            DType::F16 => -65504.0,
+            DType::BF16 => -3.3895313892515355e38,
+            _ => f32::MIN as f64,
+        };
         let logits = self.logits.clamp_min(min_real)?;
         logits.mul(&self.probs)?.sum(-1isize, false)?.neg()
     }

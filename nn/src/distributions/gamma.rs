@@ -15,10 +15,11 @@ use super::{
 
 /// Draws `Gamma(alpha, 1)` for every element of `alpha` (no gradient), by Marsaglia and Tsang's
 /// rejection method (with the `u^(1/alpha)` boost for `alpha < 1`), as torch's `_standard_gamma`
-/// kernel; non-positive or NaN `alpha` gives NaN. Values are at least `finfo(dtype).tiny`.
+/// kernel; a negative or NaN `alpha` gives NaN (zero gives `tiny`, as torch). Values are at least `finfo(dtype).tiny`.
 pub fn standard_gamma(alpha: &Tensor, generator: Option<&Generator>) -> Result<Tensor> {
     let a = alpha.detach().to_dtype(DType::F64)?.contiguous()?.to_f64_vec()?;
-    let mut out = vec![f64::NAN; a.len()];
+    // (torch clamps a zero concentration's draw up to `tiny` too; negative or NaN ones give NaN)
+    let mut out: Vec<f64> = a.iter().map(|&x| if x == 0.0 { 0.0 } else { f64::NAN }).collect();
     let mut pending: Vec<usize> = (0..a.len()).filter(|&i| a[i] > 0.0).collect();
     let small: Vec<usize> = pending.iter().copied().filter(|&i| a[i] < 1.0).collect();
     while !pending.is_empty() {
@@ -91,6 +92,19 @@ impl Gamma {
 impl Distribution for Gamma {
     fn name(&self) -> &'static str {
         "Gamma"
+    }
+    fn has_rsample(&self) -> bool {
+        true
+    }
+    /// Reparameterized as torch's: the draw's gradient with respect to the concentration is
+    /// torch's implicit `_standard_gamma_grad`.
+    fn rsample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
+        super::gamma_rsample::gamma_rsample(
+            &self.concentration,
+            &self.rate,
+            &self.extended_shape(sample_shape),
+            generator,
+        )
     }
     fn batch_shape(&self) -> Vec<usize> {
         self.rate.dims().to_vec()

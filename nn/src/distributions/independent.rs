@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use oxtorch_tensor::{Error, Generator, Result, Tensor};
 
-use super::{resolve_validate, sum_rightmost, validate_sample, Constraint, Distribution};
+use super::{resolve_validate, sum_rightmost, Constraint, Distribution};
 
 /// Reinterprets the rightmost `reinterpreted_batch_ndims` batch dims of a base distribution as
 /// event dims (torch's `Independent`): `log_prob` and `entropy` sum over them.
@@ -88,7 +88,7 @@ impl Distribution for Independent {
         self.base_dist.rsample_with(sample_shape, generator)
     }
     fn log_prob(&self, value: &Tensor) -> Result<Tensor> {
-        validate_sample(self, value)?;
+        // (as torch: the base distribution validates the value, by its own setting)
         sum_rightmost(&self.base_dist.log_prob(value)?, self.reinterpreted_batch_ndims)
     }
     fn entropy(&self) -> Result<Tensor> {

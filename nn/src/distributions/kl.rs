@@ -5,8 +5,9 @@ use oxtorch_tensor::{Error, Result, Tensor};
 
 use super::multivariate_normal::batch_mahalanobis;
 use super::{
-    broadcast_shapes, sum_rightmost, Bernoulli, Beta, Categorical, Dirichlet, Distribution, Exponential,
-    Gamma, Independent, Laplace, MultivariateNormal, Normal, OneHotCategorical, Poisson, Uniform,
+    broadcast_shapes, sum_rightmost, Bernoulli, Beta, Binomial, Categorical, Dirichlet, Distribution,
+    Exponential, Gamma, Independent, Laplace, MultivariateNormal, Normal, OneHotCategorical, Poisson,
+    Uniform,
 };
 
 /// `torch.distributions.kl_divergence(p, q)`: `KL(p ‖ q)` of shape `batch_shape`, for both
@@ -24,6 +25,7 @@ pub fn kl_divergence(p: &dyn Distribution, q: &dyn Distribution) -> Result<Tenso
     }
     pair!(Normal, kl_normal_normal);
     pair!(Bernoulli, kl_bernoulli_bernoulli);
+    pair!(Binomial, kl_binomial_binomial);
     pair!(Categorical, kl_categorical_categorical);
     pair!(OneHotCategorical, kl_onehot_onehot);
     pair!(Uniform, kl_uniform_uniform);
@@ -50,6 +52,25 @@ fn kl_normal_normal(p: &Normal, q: &Normal) -> Result<Tensor> {
     let var_ratio = p.scale.div(&q.scale)?.square()?;
     let t1 = p.loc.sub(&q.loc)?.div(&q.scale)?.square()?;
     var_ratio.add(&t1)?.sub(1.0)?.sub(&var_ratio.log()?)?.mul(0.5)
+}
+
+/// torch's `_kl_binomial_binomial`: `n (p (lp - lq) + log(1 - p) - log(1 - q))`, infinite where
+/// `p` has more trials than `q` (fewer is torch's `NotImplementedError`).
+fn kl_binomial_binomial(p: &Binomial, q: &Binomial) -> Result<Tensor> {
+    if p.total_count.lt(&q.total_count)?.any()?.item::<bool>()? {
+        return Err(Error::msg(
+            "NotImplementedError: KL between Binomials where q.total_count > p.total_count is not implemented",
+        ));
+    }
+    let kl = p.total_count.mul(
+        &p.probs
+            .mul(&p.logits.sub(&q.logits)?)?
+            .add(&p.probs.neg()?.log1p()?)?
+            .sub(&q.probs.neg()?.log1p()?)?,
+    )?;
+    let more = p.total_count.gt(&q.total_count)?;
+    let more = more.broadcast_to(kl.dims())?;
+    kl.masked_fill(&more, f64::INFINITY)
 }
 
 fn kl_bernoulli_bernoulli(p: &Bernoulli, q: &Bernoulli) -> Result<Tensor> {

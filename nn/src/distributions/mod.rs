@@ -19,13 +19,17 @@ mod categorical;
 mod dirichlet;
 mod exponential;
 mod gamma;
+mod gamma_rsample;
 mod independent;
 mod kl;
 mod laplace;
 mod multivariate_normal;
 mod normal;
 mod poisson;
+mod transformed;
+mod transforms;
 mod uniform;
+mod univariate32;
 
 pub use bernoulli::Bernoulli;
 pub use binomial::Binomial;
@@ -33,13 +37,20 @@ pub use categorical::{Categorical, OneHotCategorical};
 pub use dirichlet::{Beta, Dirichlet};
 pub use exponential::Exponential;
 pub use gamma::{standard_gamma, Gamma};
+pub use gamma_rsample::{gamma_rsample, standard_gamma_grad, standard_gamma_rsample};
 pub use independent::Independent;
 pub use kl::kl_divergence;
 pub use laplace::Laplace;
 pub use multivariate_normal::MultivariateNormal;
 pub use normal::Normal;
 pub use poisson::Poisson;
+pub use transformed::{LogNormal, TransformedDistribution};
+pub use transforms::{
+    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
+    SoftmaxTransform, TanhTransform, Transform,
+};
 pub use uniform::Uniform;
+pub use univariate32::{Cauchy, Chi2, Geometric, HalfCauchy, HalfNormal, NegativeBinomial, StudentT};
 
 static DEFAULT_VALIDATE_ARGS: AtomicBool = AtomicBool::new(true);
 
@@ -377,7 +388,14 @@ impl Constraint {
     /// `constraint.check(value)`: a bool tensor, true where `value` satisfies the constraint
     /// (of shape `value.shape[:-event_dim]`).
     pub fn check(&self, v: &Tensor) -> Result<Tensor> {
-        let is_int = |v: &Tensor| if v.dtype().is_float() { v.floor()?.eq(v) } else { v.eq(v) };
+        // (torch's `value % 1 == 0`: false for ±inf and NaN)
+        let is_int = |v: &Tensor| {
+            if v.dtype().is_float() {
+                v.floor()?.eq(v)?.logical_and(&v.isfinite()?)
+            } else {
+                v.eq(v)
+            }
+        };
         match self {
             Constraint::Real => v.eq(v),
             Constraint::GreaterThan(lb) => v.gt(*lb),

@@ -194,3 +194,33 @@ fn dropping_an_epoch_after_a_timeout_does_not_wait_for_a_stuck_worker() -> Resul
     assert!(start.elapsed() < std::time::Duration::from_secs(2), "{:?}", start.elapsed());
     Ok(())
 }
+
+#[test]
+fn distribution_review_fixes_match_torch() -> Result<()> {
+    use oxtorch_nn::distributions::{
+        kl_divergence, Binomial, Categorical, Distribution, Independent, Normal, Poisson,
+    };
+    let t = |v: &[f64]| Tensor::from_slice(v, [v.len()]);
+    // torch 2.15 values of the same calls.
+    let p = Binomial::from_probs(&t(&[5.0, 6.0])?, &t(&[0.3, 0.2])?)?;
+    let q = Binomial::from_probs(&t(&[5.0, 5.0])?, &t(&[0.5, 0.4])?)?;
+    let kl = kl_divergence(&p, &q)?.to_vec::<f64>()?;
+    assert!((kl[0] - 0.41141439252525946).abs() < 1e-12 && kl[1] == f64::INFINITY, "{kl:?}");
+    assert!(kl_divergence(&q, &p).is_err(), "q with fewer trials is torch's NotImplementedError");
+    // Independent leaves the value's validation to its base (a 0-d value broadcasts).
+    let n =
+        std::sync::Arc::new(Normal::new(&Tensor::zeros([3], DType::F64)?, &Tensor::ones([3], DType::F64)?)?);
+    let lp = Independent::new(n, 1)?.log_prob(&Tensor::scalar_tensor(0.0, DType::F64)?)?;
+    assert!((lp.item::<f64>()? + 2.756815599614018).abs() < 1e-12);
+    // An infinite count is outside an integer support.
+    let e = err_text(
+        Poisson::new(&Tensor::scalar_tensor(2.0, DType::F64)?)?
+            .log_prob(&Tensor::scalar_tensor(f64::INFINITY, DType::F64)?),
+    );
+    assert!(e.contains("to be within the support"), "{e}");
+    // float16 entropy with a -inf logit is finite (torch: 0.58251953125).
+    let logits = t(&[0.0, f64::NEG_INFINITY, 1.0])?.to_dtype(DType::F16)?;
+    let h = Categorical::from_logits(&logits)?.entropy()?.to_dtype(DType::F64)?.item::<f64>()?;
+    assert!((h - 0.58251953125).abs() < 2e-3, "{h}");
+    Ok(())
+}
