@@ -131,6 +131,6 @@ pub fn gamma_rsample(
     let value = x.div(&rate.expand(shape.to_vec())?)?;
     let tiny = super::finfo_tiny(value.dtype());
     // value.detach().clamp_(min=tiny): the gradient flows as if unclamped.
-    let fix = value.detach().clamp_min(tiny)?.sub(&value.detach())?;
+    let fix = value.detach().clamp_min(tiny)?.sub(value.detach())?;
     value.add(&fix)
 }

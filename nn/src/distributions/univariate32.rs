@@ -406,7 +406,7 @@ impl Distribution for StudentT {
         let x = Tensor::randn_with(shape.clone(), like(&self.loc), generator)?;
         let chi2 = Chi2::with_validate_args(&self.df.detach(), Some(false))?;
         let z = chi2.sample_with(sample_shape, generator)?;
-        let y = x.mul(&z.div(&self.df.detach())?.rsqrt()?)?;
+        let y = x.mul(&z.div(self.df.detach())?.rsqrt()?)?;
         self.loc.detach().add(&self.scale.detach().mul(&y)?)
     }
     fn log_prob(&self, value: &Tensor) -> Result<Tensor> {
