@@ -7,6 +7,7 @@ mod data32;
 mod data32b;
 mod data_and_autocast;
 mod distributions32;
+mod distributions32b;
 mod functional32;
 mod functional_extra;
 mod golden_case;
