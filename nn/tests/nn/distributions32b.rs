@@ -173,7 +173,7 @@ fn transforms_match_torch() -> Result<()> {
         for ((name, got), (want_name, want)) in outs.iter().zip(c.outs) {
             assert_eq!(name, want_name, "{}: output order", c.kind);
             assert_close(&format!("{}.{name}", c.kind), got, want, 1e-9);
-            let term = got.mul(&ramp(got))?.sum_all()?;
+            let term = got.mul(ramp(got))?.sum_all()?;
             loss = Some(match loss {
                 None => term,
                 Some(l) => l.add(&term)?,
