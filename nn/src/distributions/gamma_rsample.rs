@@ -9,7 +9,8 @@ use super::gamma::standard_gamma;
 /// `d sample / d alpha` at one `(alpha, x)` (torch's `standard_gamma_grad_one`); `digamma_alpha`
 /// is `digamma(alpha)`.
 fn standard_gamma_grad_one(alpha: f64, x: f64, digamma_alpha: f64) -> f64 {
-    if x < 0.8 {
+    // (torch compares with float literals: 0.8f, 0.9f, 1.1f widened to double)
+    if x < f64::from(0.8f32) {
         let mut numer = 1.0;
         let mut denom = alpha;
         let mut series1 = numer / denom;
@@ -28,7 +29,7 @@ fn standard_gamma_grad_one(alpha: f64, x: f64, digamma_alpha: f64) -> f64 {
         return if result.is_nan() { 0.0 } else { result };
     }
     if alpha > 8.0 {
-        if 0.9 * alpha <= x && x <= 1.1 * alpha {
+        if f64::from(0.9f32) * alpha <= x && x <= f64::from(1.1f32) * alpha {
             let numer_1 = 1.0 + 24.0 * alpha * (1.0 + 12.0 * alpha);
             let numer_2 = 1440.0 * (alpha * alpha) + 6.0 * x * (53.0 - 120.0 * x) - 65.0 * x * x / alpha
                 + alpha * (107.0 + 3600.0 * x);

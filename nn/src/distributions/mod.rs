@@ -355,6 +355,8 @@ pub enum Constraint {
     GreaterThanEq(f64),
     /// `constraints.interval(lb, ub)` with number bounds (`unit_interval` is `(0, 1)`).
     Interval(f64, f64),
+    /// `constraints.half_open_interval(lb, ub)`: `lb <= v < ub`.
+    HalfOpenInterval(f64, f64),
     /// `constraints.interval(low, high)` with tensor bounds (Uniform's support).
     TensorInterval(Tensor, Tensor),
     /// `constraints.boolean`: 0 or 1.
@@ -403,6 +405,7 @@ impl Constraint {
             Constraint::LessThanTensor(ub) => v.lt(ub),
             Constraint::GreaterThanEq(lb) => v.ge(*lb),
             Constraint::Interval(lb, ub) => v.ge(*lb)?.logical_and(&v.le(*ub)?),
+            Constraint::HalfOpenInterval(lb, ub) => v.ge(*lb)?.logical_and(&v.lt(*ub)?),
             Constraint::TensorInterval(lb, ub) => v.ge(lb)?.logical_and(&v.le(ub)?),
             Constraint::Boolean => v.eq(0.0)?.logical_or(&v.eq(1.0)?),
             Constraint::IntegerInterval(lb, ub) => {
@@ -460,6 +463,9 @@ impl fmt::Display for Constraint {
             }
             Constraint::TensorInterval(lb, ub) => {
                 write!(f, "Interval(lower_bound={}, upper_bound={})", py_format(lb), py_format(ub))
+            }
+            Constraint::HalfOpenInterval(lb, ub) => {
+                write!(f, "HalfOpenInterval(lower_bound={}, upper_bound={})", py_float(*lb), py_float(*ub))
             }
             Constraint::Boolean => write!(f, "Boolean()"),
             Constraint::IntegerInterval(lb, ub) => {

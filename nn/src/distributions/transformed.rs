@@ -79,7 +79,10 @@ impl TransformedDistribution {
             });
         }
         match sign {
-            Some(s) if !(s.rank() == 0 && s.to_f64_vec()?[0] == 1.0) => s.mul(&value.sub(0.5)?)?.add(0.5),
+            // (in the value's dtype: a float64 sign of a 0-d transform does not promote it)
+            Some(s) if !(s.rank() == 0 && s.to_f64_vec()?[0] == 1.0) => {
+                s.to_dtype(value.dtype())?.mul(&value.sub(0.5)?)?.add(0.5)
+            }
             _ => Ok(value.clone()),
         }
     }

@@ -402,12 +402,20 @@ impl Distribution for StudentT {
         self
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
+        Ok(self.rsample_with(sample_shape, generator)?.detach())
+    }
+    fn has_rsample(&self) -> bool {
+        true
+    }
+    /// torch's: `loc + scale · X · rsqrt(Z / df)` with `X` standard normal and `Z` a
+    /// reparameterized `Chi2(df)` draw, differentiable in `df`, `loc` and `scale`.
+    fn rsample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         let shape = self.extended_shape(sample_shape);
         let x = Tensor::randn_with(shape.clone(), like(&self.loc), generator)?;
-        let chi2 = Chi2::with_validate_args(&self.df.detach(), Some(false))?;
-        let z = chi2.sample_with(sample_shape, generator)?;
-        let y = x.mul(&z.div(self.df.detach())?.rsqrt()?)?;
-        self.loc.detach().add(&self.scale.detach().mul(&y)?)
+        let chi2 = Chi2::with_validate_args(&self.df, Some(false))?;
+        let z = chi2.rsample_with(sample_shape, generator)?;
+        let y = x.mul(&z.div(&self.df)?.rsqrt()?)?;
+        self.loc.add(&self.scale.mul(&y)?)
     }
     fn log_prob(&self, value: &Tensor) -> Result<Tensor> {
         validate_sample(self, value)?;
@@ -607,7 +615,7 @@ impl NegativeBinomial {
             let (name, v, c) = if d.by_logits {
                 ("logits", &d.logits, Constraint::Real)
             } else {
-                ("probs", &d.probs, UNIT_INTERVAL)
+                ("probs", &d.probs, Constraint::HalfOpenInterval(0.0, 1.0))
             };
             check_params(
                 "NegativeBinomial",

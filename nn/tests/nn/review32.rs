@@ -224,3 +224,26 @@ fn distribution_review_fixes_match_torch() -> Result<()> {
     assert!((h - 0.58251953125).abs() < 2e-3, "{h}");
     Ok(())
 }
+
+#[test]
+fn student_t_is_reparameterized_and_negative_binomial_refuses_probs_one() -> Result<()> {
+    use oxtorch_nn::distributions::{Distribution, NegativeBinomial, StudentT};
+    let df = Tensor::from_slice(&[3.0f64, 5.0], [2])?.requires_grad_(true)?;
+    let loc = Tensor::from_slice(&[0.0f64, 1.0], [2])?.requires_grad_(true)?;
+    let scale = Tensor::from_slice(&[1.0f64, 2.0], [2])?.requires_grad_(true)?;
+    let d = StudentT::new(&df, &loc, &scale)?;
+    assert!(d.has_rsample());
+    let x = d.rsample(&[4])?;
+    assert_eq!(x.dims(), &[4, 2]);
+    x.sum_all()?.backward()?;
+    assert_eq!(loc.grad().unwrap().to_vec::<f64>()?, vec![4.0, 4.0]);
+    assert!(df.grad().is_some() && scale.grad().is_some());
+    assert!(!d.sample(&[2])?.requires_grad());
+    // torch: probs must lie in the half-open interval [0, 1).
+    let e = err_text(NegativeBinomial::from_probs(
+        &Tensor::from_slice(&[5.0f64], [1])?,
+        &Tensor::from_slice(&[1.0f64], [1])?,
+    ));
+    assert!(e.contains("HalfOpenInterval(lower_bound=0.0, upper_bound=1.0)"), "{e}");
+    Ok(())
+}
