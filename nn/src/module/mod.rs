@@ -9,6 +9,14 @@ use oxtorch_tensor::{DType, Device, Error, Result, Tensor, ToTarget};
 
 use crate::state_dict::StateDict;
 
+mod empty;
+mod repr;
+
+use empty::replace_with_empty;
+pub use empty::skip_init;
+pub use repr::{py_bool, py_float, py_tuple, DisplayModule};
+use repr::{repr_node, ReprNode};
+
 /// One direct member of a module, as seen by [`Module::visit`].
 pub enum Member<'a> {
     /// A trainable tensor (torch's `nn.Parameter`).
@@ -356,46 +364,6 @@ fn walk_with<'m>(m: &'m dyn Module, prefix: &str, recurse: bool, f: &mut dyn FnM
     });
 }
 
-/// Replaces every parameter and buffer of `m` by zeros of its shape and dtype on `device` (each
-/// tensor's own device for `None`): what [`ModuleExt::to_empty`] and [`skip_init`] do. A tensor
-/// registered under several names stays shared; parameters keep `requires_grad`, and a `.grad`
-/// is replaced alike.
-fn replace_with_empty(m: &mut dyn Module, device: Option<Device>) -> Result<()> {
-    let mut result = Ok(());
-    let mut done: Vec<(Tensor, Tensor)> = Vec::new();
-    walk_mut(m, "", &mut |_, member| {
-        let (t, is_param) = match member {
-            MemberMut::Param(t) => (t, true),
-            MemberMut::Buffer(t) | MemberMut::NonPersistentBuffer(t) => (t, false),
-            MemberMut::Child(_) => return,
-        };
-        if result.is_err() {
-            return;
-        }
-        if let Some((_, new)) = done.iter().find(|(old, _)| old.is_same(t)) {
-            *t = new.clone();
-            return;
-        }
-        let device = device.unwrap_or(t.device());
-        let empty = |x: &Tensor| Tensor::zeros(x.dims().to_vec(), (x.dtype(), device));
-        let new = empty(t).and_then(|new| {
-            let new = if is_param && t.requires_grad() { new.requires_grad_(true)? } else { new };
-            if let Some(g) = t.grad() {
-                new.set_grad(Some(empty(&g)?))?;
-            }
-            Ok(new)
-        });
-        match new {
-            Ok(new) => {
-                done.push((t.clone(), new.clone()));
-                *t = new;
-            }
-            Err(e) => result = Err(e),
-        }
-    });
-    result
-}
-
 /// What `load_state_dict` with `assign` puts in place of the member `t` for the entry `src`
 /// (torch's `_load_from_state_dict` with `assign=True`): for a buffer, the entry itself; for a
 /// parameter, the entry itself when it is parameter-like (a leaf that requires grad, as torch's
@@ -409,20 +377,6 @@ fn assigned(t: &Tensor, src: &Tensor, is_param: bool) -> Result<Tensor> {
     }
     let new = if src.requires_grad() && src.is_leaf() { src } else { src.detach() };
     new.requires_grad_(t.requires_grad())
-}
-
-/// torch's `nn.utils.skip_init(module_cls, ...)`: the module `construct` builds, with every
-/// parameter and buffer replaced by a new tensor of zeros of the same shape, dtype and device
-/// (parameters keep `requires_grad`), ready to be filled (by `load_state_dict` or `nn::init`).
-///
-/// torch builds the module on its `meta` device, so no initialiser runs, and leaves the memory
-/// uninitialised; oxtorch has no meta device and never exposes uninitialised memory, so the module
-/// is built as usual (its initialisers do run and draw from the default generator) and then
-/// zeroed: the values are zeros, where torch's are unspecified.
-pub fn skip_init<M: Module>(construct: impl FnOnce() -> Result<M>) -> Result<M> {
-    let mut m = construct()?;
-    replace_with_empty(&mut m, None)?;
-    Ok(m)
 }
 
 /// Mutable [`walk`]; `f` sees each child before its members.
@@ -966,188 +920,6 @@ fn tensor_member(m: &dyn Module, name: &str) -> Result<Option<(Tensor, bool)>> {
         Some(hit) => Ok(Some(hit)),
         None if is_child => Ok(None),
         None => Err(Error::msg(format!("{} has no attribute `{name}`", m.type_name()))),
-    }
-}
-
-/// A module wrapped for `{}` formatting with torch's `repr` (see [`ModuleExt::repr`]):
-/// `println!("{}", DisplayModule(&model))`.
-pub struct DisplayModule<'a>(pub &'a dyn Module);
-
-impl std::fmt::Display for DisplayModule<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0.repr())
-    }
-}
-
-impl std::fmt::Display for dyn Module + '_ {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.repr())
-    }
-}
-
-/// What [`ModuleExt::repr`] prints: a module, or the `ModuleList` torch has for a `Vec` field of
-/// modules (its members named `field.0`, `field.1`, ...).
-enum ReprNode<'m> {
-    Module(&'m dyn Module),
-    List(Vec<(String, ReprNode<'m>)>),
-}
-
-/// Adds the child at `path` (dotted for a `Vec` field's members) to `nodes`.
-fn insert_repr_child<'m>(nodes: &mut Vec<(String, ReprNode<'m>)>, path: &str, child: &'m dyn Module) {
-    match path.split_once('.') {
-        Some((first, rest)) => {
-            let at = match nodes.iter().position(|(n, node)| n == first && matches!(node, ReprNode::List(_)))
-            {
-                Some(at) => at,
-                None => {
-                    nodes.push((first.to_string(), ReprNode::List(Vec::new())));
-                    nodes.len() - 1
-                }
-            };
-            if let ReprNode::List(items) = &mut nodes[at].1 {
-                insert_repr_child(items, rest, child);
-            }
-        }
-        None => nodes.push((path.to_string(), ReprNode::Module(child))),
-    }
-}
-
-/// torch's `_addindent`: indents every line but the first by `n` spaces (blank lines stay empty).
-fn add_indent(s: &str, n: usize) -> String {
-    let mut lines = s.split('\n');
-    let mut out = lines.next().unwrap_or_default().to_string();
-    for line in lines {
-        out.push('\n');
-        if !line.trim().is_empty() {
-            out.push_str(&" ".repeat(n));
-            out.push_str(line);
-        }
-    }
-    out
-}
-
-/// torch's `Module.__repr__` (and `ModuleList.__repr__` for lists); `parent` is the type name of
-/// the module holding this one, for torch's `MultiheadAttention.out_proj` spelling.
-fn repr_node(node: &ReprNode<'_>, parent: &str) -> String {
-    let (name, extra, children, is_list) = match node {
-        ReprNode::Module(m) => {
-            let mut children = Vec::new();
-            m.visit(&mut |n, member| {
-                if let Member::Child(c) = member {
-                    insert_repr_child(&mut children, n, c);
-                }
-            });
-            let mut name = m.type_name();
-            // torch's attention keeps its output projection as a `NonDynamicallyQuantizableLinear`.
-            if parent == "MultiheadAttention" && name == "Linear" {
-                name = "NonDynamicallyQuantizableLinear";
-            }
-            (name, m.extra_repr(), children, name == "ModuleList")
-        }
-        ReprNode::List(items) => {
-            let items: Vec<(String, ReprNode<'_>)> =
-                items.iter().map(|(n, node)| (n.clone(), node_ref(node))).collect();
-            ("ModuleList", String::new(), items, true)
-        }
-    };
-    let child_reprs: Vec<(String, String)> =
-        children.iter().map(|(key, child)| (key.clone(), repr_node(child, name))).collect();
-    if is_list && extra.is_empty() {
-        if child_reprs.is_empty() {
-            return format!("{name}()");
-        }
-        // runs of equal neighbours: (first key, last key, count, repr)
-        let mut blocks: Vec<(&str, &str, usize, &str)> = Vec::new();
-        for (key, r) in &child_reprs {
-            match blocks.last_mut() {
-                Some(last) if last.3 == r.as_str() => {
-                    last.1 = key.as_str();
-                    last.2 += 1;
-                }
-                _ => blocks.push((key.as_str(), key.as_str(), 1, r.as_str())),
-            }
-        }
-        let lines: Vec<String> = blocks
-            .iter()
-            .map(|&(first, last, n, r)| {
-                let line =
-                    if n == 1 { format!("({first}): {r}") } else { format!("({first}-{last}): {n} x {r}") };
-                add_indent(&line, 2)
-            })
-            .collect();
-        return format!("{name}(\n  {}\n)", lines.join("\n  "));
-    }
-    let extra_lines: Vec<&str> = if extra.is_empty() { Vec::new() } else { extra.split('\n').collect() };
-    let mut lines: Vec<String> = extra_lines.iter().map(|l| l.to_string()).collect();
-    lines.extend(child_reprs.iter().map(|(key, r)| format!("({key}): {}", add_indent(r, 2))));
-    if lines.is_empty() {
-        format!("{name}()")
-    } else if extra_lines.len() == 1 && child_reprs.is_empty() {
-        format!("{name}({})", extra_lines[0])
-    } else {
-        format!("{name}(\n  {}\n)", lines.join("\n  "))
-    }
-}
-
-/// A borrowed copy of a [`ReprNode`] (the tree is rebuilt per level, so lists are cloned shallowly).
-fn node_ref<'m>(node: &ReprNode<'m>) -> ReprNode<'m> {
-    match node {
-        ReprNode::Module(m) => ReprNode::Module(*m),
-        ReprNode::List(items) => {
-            ReprNode::List(items.iter().map(|(n, i)| (n.clone(), node_ref(i))).collect())
-        }
-    }
-}
-
-/// A float as Python's `repr` writes it (what torch's `extra_repr` prints): the shortest digits
-/// that read back the same, `1.0`, `0.01`, `1e-05`, `1e+16`, `inf`, `nan`.
-pub fn py_float(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".to_string();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
-    }
-    let sci = format!("{x:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    if !(-4..16).contains(&exp) {
-        let e_sign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{mantissa}e{e_sign}{:02}", exp.abs());
-    }
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    if exp < 0 {
-        return format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize));
-    }
-    let int_len = exp as usize + 1;
-    if digits.len() <= int_len {
-        format!("{sign}{digits}{}.0", "0".repeat(int_len - digits.len()))
-    } else {
-        format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
-    }
-}
-
-/// A bool as Python writes it (`True`, `False`).
-pub fn py_bool(b: bool) -> &'static str {
-    if b {
-        "True"
-    } else {
-        "False"
-    }
-}
-
-/// A list of sizes as a Python tuple: `(3, 3)`, `(3,)`.
-pub fn py_tuple<T: std::fmt::Display>(items: &[T]) -> String {
-    match items {
-        [one] => format!("({one},)"),
-        _ => format!("({})", items.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")),
     }
 }
 
