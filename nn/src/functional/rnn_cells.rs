@@ -6,6 +6,8 @@
 
 use oxtorch_tensor::{Error, Result, Tensor};
 
+use crate::layers::rnn_cell::check_hidden;
+
 /// torch's `check_rnn_cell_forward_input`: a 2-D input with `input_size` features.
 fn check_input(input: &Tensor, input_size: usize) -> Result<()> {
     if input.rank() != 2 {
@@ -18,30 +20,6 @@ fn check_input(input: &Tensor, input_size: usize) -> Result<()> {
     if got != input_size {
         return Err(Error::shape(format!(
             "input has inconsistent input_size: got {got} expected {input_size}"
-        )));
-    }
-    Ok(())
-}
-
-/// torch's `check_rnn_cell_forward_hidden` for hidden state number `label`.
-fn check_hidden(input: &Tensor, hx: &Tensor, hidden_size: usize, label: usize) -> Result<()> {
-    if hx.rank() != 2 {
-        return Err(Error::shape(format!(
-            "Expected 2D hidden{label} (batch x hidden_size), but got {}D tensor",
-            hx.rank()
-        )));
-    }
-    if input.dims()[0] != hx.dims()[0] {
-        return Err(Error::shape(format!(
-            "Input batch size {} doesn't match hidden{label} batch size {}",
-            input.dims()[0],
-            hx.dims()[0]
-        )));
-    }
-    if hx.dims()[1] != hidden_size {
-        return Err(Error::shape(format!(
-            "hidden{label} has inconsistent hidden_size: got {}, expected {hidden_size}",
-            hx.dims()[1]
         )));
     }
     Ok(())

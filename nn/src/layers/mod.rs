@@ -21,7 +21,7 @@ mod norm;
 mod padding;
 mod pool;
 mod rnn;
-mod rnn_cell;
+pub(crate) mod rnn_cell;
 mod shuffle;
 mod transformer;
 mod transformer_full;

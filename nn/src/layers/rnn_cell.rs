@@ -63,7 +63,7 @@ fn check_input_size(input: &Tensor, weight_ih: &Tensor) -> Result<()> {
 
 /// torch's `check_rnn_cell_forward_hidden` for hidden state number `label`: 2-D, the input's
 /// batch size, `hidden_size` features.
-fn check_hidden(input: &Tensor, hx: &Tensor, hidden_size: usize, label: usize) -> Result<()> {
+pub(crate) fn check_hidden(input: &Tensor, hx: &Tensor, hidden_size: usize, label: usize) -> Result<()> {
     if hx.rank() != 2 {
         return Err(Error::shape(format!(
             "Expected 2D hidden{label} (batch x hidden_size), but got {}D tensor",

@@ -9,37 +9,10 @@ use oxtorch_backend_cpu::CpuStorage;
 use oxtorch_core::{broadcast_shapes, DType, Error, Result};
 use rayon::prelude::*;
 
-use super::philox::philox4x32_10;
-use super::{gen_or_default, unit_f64, Generator};
+use super::uniforms::Uniforms;
+use super::{gen_or_default, Generator};
 use crate::create::from_cpu;
 use crate::Tensor;
-
-/// Uniforms in `[0, 1)` for one element: sub-blocks of its reserved block, two per sub-block.
-struct Uniforms {
-    key: [u32; 2],
-    index: u64,
-    sub: u64,
-    words: [u32; 4],
-    used: usize,
-}
-
-impl Uniforms {
-    fn new(seed: u64, index: u64) -> Self {
-        Uniforms { key: [seed as u32, (seed >> 32) as u32], index, sub: 0, words: [0; 4], used: 4 }
-    }
-
-    fn next(&mut self) -> f64 {
-        if self.used == 4 {
-            let (i, j) = (self.index, self.sub);
-            self.words = philox4x32_10([i as u32, (i >> 32) as u32, j as u32, (j >> 32) as u32], self.key);
-            self.sub += 1;
-            self.used = 0;
-        }
-        let u = unit_f64(self.words[self.used], self.words[self.used + 1]);
-        self.used += 2;
-        u
-    }
-}
 
 /// torch's `stirling_approx_tail`: `ln(k!) - [(k + ½) ln(k + 1) - (k + 1) + ½ ln(2π)]`.
 fn stirling_tail(k: f64) -> f64 {

@@ -9,6 +9,7 @@ mod philox;
 mod poisson;
 mod sampling;
 mod sampling32;
+mod uniforms;
 
 use std::cell::Cell;
 use std::sync::{Mutex, OnceLock};

@@ -11,38 +11,11 @@ use oxtorch_backend_cpu::CpuStorage;
 use oxtorch_core::{Error, Result};
 use rayon::prelude::*;
 
-use super::philox::philox4x32_10;
-use super::{gen_or_default, unit_f64, Generator};
+use super::uniforms::Uniforms;
+use super::{gen_or_default, Generator};
 use crate::autograd::{Function, FunctionCtx};
 use crate::create::from_cpu;
 use crate::Tensor;
-
-/// Uniforms in `[0, 1)` for one element: sub-blocks of its reserved block, two per sub-block.
-struct Uniforms {
-    key: [u32; 2],
-    index: u64,
-    sub: u64,
-    words: [u32; 4],
-    used: usize,
-}
-
-impl Uniforms {
-    fn new(seed: u64, index: u64) -> Self {
-        Uniforms { key: [seed as u32, (seed >> 32) as u32], index, sub: 0, words: [0; 4], used: 4 }
-    }
-
-    fn next(&mut self) -> f64 {
-        if self.used == 4 {
-            let (i, j) = (self.index, self.sub);
-            self.words = philox4x32_10([i as u32, (i >> 32) as u32, j as u32, (j >> 32) as u32], self.key);
-            self.sub += 1;
-            self.used = 0;
-        }
-        let u = unit_f64(self.words[self.used], self.words[self.used + 1]);
-        self.used += 2;
-        u
-    }
-}
 
 /// `ln(k!)`: summed logs below 20, Stirling's series (error below 1e-13) above.
 fn ln_factorial(k: i64) -> f64 {
@@ -176,14 +149,5 @@ mod tests {
             assert!((ln_factorial(k) - f.ln()).abs() < 1e-11 * f.ln().max(1.0), "{k}");
         }
         assert_eq!(ln_factorial(0), 0.0);
-    }
-
-    #[test]
-    fn uniforms_start_with_the_reserved_block() {
-        let mut u = Uniforms::new(7, 3);
-        let b = super::super::philox::block(7, 3);
-        assert_eq!(u.next(), unit_f64(b[0], b[1]));
-        assert_eq!(u.next(), unit_f64(b[2], b[3]));
-        assert!(u.next() != unit_f64(b[0], b[1]));
     }
 }
