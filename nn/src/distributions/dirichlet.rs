@@ -4,6 +4,7 @@ use std::any::Any;
 
 use oxtorch_tensor::{Error, Generator, Result, Tensor};
 
+use super::dirichlet_grad::dirichlet_rsample_from;
 use super::gamma::standard_gamma;
 use super::{
     broadcast_all, check_params, finfo_tiny, resolve_validate, validate_sample, Constraint, Distribution,
@@ -11,7 +12,8 @@ use super::{
 };
 
 /// The Dirichlet distribution with `concentration` `[*batch, K]` (torch's `Dirichlet`); samples
-/// are normalized standard-gamma draws (no `rsample`: see [`standard_gamma`]).
+/// are normalized standard-gamma draws, and `rsample` is differentiable with respect to the
+/// concentration through torch's implicit gradient (torch's `_dirichlet_grad`).
 #[derive(Clone)]
 pub struct Dirichlet {
     /// The concentrations, `[*batch, K]`.
@@ -67,6 +69,15 @@ impl Distribution for Dirichlet {
         let g = standard_gamma(&self.concentration.detach().expand(shape)?, generator)?;
         g.div(&g.sum(-1isize, true)?)?.clamp_min(finfo_tiny(self.concentration.dtype()))
     }
+    fn has_rsample(&self) -> bool {
+        true
+    }
+    fn rsample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
+        // torch's `_Dirichlet.apply(concentration.expand(shape))`
+        let concentration = self.concentration.expand(self.extended_shape(sample_shape))?;
+        let x = self.sample_with(sample_shape, generator)?;
+        dirichlet_rsample_from(&concentration, &x)
+    }
     fn log_prob(&self, value: &Tensor) -> Result<Tensor> {
         validate_sample(self, value)?;
         let c = &self.concentration;
@@ -106,7 +117,7 @@ impl Distribution for Dirichlet {
 }
 
 /// The beta distribution with concentrations `concentration1` (α) and `concentration0` (β),
-/// torch's `Beta`: a [`Dirichlet`] over `[α, β]`.
+/// torch's `Beta`: a [`Dirichlet`] over `[α, β]` (whose `rsample` it selects from).
 #[derive(Clone)]
 pub struct Beta {
     /// α (broadcast with β).
@@ -172,6 +183,12 @@ impl Distribution for Beta {
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         self.dirichlet.sample_with(sample_shape, generator)?.select(-1, 0)
+    }
+    fn has_rsample(&self) -> bool {
+        true
+    }
+    fn rsample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
+        self.dirichlet.rsample_with(sample_shape, generator)?.select(-1, 0)
     }
     fn log_prob(&self, value: &Tensor) -> Result<Tensor> {
         validate_sample(self, value)?;

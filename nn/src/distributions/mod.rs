@@ -17,15 +17,21 @@ mod bernoulli;
 mod binomial;
 mod categorical;
 mod dirichlet;
+mod dirichlet_grad;
 mod exponential;
+mod families33;
 mod gamma;
 mod gamma_rsample;
 mod independent;
 mod kl;
 mod laplace;
+mod lowrank_mvn;
+mod mixture;
+mod multinomial;
 mod multivariate_normal;
 mod normal;
 mod poisson;
+mod relaxed;
 mod transformed;
 mod transforms;
 mod uniform;
@@ -35,15 +41,23 @@ pub use bernoulli::Bernoulli;
 pub use binomial::Binomial;
 pub use categorical::{Categorical, OneHotCategorical};
 pub use dirichlet::{Beta, Dirichlet};
+pub use dirichlet_grad::dirichlet_grad;
 pub use exponential::Exponential;
+pub use families33::{
+    ContinuousBernoulli, FisherSnedecor, Gumbel, InverseGamma, Kumaraswamy, Pareto, VonMises, Weibull,
+};
 pub use gamma::{standard_gamma, Gamma};
 pub use gamma_rsample::{gamma_rsample, standard_gamma_grad, standard_gamma_rsample};
 pub use independent::Independent;
 pub use kl::kl_divergence;
 pub use laplace::Laplace;
+pub use lowrank_mvn::LowRankMultivariateNormal;
+pub use mixture::MixtureSameFamily;
+pub use multinomial::Multinomial;
 pub use multivariate_normal::MultivariateNormal;
 pub use normal::Normal;
 pub use poisson::Poisson;
+pub use relaxed::{ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical};
 pub use transformed::{LogNormal, TransformedDistribution};
 pub use transforms::{
     AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
