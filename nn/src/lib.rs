@@ -34,6 +34,7 @@
 
 extern crate self as oxtorch_nn;
 
+pub mod amp;
 pub mod data;
 pub mod distributions;
 pub mod functional;

@@ -1,4 +1,4 @@
-//! Merging samples into a batch (torch's `collate_fn` and `default_collate`).
+//! Merging samples into a batch (torch's `collate_fn`, `default_collate` and `default_convert`).
 
 use oxtorch_tensor::{Error, Result, Tensor};
 
@@ -19,4 +19,12 @@ pub fn default_collate(samples: Vec<Vec<Tensor>>) -> Result<Vec<Tensor>> {
             Tensor::stack(&parts, 0)
         })
         .collect()
+}
+
+/// torch's `default_convert`, the `collate_fn` of a loader without automatic batching: each
+/// sample as it is. torch converts NumPy arrays (and NumPy scalars) inside a sample to tensors and
+/// leaves tensors, numbers and strings alone; a sample here is already a tuple of tensors, so it
+/// is returned unchanged (the same tensors, not copies).
+pub fn default_convert(sample: Vec<Tensor>) -> Result<Vec<Tensor>> {
+    Ok(sample)
 }

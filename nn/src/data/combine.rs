@@ -1,10 +1,12 @@
-//! Datasets of datasets: [`ConcatDataset`] (one after another) and [`StackDataset`] (side by side).
+//! Datasets of datasets: [`ConcatDataset`] (one after another), [`StackDataset`] (side by side)
+//! and [`ChainDataset`] (streams one after another).
 
 use std::sync::Arc;
 
 use oxtorch_tensor::{Error, Result, Tensor};
 
 use super::dataset::{out_of_range, Dataset};
+use super::iterable::IterableDataset;
 
 /// Several datasets one after another (torch's `ConcatDataset`).
 pub struct ConcatDataset {
@@ -128,5 +130,32 @@ impl Dataset for StackDataset {
             fields.extend(d.get_batch(indices)?);
         }
         Ok(fields)
+    }
+}
+
+/// Several [`IterableDataset`]s one after another (torch's `ChainDataset`): a pass yields every
+/// sample of the first dataset's pass, then of the second's, and so on, each stream started when
+/// the previous one ends. An error of a stream is yielded in place of its sample (a loader then
+/// ends the pass, as torch's exception does).
+pub struct ChainDataset {
+    datasets: Vec<Arc<dyn IterableDataset>>,
+}
+
+impl ChainDataset {
+    /// The chain of `datasets` (none gives an empty stream, as torch's).
+    pub fn new(datasets: Vec<Arc<dyn IterableDataset>>) -> Self {
+        ChainDataset { datasets }
+    }
+
+    /// The datasets.
+    pub fn datasets(&self) -> &[Arc<dyn IterableDataset>] {
+        &self.datasets
+    }
+}
+
+impl IterableDataset for ChainDataset {
+    fn iter(&self) -> Box<dyn Iterator<Item = Result<Vec<Tensor>>> + Send> {
+        let datasets = self.datasets.clone();
+        Box::new(datasets.into_iter().flat_map(|d| d.iter()))
     }
 }

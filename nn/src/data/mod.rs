@@ -23,8 +23,8 @@ mod split;
 mod workers;
 
 pub use batch_sampler::BatchSampler;
-pub use collate::{default_collate, CollateFn};
-pub use combine::{ConcatDataset, StackDataset};
+pub use collate::{default_collate, default_convert, CollateFn};
+pub use combine::{ChainDataset, ConcatDataset, StackDataset};
 pub use dataset::{Dataset, TensorDataset};
 pub use iterable::{IterableDataset, IterableLoader};
 pub use loader::DataLoader;

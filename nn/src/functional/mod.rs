@@ -15,8 +15,10 @@ mod mha;
 mod normalize;
 mod pool3d;
 mod rnn_cells;
+mod rnn_seq33;
 mod shuffle;
 mod stochastic;
+mod stochastic33;
 mod unpool;
 
 pub use activations::{
@@ -40,8 +42,10 @@ pub use pool3d::{
     max_pool3d_with_indices,
 };
 pub use rnn_cells::{gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell};
+pub use rnn_seq33::{gru, lstm, rnn_relu, rnn_tanh};
 pub use shuffle::{channel_shuffle, pixel_shuffle, pixel_unshuffle};
 pub use stochastic::{alpha_dropout, feature_alpha_dropout, gumbel_softmax};
+pub use stochastic33::{alpha_dropout_, dropout_, feature_alpha_dropout_};
 pub use unpool::{max_unpool1d, max_unpool2d, max_unpool3d};
 
 pub use crate::loss::{

@@ -6,7 +6,8 @@
 //! operation by operation so that results agree with PyTorch to rounding: [`SGD`], [`Adam`],
 //! [`AdamW`], [`Adafactor`], [`NAdam`], [`RAdam`], [`Adamax`], [`Adagrad`], [`Adadelta`],
 //! [`RMSprop`], [`Rprop`] and [`ASGD`]; [`LBFGS`] takes a closure that re-evaluates the loss.
-//! [`swa_utils`] averages weights (SWA, EMA).
+//! [`swa_utils`] averages weights (SWA, EMA). [`StepHooked`] adds step pre- and post-hooks to any
+//! optimizer (torch's `register_step_pre_hook` / `register_step_post_hook`).
 
 mod adadelta;
 mod adafactor;
@@ -25,6 +26,7 @@ mod rmsprop;
 mod rprop;
 mod sgd;
 mod state;
+mod step_hooks;
 pub mod swa_utils;
 
 pub use adadelta::{Adadelta, AdadeltaOptions};
@@ -44,6 +46,7 @@ pub use rmsprop::{RMSprop, RMSpropOptions};
 pub use rprop::{Rprop, RpropOptions};
 pub use sgd::{SgdOptions, SGD};
 pub use state::OptimizerState;
+pub use step_hooks::{StepHookFn, StepHookHandle, StepHooked};
 
 use oxtorch_tensor::{Result, Tensor};
 
