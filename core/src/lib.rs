@@ -16,6 +16,7 @@
 pub mod backend;
 pub mod device;
 pub mod dtype;
+pub mod dtype_info;
 pub mod element;
 pub mod error;
 pub mod half_convert;
@@ -29,6 +30,7 @@ pub mod shape;
 pub use backend::BackendStorage;
 pub use device::{Device, DeviceKind};
 pub use dtype::DType;
+pub use dtype_info::{finfo, iinfo, FInfo, IInfo};
 pub use element::Element;
 pub use error::{Error, Result};
 pub use layout::Layout;

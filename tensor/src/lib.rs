@@ -41,6 +41,7 @@ pub mod random;
 mod std_ops;
 mod storage;
 mod tensor;
+pub mod testing;
 mod view;
 mod vmap;
 
@@ -50,7 +51,7 @@ pub use indexing::{Ellipsis, IntoIndices, NewAxis, TensorIndex};
 pub use literal::TensorLiteral;
 pub use ops::linalg_api as linalg;
 pub use ops::{get_default_device, set_default_device};
-pub use ops::{trusted_indices, AdamScalars, Operand, Padding};
+pub use ops::{trusted_indices, AdamScalars, NestedList, Operand, Padding};
 pub use options::{TensorOptions, ToTarget};
 pub use print::{get_printoptions, set_printoptions, with_printoptions, PrintOptions};
 pub use random::{default_generator, manual_seed, Generator};

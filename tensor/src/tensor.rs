@@ -105,10 +105,10 @@ impl Tensor {
         &self.0.layout
     }
 
-    /// True when the elements are row-major without gaps.
+    /// True when the elements are row-major without gaps; an empty tensor always is, as in torch.
     #[inline]
     pub fn is_contiguous(&self) -> bool {
-        self.0.layout.is_contiguous()
+        self.0.layout.is_contiguous() || self.0.layout.numel() == 0
     }
 
     /// True when both tensors view the same storage.

@@ -9,6 +9,7 @@ mod cond;
 mod decompose;
 mod eigen;
 mod einsum;
+mod extra33;
 mod factor;
 mod householder;
 mod householder32;

@@ -6,6 +6,7 @@
 mod activation;
 mod aliases;
 mod aliases32;
+mod aliases33;
 mod bitcast32;
 mod compare;
 mod composite;
@@ -29,6 +30,7 @@ mod sort;
 mod stats;
 mod view_copies32;
 
+pub use aliases33::NestedList;
 pub use factory32::{get_default_device, set_default_device};
 pub use index::trusted_indices;
 pub(crate) use index::untrusted_indices;

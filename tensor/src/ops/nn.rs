@@ -11,6 +11,7 @@ mod fold;
 mod interpolate;
 mod interpolate_aa;
 mod loss;
+mod native33;
 mod norm;
 mod pool;
 

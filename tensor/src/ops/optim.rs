@@ -37,7 +37,7 @@ impl Tensor {
         ops.extend(max_exp_avg_sq);
         let fusable = ops.iter().all(|t| {
             t.device() == Device::Cpu
-                && t.is_contiguous()
+                && t.layout().is_contiguous()
                 && t.dtype() == self.dtype()
                 && t.dims() == self.dims()
         }) && self.dtype().is_float()

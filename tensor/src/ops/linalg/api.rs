@@ -29,6 +29,7 @@ use crate::Tensor;
 pub use super::cholinv::cholesky_inverse;
 pub use super::cond::cond;
 pub use super::eigen::{eigh, eigvalsh};
+pub use super::extra33::{matrix_sqrth, polar};
 pub use super::factor::{cholesky, qr};
 pub use super::householder::{householder_product, vander};
 pub use super::inverse::{det, inv, slogdet};
@@ -47,6 +48,12 @@ pub use super::triangular::{cholesky_solve, solve_triangular};
 /// [`Tensor::linalg_cross`]).
 pub fn cross(a: &Tensor, b: &Tensor, dim: isize) -> Result<Tensor> {
     a.linalg_cross(b, dim)
+}
+
+/// `torch.linalg.cholesky_ex(A, upper=upper, check_errors=check_errors)`: `(L, info)`, the
+/// Cholesky factor and the LAPACK-style `info` (0 on success); see [`Tensor::linalg_cholesky_ex`].
+pub fn cholesky_ex(a: &Tensor, upper: bool, check_errors: bool) -> Result<(Tensor, Tensor)> {
+    a.linalg_cholesky_ex(upper, check_errors)
 }
 
 /// `torch.linalg.matmul(a, b)`: [`Tensor::matmul`].
