@@ -112,3 +112,6 @@ pub fn hessian(f: Func, inputs: &[Tensor]) -> Result<Vec<Vec<Tensor>>> {
     let h = jacobian_impl(&gradient, &xs, true)?;
     Ok(h.into_iter().map(|row| row.into_iter().map(|t| t.detach()).collect()).collect())
 }
+
+// functional33: torch's `hvp` and `vhp` (in functional33.rs).
+pub use crate::functional33::{hvp, vhp};

@@ -20,8 +20,20 @@
 
 mod check;
 mod checkpoint;
+pub mod forward_ad;
 pub mod func;
 pub mod functional;
+mod functional33;
+
+/// torch's `torch.autograd.graph`: saved-tensors hooks, multi-grad hooks, `increment_version`.
+pub mod graph {
+    pub use oxtorch_tensor::autograd::{
+        current_graph_task_id, disable_saved_tensors_hooks, increment_version, register_multi_grad_hook,
+        save_on_cpu, saved_tensors_hooks, saved_tensors_hooks_active, CpuSaved,
+        DisableSavedTensorsHooksGuard, MultiGradHook, MultiGradHookHandle, MultiGradMode,
+        SavedTensorsHooksGuard,
+    };
+}
 
 pub use check::{gradcheck, gradgradcheck, GradcheckOptions};
 pub use checkpoint::checkpoint;

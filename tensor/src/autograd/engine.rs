@@ -280,6 +280,21 @@ pub(crate) fn run_backward(
     create_graph: bool,
     sink: Sink<'_>,
 ) -> Result<Vec<Option<Tensor>>> {
+    // graph33: each pass has an id and runs the callbacks queued during it (multi-grad hooks) at its end.
+    let frame = super::graph33::BackwardFrame::enter();
+    let out = run_backward_pass(roots, grads, retain_graph, create_graph, sink)?;
+    frame.finish()?;
+    Ok(out)
+}
+
+/// [`run_backward`] without the pass bookkeeping.
+fn run_backward_pass(
+    roots: &[Tensor],
+    grads: Vec<Tensor>,
+    retain_graph: bool,
+    create_graph: bool,
+    sink: Sink<'_>,
+) -> Result<Vec<Option<Tensor>>> {
     let (inputs, allow_unused) = match sink {
         Sink::Leaves => (None, false),
         Sink::Return { inputs, allow_unused } => (Some(inputs), allow_unused),

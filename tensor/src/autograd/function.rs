@@ -117,6 +117,9 @@ pub trait Function: Send + Sync + 'static {
             if let Some(i) = outputs.iter().position(|o| saved.get().is_ok_and(|t| t.is_same(o))) {
                 *saved = SavedTensor::new(&outputs[i].detach(), "custom function");
                 *output = Some(i);
+            } else {
+                // saved_hooks33: packed now that the node is recorded (torch packs after forward).
+                saved.apply_hooks();
             }
         }
         let node_cell = ctx.node.clone();
@@ -180,7 +183,8 @@ pub struct FunctionCtx {
 impl FunctionCtx {
     /// Saves tensors for backward; they are checked for in-place modification when read.
     pub fn save_for_backward(&mut self, tensors: &[&Tensor]) {
-        self.saved = tensors.iter().map(|t| SavedTensor::new(t, "custom function")).collect();
+        // saved_hooks33: saved as they are; `apply` runs the pack hooks once the node is recorded.
+        self.saved = tensors.iter().map(|t| SavedTensor::unhooked(t, "custom function")).collect();
         self.saved_outputs = vec![None; self.saved.len()];
     }
 
@@ -237,7 +241,7 @@ impl FunctionCtx {
                         with_history.set_grad_fn(Edge { node, input_nr: *i }, None);
                         Ok(with_history)
                     }
-                    _ => Ok(t.clone()),
+                    _ => Ok(t),
                 }
             })
             .collect()

@@ -14,10 +14,12 @@ mod engine;
 mod formulas;
 mod function;
 mod grad_mode;
+mod graph33;
 pub(crate) use grad_mode::is_recording;
 mod meta;
 mod node;
 pub(crate) mod record;
+mod saved_hooks;
 
 pub use engine::{
     backward, backward_inputs, grad, grad_materialized, is_anomaly_enabled, set_detect_anomaly,
@@ -27,8 +29,16 @@ pub use grad_mode::{
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
     with_grad_enabled, EnableGradGuard, GradModeGuard, InferenceMode, NoGradGuard,
 };
+pub use graph33::{
+    current_graph_task_id, detect_anomaly, increment_version, register_multi_grad_hook, DetectAnomalyGuard,
+    MultiGradHook, MultiGradHookHandle, MultiGradMode,
+};
 pub use meta::{HookHandle, PostAccumulateHook, TensorHook};
 pub use node::{live_nodes, Backward, GradFn, SavedTensor};
+pub use saved_hooks::{
+    disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks, saved_tensors_hooks_active, CpuSaved,
+    DisableSavedTensorsHooksGuard, SavedTensorsHooksGuard,
+};
 
 /// The autograd state type, for the tensor's definition.
 pub(crate) mod meta_type {

@@ -199,31 +199,106 @@ impl std::fmt::Debug for GradFn {
 
 /// A tensor saved for backward, with the storage version it had when saved: using it after an
 /// in-place write fails with torch's message instead of computing a wrong gradient.
+///
+/// (saved_hooks33) While saved-tensors hooks are registered ([`super::saved_tensors_hooks`]), only
+/// what the pack hook returned is kept, and each read calls the unpack hook.
 pub struct SavedTensor {
-    tensor: Tensor,
+    /// the tensor itself, when no pack hook took it
+    tensor: Option<Tensor>,
+    /// what the pack hook kept, with the history and storage of the tensor it packed
+    packed: Option<PackedSaved>,
     version: u64,
     op: &'static str,
 }
 
+/// A packed saved tensor: what the hook kept, the original's gradient edge (given back to the
+/// unpacked tensor, as torch's), and its storage (weakly, for the in-place check).
+struct PackedSaved {
+    value: super::saved_hooks::Packed,
+    edge: Option<Edge>,
+    storage: Weak<crate::storage::StorageCell>,
+    dtype_name: &'static str,
+    dims: Vec<usize>,
+}
+
 impl SavedTensor {
-    /// Saves `tensor` as it is now.
+    /// Saves `tensor` as it is now (through the innermost saved-tensors pack hook, if any).
     pub fn new(tensor: &Tensor, op: &'static str) -> Self {
-        SavedTensor { tensor: tensor.clone(), version: tensor.version(), op }
+        let mut saved = SavedTensor::unhooked(tensor, op);
+        saved.apply_hooks();
+        saved
     }
 
-    /// The saved tensor, or torch's error when it was modified in place since.
-    pub fn get(&self) -> Result<&Tensor> {
-        let now = self.tensor.version();
+    /// Saves `tensor` as it is now, without running saved-tensors hooks.
+    pub(crate) fn unhooked(tensor: &Tensor, op: &'static str) -> Self {
+        SavedTensor { tensor: Some(tensor.clone()), packed: None, version: tensor.version(), op }
+    }
+
+    /// Hands the tensor to the innermost pack hook, if one is registered (the version saved
+    /// stays).
+    pub(crate) fn apply_hooks(&mut self) {
+        let Some(t) = &self.tensor else { return };
+        let Some(value) = super::saved_hooks::pack(t) else { return };
+        let packed = PackedSaved {
+            value,
+            edge: t.gradient_edge(),
+            storage: Arc::downgrade(t.storage()),
+            dtype_name: t.dtype().scalar_type_name(),
+            dims: t.dims().to_vec(),
+        };
+        self.tensor = None;
+        self.packed = Some(packed);
+    }
+
+    /// Whether the saved tensor requires grad (without unpacking it).
+    pub(crate) fn requires_grad(&self) -> bool {
+        match (&self.tensor, &self.packed) {
+            (Some(t), _) => t.requires_grad(),
+            (None, Some(p)) => p.edge.is_some(),
+            (None, None) => false,
+        }
+    }
+
+    /// Torch's error when the saved tensor was modified in place since it was saved.
+    pub(crate) fn check_version(&self) -> Result<()> {
+        let (now, dtype, dims) = match (&self.tensor, &self.packed) {
+            (Some(t), _) => (t.version(), t.dtype().scalar_type_name(), t.dims().to_vec()),
+            (None, Some(p)) => match p.storage.upgrade() {
+                Some(s) => (s.version(), p.dtype_name, p.dims.clone()),
+                // (nothing can write a storage that is gone)
+                None => return Ok(()),
+            },
+            (None, None) => return Ok(()),
+        };
         if now != self.version {
             return Err(Error::msg(format!(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: [{}{:?}] (saved by {}), is at version {now}; expected version {} instead. Hint: the backtrace further above can show the operation that failed to compute its gradient. The variable in question was changed in there or anywhere later. Good luck!",
-                self.tensor.dtype().scalar_type_name(),
-                self.tensor.dims(),
-                self.op,
-                self.version
+                dtype, dims, self.op, self.version
             )));
         }
-        Ok(&self.tensor)
+        Ok(())
+    }
+
+    /// The saved tensor (unpacked by the hook that packed it), or torch's error when it was
+    /// modified in place since.
+    pub fn get(&self) -> Result<Tensor> {
+        self.check_version()?;
+        match (&self.tensor, &self.packed) {
+            (Some(t), _) => Ok(t.clone()),
+            (None, Some(p)) => {
+                let t = p.value.unpack()?;
+                match &p.edge {
+                    // As torch's: the unpacked tensor carries the original's history.
+                    Some(edge) if !t.requires_grad() && t.is_floating_point() => {
+                        let t = t.detach();
+                        t.set_grad_fn(edge.clone(), None);
+                        Ok(t)
+                    }
+                    _ => Ok(t),
+                }
+            }
+            (None, None) => Err(Error::msg("autograd internal error: empty saved tensor")),
+        }
     }
 }
 

@@ -102,7 +102,7 @@ impl Ctx<'_> {
     /// Saved input `i`.
     pub(crate) fn input(&self, i: usize) -> Result<Tensor> {
         match &self.b.inputs[i] {
-            Some(s) => Ok(s.get()?.clone()),
+            Some(s) => s.get(),
             None => Err(Error::msg(format!(
                 "autograd internal error: input {i} of {} was not saved for backward",
                 self.b.prim.name()
@@ -114,11 +114,11 @@ impl Ctx<'_> {
     /// recomputed from the saved inputs so that it carries its history.
     pub(crate) fn output(&self, i: usize) -> Result<Tensor> {
         // A saved output written in place since is an error either way, as in torch.
+        // saved_hooks33: checked and read without unpacking (unpack runs once per read, as torch's).
         if let Some(s) = &self.b.outputs[i] {
-            s.get()?;
+            s.check_version()?;
         }
-        let inputs_need_grad =
-            self.b.inputs.iter().flatten().any(|s| s.get().is_ok_and(Tensor::requires_grad));
+        let inputs_need_grad = self.b.inputs.iter().flatten().any(SavedTensor::requires_grad);
         if is_recording() && inputs_need_grad {
             let inputs = (0..self.b.inputs.len()).map(|j| self.input(j)).collect::<Result<Vec<_>>>()?;
             let refs: Vec<&Tensor> = inputs.iter().collect();
@@ -127,7 +127,7 @@ impl Ctx<'_> {
             // (recomputed outputs have the prim's own shapes)
         }
         match &self.b.outputs[i] {
-            Some(s) => Ok(s.get()?.clone()),
+            Some(s) => s.get(),
             None => Err(Error::msg(format!(
                 "autograd internal error: output {i} of {} was not saved for backward",
                 self.b.prim.name()
