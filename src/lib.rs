@@ -33,7 +33,17 @@ pub use oxtorch_autograd as autograd;
 pub use oxtorch_autograd::{enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled};
 pub use oxtorch_nn as nn;
 pub use oxtorch_nn::optim;
-pub use oxtorch_tensor::autocast::{autocast, AutocastGuard};
+pub use oxtorch_tensor::autocast::{
+    autocast, autocast_dtype, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled, AutocastGuard,
+};
+
+/// `torch.amp`: autocast and gradient scaling for mixed-precision training.
+pub mod amp {
+    pub use oxtorch_nn::amp::{GradScaler, GradScalerOptions};
+    pub use oxtorch_tensor::autocast::{
+        autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled, AutocastGuard,
+    };
+}
 
 /// `torch.linalg`: inverses, solvers, determinants, decompositions (Cholesky, QR, eigh, SVD), norms
 /// and products, differentiable (see [`oxtorch_tensor::linalg`]).
@@ -49,14 +59,18 @@ pub mod utils {
 /// The eager XLA runtime behind `xla:N`/`tpu:N` tensors (torch_xla's `metrics`): `xla::metrics()`,
 /// `xla::set_client_options`, `xla::device_count`.
 pub use oxtorch_backend_tpu::xla;
+pub use oxtorch_core::{finfo, iinfo, FInfo, IInfo};
 pub use oxtorch_nn::distributions;
-pub use oxtorch_nn::functional::{gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell};
+pub use oxtorch_nn::functional::{
+    gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
+};
 pub use oxtorch_tensor::determinism::{
     are_deterministic_algorithms_enabled, get_deterministic_debug_mode, get_float32_matmul_precision,
     is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
     set_float32_matmul_precision, use_deterministic_algorithms,
 };
 pub use oxtorch_tensor::random::seed;
+pub use oxtorch_tensor::testing;
 pub use oxtorch_tensor::{bf16, f16};
 pub use oxtorch_tensor::{
     default_generator, manual_seed, random, tensor, DType, Device, Error, Generator, Layout, Operand,
@@ -543,6 +557,26 @@ pub mod special {
     /// `special.bessel_y1(x)`: Bessel function of the second kind, order 1.
     pub fn bessel_y1(x: &Tensor) -> Result<Tensor> {
         x.special_bessel_y1()
+    }
+    /// `special.i0(x)`: the modified Bessel function of the first kind, order 0.
+    pub fn i0(x: &Tensor) -> Result<Tensor> {
+        x.i0()
+    }
+    /// `special.i0e(x)`: `i0(x)` scaled by `exp(-|x|)`.
+    pub fn i0e(x: &Tensor) -> Result<Tensor> {
+        x.i0e()
+    }
+    /// `special.i1(x)`: the modified Bessel function of the first kind, order 1.
+    pub fn i1(x: &Tensor) -> Result<Tensor> {
+        x.i1()
+    }
+    /// `special.i1e(x)`: `i1(x)` scaled by `exp(-|x|)`.
+    pub fn i1e(x: &Tensor) -> Result<Tensor> {
+        x.i1e()
+    }
+    /// `special.logsumexp(x, dims, keepdim)`: `log Σ exp(x)` over `dims`, computed stably.
+    pub fn logsumexp(x: &Tensor, dims: impl oxtorch_tensor::IntoDims, keepdim: bool) -> Result<Tensor> {
+        x.logsumexp(dims, keepdim)
     }
     /// `special.modified_bessel_i0(x)`: modified Bessel function of the first kind, order 0.
     pub fn modified_bessel_i0(x: &Tensor) -> Result<Tensor> {

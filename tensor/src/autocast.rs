@@ -21,6 +21,25 @@ pub fn autocast_dtype() -> Option<DType> {
     AUTOCAST.with(Cell::get)
 }
 
+/// `torch.is_autocast_enabled()`: whether an autocast scope is active on this thread.
+pub fn is_autocast_enabled() -> bool {
+    autocast_dtype().is_some()
+}
+
+/// `torch.get_autocast_dtype(device)`: the dtype autocast lowers to — the active scope's, else
+/// torch's CPU default, bf16.
+pub fn get_autocast_dtype() -> DType {
+    autocast_dtype().unwrap_or(DType::BF16)
+}
+
+/// `torch.set_autocast_enabled(enabled)`: turns autocast on (with the dtype of
+/// [`get_autocast_dtype`]) or off for this thread, without a scope. Prefer [`AutocastGuard`], which
+/// restores the previous state.
+pub fn set_autocast_enabled(enabled: bool) {
+    let dtype = get_autocast_dtype();
+    AUTOCAST.with(|a| a.set(enabled.then_some(dtype)));
+}
+
 /// An autocast scope; the previous state returns when it drops.
 #[must_use = "autocast ends as soon as the guard drops"]
 pub struct AutocastGuard {
