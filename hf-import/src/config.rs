@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+mod class_defaults;
 mod rope;
 
 pub use rope::{RopeParams, RopeScaling};
@@ -37,7 +38,10 @@ impl Config {
     /// Parses the text of a config file.
     pub fn from_json_str(text: &str) -> Result<Self> {
         match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(json)) => Ok(Config { json }),
+            Ok(Value::Object(mut json)) => {
+                class_defaults::fill(&mut json);
+                Ok(Config { json })
+            }
             Ok(_) => Err(Error::Config("config.json is not a JSON object".into())),
             Err(e) => Err(Error::Config(format!("invalid JSON: {e}"))),
         }
@@ -45,7 +49,8 @@ impl Config {
 
     /// A config from a JSON object already parsed (a nested config, such as a multimodal
     /// checkpoint's `text_config`).
-    pub fn from_map(json: Map<String, Value>) -> Self {
+    pub fn from_map(mut json: Map<String, Value>) -> Self {
+        class_defaults::fill(&mut json);
         Config { json }
     }
 

@@ -1,0 +1,164 @@
+//! The sizes that transformers' config classes assume when `config.json` leaves a key out.
+//!
+//! `from_pretrained` builds a config class (`Gemma2Config(**json)`), so a trimmed config.json that
+//! omits, say, `num_attention_heads` still loads there with the class's default. These are those
+//! defaults (transformers 5.24), per `model_type`, filled in before any model reads the config; a
+//! key that is present (even null) is left as it is.
+
+use serde_json::{Map, Value};
+
+/// `model_type` → (key, the config class's default).
+const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
+    (
+        "llama",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 32000),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 11008),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
+        "mistral",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 32000),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 14336),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
+        "qwen2",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 151936),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 22016),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 32768),
+        ],
+    ),
+    (
+        "qwen3",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 151936),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 22016),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 32768),
+        ],
+    ),
+    (
+        "gemma",
+        &[
+            ("hidden_size", 3072),
+            ("vocab_size", 256000),
+            ("num_attention_heads", 16),
+            ("intermediate_size", 24576),
+            ("num_hidden_layers", 28),
+            ("max_position_embeddings", 8192),
+        ],
+    ),
+    (
+        "gemma2",
+        &[
+            ("hidden_size", 2304),
+            ("vocab_size", 256000),
+            ("num_attention_heads", 8),
+            ("intermediate_size", 9216),
+            ("num_hidden_layers", 26),
+            ("max_position_embeddings", 8192),
+        ],
+    ),
+    (
+        "gemma3_text",
+        &[
+            ("hidden_size", 2304),
+            ("vocab_size", 262208),
+            ("num_attention_heads", 8),
+            ("intermediate_size", 9216),
+            ("num_hidden_layers", 26),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
+        "phi3",
+        &[
+            ("hidden_size", 3072),
+            ("vocab_size", 32064),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 8192),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 4096),
+        ],
+    ),
+    (
+        "bert",
+        &[
+            ("hidden_size", 768),
+            ("vocab_size", 30522),
+            ("num_attention_heads", 12),
+            ("intermediate_size", 3072),
+            ("num_hidden_layers", 12),
+            ("max_position_embeddings", 512),
+            ("type_vocab_size", 2),
+        ],
+    ),
+    (
+        "roberta",
+        &[
+            ("hidden_size", 768),
+            ("vocab_size", 50265),
+            ("num_attention_heads", 12),
+            ("intermediate_size", 3072),
+            ("num_hidden_layers", 12),
+            ("max_position_embeddings", 512),
+            ("type_vocab_size", 2),
+        ],
+    ),
+    (
+        "distilbert",
+        &[
+            ("dim", 768),
+            ("vocab_size", 30522),
+            ("n_heads", 12),
+            ("hidden_dim", 3072),
+            ("n_layers", 6),
+            ("max_position_embeddings", 512),
+        ],
+    ),
+];
+
+/// Inserts the config class's default for each size key `json` lacks (by its `model_type`; an
+/// unknown or missing type changes nothing).
+pub(super) fn fill(json: &mut Map<String, Value>) {
+    let Some(model_type) = json.get("model_type").and_then(Value::as_str) else { return };
+    let Some((_, defaults)) = CLASS_DEFAULTS.iter().find(|(t, _)| *t == model_type) else { return };
+    for &(key, value) in *defaults {
+        json.entry(key).or_insert(Value::from(value));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_sizes_take_the_class_defaults_and_present_ones_stay() {
+        let mut json: Map<String, Value> =
+            serde_json::from_str(r#"{"model_type": "gemma2", "hidden_size": 32, "head_dim": null}"#).unwrap();
+        fill(&mut json);
+        assert_eq!(json["hidden_size"], 32);
+        assert_eq!(json["num_attention_heads"], 8);
+        assert_eq!(json["intermediate_size"], 9216);
+        assert!(json["head_dim"].is_null());
+        let mut other: Map<String, Value> = serde_json::from_str(r#"{"model_type": "t5"}"#).unwrap();
+        fill(&mut other);
+        assert_eq!(other.len(), 1);
+    }
+}

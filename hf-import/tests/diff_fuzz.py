@@ -1,0 +1,588 @@
+"""Dev-time differential fuzzer: random tiny configs per family, transformers vs the `hf-import` CLI.
+
+Run with the reference environment (torch + transformers 5, no network) and a built binary:
+
+    /work/.refenv/bin/python hf-import/tests/diff_fuzz.py --bin target/release/hf-import \
+        [--seed 0] [--cases 10] [--family llama,gemma2,...] [--keep DIR] [--no-generate]
+
+For each case it draws a random but valid tiny config of the family, builds the transformers model
+with random weights (`torch.manual_seed`, then every parameter redrawn as in make_fixtures.py),
+saves it (`save_pretrained`; sometimes a bfloat16 checkpoint, sometimes `pytorch_model.bin`,
+sometimes a 4.x-style config.json), reloads it with `from_pretrained(dtype=float32)` as the
+reference, draws random inputs (batch 1-3, left or right padding, explicit `position_ids` sometimes,
+`token_type_ids` for BERT), runs `hf-import forward --hidden-states --dtype f32` and compares every
+output tensor on the non-padded positions (max abs diff / max(1, max |ref|)), then greedy
+`generate` of a left-padded batch and compares the token ids. Mismatches are printed at the end with
+the config keys that differ from the family's defaults; the exit status is the mismatch count.
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+import torch
+import transformers as tf
+from safetensors.torch import load_file, save_file
+
+tf.logging.set_verbosity_error()
+tf.utils.logging.disable_progress_bar()
+
+TOL = 1e-4  # relative max-abs difference that counts as a mismatch (float32 compute)
+GEN_NEW = 8
+
+ACTS = ["silu", "gelu", "gelu_new", "relu", "gelu_pytorch_tanh", "tanh", "gelu_fast", "swish"]
+
+
+def pick(r, *xs):
+    return r.choice(xs)
+
+
+def heads(r, hidden_choices=(16, 32, 48)):
+    h = r.choice(hidden_choices)
+    nh = r.choice([n for n in (1, 2, 4, 8) if h % n == 0 and h // n >= 4])
+    kv = r.choice([k for k in (1, 2, 4, 8) if nh % k == 0])
+    return h, nh, kv
+
+
+def rope_for(r, head_dim, max_pos, kinds=("default", "linear", "dynamic", "yarn", "llama3")):
+    kind = r.choice(kinds)
+    theta = r.choice([100.0, 10000.0, 500000.0])
+    p = {"rope_type": kind, "rope_theta": theta}
+    if kind == "linear":
+        p["factor"] = r.choice([2.0, 4.0, 0.5 + r.random() * 4])
+    elif kind == "dynamic":
+        p["factor"] = r.choice([2.0, 3.0, 1.5])
+    elif kind == "yarn":
+        p["factor"] = r.choice([2.0, 4.0, 8.0])
+        if r.random() < 0.6:
+            p["original_max_position_embeddings"] = r.choice([4, 8, 16])
+        if r.random() < 0.5:
+            p["beta_fast"] = r.choice([4.0, 8.0, 32.0])
+            p["beta_slow"] = r.choice([0.25, 1.0])
+        if r.random() < 0.3:
+            p["attention_factor"] = r.choice([0.8, 1.3])
+        if r.random() < 0.3:
+            p["mscale"] = 1.0
+            p["mscale_all_dim"] = r.choice([0.0, 1.0])
+        if r.random() < 0.3:
+            p["truncate"] = r.choice([True, False])
+    elif kind == "llama3":
+        p.update(factor=r.choice([2.0, 8.0]), low_freq_factor=1.0, high_freq_factor=r.choice([2.0, 4.0]),
+                 original_max_position_embeddings=r.choice([4, 8, 16]))
+    return p
+
+
+def decoder_common(r, family):
+    h, nh, kv = heads(r)
+    cfg = dict(
+        vocab_size=r.choice([16, 64, 100, 128]),
+        hidden_size=h,
+        num_hidden_layers=r.randint(1, 3),
+        num_attention_heads=nh,
+        num_key_value_heads=kv,
+        intermediate_size=r.choice([24, 40, 64]),
+        max_position_embeddings=r.choice([8, 16, 32, 64]),
+        rms_norm_eps=r.choice([1e-6, 1e-5, 1e-3]),
+        tie_word_embeddings=r.random() < 0.5,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=r.choice([2, 2, [2, 5], None]),
+    )
+    if r.random() < 0.4:
+        cfg["head_dim"] = r.choice([4, 8, 12, 16])
+    return cfg
+
+
+def gen_llama(r):
+    c = decoder_common(r, "llama")
+    c["attention_bias"] = r.random() < 0.4
+    c["mlp_bias"] = r.random() < 0.3
+    c["hidden_act"] = r.choice(ACTS)
+    hd = c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
+    c["rope_parameters"] = rope_for(r, hd, c["max_position_embeddings"])
+    return tf.LlamaForCausalLM, tf.LlamaConfig, c
+
+
+def gen_mistral(r):
+    c = decoder_common(r, "mistral")
+    c["sliding_window"] = r.choice([None, 2, 3, 4, 6])
+    c["hidden_act"] = r.choice(["silu", "gelu", "relu"])
+    c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0, 1e6])}
+    return tf.MistralForCausalLM, tf.MistralConfig, c
+
+
+def gen_qwen2(r):
+    c = decoder_common(r, "qwen2")
+    c.pop("head_dim", None)  # Qwen2 has no head_dim key
+    n = c["num_hidden_layers"]
+    if r.random() < 0.6:
+        c["use_sliding_window"] = True
+        c["sliding_window"] = r.choice([2, 3, 5])
+        c["max_window_layers"] = r.randint(0, n)
+    if r.random() < 0.3:
+        c["use_sliding_window"] = True
+        c["sliding_window"] = r.choice([2, 3, 5])
+        c["layer_types"] = [r.choice(["full_attention", "sliding_attention"]) for _ in range(n)]
+    c["rope_parameters"] = rope_for(r, 0, c["max_position_embeddings"], ("default", "yarn", "linear", "dynamic"))
+    return tf.Qwen2ForCausalLM, tf.Qwen2Config, c
+
+
+def gen_qwen3(r):
+    c = decoder_common(r, "qwen3")
+    c["head_dim"] = r.choice([4, 8, 16])
+    c["attention_bias"] = r.random() < 0.4
+    n = c["num_hidden_layers"]
+    if r.random() < 0.4:
+        c["use_sliding_window"] = True
+        c["sliding_window"] = r.choice([2, 3, 5])
+        c["max_window_layers"] = r.randint(0, n)
+    c["rope_parameters"] = rope_for(r, c["head_dim"], c["max_position_embeddings"], ("default", "yarn", "linear"))
+    return tf.Qwen3ForCausalLM, tf.Qwen3Config, c
+
+
+def gen_gemma(r):
+    c = decoder_common(r, "gemma")
+    c["head_dim"] = r.choice([4, 8, 16])
+    c["hidden_activation"] = r.choice(["gelu_pytorch_tanh", "gelu", "silu"])
+    c.pop("tie_word_embeddings")
+    c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0])}
+    if r.random() < 0.3:
+        c["attention_bias"] = True
+    return tf.GemmaForCausalLM, tf.GemmaConfig, c
+
+
+def gen_gemma2(r):
+    c = decoder_common(r, "gemma2")
+    c["head_dim"] = r.choice([4, 8, 16])
+    c["hidden_activation"] = r.choice(["gelu_pytorch_tanh", "gelu"])
+    c.pop("tie_word_embeddings")
+    c["sliding_window"] = r.choice([2, 3, 4, 6])
+    c["query_pre_attn_scalar"] = r.choice([8, 16, 64])
+    c["attn_logit_softcapping"] = r.choice([None, 2.0, 50.0])
+    c["final_logit_softcapping"] = r.choice([None, 5.0, 30.0])
+    if r.random() < 0.4:
+        c["layer_types"] = [r.choice(["full_attention", "sliding_attention"]) for _ in range(c["num_hidden_layers"])]
+    c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0])}
+    return tf.Gemma2ForCausalLM, tf.Gemma2Config, c
+
+
+def gen_gemma3_text(r):
+    c = decoder_common(r, "gemma3_text")
+    c["head_dim"] = r.choice([4, 8, 16])
+    c["hidden_activation"] = r.choice(["gelu_pytorch_tanh", "gelu"])
+    c["sliding_window"] = r.choice([2, 3, 4, 6])
+    c["query_pre_attn_scalar"] = r.choice([8, 16, 64])
+    n = c["num_hidden_layers"]
+    if r.random() < 0.5:
+        c["layer_types"] = [r.choice(["full_attention", "sliding_attention"]) for _ in range(n)]
+    else:
+        c["sliding_window_pattern"] = r.choice([1, 2, 3, 6])
+    if r.random() < 0.3:
+        c["final_logit_softcapping"] = 5.0
+    if r.random() < 0.3:
+        c["attn_logit_softcapping"] = 3.0
+    full = rope_for(r, c["head_dim"], c["max_position_embeddings"], ("default", "linear", "yarn", "dynamic"))
+    local = {"rope_type": "default", "rope_theta": r.choice([10.0, 100.0, 10000.0])}
+    c["rope_parameters"] = {"full_attention": full, "sliding_attention": local}
+    return tf.Gemma3ForCausalLM, tf.Gemma3TextConfig, c
+
+
+def gen_phi3(r):
+    c = decoder_common(r, "phi3")
+    c.pop("head_dim", None)
+    hd = c["hidden_size"] // c["num_attention_heads"]
+    prf = r.choice([1.0, 0.5, 0.75]) if hd % 8 == 0 else 1.0
+    rot = int(hd * prf)
+    if rot % 2:
+        prf, rot = 1.0, hd
+    c["hidden_act"] = r.choice(["silu", "gelu"])
+    c["sliding_window"] = r.choice([None, 3, 5])
+    c["max_position_embeddings"] = r.choice([16, 32, 64])
+    kind = r.choice(["default", "longrope", "longrope"])
+    p = {"rope_type": kind, "rope_theta": r.choice([100.0, 10000.0]), "partial_rotary_factor": prf}
+    if kind == "longrope":
+        c["original_max_position_embeddings"] = r.choice([4, 6, 8])
+        p["short_factor"] = [round(1 + r.random() * 3, 3) for _ in range(rot // 2)]
+        p["long_factor"] = [round(1 + r.random() * 20, 3) for _ in range(rot // 2)]
+        if r.random() < 0.3:
+            p["attention_factor"] = r.choice([0.9, 1.2])
+    c["rope_parameters"] = p
+    return tf.Phi3ForCausalLM, tf.Phi3Config, c
+
+
+def gen_bert(r):
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([64, 100]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             intermediate_size=r.choice([24, 64]), max_position_embeddings=r.choice([16, 32]),
+             type_vocab_size=r.choice([1, 2, 3]), hidden_act=r.choice(["gelu", "relu", "gelu_new", "silu", "tanh"]),
+             layer_norm_eps=r.choice([1e-12, 1e-5, 1e-3]), pad_token_id=0)
+    cls = r.choice([tf.BertModel, tf.BertForMaskedLM])
+    if cls is tf.BertForMaskedLM:
+        c["tie_word_embeddings"] = r.random() < 0.5
+    return cls, tf.BertConfig, c
+
+
+def gen_roberta(r):
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([64, 100]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             intermediate_size=r.choice([24, 64]), max_position_embeddings=r.choice([16, 32]),
+             type_vocab_size=r.choice([1, 2]), hidden_act=r.choice(["gelu", "relu", "gelu_new"]),
+             layer_norm_eps=r.choice([1e-12, 1e-5]), pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    cls = r.choice([tf.RobertaModel, tf.RobertaForMaskedLM])
+    if cls is tf.RobertaForMaskedLM:
+        c["tie_word_embeddings"] = r.random() < 0.5
+    return cls, tf.RobertaConfig, c
+
+
+def gen_distilbert(r):
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([64, 100]), dim=h, n_heads=nh, n_layers=r.randint(1, 3), hidden_dim=r.choice([24, 64]),
+             max_position_embeddings=r.choice([16, 32]), sinusoidal_pos_embds=r.random() < 0.5,
+             activation=r.choice(["gelu", "relu"]))
+    cls = r.choice([tf.DistilBertModel, tf.DistilBertForMaskedLM])
+    if cls is tf.DistilBertForMaskedLM:
+        c["tie_word_embeddings"] = r.random() < 0.5
+    return cls, tf.DistilBertConfig, c
+
+
+FAMILIES = {
+    "llama": gen_llama, "mistral": gen_mistral, "qwen2": gen_qwen2, "qwen3": gen_qwen3, "gemma": gen_gemma,
+    "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
+    "roberta": gen_roberta, "distilbert": gen_distilbert,
+}
+ENCODERS = {"bert", "roberta", "distilbert"}
+
+
+def randomise(model, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=g)
+            if "norm" in name.lower() and name.endswith("weight"):
+                p.copy_(1.0 + 0.1 * noise)
+            elif name.endswith("bias"):
+                p.copy_(0.1 * noise)
+            else:
+                p.copy_(0.2 * noise)
+
+
+def flatten(out):
+    flat = {}
+    for key, value in out.items():
+        if value is None:
+            continue
+        if isinstance(value, tuple):
+            for i, v in enumerate(value):
+                flat[f"{key}.{i}"] = v.detach().float().clone().contiguous()
+        elif isinstance(value, torch.Tensor):
+            flat[key] = value.detach().float().clone().contiguous()
+    return flat
+
+
+def make_inputs(r, family, cfg):
+    """Random forward inputs and a description of them."""
+    enc = family in ENCODERS
+    vocab = cfg.get("vocab_size")
+    max_pos = cfg.get("max_position_embeddings", 64)
+    limit = max_pos - 2 if family == "roberta" else max_pos
+    b = r.randint(1, 3)
+    # Sequences past original_max_position_embeddings for long-context ropes (but within max_pos).
+    l = r.randint(2, max(2, min(12, limit))) if enc else r.randint(2, 20)
+    pad_id = 1 if family == "roberta" else 0
+    side = r.choice(["none", "right", "left"]) if b > 1 or r.random() < 0.3 else "none"
+    if enc and side == "left" and r.random() < 0.5:
+        side = "right"
+    ids = torch.randint(0 if r.random() < 0.3 else 3, vocab, (b, l), dtype=torch.int64)
+    mask = torch.ones(b, l, dtype=torch.int64)
+    if side == "none" and l > 2 and r.random() < 0.15:
+        side = "holes"
+        for i in range(b):
+            mask[i, r.randint(1, l - 1)] = 0
+    elif side != "none":
+        for i in range(1, b) if b > 1 else [0]:
+            n = r.randint(1, l)
+            if side == "right":
+                mask[i, n:] = 0
+            else:
+                mask[i, : l - n] = 0
+    if r.random() < 0.8:
+        ids[mask == 0] = pad_id
+    else:
+        side += "(non-pad ids)"
+    x = {"input_ids": ids, "attention_mask": mask}
+    desc = f"b={b} l={l} pad={side}"
+    if family == "bert" and cfg.get("type_vocab_size", 2) > 1 and r.random() < 0.7:
+        x["token_type_ids"] = torch.randint(0, cfg["type_vocab_size"], (b, l), dtype=torch.int64)
+        desc += " token_types"
+    if family != "distilbert" and r.random() < 0.3:
+        if family == "roberta":
+            pos = (torch.cumsum(mask, 1) * mask + 1).clamp(max=max_pos - 1)
+        elif r.random() < 0.5:
+            pos = (torch.cumsum(mask, 1) - 1).clamp(min=0)
+        else:
+            off = r.randint(0, max(0, limit - l)) if enc else r.randint(0, 12)
+            pos = torch.arange(off, off + l).expand(b, l).contiguous()
+        x["position_ids"] = pos.to(torch.int64)
+        desc += " position_ids"
+    if r.random() < 0.1 and side == "none":
+        del x["attention_mask"]
+        desc += " no_mask"
+    return x, desc
+
+
+def diff_from_defaults(config_cls, cfg):
+    try:
+        defaults = config_cls().to_dict()
+    except Exception:
+        defaults = {}
+    return {k: v for k, v in cfg.items() if defaults.get(k, object()) != v}
+
+
+def to_v4(path):
+    """Rewrites config.json in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling)."""
+    cfg = json.loads((path / "config.json").read_text())
+    rope = cfg.get("rope_parameters")
+    if isinstance(rope, dict) and "rope_type" in rope:
+        rope = dict(rope)
+        cfg.pop("rope_parameters")
+        cfg["rope_theta"] = rope.pop("rope_theta")
+        if "partial_rotary_factor" in rope:
+            cfg["partial_rotary_factor"] = rope.pop("partial_rotary_factor")
+        if rope.get("rope_type", "default") != "default":
+            if rope["rope_type"] == "longrope":
+                rope["type"] = "longrope"
+            cfg["rope_scaling"] = rope
+    elif isinstance(rope, dict) and "full_attention" in rope:
+        cfg.pop("rope_parameters")
+        full = dict(rope["full_attention"])
+        cfg["rope_theta"] = full.pop("rope_theta")
+        if full.get("rope_type", "default") != "default":
+            cfg["rope_scaling"] = full
+        cfg["rope_local_base_freq"] = rope["sliding_attention"]["rope_theta"]
+    if "dtype" in cfg:
+        cfg["torch_dtype"] = cfg.pop("dtype")
+    cfg["transformers_version"] = "4.46.0"
+    (path / "config.json").write_text(json.dumps(cfg, indent=2))
+
+
+def minimal(path, config_cls):
+    """Rewrites config.json with only the keys that differ from the config class's defaults (as
+    hand-written or old configs are), plus model_type and architectures."""
+    cfg = json.loads((path / "config.json").read_text())
+    defaults = config_cls().to_dict()
+    keep = {"model_type", "architectures", "transformers_version", "torch_dtype", "dtype"}
+    out = {k: v for k, v in cfg.items() if k in keep or k not in defaults or defaults[k] != v}
+    (path / "config.json").write_text(json.dumps(out, indent=2))
+
+
+class Runner:
+    def __init__(self, binary, work, keep):
+        self.binary, self.work, self.keep = binary, Path(work), keep
+        self.results = []  # (case id, family, kind, message, cfg diff, extra)
+
+    def cli(self, args):
+        p = subprocess.run([self.binary] + args, capture_output=True, text=True, timeout=300)
+        return p.returncode, p.stderr.strip()
+
+    def case(self, family, seed, do_generate):
+        r = random.Random(seed)
+        model_cls, config_cls, cfg = FAMILIES[family](r)
+        cid = f"{family}#{seed}"
+        diff = diff_from_defaults(config_cls, cfg)
+        variant = []
+        try:
+            config = config_cls(**cfg, attn_implementation="eager")
+        except Exception as e:  # transformers refuses it: not a valid case
+            return ("skip", cid, f"transformers rejects config: {e}")
+        torch.manual_seed(seed)
+        model = model_cls(config).eval()
+        randomise(model, seed)
+        path = self.work / cid.replace("#", "_")
+        shutil.rmtree(path, ignore_errors=True)
+        roll = r.random()
+        if roll < 0.2:
+            model = model.to(torch.bfloat16)
+            variant.append("bf16")
+        if r.random() < 0.15:
+            model.save_pretrained(path)
+            (path / "model.safetensors").unlink()
+            torch.save(model.state_dict(), path / "pytorch_model.bin")
+            variant.append("bin")
+        else:
+            model.save_pretrained(path)
+        if family not in ENCODERS and r.random() < 0.25:
+            to_v4(path)
+            variant.append("v4cfg")
+        if r.random() < 0.3:
+            minimal(path, config_cls)
+            variant.append("minimal")
+        try:
+            ref = model_cls.from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
+        except Exception as e:
+            return ("skip", cid, f"transformers cannot reload: {e}")
+        x, desc = make_inputs(r, family, cfg)
+        info = dict(diff=diff, variant=variant, inputs=desc, cls=model_cls.__name__)
+        with torch.no_grad():
+            try:
+                expected = flatten(ref(**x, output_hidden_states=True))
+            except Exception as e:
+                return ("skip", cid, f"transformers forward fails: {e}")
+        inp, out = path / "in.safetensors", path / "out.safetensors"
+        save_file({k: v.contiguous() for k, v in x.items()}, str(inp))
+        rc, err = self.cli(["forward", str(path), "--inputs", str(inp), "--output", str(out), "--hidden-states",
+                            "--dtype", "f32"])
+        if rc != 0:
+            self.results.append((cid, family, "cli-error(forward)", err[-400:], info))
+        else:
+            got = load_file(str(out))
+            valid = x.get("attention_mask", torch.ones_like(x["input_ids"])).bool()
+            for key, ref_t in expected.items():
+                if key not in got:
+                    self.results.append((cid, family, "missing-output", key, info))
+                    continue
+                g = got[key]
+                if tuple(g.shape) != tuple(ref_t.shape):
+                    self.results.append((cid, family, "shape", f"{key}: ours {tuple(g.shape)} ref {tuple(ref_t.shape)}", info))
+                    continue
+                d = (g - ref_t).abs()
+                if ref_t.dim() >= 2 and tuple(ref_t.shape[:2]) == tuple(valid.shape):
+                    dv = d[valid]
+                    scale = ref_t[valid].abs().max().item() if valid.any() else 1.0
+                else:
+                    dv, scale = d, ref_t.abs().max().item()
+                rel = (dv.max().item() if dv.numel() else 0.0) / max(1.0, scale)
+                if not (rel <= TOL):  # NaN counts
+                    where = ""
+                    if ref_t.dim() >= 2 and tuple(ref_t.shape[:2]) == tuple(valid.shape):
+                        per_pos = d.flatten(2).amax(-1) if d.dim() > 2 else d
+                        per_pos = per_pos * valid
+                        bad = (per_pos / max(1.0, scale) > TOL).nonzero().tolist()
+                        where = f" at [b,t]={bad[:6]}{'...' if len(bad) > 6 else ''}"
+                    self.results.append((cid, family, "forward", f"{key}: rel {rel:.3g}{where}", info))
+            extra = set(got) - set(expected)
+            if extra:
+                self.results.append((cid, family, "extra-output", sorted(extra), info))
+        if do_generate and family not in ENCODERS:
+            # A fresh model: dynamic RoPE keeps state (the longest length seen) across calls.
+            fresh = lambda: type(ref).from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
+            self.generate(r, cid, family, cfg, fresh, path, info)
+        if not self.keep:
+            shutil.rmtree(path, ignore_errors=True)
+        return ("ok", cid, "")
+
+    def generate(self, r, cid, family, cfg, fresh, path, info):
+        b = r.randint(1, 3)
+        vocab = cfg["vocab_size"]
+        max_pos = cfg.get("max_position_embeddings", 64)
+        l = r.randint(2, 12)
+        new = r.choice([GEN_NEW, GEN_NEW, 16])
+        ids = torch.randint(3, vocab, (b, l), dtype=torch.int64)
+        mask = torch.ones(b, l, dtype=torch.int64)
+        for i in range(1, b):
+            n = r.randint(1, l)
+            mask[i, : l - n] = 0
+        ids[mask == 0] = 0
+        gpath = path / "generation_config.json"
+        gcfg = json.loads(gpath.read_text()) if gpath.exists() else {}
+        extras = {}
+        for key, values in [("repetition_penalty", [1.3, 0.7]), ("no_repeat_ngram_size", [1, 2, 3]),
+                            ("min_new_tokens", [2, 5]), ("suppress_tokens", [[4, 5, 6]]),
+                            ("begin_suppress_tokens", [[3, 7]]), ("bad_words_ids", [[[4]], [[5, 6]]]),
+                            ("forced_eos_token_id", [2]), ("cache_implementation", ["static"]),
+                            ("min_length", [6, 14])]:
+            if r.random() < 0.12:
+                extras[key] = r.choice(values)
+        if extras:
+            gcfg.update(extras)
+            gpath.write_text(json.dumps(gcfg, indent=2))
+        with torch.no_grad():
+            want = fresh().generate(input_ids=ids, attention_mask=mask, max_new_tokens=new, do_sample=False,
+                                pad_token_id=0)
+        inp, out = path / "gen_in.safetensors", path / "gen_out.safetensors"
+        save_file({"input_ids": ids, "attention_mask": mask}, str(inp))
+        rc, err = self.cli(["generate", str(path), "--inputs", str(inp), "--output", str(out), "--max-new-tokens",
+                            str(new), "--greedy", "--dtype", "f32"])
+        ginfo = dict(info, gen=f"b={b} l={l} new={new} left-pad gen_cfg={extras}")
+        if rc != 0:
+            self.results.append((cid, family, "cli-error(generate)", err[-400:], ginfo))
+            return
+        got = load_file(str(out))["output_ids"]
+        if got.shape != want.shape or not torch.equal(got, want):
+            # Where it diverges, and whether transformers' own choice there was a near tie.
+            msg = f"ours {got.tolist()} ref {want.tolist()}"
+            if got.shape[0] == want.shape[0]:
+                n = min(got.shape[1], want.shape[1])
+                for i in range(want.shape[0]):
+                    neq = (got[i, :n] != want[i, :n]).nonzero()
+                    if len(neq):
+                        t = neq[0].item()
+                        ref = fresh()
+                        with torch.no_grad():
+                            pre = want[i : i + 1, :t]
+                            m = torch.ones_like(pre)
+                            m[:, :l] = mask[i : i + 1]
+                            lg = ref(input_ids=pre, attention_mask=m,
+                                     position_ids=(m.cumsum(1) - 1).clamp(min=0)).logits[0, -1]
+                        pen = extras.get("repetition_penalty")
+                        if pen:  # the margin transformers' greedy choice had, after the penalty
+                            seen = pre[0].unique()
+                            sc = lg[seen]
+                            lg[seen] = torch.where(sc < 0, sc * pen, sc / pen)
+                        top = lg.topk(2)
+                        margin = (top.values[0] - top.values[1]).item()
+                        msg += f" | row {i} diverges at {t}, ref top2 margin {margin:.3g}"
+                        break
+            self.results.append((cid, family, "generate", msg, ginfo))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default=str(Path(__file__).resolve().parents[2] / "target" / "release" / "hf-import"))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cases", type=int, default=10, help="cases per family")
+    ap.add_argument("--family", default=",".join(FAMILIES), help="comma-separated: " + ",".join(FAMILIES))
+    ap.add_argument("--keep", help="keep the checkpoints under this folder")
+    ap.add_argument("--no-generate", action="store_true")
+    a = ap.parse_args()
+    families = [f for f in a.family.split(",") if f]
+    for f in families:
+        if f not in FAMILIES:
+            ap.error(f"unknown family {f}")
+    work = a.keep or tempfile.mkdtemp(prefix="oxtorch-diff-")
+    Path(work).mkdir(parents=True, exist_ok=True)
+    runner = Runner(os.path.abspath(a.bin), work, bool(a.keep))
+    counts = {}
+    for f in families:
+        for i in range(a.cases):
+            seed = a.seed * 100000 + i
+            try:
+                status, cid, msg = runner.case(f, seed, not a.no_generate)
+            except Exception:
+                status, cid, msg = "crash", f"{f}#{seed}", traceback.format_exc()[-600:]
+            counts.setdefault(f, {}).setdefault(status, 0)
+            counts[f][status] += 1
+            if status != "ok":
+                print(f"[{status}] {cid}: {msg}", flush=True)
+            else:
+                bad = [x for x in runner.results if x[0] == cid]
+                print(f"[{'MISMATCH' if bad else 'ok'}] {cid}", flush=True)
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    print("\n== cases:", json.dumps(counts))
+    print(f"== {len(runner.results)} mismatches")
+    for cid, family, kind, msg, info in runner.results:
+        print(f"- {cid} [{kind}] {msg}")
+        print(f"    {info['cls']} {info.get('variant')} inputs: {info['inputs']} {info.get('gen', '')}")
+        print(f"    config diff: {json.dumps(info['diff'], default=str)}")
+    sys.exit(min(len(runner.results), 255))
+
+
+if __name__ == "__main__":
+    main()
