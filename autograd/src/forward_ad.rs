@@ -6,6 +6,7 @@
 //! [`crate::func::jvp`]). Ops on dual tensors must therefore run with grad mode on.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 
 use oxtorch_tensor::{Error, Result, Tensor};
 
@@ -16,8 +17,6 @@ struct Dual {
     /// the dual tensor (the differentiation point)
     dual: Tensor,
     tangent: Tensor,
-    /// whether its primal required grad (then the dual keeps the primal's backward history)
-    primal_requires_grad: bool,
 }
 
 thread_local! {
@@ -53,6 +52,10 @@ pub fn dual_level() -> Result<DualLevel> {
 
 /// A dual tensor with value `primal` and forward gradient `tangent` (torch's
 /// `torch.autograd.forward_ad.make_dual`), inside a [`dual_level`].
+///
+/// Unlike torch's, the result always requires grad (the tangents are computed by backward
+/// passes through it): a leaf of its own when `primal` does not require grad, else a view of
+/// `primal` that keeps its history.
 pub fn make_dual(primal: &Tensor, tangent: &Tensor) -> Result<Tensor> {
     if LEVEL.with(|l| l.borrow().is_none()) {
         return Err(Error::msg(
@@ -75,43 +78,55 @@ pub fn make_dual(primal: &Tensor, tangent: &Tensor) -> Result<Tensor> {
         )));
     }
     let _g = EnableGradGuard::new();
-    let primal_requires_grad = primal.requires_grad();
-    let dual =
-        if primal_requires_grad { primal.view_as(primal)? } else { primal.detach().requires_grad_(true)? };
+    let dual = if primal.requires_grad() {
+        primal.view_as(primal)?
+    } else {
+        primal.detach().requires_grad_(true)?
+    };
     LEVEL.with(|l| {
         if let Some(duals) = l.borrow_mut().as_mut() {
-            duals.push(Dual { dual: dual.clone(), tangent: tangent.clone(), primal_requires_grad });
+            duals.push(Dual { dual: dual.clone(), tangent: tangent.clone() });
         }
     });
     Ok(dual)
 }
 
-/// The primal and the tangent of `t` (torch's `torch.autograd.forward_ad.unpack_dual`): the
-/// tangent is `None` outside a level and for a tensor that depends on no dual tensor.
+/// The primal and the tangent of `t` (torch's `torch.autograd.forward_ad.unpack_dual`).
+///
+/// Outside a level, and for a tensor that depends on no dual tensor, the primal is `t` itself
+/// (history kept) and the tangent `None`. Otherwise the primal keeps `t`'s backward history when
+/// that reaches a leaf requiring grad other than the dual tensors (torch's
+/// `unpack_dual(make_dual(x, v) * w).primal` has `w`'s history; here a backward through it also
+/// reaches the dual tensors, which require grad in this design), and is detached otherwise.
 pub fn unpack_dual(t: &Tensor) -> Result<(Tensor, Option<Tensor>)> {
     // (the registry is cloned out: computing the tangent runs user-visible backward passes)
-    let duals: Vec<(Tensor, Tensor, bool)> = LEVEL.with(|l| {
+    let duals: Vec<(Tensor, Tensor)> = LEVEL.with(|l| {
         l.borrow()
             .as_ref()
-            .map(|ds| {
-                ds.iter().map(|d| (d.dual.clone(), d.tangent.clone(), d.primal_requires_grad)).collect()
-            })
+            .map(|ds| ds.iter().map(|d| (d.dual.clone(), d.tangent.clone())).collect())
             .unwrap_or_default()
     });
-    // Without a real backward history the primal is a plain value (the dual's grad is ours).
-    let primal = if duals.iter().any(|d| d.2) { t.view_as(t)? } else { t.detach() };
     if duals.is_empty() || !t.requires_grad() {
-        return Ok((primal, None));
+        return Ok((t.clone(), None));
     }
+    let dual_tensors: Vec<Tensor> = duals.iter().map(|d| d.0.clone()).collect();
+    // Computed before grad mode is forced on below (under no_grad the alias records nothing).
+    let primal = || -> Result<Tensor> {
+        if reaches_non_dual_leaf(t, &dual_tensors) {
+            t.view_as(t)
+        } else {
+            Ok(t.detach())
+        }
+    };
     if let Some(d) = duals.iter().find(|d| d.0.is_same(t)) {
-        return Ok((primal, Some(d.1.clone())));
+        return Ok((primal()?, Some(d.1.clone())));
     }
+    let primal = primal()?;
     let _g = EnableGradGuard::new();
-    let xs: Vec<Tensor> = duals.iter().map(|d| d.0.clone()).collect();
     let u = t.zeros_like()?.requires_grad_(true)?;
-    let gs = grad(std::slice::from_ref(t), &xs, Some(std::slice::from_ref(&u)), true, true, true)?;
+    let gs = grad(std::slice::from_ref(t), &dual_tensors, Some(std::slice::from_ref(&u)), true, true, true)?;
     if gs.iter().all(Option::is_none) {
-        return Ok((primal, None));
+        return Ok((t.clone(), None));
     }
     // g = Jᵀ u is linear in u; its vjp with the tangents is J · tangents.
     let (gs, vs): (Vec<Tensor>, Vec<Tensor>) = gs
@@ -129,4 +144,27 @@ pub fn unpack_dual(t: &Tensor) -> Result<(Tensor, Option<Tensor>)> {
         None => t.detach().zeros_like()?,
     };
     Ok((primal, Some(tangent)))
+}
+
+/// Whether the backward history of `t` reaches a leaf that requires grad and is none of `duals`
+/// (a dual made from a primal that requires grad is a view of it: the walk goes on to its
+/// leaves).
+fn reaches_non_dual_leaf(t: &Tensor, duals: &[Tensor]) -> bool {
+    let is_dual = |x: &Tensor| duals.iter().any(|d| d.is_same(x));
+    let Some(root) = t.grad_fn() else { return t.requires_grad() && !is_dual(t) };
+    let mut seen = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(f) = stack.pop() {
+        if !seen.insert(f.sequence_nr()) {
+            continue;
+        }
+        if let Some(leaf) = f.variable() {
+            if !is_dual(&leaf) {
+                return true;
+            }
+            continue;
+        }
+        stack.extend(f.next_functions().into_iter().flatten().map(|(g, _)| g));
+    }
+    false
 }

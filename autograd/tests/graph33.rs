@@ -342,3 +342,157 @@ fn forward_ad_tangents() -> Result<()> {
     assert_eq!(err_text(make_dual(&t(X), &t(VX))), FW_LEVEL_MSG);
     Ok(())
 }
+
+/// Registers a multi-grad hook on `a = 2x`, `b = 3x` whose pass over `sum(a b)` runs, from a hook
+/// on `b`, a nested `grad` over `sum(a a)`; returns x and what the multi-grad hook saw.
+fn nested_multi(mode: MultiGradMode) -> Result<(Tensor, Vec<Vec<Option<Tensor>>>)> {
+    let x = leaf(X);
+    let a = x.mul(2.0)?;
+    let b = x.mul(3.0)?;
+    let seen: Arc<Mutex<Vec<Vec<Option<Tensor>>>>> = Arc::default();
+    let s = seen.clone();
+    let multi = register_multi_grad_hook(
+        &[a.clone(), b.clone()],
+        move |gs: &[Option<Tensor>]| s.lock().unwrap().push(gs.to_vec()),
+        mode,
+    )?;
+    let (a2, x2) = (a.clone(), x.clone());
+    let nest = b.register_hook(move |_: &Tensor| {
+        // Hooks run with grad mode off (as torch's without create_graph): record under enable_grad.
+        oxtorch_autograd::enable_grad(|| {
+            let inner = a2.mul(&a2).unwrap().sum_all().unwrap();
+            grad(&[inner], std::slice::from_ref(&x2), None, true, false, false).unwrap();
+        });
+        None
+    })?;
+    a.mul(&b)?.sum_all()?.backward()?;
+    nest.remove();
+    multi.remove();
+    let seen = seen.lock().unwrap().clone();
+    Ok((x, seen))
+}
+
+#[test]
+fn multi_grad_hook_all_nested_pass_keeps_its_own_state() -> Result<()> {
+    // The nested pass ends first: [d sum(a a)/da = 4x, None]; then the outer one:
+    // [d sum(a b)/da = b = 3x, d/db = a = 2x]. Each pass fires once.
+    let (x, seen) = nested_multi(MultiGradMode::All)?;
+    assert_eq!(seen.len(), 2, "one call per pass");
+    let xs = x.to_f64_vec()?;
+    let scaled = |k: f64| -> Tensor {
+        let v: Vec<f64> = xs.iter().map(|v| k * v).collect();
+        Tensor::from_slice(&v, vec![v.len()]).unwrap()
+    };
+    let same = |got: &Option<Tensor>, want: Tensor| {
+        let got = got.as_ref().expect("a gradient").to_f64_vec().unwrap();
+        assert_eq!(got, want.to_f64_vec().unwrap());
+    };
+    assert_eq!(seen[0].len(), 2);
+    same(&seen[0][0], scaled(4.0));
+    assert!(seen[0][1].is_none());
+    assert_eq!(seen[1].len(), 2);
+    same(&seen[1][0], scaled(3.0));
+    same(&seen[1][1], scaled(2.0));
+    Ok(())
+}
+
+#[test]
+fn multi_grad_hook_any_nested_pass_fires_once_each() -> Result<()> {
+    let (_, seen) = nested_multi(MultiGradMode::Any)?;
+    assert_eq!(seen.len(), 2, "once in the outer pass, once in the nested one");
+    assert!(seen.iter().all(|gs| gs.len() == 1 && gs[0].is_some()));
+    Ok(())
+}
+
+#[test]
+fn packed_saved_tensors_skip_the_version_check() -> Result<()> {
+    // torch: with saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t): y = (x*x).sum();
+    // an in-place write to x afterwards, and y.backward() gives 2x (no version error).
+    let x = leaf(X);
+    let y = {
+        let _h = saved_tensors_hooks(|t: &Tensor| t.detach().copy(), |s: &Tensor| Ok(s.clone()))?;
+        x.mul(&x)?.sum_all()?
+    };
+    increment_version(&x);
+    y.backward()?;
+    let want: Vec<f64> = X.1.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(x.grad().unwrap().to_f64_vec()?, want);
+    Ok(())
+}
+
+#[test]
+fn pack_hook_runs_without_grad() -> Result<()> {
+    // torch: ops inside pack are not recorded (requires_grad False for each packed tensor).
+    let recorded: Arc<Mutex<Vec<bool>>> = Arc::default();
+    let r = recorded.clone();
+    let x = leaf(X);
+    let y = {
+        let _h = saved_tensors_hooks(
+            move |t: &Tensor| {
+                let u = t.mul(2.0)?;
+                r.lock().unwrap().push(u.requires_grad());
+                Ok(u)
+            },
+            |s: &Tensor| s.mul(0.5),
+        )?;
+        x.mul(&x)?.sum_all()?
+    };
+    let recorded = recorded.lock().unwrap().clone();
+    assert!(!recorded.is_empty());
+    assert!(recorded.iter().all(|&r| !r), "{recorded:?}");
+    y.backward()?;
+    let want: Vec<f64> = X.1.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(x.grad().unwrap().to_f64_vec()?, want);
+    Ok(())
+}
+
+#[test]
+fn unpacked_tensor_gets_the_originals_history() -> Result<()> {
+    // torch 2.15, float64: x = [1, 2, 3], w = [0.5, 2, -1] (both require grad);
+    // with saved_tensors_hooks(lambda t: t.detach(), lambda t: t * w): y = (x * x).sum()
+    // g = grad(y, x, create_graph=True) = [1, 8, -6] (requires grad);
+    // grad(g.sum(), [x, w], allow_unused=True) = ([2, 2, 2], None): the unpacked tensor has x's
+    // history, not that of `t * w`.
+    let x = Tensor::from_slice(&[1.0f64, 2.0, 3.0], vec![3])?.requires_grad_(true)?;
+    let w = Tensor::from_slice(&[0.5f64, 2.0, -1.0], vec![3])?.requires_grad_(true)?;
+    let w2 = w.clone();
+    let y = {
+        let _h = saved_tensors_hooks(|t: &Tensor| Ok(t.detach()), move |s: &Tensor| s.mul(&w2))?;
+        x.mul(&x)?.sum_all()?
+    };
+    let g = grad(&[y], std::slice::from_ref(&x), None, true, true, false)?.remove(0).unwrap();
+    assert!(g.requires_grad());
+    assert_eq!(g.to_f64_vec()?, vec![1.0, 8.0, -6.0]);
+    let gg = grad(&[g.sum_all()?], &[x.clone(), w.clone()], None, false, false, true)?;
+    assert_eq!(gg[0].as_ref().unwrap().to_f64_vec()?, vec![2.0, 2.0, 2.0]);
+    assert!(gg[1].is_none(), "no history through what unpack computed");
+    Ok(())
+}
+
+#[test]
+fn unpack_dual_keeps_history() -> Result<()> {
+    let w = Tensor::from_slice(&[3.0f64, 4.0], vec![2])?.requires_grad_(true)?;
+    let y = w.mul(2.0)?;
+    {
+        let _level = dual_level()?;
+        let primal = Tensor::from_slice(&[1.0f64, 2.0], vec![2])?;
+        let d = make_dual(&primal, &Tensor::from_slice(&[1.0f64, 1.0], vec![2])?)?;
+        // torch: p, t = unpack_dual(make_dual([1, 2], [1, 1]) * w): p = [3, 8] with w's
+        // history (p.sum().backward() gives w.grad = [1, 2]), t = [3, 4].
+        let (p, tan) = unpack_dual(&d.mul(&w)?)?;
+        assert_eq!(p.to_f64_vec()?, vec![3.0, 8.0]);
+        assert!(p.requires_grad());
+        assert_eq!(tan.unwrap().to_f64_vec()?, vec![3.0, 4.0]);
+        p.sum_all()?.backward()?;
+        assert_eq!(w.grad().unwrap().to_f64_vec()?, vec![1.0, 2.0]);
+        // A tensor that depends on no dual comes back as it is.
+        let (p, tan) = unpack_dual(&y)?;
+        assert!(p.is_same(&y) && tan.is_none());
+        // Only dual history: a plain value.
+        assert!(!unpack_dual(&d.sin()?)?.0.requires_grad());
+    }
+    // No level: the tensor as it is, history kept (torch: `unpack_dual(y).primal is y`).
+    let (p, tan) = unpack_dual(&y)?;
+    assert!(p.is_same(&y) && p.grad_fn().is_some() && tan.is_none());
+    Ok(())
+}

@@ -3,6 +3,7 @@
 //! (a pass id and callbacks run when the pass ends) that the multi-grad hooks need.
 
 use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -148,10 +149,13 @@ impl MultiGradHookHandle {
     }
 }
 
-/// Per-hook state: the pass it last saw and the gradients gathered in it.
-struct MultiState {
-    pass: Option<u64>,
-    grads: Vec<Option<Tensor>>,
+/// Per-hook state, keyed by backward pass id: a nested pass (a `grad` call inside a hook) or a
+/// pass on another thread has its own entry, removed by the callback queued when it ends.
+enum MultiState {
+    /// the gradients gathered so far in each running pass
+    All(HashMap<u64, Vec<Option<Tensor>>>),
+    /// the passes in which the hook already fired
+    Any(HashSet<u64>),
 }
 
 /// Registers `hook` on several tensors at once (torch's
@@ -161,7 +165,8 @@ struct MultiState {
 /// pass that reaches any of them, when the pass ends, with their gradients (`None` for those not
 /// reached). With [`MultiGradMode::Any`] tensors that do not require grad are skipped, and the
 /// hook runs with the first gradient computed in each pass. The hook observes gradients; it does
-/// not change them.
+/// not change them. Each backward pass is tracked on its own, so nested passes (a `grad` call in
+/// a tensor hook) and passes on other threads do not disturb each other.
 pub fn register_multi_grad_hook(
     tensors: &[Tensor],
     hook: impl Fn(&[Option<Tensor>]) + Send + Sync + 'static,
@@ -169,7 +174,10 @@ pub fn register_multi_grad_hook(
 ) -> Result<MultiGradHookHandle> {
     let hook: MultiGradHook = Arc::new(hook);
     let n = tensors.len();
-    let state = Arc::new(Mutex::new(MultiState { pass: None, grads: Vec::new() }));
+    let state = Arc::new(Mutex::new(match mode {
+        MultiGradMode::All => MultiState::All(HashMap::new()),
+        MultiGradMode::Any => MultiState::Any(HashSet::new()),
+    }));
     let mut handles = Vec::with_capacity(n);
     for (i, t) in tensors.iter().enumerate() {
         let (hook, state) = (hook.clone(), state.clone());
@@ -177,17 +185,22 @@ pub fn register_multi_grad_hook(
             MultiGradMode::All => t.register_hook(move |g: &Tensor| {
                 let pass = current_graph_task_id()?;
                 let mut st = lock(&state);
-                if st.pass != Some(pass) {
-                    st.pass = Some(pass);
-                    st.grads = vec![None; n];
+                let MultiState::All(passes) = &mut *st else { return None };
+                let grads = passes.entry(pass).or_insert_with(|| {
                     let (hook, state) = (hook.clone(), state.clone());
                     queue_callback(Box::new(move || -> Result<()> {
-                        let grads = std::mem::take(&mut lock(&state).grads);
-                        hook(&grads);
+                        let grads = match &mut *lock(&state) {
+                            MultiState::All(passes) => passes.remove(&pass),
+                            MultiState::Any(_) => None,
+                        };
+                        if let Some(grads) = grads {
+                            hook(&grads);
+                        }
                         Ok(())
                     }));
-                }
-                st.grads[i] = Some(g.clone());
+                    vec![None; n]
+                });
+                grads[i] = Some(g.clone());
                 None
             }),
             MultiGradMode::Any => {
@@ -198,11 +211,18 @@ pub fn register_multi_grad_hook(
                     let pass = current_graph_task_id()?;
                     {
                         let mut st = lock(&state);
-                        if st.pass == Some(pass) {
+                        let MultiState::Any(fired) = &mut *st else { return None };
+                        if !fired.insert(pass) {
                             return None;
                         }
-                        st.pass = Some(pass);
                     }
+                    let state = state.clone();
+                    queue_callback(Box::new(move || -> Result<()> {
+                        if let MultiState::Any(fired) = &mut *lock(&state) {
+                            fired.remove(&pass);
+                        }
+                        Ok(())
+                    }));
                     hook(&[Some(g.clone())]);
                     None
                 })

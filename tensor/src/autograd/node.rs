@@ -144,6 +144,11 @@ impl Node {
     }
 
     /// Runs the node's derivative.
+    ///
+    /// The node's `kind` lock is held while the derivative runs, and so while it reads its saved
+    /// tensors: an unpack hook of [`super::saved_tensors_hooks`] runs under it, so it must not run
+    /// a backward pass through this same node (that would wait on the lock forever). Hooks that
+    /// only move or rebuild the tensor (all the usual ones) are unaffected.
     pub(crate) fn apply(&self, grads: &[Option<Tensor>], needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
         match &*self.kind() {
             Some(NodeKind::Op(b)) => b.backward(grads, needs),
@@ -185,6 +190,17 @@ impl GradFn {
         self.0.next_functions()
     }
 
+    /// torch's `_sequence_nr()`: the node's creation order, unique in the process.
+    pub fn sequence_nr(&self) -> u64 {
+        self.0.seq()
+    }
+
+    /// For an `AccumulateGrad` node, the leaf it accumulates into (torch's
+    /// `AccumulateGrad.variable`); `None` for other nodes.
+    pub fn variable(&self) -> Option<Tensor> {
+        self.0.leaf()
+    }
+
     /// True when both handles name the same node.
     pub fn ptr_eq(&self, other: &GradFn) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -201,24 +217,23 @@ impl std::fmt::Debug for GradFn {
 /// in-place write fails with torch's message instead of computing a wrong gradient.
 ///
 /// (saved_hooks33) While saved-tensors hooks are registered ([`super::saved_tensors_hooks`]), only
-/// what the pack hook returned is kept, and each read calls the unpack hook.
+/// what the pack hook returned is kept, and each read calls the unpack hook. As in torch, a packed
+/// tensor is not checked against in-place writes (the hook decides what is kept).
 pub struct SavedTensor {
     /// the tensor itself, when no pack hook took it
     tensor: Option<Tensor>,
-    /// what the pack hook kept, with the history and storage of the tensor it packed
-    packed: Option<PackedSaved>,
+    /// what the pack hook kept, with the history of the tensor it packed (boxed: every recorded
+    /// op saves tensors, and most are not packed)
+    packed: Option<Box<PackedSaved>>,
     version: u64,
     op: &'static str,
 }
 
-/// A packed saved tensor: what the hook kept, the original's gradient edge (given back to the
-/// unpacked tensor, as torch's), and its storage (weakly, for the in-place check).
+/// A packed saved tensor: what the hook kept, and the original's gradient edge (given back to
+/// the unpacked tensor, as torch's).
 struct PackedSaved {
     value: super::saved_hooks::Packed,
     edge: Option<Edge>,
-    storage: Weak<crate::storage::StorageCell>,
-    dtype_name: &'static str,
-    dims: Vec<usize>,
 }
 
 impl SavedTensor {
@@ -239,15 +254,9 @@ impl SavedTensor {
     pub(crate) fn apply_hooks(&mut self) {
         let Some(t) = &self.tensor else { return };
         let Some(value) = super::saved_hooks::pack(t) else { return };
-        let packed = PackedSaved {
-            value,
-            edge: t.gradient_edge(),
-            storage: Arc::downgrade(t.storage()),
-            dtype_name: t.dtype().scalar_type_name(),
-            dims: t.dims().to_vec(),
-        };
+        let packed = PackedSaved { value, edge: t.gradient_edge() };
         self.tensor = None;
-        self.packed = Some(packed);
+        self.packed = Some(Box::new(packed));
     }
 
     /// Whether the saved tensor requires grad (without unpacking it).
@@ -259,21 +268,19 @@ impl SavedTensor {
         }
     }
 
-    /// Torch's error when the saved tensor was modified in place since it was saved.
+    /// Torch's error when the saved tensor was modified in place since it was saved. A tensor
+    /// packed by a saved-tensors hook is not checked ("Only check version counter in the case
+    /// without hooks", as torch).
     pub(crate) fn check_version(&self) -> Result<()> {
-        let (now, dtype, dims) = match (&self.tensor, &self.packed) {
-            (Some(t), _) => (t.version(), t.dtype().scalar_type_name(), t.dims().to_vec()),
-            (None, Some(p)) => match p.storage.upgrade() {
-                Some(s) => (s.version(), p.dtype_name, p.dims.clone()),
-                // (nothing can write a storage that is gone)
-                None => return Ok(()),
-            },
-            (None, None) => return Ok(()),
-        };
+        let Some(t) = &self.tensor else { return Ok(()) };
+        let now = t.version();
         if now != self.version {
             return Err(Error::msg(format!(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: [{}{:?}] (saved by {}), is at version {now}; expected version {} instead. Hint: the backtrace further above can show the operation that failed to compute its gradient. The variable in question was changed in there or anywhere later. Good luck!",
-                dtype, dims, self.op, self.version
+                t.dtype().scalar_type_name(),
+                t.dims(),
+                self.op,
+                self.version
             )));
         }
         Ok(())
@@ -286,16 +293,15 @@ impl SavedTensor {
         match (&self.tensor, &self.packed) {
             (Some(t), _) => Ok(t.clone()),
             (None, Some(p)) => {
-                let t = p.value.unpack()?;
-                match &p.edge {
-                    // As torch's: the unpacked tensor carries the original's history.
-                    Some(edge) if !t.requires_grad() && t.is_floating_point() => {
-                        let t = t.detach();
+                // As torch's: the unpacked tensor carries the original's history (its grad_fn or
+                // leaf accumulator), never the history of what unpack computed it from.
+                let t = p.value.unpack()?.detach();
+                if let Some(edge) = &p.edge {
+                    if t.is_floating_point() {
                         t.set_grad_fn(edge.clone(), None);
-                        Ok(t)
                     }
-                    _ => Ok(t),
                 }
+                Ok(t)
             }
             (None, None) => Err(Error::msg("autograd internal error: empty saved tensor")),
         }

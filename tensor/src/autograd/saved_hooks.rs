@@ -50,8 +50,11 @@ impl Drop for SavedTensorsHooksGuard {
 
 /// Registers `pack` / `unpack` for the tensors saved for backward until the returned guard drops
 /// (torch's `torch.autograd.graph.saved_tensors_hooks`). `pack` gets each saved tensor as it is
-/// saved and returns what to keep instead; `unpack` turns that back into the tensor whenever the
-/// backward pass reads it. Fails with the given message inside [`disable_saved_tensors_hooks`].
+/// saved and returns what to keep instead (it runs with grad mode off, as torch's); `unpack` turns
+/// that back into the tensor whenever the backward pass reads it, which gets the original's
+/// history (grad_fn) back, not that of what `unpack` computed it from. A packed tensor is not
+/// checked against in-place writes made after it was saved (as torch). Fails with the given
+/// message inside [`disable_saved_tensors_hooks`].
 ///
 /// An error from `pack` is reported when backward reads the tensor (the recording op itself
 /// cannot fail).
@@ -156,7 +159,8 @@ impl Packed {
     }
 }
 
-/// Runs the innermost pack hook on `t`, if one is registered (and none is running already).
+/// Runs the innermost pack hook on `t` under no-grad, if one is registered (and none is running
+/// already).
 pub(crate) fn pack(t: &Tensor) -> Option<Packed> {
     if PACKING.with(Cell::get) {
         return None;
@@ -170,6 +174,7 @@ pub(crate) fn pack(t: &Tensor) -> Option<Packed> {
         }
     }
     let _reset = Reset;
-    let value = (pair.pack)(t);
+    // As torch's: the ops inside the pack hook are not recorded.
+    let value = no_grad(|| (pair.pack)(t));
     Some(Packed { value, unpack: pair.unpack.clone() })
 }
