@@ -32,6 +32,7 @@ mod nn_prune;
 mod nn_tier3;
 mod nn_utils30;
 mod nn_vision30;
+mod nnfuzz33;
 mod norm_extra;
 mod optim;
 mod optim32;

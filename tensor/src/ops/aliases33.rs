@@ -107,10 +107,11 @@ impl Tensor {
     }
 
     /// torch's `as_strided_scatter(self, src, size, stride, storage_offset)`: a copy of self with
-    /// `out.as_strided(size, stride, storage_offset) = src`, the view taken over a contiguous
-    /// copy of self (so positions count self's elements in row-major order; the offset defaults
-    /// to 0). `src` must have shape `size` and is cast to self's dtype. Differentiable w.r.t.
-    /// both self and src.
+    /// `out.as_strided(size, stride, storage_offset) = src`, the view taken over torch's clone of
+    /// self: positions count self's elements in memory order when self is dense (a transposed
+    /// tensor's clone keeps its strides), else in row-major order; the offset defaults to 0.
+    /// `src` must have shape `size` and is cast to self's dtype. Differentiable w.r.t. both self
+    /// and src.
     pub fn as_strided_scatter(
         &self,
         src: &Tensor,
@@ -154,6 +155,19 @@ impl Tensor {
         }
         let idx = view.reshape([-1])?;
         let src = src.to_dtype(self.dtype())?.reshape([-1])?;
+        // Dense but permuted: scatter over the elements in memory order (the dims by falling
+        // stride), then permute back.
+        let order = if self.is_non_overlapping_and_dense() { memory_order(self) } else { Vec::new() };
+        if order.iter().enumerate().any(|(i, &d)| i != d) {
+            let base = self.permute(order.clone())?;
+            let out =
+                base.reshape([-1])?.scatter_raw(0, &idx, &src, None, true)?.reshape(base.dims().to_vec())?;
+            let mut inverse = vec![0; order.len()];
+            for (i, &d) in order.iter().enumerate() {
+                inverse[d] = i;
+            }
+            return out.permute(inverse);
+        }
         self.reshape([-1])?.scatter_raw(0, &idx, &src, None, true)?.reshape(self.dims().to_vec())
     }
 
@@ -214,4 +228,19 @@ impl Tensor {
         }
         Ok(nest(&values, self.dims()))
     }
+}
+
+/// The dims of `t` from the outermost in memory to the innermost (falling stride; size-1 dims,
+/// whose stride says nothing, keep their place among equals).
+fn memory_order(t: &Tensor) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..t.rank()).collect();
+    let key = |d: usize| if t.dims()[d] == 1 { None } else { Some(std::cmp::Reverse(t.strides()[d])) };
+    // Size-1 dims stay where they are; the others sort by falling stride around them.
+    let movable: Vec<usize> = order.iter().copied().filter(|&d| key(d).is_some()).collect();
+    let mut sorted = movable.clone();
+    sorted.sort_by_key(|&d| key(d));
+    for (slot, d) in movable.iter().zip(sorted) {
+        order[*slot] = d;
+    }
+    order
 }

@@ -386,6 +386,9 @@ impl Tensor {
             // torch flattens both and gathers: no wrapping of negative indices here.
             return self.reshape([-1])?.gather(0, &indices.reshape([-1])?);
         };
+        if self.rank() == 0 {
+            return Err(Error::msg(format!("Dimension specified as {dim} but tensor has no dimensions")));
+        }
         if self.rank() != indices.rank() {
             return Err(Error::msg(format!(
                 "torch.take_along_dim(): input and indices should have the same number of dimensions, but got {} dimensions for input, and {} dimensions for indices",

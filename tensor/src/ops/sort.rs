@@ -66,6 +66,10 @@ impl Tensor {
         if k < 0 || k as usize > x.dims()[dim] {
             return Err(Error::msg("selected index k out of range"));
         }
+        if self.rank() == 0 && k == 0 {
+            // torch gives a 0-d tensor back whole, with index 0, for k = 0 as for k = 1.
+            return Ok((self.copy()?, Tensor::zeros([0usize; 0], (DType::I64, self.device()))?));
+        }
         self.row_pair(&x, SortOp::TopK { k: k as usize, dim, largest, sorted })
     }
 

@@ -42,6 +42,8 @@ mod native33_golden;
 mod ndarray_conversion;
 mod numeric32;
 mod numeric32_golden;
+mod opfuzz33;
+mod opfuzz33_golden;
 mod print32;
 mod print32_golden;
 mod scalar_operands;

@@ -343,3 +343,30 @@ fn to_nested_is_tolist() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn as_strided_scatter_counts_a_dense_permuted_self_in_memory_order() -> Result<()> {
+    // torch: as_strided_scatter(zeros(2, 3).t(), [1, 2], (2,), (1,)) = [[1, 0], [2, 0], [0, 0]].
+    let z = Tensor::zeros([2, 3], DType::F32)?.t()?;
+    let out = z.as_strided_scatter(&Tensor::from_vec(vec![1.0f32, 2.0], [2])?, &[2], &[1], None)?;
+    assert_eq!(out.dims(), &[3, 2]);
+    assert_eq!(out.to_f64_vec()?, vec![1.0, 0.0, 2.0, 0.0, 0.0, 0.0]);
+    // A 3-d permutation: storage positions 1, 6, 11 (values 1, 6, 11) are overwritten.
+    let x = Tensor::arange(24i64, DType::F64)?.reshape([2, 3, 4])?.permute(vec![2, 0, 1])?;
+    let out = x.as_strided_scatter(&Tensor::full([3], -1.0, DType::F64)?, &[3], &[5], Some(1))?;
+    let want: Vec<f64> =
+        x.to_f64_vec()?.iter().map(|&v| if [1.0, 6.0, 11.0].contains(&v) { -1.0 } else { v }).collect();
+    assert_eq!(out.to_f64_vec()?, want);
+    Ok(())
+}
+
+#[test]
+fn constant_pad_nd_crops_each_negative_pad_first() -> Result<()> {
+    let x = Tensor::arange(3i64, DType::F32)?;
+    for pad in [[2isize, -4], [-4, 2], [-2, -2]] {
+        let err = x.constant_pad_nd(&pad, 0.0).unwrap_err().to_string();
+        assert!(err.contains("narrow(): length must be non-negative."), "{pad:?}: {err}");
+    }
+    assert_eq!(x.constant_pad_nd(&[1, -2], 7.0)?.to_f64_vec()?, vec![7.0, 0.0]);
+    Ok(())
+}

@@ -385,17 +385,31 @@ impl Tensor {
         }
         let kernel = weight.dims()[2..].to_vec();
         let spatial = x.dims()[2..].to_vec();
-        let mut out_sp = Vec::with_capacity(n);
-        for d in 0..n {
-            let size = (spatial[d] as isize - 1) * stride[d] as isize - 2 * padding[d] as isize
-                + (dilation[d] * (kernel[d].max(1) - 1)) as isize
-                + output_padding[d] as isize
-                + 1;
-            if size <= 0 {
-                return Err(Error::shape(format!("{op}: the computed output size {size} is not positive")));
-            }
-            out_sp.push(size as usize);
+        let sizes: Vec<isize> = (0..n)
+            .map(|d| {
+                (spatial[d] as isize - 1) * stride[d] as isize - 2 * padding[d] as isize
+                    + (dilation[d] * (kernel[d].max(1) - 1)) as isize
+                    + output_padding[d] as isize
+                    + 1
+            })
+            .collect();
+        // A size of 0 is refused as a negative one (torch's 3-d f32 kernel alone returns an empty
+        // tensor there; its f64 and 1-d/2-d kernels refuse it; a 1-d input reads as 1 x L).
+        if sizes.iter().any(|&s| s <= 0) {
+            let per_channel = |v: Vec<String>| {
+                if n == 1 {
+                    format!("1 x {}", v[0])
+                } else {
+                    v.join(" x ")
+                }
+            };
+            return Err(Error::shape(format!(
+                "Given input size per channel: ({}). Calculated output size per channel: ({}). Output size is too small",
+                per_channel(spatial.iter().map(usize::to_string).collect()),
+                per_channel(sizes.iter().map(isize::to_string).collect()),
+            )));
         }
+        let out_sp: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
         let cdt = opmath(dt);
         let nb = x.dims()[0];
         let l: usize = spatial.iter().product();

@@ -240,6 +240,14 @@ impl Tensor {
         }
         let g = geometry(op, self, n, kernel_size, stride, padding, &[1], ceil_mode)?;
         let spatial = &self.dims()[self.rank() - n..];
+        // torch's 3-d average pooling (alone among the pools) refuses a kernel larger than the
+        // unpadded input.
+        if n == 3 && spatial.iter().zip(&g.kernel).any(|(&s, &k)| s < k) {
+            return Err(Error::shape(format!(
+                "input image (T: {} H: {} W: {}) smaller than kernel size (kT: {} kH: {} kW: {})",
+                spatial[0], spatial[1], spatial[2], g.kernel[0], g.kernel[1], g.kernel[2]
+            )));
+        }
         let taps = (0..n)
             .map(|d| {
                 let (size, pad, k) = (spatial[d] as isize, g.padding[d] as isize, g.kernel[d] as isize);

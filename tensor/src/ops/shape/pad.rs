@@ -49,15 +49,13 @@ fn constant(x: &Tensor, pad: &[isize], value: Scalar) -> Result<Tensor> {
         let d = x.rank() - 1 - i;
         let (before, after) = (p[0], p[1]);
         let size = out.dims()[d] as isize;
-        let new = size + before + after;
-        if new < 0 {
-            return Err(Error::msg(format!(
-                "The input size {size}, plus negative padding {before} and {after} resulted in a negative output size, which is invalid. Check dimension {d} of your input."
-            )));
-        }
         let start = (-before).max(0);
         let keep = size - start - (-after).max(0);
-        out = out.narrow(d as isize, start, keep.max(0) as usize)?;
+        if keep < 0 {
+            // torch crops each negative pad first: cropping more than the dim holds fails there.
+            return Err(Error::msg("narrow(): length must be non-negative."));
+        }
+        out = out.narrow(d as isize, start, keep as usize)?;
         let block = |len: isize| -> Result<Tensor> {
             let mut shape = out.dims().to_vec();
             shape[d] = len as usize;
