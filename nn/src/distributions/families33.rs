@@ -14,7 +14,7 @@ use oxtorch_tensor::{DType, Error, Generator, Result, Tensor};
 
 use super::{
     broadcast_all, check_params, clamp_probs, finfo_eps, finfo_tiny, like, resolve_validate, validate_sample,
-    Constraint, Distribution, Gamma, POSITIVE, UNIT_INTERVAL,
+    Constraint, Distribution, Exponential, Gamma, Uniform, POSITIVE, UNIT_INTERVAL,
 };
 
 /// The Euler–Mascheroni constant (torch's `euler_constant`).
@@ -36,6 +36,17 @@ macro_rules! common {
             self
         }
     };
+}
+
+/// torch's `TransformedDistribution._monotonize_cdf` for a tensor `sign` of the transforms
+/// (`sign * (value - 0.5) + 0.5`, with the elementwise sign `+1` or `-1`).
+fn monotonize_cdf(value: &Tensor, increasing: bool) -> Result<Tensor> {
+    let centered = value.sub(0.5)?;
+    if increasing {
+        centered.add(0.5)
+    } else {
+        centered.neg()?.add(0.5)
+    }
 }
 
 /// A standard exponential draw of `shape` like `t` (torch's `Exponential(1).rsample`).
@@ -78,6 +89,15 @@ impl Gumbel {
             )?;
         }
         Ok(d)
+    }
+
+    /// torch's base distribution `Uniform(full_like(loc, tiny), full_like(loc, 1 - eps))`.
+    fn base_uniform(&self) -> Result<Uniform> {
+        let dt = self.loc.dtype();
+        let loc = self.loc.detach();
+        let low = loc.full_like(finfo_tiny(dt))?;
+        let high = loc.full_like(1.0 - finfo_eps(dt))?;
+        Uniform::with_validate_args(&low, &high, Some(self.validate))
     }
 }
 
@@ -122,12 +142,21 @@ impl Distribution for Gumbel {
     fn variance(&self) -> Result<Tensor> {
         self.stddev()?.square()
     }
+    /// torch's `TransformedDistribution.cdf`: the value pulled back to the base
+    /// `Uniform(tiny, 1 - eps)`, checked against its support (so values whose pull-back rounds
+    /// outside `[tiny, 1 - eps]` are rejected, as torch's), then the base's cdf.
     fn cdf(&self, value: &Tensor) -> Result<Tensor> {
-        validate_sample(self, value)?;
-        value.sub(&self.loc)?.div(&self.scale)?.neg()?.exp()?.neg()?.exp()
+        let u = value.sub(&self.loc)?.div(&self.scale.neg()?)?.exp()?.neg()?.exp()?;
+        let base = self.base_uniform()?;
+        validate_sample(&base, &u)?;
+        monotonize_cdf(&base.cdf(&u)?, true)
     }
+    /// torch's `TransformedDistribution.icdf`: the base `Uniform(tiny, 1 - eps)`'s icdf pushed
+    /// through the transforms (so `icdf(0)` and `icdf(1)` are finite).
     fn icdf(&self, value: &Tensor) -> Result<Tensor> {
-        self.loc.sub(&self.scale.mul(&value.log()?.neg()?.log()?)?)
+        let base = self.base_uniform()?;
+        let u = base.icdf(&monotonize_cdf(value, true)?)?;
+        self.loc.sub(&self.scale.mul(&u.log()?.neg()?.log()?)?)
     }
 }
 
@@ -216,9 +245,15 @@ impl Distribution for Weibull {
         let b = kr.add(1.0)?.lgamma()?.mul(2.0)?.exp()?;
         self.scale.square()?.mul(&a.sub(&b)?)
     }
+    /// torch's `TransformedDistribution.cdf`: the value pulled back to the base `Exponential(1)`
+    /// (`(value / scale)^concentration`), checked against the base's support (so `0` is in, and
+    /// a negative value whose power is a nonnegative number too, as torch's), then its cdf.
     fn cdf(&self, value: &Tensor) -> Result<Tensor> {
-        validate_sample(self, value)?;
-        value.div(&self.scale)?.pow(&self.concentration)?.neg()?.exp()?.rsub(1.0)
+        let exponent = self.concentration.reciprocal()?;
+        let x = value.div(&self.scale)?.pow(&exponent.reciprocal()?)?;
+        let base = Exponential::with_validate_args(&self.scale.detach().ones_like()?, Some(self.validate))?;
+        validate_sample(&base, &x)?;
+        monotonize_cdf(&base.cdf(&x)?, true)
     }
     fn icdf(&self, value: &Tensor) -> Result<Tensor> {
         value.neg()?.log1p()?.neg()?.pow(&self.concentration.reciprocal()?)?.mul(&self.scale)
@@ -269,12 +304,9 @@ impl Distribution for Pareto {
     fn params(&self) -> Vec<(&'static str, Tensor)> {
         vec![("alpha", self.alpha.clone()), ("scale", self.scale.clone())]
     }
-    /// torch's `greater_than_eq(scale)`, written as the interval `[scale, inf]` (the same check;
-    /// the constraint prints as an `Interval`).
+    /// torch's `constraints.greater_than_eq(scale)`.
     fn support(&self) -> Constraint {
-        let s = self.scale.detach();
-        let inf = s.full_like(f64::INFINITY).unwrap_or_else(|_| s.clone());
-        Constraint::TensorInterval(s, inf)
+        Constraint::GreaterThanEqTensor(self.scale.detach())
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         Ok(self.rsample_with(sample_shape, generator)?.detach())
@@ -386,14 +418,25 @@ impl Distribution for Kumaraswamy {
         let u = Tensor::rand_with(self.extended_shape(sample_shape), like(&self.concentration0), generator)?;
         u.pow(&self.concentration0.reciprocal()?)?.rsub(1.0)?.pow(&self.concentration1.reciprocal()?)
     }
+    /// torch's `TransformedDistribution.log_prob` through `[PowerTransform(1 / b),
+    /// AffineTransform(1, -1), PowerTransform(1 / a)]` over `Uniform(0, 1)`, step by step (so
+    /// `0` and `1` give NaN, and values whose pull-back rounds to the base's bounds `-inf`, as
+    /// torch's).
     fn log_prob(&self, value: &Tensor) -> Result<Tensor> {
         validate_sample(self, value)?;
-        let (a, b) = (&self.concentration1, &self.concentration0);
-        let va = value.pow(a)?;
-        a.log()?
-            .add(&b.log()?)?
-            .add(&a.sub(1.0)?.mul(&value.log()?)?)?
-            .add(&b.sub(1.0)?.mul(&va.rsub(1.0)?.log()?)?)
+        let e1 = self.concentration1.reciprocal()?;
+        let e0 = self.concentration0.reciprocal()?;
+        // PowerTransform(1 / a).inv: x = y^a, log|det J| = log|e1 · y / x|
+        let x1 = value.pow(&e1.reciprocal()?)?;
+        let ladj1 = e1.mul(value)?.div(&x1)?.abs()?.log()?;
+        // AffineTransform(1, -1).inv: x = (y - 1) / -1 (log|det J| = 0)
+        let x2 = x1.sub(1.0)?.div(-1.0)?;
+        // PowerTransform(1 / b).inv: x = y^b
+        let x3 = x2.pow(&e0.reciprocal()?)?;
+        let ladj0 = e0.mul(&x2)?.div(&x3)?.abs()?.log()?;
+        // Uniform(0, 1).log_prob: log(0 <= x < 1) - log(1 - 0)
+        let inside = x3.ge(0.0)?.logical_and(&x3.lt(1.0)?)?.to_dtype(x3.dtype())?.log()?;
+        ladj1.neg()?.sub(&ladj0)?.add(&inside)
     }
     fn entropy(&self) -> Result<Tensor> {
         let (a, b) = (&self.concentration1, &self.concentration0);
@@ -786,11 +829,12 @@ impl Distribution for InverseGamma {
         let result = self.base.rate.square()?.div(&a.sub(1.0)?.square()?.mul(&a.sub(2.0)?)?)?;
         Tensor::where_cond(&a.gt(2.0)?, &result, f64::INFINITY)
     }
+    /// torch's `TransformedDistribution.cdf`: the base Gamma's cdf at `1 / value` (checked
+    /// against the Gamma's support, so `0` maps to `inf` and is in) monotonized for the decreasing
+    /// `PowerTransform(-1)`.
     fn cdf(&self, value: &Tensor) -> Result<Tensor> {
-        validate_sample(self, value)?;
-        // (PowerTransform(-1) is decreasing: torch's monotonized 1 - F(1 / y))
         let x = value.reciprocal()?;
-        self.base.concentration.special_gammainc(&self.base.rate.mul(&x)?)?.rsub(1.0)
+        monotonize_cdf(&self.base.cdf(&x)?, false)
     }
 }
 

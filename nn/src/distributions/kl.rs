@@ -1,29 +1,32 @@
 //! `torch.distributions.kl_divergence` for the common pairs, with torch's formulas (kl.py).
 
+use std::any::Any;
 use std::f64::consts::PI;
 
 use oxtorch_tensor::linalg::solve_triangular;
 use oxtorch_tensor::{Error, Result, Tensor};
 
-use super::families33::{ContinuousBernoulli, Gumbel, Pareto};
+use super::families33::{ContinuousBernoulli, Gumbel, InverseGamma, Pareto};
 use super::lowrank_mvn::{
     batch_lowrank_logdet, batch_lowrank_mahalanobis, wt_dinv, LowRankMultivariateNormal,
 };
 use super::multivariate_normal::batch_mahalanobis;
 use super::{
-    broadcast_shapes, sum_rightmost, Bernoulli, Beta, Binomial, Categorical, Cauchy, Dirichlet, Distribution,
-    Exponential, Gamma, Geometric, HalfNormal, Independent, Laplace, MultivariateNormal, Normal,
-    OneHotCategorical, Poisson, Uniform,
+    broadcast_shapes, sum_rightmost, Bernoulli, Beta, Binomial, Categorical, Cauchy, Chi2, Dirichlet,
+    Distribution, Exponential, Gamma, Geometric, HalfNormal, Independent, Laplace, LogNormal,
+    MultivariateNormal, Normal, OneHotCategorical, Poisson, Uniform,
 };
 
 /// `torch.distributions.kl_divergence(p, q)`: `KL(p ‖ q)` of shape `batch_shape`, for both
 /// distributions of one of the types Normal, Bernoulli, Categorical, OneHotCategorical, Uniform,
 /// Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson, MultivariateNormal, Independent,
 /// ContinuousBernoulli, Gumbel, Geometric, HalfNormal, Pareto, Cauchy, LowRankMultivariateNormal,
-/// and torch's registered cross-type pairs among these (kl.py); other pairs are torch's
-/// `NotImplementedError`.
+/// and torch's registered cross-type pairs among these (kl.py); a `Chi2` dispatches as the
+/// `Gamma` it subclasses in torch, and `InverseGamma`/`LogNormal` pairs (equal transforms) are
+/// the KL of their base distributions (torch's `_kl_transformed_transformed`); other pairs are
+/// torch's `NotImplementedError`.
 pub fn kl_divergence(p: &dyn Distribution, q: &dyn Distribution) -> Result<Tensor> {
-    let (pa, qa) = (p.as_any(), q.as_any());
+    let (pa, qa) = (gamma_view(p), gamma_view(q));
     macro_rules! pair {
         ($t:ty, $f:ident) => {
             if let (Some(p), Some(q)) = (pa.downcast_ref::<$t>(), qa.downcast_ref::<$t>()) {
@@ -52,6 +55,13 @@ pub fn kl_divergence(p: &dyn Distribution, q: &dyn Distribution) -> Result<Tenso
     pair!(Pareto, kl_pareto_pareto);
     pair!(Cauchy, kl_cauchy_cauchy);
     pair!(LowRankMultivariateNormal, kl_lowrank_lowrank);
+    // (torch's `_kl_transformed_transformed`: equal transforms, the KL of the bases)
+    if let (Some(p), Some(q)) = (pa.downcast_ref::<InverseGamma>(), qa.downcast_ref::<InverseGamma>()) {
+        return kl_gamma_gamma(&p.base, &q.base);
+    }
+    if let (Some(p), Some(q)) = (pa.downcast_ref::<LogNormal>(), qa.downcast_ref::<LogNormal>()) {
+        return kl_normal_params((&p.loc, &p.scale), (&q.loc, &q.scale));
+    }
     macro_rules! cross {
         ($p:ty, $q:ty, $f:ident) => {
             if let (Some(p), Some(q)) = (pa.downcast_ref::<$p>(), qa.downcast_ref::<$q>()) {
@@ -122,9 +132,23 @@ fn not_implemented(p: &dyn Distribution, q: &dyn Distribution) -> Error {
     ))
 }
 
+/// `d` for the dispatch: a `Chi2` as its `Gamma` (torch's Chi2 is a Gamma subclass, so the
+/// Gamma rules apply to it), any other distribution as itself.
+fn gamma_view(d: &dyn Distribution) -> &dyn Any {
+    match d.as_any().downcast_ref::<Chi2>() {
+        Some(c) => c.as_gamma().as_any(),
+        None => d.as_any(),
+    }
+}
+
 fn kl_normal_normal(p: &Normal, q: &Normal) -> Result<Tensor> {
-    let var_ratio = p.scale.div(&q.scale)?.square()?;
-    let t1 = p.loc.sub(&q.loc)?.div(&q.scale)?.square()?;
+    kl_normal_params((&p.loc, &p.scale), (&q.loc, &q.scale))
+}
+
+/// `KL(Normal(p.0, p.1) ‖ Normal(q.0, q.1))` (torch's `_kl_normal_normal`).
+fn kl_normal_params(p: (&Tensor, &Tensor), q: (&Tensor, &Tensor)) -> Result<Tensor> {
+    let var_ratio = p.1.div(q.1)?.square()?;
+    let t1 = p.0.sub(q.0)?.div(q.1)?.square()?;
     var_ratio.add(&t1)?.sub(1.0)?.sub(&var_ratio.log()?)?.mul(0.5)
 }
 
@@ -258,7 +282,8 @@ const LN_2PI: f64 = 1.837_877_066_409_345_3;
 
 /// torch's `_x_log_x`: `t · log t`.
 fn x_log_x(t: &Tensor) -> Result<Tensor> {
-    t.mul(&t.log()?)
+    // torch's `_x_log_x` is `xlogy(x, x)`: 0 at x = 0.
+    t.xlogy(t)
 }
 
 /// torch's `_batch_trace_XXT`: `trace(X Xᵀ)`, the sum of squares over the last two dims.

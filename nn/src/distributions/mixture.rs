@@ -110,9 +110,10 @@ impl Distribution for MixtureSameFamily {
     fn params(&self) -> Vec<(&'static str, Tensor)> {
         Vec::new()
     }
-    /// The components' support (torch's `MixtureSameFamilyConstraint` of it).
+    /// torch's `MixtureSameFamilyConstraint(component_distribution.support)`: a value is in the
+    /// support when it is in every component's.
     fn support(&self) -> Constraint {
-        self.component_distribution.support()
+        Constraint::MixtureSameFamily(Box::new(self.component_distribution.support()))
     }
     fn validate_args(&self) -> bool {
         self.validate

@@ -168,7 +168,18 @@ pub(crate) fn not_implemented(name: &str, what: &str) -> Error {
 
 /// A Python float as torch prints it (`0.0`, `1.5`).
 pub(crate) fn py_float(x: f64) -> String {
-    if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e16 {
+    if x.is_finite() && x != 0.0 && (x.abs() < 1e-4 || x.abs() >= 1e16) {
+        // (Python's repr switches to `1e-05` / `1e+16` outside `[1e-4, 1e16)`)
+        let s = format!("{x:e}");
+        match s.split_once('e') {
+            Some((mantissa, exp)) => {
+                let e: i32 = exp.parse().unwrap_or(0);
+                let sign = if e < 0 { '-' } else { '+' };
+                format!("{mantissa}e{sign}{:02}", e.unsigned_abs())
+            }
+            None => s,
+        }
+    } else if x.is_finite() && x.fract() == 0.0 {
         format!("{x:.1}")
     } else if x.is_nan() {
         "nan".into()
@@ -367,6 +378,8 @@ pub enum Constraint {
     LessThanTensor(Tensor),
     /// `constraints.greater_than_eq(lb)`.
     GreaterThanEq(f64),
+    /// `constraints.greater_than_eq(lb)` with a tensor bound (Pareto's support `scale`).
+    GreaterThanEqTensor(Tensor),
     /// `constraints.interval(lb, ub)` with number bounds (`unit_interval` is `(0, 1)`).
     Interval(f64, f64),
     /// `constraints.half_open_interval(lb, ub)`: `lb <= v < ub`.
@@ -391,6 +404,9 @@ pub enum Constraint {
     LowerCholesky,
     /// `constraints.independent(base, n)`: `base` holding over the rightmost `n` dims.
     Independent(Box<Constraint>, usize),
+    /// torch's `MixtureSameFamilyConstraint(base)` (MixtureSameFamily's support): `base` checked
+    /// on the value unsqueezed at the mixture dim, all-reduced over the components.
+    MixtureSameFamily(Box<Constraint>),
 }
 
 /// `constraints.positive`.
@@ -418,6 +434,7 @@ impl Constraint {
             Constraint::GreaterThanTensor(lb) => v.gt(lb),
             Constraint::LessThanTensor(ub) => v.lt(ub),
             Constraint::GreaterThanEq(lb) => v.ge(*lb),
+            Constraint::GreaterThanEqTensor(lb) => v.ge(lb),
             Constraint::Interval(lb, ub) => v.ge(*lb)?.logical_and(&v.le(*ub)?),
             Constraint::HalfOpenInterval(lb, ub) => v.ge(*lb)?.logical_and(&v.lt(*ub)?),
             Constraint::TensorInterval(lb, ub) => v.ge(lb)?.logical_and(&v.le(ub)?),
@@ -453,6 +470,22 @@ impl Constraint {
                 }
                 Ok(r)
             }
+            Constraint::MixtureSameFamily(base) => {
+                let event_dim = transforms::constraint_event_dim(base);
+                let unsqueezed = v.unsqueeze(-1 - event_dim as isize)?;
+                let result = base.check(&unsqueezed)?;
+                if v.rank() < event_dim {
+                    return Err(Error::msg(format!(
+                        "Expected value.dim() >= {event_dim} but got {}",
+                        v.rank()
+                    )));
+                }
+                // (torch's `result.reshape(result.shape[:value.dim() - event_dim] + (-1,)).all(-1)`)
+                let keep = (v.rank() - event_dim).min(result.rank());
+                let mut shape = result.dims()[..keep].to_vec();
+                shape.push(result.dims()[keep..].iter().product());
+                all_last(&result.reshape(shape)?)
+            }
         }
     }
 }
@@ -472,6 +505,7 @@ impl fmt::Display for Constraint {
             Constraint::GreaterThanTensor(lb) => write!(f, "GreaterThan(lower_bound={})", py_format(lb)),
             Constraint::LessThanTensor(ub) => write!(f, "LessThan(upper_bound={})", py_format(ub)),
             Constraint::GreaterThanEq(lb) => write!(f, "GreaterThanEq(lower_bound={})", py_float(*lb)),
+            Constraint::GreaterThanEqTensor(lb) => write!(f, "GreaterThanEq(lower_bound={})", py_format(lb)),
             Constraint::Interval(lb, ub) => {
                 write!(f, "Interval(lower_bound={}, upper_bound={})", py_float(*lb), py_float(*ub))
             }
@@ -494,6 +528,7 @@ impl fmt::Display for Constraint {
             Constraint::PositiveDefinite => write!(f, "PositiveDefinite()"),
             Constraint::LowerCholesky => write!(f, "LowerCholesky()"),
             Constraint::Independent(base, n) => write!(f, "IndependentConstraint({base}, {n})"),
+            Constraint::MixtureSameFamily(base) => write!(f, "MixtureSameFamilyConstraint({base})"),
         }
     }
 }

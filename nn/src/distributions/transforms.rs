@@ -11,6 +11,7 @@ use super::{broadcast_shapes, finfo_eps, finfo_tiny, sum_rightmost, Constraint, 
 pub(crate) fn constraint_event_dim(c: &Constraint) -> usize {
     match c {
         Constraint::Independent(base, n) => constraint_event_dim(base) + n,
+        Constraint::MixtureSameFamily(base) => constraint_event_dim(base),
         Constraint::Simplex | Constraint::OneHot => 1,
         Constraint::PositiveDefinite | Constraint::LowerCholesky => 2,
         _ => 0,

@@ -10,10 +10,10 @@
 use std::sync::Arc;
 
 use oxtorch_nn::distributions::{
-    kl_divergence, Bernoulli, Beta, Categorical, Cauchy, ContinuousBernoulli, Distribution, Exponential,
-    FisherSnedecor, Gamma, Geometric, Gumbel, HalfNormal, InverseGamma, Kumaraswamy, Laplace,
-    LowRankMultivariateNormal, MixtureSameFamily, MultivariateNormal, Normal, Pareto, Poisson, Uniform,
-    VonMises, Weibull,
+    kl_divergence, Bernoulli, Beta, Categorical, Cauchy, Chi2, ContinuousBernoulli, Distribution,
+    Exponential, FisherSnedecor, Gamma, Geometric, Gumbel, HalfNormal, InverseGamma, Kumaraswamy, Laplace,
+    LogNormal, LowRankMultivariateNormal, MixtureSameFamily, MultivariateNormal, Normal, Pareto, Poisson,
+    Uniform, VonMises, Weibull,
 };
 use oxtorch_tensor::{DType, Generator, Result, Tensor};
 
@@ -385,4 +385,158 @@ fn validation_errors_read_as_torch() {
         }
     }
     assert!(bad.is_empty(), "messages differ from torch:\n{}", bad.join("\n"));
+}
+
+/// A 0-dim float64 tensor.
+fn s64(x: f64) -> Tensor {
+    Tensor::from_vec(vec![x], Vec::<usize>::new()).unwrap()
+}
+
+/// `got` equals `want` elementwise: NaN where NaN, the same infinity, else within `1e-12`.
+fn same(what: &str, got: &Tensor, want: &[f64]) {
+    let got = got.to_dtype(DType::F64).unwrap().to_f64_vec().unwrap();
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let ok = if w.is_nan() {
+            g.is_nan()
+        } else if w.is_infinite() {
+            g == w
+        } else {
+            (g - w).abs() <= 1e-12 * (1.0 + w.abs())
+        };
+        assert!(ok, "{what}[{i}]: got {g}, want {w}");
+    }
+}
+
+/// Review fixes against torch 2.15 (values from /work/.refenv/bin/python, float64 unless said):
+/// MixtureSameFamily's support, the transformed families' cdf/icdf through their base
+/// distributions, Pareto's support, Chi2 as a Gamma and InverseGamma/LogNormal pairs in
+/// kl_divergence, and Kumaraswamy.log_prob at the ends of its support.
+#[test]
+fn review33_fixes_match_torch() -> Result<()> {
+    let f32s = |x: f64| s64(x).to_dtype(DType::F32).unwrap();
+    let m = |v: &[f64], r: usize| Tensor::from_vec(v.to_vec(), [r, v.len() / r]).unwrap();
+
+    // 1. MixtureSameFamily(Categorical(ones(2, 3)), Uniform(low, low + 5)).log_prob([3., 3.5])
+    let low = m(&[0.0, 1.0, 2.0, 0.0, 1.0, 2.0], 2);
+    let uni: Arc<dyn Distribution> = Arc::new(Uniform::new(&low, &low.add(5.0)?)?);
+    let mix = MixtureSameFamily::new(Categorical::from_probs(&m(&[1.0; 6], 2))?, uni)?;
+    same("mixture.log_prob", &mix.log_prob(&t(&[3.0, 3.5]))?, &[-1.6094379124341003; 2]);
+    // torch: mix.support.check(tensor([3., 6.5])) -> [True, False]; check(tensor(3.)) -> True
+    let c = mix.support().check(&t(&[3.0, 6.5]))?.to_dtype(DType::F64)?;
+    same("mixture.support.check", &c, &[1.0, 0.0]);
+    let c = mix.support().check(&s64(3.0))?.to_dtype(DType::F64)?;
+    same("mixture.support.check(0-dim)", &c, &[1.0]);
+    let e = first_line(mix.log_prob(&t(&[-1.0, 3.5])));
+    assert!(
+        e.starts_with(
+            "Expected value argument (Tensor of shape (2,)) to be within the support \
+             (MixtureSameFamilyConstraint(Interval(lower_bound="
+        ),
+        "{e}"
+    );
+    // MixtureSameFamily(Categorical(ones(3)), Normal(zeros(3), 1.)).support
+    let comp: Arc<dyn Distribution> = Arc::new(Normal::new(&t(&[0.0; 3]), &t(&[1.0; 3]))?);
+    let mix = MixtureSameFamily::new(Categorical::from_probs(&t(&[1.0; 3]))?, comp)?;
+    assert_eq!(mix.support().to_string(), "MixtureSameFamilyConstraint(Real())");
+    // MixtureSameFamily(Categorical(ones(2)), Exponential(ones(2))).log_prob(tensor([1., -1.]))
+    let comp: Arc<dyn Distribution> = Arc::new(Exponential::new(&t(&[1.0; 2]))?);
+    let mix = MixtureSameFamily::new(Categorical::from_probs(&t(&[1.0; 2]))?, comp)?;
+    assert_eq!(
+        first_line(mix.log_prob(&t(&[1.0, -1.0]))),
+        "Expected value argument (Tensor of shape (2,)) to be within the support \
+         (MixtureSameFamilyConstraint(GreaterThanEq(lower_bound=0.0))) of the distribution MixtureSameFamily("
+    );
+
+    // 2. Weibull(1., 2.).cdf(tensor([0., 0.5, -1.])); Weibull(1., 1.5).cdf(tensor(-1.)) raises
+    let w = Weibull::new(&s64(1.0), &s64(2.0))?;
+    same("weibull.cdf", &w.cdf(&t(&[0.0, 0.5, -1.0]))?, &[0.0, 0.22119921692859512, 0.6321205588285577]);
+    assert_eq!(
+        first_line(Weibull::new(&s64(1.0), &s64(1.5))?.cdf(&s64(-1.0))),
+        "Expected value argument (Tensor of shape ()) to be within the support (GreaterThanEq(lower_bound=0.0)) \
+         of the distribution Exponential(rate: 1.0), but found invalid values:"
+    );
+    // InverseGamma(2., 1.).cdf(tensor([0., 0.5, 2.])); .cdf(tensor(-1.)) raises
+    let ig = InverseGamma::new(&s64(2.0), &s64(1.0))?;
+    let want = [0.0, 0.40600584970983844, 0.9097959895689501];
+    same("inverse_gamma.cdf", &ig.cdf(&t(&[0.0, 0.5, 2.0]))?, &want);
+    assert_eq!(
+        first_line(ig.cdf(&s64(-1.0))),
+        "Expected value argument (Tensor of shape ()) to be within the support (GreaterThanEq(lower_bound=0.0)) \
+         of the distribution Gamma(concentration: 2.0, rate: 1.0), but found invalid values:"
+    );
+    // Gumbel(0., 1.).cdf(tensor([-3., 0.5, 2., 30.])); cdf(40.) and cdf(-7.) raise
+    let g = Gumbel::new(&s64(0.0), &s64(1.0))?;
+    same(
+        "gumbel.cdf",
+        &g.cdf(&t(&[-3.0, 0.5, 2.0, 30.0]))?,
+        &[1.8921786915093719e-09, 0.5452392118926052, 0.8734230184931169, 0.9999999999999066],
+    );
+    let want = "Expected value argument (Tensor of shape ()) to be within the support \
+                (Interval(lower_bound=2.2250738585072014e-308, upper_bound=0.9999999999999998)) of the distribution \
+                Uniform(low: 2.2250738585072014e-308, high: 0.9999999999999998), but found invalid values:";
+    assert_eq!(first_line(g.cdf(&s64(40.0))), want);
+    assert_eq!(first_line(g.cdf(&s64(-7.0))), want);
+    // float32: Gumbel(0., 1.).cdf(tensor(20.)) raises
+    assert_eq!(
+        first_line(Gumbel::new(&f32s(0.0), &f32s(1.0))?.cdf(&f32s(20.0))),
+        "Expected value argument (Tensor of shape ()) to be within the support \
+         (Interval(lower_bound=1.1754943508222875e-38, upper_bound=0.9999998807907104)) of the distribution \
+         Uniform(low: 1.1754943508222875e-38, high: 0.9999998807907104), but found invalid values:"
+    );
+
+    // 3. Gumbel(0., 1.).icdf(tensor([0., 1., 0.3])) (float64) and icdf(tensor([0., 1.])) (float32)
+    let want = [-6.563003850181985, 36.043653389117154, -0.18562675886236574];
+    same("gumbel.icdf", &g.icdf(&t(&[0.0, 1.0, 0.3]))?, &want);
+    let g32 = Gumbel::new(&f32s(0.0), &f32s(1.0))?;
+    let q = t(&[0.0, 1.0]).to_dtype(DType::F32)?;
+    let got = g32.icdf(&q)?.to_dtype(DType::F64)?.to_f64_vec()?;
+    near("gumbel.icdf(f32)", &got, &[-4.46976900100708, 15.942384719848633], 1e-6);
+
+    // 4. Pareto(tensor(1.), tensor(2.)).support and .log_prob(tensor(0.5)) (float32)
+    let pareto = Pareto::new(&f32s(1.0), &f32s(2.0))?;
+    assert_eq!(pareto.support().to_string(), "GreaterThanEq(lower_bound=1.0)");
+    assert_eq!(
+        first_line(pareto.log_prob(&f32s(0.5))),
+        "Expected value argument (Tensor of shape ()) to be within the support (GreaterThanEq(lower_bound=1.0)) \
+         of the distribution Pareto(alpha: 2.0, scale: 1.0), but found invalid values:"
+    );
+
+    // 5. kl_divergence with Chi2 (a Gamma subclass in torch)
+    let chi3 = Chi2::new(&s64(3.0))?;
+    let chi2 = Chi2::new(&s64(2.0))?;
+    let normal = Normal::new(&s64(0.0), &s64(1.0))?;
+    let unit = Uniform::new(&s64(0.0), &s64(1.0))?;
+    let expo = Exponential::new(&s64(1.0))?;
+    let kl = |p: &dyn Distribution, q: &dyn Distribution| kl_divergence(p, q).unwrap().item::<f64>().unwrap();
+    near("kl(Chi2(3), Exponential(1))", &[kl(&chi3, &expo)], &[0.9458800440645883], 1e-12);
+    near("kl(Chi2(3), Chi2(2))", &[kl(&chi3, &chi2)], &[0.13902722462453332], 1e-12);
+    assert_eq!(kl(&normal, &chi2), f64::INFINITY);
+    near("kl(Uniform(0, 1), Chi2(2))", &[kl(&unit, &chi2)], &[0.9431471805599453], 1e-12);
+    near("kl(Chi2(3), Normal(0, 1))", &[kl(&chi3, &normal)], &[6.3648185772692605], 1e-12);
+    let e = first_line(kl_divergence(&chi3, &Cauchy::new(&s64(0.0), &s64(1.0))?));
+    assert!(e.ends_with("No KL(p || q) is implemented for p type Chi2 and q type Cauchy"), "{e}");
+
+    // 6. kl(InverseGamma(2., 3.), InverseGamma(1.5, 1.)) and kl(LogNormal(0., 1.), LogNormal(1., 2.))
+    let (ig1, ig2) = (InverseGamma::new(&s64(2.0), &s64(3.0))?, InverseGamma::new(&s64(1.5), &s64(1.0))?);
+    near("kl(InverseGamma, InverseGamma)", &[kl(&ig1, &ig2)], &[0.4051950295828195], 1e-12);
+    let (ln1, ln2) = (LogNormal::new(&s64(0.0), &s64(1.0))?, LogNormal::new(&s64(1.0), &s64(2.0))?);
+    near("kl(LogNormal, LogNormal)", &[kl(&ln1, &ln2)], &[0.4431471805599453], 1e-12);
+
+    // 7. Kumaraswamy(a, b).log_prob(tensor([0., 1., 0.3, 1e-200])): NaN at both ends, -inf where
+    // the pull-back rounds onto the base Uniform's upper bound
+    let nan = f64::NAN;
+    let ninf = f64::NEG_INFINITY;
+    for (a, b, mid) in [
+        (0.5, 0.5, -0.3875782206442015),
+        (1.0, 1.0, 0.0),
+        (2.0, 2.0, 0.0880108773227134),
+        (0.5, 2.0, -0.19147307446247464),
+        (3.0, 1.0, -1.3093333199837622),
+    ] {
+        let k = Kumaraswamy::new(&s64(a), &s64(b))?;
+        let got = k.log_prob(&t(&[0.0, 1.0, 0.3, 1e-200]))?;
+        same(&format!("Kumaraswamy({a}, {b}).log_prob"), &got, &[nan, nan, mid, ninf]);
+    }
+    Ok(())
 }
