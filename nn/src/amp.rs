@@ -91,19 +91,31 @@ enum Stage {
 }
 
 /// What the scaler recorded for one optimizer since the last update (torch's
-/// `_per_optimizer_states[id(optimizer)]`); the optimizer is known by its parameters.
+/// `_per_optimizer_states[id(optimizer)]`); the optimizer is known by its address.
 struct OptimizerRecord {
-    params: Vec<Tensor>,
+    /// the optimizer's address (torch's `id(optimizer)`), see [`optimizer_id`]
+    id: usize,
     stage: Stage,
     /// torch's `found_inf_per_device`: `None` when no parameter had a gradient (torch's empty
     /// dict), else 1.0 when a gradient had an inf/NaN, 0.0 otherwise
     found_inf: Option<f32>,
 }
 
+/// The identity the scaler keys an optimizer's record by: its address (torch's `id(optimizer)`),
+/// stable while the optimizer is not moved, whatever happens to its parameters and groups.
+fn optimizer_id<O: Optimizer + ?Sized>(optimizer: &O) -> usize {
+    (optimizer as *const O).cast::<()>() as usize
+}
+
 /// torch's `torch.amp.GradScaler`: see the [module docs](self).
 ///
-/// The scaler knows an optimizer by its parameters (torch by `id(optimizer)`): two optimizers
-/// over the same parameters in the same order share a record.
+/// The scaler knows an optimizer by its address, as torch by `id(optimizer)`: two optimizers
+/// have separate records even over the same parameters, and changing an optimizer's parameters
+/// (e.g. `add_param_group`) between [`GradScaler::unscale_`] and [`GradScaler::step`] keeps its
+/// record, so its gradients are not unscaled twice. The optimizer must therefore stay where it is
+/// between `unscale_` and [`GradScaler::update`] (the records are cleared there): one moved in
+/// between (e.g. into a `Vec` that reallocates; a boxed optimizer's heap object does not move)
+/// reads as a new optimizer, whose gradients `step` would unscale again.
 pub struct GradScaler {
     options: GradScalerOptions,
     /// torch's `_scale` (float32), `None` until the first [`GradScaler::scale`]
@@ -230,16 +242,13 @@ impl GradScaler {
         })
     }
 
-    /// The record of the optimizer with `params`, made `Ready` when new.
-    fn record(&mut self, params: Vec<Tensor>) -> &mut OptimizerRecord {
-        let same = |r: &OptimizerRecord| {
-            r.params.len() == params.len() && r.params.iter().zip(&params).all(|(a, b)| a.is_same(b))
-        };
-        let found = self.records.iter().position(same);
+    /// The record of the optimizer known by `id` ([`optimizer_id`]), made `Ready` when new.
+    fn record(&mut self, id: usize) -> &mut OptimizerRecord {
+        let found = self.records.iter().position(|r| r.id == id);
         let i = match found {
             Some(i) => i,
             None => {
-                self.records.push(OptimizerRecord { params, stage: Stage::Ready, found_inf: None });
+                self.records.push(OptimizerRecord { id, stage: Stage::Ready, found_inf: None });
                 self.records.len() - 1
             }
         };
@@ -258,8 +267,9 @@ impl GradScaler {
             return Ok(());
         }
         let scale = self.check_scale("unscale_")?;
+        let id = optimizer_id(optimizer);
         let params = optimizer.params();
-        match self.record(params.clone()).stage {
+        match self.record(id).stage {
             Stage::Unscaled => {
                 return Err(Error::msg(
                     "unscale_() has already been called on this optimizer since the last update().",
@@ -285,7 +295,7 @@ impl GradScaler {
             }
             Ok(())
         })?;
-        let record = self.record(params);
+        let record = self.record(id);
         record.found_inf = found_inf;
         record.stage = Stage::Unscaled;
         Ok(())
@@ -302,15 +312,15 @@ impl GradScaler {
             return Ok(Some(()));
         }
         self.check_scale("step")?;
-        let params = optimizer.params();
-        let stage = self.record(params.clone()).stage;
+        let id = optimizer_id(optimizer);
+        let stage = self.record(id).stage;
         if stage == Stage::Stepped {
             return Err(Error::msg("step() has already been called since the last update()."));
         }
         if stage == Stage::Ready {
             self.unscale_(optimizer)?;
         }
-        let record = self.record(params);
+        let record = self.record(id);
         let Some(found_inf) = record.found_inf else {
             return Err(Error::msg("No inf checks were recorded for this optimizer."));
         };
@@ -320,7 +330,7 @@ impl GradScaler {
         } else {
             None
         };
-        self.record(optimizer.params()).stage = Stage::Stepped;
+        self.record(id).stage = Stage::Stepped;
         Ok(stepped)
     }
 

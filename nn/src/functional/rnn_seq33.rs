@@ -2,9 +2,11 @@
 //! `nn.GRU` and `nn.RNN`): `torch.lstm`, `torch.gru`, `torch.rnn_tanh` and `torch.rnn_relu`.
 //!
 //! `params` lists, for each layer and then each direction, `w_ih`, `w_hh` and (with
-//! `has_biases`) `b_ih`, `b_hh`, as `nn.RNN`'s `_flat_weights`. Each step is the matching cell of
-//! [`super::rnn_cells`], so everything is differentiable through those ops. Between layers (not
-//! after the last) dropout with probability `dropout` applies when `train`.
+//! `has_biases`) `b_ih`, `b_hh`, then (a projected LSTM only) `w_hr`, as `nn.RNN`'s
+//! `_flat_weights`. Each step is the matching cell of [`super::rnn_cells`] (the projected LSTM's
+//! composed alike), so everything is differentiable through those ops. Between layers (not after
+//! the last) dropout with probability `dropout` applies when `train`; as torch, `dropout` is only
+//! checked to lie in `[0, 1]` there. An empty sequence is an error, as torch's.
 
 use oxtorch_tensor::{Error, Result, Tensor};
 
@@ -30,19 +32,64 @@ struct Opts {
     batch_first: bool,
 }
 
-/// One step of `kind` from state `(h, c)` (`c` only for the LSTM).
+/// One LSTM step with a projection (`nn.LSTM(proj_size > 0)`): the gates from `x W_ihᵀ + b_ih +
+/// h W_hhᵀ + b_hh` (`h` is `[N, proj]`, `W_hh` `[4H, proj]`), `c' = f ⊙ c + i ⊙ g` and
+/// `h' = (o ⊙ tanh(c')) W_hrᵀ` (`W_hr` `[proj, H]`); returns `(h', c')`.
+fn lstm_proj_step(
+    x: &Tensor,
+    h: &Tensor,
+    c: &Tensor,
+    w_ih: &Tensor,
+    w_hh: &Tensor,
+    b: Option<(&Tensor, &Tensor)>,
+    w_hr: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    for (name, w) in [("weight_ih", w_ih), ("weight_hh", w_hh), ("weight_hr", w_hr)] {
+        if w.rank() != 2 {
+            return Err(Error::shape(format!("{name} must be 2-D, but got {}-D", w.rank())));
+        }
+    }
+    let hidden = w_hr.dims()[1];
+    if w_hh.dims()[0] != 4 * hidden {
+        return Err(Error::shape(format!(
+            "weight_hh first dim must be 4 * hidden_size = {}, but got {}",
+            4 * hidden,
+            w_hh.dims()[0]
+        )));
+    }
+    let (b_ih, b_hh) = (b.map(|b| b.0), b.map(|b| b.1));
+    let gates = x.linear(w_ih, b_ih)?.add(&h.linear(w_hh, b_hh)?)?;
+    let gate = |k: usize| gates.narrow(1, (k * hidden) as isize, hidden);
+    let i = gate(0)?.sigmoid()?;
+    let f = gate(1)?.sigmoid()?;
+    let g = gate(2)?.tanh()?;
+    let o = gate(3)?.sigmoid()?;
+    let cy = f.mul(c)?.add(&i.mul(&g)?)?;
+    let hy = o.mul(&cy.tanh()?)?.linear(w_hr, None)?;
+    Ok((hy, cy))
+}
+
+/// One step of `kind` from state `(h, c)` (`c` only for the LSTM) with one direction's weights
+/// `w`: `w_ih, w_hh[, b_ih, b_hh][, w_hr]` (`w_hr` only for a projected LSTM).
 fn step(
     kind: Kind,
     x: &Tensor,
     h: &Tensor,
     c: Option<&Tensor>,
     w: &[Tensor],
+    has_biases: bool,
+    proj: bool,
 ) -> Result<(Tensor, Option<Tensor>)> {
-    let (b_ih, b_hh) = if w.len() == 4 { (Some(&w[2]), Some(&w[3])) } else { (None, None) };
+    let (b_ih, b_hh) = if has_biases { (Some(&w[2]), Some(&w[3])) } else { (None, None) };
     match kind {
         Kind::Lstm => {
             let c = c.ok_or_else(|| Error::msg("lstm expects two hidden states"))?;
-            let (h, c) = lstm_cell(x, (h, c), &w[0], &w[1], b_ih, b_hh)?;
+            let (h, c) = if proj {
+                let bias = b_ih.zip(b_hh);
+                lstm_proj_step(x, h, c, &w[0], &w[1], bias, &w[w.len() - 1])?
+            } else {
+                lstm_cell(x, (h, c), &w[0], &w[1], b_ih, b_hh)?
+            };
             Ok((h, Some(c)))
         }
         Kind::Gru => Ok((gru_cell(x, h, &w[0], &w[1], b_ih, b_hh)?, None)),
@@ -51,7 +98,8 @@ fn step(
     }
 }
 
-/// Runs `kind` over the whole sequence: `(output, h_n, c_n)` (`c_n` only for the LSTM).
+/// Runs `kind` over the whole sequence: `(output, h_n, c_n)` (`c_n` only for the LSTM). `proj`
+/// (LSTM only) means each direction's weights end with `w_hr` (torch's `has_projections`).
 fn run(
     kind: Kind,
     input: &Tensor,
@@ -59,20 +107,16 @@ fn run(
     c0: Option<&Tensor>,
     params: &[Tensor],
     o: Opts,
+    proj: bool,
 ) -> Result<(Tensor, Tensor, Option<Tensor>)> {
     if input.rank() != 3 {
         return Err(Error::shape(format!("input must have 3 dimensions, got {}", input.rank())));
     }
     let dirs = if o.bidirectional { 2 } else { 1 };
-    let per = if o.has_biases { 4 } else { 2 };
+    // torch's `gather_params`: 4 (2 without biases) tensors a direction, one more with projections.
+    let per = (if o.has_biases { 4 } else { 2 }) + usize::from(proj);
     if params.len() != o.num_layers * dirs * per {
         return Err(Error::msg("got an incorrect number of RNN parameters"));
-    }
-    if !(0.0..=1.0).contains(&o.dropout) {
-        return Err(Error::msg(format!(
-            "dropout should be a number in range [0, 1] representing the probability of an element being zeroed, but got {}",
-            o.dropout
-        )));
     }
     for h in std::iter::once(h0).chain(c0) {
         if h.rank() != 3 || h.dims()[0] != o.num_layers * dirs {
@@ -82,6 +126,9 @@ fn run(
     // Time-major [T, N, F].
     let mut layer_input = if o.batch_first { input.transpose(0, 1)? } else { input.clone() };
     let steps = layer_input.dims()[0];
+    if steps == 0 {
+        return Err(Error::msg("Expected sequence length to be larger than 0 in RNN"));
+    }
     let (mut h_n, mut c_n) = (Vec::new(), Vec::new());
     for layer in 0..o.num_layers {
         let xs = layer_input.unbind(0)?;
@@ -94,7 +141,7 @@ fn run(
             let mut ys: Vec<Tensor> = Vec::with_capacity(steps);
             for t in 0..steps {
                 let t = if dir == 1 { steps - 1 - t } else { t };
-                let (nh, nc) = step(kind, &xs[t], &h, c.as_ref(), w)?;
+                let (nh, nc) = step(kind, &xs[t], &h, c.as_ref(), w, o.has_biases, proj)?;
                 ys.push(nh.clone());
                 h = nh;
                 c = nc;
@@ -102,15 +149,8 @@ fn run(
             if dir == 1 {
                 ys.reverse();
             }
-            let out = if ys.is_empty() {
-                let mut shape = layer_input.dims().to_vec();
-                shape[2] = h.dims()[1];
-                Tensor::zeros(shape, h.same_options())?
-            } else {
-                let refs: Vec<&Tensor> = ys.iter().collect();
-                Tensor::stack(&refs, 0)?
-            };
-            outs.push(out);
+            let refs: Vec<&Tensor> = ys.iter().collect();
+            outs.push(Tensor::stack(&refs, 0)?);
             h_n.push(h);
             if let Some(c) = c {
                 c_n.push(c);
@@ -122,7 +162,15 @@ fn run(
             let refs: Vec<&Tensor> = outs.iter().collect();
             Tensor::cat(&refs, 2)?
         };
-        if o.dropout > 0.0 && o.train && layer + 1 < o.num_layers {
+        // As torch, `p` is only checked (and used) where dropout applies: a nonzero `p` in
+        // training between layers.
+        if o.dropout != 0.0 && o.train && layer + 1 < o.num_layers {
+            if !(0.0..=1.0).contains(&o.dropout) {
+                return Err(Error::msg(format!(
+                    "dropout probability has to be between 0 and 1, but got {}",
+                    o.dropout
+                )));
+            }
             layer_input = layer_input.dropout(o.dropout, true)?;
         }
     }
@@ -138,7 +186,10 @@ fn run(
 /// `torch.lstm(input, (h0, c0), params, has_biases, num_layers, dropout, train, bidirectional,
 /// batch_first)`: `(output, h_n, c_n)`. `input` is `[T, N, I]` (`[N, T, I]` with
 /// `batch_first`), `h0`/`c0` `[num_layers * D, N, H]` (`D = 2` when bidirectional); `output` is
-/// `[T, N, D * H]` (batch-first likewise). `hx` must hold exactly two tensors.
+/// `[T, N, D * H]` (batch-first likewise). `hx` must hold exactly two tensors. With projections
+/// (torch's rule: `h0`'s last size `P` differs from `c0`'s `H`), each direction's weights end
+/// with `w_hr` `[P, H]` (so 5 tensors with biases, 3 without), `w_hh` is `[4H, P]`, the hidden
+/// state (and `output`, `[T, N, D * P]`) is `(o ⊙ tanh(c)) W_hrᵀ`, as `nn.LSTM(proj_size=P)`.
 #[allow(clippy::too_many_arguments)]
 pub fn lstm(
     input: &Tensor,
@@ -155,7 +206,9 @@ pub fn lstm(
         return Err(Error::msg("lstm expects two hidden states"));
     }
     let o = Opts { has_biases, num_layers, dropout, train, bidirectional, batch_first };
-    let (out, h, c) = run(Kind::Lstm, input, &hx[0], Some(&hx[1]), params, o)?;
+    // torch's `has_projections`: the hidden and cell states differ in their last size.
+    let proj = hx[0].rank() == 3 && hx[1].rank() == 3 && hx[0].dims()[2] != hx[1].dims()[2];
+    let (out, h, c) = run(Kind::Lstm, input, &hx[0], Some(&hx[1]), params, o, proj)?;
     let c = c.ok_or_else(|| Error::msg("lstm expects two hidden states"))?;
     Ok((out, h, c))
 }
@@ -175,7 +228,7 @@ pub fn gru(
     batch_first: bool,
 ) -> Result<(Tensor, Tensor)> {
     let o = Opts { has_biases, num_layers, dropout, train, bidirectional, batch_first };
-    let (out, h, _) = run(Kind::Gru, input, hx, None, params, o)?;
+    let (out, h, _) = run(Kind::Gru, input, hx, None, params, o, false)?;
     Ok((out, h))
 }
 
@@ -194,7 +247,7 @@ pub fn rnn_tanh(
     batch_first: bool,
 ) -> Result<(Tensor, Tensor)> {
     let o = Opts { has_biases, num_layers, dropout, train, bidirectional, batch_first };
-    let (out, h, _) = run(Kind::Tanh, input, hx, None, params, o)?;
+    let (out, h, _) = run(Kind::Tanh, input, hx, None, params, o, false)?;
     Ok((out, h))
 }
 
@@ -213,6 +266,6 @@ pub fn rnn_relu(
     batch_first: bool,
 ) -> Result<(Tensor, Tensor)> {
     let o = Opts { has_biases, num_layers, dropout, train, bidirectional, batch_first };
-    let (out, h, _) = run(Kind::Relu, input, hx, None, params, o)?;
+    let (out, h, _) = run(Kind::Relu, input, hx, None, params, o, false)?;
     Ok((out, h))
 }

@@ -155,6 +155,31 @@ fn scaled_setup() -> Result<(Tensor, SGD, GradScaler)> {
     Ok((p, opt, scaler))
 }
 
+/// The scaler keys its records by the optimizer (torch's `id(optimizer)`), not its parameters.
+/// torch 2.15: `p = tensor([1., 2.])`, `scaler.scale((p * p).sum()).backward()`,
+/// `scaler.unscale_(opt)`, `opt.add_param_group({"params": [q]})` (`q = tensor([1.])`, grad
+/// `[1.]`), `scaler.step(opt)` gives `p = [0.8, 1.6]`, `q = [0.9]` (p's gradient unscaled once).
+#[test]
+fn grad_scaler_keys_records_by_optimizer() -> Result<()> {
+    let (p, mut opt, mut s) = scaled_setup()?;
+    s.unscale_(&mut opt)?;
+    let q = Tensor::from_vec(vec![1.0f32], vec![1])?.requires_grad_(true)?;
+    q.set_grad(Some(Tensor::from_vec(vec![1.0f32], vec![1])?))?;
+    opt.add_param_group(vec![q.clone()], &[])?;
+    assert_eq!(s.step(&mut opt)?, Some(()));
+    let got = p.to_f64_vec()?;
+    assert!((got[0] - 0.8).abs() < 1e-6 && (got[1] - 1.6).abs() < 1e-6, "{got:?}");
+    assert!((q.to_f64_vec()?[0] - 0.9).abs() < 1e-6);
+    // Two optimizers over the same parameters have their own records (torch unscales twice).
+    let (p, mut opt, mut s) = scaled_setup()?;
+    let mut other = sgd(vec![p.clone()], 0.1, 0.0)?;
+    s.unscale_(&mut opt)?;
+    s.unscale_(&mut other)?;
+    assert_eq!(p.grad().unwrap().to_f64_vec()?, vec![2.0 / 65536.0, 4.0 / 65536.0]);
+    assert_eq!(msg(s.unscale_(&mut other)), torch_error("twice"));
+    Ok(())
+}
+
 #[test]
 fn grad_scaler_errors_are_torchs() -> Result<()> {
     let (_, mut opt, mut s) = scaled_setup()?;

@@ -239,3 +239,73 @@ fn native33_ops_give_torch_messages_for_bad_input() -> Result<()> {
     );
     Ok(())
 }
+
+/// `v` (float64 values) shaped `dims` in `dtype`.
+fn tensor_as(v: &[f64], dims: &[usize], dtype: DType) -> Tensor {
+    Tensor::from_vec(v.to_vec(), dims).unwrap().to_dtype(dtype).unwrap()
+}
+
+/// `got` (any dtype, read as f64) against `want` within `tol` absolute; NaN matches NaN.
+fn near(what: &str, got: &Tensor, want: &[f64], tol: f64) {
+    let got = got.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+    assert_eq!(got.len(), want.len(), "{what}: numel");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let ok = (g - w).abs() <= tol || (g.is_nan() && w.is_nan());
+        assert!(ok, "{what}[{i}]: got {g}, torch {w}");
+    }
+}
+
+#[test]
+fn native_batch_norm_one_value_per_channel_and_mixed_dtypes() -> Result<()> {
+    // torch.native_batch_norm(x.reshape(1, 3, 1), w, b, rm, rv, True, 0.1, 1e-5) with
+    // x = [1, 2, 3], w = [2, 3, 4], b = [.5, .6, .7], rm = zeros(3), rv = ones(3) (torch 2.15):
+    // output [.5, .6, .7] (torch's is .7001 from rounding noise), save_mean [1, 2, 3], save_invstd
+    // 316.2278 each, rm [.1, .2, .3], rv NaN; no "Expected more than 1 value per channel" error.
+    let x = tensor_as(&[1.0, 2.0, 3.0], &[1, 3, 1], DType::F32);
+    let w = tensor_as(&[2.0, 3.0, 4.0], &[3], DType::F32);
+    let b = tensor_as(&[0.5, 0.6, 0.7], &[3], DType::F32);
+    let rm = Tensor::zeros([3usize], DType::F32)?;
+    let rv = Tensor::ones([3usize], DType::F32)?;
+    let (o, m, s) = x.native_batch_norm(Some(&w), Some(&b), Some(&rm), Some(&rv), true, 0.1, 1e-5)?;
+    assert_eq!(o.dims(), &[1, 3, 1]);
+    near("single.out", &o, &[0.5, 0.6, 0.7], 1e-3);
+    near("single.save_mean", &m, &[1.0, 2.0, 3.0], 1e-6);
+    near("single.save_invstd", &s, &[316.2278; 3], 1e-3);
+    near("single.running_mean", &rm, &[0.1, 0.2, 0.3], 1e-6);
+    near("single.running_var", &rv, &[f64::NAN; 3], 0.0);
+
+    // torch.native_batch_norm(xb, w, b, rm, rv, True, 0.1, 1e-5), xb = [[1.1, 2.3], [3.7, 5.3],
+    // [.3, -1.7]] in bfloat16, w = [1.5, -.5], b = [.1, .2], rm = zeros(2), rv = ones(2) float32:
+    // the saved statistics are float32 (torch's mixed CPU path).
+    let xb = tensor_as(&[1.1, 2.3, 3.7, 5.3, 0.3, -1.7], &[3, 2], DType::BF16);
+    let w = tensor_as(&[1.5, -0.5], &[2], DType::F32);
+    let b = tensor_as(&[0.1, 0.2], &[2], DType::F32);
+    let rm = Tensor::zeros([2usize], DType::F32)?;
+    let rv = Tensor::ones([2usize], DType::F32)?;
+    let (o, m, s) = xb.native_batch_norm(Some(&w), Some(&b), Some(&rm), Some(&rv), true, 0.1, 1e-5)?;
+    assert_eq!((o.dtype(), m.dtype(), s.dtype()), (DType::BF16, DType::F32, DType::F32));
+    near("mixed.out", &o, &[-0.5195, 0.1426, 2.1719, -0.3809, -1.3438, 0.8398], 2e-2);
+    near("mixed.save_mean", &m, &[1.7018, 1.9688], 1e-3);
+    near("mixed.save_invstd", &s, &[0.6885, 0.3480], 1e-3);
+    near("mixed.running_mean", &rm, &[0.1702, 0.1969], 1e-3);
+    near("mixed.running_var", &rv, &[1.2164, 2.1385], 1e-3);
+    // Evaluation: empty float32 statistics (torch's `tensor([])` of float32).
+    let (_, m, s) = xb.native_batch_norm(None, None, Some(&rm), Some(&rv), false, 0.1, 1e-5)?;
+    assert_eq!((m.dims(), m.dtype(), s.dtype()), (&[0usize][..], DType::F32, DType::F32));
+    // Not mixed (bfloat16 running statistics): bfloat16 statistics.
+    let rmb = Tensor::zeros([2usize], DType::BF16)?;
+    let rvb = Tensor::ones([2usize], DType::BF16)?;
+    let (_, m, _) = xb.native_batch_norm(None, None, Some(&rmb), Some(&rvb), true, 0.1, 1e-5)?;
+    assert_eq!(m.dtype(), DType::BF16);
+    // torch's mixed-dtype checks.
+    assert_eq!(
+        err(xb.native_batch_norm(Some(&w), None, Some(&rmb), Some(&rvb), true, 0.1, 1e-5)),
+        "mixed dtype (CPU): expect parameter to have scalar type of Float"
+    );
+    let xd = tensor_as(&[1.0, 2.0, 3.0, 5.0], &[2, 2], DType::F64);
+    assert_eq!(
+        err(xd.native_batch_norm(Some(&w), None, None, None, true, 0.1, 1e-5)),
+        "mixed dtype (CPU): all inputs must share same datatype."
+    );
+    Ok(())
+}

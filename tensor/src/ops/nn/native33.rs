@@ -8,17 +8,18 @@
 //! (means and inverse standard deviations) are computed alongside in the half-precision inputs'
 //! f32 "opmath", rounded to the input's dtype and, as torch's, do not require grad.
 
-use oxtorch_core::{Error, Result};
+use oxtorch_core::{DType, Error, Result};
 
 use crate::ops::linalg::opmath;
 use crate::Tensor;
 
-/// The mean and `1 / sqrt(biased variance + eps)` of `x` over `dims` (kept), in the dtype of
-/// `like`; detached unless `differentiable` (torch differentiates group norm's statistics, not
-/// layer or batch norm's).
+/// The mean and `1 / sqrt(biased variance + eps)` of `x` over `dims` (kept), in `dtype` (computed
+/// in the opmath of `like`'s dtype); detached unless `differentiable` (torch differentiates group
+/// norm's statistics, not layer or batch norm's).
 fn stats(
     x: &Tensor,
     like: &Tensor,
+    dtype: DType,
     dims: &[isize],
     eps: f64,
     differentiable: bool,
@@ -28,7 +29,7 @@ fn stats(
     let mean = x.mean(dims, true)?;
     let var = x.sub(&mean)?.square()?.mean(dims, true)?;
     let rstd = var.add(eps)?.rsqrt()?;
-    Ok((mean.to_dtype(like.dtype())?, rstd.to_dtype(like.dtype())?))
+    Ok((mean.to_dtype(dtype)?, rstd.to_dtype(dtype)?))
 }
 
 /// torch's check of a convolution parameter list against the number of spatial dims.
@@ -56,15 +57,19 @@ impl Tensor {
         let out = self.layer_norm(normalized_shape, weight, bias, eps)?;
         let first = self.rank() - normalized_shape.len();
         let dims: Vec<isize> = (first..self.rank()).map(|d| d as isize).collect();
-        let (mean, rstd) = stats(self, self, &dims, eps, false)?;
+        let (mean, rstd) = stats(self, self, self.dtype(), &dims, eps, false)?;
         Ok((out, mean, rstd))
     }
 
     /// `torch.native_batch_norm(input, weight, bias, running_mean, running_var, training,
     /// momentum, eps)`: `(out, save_mean, save_invstd)` with `out` [`Tensor::batch_norm`]'s (which
     /// updates the running statistics in training). In training `save_mean`/`save_invstd` are the
-    /// per-channel batch mean and `1 / sqrt(biased var + eps)` (`[C]`, the input's dtype, no
-    /// grad); in evaluation they are empty (`[0]`), as torch's CPU kernel returns.
+    /// per-channel batch mean and `1 / sqrt(biased var + eps)` (`[C]`, no grad); in evaluation they
+    /// are empty (`[0]`), as torch's CPU kernel returns. They are in the input's dtype, or float32
+    /// for torch's CPU "mixed" case (a bfloat16/float16 input whose first given parameter or
+    /// running statistic is float32; then all must be). Unlike [`Tensor::batch_norm`], one value
+    /// per channel in training is no error, as torch's: the output is `bias` (0 without) and the
+    /// running variance becomes NaN (the unbiased variance `0 * 1 / 0`).
     #[allow(clippy::too_many_arguments)]
     pub fn native_batch_norm(
         &self,
@@ -82,15 +87,66 @@ impl Tensor {
                 self.dims()
             )));
         }
-        let out = self.batch_norm(running_mean, running_var, weight, bias, training, momentum, eps)?;
+        // torch's `is_mixed_type` / `check_mixed_data_type` (CPU).
+        let given = [weight, bias, running_mean, running_var];
+        let first = given.iter().flatten().next().map(|p| p.dtype());
+        let mixed = first.is_some_and(|d| d != self.dtype());
+        if mixed {
+            if given.iter().flatten().any(|p| p.dtype() != DType::F32) {
+                return Err(Error::msg("mixed dtype (CPU): expect parameter to have scalar type of Float"));
+            }
+            if !matches!(self.dtype(), DType::BF16 | DType::F16) {
+                return Err(Error::msg("mixed dtype (CPU): all inputs must share same datatype."));
+            }
+        }
+        let save_dtype = if mixed { DType::F32 } else { self.dtype() };
+        let single = training && self.rank() >= 2 && self.numel() == self.dims()[1];
+        let out = if single {
+            self.batch_norm_single(weight, bias, running_mean, running_var, momentum, eps)?
+        } else {
+            self.batch_norm(running_mean, running_var, weight, bias, training, momentum, eps)?
+        };
         if !training {
-            let empty = Tensor::zeros([0usize], self.same_options())?;
+            let empty = Tensor::zeros([0usize], (save_dtype, self.device()))?;
             return Ok((out, empty.clone(), empty));
         }
         let c = self.dims()[1];
         let dims: Vec<isize> = (0..self.rank()).filter(|&d| d != 1).map(|d| d as isize).collect();
-        let (mean, invstd) = stats(self, self, &dims, eps, false)?;
+        let (mean, invstd) = stats(self, self, save_dtype, &dims, eps, false)?;
         Ok((out, mean.reshape([c])?, invstd.reshape([c])?))
+    }
+
+    /// Training batch norm of an input with one value per channel (`[1, C, 1, ...]`), which
+    /// [`Tensor::batch_norm`] refuses and torch's `native_batch_norm` runs: the input is stacked
+    /// twice along the batch (the same mean, a zero variance, so the same output and gradient:
+    /// `(x - x) * invstd` then the affine) for [`Tensor::batch_norm`]'s checks and output, and the
+    /// running statistics are updated as torch's (the mean with `x`, the variance with
+    /// `0 * 1 / 0 = NaN`).
+    fn batch_norm_single(
+        &self,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        running_mean: Option<&Tensor>,
+        running_var: Option<&Tensor>,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<Tensor> {
+        let twice = Tensor::cat(&[self, self], 0)?;
+        let out = twice.batch_norm(None, None, weight, bias, true, momentum, eps)?.narrow(0, 0, 1)?;
+        let c = self.dims()[1];
+        let _no_grad = crate::autograd::NoGradGuard::new();
+        let x = self.detach().to_dtype(opmath(self.dtype()))?.reshape([c])?;
+        if let Some(rm) = running_mean {
+            let upd = rm.to_dtype(x.dtype())?.mul(1.0 - momentum)?.add(&x.mul(momentum)?)?;
+            rm.copy_(&upd)?;
+        }
+        if let Some(rv) = running_var {
+            // The unbiased variance of one value: 0 * (1 / 0), NaN as torch's.
+            let unbiased = x.mul(0.0)?.mul(f64::INFINITY)?;
+            let upd = rv.to_dtype(x.dtype())?.mul(1.0 - momentum)?.add(&unbiased.mul(momentum)?)?;
+            rv.copy_(&upd)?;
+        }
+        Ok(out)
     }
 
     /// `torch.native_group_norm(input, weight, bias, N, C, HxW, group, eps)`: `(out, mean, rstd)`
@@ -123,7 +179,7 @@ impl Tensor {
             (z.clone(), z)
         } else {
             let grouped = x.reshape([n, group, c / group * hxw])?;
-            let (mean, rstd) = stats(&grouped, self, &[2], eps, true)?;
+            let (mean, rstd) = stats(&grouped, self, self.dtype(), &[2], eps, true)?;
             (mean.reshape([n, group])?, rstd.reshape([n, group])?)
         };
         Ok((out, mean, rstd))
@@ -145,12 +201,7 @@ impl Tensor {
                 self.rank()
             )));
         }
-        for (i, p) in pad.chunks(2).enumerate() {
-            let size = self.dims()[self.rank() - 1 - i] as isize;
-            if size + p[0] + p[1] < 0 {
-                return Err(Error::msg("narrow(): length must be non-negative."));
-            }
-        }
+        // `pad` crops each negative pad first and refuses to crop more than a dim holds, as torch.
         self.pad(pad, "constant", Some(value))
     }
 
