@@ -137,6 +137,9 @@ pub struct Scheduler {
     max_epoch: Option<i64>,
     /// CosineAnnealingWarmRestarts' period state (its rates come from it, not `schedule`)
     restarts: Option<WarmRestarts>,
+    /// `false` for schedules torch gives no closed form (MultiplicativeLR): `step_to` then applies
+    /// the recursive rule to the groups' current rates, as torch's `step(epoch)` calls `get_lr()`
+    jumps_by_closed_form: bool,
 }
 
 /// Each group's `initial_lr`, recorded from its current rate where no scheduler did yet (torch's
@@ -174,6 +177,7 @@ impl Scheduler {
             last_epoch: -1,
             max_epoch: None,
             restarts: None,
+            jumps_by_closed_form: true,
         };
         s.step_to(opt, 0);
         s
@@ -205,6 +209,7 @@ impl Scheduler {
             last_epoch: -1,
             max_epoch: None,
             restarts: None,
+            jumps_by_closed_form: true,
         };
         s.advance(opt, 0);
         s
@@ -258,15 +263,22 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Jumps to `epoch` (the closed form from the base rates, as torch's `step(epoch)`).
+    /// Jumps to `epoch` (the closed form from the base rates, as torch's `step(epoch)`; for
+    /// MultiplicativeLR, which torch gives no closed form, the factor of `epoch` applied to the
+    /// current rates, none at epoch 0).
     pub fn step_to(&mut self, opt: &mut dyn Optimizer, epoch: i64) {
         if let Some(r) = &mut self.restarts {
             r.jump(epoch.max(0) as f64);
         }
         self.last_epoch = epoch;
-        self.last_lr = match &self.restarts {
-            Some(r) => self.base_lrs.iter().map(|&b| r.lr(b)).collect(),
-            None => self.base_lrs.iter().enumerate().map(|(g, &b)| (self.schedule)(g, epoch, b)).collect(),
+        self.last_lr = match (&self.restarts, &self.recursive) {
+            (Some(r), _) => self.base_lrs.iter().map(|&b| r.lr(b)).collect(),
+            (None, Some(next)) if !self.jumps_by_closed_form => {
+                self.base_lrs.iter().enumerate().map(|(g, &b)| next(g, epoch, opt.lr(g), b)).collect()
+            }
+            (None, _) => {
+                self.base_lrs.iter().enumerate().map(|(g, &b)| (self.schedule)(g, epoch, b)).collect()
+            }
         };
         self.apply_last_lr(opt, epoch);
     }
@@ -447,11 +459,13 @@ impl MultiplicativeLR {
     pub fn new(opt: &mut dyn Optimizer, lr_lambda: impl Fn(i64) -> f64 + Send + Sync + 'static) -> Scheduler {
         let f = std::sync::Arc::new(lr_lambda);
         let g = f.clone();
-        Scheduler::chainable(
+        let mut s = Scheduler::chainable(
             opt,
             move |e, b| (1..=e).fold(b, |lr, k| lr * f(k)),
             move |e, lr, _| if e > 0 { lr * g(e) } else { lr },
-        )
+        );
+        s.jumps_by_closed_form = false;
+        s
     }
 
     /// torch's `MultiplicativeLR(optimizer, [lr_lambda, ...])`: one factor function per param
@@ -461,14 +475,16 @@ impl MultiplicativeLR {
         let f = std::sync::Arc::new(lr_lambdas);
         let g = f.clone();
         // (a group added later has no lambda: its rate stays, as torch's zip over the lambdas)
-        Ok(Scheduler::chainable_per_group(
+        let mut s = Scheduler::chainable_per_group(
             opt,
             move |i, e, b| f.get(i).map_or(b, |f| (1..=e).fold(b, |lr, k| lr * f(k))),
             move |i, e, lr, _| match g.get(i) {
                 Some(g) if e > 0 => lr * g(e),
                 _ => lr,
             },
-        ))
+        );
+        s.jumps_by_closed_form = false;
+        Ok(s)
     }
 }
 

@@ -38,6 +38,7 @@ mod optim;
 mod optim32;
 mod optim_extra32;
 mod optim_more;
+mod optimfuzz33;
 mod repr32;
 mod repr32b;
 mod review31;
