@@ -19,6 +19,7 @@ mod layers_extra;
 mod losses;
 mod losses_extra;
 mod memory_format31;
+mod modfuzz33;
 mod module;
 mod module32;
 mod nn33;
