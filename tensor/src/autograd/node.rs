@@ -259,6 +259,12 @@ impl SavedTensor {
         self.packed = Some(Box::new(packed));
     }
 
+    /// Whether the saved tensor is a single number held as it was saved (not packed by a hook):
+    /// freeing it frees nothing worth having.
+    pub(crate) fn is_scalar(&self) -> bool {
+        self.tensor.as_ref().is_some_and(|t| t.rank() == 0)
+    }
+
     /// Whether the saved tensor requires grad (without unpacking it).
     pub(crate) fn requires_grad(&self) -> bool {
         match (&self.tensor, &self.packed) {

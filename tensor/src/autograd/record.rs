@@ -484,7 +484,7 @@ impl Backward for CopySlices {
     }
 }
 
-/// The history of a tensor overwritten with a constant: no gradient flows.
+/// The history of a tensor overwritten with a constant: a zero gradient flows (torch's `fill_`).
 struct ConstantBackward;
 
 impl Backward for ConstantBackward {
@@ -492,7 +492,12 @@ impl Backward for ConstantBackward {
         false
     }
 
-    fn backward(&self, _grads: &[Option<Tensor>], _needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
-        Ok(vec![None])
+    fn backward(&self, grads: &[Option<Tensor>], needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+        // torch's `fill_`/`copy_` formula for the overwritten value: zeros, not an undefined
+        // gradient, so the inputs behind it still get a (zero) `.grad`, as optimizers expect.
+        match (grads.first(), needs.first()) {
+            (Some(Some(g)), Some(true)) => Ok(vec![Some(g.zeros_like()?)]),
+            _ => Ok(vec![None]),
+        }
     }
 }

@@ -171,8 +171,11 @@ impl Backward for PrimBackward {
         self.outputs.clear();
     }
 
+    /// Only tensors worth freeing count: a node that saved nothing but single numbers (a mean's
+    /// division by the count, a scalar sum's product) keeps them, so that backward can run through
+    /// it again as through torch's nodes that capture scalars by value.
     fn saves_tensors(&self) -> bool {
-        self.inputs.iter().chain(&self.outputs).any(Option::is_some)
+        self.inputs.iter().chain(&self.outputs).flatten().any(|s| !s.is_scalar())
     }
 }
 
