@@ -1,5 +1,5 @@
-//! `Gumbel`, `Weibull`, `Pareto`, `Kumaraswamy`, `ContinuousBernoulli`, `FisherSnedecor`,
-//! `InverseGamma` and `VonMises` with torch's formulas.
+//! `Gumbel`, `Weibull`, `Pareto`, `Kumaraswamy`, `FisherSnedecor` and `InverseGamma` with
+//! torch's formulas (`ContinuousBernoulli` and `VonMises` have their own files).
 //!
 //! torch builds Gumbel, Weibull, Pareto, Kumaraswamy and InverseGamma as
 //! `TransformedDistribution`s; here each is written out in closed form (the same values up to
@@ -10,11 +10,11 @@
 use std::any::Any;
 use std::f64::consts::PI;
 
-use oxtorch_tensor::{DType, Error, Generator, Result, Tensor};
+use oxtorch_tensor::{Generator, Result, Tensor};
 
 use super::{
-    broadcast_all, check_params, clamp_probs, finfo_eps, finfo_tiny, like, resolve_validate, validate_sample,
-    Constraint, Distribution, Exponential, Gamma, Uniform, POSITIVE, UNIT_INTERVAL,
+    broadcast_all, check_params, finfo_eps, finfo_tiny, like, resolve_validate, validate_sample, Constraint,
+    Distribution, Exponential, Gamma, Uniform, POSITIVE, UNIT_INTERVAL,
 };
 
 /// The Euler–Mascheroni constant (torch's `euler_constant`).
@@ -37,6 +37,7 @@ macro_rules! common {
         }
     };
 }
+pub(super) use common;
 
 /// torch's `TransformedDistribution._monotonize_cdf` for a tensor `sign` of the transforms
 /// (`sign * (value - 0.5) + 0.5`, with the elementwise sign `+1` or `-1`).
@@ -471,171 +472,6 @@ impl Distribution for Kumaraswamy {
 }
 
 // ---------------------------------------------------------------------------------------------
-// ContinuousBernoulli
-// ---------------------------------------------------------------------------------------------
-
-/// The continuous Bernoulli distribution on `[0, 1]` (torch's `ContinuousBernoulli`), by `probs`
-/// (clamped to `[eps, 1 - eps]`) or `logits`; near `probs = 0.5` (within torch's `lims`
-/// `(0.499, 0.501)`) the normalizer and moments use torch's Taylor expansions.
-#[derive(Clone)]
-pub struct ContinuousBernoulli {
-    /// The (clamped) `probs` parameter.
-    pub probs: Tensor,
-    /// The `logits` parameter.
-    pub logits: Tensor,
-    lims: (f64, f64),
-    by_logits: bool,
-    validate: bool,
-}
-
-impl ContinuousBernoulli {
-    /// `ContinuousBernoulli(probs=probs)`.
-    pub fn from_probs(probs: &Tensor) -> Result<Self> {
-        Self::with_validate_args(Some(probs), None, (0.499, 0.501), None)
-    }
-
-    /// `ContinuousBernoulli(logits=logits)`.
-    pub fn from_logits(logits: &Tensor) -> Result<Self> {
-        Self::with_validate_args(None, Some(logits), (0.499, 0.501), None)
-    }
-
-    /// `ContinuousBernoulli(probs, logits, lims, validate_args)`: exactly one of `probs` and
-    /// `logits`. As torch's, an explicit `validate_args` (either value) checks `probs` against
-    /// the unit interval before clamping.
-    pub fn with_validate_args(
-        probs: Option<&Tensor>,
-        logits: Option<&Tensor>,
-        lims: (f64, f64),
-        validate_args: Option<bool>,
-    ) -> Result<Self> {
-        let validate = resolve_validate(validate_args);
-        let (probs, logits, by_logits) = match (probs, logits) {
-            (Some(p), None) => {
-                if validate_args.is_some() && !super::all_true(&UNIT_INTERVAL.check(p)?)? {
-                    return Err(Error::msg("The parameter probs has invalid values"));
-                }
-                let p = clamp_probs(p)?;
-                let c = clamp_probs(&p)?;
-                let l = c.log()?.sub(&c.neg()?.log1p()?)?;
-                (p, l, false)
-            }
-            (None, Some(l)) => (clamp_probs(&l.sigmoid()?)?, l.clone(), true),
-            _ => return Err(Error::msg("Either `probs` or `logits` must be specified, but not both.")),
-        };
-        let d = ContinuousBernoulli { probs, logits, lims, by_logits, validate };
-        if d.validate {
-            let (name, v, c) = if d.by_logits {
-                ("logits", &d.logits, Constraint::Real)
-            } else {
-                ("probs", &d.probs, UNIT_INTERVAL)
-            };
-            check_params("ContinuousBernoulli", &d.params(), &[(name, v, c)])?;
-        }
-        Ok(d)
-    }
-
-    fn outside_unstable_region(&self) -> Result<Tensor> {
-        self.probs.le(self.lims.0)?.logical_or(&self.probs.gt(self.lims.1)?)
-    }
-
-    fn cut_probs(&self) -> Result<Tensor> {
-        Tensor::where_cond(&self.outside_unstable_region()?, &self.probs, self.probs.full_like(self.lims.0)?)
-    }
-
-    /// torch's `_cont_bern_log_norm`: the log normalizing constant.
-    pub(crate) fn cont_bern_log_norm(&self) -> Result<Tensor> {
-        let cut = self.cut_probs()?;
-        let below = Tensor::where_cond(&cut.le(0.5)?, &cut, cut.zeros_like()?)?;
-        let above = Tensor::where_cond(&cut.ge(0.5)?, &cut, cut.ones_like()?)?;
-        let log_norm = cut.neg()?.log1p()?.sub(&cut.log()?)?.abs()?.log()?.sub(&Tensor::where_cond(
-            &cut.le(0.5)?,
-            below.mul(-2.0)?.log1p()?,
-            above.mul(2.0)?.sub(1.0)?.log()?,
-        )?)?;
-        let x = self.probs.sub(0.5)?.square()?;
-        let taylor = x.mul(104.0 / 45.0)?.add(4.0 / 3.0)?.mul(&x)?.add(std::f64::consts::LN_2)?;
-        Tensor::where_cond(&self.outside_unstable_region()?, log_norm, taylor)
-    }
-}
-
-impl Distribution for ContinuousBernoulli {
-    common!("ContinuousBernoulli", probs);
-    fn params(&self) -> Vec<(&'static str, Tensor)> {
-        if self.by_logits {
-            vec![("logits", self.logits.clone())]
-        } else {
-            vec![("probs", self.probs.clone())]
-        }
-    }
-    fn support(&self) -> Constraint {
-        UNIT_INTERVAL
-    }
-    fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
-        Ok(self.rsample_with(sample_shape, generator)?.detach())
-    }
-    fn has_rsample(&self) -> bool {
-        true
-    }
-    fn rsample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
-        let u = Tensor::rand_with(self.extended_shape(sample_shape), like(&self.probs), generator)?;
-        self.icdf(&u)
-    }
-    fn log_prob(&self, value: &Tensor) -> Result<Tensor> {
-        validate_sample(self, value)?;
-        // -binary_cross_entropy_with_logits(logits, value) = -((1 - v) x + softplus(-x))
-        let x = &self.logits;
-        let bce = value.rsub(1.0)?.mul(x)?.add(&x.neg()?.softplus(1.0, 20.0)?)?;
-        bce.neg()?.add(&self.cont_bern_log_norm()?)
-    }
-    fn entropy(&self) -> Result<Tensor> {
-        let lp0 = self.probs.neg()?.log1p()?;
-        let lp1 = self.probs.log()?;
-        self.mean()?.mul(&lp0.sub(&lp1)?)?.sub(&self.cont_bern_log_norm()?)?.sub(&lp0)
-    }
-    fn mean(&self) -> Result<Tensor> {
-        let cut = self.cut_probs()?;
-        let mus =
-            cut.div(&cut.mul(2.0)?.sub(1.0)?)?.add(&cut.neg()?.log1p()?.sub(&cut.log()?)?.reciprocal()?)?;
-        let x = self.probs.sub(0.5)?;
-        let taylor = x.square()?.mul(16.0 / 45.0)?.add(1.0 / 3.0)?.mul(&x)?.add(0.5)?;
-        Tensor::where_cond(&self.outside_unstable_region()?, mus, taylor)
-    }
-    fn mode(&self) -> Result<Tensor> {
-        Err(super::not_implemented("ContinuousBernoulli", "mode"))
-    }
-    fn variance(&self) -> Result<Tensor> {
-        let cut = self.cut_probs()?;
-        let vars = cut
-            .mul(&cut.sub(1.0)?)?
-            .div(&cut.mul(2.0)?.rsub(1.0)?.square()?)?
-            .add(&cut.neg()?.log1p()?.sub(&cut.log()?)?.square()?.reciprocal()?)?;
-        let x = self.probs.sub(0.5)?.square()?;
-        let taylor = x.mul(128.0 / 945.0)?.rsub(1.0 / 15.0)?.mul(&x)?.rsub(1.0 / 12.0)?;
-        Tensor::where_cond(&self.outside_unstable_region()?, vars, taylor)
-    }
-    fn cdf(&self, value: &Tensor) -> Result<Tensor> {
-        validate_sample(self, value)?;
-        let cut = self.cut_probs()?;
-        let cdfs = cut
-            .pow(value)?
-            .mul(&cut.rsub(1.0)?.pow(&value.rsub(1.0)?)?)?
-            .add(&cut)?
-            .sub(1.0)?
-            .div(&cut.mul(2.0)?.sub(1.0)?)?;
-        let unbounded = Tensor::where_cond(&self.outside_unstable_region()?, &cdfs, value)?;
-        let upper = Tensor::where_cond(&value.ge(1.0)?, unbounded.ones_like()?, &unbounded)?;
-        Tensor::where_cond(&value.le(0.0)?, upper.zeros_like()?, &upper)
-    }
-    fn icdf(&self, value: &Tensor) -> Result<Tensor> {
-        let cut = self.cut_probs()?;
-        let num =
-            cut.neg()?.add(&value.mul(&cut.mul(2.0)?.sub(1.0)?)?)?.log1p()?.sub(&cut.neg()?.log1p()?)?;
-        let den = cut.log()?.sub(&cut.neg()?.log1p()?)?;
-        Tensor::where_cond(&self.outside_unstable_region()?, num.div(&den)?, value)
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // FisherSnedecor
 // ---------------------------------------------------------------------------------------------
 
@@ -835,182 +671,5 @@ impl Distribution for InverseGamma {
     fn cdf(&self, value: &Tensor) -> Result<Tensor> {
         let x = value.reciprocal()?;
         monotonize_cdf(&self.base.cdf(&x)?, false)
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// VonMises
-// ---------------------------------------------------------------------------------------------
-
-const I0_COEF_SMALL: [f64; 7] = [1.0, 3.5156229, 3.0899424, 1.2067492, 0.2659732, 0.360768e-1, 0.45813e-2];
-const I0_COEF_LARGE: [f64; 9] = [
-    0.39894228,
-    0.1328592e-1,
-    0.225319e-2,
-    -0.157565e-2,
-    0.916281e-2,
-    -0.2057706e-1,
-    0.2635537e-1,
-    -0.1647633e-1,
-    0.392377e-2,
-];
-const I1_COEF_SMALL: [f64; 7] =
-    [0.5, 0.87890594, 0.51498869, 0.15084934, 0.2658733e-1, 0.301532e-2, 0.32411e-3];
-const I1_COEF_LARGE: [f64; 9] = [
-    0.39894228,
-    -0.3988024e-1,
-    -0.362018e-2,
-    0.163801e-2,
-    -0.1031555e-1,
-    0.2282967e-1,
-    -0.2895312e-1,
-    0.1787654e-1,
-    -0.420059e-2,
-];
-
-/// torch's `_eval_poly`: Horner's rule on the coefficients (lowest order first).
-fn eval_poly(y: &Tensor, coef: &[f64]) -> Result<Tensor> {
-    let (last, rest) = coef.split_last().ok_or_else(|| Error::msg("empty polynomial"))?;
-    let mut result = y.full_like(*last)?;
-    for c in rest.iter().rev() {
-        result = y.mul(&result)?.add(*c)?;
-    }
-    Ok(result)
-}
-
-/// torch's `_log_modified_bessel_fn`: `log(I_order(x))` for `x > 0`, `order` 0 or 1, by the
-/// polynomial approximations of Abramowitz & Stegun (as torch, differentiable).
-pub(crate) fn log_modified_bessel_fn(x: &Tensor, order: usize) -> Result<Tensor> {
-    if order > 1 {
-        return Err(Error::msg(format!("order must be 0 or 1, got {order}")));
-    }
-    let (cs, cl): (&[f64], &[f64]) =
-        if order == 0 { (&I0_COEF_SMALL, &I0_COEF_LARGE) } else { (&I1_COEF_SMALL, &I1_COEF_LARGE) };
-    let y = x.div(3.75)?.square()?;
-    let mut small = eval_poly(&y, cs)?;
-    if order == 1 {
-        small = x.abs()?.mul(&small)?;
-    }
-    let small = small.log()?;
-    let y = x.reciprocal()?.mul(3.75)?;
-    let large = x.sub(&x.log()?.mul(0.5)?)?.add(&eval_poly(&y, cl)?.log()?)?;
-    Tensor::where_cond(&x.lt(3.75)?, &small, &large)
-}
-
-/// The circular von Mises distribution (torch's `VonMises`); `loc` and values are angles in
-/// radians, samples lie in `[-π, π)` (Best & Fisher's rejection sampler, in float64 as torch's).
-#[derive(Clone)]
-pub struct VonMises {
-    /// The mean direction.
-    pub loc: Tensor,
-    /// The concentration `κ`.
-    pub concentration: Tensor,
-    validate: bool,
-}
-
-impl VonMises {
-    /// `VonMises(loc, concentration)`, validated by default.
-    pub fn new(loc: &Tensor, concentration: &Tensor) -> Result<Self> {
-        Self::with_validate_args(loc, concentration, None)
-    }
-
-    /// `VonMises(loc, concentration, validate_args=validate_args)`.
-    pub fn with_validate_args(
-        loc: &Tensor,
-        concentration: &Tensor,
-        validate_args: Option<bool>,
-    ) -> Result<Self> {
-        let b = broadcast_all(&[loc, concentration])?;
-        let d = VonMises {
-            loc: b[0].clone(),
-            concentration: b[1].clone(),
-            validate: resolve_validate(validate_args),
-        };
-        if d.validate {
-            check_params(
-                "VonMises",
-                &d.params(),
-                &[("loc", &d.loc, Constraint::Real), ("concentration", &d.concentration, POSITIVE)],
-            )?;
-        }
-        Ok(d)
-    }
-}
-
-impl Distribution for VonMises {
-    common!("VonMises", loc);
-    fn params(&self) -> Vec<(&'static str, Tensor)> {
-        vec![("loc", self.loc.clone()), ("concentration", self.concentration.clone())]
-    }
-    fn support(&self) -> Constraint {
-        Constraint::Real
-    }
-    fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
-        let shape = self.extended_shape(sample_shape);
-        let n: usize = shape.iter().product();
-        let loc =
-            self.loc.detach().to_dtype(DType::F64)?.expand(shape.clone())?.contiguous()?.to_f64_vec()?;
-        let kappa = self
-            .concentration
-            .detach()
-            .to_dtype(DType::F64)?
-            .expand(shape.clone())?
-            .contiguous()?
-            .to_f64_vec()?;
-        let r: Vec<f64> = kappa
-            .iter()
-            .map(|&k| {
-                if k < 1e-5 {
-                    1.0 / k + k
-                } else {
-                    let tau = 1.0 + (1.0 + 4.0 * k * k).sqrt();
-                    let rho = (tau - (2.0 * tau).sqrt()) / (2.0 * k);
-                    (1.0 + rho * rho) / (2.0 * rho)
-                }
-            })
-            .collect();
-        let mut x = vec![0.0f64; n];
-        let mut done = vec![false; n];
-        while done.iter().any(|d| !d) {
-            let u = Tensor::rand_with([3, n], DType::F64, generator)?.to_f64_vec()?;
-            for i in 0..n {
-                let (u1, u2, u3) = (u[i], u[n + i], u[2 * n + i]);
-                let z = (PI * u1).cos();
-                let f = (1.0 + r[i] * z) / (r[i] + z);
-                let c = kappa[i] * (r[i] - f);
-                let accept = (c * (2.0 - c) - u2) > 0.0 || ((c / u2).ln() + 1.0 - c) >= 0.0;
-                if accept {
-                    let s = u3 - 0.5;
-                    let sign = if s > 0.0 {
-                        1.0
-                    } else if s < 0.0 {
-                        -1.0
-                    } else {
-                        0.0
-                    };
-                    x[i] = sign * f.acos();
-                    done[i] = true;
-                }
-            }
-        }
-        let out: Vec<f64> =
-            x.iter().zip(&loc).map(|(xi, li)| (xi + PI + li).rem_euclid(2.0 * PI) - PI).collect();
-        Tensor::from_vec(out, shape)?.to_dtype(self.loc.dtype())
-    }
-    fn log_prob(&self, value: &Tensor) -> Result<Tensor> {
-        validate_sample(self, value)?;
-        let lp = self.concentration.mul(&value.sub(&self.loc)?.cos()?)?;
-        lp.sub((2.0 * PI).ln())?.sub(&log_modified_bessel_fn(&self.concentration, 0)?)
-    }
-    fn mean(&self) -> Result<Tensor> {
-        Ok(self.loc.clone())
-    }
-    fn mode(&self) -> Result<Tensor> {
-        Ok(self.loc.clone())
-    }
-    /// The circular variance `1 - I₁(κ) / I₀(κ)`.
-    fn variance(&self) -> Result<Tensor> {
-        let k = &self.concentration;
-        log_modified_bessel_fn(k, 1)?.sub(&log_modified_bessel_fn(k, 0)?)?.exp()?.rsub(1.0)
     }
 }

@@ -6,7 +6,8 @@ use std::f64::consts::PI;
 use oxtorch_tensor::linalg::solve_triangular;
 use oxtorch_tensor::{Error, Result, Tensor};
 
-use super::families33::{ContinuousBernoulli, Gumbel, InverseGamma, Pareto};
+use super::continuous_bernoulli::ContinuousBernoulli;
+use super::families33::{Gumbel, InverseGamma, Pareto};
 use super::lowrank_mvn::{
     batch_lowrank_logdet, batch_lowrank_mahalanobis, wt_dinv, LowRankMultivariateNormal,
 };

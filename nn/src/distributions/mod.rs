@@ -16,6 +16,7 @@ use oxtorch_tensor::{DType, Error, Generator, Result, Tensor};
 mod bernoulli;
 mod binomial;
 mod categorical;
+mod continuous_bernoulli;
 mod dirichlet;
 mod dirichlet_grad;
 mod exponential;
@@ -36,16 +37,16 @@ mod transformed;
 mod transforms;
 mod uniform;
 mod univariate32;
+mod von_mises;
 
 pub use bernoulli::Bernoulli;
 pub use binomial::Binomial;
 pub use categorical::{Categorical, OneHotCategorical};
+pub use continuous_bernoulli::ContinuousBernoulli;
 pub use dirichlet::{Beta, Dirichlet};
 pub use dirichlet_grad::dirichlet_grad;
 pub use exponential::Exponential;
-pub use families33::{
-    ContinuousBernoulli, FisherSnedecor, Gumbel, InverseGamma, Kumaraswamy, Pareto, VonMises, Weibull,
-};
+pub use families33::{FisherSnedecor, Gumbel, InverseGamma, Kumaraswamy, Pareto, Weibull};
 pub use gamma::{standard_gamma, Gamma};
 pub use gamma_rsample::{gamma_rsample, standard_gamma_grad, standard_gamma_rsample};
 pub use independent::Independent;
@@ -65,6 +66,7 @@ pub use transforms::{
 };
 pub use uniform::Uniform;
 pub use univariate32::{Cauchy, Chi2, Geometric, HalfCauchy, HalfNormal, NegativeBinomial, StudentT};
+pub use von_mises::VonMises;
 
 static DEFAULT_VALIDATE_ARGS: AtomicBool = AtomicBool::new(true);
 
