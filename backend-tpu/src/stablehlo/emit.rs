@@ -337,6 +337,10 @@ impl FunctionBuilder {
         sizes[dim] = 1;
         let mut dims = x.ty().dims.clone();
         dims[dim] = idx.len() as i64;
+        if x.ty().dims[dim] == 0 {
+            // Nothing to take (a window of 1 does not fit the empty dim, so no gather).
+            return self.splat(&TensorType::new(x.ty().element_type, &dims), 0.0);
+        }
         let attrs = format!(
             "dimension_numbers = #stablehlo.gather<offset_dims = [{}], collapsed_slice_dims = [{dim}], \
              start_index_map = [{dim}], index_vector_dim = 1>, slice_sizes = {}, indices_are_sorted = false",

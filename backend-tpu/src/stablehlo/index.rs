@@ -57,6 +57,12 @@ fn gather_points(b: &mut FunctionBuilder, src: &Value, tuples: &Value) -> Value 
     let rank = src.ty().dims.len();
     let all: Vec<String> = (0..rank).map(|d| d.to_string()).collect();
     let out = &tuples.ty().dims[..tuples.ty().dims.len() - 1];
+    if src.ty().dims.contains(&0) {
+        // No element to gather (a window of 1 does not fit a zero-size dim, and the plugin rejects
+        // it): the output is empty too, since an index into an empty source is out of range,
+        // which the runtime reports before launching.
+        return b.splat(&TensorType::new(src.ty().element_type, out), 0.0);
+    }
     let attrs = format!(
         "dimension_numbers = #stablehlo.gather<offset_dims = [], collapsed_slice_dims = [{a}], \
          start_index_map = [{a}], index_vector_dim = {rank}>, slice_sizes = {}, indices_are_sorted = false",

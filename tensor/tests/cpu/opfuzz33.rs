@@ -2,8 +2,10 @@
 //! make_opfuzz33_golden.py): random dtypes, shapes (0-d, empty, size-1, broadcasting pairs),
 //! non-contiguous inputs (transposed, permuted, step-sliced, expanded) and special values. Every
 //! case is replayed; all mismatches are collected and reported together at the end.
+//!
+//! The XLA binary `xla_opfuzz.rs` replays the same cases on `xla:0` through [`replay`].
 
-use oxtorch_tensor::{DType, Operand, Result, Tensor};
+use oxtorch_tensor::{DType, Device, Operand, Result, Tensor};
 
 use crate::common::{panic_message, quietly};
 use crate::opfuzz33_golden::{Case, In, Out, CASES};
@@ -420,14 +422,18 @@ fn describe(case: &Case) -> String {
     format!("#{} {}({}) [{}]", case.id, case.op, case.args, ins.join(", "))
 }
 
-fn check(case: &Case) -> Option<String> {
-    let inputs = match case.inputs.iter().map(build).collect::<Result<Vec<_>>>() {
-        Ok(v) => v,
-        Err(e) => return Some(format!("building the inputs failed: {e}")),
-    };
+/// Replays one case with its inputs moved to `device`; `None` when it matches torch.
+fn check(case: &Case, device: Device) -> Option<String> {
+    let inputs =
+        match case.inputs.iter().map(|i| build(i).and_then(|t| t.to(device))).collect::<Result<Vec<_>>>() {
+            Ok(v) => v,
+            Err(e) => return Some(format!("building the inputs failed: {e}")),
+        };
     let Some(result) = run(case, &inputs) else {
         return Some("no replay for this op".to_string());
     };
+    // Read the results back (on a lazy device this is where deferred errors surface).
+    let result = result.and_then(|got| got.iter().map(|t| t.to(Device::Cpu)).collect::<Result<Vec<_>>>());
     match (result, case.outputs) {
         (Err(_), None) => None,
         (Ok(got), None) => {
@@ -447,8 +453,9 @@ fn check(case: &Case) -> Option<String> {
     }
 }
 
-#[test]
-fn random_op_cases_match_torch() {
+/// Replays every case on `device` and returns the cases that differ from torch, each with a line
+/// that describes the difference.
+pub fn replay(device: Device) -> Vec<(&'static Case, String)> {
     let mut failures = Vec::new();
     let mut skipped = std::collections::BTreeSet::new();
     for case in CASES {
@@ -456,13 +463,19 @@ fn random_op_cases_match_torch() {
             skipped.insert(case.op);
             continue;
         }
-        match quietly(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(case)))) {
+        match quietly(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(case, device)))) {
             Ok(None) => {}
-            Ok(Some(msg)) => failures.push(format!("{}: {msg}", describe(case))),
-            Err(p) => failures.push(format!("{}: PANIC {}", describe(case), panic_message(&*p))),
+            Ok(Some(msg)) => failures.push((case, format!("{}: {msg}", describe(case)))),
+            Err(p) => failures.push((case, format!("{}: PANIC {}", describe(case), panic_message(&*p)))),
         }
     }
     assert!(skipped.is_empty(), "ops without a replay: {skipped:?}");
+    failures
+}
+
+#[test]
+fn random_op_cases_match_torch() {
+    let failures: Vec<String> = replay(Device::Cpu).into_iter().map(|(_, line)| line).collect();
     assert!(
         failures.is_empty(),
         "{} of {} cases differ from torch:\n{}",
