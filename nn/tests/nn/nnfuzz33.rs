@@ -8,13 +8,13 @@
 //! Each case compares the output shapes, dtypes and values, then the gradients of
 //! `sum_k (out_k * cot_k).sum()` w.r.t. the differentiated inputs; where torch raised, the call
 //! (or its backward pass) must fail. Every mismatch is collected and the test fails once, listing
-//! them all.
+//! them all. The root test `tests/xla_nnfuzz.rs` replays the same cases on `xla:0` ([`replay`]).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use oxtorch_nn::functional::{self as F, EmbeddingOptions, InterpolateOptions};
 use oxtorch_nn::{ConvNd, ConvOptions, Forward};
-use oxtorch_tensor::{DType, Error, Padding, Result, Tensor};
+use oxtorch_tensor::{DType, Device, Error, Padding, Result, Tensor};
 
 use super::golden_case::{float64, int64, T};
 
@@ -131,20 +131,24 @@ impl Env {
     }
 }
 
-fn build(c: &Case, p: &P) -> Env {
+/// The case's inputs on `device`.
+fn build(c: &Case, p: &P, device: Device) -> Env {
     let dtype = if c.f32 { DType::F32 } else { DType::F64 };
     let tr: Vec<&str> = p.opt("tr").map(|v| v.split(',').collect()).unwrap_or_default();
     let mut leaves = Vec::new();
     let mut views = Vec::new();
     for (k, v) in c.floats {
-        let leaf =
-            float64(v).to_dtype(dtype).unwrap().requires_grad_(c.grads.iter().any(|(n, _)| n == k)).unwrap();
+        let leaf = float64(v)
+            .to((device, dtype))
+            .unwrap()
+            .requires_grad_(c.grads.iter().any(|(n, _)| n == k))
+            .unwrap();
         let view = if tr.contains(k) { leaf.transpose(-1, -2).unwrap() } else { leaf.clone() };
         leaves.push((*k, leaf));
         views.push((*k, view));
     }
     for (k, v) in c.ints {
-        views.push((*k, int64(v)));
+        views.push((*k, int64(v).to(device).unwrap()));
     }
     Env { leaves, views, dtype }
 }
@@ -458,10 +462,10 @@ fn compare(got: &[f64], want: &T, tol: f64) -> Option<String> {
     })
 }
 
-/// Runs case `c`: its mismatches (empty when it agrees with torch).
-fn check(c: &Case) -> Vec<String> {
+/// Runs case `c` on `device`: its mismatches (empty when it agrees with torch).
+fn check(c: &Case, device: Device) -> Vec<String> {
     let p = P::parse(c.params);
-    let e = build(c, &p);
+    let e = build(c, &p, device);
     let mut bad = Vec::new();
     let tol = if c.f32 { 2e-4 } else { 1e-7 };
     let result = run(c, &p, &e);
@@ -535,7 +539,7 @@ fn check(c: &Case) -> Vec<String> {
 fn backward(outs: &[Tensor], c: &Case) -> Result<()> {
     let mut loss: Option<Tensor> = None;
     for (out, cot) in outs.iter().zip(c.cots) {
-        let term = out.mul(&float64(cot).to_dtype(out.dtype())?)?.sum_all()?;
+        let term = out.mul(&float64(cot).to((out.device(), out.dtype()))?)?.sum_all()?;
         loss = Some(match loss {
             Some(l) => l.add(&term)?,
             None => term,
@@ -547,11 +551,11 @@ fn backward(outs: &[Tensor], c: &Case) -> Result<()> {
     }
 }
 
-#[test]
-fn nn_functional_random_cases_match_torch() {
+/// Replays every case on `device`: one line per mismatch with torch.
+pub fn replay(device: Device) -> Vec<String> {
     let mut mismatches = Vec::new();
     for c in CASES {
-        let found = catch_unwind(AssertUnwindSafe(|| check(c))).unwrap_or_else(|panic| {
+        let found = catch_unwind(AssertUnwindSafe(|| check(c, device))).unwrap_or_else(|panic| {
             let msg = panic
                 .downcast_ref::<String>()
                 .cloned()
@@ -564,6 +568,12 @@ fn nn_functional_random_cases_match_torch() {
             mismatches.push(format!("case {} {} [{}] ({dtype}): {m}", c.id, c.op, c.params));
         }
     }
+    mismatches
+}
+
+#[test]
+fn nn_functional_random_cases_match_torch() {
+    let mismatches = replay(Device::Cpu);
     assert!(
         mismatches.is_empty(),
         "{} mismatches with torch in {} cases:\n{}",
