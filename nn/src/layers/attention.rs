@@ -40,6 +40,33 @@ impl Default for MultiheadAttentionOptions {
     }
 }
 
+/// The keyword arguments of [`MultiheadAttention::forward_with`], with torch's defaults.
+#[derive(Clone, Copy, Debug)]
+pub struct MultiheadAttentionArgs<'a> {
+    /// `[N, S]` (unbatched `[S]`) padding of the keys, boolean (true = ignore) or float (added)
+    pub key_padding_mask: Option<&'a Tensor>,
+    /// also return the attention weights (default true)
+    pub need_weights: bool,
+    /// `[L, S]` or `[N·num_heads, L, S]` mask, boolean (true = not allowed) or float (added)
+    pub attn_mask: Option<&'a Tensor>,
+    /// weights averaged over the heads (`[N, L, S]`) rather than `[N, H, L, S]` (default true)
+    pub average_attn_weights: bool,
+    /// the hint that `attn_mask` is the causal mask (default false)
+    pub is_causal: bool,
+}
+
+impl Default for MultiheadAttentionArgs<'_> {
+    fn default() -> Self {
+        MultiheadAttentionArgs {
+            key_padding_mask: None,
+            need_weights: true,
+            attn_mask: None,
+            average_attn_weights: true,
+            is_causal: false,
+        }
+    }
+}
+
 /// torch's `nn.MultiheadAttention(embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
 /// add_zero_attn=False, kdim=None, vdim=None, batch_first=False)`.
 pub struct MultiheadAttention {
@@ -150,6 +177,35 @@ impl MultiheadAttention {
         attn_mask: Option<&Tensor>,
         average_attn_weights: bool,
     ) -> Result<(Tensor, Option<Tensor>)> {
+        let args = MultiheadAttentionArgs {
+            key_padding_mask,
+            need_weights,
+            attn_mask,
+            average_attn_weights,
+            is_causal: false,
+        };
+        self.forward_with(query, key, value, args)
+    }
+
+    /// torch's full `forward(query, key, value, key_padding_mask=None, need_weights=True,
+    /// attn_mask=None, average_attn_weights=True, is_causal=False)`, the keyword arguments in
+    /// `args`. `is_causal` is a hint that `attn_mask` is the causal mask and needs one (torch's
+    /// error otherwise); without a key padding mask and without weights the attention is then
+    /// `scaled_dot_product_attention`'s causal one and `attn_mask` itself goes unused, as torch's.
+    pub fn forward_with(
+        &self,
+        query: &Tensor,
+        key: &Tensor,
+        value: &Tensor,
+        args: MultiheadAttentionArgs<'_>,
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        let MultiheadAttentionArgs {
+            key_padding_mask,
+            need_weights,
+            attn_mask,
+            average_attn_weights,
+            is_causal,
+        } = args;
         let unbatched = query.rank() == 2;
         if !unbatched && query.rank() != 3 {
             return Err(Error::shape(format!(
@@ -177,13 +233,23 @@ impl MultiheadAttention {
                 Ok(t.clone())
             }
         };
+        if is_causal && attn_mask.is_none() {
+            return Err(Error::msg(
+                "Need attn_mask if specifying the is_causal hint. You may use the Transformer module method \
+                 `generate_square_subsequent_mask` to create this mask.",
+            ));
+        }
         let (q, k, v) = (to_seq_first(query)?, to_seq_first(key)?, to_seq_first(value)?);
         let kpm = match key_padding_mask {
             Some(m) if unbatched => Some(m.unsqueeze(0)?),
             m => m.cloned(),
         };
+        // torch hands the hint to scaled_dot_product_attention, dropping the mask, only when
+        // there is no padding to merge and no weights to return.
+        let causal = is_causal && kpm.is_none() && !need_weights;
+        let attn_mask = if causal { None } else { attn_mask };
         let (out, weights) =
-            self.attend(&q, &k, &v, kpm.as_ref(), need_weights, attn_mask, average_attn_weights)?;
+            self.attend(&q, &k, &v, kpm.as_ref(), need_weights, attn_mask, average_attn_weights, causal)?;
         let out = if unbatched {
             out.squeeze_dims(1)?
         } else if self.options.batch_first {
@@ -209,6 +275,7 @@ impl MultiheadAttention {
         need_weights: bool,
         attn_mask: Option<&Tensor>,
         average: bool,
+        is_causal: bool,
     ) -> Result<(Tensor, Option<Tensor>)> {
         let (l, n, e) = (q.dims()[0], q.dims()[1], q.dims()[2]);
         if e != self.embed_dim {
@@ -254,7 +321,7 @@ impl MultiheadAttention {
             // fully padded sequence) are zeros: the plain softmax's NaN would reach every gradient.
             let p = if self.training { self.options.dropout } else { 0.0 };
             let scale = Some(1.0 / (hd as f64).sqrt());
-            let out = q.scaled_dot_product_attention(&k, &v, mask.as_ref(), p, false, scale, false)?;
+            let out = q.scaled_dot_product_attention(&k, &v, mask.as_ref(), p, is_causal, scale, false)?;
             let out = out.transpose(0, 1)?.reshape([l * n, e])?;
             return Ok((self.out_proj_forward(&out)?.reshape([l, n, e])?, None));
         }

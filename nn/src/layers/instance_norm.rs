@@ -7,7 +7,7 @@ use crate::functional as F;
 use crate::module::{Buffer, Forward, Member, MemberMut, Module};
 
 /// torch's `nn.InstanceNorm1d/2d/3d(num_features, eps=1e-5, momentum=0.1, affine=False,
-/// track_running_stats=False)`: each sample's channels normalised over their own spatial dims.
+/// track_running_stats=False, *, bias=True)`: each sample's channels normalised over their own spatial dims.
 /// With `track_running_stats`, training updates running statistics that evaluation then uses.
 /// State dict as batch norm's: `weight`, `bias`, `running_mean`, `running_var`,
 /// `num_batches_tracked`.
@@ -51,20 +51,34 @@ impl InstanceNorm {
         affine: bool,
         track_running_stats: bool,
     ) -> Result<Self> {
+        Self::new_with_bias(spatial_dims, num_features, eps, momentum, affine, track_running_stats, true)
+    }
+
+    /// [`InstanceNorm::new`] with torch's keyword `bias`: when false (with `affine`) there is no
+    /// `bias` parameter (nor state-dict key), only the `weight` scale.
+    pub fn new_with_bias(
+        spatial_dims: usize,
+        num_features: usize,
+        eps: f64,
+        momentum: Option<f64>,
+        affine: bool,
+        track_running_stats: bool,
+        bias: bool,
+    ) -> Result<Self> {
         if !(1..=3).contains(&spatial_dims) {
             return Err(Error::msg(format!("InstanceNorm: 1, 2 or 3 spatial dims, got {spatial_dims}")));
         }
         let track = |t: Result<Tensor>| t.map(|t| track_running_stats.then_some(Buffer(t)));
-        let param = |v: f64| -> Result<Option<Tensor>> {
-            if affine {
+        let param = |v: f64, present: bool| -> Result<Option<Tensor>> {
+            if present {
                 Ok(Some(Tensor::full([num_features], v, DType::default_float())?.requires_grad_(true)?))
             } else {
                 Ok(None)
             }
         };
         Ok(InstanceNorm {
-            weight: param(1.0)?,
-            bias: param(0.0)?,
+            weight: param(1.0, affine)?,
+            bias: param(0.0, affine && bias)?,
             running_mean: track(Tensor::zeros([num_features], DType::default_float()))?,
             running_var: track(Tensor::ones([num_features], DType::default_float()))?,
             num_batches_tracked: track(Tensor::zeros([], DType::I64))?,

@@ -31,7 +31,7 @@ mod upsampling_aliases;
 
 pub use activation::*;
 pub use adaptive_softmax::AdaptiveLogSoftmaxWithLoss;
-pub use attention::{MultiheadAttention, MultiheadAttentionOptions};
+pub use attention::{MultiheadAttention, MultiheadAttentionArgs, MultiheadAttentionOptions};
 pub use bilinear::Bilinear;
 pub use container::Sequential;
 pub use conv::ConvNd;

@@ -128,7 +128,7 @@ impl Forward for RMSNorm {
     }
 }
 
-/// torch's `nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True)`.
+/// torch's `nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True, *, bias=True)`.
 #[derive(oxtorch_nn_derive::Module)]
 #[module(extra_repr)]
 pub struct GroupNorm {
@@ -147,6 +147,18 @@ pub struct GroupNorm {
 impl GroupNorm {
     /// A layer with ones/zeros affine parameters.
     pub fn new(num_groups: usize, num_channels: usize, eps: f64, affine: bool) -> Result<Self> {
+        Self::new_with_bias(num_groups, num_channels, eps, affine, true)
+    }
+
+    /// torch's `GroupNorm(num_groups, num_channels, eps, affine, bias=bias)`: with `bias` false
+    /// there is no `bias` parameter (nor state-dict key), only the `weight` scale (when `affine`).
+    pub fn new_with_bias(
+        num_groups: usize,
+        num_channels: usize,
+        eps: f64,
+        affine: bool,
+        bias: bool,
+    ) -> Result<Self> {
         if num_groups == 0 || !num_channels.is_multiple_of(num_groups) {
             return Err(Error::msg(format!(
                 "num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
@@ -154,7 +166,7 @@ impl GroupNorm {
         }
         Ok(GroupNorm {
             weight: if affine { Some(ones(&[num_channels], DType::default_float())?) } else { None },
-            bias: if affine { Some(zeros(&[num_channels], DType::default_float())?) } else { None },
+            bias: if affine && bias { Some(zeros(&[num_channels], DType::default_float())?) } else { None },
             num_groups,
             num_channels,
             eps,

@@ -3,9 +3,11 @@
 
 use std::sync::Arc;
 
-use oxtorch_tensor::{Error, Result, Tensor};
+use oxtorch_tensor::{DType, Error, Result, Tensor};
 
-use crate::layers::attention::{MultiheadAttention, MultiheadAttentionOptions};
+use crate::layers::attention::{
+    additive, MultiheadAttention, MultiheadAttentionArgs, MultiheadAttentionOptions,
+};
 use crate::layers::dropout::Dropout;
 use crate::layers::linear::Linear;
 use crate::layers::norm::LayerNorm;
@@ -168,8 +170,21 @@ impl TransformerEncoderLayer {
         src_mask: Option<&Tensor>,
         src_key_padding_mask: Option<&Tensor>,
     ) -> Result<Tensor> {
+        self.forward_with(src, src_mask, src_key_padding_mask, false)
+    }
+
+    /// torch's `forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False)`:
+    /// `is_causal` hints that `src_mask` is the causal mask (torch's error without one).
+    pub fn forward_with(
+        &self,
+        src: &Tensor,
+        src_mask: Option<&Tensor>,
+        src_key_padding_mask: Option<&Tensor>,
+        is_causal: bool,
+    ) -> Result<Tensor> {
         let sa = |x: &Tensor| -> Result<Tensor> {
-            let (y, _) = self.self_attn.forward(x, x, x, src_key_padding_mask, false, src_mask, true)?;
+            let args = self_attention_args(src_mask, src_key_padding_mask, is_causal);
+            let (y, _) = self.self_attn.forward_with(x, x, x, args)?;
             self.dropout1.forward(&y)
         };
         let ff = |x: &Tensor| -> Result<Tensor> {
@@ -278,21 +293,29 @@ impl TransformerDecoderLayer {
     /// torch's `forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
     /// memory_key_padding_mask)`.
     pub fn forward_masked(&self, tgt: &Tensor, memory: &Tensor, masks: DecoderMasks<'_>) -> Result<Tensor> {
+        self.forward_with(tgt, memory, masks, false, false)
+    }
+
+    /// torch's `forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+    /// memory_key_padding_mask, tgt_is_causal=False, memory_is_causal=False)`: the flags hint
+    /// that `tgt_mask` / `memory_mask` are causal masks (torch's error without them).
+    pub fn forward_with(
+        &self,
+        tgt: &Tensor,
+        memory: &Tensor,
+        masks: DecoderMasks<'_>,
+        tgt_is_causal: bool,
+        memory_is_causal: bool,
+    ) -> Result<Tensor> {
         let sa = |x: &Tensor| -> Result<Tensor> {
-            let (y, _) =
-                self.self_attn.forward(x, x, x, masks.tgt_key_padding_mask, false, masks.tgt_mask, true)?;
+            let args = self_attention_args(masks.tgt_mask, masks.tgt_key_padding_mask, tgt_is_causal);
+            let (y, _) = self.self_attn.forward_with(x, x, x, args)?;
             self.dropout1.forward(&y)
         };
         let mha = |x: &Tensor| -> Result<Tensor> {
-            let (y, _) = self.multihead_attn.forward(
-                x,
-                memory,
-                memory,
-                masks.memory_key_padding_mask,
-                false,
-                masks.memory_mask,
-                true,
-            )?;
+            let args =
+                self_attention_args(masks.memory_mask, masks.memory_key_padding_mask, memory_is_causal);
+            let (y, _) = self.multihead_attn.forward_with(x, memory, memory, args)?;
             self.dropout2.forward(&y)
         };
         let ff = |x: &Tensor| -> Result<Tensor> {
@@ -312,6 +335,51 @@ impl TransformerDecoderLayer {
             let x = self.norm1.forward(&tgt.add(&sa(tgt)?)?)?;
             let x = self.norm2.forward(&x.add(&mha(&x)?)?)?;
             self.norm3.forward(&x.add(&ff(&x)?)?)
+        }
+    }
+}
+
+/// The attention arguments of the layers' blocks: no weights returned, as torch's `_sa_block` and
+/// `_mha_block`.
+fn self_attention_args<'a>(
+    attn_mask: Option<&'a Tensor>,
+    key_padding_mask: Option<&'a Tensor>,
+    is_causal: bool,
+) -> MultiheadAttentionArgs<'a> {
+    MultiheadAttentionArgs {
+        key_padding_mask,
+        need_weights: false,
+        attn_mask,
+        average_attn_weights: true,
+        is_causal,
+    }
+}
+
+/// torch's `_get_seq_len`: the sequence length of an unbatched `[S, E]` or batched input.
+fn seq_len(x: &Tensor, batch_first: bool) -> usize {
+    let d = x.dims();
+    let pos = if d.len() == 2 { 0 } else { usize::from(batch_first) };
+    d.get(pos).copied().unwrap_or(0)
+}
+
+/// torch's `_detect_is_causal_mask`: the hint when given, else whether `mask` (as an additive mask
+/// of `dtype`) is exactly the `[size, size]` causal mask.
+fn detect_is_causal_mask(
+    mask: Option<&Tensor>,
+    is_causal: Option<bool>,
+    size: usize,
+    dtype: DType,
+) -> Result<bool> {
+    match (is_causal, mask) {
+        (Some(hint), _) => Ok(hint),
+        (None, None) => Ok(false),
+        (None, Some(m)) => {
+            let m = additive(m, dtype)?;
+            if m.dims() != [size, size] {
+                return Ok(false);
+            }
+            let causal = Tensor::full([size, size], f64::NEG_INFINITY, (m.dtype(), m.device()))?.triu(1)?;
+            m.equal(&causal)
         }
     }
 }
@@ -361,9 +429,24 @@ impl TransformerEncoder {
         mask: Option<&Tensor>,
         src_key_padding_mask: Option<&Tensor>,
     ) -> Result<Tensor> {
+        self.forward_with(src, mask, src_key_padding_mask, None)
+    }
+
+    /// torch's `forward(src, mask=None, src_key_padding_mask=None, is_causal=None)`: `is_causal`
+    /// `None` detects whether `mask` is the causal mask (torch's `_detect_is_causal_mask`); `true`
+    /// without a mask is torch's error.
+    pub fn forward_with(
+        &self,
+        src: &Tensor,
+        mask: Option<&Tensor>,
+        src_key_padding_mask: Option<&Tensor>,
+        is_causal: Option<bool>,
+    ) -> Result<Tensor> {
+        let batch_first = self.layers.first().is_some_and(|l| l.self_attn.options.batch_first);
+        let is_causal = detect_is_causal_mask(mask, is_causal, seq_len(src, batch_first), src.dtype())?;
         let mut x = src.clone();
         for layer in &self.layers {
-            x = layer.forward_masked(&x, mask, src_key_padding_mask)?;
+            x = layer.forward_with(&x, mask, src_key_padding_mask, is_causal)?;
         }
         match &self.norm {
             Some(n) => n.forward(&x),
@@ -401,9 +484,26 @@ impl TransformerDecoder {
     /// torch's `forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
     /// memory_key_padding_mask)`.
     pub fn forward_masked(&self, tgt: &Tensor, memory: &Tensor, masks: DecoderMasks<'_>) -> Result<Tensor> {
+        self.forward_with(tgt, memory, masks, None, false)
+    }
+
+    /// torch's `forward(tgt, memory, ..., tgt_is_causal=None, memory_is_causal=False)`:
+    /// `tgt_is_causal` `None` detects whether `tgt_mask` is the causal mask; a `true` flag without
+    /// its mask is torch's error.
+    pub fn forward_with(
+        &self,
+        tgt: &Tensor,
+        memory: &Tensor,
+        masks: DecoderMasks<'_>,
+        tgt_is_causal: Option<bool>,
+        memory_is_causal: bool,
+    ) -> Result<Tensor> {
+        let batch_first = self.layers.first().is_some_and(|l| l.self_attn.options.batch_first);
+        let size = seq_len(tgt, batch_first);
+        let tgt_is_causal = detect_is_causal_mask(masks.tgt_mask, tgt_is_causal, size, tgt.dtype())?;
         let mut x = tgt.clone();
         for layer in &self.layers {
-            x = layer.forward_masked(&x, memory, masks)?;
+            x = layer.forward_with(&x, memory, masks, tgt_is_causal, memory_is_causal)?;
         }
         match &self.norm {
             Some(n) => n.forward(&x),

@@ -155,6 +155,21 @@ impl Transformer {
     /// torch's `forward(src, tgt, src_mask, tgt_mask, memory_mask, src_key_padding_mask,
     /// tgt_key_padding_mask, memory_key_padding_mask)`.
     pub fn forward_masked(&self, src: &Tensor, tgt: &Tensor, masks: TransformerMasks<'_>) -> Result<Tensor> {
+        self.forward_with(src, tgt, masks, None, None, false)
+    }
+
+    /// torch's `forward(src, tgt, ..., src_is_causal=None, tgt_is_causal=None,
+    /// memory_is_causal=False)`: a `None` flag detects whether its mask is the causal mask; a
+    /// `true` flag without its mask is torch's error (from the attention).
+    pub fn forward_with(
+        &self,
+        src: &Tensor,
+        tgt: &Tensor,
+        masks: TransformerMasks<'_>,
+        src_is_causal: Option<bool>,
+        tgt_is_causal: Option<bool>,
+        memory_is_causal: bool,
+    ) -> Result<Tensor> {
         let batch_dim = if self.batch_first { 0 } else { 1 };
         if src.rank() == 3 && src.dims()[batch_dim] != tgt.dims().get(batch_dim).copied().unwrap_or(0) {
             return Err(Error::shape("the batch number of src and tgt must be equal"));
@@ -162,8 +177,9 @@ impl Transformer {
         if src.dims().last() != Some(&self.d_model) || tgt.dims().last() != Some(&self.d_model) {
             return Err(Error::shape("the feature number of src and tgt must be equal to d_model"));
         }
-        let memory = self.encoder.forward_masked(src, masks.src_mask, masks.src_key_padding_mask)?;
-        self.decoder.forward_masked(
+        let memory =
+            self.encoder.forward_with(src, masks.src_mask, masks.src_key_padding_mask, src_is_causal)?;
+        self.decoder.forward_with(
             tgt,
             &memory,
             DecoderMasks {
@@ -172,6 +188,8 @@ impl Transformer {
                 tgt_key_padding_mask: masks.tgt_key_padding_mask,
                 memory_key_padding_mask: masks.memory_key_padding_mask,
             },
+            tgt_is_causal,
+            memory_is_causal,
         )
     }
 

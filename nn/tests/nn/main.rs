@@ -23,6 +23,7 @@ mod modfuzz33;
 mod module;
 mod module32;
 mod nn33;
+mod nn34;
 mod nn_aa_embedding;
 mod nn_adafactor;
 mod nn_extra30;
