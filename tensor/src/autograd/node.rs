@@ -259,10 +259,11 @@ impl SavedTensor {
         self.packed = Some(Box::new(packed));
     }
 
-    /// Whether the saved tensor is a single number held as it was saved (not packed by a hook):
-    /// freeing it frees nothing worth having.
+    /// Whether the saved tensor is a single number held as it was saved (not packed by a hook): a
+    /// 0-d tensor, or one value seen at every position (a number operand broadcast to the other
+    /// operand's shape, as in `x * 2.0`). Freeing it frees nothing worth having.
     pub(crate) fn is_scalar(&self) -> bool {
-        self.tensor.as_ref().is_some_and(|t| t.rank() == 0)
+        self.tensor.as_ref().is_some_and(|t| t.strides().iter().all(|&s| s == 0))
     }
 
     /// Whether the saved tensor requires grad (without unpacking it).

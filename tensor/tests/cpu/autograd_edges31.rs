@@ -251,3 +251,29 @@ fn hooks_on_a_view_written_in_place() -> Result<()> {
     assert_eq!(vals(&x.grad().unwrap()), vec![30.0, 300.0, 0.0, 0.0]);
     Ok(())
 }
+
+/// torch captures a number operand by value (`MulBackward1`, `DivBackward1`), so a second
+/// backward through `x * 2.0` or `x / 2.0` runs (and accumulates), while one through `x * x`,
+/// whose node saved `x` itself, is torch's error.
+#[test]
+fn a_second_backward_runs_through_products_with_numbers_only() {
+    let x = || Tensor::from_slice(&[1.0f32, 2.0, 3.0], vec![3]).unwrap().requires_grad_(true).unwrap();
+    type Program = fn(&Tensor) -> Result<Tensor>;
+    let programs: [(&str, Program, f32); 3] = [
+        ("x * 2", |x| x.mul(2.0), 2.0),
+        ("x / 2", |x| x.div(2.0), 0.5),
+        ("(x + 1) * 3", |x| x.add(1.0)?.mul(3.0), 3.0),
+    ];
+    for (name, f, slope) in programs {
+        let x = x();
+        let loss = f(&x).unwrap().sum_all().unwrap();
+        loss.backward().unwrap();
+        loss.backward().unwrap_or_else(|e| panic!("{name}: second backward: {e}"));
+        assert_eq!(vals(&x.grad().unwrap()), vec![2.0 * slope; 3], "{name}");
+    }
+    let x = x();
+    let loss = x.mul(&x).unwrap().sum_all().unwrap();
+    loss.backward().unwrap();
+    let err = loss.backward().unwrap_err().to_string();
+    assert!(err.contains("Trying to backward through the graph a second time"), "{err}");
+}
