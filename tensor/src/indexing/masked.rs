@@ -139,7 +139,7 @@ impl Tensor {
             return Err(Error::msg("Number of elements of source < number of ones in mask"));
         }
         let me = self.broadcast_to(&shape)?.reshape([-1])?;
-        if n == 0 {
+        if n == 0 && !source.requires_grad() {
             return me.contiguous()?.reshape(shape);
         }
         let src = source.reshape([-1])?.narrow(0, 0, n)?;

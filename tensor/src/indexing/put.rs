@@ -65,7 +65,9 @@ impl Tensor {
                 offsets.dims()
             ))
         })?;
-        if offsets.numel() == 0 {
+        // Nothing to write; with values that require grad the (empty) write still happens, so
+        // that they get torch's zero gradient.
+        if offsets.numel() == 0 && !values.requires_grad() {
             return Ok(self);
         }
         let reduce = accumulate.then_some(oxtorch_core::ops::ReduceOp::Sum);
