@@ -4,7 +4,8 @@
 //! layouts (transposed, permuted, step-sliced, expanded; the leaf being the view itself or its
 //! contiguous base), a random subset of inputs requiring grad, random upstream gradients, and for
 //! some float64 cases second-order gradients through `create_graph`. Every case is replayed inside
-//! `catch_unwind`; all mismatches are collected and reported together at the end.
+//! `catch_unwind`; all mismatches are collected and reported together at the end. The root test
+//! `tests/xla_gradfuzz.rs` replays the same cases on `xla:0` ([`replay`]).
 
 #[path = "gradfuzz34/golden.rs"]
 mod golden;
@@ -13,7 +14,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use golden::{Case, In, ACCUMULATING, CASES, G};
 use oxtorch_autograd::grad;
-use oxtorch_tensor::{linalg, DType, Operand, Result, Tensor};
+use oxtorch_tensor::{linalg, DType, Device, Operand, Result, Tensor};
 
 fn dtype_of(name: &str) -> DType {
     match name {
@@ -55,19 +56,19 @@ fn apply_layout(mut t: Tensor, layout: &str) -> Result<Tensor> {
     Ok(t)
 }
 
-/// Rebuilds one input: the tensor the op reads and, where it requires grad, the leaf (the base
-/// for `of_base`, else the detached view).
-fn build(i: &In) -> Result<(Tensor, Option<Tensor>)> {
+/// Rebuilds one input on `device`: the tensor the op reads and, where it requires grad, the leaf
+/// (the base for `of_base`, else the detached view).
+fn build(i: &In, device: Device) -> Result<(Tensor, Option<Tensor>)> {
     let base = match i.dtype {
         "i64" => {
             let v: Vec<i64> = i.vals.iter().map(|&v| v as i64).collect();
-            return Ok((Tensor::from_slice(&v[..], i.base.to_vec())?, None));
+            return Ok((Tensor::from_slice(&v[..], i.base.to_vec())?.to(device)?, None));
         }
         "bool" => {
             let v: Vec<bool> = i.vals.iter().map(|&v| v != 0.0).collect();
-            return Ok((Tensor::from_slice(&v[..], i.base.to_vec())?, None));
+            return Ok((Tensor::from_slice(&v[..], i.base.to_vec())?.to(device)?, None));
         }
-        dt => Tensor::from_slice(i.vals, i.base.to_vec())?.to_dtype(dtype_of(dt))?,
+        dt => Tensor::from_slice(i.vals, i.base.to_vec())?.to((device, dtype_of(dt)))?,
     };
     if i.grad && i.of_base {
         let leaf = base.requires_grad_(true)?;
@@ -455,14 +456,14 @@ fn describe(case: &Case) -> String {
     format!("#{} {}({}) [{}]", case.id, case.op, case.args, ins.join(", "))
 }
 
-/// A golden literal as a tensor of `dtype`.
-fn tensor_of(g: &G, dtype: DType) -> Result<Tensor> {
-    Tensor::from_slice(g.1, g.0.to_vec())?.to_dtype(dtype)
+/// A golden literal as a tensor of `like`'s dtype on its device.
+fn tensor_of(g: &G, like: &Tensor) -> Result<Tensor> {
+    Tensor::from_slice(g.1, g.0.to_vec())?.to((like.device(), like.dtype()))
 }
 
-/// What differs from torch in one case (`None` when it matches).
-fn check(case: &Case) -> Option<String> {
-    let built = match case.inputs.iter().map(build).collect::<Result<Vec<_>>>() {
+/// What differs from torch in one case run on `device` (`None` when it matches).
+fn check(case: &Case, device: Device) -> Option<String> {
+    let built = match case.inputs.iter().map(|i| build(i, device)).collect::<Result<Vec<_>>>() {
         Ok(v) => v,
         Err(e) => return Some(format!("building the inputs failed: {e}")),
     };
@@ -496,8 +497,7 @@ fn check(case: &Case) -> Option<String> {
         return Some(format!("{} outputs, torch differentiates outputs {:?}", outs.len(), case.sel));
     };
     let second = case.second.is_some();
-    let ups = match sel.iter().zip(case.ups).map(|(o, g)| tensor_of(g, o.dtype())).collect::<Result<Vec<_>>>()
-    {
+    let ups = match sel.iter().zip(case.ups).map(|(o, g)| tensor_of(g, o)).collect::<Result<Vec<_>>>() {
         Ok(u) => u,
         Err(e) => return Some(format!("building the upstream gradients failed: {e}")),
     };
@@ -540,7 +540,7 @@ fn second_order(first: &[Option<Tensor>], vs: &[G], leaves: &[Tensor]) -> Result
     let mut s: Option<Tensor> = None;
     for (g, v) in first.iter().zip(vs) {
         if let Some(g) = g.as_ref().filter(|g| g.requires_grad()) {
-            let term = g.mul(&tensor_of(v, g.dtype())?)?.sum_all()?;
+            let term = g.mul(&tensor_of(v, g)?)?.sum_all()?;
             s = Some(match s {
                 None => term,
                 Some(acc) => acc.add(&term)?,
@@ -570,7 +570,7 @@ fn every_op_in_the_golden_has_a_replay() {
         let inputs: Vec<Tensor> = case
             .inputs
             .iter()
-            .map(|i| build(i).map(|(t, _)| t))
+            .map(|i| build(i, Device::Cpu).map(|(t, _)| t))
             .collect::<Result<Vec<_>>>()
             .expect("the inputs build");
         // `run` matches on the name before running anything that could fail, so catch panics of
@@ -583,11 +583,11 @@ fn every_op_in_the_golden_has_a_replay() {
     assert!(missing.is_empty(), "ops without a replay: {missing:?}");
 }
 
-#[test]
-fn random_op_gradients_match_torch() {
+/// Replays every case on `device`: one line per case that differs from torch.
+pub fn replay(device: Device) -> Vec<String> {
     let mut report = vec![];
     for case in CASES {
-        let diff = match catch_unwind(AssertUnwindSafe(|| check(case))) {
+        let diff = match catch_unwind(AssertUnwindSafe(|| check(case, device))) {
             Ok(d) => d,
             Err(p) => Some(format!("PANIC {}", panic_text(p))),
         };
@@ -595,6 +595,12 @@ fn random_op_gradients_match_torch() {
             report.push(format!("{}: {d}", describe(case)));
         }
     }
+    report
+}
+
+#[test]
+fn random_op_gradients_match_torch() {
+    let report = replay(Device::Cpu);
     assert!(
         report.is_empty(),
         "{} of {} cases differ from torch:\n{}",
