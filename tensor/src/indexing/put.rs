@@ -11,7 +11,8 @@ impl Tensor {
     /// `self[indices] = values` (or `+=` with `accumulate`), in place: `values` (a number, or a
     /// tensor of self's dtype; through basic indices alone any dtype, cast as a copy is) is
     /// broadcast to the indexed shape after its leading unit dims are dropped, as torch's setitem
-    /// does. Duplicate indices accumulate with `accumulate`; without it the last write wins.
+    /// does (with `accumulate`, as torch's `index_put_`, they are kept). Duplicate indices
+    /// accumulate with `accumulate`; without it the last write wins.
     ///
     /// ```
     /// use oxtorch_tensor::{Tensor, DType};
@@ -51,7 +52,8 @@ impl Tensor {
             Operand::Tensor(t) => t,
         };
         // torch's setitem drops the values' leading unit dims (numpy's rule): `z[0] = ones(1, 1, 3)`.
-        while values.rank() > 0 && values.dims()[0] == 1 {
+        // Accumulation is torch's `index_put_` alone, which broadcasts the values as they are.
+        while !accumulate && values.rank() > 0 && values.dims()[0] == 1 {
             values = values.squeeze_dims(0)?;
         }
         if !advanced {

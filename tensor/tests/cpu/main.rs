@@ -50,6 +50,8 @@ mod scalar_operands;
 mod scatter30;
 mod scatter30_golden;
 mod semantics;
+mod semfuzz34;
+mod semfuzz34_golden;
 mod special31;
 mod special31_golden;
 mod special_and_inplace;
