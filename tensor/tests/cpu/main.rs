@@ -46,6 +46,8 @@ mod opfuzz33;
 mod opfuzz33_golden;
 mod print32;
 mod print32_golden;
+mod printfuzz34;
+mod printfuzz34_golden;
 mod scalar_operands;
 mod scatter30;
 mod scatter30_golden;
