@@ -40,6 +40,20 @@ pub(crate) fn record_prim(
     }
 }
 
+/// `value` kept in `ignored`'s graph with a zero gradient: torch gives an input whose values a
+/// formula ignores (addmm's `self` with `beta = 0`, `matrix_power(A, 0)`) a zero gradient rather
+/// than none. A select that never picks `ignored` (broadcast to `value`'s shape) does it without
+/// reading its values, so a NaN there stays out of the result. `value` as it is when `ignored`
+/// does not require grad or nothing is recorded.
+pub(crate) fn with_zero_grad_to(value: Tensor, ignored: &Tensor) -> Result<Tensor> {
+    if !needs_recording(&[ignored]) {
+        return Ok(value);
+    }
+    let never = Tensor::zeros((), DType::Bool)?.to(value.device())?;
+    let ignored = ignored.to_dtype(value.dtype())?.broadcast_to(value.dims())?;
+    Tensor::where_cond(&never, &ignored, &value)
+}
+
 /// Replays a view op on another tensor of the same shape (picks the same elements).
 pub(crate) type Replay = Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>;
 

@@ -137,14 +137,7 @@ impl Tensor {
         })?;
         let scaled = if alpha.to_f64() == 1.0 { prod } else { prod.mul(alpha)? };
         let out = if beta.to_f64() == 0.0 {
-            if self.requires_grad() && crate::autograd::is_recording() {
-                // self's values are ignored, but torch still gives it a (zero) gradient: a select
-                // that never picks it keeps it in the graph without reading a NaN.
-                let never = Tensor::zeros((), DType::Bool)?.to(self.device())?;
-                Tensor::where_cond(&never, &input.to_dtype(scaled.dtype())?, &scaled)?
-            } else {
-                scaled
-            }
+            crate::autograd::record::with_zero_grad_to(scaled, &input)?
         } else {
             let inp = input.to_dtype(scaled.dtype())?;
             let inp = if beta.to_f64() == 1.0 { inp } else { inp.mul(beta)? };

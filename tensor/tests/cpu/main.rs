@@ -32,6 +32,8 @@ mod linalg2;
 mod linalg3;
 mod linalg32;
 mod linalg32_golden;
+mod linalgfuzz34;
+mod linalgfuzz34_golden;
 mod memory_format;
 mod misc31;
 mod misc31_golden;

@@ -20,7 +20,8 @@ pub fn matrix_power(a: &Tensor, n: i64) -> Result<Tensor> {
     check_square("linalg.matrix_power", a, "A")?;
     if n == 0 {
         let m = a.dims()[a.rank() - 1];
-        return Tensor::eye(m, None, a.same_options())?.expand(a.dims())?.contiguous();
+        let eye = Tensor::eye(m, None, a.same_options())?.expand(a.dims())?.contiguous()?;
+        return crate::autograd::record::with_zero_grad_to(eye, a);
     }
     let a = if n < 0 { inv(a)? } else { a.clone() };
     let mut n = n.unsigned_abs();
