@@ -1,6 +1,7 @@
 //! `torch.distributions.Bernoulli`.
 
 use std::any::Any;
+use std::sync::Arc;
 
 use oxtorch_tensor::{Error, Generator, Result, Tensor};
 
@@ -88,6 +89,14 @@ impl Distribution for Bernoulli {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Bernoulli {
+            probs: self.probs.expand(batch_shape)?,
+            logits: self.logits.expand(batch_shape)?,
+            by_logits: self.by_logits,
+            validate: self.validate,
+        }))
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         self.probs.detach().expand(self.extended_shape(sample_shape))?.contiguous()?.bernoulli_with(generator)

@@ -1,16 +1,17 @@
 //! `torch.distributions.Binomial`.
 
 use std::any::Any;
+use std::sync::Arc;
 
 use oxtorch_tensor::{Error, Generator, Result, Tensor};
 
 use super::{
-    broadcast_all, check_params, clamp_probs, resolve_validate, validate_sample, Constraint, Distribution,
-    UNIT_INTERVAL,
+    broadcast_all, check_params, clamp_probs, like, resolve_validate, validate_sample, Constraint,
+    Distribution, UNIT_INTERVAL,
 };
 
 /// The binomial distribution of `total_count` trials with success `probs` (or `logits`),
-/// torch's `Binomial`. `entropy` is not implemented (torch's needs a homogeneous `total_count`).
+/// torch's `Binomial`. `entropy` needs a homogeneous `total_count`, as torch's.
 #[derive(Clone)]
 pub struct Binomial {
     /// The number of trials (float, broadcast with the probabilities).
@@ -104,6 +105,15 @@ impl Distribution for Binomial {
     fn as_any(&self) -> &dyn Any {
         self
     }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Binomial {
+            total_count: self.total_count.expand(batch_shape)?,
+            probs: self.probs.expand(batch_shape)?,
+            logits: self.logits.expand(batch_shape)?,
+            by_logits: self.by_logits,
+            validate: self.validate,
+        }))
+    }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         let shape = self.extended_shape(sample_shape);
         let n = self.total_count.detach().expand(shape.clone())?.contiguous()?;
@@ -120,6 +130,24 @@ impl Distribution for Binomial {
             .add(&n.mul(&self.logits.abs()?.neg()?.exp()?.log1p()?)?)?
             .sub(&log_factorial_n)?;
         value.mul(&self.logits)?.sub(&log_factorial_k)?.sub(&log_factorial_nmk)?.sub(&normalize_term)
+    }
+    fn entropy(&self) -> Result<Tensor> {
+        // torch's: `-(p * log p)` summed over `enumerate_support(expand=False)`, the values
+        // `0..=total_count` shaped `[total_count + 1, 1, ..., 1]` against the batch.
+        let tc = self.total_count.to_f64_vec()?;
+        let max = tc.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let min = tc.iter().copied().fold(f64::INFINITY, f64::min);
+        let total_count = max.trunc();
+        if tc.is_empty() || min != total_count {
+            return Err(Error::msg(
+                "NotImplementedError: Inhomogeneous total count not supported by `entropy`.",
+            ));
+        }
+        let mut dims = vec![1usize; self.probs.rank() + 1];
+        dims[0] = total_count as usize + 1;
+        let values = Tensor::arange_step(0.0, total_count + 1.0, 1.0, like(&self.probs))?.reshape(dims)?;
+        let log_prob = self.log_prob(&values)?;
+        log_prob.exp()?.mul(&log_prob)?.sum(0isize, false)?.neg()
     }
     fn mean(&self) -> Result<Tensor> {
         self.total_count.mul(&self.probs)

@@ -1,6 +1,7 @@
 //! `torch.distributions.Exponential`.
 
 use std::any::Any;
+use std::sync::Arc;
 
 use oxtorch_tensor::{Generator, Result, Tensor};
 
@@ -51,6 +52,9 @@ impl Distribution for Exponential {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Exponential { rate: self.rate.expand(batch_shape)?, validate: self.validate }))
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         Ok(self.rsample_with(sample_shape, generator)?.detach())

@@ -9,6 +9,7 @@
 
 use std::any::Any;
 use std::f64::consts::PI;
+use std::sync::Arc;
 
 use oxtorch_tensor::{Generator, Result, Tensor};
 
@@ -104,6 +105,13 @@ impl Gumbel {
 
 impl Distribution for Gumbel {
     common!("Gumbel", loc);
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Gumbel {
+            loc: self.loc.expand(batch_shape)?,
+            scale: self.scale.expand(batch_shape)?,
+            validate: self.validate,
+        }))
+    }
     fn params(&self) -> Vec<(&'static str, Tensor)> {
         vec![("loc", self.loc.clone()), ("scale", self.scale.clone())]
     }
@@ -207,6 +215,13 @@ impl Weibull {
 
 impl Distribution for Weibull {
     common!("Weibull", scale);
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Weibull {
+            scale: self.scale.expand(batch_shape)?,
+            concentration: self.concentration.expand(batch_shape)?,
+            validate: self.validate,
+        }))
+    }
     fn params(&self) -> Vec<(&'static str, Tensor)> {
         vec![("scale", self.scale.clone()), ("concentration", self.concentration.clone())]
     }
@@ -302,6 +317,13 @@ impl Pareto {
 
 impl Distribution for Pareto {
     common!("Pareto", scale);
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Pareto {
+            scale: self.scale.expand(batch_shape)?,
+            alpha: self.alpha.expand(batch_shape)?,
+            validate: self.validate,
+        }))
+    }
     fn params(&self) -> Vec<(&'static str, Tensor)> {
         vec![("alpha", self.alpha.clone()), ("scale", self.scale.clone())]
     }
@@ -403,6 +425,13 @@ impl Kumaraswamy {
 
 impl Distribution for Kumaraswamy {
     common!("Kumaraswamy", concentration0);
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Kumaraswamy {
+            concentration1: self.concentration1.expand(batch_shape)?,
+            concentration0: self.concentration0.expand(batch_shape)?,
+            validate: self.validate,
+        }))
+    }
     fn params(&self) -> Vec<(&'static str, Tensor)> {
         vec![("concentration1", self.concentration1.clone()), ("concentration0", self.concentration0.clone())]
     }

@@ -5,6 +5,7 @@
 //! `sample` only and `rsample` is an error.
 
 use std::any::Any;
+use std::sync::Arc;
 
 use oxtorch_tensor::{DType, Generator, Result, Tensor};
 
@@ -120,6 +121,13 @@ impl Distribution for Gamma {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Gamma {
+            concentration: self.concentration.expand(batch_shape)?,
+            rate: self.rate.expand(batch_shape)?,
+            validate: self.validate,
+        }))
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         let shape = self.extended_shape(sample_shape);

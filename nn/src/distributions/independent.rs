@@ -78,6 +78,16 @@ impl Distribution for Independent {
     fn as_any(&self) -> &dyn Any {
         self
     }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        // (the base's batch shape: `batch_shape` + the reinterpreted dims)
+        let mut base_batch = batch_shape.to_vec();
+        base_batch.extend(&self.event_shape()[..self.reinterpreted_batch_ndims]);
+        Ok(Arc::new(Independent {
+            base_dist: self.base_dist.expand(&base_batch)?,
+            reinterpreted_batch_ndims: self.reinterpreted_batch_ndims,
+            validate: self.validate,
+        }))
+    }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         self.base_dist.sample_with(sample_shape, generator)
     }

@@ -1,6 +1,7 @@
 //! `torch.distributions.Laplace`.
 
 use std::any::Any;
+use std::sync::Arc;
 
 use oxtorch_tensor::{Generator, Result, Tensor};
 
@@ -57,6 +58,13 @@ impl Distribution for Laplace {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Laplace {
+            loc: self.loc.expand(batch_shape)?,
+            scale: self.scale.expand(batch_shape)?,
+            validate: self.validate,
+        }))
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         Ok(self.rsample_with(sample_shape, generator)?.detach())

@@ -10,6 +10,7 @@
 use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use oxtorch_tensor::{DType, Error, Generator, Result, Tensor};
 
@@ -149,6 +150,12 @@ pub trait Distribution: Send + Sync {
     fn icdf(&self, value: &Tensor) -> Result<Tensor> {
         let _ = value;
         Err(not_implemented(self.name(), "icdf"))
+    }
+    /// torch's `expand(batch_shape)`: the same distribution with its parameters expanded (as
+    /// `Tensor::expand`, no copy) to the batch shape `batch_shape`, validated as this one is.
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        let _ = batch_shape;
+        Err(not_implemented(self.name(), "expand"))
     }
     /// `sample_shape + batch_shape + event_shape` (torch's `_extended_shape`).
     fn extended_shape(&self, sample_shape: &[usize]) -> Vec<usize> {

@@ -2,6 +2,7 @@
 
 use std::any::Any;
 use std::f64::consts::{PI, SQRT_2};
+use std::sync::Arc;
 
 use oxtorch_tensor::{Generator, Result, Tensor};
 
@@ -60,6 +61,13 @@ impl Distribution for Normal {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Normal {
+            loc: self.loc.expand(batch_shape)?,
+            scale: self.scale.expand(batch_shape)?,
+            validate: self.validate,
+        }))
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         Ok(self.rsample_with(sample_shape, generator)?.detach())

@@ -1,6 +1,7 @@
 //! `torch.distributions.Poisson`.
 
 use std::any::Any;
+use std::sync::Arc;
 
 use oxtorch_tensor::{Generator, Result, Tensor};
 
@@ -48,6 +49,9 @@ impl Distribution for Poisson {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Poisson { rate: self.rate.expand(batch_shape)?, validate: self.validate }))
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         self.rate.detach().expand(self.extended_shape(sample_shape))?.contiguous()?.poisson_with(generator)

@@ -46,14 +46,13 @@ impl TransformedDistribution {
         }
         let forward_shape = compose.forward_shape(&base_shape)?;
         let expanded = compose.inverse_shape(&forward_shape)?;
-        if expanded != base_shape {
-            return Err(Error::msg(format!(
-                "NotImplementedError: TransformedDistribution: expanding the base distribution from {} to {} is \
-                 not supported",
-                torch_size(&base_shape),
-                torch_size(&expanded)
-            )));
-        }
+        // (the transforms' parameters broadcast past the base: the base expanded to their shape)
+        let base = if expanded != base_shape {
+            let cut = expanded.len().saturating_sub(base_event_dim);
+            base.expand(&expanded[..cut])?
+        } else {
+            base
+        };
         let base_dist: Arc<dyn Distribution> =
             if dom > base_event_dim { Arc::new(Independent::new(base, dom - base_event_dim)?) } else { base };
         let event_dim = compose.codomain_event_dim() + base_event_dim.saturating_sub(dom);
@@ -65,6 +64,24 @@ impl TransformedDistribution {
             batch: forward_shape[..cut].to_vec(),
             event: forward_shape[cut..].to_vec(),
             validate,
+        })
+    }
+
+    /// torch's `TransformedDistribution.expand(batch_shape)`: the base expanded to the shape the
+    /// transforms map back from `batch_shape + event_shape`, the same transforms.
+    fn expanded(&self, batch_shape: &[usize]) -> Result<TransformedDistribution> {
+        let mut shape = batch_shape.to_vec();
+        shape.extend(&self.event);
+        for t in self.transforms.iter().rev() {
+            shape = t.inverse_shape(&shape)?;
+        }
+        let cut = shape.len().saturating_sub(self.base_dist.event_shape().len());
+        Ok(TransformedDistribution {
+            base_dist: self.base_dist.expand(&shape[..cut])?,
+            transforms: self.transforms.clone(),
+            batch: batch_shape.to_vec(),
+            event: self.event.clone(),
+            validate: self.validate,
         })
     }
 
@@ -117,6 +134,9 @@ impl Distribution for TransformedDistribution {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(self.expanded(batch_shape)?))
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         let mut x = self.base_dist.sample_with(sample_shape, generator)?;
@@ -229,6 +249,13 @@ impl Distribution for LogNormal {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(LogNormal {
+            loc: self.loc.expand(batch_shape)?,
+            scale: self.scale.expand(batch_shape)?,
+            inner: self.inner.expanded(batch_shape)?,
+        }))
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         self.inner.sample_with(sample_shape, generator)

@@ -1,6 +1,7 @@
 //! `torch.distributions.Uniform`.
 
 use std::any::Any;
+use std::sync::Arc;
 
 use oxtorch_tensor::{Generator, Result, Tensor};
 
@@ -59,6 +60,13 @@ impl Distribution for Uniform {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Uniform {
+            low: self.low.expand(batch_shape)?,
+            high: self.high.expand(batch_shape)?,
+            validate: self.validate,
+        }))
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         Ok(self.rsample_with(sample_shape, generator)?.detach())

@@ -3,6 +3,7 @@
 
 use std::any::Any;
 use std::f64::consts::{LN_2, PI};
+use std::sync::Arc;
 
 use oxtorch_tensor::{Error, Generator, Result, Tensor};
 
@@ -60,6 +61,13 @@ impl Distribution for Cauchy {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Cauchy {
+            loc: self.loc.expand(batch_shape)?,
+            scale: self.scale.expand(batch_shape)?,
+            validate: self.validate,
+        }))
     }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         Ok(self.rsample_with(sample_shape, generator)?.detach())
@@ -401,6 +409,14 @@ impl Distribution for StudentT {
     fn as_any(&self) -> &dyn Any {
         self
     }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(StudentT {
+            df: self.df.expand(batch_shape)?,
+            loc: self.loc.expand(batch_shape)?,
+            scale: self.scale.expand(batch_shape)?,
+            validate: self.validate,
+        }))
+    }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         Ok(self.rsample_with(sample_shape, generator)?.detach())
     }
@@ -537,6 +553,14 @@ impl Distribution for Geometric {
     fn as_any(&self) -> &dyn Any {
         self
     }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(Geometric {
+            probs: self.probs.expand(batch_shape)?,
+            logits: self.logits.expand(batch_shape)?,
+            by_logits: self.by_logits,
+            validate: self.validate,
+        }))
+    }
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {
         let p = self.probs.detach();
         let u = Tensor::rand_with(self.extended_shape(sample_shape), like(&p), generator)?;
@@ -646,6 +670,15 @@ impl Distribution for NegativeBinomial {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn expand(&self, batch_shape: &[usize]) -> Result<Arc<dyn Distribution>> {
+        Ok(Arc::new(NegativeBinomial {
+            total_count: self.total_count.expand(batch_shape)?,
+            probs: self.probs.expand(batch_shape)?,
+            logits: self.logits.expand(batch_shape)?,
+            by_logits: self.by_logits,
+            validate: self.validate,
+        }))
     }
     /// torch's Gamma–Poisson mixture: `poisson(Gamma(total_count, exp(-logits)).sample())`.
     fn sample_with(&self, sample_shape: &[usize], generator: Option<&Generator>) -> Result<Tensor> {

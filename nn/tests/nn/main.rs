@@ -6,6 +6,7 @@ mod containers32;
 mod data32;
 mod data32b;
 mod data_and_autocast;
+mod distfuzz34;
 mod distributions32;
 mod distributions32b;
 mod distributions33;
