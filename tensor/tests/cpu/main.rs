@@ -59,6 +59,8 @@ mod semfuzz34_golden;
 mod special31;
 mod special31_golden;
 mod special_and_inplace;
+mod specialfuzz34;
+mod specialfuzz34_golden;
 mod stats_precision;
 mod tier3_golden;
 mod tier3_ops;

@@ -246,7 +246,8 @@ impl Function for BesselFn {
             // torch's i1_backward / i1e_backward: the formula at a safe `x`, 0.5 where |x| <= eps.
             Bessel::I1 | Bessel::I1e => {
                 let eps = if x.dtype() == DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 };
-                let not_tiny = x.abs()?.gt(eps)?;
+                // (NaN is not tiny: its gradient is NaN, as torch's)
+                let not_tiny = x.abs()?.le(eps)?.logical_not()?;
                 let safe = Tensor::where_cond(&not_tiny, x, eps)?;
                 let gradx = if self.0 == Bessel::I1 {
                     safe.i0()?.sub(&x.i1()?.mul(&safe.reciprocal()?)?)?

@@ -163,7 +163,8 @@ impl Function for DiffFn {
             // torch's bessel_j1_backward / i1_backward: the formula at a safe x, 0.5 where |x| <= eps
             Diff::J1 | Diff::I1 => {
                 let eps = if x.dtype() == DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 };
-                let not_tiny = x.abs()?.gt(eps)?;
+                // (NaN is not tiny: its gradient is NaN, as torch's)
+                let not_tiny = x.abs()?.le(eps)?.logical_not()?;
                 let safe = Tensor::where_cond(&not_tiny, x, eps)?;
                 let first = if self.0 == Diff::J1 {
                     safe.special_bessel_j0()?
