@@ -111,9 +111,11 @@ fn unary_formula(
         Polygamma(n) => g.mul(x()?.unary(Polygamma(n + 1))?),
         Logit { eps } => {
             let x = x()?;
-            // At 0 and 1 torch's kernel gives `g · inf` (so +inf at -0.0 too, not 1/(-0.0)).
+            // At 0 and 1 torch's kernel gives `g · inf`, so +inf at -0.0 too: divide by +0.0
+            // there (`x · (1 - x)` is -0.0 at -0.0), which also keeps double backward free of
+            // the NaN that `inf · 0` would put in the branch a select does not take.
             let edge = x.eq(0.0)?.logical_or(&x.eq(1.0)?)?;
-            let d = Tensor::where_cond(&edge, &g.mul(f64::INFINITY)?, &g.div(x.mul(x.neg()?.add(1.0)?)?)?)?;
+            let d = g.div(&Tensor::where_cond(&edge, 0.0, &x.mul(x.neg()?.add(1.0)?)?)?)?;
             match eps {
                 Some(e) if e >= 0.0 => {
                     let outside = x.lt(e)?.logical_or(&x.gt(1.0 - e)?)?;
