@@ -232,7 +232,18 @@ impl Layout {
         let mut strides = self.strides.clone();
         let offset = if len == 0 { self.offset } else { self.offset + start * self.strides[d] };
         shape[d] = len;
-        strides[d] *= step;
+        // A step past the dim's end leaves at most one element, whose stride is never used: keep
+        // the dim's own rather than overflow (a step that would overflow with two is an error).
+        strides[d] = match strides[d].checked_mul(step) {
+            Some(stride) => stride,
+            None if len <= 1 => strides[d],
+            None => {
+                return Err(Error::msg(format!(
+                    "slice: stride {} times step {step} overflows at dimension {d}",
+                    strides[d]
+                )))
+            }
+        };
         Ok(Layout { shape: shape.into(), strides, offset })
     }
 

@@ -95,7 +95,8 @@ pub fn checked_numel(dims: &[usize]) -> Result<usize> {
         .ok_or_else(|| Error::shape(format!("Storage size calculation overflowed with sizes={dims:?}")))
 }
 
-/// Row-major strides for `dims`.
+/// Row-major strides for `dims` (zero-size dims count as 1, as torch's; the products saturate,
+/// which only an empty tensor with huge other dims reaches, and its strides address nothing).
 pub fn contiguous_strides(dims: &[usize]) -> Vec<usize> {
     contiguous_dim_strides(dims).into_vec()
 }
@@ -108,7 +109,7 @@ pub(crate) fn contiguous_dim_strides(dims: &[usize]) -> DimVec {
         let mut acc = 1usize;
         for i in (0..dims.len()).rev() {
             strides[i] = acc;
-            acc *= dims[i].max(1);
+            acc = acc.saturating_mul(dims[i].max(1));
         }
         return strides;
     }
@@ -117,7 +118,7 @@ pub(crate) fn contiguous_dim_strides(dims: &[usize]) -> DimVec {
     let mut acc = 1usize;
     for (s, &d) in strides[..dims.len()].iter_mut().zip(dims).rev() {
         *s = acc;
-        acc *= d.max(1);
+        acc = acc.saturating_mul(d.max(1));
     }
     DimVec::from_buf_and_len(strides, dims.len())
 }

@@ -245,6 +245,7 @@ impl Tensor {
     pub fn linspace(start: f64, end: f64, steps: usize, opts: impl Into<TensorOptions>) -> Result<Tensor> {
         let opts = opts.into();
         let dtype = opts.dtype_or(DType::default_float());
+        check_steps("linspace", steps, dtype.size_in_bytes())?;
         // An integer dtype takes its endpoints as integers first (torch: `linspace(0.5, 9.7, 5,
         // dtype=int64)` is [0, 2, 4, 6, 9]).
         let (start, end) = if dtype.is_float() { (start, end) } else { (start.trunc(), end.trunc()) };
@@ -367,6 +368,8 @@ impl Tensor {
     ) -> Result<Tensor> {
         let opts = opts.into();
         let dtype = opts.dtype_or(DType::default_float());
+        // (the exponents and powers are float64 before the cast)
+        check_steps("logspace", steps, dtype.size_in_bytes().max(8))?;
         let half = steps / 2;
         let exponents: Vec<f64> = if steps == 1 {
             vec![start]
@@ -395,6 +398,17 @@ impl Tensor {
     pub fn same_options(&self) -> TensorOptions {
         TensorOptions { dtype: Some(self.dtype()), device: self.device() }
     }
+}
+
+/// Refuses a `steps` count whose buffer of `itemsize`-byte values could not be allocated at all
+/// (more than `isize::MAX` bytes), before anything is allocated.
+fn check_steps(op: &str, steps: usize, itemsize: usize) -> Result<()> {
+    if steps.checked_mul(itemsize).is_some_and(|bytes| bytes <= isize::MAX as usize) {
+        return Ok(());
+    }
+    Err(Error::msg(format!(
+        "{op}: number of steps {steps} is too large: {steps} values of {itemsize} bytes exceed the maximum allocation size"
+    )))
 }
 
 /// `n` values `f(0), f(1), ...` of a float dtype, in a buffer from the CPU pool (a size the

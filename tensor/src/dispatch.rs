@@ -183,10 +183,35 @@ fn cpu(s: &Storage) -> Result<&CpuStorage> {
 
 /// Runs `prim` on CPU storages, single-output prims without the backend's output list.
 fn run_on_cpu(prim: &Prim, args: &[(&CpuStorage, &Layout)]) -> Result<Outputs<Storage>> {
-    Ok(match CpuStorage::execute_single(prim, args) {
-        Some(out) => smallvec::smallvec![Storage::Cpu(out?)],
-        None => CpuStorage::execute(prim, args)?.into_iter().map(Storage::Cpu).collect(),
+    oom_as_error(|| {
+        Ok(match CpuStorage::execute_single(prim, args) {
+            Some(out) => smallvec::smallvec![Storage::Cpu(out?)],
+            None => CpuStorage::execute(prim, args)?.into_iter().map(Storage::Cpu).collect(),
+        })
     })
+}
+
+/// Runs a cpu kernel, returning the buffer pool's out-of-memory panic (torch's "DefaultCPUAllocator:
+/// not enough memory" error, raised where a kernel allocates its output) as that error, so that a
+/// result too large for the machine is an `Err` of the op rather than a panic through the caller.
+/// Other panics (bugs) propagate. The kernels only read their inputs, so nothing is left half
+/// written.
+fn oom_as_error<R>(kernel: impl FnOnce() -> Result<R>) -> Result<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(kernel)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or_default();
+            if message.starts_with(oxtorch_backend_cpu::pool::OUT_OF_MEMORY) {
+                Err(Error::msg(message.to_string()))
+            } else {
+                std::panic::resume_unwind(payload)
+            }
+        }
+    }
 }
 
 /// Runs a single-output prim.

@@ -265,8 +265,9 @@ impl Tensor {
     /// Splits `dim` into pieces of the given sizes, which must add up to its size.
     pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
         let d = wrap_dim(dim, self.rank())?;
-        let total: usize = sizes.iter().sum();
-        if total != dim_size(self, d)? {
+        // A sum past `usize` is no sum to the size either (never an overflow panic).
+        let total = sizes.iter().try_fold(0usize, |acc, &s| acc.checked_add(s));
+        if total != Some(dim_size(self, d)?) {
             return Err(Error::shape(format!(
                 "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {d}), but got split_sizes={sizes:?}",
                 self.dims()[d]
@@ -293,8 +294,13 @@ impl Tensor {
         let d = wrap_dim(dim, self.rank())?;
         let size = dim_size(self, d)?;
         if size == 0 {
-            // torch gives `chunks` empty pieces of an empty dim.
-            return self.split_with_sizes(&vec![0; chunks], dim);
+            // torch gives `chunks` empty pieces of an empty dim (as many as fit in memory).
+            let mut sizes = Vec::new();
+            sizes
+                .try_reserve_exact(chunks)
+                .map_err(|_| Error::msg(format!("chunk: cannot return {chunks} chunks (out of memory)")))?;
+            sizes.resize(chunks, 0);
+            return self.split_with_sizes(&sizes, dim);
         }
         self.split(size.div_ceil(chunks), dim)
     }

@@ -139,11 +139,22 @@ impl Tensor {
     /// main one when positive); a matrix gives (a copy of) that diagonal.
     pub fn diag(&self, diagonal: i64) -> Result<Tensor> {
         match self.rank() {
-            1 => self.diag_embed(diagonal, 0, 1),
+            1 => {
+                // The square result must be allocatable (an Err, never an abort or overflow).
+                let n = self.dims()[0] as u128 + u128::from(diagonal.unsigned_abs());
+                let bytes =
+                    n.checked_mul(n).and_then(|e| e.checked_mul(self.dtype().size_in_bytes() as u128));
+                if bytes.is_none_or(|b| b > isize::MAX as u128) {
+                    return Err(Error::msg(format!(
+                        "diag: the {n}x{n} result for diagonal {diagonal} is too large to allocate"
+                    )));
+                }
+                self.diag_embed(diagonal, 0, 1)
+            }
             2 => {
                 let (rows, cols) = (self.dims()[0] as i64, self.dims()[1] as i64);
                 // torch gives an empty diagonal for an offset past the matrix.
-                if diagonal >= cols || -diagonal >= rows {
+                if diagonal >= cols || diagonal <= -rows {
                     return Tensor::zeros([0], self.same_options());
                 }
                 self.diagonal(diagonal as isize, 0, 1)?.contiguous()
@@ -308,7 +319,16 @@ impl Tensor {
                 self.dtype().name()
             )));
         }
-        let numel: usize = shape.iter().product();
+        // Every size and their product are int64 values in torch (never an overflow panic here).
+        let numel = shape
+            .iter()
+            .try_fold(1usize, |acc, &s| acc.checked_mul(s))
+            .filter(|&n| i64::try_from(n).is_ok() && shape.iter().all(|&s| i64::try_from(s).is_ok()))
+            .ok_or_else(|| {
+                Error::msg(format!(
+                    "unravel_index: the product of 'shape' does not fit in int64, but got {shape:?}"
+                ))
+            })?;
         let indices = self.to_dtype(DType::I64)?;
         let mut rest = indices.remainder(numel.max(1) as i64)?;
         let mut out = Vec::with_capacity(shape.len());

@@ -399,6 +399,7 @@ impl Tensor {
         if lo >= hi {
             return Err(Error::msg("torch.histc: max must be larger than min"));
         }
+        check_bins("histc", bins as u64, self.dtype().size_in_bytes().max(8))?;
         apply1(&Prim::Sort(SortOp::Histc { bins: bins as usize, min: lo, max: hi }), &[self], self.device())
     }
 
@@ -417,6 +418,7 @@ impl Tensor {
         if self.rank() != 1 || (self.numel() > 0 && self.min()?.to_dtype(DType::I64)?.item::<i64>()? < 0) {
             return Err(Error::msg("bincount only supports 1-d non-negative integral inputs."));
         }
+        check_bins("bincount", minlength as u64, 8)?;
         if self.numel() == 0 {
             // torch returns before looking at the weights: int64 zeros.
             return Tensor::zeros([minlength as usize], (DType::I64, self.device()));
@@ -426,8 +428,11 @@ impl Tensor {
                 return Err(Error::msg("weights should be 1-d and have the same length as input"));
             }
         }
-        let top = if self.numel() > 0 { self.max()?.to_dtype(DType::I64)?.item::<i64>()? + 1 } else { 0 };
-        let length = top.max(minlength) as usize;
+        // (`max + 1` as u64: the largest int64 value has no successor in int64)
+        let top = self.max()?.to_dtype(DType::I64)?.item::<i64>()? as u64 + 1;
+        let length = top.max(minlength as u64);
+        check_bins("bincount", length, 8)?;
+        let length = length as usize;
         match weights {
             None => apply1(&Prim::Sort(SortOp::Bincount { length, weighted: false }), &[self], self.device()),
             Some(w) => {
@@ -438,4 +443,15 @@ impl Tensor {
             }
         }
     }
+}
+
+/// Refuses `bins` counters of `itemsize` bytes that could not be allocated at all (more than
+/// `isize::MAX` bytes), before the kernel allocates them.
+fn check_bins(op: &str, bins: u64, itemsize: usize) -> Result<()> {
+    if bins.checked_mul(itemsize as u64).is_some_and(|bytes| bytes <= isize::MAX as u64) {
+        return Ok(());
+    }
+    Err(Error::msg(format!(
+        "{op}: cannot allocate {bins} bins of {itemsize} bytes (more than the maximum allocation size)"
+    )))
 }

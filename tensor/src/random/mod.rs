@@ -244,7 +244,8 @@ impl Tensor {
         generator: Option<&Generator>,
     ) -> Result<Tensor> {
         let (shape, opts) = (shape.into(), opts.into());
-        let s = uniform_storage(gen_or_default(generator), shape.numel(), float_dtype(&opts), 0.0, 1.0)?;
+        let s =
+            uniform_storage(gen_or_default(generator), shape.checked_numel()?, float_dtype(&opts), 0.0, 1.0)?;
         from_cpu(s, shape, opts.device)
     }
 
@@ -260,7 +261,8 @@ impl Tensor {
         generator: Option<&Generator>,
     ) -> Result<Tensor> {
         let (shape, opts) = (shape.into(), opts.into());
-        let s = normal_storage(gen_or_default(generator), shape.numel(), float_dtype(&opts), 0.0, 1.0)?;
+        let s =
+            normal_storage(gen_or_default(generator), shape.checked_numel()?, float_dtype(&opts), 0.0, 1.0)?;
         from_cpu(s, shape, opts.device)
     }
 
@@ -306,7 +308,7 @@ impl Tensor {
         if !held(high - 1) {
             return Err(Error::msg(format!("to - 1 is out of bounds for {name}")));
         }
-        let vals: Vec<i64> = blocks(gen_or_default(generator), shape.numel(), |b, _| {
+        let vals: Vec<i64> = blocks(gen_or_default(generator), shape.checked_numel()?, |b, _| {
             let r = (((b[0] as u64) << 32) | b[1] as u64) % range;
             (low as i128 + r as i128) as i64
         });

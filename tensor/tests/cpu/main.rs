@@ -50,6 +50,7 @@ mod print32;
 mod print32_golden;
 mod printfuzz34;
 mod printfuzz34_golden;
+mod robust34;
 mod scalar_operands;
 mod scatter30;
 mod scatter30_golden;

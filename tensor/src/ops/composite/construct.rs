@@ -44,6 +44,28 @@ fn check_trilu(row: i64, col: i64) -> Result<()> {
     Ok(())
 }
 
+/// Two empty index lists with room for `count` entries each: torch's size error for a count that
+/// cannot be allocated (never an abort), before any row is visited.
+fn reserve_pairs(op: &str, count: i128) -> Result<(Vec<i64>, Vec<i64>)> {
+    let refuse =
+        || Error::msg(format!("{op}: the result would have {count} index pairs, too many to allocate"));
+    let n = usize::try_from(count).ok().filter(|&n| n <= isize::MAX as usize / 16).ok_or_else(refuse)?;
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    // (`index_pairs` appends the columns to the rows)
+    rows.try_reserve_exact(2 * n).map_err(|_| refuse())?;
+    cols.try_reserve_exact(n).map_err(|_| refuse())?;
+    Ok((rows, cols))
+}
+
+/// `lo + (lo + 1) + ... + hi` (0 when `hi < lo`).
+fn range_sum(lo: i128, hi: i128) -> i128 {
+    if hi < lo {
+        0
+    } else {
+        (lo + hi) * (hi - lo + 1) / 2
+    }
+}
+
 /// `[rows; cols]` as an int64 `[2, n]` tensor on `device`.
 fn index_pairs(rows: Vec<i64>, cols: Vec<i64>, device: Device) -> Result<Tensor> {
     let n = rows.len();
@@ -86,14 +108,27 @@ impl Tensor {
     /// `[2, n]` tensor on `device`.
     pub fn tril_indices(row: i64, col: i64, offset: i64, device: Device) -> Result<Tensor> {
         check_trilu(row, col)?;
-        let (mut rows, mut cols) = (Vec::new(), Vec::new());
-        for i in 0..row {
-            let last = i.saturating_add(offset).min(col - 1);
-            for j in 0..=last {
-                rows.push(i);
-                cols.push(j);
+        // Rows from `first` on hold `min(i + offset + 1, col)` entries (at least one); those
+        // before hold none and are not visited.
+        let first = offset.checked_neg().map_or(row, |n| n.max(0)).min(row);
+        let (row_w, col_w, off_w) = (i128::from(row), i128::from(col), i128::from(offset));
+        let (lo, hi) = (i128::from(first) + off_w + 1, row_w + off_w);
+        let count = if col == 0 {
+            0
+        } else {
+            range_sum(lo, hi.min(col_w - 1)) + (hi - lo.max(col_w) + 1).max(0) * col_w
+        };
+        let (mut rows, mut cols) = reserve_pairs("tril_indices", count)?;
+        if col > 0 {
+            for i in first..row {
+                let last = i.saturating_add(offset).min(col - 1);
+                for j in 0..=last {
+                    rows.push(i);
+                    cols.push(j);
+                }
             }
         }
+        debug_assert_eq!(rows.len() as i128, count);
         index_pairs(rows, cols, device)
     }
 
@@ -102,13 +137,21 @@ impl Tensor {
     /// `[2, n]` tensor on `device`.
     pub fn triu_indices(row: i64, col: i64, offset: i64, device: Device) -> Result<Tensor> {
         check_trilu(row, col)?;
-        let (mut rows, mut cols) = (Vec::new(), Vec::new());
-        for i in 0..row {
+        // Rows before `end` hold `col - max(i + offset, 0)` entries (at least one); those after
+        // hold none and are not visited.
+        let (row_w, col_w, off_w) = (i128::from(row), i128::from(col), i128::from(offset));
+        let end_w = row_w.min(col_w - off_w).max(0);
+        let full = (1 - off_w).clamp(0, end_w); // rows whose entries start at column 0
+        let count = full * col_w + (end_w - full) * col_w - range_sum(full + off_w, end_w - 1 + off_w);
+        let (mut rows, mut cols) = reserve_pairs("triu_indices", count)?;
+        let end = i64::try_from(end_w).expect("at most `row`");
+        for i in 0..end {
             for j in i.saturating_add(offset).max(0)..col {
                 rows.push(i);
                 cols.push(j);
             }
         }
+        debug_assert_eq!(rows.len() as i128, count);
         index_pairs(rows, cols, device)
     }
 
@@ -203,7 +246,9 @@ impl Tensor {
         let mut offset = offset;
         if d1 > d2 {
             std::mem::swap(&mut d1, &mut d2);
-            offset = -offset;
+            offset = offset
+                .checked_neg()
+                .ok_or_else(|| Error::msg(format!("diag_embed: offset {offset} is too large")))?;
         }
         if d1 == d2 {
             return Err(Error::msg(format!("diagonal dimensions cannot be identical {dim1}, {dim2}")));

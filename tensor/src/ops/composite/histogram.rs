@@ -251,7 +251,7 @@ impl Tensor {
         let edges = bins
             .iter()
             .zip(&outer)
-            .map(|(&b, &(lo, hi))| even_edges(lo, hi, (b + 1) as usize, self))
+            .map(|(&b, &(lo, hi))| even_edges(lo, hi, b as usize + 1, self))
             .collect::<Result<Vec<_>>>()?;
         check_counts(bins)?;
         self.histogramdd_of(&rows, &edges, weight, density, Search::Linear).map(|h| (h, edges))

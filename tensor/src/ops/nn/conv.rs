@@ -111,6 +111,26 @@ fn check_input(
     Ok(if r == n + 1 { (input.unsqueeze(0)?, true) } else { (input.clone(), false) })
 }
 
+/// Bound on stride, padding, dilation and kernel sizes, so that the size arithmetic cannot overflow
+/// (nothing real comes near).
+const LIMIT: usize = i32::MAX as usize;
+
+fn check_limit(op: &str, what: &str, v: &[usize]) -> Result<()> {
+    if v.iter().any(|&x| x > LIMIT) {
+        return Err(Error::msg(format!("{op}: {what} must be at most {LIMIT}, but got {v:?}")));
+    }
+    Ok(())
+}
+
+/// Refuses an output of `shape` whose size overflows or passes `isize::MAX` bytes of `dtype`.
+fn check_numel(op: &str, shape: &[usize], dtype: DType) -> Result<()> {
+    let numel = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    if numel.and_then(|m| m.checked_mul(dtype.size_in_bytes())).is_none_or(|b| b > isize::MAX as usize) {
+        return Err(Error::msg(format!("{op}: output of size {shape:?} is too large")));
+    }
+    Ok(())
+}
+
 fn check_positive(stride: &[usize], dilation: &[usize]) -> Result<()> {
     if stride.contains(&0) {
         return Err(Error::msg("non-positive stride is not supported"));
@@ -182,6 +202,9 @@ impl Tensor {
             return Err(Error::msg("non-positive groups is not supported"));
         }
         let kernel = weight.dims()[2..].to_vec();
+        check_limit(op, "stride", &stride)?;
+        check_limit(op, "dilation", &dilation)?;
+        check_limit(op, "kernel_size", &kernel)?;
         let (cout, cin_g) = (weight.dims()[0], weight.dims()[1]);
         let cin = x.dims()[1];
         if cout % groups != 0 {
@@ -200,7 +223,11 @@ impl Tensor {
         }
         let (padding, x) = match padding.into() {
             Padding::Valid => (vec![0; n], x),
-            Padding::Explicit(p) => (spread(op, "padding", &p, n)?, x),
+            Padding::Explicit(p) => {
+                let p = spread(op, "padding", &p, n)?;
+                check_limit(op, "padding", &p)?;
+                (p, x)
+            }
             Padding::Same => {
                 if stride.iter().any(|&s| s != 1) {
                     return Err(Error::msg("padding='same' is not supported for strided convolutions"));
@@ -230,6 +257,9 @@ impl Tensor {
         let out_sp: Vec<usize> = (0..n)
             .map(|d| NnOp::window_positions(spatial[d], kernel[d], stride[d], padding[d], dilation[d]))
             .collect();
+        let mut out_shape = vec![x.dims()[0], cout];
+        out_shape.extend(&out_sp);
+        check_numel(op, &out_shape, cdt)?;
         let y = if n <= 2 && x.device().is_cpu() && matches!(cdt, DType::F32 | DType::F64) {
             // On the CPU: one kernel that never writes the whole im2col matrix, whose backward
             // recomputes the columns (1-D convolutions run as 2-D ones of height 1).
@@ -243,6 +273,10 @@ impl Tensor {
                 apply1(&Prim::Nn(prim), &[&xb, &w], x.device())?.squeeze_dims(2)?
             }
         } else {
+            let mut cols_shape = vec![x.dims()[0], cin];
+            cols_shape.extend(&kernel);
+            cols_shape.extend(&out_sp);
+            check_numel(op, &cols_shape, cdt)?;
             let prim = NnOp::Im2col { kernel: kernel.clone(), stride, padding, dilation };
             let cols = apply1(&Prim::Nn(prim), &[&xb], x.device())?;
             let nb = x.dims()[0];
@@ -350,6 +384,11 @@ impl Tensor {
         if groups == 0 {
             return Err(Error::msg("non-positive groups is not supported"));
         }
+        for (what, v) in [("stride", &stride), ("padding", &padding), ("output_padding", &output_padding)] {
+            check_limit(op, what, v)?;
+        }
+        check_limit(op, "dilation", &dilation)?;
+        check_limit(op, "kernel_size", &weight.dims()[2..])?;
         for d in 0..n {
             if output_padding[d] >= stride[d] && output_padding[d] >= dilation[d] {
                 let names: &[&str] = match n {
@@ -385,11 +424,11 @@ impl Tensor {
         }
         let kernel = weight.dims()[2..].to_vec();
         let spatial = x.dims()[2..].to_vec();
-        let sizes: Vec<isize> = (0..n)
+        let sizes: Vec<i128> = (0..n)
             .map(|d| {
-                (spatial[d] as isize - 1) * stride[d] as isize - 2 * padding[d] as isize
-                    + (dilation[d] * (kernel[d].max(1) - 1)) as isize
-                    + output_padding[d] as isize
+                (spatial[d] as i128 - 1) * stride[d] as i128 - 2 * padding[d] as i128
+                    + (dilation[d] * (kernel[d].max(1) - 1)) as i128
+                    + output_padding[d] as i128
                     + 1
             })
             .collect();
@@ -406,12 +445,15 @@ impl Tensor {
             return Err(Error::shape(format!(
                 "Given input size per channel: ({}). Calculated output size per channel: ({}). Output size is too small",
                 per_channel(spatial.iter().map(usize::to_string).collect()),
-                per_channel(sizes.iter().map(isize::to_string).collect()),
+                per_channel(sizes.iter().map(i128::to_string).collect()),
             )));
         }
-        let out_sp: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
         let cdt = opmath(dt);
         let nb = x.dims()[0];
+        let mut out_shape = vec![nb, groups.saturating_mul(cout_g)];
+        out_shape.extend(sizes.iter().map(|&s| usize::try_from(s).unwrap_or(usize::MAX)));
+        check_numel(op, &out_shape, cdt)?;
+        let out_sp = out_shape[2..].to_vec();
         let l: usize = spatial.iter().product();
         let kk: usize = kernel.iter().product();
         let cin_g = cin / groups;

@@ -7,6 +7,19 @@ use oxtorch_core::{Error, Result};
 use super::spread;
 use crate::Tensor;
 
+/// Bound on kernel, dilation, padding, stride and output sizes, so that the window arithmetic
+/// cannot overflow (nothing real comes near).
+const LIMIT: usize = i32::MAX as usize;
+
+/// The product of `dims` (one block's or one image's elements), refused rather than overflowing
+/// when it passes `isize::MAX` bytes of 8-byte elements.
+fn checked_numel(op: &str, what: &str, dims: &[usize]) -> Result<usize> {
+    dims.iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&m| m <= isize::MAX as usize / 8)
+        .ok_or_else(|| Error::msg(format!("{op}: {what} of size {dims:?} is too large")))
+}
+
 /// Kernel, dilation, padding and stride of a 2-D sliding window, each `(height, width)`.
 #[derive(Clone, Copy)]
 struct Window {
@@ -42,14 +55,25 @@ impl Window {
                 )));
             }
         }
+        let all = [
+            ("kernel_size", w.kernel),
+            ("dilation", w.dilation),
+            ("padding", w.padding),
+            ("stride", w.stride),
+        ];
+        for (name, v) in all {
+            if v.iter().any(|&x| x > LIMIT) {
+                return Err(Error::msg(format!("{op}: {name} must be at most {LIMIT}, but got {v:?}")));
+            }
+        }
         Ok(w)
     }
 
     /// The number of block positions along each spatial dim of an `[h, w]` image (may be < 1).
-    fn blocks(&self, size: [usize; 2]) -> [i64; 2] {
+    fn blocks(&self, size: [usize; 2]) -> [i128; 2] {
         let n = |d: usize| {
-            let span = (self.dilation[d] * (self.kernel[d] - 1) + 1) as i64;
-            (size[d] as i64 + 2 * self.padding[d] as i64 - span).div_euclid(self.stride[d] as i64) + 1
+            let span = (self.dilation[d] * (self.kernel[d] - 1) + 1) as i128;
+            (size[d] as i128 + 2 * self.padding[d] as i128 - span).div_euclid(self.stride[d] as i128) + 1
         };
         [n(0), n(1)]
     }
@@ -128,13 +152,16 @@ impl Tensor {
         }
         let blocks = [bh as usize, bw as usize];
         let [ph, pw] = w.padding;
+        let [kh, kw] = w.kernel;
+        let plane = checked_numel("unfold", "padded input", &[size[0] + 2 * ph, size[1] + 2 * pw])?;
+        checked_numel("unfold", "output", &[d[1], kh, kw, blocks[0], blocks[1]])?;
         let padded =
             batched.pad(&[pw as isize, pw as isize, ph as isize, ph as isize], "constant", Some(0.0))?;
         // (sizes spelled out: an empty batch leaves nothing to infer a `-1` from)
-        let flat = padded.reshape([d[0], d[1], (size[0] + 2 * ph) * (size[1] + 2 * pw)])?;
+        let flat = padded.reshape([d[0], d[1], plane])?;
         let index = w.gather_index(size, blocks, self.device())?;
         let cols = flat.index_select(2, &index)?;
-        let out = cols.reshape([d[0], d[1] * w.kernel[0] * w.kernel[1], blocks[0] * blocks[1]])?;
+        let out = cols.reshape([d[0], d[1] * kh * kw, blocks[0] * blocks[1]])?;
         if self.rank() == 3 {
             out.squeeze_dims(0)
         } else {
@@ -155,6 +182,9 @@ impl Tensor {
     ) -> Result<Tensor> {
         let w = Window::new("fold", kernel_size, dilation, padding, stride)?;
         let out = spread("fold", "output_size", output_size, 2)?;
+        if out.iter().any(|&x| x > LIMIT) {
+            return Err(Error::msg(format!("fold: output_size must be at most {LIMIT}, but got {out:?}")));
+        }
         let size = [out[0], out[1]];
         let batched = match self.rank() {
             3 => self.clone(),
@@ -175,7 +205,7 @@ impl Tensor {
             )));
         }
         let [bh, bw] = w.blocks(size);
-        if bh < 1 || bw < 1 || (bh * bw) as usize != d[2] {
+        if bh < 1 || bw < 1 || bh * bw != d[2] as i128 {
             let [sh, sw] = w.stride;
             return Err(Error::shape(format!(
                 "Given output_size=({}, {}), {}, stride=({sh}, {sw}), expected size of input's dimension 2 to match the calculated number of sliding blocks {bh} * {bw} = {}, but got input.size(2)={}.",
@@ -190,9 +220,11 @@ impl Tensor {
         let channels = d[1] / per_block;
         let [ph, pw] = w.padding;
         let (hp, wp) = (size[0] + 2 * ph, size[1] + 2 * pw);
+        let plane = checked_numel("fold", "padded output", &[hp, wp])?;
+        checked_numel("fold", "columns", &[w.kernel[0], w.kernel[1], blocks[0], blocks[1]])?;
         let index = w.gather_index(size, blocks, self.device())?;
         let cols = batched.reshape([d[0], channels, per_block * d[2]])?;
-        let image = Tensor::zeros([d[0], channels, hp * wp], (self.dtype(), self.device()))?;
+        let image = Tensor::zeros([d[0], channels, plane], (self.dtype(), self.device()))?;
         let image = image.index_add(2, &index, &cols, 1.0)?.reshape([d[0], channels, hp, wp])?;
         let image = image.narrow(2, ph as isize, size[0])?.narrow(3, pw as isize, size[1])?;
         if self.rank() == 2 {

@@ -66,6 +66,15 @@ fn geometry(
     if dilation.contains(&0) {
         return Err(Error::msg(format!("{op}: dilation must be greater than zero, but got {dilation:?}")));
     }
+    // Bounded so that the window arithmetic below cannot overflow (nothing real comes near).
+    const LIMIT: usize = i32::MAX as usize;
+    for (what, v) in
+        [("kernel_size", &kernel), ("stride", &stride), ("padding", &padding), ("dilation", &dilation)]
+    {
+        if v.iter().any(|&x| x > LIMIT) {
+            return Err(Error::msg(format!("{op}: {what} must be at most {LIMIT}, but got {v:?}")));
+        }
+    }
     for d in 0..n {
         if padding[d] > kernel[d] / 2 {
             return Err(Error::msg(format!(
@@ -121,14 +130,25 @@ fn adaptive_taps(op: &str, x: &Tensor, output_size: &[usize], n: usize) -> Resul
         }
     }
     let out = spread(op, "output_size", output_size, n)?;
+    // Bounded (as `geometry` bounds windows) and sized before anything is allocated.
+    const LIMIT: usize = i32::MAX as usize;
+    if out.iter().any(|&o| o > LIMIT) {
+        return Err(Error::msg(format!("{op}: output_size must be at most {LIMIT}, but got {out:?}")));
+    }
+    let mut shape = x.dims()[..r - n].to_vec();
+    shape.extend(&out);
+    let numel = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    if numel.and_then(|m| m.checked_mul(x.dtype().size_in_bytes())).is_none_or(|b| b > isize::MAX as usize) {
+        return Err(Error::msg(format!("{op}: output of size {shape:?} is too large")));
+    }
     let spatial = &x.dims()[r - n..];
     Ok((0..n)
         .map(|d| {
-            let (i, o) = (spatial[d], out[d]);
+            let (i, o) = (spatial[d] as u128, out[d] as u128);
             (0..o)
                 .map(|k| {
-                    let start = k * i / o;
-                    let end = ((k + 1) * i).div_ceil(o);
+                    let start = (k * i / o) as usize;
+                    let end = ((k + 1) * i).div_ceil(o) as usize;
                     (start as isize, 1, end - start, end - start)
                 })
                 .collect()

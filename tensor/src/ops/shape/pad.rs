@@ -48,14 +48,14 @@ fn constant(x: &Tensor, pad: &[isize], value: Scalar) -> Result<Tensor> {
     for (i, p) in pad.chunks(2).enumerate() {
         let d = x.rank() - 1 - i;
         let (before, after) = (p[0], p[1]);
-        let size = out.dims()[d] as isize;
-        let start = (-before).max(0);
-        let keep = size - start - (-after).max(0);
-        if keep < 0 {
+        let size = out.dims()[d];
+        // (unsigned crops: `isize::MIN` has no negation)
+        let (start, end_crop) = (before.min(0).unsigned_abs(), after.min(0).unsigned_abs());
+        let Some(keep) = size.checked_sub(start).and_then(|k| k.checked_sub(end_crop)) else {
             // torch crops each negative pad first: cropping more than the dim holds fails there.
             return Err(Error::msg("narrow(): length must be non-negative."));
-        }
-        out = out.narrow(d as isize, start, keep as usize)?;
+        };
+        out = out.narrow(d as isize, start as isize, keep)?;
         let block = |len: isize| -> Result<Tensor> {
             let mut shape = out.dims().to_vec();
             shape[d] = len as usize;
@@ -120,6 +120,11 @@ fn indexed(x: &Tensor, pad: &[isize], mode: &str) -> Result<Tensor> {
         }
         if mode == "circular" && (before > size || after > size) {
             return Err(Error::msg("Padding value causes wrapping around more than once."));
+        }
+        if size.checked_add(before).and_then(|t| t.checked_add(after)).is_none() {
+            return Err(Error::msg(format!(
+                "padding ({before}, {after}) overflows the size {size} of dimension {d}"
+            )));
         }
         // Negative pads crop first; circular padding then wraps around the cropped tensor.
         let (out_c, before, after, size) = if mode == "circular" && (before < 0 || after < 0) {

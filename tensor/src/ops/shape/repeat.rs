@@ -17,12 +17,22 @@ impl Tensor {
         let lead = reps.len() - self.rank();
         let mut padded = vec![1usize; lead];
         padded.extend_from_slice(self.dims());
-        let out: Vec<isize> = reps.iter().zip(&padded).map(|(&r, &s)| r * s as isize).collect();
+        let out: Vec<isize> = reps
+            .iter()
+            .zip(&padded)
+            .map(|(&r, &s)| isize::try_from(s).ok().and_then(|s| r.checked_mul(s)))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                Error::msg(format!(
+                    "repeat: the repeated sizes overflow with sizes={padded:?} and repeats={reps:?}"
+                ))
+            })?;
         if let Some(&neg) = out.iter().find(|&&s| s < 0) {
             return Err(Error::msg(format!(
                 "Trying to create tensor with negative dimension {neg}: {out:?}"
             )));
         }
+        oxtorch_core::checked_numel(&out.iter().map(|&s| s as usize).collect::<Vec<_>>())?;
         let mut view = Vec::with_capacity(2 * reps.len());
         let mut expanded = Vec::with_capacity(2 * reps.len());
         for (&r, &s) in reps.iter().zip(&padded) {
@@ -58,7 +68,13 @@ impl Tensor {
         let mut expanded: Vec<isize> = x.dims().iter().map(|&s| s as isize).collect();
         expanded.insert(d + 1, repeats as isize);
         let mut out: Vec<usize> = x.dims().to_vec();
-        out[d] *= repeats as usize;
+        let size = out[d];
+        out[d] = size.checked_mul(repeats as usize).ok_or_else(|| {
+            Error::msg(format!(
+                "repeat_interleave: size {size} at dimension {d} times {repeats} repeats overflows"
+            ))
+        })?;
+        oxtorch_core::checked_numel(&out)?;
         x.unsqueeze(d as isize + 1)?.expand(expanded)?.contiguous()?.reshape(out)
     }
 

@@ -24,15 +24,18 @@ impl Tensor {
         let d = wrap_dim(dim, self.rank())?;
         let size = self.dims()[d];
         let (base, extra) = (size / sections, size % sections);
+        // One view per section, so the count must fit in memory (never abort on a huge one).
+        let mut out = Vec::new();
+        out.try_reserve_exact(sections).map_err(|_| {
+            Error::msg(format!("tensor_split: cannot return {sections} sections (out of memory)"))
+        })?;
         let mut start = 0;
-        (0..sections)
-            .map(|i| {
-                let len = base + usize::from(i < extra);
-                let t = self.narrow(d as isize, start as isize, len);
-                start += len;
-                t
-            })
-            .collect()
+        for i in 0..sections {
+            let len = base + usize::from(i < extra);
+            out.push(self.narrow(d as isize, start as isize, len)?);
+            start += len;
+        }
+        Ok(out)
     }
 
     /// `self.tensor_split(indices, dim)`: views `[..i0], [i0..i1], ..., [ik..]` along `dim` (Python
