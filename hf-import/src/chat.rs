@@ -137,6 +137,10 @@ impl ChatTemplate {
     /// objects with a `role` and a `content` that may be a string or a list of parts (`{"type":
     /// "text", "text": ...}`), `tool_calls`, and whatever else the template reads; with `args`'
     /// tools, documents and extra variables.
+    ///
+    /// The messages are normalized as `apply_chat_template` does: keys whose value is `null` are
+    /// dropped, and a message's reasoning (`reasoning_content`, `thinking` or `reasoning`) is given
+    /// under both `thinking` and `reasoning_content`.
     pub fn render_json(&self, messages: &Value, args: &ChatArgs) -> Result<String> {
         let Some(list) = messages.as_array() else {
             return Err(Error::Input(format!("chat messages must be a list of messages, got {messages}")));
@@ -165,10 +169,13 @@ impl ChatTemplate {
         for (name, text) in self.special_tokens.iter().filter(|(_, t)| !t.is_empty()) {
             ctx.insert(name, minijinja::Value::from(text.as_str()));
         }
+        ctx.insert("bos_token", minijinja::Value::from(self.bos_token.as_str()));
+        ctx.insert("eos_token", minijinja::Value::from(self.eos_token.as_str()));
+        // As transformers (`{**special_tokens_map, **kwargs}`): extra variables override the tokens.
         for (name, value) in &args.extra {
             ctx.insert(name, minijinja::Value::from_serialize(value));
         }
-        ctx.insert("messages", minijinja::Value::from_serialize(messages));
+        ctx.insert("messages", minijinja::Value::from_serialize(transformers_messages(list)));
         // As transformers: `tools` and `documents` are always defined, `None` when not given.
         ctx.insert("tools", args.tools.map_or(minijinja::Value::from(()), minijinja::Value::from_serialize));
         ctx.insert(
@@ -176,11 +183,36 @@ impl ChatTemplate {
             args.documents.map_or(minijinja::Value::from(()), minijinja::Value::from_serialize),
         );
         ctx.insert("add_generation_prompt", minijinja::Value::from(args.add_generation_prompt));
-        ctx.insert("bos_token", minijinja::Value::from(self.bos_token.as_str()));
-        ctx.insert("eos_token", minijinja::Value::from(self.eos_token.as_str()));
         let tmpl = env.get_template("chat").map_err(|e| Error::Input(format!("chat template: {e}")))?;
         tmpl.render(ctx).map_err(|e| Error::Input(format!("chat template: {e}")))
     }
+}
+
+/// The names a message's reasoning is passed under; the first is the one templates read.
+const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
+
+/// The messages as transformers hands them to the template: keys whose value is `null` dropped
+/// (`_normalize_chat_messages`), and a message's reasoning, from the first of
+/// [`REASONING_FIELDS`] that it has, also under `thinking` (first key) and `reasoning_content`
+/// (`_alias_reasoning_fields`: `{"thinking": r, **message, "reasoning_content": r}`).
+fn transformers_messages(list: &[Value]) -> Vec<Value> {
+    list.iter()
+        .map(|m| {
+            let Value::Object(map) = m else { return m.clone() };
+            let kept: serde_json::Map<String, Value> =
+                map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect();
+            let Some(reasoning) = REASONING_FIELDS.iter().find_map(|f| kept.get(*f)).cloned() else {
+                return Value::Object(kept);
+            };
+            let mut out = serde_json::Map::new();
+            out.insert("thinking".to_string(), reasoning.clone());
+            for (k, v) in kept {
+                out.insert(k, v);
+            }
+            out.insert("reasoning_content".to_string(), reasoning);
+            Value::Object(out)
+        })
+        .collect()
 }
 
 /// The template with transformers' `{% generation %}` / `{% endgeneration %}` markers (which only
@@ -209,62 +241,186 @@ fn without_generation_markers(source: &str) -> String {
     out
 }
 
-/// transformers' `tojson` filter: `json.dumps(value, ensure_ascii=False, indent=indent)`, so
-/// Python's separators (`", "` and `": "`) and no HTML escaping.
+/// transformers' `tojson` filter: `json.dumps(value, ensure_ascii=False, indent=None,
+/// separators=None, sort_keys=False)` with those arguments by position or keyword, so Python's
+/// separators (`", "` and `": "`, or `","` with an indent), float text (`1e-05`, `3.0`) and no
+/// HTML escaping.
 fn tojson(
     value: minijinja::Value,
-    indent: Option<usize>,
+    args: minijinja::value::Rest<minijinja::Value>,
     kwargs: minijinja::value::Kwargs,
 ) -> std::result::Result<String, minijinja::Error> {
-    let indent = match kwargs.get::<Option<usize>>("indent")? {
-        Some(n) => Some(n),
-        None => indent,
+    const NAMES: [&str; 4] = ["ensure_ascii", "indent", "separators", "sort_keys"];
+    if args.len() > NAMES.len() {
+        return Err(minijinja::Error::new(
+            ErrorKind::TooManyArguments,
+            format!("tojson takes at most {} arguments besides the value", NAMES.len()),
+        ));
+    }
+    let mut opts: [Option<minijinja::Value>; 4] = Default::default();
+    for (i, name) in NAMES.iter().enumerate() {
+        let by_name = kwargs.get::<Option<minijinja::Value>>(name)?;
+        let by_position = args.get(i).filter(|v| !v.is_none() && !v.is_undefined()).cloned();
+        if by_name.is_some() && i < args.len() {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                format!("tojson got multiple values for argument '{name}'"),
+            ));
+        }
+        opts[i] = by_name.or(by_position);
+    }
+    kwargs.assert_all_used()?;
+    let [ensure_ascii, indent, separators, sort_keys] = opts;
+    let bad = |what: &str| minijinja::Error::new(ErrorKind::InvalidOperation, format!("tojson: {what}"));
+    // An int indents by that many spaces (none below 1, but still on new lines), a string by itself.
+    let indent = match indent {
+        None => None,
+        Some(v) => match (v.as_str(), v.as_i64()) {
+            (Some(s), _) => Some(s.to_string()),
+            (None, Some(n)) => Some(" ".repeat(usize::try_from(n).unwrap_or(0))),
+            _ => return Err(bad(&format!("indent must be an int or a string, got {v}"))),
+        },
     };
-    let json = serde_json::to_value(&value)
-        .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, format!("tojson: {e}")))?;
+    let (item_sep, key_sep) = match separators {
+        None if indent.is_some() => (",".to_string(), ": ".to_string()),
+        None => (", ".to_string(), ": ".to_string()),
+        Some(v) => {
+            let parts: Vec<String> = v
+                .try_iter()
+                .map_err(|_| bad("separators must be an (item_separator, key_separator) pair"))?
+                .map(|p| p.as_str().map(str::to_string))
+                .collect::<Option<_>>()
+                .ok_or_else(|| bad("separators must be strings"))?;
+            match <[String; 2]>::try_from(parts) {
+                Ok([item, key]) => (item, key),
+                Err(_) => return Err(bad("separators must be an (item_separator, key_separator) pair")),
+            }
+        }
+    };
+    let json = serde_json::to_value(&value).map_err(|e| bad(&e.to_string()))?;
+    let layout = JsonLayout {
+        indent,
+        item_sep,
+        key_sep,
+        ensure_ascii: ensure_ascii.is_some_and(|v| v.is_true()),
+        sort_keys: sort_keys.is_some_and(|v| v.is_true()),
+    };
     let mut out = String::new();
-    write_python_json(&json, indent, 0, &mut out);
+    write_python_json(&json, &layout, 0, &mut out);
     Ok(out)
 }
 
-/// `json.dumps` layout of `v` at nesting `level`.
-fn write_python_json(v: &Value, indent: Option<usize>, level: usize, out: &mut String) {
+/// The `json.dumps` options of a [`tojson`] call.
+struct JsonLayout {
+    /// the text of one indentation level; `None`: all on one line
+    indent: Option<String>,
+    /// between items
+    item_sep: String,
+    /// between a key and its value
+    key_sep: String,
+    /// non-ASCII characters as `\uXXXX` escapes
+    ensure_ascii: bool,
+    /// object keys in sorted order
+    sort_keys: bool,
+}
+
+/// `json.dumps` text of `v` at nesting `level`.
+fn write_python_json(v: &Value, layout: &JsonLayout, level: usize, out: &mut String) {
     let newline = |out: &mut String, level: usize| {
-        if let Some(n) = indent {
+        if let Some(unit) = &layout.indent {
             out.push('\n');
-            out.push_str(&" ".repeat(n * level));
+            out.push_str(&unit.repeat(level));
         }
     };
-    let item_sep = if indent.is_some() { "," } else { ", " };
     match v {
         Value::Array(items) if !items.is_empty() => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(item_sep);
+                    out.push_str(&layout.item_sep);
                 }
                 newline(out, level + 1);
-                write_python_json(item, indent, level + 1, out);
+                write_python_json(item, layout, level + 1, out);
             }
             newline(out, level);
             out.push(']');
         }
         Value::Object(map) if !map.is_empty() => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            if layout.sort_keys {
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+            }
             out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
+            for (i, (k, item)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push_str(item_sep);
+                    out.push_str(&layout.item_sep);
                 }
                 newline(out, level + 1);
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push_str(": ");
-                write_python_json(item, indent, level + 1, out);
+                write_json_string(k, layout.ensure_ascii, out);
+                out.push_str(&layout.key_sep);
+                write_python_json(item, layout, level + 1, out);
             }
             newline(out, level);
             out.push('}');
         }
+        Value::String(s) => write_json_string(s, layout.ensure_ascii, out),
+        Value::Number(n) if n.is_f64() => out.push_str(&python_float(n.as_f64().unwrap_or(f64::NAN))),
         other => out.push_str(&other.to_string()),
     }
+}
+
+/// A JSON string as `json.dumps` writes it (the escapes of serde_json, which are Python's), with
+/// every non-ASCII character as `\uXXXX` (surrogate pairs beyond the BMP) when `ensure_ascii`.
+fn write_json_string(s: &str, ensure_ascii: bool, out: &mut String) {
+    let quoted = Value::String(s.to_string()).to_string();
+    if !ensure_ascii {
+        out.push_str(&quoted);
+        return;
+    }
+    for c in quoted.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+}
+
+/// Python's `repr` of a float, as `json.dumps` writes it: the shortest digits that read back, positional
+/// for decimal exponents -4 to 15 (`0.0001`, `3.0`), else `1e-05`, `2.5e+16`.
+fn python_float(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    }
+    // Rust's `{:e}` writes the shortest round-trip digits: `-2.5e16`, `1e-5`, `0e0`.
+    let sci = format!("{x:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    if !(-4..16).contains(&exp) {
+        let exp_sign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{mantissa}e{exp_sign}{:02}", exp.unsigned_abs());
+    }
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let n = digits.len() as i32;
+    let body = if exp < 0 {
+        format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
+    } else if exp + 1 >= n {
+        format!("{digits}{}.0", "0".repeat((exp + 1 - n) as usize))
+    } else {
+        let (int, frac) = digits.split_at((exp + 1) as usize);
+        format!("{int}.{frac}")
+    };
+    format!("{sign}{body}")
 }
 
 /// Python's `datetime.now().strftime(format)` for the directives chat templates use, in UTC.

@@ -6,9 +6,11 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod chatfuzz34;
 mod cli;
 mod families;
 mod generate;
+mod ptfuzz34;
 mod sentence;
 mod serve;
 mod zero_copy;

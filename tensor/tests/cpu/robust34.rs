@@ -268,7 +268,7 @@ fn creation(s: &mut Sweep, rng: &mut Rng) {
     let (ia, ib, ic) = (rng.pick(&I64S), rng.pick(&I64S), rng.pick(&[0i64, 1, -1, i64::MIN, i64::MAX]));
     // Ranges of at most 2^63 / step elements: always beyond isize::MAX / 8 bytes or tiny.
     let huge_or_small = (ib as i128 - ia as i128).unsigned_abs() / ic.unsigned_abs().max(1) as u128;
-    if ic != 0 && (huge_or_small < 1000 || huge_or_small > (1u128 << 62)) {
+    if ic != 0 && !(1000..=(1u128 << 62)).contains(&huge_or_small) {
         s.call(
             "arange_step(i64)",
             || format!("{ia}, {ib}, {ic}"),
