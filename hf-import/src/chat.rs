@@ -29,6 +29,10 @@ impl Message {
 /// conversations take well under a hundredth of it.
 const TEMPLATE_FUEL: u64 = 10_000_000;
 
+/// The longest indentation unit `tojson` accepts: each nesting level repeats it, so an unbounded
+/// one (`tojson(indent=10**12)`) would be an allocation no service survives.
+const MAX_INDENT: usize = 1024;
+
 /// What `apply_chat_template` passes to a template besides the messages.
 #[derive(Debug, Clone, Default)]
 pub struct ChatArgs<'a> {
@@ -184,7 +188,13 @@ impl ChatTemplate {
         );
         ctx.insert("add_generation_prompt", minijinja::Value::from(args.add_generation_prompt));
         let tmpl = env.get_template("chat").map_err(|e| Error::Input(format!("chat template: {e}")))?;
-        tmpl.render(ctx).map_err(|e| Error::Input(format!("chat template: {e}")))
+        // minijinja's own arithmetic can overflow on hostile templates (`[1] * 2**62`), which is
+        // a panic where overflow checks are on: an error for the template, never a crash.
+        let rendered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tmpl.render(ctx)));
+        match rendered {
+            Ok(text) => text.map_err(|e| Error::Input(format!("chat template: {e}"))),
+            Err(_) => Err(Error::Input("chat template: rendering failed inside the template engine".into())),
+        }
     }
 }
 
@@ -277,10 +287,13 @@ fn tojson(
         None => None,
         Some(v) => match (v.as_str(), v.as_i64()) {
             (Some(s), _) => Some(s.to_string()),
-            (None, Some(n)) => Some(" ".repeat(usize::try_from(n).unwrap_or(0))),
+            (None, Some(n)) => Some(" ".repeat(usize::try_from(n).unwrap_or(0).min(MAX_INDENT + 1))),
             _ => return Err(bad(&format!("indent must be an int or a string, got {v}"))),
         },
     };
+    if indent.as_ref().is_some_and(|unit| unit.len() > MAX_INDENT) {
+        return Err(bad(&format!("an indent over {MAX_INDENT} characters is not supported")));
+    }
     let (item_sep, key_sep) = match separators {
         None if indent.is_some() => (",".to_string(), ": ".to_string()),
         None => (", ".to_string(), ": ".to_string()),

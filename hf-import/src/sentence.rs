@@ -100,6 +100,7 @@ impl PoolingMode {
         mask: &Tensor,
         attention_mask: &Tensor,
     ) -> Result<Tensor> {
+        check_pool_shapes(tokens, mask, attention_mask)?;
         let m = mask.to_dtype(tokens.dtype())?.unsqueeze(-1)?;
         let kept = || Ok::<_, Error>(mask.ne(0)?.to_dtype(DType::I64)?);
         Ok(match self {
@@ -137,6 +138,22 @@ impl PoolingMode {
             }
         })
     }
+}
+
+/// Pooling reads `tokens` as `[batch, seq, dim]` under masks of `[batch, seq]`: anything else is an
+/// error naming the shapes (the positions it gathers are trusted to be in range).
+fn check_pool_shapes(tokens: &Tensor, mask: &Tensor, attention_mask: &Tensor) -> Result<()> {
+    let dims = tokens.dims();
+    let fits = |m: &Tensor| dims.len() == 3 && m.dims() == &dims[..2];
+    if fits(mask) && fits(attention_mask) {
+        return Ok(());
+    }
+    Err(Error::Input(format!(
+        "pooling expects token embeddings [batch, seq, dim] and masks [batch, seq], got {:?}, {:?} and {:?}",
+        dims,
+        mask.dims(),
+        attention_mask.dims()
+    )))
 }
 
 /// `include_prompt` of a pooling folder's `config.json` (true when absent).

@@ -9,6 +9,7 @@
 mod decode;
 mod pickle;
 mod safetensors;
+mod torch_zip;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -48,7 +49,7 @@ pub fn checkpoint_files(dir: &Path) -> Result<Vec<PathBuf>> {
         for (tensor, file) in map {
             let file = file
                 .as_str()
-                .filter(|f| !f.contains("..") && !Path::new(f).is_absolute())
+                .filter(|f| !f.is_empty() && !f.contains("..") && !Path::new(f).is_absolute())
                 .ok_or_else(|| Error::format(&path, format!("bad shard name for tensor '{tensor}'")))?;
             shards.insert(file.to_string());
         }

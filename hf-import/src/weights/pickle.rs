@@ -7,6 +7,7 @@ use oxtorch_tensor::{DType, Tensor};
 use pytorch_reader::{DType as PtDType, PytorchReader};
 
 use super::decode::tensor_from_bytes;
+use super::torch_zip::patched_zip64_archive;
 use crate::error::{Error, Result};
 
 fn dtype_of(dtype: PtDType) -> Option<DType> {
@@ -28,6 +29,10 @@ fn dtype_of(dtype: PtDType) -> Option<DType> {
 /// Every tensor of the PyTorch checkpoint at `path` (sorted by name), passed to `each`.
 pub fn read_pytorch(path: &Path, mut each: impl FnMut(String, Tensor) -> Result<()>) -> Result<()> {
     let reader = PytorchReader::new(path)
+        .or_else(|first| match patched_zip64_archive(path) {
+            Some(bytes) => PytorchReader::from_bytes(bytes, None).map_err(|_| first),
+            None => Err(first),
+        })
         .map_err(|e| Error::format(path, format!("invalid PyTorch checkpoint: {e}")))?;
     let mut entries: Vec<_> = reader.into_tensors().into_iter().collect();
     entries.sort_by(|a, b| a.0.cmp(&b.0));

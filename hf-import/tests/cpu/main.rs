@@ -11,6 +11,7 @@ mod cli;
 mod families;
 mod generate;
 mod ptfuzz34;
+mod robust35;
 mod sentence;
 mod serve;
 mod zero_copy;

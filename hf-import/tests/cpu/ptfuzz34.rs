@@ -147,10 +147,10 @@ fn check_good(case: &Value, file: &str, outcome: Outcome, expected: &BTreeMap<St
     failures
 }
 
-/// Files torch reads that oxtorch does not yet, each with a clean error: a zip whose top folder
-/// (the file's stem) is exactly 21 characters long fails the `zip` crate's central-directory
-/// detection ("Invalid Central Directory header"); Hugging Face's `pytorch_model.bin` is 13.
-const KNOWN_BROKEN: &[&str] = &["model_checkpoint_best.pt"];
+/// Files torch reads that oxtorch does not yet, each with a clean error. Empty since
+/// `model_checkpoint_best.pt` (a 21-character stem, which the `zip` crate misread) is read through
+/// `weights::torch_zip`'s retry.
+const KNOWN_BROKEN: &[&str] = &[];
 
 /// Files whose pickle calls a code-running global where no tensor data is involved: read Ok with
 /// the call dropped, never executed (a documented difference from `torch.load(weights_only=True)`,
