@@ -68,6 +68,19 @@ pub fn take<T: Send + 'static>(n: usize) -> Vec<T> {
 /// whose message starts with this.
 pub const OUT_OF_MEMORY: &str = "DefaultCPUAllocator: not enough memory";
 
+/// `vec![value; n]` whose allocation failure is the [`OUT_OF_MEMORY`] panic (which dispatch turns
+/// into the op's error) rather than the allocator's abort: for kernels' scratch and outputs of
+/// any element type, outside the cache.
+pub fn checked_vec<T: Clone>(n: usize, value: T) -> Vec<T> {
+    let mut v = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        let bytes = n.saturating_mul(std::mem::size_of::<T>());
+        panic!("{OUT_OF_MEMORY}: you tried to allocate {bytes} bytes.");
+    }
+    v.resize(n, value);
+    v
+}
+
 /// A vector of `n` copies of `value`, in a cached buffer when one fits.
 pub fn filled<T: Copy + Send + 'static>(n: usize, value: T) -> Vec<T> {
     let mut v = take(n);

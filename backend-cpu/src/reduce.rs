@@ -70,7 +70,7 @@ where
     let n_out = kl.numel();
     let n_red = rl.numel();
     if n_red == 0 || n_out == 0 {
-        return vec![finish(init); n_out];
+        return crate::pool::checked_vec(n_out, finish(init));
     }
     let rplan = Plan::new([&rl]);
     let kplan = Plan::new([&kl]);
@@ -105,7 +105,7 @@ where
     if kplan.is_contiguous() && !rplan.is_contiguous() && n_out >= 8 {
         let base = kl.offset();
         return par_collect(n_out, |start, out| {
-            let mut acc = vec![init; out.len()];
+            let mut acc = crate::pool::checked_vec(out.len(), init);
             rplan.for_runs(0, n_red, |[ro], len| {
                 for i in 0..len {
                     let off = base + start + ro + i * rs;

@@ -198,17 +198,18 @@ impl Layout {
         }
         let d = wrap_dim(dim, self.rank())?;
         let size = self.shape[d];
-        let start = if start < 0 { start + size as isize } else { start };
-        if start < 0 || start as usize > size {
+        // (in i128: an empty tensor's other dims may exceed isize::MAX)
+        let wrapped = if start < 0 { start as i128 + size as i128 } else { start as i128 };
+        if wrapped < 0 || wrapped > size as i128 {
             return Err(Error::IndexOutOfRange { index: start, dim: d, size });
         }
-        let start = start as usize;
+        let start = wrapped as usize;
         if start.checked_add(len).is_none_or(|end| end > size) {
             return Err(Error::shape(format!(
                 "start ({start}) + length ({len}) exceeds dimension size ({size})."
             )));
         }
-        self.slice(d as Dim, Some(start as isize), Some((start + len) as isize), 1)
+        self.slice_range(d, start, start + len, 1)
     }
 
     /// Python slicing `[start:end:step]` along `dim`; out-of-range bounds are clamped as in Python.
@@ -220,17 +221,25 @@ impl Layout {
             return Err(Error::msg("slice step must be positive"));
         }
         let d = wrap_dim(dim, self.rank())?;
-        let size = self.shape[d] as isize;
+        // (in i128: an empty tensor's other dims may exceed isize::MAX)
+        let size = self.shape[d];
         let clamp = |v: isize| -> usize {
-            let v = if v < 0 { v + size } else { v };
-            v.clamp(0, size) as usize
+            let v = if v < 0 { v as i128 + size as i128 } else { v as i128 };
+            v.clamp(0, size as i128) as usize
         };
         let start = start.map(clamp).unwrap_or(0);
-        let end = end.map(clamp).unwrap_or(size as usize).max(start);
+        let end = end.map(clamp).unwrap_or(size).max(start);
+        self.slice_range(d, start, end, step)
+    }
+
+    /// Elements `start..end` (both within the dim, `start <= end`) by `step` of dimension `d`.
+    fn slice_range(&self, d: usize, start: usize, end: usize, step: usize) -> Result<Layout> {
         let len = (end - start).div_ceil(step);
         let mut shape = self.shape.dims().to_vec();
         let mut strides = self.strides.clone();
-        let offset = if len == 0 { self.offset } else { self.offset + start * self.strides[d] };
+        // (an empty view reads nothing: its offset stays, whatever its other dims' sizes)
+        let empty = len == 0 || self.shape.dims().contains(&0);
+        let offset = if empty { self.offset } else { self.offset + start * self.strides[d] };
         shape[d] = len;
         // A step past the dim's end leaves at most one element, whose stride is never used: keep
         // the dim's own rather than overflow (a step that would overflow with two is an error).

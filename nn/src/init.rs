@@ -12,8 +12,9 @@ pub fn calculate_fan_in_and_fan_out(t: &Tensor) -> Result<(usize, usize)> {
             "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions",
         ));
     }
-    let receptive: usize = t.dims()[2..].iter().product();
-    Ok((t.dims()[1] * receptive, t.dims()[0] * receptive))
+    // (saturating: sizes whose product overflows only occur with a zero-size dim, no elements)
+    let receptive = t.dims()[2..].iter().fold(1usize, |acc, &d| acc.saturating_mul(d));
+    Ok((t.dims()[1].saturating_mul(receptive), t.dims()[0].saturating_mul(receptive)))
 }
 
 /// torch's `calculate_gain(nonlinearity, param)`.

@@ -180,6 +180,7 @@ impl Tensor {
             )));
         }
         let n = n as usize;
+        crate::dispatch::check_allocatable(n * dtype.size_in_bytes())?;
         // An integer dtype counts from the start and step made integers (torch: `arange(0.5, 5,
         // 1.5, dtype=int64)` is [0, 1, 2]), the length still taken from the float range.
         let storage = if !dtype.is_float() {
@@ -403,8 +404,8 @@ impl Tensor {
 /// Refuses a `steps` count whose buffer of `itemsize`-byte values could not be allocated at all
 /// (more than `isize::MAX` bytes), before anything is allocated.
 fn check_steps(op: &str, steps: usize, itemsize: usize) -> Result<()> {
-    if steps.checked_mul(itemsize).is_some_and(|bytes| bytes <= isize::MAX as usize) {
-        return Ok(());
+    if let Some(bytes) = steps.checked_mul(itemsize).filter(|&bytes| bytes <= isize::MAX as usize) {
+        return crate::dispatch::check_allocatable(bytes);
     }
     Err(Error::msg(format!(
         "{op}: number of steps {steps} is too large: {steps} values of {itemsize} bytes exceed the maximum allocation size"

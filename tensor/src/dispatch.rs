@@ -191,6 +191,19 @@ fn run_on_cpu(prim: &Prim, args: &[(&CpuStorage, &Layout)]) -> Result<Outputs<St
     })
 }
 
+/// torch's out-of-memory error unless the address space for `bytes` can be reserved now: a probe
+/// for buffers built outside the pool (creation functions, index tables), which touches no memory
+/// (a map and an unmap).
+pub(crate) fn check_allocatable(bytes: usize) -> Result<()> {
+    if bytes <= isize::MAX as usize && Vec::<u8>::new().try_reserve_exact(bytes).is_ok() {
+        return Ok(());
+    }
+    Err(Error::msg(format!(
+        "{}: you tried to allocate {bytes} bytes.",
+        oxtorch_backend_cpu::pool::OUT_OF_MEMORY
+    )))
+}
+
 /// Runs a cpu kernel, returning the buffer pool's out-of-memory panic (torch's "DefaultCPUAllocator:
 /// not enough memory" error, raised where a kernel allocates its output) as that error, so that a
 /// result too large for the machine is an `Err` of the op rather than a panic through the caller.
@@ -239,10 +252,20 @@ pub(crate) fn apply1(prim: &Prim, inputs: &[&Tensor], device: Device) -> Result<
     Ok(run(prim, inputs, device, None)?.swap_remove(0))
 }
 
-/// Runs a single-output prim on CPU storages.
+/// Runs a single-output prim on CPU storages. Outputs of at least [`LARGE_OUTPUT`] elements run
+/// under [`oom_as_error`] (an allocation the machine cannot hold is the op's error); smaller ones,
+/// the tiny ops whose overhead is measured in nanoseconds, run as they are.
 fn execute_one(prim: &Prim, args: &[(&CpuStorage, &Layout)]) -> Result<CpuStorage> {
-    CpuStorage::execute_single(prim, args).expect("a shape-preserving prim has one output")
+    let kernel = || CpuStorage::execute_single(prim, args).expect("a shape-preserving prim has one output");
+    if args[0].1.numel() < LARGE_OUTPUT {
+        kernel()
+    } else {
+        oom_as_error(kernel)
+    }
 }
+
+/// The element count from which [`execute_one`] guards the output's allocation.
+const LARGE_OUTPUT: usize = 1 << 24;
 
 /// Calls `f` with the storages of `a` and `b` read-locked: once when they share a storage, else in
 /// address order (as `run` and `write_into` lock), so that concurrent ops cannot deadlock.

@@ -143,14 +143,14 @@ fn normalise_columns<T: Float>(
     scratch: &mut Vec<T::Acc>,
 ) {
     type A<T> = <T as Float>::Acc;
-    let mut max = vec![A::<T>::from_f64(f64::NEG_INFINITY); inner];
+    let mut max = crate::pool::checked_vec(inner, A::<T>::from_f64(f64::NEG_INFINITY));
     for row in x.chunks_exact(inner) {
         crate::simd::accumulate(&mut max, row, |m, v: T| max_acc(m, v.to_acc()));
     }
     // Shifted exponentials (each scratch row starts as the maxima) and their column sums.
     scratch.clear();
     scratch.resize(size * inner, A::<T>::ZERO);
-    let mut sum = vec![A::<T>::ZERO; inner];
+    let mut sum = crate::pool::checked_vec(inner, A::<T>::ZERO);
     for (row, e) in x.chunks_exact(inner).zip(scratch.chunks_exact_mut(inner)) {
         e.copy_from_slice(&max);
         crate::simd::accumulate(e, row, |m, v: T| (v.to_acc() - m).exp_fast());

@@ -176,7 +176,7 @@ mod tests {
             )
         };
         let (oh, ow, cout_g) = (pos(0), pos(1), wd[0] / a.groups);
-        let mut out = vec![0.0; xd[0] * wd[0] * oh * ow];
+        let mut out = crate::pool::checked_vec(xd[0] * wd[0] * oh * ow, 0.0);
         for b in 0..xd[0] {
             for o in 0..wd[0] {
                 for (p, q) in (0..oh).flat_map(|p| (0..ow).map(move |q| (p, q))) {

@@ -72,8 +72,8 @@ fn forward_t<T: Float + crate::storage::CpuElement>(
     let (n, c) = (l.dims()[0], l.dims()[1]);
     let t = targets(t, n)?;
     check_targets(&t, c, ignore_index)?;
-    let mut loss = vec![T::ZERO; n];
-    let mut stats = vec![T::ZERO; 2 * n];
+    let mut loss = crate::pool::checked_vec(n, T::ZERO);
+    let mut stats = crate::pool::checked_vec(2 * n, T::ZERO);
     T::cross_entropy_rows(x, &view, &t, ignore_index, &mut loss, &mut stats)?;
     Ok(vec![CpuStorage::from_vec(loss), CpuStorage::from_vec(stats)])
 }

@@ -224,7 +224,7 @@ fn col2im_typed<A: Accumulate>(x: &[A], b: usize, c: usize, g: &Geometry) -> Vec
     let img: usize = g.image.iter().product();
     let kk: usize = g.kernel.iter().product();
     let l: usize = g.positions.iter().product();
-    let mut out = vec![A::default(); b * c * img];
+    let mut out = crate::pool::checked_vec(b * c * img, A::default());
     if out.is_empty() {
         return out;
     }

@@ -91,8 +91,8 @@ fn max_typed<T: MaxElem>(x: &[T], p: &Problem, taps: &[Vec<Tap>]) -> (Vec<T>, Ve
     let img: usize = p.spatial.iter().product();
     let per: usize = p.out.iter().product();
     let strides = contiguous_strides(&p.spatial);
-    let mut vals = vec![T::LOWEST; p.batch * per];
-    let mut idxs = vec![0i64; p.batch * per];
+    let mut vals = crate::pool::checked_vec(p.batch * per, T::LOWEST);
+    let mut idxs = crate::pool::checked_vec(p.batch * per, 0i64);
     if per == 0 {
         return (vals, idxs);
     }
@@ -149,7 +149,7 @@ pub fn avg_pool(
     };
     let out = match widen("avg_pool", s, l)? {
         Wide::F(x) => {
-            let mut out = vec![0.0f64; p.batch * per];
+            let mut out = crate::pool::checked_vec(p.batch * per, 0.0f64);
             if per > 0 {
                 out.par_chunks_mut(per).enumerate().for_each(|(b, dst)| {
                     let src = &x[b * img..(b + 1) * img];
@@ -163,7 +163,7 @@ pub fn avg_pool(
             Wide::F(out)
         }
         Wide::I(x) => {
-            let mut out = vec![0i64; p.batch * per];
+            let mut out = crate::pool::checked_vec(p.batch * per, 0i64);
             if per > 0 {
                 out.par_chunks_mut(per).enumerate().for_each(|(b, dst)| {
                     let src = &x[b * img..(b + 1) * img];

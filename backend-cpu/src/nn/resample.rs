@@ -42,7 +42,7 @@ pub fn resample(s: &CpuStorage, l: &Layout, taps: &Taps) -> Result<CpuStorage> {
         Wide::F(v) => v,
         Wide::I(v) => v.into_iter().map(|e| e as f64).collect(),
     };
-    let mut out = vec![0.0f64; batch * per];
+    let mut out = crate::pool::checked_vec(batch * per, 0.0f64);
     if per > 0 {
         out.par_chunks_mut(per).enumerate().for_each(|(b, dst)| {
             let src = &x[b * img..(b + 1) * img];

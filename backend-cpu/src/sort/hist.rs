@@ -16,7 +16,7 @@ pub(crate) fn histc<T: Float>(v: &[T], l: &Layout, bins: usize, min: f64, max: f
     let (lo_a, hi_a) = (lo.to_acc(), hi.to_acc());
     let nb = T::from_f64(bins as f64).to_acc();
     let width = r(hi_a - lo_a);
-    let mut hist = vec![<T::Acc as AccFloat>::ZERO; bins];
+    let mut hist = crate::pool::checked_vec(bins, <T::Acc as AccFloat>::ZERO);
     for e in x {
         if !(e >= lo && e <= hi) {
             continue;
@@ -48,7 +48,7 @@ fn bins_of<T: CpuElement>(v: &[T], l: &Layout, length: usize) -> Result<Vec<usiz
 
 /// The number of occurrences of each value.
 pub(crate) fn bincount<T: CpuElement>(v: &[T], l: &Layout, length: usize) -> Result<Vec<i64>> {
-    let mut out = vec![0i64; length];
+    let mut out = crate::pool::checked_vec(length, 0i64);
     for i in bins_of(v, l, length)? {
         out[i] += 1;
     }
@@ -67,7 +67,7 @@ pub(crate) fn bincount_weighted<T: CpuElement, W: CpuElement + std::ops::Add<Out
     if w.len() != idx.len() {
         return Err(Error::msg("weights should be 1-d and have the same length as input"));
     }
-    let mut out = vec![W::ZERO; length];
+    let mut out = crate::pool::checked_vec(length, W::ZERO);
     for (i, x) in idx.into_iter().zip(w) {
         out[i] = out[i] + x;
     }

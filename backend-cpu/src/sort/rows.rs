@@ -66,8 +66,8 @@ where
     let (offs, stride) = row_offsets(l, dim);
     let n = l.dims()[dim];
     let rows = offs.len();
-    let mut a = vec![A::default(); rows * m];
-    let mut b = vec![B::default(); rows * m];
+    let mut a = crate::pool::checked_vec(rows * m, A::default());
+    let mut b = crate::pool::checked_vec(rows * m, B::default());
     if m > 0 {
         let work = |(r, (oa, ob)): (usize, (&mut [A], &mut [B])), buf: &mut Vec<T>| {
             buf.clear();
@@ -89,7 +89,7 @@ where
 /// Reorders `[outer, inner, m]` into `[outer, m, inner]`.
 pub(crate) fn move_last_to<A: Copy + Default + Send + Sync>(src: Vec<A>, m: usize, inner: usize) -> Vec<A> {
     let block = m * inner;
-    let mut out = vec![A::default(); src.len()];
+    let mut out = crate::pool::checked_vec(src.len(), A::default());
     let fill = |(dst, s): (&mut [A], &[A])| {
         for i in 0..inner {
             for j in 0..m {

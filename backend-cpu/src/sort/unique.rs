@@ -22,7 +22,7 @@ pub(crate) fn unique<T: CpuElement>(v: &[T], l: &Layout, consecutive: bool) -> (
         }
     }
     let (mut vals, mut counts) = (Vec::new(), Vec::new());
-    let mut inverse = vec![0i64; x.len()];
+    let mut inverse = crate::pool::checked_vec(x.len(), 0i64);
     for (j, &i) in order.iter().enumerate() {
         if j == 0 || x[i] != x[order[j - 1]] {
             vals.push(x[i]);

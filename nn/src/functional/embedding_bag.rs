@@ -169,9 +169,9 @@ pub fn embedding_bag(
     let numel = indices.numel();
     if let (Some(&first), Some(&last)) = (starts.first(), starts.last()) {
         if first != 0 {
+            // (torch's message goes on with a second line, `[ torch.LongTensor{} ]`: ours is one)
             return Err(Error::msg(format!(
-                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. However, got {first}\n[ torch.{}Tensor{{}} ]",
-                index_dtype.scalar_type_name()
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. However, got {first}"
             )));
         }
         if last > numel as i64 {

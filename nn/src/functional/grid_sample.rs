@@ -412,6 +412,12 @@ pub fn affine_grid(theta: &Tensor, size: &[usize], align_corners: bool) -> Resul
     let n = size[0];
     let mut grid_shape = vec![n];
     grid_shape.extend_from_slice(spatial);
+    // The coordinates are built before the grid: refuse a grid whose element count overflows.
+    let mut out_shape = grid_shape.clone();
+    out_shape.push(nd);
+    if out_shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).is_none() {
+        return Err(Error::shape(format!("Storage size calculation overflowed with sizes={out_shape:?}")));
+    }
     // The base grid `[N, *spatial, nd + 1]`: x (along the last dim), y (, z), 1.
     let mut parts = Vec::with_capacity(nd + 1);
     for j in 0..nd {

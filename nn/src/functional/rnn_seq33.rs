@@ -115,11 +115,12 @@ fn run(
     let dirs = if o.bidirectional { 2 } else { 1 };
     // torch's `gather_params`: 4 (2 without biases) tensors a direction, one more with projections.
     let per = (if o.has_biases { 4 } else { 2 }) + usize::from(proj);
-    if params.len() != o.num_layers * dirs * per {
+    let stacked = o.num_layers.checked_mul(dirs);
+    if stacked.and_then(|n| n.checked_mul(per)) != Some(params.len()) {
         return Err(Error::msg("got an incorrect number of RNN parameters"));
     }
     for h in std::iter::once(h0).chain(c0) {
-        if h.rank() != 3 || h.dims()[0] != o.num_layers * dirs {
+        if h.rank() != 3 || Some(h.dims()[0]) != stacked {
             return Err(Error::msg("Expected more hidden states in stacked_rnn"));
         }
     }

@@ -31,8 +31,20 @@ fn unpool_output_size(
     let dims = input.dims();
     let spatial = &dims[dims.len() - n..];
     let default: Vec<i64> = (0..n)
-        .map(|d| (spatial[d] as i64 - 1) * stride[d] as i64 + kernel[d] as i64 - 2 * padding[d] as i64)
-        .collect();
+        .map(|d| {
+            let (size, s, k, p) =
+                (spatial[d] as i128, stride[d] as i128, kernel[d] as i128, padding[d] as i128);
+            (size - 1)
+                .checked_mul(s)
+                .and_then(|v| v.checked_add(k - 2 * p))
+                .and_then(|v| i64::try_from(v).ok())
+                .ok_or_else(|| {
+                    Error::msg(format!(
+                        "max_unpooling: the output size of dim {d} overflows (input {size}, kernel {k}, stride {s}, padding {p})"
+                    ))
+                })
+        })
+        .collect::<Result<_>>()?;
     let sizes: Vec<i64> = match output_size {
         None => default,
         Some(given) => {
@@ -45,7 +57,9 @@ fn unpool_output_size(
                 )));
             }
             for (d, (&v, &def)) in given.iter().zip(&default).enumerate() {
-                let (min, max, v) = (def - stride[d] as i64, def + stride[d] as i64, v as i64);
+                let s = i64::try_from(stride[d]).unwrap_or(i64::MAX);
+                let (min, max, v) =
+                    (def.saturating_sub(s), def.saturating_add(s), i64::try_from(v).unwrap_or(i64::MAX));
                 if !(min + 1..max).contains(&v) {
                     return Err(Error::msg(format!(
                         "invalid output_size \"{given:?}\" (dim {d} must be between {min} and {max})"
@@ -103,7 +117,12 @@ fn unpool(n: usize, input: &Tensor, indices: &Tensor, out: &[usize], stride: &[u
     }
     let lead = &dims[..r - n];
     let rows: usize = lead.iter().product();
-    let (len_in, len_out): (usize, usize) = (dims[r - n..].iter().product(), out.iter().product());
+    let len_in: usize = dims[r - n..].iter().product();
+    let len_out = out.iter().try_fold(1usize, |acc, &v| acc.checked_mul(v)).ok_or_else(|| {
+        Error::msg(format!(
+            "max_unpooling: an output of spatial size {out:?} has more elements than memory can hold"
+        ))
+    })?;
     let mut shape = lead.to_vec();
     shape.extend_from_slice(out);
     let zeros = Tensor::zeros(shape.clone(), input.same_options())?;

@@ -117,7 +117,10 @@ impl MultiheadAttention {
         };
         let same = kdim == embed_dim && vdim == embed_dim;
         let (in_proj_weight, q, k, v) = if same {
-            (Some(xavier(3 * embed_dim, embed_dim)?), None, None, None)
+            let rows = embed_dim.checked_mul(3).ok_or_else(|| {
+                Error::msg(format!("embed_dim {embed_dim} is too large for in_proj_weight"))
+            })?;
+            (Some(xavier(rows, embed_dim)?), None, None, None)
         } else {
             (
                 None,

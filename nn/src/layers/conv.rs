@@ -97,7 +97,7 @@ impl<const N: usize> ConvNd<N> {
         let weight = Tensor::empty(shape, options.dtype)?;
         init::kaiming_uniform_(&weight, 5f64.sqrt(), "fan_in", "leaky_relu")?;
         let bias = if options.bias {
-            let fan_in = (in_channels / g) * kernel.iter().product::<usize>();
+            let (fan_in, _) = init::calculate_fan_in_and_fan_out(&weight)?;
             let bound = if fan_in > 0 { 1.0 / (fan_in as f64).sqrt() } else { 0.0 };
             let b = Tensor::empty([out_channels], options.dtype)?;
             init::uniform_(&b, -bound, bound)?;

@@ -62,6 +62,35 @@ pub struct RnnWeights {
     pub suffix: String,
 }
 
+/// An error unless all the layers' parameters (an upper bound: every layer's input as wide as the
+/// widest) fit in memory: a layer count or size that could never be allocated is refused before
+/// the loop that would allocate layer after layer.
+fn check_parameter_count(
+    input_size: usize,
+    hidden_size: usize,
+    real_hidden: usize,
+    options: &RnnOptions,
+    gates: usize,
+    dirs: usize,
+) -> Result<()> {
+    let widest_input = input_size.max(real_hidden.saturating_mul(dirs));
+    let per_direction = (|| {
+        let g = gates.checked_mul(hidden_size)?;
+        let weights = g.checked_mul(widest_input.checked_add(real_hidden)?.checked_add(2)?)?;
+        weights.checked_add(options.proj_size.checked_mul(hidden_size)?)
+    })();
+    let bytes = per_direction
+        .and_then(|n| n.checked_mul(dirs)?.checked_mul(options.num_layers)?.checked_mul(4))
+        .filter(|&b| b <= isize::MAX as usize && Vec::<u8>::new().try_reserve_exact(b).is_ok());
+    match bytes {
+        Some(_) => Ok(()),
+        None => Err(Error::msg(format!(
+            "DefaultCPUAllocator: not enough memory for {} layers of hidden_size {hidden_size} (input_size {input_size})",
+            options.num_layers
+        ))),
+    }
+}
+
 /// What LSTM and GRU share: shapes, options, weights, the layer/direction loop.
 struct RnnCore {
     input_size: usize,
@@ -99,6 +128,7 @@ impl RnnCore {
         // The size of `h` (and of each direction's outputs): the projection's when there is one.
         let real_hidden = if proj > 0 { proj } else { hidden_size };
         let dirs = if options.bidirectional { 2 } else { 1 };
+        check_parameter_count(input_size, hidden_size, real_hidden, &options, gates, dirs)?;
         let bound = 1.0 / (hidden_size as f64).sqrt();
         let param = |shape: Vec<usize>| -> Result<Tensor> {
             let t = Tensor::empty(shape, DType::default_float())?;
@@ -109,7 +139,9 @@ impl RnnCore {
         for layer in 0..options.num_layers {
             let in_size = if layer == 0 { input_size } else { real_hidden * dirs };
             for dir in 0..dirs {
-                let g = gates * hidden_size;
+                let g = gates.checked_mul(hidden_size).ok_or_else(|| {
+                    Error::msg(format!("hidden_size {hidden_size} times {gates} gates overflows"))
+                })?;
                 // Drawn in torch's parameter order: w_ih, w_hh, b_ih, b_hh, w_hr.
                 let weight_ih = param(vec![g, in_size])?;
                 let weight_hh = param(vec![g, real_hidden])?;

@@ -251,7 +251,7 @@ impl Scheduler {
     /// compute the next rate from the current one, as torch: schedulers stepped one after the other
     /// compose, and a rate set by hand carries on.
     pub fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
-        let epoch = self.last_epoch + 1;
+        let epoch = next_epoch(self.last_epoch)?;
         if let Some(max) = self.max_epoch {
             if epoch > max {
                 return Err(Error::msg(format!(
@@ -303,6 +303,9 @@ impl Scheduler {
         if epoch < 0.0 || epoch.is_nan() {
             return Err(Error::msg(format!("Expected non-negative epoch, but got {epoch}")));
         }
+        if epoch > MAX_EPOCH {
+            return Err(Error::msg(format!("epoch {epoch} is beyond the largest supported epoch (2^53)")));
+        }
         if let Some(mut r) = self.restarts {
             r.jump(epoch);
             self.restarts = Some(r);
@@ -346,7 +349,7 @@ impl Scheduler {
     /// Restores [`Scheduler::state_dict`]'s output for as many groups as this scheduler has. As
     /// torch's, it leaves the optimizer alone (its learning rates come back with its own state).
     pub fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
-        self.last_epoch = required(state, "last_epoch")? as i64;
+        self.last_epoch = required_epoch(state, "last_epoch", -1)?;
         for g in 0..self.base_lrs.len() {
             self.base_lrs[g] = required(state, &format!("base_lrs.{g}"))?;
             self.last_lr[g] = required(state, &format!("_last_lr.{g}"))?;
@@ -404,6 +407,35 @@ fn required(state: &[(String, f64)], key: &str) -> Result<f64> {
         .find(|(k, _)| k == key)
         .map(|&(_, v)| v)
         .ok_or_else(|| Error::msg(format!("scheduler state_dict: missing key '{key}'")))
+}
+
+/// The largest epoch or step count a scheduler takes: every integer up to it is exact in the `f64`
+/// its state is saved as.
+const MAX_EPOCH: f64 = 9_007_199_254_740_992.0;
+
+/// `epoch + 1`, or an error past [`MAX_EPOCH`] (a state loaded with a huge `last_epoch`).
+fn next_epoch(epoch: i64) -> Result<i64> {
+    match epoch.checked_add(1) {
+        Some(next) if next as f64 <= MAX_EPOCH => Ok(next),
+        _ => Err(Error::msg(format!("cannot step past epoch {epoch}: the largest supported epoch is 2^53"))),
+    }
+}
+
+/// The whole-number entry `key` of a scheduler state (an epoch or a counter), from `min` to
+/// [`MAX_EPOCH`].
+fn required_epoch(state: &[(String, f64)], key: &str, min: i64) -> Result<i64> {
+    epoch_entry(key, required(state, key)?, min)
+}
+
+/// `value` of the state entry `key` as a whole number from `min` to [`MAX_EPOCH`].
+fn epoch_entry(key: &str, value: f64, min: i64) -> Result<i64> {
+    if value.fract() == 0.0 && value >= min as f64 && value <= MAX_EPOCH {
+        Ok(value as i64)
+    } else {
+        Err(Error::msg(format!(
+            "scheduler state_dict: '{key}' must be a whole number from {min} to 2^53, got {value}"
+        )))
+    }
 }
 
 /// `lr = base * gamma^(epoch // step_size)`.

@@ -40,7 +40,7 @@ impl OptimizerState {
         self.hyper
             .iter()
             .filter_map(|(k, _)| k.strip_prefix("param_groups.")?.split('.').next()?.parse::<usize>().ok())
-            .map(|g| g + 1)
+            .map(|g| g.saturating_add(1))
             .max()
             .unwrap_or(0)
     }

@@ -47,4 +47,5 @@ mod repr32b;
 mod review31;
 mod review32;
 mod rnn33;
+mod robust35;
 mod schedulers;

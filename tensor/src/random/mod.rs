@@ -186,6 +186,7 @@ fn unit_f64(hi: u32, lo: u32) -> f64 {
 /// the others (half precision rounds a float32 draw, as torch's: a draw of the type's own few bits
 /// would put every value on a 256-point grid for bf16, zero among them), rounded to the dtype.
 fn uniform_storage(g: &Generator, n: usize, dtype: DType, low: f64, high: f64) -> Result<CpuStorage> {
+    crate::dispatch::check_allocatable(n.saturating_mul(dtype.size_in_bytes()))?;
     let bits = match dtype {
         DType::F64 => 53,
         DType::F32 | DType::F16 | DType::BF16 => 24,
@@ -216,6 +217,7 @@ fn uniform_storage(g: &Generator, n: usize, dtype: DType, low: f64, high: f64) -
 
 /// Standard normal values via Box–Muller (each value from its own block, in f64, then rounded).
 fn normal_storage(g: &Generator, n: usize, dtype: DType, mean: f64, std: f64) -> Result<CpuStorage> {
+    crate::dispatch::check_allocatable(n.saturating_mul(dtype.size_in_bytes()))?;
     if !dtype.is_float() {
         return Err(Error::UnsupportedDType { op: "normal_", dtype });
     }
@@ -308,7 +310,9 @@ impl Tensor {
         if !held(high - 1) {
             return Err(Error::msg(format!("to - 1 is out of bounds for {name}")));
         }
-        let vals: Vec<i64> = blocks(gen_or_default(generator), shape.checked_numel()?, |b, _| {
+        let numel = shape.checked_numel()?;
+        crate::dispatch::check_allocatable(numel.saturating_mul(8))?;
+        let vals: Vec<i64> = blocks(gen_or_default(generator), numel, |b, _| {
             let r = (((b[0] as u64) << 32) | b[1] as u64) % range;
             (low as i128 + r as i128) as i64
         });

@@ -82,6 +82,7 @@ impl Tensor {
         let opts = opts.into();
         let dtype = opts.dtype_or(DType::I64);
         check_randperm_range(n, dtype)?;
+        crate::dispatch::check_allocatable(n.saturating_mul(16))?;
         let draws = blocks(gen_or_default(generator), n, |b, i| below(b, i as u64 + 1));
         let mut perm: Vec<i64> = (0..n as i64).collect();
         for i in (1..n).rev() {
@@ -135,9 +136,12 @@ impl Tensor {
             return Err(Error::msg("probability tensor contains either `inf`, `nan` or element < 0"));
         }
         let rows = weights.len().checked_div(categories).unwrap_or(0);
-        let draws = blocks(gen_or_default(generator), rows * num_samples.max(categories), |b, _| {
-            unit_f64(b[0], b[1])
-        });
+        let n_draws = rows.checked_mul(num_samples.max(categories)).ok_or_else(|| {
+            Error::msg(format!("multinomial: {rows} rows of {num_samples} samples overflow"))
+        })?;
+        // (the draws, then the samples: 16 bytes a draw at most)
+        crate::dispatch::check_allocatable(n_draws.saturating_mul(16))?;
+        let draws = blocks(gen_or_default(generator), n_draws, |b, _| unit_f64(b[0], b[1]));
         let mut out = Vec::with_capacity(rows * num_samples);
         for (r, row) in weights.chunks(categories.max(1)).take(rows).enumerate() {
             let total: f64 = row.iter().sum();

@@ -3,7 +3,7 @@
 use oxtorch_tensor::{Error, Result};
 
 use super::super::Optimizer;
-use super::{required, LRScheduler, Scheduler};
+use super::{next_epoch, required_epoch, LRScheduler, Scheduler};
 
 /// Runs schedulers one after another, switching at `milestones` (torch's `SequentialLR`).
 pub struct SequentialLR {
@@ -34,7 +34,7 @@ impl SequentialLR {
 
     /// Advances one epoch.
     pub fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
-        self.last_epoch += 1;
+        self.last_epoch = next_epoch(self.last_epoch)?;
         let idx = self.milestones.partition_point(|&m| m <= self.last_epoch);
         if idx > 0 && self.milestones[idx - 1] == self.last_epoch {
             self.schedulers[idx].step_to(opt, 0);
@@ -62,7 +62,7 @@ impl SequentialLR {
 
     /// Restores [`SequentialLR::state_dict`]'s output.
     pub fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
-        self.last_epoch = required(state, "last_epoch")? as i64;
+        self.last_epoch = required_epoch(state, "last_epoch", 0)?;
         load_each(&mut self.schedulers, state)
     }
 }

@@ -3,7 +3,7 @@
 use oxtorch_tensor::{Error, Result};
 
 use super::super::Optimizer;
-use super::{optional, required, LRScheduler};
+use super::{epoch_entry, next_epoch, optional, required, required_epoch, LRScheduler};
 
 /// Lowers the learning rate when a metric stops improving (torch's `ReduceLROnPlateau`).
 pub struct ReduceLROnPlateau {
@@ -126,12 +126,12 @@ impl ReduceLROnPlateau {
     /// [`ReduceLROnPlateau::step`], reporting torch's error when the number of param groups
     /// changed since construction with per-group `min_lrs`.
     pub fn try_step(&mut self, opt: &mut dyn Optimizer, metric: f64) -> Result<()> {
-        self.last_epoch += 1;
+        self.last_epoch = next_epoch(self.last_epoch)?;
         if self.is_better(metric) {
             self.best = metric;
             self.num_bad_epochs = 0;
         } else {
-            self.num_bad_epochs += 1;
+            self.num_bad_epochs = self.num_bad_epochs.saturating_add(1);
         }
         if self.cooldown_counter > 0 {
             self.cooldown_counter -= 1;
@@ -202,10 +202,10 @@ impl ReduceLROnPlateau {
     /// `cooldown_counter` required; the other entries where present, for states saved without).
     pub fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
         self.best = required(state, "best")?;
-        self.num_bad_epochs = required(state, "num_bad_epochs")? as usize;
-        self.cooldown_counter = required(state, "cooldown_counter")? as usize;
+        self.num_bad_epochs = required_epoch(state, "num_bad_epochs", 0)? as usize;
+        self.cooldown_counter = required_epoch(state, "cooldown_counter", 0)? as usize;
         if let Some(e) = optional(state, "last_epoch") {
-            self.last_epoch = e as i64;
+            self.last_epoch = epoch_entry("last_epoch", e, 0)?;
         }
         for (g, v) in self.last_lr.iter_mut().enumerate() {
             if let Some(lr) = optional(state, &format!("_last_lr.{g}")) {

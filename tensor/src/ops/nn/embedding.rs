@@ -77,7 +77,11 @@ impl Tensor {
                 return Err(Error::msg("Class values must be non-negative."));
             }
             if num_classes == -1 {
-                hi + 1
+                hi.checked_add(1).ok_or_else(|| {
+                    Error::msg(format!(
+                        "one_hot: a class value of {hi} needs more classes than an int64 counts"
+                    ))
+                })?
             } else if hi >= num_classes {
                 return Err(Error::msg("Class values must be smaller than num_classes."));
             } else {

@@ -212,6 +212,10 @@ impl Tensor {
                 "Input and output sizes should be greater than 0, but got input ({spatial:?}) and output ({out:?})"
             )));
         }
+        // The per-dim index tables are built before the output: refuse an output no memory holds.
+        let out_shape: Vec<usize> = self.dims()[..2].iter().chain(&out).copied().collect();
+        let elements = oxtorch_core::checked_numel(&out_shape)?;
+        crate::dispatch::check_allocatable(elements.saturating_mul(dt.size_in_bytes()))?;
         if mode == "area" {
             // torch's "area" mode is adaptive average pooling to the output size.
             return self.adaptive_avg_pool_nd(n, &out);
