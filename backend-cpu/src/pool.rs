@@ -70,15 +70,15 @@ pub const OUT_OF_MEMORY: &str = "DefaultCPUAllocator: not enough memory";
 
 /// `vec![value; n]` whose allocation failure is the [`OUT_OF_MEMORY`] panic (which dispatch turns
 /// into the op's error) rather than the allocator's abort: for kernels' scratch and outputs of
-/// any element type, outside the cache.
+/// any element type, outside the cache. A large buffer's address space is reserved once as a
+/// probe, then `vec!` allocates it (zeros stay lazily zeroed pages, faulted in by the kernel's
+/// parallel writes).
 pub fn checked_vec<T: Clone>(n: usize, value: T) -> Vec<T> {
-    let mut v = Vec::new();
-    if v.try_reserve_exact(n).is_err() {
-        let bytes = n.saturating_mul(std::mem::size_of::<T>());
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
+    if bytes >= MIN_POOLED_BYTES && Vec::<T>::new().try_reserve_exact(n).is_err() {
         panic!("{OUT_OF_MEMORY}: you tried to allocate {bytes} bytes.");
     }
-    v.resize(n, value);
-    v
+    vec![value; n]
 }
 
 /// A vector of `n` copies of `value`, in a cached buffer when one fits.

@@ -237,9 +237,13 @@ impl Layout {
         let len = (end - start).div_ceil(step);
         let mut shape = self.shape.dims().to_vec();
         let mut strides = self.strides.clone();
-        // (an empty view reads nothing: its offset stays, whatever its other dims' sizes)
-        let empty = len == 0 || self.shape.dims().contains(&0);
-        let offset = if empty { self.offset } else { self.offset + start * self.strides[d] };
+        // (the offset only overflows for an empty tensor whose other dims are huge: it reads
+        // nothing, and keeps its own offset)
+        let offset = if len == 0 {
+            self.offset
+        } else {
+            start.checked_mul(self.strides[d]).and_then(|o| o.checked_add(self.offset)).unwrap_or(self.offset)
+        };
         shape[d] = len;
         // A step past the dim's end leaves at most one element, whose stride is never used: keep
         // the dim's own rather than overflow (a step that would overflow with two is an error).

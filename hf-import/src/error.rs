@@ -77,13 +77,25 @@ impl From<oxtorch_tensor::Error> for Error {
     }
 }
 
-/// `text` with its line breaks escaped (`\n`, `\r`), trailing ones dropped.
+/// `text` with its control characters escaped (`\n`, `\r`, `\t`, `\u{1b}`, ...; line breaks
+/// and ANSI escapes from a file must not split or recolour a log line), trailing line breaks
+/// dropped.
 fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
     let text = text.trim_end_matches(['\n', '\r']);
-    if !text.contains(['\n', '\r']) {
+    if !text.chars().any(char::is_control) {
         return text.into();
     }
-    text.replace('\r', "\\r").replace('\n', "\\n").into()
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    out.into()
 }
 
 impl Error {
@@ -106,6 +118,8 @@ mod tests {
     fn messages_stay_on_one_line() {
         let e = Error::Unsupported("model_type \"a\nb\r\" is not supported\n".into());
         assert_eq!(e.to_string(), "model_type \"a\\nb\\r\" is not supported");
+        let e = Error::Input("a\u{1b}[31mred\tx".into());
+        assert_eq!(e.to_string(), "a\\u{1b}[31mred\\tx");
         let e = Error::format(Path::new("x.json"), "plain");
         assert_eq!(e.to_string(), "x.json: plain");
     }

@@ -30,7 +30,7 @@ fn dtype_of(dtype: PtDType) -> Option<DType> {
 pub fn read_pytorch(path: &Path, mut each: impl FnMut(String, Tensor) -> Result<()>) -> Result<()> {
     let reader = PytorchReader::new(path)
         .or_else(|first| match patched_zip64_archive(path) {
-            Some(bytes) => PytorchReader::from_bytes(bytes, None).map_err(|_| first),
+            Some(bytes) => PytorchReader::from_bytes(bytes, None),
             None => Err(first),
         })
         .map_err(|e| Error::format(path, format!("invalid PyTorch checkpoint: {e}")))?;

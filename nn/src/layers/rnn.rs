@@ -62,9 +62,8 @@ pub struct RnnWeights {
     pub suffix: String,
 }
 
-/// An error unless all the layers' parameters (an upper bound: every layer's input as wide as the
-/// widest) fit in memory: a layer count or size that could never be allocated is refused before
-/// the loop that would allocate layer after layer.
+/// An error unless all the layers' parameters fit in memory: a layer count or size that could
+/// never be allocated is refused before the loop that would allocate layer after layer.
 fn check_parameter_count(
     input_size: usize,
     hidden_size: usize,
@@ -73,22 +72,26 @@ fn check_parameter_count(
     gates: usize,
     dirs: usize,
 ) -> Result<()> {
-    let widest_input = input_size.max(real_hidden.saturating_mul(dirs));
-    let per_direction = (|| {
+    // One direction of a layer reading `width` features: w_ih, w_hh, both biases, w_hr.
+    let per_direction = |width: usize| -> Option<usize> {
         let g = gates.checked_mul(hidden_size)?;
-        let weights = g.checked_mul(widest_input.checked_add(real_hidden)?.checked_add(2)?)?;
+        let weights = g.checked_mul(width.checked_add(real_hidden)?.checked_add(2)?)?;
         weights.checked_add(options.proj_size.checked_mul(hidden_size)?)
+    };
+    let elements = (|| {
+        let upper = per_direction(real_hidden.checked_mul(dirs)?)?.checked_mul(options.num_layers - 1)?;
+        per_direction(input_size)?.checked_add(upper)?.checked_mul(dirs)
     })();
-    let bytes = per_direction
-        .and_then(|n| n.checked_mul(dirs)?.checked_mul(options.num_layers)?.checked_mul(4))
-        .filter(|&b| b <= isize::MAX as usize && Vec::<u8>::new().try_reserve_exact(b).is_ok());
-    match bytes {
-        Some(_) => Ok(()),
-        None => Err(Error::msg(format!(
-            "DefaultCPUAllocator: not enough memory for {} layers of hidden_size {hidden_size} (input_size {input_size})",
-            options.num_layers
-        ))),
+    let fits = elements
+        .and_then(|n| n.checked_mul(DType::default_float().size_in_bytes()))
+        .is_some_and(|b| b <= isize::MAX as usize && Vec::<u8>::new().try_reserve_exact(b).is_ok());
+    if fits {
+        return Ok(());
     }
+    Err(Error::msg(format!(
+        "DefaultCPUAllocator: not enough memory for {} layers of hidden_size {hidden_size} (input_size {input_size})",
+        options.num_layers
+    )))
 }
 
 /// What LSTM and GRU share: shapes, options, weights, the layer/direction loop.

@@ -349,7 +349,7 @@ impl Scheduler {
     /// Restores [`Scheduler::state_dict`]'s output for as many groups as this scheduler has. As
     /// torch's, it leaves the optimizer alone (its learning rates come back with its own state).
     pub fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
-        self.last_epoch = required_epoch(state, "last_epoch", -1)?;
+        self.last_epoch = required_epoch(state, "last_epoch", true)?;
         for g in 0..self.base_lrs.len() {
             self.base_lrs[g] = required(state, &format!("base_lrs.{g}"))?;
             self.last_lr[g] = required(state, &format!("_last_lr.{g}"))?;
@@ -421,19 +421,21 @@ fn next_epoch(epoch: i64) -> Result<i64> {
     }
 }
 
-/// The whole-number entry `key` of a scheduler state (an epoch or a counter), from `min` to
-/// [`MAX_EPOCH`].
-fn required_epoch(state: &[(String, f64)], key: &str, min: i64) -> Result<i64> {
-    epoch_entry(key, required(state, key)?, min)
+/// The whole-number entry `key` of a scheduler state (an epoch or a counter): from -2^53 when
+/// `signed` (a [`Scheduler`] can be stepped to any epoch), else from 0, to [`MAX_EPOCH`].
+fn required_epoch(state: &[(String, f64)], key: &str, signed: bool) -> Result<i64> {
+    epoch_entry(key, required(state, key)?, signed)
 }
 
-/// `value` of the state entry `key` as a whole number from `min` to [`MAX_EPOCH`].
-fn epoch_entry(key: &str, value: f64, min: i64) -> Result<i64> {
-    if value.fract() == 0.0 && value >= min as f64 && value <= MAX_EPOCH {
+/// `value` of the state entry `key` as a whole number (see [`required_epoch`]).
+fn epoch_entry(key: &str, value: f64, signed: bool) -> Result<i64> {
+    let min = if signed { -MAX_EPOCH } else { 0.0 };
+    if value.fract() == 0.0 && value >= min && value <= MAX_EPOCH {
         Ok(value as i64)
     } else {
+        let from = if signed { "-2^53" } else { "0" };
         Err(Error::msg(format!(
-            "scheduler state_dict: '{key}' must be a whole number from {min} to 2^53, got {value}"
+            "scheduler state_dict: '{key}' must be a whole number from {from} to 2^53, got {value}"
         )))
     }
 }

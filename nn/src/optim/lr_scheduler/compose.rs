@@ -62,7 +62,7 @@ impl SequentialLR {
 
     /// Restores [`SequentialLR::state_dict`]'s output.
     pub fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
-        self.last_epoch = required_epoch(state, "last_epoch", 0)?;
+        self.last_epoch = required_epoch(state, "last_epoch", false)?;
         load_each(&mut self.schedulers, state)
     }
 }

@@ -202,10 +202,10 @@ impl ReduceLROnPlateau {
     /// `cooldown_counter` required; the other entries where present, for states saved without).
     pub fn load_state_dict(&mut self, state: &[(String, f64)]) -> Result<()> {
         self.best = required(state, "best")?;
-        self.num_bad_epochs = required_epoch(state, "num_bad_epochs", 0)? as usize;
-        self.cooldown_counter = required_epoch(state, "cooldown_counter", 0)? as usize;
+        self.num_bad_epochs = required_epoch(state, "num_bad_epochs", false)? as usize;
+        self.cooldown_counter = required_epoch(state, "cooldown_counter", false)? as usize;
         if let Some(e) = optional(state, "last_epoch") {
-            self.last_epoch = epoch_entry("last_epoch", e, 0)?;
+            self.last_epoch = epoch_entry("last_epoch", e, false)?;
         }
         for (g, v) in self.last_lr.iter_mut().enumerate() {
             if let Some(lr) = optional(state, &format!("_last_lr.{g}")) {
