@@ -8,6 +8,7 @@ mod conv2d;
 pub(crate) mod cross_entropy;
 mod embedding;
 mod im2col;
+mod layer_norm;
 mod linear;
 mod pool;
 mod resample;
@@ -42,6 +43,11 @@ pub fn execute(op: &NnOp, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<CpuSt
             Ok(vec![conv2d::conv2d(inputs[0], inputs[1], &args)?])
         }
         NnOp::Linear => Ok(vec![linear::linear(inputs[0], inputs[1], inputs[2])?]),
+        NnOp::LayerNorm { eps, weight, bias } => {
+            let w = weight.then(|| inputs[1]);
+            let b = bias.then(|| inputs[1 + usize::from(*weight)]);
+            Ok(vec![layer_norm::layer_norm(inputs[0], w, b, *eps)?])
+        }
         NnOp::Attention { scale, causal, masked } => {
             let args = attention::AttentionArgs { scale: *scale, causal: *causal };
             let mask = if *masked { Some(inputs[3]) } else { None };

@@ -32,7 +32,11 @@ pub fn lower_nn(b: &mut FunctionBuilder, op: &NnOp, inputs: &[Value]) -> Result<
             Ok(vec![super::cross_entropy::backward(b, inputs, *ignore_index)?])
         }
         // CPU-only fused kernels (the tensor layer composes them from other prims on devices).
-        NnOp::GeluTanhBackward | NnOp::Conv2d { .. } | NnOp::Attention { .. } | NnOp::Linear => {
+        NnOp::GeluTanhBackward
+        | NnOp::Conv2d { .. }
+        | NnOp::Attention { .. }
+        | NnOp::Linear
+        | NnOp::LayerNorm { .. } => {
             Err(Error::Unsupported(format!("\"{}\" is fused on the CPU only", op.name())))
         }
         NnOp::Im2col { kernel, stride, padding, dilation } => {

@@ -128,6 +128,18 @@ pub enum NnOp {
         /// a fourth input holds the additive mask
         masked: bool,
     },
+    /// Layer normalisation of the rows of `x` `[R, C]` as one CPU kernel: `(x - mean) /
+    /// sqrt(var + eps) · weight + bias` per row (biased variance), with `weight` `[C]` and `bias`
+    /// `[C]` as the next inputs when present; all f32. Output `[R, C]`. `layer_norm` flattens its
+    /// normalised trailing dims into `C`; other devices, and autograd, take its composition.
+    LayerNorm {
+        /// added to the variance
+        eps: f64,
+        /// an input holds the scale
+        weight: bool,
+        /// an input holds the shift
+        bias: bool,
+    },
 }
 
 impl NnOp {
@@ -163,6 +175,7 @@ impl NnOp {
             NnOp::Conv2d { .. } => "conv2d",
             NnOp::Attention { .. } => "scaled_dot_product_attention",
             NnOp::Linear => "linear",
+            NnOp::LayerNorm { .. } => "layer_norm",
         }
     }
 
@@ -173,6 +186,7 @@ impl NnOp {
             NnOp::CrossEntropyBackward { .. } => 4,
             NnOp::Attention { masked, .. } => 3 + usize::from(*masked),
             NnOp::Linear => 3,
+            NnOp::LayerNorm { weight, bias, .. } => 1 + usize::from(*weight) + usize::from(*bias),
             _ => 1,
         }
     }
@@ -222,6 +236,7 @@ impl NnOp {
                 vec![vec![x[0], w[0], pos(0), pos(1)]]
             }
             NnOp::Linear => vec![vec![x[0], inputs[1][0]]],
+            NnOp::LayerNorm { .. } => vec![x.to_vec()],
             NnOp::Attention { .. } => {
                 let mut s = x.to_vec();
                 if let (Some(last), Some(&ev)) = (s.last_mut(), inputs[2].last()) {

@@ -18,6 +18,7 @@ mod fused_attention;
 mod fused_conv2d;
 mod fused_cross_entropy;
 mod fused_gelu_backward;
+mod fused_layer_norm;
 mod fused_linear;
 mod golden;
 mod golden_indexshape;

@@ -138,10 +138,12 @@ pub(super) fn backward(op: &NnOp, ctx: &Ctx, g: &Tensor, needs: &[bool]) -> Resu
             let gb = if needs[2] { Some(g.sum(0, false)?) } else { None };
             Ok(vec![gx, gw, gb])
         }
-        // Taken only where nothing is recorded (the tensor layer composes attention under autograd).
-        NnOp::CrossEntropyBackward { .. } | NnOp::GeluTanhBackward | NnOp::Attention { .. } => {
-            Err(super::not_differentiable(op.name()))
-        }
+        // Taken only where nothing is recorded (the tensor layer composes attention and layer norm
+        // under autograd).
+        NnOp::CrossEntropyBackward { .. }
+        | NnOp::GeluTanhBackward
+        | NnOp::Attention { .. }
+        | NnOp::LayerNorm { .. } => Err(super::not_differentiable(op.name())),
     }
 }
 

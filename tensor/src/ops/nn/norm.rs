@@ -1,7 +1,9 @@
-//! Normalisations as compositions: `layer_norm`, `group_norm`, `batch_norm`, `rms_norm`.
+//! Normalisations as compositions: `layer_norm`, `group_norm`, `batch_norm`, `rms_norm`; on the
+//! CPU, outside autograd, `layer_norm` is one kernel ([`NnOp::LayerNorm`]).
 //!
 //! Half-precision inputs compute in f32 and round once, as torch's CPU kernels do.
 
+use oxtorch_core::ops::{NnOp, Prim};
 use oxtorch_core::{DType, Error, Result};
 
 use crate::ops::linalg::opmath;
@@ -33,6 +35,35 @@ fn affine(x: Tensor, weight: Option<Tensor>, bias: Option<Tensor>) -> Result<Ten
         Some(b) => x.add(&b.to_dtype(x.dtype())?),
         None => Ok(x),
     }
+}
+
+/// [`Tensor::layer_norm`] as one [`NnOp::LayerNorm`] over the rows of `x` viewed as `[R, C]`
+/// (`C` the product of `normalized_shape`, already checked against `x`'s trailing dims), in f32
+/// (half inputs widen and round back, as the composition does). `None` where the composition runs:
+/// under autograd (its formula is the composition's), on other devices, for f64.
+fn layer_norm_on_cpu(
+    x: &Tensor,
+    normalized_shape: &[usize],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Option<Tensor>> {
+    let operands: Vec<&Tensor> = [Some(x), weight, bias].into_iter().flatten().collect();
+    if crate::autograd::record::needs_recording(&operands)
+        || !operands.iter().all(|t| t.device().is_cpu())
+        || opmath(x.dtype()) != DType::F32
+    {
+        return Ok(None);
+    }
+    let cols: usize = normalized_shape.iter().product();
+    let rows: usize = x.dims()[..x.rank() - normalized_shape.len()].iter().product();
+    let x32 = x.to_dtype(DType::F32)?.reshape([rows, cols])?;
+    let param = |p: &Tensor| p.to_dtype(DType::F32)?.reshape([cols]);
+    let (w, b) = (weight.map(param).transpose()?, bias.map(param).transpose()?);
+    let prim = Prim::Nn(NnOp::LayerNorm { eps, weight: w.is_some(), bias: b.is_some() });
+    let inputs: Vec<&Tensor> = [Some(&x32), w.as_ref(), b.as_ref()].into_iter().flatten().collect();
+    let y = crate::dispatch::apply1(&prim, &inputs, x.device())?;
+    Ok(Some(y.reshape(x.dims())?.to_dtype(x.dtype())?))
 }
 
 fn check_param(name: &str, p: Option<&Tensor>, shape: &[usize]) -> Result<()> {
@@ -75,6 +106,9 @@ impl Tensor {
         check_param("weight", weight, normalized_shape)?;
         check_param("bias", bias, normalized_shape)?;
         let dims = trailing(self, normalized_shape)?;
+        if let Some(y) = layer_norm_on_cpu(self, normalized_shape, weight, bias, eps)? {
+            return Ok(y);
+        }
         let x = self.to_dtype(opmath(self.dtype()))?;
         let y = normalize(&x, &dims, eps)?;
         affine(y, weight.cloned(), bias.cloned())?.to_dtype(self.dtype())
