@@ -42,10 +42,6 @@ pub fn layer_norm(
             return Err(Error::UnsupportedDType { op: "layer_norm", dtype: s.dtype() });
         }
     }
-    let contiguous = |(s, l): (&CpuStorage, &Layout)| -> Result<Vec<f32>> {
-        let c = crate::copy::to_contiguous(s, l, DType::F32)?;
-        Ok(c.as_slice::<f32>()?.to_vec())
-    };
     let (rows, cols) = (dims[0], dims[1]);
     let n = rows * cols;
     // A contiguous input is read in place; any other layout through a copy.
@@ -56,8 +52,12 @@ pub fn layer_norm(
         copied = crate::copy::to_contiguous(x, lx, DType::F32)?;
         copied.as_slice::<f32>()?
     };
-    let w = weight.map(contiguous).transpose()?;
-    let b = bias.map(contiguous).transpose()?;
+    let contiguous = |(s, l): (&CpuStorage, &Layout)| crate::copy::to_contiguous(s, l, DType::F32);
+    let (w, b) = (weight.map(contiguous).transpose()?, bias.map(contiguous).transpose()?);
+    let (w, b) = (
+        w.as_ref().map(|w| w.as_slice::<f32>()).transpose()?,
+        b.as_ref().map(|b| b.as_slice::<f32>()).transpose()?,
+    );
     let mut out: Vec<f32> = crate::pool::take(n);
     // No rows to normalise when `cols` is 0.
     if let Some(fit) = TASK_ELEMS.checked_div(cols) {
@@ -66,7 +66,7 @@ pub fn layer_norm(
         crate::par::for_each_chunk_mut(dst, rows_per_task * cols, &|i, chunk| {
             let start = i * rows_per_task * cols;
             let src = &xs[start..start + chunk.len()];
-            normalize_rows(src, cols, w.as_deref(), b.as_deref(), eps, chunk);
+            normalize_rows(src, cols, w, b, eps, chunk);
         });
     }
     // SAFETY: every row was written above (there are none when `cols` is 0).
