@@ -12,7 +12,7 @@ use std::mem::MaybeUninit;
 
 use oxtorch_core::{BackendStorage, DType, Error, Layout, Result};
 
-use crate::simd::{level, multiversion, Level};
+use crate::simd::{fold_lanes, level, multiversion, Level};
 use crate::CpuStorage;
 
 /// Output elements per parallel task (whole rows).
@@ -110,24 +110,16 @@ multiversion! {
 #[inline(always)]
 fn moments(row: &[f32], eps: f64) -> (f64, f64) {
     let n = row.len() as f64;
-    let mean = lane_sum(row, |v| v as f64) / n;
-    let var = lane_sum(row, |v| {
-        let d = v as f64 - mean;
-        d * d
-    }) / n;
+    let add = |a: f64, b: f64| a + b;
+    let mean = fold_lanes(row, 0.0, |acc, v| acc + v as f64, add) / n;
+    let var = fold_lanes(
+        row,
+        0.0,
+        |acc, v| {
+            let d = v as f64 - mean;
+            acc + d * d
+        },
+        add,
+    ) / n;
     (mean, 1.0 / (var + eps).sqrt())
-}
-
-/// `Σ f(v)` over `row`, in independent lanes so that the loop vectorises.
-#[inline(always)]
-fn lane_sum(row: &[f32], f: impl Fn(f32) -> f64) -> f64 {
-    const LANES: usize = 8;
-    let mut acc = [0f64; LANES];
-    let mut chunks = row.chunks_exact(LANES);
-    for ch in &mut chunks {
-        for l in 0..LANES {
-            acc[l] += f(ch[l]);
-        }
-    }
-    chunks.remainder().iter().map(|&v| f(v)).sum::<f64>() + acc.iter().sum::<f64>()
 }
