@@ -113,5 +113,5 @@ pub fn hessian(f: Func, inputs: &[Tensor]) -> Result<Vec<Vec<Tensor>>> {
     Ok(h.into_iter().map(|row| row.into_iter().map(|t| t.detach()).collect()).collect())
 }
 
-// functional33: torch's `hvp` and `vhp` (in functional33.rs).
-pub use crate::functional33::{hvp, vhp};
+// torch's `hvp` and `vhp` live in their own file.
+pub use crate::hessian_vector::{hvp, vhp};

@@ -23,7 +23,7 @@ mod checkpoint;
 pub mod forward_ad;
 pub mod func;
 pub mod functional;
-mod functional33;
+mod hessian_vector;
 
 /// torch's `torch.autograd.graph`: saved-tensors hooks, multi-grad hooks, `increment_version`.
 pub mod graph {

@@ -8,6 +8,7 @@ mod embedding_with;
 mod fractional_max_pool;
 mod grid_sample;
 mod inplace_activations;
+mod inplace_dropout;
 mod interpolate_with;
 mod linear_cross_entropy;
 mod lp_pool;
@@ -15,10 +16,9 @@ mod mha;
 mod normalize;
 mod pool3d;
 mod rnn_cells;
-mod rnn_seq33;
+mod rnn_sequence;
 mod shuffle;
 mod stochastic;
-mod stochastic33;
 mod unpool;
 
 pub use activations::{
@@ -32,6 +32,7 @@ pub use fractional_max_pool::{
 };
 pub use grid_sample::{affine_grid, grid_sample};
 pub use inplace_activations::{celu_, elu_, hardtanh_, leaky_relu_, relu_, rrelu_, selu_, threshold_};
+pub use inplace_dropout::{alpha_dropout_, dropout_, feature_alpha_dropout_};
 pub use interpolate_with::{interpolate_with, InterpolateOptions};
 pub use linear_cross_entropy::{linear_cross_entropy, LinearCrossEntropyOptions};
 pub use lp_pool::{lp_pool1d, lp_pool2d, lp_pool3d};
@@ -42,10 +43,9 @@ pub use pool3d::{
     max_pool3d_with_indices,
 };
 pub use rnn_cells::{gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell};
-pub use rnn_seq33::{gru, lstm, rnn_relu, rnn_tanh};
+pub use rnn_sequence::{gru, lstm, rnn_relu, rnn_tanh};
 pub use shuffle::{channel_shuffle, pixel_shuffle, pixel_unshuffle};
 pub use stochastic::{alpha_dropout, feature_alpha_dropout, gumbel_softmax};
-pub use stochastic33::{alpha_dropout_, dropout_, feature_alpha_dropout_};
 pub use unpool::{max_unpool1d, max_unpool2d, max_unpool3d};
 
 pub use crate::loss::{

@@ -280,8 +280,8 @@ pub(crate) fn run_backward(
     create_graph: bool,
     sink: Sink<'_>,
 ) -> Result<Vec<Option<Tensor>>> {
-    // graph33: each pass has an id and runs the callbacks queued during it (multi-grad hooks) at its end.
-    let frame = super::graph33::BackwardFrame::enter();
+    // Each pass has an id and runs the callbacks queued during it (multi-grad hooks) at its end.
+    let frame = super::backward_pass::BackwardFrame::enter();
     let out = run_backward_pass(roots, grads, retain_graph, create_graph, sink)?;
     frame.finish()?;
     Ok(out)

@@ -10,17 +10,21 @@
 //!   [`grad`] returns the gradients of chosen inputs. With `create_graph` the backward ops are
 //!   themselves recorded, giving higher-order gradients.
 
+mod backward_pass;
 mod engine;
 mod formulas;
 mod function;
 mod grad_mode;
-mod graph33;
 pub(crate) use grad_mode::is_recording;
 mod meta;
 mod node;
 pub(crate) mod record;
 mod saved_hooks;
 
+pub use backward_pass::{
+    current_graph_task_id, detect_anomaly, increment_version, register_multi_grad_hook, DetectAnomalyGuard,
+    MultiGradHook, MultiGradHookHandle, MultiGradMode,
+};
 pub use engine::{
     backward, backward_inputs, grad, grad_materialized, is_anomaly_enabled, set_detect_anomaly,
 };
@@ -28,10 +32,6 @@ pub use function::{Function, FunctionCtx};
 pub use grad_mode::{
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
     with_grad_enabled, EnableGradGuard, GradModeGuard, InferenceMode, NoGradGuard,
-};
-pub use graph33::{
-    current_graph_task_id, detect_anomaly, increment_version, register_multi_grad_hook, DetectAnomalyGuard,
-    MultiGradHook, MultiGradHookHandle, MultiGradMode,
 };
 pub use meta::{HookHandle, PostAccumulateHook, TensorHook};
 pub use node::{live_nodes, Backward, GradFn, SavedTensor};

@@ -9,17 +9,17 @@
 //! torch's argument checks and messages.
 
 mod construct;
+mod finite_difference;
 mod float_bits;
 mod histogram;
 mod integer;
-mod numeric32;
 mod pairwise;
 mod pdist;
 mod pointwise;
 mod quantile;
 mod reduce;
 mod renorm_addbmm;
-mod segment32;
+mod segment_reduce;
 mod special_bessel;
 mod special_kernels;
 mod special_ops;

@@ -11,7 +11,7 @@ mod fold;
 mod interpolate;
 mod interpolate_aa;
 mod loss;
-mod native33;
+mod native;
 mod norm;
 mod pool;
 

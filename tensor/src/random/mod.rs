@@ -5,10 +5,10 @@
 //! depend on the number of threads, and the same stream can be produced on other devices.
 
 mod binomial;
+mod inplace_samplers;
 mod philox;
 mod poisson;
 mod sampling;
-mod sampling32;
 mod uniforms;
 
 use std::cell::Cell;
@@ -22,8 +22,8 @@ use crate::create::from_cpu;
 use crate::options::TensorOptions;
 use crate::Tensor;
 
+pub use inplace_samplers::seed;
 pub use philox::philox4x32_10;
-pub use sampling32::seed;
 
 /// torch's default seed.
 const DEFAULT_SEED: u64 = 67_280_421_310_721;

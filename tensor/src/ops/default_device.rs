@@ -4,7 +4,7 @@ use std::cell::Cell;
 
 use oxtorch_core::{DType, Device, Error, Result};
 
-use super::bitcast32::bytes_to_storage;
+use super::view_dtype::bytes_to_storage;
 use crate::create::from_cpu;
 use crate::Tensor;
 
