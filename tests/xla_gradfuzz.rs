@@ -1,11 +1,11 @@
-//! The randomized gradient sweep of the autograd tests (`autograd/tests/gradfuzz34.rs`: ~150
+//! The randomized gradient sweep of the autograd tests (`autograd/tests/grad_fuzz.rs`: ~150
 //! differentiable ops, non-contiguous inputs, second order) replayed on `xla:0` against the same
 //! torch values, in strict eager mode and in fused mode: the backward formulas run on the device
 //! as they do on cpu. Runs against the PJRT CPU plugin named by `OXTORCH_PJRT_PLUGIN`
 //! (`scripts/test.sh` sets it); the cpu replay of the included file runs here too.
 
-#[path = "../autograd/tests/gradfuzz34.rs"]
-mod gradfuzz34;
+#[path = "../autograd/tests/grad_fuzz.rs"]
+mod grad_fuzz;
 
 use oxtorch::xla::{with_mode, Mode};
 use oxtorch::Device;
@@ -18,7 +18,7 @@ fn random_op_gradients_match_torch_on_xla() {
     }
     let mut report = Vec::new();
     for mode in [Mode::Eager, Mode::Fused] {
-        let lines = with_mode(mode, || gradfuzz34::replay(Device::Xla(0)));
+        let lines = with_mode(mode, || grad_fuzz::replay(Device::Xla(0)));
         report.extend(lines.into_iter().map(|l| format!("({mode:?}) {l}")));
     }
     let m = oxtorch::xla::metrics();

@@ -20,12 +20,12 @@ mod linalg;
 mod linalg3;
 #[path = "gradcheck_ops/math.rs"]
 mod math;
-#[path = "gradcheck_ops/misc31.rs"]
-mod misc31;
 #[path = "gradcheck_ops/nn.rs"]
 mod nn;
 #[path = "gradcheck_ops/non_differentiable.rs"]
 mod non_differentiable;
+#[path = "gradcheck_ops/pdist_and_inplace_views.rs"]
+mod pdist_and_inplace_views;
 #[path = "gradcheck_ops/precision.rs"]
 mod precision;
 #[path = "gradcheck_ops/reductions.rs"]
@@ -36,8 +36,8 @@ mod second_order;
 mod shape;
 #[path = "gradcheck_ops/special.rs"]
 mod special;
-#[path = "gradcheck_ops/special31.rs"]
-mod special31;
+#[path = "gradcheck_ops/special_bessel_and_ndtr.rs"]
+mod special_bessel_and_ndtr;
 #[path = "gradcheck_ops/tier3.rs"]
 mod tier3;
 
@@ -74,6 +74,6 @@ pub const FAMILIES: &[Family] = &[
     ("inplace", inplace::inplace_cases, 10),
     ("special_and_composite", special::special_cases, 30),
     ("tier3", tier3::tier3_cases, 8),
-    ("misc31", misc31::misc31_cases, 13),
-    ("special31", special31::special31_cases, 14),
+    ("pdist_and_inplace_views", pdist_and_inplace_views::pdist_and_inplace_views_cases, 13),
+    ("special_bessel_and_ndtr", special_bessel_and_ndtr::special_bessel_and_ndtr_cases, 14),
 ];

@@ -3,7 +3,7 @@ lp_pool1d/2d/3d, Softmax2d, UpsamplingNearest2d, UpsamplingBilinear2d, the in-pl
 activations (relu_, elu_, leaky_relu_, hardtanh_, selu_, celu_, threshold_, rrelu_ in evaluation),
 nn.utils.get_total_norm and clip_grads_with_norm_, and nn.utils.fusion's fused weights.
 
-As make_nn_extra30_golden.py: each case gives its inputs, `out = op(...)` and, for the inputs
+As make_embedding_bag_shuffle_dropout_golden.py: each case gives its inputs, `out = op(...)` and, for the inputs
 marked as differentiated, their gradients after `(out * c).sum().backward()` with
 `c = 1, 2, 3, ...` over out's elements in row-major order. nn/tests/nn/nn_tier3.rs makes the same
 calls by case name. The in-place cases apply the op to `input * 1` (a non-leaf), as torch refuses

@@ -1,4 +1,4 @@
-//! The seeded random op fuzz of the cpu tests (`cpu/opfuzz33.rs`: ~120 tensor ops, every dtype,
+//! The seeded random op fuzz of the cpu tests (`cpu/op_fuzz.rs`: ~120 tensor ops, every dtype,
 //! non-contiguous, empty and 0-d inputs, special values) replayed on `xla:0`, in strict eager mode
 //! and in fused mode, against the same torch values. Ops with a StableHLO lowering run on the
 //! plugin; the rest through the host fallback, and must match all the same. The cpu replay of the
@@ -6,12 +6,12 @@
 
 mod xla_common;
 
-#[path = "cpu/opfuzz33.rs"]
-mod opfuzz33;
-#[path = "cpu/opfuzz33_golden.rs"]
-mod opfuzz33_golden;
+#[path = "cpu/op_fuzz.rs"]
+mod op_fuzz;
+#[path = "cpu/op_fuzz_golden.rs"]
+mod op_fuzz_golden;
 
-/// The two helpers `opfuzz33.rs` takes from the cpu binary's `common` module.
+/// The two helpers `op_fuzz.rs` takes from the cpu binary's `common` module.
 mod common {
     /// Runs `f` (this binary does not silence the panics of the cases it catches).
     pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
@@ -28,7 +28,7 @@ mod common {
     }
 }
 
-use opfuzz33_golden::Case;
+use op_fuzz_golden::Case;
 use oxtorch_backend_tpu::xla::{with_mode, Mode};
 
 /// The smallest normal magnitude of a float dtype by its short name (`None`: not a float).
@@ -55,7 +55,7 @@ fn random_op_cases_match_torch_on_xla() {
     let mut report = Vec::new();
     let mut flushed = 0;
     for mode in [Mode::Eager, Mode::Fused] {
-        for (case, line) in with_mode(mode, || opfuzz33::replay(dev)) {
+        for (case, line) in with_mode(mode, || op_fuzz::replay(dev)) {
             if has_subnormal(case) {
                 flushed += 1;
             } else {

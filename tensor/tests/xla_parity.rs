@@ -436,7 +436,7 @@ fn parameters_of_either_zero_get_their_own_programs() -> Result<()> {
     Ok(())
 }
 
-/// The composites of session 30 run on the device through their primitives (special functions,
+/// Composite ops run on the device through their primitives (special functions,
 /// NaN-ignoring extrema, the in-place forms, isin's sorted search) or read the host (linalg).
 #[test]
 fn special_functions_in_place_forms_and_linalg() {

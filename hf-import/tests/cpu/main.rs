@@ -6,12 +6,12 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-mod chatfuzz34;
+mod chat_template_fuzz;
 mod cli;
 mod families;
 mod generate;
-mod ptfuzz34;
-mod robust35;
+mod pytorch_checkpoints;
+mod robustness;
 mod sentence;
 mod serve;
 mod zero_copy;

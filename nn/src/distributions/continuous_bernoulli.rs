@@ -4,7 +4,7 @@ use std::any::Any;
 
 use oxtorch_tensor::{Error, Generator, Result, Tensor};
 
-use super::families33::common;
+use super::common_methods::common;
 use super::{
     check_params, clamp_probs, like, resolve_validate, validate_sample, Constraint, Distribution,
     UNIT_INTERVAL,

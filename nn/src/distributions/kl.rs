@@ -7,11 +7,13 @@ use oxtorch_tensor::linalg::solve_triangular;
 use oxtorch_tensor::{Error, Result, Tensor};
 
 use super::continuous_bernoulli::ContinuousBernoulli;
-use super::families33::{Gumbel, InverseGamma, Pareto};
+use super::gumbel::Gumbel;
+use super::inverse_gamma::InverseGamma;
 use super::lowrank_mvn::{
     batch_lowrank_logdet, batch_lowrank_mahalanobis, wt_dinv, LowRankMultivariateNormal,
 };
 use super::multivariate_normal::batch_mahalanobis;
+use super::pareto::Pareto;
 use super::{
     broadcast_shapes, sum_rightmost, Bernoulli, Beta, Binomial, Categorical, Cauchy, Chi2, Dirichlet,
     Distribution, Exponential, Gamma, Geometric, HalfNormal, Independent, Laplace, LogNormal,
@@ -275,7 +277,8 @@ fn kl_independent_independent(p: &Independent, q: &Independent) -> Result<Tensor
 }
 
 // ---------------------------------------------------------------------------------------------
-// The families of families33.rs and lowrank_mvn.rs, and torch's cross-type pairs.
+// ContinuousBernoulli, Gumbel, Geometric, HalfNormal, Pareto, Cauchy and LowRankMultivariateNormal,
+// and torch's cross-type pairs.
 // ---------------------------------------------------------------------------------------------
 
 const EULER: f64 = 0.577_215_664_901_532_9;

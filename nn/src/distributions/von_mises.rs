@@ -6,7 +6,7 @@ use std::f64::consts::PI;
 
 use oxtorch_tensor::{DType, Error, Generator, Result, Tensor};
 
-use super::families33::common;
+use super::common_methods::common;
 use super::{
     broadcast_all, check_params, resolve_validate, validate_sample, Constraint, Distribution, POSITIVE,
 };
