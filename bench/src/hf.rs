@@ -91,6 +91,30 @@ pub fn minilm_b32_s128() {
     emit("minilm_b32_s128", n as f64 / t, "sentences/s");
 }
 
+/// Sentences per second of the all-MiniLM-L6-v2 sentence embedding (tokenize, encode, pool,
+/// normalise) of 32 sentences of 15 to 127 tokens in one batch, as `bench/torch_twin.py
+/// minilm_encode` runs sentence-transformers' `encode(sentences, batch_size=32)`.
+pub fn minilm_encode_b32() {
+    let Some(dir) = minilm_dir() else { return skip() };
+    let model = oxtorch_hf_import::SentenceTransformer::load(&dir, None).unwrap();
+    let sentences: Vec<String> = (0..32)
+        .map(|i| {
+            format!("Sentence {i} is about tensors, compilers and accelerators.")
+                + &" It goes on a little longer.".repeat(i * 7 % 17)
+        })
+        .collect();
+    let texts: Vec<&str> = sentences.iter().map(String::as_str).collect();
+    let t = timeit(
+        || {
+            model.encode(&texts).unwrap();
+        },
+        5,
+        1,
+        1,
+    );
+    emit("minilm_encode_b32", texts.len() as f64 / t, "sentences/s");
+}
+
 /// The Llama-125M-config `config.json` (h768, 12 layers, GQA 12/4, vocab 32000, untied head).
 pub(crate) const LLAMA110M_CONFIG: &str = r#"{"model_type": "llama", "architectures": ["LlamaForCausalLM"],
     "hidden_size": 768, "intermediate_size": 2048, "num_hidden_layers": 12, "num_attention_heads": 12,

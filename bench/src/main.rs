@@ -175,6 +175,7 @@ const CASES: &[Case] = &[
     ("gpt_small_train_step_b8_s128", train::gpt_train_step),
     ("minilm_load", hf::minilm_load),
     ("minilm_b32_s128", hf::minilm_b32_s128),
+    ("minilm_encode_b32", hf::minilm_encode_b32),
     ("llama110m_f32_decode_b1", hf::llama110m_f32_decode_b1),
     ("llama110m_bf16_decode_b1", hf::llama110m_bf16_decode_b1),
     ("llama110m_f16_decode_b1", hf::llama110m_f16_decode_b1),

@@ -140,6 +140,13 @@ impl PoolingMode {
     }
 }
 
+/// Whether every row of `mask` `[batch, seq]` keeps at least one token.
+fn keeps_a_token_per_row(mask: &Tensor) -> Result<bool> {
+    let seq = mask.dims().get(1).copied().unwrap_or(0);
+    let kept = mask.ne(0)?.to_dtype(DType::I64)?.to_vec::<i64>()?;
+    Ok(seq > 0 && kept.chunks(seq).all(|row| row.iter().any(|&k| k != 0)))
+}
+
 /// Pooling reads `tokens` as `[batch, seq, dim]` under masks of `[batch, seq]`: anything else is an
 /// error naming the shapes (the positions it gathers are trusted to be in range).
 fn check_pool_shapes(tokens: &Tensor, mask: &Tensor, attention_mask: &Tensor) -> Result<()> {
@@ -427,11 +434,16 @@ impl SentenceTransformer {
         let input_ids = batch_on(&input_ids, device)?;
         let token_type_ids = token_type_ids.map(|t| batch_on(&t, device)).transpose()?;
         let attention_mask = &batch_on(&attention_mask, device)?;
-        let tokens =
-            self.model.last_hidden_state(&input_ids, Some(attention_mask), token_type_ids.as_ref())?;
         let pool_mask = match prompt_length {
             n if n > 0 && !self.include_prompt => &without_prompt(attention_mask, n)?,
             _ => attention_mask,
+        };
+        // Pooling reads kept tokens only, so the padding need not be computed; except that `Cls`
+        // reads position 0 of a row that keeps no token, which only the full forward has.
+        let tokens = if keeps_a_token_per_row(pool_mask)? {
+            self.model.last_hidden_state_at_tokens(&input_ids, attention_mask, token_type_ids.as_ref())?
+        } else {
+            self.model.last_hidden_state(&input_ids, Some(attention_mask), token_type_ids.as_ref())?
         };
         let pooled = self
             .pooling

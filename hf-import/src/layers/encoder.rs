@@ -38,7 +38,44 @@ impl EncoderLayer {
         let v = split(self.value.forward(x)?)?;
         let ctx = eager_attention(&q, &k, &v, Some(mask), 1.0 / (d as f64).sqrt(), None)?;
         let ctx = ctx.transpose(1, 2)?.reshape([b, s, h])?;
-        let x = self.attn_norm.forward(&self.attn_out.forward(&ctx)?.add(x)?)?;
+        self.after_attention(&ctx, x, act)
+    }
+
+    /// [`EncoderLayer::forward`] of several sequences' tokens packed into one `x` `[tokens, hidden]`,
+    /// without padding: `rows` gives each sequence's `(first token, token count)` in `x`. The
+    /// projections and the MLP run once over all tokens; attention runs per sequence, over its own
+    /// tokens (as a padding mask would have it, without the masked keys).
+    pub fn forward_packed(
+        &self,
+        x: &Tensor,
+        rows: &[(usize, usize)],
+        heads: usize,
+        act: Activation,
+    ) -> Result<Tensor> {
+        let h = x.dims()[1];
+        let d = h / heads;
+        let (q, k, v) = (self.query.forward(x)?, self.key.forward(x)?, self.value.forward(x)?);
+        // One sequence's rows of a projection as `[1, heads, tokens, head_dim]`.
+        let split = |t: &Tensor, start: usize, n: usize| -> Result<Tensor> {
+            Ok(t.narrow(0, start as isize, n)?.reshape([1, n, heads, d])?.transpose(1, 2)?)
+        };
+        let scale = 1.0 / (d as f64).sqrt();
+        let ctx = rows
+            .iter()
+            .map(|&(start, n)| {
+                let (q, k, v) = (split(&q, start, n)?, split(&k, start, n)?, split(&v, start, n)?);
+                let ctx = eager_attention(&q, &k, &v, None, scale, None)?;
+                Ok(ctx.transpose(1, 2)?.reshape([n, h])?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let ctx = Tensor::cat(&ctx.iter().collect::<Vec<_>>(), 0)?;
+        self.after_attention(&ctx, x, act)
+    }
+
+    /// The block after attention: output projection, residual and norm, then the MLP with its
+    /// residual and norm.
+    fn after_attention(&self, ctx: &Tensor, x: &Tensor, act: Activation) -> Result<Tensor> {
+        let x = self.attn_norm.forward(&self.attn_out.forward(ctx)?.add(x)?)?;
         let inner = act.forward(&self.inner.forward(&x)?)?;
         self.out_norm.forward(&self.out.forward(&inner)?.add(&x)?)
     }

@@ -217,15 +217,88 @@ impl BertModel {
         position_ids: Option<&Tensor>,
         output_hidden_states: bool,
     ) -> Result<BertOutput> {
+        let (mut h, attention_mask) = self.embed(input_ids, attention_mask, token_type_ids, position_ids)?;
+        let mask = padding_mask(&attention_mask, h.dtype())?;
+        let mut hidden_states = Vec::new();
+        for layer in &self.layers {
+            if output_hidden_states {
+                hidden_states.push(h.clone());
+            }
+            h = layer.forward(&h, &mask, self.cfg.heads, self.cfg.act)?;
+        }
+        if output_hidden_states {
+            hidden_states.push(h.clone());
+        }
+        let pooler_output = match &self.pooler {
+            Some(p) => Some(p.forward(&h.select(1, 0)?)?.tanh()?),
+            None => None,
+        };
+        Ok(BertOutput { last_hidden_state: h, pooler_output, hidden_states })
+    }
+
+    /// The last hidden state `[batch, seq, hidden]` at the tokens `attention_mask` keeps, computed
+    /// without the padding: the kept tokens of every row are packed into one `[tokens, hidden]`
+    /// matrix for the projections and MLPs, and attention runs row by row over that row's tokens
+    /// ([`EncoderLayer::forward_packed`]). A kept token never attends to padding, so its values are
+    /// [`BertModel::forward`]'s; padded positions (and rows that keep no token) are zero instead of
+    /// what transformers computes there. Pooling that reads kept tokens only (sentence embeddings)
+    /// gets `forward`'s result for the cost of the real tokens alone.
+    pub fn last_hidden_state_packed(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: &Tensor,
+        token_type_ids: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let (h, attention_mask) = self.embed(input_ids, Some(attention_mask), token_type_ids, None)?;
+        let (b, s, hidden) = (h.dims()[0], h.dims()[1], h.dims()[2]);
+        let kept = attention_mask.ne(0)?.to_dtype(DType::I64)?.to_vec::<i64>()?;
+        if kept.iter().all(|&k| k != 0) {
+            // Nothing to leave out: the batched layers.
+            let mask = padding_mask(&attention_mask, h.dtype())?;
+            return self
+                .layers
+                .iter()
+                .try_fold(h, |h, layer| layer.forward(&h, &mask, self.cfg.heads, self.cfg.act));
+        }
+        // The flat positions `row * s + column` of the kept tokens, and each row's run among them.
+        let mut index = Vec::with_capacity(kept.len());
+        let mut rows = Vec::with_capacity(b);
+        for (r, row) in kept.chunks(s).enumerate() {
+            let start = index.len();
+            index.extend((0..s).filter(|&c| row[c] != 0).map(|c| (r * s + c) as i64));
+            if index.len() > start {
+                rows.push((start, index.len() - start));
+            }
+        }
+        if rows.is_empty() {
+            return Ok(Tensor::zeros([b, s, hidden], (h.dtype(), self.device()))?);
+        }
+        let index = Tensor::from_vec(index, [rows.iter().map(|r| r.1).sum::<usize>()])?.to(self.device())?;
+        let mut x = h.reshape([b * s, hidden])?.index_select(0, &index)?;
+        for layer in &self.layers {
+            x = layer.forward_packed(&x, &rows, self.cfg.heads, self.cfg.act)?;
+        }
+        let out = Tensor::zeros([b * s, hidden], (x.dtype(), self.device()))?.index_copy(0, &index, &x)?;
+        Ok(out.reshape([b, s, hidden])?)
+    }
+
+    /// The embeddings' output `[batch, seq, hidden]` (word, token-type and position embeddings,
+    /// summed and normalised) and the attention mask `[batch, seq]` (all ones when none is given),
+    /// both on the weights' device, after checking the inputs' shapes and position range.
+    fn embed(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+    ) -> Result<(Tensor, Tensor)> {
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
         let input_ids = &input_ids.to(device)?;
         let on_device = |t: Option<&Tensor>| t.map(|t| t.to(device)).transpose();
         let (attention_mask, token_type_ids, position_ids) =
             (on_device(attention_mask)?, on_device(token_type_ids)?, on_device(position_ids)?);
-        let (attention_mask, token_type_ids, position_ids) =
-            (attention_mask.as_ref(), token_type_ids.as_ref(), position_ids.as_ref());
-        for (name, t) in [("attention_mask", attention_mask), ("token_type_ids", token_type_ids)] {
+        for (name, t) in [("attention_mask", &attention_mask), ("token_type_ids", &token_type_ids)] {
             if let Some(t) = t {
                 if t.dims() != [b, s] {
                     return Err(Error::Input(format!(
@@ -261,31 +334,11 @@ impl BertModel {
             h = h.add(&tt.forward(&types)?)?;
         }
         h = h.add(&e.position.forward(&positions)?)?;
-        let mut h = e.norm.forward(&h)?;
-        let ones;
-        let mask = match attention_mask {
+        let attention_mask = match attention_mask {
             Some(m) => m,
-            None => {
-                ones = Tensor::ones([b, s], (DType::I64, device))?;
-                &ones
-            }
+            None => Tensor::ones([b, s], (DType::I64, device))?,
         };
-        let mask = padding_mask(mask, h.dtype())?;
-        let mut hidden_states = Vec::new();
-        for layer in &self.layers {
-            if output_hidden_states {
-                hidden_states.push(h.clone());
-            }
-            h = layer.forward(&h, &mask, self.cfg.heads, self.cfg.act)?;
-        }
-        if output_hidden_states {
-            hidden_states.push(h.clone());
-        }
-        let pooler_output = match &self.pooler {
-            Some(p) => Some(p.forward(&h.select(1, 0)?)?.tanh()?),
-            None => None,
-        };
-        Ok(BertOutput { last_hidden_state: h, pooler_output, hidden_states })
+        Ok((e.norm.forward(&h)?, attention_mask))
     }
 }
 

@@ -353,6 +353,44 @@ impl AutoModel {
         Ok(enc.last_hidden_state)
     }
 
+    /// The last hidden state `[batch, seq, hidden]` where pooling reads it: at the tokens
+    /// `attention_mask` keeps. BERT-style encoders (BERT, RoBERTa, DistilBERT) on the CPU compute
+    /// it without the padding ([`BertModel::last_hidden_state_packed`]: the same values at kept
+    /// tokens, zeros at padded ones); other models and devices give
+    /// [`AutoModel::last_hidden_state`].
+    pub fn last_hidden_state_at_tokens(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: &Tensor,
+        token_type_ids: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let encoder = match self {
+            AutoModel::Bert(m) => Some(m),
+            AutoModel::BertForMaskedLM(m) => Some(&m.bert),
+            AutoModel::Roberta(m) => Some(&m.0),
+            AutoModel::RobertaForMaskedLM(m) => Some(&m.roberta.0),
+            AutoModel::DistilBert(m) => Some(&m.0),
+            AutoModel::DistilBertForMaskedLM(m) => Some(&m.distilbert.0),
+            _ => None,
+        };
+        match encoder {
+            Some(bert) if bert.device() == Device::Cpu => {
+                let ids = ids_as_i64("input_ids", input_ids)?;
+                check_input_dtype("attention_mask", attention_mask)?;
+                // DistilBERT has no token types (`last_hidden_state` ignores them too).
+                let types = match self {
+                    AutoModel::DistilBert(_) | AutoModel::DistilBertForMaskedLM(_) => None,
+                    _ => token_type_ids,
+                };
+                if let Some(types) = types {
+                    check_input_dtype("token_type_ids", types)?;
+                }
+                bert.last_hidden_state_packed(&ids, attention_mask, types)
+            }
+            _ => self.last_hidden_state(input_ids, Some(attention_mask), token_type_ids),
+        }
+    }
+
     /// Runs the model on named inputs (`input_ids` required; integer tensors, `attention_mask` also
     /// bool) and returns its outputs under transformers' field names, per-layer tuples flattened as
     /// `hidden_states.0`, ....

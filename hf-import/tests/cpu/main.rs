@@ -9,6 +9,7 @@ mod common;
 mod chat_template_fuzz;
 mod cli;
 mod families;
+mod packed_encoder;
 mod generate;
 mod pytorch_checkpoints;
 mod robustness;

@@ -1,0 +1,118 @@
+//! BERT-style encoders without their padding (`AutoModel::last_hidden_state_at_tokens`, what
+//! sentence embeddings run on the CPU): at every token the mask keeps, the same values as the full
+//! padded forward (which matches transformers, `families.rs`); zeros at padded positions. Masks with
+//! right and left padding, holes in the middle, a row of padding only, and none at all.
+
+use crate::common;
+
+use common::fixture;
+use oxtorch_hf_import::{AutoModel, Config, Weights};
+use oxtorch_tensor::{DType, Tensor};
+
+/// Token ids `[rows, seq]` below the tiny fixtures' vocabulary of 100, none of them a pad id.
+fn ids(rows: usize, seq: usize) -> Tensor {
+    let data: Vec<i64> = (0..rows * seq).map(|i| 2 + (i as i64 * 37 + 11) % 97).collect();
+    Tensor::from_vec(data, [rows, seq]).unwrap()
+}
+
+/// Compares the packed hidden state with the full forward's at kept positions (within `atol`) and
+/// checks zeros at the others; returns the largest difference.
+fn check(model: &AutoModel, mask: &[i64], rows: usize, seq: usize, types: bool, atol: f32) -> f32 {
+    let input_ids = ids(rows, seq);
+    let attention_mask = Tensor::from_vec(mask.to_vec(), [rows, seq]).unwrap();
+    let token_types = types
+        .then(|| Tensor::from_vec((0..rows * seq).map(|i| (i % 2) as i64).collect(), [rows, seq]).unwrap());
+    let full = model.last_hidden_state(&input_ids, Some(&attention_mask), token_types.as_ref()).unwrap();
+    let packed =
+        model.last_hidden_state_at_tokens(&input_ids, &attention_mask, token_types.as_ref()).unwrap();
+    assert_eq!(packed.dims(), full.dims());
+    assert_eq!(packed.dtype(), full.dtype());
+    let hidden = full.dims()[2];
+    let full = full.to_dtype(DType::F32).unwrap().to_vec::<f32>().unwrap();
+    let packed = packed.to_dtype(DType::F32).unwrap().to_vec::<f32>().unwrap();
+    let mut worst = 0.0f32;
+    let mut wrong = Vec::new();
+    for (pos, &keep) in mask.iter().enumerate() {
+        for j in 0..hidden {
+            let (p, f) = (packed[pos * hidden + j], full[pos * hidden + j]);
+            let bad = if keep != 0 {
+                worst = worst.max((p - f).abs());
+                (p - f).abs().is_nan() || (p - f).abs() > atol
+            } else {
+                p != 0.0
+            };
+            if bad && wrong.len() < 8 {
+                wrong.push(format!("token {pos} (kept {keep}) feature {j}: packed {p}, full {f}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "packed encoder differs from the padded forward:\n{}", wrong.join("\n"));
+    worst
+}
+
+const SEQ: usize = 9;
+/// Right padding, left padding, holes, everything kept.
+const MASKS: [[i64; SEQ]; 4] = [
+    [1, 1, 1, 1, 1, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0, 1, 1, 1, 1],
+    [1, 0, 1, 1, 0, 1, 0, 0, 1],
+    [1, 1, 1, 1, 1, 1, 1, 1, 1],
+];
+
+fn load(name: &str, dtype: Option<DType>) -> AutoModel {
+    let dir = fixture(name);
+    AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, dtype).unwrap()).unwrap()
+}
+
+#[test]
+fn kept_tokens_equal_the_padded_forward_for_every_encoder_family() {
+    for name in ["bert", "roberta", "distilbert_mlm", "bert_mlm", "roberta_mlm"] {
+        let model = load(name, None);
+        let mask: Vec<i64> = MASKS.concat();
+        let types = name.starts_with("bert");
+        let worst = check(&model, &mask, MASKS.len(), SEQ, types, 1e-5);
+        eprintln!("{name}: max abs diff {worst:.2e}");
+        // One row at a time too (a batch of one, with and without padding).
+        for row in MASKS {
+            check(&model, &row, 1, SEQ, types, 1e-5);
+        }
+    }
+}
+
+#[test]
+fn rows_without_tokens_are_zero_and_leave_the_others_alone() {
+    let model = load("bert", None);
+    let mut mask: Vec<i64> = MASKS[..2].concat();
+    mask.extend([0; SEQ]);
+    check(&model, &mask, 3, SEQ, false, 1e-5);
+    // Nothing kept at all: zeros throughout.
+    check(&model, &[0; SEQ * 2], 2, SEQ, false, 1e-5);
+}
+
+#[test]
+fn half_precision_weights_match_within_their_rounding() {
+    for dtype in [DType::BF16, DType::F16] {
+        let model = load("bert", Some(dtype));
+        let mask: Vec<i64> = MASKS.concat();
+        // The hidden state is layer-normed (values of order 1): a few units of the last place.
+        let worst = check(&model, &mask, MASKS.len(), SEQ, true, 0.05);
+        eprintln!("{dtype:?}: max abs diff {worst:.2e}");
+    }
+}
+
+#[test]
+fn bool_masks_and_bad_inputs_behave_as_the_padded_forward() {
+    let model = load("bert", None);
+    let input_ids = ids(2, SEQ);
+    let mask = Tensor::from_vec(MASKS[..2].concat(), [2, SEQ]).unwrap();
+    let as_bool = mask.ne(0).unwrap();
+    let a = model.last_hidden_state_at_tokens(&input_ids, &mask, None).unwrap();
+    let b = model.last_hidden_state_at_tokens(&input_ids, &as_bool, None).unwrap();
+    assert_eq!(a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+    let short = Tensor::ones([2, SEQ - 1], DType::I64).unwrap();
+    let err = model.last_hidden_state_at_tokens(&input_ids, &short, None).unwrap_err().to_string();
+    assert!(err.contains("attention_mask must have shape [2, 9]"), "{err}");
+    let floats = Tensor::zeros([2, SEQ], DType::F32).unwrap();
+    let err = model.last_hidden_state_at_tokens(&floats, &mask, None).unwrap_err().to_string();
+    assert!(err.contains("input_ids"), "{err}");
+}
