@@ -64,11 +64,11 @@ impl EncoderLayer {
             .iter()
             .map(|&(start, n)| {
                 let (q, k, v) = (split(&q, start, n)?, split(&k, start, n)?, split(&v, start, n)?);
-                let ctx = eager_attention(&q, &k, &v, None, scale, None)?;
-                Ok(ctx.transpose(1, 2)?.reshape([n, h])?)
+                // `[1, tokens, heads, head_dim]`, a view: the concatenation below is the one copy.
+                Ok(eager_attention(&q, &k, &v, None, scale, None)?.transpose(1, 2)?)
             })
             .collect::<Result<Vec<_>>>()?;
-        let ctx = Tensor::cat(&ctx.iter().collect::<Vec<_>>(), 0)?;
+        let ctx = Tensor::cat(&ctx.iter().collect::<Vec<_>>(), 1)?.reshape([x.dims()[0], h])?;
         self.after_attention(&ctx, x, act)
     }
 
