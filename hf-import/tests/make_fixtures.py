@@ -14,7 +14,9 @@ Python. Variants cover the loader: `llama` is saved as `pytorch_model.bin`, `qwe
 is stored in bfloat16 (its goldens come from the bf16 weights run in float32), `llama/config_v4.json`
 is the same config in transformers 4.x key style, and `gemma3_mm` / `gemma3_mm_untied` are Gemma 3
 multimodal checkpoints (a tiny vision tower hf-import ignores) in both tensor layouts, with goldens of a
-text-only input (see `gemma3_multimodal`).
+text-only input (see `gemma3_multimodal`). The encoders (BERT, RoBERTa, XLM-RoBERTa, DistilBERT) come as
+bare models (`bert`, `roberta`, `xlm_roberta`), masked-LM heads (`*_mlm`) and sequence-classification
+heads (`*_cls`: `logits` of shape [batch, num_labels]).
 """
 
 import json
@@ -57,6 +59,11 @@ def inputs(encoder, pad=0, token_types=True):
     if encoder and token_types:
         out["token_type_ids"] = torch.tensor([[0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]], dtype=torch.int64)
     return out
+
+
+def labels(*names):
+    """`id2label` / `label2id` config kwargs for a classifier head with these label names."""
+    return dict(id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)})
 
 
 def greedy(model):
@@ -183,6 +190,52 @@ def main():
         tf.DistilBertConfig(**distil, attn_implementation="eager"),
         14,
         encoder=True,
+        token_types=False,
+    )
+    # Sequence-classification heads and XLM-RoBERTa (model_type `xlm-roberta`, RoBERTa's layout under
+    # `roberta.*`). `bert_cls` and the RoBERTa-style ones carry their label names in config.json;
+    # `distilbert_cls` keeps the default two labels, so its config.json has no `id2label`.
+    build(
+        "bert_cls",
+        tf.BertForSequenceClassification,
+        tf.BertConfig(**bert, **labels("negative", "neutral", "positive")),
+        19,
+        encoder=True,
+    )
+    build(
+        "roberta_cls",
+        tf.RobertaForSequenceClassification,
+        tf.RobertaConfig(**roberta, **labels("one", "two", "three", "four", "five")),
+        20,
+        encoder=True,
+        pad=1,
+        token_types=False,
+    )
+    build(
+        "distilbert_cls",
+        tf.DistilBertForSequenceClassification,
+        tf.DistilBertConfig(**distil, attn_implementation="eager"),
+        21,
+        encoder=True,
+        token_types=False,
+    )
+    build("xlm_roberta", tf.XLMRobertaModel, tf.XLMRobertaConfig(**roberta), 22, encoder=True, pad=1, token_types=False)
+    build(
+        "xlm_roberta_mlm",
+        tf.XLMRobertaForMaskedLM,
+        tf.XLMRobertaConfig(**roberta),
+        23,
+        encoder=True,
+        pad=1,
+        token_types=False,
+    )
+    build(
+        "xlm_roberta_cls",
+        tf.XLMRobertaForSequenceClassification,
+        tf.XLMRobertaConfig(**roberta, **labels("ar", "en", "fr", "zh")),
+        24,
+        encoder=True,
+        pad=1,
         token_types=False,
     )
     build("gemma", tf.GemmaForCausalLM, tf.GemmaConfig(**DECODER, head_dim=8), 8)

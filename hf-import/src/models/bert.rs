@@ -181,6 +181,11 @@ impl BertModel {
         BertModel { embeddings, layers, pooler, cfg, positions }
     }
 
+    /// Whether the checkpoint has the pooler (`pooler.dense`), which gives `pooler_output`.
+    pub fn has_pooler(&self) -> bool {
+        self.pooler.is_some()
+    }
+
     /// The model's sizes.
     pub fn config(&self) -> &BertConfig {
         &self.cfg

@@ -2,6 +2,7 @@
 
 mod bert;
 pub(crate) mod bucketing;
+mod classification;
 pub mod decoder;
 mod distilbert;
 mod family;
@@ -19,6 +20,10 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Device, Tensor};
 
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
+pub use self::classification::{
+    label_names, num_labels, BertForSequenceClassification, DistilBertForSequenceClassification,
+    RobertaForSequenceClassification, SequenceClassifier,
+};
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec};
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
@@ -47,14 +52,17 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("qwen2", "Qwen2ForCausalLM"),
     ("qwen3", "Qwen3ForCausalLM"),
     ("roberta", "RobertaModel"),
+    ("xlm-roberta", "XLMRobertaModel"),
 ];
 
 /// The architectures hf-import runs (`architectures[0]` in `config.json`).
 pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "BertModel",
     "BertForMaskedLM",
+    "BertForSequenceClassification",
     "DistilBertModel",
     "DistilBertForMaskedLM",
+    "DistilBertForSequenceClassification",
     "GemmaForCausalLM",
     "Gemma2ForCausalLM",
     "Gemma3ForCausalLM",
@@ -66,6 +74,10 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Qwen3ForCausalLM",
     "RobertaModel",
     "RobertaForMaskedLM",
+    "RobertaForSequenceClassification",
+    "XLMRobertaModel",
+    "XLMRobertaForMaskedLM",
+    "XLMRobertaForSequenceClassification",
 ];
 
 /// Any supported model, chosen from `model_type` and `architectures`.
@@ -79,10 +91,13 @@ pub enum AutoModel {
     DistilBert(DistilBertModel),
     /// `DistilBertForMaskedLM`
     DistilBertForMaskedLM(DistilBertForMaskedLM),
-    /// `RobertaModel`
+    /// `RobertaModel` (also `XLMRobertaModel`: the same network)
     Roberta(RobertaModel),
-    /// `RobertaForMaskedLM`
+    /// `RobertaForMaskedLM` (also `XLMRobertaForMaskedLM`)
     RobertaForMaskedLM(RobertaForMaskedLM),
+    /// `BertForSequenceClassification`, `RobertaForSequenceClassification`,
+    /// `XLMRobertaForSequenceClassification` or `DistilBertForSequenceClassification`
+    SequenceClassifier(SequenceClassifier),
     /// `GemmaForCausalLM`
     Gemma(GemmaForCausalLM),
     /// `Gemma2ForCausalLM`
@@ -177,7 +192,8 @@ impl AutoModel {
         };
         // As transformers' Auto classes: the family comes from `model_type`, the head from the
         // architecture's name (a qwen2 config naming `LlamaForCausalLM` runs Qwen2, biases and all).
-        const HEADS: [&str; 4] = ["ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "Model"];
+        const HEADS: [&str; 5] =
+            ["ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "ForSequenceClassification", "Model"];
         let head_of = |a: &str| HEADS.iter().copied().find(|h| a.ends_with(h));
         let causal = |h: Option<&str>| matches!(h, Some("ForCausalLM" | "ForConditionalGeneration"));
         let family = &default[..default.len() - head_of(default).map_or(0, str::len)];
@@ -212,8 +228,19 @@ impl AutoModel {
             "DistilBertForMaskedLM" => {
                 AutoModel::DistilBertForMaskedLM(DistilBertForMaskedLM::load(cfg, weights)?)
             }
-            "RobertaModel" => AutoModel::Roberta(RobertaModel::load(cfg, weights)?),
-            "RobertaForMaskedLM" => AutoModel::RobertaForMaskedLM(RobertaForMaskedLM::load(cfg, weights)?),
+            "RobertaModel" | "XLMRobertaModel" => AutoModel::Roberta(RobertaModel::load(cfg, weights)?),
+            "RobertaForMaskedLM" | "XLMRobertaForMaskedLM" => {
+                AutoModel::RobertaForMaskedLM(RobertaForMaskedLM::load(cfg, weights)?)
+            }
+            "BertForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_bert(cfg, weights)?)
+            }
+            "RobertaForSequenceClassification" | "XLMRobertaForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_roberta(cfg, weights)?)
+            }
+            "DistilBertForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_distilbert(cfg, weights)?)
+            }
             "GemmaForCausalLM" => AutoModel::Gemma(GemmaForCausalLM::load(cfg, weights)?),
             "Gemma2ForCausalLM" => AutoModel::Gemma2(Gemma2ForCausalLM::load(cfg, weights)?),
             // (`gemma3_text` configs naming `Gemma3ForConditionalGeneration` may come with the
@@ -262,6 +289,7 @@ impl AutoModel {
             AutoModel::DistilBertForMaskedLM(m) => Some(&m.distilbert.0),
             AutoModel::Roberta(m) => Some(&m.0),
             AutoModel::RobertaForMaskedLM(m) => Some(&m.roberta.0),
+            AutoModel::SequenceClassifier(m) => Some(&m.encoder),
             _ => None,
         }
     }
@@ -294,6 +322,7 @@ impl AutoModel {
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.device(),
             AutoModel::Roberta(m) => m.device(),
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
+            AutoModel::SequenceClassifier(m) => m.encoder.device(),
             _ => self.causal_lm().expect("decoder variants").device(),
         }
     }
@@ -318,6 +347,7 @@ impl AutoModel {
     pub fn input_names(&self) -> &'static [&'static str] {
         match self {
             AutoModel::DistilBert(_) | AutoModel::DistilBertForMaskedLM(_) => DISTILBERT_INPUTS,
+            AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
             _ if self.causal_lm().is_some() => DECODER_INPUTS,
             _ => ENCODER_INPUTS,
@@ -344,6 +374,10 @@ impl AutoModel {
             AutoModel::RobertaForMaskedLM(m) => m.roberta.forward(&ids, mask, types, None, false)?,
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
+            AutoModel::SequenceClassifier(m) => {
+                let types = if m.takes_token_types() { types } else { None };
+                m.encoder.forward(&ids, mask, types, None, false)?
+            }
             _ => {
                 let lm = self.causal_lm().expect("decoder variants");
                 let mut out = lm.forward(&ids, mask, None, None, true)?;
@@ -364,22 +398,14 @@ impl AutoModel {
         attention_mask: &Tensor,
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
-        let encoder = match self {
-            AutoModel::Bert(m) => Some(m),
-            AutoModel::BertForMaskedLM(m) => Some(&m.bert),
-            AutoModel::Roberta(m) => Some(&m.0),
-            AutoModel::RobertaForMaskedLM(m) => Some(&m.roberta.0),
-            AutoModel::DistilBert(m) => Some(&m.0),
-            AutoModel::DistilBertForMaskedLM(m) => Some(&m.distilbert.0),
-            _ => None,
-        };
-        match encoder {
+        match self.encoder() {
             Some(bert) if bert.device() == Device::Cpu => {
                 let ids = ids_as_i64("input_ids", input_ids)?;
                 check_input_dtype("attention_mask", attention_mask)?;
                 // DistilBERT has no token types (`last_hidden_state` ignores them too).
                 let types = match self {
                     AutoModel::DistilBert(_) | AutoModel::DistilBertForMaskedLM(_) => None,
+                    AutoModel::SequenceClassifier(m) if !m.takes_token_types() => None,
                     _ => token_type_ids,
                 };
                 if let Some(types) = types {
@@ -496,6 +522,9 @@ impl AutoModel {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }
             AutoModel::DistilBertForMaskedLM(m) => m.forward(ids, mask, pos, h).map(|(l, o)| (Some(l), o))?,
+            AutoModel::SequenceClassifier(m) => {
+                m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
+            }
             _ => unreachable!("decoders are handled above"),
         };
         match logits {
@@ -533,8 +562,8 @@ mod architecture_tests {
             "RobertaForMaskedLM"
         );
         assert_eq!(arch(r#"{"model_type": "bert", "architectures": ["BertModel"]}"#).unwrap(), "BertModel");
-        let e = arch(r#"{"model_type": "bert", "architectures": ["BertForSequenceClassification"]}"#);
-        assert!(e.unwrap_err().to_string().contains("BertForSequenceClassification"));
+        let e = arch(r#"{"model_type": "bert", "architectures": ["BertForTokenClassification"]}"#);
+        assert!(e.unwrap_err().to_string().contains("BertForTokenClassification"));
         assert!(arch(r#"{"model_type": "llama", "architectures": ["LlamaModel"]}"#).is_err());
         assert!(arch(r#"{"model_type": "bert", "architectures": ["BertLMHeadModel"]}"#).is_err());
     }
@@ -557,21 +586,27 @@ mod architecture_tests {
             ("qwen2", "Qwen2ForCausalLM"),
             ("qwen3", "Qwen3ForCausalLM"),
         ];
-        let encoders = [("bert", "Bert"), ("distilbert", "DistilBert"), ("roberta", "Roberta")];
+        let encoders = [
+            ("bert", "Bert"),
+            ("distilbert", "DistilBert"),
+            ("roberta", "Roberta"),
+            ("xlm-roberta", "XLMRoberta"),
+        ];
+        let encoder_heads = ["Model", "ForMaskedLM", "ForSequenceClassification"];
         let config = |t: &str, a: &str| format!(r#"{{"model_type": "{t}", "architectures": ["{a}"]}}"#);
         for (model_type, class) in causal {
             for (_, named) in causal {
                 assert_eq!(arch(&config(model_type, named)).unwrap(), class, "{model_type} naming {named}");
             }
             for (_, family) in encoders {
-                for head in ["Model", "ForMaskedLM"] {
+                for head in encoder_heads {
                     assert!(arch(&config(model_type, &format!("{family}{head}"))).is_err(), "{model_type}");
                 }
             }
         }
         for (model_type, own) in encoders {
             for (_, family) in encoders {
-                for head in ["Model", "ForMaskedLM"] {
+                for head in encoder_heads {
                     let got = arch(&config(model_type, &format!("{family}{head}"))).unwrap();
                     assert_eq!(got, format!("{own}{head}"), "{model_type} naming {family}{head}");
                 }

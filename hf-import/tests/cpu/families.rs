@@ -82,6 +82,65 @@ fn distilbert_for_masked_lm() {
     check("distilbert_mlm");
 }
 
+#[test]
+fn bert_for_sequence_classification_through_the_pooler() {
+    check("bert_cls");
+}
+
+#[test]
+fn roberta_for_sequence_classification() {
+    check("roberta_cls");
+}
+
+#[test]
+fn distilbert_for_sequence_classification_default_two_labels() {
+    check("distilbert_cls");
+}
+
+#[test]
+fn xlm_roberta_model_mlm_and_classification() {
+    check("xlm_roberta");
+    check("xlm_roberta_mlm");
+    check("xlm_roberta_cls");
+}
+
+/// Label names come from `id2label` (`LABEL_i` without one), and a head whose size disagrees with
+/// them, or a BERT classifier without its pooler, is an error naming the tensor.
+#[test]
+fn classifier_labels_and_checkpoint_errors() {
+    use oxtorch_hf_import::models::label_names;
+    let labels = |name: &str| label_names(&Config::load(&fixture(name)).unwrap()).unwrap();
+    assert_eq!(labels("bert_cls").len(), 3);
+    assert_eq!(labels("distilbert_cls"), ["LABEL_0", "LABEL_1"]);
+    let model = |cfg: &Config, dir: &std::path::Path| {
+        AutoModel::load(cfg, &Weights::load(dir, Some(DType::F32)).unwrap())
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
+    };
+    let dir = fixture("roberta_cls");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json["id2label"] = serde_json::json!({"0": "no", "1": "yes"});
+    let err = model(&Config::from_json_str(&json.to_string()).unwrap(), &dir);
+    assert!(err.contains("classifier.out_proj.weight"), "{err}");
+    // A BERT classifier's checkpoint without the pooler it classifies.
+    let bert = fixture("bert_cls");
+    let weights = Weights::load(&bert, Some(DType::F32)).unwrap();
+    let kept: Vec<(String, Tensor)> = weights
+        .iter()
+        .map(|r| r.map(|(n, t)| (n.clone(), t)).unwrap())
+        .filter(|(n, _)| !n.contains("pooler"))
+        .collect();
+    let tmp = std::env::temp_dir().join(format!("oxtorch-cls-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::copy(bert.join("config.json"), tmp.join("config.json")).unwrap();
+    oxtorch_hf_import::weights::write_safetensors(&tmp.join("model.safetensors"), &kept, None).unwrap();
+    let err = model(&Config::load(&tmp).unwrap(), &tmp);
+    std::fs::remove_dir_all(&tmp).unwrap();
+    assert!(err.contains("pooler"), "{err}");
+}
+
 /// transformers' `DistilBertModel.forward` takes `position_ids` (by default `0..seq`) and embeds them.
 #[test]
 fn distilbert_takes_position_ids() {

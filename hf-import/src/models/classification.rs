@@ -1,0 +1,157 @@
+//! Sequence classification heads on the BERT-style encoders (`BertForSequenceClassification`,
+//! `RobertaForSequenceClassification`, `XLMRobertaForSequenceClassification`,
+//! `DistilBertForSequenceClassification`): logits `[batch, num_labels]` from the first token,
+//! through each family's head as transformers builds it (its dropouts are the identity at
+//! inference):
+//! - BERT: the pooler (`tanh(dense(h[:, 0]))`), then `classifier`;
+//! - RoBERTa and XLM-RoBERTa: `classifier.dense`, tanh, `classifier.out_proj` on `h[:, 0]` (their
+//!   encoder has no pooler here);
+//! - DistilBERT: `pre_classifier`, ReLU, `classifier` on `h[:, 0]`.
+
+use oxtorch_tensor::Tensor;
+
+use super::bert::{BertModel, BertOutput};
+use super::distilbert::DistilBertModel;
+use super::roberta::RobertaModel;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::Linear;
+use crate::weights::Weights;
+
+/// The number of labels a config declares, as transformers' `PretrainedConfig` reads it: the size of
+/// `id2label` when given, else `num_labels`, else 2.
+pub fn num_labels(cfg: &Config) -> Result<usize> {
+    match cfg.get("id2label") {
+        Some(serde_json::Value::Object(labels)) if !labels.is_empty() => Ok(labels.len()),
+        Some(serde_json::Value::Object(_)) | Some(serde_json::Value::Null) | None => {
+            cfg.usize_or("num_labels", 2)
+        }
+        Some(other) => Err(Error::Config(format!("id2label must be an object of label names, got {other}"))),
+    }
+}
+
+/// The label names by id (`id2label`), `LABEL_0`, `LABEL_1`, ... where the config names none (as
+/// transformers does).
+pub fn label_names(cfg: &Config) -> Result<Vec<String>> {
+    let n = num_labels(cfg)?;
+    let named = match cfg.get("id2label") {
+        Some(serde_json::Value::Object(labels)) => labels.clone(),
+        _ => Default::default(),
+    };
+    (0..n)
+        .map(|i| match named.get(&i.to_string()) {
+            Some(serde_json::Value::String(name)) => Ok(name.clone()),
+            Some(other) => Err(Error::Config(format!("id2label[\"{i}\"] must be a string, got {other}"))),
+            None if named.is_empty() => Ok(format!("LABEL_{i}")),
+            None => Err(Error::Config(format!("id2label has no label for id {i} (ids must be 0..{n})"))),
+        })
+        .collect()
+}
+
+/// The classification head on top of the encoder.
+#[derive(Debug, Clone)]
+enum Head {
+    /// BERT: `classifier` on the pooler's output.
+    Pooled { classifier: Linear },
+    /// RoBERTa / XLM-RoBERTa: `out_proj(tanh(dense(h[:, 0])))`.
+    Roberta { dense: Linear, out_proj: Linear },
+    /// DistilBERT: `classifier(relu(pre_classifier(h[:, 0])))`.
+    Distil { pre_classifier: Linear, classifier: Linear },
+}
+
+/// A BERT-style encoder with a sequence classification head (see the module docs).
+#[derive(Debug, Clone)]
+pub struct SequenceClassifier {
+    /// the encoder
+    pub encoder: BertModel,
+    head: Head,
+    /// whether the encoder takes `token_type_ids` (DistilBERT's does not)
+    token_types: bool,
+}
+
+/// transformers' `BertForSequenceClassification`.
+pub type BertForSequenceClassification = SequenceClassifier;
+/// transformers' `RobertaForSequenceClassification` (and `XLMRobertaForSequenceClassification`).
+pub type RobertaForSequenceClassification = SequenceClassifier;
+/// transformers' `DistilBertForSequenceClassification`.
+pub type DistilBertForSequenceClassification = SequenceClassifier;
+
+impl SequenceClassifier {
+    /// Loads `BertForSequenceClassification`: `bert.*` (with its pooler) and `classifier.*`.
+    pub fn load_bert(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let encoder = BertModel::load(cfg, weights)?;
+        if !encoder.has_pooler() {
+            return Err(Error::Weight(
+                "tensor 'bert.pooler.dense.weight' is missing from the checkpoint (BertForSequenceClassification classifies the pooler's output)".into(),
+            ));
+        }
+        let (hidden, labels) = (encoder.config().hidden, num_labels(cfg)?);
+        let classifier = Linear::load(&weights.vars("classifier"), hidden, labels, true)?;
+        Ok(SequenceClassifier { encoder, head: Head::Pooled { classifier }, token_types: true })
+    }
+
+    /// Loads `RobertaForSequenceClassification` or `XLMRobertaForSequenceClassification`:
+    /// `roberta.*` and `classifier.{dense,out_proj}.*`.
+    pub fn load_roberta(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let encoder = RobertaModel::load(cfg, weights)?.0;
+        let (hidden, labels) = (encoder.config().hidden, num_labels(cfg)?);
+        let head = weights.vars("classifier");
+        let head = Head::Roberta {
+            dense: Linear::load(&head.pp("dense"), hidden, hidden, true)?,
+            out_proj: Linear::load(&head.pp("out_proj"), hidden, labels, true)?,
+        };
+        Ok(SequenceClassifier { encoder, head, token_types: true })
+    }
+
+    /// Loads `DistilBertForSequenceClassification`: `distilbert.*`, `pre_classifier.*` and
+    /// `classifier.*`.
+    pub fn load_distilbert(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let encoder = DistilBertModel::load(cfg, weights)?.0;
+        let (hidden, labels) = (encoder.config().hidden, num_labels(cfg)?);
+        let head = Head::Distil {
+            pre_classifier: Linear::load(&weights.vars("pre_classifier"), hidden, hidden, true)?,
+            classifier: Linear::load(&weights.vars("classifier"), hidden, labels, true)?,
+        };
+        Ok(SequenceClassifier { encoder, head, token_types: false })
+    }
+
+    /// Whether the encoder reads `token_type_ids` (DistilBERT's has none).
+    pub fn takes_token_types(&self) -> bool {
+        self.token_types
+    }
+
+    /// The number of labels (the logits' last dim).
+    pub fn num_labels(&self) -> usize {
+        match &self.head {
+            Head::Pooled { classifier } | Head::Distil { classifier, .. } => classifier.weight.dims()[0],
+            Head::Roberta { out_proj, .. } => out_proj.weight.dims()[0],
+        }
+    }
+
+    /// Logits `[batch, num_labels]` and the encoder's outputs. `token_type_ids` are ignored by
+    /// DistilBERT, which has none.
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<(Tensor, BertOutput)> {
+        let types = if self.token_types { token_type_ids } else { None };
+        let out =
+            self.encoder.forward(input_ids, attention_mask, types, position_ids, output_hidden_states)?;
+        let first = || out.last_hidden_state.select(1, 0);
+        let logits = match &self.head {
+            Head::Pooled { classifier } => {
+                let pooled = out.pooler_output.as_ref().expect("checked when loaded");
+                classifier.forward(pooled)?
+            }
+            Head::Roberta { dense, out_proj } => out_proj.forward(&dense.forward(&first()?)?.tanh()?)?,
+            Head::Distil { pre_classifier, classifier } => {
+                classifier.forward(&pre_classifier.forward(&first()?)?.relu()?)?
+            }
+        };
+        Ok((logits, out))
+    }
+}
