@@ -3,6 +3,7 @@
 mod bert;
 mod fast_load;
 mod llama;
+mod xlm_roberta;
 
 use std::path::Path;
 
@@ -53,6 +54,7 @@ impl HfTokenizer {
                 fast_load::tokenizer_from_json(&json).map_err(|e| Error::format(&path, e.to_string()))?;
             bert::rebuild_normalizer(dir, &mut inner)?;
             llama::rebuild_pipeline(dir, &json, &mut inner)?;
+            xlm_roberta::rebuild_pipeline(dir, &mut inner)?;
             inner
         } else {
             bert::from_vocab_txt(dir)?
@@ -71,7 +73,7 @@ impl HfTokenizer {
                 pad_to_multiple_of: None,
                 ..p.clone()
             },
-            None => PaddingParams::default(),
+            None => padding_from_config(dir, &inner)?,
         };
         inner.with_padding(None);
         // The tokenizers crate subtracts the special tokens from the length unchecked.
@@ -116,10 +118,21 @@ impl HfTokenizer {
 
     /// The ids of `texts` with special tokens, padded to the longest.
     pub fn encode_batch(&self, texts: &[&str]) -> Result<Batch> {
-        let mut enc = self
-            .inner
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| Error::Input(format!("tokenizer: {e}")))?;
+        self.padded(self.inner.encode_batch(texts.to_vec(), true))
+    }
+
+    /// The ids of text pairs with special tokens (`tokenizer(firsts, seconds)`, as a
+    /// cross-encoder reads a query and a passage): each pair framed by the file's pair template
+    /// (BERT's `[CLS] A [SEP] B [SEP]` with token types 0 then 1), padded to the longest; with a
+    /// maximum length, the longer text of a pair is truncated first.
+    pub fn encode_pairs(&self, pairs: &[(&str, &str)]) -> Result<Batch> {
+        let inputs: Vec<tokenizers::EncodeInput> = pairs.iter().map(|&(a, b)| (a, b).into()).collect();
+        self.padded(self.inner.encode_batch(inputs, true))
+    }
+
+    /// A batch of encodings padded to the longest, as int64 tensors.
+    fn padded(&self, enc: tokenizers::Result<Vec<tokenizers::Encoding>>) -> Result<Batch> {
+        let mut enc = enc.map_err(|e| Error::Input(format!("tokenizer: {e}")))?;
         tokenizers::utils::padding::pad_encodings(&mut enc, &self.padding)
             .map_err(|e| Error::Input(format!("tokenizer: {e}")))?;
         let n = enc.len();
@@ -200,6 +213,39 @@ fn check_post_processor(post_processor: &serde_json::Value) -> std::result::Resu
         }
     }
     check(post_processor)
+}
+
+/// How a tokenizer whose file sets no padding pads, as transformers does: with the
+/// `pad_token` of `tokenizer_config.json` (a string or `{"content": ...}`; id 0 without one) on
+/// its `padding_side` (right by default).
+fn padding_from_config(dir: &Path, tokenizer: &Tokenizer) -> Result<PaddingParams> {
+    use serde_json::Value;
+    let path = dir.join("tokenizer_config.json");
+    let config = bert::read_json(&path)?.unwrap_or(Value::Null);
+    let mut padding = PaddingParams::default();
+    let pad = match config.get("pad_token") {
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(Value::Object(o)) => o.get("content").and_then(Value::as_str),
+        _ => None,
+    };
+    if let Some(pad) = pad {
+        let id = tokenizer
+            .token_to_id(pad)
+            .ok_or_else(|| Error::format(&path, format!("the pad_token {pad:?} is not in the vocabulary")))?;
+        padding.pad_id = id;
+        padding.pad_token = pad.to_string();
+    }
+    padding.direction = match config.get("padding_side").and_then(Value::as_str) {
+        None | Some("right") => tokenizers::PaddingDirection::Right,
+        Some("left") => tokenizers::PaddingDirection::Left,
+        Some(other) => {
+            return Err(Error::format(
+                &path,
+                format!("padding_side must be \"left\" or \"right\", got {other:?}"),
+            ))
+        }
+    };
+    Ok(padding)
 }
 
 #[cfg(test)]
