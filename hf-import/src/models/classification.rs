@@ -18,32 +18,40 @@ use crate::error::{Error, Result};
 use crate::layers::Linear;
 use crate::weights::Weights;
 
-/// The number of labels a config declares, as transformers' `PretrainedConfig` reads it: the size of
-/// `id2label` when given, else `num_labels`, else 2.
+/// The number of labels a config declares, as transformers' `PretrainedConfig` reads it:
+/// `num_labels` when given (it wins over a disagreeing `id2label`, which transformers then
+/// replaces), else the size of `id2label`, else 2.
 pub fn num_labels(cfg: &Config) -> Result<usize> {
+    if let Some(n) = cfg.nullable_usize_or("num_labels", None)? {
+        return Ok(n);
+    }
+    Ok(id2label(cfg)?.map_or(2, |labels| labels.len()))
+}
+
+/// `id2label` when the config has a non-empty one.
+fn id2label(cfg: &Config) -> Result<Option<&serde_json::Map<String, serde_json::Value>>> {
     match cfg.get("id2label") {
-        Some(serde_json::Value::Object(labels)) if !labels.is_empty() => Ok(labels.len()),
-        Some(serde_json::Value::Object(_)) | Some(serde_json::Value::Null) | None => {
-            cfg.usize_or("num_labels", 2)
-        }
+        Some(serde_json::Value::Object(labels)) if !labels.is_empty() => Ok(Some(labels)),
+        Some(serde_json::Value::Object(_)) | Some(serde_json::Value::Null) | None => Ok(None),
         Some(other) => Err(Error::Config(format!("id2label must be an object of label names, got {other}"))),
     }
 }
 
-/// The label names by id (`id2label`), `LABEL_0`, `LABEL_1`, ... where the config names none (as
-/// transformers does).
+/// The label names by id: `id2label`'s, or `LABEL_0`, `LABEL_1`, ... where the config names none
+/// or `num_labels` disagrees with it (as transformers does).
 pub fn label_names(cfg: &Config) -> Result<Vec<String>> {
     let n = num_labels(cfg)?;
-    let named = match cfg.get("id2label") {
-        Some(serde_json::Value::Object(labels)) => labels.clone(),
-        _ => Default::default(),
-    };
+    let named = id2label(cfg)?.filter(|labels| labels.len() == n);
     (0..n)
-        .map(|i| match named.get(&i.to_string()) {
-            Some(serde_json::Value::String(name)) => Ok(name.clone()),
-            Some(other) => Err(Error::Config(format!("id2label[\"{i}\"] must be a string, got {other}"))),
-            None if named.is_empty() => Ok(format!("LABEL_{i}")),
-            None => Err(Error::Config(format!("id2label has no label for id {i} (ids must be 0..{n})"))),
+        .map(|i| match named.map(|labels| labels.get(&i.to_string())) {
+            None => Ok(format!("LABEL_{i}")),
+            Some(Some(serde_json::Value::String(name))) => Ok(name.clone()),
+            Some(Some(other)) => {
+                Err(Error::Config(format!("id2label[\"{i}\"] must be a string, got {other}")))
+            }
+            Some(None) => {
+                Err(Error::Config(format!("id2label has no label for id {i} (ids must be 0..{n})")))
+            }
         })
         .collect()
 }
@@ -153,5 +161,30 @@ impl SequenceClassifier {
             }
         };
         Ok((logits, out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(json: &str) -> (usize, Vec<String>) {
+        let cfg = Config::from_json_str(json).unwrap();
+        (num_labels(&cfg).unwrap(), label_names(&cfg).unwrap())
+    }
+
+    /// transformers 5.24's `PretrainedConfig`: `num_labels` wins over a disagreeing `id2label`
+    /// (whose names are then `LABEL_i`), `id2label` alone gives the count, neither gives 2.
+    #[test]
+    fn labels_as_transformers_reads_them() {
+        assert_eq!(labels("{}"), (2, vec!["LABEL_0".into(), "LABEL_1".into()]));
+        assert_eq!(labels(r#"{"id2label": {"0": "neg", "1": "pos", "2": "mid"}}"#).1, ["neg", "pos", "mid"]);
+        assert_eq!(labels(r#"{"num_labels": 1, "id2label": null}"#), (1, vec!["LABEL_0".into()]));
+        let disagree = labels(r#"{"num_labels": 3, "id2label": {"0": "a", "1": "b"}}"#);
+        assert_eq!(disagree, (3, vec!["LABEL_0".into(), "LABEL_1".into(), "LABEL_2".into()]));
+        let cfg = Config::from_json_str(r#"{"id2label": {"0": "a", "2": "c"}}"#).unwrap();
+        assert!(label_names(&cfg).unwrap_err().to_string().contains("no label for id 1"));
+        let cfg = Config::from_json_str(r#"{"id2label": ["a", "b"]}"#).unwrap();
+        assert!(num_labels(&cfg).unwrap_err().to_string().contains("id2label must be an object"));
     }
 }
