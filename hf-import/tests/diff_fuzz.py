@@ -14,6 +14,12 @@ reference, draws random inputs (batch 1-3, left or right padding, explicit `posi
 output tensor on the non-padded positions (max abs diff / max(1, max |ref|)), then greedy
 `generate` of a left-padded batch and compares the token ids. Mismatches are printed at the end with
 the config keys that differ from the family's defaults; the exit status is the mismatch count.
+
+Derived families (`BASE`) draw their configs, inputs and checkpoint variants as their base family
+does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm_roberta_cls`
+(`*ForSequenceClassification`, with random labels: transformers' default 2, `num_labels` 1-6 or named
+`id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
+`num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
 """
 
 import argparse
@@ -252,12 +258,74 @@ def gen_distilbert(r):
     return cls, tf.DistilBertConfig, c
 
 
+# Label names for named `id2label` maps (drawn without repeats).
+LABEL_NAMES = ["negative", "positive", "neutral", "entailment", "contradiction", "toxic", "spam", "joy",
+               "colère", "中性", "LABEL_7", "0", "label with spaces"]
+PROBLEM_TYPES = ["regression", "single_label_classification", "multi_label_classification"]
+
+
+def with_labels(r, c):
+    """Random sequence-classification labels on a config dict: none (transformers' default of 2),
+    `num_labels` 1-6 (saved as `id2label` LABEL_i) or a named `id2label`; sometimes a `problem_type`
+    (only the loss reads it)."""
+    roll = r.random()
+    if roll < 0.4:
+        c["num_labels"] = r.randint(1, 6)
+    elif roll < 0.75:
+        c["id2label"] = dict(enumerate(r.sample(LABEL_NAMES, r.randint(1, 6))))
+    n = c.get("num_labels", len(c.get("id2label", {})) or 2)
+    if r.random() < 0.3:  # transformers refuses single_label_classification with one label
+        c["problem_type"] = r.choice([p for p in PROBLEM_TYPES if n > 1 or p != "single_label_classification"])
+    return c
+
+
+def gen_bert_cls(r):
+    _, config_cls, c = gen_bert(r)
+    c.pop("tie_word_embeddings", None)
+    return tf.BertForSequenceClassification, config_cls, with_labels(r, c)
+
+
+def gen_roberta_cls(r):
+    _, config_cls, c = gen_roberta(r)
+    c.pop("tie_word_embeddings", None)
+    return tf.RobertaForSequenceClassification, config_cls, with_labels(r, c)
+
+
+def gen_distilbert_cls(r):
+    _, config_cls, c = gen_distilbert(r)
+    c.pop("tie_word_embeddings", None)
+    return tf.DistilBertForSequenceClassification, config_cls, with_labels(r, c)
+
+
+def gen_xlm_roberta(r):
+    """RoBERTa's configs as `xlm-roberta` (the same network)."""
+    cls, _, c = gen_roberta(r)
+    xlmr = {tf.RobertaModel: tf.XLMRobertaModel, tf.RobertaForMaskedLM: tf.XLMRobertaForMaskedLM}
+    return xlmr[cls], tf.XLMRobertaConfig, c
+
+
+def gen_xlm_roberta_cls(r):
+    _, _, c = gen_roberta_cls(r)
+    return tf.XLMRobertaForSequenceClassification, tf.XLMRobertaConfig, c
+
+
 FAMILIES = {
     "llama": gen_llama, "mistral": gen_mistral, "qwen2": gen_qwen2, "qwen3": gen_qwen3, "gemma": gen_gemma,
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
-    "roberta": gen_roberta, "distilbert": gen_distilbert,
+    "roberta": gen_roberta, "distilbert": gen_distilbert, "bert_cls": gen_bert_cls, "roberta_cls": gen_roberta_cls,
+    "distilbert_cls": gen_distilbert_cls, "xlm_roberta": gen_xlm_roberta, "xlm_roberta_cls": gen_xlm_roberta_cls,
 }
-ENCODERS = {"bert", "roberta", "distilbert"}
+# Derived family -> the family whose inputs and checkpoint variants it shares.
+BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
+        "xlm_roberta_cls": "roberta"}
+CLASSIFIERS = {"bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls"}
+
+
+def base_of(family):
+    return BASE.get(family, family)
+
+
+ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert")}
 
 
 def randomise(model, seed):
@@ -287,15 +355,16 @@ def flatten(out):
 
 
 def make_inputs(r, family, cfg):
-    """Random forward inputs and a description of them."""
+    """Random forward inputs and a description of them (a derived family's as its base family's)."""
     enc = family in ENCODERS
+    family = base_of(family)
     vocab = cfg.get("vocab_size")
     max_pos = cfg.get("max_position_embeddings", 64)
     limit = max_pos - 2 if family == "roberta" else max_pos
     b = r.randint(1, 3)
     # Sequences past original_max_position_embeddings for long-context ropes (but within max_pos).
     l = r.randint(2, max(2, min(12, limit))) if enc else r.randint(2, 20)
-    pad_id = 1 if family == "roberta" else 0
+    pad_id = cfg.get("pad_token_id", 1 if family == "roberta" else 0)
     side = r.choice(["none", "right", "left"]) if b > 1 or r.random() < 0.3 else "none"
     if enc and side == "left" and r.random() < 0.5:
         side = "right"
@@ -323,7 +392,7 @@ def make_inputs(r, family, cfg):
         desc += " token_types"
     if family != "distilbert" and r.random() < 0.3:
         if family == "roberta":
-            pos = (torch.cumsum(mask, 1) * mask + 1).clamp(max=max_pos - 1)
+            pos = (torch.cumsum(mask, 1) * mask + pad_id).clamp(max=max_pos - 1)
         elif r.random() < 0.5:
             pos = (torch.cumsum(mask, 1) - 1).clamp(min=0)
         else:
@@ -370,6 +439,27 @@ def to_v4(path):
         cfg["torch_dtype"] = cfg.pop("dtype")
     cfg["transformers_version"] = "4.46.0"
     (path / "config.json").write_text(json.dumps(cfg, indent=2))
+
+
+def relabel(path, how, n):
+    """Rewrites config.json's labels (n of them): as a bare `num_labels` key (as configs of
+    transformers 2.x, or hand-written ones, have them; sometimes next to an `id2label` of null or {}),
+    or as transformers 4.x saved them (`id2label` and `label2id` even for the default 2 labels)."""
+    cfg = json.loads((path / "config.json").read_text())
+    if how.startswith("num_labels"):
+        cfg.pop("id2label", None)
+        cfg.pop("label2id", None)
+        cfg["num_labels"] = n
+        if how == "num_labels+null":
+            cfg["id2label"] = None
+        elif how == "num_labels+{}":
+            cfg["id2label"] = {}
+    elif how == "v4":
+        if not cfg.get("id2label"):
+            cfg["id2label"] = {str(i): f"LABEL_{i}" for i in range(n)}
+        if not cfg.get("label2id"):
+            cfg["label2id"] = {name: int(i) for i, name in cfg["id2label"].items()}
+    (path / "config.json").write_text(json.dumps(cfg, indent=2, ensure_ascii=False))
 
 
 def minimal(path, config_cls):
@@ -420,6 +510,10 @@ class Runner:
         if family not in ENCODERS and r.random() < 0.25:
             to_v4(path)
             variant.append("v4cfg")
+        if family in CLASSIFIERS and r.random() < 0.4:
+            how = r.choice(["num_labels", "num_labels", "num_labels+null", "num_labels+{}", "v4", "v4"])
+            relabel(path, how, config.num_labels)
+            variant.append(f"labels={how}")
         if r.random() < 0.3:
             minimal(path, config_cls)
             variant.append("minimal")
@@ -452,7 +546,10 @@ class Runner:
                     self.results.append((cid, family, "shape", f"{key}: ours {tuple(g.shape)} ref {tuple(ref_t.shape)}", info))
                     continue
                 d = (g - ref_t).abs()
-                if ref_t.dim() >= 2 and tuple(ref_t.shape[:2]) == tuple(valid.shape):
+                # Only [batch, seq, ...] outputs are compared at the kept tokens alone: a classifier's
+                # [batch, num_labels] logits can have num_labels == seq.
+                per_token = ref_t.dim() >= 3 and tuple(ref_t.shape[:2]) == tuple(valid.shape)
+                if per_token:
                     dv = d[valid]
                     scale = ref_t[valid].abs().max().item() if valid.any() else 1.0
                 else:
@@ -460,11 +557,16 @@ class Runner:
                 rel = (dv.max().item() if dv.numel() else 0.0) / max(1.0, scale)
                 if not (rel <= TOL):  # NaN counts
                     where = ""
-                    if ref_t.dim() >= 2 and tuple(ref_t.shape[:2]) == tuple(valid.shape):
-                        per_pos = d.flatten(2).amax(-1) if d.dim() > 2 else d
-                        per_pos = per_pos * valid
+                    if per_token:
+                        per_pos = d.flatten(2).amax(-1) * valid
                         bad = (per_pos / max(1.0, scale) > TOL).nonzero().tolist()
                         where = f" at [b,t]={bad[:6]}{'...' if len(bad) > 6 else ''}"
+                    elif ref_t.dim() == 2 and ref_t.shape[0] == valid.shape[0]:
+                        # Per-sequence outputs (pooler_output, a classifier's logits) read the first
+                        # token, padding where a row is left-padded.
+                        bad = (d.amax(-1) / max(1.0, scale) > TOL).nonzero().flatten().tolist()
+                        padded = [i for i in bad if not valid[i, 0]]
+                        where = f" in rows {bad}" + (f" (first token padded in rows {padded})" if padded else "")
                     self.results.append((cid, family, "forward", f"{key}: rel {rel:.3g}{where}", info))
             extra = set(got) - set(expected)
             if extra:
