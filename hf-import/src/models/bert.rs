@@ -234,11 +234,17 @@ impl BertModel {
         if output_hidden_states {
             hidden_states.push(h.clone());
         }
-        let pooler_output = match &self.pooler {
-            Some(p) => Some(p.forward(&h.select(1, 0)?)?.tanh()?),
-            None => None,
-        };
+        let pooler_output = self.pooler_output(&h)?;
         Ok(BertOutput { last_hidden_state: h, pooler_output, hidden_states })
+    }
+
+    /// The pooler's output `tanh(dense(h[:, 0]))` `[batch, hidden]` of a last hidden state
+    /// `[batch, seq, hidden]`, when the checkpoint has a pooler.
+    pub fn pooler_output(&self, last_hidden_state: &Tensor) -> Result<Option<Tensor>> {
+        match &self.pooler {
+            Some(p) => Ok(Some(p.forward(&last_hidden_state.select(1, 0)?)?.tanh()?)),
+            None => Ok(None),
+        }
     }
 
     /// The last hidden state `[batch, seq, hidden]` at the tokens `attention_mask` keeps, computed

@@ -8,7 +8,7 @@
 //!   encoder has no pooler here);
 //! - DistilBERT: `pre_classifier`, ReLU, `classifier` on `h[:, 0]`.
 
-use oxtorch_tensor::Tensor;
+use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::bert::{BertModel, BertOutput};
 use super::distilbert::DistilBertModel;
@@ -149,18 +149,49 @@ impl SequenceClassifier {
         let types = if self.token_types { token_type_ids } else { None };
         let out =
             self.encoder.forward(input_ids, attention_mask, types, position_ids, output_hidden_states)?;
-        let first = || out.last_hidden_state.select(1, 0);
-        let logits = match &self.head {
+        let logits = self.logits_of(&out.last_hidden_state)?;
+        Ok((logits, out))
+    }
+
+    /// The logits `[batch, num_labels]` alone, of token ids `[batch, seq]` under `attention_mask`.
+    /// On the CPU, when every row's first token is kept (right padding, as BERT-style tokenizers
+    /// pad), the encoder skips the padding ([`BertModel::last_hidden_state_packed`]): the head
+    /// reads the first token only, which never attends to padding, so the logits are
+    /// [`SequenceClassifier::forward`]'s.
+    pub fn logits(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: &Tensor,
+        token_type_ids: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let types = if self.token_types { token_type_ids } else { None };
+        let first_kept = match attention_mask.dims() {
+            [_, s] if *s > 0 => {
+                attention_mask.narrow(1, 0, 1)?.ne(0)?.to_dtype(DType::I64)?.min()?.item::<i64>()? == 1
+            }
+            _ => false,
+        };
+        if self.encoder.device() == Device::Cpu && first_kept {
+            let ids = super::ids_as_i64("input_ids", input_ids)?;
+            let h = self.encoder.last_hidden_state_packed(&ids, attention_mask, types)?;
+            return self.logits_of(&h);
+        }
+        Ok(self.forward(input_ids, Some(attention_mask), types, None, false)?.0)
+    }
+
+    /// The head on a last hidden state `[batch, seq, hidden]`: logits `[batch, num_labels]`.
+    fn logits_of(&self, last_hidden_state: &Tensor) -> Result<Tensor> {
+        let first = || last_hidden_state.select(1, 0);
+        Ok(match &self.head {
             Head::Pooled { classifier } => {
-                let pooled = out.pooler_output.as_ref().expect("checked when loaded");
-                classifier.forward(pooled)?
+                let pooled = self.encoder.pooler_output(last_hidden_state)?.expect("checked when loaded");
+                classifier.forward(&pooled)?
             }
             Head::Roberta { dense, out_proj } => out_proj.forward(&dense.forward(&first()?)?.tanh()?)?,
             Head::Distil { pre_classifier, classifier } => {
                 classifier.forward(&pre_classifier.forward(&first()?)?.relu()?)?
             }
-        };
-        Ok((logits, out))
+        })
     }
 }
 

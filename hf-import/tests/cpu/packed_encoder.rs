@@ -116,3 +116,34 @@ fn bool_masks_and_bad_inputs_behave_as_the_padded_forward() {
     let err = model.last_hidden_state_at_tokens(&floats, &mask, None).unwrap_err().to_string();
     assert!(err.contains("input_ids"), "{err}");
 }
+
+/// A classifier's logits without the padding (`SequenceClassifier::logits`: packed when every
+/// row's first token is kept, else the padded forward) equal its forward's, for each head.
+#[test]
+fn classifier_logits_skip_the_padding_with_the_forwards_values() {
+    use oxtorch_hf_import::SequenceClassifier;
+    for name in ["bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls"] {
+        let AutoModel::SequenceClassifier(model) = load(name, None) else {
+            panic!("{name}: not a classifier")
+        };
+        let model: &SequenceClassifier = &model;
+        for (rows, mask) in [
+            (2, [MASKS[0], MASKS[3]].concat()),           // right padding: packed
+            (3, [MASKS[0], MASKS[2], MASKS[3]].concat()), // holes after a kept first token: packed
+            (2, [MASKS[1], MASKS[3]].concat()),           // left padding: the padded forward
+        ] {
+            let input_ids = ids(rows, SEQ);
+            let mask = Tensor::from_vec(mask, [rows, SEQ]).unwrap();
+            // Token types where the model has two of them.
+            let types = name.starts_with("bert").then(|| {
+                Tensor::from_vec((0..rows * SEQ).map(|i| (i % 2) as i64).collect(), [rows, SEQ]).unwrap()
+            });
+            let want = model.forward(&input_ids, Some(&mask), types.as_ref(), None, false).unwrap().0;
+            let got = model.logits(&input_ids, &mask, types.as_ref()).unwrap();
+            assert_eq!(got.dims(), want.dims(), "{name}");
+            for (g, w) in got.to_vec::<f32>().unwrap().iter().zip(want.to_vec::<f32>().unwrap()) {
+                assert!((g - w).abs() <= 1e-5, "{name}: logits {g} vs {w}");
+            }
+        }
+    }
+}
