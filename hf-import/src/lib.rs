@@ -20,6 +20,7 @@
 
 pub mod chat;
 pub mod config;
+pub mod cross_encoder;
 pub mod error;
 pub mod generate;
 pub mod hub;
@@ -32,6 +33,7 @@ pub mod weights;
 
 pub use chat::{ChatArgs, ChatTemplate, Message};
 pub use config::{parse_dtype, Config};
+pub use cross_encoder::{CrossEncoder, ScoreActivation};
 pub use error::{Error, Result};
 pub use generate::{generate, generate_with_tokenizer, CacheImplementation, GenerationConfig};
 pub use hub::resolve_model;

@@ -8,6 +8,7 @@ mod common;
 
 mod chat_template_fuzz;
 mod cli;
+mod cross_encoder;
 mod families;
 mod generate;
 mod packed_encoder;
