@@ -23,6 +23,7 @@ mod embed;
 mod forward;
 mod generate;
 mod inspect;
+mod rerank;
 
 use std::path::PathBuf;
 
@@ -103,6 +104,19 @@ enum Command {
         #[arg(long)]
         dtype: Option<String>,
     },
+    /// Score passages against a query with a cross-encoder (JSON on stdout)
+    Rerank {
+        /// cross-encoder folder or cached hub id
+        model: String,
+        /// the query every passage is scored against
+        #[arg(long)]
+        query: String,
+        /// passages to score
+        passages: Vec<String>,
+        /// compute dtype (f32, bf16, f16); default: the checkpoint's
+        #[arg(long)]
+        dtype: Option<String>,
+    },
 }
 
 /// Writes `args` to stdout and flushes (tokens stream as they come). A closed pipe ends the
@@ -141,6 +155,9 @@ pub fn run(cli: Cli) -> Result<()> {
             device_arg(&device)?,
             dtype_arg(dtype.as_deref())?,
         ),
+        Command::Rerank { model, query, passages, dtype } => {
+            rerank::run(&model, &query, &passages, dtype_arg(dtype.as_deref())?)
+        }
     }
 }
 

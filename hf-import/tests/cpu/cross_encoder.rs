@@ -66,3 +66,38 @@ fn plain_models_are_refused_and_unknown_activations_named() {
     std::fs::remove_dir_all(&dir).ok();
     assert!(err.contains("my_package.Scaled") && err.contains("not supported"), "{err}");
 }
+
+/// `hf-import rerank`: the library's scores for (query, passage) pairs as JSON, with the passages
+/// ranked best first; a plain model is one error line.
+#[test]
+fn rerank_cli_prints_scores_and_ranking() {
+    let dir = fixture("cross_encoder_bert");
+    let query = "the cat reads";
+    let passages = ["a book about cats", "the dog runs", "cats read books in the house"];
+    let bin = env!("CARGO_BIN_EXE_hf-import");
+    let out = std::process::Command::new(bin)
+        .args(["rerank", dir.to_str().unwrap(), "--query", query])
+        .args(passages)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let scores: Vec<f32> = serde_json::from_value(json["scores"].clone()).unwrap();
+    let ranking: Vec<usize> = serde_json::from_value(json["ranking"].clone()).unwrap();
+    let pairs: Vec<(&str, &str)> = passages.iter().map(|p| (query, *p)).collect();
+    let want = CrossEncoder::load(&dir, None).unwrap().predict(&pairs).unwrap().to_vec::<f32>().unwrap();
+    for (g, w) in scores.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-6, "scores {scores:?} vs {want:?}");
+    }
+    let mut sorted = ranking.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [0, 1, 2]);
+    assert!(ranking.windows(2).all(|w| scores[w[0]] >= scores[w[1]]), "{ranking:?} for {scores:?}");
+    let out = std::process::Command::new(bin)
+        .args(["rerank", fixture("bert").to_str().unwrap(), "--query", "q", "p"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
