@@ -1,7 +1,8 @@
 //! sentence-transformers' `CrossEncoder`: a `*ForSequenceClassification` checkpoint that scores
 //! text pairs (a query and a passage, for reranking). [`CrossEncoder::predict`] tokenizes the
-//! pairs (the longer text of a pair truncated first, to the tokenizer's `model_max_length` capped
-//! by `max_position_embeddings`), runs the classifier ([`SequenceClassifier::logits`], without the
+//! pairs (the longer text of a pair truncated first, to the length the folder's
+//! sentence-transformers config sets, else the tokenizer's `model_max_length` capped by
+//! `max_position_embeddings`), runs the classifier ([`SequenceClassifier::logits`], without the
 //! padding on the CPU) and applies the model's activation, found as sentence-transformers 6.2
 //! finds it: `activation_fn` in `config_sentence_transformers.json` (a CrossEncoder's, as 6.x
 //! saves it), else `sentence_transformers.activation_fn` in `config.json` (4.x and 5.x), else
@@ -16,6 +17,7 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::models::{AutoModel, SequenceClassifier};
+use crate::sentence::module_tokenizer;
 use crate::tokenizer::HfTokenizer;
 use crate::weights::Weights;
 
@@ -65,17 +67,20 @@ impl CrossEncoder {
     /// Loads the cross-encoder in `dir` (floats read as `dtype` when given).
     pub fn load(dir: &Path, dtype: Option<DType>) -> Result<Self> {
         let cfg = Config::load(dir)?;
-        let model = match AutoModel::load(&cfg, &Weights::load(dir, dtype)?)? {
-            AutoModel::SequenceClassifier(m) => m,
-            _ => {
-                return Err(Error::Unsupported(format!(
-                    "{}: a cross-encoder is a *ForSequenceClassification checkpoint, this one is {}",
-                    dir.display(),
-                    AutoModel::architecture_of(&cfg)?
-                )))
-            }
+        let architecture = AutoModel::architecture_of(&cfg)?;
+        let not_a_classifier = || {
+            Error::Unsupported(format!(
+                "{}: a cross-encoder is a *ForSequenceClassification checkpoint, this one is {architecture}",
+                dir.display()
+            ))
         };
-        let tokenizer = HfTokenizer::load(dir, Some(max_length(dir, &cfg)?))?;
+        if !architecture.ends_with("ForSequenceClassification") {
+            return Err(not_a_classifier());
+        }
+        let AutoModel::SequenceClassifier(model) = AutoModel::load(&cfg, &Weights::load(dir, dtype)?)? else {
+            return Err(not_a_classifier());
+        };
+        let tokenizer = module_tokenizer(dir, &cfg)?;
         let activation = activation(dir, &cfg, model.num_labels())?;
         Ok(CrossEncoder { model, tokenizer, activation })
     }
@@ -112,22 +117,6 @@ impl CrossEncoder {
         let scores = self.activation.apply(&self.logits(pairs)?)?;
         Ok(if self.num_labels() == 1 { scores.squeeze_dims(1)? } else { scores })
     }
-}
-
-/// The tokenizer's `model_max_length` (when it is a real limit), capped by the model's
-/// `max_position_embeddings`, as sentence-transformers sets it.
-fn max_length(dir: &Path, cfg: &Config) -> Result<usize> {
-    let positions = cfg.usize_or("max_position_embeddings", 512)?;
-    let path = dir.join("tokenizer_config.json");
-    let tokenizer_max = match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let json: Value = serde_json::from_str(&text).map_err(|e| Error::format(&path, e.to_string()))?;
-            // Tokenizers without a limit store a huge number (`int(1e30)`).
-            json.get("model_max_length").and_then(Value::as_u64).filter(|&n| n < 1 << 32).map(|n| n as usize)
-        }
-        Err(_) => None,
-    };
-    Ok(tokenizer_max.map_or(positions, |n| n.min(positions)))
 }
 
 /// The activation the folder names, or the default for `num_labels` (see the module docs).

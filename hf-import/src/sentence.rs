@@ -140,6 +140,14 @@ impl PoolingMode {
     }
 }
 
+/// The tokenizer of a sentence-transformers folder `dir` (a `SentenceTransformer`'s or a
+/// `CrossEncoder`'s) as its `Transformer` module sets it up: truncation from the module's config
+/// (`sentence_bert_config.json`, ...) or the tokenizer's own limit capped by the model's positions,
+/// lowercasing with `do_lower_case`.
+pub(crate) fn module_tokenizer(dir: &Path, cfg: &Config) -> Result<HfTokenizer> {
+    TransformerSettings::load(dir)?.tokenizer(dir, cfg)
+}
+
 /// Whether every row of `mask` `[batch, seq]` keeps at least one token.
 fn keeps_a_token_per_row(mask: &Tensor) -> Result<bool> {
     let seq = mask.dims().get(1).copied().unwrap_or(0);
@@ -256,6 +264,16 @@ impl TransformerSettings {
         })
     }
 
+    /// The tokenizer of `dir` as the `Transformer` module sets it up: truncated as
+    /// [`TransformerSettings::truncation`] says, lowercased with `do_lower_case`.
+    fn tokenizer(&self, dir: &Path, cfg: &Config) -> Result<HfTokenizer> {
+        let mut tokenizer = HfTokenizer::load(dir, self.truncation(dir, cfg)?)?;
+        if self.do_lower_case {
+            tokenizer.lowercase_inputs();
+        }
+        Ok(tokenizer)
+    }
+
     /// The length texts are truncated to (`None`: not truncated), as sentence-transformers'
     /// `Transformer` sets the tokenizer's `model_max_length`: `model_max_length` from the module's
     /// tokenizer arguments, else its `max_seq_length` (neither capped), else the limit in
@@ -360,11 +378,7 @@ impl SentenceTransformer {
         let tokenizer = if dir.join("tokenizer.json").is_file() || HfTokenizer::bert_vocab_folder(dir)? {
             let settings =
                 if described { TransformerSettings::load(dir)? } else { TransformerSettings::default() };
-            let mut tokenizer = HfTokenizer::load(dir, settings.truncation(dir, &cfg)?)?;
-            if settings.do_lower_case {
-                tokenizer.lowercase_inputs();
-            }
-            Some(tokenizer)
+            Some(settings.tokenizer(dir, &cfg)?)
         } else {
             None
         };
@@ -438,9 +452,12 @@ impl SentenceTransformer {
             n if n > 0 && !self.include_prompt => &without_prompt(attention_mask, n)?,
             _ => attention_mask,
         };
-        // Pooling reads kept tokens only, so the padding need not be computed; except that `Cls`
-        // reads position 0 of a row that keeps no token, which only the full forward has.
-        let tokens = if keeps_a_token_per_row(pool_mask)? {
+        // Pooling reads kept tokens only, so the padding need not be computed (the packed forward
+        // runs on the CPU only); except that `Cls` reads position 0 of a row that keeps no token,
+        // which only the full forward has.
+        let packed = device.is_cpu()
+            && (!self.pooling.contains(&PoolingMode::Cls) || keeps_a_token_per_row(pool_mask)?);
+        let tokens = if packed {
             self.model.last_hidden_state_at_tokens(&input_ids, attention_mask, token_type_ids.as_ref())?
         } else {
             self.model.last_hidden_state(&input_ids, Some(attention_mask), token_type_ids.as_ref())?

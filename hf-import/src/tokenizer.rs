@@ -30,7 +30,7 @@ pub struct HfTokenizer {
     /// the pipeline, without padding (single texts are never padded)
     inner: Tokenizer,
     /// how [`HfTokenizer::encode_batch`] pads: to the longest text, with the file's pad token and
-    /// side
+    /// side (`tokenizer_config.json`'s when the file sets none)
     padding: PaddingParams,
 }
 
@@ -126,6 +126,15 @@ impl HfTokenizer {
     /// (BERT's `[CLS] A [SEP] B [SEP]` with token types 0 then 1), padded to the longest; with a
     /// maximum length, the longer text of a pair is truncated first.
     pub fn encode_pairs(&self, pairs: &[(&str, &str)]) -> Result<Batch> {
+        // The tokenizers crate subtracts a pair's special tokens from the length unchecked.
+        if let Some(max_length) = self.inner.get_truncation().map(|t| t.max_length) {
+            let added = self.inner.get_post_processor().map_or(0, |p| p.added_tokens(true));
+            if max_length < added {
+                return Err(Error::Input(format!(
+                    "a maximum length of {max_length} tokens cannot hold the {added} special tokens each pair gets"
+                )));
+            }
+        }
         let inputs: Vec<tokenizers::EncodeInput> = pairs.iter().map(|&(a, b)| (a, b).into()).collect();
         self.padded(self.inner.encode_batch(inputs, true))
     }
@@ -216,8 +225,8 @@ fn check_post_processor(post_processor: &serde_json::Value) -> std::result::Resu
 }
 
 /// How a tokenizer whose file sets no padding pads, as transformers does: with the
-/// `pad_token` of `tokenizer_config.json` (a string or `{"content": ...}`; id 0 without one) on
-/// its `padding_side` (right by default).
+/// `pad_token` of `tokenizer_config.json` (a string or `{"content": ...}`; id 0 without one or
+/// when the vocabulary lacks it) on its `padding_side` (right by default).
 fn padding_from_config(dir: &Path, tokenizer: &Tokenizer) -> Result<PaddingParams> {
     use serde_json::Value;
     let path = dir.join("tokenizer_config.json");
@@ -228,10 +237,9 @@ fn padding_from_config(dir: &Path, tokenizer: &Tokenizer) -> Result<PaddingParam
         Some(Value::Object(o)) => o.get("content").and_then(Value::as_str),
         _ => None,
     };
-    if let Some(pad) = pad {
-        let id = tokenizer
-            .token_to_id(pad)
-            .ok_or_else(|| Error::format(&path, format!("the pad_token {pad:?} is not in the vocabulary")))?;
+    // (A pad token outside the vocabulary keeps the default: texts that are never padded
+    // together, a decoder's prompts, must still load.)
+    if let Some((pad, id)) = pad.and_then(|pad| Some((pad, tokenizer.token_to_id(pad)?))) {
         padding.pad_id = id;
         padding.pad_token = pad.to_string();
     }

@@ -4,9 +4,9 @@
 use oxtorch_hf_import::{resolve_model, CrossEncoder, Error, Result};
 use oxtorch_tensor::DType;
 
-/// Scores `(query, passage)` for each passage with the cross-encoder `model` and prints
-/// `{"scores": [...]}` (one score per passage, or one list per passage for several labels) and
-/// `{"ranking": [...]}` (passage indices, best first, for one label).
+/// Scores `(query, passage)` for each passage with the cross-encoder `model` and prints one JSON
+/// object: `"scores"` (one score per passage, or one list per passage for several labels) and,
+/// for one label, `"ranking"` (passage indices, best first).
 pub fn run(model: &str, query: &str, passages: &[String], dtype: Option<DType>) -> Result<()> {
     if passages.is_empty() {
         return Err(Error::Input("rerank: give at least one passage".into()));

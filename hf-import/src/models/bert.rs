@@ -284,7 +284,8 @@ impl BertModel {
         if rows.is_empty() {
             return Ok(Tensor::zeros([b, s, hidden], (h.dtype(), self.device()))?);
         }
-        let index = Tensor::from_vec(index, [rows.iter().map(|r| r.1).sum::<usize>()])?.to(self.device())?;
+        let tokens = index.len();
+        let index = Tensor::from_vec(index, [tokens])?.to(self.device())?;
         let mut x = h.reshape([b * s, hidden])?.index_select(0, &index)?;
         for layer in &self.layers {
             x = layer.forward_packed(&x, &rows, self.cfg.heads, self.cfg.act)?;

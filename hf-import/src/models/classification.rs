@@ -149,7 +149,7 @@ impl SequenceClassifier {
         let types = if self.token_types { token_type_ids } else { None };
         let out =
             self.encoder.forward(input_ids, attention_mask, types, position_ids, output_hidden_states)?;
-        let logits = self.logits_of(&out.last_hidden_state)?;
+        let logits = self.logits_of(&out.last_hidden_state, out.pooler_output.as_ref())?;
         Ok((logits, out))
     }
 
@@ -165,28 +165,41 @@ impl SequenceClassifier {
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
         let types = if self.token_types { token_type_ids } else { None };
-        let first_kept = match attention_mask.dims() {
-            [_, s] if *s > 0 => {
-                attention_mask.narrow(1, 0, 1)?.ne(0)?.to_dtype(DType::I64)?.min()?.item::<i64>()? == 1
-            }
-            _ => false,
-        };
-        if self.encoder.device() == Device::Cpu && first_kept {
+        if self.encoder.device() == Device::Cpu {
             let ids = super::ids_as_i64("input_ids", input_ids)?;
-            let h = self.encoder.last_hidden_state_packed(&ids, attention_mask, types)?;
-            return self.logits_of(&h);
+            super::check_input_dtype("attention_mask", attention_mask)?;
+            if let Some(types) = types {
+                super::check_input_dtype("token_type_ids", types)?;
+            }
+            let first_kept = match attention_mask.dims() {
+                [b, s] if *b > 0 && *s > 0 => {
+                    let first = attention_mask.narrow(1, 0, 1)?.ne(0)?.to_dtype(DType::I64)?;
+                    first.to_vec::<i64>()?.iter().all(|&k| k != 0)
+                }
+                _ => false,
+            };
+            if first_kept {
+                let h = self.encoder.last_hidden_state_packed(&ids, attention_mask, types)?;
+                return self.logits_of(&h, None);
+            }
         }
         Ok(self.forward(input_ids, Some(attention_mask), types, None, false)?.0)
     }
 
-    /// The head on a last hidden state `[batch, seq, hidden]`: logits `[batch, num_labels]`.
-    fn logits_of(&self, last_hidden_state: &Tensor) -> Result<Tensor> {
+    /// The head on a last hidden state `[batch, seq, hidden]` (and BERT's pooler output, when
+    /// already computed): logits `[batch, num_labels]`.
+    fn logits_of(&self, last_hidden_state: &Tensor, pooled: Option<&Tensor>) -> Result<Tensor> {
         let first = || last_hidden_state.select(1, 0);
         Ok(match &self.head {
-            Head::Pooled { classifier } => {
-                let pooled = self.encoder.pooler_output(last_hidden_state)?.expect("checked when loaded");
-                classifier.forward(&pooled)?
-            }
+            Head::Pooled { classifier } => match pooled {
+                Some(p) => classifier.forward(p)?,
+                None => {
+                    let p = self.encoder.pooler_output(last_hidden_state)?.ok_or_else(|| {
+                        Error::Weight("this BERT classifier's encoder has no pooler to classify".into())
+                    })?;
+                    classifier.forward(&p)?
+                }
+            },
             Head::Roberta { dense, out_proj } => out_proj.forward(&dense.forward(&first()?)?.tanh()?)?,
             Head::Distil { pre_classifier, classifier } => {
                 classifier.forward(&pre_classifier.forward(&first()?)?.relu()?)?

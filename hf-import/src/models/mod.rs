@@ -403,11 +403,7 @@ impl AutoModel {
                 let ids = ids_as_i64("input_ids", input_ids)?;
                 check_input_dtype("attention_mask", attention_mask)?;
                 // DistilBERT has no token types (`last_hidden_state` ignores them too).
-                let types = match self {
-                    AutoModel::DistilBert(_) | AutoModel::DistilBertForMaskedLM(_) => None,
-                    AutoModel::SequenceClassifier(m) if !m.takes_token_types() => None,
-                    _ => token_type_ids,
-                };
+                let types = token_type_ids.filter(|_| self.input_names().contains(&"token_type_ids"));
                 if let Some(types) = types {
                     check_input_dtype("token_type_ids", types)?;
                 }

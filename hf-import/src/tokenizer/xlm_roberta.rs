@@ -184,5 +184,10 @@ mod tests {
             .collect();
         let tok = HfTokenizer::load(&dir, None).unwrap();
         check_batch("bert pairs", &tok.encode_pairs(&pairs).unwrap(), want);
+        // Room for a single text's two special tokens but not a pair's three: an error, not the
+        // tokenizers crate's unchecked subtraction.
+        let tight = HfTokenizer::load(&dir, Some(2)).unwrap();
+        let err = tight.encode_pairs(&pairs).unwrap_err().to_string();
+        assert!(err.contains("cannot hold the 3 special tokens each pair gets"), "{err}");
     }
 }
