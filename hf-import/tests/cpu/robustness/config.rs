@@ -1,0 +1,138 @@
+//! The `config.json` sweep: keys set to hostile values (nested ones too), keys removed, the
+//! file truncated, empty, not JSON, not an object, nested 5000 deep, a folder, unknown
+//! `model_type` or `architectures`.
+
+use super::*;
+
+/// Keys swept in every `config.json` that has them; others are sampled.
+const CORE_KEYS: &[&str] = &[
+    "num_hidden_layers",
+    "n_layers",
+    "vocab_size",
+    "max_position_embeddings",
+    "num_attention_heads",
+    "n_heads",
+];
+/// How many other numeric keys (nested ones included), and how many non-numeric ones, are swept
+/// per `config.json` (all of them with `ROBUSTNESS_FULL=1`).
+const SAMPLED_NUMERIC: usize = 2;
+const SAMPLED_OTHER: usize = 2;
+/// How many top-level keys are removed, one at a time, per `config.json`.
+const SAMPLED_REMOVED: usize = 3;
+/// The fixtures whose `config.json` is swept.
+const CONFIG_FIXTURES: &[&str] = &[
+    "llama",
+    "llama_tied",
+    "qwen2_yarn",
+    "phi3_longrope",
+    "gemma3",
+    "gemma3_mm",
+    "llama_dynamic",
+    "bert",
+    "roberta",
+    "distilbert_mlm",
+    "sentence_tiny",
+];
+
+/// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
+/// hostile value, keys removed, and the file broken.
+fn config_cases(json: &Value, bytes: &[u8], rng: &mut Rng) -> Vec<Case> {
+    let all = nodes(json, false);
+    let (numeric, other): (Vec<_>, Vec<_>) = all.into_iter().partition(|(_, v)| is_numeric(v));
+    // A core key at the top, or in a multimodal config's `text_config`.
+    let core = |p: &JsonPath| match p.split_last() {
+        Some((Seg::Key(k), above)) => {
+            CORE_KEYS.contains(&k.as_str())
+                && above.iter().all(|s| matches!(s, Seg::Key(t) if t == "text_config"))
+        }
+        _ => false,
+    };
+    let mut chosen: Vec<JsonPath> = numeric.iter().filter(|(p, _)| core(p)).map(|(p, _)| p.clone()).collect();
+    let rest: Vec<JsonPath> = numeric.iter().filter(|(p, _)| !core(p)).map(|(p, _)| p.clone()).collect();
+    let other: Vec<JsonPath> = other.into_iter().map(|(p, _)| p).collect();
+    let (n_numeric, n_other) =
+        if full() { (usize::MAX, usize::MAX) } else { (SAMPLED_NUMERIC, SAMPLED_OTHER) };
+    chosen.extend(rng.sample(&rest, n_numeric));
+    chosen.extend(rng.sample(&other, n_other));
+    let mut cases = Vec::new();
+    for path in &chosen {
+        let keys = path_keys(path);
+        for text in HOSTILE {
+            let mutated = with_value(json, path, hostile(text));
+            let label = format!("{}={text}", path_label(path));
+            cases.push(Case::write(label, "config.json", json_bytes(&mutated), &keys));
+        }
+    }
+    let top: Vec<JsonPath> =
+        json.as_object().into_iter().flatten().map(|(k, _)| vec![Seg::Key(k.clone())]).collect();
+    let n_removed = if full() { usize::MAX } else { SAMPLED_REMOVED };
+    for path in rng.sample(&top, n_removed) {
+        let label = format!("{} removed", path_label(&path));
+        cases.push(Case::write(label, "config.json", json_bytes(&without(json, &path)), &path_keys(&path)));
+    }
+    let set = |key: &str, v: Value| json_bytes(&with_value(json, &[Seg::Key(key.into())], v));
+    let encoder = matches!(json["model_type"].as_str(), Some("bert" | "roberta" | "distilbert"));
+    let other_family = if encoder { json!(["LlamaForCausalLM"]) } else { json!(["BertModel"]) };
+    let c = "config.json";
+    cases.extend([
+        Case::of("config.json removed", vec![Edit::Remove(c.into())], &[]),
+        Case::of("config.json a folder", vec![Edit::MakeDir(c.into())], &[]),
+        Case::write("config.json empty", c, Vec::new(), &[]),
+        Case::write("config.json truncated", c, half(bytes), &[]),
+        Case::write("config.json not JSON", c, b"{\"model_type\": llama".to_vec(), &[]),
+        Case::write("config.json a list", c, b"[]".to_vec(), &[]),
+        Case::write("config.json a number", c, b"5".to_vec(), &[]),
+        Case::write("config.json null", c, b"null".to_vec(), &[]),
+        Case::write("config.json an empty object", c, b"{}".to_vec(), &["model_type"]),
+        Case::write(
+            "config.json not UTF-8",
+            c,
+            [b"{\"a\": \"".as_slice(), &[0xFF, 0xFE], b"\"}"].concat(),
+            &[],
+        ),
+        Case::write("config.json after a BOM", c, ["\u{FEFF}".as_bytes(), bytes].concat(), &[]),
+        Case::write(
+            "config.json nested 5000 deep",
+            c,
+            format!("{{\"model_type\": \"llama\", \"rope_parameters\": {}}}", deep_nesting(5000)),
+            &[],
+        ),
+        Case::write("model_type unknown", c, set("model_type", json!("t5")), &["model_type"]),
+        Case::write(
+            "architectures unknown",
+            c,
+            set("architectures", json!(["FooForBar"])),
+            &["architecture"],
+        ),
+        Case::write(
+            "architectures a string",
+            c,
+            set("architectures", json!("LlamaForCausalLM")),
+            &["architecture"],
+        ),
+        Case::write("architectures [5]", c, set("architectures", json!([5])), &["architecture"]),
+        Case::write("architectures [\"\"]", c, set("architectures", json!([""])), &["architecture"]),
+        Case::write(
+            "architectures of another family",
+            c,
+            set("architectures", other_family),
+            &["architecture"],
+        ),
+    ]);
+    cases
+}
+
+#[test]
+fn corrupt_config_json_never_panics() {
+    let root = ScratchRoot::new("config");
+    let mut rng = Rng(SEED);
+    let mut s = Sweep::default();
+    for name in CONFIG_FIXTURES {
+        let mut sc = Scratch::fixture(&root, name);
+        baseline(&mut s, name, &sc.dir);
+        let bytes = sc.original("config.json");
+        let cases = config_cases(&original_json(&sc, "config.json"), &bytes, &mut rng);
+        sweep_cases(&mut s, &mut rng, &mut sc, name, cases);
+    }
+    s.finish("robustness config.json sweep", 2000);
+}
