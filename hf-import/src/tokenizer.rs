@@ -2,6 +2,7 @@
 
 mod bert;
 mod fast_load;
+mod folder;
 mod llama;
 mod xlm_roberta;
 
@@ -29,8 +30,8 @@ pub struct Batch {
 pub struct HfTokenizer {
     /// the pipeline, without padding (single texts are never padded)
     inner: Tokenizer,
-    /// how [`HfTokenizer::encode_batch`] pads: to the longest text, with the file's pad token and
-    /// side (`tokenizer_config.json`'s when the file sets none)
+    /// how [`HfTokenizer::encode_batch`] pads: to the longest text, with `tokenizer_config.json`'s
+    /// pad token and side, else the file's
     padding: PaddingParams,
 }
 
@@ -47,17 +48,18 @@ impl HfTokenizer {
     /// tokens when given.
     pub fn load(dir: &Path, max_length: Option<usize>) -> Result<Self> {
         let path = dir.join("tokenizer.json");
+        let folder = folder::Folder::read(dir)?;
         let mut inner = if path.is_file() {
             // As `Tokenizer::from_file`, only faster.
             let json = std::fs::read_to_string(&path).map_err(|e| Error::format(&path, e.to_string()))?;
             let mut inner =
                 fast_load::tokenizer_from_json(&json).map_err(|e| Error::format(&path, e.to_string()))?;
-            bert::rebuild_normalizer(dir, &mut inner)?;
-            llama::rebuild_pipeline(dir, &json, &mut inner)?;
-            xlm_roberta::rebuild_pipeline(dir, &mut inner)?;
+            bert::rebuild_normalizer(&folder, &mut inner)?;
+            llama::rebuild_pipeline(&folder, &json, &mut inner)?;
+            xlm_roberta::rebuild_pipeline(&folder, &mut inner)?;
             inner
         } else {
-            bert::from_vocab_txt(dir)?
+            bert::from_vocab_txt(&folder)?
                 .ok_or_else(|| Error::format(dir, "no tokenizer.json (nor a BERT tokenizer's vocab.txt)"))?
         };
         if let Some(p) = inner.get_post_processor() {
@@ -65,16 +67,7 @@ impl HfTokenizer {
             let value = serde_json::to_value(p).map_err(|e| Error::format(&path, e.to_string()))?;
             check_post_processor(&value).map_err(|e| Error::format(&path, e))?;
         }
-        // transformers' `padding=True`: to the longest text, whatever length or multiple the file
-        // pads to; a single text (`padding=False`) is not padded at all.
-        let padding = match inner.get_padding() {
-            Some(p) => PaddingParams {
-                strategy: PaddingStrategy::BatchLongest,
-                pad_to_multiple_of: None,
-                ..p.clone()
-            },
-            None => padding_from_config(dir, &inner)?,
-        };
+        let padding = padding(&folder, &mut inner)?;
         inner.with_padding(None);
         // The tokenizers crate subtracts the special tokens from the length unchecked.
         let added = inner.get_post_processor().map_or(0, |p| p.added_tokens(false));
@@ -92,7 +85,7 @@ impl HfTokenizer {
     /// Whether `dir` has no `tokenizer.json` but a `vocab.txt` that [`HfTokenizer::load`] reads as
     /// a BERT tokenizer's.
     pub fn bert_vocab_folder(dir: &Path) -> Result<bool> {
-        Ok(!dir.join("tokenizer.json").is_file() && bert::is_vocab_folder(dir)?)
+        Ok(!dir.join("tokenizer.json").is_file() && bert::is_vocab_folder(&folder::Folder::read(dir)?)?)
     }
 
     /// Lowercases texts before the file's own normalizer runs (sentence-transformers'
@@ -224,35 +217,45 @@ fn check_post_processor(post_processor: &serde_json::Value) -> std::result::Resu
     check(post_processor)
 }
 
-/// How a tokenizer whose file sets no padding pads, as transformers does: with the
-/// `pad_token` of `tokenizer_config.json` (a string or `{"content": ...}`; id 0 without one or
-/// when the vocabulary lacks it) on its `padding_side` (right by default).
-fn padding_from_config(dir: &Path, tokenizer: &Tokenizer) -> Result<PaddingParams> {
+/// How transformers pads a batch (`padding=True`): to its longest text, whatever length or
+/// multiple the file pads to (a single text, `padding=False`, is not padded at all); with
+/// `tokenizer_config.json`'s `pad_token` and `padding_side` where it sets them, else the file's
+/// (else id 0 on the right). A `pad_token` outside the vocabulary is added to it as a special
+/// token, as transformers adds it (texts that hold it then tokenize it as one token).
+fn padding(folder: &folder::Folder, tokenizer: &mut Tokenizer) -> Result<PaddingParams> {
     use serde_json::Value;
-    let path = dir.join("tokenizer_config.json");
-    let config = bert::read_json(&path)?.unwrap_or(Value::Null);
-    let mut padding = PaddingParams::default();
-    let pad = match config.get("pad_token") {
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(Value::Object(o)) => o.get("content").and_then(Value::as_str),
-        _ => None,
-    };
-    // (A pad token outside the vocabulary keeps the default: texts that are never padded
-    // together, a decoder's prompts, must still load.)
-    if let Some((pad, id)) = pad.and_then(|pad| Some((pad, tokenizer.token_to_id(pad)?))) {
+    let mut padding = tokenizer.get_padding().cloned().unwrap_or_default();
+    padding.strategy = PaddingStrategy::BatchLongest;
+    padding.pad_to_multiple_of = None;
+    if let Some(pad) = folder.token("pad_token")? {
+        let id = match tokenizer.token_to_id(pad) {
+            Some(id) => id,
+            None => {
+                tokenizer.add_special_tokens(&[tokenizers::AddedToken::from(pad.to_string(), true)]);
+                tokenizer.token_to_id(pad).ok_or_else(|| {
+                    Error::format(
+                        &folder.config_path,
+                        format!("cannot add the pad_token {pad:?} to the vocabulary"),
+                    )
+                })?
+            }
+        };
         padding.pad_id = id;
         padding.pad_token = pad.to_string();
     }
-    padding.direction = match config.get("padding_side").and_then(Value::as_str) {
-        None | Some("right") => tokenizers::PaddingDirection::Right,
-        Some("left") => tokenizers::PaddingDirection::Left,
+    match folder.config.get("padding_side") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(side)) if side == "right" => {
+            padding.direction = tokenizers::PaddingDirection::Right
+        }
+        Some(Value::String(side)) if side == "left" => padding.direction = tokenizers::PaddingDirection::Left,
         Some(other) => {
             return Err(Error::format(
-                &path,
-                format!("padding_side must be \"left\" or \"right\", got {other:?}"),
+                &folder.config_path,
+                format!("padding_side must be \"left\" or \"right\", got {other}"),
             ))
         }
-    };
+    }
     Ok(padding)
 }
 
@@ -307,6 +310,53 @@ mod padding_tests {
         assert_eq!(batch.attention_mask.to_vec2::<i64>().unwrap()[0], [1, 1, 1, 1, 1, 1, 1, 1, 0, 0]);
         let batch = tok.encode_batch(&["ab", "The"]).unwrap();
         assert_eq!(batch.input_ids.to_vec2::<i64>().unwrap(), [vec![2, 28, 101, 3], vec![2, 227, 3, 0]]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// `tokenizer.json`'s padding section against `tokenizer_config.json`'s `pad_token` and
+    /// `padding_side` (the config wins, the file applies where it is silent, a pad token outside
+    /// the vocabulary is added to it): batches and a text holding the pad token's string as
+    /// transformers 5.24 gives them (`make_padding_golden.py`).
+    #[test]
+    fn padding_follows_tokenizer_config_over_the_file() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let golden: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(fixtures.join("tokenizer_padding_expected.json")).unwrap(),
+        )
+        .unwrap();
+        let source: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(fixtures.join(golden["source"].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        let texts: Vec<&str> =
+            golden["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        let rows = |v: &serde_json::Value| -> Vec<Vec<i64>> { serde_json::from_value(v.clone()).unwrap() };
+        for (name, case) in golden["cases"].as_object().unwrap() {
+            let dir = std::env::temp_dir().join(format!("oxtorch-padding-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut file = source.clone();
+            file["padding"] = case["file_padding"].clone();
+            std::fs::write(dir.join("tokenizer.json"), file.to_string()).unwrap();
+            std::fs::write(dir.join("tokenizer_config.json"), case["tokenizer_config"].to_string()).unwrap();
+            let tok = HfTokenizer::load(&dir, None).unwrap();
+            let batch = tok.encode_batch(&texts).unwrap();
+            assert_eq!(batch.input_ids.to_vec2::<i64>().unwrap(), rows(&case["input_ids"]), "{name}");
+            assert_eq!(
+                batch.attention_mask.to_vec2::<i64>().unwrap(),
+                rows(&case["attention_mask"]),
+                "{name}"
+            );
+            let want: Vec<u32> = serde_json::from_value(case["pad_text_ids"].clone()).unwrap();
+            assert_eq!(tok.encode(case["pad_text"].as_str().unwrap(), true).unwrap(), want, "{name}");
+            std::fs::remove_dir_all(&dir).ok();
+        }
+        // A padding side transformers does not know is an error naming the file.
+        let dir = std::env::temp_dir().join(format!("oxtorch-padding-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("tokenizer.json"), source.to_string()).unwrap();
+        std::fs::write(dir.join("tokenizer_config.json"), r#"{"padding_side": "up"}"#).unwrap();
+        let err = HfTokenizer::load(&dir, None).unwrap_err().to_string();
+        assert!(err.contains("tokenizer_config.json") && err.contains("padding_side"), "{err}");
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -3,8 +3,6 @@
 //! `do_lower_case` is false, `strip_accents`, `tokenize_chinese_chars`; and its decoder is always
 //! WordPiece's (joining `##` pieces, tidying the spaces before punctuation).
 
-use std::path::Path;
-
 use serde_json::Value;
 use tokenizers::decoders::wordpiece::WordPiece;
 use tokenizers::decoders::DecoderWrapper;
@@ -12,6 +10,7 @@ use tokenizers::models::ModelWrapper;
 use tokenizers::normalizers::{BertNormalizer, NormalizerWrapper};
 use tokenizers::Tokenizer;
 
+use super::folder::Folder;
 use crate::error::{Error, Result};
 
 /// The tokenizer classes built as `BertTokenizer` (their normalizer from the config).
@@ -21,47 +20,31 @@ const BERT_CLASSES: &[&str] =
 /// The model types whose tokenizer is a `BertTokenizer` when `tokenizer_config.json` names none.
 const BERT_MODEL_TYPES: &[&str] = &["bert", "distilbert"];
 
-/// Reads a JSON object file, `None` when absent.
-pub(super) fn read_json(path: &Path) -> Result<Option<Value>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| Error::format(path, e.to_string())),
-        Err(_) => Ok(None),
-    }
-}
-
-/// Whether `dir` holds a tokenizer transformers builds as `BertTokenizer`: `tokenizer_config.json`'s
-/// `tokenizer_class` names it, or (without one) `config.json`'s `model_type` is BERT's.
-fn is_bert_folder(dir: &Path, config: &Value) -> Result<bool> {
-    Ok(match config.get("tokenizer_class").and_then(Value::as_str) {
+/// Whether `folder` holds a tokenizer transformers builds as `BertTokenizer`:
+/// `tokenizer_config.json`'s `tokenizer_class` names it, or (without one) `config.json`'s
+/// `model_type` is BERT's.
+fn is_bert_folder(folder: &Folder) -> Result<bool> {
+    Ok(match folder.class() {
         Some(class) => BERT_CLASSES.contains(&class),
-        None => read_json(&dir.join("config.json"))?
-            .and_then(|c| c.get("model_type").and_then(Value::as_str).map(str::to_owned))
-            .is_some_and(|t| BERT_MODEL_TYPES.contains(&t.as_str())),
+        None => folder.model_type()?.is_some_and(|t| BERT_MODEL_TYPES.contains(&t)),
     })
 }
 
-/// Whether `dir` has a `vocab.txt` of a BERT tokenizer ([`from_vocab_txt`] builds one).
-pub(super) fn is_vocab_folder(dir: &Path) -> Result<bool> {
-    if !dir.join("vocab.txt").is_file() {
-        return Ok(false);
-    }
-    let config = read_json(&dir.join("tokenizer_config.json"))?.unwrap_or(Value::Null);
-    is_bert_folder(dir, &config)
+/// Whether `folder` has a `vocab.txt` of a BERT tokenizer ([`from_vocab_txt`] builds one).
+pub(super) fn is_vocab_folder(folder: &Folder) -> Result<bool> {
+    Ok(folder.dir.join("vocab.txt").is_file() && is_bert_folder(folder)?)
 }
 
 /// A BERT tokenizer built from `vocab.txt` (one token per line, ids in order) and
 /// `tokenizer_config.json`, as transformers 5's `BertTokenizer` does for a folder without
 /// `tokenizer.json`: WordPiece, the config's normalizer, `[CLS] A [SEP] (B [SEP])` with the
 /// config's special tokens. `None` when the folder is not a BERT tokenizer's or has no vocab.txt.
-pub(super) fn from_vocab_txt(dir: &Path) -> Result<Option<Tokenizer>> {
-    let vocab_path = dir.join("vocab.txt");
-    if !vocab_path.is_file() {
+pub(super) fn from_vocab_txt(folder: &Folder) -> Result<Option<Tokenizer>> {
+    let vocab_path = folder.dir.join("vocab.txt");
+    if !vocab_path.is_file() || !is_bert_folder(folder)? {
         return Ok(None);
     }
-    let config = read_json(&dir.join("tokenizer_config.json"))?.unwrap_or(Value::Null);
-    if !is_bert_folder(dir, &config)? {
-        return Ok(None);
-    }
+    let config = &folder.config;
     let bad = |e: tokenizers::Error| Error::format(&vocab_path, e.to_string());
     let vocab_file = vocab_path.to_str().ok_or_else(|| Error::format(&vocab_path, "not a UTF-8 path"))?;
     let vocab = tokenizers::models::wordpiece::WordPiece::read_file(vocab_file).map_err(bad)?;
@@ -98,7 +81,7 @@ pub(super) fn from_vocab_txt(dir: &Path) -> Result<Option<Tokenizer>> {
         .collect();
     tokenizer.add_special_tokens(&specials);
     tokenizer.with_padding(Some(tokenizers::PaddingParams { pad_id, pad_token: pad, ..Default::default() }));
-    rebuild_normalizer(dir, &mut tokenizer)?;
+    rebuild_normalizer(folder, &mut tokenizer)?;
     Ok(Some(tokenizer))
 }
 
@@ -107,22 +90,11 @@ pub(super) fn from_vocab_txt(dir: &Path) -> Result<Option<Tokenizer>> {
 /// `BertNormalizer(clean_text, handle_chinese_chars = tokenize_chinese_chars (true), strip_accents,
 /// lowercase = do_lower_case (true))` from `tokenizer_config.json`. The class is the config's
 /// `tokenizer_class`, else the one of `config.json`'s `model_type`.
-pub(super) fn rebuild_normalizer(dir: &Path, tokenizer: &mut Tokenizer) -> Result<()> {
-    if !matches!(tokenizer.get_model(), ModelWrapper::WordPiece(_)) {
+pub(super) fn rebuild_normalizer(folder: &Folder, tokenizer: &mut Tokenizer) -> Result<()> {
+    if !matches!(tokenizer.get_model(), ModelWrapper::WordPiece(_)) || !is_bert_folder(folder)? {
         return Ok(());
     }
-    let config_path = dir.join("tokenizer_config.json");
-    let config = read_json(&config_path)?.unwrap_or(Value::Null);
-    if !is_bert_folder(dir, &config)? {
-        return Ok(());
-    }
-    let flag = |key: &str| -> Result<Option<bool>> {
-        match config.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(v) => Err(Error::format(&config_path, format!("\"{key}\" must be a boolean, got {v}"))),
-        }
-    };
+    let flag = |key: &str| folder.flag(key);
     let normalizer = BertNormalizer::new(
         true,
         flag("tokenize_chinese_chars")?.unwrap_or(true),

@@ -4,9 +4,6 @@
 //! `add_prefix_space: false`), and the SentencePiece decoder. Older files prepend `▁` in the
 //! normalizer, to every piece: `[INST] Hi` then tokenizes differently (chat templates do this).
 
-use std::path::Path;
-
-use serde_json::Value;
 use tokenizers::decoders::byte_fallback::ByteFallback;
 use tokenizers::decoders::fuse::Fuse;
 use tokenizers::decoders::sequence::Sequence;
@@ -18,7 +15,7 @@ use tokenizers::pre_tokenizers::metaspace::{Metaspace, PrependScheme};
 use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::Tokenizer;
 
-use super::bert::read_json;
+use super::folder::Folder;
 use crate::error::{Error, Result};
 
 /// The tokenizer classes built as `LlamaTokenizer`.
@@ -32,15 +29,10 @@ const LLAMA_MODEL_TYPES: &[&str] = &["llama"];
 /// module docs), from `tokenizer_config.json`'s `legacy` (default false) and `add_prefix_space`
 /// (default true). As transformers' `AutoTokenizer`: only when `tokenizer_class` is Llama's, the
 /// model type (if any) is `llama`, and the file (`json`) is not a byte-level one.
-pub(super) fn rebuild_pipeline(dir: &Path, json: &str, tokenizer: &mut Tokenizer) -> Result<()> {
+pub(super) fn rebuild_pipeline(folder: &Folder, json: &str, tokenizer: &mut Tokenizer) -> Result<()> {
     let ModelWrapper::BPE(bpe) = tokenizer.get_model() else { return Ok(()) };
-    let config_path = dir.join("tokenizer_config.json");
-    let config = read_json(&config_path)?.unwrap_or(Value::Null);
-    let class = config.get("tokenizer_class").and_then(Value::as_str);
-    let model_type = read_json(&dir.join("config.json"))?
-        .and_then(|c| c.get("model_type").and_then(Value::as_str).map(str::to_owned));
-    let is_llama = class.is_some_and(|c| LLAMA_CLASSES.contains(&c))
-        && model_type.is_none_or(|t| LLAMA_MODEL_TYPES.contains(&t.as_str()))
+    let is_llama = folder.class().is_some_and(|c| LLAMA_CLASSES.contains(&c))
+        && folder.model_type()?.is_none_or(|t| LLAMA_MODEL_TYPES.contains(&t))
         && !json.contains("ByteLevel");
     if !is_llama {
         return Ok(());
@@ -54,13 +46,7 @@ pub(super) fn rebuild_pipeline(dir: &Path, json: &str, tokenizer: &mut Tokenizer
         bpe.dropout = None;
         tokenizer.with_model(ModelWrapper::BPE(bpe));
     }
-    let flag = |key: &str| -> Result<Option<bool>> {
-        match config.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(v) => Err(Error::format(&config_path, format!("\"{key}\" must be a boolean, got {v}"))),
-        }
-    };
+    let flag = |key: &str| folder.flag(key);
     let add_prefix_space = flag("add_prefix_space")?.unwrap_or(true);
     let legacy = flag("legacy")?.unwrap_or(false);
     let scheme = match (add_prefix_space, legacy) {
@@ -70,7 +56,7 @@ pub(super) fn rebuild_pipeline(dir: &Path, json: &str, tokenizer: &mut Tokenizer
     };
     tokenizer.with_normalizer(None::<tokenizers::NormalizerWrapper>);
     tokenizer.with_pre_tokenizer(Some(PreTokenizerWrapper::Metaspace(Metaspace::new('▁', scheme, false))));
-    let bad = |e: tokenizers::Error| Error::format(&config_path, e.to_string());
+    let bad = |e: tokenizers::Error| Error::format(&folder.config_path, e.to_string());
     let mut steps = vec![
         DecoderWrapper::Replace(Replace::new("▁", " ").map_err(bad)?),
         DecoderWrapper::ByteFallback(ByteFallback::new()),

@@ -6,9 +6,6 @@
 //! word unless `add_prefix_space` is false, and texts are framed as `<s> A </s>` and
 //! `<s> A </s> </s> B </s>` with the config's `bos_token` and `eos_token`.
 
-use std::path::Path;
-
-use serde_json::Value;
 use tokenizers::decoders::DecoderWrapper;
 use tokenizers::models::ModelWrapper;
 use tokenizers::normalizers::NormalizerWrapper;
@@ -19,7 +16,7 @@ use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::processors::template::TemplateProcessing;
 use tokenizers::Tokenizer;
 
-use super::bert::read_json;
+use super::folder::Folder;
 use crate::error::{Error, Result};
 
 /// The tokenizer classes built as `XLMRobertaTokenizer`.
@@ -33,31 +30,18 @@ const XLMR_MODEL_TYPES: &[&str] =
 /// Gives a Unigram tokenizer of an XLM-RoBERTa-tokenizer folder the pipeline transformers 5
 /// builds (see the module docs): when `tokenizer_config.json`'s `tokenizer_class` is XLM-R's, or
 /// it names none and `config.json`'s `model_type` is one of [`XLMR_MODEL_TYPES`].
-pub(super) fn rebuild_pipeline(dir: &Path, tokenizer: &mut Tokenizer) -> Result<()> {
+pub(super) fn rebuild_pipeline(folder: &Folder, tokenizer: &mut Tokenizer) -> Result<()> {
     if !matches!(tokenizer.get_model(), ModelWrapper::Unigram(_)) {
         return Ok(());
     }
-    let config_path = dir.join("tokenizer_config.json");
-    let config = read_json(&config_path)?.unwrap_or(Value::Null);
-    let is_xlmr = match config.get("tokenizer_class").and_then(Value::as_str) {
+    let is_xlmr = match folder.class() {
         Some(class) => XLMR_CLASSES.contains(&class),
-        None => read_json(&dir.join("config.json"))?
-            .and_then(|c| c.get("model_type").and_then(Value::as_str).map(str::to_owned))
-            .is_some_and(|t| XLMR_MODEL_TYPES.contains(&t.as_str())),
+        None => folder.model_type()?.is_some_and(|t| XLMR_MODEL_TYPES.contains(&t)),
     };
     if !is_xlmr {
         return Ok(());
     }
-    let add_prefix_space = match config.get("add_prefix_space") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
-        Some(v) => {
-            return Err(Error::format(
-                &config_path,
-                format!("\"add_prefix_space\" must be a boolean, got {v}"),
-            ))
-        }
-    };
+    let add_prefix_space = folder.flag("add_prefix_space")?.unwrap_or(true);
     let scheme = if add_prefix_space { PrependScheme::Always } else { PrependScheme::Never };
     let precompiled = match tokenizer.get_normalizer() {
         Some(n @ NormalizerWrapper::Precompiled(_)) => Some(n.clone()),
@@ -75,16 +59,9 @@ pub(super) fn rebuild_pipeline(dir: &Path, tokenizer: &mut Tokenizer) -> Result<
     tokenizer.with_decoder(Some(DecoderWrapper::Metaspace(Metaspace::new('▁', scheme, true))));
     // The special tokens are strings or `AddedToken` objects (`{"content": ...}`).
     let token = |key: &str, default: &str| -> Result<(String, u32)> {
-        let name = match config.get(key) {
-            None | Some(Value::Null) => default,
-            Some(Value::String(s)) => s.as_str(),
-            Some(Value::Object(o)) => o.get("content").and_then(Value::as_str).unwrap_or(default),
-            Some(v) => {
-                return Err(Error::format(&config_path, format!("\"{key}\" must be a token, got {v}")))
-            }
-        };
+        let name = folder.token(key)?.unwrap_or(default);
         let id = tokenizer.token_to_id(name).ok_or_else(|| {
-            Error::format(&config_path, format!("the {key} {name:?} is not in the vocabulary"))
+            Error::format(&folder.config_path, format!("the {key} {name:?} is not in the vocabulary"))
         })?;
         Ok((name.to_string(), id))
     };
@@ -92,10 +69,10 @@ pub(super) fn rebuild_pipeline(dir: &Path, tokenizer: &mut Tokenizer) -> Result<
     let template = TemplateProcessing::builder()
         .try_single(format!("{}:0 $A:0 {}:0", bos.0, eos.0))
         .and_then(|b| b.try_pair(format!("{0}:0 $A:0 {1}:0 {1}:0 $B:0 {1}:0", bos.0, eos.0)))
-        .map_err(|e| Error::format(&config_path, e.to_string()))?
+        .map_err(|e| Error::format(&folder.config_path, e.to_string()))?
         .special_tokens(vec![bos, eos])
         .build()
-        .map_err(|e| Error::format(&config_path, e.to_string()))?;
+        .map_err(|e| Error::format(&folder.config_path, e.to_string()))?;
     tokenizer.with_post_processor(Some(template));
     Ok(())
 }

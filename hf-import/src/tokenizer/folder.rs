@@ -1,0 +1,79 @@
+//! The files of a tokenizer folder that shape its pipeline besides `tokenizer.json`:
+//! `tokenizer_config.json` (read once per load) and `config.json`'s `model_type` (read when a
+//! rebuild first asks for it).
+
+use std::cell::OnceCell;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// A tokenizer folder's settings, as the pipeline rebuilds and the padding read them.
+pub(super) struct Folder<'a> {
+    /// the folder
+    pub dir: &'a Path,
+    /// `dir/tokenizer_config.json`, named by the errors about its values
+    pub config_path: PathBuf,
+    /// its contents (`Null` when the folder has none)
+    pub config: Value,
+    /// `config.json`'s `model_type`, once read
+    model_type: OnceCell<Option<String>>,
+}
+
+impl<'a> Folder<'a> {
+    /// Reads `dir/tokenizer_config.json` (an error when it is not JSON).
+    pub fn read(dir: &'a Path) -> Result<Self> {
+        let config_path = dir.join("tokenizer_config.json");
+        let config = read_json(&config_path)?.unwrap_or(Value::Null);
+        Ok(Folder { dir, config_path, config, model_type: OnceCell::new() })
+    }
+
+    /// `tokenizer_config.json`'s `tokenizer_class`.
+    pub fn class(&self) -> Option<&str> {
+        self.config.get("tokenizer_class").and_then(Value::as_str)
+    }
+
+    /// `config.json`'s `model_type`, `None` without one (or without the file).
+    pub fn model_type(&self) -> Result<Option<&str>> {
+        if self.model_type.get().is_none() {
+            let model_type = read_json(&self.dir.join("config.json"))?
+                .and_then(|c| c.get("model_type").and_then(Value::as_str).map(str::to_owned));
+            // (Set once: the cell was empty just above and nothing else fills it.)
+            let _ = self.model_type.set(model_type);
+        }
+        Ok(self.model_type.get().and_then(Option::as_deref))
+    }
+
+    /// A boolean setting of `tokenizer_config.json`: `None` when absent or null, an error naming
+    /// the file when it is not a boolean.
+    pub fn flag(&self, key: &str) -> Result<Option<bool>> {
+        match self.config.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(Error::format(&self.config_path, format!("\"{key}\" must be a boolean, got {v}"))),
+        }
+    }
+
+    /// A special token of `tokenizer_config.json` (`pad_token`, `bos_token`, ...): a string or an
+    /// `AddedToken` object's `content`; `None` when absent or null, an error for anything else.
+    pub fn token(&self, key: &str) -> Result<Option<&str>> {
+        match self.config.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(Value::Object(o)) => match o.get("content") {
+                Some(Value::String(s)) => Ok(Some(s)),
+                _ => Err(Error::format(&self.config_path, format!("\"{key}\" has no \"content\" string"))),
+            },
+            Some(v) => Err(Error::format(&self.config_path, format!("\"{key}\" must be a token, got {v}"))),
+        }
+    }
+}
+
+/// Reads a JSON file, `None` when absent.
+pub(super) fn read_json(path: &Path) -> Result<Option<Value>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| Error::format(path, e.to_string())),
+        Err(_) => Ok(None),
+    }
+}
