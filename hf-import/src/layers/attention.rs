@@ -208,13 +208,53 @@ impl SelfAttention {
         mask: Option<&Tensor>,
         cache: Option<&mut LayerCache>,
     ) -> Result<Tensor> {
+        let (q, k, v) = self.project(x, cos, sin)?;
+        let (k, v) = match cache {
+            Some(cache) => cache.update(k, v)?,
+            None => (k, v),
+        };
+        let out = eager_attention(&q, &k, &v, mask, self.cfg.scale, self.cfg.softcap)?;
+        self.output(&out.transpose(1, 2)?)
+    }
+
+    /// [`SelfAttention::forward`] of several sequences' tokens packed into one `x`
+    /// `[1, tokens, hidden]` (`cos`/`sin` at each token's own position), without a cache: the
+    /// projections run once over all tokens, attention per sequence over its own tokens. `rows`
+    /// gives each sequence's `(first token, token count)` in `x`, `masks` its additive mask
+    /// `[1, 1, count, count]`.
+    pub fn forward_packed(
+        &self,
+        x: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        rows: &[(usize, usize)],
+        masks: &[Tensor],
+    ) -> Result<Tensor> {
+        let (q, k, v) = self.project(x, cos, sin)?;
+        let c = &self.cfg;
+        let parts = rows
+            .iter()
+            .zip(masks)
+            .map(|(&(start, n), mask)| {
+                let row = |t: &Tensor| t.narrow(2, start as isize, n);
+                let out = eager_attention(&row(&q)?, &row(&k)?, &row(&v)?, Some(mask), c.scale, c.softcap)?;
+                // `[1, tokens, heads, head_dim]`, a view: the concatenation below is the one copy.
+                Ok(out.transpose(1, 2)?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.output(&Tensor::cat(&parts.iter().collect::<Vec<_>>(), 1)?)
+    }
+
+    /// q, k and v of `x` `[batch, seq, hidden]` as `[batch, heads, seq, head_dim]`, q and k normed
+    /// (when the layer has q/k norms) and rotated.
+    fn project(&self, x: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
         let (b, s) = (x.dims()[0], x.dims()[1]);
         let c = &self.cfg;
         let (qd, kvd) = (c.heads * c.head_dim, c.kv_heads * c.head_dim);
         let heads = |t: &Tensor, n: usize| -> Result<Tensor> {
             Ok(t.reshape([b, s, n, c.head_dim])?.transpose(1, 2)?)
         };
-        let (q, k, v) = match (&self.qkv, &self.q_norm) {
+        Ok(match (&self.qkv, &self.q_norm) {
             (Qkv::Fused(l), None) => {
                 // q and k are neighbours in the fused output: one rotary pass over both.
                 let all = l.forward(x)?;
@@ -242,13 +282,12 @@ impl SelfAttention {
                 let k = apply_rotary(&k.transpose(1, 2)?, cos, sin)?;
                 (q, k, heads(&v, c.kv_heads)?)
             }
-        };
-        let (k, v) = match cache {
-            Some(cache) => cache.update(k, v)?,
-            None => (k, v),
-        };
-        let out = eager_attention(&q, &k, &v, mask, c.scale, c.softcap)?;
-        let out = out.transpose(1, 2)?.reshape([b, s, c.heads * c.head_dim])?;
-        self.o.forward(&out)
+        })
+    }
+
+    /// The output projection of the attention `out` `[batch, seq, heads, head_dim]`.
+    fn output(&self, out: &Tensor) -> Result<Tensor> {
+        let (b, s) = (out.dims()[0], out.dims()[1]);
+        self.o.forward(&out.reshape([b, s, self.cfg.heads * self.cfg.head_dim])?)
     }
 }

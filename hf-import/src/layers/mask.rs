@@ -56,3 +56,29 @@ pub fn causal_mask(
     let zeros = Tensor::zeros(blocked.dims().to_vec(), (dtype, device))?;
     Ok(blocked.where_self(lowest(dtype), &zeros)?)
 }
+
+/// `[1, 1, n, n]` for one sequence of a packed batch whose `n` tokens sat at `positions` (increasing)
+/// of its padded row: token `i` sees token `j` when `positions[j] <= positions[i]` and, with a
+/// sliding window, `positions[j] > positions[i] - window` ([`causal_mask`]'s rule on the padded
+/// row, its padding left out). Made on `device`.
+pub fn packed_causal_mask(
+    positions: &[usize],
+    window: Option<usize>,
+    dtype: DType,
+    device: Device,
+) -> Result<Tensor> {
+    let n = positions.len();
+    let blocked = lowest(dtype);
+    let mut mask = Vec::with_capacity(n * n);
+    for &q in positions {
+        mask.extend(positions.iter().map(|&k| {
+            let seen = k <= q && window.is_none_or(|w| k + w > q);
+            if seen {
+                0.0
+            } else {
+                blocked
+            }
+        }));
+    }
+    Ok(Tensor::from_vec(mask, [1, 1, n, n])?.to_dtype(dtype)?.to(device)?)
+}

@@ -378,20 +378,16 @@ impl AutoModel {
                 let types = if m.takes_token_types() { types } else { None };
                 m.encoder.forward(&ids, mask, types, None, false)?
             }
-            _ => {
-                let lm = self.causal_lm().expect("decoder variants");
-                let mut out = lm.forward(&ids, mask, None, None, true)?;
-                return out.hidden_states.pop().ok_or_else(|| Error::Input("model has no layers".into()));
-            }
+            _ => return self.causal_lm().expect("decoder variants").last_hidden_state(&ids, mask, None),
         };
         Ok(enc.last_hidden_state)
     }
 
     /// The last hidden state `[batch, seq, hidden]` where pooling reads it: at the tokens
-    /// `attention_mask` keeps. BERT-style encoders (BERT, RoBERTa, DistilBERT) on the CPU compute
-    /// it without the padding ([`BertModel::last_hidden_state_packed`]: the same values at kept
-    /// tokens, zeros at padded ones); other models and devices give
-    /// [`AutoModel::last_hidden_state`].
+    /// `attention_mask` keeps. On the CPU, BERT-style encoders (BERT, RoBERTa, XLM-R, DistilBERT)
+    /// and the decoders compute it without the padding ([`BertModel::last_hidden_state_packed`],
+    /// [`CausalLm::last_hidden_state_packed`]: the same values at kept tokens, zeros at padded
+    /// ones); other devices give [`AutoModel::last_hidden_state`].
     pub fn last_hidden_state_at_tokens(
         &self,
         input_ids: &Tensor,
@@ -408,6 +404,11 @@ impl AutoModel {
                     check_input_dtype("token_type_ids", types)?;
                 }
                 bert.last_hidden_state_packed(&ids, attention_mask, types)
+            }
+            None if self.causal_lm().is_some_and(|lm| lm.device() == Device::Cpu) => {
+                let ids = ids_as_i64("input_ids", input_ids)?;
+                check_input_dtype("attention_mask", attention_mask)?;
+                self.causal_lm().expect("a decoder").last_hidden_state_packed(&ids, attention_mask)
             }
             _ => self.last_hidden_state(input_ids, Some(attention_mask), token_type_ids),
         }

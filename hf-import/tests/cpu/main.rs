@@ -11,6 +11,7 @@ mod cli;
 mod cross_encoder;
 mod families;
 mod generate;
+mod packed_decoder;
 mod packed_encoder;
 mod pytorch_checkpoints;
 mod robustness;

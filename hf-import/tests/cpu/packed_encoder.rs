@@ -10,14 +10,14 @@ use oxtorch_hf_import::{AutoModel, Config, Weights};
 use oxtorch_tensor::{DType, Tensor};
 
 /// Token ids `[rows, seq]` below the tiny fixtures' vocabulary of 100, none of them a pad id.
-fn ids(rows: usize, seq: usize) -> Tensor {
+pub(crate) fn ids(rows: usize, seq: usize) -> Tensor {
     let data: Vec<i64> = (0..rows * seq).map(|i| 2 + (i as i64 * 37 + 11) % 97).collect();
     Tensor::from_vec(data, [rows, seq]).unwrap()
 }
 
 /// Compares the packed hidden state with the full forward's at kept positions (within `atol`) and
 /// checks zeros at the others; returns the largest difference.
-fn check(model: &AutoModel, mask: &[i64], rows: usize, seq: usize, types: bool, atol: f32) -> f32 {
+pub(crate) fn check(model: &AutoModel, mask: &[i64], rows: usize, seq: usize, types: bool, atol: f32) -> f32 {
     let input_ids = ids(rows, seq);
     let attention_mask = Tensor::from_vec(mask.to_vec(), [rows, seq]).unwrap();
     let token_types = types
@@ -46,20 +46,20 @@ fn check(model: &AutoModel, mask: &[i64], rows: usize, seq: usize, types: bool, 
             }
         }
     }
-    assert!(wrong.is_empty(), "packed encoder differs from the padded forward:\n{}", wrong.join("\n"));
+    assert!(wrong.is_empty(), "the packed forward differs from the padded one:\n{}", wrong.join("\n"));
     worst
 }
 
-const SEQ: usize = 9;
+pub(crate) const SEQ: usize = 9;
 /// Right padding, left padding, holes, everything kept.
-const MASKS: [[i64; SEQ]; 4] = [
+pub(crate) const MASKS: [[i64; SEQ]; 4] = [
     [1, 1, 1, 1, 1, 0, 0, 0, 0],
     [0, 0, 0, 0, 0, 1, 1, 1, 1],
     [1, 0, 1, 1, 0, 1, 0, 0, 1],
     [1, 1, 1, 1, 1, 1, 1, 1, 1],
 ];
 
-fn load(name: &str, dtype: Option<DType>) -> AutoModel {
+pub(crate) fn load(name: &str, dtype: Option<DType>) -> AutoModel {
     let dir = fixture(name);
     AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, dtype).unwrap()).unwrap()
 }
