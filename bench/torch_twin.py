@@ -1,7 +1,7 @@
 """PyTorch twins of oxtorch-bench cases that ../shared/bench/torch_baseline.py does not have.
 Same JSON lines, case names, units and work as `cargo run --release -p oxtorch-bench -- CASE`.
 Run with the reference venv: `$REFENV/bin/python bench/torch_twin.py [conv2d] [gemm_f16] [half_elementwise]
-[minilm_encode]` (all by default)."""
+[minilm_encode] [llama_embed]` (all by default)."""
 import importlib.util, json, os, statistics, sys, time
 from pathlib import Path
 import torch
@@ -64,7 +64,30 @@ def minilm_encode():
         t = timeit(lambda: model.encode(sents, batch_size=32), reps=5)
     emit("minilm_encode_b32", 32 / t, "sentences/s")
 
+def embed_batch():
+    """The batch of `llama110m_embed_b32`: 32 rows of 16 to 128 tokens, left-padded to the longest."""
+    lengths = [16 + (i * 37) % 113 for i in range(32)]
+    s = max(lengths)
+    ids = torch.zeros(32, s, dtype=torch.long); mask = torch.zeros(32, s, dtype=torch.long)
+    for i, n in enumerate(lengths):
+        ids[i, s - n:] = torch.tensor([(i * 131 + j * 7) % 32000 for j in range(n)])
+        mask[i, s - n:] = 1
+    return ids, mask
+
+def llama_embed():
+    # The Llama-125M config of the yardstick's decode case as a decoder embedding model (what
+    # sentence-transformers runs for one: the base model on the padded batch, the last token pooled).
+    from transformers import LlamaConfig, LlamaModel
+    cfg = LlamaConfig(hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
+                      num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)
+    m = LlamaModel(cfg).eval()
+    ids, mask = embed_batch()
+    with torch.inference_mode():
+        t = timeit(lambda: m(input_ids=ids, attention_mask=mask).last_hidden_state[:, -1], reps=5)
+    emit("llama110m_embed_b32", 32 / t, "sentences/s")
+
 # The cases named on the command line (`torch_twin.py conv2d`), else all.
-CASES = {"conv2d": conv2d, "gemm_f16": gemm_f16, "half_elementwise": half_elementwise, "minilm_encode": minilm_encode}
+CASES = {"conv2d": conv2d, "gemm_f16": gemm_f16, "half_elementwise": half_elementwise, "minilm_encode": minilm_encode,
+         "llama_embed": llama_embed}
 for name in sys.argv[1:] or CASES:
     CASES[name]()

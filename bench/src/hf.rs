@@ -115,6 +115,36 @@ pub fn minilm_encode_b32() {
     emit("minilm_encode_b32", texts.len() as f64 / t, "sentences/s");
 }
 
+/// `llama110m_embed_b32`: the Llama-125M config as a decoder embedding model, 32 rows of 16 to 128
+/// tokens (lengths `16 + 37 i mod 113`) left-padded to the longest, the last hidden state at the
+/// kept tokens ([`AutoModel::last_hidden_state_at_tokens`], what `SentenceTransformer` runs) and
+/// the last token of each row; twin: `bench/torch_twin.py llama_embed` (`LlamaModel` on the padded
+/// batch, as sentence-transformers runs a decoder embedder).
+pub fn llama110m_embed_b32() {
+    let model = llama110m(DType::F32, Device::Cpu);
+    let lengths: Vec<usize> = (0..32).map(|i| 16 + (i * 37) % 113).collect();
+    let s = *lengths.iter().max().unwrap();
+    let (mut ids, mut mask) = (vec![0i64; 32 * s], vec![0i64; 32 * s]);
+    for (i, &n) in lengths.iter().enumerate() {
+        for j in 0..n {
+            ids[i * s + s - n + j] = ((i * 131 + j * 7) % 32000) as i64;
+            mask[i * s + s - n + j] = 1;
+        }
+    }
+    let ids = Tensor::from_vec(ids, [32, s]).unwrap();
+    let mask = Tensor::from_vec(mask, [32, s]).unwrap();
+    let t = timeit(
+        || {
+            let h = model.last_hidden_state_at_tokens(&ids, &mask, None).unwrap();
+            h.select(1, -1).unwrap().contiguous().unwrap();
+        },
+        5,
+        1,
+        1,
+    );
+    emit("llama110m_embed_b32", 32.0 / t, "sentences/s");
+}
+
 /// The Llama-125M-config `config.json` (h768, 12 layers, GQA 12/4, vocab 32000, untied head).
 pub(crate) const LLAMA110M_CONFIG: &str = r#"{"model_type": "llama", "architectures": ["LlamaForCausalLM"],
     "hidden_size": 768, "intermediate_size": 2048, "num_hidden_layers": 12, "num_attention_heads": 12,

@@ -176,6 +176,7 @@ const CASES: &[Case] = &[
     ("minilm_load", hf::minilm_load),
     ("minilm_b32_s128", hf::minilm_b32_s128),
     ("minilm_encode_b32", hf::minilm_encode_b32),
+    ("llama110m_embed_b32", hf::llama110m_embed_b32),
     ("llama110m_f32_decode_b1", hf::llama110m_f32_decode_b1),
     ("llama110m_bf16_decode_b1", hf::llama110m_bf16_decode_b1),
     ("llama110m_f16_decode_b1", hf::llama110m_f16_decode_b1),
