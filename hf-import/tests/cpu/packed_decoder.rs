@@ -93,3 +93,35 @@ fn bad_decoder_inputs_are_errors() {
     let floats = Tensor::zeros([2, SEQ], DType::F32).unwrap();
     assert!(model.last_hidden_state_at_tokens(&floats, &mask, None).is_err());
 }
+
+/// Seeded random batches (2 to 5 rows of up to 16 columns, each row a random mix of padding on
+/// either side and holes) for every decoder fixture: the packed forward's kept tokens equal the
+/// padded forward's.
+#[test]
+fn random_masks_keep_the_padded_forwards_values() {
+    let mut state = 0x38u64;
+    let mut next = move |n: u64| {
+        // SplitMix64.
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    };
+    for name in DECODERS {
+        let model = load(name, None);
+        for _ in 0..3 {
+            let (rows, seq) = (2 + next(4) as usize, 4 + next(13) as usize);
+            let mask: Vec<i64> = (0..rows)
+                .flat_map(|_| {
+                    let (start, end) = (next(seq as u64 / 2), seq as u64 - next(seq as u64 / 2));
+                    let holes = next(3) == 0;
+                    (0..seq as u64)
+                        .map(|c| i64::from(c >= start && c < end && !(holes && next(4) == 0)))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            check(&model, &mask, rows, seq, false, 1e-5);
+        }
+    }
+}
