@@ -179,7 +179,8 @@ pub struct CausalLm {
     embed: Embedding,
     layers: Vec<DecoderLayer>,
     norm: RmsNorm,
-    lm_head: Linear,
+    /// `None` for a base model's checkpoint (see [`CausalLm::load`]): hidden states, no logits.
+    lm_head: Option<Linear>,
     rotary_global: Rotary,
     rotary_local: Rotary,
     spec: DecoderSpec,
@@ -191,7 +192,10 @@ pub struct CausalLm {
 
 impl CausalLm {
     /// Loads the model from `weights` (names `model.*` and `lm_head.weight`, or the embeddings when
-    /// tied or absent) with the shapes `cfg` implies.
+    /// tied or absent) with the shapes `cfg` implies. A base model's checkpoint (`Qwen3Model` and
+    /// the like, saved without the `model.` prefix, as decoder embedding models are) without an
+    /// `lm_head.weight` and with untied embeddings loads without an LM head: it gives hidden states
+    /// (what sentence embeddings pool), and asking it for logits is an error.
     pub fn load(cfg: &Config, weights: &Weights, spec: DecoderSpec) -> Result<Self> {
         let hidden = cfg.usize("hidden_size")?;
         let vocab = cfg.usize("vocab_size")?;
@@ -275,9 +279,10 @@ impl CausalLm {
         let tied = spec.tie_word_embeddings;
         let (lm_head, tied) = match root.get_matrix_opt("lm_head.weight", &[vocab, hidden])? {
             Some(w) if !tied || !weights.contains("model.embed_tokens.weight") => {
-                (Linear { weight: w, bias: None }, false)
+                (Some(Linear { weight: w, bias: None }), false)
             }
-            _ if tied => (Linear { weight: embed.weight.clone(), bias: None }, true),
+            _ if tied => (Some(Linear { weight: embed.weight.clone(), bias: None }), true),
+            None if !weights.contains("model.embed_tokens.weight") => (None, false),
             _ => return Err(Error::Weight("tensor 'lm_head.weight' is missing from the checkpoint".into())),
         };
         // The frequencies live where the weights do.
@@ -304,15 +309,19 @@ impl CausalLm {
             parts.extend(l.attn.matrices());
             parts.extend(l.mlp.matrices());
         }
-        parts.push(&self.lm_head.weight);
+        if let Some(head) = &self.lm_head {
+            parts.push(&head.weight);
+        }
         let mut arena = Arena::pack(&parts, self.dtype)?;
         for l in &mut self.layers {
             l.attn.unpack(&mut arena)?;
             l.mlp.unpack(&mut arena)?;
         }
-        self.lm_head.weight = arena.next(self.lm_head.weight.dims())?;
-        if self.tied {
-            self.embed.weight = self.lm_head.weight.clone();
+        if let Some(head) = &mut self.lm_head {
+            head.weight = arena.next(head.weight.dims())?;
+            if self.tied {
+                self.embed.weight = head.weight.clone();
+            }
         }
         debug_assert!(arena.is_done());
         Ok(())
@@ -387,9 +396,8 @@ impl CausalLm {
         position_ids: &Tensor,
         cache: &mut KvCache,
     ) -> Result<Tensor> {
-        debug_assert_eq!(
-            self.lm_head.weight.dims()[0],
-            self.embed.weight.dims()[0],
+        debug_assert!(
+            self.lm_head.as_ref().is_none_or(|h| h.weight.dims()[0] == self.embed.weight.dims()[0]),
             "logits as wide as the table"
         );
         let (h, _) = self.hidden(ids, attention_mask, Some(position_ids), Some(cache), false, true)?;
@@ -498,7 +506,13 @@ impl CausalLm {
 
     /// The LM head (with Gemma 2's final soft-capping) on final hidden states.
     fn head(&self, h: &Tensor) -> Result<Tensor> {
-        let mut logits = self.lm_head.forward(h)?;
+        let Some(lm_head) = &self.lm_head else {
+            return Err(Error::Weight(
+                "tensor 'lm_head.weight' is missing from the checkpoint: a base model's weights give hidden states, not logits"
+                    .into(),
+            ));
+        };
+        let mut logits = lm_head.forward(h)?;
         if let Some(c) = self.spec.final_softcap {
             logits = logits.div(c)?.tanh()?.mul(c)?;
         }

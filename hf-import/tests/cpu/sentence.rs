@@ -320,3 +320,50 @@ fn prompts_follow_sentence_transformers() {
     assert!(err.contains("Default prompt name 'query' not found"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A decoder embedding model saved as its base model (names without the `model.` prefix, no
+/// `lm_head.weight`, untied embeddings: how the larger Qwen3-Embedding and gte-Qwen2 checkpoints
+/// ship) loads as sentence-transformers loads it (transformers' `AutoModel`, no LM head): the same
+/// embeddings as the model with its head. Asking it for logits is an error naming the tensor; a
+/// causal LM's own checkpoint (`model.*` names) without its untied head still fails to load.
+#[test]
+fn decoder_base_model_checkpoints_embed_without_an_lm_head() {
+    use oxtorch_hf_import::weights::write_safetensors;
+    use oxtorch_hf_import::{AutoModel, Config, Weights};
+    let src = fixture("llama_tied");
+    let dir = std::env::temp_dir().join(format!("oxtorch-base-decoder-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in ["tokenizer.json", "tokenizer_config.json"] {
+        std::fs::copy(src.join(file), dir.join(file)).unwrap();
+    }
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("config.json")).unwrap()).unwrap();
+    config["tie_word_embeddings"] = false.into();
+    std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let weights = Weights::load(&src, None).unwrap();
+    let renamed = |prefix: &str| -> Vec<(String, Tensor)> {
+        weights
+            .iter()
+            .map(|w| w.unwrap())
+            .filter(|(name, _)| name.as_str() != "lm_head.weight")
+            .map(|(name, t)| (format!("{prefix}{}", name.strip_prefix("model.").unwrap_or(name)), t))
+            .collect()
+    };
+    write_safetensors(&dir.join("model.safetensors"), &renamed(""), None).unwrap();
+    let texts = ["The cat sits on the mat.", "hi", "A longer sentence about tensors and compilers."];
+    let want = SentenceTransformer::load(&src, None).unwrap().encode(&texts).unwrap();
+    let got = SentenceTransformer::load(&dir, None).unwrap().encode(&texts).unwrap();
+    assert_close("base-model embeddings", &got, &want, 0.0, 0.0);
+
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let ids = Tensor::from_vec(vec![1i64, 5, 7], [1, 3]).unwrap();
+    let err = model.causal_lm().unwrap().forward(&ids, None, None, None, false).unwrap_err().to_string();
+    assert!(err.contains("'lm_head.weight' is missing") && !err.contains('\n'), "{err}");
+
+    write_safetensors(&dir.join("model.safetensors"), &renamed("model."), None).unwrap();
+    let err = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("'lm_head.weight' is missing"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
