@@ -10,12 +10,19 @@ use oxtorch_tensor::{DType, Device, Error, Result, Tensor, ToTarget};
 use crate::state_dict::StateDict;
 
 mod empty;
+mod fields;
+mod keys;
 mod repr;
+mod walk;
 
 use empty::replace_with_empty;
 pub use empty::skip_init;
+pub use fields::{Buffer, ModuleField, NonPersistentBuffer};
+pub use keys::IncompatibleKeys;
+use keys::KeyTree;
 pub use repr::{py_bool, py_float, py_tuple, DisplayModule};
 use repr::{repr_node, ReprNode};
+use walk::{tensor_member, walk, walk_mut, walk_with};
 
 /// One direct member of a module, as seen by [`Module::visit`].
 pub enum Member<'a> {
@@ -89,281 +96,6 @@ pub trait Layer: Module + Forward {}
 
 impl<T: Module + Forward> Layer for T {}
 
-/// A tensor registered as a buffer (saved and moved with the module, never trained), such as
-/// batch norm's running statistics.
-#[derive(Clone)]
-pub struct Buffer(pub Tensor);
-
-impl std::ops::Deref for Buffer {
-    type Target = Tensor;
-    fn deref(&self) -> &Tensor {
-        &self.0
-    }
-}
-
-/// A buffer that moves with the module and is listed by `named_buffers`, but is neither saved in
-/// nor loaded from the state dict (torch's `register_buffer(name, t, persistent=False)`): a cache
-/// that the module recomputes, such as rotary frequencies or position ids. A checkpoint entry under
-/// its name is an unexpected key, as in torch.
-#[derive(Clone)]
-pub struct NonPersistentBuffer(pub Tensor);
-
-impl std::ops::Deref for NonPersistentBuffer {
-    type Target = Tensor;
-    fn deref(&self) -> &Tensor {
-        &self.0
-    }
-}
-
-/// How a struct field takes part in a module (used by `#[derive(Module)]`): the field's type
-/// decides whether it is a parameter, buffer, child, list of those, or a plain value.
-pub trait ModuleField {
-    /// Visits this field under `name`.
-    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>));
-    /// Visits this field under `name`, mutably.
-    fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>));
-}
-
-impl ModuleField for Tensor {
-    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
-        f(name, Member::Param(self));
-    }
-    fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        f(name, MemberMut::Param(self));
-    }
-}
-
-impl ModuleField for Buffer {
-    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
-        f(name, Member::Buffer(&self.0));
-    }
-    fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        f(name, MemberMut::Buffer(&mut self.0));
-    }
-}
-
-impl ModuleField for NonPersistentBuffer {
-    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
-        f(name, Member::NonPersistentBuffer(&self.0));
-    }
-    fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        f(name, MemberMut::NonPersistentBuffer(&mut self.0));
-    }
-}
-
-impl<M: Module> ModuleField for M {
-    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
-        f(name, Member::Child(self));
-    }
-    fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        f(name, MemberMut::Child(self));
-    }
-}
-
-impl ModuleField for Box<dyn Layer> {
-    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
-        f(name, Member::Child(&**self as &dyn Module));
-    }
-    fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        f(name, MemberMut::Child(&mut **self as &mut dyn Module));
-    }
-}
-
-impl ModuleField for Box<dyn Module> {
-    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
-        f(name, Member::Child(&**self));
-    }
-    fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        f(name, MemberMut::Child(&mut **self));
-    }
-}
-
-impl<T: ModuleField> ModuleField for Option<T> {
-    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
-        if let Some(t) = self {
-            t.visit_field(name, f);
-        }
-    }
-    fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        if let Some(t) = self {
-            t.visit_field_mut(name, f);
-        }
-    }
-}
-
-impl<T: ModuleField> ModuleField for Vec<T> {
-    fn visit_field<'m>(&'m self, name: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
-        for (i, t) in self.iter().enumerate() {
-            t.visit_field(&format!("{name}.{i}"), f);
-        }
-    }
-    fn visit_field_mut(&mut self, name: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-        for (i, t) in self.iter_mut().enumerate() {
-            t.visit_field_mut(&format!("{name}.{i}"), f);
-        }
-    }
-}
-
-/// Plain values (hyper-parameters) are not part of the module tree.
-macro_rules! plain_fields {
-    ($($t:ty),*) => {$(
-        impl ModuleField for $t {
-            fn visit_field<'m>(&'m self, _: &str, _: &mut dyn FnMut(&str, Member<'m>)) {}
-            fn visit_field_mut(&mut self, _: &str, _: &mut dyn FnMut(&str, MemberMut<'_>)) {}
-        }
-    )*};
-}
-plain_fields!(
-    bool,
-    u8,
-    u16,
-    u32,
-    u64,
-    usize,
-    i8,
-    i16,
-    i32,
-    i64,
-    isize,
-    f32,
-    f64,
-    String,
-    &'static str,
-    oxtorch_tensor::DType,
-    oxtorch_tensor::Device
-);
-
-/// What `load_state_dict` with `strict = false` reports (torch's `_IncompatibleKeys`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct IncompatibleKeys {
-    /// keys the module has and the state dict lacks
-    pub missing_keys: Vec<String>,
-    /// keys the state dict has and the module lacks
-    pub unexpected_keys: Vec<String>,
-}
-
-/// A module as torch's `load_state_dict` sees it: the names of its own parameters and persistent
-/// buffers, and its children (a `Vec` field's members, `layers.0`, go into the list module
-/// `layers` that torch has there).
-#[derive(Default)]
-struct KeyTree {
-    local: Vec<String>,
-    children: Vec<(String, KeyTree)>,
-}
-
-/// A member as [`KeyTree`] records it.
-enum KeyNode {
-    /// a parameter or persistent buffer
-    Saved,
-    /// a non-persistent buffer (only the list holding it, if any, is made)
-    NotSaved,
-    Child(KeyTree),
-}
-
-impl KeyTree {
-    fn of(m: &dyn Module) -> KeyTree {
-        let mut tree = KeyTree::default();
-        m.visit(&mut |name, member| {
-            let node = match member {
-                Member::Param(_) | Member::Buffer(_) => KeyNode::Saved,
-                Member::NonPersistentBuffer(_) => KeyNode::NotSaved,
-                Member::Child(c) => KeyNode::Child(KeyTree::of(c)),
-            };
-            tree.insert(name, node);
-        });
-        tree
-    }
-
-    /// Adds the member `path` (dotted for a list's members).
-    fn insert(&mut self, path: &str, node: KeyNode) {
-        match path.split_once('.') {
-            Some((first, rest)) => {
-                let at = match self.children.iter().position(|(n, _)| n == first) {
-                    Some(at) => at,
-                    None => {
-                        self.children.push((first.to_string(), KeyTree::default()));
-                        self.children.len() - 1
-                    }
-                };
-                self.children[at].1.insert(rest, node);
-            }
-            None => match node {
-                KeyNode::Saved => self.local.push(path.to_string()),
-                KeyNode::Child(child) => self.children.push((path.to_string(), child)),
-                KeyNode::NotSaved => {}
-            },
-        }
-    }
-
-    /// torch's unexpected keys: each module (before its children) lists, in the state dict's
-    /// order, the keys under its prefix that name neither one of its children nor one of its own
-    /// tensors (`_load_from_state_dict` with `strict`).
-    fn unexpected(&self, prefix: &str, keys: &[&str], out: &mut Vec<String>) {
-        for &key in keys {
-            let Some(rest) = key.strip_prefix(prefix) else { continue };
-            let known = match rest.split_once('.') {
-                Some((first, _)) => self.children.iter().any(|(n, _)| n == first),
-                None => self.local.iter().any(|n| n == rest),
-            };
-            if !known {
-                out.push(key.to_string());
-            }
-        }
-        for (name, child) in &self.children {
-            let child_prefix = format!("{prefix}{name}.");
-            let under: Vec<&str> = keys.iter().copied().filter(|k| k.starts_with(&child_prefix)).collect();
-            if !under.is_empty() {
-                child.unexpected(&child_prefix, &under, out);
-            }
-        }
-    }
-}
-
-/// Recursively visits members with their full dotted names in torch's order (a module's own
-/// parameters, then its own buffers, then each child entered in turn).
-fn walk<'m>(m: &'m dyn Module, prefix: &str, f: &mut dyn FnMut(&str, Member<'m>)) {
-    let full = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
-    // torch's order: a module's own parameters, its own buffers, then its children in turn.
-    m.visit(&mut |name, member| {
-        if matches!(member, Member::Param(_)) {
-            f(&full(name), member);
-        }
-    });
-    m.visit(&mut |name, member| {
-        if !matches!(member, Member::Param(_) | Member::Child(_)) {
-            f(&full(name), member);
-        }
-    });
-    m.visit(&mut |name, member| {
-        if let Member::Child(c) = member {
-            let full = full(name);
-            f(&full, Member::Child(c));
-            walk(c, &full, f);
-        }
-    });
-}
-
-/// [`walk`] under `prefix` (a name is `prefix.name`, as torch's `named_parameters(prefix)`), or,
-/// without `recurse`, only the module's own parameters then its own buffers: the members whose
-/// name has no dot (a `Vec` field's members, `layers.0`, belong to the list module torch has there).
-fn walk_with<'m>(m: &'m dyn Module, prefix: &str, recurse: bool, f: &mut dyn FnMut(&str, Member<'m>)) {
-    if recurse {
-        walk(m, prefix, f);
-        return;
-    }
-    let full = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
-    m.visit(&mut |name, member| {
-        if matches!(member, Member::Param(_)) && !name.contains('.') {
-            f(&full(name), member);
-        }
-    });
-    m.visit(&mut |name, member| {
-        if matches!(member, Member::Buffer(_) | Member::NonPersistentBuffer(_)) && !name.contains('.') {
-            f(&full(name), member);
-        }
-    });
-}
-
 /// What `load_state_dict` with `assign` puts in place of the member `t` for the entry `src`
 /// (torch's `_load_from_state_dict` with `assign=True`): for a buffer, the entry itself; for a
 /// parameter, the entry itself when it is parameter-like (a leaf that requires grad, as torch's
@@ -377,28 +109,6 @@ fn assigned(t: &Tensor, src: &Tensor, is_param: bool) -> Result<Tensor> {
     }
     let new = if src.requires_grad() && src.is_leaf() { src } else { src.detach() };
     new.requires_grad_(t.requires_grad())
-}
-
-/// Mutable [`walk`]; `f` sees each child before its members.
-fn walk_mut(m: &mut dyn Module, prefix: &str, f: &mut dyn FnMut(&str, MemberMut<'_>)) {
-    let full = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
-    m.visit_mut(&mut |name, member| {
-        if matches!(member, MemberMut::Param(_)) {
-            f(&full(name), member);
-        }
-    });
-    m.visit_mut(&mut |name, member| {
-        if !matches!(member, MemberMut::Param(_) | MemberMut::Child(_)) {
-            f(&full(name), member);
-        }
-    });
-    m.visit_mut(&mut |name, member| {
-        if let MemberMut::Child(c) = member {
-            let full = full(name);
-            f(&full, MemberMut::Child(&mut *c));
-            walk_mut(c, &full, f);
-        }
-    });
 }
 
 /// The methods every module gets (torch's `nn.Module` API).
@@ -899,27 +609,6 @@ impl<'a> ModuleExt for dyn Module + 'a {
 
     fn as_dyn_mut(&mut self) -> &mut dyn Module {
         self
-    }
-}
-
-/// The direct tensor member `name` of `m` and whether it is a parameter (for `get_parameter` and
-/// `get_buffer`), `None` for a submodule of that name, or torch's error for a missing member.
-fn tensor_member(m: &dyn Module, name: &str) -> Result<Option<(Tensor, bool)>> {
-    let mut found: Option<(Tensor, bool)> = None;
-    let mut is_child = false;
-    m.visit(&mut |n, member| {
-        if n == name {
-            match member {
-                Member::Param(t) => found = Some((t.clone(), true)),
-                Member::Buffer(t) | Member::NonPersistentBuffer(t) => found = Some((t.clone(), false)),
-                Member::Child(_) => is_child = true,
-            }
-        }
-    });
-    match found {
-        Some(hit) => Ok(Some(hit)),
-        None if is_child => Ok(None),
-        None => Err(Error::msg(format!("{} has no attribute `{name}`", m.type_name()))),
     }
 }
 
