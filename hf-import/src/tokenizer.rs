@@ -49,16 +49,24 @@ impl HfTokenizer {
     pub fn load(dir: &Path, max_length: Option<usize>) -> Result<Self> {
         let path = dir.join("tokenizer.json");
         let folder = folder::Folder::read(dir)?;
+        let class: ClassDefaults;
         let mut inner = if path.is_file() {
             // As `Tokenizer::from_file`, only faster.
             let json = std::fs::read_to_string(&path).map_err(|e| Error::format(&path, e.to_string()))?;
             let mut inner =
                 fast_load::tokenizer_from_json(&json).map_err(|e| Error::format(&path, e.to_string()))?;
-            bert::rebuild_normalizer(&folder, &mut inner)?;
-            llama::rebuild_pipeline(&folder, &json, &mut inner)?;
-            xlm_roberta::rebuild_pipeline(&folder, &mut inner)?;
+            class = if bert::rebuild_normalizer(&folder, &mut inner)? {
+                ClassDefaults { pad_token: Some(bert::PAD), left: false }
+            } else if llama::rebuild_pipeline(&folder, &json, &mut inner)? {
+                ClassDefaults { pad_token: None, left: true }
+            } else if xlm_roberta::rebuild_pipeline(&folder, &mut inner)? {
+                ClassDefaults { pad_token: Some(xlm_roberta::PAD), left: false }
+            } else {
+                ClassDefaults::default()
+            };
             inner
         } else {
+            class = ClassDefaults { pad_token: Some(bert::PAD), left: false };
             bert::from_vocab_txt(&folder)?
                 .ok_or_else(|| Error::format(dir, "no tokenizer.json (nor a BERT tokenizer's vocab.txt)"))?
         };
@@ -67,7 +75,7 @@ impl HfTokenizer {
             let value = serde_json::to_value(p).map_err(|e| Error::format(&path, e.to_string()))?;
             check_post_processor(&value).map_err(|e| Error::format(&path, e))?;
         }
-        let padding = padding(&folder, &mut inner)?;
+        let padding = padding(&folder, class, &mut inner)?;
         inner.with_padding(None);
         // The tokenizers crate subtracts the special tokens from the length unchecked.
         let added = inner.get_post_processor().map_or(0, |p| p.added_tokens(false));
@@ -85,7 +93,9 @@ impl HfTokenizer {
     /// Whether `dir` has no `tokenizer.json` but a `vocab.txt` that [`HfTokenizer::load`] reads as
     /// a BERT tokenizer's.
     pub fn bert_vocab_folder(dir: &Path) -> Result<bool> {
-        Ok(!dir.join("tokenizer.json").is_file() && bert::is_vocab_folder(&folder::Folder::read(dir)?)?)
+        Ok(!dir.join("tokenizer.json").is_file()
+            && dir.join("vocab.txt").is_file()
+            && bert::is_vocab_folder(&folder::Folder::read(dir)?)?)
     }
 
     /// Lowercases texts before the file's own normalizer runs (sentence-transformers'
@@ -217,22 +227,50 @@ fn check_post_processor(post_processor: &serde_json::Value) -> std::result::Resu
     check(post_processor)
 }
 
+/// The padding defaults of the tokenizer class transformers 5 builds for a folder (of those whose
+/// pipeline [`HfTokenizer::load`] rebuilds as it does).
+#[derive(Debug, Clone, Copy, Default)]
+struct ClassDefaults {
+    /// the class's `pad_token` (which wins over `tokenizer.json`'s)
+    pad_token: Option<&'static str>,
+    /// the class pads on the left (`LlamaTokenizer`)
+    left: bool,
+}
+
 /// How transformers pads a batch (`padding=True`): to its longest text, whatever length or
-/// multiple the file pads to (a single text, `padding=False`, is not padded at all); with
-/// `tokenizer_config.json`'s `pad_token` and `padding_side` where it sets them, else the file's
-/// (else id 0 on the right). A `pad_token` outside the vocabulary is added to it as a special
-/// token, as transformers adds it (texts that hold it then tokenize it as one token).
-fn padding(folder: &folder::Folder, tokenizer: &mut Tokenizer) -> Result<PaddingParams> {
+/// multiple the file pads to (a single text, `padding=False`, is not padded at all), token types
+/// with 0. The pad token is `tokenizer_config.json`'s `pad_token`, else the tokenizer class's,
+/// else the file's (else id 0); its id is looked up (a token outside the vocabulary is added to it
+/// as a special token, as transformers adds it, so that texts holding it tokenize it as one token).
+/// The side is the config's `padding_side`, else the file's, else the class's, else right.
+fn padding(
+    folder: &folder::Folder,
+    class: ClassDefaults,
+    tokenizer: &mut Tokenizer,
+) -> Result<PaddingParams> {
     use serde_json::Value;
-    let mut padding = tokenizer.get_padding().cloned().unwrap_or_default();
-    padding.strategy = PaddingStrategy::BatchLongest;
-    padding.pad_to_multiple_of = None;
-    if let Some(pad) = folder.token("pad_token")? {
-        let id = match tokenizer.token_to_id(pad) {
+    let file = tokenizer.get_padding().cloned();
+    let mut padding = PaddingParams {
+        strategy: PaddingStrategy::BatchLongest,
+        direction: match &file {
+            Some(f) => f.direction,
+            None if class.left => tokenizers::PaddingDirection::Left,
+            None => tokenizers::PaddingDirection::Right,
+        },
+        pad_to_multiple_of: None,
+        pad_type_id: 0,
+        ..PaddingParams::default()
+    };
+    let pad = match folder.token("pad_token")? {
+        Some(pad) => Some(pad.to_string()),
+        None => class.pad_token.map(str::to_string).or_else(|| file.map(|f| f.pad_token)),
+    };
+    if let Some(pad) = pad {
+        let id = match tokenizer.token_to_id(&pad) {
             Some(id) => id,
             None => {
-                tokenizer.add_special_tokens(&[tokenizers::AddedToken::from(pad.to_string(), true)]);
-                tokenizer.token_to_id(pad).ok_or_else(|| {
+                tokenizer.add_special_tokens(&[tokenizers::AddedToken::from(pad.clone(), true)]);
+                tokenizer.token_to_id(&pad).ok_or_else(|| {
                     Error::format(
                         &folder.config_path,
                         format!("cannot add the pad_token {pad:?} to the vocabulary"),
@@ -241,7 +279,7 @@ fn padding(folder: &folder::Folder, tokenizer: &mut Tokenizer) -> Result<Padding
             }
         };
         padding.pad_id = id;
-        padding.pad_token = pad.to_string();
+        padding.pad_token = pad;
     }
     match folder.config.get("padding_side") {
         None | Some(Value::Null) => {}
@@ -314,18 +352,15 @@ mod padding_tests {
     }
 
     /// `tokenizer.json`'s padding section against `tokenizer_config.json`'s `pad_token` and
-    /// `padding_side` (the config wins, the file applies where it is silent, a pad token outside
-    /// the vocabulary is added to it): batches and a text holding the pad token's string as
-    /// transformers 5.24 gives them (`make_padding_golden.py`).
+    /// `padding_side` and the tokenizer classes' defaults (the config wins, then the class's pad
+    /// token, then the file's; a pad token outside the vocabulary is added to it; token types pad
+    /// with 0): batches and a text holding the pad token's string as transformers 5.24 gives them
+    /// (`make_padding_golden.py`).
     #[test]
     fn padding_follows_tokenizer_config_over_the_file() {
         let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let golden: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(fixtures.join("tokenizer_padding_expected.json")).unwrap(),
-        )
-        .unwrap();
-        let source: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(fixtures.join(golden["source"].as_str().unwrap())).unwrap(),
         )
         .unwrap();
         let texts: Vec<&str> =
@@ -334,7 +369,10 @@ mod padding_tests {
         for (name, case) in golden["cases"].as_object().unwrap() {
             let dir = std::env::temp_dir().join(format!("oxtorch-padding-{name}-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
-            let mut file = source.clone();
+            let mut file: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(fixtures.join(case["source"].as_str().unwrap())).unwrap(),
+            )
+            .unwrap();
             file["padding"] = case["file_padding"].clone();
             std::fs::write(dir.join("tokenizer.json"), file.to_string()).unwrap();
             std::fs::write(dir.join("tokenizer_config.json"), case["tokenizer_config"].to_string()).unwrap();
@@ -346,14 +384,20 @@ mod padding_tests {
                 rows(&case["attention_mask"]),
                 "{name}"
             );
+            assert_eq!(
+                batch.token_type_ids.to_vec2::<i64>().unwrap(),
+                rows(&case["token_type_ids"]),
+                "{name}"
+            );
             let want: Vec<u32> = serde_json::from_value(case["pad_text_ids"].clone()).unwrap();
             assert_eq!(tok.encode(case["pad_text"].as_str().unwrap(), true).unwrap(), want, "{name}");
             std::fs::remove_dir_all(&dir).ok();
         }
+        let source = fixtures.join("tokenizers/word_piece_prefix.json");
         // A padding side transformers does not know is an error naming the file.
         let dir = std::env::temp_dir().join(format!("oxtorch-padding-bad-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("tokenizer.json"), source.to_string()).unwrap();
+        std::fs::copy(&source, dir.join("tokenizer.json")).unwrap();
         std::fs::write(dir.join("tokenizer_config.json"), r#"{"padding_side": "up"}"#).unwrap();
         let err = HfTokenizer::load(&dir, None).unwrap_err().to_string();
         assert!(err.contains("tokenizer_config.json") && err.contains("padding_side"), "{err}");

@@ -3,7 +3,6 @@
 //! `do_lower_case` is false, `strip_accents`, `tokenize_chinese_chars`; and its decoder is always
 //! WordPiece's (joining `##` pieces, tidying the spaces before punctuation).
 
-use serde_json::Value;
 use tokenizers::decoders::wordpiece::WordPiece;
 use tokenizers::decoders::DecoderWrapper;
 use tokenizers::models::ModelWrapper;
@@ -16,6 +15,9 @@ use crate::error::{Error, Result};
 /// The tokenizer classes built as `BertTokenizer` (their normalizer from the config).
 const BERT_CLASSES: &[&str] =
     &["BertTokenizer", "BertTokenizerFast", "DistilBertTokenizer", "DistilBertTokenizerFast"];
+
+/// `BertTokenizer`'s pad token when `tokenizer_config.json` names none (the file's is not read).
+pub(super) const PAD: &str = "[PAD]";
 
 /// The model types whose tokenizer is a `BertTokenizer` when `tokenizer_config.json` names none.
 const BERT_MODEL_TYPES: &[&str] = &["bert", "distilbert"];
@@ -44,22 +46,22 @@ pub(super) fn from_vocab_txt(folder: &Folder) -> Result<Option<Tokenizer>> {
     if !vocab_path.is_file() || !is_bert_folder(folder)? {
         return Ok(None);
     }
-    let config = &folder.config;
     let bad = |e: tokenizers::Error| Error::format(&vocab_path, e.to_string());
     let vocab_file = vocab_path.to_str().ok_or_else(|| Error::format(&vocab_path, "not a UTF-8 path"))?;
     let vocab = tokenizers::models::wordpiece::WordPiece::read_file(vocab_file).map_err(bad)?;
-    let token = |key: &str, default: &str| -> String {
-        config.get(key).and_then(Value::as_str).unwrap_or(default).to_string()
+    let token = |key: &str, default: &str| -> Result<String> {
+        Ok(folder.token(key)?.unwrap_or(default).to_string())
     };
     let (unk, cls, sep) =
-        (token("unk_token", "[UNK]"), token("cls_token", "[CLS]"), token("sep_token", "[SEP]"));
-    let (pad, mask) = (token("pad_token", "[PAD]"), token("mask_token", "[MASK]"));
+        (token("unk_token", "[UNK]")?, token("cls_token", "[CLS]")?, token("sep_token", "[SEP]")?);
+    let (pad, mask) = (token("pad_token", PAD)?, token("mask_token", "[MASK]")?);
     let id = |t: &str| {
         vocab.get(t).copied().ok_or_else(|| {
             Error::format(&vocab_path, format!("the special token {t} is not in the vocabulary"))
         })
     };
-    let (cls_id, sep_id, pad_id) = (id(&cls)?, id(&sep)?, id(&pad)?);
+    // (The pad token need not be: the special tokens below add it, as transformers does.)
+    let (cls_id, sep_id) = (id(&cls)?, id(&sep)?);
     let model = tokenizers::models::wordpiece::WordPiece::builder()
         .vocab(vocab)
         .unk_token(unk.clone())
@@ -80,7 +82,6 @@ pub(super) fn from_vocab_txt(folder: &Folder) -> Result<Option<Tokenizer>> {
         .map(|t| tokenizers::AddedToken::from(t.to_string(), true))
         .collect();
     tokenizer.add_special_tokens(&specials);
-    tokenizer.with_padding(Some(tokenizers::PaddingParams { pad_id, pad_token: pad, ..Default::default() }));
     rebuild_normalizer(folder, &mut tokenizer)?;
     Ok(Some(tokenizer))
 }
@@ -90,9 +91,10 @@ pub(super) fn from_vocab_txt(folder: &Folder) -> Result<Option<Tokenizer>> {
 /// `BertNormalizer(clean_text, handle_chinese_chars = tokenize_chinese_chars (true), strip_accents,
 /// lowercase = do_lower_case (true))` from `tokenizer_config.json`. The class is the config's
 /// `tokenizer_class`, else the one of `config.json`'s `model_type`.
-pub(super) fn rebuild_normalizer(folder: &Folder, tokenizer: &mut Tokenizer) -> Result<()> {
+/// Returns whether it did (the folder's tokenizer is then a `BertTokenizer`).
+pub(super) fn rebuild_normalizer(folder: &Folder, tokenizer: &mut Tokenizer) -> Result<bool> {
     if !matches!(tokenizer.get_model(), ModelWrapper::WordPiece(_)) || !is_bert_folder(folder)? {
-        return Ok(());
+        return Ok(false);
     }
     let flag = |key: &str| folder.flag(key);
     let normalizer = BertNormalizer::new(
@@ -103,7 +105,7 @@ pub(super) fn rebuild_normalizer(folder: &Folder, tokenizer: &mut Tokenizer) -> 
     );
     tokenizer.with_normalizer(Some(NormalizerWrapper::BertNormalizer(normalizer)));
     tokenizer.with_decoder(Some(DecoderWrapper::WordPiece(WordPiece::new("##".into(), true))));
-    Ok(())
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -29,13 +29,15 @@ const LLAMA_MODEL_TYPES: &[&str] = &["llama"];
 /// module docs), from `tokenizer_config.json`'s `legacy` (default false) and `add_prefix_space`
 /// (default true). As transformers' `AutoTokenizer`: only when `tokenizer_class` is Llama's, the
 /// model type (if any) is `llama`, and the file (`json`) is not a byte-level one.
-pub(super) fn rebuild_pipeline(folder: &Folder, json: &str, tokenizer: &mut Tokenizer) -> Result<()> {
-    let ModelWrapper::BPE(bpe) = tokenizer.get_model() else { return Ok(()) };
+/// Returns whether it did (the folder's tokenizer is then a `LlamaTokenizer`, which pads on the
+/// left unless told otherwise).
+pub(super) fn rebuild_pipeline(folder: &Folder, json: &str, tokenizer: &mut Tokenizer) -> Result<bool> {
+    let ModelWrapper::BPE(bpe) = tokenizer.get_model() else { return Ok(false) };
     let is_llama = folder.class().is_some_and(|c| LLAMA_CLASSES.contains(&c))
         && folder.model_type()?.is_none_or(|t| LLAMA_MODEL_TYPES.contains(&t))
         && !json.contains("ByteLevel");
     if !is_llama {
-        return Ok(());
+        return Ok(false);
     }
     // `LlamaTokenizer.__init__` builds its BPE with byte fallback and fused unknowns, no dropout
     // (files written before tokenizers 0.13.3 have neither).
@@ -66,7 +68,7 @@ pub(super) fn rebuild_pipeline(folder: &Folder, json: &str, tokenizer: &mut Toke
         steps.push(DecoderWrapper::Strip(Strip::new(' ', 1, 0)));
     }
     tokenizer.with_decoder(Some(DecoderWrapper::Sequence(Sequence::new(steps))));
-    Ok(())
+    Ok(true)
 }
 
 #[cfg(test)]

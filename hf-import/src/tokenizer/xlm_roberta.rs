@@ -19,6 +19,9 @@ use tokenizers::Tokenizer;
 use super::folder::Folder;
 use crate::error::{Error, Result};
 
+/// `XLMRobertaTokenizer`'s pad token when `tokenizer_config.json` names none.
+pub(super) const PAD: &str = "<pad>";
+
 /// The tokenizer classes built as `XLMRobertaTokenizer`.
 const XLMR_CLASSES: &[&str] = &["XLMRobertaTokenizer", "XLMRobertaTokenizerFast"];
 
@@ -30,16 +33,17 @@ const XLMR_MODEL_TYPES: &[&str] =
 /// Gives a Unigram tokenizer of an XLM-RoBERTa-tokenizer folder the pipeline transformers 5
 /// builds (see the module docs): when `tokenizer_config.json`'s `tokenizer_class` is XLM-R's, or
 /// it names none and `config.json`'s `model_type` is one of [`XLMR_MODEL_TYPES`].
-pub(super) fn rebuild_pipeline(folder: &Folder, tokenizer: &mut Tokenizer) -> Result<()> {
+/// Returns whether it did (the folder's tokenizer is then an `XLMRobertaTokenizer`).
+pub(super) fn rebuild_pipeline(folder: &Folder, tokenizer: &mut Tokenizer) -> Result<bool> {
     if !matches!(tokenizer.get_model(), ModelWrapper::Unigram(_)) {
-        return Ok(());
+        return Ok(false);
     }
     let is_xlmr = match folder.class() {
         Some(class) => XLMR_CLASSES.contains(&class),
         None => folder.model_type()?.is_some_and(|t| XLMR_MODEL_TYPES.contains(&t)),
     };
     if !is_xlmr {
-        return Ok(());
+        return Ok(false);
     }
     let add_prefix_space = folder.flag("add_prefix_space")?.unwrap_or(true);
     let scheme = if add_prefix_space { PrependScheme::Always } else { PrependScheme::Never };
@@ -74,7 +78,7 @@ pub(super) fn rebuild_pipeline(folder: &Folder, tokenizer: &mut Tokenizer) -> Re
         .build()
         .map_err(|e| Error::format(&folder.config_path, e.to_string()))?;
     tokenizer.with_post_processor(Some(template));
-    Ok(())
+    Ok(true)
 }
 
 #[cfg(test)]
