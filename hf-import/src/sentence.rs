@@ -335,7 +335,8 @@ impl SentenceTransformer {
     pub fn load_on_device(dir: &Path, dtype: Option<DType>, device: Device) -> Result<Self> {
         let cfg = Config::load(dir)?;
         let weights = Weights::load(dir, dtype)?.to_device(device)?;
-        let model = AutoModel::load(&cfg, &weights)?;
+        // As sentence-transformers: the family's base model, whatever head the config names.
+        let model = AutoModel::load_base(&cfg, &weights)?;
         let mut pooling_dir = dir.join("1_Pooling");
         let mut after_pooling = Vec::new();
         let modules = dir.join("modules.json");

@@ -55,8 +55,8 @@ impl HfTokenizer {
             let json = std::fs::read_to_string(&path).map_err(|e| Error::format(&path, e.to_string()))?;
             let mut inner =
                 fast_load::tokenizer_from_json(&json).map_err(|e| Error::format(&path, e.to_string()))?;
-            class = if bert::rebuild_normalizer(&folder, &mut inner)? {
-                ClassDefaults { pad_token: Some(bert::PAD), left: false }
+            class = if let Some(pad) = bert::rebuild_normalizer(&folder, &mut inner)? {
+                ClassDefaults { pad_token: Some(pad), left: false }
             } else if llama::rebuild_pipeline(&folder, &json, &mut inner)? {
                 ClassDefaults { pad_token: None, left: true }
             } else if xlm_roberta::rebuild_pipeline(&folder, &mut inner)? {

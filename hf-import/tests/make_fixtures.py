@@ -15,7 +15,7 @@ is stored in bfloat16 (its goldens come from the bf16 weights run in float32), `
 is the same config in transformers 4.x key style, and `gemma3_mm` / `gemma3_mm_untied` are Gemma 3
 multimodal checkpoints (a tiny vision tower hf-import ignores) in both tensor layouts, with goldens of a
 text-only input (see `gemma3_multimodal`). The encoders (BERT, RoBERTa, XLM-RoBERTa, DistilBERT) come as
-bare models (`bert`, `roberta`, `xlm_roberta`), masked-LM heads (`*_mlm`) and sequence-classification
+bare models (`bert`, `roberta`, `xlm_roberta`, `mpnet`), masked-LM heads (`*_mlm`) and sequence-classification
 heads (`*_cls`: `logits` of shape [batch, num_labels]).
 """
 
@@ -122,6 +122,24 @@ def build(name, model_cls, config, seed, encoder=False, save_kwargs=None, dtype=
     (path / "generation_config.json").unlink(missing_ok=True)
     print(f"{name}: {sorted(flat)[:4]}... {sum(f.stat().st_size for f in path.iterdir())} bytes")
     return model, config
+
+
+def mpnet_long(model):
+    """`mpnet/expected_long.safetensors`: a 150-token row and one right-padded to 100 tokens (pad id
+    1), MPNetModel's outputs on them, and `buckets`: transformers' relative-position bucket of every
+    relative position in -200..=200."""
+    from transformers.models.mpnet.modeling_mpnet import MPNetEncoder
+
+    g = torch.Generator().manual_seed(26)
+    ids = torch.randint(2, 100, (2, 150), generator=g)
+    ids[1, 100:] = 1
+    mask = torch.ones(2, 150, dtype=torch.int64)
+    mask[1, 100:] = 0
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+    buckets = MPNetEncoder.relative_position_bucket(torch.arange(-200, 201)).to(torch.int64)
+    x = {"input_ids": ids, "attention_mask": mask, "buckets": buckets.contiguous()}
+    save_file({**x, **flatten(out)}, str(OUT / "mpnet" / "expected_long.safetensors"))
 
 
 def v4_config(path):
@@ -238,6 +256,13 @@ def main():
         pad=1,
         token_types=False,
     )
+    # MPNet (all-mpnet-base-v2's family): RoBERTa-style positions (padding id 1), no token types, a
+    # relative-position bias shared by the layers. 160 positions, so that `expected_long.safetensors`
+    # (150 tokens) reaches the bias's log-spaced buckets and its clipping at distance 128.
+    mpnet = dict(COMMON, max_position_embeddings=160, relative_attention_num_buckets=32, pad_token_id=1)
+    built = build("mpnet", tf.MPNetModel, tf.MPNetConfig(**mpnet), 25, encoder=True, pad=1, token_types=False)
+    if built is not None:
+        mpnet_long(built[0])
     build("gemma", tf.GemmaForCausalLM, tf.GemmaConfig(**DECODER, head_dim=8), 8)
     build(
         "gemma2",
@@ -522,6 +547,41 @@ def sentence_tiny():
     (llama / "chat_expected.json").write_text(json.dumps({"messages": messages, "text": text}, indent=2) + "\n")
 
 
+def sentence_mpnet():
+    """A tiny sentence-transformers model on MPNet, as all-mpnet-base-v2 is built: the `mpnet`
+    fixture's encoder, transformers' `MPNetTokenizer` over a 100-token vocabulary (`<s> A </s>`,
+    `<pad>` = 1), mean pooling and Normalize; embeddings from sentence-transformers itself."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+
+    specials = ["<s>", "<pad>", "</s>", "[UNK]", "<mask>"]
+    words = specials + TINY_WORDS
+    words += [f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz"][: 100 - len(words)]
+    assert len(words) == 100, len(words)
+    tokenizer = tf.MPNetTokenizer(vocab={w: i for i, w in enumerate(words)}, model_max_length=32)
+    path = OUT / "sentence_mpnet"
+    shutil.rmtree(path, ignore_errors=True)
+    work = OUT / "_mpnet_hf"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(OUT / "mpnet", work)
+    (work / "expected.safetensors").unlink()
+    (work / "expected_long.safetensors").unlink()
+    tokenizer.save_pretrained(work)
+    transformer = Transformer(str(work), max_seq_length=16)
+    model = SentenceTransformer(modules=[transformer, Pooling(32, pooling_mode="mean"), Normalize()], device="cpu")
+    model.save(str(path))
+    shutil.rmtree(work)
+    # all-mpnet-base-v2's config.json names the masked-LM architecture (its weights have no head);
+    # sentence-transformers loads the base model whatever the config names.
+    config = json.loads((path / "config.json").read_text())
+    config["architectures"] = ["MPNetForMaskedLM"]
+    (path / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    for extra in ["README.md", "expected.safetensors", "vocab.txt", "special_tokens_map.json"]:
+        (path / extra).unlink(missing_ok=True)
+    save_sentence_golden(model, path)
+    print(f"sentence_mpnet: {sorted(p.name for p in path.iterdir())}")
+
+
 def sentence_dense():
     """`sentence_tiny`'s encoder and mean pooling, then two Dense modules (32 -> 16 tanh with bias,
     16 -> 8 identity without bias and with a residual projection) and Normalize, as
@@ -582,3 +642,5 @@ if __name__ == "__main__":
         minilm()
     if not ONLY or "sentence_dense" in ONLY:
         sentence_dense()
+    if not ONLY or "sentence_mpnet" in ONLY:
+        sentence_mpnet()

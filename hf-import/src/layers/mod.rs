@@ -1,5 +1,6 @@
 //! Building blocks shared by the families: linear layers, norms, activations, rotary embeddings,
-//! attention masks and self-attention with grouped KV heads, a preallocated KV cache, gated MLPs.
+//! attention masks and self-attention with grouped KV heads, a preallocated KV cache, gated MLPs,
+//! MPNet's relative-position bias.
 
 mod activation;
 mod arena;
@@ -10,6 +11,7 @@ mod linear;
 mod mask;
 mod mlp;
 mod norm;
+mod relative_bias;
 mod rotary;
 
 pub use activation::Activation;
@@ -21,4 +23,5 @@ pub use linear::{Embedding, Linear};
 pub use mask::{causal_mask, packed_causal_mask, padding_mask};
 pub use mlp::GatedMlp;
 pub use norm::{LayerNorm, RmsNorm, RmsNormStyle};
+pub use relative_bias::{bucket as relative_bucket, RelativeBias};
 pub use rotary::{apply_rotary, Rotary};

@@ -6,7 +6,7 @@ use oxtorch_tensor::{DType, Device, Tensor};
 use super::decoder::batch_seq;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{padding_mask, Activation, Embedding, EncoderLayer, LayerNorm, Linear};
+use crate::layers::{padding_mask, Activation, Embedding, EncoderLayer, LayerNorm, Linear, RelativeBias};
 use crate::weights::{Vars, Weights};
 
 /// The sizes of a BERT-style encoder.
@@ -127,6 +127,8 @@ pub struct BertModel {
     pooler: Option<Linear>,
     cfg: BertConfig,
     positions: Positions,
+    /// MPNet's relative-position bias, added to every layer's attention scores
+    relative_bias: Option<RelativeBias>,
 }
 
 impl BertModel {
@@ -162,7 +164,7 @@ impl BertModel {
         } else {
             None
         };
-        Ok(BertModel { embeddings, layers, pooler, cfg: c, positions })
+        Ok(BertModel { embeddings, layers, pooler, cfg: c, positions, relative_bias: None })
     }
 
     /// An encoder from loaded parts (for the families that store BERT's structure under other names).
@@ -178,7 +180,12 @@ impl BertModel {
         positions: Positions,
     ) -> Self {
         let embeddings = BertEmbeddings { word, position, token_type, norm };
-        BertModel { embeddings, layers, pooler, cfg, positions }
+        BertModel { embeddings, layers, pooler, cfg, positions, relative_bias: None }
+    }
+
+    /// The encoder with a relative-position bias added to every layer's attention scores (MPNet).
+    pub(crate) fn with_relative_bias(self, relative_bias: RelativeBias) -> Self {
+        BertModel { relative_bias: Some(relative_bias), ..self }
     }
 
     /// Whether the checkpoint has the pooler (`pooler.dense`), which gives `pooler_output`.
@@ -223,7 +230,7 @@ impl BertModel {
         output_hidden_states: bool,
     ) -> Result<BertOutput> {
         let (mut h, attention_mask) = self.embed(input_ids, attention_mask, token_type_ids, position_ids)?;
-        let mask = padding_mask(&attention_mask, h.dtype())?;
+        let mask = self.attention_mask(&attention_mask, &h)?;
         let mut hidden_states = Vec::new();
         for layer in &self.layers {
             if output_hidden_states {
@@ -260,6 +267,12 @@ impl BertModel {
         attention_mask: &Tensor,
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
+        if self.relative_bias.is_some() {
+            // (MPNet's bias follows each token's position in the padded row: the padded forward.)
+            return Ok(self
+                .forward(input_ids, Some(attention_mask), token_type_ids, None, false)?
+                .last_hidden_state);
+        }
         let (h, attention_mask) = self.embed(input_ids, Some(attention_mask), token_type_ids, None)?;
         let (b, s, hidden) = (h.dims()[0], h.dims()[1], h.dims()[2]);
         let kept = attention_mask.ne(0)?.to_dtype(DType::I64)?.to_vec::<i64>()?;
@@ -292,6 +305,16 @@ impl BertModel {
         }
         let out = Tensor::zeros([b * s, hidden], (x.dtype(), self.device()))?.index_copy(0, &index, &x)?;
         Ok(out.reshape([b, s, hidden])?)
+    }
+
+    /// The additive attention mask of the layers: the padding's `[batch, 1, 1, seq]`, plus MPNet's
+    /// relative-position bias (`[batch, heads, seq, seq]`) when the model has one.
+    fn attention_mask(&self, attention_mask: &Tensor, h: &Tensor) -> Result<Tensor> {
+        let mask = padding_mask(attention_mask, h.dtype())?;
+        match &self.relative_bias {
+            Some(bias) => Ok(mask.add(&bias.bias(h.dims()[1], h.dtype())?)?),
+            None => Ok(mask),
+        }
     }
 
     /// The embeddings' output `[batch, seq, hidden]` (word, token-type and position embeddings,

@@ -10,6 +10,7 @@ mod gemma;
 mod gemma3_multimodal;
 mod llama;
 mod mistral;
+mod mpnet;
 mod phi3;
 mod qwen2;
 mod qwen3;
@@ -30,6 +31,7 @@ pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
+pub use self::mpnet::MPNetModel;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
@@ -48,6 +50,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("gemma3_text", "Gemma3ForCausalLM"),
     ("llama", "LlamaForCausalLM"),
     ("mistral", "MistralForCausalLM"),
+    ("mpnet", "MPNetModel"),
     ("phi3", "Phi3ForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
     ("qwen3", "Qwen3ForCausalLM"),
@@ -69,6 +72,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Gemma3ForConditionalGeneration",
     "LlamaForCausalLM",
     "MistralForCausalLM",
+    "MPNetModel",
     "Phi3ForCausalLM",
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
@@ -95,6 +99,8 @@ pub enum AutoModel {
     Roberta(RobertaModel),
     /// `RobertaForMaskedLM` (also `XLMRobertaForMaskedLM`)
     RobertaForMaskedLM(RobertaForMaskedLM),
+    /// `MPNetModel`
+    MPNet(MPNetModel),
     /// `BertForSequenceClassification`, `RobertaForSequenceClassification`,
     /// `XLMRobertaForSequenceClassification` or `DistilBertForSequenceClassification`
     SequenceClassifier(SequenceClassifier),
@@ -221,7 +227,25 @@ impl AutoModel {
 
     /// Builds the architecture `cfg` names from `weights`.
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
-        Ok(match Self::architecture_of(cfg)?.as_str() {
+        Self::load_architecture(&Self::architecture_of(cfg)?, cfg, weights)
+    }
+
+    /// The base model of `cfg`'s family, whatever head its `architectures` names, as
+    /// sentence-transformers loads a model (transformers' `AutoModel`): `BertModel` for a
+    /// `BertForMaskedLM` config (whose checkpoint need not hold the head), `MPNetModel` for
+    /// all-mpnet-base-v2's `MPNetForMaskedLM`. Decoders load as [`AutoModel::load`] does (their
+    /// hidden states never run the LM head, which a base model's checkpoint may lack).
+    pub fn load_base(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let model_type = cfg.model_type()?;
+        match MODEL_TYPES.iter().find(|(t, _)| *t == model_type) {
+            Some((_, base)) if base.ends_with("Model") => Self::load_architecture(base, cfg, weights),
+            _ => Self::load(cfg, weights),
+        }
+    }
+
+    /// Builds `arch` (one of [`SUPPORTED_ARCHITECTURES`]) from `cfg` and `weights`.
+    fn load_architecture(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        Ok(match arch {
             "BertModel" => AutoModel::Bert(BertModel::load(cfg, weights)?),
             "BertForMaskedLM" => AutoModel::BertForMaskedLM(BertForMaskedLM::load(cfg, weights)?),
             "DistilBertModel" => AutoModel::DistilBert(DistilBertModel::load(cfg, weights)?),
@@ -229,6 +253,7 @@ impl AutoModel {
                 AutoModel::DistilBertForMaskedLM(DistilBertForMaskedLM::load(cfg, weights)?)
             }
             "RobertaModel" | "XLMRobertaModel" => AutoModel::Roberta(RobertaModel::load(cfg, weights)?),
+            "MPNetModel" => AutoModel::MPNet(MPNetModel::load(cfg, weights)?),
             "RobertaForMaskedLM" | "XLMRobertaForMaskedLM" => {
                 AutoModel::RobertaForMaskedLM(RobertaForMaskedLM::load(cfg, weights)?)
             }
@@ -288,6 +313,7 @@ impl AutoModel {
             AutoModel::DistilBert(m) => Some(&m.0),
             AutoModel::DistilBertForMaskedLM(m) => Some(&m.distilbert.0),
             AutoModel::Roberta(m) => Some(&m.0),
+            AutoModel::MPNet(m) => Some(&m.0),
             AutoModel::RobertaForMaskedLM(m) => Some(&m.roberta.0),
             AutoModel::SequenceClassifier(m) => Some(&m.encoder),
             _ => None,
@@ -321,6 +347,7 @@ impl AutoModel {
             AutoModel::DistilBert(m) => m.device(),
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.device(),
             AutoModel::Roberta(m) => m.device(),
+            AutoModel::MPNet(m) => m.device(),
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
             AutoModel::SequenceClassifier(m) => m.encoder.device(),
             _ => self.causal_lm().expect("decoder variants").device(),
@@ -346,7 +373,9 @@ impl AutoModel {
     /// The input names this model takes.
     pub fn input_names(&self) -> &'static [&'static str] {
         match self {
-            AutoModel::DistilBert(_) | AutoModel::DistilBertForMaskedLM(_) => DISTILBERT_INPUTS,
+            AutoModel::DistilBert(_) | AutoModel::DistilBertForMaskedLM(_) | AutoModel::MPNet(_) => {
+                DISTILBERT_INPUTS
+            }
             AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
             _ if self.causal_lm().is_some() => DECODER_INPUTS,
@@ -371,6 +400,7 @@ impl AutoModel {
             AutoModel::Bert(m) => m.forward(&ids, mask, types, None, false)?,
             AutoModel::BertForMaskedLM(m) => m.bert.forward(&ids, mask, types, None, false)?,
             AutoModel::Roberta(m) => m.forward(&ids, mask, types, None, false)?,
+            AutoModel::MPNet(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::RobertaForMaskedLM(m) => m.roberta.forward(&ids, mask, types, None, false)?,
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
@@ -511,6 +541,7 @@ impl AutoModel {
         let (logits, enc) = match self {
             AutoModel::Bert(m) => (None, m.forward(ids, mask, types, pos, h)?),
             AutoModel::Roberta(m) => (None, m.forward(ids, mask, types, pos, h)?),
+            AutoModel::MPNet(m) => (None, m.forward(ids, mask, None, pos, h)?),
             AutoModel::DistilBert(m) => (None, m.forward(ids, mask, None, pos, h)?),
             AutoModel::BertForMaskedLM(m) => {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?

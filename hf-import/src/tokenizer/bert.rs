@@ -12,24 +12,40 @@ use tokenizers::Tokenizer;
 use super::folder::Folder;
 use crate::error::{Error, Result};
 
-/// The tokenizer classes built as `BertTokenizer` (their normalizer from the config).
-const BERT_CLASSES: &[&str] =
-    &["BertTokenizer", "BertTokenizerFast", "DistilBertTokenizer", "DistilBertTokenizerFast"];
+/// The WordPiece tokenizer classes whose normalizer transformers 5 rebuilds from the config
+/// (`BertTokenizer` and its subclasses, `MPNetTokenizer`), with their pad token (which wins over
+/// the file's when `tokenizer_config.json` names none).
+const CLASSES: &[(&str, &str)] =
+    &[("BertTokenizer", "[PAD]"), ("DistilBertTokenizer", "[PAD]"), ("MPNetTokenizer", "<pad>")];
 
-/// `BertTokenizer`'s pad token when `tokenizer_config.json` names none (the file's is not read).
+/// The model types whose tokenizer is one of [`CLASSES`] when `tokenizer_config.json` names none.
+const MODEL_TYPES: &[(&str, &str)] =
+    &[("bert", "BertTokenizer"), ("distilbert", "DistilBertTokenizer"), ("mpnet", "MPNetTokenizer")];
+
+/// The class of [`CLASSES`] transformers builds for `folder`: `tokenizer_config.json`'s
+/// `tokenizer_class` (with or without `Fast`), or (without one) `config.json`'s `model_type`'s.
+fn class_of(folder: &Folder) -> Result<Option<&'static str>> {
+    let class = match folder.class() {
+        Some(class) => Some(class.strip_suffix("Fast").unwrap_or(class)),
+        None => {
+            let model_type = folder.model_type()?;
+            MODEL_TYPES.iter().find(|(t, _)| Some(*t) == model_type).map(|(_, c)| *c)
+        }
+    };
+    Ok(class.and_then(|class| CLASSES.iter().find(|(c, _)| *c == class).map(|(c, _)| *c)))
+}
+
+/// The pad token of `class` (one of [`CLASSES`]).
+fn pad_of(class: &str) -> &'static str {
+    CLASSES.iter().find(|(c, _)| *c == class).map_or(PAD, |(_, pad)| *pad)
+}
+
+/// `BertTokenizer`'s pad token.
 pub(super) const PAD: &str = "[PAD]";
 
-/// The model types whose tokenizer is a `BertTokenizer` when `tokenizer_config.json` names none.
-const BERT_MODEL_TYPES: &[&str] = &["bert", "distilbert"];
-
-/// Whether `folder` holds a tokenizer transformers builds as `BertTokenizer`:
-/// `tokenizer_config.json`'s `tokenizer_class` names it, or (without one) `config.json`'s
-/// `model_type` is BERT's.
+/// Whether `folder` holds a tokenizer transformers builds as `BertTokenizer` (or a subclass).
 fn is_bert_folder(folder: &Folder) -> Result<bool> {
-    Ok(match folder.class() {
-        Some(class) => BERT_CLASSES.contains(&class),
-        None => folder.model_type()?.is_some_and(|t| BERT_MODEL_TYPES.contains(&t)),
-    })
+    Ok(matches!(class_of(folder)?, Some("BertTokenizer" | "DistilBertTokenizer")))
 }
 
 /// Whether `folder` has a `vocab.txt` of a BERT tokenizer ([`from_vocab_txt`] builds one).
@@ -91,11 +107,12 @@ pub(super) fn from_vocab_txt(folder: &Folder) -> Result<Option<Tokenizer>> {
 /// `BertNormalizer(clean_text, handle_chinese_chars = tokenize_chinese_chars (true), strip_accents,
 /// lowercase = do_lower_case (true))` from `tokenizer_config.json`. The class is the config's
 /// `tokenizer_class`, else the one of `config.json`'s `model_type`.
-/// Returns whether it did (the folder's tokenizer is then a `BertTokenizer`).
-pub(super) fn rebuild_normalizer(folder: &Folder, tokenizer: &mut Tokenizer) -> Result<bool> {
-    if !matches!(tokenizer.get_model(), ModelWrapper::WordPiece(_)) || !is_bert_folder(folder)? {
-        return Ok(false);
+/// Returns the class's pad token when it did (`None`: not one of these classes).
+pub(super) fn rebuild_normalizer(folder: &Folder, tokenizer: &mut Tokenizer) -> Result<Option<&'static str>> {
+    if !matches!(tokenizer.get_model(), ModelWrapper::WordPiece(_)) {
+        return Ok(None);
     }
+    let Some(class) = class_of(folder)? else { return Ok(None) };
     let flag = |key: &str| folder.flag(key);
     let normalizer = BertNormalizer::new(
         true,
@@ -105,7 +122,7 @@ pub(super) fn rebuild_normalizer(folder: &Folder, tokenizer: &mut Tokenizer) -> 
     );
     tokenizer.with_normalizer(Some(NormalizerWrapper::BertNormalizer(normalizer)));
     tokenizer.with_decoder(Some(DecoderWrapper::WordPiece(WordPiece::new("##".into(), true))));
-    Ok(true)
+    Ok(Some(pad_of(class)))
 }
 
 #[cfg(test)]

@@ -104,6 +104,32 @@ fn xlm_roberta_model_mlm_and_classification() {
     check("xlm_roberta_cls");
 }
 
+/// MPNet: RoBERTa-style positions (the golden's first token is id 1, MPNet's padding id), no token
+/// types, the relative-position bias; a 150-token row and a padded one (`expected_long`) reach the
+/// bias's log-spaced buckets and its clipping, and every bucket of -200..=200 is transformers'.
+#[test]
+fn mpnet_relative_position_bias() {
+    check("mpnet");
+    let dir = fixture("mpnet");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let mut long = common::read_all(&dir.join("expected_long.safetensors"));
+    let buckets = long.remove("buckets").unwrap().to_vec::<i64>().unwrap();
+    let got: Vec<i64> = (-200..=200).map(|r| oxtorch_hf_import::layers::relative_bucket(r) as i64).collect();
+    assert_eq!(got, buckets);
+    let inputs: std::collections::BTreeMap<String, Tensor> =
+        ["input_ids", "attention_mask"].iter().map(|k| (k.to_string(), long.remove(*k).unwrap())).collect();
+    let outputs = model.forward_named(&inputs, true).unwrap();
+    assert_eq!(outputs.len(), long.len(), "mpnet long: outputs");
+    for (key, actual) in &outputs {
+        assert_close(&format!("mpnet long {key}"), actual, &long[key], 1e-4, 1e-4);
+    }
+    // No token types, as transformers' MPNetModel.
+    let mut typed = inputs.clone();
+    typed.insert("token_type_ids".into(), Tensor::zeros([2, 150], DType::I64).unwrap());
+    let err = model.forward_named(&typed, false).unwrap_err().to_string();
+    assert!(err.contains("unexpected input 'token_type_ids'"), "{err}");
+}
+
 /// Label names come from `id2label` (`LABEL_i` without one), and a head whose size disagrees with
 /// them, or a BERT classifier without its pooler, is an error naming the tensor.
 #[test]

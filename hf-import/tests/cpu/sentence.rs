@@ -45,6 +45,15 @@ fn tiny_sentence_transformer_matches_python() {
     check_model(&dir, &dir.join("expected.safetensors"));
 }
 
+/// A sentence-transformers model on MPNet (as all-mpnet-base-v2): transformers' `MPNetTokenizer`
+/// (`<s> A </s>`, `<pad>` = 1, its normalizer from the config), the base model although config.json
+/// names `MPNetForMaskedLM` (whose head the checkpoint lacks), mean pooling, Normalize.
+#[test]
+fn mpnet_sentence_transformer_matches_python() {
+    let dir = fixture("sentence_mpnet");
+    check_model(&dir, &dir.join("expected.safetensors"));
+}
+
 #[test]
 fn dense_projections_after_pooling_match_python() {
     // Two Dense modules (tanh with bias; identity without bias, with a residual projection), then

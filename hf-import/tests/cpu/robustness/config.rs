@@ -32,6 +32,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "roberta",
     "distilbert_mlm",
     "sentence_tiny",
+    "sentence_mpnet",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each

@@ -119,11 +119,17 @@ fn exercise(s: &mut Sweep, case: &str, dir: &Path, extra: &[&str], dtype: Option
     let weights =
         s.call(case, "Weights::load", &anchored(extra, WEIGHTS_ANCHORS), move || Weights::load(&d, dtype));
     let cfg = cfg.map(Arc::new);
+    // A sentence-transformers folder holds the base model, whatever head its config names.
+    let sentence = dir.join("modules.json").is_file();
     let model = match (&cfg, weights) {
         (Some(cfg), Some(weights)) => {
             let cfg = cfg.clone();
             s.call(case, "AutoModel::load", &anchored(extra, MODEL_ANCHORS), move || {
-                AutoModel::load(&cfg, &weights)
+                if sentence {
+                    AutoModel::load_base(&cfg, &weights)
+                } else {
+                    AutoModel::load(&cfg, &weights)
+                }
             })
             .map(Arc::new)
         }

@@ -1,0 +1,83 @@
+//! MPNet's relative-position attention bias (T5's bidirectional buckets): one learned value per
+//! head and bucket of `key position − query position`, added to every layer's attention scores.
+
+use oxtorch_tensor::{DType, Tensor};
+
+use crate::error::{Error, Result};
+use crate::weights::Vars;
+
+/// The buckets transformers' `MPNetEncoder.compute_position_bias` uses, whatever the config says
+/// (its table has `relative_attention_num_buckets` rows).
+const BUCKETS: usize = 32;
+/// Distances from this one on share the last bucket of their side.
+const MAX_DISTANCE: i64 = 128;
+
+/// `relative_attention_bias` `[buckets, heads]`.
+#[derive(Debug, Clone)]
+pub struct RelativeBias {
+    table: Tensor,
+}
+
+impl RelativeBias {
+    /// `vars.weight` `[buckets, heads]`, with at least the 32 buckets the model indexes.
+    pub fn load(vars: &Vars<'_>, buckets: usize, heads: usize) -> Result<Self> {
+        if buckets < BUCKETS {
+            return Err(Error::Config(format!(
+                "relative_attention_num_buckets ({buckets}) must be at least {BUCKETS}: MPNet indexes {BUCKETS} buckets"
+            )));
+        }
+        Ok(RelativeBias { table: vars.get("weight", &[buckets, heads])? })
+    }
+
+    /// `[1, heads, seq, seq]`: the bias of query `i` attending to key `j`, in `dtype`, on the
+    /// table's device.
+    pub fn bias(&self, seq: usize, dtype: DType) -> Result<Tensor> {
+        let index: Vec<i64> =
+            (0..seq).flat_map(|i| (0..seq).map(move |j| bucket(j as i64 - i as i64) as i64)).collect();
+        let index = Tensor::from_vec(index, [seq * seq])?.to(self.table.device())?;
+        let heads = self.table.dims()[1];
+        let values = self.table.index_select(0, &index)?.reshape([seq, seq, heads])?;
+        Ok(values.permute([2, 0, 1])?.unsqueeze(0)?.to_dtype(dtype)?)
+    }
+}
+
+/// transformers' `MPNetEncoder.relative_position_bucket(relative, 32, 128)`: keys before the
+/// query take buckets 0..16, keys after it 16..32; distances below 8 have a bucket each, larger
+/// ones log-spaced buckets up to distance 128, then the side's last bucket.
+pub fn bucket(relative: i64) -> usize {
+    let half = BUCKETS as i64 / 2;
+    let n = -relative;
+    let side = if n < 0 { half } else { 0 };
+    let n = n.abs();
+    let exact = half / 2;
+    if n < exact {
+        return (side + n) as usize;
+    }
+    // `exact + log(n / exact) / log(128 / exact) * (half - exact)`, truncated: transformers computes
+    // it in float32, exact at the powers of two (16 → 10, 32 → 12, 64 → 14), which f64 rounding
+    // could put a hair below; other distances are at least 0.01 from a bucket's edge.
+    let scaled =
+        (n as f64 / exact as f64).ln() / (MAX_DISTANCE as f64 / exact as f64).ln() * (half - exact) as f64;
+    let large = (exact + (scaled + 1e-9) as i64).min(half - 1);
+    (side + large) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bucket;
+
+    /// Spot values of transformers' buckets (the whole range -200..=200 is checked against its
+    /// golden in `families.rs`).
+    #[test]
+    fn buckets_split_by_side_and_grow_logarithmically() {
+        assert_eq!(bucket(0), 0);
+        assert_eq!(
+            [bucket(-1), bucket(-7), bucket(-8), bucket(-16), bucket(-64), bucket(-200)],
+            [1, 7, 8, 10, 14, 15]
+        );
+        assert_eq!(
+            [bucket(1), bucket(7), bucket(8), bucket(16), bucket(127), bucket(128)],
+            [17, 23, 24, 26, 31, 31]
+        );
+    }
+}
