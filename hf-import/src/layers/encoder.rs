@@ -44,11 +44,13 @@ impl EncoderLayer {
     /// [`EncoderLayer::forward`] of several sequences' tokens packed into one `x` `[tokens, hidden]`,
     /// without padding: `rows` gives each sequence's `(first token, token count)` in `x`. The
     /// projections and the MLP run once over all tokens; attention runs per sequence, over its own
-    /// tokens (as a padding mask would have it, without the masked keys).
+    /// tokens (as a padding mask would have it, without the masked keys), with `biases[row]` (an
+    /// additive `[1, heads, count, count]`, MPNet's relative positions) when given.
     pub fn forward_packed(
         &self,
         x: &Tensor,
         rows: &[(usize, usize)],
+        biases: Option<&[Tensor]>,
         heads: usize,
         act: Activation,
     ) -> Result<Tensor> {
@@ -62,10 +64,12 @@ impl EncoderLayer {
         let scale = 1.0 / (d as f64).sqrt();
         let ctx = rows
             .iter()
-            .map(|&(start, n)| {
+            .enumerate()
+            .map(|(r, &(start, n))| {
                 let (q, k, v) = (split(&q, start, n)?, split(&k, start, n)?, split(&v, start, n)?);
+                let bias = biases.map(|b| &b[r]);
                 // `[1, tokens, heads, head_dim]`, a view: the concatenation below is the one copy.
-                Ok(eager_attention(&q, &k, &v, None, scale, None)?.transpose(1, 2)?)
+                Ok(eager_attention(&q, &k, &v, bias, scale, None)?.transpose(1, 2)?)
             })
             .collect::<Result<Vec<_>>>()?;
         let ctx = Tensor::cat(&ctx.iter().collect::<Vec<_>>(), 1)?.reshape([x.dims()[0], h])?;

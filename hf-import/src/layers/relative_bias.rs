@@ -32,11 +32,20 @@ impl RelativeBias {
     /// `[1, heads, seq, seq]`: the bias of query `i` attending to key `j`, in `dtype`, on the
     /// table's device.
     pub fn bias(&self, seq: usize, dtype: DType) -> Result<Tensor> {
-        let index: Vec<i64> =
-            (0..seq).flat_map(|i| (0..seq).map(move |j| bucket(j as i64 - i as i64) as i64)).collect();
-        let index = Tensor::from_vec(index, [seq * seq])?.to(self.table.device())?;
+        self.bias_at(&(0..seq).collect::<Vec<_>>(), dtype)
+    }
+
+    /// [`RelativeBias::bias`] between tokens at `positions` of a row (a packed sequence's tokens
+    /// at their padded places): `[1, heads, n, n]`.
+    pub fn bias_at(&self, positions: &[usize], dtype: DType) -> Result<Tensor> {
+        let n = positions.len();
+        let index: Vec<i64> = positions
+            .iter()
+            .flat_map(|&i| positions.iter().map(move |&j| bucket(j as i64 - i as i64) as i64))
+            .collect();
+        let index = Tensor::from_vec(index, [n * n])?.to(self.table.device())?;
         let heads = self.table.dims()[1];
-        let values = self.table.index_select(0, &index)?.reshape([seq, seq, heads])?;
+        let values = self.table.index_select(0, &index)?.reshape([n, n, heads])?;
         Ok(values.permute([2, 0, 1])?.unsqueeze(0)?.to_dtype(dtype)?)
     }
 }

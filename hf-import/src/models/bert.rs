@@ -267,33 +267,33 @@ impl BertModel {
         attention_mask: &Tensor,
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
-        if self.relative_bias.is_some() {
-            // (MPNet's bias follows each token's position in the padded row: the padded forward.)
-            return Ok(self
-                .forward(input_ids, Some(attention_mask), token_type_ids, None, false)?
-                .last_hidden_state);
-        }
         let (h, attention_mask) = self.embed(input_ids, Some(attention_mask), token_type_ids, None)?;
         let (b, s, hidden) = (h.dims()[0], h.dims()[1], h.dims()[2]);
         let kept = attention_mask.ne(0)?.to_dtype(DType::I64)?.to_vec::<i64>()?;
         if kept.iter().all(|&k| k != 0) {
             // Nothing to leave out: the batched layers.
-            let mask = padding_mask(&attention_mask, h.dtype())?;
+            let mask = self.attention_mask(&attention_mask, &h)?;
             return self
                 .layers
                 .iter()
                 .try_fold(h, |h, layer| layer.forward(&h, &mask, self.cfg.heads, self.cfg.act));
         }
-        // The flat positions `row * s + column` of the kept tokens, and each row's run among them.
+        // The flat positions `row * s + column` of the kept tokens, each row's run among them, and
+        // (for MPNet's bias between padded places) their columns.
         let mut index = Vec::with_capacity(kept.len());
         let mut rows = Vec::with_capacity(b);
+        let mut biases = Vec::new();
         for (r, row) in kept.chunks(s).enumerate() {
-            let start = index.len();
-            index.extend((0..s).filter(|&c| row[c] != 0).map(|c| (r * s + c) as i64));
-            if index.len() > start {
-                rows.push((start, index.len() - start));
+            let columns: Vec<usize> = (0..s).filter(|&c| row[c] != 0).collect();
+            if !columns.is_empty() {
+                rows.push((index.len(), columns.len()));
+                index.extend(columns.iter().map(|&c| (r * s + c) as i64));
+                if let Some(bias) = &self.relative_bias {
+                    biases.push(bias.bias_at(&columns, h.dtype())?);
+                }
             }
         }
+        let biases = self.relative_bias.as_ref().map(|_| biases.as_slice());
         if rows.is_empty() {
             return Ok(Tensor::zeros([b, s, hidden], (h.dtype(), self.device()))?);
         }
@@ -301,7 +301,7 @@ impl BertModel {
         let index = Tensor::from_vec(index, [tokens])?.to(self.device())?;
         let mut x = h.reshape([b * s, hidden])?.index_select(0, &index)?;
         for layer in &self.layers {
-            x = layer.forward_packed(&x, &rows, self.cfg.heads, self.cfg.act)?;
+            x = layer.forward_packed(&x, &rows, biases, self.cfg.heads, self.cfg.act)?;
         }
         let out = Tensor::zeros([b * s, hidden], (x.dtype(), self.device()))?.index_copy(0, &index, &x)?;
         Ok(out.reshape([b, s, hidden])?)
