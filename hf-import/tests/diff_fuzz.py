@@ -247,6 +247,17 @@ def gen_roberta(r):
     return cls, tf.RobertaConfig, c
 
 
+def gen_mpnet(r):
+    """MPNetModel: RoBERTa-style positions (padding id 1), the relative-position bias (a table of 32
+    or more buckets); up to 160 positions so that long inputs reach the log-spaced buckets."""
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([64, 100]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             intermediate_size=r.choice([24, 64]), max_position_embeddings=r.choice([16, 64, 160]),
+             relative_attention_num_buckets=r.choice([32, 40]), hidden_act=r.choice(["gelu", "relu", "gelu_new"]),
+             layer_norm_eps=r.choice([1e-12, 1e-5]), pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    return tf.MPNetModel, tf.MPNetConfig, c
+
+
 def gen_distilbert(r):
     h, nh, _ = heads(r)
     c = dict(vocab_size=r.choice([64, 100]), dim=h, n_heads=nh, n_layers=r.randint(1, 3), hidden_dim=r.choice([24, 64]),
@@ -314,6 +325,7 @@ FAMILIES = {
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
     "roberta": gen_roberta, "distilbert": gen_distilbert, "bert_cls": gen_bert_cls, "roberta_cls": gen_roberta_cls,
     "distilbert_cls": gen_distilbert_cls, "xlm_roberta": gen_xlm_roberta, "xlm_roberta_cls": gen_xlm_roberta_cls,
+    "mpnet": gen_mpnet,
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -325,7 +337,7 @@ def base_of(family):
     return BASE.get(family, family)
 
 
-ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert")}
+ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet")}
 
 
 def randomise(model, seed):
@@ -360,11 +372,13 @@ def make_inputs(r, family, cfg):
     family = base_of(family)
     vocab = cfg.get("vocab_size")
     max_pos = cfg.get("max_position_embeddings", 64)
-    limit = max_pos - 2 if family == "roberta" else max_pos
+    limit = max_pos - 2 if family in ("roberta", "mpnet") else max_pos
     b = r.randint(1, 3)
-    # Sequences past original_max_position_embeddings for long-context ropes (but within max_pos).
-    l = r.randint(2, max(2, min(12, limit))) if enc else r.randint(2, 20)
-    pad_id = cfg.get("pad_token_id", 1 if family == "roberta" else 0)
+    # Sequences past original_max_position_embeddings for long-context ropes (but within max_pos);
+    # MPNet's up to 150 tokens, past its exact buckets (8) and its last log-spaced one (128).
+    longest = 150 if family == "mpnet" and r.random() < 0.5 else 12
+    l = r.randint(2, max(2, min(longest, limit))) if enc else r.randint(2, 20)
+    pad_id = cfg.get("pad_token_id", 1 if family in ("roberta", "mpnet") else 0)
     side = r.choice(["none", "right", "left"]) if b > 1 or r.random() < 0.3 else "none"
     if enc and side == "left" and r.random() < 0.5:
         side = "right"
@@ -391,7 +405,7 @@ def make_inputs(r, family, cfg):
         x["token_type_ids"] = torch.randint(0, cfg["type_vocab_size"], (b, l), dtype=torch.int64)
         desc += " token_types"
     if family != "distilbert" and r.random() < 0.3:
-        if family == "roberta":
+        if family in ("roberta", "mpnet"):
             pos = (torch.cumsum(mask, 1) * mask + pad_id).clamp(max=max_pos - 1)
         elif r.random() < 0.5:
             pos = (torch.cumsum(mask, 1) - 1).clamp(min=0)
