@@ -258,6 +258,28 @@ def gen_mpnet(r):
     return tf.MPNetModel, tf.MPNetConfig, c
 
 
+def gen_modernbert(r):
+    """ModernBertModel: random biases and norm shifts, layer types (given, or by
+    global_attn_every_n_layers), windows, RoPE bases, activations; up to 40 tokens so that sliding
+    windows of 1 to 8 matter."""
+    h, nh, _ = heads(r)
+    n = r.randint(1, 4)
+    c = dict(vocab_size=r.choice([64, 100]), hidden_size=h, num_hidden_layers=n, num_attention_heads=nh,
+             intermediate_size=r.choice([24, 48]), max_position_embeddings=r.choice([16, 64]),
+             local_attention=r.choice([2, 4, 6, 16]), norm_eps=r.choice([1e-5, 1e-6]),
+             norm_bias=r.random() < 0.5, attention_bias=r.random() < 0.5, mlp_bias=r.random() < 0.5,
+             hidden_activation=r.choice(["gelu", "gelu_new", "silu", "relu"]), pad_token_id=0,
+             bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
+    if r.random() < 0.5:
+        c["layer_types"] = [r.choice(["full_attention", "sliding_attention"]) for _ in range(n)]
+    else:
+        c["global_attn_every_n_layers"] = r.choice([1, 2, 3])
+    if r.random() < 0.5:
+        c["rope_parameters"] = {"full_attention": {"rope_type": "default", "rope_theta": r.choice([100.0, 160000.0])},
+                                "sliding_attention": {"rope_type": "default", "rope_theta": r.choice([10.0, 10000.0])}}
+    return tf.ModernBertModel, tf.ModernBertConfig, c
+
+
 def gen_distilbert(r):
     h, nh, _ = heads(r)
     c = dict(vocab_size=r.choice([64, 100]), dim=h, n_heads=nh, n_layers=r.randint(1, 3), hidden_dim=r.choice([24, 64]),
@@ -325,7 +347,7 @@ FAMILIES = {
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
     "roberta": gen_roberta, "distilbert": gen_distilbert, "bert_cls": gen_bert_cls, "roberta_cls": gen_roberta_cls,
     "distilbert_cls": gen_distilbert_cls, "xlm_roberta": gen_xlm_roberta, "xlm_roberta_cls": gen_xlm_roberta_cls,
-    "mpnet": gen_mpnet,
+    "mpnet": gen_mpnet, "modernbert": gen_modernbert,
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -337,7 +359,7 @@ def base_of(family):
     return BASE.get(family, family)
 
 
-ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet")}
+ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 
 
 def randomise(model, seed):
@@ -376,7 +398,7 @@ def make_inputs(r, family, cfg):
     b = r.randint(1, 3)
     # Sequences past original_max_position_embeddings for long-context ropes (but within max_pos);
     # MPNet's up to 150 tokens, past its exact buckets (8) and its last log-spaced one (128).
-    longest = 150 if family == "mpnet" and r.random() < 0.5 else 12
+    longest = {"mpnet": 150, "modernbert": 40}.get(family, 12) if r.random() < 0.5 else 12
     l = r.randint(2, max(2, min(longest, limit))) if enc else r.randint(2, 20)
     pad_id = cfg.get("pad_token_id", 1 if family in ("roberta", "mpnet") else 0)
     side = r.choice(["none", "right", "left"]) if b > 1 or r.random() < 0.3 else "none"

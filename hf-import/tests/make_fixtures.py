@@ -15,7 +15,7 @@ is stored in bfloat16 (its goldens come from the bf16 weights run in float32), `
 is the same config in transformers 4.x key style, and `gemma3_mm` / `gemma3_mm_untied` are Gemma 3
 multimodal checkpoints (a tiny vision tower hf-import ignores) in both tensor layouts, with goldens of a
 text-only input (see `gemma3_multimodal`). The encoders (BERT, RoBERTa, XLM-RoBERTa, DistilBERT) come as
-bare models (`bert`, `roberta`, `xlm_roberta`, `mpnet`), masked-LM heads (`*_mlm`) and sequence-classification
+bare models (`bert`, `roberta`, `xlm_roberta`, `mpnet`, `modernbert`), masked-LM heads (`*_mlm`) and sequence-classification
 heads (`*_cls`: `logits` of shape [batch, num_labels]).
 """
 
@@ -263,6 +263,32 @@ def main():
     built = build("mpnet", tf.MPNetModel, tf.MPNetConfig(**mpnet), 25, encoder=True, pad=1, token_types=False)
     if built is not None:
         mpnet_long(built[0])
+    # ModernBERT: pre-norm blocks with a fused Wqkv, RoPE with a global and a local base, global
+    # layers alternating with a bidirectional sliding window (|q - k| <= local_attention / 2 = 2 here),
+    # a GLU MLP. `modernbert` has the defaults (no biases or norm shifts, a global layer every 3);
+    # `modernbert_biased` every bias, another activation and a global layer every 2, with its
+    # config also in the 4.x key style (`config_v4.json`: global_attn_every_n_layers, *_rope_theta).
+    modern = dict(vocab_size=100, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=48,
+                  max_position_embeddings=64, local_attention=4, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                  cls_token_id=1, sep_token_id=2, attn_implementation="eager")
+    build("modernbert", tf.ModernBertModel, tf.ModernBertConfig(**modern), 27, encoder=True, token_types=False)
+    biased = dict(modern, norm_bias=True, attention_bias=True, mlp_bias=True, hidden_activation="gelu_new",
+                  layer_types=["full_attention", "sliding_attention", "full_attention"],
+                  rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1000.0},
+                                   "sliding_attention": {"rope_type": "default", "rope_theta": 50.0}})
+    if build("modernbert_biased", tf.ModernBertModel, tf.ModernBertConfig(**biased), 28, encoder=True,
+             token_types=False) is not None:
+        path = OUT / "modernbert_biased"
+        cfg = json.loads((path / "config.json").read_text())
+        del cfg["layer_types"], cfg["rope_parameters"]
+        cfg.update(global_attn_every_n_layers=2, global_rope_theta=1000.0, local_rope_theta=50.0,
+                   transformers_version="4.48.0")
+        cfg["torch_dtype"] = cfg.pop("dtype")
+        (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+        # transformers reads the 4.x keys to the same model.
+        v4 = tf.ModernBertConfig.from_dict({k: v for k, v in cfg.items() if k != "torch_dtype"})
+        assert v4.layer_types == biased["layer_types"], v4.layer_types
+        assert v4.rope_parameters["sliding_attention"]["rope_theta"] == 50.0, v4.rope_parameters
     build("gemma", tf.GemmaForCausalLM, tf.GemmaConfig(**DECODER, head_dim=8), 8)
     build(
         "gemma2",

@@ -188,7 +188,12 @@ impl Config {
     /// 10000) on sliding layers and `rope_theta` (default 1e6) on the others; else `rope_theta`
     /// (default 10000).
     fn default_theta(&self, layer_type: Option<&str>) -> Result<f64> {
+        let modernbert = self.get("model_type").and_then(Value::as_str) == Some("modernbert");
         match layer_type {
+            // `ModernBertConfig.default_theta` (4.x configs name them `local_rope_theta` and
+            // `global_rope_theta`).
+            Some("sliding_attention") if modernbert => self.f64_or("local_rope_theta", 10_000.0),
+            _ if modernbert => self.f64_or("global_rope_theta", 160_000.0),
             Some("sliding_attention") if self.is_gemma3() => self.f64_or("rope_local_base_freq", 10_000.0),
             _ if self.is_gemma3() => self.f64_or("rope_theta", 1_000_000.0),
             _ => self.f64_or("rope_theta", 10_000.0),

@@ -4,7 +4,8 @@ use oxtorch_tensor::{DType, Device, Tensor};
 
 use crate::error::{Error, Result};
 
-fn lowest(dtype: DType) -> f64 {
+/// The value a masked score gets: the dtype's lowest (finite) number.
+pub fn lowest(dtype: DType) -> f64 {
     match dtype {
         DType::F16 => -65504.0,
         DType::BF16 => -3.3895313892515355e38,

@@ -10,6 +10,7 @@ mod gemma;
 mod gemma3_multimodal;
 mod llama;
 mod mistral;
+mod modernbert;
 mod mpnet;
 mod phi3;
 mod qwen2;
@@ -31,6 +32,7 @@ pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
+pub use self::modernbert::ModernBertModel;
 pub use self::mpnet::MPNetModel;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
@@ -50,6 +52,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("gemma3_text", "Gemma3ForCausalLM"),
     ("llama", "LlamaForCausalLM"),
     ("mistral", "MistralForCausalLM"),
+    ("modernbert", "ModernBertModel"),
     ("mpnet", "MPNetModel"),
     ("phi3", "Phi3ForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
@@ -72,6 +75,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Gemma3ForConditionalGeneration",
     "LlamaForCausalLM",
     "MistralForCausalLM",
+    "ModernBertModel",
     "MPNetModel",
     "Phi3ForCausalLM",
     "Qwen2ForCausalLM",
@@ -101,6 +105,8 @@ pub enum AutoModel {
     RobertaForMaskedLM(RobertaForMaskedLM),
     /// `MPNetModel`
     MPNet(MPNetModel),
+    /// `ModernBertModel`
+    ModernBert(ModernBertModel),
     /// `BertForSequenceClassification`, `RobertaForSequenceClassification`,
     /// `XLMRobertaForSequenceClassification` or `DistilBertForSequenceClassification`
     SequenceClassifier(SequenceClassifier),
@@ -254,6 +260,7 @@ impl AutoModel {
             }
             "RobertaModel" | "XLMRobertaModel" => AutoModel::Roberta(RobertaModel::load(cfg, weights)?),
             "MPNetModel" => AutoModel::MPNet(MPNetModel::load(cfg, weights)?),
+            "ModernBertModel" => AutoModel::ModernBert(ModernBertModel::load(cfg, weights)?),
             "RobertaForMaskedLM" | "XLMRobertaForMaskedLM" => {
                 AutoModel::RobertaForMaskedLM(RobertaForMaskedLM::load(cfg, weights)?)
             }
@@ -348,6 +355,7 @@ impl AutoModel {
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.device(),
             AutoModel::Roberta(m) => m.device(),
             AutoModel::MPNet(m) => m.device(),
+            AutoModel::ModernBert(m) => m.device(),
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
             AutoModel::SequenceClassifier(m) => m.encoder.device(),
             _ => self.causal_lm().expect("decoder variants").device(),
@@ -373,9 +381,10 @@ impl AutoModel {
     /// The input names this model takes.
     pub fn input_names(&self) -> &'static [&'static str] {
         match self {
-            AutoModel::DistilBert(_) | AutoModel::DistilBertForMaskedLM(_) | AutoModel::MPNet(_) => {
-                DISTILBERT_INPUTS
-            }
+            AutoModel::DistilBert(_)
+            | AutoModel::DistilBertForMaskedLM(_)
+            | AutoModel::MPNet(_)
+            | AutoModel::ModernBert(_) => DISTILBERT_INPUTS,
             AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
             _ if self.causal_lm().is_some() => DECODER_INPUTS,
@@ -401,6 +410,7 @@ impl AutoModel {
             AutoModel::BertForMaskedLM(m) => m.bert.forward(&ids, mask, types, None, false)?,
             AutoModel::Roberta(m) => m.forward(&ids, mask, types, None, false)?,
             AutoModel::MPNet(m) => m.forward(&ids, mask, None, None, false)?,
+            AutoModel::ModernBert(m) => m.forward(&ids, mask, None, false)?,
             AutoModel::RobertaForMaskedLM(m) => m.roberta.forward(&ids, mask, types, None, false)?,
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
@@ -542,6 +552,7 @@ impl AutoModel {
             AutoModel::Bert(m) => (None, m.forward(ids, mask, types, pos, h)?),
             AutoModel::Roberta(m) => (None, m.forward(ids, mask, types, pos, h)?),
             AutoModel::MPNet(m) => (None, m.forward(ids, mask, None, pos, h)?),
+            AutoModel::ModernBert(m) => (None, m.forward(ids, mask, pos, h)?),
             AutoModel::DistilBert(m) => (None, m.forward(ids, mask, None, pos, h)?),
             AutoModel::BertForMaskedLM(m) => {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?

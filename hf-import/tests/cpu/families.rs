@@ -130,6 +130,19 @@ fn mpnet_relative_position_bias() {
     assert!(err.contains("unexpected input 'token_type_ids'"), "{err}");
 }
 
+/// ModernBERT: its defaults (no biases, a global layer every 3, sliding window 2 over 7 tokens,
+/// padding on the second row), and every bias with other RoPE bases and layer types, from the
+/// transformers 5 and the 4.x config keys (`global_attn_every_n_layers`, `*_rope_theta`).
+#[test]
+fn modernbert_alternating_windows_and_bases() {
+    check("modernbert");
+    check("modernbert_biased");
+    let dir = fixture("modernbert_biased");
+    let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
+    assert!(v4.get("layer_types").is_none() && v4.get("rope_parameters").is_none());
+    check_with("modernbert_biased", &v4, &Weights::load(&dir, None).unwrap());
+}
+
 /// Label names come from `id2label` (`LABEL_i` without one), and a head whose size disagrees with
 /// them, or a BERT classifier without its pooler, is an error naming the tensor.
 #[test]

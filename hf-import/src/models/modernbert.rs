@@ -1,0 +1,204 @@
+//! ModernBERT (`ModernBertModel`, the encoder of gte-modernbert and modernbert-embed): pre-norm
+//! blocks (no norm before the first block's attention) with a fused `Wqkv`, RoPE (a global and a
+//! local base), attention alternating between the whole sequence and a bidirectional sliding
+//! window (`|query − key| ≤ local_attention / 2`), a GLU MLP (`act(input) · gate`), a final norm;
+//! biases and norm shifts only where the config asks for them.
+
+use oxtorch_tensor::{DType, Device, Tensor};
+
+use super::bert::BertOutput;
+use super::decoder::batch_seq;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{
+    apply_rotary, eager_attention, lowest, Activation, Embedding, LayerNorm, Linear, Rotary,
+};
+use crate::weights::{Vars, Weights};
+
+/// One block: `x + Wo(attn(attn_norm(x)))`, then `x + mlp(mlp_norm(x))`.
+#[derive(Debug, Clone)]
+struct Block {
+    /// `None` in the first block (transformers' `nn.Identity`)
+    attn_norm: Option<LayerNorm>,
+    wqkv: Linear,
+    wo: Linear,
+    mlp_norm: LayerNorm,
+    wi: Linear,
+    mlp_out: Linear,
+    /// attends within the sliding window, with the local RoPE
+    sliding: bool,
+}
+
+/// transformers' `ModernBertModel`.
+#[derive(Debug, Clone)]
+pub struct ModernBertModel {
+    embed: Embedding,
+    embed_norm: LayerNorm,
+    blocks: Vec<Block>,
+    final_norm: LayerNorm,
+    rotary_global: Rotary,
+    rotary_local: Rotary,
+    heads: usize,
+    head_dim: usize,
+    /// half the local attention span: a sliding layer's query sees keys at most this far away
+    window: usize,
+    act: Activation,
+}
+
+impl ModernBertModel {
+    /// Loads the encoder (names with or without a `model.` prefix) with the sizes `cfg` gives, in
+    /// the transformers 5 (`layer_types`, `rope_parameters` per layer type) or 4.x key style
+    /// (`global_attn_every_n_layers`, `global_rope_theta`, `local_rope_theta`).
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let hidden = cfg.usize("hidden_size")?;
+        let heads = cfg.usize("num_attention_heads")?;
+        let inter = cfg.usize("intermediate_size")?;
+        let n_layers = cfg.layers("num_hidden_layers")?;
+        let vocab = cfg.usize("vocab_size")?;
+        let eps = cfg.f64_or("norm_eps", 1e-5)?;
+        let (attn_bias, mlp_bias) = (cfg.bool_or("attention_bias", false)?, cfg.bool_or("mlp_bias", false)?);
+        if heads == 0 || !hidden.is_multiple_of(heads) {
+            return Err(Error::Config(format!(
+                "The hidden size ({hidden}) is not a multiple of the number of attention heads ({heads})"
+            )));
+        }
+        let head_dim = hidden / heads;
+        let sliding: Vec<bool> = match cfg.layer_types() {
+            Some(types) if types.len() == n_layers => {
+                types.iter().map(|t| t == "sliding_attention").collect()
+            }
+            Some(types) => {
+                return Err(Error::Config(format!(
+                    "\"layer_types\" has {} entries for {n_layers} layers",
+                    types.len()
+                )))
+            }
+            None => {
+                let every = cfg.usize_or("global_attn_every_n_layers", 3)?.max(1);
+                (0..n_layers).map(|i| i % every != 0).collect()
+            }
+        };
+        let window = cfg.usize_or("local_attention", 128)? / 2;
+        let root = weights.vars("");
+        let v =
+            if weights.contains("model.embeddings.tok_embeddings.weight") { root.pp("model") } else { root };
+        let norm = |v: &Vars<'_>| LayerNorm::load(v, hidden, eps);
+        let blocks = sliding
+            .iter()
+            .enumerate()
+            .map(|(i, &sliding)| {
+                let lv = v.pp("layers").pp(i);
+                Ok(Block {
+                    attn_norm: if i == 0 { None } else { Some(norm(&lv.pp("attn_norm"))?) },
+                    wqkv: Linear::load(&lv.pp("attn").pp("Wqkv"), hidden, 3 * hidden, attn_bias)?,
+                    wo: Linear::load(&lv.pp("attn").pp("Wo"), hidden, hidden, attn_bias)?,
+                    mlp_norm: norm(&lv.pp("mlp_norm"))?,
+                    wi: Linear::load(&lv.pp("mlp").pp("Wi"), hidden, 2 * inter, mlp_bias)?,
+                    mlp_out: Linear::load(&lv.pp("mlp").pp("Wo"), inter, hidden, mlp_bias)?,
+                    sliding,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let embed = Embedding::load(&v.pp("embeddings").pp("tok_embeddings"), vocab, hidden)?;
+        let device = embed.weight.device();
+        Ok(ModernBertModel {
+            embed_norm: norm(&v.pp("embeddings").pp("norm"))?,
+            embed,
+            blocks,
+            final_norm: norm(&v.pp("final_norm"))?,
+            rotary_global: Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?.to_device(device)?,
+            rotary_local: Rotary::new(&cfg.rope(Some("sliding_attention"))?, head_dim)?.to_device(device)?,
+            heads,
+            head_dim,
+            window,
+            act: Activation::from_name(cfg.str_or("hidden_activation", "gelu")?)?,
+        })
+    }
+
+    /// The dtype of the weights.
+    pub fn dtype(&self) -> DType {
+        self.embed.weight.dtype()
+    }
+
+    /// The device of the weights, where inputs are moved and outputs are.
+    pub fn device(&self) -> Device {
+        self.embed.weight.device()
+    }
+
+    /// Encodes `input_ids` `[batch, seq]`; `attention_mask` (1 = token) defaults to all ones,
+    /// `position_ids` to `0..seq`. `hidden_states` (with `output_hidden_states`) are transformers':
+    /// the embeddings, each block's output, the last one after the final norm.
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<BertOutput> {
+        let (b, s) = batch_seq(input_ids)?;
+        let device = self.device();
+        let dtype = self.dtype();
+        let attention_mask = match attention_mask {
+            Some(m) if m.dims() != [b, s] => {
+                return Err(Error::Input(format!(
+                    "attention_mask must have shape [{b}, {s}], got {:?}",
+                    m.dims()
+                )))
+            }
+            Some(m) => m.to(device)?,
+            None => Tensor::ones([b, s], (DType::I64, device))?,
+        };
+        let positions = match position_ids {
+            Some(p) => p.to(device)?.to_dtype(DType::I64)?.expand([b, s])?,
+            None => Tensor::arange(s as i64, (DType::I64, device))?.unsqueeze(0)?.expand([b, s])?,
+        };
+        // Blocked keys: padding, and for sliding layers the keys past the window (one mask value,
+        // never two added: a row that blocks every key stays finite, as transformers' masks do).
+        let padded = attention_mask.eq(0)?.reshape([b, 1, 1, s])?;
+        let global = additive(&padded, dtype)?;
+        let local = additive(&padded.logical_or(&far_keys(s, self.window, device)?)?, dtype)?;
+        let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, dtype)?;
+        let (cos_l, sin_l) = self.rotary_local.cos_sin(&positions, dtype)?;
+        let mut h = self.embed_norm.forward(&self.embed.forward(&input_ids.to(device)?)?)?;
+        let mut hidden_states = Vec::new();
+        for block in &self.blocks {
+            if output_hidden_states {
+                hidden_states.push(h.clone());
+            }
+            let (mask, cos, sin) =
+                if block.sliding { (&local, &cos_l, &sin_l) } else { (&global, &cos_g, &sin_g) };
+            let x = match &block.attn_norm {
+                Some(norm) => norm.forward(&h)?,
+                None => h.clone(),
+            };
+            let qkv = block.wqkv.forward(&x)?.reshape([b, s, 3, self.heads, self.head_dim])?;
+            let part = |i: isize| -> Result<Tensor> { Ok(qkv.select(2, i)?.transpose(1, 2)?) };
+            let (q, k) = (apply_rotary(&part(0)?, cos, sin)?, apply_rotary(&part(1)?, cos, sin)?);
+            let scale = 1.0 / (self.head_dim as f64).sqrt();
+            let ctx = eager_attention(&q, &k, &part(2)?, Some(mask), scale, None)?;
+            let ctx = ctx.transpose(1, 2)?.reshape([b, s, self.heads * self.head_dim])?;
+            h = h.add(&block.wo.forward(&ctx)?)?;
+            let halves = block.wi.forward(&block.mlp_norm.forward(&h)?)?.chunk(2, -1)?;
+            let glu = self.act.forward(&halves[0])?.mul(&halves[1])?;
+            h = h.add(&block.mlp_out.forward(&glu)?)?;
+        }
+        let h = self.final_norm.forward(&h)?;
+        if output_hidden_states {
+            hidden_states.push(h.clone());
+        }
+        Ok(BertOutput { last_hidden_state: h, pooler_output: None, hidden_states })
+    }
+}
+
+/// `[1, 1, seq, seq]`: true where `|query − key| > window`.
+fn far_keys(seq: usize, window: usize, device: Device) -> Result<Tensor> {
+    let q = Tensor::arange(seq as i64, (DType::I64, device))?.reshape([seq, 1])?;
+    let k = Tensor::arange(seq as i64, (DType::I64, device))?.reshape([1, seq])?;
+    Ok(q.sub(&k)?.abs()?.gt(window as f64)?.reshape([1, 1, seq, seq])?)
+}
+
+/// The additive mask of `blocked`: 0 where false, the dtype's lowest value where true.
+fn additive(blocked: &Tensor, dtype: DType) -> Result<Tensor> {
+    let zeros = Tensor::zeros(blocked.dims().to_vec(), (dtype, blocked.device()))?;
+    Ok(blocked.where_self(lowest(dtype), &zeros)?)
+}
