@@ -259,7 +259,7 @@ def gen_mpnet(r):
 
 
 def gen_modernbert(r):
-    """ModernBertModel: random biases and norm shifts, layer types (given, or by
+    """ModernBertModel or ModernBertForMaskedLM: random biases and norm shifts, layer types (given, or by
     global_attn_every_n_layers), windows, RoPE bases, activations; up to 40 tokens so that sliding
     windows of 1 to 8 matter."""
     h, nh, _ = heads(r)
@@ -277,7 +277,11 @@ def gen_modernbert(r):
     if r.random() < 0.5:
         c["rope_parameters"] = {"full_attention": {"rope_type": "default", "rope_theta": r.choice([100.0, 160000.0])},
                                 "sliding_attention": {"rope_type": "default", "rope_theta": r.choice([10.0, 10000.0])}}
-    return tf.ModernBertModel, tf.ModernBertConfig, c
+    cls = r.choice([tf.ModernBertModel, tf.ModernBertForMaskedLM])
+    if cls is tf.ModernBertForMaskedLM:
+        c.update(tie_word_embeddings=r.random() < 0.5, decoder_bias=r.random() < 0.5,
+                 classifier_bias=r.random() < 0.5, classifier_activation=r.choice(["gelu", "silu", "tanh"]))
+    return cls, tf.ModernBertConfig, c
 
 
 def gen_distilbert(r):

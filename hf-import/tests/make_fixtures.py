@@ -272,6 +272,8 @@ def main():
                   max_position_embeddings=64, local_attention=4, pad_token_id=0, bos_token_id=1, eos_token_id=2,
                   cls_token_id=1, sep_token_id=2, attn_implementation="eager")
     build("modernbert", tf.ModernBertModel, tf.ModernBertConfig(**modern), 27, encoder=True, token_types=False)
+    build("modernbert_mlm", tf.ModernBertForMaskedLM, tf.ModernBertConfig(**modern, classifier_activation="silu"), 29,
+          encoder=True, token_types=False)
     biased = dict(modern, norm_bias=True, attention_bias=True, mlp_bias=True, hidden_activation="gelu_new",
                   layer_types=["full_attention", "sliding_attention", "full_attention"],
                   rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1000.0},

@@ -32,7 +32,7 @@ pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
-pub use self::modernbert::ModernBertModel;
+pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::mpnet::MPNetModel;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
@@ -76,6 +76,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "LlamaForCausalLM",
     "MistralForCausalLM",
     "ModernBertModel",
+    "ModernBertForMaskedLM",
     "MPNetModel",
     "Phi3ForCausalLM",
     "Qwen2ForCausalLM",
@@ -107,6 +108,8 @@ pub enum AutoModel {
     MPNet(MPNetModel),
     /// `ModernBertModel`
     ModernBert(ModernBertModel),
+    /// `ModernBertForMaskedLM`
+    ModernBertForMaskedLM(ModernBertForMaskedLM),
     /// `BertForSequenceClassification`, `RobertaForSequenceClassification`,
     /// `XLMRobertaForSequenceClassification` or `DistilBertForSequenceClassification`
     SequenceClassifier(SequenceClassifier),
@@ -261,6 +264,9 @@ impl AutoModel {
             "RobertaModel" | "XLMRobertaModel" => AutoModel::Roberta(RobertaModel::load(cfg, weights)?),
             "MPNetModel" => AutoModel::MPNet(MPNetModel::load(cfg, weights)?),
             "ModernBertModel" => AutoModel::ModernBert(ModernBertModel::load(cfg, weights)?),
+            "ModernBertForMaskedLM" => {
+                AutoModel::ModernBertForMaskedLM(ModernBertForMaskedLM::load(cfg, weights)?)
+            }
             "RobertaForMaskedLM" | "XLMRobertaForMaskedLM" => {
                 AutoModel::RobertaForMaskedLM(RobertaForMaskedLM::load(cfg, weights)?)
             }
@@ -356,6 +362,7 @@ impl AutoModel {
             AutoModel::Roberta(m) => m.device(),
             AutoModel::MPNet(m) => m.device(),
             AutoModel::ModernBert(m) => m.device(),
+            AutoModel::ModernBertForMaskedLM(m) => m.model.device(),
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
             AutoModel::SequenceClassifier(m) => m.encoder.device(),
             _ => self.causal_lm().expect("decoder variants").device(),
@@ -384,7 +391,8 @@ impl AutoModel {
             AutoModel::DistilBert(_)
             | AutoModel::DistilBertForMaskedLM(_)
             | AutoModel::MPNet(_)
-            | AutoModel::ModernBert(_) => DISTILBERT_INPUTS,
+            | AutoModel::ModernBert(_)
+            | AutoModel::ModernBertForMaskedLM(_) => DISTILBERT_INPUTS,
             AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
             _ if self.causal_lm().is_some() => DECODER_INPUTS,
@@ -411,6 +419,7 @@ impl AutoModel {
             AutoModel::Roberta(m) => m.forward(&ids, mask, types, None, false)?,
             AutoModel::MPNet(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::ModernBert(m) => m.forward(&ids, mask, None, false)?,
+            AutoModel::ModernBertForMaskedLM(m) => m.model.forward(&ids, mask, None, false)?,
             AutoModel::RobertaForMaskedLM(m) => m.roberta.forward(&ids, mask, types, None, false)?,
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
@@ -553,6 +562,7 @@ impl AutoModel {
             AutoModel::Roberta(m) => (None, m.forward(ids, mask, types, pos, h)?),
             AutoModel::MPNet(m) => (None, m.forward(ids, mask, None, pos, h)?),
             AutoModel::ModernBert(m) => (None, m.forward(ids, mask, pos, h)?),
+            AutoModel::ModernBertForMaskedLM(m) => m.forward(ids, mask, pos, h).map(|(l, o)| (Some(l), o))?,
             AutoModel::DistilBert(m) => (None, m.forward(ids, mask, None, pos, h)?),
             AutoModel::BertForMaskedLM(m) => {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?

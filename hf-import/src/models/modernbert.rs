@@ -202,3 +202,57 @@ fn additive(blocked: &Tensor, dtype: DType) -> Result<Tensor> {
     let zeros = Tensor::zeros(blocked.dims().to_vec(), (dtype, blocked.device()))?;
     Ok(blocked.where_self(lowest(dtype), &zeros)?)
 }
+
+/// transformers' `ModernBertForMaskedLM`: the encoder (`model.*`), `head` (dense, the
+/// `classifier_activation`, norm) and `decoder` (tied to the token embeddings unless the config
+/// unties them; a bias with `decoder_bias`).
+#[derive(Debug, Clone)]
+pub struct ModernBertForMaskedLM {
+    /// the encoder
+    pub model: ModernBertModel,
+    dense: Linear,
+    act: Activation,
+    norm: LayerNorm,
+    decoder: Linear,
+}
+
+impl ModernBertForMaskedLM {
+    /// Loads `model.*`, `head.*` and `decoder.*`.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let model = ModernBertModel::load(cfg, weights)?;
+        let (hidden, vocab) = (cfg.usize("hidden_size")?, cfg.usize("vocab_size")?);
+        let root = weights.vars("");
+        let head = root.pp("head");
+        let tied = cfg.bool_or("tie_word_embeddings", true)?;
+        let weight = match root.pp("decoder").get_opt("weight", &[vocab, hidden])? {
+            Some(w) if !tied => w,
+            _ if tied => model.embed.weight.clone(),
+            _ => return Err(Error::Weight("tensor 'decoder.weight' is missing from the checkpoint".into())),
+        };
+        let bias = if cfg.bool_or("decoder_bias", true)? {
+            Some(root.pp("decoder").get("bias", &[vocab])?)
+        } else {
+            None
+        };
+        Ok(ModernBertForMaskedLM {
+            dense: Linear::load(&head.pp("dense"), hidden, hidden, cfg.bool_or("classifier_bias", false)?)?,
+            act: Activation::from_name(cfg.str_or("classifier_activation", "gelu")?)?,
+            norm: LayerNorm::load(&head.pp("norm"), hidden, cfg.f64_or("norm_eps", 1e-5)?)?,
+            decoder: Linear { weight, bias },
+            model,
+        })
+    }
+
+    /// Masked-LM logits `[batch, seq, vocab]` and the encoder's outputs.
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<(Tensor, BertOutput)> {
+        let out = self.model.forward(input_ids, attention_mask, position_ids, output_hidden_states)?;
+        let h = self.norm.forward(&self.act.forward(&self.dense.forward(&out.last_hidden_state)?)?)?;
+        Ok((self.decoder.forward(&h)?, out))
+    }
+}

@@ -131,12 +131,15 @@ fn mpnet_relative_position_bias() {
 }
 
 /// ModernBERT: its defaults (no biases, a global layer every 3, sliding window 2 over 7 tokens,
-/// padding on the second row), and every bias with other RoPE bases and layer types, from the
-/// transformers 5 and the 4.x config keys (`global_attn_every_n_layers`, `*_rope_theta`).
+/// padding on the second row), every bias with other RoPE bases and layer types, from the
+/// transformers 5 and the 4.x config keys (`global_attn_every_n_layers`, `*_rope_theta`), and
+/// `ModernBertForMaskedLM`.
 #[test]
 fn modernbert_alternating_windows_and_bases() {
     check("modernbert");
     check("modernbert_biased");
+    // The masked-LM head (dense, SiLU here, norm, the tied decoder with its bias).
+    check("modernbert_mlm");
     let dir = fixture("modernbert_biased");
     let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
     assert!(v4.get("layer_types").is_none() && v4.get("rope_parameters").is_none());
