@@ -248,14 +248,17 @@ def gen_roberta(r):
 
 
 def gen_mpnet(r):
-    """MPNetModel: RoBERTa-style positions (padding id 1), the relative-position bias (a table of 32
+    """MPNetModel or MPNetForMaskedLM: RoBERTa-style positions (padding id 1), the relative-position bias (a table of 32
     or more buckets); up to 160 positions so that long inputs reach the log-spaced buckets."""
     h, nh, _ = heads(r)
     c = dict(vocab_size=r.choice([64, 100]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
              intermediate_size=r.choice([24, 64]), max_position_embeddings=r.choice([16, 64, 160]),
              relative_attention_num_buckets=r.choice([32, 40]), hidden_act=r.choice(["gelu", "relu", "gelu_new"]),
              layer_norm_eps=r.choice([1e-12, 1e-5]), pad_token_id=1, bos_token_id=0, eos_token_id=2)
-    return tf.MPNetModel, tf.MPNetConfig, c
+    cls = r.choice([tf.MPNetModel, tf.MPNetForMaskedLM])
+    if cls is tf.MPNetForMaskedLM:
+        c["tie_word_embeddings"] = r.random() < 0.5
+    return cls, tf.MPNetConfig, c
 
 
 def gen_modernbert(r):

@@ -263,6 +263,7 @@ def main():
     built = build("mpnet", tf.MPNetModel, tf.MPNetConfig(**mpnet), 25, encoder=True, pad=1, token_types=False)
     if built is not None:
         mpnet_long(built[0])
+    build("mpnet_mlm", tf.MPNetForMaskedLM, tf.MPNetConfig(**mpnet), 30, encoder=True, pad=1, token_types=False)
     # ModernBERT: pre-norm blocks with a fused Wqkv, RoPE with a global and a local base, global
     # layers alternating with a bidirectional sliding window (|q - k| <= local_attention / 2 = 2 here),
     # a GLU MLP. `modernbert` has the defaults (no biases or norm shifts, a global layer every 3);

@@ -33,7 +33,7 @@ pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
-pub use self::mpnet::MPNetModel;
+pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
@@ -78,6 +78,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "ModernBertModel",
     "ModernBertForMaskedLM",
     "MPNetModel",
+    "MPNetForMaskedLM",
     "Phi3ForCausalLM",
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
@@ -106,6 +107,8 @@ pub enum AutoModel {
     RobertaForMaskedLM(RobertaForMaskedLM),
     /// `MPNetModel`
     MPNet(MPNetModel),
+    /// `MPNetForMaskedLM`
+    MPNetForMaskedLM(MPNetForMaskedLM),
     /// `ModernBertModel`
     ModernBert(ModernBertModel),
     /// `ModernBertForMaskedLM`
@@ -263,6 +266,7 @@ impl AutoModel {
             }
             "RobertaModel" | "XLMRobertaModel" => AutoModel::Roberta(RobertaModel::load(cfg, weights)?),
             "MPNetModel" => AutoModel::MPNet(MPNetModel::load(cfg, weights)?),
+            "MPNetForMaskedLM" => AutoModel::MPNetForMaskedLM(MPNetForMaskedLM::load(cfg, weights)?),
             "ModernBertModel" => AutoModel::ModernBert(ModernBertModel::load(cfg, weights)?),
             "ModernBertForMaskedLM" => {
                 AutoModel::ModernBertForMaskedLM(ModernBertForMaskedLM::load(cfg, weights)?)
@@ -327,6 +331,7 @@ impl AutoModel {
             AutoModel::DistilBertForMaskedLM(m) => Some(&m.distilbert.0),
             AutoModel::Roberta(m) => Some(&m.0),
             AutoModel::MPNet(m) => Some(&m.0),
+            AutoModel::MPNetForMaskedLM(m) => Some(&m.mpnet.0),
             AutoModel::RobertaForMaskedLM(m) => Some(&m.roberta.0),
             AutoModel::SequenceClassifier(m) => Some(&m.encoder),
             _ => None,
@@ -361,6 +366,7 @@ impl AutoModel {
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.device(),
             AutoModel::Roberta(m) => m.device(),
             AutoModel::MPNet(m) => m.device(),
+            AutoModel::MPNetForMaskedLM(m) => m.mpnet.device(),
             AutoModel::ModernBert(m) => m.device(),
             AutoModel::ModernBertForMaskedLM(m) => m.model.device(),
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
@@ -391,6 +397,7 @@ impl AutoModel {
             AutoModel::DistilBert(_)
             | AutoModel::DistilBertForMaskedLM(_)
             | AutoModel::MPNet(_)
+            | AutoModel::MPNetForMaskedLM(_)
             | AutoModel::ModernBert(_)
             | AutoModel::ModernBertForMaskedLM(_) => DISTILBERT_INPUTS,
             AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
@@ -418,6 +425,7 @@ impl AutoModel {
             AutoModel::BertForMaskedLM(m) => m.bert.forward(&ids, mask, types, None, false)?,
             AutoModel::Roberta(m) => m.forward(&ids, mask, types, None, false)?,
             AutoModel::MPNet(m) => m.forward(&ids, mask, None, None, false)?,
+            AutoModel::MPNetForMaskedLM(m) => m.mpnet.forward(&ids, mask, None, None, false)?,
             AutoModel::ModernBert(m) => m.forward(&ids, mask, None, false)?,
             AutoModel::ModernBertForMaskedLM(m) => m.model.forward(&ids, mask, None, false)?,
             AutoModel::RobertaForMaskedLM(m) => m.roberta.forward(&ids, mask, types, None, false)?,
@@ -561,6 +569,7 @@ impl AutoModel {
             AutoModel::Bert(m) => (None, m.forward(ids, mask, types, pos, h)?),
             AutoModel::Roberta(m) => (None, m.forward(ids, mask, types, pos, h)?),
             AutoModel::MPNet(m) => (None, m.forward(ids, mask, None, pos, h)?),
+            AutoModel::MPNetForMaskedLM(m) => m.forward(ids, mask, pos, h).map(|(l, o)| (Some(l), o))?,
             AutoModel::ModernBert(m) => (None, m.forward(ids, mask, pos, h)?),
             AutoModel::ModernBertForMaskedLM(m) => m.forward(ids, mask, pos, h).map(|(l, o)| (Some(l), o))?,
             AutoModel::DistilBert(m) => (None, m.forward(ids, mask, None, pos, h)?),

@@ -3,7 +3,10 @@
 //! transformers' `MPNetEmbeddings`), no token types, and a relative-position bias shared by the
 //! layers ([`RelativeBias`]).
 
-use super::bert::{BertConfig, BertModel, Positions};
+use oxtorch_tensor::Tensor;
+
+use super::bert::{BertConfig, BertModel, BertOutput, Positions};
+use super::roberta::LmHead;
 use crate::config::Config;
 use crate::error::Result;
 use crate::layers::{Embedding, EncoderLayer, LayerNorm, Linear, RelativeBias};
@@ -53,6 +56,35 @@ impl std::ops::Deref for MPNetModel {
     type Target = BertModel;
     fn deref(&self) -> &BertModel {
         &self.0
+    }
+}
+
+/// transformers' `MPNetForMaskedLM`: the encoder (`mpnet.*`, no pooler) and RoBERTa's `lm_head`.
+#[derive(Debug, Clone)]
+pub struct MPNetForMaskedLM {
+    /// the encoder
+    pub mpnet: MPNetModel,
+    head: LmHead,
+}
+
+impl MPNetForMaskedLM {
+    /// Loads `mpnet.*` and `lm_head.*`.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let mpnet = MPNetModel::load(cfg, weights)?;
+        let head = LmHead::load(cfg, weights, &mpnet)?;
+        Ok(MPNetForMaskedLM { mpnet, head })
+    }
+
+    /// Masked-LM logits `[batch, seq, vocab]` and the encoder's outputs.
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<(Tensor, BertOutput)> {
+        let out = self.mpnet.forward(input_ids, attention_mask, None, position_ids, output_hidden_states)?;
+        Ok((self.head.forward(&out.last_hidden_state)?, out))
     }
 }
 

@@ -35,44 +35,20 @@ impl std::ops::Deref for RobertaModel {
     }
 }
 
-/// transformers' `RobertaForMaskedLM`: the encoder and `lm_head` (dense, exact GELU, layer norm,
-/// decoder tied to the word embeddings unless the checkpoint stores its own).
+/// transformers' `RobertaForMaskedLM`: the encoder and `lm_head` ([`LmHead`]).
 #[derive(Debug, Clone)]
 pub struct RobertaForMaskedLM {
     /// the encoder
     pub roberta: RobertaModel,
-    dense: Linear,
-    norm: LayerNorm,
-    decoder: Linear,
+    head: LmHead,
 }
 
 impl RobertaForMaskedLM {
     /// Loads `roberta.*` and `lm_head.*`.
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
         let roberta = RobertaModel::load(cfg, weights)?;
-        let c = roberta.config().clone();
-        let head = weights.vars("lm_head");
-        let tied = cfg.bool_or("tie_word_embeddings", true)?;
-        let weight = match head.pp("decoder").get_opt("weight", &[c.vocab, c.hidden])? {
-            Some(w) if !tied => w,
-            _ if tied => roberta.word_embeddings().clone(),
-            _ => {
-                return Err(Error::Weight(
-                    "tensor 'lm_head.decoder.weight' is missing from the checkpoint".into(),
-                ))
-            }
-        };
-        let (first, second) = if tied { ("bias", "decoder.bias") } else { ("decoder.bias", "bias") };
-        let bias = match head.get_opt(first, &[c.vocab])? {
-            Some(b) => b,
-            None => head.get(second, &[c.vocab])?,
-        };
-        Ok(RobertaForMaskedLM {
-            dense: Linear::load(&head.pp("dense"), c.hidden, c.hidden, true)?,
-            norm: LayerNorm::load(&head.pp("layer_norm"), c.hidden, c.eps)?,
-            decoder: Linear { weight, bias: Some(bias) },
-            roberta,
-        })
+        let head = LmHead::load(cfg, weights, &roberta)?;
+        Ok(RobertaForMaskedLM { roberta, head })
     }
 
     /// Masked-LM logits `[batch, seq, vocab]` and the encoder's outputs.
@@ -91,8 +67,49 @@ impl RobertaForMaskedLM {
             position_ids,
             output_hidden_states,
         )?;
-        let h = Activation::Gelu.forward(&self.dense.forward(&out.last_hidden_state)?)?;
-        let logits = self.decoder.forward(&self.norm.forward(&h)?)?;
-        Ok((logits, out))
+        Ok((self.head.forward(&out.last_hidden_state)?, out))
+    }
+}
+
+/// RoBERTa's and MPNet's masked-LM head `lm_head`: dense, exact GELU, layer norm, then the decoder
+/// (tied to the word embeddings unless the checkpoint stores its own) with its bias.
+#[derive(Debug, Clone)]
+pub(crate) struct LmHead {
+    dense: Linear,
+    norm: LayerNorm,
+    decoder: Linear,
+}
+
+impl LmHead {
+    /// Loads `lm_head.*` for `encoder` (whose word embeddings a tied decoder reuses).
+    pub(crate) fn load(cfg: &Config, weights: &Weights, encoder: &BertModel) -> Result<Self> {
+        let c = encoder.config();
+        let head = weights.vars("lm_head");
+        let tied = cfg.bool_or("tie_word_embeddings", true)?;
+        let weight = match head.pp("decoder").get_opt("weight", &[c.vocab, c.hidden])? {
+            Some(w) if !tied => w,
+            _ if tied => encoder.word_embeddings().clone(),
+            _ => {
+                return Err(Error::Weight(
+                    "tensor 'lm_head.decoder.weight' is missing from the checkpoint".into(),
+                ))
+            }
+        };
+        let (first, second) = if tied { ("bias", "decoder.bias") } else { ("decoder.bias", "bias") };
+        let bias = match head.get_opt(first, &[c.vocab])? {
+            Some(b) => b,
+            None => head.get(second, &[c.vocab])?,
+        };
+        Ok(LmHead {
+            dense: Linear::load(&head.pp("dense"), c.hidden, c.hidden, true)?,
+            norm: LayerNorm::load(&head.pp("layer_norm"), c.hidden, c.eps)?,
+            decoder: Linear { weight, bias: Some(bias) },
+        })
+    }
+
+    /// Logits `[batch, seq, vocab]` of the encoder's last hidden state.
+    pub(crate) fn forward(&self, h: &Tensor) -> Result<Tensor> {
+        let h = Activation::Gelu.forward(&self.dense.forward(h)?)?;
+        self.decoder.forward(&self.norm.forward(&h)?)
     }
 }

@@ -110,6 +110,8 @@ fn xlm_roberta_model_mlm_and_classification() {
 #[test]
 fn mpnet_relative_position_bias() {
     check("mpnet");
+    // The masked-LM head (RoBERTa's, the decoder tied to the word embeddings).
+    check("mpnet_mlm");
     let dir = fixture("mpnet");
     let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
     let mut long = common::read_all(&dir.join("expected_long.safetensors"));
