@@ -375,6 +375,15 @@ impl AutoModel {
         }
     }
 
+    /// The ModernBERT encoder inside, for its models.
+    fn modernbert(&self) -> Option<&ModernBertModel> {
+        match self {
+            AutoModel::ModernBert(m) => Some(m),
+            AutoModel::ModernBertForMaskedLM(m) => Some(&m.model),
+            _ => None,
+        }
+    }
+
     /// The decoder inside, for the causal LMs.
     pub fn causal_lm(&self) -> Option<&CausalLm> {
         match self {
@@ -461,6 +470,11 @@ impl AutoModel {
                     check_input_dtype("token_type_ids", types)?;
                 }
                 bert.last_hidden_state_packed(&ids, attention_mask, types)
+            }
+            None if self.modernbert().is_some_and(|m| m.device() == Device::Cpu) => {
+                let ids = ids_as_i64("input_ids", input_ids)?;
+                check_input_dtype("attention_mask", attention_mask)?;
+                self.modernbert().expect("a ModernBERT").last_hidden_state_packed(&ids, attention_mask)
             }
             None if self.causal_lm().is_some_and(|lm| lm.device() == Device::Cpu) => {
                 let ids = ids_as_i64("input_ids", input_ids)?;

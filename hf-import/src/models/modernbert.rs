@@ -167,26 +167,127 @@ impl ModernBertModel {
             }
             let (mask, cos, sin) =
                 if block.sliding { (&local, &cos_l, &sin_l) } else { (&global, &cos_g, &sin_g) };
-            let x = match &block.attn_norm {
-                Some(norm) => norm.forward(&h)?,
-                None => h.clone(),
-            };
-            let qkv = block.wqkv.forward(&x)?.reshape([b, s, 3, self.heads, self.head_dim])?;
-            let part = |i: isize| -> Result<Tensor> { Ok(qkv.select(2, i)?.transpose(1, 2)?) };
-            let (q, k) = (apply_rotary(&part(0)?, cos, sin)?, apply_rotary(&part(1)?, cos, sin)?);
-            let scale = 1.0 / (self.head_dim as f64).sqrt();
-            let ctx = eager_attention(&q, &k, &part(2)?, Some(mask), scale, None)?;
-            let ctx = ctx.transpose(1, 2)?.reshape([b, s, self.heads * self.head_dim])?;
-            h = h.add(&block.wo.forward(&ctx)?)?;
-            let halves = block.wi.forward(&block.mlp_norm.forward(&h)?)?.chunk(2, -1)?;
-            let glu = self.act.forward(&halves[0])?.mul(&halves[1])?;
-            h = h.add(&block.mlp_out.forward(&glu)?)?;
+            let scale = self.scale();
+            h = self.block(block, &h, cos, sin, &|q, k, v| {
+                Ok(eager_attention(q, k, v, Some(mask), scale, None)?.transpose(1, 2)?)
+            })?;
         }
         let h = self.final_norm.forward(&h)?;
         if output_hidden_states {
             hidden_states.push(h.clone());
         }
         Ok(BertOutput { last_hidden_state: h, pooler_output: None, hidden_states })
+    }
+}
+
+impl ModernBertModel {
+    /// The attention's score scale, `head_dim^-0.5`.
+    fn scale(&self) -> f64 {
+        1.0 / (self.head_dim as f64).sqrt()
+    }
+
+    /// One block over `h` `[batch, seq, hidden]` (`cos`/`sin` `[batch, seq, head_dim]`), with
+    /// `attend` mapping q, k, v `[batch, heads, seq, head_dim]` to the context
+    /// `[batch, seq, heads, head_dim]`.
+    fn block(
+        &self,
+        block: &Block,
+        h: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        attend: &dyn Fn(&Tensor, &Tensor, &Tensor) -> Result<Tensor>,
+    ) -> Result<Tensor> {
+        let (b, s) = (h.dims()[0], h.dims()[1]);
+        let x = match &block.attn_norm {
+            Some(norm) => norm.forward(h)?,
+            None => h.clone(),
+        };
+        let qkv = block.wqkv.forward(&x)?.reshape([b, s, 3, self.heads, self.head_dim])?;
+        let part = |i: isize| -> Result<Tensor> { Ok(qkv.select(2, i)?.transpose(1, 2)?) };
+        let (q, k) = (apply_rotary(&part(0)?, cos, sin)?, apply_rotary(&part(1)?, cos, sin)?);
+        let ctx = attend(&q, &k, &part(2)?)?.reshape([b, s, self.heads * self.head_dim])?;
+        let h = h.add(&block.wo.forward(&ctx)?)?;
+        let halves = block.wi.forward(&block.mlp_norm.forward(&h)?)?.chunk(2, -1)?;
+        let glu = self.act.forward(&halves[0])?.mul(&halves[1])?;
+        Ok(h.add(&block.mlp_out.forward(&glu)?)?)
+    }
+
+    /// The last hidden state `[batch, seq, hidden]` at the tokens `attention_mask` keeps (positions
+    /// `0..seq`), computed without the padding: the kept tokens of every row are packed into one
+    /// `[1, tokens, hidden]` sequence for the projections and MLPs, attention runs row by row over
+    /// that row's tokens, each with the RoPE angle of its place in the padded row and, in sliding
+    /// layers, the window measured there. Padded positions (and rows that keep no token) are zero.
+    pub fn last_hidden_state_packed(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
+        let (b, s) = batch_seq(input_ids)?;
+        if attention_mask.dims() != [b, s] {
+            return Err(Error::Input(format!(
+                "attention_mask must have shape [{b}, {s}], got {:?}",
+                attention_mask.dims()
+            )));
+        }
+        let kept = attention_mask.ne(0)?.to_dtype(DType::I64)?.to_vec::<i64>()?;
+        if kept.iter().all(|&k| k != 0) {
+            return Ok(self.forward(input_ids, Some(attention_mask), None, false)?.last_hidden_state);
+        }
+        let (device, dtype) = (self.device(), self.dtype());
+        let hidden = self.heads * self.head_dim;
+        let mut index = Vec::with_capacity(kept.len());
+        let mut rows = Vec::with_capacity(b);
+        let mut windows = Vec::with_capacity(b);
+        for (r, row) in kept.chunks(s).enumerate() {
+            let columns: Vec<usize> = (0..s).filter(|&c| row[c] != 0).collect();
+            if !columns.is_empty() {
+                rows.push((index.len(), columns.len()));
+                index.extend(columns.iter().map(|&c| (r * s + c) as i64));
+                // The row's sliding-window mask between its tokens' padded places.
+                let far: Vec<bool> = columns
+                    .iter()
+                    .flat_map(|&i| columns.iter().map(move |&j| i.abs_diff(j) > self.window))
+                    .collect();
+                let n = columns.len();
+                windows.push(additive(&Tensor::from_vec(far, [1, 1, n, n])?.to(device)?, dtype)?);
+            }
+        }
+        if rows.is_empty() {
+            return Ok(Tensor::zeros([b, s, hidden], (dtype, device))?);
+        }
+        let tokens = index.len();
+        let index = Tensor::from_vec(index, [tokens])?.to(device)?;
+        let ids = input_ids.to(device)?.reshape([b * s])?.index_select(0, &index)?.unsqueeze(0)?;
+        let positions =
+            Tensor::arange(s as i64, (DType::I64, device))?.unsqueeze(0)?.expand([b, s])?.contiguous()?;
+        let angles = |rotary: &Rotary| -> Result<(Tensor, Tensor)> {
+            let (cos, sin) = rotary.cos_sin(&positions, dtype)?;
+            let at_tokens = |t: Tensor| -> Result<Tensor> {
+                let width = t.dims()[2];
+                Ok(t.reshape([b * s, width])?.index_select(0, &index)?.unsqueeze(0)?)
+            };
+            Ok((at_tokens(cos)?, at_tokens(sin)?))
+        };
+        let (cos_g, sin_g) = angles(&self.rotary_global)?;
+        let (cos_l, sin_l) = angles(&self.rotary_local)?;
+        let scale = self.scale();
+        let mut h = self.embed_norm.forward(&self.embed.forward(&ids)?)?;
+        for block in &self.blocks {
+            let (cos, sin) = if block.sliding { (&cos_l, &sin_l) } else { (&cos_g, &sin_g) };
+            h = self.block(block, &h, cos, sin, &|q, k, v| {
+                let parts = rows
+                    .iter()
+                    .zip(&windows)
+                    .map(|(&(start, n), window)| {
+                        let row = |t: &Tensor| t.narrow(2, start as isize, n);
+                        let mask = block.sliding.then_some(window);
+                        // `[1, tokens, heads, head_dim]`, a view: the concatenation is the one copy.
+                        Ok(eager_attention(&row(q)?, &row(k)?, &row(v)?, mask, scale, None)?
+                            .transpose(1, 2)?)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Tensor::cat(&parts.iter().collect::<Vec<_>>(), 1)?)
+            })?;
+        }
+        let h = self.final_norm.forward(&h)?.reshape([tokens, hidden])?;
+        let out = Tensor::zeros([b * s, hidden], (h.dtype(), device))?.index_copy(0, &index, &h)?;
+        Ok(out.reshape([b, s, hidden])?)
     }
 }
 

@@ -1,4 +1,4 @@
-//! BERT-style encoders without their padding (`AutoModel::last_hidden_state_at_tokens`, what
+//! Encoders (BERT-style, MPNet, ModernBERT) without their padding (`AutoModel::last_hidden_state_at_tokens`, what
 //! sentence embeddings run on the CPU): at every token the mask keeps, the same values as the full
 //! padded forward (which matches transformers, `families.rs`); zeros at padded positions. Masks with
 //! right and left padding, holes in the middle, a row of padding only, and none at all.
@@ -66,7 +66,18 @@ pub(crate) fn load(name: &str, dtype: Option<DType>) -> AutoModel {
 
 #[test]
 fn kept_tokens_equal_the_padded_forward_for_every_encoder_family() {
-    for name in ["bert", "roberta", "distilbert_mlm", "bert_mlm", "roberta_mlm", "xlm_roberta", "mpnet"] {
+    for name in [
+        "bert",
+        "roberta",
+        "distilbert_mlm",
+        "bert_mlm",
+        "roberta_mlm",
+        "xlm_roberta",
+        "mpnet",
+        "modernbert",
+        "modernbert_biased",
+        "modernbert_mlm",
+    ] {
         let model = load(name, None);
         let mask: Vec<i64> = MASKS.concat();
         let types = name.starts_with("bert");
@@ -145,6 +156,28 @@ fn classifier_logits_skip_the_padding_with_the_forwards_values() {
                 assert!((g - w).abs() <= 1e-5, "{name}: logits {g} vs {w}");
             }
         }
+    }
+}
+
+/// ModernBERT's sliding windows (2 here) and RoPE angles in the packed forward follow each
+/// token's place in the padded row: rows of 20 columns with padding on either side and holes.
+#[test]
+fn modernbert_packed_rows_keep_their_padded_places() {
+    for name in ["modernbert", "modernbert_biased"] {
+        let model = load(name, None);
+        let seq = 20;
+        let mask: Vec<i64> = (0..4)
+            .flat_map(|r| {
+                (0..seq).map(move |c| match r {
+                    0 => i64::from(c < 13),
+                    1 => i64::from(c >= 6),
+                    2 => i64::from(c % 4 != 1 && c < 17),
+                    _ => 1,
+                })
+            })
+            .collect();
+        let worst = check(&model, &mask, 4, seq, false, 1e-5);
+        eprintln!("{name}, 20 columns: max abs diff {worst:.2e}");
     }
 }
 
