@@ -204,7 +204,13 @@ impl ModernBertModel {
         };
         let qkv = block.wqkv.forward(&x)?.reshape([b, s, 3, self.heads, self.head_dim])?;
         let part = |i: isize| -> Result<Tensor> { Ok(qkv.select(2, i)?.transpose(1, 2)?) };
-        let (q, k) = (apply_rotary(&part(0)?, cos, sin)?, apply_rotary(&part(1)?, cos, sin)?);
+        // As transformers' ModernBERT: the rotation in float32 (the angles rounded to the model's
+        // dtype first), rounded once.
+        let rotate = |x: Tensor| -> Result<Tensor> {
+            let f32 = |t: &Tensor| t.to_dtype(DType::F32);
+            Ok(apply_rotary(&f32(&x)?, &f32(cos)?, &f32(sin)?)?.to_dtype(x.dtype())?)
+        };
+        let (q, k) = (rotate(part(0)?)?, rotate(part(1)?)?);
         let ctx = attend(&q, &k, &part(2)?)?.reshape([b, s, self.heads * self.head_dim])?;
         let h = h.add(&block.wo.forward(&ctx)?)?;
         let halves = block.wi.forward(&block.mlp_norm.forward(&h)?)?.chunk(2, -1)?;
