@@ -322,6 +322,28 @@ def main():
         ),
         10,
     )
+    # EmbeddingGemma's attention: Gemma 3 with `use_bidirectional_attention` (full layers see every
+    # token, sliding ones |q - k| <= sliding_window / 2 = 2), padded on the right like an encoder's
+    # batch; `sentence_gemma_bidir` is a sentence-transformers model on it.
+    build(
+        "gemma3_bidir",
+        tf.Gemma3ForCausalLM,
+        tf.Gemma3TextConfig(
+            **DECODER,
+            head_dim=8,
+            sliding_window=4,
+            query_pre_attn_scalar=16,
+            use_bidirectional_attention=True,
+            layer_types=["sliding_attention", "full_attention"],
+            rope_parameters={
+                "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+            },
+        ),
+        31,
+        encoder=True,
+        token_types=False,
+    )
     build(
         "phi3",
         tf.Phi3ForCausalLM,
@@ -611,6 +633,35 @@ def sentence_mpnet():
     print(f"sentence_mpnet: {sorted(p.name for p in path.iterdir())}")
 
 
+def sentence_gemma_bidir():
+    """EmbeddingGemma's layout on the tiny bidirectional Gemma 3 (`gemma3_bidir`): the base model
+    (`Gemma3TextModel`, saved without the `model.` prefix or an LM head), `sentence_tiny`'s
+    tokenizer, mean pooling, a Dense projection without bias, Normalize; embeddings from
+    sentence-transformers itself."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Dense, Normalize, Pooling, Transformer
+
+    path = OUT / "sentence_gemma_bidir"
+    shutil.rmtree(path, ignore_errors=True)
+    work = OUT / "_gemma_hf"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(OUT / "gemma3_bidir", work)
+    (work / "expected.safetensors").unlink()
+    for name in ["tokenizer.json", "tokenizer_config.json"]:
+        shutil.copy(OUT / "sentence_tiny" / name, work / name)
+    transformer = Transformer(str(work), max_seq_length=16)
+    torch.manual_seed(31)
+    dense = Dense(32, 16, bias=False, activation_function=torch.nn.Identity())
+    model = SentenceTransformer(modules=[transformer, Pooling(32, pooling_mode="mean"), dense, Normalize()],
+                                device="cpu").eval()
+    model.save(str(path))
+    shutil.rmtree(work)
+    for extra in ["README.md", "expected.safetensors", "vocab.txt", "special_tokens_map.json"]:
+        (path / extra).unlink(missing_ok=True)
+    save_sentence_golden(model, path)
+    print(f"sentence_gemma_bidir: {sorted(p.name for p in path.iterdir())}")
+
+
 def sentence_dense():
     """`sentence_tiny`'s encoder and mean pooling, then two Dense modules (32 -> 16 tanh with bias,
     16 -> 8 identity without bias and with a residual projection) and Normalize, as
@@ -673,3 +724,5 @@ if __name__ == "__main__":
         sentence_dense()
     if not ONLY or "sentence_mpnet" in ONLY:
         sentence_mpnet()
+    if not ONLY or "sentence_gemma_bidir" in ONLY:
+        sentence_gemma_bidir()

@@ -294,10 +294,15 @@ fn creation_on_device() -> Result<()> {
     assert_eq!(v.sum_all()?.item::<i64>()?, 10);
     let r = Tensor::arange(5, dev)?;
     assert_eq!(r.to_vec::<i64>()?, vec![0, 1, 2, 3, 4]);
-    manual_seed(3);
-    let host = Tensor::randn([4], ())?;
-    manual_seed(3);
-    let on = Tensor::randn([4], dev)?;
+    // A stream of this test's own: `manual_seed` must give the same draws twice, which tests
+    // drawing from the process-wide generator at the same time would break.
+    let (host, on) =
+        oxtorch_tensor::random::with_thread_generator(&oxtorch_tensor::Generator::default(), || {
+            manual_seed(3);
+            let host = Tensor::randn([4], ())?;
+            manual_seed(3);
+            Ok::<_, oxtorch_tensor::Error>((host, Tensor::randn([4], dev)?))
+        })?;
     assert_eq!(on.to_vec::<f32>()?, host.to_vec::<f32>()?);
     let e = Tensor::eye(3, None, dev)?;
     assert_eq!(e.to_vec::<f32>()?, vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);

@@ -58,13 +58,40 @@ pub fn causal_mask(
     Ok(blocked.where_self(lowest(dtype), &zeros)?)
 }
 
-/// `[1, 1, n, n]` for one sequence of a packed batch whose `n` tokens sat at `positions` (increasing)
-/// of its padded row: token `i` sees token `j` when `positions[j] <= positions[i]` and, with a
-/// sliding window, `positions[j] > positions[i] - window` ([`causal_mask`]'s rule on the padded
-/// row, its padding left out). Made on `device`.
+/// `[batch, 1, seq, seq]` (batch 1 without `attention_mask`) for a decoder run both ways (Gemma
+/// 3's `use_bidirectional_attention`): query `i` sees key `j` when `attention_mask[b, j]` is 1 and,
+/// with a sliding window, `|i − j| ≤ window / 2` (transformers' `|i − j| < window // 2 + 1`).
+/// Padding and window are one mask value, never two added, as transformers' masks.
+pub fn bidirectional_mask(
+    attention_mask: Option<&Tensor>,
+    seq: usize,
+    window: Option<usize>,
+    dtype: DType,
+    device: Device,
+) -> Result<Tensor> {
+    let mut blocked = Tensor::zeros([1, 1, seq, seq], (DType::Bool, device))?;
+    if let Some(w) = window {
+        let q = Tensor::arange(seq as i64, (DType::I64, device))?.reshape([seq, 1])?;
+        let k = Tensor::arange(seq as i64, (DType::I64, device))?.reshape([1, seq])?;
+        blocked = q.sub(&k)?.abs()?.gt((w / 2) as f64)?.reshape([1, 1, seq, seq])?;
+    }
+    if let Some(m) = attention_mask {
+        let batch = m.dims()[0];
+        blocked = blocked.logical_or(&m.eq(0)?.reshape([batch, 1, 1, seq])?)?;
+    }
+    let zeros = Tensor::zeros(blocked.dims().to_vec(), (dtype, device))?;
+    Ok(blocked.where_self(lowest(dtype), &zeros)?)
+}
+
+/// `[1, 1, n, n]` for one sequence of a packed batch whose `n` tokens sat at `positions`
+/// (increasing) of its padded row: token `i` sees token `j` when `positions[j] <= positions[i]`
+/// and, with a sliding window, `positions[j] > positions[i] - window` ([`causal_mask`]'s rule on the
+/// padded row, its padding left out); `bidirectional`, when `|positions[i] − positions[j]| ≤
+/// window / 2` ([`bidirectional_mask`]'s). Made on `device`.
 pub fn packed_causal_mask(
     positions: &[usize],
     window: Option<usize>,
+    bidirectional: bool,
     dtype: DType,
     device: Device,
 ) -> Result<Tensor> {
@@ -73,7 +100,11 @@ pub fn packed_causal_mask(
     let mut mask = Vec::with_capacity(n * n);
     for &q in positions {
         mask.extend(positions.iter().map(|&k| {
-            let seen = k <= q && window.is_none_or(|w| k + w > q);
+            let seen = if bidirectional {
+                window.is_none_or(|w| q.abs_diff(k) <= w / 2)
+            } else {
+                k <= q && window.is_none_or(|w| k + w > q)
+            };
             if seen {
                 0.0
             } else {

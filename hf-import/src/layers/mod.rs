@@ -20,7 +20,7 @@ pub use attention::{eager_attention, AttentionConfig, SelfAttention};
 pub use encoder::EncoderLayer;
 pub use kv_cache::{bucket, fixed_shapes, KvCache, LayerCache};
 pub use linear::{Embedding, Linear};
-pub use mask::{causal_mask, lowest, packed_causal_mask, padding_mask};
+pub use mask::{bidirectional_mask, causal_mask, lowest, packed_causal_mask, padding_mask};
 pub use mlp::GatedMlp;
 pub use norm::{LayerNorm, RmsNorm, RmsNormStyle};
 pub use relative_bias::{bucket as relative_bucket, RelativeBias};

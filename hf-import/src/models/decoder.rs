@@ -7,8 +7,8 @@ use oxtorch_tensor::{DType, Device, Tensor};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
-    causal_mask, packed_causal_mask, packing_enabled, Activation, Arena, AttentionConfig, Embedding,
-    GatedMlp, KvCache, Linear, RmsNorm, RmsNormStyle, Rotary, SelfAttention,
+    bidirectional_mask, causal_mask, packed_causal_mask, packing_enabled, Activation, Arena, AttentionConfig,
+    Embedding, GatedMlp, KvCache, Linear, RmsNorm, RmsNormStyle, Rotary, SelfAttention,
 };
 use crate::weights::{Vars, Weights};
 
@@ -56,6 +56,9 @@ pub struct DecoderSpec {
     pub default_kv_heads: Option<usize>,
     /// The family config class's `rms_norm_eps`.
     pub default_rms_norm_eps: f64,
+    /// Attention runs both ways (Gemma 3's `use_bidirectional_attention`, EmbeddingGemma): full
+    /// layers see every token, sliding ones the tokens within half their window; no generation.
+    pub bidirectional: bool,
 }
 
 impl DecoderSpec {
@@ -84,6 +87,7 @@ impl DecoderSpec {
             default_head_dim: None,
             default_kv_heads: None,
             default_rms_norm_eps: 1e-6,
+            bidirectional: false,
         })
     }
 
@@ -488,7 +492,9 @@ impl CausalLm {
                 None => {
                     let row_masks = columns
                         .iter()
-                        .map(|c| packed_causal_mask(c, layer.window, self.dtype, device))
+                        .map(|c| {
+                            packed_causal_mask(c, layer.window, self.spec.bidirectional, self.dtype, device)
+                        })
                         .collect::<Result<Vec<_>>>()?;
                     masks.push((layer.window, row_masks));
                     masks.len() - 1
@@ -552,6 +558,11 @@ impl CausalLm {
                 )));
             }
         }
+        if self.spec.bidirectional && cache.is_some() {
+            return Err(Error::Unsupported(
+                "generation with use_bidirectional_attention (an embedding model) is not supported".into(),
+            ));
+        }
         if let Some(c) = cache.as_ref() {
             if c.layers.len() != self.layers.len() {
                 return Err(Error::Input(format!(
@@ -599,7 +610,11 @@ impl CausalLm {
                 _ if unmasked => None,
                 Some((_, m)) => Some(m.clone()),
                 None => {
-                    let m = causal_mask(attention_mask, s, past, keys, layer.window, self.dtype, device)?;
+                    let m = if self.spec.bidirectional {
+                        bidirectional_mask(attention_mask, s, layer.window, self.dtype, device)?
+                    } else {
+                        causal_mask(attention_mask, s, past, keys, layer.window, self.dtype, device)?
+                    };
                     masks.push((layer.window, m.clone()));
                     Some(m)
                 }

@@ -51,8 +51,8 @@ fn gemma(cfg: &Config) -> Result<DecoderSpec> {
     Ok(spec)
 }
 
-/// transformers' Gemma and Gemma 3 attention are bidirectional with `use_bidirectional_attention`
-/// (an encoder use): not supported here, rather than run causally.
+/// transformers' Gemma attention is bidirectional with `use_bidirectional_attention` (an encoder
+/// use): not supported here for Gemma (1), rather than run causally (Gemma 3 runs it).
 fn refuse_bidirectional(cfg: &Config, family: &str) -> Result<()> {
     if cfg.bool_or("use_bidirectional_attention", false)? {
         return Err(crate::error::Error::Unsupported(format!(
@@ -96,9 +96,13 @@ fn gemma3_sliding_layers(cfg: &Config) -> Result<Vec<bool>> {
 /// Gemma 3 text: Gemma 2 plus q/k norms and local RoPE. The sliding layers take `sliding_window` and
 /// the local RoPE parameters; the latter even when the window is null, as transformers picks a
 /// layer's rotary embedding by its type.
+///
+/// With `use_bidirectional_attention` (EmbeddingGemma) every layer attends both ways: full layers
+/// to every token, sliding ones within `|query − key| ≤ sliding_window / 2` (transformers sets the
+/// window to `sliding_window // 2 + 1`, exclusive).
 fn gemma3(cfg: &Config) -> Result<DecoderSpec> {
-    refuse_bidirectional(cfg, "Gemma 3")?;
     let mut spec = gemma2(cfg)?;
+    spec.bidirectional = cfg.bool_or("use_bidirectional_attention", false)?;
     spec.qk_norm = true;
     // `Gemma3TextConfig` keeps `attn_logit_softcapping` but its attention never applies it; its
     // final soft-capping defaults to none.
@@ -204,10 +208,10 @@ mod tests {
         assert_eq!(g3.final_softcap, Some(30.0));
         let g1 = gemma(&cfg(&format!("{{{n}}}"))).unwrap();
         assert_eq!((g1.default_head_dim, g1.default_kv_heads, g1.attn_softcap), (Some(256), Some(16), None));
-        for f in [gemma, gemma3] {
-            let bi = f(&cfg(&format!(r#"{{{n}, "use_bidirectional_attention": true}}"#)));
-            assert!(bi.unwrap_err().to_string().contains("use_bidirectional_attention is not supported"));
-        }
+        let bi = gemma(&cfg(&format!(r#"{{{n}, "use_bidirectional_attention": true}}"#)));
+        assert!(bi.unwrap_err().to_string().contains("use_bidirectional_attention is not supported"));
+        let bi = gemma3(&cfg(&format!(r#"{{{n}, "use_bidirectional_attention": true}}"#))).unwrap();
+        assert!(bi.bidirectional && !g3.bidirectional);
     }
 
     /// Every Gemma config class defaults `tie_word_embeddings` to true.

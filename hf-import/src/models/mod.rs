@@ -245,13 +245,14 @@ impl AutoModel {
     /// The base model of `cfg`'s family, whatever head its `architectures` names, as
     /// sentence-transformers loads a model (transformers' `AutoModel`): `BertModel` for a
     /// `BertForMaskedLM` config (whose checkpoint need not hold the head), `MPNetModel` for
-    /// all-mpnet-base-v2's `MPNetForMaskedLM`. Decoders load as [`AutoModel::load`] does (their
-    /// hidden states never run the LM head, which a base model's checkpoint may lack).
+    /// all-mpnet-base-v2's `MPNetForMaskedLM`; a decoder as its model type's causal LM (for
+    /// EmbeddingGemma's `Gemma3TextModel` too), whose hidden states never run the LM head, which
+    /// a base model's checkpoint may lack.
     pub fn load_base(cfg: &Config, weights: &Weights) -> Result<Self> {
         let model_type = cfg.model_type()?;
         match MODEL_TYPES.iter().find(|(t, _)| *t == model_type) {
-            Some((_, base)) if base.ends_with("Model") => Self::load_architecture(base, cfg, weights),
-            _ => Self::load(cfg, weights),
+            Some((_, base)) => Self::load_architecture(base, cfg, weights),
+            None => Self::load(cfg, weights),
         }
     }
 

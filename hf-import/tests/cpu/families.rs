@@ -281,6 +281,21 @@ fn gemma3_qk_norm_local_rope() {
 /// Gemma 3 multimodal (`model_type` `gemma3`, `Gemma3ForConditionalGeneration`) on a text-only
 /// input: its language model, as transformers 5 saves the checkpoint (`language_model.model.*`, the
 /// tied head absent, a SigLIP tower and projector that are not read).
+/// EmbeddingGemma's attention: Gemma 3 with `use_bidirectional_attention` (full layers both ways,
+/// sliding ones within half the window), on a right-padded batch; a KV cache (generation) is
+/// refused.
+#[test]
+fn gemma3_bidirectional_attention() {
+    check("gemma3_bidir");
+    let dir = fixture("gemma3_bidir");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let lm = model.causal_lm().unwrap();
+    let mut cache = oxtorch_hf_import::layers::KvCache::new(lm.num_layers());
+    let ids = Tensor::from_vec(vec![1i64, 5, 7], [1, 3]).unwrap();
+    let err = lm.forward(&ids, None, None, Some(&mut cache), false).unwrap_err().to_string();
+    assert!(err.contains("use_bidirectional_attention"), "{err}");
+}
+
 #[test]
 fn gemma3_multimodal_text_only() {
     check("gemma3_mm");

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 13] = [
+const DECODERS: [&str; 14] = [
     "llama",
     "llama_dynamic",
     "llama_tied",
@@ -24,6 +24,7 @@ const DECODERS: [&str; 13] = [
     "gemma2",
     "gemma3",
     "gemma3_mm",
+    "gemma3_bidir",
     "phi3",
     "phi3_longrope",
 ];

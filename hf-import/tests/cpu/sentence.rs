@@ -45,6 +45,14 @@ fn tiny_sentence_transformer_matches_python() {
     check_model(&dir, &dir.join("expected.safetensors"));
 }
 
+/// EmbeddingGemma's layout: a bidirectional Gemma 3 saved as `Gemma3TextModel` (no `model.`
+/// prefix, no LM head), mean pooling, a Dense projection, Normalize.
+#[test]
+fn bidirectional_gemma_sentence_transformer_matches_python() {
+    let dir = fixture("sentence_gemma_bidir");
+    check_model(&dir, &dir.join("expected.safetensors"));
+}
+
 /// A sentence-transformers model on MPNet (as all-mpnet-base-v2): transformers' `MPNetTokenizer`
 /// (`<s> A </s>`, `<pad>` = 1, its normalizer from the config), the base model although config.json
 /// names `MPNetForMaskedLM` (whose head the checkpoint lacks), mean pooling, Normalize.

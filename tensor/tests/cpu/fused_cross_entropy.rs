@@ -46,57 +46,65 @@ fn tolerances(dtype: DType) -> (f64, f64) {
 
 #[test]
 fn fused_matches_composition_values_and_gradients() -> Result<()> {
-    for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
-        let (rtol, atol) = tolerances(dtype);
-        for view in ["dense", "transposed", "rows"] {
-            for ignore in [-100, 2] {
-                for reduction in ["mean", "sum", "none"] {
-                    let what = format!("{dtype:?} {view} ignore={ignore} {reduction}");
-                    // 37 classes: rows longer than a vector with a masked tail.
-                    let (x, t) = case(23, 37, dtype, view, ignore)?;
-                    let fused = x.cross_entropy(&t, None, ignore, reduction, 0.0)?;
-                    let (x2, _) = case(23, 37, dtype, view, ignore)?;
-                    let reference = composed(&x2, &t, ignore, reduction)?;
-                    close(&fused.reshape([-1])?, &reference, rtol, atol, &format!("{what}: loss"));
-                    let w = Tensor::randn(fused.dims().to_vec(), ())?.to_dtype(dtype)?;
-                    fused.mul(&w)?.sum_all()?.backward()?;
-                    reference.mul(&w.reshape([-1])?)?.sum_all()?.backward()?;
-                    let (g, g2) = (x.grad().unwrap(), x2.grad().unwrap());
-                    close(&g, &g2, rtol, atol, &format!("{what}: grad"));
+    // A stream of this test's own: `manual_seed` here must give the same draws twice, which
+    // tests drawing from the process-wide generator at the same time would break.
+    oxtorch_tensor::random::with_thread_generator(&oxtorch_tensor::Generator::default(), || -> Result<()> {
+        for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
+            let (rtol, atol) = tolerances(dtype);
+            for view in ["dense", "transposed", "rows"] {
+                for ignore in [-100, 2] {
+                    for reduction in ["mean", "sum", "none"] {
+                        let what = format!("{dtype:?} {view} ignore={ignore} {reduction}");
+                        // 37 classes: rows longer than a vector with a masked tail.
+                        let (x, t) = case(23, 37, dtype, view, ignore)?;
+                        let fused = x.cross_entropy(&t, None, ignore, reduction, 0.0)?;
+                        let (x2, _) = case(23, 37, dtype, view, ignore)?;
+                        let reference = composed(&x2, &t, ignore, reduction)?;
+                        close(&fused.reshape([-1])?, &reference, rtol, atol, &format!("{what}: loss"));
+                        let w = Tensor::randn(fused.dims().to_vec(), ())?.to_dtype(dtype)?;
+                        fused.mul(&w)?.sum_all()?.backward()?;
+                        reference.mul(&w.reshape([-1])?)?.sum_all()?.backward()?;
+                        let (g, g2) = (x.grad().unwrap(), x2.grad().unwrap());
+                        close(&g, &g2, rtol, atol, &format!("{what}: grad"));
+                    }
                 }
             }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 #[test]
 fn fused_gradient_is_differentiable_again() -> Result<()> {
-    for dtype in [DType::F32, DType::F64] {
-        let (x, t) = case(9, 12, dtype, "dense", 4)?;
-        let (x2, _) = case(9, 12, dtype, "dense", 4)?;
-        let gg = |x: &Tensor, loss: Tensor| -> Result<Tensor> {
-            let g = autograd::grad(&[loss], std::slice::from_ref(x), None, true, true, false)?[0]
-                .clone()
-                .unwrap();
-            let v = autograd::grad(
-                &[g.square()?.sum_all()?],
-                std::slice::from_ref(x),
-                None,
-                false,
-                false,
-                false,
-            )?;
-            Ok(v[0].clone().unwrap())
-        };
-        let a = gg(&x, x.cross_entropy(&t, None, 4, "mean", 0.0)?)?;
-        let b = gg(&x2, composed(&x2, &t, 4, "mean")?)?;
-        // f32: both second derivatives lie within 5e-6 of the f64 value (measured: 1.2e-6 and
-        // 5.2e-6 off it, the composition's log-softmax holding its maximum out of the graph).
-        let rtol = if dtype == DType::F32 { 1e-5 } else { 1e-12 };
-        close(&a, &b, rtol, 1e-12, &format!("{dtype:?}: second derivative"));
-    }
-    Ok(())
+    // A stream of this test's own: `manual_seed` here must give the same draws twice, which
+    // tests drawing from the process-wide generator at the same time would break.
+    oxtorch_tensor::random::with_thread_generator(&oxtorch_tensor::Generator::default(), || -> Result<()> {
+        for dtype in [DType::F32, DType::F64] {
+            let (x, t) = case(9, 12, dtype, "dense", 4)?;
+            let (x2, _) = case(9, 12, dtype, "dense", 4)?;
+            let gg = |x: &Tensor, loss: Tensor| -> Result<Tensor> {
+                let g = autograd::grad(&[loss], std::slice::from_ref(x), None, true, true, false)?[0]
+                    .clone()
+                    .unwrap();
+                let v = autograd::grad(
+                    &[g.square()?.sum_all()?],
+                    std::slice::from_ref(x),
+                    None,
+                    false,
+                    false,
+                    false,
+                )?;
+                Ok(v[0].clone().unwrap())
+            };
+            let a = gg(&x, x.cross_entropy(&t, None, 4, "mean", 0.0)?)?;
+            let b = gg(&x2, composed(&x2, &t, 4, "mean")?)?;
+            // f32: both second derivatives lie within 5e-6 of the f64 value (measured: 1.2e-6 and
+            // 5.2e-6 off it, the composition's log-softmax holding its maximum out of the graph).
+            let rtol = if dtype == DType::F32 { 1e-5 } else { 1e-12 };
+            close(&a, &b, rtol, 1e-12, &format!("{dtype:?}: second derivative"));
+        }
+        Ok(())
+    })
 }
 
 #[test]

@@ -187,23 +187,27 @@ fn convenience_methods_match_torch() -> Result<()> {
 
 #[test]
 fn randperm_is_a_seeded_permutation() -> Result<()> {
-    manual_seed(7);
-    let p = Tensor::randperm(1000, ())?;
-    assert_eq!(p.dtype(), DType::I64);
-    let mut v = p.to_vec::<i64>()?;
-    assert_ne!(v, (0..1000).collect::<Vec<_>>(), "not shuffled");
-    v.sort();
-    assert_eq!(v, (0..1000).collect::<Vec<_>>());
-    manual_seed(7);
-    assert_eq!(Tensor::randperm(1000, ())?.to_vec::<i64>()?, p.to_vec::<i64>()?);
-    assert_eq!(Tensor::randperm(0, ())?.dims(), &[0]);
-    assert_eq!(Tensor::randperm(5, DType::F32)?.dtype(), DType::F32);
-    assert_eq!(
-        Tensor::randperm(3000, DType::F16).unwrap_err().to_string(),
-        "n cannot be greater than 2049 for Half type."
-    );
-    assert!(Tensor::randperm(300, DType::U8).is_err());
-    Ok(())
+    // A stream of this test's own: `manual_seed` here must give the same draws twice, which
+    // tests drawing from the process-wide generator at the same time would break.
+    oxtorch_tensor::random::with_thread_generator(&oxtorch_tensor::Generator::default(), || -> Result<()> {
+        manual_seed(7);
+        let p = Tensor::randperm(1000, ())?;
+        assert_eq!(p.dtype(), DType::I64);
+        let mut v = p.to_vec::<i64>()?;
+        assert_ne!(v, (0..1000).collect::<Vec<_>>(), "not shuffled");
+        v.sort();
+        assert_eq!(v, (0..1000).collect::<Vec<_>>());
+        manual_seed(7);
+        assert_eq!(Tensor::randperm(1000, ())?.to_vec::<i64>()?, p.to_vec::<i64>()?);
+        assert_eq!(Tensor::randperm(0, ())?.dims(), &[0]);
+        assert_eq!(Tensor::randperm(5, DType::F32)?.dtype(), DType::F32);
+        assert_eq!(
+            Tensor::randperm(3000, DType::F16).unwrap_err().to_string(),
+            "n cannot be greater than 2049 for Half type."
+        );
+        assert!(Tensor::randperm(300, DType::U8).is_err());
+        Ok(())
+    })
 }
 
 #[test]
