@@ -33,7 +33,7 @@ const FIRST_NEW_SLOTS: usize = 256;
 /// tokens until every row has finished: see [`GenerationConfig::pads_finished_rows`]), int64, on
 /// the host; with `max_new_tokens` 0, the prompts unchanged. Runs on the model's device: the KV
 /// cache stays there. Greedy decoding on xla/tpu picks tokens there too and downloads only them
-/// (see [`decode_greedy_on_device`]); otherwise each step moves the new tokens up and the last
+/// (see `decode_greedy_on_device`); otherwise each step moves the new tokens up and the last
 /// position's logits down. Stop strings need the tokenizer: see [`generate_with_tokenizer`].
 pub fn generate(
     lm: &CausalLm,

@@ -21,7 +21,7 @@ pub struct GenerationConfig {
     /// prompt too)
     pub min_new_tokens: usize,
     /// prompt and new tokens at most: `max_length` of a `generation_config.json` without
-    /// `max_new_tokens`. [`generate`] reads `max_new_tokens` only; [`GenerationConfig::resolve_length`]
+    /// `max_new_tokens`. [`generate`](fn@crate::generate) reads `max_new_tokens` only; [`GenerationConfig::resolve_length`]
     /// turns this into it for a prompt length (the CLI does when `--max-new-tokens` is absent).
     pub max_length: Option<usize>,
     /// sample (true) or take the most likely token (false)
@@ -70,7 +70,7 @@ pub struct GenerationConfig {
     pub stop_strings: Vec<String>,
 }
 
-/// The KV cache [`generate`] decodes with (transformers' `cache_implementation`).
+/// The KV cache [`generate`](fn@crate::generate) decodes with (transformers' `cache_implementation`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum CacheImplementation {
     /// `Static` on devices that compile a program per shape (xla, tpu), `Dynamic` on the cpu.
@@ -78,7 +78,7 @@ pub enum CacheImplementation {
     Auto,
     /// Attention reads the filled part of the cache (`"dynamic"`): no work on empty slots.
     Dynamic,
-    /// Fixed shapes (`"static"`): the prompt padded to a [`bucket`], a cache of a bucketed capacity
+    /// Fixed shapes (`"static"`): the prompt padded to a [`bucket`](crate::layers::bucket), a cache of a bucketed capacity
     /// read whole under a mask, so that every decode step runs the same programs.
     Static,
 }

@@ -35,7 +35,7 @@ impl std::ops::Deref for RobertaModel {
     }
 }
 
-/// transformers' `RobertaForMaskedLM`: the encoder and `lm_head` ([`LmHead`]).
+/// transformers' `RobertaForMaskedLM`: the encoder and `lm_head` (`LmHead`).
 #[derive(Debug, Clone)]
 pub struct RobertaForMaskedLM {
     /// the encoder
