@@ -5,7 +5,7 @@
 
 use oxtorch_tensor::{DType, Tensor};
 
-use super::{apply_rotary, Arena, LayerCache, Linear, RmsNorm};
+use super::{apply_rotary, attend_rows, Arena, LayerCache, Linear, RmsNorm};
 use crate::error::Result;
 use crate::weights::Vars;
 
@@ -232,17 +232,7 @@ impl SelfAttention {
     ) -> Result<Tensor> {
         let (q, k, v) = self.project(x, cos, sin)?;
         let c = &self.cfg;
-        let parts = rows
-            .iter()
-            .zip(masks)
-            .map(|(&(start, n), mask)| {
-                let row = |t: &Tensor| t.narrow(2, start as isize, n);
-                let out = eager_attention(&row(&q)?, &row(&k)?, &row(&v)?, Some(mask), c.scale, c.softcap)?;
-                // `[1, tokens, heads, head_dim]`, a view: the concatenation below is the one copy.
-                Ok(out.transpose(1, 2)?)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        self.output(&Tensor::cat(&parts.iter().collect::<Vec<_>>(), 1)?)
+        self.output(&attend_rows(&q, &k, &v, rows, Some(masks), c.scale, c.softcap)?)
     }
 
     /// q, k and v of `x` `[batch, seq, hidden]` as `[batch, heads, seq, head_dim]`, q and k normed

@@ -3,7 +3,7 @@
 
 use oxtorch_tensor::Tensor;
 
-use super::{eager_attention, Activation, LayerNorm, Linear};
+use super::{attend_rows, eager_attention, Activation, LayerNorm, Linear};
 use crate::error::Result;
 
 /// One post-norm encoder block with bidirectional multi-head attention.
@@ -28,7 +28,8 @@ pub struct EncoderLayer {
 }
 
 impl EncoderLayer {
-    /// `x` `[batch, seq, hidden]` with the additive `mask` `[batch, 1, 1, seq]`.
+    /// `x` `[batch, seq, hidden]` with the additive `mask` `[batch, 1, 1, seq]` (or, with MPNet's
+    /// relative-position bias, `[batch, heads, seq, seq]`).
     pub fn forward(&self, x: &Tensor, mask: &Tensor, heads: usize, act: Activation) -> Result<Tensor> {
         let (b, s, h) = (x.dims()[0], x.dims()[1], x.dims()[2]);
         let d = h / heads;
@@ -54,25 +55,14 @@ impl EncoderLayer {
         heads: usize,
         act: Activation,
     ) -> Result<Tensor> {
-        let h = x.dims()[1];
+        let (tokens, h) = (x.dims()[0], x.dims()[1]);
         let d = h / heads;
-        let (q, k, v) = (self.query.forward(x)?, self.key.forward(x)?, self.value.forward(x)?);
-        // One sequence's rows of a projection as `[1, heads, tokens, head_dim]`.
-        let split = |t: &Tensor, start: usize, n: usize| -> Result<Tensor> {
-            Ok(t.narrow(0, start as isize, n)?.reshape([1, n, heads, d])?.transpose(1, 2)?)
-        };
+        // `[1, heads, tokens, head_dim]` views of the projections.
+        let split = |t: Tensor| -> Result<Tensor> { Ok(t.reshape([1, tokens, heads, d])?.transpose(1, 2)?) };
+        let (q, k, v) =
+            (split(self.query.forward(x)?)?, split(self.key.forward(x)?)?, split(self.value.forward(x)?)?);
         let scale = 1.0 / (d as f64).sqrt();
-        let ctx = rows
-            .iter()
-            .enumerate()
-            .map(|(r, &(start, n))| {
-                let (q, k, v) = (split(&q, start, n)?, split(&k, start, n)?, split(&v, start, n)?);
-                let bias = biases.map(|b| &b[r]);
-                // `[1, tokens, heads, head_dim]`, a view: the concatenation below is the one copy.
-                Ok(eager_attention(&q, &k, &v, bias, scale, None)?.transpose(1, 2)?)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let ctx = Tensor::cat(&ctx.iter().collect::<Vec<_>>(), 1)?.reshape([x.dims()[0], h])?;
+        let ctx = attend_rows(&q, &k, &v, rows, biases, scale, None)?.reshape([tokens, h])?;
         self.after_attention(&ctx, x, act)
     }
 

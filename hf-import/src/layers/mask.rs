@@ -5,7 +5,7 @@ use oxtorch_tensor::{DType, Device, Tensor};
 use crate::error::{Error, Result};
 
 /// The value a masked score gets: the dtype's lowest (finite) number.
-pub fn lowest(dtype: DType) -> f64 {
+fn lowest(dtype: DType) -> f64 {
     match dtype {
         DType::F16 => -65504.0,
         DType::BF16 => -3.3895313892515355e38,
@@ -17,9 +17,7 @@ pub fn lowest(dtype: DType) -> f64 {
 /// `[batch, 1, 1, keys]` for an encoder: keys where `attention_mask` (`[batch, keys]`, 1 = token) is 0
 /// are masked. The mask is made on `attention_mask`'s device.
 pub fn padding_mask(attention_mask: &Tensor, dtype: DType) -> Result<Tensor> {
-    let masked = attention_mask.eq(0)?.unsqueeze(1)?.unsqueeze(1)?;
-    let zeros = Tensor::zeros(masked.dims().to_vec(), (dtype, attention_mask.device()))?;
-    Ok(masked.where_self(lowest(dtype), &zeros)?)
+    additive(&attention_mask.eq(0)?.unsqueeze(1)?.unsqueeze(1)?, dtype)
 }
 
 /// `[batch, 1, queries, keys]` for a decoder (batch 1 without `attention_mask`): query `i`, at slot
@@ -54,8 +52,7 @@ pub fn causal_mask(
         let batch = m.dims()[0];
         blocked = blocked.logical_or(&m.eq(0)?.reshape([batch, 1, 1, keys])?)?;
     }
-    let zeros = Tensor::zeros(blocked.dims().to_vec(), (dtype, device))?;
-    Ok(blocked.where_self(lowest(dtype), &zeros)?)
+    additive(&blocked, dtype)
 }
 
 /// `[batch, 1, seq, seq]` (batch 1 without `attention_mask`) for a decoder run both ways (Gemma
@@ -79,16 +76,16 @@ pub fn bidirectional_mask(
         let batch = m.dims()[0];
         blocked = blocked.logical_or(&m.eq(0)?.reshape([batch, 1, 1, seq])?)?;
     }
-    let zeros = Tensor::zeros(blocked.dims().to_vec(), (dtype, device))?;
-    Ok(blocked.where_self(lowest(dtype), &zeros)?)
+    additive(&blocked, dtype)
 }
 
-/// `[1, 1, n, n]` for one sequence of a packed batch whose `n` tokens sat at `positions`
-/// (increasing) of its padded row: token `i` sees token `j` when `positions[j] <= positions[i]`
-/// and, with a sliding window, `positions[j] > positions[i] - window` ([`causal_mask`]'s rule on the
-/// padded row, its padding left out); `bidirectional`, when `|positions[i] − positions[j]| ≤
-/// window / 2` ([`bidirectional_mask`]'s). Made on `device`.
-pub fn packed_causal_mask(
+/// `[1, 1, n, n]` for one row of a packed batch ([`super::PackedRows`]) whose `n` tokens sat at
+/// `positions` (increasing) of the padded row, the padding left out. Causally, token `i` sees
+/// token `j` when `positions[j] <= positions[i]` and, with a sliding window,
+/// `positions[j] > positions[i] - window` ([`causal_mask`]'s rule); `bidirectional`ly, when
+/// `|positions[i] − positions[j]| ≤ window / 2` ([`bidirectional_mask`]'s rule), or always
+/// without a window. Made on `device`.
+pub fn packed_row_mask(
     positions: &[usize],
     window: Option<usize>,
     bidirectional: bool,
@@ -113,4 +110,10 @@ pub fn packed_causal_mask(
         }));
     }
     Ok(Tensor::from_vec(mask, [1, 1, n, n])?.to_dtype(dtype)?.to(device)?)
+}
+
+/// The additive mask of `blocked`: 0 where false, the dtype's lowest value where true.
+fn additive(blocked: &Tensor, dtype: DType) -> Result<Tensor> {
+    let zeros = Tensor::zeros(blocked.dims().to_vec(), (dtype, blocked.device()))?;
+    Ok(blocked.where_self(lowest(dtype), &zeros)?)
 }

@@ -11,6 +11,7 @@ mod linear;
 mod mask;
 mod mlp;
 mod norm;
+mod packed_rows;
 mod relative_bias;
 mod rotary;
 
@@ -20,8 +21,9 @@ pub use attention::{eager_attention, AttentionConfig, SelfAttention};
 pub use encoder::EncoderLayer;
 pub use kv_cache::{bucket, fixed_shapes, KvCache, LayerCache};
 pub use linear::{Embedding, Linear};
-pub use mask::{bidirectional_mask, causal_mask, lowest, packed_causal_mask, padding_mask};
+pub use mask::{bidirectional_mask, causal_mask, packed_row_mask, padding_mask};
 pub use mlp::GatedMlp;
 pub use norm::{LayerNorm, RmsNorm, RmsNormStyle};
+pub use packed_rows::{attend_rows, PackedRows};
 pub use relative_bias::{bucket as relative_bucket, RelativeBias};
 pub use rotary::{apply_rotary, Rotary};

@@ -6,7 +6,9 @@ use oxtorch_tensor::{DType, Device, Tensor};
 use super::decoder::batch_seq;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{padding_mask, Activation, Embedding, EncoderLayer, LayerNorm, Linear, RelativeBias};
+use crate::layers::{
+    padding_mask, Activation, Embedding, EncoderLayer, LayerNorm, Linear, PackedRows, RelativeBias,
+};
 use crate::weights::{Vars, Weights};
 
 /// The sizes of a BERT-style encoder.
@@ -269,46 +271,34 @@ impl BertModel {
     ) -> Result<Tensor> {
         let (h, attention_mask) = self.embed(input_ids, Some(attention_mask), token_type_ids, None)?;
         let (b, s, hidden) = (h.dims()[0], h.dims()[1], h.dims()[2]);
-        let kept = attention_mask.ne(0)?.to_dtype(DType::I64)?.to_vec::<i64>()?;
-        if kept.iter().all(|&k| k != 0) {
+        let Some(packed) = PackedRows::new(&attention_mask, b, s, self.device())? else {
             // Nothing to leave out: the batched layers.
             let mask = self.attention_mask(&attention_mask, &h)?;
             return self
                 .layers
                 .iter()
                 .try_fold(h, |h, layer| layer.forward(&h, &mask, self.cfg.heads, self.cfg.act));
-        }
-        // The flat positions `row * s + column` of the kept tokens, each row's run among them, and
-        // (for MPNet's bias between padded places) their columns.
-        let mut index = Vec::with_capacity(kept.len());
-        let mut rows = Vec::with_capacity(b);
-        let mut biases = Vec::new();
-        for (r, row) in kept.chunks(s).enumerate() {
-            let columns: Vec<usize> = (0..s).filter(|&c| row[c] != 0).collect();
-            if !columns.is_empty() {
-                rows.push((index.len(), columns.len()));
-                index.extend(columns.iter().map(|&c| (r * s + c) as i64));
-                if let Some(bias) = &self.relative_bias {
-                    biases.push(bias.bias_at(&columns, h.dtype())?);
-                }
-            }
-        }
-        let biases = self.relative_bias.as_ref().map(|_| biases.as_slice());
-        if rows.is_empty() {
+        };
+        if packed.rows.is_empty() {
             return Ok(Tensor::zeros([b, s, hidden], (h.dtype(), self.device()))?);
         }
-        let tokens = index.len();
-        let index = Tensor::from_vec(index, [tokens])?.to(self.device())?;
-        let mut x = h.reshape([b * s, hidden])?.index_select(0, &index)?;
+        // MPNet's bias between each row's tokens, at their padded places.
+        let biases = match &self.relative_bias {
+            Some(bias) => {
+                Some(packed.columns.iter().map(|c| bias.bias_at(c, h.dtype())).collect::<Result<Vec<_>>>()?)
+            }
+            None => None,
+        };
+        let mut x = packed.gather(&h)?;
         for layer in &self.layers {
-            x = layer.forward_packed(&x, &rows, biases, self.cfg.heads, self.cfg.act)?;
+            x = layer.forward_packed(&x, &packed.rows, biases.as_deref(), self.cfg.heads, self.cfg.act)?;
         }
-        let out = Tensor::zeros([b * s, hidden], (x.dtype(), self.device()))?.index_copy(0, &index, &x)?;
-        Ok(out.reshape([b, s, hidden])?)
+        packed.scatter(&x)
     }
 
     /// The additive attention mask of the layers: the padding's `[batch, 1, 1, seq]`, plus MPNet's
-    /// relative-position bias (`[batch, heads, seq, seq]`) when the model has one.
+    /// relative-position bias (`[1, heads, seq, seq]`, the sum `[batch, heads, seq, seq]`) when
+    /// the model has one.
     fn attention_mask(&self, attention_mask: &Tensor, h: &Tensor) -> Result<Tensor> {
         let mask = padding_mask(attention_mask, h.dtype())?;
         match &self.relative_bias {

@@ -422,6 +422,17 @@ impl CausalLm {
         Ok(self.hidden(input_ids, attention_mask, position_ids, None, false, false)?.0)
     }
 
+    /// The embeddings of `ids` (on the weights' device), scaled by `sqrt(hidden)` in Gemma's
+    /// families; `in_range`: the ids are known rows of the table (not read back to check).
+    fn embed_tokens(&self, ids: &Tensor, in_range: bool) -> Result<Tensor> {
+        let h = if in_range { self.embed.forward_in_range(ids)? } else { self.embed.forward(ids)? };
+        if !self.spec.scale_embeddings {
+            return Ok(h);
+        }
+        let normalizer = Tensor::full([], (self.hidden as f64).sqrt(), (self.dtype, self.device()))?;
+        Ok(h.mul(&normalizer)?)
+    }
+
     /// The LM head (with Gemma 2's final soft-capping) on final hidden states.
     fn head(&self, h: &Tensor) -> Result<Tensor> {
         let Some(lm_head) = &self.lm_head else {
@@ -494,15 +505,7 @@ impl CausalLm {
                 .unsqueeze(0)?
                 .expand([b, s])?,
         };
-        let mut h = if ids_in_range {
-            self.embed.forward_in_range(input_ids)?
-        } else {
-            self.embed.forward(input_ids)?
-        };
-        if self.spec.scale_embeddings {
-            let normalizer = Tensor::full([], (self.hidden as f64).sqrt(), (self.dtype, device))?;
-            h = h.mul(&normalizer)?;
-        }
+        let mut h = self.embed_tokens(input_ids, ids_in_range)?;
         let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, self.dtype)?;
         let (cos_l, sin_l) = if self.spec.uses_local_rope() {
             self.rotary_local.cos_sin(&positions, self.dtype)?

@@ -323,7 +323,8 @@ impl AutoModel {
         }
     }
 
-    /// The BERT-style encoder inside an encoder model (`None` for decoders).
+    /// The BERT-style encoder inside a BERT, RoBERTa, XLM-R, DistilBERT or MPNet model (`None` for
+    /// ModernBERT and the decoders).
     pub fn encoder(&self) -> Option<&BertModel> {
         match self {
             AutoModel::Bert(m) => Some(m),
@@ -451,38 +452,36 @@ impl AutoModel {
     }
 
     /// The last hidden state `[batch, seq, hidden]` where pooling reads it: at the tokens
-    /// `attention_mask` keeps. On the CPU, BERT-style encoders (BERT, RoBERTa, XLM-R, DistilBERT)
-    /// and the decoders compute it without the padding ([`BertModel::last_hidden_state_packed`],
-    /// [`CausalLm::last_hidden_state_packed`]: the same values at kept tokens, zeros at padded
-    /// ones); other devices give [`AutoModel::last_hidden_state`].
+    /// `attention_mask` keeps. On the CPU every family computes it without the padding
+    /// ([`BertModel::last_hidden_state_packed`] for BERT, RoBERTa, XLM-R, DistilBERT and MPNet,
+    /// [`ModernBertModel::last_hidden_state_packed`], [`CausalLm::last_hidden_state_packed`]: the
+    /// same values at kept tokens, zeros at padded ones); other devices give
+    /// [`AutoModel::last_hidden_state`].
     pub fn last_hidden_state_at_tokens(
         &self,
         input_ids: &Tensor,
         attention_mask: &Tensor,
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
-        match self.encoder() {
-            Some(bert) if bert.device() == Device::Cpu => {
-                let ids = ids_as_i64("input_ids", input_ids)?;
-                check_input_dtype("attention_mask", attention_mask)?;
-                // DistilBERT has no token types (`last_hidden_state` ignores them too).
-                let types = token_type_ids.filter(|_| self.input_names().contains(&"token_type_ids"));
-                if let Some(types) = types {
-                    check_input_dtype("token_type_ids", types)?;
-                }
-                bert.last_hidden_state_packed(&ids, attention_mask, types)
+        if self.device() != Device::Cpu {
+            return self.last_hidden_state(input_ids, Some(attention_mask), token_type_ids);
+        }
+        let ids = ids_as_i64("input_ids", input_ids)?;
+        check_input_dtype("attention_mask", attention_mask)?;
+        if let Some(bert) = self.encoder() {
+            // DistilBERT and MPNet have no token types (`last_hidden_state` ignores them too).
+            let types = token_type_ids.filter(|_| self.input_names().contains(&"token_type_ids"));
+            if let Some(types) = types {
+                check_input_dtype("token_type_ids", types)?;
             }
-            None if self.modernbert().is_some_and(|m| m.device() == Device::Cpu) => {
-                let ids = ids_as_i64("input_ids", input_ids)?;
-                check_input_dtype("attention_mask", attention_mask)?;
-                self.modernbert().expect("a ModernBERT").last_hidden_state_packed(&ids, attention_mask)
-            }
-            None if self.causal_lm().is_some_and(|lm| lm.device() == Device::Cpu) => {
-                let ids = ids_as_i64("input_ids", input_ids)?;
-                check_input_dtype("attention_mask", attention_mask)?;
-                self.causal_lm().expect("a decoder").last_hidden_state_packed(&ids, attention_mask)
-            }
-            _ => self.last_hidden_state(input_ids, Some(attention_mask), token_type_ids),
+            return bert.last_hidden_state_packed(&ids, attention_mask, types);
+        }
+        if let Some(modernbert) = self.modernbert() {
+            return modernbert.last_hidden_state_packed(&ids, attention_mask);
+        }
+        match self.causal_lm() {
+            Some(lm) => lm.last_hidden_state_packed(&ids, attention_mask),
+            None => self.last_hidden_state(input_ids, Some(attention_mask), token_type_ids),
         }
     }
 

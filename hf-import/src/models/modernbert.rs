@@ -11,7 +11,8 @@ use super::decoder::batch_seq;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
-    apply_rotary, eager_attention, lowest, Activation, Embedding, LayerNorm, Linear, Rotary,
+    apply_rotary, attend_rows, bidirectional_mask, eager_attention, packed_row_mask, padding_mask,
+    Activation, Embedding, LayerNorm, Linear, PackedRows, Rotary,
 };
 use crate::weights::{Vars, Weights};
 
@@ -40,8 +41,8 @@ pub struct ModernBertModel {
     rotary_local: Rotary,
     heads: usize,
     head_dim: usize,
-    /// half the local attention span: a sliding layer's query sees keys at most this far away
-    window: usize,
+    /// the local attention span: a sliding layer's query sees keys at most half of it away
+    local_attention: usize,
     act: Activation,
 }
 
@@ -78,7 +79,7 @@ impl ModernBertModel {
                 (0..n_layers).map(|i| i % every != 0).collect()
             }
         };
-        let window = cfg.usize_or("local_attention", 128)? / 2;
+        let local_attention = cfg.usize_or("local_attention", 128)?;
         let root = weights.vars("");
         let v =
             if weights.contains("model.embeddings.tok_embeddings.weight") { root.pp("model") } else { root };
@@ -110,7 +111,7 @@ impl ModernBertModel {
             rotary_local: Rotary::new(&cfg.rope(Some("sliding_attention"))?, head_dim)?.to_device(device)?,
             heads,
             head_dim,
-            window,
+            local_attention,
             act: Activation::from_name(cfg.str_or("hidden_activation", "gelu")?)?,
         })
     }
@@ -152,11 +153,10 @@ impl ModernBertModel {
             Some(p) => p.to(device)?.to_dtype(DType::I64)?.expand([b, s])?,
             None => Tensor::arange(s as i64, (DType::I64, device))?.unsqueeze(0)?.expand([b, s])?,
         };
-        // Blocked keys: padding, and for sliding layers the keys past the window (one mask value,
-        // never two added: a row that blocks every key stays finite, as transformers' masks do).
-        let padded = attention_mask.eq(0)?.reshape([b, 1, 1, s])?;
-        let global = additive(&padded, dtype)?;
-        let local = additive(&padded.logical_or(&far_keys(s, self.window, device)?)?, dtype)?;
+        // Sliding layers: padding and the keys past half the span blocked as one mask value (a
+        // row that blocks every key stays finite, as transformers' masks do).
+        let global = padding_mask(&attention_mask, dtype)?;
+        let local = bidirectional_mask(Some(&attention_mask), s, Some(self.local_attention), dtype, device)?;
         let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, dtype)?;
         let (cos_l, sin_l) = self.rotary_local.cos_sin(&positions, dtype)?;
         let mut h = self.embed_norm.forward(&self.embed.forward(&input_ids.to(device)?)?)?;
@@ -225,89 +225,33 @@ impl ModernBertModel {
     /// layers, the window measured there. Padded positions (and rows that keep no token) are zero.
     pub fn last_hidden_state_packed(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
         let (b, s) = batch_seq(input_ids)?;
-        if attention_mask.dims() != [b, s] {
-            return Err(Error::Input(format!(
-                "attention_mask must have shape [{b}, {s}], got {:?}",
-                attention_mask.dims()
-            )));
-        }
-        let kept = attention_mask.ne(0)?.to_dtype(DType::I64)?.to_vec::<i64>()?;
-        if kept.iter().all(|&k| k != 0) {
-            return Ok(self.forward(input_ids, Some(attention_mask), None, false)?.last_hidden_state);
-        }
         let (device, dtype) = (self.device(), self.dtype());
         let hidden = self.heads * self.head_dim;
-        let mut index = Vec::with_capacity(kept.len());
-        let mut rows = Vec::with_capacity(b);
-        let mut windows = Vec::with_capacity(b);
-        for (r, row) in kept.chunks(s).enumerate() {
-            let columns: Vec<usize> = (0..s).filter(|&c| row[c] != 0).collect();
-            if !columns.is_empty() {
-                rows.push((index.len(), columns.len()));
-                index.extend(columns.iter().map(|&c| (r * s + c) as i64));
-                // The row's sliding-window mask between its tokens' padded places.
-                let far: Vec<bool> = columns
-                    .iter()
-                    .flat_map(|&i| columns.iter().map(move |&j| i.abs_diff(j) > self.window))
-                    .collect();
-                let n = columns.len();
-                windows.push(additive(&Tensor::from_vec(far, [1, 1, n, n])?.to(device)?, dtype)?);
-            }
-        }
-        if rows.is_empty() {
+        let Some(packed) = PackedRows::new(attention_mask, b, s, device)? else {
+            return Ok(self.forward(input_ids, Some(attention_mask), None, false)?.last_hidden_state);
+        };
+        if packed.rows.is_empty() {
             return Ok(Tensor::zeros([b, s, hidden], (dtype, device))?);
         }
-        let tokens = index.len();
-        let index = Tensor::from_vec(index, [tokens])?.to(device)?;
-        let ids = input_ids.to(device)?.reshape([b * s])?.index_select(0, &index)?.unsqueeze(0)?;
-        let positions =
-            Tensor::arange(s as i64, (DType::I64, device))?.unsqueeze(0)?.expand([b, s])?.contiguous()?;
-        let angles = |rotary: &Rotary| -> Result<(Tensor, Tensor)> {
-            let (cos, sin) = rotary.cos_sin(&positions, dtype)?;
-            let at_tokens = |t: Tensor| -> Result<Tensor> {
-                let width = t.dims()[2];
-                Ok(t.reshape([b * s, width])?.index_select(0, &index)?.unsqueeze(0)?)
-            };
-            Ok((at_tokens(cos)?, at_tokens(sin)?))
-        };
-        let (cos_g, sin_g) = angles(&self.rotary_global)?;
-        let (cos_l, sin_l) = angles(&self.rotary_local)?;
-        let scale = self.scale();
+        // Each row's sliding-window mask between its tokens' padded places.
+        let windows = packed
+            .columns
+            .iter()
+            .map(|c| packed_row_mask(c, Some(self.local_attention), true, dtype, device))
+            .collect::<Result<Vec<_>>>()?;
+        let (cos_g, sin_g) = packed.angles(&self.rotary_global, dtype)?;
+        let (cos_l, sin_l) = packed.angles(&self.rotary_local, dtype)?;
+        let ids = packed.gather(&input_ids.to(device)?)?.unsqueeze(0)?;
         let mut h = self.embed_norm.forward(&self.embed.forward(&ids)?)?;
         for block in &self.blocks {
             let (cos, sin) = if block.sliding { (&cos_l, &sin_l) } else { (&cos_g, &sin_g) };
+            let masks = block.sliding.then_some(windows.as_slice());
             h = self.block(block, &h, cos, sin, &|q, k, v| {
-                let parts = rows
-                    .iter()
-                    .zip(&windows)
-                    .map(|(&(start, n), window)| {
-                        let row = |t: &Tensor| t.narrow(2, start as isize, n);
-                        let mask = block.sliding.then_some(window);
-                        // `[1, tokens, heads, head_dim]`, a view: the concatenation is the one copy.
-                        Ok(eager_attention(&row(q)?, &row(k)?, &row(v)?, mask, scale, None)?
-                            .transpose(1, 2)?)
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                Ok(Tensor::cat(&parts.iter().collect::<Vec<_>>(), 1)?)
+                attend_rows(q, k, v, &packed.rows, masks, self.scale(), None)
             })?;
         }
-        let h = self.final_norm.forward(&h)?.reshape([tokens, hidden])?;
-        let out = Tensor::zeros([b * s, hidden], (h.dtype(), device))?.index_copy(0, &index, &h)?;
-        Ok(out.reshape([b, s, hidden])?)
+        packed.scatter(&self.final_norm.forward(&h)?.reshape([packed.tokens(), hidden])?)
     }
-}
-
-/// `[1, 1, seq, seq]`: true where `|query − key| > window`.
-fn far_keys(seq: usize, window: usize, device: Device) -> Result<Tensor> {
-    let q = Tensor::arange(seq as i64, (DType::I64, device))?.reshape([seq, 1])?;
-    let k = Tensor::arange(seq as i64, (DType::I64, device))?.reshape([1, seq])?;
-    Ok(q.sub(&k)?.abs()?.gt(window as f64)?.reshape([1, 1, seq, seq])?)
-}
-
-/// The additive mask of `blocked`: 0 where false, the dtype's lowest value where true.
-fn additive(blocked: &Tensor, dtype: DType) -> Result<Tensor> {
-    let zeros = Tensor::zeros(blocked.dims().to_vec(), (dtype, blocked.device()))?;
-    Ok(blocked.where_self(lowest(dtype), &zeros)?)
 }
 
 /// transformers' `ModernBertForMaskedLM`: the encoder (`model.*`), `head` (dense, the
