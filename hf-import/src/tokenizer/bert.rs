@@ -22,9 +22,10 @@ const CLASSES: &[(&str, &str)] =
 const MODEL_TYPES: &[(&str, &str)] =
     &[("bert", "BertTokenizer"), ("distilbert", "DistilBertTokenizer"), ("mpnet", "MPNetTokenizer")];
 
-/// The class of [`CLASSES`] transformers builds for `folder`: `tokenizer_config.json`'s
-/// `tokenizer_class` (with or without `Fast`), or (without one) `config.json`'s `model_type`'s.
-fn class_of(folder: &Folder) -> Result<Option<&'static str>> {
+/// The entry of [`CLASSES`] (class, pad token) transformers builds for `folder`:
+/// `tokenizer_config.json`'s `tokenizer_class` (with or without `Fast`), or (without one)
+/// `config.json`'s `model_type`'s.
+fn class_of(folder: &Folder) -> Result<Option<&'static (&'static str, &'static str)>> {
     let class = match folder.class() {
         Some(class) => Some(class.strip_suffix("Fast").unwrap_or(class)),
         None => {
@@ -32,12 +33,7 @@ fn class_of(folder: &Folder) -> Result<Option<&'static str>> {
             MODEL_TYPES.iter().find(|(t, _)| Some(*t) == model_type).map(|(_, c)| *c)
         }
     };
-    Ok(class.and_then(|class| CLASSES.iter().find(|(c, _)| *c == class).map(|(c, _)| *c)))
-}
-
-/// The pad token of `class` (one of [`CLASSES`]).
-fn pad_of(class: &str) -> &'static str {
-    CLASSES.iter().find(|(c, _)| *c == class).map_or(PAD, |(_, pad)| *pad)
+    Ok(class.and_then(|class| CLASSES.iter().find(|(c, _)| *c == class)))
 }
 
 /// `BertTokenizer`'s pad token.
@@ -45,7 +41,7 @@ pub(super) const PAD: &str = "[PAD]";
 
 /// Whether `folder` holds a tokenizer transformers builds as `BertTokenizer` (or a subclass).
 fn is_bert_folder(folder: &Folder) -> Result<bool> {
-    Ok(matches!(class_of(folder)?, Some("BertTokenizer" | "DistilBertTokenizer")))
+    Ok(matches!(class_of(folder)?, Some(("BertTokenizer" | "DistilBertTokenizer", _))))
 }
 
 /// Whether `folder` has a `vocab.txt` of a BERT tokenizer ([`from_vocab_txt`] builds one).
@@ -112,17 +108,16 @@ pub(super) fn rebuild_normalizer(folder: &Folder, tokenizer: &mut Tokenizer) -> 
     if !matches!(tokenizer.get_model(), ModelWrapper::WordPiece(_)) {
         return Ok(None);
     }
-    let Some(class) = class_of(folder)? else { return Ok(None) };
-    let flag = |key: &str| folder.flag(key);
+    let Some(&(_, pad)) = class_of(folder)? else { return Ok(None) };
     let normalizer = BertNormalizer::new(
         true,
-        flag("tokenize_chinese_chars")?.unwrap_or(true),
-        flag("strip_accents")?,
-        flag("do_lower_case")?.unwrap_or(true),
+        folder.flag("tokenize_chinese_chars")?.unwrap_or(true),
+        folder.flag("strip_accents")?,
+        folder.flag("do_lower_case")?.unwrap_or(true),
     );
     tokenizer.with_normalizer(Some(NormalizerWrapper::BertNormalizer(normalizer)));
     tokenizer.with_decoder(Some(DecoderWrapper::WordPiece(WordPiece::new("##".into(), true))));
-    Ok(Some(pad_of(class)))
+    Ok(Some(pad))
 }
 
 #[cfg(test)]

@@ -48,9 +48,8 @@ pub(super) fn rebuild_pipeline(folder: &Folder, json: &str, tokenizer: &mut Toke
         bpe.dropout = None;
         tokenizer.with_model(ModelWrapper::BPE(bpe));
     }
-    let flag = |key: &str| folder.flag(key);
-    let add_prefix_space = flag("add_prefix_space")?.unwrap_or(true);
-    let legacy = flag("legacy")?.unwrap_or(false);
+    let add_prefix_space = folder.flag("add_prefix_space")?.unwrap_or(true);
+    let legacy = folder.flag("legacy")?.unwrap_or(false);
     let scheme = match (add_prefix_space, legacy) {
         (false, _) => PrependScheme::Never,
         (true, true) => PrependScheme::Always,
