@@ -344,6 +344,24 @@ def main():
         encoder=True,
         token_types=False,
     )
+    # Decoder base models (`Qwen3Model`, EmbeddingGemma's bidirectional `Gemma3TextModel`), saved
+    # without the `model.` prefix or an LM head: `last_hidden_state` and `hidden_states`.
+    build("qwen3_base", tf.Qwen3Model, tf.Qwen3Config(**DECODER, head_dim=16), 32, encoder=True, token_types=False)
+    build(
+        "gemma3_text_model",
+        tf.Gemma3TextModel,
+        tf.Gemma3TextConfig(
+            **DECODER,
+            head_dim=8,
+            sliding_window=4,
+            query_pre_attn_scalar=16,
+            use_bidirectional_attention=True,
+            layer_types=["sliding_attention", "full_attention"],
+        ),
+        33,
+        encoder=True,
+        token_types=False,
+    )
     build(
         "phi3",
         tf.Phi3ForCausalLM,

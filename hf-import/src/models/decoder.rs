@@ -410,6 +410,20 @@ impl CausalLm {
         self.head(&h.select(1, 0)?)
     }
 
+    /// [`CausalLm::forward`] without a cache and without the LM head: the final hidden states
+    /// `[batch, seq, hidden]` and, with `output_hidden_states`, transformers' `hidden_states` (the
+    /// embeddings, each layer's output, the last one after the final norm), as a base model
+    /// (`Qwen3Model`, ...) returns them.
+    pub fn hidden_states(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<(Tensor, Vec<Tensor>)> {
+        self.hidden(input_ids, attention_mask, position_ids, None, output_hidden_states, false)
+    }
+
     /// The final hidden states `[batch, seq, hidden]` (after the final norm) of
     /// [`CausalLm::forward`] without a cache, without running the LM head: what an embedding model
     /// built on a decoder pools.

@@ -82,6 +82,14 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Phi3ForCausalLM",
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
+    "LlamaModel",
+    "MistralModel",
+    "Qwen2Model",
+    "Qwen3Model",
+    "GemmaModel",
+    "Gemma2Model",
+    "Gemma3TextModel",
+    "Phi3Model",
     "RobertaModel",
     "RobertaForMaskedLM",
     "RobertaForSequenceClassification",
@@ -134,6 +142,9 @@ pub enum AutoModel {
     Qwen2(Qwen2ForCausalLM),
     /// `Qwen3ForCausalLM`
     Qwen3(Qwen3ForCausalLM),
+    /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
+    /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
+    BaseDecoder(CausalLm),
 }
 
 /// The input names each kind of model accepts.
@@ -299,6 +310,28 @@ impl AutoModel {
             "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
             "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
+            "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
+            | "Gemma3TextModel" | "Phi3Model" => {
+                // The model type's causal LM, whose forward stops at the final norm here.
+                let model_type = cfg.model_type()?;
+                let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
+                let lm = match causal {
+                    Some(causal) if causal != arch => Self::load_architecture(causal, cfg, weights)?,
+                    _ => {
+                        return Err(Error::Unsupported(format!(
+                            "architecture \"{arch}\" with model_type \"{model_type}\""
+                        )))
+                    }
+                };
+                match lm.causal_lm() {
+                    Some(lm) => AutoModel::BaseDecoder(lm.clone()),
+                    None => {
+                        return Err(Error::Unsupported(format!(
+                            "architecture \"{arch}\" with model_type \"{model_type}\" (not a decoder)"
+                        )))
+                    }
+                }
+            }
             other => unreachable!("architecture_of accepted {other}"),
         })
     }
@@ -398,6 +431,7 @@ impl AutoModel {
             AutoModel::Mistral(m) => Some(m),
             AutoModel::Qwen2(m) => Some(m),
             AutoModel::Qwen3(m) => Some(m),
+            AutoModel::BaseDecoder(m) => Some(m),
             _ => None,
         }
     }
@@ -572,6 +606,12 @@ impl AutoModel {
         let push_hidden = |out: &mut Vec<(String, Tensor)>, hs: Vec<Tensor>| {
             out.extend(hs.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
         };
+        if let AutoModel::BaseDecoder(lm) = self {
+            let (h, hidden_states) = lm.hidden_states(ids, mask, pos, output_hidden_states)?;
+            out.push(("last_hidden_state".into(), h));
+            push_hidden(&mut out, hidden_states);
+            return Ok(out);
+        }
         if let Some(lm) = self.causal_lm() {
             let o = lm.forward(ids, mask, pos, None, output_hidden_states)?;
             out.push(("logits".into(), o.logits));
@@ -636,7 +676,14 @@ mod architecture_tests {
         assert_eq!(arch(r#"{"model_type": "bert", "architectures": ["BertModel"]}"#).unwrap(), "BertModel");
         let e = arch(r#"{"model_type": "bert", "architectures": ["BertForTokenClassification"]}"#);
         assert!(e.unwrap_err().to_string().contains("BertForTokenClassification"));
-        assert!(arch(r#"{"model_type": "llama", "architectures": ["LlamaModel"]}"#).is_err());
+        assert_eq!(
+            arch(r#"{"model_type": "llama", "architectures": ["LlamaModel"]}"#).unwrap(),
+            "LlamaModel"
+        );
+        assert_eq!(
+            arch(r#"{"model_type": "gemma3_text", "architectures": ["Gemma3TextModel"]}"#).unwrap(),
+            "Gemma3TextModel"
+        );
         assert!(arch(r#"{"model_type": "bert", "architectures": ["BertLMHeadModel"]}"#).is_err());
     }
 
@@ -644,7 +691,8 @@ mod architecture_tests {
     /// class for that head, as transformers 5.24's Auto classes map model types (checked:
     /// `MODEL_FOR_CAUSAL_LM_MAPPING_NAMES`, `MODEL_FOR_MASKED_LM_MAPPING_NAMES`, `MODEL_MAPPING_NAMES`;
     /// `architectures` is not read by them), or an error where it has none that hf-import runs
-    /// (`BertLMHeadModel`, `RobertaForCausalLM`, `LlamaModel`, ...).
+    /// (`BertLMHeadModel`, `RobertaForCausalLM`, `Gemma3Model`, ...). A decoder's base model
+    /// (`LlamaModel`, ...) is its model type's for any `*Model` name.
     #[test]
     fn the_model_type_decides_the_family_for_every_pair() {
         let causal = [
@@ -670,9 +718,17 @@ mod architecture_tests {
             for (_, named) in causal {
                 assert_eq!(arch(&config(model_type, named)).unwrap(), class, "{model_type} naming {named}");
             }
+            // The base model of the model type (none that hf-import runs for Gemma 3's types,
+            // whose base models are `Gemma3Model` and `Gemma3TextModel`).
+            let base = class.strip_suffix("ForCausalLM").map(|f| format!("{f}Model"));
+            let base = base.filter(|_| !model_type.starts_with("gemma3"));
             for (_, family) in encoders {
                 for head in encoder_heads {
-                    assert!(arch(&config(model_type, &format!("{family}{head}"))).is_err(), "{model_type}");
+                    let got = arch(&config(model_type, &format!("{family}{head}")));
+                    match (&base, head) {
+                        (Some(base), "Model") => assert_eq!(&got.unwrap(), base, "{model_type}"),
+                        _ => assert!(got.is_err(), "{model_type} naming {family}{head}"),
+                    }
                 }
             }
         }

@@ -296,6 +296,18 @@ fn gemma3_bidirectional_attention() {
     assert!(err.contains("use_bidirectional_attention"), "{err}");
 }
 
+/// Decoder base models (`Qwen3Model`; EmbeddingGemma's bidirectional `Gemma3TextModel`) saved
+/// without the `model.` prefix or an LM head: `last_hidden_state` and `hidden_states` as
+/// transformers' base models return them, no logits.
+#[test]
+fn decoder_base_models_give_hidden_states() {
+    check("qwen3_base");
+    check("gemma3_text_model");
+    let dir = fixture("qwen3_base");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    assert!(matches!(model, AutoModel::BaseDecoder(_)));
+}
+
 #[test]
 fn gemma3_multimodal_text_only() {
     check("gemma3_mm");
