@@ -192,6 +192,9 @@ const CASES: &[Case] = &[
     ("xla_llama110m_f32_decode_b1", hf::xla_llama110m_f32_decode_b1),
 ];
 
+/// Cases sized for an accelerator, run only when named (on this machine's CPUs they take minutes).
+const NAMED_ONLY: &[Case] = &[("xla_gemm_bfloat16_8192", xla::gemm_bf16_8192)];
+
 fn main() {
     // First, before any thread starts; both eager and fused cases run under it (see BENCHMARKS.md).
     torch::tune_process_allocator();
@@ -203,14 +206,19 @@ fn main() {
         }
     }
     for name in &wanted {
-        if !CASES.iter().any(|(c, _)| c == name) {
-            let known: Vec<&str> = CASES.iter().map(|(c, _)| *c).collect();
+        if !CASES.iter().chain(NAMED_ONLY).any(|(c, _)| c == name) {
+            let known: Vec<&str> = CASES.iter().chain(NAMED_ONLY).map(|(c, _)| *c).collect();
             eprintln!("unknown case '{name}'; known cases: {}", known.join(", "));
             std::process::exit(2);
         }
     }
     for (name, run) in CASES {
         if wanted.is_empty() || wanted.iter().any(|w| w == name) {
+            run();
+        }
+    }
+    for (name, run) in NAMED_ONLY {
+        if wanted.iter().any(|w| w == name) {
             run();
         }
     }

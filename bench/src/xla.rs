@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use oxtorch as torch;
-use torch::{Device, Tensor};
+use torch::{DType, Device, Tensor};
 
 const XLA: Device = Device::Xla(0);
 
@@ -45,12 +45,22 @@ pub fn tiny_op() {
 /// 1024×1024 float32 matmul on the device, waited for (as JAX's `block_until_ready`): the median
 /// of 9 averages of 5 calls, timed as its twin in `bench/tools/jax_twin.py` (`gemm`).
 pub fn gemm_f32_1024() {
-    if !available("xla_gemm_float32_1024") {
+    gemm("xla_gemm_float32_1024", 1024, DType::F32);
+}
+
+/// 8192×8192 bfloat16 matmul on the device, timed as `gemm_f32_1024` (twin: `jax_twin.py
+/// gemm8192`). Sized for a GPU (1.1 TFLOP a call): the runner runs it only when named.
+pub fn gemm_bf16_8192() {
+    gemm("xla_gemm_bfloat16_8192", 8192, DType::BF16);
+}
+
+/// An `n`×`n` matmul of `dtype` on the device: GFLOP/s of the median of 9 averages of 5 calls.
+fn gemm(case: &str, n: usize, dtype: DType) {
+    if !available(case) {
         return;
     }
-    let n = 1024;
-    let a = Tensor::randn([n, n], ()).unwrap().to(XLA).unwrap();
-    let b = Tensor::randn([n, n], ()).unwrap().to(XLA).unwrap();
+    let a = Tensor::randn([n, n], dtype).unwrap().to(XLA).unwrap();
+    let b = Tensor::randn([n, n], dtype).unwrap().to(XLA).unwrap();
     let t = super::timeit(
         || {
             a.matmul(&b).unwrap().block_until_ready().unwrap();
@@ -59,7 +69,7 @@ pub fn gemm_f32_1024() {
         2,
         5,
     );
-    super::emit("xla_gemm_float32_1024", 2.0 * (n as f64).powi(3) / t / 1e9, "GFLOP/s");
+    super::emit(case, 2.0 * (n as f64).powi(3) / t / 1e9, "GFLOP/s");
 }
 
 /// Inference of a 256→512→10 MLP head (fused) on every batch size from 1 to 128, each batch

@@ -17,7 +17,7 @@ PLUGIN = None
 if "--plugin" in sys.argv:
     i = sys.argv.index("--plugin")
     if i + 1 >= len(sys.argv):
-        sys.exit("usage: jax_twin.py [--plugin PATH_TO_PJRT_PLUGIN.so] [mlp] [gemm] [sweep]")
+        sys.exit("usage: jax_twin.py [--plugin PATH_TO_PJRT_PLUGIN.so] [mlp] [gemm] [gemm8192] [sweep]")
     PLUGIN = sys.argv[i + 1]
     del sys.argv[i : i + 2]
     os.environ["JAX_PLATFORMS"] = "oxtorch_plugin"
@@ -118,6 +118,17 @@ def gemm():
     emit("jax_gemm_float32_1024", 2 * 1024**3 / t / 1e9, "GFLOP/s")
 
 
+def gemm8192():
+    """`xla_gemm_bfloat16_8192`'s twin: one jitted 8192 x 8192 bfloat16 matmul, inputs on the device
+    (sized for a GPU)."""
+    n = 8192
+    a = jax.random.normal(jax.random.PRNGKey(0), (n, n), jnp.bfloat16)
+    b = jax.random.normal(jax.random.PRNGKey(1), (n, n), jnp.bfloat16)
+    f = jax.jit(lambda x, y: x @ y)
+    t = timeit(lambda: f(a, b).block_until_ready(), reps=9, warm=2, inner=5)
+    emit("jax_gemm_bfloat16_8192", 2 * n**3 / t / 1e9, "GFLOP/s")
+
+
 def batch_sweep():
     """`xla_mlp_infer_batch_sweep_1_128`'s twin: the jitted 256 -> 512 -> 10 MLP head on every batch
     size from 1 to 128, each batch from the host, read back. `jax.jit` specialises on the shape, so
@@ -137,8 +148,8 @@ def batch_sweep():
     emit("jax_mlp_infer_batch_sweep_1_128", time.perf_counter() - start, "s")
 
 
-CASES = {"mlp": mlp_train_step, "gemm": gemm, "sweep": batch_sweep}
+CASES = {"mlp": mlp_train_step, "gemm": gemm, "gemm8192": gemm8192, "sweep": batch_sweep}
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or CASES:
+    for name in sys.argv[1:] or [c for c in CASES if c != "gemm8192"]:
         CASES[name]()

@@ -16,7 +16,8 @@ output tensor on the non-padded positions (max abs diff / max(1, max |ref|)), th
 the config keys that differ from the family's defaults; the exit status is the mismatch count.
 
 Derived families (`BASE`) draw their configs, inputs and checkpoint variants as their base family
-does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm_roberta_cls`
+does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm_roberta_cls`, `mpnet_cls`,
+`modernbert_cls`
 (`*ForSequenceClassification`, with random labels: transformers' default 2, `num_labels` 1-6 or named
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
@@ -331,6 +332,22 @@ def gen_roberta_cls(r):
     return tf.RobertaForSequenceClassification, config_cls, with_labels(r, c)
 
 
+def gen_mpnet_cls(r):
+    _, config_cls, c = gen_mpnet(r)
+    c.pop("tie_word_embeddings", None)
+    return tf.MPNetForSequenceClassification, config_cls, with_labels(r, c)
+
+
+def gen_modernbert_cls(r):
+    """ModernBertForSequenceClassification: its head's bias and activation, pooling the first token or the mean."""
+    _, config_cls, c = gen_modernbert(r)
+    for k in ("tie_word_embeddings", "decoder_bias"):
+        c.pop(k, None)
+    c.update(classifier_bias=r.random() < 0.5, classifier_activation=r.choice(["gelu", "silu", "tanh", "relu"]),
+             classifier_pooling=r.choice(["cls", "mean"]))
+    return tf.ModernBertForSequenceClassification, config_cls, with_labels(r, c)
+
+
 def gen_distilbert_cls(r):
     _, config_cls, c = gen_distilbert(r)
     c.pop("tie_word_embeddings", None)
@@ -354,12 +371,12 @@ FAMILIES = {
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
     "roberta": gen_roberta, "distilbert": gen_distilbert, "bert_cls": gen_bert_cls, "roberta_cls": gen_roberta_cls,
     "distilbert_cls": gen_distilbert_cls, "xlm_roberta": gen_xlm_roberta, "xlm_roberta_cls": gen_xlm_roberta_cls,
-    "mpnet": gen_mpnet, "modernbert": gen_modernbert,
+    "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
-        "xlm_roberta_cls": "roberta"}
-CLASSIFIERS = {"bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls"}
+        "xlm_roberta_cls": "roberta", "mpnet_cls": "mpnet", "modernbert_cls": "modernbert"}
+CLASSIFIERS = {"bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls"}
 
 
 def base_of(family):

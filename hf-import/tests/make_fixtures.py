@@ -264,6 +264,9 @@ def main():
     if built is not None:
         mpnet_long(built[0])
     build("mpnet_mlm", tf.MPNetForMaskedLM, tf.MPNetConfig(**mpnet), 30, encoder=True, pad=1, token_types=False)
+    # MPNet cross-encoders: RoBERTa's head (`classifier.dense`, tanh, `classifier.out_proj`) on <s>.
+    build("mpnet_cls", tf.MPNetForSequenceClassification, tf.MPNetConfig(**mpnet, **labels("no", "maybe", "yes")),
+          31, encoder=True, pad=1, token_types=False)
     # ModernBERT: pre-norm blocks with a fused Wqkv, RoPE with a global and a local base, global
     # layers alternating with a bidirectional sliding window (|q - k| <= local_attention / 2 = 2 here),
     # a GLU MLP. `modernbert` has the defaults (no biases or norm shifts, a global layer every 3);
@@ -274,6 +277,15 @@ def main():
                   cls_token_id=1, sep_token_id=2, attn_implementation="eager")
     build("modernbert", tf.ModernBertModel, tf.ModernBertConfig(**modern), 27, encoder=True, token_types=False)
     build("modernbert_mlm", tf.ModernBertForMaskedLM, tf.ModernBertConfig(**modern, classifier_activation="silu"), 29,
+          encoder=True, token_types=False)
+    # ModernBERT rerankers (gte-reranker-modernbert): `head` (dense, classifier_activation, norm) and
+    # `classifier` on the first token (`modernbert_cls`, one label as rerankers have) or on the mean
+    # over the kept tokens (`modernbert_cls_mean`, with a dense bias and norm shifts).
+    build("modernbert_cls", tf.ModernBertForSequenceClassification, tf.ModernBertConfig(**modern, num_labels=1), 32,
+          encoder=True, token_types=False)
+    build("modernbert_cls_mean", tf.ModernBertForSequenceClassification,
+          tf.ModernBertConfig(**modern, classifier_pooling="mean", classifier_bias=True, norm_bias=True,
+                              classifier_activation="relu", **labels("low", "mid", "high")), 33,
           encoder=True, token_types=False)
     biased = dict(modern, norm_bias=True, attention_bias=True, mlp_bias=True, hidden_activation="gelu_new",
                   layer_types=["full_attention", "sliding_attention", "full_attention"],

@@ -1,17 +1,21 @@
-//! Sequence classification heads on the BERT-style encoders (`BertForSequenceClassification`,
+//! Sequence classification heads (`BertForSequenceClassification`,
 //! `RobertaForSequenceClassification`, `XLMRobertaForSequenceClassification`,
-//! `DistilBertForSequenceClassification`): logits `[batch, num_labels]` from the first token,
-//! through each family's head as transformers builds it (its dropouts are the identity at
-//! inference):
+//! `DistilBertForSequenceClassification`, `MPNetForSequenceClassification`,
+//! `ModernBertForSequenceClassification`): logits `[batch, num_labels]` through each family's head
+//! as transformers builds it (its dropouts are the identity at inference):
 //! - BERT: the pooler (`tanh(dense(h[:, 0]))`), then `classifier`;
-//! - RoBERTa and XLM-RoBERTa: `classifier.dense`, tanh, `classifier.out_proj` on `h[:, 0]` (their
-//!   encoder has no pooler here);
-//! - DistilBERT: `pre_classifier`, ReLU, `classifier` on `h[:, 0]`.
+//! - RoBERTa, XLM-RoBERTa and MPNet: `classifier.dense`, tanh, `classifier.out_proj` on `h[:, 0]`
+//!   (their encoder has no pooler here);
+//! - DistilBERT: `pre_classifier`, ReLU, `classifier` on `h[:, 0]`;
+//! - ModernBERT: `head` (dense, `classifier_activation`, norm), then `classifier`, on `h[:, 0]` or,
+//!   with `classifier_pooling: "mean"`, on the mean of `h` over the tokens `attention_mask` keeps.
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::bert::{BertModel, BertOutput};
 use super::distilbert::DistilBertModel;
+use super::modernbert::{ModernBertModel, PredictionHead};
+use super::mpnet::MPNetModel;
 use super::roberta::RobertaModel;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -61,19 +65,31 @@ pub fn label_names(cfg: &Config) -> Result<Vec<String>> {
 enum Head {
     /// BERT: `classifier` on the pooler's output.
     Pooled { classifier: Linear },
-    /// RoBERTa / XLM-RoBERTa: `out_proj(tanh(dense(h[:, 0])))`.
+    /// RoBERTa / XLM-RoBERTa / MPNet: `out_proj(tanh(dense(h[:, 0])))`.
     Roberta { dense: Linear, out_proj: Linear },
     /// DistilBERT: `classifier(relu(pre_classifier(h[:, 0])))`.
     Distil { pre_classifier: Linear, classifier: Linear },
+    /// ModernBERT: `classifier(head(pool(h)))`, pooling `h[:, 0]` or (`mean`) the kept tokens' mean.
+    ModernBert { head: PredictionHead, classifier: Linear, mean: bool },
 }
 
-/// A BERT-style encoder with a sequence classification head (see the module docs).
+/// The encoder under a classification head.
+#[derive(Debug, Clone)]
+pub enum ClassifierEncoder {
+    /// BERT, RoBERTa, XLM-RoBERTa, DistilBERT or MPNet (a [`BertModel`] with the family's
+    /// embeddings and attention bias)
+    Bert(BertModel),
+    /// ModernBERT
+    ModernBert(ModernBertModel),
+}
+
+/// An encoder with a sequence classification head (see the module docs).
 #[derive(Debug, Clone)]
 pub struct SequenceClassifier {
     /// the encoder
-    pub encoder: BertModel,
+    pub encoder: ClassifierEncoder,
     head: Head,
-    /// whether the encoder takes `token_type_ids` (DistilBERT's does not)
+    /// whether the encoder takes `token_type_ids` (DistilBERT's, MPNet's and ModernBERT's do not)
     token_types: bool,
 }
 
@@ -83,6 +99,10 @@ pub type BertForSequenceClassification = SequenceClassifier;
 pub type RobertaForSequenceClassification = SequenceClassifier;
 /// transformers' `DistilBertForSequenceClassification`.
 pub type DistilBertForSequenceClassification = SequenceClassifier;
+/// transformers' `MPNetForSequenceClassification`.
+pub type MPNetForSequenceClassification = SequenceClassifier;
+/// transformers' `ModernBertForSequenceClassification`.
+pub type ModernBertForSequenceClassification = SequenceClassifier;
 
 impl SequenceClassifier {
     /// Loads `BertForSequenceClassification`: `bert.*` (with its pooler) and `classifier.*`.
@@ -95,20 +115,23 @@ impl SequenceClassifier {
         }
         let (hidden, labels) = (encoder.config().hidden, num_labels(cfg)?);
         let classifier = Linear::load(&weights.vars("classifier"), hidden, labels, true)?;
-        Ok(SequenceClassifier { encoder, head: Head::Pooled { classifier }, token_types: true })
+        Ok(Self::bert_style(encoder, Head::Pooled { classifier }, true))
     }
 
     /// Loads `RobertaForSequenceClassification` or `XLMRobertaForSequenceClassification`:
     /// `roberta.*` and `classifier.{dense,out_proj}.*`.
     pub fn load_roberta(cfg: &Config, weights: &Weights) -> Result<Self> {
         let encoder = RobertaModel::load(cfg, weights)?.0;
-        let (hidden, labels) = (encoder.config().hidden, num_labels(cfg)?);
-        let head = weights.vars("classifier");
-        let head = Head::Roberta {
-            dense: Linear::load(&head.pp("dense"), hidden, hidden, true)?,
-            out_proj: Linear::load(&head.pp("out_proj"), hidden, labels, true)?,
-        };
-        Ok(SequenceClassifier { encoder, head, token_types: true })
+        let head = Self::roberta_head(cfg, weights, encoder.config().hidden)?;
+        Ok(Self::bert_style(encoder, head, true))
+    }
+
+    /// Loads `MPNetForSequenceClassification`: `mpnet.*` and `classifier.{dense,out_proj}.*`
+    /// (RoBERTa's head; MPNet takes no token types).
+    pub fn load_mpnet(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let encoder = MPNetModel::load(cfg, weights)?.0;
+        let head = Self::roberta_head(cfg, weights, encoder.config().hidden)?;
+        Ok(Self::bert_style(encoder, head, false))
     }
 
     /// Loads `DistilBertForSequenceClassification`: `distilbert.*`, `pre_classifier.*` and
@@ -120,10 +143,70 @@ impl SequenceClassifier {
             pre_classifier: Linear::load(&weights.vars("pre_classifier"), hidden, hidden, true)?,
             classifier: Linear::load(&weights.vars("classifier"), hidden, labels, true)?,
         };
-        Ok(SequenceClassifier { encoder, head, token_types: false })
+        Ok(Self::bert_style(encoder, head, false))
     }
 
-    /// Whether the encoder reads `token_type_ids` (DistilBERT's has none).
+    /// Loads `ModernBertForSequenceClassification`: `model.*`, `head.{dense,norm}.*` and
+    /// `classifier.*`, pooling as `classifier_pooling` says (`"cls"`, the default, or `"mean"`).
+    pub fn load_modernbert(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let encoder = ModernBertModel::load(cfg, weights)?;
+        let mean = match cfg.str_or("classifier_pooling", "cls")? {
+            "cls" => false,
+            "mean" => true,
+            other => {
+                return Err(Error::Config(format!(
+                    "classifier_pooling must be \"cls\" or \"mean\", got {other:?}"
+                )))
+            }
+        };
+        let (hidden, labels) = (cfg.usize("hidden_size")?, num_labels(cfg)?);
+        let root = weights.vars("");
+        let head = Head::ModernBert {
+            head: PredictionHead::load(cfg, &root.pp("head"))?,
+            classifier: Linear::load(&root.pp("classifier"), hidden, labels, true)?,
+            mean,
+        };
+        Ok(SequenceClassifier { encoder: ClassifierEncoder::ModernBert(encoder), head, token_types: false })
+    }
+
+    fn bert_style(encoder: BertModel, head: Head, token_types: bool) -> Self {
+        SequenceClassifier { encoder: ClassifierEncoder::Bert(encoder), head, token_types }
+    }
+
+    /// RoBERTa's `classifier.dense` and `classifier.out_proj`.
+    fn roberta_head(cfg: &Config, weights: &Weights, hidden: usize) -> Result<Head> {
+        let head = weights.vars("classifier");
+        Ok(Head::Roberta {
+            dense: Linear::load(&head.pp("dense"), hidden, hidden, true)?,
+            out_proj: Linear::load(&head.pp("out_proj"), hidden, num_labels(cfg)?, true)?,
+        })
+    }
+
+    /// The BERT-style encoder (`None` under a ModernBERT head).
+    pub fn bert(&self) -> Option<&BertModel> {
+        match &self.encoder {
+            ClassifierEncoder::Bert(e) => Some(e),
+            ClassifierEncoder::ModernBert(_) => None,
+        }
+    }
+
+    /// The ModernBERT encoder (`None` under the other heads).
+    pub fn modernbert(&self) -> Option<&ModernBertModel> {
+        match &self.encoder {
+            ClassifierEncoder::ModernBert(e) => Some(e),
+            ClassifierEncoder::Bert(_) => None,
+        }
+    }
+
+    /// The device of the weights.
+    pub fn device(&self) -> Device {
+        match &self.encoder {
+            ClassifierEncoder::Bert(e) => e.device(),
+            ClassifierEncoder::ModernBert(e) => e.device(),
+        }
+    }
+
+    /// Whether the encoder reads `token_type_ids` (DistilBERT's, MPNet's and ModernBERT's have none).
     pub fn takes_token_types(&self) -> bool {
         self.token_types
     }
@@ -131,13 +214,35 @@ impl SequenceClassifier {
     /// The number of labels (the logits' last dim).
     pub fn num_labels(&self) -> usize {
         match &self.head {
-            Head::Pooled { classifier } | Head::Distil { classifier, .. } => classifier.weight.dims()[0],
+            Head::Pooled { classifier }
+            | Head::Distil { classifier, .. }
+            | Head::ModernBert { classifier, .. } => classifier.weight.dims()[0],
             Head::Roberta { out_proj, .. } => out_proj.weight.dims()[0],
         }
     }
 
+    /// The encoder's outputs alone: `token_type_ids` are ignored by encoders without them.
+    pub fn encode(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<BertOutput> {
+        let types = if self.token_types { token_type_ids } else { None };
+        match &self.encoder {
+            ClassifierEncoder::Bert(e) => {
+                e.forward(input_ids, attention_mask, types, position_ids, output_hidden_states)
+            }
+            ClassifierEncoder::ModernBert(e) => {
+                e.forward(input_ids, attention_mask, position_ids, output_hidden_states)
+            }
+        }
+    }
+
     /// Logits `[batch, num_labels]` and the encoder's outputs. `token_type_ids` are ignored by
-    /// DistilBERT, which has none.
+    /// encoders without them.
     pub fn forward(
         &self,
         input_ids: &Tensor,
@@ -146,17 +251,17 @@ impl SequenceClassifier {
         position_ids: Option<&Tensor>,
         output_hidden_states: bool,
     ) -> Result<(Tensor, BertOutput)> {
-        let types = if self.token_types { token_type_ids } else { None };
         let out =
-            self.encoder.forward(input_ids, attention_mask, types, position_ids, output_hidden_states)?;
-        let logits = self.logits_of(&out.last_hidden_state, out.pooler_output.as_ref())?;
+            self.encode(input_ids, attention_mask, token_type_ids, position_ids, output_hidden_states)?;
+        let logits = self.logits_of(&out.last_hidden_state, out.pooler_output.as_ref(), attention_mask)?;
         Ok((logits, out))
     }
 
     /// The logits `[batch, num_labels]` alone, of token ids `[batch, seq]` under `attention_mask`.
-    /// On the CPU, when every row's first token is kept (right padding, as BERT-style tokenizers
-    /// pad), the encoder skips the padding ([`BertModel::last_hidden_state_packed`]): the head
-    /// reads the first token only, which never attends to padding, so the logits are
+    /// On the CPU the encoder skips the padding ([`BertModel::last_hidden_state_packed`],
+    /// [`ModernBertModel::last_hidden_state_packed`]) when the head reads only kept tokens: a
+    /// mean over them, or the first token when every row keeps it (right padding, as BERT-style
+    /// tokenizers pad), which never attends to padding; the logits are then
     /// [`SequenceClassifier::forward`]'s.
     pub fn logits(
         &self,
@@ -165,12 +270,13 @@ impl SequenceClassifier {
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
         let types = if self.token_types { token_type_ids } else { None };
-        if self.encoder.device() == Device::Cpu {
+        if self.device() == Device::Cpu {
             let ids = super::ids_as_i64("input_ids", input_ids)?;
             super::check_input_dtype("attention_mask", attention_mask)?;
             if let Some(types) = types {
                 super::check_input_dtype("token_type_ids", types)?;
             }
+            let mean = matches!(self.head, Head::ModernBert { mean: true, .. });
             let first_kept = match attention_mask.dims() {
                 [b, s] if *b > 0 && *s > 0 => {
                     let first = attention_mask.narrow(1, 0, 1)?.ne(0)?.to_dtype(DType::I64)?;
@@ -178,34 +284,61 @@ impl SequenceClassifier {
                 }
                 _ => false,
             };
-            if first_kept {
-                let h = self.encoder.last_hidden_state_packed(&ids, attention_mask, types)?;
-                return self.logits_of(&h, None);
+            if first_kept || (mean && attention_mask.dims().len() == 2) {
+                let h = match &self.encoder {
+                    ClassifierEncoder::Bert(e) => e.last_hidden_state_packed(&ids, attention_mask, types)?,
+                    ClassifierEncoder::ModernBert(e) => e.last_hidden_state_packed(&ids, attention_mask)?,
+                };
+                return self.logits_of(&h, None, Some(attention_mask));
             }
         }
         Ok(self.forward(input_ids, Some(attention_mask), types, None, false)?.0)
     }
 
     /// The head on a last hidden state `[batch, seq, hidden]` (and BERT's pooler output, when
-    /// already computed): logits `[batch, num_labels]`.
-    fn logits_of(&self, last_hidden_state: &Tensor, pooled: Option<&Tensor>) -> Result<Tensor> {
+    /// already computed; the mask for mean pooling): logits `[batch, num_labels]`.
+    fn logits_of(
+        &self,
+        last_hidden_state: &Tensor,
+        pooled: Option<&Tensor>,
+        attention_mask: Option<&Tensor>,
+    ) -> Result<Tensor> {
         let first = || last_hidden_state.select(1, 0);
         Ok(match &self.head {
-            Head::Pooled { classifier } => match pooled {
-                Some(p) => classifier.forward(p)?,
-                None => {
-                    let p = self.encoder.pooler_output(last_hidden_state)?.ok_or_else(|| {
+            Head::Pooled { classifier } => match (pooled, self.bert()) {
+                (Some(p), _) => classifier.forward(p)?,
+                (None, Some(bert)) => {
+                    let p = bert.pooler_output(last_hidden_state)?.ok_or_else(|| {
                         Error::Weight("this BERT classifier's encoder has no pooler to classify".into())
                     })?;
                     classifier.forward(&p)?
                 }
+                (None, None) => unreachable!("a pooled head sits on a BERT encoder"),
             },
             Head::Roberta { dense, out_proj } => out_proj.forward(&dense.forward(&first()?)?.tanh()?)?,
             Head::Distil { pre_classifier, classifier } => {
                 classifier.forward(&pre_classifier.forward(&first()?)?.relu()?)?
             }
+            Head::ModernBert { head, classifier, mean } => {
+                let pooled =
+                    if *mean { mean_over_kept(last_hidden_state, attention_mask)? } else { first()? };
+                classifier.forward(&head.forward(&pooled)?)?
+            }
         })
     }
+}
+
+/// transformers' ModernBERT mean pooling: `(h * mask[..., None]).sum(1) / mask.sum(1, keepdim)`,
+/// the count rounded to `h`'s dtype as torch promotes it (a row that keeps no token gives NaN, as
+/// there); every token without a mask.
+fn mean_over_kept(h: &Tensor, attention_mask: Option<&Tensor>) -> Result<Tensor> {
+    let Some(mask) = attention_mask else {
+        return Ok(h.mean(1, false)?);
+    };
+    let mask = mask.to(h.device())?;
+    let kept = mask.to_dtype(h.dtype())?.unsqueeze(-1)?;
+    let count = mask.to_dtype(DType::F32)?.sum(1, true)?.to_dtype(h.dtype())?;
+    Ok(h.mul(&kept)?.sum(1, false)?.div(&count)?)
 }
 
 #[cfg(test)]

@@ -23,7 +23,8 @@ use oxtorch_tensor::{DType, Device, Tensor};
 
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
 pub use self::classification::{
-    label_names, num_labels, BertForSequenceClassification, DistilBertForSequenceClassification,
+    label_names, num_labels, BertForSequenceClassification, ClassifierEncoder,
+    DistilBertForSequenceClassification, MPNetForSequenceClassification, ModernBertForSequenceClassification,
     RobertaForSequenceClassification, SequenceClassifier,
 };
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec};
@@ -77,8 +78,10 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "MistralForCausalLM",
     "ModernBertModel",
     "ModernBertForMaskedLM",
+    "ModernBertForSequenceClassification",
     "MPNetModel",
     "MPNetForMaskedLM",
+    "MPNetForSequenceClassification",
     "Phi3ForCausalLM",
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
@@ -122,7 +125,8 @@ pub enum AutoModel {
     /// `ModernBertForMaskedLM`
     ModernBertForMaskedLM(ModernBertForMaskedLM),
     /// `BertForSequenceClassification`, `RobertaForSequenceClassification`,
-    /// `XLMRobertaForSequenceClassification` or `DistilBertForSequenceClassification`
+    /// `XLMRobertaForSequenceClassification`, `DistilBertForSequenceClassification`,
+    /// `MPNetForSequenceClassification` or `ModernBertForSequenceClassification`
     SequenceClassifier(SequenceClassifier),
     /// `GemmaForCausalLM`
     Gemma(GemmaForCausalLM),
@@ -295,6 +299,12 @@ impl AutoModel {
             "DistilBertForSequenceClassification" => {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_distilbert(cfg, weights)?)
             }
+            "MPNetForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_mpnet(cfg, weights)?)
+            }
+            "ModernBertForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_modernbert(cfg, weights)?)
+            }
             "GemmaForCausalLM" => AutoModel::Gemma(GemmaForCausalLM::load(cfg, weights)?),
             "Gemma2ForCausalLM" => AutoModel::Gemma2(Gemma2ForCausalLM::load(cfg, weights)?),
             // (`gemma3_text` configs naming `Gemma3ForConditionalGeneration` may come with the
@@ -368,7 +378,7 @@ impl AutoModel {
             AutoModel::MPNet(m) => Some(&m.0),
             AutoModel::MPNetForMaskedLM(m) => Some(&m.mpnet.0),
             AutoModel::RobertaForMaskedLM(m) => Some(&m.roberta.0),
-            AutoModel::SequenceClassifier(m) => Some(&m.encoder),
+            AutoModel::SequenceClassifier(m) => m.bert(),
             _ => None,
         }
     }
@@ -405,7 +415,7 @@ impl AutoModel {
             AutoModel::ModernBert(m) => m.device(),
             AutoModel::ModernBertForMaskedLM(m) => m.model.device(),
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
-            AutoModel::SequenceClassifier(m) => m.encoder.device(),
+            AutoModel::SequenceClassifier(m) => m.device(),
             _ => self.causal_lm().expect("decoder variants").device(),
         }
     }
@@ -415,6 +425,7 @@ impl AutoModel {
         match self {
             AutoModel::ModernBert(m) => Some(m),
             AutoModel::ModernBertForMaskedLM(m) => Some(&m.model),
+            AutoModel::SequenceClassifier(m) => m.modernbert(),
             _ => None,
         }
     }
@@ -476,10 +487,7 @@ impl AutoModel {
             AutoModel::RobertaForMaskedLM(m) => m.roberta.forward(&ids, mask, types, None, false)?,
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
-            AutoModel::SequenceClassifier(m) => {
-                let types = if m.takes_token_types() { types } else { None };
-                m.encoder.forward(&ids, mask, types, None, false)?
-            }
+            AutoModel::SequenceClassifier(m) => m.encode(&ids, mask, types, None, false)?,
             _ => return self.causal_lm().expect("decoder variants").last_hidden_state(&ids, mask, None),
         };
         Ok(enc.last_hidden_state)
@@ -711,6 +719,8 @@ mod architecture_tests {
             ("distilbert", "DistilBert"),
             ("roberta", "Roberta"),
             ("xlm-roberta", "XLMRoberta"),
+            ("mpnet", "MPNet"),
+            ("modernbert", "ModernBert"),
         ];
         let encoder_heads = ["Model", "ForMaskedLM", "ForSequenceClassification"];
         let config = |t: &str, a: &str| format!(r#"{{"model_type": "{t}", "architectures": ["{a}"]}}"#);

@@ -254,16 +254,41 @@ impl ModernBertModel {
     }
 }
 
-/// transformers' `ModernBertForMaskedLM`: the encoder (`model.*`), `head` (dense, the
-/// `classifier_activation`, norm) and `decoder` (tied to the token embeddings unless the config
-/// unties them; a bias with `decoder_bias`).
+/// ModernBERT's `head` (transformers' `ModernBertPredictionHead`): `norm(act(dense(x)))` with the
+/// config's `classifier_activation` and `classifier_bias`, under the masked-LM decoder and the
+/// sequence classifier.
+#[derive(Debug, Clone)]
+pub(crate) struct PredictionHead {
+    dense: Linear,
+    act: Activation,
+    norm: LayerNorm,
+}
+
+impl PredictionHead {
+    /// Loads `vars.dense` and `vars.norm`.
+    pub(crate) fn load(cfg: &Config, vars: &Vars<'_>) -> Result<Self> {
+        let hidden = cfg.usize("hidden_size")?;
+        Ok(PredictionHead {
+            dense: Linear::load(&vars.pp("dense"), hidden, hidden, cfg.bool_or("classifier_bias", false)?)?,
+            act: Activation::from_name(cfg.str_or("classifier_activation", "gelu")?)?,
+            norm: LayerNorm::load(&vars.pp("norm"), hidden, cfg.f64_or("norm_eps", 1e-5)?)?,
+        })
+    }
+
+    /// `norm(act(dense(x)))`.
+    pub(crate) fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.norm.forward(&self.act.forward(&self.dense.forward(x)?)?)
+    }
+}
+
+/// transformers' `ModernBertForMaskedLM`: the encoder (`model.*`), `head` ([`PredictionHead`]) and
+/// `decoder` (tied to the token embeddings unless the config unties them; a bias with
+/// `decoder_bias`).
 #[derive(Debug, Clone)]
 pub struct ModernBertForMaskedLM {
     /// the encoder
     pub model: ModernBertModel,
-    dense: Linear,
-    act: Activation,
-    norm: LayerNorm,
+    head: PredictionHead,
     decoder: Linear,
 }
 
@@ -273,7 +298,6 @@ impl ModernBertForMaskedLM {
         let model = ModernBertModel::load(cfg, weights)?;
         let (hidden, vocab) = (cfg.usize("hidden_size")?, cfg.usize("vocab_size")?);
         let root = weights.vars("");
-        let head = root.pp("head");
         let tied = cfg.bool_or("tie_word_embeddings", true)?;
         let weight = match root.pp("decoder").get_opt("weight", &[vocab, hidden])? {
             Some(w) if !tied => w,
@@ -286,9 +310,7 @@ impl ModernBertForMaskedLM {
             None
         };
         Ok(ModernBertForMaskedLM {
-            dense: Linear::load(&head.pp("dense"), hidden, hidden, cfg.bool_or("classifier_bias", false)?)?,
-            act: Activation::from_name(cfg.str_or("classifier_activation", "gelu")?)?,
-            norm: LayerNorm::load(&head.pp("norm"), hidden, cfg.f64_or("norm_eps", 1e-5)?)?,
+            head: PredictionHead::load(cfg, &root.pp("head"))?,
             decoder: Linear { weight, bias },
             model,
         })
@@ -303,7 +325,7 @@ impl ModernBertForMaskedLM {
         output_hidden_states: bool,
     ) -> Result<(Tensor, BertOutput)> {
         let out = self.model.forward(input_ids, attention_mask, position_ids, output_hidden_states)?;
-        let h = self.norm.forward(&self.act.forward(&self.dense.forward(&out.last_hidden_state)?)?)?;
+        let h = self.head.forward(&out.last_hidden_state)?;
         Ok((self.decoder.forward(&h)?, out))
     }
 }

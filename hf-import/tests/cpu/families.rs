@@ -148,6 +148,23 @@ fn modernbert_alternating_windows_and_bases() {
     check_with("modernbert_biased", &v4, &Weights::load(&dir, None).unwrap());
 }
 
+/// MPNet's classifier (RoBERTa's head on `<s>`) and ModernBERT's (`head` then `classifier`) on the
+/// first token with one label, as rerankers have, and on the mean over the kept tokens (the
+/// golden's second row is padded) with a dense bias, norm shifts and ReLU.
+#[test]
+fn mpnet_and_modernbert_for_sequence_classification() {
+    check("mpnet_cls");
+    check("modernbert_cls");
+    check("modernbert_cls_mean");
+    let dir = fixture("modernbert_cls_mean");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json["classifier_pooling"] = "max".into();
+    let cfg = Config::from_json_str(&json.to_string()).unwrap();
+    let err = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("classifier_pooling must be \"cls\" or \"mean\", got \"max\""), "{err}");
+}
+
 /// Label names come from `id2label` (`LABEL_i` without one), and a head whose size disagrees with
 /// them, or a BERT classifier without its pooler, is an error naming the tensor.
 #[test]

@@ -129,11 +129,21 @@ fn bool_masks_and_bad_inputs_behave_as_the_padded_forward() {
 }
 
 /// A classifier's logits without the padding (`SequenceClassifier::logits`: packed when every
-/// row's first token is kept, else the padded forward) equal its forward's, for each head.
+/// row's first token is kept or the head takes a mean, else the padded forward) equal its
+/// forward's, for each head.
 #[test]
 fn classifier_logits_skip_the_padding_with_the_forwards_values() {
     use oxtorch_hf_import::SequenceClassifier;
-    for name in ["bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls"] {
+    for name in [
+        "bert_cls",
+        "roberta_cls",
+        "distilbert_cls",
+        "xlm_roberta_cls",
+        "mpnet_cls",
+        "modernbert_cls",
+        // Mean pooling reads kept tokens only: packed for left padding too.
+        "modernbert_cls_mean",
+    ] {
         let AutoModel::SequenceClassifier(model) = load(name, None) else {
             panic!("{name}: not a classifier")
         };
