@@ -25,7 +25,10 @@ pub fn run(
     })?;
     // (Without what the model never reads: a multimodal checkpoint's vision tower is not moved.)
     let weights = AutoModel::weights_used(&cfg, super::load_weights(&dir, dtype)?).to_device(device)?;
-    let model = AutoModel::load(&cfg, &weights)?;
+    let (model, note) = AutoModel::load_or_base(&cfg, &weights)?;
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
     // The model holds what it uses (a decoder on the cpu, its own packed copy): the loaded set
     // goes, so a cast checkpoint is not kept twice.
     drop(weights);

@@ -8,6 +8,7 @@ mod distilbert;
 mod family;
 mod gemma;
 mod gemma3_multimodal;
+mod headless;
 mod llama;
 mod mistral;
 mod modernbert;

@@ -251,6 +251,11 @@ impl Weights {
         Ok(t.clone())
     }
 
+    /// The tensor names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        self.tensors.keys()
+    }
+
     /// The names and tensors (each cast as it is reached), sorted by name.
     pub fn iter(&self) -> impl Iterator<Item = Result<(&String, Tensor)>> {
         self.tensors.iter().map(|(k, t)| Ok((k, self.read(t)?)))

@@ -33,8 +33,8 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// `forward` on `model` (a folder) compared with the goldens of fixture `name`.
-fn forward_matches(model: &Path, name: &str, dir: &Path) {
+/// `forward` on `model` (a folder) compared with the goldens of fixture `name`; its stderr.
+fn forward_matches(model: &Path, name: &str, dir: &Path) -> String {
     let inputs = inputs_file(name, dir);
     let output = dir.join("out.safetensors");
     let out = hf_import(&[
@@ -56,6 +56,7 @@ fn forward_matches(model: &Path, name: &str, dir: &Path) {
         assert_eq!(t.dtype(), oxtorch_tensor::DType::F32, "{k}");
         assert_close(&format!("{name} {k}"), t, &expected[k], 1e-4, 1e-4);
     }
+    stderr(&out)
 }
 
 #[test]
@@ -64,6 +65,36 @@ fn forward_writes_transformers_outputs() {
     for name in ["bert", "llama", "qwen2"] {
         forward_matches(&fixture(name), name, &dir);
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A masked-LM config over a checkpoint without the head (all-mpnet-base-v2's folder: config.json
+/// names `MPNetForMaskedLM`, no `lm_head.*`; `sentence_mpnet` holds `mpnet`'s weights) runs the
+/// base model with a note, as transformers' `AutoModel` loads it; a head that is only partly there
+/// stays an error naming the missing tensor.
+#[test]
+fn forward_on_a_headless_masked_lm_checkpoint_runs_the_base_model() {
+    let dir = scratch("headless");
+    let note = forward_matches(&fixture("sentence_mpnet"), "mpnet", &dir);
+    assert!(
+        note.contains("names MPNetForMaskedLM, but the checkpoint holds none of its head's tensors"),
+        "{note}"
+    );
+    let partial = dir.join("partial");
+    std::fs::create_dir_all(&partial).unwrap();
+    std::fs::copy(fixture("mpnet_mlm").join("config.json"), partial.join("config.json")).unwrap();
+    let mut tensors = read_all(&fixture("mpnet_mlm").join("model.safetensors"));
+    assert!(tensors.remove("lm_head.dense.weight").is_some());
+    write_safetensors(&partial.join("model.safetensors"), &tensors.into_iter().collect::<Vec<_>>(), None)
+        .unwrap();
+    let inputs = inputs_file("mpnet_mlm", &dir);
+    forward_fails(
+        &dir,
+        &partial,
+        &inputs,
+        &[],
+        "tensor 'lm_head.dense.weight' is missing from the checkpoint",
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
