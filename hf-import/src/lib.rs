@@ -38,10 +38,10 @@ pub use error::{Error, Result};
 pub use generate::{generate, generate_with_tokenizer, CacheImplementation, GenerationConfig};
 pub use hub::resolve_model;
 pub use models::{
-    AutoModel, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, DistilBertForMaskedLM,
-    DistilBertModel, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, GemmaForCausalLM,
-    LlamaForCausalLM, MistralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
-    RobertaForMaskedLM, RobertaModel, SequenceClassifier,
+    AutoModel, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, DecoderForSequenceClassification,
+    DistilBertForMaskedLM, DistilBertModel, Gemma2ForCausalLM, Gemma3ForCausalLM,
+    Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM, Phi3ForCausalLM,
+    Qwen2ForCausalLM, Qwen3ForCausalLM, RobertaForMaskedLM, RobertaModel, SequenceClassifier,
 };
 pub use sentence::{PoolingMode, Prompts, SentenceTransformer};
 pub use tokenizer::HfTokenizer;

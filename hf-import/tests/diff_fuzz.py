@@ -17,7 +17,8 @@ the config keys that differ from the family's defaults; the exit status is the m
 
 Derived families (`BASE`) draw their configs, inputs and checkpoint variants as their base family
 does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm_roberta_cls`, `mpnet_cls`,
-`modernbert_cls`
+`modernbert_cls`, the decoders' `llama_cls`, `mistral_cls`, `qwen2_cls`, `qwen3_cls`, `gemma_cls`, `gemma2_cls`,
+`phi3_cls`
 (`*ForSequenceClassification`, with random labels: transformers' default 2, `num_labels` 1-6 or named
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
@@ -348,6 +349,16 @@ def gen_modernbert_cls(r):
     return tf.ModernBertForSequenceClassification, config_cls, with_labels(r, c)
 
 
+def decoder_cls(gen, model_cls):
+    """A decoder's `*ForSequenceClassification` (reward models): the base family's config with random labels and
+    padding id (none at times: transformers then scores the last token of a single row and refuses a batch)."""
+    def make(r):
+        _, config_cls, c = gen(r)
+        c["pad_token_id"] = r.choice([0, 0, 3, None])
+        return model_cls, config_cls, with_labels(r, c)
+    return make
+
+
 def gen_distilbert_cls(r):
     _, config_cls, c = gen_distilbert(r)
     c.pop("tie_word_embeddings", None)
@@ -372,11 +383,21 @@ FAMILIES = {
     "roberta": gen_roberta, "distilbert": gen_distilbert, "bert_cls": gen_bert_cls, "roberta_cls": gen_roberta_cls,
     "distilbert_cls": gen_distilbert_cls, "xlm_roberta": gen_xlm_roberta, "xlm_roberta_cls": gen_xlm_roberta_cls,
     "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
+    "llama_cls": decoder_cls(gen_llama, tf.LlamaForSequenceClassification),
+    "mistral_cls": decoder_cls(gen_mistral, tf.MistralForSequenceClassification),
+    "qwen2_cls": decoder_cls(gen_qwen2, tf.Qwen2ForSequenceClassification),
+    "qwen3_cls": decoder_cls(gen_qwen3, tf.Qwen3ForSequenceClassification),
+    "gemma_cls": decoder_cls(gen_gemma, tf.GemmaForSequenceClassification),
+    "gemma2_cls": decoder_cls(gen_gemma2, tf.Gemma2ForSequenceClassification),
+    "phi3_cls": decoder_cls(gen_phi3, tf.Phi3ForSequenceClassification),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
-        "xlm_roberta_cls": "roberta", "mpnet_cls": "mpnet", "modernbert_cls": "modernbert"}
-CLASSIFIERS = {"bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls"}
+        "xlm_roberta_cls": "roberta", "mpnet_cls": "mpnet", "modernbert_cls": "modernbert", "llama_cls": "llama",
+        "mistral_cls": "mistral", "qwen2_cls": "qwen2", "qwen3_cls": "qwen3", "gemma_cls": "gemma",
+        "gemma2_cls": "gemma2", "phi3_cls": "phi3"}
+CLASSIFIERS = {"bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+               "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls"}
 
 
 def base_of(family):
@@ -424,7 +445,9 @@ def make_inputs(r, family, cfg):
     # MPNet's up to 150 tokens, past its exact buckets (8) and its last log-spaced one (128).
     longest = {"mpnet": 150, "modernbert": 40}.get(family, 12) if r.random() < 0.5 else 12
     l = r.randint(2, max(2, min(longest, limit))) if enc else r.randint(2, 20)
-    pad_id = cfg.get("pad_token_id", 1 if family in ("roberta", "mpnet") else 0)
+    pad_id = cfg.get("pad_token_id")
+    if pad_id is None:
+        pad_id = 1 if family in ("roberta", "mpnet") else 0
     side = r.choice(["none", "right", "left"]) if b > 1 or r.random() < 0.3 else "none"
     if enc and side == "left" and r.random() < 0.5:
         side = "right"
@@ -631,7 +654,7 @@ class Runner:
             extra = set(got) - set(expected)
             if extra:
                 self.results.append((cid, family, "extra-output", sorted(extra), info))
-        if do_generate and family not in ENCODERS:
+        if do_generate and family not in ENCODERS and family not in CLASSIFIERS:
             # A fresh model: dynamic RoPE keeps state (the longest length seen) across calls.
             fresh = lambda: type(ref).from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
             self.generate(r, cid, family, cfg, fresh, path, info)

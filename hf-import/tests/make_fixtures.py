@@ -356,6 +356,17 @@ def main():
         encoder=True,
         token_types=False,
     )
+    # Decoder sequence classifiers (reward models): `score` on each row's last token that is not
+    # pad_token_id (0 here; the second row is right-padded with it); untied (Llama, Qwen3) and tied
+    # (Gemma 2, whose final soft-capping belongs to the LM head, not to `score`) embeddings.
+    build("llama_cls", tf.LlamaForSequenceClassification,
+          tf.LlamaConfig(**DECODER, pad_token_id=0, **labels("bad", "ok", "good")), 34, encoder=True, token_types=False)
+    build("qwen3_cls", tf.Qwen3ForSequenceClassification,
+          tf.Qwen3Config(**DECODER, head_dim=16, pad_token_id=0, num_labels=1), 35, encoder=True, token_types=False)
+    build("gemma2_cls", tf.Gemma2ForSequenceClassification,
+          tf.Gemma2Config(**DECODER, head_dim=8, sliding_window=3, query_pre_attn_scalar=16, attn_logit_softcapping=2.0,
+                          final_logit_softcapping=5.0, pad_token_id=0, **labels("neg", "pos")),
+          36, encoder=True, token_types=False)
     # Decoder base models (`Qwen3Model`, EmbeddingGemma's bidirectional `Gemma3TextModel`), saved
     # without the `model.` prefix or an LM head: `last_hidden_state` and `hidden_states`.
     build("qwen3_base", tf.Qwen3Model, tf.Qwen3Config(**DECODER, head_dim=16), 32, encoder=True, token_types=False)

@@ -4,6 +4,7 @@ mod bert;
 pub(crate) mod bucketing;
 mod classification;
 pub mod decoder;
+mod decoder_classifier;
 mod distilbert;
 mod family;
 mod gemma;
@@ -29,6 +30,7 @@ pub use self::classification::{
     RobertaForSequenceClassification, SequenceClassifier,
 };
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec};
+pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
@@ -86,6 +88,13 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Phi3ForCausalLM",
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
+    "LlamaForSequenceClassification",
+    "MistralForSequenceClassification",
+    "Qwen2ForSequenceClassification",
+    "Qwen3ForSequenceClassification",
+    "GemmaForSequenceClassification",
+    "Gemma2ForSequenceClassification",
+    "Phi3ForSequenceClassification",
     "LlamaModel",
     "MistralModel",
     "Qwen2Model",
@@ -150,6 +159,9 @@ pub enum AutoModel {
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),
+    /// A decoder's sequence classifier (`LlamaForSequenceClassification`,
+    /// `Qwen3ForSequenceClassification`, ...: reward models)
+    DecoderClassifier(DecoderForSequenceClassification),
 }
 
 /// The input names each kind of model accepts.
@@ -343,6 +355,21 @@ impl AutoModel {
                     }
                 }
             }
+            "LlamaForSequenceClassification"
+            | "MistralForSequenceClassification"
+            | "Qwen2ForSequenceClassification"
+            | "Qwen3ForSequenceClassification"
+            | "GemmaForSequenceClassification"
+            | "Gemma2ForSequenceClassification"
+            | "Phi3ForSequenceClassification" => {
+                // The decoder is the checkpoint's `model.*`, loaded as a base model (no LM head).
+                let base = weights.renamed(|n| n.strip_prefix("model.").map(str::to_string));
+                let base_arch = format!("{}Model", arch.trim_end_matches("ForSequenceClassification"));
+                let AutoModel::BaseDecoder(lm) = Self::load_architecture(&base_arch, cfg, &base)? else {
+                    unreachable!("{base_arch} is a decoder's base model")
+                };
+                AutoModel::DecoderClassifier(DecoderForSequenceClassification::load(lm, cfg, weights)?)
+            }
             other => unreachable!("architecture_of accepted {other}"),
         })
     }
@@ -417,7 +444,7 @@ impl AutoModel {
             AutoModel::ModernBertForMaskedLM(m) => m.model.device(),
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
             AutoModel::SequenceClassifier(m) => m.device(),
-            _ => self.causal_lm().expect("decoder variants").device(),
+            _ => self.decoder().expect("decoder variants").device(),
         }
     }
 
@@ -431,7 +458,15 @@ impl AutoModel {
         }
     }
 
-    /// The decoder inside, for the causal LMs.
+    /// The decoder stack inside: a causal LM's, a base decoder, a decoder classifier's.
+    fn decoder(&self) -> Option<&CausalLm> {
+        match self {
+            AutoModel::DecoderClassifier(m) => Some(&m.model),
+            _ => self.causal_lm(),
+        }
+    }
+
+    /// The decoder inside, for the causal LMs (and the decoders' base models).
     pub fn causal_lm(&self) -> Option<&CausalLm> {
         match self {
             AutoModel::Gemma(m) => Some(m),
@@ -459,7 +494,7 @@ impl AutoModel {
             | AutoModel::ModernBertForMaskedLM(_) => DISTILBERT_INPUTS,
             AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
-            _ if self.causal_lm().is_some() => DECODER_INPUTS,
+            _ if self.decoder().is_some() => DECODER_INPUTS,
             _ => ENCODER_INPUTS,
         }
     }
@@ -489,7 +524,7 @@ impl AutoModel {
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
             AutoModel::SequenceClassifier(m) => m.encode(&ids, mask, types, None, false)?,
-            _ => return self.causal_lm().expect("decoder variants").last_hidden_state(&ids, mask, None),
+            _ => return self.decoder().expect("decoder variants").last_hidden_state(&ids, mask, None),
         };
         Ok(enc.last_hidden_state)
     }
@@ -522,7 +557,7 @@ impl AutoModel {
         if let Some(modernbert) = self.modernbert() {
             return modernbert.last_hidden_state_packed(&ids, attention_mask);
         }
-        match self.causal_lm() {
+        match self.decoder() {
             Some(lm) => lm.last_hidden_state_packed(&ids, attention_mask),
             None => self.last_hidden_state(input_ids, Some(attention_mask), token_type_ids),
         }
@@ -578,7 +613,8 @@ impl AutoModel {
         };
         let width = bucketing::padded_width(device, seq, self.max_positions());
         let _fused = bucketing::fuse_forward(device);
-        if device.is_cpu() || ids.dims().len() != 2 {
+        // (A decoder classifier reads the padding ids: it runs at the inputs' own length.)
+        if device.is_cpu() || ids.dims().len() != 2 || matches!(self, AutoModel::DecoderClassifier(_)) {
             // (Ids of another rank get the model's own error.)
             return self.forward_exact(&ids.to_dtype(DType::I64)?, mask, types, pos, output_hidden_states);
         }
@@ -618,6 +654,12 @@ impl AutoModel {
         if let AutoModel::BaseDecoder(lm) = self {
             let (h, hidden_states) = lm.hidden_states(ids, mask, pos, output_hidden_states)?;
             out.push(("last_hidden_state".into(), h));
+            push_hidden(&mut out, hidden_states);
+            return Ok(out);
+        }
+        if let AutoModel::DecoderClassifier(m) = self {
+            let (logits, hidden_states) = m.forward(ids, mask, pos, output_hidden_states)?;
+            out.push(("logits".into(), logits));
             push_hidden(&mut out, hidden_states);
             return Ok(out);
         }
@@ -729,8 +771,9 @@ mod architecture_tests {
             for (_, named) in causal {
                 assert_eq!(arch(&config(model_type, named)).unwrap(), class, "{model_type} naming {named}");
             }
-            // The base model of the model type (none that hf-import runs for Gemma 3's types,
-            // whose base models are `Gemma3Model` and `Gemma3TextModel`).
+            // The base model and the sequence classifier of the model type (neither for Gemma 3's
+            // types: their base models are `Gemma3Model` and `Gemma3TextModel`, their classifiers
+            // `Gemma3ForSequenceClassification` and `Gemma3TextForSequenceClassification`).
             let base = class.strip_suffix("ForCausalLM").map(|f| format!("{f}Model"));
             let base = base.filter(|_| !model_type.starts_with("gemma3"));
             for (_, family) in encoders {
@@ -738,6 +781,11 @@ mod architecture_tests {
                     let got = arch(&config(model_type, &format!("{family}{head}")));
                     match (&base, head) {
                         (Some(base), "Model") => assert_eq!(&got.unwrap(), base, "{model_type}"),
+                        (Some(base), "ForSequenceClassification") => {
+                            let classifier =
+                                format!("{}ForSequenceClassification", base.trim_end_matches("Model"));
+                            assert_eq!(got.unwrap(), classifier, "{model_type}");
+                        }
                         _ => assert!(got.is_err(), "{model_type} naming {family}{head}"),
                     }
                 }

@@ -165,6 +165,78 @@ fn mpnet_and_modernbert_for_sequence_classification() {
     assert!(err.contains("classifier_pooling must be \"cls\" or \"mean\", got \"max\""), "{err}");
 }
 
+/// The decoders' sequence classifiers (reward models): `score` on each row's last token that is
+/// not the padding id, untied (Llama, Qwen3 with one label) and tied (Gemma 2, without the LM
+/// head's soft-capping).
+#[test]
+fn decoder_sequence_classification_at_the_last_token() {
+    check("llama_cls");
+    check("qwen3_cls");
+    check("gemma2_cls");
+}
+
+/// The scored token is the last one whose id is not `pad_token_id`, whichever side is padded; a
+/// config without a padding id scores the last token of a single row and refuses a batch.
+#[test]
+fn decoder_classifier_picks_the_last_non_padding_token() {
+    let dir = fixture("llama_cls");
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, None).unwrap();
+    let model = AutoModel::load(&cfg, &weights).unwrap();
+    let logits = |ids: Vec<i64>, mask: Vec<i64>, rows: usize| {
+        let seq = ids.len() / rows;
+        let inputs: std::collections::BTreeMap<String, Tensor> = [
+            ("input_ids".to_string(), Tensor::from_vec(ids, [rows, seq]).unwrap()),
+            ("attention_mask".to_string(), Tensor::from_vec(mask, [rows, seq]).unwrap()),
+        ]
+        .into_iter()
+        .collect();
+        let out = model.forward_named(&inputs, false).unwrap();
+        assert_eq!(out[0].0, "logits");
+        out[0].1.to_vec::<f32>().unwrap()
+    };
+    // The golden's second row (5 tokens, right-padded) alone, then left-padded: the same scores.
+    let alone = logits(vec![3, 64, 12, 77, 30], vec![1; 5], 1);
+    let left = logits(vec![0, 0, 3, 64, 12, 77, 30], vec![0, 0, 1, 1, 1, 1, 1], 1);
+    for (a, l) in alone.iter().zip(&left) {
+        assert!((a - l).abs() < 1e-4, "{alone:?} vs {left:?}");
+    }
+    let (_, expected) = golden("llama_cls");
+    let want = expected["logits"].to_vec::<f32>().unwrap();
+    for (a, w) in alone.iter().zip(&want[3..]) {
+        assert!((a - w).abs() < 1e-4, "{alone:?} vs {want:?}");
+    }
+    // Without a padding id: the last token of one row; a batch is an error, as in transformers.
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json.as_object_mut().unwrap().remove("pad_token_id");
+    let model = AutoModel::load(&Config::from_json_str(&json.to_string()).unwrap(), &weights).unwrap();
+    let one: std::collections::BTreeMap<String, Tensor> =
+        [("input_ids".to_string(), Tensor::from_vec(vec![3i64, 64, 12, 77, 30], [1, 5]).unwrap())]
+            .into_iter()
+            .collect();
+    let got = model.forward_named(&one, false).unwrap()[0].1.to_vec::<f32>().unwrap();
+    for (g, a) in got.iter().zip(&alone) {
+        assert!((g - a).abs() < 1e-4, "{got:?} vs {alone:?}");
+    }
+    let two: std::collections::BTreeMap<String, Tensor> =
+        [("input_ids".to_string(), Tensor::from_vec(vec![3i64, 64, 12, 77], [2, 2]).unwrap())]
+            .into_iter()
+            .collect();
+    let err = model.forward_named(&two, false).unwrap_err().to_string();
+    assert!(err.contains("Cannot handle batch sizes > 1 if no padding token is defined"), "{err}");
+    // A Gemma config without the key has GemmaConfig's padding id, 0: the golden batch still runs.
+    let dir = fixture("gemma2_cls");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    assert_eq!(json.as_object_mut().unwrap().remove("pad_token_id"), Some(0.into()));
+    check_with(
+        "gemma2_cls",
+        &Config::from_json_str(&json.to_string()).unwrap(),
+        &Weights::load(&dir, None).unwrap(),
+    );
+}
+
 /// Label names come from `id2label` (`LABEL_i` without one), and a head whose size disagrees with
 /// them, or a BERT classifier without its pooler, is an error naming the tensor.
 #[test]

@@ -1,0 +1,106 @@
+//! Sequence classification on the decoders (transformers' `LlamaForSequenceClassification`,
+//! `MistralForSequenceClassification`, `Qwen2ForSequenceClassification`,
+//! `Qwen3ForSequenceClassification`, `GemmaForSequenceClassification`,
+//! `Gemma2ForSequenceClassification`, `Phi3ForSequenceClassification`: reward models and
+//! classifiers built on a causal LM). `score` (no bias) on the final hidden state of each row's
+//! last token that is not `pad_token_id` (with left or right padding alike), or of the last token
+//! when the config has no padding id, which then allows one row only, as transformers'.
+
+use oxtorch_tensor::{DType, Device, Tensor};
+
+use super::classification::num_labels;
+use super::decoder::CausalLm;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::Linear;
+use crate::weights::Weights;
+
+/// The padding id of a config without a `pad_token_id` key: its transformers config class's
+/// default (an explicit `null` is none).
+fn default_pad_token_id(model_type: &str) -> Option<usize> {
+    match model_type {
+        "gemma" | "gemma2" | "gemma3_text" => Some(0),
+        "phi3" => Some(32000),
+        _ => None,
+    }
+}
+
+/// A decoder with a sequence classification head (see the module docs).
+#[derive(Debug, Clone)]
+pub struct DecoderForSequenceClassification {
+    /// the decoder (without an LM head)
+    pub model: CausalLm,
+    score: Linear,
+    pad_token_id: Option<i64>,
+}
+
+impl DecoderForSequenceClassification {
+    /// The head `score.weight` `[num_labels, hidden]` over `model`, the decoder loaded from the
+    /// checkpoint's `model.*`.
+    pub fn load(model: CausalLm, cfg: &Config, weights: &Weights) -> Result<Self> {
+        let hidden = cfg.usize("hidden_size")?;
+        let score = Linear::load(&weights.vars("score"), hidden, num_labels(cfg)?, false)?;
+        let default_pad = default_pad_token_id(cfg.model_type()?);
+        let pad_token_id = match cfg.nullable_usize_or("pad_token_id", default_pad)? {
+            Some(id) => Some(
+                i64::try_from(id).map_err(|_| Error::Config(format!("pad_token_id {id} is too large")))?,
+            ),
+            None => None,
+        };
+        Ok(DecoderForSequenceClassification { model, score, pad_token_id })
+    }
+
+    /// The number of labels (the logits' last dim).
+    pub fn num_labels(&self) -> usize {
+        self.score.weight.dims()[0]
+    }
+
+    /// Logits `[batch, num_labels]` and, with `output_hidden_states`, the decoder's hidden states
+    /// (the embeddings, then each layer's output, the last after the final norm).
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<(Tensor, Vec<Tensor>)> {
+        let rows = self.scored_tokens(input_ids)?;
+        let (h, hidden_states) =
+            self.model.hidden_states(input_ids, attention_mask, position_ids, output_hidden_states)?;
+        let (b, s, hidden) = match h.dims() {
+            &[b, s, hidden] => (b, s, hidden),
+            dims => {
+                return Err(Error::Input(format!(
+                    "expected hidden states [batch, seq, hidden], got {dims:?}"
+                )))
+            }
+        };
+        let flat: Vec<i64> = rows.iter().enumerate().map(|(i, &t)| (i * s + t) as i64).collect();
+        let index = Tensor::from_vec(flat, [b])?.to(h.device())?;
+        let picked = h.reshape([b * s, hidden])?.index_select(0, &index)?;
+        Ok((self.score.forward(&picked)?, hidden_states))
+    }
+
+    /// The token each row is scored at: the last one whose id is not the padding id (0 when all
+    /// are), or the last token when the config has none (one row only).
+    fn scored_tokens(&self, input_ids: &Tensor) -> Result<Vec<usize>> {
+        let (b, s) = match input_ids.dims() {
+            &[b, s] if s > 0 => (b, s),
+            dims => {
+                return Err(Error::Input(format!(
+                    "input_ids must have shape [batch, seq] with seq > 0, got {dims:?}"
+                )))
+            }
+        };
+        let Some(pad) = self.pad_token_id else {
+            if b != 1 {
+                return Err(Error::Input(format!(
+                    "Cannot handle batch sizes > 1 if no padding token is defined (config.json has no pad_token_id; got a batch of {b})"
+                )));
+            }
+            return Ok(vec![s - 1]);
+        };
+        let ids = input_ids.to(Device::Cpu)?.to_dtype(DType::I64)?.contiguous()?.to_vec::<i64>()?;
+        Ok(ids.chunks(s).map(|row| row.iter().rposition(|&id| id != pad).unwrap_or(0)).collect())
+    }
+}
