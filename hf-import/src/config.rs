@@ -54,6 +54,11 @@ impl Config {
         Config { json }
     }
 
+    /// The whole JSON object.
+    pub fn json(&self) -> &Map<String, Value> {
+        &self.json
+    }
+
     /// The raw value of `key`, `None` when absent or null.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.json.get(key).filter(|v| !v.is_null())

@@ -39,7 +39,7 @@ pub use generate::{generate, generate_with_tokenizer, CacheImplementation, Gener
 pub use hub::resolve_model;
 pub use models::{
     AutoModel, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, DecoderForSequenceClassification,
-    DistilBertForMaskedLM, DistilBertModel, Gemma2ForCausalLM, Gemma3ForCausalLM,
+    DistilBertForMaskedLM, DistilBertModel, GPT2LMHeadModel, Gemma2ForCausalLM, Gemma3ForCausalLM,
     Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM, Phi3ForCausalLM,
     Qwen2ForCausalLM, Qwen3ForCausalLM, RobertaForMaskedLM, RobertaModel, SequenceClassifier,
 };

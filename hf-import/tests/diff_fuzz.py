@@ -249,6 +249,22 @@ def gen_roberta(r):
     return cls, tf.RobertaConfig, c
 
 
+def gen_gpt2(r):
+    """GPT2LMHeadModel: GPT2Config's own key names, learned positions, Conv1D weights, a fused c_attn, random
+    activation, inner size, layer-number scaling and tying."""
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([16, 64, 100]), n_embd=h, n_layer=r.randint(1, 3), n_head=nh, n_positions=64,
+             activation_function=r.choice(["gelu_new", "gelu", "relu", "gelu_pytorch_tanh"]),
+             layer_norm_epsilon=r.choice([1e-5, 1e-6]), scale_attn_by_inverse_layer_idx=r.random() < 0.3,
+             tie_word_embeddings=r.random() < 0.7, bos_token_id=1, eos_token_id=r.choice([2, [2, 5], None]),
+             pad_token_id=0)
+    if r.random() < 0.4:
+        c["n_inner"] = r.choice([24, 40])
+    if r.random() < 0.1:
+        c["scale_attn_weights"] = False
+    return tf.GPT2LMHeadModel, tf.GPT2Config, c
+
+
 def gen_mpnet(r):
     """MPNetModel or MPNetForMaskedLM: RoBERTa-style positions (padding id 1), the relative-position bias (a table of 32
     or more buckets); up to 160 positions so that long inputs reach the log-spaced buckets."""
@@ -382,7 +398,7 @@ FAMILIES = {
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
     "roberta": gen_roberta, "distilbert": gen_distilbert, "bert_cls": gen_bert_cls, "roberta_cls": gen_roberta_cls,
     "distilbert_cls": gen_distilbert_cls, "xlm_roberta": gen_xlm_roberta, "xlm_roberta_cls": gen_xlm_roberta_cls,
-    "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
+    "gpt2": gen_gpt2, "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
     "llama_cls": decoder_cls(gen_llama, tf.LlamaForSequenceClassification),
     "mistral_cls": decoder_cls(gen_mistral, tf.MistralForSequenceClassification),
     "qwen2_cls": decoder_cls(gen_qwen2, tf.Qwen2ForSequenceClassification),

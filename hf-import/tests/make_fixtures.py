@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 import transformers as tf
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 
 OUT = Path(__file__).resolve().parent / "fixtures"
 # Fixture names on the command line rebuild only those (`make_fixtures.py phi3_longrope`); none: all.
@@ -356,6 +356,20 @@ def main():
         encoder=True,
         token_types=False,
     )
+    # GPT-2: learned positions, layer norms, Conv1D weights stored [in, out], a fused c_attn, gelu_new, the
+    # head tied to wte. `gpt2_openai`: untied, n_inner, plain gelu, scores divided by the layer's number,
+    # saved as the OpenAI upload is (no `transformer.` prefix, the old causal-mask buffers `h.{i}.attn.bias`).
+    gpt2 = dict(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=64, bos_token_id=1, eos_token_id=2,
+                attn_implementation="eager")
+    build("gpt2", tf.GPT2LMHeadModel, tf.GPT2Config(**gpt2), 37)
+    if build("gpt2_openai", tf.GPT2LMHeadModel,
+             tf.GPT2Config(**gpt2, n_inner=48, activation_function="gelu", scale_attn_by_inverse_layer_idx=True,
+                           tie_word_embeddings=False), 38) is not None:
+        path = OUT / "gpt2_openai" / "model.safetensors"
+        tensors = {k.removeprefix("transformer."): v for k, v in load_file(str(path)).items()}
+        for i in range(gpt2["n_layer"]):
+            tensors[f"h.{i}.attn.bias"] = torch.tril(torch.ones(64, 64, dtype=torch.uint8)).view(1, 1, 64, 64)
+        save_file(tensors, str(path), metadata={"format": "pt"})
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not
     # pad_token_id (0 here; the second row is right-padded with it); untied (Llama, Qwen3) and tied
     # (Gemma 2, whose final soft-capping belongs to the LM head, not to `score`) embeddings.

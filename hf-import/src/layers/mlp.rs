@@ -1,4 +1,5 @@
-//! The gated feed-forward block of decoder LMs: `down(act(gate(x)) * up(x))`.
+//! The feed-forward block of decoder LMs: gated, `down(act(gate(x)) * up(x))`, or plain (GPT-2),
+//! `down(act(up(x)))`.
 
 use oxtorch_tensor::Tensor;
 
@@ -16,8 +17,13 @@ pub struct GatedMlp {
 
 #[derive(Debug, Clone)]
 enum GateUp {
-    Split { gate: Linear, up: Linear },
+    Split {
+        gate: Linear,
+        up: Linear,
+    },
     Fused(Linear),
+    /// No gate: `down(act(up(x)))`.
+    Plain(Linear),
 }
 
 impl GatedMlp {
@@ -41,12 +47,27 @@ impl GatedMlp {
         Ok(GatedMlp { gate_up, down, act })
     }
 
+    /// The ungated block (GPT-2): `vars.{up_proj,down_proj}`, `down(act(up(x)))`.
+    pub fn load_plain(
+        vars: &Vars<'_>,
+        hidden: usize,
+        intermediate: usize,
+        act: Activation,
+        bias: bool,
+    ) -> Result<Self> {
+        Ok(GatedMlp {
+            gate_up: GateUp::Plain(Linear::load(&vars.pp("up_proj"), hidden, intermediate, bias)?),
+            down: Linear::load(&vars.pp("down_proj"), intermediate, hidden, bias)?,
+            act,
+        })
+    }
+
     /// The weights in the order [`GatedMlp::unpack`] takes them back: gate, up (or the fused
     /// gate_up), down.
     pub fn matrices(&self) -> Vec<&Tensor> {
         let mut m = match &self.gate_up {
             GateUp::Split { gate, up } => vec![&gate.weight, &up.weight],
-            GateUp::Fused(l) => vec![&l.weight],
+            GateUp::Fused(l) | GateUp::Plain(l) => vec![&l.weight],
         };
         m.push(&self.down.weight);
         m
@@ -73,6 +94,9 @@ impl GatedMlp {
             GateUp::Fused(l) => {
                 GateUp::Fused(Linear { weight: arena.next(&[2 * inter, hidden])?, bias: l.bias.clone() })
             }
+            GateUp::Plain(l) => {
+                GateUp::Plain(Linear { weight: arena.next(&[inter, hidden])?, bias: l.bias.clone() })
+            }
         };
         self.down.weight = arena.next(&[hidden, inter])?;
         Ok(())
@@ -80,6 +104,9 @@ impl GatedMlp {
 
     /// Applies the block to `[..., hidden]`.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if let GateUp::Plain(up) = &self.gate_up {
+            return self.down.forward(&self.act.forward(&up.forward(x)?)?);
+        }
         let (gate, up) = match &self.gate_up {
             GateUp::Split { gate, up } => (gate.forward(x)?, up.forward(x)?),
             GateUp::Fused(fused) => {
@@ -87,6 +114,7 @@ impl GatedMlp {
                 let halves = both.chunk(2, -1)?;
                 (halves[0].clone(), halves[1].clone())
             }
+            GateUp::Plain(_) => unreachable!("returned above"),
         };
         self.down.forward(&self.act.forward(&gate)?.mul(&up)?)
     }

@@ -23,7 +23,7 @@ pub use kv_cache::{bucket, fixed_shapes, KvCache, LayerCache};
 pub use linear::{Embedding, Linear};
 pub use mask::{bidirectional_mask, causal_mask, packed_row_mask, padding_mask};
 pub use mlp::GatedMlp;
-pub use norm::{LayerNorm, RmsNorm, RmsNormStyle};
+pub use norm::{DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};
 pub use packed_rows::{attend_rows, PackedRows};
 pub use relative_bias::{bucket as relative_bucket, RelativeBias};
 pub use rotary::{apply_rotary, Rotary};

@@ -34,6 +34,25 @@ impl LayerNorm {
     }
 }
 
+/// A decoder's norm: RMS (Llama, Gemma, ...) or a layer norm with its shift (GPT-2).
+#[derive(Debug, Clone)]
+pub enum DecoderNorm {
+    /// [`RmsNorm`]
+    Rms(RmsNorm),
+    /// [`LayerNorm`]
+    Layer(LayerNorm),
+}
+
+impl DecoderNorm {
+    /// Normalises the last dim of `x`.
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        match self {
+            DecoderNorm::Rms(n) => n.forward(x),
+            DecoderNorm::Layer(n) => n.forward(x),
+        }
+    }
+}
+
 /// Where an RMS norm rounds back to the input dtype and how it applies its scale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RmsNormStyle {

@@ -64,6 +64,11 @@ impl PackedRows {
         self.index.numel()
     }
 
+    /// Each kept token's place in its padded row (its position), int64 `[1, tokens]`.
+    pub fn places(&self) -> Result<Tensor> {
+        Ok(self.column_index.unsqueeze(0)?)
+    }
+
     /// The kept tokens of `t` `[batch, seq, ...]`: `[tokens, ...]`.
     pub fn gather(&self, t: &Tensor) -> Result<Tensor> {
         let mut flat = vec![self.batch * self.seq];

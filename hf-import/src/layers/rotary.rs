@@ -29,6 +29,17 @@ enum LongSequences {
 }
 
 impl Rotary {
+    /// No rotation at all (models with learned absolute positions, GPT-2): angles of zero dims,
+    /// which [`apply_rotary`] passes through.
+    pub fn none() -> Result<Self> {
+        Ok(Rotary {
+            inv_freq: Tensor::zeros([0], DType::F32)?,
+            long: None,
+            attention_scaling: 1.0,
+            rotary_dim: 0,
+        })
+    }
+
     /// RoPE over the first `partial_rotary_factor * head_dim` dims of each head.
     pub fn new(params: &RopeParams, head_dim: usize) -> Result<Self> {
         let dim = (head_dim as f64 * params.partial_rotary_factor) as usize;
@@ -224,8 +235,12 @@ fn rotate_half(x: &Tensor) -> Result<Tensor> {
 /// `x * cos + rotate_half(x) * sin` for `x` `[batch, heads, seq, head_dim]` and `cos`/`sin`
 /// `[batch, seq, rotary_dim]`; dims past `rotary_dim` pass through.
 pub fn apply_rotary(x: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
-    let (cos, sin) = (cos.unsqueeze(1)?, sin.unsqueeze(1)?);
     let rot = *cos.dims().last().unwrap_or(&0);
+    if rot == 0 {
+        // No rotation ([`Rotary::none`]: learned positions).
+        return Ok(x.clone());
+    }
+    let (cos, sin) = (cos.unsqueeze(1)?, sin.unsqueeze(1)?);
     let head = *x.dims().last().unwrap_or(&0);
     if rot == head {
         return Ok(x.mul(&cos)?.add(&rotate_half(x)?.mul(&sin)?)?);

@@ -7,8 +7,8 @@ use oxtorch_tensor::{DType, Device, Tensor};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
-    bidirectional_mask, causal_mask, packing_enabled, Activation, Arena, AttentionConfig, Embedding,
-    GatedMlp, KvCache, Linear, RmsNorm, RmsNormStyle, Rotary, SelfAttention,
+    bidirectional_mask, causal_mask, packing_enabled, Activation, Arena, AttentionConfig, DecoderNorm,
+    Embedding, GatedMlp, KvCache, LayerNorm, Linear, RmsNorm, RmsNormStyle, Rotary, SelfAttention,
 };
 use crate::weights::{Vars, Weights};
 
@@ -61,6 +61,15 @@ pub struct DecoderSpec {
     /// Attention runs both ways (Gemma 3's `use_bidirectional_attention`, EmbeddingGemma): full
     /// layers see every token, sliding ones the tokens within half their window; no generation.
     pub bidirectional: bool,
+    /// The norms are layer norms with a shift (GPT-2), not RMS norms.
+    pub layer_norm: bool,
+    /// Positions come from a learned table, `embed_positions`, added to the token embeddings
+    /// (GPT-2), not from RoPE.
+    pub learned_positions: bool,
+    /// The MLP is ungated, `down(act(up(x)))` (GPT-2).
+    pub plain_mlp: bool,
+    /// Layer `i`'s attention scale is divided by `i + 1` (GPT-2's `scale_attn_by_inverse_layer_idx`).
+    pub scale_by_inverse_layer: bool,
 }
 
 impl DecoderSpec {
@@ -90,6 +99,10 @@ impl DecoderSpec {
             default_kv_heads: None,
             default_rms_norm_eps: 1e-6,
             bidirectional: false,
+            layer_norm: false,
+            learned_positions: false,
+            plain_mlp: false,
+            scale_by_inverse_layer: false,
         })
     }
 
@@ -141,11 +154,11 @@ impl DecoderSpec {
 /// One pre-norm decoder block.
 #[derive(Debug, Clone)]
 struct DecoderLayer {
-    input_norm: RmsNorm,
+    input_norm: DecoderNorm,
     attn: SelfAttention,
-    post_attn_norm: RmsNorm,
+    post_attn_norm: DecoderNorm,
     /// Gemma 2/3: norms before and after the MLP (`post_attn_norm` then closes the attention branch).
-    ff_norms: Option<(RmsNorm, RmsNorm)>,
+    ff_norms: Option<(DecoderNorm, DecoderNorm)>,
     mlp: GatedMlp,
     window: Option<usize>,
     /// The layer takes the local (`sliding_attention`) RoPE.
@@ -183,8 +196,10 @@ pub struct DecoderOutput {
 #[derive(Debug, Clone)]
 pub struct CausalLm {
     embed: Embedding,
+    /// GPT-2's learned position table (see [`DecoderSpec::learned_positions`]).
+    positions: Option<Embedding>,
     layers: Vec<DecoderLayer>,
-    norm: RmsNorm,
+    norm: DecoderNorm,
     /// `None` for a base model's checkpoint (see [`CausalLm::load`]): hidden states, no logits.
     lm_head: Option<Linear>,
     rotary_global: Rotary,
@@ -248,7 +263,20 @@ impl CausalLm {
             if weights.contains("model.embed_tokens.weight") { root.pp("model") } else { root.clone() };
         let embed = Embedding::load(&model.pp("embed_tokens"), vocab, hidden)?;
         let dtype = embed.weight.dtype();
-        let norm = |v: &Vars<'_>, dim: usize| RmsNorm::load(v, dim, eps, spec.norm_style);
+        let rms = |v: &Vars<'_>, dim: usize| RmsNorm::load(v, dim, eps, spec.norm_style);
+        let norm = |v: &Vars<'_>, dim: usize| -> Result<DecoderNorm> {
+            Ok(if spec.layer_norm {
+                DecoderNorm::Layer(LayerNorm::load(v, dim, eps)?)
+            } else {
+                DecoderNorm::Rms(rms(v, dim)?)
+            })
+        };
+        let positions = if spec.learned_positions {
+            let max_positions = cfg.usize("max_position_embeddings")?;
+            Some(Embedding::load(&model.pp("embed_positions"), max_positions, hidden)?)
+        } else {
+            None
+        };
         let attn_cfg = AttentionConfig {
             hidden,
             heads,
@@ -262,7 +290,16 @@ impl CausalLm {
         let mut layers = Vec::with_capacity(n_layers);
         for (i, (window, &local_rope)) in spec.windows.iter().zip(&spec.local_rope).enumerate() {
             let lv = model.pp("layers").pp(i);
-            let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>| norm(v, head_dim));
+            let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>| rms(v, head_dim));
+            let mut attn_cfg = attn_cfg.clone();
+            if spec.scale_by_inverse_layer {
+                attn_cfg.scale /= (i + 1) as f64;
+            }
+            let mlp = if spec.plain_mlp {
+                GatedMlp::load_plain(&lv.pp("mlp"), hidden, intermediate, spec.act, spec.mlp_bias)?
+            } else {
+                GatedMlp::load(&lv.pp("mlp"), hidden, intermediate, spec.act, spec.mlp_bias)?
+            };
             let ff_norms = if spec.sandwich_norms {
                 Some((
                     norm(&lv.pp("pre_feedforward_layernorm"), hidden)?,
@@ -273,10 +310,10 @@ impl CausalLm {
             };
             layers.push(DecoderLayer {
                 input_norm: norm(&lv.pp("input_layernorm"), hidden)?,
-                attn: SelfAttention::load(&lv.pp("self_attn"), attn_cfg.clone(), qk_norm)?,
+                attn: SelfAttention::load(&lv.pp("self_attn"), attn_cfg, qk_norm)?,
                 post_attn_norm: norm(&lv.pp("post_attention_layernorm"), hidden)?,
                 ff_norms,
-                mlp: GatedMlp::load(&lv.pp("mlp"), hidden, intermediate, spec.act, spec.mlp_bias)?,
+                mlp,
                 window: *window,
                 local_rope,
             });
@@ -293,14 +330,29 @@ impl CausalLm {
         };
         // The frequencies live where the weights do.
         let device = embed.weight.device();
-        let rotary_global = Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?.to_device(device)?;
+        let rotary_global = if spec.learned_positions {
+            Rotary::none()?
+        } else {
+            Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?.to_device(device)?
+        };
         let rotary_local = if spec.uses_local_rope() {
             Rotary::new(&cfg.rope(Some("sliding_attention"))?, head_dim)?.to_device(device)?
         } else {
             rotary_global.clone()
         };
-        let mut lm =
-            CausalLm { embed, layers, norm, lm_head, rotary_global, rotary_local, spec, hidden, dtype, tied };
+        let mut lm = CausalLm {
+            embed,
+            positions,
+            layers,
+            norm,
+            lm_head,
+            rotary_global,
+            rotary_local,
+            spec,
+            hidden,
+            dtype,
+            tied,
+        };
         if packing {
             lm.pack_weights()?;
         }
@@ -331,6 +383,11 @@ impl CausalLm {
         }
         debug_assert!(arena.is_done());
         Ok(())
+    }
+
+    /// The number of learned positions (GPT-2's `n_positions`); `None` under RoPE.
+    pub fn position_table_len(&self) -> Option<usize> {
+        self.positions.as_ref().map(|t| t.weight.dims()[0])
     }
 
     /// The sequence length at which generation recomputes its KV cache over the whole sequence
@@ -447,6 +504,15 @@ impl CausalLm {
         Ok(h.mul(&normalizer)?)
     }
 
+    /// `h` plus the learned position embeddings of `positions` (int64, `h`'s leading dims) where
+    /// the family has them (GPT-2); `h` itself under RoPE.
+    fn add_positions(&self, h: Tensor, positions: &Tensor) -> Result<Tensor> {
+        match &self.positions {
+            Some(table) => Ok(h.add(&table.forward(positions)?)?),
+            None => Ok(h),
+        }
+    }
+
     /// The LM head (with Gemma 2's final soft-capping) on final hidden states.
     fn head(&self, h: &Tensor) -> Result<Tensor> {
         let Some(lm_head) = &self.lm_head else {
@@ -519,7 +585,7 @@ impl CausalLm {
                 .unsqueeze(0)?
                 .expand([b, s])?,
         };
-        let mut h = self.embed_tokens(input_ids, ids_in_range)?;
+        let mut h = self.add_positions(self.embed_tokens(input_ids, ids_in_range)?, &positions)?;
         let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, self.dtype)?;
         let (cos_l, sin_l) = if self.spec.uses_local_rope() {
             self.rotary_local.cos_sin(&positions, self.dtype)?

@@ -9,6 +9,7 @@ mod distilbert;
 mod family;
 mod gemma;
 mod gemma3_multimodal;
+mod gpt2;
 mod headless;
 mod llama;
 mod mistral;
@@ -34,6 +35,7 @@ pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
+pub use self::gpt2::GPT2LMHeadModel;
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
@@ -58,6 +60,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("mistral", "MistralForCausalLM"),
     ("modernbert", "ModernBertModel"),
     ("mpnet", "MPNetModel"),
+    ("gpt2", "GPT2LMHeadModel"),
     ("phi3", "Phi3ForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
     ("qwen3", "Qwen3ForCausalLM"),
@@ -88,6 +91,8 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Phi3ForCausalLM",
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
+    "GPT2LMHeadModel",
+    "GPT2Model",
     "LlamaForSequenceClassification",
     "MistralForSequenceClassification",
     "Qwen2ForSequenceClassification",
@@ -152,6 +157,8 @@ pub enum AutoModel {
     Mistral(MistralForCausalLM),
     /// `Phi3ForCausalLM`
     Phi3(Phi3ForCausalLM),
+    /// `GPT2LMHeadModel`
+    Gpt2(GPT2LMHeadModel),
     /// `Qwen2ForCausalLM`
     Qwen2(Qwen2ForCausalLM),
     /// `Qwen3ForCausalLM`
@@ -238,10 +245,18 @@ impl AutoModel {
         };
         // As transformers' Auto classes: the family comes from `model_type`, the head from the
         // architecture's name (a qwen2 config naming `LlamaForCausalLM` runs Qwen2, biases and all).
-        const HEADS: [&str; 5] =
-            ["ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "ForSequenceClassification", "Model"];
+        // (GPT-2's causal LM is `GPT2LMHeadModel`.)
+        const HEADS: [&str; 6] = [
+            "ForCausalLM",
+            "ForConditionalGeneration",
+            "ForMaskedLM",
+            "ForSequenceClassification",
+            "LMHeadModel",
+            "Model",
+        ];
         let head_of = |a: &str| HEADS.iter().copied().find(|h| a.ends_with(h));
-        let causal = |h: Option<&str>| matches!(h, Some("ForCausalLM" | "ForConditionalGeneration"));
+        let causal =
+            |h: Option<&str>| matches!(h, Some("ForCausalLM" | "ForConditionalGeneration" | "LMHeadModel"));
         let family = &default[..default.len() - head_of(default).map_or(0, str::len)];
         let named = cfg.architectures().into_iter().next().unwrap_or_else(|| default.to_string());
         // Only a known family's head is mapped (`BertLMHeadModel` is not `BertModel`).
@@ -330,11 +345,12 @@ impl AutoModel {
             }
             "LlamaForCausalLM" => AutoModel::Llama(LlamaForCausalLM::load(cfg, weights)?),
             "Phi3ForCausalLM" => AutoModel::Phi3(Phi3ForCausalLM::load(cfg, weights)?),
+            "GPT2LMHeadModel" => AutoModel::Gpt2(GPT2LMHeadModel::load(cfg, weights)?),
             "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
             "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
-            | "Gemma3TextModel" | "Phi3Model" => {
+            | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -411,8 +427,11 @@ impl AutoModel {
         }
     }
 
-    /// The size of an encoder's learned position table; decoders' rotary positions have none.
+    /// The size of a learned position table (encoders, GPT-2); rotary positions have none.
     pub(crate) fn max_positions(&self) -> Option<usize> {
+        if let Some(lm) = self.decoder() {
+            return lm.position_table_len();
+        }
         let enc = self.encoder()?;
         // RoBERTa's positions start after its padding id.
         let skipped = match enc.positions() {
@@ -475,6 +494,7 @@ impl AutoModel {
             AutoModel::Gemma3ForConditionalGeneration(m) => Some(m),
             AutoModel::Llama(m) => Some(m),
             AutoModel::Phi3(m) => Some(m),
+            AutoModel::Gpt2(m) => Some(m),
             AutoModel::Mistral(m) => Some(m),
             AutoModel::Qwen2(m) => Some(m),
             AutoModel::Qwen3(m) => Some(m),
@@ -756,6 +776,7 @@ mod architecture_tests {
             ("phi3", "Phi3ForCausalLM"),
             ("qwen2", "Qwen2ForCausalLM"),
             ("qwen3", "Qwen3ForCausalLM"),
+            ("gpt2", "GPT2LMHeadModel"),
         ];
         let encoders = [
             ("bert", "Bert"),
@@ -774,14 +795,15 @@ mod architecture_tests {
             // The base model and the sequence classifier of the model type (neither for Gemma 3's
             // types: their base models are `Gemma3Model` and `Gemma3TextModel`, their classifiers
             // `Gemma3ForSequenceClassification` and `Gemma3TextForSequenceClassification`).
-            let base = class.strip_suffix("ForCausalLM").map(|f| format!("{f}Model"));
-            let base = base.filter(|_| !model_type.starts_with("gemma3"));
+            // GPT-2's base model is `GPT2Model`; hf-import runs no GPT-2 classifier.
+            let family = class.strip_suffix("ForCausalLM").or(class.strip_suffix("LMHeadModel"));
+            let base = family.map(|f| format!("{f}Model")).filter(|_| !model_type.starts_with("gemma3"));
             for (_, family) in encoders {
                 for head in encoder_heads {
                     let got = arch(&config(model_type, &format!("{family}{head}")));
                     match (&base, head) {
                         (Some(base), "Model") => assert_eq!(&got.unwrap(), base, "{model_type}"),
-                        (Some(base), "ForSequenceClassification") => {
+                        (Some(base), "ForSequenceClassification") if model_type != "gpt2" => {
                             let classifier =
                                 format!("{}ForSequenceClassification", base.trim_end_matches("Model"));
                             assert_eq!(got.unwrap(), classifier, "{model_type}");

@@ -556,6 +556,15 @@ fn gemma3_text_config_naming_the_multimodal_architecture() {
     check_with("gemma3_mm", &Config::load(&dir).unwrap(), &own_names);
 }
 
+/// GPT-2: learned positions, layer norms, `Conv1D` weights, a fused `c_attn`, the tied head; and
+/// the OpenAI upload's layout (no `transformer.` prefix, causal-mask buffers) with an untied head,
+/// `n_inner`, plain GELU and scores divided by the layer's number.
+#[test]
+fn gpt2_learned_positions_and_conv1d_weights() {
+    check("gpt2");
+    check("gpt2_openai");
+}
+
 #[test]
 fn phi3_fused_projections_partial_rotary() {
     check("phi3");

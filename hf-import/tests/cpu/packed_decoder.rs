@@ -12,8 +12,10 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 14] = [
+const DECODERS: [&str; 16] = [
     "llama",
+    "gpt2",
+    "gpt2_openai",
     "llama_dynamic",
     "llama_tied",
     "mistral",

@@ -26,6 +26,8 @@ impl CausalLm {
             return Ok(Tensor::zeros([b, s, self.hidden], (self.dtype, device))?);
         }
         let h = self.embed_tokens(&packed.gather(&input_ids.to(device)?)?.unsqueeze(0)?, false)?;
+        // Each token at its place in the padded row (learned positions; RoPE reads the same places).
+        let h = self.add_positions(h, &packed.places()?)?;
         let (cos_g, sin_g) = packed.angles(&self.rotary_global, self.dtype)?;
         let (cos_l, sin_l) = if self.spec.uses_local_rope() {
             packed.angles(&self.rotary_local, self.dtype)?

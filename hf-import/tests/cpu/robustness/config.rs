@@ -12,6 +12,10 @@ const CORE_KEYS: &[&str] = &[
     "max_position_embeddings",
     "num_attention_heads",
     "n_heads",
+    "n_layer",
+    "n_head",
+    "n_embd",
+    "n_positions",
 ];
 /// How many other numeric keys (nested ones included), and how many non-numeric ones, are swept
 /// per `config.json` (all of them with `ROBUSTNESS_FULL=1`).
@@ -33,6 +37,9 @@ const CONFIG_FIXTURES: &[&str] = &[
     "distilbert_mlm",
     "sentence_tiny",
     "sentence_mpnet",
+    "gpt2",
+    "llama_cls",
+    "modernbert_cls_mean",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
