@@ -331,7 +331,7 @@ impl CausalLm {
         // The frequencies live where the weights do.
         let device = embed.weight.device();
         let rotary_global = if spec.learned_positions {
-            Rotary::none()?
+            Rotary::none()?.to_device(device)?
         } else {
             Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?.to_device(device)?
         };
