@@ -18,7 +18,7 @@ the config keys that differ from the family's defaults; the exit status is the m
 Derived families (`BASE`) draw their configs, inputs and checkpoint variants as their base family
 does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm_roberta_cls`, `mpnet_cls`,
 `modernbert_cls`, the decoders' `llama_cls`, `mistral_cls`, `qwen2_cls`, `qwen3_cls`, `gemma_cls`, `gemma2_cls`,
-`phi3_cls`
+`phi3_cls`, `gpt2_cls`
 (`*ForSequenceClassification`, with random labels: transformers' default 2, `num_labels` 1-6 or named
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
@@ -406,14 +406,15 @@ FAMILIES = {
     "gemma_cls": decoder_cls(gen_gemma, tf.GemmaForSequenceClassification),
     "gemma2_cls": decoder_cls(gen_gemma2, tf.Gemma2ForSequenceClassification),
     "phi3_cls": decoder_cls(gen_phi3, tf.Phi3ForSequenceClassification),
+    "gpt2_cls": decoder_cls(gen_gpt2, tf.GPT2ForSequenceClassification),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
         "xlm_roberta_cls": "roberta", "mpnet_cls": "mpnet", "modernbert_cls": "modernbert", "llama_cls": "llama",
         "mistral_cls": "mistral", "qwen2_cls": "qwen2", "qwen3_cls": "qwen3", "gemma_cls": "gemma",
-        "gemma2_cls": "gemma2", "phi3_cls": "phi3"}
+        "gemma2_cls": "gemma2", "phi3_cls": "phi3", "gpt2_cls": "gpt2"}
 CLASSIFIERS = {"bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
-               "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls"}
+               "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls"}
 
 
 def base_of(family):

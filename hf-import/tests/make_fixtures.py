@@ -370,6 +370,8 @@ def main():
         for i in range(gpt2["n_layer"]):
             tensors[f"h.{i}.attn.bias"] = torch.tril(torch.ones(64, 64, dtype=torch.uint8)).view(1, 1, 64, 64)
         save_file(tensors, str(path), metadata={"format": "pt"})
+    build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
+          encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not
     # pad_token_id (0 here; the second row is right-padded with it); untied (Llama, Qwen3) and tied
     # (Gemma 2, whose final soft-capping belongs to the LM head, not to `score`) embeddings.

@@ -385,6 +385,11 @@ impl CausalLm {
         Ok(())
     }
 
+    /// The width of the hidden states.
+    pub fn hidden_size(&self) -> usize {
+        self.hidden
+    }
+
     /// The number of learned positions (GPT-2's `n_positions`); `None` under RoPE.
     pub fn position_table_len(&self) -> Option<usize> {
         self.positions.as_ref().map(|t| t.weight.dims()[0])

@@ -1,7 +1,8 @@
 //! Sequence classification on the decoders (transformers' `LlamaForSequenceClassification`,
 //! `MistralForSequenceClassification`, `Qwen2ForSequenceClassification`,
 //! `Qwen3ForSequenceClassification`, `GemmaForSequenceClassification`,
-//! `Gemma2ForSequenceClassification`, `Phi3ForSequenceClassification`: reward models and
+//! `Gemma2ForSequenceClassification`, `Phi3ForSequenceClassification`,
+//! `GPT2ForSequenceClassification`: reward models and
 //! classifiers built on a causal LM). `score` (no bias) on the final hidden state of each row's
 //! last token that is not `pad_token_id` (with left or right padding alike), or of the last token
 //! when the config has no padding id, which then allows one row only, as transformers'.
@@ -36,9 +37,9 @@ pub struct DecoderForSequenceClassification {
 
 impl DecoderForSequenceClassification {
     /// The head `score.weight` `[num_labels, hidden]` over `model`, the decoder loaded from the
-    /// checkpoint's `model.*`.
+    /// checkpoint's `model.*` (GPT-2's `transformer.*`; `n_embd` is its hidden size).
     pub fn load(model: CausalLm, cfg: &Config, weights: &Weights) -> Result<Self> {
-        let hidden = cfg.usize("hidden_size")?;
+        let hidden = model.hidden_size();
         let score = Linear::load(&weights.vars("score"), hidden, num_labels(cfg)?, false)?;
         let default_pad = default_pad_token_id(cfg.model_type()?);
         let pad_token_id = match cfg.nullable_usize_or("pad_token_id", default_pad)? {

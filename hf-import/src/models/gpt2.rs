@@ -100,10 +100,12 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
 }
 
 /// The checkpoint's tensors under the decoder's names (`model.layers.0.self_attn.qkv_proj.weight`,
-/// ...), `Conv1D` weights transposed to `[out, in]`; the causal-mask buffers (`attn.bias`,
-/// `attn.masked_bias`) left out, other names kept as they are.
+/// ...; without `model.` where the checkpoint has no `transformer.` prefix, as a base model's, whose
+/// untied LM head may be absent), `Conv1D` weights transposed to `[out, in]`; the causal-mask
+/// buffers (`attn.bias`, `attn.masked_bias`) left out, other names kept as they are.
 fn decoder_weights(weights: &Weights, layers: usize) -> Result<Weights> {
-    let prefix = if weights.contains("transformer.wte.weight") { "transformer." } else { "" };
+    let (prefix, root) =
+        if weights.contains("transformer.wte.weight") { ("transformer.", "model.") } else { ("", "") };
     let mut out: Vec<(String, Tensor)> = Vec::with_capacity(weights.len());
     for item in weights.iter() {
         let (name, t) = item?;
@@ -112,11 +114,11 @@ fn decoder_weights(weights: &Weights, layers: usize) -> Result<Weights> {
             continue;
         };
         let (new, conv1d) = match rest {
-            "wte.weight" => ("model.embed_tokens.weight".to_string(), false),
-            "wpe.weight" => ("model.embed_positions.weight".to_string(), false),
-            "ln_f.weight" | "ln_f.bias" => (format!("model.norm.{}", &rest["ln_f.".len()..]), false),
+            "wte.weight" => (format!("{root}embed_tokens.weight"), false),
+            "wpe.weight" => (format!("{root}embed_positions.weight"), false),
+            "ln_f.weight" | "ln_f.bias" => (format!("{root}norm.{}", &rest["ln_f.".len()..]), false),
             _ => match layer_name(rest, layers) {
-                Some(Some(mapped)) => mapped,
+                Some(Some((name, conv1d))) => (format!("{root}{name}"), conv1d),
                 Some(None) => continue,
                 None => (name.clone(), false),
             },
@@ -159,7 +161,7 @@ fn layer_name(rest: &str, layers: usize) -> Option<Option<(String, bool)>> {
         "mlp.c_proj.bias" => ("mlp.down_proj.bias", false),
         _ => return None,
     };
-    Some(Some((format!("model.layers.{i}.{target}"), conv1d)))
+    Some(Some((format!("layers.{i}.{target}"), conv1d)))
 }
 
 #[cfg(test)]
@@ -189,7 +191,7 @@ mod tests {
     fn block_names_map_to_the_decoders() {
         assert_eq!(
             layer_name("h.1.attn.c_attn.weight", 2),
-            Some(Some(("model.layers.1.self_attn.qkv_proj.weight".into(), true)))
+            Some(Some(("layers.1.self_attn.qkv_proj.weight".into(), true)))
         );
         assert_eq!(layer_name("h.0.attn.bias", 2), Some(None));
         assert_eq!(layer_name("h.2.ln_1.weight", 2), None);

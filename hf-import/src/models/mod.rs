@@ -56,11 +56,11 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("gemma2", "Gemma2ForCausalLM"),
     ("gemma3", "Gemma3ForConditionalGeneration"),
     ("gemma3_text", "Gemma3ForCausalLM"),
+    ("gpt2", "GPT2LMHeadModel"),
     ("llama", "LlamaForCausalLM"),
     ("mistral", "MistralForCausalLM"),
     ("modernbert", "ModernBertModel"),
     ("mpnet", "MPNetModel"),
-    ("gpt2", "GPT2LMHeadModel"),
     ("phi3", "Phi3ForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
     ("qwen3", "Qwen3ForCausalLM"),
@@ -93,6 +93,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Qwen3ForCausalLM",
     "GPT2LMHeadModel",
     "GPT2Model",
+    "GPT2ForSequenceClassification",
     "LlamaForSequenceClassification",
     "MistralForSequenceClassification",
     "Qwen2ForSequenceClassification",
@@ -377,9 +378,12 @@ impl AutoModel {
             | "Qwen3ForSequenceClassification"
             | "GemmaForSequenceClassification"
             | "Gemma2ForSequenceClassification"
-            | "Phi3ForSequenceClassification" => {
-                // The decoder is the checkpoint's `model.*`, loaded as a base model (no LM head).
-                let base = weights.renamed(|n| n.strip_prefix("model.").map(str::to_string));
+            | "Phi3ForSequenceClassification"
+            | "GPT2ForSequenceClassification" => {
+                // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
+                // base model (no LM head).
+                let prefix = if arch.starts_with("GPT2") { "transformer." } else { "model." };
+                let base = weights.renamed(|n| n.strip_prefix(prefix).map(str::to_string));
                 let base_arch = format!("{}Model", arch.trim_end_matches("ForSequenceClassification"));
                 let AutoModel::BaseDecoder(lm) = Self::load_architecture(&base_arch, cfg, &base)? else {
                     unreachable!("{base_arch} is a decoder's base model")
@@ -795,7 +799,7 @@ mod architecture_tests {
             // The base model and the sequence classifier of the model type (neither for Gemma 3's
             // types: their base models are `Gemma3Model` and `Gemma3TextModel`, their classifiers
             // `Gemma3ForSequenceClassification` and `Gemma3TextForSequenceClassification`).
-            // GPT-2's base model is `GPT2Model`; hf-import runs no GPT-2 classifier.
+            // GPT-2's base model is `GPT2Model`.
             let family = class.strip_suffix("ForCausalLM").or(class.strip_suffix("LMHeadModel"));
             let base = family.map(|f| format!("{f}Model")).filter(|_| !model_type.starts_with("gemma3"));
             for (_, family) in encoders {
@@ -803,7 +807,7 @@ mod architecture_tests {
                     let got = arch(&config(model_type, &format!("{family}{head}")));
                     match (&base, head) {
                         (Some(base), "Model") => assert_eq!(&got.unwrap(), base, "{model_type}"),
-                        (Some(base), "ForSequenceClassification") if model_type != "gpt2" => {
+                        (Some(base), "ForSequenceClassification") => {
                             let classifier =
                                 format!("{}ForSequenceClassification", base.trim_end_matches("Model"));
                             assert_eq!(got.unwrap(), classifier, "{model_type}");

@@ -173,6 +173,8 @@ fn decoder_sequence_classification_at_the_last_token() {
     check("llama_cls");
     check("qwen3_cls");
     check("gemma2_cls");
+    // GPT-2's (`transformer.*`, `score`).
+    check("gpt2_cls");
 }
 
 /// The scored token is the last one whose id is not `pad_token_id`, whichever side is padded; a

@@ -15,7 +15,7 @@ pub(crate) fn ids(rows: usize, seq: usize) -> Tensor {
     Tensor::from_vec(data, [rows, seq]).unwrap()
 }
 
-/// Compares the packed hidden state with the full forward's at kept positions (within `atol`) and
+/// Compares the packed hidden state with the full forward's at kept positions (within `atol`, relative above 1) and
 /// checks zeros at the others; returns the largest difference.
 pub(crate) fn check(model: &AutoModel, mask: &[i64], rows: usize, seq: usize, types: bool, atol: f32) -> f32 {
     let input_ids = ids(rows, seq);
@@ -37,7 +37,8 @@ pub(crate) fn check(model: &AutoModel, mask: &[i64], rows: usize, seq: usize, ty
             let (p, f) = (packed[pos * hidden + j], full[pos * hidden + j]);
             let bad = if keep != 0 {
                 worst = worst.max((p - f).abs());
-                (p - f).abs().is_nan() || (p - f).abs() > atol
+                // (Relative above 1: float32 rounding grows with the values, GPT-2's reach ±3.)
+                (p - f).abs().is_nan() || (p - f).abs() > atol * f.abs().max(1.0)
             } else {
                 p != 0.0
             };
