@@ -39,9 +39,10 @@ pub use generate::{generate, generate_with_tokenizer, CacheImplementation, Gener
 pub use hub::resolve_model;
 pub use models::{
     AutoModel, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, DecoderForSequenceClassification,
-    DistilBertForMaskedLM, DistilBertModel, GPT2LMHeadModel, Gemma2ForCausalLM, Gemma3ForCausalLM,
-    Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM, Phi3ForCausalLM,
-    Qwen2ForCausalLM, Qwen3ForCausalLM, RobertaForMaskedLM, RobertaModel, SequenceClassifier,
+    DistilBertForMaskedLM, DistilBertModel, GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM,
+    Gemma3ForCausalLM, Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM,
+    MistralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, RobertaForMaskedLM,
+    RobertaModel, SequenceClassifier,
 };
 pub use sentence::{PoolingMode, Prompts, SentenceTransformer};
 pub use tokenizer::HfTokenizer;

@@ -18,7 +18,7 @@ the config keys that differ from the family's defaults; the exit status is the m
 Derived families (`BASE`) draw their configs, inputs and checkpoint variants as their base family
 does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm_roberta_cls`, `mpnet_cls`,
 `modernbert_cls`, the decoders' `llama_cls`, `mistral_cls`, `qwen2_cls`, `qwen3_cls`, `gemma_cls`, `gemma2_cls`,
-`phi3_cls`, `gpt2_cls`
+`phi3_cls`, `gpt2_cls`, `gpt_neox_cls`
 (`*ForSequenceClassification`, with random labels: transformers' default 2, `num_labels` 1-6 or named
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
@@ -265,6 +265,28 @@ def gen_gpt2(r):
     return tf.GPT2LMHeadModel, tf.GPT2Config, c
 
 
+def gen_gpt_neox(r):
+    """GPTNeoXForCausalLM: RoPE over a share of each head (4.x `rotary_pct` / `rotary_emb_base` keys or a scaled
+    `rope_parameters`), parallel or sequential residuals, attention biases, activations, tying."""
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([16, 64, 100]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             intermediate_size=r.choice([24, 40, 64]), max_position_embeddings=r.choice([32, 64]),
+             hidden_act=r.choice(["gelu", "gelu_new", "relu", "silu"]), layer_norm_eps=r.choice([1e-5, 1e-6]),
+             use_parallel_residual=r.random() < 0.7, attention_bias=r.random() < 0.7,
+             tie_word_embeddings=r.random() < 0.2, bos_token_id=1, eos_token_id=r.choice([2, [2, 5], None]),
+             pad_token_id=0)
+    pct, base = r.choice([0.25, 0.5, 1.0]), r.choice([100.0, 10000.0])
+    if r.random() < 0.5:
+        c.update(rotary_pct=pct, rotary_emb_base=base)
+    else:
+        # (transformers' dynamic NTK divides by rotary dims - 2: none of 2.)
+        kinds = ["default", "default", "linear"] + (["dynamic"] if h // nh * pct > 2 else [])
+        c["rope_parameters"] = {"rope_type": r.choice(kinds), "rope_theta": base, "partial_rotary_factor": pct}
+        if c["rope_parameters"]["rope_type"] != "default":
+            c["rope_parameters"]["factor"] = r.choice([2.0, 4.0])
+    return tf.GPTNeoXForCausalLM, tf.GPTNeoXConfig, c
+
+
 def gen_mpnet(r):
     """MPNetModel or MPNetForMaskedLM: RoBERTa-style positions (padding id 1), the relative-position bias (a table of 32
     or more buckets); up to 160 positions so that long inputs reach the log-spaced buckets."""
@@ -398,7 +420,7 @@ FAMILIES = {
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
     "roberta": gen_roberta, "distilbert": gen_distilbert, "bert_cls": gen_bert_cls, "roberta_cls": gen_roberta_cls,
     "distilbert_cls": gen_distilbert_cls, "xlm_roberta": gen_xlm_roberta, "xlm_roberta_cls": gen_xlm_roberta_cls,
-    "gpt2": gen_gpt2, "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
+    "gpt2": gen_gpt2, "gpt_neox": gen_gpt_neox, "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
     "llama_cls": decoder_cls(gen_llama, tf.LlamaForSequenceClassification),
     "mistral_cls": decoder_cls(gen_mistral, tf.MistralForSequenceClassification),
     "qwen2_cls": decoder_cls(gen_qwen2, tf.Qwen2ForSequenceClassification),
@@ -407,14 +429,17 @@ FAMILIES = {
     "gemma2_cls": decoder_cls(gen_gemma2, tf.Gemma2ForSequenceClassification),
     "phi3_cls": decoder_cls(gen_phi3, tf.Phi3ForSequenceClassification),
     "gpt2_cls": decoder_cls(gen_gpt2, tf.GPT2ForSequenceClassification),
+    "gpt_neox_cls": decoder_cls(gen_gpt_neox, tf.GPTNeoXForSequenceClassification),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
         "xlm_roberta_cls": "roberta", "mpnet_cls": "mpnet", "modernbert_cls": "modernbert", "llama_cls": "llama",
         "mistral_cls": "mistral", "qwen2_cls": "qwen2", "qwen3_cls": "qwen3", "gemma_cls": "gemma",
-        "gemma2_cls": "gemma2", "phi3_cls": "phi3", "gpt2_cls": "gpt2"}
+        "gemma2_cls": "gemma2", "phi3_cls": "phi3", "gpt2_cls": "gpt2",
+        "gpt_neox_cls": "gpt_neox"}
 CLASSIFIERS = {"bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
-               "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls"}
+               "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
+               "gpt_neox_cls"}
 
 
 def base_of(family):

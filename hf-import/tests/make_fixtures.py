@@ -370,6 +370,23 @@ def main():
         for i in range(gpt2["n_layer"]):
             tensors[f"h.{i}.attn.bias"] = torch.tril(torch.ones(64, 64, dtype=torch.uint8)).view(1, 1, 64, 64)
         save_file(tensors, str(path), metadata={"format": "pt"})
+    # GPT-NeoX (Pythia): layer norms, RoPE over half of each head (rotary_pct), attention and MLP in parallel, a
+    # query_key_value interleaved per head, an untied embed_out; `config_v4.json` in the 4.x keys (rotary_pct,
+    # rotary_emb_base). `gpt_neox_sequential`: the residuals one after the other, no attention biases, whole heads.
+    neox = dict(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+                max_position_embeddings=64, bos_token_id=1, eos_token_id=2, attn_implementation="eager")
+    if build("gpt_neox", tf.GPTNeoXForCausalLM, tf.GPTNeoXConfig(**neox, rotary_pct=0.5, rotary_emb_base=100), 40) is not None:
+        path = OUT / "gpt_neox"
+        cfg = json.loads((path / "config.json").read_text())
+        rope = cfg.pop("rope_parameters")
+        cfg.update(rotary_pct=rope["partial_rotary_factor"], rotary_emb_base=rope["rope_theta"],
+                   transformers_version="4.48.0")
+        cfg["torch_dtype"] = cfg.pop("dtype")
+        (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    build("gpt_neox_sequential", tf.GPTNeoXForCausalLM,
+          tf.GPTNeoXConfig(**neox, rotary_pct=1.0, use_parallel_residual=False, attention_bias=False), 41)
+    build("gpt_neox_cls", tf.GPTNeoXForSequenceClassification,
+          tf.GPTNeoXConfig(**neox, pad_token_id=0, **labels("a", "b")), 42, encoder=True, token_types=False)
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

@@ -87,6 +87,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "gpt_neox",
+        &[
+            ("hidden_size", 6144),
+            ("vocab_size", 50432),
+            ("num_attention_heads", 64),
+            ("intermediate_size", 24576),
+            ("num_hidden_layers", 44),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
         "phi3",
         &[
             ("hidden_size", 3072),

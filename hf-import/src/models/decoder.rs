@@ -70,6 +70,9 @@ pub struct DecoderSpec {
     pub plain_mlp: bool,
     /// Layer `i`'s attention scale is divided by `i + 1` (GPT-2's `scale_attn_by_inverse_layer_idx`).
     pub scale_by_inverse_layer: bool,
+    /// Attention and MLP read the same input, `x + attn(norm1(x)) + mlp(norm2(x))` (GPT-NeoX's
+    /// `use_parallel_residual`).
+    pub parallel_residual: bool,
 }
 
 impl DecoderSpec {
@@ -103,6 +106,7 @@ impl DecoderSpec {
             learned_positions: false,
             plain_mlp: false,
             scale_by_inverse_layer: false,
+            parallel_residual: false,
         })
     }
 
@@ -163,12 +167,18 @@ struct DecoderLayer {
     window: Option<usize>,
     /// The layer takes the local (`sliding_attention`) RoPE.
     local_rope: bool,
+    /// See [`DecoderSpec::parallel_residual`].
+    parallel: bool,
 }
 
 impl DecoderLayer {
     /// The block after attention: the residual (Gemma 2/3: through `post_attn_norm`), then the MLP
-    /// with its norms and residual.
+    /// with its norms and residual; or, parallel (GPT-NeoX), the MLP of the layer's input `h`.
     fn after_attention(&self, h: &Tensor, attn: &Tensor) -> Result<Tensor> {
+        if self.parallel {
+            // As GPT-NeoX adds them: `mlp + attn + x`.
+            return Ok(self.mlp.forward(&self.post_attn_norm.forward(h)?)?.add(attn)?.add(h)?);
+        }
         Ok(match &self.ff_norms {
             None => {
                 let h1 = h.add(attn)?;
@@ -316,6 +326,7 @@ impl CausalLm {
                 mlp,
                 window: *window,
                 local_rope,
+                parallel: spec.parallel_residual,
             });
         }
         let norm = norm(&model.pp("norm"), hidden)?;

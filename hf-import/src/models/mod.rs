@@ -10,6 +10,7 @@ mod family;
 mod gemma;
 mod gemma3_multimodal;
 mod gpt2;
+mod gpt_neox;
 mod headless;
 mod llama;
 mod mistral;
@@ -36,6 +37,7 @@ pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::gpt2::GPT2LMHeadModel;
+pub use self::gpt_neox::GPTNeoXForCausalLM;
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
@@ -57,6 +59,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("gemma3", "Gemma3ForConditionalGeneration"),
     ("gemma3_text", "Gemma3ForCausalLM"),
     ("gpt2", "GPT2LMHeadModel"),
+    ("gpt_neox", "GPTNeoXForCausalLM"),
     ("llama", "LlamaForCausalLM"),
     ("mistral", "MistralForCausalLM"),
     ("modernbert", "ModernBertModel"),
@@ -94,6 +97,9 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "GPT2LMHeadModel",
     "GPT2Model",
     "GPT2ForSequenceClassification",
+    "GPTNeoXForCausalLM",
+    "GPTNeoXModel",
+    "GPTNeoXForSequenceClassification",
     "LlamaForSequenceClassification",
     "MistralForSequenceClassification",
     "Qwen2ForSequenceClassification",
@@ -160,6 +166,8 @@ pub enum AutoModel {
     Phi3(Phi3ForCausalLM),
     /// `GPT2LMHeadModel`
     Gpt2(GPT2LMHeadModel),
+    /// `GPTNeoXForCausalLM`
+    GptNeoX(GPTNeoXForCausalLM),
     /// `Qwen2ForCausalLM`
     Qwen2(Qwen2ForCausalLM),
     /// `Qwen3ForCausalLM`
@@ -347,11 +355,12 @@ impl AutoModel {
             "LlamaForCausalLM" => AutoModel::Llama(LlamaForCausalLM::load(cfg, weights)?),
             "Phi3ForCausalLM" => AutoModel::Phi3(Phi3ForCausalLM::load(cfg, weights)?),
             "GPT2LMHeadModel" => AutoModel::Gpt2(GPT2LMHeadModel::load(cfg, weights)?),
+            "GPTNeoXForCausalLM" => AutoModel::GptNeoX(GPTNeoXForCausalLM::load(cfg, weights)?),
             "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
             "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
-            | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" => {
+            | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -379,10 +388,15 @@ impl AutoModel {
             | "GemmaForSequenceClassification"
             | "Gemma2ForSequenceClassification"
             | "Phi3ForSequenceClassification"
-            | "GPT2ForSequenceClassification" => {
+            | "GPT2ForSequenceClassification"
+            | "GPTNeoXForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
-                let prefix = if arch.starts_with("GPT2") { "transformer." } else { "model." };
+                let prefix = match arch {
+                    "GPT2ForSequenceClassification" => "transformer.",
+                    "GPTNeoXForSequenceClassification" => "gpt_neox.",
+                    _ => "model.",
+                };
                 let base = weights.renamed(|n| n.strip_prefix(prefix).map(str::to_string));
                 let base_arch = format!("{}Model", arch.trim_end_matches("ForSequenceClassification"));
                 let AutoModel::BaseDecoder(lm) = Self::load_architecture(&base_arch, cfg, &base)? else {
@@ -499,6 +513,7 @@ impl AutoModel {
             AutoModel::Llama(m) => Some(m),
             AutoModel::Phi3(m) => Some(m),
             AutoModel::Gpt2(m) => Some(m),
+            AutoModel::GptNeoX(m) => Some(m),
             AutoModel::Mistral(m) => Some(m),
             AutoModel::Qwen2(m) => Some(m),
             AutoModel::Qwen3(m) => Some(m),
@@ -781,6 +796,7 @@ mod architecture_tests {
             ("qwen2", "Qwen2ForCausalLM"),
             ("qwen3", "Qwen3ForCausalLM"),
             ("gpt2", "GPT2LMHeadModel"),
+            ("gpt_neox", "GPTNeoXForCausalLM"),
         ];
         let encoders = [
             ("bert", "Bert"),

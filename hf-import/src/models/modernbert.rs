@@ -64,6 +64,16 @@ impl ModernBertModel {
             )));
         }
         let head_dim = hidden / heads;
+        // The fused widths must exist before any tensor is checked against them (a corrupt
+        // config's 2^63 would overflow).
+        let (qkv_width, wi_width) = match (hidden.checked_mul(3), inter.checked_mul(2)) {
+            (Some(q), Some(w)) => (q, w),
+            _ => {
+                return Err(Error::Config(format!(
+                    "hidden_size ({hidden}) or intermediate_size ({inter}) is too large"
+                )))
+            }
+        };
         let sliding: Vec<bool> = match cfg.layer_types() {
             Some(types) if types.len() == n_layers => {
                 types.iter().map(|t| t == "sliding_attention").collect()
@@ -91,10 +101,10 @@ impl ModernBertModel {
                 let lv = v.pp("layers").pp(i);
                 Ok(Block {
                     attn_norm: if i == 0 { None } else { Some(norm(&lv.pp("attn_norm"))?) },
-                    wqkv: Linear::load(&lv.pp("attn").pp("Wqkv"), hidden, 3 * hidden, attn_bias)?,
+                    wqkv: Linear::load(&lv.pp("attn").pp("Wqkv"), hidden, qkv_width, attn_bias)?,
                     wo: Linear::load(&lv.pp("attn").pp("Wo"), hidden, hidden, attn_bias)?,
                     mlp_norm: norm(&lv.pp("mlp_norm"))?,
-                    wi: Linear::load(&lv.pp("mlp").pp("Wi"), hidden, 2 * inter, mlp_bias)?,
+                    wi: Linear::load(&lv.pp("mlp").pp("Wi"), hidden, wi_width, mlp_bias)?,
                     mlp_out: Linear::load(&lv.pp("mlp").pp("Wo"), inter, hidden, mlp_bias)?,
                     sliding,
                 })

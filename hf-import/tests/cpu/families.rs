@@ -173,8 +173,9 @@ fn decoder_sequence_classification_at_the_last_token() {
     check("llama_cls");
     check("qwen3_cls");
     check("gemma2_cls");
-    // GPT-2's (`transformer.*`, `score`).
+    // GPT-2's (`transformer.*`, `score`) and GPT-NeoX's (`gpt_neox.*`).
     check("gpt2_cls");
+    check("gpt_neox_cls");
 }
 
 /// The scored token is the last one whose id is not `pad_token_id`, whichever side is padded; a
@@ -565,6 +566,19 @@ fn gemma3_text_config_naming_the_multimodal_architecture() {
 fn gpt2_learned_positions_and_conv1d_weights() {
     check("gpt2");
     check("gpt2_openai");
+}
+
+/// GPT-NeoX (Pythia): RoPE over half of each head, parallel residuals, `query_key_value` interleaved
+/// per head, the untied `embed_out`, from the transformers 5 and the 4.x keys (`rotary_pct`,
+/// `rotary_emb_base`); sequential residuals without attention biases over whole heads.
+#[test]
+fn gpt_neox_parallel_residuals_and_partial_rotary() {
+    check("gpt_neox");
+    let dir = fixture("gpt_neox");
+    let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
+    assert!(v4.get("rope_parameters").is_none() && v4.get("rotary_pct").is_some());
+    check_with("gpt_neox", &v4, &Weights::load(&dir, None).unwrap());
+    check("gpt_neox_sequential");
 }
 
 #[test]

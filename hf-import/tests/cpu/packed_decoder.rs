@@ -12,10 +12,12 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 16] = [
+const DECODERS: [&str; 18] = [
     "llama",
     "gpt2",
     "gpt2_openai",
+    "gpt_neox",
+    "gpt_neox_sequential",
     "llama_dynamic",
     "llama_tied",
     "mistral",

@@ -38,6 +38,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "sentence_tiny",
     "sentence_mpnet",
     "gpt2",
+    "gpt_neox",
     "llama_cls",
     "modernbert_cls_mean",
 ];
