@@ -42,7 +42,7 @@ pub use models::{
     DistilBertForMaskedLM, DistilBertModel, GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM,
     Gemma3ForCausalLM, Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM,
     MistralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, RobertaForMaskedLM,
-    RobertaModel, SequenceClassifier,
+    RobertaModel, SequenceClassifier, TokenClassifier, TokenTask,
 };
 pub use sentence::{PoolingMode, Prompts, SentenceTransformer};
 pub use tokenizer::HfTokenizer;

@@ -18,7 +18,8 @@ the config keys that differ from the family's defaults; the exit status is the m
 Derived families (`BASE`) draw their configs, inputs and checkpoint variants as their base family
 does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm_roberta_cls`, `mpnet_cls`,
 `modernbert_cls`, the decoders' `llama_cls`, `mistral_cls`, `qwen2_cls`, `qwen3_cls`, `gemma_cls`, `gemma2_cls`,
-`phi3_cls`, `gpt2_cls`, `gpt_neox_cls`
+`phi3_cls`, `gpt2_cls`, `gpt_neox_cls`; the per-token heads `bert_tok`, `bert_qa`, `roberta_qa`,
+`xlm_roberta_tok`, `distilbert_tok`, `distilbert_qa`, `mpnet_qa`, `modernbert_tok`, `modernbert_qa`
 (`*ForSequenceClassification`, with random labels: transformers' default 2, `num_labels` 1-6 or named
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
@@ -397,6 +398,21 @@ def decoder_cls(gen, model_cls):
     return make
 
 
+def per_token(gen, model_cls, config_cls=None):
+    """An encoder's `*ForTokenClassification` (random labels) or `*ForQuestionAnswering` (two labels, as transformers
+    requires) on the base family's config; ModernBERT's prediction head with a random bias and activation."""
+    def make(r):
+        _, base_config_cls, c = gen(r)
+        for k in ("tie_word_embeddings", "decoder_bias"):
+            c.pop(k, None)
+        if base_config_cls is tf.ModernBertConfig:
+            c.update(classifier_bias=r.random() < 0.5, classifier_activation=r.choice(["gelu", "silu", "tanh"]))
+        if model_cls.__name__.endswith("TokenClassification"):
+            c = with_labels(r, c)
+        return model_cls, config_cls or base_config_cls, c
+    return make
+
+
 def gen_distilbert_cls(r):
     _, config_cls, c = gen_distilbert(r)
     c.pop("tie_word_embeddings", None)
@@ -430,14 +446,26 @@ FAMILIES = {
     "phi3_cls": decoder_cls(gen_phi3, tf.Phi3ForSequenceClassification),
     "gpt2_cls": decoder_cls(gen_gpt2, tf.GPT2ForSequenceClassification),
     "gpt_neox_cls": decoder_cls(gen_gpt_neox, tf.GPTNeoXForSequenceClassification),
+    "bert_tok": per_token(gen_bert, tf.BertForTokenClassification),
+    "bert_qa": per_token(gen_bert, tf.BertForQuestionAnswering),
+    "roberta_qa": per_token(gen_roberta, tf.RobertaForQuestionAnswering),
+    "xlm_roberta_tok": per_token(gen_roberta, tf.XLMRobertaForTokenClassification, tf.XLMRobertaConfig),
+    "distilbert_tok": per_token(gen_distilbert, tf.DistilBertForTokenClassification),
+    "distilbert_qa": per_token(gen_distilbert, tf.DistilBertForQuestionAnswering),
+    "mpnet_qa": per_token(gen_mpnet, tf.MPNetForQuestionAnswering),
+    "modernbert_tok": per_token(gen_modernbert, tf.ModernBertForTokenClassification),
+    "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
         "xlm_roberta_cls": "roberta", "mpnet_cls": "mpnet", "modernbert_cls": "modernbert", "llama_cls": "llama",
         "mistral_cls": "mistral", "qwen2_cls": "qwen2", "qwen3_cls": "qwen3", "gemma_cls": "gemma",
         "gemma2_cls": "gemma2", "phi3_cls": "phi3", "gpt2_cls": "gpt2",
-        "gpt_neox_cls": "gpt_neox"}
-CLASSIFIERS = {"bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+        "gpt_neox_cls": "gpt_neox", "bert_tok": "bert", "bert_qa": "bert", "roberta_qa": "roberta",
+        "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
+        "modernbert_tok": "modernbert", "modernbert_qa": "modernbert"}
+# (Token classifiers relabel as the sequence classifiers do.)
+CLASSIFIERS = {"bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

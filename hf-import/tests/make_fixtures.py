@@ -287,6 +287,19 @@ def main():
           tf.ModernBertConfig(**modern, classifier_pooling="mean", classifier_bias=True, norm_bias=True,
                               classifier_activation="relu", **labels("low", "mid", "high")), 33,
           encoder=True, token_types=False)
+    # Per-token heads: NER-style token classification and extractive QA (start/end logits), one or two per
+    # encoder family (the second row of the golden inputs is padded; its padded tokens get logits too).
+    build("bert_tok", tf.BertForTokenClassification,
+          tf.BertConfig(**bert, **labels("O", "B-PER", "I-PER", "B-LOC", "I-LOC")), 43, encoder=True)
+    build("roberta_qa", tf.RobertaForQuestionAnswering, tf.RobertaConfig(**roberta), 44, encoder=True, pad=1,
+          token_types=False)
+    build("distilbert_qa", tf.DistilBertForQuestionAnswering,
+          tf.DistilBertConfig(**distil, attn_implementation="eager"), 45, encoder=True, token_types=False)
+    build("mpnet_tok", tf.MPNetForTokenClassification, tf.MPNetConfig(**mpnet, **labels("O", "X", "Y")), 46,
+          encoder=True, pad=1, token_types=False)
+    build("modernbert_qa", tf.ModernBertForQuestionAnswering,
+          tf.ModernBertConfig(**modern, classifier_activation="silu", classifier_bias=True), 47, encoder=True,
+          token_types=False)
     biased = dict(modern, norm_bias=True, attention_bias=True, mlp_bias=True, hidden_activation="gelu_new",
                   layer_types=["full_attention", "sliding_attention", "full_attention"],
                   rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1000.0},

@@ -20,6 +20,7 @@ mod phi3;
 mod qwen2;
 mod qwen3;
 mod roberta;
+mod token_classification;
 
 use std::collections::BTreeMap;
 
@@ -46,6 +47,7 @@ pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
+pub use self::token_classification::{TokenClassifier, TokenTask};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
@@ -121,6 +123,18 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "XLMRobertaModel",
     "XLMRobertaForMaskedLM",
     "XLMRobertaForSequenceClassification",
+    "BertForTokenClassification",
+    "RobertaForTokenClassification",
+    "XLMRobertaForTokenClassification",
+    "DistilBertForTokenClassification",
+    "MPNetForTokenClassification",
+    "ModernBertForTokenClassification",
+    "BertForQuestionAnswering",
+    "RobertaForQuestionAnswering",
+    "XLMRobertaForQuestionAnswering",
+    "DistilBertForQuestionAnswering",
+    "MPNetForQuestionAnswering",
+    "ModernBertForQuestionAnswering",
 ];
 
 /// Any supported model, chosen from `model_type` and `architectures`.
@@ -150,6 +164,8 @@ pub enum AutoModel {
     /// `XLMRobertaForSequenceClassification`, `DistilBertForSequenceClassification`,
     /// `MPNetForSequenceClassification` or `ModernBertForSequenceClassification`
     SequenceClassifier(SequenceClassifier),
+    /// An encoder's `*ForTokenClassification` or `*ForQuestionAnswering`
+    TokenClassifier(TokenClassifier),
     /// `GemmaForCausalLM`
     Gemma(GemmaForCausalLM),
     /// `Gemma2ForCausalLM`
@@ -255,11 +271,13 @@ impl AutoModel {
         // As transformers' Auto classes: the family comes from `model_type`, the head from the
         // architecture's name (a qwen2 config naming `LlamaForCausalLM` runs Qwen2, biases and all).
         // (GPT-2's causal LM is `GPT2LMHeadModel`.)
-        const HEADS: [&str; 6] = [
+        const HEADS: [&str; 8] = [
             "ForCausalLM",
             "ForConditionalGeneration",
             "ForMaskedLM",
             "ForSequenceClassification",
+            "ForTokenClassification",
+            "ForQuestionAnswering",
             "LMHeadModel",
             "Model",
         ];
@@ -335,6 +353,9 @@ impl AutoModel {
             }
             "DistilBertForSequenceClassification" => {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_distilbert(cfg, weights)?)
+            }
+            _ if arch.ends_with("ForTokenClassification") || arch.ends_with("ForQuestionAnswering") => {
+                AutoModel::TokenClassifier(TokenClassifier::load(arch, cfg, weights)?)
             }
             "MPNetForSequenceClassification" => {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_mpnet(cfg, weights)?)
@@ -441,6 +462,7 @@ impl AutoModel {
             AutoModel::MPNetForMaskedLM(m) => Some(&m.mpnet.0),
             AutoModel::RobertaForMaskedLM(m) => Some(&m.roberta.0),
             AutoModel::SequenceClassifier(m) => m.bert(),
+            AutoModel::TokenClassifier(m) => m.bert(),
             _ => None,
         }
     }
@@ -481,6 +503,7 @@ impl AutoModel {
             AutoModel::ModernBertForMaskedLM(m) => m.model.device(),
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
             AutoModel::SequenceClassifier(m) => m.device(),
+            AutoModel::TokenClassifier(m) => m.device(),
             _ => self.decoder().expect("decoder variants").device(),
         }
     }
@@ -491,6 +514,7 @@ impl AutoModel {
             AutoModel::ModernBert(m) => Some(m),
             AutoModel::ModernBertForMaskedLM(m) => Some(&m.model),
             AutoModel::SequenceClassifier(m) => m.modernbert(),
+            AutoModel::TokenClassifier(m) => m.modernbert(),
             _ => None,
         }
     }
@@ -532,6 +556,7 @@ impl AutoModel {
             | AutoModel::ModernBert(_)
             | AutoModel::ModernBertForMaskedLM(_) => DISTILBERT_INPUTS,
             AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
+            AutoModel::TokenClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
             _ if self.decoder().is_some() => DECODER_INPUTS,
             _ => ENCODER_INPUTS,
@@ -563,6 +588,7 @@ impl AutoModel {
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
             AutoModel::SequenceClassifier(m) => m.encode(&ids, mask, types, None, false)?,
+            AutoModel::TokenClassifier(m) => m.encode(&ids, mask, types, None, false)?,
             _ => return self.decoder().expect("decoder variants").last_hidden_state(&ids, mask, None),
         };
         Ok(enc.last_hidden_state)
@@ -653,7 +679,14 @@ impl AutoModel {
         let width = bucketing::padded_width(device, seq, self.max_positions());
         let _fused = bucketing::fuse_forward(device);
         // (A decoder classifier reads the padding ids: it runs at the inputs' own length.)
-        if device.is_cpu() || ids.dims().len() != 2 || matches!(self, AutoModel::DecoderClassifier(_)) {
+        // (QA's per-token outputs are 2-D, which the cut back below does not know from a
+        // classifier's logits: they run at their own length too.)
+        let spans = matches!(self, AutoModel::TokenClassifier(m) if m.task() == TokenTask::Spans);
+        if device.is_cpu()
+            || ids.dims().len() != 2
+            || matches!(self, AutoModel::DecoderClassifier(_))
+            || spans
+        {
             // (Ids of another rank get the model's own error.)
             return self.forward_exact(&ids.to_dtype(DType::I64)?, mask, types, pos, output_hidden_states);
         }
@@ -694,6 +727,12 @@ impl AutoModel {
             let (h, hidden_states) = lm.hidden_states(ids, mask, pos, output_hidden_states)?;
             out.push(("last_hidden_state".into(), h));
             push_hidden(&mut out, hidden_states);
+            return Ok(out);
+        }
+        if let AutoModel::TokenClassifier(m) = self {
+            let (named, enc) = m.forward(ids, mask, types, pos, output_hidden_states)?;
+            out.extend(named);
+            push_hidden(&mut out, enc.hidden_states);
             return Ok(out);
         }
         if let AutoModel::DecoderClassifier(m) = self {
@@ -764,8 +803,8 @@ mod architecture_tests {
             "RobertaForMaskedLM"
         );
         assert_eq!(arch(r#"{"model_type": "bert", "architectures": ["BertModel"]}"#).unwrap(), "BertModel");
-        let e = arch(r#"{"model_type": "bert", "architectures": ["BertForTokenClassification"]}"#);
-        assert!(e.unwrap_err().to_string().contains("BertForTokenClassification"));
+        let e = arch(r#"{"model_type": "bert", "architectures": ["BertForMultipleChoice"]}"#);
+        assert!(e.unwrap_err().to_string().contains("BertForMultipleChoice"));
         assert_eq!(
             arch(r#"{"model_type": "llama", "architectures": ["LlamaModel"]}"#).unwrap(),
             "LlamaModel"
@@ -806,7 +845,13 @@ mod architecture_tests {
             ("mpnet", "MPNet"),
             ("modernbert", "ModernBert"),
         ];
-        let encoder_heads = ["Model", "ForMaskedLM", "ForSequenceClassification"];
+        let encoder_heads = [
+            "Model",
+            "ForMaskedLM",
+            "ForSequenceClassification",
+            "ForTokenClassification",
+            "ForQuestionAnswering",
+        ];
         let config = |t: &str, a: &str| format!(r#"{{"model_type": "{t}", "architectures": ["{a}"]}}"#);
         for (model_type, class) in causal {
             for (_, named) in causal {

@@ -165,6 +165,24 @@ fn mpnet_and_modernbert_for_sequence_classification() {
     assert!(err.contains("classifier_pooling must be \"cls\" or \"mean\", got \"max\""), "{err}");
 }
 
+/// Per-token heads: token classification (BERT with token types, MPNet) and extractive QA's start
+/// and end logits (RoBERTa, DistilBERT, ModernBERT through its prediction head), at every token,
+/// padded ones included, as transformers gives them.
+#[test]
+fn token_classification_and_question_answering() {
+    for name in ["bert_tok", "mpnet_tok", "roberta_qa", "distilbert_qa", "modernbert_qa"] {
+        check(name);
+    }
+    // QA heads have two outputs: a config with three labels is transformers' error.
+    let dir = fixture("roberta_qa");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json["num_labels"] = 3.into();
+    let cfg = Config::from_json_str(&json.to_string()).unwrap();
+    let err = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("config.num_labels should be 2, but it is 3"), "{err}");
+}
+
 /// The decoders' sequence classifiers (reward models): `score` on each row's last token that is
 /// not the padding id, untied (Llama, Qwen3 with one label) and tied (Gemma 2, without the LM
 /// head's soft-capping).

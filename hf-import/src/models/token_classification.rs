@@ -1,0 +1,166 @@
+//! Per-token heads on the encoders: `*ForTokenClassification` (NER and tagging: `logits`
+//! `[batch, seq, num_labels]`) and `*ForQuestionAnswering` (extractive QA: `start_logits` and
+//! `end_logits` `[batch, seq]`) of BERT, RoBERTa, XLM-RoBERTa, DistilBERT, MPNet and ModernBERT,
+//! as transformers builds them (dropouts are the identity at inference): a linear layer
+//! (`classifier`, or `qa_outputs` for QA) on every token's last hidden state, after ModernBERT's
+//! `head` (dense, `classifier_activation`, norm) for ModernBERT, whose QA layer is `classifier`.
+
+use oxtorch_tensor::{Device, Tensor};
+
+use super::bert::{BertModel, BertOutput};
+use super::classification::{num_labels, ClassifierEncoder};
+use super::distilbert::DistilBertModel;
+use super::modernbert::{ModernBertModel, PredictionHead};
+use super::mpnet::MPNetModel;
+use super::roberta::RobertaModel;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::Linear;
+use crate::weights::Weights;
+
+/// What the head predicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenTask {
+    /// a label per token (`*ForTokenClassification`)
+    Tokens,
+    /// where an answer starts and ends (`*ForQuestionAnswering`)
+    Spans,
+}
+
+/// An encoder with a per-token head (see the module docs).
+#[derive(Debug, Clone)]
+pub struct TokenClassifier {
+    /// the encoder
+    pub encoder: ClassifierEncoder,
+    /// ModernBERT's prediction head before the linear layer
+    head: Option<PredictionHead>,
+    linear: Linear,
+    task: TokenTask,
+    token_types: bool,
+}
+
+impl TokenClassifier {
+    /// Loads `arch` (`{family}ForTokenClassification` or `{family}ForQuestionAnswering` for
+    /// `family` one of `Bert`, `Roberta`, `XLMRoberta`, `DistilBert`, `MPNet`, `ModernBert`).
+    pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        let (family, task) = if let Some(f) = arch.strip_suffix("ForTokenClassification") {
+            (f, TokenTask::Tokens)
+        } else if let Some(f) = arch.strip_suffix("ForQuestionAnswering") {
+            (f, TokenTask::Spans)
+        } else {
+            return Err(Error::Unsupported(format!("{arch} is not a per-token head")));
+        };
+        let labels = num_labels(cfg)?;
+        if task == TokenTask::Spans && labels != 2 {
+            return Err(Error::Config(format!("config.num_labels should be 2, but it is {labels}")));
+        }
+        let root = weights.vars("");
+        let bert = |e: BertModel, token_types: bool| (ClassifierEncoder::Bert(e), None, token_types);
+        let (encoder, head, token_types) = match family {
+            "Bert" => bert(BertModel::load(cfg, weights)?, true),
+            "Roberta" | "XLMRoberta" => bert(RobertaModel::load(cfg, weights)?.0, true),
+            "DistilBert" => bert(DistilBertModel::load(cfg, weights)?.0, false),
+            "MPNet" => bert(MPNetModel::load(cfg, weights)?.0, false),
+            "ModernBert" => (
+                ClassifierEncoder::ModernBert(ModernBertModel::load(cfg, weights)?),
+                Some(PredictionHead::load(cfg, &root.pp("head"))?),
+                false,
+            ),
+            other => return Err(Error::Unsupported(format!("no per-token head for the {other} family"))),
+        };
+        let hidden = match &encoder {
+            ClassifierEncoder::Bert(e) => e.config().hidden,
+            ClassifierEncoder::ModernBert(_) => cfg.usize("hidden_size")?,
+        };
+        let name = match (task, family) {
+            (TokenTask::Spans, f) if f != "ModernBert" => "qa_outputs",
+            _ => "classifier",
+        };
+        let linear = Linear::load(&root.pp(name), hidden, labels, true)?;
+        Ok(TokenClassifier { encoder, head, linear, task, token_types })
+    }
+
+    /// What the head predicts.
+    pub fn task(&self) -> TokenTask {
+        self.task
+    }
+
+    /// Whether the encoder reads `token_type_ids` (BERT's and RoBERTa's do).
+    pub fn takes_token_types(&self) -> bool {
+        self.token_types
+    }
+
+    /// The device of the weights.
+    pub fn device(&self) -> Device {
+        match &self.encoder {
+            ClassifierEncoder::Bert(e) => e.device(),
+            ClassifierEncoder::ModernBert(e) => e.device(),
+        }
+    }
+
+    /// The BERT-style encoder (`None` for ModernBERT).
+    pub fn bert(&self) -> Option<&BertModel> {
+        match &self.encoder {
+            ClassifierEncoder::Bert(e) => Some(e),
+            ClassifierEncoder::ModernBert(_) => None,
+        }
+    }
+
+    /// The ModernBERT encoder.
+    pub fn modernbert(&self) -> Option<&ModernBertModel> {
+        match &self.encoder {
+            ClassifierEncoder::ModernBert(e) => Some(e),
+            ClassifierEncoder::Bert(_) => None,
+        }
+    }
+
+    /// The encoder's outputs (its pooler, where the checkpoint has one, is not run: these heads
+    /// load the encoder without it).
+    pub fn encode(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<BertOutput> {
+        let types = if self.token_types { token_type_ids } else { None };
+        let mut out = match &self.encoder {
+            ClassifierEncoder::Bert(e) => {
+                e.forward(input_ids, attention_mask, types, position_ids, output_hidden_states)?
+            }
+            ClassifierEncoder::ModernBert(e) => {
+                e.forward(input_ids, attention_mask, position_ids, output_hidden_states)?
+            }
+        };
+        out.pooler_output = None;
+        Ok(out)
+    }
+
+    /// The head's outputs under transformers' names (`logits`, or `start_logits` and
+    /// `end_logits`) and the encoder's outputs.
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<(Vec<(String, Tensor)>, BertOutput)> {
+        let out =
+            self.encode(input_ids, attention_mask, token_type_ids, position_ids, output_hidden_states)?;
+        let h = match &self.head {
+            Some(head) => head.forward(&out.last_hidden_state)?,
+            None => out.last_hidden_state.clone(),
+        };
+        let logits = self.linear.forward(&h)?;
+        let named = match self.task {
+            TokenTask::Tokens => vec![("logits".to_string(), logits)],
+            TokenTask::Spans => vec![
+                ("start_logits".to_string(), logits.select(-1, 0)?.contiguous()?),
+                ("end_logits".to_string(), logits.select(-1, 1)?.contiguous()?),
+            ],
+        };
+        Ok((named, out))
+    }
+}
