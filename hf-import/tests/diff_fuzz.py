@@ -156,6 +156,32 @@ def gen_qwen3(r):
     return tf.Qwen3ForCausalLM, tf.Qwen3Config, c
 
 
+def gen_mixtral(r):
+    """MixtralForCausalLM: Mistral with 2 to 6 experts in every layer, top-k renormalised."""
+    c = decoder_common(r, "mixtral")
+    c["sliding_window"] = r.choice([None, None, 2, 4])
+    c["hidden_act"] = r.choice(["silu", "gelu"])
+    c["num_local_experts"] = r.randint(2, 6)
+    c["num_experts_per_tok"] = r.randint(1, min(3, c["num_local_experts"]))
+    c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0, 1e6])}
+    return tf.MixtralForCausalLM, tf.MixtralConfig, c
+
+
+def gen_qwen3_moe(r):
+    """Qwen3MoeForCausalLM: sparse layers by decoder_sparse_step and mlp_only_layers, raw or renormalised top-k."""
+    c = decoder_common(r, "qwen3_moe")
+    c["head_dim"] = r.choice([4, 8, 16])
+    c["attention_bias"] = r.random() < 0.3
+    n = c["num_hidden_layers"]
+    c.update(num_experts=r.randint(2, 6), moe_intermediate_size=r.choice([16, 24]), norm_topk_prob=r.random() < 0.5,
+             decoder_sparse_step=r.choice([1, 1, 2]), mlp_only_layers=sorted(r.sample(range(n), r.randint(0, n - 1))))
+    c["num_experts_per_tok"] = r.randint(1, min(3, c["num_experts"]))
+    if r.random() < 0.3:
+        c.update(use_sliding_window=True, sliding_window=r.choice([2, 3, 5]))
+    c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0])}
+    return tf.Qwen3MoeForCausalLM, tf.Qwen3MoeConfig, c
+
+
 def gen_gemma(r):
     c = decoder_common(r, "gemma")
     c["head_dim"] = r.choice([4, 8, 16])
@@ -436,7 +462,7 @@ FAMILIES = {
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
     "roberta": gen_roberta, "distilbert": gen_distilbert, "bert_cls": gen_bert_cls, "roberta_cls": gen_roberta_cls,
     "distilbert_cls": gen_distilbert_cls, "xlm_roberta": gen_xlm_roberta, "xlm_roberta_cls": gen_xlm_roberta_cls,
-    "gpt2": gen_gpt2, "gpt_neox": gen_gpt_neox, "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
+    "gpt2": gen_gpt2, "gpt_neox": gen_gpt_neox, "mixtral": gen_mixtral, "qwen3_moe": gen_qwen3_moe, "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
     "llama_cls": decoder_cls(gen_llama, tf.LlamaForSequenceClassification),
     "mistral_cls": decoder_cls(gen_mistral, tf.MistralForSequenceClassification),
     "qwen2_cls": decoder_cls(gen_qwen2, tf.Qwen2ForSequenceClassification),

@@ -400,6 +400,12 @@ def main():
           tf.GPTNeoXConfig(**neox, rotary_pct=1.0, use_parallel_residual=False, attention_bias=False), 41)
     build("gpt_neox_cls", tf.GPTNeoXForSequenceClassification,
           tf.GPTNeoXConfig(**neox, pad_token_id=0, **labels("a", "b")), 42, encoder=True, token_types=False)
+    # Mixtures of experts: Mixtral (every layer, renormalised top-2 of 4, w1/w3/w2 names) and Qwen3-MoE (top-2 of 4
+    # without renormalising, a dense layer in `mlp_only_layers`, its own expert size).
+    build("mixtral", tf.MixtralForCausalLM, tf.MixtralConfig(**DECODER, num_local_experts=4, num_experts_per_tok=2), 48)
+    build("qwen3_moe", tf.Qwen3MoeForCausalLM,
+          tf.Qwen3MoeConfig(**dict(DECODER, num_hidden_layers=3), head_dim=16, num_experts=4, num_experts_per_tok=2,
+                            moe_intermediate_size=24, mlp_only_layers=[1]), 49)
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

@@ -87,6 +87,28 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "mixtral",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 32000),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 14336),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
+        "qwen3_moe",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 151936),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 6144),
+            ("num_hidden_layers", 24),
+            ("max_position_embeddings", 32768),
+        ],
+    ),
+    (
         "gpt_neox",
         &[
             ("hidden_size", 6144),

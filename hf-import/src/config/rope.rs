@@ -197,6 +197,10 @@ impl Config {
             _ if modernbert => self.f64_or("global_rope_theta", 160_000.0),
             Some("sliding_attention") if self.is_gemma3() => self.f64_or("rope_local_base_freq", 10_000.0),
             _ if self.is_gemma3() => self.f64_or("rope_theta", 1_000_000.0),
+            // `MixtralConfig.default_theta`.
+            _ if self.get("model_type").and_then(Value::as_str) == Some("mixtral") => {
+                self.f64_or("rope_theta", 1_000_000.0)
+            }
             _ => self.f64_or("rope_theta", 10_000.0),
         }
     }

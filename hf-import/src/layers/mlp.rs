@@ -47,6 +47,16 @@ impl GatedMlp {
         Ok(GatedMlp { gate_up, down, act })
     }
 
+    /// The gated block of a fused `gate_up` `[2 · intermediate, hidden]` (gate rows first) and
+    /// `down` `[hidden, intermediate]` (an expert of a transformers 5 mixture).
+    pub fn from_fused(gate_up: Tensor, down: Tensor, act: Activation) -> Self {
+        GatedMlp {
+            gate_up: GateUp::Fused(Linear { weight: gate_up, bias: None }),
+            down: Linear { weight: down, bias: None },
+            act,
+        }
+    }
+
     /// The ungated block (GPT-2): `vars.{up_proj,down_proj}`, `down(act(up(x)))`.
     pub fn load_plain(
         vars: &Vars<'_>,

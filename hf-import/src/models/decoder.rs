@@ -8,7 +8,8 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
     bidirectional_mask, causal_mask, packing_enabled, Activation, Arena, AttentionConfig, DecoderNorm,
-    Embedding, GatedMlp, KvCache, LayerNorm, Linear, RmsNorm, RmsNormStyle, Rotary, SelfAttention,
+    Embedding, FeedForward, GatedMlp, KvCache, LayerNorm, Linear, RmsNorm, RmsNormStyle, Rotary, Routing,
+    SelfAttention, SparseMoe,
 };
 use crate::weights::{Vars, Weights};
 
@@ -73,6 +74,21 @@ pub struct DecoderSpec {
     /// Attention and MLP read the same input, `x + attn(norm1(x)) + mlp(norm2(x))` (GPT-NeoX's
     /// `use_parallel_residual`).
     pub parallel_residual: bool,
+    /// Sparse mixture-of-experts layers (Mixtral, Qwen3-MoE).
+    pub moe: Option<MoeSpec>,
+}
+
+/// Where and how a decoder mixes experts.
+#[derive(Debug, Clone)]
+pub struct MoeSpec {
+    /// the number of experts
+    pub experts: usize,
+    /// each expert's intermediate size
+    pub intermediate: usize,
+    /// how the router weighs them
+    pub routing: Routing,
+    /// for each layer, whether its MLP is the mixture (else a dense MLP of `intermediate_size`)
+    pub sparse_layers: Vec<bool>,
 }
 
 impl DecoderSpec {
@@ -107,6 +123,7 @@ impl DecoderSpec {
             plain_mlp: false,
             scale_by_inverse_layer: false,
             parallel_residual: false,
+            moe: None,
         })
     }
 
@@ -163,7 +180,7 @@ struct DecoderLayer {
     post_attn_norm: DecoderNorm,
     /// Gemma 2/3: norms before and after the MLP (`post_attn_norm` then closes the attention branch).
     ff_norms: Option<(DecoderNorm, DecoderNorm)>,
-    mlp: GatedMlp,
+    mlp: FeedForward,
     window: Option<usize>,
     /// The layer takes the local (`sliding_attention`) RoPE.
     local_rope: bool,
@@ -305,10 +322,29 @@ impl CausalLm {
             if spec.scale_by_inverse_layer {
                 attn_cfg.scale /= (i + 1) as f64;
             }
-            let mlp = if spec.plain_mlp {
-                GatedMlp::load_plain(&lv.pp("mlp"), hidden, intermediate, spec.act, spec.mlp_bias)?
-            } else {
-                GatedMlp::load(&lv.pp("mlp"), hidden, intermediate, spec.act, spec.mlp_bias)?
+            let mlp = match &spec.moe {
+                Some(moe) if moe.sparse_layers.get(i) == Some(&true) => FeedForward::Sparse(SparseMoe::load(
+                    &lv.pp("mlp"),
+                    hidden,
+                    moe.intermediate,
+                    moe.experts,
+                    moe.routing,
+                    spec.act,
+                )?),
+                _ if spec.plain_mlp => FeedForward::Dense(GatedMlp::load_plain(
+                    &lv.pp("mlp"),
+                    hidden,
+                    intermediate,
+                    spec.act,
+                    spec.mlp_bias,
+                )?),
+                _ => FeedForward::Dense(GatedMlp::load(
+                    &lv.pp("mlp"),
+                    hidden,
+                    intermediate,
+                    spec.act,
+                    spec.mlp_bias,
+                )?),
             };
             let ff_norms = if spec.sandwich_norms {
                 Some((

@@ -15,6 +15,7 @@ mod headless;
 mod llama;
 mod mistral;
 mod modernbert;
+mod moe;
 mod mpnet;
 mod phi3;
 mod qwen2;
@@ -32,7 +33,7 @@ pub use self::classification::{
     DistilBertForSequenceClassification, MPNetForSequenceClassification, ModernBertForSequenceClassification,
     RobertaForSequenceClassification, SequenceClassifier,
 };
-pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec};
+pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec};
 pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
@@ -42,6 +43,7 @@ pub use self::gpt_neox::GPTNeoXForCausalLM;
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
+pub use self::moe::{MixtralForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
@@ -64,11 +66,13 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("gpt_neox", "GPTNeoXForCausalLM"),
     ("llama", "LlamaForCausalLM"),
     ("mistral", "MistralForCausalLM"),
+    ("mixtral", "MixtralForCausalLM"),
     ("modernbert", "ModernBertModel"),
     ("mpnet", "MPNetModel"),
     ("phi3", "Phi3ForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
     ("qwen3", "Qwen3ForCausalLM"),
+    ("qwen3_moe", "Qwen3MoeForCausalLM"),
     ("roberta", "RobertaModel"),
     ("xlm-roberta", "XLMRobertaModel"),
 ];
@@ -101,6 +105,12 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "GPT2ForSequenceClassification",
     "GPTNeoXForCausalLM",
     "GPTNeoXModel",
+    "MixtralForCausalLM",
+    "MixtralModel",
+    "Qwen3MoeForCausalLM",
+    "Qwen3MoeModel",
+    "MixtralForSequenceClassification",
+    "Qwen3MoeForSequenceClassification",
     "GPTNeoXForSequenceClassification",
     "LlamaForSequenceClassification",
     "MistralForSequenceClassification",
@@ -184,6 +194,10 @@ pub enum AutoModel {
     Gpt2(GPT2LMHeadModel),
     /// `GPTNeoXForCausalLM`
     GptNeoX(GPTNeoXForCausalLM),
+    /// `MixtralForCausalLM`
+    Mixtral(MixtralForCausalLM),
+    /// `Qwen3MoeForCausalLM`
+    Qwen3Moe(Qwen3MoeForCausalLM),
     /// `Qwen2ForCausalLM`
     Qwen2(Qwen2ForCausalLM),
     /// `Qwen3ForCausalLM`
@@ -377,11 +391,14 @@ impl AutoModel {
             "Phi3ForCausalLM" => AutoModel::Phi3(Phi3ForCausalLM::load(cfg, weights)?),
             "GPT2LMHeadModel" => AutoModel::Gpt2(GPT2LMHeadModel::load(cfg, weights)?),
             "GPTNeoXForCausalLM" => AutoModel::GptNeoX(GPTNeoXForCausalLM::load(cfg, weights)?),
+            "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
+            "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
             "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
             "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
-            | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" => {
+            | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
+            | "Qwen3MoeModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -410,7 +427,9 @@ impl AutoModel {
             | "Gemma2ForSequenceClassification"
             | "Phi3ForSequenceClassification"
             | "GPT2ForSequenceClassification"
-            | "GPTNeoXForSequenceClassification" => {
+            | "GPTNeoXForSequenceClassification"
+            | "MixtralForSequenceClassification"
+            | "Qwen3MoeForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
@@ -538,6 +557,8 @@ impl AutoModel {
             AutoModel::Phi3(m) => Some(m),
             AutoModel::Gpt2(m) => Some(m),
             AutoModel::GptNeoX(m) => Some(m),
+            AutoModel::Mixtral(m) => Some(m),
+            AutoModel::Qwen3Moe(m) => Some(m),
             AutoModel::Mistral(m) => Some(m),
             AutoModel::Qwen2(m) => Some(m),
             AutoModel::Qwen3(m) => Some(m),
@@ -836,6 +857,8 @@ mod architecture_tests {
             ("qwen3", "Qwen3ForCausalLM"),
             ("gpt2", "GPT2LMHeadModel"),
             ("gpt_neox", "GPTNeoXForCausalLM"),
+            ("mixtral", "MixtralForCausalLM"),
+            ("qwen3_moe", "Qwen3MoeForCausalLM"),
         ];
         let encoders = [
             ("bert", "Bert"),

@@ -599,6 +599,14 @@ fn gpt_neox_parallel_residuals_and_partial_rotary() {
     check("gpt_neox_sequential");
 }
 
+/// Mixtures of experts: Mixtral (renormalised top-2 of 4 on every layer, `block_sparse_moe` names)
+/// and Qwen3-MoE (top-2 of 4 weighted by the raw probabilities, a dense layer in `mlp_only_layers`).
+#[test]
+fn mixtral_and_qwen3_moe_route_tokens_to_their_experts() {
+    check("mixtral");
+    check("qwen3_moe");
+}
+
 #[test]
 fn phi3_fused_projections_partial_rotary() {
     check("phi3");

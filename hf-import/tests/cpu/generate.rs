@@ -10,13 +10,15 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 18] = [
+const DECODERS: [&str; 20] = [
     "llama",
     "llama_tied",
     "gpt2",
     "gpt2_openai",
     "gpt_neox",
     "gpt_neox_sequential",
+    "mixtral",
+    "qwen3_moe",
     "qwen2",
     "qwen3",
     "mistral",

@@ -12,12 +12,14 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 18] = [
+const DECODERS: [&str; 20] = [
     "llama",
     "gpt2",
     "gpt2_openai",
     "gpt_neox",
     "gpt_neox_sequential",
+    "mixtral",
+    "qwen3_moe",
     "llama_dynamic",
     "llama_tied",
     "mistral",
@@ -115,6 +117,11 @@ fn random_masks_keep_the_padded_forwards_values() {
     };
     for name in DECODERS {
         let model = load(name, None);
+        // A bfloat16 checkpoint (qwen3) runs in bfloat16: an attention summed over the row's kept
+        // keys or over the padded row can round an output an ulp apart, which later layers carry
+        // (a few ulps, ~1e-2); float32 ones agree to rounding.
+        let bf16 = model.causal_lm().is_some_and(|lm| lm.dtype() == DType::BF16);
+        let tol = if bf16 { 2e-2 } else { 1e-5 };
         for _ in 0..3 {
             let (rows, seq) = (2 + next(4) as usize, 4 + next(13) as usize);
             let mask: Vec<i64> = (0..rows)
@@ -126,7 +133,7 @@ fn random_masks_keep_the_padded_forwards_values() {
                         .collect::<Vec<_>>()
                 })
                 .collect();
-            check(&model, &mask, rows, seq, false, 1e-5);
+            check(&model, &mask, rows, seq, false, tol);
         }
     }
 }
