@@ -48,8 +48,18 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
     // llama: GQA and llama3 RoPE; mistral: a sliding window of 3 crossed; gemma2: windows, soft-capping
     // and sandwich norms; qwen3: q/k norms; phi3_longrope: the RoPE factors switch (on the device)
     // and the cache is recomputed mid-generation; llama_dynamic: frequencies from the length.
-    for name in ["llama", "mistral", "gemma2", "qwen3", "phi3_longrope", "llama_dynamic", "gpt2", "gpt_neox"]
-    {
+    for name in [
+        "llama",
+        "mistral",
+        "gemma2",
+        "qwen3",
+        "phi3_longrope",
+        "llama_dynamic",
+        "gpt2",
+        "gpt_neox",
+        "mixtral",
+        "qwen3_moe",
+    ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, on_xla) = load(name, dev);
         let (_, on_cpu) = load(name, Device::Cpu);
