@@ -41,8 +41,9 @@ pub use models::{
     AutoModel, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, DecoderForSequenceClassification,
     DistilBertForMaskedLM, DistilBertModel, GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM,
     Gemma3ForCausalLM, Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM,
-    MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
-    Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel, SequenceClassifier, TokenClassifier, TokenTask,
+    MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, Qwen2ForCausalLM,
+    Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel, SequenceClassifier,
+    TokenClassifier, TokenTask,
 };
 pub use sentence::{PoolingMode, Prompts, SentenceTransformer};
 pub use tokenizer::HfTokenizer;

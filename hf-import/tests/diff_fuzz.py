@@ -182,6 +182,22 @@ def gen_qwen3_moe(r):
     return tf.Qwen3MoeForCausalLM, tf.Qwen3MoeConfig, c
 
 
+def gen_phi(r):
+    """PhiForCausalLM: the parallel block on one layer norm, RoPE over a share of each head (PhiConfig's 0.5 when
+    unset), activations, tying, layer-norm epsilon."""
+    c = decoder_common(r, "phi")
+    c.pop("rms_norm_eps")
+    c.update(layer_norm_eps=r.choice([1e-5, 1e-6]), hidden_act=r.choice(["gelu_new", "gelu", "relu"]))
+    rope = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0])}
+    # (An odd number of rotated dims is refused: transformers' rotation is not defined there.)
+    hd = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
+    shares = [p for p in (0.25, 0.5, 1.0) if int(hd * p) % 2 == 0]
+    if r.random() < 0.7 or int(hd * 0.5) % 2:
+        rope["partial_rotary_factor"] = r.choice(shares)
+    c["rope_parameters"] = rope
+    return tf.PhiForCausalLM, tf.PhiConfig, c
+
+
 def gen_gemma(r):
     c = decoder_common(r, "gemma")
     c["head_dim"] = r.choice([4, 8, 16])
@@ -302,7 +318,8 @@ def gen_gpt_neox(r):
              use_parallel_residual=r.random() < 0.7, attention_bias=r.random() < 0.7,
              tie_word_embeddings=r.random() < 0.2, bos_token_id=1, eos_token_id=r.choice([2, [2, 5], None]),
              pad_token_id=0)
-    pct, base = r.choice([0.25, 0.5, 1.0]), r.choice([100.0, 10000.0])
+    pct = r.choice([p for p in (0.25, 0.5, 1.0) if int(h // nh * p) % 2 == 0])
+    base = r.choice([100.0, 10000.0])
     if r.random() < 0.5:
         c.update(rotary_pct=pct, rotary_emb_base=base)
     else:
@@ -462,7 +479,7 @@ FAMILIES = {
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
     "roberta": gen_roberta, "distilbert": gen_distilbert, "bert_cls": gen_bert_cls, "roberta_cls": gen_roberta_cls,
     "distilbert_cls": gen_distilbert_cls, "xlm_roberta": gen_xlm_roberta, "xlm_roberta_cls": gen_xlm_roberta_cls,
-    "gpt2": gen_gpt2, "gpt_neox": gen_gpt_neox, "mixtral": gen_mixtral, "qwen3_moe": gen_qwen3_moe, "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
+    "gpt2": gen_gpt2, "gpt_neox": gen_gpt_neox, "mixtral": gen_mixtral, "qwen3_moe": gen_qwen3_moe, "phi": gen_phi, "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
     "llama_cls": decoder_cls(gen_llama, tf.LlamaForSequenceClassification),
     "mistral_cls": decoder_cls(gen_mistral, tf.MistralForSequenceClassification),
     "qwen2_cls": decoder_cls(gen_qwen2, tf.Qwen2ForSequenceClassification),
@@ -603,6 +620,10 @@ def to_v4(path):
         cfg["rope_theta"] = rope.pop("rope_theta")
         if "partial_rotary_factor" in rope:
             cfg["partial_rotary_factor"] = rope.pop("partial_rotary_factor")
+        if cfg.get("model_type") == "gpt_neox":  # GPT-NeoX's 4.x names
+            cfg["rotary_emb_base"] = cfg.pop("rope_theta")
+            if "partial_rotary_factor" in cfg:
+                cfg["rotary_pct"] = cfg.pop("partial_rotary_factor")
         if rope.get("rope_type", "default") != "default":
             if rope["rope_type"] == "longrope":
                 rope["type"] = "longrope"

@@ -406,6 +406,9 @@ def main():
     build("qwen3_moe", tf.Qwen3MoeForCausalLM,
           tf.Qwen3MoeConfig(**dict(DECODER, num_hidden_layers=3), head_dim=16, num_experts=4, num_experts_per_tok=2,
                             moe_intermediate_size=24, mlp_only_layers=[1]), 49)
+    # Phi (phi-2): one layer norm feeding attention and MLP in parallel, RoPE over half of each head (PhiConfig's
+    # default, here from `partial_rotary_factor`), biases everywhere, the LM head's too.
+    build("phi", tf.PhiForCausalLM, tf.PhiConfig(**DECODER, partial_rotary_factor=0.5), 50)
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

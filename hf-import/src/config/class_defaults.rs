@@ -120,6 +120,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "phi",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 51200),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 8192),
+            ("num_hidden_layers", 24),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
         "phi3",
         &[
             ("hidden_size", 3072),

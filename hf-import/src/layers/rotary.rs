@@ -43,6 +43,15 @@ impl Rotary {
     /// RoPE over the first `partial_rotary_factor * head_dim` dims of each head.
     pub fn new(params: &RopeParams, head_dim: usize) -> Result<Self> {
         let dim = (head_dim as f64 * params.partial_rotary_factor) as usize;
+        if dim % 2 == 1 {
+            // (transformers' frequencies then cover dim + 1 dims and its rotation broadcasts them
+            // over the wrong ones.)
+            return Err(Error::Config(format!(
+                "RoPE would rotate {dim} of each head's {head_dim} dims (partial_rotary_factor {}): it rotates \
+                 pairs of dims, an odd count is not supported",
+                params.partial_rotary_factor
+            )));
+        }
         let base = params.theta as f32;
         // As transformers: base^(i / dim) in float32 for even i < dim.
         let exponents: Vec<f32> = (0..dim).step_by(2).map(|i| i as f32 / dim as f32).collect();
@@ -248,4 +257,20 @@ pub fn apply_rotary(x: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
     let (x_rot, x_pass) = (x.narrow(-1, 0, rot)?, x.narrow(-1, rot as isize, head - rot)?);
     let rotated = x_rot.mul(&cos)?.add(&rotate_half(&x_rot)?.mul(&sin)?)?;
     Ok(Tensor::cat(&[&rotated, &x_pass], -1)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An odd number of rotated dims (a partial share of an odd-sized part of the head) is refused.
+    #[test]
+    fn an_odd_rotary_width_is_an_error() {
+        let params =
+            |p: f64| RopeParams { theta: 10000.0, scaling: RopeScaling::Default, partial_rotary_factor: p };
+        assert_eq!(Rotary::new(&params(0.5), 16).unwrap().rotary_dim(), 8);
+        let err = Rotary::new(&params(0.25), 12).unwrap_err().to_string();
+        assert!(err.contains("RoPE would rotate 3 of each head's 12 dims"), "{err}");
+        assert!(Rotary::new(&params(1.0), 7).is_err());
+    }
 }

@@ -76,6 +76,8 @@ pub struct DecoderSpec {
     pub parallel_residual: bool,
     /// Sparse mixture-of-experts layers (Mixtral, Qwen3-MoE).
     pub moe: Option<MoeSpec>,
+    /// The LM head has a bias, `lm_head.bias` (Phi).
+    pub lm_head_bias: bool,
 }
 
 /// Where and how a decoder mixes experts.
@@ -124,6 +126,7 @@ impl DecoderSpec {
             scale_by_inverse_layer: false,
             parallel_residual: false,
             moe: None,
+            lm_head_bias: false,
         })
     }
 
@@ -374,6 +377,12 @@ impl CausalLm {
             _ if tied => (Some(Linear { weight: embed.weight.clone(), bias: None }), true),
             None if !weights.contains("model.embed_tokens.weight") => (None, false),
             _ => return Err(Error::Weight("tensor 'lm_head.weight' is missing from the checkpoint".into())),
+        };
+        let lm_head = match lm_head {
+            Some(head) if spec.lm_head_bias => {
+                Some(Linear { bias: Some(root.pp("lm_head").get("bias", &[vocab])?), ..head })
+            }
+            head => head,
         };
         // The frequencies live where the weights do.
         let device = embed.weight.device();

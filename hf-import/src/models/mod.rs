@@ -17,6 +17,7 @@ mod mistral;
 mod modernbert;
 mod moe;
 mod mpnet;
+mod phi;
 mod phi3;
 mod qwen2;
 mod qwen3;
@@ -45,6 +46,7 @@ pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
+pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
@@ -69,6 +71,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("mixtral", "MixtralForCausalLM"),
     ("modernbert", "ModernBertModel"),
     ("mpnet", "MPNetModel"),
+    ("phi", "PhiForCausalLM"),
     ("phi3", "Phi3ForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
     ("qwen3", "Qwen3ForCausalLM"),
@@ -109,6 +112,9 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "MixtralModel",
     "Qwen3MoeForCausalLM",
     "Qwen3MoeModel",
+    "PhiForCausalLM",
+    "PhiModel",
+    "PhiForSequenceClassification",
     "MixtralForSequenceClassification",
     "Qwen3MoeForSequenceClassification",
     "GPTNeoXForSequenceClassification",
@@ -198,6 +204,8 @@ pub enum AutoModel {
     Mixtral(MixtralForCausalLM),
     /// `Qwen3MoeForCausalLM`
     Qwen3Moe(Qwen3MoeForCausalLM),
+    /// `PhiForCausalLM`
+    Phi(PhiForCausalLM),
     /// `Qwen2ForCausalLM`
     Qwen2(Qwen2ForCausalLM),
     /// `Qwen3ForCausalLM`
@@ -393,12 +401,13 @@ impl AutoModel {
             "GPTNeoXForCausalLM" => AutoModel::GptNeoX(GPTNeoXForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
             "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
+            "PhiForCausalLM" => AutoModel::Phi(PhiForCausalLM::load(cfg, weights)?),
             "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
             "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
-            | "Qwen3MoeModel" => {
+            | "Qwen3MoeModel" | "PhiModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -429,7 +438,8 @@ impl AutoModel {
             | "GPT2ForSequenceClassification"
             | "GPTNeoXForSequenceClassification"
             | "MixtralForSequenceClassification"
-            | "Qwen3MoeForSequenceClassification" => {
+            | "Qwen3MoeForSequenceClassification"
+            | "PhiForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
@@ -559,6 +569,7 @@ impl AutoModel {
             AutoModel::GptNeoX(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),
+            AutoModel::Phi(m) => Some(m),
             AutoModel::Mistral(m) => Some(m),
             AutoModel::Qwen2(m) => Some(m),
             AutoModel::Qwen3(m) => Some(m),
@@ -859,6 +870,7 @@ mod architecture_tests {
             ("gpt_neox", "GPTNeoXForCausalLM"),
             ("mixtral", "MixtralForCausalLM"),
             ("qwen3_moe", "Qwen3MoeForCausalLM"),
+            ("phi", "PhiForCausalLM"),
         ];
         let encoders = [
             ("bert", "Bert"),

@@ -607,6 +607,12 @@ fn mixtral_and_qwen3_moe_route_tokens_to_their_experts() {
     check("qwen3_moe");
 }
 
+/// Phi: one layer norm for attention and MLP in parallel, half-head RoPE, the LM head's bias.
+#[test]
+fn phi_parallel_block_and_head_bias() {
+    check("phi");
+}
+
 #[test]
 fn phi3_fused_projections_partial_rotary() {
     check("phi3");
