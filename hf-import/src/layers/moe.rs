@@ -88,7 +88,10 @@ impl SparseMoe {
         let router = Linear::load(&vars.pp("gate"), hidden, experts, false)?;
         let all = vars.pp("experts");
         let experts = if all.contains("gate_up_proj") {
-            let gate_up = all.get("gate_up_proj", &[experts, 2 * intermediate, hidden])?;
+            let fused = intermediate.checked_mul(2).ok_or_else(|| {
+                Error::Config(format!("the experts' intermediate size ({intermediate}) is too large"))
+            })?;
+            let gate_up = all.get("gate_up_proj", &[experts, fused, hidden])?;
             let down = all.get("down_proj", &[experts, hidden, intermediate])?;
             (0..experts)
                 .map(|j| {

@@ -16,6 +16,10 @@ const CORE_KEYS: &[&str] = &[
     "n_head",
     "n_embd",
     "n_positions",
+    "num_local_experts",
+    "num_experts",
+    "num_experts_per_tok",
+    "moe_intermediate_size",
 ];
 /// How many other numeric keys (nested ones included), and how many non-numeric ones, are swept
 /// per `config.json` (all of them with `ROBUSTNESS_FULL=1`).
@@ -39,6 +43,9 @@ const CONFIG_FIXTURES: &[&str] = &[
     "sentence_mpnet",
     "gpt2",
     "gpt_neox",
+    "mixtral",
+    "qwen3_moe",
+    "phi",
     "llama_cls",
     "modernbert_cls_mean",
 ];
