@@ -42,8 +42,8 @@ pub use models::{
     DistilBertForMaskedLM, DistilBertModel, GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM,
     Gemma3ForCausalLM, Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM,
     MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, Qwen2ForCausalLM,
-    Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel, SequenceClassifier,
-    TokenClassifier, TokenTask,
+    Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel,
+    SequenceClassifier, TokenClassifier, TokenTask,
 };
 pub use sentence::{PoolingMode, Prompts, SentenceTransformer};
 pub use tokenizer::HfTokenizer;

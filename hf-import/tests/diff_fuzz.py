@@ -182,6 +182,17 @@ def gen_qwen3_moe(r):
     return tf.Qwen3MoeForCausalLM, tf.Qwen3MoeConfig, c
 
 
+def gen_qwen2_moe(r):
+    """Qwen2MoeForCausalLM: Qwen2's windows and biases with a mixture plus the gated shared expert."""
+    _, _, c = gen_qwen2(r)
+    n = c["num_hidden_layers"]
+    c.update(num_experts=r.randint(2, 6), moe_intermediate_size=r.choice([16, 24]), norm_topk_prob=r.random() < 0.5,
+             shared_expert_intermediate_size=r.choice([16, 40]), decoder_sparse_step=r.choice([1, 1, 2]),
+             mlp_only_layers=sorted(r.sample(range(n), r.randint(0, n - 1))), qkv_bias=r.random() < 0.8)
+    c["num_experts_per_tok"] = r.randint(1, min(3, c["num_experts"]))
+    return tf.Qwen2MoeForCausalLM, tf.Qwen2MoeConfig, c
+
+
 def gen_phi(r):
     """PhiForCausalLM: the parallel block on one layer norm, RoPE over a share of each head (PhiConfig's 0.5 when
     unset), activations, tying, layer-norm epsilon."""
@@ -479,7 +490,7 @@ FAMILIES = {
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
     "roberta": gen_roberta, "distilbert": gen_distilbert, "bert_cls": gen_bert_cls, "roberta_cls": gen_roberta_cls,
     "distilbert_cls": gen_distilbert_cls, "xlm_roberta": gen_xlm_roberta, "xlm_roberta_cls": gen_xlm_roberta_cls,
-    "gpt2": gen_gpt2, "gpt_neox": gen_gpt_neox, "mixtral": gen_mixtral, "qwen3_moe": gen_qwen3_moe, "phi": gen_phi, "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
+    "gpt2": gen_gpt2, "gpt_neox": gen_gpt_neox, "mixtral": gen_mixtral, "qwen3_moe": gen_qwen3_moe, "qwen2_moe": gen_qwen2_moe, "phi": gen_phi, "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
     "llama_cls": decoder_cls(gen_llama, tf.LlamaForSequenceClassification),
     "mistral_cls": decoder_cls(gen_mistral, tf.MistralForSequenceClassification),
     "qwen2_cls": decoder_cls(gen_qwen2, tf.Qwen2ForSequenceClassification),

@@ -406,6 +406,11 @@ def main():
     build("qwen3_moe", tf.Qwen3MoeForCausalLM,
           tf.Qwen3MoeConfig(**dict(DECODER, num_hidden_layers=3), head_dim=16, num_experts=4, num_experts_per_tok=2,
                             moe_intermediate_size=24, mlp_only_layers=[1]), 49)
+    # Qwen2-MoE: top-3 of 4 renormalised, every second layer sparse, plus the shared expert scaled by a sigmoid gate.
+    build("qwen2_moe", tf.Qwen2MoeForCausalLM,
+          tf.Qwen2MoeConfig(**dict(DECODER, num_hidden_layers=2), num_experts=4, num_experts_per_tok=3,
+                            moe_intermediate_size=24, shared_expert_intermediate_size=40, norm_topk_prob=True,
+                            decoder_sparse_step=2), 51)
     # Phi (phi-2): one layer norm feeding attention and MLP in parallel, RoPE over half of each head (PhiConfig's
     # default, here from `partial_rotary_factor`), biases everywhere, the LM head's too.
     build("phi", tf.PhiForCausalLM, tf.PhiConfig(**DECODER, partial_rotary_factor=0.5), 50)

@@ -98,6 +98,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "qwen2_moe",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 151936),
+            ("num_attention_heads", 16),
+            ("intermediate_size", 5632),
+            ("num_hidden_layers", 24),
+            ("max_position_embeddings", 32768),
+        ],
+    ),
+    (
         "qwen3_moe",
         &[
             ("hidden_size", 2048),

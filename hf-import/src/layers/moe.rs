@@ -1,5 +1,5 @@
 //! The feed-forward block of a decoder layer: dense ([`GatedMlp`]) or a sparse mixture of experts
-//! (Mixtral, Qwen3-MoE), whose router sends each token to its `top_k` experts.
+//! (Mixtral, Qwen2-MoE, Qwen3-MoE), whose router sends each token to its `top_k` experts.
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
@@ -64,6 +64,9 @@ pub struct SparseMoe {
     router: Linear,
     experts: Vec<GatedMlp>,
     routing: Routing,
+    /// Qwen2-MoE's `shared_expert`, which every token runs, scaled by
+    /// `sigmoid(shared_expert_gate(x))`
+    shared: Option<(GatedMlp, Linear)>,
 }
 
 impl SparseMoe {
@@ -104,7 +107,22 @@ impl SparseMoe {
                 .map(|j| GatedMlp::load(&all.pp(j), hidden, intermediate, act, false))
                 .collect::<Result<Vec<_>>>()?
         };
-        Ok(SparseMoe { router, experts, routing })
+        Ok(SparseMoe { router, experts, routing, shared: None })
+    }
+
+    /// Adds Qwen2-MoE's shared expert: `vars.shared_expert.{gate,up,down}_proj` of
+    /// `intermediate` and `vars.shared_expert_gate` `[1, hidden]`.
+    pub fn with_shared_expert(
+        mut self,
+        vars: &Vars<'_>,
+        hidden: usize,
+        intermediate: usize,
+        act: Activation,
+    ) -> Result<Self> {
+        let expert = GatedMlp::load(&vars.pp("shared_expert"), hidden, intermediate, act, false)?;
+        let gate = Linear::load(&vars.pp("shared_expert_gate"), hidden, 1, false)?;
+        self.shared = Some((expert, gate));
+        Ok(self)
     }
 
     /// The block on `x` `[..., hidden]`. The routing is read back to the host, which groups the
@@ -148,6 +166,10 @@ impl SparseMoe {
                 y.to_dtype(DType::F32)?.mul(&w)?.to_dtype(dtype)?
             };
             out = out.index_add(0, &index, &y, 1.0)?;
+        }
+        if let Some((expert, gate)) = &self.shared {
+            let scale = gate.forward(&flat)?.sigmoid()?;
+            out = out.add(&expert.forward(&flat)?.mul(&scale)?)?;
         }
         Ok(out.reshape(dims)?)
     }

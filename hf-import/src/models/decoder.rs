@@ -91,6 +91,8 @@ pub struct MoeSpec {
     pub routing: Routing,
     /// for each layer, whether its MLP is the mixture (else a dense MLP of `intermediate_size`)
     pub sparse_layers: Vec<bool>,
+    /// Qwen2-MoE's shared expert's intermediate size
+    pub shared_intermediate: Option<usize>,
 }
 
 impl DecoderSpec {
@@ -326,14 +328,22 @@ impl CausalLm {
                 attn_cfg.scale /= (i + 1) as f64;
             }
             let mlp = match &spec.moe {
-                Some(moe) if moe.sparse_layers.get(i) == Some(&true) => FeedForward::Sparse(SparseMoe::load(
-                    &lv.pp("mlp"),
-                    hidden,
-                    moe.intermediate,
-                    moe.experts,
-                    moe.routing,
-                    spec.act,
-                )?),
+                Some(moe) if moe.sparse_layers.get(i) == Some(&true) => {
+                    let mixture = SparseMoe::load(
+                        &lv.pp("mlp"),
+                        hidden,
+                        moe.intermediate,
+                        moe.experts,
+                        moe.routing,
+                        spec.act,
+                    )?;
+                    FeedForward::Sparse(match moe.shared_intermediate {
+                        Some(shared) => {
+                            mixture.with_shared_expert(&lv.pp("mlp"), hidden, shared, spec.act)?
+                        }
+                        None => mixture,
+                    })
+                }
                 _ if spec.plain_mlp => FeedForward::Dense(GatedMlp::load_plain(
                     &lv.pp("mlp"),
                     hidden,

@@ -3,7 +3,8 @@
 //! `Qwen3ForSequenceClassification`, `GemmaForSequenceClassification`,
 //! `Gemma2ForSequenceClassification`, `Phi3ForSequenceClassification`,
 //! `GPT2ForSequenceClassification`, `GPTNeoXForSequenceClassification`,
-//! `MixtralForSequenceClassification`, `Qwen3MoeForSequenceClassification`: reward models and
+//! `MixtralForSequenceClassification`, `Qwen3MoeForSequenceClassification`,
+//! `Qwen2MoeForSequenceClassification`, `PhiForSequenceClassification`: reward models and
 //! classifiers built on a causal LM). `score` (no bias) on the final hidden state of each row's
 //! last token that is not `pad_token_id` (with left or right padding alike), or of the last token
 //! when the config has no padding id, which then allows one row only, as transformers'.

@@ -44,7 +44,7 @@ pub use self::gpt_neox::GPTNeoXForCausalLM;
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
-pub use self::moe::{MixtralForCausalLM, Qwen3MoeForCausalLM};
+pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
 pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
@@ -74,6 +74,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("phi", "PhiForCausalLM"),
     ("phi3", "Phi3ForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
+    ("qwen2_moe", "Qwen2MoeForCausalLM"),
     ("qwen3", "Qwen3ForCausalLM"),
     ("qwen3_moe", "Qwen3MoeForCausalLM"),
     ("roberta", "RobertaModel"),
@@ -112,6 +113,9 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "MixtralModel",
     "Qwen3MoeForCausalLM",
     "Qwen3MoeModel",
+    "Qwen2MoeForCausalLM",
+    "Qwen2MoeModel",
+    "Qwen2MoeForSequenceClassification",
     "PhiForCausalLM",
     "PhiModel",
     "PhiForSequenceClassification",
@@ -204,6 +208,8 @@ pub enum AutoModel {
     Mixtral(MixtralForCausalLM),
     /// `Qwen3MoeForCausalLM`
     Qwen3Moe(Qwen3MoeForCausalLM),
+    /// `Qwen2MoeForCausalLM`
+    Qwen2Moe(Qwen2MoeForCausalLM),
     /// `PhiForCausalLM`
     Phi(PhiForCausalLM),
     /// `Qwen2ForCausalLM`
@@ -401,13 +407,14 @@ impl AutoModel {
             "GPTNeoXForCausalLM" => AutoModel::GptNeoX(GPTNeoXForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
             "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
+            "Qwen2MoeForCausalLM" => AutoModel::Qwen2Moe(Qwen2MoeForCausalLM::load(cfg, weights)?),
             "PhiForCausalLM" => AutoModel::Phi(PhiForCausalLM::load(cfg, weights)?),
             "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
             "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
-            | "Qwen3MoeModel" | "PhiModel" => {
+            | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -439,7 +446,8 @@ impl AutoModel {
             | "GPTNeoXForSequenceClassification"
             | "MixtralForSequenceClassification"
             | "Qwen3MoeForSequenceClassification"
-            | "PhiForSequenceClassification" => {
+            | "PhiForSequenceClassification"
+            | "Qwen2MoeForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
@@ -569,6 +577,7 @@ impl AutoModel {
             AutoModel::GptNeoX(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),
+            AutoModel::Qwen2Moe(m) => Some(m),
             AutoModel::Phi(m) => Some(m),
             AutoModel::Mistral(m) => Some(m),
             AutoModel::Qwen2(m) => Some(m),
@@ -871,6 +880,7 @@ mod architecture_tests {
             ("mixtral", "MixtralForCausalLM"),
             ("qwen3_moe", "Qwen3MoeForCausalLM"),
             ("phi", "PhiForCausalLM"),
+            ("qwen2_moe", "Qwen2MoeForCausalLM"),
         ];
         let encoders = [
             ("bert", "Bert"),

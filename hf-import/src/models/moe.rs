@@ -1,7 +1,9 @@
 //! The mixture-of-experts decoders: Mixtral (`MixtralForCausalLM`: Mistral with a mixture in every
 //! layer, `block_sparse_moe.{gate, experts.{j}.{w1, w3, w2}}`, probabilities renormalised over the
 //! chosen experts) and Qwen3-MoE (`Qwen3MoeForCausalLM`: Qwen3 with `mlp.{gate, experts.{j}.*}`
-//! on the layers `decoder_sparse_step` and `mlp_only_layers` pick, `norm_topk_prob`).
+//! on the layers `decoder_sparse_step` and `mlp_only_layers` pick, `norm_topk_prob`), and Qwen2-MoE
+//! (`Qwen2MoeForCausalLM`: Qwen2 with such a mixture plus a shared expert every token runs, scaled
+//! by `sigmoid(shared_expert_gate(x))`).
 
 use super::decoder::{CausalLm, DecoderSpec, MoeSpec};
 use crate::config::Config;
@@ -16,6 +18,24 @@ pub struct MixtralForCausalLM(pub CausalLm);
 /// transformers' `Qwen3MoeForCausalLM`.
 #[derive(Debug, Clone)]
 pub struct Qwen3MoeForCausalLM(pub CausalLm);
+
+/// transformers' `Qwen2MoeForCausalLM`.
+#[derive(Debug, Clone)]
+pub struct Qwen2MoeForCausalLM(pub CausalLm);
+
+impl std::ops::Deref for Qwen2MoeForCausalLM {
+    type Target = CausalLm;
+    fn deref(&self) -> &CausalLm {
+        &self.0
+    }
+}
+
+impl Qwen2MoeForCausalLM {
+    /// Loads the model.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        Ok(Qwen2MoeForCausalLM(CausalLm::load(cfg, weights, qwen2_moe_spec(cfg)?)?))
+    }
+}
 
 impl std::ops::Deref for MixtralForCausalLM {
     type Target = CausalLm;
@@ -83,14 +103,13 @@ fn mixtral_spec(cfg: &Config) -> Result<DecoderSpec> {
             round_weights: false,
         },
         sparse_layers: vec![true; layers],
+        shared_intermediate: None,
     });
     Ok(spec)
 }
 
-/// Qwen3's decoder (q/k norms, no MLP biases) with `num_local_experts` or `num_experts` (128) experts of
-/// `moe_intermediate_size` (768), `num_experts_per_tok` (8) a token, on every layer `i` with
-/// `(i + 1) % decoder_sparse_step == 0` outside `mlp_only_layers`; the window on every layer with
-/// `use_sliding_window`.
+/// Qwen3's decoder (q/k norms, no MLP biases) with [`qwen_mixture`]'s experts; the window on every
+/// layer with `use_sliding_window`.
 fn qwen3_moe_spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     spec.qk_norm = true;
@@ -103,10 +122,39 @@ fn qwen3_moe_spec(cfg: &Config) -> Result<DecoderSpec> {
         None
     };
     spec.windows = vec![window; layers];
+    spec.moe = Some(qwen_mixture(cfg, 128, 768, 8, None)?);
+    Ok(spec)
+}
+
+/// Qwen2's decoder (q/k/v biases from `qkv_bias`, default true; Qwen2's windows) with
+/// [`qwen_mixture`]'s experts (60 of 1408, 4 a token) and the shared expert
+/// (`shared_expert_intermediate_size`, 5632).
+fn qwen2_moe_spec(cfg: &Config) -> Result<DecoderSpec> {
+    let mut spec = super::qwen2::qwen_common(cfg)?;
+    spec.qkv_bias = cfg.bool_or("qkv_bias", true)?;
+    spec.o_bias = false;
+    spec.default_kv_heads = Some(16);
+    let shared = cfg.usize_or("shared_expert_intermediate_size", 5632)?;
+    spec.moe = Some(qwen_mixture(cfg, 60, 1408, 4, Some(shared))?);
+    Ok(spec)
+}
+
+/// The Qwen mixtures: `num_local_experts` or `num_experts` experts of `moe_intermediate_size`,
+/// `num_experts_per_tok` a token weighted by the router's probabilities (renormalised with
+/// `norm_topk_prob`), on every layer `i` with `(i + 1) % decoder_sparse_step == 0` outside
+/// `mlp_only_layers` (the config classes' defaults given).
+fn qwen_mixture(
+    cfg: &Config,
+    experts: usize,
+    intermediate: usize,
+    top_k: usize,
+    shared_intermediate: Option<usize>,
+) -> Result<MoeSpec> {
+    let layers = cfg.layers("num_hidden_layers")?;
     // (`Qwen3MoeConfig` saves `num_experts` as `num_local_experts`; either name is read.)
     let experts = match cfg.get("num_local_experts") {
         Some(_) => cfg.usize("num_local_experts")?,
-        None => cfg.usize_or("num_experts", 128)?,
+        None => cfg.usize_or("num_experts", experts)?,
     };
     let step = cfg.usize_or("decoder_sparse_step", 1)?;
     let dense: Vec<usize> = match cfg.get("mlp_only_layers") {
@@ -127,17 +175,17 @@ fn qwen3_moe_spec(cfg: &Config) -> Result<DecoderSpec> {
     };
     let sparse_layers =
         (0..layers).map(|i| !dense.contains(&i) && experts > 0 && step > 0 && (i + 1) % step == 0).collect();
-    spec.moe = Some(MoeSpec {
+    Ok(MoeSpec {
         experts,
-        intermediate: cfg.usize_or("moe_intermediate_size", 768)?,
+        intermediate: cfg.usize_or("moe_intermediate_size", intermediate)?,
         routing: Routing {
-            top_k: cfg.usize_or("num_experts_per_tok", 8)?,
+            top_k: cfg.usize_or("num_experts_per_tok", top_k)?,
             normalize: cfg.bool_or("norm_topk_prob", false)?,
             round_weights: true,
         },
         sparse_layers,
-    });
-    Ok(spec)
+        shared_intermediate,
+    })
 }
 
 #[cfg(test)]

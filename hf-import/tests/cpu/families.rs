@@ -605,6 +605,8 @@ fn gpt_neox_parallel_residuals_and_partial_rotary() {
 fn mixtral_and_qwen3_moe_route_tokens_to_their_experts() {
     check("mixtral");
     check("qwen3_moe");
+    // Qwen2-MoE: renormalised top-3, sparse every second layer, the gated shared expert.
+    check("qwen2_moe");
 }
 
 /// Phi: one layer norm for attention and MLP in parallel, half-head RoPE, the LM head's bias.

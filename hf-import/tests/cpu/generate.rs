@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 21] = [
+const DECODERS: [&str; 22] = [
     "llama",
     "llama_tied",
     "gpt2",
@@ -19,6 +19,7 @@ const DECODERS: [&str; 21] = [
     "gpt_neox_sequential",
     "mixtral",
     "qwen3_moe",
+    "qwen2_moe",
     "phi",
     "qwen2",
     "qwen3",

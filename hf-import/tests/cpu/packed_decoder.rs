@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 21] = [
+const DECODERS: [&str; 22] = [
     "llama",
     "gpt2",
     "gpt2_openai",
@@ -20,6 +20,7 @@ const DECODERS: [&str; 21] = [
     "gpt_neox_sequential",
     "mixtral",
     "qwen3_moe",
+    "qwen2_moe",
     "phi",
     "llama_dynamic",
     "llama_tied",
