@@ -193,6 +193,16 @@ def gen_qwen2_moe(r):
     return tf.Qwen2MoeForCausalLM, tf.Qwen2MoeConfig, c
 
 
+def gen_starcoder2(r):
+    """Starcoder2ForCausalLM: layer norms, `use_bias`, the ungated MLP, windows, activations, tying."""
+    c = decoder_common(r, "starcoder2")
+    c.pop("rms_norm_eps")
+    c.update(norm_epsilon=r.choice([1e-5, 1e-6]), use_bias=r.random() < 0.7, sliding_window=r.choice([None, 2, 4]),
+             hidden_act=r.choice(["gelu_pytorch_tanh", "gelu", "silu"]))
+    c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0, 100000.0])}
+    return tf.Starcoder2ForCausalLM, tf.Starcoder2Config, c
+
+
 def gen_phi(r):
     """PhiForCausalLM: the parallel block on one layer norm, RoPE over a share of each head (PhiConfig's 0.5 when
     unset), activations, tying, layer-norm epsilon."""
@@ -490,7 +500,7 @@ FAMILIES = {
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
     "roberta": gen_roberta, "distilbert": gen_distilbert, "bert_cls": gen_bert_cls, "roberta_cls": gen_roberta_cls,
     "distilbert_cls": gen_distilbert_cls, "xlm_roberta": gen_xlm_roberta, "xlm_roberta_cls": gen_xlm_roberta_cls,
-    "gpt2": gen_gpt2, "gpt_neox": gen_gpt_neox, "mixtral": gen_mixtral, "qwen3_moe": gen_qwen3_moe, "qwen2_moe": gen_qwen2_moe, "phi": gen_phi, "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
+    "gpt2": gen_gpt2, "gpt_neox": gen_gpt_neox, "mixtral": gen_mixtral, "qwen3_moe": gen_qwen3_moe, "qwen2_moe": gen_qwen2_moe, "starcoder2": gen_starcoder2, "phi": gen_phi, "mpnet": gen_mpnet, "modernbert": gen_modernbert, "mpnet_cls": gen_mpnet_cls, "modernbert_cls": gen_modernbert_cls,
     "llama_cls": decoder_cls(gen_llama, tf.LlamaForSequenceClassification),
     "mistral_cls": decoder_cls(gen_mistral, tf.MistralForSequenceClassification),
     "qwen2_cls": decoder_cls(gen_qwen2, tf.Qwen2ForSequenceClassification),

@@ -411,6 +411,8 @@ def main():
           tf.Qwen2MoeConfig(**dict(DECODER, num_hidden_layers=2), num_experts=4, num_experts_per_tok=3,
                             moe_intermediate_size=24, shared_expert_intermediate_size=40, norm_topk_prob=True,
                             decoder_sparse_step=2), 51)
+    # StarCoder2: layer norms, biases everywhere, the ungated c_fc/c_proj MLP, a sliding window of 3, the tied head.
+    build("starcoder2", tf.Starcoder2ForCausalLM, tf.Starcoder2Config(**DECODER, sliding_window=3, bos_token_id=1, eos_token_id=2), 52)
     # Phi (phi-2): one layer norm feeding attention and MLP in parallel, RoPE over half of each head (PhiConfig's
     # default, here from `partial_rotary_factor`), biases everywhere, the LM head's too.
     build("phi", tf.PhiForCausalLM, tf.PhiConfig(**DECODER, partial_rotary_factor=0.5), 50)

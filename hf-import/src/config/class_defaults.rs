@@ -98,6 +98,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "starcoder2",
+        &[
+            ("hidden_size", 3072),
+            ("vocab_size", 49152),
+            ("num_attention_heads", 24),
+            ("intermediate_size", 12288),
+            ("num_hidden_layers", 30),
+            ("max_position_embeddings", 4096),
+        ],
+    ),
+    (
         "qwen2_moe",
         &[
             ("hidden_size", 2048),

@@ -22,6 +22,7 @@ mod phi3;
 mod qwen2;
 mod qwen3;
 mod roberta;
+mod starcoder2;
 mod token_classification;
 
 use std::collections::BTreeMap;
@@ -51,6 +52,7 @@ pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
+pub use self::starcoder2::Starcoder2ForCausalLM;
 pub use self::token_classification::{TokenClassifier, TokenTask};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -78,6 +80,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("qwen3", "Qwen3ForCausalLM"),
     ("qwen3_moe", "Qwen3MoeForCausalLM"),
     ("roberta", "RobertaModel"),
+    ("starcoder2", "Starcoder2ForCausalLM"),
     ("xlm-roberta", "XLMRobertaModel"),
 ];
 
@@ -116,6 +119,9 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Qwen2MoeForCausalLM",
     "Qwen2MoeModel",
     "Qwen2MoeForSequenceClassification",
+    "Starcoder2ForCausalLM",
+    "Starcoder2Model",
+    "Starcoder2ForSequenceClassification",
     "PhiForCausalLM",
     "PhiModel",
     "PhiForSequenceClassification",
@@ -210,6 +216,8 @@ pub enum AutoModel {
     Qwen3Moe(Qwen3MoeForCausalLM),
     /// `Qwen2MoeForCausalLM`
     Qwen2Moe(Qwen2MoeForCausalLM),
+    /// `Starcoder2ForCausalLM`
+    Starcoder2(Starcoder2ForCausalLM),
     /// `PhiForCausalLM`
     Phi(PhiForCausalLM),
     /// `Qwen2ForCausalLM`
@@ -408,13 +416,14 @@ impl AutoModel {
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
             "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
             "Qwen2MoeForCausalLM" => AutoModel::Qwen2Moe(Qwen2MoeForCausalLM::load(cfg, weights)?),
+            "Starcoder2ForCausalLM" => AutoModel::Starcoder2(Starcoder2ForCausalLM::load(cfg, weights)?),
             "PhiForCausalLM" => AutoModel::Phi(PhiForCausalLM::load(cfg, weights)?),
             "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
             "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
-            | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" => {
+            | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -447,7 +456,8 @@ impl AutoModel {
             | "MixtralForSequenceClassification"
             | "Qwen3MoeForSequenceClassification"
             | "PhiForSequenceClassification"
-            | "Qwen2MoeForSequenceClassification" => {
+            | "Qwen2MoeForSequenceClassification"
+            | "Starcoder2ForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
@@ -578,6 +588,7 @@ impl AutoModel {
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),
             AutoModel::Qwen2Moe(m) => Some(m),
+            AutoModel::Starcoder2(m) => Some(m),
             AutoModel::Phi(m) => Some(m),
             AutoModel::Mistral(m) => Some(m),
             AutoModel::Qwen2(m) => Some(m),
@@ -881,6 +892,7 @@ mod architecture_tests {
             ("qwen3_moe", "Qwen3MoeForCausalLM"),
             ("phi", "PhiForCausalLM"),
             ("qwen2_moe", "Qwen2MoeForCausalLM"),
+            ("starcoder2", "Starcoder2ForCausalLM"),
         ];
         let encoders = [
             ("bert", "Bert"),

@@ -609,6 +609,12 @@ fn mixtral_and_qwen3_moe_route_tokens_to_their_experts() {
     check("qwen2_moe");
 }
 
+/// StarCoder2: layer norms, biases, the ungated `c_fc`/`c_proj` MLP, a sliding window, tied head.
+#[test]
+fn starcoder2_layer_norms_and_window() {
+    check("starcoder2");
+}
+
 /// Phi: one layer norm for attention and MLP in parallel, half-head RoPE, the LM head's bias.
 #[test]
 fn phi_parallel_block_and_head_bias() {

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 22] = [
+const DECODERS: [&str; 23] = [
     "llama",
     "llama_tied",
     "gpt2",
@@ -20,6 +20,7 @@ const DECODERS: [&str; 22] = [
     "mixtral",
     "qwen3_moe",
     "qwen2_moe",
+    "starcoder2",
     "phi",
     "qwen2",
     "qwen3",

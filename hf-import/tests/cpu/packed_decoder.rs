@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 22] = [
+const DECODERS: [&str; 23] = [
     "llama",
     "gpt2",
     "gpt2_openai",
@@ -21,6 +21,7 @@ const DECODERS: [&str; 22] = [
     "mixtral",
     "qwen3_moe",
     "qwen2_moe",
+    "starcoder2",
     "phi",
     "llama_dynamic",
     "llama_tied",
