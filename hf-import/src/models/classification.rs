@@ -83,6 +83,51 @@ pub enum ClassifierEncoder {
     ModernBert(ModernBertModel),
 }
 
+impl ClassifierEncoder {
+    /// The BERT-style encoder (`None` for ModernBERT).
+    pub fn bert(&self) -> Option<&BertModel> {
+        match self {
+            ClassifierEncoder::Bert(e) => Some(e),
+            ClassifierEncoder::ModernBert(_) => None,
+        }
+    }
+
+    /// The ModernBERT encoder (`None` for the BERT-style ones).
+    pub fn modernbert(&self) -> Option<&ModernBertModel> {
+        match self {
+            ClassifierEncoder::ModernBert(e) => Some(e),
+            ClassifierEncoder::Bert(_) => None,
+        }
+    }
+
+    /// The device of the weights.
+    pub fn device(&self) -> Device {
+        match self {
+            ClassifierEncoder::Bert(e) => e.device(),
+            ClassifierEncoder::ModernBert(e) => e.device(),
+        }
+    }
+
+    /// The encoder's forward (ModernBERT takes no `token_type_ids`).
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<BertOutput> {
+        match self {
+            ClassifierEncoder::Bert(e) => {
+                e.forward(input_ids, attention_mask, token_type_ids, position_ids, output_hidden_states)
+            }
+            ClassifierEncoder::ModernBert(e) => {
+                e.forward(input_ids, attention_mask, position_ids, output_hidden_states)
+            }
+        }
+    }
+}
+
 /// An encoder with a sequence classification head (see the module docs).
 #[derive(Debug, Clone)]
 pub struct SequenceClassifier {
@@ -182,30 +227,6 @@ impl SequenceClassifier {
         })
     }
 
-    /// The BERT-style encoder (`None` under a ModernBERT head).
-    pub fn bert(&self) -> Option<&BertModel> {
-        match &self.encoder {
-            ClassifierEncoder::Bert(e) => Some(e),
-            ClassifierEncoder::ModernBert(_) => None,
-        }
-    }
-
-    /// The ModernBERT encoder (`None` under the other heads).
-    pub fn modernbert(&self) -> Option<&ModernBertModel> {
-        match &self.encoder {
-            ClassifierEncoder::ModernBert(e) => Some(e),
-            ClassifierEncoder::Bert(_) => None,
-        }
-    }
-
-    /// The device of the weights.
-    pub fn device(&self) -> Device {
-        match &self.encoder {
-            ClassifierEncoder::Bert(e) => e.device(),
-            ClassifierEncoder::ModernBert(e) => e.device(),
-        }
-    }
-
     /// Whether the encoder reads `token_type_ids` (DistilBERT's, MPNet's and ModernBERT's have none).
     pub fn takes_token_types(&self) -> bool {
         self.token_types
@@ -231,14 +252,7 @@ impl SequenceClassifier {
         output_hidden_states: bool,
     ) -> Result<BertOutput> {
         let types = if self.token_types { token_type_ids } else { None };
-        match &self.encoder {
-            ClassifierEncoder::Bert(e) => {
-                e.forward(input_ids, attention_mask, types, position_ids, output_hidden_states)
-            }
-            ClassifierEncoder::ModernBert(e) => {
-                e.forward(input_ids, attention_mask, position_ids, output_hidden_states)
-            }
-        }
+        self.encoder.forward(input_ids, attention_mask, types, position_ids, output_hidden_states)
     }
 
     /// Logits `[batch, num_labels]` and the encoder's outputs. `token_type_ids` are ignored by
@@ -270,7 +284,7 @@ impl SequenceClassifier {
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
         let types = if self.token_types { token_type_ids } else { None };
-        if self.device() == Device::Cpu {
+        if self.encoder.device() == Device::Cpu {
             let ids = super::ids_as_i64("input_ids", input_ids)?;
             super::check_input_dtype("attention_mask", attention_mask)?;
             if let Some(types) = types {
@@ -305,7 +319,7 @@ impl SequenceClassifier {
     ) -> Result<Tensor> {
         let first = || last_hidden_state.select(1, 0);
         Ok(match &self.head {
-            Head::Pooled { classifier } => match (pooled, self.bert()) {
+            Head::Pooled { classifier } => match (pooled, self.encoder.bert()) {
                 (Some(p), _) => classifier.forward(p)?,
                 (None, Some(bert)) => {
                     let p = bert.pooler_output(last_hidden_state)?.ok_or_else(|| {

@@ -508,8 +508,8 @@ impl AutoModel {
             AutoModel::MPNet(m) => Some(&m.0),
             AutoModel::MPNetForMaskedLM(m) => Some(&m.mpnet.0),
             AutoModel::RobertaForMaskedLM(m) => Some(&m.roberta.0),
-            AutoModel::SequenceClassifier(m) => m.bert(),
-            AutoModel::TokenClassifier(m) => m.bert(),
+            AutoModel::SequenceClassifier(m) => m.encoder.bert(),
+            AutoModel::TokenClassifier(m) => m.encoder.bert(),
             _ => None,
         }
     }
@@ -549,8 +549,8 @@ impl AutoModel {
             AutoModel::ModernBert(m) => m.device(),
             AutoModel::ModernBertForMaskedLM(m) => m.model.device(),
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
-            AutoModel::SequenceClassifier(m) => m.device(),
-            AutoModel::TokenClassifier(m) => m.device(),
+            AutoModel::SequenceClassifier(m) => m.encoder.device(),
+            AutoModel::TokenClassifier(m) => m.encoder.device(),
             _ => self.decoder().expect("decoder variants").device(),
         }
     }
@@ -560,8 +560,8 @@ impl AutoModel {
         match self {
             AutoModel::ModernBert(m) => Some(m),
             AutoModel::ModernBertForMaskedLM(m) => Some(&m.model),
-            AutoModel::SequenceClassifier(m) => m.modernbert(),
-            AutoModel::TokenClassifier(m) => m.modernbert(),
+            AutoModel::SequenceClassifier(m) => m.encoder.modernbert(),
+            AutoModel::TokenClassifier(m) => m.encoder.modernbert(),
             _ => None,
         }
     }

@@ -291,7 +291,7 @@ impl PredictionHead {
     }
 }
 
-/// transformers' `ModernBertForMaskedLM`: the encoder (`model.*`), `head` ([`PredictionHead`]) and
+/// transformers' `ModernBertForMaskedLM`: the encoder (`model.*`), `head` (`PredictionHead`) and
 /// `decoder` (tied to the token embeddings unless the config unties them; a bias with
 /// `decoder_bias`).
 #[derive(Debug, Clone)]

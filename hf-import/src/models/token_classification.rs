@@ -5,7 +5,7 @@
 //! (`classifier`, or `qa_outputs` for QA) on every token's last hidden state, after ModernBERT's
 //! `head` (dense, `classifier_activation`, norm) for ModernBERT, whose QA layer is `classifier`.
 
-use oxtorch_tensor::{Device, Tensor};
+use oxtorch_tensor::Tensor;
 
 use super::bert::{BertModel, BertOutput};
 use super::classification::{num_labels, ClassifierEncoder};
@@ -90,30 +90,6 @@ impl TokenClassifier {
         self.token_types
     }
 
-    /// The device of the weights.
-    pub fn device(&self) -> Device {
-        match &self.encoder {
-            ClassifierEncoder::Bert(e) => e.device(),
-            ClassifierEncoder::ModernBert(e) => e.device(),
-        }
-    }
-
-    /// The BERT-style encoder (`None` for ModernBERT).
-    pub fn bert(&self) -> Option<&BertModel> {
-        match &self.encoder {
-            ClassifierEncoder::Bert(e) => Some(e),
-            ClassifierEncoder::ModernBert(_) => None,
-        }
-    }
-
-    /// The ModernBERT encoder.
-    pub fn modernbert(&self) -> Option<&ModernBertModel> {
-        match &self.encoder {
-            ClassifierEncoder::ModernBert(e) => Some(e),
-            ClassifierEncoder::Bert(_) => None,
-        }
-    }
-
     /// The encoder's outputs (its pooler, where the checkpoint has one, is not run: these heads
     /// load the encoder without it).
     pub fn encode(
@@ -125,14 +101,8 @@ impl TokenClassifier {
         output_hidden_states: bool,
     ) -> Result<BertOutput> {
         let types = if self.token_types { token_type_ids } else { None };
-        let mut out = match &self.encoder {
-            ClassifierEncoder::Bert(e) => {
-                e.forward(input_ids, attention_mask, types, position_ids, output_hidden_states)?
-            }
-            ClassifierEncoder::ModernBert(e) => {
-                e.forward(input_ids, attention_mask, position_ids, output_hidden_states)?
-            }
-        };
+        let mut out =
+            self.encoder.forward(input_ids, attention_mask, types, position_ids, output_hidden_states)?;
         out.pooler_output = None;
         Ok(out)
     }
