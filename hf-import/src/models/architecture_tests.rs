@@ -1,0 +1,128 @@
+//! `AutoModel::architecture_of`: which model type and architecture name give which model.
+
+use super::*;
+
+fn arch(json: &str) -> Result<String> {
+    AutoModel::architecture_of(&Config::from_json_str(json).unwrap())
+}
+
+/// The family comes from `model_type`, the head from `architectures[0]`, as the Auto classes.
+#[test]
+fn the_model_type_picks_the_family() {
+    assert_eq!(
+        arch(r#"{"model_type": "qwen2", "architectures": ["LlamaForCausalLM"]}"#).unwrap(),
+        "Qwen2ForCausalLM"
+    );
+    assert_eq!(arch(r#"{"model_type": "qwen2"}"#).unwrap(), "Qwen2ForCausalLM");
+    assert_eq!(
+        arch(r#"{"model_type": "roberta", "architectures": ["BertForMaskedLM"]}"#).unwrap(),
+        "RobertaForMaskedLM"
+    );
+    assert_eq!(arch(r#"{"model_type": "bert", "architectures": ["BertModel"]}"#).unwrap(), "BertModel");
+    let e = arch(r#"{"model_type": "bert", "architectures": ["BertForMultipleChoice"]}"#);
+    assert!(e.unwrap_err().to_string().contains("BertForMultipleChoice"));
+    assert_eq!(arch(r#"{"model_type": "llama", "architectures": ["LlamaModel"]}"#).unwrap(), "LlamaModel");
+    assert_eq!(
+        arch(r#"{"model_type": "gemma3_text", "architectures": ["Gemma3TextModel"]}"#).unwrap(),
+        "Gemma3TextModel"
+    );
+    assert!(arch(r#"{"model_type": "bert", "architectures": ["BertLMHeadModel"]}"#).is_err());
+}
+
+/// Every supported model type with every supported family's name for a head: the model type's
+/// class for that head, as transformers 5.24's Auto classes map model types (checked:
+/// `MODEL_FOR_CAUSAL_LM_MAPPING_NAMES`, `MODEL_FOR_MASKED_LM_MAPPING_NAMES`, `MODEL_MAPPING_NAMES`;
+/// `architectures` is not read by them), or an error where it has none that hf-import runs
+/// (`BertLMHeadModel`, `RobertaForCausalLM`, `Gemma3Model`, ...). A decoder's base model
+/// (`LlamaModel`, ...) is its model type's for any `*Model` name.
+#[test]
+fn the_model_type_decides_the_family_for_every_pair() {
+    let causal = [
+        ("gemma", "GemmaForCausalLM"),
+        ("gemma2", "Gemma2ForCausalLM"),
+        ("gemma3", "Gemma3ForConditionalGeneration"),
+        ("gemma3_text", "Gemma3ForCausalLM"),
+        ("llama", "LlamaForCausalLM"),
+        ("mistral", "MistralForCausalLM"),
+        ("phi3", "Phi3ForCausalLM"),
+        ("qwen2", "Qwen2ForCausalLM"),
+        ("qwen3", "Qwen3ForCausalLM"),
+        ("gpt2", "GPT2LMHeadModel"),
+        ("gpt_neox", "GPTNeoXForCausalLM"),
+        ("mixtral", "MixtralForCausalLM"),
+        ("qwen3_moe", "Qwen3MoeForCausalLM"),
+        ("phi", "PhiForCausalLM"),
+        ("qwen2_moe", "Qwen2MoeForCausalLM"),
+        ("starcoder2", "Starcoder2ForCausalLM"),
+    ];
+    let encoders = [
+        ("bert", "Bert"),
+        ("distilbert", "DistilBert"),
+        ("roberta", "Roberta"),
+        ("xlm-roberta", "XLMRoberta"),
+        ("mpnet", "MPNet"),
+        ("modernbert", "ModernBert"),
+    ];
+    let encoder_heads = [
+        "Model",
+        "ForMaskedLM",
+        "ForSequenceClassification",
+        "ForTokenClassification",
+        "ForQuestionAnswering",
+    ];
+    let config = |t: &str, a: &str| format!(r#"{{"model_type": "{t}", "architectures": ["{a}"]}}"#);
+    for (model_type, class) in causal {
+        for (_, named) in causal {
+            assert_eq!(arch(&config(model_type, named)).unwrap(), class, "{model_type} naming {named}");
+        }
+        // The base model and the sequence classifier of the model type (neither for Gemma 3's
+        // types: their base models are `Gemma3Model` and `Gemma3TextModel`, their classifiers
+        // `Gemma3ForSequenceClassification` and `Gemma3TextForSequenceClassification`).
+        // GPT-2's base model is `GPT2Model`.
+        let family = class.strip_suffix("ForCausalLM").or(class.strip_suffix("LMHeadModel"));
+        let base = family.map(|f| format!("{f}Model")).filter(|_| !model_type.starts_with("gemma3"));
+        for (_, family) in encoders {
+            for head in encoder_heads {
+                let got = arch(&config(model_type, &format!("{family}{head}")));
+                match (&base, head) {
+                    (Some(base), "Model") => assert_eq!(&got.unwrap(), base, "{model_type}"),
+                    (Some(base), "ForSequenceClassification") => {
+                        let classifier =
+                            format!("{}ForSequenceClassification", base.trim_end_matches("Model"));
+                        assert_eq!(got.unwrap(), classifier, "{model_type}");
+                    }
+                    _ => assert!(got.is_err(), "{model_type} naming {family}{head}"),
+                }
+            }
+        }
+    }
+    for (model_type, own) in encoders {
+        for (_, family) in encoders {
+            for head in encoder_heads {
+                let got = arch(&config(model_type, &format!("{family}{head}"))).unwrap();
+                assert_eq!(got, format!("{own}{head}"), "{model_type} naming {family}{head}");
+            }
+        }
+        for (_, named) in causal {
+            assert!(arch(&config(model_type, named)).is_err(), "{model_type} naming {named}");
+        }
+    }
+}
+
+/// `gemma3` is the multimodal model and `gemma3_text` the text one, whichever causal LM head the
+/// config names (`AutoModelForCausalLM` picks by model type).
+#[test]
+fn a_causal_lm_head_is_the_model_types_causal_lm() {
+    let cg = "Gemma3ForConditionalGeneration";
+    assert_eq!(arch(r#"{"model_type": "gemma3"}"#).unwrap(), cg);
+    assert_eq!(arch(&format!(r#"{{"model_type": "gemma3", "architectures": ["{cg}"]}}"#)).unwrap(), cg);
+    assert_eq!(arch(r#"{"model_type": "gemma3", "architectures": ["Gemma3ForCausalLM"]}"#).unwrap(), cg);
+    let text = arch(&format!(r#"{{"model_type": "gemma3_text", "architectures": ["{cg}"]}}"#));
+    assert_eq!(text.unwrap(), "Gemma3ForCausalLM");
+    let llama = arch(r#"{"model_type": "llama", "architectures": ["LlamaForConditionalGeneration"]}"#);
+    assert_eq!(llama.unwrap(), "LlamaForCausalLM");
+    assert!(arch(r#"{"model_type": "gemma3", "architectures": ["Gemma3Model"]}"#).is_err());
+    let pali = arch(r#"{"model_type": "gemma3", "architectures": ["PaliGemmaForConditionalGeneration"]}"#);
+    assert!(pali.unwrap_err().to_string().contains("PaliGemmaForConditionalGeneration"));
+    assert!(arch(r#"{"model_type": "bert", "architectures": ["BertForConditionalGeneration"]}"#).is_err());
+}
