@@ -1,6 +1,6 @@
 //! Building blocks shared by the families: linear layers, norms, activations, rotary embeddings,
 //! attention masks and self-attention with grouped KV heads, a preallocated KV cache, gated MLPs,
-//! MPNet's relative-position bias.
+//! MPNet's relative-position bias, the pre-norm blocks of vision and CLIP towers.
 
 mod activation;
 mod arena;
@@ -13,6 +13,7 @@ mod mlp;
 mod moe;
 mod norm;
 mod packed_rows;
+mod pre_norm;
 mod relative_bias;
 mod rotary;
 
@@ -27,5 +28,6 @@ pub use mlp::GatedMlp;
 pub use moe::{FeedForward, Routing, SparseMoe};
 pub use norm::{DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};
 pub use packed_rows::{attend_rows, PackedRows};
+pub use pre_norm::PreNormEncoderLayer;
 pub use relative_bias::{bucket as relative_bucket, RelativeBias};
 pub use rotary::{apply_rotary, Rotary};

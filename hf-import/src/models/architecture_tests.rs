@@ -27,6 +27,12 @@ fn the_model_type_picks_the_family() {
         "Gemma3TextModel"
     );
     assert!(arch(r#"{"model_type": "bert", "architectures": ["BertLMHeadModel"]}"#).is_err());
+    assert_eq!(arch(r#"{"model_type": "vit"}"#).unwrap(), "ViTModel");
+    let vit_cls = arch(r#"{"model_type": "vit", "architectures": ["ViTForImageClassification"]}"#);
+    assert_eq!(vit_cls.unwrap(), "ViTForImageClassification");
+    assert!(arch(r#"{"model_type": "vit", "architectures": ["ViTForMaskedImageModeling"]}"#).is_err());
+    assert!(arch(r#"{"model_type": "bert", "architectures": ["ViTForImageClassification"]}"#).is_err());
+    assert!(arch(r#"{"model_type": "vit", "architectures": ["BertForMaskedLM"]}"#).is_err());
 }
 
 /// Every supported model type with every supported family's name for a head: the model type's

@@ -24,6 +24,9 @@ mod qwen3;
 mod roberta;
 mod starcoder2;
 mod token_classification;
+mod vision;
+mod vision_models;
+mod vit;
 
 use std::collections::BTreeMap;
 
@@ -54,6 +57,7 @@ pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::starcoder2::Starcoder2ForCausalLM;
 pub use self::token_classification::{TokenClassifier, TokenTask};
+pub use self::vit::{ViTConfig, ViTForImageClassification, ViTModel};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
@@ -81,6 +85,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("qwen3_moe", "Qwen3MoeForCausalLM"),
     ("roberta", "RobertaModel"),
     ("starcoder2", "Starcoder2ForCausalLM"),
+    ("vit", "ViTModel"),
     ("xlm-roberta", "XLMRobertaModel"),
 ];
 
@@ -161,6 +166,8 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "DistilBertForQuestionAnswering",
     "MPNetForQuestionAnswering",
     "ModernBertForQuestionAnswering",
+    "ViTModel",
+    "ViTForImageClassification",
 ];
 
 /// Any supported model, chosen from `model_type` and `architectures`.
@@ -230,6 +237,10 @@ pub enum AutoModel {
     /// A decoder's sequence classifier (`LlamaForSequenceClassification`,
     /// `Qwen3ForSequenceClassification`, ...: reward models)
     DecoderClassifier(DecoderForSequenceClassification),
+    /// `ViTModel`
+    ViT(ViTModel),
+    /// `ViTForImageClassification`
+    ViTForImageClassification(ViTForImageClassification),
 }
 
 /// The input names each kind of model accepts.
@@ -307,8 +318,9 @@ impl AutoModel {
         // As transformers' Auto classes: the family comes from `model_type`, the head from the
         // architecture's name (a qwen2 config naming `LlamaForCausalLM` runs Qwen2, biases and all).
         // (GPT-2's causal LM is `GPT2LMHeadModel`.)
-        const HEADS: [&str; 8] = [
+        const HEADS: [&str; 9] = [
             "ForCausalLM",
+            "ForImageClassification",
             "ForConditionalGeneration",
             "ForMaskedLM",
             "ForSequenceClassification",
@@ -398,6 +410,10 @@ impl AutoModel {
             }
             "ModernBertForSequenceClassification" => {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_modernbert(cfg, weights)?)
+            }
+            "ViTModel" => AutoModel::ViT(ViTModel::load(cfg, weights)?),
+            "ViTForImageClassification" => {
+                AutoModel::ViTForImageClassification(ViTForImageClassification::load(cfg, weights)?)
             }
             "GemmaForCausalLM" => AutoModel::Gemma(GemmaForCausalLM::load(cfg, weights)?),
             "Gemma2ForCausalLM" => AutoModel::Gemma2(Gemma2ForCausalLM::load(cfg, weights)?),
@@ -551,6 +567,7 @@ impl AutoModel {
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
             AutoModel::SequenceClassifier(m) => m.encoder.device(),
             AutoModel::TokenClassifier(m) => m.encoder.device(),
+            _ if self.is_image_model() => self.image_device(),
             _ => self.decoder().expect("decoder variants").device(),
         }
     }
@@ -610,6 +627,7 @@ impl AutoModel {
             AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::TokenClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
+            _ if self.is_image_model() => vision_models::IMAGE_INPUTS,
             _ if self.decoder().is_some() => DECODER_INPUTS,
             _ => ENCODER_INPUTS,
         }
@@ -623,6 +641,9 @@ impl AutoModel {
         attention_mask: Option<&Tensor>,
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
+        if self.is_image_model() {
+            return Err(self.no_token_inputs());
+        }
         let ids = ids_as_i64("input_ids", input_ids)?;
         if let Some(types) = token_type_ids {
             check_input_dtype("token_type_ids", types)?;
@@ -688,6 +709,9 @@ impl AutoModel {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
+        if self.is_image_model() {
+            return self.forward_images(inputs, output_hidden_states);
+        }
         if let AutoModel::Gemma3ForConditionalGeneration(_) = self {
             // Image inputs get their own error (before the float `pixel_values` would get the dtype's).
             gemma3_multimodal::check_text_only(inputs)?;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use oxtorch_hf_import::weights::read_safetensors;
+use oxtorch_hf_import::{AutoModel, Config, Weights};
 use oxtorch_tensor::{DType, Device, Tensor};
 
 /// The folder of a fixture made by `make_fixtures.py`.
@@ -27,7 +28,7 @@ pub fn read_all(path: &std::path::Path) -> BTreeMap<String, Tensor> {
 /// The golden file of a fixture split into its inputs and transformers' outputs.
 pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>) {
     let all = read_all(&fixture(name).join("expected.safetensors"));
-    let inputs = ["input_ids", "attention_mask", "token_type_ids"];
+    let inputs = ["input_ids", "attention_mask", "token_type_ids", "pixel_values"];
     all.into_iter().partition(|(k, _)| inputs.contains(&k.as_str()))
 }
 
@@ -61,4 +62,29 @@ pub fn xla() -> Option<Device> {
         return None;
     }
     Some(Device::Xla(0))
+}
+
+/// Loads fixture `name` (cast to float32), runs it on the golden inputs and compares every output.
+pub fn check(name: &str) {
+    let dir = fixture(name);
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
+    check_with(name, &cfg, &weights);
+}
+
+/// Runs `cfg` + `weights` on the golden inputs of fixture `name` and compares every output.
+pub fn check_with(name: &str, cfg: &Config, weights: &Weights) {
+    let model = AutoModel::load(cfg, weights).unwrap();
+    let (inputs, expected) = golden(name);
+    let outputs = model.forward_named(&inputs, true).unwrap();
+    let names: Vec<_> = outputs.iter().map(|(k, _)| k.clone()).collect();
+    let want: Vec<_> = expected.keys().cloned().collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(sorted, want, "{name}: output names");
+    let mut worst = 0.0f64;
+    for (key, actual) in &outputs {
+        worst = worst.max(assert_close(&format!("{name} {key}"), actual, &expected[key], 1e-4, 1e-4));
+    }
+    eprintln!("{name}: {} outputs, max abs diff {worst:.2e}", outputs.len());
 }

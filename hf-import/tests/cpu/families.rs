@@ -3,34 +3,9 @@
 
 use crate::common;
 
-use common::{assert_close, fixture, golden};
+use common::{assert_close, check, check_with, fixture, golden};
 use oxtorch_hf_import::{AutoModel, Config, Weights};
 use oxtorch_tensor::{DType, Tensor};
-
-/// Loads fixture `name` (cast to float32), runs it on the golden inputs and compares every output.
-fn check(name: &str) {
-    let dir = fixture(name);
-    let cfg = Config::load(&dir).unwrap();
-    let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
-    check_with(name, &cfg, &weights);
-}
-
-/// Runs `cfg` + `weights` on the golden inputs of fixture `name` and compares every output.
-fn check_with(name: &str, cfg: &Config, weights: &Weights) {
-    let model = AutoModel::load(cfg, weights).unwrap();
-    let (inputs, expected) = golden(name);
-    let outputs = model.forward_named(&inputs, true).unwrap();
-    let names: Vec<_> = outputs.iter().map(|(k, _)| k.clone()).collect();
-    let want: Vec<_> = expected.keys().cloned().collect();
-    let mut sorted = names.clone();
-    sorted.sort();
-    assert_eq!(sorted, want, "{name}: output names");
-    let mut worst = 0.0f64;
-    for (key, actual) in &outputs {
-        worst = worst.max(assert_close(&format!("{name} {key}"), actual, &expected[key], 1e-4, 1e-4));
-    }
-    eprintln!("{name}: {} outputs, max abs diff {worst:.2e}", outputs.len());
-}
 
 #[test]
 fn bert_model_with_pooler() {

@@ -17,4 +17,5 @@ mod pytorch_checkpoints;
 mod robustness;
 mod sentence;
 mod serve;
+mod vision;
 mod zero_copy;

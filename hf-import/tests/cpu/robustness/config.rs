@@ -20,6 +20,9 @@ const CORE_KEYS: &[&str] = &[
     "num_experts",
     "num_experts_per_tok",
     "moe_intermediate_size",
+    "image_size",
+    "patch_size",
+    "num_channels",
 ];
 /// How many other numeric keys (nested ones included), and how many non-numeric ones, are swept
 /// per `config.json` (all of them with `ROBUSTNESS_FULL=1`).
@@ -48,6 +51,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "phi",
     "llama_cls",
     "modernbert_cls_mean",
+    "vit_cls",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each

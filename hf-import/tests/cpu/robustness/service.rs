@@ -167,6 +167,14 @@ fn run_model(
     model: &Arc<AutoModel>,
     tok: Option<&Arc<HfTokenizer>>,
 ) {
+    if let Some([c, h, w]) = model.image_shape() {
+        let m = model.clone();
+        s.call(case, "forward_named(pixel_values)", &[], move || {
+            let pixels = Tensor::zeros([1, c, h, w], DType::F32)?;
+            m.forward_named(&[("pixel_values".to_string(), pixels)].into(), false)
+        });
+        return;
+    }
     let m = model.clone();
     s.call(case, "forward_named([1, 3] ids)", &[], move || m.forward_named(&ids_only(prompt()?), false));
     if model.causal_lm().is_none() {

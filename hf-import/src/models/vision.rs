@@ -1,0 +1,132 @@
+//! What the image towers share: `image_size` / `patch_size` read as transformers reads them, the
+//! patch embedding (a convolution whose stride is its kernel, computed as one matrix product over
+//! the unfolded patches), and the checks on `pixel_values`.
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{DType, Tensor};
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::weights::Vars;
+
+/// `key` of `cfg` as `(height, width)`: one number for both, or a `[height, width]` pair.
+pub(crate) fn size_pair(cfg: &Config, key: &str, default: usize) -> Result<(usize, usize)> {
+    let bad = || Error::Config(format!("{key} must be a positive integer or a [height, width] pair"));
+    let positive = |v: &Value| v.as_u64().filter(|&n| n > 0).map(|n| n as usize);
+    match cfg.get(key) {
+        None | Some(Value::Null) => Ok((default, default)),
+        Some(Value::Array(items)) => match items.as_slice() {
+            [h, w] => Ok((positive(h).ok_or_else(bad)?, positive(w).ok_or_else(bad)?)),
+            _ => Err(bad()),
+        },
+        Some(v) => positive(v).map(|n| (n, n)).ok_or_else(bad),
+    }
+}
+
+/// `nn.Conv2d(channels, hidden, kernel_size=patch, stride=patch)` over an image of `image` pixels:
+/// each patch's pixels, flattened in the weight's `(channel, row, column)` order, times the
+/// weight viewed as `[hidden, channels · patch rows · patch columns]`.
+#[derive(Debug, Clone)]
+pub(crate) struct PatchEmbedding {
+    /// `[hidden, channels · patch.0 · patch.1]`
+    weight: Tensor,
+    /// `[hidden]`
+    bias: Option<Tensor>,
+    channels: usize,
+    patch: (usize, usize),
+    image: (usize, usize),
+}
+
+impl PatchEmbedding {
+    /// `vars.weight` `[hidden, channels, patch.0, patch.1]` and, when `bias`, `vars.bias`.
+    pub(crate) fn load(
+        vars: &Vars<'_>,
+        hidden: usize,
+        channels: usize,
+        patch: (usize, usize),
+        image: (usize, usize),
+        bias: bool,
+    ) -> Result<Self> {
+        if image.0 < patch.0 || image.1 < patch.1 {
+            return Err(Error::Config(format!(
+                "image_size {image:?} is smaller than patch_size {patch:?}: the model has no patches"
+            )));
+        }
+        let weight = vars.get("weight", &[hidden, channels, patch.0, patch.1])?;
+        let weight = weight.reshape([hidden, channels * patch.0 * patch.1])?;
+        let bias = if bias { Some(vars.get("bias", &[hidden])?) } else { None };
+        Ok(PatchEmbedding { weight, bias, channels, patch, image })
+    }
+
+    /// Patches per image: `(image rows / patch rows) · (image columns / patch columns)` (saturated:
+    /// a corrupt config's count then matches no checkpoint's table).
+    pub(crate) fn num_patches(&self) -> usize {
+        (self.image.0 / self.patch.0).saturating_mul(self.image.1 / self.patch.1)
+    }
+
+    /// The weight's dtype, which the pixels are cast to.
+    pub(crate) fn dtype(&self) -> DType {
+        self.weight.dtype()
+    }
+
+    /// The weight's device.
+    pub(crate) fn device(&self) -> oxtorch_tensor::Device {
+        self.weight.device()
+    }
+
+    /// `pixels` `[batch, channels, height, width]` (the configured size, as transformers requires
+    /// without `interpolate_pos_encoding`) → `[batch, patches, hidden]`, patches row by row.
+    pub(crate) fn forward(&self, pixels: &Tensor) -> Result<Tensor> {
+        let &[b, c, h, w] = pixels.dims() else {
+            return Err(Error::Input(format!(
+                "input 'pixel_values' must be [batch, channels, height, width], got {:?}",
+                pixels.dims()
+            )));
+        };
+        if c != self.channels {
+            return Err(Error::Input(format!(
+                "input 'pixel_values' has {c} channels, but the model's configuration has {} (shape {:?})",
+                self.channels,
+                pixels.dims()
+            )));
+        }
+        if (h, w) != self.image {
+            return Err(Error::Input(format!(
+                "input image size ({h}*{w}) doesn't match model ({}*{})",
+                self.image.0, self.image.1
+            )));
+        }
+        let (ph, pw) = self.patch;
+        let (rows, cols) = (h / ph, w / pw);
+        // A strided convolution leaves out the pixels past the last whole patch.
+        let x = pixels.narrow(2, 0, rows * ph)?.narrow(3, 0, cols * pw)?;
+        let x = x.reshape([b, c, rows, ph, cols, pw])?.permute([0, 2, 4, 1, 3, 5])?;
+        let x = x.reshape([b, rows * cols, c * ph * pw])?;
+        Ok(x.linear(&self.weight, self.bias.as_ref())?)
+    }
+}
+
+/// The one input of an image tower, `pixel_values` (float, `[batch, channels, height, width]`),
+/// in `dtype`; any other input is an error naming the inputs the model takes.
+pub(crate) fn pixel_values(inputs: &BTreeMap<String, Tensor>, dtype: DType) -> Result<Tensor> {
+    if let Some(name) = inputs.keys().find(|k| k.as_str() != "pixel_values") {
+        return Err(Error::Input(format!("unexpected input '{name}' (this model takes pixel_values)")));
+    }
+    let pixels =
+        inputs.get("pixel_values").ok_or_else(|| Error::Input("missing input 'pixel_values'".into()))?;
+    if !pixels.dtype().is_float() {
+        return Err(Error::Input(format!(
+            "input 'pixel_values' must be a floating-point tensor, got {:?}",
+            pixels.dtype()
+        )));
+    }
+    if pixels.rank() != 4 || pixels.dims()[0] == 0 {
+        return Err(Error::Input(format!(
+            "input 'pixel_values' must be [batch, channels, height, width] with batch > 0, got {:?}",
+            pixels.dims()
+        )));
+    }
+    Ok(pixels.to_dtype(dtype)?)
+}

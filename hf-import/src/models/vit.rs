@@ -1,0 +1,254 @@
+//! ViT (`ViTModel` with its pooler, `ViTForImageClassification`): patch embeddings, a class token
+//! and learned positions, pre-norm encoder blocks, a final layer norm.
+//!
+//! Checkpoints on the Hub (and transformers 5's `save_pretrained`) name the blocks
+//! `encoder.layer.N.attention.attention.query`, ...; transformers 5's in-memory modules (what a
+//! `torch.save` of its state dict holds) name them `layers.N.attention.q_proj`, ...: both load.
+
+use oxtorch_tensor::{Device, Tensor};
+
+use super::bert::BertOutput;
+use super::classification::num_labels;
+use super::vision::{size_pair, PatchEmbedding};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{Activation, LayerNorm, Linear, PreNormEncoderLayer};
+use crate::weights::{Vars, Weights};
+
+/// The sizes of a ViT (`ViTConfig`'s keys and defaults).
+#[derive(Debug, Clone)]
+pub struct ViTConfig {
+    /// model width
+    pub hidden: usize,
+    /// attention heads
+    pub heads: usize,
+    /// MLP width
+    pub intermediate: usize,
+    /// number of blocks
+    pub layers: usize,
+    /// layer norm epsilon
+    pub eps: f64,
+    /// MLP activation
+    pub act: Activation,
+    /// `(height, width)` of the images the position table was made for
+    pub image: (usize, usize),
+    /// `(height, width)` of a patch
+    pub patch: (usize, usize),
+    /// image channels
+    pub channels: usize,
+    /// biases on the query, key and value projections
+    pub qkv_bias: bool,
+    /// the pooler's output width
+    pub pooler_size: usize,
+    /// the pooler's activation
+    pub pooler_act: Activation,
+}
+
+impl ViTConfig {
+    /// Reads `ViTConfig`'s keys from `cfg`.
+    pub fn from_config(cfg: &Config) -> Result<Self> {
+        let hidden = cfg.usize_or("hidden_size", 768)?;
+        let c = ViTConfig {
+            hidden,
+            heads: cfg.usize_or("num_attention_heads", 12)?,
+            intermediate: cfg.usize_or("intermediate_size", 3072)?,
+            layers: if cfg.get("num_hidden_layers").is_some() {
+                cfg.layers("num_hidden_layers")?
+            } else {
+                12
+            },
+            eps: cfg.f64_or("layer_norm_eps", 1e-12)?,
+            act: Activation::from_name(cfg.str_or("hidden_act", "gelu")?)?,
+            image: size_pair(cfg, "image_size", 224)?,
+            patch: size_pair(cfg, "patch_size", 16)?,
+            channels: cfg.usize_or("num_channels", 3)?,
+            qkv_bias: cfg.bool_or("qkv_bias", true)?,
+            pooler_size: cfg.nullable_usize_or("pooler_output_size", Some(hidden))?.unwrap_or(hidden),
+            pooler_act: Activation::from_name(cfg.str_or("pooler_act", "tanh")?)?,
+        };
+        if c.heads == 0 || !c.hidden.is_multiple_of(c.heads) {
+            return Err(Error::Config(format!(
+                "hidden_size ({}) must be a multiple of num_attention_heads ({})",
+                c.hidden, c.heads
+            )));
+        }
+        Ok(c)
+    }
+}
+
+/// transformers' `ViTModel`.
+#[derive(Debug, Clone)]
+pub struct ViTModel {
+    config: ViTConfig,
+    patches: PatchEmbedding,
+    /// `[1, 1, hidden]`
+    cls_token: Tensor,
+    /// `[1, patches + 1, hidden]`
+    positions: Tensor,
+    layers: Vec<PreNormEncoderLayer>,
+    layernorm: LayerNorm,
+    /// `dense` and its activation on the first token, when the checkpoint has one.
+    pooler: Option<Linear>,
+}
+
+impl ViTModel {
+    /// `ViTModel` from `cfg` and `weights` (its tensors at the top level, or under `vit.` as in an
+    /// image classifier's checkpoint). The pooler is there when the checkpoint has it.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let c = ViTConfig::from_config(cfg)?;
+        let root = weights.vars("");
+        let vars = if root.contains("vit.embeddings.cls_token") { root.pp("vit") } else { root };
+        Self::load_at(&vars, c)
+    }
+
+    /// The model under `vars` (`embeddings.*`, `encoder.*` or `layers.*`, `layernorm.*`, `pooler.*`).
+    pub(crate) fn load_at(vars: &Vars<'_>, c: ViTConfig) -> Result<Self> {
+        let emb = vars.pp("embeddings");
+        let patches = PatchEmbedding::load(
+            &emb.pp("patch_embeddings.projection"),
+            c.hidden,
+            c.channels,
+            c.patch,
+            c.image,
+            true,
+        )?;
+        let cls_token = emb.get("cls_token", &[1, 1, c.hidden])?;
+        let positions =
+            emb.get("position_embeddings", &[1, patches.num_patches().saturating_add(1), c.hidden])?;
+        let hub_names = vars.contains("encoder.layer.0.layernorm_before.weight")
+            || !vars.contains("layers.0.layernorm_before.weight");
+        let layers = (0..c.layers)
+            .map(|i| {
+                if hub_names {
+                    load_hub_layer(&vars.pp("encoder.layer").pp(i), &c)
+                } else {
+                    load_layer(&vars.pp("layers").pp(i), &c)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let layernorm = LayerNorm::load(&vars.pp("layernorm"), c.hidden, c.eps)?;
+        let pooler = if vars.contains("pooler.dense.weight") {
+            Some(Linear::load(&vars.pp("pooler.dense"), c.hidden, c.pooler_size, true)?)
+        } else {
+            None
+        };
+        Ok(ViTModel { config: c, patches, cls_token, positions, layers, layernorm, pooler })
+    }
+
+    /// The sizes this model was built with.
+    pub fn config(&self) -> &ViTConfig {
+        &self.config
+    }
+
+    /// The `[channels, height, width]` of the images this model takes.
+    pub fn image_shape(&self) -> [usize; 3] {
+        [self.config.channels, self.config.image.0, self.config.image.1]
+    }
+
+    /// The device of the weights.
+    pub fn device(&self) -> Device {
+        self.patches.device()
+    }
+
+    /// The dtype of the weights, which `pixel_values` are cast to.
+    pub fn dtype(&self) -> oxtorch_tensor::DType {
+        self.patches.dtype()
+    }
+
+    /// `pixel_values` `[batch, channels, height, width]` → `last_hidden_state` (after the final
+    /// norm), `pooler_output` (with a pooler) and, with `output_hidden_states`, the embeddings and
+    /// every block's output (before the final norm), as transformers gives them.
+    pub fn forward(&self, pixel_values: &Tensor, output_hidden_states: bool) -> Result<BertOutput> {
+        let c = &self.config;
+        let patches = self.patches.forward(&pixel_values.to_dtype(self.dtype())?)?;
+        let b = patches.dims()[0];
+        let cls = self.cls_token.expand([b, 1, c.hidden])?;
+        let mut x = Tensor::cat(&[&cls, &patches], 1)?.add(&self.positions)?;
+        let mut hidden_states = Vec::new();
+        for layer in &self.layers {
+            if output_hidden_states {
+                hidden_states.push(x.clone());
+            }
+            x = layer.forward(&x, None, c.heads, c.act)?;
+        }
+        if output_hidden_states {
+            hidden_states.push(x.clone());
+        }
+        let last_hidden_state = self.layernorm.forward(&x)?;
+        let pooler_output = match &self.pooler {
+            Some(dense) => Some(c.pooler_act.forward(&dense.forward(&last_hidden_state.select(1, 0)?)?)?),
+            None => None,
+        };
+        Ok(BertOutput { last_hidden_state, pooler_output, hidden_states })
+    }
+}
+
+/// A block under its Hub names (`attention.attention.query`, `intermediate.dense`, ...).
+fn load_hub_layer(vars: &Vars<'_>, c: &ViTConfig) -> Result<PreNormEncoderLayer> {
+    let (h, i) = (c.hidden, c.intermediate);
+    let attn = vars.pp("attention.attention");
+    Ok(PreNormEncoderLayer {
+        norm1: LayerNorm::load(&vars.pp("layernorm_before"), h, c.eps)?,
+        query: Linear::load(&attn.pp("query"), h, h, c.qkv_bias)?,
+        key: Linear::load(&attn.pp("key"), h, h, c.qkv_bias)?,
+        value: Linear::load(&attn.pp("value"), h, h, c.qkv_bias)?,
+        attn_out: Linear::load(&vars.pp("attention.output.dense"), h, h, true)?,
+        norm2: LayerNorm::load(&vars.pp("layernorm_after"), h, c.eps)?,
+        fc1: Linear::load(&vars.pp("intermediate.dense"), h, i, true)?,
+        fc2: Linear::load(&vars.pp("output.dense"), i, h, true)?,
+    })
+}
+
+/// A block under transformers 5's module names (`attention.q_proj`, `mlp.fc1`, ...).
+fn load_layer(vars: &Vars<'_>, c: &ViTConfig) -> Result<PreNormEncoderLayer> {
+    let (h, i) = (c.hidden, c.intermediate);
+    let attn = vars.pp("attention");
+    Ok(PreNormEncoderLayer {
+        norm1: LayerNorm::load(&vars.pp("layernorm_before"), h, c.eps)?,
+        query: Linear::load(&attn.pp("q_proj"), h, h, c.qkv_bias)?,
+        key: Linear::load(&attn.pp("k_proj"), h, h, c.qkv_bias)?,
+        value: Linear::load(&attn.pp("v_proj"), h, h, c.qkv_bias)?,
+        attn_out: Linear::load(&attn.pp("o_proj"), h, h, true)?,
+        norm2: LayerNorm::load(&vars.pp("layernorm_after"), h, c.eps)?,
+        fc1: Linear::load(&vars.pp("mlp.fc1"), h, i, true)?,
+        fc2: Linear::load(&vars.pp("mlp.fc2"), i, h, true)?,
+    })
+}
+
+/// transformers' `ViTForImageClassification`: a linear classifier on the first token after the
+/// final norm (the model has no pooler).
+#[derive(Debug, Clone)]
+pub struct ViTForImageClassification {
+    /// the ViT under `vit.`
+    pub vit: ViTModel,
+    /// `[num_labels, hidden]` (none with 0 labels: the logits are the first token's features)
+    classifier: Option<Linear>,
+}
+
+impl ViTForImageClassification {
+    /// The classifier from `cfg` (`num_labels` or `id2label`) and `weights`.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let c = ViTConfig::from_config(cfg)?;
+        let hidden = c.hidden;
+        let mut vit = ViTModel::load_at(&weights.vars("vit"), c)?;
+        // (transformers builds this ViT without its pooler, whatever the checkpoint holds.)
+        vit.pooler = None;
+        let labels = num_labels(cfg)?;
+        let classifier = match labels {
+            0 => None,
+            n => Some(Linear::load(&weights.vars("classifier"), hidden, n, true)?),
+        };
+        Ok(ViTForImageClassification { vit, classifier })
+    }
+
+    /// `logits` `[batch, num_labels]` and the model's outputs.
+    pub fn forward(&self, pixel_values: &Tensor, output_hidden_states: bool) -> Result<(Tensor, BertOutput)> {
+        let out = self.vit.forward(pixel_values, output_hidden_states)?;
+        let first = out.last_hidden_state.select(1, 0)?;
+        let logits = match &self.classifier {
+            Some(classifier) => classifier.forward(&first)?,
+            None => first,
+        };
+        Ok((logits, out))
+    }
+}
