@@ -18,9 +18,27 @@ import torch
 import transformers as tf
 from safetensors.torch import save_file
 
-from make_fixtures import ONLY, OUT, flatten, labels, randomise
+from make_fixtures import ONLY, OUT, labels, randomise
 
 TOWER = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+
+
+def flatten(out, prefix=""):
+    """transformers' output object as flat float32 tensors: tuples as `hidden_states.0`, ..., nested
+    outputs (CLIP's `text_model_output`) joined with dots."""
+    flat = {}
+    for key, value in out.items():
+        name = f"{prefix}{key}"
+        if value is None:
+            continue
+        if isinstance(value, tuple):
+            for i, v in enumerate(value):
+                flat[f"{name}.{i}"] = v.detach().float().clone().contiguous()
+        elif isinstance(value, torch.Tensor):
+            flat[name] = value.detach().float().clone().contiguous()
+        else:
+            flat.update(flatten(value, f"{name}."))
+    return flat
 
 
 def pixels(batch, channels, height, width, seed):
@@ -59,5 +77,41 @@ def vit():
           {"pixel_values": pixels(3, 3, 18, 18, 61)})
 
 
+# CLIP's tiny towers: text 32 wide over a 100-token vocabulary (eos 99, as the real tokenizer pads
+# with its eos), vision 48 wide on 16x16 images in 4x4 patches, both projected to 24.
+CLIP_TEXT = dict(TOWER, vocab_size=100, max_position_embeddings=16, eos_token_id=99, bos_token_id=98,
+                 pad_token_id=1, projection_dim=24)
+CLIP_VISION = dict(TOWER, hidden_size=48, image_size=16, patch_size=4, projection_dim=24)
+
+
+def clip_text_inputs():
+    """Two texts of 7 tokens: one padded with eos (the real tokenizer's padding) after its first eos,
+    one whose eos is its last token."""
+    ids = torch.tensor([[98, 17, 42, 5, 99, 99, 99], [98, 64, 12, 77, 30, 23, 99]], dtype=torch.int64)
+    mask = torch.tensor([[1] * 5 + [0] * 2, [1] * 7], dtype=torch.int64)
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+def clip():
+    config = tf.CLIPConfig(text_config=CLIP_TEXT, vision_config=CLIP_VISION, projection_dim=24,
+                           logit_scale_init_value=2.0, attn_implementation="eager")
+    build("clip", tf.CLIPModel, config, 62, {**clip_text_inputs(), "pixel_values": pixels(3, 3, 16, 16, 62)})
+    # Before transformers' PR #24773 the configs said eos 2, and the pooled token is the highest id.
+    legacy = dict(CLIP_TEXT, eos_token_id=2, hidden_act="gelu")
+    build("clip_text_legacy_eos", tf.CLIPTextModelWithProjection,
+          tf.CLIPTextConfig(**legacy, attn_implementation="eager"), 63, clip_text_inputs())
+    build("clip_text", tf.CLIPTextModel, tf.CLIPTextConfig(**CLIP_TEXT, attn_implementation="eager"), 64,
+          clip_text_inputs())
+    odd = dict(CLIP_VISION, image_size=18)
+    build("clip_vision_proj", tf.CLIPVisionModelWithProjection,
+          tf.CLIPVisionConfig(**odd, attn_implementation="eager"), 65, {"pixel_values": pixels(2, 3, 18, 18, 65)})
+    build("clip_vision", tf.CLIPVisionModel, tf.CLIPVisionConfig(**CLIP_VISION, attn_implementation="eager"), 66,
+          {"pixel_values": pixels(2, 3, 16, 16, 66)})
+    build("clip_cls", tf.CLIPForImageClassification,
+          tf.CLIPConfig(text_config=CLIP_TEXT, vision_config=CLIP_VISION, attn_implementation="eager",
+                        **labels("cat", "dog", "bird")), 67, {"pixel_values": pixels(2, 3, 16, 16, 67)})
+
+
 if __name__ == "__main__":
     vit()
+    clip()

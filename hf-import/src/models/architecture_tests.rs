@@ -33,6 +33,31 @@ fn the_model_type_picks_the_family() {
     assert!(arch(r#"{"model_type": "vit", "architectures": ["ViTForMaskedImageModeling"]}"#).is_err());
     assert!(arch(r#"{"model_type": "bert", "architectures": ["ViTForImageClassification"]}"#).is_err());
     assert!(arch(r#"{"model_type": "vit", "architectures": ["BertForMaskedLM"]}"#).is_err());
+    assert_eq!(arch(r#"{"model_type": "clip"}"#).unwrap(), "CLIPModel");
+    assert_eq!(arch(r#"{"model_type": "clip_text_model"}"#).unwrap(), "CLIPTextModel");
+    assert_eq!(arch(r#"{"model_type": "clip_vision_model"}"#).unwrap(), "CLIPVisionModel");
+    for named in
+        ["CLIPTextModelWithProjection", "CLIPVisionModelWithProjection", "CLIPForImageClassification"]
+    {
+        let got = arch(&format!(r#"{{"model_type": "clip", "architectures": ["{named}"]}}"#));
+        assert_eq!(got.unwrap(), named);
+    }
+}
+
+/// A CLIP architecture reads its model type's config: with another model type it is refused when
+/// loading, naming both.
+#[test]
+fn clip_architectures_need_a_clip_config() {
+    let cfg =
+        Config::from_json_str(r#"{"model_type": "bert", "architectures": ["CLIPTextModelWithProjection"]}"#);
+    let err = AutoModel::load(&cfg.unwrap(), &Weights::from_tensors([])).unwrap_err().to_string();
+    assert!(err.contains("CLIPTextModelWithProjection") && err.contains("\"bert\""), "{err}");
+    let cfg =
+        Config::from_json_str(r#"{"model_type": "clip_text_model", "architectures": ["CLIPVisionModel"]}"#);
+    assert_eq!(AutoModel::architecture_of(cfg.as_ref().unwrap()).unwrap(), "CLIPTextModel");
+    let cfg = r#"{"model_type": "clip_text_model", "architectures": ["CLIPVisionModelWithProjection"]}"#;
+    let err = AutoModel::load(&Config::from_json_str(cfg).unwrap(), &Weights::from_tensors([])).unwrap_err();
+    assert!(err.to_string().contains("clip_text_model"), "{err}");
 }
 
 /// Every supported model type with every supported family's name for a head: the model type's

@@ -3,6 +3,7 @@
 mod bert;
 pub(crate) mod bucketing;
 mod classification;
+mod clip;
 pub mod decoder;
 mod decoder_classifier;
 mod distilbert;
@@ -38,6 +39,7 @@ pub use self::classification::{
     DistilBertForSequenceClassification, MPNetForSequenceClassification, ModernBertForSequenceClassification,
     RobertaForSequenceClassification, SequenceClassifier,
 };
+pub use self::clip::{Clip, ClipTextConfig, ClipTextTower, ClipVisionConfig, ClipVisionTower, TowerOutput};
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec};
 pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
@@ -65,6 +67,9 @@ use crate::weights::Weights;
 /// The `model_type`s hf-import runs, each with the architecture a config that names none gets.
 pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("bert", "BertModel"),
+    ("clip", "CLIPModel"),
+    ("clip_text_model", "CLIPTextModel"),
+    ("clip_vision_model", "CLIPVisionModel"),
     ("distilbert", "DistilBertModel"),
     ("gemma", "GemmaForCausalLM"),
     ("gemma2", "Gemma2ForCausalLM"),
@@ -168,6 +173,12 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "ModernBertForQuestionAnswering",
     "ViTModel",
     "ViTForImageClassification",
+    "CLIPModel",
+    "CLIPForImageClassification",
+    "CLIPTextModel",
+    "CLIPTextModelWithProjection",
+    "CLIPVisionModel",
+    "CLIPVisionModelWithProjection",
 ];
 
 /// Any supported model, chosen from `model_type` and `architectures`.
@@ -241,6 +252,9 @@ pub enum AutoModel {
     ViT(ViTModel),
     /// `ViTForImageClassification`
     ViTForImageClassification(ViTForImageClassification),
+    /// `CLIPModel`, its towers alone (`CLIPTextModel`, `CLIPVisionModel`, with or without their
+    /// projections) or `CLIPForImageClassification`
+    Clip(Clip),
 }
 
 /// The input names each kind of model accepts.
@@ -266,7 +280,7 @@ pub(crate) fn check_input_dtype(name: &str, t: &Tensor) -> Result<()> {
 /// Checks the inputs' shapes against `input_ids` (`[batch, seq]`, `seq` > 0): `attention_mask`
 /// and `token_type_ids` are `[batch, seq]`, `position_ids` `[batch, seq]`, `[1, seq]` or `[seq]`; the error
 /// names the input.
-fn check_input_shapes(inputs: &BTreeMap<String, Tensor>) -> Result<()> {
+pub(super) fn check_input_shapes(inputs: &BTreeMap<String, Tensor>) -> Result<()> {
     let Some(ids) = inputs.get("input_ids") else { return Ok(()) };
     let (b, s) = match ids.dims() {
         &[b, s] if s > 0 => (b, s),
@@ -412,6 +426,7 @@ impl AutoModel {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_modernbert(cfg, weights)?)
             }
             "ViTModel" => AutoModel::ViT(ViTModel::load(cfg, weights)?),
+            _ if arch.starts_with("CLIP") => AutoModel::Clip(Clip::load(arch, cfg, weights)?),
             "ViTForImageClassification" => {
                 AutoModel::ViTForImageClassification(ViTForImageClassification::load(cfg, weights)?)
             }
@@ -567,7 +582,7 @@ impl AutoModel {
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
             AutoModel::SequenceClassifier(m) => m.encoder.device(),
             AutoModel::TokenClassifier(m) => m.encoder.device(),
-            _ if self.is_image_model() => self.image_device(),
+            _ if self.runs_own_inputs() => self.own_device(),
             _ => self.decoder().expect("decoder variants").device(),
         }
     }
@@ -627,7 +642,7 @@ impl AutoModel {
             AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::TokenClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
-            _ if self.is_image_model() => vision_models::IMAGE_INPUTS,
+            _ if self.runs_own_inputs() => self.own_input_names(),
             _ if self.decoder().is_some() => DECODER_INPUTS,
             _ => ENCODER_INPUTS,
         }
@@ -641,8 +656,8 @@ impl AutoModel {
         attention_mask: Option<&Tensor>,
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
-        if self.is_image_model() {
-            return Err(self.no_token_inputs());
+        if self.runs_own_inputs() {
+            return self.own_last_hidden_state(input_ids, attention_mask);
         }
         let ids = ids_as_i64("input_ids", input_ids)?;
         if let Some(types) = token_type_ids {
@@ -709,8 +724,8 @@ impl AutoModel {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
-        if self.is_image_model() {
-            return self.forward_images(inputs, output_hidden_states);
+        if self.runs_own_inputs() {
+            return self.forward_own_inputs(inputs, output_hidden_states);
         }
         if let AutoModel::Gemma3ForConditionalGeneration(_) = self {
             // Image inputs get their own error (before the float `pixel_values` would get the dtype's).

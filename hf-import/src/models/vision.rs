@@ -116,6 +116,12 @@ pub(crate) fn pixel_values(inputs: &BTreeMap<String, Tensor>, dtype: DType) -> R
     }
     let pixels =
         inputs.get("pixel_values").ok_or_else(|| Error::Input("missing input 'pixel_values'".into()))?;
+    checked_pixels(pixels, dtype)
+}
+
+/// `pixels` checked as `pixel_values` (a float tensor `[batch, channels, height, width]`, batch > 0)
+/// and cast to `dtype`.
+pub(crate) fn checked_pixels(pixels: &Tensor, dtype: DType) -> Result<Tensor> {
     if !pixels.dtype().is_float() {
         return Err(Error::Input(format!(
             "input 'pixel_values' must be a floating-point tensor, got {:?}",

@@ -62,7 +62,7 @@ fn forward_matches(model: &Path, name: &str, dir: &Path) -> String {
 #[test]
 fn forward_writes_transformers_outputs() {
     let dir = scratch("forward");
-    for name in ["bert", "llama", "qwen2", "vit_cls"] {
+    for name in ["bert", "llama", "qwen2", "vit_cls", "clip"] {
         forward_matches(&fixture(name), name, &dir);
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -291,7 +291,7 @@ fn bad_input_gives_one_error_line_and_no_output() {
         &odd,
         &good_inputs,
         &[],
-        "model_type \"whisper\" is not supported (supported: bert, distilbert, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, modernbert, mpnet, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, starcoder2, vit, xlm-roberta)",
+        "model_type \"whisper\" is not supported (supported: bert, clip, clip_text_model, clip_vision_model, distilbert, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, modernbert, mpnet, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, starcoder2, vit, xlm-roberta)",
     );
     forward_fails(&dir, &llama, &good_inputs, &["--dtype", "f8"], "unknown dtype 'f8'");
     forward_fails(&dir, &llama, &good_inputs, &["--device", "cuda"], "--device");

@@ -46,17 +46,20 @@ fn vit_under_transformers_5_module_names() {
     }
 }
 
-/// The checkpoint cast to bfloat16 on load runs in bfloat16 close to the float32 goldens.
+/// The checkpoints cast to bfloat16 on load run in bfloat16 close to the float32 goldens.
 #[test]
-fn vit_in_bfloat16() {
-    let dir = fixture("vit_cls");
-    let cfg = Config::load(&dir).unwrap();
-    let model = AutoModel::load(&cfg, &Weights::load(&dir, Some(DType::BF16)).unwrap()).unwrap();
-    let (inputs, expected) = golden("vit_cls");
-    let out: BTreeMap<_, _> = model.forward_named(&inputs, false).unwrap().into_iter().collect();
-    let logits = &out["logits"];
-    assert_eq!(logits.dtype(), DType::BF16);
-    assert_close("vit_cls bf16 logits", logits, &expected["logits"], 0.15, 0.05);
+fn vit_and_clip_in_bfloat16() {
+    for (name, output) in [("vit_cls", "logits"), ("clip", "logits_per_image"), ("clip_cls", "logits")] {
+        let dir = fixture(name);
+        let cfg = Config::load(&dir).unwrap();
+        let model = AutoModel::load(&cfg, &Weights::load(&dir, Some(DType::BF16)).unwrap()).unwrap();
+        let (inputs, expected) = golden(name);
+        let out: BTreeMap<_, _> = model.forward_named(&inputs, false).unwrap().into_iter().collect();
+        let got = &out[output];
+        assert_eq!(got.dtype(), DType::BF16, "{name}");
+        let worst = assert_close(&format!("{name} bf16 {output}"), got, &expected[output], 0.15, 0.05);
+        eprintln!("{name} bf16 {output}: max abs diff {worst:.3}");
+    }
 }
 
 /// Pixels of the wrong size, channels, rank or dtype, token inputs and a missing `pixel_values`
@@ -106,4 +109,135 @@ fn vit_config_and_checkpoint_disagreements() {
     json.insert("patch_size".into(), serde_json::json!([4, 4, 4]));
     let err = AutoModel::load(&Config::from_map(json), &weights).unwrap_err().to_string();
     assert!(err.contains("patch_size must be"), "{err}");
+}
+
+#[test]
+fn clip_model_texts_and_images_against_transformers() {
+    check("clip");
+}
+
+#[test]
+fn clip_towers_alone_with_and_without_projections() {
+    for name in ["clip_text", "clip_text_legacy_eos", "clip_vision", "clip_vision_proj"] {
+        check(name);
+    }
+}
+
+#[test]
+fn clip_for_image_classification_on_the_mean_patch() {
+    check("clip_cls");
+}
+
+/// `CLIPModel` given only texts or only images gives that side's embeddings and tower outputs
+/// (as `get_text_features` / `get_image_features`, normalised under `*_embeds`); given neither,
+/// an error naming both.
+#[test]
+fn clip_model_on_one_modality() {
+    let dir = fixture("clip");
+    let cfg = Config::load(&dir).unwrap();
+    let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+    let (inputs, expected) = golden("clip");
+    for side in ["text", "vision"] {
+        let keep = |k: &str| if side == "text" { k != "pixel_values" } else { k == "pixel_values" };
+        let one: BTreeMap<_, _> =
+            inputs.iter().filter(|(k, _)| keep(k)).map(|(k, t)| (k.clone(), t.clone())).collect();
+        let out = model.forward_named(&one, true).unwrap();
+        let embeds = if side == "text" { "text_embeds" } else { "image_embeds" };
+        let mut names: Vec<_> = out.iter().map(|(k, _)| k.as_str()).collect();
+        names.sort();
+        let want: Vec<_> = expected
+            .keys()
+            .map(String::as_str)
+            .filter(|k| *k == embeds || k.starts_with(&format!("{side}_model_output.")))
+            .collect();
+        assert_eq!(names, want, "{side}");
+        for (k, t) in &out {
+            assert_close(&format!("clip {side} only {k}"), t, &expected[k], 1e-4, 1e-4);
+        }
+    }
+    let err = model.forward_named(&BTreeMap::new(), false).unwrap_err().to_string();
+    assert!(err.contains("input_ids, pixel_values or both"), "{err}");
+    // The text tower's states, as the embedding paths read them.
+    let text = model.last_hidden_state(&inputs["input_ids"], Some(&inputs["attention_mask"]), None).unwrap();
+    assert_close(
+        "clip text last_hidden_state",
+        &text,
+        &expected["text_model_output.last_hidden_state"],
+        1e-4,
+        1e-4,
+    );
+}
+
+/// Hub checkpoints of `CLIPTextModel` hold the tower under `text_model.` (transformers 5 saves it
+/// at the top): both load; a `clip` config's checkpoint runs as its text tower alone.
+#[test]
+fn clip_text_model_under_either_prefix() {
+    let dir = fixture("clip_text");
+    let cfg = Config::load(&dir).unwrap();
+    let top = Weights::load(&dir, None).unwrap();
+    let prefixed = top.renamed(|n| Some(format!("text_model.{n}")));
+    check_with("clip_text", &cfg, &prefixed);
+    // The `clip` fixture's text tower as `CLIPTextModel`: the same states as its text_model_output.
+    let dir = fixture("clip");
+    let mut json = Config::load(&dir).unwrap().json().clone();
+    json.insert("architectures".into(), serde_json::json!(["CLIPTextModelWithProjection"]));
+    let model = AutoModel::load(&Config::from_map(json), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (inputs, expected) = golden("clip");
+    let text: BTreeMap<_, _> = inputs.into_iter().filter(|(k, _)| k != "pixel_values").collect();
+    let out: BTreeMap<_, _> = model.forward_named(&text, false).unwrap().into_iter().collect();
+    assert_close(
+        "clip as text model",
+        &out["last_hidden_state"],
+        &expected["text_model_output.last_hidden_state"],
+        1e-4,
+        1e-4,
+    );
+    assert_close(
+        "clip as text model",
+        &out["text_embeds"],
+        &expected["text_model_output.pooler_output"],
+        1e-4,
+        1e-4,
+    );
+}
+
+/// CLIP's inputs get errors naming the problem: a text longer than the position table, a tower's
+/// input given to the other, ids as floats.
+#[test]
+fn clip_bad_inputs_get_clear_errors() {
+    let load = |name: &str| {
+        let dir = fixture(name);
+        AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap()
+    };
+    let run = |model: &AutoModel, inputs: Vec<(&str, Tensor)>| {
+        let named = inputs.into_iter().map(|(k, t)| (k.to_string(), t)).collect();
+        model.forward_named(&named, false).map(|_| ()).unwrap_err().to_string()
+    };
+    let text = load("clip_text");
+    assert_eq!(text.input_names(), ["input_ids", "attention_mask", "position_ids"]);
+    assert!(!text.is_image_model());
+    let err = run(&text, vec![("input_ids", Tensor::zeros([1, 17], DType::I64).unwrap())]);
+    assert!(err.contains("got 17 tokens") && err.contains("16"), "{err}");
+    let err = run(&text, vec![("pixel_values", Tensor::zeros([1, 3, 16, 16], DType::F32).unwrap())]);
+    assert!(err.contains("unexpected input 'pixel_values'"), "{err}");
+    let err = run(&text, vec![("input_ids", Tensor::zeros([1, 4], DType::F32).unwrap())]);
+    assert!(err.contains("input 'input_ids' must be an integer tensor"), "{err}");
+    let err = run(&text, vec![("input_ids", Tensor::full([1, 4], 100.0, DType::I64).unwrap())]);
+    assert!(err.contains("id 100 is out of range"), "{err}");
+    let vision = load("clip_vision");
+    assert!(vision.is_image_model());
+    assert_eq!(vision.image_shape(), Some([3, 16, 16]));
+    let err = run(&vision, vec![("input_ids", Tensor::zeros([1, 4], DType::I64).unwrap())]);
+    assert!(err.contains("unexpected input 'input_ids'"), "{err}");
+    let err = run(&vision, vec![("pixel_values", Tensor::zeros([1, 3, 15, 16], DType::F32).unwrap())]);
+    assert!(err.contains("(15*16) doesn't match model (16*16)"), "{err}");
+    let clip = load("clip");
+    let err = run(
+        &clip,
+        vec![
+            ("input_ids", Tensor::zeros([2, 4], DType::I64).unwrap()),
+            ("attention_mask", Tensor::ones([3, 4], DType::I64).unwrap()),
+        ],
+    );
+    assert!(err.contains("input 'attention_mask' has shape [3, 4]"), "{err}");
 }

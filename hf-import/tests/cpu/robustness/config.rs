@@ -52,6 +52,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "llama_cls",
     "modernbert_cls_mean",
     "vit_cls",
+    "clip",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
@@ -59,11 +60,13 @@ const CONFIG_FIXTURES: &[&str] = &[
 fn config_cases(json: &Value, bytes: &[u8], rng: &mut Rng) -> Vec<Case> {
     let all = nodes(json, false);
     let (numeric, other): (Vec<_>, Vec<_>) = all.into_iter().partition(|(_, v)| is_numeric(v));
-    // A core key at the top, or in a multimodal config's `text_config`.
+    // A core key at the top, or in a multimodal config's `text_config` / `vision_config`.
     let core = |p: &JsonPath| match p.split_last() {
         Some((Seg::Key(k), above)) => {
             CORE_KEYS.contains(&k.as_str())
-                && above.iter().all(|s| matches!(s, Seg::Key(t) if t == "text_config"))
+                && above
+                    .iter()
+                    .all(|s| matches!(s, Seg::Key(t) if t == "text_config" || t == "vision_config"))
         }
         _ => false,
     };
