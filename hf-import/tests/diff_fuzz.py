@@ -23,6 +23,8 @@ does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm
 (`*ForSequenceClassification`, with random labels: transformers' default 2, `num_labels` 1-6 or named
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
+The image families `vit` and `clip` get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
+with it) and no generation.
 """
 
 import argparse
@@ -495,6 +497,65 @@ def gen_xlm_roberta_cls(r):
     return tf.XLMRobertaForSequenceClassification, tf.XLMRobertaConfig, c
 
 
+def image_size(r):
+    """An image side (or a [height, width] pair) and a patch side: sometimes not dividing the image."""
+    patch = r.choice([2, 4, 5])
+    side = lambda: patch * r.randint(1, 4) + (r.choice([0, 0, 1, 3]) if r.random() < 0.4 else 0)
+    return (side() if r.random() < 0.7 else [side(), side()]), patch
+
+
+def gen_vit(r):
+    """ViTModel (its pooler's width and activation) or ViTForImageClassification: image and patch sizes
+    (non-square, not dividing), channels, biases on q/k/v or none."""
+    h, nh, _ = heads(r)
+    img, patch = image_size(r)
+    c = dict(hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             intermediate_size=r.choice([24, 64]), hidden_act=r.choice(["gelu", "relu", "gelu_new", "quick_gelu"]),
+             layer_norm_eps=r.choice([1e-12, 1e-6, 1e-3]), image_size=img, patch_size=patch,
+             num_channels=r.choice([1, 3, 4]), qkv_bias=r.random() < 0.7)
+    cls = r.choice([tf.ViTModel, tf.ViTForImageClassification])
+    if cls is tf.ViTModel and r.random() < 0.4:
+        c.update(pooler_output_size=r.choice([8, 20]), pooler_act=r.choice(["tanh", "relu", "gelu"]))
+    if cls is tf.ViTForImageClassification:
+        c = with_labels(r, c)
+    return cls, tf.ViTConfig, c
+
+
+def clip_text(r):
+    h, nh, _ = heads(r)
+    return dict(vocab_size=r.choice([64, 100]), hidden_size=h, num_hidden_layers=r.randint(1, 3),
+                num_attention_heads=nh, intermediate_size=r.choice([24, 64]),
+                max_position_embeddings=r.choice([16, 32]), hidden_act=r.choice(["quick_gelu", "gelu", "gelu_new"]),
+                layer_norm_eps=r.choice([1e-5, 1e-3]), eos_token_id=r.choice([2, 60, 63]), bos_token_id=1,
+                pad_token_id=r.choice([0, 1]), projection_dim=r.choice([8, 24]))
+
+
+def clip_vision(r):
+    h, nh, _ = heads(r)
+    img, patch = image_size(r)
+    img = img if isinstance(img, int) else img[0]  # CLIP's embeddings compare the sides to one number
+    return dict(hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+                intermediate_size=r.choice([24, 64]), hidden_act=r.choice(["quick_gelu", "gelu"]),
+                layer_norm_eps=r.choice([1e-5, 1e-3]), image_size=img, patch_size=patch,
+                num_channels=r.choice([1, 3]), projection_dim=r.choice([8, 24]))
+
+
+def gen_clip(r):
+    """CLIPModel (texts, images or both), CLIPTextModel / CLIPVisionModel with or without their projections,
+    CLIPForImageClassification: random towers, eos ids (the legacy 2: pooled at the highest id), temperatures."""
+    cls = r.choice([tf.CLIPModel, tf.CLIPModel, tf.CLIPTextModel, tf.CLIPTextModelWithProjection, tf.CLIPVisionModel,
+                    tf.CLIPVisionModelWithProjection, tf.CLIPForImageClassification])
+    if cls is tf.CLIPTextModel or cls is tf.CLIPTextModelWithProjection:
+        return cls, tf.CLIPTextConfig, clip_text(r)
+    if cls is tf.CLIPVisionModel or cls is tf.CLIPVisionModelWithProjection:
+        return cls, tf.CLIPVisionConfig, clip_vision(r)
+    c = dict(text_config=clip_text(r), vision_config=clip_vision(r), projection_dim=r.choice([8, 16]),
+             logit_scale_init_value=r.choice([0.5, 2.6592]))
+    if cls is tf.CLIPForImageClassification:
+        c = with_labels(r, c)
+    return cls, tf.CLIPConfig, c
+
+
 FAMILIES = {
     "llama": gen_llama, "mistral": gen_mistral, "qwen2": gen_qwen2, "qwen3": gen_qwen3, "gemma": gen_gemma,
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
@@ -519,6 +580,7 @@ FAMILIES = {
     "mpnet_qa": per_token(gen_mpnet, tf.MPNetForQuestionAnswering),
     "modernbert_tok": per_token(gen_modernbert, tf.ModernBertForTokenClassification),
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
+    "vit": gen_vit, "clip": gen_clip,
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -529,7 +591,7 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"vit", "clip", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 
@@ -539,6 +601,8 @@ def base_of(family):
 
 
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
+# Image and image-text models: their own inputs, no generation.
+IMAGES = {"vit", "clip"}
 
 
 def randomise(model, seed):
@@ -554,21 +618,57 @@ def randomise(model, seed):
                 p.copy_(0.2 * noise)
 
 
-def flatten(out):
+def flatten(out, prefix=""):
     flat = {}
     for key, value in out.items():
+        name = f"{prefix}{key}"
         if value is None:
             continue
         if isinstance(value, tuple):
             for i, v in enumerate(value):
-                flat[f"{key}.{i}"] = v.detach().float().clone().contiguous()
+                flat[f"{name}.{i}"] = v.detach().float().clone().contiguous()
         elif isinstance(value, torch.Tensor):
-            flat[key] = value.detach().float().clone().contiguous()
+            flat[name] = value.detach().float().clone().contiguous()
+        else:  # a nested output (CLIP's text_model_output)
+            flat.update(flatten(value, f"{name}."))
     return flat
 
 
-def make_inputs(r, family, cfg):
+def image_inputs(r, model_cls, cfg):
+    """Pixels for the image side and, for CLIP's text side, ids with an eos (as CLIP's tokenizer
+    ends every text, right-padded with it) and a mask; a CLIPModel gets both."""
+    vision = cfg.get("vision_config", cfg)
+    text = cfg.get("text_config", cfg)
+    name = model_cls.__name__
+    # (transformers' CLIPModel forward needs both: one side alone is tests/cpu/vision.rs's.)
+    sides = ("text", "image") if name == "CLIPModel" else ("text",) if "Text" in name else ("image",)
+    x, desc = {}, []
+    if "image" in sides:
+        img = vision.get("image_size", 224)
+        hgt, wid = (img, img) if isinstance(img, int) else img
+        b = r.randint(1, 3)
+        x["pixel_values"] = torch.randn(b, vision.get("num_channels", 3), hgt, wid)
+        desc.append(f"images={b}")
+    if "text" in sides:
+        b, l = r.randint(1, 3), r.randint(2, min(12, text["max_position_embeddings"]))
+        eos = text["eos_token_id"]
+        ids = torch.randint(3, text["vocab_size"], (b, l), dtype=torch.int64)
+        mask = torch.ones(b, l, dtype=torch.int64)
+        for i in range(b):
+            n = r.randint(1, l)
+            if r.random() < 0.8:
+                ids[i, n - 1] = eos if eos != 2 else text["vocab_size"] - 1
+            ids[i, n:] = eos if eos != 2 else text["pad_token_id"]
+            mask[i, n:] = 0
+        x["input_ids"], x["attention_mask"] = ids, mask
+        desc.append(f"texts b={b} l={l}")
+    return x, " ".join(desc)
+
+
+def make_inputs(r, family, cfg, model_cls=None):
     """Random forward inputs and a description of them (a derived family's as its base family's)."""
+    if family in IMAGES:
+        return image_inputs(r, model_cls, cfg)
     enc = family in ENCODERS
     family = base_of(family)
     vocab = cfg.get("vocab_size")
@@ -728,7 +828,7 @@ class Runner:
             variant.append("bin")
         else:
             model.save_pretrained(path)
-        if family not in ENCODERS and r.random() < 0.25:
+        if family not in ENCODERS and family not in IMAGES and r.random() < 0.25:
             to_v4(path)
             variant.append("v4cfg")
         if family in CLASSIFIERS and r.random() < 0.4:
@@ -742,7 +842,7 @@ class Runner:
             ref = model_cls.from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
         except Exception as e:
             return ("skip", cid, f"transformers cannot reload: {e}")
-        x, desc = make_inputs(r, family, cfg)
+        x, desc = make_inputs(r, family, cfg, model_cls)
         info = dict(diff=diff, variant=variant, inputs=desc, cls=model_cls.__name__)
         with torch.no_grad():
             try:
@@ -757,7 +857,8 @@ class Runner:
             self.results.append((cid, family, "cli-error(forward)", err[-400:], info))
         else:
             got = load_file(str(out))
-            valid = x.get("attention_mask", torch.ones_like(x["input_ids"])).bool()
+            ids = x.get("input_ids", torch.ones(1, 1, dtype=torch.int64))
+            valid = x.get("attention_mask", torch.ones_like(ids)).bool()
             for key, ref_t in expected.items():
                 if key not in got:
                     self.results.append((cid, family, "missing-output", key, info))
@@ -792,7 +893,7 @@ class Runner:
             extra = set(got) - set(expected)
             if extra:
                 self.results.append((cid, family, "extra-output", sorted(extra), info))
-        if do_generate and family not in ENCODERS and family not in CLASSIFIERS:
+        if do_generate and family not in ENCODERS and family not in CLASSIFIERS and family not in IMAGES:
             # A fresh model: dynamic RoPE keeps state (the longest length seen) across calls.
             fresh = lambda: type(ref).from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
             self.generate(r, cid, family, cfg, fresh, path, info)
