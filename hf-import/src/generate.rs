@@ -14,9 +14,11 @@ use crate::tokenizer::HfTokenizer;
 
 mod config;
 mod sampling;
+mod seq2seq;
 mod stop;
 
 pub use config::{CacheImplementation, GenerationConfig};
+pub use seq2seq::generate_seq2seq;
 
 use sampling::{pick, process, processes, Rng};
 use stop::StopStrings;

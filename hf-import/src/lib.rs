@@ -35,15 +35,18 @@ pub use chat::{ChatArgs, ChatTemplate, Message};
 pub use config::{parse_dtype, Config};
 pub use cross_encoder::{CrossEncoder, ScoreActivation};
 pub use error::{Error, Result};
-pub use generate::{generate, generate_with_tokenizer, CacheImplementation, GenerationConfig};
+pub use generate::{
+    generate, generate_seq2seq, generate_with_tokenizer, CacheImplementation, GenerationConfig,
+};
 pub use hub::resolve_model;
 pub use models::{
-    AutoModel, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, DecoderForSequenceClassification,
-    DistilBertForMaskedLM, DistilBertModel, GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM,
-    Gemma3ForCausalLM, Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM,
-    MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, Qwen2ForCausalLM,
-    Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel,
-    SequenceClassifier, Starcoder2ForCausalLM, TokenClassifier, TokenTask,
+    AutoModel, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, Clip,
+    DecoderForSequenceClassification, DistilBertForMaskedLM, DistilBertModel, GPT2LMHeadModel,
+    GPTNeoXForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration,
+    GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM,
+    PhiForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM,
+    RobertaForMaskedLM, RobertaModel, SequenceClassifier, Starcoder2ForCausalLM, TokenClassifier, TokenTask,
+    ViTForImageClassification, ViTModel, T5,
 };
 pub use sentence::{PoolingMode, Prompts, SentenceTransformer};
 pub use tokenizer::HfTokenizer;

@@ -12,7 +12,7 @@ mod common;
 use common::{fixture, read_all, xla};
 use oxtorch_backend_tpu::xla::metrics;
 use oxtorch_hf_import::layers::bucket;
-use oxtorch_hf_import::{generate, AutoModel, CausalLm, Config, GenerationConfig, Weights};
+use oxtorch_hf_import::{generate, generate_seq2seq, AutoModel, CausalLm, Config, GenerationConfig, Weights};
 use oxtorch_tensor::{DType, Device, Tensor};
 
 /// Held by each test, so that no other test compiles programs between a test's metric reads.
@@ -228,4 +228,21 @@ fn prompts_of_1_to_512_tokens_need_one_prefill_program_set_per_bucket() {
     eprintln!("prefill program sets over {} prompt lengths: {builds:?}", lens.len());
     // One set per bucket (6), plus the lm-head read at offset 0 that only a 1-token prompt takes.
     assert!(builds.len() <= 7, "{} prompt lengths built programs: {builds:?}", builds.len());
+}
+
+/// An encoder-decoder (T5 v1.1's layout) generates greedily on xla as transformers does: the
+/// encoder once, then one decoder step per token with its keys and values cached on the device.
+#[test]
+fn t5_greedy_generate_on_xla_matches_transformers() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let (cfg, model) = load("t5_v11", dev);
+    let AutoModel::T5(t5) = &model else { panic!("not T5") };
+    let golden = read_all(&fixture("t5_v11").join("generate.safetensors"));
+    let mut g = GenerationConfig::from_model_dir(&fixture("t5_v11"), &cfg).unwrap();
+    g.max_new_tokens = 8;
+    let out =
+        generate_seq2seq(t5, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |_, _| {})
+            .unwrap();
+    assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap());
 }

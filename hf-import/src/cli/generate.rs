@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
-    generate, generate_with_tokenizer, resolve_model, AutoModel, ChatArgs, ChatTemplate, Config, Error,
-    GenerationConfig, HfTokenizer, Message, Result,
+    generate, generate_seq2seq, generate_with_tokenizer, resolve_model, AutoModel, ChatArgs, ChatTemplate,
+    Config, Error, GenerationConfig, HfTokenizer, Message, Result, T5,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -135,8 +135,14 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     // goes, so a cast checkpoint is not kept twice.
     drop(weights);
     let arch = AutoModel::architecture_of(&cfg)?;
-    let lm =
-        model.causal_lm().ok_or_else(|| Error::Input(format!("generate needs a causal LM, not {arch}")))?;
+    if let AutoModel::T5(t5) = &model {
+        if t5.can_generate() {
+            return run_seq2seq(t5, &dir, inputs, a.output, a.prompt, g);
+        }
+    }
+    let lm = model.causal_lm().ok_or_else(|| {
+        Error::Input(format!("generate needs a causal LM or an encoder-decoder, not {arch}"))
+    })?;
     match (inputs, a.output, a.prompt) {
         (Some(named), Some(output), _) => {
             let ids =
@@ -196,6 +202,48 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         _ => Err(Error::Input(
             "generate needs --prompt TEXT, --messages FILE, or --inputs IN --output OUT".into(),
         )),
+    }
+}
+
+/// `generate` with an encoder-decoder (T5): `--inputs`' sources to `output_ids` (the decoder's
+/// tokens from its start token, as transformers' `generate`), or `--prompt`'s text to the streamed
+/// text of the decoder's tokens.
+fn run_seq2seq(
+    model: &T5,
+    dir: &std::path::Path,
+    inputs: Option<BTreeMap<String, Tensor>>,
+    output: Option<PathBuf>,
+    prompt: Option<String>,
+    mut g: GenerationConfig,
+) -> Result<()> {
+    // Lengths count the decoder's tokens, its start token included.
+    g.resolve_length(1)?;
+    let tok = || HfTokenizer::load(dir, None);
+    match (inputs, output, prompt) {
+        (Some(named), Some(output), _) => {
+            let ids = named.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+            let tok = if g.stop_strings.is_empty() { None } else { Some(tok()?) };
+            let out = generate_seq2seq(model, ids, named.get("attention_mask"), &g, tok.as_ref(), |_, _| {})?;
+            write_safetensors(&output, &[("output_ids".to_string(), out)], None)
+        }
+        (_, _, Some(prompt)) => {
+            let tok = tok()?;
+            let ids = tok.encode(&prompt, true)?;
+            let n = ids.len();
+            let ids = Tensor::from_vec(ids.iter().map(|&i| i64::from(i)).collect::<Vec<_>>(), [1, n])?;
+            let mut stream = TextStream::new(Vec::new());
+            generate_seq2seq(model, &ids, None, &g, Some(&tok), |_, t| {
+                if let Some(fresh) = stream.push(&tok, u32::try_from(t).unwrap_or(0)) {
+                    out!("{fresh}");
+                }
+            })?;
+            if let Some(rest) = stream.finish(&tok) {
+                out!("{rest}");
+            }
+            outln!();
+            Ok(())
+        }
+        _ => Err(Error::Input("generate needs --prompt TEXT or --inputs IN --output OUT (no chat template for an encoder-decoder)".into())),
     }
 }
 

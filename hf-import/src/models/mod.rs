@@ -24,6 +24,7 @@ mod qwen2;
 mod qwen3;
 mod roberta;
 mod starcoder2;
+mod t5;
 mod token_classification;
 mod vision;
 mod vision_models;
@@ -58,6 +59,7 @@ pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::starcoder2::Starcoder2ForCausalLM;
+pub use self::t5::{StackConfig, StackOutput, T5Config, T5Stack, T5};
 pub use self::token_classification::{TokenClassifier, TokenTask};
 pub use self::vit::{ViTConfig, ViTForImageClassification, ViTModel};
 use crate::config::Config;
@@ -82,6 +84,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("mixtral", "MixtralForCausalLM"),
     ("modernbert", "ModernBertModel"),
     ("mpnet", "MPNetModel"),
+    ("mt5", "MT5ForConditionalGeneration"),
     ("phi", "PhiForCausalLM"),
     ("phi3", "Phi3ForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
@@ -90,6 +93,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("qwen3_moe", "Qwen3MoeForCausalLM"),
     ("roberta", "RobertaModel"),
     ("starcoder2", "Starcoder2ForCausalLM"),
+    ("t5", "T5ForConditionalGeneration"),
     ("vit", "ViTModel"),
     ("xlm-roberta", "XLMRobertaModel"),
 ];
@@ -179,6 +183,12 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "CLIPTextModelWithProjection",
     "CLIPVisionModel",
     "CLIPVisionModelWithProjection",
+    "T5ForConditionalGeneration",
+    "T5Model",
+    "T5EncoderModel",
+    "MT5ForConditionalGeneration",
+    "MT5Model",
+    "MT5EncoderModel",
 ];
 
 /// Any supported model, chosen from `model_type` and `architectures`.
@@ -255,6 +265,8 @@ pub enum AutoModel {
     /// `CLIPModel`, its towers alone (`CLIPTextModel`, `CLIPVisionModel`, with or without their
     /// projections) or `CLIPForImageClassification`
     Clip(Clip),
+    /// `T5ForConditionalGeneration`, `T5Model`, `T5EncoderModel` (and their `MT5*` names)
+    T5(T5),
 }
 
 /// The input names each kind of model accepts.
@@ -427,6 +439,9 @@ impl AutoModel {
             }
             "ViTModel" => AutoModel::ViT(ViTModel::load(cfg, weights)?),
             _ if arch.starts_with("CLIP") => AutoModel::Clip(Clip::load(arch, cfg, weights)?),
+            _ if arch.starts_with("T5") || arch.starts_with("MT5") => {
+                AutoModel::T5(T5::load(arch, cfg, weights)?)
+            }
             "ViTForImageClassification" => {
                 AutoModel::ViTForImageClassification(ViTForImageClassification::load(cfg, weights)?)
             }

@@ -1,5 +1,5 @@
-//! [`AutoModel`]'s image and image-text models (ViT, CLIP), which read their own inputs
-//! (`pixel_values`, and CLIP's texts) and name their own outputs.
+//! [`AutoModel`]'s image, image-text and encoder-decoder models (ViT, CLIP, T5), which read their
+//! own inputs (`pixel_values`, CLIP's texts, T5's `decoder_input_ids`) and name their own outputs.
 
 use std::collections::BTreeMap;
 
@@ -18,9 +18,15 @@ impl AutoModel {
         self.runs_own_inputs() && self.input_names().contains(&"pixel_values")
     }
 
-    /// Whether this is a ViT or CLIP model, whose inputs and outputs this file handles.
+    /// Whether this is a ViT, CLIP or T5 model, whose inputs and outputs this file handles.
     pub(super) fn runs_own_inputs(&self) -> bool {
-        matches!(self, AutoModel::ViT(_) | AutoModel::ViTForImageClassification(_) | AutoModel::Clip(_))
+        matches!(
+            self,
+            AutoModel::ViT(_)
+                | AutoModel::ViTForImageClassification(_)
+                | AutoModel::Clip(_)
+                | AutoModel::T5(_)
+        )
     }
 
     /// The `[channels, height, width]` of the `pixel_values` an image model takes (`None` for the
@@ -34,26 +40,28 @@ impl AutoModel {
         }
     }
 
-    /// The device of a ViT's or CLIP's weights.
+    /// The device of a ViT's, CLIP's or T5's weights.
     pub(super) fn own_device(&self) -> Device {
         match self {
             AutoModel::ViT(m) => m.device(),
             AutoModel::ViTForImageClassification(m) => m.vit.device(),
             AutoModel::Clip(m) => m.device(),
-            _ => unreachable!("not a ViT or CLIP model"),
+            AutoModel::T5(m) => m.device(),
+            _ => unreachable!("not a ViT, CLIP or T5 model"),
         }
     }
 
-    /// The input names of a ViT or CLIP model.
+    /// The input names of a ViT, CLIP or T5 model.
     pub(super) fn own_input_names(&self) -> &'static [&'static str] {
         match self {
             AutoModel::Clip(m) => m.input_names(),
+            AutoModel::T5(m) => m.input_names(),
             _ => IMAGE_INPUTS,
         }
     }
 
-    /// [`AutoModel::last_hidden_state`] of a ViT or CLIP model: CLIP's text tower's; an error for
-    /// the models without one.
+    /// [`AutoModel::last_hidden_state`] of a ViT, CLIP or T5 model: CLIP's text tower's, T5's
+    /// encoder's; an error for the image models.
     pub(super) fn own_last_hidden_state(
         &self,
         input_ids: &Tensor,
@@ -61,6 +69,12 @@ impl AutoModel {
     ) -> Result<Tensor> {
         let text = match self {
             AutoModel::Clip(m) => m.text_last_hidden_state(input_ids, attention_mask)?,
+            AutoModel::T5(m) => {
+                let ids = super::ids_as_i64("input_ids", input_ids)?;
+                let mask =
+                    attention_mask.map(|m| m.ne(0.0)?.to_dtype(oxtorch_tensor::DType::I64)).transpose()?;
+                Some(m.encode(&ids, mask.as_ref(), false)?.last_hidden_state)
+            }
             _ => None,
         };
         text.ok_or_else(|| {
@@ -89,6 +103,7 @@ impl AutoModel {
         let mut out = Vec::new();
         let enc = match self {
             AutoModel::Clip(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::T5(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ViT(m) => {
                 let enc = m.forward(&pixel_values(&inputs, m.dtype())?, output_hidden_states)?;
                 out.push(("last_hidden_state".to_string(), enc.last_hidden_state.clone()));
@@ -103,7 +118,7 @@ impl AutoModel {
                 out.push(("logits".to_string(), logits));
                 enc
             }
-            _ => unreachable!("not a ViT or CLIP model"),
+            _ => unreachable!("not a ViT, CLIP or T5 model"),
         };
         out.extend(enc.hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
         Ok(out)

@@ -28,7 +28,14 @@ pub fn read_all(path: &std::path::Path) -> BTreeMap<String, Tensor> {
 /// The golden file of a fixture split into its inputs and transformers' outputs.
 pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>) {
     let all = read_all(&fixture(name).join("expected.safetensors"));
-    let inputs = ["input_ids", "attention_mask", "token_type_ids", "pixel_values"];
+    let inputs = [
+        "input_ids",
+        "attention_mask",
+        "token_type_ids",
+        "pixel_values",
+        "decoder_input_ids",
+        "decoder_attention_mask",
+    ];
     all.into_iter().partition(|(k, _)| inputs.contains(&k.as_str()))
 }
 

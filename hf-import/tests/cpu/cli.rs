@@ -62,7 +62,7 @@ fn forward_matches(model: &Path, name: &str, dir: &Path) -> String {
 #[test]
 fn forward_writes_transformers_outputs() {
     let dir = scratch("forward");
-    for name in ["bert", "llama", "qwen2", "vit_cls", "clip"] {
+    for name in ["bert", "llama", "qwen2", "vit_cls", "clip", "t5"] {
         forward_matches(&fixture(name), name, &dir);
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -291,7 +291,7 @@ fn bad_input_gives_one_error_line_and_no_output() {
         &odd,
         &good_inputs,
         &[],
-        "model_type \"whisper\" is not supported (supported: bert, clip, clip_text_model, clip_vision_model, distilbert, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, modernbert, mpnet, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, starcoder2, vit, xlm-roberta)",
+        "model_type \"whisper\" is not supported (supported: bert, clip, clip_text_model, clip_vision_model, distilbert, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, modernbert, mpnet, mt5, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, starcoder2, t5, vit, xlm-roberta)",
     );
     forward_fails(&dir, &llama, &good_inputs, &["--dtype", "f8"], "unknown dtype 'f8'");
     forward_fails(&dir, &llama, &good_inputs, &["--device", "cuda"], "--device");
@@ -362,6 +362,53 @@ fn bad_input_gives_one_error_line_and_no_output() {
         &good_inputs,
         &["--max-new-tokens", "2", "--greedy"],
         "generation needs a model with at least one layer (num_hidden_layers is 0)",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `generate --inputs --output` on an encoder-decoder writes transformers' `generate` output: the
+/// decoder's tokens from its start token.
+#[test]
+fn generate_ids_with_an_encoder_decoder() {
+    let dir = scratch("generate_seq2seq");
+    let golden = read_all(&fixture("t5_v11").join("generate.safetensors"));
+    let inputs = dir.join("sources.safetensors");
+    let sources = vec![
+        ("input_ids".to_string(), golden["input_ids"].clone()),
+        ("attention_mask".to_string(), golden["attention_mask"].clone()),
+    ];
+    write_safetensors(&inputs, &sources, None).unwrap();
+    let output = dir.join("ids.safetensors");
+    let model = fixture("t5_v11");
+    let out = hf_import(&[
+        "generate",
+        model.to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+        "--max-new-tokens",
+        "8",
+        "--greedy",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        read_all(&output)["output_ids"].to_vec2::<i64>().unwrap(),
+        golden["output_ids"].to_vec2::<i64>().unwrap()
+    );
+    // An encoder alone cannot generate.
+    let out = hf_import(&[
+        "generate",
+        fixture("t5_encoder").to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+    ]);
+    assert!(
+        !out.status.success() && stderr(&out).contains("generate needs a causal LM or an encoder-decoder"),
+        "{}",
+        stderr(&out)
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -480,7 +527,11 @@ fn generate_ids_and_text() {
         stderr(&out)
     );
     let out = hf_import(&["generate", fixture("bert").to_str().unwrap(), "--prompt", "hi"]);
-    assert!(stderr(&out).contains("generate needs a causal LM, not BertModel"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("generate needs a causal LM or an encoder-decoder, not BertModel"),
+        "{}",
+        stderr(&out)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -16,6 +16,7 @@ mod packed_encoder;
 mod pytorch_checkpoints;
 mod robustness;
 mod sentence;
+mod seq2seq;
 mod serve;
 mod vision;
 mod zero_copy;

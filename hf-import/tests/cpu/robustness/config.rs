@@ -23,6 +23,12 @@ const CORE_KEYS: &[&str] = &[
     "image_size",
     "patch_size",
     "num_channels",
+    "num_layers",
+    "num_decoder_layers",
+    "num_heads",
+    "d_kv",
+    "d_ff",
+    "relative_attention_num_buckets",
 ];
 /// How many other numeric keys (nested ones included), and how many non-numeric ones, are swept
 /// per `config.json` (all of them with `ROBUSTNESS_FULL=1`).
@@ -53,6 +59,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "modernbert_cls_mean",
     "vit_cls",
     "clip",
+    "t5",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each

@@ -1,0 +1,87 @@
+//! Generation with an encoder-decoder (T5): the source encoded once, then the decoder one token at a
+//! time from `decoder_start_token_id`, its keys and values cached; the tokens picked on the host as
+//! in [`super::generate`] (greedy or sampled, the same logits processors and stopping rules).
+
+use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
+
+use super::sampling::{pick, process, Rng};
+use super::stop::StopStrings;
+use super::{GenerationConfig, Rows};
+use crate::error::{Error, Result};
+use crate::models::T5;
+use crate::tokenizer::HfTokenizer;
+
+/// Generates up to `g.max_new_tokens` decoder tokens for each source of `input_ids` `[batch, seq]`
+/// (padded as `attention_mask` says, inferred from the pad token when absent), calling
+/// `on_token(row, token)` for each new token of an unfinished row. Returns transformers'
+/// `generate` output: `[batch, 1 + steps]` int64, each row starting with `decoder_start_token_id`,
+/// finished rows padded with [`GenerationConfig::pad_token`]. `g`'s lengths count the decoder's
+/// tokens, the start token included (as transformers' `max_length` for encoder-decoders).
+/// With a `tokenizer`, `g.stop_strings` end a row too.
+pub fn generate_seq2seq(
+    model: &T5,
+    input_ids: &Tensor,
+    attention_mask: Option<&Tensor>,
+    g: &GenerationConfig,
+    tokenizer: Option<&HfTokenizer>,
+    mut on_token: impl FnMut(usize, i64),
+) -> Result<Tensor> {
+    g.validate()?;
+    let stop = match tokenizer {
+        Some(tokenizer) => StopStrings::new(tokenizer, &g.stop_strings)?,
+        None if !g.stop_strings.is_empty() => {
+            return Err(Error::Input("generating with stop strings needs the model's tokenizer".into()))
+        }
+        None => None,
+    };
+    let _no_grad = NoGradGuard::new();
+    let ids = crate::models::ids_as_i64("input_ids", input_ids)?;
+    let (b, s) = match ids.dims() {
+        [b, s] if *s > 0 => (*b, *s),
+        d => return Err(Error::Input(format!("input_ids must be [batch, seq] with seq > 0, got {d:?}"))),
+    };
+    let mask = match attention_mask {
+        Some(m) if m.dims() == [b, s] => m.ne(0.0)?.to_dtype(DType::I64)?,
+        Some(m) => {
+            return Err(Error::Input(format!(
+                "attention_mask must have shape [{b}, {s}], got {:?}",
+                m.dims()
+            )))
+        }
+        None => Tensor::from_vec(g.inferred_mask(&ids.to_vec::<i64>()?), [b, s])?,
+    };
+    let start = model.config().decoder_start.ok_or_else(|| {
+        Error::Config("encoder-decoder generation needs decoder_start_token_id (or pad_token_id)".into())
+    })?;
+    let tokens = vec![vec![start]; b];
+    if b == 0 || g.max_new_tokens == 0 {
+        return Ok(Tensor::from_vec(tokens.concat(), [b, 1])?);
+    }
+    let device = model.device();
+    let mut cache = model.start_generation(&ids.to(device)?, Some(&mask.to(device)?))?;
+    let mut rows = Rows { tokens, done: vec![false; b], prompt_len: 1, padding: vec![0; b], stop };
+    let mut rng = Rng(g.seed);
+    let mut last = Tensor::from_vec(vec![start; b], [b, 1])?;
+    for n in 0..g.max_new_tokens {
+        let logits = model.next_logits(&last.to(device)?, &mut cache)?;
+        let logits = logits.to_dtype(DType::F32)?.to(Device::Cpu)?.to_vec2::<f32>()?;
+        let next: Vec<i64> = logits
+            .into_iter()
+            .enumerate()
+            .map(|(r, mut logits)| {
+                if rows.done[r] && g.pads_finished_rows() {
+                    g.pad_token()
+                } else {
+                    process(&mut logits, &rows.tokens[r], rows.padding[r], n, g);
+                    pick(&mut logits, g, &mut rng)
+                }
+            })
+            .collect();
+        if rows.push(&next, g, &mut on_token) {
+            break;
+        }
+        last = Tensor::from_vec(next, [b, 1])?;
+    }
+    let width = rows.tokens[0].len();
+    Ok(Tensor::from_vec(rows.tokens.concat(), [b, width])?)
+}

@@ -1,0 +1,352 @@
+//! T5 and mT5 (`T5ForConditionalGeneration`, `T5Model`, `T5EncoderModel` and their `MT5*` names):
+//! an encoder and a decoder ([`stack`]) over one shared embedding, the decoder reading
+//! `decoder_input_ids` and attending to the encoder's states.
+//!
+//! The LM head is `lm_head.weight` when the checkpoint has it (T5 v1.1, Flan-T5, mT5 store their
+//! own), the shared embedding otherwise. Original T5 scales the decoder's output by `d_model^-0.5`
+//! before the head: as `scale_decoder_outputs` says (transformers 5 writes it), else unless
+//! `tie_word_embeddings` is false (4.x configs: T5 v1.1 and Flan-T5 say so); mT5 never does.
+
+mod stack;
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{DType, Device, Tensor};
+
+pub use self::stack::{DecoderCache, StackConfig, StackOutput, T5Stack};
+use super::ids_as_i64;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{Activation, Embedding, Linear};
+use crate::weights::Weights;
+
+/// The T5 architectures, with the model type each belongs to.
+pub(super) const ARCHITECTURES: &[(&str, &str)] = &[
+    ("T5ForConditionalGeneration", "t5"),
+    ("T5Model", "t5"),
+    ("T5EncoderModel", "t5"),
+    ("MT5ForConditionalGeneration", "mt5"),
+    ("MT5Model", "mt5"),
+    ("MT5EncoderModel", "mt5"),
+];
+
+const ENCODER_INPUTS: &[&str] = &["input_ids", "attention_mask"];
+const SEQ2SEQ_INPUTS: &[&str] =
+    &["input_ids", "attention_mask", "decoder_input_ids", "decoder_attention_mask"];
+
+/// `T5Config` / `MT5Config`: the stacks' sizes and the decoder's settings.
+#[derive(Debug, Clone)]
+pub struct T5Config {
+    /// the encoder's sizes (the decoder's differ in depth and direction)
+    pub encoder: StackConfig,
+    /// `num_decoder_layers` (default `num_layers`)
+    pub decoder_layers: usize,
+    /// `vocab_size`
+    pub vocab: usize,
+    /// multiply the decoder's output by `d_model^-0.5` before the LM head
+    pub scale_decoder_outputs: bool,
+    /// `decoder_start_token_id` (default `pad_token_id`)
+    pub decoder_start: Option<i64>,
+}
+
+impl T5Config {
+    /// Reads `T5Config`'s (or `MT5Config`'s) keys and defaults.
+    pub fn from_config(cfg: &Config) -> Result<Self> {
+        let mt5 = cfg.model_type()? == "mt5";
+        let proj = cfg.str_or("feed_forward_proj", if mt5 { "gated-gelu" } else { "relu" })?;
+        let (gated, act) = match proj.split('-').collect::<Vec<_>>().as_slice() {
+            ["gated", "gelu"] => (true, "gelu_new"),
+            ["gated", act] => (true, *act),
+            [act] => (false, *act),
+            _ => {
+                return Err(Error::Config(format!(
+                    "feed_forward_proj \"{proj}\" must be an activation or gated-ACTIVATION (as \"relu\", \"gated-gelu\")"
+                )))
+            }
+        };
+        let layers_or = |key: &str, default: usize| -> Result<usize> {
+            match cfg.get(key) {
+                Some(v) if !v.is_null() => cfg.layers(key),
+                _ => Ok(default),
+            }
+        };
+        let layers = layers_or("num_layers", if mt5 { 8 } else { 6 })?;
+        let heads = cfg.usize_or("num_heads", if mt5 { 6 } else { 8 })?;
+        let d_kv = cfg.usize_or("d_kv", 64)?;
+        if heads == 0 || d_kv == 0 || heads.checked_mul(d_kv).is_none() {
+            return Err(Error::Config(format!(
+                "num_heads ({heads}) and d_kv ({d_kv}) must be positive, their product a width"
+            )));
+        }
+        let encoder = StackConfig {
+            d_model: cfg.usize_or("d_model", 512)?,
+            d_kv,
+            d_ff: cfg.usize_or("d_ff", if mt5 { 1024 } else { 2048 })?,
+            heads,
+            layers,
+            buckets: cfg.usize_or("relative_attention_num_buckets", 32)?,
+            max_distance: cfg.usize_or("relative_attention_max_distance", 128)?,
+            eps: cfg.f64_or("layer_norm_epsilon", 1e-6)?,
+            act: Activation::from_name(act)?,
+            gated,
+            decoder: false,
+        };
+        let pad = cfg.opt_usize("pad_token_id").ok().flatten().map(|p| p as i64).or(Some(0));
+        let decoder_start = match cfg.get("decoder_start_token_id") {
+            Some(v) if !v.is_null() => Some(v.as_i64().ok_or_else(|| {
+                Error::Config(format!("decoder_start_token_id must be an integer, got {v}"))
+            })?),
+            _ => pad,
+        };
+        Ok(T5Config {
+            decoder_layers: layers_or("num_decoder_layers", layers)?,
+            vocab: cfg.usize_or("vocab_size", if mt5 { 250112 } else { 32128 })?,
+            // transformers 5 writes `scale_decoder_outputs`; 4.x configs say it with `tie_word_embeddings`.
+            scale_decoder_outputs: !mt5
+                && match cfg.get("scale_decoder_outputs").and_then(|v| v.as_bool()) {
+                    Some(scale) => scale,
+                    None => cfg.get("tie_word_embeddings").and_then(|v| v.as_bool()) != Some(false),
+                },
+            decoder_start,
+            encoder,
+        })
+    }
+
+    /// The decoder's sizes.
+    pub fn decoder(&self) -> StackConfig {
+        StackConfig { layers: self.decoder_layers, decoder: true, ..self.encoder.clone() }
+    }
+}
+
+/// A T5 model, as the architecture named in `config.json`.
+#[derive(Debug, Clone)]
+pub struct T5 {
+    config: T5Config,
+    /// `shared` `[vocab, d_model]`
+    shared: Embedding,
+    encoder: T5Stack,
+    /// none for `T5EncoderModel`
+    decoder: Option<T5Stack>,
+    /// `T5ForConditionalGeneration`'s head (`lm_head.weight`, or the shared embedding)
+    lm_head: Option<Linear>,
+}
+
+impl T5 {
+    /// `arch` (one of [`ARCHITECTURES`]) from `cfg` and `weights`.
+    pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        let model_type = cfg.model_type()?;
+        if !ARCHITECTURES.iter().any(|(a, t)| *a == arch && *t == model_type) {
+            return Err(Error::Unsupported(format!(
+                "architecture \"{arch}\" with model_type \"{model_type}\""
+            )));
+        }
+        let config = T5Config::from_config(cfg)?;
+        let root = weights.vars("");
+        let d = config.encoder.d_model;
+        // `shared.weight`; checkpoints of the encoder alone may hold only its own copy.
+        let table = if root.contains("shared.weight") || !root.contains("encoder.embed_tokens.weight") {
+            "shared"
+        } else {
+            "encoder.embed_tokens"
+        };
+        let shared = Embedding::load(&root.pp(table), config.vocab, d)?;
+        let encoder = T5Stack::load(&root.pp("encoder"), config.encoder.clone())?;
+        let decoder = if arch.ends_with("EncoderModel") {
+            None
+        } else {
+            Some(T5Stack::load(&root.pp("decoder"), config.decoder())?)
+        };
+        let lm_head = if arch.ends_with("ForConditionalGeneration") {
+            Some(match root.get_opt("lm_head.weight", &[config.vocab, d])? {
+                Some(weight) => Linear { weight, bias: None },
+                None => Linear { weight: shared.weight.clone(), bias: None },
+            })
+        } else {
+            None
+        };
+        Ok(T5 { config, shared, encoder, decoder, lm_head })
+    }
+
+    /// The sizes this model was built with.
+    pub fn config(&self) -> &T5Config {
+        &self.config
+    }
+
+    /// The device of the weights.
+    pub fn device(&self) -> Device {
+        self.shared.weight.device()
+    }
+
+    /// The input names this model takes.
+    pub fn input_names(&self) -> &'static [&'static str] {
+        if self.decoder.is_some() {
+            SEQ2SEQ_INPUTS
+        } else {
+            ENCODER_INPUTS
+        }
+    }
+
+    /// The encoder's output on `input_ids` `[batch, seq]` (int64) and `attention_mask`.
+    pub fn encode(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<StackOutput> {
+        self.encoder.forward(&self.shared.forward(input_ids)?, attention_mask, None, output_hidden_states)
+    }
+
+    /// The decoder's output on `decoder_input_ids` (int64) attending to `encoded` (where
+    /// `encoder_mask` keeps), and the LM head's logits for the generation model.
+    pub fn decode(
+        &self,
+        decoder_input_ids: &Tensor,
+        decoder_mask: Option<&Tensor>,
+        encoded: &Tensor,
+        encoder_mask: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<(Option<Tensor>, StackOutput)> {
+        let decoder =
+            self.decoder.as_ref().ok_or_else(|| Error::Input("T5EncoderModel has no decoder".into()))?;
+        let embeds = self.shared.forward(decoder_input_ids)?;
+        let out =
+            decoder.forward(&embeds, decoder_mask, Some((encoded, encoder_mask)), output_hidden_states)?;
+        let logits = match &self.lm_head {
+            Some(head) => {
+                let h = &out.last_hidden_state;
+                let h = if self.config.scale_decoder_outputs {
+                    h.mul((self.config.encoder.d_model as f64).powf(-0.5))?
+                } else {
+                    h.clone()
+                };
+                Some(head.forward(&h)?)
+            }
+            None => None,
+        };
+        Ok((logits, out))
+    }
+
+    /// Whether this model has the LM head generation needs (`*ForConditionalGeneration`).
+    pub fn can_generate(&self) -> bool {
+        self.lm_head.is_some()
+    }
+
+    /// Encodes `input_ids` (int64 `[batch, seq]`, with `attention_mask` as int64 ones and zeros)
+    /// and starts a generation's cache over the encoder's states.
+    pub fn start_generation(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+    ) -> Result<DecoderCache> {
+        let decoder =
+            self.decoder.as_ref().ok_or_else(|| Error::Input("T5EncoderModel has no decoder".into()))?;
+        let encoded = self.encode(input_ids, attention_mask, false)?;
+        decoder.start_cache(&encoded.last_hidden_state, attention_mask)
+    }
+
+    /// The next-token logits `[batch, vocab]` after `ids` `[batch, 1]` (each row's newest decoder
+    /// token), extending `cache`.
+    pub fn next_logits(&self, ids: &Tensor, cache: &mut DecoderCache) -> Result<Tensor> {
+        let (Some(decoder), Some(head)) = (&self.decoder, &self.lm_head) else {
+            return Err(Error::Input("generation needs T5ForConditionalGeneration's LM head".into()));
+        };
+        let h = decoder.step(&self.shared.forward(ids)?, cache)?;
+        let h = if self.config.scale_decoder_outputs {
+            h.mul((self.config.encoder.d_model as f64).powf(-0.5))?
+        } else {
+            h
+        };
+        let b = h.dims()[0];
+        Ok(head.forward(&h)?.reshape([b, self.config.vocab])?)
+    }
+
+    /// Runs the model on named inputs: `T5EncoderModel` gives `last_hidden_state` and
+    /// `hidden_states.*`; `T5Model` the decoder's `last_hidden_state`, `decoder_hidden_states.*`,
+    /// `encoder_last_hidden_state` and `encoder_hidden_states.*`; `T5ForConditionalGeneration`
+    /// `logits` in place of `last_hidden_state`. The decoder needs `decoder_input_ids`.
+    pub fn forward_named(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let accepted = self.input_names();
+        for (name, t) in inputs {
+            if !accepted.contains(&name.as_str()) {
+                return Err(Error::Input(format!(
+                    "unexpected input '{name}' (this model takes {})",
+                    accepted.join(", ")
+                )));
+            }
+            // Ids are integers; the masks may also be bool or float ones and zeros.
+            let dtype = t.dtype();
+            if !name.ends_with("attention_mask") && (dtype.is_float() || dtype == DType::Bool) {
+                return Err(Error::Input(format!("input '{name}' must be an integer tensor, got {dtype:?}")));
+            }
+        }
+        let ids = self.ids(inputs, "input_ids", "attention_mask")?;
+        let (ids, mask) = (ids.0, ids.1);
+        let encoded = self.encode(&ids, mask.as_ref(), output_hidden_states)?;
+        let mut out = Vec::new();
+        let push = |out: &mut Vec<(String, Tensor)>, prefix: &str, hs: Vec<Tensor>| {
+            out.extend(hs.into_iter().enumerate().map(|(i, h)| (format!("{prefix}hidden_states.{i}"), h)));
+        };
+        if self.decoder.is_none() {
+            out.push(("last_hidden_state".into(), encoded.last_hidden_state));
+            push(&mut out, "", encoded.hidden_states);
+            return Ok(out);
+        }
+        if !inputs.contains_key("decoder_input_ids") {
+            return Err(Error::Input(
+                "missing input 'decoder_input_ids': the decoder needs them (generation starts from \
+                 decoder_start_token_id)"
+                    .into(),
+            ));
+        }
+        let (dec_ids, dec_mask) = self.ids(inputs, "decoder_input_ids", "decoder_attention_mask")?;
+        let (logits, decoded) = self.decode(
+            &dec_ids,
+            dec_mask.as_ref(),
+            &encoded.last_hidden_state,
+            mask.as_ref(),
+            output_hidden_states,
+        )?;
+        match logits {
+            Some(l) => out.push(("logits".into(), l)),
+            None => out.push(("last_hidden_state".into(), decoded.last_hidden_state)),
+        }
+        push(&mut out, "decoder_", decoded.hidden_states);
+        out.push(("encoder_last_hidden_state".into(), encoded.last_hidden_state));
+        push(&mut out, "encoder_", encoded.hidden_states);
+        Ok(out)
+    }
+
+    /// Ids input `ids` (`[batch, seq]`, seq > 0) as int64 and its mask `mask` (`[batch, seq]`) as
+    /// int64 ones and zeros.
+    fn ids(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        ids: &str,
+        mask: &str,
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        let t = inputs.get(ids).ok_or_else(|| Error::Input(format!("missing input '{ids}'")))?;
+        let (b, s) = match t.dims() {
+            &[b, s] if s > 0 => (b, s),
+            d => {
+                return Err(Error::Input(format!(
+                    "input '{ids}' must be [batch, seq] with seq > 0, got {d:?}"
+                )))
+            }
+        };
+        let m = match inputs.get(mask) {
+            Some(m) if m.dims() != [b, s] => {
+                return Err(Error::Input(format!(
+                    "input '{mask}' has shape {:?}, which does not fit {ids} of shape [{b}, {s}]",
+                    m.dims()
+                )))
+            }
+            Some(m) => Some(m.ne(0.0)?.to_dtype(DType::I64)?),
+            None => None,
+        };
+        Ok((ids_as_i64(ids, t)?, m))
+    }
+}

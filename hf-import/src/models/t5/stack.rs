@@ -1,0 +1,333 @@
+//! `T5Stack`: the encoder or the decoder of T5 — pre-norm blocks (RMS norms without a shift),
+//! attention without score scaling whose relative-position bias the first block's table gives
+//! every block, the decoder's cross-attention over the encoder's states, a ReLU or gated MLP.
+
+use oxtorch_tensor::{DType, Tensor};
+
+use crate::error::Result;
+use crate::layers::{
+    causal_mask, check_t5_buckets, eager_attention, padding_mask, t5_bucket, Activation, Linear, RmsNorm,
+    RmsNormStyle,
+};
+use crate::weights::Vars;
+
+/// The sizes of a stack (`T5Config`'s keys, one stack's depth).
+#[derive(Debug, Clone)]
+pub struct StackConfig {
+    /// `d_model`
+    pub d_model: usize,
+    /// `d_kv`: the width of a head
+    pub d_kv: usize,
+    /// `d_ff`
+    pub d_ff: usize,
+    /// `num_heads`
+    pub heads: usize,
+    /// blocks in this stack (`num_layers` or `num_decoder_layers`)
+    pub layers: usize,
+    /// `relative_attention_num_buckets`
+    pub buckets: usize,
+    /// `relative_attention_max_distance`
+    pub max_distance: usize,
+    /// `layer_norm_epsilon`
+    pub eps: f64,
+    /// the MLP's activation (`feed_forward_proj`'s last part; `gated-gelu` is `gelu_new`)
+    pub act: Activation,
+    /// `feed_forward_proj` starts with `gated-`
+    pub gated: bool,
+    /// causal self-attention and cross-attention (the decoder)
+    pub decoder: bool,
+}
+
+/// One attention: `q`, `k`, `v`, `o`, no biases.
+#[derive(Debug, Clone)]
+struct Attention {
+    q: Linear,
+    k: Linear,
+    v: Linear,
+    o: Linear,
+}
+
+impl Attention {
+    fn load(vars: &Vars<'_>, c: &StackConfig) -> Result<Self> {
+        let inner = c.heads * c.d_kv;
+        Ok(Attention {
+            q: Linear::load(&vars.pp("q"), c.d_model, inner, false)?,
+            k: Linear::load(&vars.pp("k"), c.d_model, inner, false)?,
+            v: Linear::load(&vars.pp("v"), c.d_model, inner, false)?,
+            o: Linear::load(&vars.pp("o"), inner, c.d_model, false)?,
+        })
+    }
+
+    /// `x` `[batch, queries, d_model]` attending to `source` `[batch, keys, d_model]` with the
+    /// additive `mask` (bias included), scores unscaled.
+    fn forward(&self, x: &Tensor, source: &Tensor, mask: &Tensor, c: &StackConfig) -> Result<Tensor> {
+        let (k, v) = self.keys_values(source, c)?;
+        self.attend(x, &k, &v, mask, c)
+    }
+
+    /// The keys and values of `source` `[batch, keys, d_model]`: `[batch, heads, keys, d_kv]` each.
+    fn keys_values(&self, source: &Tensor, c: &StackConfig) -> Result<(Tensor, Tensor)> {
+        Ok((split_heads(&self.k.forward(source)?, c)?, split_heads(&self.v.forward(source)?, c)?))
+    }
+
+    /// `x`'s queries attending to keys `k` and values `v` (`[batch, heads, keys, d_kv]`).
+    fn attend(&self, x: &Tensor, k: &Tensor, v: &Tensor, mask: &Tensor, c: &StackConfig) -> Result<Tensor> {
+        let (b, s) = (x.dims()[0], x.dims()[1]);
+        let q = split_heads(&self.q.forward(x)?, c)?;
+        let ctx = eager_attention(&q, k, v, Some(mask), 1.0, None)?;
+        self.o.forward(&ctx.transpose(1, 2)?.reshape([b, s, c.heads * c.d_kv])?)
+    }
+}
+
+/// `[batch, n, heads · d_kv]` → `[batch, heads, n, d_kv]`.
+fn split_heads(t: &Tensor, c: &StackConfig) -> Result<Tensor> {
+    let (b, n) = (t.dims()[0], t.dims()[1]);
+    Ok(t.reshape([b, n, c.heads, c.d_kv])?.transpose(1, 2)?)
+}
+
+/// A decoder's keys and values during generation: its own, a token longer each step, and the
+/// encoder's, computed once.
+#[derive(Debug)]
+pub struct DecoderCache {
+    /// per block: the self-attention's keys and values so far, `[batch, heads, len, d_kv]`
+    own: Vec<Option<(Tensor, Tensor)>>,
+    /// per block: the cross-attention's keys and values of the encoder's states
+    cross: Vec<(Tensor, Tensor)>,
+    /// `[batch, 1, 1, source]`: the encoder's padding
+    cross_mask: Tensor,
+    /// tokens decoded so far
+    len: usize,
+}
+
+/// `DenseReluDense`: `wo(act(wi x))`, or gated `wo(act(wi_0 x) * wi_1 x)`.
+#[derive(Debug, Clone)]
+enum FeedForward {
+    Dense { wi: Linear, wo: Linear },
+    Gated { wi_0: Linear, wi_1: Linear, wo: Linear },
+}
+
+impl FeedForward {
+    fn load(vars: &Vars<'_>, c: &StackConfig) -> Result<Self> {
+        let (d, f) = (c.d_model, c.d_ff);
+        let wo = Linear::load(&vars.pp("wo"), f, d, false)?;
+        Ok(if c.gated {
+            FeedForward::Gated {
+                wi_0: Linear::load(&vars.pp("wi_0"), d, f, false)?,
+                wi_1: Linear::load(&vars.pp("wi_1"), d, f, false)?,
+                wo,
+            }
+        } else {
+            FeedForward::Dense { wi: Linear::load(&vars.pp("wi"), d, f, false)?, wo }
+        })
+    }
+
+    fn forward(&self, x: &Tensor, act: Activation) -> Result<Tensor> {
+        match self {
+            FeedForward::Dense { wi, wo } => wo.forward(&act.forward(&wi.forward(x)?)?),
+            FeedForward::Gated { wi_0, wi_1, wo } => {
+                wo.forward(&act.forward(&wi_0.forward(x)?)?.mul(&wi_1.forward(x)?)?)
+            }
+        }
+    }
+}
+
+/// `T5Block`: `layer.0` self-attention, the decoder's `layer.1` cross-attention, then the MLP
+/// (`layer.1` or `layer.2`), each behind its own norm and residual.
+#[derive(Debug, Clone)]
+struct Block {
+    self_norm: RmsNorm,
+    self_attn: Attention,
+    cross: Option<(RmsNorm, Attention)>,
+    ff_norm: RmsNorm,
+    ff: FeedForward,
+}
+
+/// The masks a stack's blocks share: the self-attention's (relative-position bias included) and
+/// the cross-attention's.
+struct StackMasks {
+    self_mask: Tensor,
+    cross_mask: Option<Tensor>,
+}
+
+/// A T5 encoder or decoder stack.
+#[derive(Debug, Clone)]
+pub struct T5Stack {
+    config: StackConfig,
+    blocks: Vec<Block>,
+    /// the first block's `relative_attention_bias` `[buckets, heads]`
+    relative_bias: Tensor,
+    final_norm: RmsNorm,
+}
+
+/// A stack's outputs.
+#[derive(Debug, Clone)]
+pub struct StackOutput {
+    /// `[batch, seq, d_model]`, after the final norm
+    pub last_hidden_state: Tensor,
+    /// With `output_hidden_states`: the embeddings, each block's output but the last, and the
+    /// final-normed output (transformers' convention for T5).
+    pub hidden_states: Vec<Tensor>,
+}
+
+impl T5Stack {
+    /// The stack under `vars` (`block.N.layer.M.*`, `final_layer_norm`).
+    pub fn load(vars: &Vars<'_>, config: StackConfig) -> Result<Self> {
+        let c = &config;
+        check_t5_buckets(c.buckets, c.max_distance, !c.decoder)?;
+        let norm = |v: Vars<'_>| RmsNorm::load(&v.pp("layer_norm"), c.d_model, c.eps, RmsNormStyle::Llama);
+        let blocks = (0..c.layers)
+            .map(|i| {
+                let layer = vars.pp("block").pp(i).pp("layer");
+                let cross = if c.decoder {
+                    Some((norm(layer.pp(1))?, Attention::load(&layer.pp(1).pp("EncDecAttention"), c)?))
+                } else {
+                    None
+                };
+                let ff = layer.pp(if c.decoder { 2 } else { 1 });
+                Ok(Block {
+                    self_norm: norm(layer.pp(0))?,
+                    self_attn: Attention::load(&layer.pp(0).pp("SelfAttention"), c)?,
+                    cross,
+                    ff_norm: norm(ff.clone())?,
+                    ff: FeedForward::load(&ff.pp("DenseReluDense"), c)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let relative_bias = vars
+            .pp("block.0.layer.0.SelfAttention.relative_attention_bias")
+            .get("weight", &[c.buckets, c.heads])?;
+        let final_norm = RmsNorm::load(&vars.pp("final_layer_norm"), c.d_model, c.eps, RmsNormStyle::Llama)?;
+        Ok(T5Stack { config, blocks, relative_bias, final_norm })
+    }
+
+    /// The sizes this stack was built with.
+    pub fn config(&self) -> &StackConfig {
+        &self.config
+    }
+
+    /// `[1, heads, queries, keys]`: the bias of query `i` (at position `past + i`) attending to key `j`.
+    fn position_bias(&self, queries: usize, keys: usize, past: usize, dtype: DType) -> Result<Tensor> {
+        let c = &self.config;
+        let index: Vec<i64> = (0..queries)
+            .flat_map(|i| {
+                (0..keys).map(move |j| {
+                    t5_bucket(j as i64 - (past + i) as i64, !c.decoder, c.buckets, c.max_distance) as i64
+                })
+            })
+            .collect();
+        let index = Tensor::from_vec(index, [queries * keys])?.to(self.relative_bias.device())?;
+        let values = self.relative_bias.index_select(0, &index)?.reshape([queries, keys, c.heads])?;
+        Ok(values.permute([2, 0, 1])?.unsqueeze(0)?.to_dtype(dtype)?)
+    }
+
+    /// Runs the stack on `embeds` `[batch, seq, d_model]` (the shared embedding's rows) with its
+    /// `attention_mask` `[batch, seq]` (int64, optional); the decoder attends to `encoder`
+    /// `[batch, source, d_model]` where `encoder_mask` `[batch, source]` keeps.
+    pub fn forward(
+        &self,
+        embeds: &Tensor,
+        attention_mask: Option<&Tensor>,
+        encoder: Option<(&Tensor, Option<&Tensor>)>,
+        output_hidden_states: bool,
+    ) -> Result<StackOutput> {
+        let c = &self.config;
+        let (b, s) = (embeds.dims()[0], embeds.dims()[1]);
+        let dtype = embeds.dtype();
+        let device = embeds.device();
+        let mask = if c.decoder {
+            causal_mask(attention_mask, s, 0, s, None, dtype, device)?
+        } else {
+            match attention_mask {
+                Some(m) => padding_mask(m, dtype)?,
+                None => Tensor::zeros([b, 1, 1, s], (dtype, device))?,
+            }
+        };
+        let self_mask = mask.add(&self.position_bias(s, s, 0, dtype)?)?;
+        let cross_mask = match encoder {
+            Some((states, mask)) => Some(match mask {
+                Some(m) => padding_mask(m, dtype)?,
+                None => Tensor::zeros([b, 1, 1, states.dims()[1]], (dtype, device))?,
+            }),
+            None => None,
+        };
+        let masks = StackMasks { self_mask, cross_mask };
+        let mut x = embeds.clone();
+        let mut hidden_states = Vec::new();
+        for block in &self.blocks {
+            if output_hidden_states {
+                hidden_states.push(x.clone());
+            }
+            x = self.block_forward(block, &x, &masks, encoder.map(|(e, _)| e))?;
+        }
+        let last_hidden_state = self.final_norm.forward(&x)?;
+        if output_hidden_states {
+            // transformers' T5 hands back the normed output as the last entry.
+            // (The last block's output itself is not among them.)
+            hidden_states.push(last_hidden_state.clone());
+        }
+        Ok(StackOutput { last_hidden_state, hidden_states })
+    }
+
+    /// A generation's cache over the encoder's `states` `[batch, source, d_model]` (where
+    /// `states_mask` `[batch, source]` keeps), before the first token.
+    pub fn start_cache(&self, states: &Tensor, states_mask: Option<&Tensor>) -> Result<DecoderCache> {
+        let c = &self.config;
+        let cross = self
+            .blocks
+            .iter()
+            .map(|block| match &block.cross {
+                Some((_, attn)) => attn.keys_values(states, c),
+                None => Err(crate::error::Error::Input("the encoder's stack has no cross-attention".into())),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (b, source) = (states.dims()[0], states.dims()[1]);
+        let cross_mask = match states_mask {
+            Some(m) => padding_mask(m, states.dtype())?,
+            None => Tensor::zeros([b, 1, 1, source], (states.dtype(), states.device()))?,
+        };
+        Ok(DecoderCache { own: vec![None; self.blocks.len()], cross, cross_mask, len: 0 })
+    }
+
+    /// The decoder on one more token per row, `embeds` `[batch, 1, d_model]`, after the tokens in
+    /// `cache` (which it extends): the final-normed state `[batch, 1, d_model]`.
+    pub fn step(&self, embeds: &Tensor, cache: &mut DecoderCache) -> Result<Tensor> {
+        let c = &self.config;
+        let past = cache.len;
+        // The new token sees every earlier one: the bias alone.
+        let self_mask = self.position_bias(1, past + 1, past, embeds.dtype())?;
+        let mut x = embeds.clone();
+        for (i, block) in self.blocks.iter().enumerate() {
+            let normed = block.self_norm.forward(&x)?;
+            let (k, v) = block.self_attn.keys_values(&normed, c)?;
+            let (k, v) = match cache.own[i].take() {
+                Some((pk, pv)) => (Tensor::cat(&[&pk, &k], 2)?, Tensor::cat(&[&pv, &v], 2)?),
+                None => (k, v),
+            };
+            x = x.add(&block.self_attn.attend(&normed, &k, &v, &self_mask, c)?)?;
+            cache.own[i] = Some((k, v));
+            if let Some((norm, attn)) = &block.cross {
+                let (ck, cv) = &cache.cross[i];
+                x = x.add(&attn.attend(&norm.forward(&x)?, ck, cv, &cache.cross_mask, c)?)?;
+            }
+            x = x.add(&block.ff.forward(&block.ff_norm.forward(&x)?, c.act)?)?;
+        }
+        cache.len += 1;
+        self.final_norm.forward(&x)
+    }
+
+    fn block_forward(
+        &self,
+        block: &Block,
+        x: &Tensor,
+        masks: &StackMasks,
+        encoder: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let c = &self.config;
+        let normed = block.self_norm.forward(x)?;
+        let mut x = x.add(&block.self_attn.forward(&normed, &normed, &masks.self_mask, c)?)?;
+        if let (Some((norm, attn)), Some(source), Some(mask)) = (&block.cross, encoder, &masks.cross_mask) {
+            x = x.add(&attn.forward(&norm.forward(&x)?, source, mask, c)?)?;
+        }
+        x.add(&block.ff.forward(&block.ff_norm.forward(&x)?, c.act)?).map_err(Into::into)
+    }
+}

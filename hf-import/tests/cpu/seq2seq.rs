@@ -1,0 +1,128 @@
+//! The encoder-decoder models against transformers (`make_seq2seq_fixtures.py`): T5's and mT5's
+//! `logits` (or the decoder's `last_hidden_state`), `encoder_last_hidden_state` and every encoder
+//! and decoder hidden state at atol = rtol = 1e-4 (f32), and the errors their inputs get.
+
+use std::collections::BTreeMap;
+
+use crate::common;
+
+use common::{check, fixture};
+use oxtorch_hf_import::{generate_seq2seq, AutoModel, Config, GenerationConfig, Weights};
+use oxtorch_tensor::{DType, Tensor};
+
+#[test]
+fn t5_relu_tied_head_scaled_outputs() {
+    check("t5");
+}
+
+#[test]
+fn t5_v1_1_gated_gelu_own_lm_head_narrow_heads() {
+    check("t5_v11");
+}
+
+#[test]
+fn t5_encoder_model_gated_silu() {
+    check("t5_encoder");
+}
+
+#[test]
+fn mt5_model_with_a_deeper_decoder() {
+    check("mt5");
+}
+
+/// T5's inputs get errors naming the problem: no `decoder_input_ids` for the decoder, float ids, a
+/// mask that does not fit its ids, an input the model does not take.
+#[test]
+fn t5_bad_inputs_get_clear_errors() {
+    let dir = fixture("t5");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    assert_eq!(
+        model.input_names(),
+        ["input_ids", "attention_mask", "decoder_input_ids", "decoder_attention_mask"]
+    );
+    let run = |inputs: Vec<(&str, Tensor)>| {
+        let named: BTreeMap<String, Tensor> = inputs.into_iter().map(|(k, t)| (k.to_string(), t)).collect();
+        model.forward_named(&named, false).map(|_| ()).unwrap_err().to_string()
+    };
+    let ids = || Tensor::ones([2, 4], DType::I64).unwrap();
+    let err = run(vec![("input_ids", ids())]);
+    assert!(err.contains("missing input 'decoder_input_ids'"), "{err}");
+    let err =
+        run(vec![("input_ids", ids()), ("decoder_input_ids", Tensor::ones([2, 3], DType::F32).unwrap())]);
+    assert!(err.contains("input 'decoder_input_ids' must be an integer tensor"), "{err}");
+    let err = run(vec![
+        ("input_ids", ids()),
+        ("decoder_input_ids", ids()),
+        ("decoder_attention_mask", Tensor::ones([2, 3], DType::I64).unwrap()),
+    ]);
+    assert!(err.contains("'decoder_attention_mask' has shape [2, 3]") && err.contains("[2, 4]"), "{err}");
+    let err = run(vec![("input_ids", ids()), ("decoder_input_ids", ids()), ("pixel_values", ids())]);
+    assert!(err.contains("unexpected input 'pixel_values'"), "{err}");
+    let err = run(vec![
+        ("input_ids", ids()),
+        ("decoder_input_ids", Tensor::full([2, 2], 100.0, DType::I64).unwrap()),
+    ]);
+    assert!(err.contains("id 100 is out of range"), "{err}");
+    let err = run(vec![("decoder_input_ids", ids())]);
+    assert!(err.contains("missing input 'input_ids'"), "{err}");
+}
+
+/// A config whose buckets leave no log-spaced ones, or a `feed_forward_proj` transformers refuses,
+/// is refused when loading.
+#[test]
+fn t5_config_errors() {
+    let dir = fixture("t5");
+    let weights = Weights::load(&dir, None).unwrap();
+    let mut json = Config::load(&dir).unwrap().json().clone();
+    json.insert("relative_attention_max_distance".into(), 2.into());
+    let err = AutoModel::load(&Config::from_map(json.clone()), &weights).unwrap_err().to_string();
+    assert!(err.contains("relative_attention_max_distance (2)"), "{err}");
+    json.insert("relative_attention_max_distance".into(), 10.into());
+    json.insert("feed_forward_proj".into(), "gated-gelu-x".into());
+    let err = AutoModel::load(&Config::from_map(json), &weights).unwrap_err().to_string();
+    assert!(err.contains("feed_forward_proj \"gated-gelu-x\""), "{err}");
+}
+
+/// transformers 4.x configs have no `scale_decoder_outputs`: T5 v1.1 and Flan-T5 say
+/// `tie_word_embeddings: false` (no scaling), original T5 nothing (scaling).
+#[test]
+fn t5_output_scaling_from_4x_configs() {
+    for (name, tie) in [("t5_v11", Some(false)), ("t5", None)] {
+        let dir = fixture(name);
+        let mut json = Config::load(&dir).unwrap().json().clone();
+        json.remove("scale_decoder_outputs");
+        json.remove("tie_word_embeddings");
+        if let Some(tie) = tie {
+            json.insert("tie_word_embeddings".into(), tie.into());
+        }
+        common::check_with(name, &Config::from_map(json), &Weights::load(&dir, Some(DType::F32)).unwrap());
+    }
+}
+
+/// Greedy generation equals transformers' `generate` token for token (sources right-padded), the
+/// streamed tokens are the new ones up to each row's EOS, and the CLI writes the same ids.
+#[test]
+fn t5_greedy_generate_matches_transformers() {
+    for name in ["t5", "t5_v11"] {
+        let dir = fixture(name);
+        let cfg = Config::load(&dir).unwrap();
+        let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+        let AutoModel::T5(t5) = &model else { panic!("{name}: not T5") };
+        let golden = common::read_all(&dir.join("generate.safetensors"));
+        let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        g.max_new_tokens = 8;
+        let mut streamed = vec![Vec::new(); 2];
+        let out =
+            generate_seq2seq(t5, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |r, t| {
+                streamed[r].push(t)
+            })
+            .unwrap();
+        let want = golden["output_ids"].to_vec2::<i64>().unwrap();
+        assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{name}");
+        for (r, row) in want.iter().enumerate() {
+            let end =
+                row.iter().skip(1).position(|&t| g.eos_token_ids.contains(&t)).map_or(row.len(), |i| i + 2);
+            assert_eq!(streamed[r], row[1..end], "{name} row {r} streamed");
+        }
+    }
+}

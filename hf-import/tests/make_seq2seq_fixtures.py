@@ -1,0 +1,88 @@
+"""Dev-time script: tiny random-weight encoder-decoder models (T5, mT5) and transformers' outputs.
+
+Run with the reference environment (torch + transformers 5, no network):
+
+    /work/.refenv/bin/python hf-import/tests/make_seq2seq_fixtures.py [NAME...]
+
+As `make_fixtures.py` does for the other families (whose helpers it uses): each model is built from a
+config object (eager attention), every parameter randomised, saved with `save_pretrained` under
+`hf-import/tests/fixtures/<name>/`, and run with `output_hidden_states=True`; `expected.safetensors`
+holds the inputs (`input_ids`, `attention_mask`, `decoder_input_ids`, `decoder_attention_mask`) and
+the outputs under transformers' field names (`logits`, `encoder_last_hidden_state`,
+`decoder_hidden_states.0`, ...), all float32. `generate.safetensors` holds a greedy `generate` of
+the generation models.
+"""
+
+import shutil
+
+import torch
+import transformers as tf
+from safetensors.torch import load_file, save_file
+
+from make_fixtures import ONLY, OUT, flatten, randomise
+
+# Small buckets and distances, so that 7-token inputs reach the log-spaced buckets.
+T5 = dict(vocab_size=100, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
+          relative_attention_num_buckets=8, relative_attention_max_distance=10, decoder_start_token_id=0,
+          attn_implementation="eager")
+
+
+def inputs(decoder=True):
+    """Two sources of 7 tokens (the second right-padded to 5) and two targets of 5 tokens starting with
+    the decoder start id 0 (the second padded to 3)."""
+    x = {"input_ids": torch.tensor([[13, 17, 42, 5, 99, 23, 1], [3, 64, 12, 77, 1, 0, 0]]),
+         "attention_mask": torch.tensor([[1] * 7, [1] * 5 + [0] * 2])}
+    if decoder:
+        x["decoder_input_ids"] = torch.tensor([[0, 8, 31, 52, 9], [0, 44, 6, 0, 0]])
+        x["decoder_attention_mask"] = torch.tensor([[1] * 5, [1] * 3 + [0] * 2])
+    return x
+
+
+def build(name, model_cls, config, seed, untied_head=False, decoder=True):
+    """Saves the randomised model `name` and its outputs; with `untied_head`, the checkpoint also holds
+    its own `lm_head.weight` (as T5 v1.1, Flan-T5 and mT5 do), and the goldens come from the model
+    transformers reloads from it."""
+    if ONLY and name not in ONLY:
+        return None
+    torch.manual_seed(seed)
+    model = model_cls(config).eval()
+    randomise(model, seed)
+    path = OUT / name
+    shutil.rmtree(path, ignore_errors=True)
+    model.save_pretrained(path)
+    if untied_head:
+        tensors = load_file(str(path / "model.safetensors"))
+        g = torch.Generator().manual_seed(seed + 1000)
+        tensors["lm_head.weight"] = 0.2 * torch.randn(config.vocab_size, config.d_model, generator=g)
+        save_file(tensors, str(path / "model.safetensors"), metadata={"format": "pt"})
+        model = model_cls.from_pretrained(path, attn_implementation="eager").eval()
+        same = torch.equal(model.lm_head.weight, tensors["lm_head.weight"])
+        print(f"{name}: transformers reads the file's lm_head: {same}")
+    x = inputs(decoder)
+    with torch.no_grad():
+        out = model(**x, output_hidden_states=True, **({"use_cache": False} if decoder else {}))
+    flat = flatten(out)
+    save_file({**x, **flat}, str(path / "expected.safetensors"))
+    if hasattr(model, "generate") and decoder and "lm_head" in dict(model.named_modules()):
+        g = {"input_ids": x["input_ids"], "attention_mask": x["attention_mask"]}
+        with torch.no_grad():
+            ids = model.generate(**g, max_new_tokens=8, do_sample=False)
+        save_file({**g, "output_ids": ids.contiguous()}, str(path / "generate.safetensors"))
+    (path / "generation_config.json").unlink(missing_ok=True)
+    print(f"{name}: {sorted(flat)[:5]}... {sum(f.stat().st_size for f in path.iterdir())} bytes")
+    return model
+
+
+def t5():
+    build("t5", tf.T5ForConditionalGeneration, tf.T5Config(**T5), 70)
+    # T5 v1.1 / Flan-T5: gated GELU, its own LM head, no output scaling; heads narrower than d_model.
+    v11 = dict(T5, feed_forward_proj="gated-gelu", tie_word_embeddings=False, d_kv=6)
+    build("t5_v11", tf.T5ForConditionalGeneration, tf.T5Config(**v11), 71, untied_head=True)
+    build("t5_encoder", tf.T5EncoderModel, tf.T5Config(**T5, feed_forward_proj="gated-silu"), 72, decoder=False)
+    # (A decoder deeper than the encoder: transformers 5.24 cannot generate with one, its cache sized by
+    # num_layers, so only the base model has it.)
+    build("mt5", tf.MT5Model, tf.MT5Config(**T5, num_decoder_layers=3), 73)
+
+
+if __name__ == "__main__":
+    t5()
