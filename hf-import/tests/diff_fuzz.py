@@ -24,7 +24,8 @@ does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
 The image families `vit` and `clip` get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
-with it) and no generation.
+with it) and no generation; `t5` (T5 and mT5, their three heads) gets sources and `decoder_input_ids`, and its
+generation models generate from the decoder start token.
 """
 
 import argparse
@@ -556,6 +557,26 @@ def gen_clip(r):
     return cls, tf.CLIPConfig, c
 
 
+def gen_t5(r):
+    """T5ForConditionalGeneration, T5Model, T5EncoderModel and the MT5 names: ReLU or gated MLPs, heads narrower or
+    wider than d_model, bucket counts and distances (some reached by short inputs), output scaling by
+    tie_word_embeddings or scale_decoder_outputs, a deeper decoder for the models that do not generate."""
+    d = r.choice([16, 32, 48])
+    c = dict(vocab_size=r.choice([64, 100]), d_model=d, d_kv=r.choice([4, 6, 8, 16]), d_ff=r.choice([24, 64]),
+             num_layers=r.randint(1, 3), num_heads=r.choice([1, 2, 4]),
+             relative_attention_num_buckets=r.choice([4, 8, 32]), relative_attention_max_distance=r.choice([6, 20, 128]),
+             feed_forward_proj=r.choice(["relu", "gated-gelu", "gated-silu", "gelu_new", "gated-relu"]),
+             layer_norm_epsilon=r.choice([1e-6, 1e-3]), decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    if r.random() < 0.4:
+        c["tie_word_embeddings"] = False
+    mt5 = r.random() < 0.3
+    cls = r.choice([tf.MT5ForConditionalGeneration, tf.MT5Model, tf.MT5EncoderModel] if mt5 else
+                   [tf.T5ForConditionalGeneration, tf.T5ForConditionalGeneration, tf.T5Model, tf.T5EncoderModel])
+    if not cls.__name__.endswith("ForConditionalGeneration") and r.random() < 0.5:
+        c["num_decoder_layers"] = r.randint(1, 4)
+    return cls, (tf.MT5Config if mt5 else tf.T5Config), c
+
+
 FAMILIES = {
     "llama": gen_llama, "mistral": gen_mistral, "qwen2": gen_qwen2, "qwen3": gen_qwen3, "gemma": gen_gemma,
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
@@ -580,7 +601,7 @@ FAMILIES = {
     "mpnet_qa": per_token(gen_mpnet, tf.MPNetForQuestionAnswering),
     "modernbert_tok": per_token(gen_modernbert, tf.ModernBertForTokenClassification),
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
-    "vit": gen_vit, "clip": gen_clip,
+    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5,
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -603,6 +624,8 @@ def base_of(family):
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip"}
+# Encoder-decoders: sources and targets; generation from the decoder start token.
+SEQ2SEQ = {"t5"}
 
 
 def randomise(model, seed):
@@ -629,7 +652,7 @@ def flatten(out, prefix=""):
                 flat[f"{name}.{i}"] = v.detach().float().clone().contiguous()
         elif isinstance(value, torch.Tensor):
             flat[name] = value.detach().float().clone().contiguous()
-        else:  # a nested output (CLIP's text_model_output)
+        elif isinstance(value, tf.utils.ModelOutput):  # a nested output (CLIP's text_model_output)
             flat.update(flatten(value, f"{name}."))
     return flat
 
@@ -669,6 +692,8 @@ def make_inputs(r, family, cfg, model_cls=None):
     """Random forward inputs and a description of them (a derived family's as its base family's)."""
     if family in IMAGES:
         return image_inputs(r, model_cls, cfg)
+    if family in SEQ2SEQ:
+        return seq2seq_inputs(r, model_cls, cfg)
     enc = family in ENCODERS
     family = base_of(family)
     vocab = cfg.get("vocab_size")
@@ -720,6 +745,38 @@ def make_inputs(r, family, cfg, model_cls=None):
     if r.random() < 0.1 and side == "none":
         del x["attention_mask"]
         desc += " no_mask"
+    return x, desc
+
+
+def seq2seq_inputs(r, model_cls, cfg):
+    """Sources (padded on either side, T5 takes both) and, but for the encoder alone, targets from the
+    decoder start token, right-padded with a `decoder_attention_mask` sometimes."""
+    vocab = cfg["vocab_size"]
+    b, l = r.randint(1, 3), r.randint(1, 24)
+    ids = torch.randint(2, vocab, (b, l), dtype=torch.int64)
+    mask = torch.ones(b, l, dtype=torch.int64)
+    side = r.choice(["none", "right", "left"])
+    if side != "none":
+        for i in range(1, b) if b > 1 else [0]:
+            n = r.randint(1, l)
+            if side == "right":
+                mask[i, n:] = 0
+            else:
+                mask[i, : l - n] = 0
+        ids[mask == 0] = 0
+    x = {"input_ids": ids, "attention_mask": mask}
+    desc = f"b={b} l={l} pad={side}"
+    if not model_cls.__name__.endswith("EncoderModel"):
+        t = r.randint(1, 16)
+        dec = torch.randint(2, vocab, (b, t), dtype=torch.int64)
+        dec[:, 0] = 0
+        x["decoder_input_ids"] = dec
+        desc += f" targets={t}"
+        if r.random() < 0.4 and t > 1:
+            dmask = torch.ones(b, t, dtype=torch.int64)
+            dmask[-1, r.randint(1, t - 1):] = 0
+            x["decoder_attention_mask"] = dmask
+            desc += " decoder_mask"
     return x, desc
 
 
@@ -828,7 +885,7 @@ class Runner:
             variant.append("bin")
         else:
             model.save_pretrained(path)
-        if family not in ENCODERS and family not in IMAGES and r.random() < 0.25:
+        if family not in ENCODERS and family not in IMAGES and family not in SEQ2SEQ and r.random() < 0.25:
             to_v4(path)
             variant.append("v4cfg")
         if family in CLASSIFIERS and r.random() < 0.4:
@@ -893,7 +950,8 @@ class Runner:
             extra = set(got) - set(expected)
             if extra:
                 self.results.append((cid, family, "extra-output", sorted(extra), info))
-        if do_generate and family not in ENCODERS and family not in CLASSIFIERS and family not in IMAGES:
+        can_generate = family not in SEQ2SEQ or model_cls.__name__.endswith("ForConditionalGeneration")
+        if do_generate and family not in ENCODERS and family not in CLASSIFIERS and family not in IMAGES and can_generate:
             # A fresh model: dynamic RoPE keeps state (the longest length seen) across calls.
             fresh = lambda: type(ref).from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
             self.generate(r, cid, family, cfg, fresh, path, info)
@@ -941,7 +999,7 @@ class Runner:
         if got.shape != want.shape or not torch.equal(got, want):
             # Where it diverges, and whether transformers' own choice there was a near tie.
             msg = f"ours {got.tolist()} ref {want.tolist()}"
-            if got.shape[0] == want.shape[0]:
+            if got.shape[0] == want.shape[0] and family not in SEQ2SEQ:
                 n = min(got.shape[1], want.shape[1])
                 for i in range(want.shape[0]):
                     neq = (got[i, :n] != want[i, :n]).nonzero()

@@ -29,5 +29,5 @@ pub use moe::{FeedForward, Routing, SparseMoe};
 pub use norm::{DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};
 pub use packed_rows::{attend_rows, PackedRows};
 pub use pre_norm::PreNormEncoderLayer;
-pub use relative_bias::{bucket as relative_bucket, check_t5_buckets, t5_bucket, RelativeBias};
+pub use relative_bias::{bucket as relative_bucket, t5_bucket, RelativeBias};
 pub use rotary::{apply_rotary, Rotary};

@@ -75,10 +75,12 @@ pub fn bucket(relative: i64) -> usize {
 /// position): with `bidirectional` attention (encoders) keys after the query take the upper half of
 /// the buckets; without it (decoders) keys after the query share bucket 0. Below `max_exact` (half
 /// the side's buckets) each distance has a bucket, then log-spaced buckets up to `max_distance`, then
-/// the side's last. The log-spaced bucket is computed in float32, as torch does (exact at the powers
-/// of two, where float64 could land a hair below). `num_buckets` must leave each side a bucket below
-/// `max_distance` ([`check_t5_buckets`]).
-pub fn t5_bucket(relative: i64, bidirectional: bool, num_buckets: usize, max_distance: usize) -> usize {
+/// the side's last. The log-spaced bucket is computed in float32 and truncated as torch does on x86
+/// (exact at the powers of two, where float64 could land a hair below; a value that is not finite
+/// or does not fit becomes `i64::MIN`). With too few buckets or a `max_distance` inside the exact
+/// ones the result can fall outside `0..num_buckets` (transformers then fails to index its table):
+/// the caller checks.
+pub fn t5_bucket(relative: i64, bidirectional: bool, num_buckets: usize, max_distance: usize) -> i64 {
     let (mut buckets, mut base) = (num_buckets as i64, 0i64);
     let n = if bidirectional {
         buckets /= 2;
@@ -91,27 +93,14 @@ pub fn t5_bucket(relative: i64, bidirectional: bool, num_buckets: usize, max_dis
     };
     let max_exact = buckets / 2;
     if n < max_exact {
-        return (base + n) as usize;
+        return base + n;
     }
     let ratio = (n as f32 / max_exact as f32).ln();
     let span = (max_distance as f64 / max_exact as f64).ln() as f32;
-    let large = max_exact + (ratio / span * (buckets - max_exact) as f32) as i64;
-    (base + large.min(buckets - 1)) as usize
-}
-
-/// Checks that T5's buckets are usable: each side has at least 2 (so that distance 0 has an exact
-/// bucket) and `max_distance` lies past the exact ones (else the log spacing divides by zero or
-/// runs backwards, and transformers' buckets are garbage).
-pub fn check_t5_buckets(num_buckets: usize, max_distance: usize, bidirectional: bool) -> Result<()> {
-    let side = if bidirectional { num_buckets / 2 } else { num_buckets };
-    if side < 2 || max_distance <= side / 2 {
-        return Err(Error::Config(format!(
-            "relative_attention_num_buckets ({num_buckets}) and relative_attention_max_distance ({max_distance}) \
-             leave no log-spaced buckets: need at least 2 buckets per side and a max distance past {}",
-            side / 2
-        )));
-    }
-    Ok(())
+    let scaled = ratio / span * (buckets - max_exact) as f32;
+    // x86's conversion (cvttss2si): anything that is not a finite i64 becomes i64::MIN.
+    let truncated = if scaled.is_finite() && scaled.abs() < 9.2e18 { scaled as i64 } else { i64::MIN };
+    base.wrapping_add(max_exact.wrapping_add(truncated).min(buckets - 1))
 }
 
 #[cfg(test)]
@@ -123,7 +112,7 @@ mod tests {
     #[test]
     fn t5_buckets_match_mpnets_and_the_one_sided_ones() {
         for rel in -300..=300 {
-            assert_eq!(t5_bucket(rel, true, 32, 128), bucket(rel), "{rel}");
+            assert_eq!(t5_bucket(rel, true, 32, 128), bucket(rel) as i64, "{rel}");
         }
         assert_eq!([t5_bucket(5, false, 32, 128), t5_bucket(0, false, 32, 128)], [0, 0]);
         assert_eq!(

@@ -67,16 +67,24 @@ fn t5_bad_inputs_get_clear_errors() {
     assert!(err.contains("missing input 'input_ids'"), "{err}");
 }
 
-/// A config whose buckets leave no log-spaced ones, or a `feed_forward_proj` transformers refuses,
-/// is refused when loading.
+/// Buckets that leave no log-spaced ones work on the sequences the exact ones cover and give an
+/// error on longer ones (transformers fails to index its table there); a `feed_forward_proj`
+/// transformers refuses is refused when loading.
 #[test]
 fn t5_config_errors() {
     let dir = fixture("t5");
     let weights = Weights::load(&dir, None).unwrap();
     let mut json = Config::load(&dir).unwrap().json().clone();
     json.insert("relative_attention_max_distance".into(), 2.into());
-    let err = AutoModel::load(&Config::from_map(json.clone()), &weights).unwrap_err().to_string();
-    assert!(err.contains("relative_attention_max_distance (2)"), "{err}");
+    let model = AutoModel::load(&Config::from_map(json.clone()), &weights).unwrap();
+    // 8 buckets: distances 0 and 1 exact on each side; 2 would need the log-spaced ones.
+    let short = BTreeMap::from([("input_ids".to_string(), Tensor::ones([1, 2], DType::I64).unwrap())]);
+    model.last_hidden_state(&short["input_ids"], None, None).unwrap();
+    let err = model
+        .last_hidden_state(&Tensor::ones([1, 4], DType::I64).unwrap(), None, None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("relative_attention_max_distance (2)") && err.contains("transformers"), "{err}");
     json.insert("relative_attention_max_distance".into(), 10.into());
     json.insert("feed_forward_proj".into(), "gated-gelu-x".into());
     let err = AutoModel::load(&Config::from_map(json), &weights).unwrap_err().to_string();

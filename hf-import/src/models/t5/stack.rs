@@ -4,10 +4,9 @@
 
 use oxtorch_tensor::{DType, Tensor};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::layers::{
-    causal_mask, check_t5_buckets, eager_attention, padding_mask, t5_bucket, Activation, Linear, RmsNorm,
-    RmsNormStyle,
+    causal_mask, eager_attention, padding_mask, t5_bucket, Activation, Linear, RmsNorm, RmsNormStyle,
 };
 use crate::weights::Vars;
 
@@ -173,7 +172,6 @@ impl T5Stack {
     /// The stack under `vars` (`block.N.layer.M.*`, `final_layer_norm`).
     pub fn load(vars: &Vars<'_>, config: StackConfig) -> Result<Self> {
         let c = &config;
-        check_t5_buckets(c.buckets, c.max_distance, !c.decoder)?;
         let norm = |v: Vars<'_>| RmsNorm::load(&v.pp("layer_norm"), c.d_model, c.eps, RmsNormStyle::Llama);
         let blocks = (0..c.layers)
             .map(|i| {
@@ -211,10 +209,18 @@ impl T5Stack {
         let index: Vec<i64> = (0..queries)
             .flat_map(|i| {
                 (0..keys).map(move |j| {
-                    t5_bucket(j as i64 - (past + i) as i64, !c.decoder, c.buckets, c.max_distance) as i64
+                    t5_bucket(j as i64 - (past + i) as i64, !c.decoder, c.buckets, c.max_distance)
                 })
             })
             .collect();
+        if let Some(bad) = index.iter().find(|&&b| b < 0 || b >= c.buckets as i64) {
+            return Err(Error::Input(format!(
+                "relative position bucket {bad} is outside the {} buckets: relative_attention_num_buckets ({}) \
+                 and relative_attention_max_distance ({}) do not cover a sequence of {keys} tokens (transformers \
+                 fails on it too)",
+                c.buckets, c.buckets, c.max_distance
+            )));
+        }
         let index = Tensor::from_vec(index, [queries * keys])?.to(self.relative_bias.device())?;
         let values = self.relative_bias.index_select(0, &index)?.reshape([queries, keys, c.heads])?;
         Ok(values.permute([2, 0, 1])?.unsqueeze(0)?.to_dtype(dtype)?)
@@ -277,7 +283,7 @@ impl T5Stack {
             .iter()
             .map(|block| match &block.cross {
                 Some((_, attn)) => attn.keys_values(states, c),
-                None => Err(crate::error::Error::Input("the encoder's stack has no cross-attention".into())),
+                None => Err(Error::Input("the encoder's stack has no cross-attention".into())),
             })
             .collect::<Result<Vec<_>>>()?;
         let (b, source) = (states.dims()[0], states.dims()[1]);
