@@ -18,7 +18,7 @@ mod seq2seq;
 mod stop;
 
 pub use config::{CacheImplementation, GenerationConfig};
-pub use seq2seq::generate_seq2seq;
+pub use seq2seq::{generate_seq2seq, EncoderDecoder};
 
 use sampling::{pick, process, processes, Rng};
 use stop::StopStrings;

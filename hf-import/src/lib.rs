@@ -36,11 +36,12 @@ pub use config::{parse_dtype, Config};
 pub use cross_encoder::{CrossEncoder, ScoreActivation};
 pub use error::{Error, Result};
 pub use generate::{
-    generate, generate_seq2seq, generate_with_tokenizer, CacheImplementation, GenerationConfig,
+    generate, generate_seq2seq, generate_with_tokenizer, CacheImplementation, EncoderDecoder,
+    GenerationConfig,
 };
 pub use hub::resolve_model;
 pub use models::{
-    AutoModel, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, Clip,
+    AutoModel, Bart, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, Clip,
     DecoderForSequenceClassification, DistilBertForMaskedLM, DistilBertModel, GPT2LMHeadModel,
     GPTNeoXForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration,
     GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM,

@@ -1,4 +1,4 @@
-"""Dev-time script: tiny random-weight encoder-decoder models (T5, mT5) and transformers' outputs.
+"""Dev-time script: tiny random-weight encoder-decoder models (T5, mT5, BART, mBART) and transformers' outputs.
 
 Run with the reference environment (torch + transformers 5, no network):
 
@@ -38,7 +38,19 @@ def inputs(decoder=True):
     return x
 
 
-def build(name, model_cls, config, seed, untied_head=False, decoder=True):
+def bart_inputs(decoder=True):
+    """BART's layout: sources `<s> ... </s>` (id 0 ... 2), the second right-padded with pad id 1;
+    targets from the decoder start token 2."""
+    x = {"input_ids": torch.tensor([[0, 17, 42, 5, 99, 23, 2], [0, 64, 12, 77, 2, 1, 1]]),
+         "attention_mask": torch.tensor([[1] * 7, [1] * 5 + [0] * 2])}
+    if decoder:
+        x["decoder_input_ids"] = torch.tensor([[2, 0, 31, 52, 9], [2, 0, 6, 1, 1]])
+        x["decoder_attention_mask"] = torch.tensor([[1] * 5, [1] * 3 + [0] * 2])
+    return x
+
+
+def build(name, model_cls, config, seed, untied_head=False, decoder=True, make_inputs=inputs, logits_bias=False,
+          keep_generation_config=False, generation=None):
     """Saves the randomised model `name` and its outputs; with `untied_head`, the checkpoint also holds
     its own `lm_head.weight` (as T5 v1.1, Flan-T5 and mT5 do), and the goldens come from the model
     transformers reloads from it."""
@@ -47,8 +59,14 @@ def build(name, model_cls, config, seed, untied_head=False, decoder=True):
     torch.manual_seed(seed)
     model = model_cls(config).eval()
     randomise(model, seed)
+    if logits_bias:  # a buffer, which randomise() leaves at zero
+        g = torch.Generator().manual_seed(seed + 2000)
+        model.final_logits_bias.copy_(0.5 * torch.randn(model.final_logits_bias.shape, generator=g))
     path = OUT / name
     shutil.rmtree(path, ignore_errors=True)
+    if generation:  # settings generate reads from generation_config.json
+        for key, value in generation.items():
+            setattr(model.generation_config, key, value)
     model.save_pretrained(path)
     if untied_head:
         tensors = load_file(str(path / "model.safetensors"))
@@ -58,17 +76,18 @@ def build(name, model_cls, config, seed, untied_head=False, decoder=True):
         model = model_cls.from_pretrained(path, attn_implementation="eager").eval()
         same = torch.equal(model.lm_head.weight, tensors["lm_head.weight"])
         print(f"{name}: transformers reads the file's lm_head: {same}")
-    x = inputs(decoder)
+    x = make_inputs(decoder)
     with torch.no_grad():
         out = model(**x, output_hidden_states=True, **({"use_cache": False} if decoder else {}))
     flat = flatten(out)
     save_file({**x, **flat}, str(path / "expected.safetensors"))
-    if hasattr(model, "generate") and decoder and "lm_head" in dict(model.named_modules()):
+    if hasattr(model, "generate") and "lm_head" in dict(model.named_modules()):
         g = {"input_ids": x["input_ids"], "attention_mask": x["attention_mask"]}
         with torch.no_grad():
             ids = model.generate(**g, max_new_tokens=8, do_sample=False)
         save_file({**g, "output_ids": ids.contiguous()}, str(path / "generate.safetensors"))
-    (path / "generation_config.json").unlink(missing_ok=True)
+    if not keep_generation_config:
+        (path / "generation_config.json").unlink(missing_ok=True)
     print(f"{name}: {sorted(flat)[:5]}... {sum(f.stat().st_size for f in path.iterdir())} bytes")
     return model
 
@@ -84,5 +103,25 @@ def t5():
     build("mt5", tf.MT5Model, tf.MT5Config(**T5, num_decoder_layers=3), 73)
 
 
+BART = dict(vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+            decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=48, max_position_embeddings=32,
+            attn_implementation="eager")
+
+
+def bart():
+    # The generation model with its final_logits_bias; the base model reading input_ids shifted as its
+    # decoder input (no decoder_input_ids), scaled embeddings, ReLU; mBART's pre-norm blocks, its
+    # shift (each row's last token first) and a forced first token in generation.
+    build("bart", tf.BartForConditionalGeneration, tf.BartConfig(**BART), 80, make_inputs=bart_inputs,
+          logits_bias=True, keep_generation_config=True, generation={"no_repeat_ngram_size": 2})
+    build("bart_base", tf.BartModel, tf.BartConfig(**BART, scale_embedding=True, activation_function="relu"), 81,
+          make_inputs=lambda decoder: bart_inputs(False))
+    build("mbart", tf.MBartForConditionalGeneration,
+          tf.MBartConfig(**BART, scale_embedding=True, decoder_start_token_id=2), 82,
+          make_inputs=lambda decoder: bart_inputs(False), keep_generation_config=True,
+          generation={"forced_bos_token_id": 7, "repetition_penalty": 1.5})
+
+
 if __name__ == "__main__":
     t5()
+    bart()

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
     generate, generate_seq2seq, generate_with_tokenizer, resolve_model, AutoModel, ChatArgs, ChatTemplate,
-    Config, Error, GenerationConfig, HfTokenizer, Message, Result, T5,
+    Config, EncoderDecoder, Error, GenerationConfig, HfTokenizer, Message, Result,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -135,10 +135,10 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     // goes, so a cast checkpoint is not kept twice.
     drop(weights);
     let arch = AutoModel::architecture_of(&cfg)?;
-    if let AutoModel::T5(t5) = &model {
-        if t5.can_generate() {
-            return run_seq2seq(t5, &dir, inputs, a.output, a.prompt, g);
-        }
+    match &model {
+        AutoModel::T5(m) if m.can_generate() => return run_seq2seq(m, &dir, inputs, a.output, a.prompt, g),
+        AutoModel::Bart(m) if m.can_generate() => return run_seq2seq(m, &dir, inputs, a.output, a.prompt, g),
+        _ => {}
     }
     let lm = model.causal_lm().ok_or_else(|| {
         Error::Input(format!("generate needs a causal LM or an encoder-decoder, not {arch}"))
@@ -205,11 +205,11 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     }
 }
 
-/// `generate` with an encoder-decoder (T5): `--inputs`' sources to `output_ids` (the decoder's
+/// `generate` with an encoder-decoder (T5, BART): `--inputs`' sources to `output_ids` (the decoder's
 /// tokens from its start token, as transformers' `generate`), or `--prompt`'s text to the streamed
 /// text of the decoder's tokens.
 fn run_seq2seq(
-    model: &T5,
+    model: &impl EncoderDecoder,
     dir: &std::path::Path,
     inputs: Option<BTreeMap<String, Tensor>>,
     output: Option<PathBuf>,

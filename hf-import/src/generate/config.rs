@@ -65,6 +65,8 @@ pub struct GenerationConfig {
     pub begin_suppress_tokens: Vec<i64>,
     /// tokens forced as the last new token (the first of them most likely)
     pub forced_eos_token_ids: Vec<i64>,
+    /// `forced_bos_token_id`: an encoder-decoder's first new token (mBART's target language)
+    pub forced_bos_token_id: Option<i64>,
     /// a sequence ends once its text ends in one of these (transformers' `stop_strings`; generating
     /// with them needs the tokenizer: [`generate_with_tokenizer`](super::generate_with_tokenizer))
     pub stop_strings: Vec<String>,
@@ -117,6 +119,7 @@ impl Default for GenerationConfig {
             suppress_tokens: Vec::new(),
             begin_suppress_tokens: Vec::new(),
             forced_eos_token_ids: Vec::new(),
+            forced_bos_token_id: None,
             stop_strings: Vec::new(),
         }
     }
@@ -182,6 +185,7 @@ const GENERATION_KEYS: &[&str] = &[
     "suppress_tokens",
     "begin_suppress_tokens",
     "forced_eos_token_id",
+    "forced_bos_token_id",
     "num_beams",
     "stop_strings",
 ];
@@ -191,7 +195,7 @@ impl GenerationConfig {
     /// generation keys of `config.json` (as transformers). Sampling settings, lengths,
     /// `eos_token_id` as a number or list, `pad_token_id`, `cache_implementation`
     /// `"static"`/`"dynamic"` and the token bans (`no_repeat_ngram_size`, `bad_words_ids`,
-    /// `suppress_tokens`, `begin_suppress_tokens`, `forced_eos_token_id`), all from the one file
+    /// `suppress_tokens`, `begin_suppress_tokens`, `forced_eos_token_id`, `forced_bos_token_id`), all from the one file
     /// (EOS and pad tokens included: transformers 5 does not fall back to `config.json`'s when
     /// `generation_config.json` lacks them). Without a configured length, 20 new tokens, capped at
     /// the model's `max_position_embeddings`.
@@ -272,6 +276,8 @@ impl GenerationConfig {
         g.suppress_tokens = ids_of(&path, "suppress_tokens", json.get("suppress_tokens"))?;
         g.begin_suppress_tokens = ids_of(&path, "begin_suppress_tokens", json.get("begin_suppress_tokens"))?;
         g.forced_eos_token_ids = ids_of(&path, "forced_eos_token_id", json.get("forced_eos_token_id"))?;
+        g.forced_bos_token_id =
+            ids_of(&path, "forced_bos_token_id", json.get("forced_bos_token_id"))?.first().copied();
         g.stop_strings = match json.get("stop_strings") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::String(s)) => vec![s.clone()],

@@ -1,4 +1,4 @@
-//! Generation with an encoder-decoder (T5): the source encoded once, then the decoder one token at a
+//! Generation with an encoder-decoder (T5, BART): the source encoded once, then the decoder one token at a
 //! time from `decoder_start_token_id`, its keys and values cached; the tokens picked on the host as
 //! in [`super::generate`] (greedy or sampled, the same logits processors and stopping rules).
 
@@ -8,8 +8,26 @@ use super::sampling::{pick, process, Rng};
 use super::stop::StopStrings;
 use super::{GenerationConfig, Rows};
 use crate::error::{Error, Result};
-use crate::models::T5;
+use crate::layers::EncoderDecoderCache;
 use crate::tokenizer::HfTokenizer;
+
+/// An encoder-decoder that generates: the source encoded into a cache once, then one decoder
+/// step per token.
+pub trait EncoderDecoder {
+    /// The first decoder token (`decoder_start_token_id`).
+    fn decoder_start_token(&self) -> Option<i64>;
+    /// The device the model runs on.
+    fn device(&self) -> Device;
+    /// Encodes `input_ids` (int64 `[batch, seq]`, on the model's device, with `attention_mask` as
+    /// int64 ones and zeros) and starts a generation's cache.
+    fn start_generation(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+    ) -> Result<EncoderDecoderCache>;
+    /// The next-token logits `[batch, vocab]` after `ids` `[batch, 1]`, extending `cache`.
+    fn next_logits(&self, ids: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor>;
+}
 
 /// Generates up to `g.max_new_tokens` decoder tokens for each source of `input_ids` `[batch, seq]`
 /// (padded as `attention_mask` says, inferred from the pad token when absent), calling
@@ -19,7 +37,7 @@ use crate::tokenizer::HfTokenizer;
 /// tokens, the start token included (as transformers' `max_length` for encoder-decoders).
 /// With a `tokenizer`, `g.stop_strings` end a row too.
 pub fn generate_seq2seq(
-    model: &T5,
+    model: &impl EncoderDecoder,
     input_ids: &Tensor,
     attention_mask: Option<&Tensor>,
     g: &GenerationConfig,
@@ -50,7 +68,7 @@ pub fn generate_seq2seq(
         }
         None => Tensor::from_vec(g.inferred_mask(&ids.to_vec::<i64>()?), [b, s])?,
     };
-    let start = model.config().decoder_start.ok_or_else(|| {
+    let start = model.decoder_start_token().ok_or_else(|| {
         Error::Config("encoder-decoder generation needs decoder_start_token_id (or pad_token_id)".into())
     })?;
     let tokens = vec![vec![start]; b];
@@ -71,6 +89,9 @@ pub fn generate_seq2seq(
             .map(|(r, mut logits)| {
                 if rows.done[r] && g.pads_finished_rows() {
                     g.pad_token()
+                } else if let (0, Some(bos)) = (n, g.forced_bos_token_id) {
+                    // transformers' `ForcedBOSTokenLogitsProcessor`: the first new token.
+                    bos
                 } else {
                     process(&mut logits, &rows.tokens[r], rows.padding[r], n, g);
                     pick(&mut logits, g, &mut rng)

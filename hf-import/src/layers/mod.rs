@@ -16,6 +16,7 @@ mod packed_rows;
 mod pre_norm;
 mod relative_bias;
 mod rotary;
+mod seq2seq_cache;
 
 pub use activation::Activation;
 pub use arena::{packing_enabled, Arena};
@@ -31,3 +32,4 @@ pub use packed_rows::{attend_rows, PackedRows};
 pub use pre_norm::PreNormEncoderLayer;
 pub use relative_bias::{bucket as relative_bucket, t5_bucket, RelativeBias};
 pub use rotary::{apply_rotary, Rotary};
+pub use seq2seq_cache::EncoderDecoderCache;

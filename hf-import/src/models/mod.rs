@@ -1,5 +1,6 @@
 //! The model families, and [`AutoModel`], which picks one from `config.json`.
 
+mod bart;
 mod bert;
 pub(crate) mod bucketing;
 mod classification;
@@ -34,6 +35,7 @@ use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
+pub use self::bart::{Bart, BartConfig, BartStack};
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
 pub use self::classification::{
     label_names, num_labels, BertForSequenceClassification, ClassifierEncoder,
@@ -68,6 +70,7 @@ use crate::weights::Weights;
 
 /// The `model_type`s hf-import runs, each with the architecture a config that names none gets.
 pub const MODEL_TYPES: &[(&str, &str)] = &[
+    ("bart", "BartForConditionalGeneration"),
     ("bert", "BertModel"),
     ("clip", "CLIPModel"),
     ("clip_text_model", "CLIPTextModel"),
@@ -80,6 +83,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("gpt2", "GPT2LMHeadModel"),
     ("gpt_neox", "GPTNeoXForCausalLM"),
     ("llama", "LlamaForCausalLM"),
+    ("mbart", "MBartForConditionalGeneration"),
     ("mistral", "MistralForCausalLM"),
     ("mixtral", "MixtralForCausalLM"),
     ("modernbert", "ModernBertModel"),
@@ -189,6 +193,10 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "MT5ForConditionalGeneration",
     "MT5Model",
     "MT5EncoderModel",
+    "BartForConditionalGeneration",
+    "BartModel",
+    "MBartForConditionalGeneration",
+    "MBartModel",
 ];
 
 /// Any supported model, chosen from `model_type` and `architectures`.
@@ -267,6 +275,8 @@ pub enum AutoModel {
     Clip(Clip),
     /// `T5ForConditionalGeneration`, `T5Model`, `T5EncoderModel` (and their `MT5*` names)
     T5(T5),
+    /// `BartForConditionalGeneration`, `BartModel` (and their `MBart*` names)
+    Bart(Bart),
 }
 
 /// The input names each kind of model accepts.
@@ -441,6 +451,9 @@ impl AutoModel {
             _ if arch.starts_with("CLIP") => AutoModel::Clip(Clip::load(arch, cfg, weights)?),
             _ if arch.starts_with("T5") || arch.starts_with("MT5") => {
                 AutoModel::T5(T5::load(arch, cfg, weights)?)
+            }
+            _ if arch.starts_with("Bart") || arch.starts_with("MBart") => {
+                AutoModel::Bart(Bart::load(arch, cfg, weights)?)
             }
             "ViTForImageClassification" => {
                 AutoModel::ViTForImageClassification(ViTForImageClassification::load(cfg, weights)?)

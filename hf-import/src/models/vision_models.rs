@@ -1,5 +1,5 @@
-//! [`AutoModel`]'s image, image-text and encoder-decoder models (ViT, CLIP, T5), which read their
-//! own inputs (`pixel_values`, CLIP's texts, T5's `decoder_input_ids`) and name their own outputs.
+//! [`AutoModel`]'s image, image-text and encoder-decoder models (ViT, CLIP, T5, BART), which read
+//! their own inputs (`pixel_values`, CLIP's texts, `decoder_input_ids`) and name their own outputs.
 
 use std::collections::BTreeMap;
 
@@ -8,6 +8,7 @@ use oxtorch_tensor::{Device, Tensor};
 use super::vision::pixel_values;
 use super::{bucketing, AutoModel};
 use crate::error::{Error, Result};
+use crate::generate::EncoderDecoder;
 
 /// The input names the image models take.
 const IMAGE_INPUTS: &[&str] = &["pixel_values"];
@@ -18,7 +19,7 @@ impl AutoModel {
         self.runs_own_inputs() && self.input_names().contains(&"pixel_values")
     }
 
-    /// Whether this is a ViT, CLIP or T5 model, whose inputs and outputs this file handles.
+    /// Whether this is a ViT, CLIP, T5 or BART model, whose inputs and outputs this file handles.
     pub(super) fn runs_own_inputs(&self) -> bool {
         matches!(
             self,
@@ -26,6 +27,7 @@ impl AutoModel {
                 | AutoModel::ViTForImageClassification(_)
                 | AutoModel::Clip(_)
                 | AutoModel::T5(_)
+                | AutoModel::Bart(_)
         )
     }
 
@@ -40,27 +42,29 @@ impl AutoModel {
         }
     }
 
-    /// The device of a ViT's, CLIP's or T5's weights.
+    /// The device of a ViT's, CLIP's, T5's or BART's weights.
     pub(super) fn own_device(&self) -> Device {
         match self {
             AutoModel::ViT(m) => m.device(),
             AutoModel::ViTForImageClassification(m) => m.vit.device(),
             AutoModel::Clip(m) => m.device(),
-            AutoModel::T5(m) => m.device(),
-            _ => unreachable!("not a ViT, CLIP or T5 model"),
+            AutoModel::T5(m) => EncoderDecoder::device(m),
+            AutoModel::Bart(m) => EncoderDecoder::device(m),
+            _ => unreachable!("not a ViT, CLIP, T5 or BART model"),
         }
     }
 
-    /// The input names of a ViT, CLIP or T5 model.
+    /// The input names of a ViT, CLIP, T5 or BART model.
     pub(super) fn own_input_names(&self) -> &'static [&'static str] {
         match self {
             AutoModel::Clip(m) => m.input_names(),
             AutoModel::T5(m) => m.input_names(),
+            AutoModel::Bart(m) => m.input_names(),
             _ => IMAGE_INPUTS,
         }
     }
 
-    /// [`AutoModel::last_hidden_state`] of a ViT, CLIP or T5 model: CLIP's text tower's, T5's
+    /// [`AutoModel::last_hidden_state`] of a ViT, CLIP, T5 or BART model: CLIP's text tower's, T5's
     /// encoder's; an error for the image models.
     pub(super) fn own_last_hidden_state(
         &self,
@@ -70,9 +74,11 @@ impl AutoModel {
         let text = match self {
             AutoModel::Clip(m) => m.text_last_hidden_state(input_ids, attention_mask)?,
             AutoModel::T5(m) => {
-                let ids = super::ids_as_i64("input_ids", input_ids)?;
-                let mask =
-                    attention_mask.map(|m| m.ne(0.0)?.to_dtype(oxtorch_tensor::DType::I64)).transpose()?;
+                let (ids, mask) = ids_and_mask(input_ids, attention_mask)?;
+                Some(m.encode(&ids, mask.as_ref(), false)?.last_hidden_state)
+            }
+            AutoModel::Bart(m) => {
+                let (ids, mask) = ids_and_mask(input_ids, attention_mask)?;
                 Some(m.encode(&ids, mask.as_ref(), false)?.last_hidden_state)
             }
             _ => None,
@@ -104,6 +110,7 @@ impl AutoModel {
         let enc = match self {
             AutoModel::Clip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::T5(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Bart(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ViT(m) => {
                 let enc = m.forward(&pixel_values(&inputs, m.dtype())?, output_hidden_states)?;
                 out.push(("last_hidden_state".to_string(), enc.last_hidden_state.clone()));
@@ -118,9 +125,16 @@ impl AutoModel {
                 out.push(("logits".to_string(), logits));
                 enc
             }
-            _ => unreachable!("not a ViT, CLIP or T5 model"),
+            _ => unreachable!("not a ViT, CLIP, T5 or BART model"),
         };
         out.extend(enc.hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
         Ok(out)
     }
+}
+
+/// `input_ids` as int64 and `attention_mask` as int64 ones and zeros, for an encoder's states.
+fn ids_and_mask(input_ids: &Tensor, attention_mask: Option<&Tensor>) -> Result<(Tensor, Option<Tensor>)> {
+    let ids = super::ids_as_i64("input_ids", input_ids)?;
+    let mask = attention_mask.map(|m| m.ne(0.0)?.to_dtype(oxtorch_tensor::DType::I64)).transpose()?;
+    Ok((ids, mask))
 }

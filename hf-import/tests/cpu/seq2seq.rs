@@ -1,4 +1,5 @@
-//! The encoder-decoder models against transformers (`make_seq2seq_fixtures.py`): T5's and mT5's
+//! The encoder-decoder models against transformers (`make_seq2seq_fixtures.py`): T5's, mT5's, BART's
+//! and mBART's
 //! `logits` (or the decoder's `last_hidden_state`), `encoder_last_hidden_state` and every encoder
 //! and decoder hidden state at atol = rtol = 1e-4 (f32), and the errors their inputs get.
 
@@ -132,5 +133,37 @@ fn t5_greedy_generate_matches_transformers() {
                 row.iter().skip(1).position(|&t| g.eos_token_ids.contains(&t)).map_or(row.len(), |i| i + 2);
             assert_eq!(streamed[r], row[1..end], "{name} row {r} streamed");
         }
+    }
+}
+
+#[test]
+fn bart_post_norm_with_final_logits_bias() {
+    check("bart");
+}
+
+/// Without `decoder_input_ids` BART's decoder reads `input_ids` shifted right behind the start token
+/// and mBART's behind each row's last token, as transformers does.
+#[test]
+fn bart_and_mbart_shift_input_ids_without_decoder_inputs() {
+    check("bart_base");
+    check("mbart");
+}
+
+/// Greedy generation equals transformers' (`no_repeat_ngram_size` and the forced EOS at the last
+/// token for BART; mBART's forced first token and repetition penalty), all from the fixtures'
+/// generation_config.json.
+#[test]
+fn bart_and_mbart_greedy_generate_match_transformers() {
+    for name in ["bart", "mbart"] {
+        let dir = fixture(name);
+        let cfg = Config::load(&dir).unwrap();
+        let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+        let AutoModel::Bart(bart) = &model else { panic!("{name}: not BART") };
+        let golden = common::read_all(&dir.join("generate.safetensors"));
+        let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        g.max_new_tokens = 8;
+        let out = generate_seq2seq(bart, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |_, _| {})
+            .unwrap();
+        assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap(), "{name}");
     }
 }

@@ -13,11 +13,12 @@ use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
-pub use self::stack::{DecoderCache, StackConfig, StackOutput, T5Stack};
+pub use self::stack::{StackConfig, StackOutput, T5Stack};
 use super::ids_as_i64;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, Embedding, Linear};
+use crate::generate::EncoderDecoder;
+use crate::layers::{Activation, Embedding, EncoderDecoderCache, Linear};
 use crate::weights::Weights;
 
 /// The T5 architectures, with the model type each belongs to.
@@ -231,35 +232,6 @@ impl T5 {
         self.lm_head.is_some()
     }
 
-    /// Encodes `input_ids` (int64 `[batch, seq]`, with `attention_mask` as int64 ones and zeros)
-    /// and starts a generation's cache over the encoder's states.
-    pub fn start_generation(
-        &self,
-        input_ids: &Tensor,
-        attention_mask: Option<&Tensor>,
-    ) -> Result<DecoderCache> {
-        let decoder =
-            self.decoder.as_ref().ok_or_else(|| Error::Input("T5EncoderModel has no decoder".into()))?;
-        let encoded = self.encode(input_ids, attention_mask, false)?;
-        decoder.start_cache(&encoded.last_hidden_state, attention_mask)
-    }
-
-    /// The next-token logits `[batch, vocab]` after `ids` `[batch, 1]` (each row's newest decoder
-    /// token), extending `cache`.
-    pub fn next_logits(&self, ids: &Tensor, cache: &mut DecoderCache) -> Result<Tensor> {
-        let (Some(decoder), Some(head)) = (&self.decoder, &self.lm_head) else {
-            return Err(Error::Input("generation needs T5ForConditionalGeneration's LM head".into()));
-        };
-        let h = decoder.step(&self.shared.forward(ids)?, cache)?;
-        let h = if self.config.scale_decoder_outputs {
-            h.mul((self.config.encoder.d_model as f64).powf(-0.5))?
-        } else {
-            h
-        };
-        let b = h.dims()[0];
-        Ok(head.forward(&h)?.reshape([b, self.config.vocab])?)
-    }
-
     /// Runs the model on named inputs: `T5EncoderModel` gives `last_hidden_state` and
     /// `hidden_states.*`; `T5Model` the decoder's `last_hidden_state`, `decoder_hidden_states.*`,
     /// `encoder_last_hidden_state` and `encoder_hidden_states.*`; `T5ForConditionalGeneration`
@@ -348,5 +320,40 @@ impl T5 {
             None => None,
         };
         Ok((ids_as_i64(ids, t)?, m))
+    }
+}
+
+impl EncoderDecoder for T5 {
+    fn decoder_start_token(&self) -> Option<i64> {
+        self.config.decoder_start
+    }
+
+    fn device(&self) -> Device {
+        self.shared.weight.device()
+    }
+
+    fn start_generation(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+    ) -> Result<EncoderDecoderCache> {
+        let decoder =
+            self.decoder.as_ref().ok_or_else(|| Error::Input("T5EncoderModel has no decoder".into()))?;
+        let encoded = self.encode(input_ids, attention_mask, false)?;
+        decoder.start_cache(&encoded.last_hidden_state, attention_mask)
+    }
+
+    fn next_logits(&self, ids: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor> {
+        let (Some(decoder), Some(head)) = (&self.decoder, &self.lm_head) else {
+            return Err(Error::Input("generation needs T5ForConditionalGeneration's LM head".into()));
+        };
+        let h = decoder.step(&self.shared.forward(ids)?, cache)?;
+        let h = if self.config.scale_decoder_outputs {
+            h.mul((self.config.encoder.d_model as f64).powf(-0.5))?
+        } else {
+            h
+        };
+        let b = h.dims()[0];
+        Ok(head.forward(&h)?.reshape([b, self.config.vocab])?)
     }
 }

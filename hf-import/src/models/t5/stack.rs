@@ -6,7 +6,8 @@ use oxtorch_tensor::{DType, Tensor};
 
 use crate::error::{Error, Result};
 use crate::layers::{
-    causal_mask, eager_attention, padding_mask, t5_bucket, Activation, Linear, RmsNorm, RmsNormStyle,
+    causal_mask, eager_attention, padding_mask, t5_bucket, Activation, EncoderDecoderCache, Linear, RmsNorm,
+    RmsNormStyle,
 };
 use crate::weights::Vars;
 
@@ -82,20 +83,6 @@ impl Attention {
 fn split_heads(t: &Tensor, c: &StackConfig) -> Result<Tensor> {
     let (b, n) = (t.dims()[0], t.dims()[1]);
     Ok(t.reshape([b, n, c.heads, c.d_kv])?.transpose(1, 2)?)
-}
-
-/// A decoder's keys and values during generation: its own, a token longer each step, and the
-/// encoder's, computed once.
-#[derive(Debug)]
-pub struct DecoderCache {
-    /// per block: the self-attention's keys and values so far, `[batch, heads, len, d_kv]`
-    own: Vec<Option<(Tensor, Tensor)>>,
-    /// per block: the cross-attention's keys and values of the encoder's states
-    cross: Vec<(Tensor, Tensor)>,
-    /// `[batch, 1, 1, source]`: the encoder's padding
-    cross_mask: Tensor,
-    /// tokens decoded so far
-    len: usize,
 }
 
 /// `DenseReluDense`: `wo(act(wi x))`, or gated `wo(act(wi_0 x) * wi_1 x)`.
@@ -276,7 +263,7 @@ impl T5Stack {
 
     /// A generation's cache over the encoder's `states` `[batch, source, d_model]` (where
     /// `states_mask` `[batch, source]` keeps), before the first token.
-    pub fn start_cache(&self, states: &Tensor, states_mask: Option<&Tensor>) -> Result<DecoderCache> {
+    pub fn start_cache(&self, states: &Tensor, states_mask: Option<&Tensor>) -> Result<EncoderDecoderCache> {
         let c = &self.config;
         let cross = self
             .blocks
@@ -291,33 +278,29 @@ impl T5Stack {
             Some(m) => padding_mask(m, states.dtype())?,
             None => Tensor::zeros([b, 1, 1, source], (states.dtype(), states.device()))?,
         };
-        Ok(DecoderCache { own: vec![None; self.blocks.len()], cross, cross_mask, len: 0 })
+        Ok(EncoderDecoderCache::new(cross, cross_mask))
     }
 
     /// The decoder on one more token per row, `embeds` `[batch, 1, d_model]`, after the tokens in
     /// `cache` (which it extends): the final-normed state `[batch, 1, d_model]`.
-    pub fn step(&self, embeds: &Tensor, cache: &mut DecoderCache) -> Result<Tensor> {
+    pub fn step(&self, embeds: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor> {
         let c = &self.config;
-        let past = cache.len;
+        let past = cache.len();
         // The new token sees every earlier one: the bias alone.
         let self_mask = self.position_bias(1, past + 1, past, embeds.dtype())?;
         let mut x = embeds.clone();
         for (i, block) in self.blocks.iter().enumerate() {
             let normed = block.self_norm.forward(&x)?;
             let (k, v) = block.self_attn.keys_values(&normed, c)?;
-            let (k, v) = match cache.own[i].take() {
-                Some((pk, pv)) => (Tensor::cat(&[&pk, &k], 2)?, Tensor::cat(&[&pv, &v], 2)?),
-                None => (k, v),
-            };
+            let (k, v) = cache.append(i, k, v)?;
             x = x.add(&block.self_attn.attend(&normed, &k, &v, &self_mask, c)?)?;
-            cache.own[i] = Some((k, v));
             if let Some((norm, attn)) = &block.cross {
                 let (ck, cv) = &cache.cross[i];
                 x = x.add(&attn.attend(&norm.forward(&x)?, ck, cv, &cache.cross_mask, c)?)?;
             }
             x = x.add(&block.ff.forward(&block.ff_norm.forward(&x)?, c.act)?)?;
         }
-        cache.len += 1;
+        cache.advance();
         self.final_norm.forward(&x)
     }
 

@@ -29,6 +29,11 @@ const CORE_KEYS: &[&str] = &[
     "d_kv",
     "d_ff",
     "relative_attention_num_buckets",
+    "encoder_layers",
+    "decoder_layers",
+    "encoder_attention_heads",
+    "decoder_ffn_dim",
+    "d_model",
 ];
 /// How many other numeric keys (nested ones included), and how many non-numeric ones, are swept
 /// per `config.json` (all of them with `ROBUSTNESS_FULL=1`).
@@ -60,6 +65,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "vit_cls",
     "clip",
     "t5",
+    "bart",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each

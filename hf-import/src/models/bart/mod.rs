@@ -1,0 +1,312 @@
+//! BART and mBART (`BartForConditionalGeneration`, `BartModel`, `MBartForConditionalGeneration`,
+//! `MBartModel`): an encoder and a decoder ([`stack`]) over one shared embedding; BART's blocks
+//! normalise after each sub-block, mBART's before, with a final norm.
+//!
+//! Without `decoder_input_ids`, the decoder reads `input_ids` shifted right behind
+//! `decoder_start_token_id` (BART's denoising setup, as transformers' `BartModel`; mBART shifts
+//! each row's last non-padding token to the front). The LM head is `lm_head.weight` when the
+//! checkpoint has it, the shared table otherwise, plus `final_logits_bias` when present.
+
+mod stack;
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{DType, Device, Tensor};
+
+pub use self::stack::{BartStack, StackConfig, StackOutput};
+use super::ids_as_i64;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::generate::EncoderDecoder;
+use crate::layers::{Activation, Embedding, EncoderDecoderCache, Linear};
+use crate::weights::{Vars, Weights};
+
+/// The BART-family architectures, with the model type each belongs to.
+pub(super) const ARCHITECTURES: &[(&str, &str)] = &[
+    ("BartForConditionalGeneration", "bart"),
+    ("BartModel", "bart"),
+    ("MBartForConditionalGeneration", "mbart"),
+    ("MBartModel", "mbart"),
+];
+
+const INPUTS: &[&str] = &["input_ids", "attention_mask", "decoder_input_ids", "decoder_attention_mask"];
+
+/// `BartConfig` / `MBartConfig`: both stacks' sizes and the token settings.
+#[derive(Debug, Clone)]
+pub struct BartConfig {
+    /// the encoder's sizes
+    pub encoder: StackConfig,
+    /// the decoder's sizes
+    pub decoder: StackConfig,
+    /// `vocab_size`
+    pub vocab: usize,
+    /// `pad_token_id`
+    pub pad: i64,
+    /// `decoder_start_token_id`
+    pub decoder_start: Option<i64>,
+    /// mBART: the decoder's default input starts with each row's last non-padding token
+    pub mbart: bool,
+}
+
+impl BartConfig {
+    /// Reads `BartConfig`'s (or `MBartConfig`'s) keys and defaults.
+    pub fn from_config(cfg: &Config) -> Result<Self> {
+        let mbart = cfg.model_type()? == "mbart";
+        let d = cfg.usize_or("d_model", 1024)?;
+        let layers = |key: &str| -> Result<usize> {
+            match cfg.get(key) {
+                Some(v) if !v.is_null() => cfg.layers(key),
+                _ => Ok(12),
+            }
+        };
+        let scale = cfg.bool_or("scale_embedding", false)?;
+        let stack = |decoder: bool| -> Result<StackConfig> {
+            let side = if decoder { "decoder" } else { "encoder" };
+            Ok(StackConfig {
+                d_model: d,
+                heads: cfg.usize_or(&format!("{side}_attention_heads"), 16)?,
+                ffn: cfg.usize_or(&format!("{side}_ffn_dim"), 4096)?,
+                layers: layers(&format!("{side}_layers"))?,
+                max_positions: cfg.usize_or("max_position_embeddings", 1024)?,
+                act: Activation::from_name(cfg.str_or("activation_function", "gelu")?)?,
+                embed_scale: if scale { (d as f64).sqrt() } else { 1.0 },
+                pre_norm: mbart,
+                decoder,
+            })
+        };
+        let int = |key: &str, default: Option<i64>| -> Result<Option<i64>> {
+            match cfg.get(key) {
+                None => Ok(default),
+                Some(v) if v.is_null() => Ok(None),
+                Some(v) => v
+                    .as_i64()
+                    .map(Some)
+                    .ok_or_else(|| Error::Config(format!("{key} must be an integer, got {v}"))),
+            }
+        };
+        Ok(BartConfig {
+            encoder: stack(false)?,
+            decoder: stack(true)?,
+            vocab: cfg.usize_or("vocab_size", if mbart { 50265 } else { 50265 })?,
+            pad: int("pad_token_id", Some(1))?.unwrap_or(1),
+            decoder_start: int("decoder_start_token_id", if mbart { None } else { Some(2) })?,
+            mbart,
+        })
+    }
+}
+
+/// A BART-family model, as the architecture named in `config.json`.
+#[derive(Debug, Clone)]
+pub struct Bart {
+    config: BartConfig,
+    shared: Embedding,
+    encoder: BartStack,
+    decoder: BartStack,
+    /// the generation model's head and `final_logits_bias` `[1, vocab]`
+    head: Option<(Linear, Option<Tensor>)>,
+}
+
+impl Bart {
+    /// `arch` (one of [`ARCHITECTURES`]) from `cfg` and `weights` (under `model.`, or at the top
+    /// for a base model's checkpoint).
+    pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        let model_type = cfg.model_type()?;
+        if !ARCHITECTURES.iter().any(|(a, t)| *a == arch && *t == model_type) {
+            return Err(Error::Unsupported(format!(
+                "architecture \"{arch}\" with model_type \"{model_type}\""
+            )));
+        }
+        let config = BartConfig::from_config(cfg)?;
+        let root = weights.vars("");
+        let model =
+            if root.contains("model.encoder.layers.0.fc1.weight") || root.contains("model.shared.weight") {
+                root.pp("model")
+            } else {
+                root.clone()
+            };
+        let d = config.encoder.d_model;
+        let shared = Self::shared_table(&model, config.vocab, d)?;
+        let encoder = BartStack::load(&model.pp("encoder"), config.encoder.clone())?;
+        let decoder = BartStack::load(&model.pp("decoder"), config.decoder.clone())?;
+        let head = if arch.ends_with("ForConditionalGeneration") {
+            let weight =
+                root.get_opt("lm_head.weight", &[config.vocab, d])?.unwrap_or_else(|| shared.weight.clone());
+            let bias = root.get_opt("final_logits_bias", &[1, config.vocab])?;
+            Some((Linear { weight, bias: None }, bias))
+        } else {
+            None
+        };
+        Ok(Bart { config, shared, encoder, decoder, head })
+    }
+
+    /// `shared.weight`, or the encoder's own copy when the checkpoint keeps only that.
+    fn shared_table(model: &Vars<'_>, vocab: usize, d: usize) -> Result<Embedding> {
+        for name in ["shared", "encoder.embed_tokens", "decoder.embed_tokens"] {
+            if model.contains(&format!("{name}.weight")) {
+                return Embedding::load(&model.pp(name), vocab, d);
+            }
+        }
+        Embedding::load(&model.pp("shared"), vocab, d)
+    }
+
+    /// The sizes this model was built with.
+    pub fn config(&self) -> &BartConfig {
+        &self.config
+    }
+
+    /// The input names this model takes.
+    pub fn input_names(&self) -> &'static [&'static str] {
+        INPUTS
+    }
+
+    /// Whether this model has the LM head generation needs.
+    pub fn can_generate(&self) -> bool {
+        self.head.is_some()
+    }
+
+    /// The encoder's output on `input_ids` (int64) and `attention_mask`.
+    pub fn encode(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<StackOutput> {
+        self.encoder.forward(&self.shared.forward(input_ids)?, attention_mask, None, output_hidden_states)
+    }
+
+    /// The logits of the decoder's states `h` (with the LM head), `None` for a base model.
+    fn logits(&self, h: &Tensor) -> Result<Option<Tensor>> {
+        let Some((head, bias)) = &self.head else { return Ok(None) };
+        let logits = head.forward(h)?;
+        Ok(Some(match bias {
+            Some(b) => logits.add(b)?,
+            None => logits,
+        }))
+    }
+
+    /// transformers' default decoder input: `input_ids` shifted right behind the start token (BART),
+    /// or behind each row's last non-padding token (mBART's `shift_tokens_right`).
+    fn shifted(&self, ids: &Tensor) -> Result<Tensor> {
+        let rows = ids.to_dtype(DType::I64)?.to(Device::Cpu)?.to_vec2::<i64>()?;
+        let pad = self.config.pad;
+        let mut out = Vec::new();
+        for row in &rows {
+            let first = if self.config.mbart {
+                let last = row.iter().rposition(|&t| t != pad).unwrap_or(0);
+                row[last]
+            } else {
+                self.config.decoder_start.ok_or_else(|| {
+                    Error::Input(
+                        "missing input 'decoder_input_ids' (and no decoder_start_token_id to make them)"
+                            .into(),
+                    )
+                })?
+            };
+            out.push(first);
+            out.extend(row[..row.len() - 1].iter().map(|&t| if t == -100 { pad } else { t }));
+        }
+        let (b, s) = (rows.len(), rows.first().map_or(0, Vec::len));
+        Ok(Tensor::from_vec(out, [b, s])?.to(ids.device())?)
+    }
+
+    /// Runs the model on named inputs: `logits` (the generation model) or the decoder's
+    /// `last_hidden_state`, `decoder_hidden_states.*`, `encoder_last_hidden_state` and
+    /// `encoder_hidden_states.*`.
+    pub fn forward_named(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        for (name, t) in inputs {
+            if !INPUTS.contains(&name.as_str()) {
+                return Err(Error::Input(format!(
+                    "unexpected input '{name}' (this model takes {})",
+                    INPUTS.join(", ")
+                )));
+            }
+            let dtype = t.dtype();
+            if !name.ends_with("attention_mask") && (dtype.is_float() || dtype == DType::Bool) {
+                return Err(Error::Input(format!("input '{name}' must be an integer tensor, got {dtype:?}")));
+            }
+        }
+        let (ids, mask) = ids_and_mask(inputs, "input_ids", "attention_mask")?;
+        let encoded = self.encode(&ids, mask.as_ref(), output_hidden_states)?;
+        let (dec_ids, dec_mask) = match inputs.contains_key("decoder_input_ids") {
+            true => ids_and_mask(inputs, "decoder_input_ids", "decoder_attention_mask")?,
+            false => (self.shifted(&ids)?, None),
+        };
+        let decoded = self.decoder.forward(
+            &self.shared.forward(&dec_ids)?,
+            dec_mask.as_ref(),
+            Some((&encoded.last_hidden_state, mask.as_ref())),
+            output_hidden_states,
+        )?;
+        let mut out = Vec::new();
+        match self.logits(&decoded.last_hidden_state)? {
+            Some(l) => out.push(("logits".to_string(), l)),
+            None => out.push(("last_hidden_state".to_string(), decoded.last_hidden_state)),
+        }
+        let hidden = |prefix: &str, hs: Vec<Tensor>| {
+            hs.into_iter()
+                .enumerate()
+                .map(move |(i, h)| (format!("{prefix}hidden_states.{i}"), h))
+                .collect::<Vec<_>>()
+        };
+        out.extend(hidden("decoder_", decoded.hidden_states));
+        out.push(("encoder_last_hidden_state".to_string(), encoded.last_hidden_state));
+        out.extend(hidden("encoder_", encoded.hidden_states));
+        Ok(out)
+    }
+}
+
+/// Ids input `ids` (`[batch, seq]`, seq > 0) as int64 and its mask `mask` (`[batch, seq]`) as int64
+/// ones and zeros.
+pub(super) fn ids_and_mask(
+    inputs: &BTreeMap<String, Tensor>,
+    ids: &str,
+    mask: &str,
+) -> Result<(Tensor, Option<Tensor>)> {
+    let t = inputs.get(ids).ok_or_else(|| Error::Input(format!("missing input '{ids}'")))?;
+    let (b, s) = match t.dims() {
+        &[b, s] if s > 0 => (b, s),
+        d => return Err(Error::Input(format!("input '{ids}' must be [batch, seq] with seq > 0, got {d:?}"))),
+    };
+    let m = match inputs.get(mask) {
+        Some(m) if m.dims() != [b, s] => {
+            return Err(Error::Input(format!(
+                "input '{mask}' has shape {:?}, which does not fit {ids} of shape [{b}, {s}]",
+                m.dims()
+            )))
+        }
+        Some(m) => Some(m.ne(0.0)?.to_dtype(DType::I64)?),
+        None => None,
+    };
+    Ok((ids_as_i64(ids, t)?, m))
+}
+
+impl EncoderDecoder for Bart {
+    fn decoder_start_token(&self) -> Option<i64> {
+        self.config.decoder_start
+    }
+
+    fn device(&self) -> Device {
+        self.shared.weight.device()
+    }
+
+    fn start_generation(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+    ) -> Result<EncoderDecoderCache> {
+        let encoded = self.encode(input_ids, attention_mask, false)?;
+        self.decoder.start_cache(&encoded.last_hidden_state, attention_mask)
+    }
+
+    fn next_logits(&self, ids: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor> {
+        let h = self.decoder.step(&self.shared.forward(ids)?, cache)?;
+        let b = h.dims()[0];
+        let logits =
+            self.logits(&h)?.ok_or_else(|| Error::Input("generation needs the model's LM head".into()))?;
+        Ok(logits.reshape([b, self.config.vocab])?)
+    }
+}

@@ -1,0 +1,325 @@
+//! BART's encoder and decoder: token embeddings (scaled by `sqrt(d_model)` with `scale_embedding`)
+//! plus learned positions (offset by 2, BART's quirk), a layer norm on the embeddings, then
+//! post-norm blocks (BART) or pre-norm blocks with a final norm (mBART); the decoder's blocks attend
+//! causally to themselves, then to the encoder's states.
+
+use oxtorch_tensor::{DType, Tensor};
+
+use crate::error::{Error, Result};
+use crate::layers::{
+    causal_mask, eager_attention, padding_mask, Activation, Embedding, EncoderDecoderCache, LayerNorm, Linear,
+};
+use crate::weights::Vars;
+
+/// BART's learned positions start at this row of the table.
+const POSITION_OFFSET: usize = 2;
+
+/// The sizes and layout of one stack.
+#[derive(Debug, Clone)]
+pub struct StackConfig {
+    /// `d_model`
+    pub d_model: usize,
+    /// attention heads (`encoder_attention_heads` / `decoder_attention_heads`)
+    pub heads: usize,
+    /// MLP width (`encoder_ffn_dim` / `decoder_ffn_dim`)
+    pub ffn: usize,
+    /// blocks (`encoder_layers` / `decoder_layers`)
+    pub layers: usize,
+    /// `max_position_embeddings`
+    pub max_positions: usize,
+    /// `activation_function`
+    pub act: Activation,
+    /// `sqrt(d_model)` with `scale_embedding`, else 1
+    pub embed_scale: f64,
+    /// norms before each sub-block and a final norm (mBART), else after (BART)
+    pub pre_norm: bool,
+    /// causal self-attention and cross-attention (the decoder)
+    pub decoder: bool,
+}
+
+/// One attention with biases, scaled by `head_dim^-0.5`.
+#[derive(Debug, Clone)]
+struct Attention {
+    q: Linear,
+    k: Linear,
+    v: Linear,
+    out: Linear,
+}
+
+impl Attention {
+    fn load(vars: &Vars<'_>, d: usize) -> Result<Self> {
+        Ok(Attention {
+            q: Linear::load(&vars.pp("q_proj"), d, d, true)?,
+            k: Linear::load(&vars.pp("k_proj"), d, d, true)?,
+            v: Linear::load(&vars.pp("v_proj"), d, d, true)?,
+            out: Linear::load(&vars.pp("out_proj"), d, d, true)?,
+        })
+    }
+
+    /// `[batch, n, d]` → `[batch, heads, n, head_dim]`.
+    fn split(t: &Tensor, heads: usize) -> Result<Tensor> {
+        let (b, n, d) = (t.dims()[0], t.dims()[1], t.dims()[2]);
+        Ok(t.reshape([b, n, heads, d / heads])?.transpose(1, 2)?)
+    }
+
+    fn keys_values(&self, source: &Tensor, heads: usize) -> Result<(Tensor, Tensor)> {
+        Ok((Self::split(&self.k.forward(source)?, heads)?, Self::split(&self.v.forward(source)?, heads)?))
+    }
+
+    fn attend(
+        &self,
+        x: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
+        mask: Option<&Tensor>,
+        heads: usize,
+    ) -> Result<Tensor> {
+        let (b, s, d) = (x.dims()[0], x.dims()[1], x.dims()[2]);
+        let q = Self::split(&self.q.forward(x)?, heads)?;
+        let ctx = eager_attention(&q, k, v, mask, ((d / heads) as f64).powf(-0.5), None)?;
+        self.out.forward(&ctx.transpose(1, 2)?.reshape([b, s, d])?)
+    }
+}
+
+/// A block: self-attention, the decoder's cross-attention, the MLP, each with its norm.
+#[derive(Debug, Clone)]
+struct Block {
+    self_attn: Attention,
+    self_norm: LayerNorm,
+    cross: Option<(Attention, LayerNorm)>,
+    fc1: Linear,
+    fc2: Linear,
+    final_norm: LayerNorm,
+}
+
+/// A BART encoder or decoder.
+#[derive(Debug, Clone)]
+pub struct BartStack {
+    config: StackConfig,
+    /// `[max_positions + 2, d_model]`
+    positions: Embedding,
+    layernorm_embedding: Option<LayerNorm>,
+    blocks: Vec<Block>,
+    /// mBART's norm after the last block
+    layer_norm: Option<LayerNorm>,
+}
+
+/// A stack's outputs.
+#[derive(Debug, Clone)]
+pub struct StackOutput {
+    /// `[batch, seq, d_model]`
+    pub last_hidden_state: Tensor,
+    /// With `output_hidden_states`: the blocks' input, each block's output but the last, and
+    /// `last_hidden_state` (transformers' convention).
+    pub hidden_states: Vec<Tensor>,
+}
+
+impl BartStack {
+    /// The stack under `vars` (`embed_positions`, `layernorm_embedding`, `layers.N.*`, `layer_norm`).
+    pub fn load(vars: &Vars<'_>, config: StackConfig) -> Result<Self> {
+        let c = &config;
+        let d = c.d_model;
+        if c.heads == 0 || !d.is_multiple_of(c.heads) {
+            return Err(Error::Config(format!(
+                "d_model ({d}) must be a multiple of the attention heads ({})",
+                c.heads
+            )));
+        }
+        let norm = |v: Vars<'_>| LayerNorm::load(&v, d, 1e-5);
+        let blocks = (0..c.layers)
+            .map(|i| {
+                let l = vars.pp("layers").pp(i);
+                let cross = if c.decoder {
+                    Some((Attention::load(&l.pp("encoder_attn"), d)?, norm(l.pp("encoder_attn_layer_norm"))?))
+                } else {
+                    None
+                };
+                Ok(Block {
+                    self_attn: Attention::load(&l.pp("self_attn"), d)?,
+                    self_norm: norm(l.pp("self_attn_layer_norm"))?,
+                    cross,
+                    fc1: Linear::load(&l.pp("fc1"), d, c.ffn, true)?,
+                    fc2: Linear::load(&l.pp("fc2"), c.ffn, d, true)?,
+                    final_norm: norm(l.pp("final_layer_norm"))?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let rows = c.max_positions.checked_add(POSITION_OFFSET).ok_or_else(|| {
+            Error::Config(format!("max_position_embeddings ({}) is too large", c.max_positions))
+        })?;
+        Ok(BartStack {
+            positions: Embedding::load(&vars.pp("embed_positions"), rows, d)?,
+            layernorm_embedding: match vars.contains("layernorm_embedding.weight") {
+                true => Some(norm(vars.pp("layernorm_embedding"))?),
+                false => None,
+            },
+            layer_norm: if c.pre_norm { Some(norm(vars.pp("layer_norm"))?) } else { None },
+            blocks,
+            config,
+        })
+    }
+
+    /// The sizes this stack was built with.
+    pub fn config(&self) -> &StackConfig {
+        &self.config
+    }
+
+    /// The token embeddings `tokens` `[batch, seq, d]` (unscaled rows of the shared table) at
+    /// positions `past..past + seq`: scaled, positions added, layer-normed.
+    fn embed(&self, tokens: &Tensor, past: usize) -> Result<Tensor> {
+        let (b, s) = (tokens.dims()[0], tokens.dims()[1]);
+        if past + s > self.config.max_positions {
+            return Err(Error::Input(format!(
+                "sequence of {} tokens is longer than max_position_embeddings ({})",
+                past + s,
+                self.config.max_positions
+            )));
+        }
+        let ids = Tensor::arange_step(
+            (past + POSITION_OFFSET) as i64,
+            (past + s + POSITION_OFFSET) as i64,
+            1,
+            (DType::I64, tokens.device()),
+        )?;
+        let pos = self.positions.forward(&ids)?.unsqueeze(0)?.expand([b, s, self.config.d_model])?;
+        let x = if self.config.embed_scale != 1.0 {
+            tokens.mul(self.config.embed_scale)?
+        } else {
+            tokens.clone()
+        };
+        let x = x.add(&pos.to_dtype(x.dtype())?)?;
+        match &self.layernorm_embedding {
+            Some(n) => n.forward(&x),
+            None => Ok(x),
+        }
+    }
+
+    /// One block on `x` with its self-attention mask and, in the decoder, the encoder's keys and
+    /// values (and mask); `own` gives the self-attention's keys and values when cached.
+    fn block(
+        &self,
+        block: &Block,
+        x: &Tensor,
+        self_mask: Option<&Tensor>,
+        own: impl FnOnce(&Tensor) -> Result<(Tensor, Tensor)>,
+        cross: Option<(&Tensor, &Tensor, &Tensor)>,
+    ) -> Result<Tensor> {
+        let (h, pre) = (self.config.heads, self.config.pre_norm);
+        let sub = |x: &Tensor, norm: &LayerNorm, f: &dyn Fn(&Tensor) -> Result<Tensor>| -> Result<Tensor> {
+            if pre {
+                Ok(x.add(&f(&norm.forward(x)?)?)?)
+            } else {
+                norm.forward(&x.add(&f(x)?)?)
+            }
+        };
+        let input = if pre { block.self_norm.forward(x)? } else { x.clone() };
+        let (k, v) = own(&input)?;
+        let attended = block.self_attn.attend(&input, &k, &v, self_mask, h)?;
+        let mut x = if pre { x.add(&attended)? } else { block.self_norm.forward(&x.add(&attended)?)? };
+        if let (Some((attn, norm)), Some((ck, cv, cmask))) = (&block.cross, cross) {
+            x = sub(&x, norm, &|y| attn.attend(y, ck, cv, Some(cmask), h))?;
+        }
+        let act = self.config.act;
+        sub(&x, &block.final_norm, &|y| block.fc2.forward(&act.forward(&block.fc1.forward(y)?)?))
+    }
+
+    /// Runs the stack on `tokens` (the shared table's rows of the ids, `[batch, seq, d]`) with its
+    /// `attention_mask` (int64 `[batch, seq]`, optional); the decoder attends to `encoder`'s states
+    /// where its mask keeps.
+    pub fn forward(
+        &self,
+        tokens: &Tensor,
+        attention_mask: Option<&Tensor>,
+        encoder: Option<(&Tensor, Option<&Tensor>)>,
+        output_hidden_states: bool,
+    ) -> Result<StackOutput> {
+        let c = &self.config;
+        let (b, s) = (tokens.dims()[0], tokens.dims()[1]);
+        let mut x = self.embed(tokens, 0)?;
+        let (dtype, device) = (x.dtype(), x.device());
+        let self_mask = if c.decoder {
+            Some(causal_mask(attention_mask, s, 0, s, None, dtype, device)?)
+        } else {
+            attention_mask.map(|m| padding_mask(m, dtype)).transpose()?
+        };
+        let cross_mask = match encoder {
+            Some((_, Some(m))) => Some(padding_mask(m, dtype)?),
+            Some((states, None)) => Some(Tensor::zeros([b, 1, 1, states.dims()[1]], (dtype, device))?),
+            None => None,
+        };
+        let mut hidden_states = Vec::new();
+        for block in &self.blocks {
+            if output_hidden_states {
+                hidden_states.push(x.clone());
+            }
+            let cross_kv = match (&block.cross, encoder) {
+                (Some((attn, _)), Some((states, _))) => Some(attn.keys_values(states, c.heads)?),
+                _ => None,
+            };
+            let cross = match (&cross_kv, &cross_mask) {
+                (Some((k, v)), Some(m)) => Some((k, v, m)),
+                _ => None,
+            };
+            x = self.block(
+                block,
+                &x,
+                self_mask.as_ref(),
+                |y| block.self_attn.keys_values(y, c.heads),
+                cross,
+            )?;
+        }
+        let last_hidden_state = match &self.layer_norm {
+            Some(n) => n.forward(&x)?,
+            None => x,
+        };
+        if output_hidden_states {
+            hidden_states.push(last_hidden_state.clone());
+        }
+        Ok(StackOutput { last_hidden_state, hidden_states })
+    }
+
+    /// A generation's cache over the encoder's `states` (where `states_mask` keeps).
+    pub fn start_cache(&self, states: &Tensor, states_mask: Option<&Tensor>) -> Result<EncoderDecoderCache> {
+        let cross = self
+            .blocks
+            .iter()
+            .map(|block| match &block.cross {
+                Some((attn, _)) => attn.keys_values(states, self.config.heads),
+                None => Err(Error::Input("the encoder has no cross-attention".into())),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (b, source) = (states.dims()[0], states.dims()[1]);
+        let cross_mask = match states_mask {
+            Some(m) => padding_mask(m, states.dtype())?,
+            None => Tensor::zeros([b, 1, 1, source], (states.dtype(), states.device()))?,
+        };
+        Ok(EncoderDecoderCache::new(cross, cross_mask))
+    }
+
+    /// The decoder on one more token per row (`tokens` `[batch, 1, d]`, the shared table's rows)
+    /// after those in `cache`, which it extends: the last hidden state `[batch, 1, d]`.
+    pub fn step(&self, tokens: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor> {
+        let heads = self.config.heads;
+        let mut x = self.embed(tokens, cache.len())?;
+        for (i, block) in self.blocks.iter().enumerate() {
+            let (ck, cv) = cache.cross[i].clone();
+            let cmask = cache.cross_mask.clone();
+            let cache_ref = &mut *cache;
+            x = self.block(
+                block,
+                &x,
+                None,
+                |y| {
+                    let (k, v) = block.self_attn.keys_values(y, heads)?;
+                    cache_ref.append(i, k, v)
+                },
+                Some((&ck, &cv, &cmask)),
+            )?;
+        }
+        cache.advance();
+        match &self.layer_norm {
+            Some(n) => n.forward(&x),
+            None => Ok(x),
+        }
+    }
+}
