@@ -87,7 +87,7 @@ impl BartConfig {
         Ok(BartConfig {
             encoder: stack(false)?,
             decoder: stack(true)?,
-            vocab: cfg.usize_or("vocab_size", if mbart { 50265 } else { 50265 })?,
+            vocab: cfg.usize_or("vocab_size", 50265)?,
             pad: int("pad_token_id", Some(1))?.unwrap_or(1),
             decoder_start: int("decoder_start_token_id", if mbart { None } else { Some(2) })?,
             mbart,
