@@ -24,8 +24,8 @@ does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
 The image families `vit` and `clip` get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
-with it) and no generation; `t5` (T5 and mT5, their three heads) gets sources and `decoder_input_ids`, and its
-generation models generate from the decoder start token.
+with it) and no generation; `t5` (T5 and mT5, their three heads) and `bart` (BART and mBART) get sources and `decoder_input_ids`
+(BART's sometimes none: the shifted sources), and their generation models generate from the decoder start token.
 """
 
 import argparse
@@ -577,6 +577,23 @@ def gen_t5(r):
     return cls, (tf.MT5Config if mt5 else tf.T5Config), c
 
 
+def gen_bart(r):
+    """BartForConditionalGeneration, BartModel and the MBart names: post-norm (BART) or pre-norm (mBART) blocks,
+    encoder and decoder of their own depths, heads and widths, scaled embeddings, activations."""
+    d = r.choice([16, 32, 48])
+    c = dict(vocab_size=r.choice([64, 100]), d_model=d, encoder_layers=r.randint(1, 3), decoder_layers=r.randint(1, 3),
+             encoder_attention_heads=r.choice([n for n in (1, 2, 4) if d % n == 0]),
+             decoder_attention_heads=r.choice([n for n in (1, 2, 4, 8) if d % n == 0]),
+             encoder_ffn_dim=r.choice([24, 64]), decoder_ffn_dim=r.choice([24, 64]), max_position_embeddings=r.choice([32, 40]),
+             activation_function=r.choice(["gelu", "relu", "gelu_new", "silu"]), scale_embedding=r.random() < 0.5,
+             pad_token_id=r.choice([0, 1]), bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
+             forced_eos_token_id=r.choice([2, None]))
+    mbart = r.random() < 0.4
+    cls = r.choice([tf.MBartForConditionalGeneration, tf.MBartModel] if mbart else
+                   [tf.BartForConditionalGeneration, tf.BartForConditionalGeneration, tf.BartModel])
+    return cls, (tf.MBartConfig if mbart else tf.BartConfig), c
+
+
 FAMILIES = {
     "llama": gen_llama, "mistral": gen_mistral, "qwen2": gen_qwen2, "qwen3": gen_qwen3, "gemma": gen_gemma,
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
@@ -601,7 +618,7 @@ FAMILIES = {
     "mpnet_qa": per_token(gen_mpnet, tf.MPNetForQuestionAnswering),
     "modernbert_tok": per_token(gen_modernbert, tf.ModernBertForTokenClassification),
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
-    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5,
+    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart,
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -625,7 +642,7 @@ ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
-SEQ2SEQ = {"t5"}
+SEQ2SEQ = {"t5", "bart"}
 
 
 def randomise(model, seed):
@@ -766,10 +783,12 @@ def seq2seq_inputs(r, model_cls, cfg):
         ids[mask == 0] = 0
     x = {"input_ids": ids, "attention_mask": mask}
     desc = f"b={b} l={l} pad={side}"
-    if not model_cls.__name__.endswith("EncoderModel"):
+    # (BART's decoder reads the shifted input_ids without them.)
+    bart = "Bart" in model_cls.__name__
+    if not model_cls.__name__.endswith("EncoderModel") and not (bart and r.random() < 0.3):
         t = r.randint(1, 16)
         dec = torch.randint(2, vocab, (b, t), dtype=torch.int64)
-        dec[:, 0] = 0
+        dec[:, 0] = 2 if bart else 0
         x["decoder_input_ids"] = dec
         desc += f" targets={t}"
         if r.random() < 0.4 and t > 1:
@@ -985,8 +1004,10 @@ class Runner:
             gcfg.update(extras)
             gpath.write_text(json.dumps(gcfg, indent=2))
         with torch.no_grad():
+            # (An encoder-decoder's finished rows get its own pad token, as the CLI's.)
+            pad = (cfg.get("pad_token_id") or 0) if family in SEQ2SEQ else 0
             want = fresh().generate(input_ids=ids, attention_mask=mask, max_new_tokens=new, do_sample=False,
-                                pad_token_id=0)
+                                    pad_token_id=pad)
         inp, out = path / "gen_in.safetensors", path / "gen_out.safetensors"
         save_file({"input_ids": ids, "attention_mask": mask}, str(inp))
         rc, err = self.cli(["generate", str(path), "--inputs", str(inp), "--output", str(out), "--max-new-tokens",
