@@ -1,4 +1,5 @@
-"""Dev-time script: tiny random-weight encoder-decoder models (T5, mT5, BART, mBART) and transformers' outputs.
+"""Dev-time script: tiny random-weight encoder-decoder models (T5, mT5, BART, mBART, Whisper) and transformers'
+outputs.
 
 Run with the reference environment (torch + transformers 5, no network):
 
@@ -81,7 +82,7 @@ def build(name, model_cls, config, seed, untied_head=False, decoder=True, make_i
         out = model(**x, output_hidden_states=True, **({"use_cache": False} if decoder else {}))
     flat = flatten(out)
     save_file({**x, **flat}, str(path / "expected.safetensors"))
-    if hasattr(model, "generate") and "lm_head" in dict(model.named_modules()):
+    if hasattr(model, "generate") and "lm_head" in dict(model.named_modules()) and "input_ids" in x:
         g = {"input_ids": x["input_ids"], "attention_mask": x["attention_mask"]}
         with torch.no_grad():
             ids = model.generate(**g, max_new_tokens=8, do_sample=False)
@@ -122,6 +123,29 @@ def bart():
           generation={"forced_bos_token_id": 7, "repetition_penalty": 1.5})
 
 
+WHISPER = dict(vocab_size=100, num_mel_bins=8, d_model=32, encoder_layers=2, decoder_layers=2,
+               encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=48,
+               max_source_positions=6, max_target_positions=16, decoder_start_token_id=1, pad_token_id=0,
+               bos_token_id=1, eos_token_id=2, begin_suppress_tokens=None, attn_implementation="eager")
+
+
+def whisper_inputs(decoder=True):
+    """Log-mel-like features of two 12-frame clips (2 x max_source_positions) over 8 bins, and
+    targets from the start token 1, the second padded."""
+    g = torch.Generator().manual_seed(90)
+    return {"input_features": torch.randn((2, 8, 12), generator=g),
+            "decoder_input_ids": torch.tensor([[1, 50, 31, 52, 9], [1, 44, 6, 0, 0]]),
+            "decoder_attention_mask": torch.tensor([[1] * 5, [1] * 3 + [0] * 2])}
+
+
+def whisper():
+    build("whisper", tf.WhisperForConditionalGeneration, tf.WhisperConfig(**WHISPER), 90,
+          make_inputs=whisper_inputs)
+    build("whisper_base", tf.WhisperModel, tf.WhisperConfig(**WHISPER, activation_function="relu"), 91,
+          make_inputs=whisper_inputs)
+
+
 if __name__ == "__main__":
     t5()
     bart()
+    whisper()

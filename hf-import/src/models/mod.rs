@@ -30,6 +30,7 @@ mod token_classification;
 mod vision;
 mod vision_models;
 mod vit;
+mod whisper;
 
 use std::collections::BTreeMap;
 
@@ -64,6 +65,7 @@ pub use self::starcoder2::Starcoder2ForCausalLM;
 pub use self::t5::{StackConfig, StackOutput, T5Config, T5Stack, T5};
 pub use self::token_classification::{TokenClassifier, TokenTask};
 pub use self::vit::{ViTConfig, ViTForImageClassification, ViTModel};
+pub use self::whisper::{Whisper, WhisperConfig};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
@@ -99,6 +101,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("starcoder2", "Starcoder2ForCausalLM"),
     ("t5", "T5ForConditionalGeneration"),
     ("vit", "ViTModel"),
+    ("whisper", "WhisperForConditionalGeneration"),
     ("xlm-roberta", "XLMRobertaModel"),
 ];
 
@@ -197,6 +200,8 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "BartModel",
     "MBartForConditionalGeneration",
     "MBartModel",
+    "WhisperForConditionalGeneration",
+    "WhisperModel",
 ];
 
 /// Any supported model, chosen from `model_type` and `architectures`.
@@ -277,6 +282,8 @@ pub enum AutoModel {
     T5(T5),
     /// `BartForConditionalGeneration`, `BartModel` (and their `MBart*` names)
     Bart(Bart),
+    /// `WhisperForConditionalGeneration`, `WhisperModel`
+    Whisper(Whisper),
 }
 
 /// The input names each kind of model accepts.
@@ -452,6 +459,7 @@ impl AutoModel {
             _ if arch.starts_with("T5") || arch.starts_with("MT5") => {
                 AutoModel::T5(T5::load(arch, cfg, weights)?)
             }
+            _ if arch.starts_with("Whisper") => AutoModel::Whisper(Whisper::load(arch, cfg, weights)?),
             _ if arch.starts_with("Bart") || arch.starts_with("MBart") => {
                 AutoModel::Bart(Bart::load(arch, cfg, weights)?)
             }

@@ -1,5 +1,6 @@
-//! [`AutoModel`]'s image, image-text and encoder-decoder models (ViT, CLIP, T5, BART), which read
-//! their own inputs (`pixel_values`, CLIP's texts, `decoder_input_ids`) and name their own outputs.
+//! [`AutoModel`]'s image, image-text, speech and encoder-decoder models (ViT, CLIP, T5, BART,
+//! Whisper), which read their own inputs (`pixel_values`, CLIP's texts, `decoder_input_ids`,
+//! `input_features`) and name their own outputs.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +20,7 @@ impl AutoModel {
         self.runs_own_inputs() && self.input_names().contains(&"pixel_values")
     }
 
-    /// Whether this is a ViT, CLIP, T5 or BART model, whose inputs and outputs this file handles.
+    /// Whether this is a ViT, CLIP, T5, BART or Whisper model, whose inputs and outputs this file handles.
     pub(super) fn runs_own_inputs(&self) -> bool {
         matches!(
             self,
@@ -28,6 +29,7 @@ impl AutoModel {
                 | AutoModel::Clip(_)
                 | AutoModel::T5(_)
                 | AutoModel::Bart(_)
+                | AutoModel::Whisper(_)
         )
     }
 
@@ -42,7 +44,7 @@ impl AutoModel {
         }
     }
 
-    /// The device of a ViT's, CLIP's, T5's or BART's weights.
+    /// The device of a ViT's, CLIP's, T5's, BART's or Whisper's weights.
     pub(super) fn own_device(&self) -> Device {
         match self {
             AutoModel::ViT(m) => m.device(),
@@ -50,21 +52,23 @@ impl AutoModel {
             AutoModel::Clip(m) => m.device(),
             AutoModel::T5(m) => EncoderDecoder::device(m),
             AutoModel::Bart(m) => EncoderDecoder::device(m),
-            _ => unreachable!("not a ViT, CLIP, T5 or BART model"),
+            AutoModel::Whisper(m) => m.device(),
+            _ => unreachable!("not a ViT, CLIP, T5, BART or Whisper model"),
         }
     }
 
-    /// The input names of a ViT, CLIP, T5 or BART model.
+    /// The input names of a ViT, CLIP, T5, BART or Whisper model.
     pub(super) fn own_input_names(&self) -> &'static [&'static str] {
         match self {
             AutoModel::Clip(m) => m.input_names(),
             AutoModel::T5(m) => m.input_names(),
             AutoModel::Bart(m) => m.input_names(),
+            AutoModel::Whisper(m) => m.input_names(),
             _ => IMAGE_INPUTS,
         }
     }
 
-    /// [`AutoModel::last_hidden_state`] of a ViT, CLIP, T5 or BART model: CLIP's text tower's, T5's
+    /// [`AutoModel::last_hidden_state`] of a ViT, CLIP, T5, BART or Whisper model: CLIP's text tower's, T5's
     /// encoder's; an error for the image models.
     pub(super) fn own_last_hidden_state(
         &self,
@@ -83,8 +87,11 @@ impl AutoModel {
             }
             _ => None,
         };
-        text.ok_or_else(|| {
-            Error::Input("this is an image model: it takes pixel_values, not input_ids".into())
+        text.ok_or_else(|| match self {
+            AutoModel::Whisper(_) => {
+                Error::Input("this is a speech model: it takes input_features, not input_ids".into())
+            }
+            _ => Error::Input("this is an image model: it takes pixel_values, not input_ids".into()),
         })
     }
 
@@ -111,6 +118,7 @@ impl AutoModel {
             AutoModel::Clip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::T5(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Bart(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Whisper(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ViT(m) => {
                 let enc = m.forward(&pixel_values(&inputs, m.dtype())?, output_hidden_states)?;
                 out.push(("last_hidden_state".to_string(), enc.last_hidden_state.clone()));
@@ -125,7 +133,7 @@ impl AutoModel {
                 out.push(("logits".to_string(), logits));
                 enc
             }
-            _ => unreachable!("not a ViT, CLIP, T5 or BART model"),
+            _ => unreachable!("not a ViT, CLIP, T5, BART or Whisper model"),
         };
         out.extend(enc.hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
         Ok(out)

@@ -35,6 +35,7 @@ pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>
         "pixel_values",
         "decoder_input_ids",
         "decoder_attention_mask",
+        "input_features",
     ];
     all.into_iter().partition(|(k, _)| inputs.contains(&k.as_str()))
 }

@@ -62,7 +62,7 @@ fn forward_matches(model: &Path, name: &str, dir: &Path) -> String {
 #[test]
 fn forward_writes_transformers_outputs() {
     let dir = scratch("forward");
-    for name in ["bert", "llama", "qwen2", "vit_cls", "clip", "t5"] {
+    for name in ["bert", "llama", "qwen2", "vit_cls", "clip", "t5", "whisper"] {
         forward_matches(&fixture(name), name, &dir);
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -284,14 +284,14 @@ fn bad_input_gives_one_error_line_and_no_output() {
     );
     let odd = dir.join("odd");
     std::fs::create_dir_all(&odd).unwrap();
-    std::fs::write(odd.join("config.json"), r#"{"model_type": "whisper"}"#).unwrap();
+    std::fs::write(odd.join("config.json"), r#"{"model_type": "wav2vec2"}"#).unwrap();
     std::fs::copy(fixture("llama_tied").join("model.safetensors"), odd.join("model.safetensors")).unwrap();
     forward_fails(
         &dir,
         &odd,
         &good_inputs,
         &[],
-        "model_type \"whisper\" is not supported (supported: bart, bert, clip, clip_text_model, clip_vision_model, distilbert, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mbart, mistral, mixtral, modernbert, mpnet, mt5, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, starcoder2, t5, vit, xlm-roberta)",
+        "model_type \"wav2vec2\" is not supported (supported: bart, bert, clip, clip_text_model, clip_vision_model, distilbert, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mbart, mistral, mixtral, modernbert, mpnet, mt5, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, starcoder2, t5, vit, whisper, xlm-roberta)",
     );
     forward_fails(&dir, &llama, &good_inputs, &["--dtype", "f8"], "unknown dtype 'f8'");
     forward_fails(&dir, &llama, &good_inputs, &["--device", "cuda"], "--device");

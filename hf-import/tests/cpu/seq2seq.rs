@@ -162,8 +162,63 @@ fn bart_and_mbart_greedy_generate_match_transformers() {
         let golden = common::read_all(&dir.join("generate.safetensors"));
         let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
         g.max_new_tokens = 8;
-        let out = generate_seq2seq(bart, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |_, _| {})
-            .unwrap();
+        let out = generate_seq2seq(
+            bart,
+            &golden["input_ids"],
+            Some(&golden["attention_mask"]),
+            &g,
+            None,
+            |_, _| {},
+        )
+        .unwrap();
         assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap(), "{name}");
     }
+}
+
+/// Whisper's convolutions over the mel features, stored encoder positions, pre-norm blocks without
+/// a `k_proj` bias, and its decoder: both heads against transformers.
+#[test]
+fn whisper_generation_model_and_base_model() {
+    check("whisper");
+    check("whisper_base");
+}
+
+/// Whisper's inputs get errors naming the problem: features of the wrong length (transformers
+/// requires twice `max_source_positions` frames) or bin count, ids, a missing decoder input.
+#[test]
+fn whisper_bad_inputs_get_clear_errors() {
+    let dir = fixture("whisper");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    assert_eq!(model.input_names(), ["input_features", "decoder_input_ids", "decoder_attention_mask"]);
+    let run = |inputs: Vec<(&str, Tensor)>| {
+        let named: BTreeMap<String, Tensor> = inputs.into_iter().map(|(k, t)| (k.to_string(), t)).collect();
+        model.forward_named(&named, false).map(|_| ()).unwrap_err().to_string()
+    };
+    let ids = || Tensor::ones([1, 3], DType::I64).unwrap();
+    let err = run(vec![
+        ("input_features", Tensor::zeros([1, 8, 10], DType::F32).unwrap()),
+        ("decoder_input_ids", ids()),
+    ]);
+    assert!(err.contains("mel input features to be of length 12, but found 10"), "{err}");
+    let err = run(vec![
+        ("input_features", Tensor::zeros([1, 80, 12], DType::F32).unwrap()),
+        ("decoder_input_ids", ids()),
+    ]);
+    assert!(err.contains("80 mel bins") && err.contains("num_mel_bins is 8"), "{err}");
+    let err = run(vec![
+        ("input_features", Tensor::zeros([1, 8, 12], DType::I64).unwrap()),
+        ("decoder_input_ids", ids()),
+    ]);
+    assert!(err.contains("must be a floating-point tensor"), "{err}");
+    let err = run(vec![("input_features", Tensor::zeros([1, 8, 12], DType::F32).unwrap())]);
+    assert!(err.contains("missing input 'decoder_input_ids'"), "{err}");
+    let err = run(vec![("input_ids", ids())]);
+    assert!(err.contains("unexpected input 'input_ids'"), "{err}");
+    let err = run(vec![
+        ("input_features", Tensor::zeros([2, 8, 12], DType::F32).unwrap()),
+        ("decoder_input_ids", ids()),
+    ]);
+    assert!(err.contains("has 1 rows, but input_features has 2"), "{err}");
+    let err = model.last_hidden_state(&ids(), None, None).unwrap_err().to_string();
+    assert!(err.contains("speech model") && err.contains("input_features"), "{err}");
 }

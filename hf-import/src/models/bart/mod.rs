@@ -72,6 +72,8 @@ impl BartConfig {
                 embed_scale: if scale { (d as f64).sqrt() } else { 1.0 },
                 pre_norm: mbart,
                 decoder,
+                position_offset: 2,
+                key_bias: true,
             })
         };
         let int = |key: &str, default: Option<i64>| -> Result<Option<i64>> {

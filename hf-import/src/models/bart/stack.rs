@@ -1,7 +1,8 @@
-//! BART's encoder and decoder: token embeddings (scaled by `sqrt(d_model)` with `scale_embedding`)
-//! plus learned positions (offset by 2, BART's quirk), a layer norm on the embeddings, then
-//! post-norm blocks (BART) or pre-norm blocks with a final norm (mBART); the decoder's blocks attend
-//! causally to themselves, then to the encoder's states.
+//! BART's encoder and decoder (Whisper's too): token embeddings (scaled by `sqrt(d_model)` with
+//! `scale_embedding`) plus learned positions (offset by 2, BART's quirk), a layer norm on the
+//! embeddings when the checkpoint has one, then post-norm blocks (BART) or pre-norm blocks with a
+//! final norm (mBART, Whisper); the decoder's blocks attend causally to themselves, then to the
+//! encoder's states.
 
 use oxtorch_tensor::{DType, Tensor};
 
@@ -10,9 +11,6 @@ use crate::layers::{
     causal_mask, eager_attention, padding_mask, Activation, Embedding, EncoderDecoderCache, LayerNorm, Linear,
 };
 use crate::weights::Vars;
-
-/// BART's learned positions start at this row of the table.
-const POSITION_OFFSET: usize = 2;
 
 /// The sizes and layout of one stack.
 #[derive(Debug, Clone)]
@@ -35,6 +33,10 @@ pub struct StackConfig {
     pub pre_norm: bool,
     /// causal self-attention and cross-attention (the decoder)
     pub decoder: bool,
+    /// the position table's first row (BART's 2; Whisper's 0)
+    pub position_offset: usize,
+    /// `k_proj` has a bias (not Whisper's)
+    pub key_bias: bool,
 }
 
 /// One attention with biases, scaled by `head_dim^-0.5`.
@@ -47,10 +49,10 @@ struct Attention {
 }
 
 impl Attention {
-    fn load(vars: &Vars<'_>, d: usize) -> Result<Self> {
+    fn load(vars: &Vars<'_>, d: usize, key_bias: bool) -> Result<Self> {
         Ok(Attention {
             q: Linear::load(&vars.pp("q_proj"), d, d, true)?,
-            k: Linear::load(&vars.pp("k_proj"), d, d, true)?,
+            k: Linear::load(&vars.pp("k_proj"), d, d, key_bias)?,
             v: Linear::load(&vars.pp("v_proj"), d, d, true)?,
             out: Linear::load(&vars.pp("out_proj"), d, d, true)?,
         })
@@ -130,12 +132,15 @@ impl BartStack {
             .map(|i| {
                 let l = vars.pp("layers").pp(i);
                 let cross = if c.decoder {
-                    Some((Attention::load(&l.pp("encoder_attn"), d)?, norm(l.pp("encoder_attn_layer_norm"))?))
+                    Some((
+                        Attention::load(&l.pp("encoder_attn"), d, c.key_bias)?,
+                        norm(l.pp("encoder_attn_layer_norm"))?,
+                    ))
                 } else {
                     None
                 };
                 Ok(Block {
-                    self_attn: Attention::load(&l.pp("self_attn"), d)?,
+                    self_attn: Attention::load(&l.pp("self_attn"), d, c.key_bias)?,
                     self_norm: norm(l.pp("self_attn_layer_norm"))?,
                     cross,
                     fc1: Linear::load(&l.pp("fc1"), d, c.ffn, true)?,
@@ -144,7 +149,7 @@ impl BartStack {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let rows = c.max_positions.checked_add(POSITION_OFFSET).ok_or_else(|| {
+        let rows = c.max_positions.checked_add(c.position_offset).ok_or_else(|| {
             Error::Config(format!("max_position_embeddings ({}) is too large", c.max_positions))
         })?;
         Ok(BartStack {
@@ -175,12 +180,8 @@ impl BartStack {
                 self.config.max_positions
             )));
         }
-        let ids = Tensor::arange_step(
-            (past + POSITION_OFFSET) as i64,
-            (past + s + POSITION_OFFSET) as i64,
-            1,
-            (DType::I64, tokens.device()),
-        )?;
+        let first = (past + self.config.position_offset) as i64;
+        let ids = Tensor::arange_step(first, first + s as i64, 1, (DType::I64, tokens.device()))?;
         let pos = self.positions.forward(&ids)?.unsqueeze(0)?.expand([b, s, self.config.d_model])?;
         let x = if self.config.embed_scale != 1.0 {
             tokens.mul(self.config.embed_scale)?

@@ -34,6 +34,9 @@ const CORE_KEYS: &[&str] = &[
     "encoder_attention_heads",
     "decoder_ffn_dim",
     "d_model",
+    "num_mel_bins",
+    "max_source_positions",
+    "max_target_positions",
 ];
 /// How many other numeric keys (nested ones included), and how many non-numeric ones, are swept
 /// per `config.json` (all of them with `ROBUSTNESS_FULL=1`).
@@ -66,6 +69,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "clip",
     "t5",
     "bart",
+    "whisper",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each

@@ -1,0 +1,272 @@
+//! Whisper (`WhisperForConditionalGeneration`, `WhisperModel`): log-mel `input_features`
+//! `[batch, mel bins, frames]` through two convolutions (the second halving the frames) and GELUs,
+//! plus the encoder's stored sinusoidal positions, into pre-norm BART-style blocks with a final
+//! norm; the decoder is BART's pre-norm decoder with learned positions from 0 and no `k_proj` bias.
+//! The head (`proj_out`) is tied to the decoder's token table unless the checkpoint has its own.
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{DType, Device, Tensor};
+
+use super::bart::{ids_and_mask, BartStack, StackConfig, StackOutput};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{Activation, Embedding, Linear};
+use crate::weights::{Vars, Weights};
+
+/// The Whisper architectures.
+pub(super) const ARCHITECTURES: &[&str] = &["WhisperForConditionalGeneration", "WhisperModel"];
+
+const INPUTS: &[&str] = &["input_features", "decoder_input_ids", "decoder_attention_mask"];
+
+/// `WhisperConfig`'s sizes.
+#[derive(Debug, Clone)]
+pub struct WhisperConfig {
+    /// the encoder's blocks (`max_positions` is `max_source_positions`)
+    pub encoder: StackConfig,
+    /// the decoder's blocks (`max_positions` is `max_target_positions`)
+    pub decoder: StackConfig,
+    /// `num_mel_bins`
+    pub mel_bins: usize,
+    /// `vocab_size`
+    pub vocab: usize,
+    /// `decoder_start_token_id`
+    pub decoder_start: Option<i64>,
+}
+
+impl WhisperConfig {
+    /// Reads `WhisperConfig`'s keys and defaults.
+    pub fn from_config(cfg: &Config) -> Result<Self> {
+        let d = cfg.usize_or("d_model", 384)?;
+        let layers = |key: &str| -> Result<usize> {
+            match cfg.get(key) {
+                Some(v) if !v.is_null() => cfg.layers(key),
+                _ => Ok(4),
+            }
+        };
+        let act = Activation::from_name(cfg.str_or("activation_function", "gelu")?)?;
+        let stack = |decoder: bool| -> Result<StackConfig> {
+            let side = if decoder { "decoder" } else { "encoder" };
+            Ok(StackConfig {
+                d_model: d,
+                heads: cfg.usize_or(&format!("{side}_attention_heads"), 6)?,
+                ffn: cfg.usize_or(&format!("{side}_ffn_dim"), 1536)?,
+                layers: layers(&format!("{side}_layers"))?,
+                max_positions: if decoder {
+                    cfg.usize_or("max_target_positions", 448)?
+                } else {
+                    cfg.usize_or("max_source_positions", 1500)?
+                },
+                act,
+                // (WhisperConfig's `scale_embedding` is never applied by its modules.)
+                embed_scale: 1.0,
+                pre_norm: true,
+                decoder,
+                position_offset: 0,
+                key_bias: false,
+            })
+        };
+        let decoder_start = match cfg.get("decoder_start_token_id") {
+            None => Some(50257),
+            Some(v) if v.is_null() => None,
+            Some(v) => Some(v.as_i64().ok_or_else(|| {
+                Error::Config(format!("decoder_start_token_id must be an integer, got {v}"))
+            })?),
+        };
+        Ok(WhisperConfig {
+            encoder: stack(false)?,
+            decoder: stack(true)?,
+            mel_bins: cfg.usize_or("num_mel_bins", 80)?,
+            vocab: cfg.usize_or("vocab_size", 51865)?,
+            decoder_start,
+        })
+    }
+}
+
+/// One `nn.Conv1d` with its kernel, stride and padding.
+#[derive(Debug, Clone)]
+struct Conv {
+    weight: Tensor,
+    bias: Tensor,
+    stride: usize,
+}
+
+impl Conv {
+    fn load(vars: &Vars<'_>, inputs: usize, outputs: usize, stride: usize) -> Result<Self> {
+        Ok(Conv {
+            weight: vars.get("weight", &[outputs, inputs, 3])?,
+            bias: vars.get("bias", &[outputs])?,
+            stride,
+        })
+    }
+
+    /// `gelu(conv(x))` with kernel 3 and padding 1.
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.conv1d(&self.weight, Some(&self.bias), &[self.stride], 1usize, &[1], 1)?.gelu("none")?)
+    }
+}
+
+/// A Whisper model, as the architecture named in `config.json`.
+#[derive(Debug, Clone)]
+pub struct Whisper {
+    config: WhisperConfig,
+    conv1: Conv,
+    conv2: Conv,
+    encoder: BartStack,
+    /// the decoder's `embed_tokens`
+    tokens: Embedding,
+    decoder: BartStack,
+    /// `proj_out` (the generation model)
+    proj_out: Option<Linear>,
+}
+
+impl Whisper {
+    /// `arch` (one of [`ARCHITECTURES`]) from `cfg` and `weights` (under `model.`, or at the top
+    /// for a base model's checkpoint).
+    pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        let model_type = cfg.model_type()?;
+        if model_type != "whisper" || !ARCHITECTURES.contains(&arch) {
+            return Err(Error::Unsupported(format!(
+                "architecture \"{arch}\" with model_type \"{model_type}\""
+            )));
+        }
+        let config = WhisperConfig::from_config(cfg)?;
+        let root = weights.vars("");
+        let model = if root.contains("model.encoder.conv1.weight") { root.pp("model") } else { root.clone() };
+        let d = config.encoder.d_model;
+        let enc = model.pp("encoder");
+        let tokens = Embedding::load(&model.pp("decoder.embed_tokens"), config.vocab, d)?;
+        let proj_out = if arch == "WhisperForConditionalGeneration" {
+            let weight =
+                root.get_opt("proj_out.weight", &[config.vocab, d])?.unwrap_or_else(|| tokens.weight.clone());
+            Some(Linear { weight, bias: None })
+        } else {
+            None
+        };
+        Ok(Whisper {
+            conv1: Conv::load(&enc.pp("conv1"), config.mel_bins, d, 1)?,
+            conv2: Conv::load(&enc.pp("conv2"), d, d, 2)?,
+            encoder: BartStack::load(&enc, config.encoder.clone())?,
+            decoder: BartStack::load(&model.pp("decoder"), config.decoder.clone())?,
+            tokens,
+            proj_out,
+            config,
+        })
+    }
+
+    /// The sizes this model was built with.
+    pub fn config(&self) -> &WhisperConfig {
+        &self.config
+    }
+
+    /// The input names this model takes.
+    pub fn input_names(&self) -> &'static [&'static str] {
+        INPUTS
+    }
+
+    /// The device of the weights.
+    pub fn device(&self) -> Device {
+        self.tokens.weight.device()
+    }
+
+    /// `[mel bins, frames]` of the `input_features` this model takes (frames: twice
+    /// `max_source_positions`, as transformers requires).
+    pub fn features_shape(&self) -> [usize; 2] {
+        [self.config.mel_bins, self.config.encoder.max_positions.saturating_mul(2)]
+    }
+
+    /// The encoder on `input_features` `[batch, mel bins, frames]` (float).
+    pub fn encode(&self, input_features: &Tensor, output_hidden_states: bool) -> Result<StackOutput> {
+        let [mel, frames] = self.features_shape();
+        let features = match input_features.dims() {
+            &[b, m, f] if b > 0 && m == mel && f == frames => input_features,
+            &[_, m, _] if m != mel => {
+                return Err(Error::Input(format!(
+                    "input 'input_features' has {m} mel bins, but the model's num_mel_bins is {mel} (shape {:?})",
+                    input_features.dims()
+                )))
+            }
+            &[_, _, f] if f != frames => {
+                return Err(Error::Input(format!(
+                    "Whisper expects the mel input features to be of length {frames}, but found {f}: pad them to {frames}"
+                )))
+            }
+            d => {
+                return Err(Error::Input(format!(
+                    "input 'input_features' must be [batch, mel bins, frames] with batch > 0, got {d:?}"
+                )))
+            }
+        };
+        if !features.dtype().is_float() {
+            return Err(Error::Input(format!(
+                "input 'input_features' must be a floating-point tensor, got {:?}",
+                features.dtype()
+            )));
+        }
+        let x = features.to_dtype(self.tokens.weight.dtype())?;
+        let x = self.conv2.forward(&self.conv1.forward(&x)?)?.transpose(1, 2)?.contiguous()?;
+        self.encoder.forward(&x, None, None, output_hidden_states)
+    }
+
+    /// Runs the model on named inputs (`input_features` and `decoder_input_ids` required): `logits`
+    /// (the generation model) or the decoder's `last_hidden_state`, `decoder_hidden_states.*`,
+    /// `encoder_last_hidden_state` and `encoder_hidden_states.*`.
+    pub fn forward_named(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        for (name, t) in inputs {
+            if !INPUTS.contains(&name.as_str()) {
+                return Err(Error::Input(format!(
+                    "unexpected input '{name}' (this model takes {})",
+                    INPUTS.join(", ")
+                )));
+            }
+            let dtype = t.dtype();
+            if name == "decoder_input_ids" && (dtype.is_float() || dtype == DType::Bool) {
+                return Err(Error::Input(format!("input '{name}' must be an integer tensor, got {dtype:?}")));
+            }
+        }
+        let features = inputs
+            .get("input_features")
+            .ok_or_else(|| Error::Input("missing input 'input_features'".into()))?;
+        if !inputs.contains_key("decoder_input_ids") {
+            return Err(Error::Input(
+                "missing input 'decoder_input_ids': Whisper's decoder needs them (generation starts from \
+                 decoder_start_token_id)"
+                    .into(),
+            ));
+        }
+        let encoded = self.encode(features, output_hidden_states)?;
+        let (dec_ids, dec_mask) = ids_and_mask(inputs, "decoder_input_ids", "decoder_attention_mask")?;
+        if dec_ids.dims()[0] != features.dims()[0] {
+            return Err(Error::Input(format!(
+                "input 'decoder_input_ids' has {} rows, but input_features has {}",
+                dec_ids.dims()[0],
+                features.dims()[0]
+            )));
+        }
+        let decoded = self.decoder.forward(
+            &self.tokens.forward(&dec_ids)?,
+            dec_mask.as_ref(),
+            Some((&encoded.last_hidden_state, None)),
+            output_hidden_states,
+        )?;
+        let mut out = Vec::new();
+        match &self.proj_out {
+            Some(head) => out.push(("logits".to_string(), head.forward(&decoded.last_hidden_state)?)),
+            None => out.push(("last_hidden_state".to_string(), decoded.last_hidden_state)),
+        }
+        let hidden = |prefix: &str, hs: Vec<Tensor>| {
+            hs.into_iter()
+                .enumerate()
+                .map(move |(i, h)| (format!("{prefix}hidden_states.{i}"), h))
+                .collect::<Vec<_>>()
+        };
+        out.extend(hidden("decoder_", decoded.hidden_states));
+        out.push(("encoder_last_hidden_state".to_string(), encoded.last_hidden_state));
+        out.extend(hidden("encoder_", encoded.hidden_states));
+        Ok(out)
+    }
+}
