@@ -25,7 +25,8 @@ does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
 The image families `vit` and `clip` get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
 with it) and no generation; `t5` (T5 and mT5, their three heads) and `bart` (BART and mBART) get sources and `decoder_input_ids`
-(BART's sometimes none: the shifted sources), and their generation models generate from the decoder start token.
+(BART's sometimes none: the shifted sources), and their generation models generate from the decoder start token;
+`whisper` gets mel `input_features` and `decoder_input_ids` (no generation).
 """
 
 import argparse
@@ -594,6 +595,21 @@ def gen_bart(r):
     return cls, (tf.MBartConfig if mbart else tf.BartConfig), c
 
 
+def gen_whisper(r):
+    """WhisperForConditionalGeneration or WhisperModel: mel bins, source and target lengths, depths, heads, widths,
+    activations."""
+    d = r.choice([16, 32, 48])
+    c = dict(vocab_size=r.choice([64, 100]), num_mel_bins=r.choice([4, 8, 13]), d_model=d,
+             encoder_layers=r.randint(1, 3), decoder_layers=r.randint(1, 3),
+             encoder_attention_heads=r.choice([n for n in (1, 2, 4) if d % n == 0]),
+             decoder_attention_heads=r.choice([n for n in (1, 2, 4, 8) if d % n == 0]),
+             encoder_ffn_dim=r.choice([24, 64]), decoder_ffn_dim=r.choice([24, 64]),
+             max_source_positions=r.choice([3, 6, 10]), max_target_positions=r.choice([16, 24]),
+             activation_function=r.choice(["gelu", "relu", "gelu_new"]), decoder_start_token_id=1, pad_token_id=0,
+             bos_token_id=1, eos_token_id=2, begin_suppress_tokens=None)
+    return r.choice([tf.WhisperForConditionalGeneration, tf.WhisperModel]), tf.WhisperConfig, c
+
+
 FAMILIES = {
     "llama": gen_llama, "mistral": gen_mistral, "qwen2": gen_qwen2, "qwen3": gen_qwen3, "gemma": gen_gemma,
     "gemma2": gen_gemma2, "gemma3_text": gen_gemma3_text, "phi3": gen_phi3, "bert": gen_bert,
@@ -618,7 +634,7 @@ FAMILIES = {
     "mpnet_qa": per_token(gen_mpnet, tf.MPNetForQuestionAnswering),
     "modernbert_tok": per_token(gen_modernbert, tf.ModernBertForTokenClassification),
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
-    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart,
+    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper,
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -642,7 +658,7 @@ ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
-SEQ2SEQ = {"t5", "bart"}
+SEQ2SEQ = {"t5", "bart", "whisper"}
 
 
 def randomise(model, seed):
@@ -766,10 +782,24 @@ def make_inputs(r, family, cfg, model_cls=None):
 
 
 def seq2seq_inputs(r, model_cls, cfg):
-    """Sources (padded on either side, T5 takes both) and, but for the encoder alone, targets from the
-    decoder start token, right-padded with a `decoder_attention_mask` sometimes."""
+    """Sources (padded on either side, T5 takes both; Whisper's mel features of the one length it takes) and, but
+    for the encoder alone, targets from the decoder start token, right-padded with a `decoder_attention_mask`
+    sometimes."""
     vocab = cfg["vocab_size"]
     b, l = r.randint(1, 3), r.randint(1, 24)
+    if "Whisper" in model_cls.__name__:
+        x = {"input_features": torch.randn(b, cfg["num_mel_bins"], 2 * cfg["max_source_positions"])}
+        t = r.randint(1, cfg["max_target_positions"])
+        dec = torch.randint(2, vocab, (b, t), dtype=torch.int64)
+        dec[:, 0] = 1
+        x["decoder_input_ids"] = dec
+        desc = f"b={b} targets={t}"
+        if r.random() < 0.4 and t > 1:
+            dmask = torch.ones(b, t, dtype=torch.int64)
+            dmask[-1, r.randint(1, t - 1):] = 0
+            x["decoder_attention_mask"] = dmask
+            desc += " decoder_mask"
+        return x, desc
     ids = torch.randint(2, vocab, (b, l), dtype=torch.int64)
     mask = torch.ones(b, l, dtype=torch.int64)
     side = r.choice(["none", "right", "left"])
@@ -933,7 +963,7 @@ class Runner:
             self.results.append((cid, family, "cli-error(forward)", err[-400:], info))
         else:
             got = load_file(str(out))
-            ids = x.get("input_ids", torch.ones(1, 1, dtype=torch.int64))
+            ids = x.get("input_ids", x.get("decoder_input_ids", torch.ones(1, 1, dtype=torch.int64)))
             valid = x.get("attention_mask", torch.ones_like(ids)).bool()
             for key, ref_t in expected.items():
                 if key not in got:
@@ -969,7 +999,8 @@ class Runner:
             extra = set(got) - set(expected)
             if extra:
                 self.results.append((cid, family, "extra-output", sorted(extra), info))
-        can_generate = family not in SEQ2SEQ or model_cls.__name__.endswith("ForConditionalGeneration")
+        can_generate = family not in SEQ2SEQ or (model_cls.__name__.endswith("ForConditionalGeneration")
+                                                 and family != "whisper")
         if do_generate and family not in ENCODERS and family not in CLASSIFIERS and family not in IMAGES and can_generate:
             # A fresh model: dynamic RoPE keeps state (the longest length seen) across calls.
             fresh = lambda: type(ref).from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
