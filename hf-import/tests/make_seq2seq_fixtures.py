@@ -117,6 +117,11 @@ def bart():
           logits_bias=True, keep_generation_config=True, generation={"no_repeat_ngram_size": 2})
     build("bart_base", tf.BartModel, tf.BartConfig(**BART, scale_embedding=True, activation_function="relu"), 81,
           make_inputs=lambda decoder: bart_inputs(False))
+    # Zero-shot NLI classifiers (bart-large-mnli): the decoder's state at each row's last eos.
+    build("bart_cls", tf.BartForSequenceClassification,
+          tf.BartConfig(**BART, id2label={0: "contradiction", 1: "neutral", 2: "entailment"},
+                        label2id={"contradiction": 0, "neutral": 1, "entailment": 2}), 83,
+          make_inputs=lambda decoder: bart_inputs(False))
     build("mbart", tf.MBartForConditionalGeneration,
           tf.MBartConfig(**BART, scale_embedding=True, decoder_start_token_id=2), 82,
           make_inputs=lambda decoder: bart_inputs(False), keep_generation_config=True,

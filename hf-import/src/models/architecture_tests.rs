@@ -33,6 +33,20 @@ fn the_model_type_picks_the_family() {
     assert!(arch(r#"{"model_type": "vit", "architectures": ["ViTForMaskedImageModeling"]}"#).is_err());
     assert!(arch(r#"{"model_type": "bert", "architectures": ["ViTForImageClassification"]}"#).is_err());
     assert!(arch(r#"{"model_type": "vit", "architectures": ["BertForMaskedLM"]}"#).is_err());
+    // Encoder-decoders: the generation model by default; base models, encoders and classifiers by name.
+    assert_eq!(arch(r#"{"model_type": "t5"}"#).unwrap(), "T5ForConditionalGeneration");
+    assert_eq!(
+        arch(r#"{"model_type": "mt5", "architectures": ["MT5EncoderModel"]}"#).unwrap(),
+        "MT5EncoderModel"
+    );
+    assert_eq!(arch(r#"{"model_type": "t5", "architectures": ["T5Model"]}"#).unwrap(), "T5Model");
+    assert_eq!(arch(r#"{"model_type": "bart", "architectures": ["BartModel"]}"#).unwrap(), "BartModel");
+    let mnli = arch(r#"{"model_type": "bart", "architectures": ["BartForSequenceClassification"]}"#);
+    assert_eq!(mnli.unwrap(), "BartForSequenceClassification");
+    assert_eq!(arch(r#"{"model_type": "mbart"}"#).unwrap(), "MBartForConditionalGeneration");
+    assert_eq!(arch(r#"{"model_type": "whisper"}"#).unwrap(), "WhisperForConditionalGeneration");
+    assert!(arch(r#"{"model_type": "t5", "architectures": ["T5ForQuestionAnswering"]}"#).is_err());
+    assert!(arch(r#"{"model_type": "whisper", "architectures": ["WhisperForAudioClassification"]}"#).is_err());
     assert_eq!(arch(r#"{"model_type": "clip"}"#).unwrap(), "CLIPModel");
     assert_eq!(arch(r#"{"model_type": "clip_text_model"}"#).unwrap(), "CLIPTextModel");
     assert_eq!(arch(r#"{"model_type": "clip_vision_model"}"#).unwrap(), "CLIPVisionModel");

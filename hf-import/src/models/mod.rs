@@ -200,6 +200,8 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "BartModel",
     "MBartForConditionalGeneration",
     "MBartModel",
+    "BartForSequenceClassification",
+    "MBartForSequenceClassification",
     "WhisperForConditionalGeneration",
     "WhisperModel",
 ];

@@ -222,3 +222,21 @@ fn whisper_bad_inputs_get_clear_errors() {
     let err = model.last_hidden_state(&ids(), None, None).unwrap_err().to_string();
     assert!(err.contains("speech model") && err.contains("input_features"), "{err}");
 }
+
+/// BART's sequence classifier (bart-large-mnli's head) reads the decoder's state at each row's last
+/// EOS; rows with different EOS counts, or none, are an error as in transformers.
+#[test]
+fn bart_for_sequence_classification_at_the_last_eos() {
+    check("bart_cls");
+    let dir = fixture("bart_cls");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let run = |rows: Vec<i64>| {
+        let ids = Tensor::from_vec(rows, [2, 4]).unwrap();
+        let named = BTreeMap::from([("input_ids".to_string(), ids)]);
+        model.forward_named(&named, false).map(|_| ()).unwrap_err().to_string()
+    };
+    let err = run(vec![0, 5, 2, 2, 0, 5, 6, 2]);
+    assert!(err.contains("same number of <eos> tokens") && err.contains("[2, 1]"), "{err}");
+    let err = run(vec![0, 5, 6, 7, 0, 5, 6, 7]);
+    assert!(err.contains("at least one <eos>"), "{err}");
+}

@@ -1,5 +1,5 @@
-//! BART and mBART (`BartForConditionalGeneration`, `BartModel`, `MBartForConditionalGeneration`,
-//! `MBartModel`): an encoder and a decoder ([`stack`]) over one shared embedding; BART's blocks
+//! BART and mBART (`BartForConditionalGeneration`, `BartModel`, `BartForSequenceClassification`
+//! and their `MBart*` names: summarisers, translators, zero-shot NLI classifiers): an encoder and a decoder ([`stack`]) over one shared embedding; BART's blocks
 //! normalise after each sub-block, mBART's before, with a final norm.
 //!
 //! Without `decoder_input_ids`, the decoder reads `input_ids` shifted right behind
@@ -27,6 +27,8 @@ pub(super) const ARCHITECTURES: &[(&str, &str)] = &[
     ("BartModel", "bart"),
     ("MBartForConditionalGeneration", "mbart"),
     ("MBartModel", "mbart"),
+    ("BartForSequenceClassification", "bart"),
+    ("MBartForSequenceClassification", "mbart"),
 ];
 
 const INPUTS: &[&str] = &["input_ids", "attention_mask", "decoder_input_ids", "decoder_attention_mask"];
@@ -46,6 +48,8 @@ pub struct BartConfig {
     pub decoder_start: Option<i64>,
     /// mBART: the decoder's default input starts with each row's last non-padding token
     pub mbart: bool,
+    /// `eos_token_id`: the sequence classifier reads each row's last one
+    pub eos: Option<i64>,
 }
 
 impl BartConfig {
@@ -93,6 +97,7 @@ impl BartConfig {
             pad: int("pad_token_id", Some(1))?.unwrap_or(1),
             decoder_start: int("decoder_start_token_id", if mbart { None } else { Some(2) })?,
             mbart,
+            eos: int("eos_token_id", Some(2))?,
         })
     }
 }
@@ -106,6 +111,8 @@ pub struct Bart {
     decoder: BartStack,
     /// the generation model's head and `final_logits_bias` `[1, vocab]`
     head: Option<(Linear, Option<Tensor>)>,
+    /// the sequence classifier's `classification_head`: `dense`, then `tanh`, then `out_proj`
+    classifier: Option<(Linear, Linear)>,
 }
 
 impl Bart {
@@ -138,7 +145,17 @@ impl Bart {
         } else {
             None
         };
-        Ok(Bart { config, shared, encoder, decoder, head })
+        let classifier = if arch.ends_with("ForSequenceClassification") {
+            let vars = root.pp("classification_head");
+            let labels = super::num_labels(cfg)?;
+            Some((
+                Linear::load(&vars.pp("dense"), d, d, true)?,
+                Linear::load(&vars.pp("out_proj"), d, labels, true)?,
+            ))
+        } else {
+            None
+        };
+        Ok(Bart { config, shared, encoder, decoder, head, classifier })
     }
 
     /// `shared.weight`, or the encoder's own copy when the checkpoint keeps only that.
@@ -211,7 +228,34 @@ impl Bart {
         Ok(Tensor::from_vec(out, [b, s])?.to(ids.device())?)
     }
 
-    /// Runs the model on named inputs: `logits` (the generation model) or the decoder's
+    /// The decoder's states `h` `[batch, seq, d]` at each row's last `eos_token_id` of `ids`, as
+    /// transformers' sequence classifier reads them (every row must hold as many EOS tokens, and at
+    /// least one).
+    fn at_last_eos(&self, ids: &Tensor, h: &Tensor) -> Result<Tensor> {
+        let eos = self
+            .config
+            .eos
+            .ok_or_else(|| Error::Config("the sequence classifier needs eos_token_id".into()))?;
+        let rows = ids.to(Device::Cpu)?.to_vec2::<i64>()?;
+        let counts: Vec<usize> = rows.iter().map(|r| r.iter().filter(|&&t| t == eos).count()).collect();
+        if counts.iter().any(|&c| c != counts[0]) {
+            return Err(Error::Input(format!(
+                "all examples must have the same number of <eos> tokens (id {eos}): {counts:?}"
+            )));
+        }
+        if counts.first().is_some_and(|&c| c == 0) {
+            return Err(Error::Input(format!(
+                "each example must contain at least one <eos> token (id {eos})"
+            )));
+        }
+        let at: Vec<i64> =
+            rows.iter().map(|r| r.iter().rposition(|&t| t == eos).unwrap_or(0) as i64).collect();
+        let (b, d) = (h.dims()[0], h.dims()[2]);
+        let index = Tensor::from_vec(at, [b, 1, 1])?.to(h.device())?.expand([b, 1, d])?;
+        Ok(h.gather(1, &index)?.reshape([b, d])?)
+    }
+
+    /// Runs the model on named inputs: `logits` (the generation model, the sequence classifier) or the decoder's
     /// `last_hidden_state`, `decoder_hidden_states.*`, `encoder_last_hidden_state` and
     /// `encoder_hidden_states.*`.
     pub fn forward_named(
@@ -244,9 +288,14 @@ impl Bart {
             output_hidden_states,
         )?;
         let mut out = Vec::new();
-        match self.logits(&decoded.last_hidden_state)? {
-            Some(l) => out.push(("logits".to_string(), l)),
-            None => out.push(("last_hidden_state".to_string(), decoded.last_hidden_state)),
+        if let Some((dense, out_proj)) = &self.classifier {
+            let sentence = self.at_last_eos(&ids, &decoded.last_hidden_state)?;
+            out.push(("logits".to_string(), out_proj.forward(&dense.forward(&sentence)?.tanh()?)?));
+        } else {
+            match self.logits(&decoded.last_hidden_state)? {
+                Some(l) => out.push(("logits".to_string(), l)),
+                None => out.push(("last_hidden_state".to_string(), decoded.last_hidden_state)),
+            }
         }
         let hidden = |prefix: &str, hs: Vec<Tensor>| {
             hs.into_iter()
