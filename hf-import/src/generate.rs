@@ -12,12 +12,13 @@ use crate::models::bucketing::fuse_forward;
 use crate::models::CausalLm;
 use crate::tokenizer::HfTokenizer;
 
+mod beam;
 mod config;
 mod sampling;
 mod seq2seq;
 mod stop;
 
-pub use config::{CacheImplementation, GenerationConfig};
+pub use config::{CacheImplementation, EarlyStopping, GenerationConfig};
 pub use seq2seq::{generate_seq2seq, EncoderDecoder};
 
 use sampling::{pick, process, processes, Rng};
@@ -94,6 +95,12 @@ fn generate_with(
     mut on_token: impl FnMut(usize, i64),
 ) -> Result<Tensor> {
     g.validate()?;
+    if g.num_beams > 1 {
+        return Err(Error::Input(format!(
+            "num_beams = {} asks for beam search, which is supported for encoder-decoders only",
+            g.num_beams
+        )));
+    }
     let stop = match tokenizer {
         Some(tokenizer) => StopStrings::new(tokenizer, &g.stop_strings)?,
         None => None,

@@ -1031,6 +1031,10 @@ class Runner:
                             ("min_length", [6, 14])]:
             if r.random() < 0.12:
                 extras[key] = r.choice(values)
+        if family in SEQ2SEQ and r.random() < 0.4:  # beam search
+            extras["num_beams"] = r.choice([2, 3, 4])
+            extras["length_penalty"] = r.choice([1.0, 0.6, 2.0])
+            extras["early_stopping"] = r.choice([False, True, "never"])
         if extras:
             gcfg.update(extras)
             gpath.write_text(json.dumps(gcfg, indent=2))

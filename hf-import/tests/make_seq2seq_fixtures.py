@@ -14,6 +14,7 @@ the outputs under transformers' field names (`logits`, `encoder_last_hidden_stat
 the generation models.
 """
 
+import json
 import shutil
 
 import torch
@@ -150,7 +151,34 @@ def whisper():
           make_inputs=whisper_inputs)
 
 
+# Beam search goldens: `beam.safetensors` next to the fixture, its settings in the file's metadata
+# (the rest from the fixture's own generation settings).
+BEAMS = {
+    "t5": dict(num_beams=3),
+    "t5_v11": dict(num_beams=4, length_penalty=0.6, early_stopping=True),
+    "bart": dict(num_beams=4, length_penalty=2.0, early_stopping=True),
+    "mbart": dict(num_beams=2, length_penalty=0.5, early_stopping="never"),
+}
+
+
+def beams():
+    for name, settings in BEAMS.items():
+        if ONLY and name not in ONLY and "beams" not in ONLY:
+            continue
+        path = OUT / name
+        cls = {"t5": tf.T5ForConditionalGeneration, "t5_v11": tf.T5ForConditionalGeneration,
+               "bart": tf.BartForConditionalGeneration, "mbart": tf.MBartForConditionalGeneration}[name]
+        model = cls.from_pretrained(path, attn_implementation="eager").eval()
+        x = (bart_inputs if name.endswith("bart") else inputs)(False)
+        with torch.no_grad():
+            ids = model.generate(**x, max_new_tokens=10, do_sample=False, **settings)
+        meta = {k: json.dumps(v) for k, v in settings.items()}
+        save_file({**x, "output_ids": ids.contiguous()}, str(path / "beam.safetensors"), metadata=meta)
+        print(f"{name} beams {settings}: {ids.tolist()}")
+
+
 if __name__ == "__main__":
     t5()
     bart()
     whisper()
+    beams()

@@ -40,9 +40,13 @@ pub struct GenerateArgs {
     /// new tokens at least: no EOS before (default: generation_config.json's)
     #[arg(long)]
     min_new_tokens: Option<usize>,
-    /// pick the most likely token (no sampling)
+    /// pick the most likely token (no sampling; an encoder-decoder whose generation config asks
+    /// for beams keeps its beam search: `--num-beams 1` for greedy)
     #[arg(long)]
     greedy: bool,
+    /// beams of beam search (encoder-decoders; 1: greedy or sampling)
+    #[arg(long)]
+    num_beams: Option<usize>,
     /// sample with this temperature
     #[arg(long)]
     temperature: Option<f64>,
@@ -95,6 +99,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         g.do_sample = false;
     } else if a.temperature.is_some() || a.top_k.is_some() || a.top_p.is_some() || a.min_p.is_some() {
         g.do_sample = true;
+    }
+    if let Some(n) = a.num_beams {
+        g.num_beams = n.max(1);
     }
     g.temperature = a.temperature.unwrap_or(g.temperature);
     g.top_k = a.top_k.unwrap_or(g.top_k);

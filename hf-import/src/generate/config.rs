@@ -67,6 +67,12 @@ pub struct GenerationConfig {
     pub forced_eos_token_ids: Vec<i64>,
     /// `forced_bos_token_id`: an encoder-decoder's first new token (mBART's target language)
     pub forced_bos_token_id: Option<i64>,
+    /// beams of beam search (1: greedy or sampling); encoder-decoders only
+    pub num_beams: usize,
+    /// beam search's finished scores are divided by `length ^ length_penalty`
+    pub length_penalty: f64,
+    /// when beam search stops (transformers' `early_stopping`)
+    pub early_stopping: EarlyStopping,
     /// a sequence ends once its text ends in one of these (transformers' `stop_strings`; generating
     /// with them needs the tokenizer: [`generate_with_tokenizer`](super::generate_with_tokenizer))
     pub stop_strings: Vec<String>,
@@ -120,9 +126,30 @@ impl Default for GenerationConfig {
             begin_suppress_tokens: Vec::new(),
             forced_eos_token_ids: Vec::new(),
             forced_bos_token_id: None,
+            num_beams: 1,
+            length_penalty: 1.0,
+            early_stopping: EarlyStopping::Heuristic,
             stop_strings: Vec::new(),
         }
     }
+}
+
+/// When beam search stops, as transformers' `early_stopping`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EarlyStopping {
+    /// `false`: once no running beam can beat the finished ones at its current length
+    Heuristic,
+    /// `true`: as soon as `num_beams` sequences have finished
+    WhenFull,
+    /// `"never"`: only once no running beam can beat them at any length (canonical beam search)
+    Never,
+}
+
+/// Whether `cfg` is an encoder-decoder's (`is_encoder_decoder`, or a model type that is one).
+fn is_encoder_decoder(cfg: &Config) -> bool {
+    let seq2seq = ["t5", "mt5", "bart", "mbart", "whisper", "marian", "pegasus"];
+    cfg.bool_or("is_encoder_decoder", false).unwrap_or(false)
+        || cfg.model_type().is_ok_and(|t| seq2seq.contains(&t))
 }
 
 fn ids_of(file: &Path, key: &str, v: Option<&Value>) -> Result<Vec<i64>> {
@@ -187,6 +214,8 @@ const GENERATION_KEYS: &[&str] = &[
     "forced_eos_token_id",
     "forced_bos_token_id",
     "num_beams",
+    "length_penalty",
+    "early_stopping",
     "stop_strings",
 ];
 
@@ -222,12 +251,26 @@ impl GenerationConfig {
                 .as_bool()
                 .ok_or_else(|| Error::format(&path, format!("\"do_sample\" must be a boolean, got {v}")))?,
         };
-        if count("num_beams")?.is_some_and(|n| n > 1) {
+        g.num_beams = count("num_beams")?.unwrap_or(1).max(1);
+        if g.num_beams > 1 && !is_encoder_decoder(cfg) {
             return Err(Error::format(
                 &path,
-                "\"num_beams\" > 1 asks for beam search, which is not supported (greedy or sampling only)",
+                "\"num_beams\" > 1 asks for beam search, which is supported for encoder-decoders only (greedy or \
+                 sampling here)",
             ));
         }
+        g.length_penalty = num("length_penalty")?.unwrap_or(1.0);
+        g.early_stopping = match json.get("early_stopping") {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => EarlyStopping::Heuristic,
+            Some(Value::Bool(true)) => EarlyStopping::WhenFull,
+            Some(Value::String(s)) if s == "never" => EarlyStopping::Never,
+            Some(v) => {
+                return Err(Error::format(
+                    &path,
+                    format!("\"early_stopping\" must be true, false or \"never\", got {v}"),
+                ))
+            }
+        };
         g.temperature = num("temperature")?.unwrap_or(1.0);
         g.top_k = count("top_k")?.unwrap_or(50);
         g.top_p = num("top_p")?.unwrap_or(1.0);

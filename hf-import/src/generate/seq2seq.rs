@@ -35,7 +35,8 @@ pub trait EncoderDecoder {
 /// `generate` output: `[batch, 1 + steps]` int64, each row starting with `decoder_start_token_id`,
 /// finished rows padded with [`GenerationConfig::pad_token`]. `g`'s lengths count the decoder's
 /// tokens, the start token included (as transformers' `max_length` for encoder-decoders).
-/// With a `tokenizer`, `g.stop_strings` end a row too.
+/// With a `tokenizer`, `g.stop_strings` end a row too. With `g.num_beams` > 1 this is beam search
+/// (`generate/beam.rs`; stop strings are not applied there), its tokens reported once it ends.
 pub fn generate_seq2seq(
     model: &impl EncoderDecoder,
     input_ids: &Tensor,
@@ -74,6 +75,20 @@ pub fn generate_seq2seq(
     let tokens = vec![vec![start]; b];
     if b == 0 || g.max_new_tokens == 0 {
         return Ok(Tensor::from_vec(tokens.concat(), [b, 1])?);
+    }
+    if g.num_beams > 1 {
+        // The hypotheses are only known at the end: their tokens are reported then, up to each
+        // row's EOS.
+        let out = super::beam::beam_search(model, &ids, &mask, start, g)?;
+        for (r, row) in out.to_vec2::<i64>()?.iter().enumerate() {
+            for &t in &row[1..] {
+                on_token(r, t);
+                if g.eos_token_ids.contains(&t) {
+                    break;
+                }
+            }
+        }
+        return Ok(out);
     }
     let device = model.device();
     let mut cache = model.start_generation(&ids.to(device)?, Some(&mask.to(device)?))?;

@@ -46,6 +46,17 @@ impl EncoderDecoderCache {
         Ok((k, v))
     }
 
+    /// Keeps, as row `i` of every layer's own keys and values, what row `rows[i]` held (beam
+    /// search's reordering: the beams that go on, each as often as it was picked). The
+    /// cross-attention rows stay: beams only move within their own source's rows.
+    pub fn reorder(&mut self, rows: &[i64]) -> Result<()> {
+        for kv in self.own.iter_mut().flatten() {
+            let index = Tensor::from_vec(rows.to_vec(), [rows.len()])?.to(kv.0.device())?;
+            *kv = (kv.0.index_select(0, &index)?, kv.1.index_select(0, &index)?);
+        }
+        Ok(())
+    }
+
     /// Marks the step done: the next token is one position further.
     pub fn advance(&mut self) {
         self.len += 1;

@@ -240,3 +240,36 @@ fn bart_for_sequence_classification_at_the_last_eos() {
     let err = run(vec![0, 5, 6, 7, 0, 5, 6, 7]);
     assert!(err.contains("at least one <eos>"), "{err}");
 }
+
+/// Beam search equals transformers' `generate(num_beams=...)` token for token: plain (T5), with a
+/// length penalty and early stopping (T5 v1.1, BART with its n-gram ban), and `early_stopping =
+/// "never"` with mBART's forced first token and repetition penalty.
+#[test]
+fn beam_search_matches_transformers() {
+    use oxtorch_hf_import::generate::EarlyStopping;
+    let cases = [
+        ("t5", 3, 1.0, EarlyStopping::Heuristic),
+        ("t5_v11", 4, 0.6, EarlyStopping::WhenFull),
+        ("bart", 4, 2.0, EarlyStopping::WhenFull),
+        ("mbart", 2, 0.5, EarlyStopping::Never),
+    ];
+    for (name, beams, length_penalty, early_stopping) in cases {
+        let dir = fixture(name);
+        let cfg = Config::load(&dir).unwrap();
+        let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+        let golden = common::read_all(&dir.join("beam.safetensors"));
+        let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        g.max_new_tokens = 10;
+        g.num_beams = beams;
+        g.length_penalty = length_penalty;
+        g.early_stopping = early_stopping;
+        let (ids, mask) = (&golden["input_ids"], Some(&golden["attention_mask"]));
+        let out = match &model {
+            AutoModel::T5(m) => generate_seq2seq(m, ids, mask, &g, None, |_, _| {}),
+            AutoModel::Bart(m) => generate_seq2seq(m, ids, mask, &g, None, |_, _| {}),
+            _ => panic!("{name}: not an encoder-decoder"),
+        }
+        .unwrap();
+        assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap(), "{name}");
+    }
+}
