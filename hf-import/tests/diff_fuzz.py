@@ -579,8 +579,9 @@ def gen_t5(r):
 
 
 def gen_bart(r):
-    """BartForConditionalGeneration, BartModel and the MBart names: post-norm (BART) or pre-norm (mBART) blocks,
-    encoder and decoder of their own depths, heads and widths, scaled embeddings, activations."""
+    """BartForConditionalGeneration, BartModel and the MBart, Marian and Pegasus names: post-norm (BART, Marian) or
+    pre-norm (mBART, Pegasus) blocks, learned or sinusoidal positions, Marian's own decoder vocabulary, encoder and
+    decoder of their own depths, heads and widths, scaled embeddings, activations."""
     d = r.choice([16, 32, 48])
     c = dict(vocab_size=r.choice([64, 100]), d_model=d, encoder_layers=r.randint(1, 3), decoder_layers=r.randint(1, 3),
              encoder_attention_heads=r.choice([n for n in (1, 2, 4) if d % n == 0]),
@@ -589,10 +590,18 @@ def gen_bart(r):
              activation_function=r.choice(["gelu", "relu", "gelu_new", "silu"]), scale_embedding=r.random() < 0.5,
              pad_token_id=r.choice([0, 1]), bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
              forced_eos_token_id=r.choice([2, None]))
-    mbart = r.random() < 0.4
-    cls = r.choice([tf.MBartForConditionalGeneration, tf.MBartModel] if mbart else
+    kind = r.choice(["bart", "bart", "mbart", "marian", "pegasus"])
+    if kind == "marian":
+        c.update(pad_token_id=r.choice([0, 1]), eos_token_id=2)
+        c["decoder_start_token_id"] = c["pad_token_id"]
+        if r.random() < 0.4:
+            c.update(share_encoder_decoder_embeddings=False, decoder_vocab_size=r.choice([40, 64]))
+        return r.choice([tf.MarianMTModel, tf.MarianModel]), tf.MarianConfig, c
+    if kind == "pegasus":
+        return r.choice([tf.PegasusForConditionalGeneration, tf.PegasusModel]), tf.PegasusConfig, c
+    cls = r.choice([tf.MBartForConditionalGeneration, tf.MBartModel] if kind == "mbart" else
                    [tf.BartForConditionalGeneration, tf.BartForConditionalGeneration, tf.BartModel])
-    return cls, (tf.MBartConfig if mbart else tf.BartConfig), c
+    return cls, (tf.MBartConfig if kind == "mbart" else tf.BartConfig), c
 
 
 def gen_whisper(r):
@@ -817,8 +826,8 @@ def seq2seq_inputs(r, model_cls, cfg):
     bart = "Bart" in model_cls.__name__
     if not model_cls.__name__.endswith("EncoderModel") and not (bart and r.random() < 0.3):
         t = r.randint(1, 16)
-        dec = torch.randint(2, vocab, (b, t), dtype=torch.int64)
-        dec[:, 0] = 2 if bart else 0
+        dec = torch.randint(2, cfg.get("decoder_vocab_size") or vocab, (b, t), dtype=torch.int64)
+        dec[:, 0] = cfg.get("decoder_start_token_id", 0)
         x["decoder_input_ids"] = dec
         desc += f" targets={t}"
         if r.random() < 0.4 and t > 1:

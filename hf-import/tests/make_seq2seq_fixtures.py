@@ -52,7 +52,7 @@ def bart_inputs(decoder=True):
 
 
 def build(name, model_cls, config, seed, untied_head=False, decoder=True, make_inputs=inputs, logits_bias=False,
-          keep_generation_config=False, generation=None):
+          keep_generation_config=False, generation=None, reload=False):
     """Saves the randomised model `name` and its outputs; with `untied_head`, the checkpoint also holds
     its own `lm_head.weight` (as T5 v1.1, Flan-T5 and mT5 do), and the goldens come from the model
     transformers reloads from it."""
@@ -78,6 +78,8 @@ def build(name, model_cls, config, seed, untied_head=False, decoder=True, make_i
         model = model_cls.from_pretrained(path, attn_implementation="eager").eval()
         same = torch.equal(model.lm_head.weight, tensors["lm_head.weight"])
         print(f"{name}: transformers reads the file's lm_head: {same}")
+    if reload:  # what a user gets (Marian's positions are not saved: they are rebuilt on load)
+        model = model_cls.from_pretrained(path, attn_implementation="eager").eval()
     x = make_inputs(decoder)
     with torch.no_grad():
         out = model(**x, output_hidden_states=True, **({"use_cache": False} if decoder else {}))
@@ -129,6 +131,34 @@ def bart():
           generation={"forced_bos_token_id": 7, "repetition_penalty": 1.5})
 
 
+def marian_pegasus():
+    # OPUS-MT's layout: post-norm, sinusoidal positions (not saved), swish, scaled embeddings, heads of
+    # 9 and 12; one with its own decoder vocabulary. Pegasus: pre-norm.
+    marian = dict(BART, d_model=36, encoder_attention_heads=4, decoder_attention_heads=3, scale_embedding=True,
+                  activation_function="swish", pad_token_id=99, decoder_start_token_id=99, eos_token_id=0,
+                  forced_eos_token_id=0)
+    build("marian", tf.MarianMTModel, tf.MarianConfig(**marian), 84, make_inputs=marian_inputs,
+          keep_generation_config=True, logits_bias=True, reload=True)
+    split = dict(marian, d_model=32, decoder_attention_heads=4, pad_token_id=60, decoder_start_token_id=60)
+    build("marian_split", tf.MarianMTModel,
+          tf.MarianConfig(**split, share_encoder_decoder_embeddings=False, decoder_vocab_size=70),
+          85, make_inputs=lambda decoder: marian_inputs(decoder, pad=60), keep_generation_config=True, reload=True)
+    build("pegasus", tf.PegasusForConditionalGeneration,
+          tf.PegasusConfig(**BART, scale_embedding=True, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0),
+          86, make_inputs=inputs, keep_generation_config=True, logits_bias=True)
+
+
+def marian_inputs(decoder=True, pad=99):
+    """Sources ending in eos 0, the second right-padded with the pad id; targets from the start token
+    (the pad id)."""
+    x = {"input_ids": torch.tensor([[13, 17, 42, 5, 66, 23, 0], [3, 64, 12, 77, 0, pad, pad]]),
+         "attention_mask": torch.tensor([[1] * 7, [1] * 5 + [0] * 2])}
+    if decoder:
+        x["decoder_input_ids"] = torch.tensor([[pad, 8, 31, 52, 9], [pad, 44, 6, pad, pad]])
+        x["decoder_attention_mask"] = torch.tensor([[1] * 5, [1] * 3 + [0] * 2])
+    return x
+
+
 WHISPER = dict(vocab_size=100, num_mel_bins=8, d_model=32, encoder_layers=2, decoder_layers=2,
                encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=48,
                max_source_positions=6, max_target_positions=16, decoder_start_token_id=1, pad_token_id=0,
@@ -158,6 +188,7 @@ BEAMS = {
     "t5_v11": dict(num_beams=4, length_penalty=0.6, early_stopping=True),
     "bart": dict(num_beams=4, length_penalty=2.0, early_stopping=True),
     "mbart": dict(num_beams=2, length_penalty=0.5, early_stopping="never"),
+    "marian": dict(num_beams=4),
 }
 
 
@@ -167,9 +198,10 @@ def beams():
             continue
         path = OUT / name
         cls = {"t5": tf.T5ForConditionalGeneration, "t5_v11": tf.T5ForConditionalGeneration,
-               "bart": tf.BartForConditionalGeneration, "mbart": tf.MBartForConditionalGeneration}[name]
+               "bart": tf.BartForConditionalGeneration, "mbart": tf.MBartForConditionalGeneration,
+               "marian": tf.MarianMTModel}[name]
         model = cls.from_pretrained(path, attn_implementation="eager").eval()
-        x = (bart_inputs if name.endswith("bart") else inputs)(False)
+        x = {"marian": marian_inputs}.get(name, bart_inputs if name.endswith("bart") else inputs)(False)
         with torch.no_grad():
             ids = model.generate(**x, max_new_tokens=10, do_sample=False, **settings)
         meta = {k: json.dumps(v) for k, v in settings.items()}
@@ -181,4 +213,5 @@ if __name__ == "__main__":
     t5()
     bart()
     whisper()
+    marian_pegasus()
     beams()

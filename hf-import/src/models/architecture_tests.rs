@@ -45,6 +45,9 @@ fn the_model_type_picks_the_family() {
     assert_eq!(mnli.unwrap(), "BartForSequenceClassification");
     assert_eq!(arch(r#"{"model_type": "mbart"}"#).unwrap(), "MBartForConditionalGeneration");
     assert_eq!(arch(r#"{"model_type": "whisper"}"#).unwrap(), "WhisperForConditionalGeneration");
+    assert_eq!(arch(r#"{"model_type": "marian"}"#).unwrap(), "MarianMTModel");
+    assert_eq!(arch(r#"{"model_type": "marian", "architectures": ["MarianModel"]}"#).unwrap(), "MarianModel");
+    assert_eq!(arch(r#"{"model_type": "pegasus"}"#).unwrap(), "PegasusForConditionalGeneration");
     assert!(arch(r#"{"model_type": "t5", "architectures": ["T5ForQuestionAnswering"]}"#).is_err());
     assert!(arch(r#"{"model_type": "whisper", "architectures": ["WhisperForAudioClassification"]}"#).is_err());
     assert_eq!(arch(r#"{"model_type": "clip"}"#).unwrap(), "CLIPModel");

@@ -85,12 +85,14 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("gpt2", "GPT2LMHeadModel"),
     ("gpt_neox", "GPTNeoXForCausalLM"),
     ("llama", "LlamaForCausalLM"),
+    ("marian", "MarianMTModel"),
     ("mbart", "MBartForConditionalGeneration"),
     ("mistral", "MistralForCausalLM"),
     ("mixtral", "MixtralForCausalLM"),
     ("modernbert", "ModernBertModel"),
     ("mpnet", "MPNetModel"),
     ("mt5", "MT5ForConditionalGeneration"),
+    ("pegasus", "PegasusForConditionalGeneration"),
     ("phi", "PhiForCausalLM"),
     ("phi3", "Phi3ForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
@@ -202,6 +204,10 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "MBartModel",
     "BartForSequenceClassification",
     "MBartForSequenceClassification",
+    "MarianMTModel",
+    "MarianModel",
+    "PegasusForConditionalGeneration",
+    "PegasusModel",
     "WhisperForConditionalGeneration",
     "WhisperModel",
 ];
@@ -462,7 +468,7 @@ impl AutoModel {
                 AutoModel::T5(T5::load(arch, cfg, weights)?)
             }
             _ if arch.starts_with("Whisper") => AutoModel::Whisper(Whisper::load(arch, cfg, weights)?),
-            _ if arch.starts_with("Bart") || arch.starts_with("MBart") => {
+            _ if ["Bart", "MBart", "Marian", "Pegasus"].iter().any(|f| arch.starts_with(f)) => {
                 AutoModel::Bart(Bart::load(arch, cfg, weights)?)
             }
             "ViTForImageClassification" => {

@@ -64,6 +64,7 @@ impl WhisperConfig {
                 decoder,
                 position_offset: 0,
                 key_bias: false,
+                sinusoidal: false,
             })
         };
         let decoder_start = match cfg.get("decoder_start_token_id") {
@@ -146,8 +147,18 @@ impl Whisper {
         Ok(Whisper {
             conv1: Conv::load(&enc.pp("conv1"), config.mel_bins, d, 1)?,
             conv2: Conv::load(&enc.pp("conv2"), d, d, 2)?,
-            encoder: BartStack::load(&enc, config.encoder.clone())?,
-            decoder: BartStack::load(&model.pp("decoder"), config.decoder.clone())?,
+            encoder: BartStack::load(
+                &enc,
+                config.encoder.clone(),
+                tokens.weight.dtype(),
+                tokens.weight.device(),
+            )?,
+            decoder: BartStack::load(
+                &model.pp("decoder"),
+                config.decoder.clone(),
+                tokens.weight.dtype(),
+                tokens.weight.device(),
+            )?,
             tokens,
             proj_out,
             config,

@@ -252,6 +252,7 @@ fn beam_search_matches_transformers() {
         ("t5_v11", 4, 0.6, EarlyStopping::WhenFull),
         ("bart", 4, 2.0, EarlyStopping::WhenFull),
         ("mbart", 2, 0.5, EarlyStopping::Never),
+        ("marian", 4, 1.0, EarlyStopping::Heuristic),
     ];
     for (name, beams, length_penalty, early_stopping) in cases {
         let dir = fixture(name);
@@ -272,4 +273,14 @@ fn beam_search_matches_transformers() {
         .unwrap();
         assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap(), "{name}");
     }
+}
+
+/// Marian (OPUS-MT): sinusoidal positions rebuilt as transformers does (not saved), swish, scaled
+/// embeddings; one with its own decoder vocabulary and table. Pegasus: pre-norm
+/// with final norms over stored sinusoidal positions.
+#[test]
+fn marian_and_pegasus() {
+    check("marian");
+    check("marian_split");
+    check("pegasus");
 }

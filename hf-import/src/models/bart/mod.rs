@@ -1,5 +1,7 @@
 //! BART and mBART (`BartForConditionalGeneration`, `BartModel`, `BartForSequenceClassification`
-//! and their `MBart*` names: summarisers, translators, zero-shot NLI classifiers): an encoder and a decoder ([`stack`]) over one shared embedding; BART's blocks
+//! and their `MBart*` names: summarisers, translators, zero-shot NLI classifiers), Marian
+//! (`MarianMTModel`, `MarianModel`: OPUS-MT translators) and Pegasus
+//! (`PegasusForConditionalGeneration`, `PegasusModel`): an encoder and a decoder ([`stack`]) over one shared embedding; BART's blocks
 //! normalise after each sub-block, mBART's before, with a final norm.
 //!
 //! Without `decoder_input_ids`, the decoder reads `input_ids` shifted right behind
@@ -29,7 +31,24 @@ pub(super) const ARCHITECTURES: &[(&str, &str)] = &[
     ("MBartModel", "mbart"),
     ("BartForSequenceClassification", "bart"),
     ("MBartForSequenceClassification", "mbart"),
+    ("MarianMTModel", "marian"),
+    ("MarianModel", "marian"),
+    ("PegasusForConditionalGeneration", "pegasus"),
+    ("PegasusModel", "pegasus"),
 ];
+
+/// The family of a BART-like model: what its config's defaults and its layout are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BartFamily {
+    /// BART: post-norm, learned positions from row 2, an embedding layer norm
+    Bart,
+    /// mBART: BART with pre-norm blocks and final norms
+    MBart,
+    /// Marian (OPUS-MT): post-norm, sinusoidal positions, its own decoder vocabulary when not shared
+    Marian,
+    /// Pegasus: pre-norm with final norms, sinusoidal positions
+    Pegasus,
+}
 
 const INPUTS: &[&str] = &["input_ids", "attention_mask", "decoder_input_ids", "decoder_attention_mask"];
 
@@ -42,20 +61,31 @@ pub struct BartConfig {
     pub decoder: StackConfig,
     /// `vocab_size`
     pub vocab: usize,
+    /// the decoder's vocabulary (Marian's `decoder_vocab_size` when the tables are not shared)
+    pub decoder_vocab: usize,
+    /// one token table for both stacks (all but Marian with `share_encoder_decoder_embeddings: false`)
+    pub shared_tables: bool,
     /// `pad_token_id`
     pub pad: i64,
     /// `decoder_start_token_id`
     pub decoder_start: Option<i64>,
-    /// mBART: the decoder's default input starts with each row's last non-padding token
-    pub mbart: bool,
+    /// which family's defaults and layout
+    pub family: BartFamily,
     /// `eos_token_id`: the sequence classifier reads each row's last one
     pub eos: Option<i64>,
 }
 
 impl BartConfig {
-    /// Reads `BartConfig`'s (or `MBartConfig`'s) keys and defaults.
+    /// Reads `BartConfig`'s (or `MBartConfig`'s, `MarianConfig`'s, `PegasusConfig`'s) keys and
+    /// defaults.
     pub fn from_config(cfg: &Config) -> Result<Self> {
-        let mbart = cfg.model_type()? == "mbart";
+        let family = match cfg.model_type()? {
+            "mbart" => BartFamily::MBart,
+            "marian" => BartFamily::Marian,
+            "pegasus" => BartFamily::Pegasus,
+            _ => BartFamily::Bart,
+        };
+        let sinusoidal = matches!(family, BartFamily::Marian | BartFamily::Pegasus);
         let d = cfg.usize_or("d_model", 1024)?;
         let layers = |key: &str| -> Result<usize> {
             match cfg.get(key) {
@@ -74,10 +104,11 @@ impl BartConfig {
                 max_positions: cfg.usize_or("max_position_embeddings", 1024)?,
                 act: Activation::from_name(cfg.str_or("activation_function", "gelu")?)?,
                 embed_scale: if scale { (d as f64).sqrt() } else { 1.0 },
-                pre_norm: mbart,
+                pre_norm: matches!(family, BartFamily::MBart | BartFamily::Pegasus),
                 decoder,
-                position_offset: 2,
+                position_offset: if sinusoidal { 0 } else { 2 },
                 key_bias: true,
+                sinusoidal,
             })
         };
         let int = |key: &str, default: Option<i64>| -> Result<Option<i64>> {
@@ -90,14 +121,29 @@ impl BartConfig {
                     .ok_or_else(|| Error::Config(format!("{key} must be an integer, got {v}"))),
             }
         };
+        // (pad, eos, decoder start) as each config class defaults them.
+        let (pad, eos, start) = match family {
+            BartFamily::Bart => (1, 2, Some(2)),
+            BartFamily::MBart => (1, 2, None),
+            BartFamily::Marian => (58100, 0, Some(58100)),
+            BartFamily::Pegasus => (0, 1, Some(0)),
+        };
+        let vocab = cfg.usize_or("vocab_size", if family == BartFamily::Marian { 58101 } else { 50265 })?;
+        let shared = family != BartFamily::Marian || cfg.bool_or("share_encoder_decoder_embeddings", true)?;
         Ok(BartConfig {
             encoder: stack(false)?,
             decoder: stack(true)?,
-            vocab: cfg.usize_or("vocab_size", 50265)?,
-            pad: int("pad_token_id", Some(1))?.unwrap_or(1),
-            decoder_start: int("decoder_start_token_id", if mbart { None } else { Some(2) })?,
-            mbart,
-            eos: int("eos_token_id", Some(2))?,
+            vocab,
+            decoder_vocab: if shared {
+                vocab
+            } else {
+                cfg.nullable_usize_or("decoder_vocab_size", Some(vocab))?.unwrap_or(vocab)
+            },
+            shared_tables: shared,
+            pad: int("pad_token_id", Some(pad))?.unwrap_or(pad),
+            decoder_start: int("decoder_start_token_id", start)?,
+            family,
+            eos: int("eos_token_id", Some(eos))?,
         })
     }
 }
@@ -106,7 +152,10 @@ impl BartConfig {
 #[derive(Debug, Clone)]
 pub struct Bart {
     config: BartConfig,
+    /// the encoder's token table (`shared`)
     shared: Embedding,
+    /// the decoder's (the same table unless Marian's are not shared)
+    decoder_tokens: Embedding,
     encoder: BartStack,
     decoder: BartStack,
     /// the generation model's head and `final_logits_bias` `[1, vocab]`
@@ -134,13 +183,24 @@ impl Bart {
                 root.clone()
             };
         let d = config.encoder.d_model;
-        let shared = Self::shared_table(&model, config.vocab, d)?;
-        let encoder = BartStack::load(&model.pp("encoder"), config.encoder.clone())?;
-        let decoder = BartStack::load(&model.pp("decoder"), config.decoder.clone())?;
-        let head = if arch.ends_with("ForConditionalGeneration") {
-            let weight =
-                root.get_opt("lm_head.weight", &[config.vocab, d])?.unwrap_or_else(|| shared.weight.clone());
-            let bias = root.get_opt("final_logits_bias", &[1, config.vocab])?;
+        let (shared, decoder_tokens) = if config.shared_tables {
+            let shared = Self::shared_table(&model, config.vocab, d)?;
+            (shared.clone(), shared)
+        } else {
+            (
+                Embedding::load(&model.pp("encoder.embed_tokens"), config.vocab, d)?,
+                Embedding::load(&model.pp("decoder.embed_tokens"), config.decoder_vocab, d)?,
+            )
+        };
+        let (dtype, device) = (shared.weight.dtype(), shared.weight.device());
+        let encoder = BartStack::load(&model.pp("encoder"), config.encoder.clone(), dtype, device)?;
+        let decoder = BartStack::load(&model.pp("decoder"), config.decoder.clone(), dtype, device)?;
+        let head = if arch.ends_with("ForConditionalGeneration") || arch == "MarianMTModel" {
+            let target = config.decoder_vocab;
+            let weight = root
+                .get_opt("lm_head.weight", &[target, d])?
+                .unwrap_or_else(|| decoder_tokens.weight.clone());
+            let bias = root.get_opt("final_logits_bias", &[1, target])?;
             Some((Linear { weight, bias: None }, bias))
         } else {
             None
@@ -155,7 +215,7 @@ impl Bart {
         } else {
             None
         };
-        Ok(Bart { config, shared, encoder, decoder, head, classifier })
+        Ok(Bart { config, shared, decoder_tokens, encoder, decoder, head, classifier })
     }
 
     /// `shared.weight`, or the encoder's own copy when the checkpoint keeps only that.
@@ -210,7 +270,7 @@ impl Bart {
         let pad = self.config.pad;
         let mut out = Vec::new();
         for row in &rows {
-            let first = if self.config.mbart {
+            let first = if self.config.family == BartFamily::MBart {
                 let last = row.iter().rposition(|&t| t != pad).unwrap_or(0);
                 row[last]
             } else {
@@ -279,10 +339,19 @@ impl Bart {
         let encoded = self.encode(&ids, mask.as_ref(), output_hidden_states)?;
         let (dec_ids, dec_mask) = match inputs.contains_key("decoder_input_ids") {
             true => ids_and_mask(inputs, "decoder_input_ids", "decoder_attention_mask")?,
-            false => (self.shifted(&ids)?, None),
+            false if matches!(self.config.family, BartFamily::Bart | BartFamily::MBart) => {
+                (self.shifted(&ids)?, None)
+            }
+            false => {
+                return Err(Error::Input(
+                    "missing input 'decoder_input_ids': the decoder needs them (generation starts from \
+                     decoder_start_token_id)"
+                        .into(),
+                ))
+            }
         };
         let decoded = self.decoder.forward(
-            &self.shared.forward(&dec_ids)?,
+            &self.decoder_tokens.forward(&dec_ids)?,
             dec_mask.as_ref(),
             Some((&encoded.last_hidden_state, mask.as_ref())),
             output_hidden_states,
@@ -354,10 +423,10 @@ impl EncoderDecoder for Bart {
     }
 
     fn next_logits(&self, ids: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor> {
-        let h = self.decoder.step(&self.shared.forward(ids)?, cache)?;
+        let h = self.decoder.step(&self.decoder_tokens.forward(ids)?, cache)?;
         let b = h.dims()[0];
         let logits =
             self.logits(&h)?.ok_or_else(|| Error::Input("generation needs the model's LM head".into()))?;
-        Ok(logits.reshape([b, self.config.vocab])?)
+        Ok(logits.reshape([b, self.config.decoder_vocab])?)
     }
 }

@@ -4,7 +4,7 @@
 //! final norm (mBART, Whisper); the decoder's blocks attend causally to themselves, then to the
 //! encoder's states.
 
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 
 use crate::error::{Error, Result};
 use crate::layers::{
@@ -37,6 +37,27 @@ pub struct StackConfig {
     pub position_offset: usize,
     /// `k_proj` has a bias (not Whisper's)
     pub key_bias: bool,
+    /// fixed sinusoidal positions (Marian, Pegasus): computed when the checkpoint leaves them out
+    pub sinusoidal: bool,
+}
+
+/// Rows `first..first + rows` of Marian's and Pegasus's fixed positions (float32; a table of any
+/// length, computed for the positions a pass reads only): position `p`, frequency `i` of `dim / 2`
+/// (rounded up) gives `sin(p / 10000^(2i / dim))` in the first half and the matching `cos` in the
+/// second, computed in float64 as their `create_weight` does with numpy.
+fn sinusoidal_rows(first: usize, rows: usize, dim: usize) -> Result<Tensor> {
+    let half = dim.div_ceil(2);
+    let mut out = vec![0f32; rows.saturating_mul(dim)];
+    for (r, p) in (first..first + rows).enumerate() {
+        for j in 0..dim {
+            // numpy: `pos / np.power(10000, 2 * (j // 2) / dim)`; sines of the even columns,
+            // cosines of the odd.
+            let angle = p as f64 / 10000f64.powf((2 * (j / 2)) as f64 / dim as f64);
+            let (col, value) = if j % 2 == 0 { (j / 2, angle.sin()) } else { (half + j / 2, angle.cos()) };
+            out[r * dim + col] = value as f32;
+        }
+    }
+    Ok(Tensor::from_vec(out, [rows, dim])?)
 }
 
 /// One attention with biases, scaled by `head_dim^-0.5`.
@@ -94,12 +115,21 @@ struct Block {
     final_norm: LayerNorm,
 }
 
+/// Where a stack's positions come from.
+#[derive(Debug, Clone)]
+enum Positions {
+    /// the checkpoint's table `[max_positions + offset, d_model]`
+    Table(Embedding),
+    /// sinusoids computed for the positions read, in the weights' dtype and device (Marian's and
+    /// Pegasus's, which transformers 5 does not save)
+    Sinusoidal { dtype: DType, device: Device },
+}
+
 /// A BART encoder or decoder.
 #[derive(Debug, Clone)]
 pub struct BartStack {
     config: StackConfig,
-    /// `[max_positions + 2, d_model]`
-    positions: Embedding,
+    positions: Positions,
     layernorm_embedding: Option<LayerNorm>,
     blocks: Vec<Block>,
     /// mBART's norm after the last block
@@ -118,7 +148,7 @@ pub struct StackOutput {
 
 impl BartStack {
     /// The stack under `vars` (`embed_positions`, `layernorm_embedding`, `layers.N.*`, `layer_norm`).
-    pub fn load(vars: &Vars<'_>, config: StackConfig) -> Result<Self> {
+    pub fn load(vars: &Vars<'_>, config: StackConfig, dtype: DType, device: Device) -> Result<Self> {
         let c = &config;
         let d = c.d_model;
         if c.heads == 0 || !d.is_multiple_of(c.heads) {
@@ -152,8 +182,14 @@ impl BartStack {
         let rows = c.max_positions.checked_add(c.position_offset).ok_or_else(|| {
             Error::Config(format!("max_position_embeddings ({}) is too large", c.max_positions))
         })?;
+        let positions = if c.sinusoidal && !vars.contains("embed_positions.weight") {
+            // (transformers 5 does not save them: `_keys_to_ignore_on_save`.)
+            Positions::Sinusoidal { dtype, device }
+        } else {
+            Positions::Table(Embedding::load(&vars.pp("embed_positions"), rows, d)?)
+        };
         Ok(BartStack {
-            positions: Embedding::load(&vars.pp("embed_positions"), rows, d)?,
+            positions,
             layernorm_embedding: match vars.contains("layernorm_embedding.weight") {
                 true => Some(norm(vars.pp("layernorm_embedding"))?),
                 false => None,
@@ -180,9 +216,22 @@ impl BartStack {
                 self.config.max_positions
             )));
         }
-        let first = (past + self.config.position_offset) as i64;
-        let ids = Tensor::arange_step(first, first + s as i64, 1, (DType::I64, tokens.device()))?;
-        let pos = self.positions.forward(&ids)?.unsqueeze(0)?.expand([b, s, self.config.d_model])?;
+        let d = self.config.d_model;
+        let rows = match &self.positions {
+            Positions::Table(table) => {
+                let first = (past + self.config.position_offset) as i64;
+                table.forward(&Tensor::arange_step(
+                    first,
+                    first + s as i64,
+                    1,
+                    (DType::I64, tokens.device()),
+                )?)?
+            }
+            Positions::Sinusoidal { dtype, device } => {
+                sinusoidal_rows(past, s, d)?.to_dtype(*dtype)?.to(*device)?
+            }
+        };
+        let pos = rows.unsqueeze(0)?.expand([b, s, d])?;
         let x = if self.config.embed_scale != 1.0 {
             tokens.mul(self.config.embed_scale)?
         } else {
@@ -322,5 +371,25 @@ impl BartStack {
             Some(n) => n.forward(&x),
             None => Ok(x),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sinusoidal_rows;
+
+    /// transformers' `MarianSinusoidalPositionalEmbedding(3, 5).create_weight()`: an odd width, the
+    /// sines taking the extra column.
+    #[test]
+    fn sinusoidal_positions_match_marians() {
+        #[rustfmt::skip]
+        let want: [f32; 15] = [
+            0.0, 0.0, 0.0, 1.0, 1.0,
+            0.841_470_96, 0.025_116_222, 0.000_630_957_3, 0.540_302_3, 0.999_684_5,
+            0.909_297_4, 0.050_216_6, 0.001_261_914_4, -0.416_146_84, 0.998_738_35,
+        ];
+        let got = sinusoidal_rows(0, 3, 5).unwrap().to_vec::<f32>().unwrap();
+        assert_eq!(sinusoidal_rows(1, 2, 5).unwrap().to_vec::<f32>().unwrap(), want[5..]);
+        assert_eq!(got, want);
     }
 }

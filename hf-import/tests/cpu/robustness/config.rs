@@ -70,6 +70,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "t5",
     "bart",
     "whisper",
+    "marian_split",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
