@@ -356,6 +356,32 @@ def gen_gpt_neox(r):
     return tf.GPTNeoXForCausalLM, tf.GPTNeoXConfig, c
 
 
+def gen_falcon(r):
+    """FalconForCausalLM: multi-query (Falcon-7B), grouped `new_decoder_architecture` with one or two norms
+    (Falcon-40B/180B) or per-head `query_key_value`; parallel or sequential blocks, biases, activations, RoPE
+    scalings, the 4.x `n_head` / `n_layer` keys, tying."""
+    h, nh, kv = heads(r)
+    c = dict(vocab_size=r.choice([16, 64, 100]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             max_position_embeddings=r.choice([32, 64]), activation=r.choice(["gelu", "relu", "silu", "gelu_new"]),
+             layer_norm_epsilon=r.choice([1e-5, 1e-3]), bias=r.random() < 0.4, tie_word_embeddings=r.random() < 0.6,
+             bos_token_id=1, eos_token_id=r.choice([2, [2, 5], None]), pad_token_id=0)
+    kind = r.choice(["7b", "40b", "plain"])
+    if kind == "40b":
+        c.update(new_decoder_architecture=True, num_kv_heads=kv)
+        if r.random() < 0.3:
+            c["num_ln_in_parallel_attn"] = 1
+    elif kind == "plain":
+        c.update(multi_query=False, parallel_attn=r.random() < 0.5)
+    else:
+        c["parallel_attn"] = r.random() < 0.8
+    if r.random() < 0.3:
+        c["ffn_hidden_size"] = r.choice([24, 40])
+    if r.random() < 0.3:
+        c["rope_parameters"] = {"rope_type": r.choice(["linear", "dynamic"]), "rope_theta": r.choice([100.0, 10000.0]),
+                                "factor": r.choice([2.0, 4.0])}
+    return tf.FalconForCausalLM, tf.FalconConfig, c
+
+
 def gen_mpnet(r):
     """MPNetModel or MPNetForMaskedLM: RoBERTa-style positions (padding id 1), the relative-position bias (a table of 32
     or more buckets); up to 160 positions so that long inputs reach the log-spaced buckets."""
@@ -643,18 +669,19 @@ FAMILIES = {
     "mpnet_qa": per_token(gen_mpnet, tf.MPNetForQuestionAnswering),
     "modernbert_tok": per_token(gen_modernbert, tf.ModernBertForTokenClassification),
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
-    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper,
+    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon,
+    "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
         "xlm_roberta_cls": "roberta", "mpnet_cls": "mpnet", "modernbert_cls": "modernbert", "llama_cls": "llama",
         "mistral_cls": "mistral", "qwen2_cls": "qwen2", "qwen3_cls": "qwen3", "gemma_cls": "gemma",
         "gemma2_cls": "gemma2", "phi3_cls": "phi3", "gpt2_cls": "gpt2",
-        "gpt_neox_cls": "gpt_neox", "bert_tok": "bert", "bert_qa": "bert", "roberta_qa": "roberta",
+        "gpt_neox_cls": "gpt_neox", "falcon_cls": "falcon", "bert_tok": "bert", "bert_qa": "bert", "roberta_qa": "roberta",
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"vit", "clip", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"vit", "clip", "falcon_cls", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

@@ -416,6 +416,16 @@ def main():
     # Phi (phi-2): one layer norm feeding attention and MLP in parallel, RoPE over half of each head (PhiConfig's
     # default, here from `partial_rotary_factor`), biases everywhere, the LM head's too.
     build("phi", tf.PhiForCausalLM, tf.PhiConfig(**DECODER, partial_rotary_factor=0.5), 50)
+    # Falcon: Falcon-7B's multi-query parallel block on one norm; Falcon-40B's grouped `new_decoder_architecture`
+    # with two norms; the per-head, sequential, biased layout.
+    falcon = dict(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=64,
+                  bos_token_id=1, eos_token_id=2, attn_implementation="eager")
+    build("falcon", tf.FalconForCausalLM, tf.FalconConfig(**falcon), 53)
+    build("falcon_40b", tf.FalconForCausalLM,
+          tf.FalconConfig(**falcon, new_decoder_architecture=True, num_kv_heads=2, ffn_hidden_size=48), 54)
+    build("falcon_seq", tf.FalconForCausalLM,
+          tf.FalconConfig(**falcon, multi_query=False, parallel_attn=False, bias=True, activation="relu",
+                          tie_word_embeddings=False), 55)
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

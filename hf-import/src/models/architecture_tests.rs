@@ -102,6 +102,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("phi", "PhiForCausalLM"),
         ("qwen2_moe", "Qwen2MoeForCausalLM"),
         ("starcoder2", "Starcoder2ForCausalLM"),
+        ("falcon", "FalconForCausalLM"),
     ];
     let encoders = [
         ("bert", "Bert"),

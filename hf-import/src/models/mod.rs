@@ -8,6 +8,7 @@ mod clip;
 pub mod decoder;
 mod decoder_classifier;
 mod distilbert;
+mod falcon;
 mod family;
 mod gemma;
 mod gemma3_multimodal;
@@ -47,6 +48,7 @@ pub use self::clip::{Clip, ClipTextConfig, ClipTextTower, ClipVisionConfig, Clip
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec};
 pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
+pub use self::falcon::FalconForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::gpt2::GPT2LMHeadModel;
@@ -78,6 +80,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("clip_text_model", "CLIPTextModel"),
     ("clip_vision_model", "CLIPVisionModel"),
     ("distilbert", "DistilBertModel"),
+    ("falcon", "FalconForCausalLM"),
     ("gemma", "GemmaForCausalLM"),
     ("gemma2", "Gemma2ForCausalLM"),
     ("gemma3", "Gemma3ForConditionalGeneration"),
@@ -204,6 +207,9 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "MBartModel",
     "BartForSequenceClassification",
     "MBartForSequenceClassification",
+    "FalconForCausalLM",
+    "FalconModel",
+    "FalconForSequenceClassification",
     "MarianMTModel",
     "MarianModel",
     "PegasusForConditionalGeneration",
@@ -259,6 +265,8 @@ pub enum AutoModel {
     Gpt2(GPT2LMHeadModel),
     /// `GPTNeoXForCausalLM`
     GptNeoX(GPTNeoXForCausalLM),
+    /// `FalconForCausalLM`
+    Falcon(FalconForCausalLM),
     /// `MixtralForCausalLM`
     Mixtral(MixtralForCausalLM),
     /// `Qwen3MoeForCausalLM`
@@ -488,6 +496,7 @@ impl AutoModel {
             "Phi3ForCausalLM" => AutoModel::Phi3(Phi3ForCausalLM::load(cfg, weights)?),
             "GPT2LMHeadModel" => AutoModel::Gpt2(GPT2LMHeadModel::load(cfg, weights)?),
             "GPTNeoXForCausalLM" => AutoModel::GptNeoX(GPTNeoXForCausalLM::load(cfg, weights)?),
+            "FalconForCausalLM" => AutoModel::Falcon(FalconForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
             "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
             "Qwen2MoeForCausalLM" => AutoModel::Qwen2Moe(Qwen2MoeForCausalLM::load(cfg, weights)?),
@@ -498,7 +507,7 @@ impl AutoModel {
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
-            | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" => {
+            | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -532,12 +541,14 @@ impl AutoModel {
             | "Qwen3MoeForSequenceClassification"
             | "PhiForSequenceClassification"
             | "Qwen2MoeForSequenceClassification"
-            | "Starcoder2ForSequenceClassification" => {
+            | "Starcoder2ForSequenceClassification"
+            | "FalconForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
                     "GPT2ForSequenceClassification" => "transformer.",
                     "GPTNeoXForSequenceClassification" => "gpt_neox.",
+                    "FalconForSequenceClassification" => "transformer.",
                     _ => "model.",
                 };
                 let base = weights.renamed(|n| n.strip_prefix(prefix).map(str::to_string));
@@ -661,6 +672,7 @@ impl AutoModel {
             AutoModel::Phi3(m) => Some(m),
             AutoModel::Gpt2(m) => Some(m),
             AutoModel::GptNeoX(m) => Some(m),
+            AutoModel::Falcon(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),
             AutoModel::Qwen2Moe(m) => Some(m),

@@ -591,6 +591,15 @@ fn starcoder2_layer_norms_and_window() {
 }
 
 /// Phi: one layer norm for attention and MLP in parallel, half-head RoPE, the LM head's bias.
+/// Falcon's three `query_key_value` layouts (multi-query, grouped, per head) and blocks (parallel
+/// on one norm, on two, sequential).
+#[test]
+fn falcon_layouts() {
+    for name in ["falcon", "falcon_40b", "falcon_seq"] {
+        check(name);
+    }
+}
+
 #[test]
 fn phi_parallel_block_and_head_bias() {
     check("phi");

@@ -10,8 +10,11 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 23] = [
+const DECODERS: [&str; 26] = [
     "llama",
+    "falcon",
+    "falcon_40b",
+    "falcon_seq",
     "llama_tied",
     "gpt2",
     "gpt2_openai",

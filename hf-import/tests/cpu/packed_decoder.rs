@@ -12,8 +12,11 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 23] = [
+const DECODERS: [&str; 26] = [
     "llama",
+    "falcon",
+    "falcon_40b",
+    "falcon_seq",
     "gpt2",
     "gpt2_openai",
     "gpt_neox",

@@ -37,6 +37,8 @@ const CORE_KEYS: &[&str] = &[
     "num_mel_bins",
     "max_source_positions",
     "max_target_positions",
+    "num_kv_heads",
+    "ffn_hidden_size",
 ];
 /// How many other numeric keys (nested ones included), and how many non-numeric ones, are swept
 /// per `config.json` (all of them with `ROBUSTNESS_FULL=1`).
@@ -71,6 +73,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "bart",
     "whisper",
     "marian_split",
+    "falcon_40b",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
