@@ -382,6 +382,20 @@ def gen_falcon(r):
     return tf.FalconForCausalLM, tf.FalconConfig, c
 
 
+def gen_olmo(r):
+    """OlmoForCausalLM (parameterless layer norms, clip_qkv) or Olmo2ForCausalLM (post-norms, whole-projection q/k
+    norms): GQA, biases, RoPE scalings, tying."""
+    c = decoder_common(r, "llama")
+    olmo2 = r.random() < 0.5
+    if not olmo2 and r.random() < 0.6:
+        c["clip_qkv"] = r.choice([0.3, 1.0, 8.0])
+    if not olmo2:  # (OLMo's norms take a fixed epsilon)
+        c.pop("rms_norm_eps", None)
+    if r.random() < 0.4:
+        c["attention_bias"] = True
+    return (tf.Olmo2ForCausalLM, tf.Olmo2Config, c) if olmo2 else (tf.OlmoForCausalLM, tf.OlmoConfig, c)
+
+
 def gen_mpnet(r):
     """MPNetModel or MPNetForMaskedLM: RoBERTa-style positions (padding id 1), the relative-position bias (a table of 32
     or more buckets); up to 160 positions so that long inputs reach the log-spaced buckets."""
@@ -669,7 +683,7 @@ FAMILIES = {
     "mpnet_qa": per_token(gen_mpnet, tf.MPNetForQuestionAnswering),
     "modernbert_tok": per_token(gen_modernbert, tf.ModernBertForTokenClassification),
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
-    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon,
+    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.

@@ -426,6 +426,10 @@ def main():
     build("falcon_seq", tf.FalconForCausalLM,
           tf.FalconConfig(**falcon, multi_query=False, parallel_attn=False, bias=True, activation="relu",
                           tie_word_embeddings=False), 55)
+    # OLMo: parameterless layer norms and q/k/v clamped (clip_qkv); OLMo 2: norms after attention and the MLP only,
+    # q/k normed over the whole projection.
+    build("olmo", tf.OlmoForCausalLM, tf.OlmoConfig(**DECODER, clip_qkv=0.5, pad_token_id=0, eos_token_id=2), 56)
+    build("olmo2", tf.Olmo2ForCausalLM, tf.Olmo2Config(**DECODER, pad_token_id=0, eos_token_id=2), 57)
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

@@ -28,6 +28,10 @@ pub struct AttentionConfig {
     pub o_bias: bool,
     /// `tanh(s / c) * c` applied to the scores (Gemma 2)
     pub softcap: Option<f64>,
+    /// q and k normed over their whole projection (OLMo 2), not per head
+    pub qk_norm_whole: bool,
+    /// q, k and v clamped to `[-c, c]` after the projections (OLMo's `clip_qkv`)
+    pub clip_qkv: Option<f64>,
 }
 
 /// `softmax(q kᵀ · scale [softcapped] + mask) v` with the softmax in float32, as transformers'
@@ -137,7 +141,7 @@ impl SelfAttention {
     pub fn load(
         vars: &Vars<'_>,
         cfg: AttentionConfig,
-        qk_norm: Option<impl Fn(&Vars<'_>) -> Result<RmsNorm>>,
+        qk_norm: Option<impl Fn(&Vars<'_>, usize) -> Result<RmsNorm>>,
     ) -> Result<Self> {
         let (h, hd) = (cfg.hidden, cfg.head_dim);
         let (qd, kvd) = (cfg.heads * hd, cfg.kv_heads * hd);
@@ -151,8 +155,10 @@ impl SelfAttention {
             }
         };
         let o = Linear::load(&vars.pp("o_proj"), qd, h, cfg.o_bias)?;
+        // Per head (`head_dim`), or over the whole projection (OLMo 2).
+        let (q_dim, k_dim) = if cfg.qk_norm_whole { (qd, kvd) } else { (hd, hd) };
         let (q_norm, k_norm) = match qk_norm {
-            Some(load) => (Some(load(&vars.pp("q_norm"))?), Some(load(&vars.pp("k_norm"))?)),
+            Some(load) => (Some(load(&vars.pp("q_norm"), q_dim)?), Some(load(&vars.pp("k_norm"), k_dim)?)),
             None => (None, None),
         };
         Ok(SelfAttention { qkv, o, q_norm, k_norm, cfg })
@@ -244,8 +250,9 @@ impl SelfAttention {
         let heads = |t: &Tensor, n: usize| -> Result<Tensor> {
             Ok(t.reshape([b, s, n, c.head_dim])?.transpose(1, 2)?)
         };
-        Ok(match (&self.qkv, &self.q_norm) {
-            (Qkv::Fused(l), None) => {
+        let plain = self.q_norm.is_none() && c.clip_qkv.is_none();
+        Ok(match &self.qkv {
+            Qkv::Fused(l) if plain => {
                 // q and k are neighbours in the fused output: one rotary pass over both.
                 let all = l.forward(x)?;
                 let qk =
@@ -254,7 +261,7 @@ impl SelfAttention {
                 (qk.narrow(1, 0, c.heads)?, qk.narrow(1, c.heads as isize, c.kv_heads)?, v)
             }
             _ => {
-                let (q, k, v) = match &self.qkv {
+                let (mut q, mut k, mut v) = match &self.qkv {
                     Qkv::Split { q, k, v } => (q.forward(x)?, k.forward(x)?, v.forward(x)?),
                     Qkv::Fused(l) => {
                         let all = l.forward(x)?;
@@ -262,9 +269,16 @@ impl SelfAttention {
                         (parts[0].clone(), parts[1].clone(), parts[2].clone())
                     }
                 };
+                if let Some(clip) = c.clip_qkv {
+                    let clamp = |t: &Tensor| t.clamp(Some((-clip).into()), Some(clip.into()));
+                    (q, k, v) = (clamp(&q)?, clamp(&k)?, clamp(&v)?);
+                }
+                if let (true, Some(qn), Some(kn)) = (c.qk_norm_whole, &self.q_norm, &self.k_norm) {
+                    (q, k) = (qn.forward(&q)?, kn.forward(&k)?);
+                }
                 let (mut q, mut k) =
                     (q.reshape([b, s, c.heads, c.head_dim])?, k.reshape([b, s, c.kv_heads, c.head_dim])?);
-                if let (Some(qn), Some(kn)) = (&self.q_norm, &self.k_norm) {
+                if let (false, Some(qn), Some(kn)) = (c.qk_norm_whole, &self.q_norm, &self.k_norm) {
                     q = qn.forward(&q)?;
                     k = kn.forward(&k)?;
                 }

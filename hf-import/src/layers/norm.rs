@@ -41,6 +41,8 @@ pub enum DecoderNorm {
     Rms(RmsNorm),
     /// [`LayerNorm`]
     Layer(LayerNorm),
+    /// No norm (OLMo 2 has none before attention and the MLP).
+    Identity,
 }
 
 impl DecoderNorm {
@@ -49,6 +51,7 @@ impl DecoderNorm {
         match self {
             DecoderNorm::Rms(n) => n.forward(x),
             DecoderNorm::Layer(n) => n.forward(x),
+            DecoderNorm::Identity => Ok(x.clone()),
         }
     }
 }
@@ -60,6 +63,8 @@ pub enum RmsNormStyle {
     Llama,
     /// Gemma: `((x / rms(x)) * (1 + w)).to(dtype)`, all in float32.
     Gemma,
+    /// OLMo 2: `(w * (x / rms(x))).to(dtype)`, the product in float32.
+    ScaleInFloat32,
 }
 
 /// RMS normalisation over the last dim, computed in float32.
@@ -89,6 +94,9 @@ impl RmsNorm {
             RmsNormStyle::Llama => self.weight.mul(&normed.to_dtype(dtype)?)?,
             RmsNormStyle::Gemma => {
                 normed.mul(&self.weight.to_dtype(DType::F32)?.add(1.0)?)?.to_dtype(dtype)?
+            }
+            RmsNormStyle::ScaleInFloat32 => {
+                normed.mul(&self.weight.to_dtype(DType::F32)?)?.to_dtype(dtype)?
             }
         })
     }

@@ -103,6 +103,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("qwen2_moe", "Qwen2MoeForCausalLM"),
         ("starcoder2", "Starcoder2ForCausalLM"),
         ("falcon", "FalconForCausalLM"),
+        ("olmo", "OlmoForCausalLM"),
+        ("olmo2", "Olmo2ForCausalLM"),
     ];
     let encoders = [
         ("bert", "Bert"),

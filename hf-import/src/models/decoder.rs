@@ -78,6 +78,15 @@ pub struct DecoderSpec {
     pub moe: Option<MoeSpec>,
     /// The LM head has a bias, `lm_head.bias` (Phi).
     pub lm_head_bias: bool,
+    /// q and k normed over their whole projection, not per head (OLMo 2).
+    pub qk_norm_whole: bool,
+    /// q, k and v clamped to `[-c, c]` (OLMo's `clip_qkv`).
+    pub clip_qkv: Option<f64>,
+    /// Norms only after attention and the MLP, none before (OLMo 2): `x + norm(attn(x))`,
+    /// `x + norm(mlp(x))`.
+    pub post_norms_only: bool,
+    /// The norms are layer norms without weight or bias (OLMo).
+    pub parameterless_norms: bool,
 }
 
 /// Where and how a decoder mixes experts.
@@ -129,6 +138,10 @@ impl DecoderSpec {
             parallel_residual: false,
             moe: None,
             lm_head_bias: false,
+            qk_norm_whole: false,
+            clip_qkv: None,
+            post_norms_only: false,
+            parameterless_norms: false,
         })
     }
 
@@ -297,7 +310,10 @@ impl CausalLm {
         let dtype = embed.weight.dtype();
         let rms = |v: &Vars<'_>, dim: usize| RmsNorm::load(v, dim, eps, spec.norm_style);
         let norm = |v: &Vars<'_>, dim: usize| -> Result<DecoderNorm> {
-            Ok(if spec.layer_norm {
+            Ok(if spec.parameterless_norms {
+                let ones = Tensor::ones([dim], (dtype, embed.weight.device()))?;
+                DecoderNorm::Layer(LayerNorm { weight: ones, bias: None, eps })
+            } else if spec.layer_norm {
                 DecoderNorm::Layer(LayerNorm::load(v, dim, eps)?)
             } else {
                 DecoderNorm::Rms(rms(v, dim)?)
@@ -318,11 +334,13 @@ impl CausalLm {
             qkv_bias: spec.qkv_bias,
             o_bias: spec.o_bias,
             softcap: spec.attn_softcap,
+            qk_norm_whole: spec.qk_norm_whole,
+            clip_qkv: spec.clip_qkv,
         };
         let mut layers = Vec::with_capacity(n_layers);
         for (i, (window, &local_rope)) in spec.windows.iter().zip(&spec.local_rope).enumerate() {
             let lv = model.pp("layers").pp(i);
-            let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>| rms(v, head_dim));
+            let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>, dim: usize| rms(v, dim));
             let mut attn_cfg = attn_cfg.clone();
             if spec.scale_by_inverse_layer {
                 attn_cfg.scale /= (i + 1) as f64;
@@ -359,7 +377,9 @@ impl CausalLm {
                     spec.mlp_bias,
                 )?),
             };
-            let ff_norms = if spec.sandwich_norms {
+            let ff_norms = if spec.post_norms_only {
+                Some((DecoderNorm::Identity, norm(&lv.pp("post_feedforward_layernorm"), hidden)?))
+            } else if spec.sandwich_norms {
                 Some((
                     norm(&lv.pp("pre_feedforward_layernorm"), hidden)?,
                     norm(&lv.pp("post_feedforward_layernorm"), hidden)?,
@@ -368,7 +388,11 @@ impl CausalLm {
                 None
             };
             layers.push(DecoderLayer {
-                input_norm: norm(&lv.pp("input_layernorm"), hidden)?,
+                input_norm: if spec.post_norms_only {
+                    DecoderNorm::Identity
+                } else {
+                    norm(&lv.pp("input_layernorm"), hidden)?
+                },
                 attn: SelfAttention::load(&lv.pp("self_attn"), attn_cfg, qk_norm)?,
                 post_attn_norm: norm(&lv.pp("post_attention_layernorm"), hidden)?,
                 ff_norms,

@@ -20,6 +20,7 @@ mod mistral;
 mod modernbert;
 mod moe;
 mod mpnet;
+mod olmo;
 mod phi;
 mod phi3;
 mod qwen2;
@@ -58,6 +59,7 @@ pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
+pub use self::olmo::{Olmo2ForCausalLM, OlmoForCausalLM};
 pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
@@ -95,6 +97,8 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("modernbert", "ModernBertModel"),
     ("mpnet", "MPNetModel"),
     ("mt5", "MT5ForConditionalGeneration"),
+    ("olmo", "OlmoForCausalLM"),
+    ("olmo2", "Olmo2ForCausalLM"),
     ("pegasus", "PegasusForConditionalGeneration"),
     ("phi", "PhiForCausalLM"),
     ("phi3", "Phi3ForCausalLM"),
@@ -207,6 +211,12 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "MBartModel",
     "BartForSequenceClassification",
     "MBartForSequenceClassification",
+    "OlmoForCausalLM",
+    "OlmoModel",
+    "OlmoForSequenceClassification",
+    "Olmo2ForCausalLM",
+    "Olmo2Model",
+    "Olmo2ForSequenceClassification",
     "FalconForCausalLM",
     "FalconModel",
     "FalconForSequenceClassification",
@@ -267,6 +277,10 @@ pub enum AutoModel {
     GptNeoX(GPTNeoXForCausalLM),
     /// `FalconForCausalLM`
     Falcon(FalconForCausalLM),
+    /// `OlmoForCausalLM`
+    Olmo(OlmoForCausalLM),
+    /// `Olmo2ForCausalLM`
+    Olmo2(Olmo2ForCausalLM),
     /// `MixtralForCausalLM`
     Mixtral(MixtralForCausalLM),
     /// `Qwen3MoeForCausalLM`
@@ -497,6 +511,8 @@ impl AutoModel {
             "GPT2LMHeadModel" => AutoModel::Gpt2(GPT2LMHeadModel::load(cfg, weights)?),
             "GPTNeoXForCausalLM" => AutoModel::GptNeoX(GPTNeoXForCausalLM::load(cfg, weights)?),
             "FalconForCausalLM" => AutoModel::Falcon(FalconForCausalLM::load(cfg, weights)?),
+            "OlmoForCausalLM" => AutoModel::Olmo(OlmoForCausalLM::load(cfg, weights)?),
+            "Olmo2ForCausalLM" => AutoModel::Olmo2(Olmo2ForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
             "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
             "Qwen2MoeForCausalLM" => AutoModel::Qwen2Moe(Qwen2MoeForCausalLM::load(cfg, weights)?),
@@ -507,7 +523,8 @@ impl AutoModel {
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
-            | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel" => {
+            | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
+            | "OlmoModel" | "Olmo2Model" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -542,7 +559,9 @@ impl AutoModel {
             | "PhiForSequenceClassification"
             | "Qwen2MoeForSequenceClassification"
             | "Starcoder2ForSequenceClassification"
-            | "FalconForSequenceClassification" => {
+            | "FalconForSequenceClassification"
+            | "OlmoForSequenceClassification"
+            | "Olmo2ForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
@@ -673,6 +692,8 @@ impl AutoModel {
             AutoModel::Gpt2(m) => Some(m),
             AutoModel::GptNeoX(m) => Some(m),
             AutoModel::Falcon(m) => Some(m),
+            AutoModel::Olmo(m) => Some(m),
+            AutoModel::Olmo2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),
             AutoModel::Qwen2Moe(m) => Some(m),

@@ -600,6 +600,13 @@ fn falcon_layouts() {
     }
 }
 
+/// OLMo's parameterless norms and clamped q/k/v; OLMo 2's post-norms and whole-projection q/k norms.
+#[test]
+fn olmo_and_olmo2() {
+    check("olmo");
+    check("olmo2");
+}
+
 #[test]
 fn phi_parallel_block_and_head_bias() {
     check("phi");

@@ -10,8 +10,10 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 26] = [
+const DECODERS: [&str; 28] = [
     "llama",
+    "olmo",
+    "olmo2",
     "falcon",
     "falcon_40b",
     "falcon_seq",

@@ -12,8 +12,10 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 26] = [
+const DECODERS: [&str; 28] = [
     "llama",
+    "olmo",
+    "olmo2",
     "falcon",
     "falcon_40b",
     "falcon_seq",

@@ -74,6 +74,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "whisper",
     "marian_split",
     "falcon_40b",
+    "olmo",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
