@@ -241,8 +241,30 @@ fn t5_greedy_generate_on_xla_matches_transformers() {
     let golden = read_all(&fixture("t5_v11").join("generate.safetensors"));
     let mut g = GenerationConfig::from_model_dir(&fixture("t5_v11"), &cfg).unwrap();
     g.max_new_tokens = 8;
-    let out =
+    let run = || {
         generate_seq2seq(t5, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |_, _| {})
+            .unwrap()
+    };
+    assert_eq!(run().to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap());
+    // The decoder's cache has fixed, bucketed shapes: a second generation compiles nothing.
+    let before = programs();
+    assert_eq!(run().to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap());
+    assert_eq!(programs() - before, 0, "a repeated generation compiled new programs");
+}
+
+/// BART's beam search on xla equals transformers' (the cache reordered on the device).
+#[test]
+fn bart_beam_search_on_xla_matches_transformers() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let (cfg, model) = load("bart", dev);
+    let AutoModel::Bart(bart) = &model else { panic!("not BART") };
+    let golden = read_all(&fixture("bart").join("beam.safetensors"));
+    let mut g = GenerationConfig::from_model_dir(&fixture("bart"), &cfg).unwrap();
+    (g.max_new_tokens, g.num_beams, g.length_penalty) = (10, 4, 2.0);
+    g.early_stopping = oxtorch_hf_import::generate::EarlyStopping::WhenFull;
+    let out =
+        generate_seq2seq(bart, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |_, _| {})
             .unwrap();
     assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap());
 }

@@ -255,6 +255,18 @@ impl KvCache {
         self.layers.first().is_some_and(|l| l.fixed)
     }
 
+    /// Keeps, as row `i` of every layer's buffers, what row `rows[i]` held (beam search's
+    /// reordering of its hypotheses).
+    pub(crate) fn reorder_rows(&mut self, rows: &Tensor) -> Result<()> {
+        for layer in &mut self.layers {
+            if let Some((k, v)) = &layer.buffers {
+                let rows = rows.to(k.device())?;
+                layer.buffers = Some((k.index_select(0, &rows)?, v.index_select(0, &rows)?));
+            }
+        }
+        Ok(())
+    }
+
     /// Forgets the positions from `len` on (transformers' `DynamicCache.crop`); the slots stay
     /// allocated and are overwritten by the next positions. Used after a padded prefill.
     pub fn truncate(&mut self, len: usize) {

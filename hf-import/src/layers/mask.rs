@@ -5,7 +5,7 @@ use oxtorch_tensor::{DType, Device, Tensor};
 use crate::error::{Error, Result};
 
 /// The value a masked score gets: the dtype's lowest (finite) number.
-fn lowest(dtype: DType) -> f64 {
+pub(crate) fn lowest(dtype: DType) -> f64 {
     match dtype {
         DType::F16 => -65504.0,
         DType::BF16 => -3.3895313892515355e38,

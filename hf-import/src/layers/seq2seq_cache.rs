@@ -1,64 +1,82 @@
-//! The keys and values an encoder-decoder keeps while generating: the decoder's own, a token
-//! longer each step, and the cross-attention's over the encoder's states, computed once.
+//! The keys and values an encoder-decoder keeps while generating: the decoder's own in a
+//! [`KvCache`] (the filled prefix on the cpu; fixed, bucketed shapes on compiling devices, so that
+//! every step of a bucket runs the same programs), and the cross-attention's over the encoder's
+//! states, computed once.
 
-use oxtorch_tensor::Tensor;
+use oxtorch_tensor::{DType, Device, Tensor};
 
+use super::kv_cache::KvCache;
 use crate::error::Result;
+
+/// The decoder slots a generation's cache is first allocated with (it grows as tokens come).
+const FIRST_SLOTS: usize = 16;
 
 /// A generation's cache for a decoder with cross-attention.
 #[derive(Debug)]
 pub struct EncoderDecoderCache {
-    /// per layer: the self-attention's keys and values so far, `[batch, heads, len, head_dim]`
-    own: Vec<Option<(Tensor, Tensor)>>,
+    /// per layer: the self-attention's keys and values so far
+    own: KvCache,
     /// per layer: the cross-attention's keys and values of the encoder's states
     pub cross: Vec<(Tensor, Tensor)>,
     /// the additive mask of the encoder's padding, `[batch, 1, 1, source]`
     pub cross_mask: Tensor,
-    /// tokens decoded so far
-    len: usize,
+}
+
+/// What one decoder step reads from the cache.
+#[derive(Debug)]
+pub struct Step {
+    /// the new token's position (tokens decoded before it)
+    pub past: usize,
+    /// the key slots attention reads (the new one included)
+    pub keys: usize,
+    /// `[1, 1, 1, keys]`: hides the empty slots of a fixed-shape cache (`None`: every slot read is filled)
+    pub mask: Option<Tensor>,
 }
 
 impl EncoderDecoderCache {
     /// A cache before the first token, over the cross-attention keys and values `cross` (one pair
-    /// per layer) and the encoder's padding `cross_mask`.
-    pub fn new(cross: Vec<(Tensor, Tensor)>, cross_mask: Tensor) -> Self {
-        EncoderDecoderCache { own: vec![None; cross.len()], cross, cross_mask, len: 0 }
+    /// per layer) and the encoder's padding `cross_mask`, its own keys kept as suits `device`.
+    pub fn new(cross: Vec<(Tensor, Tensor)>, cross_mask: Tensor, device: Device) -> Self {
+        let own = KvCache::for_device(cross.len(), FIRST_SLOTS, device);
+        EncoderDecoderCache { own, cross, cross_mask }
     }
 
-    /// Tokens decoded so far (the new token's position).
+    /// Tokens decoded so far.
     pub fn len(&self) -> usize {
-        self.len
+        self.own.len()
     }
 
     /// Whether no token has been decoded yet.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.own.is_empty()
     }
 
-    /// Appends layer `layer`'s keys and values of the new token (`[batch, heads, 1, head_dim]`) and
-    /// returns all of them so far.
-    pub fn append(&mut self, layer: usize, k: Tensor, v: Tensor) -> Result<(Tensor, Tensor)> {
-        let (k, v) = match self.own[layer].take() {
-            Some((pk, pv)) => (Tensor::cat(&[&pk, &k], 2)?, Tensor::cat(&[&pv, &v], 2)?),
-            None => (k, v),
+    /// Makes room for one more token and says what its step reads, the mask made in `dtype` on
+    /// `device`.
+    pub fn begin_step(&mut self, dtype: DType, device: Device) -> Result<Step> {
+        let past = self.own.len();
+        let keys = self.own.prepare(1);
+        let mask = if keys > past + 1 {
+            // A fixed-shape cache: the slots past the new token are empty.
+            let lowest = super::mask::lowest(dtype);
+            let row: Vec<f64> = (0..keys).map(|j| if j <= past { 0.0 } else { lowest }).collect();
+            Some(Tensor::from_vec(row, [1, 1, 1, keys])?.to_dtype(dtype)?.to(device)?)
+        } else {
+            None
         };
-        self.own[layer] = Some((k.clone(), v.clone()));
-        Ok((k, v))
+        Ok(Step { past, keys, mask })
     }
 
-    /// Keeps, as row `i` of every layer's own keys and values, what row `rows[i]` held (beam
+    /// Writes layer `layer`'s keys and values of the new token (`[batch, heads, 1, head_dim]`) and
+    /// returns the ones attention reads ([`Step::keys`] of them).
+    pub fn append(&mut self, layer: usize, k: Tensor, v: Tensor) -> Result<(Tensor, Tensor)> {
+        self.own.layers[layer].update(k, v)
+    }
+
+    /// Keeps, as row `i` of the decoder's own keys and values, what row `rows[i]` held (beam
     /// search's reordering: the beams that go on, each as often as it was picked). The
     /// cross-attention rows stay: beams only move within their own source's rows.
     pub fn reorder(&mut self, rows: &[i64]) -> Result<()> {
-        for kv in self.own.iter_mut().flatten() {
-            let index = Tensor::from_vec(rows.to_vec(), [rows.len()])?.to(kv.0.device())?;
-            *kv = (kv.0.index_select(0, &index)?, kv.1.index_select(0, &index)?);
-        }
-        Ok(())
-    }
-
-    /// Marks the step done: the next token is one position further.
-    pub fn advance(&mut self) {
-        self.len += 1;
+        self.own.reorder_rows(&Tensor::from_vec(rows.to_vec(), [rows.len()])?)
     }
 }

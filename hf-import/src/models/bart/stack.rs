@@ -343,14 +343,15 @@ impl BartStack {
             Some(m) => padding_mask(m, states.dtype())?,
             None => Tensor::zeros([b, 1, 1, source], (states.dtype(), states.device()))?,
         };
-        Ok(EncoderDecoderCache::new(cross, cross_mask))
+        Ok(EncoderDecoderCache::new(cross, cross_mask, states.device()))
     }
 
     /// The decoder on one more token per row (`tokens` `[batch, 1, d]`, the shared table's rows)
     /// after those in `cache`, which it extends: the last hidden state `[batch, 1, d]`.
     pub fn step(&self, tokens: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor> {
         let heads = self.config.heads;
-        let mut x = self.embed(tokens, cache.len())?;
+        let step = cache.begin_step(tokens.dtype(), tokens.device())?;
+        let mut x = self.embed(tokens, step.past)?;
         for (i, block) in self.blocks.iter().enumerate() {
             let (ck, cv) = cache.cross[i].clone();
             let cmask = cache.cross_mask.clone();
@@ -358,7 +359,7 @@ impl BartStack {
             x = self.block(
                 block,
                 &x,
-                None,
+                step.mask.as_ref(),
                 |y| {
                     let (k, v) = block.self_attn.keys_values(y, heads)?;
                     cache_ref.append(i, k, v)
@@ -366,7 +367,6 @@ impl BartStack {
                 Some((&ck, &cv, &cmask)),
             )?;
         }
-        cache.advance();
         match &self.layer_norm {
             Some(n) => n.forward(&x),
             None => Ok(x),

@@ -278,16 +278,21 @@ impl T5Stack {
             Some(m) => padding_mask(m, states.dtype())?,
             None => Tensor::zeros([b, 1, 1, source], (states.dtype(), states.device()))?,
         };
-        Ok(EncoderDecoderCache::new(cross, cross_mask))
+        Ok(EncoderDecoderCache::new(cross, cross_mask, states.device()))
     }
 
     /// The decoder on one more token per row, `embeds` `[batch, 1, d_model]`, after the tokens in
     /// `cache` (which it extends): the final-normed state `[batch, 1, d_model]`.
     pub fn step(&self, embeds: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor> {
         let c = &self.config;
-        let past = cache.len();
-        // The new token sees every earlier one: the bias alone.
-        let self_mask = self.position_bias(1, past + 1, past, embeds.dtype())?;
+        let step = cache.begin_step(embeds.dtype(), embeds.device())?;
+        // The new token sees every earlier one: the bias alone (and, in a fixed-shape cache, the
+        // empty slots hidden).
+        let bias = self.position_bias(1, step.keys, step.past, embeds.dtype())?;
+        let self_mask = match &step.mask {
+            Some(m) => bias.add(m)?,
+            None => bias,
+        };
         let mut x = embeds.clone();
         for (i, block) in self.blocks.iter().enumerate() {
             let normed = block.self_norm.forward(&x)?;
@@ -300,7 +305,6 @@ impl T5Stack {
             }
             x = x.add(&block.ff.forward(&block.ff_norm.forward(&x)?, c.act)?)?;
         }
-        cache.advance();
         self.final_norm.forward(&x)
     }
 
