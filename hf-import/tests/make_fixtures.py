@@ -201,6 +201,9 @@ def main():
     roberta = dict(COMMON, max_position_embeddings=32, type_vocab_size=1, pad_token_id=1, attn_implementation="eager")
     build("roberta", tf.RobertaModel, tf.RobertaConfig(**roberta), 12, encoder=True, pad=1, token_types=False)
     build("roberta_mlm", tf.RobertaForMaskedLM, tf.RobertaConfig(**roberta), 13, encoder=True, pad=1, token_types=False)
+    # CamemBERT: RoBERTa's network under its own names (`model_type: camembert`, `roberta.` prefix).
+    build("camembert_cls", tf.CamembertForSequenceClassification,
+          tf.CamembertConfig(**roberta, **labels("negative", "positive")), 58, encoder=True, pad=1, token_types=False)
     distil = dict(vocab_size=100, dim=32, hidden_dim=64, n_heads=4, n_layers=2, max_position_embeddings=32)
     build(
         "distilbert_mlm",

@@ -111,6 +111,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("distilbert", "DistilBert"),
         ("roberta", "Roberta"),
         ("xlm-roberta", "XLMRoberta"),
+        ("camembert", "Camembert"),
         ("mpnet", "MPNet"),
         ("modernbert", "ModernBert"),
     ];

@@ -12,7 +12,9 @@ use crate::weights::Weights;
 fn masked_lm_head(arch: &str) -> Option<&'static [&'static str]> {
     Some(match arch {
         "BertForMaskedLM" => &["cls."],
-        "RobertaForMaskedLM" | "XLMRobertaForMaskedLM" | "MPNetForMaskedLM" => &["lm_head."],
+        "RobertaForMaskedLM" | "XLMRobertaForMaskedLM" | "CamembertForMaskedLM" | "MPNetForMaskedLM" => {
+            &["lm_head."]
+        }
         "DistilBertForMaskedLM" => &["vocab_transform.", "vocab_layer_norm.", "vocab_projector."],
         "ModernBertForMaskedLM" => &["head.", "decoder."],
         _ => return None,

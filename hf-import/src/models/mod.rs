@@ -88,9 +88,9 @@ pub enum AutoModel {
     DistilBert(DistilBertModel),
     /// `DistilBertForMaskedLM`
     DistilBertForMaskedLM(DistilBertForMaskedLM),
-    /// `RobertaModel` (also `XLMRobertaModel`: the same network)
+    /// `RobertaModel` (also `XLMRobertaModel` and `CamembertModel`: the same network)
     Roberta(RobertaModel),
-    /// `RobertaForMaskedLM` (also `XLMRobertaForMaskedLM`)
+    /// `RobertaForMaskedLM` (also `XLMRobertaForMaskedLM`, `CamembertForMaskedLM`)
     RobertaForMaskedLM(RobertaForMaskedLM),
     /// `MPNetModel`
     MPNet(MPNetModel),
@@ -305,20 +305,24 @@ impl AutoModel {
             "DistilBertForMaskedLM" => {
                 AutoModel::DistilBertForMaskedLM(DistilBertForMaskedLM::load(cfg, weights)?)
             }
-            "RobertaModel" | "XLMRobertaModel" => AutoModel::Roberta(RobertaModel::load(cfg, weights)?),
+            "RobertaModel" | "XLMRobertaModel" | "CamembertModel" => {
+                AutoModel::Roberta(RobertaModel::load(cfg, weights)?)
+            }
             "MPNetModel" => AutoModel::MPNet(MPNetModel::load(cfg, weights)?),
             "MPNetForMaskedLM" => AutoModel::MPNetForMaskedLM(MPNetForMaskedLM::load(cfg, weights)?),
             "ModernBertModel" => AutoModel::ModernBert(ModernBertModel::load(cfg, weights)?),
             "ModernBertForMaskedLM" => {
                 AutoModel::ModernBertForMaskedLM(ModernBertForMaskedLM::load(cfg, weights)?)
             }
-            "RobertaForMaskedLM" | "XLMRobertaForMaskedLM" => {
+            "RobertaForMaskedLM" | "XLMRobertaForMaskedLM" | "CamembertForMaskedLM" => {
                 AutoModel::RobertaForMaskedLM(RobertaForMaskedLM::load(cfg, weights)?)
             }
             "BertForSequenceClassification" => {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_bert(cfg, weights)?)
             }
-            "RobertaForSequenceClassification" | "XLMRobertaForSequenceClassification" => {
+            "RobertaForSequenceClassification"
+            | "XLMRobertaForSequenceClassification"
+            | "CamembertForSequenceClassification" => {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_roberta(cfg, weights)?)
             }
             "DistilBertForSequenceClassification" => {

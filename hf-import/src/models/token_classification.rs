@@ -41,7 +41,7 @@ pub struct TokenClassifier {
 
 impl TokenClassifier {
     /// Loads `arch` (`{family}ForTokenClassification` or `{family}ForQuestionAnswering` for
-    /// `family` one of `Bert`, `Roberta`, `XLMRoberta`, `DistilBert`, `MPNet`, `ModernBert`).
+    /// `family` one of `Bert`, `Roberta`, `XLMRoberta`, `Camembert`, `DistilBert`, `MPNet`, `ModernBert`).
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         let (family, task) = if let Some(f) = arch.strip_suffix("ForTokenClassification") {
             (f, TokenTask::Tokens)
@@ -58,7 +58,7 @@ impl TokenClassifier {
         let bert = |e: BertModel, token_types: bool| (ClassifierEncoder::Bert(e), None, token_types);
         let (encoder, head, token_types) = match family {
             "Bert" => bert(BertModel::load(cfg, weights)?, true),
-            "Roberta" | "XLMRoberta" => bert(RobertaModel::load(cfg, weights)?.0, true),
+            "Roberta" | "XLMRoberta" | "Camembert" => bert(RobertaModel::load(cfg, weights)?.0, true),
             "DistilBert" => bert(DistilBertModel::load(cfg, weights)?.0, false),
             "MPNet" => bert(MPNetModel::load(cfg, weights)?.0, false),
             "ModernBert" => (

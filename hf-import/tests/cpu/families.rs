@@ -607,6 +607,12 @@ fn olmo_and_olmo2() {
     check("olmo2");
 }
 
+/// CamemBERT is RoBERTa's network under its own model type and class names.
+#[test]
+fn camembert_sequence_classifier() {
+    check("camembert_cls");
+}
+
 #[test]
 fn phi_parallel_block_and_head_bias() {
     check("phi");
