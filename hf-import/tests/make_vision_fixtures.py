@@ -112,6 +112,25 @@ def clip():
                         **labels("cat", "dog", "bird")), 67, {"pixel_values": pixels(2, 3, 16, 16, 67)})
 
 
+SIGLIP_TEXT = dict(TOWER, vocab_size=100, max_position_embeddings=16, projection_size=24)
+SIGLIP_VISION = dict(TOWER, hidden_size=48, image_size=16, patch_size=4)
+
+
+def siglip():
+    # Texts padded on the right (the pooled last token is then padding, as transformers has it).
+    x = {**clip_text_inputs(), "pixel_values": pixels(3, 3, 16, 16, 68)}
+    # (The text head projects to the vision width, where the image embeddings live.)
+    config = tf.SiglipConfig(text_config=dict(SIGLIP_TEXT, projection_size=48), vision_config=SIGLIP_VISION,
+                             attn_implementation="eager")
+    model = build("siglip", tf.SiglipModel, config, 68, x)
+    build("siglip_vision", tf.SiglipVisionModel,
+          tf.SiglipVisionConfig(**dict(SIGLIP_VISION, image_size=18), attn_implementation="eager"), 69,
+          {"pixel_values": pixels(2, 3, 18, 18, 69)})
+    build("siglip_text", tf.SiglipTextModel, tf.SiglipTextConfig(**SIGLIP_TEXT, attn_implementation="eager"), 70,
+          clip_text_inputs())
+
+
 if __name__ == "__main__":
     vit()
     clip()
+    siglip()

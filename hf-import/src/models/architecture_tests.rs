@@ -51,6 +51,8 @@ fn the_model_type_picks_the_family() {
     assert!(arch(r#"{"model_type": "t5", "architectures": ["T5ForQuestionAnswering"]}"#).is_err());
     assert!(arch(r#"{"model_type": "whisper", "architectures": ["WhisperForAudioClassification"]}"#).is_err());
     assert_eq!(arch(r#"{"model_type": "clip"}"#).unwrap(), "CLIPModel");
+    assert_eq!(arch(r#"{"model_type": "siglip"}"#).unwrap(), "SiglipModel");
+    assert_eq!(arch(r#"{"model_type": "siglip_vision_model"}"#).unwrap(), "SiglipVisionModel");
     assert_eq!(arch(r#"{"model_type": "clip_text_model"}"#).unwrap(), "CLIPTextModel");
     assert_eq!(arch(r#"{"model_type": "clip_vision_model"}"#).unwrap(), "CLIPVisionModel");
     for named in

@@ -27,6 +27,7 @@ mod qwen2;
 mod qwen3;
 mod registry;
 mod roberta;
+mod siglip;
 mod starcoder2;
 mod t5;
 mod token_classification;
@@ -66,6 +67,7 @@ pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
+pub use self::siglip::{Siglip, SiglipTextTower, SiglipVisionTower};
 pub use self::starcoder2::Starcoder2ForCausalLM;
 pub use self::t5::{StackConfig, StackOutput, T5Config, T5Stack, T5};
 pub use self::token_classification::{TokenClassifier, TokenTask};
@@ -163,6 +165,8 @@ pub enum AutoModel {
     Bart(Bart),
     /// `WhisperForConditionalGeneration`, `WhisperModel`
     Whisper(Whisper),
+    /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
+    Siglip(Siglip),
 }
 
 /// The input names each kind of model accepts.
@@ -343,6 +347,7 @@ impl AutoModel {
                 AutoModel::T5(T5::load(arch, cfg, weights)?)
             }
             _ if arch.starts_with("Whisper") => AutoModel::Whisper(Whisper::load(arch, cfg, weights)?),
+            _ if arch.starts_with("Siglip") => AutoModel::Siglip(Siglip::load(arch, cfg, weights)?),
             _ if ["Bart", "MBart", "Marian", "Pegasus"].iter().any(|f| arch.starts_with(f)) => {
                 AutoModel::Bart(Bart::load(arch, cfg, weights)?)
             }

@@ -30,6 +30,7 @@ impl AutoModel {
                 | AutoModel::T5(_)
                 | AutoModel::Bart(_)
                 | AutoModel::Whisper(_)
+                | AutoModel::Siglip(_)
         )
     }
 
@@ -40,6 +41,7 @@ impl AutoModel {
             AutoModel::ViT(m) => Some(m.image_shape()),
             AutoModel::ViTForImageClassification(m) => Some(m.vit.image_shape()),
             AutoModel::Clip(m) => m.vision().map(|v| v.image_shape()),
+            AutoModel::Siglip(m) => m.image_shape(),
             _ => None,
         }
     }
@@ -53,6 +55,7 @@ impl AutoModel {
             AutoModel::T5(m) => EncoderDecoder::device(m),
             AutoModel::Bart(m) => EncoderDecoder::device(m),
             AutoModel::Whisper(m) => m.device(),
+            AutoModel::Siglip(m) => m.device(),
             _ => unreachable!("not a ViT, CLIP, T5, BART or Whisper model"),
         }
     }
@@ -64,6 +67,7 @@ impl AutoModel {
             AutoModel::T5(m) => m.input_names(),
             AutoModel::Bart(m) => m.input_names(),
             AutoModel::Whisper(m) => m.input_names(),
+            AutoModel::Siglip(m) => m.input_names(),
             _ => IMAGE_INPUTS,
         }
     }
@@ -77,6 +81,7 @@ impl AutoModel {
     ) -> Result<Tensor> {
         let text = match self {
             AutoModel::Clip(m) => m.text_last_hidden_state(input_ids, attention_mask)?,
+            AutoModel::Siglip(m) => m.text_last_hidden_state(input_ids, attention_mask)?,
             AutoModel::T5(m) => {
                 let (ids, mask) = ids_and_mask(input_ids, attention_mask)?;
                 Some(m.encode(&ids, mask.as_ref(), false)?.last_hidden_state)
@@ -119,6 +124,7 @@ impl AutoModel {
             AutoModel::T5(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Bart(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Whisper(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ViT(m) => {
                 let enc = m.forward(&pixel_values(&inputs, m.dtype())?, output_hidden_states)?;
                 out.push(("last_hidden_state".to_string(), enc.last_hidden_state.clone()));

@@ -241,3 +241,12 @@ fn clip_bad_inputs_get_clear_errors() {
     );
     assert!(err.contains("input 'attention_mask' has shape [3, 4]"), "{err}");
 }
+
+/// SigLIP: bidirectional text tower pooled at its last token through a head, vision tower pooled by
+/// attention from a probe, sigmoid logits with a bias; the towers alone.
+#[test]
+fn siglip_model_and_towers() {
+    check("siglip");
+    check("siglip_vision");
+    check("siglip_text");
+}

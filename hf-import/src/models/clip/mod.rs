@@ -14,7 +14,10 @@ use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
-pub use self::towers::{ClipTextConfig, ClipTextTower, ClipVisionConfig, ClipVisionTower, TowerOutput};
+pub(crate) use self::towers::run_layers;
+pub use self::towers::{
+    ClipTextConfig, ClipTextTower, ClipVisionConfig, ClipVisionTower, TowerConfig, TowerOutput,
+};
 use super::vision::checked_pixels;
 use super::{check_input_dtype, check_input_shapes, num_labels};
 use crate::config::Config;
@@ -75,10 +78,10 @@ pub enum Clip {
     },
 }
 
-/// The config of tower `key` (`text_config`, `vision_config`) of a `clip` config, or the config
+/// The config of tower `key` (`text_config`, `vision_config`) of a `clip` (or `siglip`) config, or the config
 /// itself for a standalone tower's model type.
-fn tower_config(cfg: &Config, key: &str) -> Result<Config> {
-    if cfg.model_type()? != "clip" {
+pub(crate) fn tower_config(cfg: &Config, key: &str) -> Result<Config> {
+    if !matches!(cfg.model_type()?, "clip" | "siglip") {
         return Ok(cfg.clone());
     }
     match cfg.get(key) {
@@ -90,7 +93,7 @@ fn tower_config(cfg: &Config, key: &str) -> Result<Config> {
 
 /// The vars of the tower under `prefix` (`text_model`), or at the top when the checkpoint holds
 /// it there (`probe`, a tensor of the tower, is found without the prefix).
-fn tower_vars<'a>(weights: &'a Weights, prefix: &str, probe: &str) -> Vars<'a> {
+pub(crate) fn tower_vars<'a>(weights: &'a Weights, prefix: &str, probe: &str) -> Vars<'a> {
     let root = weights.vars("");
     if !root.contains(&format!("{prefix}.{probe}")) && root.contains(probe) {
         root

@@ -72,7 +72,7 @@ impl TowerConfig {
     }
 
     /// Every block under `vars.encoder.layers`.
-    fn load_layers(&self, vars: &Vars<'_>) -> Result<Vec<PreNormEncoderLayer>> {
+    pub(crate) fn load_layers(&self, vars: &Vars<'_>) -> Result<Vec<PreNormEncoderLayer>> {
         (0..self.layers).map(|i| self.load_layer(&vars.pp("encoder.layers").pp(i))).collect()
     }
 }
@@ -90,7 +90,7 @@ pub struct TowerOutput {
 }
 
 /// Runs `layers` over `x`, collecting their inputs and the last output when `keep`.
-fn run_layers(
+pub(crate) fn run_layers(
     layers: &[PreNormEncoderLayer],
     mut x: Tensor,
     mask: Option<&Tensor>,

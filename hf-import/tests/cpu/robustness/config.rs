@@ -75,6 +75,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "marian_split",
     "falcon_40b",
     "olmo",
+    "siglip",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
