@@ -5,8 +5,8 @@
 //! normalise after each sub-block, mBART's before, with a final norm.
 //!
 //! Without `decoder_input_ids`, the decoder reads `input_ids` shifted right behind
-//! `decoder_start_token_id` (BART's denoising setup, as transformers' `BartModel`; mBART shifts
-//! each row's last non-padding token to the front). The LM head is `lm_head.weight` when the
+//! `decoder_start_token_id` (BART's denoising setup, as transformers' `BartModel`; mBART rotates
+//! the token at each row's non-padding count - 1, its last when right-padded, to the front). The LM head is `lm_head.weight` when the
 //! checkpoint has it, the shared table otherwise, plus `final_logits_bias` when present.
 
 mod stack;
@@ -264,15 +264,23 @@ impl Bart {
     }
 
     /// transformers' default decoder input: `input_ids` shifted right behind the start token (BART),
-    /// or behind each row's last non-padding token (mBART's `shift_tokens_right`).
+    /// or behind the token at each row's non-padding count - 1 (mBART's `shift_tokens_right`: its last
+    /// token when right-padded).
     fn shifted(&self, ids: &Tensor) -> Result<Tensor> {
         let rows = ids.to_dtype(DType::I64)?.to(Device::Cpu)?.to_vec2::<i64>()?;
         let pad = self.config.pad;
         let mut out = Vec::new();
         for row in &rows {
             let first = if self.config.family == BartFamily::MBart {
-                let last = row.iter().rposition(|&t| t != pad).unwrap_or(0);
-                row[last]
+                // As transformers' mBART `shift_tokens_right`: the token at (non-padding count - 1),
+                // which is the last one of a right-padded row.
+                let kept = row.iter().filter(|&&t| t != pad).count();
+                let at = kept.checked_sub(1).ok_or_else(|| {
+                    Error::Input(format!(
+                        "a row of input_ids is all padding (id {pad}): mBART's decoder has no start token"
+                    ))
+                })?;
+                row[at]
             } else {
                 self.config.decoder_start.ok_or_else(|| {
                     Error::Input(
