@@ -130,7 +130,19 @@ def siglip():
           clip_text_inputs())
 
 
+def dinov2():
+    # Positions for a 4x4 grid (16px images in 4px patches): the first fixture feeds 24x20 images, so
+    # they are resampled bicubically to 6x5; layer scales randomised too. The classifier: SwiGLU
+    # blocks (the Hub's fused weights_in), at the configured size (positions as stored).
+    dino = dict(TOWER, image_size=16, patch_size=4, layer_norm_eps=1e-6, attn_implementation="eager")
+    build("dinov2", tf.Dinov2Model, tf.Dinov2Config(**dino), 71, {"pixel_values": pixels(2, 3, 24, 20, 71)})
+    build("dinov2_cls", tf.Dinov2ForImageClassification,
+          tf.Dinov2Config(**dino, use_swiglu_ffn=True, mlp_ratio=3, **labels("a", "b", "c")), 72,
+          {"pixel_values": pixels(2, 3, 16, 16, 72)})
+
+
 if __name__ == "__main__":
     vit()
     clip()
     siglip()
+    dinov2()

@@ -80,7 +80,9 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
     let fallbacks = check_family("vit", dev)
         + check_family("vit_cls", dev)
         + check_family("clip", dev)
-        + check_family("siglip", dev);
+        + check_family("siglip", dev)
+        + check_family("dinov2_cls", dev)
+        + check_family("dinov2", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // Encoder-decoders (the relative-position buckets are host-made indices).
     let fallbacks = check_family("t5", dev)

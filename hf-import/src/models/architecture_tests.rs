@@ -52,6 +52,9 @@ fn the_model_type_picks_the_family() {
     assert!(arch(r#"{"model_type": "whisper", "architectures": ["WhisperForAudioClassification"]}"#).is_err());
     assert_eq!(arch(r#"{"model_type": "clip"}"#).unwrap(), "CLIPModel");
     assert_eq!(arch(r#"{"model_type": "siglip"}"#).unwrap(), "SiglipModel");
+    assert_eq!(arch(r#"{"model_type": "dinov2"}"#).unwrap(), "Dinov2Model");
+    let dino = arch(r#"{"model_type": "dinov2", "architectures": ["Dinov2ForImageClassification"]}"#);
+    assert_eq!(dino.unwrap(), "Dinov2ForImageClassification");
     assert_eq!(arch(r#"{"model_type": "siglip_vision_model"}"#).unwrap(), "SiglipVisionModel");
     assert_eq!(arch(r#"{"model_type": "clip_text_model"}"#).unwrap(), "CLIPTextModel");
     assert_eq!(arch(r#"{"model_type": "clip_vision_model"}"#).unwrap(), "CLIPVisionModel");

@@ -7,6 +7,7 @@ mod classification;
 mod clip;
 pub mod decoder;
 mod decoder_classifier;
+mod dinov2;
 mod distilbert;
 mod falcon;
 mod family;
@@ -50,6 +51,7 @@ pub use self::classification::{
 pub use self::clip::{Clip, ClipTextConfig, ClipTextTower, ClipVisionConfig, ClipVisionTower, TowerOutput};
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec};
 pub use self::decoder_classifier::DecoderForSequenceClassification;
+pub use self::dinov2::{Dinov2ForImageClassification, Dinov2Model};
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::falcon::FalconForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
@@ -167,6 +169,10 @@ pub enum AutoModel {
     Whisper(Whisper),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
     Siglip(Siglip),
+    /// `Dinov2Model`
+    Dinov2(Dinov2Model),
+    /// `Dinov2ForImageClassification`
+    Dinov2ForImageClassification(Dinov2ForImageClassification),
 }
 
 /// The input names each kind of model accepts.
@@ -348,6 +354,10 @@ impl AutoModel {
             }
             _ if arch.starts_with("Whisper") => AutoModel::Whisper(Whisper::load(arch, cfg, weights)?),
             _ if arch.starts_with("Siglip") => AutoModel::Siglip(Siglip::load(arch, cfg, weights)?),
+            "Dinov2Model" => AutoModel::Dinov2(Dinov2Model::load(cfg, weights)?),
+            "Dinov2ForImageClassification" => {
+                AutoModel::Dinov2ForImageClassification(Dinov2ForImageClassification::load(cfg, weights)?)
+            }
             _ if ["Bart", "MBart", "Marian", "Pegasus"].iter().any(|f| arch.starts_with(f)) => {
                 AutoModel::Bart(Bart::load(arch, cfg, weights)?)
             }

@@ -37,6 +37,8 @@ pub(crate) struct PatchEmbedding {
     channels: usize,
     patch: (usize, usize),
     image: (usize, usize),
+    /// images of any size are taken (DINOv2 interpolates its positions), not just `image`
+    any_size: bool,
 }
 
 impl PatchEmbedding {
@@ -57,7 +59,17 @@ impl PatchEmbedding {
         let weight = vars.get("weight", &[hidden, channels, patch.0, patch.1])?;
         let weight = weight.reshape([hidden, channels * patch.0 * patch.1])?;
         let bias = if bias { Some(vars.get("bias", &[hidden])?) } else { None };
-        Ok(PatchEmbedding { weight, bias, channels, patch, image })
+        Ok(PatchEmbedding { weight, bias, channels, patch, image, any_size: false })
+    }
+
+    /// This embedding taking images of any size (at least one patch), as DINOv2's does.
+    pub(crate) fn any_size(self) -> Self {
+        PatchEmbedding { any_size: true, ..self }
+    }
+
+    /// `(height, width)` of a patch.
+    pub(crate) fn patch(&self) -> (usize, usize) {
+        self.patch
     }
 
     /// Patches per image: `(image rows / patch rows) · (image columns / patch columns)` (saturated:
@@ -92,7 +104,13 @@ impl PatchEmbedding {
                 pixels.dims()
             )));
         }
-        if (h, w) != self.image {
+        if self.any_size && (h < self.patch.0 || w < self.patch.1) {
+            return Err(Error::Input(format!(
+                "input image size ({h}*{w}) is smaller than a patch ({}*{})",
+                self.patch.0, self.patch.1
+            )));
+        }
+        if !self.any_size && (h, w) != self.image {
             return Err(Error::Input(format!(
                 "input image size ({h}*{w}) doesn't match model ({}*{})",
                 self.image.0, self.image.1

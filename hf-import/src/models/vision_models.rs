@@ -31,6 +31,8 @@ impl AutoModel {
                 | AutoModel::Bart(_)
                 | AutoModel::Whisper(_)
                 | AutoModel::Siglip(_)
+                | AutoModel::Dinov2(_)
+                | AutoModel::Dinov2ForImageClassification(_)
         )
     }
 
@@ -42,6 +44,8 @@ impl AutoModel {
             AutoModel::ViTForImageClassification(m) => Some(m.vit.image_shape()),
             AutoModel::Clip(m) => m.vision().map(|v| v.image_shape()),
             AutoModel::Siglip(m) => m.image_shape(),
+            AutoModel::Dinov2(m) => Some(m.image_shape()),
+            AutoModel::Dinov2ForImageClassification(m) => Some(m.dinov2.image_shape()),
             _ => None,
         }
     }
@@ -56,7 +60,9 @@ impl AutoModel {
             AutoModel::Bart(m) => EncoderDecoder::device(m),
             AutoModel::Whisper(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
-            _ => unreachable!("not a ViT, CLIP, T5, BART or Whisper model"),
+            AutoModel::Dinov2(m) => m.device(),
+            AutoModel::Dinov2ForImageClassification(m) => m.dinov2.device(),
+            _ => unreachable!("not a ViT, DINOv2, CLIP, SigLIP, T5, BART or Whisper model"),
         }
     }
 
@@ -139,7 +145,21 @@ impl AutoModel {
                 out.push(("logits".to_string(), logits));
                 enc
             }
-            _ => unreachable!("not a ViT, CLIP, T5, BART or Whisper model"),
+            AutoModel::Dinov2(m) => {
+                let enc = m.forward(&pixel_values(&inputs, m.dtype())?, output_hidden_states)?;
+                out.push(("last_hidden_state".to_string(), enc.last_hidden_state.clone()));
+                if let Some(p) = &enc.pooler_output {
+                    out.push(("pooler_output".to_string(), p.clone()));
+                }
+                enc
+            }
+            AutoModel::Dinov2ForImageClassification(m) => {
+                let pixels = pixel_values(&inputs, m.dinov2.dtype())?;
+                let (logits, enc) = m.forward(&pixels, output_hidden_states)?;
+                out.push(("logits".to_string(), logits));
+                enc
+            }
+            _ => unreachable!("not a ViT, DINOv2, CLIP, SigLIP, T5, BART or Whisper model"),
         };
         out.extend(enc.hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
         Ok(out)

@@ -250,3 +250,11 @@ fn siglip_model_and_towers() {
     check("siglip_vision");
     check("siglip_text");
 }
+
+/// DINOv2: layer scales, positions resampled bicubically for an image of another size, the
+/// classifier's SwiGLU blocks (the Hub's fused `weights_in`) at the configured size.
+#[test]
+fn dinov2_interpolated_positions_and_swiglu_classifier() {
+    check("dinov2");
+    check("dinov2_cls");
+}

@@ -76,6 +76,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "falcon_40b",
     "olmo",
     "siglip",
+    "dinov2_cls",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
