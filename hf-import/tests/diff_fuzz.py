@@ -23,7 +23,7 @@ does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm
 (`*ForSequenceClassification`, with random labels: transformers' default 2, `num_labels` 1-6 or named
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
-The image families `vit` and `clip` get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
+The image families `vit`, `clip`, `siglip` and `dinov2` (images of other sizes too) get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
 with it) and no generation; `t5` (T5 and mT5, their three heads) and `bart` (BART and mBART) get sources and `decoder_input_ids`
 (BART's sometimes none: the shifted sources), and their generation models generate from the decoder start token;
 `whisper` gets mel `input_features` and `decoder_input_ids` (no generation).
@@ -563,6 +563,40 @@ def gen_vit(r):
     return cls, tf.ViTConfig, c
 
 
+def gen_dinov2(r):
+    """Dinov2Model or Dinov2ForImageClassification: MLP or SwiGLU blocks, mlp_ratio, layer scales, and images of
+    other sizes than the configured one (positions resampled bicubically)."""
+    h, nh, _ = heads(r)
+    patch = r.choice([2, 4])
+    c = dict(hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh, mlp_ratio=r.choice([2, 3, 4]),
+             hidden_act=r.choice(["gelu", "relu", "gelu_new"]), layer_norm_eps=r.choice([1e-6, 1e-3]),
+             image_size=patch * r.randint(2, 5), patch_size=patch, num_channels=r.choice([1, 3]),
+             qkv_bias=r.random() < 0.8, use_swiglu_ffn=r.random() < 0.3, layerscale_value=r.choice([1.0, 0.1]))
+    cls = r.choice([tf.Dinov2Model, tf.Dinov2ForImageClassification])
+    if cls is tf.Dinov2ForImageClassification:
+        c = with_labels(r, c)
+    return cls, tf.Dinov2Config, c
+
+
+def gen_siglip(r):
+    """SiglipModel (texts and images), SiglipTextModel or SiglipVisionModel (with or without its attention-pooling
+    head): random towers, text heads, activations."""
+    cls = r.choice([tf.SiglipModel, tf.SiglipModel, tf.SiglipTextModel, tf.SiglipVisionModel])
+    text, vision = clip_text(r), clip_vision(r)
+    text.pop("projection_dim")
+    vision.pop("projection_dim")
+    text.update(hidden_act=r.choice(["gelu_pytorch_tanh", "gelu"]), layer_norm_eps=1e-6)
+    vision.update(hidden_act=r.choice(["gelu_pytorch_tanh", "gelu"]), layer_norm_eps=1e-6)
+    if cls is tf.SiglipTextModel:
+        text["projection_size"] = r.choice([8, text["hidden_size"]])
+        return cls, tf.SiglipTextConfig, text
+    if cls is tf.SiglipVisionModel:
+        vision["vision_use_head"] = r.random() < 0.7
+        return cls, tf.SiglipVisionConfig, vision
+    text["projection_size"] = vision["hidden_size"]
+    return cls, tf.SiglipConfig, dict(text_config=text, vision_config=vision)
+
+
 def clip_text(r):
     h, nh, _ = heads(r)
     return dict(vocab_size=r.choice([64, 100]), hidden_size=h, num_hidden_layers=r.randint(1, 3),
@@ -683,7 +717,7 @@ FAMILIES = {
     "mpnet_qa": per_token(gen_mpnet, tf.MPNetForQuestionAnswering),
     "modernbert_tok": per_token(gen_modernbert, tf.ModernBertForTokenClassification),
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
-    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo,
+    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
@@ -695,7 +729,7 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"vit", "clip", "falcon_cls", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"vit", "clip", "dinov2", "falcon_cls", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 
@@ -706,7 +740,7 @@ def base_of(family):
 
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
-IMAGES = {"vit", "clip"}
+IMAGES = {"vit", "clip", "dinov2", "siglip"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper"}
 
@@ -747,11 +781,14 @@ def image_inputs(r, model_cls, cfg):
     text = cfg.get("text_config", cfg)
     name = model_cls.__name__
     # (transformers' CLIPModel forward needs both: one side alone is tests/cpu/vision.rs's.)
-    sides = ("text", "image") if name == "CLIPModel" else ("text",) if "Text" in name else ("image",)
+    sides = ("text", "image") if name in ("CLIPModel", "SiglipModel") else ("text",) if "Text" in name else ("image",)
     x, desc = {}, []
     if "image" in sides:
         img = vision.get("image_size", 224)
         hgt, wid = (img, img) if isinstance(img, int) else img
+        if name.startswith("Dinov2") and r.random() < 0.6:  # another size: positions resampled
+            p = vision["patch_size"]
+            hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
         b = r.randint(1, 3)
         x["pixel_values"] = torch.randn(b, vision.get("num_channels", 3), hgt, wid)
         desc.append(f"images={b}")
