@@ -139,6 +139,13 @@ def dinov2():
     build("dinov2_cls", tf.Dinov2ForImageClassification,
           tf.Dinov2Config(**dino, use_swiglu_ffn=True, mlp_ratio=3, **labels("a", "b", "c")), 72,
           {"pixel_values": pixels(2, 3, 16, 16, 72)})
+    # With registers: 3 register tokens after the class token, positions resampled antialiased for
+    # 12x28 images (down one side, up the other).
+    build("dinov2_reg", tf.Dinov2WithRegistersModel, tf.Dinov2WithRegistersConfig(**dino, num_register_tokens=3), 73,
+          {"pixel_values": pixels(2, 3, 12, 28, 73)})
+    build("dinov2_reg_cls", tf.Dinov2WithRegistersForImageClassification,
+          tf.Dinov2WithRegistersConfig(**dino, num_register_tokens=2, **labels("a", "b")), 74,
+          {"pixel_values": pixels(2, 3, 20, 20, 74)})
 
 
 if __name__ == "__main__":

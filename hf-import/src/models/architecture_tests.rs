@@ -55,6 +55,7 @@ fn the_model_type_picks_the_family() {
     assert_eq!(arch(r#"{"model_type": "dinov2"}"#).unwrap(), "Dinov2Model");
     let dino = arch(r#"{"model_type": "dinov2", "architectures": ["Dinov2ForImageClassification"]}"#);
     assert_eq!(dino.unwrap(), "Dinov2ForImageClassification");
+    assert_eq!(arch(r#"{"model_type": "dinov2_with_registers"}"#).unwrap(), "Dinov2WithRegistersModel");
     assert_eq!(arch(r#"{"model_type": "siglip_vision_model"}"#).unwrap(), "SiglipVisionModel");
     assert_eq!(arch(r#"{"model_type": "clip_text_model"}"#).unwrap(), "CLIPTextModel");
     assert_eq!(arch(r#"{"model_type": "clip_vision_model"}"#).unwrap(), "CLIPVisionModel");

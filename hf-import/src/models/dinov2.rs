@@ -1,4 +1,6 @@
-//! DINOv2 (`Dinov2Model`, `Dinov2ForImageClassification`): ViT's pre-norm blocks with layer scales
+//! DINOv2 (`Dinov2Model`, `Dinov2ForImageClassification`, and with registers:
+//! `Dinov2WithRegistersModel`, `Dinov2WithRegistersForImageClassification`, whose register tokens
+//! follow the class token and whose positions resample antialiased): ViT's pre-norm blocks with layer scales
 //! (`lambda1` on each branch) and an MLP or SwiGLU feed-forward, a class token, and position
 //! embeddings interpolated bicubically (in float32, as transformers) to the image's patch grid, so
 //! images of any size are taken. `pooler_output` is the class token after the final norm; the
@@ -49,13 +51,18 @@ pub struct Dinov2Model {
     act: Activation,
     image: (usize, usize),
     channels: usize,
+    /// `register_tokens` `[1, registers, hidden]` (DINOv2 with registers)
+    registers: Option<Tensor>,
 }
 
 impl Dinov2Model {
-    /// `Dinov2Model` from `cfg` and `weights` (at the top, or under `dinov2.`).
+    /// `Dinov2Model` (or `Dinov2WithRegistersModel`) from `cfg` and `weights` (at the top, or
+    /// under the classifier's `dinov2.` / `dinov2_with_registers.`).
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
         let root = weights.vars("");
-        let vars = if root.contains("dinov2.embeddings.cls_token") { root.pp("dinov2") } else { root };
+        let prefix = prefix_of(cfg)?;
+        let vars =
+            if root.contains(&format!("{prefix}.embeddings.cls_token")) { root.pp(prefix) } else { root };
         Self::load_at(&vars, cfg)
     }
 
@@ -134,12 +141,23 @@ impl Dinov2Model {
             heads,
             image,
             channels,
+            registers: if prefix_of(cfg)? == "dinov2_with_registers" {
+                let n = cfg.usize_or("num_register_tokens", 4)?;
+                Some(emb.get("register_tokens", &[1, n, h])?)
+            } else {
+                None
+            },
         })
     }
 
     /// The device of the weights.
     pub fn device(&self) -> Device {
         self.patches.device()
+    }
+
+    /// The tokens before the patches: the class token and the registers.
+    fn leading_tokens(&self) -> usize {
+        1 + self.registers.as_ref().map_or(0, |r| r.dims()[1])
     }
 
     /// The dtype of the weights.
@@ -170,10 +188,14 @@ impl Dinov2Model {
         let (new_h, new_w) = (height / ph, width / pw);
         let cls = self.positions.narrow(1, 0, 1)?;
         let grid = self.positions.narrow(1, 1, stored)?.reshape([1, side, side, d])?.permute([0, 3, 1, 2])?;
-        let resized = grid
-            .to_dtype(DType::F32)?
-            .interpolate(Some(&[new_h, new_w]), None, "bicubic", Some(false))?
-            .to_dtype(self.positions.dtype())?;
+        let grid = grid.to_dtype(DType::F32)?;
+        // (With registers, transformers resamples antialiased.)
+        let resized = if self.registers.is_some() {
+            grid.interpolate_antialias(Some(&[new_h, new_w]), None, "bicubic", Some(false))?
+        } else {
+            grid.interpolate(Some(&[new_h, new_w]), None, "bicubic", Some(false))?
+        };
+        let resized = resized.to_dtype(self.positions.dtype())?;
         let resized = resized.permute([0, 2, 3, 1])?.reshape([1, new_h * new_w, d])?;
         Ok(Tensor::cat(&[&cls, &resized], 1)?)
     }
@@ -186,6 +208,11 @@ impl Dinov2Model {
         let (b, n, h) = (patches.dims()[0], patches.dims()[1], patches.dims()[2]);
         let cls = self.cls_token.expand([b, 1, h])?;
         let mut x = Tensor::cat(&[&cls, &patches], 1)?.add(&self.positions_for(height, width, n)?)?;
+        if let Some(registers) = &self.registers {
+            // After the class token, without positions.
+            let r = registers.expand([b, registers.dims()[1], h])?;
+            x = Tensor::cat(&[&x.narrow(1, 0, 1)?, &r, &x.narrow(1, 1, n)?], 1)?;
+        }
         let mut hidden_states = Vec::new();
         for block in &self.blocks {
             if output_hidden_states {
@@ -220,6 +247,11 @@ impl Dinov2Model {
         };
         Ok(ff.mul(&b.scale2)?.add(&x)?)
     }
+}
+
+/// The classifier's prefix of the model's tensors: `dinov2`, or `dinov2_with_registers`.
+fn prefix_of(cfg: &Config) -> Result<&'static str> {
+    Ok(if cfg.model_type()? == "dinov2_with_registers" { "dinov2_with_registers" } else { "dinov2" })
 }
 
 /// The SwiGLU feed-forward: the Hub's fused `weights_in` (gate rows, then up rows) and
@@ -259,7 +291,7 @@ pub struct Dinov2ForImageClassification {
 impl Dinov2ForImageClassification {
     /// The classifier from `cfg` and `weights`.
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
-        let dinov2 = Dinov2Model::load_at(&weights.vars("dinov2"), cfg)?;
+        let dinov2 = Dinov2Model::load_at(&weights.vars(prefix_of(cfg)?), cfg)?;
         let h = cfg.usize_or("hidden_size", 768)?;
         let classifier = match num_labels(cfg)? {
             0 => None,
@@ -272,8 +304,10 @@ impl Dinov2ForImageClassification {
     pub fn forward(&self, pixel_values: &Tensor, output_hidden_states: bool) -> Result<(Tensor, BertOutput)> {
         let out = self.dinov2.forward(pixel_values, output_hidden_states)?;
         let last = &out.last_hidden_state;
-        let n = last.dims()[1] - 1;
-        let features = Tensor::cat(&[&last.select(1, 0)?, &last.narrow(1, 1, n)?.mean([1], false)?], 1)?;
+        let lead = self.dinov2.leading_tokens();
+        let n = last.dims()[1] - lead;
+        let patches = last.narrow(1, lead as isize, n)?.mean([1], false)?;
+        let features = Tensor::cat(&[&last.select(1, 0)?, &patches], 1)?;
         let logits = match &self.classifier {
             Some(c) => c.forward(&features)?,
             None => features,

@@ -169,9 +169,9 @@ pub enum AutoModel {
     Whisper(Whisper),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
     Siglip(Siglip),
-    /// `Dinov2Model`
+    /// `Dinov2Model` (and `Dinov2WithRegistersModel`)
     Dinov2(Dinov2Model),
-    /// `Dinov2ForImageClassification`
+    /// `Dinov2ForImageClassification` (and `Dinov2WithRegistersForImageClassification`)
     Dinov2ForImageClassification(Dinov2ForImageClassification),
 }
 
@@ -354,8 +354,8 @@ impl AutoModel {
             }
             _ if arch.starts_with("Whisper") => AutoModel::Whisper(Whisper::load(arch, cfg, weights)?),
             _ if arch.starts_with("Siglip") => AutoModel::Siglip(Siglip::load(arch, cfg, weights)?),
-            "Dinov2Model" => AutoModel::Dinov2(Dinov2Model::load(cfg, weights)?),
-            "Dinov2ForImageClassification" => {
+            "Dinov2Model" | "Dinov2WithRegistersModel" => AutoModel::Dinov2(Dinov2Model::load(cfg, weights)?),
+            "Dinov2ForImageClassification" | "Dinov2WithRegistersForImageClassification" => {
                 AutoModel::Dinov2ForImageClassification(Dinov2ForImageClassification::load(cfg, weights)?)
             }
             _ if ["Bart", "MBart", "Marian", "Pegasus"].iter().any(|f| arch.starts_with(f)) => {

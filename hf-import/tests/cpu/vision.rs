@@ -258,3 +258,11 @@ fn dinov2_interpolated_positions_and_swiglu_classifier() {
     check("dinov2");
     check("dinov2_cls");
 }
+
+/// DINOv2 with registers: the register tokens after the class token, positions resampled
+/// antialiased (down one side, up the other), the classifier's patch mean without the registers.
+#[test]
+fn dinov2_with_registers() {
+    check("dinov2_reg");
+    check("dinov2_reg_cls");
+}
