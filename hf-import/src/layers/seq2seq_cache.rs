@@ -41,6 +41,22 @@ impl EncoderDecoderCache {
         EncoderDecoderCache { own, cross, cross_mask }
     }
 
+    /// A cache over the encoder's `states` `[batch, source, d]`, where `states_mask`
+    /// `[batch, source]` (int64, optional) keeps, with each layer's cross-attention keys and
+    /// values `cross`.
+    pub fn over_states(
+        cross: Vec<(Tensor, Tensor)>,
+        states: &Tensor,
+        states_mask: Option<&Tensor>,
+    ) -> Result<Self> {
+        let (b, source) = (states.dims()[0], states.dims()[1]);
+        let cross_mask = match states_mask {
+            Some(m) => super::padding_mask(m, states.dtype())?,
+            None => Tensor::zeros([b, 1, 1, source], (states.dtype(), states.device()))?,
+        };
+        Ok(Self::new(cross, cross_mask, states.device()))
+    }
+
     /// Tokens decoded so far.
     pub fn len(&self) -> usize {
         self.own.len()

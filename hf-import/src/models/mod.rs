@@ -28,6 +28,7 @@ mod qwen2;
 mod qwen3;
 mod registry;
 mod roberta;
+mod seq2seq_io;
 mod siglip;
 mod starcoder2;
 mod t5;

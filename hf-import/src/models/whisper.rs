@@ -6,9 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use oxtorch_tensor::{DType, Device, Tensor};
+use oxtorch_tensor::{Device, Tensor};
 
-use super::bart::{ids_and_mask, BartStack, StackConfig, StackOutput};
+use super::bart::{BartStack, StackConfig, StackOutput};
+use super::seq2seq_io::{check_inputs, ids_and_mask, outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, Embedding, Linear};
@@ -227,18 +228,7 @@ impl Whisper {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
-        for (name, t) in inputs {
-            if !INPUTS.contains(&name.as_str()) {
-                return Err(Error::Input(format!(
-                    "unexpected input '{name}' (this model takes {})",
-                    INPUTS.join(", ")
-                )));
-            }
-            let dtype = t.dtype();
-            if name == "decoder_input_ids" && (dtype.is_float() || dtype == DType::Bool) {
-                return Err(Error::Input(format!("input '{name}' must be an integer tensor, got {dtype:?}")));
-            }
-        }
+        check_inputs(inputs, INPUTS)?;
         let features = inputs
             .get("input_features")
             .ok_or_else(|| Error::Input("missing input 'input_features'".into()))?;
@@ -264,20 +254,12 @@ impl Whisper {
             Some((&encoded.last_hidden_state, None)),
             output_hidden_states,
         )?;
-        let mut out = Vec::new();
-        match &self.proj_out {
-            Some(head) => out.push(("logits".to_string(), head.forward(&decoded.last_hidden_state)?)),
-            None => out.push(("last_hidden_state".to_string(), decoded.last_hidden_state)),
-        }
-        let hidden = |prefix: &str, hs: Vec<Tensor>| {
-            hs.into_iter()
-                .enumerate()
-                .map(move |(i, h)| (format!("{prefix}hidden_states.{i}"), h))
-                .collect::<Vec<_>>()
-        };
-        out.extend(hidden("decoder_", decoded.hidden_states));
-        out.push(("encoder_last_hidden_state".to_string(), encoded.last_hidden_state));
-        out.extend(hidden("encoder_", encoded.hidden_states));
-        Ok(out)
+        let logits =
+            self.proj_out.as_ref().map(|head| head.forward(&decoded.last_hidden_state)).transpose()?;
+        Ok(outputs(
+            logits,
+            (decoded.last_hidden_state, decoded.hidden_states),
+            (encoded.last_hidden_state, encoded.hidden_states),
+        ))
     }
 }

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Device, Tensor};
 
 pub use self::stack::{BartStack, StackConfig, StackOutput};
-use super::ids_as_i64;
+use super::seq2seq_io::{check_inputs, ids_and_mask, outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::generate::EncoderDecoder;
@@ -331,18 +331,7 @@ impl Bart {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
-        for (name, t) in inputs {
-            if !INPUTS.contains(&name.as_str()) {
-                return Err(Error::Input(format!(
-                    "unexpected input '{name}' (this model takes {})",
-                    INPUTS.join(", ")
-                )));
-            }
-            let dtype = t.dtype();
-            if !name.ends_with("attention_mask") && (dtype.is_float() || dtype == DType::Bool) {
-                return Err(Error::Input(format!("input '{name}' must be an integer tensor, got {dtype:?}")));
-            }
-        }
+        check_inputs(inputs, INPUTS)?;
         let (ids, mask) = ids_and_mask(inputs, "input_ids", "attention_mask")?;
         let encoded = self.encode(&ids, mask.as_ref(), output_hidden_states)?;
         let (dec_ids, dec_mask) = match inputs.contains_key("decoder_input_ids") {
@@ -364,52 +353,19 @@ impl Bart {
             Some((&encoded.last_hidden_state, mask.as_ref())),
             output_hidden_states,
         )?;
-        let mut out = Vec::new();
-        if let Some((dense, out_proj)) = &self.classifier {
-            let sentence = self.at_last_eos(&ids, &decoded.last_hidden_state)?;
-            out.push(("logits".to_string(), out_proj.forward(&dense.forward(&sentence)?.tanh()?)?));
-        } else {
-            match self.logits(&decoded.last_hidden_state)? {
-                Some(l) => out.push(("logits".to_string(), l)),
-                None => out.push(("last_hidden_state".to_string(), decoded.last_hidden_state)),
+        let logits = match &self.classifier {
+            Some((dense, out_proj)) => {
+                let sentence = self.at_last_eos(&ids, &decoded.last_hidden_state)?;
+                Some(out_proj.forward(&dense.forward(&sentence)?.tanh()?)?)
             }
-        }
-        let hidden = |prefix: &str, hs: Vec<Tensor>| {
-            hs.into_iter()
-                .enumerate()
-                .map(move |(i, h)| (format!("{prefix}hidden_states.{i}"), h))
-                .collect::<Vec<_>>()
+            None => self.logits(&decoded.last_hidden_state)?,
         };
-        out.extend(hidden("decoder_", decoded.hidden_states));
-        out.push(("encoder_last_hidden_state".to_string(), encoded.last_hidden_state));
-        out.extend(hidden("encoder_", encoded.hidden_states));
-        Ok(out)
+        Ok(outputs(
+            logits,
+            (decoded.last_hidden_state, decoded.hidden_states),
+            (encoded.last_hidden_state, encoded.hidden_states),
+        ))
     }
-}
-
-/// Ids input `ids` (`[batch, seq]`, seq > 0) as int64 and its mask `mask` (`[batch, seq]`) as int64
-/// ones and zeros.
-pub(super) fn ids_and_mask(
-    inputs: &BTreeMap<String, Tensor>,
-    ids: &str,
-    mask: &str,
-) -> Result<(Tensor, Option<Tensor>)> {
-    let t = inputs.get(ids).ok_or_else(|| Error::Input(format!("missing input '{ids}'")))?;
-    let (b, s) = match t.dims() {
-        &[b, s] if s > 0 => (b, s),
-        d => return Err(Error::Input(format!("input '{ids}' must be [batch, seq] with seq > 0, got {d:?}"))),
-    };
-    let m = match inputs.get(mask) {
-        Some(m) if m.dims() != [b, s] => {
-            return Err(Error::Input(format!(
-                "input '{mask}' has shape {:?}, which does not fit {ids} of shape [{b}, {s}]",
-                m.dims()
-            )))
-        }
-        Some(m) => Some(m.ne(0.0)?.to_dtype(DType::I64)?),
-        None => None,
-    };
-    Ok((ids_as_i64(ids, t)?, m))
 }
 
 impl EncoderDecoder for Bart {

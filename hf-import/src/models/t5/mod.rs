@@ -11,10 +11,10 @@ mod stack;
 
 use std::collections::BTreeMap;
 
-use oxtorch_tensor::{DType, Device, Tensor};
+use oxtorch_tensor::{Device, Tensor};
 
 pub use self::stack::{StackConfig, StackOutput, T5Stack};
-use super::ids_as_i64;
+use super::seq2seq_io::{check_inputs, ids_and_mask, outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::generate::EncoderDecoder;
@@ -241,30 +241,13 @@ impl T5 {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
-        let accepted = self.input_names();
-        for (name, t) in inputs {
-            if !accepted.contains(&name.as_str()) {
-                return Err(Error::Input(format!(
-                    "unexpected input '{name}' (this model takes {})",
-                    accepted.join(", ")
-                )));
-            }
-            // Ids are integers; the masks may also be bool or float ones and zeros.
-            let dtype = t.dtype();
-            if !name.ends_with("attention_mask") && (dtype.is_float() || dtype == DType::Bool) {
-                return Err(Error::Input(format!("input '{name}' must be an integer tensor, got {dtype:?}")));
-            }
-        }
-        let ids = self.ids(inputs, "input_ids", "attention_mask")?;
-        let (ids, mask) = (ids.0, ids.1);
+        check_inputs(inputs, self.input_names())?;
+        let (ids, mask) = ids_and_mask(inputs, "input_ids", "attention_mask")?;
         let encoded = self.encode(&ids, mask.as_ref(), output_hidden_states)?;
-        let mut out = Vec::new();
-        let push = |out: &mut Vec<(String, Tensor)>, prefix: &str, hs: Vec<Tensor>| {
-            out.extend(hs.into_iter().enumerate().map(|(i, h)| (format!("{prefix}hidden_states.{i}"), h)));
-        };
         if self.decoder.is_none() {
-            out.push(("last_hidden_state".into(), encoded.last_hidden_state));
-            push(&mut out, "", encoded.hidden_states);
+            let mut out = vec![("last_hidden_state".to_string(), encoded.last_hidden_state)];
+            let hs = encoded.hidden_states.into_iter().enumerate();
+            out.extend(hs.map(|(i, h)| (format!("hidden_states.{i}"), h)));
             return Ok(out);
         }
         if !inputs.contains_key("decoder_input_ids") {
@@ -274,7 +257,7 @@ impl T5 {
                     .into(),
             ));
         }
-        let (dec_ids, dec_mask) = self.ids(inputs, "decoder_input_ids", "decoder_attention_mask")?;
+        let (dec_ids, dec_mask) = ids_and_mask(inputs, "decoder_input_ids", "decoder_attention_mask")?;
         let (logits, decoded) = self.decode(
             &dec_ids,
             dec_mask.as_ref(),
@@ -282,44 +265,11 @@ impl T5 {
             mask.as_ref(),
             output_hidden_states,
         )?;
-        match logits {
-            Some(l) => out.push(("logits".into(), l)),
-            None => out.push(("last_hidden_state".into(), decoded.last_hidden_state)),
-        }
-        push(&mut out, "decoder_", decoded.hidden_states);
-        out.push(("encoder_last_hidden_state".into(), encoded.last_hidden_state));
-        push(&mut out, "encoder_", encoded.hidden_states);
-        Ok(out)
-    }
-
-    /// Ids input `ids` (`[batch, seq]`, seq > 0) as int64 and its mask `mask` (`[batch, seq]`) as
-    /// int64 ones and zeros.
-    fn ids(
-        &self,
-        inputs: &BTreeMap<String, Tensor>,
-        ids: &str,
-        mask: &str,
-    ) -> Result<(Tensor, Option<Tensor>)> {
-        let t = inputs.get(ids).ok_or_else(|| Error::Input(format!("missing input '{ids}'")))?;
-        let (b, s) = match t.dims() {
-            &[b, s] if s > 0 => (b, s),
-            d => {
-                return Err(Error::Input(format!(
-                    "input '{ids}' must be [batch, seq] with seq > 0, got {d:?}"
-                )))
-            }
-        };
-        let m = match inputs.get(mask) {
-            Some(m) if m.dims() != [b, s] => {
-                return Err(Error::Input(format!(
-                    "input '{mask}' has shape {:?}, which does not fit {ids} of shape [{b}, {s}]",
-                    m.dims()
-                )))
-            }
-            Some(m) => Some(m.ne(0.0)?.to_dtype(DType::I64)?),
-            None => None,
-        };
-        Ok((ids_as_i64(ids, t)?, m))
+        Ok(outputs(
+            logits,
+            (decoded.last_hidden_state, decoded.hidden_states),
+            (encoded.last_hidden_state, encoded.hidden_states),
+        ))
     }
 }
 

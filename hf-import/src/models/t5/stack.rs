@@ -273,12 +273,7 @@ impl T5Stack {
                 None => Err(Error::Input("the encoder's stack has no cross-attention".into())),
             })
             .collect::<Result<Vec<_>>>()?;
-        let (b, source) = (states.dims()[0], states.dims()[1]);
-        let cross_mask = match states_mask {
-            Some(m) => padding_mask(m, states.dtype())?,
-            None => Tensor::zeros([b, 1, 1, source], (states.dtype(), states.device()))?,
-        };
-        Ok(EncoderDecoderCache::new(cross, cross_mask, states.device()))
+        EncoderDecoderCache::over_states(cross, states, states_mask)
     }
 
     /// The decoder on one more token per row, `embeds` `[batch, 1, d_model]`, after the tokens in
