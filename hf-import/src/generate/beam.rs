@@ -26,8 +26,9 @@ struct Beams {
 }
 
 /// Beam search from `decoder_start_token_id` over each source of `input_ids` `[batch, seq]` (with
-/// `attention_mask`): the best hypothesis per source, `[batch, 1 + generated]` int64 padded with
-/// [`GenerationConfig::pad_token`], as transformers' `generate(num_beams=...)`.
+/// `attention_mask`): the best hypothesis per source, `[batch, 1 + generated]` int64 padded as
+/// transformers' `generate(num_beams=...)` pads (its pad id, or its first EOS id where the pad id
+/// is 0 or unset, -1 without EOS ids).
 pub(super) fn beam_search(
     model: &impl EncoderDecoder,
     ids: &Tensor,
@@ -150,7 +151,7 @@ pub(super) fn beam_search(
             break;
         }
     }
-    let pad = g.pad_token();
+    let pad = fill_value(g);
     let best: Vec<Vec<i64>> = beams.into_iter().map(|bm| bm.finished[0].0.clone()).collect();
     let width = best.iter().map(Vec::len).max().unwrap_or(1).max(1);
     let mut out = Vec::with_capacity(b * width);
@@ -161,10 +162,40 @@ pub(super) fn beam_search(
     Ok(Tensor::from_vec(out, [b, width])?)
 }
 
+/// What finished hypotheses are padded with: transformers' `output_fill_value = pad_token_id or
+/// eos_token_id[0] if eos_token_id is not None else -1`, where a pad id of 0 is falsy, so the first
+/// EOS token fills (T5's pad id is 0).
+fn fill_value(g: &GenerationConfig) -> i64 {
+    match (g.pad_token_id, g.eos_token_ids.first()) {
+        (_, None) => -1,
+        (Some(p), _) if p != 0 => p,
+        (_, Some(&eos)) => eos,
+    }
+}
+
 /// Keeps the `k` items with the largest `key`, in descending order; equal keys keep their order
 /// (torch.topk's on CPU for these sizes).
 fn stable_top<T>(items: &mut Vec<T>, k: usize, key: impl Fn(&T) -> f32) {
     let mut indexed: Vec<(usize, T)> = items.drain(..).enumerate().collect();
     indexed.sort_by(|a, b| key(&b.1).total_cmp(&key(&a.1)).then(a.0.cmp(&b.0)));
     items.extend(indexed.into_iter().take(k).map(|(_, t)| t));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Python's `pad or eos[0] if eos is not None else -1`, with its falsy 0.
+    #[test]
+    fn finished_hypotheses_are_padded_as_transformers_pads_them() {
+        let g = |pad: Option<i64>, eos: Vec<i64>| GenerationConfig {
+            pad_token_id: pad,
+            eos_token_ids: eos,
+            ..GenerationConfig::default()
+        };
+        assert_eq!(fill_value(&g(Some(5), vec![2])), 5);
+        assert_eq!(fill_value(&g(Some(0), vec![1])), 1);
+        assert_eq!(fill_value(&g(None, vec![3, 4])), 3);
+        assert_eq!(fill_value(&g(Some(5), vec![])), -1);
+    }
 }
