@@ -1,5 +1,5 @@
-//! Text generation with a KV cache: greedy or sampled (temperature, top-k, top-p, min-p, repetition
-//! penalty, seed), transformers' token bans (n-gram repeats, bad words, suppressed and forced
+//! Text generation with a KV cache: greedy, sampled (temperature, top-k, top-p, min-p, repetition
+//! penalty, seed) or beam search, transformers' token bans (n-gram repeats, bad words, suppressed and forced
 //! tokens), stopping at EOS tokens from `generation_config.json` or at stop strings, batched
 //! prompts with left padding, tokens streamed to a callback as they come.
 
@@ -21,6 +21,7 @@ mod stop;
 pub use config::{CacheImplementation, EarlyStopping, GenerationConfig};
 pub use seq2seq::{generate_seq2seq, EncoderDecoder};
 
+use beam::{beam_result, beam_search, repeat_rows, BeamModel};
 use sampling::{pick, process, processes, Rng};
 use stop::StopStrings;
 
@@ -38,6 +39,10 @@ const FIRST_NEW_SLOTS: usize = 256;
 /// cache stays there. Greedy decoding on xla/tpu picks tokens there too and downloads only them
 /// (see `decode_greedy_on_device`); otherwise each step moves the new tokens up and the last
 /// position's logits down. Stop strings need the tokenizer: see [`generate_with_tokenizer`].
+///
+/// With `g.num_beams` > 1 this is beam search (transformers' `_beam_search`: `g.length_penalty`,
+/// `g.early_stopping`), each prompt's best hypothesis returned, padded as transformers pads it; its
+/// tokens are reported to `on_token` once the search ends.
 pub fn generate(
     lm: &CausalLm,
     input_ids: &Tensor,
@@ -95,12 +100,6 @@ fn generate_with(
     mut on_token: impl FnMut(usize, i64),
 ) -> Result<Tensor> {
     g.validate()?;
-    if g.num_beams > 1 {
-        return Err(Error::Input(format!(
-            "num_beams = {} asks for beam search, which is supported for encoder-decoders only",
-            g.num_beams
-        )));
-    }
     let stop = match tokenizer {
         Some(tokenizer) => StopStrings::new(tokenizer, &g.stop_strings)?,
         None => None,
@@ -126,6 +125,13 @@ fn generate_with(
     if b == 0 || g.max_new_tokens == 0 {
         return Ok(Tensor::from_vec(rows.concat(), [b, s])?);
     }
+    // Beam search runs each prompt once per beam, consecutively.
+    let (sources, rows, mask) = if g.num_beams > 1 {
+        let mask_rows: Vec<&[i64]> = mask.chunks(s).collect();
+        (Some(rows.clone()), repeat_rows(&rows, g.num_beams), repeat_rows(&mask_rows, g.num_beams).concat())
+    } else {
+        (None, rows, mask)
+    };
     let device = lm.device();
     let fixed = g.cache_implementation.is_static(device);
     // On xla/tpu each forward (the prefill, then every decode step) is recorded and runs as one
@@ -154,9 +160,15 @@ fn generate_with(
         on_pool(device, || lm.logits_at(&ids_t, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1))?;
     cache.truncate(s);
     // As transformers' `prompt_ignore_length`: the position of each row's first unmasked token.
-    let padding = mask.chunks(s).map(|m| m.iter().position(|&v| v != 0).unwrap_or(0)).collect();
-    let mut rows = Rows { tokens: rows, done: vec![false; b], prompt_len: s, padding, stop };
+    let padding: Vec<usize> = mask.chunks(s).map(|m| m.iter().position(|&v| v != 0).unwrap_or(0)).collect();
     let mut step = Step { lm, device, mask: mask_t };
+    if let Some(sources) = sources {
+        let padding: Vec<usize> = padding.into_iter().step_by(g.num_beams).collect();
+        let mut beamed = Beamed { step, cache, prompt, prefill: Some(logits), prompt_len: s };
+        let best = beam_search(&mut beamed, &sources, &padding, stop, g)?;
+        return beam_result(&best, s, g, on_token);
+    }
+    let mut rows = Rows { tokens: rows, done: vec![false; b], prompt_len: s, padding, stop };
     if greedy_on_device(lm, device, g) {
         decode_greedy_on_device(&mut step, logits, &mut cache, &mut prompt, &mut rows, g, &mut on_token)?;
     } else {
@@ -373,6 +385,48 @@ fn decode_on_host(
         logits = step.next(&ids, cache, prompt)?;
     }
     Ok(())
+}
+
+/// A causal LM under beam search: its cache, the prompt's positions and mask (the same for every
+/// beam of a source, so a reordering of the beams leaves them alone), and the prefill's logits
+/// until the search asks for its first step's.
+struct Beamed<'a> {
+    step: Step<'a>,
+    cache: KvCache,
+    prompt: Prompt,
+    prefill: Option<Tensor>,
+    /// the prompts' length (padding included)
+    prompt_len: usize,
+}
+
+impl BeamModel for Beamed<'_> {
+    fn next_logits(&mut self, rows: &[&[i64]]) -> Result<Tensor> {
+        if let Some(logits) = self.prefill.take() {
+            return Ok(logits);
+        }
+        let len = rows.first().map_or(0, |r| r.len());
+        // The previous step has run (its logits were read): a mask it replaces is not read again.
+        self.step.fit_mask(&self.cache, &self.prompt)?;
+        let (step, cache) = (&self.step, &mut self.cache);
+        if step.lm.recompute_cache_at() == Some(len) && len > self.prompt_len {
+            // The whole sequence again on an emptied cache, as transformers does for Phi-3.
+            self.prompt.advance();
+            let rows: Vec<Vec<i64>> = rows.iter().map(|r| r.to_vec()).collect();
+            let (all_ids, all_pos) = self.prompt.whole(&rows)?;
+            let (all_ids, all_pos) = (all_ids.to(step.device)?, all_pos.to(step.device)?);
+            cache.truncate(0);
+            return on_pool(step.device, || {
+                step.lm.logits_at(&all_ids, step.mask.as_ref(), Some(&all_pos), Some(cache), len - 1)
+            });
+        }
+        let last: Vec<i64> = rows.iter().map(|r| r.last().copied().unwrap_or(0)).collect();
+        let ids = Tensor::from_vec(last, [rows.len(), 1])?.to(step.device)?;
+        step.next(&ids, cache, &mut self.prompt)
+    }
+
+    fn reorder(&mut self, from: &[i64]) -> Result<()> {
+        self.cache.reorder_rows(&Tensor::from_vec(from.to_vec(), [from.len()])?)
+    }
 }
 
 /// Runs `f` (a forward pass) on a thread of rayon's pool when the model is on the cpu. The CPU
@@ -871,6 +925,10 @@ mod tests {
             (
                 GenerationConfig { repetition_penalty: 0.0, do_sample: false, ..ok.clone() },
                 "`repetition_penalty` has to be a strictly positive float, but is 0",
+            ),
+            (
+                GenerationConfig { num_beams: 3, ..ok.clone() },
+                "num_beams = 3 with do_sample asks for beam sampling",
             ),
         ] {
             let e = g.validate().unwrap_err().to_string();

@@ -1118,7 +1118,7 @@ class Runner:
                             ("min_length", [6, 14])]:
             if r.random() < 0.12:
                 extras[key] = r.choice(values)
-        if family in SEQ2SEQ and r.random() < 0.4:  # beam search
+        if r.random() < (0.4 if family in SEQ2SEQ else 0.25):  # beam search
             extras["num_beams"] = r.choice([2, 3, 4])
             extras["length_penalty"] = r.choice([1.0, 0.6, 2.0])
             extras["early_stopping"] = r.choice([False, True, "never"])
@@ -1142,7 +1142,7 @@ class Runner:
         if got.shape != want.shape or not torch.equal(got, want):
             # Where it diverges, and whether transformers' own choice there was a near tie.
             msg = f"ours {got.tolist()} ref {want.tolist()}"
-            if got.shape[0] == want.shape[0] and family not in SEQ2SEQ:
+            if got.shape[0] == want.shape[0] and family not in SEQ2SEQ and "num_beams" not in extras:
                 n = min(got.shape[1], want.shape[1])
                 for i in range(want.shape[0]):
                     neq = (got[i, :n] != want[i, :n]).nonzero()

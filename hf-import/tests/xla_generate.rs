@@ -268,3 +268,28 @@ fn bart_beam_search_on_xla_matches_transformers() {
             .unwrap();
     assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap());
 }
+
+/// Decoder beam search on xla equals transformers' (the static cache reordered on the device,
+/// Phi-3's LongRoPE switch recomputing it mid-search), and a repeated search compiles nothing.
+#[test]
+fn decoder_beam_search_on_xla_matches_transformers() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    for (name, beams, eos) in [("llama", 3, Some(vec![42])), ("phi3_longrope", 2, None)] {
+        let (cfg, model) = load(name, dev);
+        let golden = read_all(&fixture(name).join("beam.safetensors"));
+        let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
+        (g.max_new_tokens, g.num_beams, g.pad_token_id) = (10, beams, Some(0));
+        if let Some(eos) = eos {
+            g.eos_token_ids = eos;
+        }
+        let run = || {
+            let lm = model.causal_lm().unwrap();
+            generate(lm, &golden["input_ids"], Some(&golden["attention_mask"]), &g, |_, _| {}).unwrap()
+        };
+        assert_eq!(run().to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap(), "{name}");
+        let before = programs();
+        run();
+        assert_eq!(programs() - before, 0, "{name}: a repeated beam search compiled new programs");
+    }
+}

@@ -40,11 +40,11 @@ pub struct GenerateArgs {
     /// new tokens at least: no EOS before (default: generation_config.json's)
     #[arg(long)]
     min_new_tokens: Option<usize>,
-    /// pick the most likely token (no sampling; an encoder-decoder whose generation config asks
-    /// for beams keeps its beam search: `--num-beams 1` for greedy)
+    /// pick the most likely token (no sampling; a generation config that asks for beams keeps
+    /// its beam search: `--num-beams 1` for greedy)
     #[arg(long)]
     greedy: bool,
-    /// beams of beam search (encoder-decoders; 1: greedy or sampling)
+    /// beams of beam search (1: greedy or sampling)
     #[arg(long)]
     num_beams: Option<usize>,
     /// sample with this temperature

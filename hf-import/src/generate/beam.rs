@@ -1,23 +1,36 @@
-//! Beam search for encoder-decoders, as transformers 5's `_beam_search`: per source, `num_beams`
-//! running hypotheses scored by their summed log-probabilities; each step the best
-//! `max(2, 1 + EOS tokens) × num_beams` continuations are taken, those ending (EOS or the length
-//! limit) among the first `num_beams` enter the finished set with their score divided by
-//! `length ^ length_penalty`, the best `num_beams` unfinished ones go on; `early_stopping` decides
-//! when a source is done. The logits processors apply to the log-probabilities, as there.
+//! Beam search, as transformers 5's `_beam_search`, for decoder-only models and encoder-decoders
+//! alike: per source, `num_beams` running hypotheses scored by their summed log-probabilities;
+//! each step the best `max(2, 1 + EOS tokens) × num_beams` continuations are taken, those ending
+//! (EOS or the length limit) among the first `num_beams` enter the finished set with their score
+//! divided by `new length ^ length_penalty`, the best `num_beams` unfinished ones go on;
+//! `early_stopping` decides when a source is done. The logits processors apply to the
+//! log-probabilities, as there.
 
-use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::sampling::process;
-use super::seq2seq::EncoderDecoder;
+use super::stop::StopStrings;
 use super::{EarlyStopping, GenerationConfig};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// transformers' stand-in for minus infinity in beam scores.
 const NEG: f32 = -1.0e9;
 
+/// A model under beam search: row `i × num_beams + k` of its cache holds source `i`'s hypothesis
+/// `k`.
+pub(super) trait BeamModel {
+    /// The next-token logits `[sources × num_beams, vocab]` (any float dtype, on any device) after
+    /// `rows`, the running hypotheses (each the whole sequence so far, prompt included), whose
+    /// newest token the cache has not seen yet (on the first call, every token of the prompt may
+    /// be new).
+    fn next_logits(&mut self, rows: &[&[i64]]) -> Result<Tensor>;
+    /// Moves the cache's rows: row `r` becomes what row `from[r]` was.
+    fn reorder(&mut self, from: &[i64]) -> Result<()>;
+}
+
 /// One source's beams.
 struct Beams {
-    /// running hypotheses (decoder tokens so far) and their summed log-probabilities
+    /// running hypotheses (the sequence so far) and their summed log-probabilities
     running: Vec<(Vec<i64>, f32)>,
     /// finished hypotheses: tokens, length-penalised score, whether a real one (not a placeholder)
     finished: Vec<(Vec<i64>, f32, bool)>,
@@ -25,50 +38,45 @@ struct Beams {
     can_improve: bool,
 }
 
-/// Beam search from `decoder_start_token_id` over each source of `input_ids` `[batch, seq]` (with
-/// `attention_mask`): the best hypothesis per source, `[batch, 1 + generated]` int64 padded as
-/// transformers' `generate(num_beams=...)` pads (its pad id, or its first EOS id where the pad id
-/// is 0 or unset, -1 without EOS ids).
+/// Beam search after `prompts` (one per source, all as long; `padding`: each one's left padding,
+/// which the repetition penalty does not see) for up to `g.max_new_tokens` new tokens, a
+/// hypothesis also ending where it completes one of `stop`'s strings: the best hypothesis per
+/// source, prompt included (see [`beam_result`]). `model`'s cache holds each prompt `g.num_beams` times, consecutively
+/// (transformers' `_expand_inputs_for_generation`).
 pub(super) fn beam_search(
-    model: &impl EncoderDecoder,
-    ids: &Tensor,
-    mask: &Tensor,
-    start: i64,
+    model: &mut impl BeamModel,
+    prompts: &[Vec<i64>],
+    padding: &[usize],
+    mut stop: Option<StopStrings>,
     g: &GenerationConfig,
-) -> Result<Tensor> {
-    if g.do_sample {
-        return Err(Error::Input("beam sampling (num_beams > 1 with do_sample) is not supported".into()));
-    }
-    let _no_grad = NoGradGuard::new();
+) -> Result<Vec<Vec<i64>>> {
     let nb = g.num_beams;
-    let b = ids.dims()[0];
-    // Each source once per beam, consecutive (transformers' `_expand_inputs_for_generation`).
-    let rows: Vec<i64> = (0..b as i64).flat_map(|r| std::iter::repeat_n(r, nb)).collect();
-    let rows = Tensor::from_vec(rows, [b * nb])?;
-    let device = model.device();
-    let expanded_ids = ids.index_select(0, &rows)?.to(device)?;
-    let expanded_mask = mask.index_select(0, &rows)?.to(device)?;
-    let mut cache = model.start_generation(&expanded_ids, Some(&expanded_mask))?;
-    let max_len = 1 + g.max_new_tokens;
+    let b = prompts.len();
+    let prompt_len = prompts.first().map_or(0, Vec::len);
+    let max_len = prompt_len + g.max_new_tokens;
     let keep = (2.max(1 + g.eos_token_ids.len())) * nb;
     let placeholder = (Vec::new(), NEG, false);
-    let mut beams: Vec<Beams> = (0..b)
-        .map(|_| Beams {
-            running: (0..nb).map(|k| (vec![start], if k == 0 { 0.0 } else { NEG })).collect(),
+    let mut beams: Vec<Beams> = prompts
+        .iter()
+        .map(|prompt| Beams {
+            running: (0..nb).map(|k| (prompt.clone(), if k == 0 { 0.0 } else { NEG })).collect(),
             finished: vec![placeholder.clone(); nb],
             can_improve: true,
         })
         .collect();
-    // (The divisor as Python computes `len ** length_penalty`, then float32 as torch divides.)
+    // (The divisor as Python computes `len ** length_penalty`, then float32 as torch divides;
+    // `len` counts new tokens, an encoder-decoder's start token included.)
     let penalised = |score: f32, len: usize| score / (len as f64).powf(g.length_penalty) as f32;
-    let mut cur_len = 1;
+    let mut cur_len = prompt_len;
     loop {
-        let last: Vec<i64> =
-            beams.iter().flat_map(|bm| bm.running.iter().map(|(t, _)| *t.last().unwrap_or(&start))).collect();
-        let logits = model.next_logits(&Tensor::from_vec(last, [b * nb, 1])?.to(device)?, &mut cache)?;
-        let log_probs =
-            logits.to_dtype(DType::F32)?.log_softmax(-1, None)?.to(Device::Cpu)?.to_vec2::<f32>()?;
-        let n = cur_len - 1;
+        let rows: Vec<&[i64]> = beams.iter().flat_map(|bm| bm.running.iter().map(|(t, _)| &t[..])).collect();
+        let log_probs = model
+            .next_logits(&rows)?
+            .to_dtype(DType::F32)?
+            .log_softmax(-1, None)?
+            .to(Device::Cpu)?
+            .to_vec2::<f32>()?;
+        let n = cur_len - prompt_len;
         let mut reorder = Vec::with_capacity(b * nb);
         let mut all_hit = true;
         for (i, bm) in beams.iter_mut().enumerate() {
@@ -81,23 +89,32 @@ pub(super) fn beam_search(
                         .enumerate()
                         .for_each(|(t, l)| *l = if t as i64 == bos { 0.0 } else { f32::NEG_INFINITY });
                 } else {
-                    process(&mut row, tokens, 0, n, g);
+                    process(&mut row, tokens, padding[i], n, g);
                 }
                 candidates.extend(row.iter().enumerate().map(|(t, &l)| (l + score, k, t as i64)));
             }
             // torch.topk: descending; equal scores in index order.
             candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
             candidates.truncate(keep);
+            // transformers' stopping criteria on each candidate: EOS, the length, stop strings.
             let hits: Vec<bool> = candidates
                 .iter()
-                .map(|&(_, _, t)| g.eos_token_ids.contains(&t) || cur_len + 1 >= max_len)
+                .map(|&(_, k, t)| {
+                    g.eos_token_ids.contains(&t)
+                        || cur_len + 1 >= max_len
+                        || stop.as_mut().is_some_and(|stop| {
+                            let mut tokens = bm.running[k].0.clone();
+                            tokens.push(t);
+                            stop.matches(&tokens)
+                        })
+                })
                 .collect();
             all_hit &= hits.iter().all(|&h| h);
             // The finished set: the first `num_beams` candidates that ended, penalised by length.
             let full = bm.finished.iter().all(|f| f.2) && g.early_stopping == EarlyStopping::WhenFull;
             let mut merged = bm.finished.clone();
             for (j, (&(score, k, t), &hit)) in candidates.iter().zip(&hits).enumerate() {
-                let mut sc = penalised(score, cur_len);
+                let mut sc = penalised(score, cur_len + 1 - prompt_len);
                 let real = hit && j < nb;
                 if full {
                     sc += NEG;
@@ -129,14 +146,13 @@ pub(super) fn beam_search(
                 reorder.push((i * nb + k) as i64);
             }
         }
-        cache.reorder(&reorder)?;
         cur_len += 1;
         let (mut improvable_anywhere, mut all_full) = (false, true);
         for bm in beams.iter_mut() {
             let hypothetical = if g.early_stopping == EarlyStopping::Never && g.length_penalty > 0.0 {
-                max_len - 1
+                max_len - prompt_len
             } else {
-                cur_len - 1
+                cur_len - prompt_len
             };
             let best_running = penalised(bm.running[0].1, hypothetical);
             let worst = bm.finished.iter().map(|f| f.1).fold(f32::INFINITY, f32::min);
@@ -150,16 +166,37 @@ pub(super) fn beam_search(
         if !improvable_anywhere || done_when_full || all_hit || cur_len >= max_len {
             break;
         }
+        model.reorder(&reorder)?;
+    }
+    Ok(beams.into_iter().map(|bm| bm.finished[0].0.clone()).collect())
+}
+
+/// Each of `rows` `times` times in a row (transformers' `_expand_inputs_for_generation`).
+pub(super) fn repeat_rows<T: Clone>(rows: &[T], times: usize) -> Vec<T> {
+    rows.iter().flat_map(|row| std::iter::repeat_n(row.clone(), times)).collect()
+}
+
+/// Beam search's result: calls `on_token(row, token)` for each new token of each of the `best`
+/// hypotheses (after the prompts' `prompt_len` tokens; the hypotheses are only known at the end),
+/// and returns them as `[sources, longest]` int64, padded as transformers' `generate(num_beams=...)`
+/// pads (see [`fill_value`]).
+pub(super) fn beam_result(
+    best: &[Vec<i64>],
+    prompt_len: usize,
+    g: &GenerationConfig,
+    mut on_token: impl FnMut(usize, i64),
+) -> Result<Tensor> {
+    for (r, row) in best.iter().enumerate() {
+        row[prompt_len.min(row.len())..].iter().for_each(|&t| on_token(r, t));
     }
     let pad = fill_value(g);
-    let best: Vec<Vec<i64>> = beams.into_iter().map(|bm| bm.finished[0].0.clone()).collect();
     let width = best.iter().map(Vec::len).max().unwrap_or(1).max(1);
-    let mut out = Vec::with_capacity(b * width);
-    for row in &best {
+    let mut out = Vec::with_capacity(best.len() * width);
+    for row in best {
         out.extend(row.iter().copied());
         out.extend(std::iter::repeat_n(pad, width - row.len()));
     }
-    Ok(Tensor::from_vec(out, [b, width])?)
+    Ok(Tensor::from_vec(out, [best.len(), width])?)
 }
 
 /// What finished hypotheses are padded with: transformers' `output_fill_value = pad_token_id or

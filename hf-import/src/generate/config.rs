@@ -67,7 +67,7 @@ pub struct GenerationConfig {
     pub forced_eos_token_ids: Vec<i64>,
     /// `forced_bos_token_id`: an encoder-decoder's first new token (mBART's target language)
     pub forced_bos_token_id: Option<i64>,
-    /// beams of beam search (1: greedy or sampling); encoder-decoders only
+    /// beams of beam search (1: greedy or sampling)
     pub num_beams: usize,
     /// beam search's finished scores are divided by `length ^ length_penalty`
     pub length_penalty: f64,
@@ -143,13 +143,6 @@ pub enum EarlyStopping {
     WhenFull,
     /// `"never"`: only once no running beam can beat them at any length (canonical beam search)
     Never,
-}
-
-/// Whether `cfg` is an encoder-decoder's (`is_encoder_decoder`, or a model type that is one).
-fn is_encoder_decoder(cfg: &Config) -> bool {
-    let seq2seq = ["t5", "mt5", "bart", "mbart", "whisper", "marian", "pegasus"];
-    cfg.bool_or("is_encoder_decoder", false).unwrap_or(false)
-        || cfg.model_type().is_ok_and(|t| seq2seq.contains(&t))
 }
 
 fn ids_of(file: &Path, key: &str, v: Option<&Value>) -> Result<Vec<i64>> {
@@ -252,13 +245,6 @@ impl GenerationConfig {
                 .ok_or_else(|| Error::format(&path, format!("\"do_sample\" must be a boolean, got {v}")))?,
         };
         g.num_beams = count("num_beams")?.unwrap_or(1).max(1);
-        if g.num_beams > 1 && !is_encoder_decoder(cfg) {
-            return Err(Error::format(
-                &path,
-                "\"num_beams\" > 1 asks for beam search, which is supported for encoder-decoders only (greedy or \
-                 sampling here)",
-            ));
-        }
         g.length_penalty = num("length_penalty")?.unwrap_or(1.0);
         g.early_stopping = match json.get("early_stopping") {
             None | Some(Value::Null) | Some(Value::Bool(false)) => EarlyStopping::Heuristic,
@@ -413,6 +399,13 @@ impl GenerationConfig {
                 self.repetition_penalty
             ));
         }
+        if self.do_sample && self.num_beams > 1 {
+            return bad(format!(
+                "num_beams = {} with do_sample asks for beam sampling, which is not supported (beam search \
+                 without do_sample, or sampling with num_beams = 1)",
+                self.num_beams
+            ));
+        }
         if self.do_sample {
             if !(self.temperature > 0.0 && self.temperature.is_finite()) {
                 return bad(format!(
@@ -550,7 +543,6 @@ mod tests {
     #[test]
     fn unsupported_or_malformed_settings_are_errors() {
         for (json, needle) in [
-            (r#"{"num_beams": 4}"#, "beam search"),
             (r#"{"bad_words_ids": [3]}"#, "bad_words_ids"),
             (r#"{"bad_words_ids": [[]]}"#, "bad_words_ids"),
             (r#"{"no_repeat_ngram_size": -1}"#, "no_repeat_ngram_size"),

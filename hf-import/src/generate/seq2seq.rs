@@ -4,6 +4,7 @@
 
 use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
 
+use super::beam::{beam_result, beam_search, repeat_rows, BeamModel};
 use super::sampling::{pick, process, Rng};
 use super::stop::StopStrings;
 use super::{GenerationConfig, Rows};
@@ -36,7 +37,7 @@ pub trait EncoderDecoder {
 /// finished rows padded with [`GenerationConfig::pad_token`]. `g`'s lengths count the decoder's
 /// tokens, the start token included (as transformers' `max_length` for encoder-decoders).
 /// With a `tokenizer`, `g.stop_strings` end a row too. With `g.num_beams` > 1 this is beam search
-/// (`generate/beam.rs`; stop strings are not applied there), its tokens reported once it ends.
+/// (`generate/beam.rs`), its tokens reported once it ends.
 pub fn generate_seq2seq(
     model: &impl EncoderDecoder,
     input_ids: &Tensor,
@@ -77,18 +78,14 @@ pub fn generate_seq2seq(
         return Ok(Tensor::from_vec(tokens.concat(), [b, 1])?);
     }
     if g.num_beams > 1 {
-        // The hypotheses are only known at the end: their tokens are reported then, up to each
-        // row's EOS.
-        let out = super::beam::beam_search(model, &ids, &mask, start, g)?;
-        for (r, row) in out.to_vec2::<i64>()?.iter().enumerate() {
-            for &t in &row[1..] {
-                on_token(r, t);
-                if g.eos_token_ids.contains(&t) {
-                    break;
-                }
-            }
-        }
-        return Ok(out);
+        let device = model.device();
+        // Each source once per beam, consecutive.
+        let rows: Vec<i64> = repeat_rows(&(0..b as i64).collect::<Vec<_>>(), g.num_beams);
+        let rows = Tensor::from_vec(rows, [b * g.num_beams])?;
+        let (ids, mask) = (ids.index_select(0, &rows)?.to(device)?, mask.index_select(0, &rows)?.to(device)?);
+        let cache = model.start_generation(&ids, Some(&mask))?;
+        let best = beam_search(&mut Beamed { model, cache }, &tokens, &vec![0; b], stop, g)?;
+        return beam_result(&best, 1, g, on_token);
     }
     let device = model.device();
     let mut cache = model.start_generation(&ids.to(device)?, Some(&mask.to(device)?))?;
@@ -120,4 +117,22 @@ pub fn generate_seq2seq(
     }
     let width = rows.tokens[0].len();
     Ok(Tensor::from_vec(rows.tokens.concat(), [b, width])?)
+}
+
+/// An encoder-decoder under beam search: its cache and the decoder's newest tokens.
+struct Beamed<'m, M> {
+    model: &'m M,
+    cache: EncoderDecoderCache,
+}
+
+impl<M: EncoderDecoder> BeamModel for Beamed<'_, M> {
+    fn next_logits(&mut self, rows: &[&[i64]]) -> Result<Tensor> {
+        let last: Vec<i64> = rows.iter().map(|r| r.last().copied().unwrap_or(0)).collect();
+        let ids = Tensor::from_vec(last, [rows.len(), 1])?.to(self.model.device())?;
+        self.model.next_logits(&ids, &mut self.cache)
+    }
+
+    fn reorder(&mut self, from: &[i64]) -> Result<()> {
+        self.cache.reorder(from)
+    }
 }

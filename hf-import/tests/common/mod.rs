@@ -25,6 +25,15 @@ pub fn read_all(path: &std::path::Path) -> BTreeMap<String, Tensor> {
     map
 }
 
+/// The `__metadata__` of a safetensors file (settings a fixture script recorded), each value parsed
+/// as JSON.
+pub fn read_metadata(path: &std::path::Path) -> BTreeMap<String, serde_json::Value> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let meta = meta.metadata().clone().unwrap_or_default();
+    meta.into_iter().map(|(k, v)| (k, serde_json::from_str(&v).unwrap())).collect()
+}
+
 /// The golden file of a fixture split into its inputs and transformers' outputs.
 pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>) {
     let all = read_all(&fixture(name).join("expected.safetensors"));

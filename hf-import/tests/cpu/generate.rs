@@ -84,6 +84,60 @@ fn greedy_generate_with(cache: CacheImplementation) {
     }
 }
 
+/// Beam search equals transformers' `generate(num_beams=...)` token for token, with the dynamic and
+/// the static cache, on the settings `make_fixtures.py` recorded in `beam.safetensors`: EOS hits
+/// (two EOS ids; finished hypotheses padded with the first), length penalties (0, 0.6, 2),
+/// `early_stopping` true and `"never"`, repetition penalty and n-gram bans, a left-padded prompt,
+/// mixtures of experts, and Phi-3's LongRoPE switch (the cache recomputed mid-search).
+#[test]
+fn beam_search_matches_transformers() {
+    use oxtorch_hf_import::generate::EarlyStopping;
+    for name in ["llama", "gpt2", "qwen3", "mixtral", "gemma2", "phi3_longrope", "olmo2"] {
+        let (cfg, model) = load(name);
+        let path = fixture(name).join("beam.safetensors");
+        let golden = read_all(&path);
+        let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
+        g.pad_token_id = Some(0);
+        for (key, value) in common::read_metadata(&path) {
+            match key.as_str() {
+                "num_beams" => g.num_beams = value.as_u64().unwrap() as usize,
+                "max_new_tokens" => g.max_new_tokens = value.as_u64().unwrap() as usize,
+                "no_repeat_ngram_size" => g.no_repeat_ngram_size = value.as_u64().unwrap() as usize,
+                "length_penalty" => g.length_penalty = value.as_f64().unwrap(),
+                "repetition_penalty" => g.repetition_penalty = value.as_f64().unwrap(),
+                "eos_token_id" => {
+                    g.eos_token_ids = value.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect()
+                }
+                "early_stopping" => {
+                    g.early_stopping = match value {
+                        serde_json::Value::Bool(true) => EarlyStopping::WhenFull,
+                        serde_json::Value::Bool(false) => EarlyStopping::Heuristic,
+                        _ => EarlyStopping::Never,
+                    }
+                }
+                other => panic!("{name}: setting {other} not applied by this test"),
+            }
+        }
+        let want = golden["output_ids"].to_vec2::<i64>().unwrap();
+        for cache in [CacheImplementation::Dynamic, CacheImplementation::Static] {
+            g.cache_implementation = cache;
+            let mut streamed = vec![Vec::new(); 2];
+            let lm = model.causal_lm().unwrap();
+            let out = generate(lm, &golden["input_ids"], Some(&golden["attention_mask"]), &g, |r, t| {
+                streamed[r].push(t)
+            })
+            .unwrap();
+            assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{name} ({cache:?} cache)");
+            for (r, row) in want.iter().enumerate() {
+                // A hypothesis' tokens up to its EOS; the padding after it is not streamed.
+                let new = &row[7..];
+                let end = new.iter().position(|t| g.eos_token_ids.contains(t)).map_or(new.len(), |i| i + 1);
+                assert_eq!(streamed[r], new[..end].to_vec(), "{name}: streamed tokens of row {r}");
+            }
+        }
+    }
+}
+
 #[test]
 fn cached_decoding_equals_full_forward() {
     // A growing cache, a preallocated one, and a fixed-shape one (16 slots, all read, masked).
