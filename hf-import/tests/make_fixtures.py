@@ -296,6 +296,19 @@ def main():
           tf.BertConfig(**bert, **labels("O", "B-PER", "I-PER", "B-LOC", "I-LOC")), 43, encoder=True)
     build("roberta_qa", tf.RobertaForQuestionAnswering, tf.RobertaConfig(**roberta), 44, encoder=True, pad=1,
           token_types=False)
+    # ELECTRA: BERT's encoder under `electra.`, embeddings narrower than the model (`embedding_size` 16,
+    # projected by `embeddings_project`) or as wide (no projection); the discriminator's per-token
+    # logits, the generator's tied LM head, the GELU classifier, token classification and QA.
+    electra = dict(bert, embedding_size=16)
+    build("electra", tf.ElectraModel, tf.ElectraConfig(**electra), 120, encoder=True)
+    build("electra_disc", tf.ElectraForPreTraining, tf.ElectraConfig(**dict(electra, embedding_size=32)), 121,
+          encoder=True)
+    build("electra_mlm", tf.ElectraForMaskedLM, tf.ElectraConfig(**electra), 122, encoder=True)
+    build("electra_cls", tf.ElectraForSequenceClassification,
+          tf.ElectraConfig(**electra, **labels("no", "maybe", "yes")), 123, encoder=True)
+    build("electra_tok", tf.ElectraForTokenClassification, tf.ElectraConfig(**electra, **labels("O", "B", "I")),
+          124, encoder=True)
+    build("electra_qa", tf.ElectraForQuestionAnswering, tf.ElectraConfig(**electra), 125, encoder=True)
     build("distilbert_qa", tf.DistilBertForQuestionAnswering,
           tf.DistilBertConfig(**distil, attn_implementation="eager"), 45, encoder=True, token_types=False)
     build("mpnet_tok", tf.MPNetForTokenClassification, tf.MPNetConfig(**mpnet, **labels("O", "X", "Y")), 46,
@@ -835,6 +848,41 @@ def minilm():
     print(f"minilm: embeddings {tuple(emb.shape)}")
 
 
+# Decoder beam search goldens: `beam.safetensors` next to the fixture (the greedy prompts, one
+# left-padded), the settings in its metadata. The EOS ids are tokens the greedy run produced, so
+# that hypotheses end early (`None`: the model's own).
+DECODER_BEAMS = {
+    "llama": dict(num_beams=3, eos=[(0, 3)]),
+    "gpt2": dict(num_beams=4, length_penalty=0.6, early_stopping=True, eos=[(0, 2), (1, 4)]),
+    "qwen3": dict(num_beams=2, length_penalty=2.0, early_stopping="never", repetition_penalty=1.3,
+                  no_repeat_ngram_size=2, eos=[(1, 3)]),
+    "mixtral": dict(num_beams=3, eos=[(1, 1)]),
+    "gemma2": dict(num_beams=4, length_penalty=0.0, eos=[(0, 5)]),
+    "phi3_longrope": dict(num_beams=2, eos=None),
+    "olmo2": dict(num_beams=5, early_stopping=True, eos=[(0, 1), (1, 2)], max_new_tokens=6),
+}
+
+
+def decoder_beams():
+    for name, settings in DECODER_BEAMS.items():
+        if ONLY and name not in ONLY and "beams" not in ONLY:
+            continue
+        path = OUT / name
+        settings = dict(settings)
+        greedy_out = load_file(str(path / "generate.safetensors"))
+        x = {k: greedy_out[k] for k in ("input_ids", "attention_mask")}
+        eos = settings.pop("eos")
+        if eos is not None:  # else the model's generation config's
+            settings["eos_token_id"] = [int(greedy_out["output_ids"][r, 7 + i]) for r, i in eos]
+        settings.setdefault("max_new_tokens", 10)
+        model = tf.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
+        with torch.no_grad():
+            ids = model.generate(**x, do_sample=False, pad_token_id=0, **settings)
+        meta = {k: json.dumps(v) for k, v in settings.items()}
+        save_file({**x, "output_ids": ids.contiguous()}, str(path / "beam.safetensors"), metadata=meta)
+        print(f"{name} beams {settings}: {ids.tolist()}")
+
+
 if __name__ == "__main__":
     main()
     if not ONLY:
@@ -846,3 +894,4 @@ if __name__ == "__main__":
         sentence_mpnet()
     if not ONLY or "sentence_gemma_bidir" in ONLY:
         sentence_gemma_bidir()
+    decoder_beams()

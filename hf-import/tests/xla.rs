@@ -76,6 +76,10 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
     // Per-token heads (token logits cut back from the bucket; QA's at their own length).
     let fallbacks = check_family("bert_tok", dev) + check_family("roberta_qa", dev);
     assert!(fallbacks <= 4, "{fallbacks} prims fell back to the host");
+    // ELECTRA: the projected embeddings and the generator's logits, cut back from the bucket; the
+    // discriminator's `[batch, seq]` logits at their own length.
+    let fallbacks = check_family("electra_mlm", dev) + check_family("electra_disc", dev);
+    assert!(fallbacks <= 4, "{fallbacks} prims fell back to the host");
     // Image models (pixels in, no id lookups).
     let fallbacks = check_family("vit", dev)
         + check_family("vit_cls", dev)

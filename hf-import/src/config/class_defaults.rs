@@ -188,6 +188,19 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "electra",
+        &[
+            ("hidden_size", 256),
+            ("embedding_size", 128),
+            ("vocab_size", 30522),
+            ("num_attention_heads", 4),
+            ("intermediate_size", 1024),
+            ("num_hidden_layers", 12),
+            ("max_position_embeddings", 512),
+            ("type_vocab_size", 2),
+        ],
+    ),
+    (
         "camembert",
         &[
             ("hidden_size", 768),

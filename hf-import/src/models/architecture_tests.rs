@@ -119,6 +119,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("xlm-roberta", "XLMRoberta"),
         ("camembert", "Camembert"),
         ("mpnet", "MPNet"),
+        ("electra", "Electra"),
         ("modernbert", "ModernBert"),
     ];
     let encoder_heads = [

@@ -16,6 +16,9 @@ use crate::weights::{Vars, Weights};
 pub struct BertConfig {
     /// model width
     pub hidden: usize,
+    /// embedding width (ELECTRA's `embedding_size`; the hidden width elsewhere), projected to
+    /// `hidden` when they differ
+    pub embedding: usize,
     /// attention heads
     pub heads: usize,
     /// MLP width
@@ -51,8 +54,10 @@ impl BertConfig {
                     .into(),
             ));
         }
+        let hidden = cfg.usize("hidden_size")?;
         let c = BertConfig {
-            hidden: cfg.usize("hidden_size")?,
+            hidden,
+            embedding: hidden,
             heads: cfg.usize("num_attention_heads")?,
             intermediate: cfg.usize("intermediate_size")?,
             layers: cfg.layers("num_hidden_layers")?,
@@ -72,13 +77,16 @@ impl BertConfig {
     }
 }
 
-/// Word, position and token-type embeddings, summed and layer-normed.
+/// Word, position and token-type embeddings, summed and layer-normed (then projected to the
+/// hidden width, for ELECTRA's narrower embeddings).
 #[derive(Debug, Clone)]
 struct BertEmbeddings {
     word: Embedding,
     position: Embedding,
     token_type: Option<Embedding>,
     norm: LayerNorm,
+    /// ELECTRA's `embeddings_project`
+    project: Option<Linear>,
 }
 
 /// Loads BERT's names for one block: `attention.self.{query,key,value}`, `attention.output.*`,
@@ -145,18 +153,24 @@ impl BertModel {
     }
 
     /// Loads the encoder from the tensors under `v` (BERT's names), making default positions as
-    /// `positions` says.
+    /// `positions` says. Embeddings narrower than the model (`c.embedding`, ELECTRA's) are
+    /// projected by `embeddings_project`.
     pub fn load_vars(v: &Vars<'_>, c: BertConfig, positions: Positions) -> Result<Self> {
-        let e = v.pp("embeddings");
+        let (e, width) = (v.pp("embeddings"), c.embedding);
         let embeddings = BertEmbeddings {
-            word: Embedding::load(&e.pp("word_embeddings"), c.vocab, c.hidden)?,
-            position: Embedding::load(&e.pp("position_embeddings"), c.max_positions, c.hidden)?,
+            word: Embedding::load(&e.pp("word_embeddings"), c.vocab, width)?,
+            position: Embedding::load(&e.pp("position_embeddings"), c.max_positions, width)?,
             token_type: if c.type_vocab > 0 {
-                Some(Embedding::load(&e.pp("token_type_embeddings"), c.type_vocab, c.hidden)?)
+                Some(Embedding::load(&e.pp("token_type_embeddings"), c.type_vocab, width)?)
             } else {
                 None
             },
-            norm: LayerNorm::load(&e.pp("LayerNorm"), c.hidden, c.eps)?,
+            norm: LayerNorm::load(&e.pp("LayerNorm"), width, c.eps)?,
+            project: if width != c.hidden {
+                Some(Linear::load(&v.pp("embeddings_project"), width, c.hidden, true)?)
+            } else {
+                None
+            },
         };
         let layers = (0..c.layers)
             .map(|i| load_layer(&v.pp("encoder").pp("layer").pp(i), &c))
@@ -181,7 +195,7 @@ impl BertModel {
         cfg: BertConfig,
         positions: Positions,
     ) -> Self {
-        let embeddings = BertEmbeddings { word, position, token_type, norm };
+        let embeddings = BertEmbeddings { word, position, token_type, norm, project: None };
         BertModel { embeddings, layers, pooler, cfg, positions, relative_bias: None }
     }
 
@@ -210,7 +224,7 @@ impl BertModel {
         self.embeddings.word.weight.dtype()
     }
 
-    /// The word embedding table `[vocab, hidden]` (what tied LM heads reuse).
+    /// The word embedding table `[vocab, embedding width]` (what tied LM heads reuse).
     pub fn word_embeddings(&self) -> &Tensor {
         &self.embeddings.word.weight
     }
@@ -308,7 +322,7 @@ impl BertModel {
     }
 
     /// The embeddings' output `[batch, seq, hidden]` (word, token-type and position embeddings,
-    /// summed and normalised) and the attention mask `[batch, seq]` (all ones when none is given),
+    /// summed, normalised and, for ELECTRA, projected) and the attention mask `[batch, seq]` (all ones when none is given),
     /// both on the weights' device, after checking the inputs' shapes and position range.
     fn embed(
         &self,
@@ -363,7 +377,12 @@ impl BertModel {
             Some(m) => m,
             None => Tensor::ones([b, s], (DType::I64, device))?,
         };
-        Ok((e.norm.forward(&h)?, attention_mask))
+        let h = e.norm.forward(&h)?;
+        let h = match &e.project {
+            Some(project) => project.forward(&h)?,
+            None => h,
+        };
+        Ok((h, attention_mask))
     }
 }
 

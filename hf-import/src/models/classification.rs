@@ -1,11 +1,14 @@
 //! Sequence classification heads (`BertForSequenceClassification`,
 //! `RobertaForSequenceClassification`, `XLMRobertaForSequenceClassification`,
 //! `DistilBertForSequenceClassification`, `MPNetForSequenceClassification`,
+//! `ElectraForSequenceClassification`,
 //! `ModernBertForSequenceClassification`): logits `[batch, num_labels]` through each family's head
 //! as transformers builds it (its dropouts are the identity at inference):
 //! - BERT: the pooler (`tanh(dense(h[:, 0]))`), then `classifier`;
 //! - RoBERTa, XLM-RoBERTa and MPNet: `classifier.dense`, tanh, `classifier.out_proj` on `h[:, 0]`
 //!   (their encoder has no pooler here);
+//! - ELECTRA: `classifier.dense`, GELU, `classifier.out_proj` on `h[:, 0]` (RoBERTa's head with
+//!   GELU for tanh);
 //! - DistilBERT: `pre_classifier`, ReLU, `classifier` on `h[:, 0]`;
 //! - ModernBERT: `head` (dense, `classifier_activation`, norm), then `classifier`, on `h[:, 0]` or,
 //!   with `classifier_pooling: "mean"`, on the mean of `h` over the tokens `attention_mask` keeps.
@@ -14,12 +17,13 @@ use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::bert::{BertModel, BertOutput};
 use super::distilbert::DistilBertModel;
+use super::electra::load_electra;
 use super::modernbert::{ModernBertModel, PredictionHead};
 use super::mpnet::MPNetModel;
 use super::roberta::RobertaModel;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::Linear;
+use crate::layers::{Activation, Linear};
 use crate::weights::Weights;
 
 /// The number of labels a config declares, as transformers' `PretrainedConfig` reads it:
@@ -65,8 +69,8 @@ pub fn label_names(cfg: &Config) -> Result<Vec<String>> {
 enum Head {
     /// BERT: `classifier` on the pooler's output.
     Pooled { classifier: Linear },
-    /// RoBERTa / XLM-RoBERTa / MPNet: `out_proj(tanh(dense(h[:, 0])))`.
-    Roberta { dense: Linear, out_proj: Linear },
+    /// RoBERTa / XLM-RoBERTa / MPNet: `out_proj(tanh(dense(h[:, 0])))`; ELECTRA's with GELU.
+    Roberta { dense: Linear, out_proj: Linear, act: Activation },
     /// DistilBERT: `classifier(relu(pre_classifier(h[:, 0])))`.
     Distil { pre_classifier: Linear, classifier: Linear },
     /// ModernBERT: `classifier(head(pool(h)))`, pooling `h[:, 0]` or (`mean`) the kept tokens' mean.
@@ -171,6 +175,18 @@ impl SequenceClassifier {
         Ok(Self::bert_style(encoder, head, true))
     }
 
+    /// Loads `ElectraForSequenceClassification`: `electra.*` and `classifier.{dense,out_proj}.*`
+    /// (RoBERTa's head, with GELU).
+    pub fn load_electra(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let encoder = load_electra(cfg, weights)?;
+        let Head::Roberta { dense, out_proj, .. } =
+            Self::roberta_head(cfg, weights, encoder.config().hidden)?
+        else {
+            unreachable!("roberta_head builds a RoBERTa head")
+        };
+        Ok(Self::bert_style(encoder, Head::Roberta { dense, out_proj, act: Activation::Gelu }, true))
+    }
+
     /// Loads `MPNetForSequenceClassification`: `mpnet.*` and `classifier.{dense,out_proj}.*`
     /// (RoBERTa's head; MPNet takes no token types).
     pub fn load_mpnet(cfg: &Config, weights: &Weights) -> Result<Self> {
@@ -224,6 +240,7 @@ impl SequenceClassifier {
         Ok(Head::Roberta {
             dense: Linear::load(&head.pp("dense"), hidden, hidden, true)?,
             out_proj: Linear::load(&head.pp("out_proj"), hidden, num_labels(cfg)?, true)?,
+            act: Activation::Tanh,
         })
     }
 
@@ -329,7 +346,9 @@ impl SequenceClassifier {
                 }
                 (None, None) => unreachable!("a pooled head sits on a BERT encoder"),
             },
-            Head::Roberta { dense, out_proj } => out_proj.forward(&dense.forward(&first()?)?.tanh()?)?,
+            Head::Roberta { dense, out_proj, act } => {
+                out_proj.forward(&act.forward(&dense.forward(&first()?)?)?)?
+            }
             Head::Distil { pre_classifier, classifier } => {
                 classifier.forward(&pre_classifier.forward(&first()?)?.relu()?)?
             }

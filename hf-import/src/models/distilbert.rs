@@ -14,8 +14,10 @@ use crate::weights::Weights;
 const EPS: f64 = 1e-12;
 
 fn distil_config(cfg: &Config) -> Result<BertConfig> {
+    let hidden = cfg.usize("dim")?;
     let c = BertConfig {
-        hidden: cfg.usize("dim")?,
+        hidden,
+        embedding: hidden,
         heads: cfg.usize("n_heads")?,
         intermediate: cfg.usize("hidden_dim")?,
         layers: cfg.layers("n_layers")?,

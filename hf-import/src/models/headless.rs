@@ -8,7 +8,8 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::weights::Weights;
 
-/// The top-level tensor-name prefixes a masked-LM head owns, by architecture.
+/// The top-level tensor-name prefixes a masked-LM (or ELECTRA pre-training) head owns, by
+/// architecture.
 fn masked_lm_head(arch: &str) -> Option<&'static [&'static str]> {
     Some(match arch {
         "BertForMaskedLM" => &["cls."],
@@ -17,6 +18,9 @@ fn masked_lm_head(arch: &str) -> Option<&'static [&'static str]> {
         }
         "DistilBertForMaskedLM" => &["vocab_transform.", "vocab_layer_norm.", "vocab_projector."],
         "ModernBertForMaskedLM" => &["head.", "decoder."],
+        "ElectraForMaskedLM" => &["generator_predictions.", "generator_lm_head."],
+        // (The discriminator's head too: its checkpoints are fine-tuned and saved as encoders.)
+        "ElectraForPreTraining" => &["discriminator_predictions."],
         _ => return None,
     })
 }

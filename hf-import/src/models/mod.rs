@@ -9,6 +9,7 @@ pub mod decoder;
 mod decoder_classifier;
 mod dinov2;
 mod distilbert;
+mod electra;
 mod falcon;
 mod family;
 mod gemma;
@@ -54,6 +55,7 @@ pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec};
 pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::dinov2::{Dinov2ForImageClassification, Dinov2Model};
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
+pub use self::electra::{load_electra, ElectraWithHead};
 pub use self::falcon::FalconForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
@@ -105,6 +107,8 @@ pub enum AutoModel {
     ModernBert(ModernBertModel),
     /// `ModernBertForMaskedLM`
     ModernBertForMaskedLM(ModernBertForMaskedLM),
+    /// `ElectraForPreTraining` or `ElectraForMaskedLM` (`ElectraModel` is a [`AutoModel::Bert`])
+    ElectraWithHead(ElectraWithHead),
     /// `BertForSequenceClassification`, `RobertaForSequenceClassification`,
     /// `XLMRobertaForSequenceClassification`, `DistilBertForSequenceClassification`,
     /// `MPNetForSequenceClassification` or `ModernBertForSequenceClassification`
@@ -319,6 +323,16 @@ impl AutoModel {
             "RobertaModel" | "XLMRobertaModel" | "CamembertModel" => {
                 AutoModel::Roberta(RobertaModel::load(cfg, weights)?)
             }
+            "ElectraModel" => AutoModel::Bert(load_electra(cfg, weights)?),
+            "ElectraForPreTraining" => {
+                AutoModel::ElectraWithHead(ElectraWithHead::load_pretraining(cfg, weights)?)
+            }
+            "ElectraForMaskedLM" => {
+                AutoModel::ElectraWithHead(ElectraWithHead::load_masked_lm(cfg, weights)?)
+            }
+            "ElectraForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_electra(cfg, weights)?)
+            }
             "MPNetModel" => AutoModel::MPNet(MPNetModel::load(cfg, weights)?),
             "MPNetForMaskedLM" => AutoModel::MPNetForMaskedLM(MPNetForMaskedLM::load(cfg, weights)?),
             "ModernBertModel" => AutoModel::ModernBert(ModernBertModel::load(cfg, weights)?),
@@ -470,7 +484,7 @@ impl AutoModel {
         }
     }
 
-    /// The BERT-style encoder inside a BERT, RoBERTa, XLM-R, DistilBERT or MPNet model (`None` for
+    /// The BERT-style encoder inside a BERT, RoBERTa, XLM-R, DistilBERT, MPNet or ELECTRA model (`None` for
     /// ModernBERT and the decoders).
     pub fn encoder(&self) -> Option<&BertModel> {
         match self {
@@ -482,6 +496,7 @@ impl AutoModel {
             AutoModel::MPNet(m) => Some(&m.0),
             AutoModel::MPNetForMaskedLM(m) => Some(&m.mpnet.0),
             AutoModel::RobertaForMaskedLM(m) => Some(&m.roberta.0),
+            AutoModel::ElectraWithHead(m) => Some(&m.electra),
             AutoModel::SequenceClassifier(m) => m.encoder.bert(),
             AutoModel::TokenClassifier(m) => m.encoder.bert(),
             _ => None,
@@ -523,6 +538,7 @@ impl AutoModel {
             AutoModel::ModernBert(m) => m.device(),
             AutoModel::ModernBertForMaskedLM(m) => m.model.device(),
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
+            AutoModel::ElectraWithHead(m) => m.electra.device(),
             AutoModel::SequenceClassifier(m) => m.encoder.device(),
             AutoModel::TokenClassifier(m) => m.encoder.device(),
             _ if self.runs_own_inputs() => self.own_device(),
@@ -619,6 +635,7 @@ impl AutoModel {
             AutoModel::ModernBert(m) => m.forward(&ids, mask, None, false)?,
             AutoModel::ModernBertForMaskedLM(m) => m.model.forward(&ids, mask, None, false)?,
             AutoModel::RobertaForMaskedLM(m) => m.roberta.forward(&ids, mask, types, None, false)?,
+            AutoModel::ElectraWithHead(m) => m.electra.forward(&ids, mask, types, None, false)?,
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
             AutoModel::SequenceClassifier(m) => m.encode(&ids, mask, types, None, false)?,
@@ -718,7 +735,9 @@ impl AutoModel {
         // (A decoder classifier reads the padding ids: it runs at the inputs' own length.)
         // (QA's per-token outputs are 2-D, which the cut back below does not know from a
         // classifier's logits: they run at their own length too.)
-        let spans = matches!(self, AutoModel::TokenClassifier(m) if m.task() == TokenTask::Spans);
+        // (So are ELECTRA's discriminator logits `[batch, seq]`.)
+        let spans = matches!(self, AutoModel::TokenClassifier(m) if m.task() == TokenTask::Spans)
+            || matches!(self, AutoModel::ElectraWithHead(m) if m.per_token_scalar());
         if device.is_cpu()
             || ids.dims().len() != 2
             || matches!(self, AutoModel::DecoderClassifier(_))
@@ -800,6 +819,9 @@ impl AutoModel {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }
             AutoModel::DistilBertForMaskedLM(m) => m.forward(ids, mask, pos, h).map(|(l, o)| (Some(l), o))?,
+            AutoModel::ElectraWithHead(m) => {
+                m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
+            }
             AutoModel::SequenceClassifier(m) => {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }

@@ -1,6 +1,6 @@
 //! Per-token heads on the encoders: `*ForTokenClassification` (NER and tagging: `logits`
 //! `[batch, seq, num_labels]`) and `*ForQuestionAnswering` (extractive QA: `start_logits` and
-//! `end_logits` `[batch, seq]`) of BERT, RoBERTa, XLM-RoBERTa, DistilBERT, MPNet and ModernBERT,
+//! `end_logits` `[batch, seq]`) of BERT, RoBERTa, XLM-RoBERTa, DistilBERT, MPNet, ELECTRA and ModernBERT,
 //! as transformers builds them (dropouts are the identity at inference): a linear layer
 //! (`classifier`, or `qa_outputs` for QA) on every token's last hidden state, after ModernBERT's
 //! `head` (dense, `classifier_activation`, norm) for ModernBERT, whose QA layer is `classifier`.
@@ -10,6 +10,7 @@ use oxtorch_tensor::Tensor;
 use super::bert::{BertModel, BertOutput};
 use super::classification::{num_labels, ClassifierEncoder};
 use super::distilbert::DistilBertModel;
+use super::electra::load_electra;
 use super::modernbert::{ModernBertModel, PredictionHead};
 use super::mpnet::MPNetModel;
 use super::roberta::RobertaModel;
@@ -41,7 +42,8 @@ pub struct TokenClassifier {
 
 impl TokenClassifier {
     /// Loads `arch` (`{family}ForTokenClassification` or `{family}ForQuestionAnswering` for
-    /// `family` one of `Bert`, `Roberta`, `XLMRoberta`, `Camembert`, `DistilBert`, `MPNet`, `ModernBert`).
+    /// `family` one of `Bert`, `Roberta`, `XLMRoberta`, `Camembert`, `DistilBert`, `MPNet`,
+    /// `Electra`, `ModernBert`).
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         let (family, task) = if let Some(f) = arch.strip_suffix("ForTokenClassification") {
             (f, TokenTask::Tokens)
@@ -61,6 +63,7 @@ impl TokenClassifier {
             "Roberta" | "XLMRoberta" | "Camembert" => bert(RobertaModel::load(cfg, weights)?.0, true),
             "DistilBert" => bert(DistilBertModel::load(cfg, weights)?.0, false),
             "MPNet" => bert(MPNetModel::load(cfg, weights)?.0, false),
+            "Electra" => bert(load_electra(cfg, weights)?, true),
             "ModernBert" => (
                 ClassifierEncoder::ModernBert(ModernBertModel::load(cfg, weights)?),
                 Some(PredictionHead::load(cfg, &root.pp("head"))?),

@@ -15,12 +15,21 @@ use crate::error::{Error, Result};
 /// The WordPiece tokenizer classes whose normalizer transformers 5 rebuilds from the config
 /// (`BertTokenizer` and its subclasses, `MPNetTokenizer`), with their pad token (which wins over
 /// the file's when `tokenizer_config.json` names none).
-const CLASSES: &[(&str, &str)] =
-    &[("BertTokenizer", "[PAD]"), ("DistilBertTokenizer", "[PAD]"), ("MPNetTokenizer", "<pad>")];
+/// (`ElectraTokenizer`, a name older ELECTRA folders give, is `BertTokenizer` to transformers 5.)
+const CLASSES: &[(&str, &str)] = &[
+    ("BertTokenizer", "[PAD]"),
+    ("DistilBertTokenizer", "[PAD]"),
+    ("ElectraTokenizer", "[PAD]"),
+    ("MPNetTokenizer", "<pad>"),
+];
 
 /// The model types whose tokenizer is one of [`CLASSES`] when `tokenizer_config.json` names none.
-const MODEL_TYPES: &[(&str, &str)] =
-    &[("bert", "BertTokenizer"), ("distilbert", "DistilBertTokenizer"), ("mpnet", "MPNetTokenizer")];
+const MODEL_TYPES: &[(&str, &str)] = &[
+    ("bert", "BertTokenizer"),
+    ("distilbert", "DistilBertTokenizer"),
+    ("electra", "BertTokenizer"),
+    ("mpnet", "MPNetTokenizer"),
+];
 
 /// The entry of [`CLASSES`] (class, pad token) transformers builds for `folder`:
 /// `tokenizer_config.json`'s `tokenizer_class` (with or without `Fast`), or (without one)
@@ -41,7 +50,7 @@ pub(super) const PAD: &str = "[PAD]";
 
 /// Whether `folder` holds a tokenizer transformers builds as `BertTokenizer` (or a subclass).
 fn is_bert_folder(folder: &Folder) -> Result<bool> {
-    Ok(matches!(class_of(folder)?, Some(("BertTokenizer" | "DistilBertTokenizer", _))))
+    Ok(matches!(class_of(folder)?, Some(("BertTokenizer" | "DistilBertTokenizer" | "ElectraTokenizer", _))))
 }
 
 /// Whether `folder` has a `vocab.txt` of a BERT tokenizer ([`from_vocab_txt`] builds one).

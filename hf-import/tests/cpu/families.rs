@@ -140,6 +140,25 @@ fn mpnet_and_modernbert_for_sequence_classification() {
     assert!(err.contains("classifier_pooling must be \"cls\" or \"mean\", got \"max\""), "{err}");
 }
 
+/// ELECTRA: the base model with embeddings narrower than the model (projected by
+/// `embeddings_project`), the discriminator (per-token logits `[batch, seq]`, embeddings as wide as
+/// the model: no projection), the generator (tied LM head over the narrow embeddings), the GELU
+/// sequence classifier, token classification and QA.
+#[test]
+fn electra() {
+    for name in ["electra", "electra_disc", "electra_mlm", "electra_cls", "electra_tok", "electra_qa"] {
+        check(name);
+    }
+    // `embedding_size` defaults to ElectraConfig's 128: without it the tables' width is wrong.
+    let dir = fixture("electra");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json.as_object_mut().unwrap().remove("embedding_size");
+    let cfg = Config::from_json_str(&json.to_string()).unwrap();
+    let err = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("word_embeddings") && err.contains("128"), "{err}");
+}
+
 /// Per-token heads: token classification (BERT with token types, MPNet) and extractive QA's start
 /// and end logits (RoBERTa, DistilBERT, ModernBERT through its prediction head), at every token,
 /// padded ones included, as transformers gives them.

@@ -141,6 +141,7 @@ fn classifier_logits_skip_the_padding_with_the_forwards_values() {
         "distilbert_cls",
         "xlm_roberta_cls",
         "mpnet_cls",
+        "electra_cls",
         "modernbert_cls",
         // Mean pooling reads kept tokens only: packed for left padding too.
         "modernbert_cls_mean",
