@@ -17,9 +17,11 @@ mod config;
 mod sampling;
 mod seq2seq;
 mod stop;
+mod whisper;
 
 pub use config::{CacheImplementation, EarlyStopping, GenerationConfig};
 pub use seq2seq::{generate_seq2seq, EncoderDecoder};
+pub use whisper::{generate_whisper, SpeechSeq2Seq, WhisperPrompt};
 
 use beam::{beam_result, beam_search, repeat_rows, BeamModel};
 use sampling::{pick, process, processes, Rng};

@@ -305,6 +305,28 @@ def gen_bert(r):
     return cls, tf.BertConfig, c
 
 
+def gen_electra(r):
+    """ELECTRA: BERT's config with `embedding_size` narrower than the model (projected), as wide, or left to
+    ElectraConfig's 128 default; the base model, the discriminator or the generator (tied or not)."""
+    _, _, c = gen_bert(r)
+    c.pop("tie_word_embeddings", None)
+    choice = r.choice(["narrow", "same", "default"])
+    if choice == "narrow":
+        c["embedding_size"] = r.choice([4, 8, 12])
+    elif choice == "same":
+        c["embedding_size"] = c["hidden_size"]
+    cls = r.choice([tf.ElectraModel, tf.ElectraForPreTraining, tf.ElectraForMaskedLM])
+    if cls is tf.ElectraForMaskedLM:
+        c["tie_word_embeddings"] = r.random() < 0.5
+    return cls, tf.ElectraConfig, c
+
+
+def gen_electra_cls(r):
+    _, config_cls, c = gen_electra(r)
+    c.pop("tie_word_embeddings", None)
+    return tf.ElectraForSequenceClassification, config_cls, with_labels(r, c)
+
+
 def gen_roberta(r):
     h, nh, _ = heads(r)
     c = dict(vocab_size=r.choice([64, 100]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
@@ -719,6 +741,9 @@ FAMILIES = {
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
     "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
+    "electra": gen_electra, "electra_cls": gen_electra_cls,
+    "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),
+    "electra_qa": per_token(gen_electra, tf.ElectraForQuestionAnswering),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -727,9 +752,10 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "gemma2_cls": "gemma2", "phi3_cls": "phi3", "gpt2_cls": "gpt2",
         "gpt_neox_cls": "gpt_neox", "falcon_cls": "falcon", "bert_tok": "bert", "bert_qa": "bert", "roberta_qa": "roberta",
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
-        "modernbert_tok": "modernbert", "modernbert_qa": "modernbert"}
+        "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
+        "electra_tok": "bert", "electra_qa": "bert"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"vit", "clip", "dinov2", "falcon_cls", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

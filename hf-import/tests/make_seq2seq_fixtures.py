@@ -181,6 +181,49 @@ def whisper():
           make_inputs=whisper_inputs)
 
 
+# Whisper generation goldens: the `whisper` fixture's weights with the generation settings of a
+# multilingual checkpoint (`whisper_gen`: language tokens, tasks, `<|notimestamps|>`, the older
+# `forced_decoder_ids` with the language left to detection, suppressed tokens, pad = EOS, `max_length`)
+# and of an English-only one (`whisper_en`: no languages, a pad token of its own), each case in
+# `generate_<case>.safetensors` (its `generate` arguments in the metadata). The EOS is a token the
+# model produces (found by a first run), so that rows end early and their EOS and padding are
+# stripped as transformers does.
+WHISPER_GEN = {
+    "whisper_gen": (dict(decoder_start_token_id=1, lang_to_id={"<|en|>": 90, "<|fr|>": 91, "<|de|>": 92},
+                         task_to_id={"translate": 93, "transcribe": 94}, is_multilingual=True,
+                         no_timestamps_token_id=99, forced_decoder_ids=[[1, None], [2, 94]],
+                         suppress_tokens=[5, 6], begin_suppress_tokens=[7], max_length=10, eos_token_id=97,
+                         pad_token_id=97),
+                    {"detect": {}, "french_translate": dict(language="french", task="translate"),
+                     "de": dict(language="de"), "max_new": dict(language="<|en|>", max_new_tokens=6)}),
+    "whisper_en": (dict(decoder_start_token_id=1, is_multilingual=False, no_timestamps_token_id=99,
+                        suppress_tokens=[3], max_length=12, eos_token_id=88, pad_token_id=0),
+                   {"plain": {}, "max_new": dict(max_new_tokens=4)}),
+}
+
+
+def whisper_generation():
+    x = {"input_features": whisper_inputs()["input_features"]}
+    for name, (settings, cases) in WHISPER_GEN.items():
+        if ONLY and name not in ONLY:
+            continue
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.copytree(OUT / "whisper", path, ignore=shutil.ignore_patterns("*.safetensors", "generation_config.json"))
+        shutil.copy(OUT / "whisper" / "model.safetensors", path / "model.safetensors")
+
+        (path / "generation_config.json").write_text(json.dumps(dict(settings, bos_token_id=1), indent=2))
+        model = tf.WhisperForConditionalGeneration.from_pretrained(path, attn_implementation="eager").eval()
+        eos = settings["eos_token_id"]
+        with torch.no_grad():
+            for case, kwargs in cases.items():
+                ids = model.generate(**x, **kwargs)
+                meta = {k: json.dumps(v) for k, v in kwargs.items()}
+                save_file({**x, "output_ids": ids.contiguous()}, str(path / f"generate_{case}.safetensors"),
+                          metadata=meta)
+                print(f"{name} {case} {kwargs} eos={eos}: {ids.tolist()}")
+
+
 # Beam search goldens: `beam.safetensors` next to the fixture, its settings in the file's metadata
 # (the rest from the fixture's own generation settings).
 BEAMS = {
@@ -213,5 +256,6 @@ if __name__ == "__main__":
     t5()
     bart()
     whisper()
+    whisper_generation()
     marian_pegasus()
     beams()

@@ -1,9 +1,11 @@
 //! `hf-import generate MODEL --prompt TEXT [sampling flags]` (streams text) and
-//! `hf-import generate MODEL --inputs IN --output OUT --max-new-tokens N --greedy` (token ids).
+//! `hf-import generate MODEL --inputs IN --output OUT --max-new-tokens N --greedy` (token ids; a
+//! Whisper model takes `input_features` and `--language` / `--task`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use oxtorch_hf_import::generate::{generate_whisper, WhisperPrompt};
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
     generate, generate_seq2seq, generate_with_tokenizer, resolve_model, AutoModel, ChatArgs, ChatTemplate,
@@ -28,7 +30,8 @@ pub struct GenerateArgs {
     /// may be lists of parts), or {"messages": [...], "tools": [...], "documents": [...]}
     #[arg(long, conflicts_with_all = ["prompt", "inputs"])]
     messages: Option<PathBuf>,
-    /// safetensors file with int64 `input_ids` [batch, seq] (and optionally `attention_mask`)
+    /// safetensors file with int64 `input_ids` [batch, seq] (and optionally `attention_mask`);
+    /// for Whisper, float `input_features` [batch, mel bins, frames]
     #[arg(long, requires = "output")]
     inputs: Option<PathBuf>,
     /// safetensors file to write `output_ids` (prompt + new tokens, int64) to
@@ -72,6 +75,13 @@ pub struct GenerateArgs {
     /// sampling seed
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Whisper: the spoken language (a code such as `fr`, a name, or a token `<|fr|>`; default:
+    /// detected, on multilingual checkpoints)
+    #[arg(long)]
+    language: Option<String>,
+    /// Whisper: `transcribe` or `translate` (to English)
+    #[arg(long)]
+    task: Option<String>,
     /// cpu, tpu[:N] or xla[:N]
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -115,6 +125,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     }
     // Bad settings fail before the weights are read and before any text is printed.
     g.validate()?;
+    if (a.language.is_some() || a.task.is_some()) && cfg.model_type()? != "whisper" {
+        return Err(Error::Input("--language and --task are Whisper's generation settings".into()));
+    }
     // Inputs are read before the weights, so that a bad file fails fast.
     let inputs = match &a.inputs {
         Some(path) => {
@@ -123,10 +136,16 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 named.insert(n, t);
                 Ok(())
             })?;
+            let accepted: &[&str] = if cfg.model_type()? == "whisper" {
+                &["input_features"]
+            } else {
+                &["input_ids", "attention_mask"]
+            };
             for name in named.keys() {
-                if name != "input_ids" && name != "attention_mask" {
+                if !accepted.contains(&name.as_str()) {
                     return Err(Error::Input(format!(
-                        "unexpected input '{name}' (generate takes input_ids, attention_mask)"
+                        "unexpected input '{name}' (generate takes {})",
+                        accepted.join(", ")
                     )));
                 }
             }
@@ -143,6 +162,25 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     drop(weights);
     let arch = AutoModel::architecture_of(&cfg)?;
     match &model {
+        AutoModel::Whisper(m) if m.can_generate() => {
+            let mut prompt = WhisperPrompt::from_model_dir(&dir, &cfg)?;
+            prompt.language = a.language.or(prompt.language);
+            prompt.task = a.task.or(prompt.task);
+            // As transformers' Whisper `generate`: sampling only with a temperature.
+            g.do_sample = a.temperature.is_some_and(|t| t > 0.0);
+            let (Some(named), Some(output)) = (inputs, a.output) else {
+                return Err(Error::Input(
+                    "generate with Whisper needs --inputs IN (float input_features [batch, mel bins, frames]) \
+                     --output OUT"
+                        .into(),
+                ));
+            };
+            let features = named
+                .get("input_features")
+                .ok_or_else(|| Error::Input("missing input 'input_features'".into()))?;
+            let out = generate_whisper(m, features, &prompt, &g, |_, _| {})?;
+            return write_safetensors(&output, &[("output_ids".to_string(), out)], None);
+        }
         AutoModel::T5(m) if m.can_generate() => return run_seq2seq(m, &dir, inputs, a.output, a.prompt, g),
         AutoModel::Bart(m) if m.can_generate() => return run_seq2seq(m, &dir, inputs, a.output, a.prompt, g),
         _ => {}

@@ -81,7 +81,7 @@ enum Command {
         dtype: Option<String>,
     },
     /// Generates text (--prompt) or token ids (--inputs/--output) with a causal LM.
-    Generate(generate::GenerateArgs),
+    Generate(Box<generate::GenerateArgs>),
     /// Sentence embeddings (`embeddings`, [n, dim]) of a sentence-transformers model.
     Embed {
         /// model folder or cached hub id
@@ -146,7 +146,7 @@ pub fn run(cli: Cli) -> Result<()> {
             device_arg(&device)?,
             dtype_arg(dtype.as_deref())?,
         ),
-        Command::Generate(args) => generate::run(args),
+        Command::Generate(args) => generate::run(*args),
         Command::Embed { model, sentences, output, prompt_name, prompt, device, dtype } => embed::run(
             &model,
             &sentences,

@@ -12,7 +12,8 @@ use super::bart::{BartStack, StackConfig, StackOutput};
 use super::seq2seq_io::{check_inputs, ids_and_mask, outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, Embedding, Linear};
+use crate::generate::SpeechSeq2Seq;
+use crate::layers::{Activation, Embedding, EncoderDecoderCache, Linear};
 use crate::weights::{Vars, Weights};
 
 /// The Whisper architectures.
@@ -261,5 +262,40 @@ impl Whisper {
             (decoded.last_hidden_state, decoded.hidden_states),
             (encoded.last_hidden_state, encoded.hidden_states),
         ))
+    }
+}
+
+impl Whisper {
+    /// Whether this is the generation model (`WhisperForConditionalGeneration`, with `proj_out`).
+    pub fn can_generate(&self) -> bool {
+        self.proj_out.is_some()
+    }
+}
+
+impl SpeechSeq2Seq for Whisper {
+    fn device(&self) -> Device {
+        Whisper::device(self)
+    }
+
+    fn max_target_positions(&self) -> usize {
+        self.config.decoder.max_positions
+    }
+
+    fn start_generation(&self, input_features: &Tensor) -> Result<EncoderDecoderCache> {
+        if self.proj_out.is_none() {
+            return Err(Error::Input(
+                "generation needs WhisperForConditionalGeneration (WhisperModel has no head)".into(),
+            ));
+        }
+        let encoded = self.encode(input_features, false)?;
+        self.decoder.start_cache(&encoded.last_hidden_state, None)
+    }
+
+    fn next_logits(&self, ids: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor> {
+        let head =
+            self.proj_out.as_ref().ok_or_else(|| Error::Input("generation needs the model's head".into()))?;
+        let h = self.decoder.step(&self.tokens.forward(ids)?, cache)?;
+        let b = h.dims()[0];
+        Ok(head.forward(&h)?.reshape([b, self.config.vocab])?)
     }
 }

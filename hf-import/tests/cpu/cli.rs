@@ -366,6 +366,41 @@ fn bad_input_gives_one_error_line_and_no_output() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `generate --inputs --output --language` on Whisper writes transformers' `generate` output; the
+/// Whisper flags on another model are an error.
+#[test]
+fn generate_ids_with_whisper() {
+    let dir = scratch("generate_whisper");
+    let golden = read_all(&fixture("whisper_gen").join("generate_de.safetensors"));
+    let inputs = dir.join("features.safetensors");
+    write_safetensors(&inputs, &[("input_features".to_string(), golden["input_features"].clone())], None)
+        .unwrap();
+    let output = dir.join("ids.safetensors");
+    let model = fixture("whisper_gen");
+    let args = |model: &Path, language: &str| {
+        let out = hf_import(&[
+            "generate",
+            model.to_str().unwrap(),
+            "--inputs",
+            inputs.to_str().unwrap(),
+            "--output",
+            output.to_str().unwrap(),
+            "--language",
+            language,
+        ]);
+        (out.status.success(), stderr(&out))
+    };
+    let (ok, err) = args(&model, "de");
+    assert!(ok, "{err}");
+    assert_eq!(
+        read_all(&output)["output_ids"].to_vec2::<i64>().unwrap(),
+        golden["output_ids"].to_vec2::<i64>().unwrap()
+    );
+    let (ok, err) = args(&fixture("t5_v11"), "de");
+    assert!(!ok && err.contains("--language and --task are Whisper's"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `generate --inputs --output` on an encoder-decoder writes transformers' `generate` output: the
 /// decoder's tokens from its start token.
 #[test]

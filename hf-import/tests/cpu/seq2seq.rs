@@ -284,3 +284,76 @@ fn marian_and_pegasus() {
     check("marian_split");
     check("pegasus");
 }
+
+/// Whisper's generation equals transformers' `generate` on each recorded case: the language
+/// detected per row from the audio (the older `forced_decoder_ids` leaving it open), given as a
+/// name with a task, as a code (the task defaulting to transcribe), as a token; `max_length`
+/// counting the prompt tokens or `max_new_tokens`; suppressed tokens; EOS and padding stripped as
+/// transformers strips them (pad = EOS, and a pad token of its own); an English-only checkpoint.
+#[test]
+fn whisper_generation_matches_transformers() {
+    use oxtorch_hf_import::generate::{generate_whisper, WhisperPrompt};
+    let cases = [
+        ("whisper_gen", ["detect", "french_translate", "de", "max_new"].as_slice()),
+        ("whisper_en", ["plain", "max_new"].as_slice()),
+    ];
+    for (name, files) in cases {
+        let dir = fixture(name);
+        let cfg = Config::load(&dir).unwrap();
+        let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+        let AutoModel::Whisper(whisper) = &model else { panic!("{name}: not Whisper") };
+        for case in files {
+            let path = dir.join(format!("generate_{case}.safetensors"));
+            let golden = common::read_all(&path);
+            let mut prompt = WhisperPrompt::from_model_dir(&dir, &cfg).unwrap();
+            let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+            for (key, value) in common::read_metadata(&path) {
+                match key.as_str() {
+                    "language" => prompt.language = value.as_str().map(str::to_string),
+                    "task" => prompt.task = value.as_str().map(str::to_string),
+                    "max_new_tokens" => {
+                        g.max_new_tokens = value.as_u64().unwrap() as usize;
+                        g.max_length = None;
+                    }
+                    other => panic!("{name}/{case}: setting {other} not applied by this test"),
+                }
+            }
+            let mut streamed = vec![Vec::new(); 2];
+            let out =
+                generate_whisper(whisper, &golden["input_features"], &prompt, &g, |r, t| streamed[r].push(t))
+                    .unwrap();
+            let want = golden["output_ids"].to_vec2::<i64>().unwrap();
+            assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{name}/{case}");
+            assert!(streamed.iter().zip(&want).all(|(s, w)| w.starts_with(s)), "{name}/{case}: {streamed:?}");
+        }
+    }
+}
+
+/// Whisper's settings are checked as transformers checks them, before any audio is encoded.
+#[test]
+fn whisper_generation_settings_are_checked() {
+    use oxtorch_hf_import::generate::{generate_whisper, WhisperPrompt};
+    let features = Tensor::zeros([1, 8, 12], DType::F32).unwrap();
+    let run = |name: &str, edit: &dyn Fn(&mut WhisperPrompt)| {
+        let dir = fixture(name);
+        let cfg = Config::load(&dir).unwrap();
+        let AutoModel::Whisper(whisper) = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap()
+        else {
+            panic!("not Whisper")
+        };
+        let mut prompt = WhisperPrompt::from_model_dir(&dir, &cfg).unwrap();
+        edit(&mut prompt);
+        let g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        generate_whisper(&whisper, &features, &prompt, &g, |_, _| {}).unwrap_err().to_string()
+    };
+    let err = run("whisper_en", &|p| p.language = Some("fr".into()));
+    assert!(err.contains("Cannot specify `task` or `language` for an English-only model"), "{err}");
+    let err = run("whisper_gen", &|p| p.language = Some("klingon".into()));
+    assert!(err.contains("Unsupported language: klingon"), "{err}");
+    let err = run("whisper_gen", &|p| p.language = Some("es".into()));
+    assert!(err.contains("<|es|> is not supported by this specific model"), "{err}");
+    let err = run("whisper_gen", &|p| p.task = Some("summarize".into()));
+    assert!(err.contains("The `summarize` task is not supported"), "{err}");
+    let err = run("whisper_gen", &|p| p.return_timestamps = true);
+    assert!(err.contains("timestamps"), "{err}");
+}
