@@ -26,7 +26,9 @@ does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm
 The image families `vit`, `clip`, `siglip` and `dinov2` (images of other sizes too) get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
 with it) and no generation; `t5` (T5 and mT5, their three heads) and `bart` (BART and mBART) get sources and `decoder_input_ids`
 (BART's sometimes none: the shifted sources), and their generation models generate from the decoder start token;
-`whisper` gets mel `input_features` and `decoder_input_ids` (no generation).
+`whisper` gets mel `input_features` and `decoder_input_ids`; its generation gets random Whisper generation
+settings (languages, tasks, `forced_decoder_ids`, suppressed tokens, EOS and pad, lengths) and `--language` /
+`--task`.
 """
 
 import argparse
@@ -1112,8 +1114,7 @@ class Runner:
             extra = set(got) - set(expected)
             if extra:
                 self.results.append((cid, family, "extra-output", sorted(extra), info))
-        can_generate = family not in SEQ2SEQ or (model_cls.__name__.endswith("ForConditionalGeneration")
-                                                 and family != "whisper")
+        can_generate = family not in SEQ2SEQ or model_cls.__name__.endswith("ForConditionalGeneration")
         if do_generate and family not in ENCODERS and family not in CLASSIFIERS and family not in IMAGES and can_generate:
             # A fresh model: dynamic RoPE keeps state (the longest length seen) across calls.
             fresh = lambda: type(ref).from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
@@ -1123,6 +1124,8 @@ class Runner:
         return ("ok", cid, "")
 
     def generate(self, r, cid, family, cfg, fresh, path, info):
+        if family == "whisper":
+            return self.generate_whisper(r, cid, family, cfg, fresh, path, info)
         b = r.randint(1, 3)
         vocab = cfg["vocab_size"]
         max_pos = cfg.get("max_position_embeddings", 64)
@@ -1191,6 +1194,62 @@ class Runner:
                         msg += f" | row {i} diverges at {t}, ref top2 margin {margin:.3g}"
                         break
             self.results.append((cid, family, "generate", msg, ginfo))
+
+
+    def generate_whisper(self, r, cid, family, cfg, fresh, path, info):
+        """Whisper's `generate` on random features, with a multilingual or English-only generation config."""
+        vocab, b = cfg["vocab_size"], r.randint(1, 3)
+        langs = {"<|en|>": vocab - 8, "<|fr|>": vocab - 7, "<|de|>": vocab - 6}
+        tasks = {"translate": vocab - 5, "transcribe": vocab - 4}
+        eos = r.choice([2, r.randint(3, vocab - 9)])
+        gen = dict(decoder_start_token_id=1, bos_token_id=1, eos_token_id=eos,
+                   pad_token_id=r.choice([eos, 0]), no_timestamps_token_id=vocab - 1)
+        args = []
+        if r.random() < 0.7:  # multilingual
+            gen.update(lang_to_id=langs, task_to_id=tasks, is_multilingual=True)
+            gen["forced_decoder_ids"] = r.choice([None, [[1, None], [2, vocab - 4]], [[1, vocab - 7], [2, vocab - 5]]])
+            if r.random() < 0.5:
+                args += ["--language", r.choice(["en", "french", "<|de|>", "DE"])]
+            if r.random() < 0.4:
+                args += ["--task", r.choice(["transcribe", "translate"])]
+        else:
+            gen["is_multilingual"] = False
+        if r.random() < 0.5:
+            gen["suppress_tokens"] = r.sample(range(3, vocab - 9), 3)
+        if r.random() < 0.5:
+            gen["begin_suppress_tokens"] = [r.randint(3, vocab - 9), eos]
+        new = None
+        if r.random() < 0.5:
+            gen["max_length"] = r.randint(3, cfg["max_target_positions"])
+        else:
+            new = r.randint(1, cfg["max_target_positions"] - 5)
+        (path / "generation_config.json").write_text(json.dumps(gen, indent=2))
+        x = torch.randn(b, cfg["num_mel_bins"], 2 * cfg["max_source_positions"])
+        kwargs = {}
+        for flag, value in zip(args[::2], args[1::2]):
+            kwargs[flag.lstrip("-")] = value
+        if new is not None:
+            kwargs["max_new_tokens"] = new
+            args += ["--max-new-tokens", str(new)]
+        ginfo = dict(info, gen=f"b={b} whisper gen_cfg={gen} args={args}")
+        try:
+            with torch.no_grad():
+                want = fresh().generate(input_features=x, **kwargs)
+        except Exception as e:  # transformers refuses: so must we
+            want = e
+        inp, out = path / "gen_in.safetensors", path / "gen_out.safetensors"
+        save_file({"input_features": x}, str(inp))
+        rc, err = self.cli(["generate", str(path), "--inputs", str(inp), "--output", str(out), "--dtype", "f32"] + args)
+        if isinstance(want, Exception):
+            if rc == 0:
+                self.results.append((cid, family, "generate", f"transformers refused ({want}), we did not", ginfo))
+            return
+        if rc != 0:
+            self.results.append((cid, family, "cli-error(generate)", err[-400:], ginfo))
+            return
+        got = load_file(str(out))["output_ids"]
+        if got.shape != want.shape or not torch.equal(got, want.to(got.dtype)):
+            self.results.append((cid, family, "generate", f"ours {got.tolist()} ref {want.tolist()}", ginfo))
 
 
 def main():
