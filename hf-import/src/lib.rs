@@ -18,6 +18,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod audio;
 pub mod chat;
 pub mod config;
 pub mod cross_encoder;

@@ -224,6 +224,57 @@ def whisper_generation():
                 print(f"{name} {case} {kwargs} eos={eos}: {ids.tolist()}")
 
 
+def write_wav(path, samples, rate):
+    """16-bit PCM mono WAV of float samples in [-1, 1]; returns the samples as read back (x / 32768)."""
+    import wave
+    pcm = (samples.clamp(-1, 32767 / 32768) * 32768).round().to(torch.int16)
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(pcm.numpy().tobytes())
+    return pcm.float() / 32768
+
+
+def whisper_audio():
+    """`whisper_audio/`: a WAV clip, transformers' `WhisperFeatureExtractor` features of it (80 mel bins, one-second
+    chunks: the clip padded with silence) and its 80-bin mel filter bank; and `whisper_gen/` a preprocessor config
+    for the tiny model (8 bins, 12 frames a chunk), a clip for it and `generate`'s output on its features."""
+    if ONLY and not ONLY & {"whisper_audio", "whisper_gen"}:  # (rebuilding whisper_gen removes its audio files)
+        return
+    g = torch.Generator().manual_seed(7)
+    path = OUT / "whisper_audio"
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir()
+    t = torch.arange(12800) / 16000
+    clip = 0.3 * torch.sin(2 * torch.pi * 440 * t) + 0.2 * torch.sin(2 * torch.pi * 1250 * t) + 0.05 * torch.randn(
+        12800, generator=g)
+    clip = write_wav(path / "clip.wav", clip, 16000)
+    fe = tf.WhisperFeatureExtractor(feature_size=80, chunk_length=1)
+    feats = fe(clip.numpy(), sampling_rate=16000, return_tensors="pt")["input_features"]
+    save_file({"input_features": feats.contiguous(), "mel_filters": torch.from_numpy(fe.mel_filters).contiguous()},
+              str(path / "features.safetensors"))
+    print("whisper_audio features", feats.shape)
+    # The tiny model: 12 frames of 8 bins per chunk.
+    gen = OUT / "whisper_gen"
+    pre = dict(feature_extractor_type="WhisperFeatureExtractor", feature_size=8, sampling_rate=19200, hop_length=1600,
+               chunk_length=1, n_fft=400, padding_value=0.0, return_attention_mask=False)
+    (gen / "preprocessor_config.json").write_text(json.dumps(pre, indent=2))
+    fe = tf.WhisperFeatureExtractor(**pre)
+    clips = []
+    for i, (n, f) in enumerate([(15000, 300.0), (9000, 2000.0)]):
+        t = torch.arange(n) / 19200
+        c = 0.4 * torch.sin(2 * torch.pi * f * t) + 0.1 * torch.randn(n, generator=g)
+        clips.append(write_wav(gen / f"clip{i}.wav", c, 19200).numpy())
+    feats = fe(clips, sampling_rate=19200, return_tensors="pt")["input_features"]
+    model = tf.WhisperForConditionalGeneration.from_pretrained(gen, attn_implementation="eager").eval()
+    with torch.no_grad():
+        ids = model.generate(input_features=feats, language="fr")
+    save_file({"input_features": feats.contiguous(), "output_ids": ids.contiguous()},
+              str(gen / "audio_fr.safetensors"))
+    print("whisper_gen audio fr", feats.shape, ids.tolist())
+
+
 # Beam search goldens: `beam.safetensors` next to the fixture, its settings in the file's metadata
 # (the rest from the fixture's own generation settings).
 BEAMS = {
@@ -257,5 +308,6 @@ if __name__ == "__main__":
     bart()
     whisper()
     whisper_generation()
+    whisper_audio()
     marian_pegasus()
     beams()

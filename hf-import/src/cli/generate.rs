@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use oxtorch_hf_import::audio::{read_wav, WhisperFeatureExtractor};
 use oxtorch_hf_import::generate::{generate_whisper, WhisperPrompt};
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
@@ -34,8 +35,13 @@ pub struct GenerateArgs {
     /// for Whisper, float `input_features` [batch, mel bins, frames]
     #[arg(long, requires = "output")]
     inputs: Option<PathBuf>,
+    /// Whisper: a WAV file to transcribe (repeatable: one batch row each), at the feature
+    /// extractor's sampling rate (preprocessor_config.json; 16 kHz); prints the text, or writes
+    /// `output_ids` to --output
+    #[arg(long, conflicts_with_all = ["prompt", "inputs", "messages"])]
+    audio: Vec<PathBuf>,
     /// safetensors file to write `output_ids` (prompt + new tokens, int64) to
-    #[arg(long, requires = "inputs")]
+    #[arg(long)]
     output: Option<PathBuf>,
     /// new tokens at most (default: generation_config.json's, else 20 within the model's positions)
     #[arg(long)]
@@ -125,8 +131,11 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     }
     // Bad settings fail before the weights are read and before any text is printed.
     g.validate()?;
-    if (a.language.is_some() || a.task.is_some()) && cfg.model_type()? != "whisper" {
-        return Err(Error::Input("--language and --task are Whisper's generation settings".into()));
+    if (a.language.is_some() || a.task.is_some() || !a.audio.is_empty()) && cfg.model_type()? != "whisper" {
+        return Err(Error::Input("--audio, --language and --task are Whisper's generation settings".into()));
+    }
+    if a.inputs.is_some() && a.output.is_none() {
+        return Err(Error::Input("--inputs needs --output".into()));
     }
     // Inputs are read before the weights, so that a bad file fails fast.
     let inputs = match &a.inputs {
@@ -168,18 +177,31 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             prompt.task = a.task.or(prompt.task);
             // As transformers' Whisper `generate`: sampling only with a temperature.
             g.do_sample = a.temperature.is_some_and(|t| t > 0.0);
-            let (Some(named), Some(output)) = (inputs, a.output) else {
-                return Err(Error::Input(
-                    "generate with Whisper needs --inputs IN (float input_features [batch, mel bins, frames]) \
-                     --output OUT"
-                        .into(),
-                ));
+            let features =
+                match (inputs, a.audio.is_empty()) {
+                    (Some(named), _) => named
+                        .get("input_features")
+                        .cloned()
+                        .ok_or_else(|| Error::Input("missing input 'input_features'".into()))?,
+                    (None, false) => audio_features(&dir, &a.audio)?,
+                    (None, true) => return Err(Error::Input(
+                        "generate with Whisper needs --audio FILE.wav or --inputs IN (float input_features \
+                         [batch, mel bins, frames]) --output OUT"
+                            .into(),
+                    )),
+                };
+            let out = generate_whisper(m, &features, &prompt, &g, |_, _| {})?;
+            return match a.output {
+                Some(output) => write_safetensors(&output, &[("output_ids".to_string(), out)], None),
+                None => {
+                    let tok = HfTokenizer::load(&dir, None)?;
+                    for row in out.to_vec2::<i64>()? {
+                        let ids: Vec<u32> = row.iter().filter_map(|&t| u32::try_from(t).ok()).collect();
+                        outln!("{}", tok.decode(&ids, true)?.trim());
+                    }
+                    Ok(())
+                }
             };
-            let features = named
-                .get("input_features")
-                .ok_or_else(|| Error::Input("missing input 'input_features'".into()))?;
-            let out = generate_whisper(m, features, &prompt, &g, |_, _| {})?;
-            return write_safetensors(&output, &[("output_ids".to_string(), out)], None);
         }
         AutoModel::T5(m) if m.can_generate() => return run_seq2seq(m, &dir, inputs, a.output, a.prompt, g),
         AutoModel::Bart(m) if m.can_generate() => return run_seq2seq(m, &dir, inputs, a.output, a.prompt, g),
@@ -248,6 +270,28 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             "generate needs --prompt TEXT, --messages FILE, or --inputs IN --output OUT".into(),
         )),
     }
+}
+
+/// Whisper's input features `[clips, mel bins, frames]` of WAV files, as the model folder's
+/// `preprocessor_config.json` computes them.
+fn audio_features(dir: &std::path::Path, files: &[PathBuf]) -> Result<Tensor> {
+    let extractor = WhisperFeatureExtractor::from_model_dir(dir)?;
+    let mut clips = Vec::with_capacity(files.len());
+    for file in files {
+        let wav = read_wav(file)?;
+        if wav.sampling_rate != extractor.sampling_rate {
+            return Err(Error::format(
+                file,
+                format!(
+                    "the audio is sampled at {} Hz, but the model's feature extractor expects {} Hz (resample it, \
+                     e.g. `ffmpeg -i IN -ar {} OUT.wav`)",
+                    wav.sampling_rate, extractor.sampling_rate, extractor.sampling_rate
+                ),
+            ));
+        }
+        clips.push(wav.samples);
+    }
+    extractor.batch(&clips)
 }
 
 /// `generate` with an encoder-decoder (T5, BART): `--inputs`' sources to `output_ids` (the decoder's

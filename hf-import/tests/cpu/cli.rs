@@ -397,7 +397,31 @@ fn generate_ids_with_whisper() {
         golden["output_ids"].to_vec2::<i64>().unwrap()
     );
     let (ok, err) = args(&fixture("t5_v11"), "de");
-    assert!(!ok && err.contains("--language and --task are Whisper's"), "{err}");
+    assert!(!ok && err.contains("--audio, --language and --task are Whisper's"), "{err}");
+    // From WAV files: the features as the folder's preprocessor_config.json computes them.
+    let golden = read_all(&fixture("whisper_gen").join("audio_fr.safetensors"));
+    let clip = |i: usize| fixture("whisper_gen").join(format!("clip{i}.wav"));
+    let out = hf_import(&[
+        "generate",
+        model.to_str().unwrap(),
+        "--audio",
+        clip(0).to_str().unwrap(),
+        "--audio",
+        clip(1).to_str().unwrap(),
+        "--language",
+        "fr",
+        "--output",
+        output.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        read_all(&output)["output_ids"].to_vec2::<i64>().unwrap(),
+        golden["output_ids"].to_vec2::<i64>().unwrap()
+    );
+    // Audio at another rate than the extractor's is an error that says so.
+    let wrong = fixture("whisper_audio").join("clip.wav");
+    let out = hf_import(&["generate", model.to_str().unwrap(), "--audio", wrong.to_str().unwrap()]);
+    assert!(!out.status.success() && stderr(&out).contains("sampled at 16000 Hz"), "{}", stderr(&out));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -357,3 +357,34 @@ fn whisper_generation_settings_are_checked() {
     let err = run("whisper_gen", &|p| p.return_timestamps = true);
     assert!(err.contains("timestamps"), "{err}");
 }
+
+/// Whisper's log-mel features of a WAV clip equal transformers' `WhisperFeatureExtractor`'s (80
+/// bins, the clip padded with silence to its chunk), and so does the mel filter bank.
+#[test]
+fn whisper_features_of_a_wav_file_match_transformers() {
+    use oxtorch_hf_import::audio::{mel_filter_bank, read_wav, WhisperFeatureExtractor};
+    let dir = fixture("whisper_audio");
+    let golden = common::read_all(&dir.join("features.safetensors"));
+    let wav = read_wav(&dir.join("clip.wav")).unwrap();
+    assert_eq!((wav.sampling_rate, wav.samples.len()), (16000, 12800));
+    let extractor = WhisperFeatureExtractor { chunk_length: 1, ..Default::default() };
+    let features = extractor.batch(&[wav.samples]).unwrap();
+    let worst = common::assert_close("whisper features", &features, &golden["input_features"], 1e-4, 1e-4);
+    println!("whisper features: max abs diff {worst:.2e}");
+    let filters = Tensor::from_vec(mel_filter_bank(201, 80, 0.0, 8000.0, 16000), [201, 80]).unwrap();
+    common::assert_close("mel filters", &filters, &golden["mel_filters"], 1e-7, 1e-5);
+    // The tiny model's extractor (preprocessor_config.json: 8 bins, 12 frames a chunk) on its clips.
+    let gen = fixture("whisper_gen");
+    let extractor = WhisperFeatureExtractor::from_model_dir(&gen).unwrap();
+    assert_eq!((extractor.feature_size, extractor.frames()), (8, 12));
+    let clips: Vec<Vec<f32>> =
+        ["clip0.wav", "clip1.wav"].iter().map(|f| read_wav(&gen.join(f)).unwrap().samples).collect();
+    let golden = common::read_all(&gen.join("audio_fr.safetensors"));
+    common::assert_close(
+        "tiny features",
+        &extractor.batch(&clips).unwrap(),
+        &golden["input_features"],
+        1e-4,
+        1e-4,
+    );
+}
