@@ -113,38 +113,38 @@ impl WhisperFeatureExtractor {
         padded.extend((1..=half).rev().map(|i| x[i]));
         padded.extend_from_slice(&x);
         padded.extend((n - 1 - half..n - 1).rev().map(|i| x[i]));
-        let (fft, bins, frames) = (self.n_fft, self.n_fft / 2 + 1, self.frames());
-        // The periodic Hann window, and the DFT's twiddles for each bin.
-        let window: Vec<f64> =
-            (0..fft).map(|i| 0.5 - 0.5 * (2.0 * PI * i as f64 / fft as f64).cos()).collect();
-        let (cos, sin): (Vec<f64>, Vec<f64>) =
-            (0..fft).map(|m| (2.0 * PI * m as f64 / fft as f64).sin_cos()).map(|(s, c)| (c, s)).unzip();
-        let filters = mel_filter_bank(bins, self.feature_size, 0.0, 8000.0, self.sampling_rate);
-        let mel = self.feature_size;
-        // Every frame but the last (transformers drops it): the power spectrum, then the mel bins.
-        let columns: Vec<Vec<f64>> = (0..frames)
-            .into_par_iter()
-            .map(|t| {
-                let frame: Vec<f64> = (0..fft).map(|i| padded[t * self.hop_length + i] * window[i]).collect();
-                let power: Vec<f64> = (0..bins)
-                    .map(|k| {
-                        let (mut re, mut im) = (0.0, 0.0);
-                        for (i, &v) in frame.iter().enumerate() {
-                            let m = (k * i) % fft;
-                            re += v * cos[m];
-                            im -= v * sin[m];
-                        }
-                        re * re + im * im
-                    })
-                    .collect();
-                (0..mel)
-                    .map(|j| {
-                        let e: f64 = (0..bins).map(|k| f64::from(filters[k * mel + j]) * power[k]).sum();
-                        e.max(1e-10).log10()
-                    })
-                    .collect()
-            })
+        let (fft, bins, frames, mel) = (self.n_fft, self.n_fft / 2 + 1, self.frames(), self.feature_size);
+        // The windowed frames `[frames, n_fft]` (every frame but the last, which transformers
+        // drops) times the DFT's cosines and sines `[n_fft, 2 × bins]` (periodic Hann window), in
+        // float64: one matrix product.
+        let window: Vec<f64> = (0..fft).map(|i| 0.5 - 0.5 * (2.0 * PI * i as f64 / fft as f64).cos()).collect();
+        let mut framed = vec![0f64; frames * fft];
+        framed.par_chunks_mut(fft).enumerate().for_each(|(t, row)| {
+            for (i, v) in row.iter_mut().enumerate() {
+                *v = padded[t * self.hop_length + i] * window[i];
+            }
+        });
+        let mut twiddles = vec![0f64; fft * 2 * bins];
+        for i in 0..fft {
+            for k in 0..bins {
+                let (sin, cos) = (2.0 * PI * ((k * i) % fft) as f64 / fft as f64).sin_cos();
+                twiddles[i * 2 * bins + 2 * k] = cos;
+                twiddles[i * 2 * bins + 2 * k + 1] = -sin;
+            }
+        }
+        let spectrum = Tensor::from_vec(framed, [frames, fft])?
+            .matmul(&Tensor::from_vec(twiddles, [fft, 2 * bins])?)?
+            .to_vec::<f64>()?;
+        let power: Vec<f64> = spectrum.chunks_exact(2).map(|c| c[0] * c[0] + c[1] * c[1]).collect();
+        let filters: Vec<f64> = mel_filter_bank(bins, mel, 0.0, 8000.0, self.sampling_rate)
+            .into_iter()
+            .map(f64::from)
             .collect();
+        let energies = Tensor::from_vec(power, [frames, bins])?
+            .matmul(&Tensor::from_vec(filters, [bins, mel])?)?
+            .to_vec::<f64>()?;
+        let columns: Vec<Vec<f64>> =
+            energies.chunks_exact(mel).map(|c| c.iter().map(|e| e.max(1e-10).log10()).collect()).collect();
         let max = columns.iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
         let mut out = vec![0f32; mel * frames];
         for (t, column) in columns.iter().enumerate() {
