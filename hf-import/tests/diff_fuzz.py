@@ -406,6 +406,21 @@ def gen_falcon(r):
     return tf.FalconForCausalLM, tf.FalconConfig, c
 
 
+def gen_olmo3(r):
+    """Olmo3ForCausalLM: OLMo 2's blocks, random layer types and window, a RoPE of its own per layer type."""
+    c = decoder_common(r, "llama")
+    n = c["num_hidden_layers"]
+    if r.random() < 0.7:
+        c["layer_types"] = [r.choice(["sliding_attention", "full_attention"]) for _ in range(n)]
+    c["sliding_window"] = r.choice([2, 3, 5, 4096])
+    hd = c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
+    c["rope_parameters"] = {"sliding_attention": rope_for(r, hd, c["max_position_embeddings"], ("default", "linear")),
+                            "full_attention": rope_for(r, hd, c["max_position_embeddings"])}
+    if r.random() < 0.4:
+        c["attention_bias"] = True
+    return tf.Olmo3ForCausalLM, tf.Olmo3Config, c
+
+
 def gen_olmo(r):
     """OlmoForCausalLM (parameterless layer norms, clip_qkv) or Olmo2ForCausalLM (post-norms, whole-projection q/k
     norms): GQA, biases, RoPE scalings, tying."""
@@ -743,7 +758,7 @@ FAMILIES = {
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
     "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
-    "electra": gen_electra, "electra_cls": gen_electra_cls,
+    "olmo3": gen_olmo3, "electra": gen_electra, "electra_cls": gen_electra_cls,
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),
     "electra_qa": per_token(gen_electra, tf.ElectraForQuestionAnswering),
 }

@@ -142,6 +142,24 @@ def mpnet_long(model):
     save_file({**x, **flatten(out)}, str(OUT / "mpnet" / "expected_long.safetensors"))
 
 
+def olmo3_v4():
+    src, path = OUT / "olmo3", OUT / "olmo3_v4"
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(src, path, ignore=shutil.ignore_patterns("*expected*", "generate*", "beam*"))
+    cfg = json.loads((path / "config.json").read_text())
+    del cfg["rope_parameters"]
+    cfg.update(rope_theta=50000.0, rope_scaling={"rope_type": "linear", "factor": 2.0})
+    (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    model = tf.Olmo3ForCausalLM.from_pretrained(path, attn_implementation="eager").eval()
+    assert model.config.rope_parameters["sliding_attention"]["rope_theta"] == 500000.0, model.config.rope_parameters
+    x = inputs(False)
+    with torch.no_grad():
+        out = model(**x, output_hidden_states=True)
+    save_file({**x, **flatten(out)}, str(path / "expected.safetensors"))
+    save_file(greedy(model), str(path / "generate.safetensors"))
+    print("olmo3_v4", model.config.rope_parameters)
+
+
 def v4_config(path):
     """The same config in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling)."""
     cfg = json.loads((path / "config.json").read_text())
@@ -446,6 +464,17 @@ def main():
     # q/k normed over the whole projection.
     build("olmo", tf.OlmoForCausalLM, tf.OlmoConfig(**DECODER, clip_qkv=0.5, pad_token_id=0, eos_token_id=2), 56)
     build("olmo2", tf.Olmo2ForCausalLM, tf.Olmo2Config(**DECODER, pad_token_id=0, eos_token_id=2), 57)
+    # OLMo 3: OLMo 2 with a sliding layer (window 3, crossed by the 7-token inputs) and a full one, each layer
+    # type with its own RoPE (a linear scaling on the full layer only); `olmo3_v4` is its checkpoint under a
+    # 4.x-style config (`rope_theta` and `rope_scaling` at the top), which Olmo3Config turns into per-type dicts
+    # (the scaling and theta on the full layers, `default_theta` on the sliding ones).
+    olmo3_rope = {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                  "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 50000.0}}
+    build("olmo3", tf.Olmo3ForCausalLM,
+          tf.Olmo3Config(**DECODER, pad_token_id=0, eos_token_id=2, sliding_window=3,
+                         layer_types=["sliding_attention", "full_attention"], rope_parameters=olmo3_rope), 58)
+    if not ONLY or "olmo3" in ONLY:
+        olmo3_v4()
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

@@ -117,7 +117,8 @@ impl WhisperFeatureExtractor {
         // The windowed frames `[frames, n_fft]` (every frame but the last, which transformers
         // drops) times the DFT's cosines and sines `[n_fft, 2 × bins]` (periodic Hann window), in
         // float64: one matrix product.
-        let window: Vec<f64> = (0..fft).map(|i| 0.5 - 0.5 * (2.0 * PI * i as f64 / fft as f64).cos()).collect();
+        let window: Vec<f64> =
+            (0..fft).map(|i| 0.5 - 0.5 * (2.0 * PI * i as f64 / fft as f64).cos()).collect();
         let mut framed = vec![0f64; frames * fft];
         framed.par_chunks_mut(fft).enumerate().for_each(|(t, row)| {
             for (i, v) in row.iter_mut().enumerate() {
@@ -136,10 +137,8 @@ impl WhisperFeatureExtractor {
             .matmul(&Tensor::from_vec(twiddles, [fft, 2 * bins])?)?
             .to_vec::<f64>()?;
         let power: Vec<f64> = spectrum.chunks_exact(2).map(|c| c[0] * c[0] + c[1] * c[1]).collect();
-        let filters: Vec<f64> = mel_filter_bank(bins, mel, 0.0, 8000.0, self.sampling_rate)
-            .into_iter()
-            .map(f64::from)
-            .collect();
+        let filters: Vec<f64> =
+            mel_filter_bank(bins, mel, 0.0, 8000.0, self.sampling_rate).into_iter().map(f64::from).collect();
         let energies = Tensor::from_vec(power, [frames, bins])?
             .matmul(&Tensor::from_vec(filters, [bins, mel])?)?
             .to_vec::<f64>()?;

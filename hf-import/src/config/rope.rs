@@ -93,7 +93,7 @@ impl Config {
         let (params, nested) = match layer_type.and_then(|lt| top.get(lt)) {
             Some(Value::Object(inner)) => (inner, true),
             // Gemma 3 reads its per-layer-type dicts only: keys of a flat dict are not used.
-            _ if self.is_gemma3() => (&none, true),
+            _ if self.rope_per_layer_type() => (&none, true),
             _ => (&top, false),
         };
         let theta = match params.get("rope_theta") {
@@ -151,7 +151,7 @@ impl Config {
             _ => None,
         };
         let scaling = object("rope_scaling").filter(|m| !m.is_empty());
-        if !self.is_gemma3() {
+        if !self.rope_per_layer_type() {
             return scaling.or_else(|| object("rope_parameters"));
         }
         let mut dict = object("rope_parameters").unwrap_or_default();
@@ -184,6 +184,17 @@ impl Config {
         self.get("model_type").and_then(Value::as_str) == Some("gemma3_text")
     }
 
+    /// Whether this is an OLMo 3 config (per-layer-type RoPE as Gemma 3's).
+    fn is_olmo3(&self) -> bool {
+        self.get("model_type").and_then(Value::as_str) == Some("olmo3")
+    }
+
+    /// Whether the config class keeps one rope dict per layer type, merging a 4.x `rope_scaling`
+    /// into the `full_attention` one (Gemma 3, OLMo 3).
+    fn rope_per_layer_type(&self) -> bool {
+        self.is_gemma3() || self.is_olmo3()
+    }
+
     /// The RoPE base of layers of `layer_type` whose rope dict names none, as the config classes
     /// set it: for Gemma 3 (`Gemma3TextConfig.default_theta`), `rope_local_base_freq` (default
     /// 10000) on sliding layers and `rope_theta` (default 1e6) on the others; else `rope_theta`
@@ -197,6 +208,10 @@ impl Config {
             _ if modernbert => self.f64_or("global_rope_theta", 160_000.0),
             Some("sliding_attention") if self.is_gemma3() => self.f64_or("rope_local_base_freq", 10_000.0),
             _ if self.is_gemma3() => self.f64_or("rope_theta", 1_000_000.0),
+            // `Olmo3Config.convert_rope_params_to_dict`: the full layers take `rope_theta`, which
+            // it pops, so the sliding ones get `default_theta` (500000) whatever `rope_theta` is.
+            Some("sliding_attention") if self.is_olmo3() => Ok(500_000.0),
+            _ if self.is_olmo3() => self.f64_or("rope_theta", 500_000.0),
             // `MixtralConfig.default_theta`.
             _ if self.get("model_type").and_then(Value::as_str) == Some("mixtral") => {
                 self.f64_or("rope_theta", 1_000_000.0)

@@ -111,6 +111,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("falcon", "FalconForCausalLM"),
         ("olmo", "OlmoForCausalLM"),
         ("olmo2", "Olmo2ForCausalLM"),
+        ("olmo3", "Olmo3ForCausalLM"),
     ];
     let encoders = [
         ("bert", "Bert"),

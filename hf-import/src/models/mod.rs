@@ -66,7 +66,7 @@ pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
-pub use self::olmo::{Olmo2ForCausalLM, OlmoForCausalLM};
+pub use self::olmo::{Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM};
 pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
@@ -139,6 +139,8 @@ pub enum AutoModel {
     Olmo(OlmoForCausalLM),
     /// `Olmo2ForCausalLM`
     Olmo2(Olmo2ForCausalLM),
+    /// `Olmo3ForCausalLM`
+    Olmo3(Olmo3ForCausalLM),
     /// `MixtralForCausalLM`
     Mixtral(MixtralForCausalLM),
     /// `Qwen3MoeForCausalLM`
@@ -396,6 +398,7 @@ impl AutoModel {
             "FalconForCausalLM" => AutoModel::Falcon(FalconForCausalLM::load(cfg, weights)?),
             "OlmoForCausalLM" => AutoModel::Olmo(OlmoForCausalLM::load(cfg, weights)?),
             "Olmo2ForCausalLM" => AutoModel::Olmo2(Olmo2ForCausalLM::load(cfg, weights)?),
+            "Olmo3ForCausalLM" => AutoModel::Olmo3(Olmo3ForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
             "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
             "Qwen2MoeForCausalLM" => AutoModel::Qwen2Moe(Qwen2MoeForCausalLM::load(cfg, weights)?),
@@ -407,7 +410,7 @@ impl AutoModel {
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
-            | "OlmoModel" | "Olmo2Model" => {
+            | "OlmoModel" | "Olmo2Model" | "Olmo3Model" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -444,7 +447,8 @@ impl AutoModel {
             | "Starcoder2ForSequenceClassification"
             | "FalconForSequenceClassification"
             | "OlmoForSequenceClassification"
-            | "Olmo2ForSequenceClassification" => {
+            | "Olmo2ForSequenceClassification"
+            | "Olmo3ForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
@@ -579,6 +583,7 @@ impl AutoModel {
             AutoModel::Falcon(m) => Some(m),
             AutoModel::Olmo(m) => Some(m),
             AutoModel::Olmo2(m) => Some(m),
+            AutoModel::Olmo3(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),
             AutoModel::Qwen2Moe(m) => Some(m),

@@ -1,6 +1,7 @@
-//! OLMo (`OlmoForCausalLM`: layer norms without weight or bias, `clip_qkv`) and OLMo 2
+//! OLMo (`OlmoForCausalLM`: layer norms without weight or bias, `clip_qkv`), OLMo 2
 //! (`Olmo2ForCausalLM`: no norm before attention or the MLP, RMS norms after them, q and k normed
-//! over their whole projection): Llama's blocks otherwise.
+//! over their whole projection) and OLMo 3 (`Olmo3ForCausalLM`: OLMo 2 with sliding-window layers,
+//! each layer type with RoPE parameters of its own): Llama's blocks otherwise.
 
 use super::decoder::DecoderSpec;
 use super::family::causal_lm_family;
@@ -38,6 +39,20 @@ fn olmo2_spec(cfg: &Config) -> Result<DecoderSpec> {
     Ok(spec)
 }
 
+/// OLMo 3: OLMo 2's blocks; `layer_types` (default: every fourth layer full, the others
+/// sliding) give each layer its window (`sliding_window`, default 4096) and its RoPE (the
+/// `sliding_attention` or `full_attention` parameters: see `Config::rope`).
+fn olmo3_spec(cfg: &Config) -> Result<DecoderSpec> {
+    let mut spec = olmo2_spec(cfg)?;
+    let layers = cfg.layers("num_hidden_layers")?;
+    let sliding =
+        DecoderSpec::sliding_layers(cfg)?.unwrap_or_else(|| (0..layers).map(|i| (i + 1) % 4 != 0).collect());
+    let window = cfg.nullable_usize_or("sliding_window", Some(4096))?;
+    spec.windows = DecoderSpec::sliding_windows(&sliding, window)?;
+    spec.local_rope = sliding;
+    Ok(spec)
+}
+
 causal_lm_family!(
     /// transformers' `OlmoForCausalLM`.
     OlmoForCausalLM,
@@ -48,4 +63,10 @@ causal_lm_family!(
     /// transformers' `Olmo2ForCausalLM`.
     Olmo2ForCausalLM,
     olmo2_spec
+);
+
+causal_lm_family!(
+    /// transformers' `Olmo3ForCausalLM`.
+    Olmo3ForCausalLM,
+    olmo3_spec
 );

@@ -619,11 +619,15 @@ fn falcon_layouts() {
     }
 }
 
-/// OLMo's parameterless norms and clamped q/k/v; OLMo 2's post-norms and whole-projection q/k norms.
+/// OLMo's parameterless norms and clamped q/k/v; OLMo 2's post-norms and whole-projection q/k norms;
+/// OLMo 3's sliding and full layers with RoPE parameters of their own, from per-type dicts and
+/// from a 4.x config (its `rope_theta` and scaling on the full layers only).
 #[test]
-fn olmo_and_olmo2() {
+fn olmo_olmo2_and_olmo3() {
     check("olmo");
     check("olmo2");
+    check("olmo3");
+    check("olmo3_v4");
 }
 
 /// CamemBERT is RoBERTa's network under its own model type and class names.

@@ -10,10 +10,12 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 28] = [
+const DECODERS: [&str; 30] = [
     "llama",
     "olmo",
     "olmo2",
+    "olmo3",
+    "olmo3_v4",
     "falcon",
     "falcon_40b",
     "falcon_seq",
