@@ -323,6 +323,28 @@ def gen_electra(r):
     return cls, tf.ElectraConfig, c
 
 
+def gen_albert(r):
+    """ALBERT: BERT's config with narrow embeddings, 1-3 groups of 1-2 shared blocks over the layers; the base model
+    (with its pooler) or the MLM head (tied or not)."""
+    _, _, c = gen_bert(r)
+    c.pop("tie_word_embeddings", None)
+    c["embedding_size"] = r.choice([4, 8, c["hidden_size"]])
+    c["num_hidden_groups"] = r.randint(1, c["num_hidden_layers"])
+    c["inner_group_num"] = r.choice([1, 1, 2])
+    if r.random() < 0.3:
+        c.pop("hidden_act")  # AlbertConfig's gelu_new
+    cls = r.choice([tf.AlbertModel, tf.AlbertForMaskedLM])
+    if cls is tf.AlbertForMaskedLM:
+        c["tie_word_embeddings"] = r.random() < 0.5
+    return cls, tf.AlbertConfig, c
+
+
+def gen_albert_cls(r):
+    _, config_cls, c = gen_albert(r)
+    c.pop("tie_word_embeddings", None)
+    return tf.AlbertForSequenceClassification, config_cls, with_labels(r, c)
+
+
 def gen_electra_cls(r):
     _, config_cls, c = gen_electra(r)
     c.pop("tie_word_embeddings", None)
@@ -758,7 +780,9 @@ FAMILIES = {
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
     "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
-    "olmo3": gen_olmo3, "electra": gen_electra, "electra_cls": gen_electra_cls,
+    "olmo3": gen_olmo3, "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
+    "albert_cls": gen_albert_cls, "albert_tok": per_token(gen_albert, tf.AlbertForTokenClassification),
+    "albert_qa": per_token(gen_albert, tf.AlbertForQuestionAnswering),
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),
     "electra_qa": per_token(gen_electra, tf.ElectraForQuestionAnswering),
 }
@@ -770,9 +794,10 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "gpt_neox_cls": "gpt_neox", "falcon_cls": "falcon", "bert_tok": "bert", "bert_qa": "bert", "roberta_qa": "roberta",
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
-        "electra_tok": "bert", "electra_qa": "bert"}
+        "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
+        "albert_qa": "bert"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

@@ -327,6 +327,19 @@ def main():
     build("electra_tok", tf.ElectraForTokenClassification, tf.ElectraConfig(**electra, **labels("O", "B", "I")),
           124, encoder=True)
     build("electra_qa", tf.ElectraForQuestionAnswering, tf.ElectraConfig(**electra), 125, encoder=True)
+    # ALBERT: one shared block run at every depth (3 layers), or 2 groups of 2 blocks over 3 layers (layer i runs
+    # group int(i / 1.5)); narrow embeddings mapped in; the pooler; the tied MLM head; the classifier on the
+    # pooler; token classification and QA.
+    albert = dict(bert, embedding_size=16, num_hidden_layers=3)
+    build("albert", tf.AlbertModel, tf.AlbertConfig(**albert), 130, encoder=True)
+    build("albert_groups", tf.AlbertModel, tf.AlbertConfig(**albert, num_hidden_groups=2, inner_group_num=2,
+                                                           hidden_act="gelu"), 131, encoder=True)
+    build("albert_mlm", tf.AlbertForMaskedLM, tf.AlbertConfig(**albert), 132, encoder=True)
+    build("albert_cls", tf.AlbertForSequenceClassification,
+          tf.AlbertConfig(**albert, **labels("neg", "pos")), 133, encoder=True)
+    build("albert_tok", tf.AlbertForTokenClassification, tf.AlbertConfig(**albert, **labels("O", "B", "I")),
+          134, encoder=True)
+    build("albert_qa", tf.AlbertForQuestionAnswering, tf.AlbertConfig(**albert), 135, encoder=True)
     build("distilbert_qa", tf.DistilBertForQuestionAnswering,
           tf.DistilBertConfig(**distil, attn_implementation="eager"), 45, encoder=True, token_types=False)
     build("mpnet_tok", tf.MPNetForTokenClassification, tf.MPNetConfig(**mpnet, **labels("O", "X", "Y")), 46,

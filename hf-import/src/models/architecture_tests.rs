@@ -121,6 +121,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("camembert", "Camembert"),
         ("mpnet", "MPNet"),
         ("electra", "Electra"),
+        ("albert", "Albert"),
         ("modernbert", "ModernBert"),
     ];
     let encoder_heads = [

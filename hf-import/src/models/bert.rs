@@ -199,6 +199,13 @@ impl BertModel {
         BertModel { embeddings, layers, pooler, cfg, positions, relative_bias: None }
     }
 
+    /// The encoder with its embeddings projected to the hidden width by `project` (ALBERT's
+    /// `embedding_hidden_mapping_in`).
+    pub(crate) fn with_projection(mut self, project: Linear) -> Self {
+        self.embeddings.project = Some(project);
+        self
+    }
+
     /// The encoder with a relative-position bias added to every layer's attention scores (MPNet).
     pub(crate) fn with_relative_bias(self, relative_bias: RelativeBias) -> Self {
         BertModel { relative_bias: Some(relative_bias), ..self }

@@ -1,10 +1,10 @@
 //! Sequence classification heads (`BertForSequenceClassification`,
 //! `RobertaForSequenceClassification`, `XLMRobertaForSequenceClassification`,
 //! `DistilBertForSequenceClassification`, `MPNetForSequenceClassification`,
-//! `ElectraForSequenceClassification`,
+//! `ElectraForSequenceClassification`, `AlbertForSequenceClassification`,
 //! `ModernBertForSequenceClassification`): logits `[batch, num_labels]` through each family's head
 //! as transformers builds it (its dropouts are the identity at inference):
-//! - BERT: the pooler (`tanh(dense(h[:, 0]))`), then `classifier`;
+//! - BERT and ALBERT: the pooler (`tanh(dense(h[:, 0]))`), then `classifier`;
 //! - RoBERTa, XLM-RoBERTa and MPNet: `classifier.dense`, tanh, `classifier.out_proj` on `h[:, 0]`
 //!   (their encoder has no pooler here);
 //! - ELECTRA: `classifier.dense`, GELU, `classifier.out_proj` on `h[:, 0]` (RoBERTa's head with
@@ -15,6 +15,7 @@
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
+use super::albert::load_albert;
 use super::bert::{BertModel, BertOutput};
 use super::distilbert::DistilBertModel;
 use super::electra::load_electra;
@@ -173,6 +174,20 @@ impl SequenceClassifier {
         let encoder = RobertaModel::load(cfg, weights)?.0;
         let head = Self::roberta_head(cfg, weights, encoder.config().hidden)?;
         Ok(Self::bert_style(encoder, head, true))
+    }
+
+    /// Loads `AlbertForSequenceClassification`: `albert.*` (with its pooler) and `classifier.*`
+    /// on the pooler's output, as BERT's.
+    pub fn load_albert(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let encoder = load_albert(cfg, weights)?;
+        if !encoder.has_pooler() {
+            return Err(Error::Weight(
+                "tensor 'albert.pooler.weight' is missing from the checkpoint (AlbertForSequenceClassification classifies the pooler's output)".into(),
+            ));
+        }
+        let (hidden, labels) = (encoder.config().hidden, num_labels(cfg)?);
+        let classifier = Linear::load(&weights.vars("classifier"), hidden, labels, true)?;
+        Ok(Self::bert_style(encoder, Head::Pooled { classifier }, true))
     }
 
     /// Loads `ElectraForSequenceClassification`: `electra.*` and `classifier.{dense,out_proj}.*`

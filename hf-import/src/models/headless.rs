@@ -19,6 +19,7 @@ fn masked_lm_head(arch: &str) -> Option<&'static [&'static str]> {
         "DistilBertForMaskedLM" => &["vocab_transform.", "vocab_layer_norm.", "vocab_projector."],
         "ModernBertForMaskedLM" => &["head.", "decoder."],
         "ElectraForMaskedLM" => &["generator_predictions.", "generator_lm_head."],
+        "AlbertForMaskedLM" => &["predictions."],
         // (The discriminator's head too: its checkpoints are fine-tuned and saved as encoders.)
         "ElectraForPreTraining" => &["discriminator_predictions."],
         _ => return None,

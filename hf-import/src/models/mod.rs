@@ -1,5 +1,6 @@
 //! The model families, and [`AutoModel`], which picks one from `config.json`.
 
+mod albert;
 mod bart;
 mod bert;
 pub(crate) mod bucketing;
@@ -43,6 +44,7 @@ use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
+pub use self::albert::{load_albert, AlbertForMaskedLM};
 pub use self::bart::{Bart, BartConfig, BartStack};
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
 pub use self::classification::{
@@ -107,6 +109,8 @@ pub enum AutoModel {
     ModernBert(ModernBertModel),
     /// `ModernBertForMaskedLM`
     ModernBertForMaskedLM(ModernBertForMaskedLM),
+    /// `AlbertForMaskedLM` (`AlbertModel` is a [`AutoModel::Bert`])
+    AlbertForMaskedLM(AlbertForMaskedLM),
     /// `ElectraForPreTraining` or `ElectraForMaskedLM` (`ElectraModel` is a [`AutoModel::Bert`])
     ElectraWithHead(ElectraWithHead),
     /// `BertForSequenceClassification`, `RobertaForSequenceClassification`,
@@ -326,6 +330,11 @@ impl AutoModel {
                 AutoModel::Roberta(RobertaModel::load(cfg, weights)?)
             }
             "ElectraModel" => AutoModel::Bert(load_electra(cfg, weights)?),
+            "AlbertModel" => AutoModel::Bert(load_albert(cfg, weights)?),
+            "AlbertForMaskedLM" => AutoModel::AlbertForMaskedLM(AlbertForMaskedLM::load(cfg, weights)?),
+            "AlbertForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_albert(cfg, weights)?)
+            }
             "ElectraForPreTraining" => {
                 AutoModel::ElectraWithHead(ElectraWithHead::load_pretraining(cfg, weights)?)
             }
@@ -501,6 +510,7 @@ impl AutoModel {
             AutoModel::MPNetForMaskedLM(m) => Some(&m.mpnet.0),
             AutoModel::RobertaForMaskedLM(m) => Some(&m.roberta.0),
             AutoModel::ElectraWithHead(m) => Some(&m.electra),
+            AutoModel::AlbertForMaskedLM(m) => Some(&m.albert),
             AutoModel::SequenceClassifier(m) => m.encoder.bert(),
             AutoModel::TokenClassifier(m) => m.encoder.bert(),
             _ => None,
@@ -543,6 +553,7 @@ impl AutoModel {
             AutoModel::ModernBertForMaskedLM(m) => m.model.device(),
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
             AutoModel::ElectraWithHead(m) => m.electra.device(),
+            AutoModel::AlbertForMaskedLM(m) => m.albert.device(),
             AutoModel::SequenceClassifier(m) => m.encoder.device(),
             AutoModel::TokenClassifier(m) => m.encoder.device(),
             _ if self.runs_own_inputs() => self.own_device(),
@@ -641,6 +652,7 @@ impl AutoModel {
             AutoModel::ModernBertForMaskedLM(m) => m.model.forward(&ids, mask, None, false)?,
             AutoModel::RobertaForMaskedLM(m) => m.roberta.forward(&ids, mask, types, None, false)?,
             AutoModel::ElectraWithHead(m) => m.electra.forward(&ids, mask, types, None, false)?,
+            AutoModel::AlbertForMaskedLM(m) => m.albert.forward(&ids, mask, types, None, false)?,
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
             AutoModel::SequenceClassifier(m) => m.encode(&ids, mask, types, None, false)?,
@@ -825,6 +837,9 @@ impl AutoModel {
             }
             AutoModel::DistilBertForMaskedLM(m) => m.forward(ids, mask, pos, h).map(|(l, o)| (Some(l), o))?,
             AutoModel::ElectraWithHead(m) => {
+                m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
+            }
+            AutoModel::AlbertForMaskedLM(m) => {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }
             AutoModel::SequenceClassifier(m) => {

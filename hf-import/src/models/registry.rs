@@ -3,6 +3,7 @@
 
 /// The `model_type`s hf-import runs, each with the architecture a config that names none gets.
 pub const MODEL_TYPES: &[(&str, &str)] = &[
+    ("albert", "AlbertModel"),
     ("bart", "BartForConditionalGeneration"),
     ("bert", "BertModel"),
     ("camembert", "CamembertModel"),
@@ -57,6 +58,11 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "DistilBertModel",
     "DistilBertForMaskedLM",
     "DistilBertForSequenceClassification",
+    "AlbertModel",
+    "AlbertForMaskedLM",
+    "AlbertForSequenceClassification",
+    "AlbertForTokenClassification",
+    "AlbertForQuestionAnswering",
     "ElectraModel",
     "ElectraForPreTraining",
     "ElectraForMaskedLM",

@@ -1,12 +1,13 @@
 //! Per-token heads on the encoders: `*ForTokenClassification` (NER and tagging: `logits`
 //! `[batch, seq, num_labels]`) and `*ForQuestionAnswering` (extractive QA: `start_logits` and
-//! `end_logits` `[batch, seq]`) of BERT, RoBERTa, XLM-RoBERTa, DistilBERT, MPNet, ELECTRA and ModernBERT,
+//! `end_logits` `[batch, seq]`) of BERT, RoBERTa, XLM-RoBERTa, DistilBERT, MPNet, ELECTRA, ALBERT and ModernBERT,
 //! as transformers builds them (dropouts are the identity at inference): a linear layer
 //! (`classifier`, or `qa_outputs` for QA) on every token's last hidden state, after ModernBERT's
 //! `head` (dense, `classifier_activation`, norm) for ModernBERT, whose QA layer is `classifier`.
 
 use oxtorch_tensor::Tensor;
 
+use super::albert::load_albert;
 use super::bert::{BertModel, BertOutput};
 use super::classification::{num_labels, ClassifierEncoder};
 use super::distilbert::DistilBertModel;
@@ -43,7 +44,7 @@ pub struct TokenClassifier {
 impl TokenClassifier {
     /// Loads `arch` (`{family}ForTokenClassification` or `{family}ForQuestionAnswering` for
     /// `family` one of `Bert`, `Roberta`, `XLMRoberta`, `Camembert`, `DistilBert`, `MPNet`,
-    /// `Electra`, `ModernBert`).
+    /// `Electra`, `Albert`, `ModernBert`).
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         let (family, task) = if let Some(f) = arch.strip_suffix("ForTokenClassification") {
             (f, TokenTask::Tokens)
@@ -64,6 +65,7 @@ impl TokenClassifier {
             "DistilBert" => bert(DistilBertModel::load(cfg, weights)?.0, false),
             "MPNet" => bert(MPNetModel::load(cfg, weights)?.0, false),
             "Electra" => bert(load_electra(cfg, weights)?, true),
+            "Albert" => bert(load_albert(cfg, weights)?, true),
             "ModernBert" => (
                 ClassifierEncoder::ModernBert(ModernBertModel::load(cfg, weights)?),
                 Some(PredictionHead::load(cfg, &root.pp("head"))?),

@@ -159,6 +159,16 @@ fn electra() {
     assert!(err.contains("word_embeddings") && err.contains("128"), "{err}");
 }
 
+/// ALBERT: one block shared by every layer, two groups of two blocks spread over three layers,
+/// narrow embeddings mapped to the model's width, the pooler, the tied MLM head, the classifier on
+/// the pooler, token classification and QA.
+#[test]
+fn albert() {
+    for name in ["albert", "albert_groups", "albert_mlm", "albert_cls", "albert_tok", "albert_qa"] {
+        check(name);
+    }
+}
+
 /// Per-token heads: token classification (BERT with token types, MPNet) and extractive QA's start
 /// and end logits (RoBERTa, DistilBERT, ModernBERT through its prediction head), at every token,
 /// padded ones included, as transformers gives them.

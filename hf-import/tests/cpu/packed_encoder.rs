@@ -142,6 +142,7 @@ fn classifier_logits_skip_the_padding_with_the_forwards_values() {
         "xlm_roberta_cls",
         "mpnet_cls",
         "electra_cls",
+        "albert_cls",
         "modernbert_cls",
         // Mean pooling reads kept tokens only: packed for left padding too.
         "modernbert_cls_mean",
