@@ -335,6 +335,8 @@ def main():
     build("albert_groups", tf.AlbertModel, tf.AlbertConfig(**albert, num_hidden_groups=2, inner_group_num=2,
                                                            hidden_act="gelu"), 131, encoder=True)
     build("albert_mlm", tf.AlbertForMaskedLM, tf.AlbertConfig(**albert), 132, encoder=True)
+    build("albert_mlm_untied", tf.AlbertForMaskedLM, tf.AlbertConfig(**albert, tie_word_embeddings=False), 136,
+          encoder=True)
     build("albert_cls", tf.AlbertForSequenceClassification,
           tf.AlbertConfig(**albert, **labels("neg", "pos")), 133, encoder=True)
     build("albert_tok", tf.AlbertForTokenClassification, tf.AlbertConfig(**albert, **labels("O", "B", "I")),

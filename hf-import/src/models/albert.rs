@@ -98,8 +98,8 @@ pub fn load_albert(cfg: &Config, weights: &Weights) -> Result<BertModel> {
 }
 
 /// transformers' `AlbertForMaskedLM`: `predictions.{dense, LayerNorm}` (hidden to embedding width,
-/// `hidden_act`, norm) and `predictions.decoder` tied to the word embeddings, its bias
-/// `predictions.bias`.
+/// `hidden_act`, norm) and `predictions.decoder`, tied to the word embeddings (its bias then
+/// `predictions.bias`) unless `tie_word_embeddings` is false.
 #[derive(Debug, Clone)]
 pub struct AlbertForMaskedLM {
     /// the encoder
@@ -115,14 +115,18 @@ impl AlbertForMaskedLM {
         let albert = load_albert(cfg, weights)?;
         let c = albert.config().clone();
         let p = weights.vars("predictions");
-        let weight = if cfg.bool_or("tie_word_embeddings", true)? {
+        let tied = cfg.bool_or("tie_word_embeddings", true)?;
+        let weight = if tied {
             albert.word_embeddings().clone()
         } else {
             p.pp("decoder").get("weight", &[c.vocab, c.embedding])?
         };
-        let bias = match p.get_opt("bias", &[c.vocab])? {
+        // Tied, `decoder.bias` is `predictions.bias`; untied, the decoder's own bias is the one its
+        // forward adds (as BERT's).
+        let (first, second) = if tied { ("bias", "decoder.bias") } else { ("decoder.bias", "bias") };
+        let bias = match p.get_opt(first, &[c.vocab])? {
             Some(b) => b,
-            None => p.pp("decoder").get("bias", &[c.vocab])?,
+            None => p.get(second, &[c.vocab])?,
         };
         Ok(AlbertForMaskedLM {
             dense: Linear::load(&p.pp("dense"), c.hidden, c.embedding, true)?,

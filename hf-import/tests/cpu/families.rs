@@ -160,11 +160,20 @@ fn electra() {
 }
 
 /// ALBERT: one block shared by every layer, two groups of two blocks spread over three layers,
-/// narrow embeddings mapped to the model's width, the pooler, the tied MLM head, the classifier on
+/// narrow embeddings mapped to the model's width, the pooler, the MLM head (tied, and untied with
+/// the decoder's own bias), the classifier on
 /// the pooler, token classification and QA.
 #[test]
 fn albert() {
-    for name in ["albert", "albert_groups", "albert_mlm", "albert_cls", "albert_tok", "albert_qa"] {
+    for name in [
+        "albert",
+        "albert_groups",
+        "albert_mlm",
+        "albert_mlm_untied",
+        "albert_cls",
+        "albert_tok",
+        "albert_qa",
+    ] {
         check(name);
     }
 }
