@@ -43,8 +43,10 @@ const FIRST_NEW_SLOTS: usize = 256;
 /// position's logits down. Stop strings need the tokenizer: see [`generate_with_tokenizer`].
 ///
 /// With `g.num_beams` > 1 this is beam search (transformers' `_beam_search`: `g.length_penalty`,
-/// `g.early_stopping`), each prompt's best hypothesis returned, padded as transformers pads it; its
-/// tokens are reported to `on_token` once the search ends.
+/// `g.early_stopping`), each prompt's best `g.num_return_sequences` hypotheses returned (best
+/// first), padded as transformers pads them; their tokens are reported to `on_token` once the
+/// search ends. Sampling with `g.num_return_sequences` > 1 samples each prompt that many times
+/// (consecutive rows).
 pub fn generate(
     lm: &CausalLm,
     input_ids: &Tensor,
@@ -127,6 +129,15 @@ fn generate_with(
     if b == 0 || g.max_new_tokens == 0 {
         return Ok(Tensor::from_vec(rows.concat(), [b, s])?);
     }
+    // Sampling `num_return_sequences` per prompt: each prompt repeated (beam search instead
+    // returns its best hypotheses).
+    let (rows, mask, b) = if g.num_return_sequences > 1 && g.num_beams == 1 {
+        let n = g.num_return_sequences;
+        let mask_rows: Vec<&[i64]> = mask.chunks(s).collect();
+        (repeat_rows(&rows, n), repeat_rows(&mask_rows, n).concat(), b * n)
+    } else {
+        (rows, mask, b)
+    };
     // Beam search runs each prompt once per beam, consecutively.
     let (sources, rows, mask) = if g.num_beams > 1 {
         let mask_rows: Vec<&[i64]> = mask.chunks(s).collect();

@@ -1191,6 +1191,8 @@ class Runner:
             extras["num_beams"] = r.choice([2, 3, 4])
             extras["length_penalty"] = r.choice([1.0, 0.6, 2.0])
             extras["early_stopping"] = r.choice([False, True, "never"])
+            if r.random() < 0.4:
+                extras["num_return_sequences"] = r.randint(2, extras["num_beams"])
         if extras:
             gcfg.update(extras)
             gpath.write_text(json.dumps(gcfg, indent=2))

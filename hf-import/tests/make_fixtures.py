@@ -897,7 +897,7 @@ def minilm():
 # that hypotheses end early (`None`: the model's own).
 DECODER_BEAMS = {
     "llama": dict(num_beams=3, eos=[(0, 3)]),
-    "gpt2": dict(num_beams=4, length_penalty=0.6, early_stopping=True, eos=[(0, 2), (1, 4)]),
+    "gpt2": dict(num_beams=4, length_penalty=0.6, early_stopping=True, eos=[(0, 2), (1, 4)], num_return_sequences=3),
     "qwen3": dict(num_beams=2, length_penalty=2.0, early_stopping="never", repetition_penalty=1.3,
                   no_repeat_ngram_size=2, eos=[(1, 3)]),
     "mixtral": dict(num_beams=3, eos=[(1, 1)]),

@@ -280,7 +280,7 @@ def whisper_audio():
 BEAMS = {
     "t5": dict(num_beams=3),
     "t5_v11": dict(num_beams=4, length_penalty=0.6, early_stopping=True),
-    "bart": dict(num_beams=4, length_penalty=2.0, early_stopping=True),
+    "bart": dict(num_beams=4, length_penalty=2.0, early_stopping=True, num_return_sequences=2),
     "mbart": dict(num_beams=2, length_penalty=0.5, early_stopping="never"),
     "marian": dict(num_beams=4),
 }

@@ -56,6 +56,9 @@ pub struct GenerateArgs {
     /// beams of beam search (1: greedy or sampling)
     #[arg(long)]
     num_beams: Option<usize>,
+    /// sequences per prompt: beam search's best hypotheses, or samples
+    #[arg(long)]
+    num_return_sequences: Option<usize>,
     /// sample with this temperature
     #[arg(long)]
     temperature: Option<f64>,
@@ -118,6 +121,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     }
     if let Some(n) = a.num_beams {
         g.num_beams = n.max(1);
+    }
+    if let Some(n) = a.num_return_sequences {
+        g.num_return_sequences = n.max(1);
     }
     g.temperature = a.temperature.unwrap_or(g.temperature);
     g.top_k = a.top_k.unwrap_or(g.top_k);

@@ -40,8 +40,9 @@ struct Beams {
 
 /// Beam search after `prompts` (one per source, all as long; `padding`: each one's left padding,
 /// which the repetition penalty does not see) for up to `g.max_new_tokens` new tokens, a
-/// hypothesis also ending where it completes one of `stop`'s strings: the best hypothesis per
-/// source, prompt included (see [`beam_result`]). `model`'s cache holds each prompt `g.num_beams` times, consecutively
+/// hypothesis also ending where it completes one of `stop`'s strings: the best
+/// `g.num_return_sequences` hypotheses per source, best first, prompt included (see
+/// [`beam_result`]). `model`'s cache holds each prompt `g.num_beams` times, consecutively
 /// (transformers' `_expand_inputs_for_generation`).
 pub(super) fn beam_search(
     model: &mut impl BeamModel,
@@ -168,7 +169,9 @@ pub(super) fn beam_search(
         }
         model.reorder(&reorder)?;
     }
-    Ok(beams.into_iter().map(|bm| bm.finished[0].0.clone()).collect())
+    // Each source's best `num_return_sequences` (the finished set is in score order).
+    let n = g.num_return_sequences.clamp(1, nb);
+    Ok(beams.into_iter().flat_map(|bm| bm.finished.into_iter().take(n).map(|f| f.0)).collect())
 }
 
 /// Each of `rows` `times` times in a row (transformers' `_expand_inputs_for_generation`).

@@ -69,6 +69,9 @@ pub struct GenerationConfig {
     pub forced_bos_token_id: Option<i64>,
     /// beams of beam search (1: greedy or sampling)
     pub num_beams: usize,
+    /// sequences returned per prompt (transformers' `num_return_sequences`): beam search's best
+    /// hypotheses, or independent samples; greedy decoding returns one
+    pub num_return_sequences: usize,
     /// beam search's finished scores are divided by `length ^ length_penalty`
     pub length_penalty: f64,
     /// when beam search stops (transformers' `early_stopping`)
@@ -127,6 +130,7 @@ impl Default for GenerationConfig {
             forced_eos_token_ids: Vec::new(),
             forced_bos_token_id: None,
             num_beams: 1,
+            num_return_sequences: 1,
             length_penalty: 1.0,
             early_stopping: EarlyStopping::Heuristic,
             stop_strings: Vec::new(),
@@ -207,6 +211,7 @@ const GENERATION_KEYS: &[&str] = &[
     "forced_eos_token_id",
     "forced_bos_token_id",
     "num_beams",
+    "num_return_sequences",
     "length_penalty",
     "early_stopping",
     "stop_strings",
@@ -245,6 +250,7 @@ impl GenerationConfig {
                 .ok_or_else(|| Error::format(&path, format!("\"do_sample\" must be a boolean, got {v}")))?,
         };
         g.num_beams = count("num_beams")?.unwrap_or(1).max(1);
+        g.num_return_sequences = count("num_return_sequences")?.unwrap_or(1).max(1);
         g.length_penalty = num("length_penalty")?.unwrap_or(1.0);
         g.early_stopping = match json.get("early_stopping") {
             None | Some(Value::Null) | Some(Value::Bool(false)) => EarlyStopping::Heuristic,
@@ -398,6 +404,16 @@ impl GenerationConfig {
                 "`repetition_penalty` has to be a strictly positive float, but is {}",
                 self.repetition_penalty
             ));
+        }
+        if self.num_return_sequences > 1 && !self.do_sample && self.num_beams == 1 {
+            return bad(format!(
+                "Greedy methods without beam search do not support `num_return_sequences` different than 1 \
+                 (got {}).",
+                self.num_return_sequences
+            ));
+        }
+        if self.num_beams > 1 && self.num_return_sequences > self.num_beams {
+            return bad("`num_return_sequences` has to be smaller or equal to `num_beams`.".into());
         }
         if self.do_sample && self.num_beams > 1 {
             return bad(format!(

@@ -73,10 +73,18 @@ pub fn generate_seq2seq(
     let start = model.decoder_start_token().ok_or_else(|| {
         Error::Config("encoder-decoder generation needs decoder_start_token_id (or pad_token_id)".into())
     })?;
-    let tokens = vec![vec![start]; b];
     if b == 0 || g.max_new_tokens == 0 {
-        return Ok(Tensor::from_vec(tokens.concat(), [b, 1])?);
+        return Ok(Tensor::from_vec(vec![start; b], [b, 1])?);
     }
+    // Sampling `num_return_sequences` per source: each source repeated.
+    let (ids, mask, b) = if g.num_return_sequences > 1 && g.num_beams == 1 {
+        let n = g.num_return_sequences;
+        let rows = Tensor::from_vec(repeat_rows(&(0..b as i64).collect::<Vec<_>>(), n), [b * n])?;
+        (ids.index_select(0, &rows)?, mask.index_select(0, &rows)?, b * n)
+    } else {
+        (ids, mask, b)
+    };
+    let tokens = vec![vec![start]; b];
     if g.num_beams > 1 {
         let device = model.device();
         // Each source once per beam, consecutive.

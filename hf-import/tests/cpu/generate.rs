@@ -103,6 +103,7 @@ fn beam_search_matches_transformers() {
         for (key, value) in common::read_metadata(&path) {
             match key.as_str() {
                 "num_beams" => g.num_beams = value.as_u64().unwrap() as usize,
+                "num_return_sequences" => g.num_return_sequences = value.as_u64().unwrap() as usize,
                 "max_new_tokens" => g.max_new_tokens = value.as_u64().unwrap() as usize,
                 "no_repeat_ngram_size" => g.no_repeat_ngram_size = value.as_u64().unwrap() as usize,
                 "length_penalty" => g.length_penalty = value.as_f64().unwrap(),
@@ -123,7 +124,7 @@ fn beam_search_matches_transformers() {
         let want = golden["output_ids"].to_vec2::<i64>().unwrap();
         for cache in [CacheImplementation::Dynamic, CacheImplementation::Static] {
             g.cache_implementation = cache;
-            let mut streamed = vec![Vec::new(); 2];
+            let mut streamed = vec![Vec::new(); want.len()];
             let lm = model.causal_lm().unwrap();
             let out = generate(lm, &golden["input_ids"], Some(&golden["attention_mask"]), &g, |r, t| {
                 streamed[r].push(t)
@@ -137,6 +138,30 @@ fn beam_search_matches_transformers() {
                 assert_eq!(streamed[r], new[..end].to_vec(), "{name}: streamed tokens of row {r}");
             }
         }
+    }
+}
+
+/// Settings transformers refuses with `num_return_sequences` are errors; sampling returns that many
+/// sequences per prompt.
+#[test]
+fn num_return_sequences_as_transformers() {
+    let (_, model) = load("llama");
+    let lm = model.causal_lm().unwrap();
+    let ids = Tensor::from_vec(vec![1i64, 17, 42, 5, 9, 8], [2, 3]).unwrap();
+    let base = GenerationConfig { max_new_tokens: 4, num_return_sequences: 3, ..GenerationConfig::default() };
+    let err = generate(lm, &ids, None, &base, |_, _| {}).unwrap_err().to_string();
+    assert!(
+        err.contains("Greedy methods without beam search do not support `num_return_sequences`"),
+        "{err}"
+    );
+    let beams = GenerationConfig { num_beams: 2, ..base.clone() };
+    let err = generate(lm, &ids, None, &beams, |_, _| {}).unwrap_err().to_string();
+    assert!(err.contains("`num_return_sequences` has to be smaller or equal to `num_beams`"), "{err}");
+    let sampled = GenerationConfig { do_sample: true, seed: 3, ..base };
+    let out = generate(lm, &ids, None, &sampled, |_, _| {}).unwrap().to_vec2::<i64>().unwrap();
+    assert_eq!(out.len(), 6);
+    for (r, row) in out.iter().enumerate() {
+        assert_eq!(row[..3], [[1, 17, 42], [5, 9, 8]][r / 3], "row {r} continues its prompt");
     }
 }
 

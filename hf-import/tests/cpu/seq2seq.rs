@@ -264,6 +264,10 @@ fn beam_search_matches_transformers() {
         g.num_beams = beams;
         g.length_penalty = length_penalty;
         g.early_stopping = early_stopping;
+        // (BART's golden keeps its two best hypotheses per source.)
+        if let Some(n) = common::read_metadata(&dir.join("beam.safetensors")).get("num_return_sequences") {
+            g.num_return_sequences = n.as_u64().unwrap() as usize;
+        }
         let (ids, mask) = (&golden["input_ids"], Some(&golden["attention_mask"]));
         let out = match &model {
             AutoModel::T5(m) => generate_seq2seq(m, ids, mask, &g, None, |_, _| {}),
