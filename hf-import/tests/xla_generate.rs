@@ -253,7 +253,8 @@ fn t5_greedy_generate_on_xla_matches_transformers() {
     assert_eq!(programs() - before, 0, "a repeated generation compiled new programs");
 }
 
-/// BART's beam search on xla equals transformers' (the cache reordered on the device).
+/// BART's beam search on xla equals transformers' (the cache reordered on the device; the two best
+/// hypotheses per source).
 #[test]
 fn bart_beam_search_on_xla_matches_transformers() {
     let Some(dev) = xla() else { return };
@@ -262,7 +263,7 @@ fn bart_beam_search_on_xla_matches_transformers() {
     let AutoModel::Bart(bart) = &model else { panic!("not BART") };
     let golden = read_all(&fixture("bart").join("beam.safetensors"));
     let mut g = GenerationConfig::from_model_dir(&fixture("bart"), &cfg).unwrap();
-    (g.max_new_tokens, g.num_beams, g.length_penalty) = (10, 4, 2.0);
+    (g.max_new_tokens, g.num_beams, g.length_penalty, g.num_return_sequences) = (10, 4, 2.0, 2);
     g.early_stopping = oxtorch_hf_import::generate::EarlyStopping::WhenFull;
     let out =
         generate_seq2seq(bart, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |_, _| {})
