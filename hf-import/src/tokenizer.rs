@@ -62,7 +62,7 @@ impl HfTokenizer {
             } else if xlm_roberta::rebuild_pipeline(&folder, &mut inner)? {
                 ClassDefaults { pad_token: Some(xlm_roberta::PAD), left: false }
             } else {
-                ClassDefaults::default()
+                ClassDefaults::of_class(&folder)?
             };
             inner
         } else {
@@ -227,14 +227,44 @@ fn check_post_processor(post_processor: &serde_json::Value) -> std::result::Resu
     check(post_processor)
 }
 
-/// The padding defaults of the tokenizer class transformers 5 builds for a folder (of those whose
-/// pipeline [`HfTokenizer::load`] rebuilds as it does).
+/// The padding defaults of the tokenizer class transformers 5 builds for a folder.
 #[derive(Debug, Clone, Copy, Default)]
 struct ClassDefaults {
     /// the class's `pad_token` (which wins over `tokenizer.json`'s)
     pad_token: Option<&'static str>,
     /// the class pads on the left (`LlamaTokenizer`)
     left: bool,
+}
+
+/// Tokenizer classes with padding defaults of their own, among those whose pipeline
+/// [`HfTokenizer::load`] takes from `tokenizer.json` as it is: (class, pad token, pads left).
+const CLASS_PADDING: &[(&str, Option<&str>, bool)] = &[("Qwen2Tokenizer", Some("<|endoftext|>"), false)];
+
+/// The tokenizer class of a model type (transformers' `TOKENIZER_MAPPING_NAMES`), for the classes
+/// of [`CLASS_PADDING`].
+const MODEL_TYPE_CLASSES: &[(&str, &str)] = &[
+    ("qwen2", "Qwen2Tokenizer"),
+    ("qwen2_moe", "Qwen2Tokenizer"),
+    ("qwen3", "Qwen2Tokenizer"),
+    ("qwen3_moe", "Qwen2Tokenizer"),
+];
+
+impl ClassDefaults {
+    /// The defaults of the class `tokenizer_config.json` names (with or without `Fast`), or
+    /// without one, of `config.json`'s model type's class, as `AutoTokenizer` picks it.
+    fn of_class(folder: &folder::Folder) -> Result<Self> {
+        let class = match folder.class() {
+            Some(class) => Some(class.strip_suffix("Fast").unwrap_or(class)),
+            None => {
+                let model_type = folder.model_type()?;
+                MODEL_TYPE_CLASSES.iter().find(|(t, _)| Some(*t) == model_type).map(|(_, c)| *c)
+            }
+        };
+        Ok(match CLASS_PADDING.iter().find(|(c, _, _)| Some(*c) == class) {
+            Some(&(_, pad_token, left)) => ClassDefaults { pad_token, left },
+            None => ClassDefaults::default(),
+        })
+    }
 }
 
 /// How transformers pads a batch (`padding=True`): to its longest text, whatever length or

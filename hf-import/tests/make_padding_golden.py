@@ -12,7 +12,8 @@ as set, the `tokenizer_config.json`, and transformers' ids, attention masks and 
 a batch, plus the ids of a text holding the pad token's string. The pad token is the config's,
 else the tokenizer class's (`BertTokenizer`: `[PAD]`, `XLMRobertaTokenizer`: `<pad>`), else the
 file's, its id always looked up; the side is the config's, else the file's, else the class's
-(`LlamaTokenizer`: left); token types pad with 0.
+(`LlamaTokenizer`: left; `Qwen2Tokenizer`: `<|endoftext|>`); token types pad with 0.
+(`RobertaTokenizer` and `GemmaTokenizer` rebuild their whole pipelines, which is not ported.)
 """
 
 import json
@@ -41,6 +42,8 @@ CASES = [
     ("bert_class_pad_wins_over_file", "sentence_tiny/tokenizer.json", dict(LEFT_UNK, pad_token="[MASK]", pad_id=4), {"tokenizer_class": "BertTokenizer"}),
     ("llama_class_pads_left", "tokenizers/bpe_llama2_byte_fallback.json", None, {"tokenizer_class": "LlamaTokenizer", "pad_token": "<unk>"}),
     ("xlmr_class_pad", "tokenizers/xlmr_unigram.json", None, {"tokenizer_class": "XLMRobertaTokenizer"}),
+    ("qwen2_class_pad", "tokenizers/bpe_byte_level.json", None, {"tokenizer_class": "Qwen2Tokenizer"}),
+    ("qwen2_class_pad_over_file", "tokenizers/bpe_byte_level.json", LEFT_UNK, {"tokenizer_class": "Qwen2TokenizerFast"}),
 ]
 
 
