@@ -205,7 +205,7 @@ pub(super) fn beam_result(
 /// What finished hypotheses are padded with: transformers' `output_fill_value = pad_token_id or
 /// eos_token_id[0] if eos_token_id is not None else -1`, where a pad id of 0 is falsy, so the first
 /// EOS token fills (T5's pad id is 0).
-fn fill_value(g: &GenerationConfig) -> i64 {
+pub(super) fn fill_value(g: &GenerationConfig) -> i64 {
     match (g.pad_token_id, g.eos_token_ids.first()) {
         (_, None) => -1,
         (Some(p), _) if p != 0 => p,

@@ -13,6 +13,7 @@ use std::path::Path;
 use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
 use serde_json::Value;
 
+use super::beam::{beam_search, fill_value, repeat_rows, BeamModel};
 use super::sampling::{pick, process, Rng};
 use super::GenerationConfig;
 use crate::config::Config;
@@ -208,19 +209,20 @@ pub trait SpeechSeq2Seq {
 /// `WhisperForConditionalGeneration.generate` does for audio of up to 30 s: see the module docs.
 /// `g` gives the lengths (`max_length` counting the prompt tokens, capped at the decoder's
 /// positions, else `max_new_tokens`), EOS and pad tokens, the logits processors and sampling;
-/// `on_token(row, token)` is told each row's output tokens once decoding ends. Returns
+/// `on_token(row, token)` is told each row's output tokens once decoding ends. With
+/// `g.num_beams` > 1 this is beam search from each row's prompt (`generate/beam.rs`). Returns
 /// `[batch, longest]` int64.
 pub fn generate_whisper(
     model: &impl SpeechSeq2Seq,
     input_features: &Tensor,
     prompt: &WhisperPrompt,
     g: &GenerationConfig,
-    mut on_token: impl FnMut(usize, i64),
+    on_token: impl FnMut(usize, i64),
 ) -> Result<Tensor> {
     g.validate()?;
     prompt.check()?;
-    if g.num_beams > 1 {
-        return Err(Error::Unsupported("beam search with Whisper is not supported".into()));
+    if g.num_return_sequences > 1 {
+        return Err(Error::Unsupported("num_return_sequences with Whisper is not supported".into()));
     }
     if !g.stop_strings.is_empty() {
         return Err(Error::Unsupported("stop strings with Whisper are not supported".into()));
@@ -315,10 +317,6 @@ pub fn generate_whisper(
         rows.push(row.into_iter().flatten().collect());
     }
     let init_len = rows[0].len();
-    // The rest of each row's prompt, after the start token.
-    for k in 1..init_len {
-        logits = step(rows.iter().map(|r| r[k]).collect(), &mut cache)?;
-    }
     // `_set_max_new_tokens_and_length`.
     let max_target = model.max_target_positions();
     let max_new = match g.max_length {
@@ -344,6 +342,29 @@ pub fn generate_whisper(
     };
     let g = GenerationConfig { max_new_tokens: max_new, min_new_tokens: min_new, ..g.clone() };
     let pad = g.pad_token();
+    if g.num_beams > 1 {
+        // Beam search over the audio encoded once per beam, from each row's prompt; the
+        // hypotheses padded as transformers pads them, then stripped as below.
+        let nb = g.num_beams;
+        let copies = Tensor::from_vec(repeat_rows(&(0..b as i64).collect::<Vec<_>>(), nb), [b * nb])?;
+        let features = input_features.to(device)?.index_select(0, &copies.to(device)?)?;
+        let cache = model.start_generation(&features)?;
+        drop(logits);
+        let best = beam_search(&mut Beamed { model, cache, fed: 0 }, &rows, &vec![0; b], None, &g)?;
+        let width = best.iter().map(Vec::len).max().unwrap_or(0);
+        rows = best
+            .into_iter()
+            .map(|mut r| {
+                r.resize(width, fill_value(&g));
+                r
+            })
+            .collect();
+        return whisper_output(&rows, init_len, &g, prompt, on_token);
+    }
+    // The rest of each row's prompt, after the start token.
+    for k in 1..init_len {
+        logits = step(rows.iter().map(|r| r[k]).collect(), &mut cache)?;
+    }
     let mut done = vec![false; b];
     let mut rng = Rng(g.seed);
     for n in 0..max_new {
@@ -368,9 +389,21 @@ pub fn generate_whisper(
         }
         logits = step(next, &mut cache)?;
     }
-    // `generate_with_fallback` and `_retrieve_segment`: the new tokens, without the padding
-    // (as many tokens as there are pad tokens in the row, one fewer when the pad token is the
-    // EOS) and the EOS.
+    whisper_output(&rows, init_len, &g, prompt, on_token)
+}
+
+/// `generate_with_fallback` and `_retrieve_segment` on the generated `rows` (prompt of `init_len`
+/// tokens, then the new ones, as long as each other): the new tokens without the padding (as many
+/// tokens as there are pad tokens in the row, one fewer when the pad token is the EOS) and the
+/// EOS, reported to `on_token` and padded to the longest with the pad token.
+fn whisper_output(
+    rows: &[Vec<i64>],
+    init_len: usize,
+    g: &GenerationConfig,
+    prompt: &WhisperPrompt,
+    mut on_token: impl FnMut(usize, i64),
+) -> Result<Tensor> {
+    let (b, pad) = (rows.len(), g.pad_token());
     let eos = g.eos_token_ids.first().copied();
     let mut out = Vec::with_capacity(b);
     for (r, row) in rows.iter().enumerate() {
@@ -402,6 +435,33 @@ pub fn generate_whisper(
     let flat: Vec<i64> =
         out.iter().flat_map(|s| s.iter().copied().chain(std::iter::repeat_n(pad, width - s.len()))).collect();
     Ok(Tensor::from_vec(flat, [b, width])?)
+}
+
+/// Whisper under beam search: its cache and how many of each hypothesis' tokens it has seen.
+struct Beamed<'m, M> {
+    model: &'m M,
+    cache: EncoderDecoderCache,
+    /// the tokens the cache holds (the prompt is fed on the first call, a token at a time)
+    fed: usize,
+}
+
+impl<M: SpeechSeq2Seq> BeamModel for Beamed<'_, M> {
+    fn next_logits(&mut self, rows: &[&[i64]]) -> Result<Tensor> {
+        let len = rows.first().map_or(0, |r| r.len());
+        let device = self.model.device();
+        let mut logits = None;
+        for k in self.fed..len {
+            let ids: Vec<i64> = rows.iter().map(|r| r[k]).collect();
+            let ids = Tensor::from_vec(ids, [rows.len(), 1])?.to(device)?;
+            logits = Some(self.model.next_logits(&ids, &mut self.cache)?);
+        }
+        self.fed = len;
+        logits.ok_or_else(|| Error::Input("beam search asked for logits without a new token".into()))
+    }
+
+    fn reorder(&mut self, from: &[i64]) -> Result<()> {
+        self.cache.reorder(from)
+    }
 }
 
 /// transformers' `TO_LANGUAGE_CODE`: language names (and aliases) to codes.

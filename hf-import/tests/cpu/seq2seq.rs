@@ -293,12 +293,13 @@ fn marian_and_pegasus() {
 /// detected per row from the audio (the older `forced_decoder_ids` leaving it open), given as a
 /// name with a task, as a code (the task defaulting to transcribe), as a token; `max_length`
 /// counting the prompt tokens or `max_new_tokens`; suppressed tokens; EOS and padding stripped as
-/// transformers strips them (pad = EOS, and a pad token of its own); an English-only checkpoint.
+/// transformers strips them (pad = EOS, and a pad token of its own); beam search (with a given and
+/// a detected language); an English-only checkpoint.
 #[test]
 fn whisper_generation_matches_transformers() {
     use oxtorch_hf_import::generate::{generate_whisper, WhisperPrompt};
     let cases = [
-        ("whisper_gen", ["detect", "french_translate", "de", "max_new"].as_slice()),
+        ("whisper_gen", ["detect", "french_translate", "de", "max_new", "beams", "beams_detect"].as_slice()),
         ("whisper_en", ["plain", "max_new"].as_slice()),
     ];
     for (name, files) in cases {
@@ -319,6 +320,7 @@ fn whisper_generation_matches_transformers() {
                         g.max_new_tokens = value.as_u64().unwrap() as usize;
                         g.max_length = None;
                     }
+                    "num_beams" => g.num_beams = value.as_u64().unwrap() as usize,
                     other => panic!("{name}/{case}: setting {other} not applied by this test"),
                 }
             }
