@@ -295,3 +295,23 @@ fn decoder_beam_search_on_xla_matches_transformers() {
         assert_eq!(programs() - before, 0, "{name}: a repeated beam search compiled new programs");
     }
 }
+
+/// Whisper's generation on xla (greedy and beam search, the cross-attention cache on the device)
+/// equals transformers'.
+#[test]
+fn whisper_generation_on_xla_matches_transformers() {
+    use oxtorch_hf_import::generate::{generate_whisper, WhisperPrompt};
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let (cfg, model) = load("whisper_gen", dev);
+    let AutoModel::Whisper(whisper) = &model else { panic!("not Whisper") };
+    for (case, beams) in [("de", 1), ("beams", 3)] {
+        let golden = read_all(&fixture("whisper_gen").join(format!("generate_{case}.safetensors")));
+        let mut prompt = WhisperPrompt::from_model_dir(&fixture("whisper_gen"), &cfg).unwrap();
+        prompt.language = Some("de".into());
+        let mut g = GenerationConfig::from_model_dir(&fixture("whisper_gen"), &cfg).unwrap();
+        g.num_beams = beams;
+        let out = generate_whisper(whisper, &golden["input_features"], &prompt, &g, |_, _| {}).unwrap();
+        assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap(), "{case}");
+    }
+}
