@@ -428,6 +428,14 @@ def gen_falcon(r):
     return tf.FalconForCausalLM, tf.FalconConfig, c
 
 
+def gen_granite(r):
+    """GraniteForCausalLM: Llama's config with random multipliers (embeddings, attention, residuals, logits)."""
+    _, _, c = gen_llama(r)
+    c.update(embedding_multiplier=r.choice([1.0, 12.0, 0.5]), attention_multiplier=r.choice([1.0, 0.0156, 0.2]),
+             residual_multiplier=r.choice([1.0, 0.22, 1.7]), logits_scaling=r.choice([1.0, 8.0, 0.25]))
+    return tf.GraniteForCausalLM, tf.GraniteConfig, c
+
+
 def gen_olmo3(r):
     """Olmo3ForCausalLM: OLMo 2's blocks, random layer types and window, a RoPE of its own per layer type."""
     c = decoder_common(r, "llama")
@@ -780,7 +788,7 @@ FAMILIES = {
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
     "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
-    "olmo3": gen_olmo3, "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
+    "olmo3": gen_olmo3, "granite": gen_granite, "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
     "albert_cls": gen_albert_cls, "albert_tok": per_token(gen_albert, tf.AlbertForTokenClassification),
     "albert_qa": per_token(gen_albert, tf.AlbertForQuestionAnswering),
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),

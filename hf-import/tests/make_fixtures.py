@@ -490,6 +490,10 @@ def main():
                          layer_types=["sliding_attention", "full_attention"], rope_parameters=olmo3_rope), 58)
     if not ONLY or "olmo3" in ONLY:
         olmo3_v4()
+    # Granite: Llama with its four multipliers (embeddings, attention scale, residual branches, logits).
+    build("granite", tf.GraniteForCausalLM,
+          tf.GraniteConfig(**DECODER, embedding_multiplier=6.0, attention_multiplier=0.09, residual_multiplier=0.3,
+                           logits_scaling=4.0, pad_token_id=0, eos_token_id=2), 59)
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

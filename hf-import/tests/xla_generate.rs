@@ -60,6 +60,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "mixtral",
         "qwen3_moe",
         "olmo3",
+        "granite",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, on_xla) = load(name, dev);

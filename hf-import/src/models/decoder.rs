@@ -87,6 +87,13 @@ pub struct DecoderSpec {
     pub post_norms_only: bool,
     /// The norms are layer norms without weight or bias (OLMo).
     pub parameterless_norms: bool,
+    /// The token embeddings are multiplied by this (Granite's `embedding_multiplier`).
+    pub embedding_multiplier: Option<f64>,
+    /// Each block's attention and MLP outputs are multiplied by this before their residual adds
+    /// (Granite's `residual_multiplier`).
+    pub residual_multiplier: Option<f64>,
+    /// The logits are divided by this (Granite's `logits_scaling`).
+    pub logits_scaling: Option<f64>,
 }
 
 /// Where and how a decoder mixes experts.
@@ -142,6 +149,9 @@ impl DecoderSpec {
             clip_qkv: None,
             post_norms_only: false,
             parameterless_norms: false,
+            embedding_multiplier: None,
+            residual_multiplier: None,
+            logits_scaling: None,
         })
     }
 
@@ -204,6 +214,8 @@ struct DecoderLayer {
     local_rope: bool,
     /// See [`DecoderSpec::parallel_residual`].
     parallel: bool,
+    /// See [`DecoderSpec::residual_multiplier`].
+    residual_multiplier: Option<f64>,
 }
 
 impl DecoderLayer {
@@ -215,6 +227,11 @@ impl DecoderLayer {
             return Ok(self.mlp.forward(&self.post_attn_norm.forward(h)?)?.add(attn)?.add(h)?);
         }
         Ok(match &self.ff_norms {
+            None if self.residual_multiplier.is_some() => {
+                let m = self.residual_multiplier.unwrap_or(1.0);
+                let h1 = h.add(&attn.mul(m)?)?;
+                h1.add(&self.mlp.forward(&self.post_attn_norm.forward(&h1)?)?.mul(m)?)?
+            }
             None => {
                 let h1 = h.add(attn)?;
                 h1.add(&self.mlp.forward(&self.post_attn_norm.forward(&h1)?)?)?
@@ -400,6 +417,7 @@ impl CausalLm {
                 window: *window,
                 local_rope,
                 parallel: spec.parallel_residual,
+                residual_multiplier: spec.residual_multiplier,
             });
         }
         let norm = norm(&model.pp("norm"), hidden)?;
@@ -592,6 +610,9 @@ impl CausalLm {
     /// families; `in_range`: the ids are known rows of the table (not read back to check).
     fn embed_tokens(&self, ids: &Tensor, in_range: bool) -> Result<Tensor> {
         let h = if in_range { self.embed.forward_in_range(ids)? } else { self.embed.forward(ids)? };
+        if let Some(m) = self.spec.embedding_multiplier {
+            return Ok(h.mul(m)?);
+        }
         if !self.spec.scale_embeddings {
             return Ok(h);
         }
@@ -619,6 +640,9 @@ impl CausalLm {
         let mut logits = lm_head.forward(h)?;
         if let Some(c) = self.spec.final_softcap {
             logits = logits.div(c)?.tanh()?.mul(c)?;
+        }
+        if let Some(s) = self.spec.logits_scaling {
+            logits = logits.div(s)?;
         }
         Ok(logits)
     }

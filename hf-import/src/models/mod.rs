@@ -17,6 +17,7 @@ mod gemma;
 mod gemma3_multimodal;
 mod gpt2;
 mod gpt_neox;
+mod granite;
 mod headless;
 mod llama;
 mod mistral;
@@ -63,6 +64,7 @@ pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::gpt2::GPT2LMHeadModel;
 pub use self::gpt_neox::GPTNeoXForCausalLM;
+pub use self::granite::GraniteForCausalLM;
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
@@ -145,6 +147,8 @@ pub enum AutoModel {
     Olmo2(Olmo2ForCausalLM),
     /// `Olmo3ForCausalLM`
     Olmo3(Olmo3ForCausalLM),
+    /// `GraniteForCausalLM`
+    Granite(GraniteForCausalLM),
     /// `MixtralForCausalLM`
     Mixtral(MixtralForCausalLM),
     /// `Qwen3MoeForCausalLM`
@@ -408,6 +412,7 @@ impl AutoModel {
             "OlmoForCausalLM" => AutoModel::Olmo(OlmoForCausalLM::load(cfg, weights)?),
             "Olmo2ForCausalLM" => AutoModel::Olmo2(Olmo2ForCausalLM::load(cfg, weights)?),
             "Olmo3ForCausalLM" => AutoModel::Olmo3(Olmo3ForCausalLM::load(cfg, weights)?),
+            "GraniteForCausalLM" => AutoModel::Granite(GraniteForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
             "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
             "Qwen2MoeForCausalLM" => AutoModel::Qwen2Moe(Qwen2MoeForCausalLM::load(cfg, weights)?),
@@ -419,7 +424,7 @@ impl AutoModel {
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
-            | "OlmoModel" | "Olmo2Model" | "Olmo3Model" => {
+            | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -595,6 +600,7 @@ impl AutoModel {
             AutoModel::Olmo(m) => Some(m),
             AutoModel::Olmo2(m) => Some(m),
             AutoModel::Olmo3(m) => Some(m),
+            AutoModel::Granite(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),
             AutoModel::Qwen2Moe(m) => Some(m),

@@ -649,6 +649,12 @@ fn olmo_olmo2_and_olmo3() {
     check("olmo3_v4");
 }
 
+/// Granite's multipliers: embeddings, attention scale, residual branches, logits.
+#[test]
+fn granite() {
+    check("granite");
+}
+
 /// CamemBERT is RoBERTa's network under its own model type and class names.
 #[test]
 fn camembert_sequence_classifier() {

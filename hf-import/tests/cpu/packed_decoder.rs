@@ -12,12 +12,13 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 30] = [
+const DECODERS: [&str; 31] = [
     "llama",
     "olmo",
     "olmo2",
     "olmo3",
     "olmo3_v4",
+    "granite",
     "falcon",
     "falcon_40b",
     "falcon_seq",
