@@ -436,6 +436,21 @@ def gen_granite(r):
     return tf.GraniteForCausalLM, tf.GraniteConfig, c
 
 
+def gen_smollm3(r):
+    """SmolLM3ForCausalLM: Llama's config with NoPE layers (a random list, or an interval) and, at times, windows on
+    them."""
+    _, _, c = gen_llama(r)
+    n = c["num_hidden_layers"]
+    if r.random() < 0.5:
+        c["no_rope_layers"] = [r.choice([0, 1]) for _ in range(n)]
+    else:
+        c["no_rope_layer_interval"] = r.choice([1, 2, 4])
+    if r.random() < 0.4:
+        c.update(use_sliding_window=True, sliding_window=r.choice([2, 3, 5]))
+    c["tie_word_embeddings"] = r.random() < 0.6
+    return tf.SmolLM3ForCausalLM, tf.SmolLM3Config, c
+
+
 def gen_olmo3(r):
     """Olmo3ForCausalLM: OLMo 2's blocks, random layer types and window, a RoPE of its own per layer type."""
     c = decoder_common(r, "llama")
@@ -788,7 +803,7 @@ FAMILIES = {
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
     "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
-    "olmo3": gen_olmo3, "granite": gen_granite, "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
+    "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
     "albert_cls": gen_albert_cls, "albert_tok": per_token(gen_albert, tf.AlbertForTokenClassification),
     "albert_qa": per_token(gen_albert, tf.AlbertForQuestionAnswering),
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),

@@ -494,6 +494,13 @@ def main():
     build("granite", tf.GraniteForCausalLM,
           tf.GraniteConfig(**DECODER, embedding_multiplier=6.0, attention_multiplier=0.09, residual_multiplier=0.3,
                            logits_scaling=4.0, pad_token_id=0, eos_token_id=2), 59)
+    # SmolLM3: a NoPE layer (no rotation) after a RoPE one; with four layers, every second one NoPE and, with
+    # `use_sliding_window`, windowed (3, crossed by the inputs).
+    build("smollm3", tf.SmolLM3ForCausalLM,
+          tf.SmolLM3Config(**DECODER, no_rope_layers=[1, 0], pad_token_id=0, eos_token_id=2, bos_token_id=1), 60)
+    build("smollm3_swa", tf.SmolLM3ForCausalLM,
+          tf.SmolLM3Config(**dict(DECODER, num_hidden_layers=4), no_rope_layer_interval=2, use_sliding_window=True,
+                           sliding_window=3, pad_token_id=0, eos_token_id=2, bos_token_id=1), 61)
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

@@ -61,6 +61,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "qwen3_moe",
         "olmo3",
         "granite",
+        "smollm3_swa",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, on_xla) = load(name, dev);

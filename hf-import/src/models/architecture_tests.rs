@@ -113,6 +113,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("olmo2", "Olmo2ForCausalLM"),
         ("olmo3", "Olmo3ForCausalLM"),
         ("granite", "GraniteForCausalLM"),
+        ("smollm3", "SmolLM3ForCausalLM"),
     ];
     let encoders = [
         ("bert", "Bert"),

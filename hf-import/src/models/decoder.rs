@@ -94,6 +94,8 @@ pub struct DecoderSpec {
     pub residual_multiplier: Option<f64>,
     /// The logits are divided by this (Granite's `logits_scaling`).
     pub logits_scaling: Option<f64>,
+    /// For each layer, whether it runs without RoPE (SmolLM3's NoPE layers).
+    pub nope: Vec<bool>,
 }
 
 /// Where and how a decoder mixes experts.
@@ -152,6 +154,7 @@ impl DecoderSpec {
             embedding_multiplier: None,
             residual_multiplier: None,
             logits_scaling: None,
+            nope: vec![false; layers],
         })
     }
 
@@ -216,6 +219,8 @@ struct DecoderLayer {
     parallel: bool,
     /// See [`DecoderSpec::residual_multiplier`].
     residual_multiplier: Option<f64>,
+    /// The layer runs without RoPE (see [`DecoderSpec::nope`]).
+    nope: bool,
 }
 
 impl DecoderLayer {
@@ -355,6 +360,12 @@ impl CausalLm {
             clip_qkv: spec.clip_qkv,
         };
         let mut layers = Vec::with_capacity(n_layers);
+        if spec.nope.len() != n_layers {
+            return Err(Error::Config(format!(
+                "{} NoPE flags for {n_layers} layers (no_rope_layers must have one per layer)",
+                spec.nope.len()
+            )));
+        }
         for (i, (window, &local_rope)) in spec.windows.iter().zip(&spec.local_rope).enumerate() {
             let lv = model.pp("layers").pp(i);
             let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>, dim: usize| rms(v, dim));
@@ -418,6 +429,7 @@ impl CausalLm {
                 local_rope,
                 parallel: spec.parallel_residual,
                 residual_multiplier: spec.residual_multiplier,
+                nope: spec.nope[i],
             });
         }
         let norm = norm(&model.pp("norm"), hidden)?;
@@ -620,6 +632,15 @@ impl CausalLm {
         Ok(h.mul(&normalizer)?)
     }
 
+    /// The identity rotation (cos 1, sin 0) in the shape of `cos`, which NoPE layers take in place
+    /// of RoPE's angles; `None` when every layer rotates.
+    fn identity_rotation(&self, cos: &Tensor) -> Result<Option<(Tensor, Tensor)>> {
+        if !self.spec.nope.contains(&true) {
+            return Ok(None);
+        }
+        Ok(Some((cos.ones_like()?, cos.zeros_like()?)))
+    }
+
     /// `h` plus the learned position embeddings of `positions` (int64, `h`'s leading dims) where
     /// the family has them (GPT-2); `h` itself under RoPE.
     fn add_positions(&self, h: Tensor, positions: &Tensor) -> Result<Tensor> {
@@ -711,6 +732,7 @@ impl CausalLm {
         } else {
             (cos_g.clone(), sin_g.clone())
         };
+        let identity = self.identity_rotation(&cos_g)?;
         let mut masks: Vec<(Option<usize>, Tensor)> = Vec::new();
         let mut hidden_states = Vec::new();
         for (i, layer) in self.layers.iter().enumerate() {
@@ -734,7 +756,11 @@ impl CausalLm {
                 }
             };
             // As transformers: the layer's type, not its window, picks the rotary embedding.
-            let (cos, sin) = if layer.local_rope { (&cos_l, &sin_l) } else { (&cos_g, &sin_g) };
+            let (cos, sin) = match &identity {
+                Some((one, zero)) if layer.nope => (one, zero),
+                _ if layer.local_rope => (&cos_l, &sin_l),
+                _ => (&cos_g, &sin_g),
+            };
             let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
             let attn =
                 layer.attn.forward(&layer.input_norm.forward(&h)?, cos, sin, mask.as_ref(), layer_cache)?;

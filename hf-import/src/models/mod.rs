@@ -33,6 +33,7 @@ mod registry;
 mod roberta;
 mod seq2seq_io;
 mod siglip;
+mod smollm3;
 mod starcoder2;
 mod t5;
 mod token_classification;
@@ -77,6 +78,7 @@ pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::siglip::{Siglip, SiglipTextTower, SiglipVisionTower};
+pub use self::smollm3::SmolLM3ForCausalLM;
 pub use self::starcoder2::Starcoder2ForCausalLM;
 pub use self::t5::{StackConfig, StackOutput, T5Config, T5Stack, T5};
 pub use self::token_classification::{TokenClassifier, TokenTask};
@@ -149,6 +151,8 @@ pub enum AutoModel {
     Olmo3(Olmo3ForCausalLM),
     /// `GraniteForCausalLM`
     Granite(GraniteForCausalLM),
+    /// `SmolLM3ForCausalLM`
+    SmolLM3(SmolLM3ForCausalLM),
     /// `MixtralForCausalLM`
     Mixtral(MixtralForCausalLM),
     /// `Qwen3MoeForCausalLM`
@@ -413,6 +417,7 @@ impl AutoModel {
             "Olmo2ForCausalLM" => AutoModel::Olmo2(Olmo2ForCausalLM::load(cfg, weights)?),
             "Olmo3ForCausalLM" => AutoModel::Olmo3(Olmo3ForCausalLM::load(cfg, weights)?),
             "GraniteForCausalLM" => AutoModel::Granite(GraniteForCausalLM::load(cfg, weights)?),
+            "SmolLM3ForCausalLM" => AutoModel::SmolLM3(SmolLM3ForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
             "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
             "Qwen2MoeForCausalLM" => AutoModel::Qwen2Moe(Qwen2MoeForCausalLM::load(cfg, weights)?),
@@ -424,7 +429,7 @@ impl AutoModel {
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
-            | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" => {
+            | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -462,7 +467,8 @@ impl AutoModel {
             | "FalconForSequenceClassification"
             | "OlmoForSequenceClassification"
             | "Olmo2ForSequenceClassification"
-            | "Olmo3ForSequenceClassification" => {
+            | "Olmo3ForSequenceClassification"
+            | "SmolLM3ForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
@@ -601,6 +607,7 @@ impl AutoModel {
             AutoModel::Olmo2(m) => Some(m),
             AutoModel::Olmo3(m) => Some(m),
             AutoModel::Granite(m) => Some(m),
+            AutoModel::SmolLM3(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),
             AutoModel::Qwen2Moe(m) => Some(m),

@@ -655,6 +655,13 @@ fn granite() {
     check("granite");
 }
 
+/// SmolLM3's NoPE layers (no rotation), and windows on them with `use_sliding_window`.
+#[test]
+fn smollm3() {
+    check("smollm3");
+    check("smollm3_swa");
+}
+
 /// CamemBERT is RoBERTa's network under its own model type and class names.
 #[test]
 fn camembert_sequence_classifier() {

@@ -10,13 +10,15 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 31] = [
+const DECODERS: [&str; 33] = [
     "llama",
     "olmo",
     "olmo2",
     "olmo3",
     "olmo3_v4",
     "granite",
+    "smollm3",
+    "smollm3_swa",
     "falcon",
     "falcon_40b",
     "falcon_seq",

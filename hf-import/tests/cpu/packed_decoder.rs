@@ -12,13 +12,15 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 31] = [
+const DECODERS: [&str; 33] = [
     "llama",
     "olmo",
     "olmo2",
     "olmo3",
     "olmo3_v4",
     "granite",
+    "smollm3",
+    "smollm3_swa",
     "falcon",
     "falcon_40b",
     "falcon_seq",

@@ -34,6 +34,7 @@ impl CausalLm {
         } else {
             (cos_g.clone(), sin_g.clone())
         };
+        let identity = self.identity_rotation(&cos_g)?;
         // Each row's mask, per window (layers of one window share them).
         let mut masks: Vec<(Option<usize>, Vec<Tensor>)> = Vec::new();
         let mut h = h;
@@ -51,7 +52,11 @@ impl CausalLm {
                     masks.len() - 1
                 }
             };
-            let (cos, sin) = if layer.local_rope { (&cos_l, &sin_l) } else { (&cos_g, &sin_g) };
+            let (cos, sin) = match &identity {
+                Some((one, zero)) if layer.nope => (one, zero),
+                _ if layer.local_rope => (&cos_l, &sin_l),
+                _ => (&cos_g, &sin_g),
+            };
             let x = layer.input_norm.forward(&h)?;
             let attn = layer.attn.forward_packed(&x, cos, sin, &packed.rows, &masks[at].1)?;
             h = layer.after_attention(&h, &attn)?;
