@@ -7,7 +7,7 @@
 
 use oxtorch_tensor::Tensor;
 
-use super::bert::{BertConfig, BertModel, BertOutput, Positions};
+use super::bert::{mlm_decoder, BertConfig, BertModel, BertOutput, Positions};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, Embedding, EncoderLayer, LayerNorm, Linear};
@@ -116,22 +116,11 @@ impl AlbertForMaskedLM {
         let c = albert.config().clone();
         let p = weights.vars("predictions");
         let tied = cfg.bool_or("tie_word_embeddings", true)?;
-        let weight = if tied {
-            albert.word_embeddings().clone()
-        } else {
-            p.pp("decoder").get("weight", &[c.vocab, c.embedding])?
-        };
-        // Tied, `decoder.bias` is `predictions.bias`; untied, the decoder's own bias is the one its
-        // forward adds (as BERT's).
-        let (first, second) = if tied { ("bias", "decoder.bias") } else { ("decoder.bias", "bias") };
-        let bias = match p.get_opt(first, &[c.vocab])? {
-            Some(b) => b,
-            None => p.get(second, &[c.vocab])?,
-        };
+        let decoder = mlm_decoder(&p, tied, albert.word_embeddings(), c.vocab, c.embedding)?;
         Ok(AlbertForMaskedLM {
             dense: Linear::load(&p.pp("dense"), c.hidden, c.embedding, true)?,
             norm: LayerNorm::load(&p.pp("LayerNorm"), c.embedding, c.eps)?,
-            decoder: Linear { weight, bias: Some(bias) },
+            decoder,
             albert,
         })
     }

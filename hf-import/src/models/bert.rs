@@ -393,6 +393,35 @@ impl BertModel {
     }
 }
 
+/// A masked-LM head's `decoder` under `p` (`[vocab, width]`): tied, the word `embeddings` with
+/// `p.bias` (transformers ties `decoder.bias` to it only with tied embeddings); untied, the
+/// checkpoint's `decoder.weight` and the decoder's own bias, the one its forward adds (BERT,
+/// RoBERTa, ALBERT).
+pub(super) fn mlm_decoder(
+    p: &Vars<'_>,
+    tied: bool,
+    embeddings: &Tensor,
+    vocab: usize,
+    width: usize,
+) -> Result<Linear> {
+    let weight = match p.pp("decoder").get_opt("weight", &[vocab, width])? {
+        Some(w) if !tied => w,
+        _ if tied => embeddings.clone(),
+        _ => {
+            return Err(Error::Weight(format!(
+                "tensor '{}' is missing from the checkpoint",
+                p.path("decoder.weight")
+            )))
+        }
+    };
+    let (first, second) = if tied { ("bias", "decoder.bias") } else { ("decoder.bias", "bias") };
+    let bias = match p.get_opt(first, &[vocab])? {
+        Some(b) => b,
+        None => p.get(second, &[vocab])?,
+    };
+    Ok(Linear { weight, bias: Some(bias) })
+}
+
 /// transformers' `BertForMaskedLM`: the encoder and `cls.predictions` (dense, activation, layer norm,
 /// decoder tied to the word embeddings unless the checkpoint stores its own).
 #[derive(Debug, Clone)]
@@ -411,27 +440,11 @@ impl BertForMaskedLM {
         let c = bert.cfg.clone();
         let p = weights.vars("cls.predictions");
         let tied = cfg.bool_or("tie_word_embeddings", true)?;
-        let weight = match p.pp("decoder").get_opt("weight", &[c.vocab, c.hidden])? {
-            Some(w) if !tied => w,
-            _ if tied => bert.word_embeddings().clone(),
-            _ => {
-                return Err(Error::Weight(format!(
-                    "tensor '{}' is missing from the checkpoint",
-                    p.path("decoder.weight")
-                )))
-            }
-        };
-        // transformers ties `decoder.bias` to `cls.predictions.bias` only with tied embeddings;
-        // untied, the decoder's own bias is the one its forward adds.
-        let (first, second) = if tied { ("bias", "decoder.bias") } else { ("decoder.bias", "bias") };
-        let bias = match p.get_opt(first, &[c.vocab])? {
-            Some(b) => b,
-            None => p.get(second, &[c.vocab])?,
-        };
+        let decoder = mlm_decoder(&p, tied, bert.word_embeddings(), c.vocab, c.hidden)?;
         Ok(BertForMaskedLM {
             transform: Linear::load(&p.pp("transform").pp("dense"), c.hidden, c.hidden, true)?,
             transform_norm: LayerNorm::load(&p.pp("transform").pp("LayerNorm"), c.hidden, c.eps)?,
-            decoder: Linear { weight, bias: Some(bias) },
+            decoder,
             bert,
         })
     }

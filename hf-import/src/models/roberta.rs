@@ -3,9 +3,9 @@
 
 use oxtorch_tensor::Tensor;
 
-use super::bert::{BertConfig, BertModel, BertOutput, Positions};
+use super::bert::{mlm_decoder, BertConfig, BertModel, BertOutput, Positions};
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::layers::{Activation, LayerNorm, Linear};
 use crate::weights::Weights;
 
@@ -86,24 +86,11 @@ impl LmHead {
         let c = encoder.config();
         let head = weights.vars("lm_head");
         let tied = cfg.bool_or("tie_word_embeddings", true)?;
-        let weight = match head.pp("decoder").get_opt("weight", &[c.vocab, c.hidden])? {
-            Some(w) if !tied => w,
-            _ if tied => encoder.word_embeddings().clone(),
-            _ => {
-                return Err(Error::Weight(
-                    "tensor 'lm_head.decoder.weight' is missing from the checkpoint".into(),
-                ))
-            }
-        };
-        let (first, second) = if tied { ("bias", "decoder.bias") } else { ("decoder.bias", "bias") };
-        let bias = match head.get_opt(first, &[c.vocab])? {
-            Some(b) => b,
-            None => head.get(second, &[c.vocab])?,
-        };
+        let decoder = mlm_decoder(&head, tied, encoder.word_embeddings(), c.vocab, c.hidden)?;
         Ok(LmHead {
             dense: Linear::load(&head.pp("dense"), c.hidden, c.hidden, true)?,
             norm: LayerNorm::load(&head.pp("layer_norm"), c.hidden, c.eps)?,
-            decoder: Linear { weight, bias: Some(bias) },
+            decoder,
         })
     }
 
