@@ -142,6 +142,24 @@ def mpnet_long(model):
     save_file({**x, **flatten(out)}, str(OUT / "mpnet" / "expected_long.safetensors"))
 
 
+def deberta_long(model):
+    """`deberta_v3/expected_long.safetensors`: a 100-token row and one right-padded to 60 tokens, the
+    model's outputs on them (distances past the buckets and the table), and `buckets`: transformers'
+    log bucket of every relative position in -1100..=1100 with v3's 256 buckets over 512 positions."""
+    from transformers.models.deberta_v2.modeling_deberta_v2 import make_log_bucket_position
+
+    g = torch.Generator().manual_seed(27)
+    ids = torch.randint(2, 100, (2, 100), generator=g)
+    ids[1, 60:] = 0
+    mask = torch.ones(2, 100, dtype=torch.int64)
+    mask[1, 60:] = 0
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+    buckets = make_log_bucket_position(torch.arange(-1100, 1101), 256, 512).to(torch.int64)
+    x = {"input_ids": ids, "attention_mask": mask, "buckets": buckets.contiguous()}
+    save_file({**x, **flatten(out)}, str(OUT / "deberta_v3" / "expected_long.safetensors"))
+
+
 def olmo3_v4():
     src, path = OUT / "olmo3", OUT / "olmo3_v4"
     shutil.rmtree(path, ignore_errors=True)
@@ -342,6 +360,33 @@ def main():
     build("albert_tok", tf.AlbertForTokenClassification, tf.AlbertConfig(**albert, **labels("O", "B", "I")),
           134, encoder=True)
     build("albert_qa", tf.AlbertForQuestionAnswering, tf.AlbertConfig(**albert), 135, encoder=True)
+    # DeBERTa-v3: relative positions only (log buckets past 4, clamped past 8 buckets each way), shared
+    # key/query projections of the normed relative embeddings, no token types. v2: absolute positions
+    # and token types too, narrow embeddings, separate position projections, unbucketed distances,
+    # `pos_att_type` as a string, the grouped convolution after the first layer.
+    v3 = dict(COMMON, max_position_embeddings=64, type_vocab_size=0, relative_attention=True,
+              pos_att_type=["p2c", "c2p"], position_buckets=8, max_relative_positions=16,
+              norm_rel_ebd="layer_norm", share_att_key=True, position_biased_input=False)
+    v2 = dict(COMMON, max_position_embeddings=32, type_vocab_size=2, embedding_size=16, relative_attention=True,
+              pos_att_type="c2p|p2c", max_relative_positions=-1, position_buckets=-1, share_att_key=False,
+              conv_kernel_size=3, conv_groups=2, conv_act="gelu", hidden_act="gelu_new")
+    built = build("deberta_v3", tf.DebertaV2Model, tf.DebertaV2Config(**v3), 140, encoder=True)
+    if built is not None:
+        deberta_long(built[0])
+    build("deberta_v2", tf.DebertaV2Model, tf.DebertaV2Config(**v2), 141, encoder=True)
+    build("deberta_c2p", tf.DebertaV2Model,
+          tf.DebertaV2Config(**dict(v3, pos_att_type=["c2p"], share_att_key=False, norm_rel_ebd="none")), 142,
+          encoder=True)
+    build("deberta_p2c", tf.DebertaV2Model,
+          tf.DebertaV2Config(**dict(v3, pos_att_type=["p2c"], share_att_key=False, position_buckets=4,
+                                    max_relative_positions=8)), 143, encoder=True)
+    build("deberta_mlm", tf.DebertaV2ForMaskedLM, tf.DebertaV2Config(**v2), 144, encoder=True)
+    build("deberta_v3_mlm", tf.DebertaV2ForMaskedLM, tf.DebertaV2Config(**v3, legacy=False), 145, encoder=True)
+    build("deberta_cls", tf.DebertaV2ForSequenceClassification,
+          tf.DebertaV2Config(**v3, **labels("entailment", "neutral", "contradiction")), 146, encoder=True)
+    build("deberta_tok", tf.DebertaV2ForTokenClassification, tf.DebertaV2Config(**v2, **labels("O", "B", "I")),
+          147, encoder=True)
+    build("deberta_qa", tf.DebertaV2ForQuestionAnswering, tf.DebertaV2Config(**v3), 148, encoder=True)
     build("distilbert_qa", tf.DistilBertForQuestionAnswering,
           tf.DistilBertConfig(**distil, attn_implementation="eager"), 45, encoder=True, token_types=False)
     build("mpnet_tok", tf.MPNetForTokenClassification, tf.MPNetConfig(**mpnet, **labels("O", "X", "Y")), 46,

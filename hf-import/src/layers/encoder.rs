@@ -68,7 +68,10 @@ impl EncoderLayer {
 
     /// The block after attention: output projection, residual and norm, then the MLP with its
     /// residual and norm.
-    fn after_attention(&self, ctx: &Tensor, x: &Tensor, act: Activation) -> Result<Tensor> {
+    /// The block after its attention: the output projection of the attention context `ctx`
+    /// `[batch, seq, hidden]` added to the block's input `x` and normed, then the MLP with its
+    /// residual and norm (for families whose attention scores differ from BERT's: DeBERTa).
+    pub(crate) fn after_attention(&self, ctx: &Tensor, x: &Tensor, act: Activation) -> Result<Tensor> {
         let x = self.attn_norm.forward(&self.attn_out.forward(ctx)?.add(x)?)?;
         let inner = act.forward(&self.inner.forward(&x)?)?;
         self.out_norm.forward(&self.out.forward(&inner)?.add(&x)?)

@@ -112,6 +112,15 @@ pub fn packed_row_mask(
     Ok(Tensor::from_vec(mask, [1, 1, n, n])?.to_dtype(dtype)?.to(device)?)
 }
 
+/// `[batch, 1, seq, seq]` for DeBERTa: query `i` sees key `j` only when `attention_mask` (`[batch,
+/// seq]`, 1 = token) keeps both, as its `get_attention_mask` builds it (a padded query sees nothing,
+/// and its softmax over equal masked scores is uniform, as transformers'). Made on the mask's device.
+pub fn pair_padding_mask(attention_mask: &Tensor, dtype: DType) -> Result<Tensor> {
+    let kept = attention_mask.ne(0)?;
+    let both = kept.unsqueeze(2)?.logical_and(&kept.unsqueeze(1)?)?;
+    additive(&both.logical_not()?.unsqueeze(1)?, dtype)
+}
+
 /// The additive mask of `blocked`: 0 where false, the dtype's lowest value where true.
 fn additive(blocked: &Tensor, dtype: DType) -> Result<Tensor> {
     let zeros = Tensor::zeros(blocked.dims().to_vec(), (dtype, blocked.device()))?;

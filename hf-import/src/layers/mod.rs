@@ -24,7 +24,7 @@ pub use attention::{eager_attention, AttentionConfig, SelfAttention};
 pub use encoder::EncoderLayer;
 pub use kv_cache::{bucket, fixed_shapes, KvCache, LayerCache};
 pub use linear::{Embedding, Linear};
-pub use mask::{bidirectional_mask, causal_mask, packed_row_mask, padding_mask};
+pub use mask::{bidirectional_mask, causal_mask, packed_row_mask, padding_mask, pair_padding_mask};
 pub use mlp::GatedMlp;
 pub use moe::{FeedForward, Routing, SparseMoe};
 pub use norm::{DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};

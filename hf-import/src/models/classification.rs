@@ -11,12 +11,15 @@
 //!   GELU for tanh);
 //! - DistilBERT: `pre_classifier`, ReLU, `classifier` on `h[:, 0]`;
 //! - ModernBERT: `head` (dense, `classifier_activation`, norm), then `classifier`, on `h[:, 0]` or,
-//!   with `classifier_pooling: "mean"`, on the mean of `h` over the tokens `attention_mask` keeps.
+//!   with `classifier_pooling: "mean"`, on the mean of `h` over the tokens `attention_mask` keeps;
+//! - DeBERTa-v2/v3: `pooler.dense` and `pooler_hidden_act` (the `ContextPooler`), then
+//!   `classifier`, on `h[:, 0]`.
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::albert::load_albert;
 use super::bert::{BertModel, BertOutput};
+use super::deberta_v2::DebertaV2Model;
 use super::distilbert::DistilBertModel;
 use super::electra::load_electra;
 use super::modernbert::{ModernBertModel, PredictionHead};
@@ -76,6 +79,8 @@ enum Head {
     Distil { pre_classifier: Linear, classifier: Linear },
     /// ModernBERT: `classifier(head(pool(h)))`, pooling `h[:, 0]` or (`mean`) the kept tokens' mean.
     ModernBert { head: PredictionHead, classifier: Linear, mean: bool },
+    /// DeBERTa: `classifier(act(pooler.dense(h[:, 0])))`.
+    ContextPooler { dense: Linear, act: Activation, classifier: Linear },
 }
 
 /// The encoder under a classification head.
@@ -86,6 +91,8 @@ pub enum ClassifierEncoder {
     Bert(BertModel),
     /// ModernBERT
     ModernBert(ModernBertModel),
+    /// DeBERTa-v2/v3
+    DebertaV2(DebertaV2Model),
 }
 
 impl ClassifierEncoder {
@@ -93,7 +100,7 @@ impl ClassifierEncoder {
     pub fn bert(&self) -> Option<&BertModel> {
         match self {
             ClassifierEncoder::Bert(e) => Some(e),
-            ClassifierEncoder::ModernBert(_) => None,
+            _ => None,
         }
     }
 
@@ -101,7 +108,7 @@ impl ClassifierEncoder {
     pub fn modernbert(&self) -> Option<&ModernBertModel> {
         match self {
             ClassifierEncoder::ModernBert(e) => Some(e),
-            ClassifierEncoder::Bert(_) => None,
+            _ => None,
         }
     }
 
@@ -110,6 +117,7 @@ impl ClassifierEncoder {
         match self {
             ClassifierEncoder::Bert(e) => e.device(),
             ClassifierEncoder::ModernBert(e) => e.device(),
+            ClassifierEncoder::DebertaV2(e) => e.device(),
         }
     }
 
@@ -128,6 +136,9 @@ impl ClassifierEncoder {
             }
             ClassifierEncoder::ModernBert(e) => {
                 e.forward(input_ids, attention_mask, position_ids, output_hidden_states)
+            }
+            ClassifierEncoder::DebertaV2(e) => {
+                e.forward(input_ids, attention_mask, token_type_ids, position_ids, output_hidden_states)
             }
         }
     }
@@ -245,6 +256,25 @@ impl SequenceClassifier {
         Ok(SequenceClassifier { encoder: ClassifierEncoder::ModernBert(encoder), head, token_types: false })
     }
 
+    /// Loads `DebertaV2ForSequenceClassification`: `deberta.*`, the `ContextPooler`'s
+    /// `pooler.dense` (`pooler_hidden_act` after it) and `classifier.*` on `h[:, 0]`.
+    pub fn load_deberta_v2(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let encoder = DebertaV2Model::load(cfg, weights)?;
+        let c = encoder.config();
+        if c.pooler_hidden != c.hidden {
+            return Err(Error::Unsupported(format!(
+                "pooler_hidden_size ({}) differs from hidden_size ({}): the pooler reads the first token's hidden state",
+                c.pooler_hidden, c.hidden
+            )));
+        }
+        let head = Head::ContextPooler {
+            dense: Linear::load(&weights.vars("pooler").pp("dense"), c.hidden, c.hidden, true)?,
+            act: c.pooler_act,
+            classifier: Linear::load(&weights.vars("classifier"), c.hidden, num_labels(cfg)?, true)?,
+        };
+        Ok(SequenceClassifier { encoder: ClassifierEncoder::DebertaV2(encoder), head, token_types: true })
+    }
+
     fn bert_style(encoder: BertModel, head: Head, token_types: bool) -> Self {
         SequenceClassifier { encoder: ClassifierEncoder::Bert(encoder), head, token_types }
     }
@@ -269,7 +299,8 @@ impl SequenceClassifier {
         match &self.head {
             Head::Pooled { classifier }
             | Head::Distil { classifier, .. }
-            | Head::ModernBert { classifier, .. } => classifier.weight.dims()[0],
+            | Head::ModernBert { classifier, .. }
+            | Head::ContextPooler { classifier, .. } => classifier.weight.dims()[0],
             Head::Roberta { out_proj, .. } => out_proj.weight.dims()[0],
         }
     }
@@ -316,7 +347,8 @@ impl SequenceClassifier {
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
         let types = if self.token_types { token_type_ids } else { None };
-        if self.encoder.device() == Device::Cpu {
+        let packs = !matches!(self.encoder, ClassifierEncoder::DebertaV2(_));
+        if self.encoder.device() == Device::Cpu && packs {
             let ids = super::ids_as_i64("input_ids", input_ids)?;
             super::check_input_dtype("attention_mask", attention_mask)?;
             if let Some(types) = types {
@@ -334,6 +366,7 @@ impl SequenceClassifier {
                 let h = match &self.encoder {
                     ClassifierEncoder::Bert(e) => e.last_hidden_state_packed(&ids, attention_mask, types)?,
                     ClassifierEncoder::ModernBert(e) => e.last_hidden_state_packed(&ids, attention_mask)?,
+                    ClassifierEncoder::DebertaV2(_) => unreachable!("DeBERTa is not packed"),
                 };
                 return self.logits_of(&h, None, Some(attention_mask));
             }
@@ -371,6 +404,9 @@ impl SequenceClassifier {
                 let pooled =
                     if *mean { mean_over_kept(last_hidden_state, attention_mask)? } else { first()? };
                 classifier.forward(&head.forward(&pooled)?)?
+            }
+            Head::ContextPooler { dense, act, classifier } => {
+                classifier.forward(&act.forward(&dense.forward(&first()?)?)?)?
             }
         })
     }

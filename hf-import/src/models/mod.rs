@@ -6,6 +6,7 @@ mod bert;
 pub(crate) mod bucketing;
 mod classification;
 mod clip;
+mod deberta_v2;
 pub mod decoder;
 mod decoder_classifier;
 mod dinov2;
@@ -55,6 +56,9 @@ pub use self::classification::{
     RobertaForSequenceClassification, SequenceClassifier,
 };
 pub use self::clip::{Clip, ClipTextConfig, ClipTextTower, ClipVisionConfig, ClipVisionTower, TowerOutput};
+pub use self::deberta_v2::{
+    log_bucket_position, ConvConfig, DebertaV2Config, DebertaV2ForMaskedLM, DebertaV2Model, RelativeConfig,
+};
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec};
 pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::dinov2::{Dinov2ForImageClassification, Dinov2Model};
@@ -117,6 +121,10 @@ pub enum AutoModel {
     AlbertForMaskedLM(AlbertForMaskedLM),
     /// `ElectraForPreTraining` or `ElectraForMaskedLM` (`ElectraModel` is a [`AutoModel::Bert`])
     ElectraWithHead(ElectraWithHead),
+    /// `DebertaV2Model`
+    DebertaV2(DebertaV2Model),
+    /// `DebertaV2ForMaskedLM`
+    DebertaV2ForMaskedLM(DebertaV2ForMaskedLM),
     /// `BertForSequenceClassification`, `RobertaForSequenceClassification`,
     /// `XLMRobertaForSequenceClassification`, `DistilBertForSequenceClassification`,
     /// `MPNetForSequenceClassification` or `ModernBertForSequenceClassification`
@@ -338,6 +346,13 @@ impl AutoModel {
                 AutoModel::Roberta(RobertaModel::load(cfg, weights)?)
             }
             "ElectraModel" => AutoModel::Bert(load_electra(cfg, weights)?),
+            "DebertaV2Model" => AutoModel::DebertaV2(DebertaV2Model::load(cfg, weights)?),
+            "DebertaV2ForMaskedLM" => {
+                AutoModel::DebertaV2ForMaskedLM(DebertaV2ForMaskedLM::load(cfg, weights)?)
+            }
+            "DebertaV2ForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_deberta_v2(cfg, weights)?)
+            }
             "AlbertModel" => AutoModel::Bert(load_albert(cfg, weights)?),
             "AlbertForMaskedLM" => AutoModel::AlbertForMaskedLM(AlbertForMaskedLM::load(cfg, weights)?),
             "AlbertForSequenceClassification" => {
@@ -533,6 +548,9 @@ impl AutoModel {
         if let Some(lm) = self.decoder() {
             return lm.position_table_len();
         }
+        if let Some(deberta) = self.deberta() {
+            return deberta.max_positions();
+        }
         let enc = self.encoder()?;
         // RoBERTa's positions start after its padding id.
         let skipped = match enc.positions() {
@@ -565,6 +583,8 @@ impl AutoModel {
             AutoModel::RobertaForMaskedLM(m) => m.roberta.device(),
             AutoModel::ElectraWithHead(m) => m.electra.device(),
             AutoModel::AlbertForMaskedLM(m) => m.albert.device(),
+            AutoModel::DebertaV2(m) => m.device(),
+            AutoModel::DebertaV2ForMaskedLM(m) => m.deberta.device(),
             AutoModel::SequenceClassifier(m) => m.encoder.device(),
             AutoModel::TokenClassifier(m) => m.encoder.device(),
             _ if self.runs_own_inputs() => self.own_device(),
@@ -579,6 +599,23 @@ impl AutoModel {
             AutoModel::ModernBertForMaskedLM(m) => Some(&m.model),
             AutoModel::SequenceClassifier(m) => m.encoder.modernbert(),
             AutoModel::TokenClassifier(m) => m.encoder.modernbert(),
+            _ => None,
+        }
+    }
+
+    /// The DeBERTa-v2 encoder inside, for its models.
+    fn deberta(&self) -> Option<&DebertaV2Model> {
+        match self {
+            AutoModel::DebertaV2(m) => Some(m),
+            AutoModel::DebertaV2ForMaskedLM(m) => Some(&m.deberta),
+            AutoModel::SequenceClassifier(m) => match &m.encoder {
+                ClassifierEncoder::DebertaV2(e) => Some(e),
+                _ => None,
+            },
+            AutoModel::TokenClassifier(m) => match &m.encoder {
+                ClassifierEncoder::DebertaV2(e) => Some(e),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -666,6 +703,8 @@ impl AutoModel {
             AutoModel::RobertaForMaskedLM(m) => m.roberta.forward(&ids, mask, types, None, false)?,
             AutoModel::ElectraWithHead(m) => m.electra.forward(&ids, mask, types, None, false)?,
             AutoModel::AlbertForMaskedLM(m) => m.albert.forward(&ids, mask, types, None, false)?,
+            AutoModel::DebertaV2(m) => m.forward(&ids, mask, types, None, false)?,
+            AutoModel::DebertaV2ForMaskedLM(m) => m.deberta.forward(&ids, mask, types, None, false)?,
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
             AutoModel::SequenceClassifier(m) => m.encode(&ids, mask, types, None, false)?,
@@ -853,6 +892,10 @@ impl AutoModel {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }
             AutoModel::AlbertForMaskedLM(m) => {
+                m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
+            }
+            AutoModel::DebertaV2(m) => (None, m.forward(ids, mask, types, pos, h)?),
+            AutoModel::DebertaV2ForMaskedLM(m) => {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }
             AutoModel::SequenceClassifier(m) => {

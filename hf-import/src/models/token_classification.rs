@@ -1,6 +1,6 @@
 //! Per-token heads on the encoders: `*ForTokenClassification` (NER and tagging: `logits`
 //! `[batch, seq, num_labels]`) and `*ForQuestionAnswering` (extractive QA: `start_logits` and
-//! `end_logits` `[batch, seq]`) of BERT, RoBERTa, XLM-RoBERTa, DistilBERT, MPNet, ELECTRA, ALBERT and ModernBERT,
+//! `end_logits` `[batch, seq]`) of BERT, RoBERTa, XLM-RoBERTa, DistilBERT, MPNet, ELECTRA, ALBERT, ModernBERT and DeBERTa-v2,
 //! as transformers builds them (dropouts are the identity at inference): a linear layer
 //! (`classifier`, or `qa_outputs` for QA) on every token's last hidden state, after ModernBERT's
 //! `head` (dense, `classifier_activation`, norm) for ModernBERT, whose QA layer is `classifier`.
@@ -10,6 +10,7 @@ use oxtorch_tensor::Tensor;
 use super::albert::load_albert;
 use super::bert::{BertModel, BertOutput};
 use super::classification::{num_labels, ClassifierEncoder};
+use super::deberta_v2::DebertaV2Model;
 use super::distilbert::DistilBertModel;
 use super::electra::load_electra;
 use super::modernbert::{ModernBertModel, PredictionHead};
@@ -44,7 +45,7 @@ pub struct TokenClassifier {
 impl TokenClassifier {
     /// Loads `arch` (`{family}ForTokenClassification` or `{family}ForQuestionAnswering` for
     /// `family` one of `Bert`, `Roberta`, `XLMRoberta`, `Camembert`, `DistilBert`, `MPNet`,
-    /// `Electra`, `Albert`, `ModernBert`).
+    /// `Electra`, `Albert`, `ModernBert`, `DebertaV2`).
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         let (family, task) = if let Some(f) = arch.strip_suffix("ForTokenClassification") {
             (f, TokenTask::Tokens)
@@ -66,6 +67,7 @@ impl TokenClassifier {
             "MPNet" => bert(MPNetModel::load(cfg, weights)?.0, false),
             "Electra" => bert(load_electra(cfg, weights)?, true),
             "Albert" => bert(load_albert(cfg, weights)?, true),
+            "DebertaV2" => (ClassifierEncoder::DebertaV2(DebertaV2Model::load(cfg, weights)?), None, true),
             "ModernBert" => (
                 ClassifierEncoder::ModernBert(ModernBertModel::load(cfg, weights)?),
                 Some(PredictionHead::load(cfg, &root.pp("head"))?),
@@ -76,6 +78,7 @@ impl TokenClassifier {
         let hidden = match &encoder {
             ClassifierEncoder::Bert(e) => e.config().hidden,
             ClassifierEncoder::ModernBert(_) => cfg.usize("hidden_size")?,
+            ClassifierEncoder::DebertaV2(e) => e.config().hidden,
         };
         let name = match (task, family) {
             (TokenTask::Spans, f) if f != "ModernBert" => "qa_outputs",

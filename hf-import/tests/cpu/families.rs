@@ -178,6 +178,60 @@ fn albert() {
     }
 }
 
+/// DeBERTa-v3 (relative positions alone, log-bucketed, the shared projections of the normed
+/// relative embeddings), v2 (absolute positions, token types, narrow embeddings, separate
+/// position projections, the grouped convolution), c2p or p2c alone, both masked-LM heads (legacy
+/// `cls.predictions`, v3's `lm_predictions`), the classifier on the `ContextPooler`, token
+/// classification and QA, padded rows included; a 100-token row and a padded one
+/// (`expected_long`) reach past the buckets and the table, and every bucket of -1100..=1100 with
+/// 256 buckets over 512 positions is transformers'.
+#[test]
+fn deberta_v2_disentangled_attention() {
+    for name in [
+        "deberta_v3",
+        "deberta_v2",
+        "deberta_c2p",
+        "deberta_p2c",
+        "deberta_mlm",
+        "deberta_v3_mlm",
+        "deberta_cls",
+        "deberta_tok",
+        "deberta_qa",
+    ] {
+        check(name);
+    }
+    let dir = fixture("deberta_v3");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let mut long = common::read_all(&dir.join("expected_long.safetensors"));
+    let buckets = long.remove("buckets").unwrap().to_vec::<i64>().unwrap();
+    let got: Vec<i64> =
+        (-1100..=1100).map(|r| oxtorch_hf_import::models::log_bucket_position(r, 256, 512)).collect();
+    assert_eq!(got, buckets);
+    let inputs: std::collections::BTreeMap<String, Tensor> =
+        ["input_ids", "attention_mask"].iter().map(|k| (k.to_string(), long.remove(*k).unwrap())).collect();
+    let outputs = model.forward_named(&inputs, true).unwrap();
+    assert_eq!(outputs.len(), long.len(), "deberta long: outputs");
+    for (key, actual) in &outputs {
+        assert_close(&format!("deberta long {key}"), actual, &long[key], 1e-4, 1e-4);
+    }
+    // v3 has no position table: longer inputs than max_position_embeddings (64) run.
+    let ids = Tensor::ones([1, 100], DType::I64).unwrap();
+    assert_eq!(model.last_hidden_state(&ids, None, None).unwrap().dims(), [1, 100, 32]);
+    // v2's does: past it is an error.
+    let dir = fixture("deberta_v2");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let err = model.last_hidden_state(&Tensor::ones([1, 33], DType::I64).unwrap(), None, None).unwrap_err();
+    assert!(err.to_string().contains("out of range for max_position_embeddings (32)"), "{err}");
+    // A v3 pretraining checkpoint's `lm_predictions` head under a legacy config: told how to use it.
+    let dir = fixture("deberta_v3_mlm");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json["legacy"] = true.into();
+    let cfg = Config::from_json_str(&json.to_string()).unwrap();
+    let err = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("\"legacy\": false"), "{err}");
+}
+
 /// Per-token heads: token classification (BERT with token types, MPNet) and extractive QA's start
 /// and end logits (RoBERTa, DistilBERT, ModernBERT through its prediction head), at every token,
 /// padded ones included, as transformers gives them.
