@@ -351,6 +351,41 @@ def gen_electra_cls(r):
     return tf.ElectraForSequenceClassification, config_cls, with_labels(r, c)
 
 
+def gen_deberta(r):
+    """DebertaV2Model or DebertaV2ForMaskedLM: relative attention or not, a random `pos_att_type` (a list or a `|`
+    string), log buckets and spans small enough for the inputs to reach past them, shared or separate position
+    projections, normed relative embeddings, absolute positions, token types, narrow embeddings and the first
+    layer's convolution at random; the legacy MLM head (tied or not) or v3's `lm_predictions`."""
+    _, _, c = gen_bert(r)
+    c.pop("tie_word_embeddings", None)
+    types = r.sample(["c2p", "p2c"], r.randint(0, 2))
+    c.update(layer_norm_eps=r.choice([1e-7, 1e-5]), relative_attention=r.random() < 0.85,
+             pos_att_type=types if r.random() < 0.6 else "|".join(types), position_buckets=r.choice([-1, 4, 6, 8]),
+             max_relative_positions=r.choice([-1, 4, 8, 12]), share_att_key=r.random() < 0.5,
+             norm_rel_ebd=r.choice(["none", "layer_norm"]), position_biased_input=r.random() < 0.5,
+             type_vocab_size=r.choice([0, 0, 2]), pooler_hidden_act=r.choice(["gelu", "tanh", "relu"]))
+    if r.random() < 0.4:
+        c["embedding_size"] = r.choice([8, 12])
+    if r.random() < 0.4:
+        c.update(conv_kernel_size=r.choice([1, 3, 5]), conv_groups=r.choice([1, 2, 4]),
+                 conv_act=r.choice(["tanh", "gelu"]))
+    cls = r.choice([tf.DebertaV2Model, tf.DebertaV2ForMaskedLM])
+    if cls is tf.DebertaV2ForMaskedLM:
+        c["legacy"] = r.random() < 0.7
+        if c["legacy"]:
+            c["tie_word_embeddings"] = r.random() < 0.5
+        else:
+            c.pop("embedding_size", None)
+    return cls, tf.DebertaV2Config, c
+
+
+def gen_deberta_cls(r):
+    _, config_cls, c = gen_deberta(r)
+    for k in ("tie_word_embeddings", "legacy"):
+        c.pop(k, None)
+    return tf.DebertaV2ForSequenceClassification, config_cls, with_labels(r, c)
+
+
 def gen_roberta(r):
     h, nh, _ = heads(r)
     c = dict(vocab_size=r.choice([64, 100]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
@@ -808,6 +843,9 @@ FAMILIES = {
     "albert_qa": per_token(gen_albert, tf.AlbertForQuestionAnswering),
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),
     "electra_qa": per_token(gen_electra, tf.ElectraForQuestionAnswering),
+    "deberta": gen_deberta, "deberta_cls": gen_deberta_cls,
+    "deberta_tok": per_token(gen_deberta, tf.DebertaV2ForTokenClassification),
+    "deberta_qa": per_token(gen_deberta, tf.DebertaV2ForQuestionAnswering),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -818,9 +856,9 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert"}
+        "albert_qa": "bert", "deberta": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"deberta_cls", "deberta_tok", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

@@ -21,8 +21,15 @@ pub fn log_bucket_position(relative: i64, bucket_size: i64, max_position: i64) -
     }
     let ratio = ((max_position - 1) as f64 / mid as f64) as f32;
     let log_pos = ((abs as f32 / mid as f32).ln() / ratio.ln() * (mid - 1) as f32).ceil() + mid as f32;
-    // (A degenerate config's NaN becomes 0 here; the indices are clamped to the table anyway.)
-    (log_pos * relative.signum() as f32) as i64
+    let bucket = log_pos * relative.signum() as f32;
+    // A degenerate config (`max_relative_positions - 1 == position_buckets / 2`) divides by
+    // log(1): torch's conversion of the infinity (or NaN) to int64 on x86 gives int64's minimum.
+    // (The indices are clamped to the table either way.)
+    if bucket.is_finite() && bucket.abs() < 9.2e18 {
+        bucket as i64
+    } else {
+        i64::MIN
+    }
 }
 
 /// `build_relative_position` for query `i` and key `j`: `i - j`, log-bucketed when the config has
