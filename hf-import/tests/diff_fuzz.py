@@ -379,6 +379,28 @@ def gen_deberta(r):
     return cls, tf.DebertaV2Config, c
 
 
+def gen_deberta_v1(r):
+    """DeBERTa v1 (DebertaModel, ForMaskedLM, ForSequenceClassification, ForTokenClassification, ForQuestionAnswering):
+    the fused `in_proj`, relative attention or not, `pos_att_type` entries v1 only counts in the scale, the span
+    clamped below the inputs' lengths at times."""
+    _, _, c = gen_bert(r)
+    c.pop("tie_word_embeddings", None)
+    types = r.sample(["c2p", "p2c", "p2p"], r.randint(0, 3))
+    c.update(layer_norm_eps=r.choice([1e-7, 1e-5]), relative_attention=r.random() < 0.85,
+             pos_att_type=types if r.random() < 0.6 else "|".join(types), max_relative_positions=r.choice([-1, 3, 6]),
+             position_biased_input=r.random() < 0.7, type_vocab_size=r.choice([0, 2]),
+             pooler_hidden_act=r.choice(["gelu", "tanh"]))
+    if r.random() < 0.3:
+        c["embedding_size"] = r.choice([8, 12])
+    cls = r.choice([tf.DebertaModel, tf.DebertaForMaskedLM, tf.DebertaForSequenceClassification,
+                    tf.DebertaForTokenClassification, tf.DebertaForQuestionAnswering])
+    if cls is tf.DebertaForMaskedLM:
+        c["tie_word_embeddings"] = r.random() < 0.5
+    if cls in (tf.DebertaForSequenceClassification, tf.DebertaForTokenClassification):
+        c = with_labels(r, c)
+    return cls, tf.DebertaConfig, c
+
+
 def gen_deberta_cls(r):
     _, config_cls, c = gen_deberta(r)
     for k in ("tie_word_embeddings", "legacy"):
@@ -843,7 +865,7 @@ FAMILIES = {
     "albert_qa": per_token(gen_albert, tf.AlbertForQuestionAnswering),
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),
     "electra_qa": per_token(gen_electra, tf.ElectraForQuestionAnswering),
-    "deberta": gen_deberta, "deberta_cls": gen_deberta_cls,
+    "deberta": gen_deberta, "deberta_cls": gen_deberta_cls, "deberta_v1": gen_deberta_v1,
     "deberta_tok": per_token(gen_deberta, tf.DebertaV2ForTokenClassification),
     "deberta_qa": per_token(gen_deberta, tf.DebertaV2ForQuestionAnswering),
 }
@@ -856,9 +878,9 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "deberta": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert"}
+        "albert_qa": "bert", "deberta": "bert", "deberta_v1": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"deberta_cls", "deberta_tok", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

@@ -387,6 +387,19 @@ def main():
     build("deberta_tok", tf.DebertaV2ForTokenClassification, tf.DebertaV2Config(**v2, **labels("O", "B", "I")),
           147, encoder=True)
     build("deberta_qa", tf.DebertaV2ForQuestionAnswering, tf.DebertaV2Config(**v3), 148, encoder=True)
+    # DeBERTa v1: the fused `in_proj` (per head: query, key, value rows) with `q_bias` and `v_bias`,
+    # `pos_proj` (no bias) and `pos_q_proj`, distances clamped to `max_relative_positions` (4 < 7 tokens),
+    # absolute positions and token types; `pos_att_type` with an entry v1 only counts in the scale.
+    v1 = dict(COMMON, max_position_embeddings=32, type_vocab_size=2, relative_attention=True,
+              pos_att_type="c2p|p2c|p2p", max_relative_positions=4)
+    build("deberta_v1", tf.DebertaModel, tf.DebertaConfig(**v1), 149, encoder=True)
+    build("deberta_v1_mlm", tf.DebertaForMaskedLM, tf.DebertaConfig(**dict(v1, pos_att_type=["c2p"])), 150,
+          encoder=True)
+    build("deberta_v1_cls", tf.DebertaForSequenceClassification,
+          tf.DebertaConfig(**dict(v1, max_relative_positions=-1), **labels("entailment", "neutral", "contradiction")),
+          151, encoder=True)
+    build("deberta_v1_qa", tf.DebertaForQuestionAnswering, tf.DebertaConfig(**dict(v1, pos_att_type=["p2c"])), 152,
+          encoder=True)
     build("distilbert_qa", tf.DistilBertForQuestionAnswering,
           tf.DistilBertConfig(**distil, attn_implementation="eager"), 45, encoder=True, token_types=False)
     build("mpnet_tok", tf.MPNetForTokenClassification, tf.MPNetConfig(**mpnet, **labels("O", "X", "Y")), 46,

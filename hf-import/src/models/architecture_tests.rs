@@ -125,6 +125,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("electra", "Electra"),
         ("albert", "Albert"),
         ("modernbert", "ModernBert"),
+        ("deberta", "Deberta"),
         ("deberta-v2", "DebertaV2"),
     ];
     let encoder_heads = [

@@ -256,7 +256,8 @@ impl SequenceClassifier {
         Ok(SequenceClassifier { encoder: ClassifierEncoder::ModernBert(encoder), head, token_types: false })
     }
 
-    /// Loads `DebertaV2ForSequenceClassification`: `deberta.*`, the `ContextPooler`'s
+    /// Loads `DebertaV2ForSequenceClassification` (or v1's `DebertaForSequenceClassification`):
+    /// `deberta.*`, the `ContextPooler`'s
     /// `pooler.dense` (`pooler_hidden_act` after it) and `classifier.*` on `h[:, 0]`.
     pub fn load_deberta_v2(cfg: &Config, weights: &Weights) -> Result<Self> {
         let encoder = DebertaV2Model::load(cfg, weights)?;

@@ -121,9 +121,9 @@ pub enum AutoModel {
     AlbertForMaskedLM(AlbertForMaskedLM),
     /// `ElectraForPreTraining` or `ElectraForMaskedLM` (`ElectraModel` is a [`AutoModel::Bert`])
     ElectraWithHead(ElectraWithHead),
-    /// `DebertaV2Model`
+    /// `DebertaV2Model` (and v1's `DebertaModel`)
     DebertaV2(DebertaV2Model),
-    /// `DebertaV2ForMaskedLM`
+    /// `DebertaV2ForMaskedLM` (and v1's `DebertaForMaskedLM`)
     DebertaV2ForMaskedLM(DebertaV2ForMaskedLM),
     /// `BertForSequenceClassification`, `RobertaForSequenceClassification`,
     /// `XLMRobertaForSequenceClassification`, `DistilBertForSequenceClassification`,
@@ -346,11 +346,11 @@ impl AutoModel {
                 AutoModel::Roberta(RobertaModel::load(cfg, weights)?)
             }
             "ElectraModel" => AutoModel::Bert(load_electra(cfg, weights)?),
-            "DebertaV2Model" => AutoModel::DebertaV2(DebertaV2Model::load(cfg, weights)?),
-            "DebertaV2ForMaskedLM" => {
+            "DebertaModel" | "DebertaV2Model" => AutoModel::DebertaV2(DebertaV2Model::load(cfg, weights)?),
+            "DebertaForMaskedLM" | "DebertaV2ForMaskedLM" => {
                 AutoModel::DebertaV2ForMaskedLM(DebertaV2ForMaskedLM::load(cfg, weights)?)
             }
-            "DebertaV2ForSequenceClassification" => {
+            "DebertaForSequenceClassification" | "DebertaV2ForSequenceClassification" => {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_deberta_v2(cfg, weights)?)
             }
             "AlbertModel" => AutoModel::Bert(load_albert(cfg, weights)?),

@@ -45,7 +45,7 @@ pub struct TokenClassifier {
 impl TokenClassifier {
     /// Loads `arch` (`{family}ForTokenClassification` or `{family}ForQuestionAnswering` for
     /// `family` one of `Bert`, `Roberta`, `XLMRoberta`, `Camembert`, `DistilBert`, `MPNet`,
-    /// `Electra`, `Albert`, `ModernBert`, `DebertaV2`).
+    /// `Electra`, `Albert`, `ModernBert`, `Deberta`, `DebertaV2`).
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         let (family, task) = if let Some(f) = arch.strip_suffix("ForTokenClassification") {
             (f, TokenTask::Tokens)
@@ -67,7 +67,9 @@ impl TokenClassifier {
             "MPNet" => bert(MPNetModel::load(cfg, weights)?.0, false),
             "Electra" => bert(load_electra(cfg, weights)?, true),
             "Albert" => bert(load_albert(cfg, weights)?, true),
-            "DebertaV2" => (ClassifierEncoder::DebertaV2(DebertaV2Model::load(cfg, weights)?), None, true),
+            "Deberta" | "DebertaV2" => {
+                (ClassifierEncoder::DebertaV2(DebertaV2Model::load(cfg, weights)?), None, true)
+            }
             "ModernBert" => (
                 ClassifierEncoder::ModernBert(ModernBertModel::load(cfg, weights)?),
                 Some(PredictionHead::load(cfg, &root.pp("head"))?),

@@ -182,7 +182,8 @@ fn albert() {
 /// relative embeddings), v2 (absolute positions, token types, narrow embeddings, separate
 /// position projections, the grouped convolution), c2p or p2c alone, both masked-LM heads (legacy
 /// `cls.predictions`, v3's `lm_predictions`), the classifier on the `ContextPooler`, token
-/// classification and QA, padded rows included; a 100-token row and a padded one
+/// classification and QA, padded rows included; v1 (the fused `in_proj` with its query and value
+/// biases, unbucketed distances clamped to the table, every head); a 100-token row and a padded one
 /// (`expected_long`) reach past the buckets and the table, and every bucket of -1100..=1100 with
 /// 256 buckets over 512 positions is transformers'.
 #[test]
@@ -197,6 +198,10 @@ fn deberta_v2_disentangled_attention() {
         "deberta_cls",
         "deberta_tok",
         "deberta_qa",
+        "deberta_v1",
+        "deberta_v1_mlm",
+        "deberta_v1_cls",
+        "deberta_v1_qa",
     ] {
         check(name);
     }

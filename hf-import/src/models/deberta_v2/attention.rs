@@ -115,7 +115,7 @@ impl DebertaLayer {
         let k = split(block.key.forward(x)?)?;
         let v = split(block.value.forward(x)?)?;
         // `sqrt(head_dim * scale_factor)` in float32, as transformers computes it.
-        let scale = ((d as f32) * c.scale_factor() as f32).sqrt();
+        let scale = ((d as f32) * c.scale_factor as f32).sqrt();
         let bias = match relative {
             Some(rel) => self.relative_scores(&q, &k, rel, c)?.map(|r| r.div(scale as f64)).transpose()?,
             None => None,

@@ -1,6 +1,7 @@
 //! `DebertaV2Config` as transformers reads it: its class defaults (the xlarge model's sizes), and
 //! the attention options (`relative_attention`, `pos_att_type`, `position_buckets`,
-//! `max_relative_positions`, `share_att_key`, `norm_rel_ebd`, the convolution of the first layer).
+//! `max_relative_positions`, `share_att_key`, `norm_rel_ebd`, the convolution of the first layer);
+//! and v1's `DebertaConfig` (`model_type: "deberta"`: deberta-base's sizes, none of v2's options).
 
 use serde_json::Value;
 
@@ -36,9 +37,12 @@ pub struct ConvConfig {
     pub act: Activation,
 }
 
-/// The sizes and options of a DeBERTa-v2/v3 encoder.
+/// The sizes and options of a DeBERTa encoder (v1, v2 or v3).
 #[derive(Debug, Clone)]
 pub struct DebertaV2Config {
+    /// v1 (`model_type: "deberta"`): a fused `in_proj` with `q_bias` and `v_bias`, `pos_proj` and
+    /// `pos_q_proj`, unbucketed distances, `talking_head` refused
+    pub v1: bool,
     /// model width
     pub hidden: usize,
     /// `embedding_size` (projected to `hidden` by `embed_proj` when it differs)
@@ -67,6 +71,10 @@ pub struct DebertaV2Config {
     pub c2p: bool,
     /// `pos_att_type` has `p2c` (position to content)
     pub p2c: bool,
+    /// the scores are divided by `sqrt(head_dim * scale_factor)`: 1, plus 1 for each of `c2p` and
+    /// `p2c` (counted with or without `relative_attention`, as transformers does); v1 counts every
+    /// entry of `pos_att_type`
+    pub scale_factor: usize,
     /// relative positions, with `relative_attention`
     pub relative: Option<RelativeConfig>,
     /// the first layer's convolution, with `conv_kernel_size`
@@ -78,16 +86,23 @@ pub struct DebertaV2Config {
 }
 
 impl DebertaV2Config {
-    /// Reads `cfg` with `DebertaV2Config`'s defaults.
+    /// Reads `cfg` with `DebertaV2Config`'s defaults (`DebertaConfig`'s for `model_type: "deberta"`).
     pub fn from_config(cfg: &Config) -> Result<Self> {
-        let hidden = cfg.usize_or("hidden_size", 1536)?;
-        let heads = cfg.usize_or("num_attention_heads", 24)?;
+        let v1 = cfg.get("model_type").and_then(Value::as_str) == Some("deberta");
+        // The classes' defaults: deberta-base's sizes for v1, deberta-v2-xlarge's for v2.
+        let (hidden, heads, layers, intermediate, vocab) =
+            if v1 { (768, 12, 12, 3072, 50_265) } else { (1536, 24, 24, 6144, 128_100) };
+        let hidden = cfg.usize_or("hidden_size", hidden)?;
+        let heads = cfg.usize_or("num_attention_heads", heads)?;
+        if v1 && cfg.bool_or("talking_head", false)? {
+            return Err(Error::Unsupported("DeBERTa's talking_head attention is not supported".into()));
+        }
         if heads == 0 || !hidden.is_multiple_of(heads) {
             return Err(Error::Config(format!(
                 "The hidden size ({hidden}) is not a multiple of the number of attention heads ({heads})"
             )));
         }
-        let head_dim = cfg.usize_or("attention_head_size", hidden / heads)?;
+        let head_dim = if v1 { hidden / heads } else { cfg.usize_or("attention_head_size", hidden / heads)? };
         if head_dim * heads != hidden {
             return Err(Error::Unsupported(format!(
                 "attention_head_size {head_dim} with {heads} heads does not make the hidden size {hidden}"
@@ -100,7 +115,7 @@ impl DebertaV2Config {
                 Some(m) if m >= 1 => m,
                 _ => max_positions as i64,
             };
-            let buckets = signed(cfg, "position_buckets")?.unwrap_or(-1);
+            let buckets = if v1 { -1 } else { signed(cfg, "position_buckets")?.unwrap_or(-1) };
             let span = if buckets > 0 { buckets } else { max_relative };
             if buckets == 1 {
                 return Err(Error::Config("position_buckets must be at least 2 (or not positive)".into()));
@@ -110,13 +125,13 @@ impl DebertaV2Config {
                 buckets,
                 max_relative,
                 span: span as usize,
-                share_att_key: cfg.bool_or("share_att_key", false)?,
-                norm: norm_rel_ebd.split('|').any(|x| x.trim() == "layer_norm"),
+                share_att_key: !v1 && cfg.bool_or("share_att_key", false)?,
+                norm: !v1 && norm_rel_ebd.split('|').any(|x| x.trim() == "layer_norm"),
             })
         } else {
             None
         };
-        let conv = match cfg.usize_or("conv_kernel_size", 0)? {
+        let conv = match if v1 { 0 } else { cfg.usize_or("conv_kernel_size", 0)? } {
             0 => None,
             kernel if kernel % 2 == 0 => {
                 return Err(Error::Unsupported(format!(
@@ -137,37 +152,33 @@ impl DebertaV2Config {
                 })
             }
         };
+        let (c2p, p2c) = (pos_att_type.iter().any(|t| t == "c2p"), pos_att_type.iter().any(|t| t == "p2c"));
         Ok(DebertaV2Config {
+            v1,
             hidden,
             embedding: cfg.usize_or("embedding_size", hidden)?,
             heads,
             head_dim,
-            intermediate: cfg.usize_or("intermediate_size", 6144)?,
+            intermediate: cfg.usize_or("intermediate_size", intermediate)?,
             layers: if cfg.get("num_hidden_layers").is_some() {
                 cfg.layers("num_hidden_layers")?
             } else {
-                24
+                layers
             },
-            vocab: cfg.usize_or("vocab_size", 128_100)?,
+            vocab: cfg.usize_or("vocab_size", vocab)?,
             max_positions,
             type_vocab: cfg.usize_or("type_vocab_size", 0)?,
             eps: cfg.f64_or("layer_norm_eps", 1e-7)?,
             act: Activation::from_name(cfg.str_or("hidden_act", "gelu")?)?,
             position_biased_input: cfg.bool_or("position_biased_input", true)?,
-            c2p: pos_att_type.iter().any(|t| t == "c2p"),
-            p2c: pos_att_type.iter().any(|t| t == "p2c"),
+            c2p,
+            p2c,
+            scale_factor: if v1 { 1 + pos_att_type.len() } else { 1 + c2p as usize + p2c as usize },
             relative,
             conv,
             pooler_hidden: cfg.usize_or("pooler_hidden_size", hidden)?,
             pooler_act: Activation::from_name(cfg.str_or("pooler_hidden_act", "gelu")?)?,
         })
-    }
-
-    /// `scale_factor`: 1, plus 1 for each of `c2p` and `p2c` (counted with or without
-    /// `relative_attention`, as transformers does); the scores are divided by
-    /// `sqrt(head_dim * scale_factor)`.
-    pub fn scale_factor(&self) -> usize {
-        1 + self.c2p as usize + self.p2c as usize
     }
 }
 
@@ -221,12 +232,23 @@ mod tests {
         let rel = v3.relative.clone().unwrap();
         assert_eq!((rel.buckets, rel.max_relative, rel.span), (256, 512, 256));
         assert!(rel.share_att_key && rel.norm && v3.c2p && v3.p2c && !v3.position_biased_input);
-        assert_eq!((v3.scale_factor(), v3.type_vocab, v3.eps), (3, 0, 1e-7));
+        assert_eq!((v3.scale_factor, v3.type_vocab, v3.eps), (3, 0, 1e-7));
         let old =
             read(r#"{"relative_attention": true, "pos_att_type": "C2P | p2p", "norm_rel_ebd": "none"}"#)
                 .unwrap();
         assert!(old.c2p && !old.p2c && !old.relative.as_ref().unwrap().norm);
-        assert_eq!((old.hidden, old.layers, old.vocab, old.scale_factor()), (1536, 24, 128_100, 2));
+        assert_eq!((old.hidden, old.layers, old.vocab, old.scale_factor), (1536, 24, 128_100, 2));
+        // v1 counts every `pos_att_type` entry, and reads none of v2's options.
+        let v1 = read(
+            r#"{"model_type": "deberta", "relative_attention": true, "pos_att_type": "c2p|p2c|p2p",
+                "position_buckets": 8, "share_att_key": true, "norm_rel_ebd": "layer_norm", "conv_kernel_size": 3}"#,
+        )
+        .unwrap();
+        let rel = v1.relative.clone().unwrap();
+        assert!(v1.v1 && rel.buckets == -1 && !rel.share_att_key && !rel.norm && v1.conv.is_none());
+        assert_eq!((v1.hidden, v1.layers, v1.vocab, v1.scale_factor, rel.span), (768, 12, 50_265, 4, 512));
+        let err = read(r#"{"model_type": "deberta", "talking_head": true}"#).err().unwrap();
+        assert!(err.to_string().contains("talking_head"), "{err}");
         assert_eq!(old.relative.unwrap().span, 512);
         let plain = read("{}").unwrap();
         assert!(plain.relative.is_none() && plain.position_biased_input && plain.conv.is_none());

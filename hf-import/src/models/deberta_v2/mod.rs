@@ -1,4 +1,5 @@
-//! DeBERTa-v2 and v3 (`DebertaV2Model`, `DebertaV2ForMaskedLM`; the sequence, token and span
+//! DeBERTa v1, v2 and v3 (`DebertaV2Model`, `DebertaV2ForMaskedLM`, which load v1's `DebertaModel`
+//! and `DebertaForMaskedLM` too; the sequence, token and span
 //! classifiers live with the other encoders' in `classification.rs` and
 //! `token_classification.rs`): BERT's post-norm blocks with disentangled attention over relative
 //! positions (`attention.rs`), embeddings of their own width with optional absolute positions and
@@ -259,34 +260,52 @@ impl DebertaV2Model {
     }
 }
 
+/// v1's `in_proj` `[3 * hidden, hidden]` (no bias; per head, its query, key and value rows in
+/// turn) as the query, key and value projections, with `q_bias` and `v_bias`.
+fn load_in_proj(att: &Vars<'_>, c: &DebertaV2Config) -> Result<(Linear, Linear, Linear)> {
+    let (h, heads, d) = (c.hidden, c.heads, c.head_dim);
+    let fused = att.get("in_proj.weight", &[3 * h, h])?.reshape([heads, 3, d, h])?;
+    let part =
+        |i: usize| -> Result<Tensor> { Ok(fused.select(1, i as isize)?.reshape([h, h])?.contiguous()?) };
+    Ok((
+        Linear { weight: part(0)?, bias: Some(att.get("q_bias", &[h])?) },
+        Linear { weight: part(1)?, bias: None },
+        Linear { weight: part(2)?, bias: Some(att.get("v_bias", &[h])?) },
+    ))
+}
+
 /// Loads one block: `attention.self.{query,key,value}_proj` (and `pos_key_proj`,
-/// `pos_query_proj` without `share_att_key`), `attention.output.*`, `intermediate.dense`,
-/// `output.*`.
+/// `pos_query_proj` without `share_att_key`; v1's `in_proj`, `q_bias`, `v_bias`, `pos_proj`,
+/// `pos_q_proj`), `attention.output.*`, `intermediate.dense`, `output.*`.
 fn load_layer(v: &Vars<'_>, c: &DebertaV2Config) -> Result<DebertaLayer> {
     let h = c.hidden;
     let (att, out) = (v.pp("attention").pp("self"), v.pp("attention").pp("output"));
     let separate = c.relative.as_ref().is_some_and(|r| !r.share_att_key);
+    let (query, key, value) = if c.v1 {
+        load_in_proj(&att, c)?
+    } else {
+        (
+            Linear::load(&att.pp("query_proj"), h, h, true)?,
+            Linear::load(&att.pp("key_proj"), h, h, true)?,
+            Linear::load(&att.pp("value_proj"), h, h, true)?,
+        )
+    };
+    // (v1 names them `pos_proj`, without a bias, and `pos_q_proj`.)
+    let (pos_key, pos_query) =
+        if c.v1 { ("pos_proj", "pos_q_proj") } else { ("pos_key_proj", "pos_query_proj") };
     Ok(DebertaLayer {
         block: EncoderLayer {
-            query: Linear::load(&att.pp("query_proj"), h, h, true)?,
-            key: Linear::load(&att.pp("key_proj"), h, h, true)?,
-            value: Linear::load(&att.pp("value_proj"), h, h, true)?,
+            query,
+            key,
+            value,
             attn_out: Linear::load(&out.pp("dense"), h, h, true)?,
             attn_norm: LayerNorm::load(&out.pp("LayerNorm"), h, c.eps)?,
             inner: Linear::load(&v.pp("intermediate").pp("dense"), h, c.intermediate, true)?,
             out: Linear::load(&v.pp("output").pp("dense"), c.intermediate, h, true)?,
             out_norm: LayerNorm::load(&v.pp("output").pp("LayerNorm"), h, c.eps)?,
         },
-        pos_key: if separate && c.c2p {
-            Some(Linear::load(&att.pp("pos_key_proj"), h, h, true)?)
-        } else {
-            None
-        },
-        pos_query: if separate && c.p2c {
-            Some(Linear::load(&att.pp("pos_query_proj"), h, h, true)?)
-        } else {
-            None
-        },
+        pos_key: if separate && c.c2p { Some(Linear::load(&att.pp(pos_key), h, h, !c.v1)?) } else { None },
+        pos_query: if separate && c.p2c { Some(Linear::load(&att.pp(pos_query), h, h, true)?) } else { None },
     })
 }
 
