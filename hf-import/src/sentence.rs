@@ -376,7 +376,7 @@ impl SentenceTransformer {
             (vec![if causal { PoolingMode::LastToken } else { PoolingMode::Mean }], true)
         };
         let prompts = if described { Prompts::load(dir)? } else { Prompts::default() };
-        let tokenizer = if dir.join("tokenizer.json").is_file() || HfTokenizer::bert_vocab_folder(dir)? {
+        let tokenizer = if HfTokenizer::in_folder(dir)? {
             let settings =
                 if described { TransformerSettings::load(dir)? } else { TransformerSettings::default() };
             Some(settings.tokenizer(dir, &cfg)?)
@@ -501,7 +501,9 @@ impl SentenceTransformer {
         prompt_name: Option<&str>,
     ) -> Result<Tensor> {
         let tok = self.tokenizer.as_ref().ok_or_else(|| {
-            Error::Input("this model folder has no tokenizer (tokenizer.json or a BERT vocab.txt)".into())
+            Error::Input(
+                "this model folder has no tokenizer (tokenizer.json, a BERT vocab.txt or a DeBERTa-v2 spm.model)".into(),
+            )
         })?;
         let Some(prompt) = self.prompts.resolve(prompt, prompt_name)? else {
             let batch = tok.encode_batch(texts)?;

@@ -1,9 +1,11 @@
 //! `tokenizer.json` through the `tokenizers` crate, batches padded to the longest sequence.
 
 mod bert;
+mod deberta_v2;
 mod fast_load;
 mod folder;
 mod llama;
+mod sentencepiece;
 mod xlm_roberta;
 
 use std::path::Path;
@@ -42,8 +44,9 @@ impl std::fmt::Debug for HfTokenizer {
 }
 
 impl HfTokenizer {
-    /// Reads `dir/tokenizer.json` (a BERT tokenizer's normalizer and a Llama tokenizer's
-    /// pre-tokenizer from `tokenizer_config.json`, as transformers 5 builds them), or for a BERT tokenizer without one, `vocab.txt`. Batches are padded to their longest text (the file's own fixed
+    /// Reads `dir/tokenizer.json` (with the pipelines transformers 5 rebuilds from
+    /// `tokenizer_config.json` for the BERT, Llama, XLM-RoBERTa and DeBERTa-v2 tokenizer classes),
+    /// or without one, a BERT tokenizer's `vocab.txt` or a DeBERTa-v2 tokenizer's `spm.model`. Batches are padded to their longest text (the file's own fixed
     /// padding is replaced, as transformers does for `padding=True`) and truncated to `max_length`
     /// tokens when given.
     pub fn load(dir: &Path, max_length: Option<usize>) -> Result<Self> {
@@ -61,14 +64,23 @@ impl HfTokenizer {
                 ClassDefaults { pad_token: None, left: true }
             } else if xlm_roberta::rebuild_pipeline(&folder, &mut inner)? {
                 ClassDefaults { pad_token: Some(xlm_roberta::PAD), left: false }
+            } else if deberta_v2::rebuild_pipeline(&folder, &mut inner)? {
+                ClassDefaults { pad_token: Some(deberta_v2::PAD), left: false }
             } else {
                 ClassDefaults::of_class(&folder)?
             };
             inner
+        } else if let Some(inner) = deberta_v2::from_spm(&folder)? {
+            class = ClassDefaults { pad_token: Some(deberta_v2::PAD), left: false };
+            inner
         } else {
             class = ClassDefaults { pad_token: Some(bert::PAD), left: false };
-            bert::from_vocab_txt(&folder)?
-                .ok_or_else(|| Error::format(dir, "no tokenizer.json (nor a BERT tokenizer's vocab.txt)"))?
+            bert::from_vocab_txt(&folder)?.ok_or_else(|| {
+                Error::format(
+                    dir,
+                    "no tokenizer.json (nor a BERT tokenizer's vocab.txt, nor DeBERTa-v2's spm.model)",
+                )
+            })?
         };
         if let Some(p) = inner.get_post_processor() {
             // The processor alone, serialized back: far smaller than the file.
@@ -96,6 +108,17 @@ impl HfTokenizer {
         Ok(!dir.join("tokenizer.json").is_file()
             && dir.join("vocab.txt").is_file()
             && bert::is_vocab_folder(&folder::Folder::read(dir)?)?)
+    }
+
+    /// Whether `dir` holds a tokenizer [`HfTokenizer::load`] reads: `tokenizer.json`, a BERT
+    /// tokenizer's `vocab.txt`, or a DeBERTa-v2 tokenizer's `spm.model`.
+    pub fn in_folder(dir: &Path) -> Result<bool> {
+        if dir.join("tokenizer.json").is_file() {
+            return Ok(true);
+        }
+        let folder = folder::Folder::read(dir)?;
+        Ok((dir.join("vocab.txt").is_file() && bert::is_vocab_folder(&folder)?)
+            || (dir.join(deberta_v2::SPM_FILE).is_file() && deberta_v2::is_deberta_v2(&folder)?))
     }
 
     /// Lowercases texts before the file's own normalizer runs (sentence-transformers'

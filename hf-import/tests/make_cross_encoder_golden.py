@@ -117,6 +117,47 @@ def build(name, num_labels, seed, activation, hub_layout):
     print(f"{name}: {sorted(p.name for p in path.iterdir())} {size} bytes; ids {tuple(x['input_ids'].shape)}")
 
 
+def build_deberta(name="cross_encoder_deberta", seed=33):
+    """An NLI cross-encoder as cross-encoder/nli-deberta-v3-* ships it: `DebertaV2ForSequenceClassification`
+    (v3's relative attention, 3 labels, no activation: Identity) and the DeBERTa tokenizer from `spm.model`
+    alone (`fixtures/tokenizers/deberta_spm.model`, with the hub's special_tokens_map.json and
+    added_tokens.json), max_length 24. Its golden is what sentence-transformers gives, as `build`'s."""
+    from sentence_transformers import CrossEncoder
+
+    config = tf.DebertaV2Config(**dict(COMMON, vocab_size=141), max_position_embeddings=64, type_vocab_size=0,
+                                relative_attention=True, pos_att_type=["p2c", "c2p"], position_buckets=8,
+                                max_relative_positions=16, norm_rel_ebd="layer_norm", share_att_key=True,
+                                position_biased_input=False, **labels("contradiction", "entailment", "neutral"))
+    torch.manual_seed(seed)
+    model = tf.DebertaV2ForSequenceClassification(config).eval()
+    randomise(model, seed)
+    path = OUT / name
+    shutil.rmtree(path, ignore_errors=True)
+    model.save_pretrained(path)
+    specials = dict(bos_token="[CLS]", eos_token="[SEP]", unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",
+                    cls_token="[CLS]", mask_token="[MASK]")
+    shutil.copy(OUT / "tokenizers" / "deberta_spm.model", path / "spm.model")
+    (path / "tokenizer_config.json").write_text(json.dumps(
+        {"do_lower_case": False, "vocab_type": "spm", "model_max_length": MAX_LENGTH}))
+    (path / "special_tokens_map.json").write_text(json.dumps(specials))
+    (path / "added_tokens.json").write_text(json.dumps({"[MASK]": 140}))
+    ce = CrossEncoder(str(path), device="cpu", model_kwargs=EAGER)
+    assert type(ce.activation_fn) is torch.nn.Identity and ce.max_seq_length == MAX_LENGTH, ce.activation_fn
+    assert type(ce.tokenizer).__name__ == "DebertaV2Tokenizer", type(ce.tokenizer)
+    batch = ce.preprocess(PAIRS)
+    x = {k: batch[k].contiguous() for k in ("input_ids", "attention_mask", "token_type_ids")}
+    with torch.no_grad():
+        logits = ce.model(**x).logits.float().contiguous()
+    scores = torch.from_numpy(ce.predict(PAIRS)).float().contiguous()
+    assert torch.allclose(scores, logits, atol=1e-6)
+    out = {**x, "logits": logits, "scores": scores,
+           "scores_softmax": torch.from_numpy(ce.predict(PAIRS, apply_softmax=True)).contiguous()}
+    save_file(out, str(path / "expected.safetensors"), metadata={"pairs": json.dumps(PAIRS)})
+    size = sum(f.stat().st_size for f in path.iterdir())
+    print(f"{name}: {sorted(p.name for p in path.iterdir())} {size} bytes; ids {tuple(x['input_ids'].shape)}")
+
+
 if __name__ == "__main__":
     build("cross_encoder_bert", 1, 31, torch.nn.Identity(), hub_layout=True)
     build("cross_encoder_multi", 3, 32, torch.nn.Sigmoid(), hub_layout=False)
+    build_deberta()

@@ -1,7 +1,8 @@
 //! sentence-transformers' `CrossEncoder` (`make_cross_encoder_golden.py`): pair tokenization with
 //! truncation of the longer text, logits and `predict` scores as sentence-transformers 6.2 gives
 //! them, for a one-label reranker saved in the 4.x/5.x layout (activation in `config.json`) and a
-//! three-label model saved by 6.2 (activation in `config_sentence_transformers.json`).
+//! three-label model saved by 6.2 (activation in `config_sentence_transformers.json`), and a
+//! DeBERTa-v3 NLI model whose tokenizer is a SentencePiece model.
 
 use crate::common;
 
@@ -47,6 +48,14 @@ fn one_label_reranker_with_its_activation_in_config_json() {
 #[test]
 fn three_labels_with_the_activation_sentence_transformers_6_saves() {
     check("cross_encoder_multi", 3, ScoreActivation::Sigmoid);
+}
+
+/// An NLI cross-encoder as cross-encoder/nli-deberta-v3-* ships it: DeBERTa-v3 with its tokenizer
+/// from `spm.model` alone (the hub's `special_tokens_map.json` and `added_tokens.json`), pairs of
+/// token types 0 and 1, three labels, no activation.
+#[test]
+fn deberta_v3_nli_from_its_sentencepiece_model() {
+    check("cross_encoder_deberta", 3, ScoreActivation::Identity);
 }
 
 #[test]
