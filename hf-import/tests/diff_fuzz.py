@@ -508,6 +508,29 @@ def gen_smollm3(r):
     return tf.SmolLM3ForCausalLM, tf.SmolLM3Config, c
 
 
+def gen_cohere(r):
+    """CohereForCausalLM (the parallel block on one weight-only layer norm, interleaved RoPE of any type, per-head
+    q/k norms at times, the logit scale) or Cohere2ForCausalLM (random layer types or a `sliding_window_pattern`,
+    windows with RoPE, full layers without)."""
+    c = decoder_common(r, "cohere")
+    c["layer_norm_eps"] = c.pop("rms_norm_eps")
+    c.update(attention_bias=r.random() < 0.4, hidden_act=r.choice(ACTS),
+             logit_scale=r.choice([0.0625, 0.25, 1.0, 3.0]), tie_word_embeddings=r.random() < 0.7)
+    if r.random() < 0.5:
+        hd = c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
+        c["rope_parameters"] = rope_for(r, hd, c["max_position_embeddings"])
+        c["use_qk_norm"] = r.random() < 0.5
+        return tf.CohereForCausalLM, tf.CohereConfig, c
+    c.pop("head_dim", None)
+    c["rope_parameters"] = rope_for(r, c["hidden_size"] // c["num_attention_heads"], c["max_position_embeddings"])
+    c["sliding_window"] = r.choice([2, 3, 5])
+    if r.random() < 0.5:
+        c["layer_types"] = [r.choice(["sliding_attention", "full_attention"]) for _ in range(c["num_hidden_layers"])]
+    else:
+        c["sliding_window_pattern"] = r.choice([1, 2, 4])
+    return tf.Cohere2ForCausalLM, tf.Cohere2Config, c
+
+
 def gen_olmo3(r):
     """Olmo3ForCausalLM: OLMo 2's blocks, random layer types and window, a RoPE of its own per layer type."""
     c = decoder_common(r, "llama")
@@ -860,7 +883,7 @@ FAMILIES = {
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
     "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
-    "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
+    "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
     "albert_cls": gen_albert_cls, "albert_tok": per_token(gen_albert, tf.AlbertForTokenClassification),
     "albert_qa": per_token(gen_albert, tf.AlbertForQuestionAnswering),
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),

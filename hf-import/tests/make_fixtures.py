@@ -559,6 +559,18 @@ def main():
     build("smollm3_swa", tf.SmolLM3ForCausalLM,
           tf.SmolLM3Config(**dict(DECODER, num_hidden_layers=4), no_rope_layer_interval=2, use_sliding_window=True,
                            sliding_window=3, pad_token_id=0, eos_token_id=2, bos_token_id=1), 61)
+    # Cohere: the parallel block on one weight-only layer norm, interleaved RoPE (theta 500), the logit scale,
+    # tied embeddings; with per-head q/k norms (Command R+) and biases; untied at 0.125 with a bf16 checkpoint.
+    # Cohere 2: sliding layers (window 3) with RoPE, every third layer full and without.
+    build("cohere", tf.CohereForCausalLM,
+          tf.CohereConfig(**DECODER, rope_theta=500.0, pad_token_id=0, eos_token_id=2, bos_token_id=1), 62)
+    build("cohere_qk", tf.CohereForCausalLM,
+          tf.CohereConfig(**DECODER, use_qk_norm=True, attention_bias=True, logit_scale=0.125,
+                          tie_word_embeddings=False, pad_token_id=0, eos_token_id=2, bos_token_id=1), 63,
+          dtype=torch.bfloat16)
+    build("cohere2", tf.Cohere2ForCausalLM,
+          tf.Cohere2Config(**dict(DECODER, num_hidden_layers=3), sliding_window=3, sliding_window_pattern=3,
+                           pad_token_id=0, eos_token_id=2, bos_token_id=1), 64)
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

@@ -62,6 +62,8 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "olmo3",
         "granite",
         "smollm3_swa",
+        "cohere_qk",
+        "cohere2",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, on_xla) = load(name, dev);

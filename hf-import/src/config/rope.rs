@@ -198,7 +198,7 @@ impl Config {
     /// The RoPE base of layers of `layer_type` whose rope dict names none, as the config classes
     /// set it: for Gemma 3 (`Gemma3TextConfig.default_theta`), `rope_local_base_freq` (default
     /// 10000) on sliding layers and `rope_theta` (default 1e6) on the others; else `rope_theta`
-    /// (default 10000).
+    /// (default the class's: 10000, Mixtral's 1e6, Cohere's 5e5, SmolLM3's 2e6).
     fn default_theta(&self, layer_type: Option<&str>) -> Result<f64> {
         let modernbert = self.get("model_type").and_then(Value::as_str) == Some("modernbert");
         match layer_type {
@@ -212,11 +212,16 @@ impl Config {
             // it pops, so the sliding ones get `default_theta` (500000) whatever `rope_theta` is.
             Some("sliding_attention") if self.is_olmo3() => Ok(500_000.0),
             _ if self.is_olmo3() => self.f64_or("rope_theta", 500_000.0),
-            // `MixtralConfig.default_theta`.
-            _ if self.get("model_type").and_then(Value::as_str) == Some("mixtral") => {
-                self.f64_or("rope_theta", 1_000_000.0)
+            // The `default_theta` of `MixtralConfig`, `CohereConfig` and `SmolLM3Config`.
+            _ => {
+                let default = match self.get("model_type").and_then(Value::as_str) {
+                    Some("mixtral") => 1_000_000.0,
+                    Some("cohere") => 500_000.0,
+                    Some("smollm3") => 2_000_000.0,
+                    _ => 10_000.0,
+                };
+                self.f64_or("rope_theta", default)
             }
-            _ => self.f64_or("rope_theta", 10_000.0),
         }
     }
 
@@ -430,6 +435,26 @@ mod tests {
             let local = cfg.rope(Some("sliding_attention")).unwrap();
             assert_eq!((local.theta, local.scaling), (1e4, RopeScaling::Default));
             assert_eq!(cfg.dtype(), Some(DType::BF16));
+        }
+    }
+
+    /// The config classes' `default_theta` where a config names no base (a rope dict without
+    /// `rope_theta` too): Mixtral's 1e6, Cohere's 5e5, SmolLM3's 2e6, Cohere 2's (and Llama's) 1e4.
+    #[test]
+    fn class_default_rope_bases() {
+        for (model_type, theta) in
+            [("mixtral", 1e6), ("cohere", 5e5), ("smollm3", 2e6), ("cohere2", 1e4), ("llama", 1e4)]
+        {
+            for json in [
+                format!(r#"{{"model_type": "{model_type}"}}"#),
+                format!(r#"{{"model_type": "{model_type}", "rope_parameters": {{"rope_type": "default"}}}}"#),
+            ] {
+                let cfg = Config::from_json_str(&json).unwrap();
+                assert_eq!(cfg.rope(None).unwrap().theta, theta, "{json}");
+            }
+            let set =
+                Config::from_json_str(&format!(r#"{{"model_type": "{model_type}", "rope_theta": 7.0}}"#));
+            assert_eq!(set.unwrap().rope(None).unwrap().theta, 7.0, "{model_type}");
         }
     }
 

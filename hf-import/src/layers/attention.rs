@@ -137,11 +137,12 @@ enum Qkv {
 }
 
 impl SelfAttention {
-    /// Loads `vars.{q,k,v,o}_proj` (or `qkv_proj`) and, when given, per-head q/k norms.
+    /// Loads `vars.{q,k,v,o}_proj` (or `qkv_proj`) and, when given, per-head q/k norms (`qk_norm`
+    /// loads one from its variables, head count and width).
     pub fn load(
         vars: &Vars<'_>,
         cfg: AttentionConfig,
-        qk_norm: Option<impl Fn(&Vars<'_>, usize) -> Result<RmsNorm>>,
+        qk_norm: Option<impl Fn(&Vars<'_>, usize, usize) -> Result<RmsNorm>>,
     ) -> Result<Self> {
         let (h, hd) = (cfg.hidden, cfg.head_dim);
         let (qd, kvd) = (cfg.heads * hd, cfg.kv_heads * hd);
@@ -158,7 +159,10 @@ impl SelfAttention {
         // Per head (`head_dim`), or over the whole projection (OLMo 2).
         let (q_dim, k_dim) = if cfg.qk_norm_whole { (qd, kvd) } else { (hd, hd) };
         let (q_norm, k_norm) = match qk_norm {
-            Some(load) => (Some(load(&vars.pp("q_norm"), q_dim)?), Some(load(&vars.pp("k_norm"), k_dim)?)),
+            Some(load) => (
+                Some(load(&vars.pp("q_norm"), cfg.heads, q_dim)?),
+                Some(load(&vars.pp("k_norm"), cfg.kv_heads, k_dim)?),
+            ),
             None => (None, None),
         };
         Ok(SelfAttention { qkv, o, q_norm, k_norm, cfg })

@@ -65,6 +65,9 @@ pub enum RmsNormStyle {
     Gemma,
     /// OLMo 2: `(w * (x / rms(x))).to(dtype)`, the product in float32.
     ScaleInFloat32,
+    /// Cohere's `CohereLayerNorm`, a layer norm without shift: `(w * (x - mean) / std(x)).to(dtype)`,
+    /// all in float32.
+    Cohere,
 }
 
 /// RMS normalisation over the last dim, computed in float32.
@@ -81,13 +84,22 @@ pub struct RmsNorm {
 impl RmsNorm {
     /// `vars.weight` `[dim]`.
     pub fn load(vars: &Vars<'_>, dim: usize, eps: f64, style: RmsNormStyle) -> Result<Self> {
-        Ok(RmsNorm { weight: vars.get("weight", &[dim])?, eps, style })
+        Self::load_shaped(vars, &[dim], eps, style)
+    }
+
+    /// `vars.weight` of `shape` (`[heads, head_dim]`: a scale per head, Cohere's q/k norms; the
+    /// norm runs over the last dim).
+    pub fn load_shaped(vars: &Vars<'_>, shape: &[usize], eps: f64, style: RmsNormStyle) -> Result<Self> {
+        Ok(RmsNorm { weight: vars.get("weight", shape)?, eps, style })
     }
 
     /// Normalises the last dim of `x`.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let dtype = x.dtype();
-        let x32 = x.to_dtype(DType::F32)?;
+        let mut x32 = x.to_dtype(DType::F32)?;
+        if self.style == RmsNormStyle::Cohere {
+            x32 = x32.sub(&x32.mean(-1, true)?)?;
+        }
         let var = x32.square()?.mean(-1, true)?;
         let normed = x32.mul(&var.add(self.eps)?.rsqrt()?)?;
         Ok(match self.style {
@@ -95,7 +107,7 @@ impl RmsNorm {
             RmsNormStyle::Gemma => {
                 normed.mul(&self.weight.to_dtype(DType::F32)?.add(1.0)?)?.to_dtype(dtype)?
             }
-            RmsNormStyle::ScaleInFloat32 => {
+            RmsNormStyle::ScaleInFloat32 | RmsNormStyle::Cohere => {
                 normed.mul(&self.weight.to_dtype(DType::F32)?)?.to_dtype(dtype)?
             }
         })

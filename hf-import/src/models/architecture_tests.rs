@@ -114,6 +114,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("olmo3", "Olmo3ForCausalLM"),
         ("granite", "GraniteForCausalLM"),
         ("smollm3", "SmolLM3ForCausalLM"),
+        ("cohere", "CohereForCausalLM"),
+        ("cohere2", "Cohere2ForCausalLM"),
     ];
     let encoders = [
         ("bert", "Bert"),
@@ -151,8 +153,10 @@ fn the_model_type_decides_the_family_for_every_pair() {
                 let got = arch(&config(model_type, &format!("{family}{head}")));
                 match (&base, head) {
                     (Some(base), "Model") => assert_eq!(&got.unwrap(), base, "{model_type}"),
-                    // (transformers has no `GraniteForSequenceClassification`.)
-                    (Some(base), "ForSequenceClassification") if model_type != "granite" => {
+                    // (transformers has no `GraniteForSequenceClassification`, nor Cohere's.)
+                    (Some(base), "ForSequenceClassification")
+                        if !matches!(model_type, "granite" | "cohere" | "cohere2") =>
+                    {
                         let classifier =
                             format!("{}ForSequenceClassification", base.trim_end_matches("Model"));
                         assert_eq!(got.unwrap(), classifier, "{model_type}");

@@ -96,6 +96,10 @@ pub struct DecoderSpec {
     pub logits_scaling: Option<f64>,
     /// For each layer, whether it runs without RoPE (SmolLM3's NoPE layers).
     pub nope: Vec<bool>,
+    /// The q/k norms have a scale per head, `[heads, head_dim]` (Cohere's `use_qk_norm`).
+    pub qk_norm_per_head: bool,
+    /// The logits are multiplied by this (Cohere's `logit_scale`).
+    pub logit_scale: Option<f64>,
 }
 
 /// Where and how a decoder mixes experts.
@@ -154,6 +158,8 @@ impl DecoderSpec {
             embedding_multiplier: None,
             residual_multiplier: None,
             logits_scaling: None,
+            qk_norm_per_head: false,
+            logit_scale: None,
             nope: vec![false; layers],
         })
     }
@@ -368,7 +374,13 @@ impl CausalLm {
         }
         for (i, (window, &local_rope)) in spec.windows.iter().zip(&spec.local_rope).enumerate() {
             let lv = model.pp("layers").pp(i);
-            let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>, dim: usize| rms(v, dim));
+            let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>, heads: usize, dim: usize| {
+                if spec.qk_norm_per_head {
+                    RmsNorm::load_shaped(v, &[heads, dim], eps, spec.norm_style)
+                } else {
+                    rms(v, dim)
+                }
+            });
             let mut attn_cfg = attn_cfg.clone();
             if spec.scale_by_inverse_layer {
                 attn_cfg.scale /= (i + 1) as f64;
@@ -664,6 +676,9 @@ impl CausalLm {
         }
         if let Some(s) = self.spec.logits_scaling {
             logits = logits.div(s)?;
+        }
+        if let Some(s) = self.spec.logit_scale {
+            logits = logits.mul(s)?;
         }
         Ok(logits)
     }

@@ -6,6 +6,7 @@ mod bert;
 pub(crate) mod bucketing;
 mod classification;
 mod clip;
+mod cohere;
 mod deberta_v2;
 pub mod decoder;
 mod decoder_classifier;
@@ -56,6 +57,7 @@ pub use self::classification::{
     RobertaForSequenceClassification, SequenceClassifier,
 };
 pub use self::clip::{Clip, ClipTextConfig, ClipTextTower, ClipVisionConfig, ClipVisionTower, TowerOutput};
+pub use self::cohere::{Cohere2ForCausalLM, CohereForCausalLM};
 pub use self::deberta_v2::{
     log_bucket_position, ConvConfig, DebertaV2Config, DebertaV2ForMaskedLM, DebertaV2Model, RelativeConfig,
 };
@@ -161,6 +163,10 @@ pub enum AutoModel {
     Granite(GraniteForCausalLM),
     /// `SmolLM3ForCausalLM`
     SmolLM3(SmolLM3ForCausalLM),
+    /// `CohereForCausalLM`
+    Cohere(CohereForCausalLM),
+    /// `Cohere2ForCausalLM`
+    Cohere2(Cohere2ForCausalLM),
     /// `MixtralForCausalLM`
     Mixtral(MixtralForCausalLM),
     /// `Qwen3MoeForCausalLM`
@@ -433,6 +439,8 @@ impl AutoModel {
             "Olmo3ForCausalLM" => AutoModel::Olmo3(Olmo3ForCausalLM::load(cfg, weights)?),
             "GraniteForCausalLM" => AutoModel::Granite(GraniteForCausalLM::load(cfg, weights)?),
             "SmolLM3ForCausalLM" => AutoModel::SmolLM3(SmolLM3ForCausalLM::load(cfg, weights)?),
+            "CohereForCausalLM" => AutoModel::Cohere(CohereForCausalLM::load(cfg, weights)?),
+            "Cohere2ForCausalLM" => AutoModel::Cohere2(Cohere2ForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
             "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
             "Qwen2MoeForCausalLM" => AutoModel::Qwen2Moe(Qwen2MoeForCausalLM::load(cfg, weights)?),
@@ -444,7 +452,8 @@ impl AutoModel {
             "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
-            | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" => {
+            | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
+            | "Cohere2Model" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -645,6 +654,8 @@ impl AutoModel {
             AutoModel::Olmo3(m) => Some(m),
             AutoModel::Granite(m) => Some(m),
             AutoModel::SmolLM3(m) => Some(m),
+            AutoModel::Cohere(m) => Some(m),
+            AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),
             AutoModel::Qwen2Moe(m) => Some(m),

@@ -714,6 +714,35 @@ fn granite() {
     check("granite");
 }
 
+/// Cohere: the parallel block on one weight-only layer norm, interleaved RoPE, the logit scale,
+/// tied embeddings; per-head q/k norms with biases and an untied head from a bf16 checkpoint.
+/// Cohere 2: windowed layers with RoPE and full ones without, from `layer_types` or, without them,
+/// from `sliding_window_pattern`.
+#[test]
+fn cohere() {
+    check("cohere");
+    check("cohere_qk");
+    check("cohere2");
+    let dir = fixture("cohere2");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json.as_object_mut().unwrap().remove("layer_types");
+    json["sliding_window_pattern"] = 3.into();
+    let cfg = Config::from_json_str(&json.to_string()).unwrap();
+    let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+    let (inputs, expected) = golden("cohere2");
+    let outputs = model.forward_named(&inputs, false).unwrap();
+    assert_close("cohere2 by pattern", &outputs[0].1, &expected["logits"], 1e-4, 1e-4);
+    // Every layer windowed (no full layer, so every layer rotated) is another model.
+    json["sliding_window_pattern"] = 4.into();
+    let cfg = Config::from_json_str(&json.to_string()).unwrap();
+    let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+    let other = model.forward_named(&inputs, false).unwrap();
+    let diff =
+        other[0].1.sub(&expected["logits"]).unwrap().abs().unwrap().max().unwrap().item::<f32>().unwrap();
+    assert!(diff > 1e-3, "pattern 4 should differ, max diff {diff}");
+}
+
 /// SmolLM3's NoPE layers (no rotation), and windows on them with `use_sliding_window`.
 #[test]
 fn smollm3() {

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 33] = [
+const DECODERS: [&str; 36] = [
     "llama",
     "olmo",
     "olmo2",
@@ -19,6 +19,9 @@ const DECODERS: [&str; 33] = [
     "granite",
     "smollm3",
     "smollm3_swa",
+    "cohere",
+    "cohere_qk",
+    "cohere2",
     "falcon",
     "falcon_40b",
     "falcon_seq",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 33] = [
+const DECODERS: [&str; 36] = [
     "llama",
     "olmo",
     "olmo2",
@@ -21,6 +21,9 @@ const DECODERS: [&str; 33] = [
     "granite",
     "smollm3",
     "smollm3_swa",
+    "cohere",
+    "cohere_qk",
+    "cohere2",
     "falcon",
     "falcon_40b",
     "falcon_seq",
