@@ -401,6 +401,17 @@ def gen_deberta_v1(r):
     return cls, tf.DebertaConfig, c
 
 
+def gen_nomic_bert(r):
+    """NomicBertModel (nomic-embed-text): rotary positions of any RoPE type over the heads, SwiGLU with random
+    activations, token types or not, or NomicBertConfig's defaults where a key is left out."""
+    _, _, c = gen_bert(r)
+    c.pop("tie_word_embeddings", None)
+    c["hidden_act"] = r.choice(["silu", "gelu", "gelu_new", "relu"])
+    c["max_position_embeddings"] = r.choice([32, 64])
+    c["rope_parameters"] = rope_for(r, c["hidden_size"] // c["num_attention_heads"], c["max_position_embeddings"])
+    return tf.NomicBertModel, tf.NomicBertConfig, c
+
+
 def gen_deberta_cls(r):
     _, config_cls, c = gen_deberta(r)
     for k in ("tie_word_embeddings", "legacy"):
@@ -888,7 +899,7 @@ FAMILIES = {
     "albert_qa": per_token(gen_albert, tf.AlbertForQuestionAnswering),
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),
     "electra_qa": per_token(gen_electra, tf.ElectraForQuestionAnswering),
-    "deberta": gen_deberta, "deberta_cls": gen_deberta_cls, "deberta_v1": gen_deberta_v1,
+    "deberta": gen_deberta, "deberta_cls": gen_deberta_cls, "deberta_v1": gen_deberta_v1, "nomic_bert": gen_nomic_bert,
     "deberta_tok": per_token(gen_deberta, tf.DebertaV2ForTokenClassification),
     "deberta_qa": per_token(gen_deberta, tf.DebertaV2ForQuestionAnswering),
 }
@@ -901,7 +912,7 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "deberta": "bert", "deberta_v1": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert"}
+        "albert_qa": "bert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert"}
 # (Token classifiers relabel as the sequence classifiers do.)
 CLASSIFIERS = {"deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",

@@ -387,6 +387,12 @@ def main():
     build("deberta_tok", tf.DebertaV2ForTokenClassification, tf.DebertaV2Config(**v2, **labels("O", "B", "I")),
           147, encoder=True)
     build("deberta_qa", tf.DebertaV2ForQuestionAnswering, tf.DebertaV2Config(**v3), 148, encoder=True)
+    # NomicBERT (nomic-embed-text): rotary positions (base 1000; 100 here), fused Wqkv, SwiGLU, post-norms, saved
+    # under the hub's names.
+    build("nomic_bert", tf.NomicBertModel,
+          tf.NomicBertConfig(**dict(COMMON, max_position_embeddings=64), rope_parameters={"rope_type": "default",
+                                                                                         "rope_theta": 100.0}),
+          153, encoder=True)
     # DeBERTa v1: the fused `in_proj` (per head: query, key, value rows) with `q_bias` and `v_bias`,
     # `pos_proj` (no bias) and `pos_q_proj`, distances clamped to `max_relative_positions` (4 < 7 tokens),
     # absolute positions and token types; `pos_att_type` with an entry v1 only counts in the scale.
@@ -891,6 +897,32 @@ def sentence_mpnet():
     print(f"sentence_mpnet: {sorted(p.name for p in path.iterdir())}")
 
 
+def sentence_nomic():
+    """nomic-embed-text's layout on a tiny model: the `nomic_bert` fixture's encoder (hub tensor names),
+    `sentence_tiny`'s WordPiece tokenizer, mean pooling and Normalize, and its task prompts
+    (`search_query: `, ...); embeddings from sentence-transformers itself."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+
+    path, work = OUT / "sentence_nomic", OUT / "_nomic_hf"
+    for p in (path, work):
+        shutil.rmtree(p, ignore_errors=True)
+    shutil.copytree(OUT / "nomic_bert", work)
+    (work / "expected.safetensors").unlink()
+    for f in ["tokenizer.json", "tokenizer_config.json"]:
+        shutil.copy(OUT / "sentence_tiny" / f, work / f)
+    transformer = Transformer(str(work), max_seq_length=16)
+    prompts = {"query": "search_query: ", "document": "search_document: "}
+    model = SentenceTransformer(modules=[transformer, Pooling(32, pooling_mode="mean"), Normalize()], device="cpu",
+                                prompts=prompts)
+    model.save(str(path))
+    shutil.rmtree(work)
+    for extra in ["README.md", "vocab.txt", "special_tokens_map.json"]:
+        (path / extra).unlink(missing_ok=True)
+    save_sentence_golden(model, path)
+    print(f"sentence_nomic: {sorted(p.name for p in path.iterdir())}")
+
+
 def sentence_gemma_bidir():
     """EmbeddingGemma's layout on the tiny bidirectional Gemma 3 (`gemma3_bidir`): the base model
     (`Gemma3TextModel`, saved without the `model.` prefix or an LM head), `sentence_tiny`'s
@@ -1017,6 +1049,8 @@ if __name__ == "__main__":
         sentence_dense()
     if not ONLY or "sentence_mpnet" in ONLY:
         sentence_mpnet()
+    if not ONLY or "sentence_nomic" in ONLY:
+        sentence_nomic()
     if not ONLY or "sentence_gemma_bidir" in ONLY:
         sentence_gemma_bidir()
     decoder_beams()

@@ -104,7 +104,8 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
     let fallbacks = check_family_at("deberta_v3", dev, true)
         + check_family_at("deberta_v2", dev, true)
         + check_family_at("deberta_cls", dev, true)
-        + check_family_at("deberta_v1", dev, true);
+        + check_family_at("deberta_v1", dev, true)
+        + check_family("nomic_bert", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // Image models (pixels in, no id lookups).
     let fallbacks = check_family("vit", dev)

@@ -26,6 +26,7 @@ mod mistral;
 mod modernbert;
 mod moe;
 mod mpnet;
+mod nomic_bert;
 mod olmo;
 mod phi;
 mod phi3;
@@ -77,6 +78,7 @@ pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
+pub use self::nomic_bert::NomicBertModel;
 pub use self::olmo::{Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM};
 pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
@@ -123,6 +125,8 @@ pub enum AutoModel {
     AlbertForMaskedLM(AlbertForMaskedLM),
     /// `ElectraForPreTraining` or `ElectraForMaskedLM` (`ElectraModel` is a [`AutoModel::Bert`])
     ElectraWithHead(ElectraWithHead),
+    /// `NomicBertModel`
+    NomicBert(NomicBertModel),
     /// `DebertaV2Model` (and v1's `DebertaModel`)
     DebertaV2(DebertaV2Model),
     /// `DebertaV2ForMaskedLM` (and v1's `DebertaForMaskedLM`)
@@ -352,6 +356,7 @@ impl AutoModel {
                 AutoModel::Roberta(RobertaModel::load(cfg, weights)?)
             }
             "ElectraModel" => AutoModel::Bert(load_electra(cfg, weights)?),
+            "NomicBertModel" => AutoModel::NomicBert(NomicBertModel::load(cfg, weights)?),
             "DebertaModel" | "DebertaV2Model" => AutoModel::DebertaV2(DebertaV2Model::load(cfg, weights)?),
             "DebertaForMaskedLM" | "DebertaV2ForMaskedLM" => {
                 AutoModel::DebertaV2ForMaskedLM(DebertaV2ForMaskedLM::load(cfg, weights)?)
@@ -593,6 +598,7 @@ impl AutoModel {
             AutoModel::ElectraWithHead(m) => m.electra.device(),
             AutoModel::AlbertForMaskedLM(m) => m.albert.device(),
             AutoModel::DebertaV2(m) => m.device(),
+            AutoModel::NomicBert(m) => m.device(),
             AutoModel::DebertaV2ForMaskedLM(m) => m.deberta.device(),
             AutoModel::SequenceClassifier(m) => m.encoder.device(),
             AutoModel::TokenClassifier(m) => m.encoder.device(),
@@ -715,6 +721,7 @@ impl AutoModel {
             AutoModel::ElectraWithHead(m) => m.electra.forward(&ids, mask, types, None, false)?,
             AutoModel::AlbertForMaskedLM(m) => m.albert.forward(&ids, mask, types, None, false)?,
             AutoModel::DebertaV2(m) => m.forward(&ids, mask, types, None, false)?,
+            AutoModel::NomicBert(m) => m.forward(&ids, mask, types, None, false)?,
             AutoModel::DebertaV2ForMaskedLM(m) => m.deberta.forward(&ids, mask, types, None, false)?,
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
@@ -906,6 +913,7 @@ impl AutoModel {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }
             AutoModel::DebertaV2(m) => (None, m.forward(ids, mask, types, pos, h)?),
+            AutoModel::NomicBert(m) => (None, m.forward(ids, mask, types, pos, h)?),
             AutoModel::DebertaV2ForMaskedLM(m) => {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }

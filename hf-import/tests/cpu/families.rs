@@ -237,6 +237,41 @@ fn deberta_v2_disentangled_attention() {
     assert!(err.contains("\"legacy\": false"), "{err}");
 }
 
+/// NomicBERT (nomic-embed-text): rotary positions, the fused `Wqkv`, SwiGLU, post-norms, from the
+/// hub's tensor names; token types and a padded row.
+#[test]
+fn nomic_bert() {
+    check("nomic_bert");
+    // The same weights under transformers' module names (a `torch.save` of its state dict): the
+    // fused `Wqkv` split, the norms and MLP renamed.
+    let dir = fixture("nomic_bert");
+    let mut internal = Vec::new();
+    for item in Weights::load(&dir, None).unwrap().iter() {
+        let (name, t) = item.unwrap();
+        let name = name
+            .replace("encoder.layers.", "layers.")
+            .replace("emb_ln.", "embeddings.LayerNorm.")
+            .replace(".attn.out_proj.", ".self_attn.o_proj.")
+            .replace(".norm1.", ".post_attention_layernorm.")
+            .replace(".norm2.", ".post_mlp_layernorm.")
+            .replace(".mlp.fc11.", ".mlp.up_proj.")
+            .replace(".mlp.fc12.", ".mlp.gate_proj.")
+            .replace(".mlp.fc2.", ".mlp.down_proj.");
+        match name.strip_suffix(".attn.Wqkv.weight") {
+            Some(layer) => {
+                for (part, t) in ["q_proj", "k_proj", "v_proj"].iter().zip(t.chunk(3, 0).unwrap()) {
+                    internal.push((format!("{layer}.self_attn.{part}.weight"), t.contiguous().unwrap()));
+                }
+            }
+            None => internal.push((name, t)),
+        }
+    }
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::from_tensors(internal)).unwrap();
+    let (inputs, expected) = golden("nomic_bert");
+    let outputs = model.forward_named(&inputs, false).unwrap();
+    assert_close("nomic internal names", &outputs[0].1, &expected["last_hidden_state"], 1e-4, 1e-4);
+}
+
 /// Per-token heads: token classification (BERT with token types, MPNet) and extractive QA's start
 /// and end logits (RoBERTa, DistilBERT, ModernBERT through its prediction head), at every token,
 /// padded ones included, as transformers gives them.

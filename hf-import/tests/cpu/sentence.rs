@@ -62,6 +62,14 @@ fn mpnet_sentence_transformer_matches_python() {
     check_model(&dir, &dir.join("expected.safetensors"));
 }
 
+/// nomic-embed-text's layout: a NomicBERT encoder under the hub's tensor names, mean pooling,
+/// Normalize.
+#[test]
+fn nomic_sentence_transformer_matches_python() {
+    let dir = fixture("sentence_nomic");
+    check_model(&dir, &dir.join("expected.safetensors"));
+}
+
 #[test]
 fn dense_projections_after_pooling_match_python() {
     // Two Dense modules (tanh with bias; identity without bias, with a residual projection), then

@@ -1,0 +1,185 @@
+//! NomicBERT (`NomicBertModel`, `model_type: "nomic_bert"`: nomic-embed-text v1 and v1.5), as
+//! transformers 5 runs it natively: BERT's post-norm blocks with rotary positions (no position
+//! table; base 1000 by default), a fused `Wqkv` and an output projection without biases, a SwiGLU
+//! MLP (`fc12` gated, `fc11` up, `fc2` down), word and token-type embeddings with a layer norm
+//! (`emb_ln`). The checkpoint keeps the hub's names (transformers 5 saves them back so), or
+//! transformers' module names (`layers.N.self_attn.q_proj`, ...).
+//!
+//! transformers' `NomicBertConfig` reads the standard keys (`hidden_size`, ...); the hub configs'
+//! own keys (`n_embd`, `rotary_emb_base`, ...) are not read, as there: its defaults are
+//! nomic-embed-text-v1.5's sizes.
+
+use oxtorch_tensor::{DType, Device, Tensor};
+
+use super::bert::BertOutput;
+use super::decoder::batch_seq;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{
+    padding_mask, Activation, AttentionConfig, Embedding, GatedMlp, LayerNorm, Rotary, SelfAttention,
+};
+use crate::weights::{Vars, Weights};
+
+/// One post-norm block: `norm1(x + attn(x))`, then `norm2(x + mlp(x))`.
+#[derive(Debug, Clone)]
+struct Layer {
+    attn: SelfAttention,
+    norm1: LayerNorm,
+    mlp: GatedMlp,
+    norm2: LayerNorm,
+}
+
+/// transformers' `NomicBertModel` (without the pooler it adds only when asked to).
+#[derive(Debug, Clone)]
+pub struct NomicBertModel {
+    word: Embedding,
+    token_type: Option<Embedding>,
+    emb_norm: LayerNorm,
+    layers: Vec<Layer>,
+    rotary: Rotary,
+}
+
+impl NomicBertModel {
+    /// Loads the encoder from `cfg` (`NomicBertConfig`'s defaults) and the hub-named `weights`
+    /// (with or without a `nomic_bert.` prefix).
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let hidden = cfg.usize_or("hidden_size", 768)?;
+        let heads = cfg.usize_or("num_attention_heads", 12)?;
+        if heads == 0 || !hidden.is_multiple_of(heads) {
+            return Err(Error::Config(format!(
+                "hidden_size ({hidden}) must be a multiple of num_attention_heads ({heads})"
+            )));
+        }
+        let head_dim = cfg.nullable_usize_or("head_dim", None)?.unwrap_or(hidden / heads);
+        let intermediate = cfg.usize_or("intermediate_size", 3072)?;
+        let layers =
+            if cfg.get("num_hidden_layers").is_some() { cfg.layers("num_hidden_layers")? } else { 12 };
+        let (vocab, types) = (cfg.usize_or("vocab_size", 30_528)?, cfg.usize_or("type_vocab_size", 2)?);
+        let eps = cfg.f64_or("layer_norm_eps", 1e-12)?;
+        let act = Activation::from_name(cfg.str_or("hidden_act", "silu")?)?;
+        let prefix =
+            if weights.contains("nomic_bert.embeddings.word_embeddings.weight") { "nomic_bert." } else { "" };
+        // The MLP and attention under the names the shared layers read; transformers' own module
+        // names (a `torch.save` of its state dict: `layers.N.self_attn.q_proj`, ...) as the hub's.
+        let w = weights.renamed(|n| {
+            let n = n.strip_prefix(prefix)?;
+            let n = match n.strip_prefix("layers.") {
+                Some(rest) => format!("encoder.layers.{rest}"),
+                None => n.replace("embeddings.LayerNorm.", "emb_ln."),
+            };
+            Some(
+                n.replace(".self_attn.", ".attn.")
+                    .replace(".post_attention_layernorm.", ".norm1.")
+                    .replace(".post_mlp_layernorm.", ".norm2.")
+                    .replace(".mlp.fc11.", ".mlp.up_proj.")
+                    .replace(".mlp.fc12.", ".mlp.gate_proj.")
+                    .replace(".mlp.fc2.", ".mlp.down_proj.")
+                    .replace(".attn.Wqkv.", ".attn.qkv_proj.")
+                    .replace(".attn.out_proj.", ".attn.o_proj."),
+            )
+        });
+        let root = w.vars("");
+        let attn_cfg = AttentionConfig {
+            hidden,
+            heads,
+            kv_heads: heads,
+            head_dim,
+            scale: 1.0 / (head_dim as f64).sqrt(),
+            qkv_bias: false,
+            o_bias: false,
+            softcap: None,
+            qk_norm_whole: false,
+            clip_qkv: None,
+        };
+        let no_norm: Option<fn(&Vars<'_>, usize, usize) -> Result<crate::layers::RmsNorm>> = None;
+        let layers = (0..layers)
+            .map(|i| {
+                let v = root.pp("encoder").pp("layers").pp(i);
+                Ok(Layer {
+                    attn: SelfAttention::load(&v.pp("attn"), attn_cfg.clone(), no_norm)?,
+                    norm1: LayerNorm::load(&v.pp("norm1"), hidden, eps)?,
+                    mlp: GatedMlp::load(&v.pp("mlp"), hidden, intermediate, act, false)?,
+                    norm2: LayerNorm::load(&v.pp("norm2"), hidden, eps)?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let e = root.pp("embeddings");
+        let word = Embedding::load(&e.pp("word_embeddings"), vocab, hidden)?;
+        let device = word.weight.device();
+        Ok(NomicBertModel {
+            token_type: if types > 0 {
+                Some(Embedding::load(&e.pp("token_type_embeddings"), types, hidden)?)
+            } else {
+                None
+            },
+            word,
+            emb_norm: LayerNorm::load(&root.pp("emb_ln"), hidden, eps)?,
+            layers,
+            rotary: Rotary::new(&cfg.rope(None)?, head_dim)?.to_device(device)?,
+        })
+    }
+
+    /// The device of the weights, where inputs are moved and outputs are.
+    pub fn device(&self) -> Device {
+        self.word.weight.device()
+    }
+
+    /// Encodes `input_ids` `[batch, seq]`; `attention_mask` (1 = token) defaults to all ones,
+    /// `token_type_ids` to zeros, `position_ids` (the rotary angles') to `0..seq`.
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<BertOutput> {
+        let (b, s) = batch_seq(input_ids)?;
+        let device = self.device();
+        let on_device = |t: Option<&Tensor>| t.map(|t| t.to(device)).transpose();
+        let (mask, types, positions) =
+            (on_device(attention_mask)?, on_device(token_type_ids)?, on_device(position_ids)?);
+        for (name, t) in [("attention_mask", &mask), ("token_type_ids", &types), ("position_ids", &positions)]
+        {
+            if let Some(t) = t {
+                if t.dims() != [b, s] && !(name == "position_ids" && t.dims() == [1, s]) {
+                    return Err(Error::Input(format!(
+                        "{name} must have shape [{b}, {s}], got {:?}",
+                        t.dims()
+                    )));
+                }
+            }
+        }
+        let mut h = self.word.forward(&input_ids.to(device)?)?;
+        if let Some(tt) = &self.token_type {
+            let types = match types {
+                Some(t) => t.to_dtype(DType::I64)?,
+                None => Tensor::zeros([1, s], (DType::I64, device))?,
+            };
+            h = h.add(&tt.forward(&types)?)?;
+        }
+        let mut h = self.emb_norm.forward(&h)?;
+        let positions = match positions {
+            Some(p) => p.to_dtype(DType::I64)?,
+            None => Tensor::arange(s as i64, (DType::I64, device))?.unsqueeze(0)?,
+        };
+        let (cos, sin) = self.rotary.cos_sin(&positions, h.dtype())?;
+        let mask = match mask {
+            Some(m) => Some(padding_mask(&m, h.dtype())?),
+            None => None,
+        };
+        let mut hidden_states = Vec::new();
+        for layer in &self.layers {
+            if output_hidden_states {
+                hidden_states.push(h.clone());
+            }
+            let attn = layer.attn.forward(&h, &cos, &sin, mask.as_ref(), None)?;
+            h = layer.norm1.forward(&h.add(&attn)?)?;
+            h = layer.norm2.forward(&h.add(&layer.mlp.forward(&h)?)?)?;
+        }
+        if output_hidden_states {
+            hidden_states.push(h.clone());
+        }
+        Ok(BertOutput { last_hidden_state: h, pooler_output: None, hidden_states })
+    }
+}
