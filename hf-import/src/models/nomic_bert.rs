@@ -20,6 +20,9 @@ use crate::layers::{
 };
 use crate::weights::{Vars, Weights};
 
+/// How [`SelfAttention::load`] loads q/k norms (NomicBERT has none).
+type QkNormLoader = fn(&Vars<'_>, usize, usize) -> Result<crate::layers::RmsNorm>;
+
 /// One post-norm block: `norm1(x + attn(x))`, then `norm2(x + mlp(x))`.
 #[derive(Debug, Clone)]
 struct Layer {
@@ -91,7 +94,7 @@ impl NomicBertModel {
             qk_norm_whole: false,
             clip_qkv: None,
         };
-        let no_norm: Option<fn(&Vars<'_>, usize, usize) -> Result<crate::layers::RmsNorm>> = None;
+        let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)
             .map(|i| {
                 let v = root.pp("encoder").pp("layers").pp(i);
