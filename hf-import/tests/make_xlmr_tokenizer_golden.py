@@ -48,10 +48,14 @@ CORPUS = [
 TEXTS = ["Hello world", "Hello   world", "  leading and trailing  ", "tab\there", "new\nline\r\nx",
          "Café naïve résumé", "cafe\u0301 combining", "ﬁ ligature ① ＡＢＣ", "emoji 😀 🚀", "unknown 漢字 ☃",
          "", " ", "\t\n", "1234.56, $7! 2024", "x\u3000y", "non\u00a0breaking", "a <mask> b", "a<mask>b",
-         "▁already ▁", "x <s>y", "</s> end </s>", "«quote» — ok…"]
+         "▁already ▁", "x <s>y", "</s> end </s>", "«quote» — ok…", "``quoted'' Çà et là", "CAFÉ Ölçü"]
 # Config per case as written (hub-style for XLM-R), and config.json's model type (none: no file).
 HUB = dict(bos_token="<s>", cls_token="<s>", eos_token="</s>", sep_token="</s>", mask_token="<mask>",
            pad_token="<pad>", unk_token="<unk>", model_max_length=512, clean_up_tokenization_spaces=True)
+# T5's and ALBERT's settings over this vocabulary (no sentinel tokens; `<s>`/`</s>` as ALBERT's [CLS]/[SEP]).
+T5 = dict(eos_token="</s>", pad_token="<pad>", unk_token="<unk>", extra_ids=0, model_max_length=512)
+ALBERT = dict(bos_token="<s>", cls_token="<s>", eos_token="</s>", sep_token="</s>", mask_token="<mask>",
+              pad_token="<pad>", unk_token="<unk>", model_max_length=512)
 CONFIGS = {
     "xlmr": HUB | {"tokenizer_class": "XLMRobertaTokenizer"},
     "xlmr_no_prefix": HUB | {"tokenizer_class": "XLMRobertaTokenizer", "add_prefix_space": False},
@@ -59,9 +63,21 @@ CONFIGS = {
     "fast_generic": HUB | {"tokenizer_class": "PreTrainedTokenizerFast"},
     "bert_type_xlmr_class": HUB | {"tokenizer_class": "XLMRobertaTokenizer"},
     "no_class_xlmr_type": HUB,
+    # The other Unigram classes transformers 5 rebuilds, by class and by model type.
+    "camembert": HUB | {"tokenizer_class": "CamembertTokenizer"},
+    "no_class_camembert_type": HUB,
+    "t5": T5 | {"tokenizer_class": "T5Tokenizer"},
+    "t5_no_prefix_ignored": T5 | {"tokenizer_class": "T5Tokenizer", "add_prefix_space": False},
+    "no_class_mt5_type": T5,
+    "albert": ALBERT | {"tokenizer_class": "AlbertTokenizer"},
+    "albert_cased_accents": ALBERT | {"tokenizer_class": "AlbertTokenizer", "do_lower_case": False,
+                                      "keep_accents": True, "add_prefix_space": False},
+    "no_class_albert_type": ALBERT,
 }
 MODEL_TYPES = {"xlmr": "xlm-roberta", "xlmr_no_prefix": "xlm-roberta", "fast_generic": "xlm-roberta",
-               "bert_type_xlmr_class": "bert", "no_class_xlmr_type": "xlm-roberta"}
+               "bert_type_xlmr_class": "bert", "no_class_xlmr_type": "xlm-roberta",
+               "no_class_camembert_type": "camembert", "no_class_mt5_type": "mt5", "no_class_albert_type": "albert",
+               "t5": "t5", "albert": "albert"}
 PAIRS = [["How are you?", "  I am   fine.  "], ["", "tab\tb <mask>"], ["Zürich café ①", "x"]]
 BERT_PAIRS = [["The cat sits on the mat.", "A dog runs!"], ["How do I bake bread?", "rust"], ["", "Two big trees, hello"]]
 

@@ -66,6 +66,12 @@ pub(super) fn rebuild_pipeline(folder: &Folder, tokenizer: &mut Tokenizer) -> Re
     if !matches!(tokenizer.get_model(), ModelWrapper::Unigram(_)) || !is_deberta_v2(folder)? {
         return Ok(false);
     }
+    // As `DebertaV2Tokenizer.__init__`: the unknown token's index when the vocabulary holds it
+    // with a score of 0, else 1; no byte fallback.
+    let unk = folder.token("unk_token")?.unwrap_or("[UNK]").to_string();
+    let vocab = super::unigram_classes::unigram_vocab(tokenizer);
+    let unk_id = vocab.iter().position(|(p, s)| *p == unk && *s == 0.0).unwrap_or(1);
+    super::unigram_classes::set_unigram_unk_id(folder, tokenizer, unk_id)?;
     set_pipeline(folder, tokenizer)?;
     Ok(true)
 }
