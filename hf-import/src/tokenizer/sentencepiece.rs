@@ -240,13 +240,24 @@ mod tests {
         assert!(m.pieces[5..].iter().all(|p| p.score < 0.0 && p.kind == Normal));
     }
 
-    /// Every truncation of the file, and garbage, is an error, never a panic.
+    /// Every truncation of the file, bytes flipped anywhere, and garbage are errors (or, cut between
+    /// two fields, shorter models), never panics.
     #[test]
     fn malformed_models_are_errors() {
         let bytes = fixture();
         for n in 0..bytes.len() {
             // (A cut between two top-level fields is a shorter, valid model.)
             let _ = SpmModel::parse(&bytes[..n]);
+        }
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut flipped = bytes.clone();
+            let at = (state % bytes.len() as u64) as usize;
+            flipped[at] ^= (state >> 32) as u8 | 1;
+            let _ = SpmModel::parse(&flipped);
         }
         assert!(SpmModel::parse(&[]).unwrap_err().contains("no pieces"));
         assert!(SpmModel::parse(&[0x0a, 0x05, 0x0a]).is_err());

@@ -444,8 +444,11 @@ fn corrupt_tokenizer_chat_generation_and_sentence_files_never_panic() {
     let mut tokenizer_dirs =
         vec![Scratch::fixture(&root, "llama_tied"), Scratch::fixture(&root, "sentence_tiny")];
     let files = std::fs::read_dir(fixture("tokenizers")).expect("tests/fixtures/tokenizers");
-    let mut names: Vec<String> =
-        files.map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned()).collect();
+    // (The SentencePiece models there are swept by the tokenizer's own unit tests.)
+    let mut names: Vec<String> = files
+        .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
     names.sort();
     for name in names {
         let pristine = root.0.join(format!("pristine-{name}"));
