@@ -4,6 +4,7 @@ mod bert;
 mod deberta_v2;
 mod fast_load;
 mod folder;
+mod gemma;
 mod llama;
 mod sentencepiece;
 mod unigram_classes;
@@ -45,7 +46,7 @@ impl std::fmt::Debug for HfTokenizer {
 
 impl HfTokenizer {
     /// Reads `dir/tokenizer.json` (with the pipelines transformers 5 rebuilds from
-    /// `tokenizer_config.json` for the BERT, Llama, XLM-RoBERTa, CamemBERT, T5, ALBERT and DeBERTa-v2 tokenizer classes),
+    /// `tokenizer_config.json` for the BERT, Llama, Gemma, XLM-RoBERTa, CamemBERT, T5, ALBERT and DeBERTa-v2 tokenizer classes),
     /// or without one, a BERT tokenizer's `vocab.txt` or a DeBERTa-v2 tokenizer's `spm.model`. Batches are padded to their longest text (the file's own fixed
     /// padding is replaced, as transformers does for `padding=True`) and truncated to `max_length`
     /// tokens when given.
@@ -62,6 +63,8 @@ impl HfTokenizer {
                 ClassDefaults { pad_token: Some(pad), left: false }
             } else if llama::rebuild_pipeline(&folder, &json, &mut inner)? {
                 ClassDefaults { pad_token: None, left: true }
+            } else if gemma::rebuild_pipeline(&folder, &mut inner)? {
+                ClassDefaults { pad_token: Some(gemma::PAD), left: true }
             } else if unigram_classes::rebuild_pipeline(&folder, &mut inner)? {
                 ClassDefaults { pad_token: Some(unigram_classes::PAD), left: false }
             } else if deberta_v2::rebuild_pipeline(&folder, &mut inner)? {

@@ -6,7 +6,8 @@ fixture (its normalizer prepends `▁` to every piece; transformers 5 rebuilds t
 
 Writes `fixtures/llama_v5_tokenizer_expected.json`: the configs, the texts (with special tokens
 between pieces, as chat templates write them, and leading spaces) and transformers' ids without and
-with special tokens; `tokenizer/llama.rs`'s test replays them.
+with special tokens, and the texts as one padded batch; `tokenizer/llama.rs`'s test replays them.
+`GemmaTokenizer` folders too (it rebuilds its pipeline as well, and pads on the left).
 """
 
 import json
@@ -27,9 +28,15 @@ CONFIGS = {
     "mistral_model": {"tokenizer_class": "LlamaTokenizer"},
     "phi3_model": {"tokenizer_class": "LlamaTokenizer"},
     "no_class": {},
+    # `GemmaTokenizer` rebuilds its pipeline too (no `▁` prepended) and pads on the left with `<pad>`,
+    # which it adds to this vocabulary.
+    "gemma": {"tokenizer_class": "GemmaTokenizer"},
+    "gemma_right": {"tokenizer_class": "GemmaTokenizerFast", "padding_side": "right"},
+    "gemma3_model_no_class": {},
 }
 # `config.json`'s model type per case (none: no config.json).
-MODEL_TYPES = {"llama_model": "llama", "mistral_model": "mistral", "phi3_model": "phi3", "no_class": "llama"}
+MODEL_TYPES = {"llama_model": "llama", "mistral_model": "mistral", "phi3_model": "phi3", "no_class": "llama",
+               "gemma3_model_no_class": "gemma3_text"}
 TEXTS = ["The quick fox", "</s>The quick fox</s> jumps", " leading space", "<s>Pack my box</s>"]
 
 
@@ -45,9 +52,12 @@ def main():
             if name in MODEL_TYPES:
                 (folder / "config.json").write_text(json.dumps({"model_type": MODEL_TYPES[name]}))
             tok = AutoTokenizer.from_pretrained(folder)
+            # (A tokenizer without a pad token cannot pad: no batch then.)
+            batch = tok(TEXTS, padding=True) if tok.pad_token is not None else None
             out["ids"][name] = {
                 "plain": [tok(t, add_special_tokens=False)["input_ids"] for t in TEXTS],
                 "special": [tok(t)["input_ids"] for t in TEXTS],
+                "batch": batch and {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]},
             }
             print(name, type(tok).__name__, out["ids"][name]["plain"][1])
     (FIXTURES.parent / "llama_v5_tokenizer_expected.json").write_text(json.dumps(out) + "\n")

@@ -13,7 +13,7 @@ a batch, plus the ids of a text holding the pad token's string. The pad token is
 else the tokenizer class's (`BertTokenizer`: `[PAD]`, `XLMRobertaTokenizer`: `<pad>`), else the
 file's, its id always looked up; the side is the config's, else the file's, else the class's
 (`LlamaTokenizer`: left; `Qwen2Tokenizer`: `<|endoftext|>`); token types pad with 0.
-(`RobertaTokenizer` and `GemmaTokenizer` rebuild their whole pipelines, which is not ported.)
+(`RobertaTokenizer` rebuilds its whole pipeline, which is not ported; `GemmaTokenizer` is `tokenizer/gemma.rs`.)
 """
 
 import json

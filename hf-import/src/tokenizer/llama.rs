@@ -77,8 +77,9 @@ mod tests {
     use crate::tokenizer::HfTokenizer;
 
     /// The old-style Llama 2 `tokenizer.json` fixture under several `tokenizer_config.json`s and
-    /// model types (Mistral's and Phi-3's keep the file's pipeline): ids as transformers 5.24
-    /// gives them (`make_llama_tokenizer_golden.py`).
+    /// model types (Mistral's and Phi-3's keep the file's pipeline; Gemma's classes rebuild theirs
+    /// and pad on the left with `<pad>`): ids and padded batches as transformers 5.24 gives them
+    /// (`make_llama_tokenizer_golden.py`).
     #[test]
     fn llama_tokenizers_tokenize_as_transformers_5() {
         let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tokenizers");
@@ -104,6 +105,16 @@ mod tests {
                     let want: Vec<u32> =
                         serde_json::from_value(golden["ids"][name][kind][i].clone()).unwrap();
                     assert_eq!(tok.encode(text, special).unwrap(), want, "{name} {kind} {text:?}");
+                }
+            }
+            // The texts as one padded batch, where transformers can pad (Gemma: on the left).
+            let want = &golden["ids"][name]["batch"];
+            if !want.is_null() {
+                let batch = tok.encode_batch(&texts).unwrap();
+                for (key, got) in [("input_ids", &batch.input_ids), ("attention_mask", &batch.attention_mask)]
+                {
+                    let want: Vec<Vec<i64>> = serde_json::from_value(want[key].clone()).unwrap();
+                    assert_eq!(got.to_vec2::<i64>().unwrap(), want, "{name} batch {key}");
                 }
             }
             std::fs::remove_dir_all(&dir).ok();
