@@ -542,6 +542,20 @@ def gen_cohere(r):
     return tf.Cohere2ForCausalLM, tf.Cohere2Config, c
 
 
+def gen_opt(r):
+    """OPTForCausalLM or OPTForSequenceClassification: biases or not, norm parameters or not, random activations,
+    learned positions offset by 2 and counted over the kept tokens."""
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([64, 100, 128]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             ffn_dim=r.choice([24, 64]), max_position_embeddings=r.choice([16, 32, 64]), word_embed_proj_dim=h,
+             enable_bias=r.random() < 0.7, layer_norm_elementwise_affine=r.random() < 0.8,
+             activation_function=r.choice(["relu", "gelu", "silu", "gelu_new"]), tie_word_embeddings=r.random() < 0.8,
+             pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    if r.random() < 0.3:
+        return tf.OPTForSequenceClassification, tf.OPTConfig, with_labels(r, c)
+    return tf.OPTForCausalLM, tf.OPTConfig, c
+
+
 def gen_olmo3(r):
     """Olmo3ForCausalLM: OLMo 2's blocks, random layer types and window, a RoPE of its own per layer type."""
     c = decoder_common(r, "llama")
@@ -894,7 +908,7 @@ FAMILIES = {
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
     "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
-    "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
+    "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
     "albert_cls": gen_albert_cls, "albert_tok": per_token(gen_albert, tf.AlbertForTokenClassification),
     "albert_qa": per_token(gen_albert, tf.AlbertForQuestionAnswering),
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),

@@ -577,6 +577,14 @@ def main():
     build("cohere2", tf.Cohere2ForCausalLM,
           tf.Cohere2Config(**dict(DECODER, num_hidden_layers=3), sliding_window=3, sliding_window_pattern=3,
                            pad_token_id=0, eos_token_id=2, bos_token_id=1), 64)
+    # OPT: pre-norm blocks with layer norms and biases, a ReLU MLP, learned positions offset by 2 and counted
+    # over the kept tokens (the padded rows start at 0); without biases or norm parameters; the classifier.
+    opt = dict(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, ffn_dim=64,
+               max_position_embeddings=64, word_embed_proj_dim=32, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    build("opt", tf.OPTForCausalLM, tf.OPTConfig(**opt), 65)
+    build("opt_plain", tf.OPTForCausalLM,
+          tf.OPTConfig(**opt, enable_bias=False, layer_norm_elementwise_affine=False, activation_function="gelu"), 66)
+    build("opt_cls", tf.OPTForSequenceClassification, tf.OPTConfig(**opt, num_labels=3), 67)
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

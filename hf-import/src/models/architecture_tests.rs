@@ -115,6 +115,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("granite", "GraniteForCausalLM"),
         ("smollm3", "SmolLM3ForCausalLM"),
         ("cohere", "CohereForCausalLM"),
+        ("opt", "OPTForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];
     let encoders = [

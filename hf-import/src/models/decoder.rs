@@ -100,6 +100,12 @@ pub struct DecoderSpec {
     pub qk_norm_per_head: bool,
     /// The logits are multiplied by this (Cohere's `logit_scale`).
     pub logit_scale: Option<f64>,
+    /// Learned positions index their table this far in (OPT's 2: the table has that many more
+    /// rows than `max_position_embeddings`).
+    pub position_offset: usize,
+    /// Without `position_ids`, each token's position is its index among its row's kept tokens
+    /// (`cumsum(mask) * mask - 1`, padding at -1), not its column (OPT).
+    pub positions_from_mask: bool,
 }
 
 /// Where and how a decoder mixes experts.
@@ -160,6 +166,8 @@ impl DecoderSpec {
             logits_scaling: None,
             qk_norm_per_head: false,
             logit_scale: None,
+            position_offset: 0,
+            positions_from_mask: false,
             nope: vec![false; layers],
         })
     }
@@ -348,7 +356,7 @@ impl CausalLm {
             })
         };
         let positions = if spec.learned_positions {
-            let max_positions = cfg.usize("max_position_embeddings")?;
+            let max_positions = cfg.usize("max_position_embeddings")? + spec.position_offset;
             Some(Embedding::load(&model.pp("embed_positions"), max_positions, hidden)?)
         } else {
             None
@@ -524,7 +532,7 @@ impl CausalLm {
 
     /// The number of learned positions (GPT-2's `n_positions`); `None` under RoPE.
     pub fn position_table_len(&self) -> Option<usize> {
-        self.positions.as_ref().map(|t| t.weight.dims()[0])
+        self.positions.as_ref().map(|t| t.weight.dims()[0].saturating_sub(self.spec.position_offset))
     }
 
     /// The sequence length at which generation recomputes its KV cache over the whole sequence
@@ -657,6 +665,9 @@ impl CausalLm {
     /// the family has them (GPT-2); `h` itself under RoPE.
     fn add_positions(&self, h: Tensor, positions: &Tensor) -> Result<Tensor> {
         match &self.positions {
+            Some(table) if self.spec.position_offset > 0 => {
+                Ok(h.add(&table.forward(&positions.add(self.spec.position_offset as i64)?)?)?)
+            }
             Some(table) => Ok(h.add(&table.forward(positions)?)?),
             None => Ok(h),
         }
@@ -734,9 +745,13 @@ impl CausalLm {
         let keys = cache.as_mut().map_or(s, |c| c.prepare(s));
         let attention_mask = attention_mask.map(|m| mask_width(&m, keys)).transpose()?;
         let attention_mask = attention_mask.as_ref();
-        let positions = match position_ids {
-            Some(p) => p.to_dtype(DType::I64)?.expand([b, s])?,
-            None => Tensor::arange_step(past as i64, (past + s) as i64, 1, (DType::I64, device))?
+        let positions = match (position_ids, attention_mask) {
+            (Some(p), _) => p.to_dtype(DType::I64)?.expand([b, s])?,
+            (None, Some(m)) if self.spec.positions_from_mask => {
+                let m = m.narrow(1, 0, past + s)?.to_dtype(DType::I64)?;
+                m.cumsum(1, None)?.mul(&m)?.sub(1)?.narrow(1, past as isize, s)?.contiguous()?
+            }
+            (None, _) => Tensor::arange_step(past as i64, (past + s) as i64, 1, (DType::I64, device))?
                 .unsqueeze(0)?
                 .expand([b, s])?,
         };

@@ -28,6 +28,7 @@ mod moe;
 mod mpnet;
 mod nomic_bert;
 mod olmo;
+mod opt;
 mod phi;
 mod phi3;
 mod qwen2;
@@ -80,6 +81,7 @@ pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
 pub use self::nomic_bert::NomicBertModel;
 pub use self::olmo::{Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM};
+pub use self::opt::OPTForCausalLM;
 pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
@@ -169,6 +171,8 @@ pub enum AutoModel {
     SmolLM3(SmolLM3ForCausalLM),
     /// `CohereForCausalLM`
     Cohere(CohereForCausalLM),
+    /// `OPTForCausalLM`
+    Opt(OPTForCausalLM),
     /// `Cohere2ForCausalLM`
     Cohere2(Cohere2ForCausalLM),
     /// `MixtralForCausalLM`
@@ -445,6 +449,7 @@ impl AutoModel {
             "GraniteForCausalLM" => AutoModel::Granite(GraniteForCausalLM::load(cfg, weights)?),
             "SmolLM3ForCausalLM" => AutoModel::SmolLM3(SmolLM3ForCausalLM::load(cfg, weights)?),
             "CohereForCausalLM" => AutoModel::Cohere(CohereForCausalLM::load(cfg, weights)?),
+            "OPTForCausalLM" => AutoModel::Opt(OPTForCausalLM::load(cfg, weights)?),
             "Cohere2ForCausalLM" => AutoModel::Cohere2(Cohere2ForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
             "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
@@ -458,7 +463,7 @@ impl AutoModel {
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
-            | "Cohere2Model" => {
+            | "Cohere2Model" | "OPTModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -497,7 +502,8 @@ impl AutoModel {
             | "OlmoForSequenceClassification"
             | "Olmo2ForSequenceClassification"
             | "Olmo3ForSequenceClassification"
-            | "SmolLM3ForSequenceClassification" => {
+            | "SmolLM3ForSequenceClassification"
+            | "OPTForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
@@ -661,6 +667,7 @@ impl AutoModel {
             AutoModel::Granite(m) => Some(m),
             AutoModel::SmolLM3(m) => Some(m),
             AutoModel::Cohere(m) => Some(m),
+            AutoModel::Opt(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),

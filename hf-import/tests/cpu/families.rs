@@ -749,6 +749,15 @@ fn granite() {
     check("granite");
 }
 
+/// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
+/// row's kept tokens; without biases or norm parameters; its sequence classifier.
+#[test]
+fn opt() {
+    for name in ["opt", "opt_plain", "opt_cls"] {
+        check(name);
+    }
+}
+
 /// Cohere: the parallel block on one weight-only layer norm, interleaved RoPE, the logit scale,
 /// tied embeddings; per-head q/k norms with biases and an untied head from a bf16 checkpoint.
 /// Cohere 2: windowed layers with RoPE and full ones without, from `layer_types` or, without them,

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 36] = [
+const DECODERS: [&str; 38] = [
     "llama",
     "olmo",
     "olmo2",
@@ -22,6 +22,8 @@ const DECODERS: [&str; 36] = [
     "cohere",
     "cohere_qk",
     "cohere2",
+    "opt",
+    "opt_plain",
     "falcon",
     "falcon_40b",
     "falcon_seq",

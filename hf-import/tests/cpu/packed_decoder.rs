@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 36] = [
+const DECODERS: [&str; 38] = [
     "llama",
     "olmo",
     "olmo2",
@@ -24,6 +24,8 @@ const DECODERS: [&str; 36] = [
     "cohere",
     "cohere_qk",
     "cohere2",
+    "opt",
+    "opt_plain",
     "falcon",
     "falcon_40b",
     "falcon_seq",

@@ -26,8 +26,15 @@ impl CausalLm {
             return Ok(Tensor::zeros([b, s, self.hidden], (self.dtype, device))?);
         }
         let h = self.embed_tokens(&packed.gather(&input_ids.to(device)?)?.unsqueeze(0)?, false)?;
-        // Each token at its place in the padded row (learned positions; RoPE reads the same places).
-        let h = self.add_positions(h, &packed.places()?)?;
+        // Each token at its place in the padded row (learned positions; RoPE reads the same places),
+        // or, for positions from the mask, at its index among the row's kept tokens.
+        let places = if self.spec.positions_from_mask {
+            let ranks: Vec<i64> = packed.rows.iter().flat_map(|&(_, count)| 0..count as i64).collect();
+            Tensor::from_vec(ranks, [1, packed.tokens()])?.to(device)?
+        } else {
+            packed.places()?
+        };
+        let h = self.add_positions(h, &places)?;
         let (cos_g, sin_g) = packed.angles(&self.rotary_global, self.dtype)?;
         let (cos_l, sin_l) = if self.spec.uses_local_rope() {
             packed.angles(&self.rotary_local, self.dtype)?
