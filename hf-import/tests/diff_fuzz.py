@@ -543,7 +543,7 @@ def gen_cohere(r):
 
 
 def gen_opt(r):
-    """OPTForCausalLM or OPTForSequenceClassification: biases or not, norm parameters or not, random activations,
+    """OPTForCausalLM (its classifier: `opt_cls`): biases or not, norm parameters or not, random activations,
     learned positions offset by 2 and counted over the kept tokens."""
     h, nh, _ = heads(r)
     c = dict(vocab_size=r.choice([64, 100, 128]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
@@ -551,9 +551,20 @@ def gen_opt(r):
              enable_bias=r.random() < 0.7, layer_norm_elementwise_affine=r.random() < 0.8,
              activation_function=r.choice(["relu", "gelu", "silu", "gelu_new"]), tie_word_embeddings=r.random() < 0.8,
              pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
-    if r.random() < 0.3:
-        return tf.OPTForSequenceClassification, tf.OPTConfig, with_labels(r, c)
     return tf.OPTForCausalLM, tf.OPTConfig, c
+
+
+def gen_gptj(r):
+    """GPTJForCausalLM (its classifier: `gptj_cls`): interleaved RoPE over an even share of each head (or all of
+    it), the parallel block, random activations and MLP widths, tied or untied."""
+    h, nh, _ = heads(r)
+    hd = h // nh
+    c = dict(vocab_size=r.choice([64, 100, 128]), n_embd=h, n_layer=r.randint(1, 3), n_head=nh,
+             n_positions=r.choice([32, 64]), rotary_dim=r.choice([d for d in range(2, hd + 1, 2)]),
+             n_inner=r.choice([None, 24, 64]), activation_function=r.choice(["gelu_new", "gelu", "relu", "silu"]),
+             layer_norm_epsilon=r.choice([1e-5, 1e-3]), tie_word_embeddings=r.random() < 0.3,
+             pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    return tf.GPTJForCausalLM, tf.GPTJConfig, c
 
 
 def gen_olmo3(r):
@@ -908,7 +919,9 @@ FAMILIES = {
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
     "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
-    "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
+    "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "gptj": gen_gptj,
+    "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
+    "gptj_cls": decoder_cls(gen_gptj, tf.GPTJForSequenceClassification), "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
     "albert_cls": gen_albert_cls, "albert_tok": per_token(gen_albert, tf.AlbertForTokenClassification),
     "albert_qa": per_token(gen_albert, tf.AlbertForQuestionAnswering),
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),
@@ -926,9 +939,9 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert"}
+        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

@@ -585,6 +585,13 @@ def main():
     build("opt_plain", tf.OPTForCausalLM,
           tf.OPTConfig(**opt, enable_bias=False, layer_norm_elementwise_affine=False, activation_function="gelu"), 66)
     build("opt_cls", tf.OPTForSequenceClassification, tf.OPTConfig(**opt, num_labels=3), 67)
+    # GPT-J: the parallel block on ln_1, interleaved RoPE over 4 of each head's 8 dims (all of them with
+    # rotary_dim 8), a gelu_new MLP with biases, the LM head's bias; its classifier.
+    gptj = dict(vocab_size=100, n_positions=64, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_inner=None,
+                pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    build("gptj", tf.GPTJForCausalLM, tf.GPTJConfig(**gptj), 68)
+    build("gptj_full", tf.GPTJForCausalLM, tf.GPTJConfig(**dict(gptj, rotary_dim=8, n_inner=48)), 69)
+    build("gptj_cls", tf.GPTJForSequenceClassification, tf.GPTJConfig(**gptj, num_labels=2), 70)
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

@@ -65,6 +65,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "cohere_qk",
         "cohere2",
         "opt",
+        "gptj",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, on_xla) = load(name, dev);

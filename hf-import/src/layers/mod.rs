@@ -31,5 +31,5 @@ pub use norm::{DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};
 pub use packed_rows::{attend_rows, PackedRows};
 pub use pre_norm::PreNormEncoderLayer;
 pub use relative_bias::{bucket as relative_bucket, t5_bucket, RelativeBias};
-pub use rotary::{apply_rotary, Rotary};
+pub use rotary::{apply_rotary, halves_from_interleaved, Rotary};
 pub use seq2seq_cache::{EncoderDecoderCache, Step as DecoderStep};

@@ -259,6 +259,37 @@ pub fn apply_rotary(x: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
     Ok(Tensor::cat(&[&rotated, &x_pass], -1)?)
 }
 
+/// Reorders the leading dim of `t` (a q/k projection's `[heads * head_dim, ...]` rows or bias, or a
+/// per-head norm's `[heads, head_dim]`) so that the half-split rotation of the first `rotary_dim`
+/// dims of each head ([`apply_rotary`]) rotates what an interleaved one (GPT-J's and Cohere's
+/// `rotate_every_two`: dims `2i` and `2i + 1` together) would: within each head, dims
+/// `0, 2, 4, ...` then `1, 3, 5, ...` of the rotated part, the rest as it was. Applied to both q and
+/// k, it leaves every attention score as it was.
+pub fn halves_from_interleaved(
+    t: &Tensor,
+    heads: usize,
+    head_dim: usize,
+    rotary_dim: usize,
+) -> std::result::Result<Tensor, String> {
+    let dims = t.dims().to_vec();
+    let per_head_norm = dims.len() == 2 && dims[0] == heads && dims[1] == head_dim;
+    let rows = if per_head_norm { heads * head_dim } else { dims.first().copied().unwrap_or(0) };
+    if rows != heads * head_dim || !rotary_dim.is_multiple_of(2) || rotary_dim > head_dim {
+        return Err(format!(
+            "expected {heads} heads of {head_dim} rows (rotating {rotary_dim}), got shape {dims:?}"
+        ));
+    }
+    let rest: usize = if per_head_norm { 1 } else { dims[1..].iter().product() };
+    let out = (|| -> oxtorch_tensor::Result<Tensor> {
+        let x = t.reshape([heads, head_dim, rest])?;
+        let rot = x.narrow(1, 0, rotary_dim)?.reshape([heads, rotary_dim / 2, 2, rest])?.transpose(1, 2)?;
+        let rot = rot.contiguous()?.reshape([heads, rotary_dim, rest])?;
+        let pass = x.narrow(1, rotary_dim as isize, head_dim - rotary_dim)?;
+        Tensor::cat(&[&rot, &pass], 1)?.reshape(dims.clone())
+    })();
+    out.map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

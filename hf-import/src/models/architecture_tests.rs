@@ -116,6 +116,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("smollm3", "SmolLM3ForCausalLM"),
         ("cohere", "CohereForCausalLM"),
         ("opt", "OPTForCausalLM"),
+        ("gptj", "GPTJForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];
     let encoders = [

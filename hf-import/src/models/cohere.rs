@@ -18,7 +18,7 @@ use oxtorch_tensor::Tensor;
 use super::decoder::{CausalLm, DecoderSpec};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::RmsNormStyle;
+use crate::layers::{halves_from_interleaved, RmsNormStyle};
 use crate::weights::Weights;
 
 /// Which of the two families.
@@ -102,7 +102,8 @@ fn decoder_weights(weights: &Weights, cfg: &Config) -> Result<Weights> {
                     || name.ends_with("_proj.bias")
                     || name.ends_with("_norm.weight") =>
             {
-                deinterleave(&t, n, head_dim).map_err(|e| Error::Weight(format!("tensor '{name}': {e}")))?
+                halves_from_interleaved(&t, n, head_dim, head_dim)
+                    .map_err(|e| Error::Weight(format!("tensor '{name}': {e}")))?
             }
             _ => t,
         };
@@ -112,25 +113,6 @@ fn decoder_weights(weights: &Weights, cfg: &Config) -> Result<Weights> {
         out.push((name.to_string(), t));
     }
     Ok(Weights::from_tensors(out))
-}
-
-/// Reorders the leading dim of `t` (`[heads * head_dim, ...]`, or a norm's `[heads, head_dim]`)
-/// within each head from interleaved pairs to halves: dims `0, 2, 4, ...` then `1, 3, 5, ...`.
-fn deinterleave(t: &Tensor, heads: usize, head_dim: usize) -> std::result::Result<Tensor, String> {
-    let dims = t.dims().to_vec();
-    let rows =
-        if dims.len() == 2 && dims[0] == heads && dims[1] == head_dim { heads * head_dim } else { dims[0] };
-    if rows != heads * head_dim {
-        return Err(format!("expected {heads} heads of {head_dim} rows, got shape {dims:?}"));
-    }
-    let rest: usize = if dims.len() == 2 && dims[0] == heads { 1 } else { dims[1..].iter().product() };
-    let out = t
-        .reshape([heads, head_dim / 2, 2, rest])
-        .and_then(|x| x.transpose(1, 2))
-        .and_then(|x| x.contiguous())
-        .and_then(|x| x.reshape(dims.clone()))
-        .map_err(|e| e.to_string())?;
-    Ok(out)
 }
 
 macro_rules! cohere_family {

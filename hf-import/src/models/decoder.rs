@@ -463,9 +463,14 @@ impl CausalLm {
             _ => return Err(Error::Weight("tensor 'lm_head.weight' is missing from the checkpoint".into())),
         };
         let lm_head = match lm_head {
-            Some(head) if spec.lm_head_bias => {
-                Some(Linear { bias: Some(root.pp("lm_head").get("bias", &[vocab])?), ..head })
-            }
+            Some(head) if spec.lm_head_bias => match root.pp("lm_head").get_opt("bias", &[vocab])? {
+                Some(bias) => Some(Linear { bias: Some(bias), ..head }),
+                // A base model's checkpoint (a classifier's decoder) has no LM head, tied or not.
+                None if !weights.contains("model.embed_tokens.weight") => None,
+                None => {
+                    return Err(Error::Weight("tensor 'lm_head.bias' is missing from the checkpoint".into()))
+                }
+            },
             head => head,
         };
         // The frequencies live where the weights do.

@@ -19,6 +19,7 @@ mod gemma;
 mod gemma3_multimodal;
 mod gpt2;
 mod gpt_neox;
+mod gptj;
 mod granite;
 mod headless;
 mod llama;
@@ -73,6 +74,7 @@ pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::gpt2::GPT2LMHeadModel;
 pub use self::gpt_neox::GPTNeoXForCausalLM;
+pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::GraniteForCausalLM;
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
@@ -173,6 +175,8 @@ pub enum AutoModel {
     Cohere(CohereForCausalLM),
     /// `OPTForCausalLM`
     Opt(OPTForCausalLM),
+    /// `GPTJForCausalLM`
+    GptJ(GPTJForCausalLM),
     /// `Cohere2ForCausalLM`
     Cohere2(Cohere2ForCausalLM),
     /// `MixtralForCausalLM`
@@ -450,6 +454,7 @@ impl AutoModel {
             "SmolLM3ForCausalLM" => AutoModel::SmolLM3(SmolLM3ForCausalLM::load(cfg, weights)?),
             "CohereForCausalLM" => AutoModel::Cohere(CohereForCausalLM::load(cfg, weights)?),
             "OPTForCausalLM" => AutoModel::Opt(OPTForCausalLM::load(cfg, weights)?),
+            "GPTJForCausalLM" => AutoModel::GptJ(GPTJForCausalLM::load(cfg, weights)?),
             "Cohere2ForCausalLM" => AutoModel::Cohere2(Cohere2ForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
             "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
@@ -463,7 +468,7 @@ impl AutoModel {
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
-            | "Cohere2Model" | "OPTModel" => {
+            | "Cohere2Model" | "OPTModel" | "GPTJModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -503,11 +508,12 @@ impl AutoModel {
             | "Olmo2ForSequenceClassification"
             | "Olmo3ForSequenceClassification"
             | "SmolLM3ForSequenceClassification"
-            | "OPTForSequenceClassification" => {
+            | "OPTForSequenceClassification"
+            | "GPTJForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
-                    "GPT2ForSequenceClassification" => "transformer.",
+                    "GPT2ForSequenceClassification" | "GPTJForSequenceClassification" => "transformer.",
                     "GPTNeoXForSequenceClassification" => "gpt_neox.",
                     "FalconForSequenceClassification" => "transformer.",
                     _ => "model.",
@@ -668,6 +674,7 @@ impl AutoModel {
             AutoModel::SmolLM3(m) => Some(m),
             AutoModel::Cohere(m) => Some(m),
             AutoModel::Opt(m) => Some(m),
+            AutoModel::GptJ(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),

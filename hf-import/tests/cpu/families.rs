@@ -749,6 +749,15 @@ fn granite() {
     check("granite");
 }
 
+/// GPT-J: the parallel block on one layer norm, interleaved RoPE over part of each head (all of it
+/// with `rotary_dim` null), the MLP's and LM head's biases; its sequence classifier.
+#[test]
+fn gptj() {
+    for name in ["gptj_full", "gptj", "gptj_cls"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier.
 #[test]

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 38] = [
+const DECODERS: [&str; 40] = [
     "llama",
     "olmo",
     "olmo2",
@@ -24,6 +24,8 @@ const DECODERS: [&str; 38] = [
     "cohere2",
     "opt",
     "opt_plain",
+    "gptj",
+    "gptj_full",
     "falcon",
     "falcon_40b",
     "falcon_seq",

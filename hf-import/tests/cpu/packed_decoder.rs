@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 38] = [
+const DECODERS: [&str; 40] = [
     "llama",
     "olmo",
     "olmo2",
@@ -26,6 +26,8 @@ const DECODERS: [&str; 38] = [
     "cohere2",
     "opt",
     "opt_plain",
+    "gptj",
+    "gptj_full",
     "falcon",
     "falcon_40b",
     "falcon_seq",
