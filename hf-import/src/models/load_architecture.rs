@@ -1,0 +1,183 @@
+//! [`AutoModel`]'s table from an architecture's name to the family that builds it.
+
+use super::*;
+
+impl AutoModel {
+    /// Builds `arch` (one of [`SUPPORTED_ARCHITECTURES`]) from `cfg` and `weights`.
+    pub(super) fn load_architecture(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        Ok(match arch {
+            "BertModel" => AutoModel::Bert(BertModel::load(cfg, weights)?),
+            "BertForMaskedLM" => AutoModel::BertForMaskedLM(BertForMaskedLM::load(cfg, weights)?),
+            "DistilBertModel" => AutoModel::DistilBert(DistilBertModel::load(cfg, weights)?),
+            "DistilBertForMaskedLM" => {
+                AutoModel::DistilBertForMaskedLM(DistilBertForMaskedLM::load(cfg, weights)?)
+            }
+            "RobertaModel" | "XLMRobertaModel" | "CamembertModel" => {
+                AutoModel::Roberta(RobertaModel::load(cfg, weights)?)
+            }
+            "ElectraModel" => AutoModel::Bert(load_electra(cfg, weights)?),
+            "NomicBertModel" => AutoModel::NomicBert(NomicBertModel::load(cfg, weights)?),
+            "DebertaModel" | "DebertaV2Model" => AutoModel::DebertaV2(DebertaV2Model::load(cfg, weights)?),
+            "DebertaForMaskedLM" | "DebertaV2ForMaskedLM" => {
+                AutoModel::DebertaV2ForMaskedLM(DebertaV2ForMaskedLM::load(cfg, weights)?)
+            }
+            "DebertaForSequenceClassification" | "DebertaV2ForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_deberta_v2(cfg, weights)?)
+            }
+            "AlbertModel" => AutoModel::Bert(load_albert(cfg, weights)?),
+            "AlbertForMaskedLM" => AutoModel::AlbertForMaskedLM(AlbertForMaskedLM::load(cfg, weights)?),
+            "AlbertForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_albert(cfg, weights)?)
+            }
+            "ElectraForPreTraining" => {
+                AutoModel::ElectraWithHead(ElectraWithHead::load_pretraining(cfg, weights)?)
+            }
+            "ElectraForMaskedLM" => {
+                AutoModel::ElectraWithHead(ElectraWithHead::load_masked_lm(cfg, weights)?)
+            }
+            "ElectraForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_electra(cfg, weights)?)
+            }
+            "MPNetModel" => AutoModel::MPNet(MPNetModel::load(cfg, weights)?),
+            "MPNetForMaskedLM" => AutoModel::MPNetForMaskedLM(MPNetForMaskedLM::load(cfg, weights)?),
+            "ModernBertModel" => AutoModel::ModernBert(ModernBertModel::load(cfg, weights)?),
+            "ModernBertForMaskedLM" => {
+                AutoModel::ModernBertForMaskedLM(ModernBertForMaskedLM::load(cfg, weights)?)
+            }
+            "RobertaForMaskedLM" | "XLMRobertaForMaskedLM" | "CamembertForMaskedLM" => {
+                AutoModel::RobertaForMaskedLM(RobertaForMaskedLM::load(cfg, weights)?)
+            }
+            "BertForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_bert(cfg, weights)?)
+            }
+            "RobertaForSequenceClassification"
+            | "XLMRobertaForSequenceClassification"
+            | "CamembertForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_roberta(cfg, weights)?)
+            }
+            "DistilBertForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_distilbert(cfg, weights)?)
+            }
+            _ if arch.ends_with("ForTokenClassification") || arch.ends_with("ForQuestionAnswering") => {
+                AutoModel::TokenClassifier(TokenClassifier::load(arch, cfg, weights)?)
+            }
+            "MPNetForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_mpnet(cfg, weights)?)
+            }
+            "ModernBertForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_modernbert(cfg, weights)?)
+            }
+            "ViTModel" => AutoModel::ViT(ViTModel::load(cfg, weights)?),
+            _ if arch.starts_with("CLIP") => AutoModel::Clip(Clip::load(arch, cfg, weights)?),
+            _ if arch.starts_with("T5") || arch.starts_with("MT5") => {
+                AutoModel::T5(T5::load(arch, cfg, weights)?)
+            }
+            _ if arch.starts_with("Whisper") => AutoModel::Whisper(Whisper::load(arch, cfg, weights)?),
+            _ if arch.starts_with("Siglip") => AutoModel::Siglip(Siglip::load(arch, cfg, weights)?),
+            "Dinov2Model" | "Dinov2WithRegistersModel" => AutoModel::Dinov2(Dinov2Model::load(cfg, weights)?),
+            "Dinov2ForImageClassification" | "Dinov2WithRegistersForImageClassification" => {
+                AutoModel::Dinov2ForImageClassification(Dinov2ForImageClassification::load(cfg, weights)?)
+            }
+            _ if ["Bart", "MBart", "Marian", "Pegasus"].iter().any(|f| arch.starts_with(f)) => {
+                AutoModel::Bart(Bart::load(arch, cfg, weights)?)
+            }
+            "ViTForImageClassification" => {
+                AutoModel::ViTForImageClassification(ViTForImageClassification::load(cfg, weights)?)
+            }
+            "GemmaForCausalLM" => AutoModel::Gemma(GemmaForCausalLM::load(cfg, weights)?),
+            "Gemma2ForCausalLM" => AutoModel::Gemma2(Gemma2ForCausalLM::load(cfg, weights)?),
+            // (`gemma3_text` configs naming `Gemma3ForConditionalGeneration` may come with the
+            // multimodal checkpoint's tensor names.)
+            "Gemma3ForCausalLM" => {
+                AutoModel::Gemma3(Gemma3ForCausalLM(gemma3_multimodal::load_text_model(cfg, weights)?))
+            }
+            "Gemma3ForConditionalGeneration" => {
+                AutoModel::Gemma3ForConditionalGeneration(Gemma3ForConditionalGeneration::load(cfg, weights)?)
+            }
+            "LlamaForCausalLM" => AutoModel::Llama(LlamaForCausalLM::load(cfg, weights)?),
+            "Phi3ForCausalLM" => AutoModel::Phi3(Phi3ForCausalLM::load(cfg, weights)?),
+            "GPT2LMHeadModel" => AutoModel::Gpt2(GPT2LMHeadModel::load(cfg, weights)?),
+            "GPTNeoXForCausalLM" => AutoModel::GptNeoX(GPTNeoXForCausalLM::load(cfg, weights)?),
+            "FalconForCausalLM" => AutoModel::Falcon(FalconForCausalLM::load(cfg, weights)?),
+            "OlmoForCausalLM" => AutoModel::Olmo(OlmoForCausalLM::load(cfg, weights)?),
+            "Olmo2ForCausalLM" => AutoModel::Olmo2(Olmo2ForCausalLM::load(cfg, weights)?),
+            "Olmo3ForCausalLM" => AutoModel::Olmo3(Olmo3ForCausalLM::load(cfg, weights)?),
+            "GraniteForCausalLM" => AutoModel::Granite(GraniteForCausalLM::load(cfg, weights)?),
+            "SmolLM3ForCausalLM" => AutoModel::SmolLM3(SmolLM3ForCausalLM::load(cfg, weights)?),
+            "CohereForCausalLM" => AutoModel::Cohere(CohereForCausalLM::load(cfg, weights)?),
+            "OPTForCausalLM" => AutoModel::Opt(OPTForCausalLM::load(cfg, weights)?),
+            "GPTJForCausalLM" => AutoModel::GptJ(GPTJForCausalLM::load(cfg, weights)?),
+            "Cohere2ForCausalLM" => AutoModel::Cohere2(Cohere2ForCausalLM::load(cfg, weights)?),
+            "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
+            "Qwen3MoeForCausalLM" => AutoModel::Qwen3Moe(Qwen3MoeForCausalLM::load(cfg, weights)?),
+            "Qwen2MoeForCausalLM" => AutoModel::Qwen2Moe(Qwen2MoeForCausalLM::load(cfg, weights)?),
+            "Starcoder2ForCausalLM" => AutoModel::Starcoder2(Starcoder2ForCausalLM::load(cfg, weights)?),
+            "PhiForCausalLM" => AutoModel::Phi(PhiForCausalLM::load(cfg, weights)?),
+            "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
+            "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
+            "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
+            "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
+            | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
+            | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
+            | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
+            | "Cohere2Model" | "OPTModel" | "GPTJModel" => {
+                // The model type's causal LM, whose forward stops at the final norm here.
+                let model_type = cfg.model_type()?;
+                let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
+                let lm = match causal {
+                    Some(causal) if causal != arch => Self::load_architecture(causal, cfg, weights)?,
+                    _ => {
+                        return Err(Error::Unsupported(format!(
+                            "architecture \"{arch}\" with model_type \"{model_type}\""
+                        )))
+                    }
+                };
+                match lm.causal_lm() {
+                    Some(lm) => AutoModel::BaseDecoder(lm.clone()),
+                    None => {
+                        return Err(Error::Unsupported(format!(
+                            "architecture \"{arch}\" with model_type \"{model_type}\" (not a decoder)"
+                        )))
+                    }
+                }
+            }
+            "LlamaForSequenceClassification"
+            | "MistralForSequenceClassification"
+            | "Qwen2ForSequenceClassification"
+            | "Qwen3ForSequenceClassification"
+            | "GemmaForSequenceClassification"
+            | "Gemma2ForSequenceClassification"
+            | "Phi3ForSequenceClassification"
+            | "GPT2ForSequenceClassification"
+            | "GPTNeoXForSequenceClassification"
+            | "MixtralForSequenceClassification"
+            | "Qwen3MoeForSequenceClassification"
+            | "PhiForSequenceClassification"
+            | "Qwen2MoeForSequenceClassification"
+            | "Starcoder2ForSequenceClassification"
+            | "FalconForSequenceClassification"
+            | "OlmoForSequenceClassification"
+            | "Olmo2ForSequenceClassification"
+            | "Olmo3ForSequenceClassification"
+            | "SmolLM3ForSequenceClassification"
+            | "OPTForSequenceClassification"
+            | "GPTJForSequenceClassification" => {
+                // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
+                // base model (no LM head).
+                let prefix = match arch {
+                    "GPT2ForSequenceClassification" | "GPTJForSequenceClassification" => "transformer.",
+                    "GPTNeoXForSequenceClassification" => "gpt_neox.",
+                    "FalconForSequenceClassification" => "transformer.",
+                    _ => "model.",
+                };
+                let base = weights.renamed(|n| n.strip_prefix(prefix).map(str::to_string));
+                let base_arch = format!("{}Model", arch.trim_end_matches("ForSequenceClassification"));
+                let AutoModel::BaseDecoder(lm) = Self::load_architecture(&base_arch, cfg, &base)? else {
+                    unreachable!("{base_arch} is a decoder's base model")
+                };
+                AutoModel::DecoderClassifier(DecoderForSequenceClassification::load(lm, cfg, weights)?)
+            }
+            other => unreachable!("architecture_of accepted {other}"),
+        })
+    }
+}
