@@ -567,6 +567,22 @@ def gen_gptj(r):
     return tf.GPTJForCausalLM, tf.GPTJConfig, c
 
 
+def gen_stablelm(r):
+    """StableLmForCausalLM: layer norms, a random rotary share (0.25 by default), q/k/v biases, per-head q/k layer
+    norms and the parallel block at random."""
+    c = decoder_common(r, "stablelm")
+    c["layer_norm_eps"] = c.pop("rms_norm_eps")
+    c.pop("head_dim", None)
+    c.update(use_qkv_bias=r.random() < 0.5, qk_layernorm=r.random() < 0.4, use_parallel_residual=r.random() < 0.4,
+             hidden_act=r.choice(ACTS))
+    # (Shares that rotate an odd number of dims are refused, where transformers broadcasts wrongly.)
+    hd = c["hidden_size"] // c["num_attention_heads"]
+    shares = [f for f in (0.25, 0.5, 1.0) if int(hd * f) % 2 == 0 and int(hd * f) > 0]
+    if r.random() < 0.6 or 0.25 not in shares:
+        c["partial_rotary_factor"] = r.choice(shares)
+    return tf.StableLmForCausalLM, tf.StableLmConfig, c
+
+
 def gen_olmo3(r):
     """Olmo3ForCausalLM: OLMo 2's blocks, random layer types and window, a RoPE of its own per layer type."""
     c = decoder_common(r, "llama")
@@ -919,7 +935,7 @@ FAMILIES = {
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
     "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
-    "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "gptj": gen_gptj,
+    "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "gptj": gen_gptj, "stablelm": gen_stablelm,
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
     "gptj_cls": decoder_cls(gen_gptj, tf.GPTJForSequenceClassification), "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
     "albert_cls": gen_albert_cls, "albert_tok": per_token(gen_albert, tf.AlbertForTokenClassification),

@@ -592,6 +592,14 @@ def main():
     build("gptj", tf.GPTJForCausalLM, tf.GPTJConfig(**gptj), 68)
     build("gptj_full", tf.GPTJForCausalLM, tf.GPTJConfig(**dict(gptj, rotary_dim=8, n_inner=48)), 69)
     build("gptj_cls", tf.GPTJForSequenceClassification, tf.GPTJConfig(**gptj, num_labels=2), 70)
+    # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
+    # q/k layer norms, the parallel block and half the head rotated; its classifier.
+    build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)
+    build("stablelm_qk", tf.StableLmForCausalLM,
+          tf.StableLmConfig(**DECODER, use_qkv_bias=True, qk_layernorm=True, use_parallel_residual=True,
+                            partial_rotary_factor=0.5, pad_token_id=0, eos_token_id=2), 72)
+    build("stablelm_cls", tf.StableLmForSequenceClassification,
+          tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2, num_labels=2), 73)
     build("gpt2_cls", tf.GPT2ForSequenceClassification, tf.GPT2Config(**gpt2, pad_token_id=0, num_labels=1), 39,
           encoder=True, token_types=False)
     # Decoder sequence classifiers (reward models): `score` on each row's last token that is not

@@ -114,11 +114,13 @@ impl Config {
                 "Phi-3's rope scaling must be \"longrope\" (or its older names \"su\" and \"yarn\")".into(),
             ));
         }
-        // Of the supported families only Phi, Phi-3, GPT-NeoX and GPT-J rotate part of each head; the others
+        // Of the supported families only Phi, Phi-3, GPT-NeoX, GPT-J and StableLM rotate part of each head; the others
         // rotate the whole head whatever the config says, except that transformers cannot run a
         // scaled RoPE with a partial factor (its frequencies are then too few).
-        let neox =
-            matches!(self.get("model_type").and_then(Value::as_str), Some("gpt_neox" | "phi" | "gptj"));
+        let neox = matches!(
+            self.get("model_type").and_then(Value::as_str),
+            Some("gpt_neox" | "phi" | "gptj" | "stablelm")
+        );
         let partial = if phi3 || neox {
             partial
         } else if partial < 1.0 && scaling != RopeScaling::Default {

@@ -40,6 +40,7 @@ mod roberta;
 mod seq2seq_io;
 mod siglip;
 mod smollm3;
+mod stablelm;
 mod starcoder2;
 mod t5;
 mod token_classification;
@@ -92,6 +93,7 @@ pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::siglip::{Siglip, SiglipTextTower, SiglipVisionTower};
 pub use self::smollm3::SmolLM3ForCausalLM;
+pub use self::stablelm::StableLmForCausalLM;
 pub use self::starcoder2::Starcoder2ForCausalLM;
 pub use self::t5::{StackConfig, StackOutput, T5Config, T5Stack, T5};
 pub use self::token_classification::{TokenClassifier, TokenTask};
@@ -178,6 +180,8 @@ pub enum AutoModel {
     Opt(OPTForCausalLM),
     /// `GPTJForCausalLM`
     GptJ(GPTJForCausalLM),
+    /// `StableLmForCausalLM`
+    StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
     Cohere2(Cohere2ForCausalLM),
     /// `MixtralForCausalLM`
@@ -498,6 +502,7 @@ impl AutoModel {
             AutoModel::Cohere(m) => Some(m),
             AutoModel::Opt(m) => Some(m),
             AutoModel::GptJ(m) => Some(m),
+            AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),
             AutoModel::Qwen3Moe(m) => Some(m),

@@ -749,6 +749,15 @@ fn granite() {
     check("granite");
 }
 
+/// StableLM: layer norms, RoPE over a quarter of each head; q/k/v biases, per-head q/k layer norms,
+/// the parallel block and half the head rotated; its sequence classifier.
+#[test]
+fn stablelm() {
+    for name in ["stablelm", "stablelm_qk", "stablelm_cls"] {
+        check(name);
+    }
+}
+
 /// GPT-J: the parallel block on one layer norm, interleaved RoPE over part of each head (all of it
 /// with `rotary_dim` null), the MLP's and LM head's biases; its sequence classifier.
 #[test]

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 40] = [
+const DECODERS: [&str; 42] = [
     "llama",
     "olmo",
     "olmo2",
@@ -28,6 +28,8 @@ const DECODERS: [&str; 40] = [
     "opt_plain",
     "gptj",
     "gptj_full",
+    "stablelm",
+    "stablelm_qk",
     "falcon",
     "falcon_40b",
     "falcon_seq",
