@@ -60,11 +60,17 @@ pub(crate) fn check_indices(
     dim: usize,
     size: usize,
 ) -> oxtorch_core::Result<()> {
-    for o in layout.indices() {
-        let v = idx[o];
-        if v < 0 || v as usize >= size {
-            return Err(out_of_bounds(v, dim, size));
-        }
+    // A broadcast index (stride 0 along some dims) repeats its elements: each is checked once.
+    let dims: Vec<usize> = layout
+        .dims()
+        .iter()
+        .zip(layout.strides())
+        .map(|(&n, &st)| if st == 0 { n.min(1) } else { n })
+        .collect();
+    let distinct = oxtorch_core::Layout::new(dims, layout.strides().to_vec(), layout.offset())?;
+    let check = |v: i64| if v < 0 || v as usize >= size { Err(out_of_bounds(v, dim, size)) } else { Ok(()) };
+    match distinct.contiguous_range() {
+        Some(range) => idx[range].iter().try_for_each(|&v| check(v)),
+        None => distinct.indices().try_for_each(|o| check(idx[o])),
     }
-    Ok(())
 }
