@@ -9,6 +9,7 @@ mod common;
 mod chat_template_fuzz;
 mod cli;
 mod cross_encoder;
+mod decoder_families;
 mod families;
 mod generate;
 mod packed_decoder;

@@ -1,0 +1,136 @@
+//! The decoder families against transformers (the later ones; `families.rs` has the first, and
+//! the encoders): GPT-2, GPT-NeoX, the mixtures of experts, StarCoder2, Falcon, OLMo, Granite,
+//! StableLM, GPT-J, OPT, Cohere and SmolLM3, on the tiny checkpoints of `make_fixtures.py`.
+
+use crate::common;
+
+use common::{assert_close, check, check_with, fixture, golden};
+use oxtorch_hf_import::{AutoModel, Config, Weights};
+
+/// GPT-2: learned positions, layer norms, `Conv1D` weights, a fused `c_attn`, the tied head; and
+/// the OpenAI upload's layout (no `transformer.` prefix, causal-mask buffers) with an untied head,
+/// `n_inner`, plain GELU and scores divided by the layer's number.
+#[test]
+fn gpt2_learned_positions_and_conv1d_weights() {
+    check("gpt2");
+    check("gpt2_openai");
+}
+
+/// GPT-NeoX (Pythia): RoPE over half of each head, parallel residuals, `query_key_value` interleaved
+/// per head, the untied `embed_out`, from the transformers 5 and the 4.x keys (`rotary_pct`,
+/// `rotary_emb_base`); sequential residuals without attention biases over whole heads.
+#[test]
+fn gpt_neox_parallel_residuals_and_partial_rotary() {
+    check("gpt_neox");
+    let dir = fixture("gpt_neox");
+    let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
+    assert!(v4.get("rope_parameters").is_none() && v4.get("rotary_pct").is_some());
+    check_with("gpt_neox", &v4, &Weights::load(&dir, None).unwrap());
+    check("gpt_neox_sequential");
+}
+
+/// Mixtures of experts: Mixtral (renormalised top-2 of 4 on every layer, `block_sparse_moe` names)
+/// and Qwen3-MoE (top-2 of 4 weighted by the raw probabilities, a dense layer in `mlp_only_layers`).
+#[test]
+fn mixtral_and_qwen3_moe_route_tokens_to_their_experts() {
+    check("mixtral");
+    check("qwen3_moe");
+    // Qwen2-MoE: renormalised top-3, sparse every second layer, the gated shared expert.
+    check("qwen2_moe");
+}
+
+/// StarCoder2: layer norms, biases, the ungated `c_fc`/`c_proj` MLP, a sliding window, tied head.
+#[test]
+fn starcoder2_layer_norms_and_window() {
+    check("starcoder2");
+}
+
+/// Phi: one layer norm for attention and MLP in parallel, half-head RoPE, the LM head's bias.
+/// Falcon's three `query_key_value` layouts (multi-query, grouped, per head) and blocks (parallel
+/// on one norm, on two, sequential).
+#[test]
+fn falcon_layouts() {
+    for name in ["falcon", "falcon_40b", "falcon_seq"] {
+        check(name);
+    }
+}
+
+/// OLMo's parameterless norms and clamped q/k/v; OLMo 2's post-norms and whole-projection q/k norms;
+/// OLMo 3's sliding and full layers with RoPE parameters of their own, from per-type dicts and
+/// from a 4.x config (its `rope_theta` and scaling on the full layers only).
+#[test]
+fn olmo_olmo2_and_olmo3() {
+    check("olmo");
+    check("olmo2");
+    check("olmo3");
+    check("olmo3_v4");
+}
+
+/// Granite's multipliers: embeddings, attention scale, residual branches, logits.
+#[test]
+fn granite() {
+    check("granite");
+}
+
+/// StableLM: layer norms, RoPE over a quarter of each head; q/k/v biases, per-head q/k layer norms,
+/// the parallel block and half the head rotated; its sequence classifier.
+#[test]
+fn stablelm() {
+    for name in ["stablelm", "stablelm_qk", "stablelm_cls"] {
+        check(name);
+    }
+}
+
+/// GPT-J: the parallel block on one layer norm, interleaved RoPE over part of each head (all of it
+/// with `rotary_dim` null), the MLP's and LM head's biases; its sequence classifier.
+#[test]
+fn gptj() {
+    for name in ["gptj_full", "gptj", "gptj_cls"] {
+        check(name);
+    }
+}
+
+/// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
+/// row's kept tokens; without biases or norm parameters; its sequence classifier.
+#[test]
+fn opt() {
+    for name in ["opt", "opt_plain", "opt_cls"] {
+        check(name);
+    }
+}
+
+/// Cohere: the parallel block on one weight-only layer norm, interleaved RoPE, the logit scale,
+/// tied embeddings; per-head q/k norms with biases and an untied head from a bf16 checkpoint.
+/// Cohere 2: windowed layers with RoPE and full ones without, from `layer_types` or, without them,
+/// from `sliding_window_pattern`.
+#[test]
+fn cohere() {
+    check("cohere");
+    check("cohere_qk");
+    check("cohere2");
+    let dir = fixture("cohere2");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json.as_object_mut().unwrap().remove("layer_types");
+    json["sliding_window_pattern"] = 3.into();
+    let cfg = Config::from_json_str(&json.to_string()).unwrap();
+    let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+    let (inputs, expected) = golden("cohere2");
+    let outputs = model.forward_named(&inputs, false).unwrap();
+    assert_close("cohere2 by pattern", &outputs[0].1, &expected["logits"], 1e-4, 1e-4);
+    // Every layer windowed (no full layer, so every layer rotated) is another model.
+    json["sliding_window_pattern"] = 4.into();
+    let cfg = Config::from_json_str(&json.to_string()).unwrap();
+    let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+    let other = model.forward_named(&inputs, false).unwrap();
+    let diff =
+        other[0].1.sub(&expected["logits"]).unwrap().abs().unwrap().max().unwrap().item::<f32>().unwrap();
+    assert!(diff > 1e-3, "pattern 4 should differ, max diff {diff}");
+}
+
+/// SmolLM3's NoPE layers (no rotation), and windows on them with `use_sliding_window`.
+#[test]
+fn smollm3() {
+    check("smollm3");
+    check("smollm3_swa");
+}
