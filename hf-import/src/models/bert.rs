@@ -3,7 +3,7 @@
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
-use super::decoder::batch_seq;
+use super::encoder_inputs::EncoderInputs;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
@@ -338,22 +338,10 @@ impl BertModel {
         token_type_ids: Option<&Tensor>,
         position_ids: Option<&Tensor>,
     ) -> Result<(Tensor, Tensor)> {
-        let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
-        let input_ids = &input_ids.to(device)?;
-        let on_device = |t: Option<&Tensor>| t.map(|t| t.to(device)).transpose();
-        let (attention_mask, token_type_ids, position_ids) =
-            (on_device(attention_mask)?, on_device(token_type_ids)?, on_device(position_ids)?);
-        for (name, t) in [("attention_mask", &attention_mask), ("token_type_ids", &token_type_ids)] {
-            if let Some(t) = t {
-                if t.dims() != [b, s] {
-                    return Err(Error::Input(format!(
-                        "{name} must have shape [{b}, {s}], got {:?}",
-                        t.dims()
-                    )));
-                }
-            }
-        }
+        let inputs = EncoderInputs::on(device, input_ids, attention_mask, token_type_ids, position_ids)?;
+        let EncoderInputs { batch: b, seq: s, attention_mask, token_type_ids, position_ids, .. } = inputs;
+        let input_ids = &inputs.input_ids;
         let e = &self.embeddings;
         let positions = match (position_ids, self.positions) {
             (Some(p), _) => p.to_dtype(DType::I64)?,

@@ -13,6 +13,7 @@ mod decoder_classifier;
 mod dinov2;
 mod distilbert;
 mod electra;
+mod encoder_inputs;
 mod falcon;
 mod family;
 mod gemma;

@@ -12,7 +12,7 @@
 use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::bert::BertOutput;
-use super::decoder::batch_seq;
+use super::encoder_inputs::EncoderInputs;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
@@ -137,23 +137,11 @@ impl NomicBertModel {
         position_ids: Option<&Tensor>,
         output_hidden_states: bool,
     ) -> Result<BertOutput> {
-        let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
-        let on_device = |t: Option<&Tensor>| t.map(|t| t.to(device)).transpose();
-        let (mask, types, positions) =
-            (on_device(attention_mask)?, on_device(token_type_ids)?, on_device(position_ids)?);
-        for (name, t) in [("attention_mask", &mask), ("token_type_ids", &types), ("position_ids", &positions)]
-        {
-            if let Some(t) = t {
-                if t.dims() != [b, s] && !(name == "position_ids" && t.dims() == [1, s]) {
-                    return Err(Error::Input(format!(
-                        "{name} must have shape [{b}, {s}], got {:?}",
-                        t.dims()
-                    )));
-                }
-            }
-        }
-        let mut h = self.word.forward(&input_ids.to(device)?)?;
+        let inputs = EncoderInputs::on(device, input_ids, attention_mask, token_type_ids, position_ids)?;
+        let s = inputs.seq;
+        let (mask, types, positions) = (inputs.attention_mask, inputs.token_type_ids, inputs.position_ids);
+        let mut h = self.word.forward(&inputs.input_ids)?;
         if let Some(tt) = &self.token_type {
             let types = match types {
                 Some(t) => t.to_dtype(DType::I64)?,

@@ -18,7 +18,7 @@ pub use self::attention::log_bucket_position;
 use self::attention::{DebertaLayer, RelativeInputs};
 pub use self::config::{ConvConfig, DebertaV2Config, RelativeConfig};
 use super::bert::{mlm_decoder, BertOutput};
-use super::decoder::batch_seq;
+use super::encoder_inputs::EncoderInputs;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{pair_padding_mask, Embedding, EncoderLayer, LayerNorm, Linear};
@@ -173,28 +173,17 @@ impl DebertaV2Model {
         position_ids: Option<&Tensor>,
         output_hidden_states: bool,
     ) -> Result<BertOutput> {
-        let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
-        let on_device = |t: Option<&Tensor>| t.map(|t| t.to(device)).transpose();
-        let (mask, types, positions) =
-            (on_device(attention_mask)?, on_device(token_type_ids)?, on_device(position_ids)?);
-        for (name, t) in [("attention_mask", &mask), ("token_type_ids", &types)] {
-            if let Some(t) = t {
-                if t.dims() != [b, s] {
-                    return Err(Error::Input(format!(
-                        "{name} must have shape [{b}, {s}], got {:?}",
-                        t.dims()
-                    )));
-                }
-            }
-        }
+        let inputs = EncoderInputs::on(device, input_ids, attention_mask, token_type_ids, position_ids)?;
+        let (b, s) = (inputs.batch, inputs.seq);
+        let (mask, types, positions) = (inputs.attention_mask, inputs.token_type_ids, inputs.position_ids);
         let mask = match mask {
             Some(m) => m,
             None => Tensor::ones([b, s], (DType::I64, device))?,
         };
         // `[batch, seq, 1]` ones at kept tokens, zeros at padding.
         let kept = mask.ne(0)?.to_dtype(self.dtype())?.unsqueeze(-1)?;
-        let embedded = self.embed(&input_ids.to(device)?, types.as_ref(), positions.as_ref(), &kept)?;
+        let embedded = self.embed(&inputs.input_ids, types.as_ref(), positions.as_ref(), &kept)?;
         let pair_mask = pair_padding_mask(&mask, embedded.dtype())?;
         let relative = match (&self.rel_embeddings, &self.cfg.relative) {
             (Some(table), Some(rel)) => Some(RelativeInputs::new(table, self.rel_norm.as_ref(), rel, s)?),
