@@ -51,13 +51,21 @@ def randomise(model, seed):
                 p.copy_(0.2 * noise)
 
 
-def inputs(encoder, pad=0, token_types=True):
-    """Two sequences of 7 tokens, the second right-padded (with `pad`) to 5 real tokens."""
+def inputs(encoder, pad=0, token_types=True, choices=False):
+    """Two sequences of 7 tokens, the second right-padded (with `pad`) to 5 real tokens. With `choices`,
+    a multiple-choice batch `[2, 3, 7]`: three variants of each sequence (other ids; the third variant of
+    the first one padded by one more token)."""
     ids = torch.tensor([[1, 17, 42, 5, 99, 23, 8], [3, 64, 12, 77, 30, pad, pad]], dtype=torch.int64)
     mask = torch.tensor([[1] * 7, [1] * 5 + [0] * 2], dtype=torch.int64)
-    out = {"input_ids": ids, "attention_mask": mask}
+    types = torch.tensor([[0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]], dtype=torch.int64)
+    if choices:
+        ids = torch.stack([torch.where(mask.bool(), (ids + 11 * c) % 97 + 2, ids) for c in range(3)], 1)
+        mask = mask.unsqueeze(1).repeat(1, 3, 1)
+        ids[0, 2, 6], mask[0, 2, 6] = pad, 0
+        types = types.unsqueeze(1).repeat(1, 3, 1)
+    out = {"input_ids": ids.contiguous(), "attention_mask": mask.contiguous()}
     if encoder and token_types:
-        out["token_type_ids"] = torch.tensor([[0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]], dtype=torch.int64)
+        out["token_type_ids"] = types.contiguous()
     return out
 
 
@@ -387,6 +395,18 @@ def main():
     build("deberta_tok", tf.DebertaV2ForTokenClassification, tf.DebertaV2Config(**v2, **labels("O", "B", "I")),
           147, encoder=True)
     build("deberta_qa", tf.DebertaV2ForQuestionAnswering, tf.DebertaV2Config(**v3), 148, encoder=True)
+    # Multiple choice: every choice encoded as its own sequence, one score each (`[2, 3]` logits): BERT's and
+    # ALBERT's classifier on the pooler, RoBERTa's and MPNet's on the pooler too (not their sequence
+    # classifiers' head), DistilBERT's pre_classifier, DeBERTa's ContextPooler.
+    build("bert_mc", tf.BertForMultipleChoice, tf.BertConfig(**bert), 160, encoder=True, choices=True)
+    build("albert_mc", tf.AlbertForMultipleChoice, tf.AlbertConfig(**albert), 161, encoder=True, choices=True)
+    build("roberta_mc", tf.RobertaForMultipleChoice, tf.RobertaConfig(**roberta), 162, encoder=True, pad=1,
+          token_types=False, choices=True)
+    build("mpnet_mc", tf.MPNetForMultipleChoice, tf.MPNetConfig(**mpnet), 163, encoder=True, pad=1,
+          token_types=False, choices=True)
+    build("distilbert_mc", tf.DistilBertForMultipleChoice, tf.DistilBertConfig(**distil), 164, encoder=True,
+          token_types=False, choices=True)
+    build("deberta_mc", tf.DebertaV2ForMultipleChoice, tf.DebertaV2Config(**v2), 165, encoder=True, choices=True)
     # NomicBERT (nomic-embed-text): rotary positions (base 1000; 100 here), fused Wqkv, SwiGLU, post-norms, saved
     # under the hub's names.
     build("nomic_bert", tf.NomicBertModel,

@@ -107,6 +107,9 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family_at("deberta_v1", dev, true)
         + check_family("nomic_bert", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
+    // Multiple choice: `[batch, num_choices, seq]` inputs at their own length.
+    let fallbacks = check_family("bert_mc", dev) + check_family("deberta_mc", dev);
+    assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // Image models (pixels in, no id lookups).
     let fallbacks = check_family("vit", dev)
         + check_family("vit_cls", dev)

@@ -19,8 +19,12 @@ fn the_model_type_picks_the_family() {
         "RobertaForMaskedLM"
     );
     assert_eq!(arch(r#"{"model_type": "bert", "architectures": ["BertModel"]}"#).unwrap(), "BertModel");
-    let e = arch(r#"{"model_type": "bert", "architectures": ["BertForMultipleChoice"]}"#);
-    assert!(e.unwrap_err().to_string().contains("BertForMultipleChoice"));
+    let e = arch(r#"{"model_type": "bert", "architectures": ["BertForNextSentencePrediction"]}"#);
+    assert!(e.unwrap_err().to_string().contains("BertForNextSentencePrediction"));
+    assert_eq!(
+        arch(r#"{"model_type": "bert", "architectures": ["BertForMultipleChoice"]}"#).unwrap(),
+        "BertForMultipleChoice"
+    );
     assert_eq!(arch(r#"{"model_type": "llama", "architectures": ["LlamaModel"]}"#).unwrap(), "LlamaModel");
     assert_eq!(
         arch(r#"{"model_type": "gemma3_text", "architectures": ["Gemma3TextModel"]}"#).unwrap(),

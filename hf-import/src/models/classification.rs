@@ -152,6 +152,9 @@ pub struct SequenceClassifier {
     head: Head,
     /// whether the encoder takes `token_type_ids` (DistilBERT's, MPNet's and ModernBERT's do not)
     token_types: bool,
+    /// a multiple-choice model (`BertForMultipleChoice`, ...): inputs `[batch, choices, seq]`, one
+    /// score per choice (see [`super::multiple_choice`])
+    pub(super) choices: bool,
 }
 
 /// transformers' `BertForSequenceClassification`.
@@ -253,7 +256,12 @@ impl SequenceClassifier {
             classifier: Linear::load(&root.pp("classifier"), hidden, labels, true)?,
             mean,
         };
-        Ok(SequenceClassifier { encoder: ClassifierEncoder::ModernBert(encoder), head, token_types: false })
+        Ok(SequenceClassifier {
+            encoder: ClassifierEncoder::ModernBert(encoder),
+            head,
+            token_types: false,
+            choices: false,
+        })
     }
 
     /// Loads `DebertaV2ForSequenceClassification` (or v1's `DebertaForSequenceClassification`):
@@ -273,11 +281,34 @@ impl SequenceClassifier {
             act: c.pooler_act,
             classifier: Linear::load(&weights.vars("classifier"), c.hidden, num_labels(cfg)?, true)?,
         };
-        Ok(SequenceClassifier { encoder: ClassifierEncoder::DebertaV2(encoder), head, token_types: true })
+        Ok(SequenceClassifier {
+            encoder: ClassifierEncoder::DebertaV2(encoder),
+            head,
+            token_types: true,
+            choices: false,
+        })
     }
 
     fn bert_style(encoder: BertModel, head: Head, token_types: bool) -> Self {
-        SequenceClassifier { encoder: ClassifierEncoder::Bert(encoder), head, token_types }
+        SequenceClassifier { encoder: ClassifierEncoder::Bert(encoder), head, token_types, choices: false }
+    }
+
+    /// `classifier.*` (`labels` outputs) on the pooler's output of `encoder`, which must have one
+    /// (`pooler` names its weight in the error).
+    pub(super) fn on_pooler(
+        encoder: BertModel,
+        weights: &Weights,
+        labels: usize,
+        token_types: bool,
+        pooler: &str,
+    ) -> Result<Self> {
+        if !encoder.has_pooler() {
+            return Err(Error::Weight(format!(
+                "tensor '{pooler}' is missing from the checkpoint (the classifier reads the pooler's output)"
+            )));
+        }
+        let classifier = Linear::load(&weights.vars("classifier"), encoder.config().hidden, labels, true)?;
+        Ok(Self::bert_style(encoder, Head::Pooled { classifier }, token_types))
     }
 
     /// RoBERTa's `classifier.dense` and `classifier.out_proj`.
@@ -293,6 +324,11 @@ impl SequenceClassifier {
     /// Whether the encoder reads `token_type_ids` (DistilBERT's, MPNet's and ModernBERT's have none).
     pub fn takes_token_types(&self) -> bool {
         self.token_types
+    }
+
+    /// Whether this is a multiple-choice model (inputs `[batch, num_choices, seq]`).
+    pub fn is_multiple_choice(&self) -> bool {
+        self.choices
     }
 
     /// The number of labels (the logits' last dim).
@@ -329,6 +365,16 @@ impl SequenceClassifier {
         position_ids: Option<&Tensor>,
         output_hidden_states: bool,
     ) -> Result<(Tensor, BertOutput)> {
+        if self.choices {
+            return super::multiple_choice::forward(
+                self,
+                input_ids,
+                attention_mask,
+                token_type_ids,
+                position_ids,
+                output_hidden_states,
+            );
+        }
         let out =
             self.encode(input_ids, attention_mask, token_type_ids, position_ids, output_hidden_states)?;
         let logits = self.logits_of(&out.last_hidden_state, out.pooler_output.as_ref(), attention_mask)?;
@@ -348,7 +394,7 @@ impl SequenceClassifier {
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
         let types = if self.token_types { token_type_ids } else { None };
-        let packs = !matches!(self.encoder, ClassifierEncoder::DebertaV2(_));
+        let packs = !matches!(self.encoder, ClassifierEncoder::DebertaV2(_)) && !self.choices;
         if self.encoder.device() == Device::Cpu && packs {
             let ids = super::ids_as_i64("input_ids", input_ids)?;
             super::check_input_dtype("attention_mask", attention_mask)?;
@@ -377,7 +423,7 @@ impl SequenceClassifier {
 
     /// The head on a last hidden state `[batch, seq, hidden]` (and BERT's pooler output, when
     /// already computed; the mask for mean pooling): logits `[batch, num_labels]`.
-    fn logits_of(
+    pub(super) fn logits_of(
         &self,
         last_hidden_state: &Tensor,
         pooled: Option<&Tensor>,

@@ -58,6 +58,9 @@ impl AutoModel {
             "DistilBertForSequenceClassification" => {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_distilbert(cfg, weights)?)
             }
+            _ if arch.ends_with("ForMultipleChoice") => {
+                AutoModel::SequenceClassifier(multiple_choice::load(arch, cfg, weights)?)
+            }
             _ if arch.ends_with("ForTokenClassification") || arch.ends_with("ForQuestionAnswering") => {
                 AutoModel::TokenClassifier(TokenClassifier::load(arch, cfg, weights)?)
             }

@@ -29,6 +29,7 @@ mod mistral;
 mod modernbert;
 mod moe;
 mod mpnet;
+mod multiple_choice;
 mod nomic_bert;
 mod olmo;
 mod opt;
@@ -635,7 +636,11 @@ impl AutoModel {
             check_input_dtype(name, t)?;
         }
         let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
-        check_input_shapes(inputs)?;
+        if matches!(self, AutoModel::SequenceClassifier(m) if m.is_multiple_choice()) {
+            multiple_choice::check_input_shapes(inputs)?;
+        } else {
+            check_input_shapes(inputs)?;
+        }
         // A float or bool mask as the int64 ones and zeros the models read.
         let mask_i64 = match inputs.get("attention_mask") {
             Some(m) if m.dtype() != DType::I64 => Some(m.ne(0.0)?.to_dtype(DType::I64)?),

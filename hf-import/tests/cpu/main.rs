@@ -12,6 +12,7 @@ mod cross_encoder;
 mod decoder_families;
 mod families;
 mod generate;
+mod multiple_choice;
 mod packed_decoder;
 mod packed_encoder;
 mod pytorch_checkpoints;
