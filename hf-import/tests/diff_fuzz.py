@@ -722,6 +722,17 @@ def decoder_cls(gen, model_cls):
     return make
 
 
+def multiple_choice(gen, model_cls):
+    """An encoder's `*ForMultipleChoice` on the base family's config (one score per choice, whatever labels the
+    config declares)."""
+    def make(r):
+        _, config_cls, c = gen(r)
+        for k in ("tie_word_embeddings", "decoder_bias", "legacy"):
+            c.pop(k, None)
+        return model_cls, config_cls, with_labels(r, c) if r.random() < 0.3 else c
+    return make
+
+
 def per_token(gen, model_cls, config_cls=None):
     """An encoder's `*ForTokenClassification` (random labels) or `*ForQuestionAnswering` (two labels, as transformers
     requires) on the base family's config; ModernBERT's prediction head with a random bias and activation."""
@@ -945,6 +956,12 @@ FAMILIES = {
     "deberta": gen_deberta, "deberta_cls": gen_deberta_cls, "deberta_v1": gen_deberta_v1, "nomic_bert": gen_nomic_bert,
     "deberta_tok": per_token(gen_deberta, tf.DebertaV2ForTokenClassification),
     "deberta_qa": per_token(gen_deberta, tf.DebertaV2ForQuestionAnswering),
+    "bert_mc": multiple_choice(gen_bert, tf.BertForMultipleChoice),
+    "roberta_mc": multiple_choice(gen_roberta, tf.RobertaForMultipleChoice),
+    "distilbert_mc": multiple_choice(gen_distilbert, tf.DistilBertForMultipleChoice),
+    "mpnet_mc": multiple_choice(gen_mpnet, tf.MPNetForMultipleChoice),
+    "albert_mc": multiple_choice(gen_albert, tf.AlbertForMultipleChoice),
+    "deberta_mc": multiple_choice(gen_deberta, tf.DebertaV2ForMultipleChoice),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -955,7 +972,11 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert"}
+        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
+        "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
+        "albert_mc": "bert", "deberta_mc": "bert"}
+# Multiple-choice models: inputs `[batch, choices, seq]`.
+MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
 CLASSIFIERS = {"opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
@@ -1042,6 +1063,12 @@ def make_inputs(r, family, cfg, model_cls=None):
         return image_inputs(r, model_cls, cfg)
     if family in SEQ2SEQ:
         return seq2seq_inputs(r, model_cls, cfg)
+    if family in MULTIPLE_CHOICE:
+        # The rows as the choices of one example, or of two (the second with the rows reversed).
+        x, desc = make_inputs(r, base_of(family), cfg, model_cls)
+        two = r.random() < 0.5
+        x = {k: torch.stack([v, v.flip(0)]) if two else v.unsqueeze(0) for k, v in x.items()}
+        return x, f"{'2' if two else '1'} x choices {desc}"
     enc = family in ENCODERS
     family = base_of(family)
     vocab = cfg.get("vocab_size")
