@@ -729,6 +729,12 @@ def multiple_choice(gen, model_cls):
         _, config_cls, c = gen(r)
         for k in ("tie_word_embeddings", "decoder_bias", "legacy"):
             c.pop(k, None)
+        if config_cls is tf.ModernBertConfig:
+            c.update(classifier_bias=r.random() < 0.5, classifier_activation=r.choice(["gelu", "silu", "tanh"]),
+                     classifier_pooling=r.choice(["cls", "mean"]))
+        if config_cls is tf.ElectraConfig and r.random() < 0.5:
+            c.update(summary_type=r.choice(["first", "last", "mean"]), summary_use_proj=r.random() < 0.7,
+                     summary_activation=r.choice(["gelu", "tanh", "relu", ""]))
         return model_cls, config_cls, with_labels(r, c) if r.random() < 0.3 else c
     return make
 
@@ -962,6 +968,8 @@ FAMILIES = {
     "mpnet_mc": multiple_choice(gen_mpnet, tf.MPNetForMultipleChoice),
     "albert_mc": multiple_choice(gen_albert, tf.AlbertForMultipleChoice),
     "deberta_mc": multiple_choice(gen_deberta, tf.DebertaV2ForMultipleChoice),
+    "electra_mc": multiple_choice(gen_electra, tf.ElectraForMultipleChoice),
+    "modernbert_mc": multiple_choice(gen_modernbert, tf.ModernBertForMultipleChoice),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -974,9 +982,10 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
         "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
-        "albert_mc": "bert", "deberta_mc": "bert"}
+        "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
-MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc"}
+MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
+                   "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
 CLASSIFIERS = {"opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",

@@ -51,7 +51,7 @@ def randomise(model, seed):
                 p.copy_(0.2 * noise)
 
 
-def inputs(encoder, pad=0, token_types=True, choices=False):
+def inputs(encoder, pad=0, token_types=True, choices=False, left=False):
     """Two sequences of 7 tokens, the second right-padded (with `pad`) to 5 real tokens. With `choices`,
     a multiple-choice batch `[2, 3, 7]`: three variants of each sequence (other ids; the third variant of
     the first one padded by one more token)."""
@@ -63,6 +63,11 @@ def inputs(encoder, pad=0, token_types=True, choices=False):
         mask = mask.unsqueeze(1).repeat(1, 3, 1)
         ids[0, 2, 6], mask[0, 2, 6] = pad, 0
         types = types.unsqueeze(1).repeat(1, 3, 1)
+        if left:
+            # The padded rows' padding moved to their left.
+            for i, c in [(1, 0), (1, 1), (1, 2), (0, 2)]:
+                n = int(mask[i, c].sum())
+                ids[i, c], mask[i, c] = ids[i, c].roll(len(mask[i, c]) - n), mask[i, c].roll(len(mask[i, c]) - n)
     out = {"input_ids": ids.contiguous(), "attention_mask": mask.contiguous()}
     if encoder and token_types:
         out["token_type_ids"] = types.contiguous()
@@ -407,6 +412,14 @@ def main():
     build("distilbert_mc", tf.DistilBertForMultipleChoice, tf.DistilBertConfig(**distil), 164, encoder=True,
           token_types=False, choices=True)
     build("deberta_mc", tf.DebertaV2ForMultipleChoice, tf.DebertaV2Config(**v2), 165, encoder=True, choices=True)
+    # ELECTRA's `ElectraSequenceSummary` (first token, projection, GELU) then the classifier; ModernBERT's head on
+    # each row's first kept token (left padding here) or on the kept tokens' mean.
+    build("electra_mc", tf.ElectraForMultipleChoice, tf.ElectraConfig(**electra), 166, encoder=True, choices=True)
+    build("modernbert_mc", tf.ModernBertForMultipleChoice, tf.ModernBertConfig(**modern), 167, encoder=True,
+          token_types=False, choices=True, left=True)
+    build("modernbert_mc_mean", tf.ModernBertForMultipleChoice,
+          tf.ModernBertConfig(**modern, classifier_pooling="mean"), 168, encoder=True, token_types=False,
+          choices=True)
     # NomicBERT (nomic-embed-text): rotary positions (base 1000; 100 here), fused Wqkv, SwiGLU, post-norms, saved
     # under the hub's names.
     build("nomic_bert", tf.NomicBertModel,

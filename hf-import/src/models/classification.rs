@@ -77,10 +77,26 @@ enum Head {
     Roberta { dense: Linear, out_proj: Linear, act: Activation },
     /// DistilBERT: `classifier(relu(pre_classifier(h[:, 0])))`.
     Distil { pre_classifier: Linear, classifier: Linear },
-    /// ModernBERT: `classifier(head(pool(h)))`, pooling `h[:, 0]` or (`mean`) the kept tokens' mean.
-    ModernBert { head: PredictionHead, classifier: Linear, mean: bool },
+    /// ModernBERT: `classifier(head(pool(h)))`, pooling `h[:, 0]` (a multiple-choice model's: each
+    /// row's first kept token, `first_kept`) or (`mean`) the kept tokens' mean.
+    ModernBert { head: PredictionHead, classifier: Linear, mean: bool, first_kept: bool },
+    /// ELECTRA's multiple-choice head: `classifier(act(summary(pool(h))))`, its
+    /// `ElectraSequenceSummary` pooling the first or last token or the mean of every token, the
+    /// projection and the activation optional.
+    Summary { pool: SummaryPool, summary: Option<Linear>, act: Option<Activation>, classifier: Linear },
     /// DeBERTa: `classifier(act(pooler.dense(h[:, 0])))`.
     ContextPooler { dense: Linear, act: Activation, classifier: Linear },
+}
+
+/// What ELECTRA's `ElectraSequenceSummary` pools (`summary_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SummaryPool {
+    /// `h[:, 0]`
+    First,
+    /// `h[:, -1]`
+    Last,
+    /// the mean over every token, padding included
+    Mean,
 }
 
 /// The encoder under a classification head.
@@ -255,6 +271,7 @@ impl SequenceClassifier {
             head: PredictionHead::load(cfg, &root.pp("head"))?,
             classifier: Linear::load(&root.pp("classifier"), hidden, labels, true)?,
             mean,
+            first_kept: false,
         };
         Ok(SequenceClassifier {
             encoder: ClassifierEncoder::ModernBert(encoder),
@@ -287,6 +304,57 @@ impl SequenceClassifier {
             token_types: true,
             choices: false,
         })
+    }
+
+    /// Loads `ElectraForMultipleChoice`: `electra.*`, `sequence_summary.summary.*` (the
+    /// `ElectraSequenceSummary` of `summary_type`, `summary_use_proj` and `summary_activation`, as
+    /// `ElectraConfig` defaults them) and a one-output `classifier.*`.
+    pub(super) fn load_electra_choices(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let encoder = load_electra(cfg, weights)?;
+        let hidden = encoder.config().hidden;
+        let pool = match cfg.str_or("summary_type", "first")? {
+            "first" => SummaryPool::First,
+            "last" => SummaryPool::Last,
+            "mean" => SummaryPool::Mean,
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "summary_type {other:?} is not supported (\"first\", \"last\" or \"mean\")"
+                )))
+            }
+        };
+        let summary = if cfg.bool_or("summary_use_proj", true)? {
+            let to_labels = cfg.bool_or("summary_proj_to_labels", false)? && num_labels(cfg)? > 0;
+            let width = if to_labels { num_labels(cfg)? } else { hidden };
+            if width != hidden {
+                return Err(Error::Config(format!(
+                    "summary_proj_to_labels projects the summary to num_labels ({width}), but the classifier reads hidden_size ({hidden}) features"
+                )));
+            }
+            Some(Linear::load(&weights.vars("sequence_summary").pp("summary"), hidden, hidden, true)?)
+        } else {
+            None
+        };
+        let act = match cfg.get("summary_activation") {
+            None => Some(Activation::from_name("gelu")?),
+            Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(name)) if name.is_empty() => None,
+            Some(serde_json::Value::String(name)) => Some(Activation::from_name(name)?),
+            Some(other) => {
+                return Err(Error::Config(format!(
+                    "summary_activation must be a string or null, got {other}"
+                )))
+            }
+        };
+        let classifier = Linear::load(&weights.vars("classifier"), hidden, 1, true)?;
+        Ok(Self::bert_style(encoder, Head::Summary { pool, summary, act, classifier }, true))
+    }
+
+    /// Makes a ModernBERT head's `"cls"` pooling read each row's first kept token rather than its
+    /// first token (`ModernBertForMultipleChoice`'s, for left or right padding).
+    pub(super) fn pool_first_kept_token(&mut self) {
+        if let Head::ModernBert { mean: false, first_kept, .. } = &mut self.head {
+            *first_kept = true;
+        }
     }
 
     fn bert_style(encoder: BertModel, head: Head, token_types: bool) -> Self {
@@ -337,7 +405,8 @@ impl SequenceClassifier {
             Head::Pooled { classifier }
             | Head::Distil { classifier, .. }
             | Head::ModernBert { classifier, .. }
-            | Head::ContextPooler { classifier, .. } => classifier.weight.dims()[0],
+            | Head::ContextPooler { classifier, .. }
+            | Head::Summary { classifier, .. } => classifier.weight.dims()[0],
             Head::Roberta { out_proj, .. } => out_proj.weight.dims()[0],
         }
     }
@@ -447,16 +516,43 @@ impl SequenceClassifier {
             Head::Distil { pre_classifier, classifier } => {
                 classifier.forward(&pre_classifier.forward(&first()?)?.relu()?)?
             }
-            Head::ModernBert { head, classifier, mean } => {
-                let pooled =
-                    if *mean { mean_over_kept(last_hidden_state, attention_mask)? } else { first()? };
+            Head::ModernBert { head, classifier, mean, first_kept } => {
+                let pooled = match (mean, first_kept, attention_mask) {
+                    (true, _, _) => mean_over_kept(last_hidden_state, attention_mask)?,
+                    (false, true, Some(mask)) => first_kept_token(last_hidden_state, mask)?,
+                    (false, _, _) => first()?,
+                };
                 classifier.forward(&head.forward(&pooled)?)?
+            }
+            Head::Summary { pool, summary, act, classifier } => {
+                let mut x = match pool {
+                    SummaryPool::First => first()?,
+                    SummaryPool::Last => last_hidden_state.select(1, -1)?,
+                    SummaryPool::Mean => last_hidden_state.mean(1, false)?,
+                };
+                if let Some(summary) = summary {
+                    x = summary.forward(&x)?;
+                }
+                if let Some(act) = act {
+                    x = act.forward(&x)?;
+                }
+                classifier.forward(&x)?
             }
             Head::ContextPooler { dense, act, classifier } => {
                 classifier.forward(&act.forward(&dense.forward(&first()?)?)?)?
             }
         })
     }
+}
+
+/// Each row's first kept token `[batch, hidden]` (the first column where `mask` `[batch, seq]` is
+/// the largest, as `argmax` finds it: the first token of a row that keeps none), as
+/// `ModernBertForMultipleChoice` pools for left or right padding.
+fn first_kept_token(h: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    let (n, hidden) = (h.dims()[0], h.dims()[2]);
+    let at = mask.to(h.device())?.to_dtype(DType::F32)?.argmax(Some(-1), false)?;
+    let index = at.reshape([n, 1, 1])?.expand([n, 1, hidden])?;
+    Ok(h.gather(1, &index)?.reshape([n, hidden])?)
 }
 
 /// transformers' ModernBERT mean pooling: `(h * mask[..., None]).sum(1) / mask.sum(1, keepdim)`,

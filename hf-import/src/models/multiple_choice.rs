@@ -1,11 +1,13 @@
 //! Multiple-choice heads (`BertForMultipleChoice`, `RobertaForMultipleChoice`,
 //! `XLMRobertaForMultipleChoice`, `CamembertForMultipleChoice`, `AlbertForMultipleChoice`,
-//! `DistilBertForMultipleChoice`, `MPNetForMultipleChoice`, `DebertaV2ForMultipleChoice`), as
+//! `DistilBertForMultipleChoice`, `MPNetForMultipleChoice`, `DebertaV2ForMultipleChoice`,
+//! `ElectraForMultipleChoice`, `ModernBertForMultipleChoice`), as
 //! transformers builds them: inputs `[batch, num_choices, seq]`, every choice encoded as a
 //! sequence of its own (the inputs viewed as `[batch * num_choices, seq]`), a one-output
 //! classifier scoring each, and the scores viewed as logits `[batch, num_choices]`. The heads are
 //! the sequence classifiers' with one output, except that RoBERTa's and MPNet's score the
-//! pooler's output (their sequence classifiers use a head of their own).
+//! pooler's output (their sequence classifiers use a head of their own), ELECTRA's its
+//! `ElectraSequenceSummary`, and ModernBERT's `"cls"` pooling reads each row's first kept token.
 
 use std::collections::BTreeMap;
 
@@ -42,6 +44,12 @@ pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<SequenceClass
         }
         "DistilBertForMultipleChoice" => SequenceClassifier::load_distilbert(one, weights)?,
         "DebertaV2ForMultipleChoice" => SequenceClassifier::load_deberta_v2(one, weights)?,
+        "ElectraForMultipleChoice" => SequenceClassifier::load_electra_choices(cfg, weights)?,
+        "ModernBertForMultipleChoice" => {
+            let mut model = SequenceClassifier::load_modernbert(one, weights)?;
+            model.pool_first_kept_token();
+            model
+        }
         other => return Err(Error::Unsupported(format!("{other} is not a multiple-choice architecture"))),
     };
     model.choices = true;

@@ -9,10 +9,22 @@ use oxtorch_hf_import::{AutoModel, Config, Weights};
 use oxtorch_tensor::{DType, Tensor};
 
 /// BERT, ALBERT, RoBERTa, MPNet (their classifier on the pooler), DistilBERT and DeBERTa-v2 (their
-/// sequence classifiers' heads with one output); a padded choice among full ones.
+/// sequence classifiers' heads with one output), ELECTRA (its sequence summary), ModernBERT (each
+/// row's first kept token under left padding, or the kept tokens' mean); a padded choice among
+/// full ones.
 #[test]
 fn multiple_choice_heads() {
-    for name in ["bert_mc", "albert_mc", "roberta_mc", "mpnet_mc", "distilbert_mc", "deberta_mc"] {
+    for name in [
+        "bert_mc",
+        "albert_mc",
+        "roberta_mc",
+        "mpnet_mc",
+        "distilbert_mc",
+        "deberta_mc",
+        "electra_mc",
+        "modernbert_mc",
+        "modernbert_mc_mean",
+    ] {
         check(name);
     }
 }
