@@ -6,8 +6,8 @@ use super::decoder::batch_seq;
 use crate::error::{Error, Result};
 
 /// The inputs of an encoder's forward on the weights' device: `input_ids` `[batch, seq]`, and
-/// each optional input checked to be `[batch, seq]` too (`position_ids` may also be one `[1, seq]`
-/// row, shared by the batch, as transformers allows).
+/// each optional input checked to be `[batch, seq]` too (`position_ids` may also be one row shared
+/// by the batch, `[1, seq]` or `[seq]`, as transformers allows; it is then `[1, seq]`).
 pub(crate) struct EncoderInputs {
     pub batch: usize,
     pub seq: usize,
@@ -35,9 +35,10 @@ impl EncoderInputs {
         ];
         for (name, t) in named {
             let Some(t) = t else { continue };
-            let shared_row = name == "position_ids" && t.dims() == [1, s];
+            let shared_row = name == "position_ids" && (t.dims() == [1, s] || t.dims() == [s]);
             if t.dims() != [b, s] && !shared_row {
-                let also = if name == "position_ids" { format!(" or [1, {s}]") } else { String::new() };
+                let also =
+                    if name == "position_ids" { format!(", [1, {s}] or [{s}]") } else { String::new() };
                 return Err(Error::Input(format!(
                     "{name} must have shape [{b}, {s}]{also}, got {:?}",
                     t.dims()
@@ -51,7 +52,9 @@ impl EncoderInputs {
             input_ids: input_ids.to(device)?,
             attention_mask: on_device(attention_mask)?,
             token_type_ids: on_device(token_type_ids)?,
-            position_ids: on_device(position_ids)?,
+            position_ids: on_device(position_ids)?
+                .map(|p| if p.rank() == 1 { p.unsqueeze(0) } else { Ok(p) })
+                .transpose()?,
         })
     }
 }
@@ -77,7 +80,10 @@ mod tests {
         let e = err(EncoderInputs::on(Device::Cpu, &x, None, Some(&ids(1, 3)), None));
         assert!(e.contains("token_type_ids must have shape [2, 3], got [1, 3]"), "{e}");
         let e = err(EncoderInputs::on(Device::Cpu, &x, None, None, Some(&ids(2, 1))));
-        assert!(e.contains("position_ids must have shape [2, 3] or [1, 3], got [2, 1]"), "{e}");
+        assert!(e.contains("position_ids must have shape [2, 3], [1, 3] or [3], got [2, 1]"), "{e}");
+        let row = Tensor::zeros([3], DType::I64).unwrap();
+        let inputs = EncoderInputs::on(Device::Cpu, &x, None, None, Some(&row)).unwrap();
+        assert_eq!(inputs.position_ids.unwrap().dims(), [1, 3]);
         let e =
             err(EncoderInputs::on(Device::Cpu, &Tensor::zeros([3], DType::I64).unwrap(), None, None, None));
         assert!(e.contains("input_ids must be a 2-D integer tensor"), "{e}");
