@@ -1079,6 +1079,8 @@ def make_inputs(r, family, cfg, model_cls=None):
         x = {k: torch.stack([v, v.flip(0)]) if two else v.unsqueeze(0) for k, v in x.items()}
         return x, f"{'2' if two else '1'} x choices {desc}"
     enc = family in ENCODERS
+    # (transformers' FalconForSequenceClassification takes no position_ids.)
+    takes_positions = family != "falcon_cls"
     family = base_of(family)
     vocab = cfg.get("vocab_size")
     max_pos = cfg.get("max_position_embeddings", 64)
@@ -1116,7 +1118,7 @@ def make_inputs(r, family, cfg, model_cls=None):
     if family == "bert" and cfg.get("type_vocab_size", 2) > 1 and r.random() < 0.7:
         x["token_type_ids"] = torch.randint(0, cfg["type_vocab_size"], (b, l), dtype=torch.int64)
         desc += " token_types"
-    if family != "distilbert" and r.random() < 0.3:
+    if family != "distilbert" and takes_positions and r.random() < 0.3:
         if family in ("roberta", "mpnet"):
             pos = (torch.cumsum(mask, 1) * mask + pad_id).clamp(max=max_pos - 1)
         elif r.random() < 0.5:

@@ -35,6 +35,9 @@ pub struct DecoderForSequenceClassification {
     pub model: CausalLm,
     score: Linear,
     pad_token_id: Option<i64>,
+    /// Whether the family's classifier takes `position_ids` (transformers'
+    /// `FalconForSequenceClassification` has none: its positions always count from 0).
+    takes_position_ids: bool,
 }
 
 impl DecoderForSequenceClassification {
@@ -50,7 +53,13 @@ impl DecoderForSequenceClassification {
             ),
             None => None,
         };
-        Ok(DecoderForSequenceClassification { model, score, pad_token_id })
+        let takes_position_ids = cfg.model_type()? != "falcon";
+        Ok(DecoderForSequenceClassification { model, score, pad_token_id, takes_position_ids })
+    }
+
+    /// Whether the model takes `position_ids` (not Falcon's, as in transformers).
+    pub fn takes_position_ids(&self) -> bool {
+        self.takes_position_ids
     }
 
     /// The number of labels (the logits' last dim).
@@ -67,6 +76,12 @@ impl DecoderForSequenceClassification {
         position_ids: Option<&Tensor>,
         output_hidden_states: bool,
     ) -> Result<(Tensor, Vec<Tensor>)> {
+        if position_ids.is_some() && !self.takes_position_ids {
+            return Err(Error::Input(
+                "this classifier takes no position_ids (transformers' FalconForSequenceClassification counts positions from 0)"
+                    .into(),
+            ));
+        }
         let rows = self.scored_tokens(input_ids)?;
         let (h, hidden_states) =
             self.model.hidden_states(input_ids, attention_mask, position_ids, output_hidden_states)?;

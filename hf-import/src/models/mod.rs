@@ -231,6 +231,7 @@ pub enum AutoModel {
 const ENCODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "token_type_ids", "position_ids"];
 const DECODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids"];
 const DISTILBERT_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids"];
+const IDS_AND_MASK: &[&str] = &["input_ids", "attention_mask"];
 
 /// Inputs that index a table (token, token type and position ids): integer tensors, not bool, as
 /// torch's embedding lookup requires. `attention_mask` may also be bool.
@@ -530,6 +531,7 @@ impl AutoModel {
             | AutoModel::ModernBertForMaskedLM(_) => DISTILBERT_INPUTS,
             AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::TokenClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
+            AutoModel::DecoderClassifier(m) if !m.takes_position_ids() => IDS_AND_MASK,
             AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
             _ if self.runs_own_inputs() => self.own_input_names(),
             _ if self.decoder().is_some() => DECODER_INPUTS,

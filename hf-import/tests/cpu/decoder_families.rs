@@ -6,6 +6,7 @@ use crate::common;
 
 use common::{assert_close, check, check_with, fixture, golden};
 use oxtorch_hf_import::{AutoModel, Config, Weights};
+use oxtorch_tensor::{DType, Tensor};
 
 /// GPT-2: learned positions, layer norms, `Conv1D` weights, a fused `c_attn`, the tied head; and
 /// the OpenAI upload's layout (no `transformer.` prefix, causal-mask buffers) with an untied head,
@@ -53,6 +54,32 @@ fn falcon_layouts() {
     for name in ["falcon", "falcon_40b", "falcon_seq"] {
         check(name);
     }
+}
+
+/// transformers' `FalconForSequenceClassification` takes no `position_ids` (its positions count
+/// from 0 whatever is passed): given, they are an error naming the inputs it takes, not ignored.
+#[test]
+fn falcon_classifier_takes_no_position_ids() {
+    let dir = fixture("falcon");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json["architectures"] = serde_json::json!(["FalconForSequenceClassification"]);
+    json["pad_token_id"] = 0.into();
+    let cfg = Config::from_json_str(&json.to_string()).unwrap();
+    let mut tensors: Vec<(String, Tensor)> =
+        Weights::load(&dir, None).unwrap().iter().map(|t| t.map(|(k, t)| (k.clone(), t)).unwrap()).collect();
+    let hidden = json["hidden_size"].as_u64().unwrap() as usize;
+    tensors.push(("score.weight".into(), Tensor::ones([2, hidden], DType::F32).unwrap()));
+    let model = AutoModel::load(&cfg, &Weights::from_tensors(tensors)).unwrap();
+    let ids = Tensor::ones([1, 4], DType::I64).unwrap();
+    let mut inputs = std::collections::BTreeMap::from([("input_ids".to_string(), ids.clone())]);
+    assert_eq!(model.forward_named(&inputs, false).unwrap()[0].1.dims(), [1, 2]);
+    inputs.insert("position_ids".into(), Tensor::arange(4i64, ()).unwrap().unsqueeze(0).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(
+        err.contains("unexpected input 'position_ids' (this model takes input_ids, attention_mask)"),
+        "{err}"
+    );
 }
 
 /// OLMo's parameterless norms and clamped q/k/v; OLMo 2's post-norms and whole-projection q/k norms;
