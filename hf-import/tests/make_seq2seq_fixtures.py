@@ -105,6 +105,8 @@ def t5():
     # (A decoder deeper than the encoder: transformers 5.24 cannot generate with one, its cache sized by
     # num_layers, so only the base model has it.)
     build("mt5", tf.MT5Model, tf.MT5Config(**T5, num_decoder_layers=3), 73)
+    # The sequence classifier: the decoder on the sources shifted right, read at each row's last EOS (id 1).
+    build("t5_cls", tf.T5ForSequenceClassification, tf.T5Config(**T5, num_labels=3), 74, decoder=False)
 
 
 BART = dict(vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,

@@ -121,6 +121,7 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
     // Encoder-decoders (the relative-position buckets are host-made indices).
     let fallbacks = check_family("t5", dev)
         + check_family("t5_v11", dev)
+        + check_family("t5_cls", dev)
         + check_family("bart", dev)
         + check_family("whisper", dev)
         + check_family("marian", dev);

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::ids_as_i64;
 use crate::error::{Error, Result};
@@ -75,4 +75,25 @@ pub(super) fn outputs(
     out.push(("encoder_last_hidden_state".to_string(), encoded.0));
     out.extend(hidden("encoder_", encoded.1));
     out
+}
+
+/// The decoder's states `h` `[batch, seq, d]` at each row's last `eos` of `ids`, as transformers'
+/// sequence classifiers (BART's, T5's) read them: every row must hold as many EOS tokens, and at
+/// least one.
+pub(super) fn at_last_eos(ids: &Tensor, h: &Tensor, eos: Option<i64>) -> Result<Tensor> {
+    let eos = eos.ok_or_else(|| Error::Config("the sequence classifier needs eos_token_id".into()))?;
+    let rows = ids.to(Device::Cpu)?.to_vec2::<i64>()?;
+    let counts: Vec<usize> = rows.iter().map(|r| r.iter().filter(|&&t| t == eos).count()).collect();
+    if counts.iter().any(|&c| c != counts[0]) {
+        return Err(Error::Input(format!(
+            "all examples must have the same number of <eos> tokens (id {eos}): {counts:?}"
+        )));
+    }
+    if counts.first().is_some_and(|&c| c == 0) {
+        return Err(Error::Input(format!("each example must contain at least one <eos> token (id {eos})")));
+    }
+    let at: Vec<i64> = rows.iter().map(|r| r.iter().rposition(|&t| t == eos).unwrap_or(0) as i64).collect();
+    let (b, d) = (h.dims()[0], h.dims()[2]);
+    let index = Tensor::from_vec(at, [b, 1, 1])?.to(h.device())?.expand([b, 1, d])?;
+    Ok(h.gather(1, &index)?.reshape([b, d])?)
 }

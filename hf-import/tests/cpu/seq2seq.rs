@@ -31,6 +31,20 @@ fn mt5_model_with_a_deeper_decoder() {
     check("mt5");
 }
 
+/// `T5ForSequenceClassification`: its `T5Model` under `transformer.`, the decoder on the sources
+/// shifted right, the classification head at each row's last EOS; rows with different numbers of
+/// EOS tokens are an error, as in transformers.
+#[test]
+fn t5_sequence_classifier_reads_the_last_eos() {
+    check("t5_cls");
+    let dir = fixture("t5_cls");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let ids = Tensor::from_vec(vec![5i64, 1, 7, 1, 5, 6, 7, 1], [2, 4]).unwrap();
+    let inputs = std::collections::BTreeMap::from([("input_ids".to_string(), ids)]);
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("all examples must have the same number of <eos> tokens (id 1): [2, 1]"), "{err}");
+}
+
 /// T5's inputs get errors naming the problem: no `decoder_input_ids` for the decoder, float ids, a
 /// mask that does not fit its ids, an input the model does not take.
 #[test]

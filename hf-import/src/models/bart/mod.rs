@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Device, Tensor};
 
 pub use self::stack::{BartStack, StackConfig, StackOutput};
-use super::seq2seq_io::{check_inputs, ids_and_mask, outputs};
+use super::seq2seq_io::{at_last_eos, check_inputs, ids_and_mask, outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::generate::EncoderDecoder;
@@ -296,33 +296,6 @@ impl Bart {
         Ok(Tensor::from_vec(out, [b, s])?.to(ids.device())?)
     }
 
-    /// The decoder's states `h` `[batch, seq, d]` at each row's last `eos_token_id` of `ids`, as
-    /// transformers' sequence classifier reads them (every row must hold as many EOS tokens, and at
-    /// least one).
-    fn at_last_eos(&self, ids: &Tensor, h: &Tensor) -> Result<Tensor> {
-        let eos = self
-            .config
-            .eos
-            .ok_or_else(|| Error::Config("the sequence classifier needs eos_token_id".into()))?;
-        let rows = ids.to(Device::Cpu)?.to_vec2::<i64>()?;
-        let counts: Vec<usize> = rows.iter().map(|r| r.iter().filter(|&&t| t == eos).count()).collect();
-        if counts.iter().any(|&c| c != counts[0]) {
-            return Err(Error::Input(format!(
-                "all examples must have the same number of <eos> tokens (id {eos}): {counts:?}"
-            )));
-        }
-        if counts.first().is_some_and(|&c| c == 0) {
-            return Err(Error::Input(format!(
-                "each example must contain at least one <eos> token (id {eos})"
-            )));
-        }
-        let at: Vec<i64> =
-            rows.iter().map(|r| r.iter().rposition(|&t| t == eos).unwrap_or(0) as i64).collect();
-        let (b, d) = (h.dims()[0], h.dims()[2]);
-        let index = Tensor::from_vec(at, [b, 1, 1])?.to(h.device())?.expand([b, 1, d])?;
-        Ok(h.gather(1, &index)?.reshape([b, d])?)
-    }
-
     /// Runs the model on named inputs: `logits` (the generation model, the sequence classifier) or the decoder's
     /// `last_hidden_state`, `decoder_hidden_states.*`, `encoder_last_hidden_state` and
     /// `encoder_hidden_states.*`.
@@ -355,7 +328,7 @@ impl Bart {
         )?;
         let logits = match &self.classifier {
             Some((dense, out_proj)) => {
-                let sentence = self.at_last_eos(&ids, &decoded.last_hidden_state)?;
+                let sentence = at_last_eos(&ids, &decoded.last_hidden_state, self.config.eos)?;
                 Some(out_proj.forward(&dense.forward(&sentence)?.tanh()?)?)
             }
             None => self.logits(&decoded.last_hidden_state)?,

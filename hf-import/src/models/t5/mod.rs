@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{Device, Tensor};
 
 pub use self::stack::{StackConfig, StackOutput, T5Stack};
-use super::seq2seq_io::{check_inputs, ids_and_mask, outputs};
+use super::seq2seq_io::{at_last_eos, check_inputs, ids_and_mask, outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::generate::EncoderDecoder;
@@ -29,6 +29,8 @@ pub(super) const ARCHITECTURES: &[(&str, &str)] = &[
     ("MT5ForConditionalGeneration", "mt5"),
     ("MT5Model", "mt5"),
     ("MT5EncoderModel", "mt5"),
+    ("T5ForSequenceClassification", "t5"),
+    ("MT5ForSequenceClassification", "mt5"),
 ];
 
 const ENCODER_INPUTS: &[&str] = &["input_ids", "attention_mask"];
@@ -48,6 +50,10 @@ pub struct T5Config {
     pub scale_decoder_outputs: bool,
     /// `decoder_start_token_id` (default `pad_token_id`)
     pub decoder_start: Option<i64>,
+    /// `pad_token_id` (default 0): what the shifted labels' `-100` become
+    pub pad: Option<i64>,
+    /// `eos_token_id` (default 1): the sequence classifier reads each row's last one
+    pub eos: Option<i64>,
 }
 
 impl T5Config {
@@ -109,6 +115,8 @@ impl T5Config {
                     None => cfg.get("tie_word_embeddings").and_then(|v| v.as_bool()) != Some(false),
                 },
             decoder_start,
+            pad,
+            eos: cfg.nullable_usize_or("eos_token_id", Some(1))?.map(|e| e as i64),
             encoder,
         })
     }
@@ -130,6 +138,9 @@ pub struct T5 {
     decoder: Option<T5Stack>,
     /// `T5ForConditionalGeneration`'s head (`lm_head.weight`, or the shared embedding)
     lm_head: Option<Linear>,
+    /// `T5ForSequenceClassification`'s `classification_head`: `dense`, `tanh`, `out_proj`, on the
+    /// decoder's state at each row's last EOS
+    classifier: Option<(Linear, Linear)>,
 }
 
 impl T5 {
@@ -142,7 +153,14 @@ impl T5 {
             )));
         }
         let config = T5Config::from_config(cfg)?;
-        let root = weights.vars("");
+        let top = weights.vars("");
+        // The sequence classifier keeps its `T5Model` under `transformer.`.
+        let classifies = arch.ends_with("ForSequenceClassification");
+        let root = if classifies && top.contains("transformer.encoder.final_layer_norm.weight") {
+            top.pp("transformer")
+        } else {
+            top.clone()
+        };
         let d = config.encoder.d_model;
         // `shared.weight`; checkpoints of the encoder alone may hold only its own copy.
         let table = if root.contains("shared.weight") || !root.contains("encoder.embed_tokens.weight") {
@@ -165,7 +183,16 @@ impl T5 {
         } else {
             None
         };
-        Ok(T5 { config, shared, encoder, decoder, lm_head })
+        let classifier = if classifies {
+            let head = top.pp("classification_head");
+            Some((
+                Linear::load(&head.pp("dense"), d, d, true)?,
+                Linear::load(&head.pp("out_proj"), d, super::num_labels(cfg)?, true)?,
+            ))
+        } else {
+            None
+        };
+        Ok(T5 { config, shared, encoder, decoder, lm_head, classifier })
     }
 
     /// The sizes this model was built with.
@@ -227,6 +254,23 @@ impl T5 {
         Ok((logits, out))
     }
 
+    /// `ids` shifted one step right behind `decoder_start_token_id`, `-100` as `pad_token_id`
+    /// (transformers' `_shift_right`).
+    fn shifted_right(&self, ids: &Tensor) -> Result<Tensor> {
+        let start = self.config.decoder_start.ok_or_else(|| {
+            Error::Config("decoder_start_token_id is needed to shift input_ids into decoder inputs".into())
+        })?;
+        let pad = self.config.pad.unwrap_or(0);
+        let rows = ids.to(Device::Cpu)?.to_vec2::<i64>()?;
+        let mut out = Vec::new();
+        for row in &rows {
+            out.push(start);
+            out.extend(row[..row.len().saturating_sub(1)].iter().map(|&t| if t == -100 { pad } else { t }));
+        }
+        let (b, s) = (rows.len(), rows.first().map_or(0, Vec::len));
+        Ok(Tensor::from_vec(out, [b, s])?.to(ids.device())?)
+    }
+
     /// Whether this model has the LM head generation needs (`*ForConditionalGeneration`).
     pub fn can_generate(&self) -> bool {
         self.lm_head.is_some()
@@ -249,6 +293,27 @@ impl T5 {
             let hs = encoded.hidden_states.into_iter().enumerate();
             out.extend(hs.map(|(i, h)| (format!("hidden_states.{i}"), h)));
             return Ok(out);
+        }
+        if let Some((dense, out_proj)) = &self.classifier {
+            // Without decoder inputs, the sources shifted right (as transformers' classifier does).
+            let (dec_ids, dec_mask) = match inputs.contains_key("decoder_input_ids") {
+                true => ids_and_mask(inputs, "decoder_input_ids", "decoder_attention_mask")?,
+                false => (self.shifted_right(&ids)?, None),
+            };
+            let (_, decoded) = self.decode(
+                &dec_ids,
+                dec_mask.as_ref(),
+                &encoded.last_hidden_state,
+                mask.as_ref(),
+                output_hidden_states,
+            )?;
+            let sentence = at_last_eos(&ids, &decoded.last_hidden_state, self.config.eos)?;
+            let logits = out_proj.forward(&dense.forward(&sentence)?.tanh()?)?;
+            return Ok(outputs(
+                Some(logits),
+                (decoded.last_hidden_state, decoded.hidden_states),
+                (encoded.last_hidden_state, encoded.hidden_states),
+            ));
         }
         if !inputs.contains_key("decoder_input_ids") {
             return Err(Error::Input(
