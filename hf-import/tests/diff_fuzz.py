@@ -892,6 +892,13 @@ def gen_t5_cls(r):
     return cls, config_cls, with_labels(r, c)
 
 
+def gen_t5_tok(r):
+    """T5ForTokenClassification / MT5ForTokenClassification (an encoder under `transformer.`) on gen_t5's configs."""
+    _, config_cls, c = gen_t5(r)
+    cls = tf.MT5ForTokenClassification if config_cls is tf.MT5Config else tf.T5ForTokenClassification
+    return cls, config_cls, with_labels(r, c)
+
+
 def gen_bart(r):
     """BartForConditionalGeneration, BartModel and the MBart, Marian and Pegasus names: post-norm (BART, Marian) or
     pre-norm (mBART, Pegasus) blocks, learned or sinusoidal positions, Marian's own decoder vocabulary, encoder and
@@ -978,6 +985,7 @@ FAMILIES = {
     "electra_mc": multiple_choice(gen_electra, tf.ElectraForMultipleChoice),
     "modernbert_mc": multiple_choice(gen_modernbert, tf.ModernBertForMultipleChoice),
     "t5_cls": gen_t5_cls,
+    "t5_tok": gen_t5_tok,
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -995,7 +1003,7 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"t5_cls", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"t5_cls", "t5_tok", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 
@@ -1008,7 +1016,7 @@ ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
-SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls"}
+SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok"}
 
 
 def randomise(model, seed):
@@ -1182,7 +1190,8 @@ def seq2seq_inputs(r, model_cls, cfg):
         return x, desc + " eos"
     # (BART's decoder reads the shifted input_ids without them.)
     bart = "Bart" in model_cls.__name__
-    if not model_cls.__name__.endswith("EncoderModel") and not (bart and r.random() < 0.3):
+    encoder_only = model_cls.__name__.endswith(("EncoderModel", "TokenClassification"))
+    if not encoder_only and not (bart and r.random() < 0.3):
         t = r.randint(1, 16)
         dec = torch.randint(2, cfg.get("decoder_vocab_size") or vocab, (b, t), dtype=torch.int64)
         dec[:, 0] = cfg.get("decoder_start_token_id", 0)

@@ -107,6 +107,9 @@ def t5():
     build("mt5", tf.MT5Model, tf.MT5Config(**T5, num_decoder_layers=3), 73)
     # The sequence classifier: the decoder on the sources shifted right, read at each row's last EOS (id 1).
     build("t5_cls", tf.T5ForSequenceClassification, tf.T5Config(**T5, num_labels=3), 74, decoder=False)
+    # The token classifier: a T5EncoderModel under `transformer.`, `classifier` on every state.
+    build("t5_tok", tf.T5ForTokenClassification, tf.T5Config(**T5, num_labels=5, feed_forward_proj="gated-gelu"), 75,
+          decoder=False)
 
 
 BART = dict(vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,

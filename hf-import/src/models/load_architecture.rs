@@ -61,6 +61,10 @@ impl AutoModel {
             _ if arch.ends_with("ForMultipleChoice") => {
                 AutoModel::SequenceClassifier(multiple_choice::load(arch, cfg, weights)?)
             }
+            // (Before the token classifiers' table: T5's is its own.)
+            _ if arch.starts_with("T5") || arch.starts_with("MT5") => {
+                AutoModel::T5(T5::load(arch, cfg, weights)?)
+            }
             _ if arch.ends_with("ForTokenClassification") || arch.ends_with("ForQuestionAnswering") => {
                 AutoModel::TokenClassifier(TokenClassifier::load(arch, cfg, weights)?)
             }
@@ -72,9 +76,6 @@ impl AutoModel {
             }
             "ViTModel" => AutoModel::ViT(ViTModel::load(cfg, weights)?),
             _ if arch.starts_with("CLIP") => AutoModel::Clip(Clip::load(arch, cfg, weights)?),
-            _ if arch.starts_with("T5") || arch.starts_with("MT5") => {
-                AutoModel::T5(T5::load(arch, cfg, weights)?)
-            }
             _ if arch.starts_with("Whisper") => AutoModel::Whisper(Whisper::load(arch, cfg, weights)?),
             _ if arch.starts_with("Siglip") => AutoModel::Siglip(Siglip::load(arch, cfg, weights)?),
             "Dinov2Model" | "Dinov2WithRegistersModel" => AutoModel::Dinov2(Dinov2Model::load(cfg, weights)?),

@@ -31,6 +31,12 @@ fn mt5_model_with_a_deeper_decoder() {
     check("mt5");
 }
 
+/// `T5ForTokenClassification`: a `T5EncoderModel` under `transformer.`, `classifier` on each state.
+#[test]
+fn t5_token_classifier() {
+    check("t5_tok");
+}
+
 /// `T5ForSequenceClassification`: its `T5Model` under `transformer.`, the decoder on the sources
 /// shifted right, the classification head at each row's last EOS; rows with different numbers of
 /// EOS tokens are an error, as in transformers.

@@ -31,6 +31,8 @@ pub(super) const ARCHITECTURES: &[(&str, &str)] = &[
     ("MT5EncoderModel", "mt5"),
     ("T5ForSequenceClassification", "t5"),
     ("MT5ForSequenceClassification", "mt5"),
+    ("T5ForTokenClassification", "t5"),
+    ("MT5ForTokenClassification", "mt5"),
 ];
 
 const ENCODER_INPUTS: &[&str] = &["input_ids", "attention_mask"];
@@ -141,6 +143,8 @@ pub struct T5 {
     /// `T5ForSequenceClassification`'s `classification_head`: `dense`, `tanh`, `out_proj`, on the
     /// decoder's state at each row's last EOS
     classifier: Option<(Linear, Linear)>,
+    /// `T5ForTokenClassification`'s `classifier` on each encoder state
+    token_classifier: Option<Linear>,
 }
 
 impl T5 {
@@ -156,7 +160,10 @@ impl T5 {
         let top = weights.vars("");
         // The sequence classifier keeps its `T5Model` under `transformer.`.
         let classifies = arch.ends_with("ForSequenceClassification");
-        let root = if classifies && top.contains("transformer.encoder.final_layer_norm.weight") {
+        let tags = arch.ends_with("ForTokenClassification");
+        // Both classifiers keep their T5 model (a `T5EncoderModel` for tokens) under `transformer.`.
+        let nested = classifies || tags;
+        let root = if nested && top.contains("transformer.encoder.final_layer_norm.weight") {
             top.pp("transformer")
         } else {
             top.clone()
@@ -170,7 +177,7 @@ impl T5 {
         };
         let shared = Embedding::load(&root.pp(table), config.vocab, d)?;
         let encoder = T5Stack::load(&root.pp("encoder"), config.encoder.clone())?;
-        let decoder = if arch.ends_with("EncoderModel") {
+        let decoder = if arch.ends_with("EncoderModel") || tags {
             None
         } else {
             Some(T5Stack::load(&root.pp("decoder"), config.decoder())?)
@@ -192,7 +199,12 @@ impl T5 {
         } else {
             None
         };
-        Ok(T5 { config, shared, encoder, decoder, lm_head, classifier })
+        let token_classifier = if tags {
+            Some(Linear::load(&top.pp("classifier"), d, super::num_labels(cfg)?, true)?)
+        } else {
+            None
+        };
+        Ok(T5 { config, shared, encoder, decoder, lm_head, classifier, token_classifier })
     }
 
     /// The sizes this model was built with.
@@ -289,7 +301,11 @@ impl T5 {
         let (ids, mask) = ids_and_mask(inputs, "input_ids", "attention_mask")?;
         let encoded = self.encode(&ids, mask.as_ref(), output_hidden_states)?;
         if self.decoder.is_none() {
-            let mut out = vec![("last_hidden_state".to_string(), encoded.last_hidden_state)];
+            let first = match &self.token_classifier {
+                Some(classifier) => ("logits".to_string(), classifier.forward(&encoded.last_hidden_state)?),
+                None => ("last_hidden_state".to_string(), encoded.last_hidden_state),
+            };
+            let mut out = vec![first];
             let hs = encoded.hidden_states.into_iter().enumerate();
             out.extend(hs.map(|(i, h)| (format!("hidden_states.{i}"), h)));
             return Ok(out);
