@@ -899,6 +899,13 @@ def gen_t5_tok(r):
     return cls, config_cls, with_labels(r, c)
 
 
+def gen_t5_qa(r):
+    """T5ForQuestionAnswering / MT5ForQuestionAnswering on gen_t5's configs (start and end logits on the decoder)."""
+    _, config_cls, c = gen_t5(r)
+    cls = tf.MT5ForQuestionAnswering if config_cls is tf.MT5Config else tf.T5ForQuestionAnswering
+    return cls, config_cls, c
+
+
 def gen_bart(r):
     """BartForConditionalGeneration, BartModel and the MBart, Marian and Pegasus names: post-norm (BART, Marian) or
     pre-norm (mBART, Pegasus) blocks, learned or sinusoidal positions, Marian's own decoder vocabulary, encoder and
@@ -986,6 +993,7 @@ FAMILIES = {
     "modernbert_mc": multiple_choice(gen_modernbert, tf.ModernBertForMultipleChoice),
     "t5_cls": gen_t5_cls,
     "t5_tok": gen_t5_tok,
+    "t5_qa": gen_t5_qa,
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -1003,7 +1011,7 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"t5_cls", "t5_tok", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 
@@ -1016,7 +1024,7 @@ ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
-SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok"}
+SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
 
 def randomise(model, seed):

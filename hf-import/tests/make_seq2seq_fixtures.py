@@ -110,6 +110,8 @@ def t5():
     # The token classifier: a T5EncoderModel under `transformer.`, `classifier` on every state.
     build("t5_tok", tf.T5ForTokenClassification, tf.T5Config(**T5, num_labels=5, feed_forward_proj="gated-gelu"), 75,
           decoder=False)
+    # Extractive QA: the decoder on the sources shifted right, start and end logits on its states.
+    build("t5_qa", tf.T5ForQuestionAnswering, tf.T5Config(**T5), 76, decoder=False)
 
 
 BART = dict(vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,

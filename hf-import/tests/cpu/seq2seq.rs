@@ -37,6 +37,13 @@ fn t5_token_classifier() {
     check("t5_tok");
 }
 
+/// `T5ForQuestionAnswering`: the decoder on the sources shifted right, `start_logits` and
+/// `end_logits` on its states.
+#[test]
+fn t5_question_answering() {
+    check("t5_qa");
+}
+
 /// `T5ForSequenceClassification`: its `T5Model` under `transformer.`, the decoder on the sources
 /// shifted right, the classification head at each row's last EOS; rows with different numbers of
 /// EOS tokens are an error, as in transformers.

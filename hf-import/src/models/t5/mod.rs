@@ -33,6 +33,8 @@ pub(super) const ARCHITECTURES: &[(&str, &str)] = &[
     ("MT5ForSequenceClassification", "mt5"),
     ("T5ForTokenClassification", "t5"),
     ("MT5ForTokenClassification", "mt5"),
+    ("T5ForQuestionAnswering", "t5"),
+    ("MT5ForQuestionAnswering", "mt5"),
 ];
 
 const ENCODER_INPUTS: &[&str] = &["input_ids", "attention_mask"];
@@ -145,6 +147,8 @@ pub struct T5 {
     classifier: Option<(Linear, Linear)>,
     /// `T5ForTokenClassification`'s `classifier` on each encoder state
     token_classifier: Option<Linear>,
+    /// `T5ForQuestionAnswering`'s `qa_outputs` (start and end) on each decoder state
+    qa_outputs: Option<Linear>,
 }
 
 impl T5 {
@@ -204,7 +208,18 @@ impl T5 {
         } else {
             None
         };
-        Ok(T5 { config, shared, encoder, decoder, lm_head, classifier, token_classifier })
+        let qa_outputs = if arch.ends_with("ForQuestionAnswering") {
+            let labels = super::num_labels(cfg)?;
+            if labels != 2 {
+                return Err(Error::Config(format!(
+                    "T5ForQuestionAnswering needs num_labels 2 (start and end logits), got {labels}"
+                )));
+            }
+            Some(Linear::load(&top.pp("qa_outputs"), d, 2, true)?)
+        } else {
+            None
+        };
+        Ok(T5 { config, shared, encoder, decoder, lm_head, classifier, token_classifier, qa_outputs })
     }
 
     /// The sizes this model was built with.
@@ -308,6 +323,33 @@ impl T5 {
             let mut out = vec![first];
             let hs = encoded.hidden_states.into_iter().enumerate();
             out.extend(hs.map(|(i, h)| (format!("hidden_states.{i}"), h)));
+            return Ok(out);
+        }
+        if let Some(qa) = &self.qa_outputs {
+            // Without decoder inputs, the sources shifted right (as transformers' QA model does).
+            let (dec_ids, dec_mask) = match inputs.contains_key("decoder_input_ids") {
+                true => ids_and_mask(inputs, "decoder_input_ids", "decoder_attention_mask")?,
+                false => (self.shifted_right(&ids)?, None),
+            };
+            let (_, decoded) = self.decode(
+                &dec_ids,
+                dec_mask.as_ref(),
+                &encoded.last_hidden_state,
+                mask.as_ref(),
+                output_hidden_states,
+            )?;
+            let logits = qa.forward(&decoded.last_hidden_state)?;
+            let mut out = vec![
+                ("start_logits".to_string(), logits.select(-1, 0)?.contiguous()?),
+                ("end_logits".to_string(), logits.select(-1, 1)?.contiguous()?),
+            ];
+            // (The decoder's last hidden state is not among transformers' outputs here.)
+            let rest = outputs(
+                None,
+                (decoded.last_hidden_state, decoded.hidden_states),
+                (encoded.last_hidden_state, encoded.hidden_states),
+            );
+            out.extend(rest.into_iter().skip(1));
             return Ok(out);
         }
         if let Some((dense, out_proj)) = &self.classifier {
