@@ -52,7 +52,9 @@ fn the_model_type_picks_the_family() {
     assert_eq!(arch(r#"{"model_type": "marian"}"#).unwrap(), "MarianMTModel");
     assert_eq!(arch(r#"{"model_type": "marian", "architectures": ["MarianModel"]}"#).unwrap(), "MarianModel");
     assert_eq!(arch(r#"{"model_type": "pegasus"}"#).unwrap(), "PegasusForConditionalGeneration");
-    assert!(arch(r#"{"model_type": "t5", "architectures": ["T5ForQuestionAnswering"]}"#).is_err());
+    let qa = arch(r#"{"model_type": "t5", "architectures": ["T5ForQuestionAnswering"]}"#);
+    assert_eq!(qa.unwrap(), "T5ForQuestionAnswering");
+    assert!(arch(r#"{"model_type": "t5", "architectures": ["T5WithLMHeadModel"]}"#).is_err());
     assert!(arch(r#"{"model_type": "whisper", "architectures": ["WhisperForAudioClassification"]}"#).is_err());
     assert_eq!(arch(r#"{"model_type": "clip"}"#).unwrap(), "CLIPModel");
     assert_eq!(arch(r#"{"model_type": "siglip"}"#).unwrap(), "SiglipModel");
