@@ -325,74 +325,48 @@ impl T5 {
             out.extend(hs.map(|(i, h)| (format!("hidden_states.{i}"), h)));
             return Ok(out);
         }
-        if let Some(qa) = &self.qa_outputs {
-            // Without decoder inputs, the sources shifted right (as transformers' QA model does).
-            let (dec_ids, dec_mask) = match inputs.contains_key("decoder_input_ids") {
-                true => ids_and_mask(inputs, "decoder_input_ids", "decoder_attention_mask")?,
-                false => (self.shifted_right(&ids)?, None),
-            };
-            let (_, decoded) = self.decode(
-                &dec_ids,
-                dec_mask.as_ref(),
-                &encoded.last_hidden_state,
-                mask.as_ref(),
-                output_hidden_states,
-            )?;
-            let logits = qa.forward(&decoded.last_hidden_state)?;
-            let mut out = vec![
-                ("start_logits".to_string(), logits.select(-1, 0)?.contiguous()?),
-                ("end_logits".to_string(), logits.select(-1, 1)?.contiguous()?),
-            ];
-            // (The decoder's last hidden state is not among transformers' outputs here.)
-            let rest = outputs(
-                None,
-                (decoded.last_hidden_state, decoded.hidden_states),
-                (encoded.last_hidden_state, encoded.hidden_states),
-            );
-            out.extend(rest.into_iter().skip(1));
-            return Ok(out);
-        }
-        if let Some((dense, out_proj)) = &self.classifier {
-            // Without decoder inputs, the sources shifted right (as transformers' classifier does).
-            let (dec_ids, dec_mask) = match inputs.contains_key("decoder_input_ids") {
-                true => ids_and_mask(inputs, "decoder_input_ids", "decoder_attention_mask")?,
-                false => (self.shifted_right(&ids)?, None),
-            };
-            let (_, decoded) = self.decode(
-                &dec_ids,
-                dec_mask.as_ref(),
-                &encoded.last_hidden_state,
-                mask.as_ref(),
-                output_hidden_states,
-            )?;
-            let sentence = at_last_eos(&ids, &decoded.last_hidden_state, self.config.eos)?;
-            let logits = out_proj.forward(&dense.forward(&sentence)?.tanh()?)?;
-            return Ok(outputs(
-                Some(logits),
-                (decoded.last_hidden_state, decoded.hidden_states),
-                (encoded.last_hidden_state, encoded.hidden_states),
-            ));
-        }
-        if !inputs.contains_key("decoder_input_ids") {
-            return Err(Error::Input(
-                "missing input 'decoder_input_ids': the decoder needs them (generation starts from \
-                 decoder_start_token_id)"
-                    .into(),
-            ));
-        }
-        let (dec_ids, dec_mask) = ids_and_mask(inputs, "decoder_input_ids", "decoder_attention_mask")?;
-        let (logits, decoded) = self.decode(
+        let (dec_ids, dec_mask) = match inputs.contains_key("decoder_input_ids") {
+            true => ids_and_mask(inputs, "decoder_input_ids", "decoder_attention_mask")?,
+            // The classifier and the QA model decode the sources shifted right without them, as
+            // transformers' do.
+            false if self.classifier.is_some() || self.qa_outputs.is_some() => {
+                (self.shifted_right(&ids)?, None)
+            }
+            false => {
+                return Err(Error::Input(
+                    "missing input 'decoder_input_ids': the decoder needs them (generation starts from \
+                     decoder_start_token_id)"
+                        .into(),
+                ))
+            }
+        };
+        let (lm_logits, decoded) = self.decode(
             &dec_ids,
             dec_mask.as_ref(),
             &encoded.last_hidden_state,
             mask.as_ref(),
             output_hidden_states,
         )?;
-        Ok(outputs(
-            logits,
-            (decoded.last_hidden_state, decoded.hidden_states),
-            (encoded.last_hidden_state, encoded.hidden_states),
-        ))
+        let decoded_states = (decoded.last_hidden_state, decoded.hidden_states);
+        let encoded_states = (encoded.last_hidden_state, encoded.hidden_states);
+        if let Some(qa) = &self.qa_outputs {
+            let logits = qa.forward(&decoded_states.0)?;
+            let mut out = vec![
+                ("start_logits".to_string(), logits.select(-1, 0)?.contiguous()?),
+                ("end_logits".to_string(), logits.select(-1, 1)?.contiguous()?),
+            ];
+            // (The decoder's last hidden state is not among transformers' outputs here.)
+            out.extend(outputs(None, decoded_states, encoded_states).into_iter().skip(1));
+            return Ok(out);
+        }
+        let logits = match &self.classifier {
+            Some((dense, out_proj)) => {
+                let sentence = at_last_eos(&ids, &decoded_states.0, self.config.eos)?;
+                Some(out_proj.forward(&dense.forward(&sentence)?.tanh()?)?)
+            }
+            None => lm_logits,
+        };
+        Ok(outputs(logits, decoded_states, encoded_states))
     }
 }
 
