@@ -567,6 +567,29 @@ def gen_gptj(r):
     return tf.GPTJForCausalLM, tf.GPTJConfig, c
 
 
+def gen_gpt_neo(r):
+    """GPTNeoForCausalLM (its classifier: `gpt_neo_cls`): unscaled scores, q/k/v without biases, a random mix of
+    global and local layers (`attention_types` of one or two entries) with windows the inputs cross or not, random
+    activations and MLP widths, tied or untied."""
+    h, nh, _ = heads(r)
+    layers = r.randint(1, 4)
+    kinds = [r.choice(["global", "local"]) for _ in range(layers)]
+    if layers > 1 and r.random() < 0.5:
+        # (One entry repeated, as the released configs write theirs.)
+        kinds = (kinds[:1] + ["local" if kinds[0] == "global" else "global"]) * (layers // 2)
+        if len(kinds) < layers:
+            kinds.append("global")
+        types = [[kinds[:2], layers // 2]] + ([[["global"], 1]] if layers % 2 else [])
+    else:
+        types = [[[k], 1] for k in kinds]
+    c = dict(vocab_size=r.choice([64, 100, 128]), hidden_size=h, num_layers=layers, num_heads=nh,
+             max_position_embeddings=r.choice([32, 64]), attention_types=types, window_size=r.choice([1, 2, 3, 5, 256]),
+             intermediate_size=r.choice([None, 24, 64]), activation_function=r.choice(["gelu_new", "gelu", "relu", "silu"]),
+             layer_norm_epsilon=r.choice([1e-5, 1e-3]), tie_word_embeddings=r.random() < 0.7,
+             pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    return tf.GPTNeoForCausalLM, tf.GPTNeoConfig, c
+
+
 def gen_stablelm(r):
     """StableLmForCausalLM: layer norms, a random rotary share (0.25 by default), q/k/v biases, per-head q/k layer
     norms and the parallel block at random."""
@@ -974,6 +997,7 @@ FAMILIES = {
     "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
     "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "gptj": gen_gptj, "stablelm": gen_stablelm,
+    "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
     "gptj_cls": decoder_cls(gen_gptj, tf.GPTJForSequenceClassification), "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
     "albert_cls": gen_albert_cls, "albert_tok": per_token(gen_albert, tf.AlbertForTokenClassification),
@@ -1004,14 +1028,14 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
+        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 
@@ -1416,6 +1440,10 @@ class Runner:
                             ("min_length", [6, 14])]:
             if r.random() < 0.12:
                 extras[key] = r.choice(values)
+        if family == "gpt_neo":
+            # (GPT-Neo's local layers slice their window from the cache's length, which a static cache makes its
+            # capacity: transformers' own static generation then differs from its dynamic one.)
+            extras.pop("cache_implementation", None)
         if r.random() < (0.4 if family in SEQ2SEQ else 0.25):  # beam search
             extras["num_beams"] = r.choice([2, 3, 4])
             extras["length_penalty"] = r.choice([1.0, 0.6, 2.0])

@@ -625,6 +625,18 @@ def main():
     build("gptj", tf.GPTJForCausalLM, tf.GPTJConfig(**gptj), 68)
     build("gptj_full", tf.GPTJForCausalLM, tf.GPTJConfig(**dict(gptj, rotary_dim=8, n_inner=48)), 69)
     build("gptj_cls", tf.GPTJForSequenceClassification, tf.GPTJConfig(**gptj, num_labels=2), 70)
+    # GPT-Neo: unscaled scores, q/k/v without biases, a global layer then a local one (window 1: the padded row's
+    # queries see only padding there, and attend evenly to the keys before them, as transformers' do); three layers
+    # from a two-entry `attention_types` with a window of 3 (crossed by the inputs), a gelu MLP of 48 and an untied head;
+    # the classifier on each row's last non-pad token.
+    neo = dict(vocab_size=100, hidden_size=32, num_layers=2, num_heads=4, max_position_embeddings=64, window_size=1,
+               attention_types=[[["global", "local"], 1]], bos_token_id=1, eos_token_id=2, pad_token_id=0,
+               attn_implementation="eager")
+    build("gpt_neo", tf.GPTNeoForCausalLM, tf.GPTNeoConfig(**neo), 153)
+    build("gpt_neo_local", tf.GPTNeoForCausalLM,
+          tf.GPTNeoConfig(**dict(neo, num_layers=3, attention_types=[[["local"], 1], [["global", "local"], 1]],
+                                 window_size=3, intermediate_size=48, activation_function="gelu", tie_word_embeddings=False)), 154)
+    build("gpt_neo_cls", tf.GPTNeoForSequenceClassification, tf.GPTNeoConfig(**neo, num_labels=3), 155)
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
     # q/k layer norms, the parallel block and half the head rotated; its classifier.
     build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)

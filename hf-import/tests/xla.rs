@@ -92,6 +92,11 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
     let _only = exclusive();
     let fallbacks = check_family("llama", dev) + check_family("bert", dev) + check_family("gpt2", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
+    // GPT-Neo's local layers (windows inside the bucket; padded queries seeing only padding) and its
+    // classifier (at its own length).
+    let fallbacks =
+        check_family("gpt_neo", dev) + check_family("gpt_neo_local", dev) + check_family("gpt_neo_cls", dev);
+    assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // Per-token heads (token logits cut back from the bucket; QA's at their own length).
     let fallbacks = check_family("bert_tok", dev) + check_family("roberta_qa", dev);
     assert!(fallbacks <= 4, "{fallbacks} prims fell back to the host");

@@ -66,6 +66,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "cohere2",
         "opt",
         "gptj",
+        "gpt_neo_local",
         "stablelm_qk",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

@@ -123,6 +123,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("cohere", "CohereForCausalLM"),
         ("opt", "OPTForCausalLM"),
         ("gptj", "GPTJForCausalLM"),
+        ("gpt_neo", "GPTNeoForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];

@@ -106,6 +106,11 @@ pub struct DecoderSpec {
     /// Without `position_ids`, each token's position is its index among its row's kept tokens
     /// (`cumsum(mask) * mask - 1`, padding at -1), not its column (OPT).
     pub positions_from_mask: bool,
+    /// A windowed layer's window is a mask of its own, added to the causal and padding one (GPT-Neo,
+    /// whose `bias` buffer is applied before the attention mask): where a query's window holds only
+    /// padding, it attends evenly to the keys that one of the two masks hides and the other does
+    /// not, as transformers' does, instead of to every key.
+    pub window_mask_added: bool,
 }
 
 /// Where and how a decoder mixes experts.
@@ -168,6 +173,7 @@ impl DecoderSpec {
             logit_scale: None,
             position_offset: 0,
             positions_from_mask: false,
+            window_mask_added: false,
             nope: vec![false; layers],
         })
     }
@@ -783,6 +789,10 @@ impl CausalLm {
                 None => {
                     let m = if self.spec.bidirectional {
                         bidirectional_mask(attention_mask, s, layer.window, self.dtype, device)?
+                    } else if self.spec.window_mask_added && layer.window.is_some() {
+                        // (In the lowest value's sum, the keys both hide are -inf.)
+                        let window = causal_mask(None, s, past, keys, layer.window, self.dtype, device)?;
+                        causal_mask(attention_mask, s, past, keys, None, self.dtype, device)?.add(&window)?
                     } else {
                         causal_mask(attention_mask, s, past, keys, layer.window, self.dtype, device)?
                     };

@@ -111,6 +111,7 @@ impl AutoModel {
             "CohereForCausalLM" => AutoModel::Cohere(CohereForCausalLM::load(cfg, weights)?),
             "OPTForCausalLM" => AutoModel::Opt(OPTForCausalLM::load(cfg, weights)?),
             "GPTJForCausalLM" => AutoModel::GptJ(GPTJForCausalLM::load(cfg, weights)?),
+            "GPTNeoForCausalLM" => AutoModel::GptNeo(GPTNeoForCausalLM::load(cfg, weights)?),
             "StableLmForCausalLM" => AutoModel::StableLm(StableLmForCausalLM::load(cfg, weights)?),
             "Cohere2ForCausalLM" => AutoModel::Cohere2(Cohere2ForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
@@ -125,7 +126,7 @@ impl AutoModel {
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
-            | "Cohere2Model" | "OPTModel" | "GPTJModel" | "StableLmModel" => {
+            | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "StableLmModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -167,11 +168,14 @@ impl AutoModel {
             | "SmolLM3ForSequenceClassification"
             | "OPTForSequenceClassification"
             | "GPTJForSequenceClassification"
+            | "GPTNeoForSequenceClassification"
             | "StableLmForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
-                    "GPT2ForSequenceClassification" | "GPTJForSequenceClassification" => "transformer.",
+                    "GPT2ForSequenceClassification"
+                    | "GPTJForSequenceClassification"
+                    | "GPTNeoForSequenceClassification" => "transformer.",
                     "GPTNeoXForSequenceClassification" => "gpt_neox.",
                     "FalconForSequenceClassification" => "transformer.",
                     _ => "model.",

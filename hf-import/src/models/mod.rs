@@ -19,6 +19,7 @@ mod family;
 mod gemma;
 mod gemma3_multimodal;
 mod gpt2;
+mod gpt_neo;
 mod gpt_neox;
 mod gptj;
 mod granite;
@@ -77,6 +78,7 @@ pub use self::falcon::FalconForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::gpt2::GPT2LMHeadModel;
+pub use self::gpt_neo::GPTNeoForCausalLM;
 pub use self::gpt_neox::GPTNeoXForCausalLM;
 pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::GraniteForCausalLM;
@@ -182,6 +184,8 @@ pub enum AutoModel {
     Opt(OPTForCausalLM),
     /// `GPTJForCausalLM`
     GptJ(GPTJForCausalLM),
+    /// `GPTNeoForCausalLM`
+    GptNeo(GPTNeoForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -505,6 +509,7 @@ impl AutoModel {
             AutoModel::Cohere(m) => Some(m),
             AutoModel::Opt(m) => Some(m),
             AutoModel::GptJ(m) => Some(m),
+            AutoModel::GptNeo(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

@@ -117,6 +117,15 @@ fn gptj() {
     }
 }
 
+/// GPT-Neo: unscaled scores, q/k/v without biases, global and local layers (a window crossed by
+/// the inputs) from `attention_types`; an untied head and a gelu MLP; its sequence classifier.
+#[test]
+fn gpt_neo() {
+    for name in ["gpt_neo", "gpt_neo_local", "gpt_neo_cls"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier.
 #[test]

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 42] = [
+const DECODERS: [&str; 44] = [
     "llama",
     "olmo",
     "olmo2",
@@ -26,6 +26,8 @@ const DECODERS: [&str; 42] = [
     "opt_plain",
     "gptj",
     "gptj_full",
+    "gpt_neo",
+    "gpt_neo_local",
     "stablelm",
     "stablelm_qk",
     "falcon",

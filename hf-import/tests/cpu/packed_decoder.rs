@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 42] = [
+const DECODERS: [&str; 44] = [
     "llama",
     "olmo",
     "olmo2",
@@ -28,6 +28,8 @@ const DECODERS: [&str; 42] = [
     "opt_plain",
     "gptj",
     "gptj_full",
+    "gpt_neo",
+    "gpt_neo_local",
     "stablelm",
     "stablelm_qk",
     "falcon",
