@@ -544,13 +544,17 @@ def gen_cohere(r):
 
 def gen_opt(r):
     """OPTForCausalLM (its classifier: `opt_cls`): biases or not, norm parameters or not, random activations,
-    learned positions offset by 2 and counted over the kept tokens."""
+    learned positions offset by 2 and counted over the kept tokens; at times opt-350m's post-norm blocks, projected
+    embeddings (`word_embed_proj_dim`, or null: the hidden size) and no final norm."""
     h, nh, _ = heads(r)
     c = dict(vocab_size=r.choice([64, 100, 128]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
-             ffn_dim=r.choice([24, 64]), max_position_embeddings=r.choice([16, 32, 64]), word_embed_proj_dim=h,
+             ffn_dim=r.choice([24, 64]), max_position_embeddings=r.choice([16, 32, 64]),
+             word_embed_proj_dim=r.choice([h, h, None, 8, 24]), do_layer_norm_before=r.random() < 0.6,
              enable_bias=r.random() < 0.7, layer_norm_elementwise_affine=r.random() < 0.8,
              activation_function=r.choice(["relu", "gelu", "silu", "gelu_new"]), tie_word_embeddings=r.random() < 0.8,
              pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    if r.random() < 0.15:
+        c["_remove_final_layer_norm"] = True
     return tf.OPTForCausalLM, tf.OPTConfig, c
 
 

@@ -618,6 +618,14 @@ def main():
     build("opt_plain", tf.OPTForCausalLM,
           tf.OPTConfig(**opt, enable_bias=False, layer_norm_elementwise_affine=False, activation_function="gelu"), 66)
     build("opt_cls", tf.OPTForSequenceClassification, tf.OPTConfig(**opt, num_labels=3), 67)
+    # opt-350m's layout: norms after each residual add (no final norm), embeddings of 16 projected in to the hidden
+    # 32 and the final states out to 16 for the tied head; its classifier; the projections on pre-norm blocks
+    # without the final norm (`_remove_final_layer_norm`).
+    opt_350m = dict(opt, word_embed_proj_dim=16, do_layer_norm_before=False)
+    build("opt_350m", tf.OPTForCausalLM, tf.OPTConfig(**opt_350m), 156)
+    build("opt_350m_cls", tf.OPTForSequenceClassification, tf.OPTConfig(**opt_350m, num_labels=2), 157)
+    build("opt_proj", tf.OPTForCausalLM,
+          tf.OPTConfig(**dict(opt, word_embed_proj_dim=16), _remove_final_layer_norm=True), 158)
     # GPT-J: the parallel block on ln_1, interleaved RoPE over 4 of each head's 8 dims (all of them with
     # rotary_dim 8), a gelu_new MLP with biases, the LM head's bias; its classifier.
     gptj = dict(vocab_size=100, n_positions=64, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_inner=None,

@@ -65,6 +65,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "cohere_qk",
         "cohere2",
         "opt",
+        "opt_350m",
         "gptj",
         "gpt_neo_local",
         "stablelm_qk",

@@ -111,6 +111,17 @@ pub struct DecoderSpec {
     /// padding, it attends evenly to the keys that one of the two masks hides and the other does
     /// not, as transformers' does, instead of to every key.
     pub window_mask_added: bool,
+    /// The norms come after the residual adds, `x = norm1(x + attn(x))`, `x = norm2(x + mlp(x))`
+    /// (OPT-350m's `do_layer_norm_before: false`), not before attention and the MLP.
+    pub post_norm: bool,
+    /// The stack ends with the final norm `norm` (OPT without `do_layer_norm_before`, or with
+    /// `_remove_final_layer_norm`, has none).
+    pub final_norm: bool,
+    /// The token embeddings' width where it is not the hidden size (OPT-350m's
+    /// `word_embed_proj_dim`): embeddings go through `project_in` (`[hidden, width]`, no bias), the
+    /// final hidden states through `project_out` (`[width, hidden]`) before the LM head, which is as
+    /// wide as the embeddings.
+    pub embed_width: Option<usize>,
 }
 
 /// Where and how a decoder mixes experts.
@@ -174,6 +185,9 @@ impl DecoderSpec {
             position_offset: 0,
             positions_from_mask: false,
             window_mask_added: false,
+            post_norm: false,
+            final_norm: true,
+            embed_width: None,
             nope: vec![false; layers],
         })
     }
@@ -241,12 +255,20 @@ struct DecoderLayer {
     residual_multiplier: Option<f64>,
     /// The layer runs without RoPE (see [`DecoderSpec::nope`]).
     nope: bool,
+    /// Post-norm blocks (see [`DecoderSpec::post_norm`]): the norm after the attention's residual
+    /// add (`input_norm` is then the identity and `post_attn_norm` follows the MLP's add).
+    post_norm: Option<DecoderNorm>,
 }
 
 impl DecoderLayer {
     /// The block after attention: the residual (Gemma 2/3: through `post_attn_norm`), then the MLP
-    /// with its norms and residual; or, parallel (GPT-NeoX), the MLP of the layer's input `h`.
+    /// with its norms and residual; or, parallel (GPT-NeoX), the MLP of the layer's input `h`; or,
+    /// post-norm (OPT-350m), each residual add then its norm.
     fn after_attention(&self, h: &Tensor, attn: &Tensor) -> Result<Tensor> {
+        if let Some(attn_norm) = &self.post_norm {
+            let h1 = attn_norm.forward(&h.add(attn)?)?;
+            return self.post_attn_norm.forward(&h1.add(&self.mlp.forward(&h1)?)?);
+        }
         if self.parallel {
             // As GPT-NeoX adds them: `mlp + attn + x`.
             return Ok(self.mlp.forward(&self.post_attn_norm.forward(h)?)?.add(attn)?.add(h)?);
@@ -296,6 +318,10 @@ pub struct CausalLm {
     dtype: DType,
     /// The LM head is the embedding table.
     tied: bool,
+    /// OPT-350m's projections between the embeddings' width and the hidden size (see
+    /// [`DecoderSpec::embed_width`]).
+    project_in: Option<Linear>,
+    project_out: Option<Linear>,
 }
 
 impl CausalLm {
@@ -348,7 +374,8 @@ impl CausalLm {
         let root = if packing { weights.vars("").deferring_matrix_casts() } else { weights.vars("") };
         let model =
             if weights.contains("model.embed_tokens.weight") { root.pp("model") } else { root.clone() };
-        let embed = Embedding::load(&model.pp("embed_tokens"), vocab, hidden)?;
+        let width = spec.embed_width.unwrap_or(hidden);
+        let embed = Embedding::load(&model.pp("embed_tokens"), vocab, width)?;
         let dtype = embed.weight.dtype();
         let rms = |v: &Vars<'_>, dim: usize| RmsNorm::load(v, dim, eps, spec.norm_style);
         let norm = |v: &Vars<'_>, dim: usize| -> Result<DecoderNorm> {
@@ -442,7 +469,7 @@ impl CausalLm {
                 None
             };
             layers.push(DecoderLayer {
-                input_norm: if spec.post_norms_only {
+                input_norm: if spec.post_norms_only || spec.post_norm {
                     DecoderNorm::Identity
                 } else {
                     norm(&lv.pp("input_layernorm"), hidden)?
@@ -456,11 +483,28 @@ impl CausalLm {
                 parallel: spec.parallel_residual,
                 residual_multiplier: spec.residual_multiplier,
                 nope: spec.nope[i],
+                post_norm: if spec.post_norm { Some(norm(&lv.pp("input_layernorm"), hidden)?) } else { None },
             });
         }
-        let norm = norm(&model.pp("norm"), hidden)?;
+        let norm = if spec.final_norm { norm(&model.pp("norm"), hidden)? } else { DecoderNorm::Identity };
+        // (Not packed, so read without the packing's deferred casts.)
+        let (project_in, project_out) = match spec.embed_width.filter(|&w| w != hidden) {
+            Some(w) => {
+                let plain = weights.vars("");
+                let plain =
+                    if weights.contains("model.embed_tokens.weight") { plain.pp("model") } else { plain };
+                (
+                    Some(Linear { weight: plain.get_matrix("project_in.weight", &[hidden, w])?, bias: None }),
+                    Some(Linear {
+                        weight: plain.get_matrix("project_out.weight", &[w, hidden])?,
+                        bias: None,
+                    }),
+                )
+            }
+            None => (None, None),
+        };
         let tied = spec.tie_word_embeddings;
-        let (lm_head, tied) = match root.get_matrix_opt("lm_head.weight", &[vocab, hidden])? {
+        let (lm_head, tied) = match root.get_matrix_opt("lm_head.weight", &[vocab, width])? {
             Some(w) if !tied || !weights.contains("model.embed_tokens.weight") => {
                 (Some(Linear { weight: w, bias: None }), false)
             }
@@ -503,6 +547,8 @@ impl CausalLm {
             hidden,
             dtype,
             tied,
+            project_in,
+            project_out,
         };
         if packing {
             lm.pack_weights()?;
@@ -536,9 +582,10 @@ impl CausalLm {
         Ok(())
     }
 
-    /// The width of the hidden states.
+    /// The width of the final hidden states (the hidden size, or OPT-350m's embedding width after
+    /// `project_out`): what the LM head and a classifier's `score` read.
     pub fn hidden_size(&self) -> usize {
-        self.hidden
+        self.project_out.as_ref().map_or(self.hidden, |p| p.weight.dims()[0])
     }
 
     /// The number of learned positions (GPT-2's `n_positions`); `None` under RoPE.
@@ -653,6 +700,9 @@ impl CausalLm {
     /// families; `in_range`: the ids are known rows of the table (not read back to check).
     fn embed_tokens(&self, ids: &Tensor, in_range: bool) -> Result<Tensor> {
         let h = if in_range { self.embed.forward_in_range(ids)? } else { self.embed.forward(ids)? };
+        if let Some(p) = &self.project_in {
+            return p.forward(&h);
+        }
         if let Some(m) = self.spec.embedding_multiplier {
             return Ok(h.mul(m)?);
         }
@@ -680,6 +730,15 @@ impl CausalLm {
                 Ok(h.add(&table.forward(&positions.add(self.spec.position_offset as i64)?)?)?)
             }
             Some(table) => Ok(h.add(&table.forward(positions)?)?),
+            None => Ok(h),
+        }
+    }
+
+    /// The last layer's output `h` through the final norm and, where the model has it, `project_out`.
+    fn final_states(&self, h: &Tensor) -> Result<Tensor> {
+        let h = self.norm.forward(h)?;
+        match &self.project_out {
+            Some(p) => Ok(p.forward(&h)?),
             None => Ok(h),
         }
     }
@@ -811,7 +870,7 @@ impl CausalLm {
                 layer.attn.forward(&layer.input_norm.forward(&h)?, cos, sin, mask.as_ref(), layer_cache)?;
             h = layer.after_attention(&h, &attn)?;
         }
-        let h = self.norm.forward(&h)?;
+        let h = self.final_states(&h)?;
         if output_hidden_states {
             hidden_states.push(h.clone());
         }

@@ -4,9 +4,12 @@
 //! row's kept tokens (`cumsum(mask) * mask - 1`: a left-padded row starts at 0), the LM head tied to
 //! the embeddings.
 //!
+//! opt-350m's blocks norm after each residual add (`do_layer_norm_before: false`, and no final
+//! norm then, nor with `_remove_final_layer_norm`), and its embeddings are narrower than the hidden
+//! size (`word_embed_proj_dim`: `project_in` after the embeddings, `project_out` before the head).
+//!
 //! The checkpoint's `model.decoder.*` names (`self_attn.out_proj`, `self_attn_layer_norm`,
-//! `final_layer_norm`, `fc1`, `fc2`) are read as the decoder's. opt-350m's post-norm blocks
-//! (`do_layer_norm_before: false`) and its projected embeddings (`word_embed_proj_dim`) are refused.
+//! `final_layer_norm`, `fc1`, `fc2`) are read as the decoder's.
 
 use super::decoder::{CausalLm, DecoderSpec};
 use crate::config::Config;
@@ -36,22 +39,7 @@ impl OPTForCausalLM {
 
 /// `OPTConfig` as the decoder reads it (its defaults are opt-125m's sizes).
 fn decoder_config(cfg: &Config) -> Result<Config> {
-    if !cfg.bool_or("do_layer_norm_before", true)? {
-        return Err(Error::Unsupported(
-            "OPT with do_layer_norm_before false (opt-350m's post-norm blocks) is not supported".into(),
-        ));
-    }
-    if cfg.bool_or("_remove_final_layer_norm", false)? {
-        return Err(Error::Unsupported("OPT with _remove_final_layer_norm is not supported".into()));
-    }
     let hidden = cfg.usize_or("hidden_size", 768)?;
-    if let Some(proj) = cfg.nullable_usize_or("word_embed_proj_dim", None)? {
-        if proj != hidden {
-            return Err(Error::Unsupported(format!(
-                "OPT with word_embed_proj_dim {proj} != hidden_size {hidden} (projected embeddings, opt-350m) is not supported"
-            )));
-        }
-    }
     let heads = cfg.usize_or("num_attention_heads", 12)?;
     if heads == 0 || !hidden.is_multiple_of(heads) {
         return Err(Error::Config(format!(
@@ -72,6 +60,8 @@ fn decoder_config(cfg: &Config) -> Result<Config> {
         ("hidden_act", cfg.str_or("activation_function", "relu")?.into()),
         // (`nn.LayerNorm`'s default: OPT's config has no epsilon.)
         ("rms_norm_eps", 1e-5.into()),
+        // (`OPTConfig`: `word_embed_proj_dim` defaults, and a null one falls back, to the hidden size.)
+        ("word_embed_proj_dim", cfg.nullable_usize_or("word_embed_proj_dim", None)?.unwrap_or(hidden).into()),
     ] {
         json.insert(key.to_string(), value);
     }
@@ -91,6 +81,10 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
     spec.act = Activation::from_name(cfg.str("hidden_act")?)?;
     spec.tie_word_embeddings = cfg.bool_or("tie_word_embeddings", true)?;
     spec.default_rms_norm_eps = 1e-5;
+    let pre_norm = cfg.bool_or("do_layer_norm_before", true)?;
+    spec.post_norm = !pre_norm;
+    spec.final_norm = pre_norm && !cfg.bool_or("_remove_final_layer_norm", false)?;
+    spec.embed_width = Some(cfg.usize("word_embed_proj_dim")?);
     Ok(spec)
 }
 
@@ -114,6 +108,7 @@ fn decoder_weights(weights: &Weights) -> Weights {
                     .replace(".fc1.", ".mlp.up_proj.")
                     .replace(".fc2.", ".mlp.down_proj.")
             ),
+            // (`project_in` and `project_out` keep their names.)
             None => rest.replace("final_layer_norm.", "norm."),
         };
         Some(format!("{prefix}{renamed}"))

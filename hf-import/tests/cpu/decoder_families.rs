@@ -127,10 +127,12 @@ fn gpt_neo() {
 }
 
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
-/// row's kept tokens; without biases or norm parameters; its sequence classifier.
+/// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
+/// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm
+/// blocks without the final norm.
 #[test]
 fn opt() {
-    for name in ["opt", "opt_plain", "opt_cls"] {
+    for name in ["opt", "opt_plain", "opt_cls", "opt_350m", "opt_350m_cls", "opt_proj"] {
         check(name);
     }
 }

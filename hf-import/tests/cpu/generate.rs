@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 44] = [
+const DECODERS: [&str; 46] = [
     "llama",
     "olmo",
     "olmo2",
@@ -24,6 +24,8 @@ const DECODERS: [&str; 44] = [
     "cohere2",
     "opt",
     "opt_plain",
+    "opt_350m",
+    "opt_proj",
     "gptj",
     "gptj_full",
     "gpt_neo",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 44] = [
+const DECODERS: [&str; 46] = [
     "llama",
     "olmo",
     "olmo2",
@@ -26,6 +26,8 @@ const DECODERS: [&str; 44] = [
     "cohere2",
     "opt",
     "opt_plain",
+    "opt_350m",
+    "opt_proj",
     "gptj",
     "gptj_full",
     "gpt_neo",

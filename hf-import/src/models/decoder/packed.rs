@@ -23,7 +23,7 @@ impl CausalLm {
             return self.last_hidden_state(input_ids, Some(attention_mask), None);
         };
         if packed.rows.is_empty() {
-            return Ok(Tensor::zeros([b, s, self.hidden], (self.dtype, device))?);
+            return Ok(Tensor::zeros([b, s, self.hidden_size()], (self.dtype, device))?);
         }
         let h = self.embed_tokens(&packed.gather(&input_ids.to(device)?)?.unsqueeze(0)?, false)?;
         // Each token at its place in the padded row (learned positions; RoPE reads the same places),
@@ -68,6 +68,6 @@ impl CausalLm {
             let attn = layer.attn.forward_packed(&x, cos, sin, &packed.rows, &masks[at].1)?;
             h = layer.after_attention(&h, &attn)?;
         }
-        packed.scatter(&self.norm.forward(&h)?.reshape([packed.tokens(), self.hidden])?)
+        packed.scatter(&self.final_states(&h)?.reshape([packed.tokens(), self.hidden_size()])?)
     }
 }
