@@ -594,6 +594,18 @@ def gen_gpt_neo(r):
     return tf.GPTNeoForCausalLM, tf.GPTNeoConfig, c
 
 
+def gen_bloom(r):
+    """BloomForCausalLM (its classifier: `bloom_cls`): ALiBi over head counts on and off a power of two, the
+    embeddings' norm, residuals after the norms at random, the old `n_embed` name, tied or untied."""
+    h = r.choice([24, 32, 48])
+    nh = r.choice([n for n in (1, 2, 3, 4, 6, 8) if h % n == 0 and h // n >= 4])
+    c = dict(vocab_size=r.choice([64, 100, 128]), n_layer=r.randint(1, 3), n_head=nh,
+             layer_norm_epsilon=r.choice([1e-5, 1e-3]), apply_residual_connection_post_layernorm=r.random() < 0.3,
+             tie_word_embeddings=r.random() < 0.7, pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    c["n_embed" if r.random() < 0.2 else "hidden_size"] = h
+    return tf.BloomForCausalLM, tf.BloomConfig, c
+
+
 def gen_stablelm(r):
     """StableLmForCausalLM: layer norms, a random rotary share (0.25 by default), q/k/v biases, per-head q/k layer
     norms and the parallel block at random."""
@@ -1002,6 +1014,7 @@ FAMILIES = {
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
     "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "gptj": gen_gptj, "stablelm": gen_stablelm,
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
+    "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
     "gptj_cls": decoder_cls(gen_gptj, tf.GPTJForSequenceClassification), "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
     "albert_cls": gen_albert_cls, "albert_tok": per_token(gen_albert, tf.AlbertForTokenClassification),
@@ -1032,14 +1045,14 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
+        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

@@ -645,6 +645,16 @@ def main():
           tf.GPTNeoConfig(**dict(neo, num_layers=3, attention_types=[[["local"], 1], [["global", "local"], 1]],
                                  window_size=3, intermediate_size=48, activation_function="gelu", tie_word_embeddings=False)), 154)
     build("gpt_neo_cls", tf.GPTNeoForSequenceClassification, tf.GPTNeoConfig(**neo, num_labels=3), 155)
+    # BLOOM: ALiBi over the kept tokens (the greedy prompts are left-padded), the embeddings' layer norm, the
+    # per-head fused query_key_value; six heads (slopes past a power of two) with the residuals taken after the
+    # norms (apply_residual_connection_post_layernorm) and an untied head; the classifier.
+    bloom = dict(vocab_size=100, hidden_size=32, n_layer=2, n_head=4, bos_token_id=1, eos_token_id=2, pad_token_id=0,
+                 attn_implementation="eager")
+    build("bloom", tf.BloomForCausalLM, tf.BloomConfig(**bloom), 159)
+    build("bloom_post", tf.BloomForCausalLM,
+          tf.BloomConfig(**dict(bloom, hidden_size=48, n_head=6), apply_residual_connection_post_layernorm=True,
+                         tie_word_embeddings=False), 160)
+    build("bloom_cls", tf.BloomForSequenceClassification, tf.BloomConfig(**bloom, num_labels=2), 161)
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
     # q/k layer norms, the parallel block and half the head rotated; its classifier.
     build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)

@@ -97,8 +97,11 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
     let fallbacks =
         check_family("gpt_neo", dev) + check_family("gpt_neo_local", dev) + check_family("gpt_neo_cls", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
-    // opt-350m's post-norm blocks and projections.
-    let fallbacks = check_family("opt_350m", dev) + check_family("opt_350m_cls", dev);
+    // opt-350m's post-norm blocks and projections; BLOOM's ALiBi.
+    let fallbacks = check_family("opt_350m", dev)
+        + check_family("opt_350m_cls", dev)
+        + check_family("bloom", dev)
+        + check_family("bloom_cls", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // Per-token heads (token logits cut back from the bucket; QA's at their own length).
     let fallbacks = check_family("bert_tok", dev) + check_family("roberta_qa", dev);

@@ -68,6 +68,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "opt_350m",
         "gptj",
         "gpt_neo_local",
+        "bloom",
         "stablelm_qk",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

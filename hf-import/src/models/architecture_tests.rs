@@ -124,6 +124,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("opt", "OPTForCausalLM"),
         ("gptj", "GPTJForCausalLM"),
         ("gpt_neo", "GPTNeoForCausalLM"),
+        ("bloom", "BloomForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];

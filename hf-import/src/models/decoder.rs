@@ -13,6 +13,7 @@ use crate::layers::{
 };
 use crate::weights::{Vars, Weights};
 
+mod alibi;
 mod packed;
 
 /// What distinguishes one decoder family from another.
@@ -122,6 +123,15 @@ pub struct DecoderSpec {
     /// final hidden states through `project_out` (`[width, hidden]`) before the LM head, which is as
     /// wide as the embeddings.
     pub embed_width: Option<usize>,
+    /// No positions: attention scores are biased by ALiBi (Bloom; see `decoder/alibi.rs`);
+    /// `position_ids` are ignored, as transformers' Bloom ignores them.
+    pub alibi: bool,
+    /// A norm on the token embeddings, `embed_norm` (Bloom's `word_embeddings_layernorm`).
+    pub embed_norm: bool,
+    /// The residuals are the norms' outputs, not their inputs (Bloom's
+    /// `apply_residual_connection_post_layernorm`): `n = norm1(x)`, `y = n + attn(n)`,
+    /// `m = norm2(y)`, `out = m + mlp(m)`.
+    pub residual_from_norm: bool,
 }
 
 /// Where and how a decoder mixes experts.
@@ -188,6 +198,9 @@ impl DecoderSpec {
             post_norm: false,
             final_norm: true,
             embed_width: None,
+            alibi: false,
+            embed_norm: false,
+            residual_from_norm: false,
             nope: vec![false; layers],
         })
     }
@@ -258,6 +271,8 @@ struct DecoderLayer {
     /// Post-norm blocks (see [`DecoderSpec::post_norm`]): the norm after the attention's residual
     /// add (`input_norm` is then the identity and `post_attn_norm` follows the MLP's add).
     post_norm: Option<DecoderNorm>,
+    /// See [`DecoderSpec::residual_from_norm`].
+    residual_from_norm: bool,
 }
 
 impl DecoderLayer {
@@ -265,6 +280,10 @@ impl DecoderLayer {
     /// with its norms and residual; or, parallel (GPT-NeoX), the MLP of the layer's input `h`; or,
     /// post-norm (OPT-350m), each residual add then its norm.
     fn after_attention(&self, h: &Tensor, attn: &Tensor) -> Result<Tensor> {
+        if self.residual_from_norm {
+            let normed = self.post_attn_norm.forward(&self.input_norm.forward(h)?.add(attn)?)?;
+            return Ok(normed.add(&self.mlp.forward(&normed)?)?);
+        }
         if let Some(attn_norm) = &self.post_norm {
             let h1 = attn_norm.forward(&h.add(attn)?)?;
             return self.post_attn_norm.forward(&h1.add(&self.mlp.forward(&h1)?)?);
@@ -322,6 +341,10 @@ pub struct CausalLm {
     /// [`DecoderSpec::embed_width`]).
     project_in: Option<Linear>,
     project_out: Option<Linear>,
+    /// See [`DecoderSpec::embed_norm`].
+    embed_norm: Option<DecoderNorm>,
+    /// ALiBi's slopes `[1, heads, 1, 1]` (float32; see [`DecoderSpec::alibi`]).
+    alibi_slopes: Option<Tensor>,
 }
 
 impl CausalLm {
@@ -484,8 +507,10 @@ impl CausalLm {
                 residual_multiplier: spec.residual_multiplier,
                 nope: spec.nope[i],
                 post_norm: if spec.post_norm { Some(norm(&lv.pp("input_layernorm"), hidden)?) } else { None },
+                residual_from_norm: spec.residual_from_norm,
             });
         }
+        let embed_norm = if spec.embed_norm { Some(norm(&model.pp("embed_norm"), width)?) } else { None };
         let norm = if spec.final_norm { norm(&model.pp("norm"), hidden)? } else { DecoderNorm::Identity };
         // (Not packed, so read without the packing's deferred casts.)
         let (project_in, project_out) = match spec.embed_width.filter(|&w| w != hidden) {
@@ -525,7 +550,7 @@ impl CausalLm {
         };
         // The frequencies live where the weights do.
         let device = embed.weight.device();
-        let rotary_global = if spec.learned_positions {
+        let rotary_global = if spec.learned_positions || spec.alibi {
             Rotary::none()?.to_device(device)?
         } else {
             Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?.to_device(device)?
@@ -535,6 +560,7 @@ impl CausalLm {
         } else {
             rotary_global.clone()
         };
+        let alibi_slopes = if spec.alibi { Some(alibi::slope_tensor(heads, device)?) } else { None };
         let mut lm = CausalLm {
             embed,
             positions,
@@ -549,6 +575,8 @@ impl CausalLm {
             tied,
             project_in,
             project_out,
+            embed_norm,
+            alibi_slopes,
         };
         if packing {
             lm.pack_weights()?;
@@ -699,7 +727,10 @@ impl CausalLm {
     /// The embeddings of `ids` (on the weights' device), scaled by `sqrt(hidden)` in Gemma's
     /// families; `in_range`: the ids are known rows of the table (not read back to check).
     fn embed_tokens(&self, ids: &Tensor, in_range: bool) -> Result<Tensor> {
-        let h = if in_range { self.embed.forward_in_range(ids)? } else { self.embed.forward(ids)? };
+        let mut h = if in_range { self.embed.forward_in_range(ids)? } else { self.embed.forward(ids)? };
+        if let Some(norm) = &self.embed_norm {
+            h = norm.forward(&h)?;
+        }
         if let Some(p) = &self.project_in {
             return p.forward(&h);
         }
@@ -833,6 +864,10 @@ impl CausalLm {
             (cos_g.clone(), sin_g.clone())
         };
         let identity = self.identity_rotation(&cos_g)?;
+        let alibi = match &self.alibi_slopes {
+            Some(slopes) => Some(alibi::bias(slopes, attention_mask, keys, self.dtype)?),
+            None => None,
+        };
         let mut masks: Vec<(Option<usize>, Tensor)> = Vec::new();
         let mut hidden_states = Vec::new();
         for (i, layer) in self.layers.iter().enumerate() {
@@ -841,7 +876,11 @@ impl CausalLm {
             }
             // One new query reading exactly the filled keys, without padding or a window, sees them
             // all: its mask would be zeros, so none is built or added.
-            let unmasked = s == 1 && keys == past + s && attention_mask.is_none() && layer.window.is_none();
+            let unmasked = s == 1
+                && keys == past + s
+                && attention_mask.is_none()
+                && layer.window.is_none()
+                && alibi.is_none();
             let mask = match masks.iter().find(|(w, _)| *w == layer.window) {
                 _ if unmasked => None,
                 Some((_, m)) => Some(m.clone()),
@@ -854,6 +893,11 @@ impl CausalLm {
                         causal_mask(attention_mask, s, past, keys, None, self.dtype, device)?.add(&window)?
                     } else {
                         causal_mask(attention_mask, s, past, keys, layer.window, self.dtype, device)?
+                    };
+                    // (ALiBi's biases per head `[b, heads, 1, keys]` join the mask.)
+                    let m = match &alibi {
+                        Some(bias) => m.add(bias)?,
+                        None => m,
                     };
                     masks.push((layer.window, m.clone()));
                     Some(m)

@@ -136,7 +136,7 @@ fn layer_name(rest: &str, layers: usize) -> Option<Option<(String, bool)>> {
 
 /// `query_key_value`'s rows (weight `[3 · hidden, hidden]` or bias `[3 · hidden]`) from GPT-NeoX's
 /// per-head `[q_h k_h v_h]` order to all queries, then all keys, then all values.
-fn per_head_qkv_to_grouped(name: &str, t: &Tensor, heads: usize) -> Result<Tensor> {
+pub(super) fn per_head_qkv_to_grouped(name: &str, t: &Tensor, heads: usize) -> Result<Tensor> {
     let dims = t.dims().to_vec();
     let rows = dims.first().copied().unwrap_or(0);
     if heads == 0 || !rows.is_multiple_of(3 * heads) || dims.len() > 2 {

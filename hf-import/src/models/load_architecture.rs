@@ -112,6 +112,7 @@ impl AutoModel {
             "OPTForCausalLM" => AutoModel::Opt(OPTForCausalLM::load(cfg, weights)?),
             "GPTJForCausalLM" => AutoModel::GptJ(GPTJForCausalLM::load(cfg, weights)?),
             "GPTNeoForCausalLM" => AutoModel::GptNeo(GPTNeoForCausalLM::load(cfg, weights)?),
+            "BloomForCausalLM" => AutoModel::Bloom(BloomForCausalLM::load(cfg, weights)?),
             "StableLmForCausalLM" => AutoModel::StableLm(StableLmForCausalLM::load(cfg, weights)?),
             "Cohere2ForCausalLM" => AutoModel::Cohere2(Cohere2ForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
@@ -126,7 +127,7 @@ impl AutoModel {
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
-            | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "StableLmModel" => {
+            | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel" | "StableLmModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -169,13 +170,15 @@ impl AutoModel {
             | "OPTForSequenceClassification"
             | "GPTJForSequenceClassification"
             | "GPTNeoForSequenceClassification"
+            | "BloomForSequenceClassification"
             | "StableLmForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
                 let prefix = match arch {
                     "GPT2ForSequenceClassification"
                     | "GPTJForSequenceClassification"
-                    | "GPTNeoForSequenceClassification" => "transformer.",
+                    | "GPTNeoForSequenceClassification"
+                    | "BloomForSequenceClassification" => "transformer.",
                     "GPTNeoXForSequenceClassification" => "gpt_neox.",
                     "FalconForSequenceClassification" => "transformer.",
                     _ => "model.",

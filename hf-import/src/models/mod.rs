@@ -3,6 +3,7 @@
 mod albert;
 mod bart;
 mod bert;
+mod bloom;
 pub(crate) mod bucketing;
 mod classification;
 mod clip;
@@ -59,6 +60,7 @@ use oxtorch_tensor::{DType, Device, Tensor};
 pub use self::albert::{load_albert, AlbertForMaskedLM};
 pub use self::bart::{Bart, BartConfig, BartStack};
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
+pub use self::bloom::BloomForCausalLM;
 pub use self::classification::{
     label_names, num_labels, BertForSequenceClassification, ClassifierEncoder,
     DistilBertForSequenceClassification, MPNetForSequenceClassification, ModernBertForSequenceClassification,
@@ -186,6 +188,8 @@ pub enum AutoModel {
     GptJ(GPTJForCausalLM),
     /// `GPTNeoForCausalLM`
     GptNeo(GPTNeoForCausalLM),
+    /// `BloomForCausalLM`
+    Bloom(BloomForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -510,6 +514,7 @@ impl AutoModel {
             AutoModel::Opt(m) => Some(m),
             AutoModel::GptJ(m) => Some(m),
             AutoModel::GptNeo(m) => Some(m),
+            AutoModel::Bloom(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

@@ -126,6 +126,29 @@ fn gpt_neo() {
     }
 }
 
+/// BLOOM: ALiBi over the kept tokens, the embeddings' norm, the per-head fused `query_key_value`;
+/// six heads (slopes past a power of two), residuals after the norms and an untied head; its
+/// sequence classifier; the checkpoint without `transformer.`, as bigscience's uploads have it.
+#[test]
+fn bloom() {
+    for name in ["bloom", "bloom_post", "bloom_cls"] {
+        check(name);
+    }
+    let dir = fixture("bloom");
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
+    let bare = weights.renamed(|n| Some(n.strip_prefix("transformer.").unwrap_or(n).to_string()));
+    assert!(bare.contains("word_embeddings.weight") && !bare.contains("lm_head.weight"));
+    check_with("bloom", &cfg, &bare);
+    // BLOOM reads no positions: position_ids are ignored, as transformers ignores them.
+    let model = AutoModel::load(&cfg, &weights).unwrap();
+    let (mut inputs, _) = golden("bloom");
+    let plain = model.forward_named(&inputs, false).unwrap();
+    inputs.insert("position_ids".into(), Tensor::from_vec((0..14i64).rev().collect(), [2, 7]).unwrap());
+    let shifted = model.forward_named(&inputs, false).unwrap();
+    assert_close("bloom with position_ids", &shifted[0].1, &plain[0].1, 0.0, 0.0);
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

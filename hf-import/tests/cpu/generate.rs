@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 46] = [
+const DECODERS: [&str; 48] = [
     "llama",
     "olmo",
     "olmo2",
@@ -30,6 +30,8 @@ const DECODERS: [&str; 46] = [
     "gptj_full",
     "gpt_neo",
     "gpt_neo_local",
+    "bloom",
+    "bloom_post",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 46] = [
+const DECODERS: [&str; 48] = [
     "llama",
     "olmo",
     "olmo2",
@@ -32,6 +32,8 @@ const DECODERS: [&str; 46] = [
     "gptj_full",
     "gpt_neo",
     "gpt_neo_local",
+    "bloom",
+    "bloom_post",
     "stablelm",
     "stablelm_qk",
     "falcon",
@@ -145,9 +147,11 @@ fn random_masks_keep_the_padded_forwards_values() {
         let model = load(name, None);
         // A bfloat16 checkpoint (qwen3) runs in bfloat16: an attention summed over the row's kept
         // keys or over the padded row can round an output an ulp apart, which later layers carry
-        // (a few ulps, ~1e-2); float32 ones agree to rounding.
+        // (a few ulps, ~1e-2); float32 ones agree to rounding: to a few 1e-6 mostly, 1.6e-5 for
+        // Gemma on one mask (its scaled embeddings make a large residual stream, whose rounding the
+        // final norm divides by the row's RMS, not by each output's size).
         let bf16 = model.causal_lm().is_some_and(|lm| lm.dtype() == DType::BF16);
-        let tol = if bf16 { 2e-2 } else { 1e-5 };
+        let tol = if bf16 { 2e-2 } else { 4e-5 };
         for _ in 0..3 {
             let (rows, seq) = (2 + next(4) as usize, 4 + next(13) as usize);
             let mask: Vec<i64> = (0..rows)

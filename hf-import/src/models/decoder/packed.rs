@@ -50,7 +50,15 @@ impl CausalLm {
                 Some(at) => at,
                 None => {
                     let row_mask = |c: &Vec<usize>| {
-                        packed_row_mask(c, layer.window, self.spec.bidirectional, self.dtype, device)
+                        let m =
+                            packed_row_mask(c, layer.window, self.spec.bidirectional, self.dtype, device)?;
+                        // (A row's kept tokens are its ALiBi positions `0..n`.)
+                        match &self.alibi_slopes {
+                            Some(slopes) => {
+                                Ok(m.add(&super::alibi::bias(slopes, None, c.len(), self.dtype)?)?)
+                            }
+                            None => Ok(m),
+                        }
                     };
                     masks.push((
                         layer.window,
