@@ -655,6 +655,16 @@ def main():
           tf.BloomConfig(**dict(bloom, hidden_size=48, n_head=6), apply_residual_connection_post_layernorm=True,
                          tie_word_embeddings=False), 160)
     build("bloom_cls", tf.BloomForSequenceClassification, tf.BloomConfig(**bloom, num_labels=2), 161)
+    # GPTBigCode: multi-query attention (one key/value head in `c_attn`), learned positions, gelu_pytorch_tanh; the
+    # per-head `c_attn` layout without multi_query, scores unscaled, an untied head; the classifier.
+    bigcode = dict(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=64, bos_token_id=1, eos_token_id=2,
+                   pad_token_id=0, attn_implementation="eager")
+    build("gpt_bigcode", tf.GPTBigCodeForCausalLM, tf.GPTBigCodeConfig(**bigcode), 162)
+    build("gpt_bigcode_mha", tf.GPTBigCodeForCausalLM,
+          tf.GPTBigCodeConfig(**dict(bigcode, n_inner=48), multi_query=False, scale_attn_weights=False,
+                              tie_word_embeddings=False), 163)
+    build("gpt_bigcode_cls", tf.GPTBigCodeForSequenceClassification,
+          tf.GPTBigCodeConfig(**bigcode, num_labels=3), 164)
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
     # q/k layer norms, the parallel block and half the head rotated; its classifier.
     build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)

@@ -69,6 +69,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "gptj",
         "gpt_neo_local",
         "bloom",
+        "gpt_bigcode",
         "stablelm_qk",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

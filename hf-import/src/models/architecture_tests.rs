@@ -125,6 +125,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("gptj", "GPTJForCausalLM"),
         ("gpt_neo", "GPTNeoForCausalLM"),
         ("bloom", "BloomForCausalLM"),
+        ("gpt_bigcode", "GPTBigCodeForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];

@@ -113,6 +113,7 @@ impl AutoModel {
             "GPTJForCausalLM" => AutoModel::GptJ(GPTJForCausalLM::load(cfg, weights)?),
             "GPTNeoForCausalLM" => AutoModel::GptNeo(GPTNeoForCausalLM::load(cfg, weights)?),
             "BloomForCausalLM" => AutoModel::Bloom(BloomForCausalLM::load(cfg, weights)?),
+            "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
             "StableLmForCausalLM" => AutoModel::StableLm(StableLmForCausalLM::load(cfg, weights)?),
             "Cohere2ForCausalLM" => AutoModel::Cohere2(Cohere2ForCausalLM::load(cfg, weights)?),
             "MixtralForCausalLM" => AutoModel::Mixtral(MixtralForCausalLM::load(cfg, weights)?),
@@ -127,7 +128,8 @@ impl AutoModel {
             | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
-            | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel" | "StableLmModel" => {
+            | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
+            | "GPTBigCodeModel" | "StableLmModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -171,6 +173,7 @@ impl AutoModel {
             | "GPTJForSequenceClassification"
             | "GPTNeoForSequenceClassification"
             | "BloomForSequenceClassification"
+            | "GPTBigCodeForSequenceClassification"
             | "StableLmForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
@@ -178,7 +181,8 @@ impl AutoModel {
                     "GPT2ForSequenceClassification"
                     | "GPTJForSequenceClassification"
                     | "GPTNeoForSequenceClassification"
-                    | "BloomForSequenceClassification" => "transformer.",
+                    | "BloomForSequenceClassification"
+                    | "GPTBigCodeForSequenceClassification" => "transformer.",
                     "GPTNeoXForSequenceClassification" => "gpt_neox.",
                     "FalconForSequenceClassification" => "transformer.",
                     _ => "model.",

@@ -20,6 +20,7 @@ mod family;
 mod gemma;
 mod gemma3_multimodal;
 mod gpt2;
+mod gpt_bigcode;
 mod gpt_neo;
 mod gpt_neox;
 mod gptj;
@@ -80,6 +81,7 @@ pub use self::falcon::FalconForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::gpt2::GPT2LMHeadModel;
+pub use self::gpt_bigcode::GPTBigCodeForCausalLM;
 pub use self::gpt_neo::GPTNeoForCausalLM;
 pub use self::gpt_neox::GPTNeoXForCausalLM;
 pub use self::gptj::GPTJForCausalLM;
@@ -190,6 +192,8 @@ pub enum AutoModel {
     GptNeo(GPTNeoForCausalLM),
     /// `BloomForCausalLM`
     Bloom(BloomForCausalLM),
+    /// `GPTBigCodeForCausalLM`
+    GptBigCode(GPTBigCodeForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -515,6 +519,7 @@ impl AutoModel {
             AutoModel::GptJ(m) => Some(m),
             AutoModel::GptNeo(m) => Some(m),
             AutoModel::Bloom(m) => Some(m),
+            AutoModel::GptBigCode(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

@@ -149,6 +149,15 @@ fn bloom() {
     assert_close("bloom with position_ids", &shifted[0].1, &plain[0].1, 0.0, 0.0);
 }
 
+/// GPTBigCode: multi-query attention from the fused `c_attn`, learned positions; the per-head
+/// layout without `multi_query`, unscaled scores and an untied head; its sequence classifier.
+#[test]
+fn gpt_bigcode() {
+    for name in ["gpt_bigcode", "gpt_bigcode_mha", "gpt_bigcode_cls"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 48] = [
+const DECODERS: [&str; 50] = [
     "llama",
     "olmo",
     "olmo2",
@@ -32,6 +32,8 @@ const DECODERS: [&str; 48] = [
     "gpt_neo_local",
     "bloom",
     "bloom_post",
+    "gpt_bigcode",
+    "gpt_bigcode_mha",
     "stablelm",
     "stablelm_qk",
     "falcon",

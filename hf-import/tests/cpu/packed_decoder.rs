@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 48] = [
+const DECODERS: [&str; 50] = [
     "llama",
     "olmo",
     "olmo2",
@@ -34,6 +34,8 @@ const DECODERS: [&str; 48] = [
     "gpt_neo_local",
     "bloom",
     "bloom_post",
+    "gpt_bigcode",
+    "gpt_bigcode_mha",
     "stablelm",
     "stablelm_qk",
     "falcon",
