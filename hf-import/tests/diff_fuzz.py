@@ -619,6 +619,22 @@ def gen_gpt_bigcode(r):
     return tf.GPTBigCodeForCausalLM, tf.GPTBigCodeConfig, c
 
 
+def gen_mpt(r):
+    """MptForCausalLM (its classifier: `mpt_cls`): ALiBi by column over head counts on and off a power of two,
+    clip_qkv and softmax_scale at random, tied or untied."""
+    h = r.choice([24, 32, 48])
+    nh = r.choice([n for n in (1, 2, 3, 4, 6, 8) if h % n == 0 and h // n >= 4])
+    attn = {}
+    if r.random() < 0.3:
+        attn["clip_qkv"] = r.choice([0.3, 1.0, 6.0])
+    if r.random() < 0.3:
+        attn["softmax_scale"] = r.choice([0.1, 0.5])
+    c = dict(vocab_size=r.choice([64, 100, 128]), d_model=h, n_layers=r.randint(1, 3), n_heads=nh,
+             max_seq_len=r.choice([32, 64]), layer_norm_epsilon=r.choice([1e-5, 1e-3]), attn_config=attn or None,
+             tie_word_embeddings=r.random() < 0.7, pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    return tf.MptForCausalLM, tf.MptConfig, c
+
+
 def gen_stablelm(r):
     """StableLmForCausalLM: layer norms, a random rotary share (0.25 by default), q/k/v biases, per-head q/k layer
     norms and the parallel block at random."""
@@ -1028,7 +1044,7 @@ FAMILIES = {
     "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "gptj": gen_gptj, "stablelm": gen_stablelm,
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
-    "gpt_bigcode": gen_gpt_bigcode,
+    "gpt_bigcode": gen_gpt_bigcode, "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
     "gptj_cls": decoder_cls(gen_gptj, tf.GPTJForSequenceClassification), "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,
@@ -1060,14 +1076,14 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
+        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

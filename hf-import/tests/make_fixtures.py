@@ -51,12 +51,15 @@ def randomise(model, seed):
                 p.copy_(0.2 * noise)
 
 
-def inputs(encoder, pad=0, token_types=True, choices=False, left=False):
-    """Two sequences of 7 tokens, the second right-padded (with `pad`) to 5 real tokens. With `choices`,
+def inputs(encoder, pad=0, token_types=True, choices=False, left=False, hole=False):
+    """Two sequences of 7 tokens, the second right-padded (with `pad`) to 5 real tokens (with `hole`, its third
+    token masked too: ALiBi that counts kept tokens and ALiBi by column then differ). With `choices`,
     a multiple-choice batch `[2, 3, 7]`: three variants of each sequence (other ids; the third variant of
     the first one padded by one more token)."""
     ids = torch.tensor([[1, 17, 42, 5, 99, 23, 8], [3, 64, 12, 77, 30, pad, pad]], dtype=torch.int64)
     mask = torch.tensor([[1] * 7, [1] * 5 + [0] * 2], dtype=torch.int64)
+    if hole:
+        mask[1, 2] = 0
     types = torch.tensor([[0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]], dtype=torch.int64)
     if choices:
         ids = torch.stack([torch.where(mask.bool(), (ids + 11 * c) % 97 + 2, ids) for c in range(3)], 1)
@@ -645,7 +648,7 @@ def main():
           tf.GPTNeoConfig(**dict(neo, num_layers=3, attention_types=[[["local"], 1], [["global", "local"], 1]],
                                  window_size=3, intermediate_size=48, activation_function="gelu", tie_word_embeddings=False)), 154)
     build("gpt_neo_cls", tf.GPTNeoForSequenceClassification, tf.GPTNeoConfig(**neo, num_labels=3), 155)
-    # BLOOM: ALiBi over the kept tokens (the greedy prompts are left-padded), the embeddings' layer norm, the
+    # BLOOM: ALiBi over the kept tokens (the greedy prompts are left-padded; `bloom_post`'s inputs have a hole), the embeddings' layer norm, the
     # per-head fused query_key_value; six heads (slopes past a power of two) with the residuals taken after the
     # norms (apply_residual_connection_post_layernorm) and an untied head; the classifier.
     bloom = dict(vocab_size=100, hidden_size=32, n_layer=2, n_head=4, bos_token_id=1, eos_token_id=2, pad_token_id=0,
@@ -653,7 +656,7 @@ def main():
     build("bloom", tf.BloomForCausalLM, tf.BloomConfig(**bloom), 159)
     build("bloom_post", tf.BloomForCausalLM,
           tf.BloomConfig(**dict(bloom, hidden_size=48, n_head=6), apply_residual_connection_post_layernorm=True,
-                         tie_word_embeddings=False), 160)
+                         tie_word_embeddings=False), 160, hole=True)
     build("bloom_cls", tf.BloomForSequenceClassification, tf.BloomConfig(**bloom, num_labels=2), 161)
     # GPTBigCode: multi-query attention (one key/value head in `c_attn`), learned positions, gelu_pytorch_tanh; the
     # per-head `c_attn` layout without multi_query, scores unscaled, an untied head; the classifier.
@@ -665,6 +668,15 @@ def main():
                               tie_word_embeddings=False), 163)
     build("gpt_bigcode_cls", tf.GPTBigCodeForSequenceClassification,
           tf.GPTBigCodeConfig(**bigcode, num_labels=3), 164)
+    # MPT: ALiBi by column (the inputs have a hole), bias-free layer norms and projections; six heads
+    # (slopes past a power of two) with clip_qkv, a softmax_scale and an untied head; the classifier.
+    mpt = dict(vocab_size=100, d_model=32, n_layers=2, n_heads=4, max_seq_len=64, bos_token_id=1, eos_token_id=2,
+               pad_token_id=0, attn_implementation="eager")
+    build("mpt", tf.MptForCausalLM, tf.MptConfig(**mpt), 165, hole=True)
+    build("mpt_clip", tf.MptForCausalLM,
+          tf.MptConfig(**dict(mpt, d_model=48, n_heads=6), attn_config=dict(clip_qkv=0.6, softmax_scale=0.3),
+                       tie_word_embeddings=False), 166)
+    build("mpt_cls", tf.MptForSequenceClassification, tf.MptConfig(**mpt, num_labels=2), 167)
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
     # q/k layer norms, the parallel block and half the head rotated; its classifier.
     build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)

@@ -70,6 +70,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "gpt_neo_local",
         "bloom",
         "gpt_bigcode",
+        "mpt",
         "stablelm_qk",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

@@ -126,6 +126,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("gpt_neo", "GPTNeoForCausalLM"),
         ("bloom", "BloomForCausalLM"),
         ("gpt_bigcode", "GPTBigCodeForCausalLM"),
+        ("mpt", "MptForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];

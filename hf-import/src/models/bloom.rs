@@ -9,7 +9,7 @@
 //! `h.N.self_attention.query_key_value`, `dense`, `mlp.dense_h_to_4h`, `dense_4h_to_h`, `ln_f`;
 //! without `transformer.` as bigscience's own uploads have them) are read as the decoder's.
 
-use super::decoder::{CausalLm, DecoderSpec};
+use super::decoder::{Alibi, CausalLm, DecoderSpec};
 use super::gpt_neox::per_head_qkv_to_grouped;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -91,7 +91,7 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     (spec.qkv_bias, spec.o_bias, spec.mlp_bias) = (true, true, true);
     spec.layer_norm = true;
-    spec.alibi = true;
+    spec.alibi = Some(Alibi::bloom(cfg.usize("num_attention_heads")?));
     spec.embed_norm = true;
     spec.plain_mlp = true;
     spec.act = Activation::from_name(cfg.str("hidden_act")?)?;

@@ -16,6 +16,8 @@ use crate::weights::{Vars, Weights};
 mod alibi;
 mod packed;
 
+pub use alibi::Alibi;
+
 /// What distinguishes one decoder family from another.
 #[derive(Debug, Clone)]
 pub struct DecoderSpec {
@@ -123,9 +125,9 @@ pub struct DecoderSpec {
     /// final hidden states through `project_out` (`[width, hidden]`) before the LM head, which is as
     /// wide as the embeddings.
     pub embed_width: Option<usize>,
-    /// No positions: attention scores are biased by ALiBi (Bloom; see `decoder/alibi.rs`);
-    /// `position_ids` are ignored, as transformers' Bloom ignores them.
-    pub alibi: bool,
+    /// No positions: attention scores are biased by ALiBi (BLOOM, MPT; see [`Alibi`]);
+    /// `position_ids` are ignored, as transformers' BLOOM and MPT ignore them.
+    pub alibi: Option<Alibi>,
     /// A norm on the token embeddings, `embed_norm` (Bloom's `word_embeddings_layernorm`).
     pub embed_norm: bool,
     /// The residuals are the norms' outputs, not their inputs (Bloom's
@@ -198,7 +200,7 @@ impl DecoderSpec {
             post_norm: false,
             final_norm: true,
             embed_width: None,
-            alibi: false,
+            alibi: None,
             embed_norm: false,
             residual_from_norm: false,
             nope: vec![false; layers],
@@ -345,6 +347,8 @@ pub struct CausalLm {
     embed_norm: Option<DecoderNorm>,
     /// ALiBi's slopes `[1, heads, 1, 1]` (float32; see [`DecoderSpec::alibi`]).
     alibi_slopes: Option<Tensor>,
+    /// ALiBi counts keys over the kept tokens (else by column).
+    alibi_by_kept_tokens: bool,
 }
 
 impl CausalLm {
@@ -550,7 +554,7 @@ impl CausalLm {
         };
         // The frequencies live where the weights do.
         let device = embed.weight.device();
-        let rotary_global = if spec.learned_positions || spec.alibi {
+        let rotary_global = if spec.learned_positions || spec.alibi.is_some() {
             Rotary::none()?.to_device(device)?
         } else {
             Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?.to_device(device)?
@@ -560,7 +564,14 @@ impl CausalLm {
         } else {
             rotary_global.clone()
         };
-        let alibi_slopes = if spec.alibi { Some(alibi::slope_tensor(heads, device)?) } else { None };
+        let alibi_slopes = match &spec.alibi {
+            Some(a) if a.slopes.len() != heads => {
+                return Err(Error::Config(format!("{} ALiBi slopes for {heads} heads", a.slopes.len())))
+            }
+            Some(a) => Some(alibi::slope_tensor(a, device)?),
+            None => None,
+        };
+        let alibi_by_kept_tokens = spec.alibi.as_ref().is_some_and(|a| a.by_kept_tokens);
         let mut lm = CausalLm {
             embed,
             positions,
@@ -577,6 +588,7 @@ impl CausalLm {
             project_out,
             embed_norm,
             alibi_slopes,
+            alibi_by_kept_tokens,
         };
         if packing {
             lm.pack_weights()?;
@@ -865,7 +877,10 @@ impl CausalLm {
         };
         let identity = self.identity_rotation(&cos_g)?;
         let alibi = match &self.alibi_slopes {
-            Some(slopes) => Some(alibi::bias(slopes, attention_mask, keys, self.dtype)?),
+            Some(slopes) => {
+                let kept = attention_mask.filter(|_| self.alibi_by_kept_tokens);
+                Some(alibi::bias(slopes, kept, keys, self.dtype)?)
+            }
             None => None,
         };
         let mut masks: Vec<(Option<usize>, Tensor)> = Vec::new();

@@ -113,6 +113,7 @@ impl AutoModel {
             "GPTJForCausalLM" => AutoModel::GptJ(GPTJForCausalLM::load(cfg, weights)?),
             "GPTNeoForCausalLM" => AutoModel::GptNeo(GPTNeoForCausalLM::load(cfg, weights)?),
             "BloomForCausalLM" => AutoModel::Bloom(BloomForCausalLM::load(cfg, weights)?),
+            "MptForCausalLM" => AutoModel::Mpt(MptForCausalLM::load(cfg, weights)?),
             "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
             "StableLmForCausalLM" => AutoModel::StableLm(StableLmForCausalLM::load(cfg, weights)?),
             "Cohere2ForCausalLM" => AutoModel::Cohere2(Cohere2ForCausalLM::load(cfg, weights)?),
@@ -129,7 +130,7 @@ impl AutoModel {
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
             | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
-            | "GPTBigCodeModel" | "StableLmModel" => {
+            | "GPTBigCodeModel" | "MptModel" | "StableLmModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -174,6 +175,7 @@ impl AutoModel {
             | "GPTNeoForSequenceClassification"
             | "BloomForSequenceClassification"
             | "GPTBigCodeForSequenceClassification"
+            | "MptForSequenceClassification"
             | "StableLmForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
@@ -182,7 +184,8 @@ impl AutoModel {
                     | "GPTJForSequenceClassification"
                     | "GPTNeoForSequenceClassification"
                     | "BloomForSequenceClassification"
-                    | "GPTBigCodeForSequenceClassification" => "transformer.",
+                    | "GPTBigCodeForSequenceClassification"
+                    | "MptForSequenceClassification" => "transformer.",
                     "GPTNeoXForSequenceClassification" => "gpt_neox.",
                     "FalconForSequenceClassification" => "transformer.",
                     _ => "model.",

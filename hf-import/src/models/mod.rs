@@ -32,6 +32,7 @@ mod mistral;
 mod modernbert;
 mod moe;
 mod mpnet;
+mod mpt;
 mod multiple_choice;
 mod nomic_bert;
 mod olmo;
@@ -91,6 +92,7 @@ pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
+pub use self::mpt::MptForCausalLM;
 pub use self::nomic_bert::NomicBertModel;
 pub use self::olmo::{Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM};
 pub use self::opt::OPTForCausalLM;
@@ -194,6 +196,8 @@ pub enum AutoModel {
     Bloom(BloomForCausalLM),
     /// `GPTBigCodeForCausalLM`
     GptBigCode(GPTBigCodeForCausalLM),
+    /// `MptForCausalLM`
+    Mpt(MptForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -520,6 +524,7 @@ impl AutoModel {
             AutoModel::GptNeo(m) => Some(m),
             AutoModel::Bloom(m) => Some(m),
             AutoModel::GptBigCode(m) => Some(m),
+            AutoModel::Mpt(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

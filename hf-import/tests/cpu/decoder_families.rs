@@ -158,6 +158,15 @@ fn gpt_bigcode() {
     }
 }
 
+/// MPT: ALiBi by column, bias-free norms and projections; six heads, `clip_qkv`, a
+/// `softmax_scale` and an untied head; its sequence classifier.
+#[test]
+fn mpt() {
+    for name in ["mpt", "mpt_clip", "mpt_cls"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 50] = [
+const DECODERS: [&str; 52] = [
     "llama",
     "olmo",
     "olmo2",
@@ -34,6 +34,8 @@ const DECODERS: [&str; 50] = [
     "bloom_post",
     "gpt_bigcode",
     "gpt_bigcode_mha",
+    "mpt",
+    "mpt_clip",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 50] = [
+const DECODERS: [&str; 52] = [
     "llama",
     "olmo",
     "olmo2",
@@ -36,6 +36,8 @@ const DECODERS: [&str; 50] = [
     "bloom_post",
     "gpt_bigcode",
     "gpt_bigcode_mha",
+    "mpt",
+    "mpt_clip",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -52,13 +52,15 @@ impl CausalLm {
                     let row_mask = |c: &Vec<usize>| {
                         let m =
                             packed_row_mask(c, layer.window, self.spec.bidirectional, self.dtype, device)?;
-                        // (A row's kept tokens are its ALiBi positions `0..n`.)
-                        match &self.alibi_slopes {
-                            Some(slopes) => {
-                                Ok(m.add(&super::alibi::bias(slopes, None, c.len(), self.dtype)?)?)
-                            }
-                            None => Ok(m),
-                        }
+                        // (ALiBi's positions: the row's kept tokens `0..n`, or their columns.)
+                        let Some(slopes) = &self.alibi_slopes else { return Ok(m) };
+                        let positions: Vec<i64> = if self.alibi_by_kept_tokens {
+                            (0..c.len() as i64).collect()
+                        } else {
+                            c.iter().map(|&p| p as i64).collect()
+                        };
+                        let positions = Tensor::from_vec(positions, [1, c.len()])?.to(device)?;
+                        Ok(m.add(&super::alibi::biased(slopes, &positions, self.dtype)?)?)
                     };
                     masks.push((
                         layer.window,
