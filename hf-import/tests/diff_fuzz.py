@@ -635,6 +635,19 @@ def gen_mpt(r):
     return tf.MptForCausalLM, tf.MptConfig, c
 
 
+def gen_codegen(r):
+    """CodeGenForCausalLM: GPT-J's block from the four-shard `qkv_proj`, interleaved RoPE over an even share of
+    each head, random activations and MLP widths, tied or untied."""
+    h, nh, _ = heads(r)
+    hd = h // nh
+    c = dict(vocab_size=r.choice([64, 100, 128]), n_embd=h, n_layer=r.randint(1, 3), n_head=nh,
+             n_positions=r.choice([32, 64]), rotary_dim=r.choice([d for d in range(2, hd + 1, 2)]),
+             n_inner=r.choice([None, 24, 64]), activation_function=r.choice(["gelu_new", "gelu", "relu", "silu"]),
+             layer_norm_epsilon=r.choice([1e-5, 1e-3]), tie_word_embeddings=r.random() < 0.3,
+             pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    return tf.CodeGenForCausalLM, tf.CodeGenConfig, c
+
+
 def gen_stablelm(r):
     """StableLmForCausalLM: layer norms, a random rotary share (0.25 by default), q/k/v biases, per-head q/k layer
     norms and the parallel block at random."""
@@ -1044,7 +1057,7 @@ FAMILIES = {
     "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "gptj": gen_gptj, "stablelm": gen_stablelm,
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
-    "gpt_bigcode": gen_gpt_bigcode, "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
+    "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
     "gptj_cls": decoder_cls(gen_gptj, tf.GPTJForSequenceClassification), "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,

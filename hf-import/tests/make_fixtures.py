@@ -677,6 +677,13 @@ def main():
           tf.MptConfig(**dict(mpt, d_model=48, n_heads=6), attn_config=dict(clip_qkv=0.6, softmax_scale=0.3),
                        tie_word_embeddings=False), 166)
     build("mpt_cls", tf.MptForSequenceClassification, tf.MptConfig(**mpt, num_labels=2), 167)
+    # CodeGen: GPT-J's parallel block and interleaved RoPE over 4 of each head's 8 dims, from the four-shard
+    # `qkv_proj` ([q v k] per shard); a hidden of 64 in 8 heads (shards of two heads), rotary_dim 8, n_inner 48.
+    codegen = dict(vocab_size=100, n_positions=64, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, bos_token_id=1,
+                   eos_token_id=2, pad_token_id=0, attn_implementation="eager")
+    build("codegen", tf.CodeGenForCausalLM, tf.CodeGenConfig(**codegen), 168)
+    build("codegen_wide", tf.CodeGenForCausalLM,
+          tf.CodeGenConfig(**dict(codegen, n_embd=64, n_head=8, rotary_dim=8, n_inner=48)), 169)
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
     # q/k layer norms, the parallel block and half the head rotated; its classifier.
     build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)

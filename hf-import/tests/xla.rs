@@ -105,7 +105,8 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("gpt_bigcode", dev)
         + check_family("gpt_bigcode_mha", dev)
         + check_family("mpt", dev)
-        + check_family("mpt_clip", dev);
+        + check_family("mpt_clip", dev)
+        + check_family("codegen_wide", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // Per-token heads (token logits cut back from the bucket; QA's at their own length).
     let fallbacks = check_family("bert_tok", dev) + check_family("roberta_qa", dev);

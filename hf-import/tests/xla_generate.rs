@@ -71,6 +71,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "bloom",
         "gpt_bigcode",
         "mpt",
+        "codegen",
         "stablelm_qk",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

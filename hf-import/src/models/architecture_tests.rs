@@ -127,6 +127,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("bloom", "BloomForCausalLM"),
         ("gpt_bigcode", "GPTBigCodeForCausalLM"),
         ("mpt", "MptForCausalLM"),
+        ("codegen", "CodeGenForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];
@@ -166,9 +167,10 @@ fn the_model_type_decides_the_family_for_every_pair() {
                 let got = arch(&config(model_type, &format!("{family}{head}")));
                 match (&base, head) {
                     (Some(base), "Model") => assert_eq!(&got.unwrap(), base, "{model_type}"),
-                    // (transformers has no `GraniteForSequenceClassification`, nor Cohere's.)
+                    // (transformers has no `GraniteForSequenceClassification`, nor Cohere's or
+                    // CodeGen's.)
                     (Some(base), "ForSequenceClassification")
-                        if !matches!(model_type, "granite" | "cohere" | "cohere2") =>
+                        if !matches!(model_type, "granite" | "cohere" | "cohere2" | "codegen") =>
                     {
                         let classifier =
                             format!("{}ForSequenceClassification", base.trim_end_matches("Model"));

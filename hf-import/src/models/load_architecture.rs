@@ -113,6 +113,7 @@ impl AutoModel {
             "GPTJForCausalLM" => AutoModel::GptJ(GPTJForCausalLM::load(cfg, weights)?),
             "GPTNeoForCausalLM" => AutoModel::GptNeo(GPTNeoForCausalLM::load(cfg, weights)?),
             "BloomForCausalLM" => AutoModel::Bloom(BloomForCausalLM::load(cfg, weights)?),
+            "CodeGenForCausalLM" => AutoModel::GptJ(codegen::load(cfg, weights)?),
             "MptForCausalLM" => AutoModel::Mpt(MptForCausalLM::load(cfg, weights)?),
             "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
             "StableLmForCausalLM" => AutoModel::StableLm(StableLmForCausalLM::load(cfg, weights)?),
@@ -130,7 +131,7 @@ impl AutoModel {
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
             | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
-            | "GPTBigCodeModel" | "MptModel" | "StableLmModel" => {
+            | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "StableLmModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);

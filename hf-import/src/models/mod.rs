@@ -7,6 +7,7 @@ mod bloom;
 pub(crate) mod bucketing;
 mod classification;
 mod clip;
+mod codegen;
 mod cohere;
 mod deberta_v2;
 pub mod decoder;

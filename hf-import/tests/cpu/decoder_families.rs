@@ -167,6 +167,14 @@ fn mpt() {
     }
 }
 
+/// CodeGen: GPT-J's block from the four-shard `qkv_proj`, with partial and whole-head rotary dims.
+#[test]
+fn codegen() {
+    for name in ["codegen", "codegen_wide"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

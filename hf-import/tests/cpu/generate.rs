@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 52] = [
+const DECODERS: [&str; 54] = [
     "llama",
     "olmo",
     "olmo2",
@@ -36,6 +36,8 @@ const DECODERS: [&str; 52] = [
     "gpt_bigcode_mha",
     "mpt",
     "mpt_clip",
+    "codegen",
+    "codegen_wide",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 52] = [
+const DECODERS: [&str; 54] = [
     "llama",
     "olmo",
     "olmo2",
@@ -38,6 +38,8 @@ const DECODERS: [&str; 52] = [
     "gpt_bigcode_mha",
     "mpt",
     "mpt_clip",
+    "codegen",
+    "codegen_wide",
     "stablelm",
     "stablelm_qk",
     "falcon",
