@@ -648,6 +648,17 @@ def gen_codegen(r):
     return tf.CodeGenForCausalLM, tf.CodeGenConfig, c
 
 
+def gen_olmoe(r):
+    """OlmoeForCausalLM: whole-projection q/k norms then clip_qkv at random, a mixture in every layer, raw or
+    renormalised top-k, attention biases at random."""
+    c = decoder_common(r, "olmoe")
+    c.pop("head_dim", None)
+    c.update(num_experts=r.randint(2, 6), norm_topk_prob=r.random() < 0.5, attention_bias=r.random() < 0.3,
+             clip_qkv=r.choice([None, None, 0.5, 3.0]))
+    c["num_experts_per_tok"] = r.randint(1, min(3, c["num_experts"]))
+    return tf.OlmoeForCausalLM, tf.OlmoeConfig, c
+
+
 def gen_stablelm(r):
     """StableLmForCausalLM: layer norms, a random rotary share (0.25 by default), q/k/v biases, per-head q/k layer
     norms and the parallel block at random."""
@@ -1057,7 +1068,7 @@ FAMILIES = {
     "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "gptj": gen_gptj, "stablelm": gen_stablelm,
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
-    "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
+    "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "olmoe": gen_olmoe, "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
     "gptj_cls": decoder_cls(gen_gptj, tf.GPTJForSequenceClassification), "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,

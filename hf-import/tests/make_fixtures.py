@@ -684,6 +684,11 @@ def main():
     build("codegen", tf.CodeGenForCausalLM, tf.CodeGenConfig(**codegen), 168)
     build("codegen_wide", tf.CodeGenForCausalLM,
           tf.CodeGenConfig(**dict(codegen, n_embd=64, n_head=8, rotary_dim=8, n_inner=48)), 169)
+    # OLMoE: whole-projection q/k norms, then clip_qkv (0.5, which the random weights cross), a mixture of 4
+    # experts of 24 in each layer, 2 a token; with GQA, renormalised top-k and no clip.
+    olmoe = dict(DECODER, num_experts=4, num_experts_per_tok=2, intermediate_size=24, pad_token_id=0, eos_token_id=2)
+    build("olmoe", tf.OlmoeForCausalLM, tf.OlmoeConfig(**olmoe, clip_qkv=0.5), 170)
+    build("olmoe_norm", tf.OlmoeForCausalLM, tf.OlmoeConfig(**olmoe, norm_topk_prob=True), 171)
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
     # q/k layer norms, the parallel block and half the head rotated; its classifier.
     build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)

@@ -72,6 +72,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "gpt_bigcode",
         "mpt",
         "codegen",
+        "olmoe",
         "stablelm_qk",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

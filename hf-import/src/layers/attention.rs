@@ -32,6 +32,8 @@ pub struct AttentionConfig {
     pub qk_norm_whole: bool,
     /// q, k and v clamped to `[-c, c]` after the projections (OLMo's `clip_qkv`)
     pub clip_qkv: Option<f64>,
+    /// The clamp comes after the whole-projection q/k norms, not before them (OLMoE)
+    pub clip_after_qk_norm: bool,
 }
 
 /// `softmax(q kᵀ · scale [softcapped] + mask) v` with the softmax in float32, as transformers'
@@ -273,12 +275,21 @@ impl SelfAttention {
                         (parts[0].clone(), parts[1].clone(), parts[2].clone())
                     }
                 };
-                if let Some(clip) = c.clip_qkv {
-                    let clamp = |t: &Tensor| t.clamp(Some((-clip).into()), Some(clip.into()));
-                    (q, k, v) = (clamp(&q)?, clamp(&k)?, clamp(&v)?);
+                let clip = |q: &mut Tensor, k: &mut Tensor, v: &mut Tensor| -> Result<()> {
+                    if let Some(c) = c.clip_qkv {
+                        let clamp = |t: &Tensor| t.clamp(Some((-c).into()), Some(c.into()));
+                        (*q, *k, *v) = (clamp(q)?, clamp(k)?, clamp(v)?);
+                    }
+                    Ok(())
+                };
+                if !c.clip_after_qk_norm {
+                    clip(&mut q, &mut k, &mut v)?;
                 }
                 if let (true, Some(qn), Some(kn)) = (c.qk_norm_whole, &self.q_norm, &self.k_norm) {
                     (q, k) = (qn.forward(&q)?, kn.forward(&k)?);
+                }
+                if c.clip_after_qk_norm {
+                    clip(&mut q, &mut k, &mut v)?;
                 }
                 let (mut q, mut k) =
                     (q.reshape([b, s, c.heads, c.head_dim])?, k.reshape([b, s, c.kv_heads, c.head_dim])?);

@@ -128,6 +128,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("gpt_bigcode", "GPTBigCodeForCausalLM"),
         ("mpt", "MptForCausalLM"),
         ("codegen", "CodeGenForCausalLM"),
+        ("olmoe", "OlmoeForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];
@@ -167,10 +168,10 @@ fn the_model_type_decides_the_family_for_every_pair() {
                 let got = arch(&config(model_type, &format!("{family}{head}")));
                 match (&base, head) {
                     (Some(base), "Model") => assert_eq!(&got.unwrap(), base, "{model_type}"),
-                    // (transformers has no `GraniteForSequenceClassification`, nor Cohere's or
-                    // CodeGen's.)
+                    // (transformers has no `GraniteForSequenceClassification`, nor Cohere's,
+                    // CodeGen's or OLMoE's.)
                     (Some(base), "ForSequenceClassification")
-                        if !matches!(model_type, "granite" | "cohere" | "cohere2" | "codegen") =>
+                        if !matches!(model_type, "granite" | "cohere" | "cohere2" | "codegen" | "olmoe") =>
                     {
                         let classifier =
                             format!("{}ForSequenceClassification", base.trim_end_matches("Model"));

@@ -134,6 +134,8 @@ pub struct DecoderSpec {
     /// `apply_residual_connection_post_layernorm`): `n = norm1(x)`, `y = n + attn(n)`,
     /// `m = norm2(y)`, `out = m + mlp(m)`.
     pub residual_from_norm: bool,
+    /// `clip_qkv` clamps q and k after their whole-projection norms, not before (OLMoE).
+    pub clip_after_qk_norm: bool,
 }
 
 /// Where and how a decoder mixes experts.
@@ -203,6 +205,7 @@ impl DecoderSpec {
             alibi: None,
             embed_norm: false,
             residual_from_norm: false,
+            clip_after_qk_norm: false,
             nope: vec![false; layers],
         })
     }
@@ -432,6 +435,7 @@ impl CausalLm {
             softcap: spec.attn_softcap,
             qk_norm_whole: spec.qk_norm_whole,
             clip_qkv: spec.clip_qkv,
+            clip_after_qk_norm: spec.clip_after_qk_norm,
         };
         let mut layers = Vec::with_capacity(n_layers);
         if spec.nope.len() != n_layers {

@@ -95,7 +95,7 @@ pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
 pub use self::mpt::MptForCausalLM;
 pub use self::nomic_bert::NomicBertModel;
-pub use self::olmo::{Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM};
+pub use self::olmo::{Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM, OlmoeForCausalLM};
 pub use self::opt::OPTForCausalLM;
 pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
@@ -199,6 +199,8 @@ pub enum AutoModel {
     GptBigCode(GPTBigCodeForCausalLM),
     /// `MptForCausalLM`
     Mpt(MptForCausalLM),
+    /// `OlmoeForCausalLM`
+    Olmoe(OlmoeForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -526,6 +528,7 @@ impl AutoModel {
             AutoModel::Bloom(m) => Some(m),
             AutoModel::GptBigCode(m) => Some(m),
             AutoModel::Mpt(m) => Some(m),
+            AutoModel::Olmoe(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

@@ -143,7 +143,7 @@ fn qwen2_moe_spec(cfg: &Config) -> Result<DecoderSpec> {
 /// `num_experts_per_tok` a token weighted by the router's probabilities (renormalised with
 /// `norm_topk_prob`), on every layer `i` with `(i + 1) % decoder_sparse_step == 0` outside
 /// `mlp_only_layers` (the config classes' defaults given).
-fn qwen_mixture(
+pub(super) fn qwen_mixture(
     cfg: &Config,
     experts: usize,
     intermediate: usize,

@@ -93,6 +93,7 @@ impl NomicBertModel {
             softcap: None,
             qk_norm_whole: false,
             clip_qkv: None,
+            clip_after_qk_norm: false,
         };
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)

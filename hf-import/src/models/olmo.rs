@@ -1,7 +1,9 @@
 //! OLMo (`OlmoForCausalLM`: layer norms without weight or bias, `clip_qkv`), OLMo 2
 //! (`Olmo2ForCausalLM`: no norm before attention or the MLP, RMS norms after them, q and k normed
-//! over their whole projection) and OLMo 3 (`Olmo3ForCausalLM`: OLMo 2 with sliding-window layers,
-//! each layer type with RoPE parameters of its own): Llama's blocks otherwise.
+//! over their whole projection), OLMo 3 (`Olmo3ForCausalLM`: OLMo 2 with sliding-window layers,
+//! each layer type with RoPE parameters of its own) and OLMoE (`OlmoeForCausalLM`: Llama's
+//! pre-norm blocks with whole-projection q/k norms, `clip_qkv` after them, and a mixture of
+//! experts in every layer): Llama's blocks otherwise.
 
 use super::decoder::DecoderSpec;
 use super::family::causal_lm_family;
@@ -52,6 +54,27 @@ fn olmo3_spec(cfg: &Config) -> Result<DecoderSpec> {
     spec.local_rope = sliding;
     Ok(spec)
 }
+
+/// OLMoE: Llama's blocks with q and k normed over their whole projection, then clamped to
+/// `clip_qkv`; every layer's MLP a mixture of `num_experts` (64) experts of `intermediate_size`
+/// (2048), `num_experts_per_tok` (8) a token, probabilities renormalised with `norm_topk_prob`.
+fn olmoe_spec(cfg: &Config) -> Result<DecoderSpec> {
+    let mut spec = DecoderSpec::llama(cfg)?;
+    spec.qk_norm = true;
+    spec.qk_norm_whole = true;
+    spec.clip_qkv = clip_qkv(cfg)?;
+    spec.clip_after_qk_norm = true;
+    spec.default_rms_norm_eps = 1e-5;
+    let intermediate = cfg.usize_or("intermediate_size", 2048)?;
+    spec.moe = Some(super::moe::qwen_mixture(cfg, 64, intermediate, 8, None)?);
+    Ok(spec)
+}
+
+causal_lm_family!(
+    /// transformers' `OlmoeForCausalLM`.
+    OlmoeForCausalLM,
+    olmoe_spec
+);
 
 causal_lm_family!(
     /// transformers' `OlmoForCausalLM`.

@@ -175,6 +175,15 @@ fn codegen() {
     }
 }
 
+/// OLMoE: whole-projection q/k norms, `clip_qkv` after them, a mixture of experts in every layer;
+/// renormalised top-k probabilities.
+#[test]
+fn olmoe() {
+    for name in ["olmoe", "olmoe_norm"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 54] = [
+const DECODERS: [&str; 56] = [
     "llama",
     "olmo",
     "olmo2",
@@ -38,6 +38,8 @@ const DECODERS: [&str; 54] = [
     "mpt_clip",
     "codegen",
     "codegen_wide",
+    "olmoe",
+    "olmoe_norm",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 54] = [
+const DECODERS: [&str; 56] = [
     "llama",
     "olmo",
     "olmo2",
@@ -40,6 +40,8 @@ const DECODERS: [&str; 54] = [
     "mpt_clip",
     "codegen",
     "codegen_wide",
+    "olmoe",
+    "olmoe_norm",
     "stablelm",
     "stablelm_qk",
     "falcon",
