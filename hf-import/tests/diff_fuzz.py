@@ -504,6 +504,15 @@ def gen_granite(r):
     return tf.GraniteForCausalLM, tf.GraniteConfig, c
 
 
+def gen_granitemoe(r):
+    """GraniteMoeForCausalLM: Granite's multipliers with a mixture of experts in every layer."""
+    _, _, c = gen_granite(r)
+    c.pop("mlp_bias", None)
+    c.update(num_local_experts=r.randint(2, 6))
+    c["num_experts_per_tok"] = r.randint(1, min(3, c["num_local_experts"]))
+    return tf.GraniteMoeForCausalLM, tf.GraniteMoeConfig, c
+
+
 def gen_smollm3(r):
     """SmolLM3ForCausalLM: Llama's config with NoPE layers (a random list, or an interval) and, at times, windows on
     them."""
@@ -1068,7 +1077,7 @@ FAMILIES = {
     "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "gptj": gen_gptj, "stablelm": gen_stablelm,
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
-    "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "olmoe": gen_olmoe, "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
+    "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "olmoe": gen_olmoe, "granitemoe": gen_granitemoe, "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
     "gptj_cls": decoder_cls(gen_gptj, tf.GPTJForSequenceClassification), "electra": gen_electra, "electra_cls": gen_electra_cls, "albert": gen_albert,

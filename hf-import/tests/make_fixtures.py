@@ -140,6 +140,25 @@ def build(name, model_cls, config, seed, encoder=False, save_kwargs=None, dtype=
     return model, config
 
 
+def granitemoe_v4():
+    """`granitemoe_v4`: the `granitemoe` fixture's checkpoint under the original Granite-MoE names."""
+    src, dst = OUT / "granitemoe", OUT / "granitemoe_v4"
+    shutil.rmtree(dst, ignore_errors=True)
+    dst.mkdir()
+    shutil.copy(src / "config.json", dst / "config.json")
+    names = {"experts.gate_up_proj": "input_linear.weight", "experts.down_proj": "output_linear.weight",
+             "router.weight": "router.layer.weight"}
+    old = load_file(str(src / "model.safetensors"))
+    new = {}
+    for k, v in old.items():
+        for a, b in names.items():
+            if k.endswith("block_sparse_moe." + a):
+                k = k[: -len(a)] + b
+        new[k] = v
+    save_file(new, str(dst / "model.safetensors"), metadata={"format": "pt"})
+    print(f"granitemoe_v4: {sorted(new)[:2]}...")
+
+
 def mpnet_long(model):
     """`mpnet/expected_long.safetensors`: a 150-token row and one right-padded to 100 tokens (pad id
     1), MPNetModel's outputs on them, and `buckets`: transformers' relative-position bucket of every
@@ -689,6 +708,14 @@ def main():
     olmoe = dict(DECODER, num_experts=4, num_experts_per_tok=2, intermediate_size=24, pad_token_id=0, eos_token_id=2)
     build("olmoe", tf.OlmoeForCausalLM, tf.OlmoeConfig(**olmoe, clip_qkv=0.5), 170)
     build("olmoe_norm", tf.OlmoeForCausalLM, tf.OlmoeConfig(**olmoe, norm_topk_prob=True), 171)
+    # Granite-MoE: Granite's multipliers with 4 experts of 24 in every layer, 2 a token; `granitemoe_v4` is its
+    # checkpoint under the original names (`block_sparse_moe.router.layer`, `input_linear`, `output_linear`).
+    build("granitemoe", tf.GraniteMoeForCausalLM,
+          tf.GraniteMoeConfig(**dict(DECODER, intermediate_size=24), num_local_experts=4, num_experts_per_tok=2,
+                              embedding_multiplier=6.0, attention_multiplier=0.09, residual_multiplier=0.3,
+                              logits_scaling=4.0, pad_token_id=0, eos_token_id=2), 172)
+    if not ONLY or "granitemoe" in ONLY:
+        granitemoe_v4()
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
     # q/k layer norms, the parallel block and half the head rotated; its classifier.
     build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)

@@ -73,6 +73,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "mpt",
         "codegen",
         "olmoe",
+        "granitemoe",
         "stablelm_qk",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

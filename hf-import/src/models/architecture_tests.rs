@@ -129,6 +129,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("mpt", "MptForCausalLM"),
         ("codegen", "CodeGenForCausalLM"),
         ("olmoe", "OlmoeForCausalLM"),
+        ("granitemoe", "GraniteMoeForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];
@@ -168,10 +169,13 @@ fn the_model_type_decides_the_family_for_every_pair() {
                 let got = arch(&config(model_type, &format!("{family}{head}")));
                 match (&base, head) {
                     (Some(base), "Model") => assert_eq!(&got.unwrap(), base, "{model_type}"),
-                    // (transformers has no `GraniteForSequenceClassification`, nor Cohere's,
-                    // CodeGen's or OLMoE's.)
+                    // (transformers has no `GraniteForSequenceClassification`, nor Granite-MoE's,
+                    // Cohere's, CodeGen's or OLMoE's.)
                     (Some(base), "ForSequenceClassification")
-                        if !matches!(model_type, "granite" | "cohere" | "cohere2" | "codegen" | "olmoe") =>
+                        if !matches!(
+                            model_type,
+                            "granite" | "granitemoe" | "cohere" | "cohere2" | "codegen" | "olmoe"
+                        ) =>
                     {
                         let classifier =
                             format!("{}ForSequenceClassification", base.trim_end_matches("Model"));

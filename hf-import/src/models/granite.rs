@@ -2,12 +2,15 @@
 //! multipliers: the embeddings scaled by `embedding_multiplier`, attention scores by
 //! `attention_multiplier` (in place of `head_dim^-0.5`), each block's attention and MLP outputs by
 //! `residual_multiplier` before their residual adds, and the logits divided by `logits_scaling`
-//! (all 1 by default, as `GraniteConfig` has them).
+//! (all 1 by default, as `GraniteConfig` has them). Granite-MoE (`GraniteMoeForCausalLM`, the
+//! Granite 3 "a400m"/"a800m" models) has a mixture of experts in every layer's place of the MLP.
 
-use super::decoder::DecoderSpec;
+use super::decoder::{CausalLm, DecoderSpec, MoeSpec};
 use super::family::causal_lm_family;
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::layers::Routing;
+use crate::weights::Weights;
 
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
@@ -32,3 +35,74 @@ causal_lm_family!(
     GraniteForCausalLM,
     spec
 );
+
+/// transformers' `GraniteMoeForCausalLM`.
+#[derive(Debug, Clone)]
+pub struct GraniteMoeForCausalLM(pub CausalLm);
+
+impl std::ops::Deref for GraniteMoeForCausalLM {
+    type Target = CausalLm;
+    fn deref(&self) -> &CausalLm {
+        &self.0
+    }
+}
+
+impl GraniteMoeForCausalLM {
+    /// Loads the model: Granite's decoder whose every MLP is `num_local_experts` (8) experts of
+    /// `intermediate_size`, `num_experts_per_tok` (2) a token, weighted by the softmax of the chosen
+    /// routers' logits (the top-k probabilities renormalised) rounded to the model dtype. The
+    /// checkpoint's `block_sparse_moe.{router.layer, input_linear, output_linear}` (or transformers
+    /// 5's `router`, `experts.gate_up_proj`, `experts.down_proj`) are read as the decoder's mixture.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let mut spec = spec(cfg)?;
+        let layers = cfg.layers("num_hidden_layers")?;
+        spec.moe = Some(MoeSpec {
+            experts: cfg.usize_or("num_local_experts", 8)?,
+            intermediate: cfg.usize("intermediate_size")?,
+            routing: Routing {
+                top_k: cfg.usize_or("num_experts_per_tok", 2)?,
+                normalize: true,
+                round_weights: true,
+            },
+            sparse_layers: vec![true; layers],
+            shared_intermediate: None,
+        });
+        let weights = weights.renamed(|n| Some(moe_name(n)));
+        Ok(GraniteMoeForCausalLM(CausalLm::load(cfg, &weights, spec)?))
+    }
+}
+
+/// A Granite-MoE tensor's name in the decoder's mixture (`mlp.gate.weight`,
+/// `mlp.experts.gate_up_proj`, `mlp.experts.down_proj`); other names unchanged.
+fn moe_name(name: &str) -> String {
+    let Some((before, after)) = name.split_once(".block_sparse_moe.") else { return name.to_string() };
+    let after = match after {
+        "router.layer.weight" | "router.weight" => "gate.weight",
+        "input_linear.weight" | "experts.gate_up_proj" => "experts.gate_up_proj",
+        "output_linear.weight" | "experts.down_proj" => "experts.down_proj",
+        other => other,
+    };
+    format!("{before}.mlp.{after}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both checkpoint styles' names land on the decoder's mixture.
+    #[test]
+    fn moe_names_of_both_styles() {
+        for (from, to) in [
+            ("model.layers.1.block_sparse_moe.router.layer.weight", "model.layers.1.mlp.gate.weight"),
+            ("model.layers.1.block_sparse_moe.router.weight", "model.layers.1.mlp.gate.weight"),
+            (
+                "model.layers.0.block_sparse_moe.input_linear.weight",
+                "model.layers.0.mlp.experts.gate_up_proj",
+            ),
+            ("model.layers.0.block_sparse_moe.experts.down_proj", "model.layers.0.mlp.experts.down_proj"),
+            ("model.norm.weight", "model.norm.weight"),
+        ] {
+            assert_eq!(moe_name(from), to);
+        }
+    }
+}

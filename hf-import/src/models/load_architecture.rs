@@ -116,6 +116,7 @@ impl AutoModel {
             "CodeGenForCausalLM" => AutoModel::GptJ(codegen::load(cfg, weights)?),
             "MptForCausalLM" => AutoModel::Mpt(MptForCausalLM::load(cfg, weights)?),
             "OlmoeForCausalLM" => AutoModel::Olmoe(OlmoeForCausalLM::load(cfg, weights)?),
+            "GraniteMoeForCausalLM" => AutoModel::GraniteMoe(GraniteMoeForCausalLM::load(cfg, weights)?),
             "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
             "StableLmForCausalLM" => AutoModel::StableLm(StableLmForCausalLM::load(cfg, weights)?),
             "Cohere2ForCausalLM" => AutoModel::Cohere2(Cohere2ForCausalLM::load(cfg, weights)?),
@@ -132,7 +133,8 @@ impl AutoModel {
             | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
             | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
-            | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "OlmoeModel" | "StableLmModel" => {
+            | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "OlmoeModel" | "GraniteMoeModel"
+            | "StableLmModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);

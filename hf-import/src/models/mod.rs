@@ -87,7 +87,7 @@ pub use self::gpt_bigcode::GPTBigCodeForCausalLM;
 pub use self::gpt_neo::GPTNeoForCausalLM;
 pub use self::gpt_neox::GPTNeoXForCausalLM;
 pub use self::gptj::GPTJForCausalLM;
-pub use self::granite::GraniteForCausalLM;
+pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
 pub use self::llama::LlamaForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
@@ -201,6 +201,8 @@ pub enum AutoModel {
     Mpt(MptForCausalLM),
     /// `OlmoeForCausalLM`
     Olmoe(OlmoeForCausalLM),
+    /// `GraniteMoeForCausalLM`
+    GraniteMoe(GraniteMoeForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -529,6 +531,7 @@ impl AutoModel {
             AutoModel::GptBigCode(m) => Some(m),
             AutoModel::Mpt(m) => Some(m),
             AutoModel::Olmoe(m) => Some(m),
+            AutoModel::GraniteMoe(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

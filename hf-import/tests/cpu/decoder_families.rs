@@ -184,6 +184,18 @@ fn olmoe() {
     }
 }
 
+/// Granite-MoE: Granite's multipliers with a mixture in every layer, from transformers 5's names
+/// and from the original ones (`block_sparse_moe.router.layer`, `input_linear`, `output_linear`).
+#[test]
+fn granitemoe() {
+    check("granitemoe");
+    let dir = fixture("granitemoe_v4");
+    let cfg = Config::load(&dir).unwrap();
+    let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
+    assert!(weights.contains("model.layers.0.block_sparse_moe.input_linear.weight"));
+    check_with("granitemoe", &cfg, &weights);
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

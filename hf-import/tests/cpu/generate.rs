@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 56] = [
+const DECODERS: [&str; 57] = [
     "llama",
     "olmo",
     "olmo2",
@@ -40,6 +40,7 @@ const DECODERS: [&str; 56] = [
     "codegen_wide",
     "olmoe",
     "olmoe_norm",
+    "granitemoe",
     "stablelm",
     "stablelm_qk",
     "falcon",

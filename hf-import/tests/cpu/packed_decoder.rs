@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 56] = [
+const DECODERS: [&str; 57] = [
     "llama",
     "olmo",
     "olmo2",
@@ -42,6 +42,7 @@ const DECODERS: [&str; 56] = [
     "codegen_wide",
     "olmoe",
     "olmoe_norm",
+    "granitemoe",
     "stablelm",
     "stablelm_qk",
     "falcon",
