@@ -716,6 +716,15 @@ def main():
                               logits_scaling=4.0, pad_token_id=0, eos_token_id=2), 172)
     if not ONLY or "granitemoe" in ONLY:
         granitemoe_v4()
+    # Nemotron: LayerNorm1P norms (scale stored minus one, a bias), the squared-ReLU MLP, RoPE over half of each
+    # head; with a whole-head rotation, biases and an explicit head_dim; the classifier.
+    build("nemotron", tf.NemotronForCausalLM, tf.NemotronConfig(**DECODER, pad_token_id=0, eos_token_id=2), 173)
+    build("nemotron_full", tf.NemotronForCausalLM,
+          tf.NemotronConfig(**DECODER, head_dim=16, attention_bias=True, mlp_bias=True, pad_token_id=0, eos_token_id=2,
+                            rope_parameters={"rope_type": "default", "rope_theta": 1000.0, "partial_rotary_factor": 1.0}),
+          174)
+    build("nemotron_cls", tf.NemotronForSequenceClassification,
+          tf.NemotronConfig(**DECODER, pad_token_id=0, eos_token_id=2, num_labels=3), 175)
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
     # q/k layer norms, the parallel block and half the head rotated; its classifier.
     build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)

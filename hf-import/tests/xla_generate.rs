@@ -74,6 +74,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "codegen",
         "olmoe",
         "granitemoe",
+        "nemotron",
         "stablelm_qk",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

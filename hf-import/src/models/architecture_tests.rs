@@ -130,6 +130,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("codegen", "CodeGenForCausalLM"),
         ("olmoe", "OlmoeForCausalLM"),
         ("granitemoe", "GraniteMoeForCausalLM"),
+        ("nemotron", "NemotronForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];

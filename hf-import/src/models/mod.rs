@@ -35,6 +35,7 @@ mod moe;
 mod mpnet;
 mod mpt;
 mod multiple_choice;
+mod nemotron;
 mod nomic_bert;
 mod olmo;
 mod opt;
@@ -94,6 +95,7 @@ pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
 pub use self::mpt::MptForCausalLM;
+pub use self::nemotron::NemotronForCausalLM;
 pub use self::nomic_bert::NomicBertModel;
 pub use self::olmo::{Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM, OlmoeForCausalLM};
 pub use self::opt::OPTForCausalLM;
@@ -203,6 +205,8 @@ pub enum AutoModel {
     Olmoe(OlmoeForCausalLM),
     /// `GraniteMoeForCausalLM`
     GraniteMoe(GraniteMoeForCausalLM),
+    /// `NemotronForCausalLM`
+    Nemotron(NemotronForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -532,6 +536,7 @@ impl AutoModel {
             AutoModel::Mpt(m) => Some(m),
             AutoModel::Olmoe(m) => Some(m),
             AutoModel::GraniteMoe(m) => Some(m),
+            AutoModel::Nemotron(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

@@ -196,6 +196,15 @@ fn granitemoe() {
     check_with("granitemoe", &cfg, &weights);
 }
 
+/// Nemotron: LayerNorm1P norms, the squared-ReLU MLP, RoPE over half of each head; the whole head
+/// with biases and a wider head_dim; its sequence classifier.
+#[test]
+fn nemotron() {
+    for name in ["nemotron", "nemotron_full", "nemotron_cls"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

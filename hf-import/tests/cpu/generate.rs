@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 57] = [
+const DECODERS: [&str; 59] = [
     "llama",
     "olmo",
     "olmo2",
@@ -41,6 +41,8 @@ const DECODERS: [&str; 57] = [
     "olmoe",
     "olmoe_norm",
     "granitemoe",
+    "nemotron",
+    "nemotron_full",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 57] = [
+const DECODERS: [&str; 59] = [
     "llama",
     "olmo",
     "olmo2",
@@ -43,6 +43,8 @@ const DECODERS: [&str; 57] = [
     "olmoe",
     "olmoe_norm",
     "granitemoe",
+    "nemotron",
+    "nemotron_full",
     "stablelm",
     "stablelm_qk",
     "falcon",
