@@ -725,6 +725,14 @@ def main():
           174)
     build("nemotron_cls", tf.NemotronForSequenceClassification,
           tf.NemotronConfig(**DECODER, pad_token_id=0, eos_token_id=2, num_labels=3), 175)
+    # GLM: q/k/v biases, the fused gate_up_proj, interleaved RoPE over half of each head; GLM-4: the norms closing
+    # the attention and MLP branches, the whole head rotated; GLM's classifier.
+    glm = dict(DECODER, head_dim=8, pad_token_id=0, eos_token_id=2)
+    build("glm", tf.GlmForCausalLM, tf.GlmConfig(**glm), 176)
+    build("glm4", tf.Glm4ForCausalLM,
+          tf.Glm4Config(**glm, rope_parameters={"rope_type": "default", "rope_theta": 500.0, "partial_rotary_factor": 1.0}),
+          177)
+    build("glm_cls", tf.GlmForSequenceClassification, tf.GlmConfig(**glm, num_labels=2), 178)
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
     # q/k layer norms, the parallel block and half the head rotated; its classifier.
     build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)

@@ -75,6 +75,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "olmoe",
         "granitemoe",
         "nemotron",
+        "glm4",
         "stablelm_qk",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

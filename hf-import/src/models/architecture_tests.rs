@@ -131,6 +131,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("olmoe", "OlmoeForCausalLM"),
         ("granitemoe", "GraniteMoeForCausalLM"),
         ("nemotron", "NemotronForCausalLM"),
+        ("glm", "GlmForCausalLM"),
+        ("glm4", "Glm4ForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];

@@ -118,6 +118,8 @@ impl AutoModel {
             "OlmoeForCausalLM" => AutoModel::Olmoe(OlmoeForCausalLM::load(cfg, weights)?),
             "GraniteMoeForCausalLM" => AutoModel::GraniteMoe(GraniteMoeForCausalLM::load(cfg, weights)?),
             "NemotronForCausalLM" => AutoModel::Nemotron(NemotronForCausalLM::load(cfg, weights)?),
+            "GlmForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, false)?),
+            "Glm4ForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, true)?),
             "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
             "StableLmForCausalLM" => AutoModel::StableLm(StableLmForCausalLM::load(cfg, weights)?),
             "Cohere2ForCausalLM" => AutoModel::Cohere2(Cohere2ForCausalLM::load(cfg, weights)?),
@@ -135,7 +137,7 @@ impl AutoModel {
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
             | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
             | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "OlmoeModel" | "GraniteMoeModel"
-            | "NemotronModel" | "StableLmModel" => {
+            | "NemotronModel" | "GlmModel" | "Glm4Model" | "StableLmModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -182,6 +184,8 @@ impl AutoModel {
             | "GPTBigCodeForSequenceClassification"
             | "MptForSequenceClassification"
             | "NemotronForSequenceClassification"
+            | "GlmForSequenceClassification"
+            | "Glm4ForSequenceClassification"
             | "StableLmForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).

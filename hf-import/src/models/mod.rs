@@ -20,6 +20,7 @@ mod falcon;
 mod family;
 mod gemma;
 mod gemma3_multimodal;
+mod glm;
 mod gpt2;
 mod gpt_bigcode;
 mod gpt_neo;
@@ -83,6 +84,7 @@ pub use self::electra::{load_electra, ElectraWithHead};
 pub use self::falcon::FalconForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
+pub use self::glm::GlmForCausalLM;
 pub use self::gpt2::GPT2LMHeadModel;
 pub use self::gpt_bigcode::GPTBigCodeForCausalLM;
 pub use self::gpt_neo::GPTNeoForCausalLM;
@@ -207,6 +209,8 @@ pub enum AutoModel {
     GraniteMoe(GraniteMoeForCausalLM),
     /// `NemotronForCausalLM`
     Nemotron(NemotronForCausalLM),
+    /// `GlmForCausalLM`, `Glm4ForCausalLM`
+    Glm(GlmForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -537,6 +541,7 @@ impl AutoModel {
             AutoModel::Olmoe(m) => Some(m),
             AutoModel::GraniteMoe(m) => Some(m),
             AutoModel::Nemotron(m) => Some(m),
+            AutoModel::Glm(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

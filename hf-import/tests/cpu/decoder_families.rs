@@ -205,6 +205,15 @@ fn nemotron() {
     }
 }
 
+/// GLM: q/k/v biases, the fused gate_up_proj, interleaved RoPE over half of each head; GLM-4's
+/// branch-closing norms with the whole head rotated; GLM's sequence classifier.
+#[test]
+fn glm() {
+    for name in ["glm", "glm4", "glm_cls"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 59] = [
+const DECODERS: [&str; 61] = [
     "llama",
     "olmo",
     "olmo2",
@@ -43,6 +43,8 @@ const DECODERS: [&str; 59] = [
     "granitemoe",
     "nemotron",
     "nemotron_full",
+    "glm",
+    "glm4",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 59] = [
+const DECODERS: [&str; 61] = [
     "llama",
     "olmo",
     "olmo2",
@@ -45,6 +45,8 @@ const DECODERS: [&str; 59] = [
     "granitemoe",
     "nemotron",
     "nemotron_full",
+    "glm",
+    "glm4",
     "stablelm",
     "stablelm_qk",
     "falcon",
