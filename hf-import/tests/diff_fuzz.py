@@ -412,6 +412,18 @@ def gen_nomic_bert(r):
     return tf.NomicBertModel, tf.NomicBertConfig, c
 
 
+def gen_esm(r):
+    """EsmForMaskedLM (ESM-2 and ESM-1b): rotary or absolute positions, token dropout with a mask id the inputs may
+    hold, the embeddings' norm at random, the head tied or not."""
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([64, 100]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             intermediate_size=r.choice([24, 64]), max_position_embeddings=64, pad_token_id=1,
+             mask_token_id=r.choice([3, 5, 7]), layer_norm_eps=r.choice([1e-5, 1e-12]),
+             position_embedding_type=r.choice(["rotary", "rotary", "absolute"]), token_dropout=r.random() < 0.7,
+             emb_layer_norm_before=r.random() < 0.3, tie_word_embeddings=r.random() < 0.8)
+    return tf.EsmForMaskedLM, tf.EsmConfig, c
+
+
 def gen_deberta_cls(r):
     _, config_cls, c = gen_deberta(r)
     for k in ("tie_word_embeddings", "legacy"):
@@ -1118,7 +1130,7 @@ FAMILIES = {
     "albert_qa": per_token(gen_albert, tf.AlbertForQuestionAnswering),
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),
     "electra_qa": per_token(gen_electra, tf.ElectraForQuestionAnswering),
-    "deberta": gen_deberta, "deberta_cls": gen_deberta_cls, "deberta_v1": gen_deberta_v1, "nomic_bert": gen_nomic_bert,
+    "esm": gen_esm, "deberta": gen_deberta, "deberta_cls": gen_deberta_cls, "deberta_v1": gen_deberta_v1, "nomic_bert": gen_nomic_bert,
     "deberta_tok": per_token(gen_deberta, tf.DebertaV2ForTokenClassification),
     "deberta_qa": per_token(gen_deberta, tf.DebertaV2ForQuestionAnswering),
     "bert_mc": multiple_choice(gen_bert, tf.BertForMultipleChoice),
@@ -1142,7 +1154,7 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
+        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "esm": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.

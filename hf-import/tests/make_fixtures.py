@@ -444,6 +444,22 @@ def main():
           choices=True)
     # NomicBERT (nomic-embed-text): rotary positions (base 1000; 100 here), fused Wqkv, SwiGLU, post-norms, saved
     # under the hub's names.
+    # ESM-2: the pre-norm encoder with rotary positions and token dropout (mask id 42, in the first row), its
+    # masked-LM head tied to the embeddings; the base model with its pooler; ESM-1b: absolute positions counted
+    # after the padding id (1) and the embeddings' norm, no token dropout.
+    esm = dict(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+               max_position_embeddings=64, pad_token_id=1, mask_token_id=42, layer_norm_eps=1e-5,
+               attn_implementation="eager")
+    build("esm", tf.EsmForMaskedLM, tf.EsmConfig(**esm, position_embedding_type="rotary", token_dropout=True), 179,
+          encoder=True, token_types=False, pad=1)
+    # (A bfloat16 checkpoint stores its rotary inv_freq rounded, and transformers reads it back so.)
+    build("esm_bf16", tf.EsmForMaskedLM, tf.EsmConfig(**esm, position_embedding_type="rotary", token_dropout=True), 182,
+          dtype=torch.bfloat16, encoder=True, token_types=False, pad=1)
+    build("esm_base", tf.EsmModel, tf.EsmConfig(**esm, position_embedding_type="rotary", token_dropout=True), 180,
+          encoder=True, token_types=False, pad=1)
+    build("esm1b", tf.EsmForMaskedLM,
+          tf.EsmConfig(**esm, position_embedding_type="absolute", emb_layer_norm_before=True), 181,
+          encoder=True, token_types=False, pad=1)
     build("nomic_bert", tf.NomicBertModel,
           tf.NomicBertConfig(**dict(COMMON, max_position_embeddings=64), rope_parameters={"rope_type": "default",
                                                                                          "rope_theta": 100.0}),

@@ -121,7 +121,9 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family_at("deberta_v2", dev, true)
         + check_family_at("deberta_cls", dev, true)
         + check_family_at("deberta_v1", dev, true)
-        + check_family("nomic_bert", dev);
+        + check_family("nomic_bert", dev)
+        + check_family("esm", dev)
+        + check_family("esm1b", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // Multiple choice: `[batch, num_choices, seq]` inputs at their own length.
     let fallbacks = check_family("bert_mc", dev) + check_family("deberta_mc", dev);

@@ -138,6 +138,20 @@ impl Rotary {
         Ok(Rotary { inv_freq: Tensor::from_vec(inv, [n])?, long, attention_scaling, rotary_dim: dim })
     }
 
+    /// These plain frequencies replaced by a checkpoint's stored `inv_freq` (as a model that keeps
+    /// them as a persistent buffer reads them back: rounded to the checkpoint's dtype).
+    pub fn with_inv_freq(self, inv_freq: &Tensor) -> Result<Self> {
+        let n = self.inv_freq.dims()[0];
+        if inv_freq.dims() != [n] || self.long.is_some() {
+            return Err(Error::Weight(format!(
+                "rotary inv_freq of shape {:?} does not replace {n} plain frequencies",
+                inv_freq.dims()
+            )));
+        }
+        let inv_freq = inv_freq.to_dtype(DType::F32)?.to(self.inv_freq.device())?;
+        Ok(Rotary { inv_freq, ..self })
+    }
+
     /// The same frequencies on `device` (where the positions given to [`Rotary::cos_sin`] live).
     pub fn to_device(self, device: Device) -> Result<Self> {
         let long = match self.long {

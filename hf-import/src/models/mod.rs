@@ -16,6 +16,7 @@ mod dinov2;
 mod distilbert;
 mod electra;
 mod encoder_inputs;
+mod esm;
 mod falcon;
 mod family;
 mod gemma;
@@ -81,6 +82,7 @@ pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::dinov2::{Dinov2ForImageClassification, Dinov2Model};
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::electra::{load_electra, ElectraWithHead};
+pub use self::esm::{EsmForMaskedLM, EsmModel};
 pub use self::falcon::FalconForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
@@ -149,6 +151,10 @@ pub enum AutoModel {
     ElectraWithHead(ElectraWithHead),
     /// `NomicBertModel`
     NomicBert(NomicBertModel),
+    /// `EsmModel`
+    Esm(EsmModel),
+    /// `EsmForMaskedLM`
+    EsmForMaskedLM(EsmForMaskedLM),
     /// `DebertaV2Model` (and v1's `DebertaModel`)
     DebertaV2(DebertaV2Model),
     /// `DebertaV2ForMaskedLM` (and v1's `DebertaForMaskedLM`)
@@ -470,6 +476,8 @@ impl AutoModel {
             AutoModel::AlbertForMaskedLM(m) => m.albert.device(),
             AutoModel::DebertaV2(m) => m.device(),
             AutoModel::NomicBert(m) => m.device(),
+            AutoModel::Esm(m) => m.device(),
+            AutoModel::EsmForMaskedLM(m) => m.esm.device(),
             AutoModel::DebertaV2ForMaskedLM(m) => m.deberta.device(),
             AutoModel::SequenceClassifier(m) => m.encoder.device(),
             AutoModel::TokenClassifier(m) => m.encoder.device(),
@@ -565,7 +573,9 @@ impl AutoModel {
             | AutoModel::MPNet(_)
             | AutoModel::MPNetForMaskedLM(_)
             | AutoModel::ModernBert(_)
-            | AutoModel::ModernBertForMaskedLM(_) => DISTILBERT_INPUTS,
+            | AutoModel::ModernBertForMaskedLM(_)
+            | AutoModel::Esm(_)
+            | AutoModel::EsmForMaskedLM(_) => DISTILBERT_INPUTS,
             AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::TokenClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::DecoderClassifier(m) if !m.takes_position_ids() => IDS_AND_MASK,
@@ -605,6 +615,8 @@ impl AutoModel {
             AutoModel::AlbertForMaskedLM(m) => m.albert.forward(&ids, mask, types, None, false)?,
             AutoModel::DebertaV2(m) => m.forward(&ids, mask, types, None, false)?,
             AutoModel::NomicBert(m) => m.forward(&ids, mask, types, None, false)?,
+            AutoModel::Esm(m) => m.forward(&ids, mask, None, false)?,
+            AutoModel::EsmForMaskedLM(m) => m.esm.forward(&ids, mask, None, false)?,
             AutoModel::DebertaV2ForMaskedLM(m) => m.deberta.forward(&ids, mask, types, None, false)?,
             AutoModel::DistilBert(m) => m.forward(&ids, mask, None, None, false)?,
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
@@ -801,6 +813,8 @@ impl AutoModel {
             }
             AutoModel::DebertaV2(m) => (None, m.forward(ids, mask, types, pos, h)?),
             AutoModel::NomicBert(m) => (None, m.forward(ids, mask, types, pos, h)?),
+            AutoModel::Esm(m) => (None, m.forward(ids, mask, pos, h)?),
+            AutoModel::EsmForMaskedLM(m) => m.forward(ids, mask, pos, h).map(|(l, o)| (Some(l), o))?,
             AutoModel::DebertaV2ForMaskedLM(m) => {
                 m.forward(ids, mask, types, pos, h).map(|(l, o)| (Some(l), o))?
             }

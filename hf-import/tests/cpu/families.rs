@@ -238,6 +238,17 @@ fn deberta_v2_disentangled_attention() {
     assert!(err.contains("\"legacy\": false"), "{err}");
 }
 
+/// ESM: ESM-2's pre-norm encoder with rotary positions and token dropout (a masked token in the
+/// first row), its masked-LM head; a bfloat16 checkpoint (its stored, rounded rotary frequencies);
+/// the base model with its pooler; ESM-1b's absolute positions after the padding id and the
+/// embeddings' norm.
+#[test]
+fn esm() {
+    for name in ["esm", "esm_bf16", "esm_base", "esm1b"] {
+        check(name);
+    }
+}
+
 /// NomicBERT (nomic-embed-text): rotary positions, the fused `Wqkv`, SwiGLU, post-norms, from the
 /// hub's tensor names; token types and a padded row.
 #[test]
