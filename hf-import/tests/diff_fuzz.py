@@ -424,6 +424,12 @@ def gen_esm(r):
     return tf.EsmForMaskedLM, tf.EsmConfig, c
 
 
+def gen_esm_cls(r):
+    _, config_cls, c = gen_esm(r)
+    c.pop("tie_word_embeddings", None)
+    return tf.EsmForSequenceClassification, config_cls, with_labels(r, c)
+
+
 def gen_deberta_cls(r):
     _, config_cls, c = gen_deberta(r)
     for k in ("tie_word_embeddings", "legacy"):
@@ -1130,7 +1136,8 @@ FAMILIES = {
     "albert_qa": per_token(gen_albert, tf.AlbertForQuestionAnswering),
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),
     "electra_qa": per_token(gen_electra, tf.ElectraForQuestionAnswering),
-    "esm": gen_esm, "deberta": gen_deberta, "deberta_cls": gen_deberta_cls, "deberta_v1": gen_deberta_v1, "nomic_bert": gen_nomic_bert,
+    "esm": gen_esm, "esm_cls": gen_esm_cls, "esm_tok": per_token(gen_esm, tf.EsmForTokenClassification),
+    "deberta": gen_deberta, "deberta_cls": gen_deberta_cls, "deberta_v1": gen_deberta_v1, "nomic_bert": gen_nomic_bert,
     "deberta_tok": per_token(gen_deberta, tf.DebertaV2ForTokenClassification),
     "deberta_qa": per_token(gen_deberta, tf.DebertaV2ForQuestionAnswering),
     "bert_mc": multiple_choice(gen_bert, tf.BertForMultipleChoice),
@@ -1154,14 +1161,14 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "esm": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
+        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

@@ -457,6 +457,12 @@ def main():
           dtype=torch.bfloat16, encoder=True, token_types=False, pad=1)
     build("esm_base", tf.EsmModel, tf.EsmConfig(**esm, position_embedding_type="rotary", token_dropout=True), 180,
           encoder=True, token_types=False, pad=1)
+    build("esm_cls", tf.EsmForSequenceClassification,
+          tf.EsmConfig(**esm, position_embedding_type="rotary", token_dropout=True, num_labels=3), 183,
+          encoder=True, token_types=False, pad=1)
+    build("esm_tok", tf.EsmForTokenClassification,
+          tf.EsmConfig(**esm, position_embedding_type="rotary", token_dropout=True, num_labels=4), 184,
+          encoder=True, token_types=False, pad=1)
     build("esm1b", tf.EsmForMaskedLM,
           tf.EsmConfig(**esm, position_embedding_type="absolute", emb_layer_norm_before=True), 181,
           encoder=True, token_types=False, pad=1)

@@ -109,6 +109,8 @@ pub enum ClassifierEncoder {
     ModernBert(ModernBertModel),
     /// DeBERTa-v2/v3
     DebertaV2(DebertaV2Model),
+    /// ESM
+    Esm(super::esm::EsmModel),
 }
 
 impl ClassifierEncoder {
@@ -134,6 +136,7 @@ impl ClassifierEncoder {
             ClassifierEncoder::Bert(e) => e.device(),
             ClassifierEncoder::ModernBert(e) => e.device(),
             ClassifierEncoder::DebertaV2(e) => e.device(),
+            ClassifierEncoder::Esm(e) => e.device(),
         }
     }
 
@@ -155,6 +158,9 @@ impl ClassifierEncoder {
             }
             ClassifierEncoder::DebertaV2(e) => {
                 e.forward(input_ids, attention_mask, token_type_ids, position_ids, output_hidden_states)
+            }
+            ClassifierEncoder::Esm(e) => {
+                e.forward(input_ids, attention_mask, position_ids, output_hidden_states)
             }
         }
     }
@@ -230,6 +236,19 @@ impl SequenceClassifier {
             unreachable!("roberta_head builds a RoBERTa head")
         };
         Ok(Self::bert_style(encoder, Head::Roberta { dense, out_proj, act: Activation::Gelu }, true))
+    }
+
+    /// Loads `EsmForSequenceClassification`: `esm.*` and `classifier.{dense,out_proj}.*` (RoBERTa's
+    /// head on the first token; ESM takes no token types).
+    pub fn load_esm(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let encoder = super::esm::EsmModel::load(cfg, weights)?;
+        let head = Self::roberta_head(cfg, weights, cfg.usize_or("hidden_size", 768)?)?;
+        Ok(SequenceClassifier {
+            encoder: ClassifierEncoder::Esm(encoder),
+            head,
+            token_types: false,
+            choices: false,
+        })
     }
 
     /// Loads `MPNetForSequenceClassification`: `mpnet.*` and `classifier.{dense,out_proj}.*`
@@ -463,7 +482,8 @@ impl SequenceClassifier {
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
         let types = if self.token_types { token_type_ids } else { None };
-        let packs = !matches!(self.encoder, ClassifierEncoder::DebertaV2(_)) && !self.choices;
+        let packs = !matches!(self.encoder, ClassifierEncoder::DebertaV2(_) | ClassifierEncoder::Esm(_))
+            && !self.choices;
         if self.encoder.device() == Device::Cpu && packs {
             let ids = super::ids_as_i64("input_ids", input_ids)?;
             super::check_input_dtype("attention_mask", attention_mask)?;
@@ -482,7 +502,9 @@ impl SequenceClassifier {
                 let h = match &self.encoder {
                     ClassifierEncoder::Bert(e) => e.last_hidden_state_packed(&ids, attention_mask, types)?,
                     ClassifierEncoder::ModernBert(e) => e.last_hidden_state_packed(&ids, attention_mask)?,
-                    ClassifierEncoder::DebertaV2(_) => unreachable!("DeBERTa is not packed"),
+                    ClassifierEncoder::DebertaV2(_) | ClassifierEncoder::Esm(_) => {
+                        unreachable!("DeBERTa and ESM are not packed")
+                    }
                 };
                 return self.logits_of(&h, None, Some(attention_mask));
             }

@@ -19,6 +19,9 @@ impl AutoModel {
             "NomicBertModel" => AutoModel::NomicBert(NomicBertModel::load(cfg, weights)?),
             "EsmModel" => AutoModel::Esm(EsmModel::load(cfg, weights)?),
             "EsmForMaskedLM" => AutoModel::EsmForMaskedLM(EsmForMaskedLM::load(cfg, weights)?),
+            "EsmForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_esm(cfg, weights)?)
+            }
             "DebertaModel" | "DebertaV2Model" => AutoModel::DebertaV2(DebertaV2Model::load(cfg, weights)?),
             "DebertaForMaskedLM" | "DebertaV2ForMaskedLM" => {
                 AutoModel::DebertaV2ForMaskedLM(DebertaV2ForMaskedLM::load(cfg, weights)?)

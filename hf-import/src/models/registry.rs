@@ -90,6 +90,8 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "NomicBertModel",
     "EsmModel",
     "EsmForMaskedLM",
+    "EsmForSequenceClassification",
+    "EsmForTokenClassification",
     "DebertaModel",
     "DebertaForMaskedLM",
     "DebertaForSequenceClassification",

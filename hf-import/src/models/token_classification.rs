@@ -70,6 +70,9 @@ impl TokenClassifier {
             "Deberta" | "DebertaV2" => {
                 (ClassifierEncoder::DebertaV2(DebertaV2Model::load(cfg, weights)?), None, true)
             }
+            "Esm" if task == TokenTask::Tokens => {
+                (ClassifierEncoder::Esm(super::esm::EsmModel::load(cfg, weights)?), None, false)
+            }
             "ModernBert" => (
                 ClassifierEncoder::ModernBert(ModernBertModel::load(cfg, weights)?),
                 Some(PredictionHead::load(cfg, &root.pp("head"))?),
@@ -81,6 +84,7 @@ impl TokenClassifier {
             ClassifierEncoder::Bert(e) => e.config().hidden,
             ClassifierEncoder::ModernBert(_) => cfg.usize("hidden_size")?,
             ClassifierEncoder::DebertaV2(e) => e.config().hidden,
+            ClassifierEncoder::Esm(_) => cfg.usize_or("hidden_size", 768)?,
         };
         let name = match (task, family) {
             (TokenTask::Spans, f) if f != "ModernBert" => "qa_outputs",

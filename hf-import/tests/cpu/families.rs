@@ -241,10 +241,11 @@ fn deberta_v2_disentangled_attention() {
 /// ESM: ESM-2's pre-norm encoder with rotary positions and token dropout (a masked token in the
 /// first row), its masked-LM head; a bfloat16 checkpoint (its stored, rounded rotary frequencies);
 /// the base model with its pooler; ESM-1b's absolute positions after the padding id and the
-/// embeddings' norm.
+/// embeddings' norm; the sequence classifier (RoBERTa's head on the first token) and the token
+/// classifier.
 #[test]
 fn esm() {
-    for name in ["esm", "esm_bf16", "esm_base", "esm1b"] {
+    for name in ["esm", "esm_bf16", "esm_base", "esm1b", "esm_cls", "esm_tok"] {
         check(name);
     }
 }
