@@ -717,6 +717,17 @@ def gen_glm(r, glm4=False):
     return tf.GlmForCausalLM, tf.GlmConfig, c
 
 
+def gen_biogpt(r):
+    """BioGptForCausalLM (its classifier: `biogpt_cls`): scaled embeddings or not, random activations, learned
+    positions offset by 2, tied or untied."""
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([64, 100, 128]), hidden_size=h, num_hidden_layers=r.randint(1, 3),
+             num_attention_heads=nh, intermediate_size=r.choice([24, 64]), max_position_embeddings=r.choice([32, 64]),
+             scale_embedding=r.random() < 0.7, hidden_act=r.choice(["gelu", "relu", "gelu_new", "silu"]),
+             tie_word_embeddings=r.random() < 0.7, pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    return tf.BioGptForCausalLM, tf.BioGptConfig, c
+
+
 def gen_stablelm(r):
     """StableLmForCausalLM: layer norms, a random rotary share (0.25 by default), q/k/v biases, per-head q/k layer
     norms and the parallel block at random."""
@@ -1127,7 +1138,7 @@ FAMILIES = {
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
     "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "olmoe": gen_olmoe, "granitemoe": gen_granitemoe,
-    "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
+    "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
     "glm_cls": decoder_cls(gen_glm, tf.GlmForSequenceClassification), "nemotron": gen_nemotron, "nemotron_cls": decoder_cls(gen_nemotron, tf.NemotronForSequenceClassification), "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
@@ -1161,14 +1172,14 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
+        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "biogpt_cls": "biogpt", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

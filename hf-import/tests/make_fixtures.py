@@ -755,6 +755,14 @@ def main():
           tf.Glm4Config(**glm, rope_parameters={"rope_type": "default", "rope_theta": 500.0, "partial_rotary_factor": 1.0}),
           177)
     build("glm_cls", tf.GlmForSequenceClassification, tf.GlmConfig(**glm, num_labels=2), 178)
+    # BioGPT: pre-norm blocks with layer norms, a GELU MLP, embeddings scaled by sqrt(hidden), learned positions offset
+    # by 2, the tied output_projection; unscaled with a ReLU MLP and an untied head; the classifier.
+    biogpt = dict(COMMON, max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                  attn_implementation="eager")
+    build("biogpt", tf.BioGptForCausalLM, tf.BioGptConfig(**biogpt), 185)
+    build("biogpt_plain", tf.BioGptForCausalLM,
+          tf.BioGptConfig(**biogpt, scale_embedding=False, hidden_act="relu", tie_word_embeddings=False), 186)
+    build("biogpt_cls", tf.BioGptForSequenceClassification, tf.BioGptConfig(**biogpt, num_labels=3), 187)
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
     # q/k layer norms, the parallel block and half the head rotated; its classifier.
     build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)

@@ -76,6 +76,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "granitemoe",
         "nemotron",
         "glm4",
+        "biogpt",
         "stablelm_qk",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

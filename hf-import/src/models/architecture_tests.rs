@@ -133,6 +133,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("nemotron", "NemotronForCausalLM"),
         ("glm", "GlmForCausalLM"),
         ("glm4", "Glm4ForCausalLM"),
+        ("biogpt", "BioGptForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];

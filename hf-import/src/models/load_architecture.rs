@@ -123,6 +123,7 @@ impl AutoModel {
             "OlmoeForCausalLM" => AutoModel::Olmoe(OlmoeForCausalLM::load(cfg, weights)?),
             "GraniteMoeForCausalLM" => AutoModel::GraniteMoe(GraniteMoeForCausalLM::load(cfg, weights)?),
             "NemotronForCausalLM" => AutoModel::Nemotron(NemotronForCausalLM::load(cfg, weights)?),
+            "BioGptForCausalLM" => AutoModel::BioGpt(BioGptForCausalLM::load(cfg, weights)?),
             "GlmForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, false)?),
             "Glm4ForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, true)?),
             "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
@@ -142,7 +143,7 @@ impl AutoModel {
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
             | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
             | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "OlmoeModel" | "GraniteMoeModel"
-            | "NemotronModel" | "GlmModel" | "Glm4Model" | "StableLmModel" => {
+            | "NemotronModel" | "GlmModel" | "Glm4Model" | "BioGptModel" | "StableLmModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -191,6 +192,7 @@ impl AutoModel {
             | "NemotronForSequenceClassification"
             | "GlmForSequenceClassification"
             | "Glm4ForSequenceClassification"
+            | "BioGptForSequenceClassification"
             | "StableLmForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).
@@ -202,6 +204,7 @@ impl AutoModel {
                     | "GPTBigCodeForSequenceClassification"
                     | "MptForSequenceClassification" => "transformer.",
                     "GPTNeoXForSequenceClassification" => "gpt_neox.",
+                    "BioGptForSequenceClassification" => "biogpt.",
                     "FalconForSequenceClassification" => "transformer.",
                     _ => "model.",
                 };

@@ -3,6 +3,7 @@
 mod albert;
 mod bart;
 mod bert;
+mod biogpt;
 mod bloom;
 pub(crate) mod bucketing;
 mod classification;
@@ -66,6 +67,7 @@ use oxtorch_tensor::{DType, Device, Tensor};
 pub use self::albert::{load_albert, AlbertForMaskedLM};
 pub use self::bart::{Bart, BartConfig, BartStack};
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
+pub use self::biogpt::BioGptForCausalLM;
 pub use self::bloom::BloomForCausalLM;
 pub use self::classification::{
     label_names, num_labels, BertForSequenceClassification, ClassifierEncoder,
@@ -217,6 +219,8 @@ pub enum AutoModel {
     Nemotron(NemotronForCausalLM),
     /// `GlmForCausalLM`, `Glm4ForCausalLM`
     Glm(GlmForCausalLM),
+    /// `BioGptForCausalLM`
+    BioGpt(BioGptForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -550,6 +554,7 @@ impl AutoModel {
             AutoModel::GraniteMoe(m) => Some(m),
             AutoModel::Nemotron(m) => Some(m),
             AutoModel::Glm(m) => Some(m),
+            AutoModel::BioGpt(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

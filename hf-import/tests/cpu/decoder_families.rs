@@ -214,6 +214,15 @@ fn glm() {
     }
 }
 
+/// BioGPT: pre-norm layer norms, a GELU MLP, scaled embeddings, learned positions offset by 2;
+/// unscaled with a ReLU MLP and an untied head; its sequence classifier.
+#[test]
+fn biogpt() {
+    for name in ["biogpt", "biogpt_plain", "biogpt_cls"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

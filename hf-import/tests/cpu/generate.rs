@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 61] = [
+const DECODERS: [&str; 63] = [
     "llama",
     "olmo",
     "olmo2",
@@ -45,6 +45,8 @@ const DECODERS: [&str; 61] = [
     "nemotron_full",
     "glm",
     "glm4",
+    "biogpt",
+    "biogpt_plain",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 61] = [
+const DECODERS: [&str; 63] = [
     "llama",
     "olmo",
     "olmo2",
@@ -47,6 +47,8 @@ const DECODERS: [&str; 61] = [
     "nemotron_full",
     "glm",
     "glm4",
+    "biogpt",
+    "biogpt_plain",
     "stablelm",
     "stablelm_qk",
     "falcon",
