@@ -728,6 +728,17 @@ def gen_biogpt(r):
     return tf.BioGptForCausalLM, tf.BioGptConfig, c
 
 
+def gen_xglm(r):
+    """XGLMForCausalLM: sinusoidal positions offset by 2 with the padding id's row zeroed (a padding id at random),
+    scaled embeddings or not, random activations and MLP widths, tied or untied."""
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([64, 100, 128]), d_model=h, num_layers=r.randint(1, 3), attention_heads=nh,
+             ffn_dim=r.choice([24, 64]), max_position_embeddings=r.choice([32, 64]), scale_embedding=r.random() < 0.7,
+             activation_function=r.choice(["gelu", "relu", "gelu_new", "silu"]), tie_word_embeddings=r.random() < 0.7,
+             pad_token_id=r.choice([0, 1, 1, 4]), bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    return tf.XGLMForCausalLM, tf.XGLMConfig, c
+
+
 def gen_stablelm(r):
     """StableLmForCausalLM: layer norms, a random rotary share (0.25 by default), q/k/v biases, per-head q/k layer
     norms and the parallel block at random."""
@@ -1138,7 +1149,7 @@ FAMILIES = {
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
     "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "olmoe": gen_olmoe, "granitemoe": gen_granitemoe,
-    "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
+    "xglm": gen_xglm, "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
     "glm_cls": decoder_cls(gen_glm, tf.GlmForSequenceClassification), "nemotron": gen_nemotron, "nemotron_cls": decoder_cls(gen_nemotron, tf.NemotronForSequenceClassification), "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),

@@ -763,6 +763,13 @@ def main():
     build("biogpt_plain", tf.BioGptForCausalLM,
           tf.BioGptConfig(**biogpt, scale_embedding=False, hidden_act="relu", tie_word_embeddings=False), 186)
     build("biogpt_cls", tf.BioGptForSequenceClassification, tf.BioGptConfig(**biogpt, num_labels=3), 187)
+    # XGLM: pre-norm layer norms, a GELU MLP, scaled embeddings, sinusoidal positions offset by 2 (the padding id 1's
+    # row zero); unscaled with a ReLU MLP and the padding id 5 (a zero row inside the positions the inputs use).
+    xglm = dict(vocab_size=100, d_model=32, num_layers=2, attention_heads=4, ffn_dim=64, max_position_embeddings=64,
+                bos_token_id=1, eos_token_id=2, attn_implementation="eager")
+    build("xglm", tf.XGLMForCausalLM, tf.XGLMConfig(**xglm, pad_token_id=0), 188)
+    build("xglm_plain", tf.XGLMForCausalLM,
+          tf.XGLMConfig(**xglm, pad_token_id=5, scale_embedding=False, activation_function="relu"), 189)
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head
     # q/k layer norms, the parallel block and half the head rotated; its classifier.
     build("stablelm", tf.StableLmForCausalLM, tf.StableLmConfig(**DECODER, pad_token_id=0, eos_token_id=2), 71)

@@ -77,6 +77,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "nemotron",
         "glm4",
         "biogpt",
+        "xglm",
         "stablelm_qk",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

@@ -134,6 +134,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("glm", "GlmForCausalLM"),
         ("glm4", "Glm4ForCausalLM"),
         ("biogpt", "BioGptForCausalLM"),
+        ("xglm", "XGLMForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];
@@ -174,11 +175,11 @@ fn the_model_type_decides_the_family_for_every_pair() {
                 match (&base, head) {
                     (Some(base), "Model") => assert_eq!(&got.unwrap(), base, "{model_type}"),
                     // (transformers has no `GraniteForSequenceClassification`, nor Granite-MoE's,
-                    // Cohere's, CodeGen's or OLMoE's.)
+                    // Cohere's, CodeGen's, OLMoE's or XGLM's.)
                     (Some(base), "ForSequenceClassification")
                         if !matches!(
                             model_type,
-                            "granite" | "granitemoe" | "cohere" | "cohere2" | "codegen" | "olmoe"
+                            "granite" | "granitemoe" | "cohere" | "cohere2" | "codegen" | "olmoe" | "xglm"
                         ) =>
                     {
                         let classifier =

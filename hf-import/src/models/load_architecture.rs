@@ -124,6 +124,7 @@ impl AutoModel {
             "GraniteMoeForCausalLM" => AutoModel::GraniteMoe(GraniteMoeForCausalLM::load(cfg, weights)?),
             "NemotronForCausalLM" => AutoModel::Nemotron(NemotronForCausalLM::load(cfg, weights)?),
             "BioGptForCausalLM" => AutoModel::BioGpt(BioGptForCausalLM::load(cfg, weights)?),
+            "XGLMForCausalLM" => AutoModel::Xglm(XGLMForCausalLM::load(cfg, weights)?),
             "GlmForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, false)?),
             "Glm4ForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, true)?),
             "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
@@ -143,7 +144,7 @@ impl AutoModel {
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
             | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
             | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "OlmoeModel" | "GraniteMoeModel"
-            | "NemotronModel" | "GlmModel" | "Glm4Model" | "BioGptModel" | "StableLmModel" => {
+            | "NemotronModel" | "GlmModel" | "Glm4Model" | "BioGptModel" | "XGLMModel" | "StableLmModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);

@@ -59,6 +59,7 @@ mod vision;
 mod vision_models;
 mod vit;
 mod whisper;
+mod xglm;
 
 use std::collections::BTreeMap;
 
@@ -118,6 +119,7 @@ pub use self::t5::{StackConfig, StackOutput, T5Config, T5Stack, T5};
 pub use self::token_classification::{TokenClassifier, TokenTask};
 pub use self::vit::{ViTConfig, ViTForImageClassification, ViTModel};
 pub use self::whisper::{Whisper, WhisperConfig};
+pub use self::xglm::XGLMForCausalLM;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
@@ -221,6 +223,8 @@ pub enum AutoModel {
     Glm(GlmForCausalLM),
     /// `BioGptForCausalLM`
     BioGpt(BioGptForCausalLM),
+    /// `XGLMForCausalLM`
+    Xglm(XGLMForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -555,6 +559,7 @@ impl AutoModel {
             AutoModel::Nemotron(m) => Some(m),
             AutoModel::Glm(m) => Some(m),
             AutoModel::BioGpt(m) => Some(m),
+            AutoModel::Xglm(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

@@ -69,6 +69,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("t5", "T5ForConditionalGeneration"),
     ("vit", "ViTModel"),
     ("whisper", "WhisperForConditionalGeneration"),
+    ("xglm", "XGLMForCausalLM"),
     ("xlm-roberta", "XLMRobertaModel"),
 ];
 
@@ -259,6 +260,8 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "BioGptForCausalLM",
     "BioGptModel",
     "BioGptForSequenceClassification",
+    "XGLMForCausalLM",
+    "XGLMModel",
     "OPTForCausalLM",
     "OPTModel",
     "OPTForSequenceClassification",

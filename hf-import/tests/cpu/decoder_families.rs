@@ -223,6 +223,15 @@ fn biogpt() {
     }
 }
 
+/// XGLM: pre-norm layer norms, a GELU MLP, scaled embeddings, fairseq's sinusoidal positions;
+/// unscaled with a ReLU MLP and a padding id whose zeroed row the positions reach.
+#[test]
+fn xglm() {
+    for name in ["xglm", "xglm_plain"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

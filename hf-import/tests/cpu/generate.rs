@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 63] = [
+const DECODERS: [&str; 65] = [
     "llama",
     "olmo",
     "olmo2",
@@ -47,6 +47,8 @@ const DECODERS: [&str; 63] = [
     "glm4",
     "biogpt",
     "biogpt_plain",
+    "xglm",
+    "xglm_plain",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 63] = [
+const DECODERS: [&str; 65] = [
     "llama",
     "olmo",
     "olmo2",
@@ -49,6 +49,8 @@ const DECODERS: [&str; 63] = [
     "glm4",
     "biogpt",
     "biogpt_plain",
+    "xglm",
+    "xglm_plain",
     "stablelm",
     "stablelm_qk",
     "falcon",
