@@ -768,6 +768,10 @@ def main():
     xglm = dict(vocab_size=100, d_model=32, num_layers=2, attention_heads=4, ffn_dim=64, max_position_embeddings=64,
                 bos_token_id=1, eos_token_id=2, attn_implementation="eager")
     build("xglm", tf.XGLMForCausalLM, tf.XGLMConfig(**xglm, pad_token_id=0), 188)
+    # Arcee: Llama with the ungated squared-ReLU MLP; its classifier.
+    build("arcee", tf.ArceeForCausalLM, tf.ArceeConfig(**DECODER, pad_token_id=0, bos_token_id=1, eos_token_id=2), 190)
+    build("arcee_cls", tf.ArceeForSequenceClassification,
+          tf.ArceeConfig(**DECODER, pad_token_id=0, bos_token_id=1, eos_token_id=2, num_labels=2), 191)
     build("xglm_plain", tf.XGLMForCausalLM,
           tf.XGLMConfig(**xglm, pad_token_id=5, scale_embedding=False, activation_function="relu"), 189)
     # StableLM: layer norms, RoPE over a quarter of each head (the default), GQA; with q/k/v biases, per-head

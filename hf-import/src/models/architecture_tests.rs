@@ -135,6 +135,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("glm4", "Glm4ForCausalLM"),
         ("biogpt", "BioGptForCausalLM"),
         ("xglm", "XGLMForCausalLM"),
+        ("arcee", "ArceeForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];

@@ -125,6 +125,7 @@ impl AutoModel {
             "NemotronForCausalLM" => AutoModel::Nemotron(NemotronForCausalLM::load(cfg, weights)?),
             "BioGptForCausalLM" => AutoModel::BioGpt(BioGptForCausalLM::load(cfg, weights)?),
             "XGLMForCausalLM" => AutoModel::Xglm(XGLMForCausalLM::load(cfg, weights)?),
+            "ArceeForCausalLM" => AutoModel::Arcee(ArceeForCausalLM::load(cfg, weights)?),
             "GlmForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, false)?),
             "Glm4ForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, true)?),
             "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
@@ -144,7 +145,8 @@ impl AutoModel {
             | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
             | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
             | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "OlmoeModel" | "GraniteMoeModel"
-            | "NemotronModel" | "GlmModel" | "Glm4Model" | "BioGptModel" | "XGLMModel" | "StableLmModel" => {
+            | "NemotronModel" | "GlmModel" | "Glm4Model" | "BioGptModel" | "XGLMModel" | "ArceeModel"
+            | "StableLmModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -194,6 +196,7 @@ impl AutoModel {
             | "GlmForSequenceClassification"
             | "Glm4ForSequenceClassification"
             | "BioGptForSequenceClassification"
+            | "ArceeForSequenceClassification"
             | "StableLmForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).

@@ -96,7 +96,7 @@ pub use self::gpt_neo::GPTNeoForCausalLM;
 pub use self::gpt_neox::GPTNeoXForCausalLM;
 pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
-pub use self::llama::LlamaForCausalLM;
+pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
 pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
@@ -225,6 +225,8 @@ pub enum AutoModel {
     BioGpt(BioGptForCausalLM),
     /// `XGLMForCausalLM`
     Xglm(XGLMForCausalLM),
+    /// `ArceeForCausalLM`
+    Arcee(ArceeForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -560,6 +562,7 @@ impl AutoModel {
             AutoModel::Glm(m) => Some(m),
             AutoModel::BioGpt(m) => Some(m),
             AutoModel::Xglm(m) => Some(m),
+            AutoModel::Arcee(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

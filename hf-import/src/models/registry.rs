@@ -4,6 +4,7 @@
 /// The `model_type`s hf-import runs, each with the architecture a config that names none gets.
 pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("albert", "AlbertModel"),
+    ("arcee", "ArceeForCausalLM"),
     ("bart", "BartForConditionalGeneration"),
     ("bert", "BertModel"),
     ("biogpt", "BioGptForCausalLM"),
@@ -262,6 +263,9 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "BioGptForSequenceClassification",
     "XGLMForCausalLM",
     "XGLMModel",
+    "ArceeForCausalLM",
+    "ArceeModel",
+    "ArceeForSequenceClassification",
     "OPTForCausalLM",
     "OPTModel",
     "OPTForSequenceClassification",

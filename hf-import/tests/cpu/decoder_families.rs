@@ -232,6 +232,14 @@ fn xglm() {
     }
 }
 
+/// Arcee: Llama with the ungated squared-ReLU MLP; its sequence classifier.
+#[test]
+fn arcee() {
+    for name in ["arcee", "arcee_cls"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

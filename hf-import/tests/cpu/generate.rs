@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 65] = [
+const DECODERS: [&str; 66] = [
     "llama",
     "olmo",
     "olmo2",
@@ -49,6 +49,7 @@ const DECODERS: [&str; 65] = [
     "biogpt_plain",
     "xglm",
     "xglm_plain",
+    "arcee",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 65] = [
+const DECODERS: [&str; 66] = [
     "llama",
     "olmo",
     "olmo2",
@@ -51,6 +51,7 @@ const DECODERS: [&str; 65] = [
     "biogpt_plain",
     "xglm",
     "xglm_plain",
+    "arcee",
     "stablelm",
     "stablelm_qk",
     "falcon",
