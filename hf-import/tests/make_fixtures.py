@@ -768,6 +768,11 @@ def main():
     xglm = dict(vocab_size=100, d_model=32, num_layers=2, attention_heads=4, ffn_dim=64, max_position_embeddings=64,
                 bos_token_id=1, eos_token_id=2, attn_implementation="eager")
     build("xglm", tf.XGLMForCausalLM, tf.XGLMConfig(**xglm, pad_token_id=0), 188)
+    # ERNIE 4.5: interleaved RoPE over the whole head, GQA; with biases on every projection and an untied head.
+    build("ernie4_5", tf.Ernie4_5ForCausalLM, tf.Ernie4_5Config(**dict(DECODER, head_dim=8), pad_token_id=0, eos_token_id=2), 192)
+    build("ernie4_5_bias", tf.Ernie4_5ForCausalLM,
+          tf.Ernie4_5Config(**dict(DECODER, head_dim=8), use_bias=True, tie_word_embeddings=False, pad_token_id=0,
+                            eos_token_id=2), 193)
     # Arcee: Llama with the ungated squared-ReLU MLP; its classifier.
     build("arcee", tf.ArceeForCausalLM, tf.ArceeConfig(**DECODER, pad_token_id=0, bos_token_id=1, eos_token_id=2), 190)
     build("arcee_cls", tf.ArceeForSequenceClassification,

@@ -201,7 +201,8 @@ impl Config {
     /// The RoPE base of layers of `layer_type` whose rope dict names none, as the config classes
     /// set it: for Gemma 3 (`Gemma3TextConfig.default_theta`), `rope_local_base_freq` (default
     /// 10000) on sliding layers and `rope_theta` (default 1e6) on the others; else `rope_theta`
-    /// (default the class's: 10000, Mixtral's 1e6, Cohere's 5e5, SmolLM3's 2e6, NomicBERT's 1000).
+    /// (default the class's: 10000, Mixtral's 1e6, Cohere's and ERNIE 4.5's 5e5, SmolLM3's 2e6,
+    /// NomicBERT's 1000).
     fn default_theta(&self, layer_type: Option<&str>) -> Result<f64> {
         let modernbert = self.get("model_type").and_then(Value::as_str) == Some("modernbert");
         match layer_type {
@@ -215,11 +216,12 @@ impl Config {
             // it pops, so the sliding ones get `default_theta` (500000) whatever `rope_theta` is.
             Some("sliding_attention") if self.is_olmo3() => Ok(500_000.0),
             _ if self.is_olmo3() => self.f64_or("rope_theta", 500_000.0),
-            // The `default_theta` of `MixtralConfig`, `CohereConfig` and `SmolLM3Config`.
+            // The `default_theta` of `MixtralConfig`, `CohereConfig`, `Ernie4_5Config` and
+            // `SmolLM3Config`.
             _ => {
                 let default = match self.get("model_type").and_then(Value::as_str) {
                     Some("mixtral") => 1_000_000.0,
-                    Some("cohere") => 500_000.0,
+                    Some("cohere" | "ernie4_5") => 500_000.0,
                     Some("smollm3") => 2_000_000.0,
                     Some("nomic_bert") => 1_000.0,
                     _ => 10_000.0,
@@ -443,12 +445,14 @@ mod tests {
     }
 
     /// The config classes' `default_theta` where a config names no base (a rope dict without
-    /// `rope_theta` too): Mixtral's 1e6, Cohere's 5e5, SmolLM3's 2e6, Cohere 2's (and Llama's) 1e4.
+    /// `rope_theta` too): Mixtral's 1e6, Cohere's and ERNIE 4.5's 5e5, SmolLM3's 2e6, Cohere 2's
+    /// (and Llama's) 1e4.
     #[test]
     fn class_default_rope_bases() {
         for (model_type, theta) in [
             ("mixtral", 1e6),
             ("cohere", 5e5),
+            ("ernie4_5", 5e5),
             ("smollm3", 2e6),
             ("nomic_bert", 1e3),
             ("cohere2", 1e4),

@@ -136,6 +136,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("biogpt", "BioGptForCausalLM"),
         ("xglm", "XGLMForCausalLM"),
         ("arcee", "ArceeForCausalLM"),
+        ("ernie4_5", "Ernie4_5ForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];
@@ -176,11 +177,18 @@ fn the_model_type_decides_the_family_for_every_pair() {
                 match (&base, head) {
                     (Some(base), "Model") => assert_eq!(&got.unwrap(), base, "{model_type}"),
                     // (transformers has no `GraniteForSequenceClassification`, nor Granite-MoE's,
-                    // Cohere's, CodeGen's, OLMoE's or XGLM's.)
+                    // Cohere's, CodeGen's, OLMoE's, XGLM's or ERNIE 4.5's.)
                     (Some(base), "ForSequenceClassification")
                         if !matches!(
                             model_type,
-                            "granite" | "granitemoe" | "cohere" | "cohere2" | "codegen" | "olmoe" | "xglm"
+                            "granite"
+                                | "granitemoe"
+                                | "cohere"
+                                | "cohere2"
+                                | "codegen"
+                                | "olmoe"
+                                | "xglm"
+                                | "ernie4_5"
                         ) =>
                     {
                         let classifier =

@@ -126,6 +126,7 @@ impl AutoModel {
             "BioGptForCausalLM" => AutoModel::BioGpt(BioGptForCausalLM::load(cfg, weights)?),
             "XGLMForCausalLM" => AutoModel::Xglm(XGLMForCausalLM::load(cfg, weights)?),
             "ArceeForCausalLM" => AutoModel::Arcee(ArceeForCausalLM::load(cfg, weights)?),
+            "Ernie4_5ForCausalLM" => AutoModel::Ernie4_5(Ernie4_5ForCausalLM::load(cfg, weights)?),
             "GlmForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, false)?),
             "Glm4ForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, true)?),
             "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
@@ -146,7 +147,7 @@ impl AutoModel {
             | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
             | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "OlmoeModel" | "GraniteMoeModel"
             | "NemotronModel" | "GlmModel" | "Glm4Model" | "BioGptModel" | "XGLMModel" | "ArceeModel"
-            | "StableLmModel" => {
+            | "Ernie4_5Model" | "StableLmModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);

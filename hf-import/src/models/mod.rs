@@ -17,6 +17,7 @@ mod dinov2;
 mod distilbert;
 mod electra;
 mod encoder_inputs;
+mod ernie4_5;
 mod esm;
 mod falcon;
 mod family;
@@ -85,6 +86,7 @@ pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::dinov2::{Dinov2ForImageClassification, Dinov2Model};
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::electra::{load_electra, ElectraWithHead};
+pub use self::ernie4_5::Ernie4_5ForCausalLM;
 pub use self::esm::{EsmForMaskedLM, EsmModel};
 pub use self::falcon::FalconForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
@@ -227,6 +229,8 @@ pub enum AutoModel {
     Xglm(XGLMForCausalLM),
     /// `ArceeForCausalLM`
     Arcee(ArceeForCausalLM),
+    /// `Ernie4_5ForCausalLM`
+    Ernie4_5(Ernie4_5ForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -563,6 +567,7 @@ impl AutoModel {
             AutoModel::BioGpt(m) => Some(m),
             AutoModel::Xglm(m) => Some(m),
             AutoModel::Arcee(m) => Some(m),
+            AutoModel::Ernie4_5(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

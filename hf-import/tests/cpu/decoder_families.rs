@@ -240,6 +240,14 @@ fn arcee() {
     }
 }
 
+/// ERNIE 4.5: interleaved whole-head RoPE; biases on every projection and an untied head.
+#[test]
+fn ernie4_5() {
+    for name in ["ernie4_5", "ernie4_5_bias"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 66] = [
+const DECODERS: [&str; 68] = [
     "llama",
     "olmo",
     "olmo2",
@@ -50,6 +50,8 @@ const DECODERS: [&str; 66] = [
     "xglm",
     "xglm_plain",
     "arcee",
+    "ernie4_5",
+    "ernie4_5_bias",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 66] = [
+const DECODERS: [&str; 68] = [
     "llama",
     "olmo",
     "olmo2",
@@ -52,6 +52,8 @@ const DECODERS: [&str; 66] = [
     "xglm",
     "xglm_plain",
     "arcee",
+    "ernie4_5",
+    "ernie4_5_bias",
     "stablelm",
     "stablelm_qk",
     "falcon",
