@@ -148,6 +148,16 @@ impl Config {
         Ok(self.opt_usize(key)?.unwrap_or(default))
     }
 
+    /// The non-negative integer at `key`, else at `alias` (the name a config class's
+    /// `attribute_map` gives it: `hidden_size` for GPT-2's `n_embd`), else `default`.
+    pub fn usize_aliased(&self, key: &str, alias: &str, default: usize) -> Result<usize> {
+        match (self.get(key), self.get(alias)) {
+            (Some(_), _) => self.usize(key),
+            (None, Some(_)) => self.usize(alias),
+            (None, None) => Ok(default),
+        }
+    }
+
     /// The number at `key`, `None` when absent or null.
     pub fn opt_f64(&self, key: &str) -> Result<Option<f64>> {
         match self.get(key) {

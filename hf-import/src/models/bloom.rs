@@ -36,15 +36,6 @@ impl BloomForCausalLM {
     }
 }
 
-/// `key`, else its alias in `BloomConfig`'s attribute map, else the class's default.
-fn sized(cfg: &Config, key: &str, alias: &str, default: usize) -> Result<usize> {
-    match (cfg.get(key), cfg.get(alias)) {
-        (Some(_), _) => cfg.usize(key),
-        (None, Some(_)) => cfg.usize(alias),
-        (None, None) => Ok(default),
-    }
-}
-
 /// `BloomConfig` under the decoder's key names (`n_embed`, the old name, wins over `hidden_size` as
 /// the class reads it).
 fn decoder_config(cfg: &Config) -> Result<Config> {
@@ -52,7 +43,7 @@ fn decoder_config(cfg: &Config) -> Result<Config> {
         Some(v) if !v.is_null() => cfg.usize("n_embed")?,
         _ => cfg.usize_or("hidden_size", 64)?,
     };
-    let heads = sized(cfg, "n_head", "num_attention_heads", 8)?;
+    let heads = cfg.usize_aliased("n_head", "num_attention_heads", 8)?;
     if heads == 0 || !hidden.is_multiple_of(heads) {
         return Err(Error::Config(format!(
             "`hidden_size` must be divisible by num_heads (got `hidden_size`: {hidden} and `num_heads`: {heads})."

@@ -34,16 +34,6 @@ impl GPT2LMHeadModel {
     }
 }
 
-/// `key`, else its `GPT2Config` alias (`hidden_size` for `n_embd`, as the class's attribute map
-/// reads it), else the class's default.
-fn sized(cfg: &Config, key: &str, alias: &str, default: usize) -> Result<usize> {
-    match (cfg.get(key), cfg.get(alias)) {
-        (Some(_), _) => cfg.usize(key),
-        (None, Some(_)) => cfg.usize(alias),
-        (None, None) => Ok(default),
-    }
-}
-
 /// The config under the decoder's key names (`hidden_size`, `num_hidden_layers`, ...), with
 /// `GPT2Config`'s defaults for what it leaves out.
 fn decoder_config(cfg: &Config) -> Result<Config> {
@@ -53,8 +43,8 @@ fn decoder_config(cfg: &Config) -> Result<Config> {
                 .into(),
         ));
     }
-    let embd = sized(cfg, "n_embd", "hidden_size", 768)?;
-    let heads = sized(cfg, "n_head", "num_attention_heads", 12)?;
+    let embd = cfg.usize_aliased("n_embd", "hidden_size", 768)?;
+    let heads = cfg.usize_aliased("n_head", "num_attention_heads", 12)?;
     if heads == 0 || !embd.is_multiple_of(heads) {
         return Err(Error::Config(format!(
             "`embed_dim` must be divisible by num_heads (got `embed_dim`: {embd} and `num_heads`: {heads})."
@@ -72,8 +62,8 @@ fn decoder_config(cfg: &Config) -> Result<Config> {
     set("num_attention_heads", heads.into());
     set("num_key_value_heads", heads.into());
     set("head_dim", (embd / heads).into());
-    set("num_hidden_layers", sized(cfg, "n_layer", "num_hidden_layers", 12)?.into());
-    set("max_position_embeddings", sized(cfg, "n_positions", "max_position_embeddings", 1024)?.into());
+    set("num_hidden_layers", cfg.usize_aliased("n_layer", "num_hidden_layers", 12)?.into());
+    set("max_position_embeddings", cfg.usize_aliased("n_positions", "max_position_embeddings", 1024)?.into());
     set("vocab_size", cfg.usize_or("vocab_size", 50257)?.into());
     set("intermediate_size", inner.into());
     set("rms_norm_eps", cfg.f64_or("layer_norm_epsilon", 1e-5)?.into());

@@ -39,15 +39,6 @@ impl GPTBigCodeForCausalLM {
     }
 }
 
-/// `key`, else its alias in `GPTBigCodeConfig`'s attribute map, else the class's default.
-fn sized(cfg: &Config, key: &str, alias: &str, default: usize) -> Result<usize> {
-    match (cfg.get(key), cfg.get(alias)) {
-        (Some(_), _) => cfg.usize(key),
-        (None, Some(_)) => cfg.usize(alias),
-        (None, None) => Ok(default),
-    }
-}
-
 /// `GPTBigCodeConfig` under the decoder's key names (its defaults are gpt2-sized), and whether
 /// attention is multi-query.
 fn decoder_config(cfg: &Config) -> Result<(Config, bool)> {
@@ -57,8 +48,8 @@ fn decoder_config(cfg: &Config) -> Result<(Config, bool)> {
                 .into(),
         ));
     }
-    let embd = sized(cfg, "n_embd", "hidden_size", 768)?;
-    let heads = sized(cfg, "n_head", "num_attention_heads", 12)?;
+    let embd = cfg.usize_aliased("n_embd", "hidden_size", 768)?;
+    let heads = cfg.usize_aliased("n_head", "num_attention_heads", 12)?;
     if heads == 0 || !embd.is_multiple_of(heads) {
         return Err(Error::Config(format!(
             "embed_dim must be divisible by num_heads (got `embed_dim`: {embd} and `num_heads`: {heads})."
@@ -81,7 +72,10 @@ fn decoder_config(cfg: &Config) -> Result<(Config, bool)> {
         ("num_key_value_heads", (if multi_query { 1 } else { heads }).into()),
         ("head_dim", (embd / heads).into()),
         ("num_hidden_layers", layers.into()),
-        ("max_position_embeddings", sized(cfg, "n_positions", "max_position_embeddings", 1024)?.into()),
+        (
+            "max_position_embeddings",
+            cfg.usize_aliased("n_positions", "max_position_embeddings", 1024)?.into(),
+        ),
         ("vocab_size", cfg.usize_or("vocab_size", 50257)?.into()),
         ("intermediate_size", inner.into()),
         ("rms_norm_eps", cfg.f64_or("layer_norm_epsilon", 1e-5)?.into()),

@@ -37,15 +37,6 @@ impl GPTNeoForCausalLM {
     }
 }
 
-/// `key`, else its alias in `GPTNeoConfig`'s attribute map, else the class's default.
-fn sized(cfg: &Config, key: &str, alias: &str, default: usize) -> Result<usize> {
-    match (cfg.get(key), cfg.get(alias)) {
-        (Some(_), _) => cfg.usize(key),
-        (None, Some(_)) => cfg.usize(alias),
-        (None, None) => Ok(default),
-    }
-}
-
 /// Each layer's attention type from `attention_types` (`[[types, repeat], ...]`, each entry's
 /// types repeated `repeat` times; `GPTNeoConfig`'s default is `[[["global", "local"], 12]]`):
 /// `true` for a local layer. Its length must be the number of layers, as the config class checks.
@@ -100,7 +91,7 @@ fn local_layers(cfg: &Config, layers: usize) -> Result<Vec<bool>> {
 /// layers are local.
 fn decoder_config(cfg: &Config) -> Result<(Config, Vec<bool>)> {
     let hidden = cfg.usize_or("hidden_size", 2048)?;
-    let heads = sized(cfg, "num_heads", "num_attention_heads", 16)?;
+    let heads = cfg.usize_aliased("num_heads", "num_attention_heads", 16)?;
     if heads == 0 || !hidden.is_multiple_of(heads) {
         return Err(Error::Config(format!(
             "embed_dim must be divisible by num_heads (got `embed_dim`: {hidden} and `num_heads`: {heads})."

@@ -36,15 +36,6 @@ impl MptForCausalLM {
     }
 }
 
-/// `key`, else its alias in `MptConfig`'s attribute map, else the class's default.
-fn sized(cfg: &Config, key: &str, alias: &str, default: usize) -> Result<usize> {
-    match (cfg.get(key), cfg.get(alias)) {
-        (Some(_), _) => cfg.usize(key),
-        (None, Some(_)) => cfg.usize(alias),
-        (None, None) => Ok(default),
-    }
-}
-
 /// `attn_config.{key}` as a number; `None` when absent or null.
 fn attn_number(cfg: &Config, key: &str) -> Result<Option<f64>> {
     let Some(attn) = cfg.get("attn_config").filter(|v| !v.is_null()) else { return Ok(None) };
@@ -62,8 +53,8 @@ fn attn_number(cfg: &Config, key: &str) -> Result<Option<f64>> {
 
 /// `MptConfig` under the decoder's key names (its defaults are mpt-7b's).
 fn decoder_config(cfg: &Config) -> Result<Config> {
-    let hidden = sized(cfg, "d_model", "hidden_size", 2048)?;
-    let heads = sized(cfg, "n_heads", "num_attention_heads", 16)?;
+    let hidden = cfg.usize_aliased("d_model", "hidden_size", 2048)?;
+    let heads = cfg.usize_aliased("n_heads", "num_attention_heads", 16)?;
     if heads == 0 || !hidden.is_multiple_of(heads) {
         return Err(Error::Config(format!(
             "d_model must be divisible by n_heads (got `d_model`: {hidden} and `n_heads`: {heads})."

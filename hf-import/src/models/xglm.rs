@@ -40,22 +40,13 @@ impl XGLMForCausalLM {
     }
 }
 
-/// `key`, else its alias in `XGLMConfig`'s attribute map, else the class's default.
-fn sized(cfg: &Config, key: &str, alias: &str, default: usize) -> Result<usize> {
-    match (cfg.get(key), cfg.get(alias)) {
-        (Some(_), _) => cfg.usize(key),
-        (None, Some(_)) => cfg.usize(alias),
-        (None, None) => Ok(default),
-    }
-}
-
 /// `XGLMConfig` under the decoder's key names (its defaults are xglm-564M's).
 fn decoder_config(cfg: &Config) -> Result<Config> {
     if cfg.bool_or("add_cross_attention", false)? {
         return Err(Error::Unsupported("XGLM with add_cross_attention is not supported".into()));
     }
-    let hidden = sized(cfg, "d_model", "hidden_size", 1024)?;
-    let heads = sized(cfg, "attention_heads", "num_attention_heads", 16)?;
+    let hidden = cfg.usize_aliased("d_model", "hidden_size", 1024)?;
+    let heads = cfg.usize_aliased("attention_heads", "num_attention_heads", 16)?;
     if heads == 0 || !hidden.is_multiple_of(heads) {
         return Err(Error::Config(format!(
             "embed_dim must be divisible by num_heads (got `embed_dim`: {hidden} and `num_heads`: {heads})."

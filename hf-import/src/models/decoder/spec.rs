@@ -1,0 +1,282 @@
+//! [`DecoderSpec`]: what distinguishes one decoder family from another, with the Llama defaults
+//! the families start from.
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{Activation, RmsNormStyle, Routing};
+
+use super::Alibi;
+
+/// What distinguishes one decoder family from another.
+#[derive(Debug, Clone)]
+pub struct DecoderSpec {
+    /// RMS norm variant.
+    pub norm_style: RmsNormStyle,
+    /// Per-head RMS norms on q and k (Qwen3, Gemma 3).
+    pub qk_norm: bool,
+    /// Bias on q, k, v (Qwen2).
+    pub qkv_bias: bool,
+    /// Bias on the attention output projection.
+    pub o_bias: bool,
+    /// Bias on the MLP projections.
+    pub mlp_bias: bool,
+    /// Embeddings multiplied by `sqrt(hidden)` rounded to the model dtype (Gemma).
+    pub scale_embeddings: bool,
+    /// Extra norms after attention and around the MLP (Gemma 2/3).
+    pub sandwich_norms: bool,
+    /// Score scale; `None` is `head_dim^-0.5`.
+    pub attention_scale: Option<f64>,
+    /// Attention logit soft-capping (Gemma 2).
+    pub attn_softcap: Option<f64>,
+    /// Final logit soft-capping (Gemma 2).
+    pub final_softcap: Option<f64>,
+    /// For each layer, its sliding window (`None` for global attention).
+    pub windows: Vec<Option<usize>>,
+    /// The MLP activation.
+    pub act: Activation,
+    /// For each layer, whether it takes the RoPE parameters of `sliding_attention` layers (Gemma 3,
+    /// whose rotary embedding is chosen by `layer_types`, with or without a window).
+    pub local_rope: Vec<bool>,
+    /// The LM head is the embedding table (`tie_word_embeddings`, defaulting as the family's config
+    /// class does).
+    pub tie_word_embeddings: bool,
+    /// Generation drops its KV cache and runs the whole sequence again once it reaches this many
+    /// tokens (Phi-3, whose LongRoPE switches to its long factors past the pretraining length).
+    pub recompute_cache_at: Option<usize>,
+    /// The family config class's `head_dim` when the key is absent (`None`: `hidden / heads`, as a
+    /// null value always is).
+    pub default_head_dim: Option<usize>,
+    /// The family config class's `num_key_value_heads` when the key is absent (`None`: one per
+    /// attention head, as a null value always is).
+    pub default_kv_heads: Option<usize>,
+    /// The family config class's `rms_norm_eps`.
+    pub default_rms_norm_eps: f64,
+    /// Attention runs both ways (Gemma 3's `use_bidirectional_attention`, EmbeddingGemma): full
+    /// layers see every token, sliding ones the tokens within half their window; no generation.
+    pub bidirectional: bool,
+    /// The norms are layer norms with a shift (GPT-2), not RMS norms.
+    pub layer_norm: bool,
+    /// Positions come from a learned table, `embed_positions`, added to the token embeddings
+    /// (GPT-2), not from RoPE.
+    pub learned_positions: bool,
+    /// The MLP is ungated, `down(act(up(x)))` (GPT-2).
+    pub plain_mlp: bool,
+    /// Layer `i`'s attention scale is divided by `i + 1` (GPT-2's `scale_attn_by_inverse_layer_idx`).
+    pub scale_by_inverse_layer: bool,
+    /// Attention and MLP read the same input, `x + attn(norm1(x)) + mlp(norm2(x))` (GPT-NeoX's
+    /// `use_parallel_residual`).
+    pub parallel_residual: bool,
+    /// Sparse mixture-of-experts layers (Mixtral, Qwen3-MoE).
+    pub moe: Option<MoeSpec>,
+    /// The LM head has a bias, `lm_head.bias` (Phi).
+    pub lm_head_bias: bool,
+    /// q and k normed over their whole projection, not per head (OLMo 2).
+    pub qk_norm_whole: bool,
+    /// q, k and v clamped to `[-c, c]` (OLMo's `clip_qkv`).
+    pub clip_qkv: Option<f64>,
+    /// Norms only after attention and the MLP, none before (OLMo 2): `x + norm(attn(x))`,
+    /// `x + norm(mlp(x))`.
+    pub post_norms_only: bool,
+    /// The norms are layer norms without weight or bias (OLMo).
+    pub parameterless_norms: bool,
+    /// The token embeddings are multiplied by this (Granite's `embedding_multiplier`).
+    pub embedding_multiplier: Option<f64>,
+    /// Each block's attention and MLP outputs are multiplied by this before their residual adds
+    /// (Granite's `residual_multiplier`).
+    pub residual_multiplier: Option<f64>,
+    /// The logits are divided by this (Granite's `logits_scaling`).
+    pub logits_scaling: Option<f64>,
+    /// For each layer, whether it runs without RoPE (SmolLM3's NoPE layers).
+    pub nope: Vec<bool>,
+    /// The q/k norms have a scale per head, `[heads, head_dim]` (Cohere's `use_qk_norm`).
+    pub qk_norm_per_head: bool,
+    /// The logits are multiplied by this (Cohere's `logit_scale`).
+    pub logit_scale: Option<f64>,
+    /// Learned positions index their table this far in (OPT's 2: the table has that many more
+    /// rows than `max_position_embeddings`).
+    pub position_offset: usize,
+    /// Without `position_ids`, each token's position is its index among its row's kept tokens
+    /// (`cumsum(mask) * mask - 1`, padding at -1), not its column (OPT).
+    pub positions_from_mask: bool,
+    /// A windowed layer's window is a mask of its own, added to the causal and padding one (GPT-Neo,
+    /// whose `bias` buffer is applied before the attention mask): where a query's window holds only
+    /// padding, it attends evenly to the keys that one of the two masks hides and the other does
+    /// not, as transformers' does, instead of to every key.
+    pub window_mask_added: bool,
+    /// The norms come after the residual adds, `x = norm1(x + attn(x))`, `x = norm2(x + mlp(x))`
+    /// (OPT-350m's `do_layer_norm_before: false`), not before attention and the MLP.
+    pub post_norm: bool,
+    /// The stack ends with the final norm `norm` (OPT without `do_layer_norm_before`, or with
+    /// `_remove_final_layer_norm`, has none).
+    pub final_norm: bool,
+    /// The token embeddings' width where it is not the hidden size (OPT-350m's
+    /// `word_embed_proj_dim`): embeddings go through `project_in` (`[hidden, width]`, no bias), the
+    /// final hidden states through `project_out` (`[width, hidden]`) before the LM head, which is as
+    /// wide as the embeddings.
+    pub embed_width: Option<usize>,
+    /// No positions: attention scores are biased by ALiBi (BLOOM, MPT; see [`Alibi`]);
+    /// `position_ids` are ignored, as transformers' BLOOM and MPT ignore them.
+    pub alibi: Option<Alibi>,
+    /// A norm on the token embeddings, `embed_norm` (Bloom's `word_embeddings_layernorm`).
+    pub embed_norm: bool,
+    /// The residuals are the norms' outputs, not their inputs (Bloom's
+    /// `apply_residual_connection_post_layernorm`): `n = norm1(x)`, `y = n + attn(n)`,
+    /// `m = norm2(y)`, `out = m + mlp(m)`.
+    pub residual_from_norm: bool,
+    /// `clip_qkv` clamps q and k after their whole-projection norms, not before (OLMoE).
+    pub clip_after_qk_norm: bool,
+}
+
+/// Where and how a decoder mixes experts.
+#[derive(Debug, Clone)]
+pub struct MoeSpec {
+    /// the number of experts
+    pub experts: usize,
+    /// each expert's intermediate size
+    pub intermediate: usize,
+    /// how the router weighs them
+    pub routing: Routing,
+    /// for each layer, whether its MLP is the mixture (else a dense MLP of `intermediate_size`)
+    pub sparse_layers: Vec<bool>,
+    /// Qwen2-MoE's shared expert's intermediate size
+    pub shared_intermediate: Option<usize>,
+}
+
+impl DecoderSpec {
+    /// The Llama defaults read from `cfg` (`hidden_act`, `attention_bias`, `mlp_bias`,
+    /// `tie_word_embeddings`, no window).
+    pub fn llama(cfg: &Config) -> Result<Self> {
+        let layers = cfg.layers("num_hidden_layers")?;
+        let bias = cfg.bool_or("attention_bias", false)?;
+        Ok(DecoderSpec {
+            norm_style: RmsNormStyle::Llama,
+            qk_norm: false,
+            qkv_bias: bias,
+            o_bias: bias,
+            mlp_bias: cfg.bool_or("mlp_bias", false)?,
+            scale_embeddings: false,
+            sandwich_norms: false,
+            attention_scale: None,
+            attn_softcap: None,
+            final_softcap: None,
+            windows: vec![None; layers],
+            act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
+            local_rope: vec![false; layers],
+            // `LlamaConfig` (and Mistral, Qwen2/3, Phi-3): `tie_word_embeddings: bool = False`.
+            tie_word_embeddings: cfg.bool_or("tie_word_embeddings", false)?,
+            recompute_cache_at: None,
+            default_head_dim: None,
+            default_kv_heads: None,
+            default_rms_norm_eps: 1e-6,
+            bidirectional: false,
+            layer_norm: false,
+            learned_positions: false,
+            plain_mlp: false,
+            scale_by_inverse_layer: false,
+            parallel_residual: false,
+            moe: None,
+            lm_head_bias: false,
+            qk_norm_whole: false,
+            clip_qkv: None,
+            post_norms_only: false,
+            parameterless_norms: false,
+            embedding_multiplier: None,
+            residual_multiplier: None,
+            logits_scaling: None,
+            qk_norm_per_head: false,
+            logit_scale: None,
+            position_offset: 0,
+            positions_from_mask: false,
+            window_mask_added: false,
+            post_norm: false,
+            final_norm: true,
+            embed_width: None,
+            alibi: None,
+            embed_norm: false,
+            residual_from_norm: false,
+            clip_after_qk_norm: false,
+            nope: vec![false; layers],
+        })
+    }
+
+    /// Which layers `layer_types` marks `sliding_attention`, `None` without `layer_types`; a list of
+    /// another length than `num_hidden_layers` is an error (transformers' `validate_layer_type`).
+    pub fn sliding_layers(cfg: &Config) -> Result<Option<Vec<bool>>> {
+        let layers = cfg.layers("num_hidden_layers")?;
+        match cfg.layer_types() {
+            Some(types) if types.len() == layers => {
+                Ok(Some(types.iter().map(|t| t == "sliding_attention").collect()))
+            }
+            Some(types) => {
+                Err(Error::Config(format!("\"layer_types\" has {} entries for {layers} layers", types.len())))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Windows per layer from `layer_types` (`sliding_attention` layers get `window`; every layer
+    /// does without `layer_types`).
+    pub fn windows_from_layer_types(cfg: &Config, window: Option<usize>) -> Result<Vec<Option<usize>>> {
+        Ok(match Self::sliding_layers(cfg)? {
+            Some(sliding) => Self::sliding_windows(&sliding, window)?,
+            None => vec![window; cfg.layers("num_hidden_layers")?],
+        })
+    }
+
+    /// The window of each layer, `sliding` ones taking `window`. A sliding layer without a window
+    /// (`sliding_window: null`, or Qwen's `use_sliding_window: false`) is refused: transformers 5
+    /// fails on it (a `TypeError` building the mask) rather than attending to everything.
+    pub fn sliding_windows(sliding: &[bool], window: Option<usize>) -> Result<Vec<Option<usize>>> {
+        if window.is_none() {
+            if let Some(i) = sliding.iter().position(|&s| s) {
+                return Err(Error::Config(format!(
+                    "layer {i} is a \"sliding_attention\" layer but the config sets no sliding_window \
+                     (null, or use_sliding_window false)"
+                )));
+            }
+        }
+        Ok(sliding.iter().map(|&s| if s { window } else { None }).collect())
+    }
+
+    /// Whether any layer takes the local RoPE (so that its frequencies are needed).
+    pub fn uses_local_rope(&self) -> bool {
+        self.local_rope.iter().any(|&l| l)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(json: &str) -> Config {
+        Config::from_json_str(json).unwrap()
+    }
+
+    /// `LlamaConfig` (whose spec Mistral, Qwen2/3 and Phi-3 start from) defaults
+    /// `tie_word_embeddings` to false.
+    #[test]
+    fn llama_embeddings_are_untied_by_default() {
+        assert!(!DecoderSpec::llama(&cfg(r#"{"num_hidden_layers": 1}"#)).unwrap().tie_word_embeddings);
+        let tied = cfg(r#"{"num_hidden_layers": 1, "tie_word_embeddings": true}"#);
+        assert!(DecoderSpec::llama(&tied).unwrap().tie_word_embeddings);
+    }
+
+    #[test]
+    fn layer_types_mark_the_sliding_layers() {
+        let typed =
+            cfg(r#"{"num_hidden_layers": 2, "layer_types": ["sliding_attention", "full_attention"]}"#);
+        assert_eq!(DecoderSpec::sliding_layers(&typed).unwrap(), Some(vec![true, false]));
+        assert_eq!(DecoderSpec::windows_from_layer_types(&typed, Some(8)).unwrap(), vec![Some(8), None]);
+        let untyped = cfg(r#"{"num_hidden_layers": 2}"#);
+        assert_eq!(DecoderSpec::sliding_layers(&untyped).unwrap(), None);
+        assert_eq!(DecoderSpec::windows_from_layer_types(&untyped, Some(8)).unwrap(), vec![Some(8); 2]);
+        let spec = DecoderSpec::llama(&untyped).unwrap();
+        assert_eq!(spec.local_rope, vec![false; 2]);
+        assert!(!spec.uses_local_rope());
+        let short = cfg(r#"{"num_hidden_layers": 3, "layer_types": ["full_attention"]}"#);
+        assert_eq!(
+            DecoderSpec::sliding_layers(&short).unwrap_err().to_string(),
+            "config: \"layer_types\" has 1 entries for 3 layers"
+        );
+    }
+}
