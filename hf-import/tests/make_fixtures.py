@@ -49,6 +49,10 @@ def randomise(model, seed):
                 p.copy_(0.1 * noise)
             else:
                 p.copy_(0.2 * noise)
+        # DeepSeek-V3's router bias is a buffer, not a parameter: drawn too, so that it steers the choice.
+        for name, b in model.named_buffers():
+            if name.endswith("e_score_correction_bias"):
+                b.copy_(0.1 * torch.randn(b.shape, generator=g))
 
 
 def inputs(encoder, pad=0, token_types=True, choices=False, left=False, hole=False):
@@ -773,6 +777,31 @@ def main():
     build("ernie4_5_bias", tf.Ernie4_5ForCausalLM,
           tf.Ernie4_5Config(**dict(DECODER, head_dim=8), use_bias=True, tie_word_embeddings=False, pad_token_id=0,
                             eos_token_id=2), 193)
+    # DeepSeek-V3: latent attention (low-rank q, values narrower than the keys), interleaved RoPE under YaRN with
+    # mscale_all_dim (the scores scaled by mscale^2), one dense layer then a mixture routed by biased sigmoid scores
+    # among the best 2 of 4 groups, renormalised and scaled, plus a shared expert. `_plain`: a full q_proj, values
+    # wider than the keys, half-split RoPE, attention biases, stored in bfloat16. `_cls`: its classifier.
+    deepseek = dict(DECODER, num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=24, qk_nope_head_dim=8,
+                    qk_rope_head_dim=4, v_head_dim=6, n_routed_experts=8, num_experts_per_tok=2, n_group=4,
+                    topk_group=2, moe_intermediate_size=12, first_k_dense_replace=1, pad_token_id=0, bos_token_id=1,
+                    eos_token_id=2)
+    yarn = dict(rope_type="yarn", rope_theta=10000.0, factor=4.0, original_max_position_embeddings=16, mscale=0.9,
+                mscale_all_dim=0.8, beta_fast=8.0, beta_slow=1.0)
+    build("deepseek_v3", tf.DeepseekV3ForCausalLM, tf.DeepseekV3Config(**deepseek, rope_parameters=yarn), 194)
+    build("deepseek_v3_plain", tf.DeepseekV3ForCausalLM,
+          tf.DeepseekV3Config(**dict(deepseek, q_lora_rank=None, v_head_dim=16, n_group=2, topk_group=1),
+                              rope_interleave=False, attention_bias=True, norm_topk_prob=False,
+                              routed_scaling_factor=1.5), 195, dtype=torch.bfloat16)
+    build("deepseek_v3_cls", tf.DeepseekV3ForSequenceClassification,
+          tf.DeepseekV3Config(**deepseek, num_labels=3), 196)
+    # DeepSeek-V2: the same attention with its complex (interleaved) RoPE; greedy softmax routing, two shared
+    # experts; `_group`: group-limited routing with a full q_proj.
+    v2 = dict(deepseek, n_shared_experts=2, first_k_dense_replace=0)
+    del v2["n_group"], v2["topk_group"]
+    build("deepseek_v2", tf.DeepseekV2ForCausalLM, tf.DeepseekV2Config(**v2, rope_parameters=yarn), 197)
+    build("deepseek_v2_group", tf.DeepseekV2ForCausalLM,
+          tf.DeepseekV2Config(**dict(v2, q_lora_rank=None), topk_method="group_limited_greedy", n_group=4, topk_group=2,
+                              routed_scaling_factor=2.0), 198)
     # Arcee: Llama with the ungated squared-ReLU MLP; its classifier.
     build("arcee", tf.ArceeForCausalLM, tf.ArceeConfig(**DECODER, pad_token_id=0, bos_token_id=1, eos_token_id=2), 190)
     build("arcee_cls", tf.ArceeForSequenceClassification,

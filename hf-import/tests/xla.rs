@@ -108,6 +108,9 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("mpt_clip", dev)
         + check_family("codegen_wide", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
+    // DeepSeek's latent attention (padded heads) and its routers.
+    let fallbacks = check_family("deepseek_v3", dev) + check_family("deepseek_v3_plain", dev);
+    assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // Per-token heads (token logits cut back from the bucket; QA's at their own length).
     let fallbacks = check_family("bert_tok", dev) + check_family("roberta_qa", dev);
     assert!(fallbacks <= 4, "{fallbacks} prims fell back to the host");

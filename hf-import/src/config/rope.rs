@@ -143,6 +143,12 @@ impl Config {
         Ok(RopeParams { theta, scaling, partial_rotary_factor: partial })
     }
 
+    /// The entry `key` of the rope dict (see `Config::rope_dict`), for a family that reads more of
+    /// it than the frequencies (DeepSeek's attention scale); `None` when absent or null.
+    pub fn rope_entry(&self, key: &str) -> Option<Value> {
+        self.rope_dict().and_then(|d| d.get(key).cloned()).filter(|v| !v.is_null())
+    }
+
     /// The rope dict transformers builds in `convert_rope_params_to_dict`: the 4.x `rope_scaling` when
     /// it is a non-empty dict, else `rope_parameters` (`rope_scaling or rope_parameters`). Gemma 3
     /// (`Gemma3TextConfig`) instead merges `rope_scaling` into `rope_parameters["full_attention"]`,

@@ -5,7 +5,7 @@
 
 use oxtorch_tensor::{DType, Tensor};
 
-use super::{apply_rotary, attend_rows, Arena, LayerCache, Linear, RmsNorm};
+use super::{apply_rotary, attend_rows, Arena, LatentDims, LatentQkv, LayerCache, Linear, RmsNorm};
 use crate::error::Result;
 use crate::weights::Vars;
 
@@ -34,6 +34,9 @@ pub struct AttentionConfig {
     pub clip_qkv: Option<f64>,
     /// The clamp comes after the whole-projection q/k norms, not before them (OLMoE)
     pub clip_after_qk_norm: bool,
+    /// DeepSeek's latent attention (`head_dim` is then [`LatentDims::padded`] and `kv_heads` is
+    /// `heads`); `qkv_bias` puts biases on its down-projections
+    pub latent: Option<LatentDims>,
 }
 
 /// `softmax(q kᵀ · scale [softcapped] + mask) v` with the softmax in float32, as transformers'
@@ -122,7 +125,8 @@ fn repeat_kv(x: &Tensor, rep: usize) -> Result<Tensor> {
     Ok(x.unsqueeze(2)?.expand([d[0], d[1], rep, d[2], d[3]])?.reshape([d[0], d[1] * rep, d[2], d[3]])?)
 }
 
-/// One self-attention layer: `q_proj`, `k_proj`, `v_proj` (or a fused `qkv_proj`), `o_proj`.
+/// One self-attention layer: `q_proj`, `k_proj`, `v_proj` (or a fused `qkv_proj`, or DeepSeek's
+/// latent projections), `o_proj`.
 #[derive(Debug, Clone)]
 pub struct SelfAttention {
     qkv: Qkv,
@@ -136,6 +140,7 @@ pub struct SelfAttention {
 enum Qkv {
     Split { q: Linear, k: Linear, v: Linear },
     Fused(Linear),
+    Latent(Box<LatentQkv>),
 }
 
 impl SelfAttention {
@@ -148,7 +153,9 @@ impl SelfAttention {
     ) -> Result<Self> {
         let (h, hd) = (cfg.hidden, cfg.head_dim);
         let (qd, kvd) = (cfg.heads * hd, cfg.kv_heads * hd);
-        let qkv = if vars.pp("qkv_proj").contains("weight") {
+        let qkv = if let Some(dims) = cfg.latent {
+            Qkv::Latent(Box::new(LatentQkv::load(vars, h, cfg.heads, dims, cfg.qkv_bias)?))
+        } else if vars.pp("qkv_proj").contains("weight") {
             Qkv::Fused(Linear::load(&vars.pp("qkv_proj"), h, qd + 2 * kvd, cfg.qkv_bias)?)
         } else {
             Qkv::Split {
@@ -157,7 +164,8 @@ impl SelfAttention {
                 v: Linear::load(&vars.pp("v_proj"), h, kvd, cfg.qkv_bias)?,
             }
         };
-        let o = Linear::load(&vars.pp("o_proj"), qd, h, cfg.o_bias)?;
+        let o_in = cfg.latent.map_or(qd, |d| cfg.heads * d.v);
+        let o = Linear::load(&vars.pp("o_proj"), o_in, h, cfg.o_bias)?;
         // Per head (`head_dim`), or over the whole projection (OLMo 2).
         let (q_dim, k_dim) = if cfg.qk_norm_whole { (qd, kvd) } else { (hd, hd) };
         let (q_norm, k_norm) = match qk_norm {
@@ -176,6 +184,8 @@ impl SelfAttention {
         let mut m = match &self.qkv {
             Qkv::Split { q, k, v } => vec![&q.weight, &k.weight, &v.weight],
             Qkv::Fused(l) => vec![&l.weight],
+            // (The latent projections keep their own matrices.)
+            Qkv::Latent(_) => Vec::new(),
         };
         m.push(&self.o.weight);
         m
@@ -204,8 +214,9 @@ impl SelfAttention {
             Qkv::Fused(l) => {
                 Qkv::Fused(Linear { weight: arena.next(&[qd + 2 * kvd, c.hidden])?, bias: l.bias.clone() })
             }
+            Qkv::Latent(l) => Qkv::Latent(l.clone()),
         };
-        self.o.weight = arena.next(&[c.hidden, qd])?;
+        self.o.weight = arena.next(&[c.hidden, c.latent.map_or(qd, |d| c.heads * d.v)])?;
         Ok(())
     }
 
@@ -258,6 +269,7 @@ impl SelfAttention {
         };
         let plain = self.q_norm.is_none() && c.clip_qkv.is_none();
         Ok(match &self.qkv {
+            Qkv::Latent(l) => l.project(x, cos, sin)?,
             Qkv::Fused(l) if plain => {
                 // q and k are neighbours in the fused output: one rotary pass over both.
                 let all = l.forward(x)?;
@@ -274,6 +286,7 @@ impl SelfAttention {
                         let parts = all.split_with_sizes(&[qd, kvd, kvd], -1)?;
                         (parts[0].clone(), parts[1].clone(), parts[2].clone())
                     }
+                    Qkv::Latent(_) => unreachable!("latent projections are matched above"),
                 };
                 let clip = |q: &mut Tensor, k: &mut Tensor, v: &mut Tensor| -> Result<()> {
                     if let Some(c) = c.clip_qkv {
@@ -306,6 +319,9 @@ impl SelfAttention {
 
     /// The output projection of the attention `out` `[batch, seq, heads, head_dim]`.
     fn output(&self, out: &Tensor) -> Result<Tensor> {
+        if let Qkv::Latent(l) = &self.qkv {
+            return self.o.forward(&l.values(out)?);
+        }
         let (b, s) = (out.dims()[0], out.dims()[1]);
         self.o.forward(&out.reshape([b, s, self.cfg.heads * self.cfg.head_dim])?)
     }

@@ -1,5 +1,6 @@
 //! The feed-forward block of a decoder layer: dense ([`GatedMlp`]) or a sparse mixture of experts
-//! (Mixtral, Qwen2-MoE, Qwen3-MoE), whose router sends each token to its `top_k` experts.
+//! (Mixtral, Qwen2-MoE, Qwen3-MoE, DeepSeek-V2/V3), whose router sends each token to its `top_k`
+//! experts.
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
@@ -42,8 +43,31 @@ impl FeedForward {
     }
 }
 
-/// How a mixture weighs its experts' outputs.
+/// How a router scores the experts and which it may choose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scoring {
+    /// A softmax in float32 over the router's logits (computed in the model dtype); any expert.
+    Softmax,
+    /// DeepSeek-V2: the router in float32, a softmax; with `groups` `(n, k)` (`topk_method:
+    /// "group_limited_greedy"`), the experts split into `n` groups and only those of the `k` groups
+    /// with the best single scores may be chosen (the others score 0).
+    DeepseekV2 {
+        /// `(n_group, topk_group)` under group-limited routing
+        groups: Option<(usize, usize)>,
+    },
+    /// DeepSeek-V3: the router in float32, sigmoid scores; experts are chosen by score plus the
+    /// router's `e_score_correction_bias`, among the `top_groups` of `groups` groups whose two best
+    /// biased scores sum highest, and weighted by their unbiased scores.
+    DeepseekV3 {
+        /// `n_group`
+        groups: usize,
+        /// `topk_group`
+        top_groups: usize,
+    },
+}
+
+/// How a mixture weighs its experts' outputs.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Routing {
     /// experts per token
     pub top_k: usize,
@@ -53,20 +77,94 @@ pub struct Routing {
     /// the weights rounded to the model dtype before they scale the experts' outputs (Qwen3-MoE);
     /// else the product is taken in float32 and rounded once (Mixtral)
     pub round_weights: bool,
+    /// how the router scores the experts
+    pub scoring: Scoring,
+    /// the chosen weights are multiplied by this (DeepSeek's `routed_scaling_factor`)
+    pub scale: f64,
 }
 
-/// A sparse mixture of experts: `gate` (the router, no bias) scores the experts, a softmax in
-/// float32 gives their probabilities, each token runs through its `top_k` most probable experts
-/// (gated MLPs `experts.{j}.{gate,up,down}_proj`) and gets their outputs weighted by those
-/// probabilities, summed in the experts' order.
+impl Routing {
+    /// Softmax routing to `top_k` experts, unscaled.
+    pub fn softmax(top_k: usize, normalize: bool, round_weights: bool) -> Self {
+        Routing { top_k, normalize, round_weights, scoring: Scoring::Softmax, scale: 1.0 }
+    }
+
+    /// The experts token scores `p` (biased by `bias` for the choice, DeepSeek-V3) choose and
+    /// their weights, in order of choice.
+    fn choose(&self, p: &[f32], bias: Option<&[f32]>) -> Vec<(usize, f32)> {
+        let n = p.len();
+        let mut choice: Vec<f32> = match bias {
+            Some(b) => p.iter().zip(b).map(|(s, b)| s + b).collect(),
+            None => p.to_vec(),
+        };
+        // The groups a token may choose from, as the family's router picks them.
+        let (groups, top_groups, hidden) = match self.scoring {
+            Scoring::Softmax | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
+            Scoring::DeepseekV2 { groups: Some((g, k)) } => (g, k, 0.0),
+            Scoring::DeepseekV3 { groups, top_groups } => (groups, top_groups, f32::NEG_INFINITY),
+        };
+        if groups > 1 {
+            let size = n / groups;
+            let group_score = |g: &[f32]| -> f32 {
+                match self.scoring {
+                    // The sum of its two best (DeepSeek-V3), else its best.
+                    Scoring::DeepseekV3 { .. } => {
+                        let mut best = g.to_vec();
+                        best.sort_by(|a, b| b.total_cmp(a));
+                        best.iter().take(2).sum()
+                    }
+                    _ => g.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+                }
+            };
+            let scores: Vec<f32> = choice.chunks(size).map(group_score).collect();
+            let kept = top_indices(&scores, top_groups);
+            for (g, chunk) in choice.chunks_mut(size).enumerate() {
+                if !kept.contains(&g) {
+                    chunk.fill(hidden);
+                }
+            }
+        }
+        let chosen = top_indices(&choice, self.top_k);
+        // DeepSeek-V2 weighs by the masked scores, V3 by the unbiased ones.
+        let weight = |e: usize| if bias.is_some() { p[e] } else { choice[e] };
+        let sum: f32 = chosen.iter().map(|&e| weight(e)).sum();
+        let denominator = match self.scoring {
+            Scoring::DeepseekV3 { .. } => sum + 1e-20,
+            _ => sum,
+        };
+        chosen
+            .into_iter()
+            .map(|e| {
+                let w = if self.normalize { weight(e) / denominator } else { weight(e) };
+                (e, if self.scale == 1.0 { w } else { w * self.scale as f32 })
+            })
+            .collect()
+    }
+}
+
+/// The indices of the `k` largest of `values`, largest first (ties to the lower index).
+fn top_indices(values: &[f32], k: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    // (Stable: ties go to the lower index.)
+    order.sort_by(|&a, &b| values[b].total_cmp(&values[a]));
+    order.truncate(k);
+    order
+}
+
+/// A sparse mixture of experts: `gate` (the router, no bias) scores the experts (a softmax in
+/// float32, or as [`Scoring`] says), each token runs through its `top_k` best experts (gated MLPs
+/// `experts.{j}.{gate,up,down}_proj`) and gets their outputs weighted by those scores, summed in the
+/// experts' order.
 #[derive(Debug, Clone)]
 pub struct SparseMoe {
     router: Linear,
     experts: Vec<GatedMlp>,
     routing: Routing,
-    /// Qwen2-MoE's `shared_expert`, which every token runs, scaled by
-    /// `sigmoid(shared_expert_gate(x))`
-    shared: Option<(GatedMlp, Linear)>,
+    /// DeepSeek-V3's `gate.e_score_correction_bias` (float32), added to the scores to choose
+    correction: Option<Vec<f32>>,
+    /// The shared expert every token runs: Qwen2-MoE's `shared_expert`, scaled by
+    /// `sigmoid(shared_expert_gate(x))`, or DeepSeek's `shared_experts`, unscaled
+    shared: Option<(GatedMlp, Option<Linear>)>,
 }
 
 impl SparseMoe {
@@ -88,7 +186,36 @@ impl SparseMoe {
                 routing.top_k
             )));
         }
-        let router = Linear::load(&vars.pp("gate"), hidden, experts, false)?;
+        let (router, correction) = match routing.scoring {
+            Scoring::Softmax => (Linear::load(&vars.pp("gate"), hidden, experts, false)?, None),
+            // transformers keeps DeepSeek's router in float32 whatever the model's dtype.
+            scoring => {
+                let gate = vars.pp("gate");
+                let weight = gate.get_as_stored("weight", &[experts, hidden])?.to_dtype(DType::F32)?;
+                let correction = match scoring {
+                    Scoring::DeepseekV3 { .. } => Some(
+                        gate.get_as_stored("e_score_correction_bias", &[experts])?
+                            .to_dtype(DType::F32)?
+                            .to(Device::Cpu)?
+                            .contiguous()?
+                            .to_vec::<f32>()?,
+                    ),
+                    _ => None,
+                };
+                (Linear { weight, bias: None }, correction)
+            }
+        };
+        if let Scoring::DeepseekV2 { groups: Some((n, k)) }
+        | Scoring::DeepseekV3 { groups: n, top_groups: k } = routing.scoring
+        {
+            let fewest = if matches!(routing.scoring, Scoring::DeepseekV3 { .. }) { 2 } else { 1 };
+            if n == 0 || !experts.is_multiple_of(n) || experts / n < fewest || k == 0 || k > n {
+                return Err(Error::Config(format!(
+                    "n_group ({n}) must divide the {experts} experts into groups of at least {fewest}, \
+                     and topk_group ({k}) be between 1 and n_group"
+                )));
+            }
+        }
         let all = vars.pp("experts");
         let experts = if all.contains("gate_up_proj") {
             let fused = intermediate.checked_mul(2).ok_or_else(|| {
@@ -107,7 +234,7 @@ impl SparseMoe {
                 .map(|j| GatedMlp::load(&all.pp(j), hidden, intermediate, act, false))
                 .collect::<Result<Vec<_>>>()?
         };
-        Ok(SparseMoe { router, experts, routing, shared: None })
+        Ok(SparseMoe { router, experts, routing, correction, shared: None })
     }
 
     /// Adds Qwen2-MoE's shared expert: `vars.shared_expert.{gate,up,down}_proj` of
@@ -121,7 +248,21 @@ impl SparseMoe {
     ) -> Result<Self> {
         let expert = GatedMlp::load(&vars.pp("shared_expert"), hidden, intermediate, act, false)?;
         let gate = Linear::load(&vars.pp("shared_expert_gate"), hidden, 1, false)?;
-        self.shared = Some((expert, gate));
+        self.shared = Some((expert, Some(gate)));
+        Ok(self)
+    }
+
+    /// Adds DeepSeek's shared experts, one gated MLP `vars.shared_experts.{gate,up,down}_proj` of
+    /// `intermediate` (`n_shared_experts` times `moe_intermediate_size`), unscaled.
+    pub fn with_shared_experts(
+        mut self,
+        vars: &Vars<'_>,
+        hidden: usize,
+        intermediate: usize,
+        act: Activation,
+    ) -> Result<Self> {
+        self.shared =
+            Some((GatedMlp::load(&vars.pp("shared_experts"), hidden, intermediate, act, false)?, None));
         Ok(self)
     }
 
@@ -134,21 +275,21 @@ impl SparseMoe {
         let (dtype, device) = (x.dtype(), x.device());
         let flat = x.reshape([tokens, hidden])?;
         let n = self.experts.len();
-        let probs = self.router.forward(&flat)?.to_dtype(DType::F32)?.softmax(-1, None)?;
+        let probs = match self.routing.scoring {
+            Scoring::Softmax => self.router.forward(&flat)?.to_dtype(DType::F32)?.softmax(-1, None)?,
+            Scoring::DeepseekV2 { .. } => {
+                self.router.forward(&flat.to_dtype(DType::F32)?)?.softmax(-1, None)?
+            }
+            Scoring::DeepseekV3 { .. } => self.router.forward(&flat.to_dtype(DType::F32)?)?.sigmoid()?,
+        };
         let probs = probs.to(Device::Cpu)?.contiguous()?.to_vec::<f32>()?;
         // Each expert's tokens and their weights, in token order.
         let mut rows: Vec<Vec<i64>> = vec![Vec::new(); n];
         let mut weights: Vec<Vec<f32>> = vec![Vec::new(); n];
-        let k = self.routing.top_k;
         for (t, p) in probs.chunks(n.max(1)).enumerate().take(tokens) {
-            let mut order: Vec<usize> = (0..n).collect();
-            // (Stable: ties go to the lower index.)
-            order.sort_by(|&a, &b| p[b].total_cmp(&p[a]));
-            let chosen = &order[..k];
-            let sum: f32 = chosen.iter().map(|&e| p[e]).sum();
-            for &e in chosen {
+            for (e, w) in self.routing.choose(p, self.correction.as_deref()) {
                 rows[e].push(t as i64);
-                weights[e].push(if self.routing.normalize { p[e] / sum } else { p[e] });
+                weights[e].push(w);
             }
         }
         let mut out = Tensor::zeros([tokens, hidden], (dtype, device))?;
@@ -167,9 +308,13 @@ impl SparseMoe {
             };
             out = out.index_add(0, &index, &y, 1.0)?;
         }
-        if let Some((expert, gate)) = &self.shared {
-            let scale = gate.forward(&flat)?.sigmoid()?;
-            out = out.add(&expert.forward(&flat)?.mul(&scale)?)?;
+        match &self.shared {
+            Some((expert, Some(gate))) => {
+                let scale = gate.forward(&flat)?.sigmoid()?;
+                out = out.add(&expert.forward(&flat)?.mul(&scale)?)?;
+            }
+            Some((expert, None)) => out = out.add(&expert.forward(&flat)?)?,
+            None => {}
         }
         Ok(out.reshape(dims)?)
     }

@@ -137,6 +137,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("xglm", "XGLMForCausalLM"),
         ("arcee", "ArceeForCausalLM"),
         ("ernie4_5", "Ernie4_5ForCausalLM"),
+        ("deepseek_v2", "DeepseekV2ForCausalLM"),
+        ("deepseek_v3", "DeepseekV3ForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];

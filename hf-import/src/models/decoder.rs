@@ -17,7 +17,7 @@ mod packed;
 mod spec;
 
 pub use alibi::Alibi;
-pub use spec::{DecoderSpec, MoeSpec};
+pub use spec::{DecoderSpec, MoeSpec, SharedExpert};
 
 /// One pre-norm decoder block.
 #[derive(Debug, Clone)]
@@ -131,6 +131,12 @@ impl CausalLm {
         let kv_heads = cfg.nullable_usize_or("num_key_value_heads", spec.default_kv_heads)?.unwrap_or(heads);
         let head_dim =
             cfg.nullable_usize_or("head_dim", spec.default_head_dim)?.unwrap_or(hidden / heads.max(1));
+        // Latent attention expands its keys and values for every head, each head as wide as the
+        // widest of its parts; RoPE rotates only the `rope` dims.
+        let (kv_heads, head_dim, rotary_width) = match spec.latent {
+            Some(d) => (heads, d.padded(), d.rope),
+            None => (kv_heads, head_dim, head_dim),
+        };
         let intermediate = cfg.usize("intermediate_size")?;
         let eps = cfg.f64_or("rms_norm_eps", spec.default_rms_norm_eps)?;
         let n_layers = cfg.layers("num_hidden_layers")?;
@@ -193,13 +199,16 @@ impl CausalLm {
             heads,
             kv_heads,
             head_dim,
-            scale: spec.attention_scale.unwrap_or(1.0 / (head_dim as f64).sqrt()),
+            scale: spec
+                .attention_scale
+                .unwrap_or(1.0 / (spec.latent.map_or(head_dim, |d| d.qk()) as f64).sqrt()),
             qkv_bias: spec.qkv_bias,
             o_bias: spec.o_bias,
             softcap: spec.attn_softcap,
             qk_norm_whole: spec.qk_norm_whole,
             clip_qkv: spec.clip_qkv,
             clip_after_qk_norm: spec.clip_after_qk_norm,
+            latent: spec.latent,
         };
         let mut layers = Vec::with_capacity(n_layers);
         if spec.nope.len() != n_layers {
@@ -223,17 +232,16 @@ impl CausalLm {
             }
             let mlp = match &spec.moe {
                 Some(moe) if moe.sparse_layers.get(i) == Some(&true) => {
-                    let mixture = SparseMoe::load(
-                        &lv.pp("mlp"),
-                        hidden,
-                        moe.intermediate,
-                        moe.experts,
-                        moe.routing,
-                        spec.act,
-                    )?;
-                    FeedForward::Sparse(match moe.shared_intermediate {
-                        Some(shared) => {
-                            mixture.with_shared_expert(&lv.pp("mlp"), hidden, shared, spec.act)?
+                    // (A mixture keeps its own matrices, cast as they are read.)
+                    let mlp = lv.pp("mlp").casting_matrices();
+                    let mixture =
+                        SparseMoe::load(&mlp, hidden, moe.intermediate, moe.experts, moe.routing, spec.act)?;
+                    FeedForward::Sparse(match moe.shared {
+                        Some(SharedExpert::Gated(width)) => {
+                            mixture.with_shared_expert(&mlp, hidden, width, spec.act)?
+                        }
+                        Some(SharedExpert::Plain(width)) => {
+                            mixture.with_shared_experts(&mlp, hidden, width, spec.act)?
                         }
                         None => mixture,
                     })
@@ -325,10 +333,10 @@ impl CausalLm {
         let rotary_global = if spec.learned_positions || spec.alibi.is_some() {
             Rotary::none()?.to_device(device)?
         } else {
-            Rotary::new(&cfg.rope(Some("full_attention"))?, head_dim)?.to_device(device)?
+            Rotary::new(&cfg.rope(Some("full_attention"))?, rotary_width)?.to_device(device)?
         };
         let rotary_local = if spec.uses_local_rope() {
-            Rotary::new(&cfg.rope(Some("sliding_attention"))?, head_dim)?.to_device(device)?
+            Rotary::new(&cfg.rope(Some("sliding_attention"))?, rotary_width)?.to_device(device)?
         } else {
             rotary_global.clone()
         };

@@ -172,6 +172,7 @@ impl EsmModel {
             qk_norm_whole: false,
             clip_qkv: None,
             clip_after_qk_norm: false,
+            latent: None,
         };
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)

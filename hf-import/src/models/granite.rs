@@ -59,13 +59,9 @@ impl GraniteMoeForCausalLM {
         spec.moe = Some(MoeSpec {
             experts: cfg.usize_or("num_local_experts", 8)?,
             intermediate: cfg.usize("intermediate_size")?,
-            routing: Routing {
-                top_k: cfg.usize_or("num_experts_per_tok", 2)?,
-                normalize: true,
-                round_weights: true,
-            },
+            routing: Routing::softmax(cfg.usize_or("num_experts_per_tok", 2)?, true, true),
             sparse_layers: vec![true; layers],
-            shared_intermediate: None,
+            shared: None,
         });
         let weights = weights.renamed(|n| Some(moe_name(n)));
         Ok(GraniteMoeForCausalLM(CausalLm::load(cfg, &weights, spec)?))

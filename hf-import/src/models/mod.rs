@@ -13,6 +13,7 @@ mod cohere;
 mod deberta_v2;
 pub mod decoder;
 mod decoder_classifier;
+mod deepseek;
 mod dinov2;
 mod distilbert;
 mod electra;
@@ -83,6 +84,7 @@ pub use self::deberta_v2::{
 };
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec};
 pub use self::decoder_classifier::DecoderForSequenceClassification;
+pub use self::deepseek::{DeepseekV2ForCausalLM, DeepseekV3ForCausalLM};
 pub use self::dinov2::{Dinov2ForImageClassification, Dinov2Model};
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::electra::{load_electra, ElectraWithHead};
@@ -231,6 +233,10 @@ pub enum AutoModel {
     Arcee(ArceeForCausalLM),
     /// `Ernie4_5ForCausalLM`
     Ernie4_5(Ernie4_5ForCausalLM),
+    /// `DeepseekV2ForCausalLM`
+    DeepseekV2(DeepseekV2ForCausalLM),
+    /// `DeepseekV3ForCausalLM`
+    DeepseekV3(DeepseekV3ForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -568,6 +574,8 @@ impl AutoModel {
             AutoModel::Xglm(m) => Some(m),
             AutoModel::Arcee(m) => Some(m),
             AutoModel::Ernie4_5(m) => Some(m),
+            AutoModel::DeepseekV2(m) => Some(m),
+            AutoModel::DeepseekV3(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

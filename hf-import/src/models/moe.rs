@@ -5,7 +5,7 @@
 //! (`Qwen2MoeForCausalLM`: Qwen2 with such a mixture plus a shared expert every token runs, scaled
 //! by `sigmoid(shared_expert_gate(x))`).
 
-use super::decoder::{CausalLm, DecoderSpec, MoeSpec};
+use super::decoder::{CausalLm, DecoderSpec, MoeSpec, SharedExpert};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::Routing;
@@ -97,13 +97,9 @@ fn mixtral_spec(cfg: &Config) -> Result<DecoderSpec> {
     spec.moe = Some(MoeSpec {
         experts: cfg.usize_or("num_local_experts", 8)?,
         intermediate: cfg.usize("intermediate_size")?,
-        routing: Routing {
-            top_k: cfg.usize_or("num_experts_per_tok", 2)?,
-            normalize: true,
-            round_weights: false,
-        },
+        routing: Routing::softmax(cfg.usize_or("num_experts_per_tok", 2)?, true, false),
         sparse_layers: vec![true; layers],
-        shared_intermediate: None,
+        shared: None,
     });
     Ok(spec)
 }
@@ -135,7 +131,7 @@ fn qwen2_moe_spec(cfg: &Config) -> Result<DecoderSpec> {
     spec.o_bias = false;
     spec.default_kv_heads = Some(16);
     let shared = cfg.usize_or("shared_expert_intermediate_size", 5632)?;
-    spec.moe = Some(qwen_mixture(cfg, 60, 1408, 4, Some(shared))?);
+    spec.moe = Some(qwen_mixture(cfg, 60, 1408, 4, Some(SharedExpert::Gated(shared)))?);
     Ok(spec)
 }
 
@@ -148,7 +144,7 @@ pub(super) fn qwen_mixture(
     experts: usize,
     intermediate: usize,
     top_k: usize,
-    shared_intermediate: Option<usize>,
+    shared: Option<SharedExpert>,
 ) -> Result<MoeSpec> {
     let layers = cfg.layers("num_hidden_layers")?;
     // (`Qwen3MoeConfig` saves `num_experts` as `num_local_experts`; either name is read.)
@@ -178,13 +174,13 @@ pub(super) fn qwen_mixture(
     Ok(MoeSpec {
         experts,
         intermediate: cfg.usize_or("moe_intermediate_size", intermediate)?,
-        routing: Routing {
-            top_k: cfg.usize_or("num_experts_per_tok", top_k)?,
-            normalize: cfg.bool_or("norm_topk_prob", false)?,
-            round_weights: true,
-        },
+        routing: Routing::softmax(
+            cfg.usize_or("num_experts_per_tok", top_k)?,
+            cfg.bool_or("norm_topk_prob", false)?,
+            true,
+        ),
         sparse_layers,
-        shared_intermediate,
+        shared,
     })
 }
 

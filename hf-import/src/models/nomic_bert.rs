@@ -94,6 +94,7 @@ impl NomicBertModel {
             qk_norm_whole: false,
             clip_qkv: None,
             clip_after_qk_norm: false,
+            latent: None,
         };
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)

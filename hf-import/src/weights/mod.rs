@@ -358,6 +358,12 @@ impl<'a> Vars<'a> {
         Vars { defer_matrix_casts: true, ..self }
     }
 
+    /// These vars with every tensor read cast (undoing [`Vars::deferring_matrix_casts`]): for the
+    /// parts of such a model that keep their own matrices.
+    pub fn casting_matrices(self) -> Vars<'a> {
+        Vars { defer_matrix_casts: false, ..self }
+    }
+
     /// A weight matrix `name` with `shape`: as [`Vars::get`], but in the stored dtype under
     /// [`Vars::deferring_matrix_casts`].
     pub fn get_matrix(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
@@ -389,6 +395,12 @@ impl<'a> Vars<'a> {
     /// The tensor `name` under this prefix, which must have `shape`.
     pub fn get(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
         self.weights.tensor(&self.path(name), shape)
+    }
+
+    /// The tensor `name` under this prefix in the dtype it has in memory (no cast on load), which
+    /// must have `shape`: for the few tensors a model keeps in float32 whatever its dtype.
+    pub fn get_as_stored(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
+        self.weights.tensor_as_stored(&self.path(name), shape)
     }
 
     /// Whether the tensor `name` exists under this prefix.

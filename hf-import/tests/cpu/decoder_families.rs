@@ -248,6 +248,18 @@ fn ernie4_5() {
     }
 }
 
+/// DeepSeek-V3: latent attention with a low-rank q and values narrower than the keys, interleaved
+/// RoPE under YaRN (scores scaled by mscale²), a dense layer then a mixture routed by biased sigmoid
+/// scores within the best groups, renormalised and scaled, with a shared expert; a full q_proj,
+/// wider values, half-split RoPE and attention biases from a bf16 checkpoint; its classifier.
+/// DeepSeek-V2: complex RoPE, greedy softmax routing, two shared experts; group-limited routing.
+#[test]
+fn deepseek() {
+    for name in ["deepseek_v3", "deepseek_v3_plain", "deepseek_v3_cls", "deepseek_v2", "deepseek_v2_group"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

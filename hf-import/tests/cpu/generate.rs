@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 68] = [
+const DECODERS: [&str; 72] = [
     "llama",
     "olmo",
     "olmo2",
@@ -52,6 +52,10 @@ const DECODERS: [&str; 68] = [
     "arcee",
     "ernie4_5",
     "ernie4_5_bias",
+    "deepseek_v3",
+    "deepseek_v3_plain",
+    "deepseek_v2",
+    "deepseek_v2_group",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 68] = [
+const DECODERS: [&str; 72] = [
     "llama",
     "olmo",
     "olmo2",
@@ -54,6 +54,10 @@ const DECODERS: [&str; 68] = [
     "arcee",
     "ernie4_5",
     "ernie4_5_bias",
+    "deepseek_v3",
+    "deepseek_v3_plain",
+    "deepseek_v2",
+    "deepseek_v2_group",
     "stablelm",
     "stablelm_qk",
     "falcon",

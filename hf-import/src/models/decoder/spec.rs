@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, RmsNormStyle, Routing};
+use crate::layers::{Activation, LatentDims, RmsNormStyle, Routing};
 
 use super::Alibi;
 
@@ -125,6 +125,9 @@ pub struct DecoderSpec {
     pub residual_from_norm: bool,
     /// `clip_qkv` clamps q and k after their whole-projection norms, not before (OLMoE).
     pub clip_after_qk_norm: bool,
+    /// DeepSeek's multi-head latent attention (`num_key_value_heads` is then ignored: every head
+    /// has its own keys and values, expanded from the latent; RoPE rotates `rope` dims).
+    pub latent: Option<LatentDims>,
 }
 
 /// Where and how a decoder mixes experts.
@@ -138,8 +141,18 @@ pub struct MoeSpec {
     pub routing: Routing,
     /// for each layer, whether its MLP is the mixture (else a dense MLP of `intermediate_size`)
     pub sparse_layers: Vec<bool>,
-    /// Qwen2-MoE's shared expert's intermediate size
-    pub shared_intermediate: Option<usize>,
+    /// the expert every token runs besides the routed ones
+    pub shared: Option<SharedExpert>,
+}
+
+/// The expert of a mixture that every token runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedExpert {
+    /// Qwen2-MoE's `shared_expert` of this intermediate size, scaled by
+    /// `sigmoid(shared_expert_gate(x))`
+    Gated(usize),
+    /// DeepSeek's `shared_experts` of this intermediate size, unscaled
+    Plain(usize),
 }
 
 impl DecoderSpec {
@@ -195,6 +208,7 @@ impl DecoderSpec {
             embed_norm: false,
             residual_from_norm: false,
             clip_after_qk_norm: false,
+            latent: None,
             nope: vec![false; layers],
         })
     }
