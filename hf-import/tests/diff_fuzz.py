@@ -757,6 +757,49 @@ def gen_ernie4_5(r):
     return tf.Ernie4_5ForCausalLM, tf.Ernie4_5Config, c
 
 
+def deepseek_common(r, family):
+    """What DeepSeek-V2 and V3 share: latent attention of random widths (low-rank or full q, values narrower or
+    wider than the keys), RoPE of several kinds (YaRN with mscale_all_dim scaling the scores), dense layers then
+    routed and shared experts."""
+    c = decoder_common(r, family)
+    c.pop("head_dim", None)
+    c["num_key_value_heads"] = c["num_attention_heads"]
+    c.update(kv_lora_rank=r.choice([4, 8, 16]), q_lora_rank=r.choice([None, 8, 12]), qk_nope_head_dim=r.choice([2, 4, 8]),
+             qk_rope_head_dim=r.choice([2, 4, 8]), v_head_dim=r.choice([2, 4, 8, 12]), attention_bias=r.random() < 0.3,
+             moe_intermediate_size=r.choice([8, 16]), n_shared_experts=r.choice([1, 2]),
+             first_k_dense_replace=r.randint(0, c["num_hidden_layers"]), hidden_act=r.choice(["silu", "gelu"]),
+             routed_scaling_factor=r.choice([1.0, 1.0, 2.5]))
+    rope = rope_for(r, c["qk_rope_head_dim"], c["max_position_embeddings"], kinds=("default", "yarn", "yarn", "linear"))
+    if rope["rope_type"] == "yarn" and r.random() < 0.5:
+        rope.update(mscale=r.choice([0.707, 1.0]), mscale_all_dim=r.choice([0.707, 1.0]))
+    c["rope_parameters"] = rope
+    return c
+
+
+def gen_deepseek_v3(r):
+    """DeepseekV3ForCausalLM (its classifier: `deepseek_v3_cls`): sigmoid routing biased by a random
+    e_score_correction_bias among the best groups, renormalised or not, interleaved RoPE or not."""
+    c = deepseek_common(r, "deepseek_v3")
+    groups, per = r.choice([1, 2, 4]), r.choice([2, 3])
+    c.update(n_routed_experts=groups * per, n_group=groups, topk_group=r.randint(1, groups),
+             norm_topk_prob=r.random() < 0.7, rope_interleave=r.random() < 0.6)
+    c["num_experts_per_tok"] = r.randint(1, min(4, c["topk_group"] * per))
+    return tf.DeepseekV3ForCausalLM, tf.DeepseekV3Config, c
+
+
+def gen_deepseek_v2(r):
+    """DeepseekV2ForCausalLM: greedy or group-limited softmax routing (never renormalised)."""
+    c = deepseek_common(r, "deepseek_v2")
+    groups, per = r.choice([1, 2, 4]), r.choice([1, 2, 3])
+    c.update(n_routed_experts=groups * per, norm_topk_prob=r.random() < 0.5)
+    if r.random() < 0.5:
+        c.update(topk_method="group_limited_greedy", n_group=groups, topk_group=r.randint(1, groups))
+        c["num_experts_per_tok"] = r.randint(1, min(4, c["topk_group"] * per))
+    else:
+        c["num_experts_per_tok"] = r.randint(1, min(4, groups * per))
+    return tf.DeepseekV2ForCausalLM, tf.DeepseekV2Config, c
+
+
 def gen_stablelm(r):
     """StableLmForCausalLM: layer norms, a random rotary share (0.25 by default), q/k/v biases, per-head q/k layer
     norms and the parallel block at random."""
@@ -1167,7 +1210,7 @@ FAMILIES = {
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
     "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "olmoe": gen_olmoe, "granitemoe": gen_granitemoe,
-    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
+    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "deepseek_v3": gen_deepseek_v3, "deepseek_v2": gen_deepseek_v2, "deepseek_v3_cls": decoder_cls(gen_deepseek_v3, tf.DeepseekV3ForSequenceClassification), "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
     "glm_cls": decoder_cls(gen_glm, tf.GlmForSequenceClassification), "nemotron": gen_nemotron, "nemotron_cls": decoder_cls(gen_nemotron, tf.NemotronForSequenceClassification), "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
@@ -1201,14 +1244,14 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "biogpt_cls": "biogpt", "arcee_cls": "arcee", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
+        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "biogpt_cls": "biogpt", "arcee_cls": "arcee", "deepseek_v3_cls": "deepseek_v3", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"arcee_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"arcee_cls", "deepseek_v3_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

@@ -56,12 +56,12 @@ pub(super) fn beam_search(
     let prompt_len = prompts.first().map_or(0, Vec::len);
     let max_len = prompt_len + g.max_new_tokens;
     let keep = (2.max(1 + g.eos_token_ids.len())) * nb;
-    let placeholder = (Vec::new(), NEG, false);
     let mut beams: Vec<Beams> = prompts
         .iter()
         .map(|prompt| Beams {
             running: (0..nb).map(|k| (prompt.clone(), if k == 0 { 0.0 } else { NEG })).collect(),
-            finished: vec![placeholder.clone(); nb],
+            // (transformers' placeholders hold the prompt: what a source gives when none finishes.)
+            finished: vec![(prompt.clone(), NEG, false); nb],
             can_improve: true,
         })
         .collect();
@@ -237,5 +237,36 @@ mod tests {
         assert_eq!(fill_value(&g(Some(0), vec![1])), 1);
         assert_eq!(fill_value(&g(None, vec![3, 4])), 3);
         assert_eq!(fill_value(&g(Some(5), vec![])), -1);
+    }
+
+    /// A model whose every next token is equally likely over a vocabulary of `vocab`.
+    struct Uniform {
+        vocab: usize,
+    }
+
+    impl BeamModel for Uniform {
+        fn next_logits(&mut self, rows: &[&[i64]]) -> Result<Tensor> {
+            Ok(Tensor::zeros([rows.len(), self.vocab], DType::F32)?)
+        }
+        fn reorder(&mut self, _from: &[i64]) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Where no hypothesis can finish (every token banned before EOS or the length limit), a
+    /// source gives its prompt, as transformers' placeholders hold it.
+    #[test]
+    fn a_source_without_finished_hypotheses_gives_its_prompt() {
+        let g = GenerationConfig {
+            num_beams: 2,
+            max_new_tokens: 8,
+            no_repeat_ngram_size: 1,
+            eos_token_ids: vec![],
+            ..GenerationConfig::default()
+        };
+        let prompt = vec![0, 1, 2, 3];
+        let best =
+            beam_search(&mut Uniform { vocab: 4 }, std::slice::from_ref(&prompt), &[0], None, &g).unwrap();
+        assert_eq!(best, vec![prompt]);
     }
 }
