@@ -802,6 +802,19 @@ def main():
     build("deepseek_v2_group", tf.DeepseekV2ForCausalLM,
           tf.DeepseekV2Config(**dict(v2, q_lora_rank=None), topk_method="group_limited_greedy", n_group=4, topk_group=2,
                               routed_scaling_factor=2.0), 198)
+    # gpt-oss: attention sinks, q/k/v/o biases, a sliding layer then a full one, YaRN RoPE, a mixture in every layer
+    # (biased router, softmax over the top-k logits, experts with biases and the clamped SwiGLU, clamping often at
+    # swiglu_limit 0.8). `_bf16`: no attention biases, the layer types the other way round, the default limit, stored in
+    # bfloat16. `_cls`: its classifier.
+    gpt_oss = dict(DECODER, head_dim=8, intermediate_size=16, num_local_experts=4, num_experts_per_tok=2,
+                   sliding_window=3, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                   rope_parameters=dict(rope_type="yarn", rope_theta=10000.0, factor=4.0, beta_fast=8.0, beta_slow=1.0,
+                                        truncate=False, original_max_position_embeddings=16))
+    build("gpt_oss", tf.GptOssForCausalLM, tf.GptOssConfig(**gpt_oss, swiglu_limit=0.8), 199)
+    build("gpt_oss_bf16", tf.GptOssForCausalLM,
+          tf.GptOssConfig(**gpt_oss, attention_bias=False, layer_types=["full_attention", "sliding_attention"]), 200,
+          dtype=torch.bfloat16)
+    build("gpt_oss_cls", tf.GptOssForSequenceClassification, tf.GptOssConfig(**gpt_oss, num_labels=3), 201)
     # Arcee: Llama with the ungated squared-ReLU MLP; its classifier.
     build("arcee", tf.ArceeForCausalLM, tf.ArceeConfig(**DECODER, pad_token_id=0, bos_token_id=1, eos_token_id=2), 190)
     build("arcee_cls", tf.ArceeForSequenceClassification,

@@ -81,6 +81,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "stablelm_qk",
         "deepseek_v3",
         "deepseek_v2_group",
+        "gpt_oss",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, on_xla) = load(name, dev);

@@ -229,6 +229,7 @@ impl Config {
                     Some("mixtral") => 1_000_000.0,
                     Some("cohere" | "ernie4_5") => 500_000.0,
                     Some("smollm3") => 2_000_000.0,
+                    Some("gpt_oss") => 150_000.0,
                     Some("nomic_bert") => 1_000.0,
                     _ => 10_000.0,
                 };

@@ -37,6 +37,9 @@ pub struct AttentionConfig {
     /// DeepSeek's latent attention (`head_dim` is then [`LatentDims::padded`] and `kv_heads` is
     /// `heads`); `qkv_bias` puts biases on its down-projections
     pub latent: Option<LatentDims>,
+    /// A learned logit per head, `sinks`, joins each query's softmax as a key whose value is zero
+    /// (gpt-oss's attention sinks)
+    pub sinks: bool,
 }
 
 /// `softmax(q kᵀ · scale [softcapped] + mask) v` with the softmax in float32, as transformers'
@@ -125,6 +128,30 @@ fn repeat_kv(x: &Tensor, rep: usize) -> Result<Tensor> {
     Ok(x.unsqueeze(2)?.expand([d[0], d[1], rep, d[2], d[3]])?.reshape([d[0], d[1] * rep, d[2], d[3]])?)
 }
 
+/// `k` and `v` `[batch, kv_heads, keys, head_dim]` with one more key of zeros, and the additive
+/// `mask` (`[batch or 1, 1 or heads, queries, keys]`; none: zeros) widened to
+/// `[batch, heads, queries, keys + 1]`, the new column each head's `sinks` logit: the softmax then
+/// shares each query's attention between its keys and the sink, whose value adds nothing
+/// (gpt-oss's `torch.cat([scores, sinks])` then dropping the sink's probability).
+fn with_sink(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: Option<&Tensor>,
+    sinks: &Tensor,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (b, heads, s) = (q.dims()[0], q.dims()[1], q.dims()[2]);
+    let (kv, keys, d) = (k.dims()[1], k.dims()[2], k.dims()[3]);
+    let zero = Tensor::zeros([b, kv, 1, d], (k.dtype(), k.device()))?;
+    let (k, v) = (Tensor::cat(&[k, &zero], 2)?, Tensor::cat(&[v, &zero.to_dtype(v.dtype())?], 2)?);
+    let mask = match mask {
+        Some(m) => m.expand([b, heads, s, keys])?,
+        None => Tensor::zeros([b, heads, s, keys], (q.dtype(), q.device()))?,
+    };
+    let sink = sinks.to_dtype(mask.dtype())?.reshape([1, heads, 1, 1])?.expand([b, heads, s, 1])?;
+    Ok((k, v, Tensor::cat(&[&mask, &sink], -1)?))
+}
+
 /// One self-attention layer: `q_proj`, `k_proj`, `v_proj` (or a fused `qkv_proj`, or DeepSeek's
 /// latent projections), `o_proj`.
 #[derive(Debug, Clone)]
@@ -133,6 +160,8 @@ pub struct SelfAttention {
     o: Linear,
     q_norm: Option<RmsNorm>,
     k_norm: Option<RmsNorm>,
+    /// `[heads]` (see [`AttentionConfig::sinks`])
+    sinks: Option<Tensor>,
     cfg: AttentionConfig,
 }
 
@@ -175,7 +204,8 @@ impl SelfAttention {
             ),
             None => (None, None),
         };
-        Ok(SelfAttention { qkv, o, q_norm, k_norm, cfg })
+        let sinks = if cfg.sinks { Some(vars.get("sinks", &[cfg.heads])?) } else { None };
+        Ok(SelfAttention { qkv, o, q_norm, k_norm, sinks, cfg })
     }
 
     /// The projection weights in the order [`SelfAttention::unpack`] takes them back: q, k, v (or the
@@ -236,8 +266,19 @@ impl SelfAttention {
             Some(cache) => cache.update(k, v)?,
             None => (k, v),
         };
+        if let Some(sinks) = &self.sinks {
+            let (k, v, mask) = with_sink(&q, &k, &v, mask, sinks)?;
+            let out = eager_attention(&q, &k, &v, Some(&mask), self.cfg.scale, self.cfg.softcap)?;
+            return self.output(&out.transpose(1, 2)?);
+        }
         let out = eager_attention(&q, &k, &v, mask, self.cfg.scale, self.cfg.softcap)?;
         self.output(&out.transpose(1, 2)?)
+    }
+
+    /// Whether the layer has attention sinks (which [`SelfAttention::forward_packed`] does not
+    /// take).
+    pub fn has_sinks(&self) -> bool {
+        self.sinks.is_some()
     }
 
     /// [`SelfAttention::forward`] of several sequences' tokens packed into one `x`

@@ -1,5 +1,5 @@
-//! The feed-forward block of decoder LMs: gated, `down(act(gate(x)) * up(x))`, or plain (GPT-2),
-//! `down(act(up(x)))`.
+//! The feed-forward block of decoder LMs: gated, `down(act(gate(x)) * up(x))` (or gpt-oss's
+//! clamped SwiGLU, [`Glu::Clamped`]), or plain (GPT-2), `down(act(up(x)))`.
 
 use oxtorch_tensor::Tensor;
 
@@ -13,6 +13,22 @@ pub struct GatedMlp {
     gate_up: GateUp,
     down: Linear,
     act: Activation,
+    glu: Glu,
+}
+
+/// How a gated block joins its gate and up projections.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Glu {
+    /// `act(gate) * up`
+    Product,
+    /// gpt-oss's experts: `gate` clamped to at most `limit`, `up` to `[-limit, limit]`, then
+    /// `(up + 1) * gate * sigmoid(alpha * gate)` (the block's activation unused)
+    Clamped {
+        /// `swiglu_alpha`
+        alpha: f64,
+        /// `swiglu_limit`
+        limit: f64,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -44,7 +60,12 @@ impl GatedMlp {
             }
         };
         let down = Linear::load(&vars.pp("down_proj"), intermediate, hidden, bias)?;
-        Ok(GatedMlp { gate_up, down, act })
+        Ok(GatedMlp { gate_up, down, act, glu: Glu::Product })
+    }
+
+    /// The block with its gate and up projections joined by `glu`.
+    pub fn with_glu(self, glu: Glu) -> Self {
+        GatedMlp { glu, ..self }
     }
 
     /// The gated block of a fused `gate_up` `[2 · intermediate, hidden]` (gate rows first) and
@@ -54,6 +75,7 @@ impl GatedMlp {
             gate_up: GateUp::Fused(Linear { weight: gate_up, bias: None }),
             down: Linear { weight: down, bias: None },
             act,
+            glu: Glu::Product,
         }
     }
 
@@ -69,6 +91,7 @@ impl GatedMlp {
             gate_up: GateUp::Plain(Linear::load(&vars.pp("up_proj"), hidden, intermediate, bias)?),
             down: Linear::load(&vars.pp("down_proj"), intermediate, hidden, bias)?,
             act,
+            glu: Glu::Product,
         })
     }
 
@@ -126,6 +149,14 @@ impl GatedMlp {
             }
             GateUp::Plain(_) => unreachable!("returned above"),
         };
-        self.down.forward(&self.act.forward(&gate)?.mul(&up)?)
+        match self.glu {
+            Glu::Product => self.down.forward(&self.act.forward(&gate)?.mul(&up)?),
+            Glu::Clamped { alpha, limit } => {
+                let gate = gate.clamp(None, Some(limit.into()))?;
+                let up = up.clamp(Some((-limit).into()), Some(limit.into()))?;
+                let glu = gate.mul(&gate.mul(alpha)?.sigmoid()?)?;
+                self.down.forward(&up.add(1.0)?.mul(&glu)?)
+            }
+        }
     }
 }

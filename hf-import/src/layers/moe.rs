@@ -4,7 +4,7 @@
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
-use super::{Activation, Arena, GatedMlp, Linear};
+use super::{Activation, Arena, GatedMlp, Glu, Linear};
 use crate::error::{Error, Result};
 use crate::weights::Vars;
 
@@ -48,6 +48,8 @@ impl FeedForward {
 pub enum Scoring {
     /// A softmax in float32 over the router's logits (computed in the model dtype); any expert.
     Softmax,
+    /// gpt-oss: the `top_k` largest logits chosen, weighted by a softmax over those alone.
+    SoftmaxOfTopK,
     /// DeepSeek-V2: the router in float32, a softmax; with `groups` `(n, k)` (`topk_method:
     /// "group_limited_greedy"`), the experts split into `n` groups and only those of the `k` groups
     /// with the best single scores may be chosen (the others score 0).
@@ -99,7 +101,7 @@ impl Routing {
         };
         // The groups a token may choose from, as the family's router picks them.
         let (groups, top_groups, hidden) = match self.scoring {
-            Scoring::Softmax | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
+            Scoring::Softmax | Scoring::SoftmaxOfTopK | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
             Scoring::DeepseekV2 { groups: Some((g, k)) } => (g, k, 0.0),
             Scoring::DeepseekV3 { groups, top_groups } => (groups, top_groups, f32::NEG_INFINITY),
         };
@@ -125,6 +127,13 @@ impl Routing {
             }
         }
         let chosen = top_indices(&choice, self.top_k);
+        if self.scoring == Scoring::SoftmaxOfTopK {
+            // (`p` holds the logits; the first chosen is the largest.)
+            let top = chosen.first().map_or(0.0, |&e| p[e]);
+            let exp: Vec<f32> = chosen.iter().map(|&e| (p[e] - top).exp()).collect();
+            let sum: f32 = exp.iter().sum();
+            return chosen.into_iter().zip(exp).map(|(e, x)| (e, x / sum)).collect();
+        }
         // DeepSeek-V2 weighs by the masked scores, V3 by the unbiased ones.
         let weight = |e: usize| if bias.is_some() { p[e] } else { choice[e] };
         let sum: f32 = chosen.iter().map(|&e| weight(e)).sum();
@@ -179,6 +188,7 @@ impl SparseMoe {
         experts: usize,
         routing: Routing,
         act: Activation,
+        biased: bool,
     ) -> Result<Self> {
         if routing.top_k == 0 || routing.top_k > experts {
             return Err(Error::Config(format!(
@@ -187,7 +197,9 @@ impl SparseMoe {
             )));
         }
         let (router, correction) = match routing.scoring {
-            Scoring::Softmax => (Linear::load(&vars.pp("gate"), hidden, experts, false)?, None),
+            Scoring::Softmax | Scoring::SoftmaxOfTopK => {
+                (Linear::load(&vars.pp("gate"), hidden, experts, biased)?, None)
+            }
             // transformers keeps DeepSeek's router in float32 whatever the model's dtype.
             scoring => {
                 let gate = vars.pp("gate");
@@ -231,7 +243,7 @@ impl SparseMoe {
                 .collect::<Result<Vec<_>>>()?
         } else {
             (0..experts)
-                .map(|j| GatedMlp::load(&all.pp(j), hidden, intermediate, act, false))
+                .map(|j| GatedMlp::load(&all.pp(j), hidden, intermediate, act, biased))
                 .collect::<Result<Vec<_>>>()?
         };
         Ok(SparseMoe { router, experts, routing, correction, shared: None })
@@ -250,6 +262,13 @@ impl SparseMoe {
         let gate = Linear::load(&vars.pp("shared_expert_gate"), hidden, 1, false)?;
         self.shared = Some((expert, Some(gate)));
         Ok(self)
+    }
+
+    /// The mixture with every expert's gate and up projections joined by `glu` (gpt-oss's clamped
+    /// SwiGLU).
+    pub fn with_expert_glu(mut self, glu: Glu) -> Self {
+        self.experts = self.experts.into_iter().map(|e| e.with_glu(glu)).collect();
+        self
     }
 
     /// Adds DeepSeek's shared experts, one gated MLP `vars.shared_experts.{gate,up,down}_proj` of
@@ -277,6 +296,7 @@ impl SparseMoe {
         let n = self.experts.len();
         let probs = match self.routing.scoring {
             Scoring::Softmax => self.router.forward(&flat)?.to_dtype(DType::F32)?.softmax(-1, None)?,
+            Scoring::SoftmaxOfTopK => self.router.forward(&flat)?.to_dtype(DType::F32)?,
             Scoring::DeepseekV2 { .. } => {
                 self.router.forward(&flat.to_dtype(DType::F32)?)?.softmax(-1, None)?
             }

@@ -139,6 +139,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("ernie4_5", "Ernie4_5ForCausalLM"),
         ("deepseek_v2", "DeepseekV2ForCausalLM"),
         ("deepseek_v3", "DeepseekV3ForCausalLM"),
+        ("gpt_oss", "GptOssForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];

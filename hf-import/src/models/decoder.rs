@@ -209,6 +209,7 @@ impl CausalLm {
             clip_qkv: spec.clip_qkv,
             clip_after_qk_norm: spec.clip_after_qk_norm,
             latent: spec.latent,
+            sinks: spec.sinks,
         };
         let mut layers = Vec::with_capacity(n_layers);
         if spec.nope.len() != n_layers {
@@ -234,8 +235,16 @@ impl CausalLm {
                 Some(moe) if moe.sparse_layers.get(i) == Some(&true) => {
                     // (A mixture keeps its own matrices, cast as they are read.)
                     let mlp = lv.pp("mlp").casting_matrices();
-                    let mixture =
-                        SparseMoe::load(&mlp, hidden, moe.intermediate, moe.experts, moe.routing, spec.act)?;
+                    let mixture = SparseMoe::load(
+                        &mlp,
+                        hidden,
+                        moe.intermediate,
+                        moe.experts,
+                        moe.routing,
+                        spec.act,
+                        moe.biased,
+                    )?
+                    .with_expert_glu(moe.glu);
                     FeedForward::Sparse(match moe.shared {
                         Some(SharedExpert::Gated(width)) => {
                             mixture.with_shared_expert(&mlp, hidden, width, spec.act)?

@@ -13,7 +13,7 @@ use super::decoder::{DecoderSpec, MoeSpec, SharedExpert};
 use super::family::causal_lm_family;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{LatentDims, Routing, Scoring};
+use crate::layers::{Glu, LatentDims, Routing, Scoring};
 
 /// The DeepSeek generation a config describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +151,8 @@ fn mixture(cfg: &Config, version: Version) -> Result<MoeSpec> {
         },
         sparse_layers: (0..layers).map(|i| i >= first_sparse).collect(),
         shared: Some(SharedExpert::Plain(shared_width)),
+        biased: false,
+        glu: Glu::Product,
     })
 }
 

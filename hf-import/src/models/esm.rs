@@ -173,6 +173,7 @@ impl EsmModel {
             clip_qkv: None,
             clip_after_qk_norm: false,
             latent: None,
+            sinks: false,
         };
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)

@@ -9,7 +9,7 @@ use super::decoder::{CausalLm, DecoderSpec, MoeSpec};
 use super::family::causal_lm_family;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::Routing;
+use crate::layers::{Glu, Routing};
 use crate::weights::Weights;
 
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
@@ -62,6 +62,8 @@ impl GraniteMoeForCausalLM {
             routing: Routing::softmax(cfg.usize_or("num_experts_per_tok", 2)?, true, true),
             sparse_layers: vec![true; layers],
             shared: None,
+            biased: false,
+            glu: Glu::Product,
         });
         let weights = weights.renamed(|n| Some(moe_name(n)));
         Ok(GraniteMoeForCausalLM(CausalLm::load(cfg, &weights, spec)?))

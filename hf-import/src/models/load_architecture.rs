@@ -129,6 +129,7 @@ impl AutoModel {
             "Ernie4_5ForCausalLM" => AutoModel::Ernie4_5(Ernie4_5ForCausalLM::load(cfg, weights)?),
             "DeepseekV2ForCausalLM" => AutoModel::DeepseekV2(DeepseekV2ForCausalLM::load(cfg, weights)?),
             "DeepseekV3ForCausalLM" => AutoModel::DeepseekV3(DeepseekV3ForCausalLM::load(cfg, weights)?),
+            "GptOssForCausalLM" => AutoModel::GptOss(GptOssForCausalLM::load(cfg, weights)?),
             "GlmForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, false)?),
             "Glm4ForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, true)?),
             "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
@@ -149,7 +150,7 @@ impl AutoModel {
             | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
             | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "OlmoeModel" | "GraniteMoeModel"
             | "NemotronModel" | "GlmModel" | "Glm4Model" | "BioGptModel" | "XGLMModel" | "ArceeModel"
-            | "Ernie4_5Model" | "StableLmModel" | "DeepseekV2Model" | "DeepseekV3Model" => {
+            | "Ernie4_5Model" | "StableLmModel" | "DeepseekV2Model" | "DeepseekV3Model" | "GptOssModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -202,6 +203,7 @@ impl AutoModel {
             | "ArceeForSequenceClassification"
             | "DeepseekV2ForSequenceClassification"
             | "DeepseekV3ForSequenceClassification"
+            | "GptOssForSequenceClassification"
             | "StableLmForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).

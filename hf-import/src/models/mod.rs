@@ -29,6 +29,7 @@ mod gpt2;
 mod gpt_bigcode;
 mod gpt_neo;
 mod gpt_neox;
+mod gpt_oss;
 mod gptj;
 mod granite;
 mod headless;
@@ -98,6 +99,7 @@ pub use self::gpt2::GPT2LMHeadModel;
 pub use self::gpt_bigcode::GPTBigCodeForCausalLM;
 pub use self::gpt_neo::GPTNeoForCausalLM;
 pub use self::gpt_neox::GPTNeoXForCausalLM;
+pub use self::gpt_oss::GptOssForCausalLM;
 pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
@@ -237,6 +239,8 @@ pub enum AutoModel {
     DeepseekV2(DeepseekV2ForCausalLM),
     /// `DeepseekV3ForCausalLM`
     DeepseekV3(DeepseekV3ForCausalLM),
+    /// `GptOssForCausalLM`
+    GptOss(GptOssForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -576,6 +580,7 @@ impl AutoModel {
             AutoModel::Ernie4_5(m) => Some(m),
             AutoModel::DeepseekV2(m) => Some(m),
             AutoModel::DeepseekV3(m) => Some(m),
+            AutoModel::GptOss(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

@@ -8,7 +8,7 @@
 use super::decoder::{CausalLm, DecoderSpec, MoeSpec, SharedExpert};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::Routing;
+use crate::layers::{Glu, Routing};
 use crate::weights::Weights;
 
 /// transformers' `MixtralForCausalLM`.
@@ -100,6 +100,8 @@ fn mixtral_spec(cfg: &Config) -> Result<DecoderSpec> {
         routing: Routing::softmax(cfg.usize_or("num_experts_per_tok", 2)?, true, false),
         sparse_layers: vec![true; layers],
         shared: None,
+        biased: false,
+        glu: Glu::Product,
     });
     Ok(spec)
 }
@@ -181,6 +183,8 @@ pub(super) fn qwen_mixture(
         ),
         sparse_layers,
         shared,
+        biased: false,
+        glu: Glu::Product,
     })
 }
 

@@ -260,6 +260,17 @@ fn deepseek() {
     }
 }
 
+/// gpt-oss: attention sinks, q/k/v/o biases, a sliding layer then a full one, YaRN RoPE, a mixture
+/// with a biased router (softmax over the top-k logits) and biased experts under the clamped
+/// SwiGLU (clamping at a low limit); without attention biases, the layers the other way round,
+/// from a bf16 checkpoint; its classifier.
+#[test]
+fn gpt_oss() {
+    for name in ["gpt_oss", "gpt_oss_bf16", "gpt_oss_cls"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 72] = [
+const DECODERS: [&str; 74] = [
     "llama",
     "olmo",
     "olmo2",
@@ -56,6 +56,8 @@ const DECODERS: [&str; 72] = [
     "deepseek_v3_plain",
     "deepseek_v2",
     "deepseek_v2_group",
+    "gpt_oss",
+    "gpt_oss_bf16",
     "stablelm",
     "stablelm_qk",
     "falcon",

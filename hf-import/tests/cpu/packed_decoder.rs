@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 72] = [
+const DECODERS: [&str; 74] = [
     "llama",
     "olmo",
     "olmo2",
@@ -58,6 +58,8 @@ const DECODERS: [&str; 72] = [
     "deepseek_v3_plain",
     "deepseek_v2",
     "deepseek_v2_group",
+    "gpt_oss",
+    "gpt_oss_bf16",
     "stablelm",
     "stablelm_qk",
     "falcon",

@@ -18,6 +18,12 @@ impl CausalLm {
     pub fn last_hidden_state_packed(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
+        if self.layers.iter().any(|l| l.attn.has_sinks()) {
+            // Attention sinks are taken by the batched forward only: its states, padding zeroed.
+            let h = self.last_hidden_state(input_ids, Some(attention_mask), None)?;
+            let kept = attention_mask.to(device)?.to_dtype(self.dtype)?.unsqueeze(-1)?;
+            return Ok(Tensor::where_cond(&kept.ne(0.0)?, &h, &h.zeros_like()?)?);
+        }
         let Some(packed) = PackedRows::new(attention_mask, b, s, device)? else {
             // Nothing to leave out: the batched forward.
             return self.last_hidden_state(input_ids, Some(attention_mask), None);

@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, LatentDims, RmsNormStyle, Routing};
+use crate::layers::{Activation, Glu, LatentDims, RmsNormStyle, Routing};
 
 use super::Alibi;
 
@@ -128,6 +128,8 @@ pub struct DecoderSpec {
     /// DeepSeek's multi-head latent attention (`num_key_value_heads` is then ignored: every head
     /// has its own keys and values, expanded from the latent; RoPE rotates `rope` dims).
     pub latent: Option<LatentDims>,
+    /// Attention sinks: a learned logit per head in every softmax (gpt-oss's `self_attn.sinks`).
+    pub sinks: bool,
 }
 
 /// Where and how a decoder mixes experts.
@@ -143,6 +145,10 @@ pub struct MoeSpec {
     pub sparse_layers: Vec<bool>,
     /// the expert every token runs besides the routed ones
     pub shared: Option<SharedExpert>,
+    /// the router and the experts' projections have biases (gpt-oss)
+    pub biased: bool,
+    /// how each expert joins its gate and up projections
+    pub glu: Glu,
 }
 
 /// The expert of a mixture that every token runs.
@@ -209,6 +215,7 @@ impl DecoderSpec {
             residual_from_norm: false,
             clip_after_qk_norm: false,
             latent: None,
+            sinks: false,
             nope: vec![false; layers],
         })
     }
