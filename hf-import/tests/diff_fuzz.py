@@ -800,6 +800,42 @@ def gen_deepseek_v2(r):
     return tf.DeepseekV2ForCausalLM, tf.DeepseekV2Config, c
 
 
+def v3_routing(r, c):
+    """DeepSeek-V3-style routing at random: groups of 2 or 3 experts, some of the groups, normalised or not, scaled."""
+    groups, per = r.choice([1, 2, 4]), r.choice([2, 3])
+    c.update(n_routed_experts=groups * per, n_group=groups, topk_group=r.randint(1, groups),
+             norm_topk_prob=r.random() < 0.6, routed_scaling_factor=r.choice([1.0, 2.5]),
+             moe_intermediate_size=r.choice([8, 16]), n_shared_experts=r.choice([1, 2]),
+             first_k_dense_replace=r.randint(0, c["num_hidden_layers"]))
+    c["num_experts_per_tok"] = r.randint(1, min(4, c["topk_group"] * per))
+
+
+def gen_glm4_moe(r):
+    """Glm4MoeForCausalLM: partial half-split RoPE (the class's 0.5 or another share), biases and q/k norms at
+    random, DeepSeek-V3's routing."""
+    c = decoder_common(r, "glm4_moe")
+    c.update(attention_bias=r.random() < 0.5, use_qk_norm=r.random() < 0.5)
+    v3_routing(r, c)
+    rope = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0])}
+    hd = c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
+    if r.random() < 0.5:  # (shares that rotate an even number of dims: transformers' rotation needs pairs)
+        rope["partial_rotary_factor"] = r.choice([f for f in (0.25, 0.5, 1.0) if int(hd * f) % 2 == 0 and hd * f >= 2])
+    elif int(hd * 0.5) % 2 == 1:
+        rope["partial_rotary_factor"] = 1.0
+    c["rope_parameters"] = rope
+    return tf.Glm4MoeForCausalLM, tf.Glm4MoeConfig, c
+
+
+def gen_dots1(r):
+    """Dots1ForCausalLM: Qwen3's attention, windows from max_window_layers or layer types, DeepSeek-V3's routing."""
+    c = decoder_common(r, "dots1")
+    c["attention_bias"] = r.random() < 0.3
+    v3_routing(r, c)
+    c.update(sliding_window=r.choice([None, 2, 3, 5]), max_window_layers=r.randint(0, c["num_hidden_layers"]))
+    c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0])}
+    return tf.Dots1ForCausalLM, tf.Dots1Config, c
+
+
 def gen_gpt_oss(r):
     """GptOssForCausalLM (its classifier: `gpt_oss_cls`): attention sinks, biases at random, random layer types and
     windows, RoPE of several kinds, a mixture with the clamped SwiGLU at limits that clamp often or never."""
@@ -1224,7 +1260,7 @@ FAMILIES = {
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
     "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "olmoe": gen_olmoe, "granitemoe": gen_granitemoe,
-    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "gpt_oss": gen_gpt_oss, "gpt_oss_cls": decoder_cls(gen_gpt_oss, tf.GptOssForSequenceClassification), "deepseek_v3": gen_deepseek_v3, "deepseek_v2": gen_deepseek_v2, "deepseek_v3_cls": decoder_cls(gen_deepseek_v3, tf.DeepseekV3ForSequenceClassification), "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
+    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "gpt_oss": gen_gpt_oss, "glm4_moe": gen_glm4_moe, "dots1": gen_dots1, "gpt_oss_cls": decoder_cls(gen_gpt_oss, tf.GptOssForSequenceClassification), "deepseek_v3": gen_deepseek_v3, "deepseek_v2": gen_deepseek_v2, "deepseek_v3_cls": decoder_cls(gen_deepseek_v3, tf.DeepseekV3ForSequenceClassification), "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
     "glm_cls": decoder_cls(gen_glm, tf.GlmForSequenceClassification), "nemotron": gen_nemotron, "nemotron_cls": decoder_cls(gen_nemotron, tf.NemotronForSequenceClassification), "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),

@@ -802,6 +802,20 @@ def main():
     build("deepseek_v2_group", tf.DeepseekV2ForCausalLM,
           tf.DeepseekV2Config(**dict(v2, q_lora_rank=None), topk_method="group_limited_greedy", n_group=4, topk_group=2,
                               routed_scaling_factor=2.0), 198)
+    # GLM-4-MoE: half-split RoPE over half of each head, q/k/v biases, per-head q/k norms, a dense layer then
+    # DeepSeek-V3's mixture (2 groups of 4, the best one); `_plain`: no biases or q/k norms, one group, unnormalised.
+    glm4_moe = dict(DECODER, head_dim=8, moe_intermediate_size=12, n_routed_experts=8, num_experts_per_tok=2,
+                    first_k_dense_replace=1, pad_token_id=0, eos_token_id=2)
+    build("glm4_moe", tf.Glm4MoeForCausalLM,
+          tf.Glm4MoeConfig(**glm4_moe, attention_bias=True, use_qk_norm=True, n_group=2, topk_group=1,
+                           routed_scaling_factor=1.5), 202)
+    build("glm4_moe_plain", tf.Glm4MoeForCausalLM, tf.Glm4MoeConfig(**glm4_moe, norm_topk_prob=False), 203)
+    # dots.llm1: Qwen3's attention (q/k norms, a window on the layers from max_window_layers) with DeepSeek-V3's
+    # mixture and two shared experts.
+    build("dots1", tf.Dots1ForCausalLM,
+          tf.Dots1Config(**dict(DECODER, head_dim=8), moe_intermediate_size=12, n_routed_experts=6, n_shared_experts=2,
+                         num_experts_per_tok=2, n_group=2, topk_group=1, norm_topk_prob=True, sliding_window=3,
+                         max_window_layers=1, pad_token_id=0, eos_token_id=2), 204)
     # gpt-oss: attention sinks, q/k/v/o biases, a sliding layer then a full one, YaRN RoPE, a mixture in every layer
     # (biased router, softmax over the top-k logits, experts with biases and the clamped SwiGLU, clamping often at
     # swiglu_limit 0.8). `_bf16`: no attention biases, the layer types the other way round, the default limit, stored in

@@ -114,12 +114,22 @@ impl Config {
                 "Phi-3's rope scaling must be \"longrope\" (or its older names \"su\" and \"yarn\")".into(),
             ));
         }
-        // Of the supported families only Phi, Phi-3, GPT-NeoX, GPT-J, CodeGen, StableLM, Nemotron and GLM rotate part of each head; the others
+        // Of the supported families only Phi, Phi-3, GPT-NeoX, GPT-J, CodeGen, StableLM, Nemotron, GLM and GLM-4-MoE rotate part of each head; the others
         // rotate the whole head whatever the config says, except that transformers cannot run a
         // scaled RoPE with a partial factor (its frequencies are then too few).
         let neox = matches!(
             self.get("model_type").and_then(Value::as_str),
-            Some("gpt_neox" | "phi" | "gptj" | "codegen" | "stablelm" | "nemotron" | "glm" | "glm4")
+            Some(
+                "gpt_neox"
+                    | "phi"
+                    | "gptj"
+                    | "codegen"
+                    | "stablelm"
+                    | "nemotron"
+                    | "glm"
+                    | "glm4"
+                    | "glm4_moe"
+            )
         );
         let partial = if phi3 || neox {
             partial

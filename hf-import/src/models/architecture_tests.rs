@@ -140,6 +140,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("deepseek_v2", "DeepseekV2ForCausalLM"),
         ("deepseek_v3", "DeepseekV3ForCausalLM"),
         ("gpt_oss", "GptOssForCausalLM"),
+        ("glm4_moe", "Glm4MoeForCausalLM"),
+        ("dots1", "Dots1ForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];
@@ -192,6 +194,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "olmoe"
                                 | "xglm"
                                 | "ernie4_5"
+                                | "glm4_moe"
+                                | "dots1"
                         ) =>
                     {
                         let classifier =

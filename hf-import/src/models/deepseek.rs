@@ -94,48 +94,113 @@ fn spec(cfg: &Config, version: Version) -> Result<DecoderSpec> {
     Ok(spec)
 }
 
-/// The routed experts (`n_routed_experts`, V3's `num_local_experts`) of `moe_intermediate_size`,
+/// A DeepSeek-style mixture's config-class defaults (`None`: the class has none that works, the
+/// config must name it).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MixtureDefaults {
+    /// `n_routed_experts`
+    pub experts: Option<usize>,
+    /// `moe_intermediate_size`
+    pub intermediate: usize,
+    /// `n_shared_experts`
+    pub shared: Option<usize>,
+    /// `first_k_dense_replace`
+    pub first_sparse: usize,
+    /// `num_experts_per_tok`
+    pub top_k: Option<usize>,
+    /// `(n_group, topk_group)` of V3-style routing
+    pub groups: (usize, usize),
+    /// `norm_topk_prob`
+    pub normalize: bool,
+    /// `routed_scaling_factor`
+    pub scale: f64,
+}
+
+/// `DeepseekV3Config`'s mixture.
+const DEEPSEEK_V3: MixtureDefaults = MixtureDefaults {
+    experts: Some(256),
+    intermediate: 2048,
+    shared: Some(1),
+    first_sparse: 3,
+    top_k: Some(8),
+    groups: (8, 4),
+    normalize: true,
+    scale: 2.5,
+};
+
+/// `DeepseekV2Config`'s mixture (its groups only under `group_limited_greedy`).
+const DEEPSEEK_V2: MixtureDefaults = MixtureDefaults {
+    experts: Some(64),
+    intermediate: 1407,
+    shared: Some(2),
+    first_sparse: 0,
+    top_k: None,
+    groups: (0, 0),
+    normalize: false,
+    scale: 1.0,
+};
+
+/// The routed experts (`n_routed_experts`, or `num_local_experts`) of `moe_intermediate_size`,
 /// `num_experts_per_tok` a token, on the layers from `first_k_dense_replace` on, with the shared
-/// experts (`n_shared_experts` times `moe_intermediate_size`).
+/// experts (`n_shared_experts` times `moe_intermediate_size`), routed as V2 or V3 routes.
 fn mixture(cfg: &Config, version: Version) -> Result<MoeSpec> {
-    let layers = cfg.layers("num_hidden_layers")?;
-    let (experts, intermediate, shared, first_sparse, top_k) = match version {
-        Version::V2 => (64, 1407, 2, 0, None),
-        Version::V3 => (256, 2048, 1, 3, Some(8)),
-    };
-    let experts = cfg.usize_aliased("n_routed_experts", "num_local_experts", experts)?;
-    let intermediate = cfg.usize_or("moe_intermediate_size", intermediate)?;
-    let top_k = cfg.nullable_usize_or("num_experts_per_tok", top_k)?.ok_or_else(|| {
-        Error::Config("num_experts_per_tok is null: the router needs a number of experts per token".into())
-    })?;
-    let groups = |default: Option<usize>| -> Result<Option<(usize, usize)>> {
-        let n = cfg.nullable_usize_or("n_group", default)?;
-        let k = cfg.nullable_usize_or("topk_group", default.map(|_| 4))?;
-        Ok(n.zip(k))
-    };
-    let (scoring, normalize) = match version {
-        Version::V2 => match cfg.str_or("topk_method", "greedy")? {
-            "greedy" => (Scoring::DeepseekV2 { groups: None }, false),
-            "group_limited_greedy" => {
-                let groups = groups(None)?.ok_or_else(|| {
-                    Error::Config("topk_method \"group_limited_greedy\" needs n_group and topk_group".into())
-                })?;
-                (Scoring::DeepseekV2 { groups: Some(groups) }, false)
-            }
-            other => {
-                return Err(Error::Unsupported(format!(
-                    "DeepSeek-V2 topk_method \"{other}\" (supported: greedy, group_limited_greedy)"
-                )))
-            }
-        },
-        Version::V3 => {
-            let (groups, top_groups) = groups(Some(8))?
-                .ok_or_else(|| Error::Config("DeepSeek-V3 routing needs n_group and topk_group".into()))?;
-            (Scoring::DeepseekV3 { groups, top_groups }, cfg.bool_or("norm_topk_prob", true)?)
+    match version {
+        Version::V2 => {
+            let scoring = match cfg.str_or("topk_method", "greedy")? {
+                "greedy" => Scoring::DeepseekV2 { groups: None },
+                "group_limited_greedy" => {
+                    let n = cfg.nullable_usize_or("n_group", None)?;
+                    let groups = n.zip(cfg.nullable_usize_or("topk_group", None)?).ok_or_else(|| {
+                        Error::Config(
+                            "topk_method \"group_limited_greedy\" needs n_group and topk_group".into(),
+                        )
+                    })?;
+                    Scoring::DeepseekV2 { groups: Some(groups) }
+                }
+                other => {
+                    return Err(Error::Unsupported(format!(
+                        "DeepSeek-V2 topk_method \"{other}\" (supported: greedy, group_limited_greedy)"
+                    )))
+                }
+            };
+            // (V2's router never renormalises, whatever `norm_topk_prob` says.)
+            routed_mixture(cfg, DEEPSEEK_V2, scoring, false)
         }
+        Version::V3 => v3_mixture(cfg, DEEPSEEK_V3),
+    }
+}
+
+/// A DeepSeek-V3-style mixture (also GLM-4-MoE's and dots.llm1's): biased sigmoid scores within
+/// the best `topk_group` of `n_group` groups, renormalised with `norm_topk_prob`.
+pub(super) fn v3_mixture(cfg: &Config, d: MixtureDefaults) -> Result<MoeSpec> {
+    let groups = cfg.nullable_usize_or("n_group", Some(d.groups.0))?;
+    let top_groups = cfg.nullable_usize_or("topk_group", Some(d.groups.1))?;
+    let (Some(groups), Some(top_groups)) = (groups, top_groups) else {
+        return Err(Error::Config("sigmoid routing by groups needs n_group and topk_group".into()));
     };
-    let first_sparse = cfg.nullable_usize_or("first_k_dense_replace", Some(first_sparse))?.unwrap_or(0);
-    let shared = cfg.usize_or("n_shared_experts", shared)?;
+    // (A null `norm_topk_prob` is falsy to the router.)
+    let normalize = match cfg.get("norm_topk_prob") {
+        Some(Value::Null) => false,
+        _ => cfg.bool_or("norm_topk_prob", d.normalize)?,
+    };
+    routed_mixture(cfg, d, Scoring::DeepseekV3 { groups, top_groups }, normalize)
+}
+
+/// The mixture's sizes and layers read with `d`'s defaults, routed by `scoring`.
+fn routed_mixture(cfg: &Config, d: MixtureDefaults, scoring: Scoring, normalize: bool) -> Result<MoeSpec> {
+    let layers = cfg.layers("num_hidden_layers")?;
+    let required = |key: &str, v: Option<usize>| {
+        v.ok_or_else(|| Error::Config(format!("{key} is missing or null: the mixture needs it")))
+    };
+    let experts = match (cfg.get("n_routed_experts"), cfg.get("num_local_experts")) {
+        (None, None) => required("n_routed_experts", d.experts)?,
+        (Some(_), _) => required("n_routed_experts", cfg.nullable_usize_or("n_routed_experts", d.experts)?)?,
+        (None, Some(_)) => cfg.usize("num_local_experts")?,
+    };
+    let intermediate = cfg.usize_or("moe_intermediate_size", d.intermediate)?;
+    let top_k = required("num_experts_per_tok", cfg.nullable_usize_or("num_experts_per_tok", d.top_k)?)?;
+    let first_sparse = cfg.nullable_usize_or("first_k_dense_replace", Some(d.first_sparse))?.unwrap_or(0);
+    let shared = required("n_shared_experts", cfg.nullable_usize_or("n_shared_experts", d.shared)?)?;
     let shared_width = shared
         .checked_mul(intermediate)
         .ok_or_else(|| Error::Config(format!("{shared} shared experts of {intermediate} are too large")))?;
@@ -147,7 +212,7 @@ fn mixture(cfg: &Config, version: Version) -> Result<MoeSpec> {
             normalize,
             round_weights: false,
             scoring,
-            scale: cfg.f64_or("routed_scaling_factor", if version == Version::V3 { 2.5 } else { 1.0 })?,
+            scale: cfg.f64_or("routed_scaling_factor", d.scale)?,
         },
         sparse_layers: (0..layers).map(|i| i >= first_sparse).collect(),
         shared: Some(SharedExpert::Plain(shared_width)),
@@ -208,7 +273,7 @@ mod tests {
         let limited = mixture(&cfg(limited), Version::V2).unwrap();
         assert_eq!(limited.routing.scoring, Scoring::DeepseekV2 { groups: Some((8, 3)) });
         let err = mixture(&cfg(r#"{"num_hidden_layers": 2}"#), Version::V2).unwrap_err().to_string();
-        assert!(err.contains("num_experts_per_tok is null"), "{err}");
+        assert!(err.contains("num_experts_per_tok is missing or null"), "{err}");
         let noaux = r#"{"num_hidden_layers": 2, "num_experts_per_tok": 2, "topk_method": "noaux_tc"}"#;
         assert!(mixture(&cfg(noaux), Version::V2).unwrap_err().to_string().contains("noaux_tc"));
     }

@@ -40,7 +40,7 @@ impl GlmForCausalLM {
 
 /// The config with the class's `partial_rotary_factor` of 0.5 where neither it nor its rope
 /// parameters give one.
-fn decoder_config(cfg: &Config) -> Result<Config> {
+pub(super) fn decoder_config(cfg: &Config) -> Result<Config> {
     let mut json = cfg.json().clone();
     let nested = ["rope_parameters", "rope_scaling"]
         .iter()

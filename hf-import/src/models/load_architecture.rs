@@ -130,6 +130,8 @@ impl AutoModel {
             "DeepseekV2ForCausalLM" => AutoModel::DeepseekV2(DeepseekV2ForCausalLM::load(cfg, weights)?),
             "DeepseekV3ForCausalLM" => AutoModel::DeepseekV3(DeepseekV3ForCausalLM::load(cfg, weights)?),
             "GptOssForCausalLM" => AutoModel::GptOss(GptOssForCausalLM::load(cfg, weights)?),
+            "Glm4MoeForCausalLM" => AutoModel::Glm4Moe(Glm4MoeForCausalLM::load(cfg, weights)?),
+            "Dots1ForCausalLM" => AutoModel::Dots1(Dots1ForCausalLM::load(cfg, weights)?),
             "GlmForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, false)?),
             "Glm4ForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, true)?),
             "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
@@ -150,7 +152,8 @@ impl AutoModel {
             | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
             | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "OlmoeModel" | "GraniteMoeModel"
             | "NemotronModel" | "GlmModel" | "Glm4Model" | "BioGptModel" | "XGLMModel" | "ArceeModel"
-            | "Ernie4_5Model" | "StableLmModel" | "DeepseekV2Model" | "DeepseekV3Model" | "GptOssModel" => {
+            | "Ernie4_5Model" | "StableLmModel" | "DeepseekV2Model" | "DeepseekV3Model" | "GptOssModel"
+            | "Glm4MoeModel" | "Dots1Model" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);

@@ -16,6 +16,7 @@ mod decoder_classifier;
 mod deepseek;
 mod dinov2;
 mod distilbert;
+mod dots1;
 mod electra;
 mod encoder_inputs;
 mod ernie4_5;
@@ -25,6 +26,7 @@ mod family;
 mod gemma;
 mod gemma3_multimodal;
 mod glm;
+mod glm4_moe;
 mod gpt2;
 mod gpt_bigcode;
 mod gpt_neo;
@@ -88,6 +90,7 @@ pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::deepseek::{DeepseekV2ForCausalLM, DeepseekV3ForCausalLM};
 pub use self::dinov2::{Dinov2ForImageClassification, Dinov2Model};
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
+pub use self::dots1::Dots1ForCausalLM;
 pub use self::electra::{load_electra, ElectraWithHead};
 pub use self::ernie4_5::Ernie4_5ForCausalLM;
 pub use self::esm::{EsmForMaskedLM, EsmModel};
@@ -95,6 +98,7 @@ pub use self::falcon::FalconForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::glm::GlmForCausalLM;
+pub use self::glm4_moe::Glm4MoeForCausalLM;
 pub use self::gpt2::GPT2LMHeadModel;
 pub use self::gpt_bigcode::GPTBigCodeForCausalLM;
 pub use self::gpt_neo::GPTNeoForCausalLM;
@@ -241,6 +245,10 @@ pub enum AutoModel {
     DeepseekV3(DeepseekV3ForCausalLM),
     /// `GptOssForCausalLM`
     GptOss(GptOssForCausalLM),
+    /// `Glm4MoeForCausalLM`
+    Glm4Moe(Glm4MoeForCausalLM),
+    /// `Dots1ForCausalLM`
+    Dots1(Dots1ForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -581,6 +589,8 @@ impl AutoModel {
             AutoModel::DeepseekV2(m) => Some(m),
             AutoModel::DeepseekV3(m) => Some(m),
             AutoModel::GptOss(m) => Some(m),
+            AutoModel::Glm4Moe(m) => Some(m),
+            AutoModel::Dots1(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

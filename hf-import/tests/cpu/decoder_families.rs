@@ -271,6 +271,16 @@ fn gpt_oss() {
     }
 }
 
+/// GLM-4-MoE: half-split partial RoPE, q/k/v biases and per-head q/k norms, a dense layer then
+/// DeepSeek-V3's grouped sigmoid routing with a shared expert; without biases, norms or groups.
+/// dots.llm1: Qwen3's attention with a window on its second layer and that mixture.
+#[test]
+fn glm4_moe_and_dots1() {
+    for name in ["glm4_moe", "glm4_moe_plain", "dots1"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

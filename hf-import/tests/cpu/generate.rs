@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 74] = [
+const DECODERS: [&str; 77] = [
     "llama",
     "olmo",
     "olmo2",
@@ -58,6 +58,9 @@ const DECODERS: [&str; 74] = [
     "deepseek_v2_group",
     "gpt_oss",
     "gpt_oss_bf16",
+    "glm4_moe",
+    "glm4_moe_plain",
+    "dots1",
     "stablelm",
     "stablelm_qk",
     "falcon",

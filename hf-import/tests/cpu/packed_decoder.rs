@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 74] = [
+const DECODERS: [&str; 77] = [
     "llama",
     "olmo",
     "olmo2",
@@ -60,6 +60,9 @@ const DECODERS: [&str; 74] = [
     "deepseek_v2_group",
     "gpt_oss",
     "gpt_oss_bf16",
+    "glm4_moe",
+    "glm4_moe_plain",
+    "dots1",
     "stablelm",
     "stablelm_qk",
     "falcon",
