@@ -816,6 +816,20 @@ def main():
           tf.Dots1Config(**dict(DECODER, head_dim=8), moe_intermediate_size=12, n_routed_experts=6, n_shared_experts=2,
                          num_experts_per_tok=2, n_group=2, topk_group=1, norm_topk_prob=True, sliding_window=3,
                          max_window_layers=1, pad_token_id=0, eos_token_id=2), 204)
+    # Ministral: Mistral with the window on the layers layer_types marks. Seed-OSS: q/k/v and output biases, MLP
+    # biases; its classifier. Helium: norm scales in float32, q/k/v biases. EXAONE 4: OLMo 2's post-norm blocks with
+    # q/k norms, a sliding layer then a global one without RoPE (sliding_window_pattern 2); its classifier.
+    small = dict(DECODER, pad_token_id=0, eos_token_id=2)
+    build("ministral", tf.MinistralForCausalLM,
+          tf.MinistralConfig(**dict(small, head_dim=8), sliding_window=3, layer_types=["sliding_attention", "full_attention"]), 205)
+    build("seed_oss", tf.SeedOssForCausalLM,
+          tf.SeedOssConfig(**dict(small, head_dim=8), attention_out_bias=True, mlp_bias=True), 206)
+    build("seed_oss_cls", tf.SeedOssForSequenceClassification,
+          tf.SeedOssConfig(**dict(small, head_dim=8), num_labels=2), 207)
+    build("helium", tf.HeliumForCausalLM, tf.HeliumConfig(**dict(small, head_dim=8), attention_bias=True), 208)
+    build("exaone4", tf.Exaone4ForCausalLM, tf.Exaone4Config(**small, sliding_window=3, sliding_window_pattern=2), 209)
+    build("exaone4_cls", tf.Exaone4ForSequenceClassification,
+          tf.Exaone4Config(**small, sliding_window=3, sliding_window_pattern=2, num_labels=3), 210)
     # gpt-oss: attention sinks, q/k/v/o biases, a sliding layer then a full one, YaRN RoPE, a mixture in every layer
     # (biased router, softmax over the top-k logits, experts with biases and the clamped SwiGLU, clamping often at
     # swiglu_limit 0.8). `_bf16`: no attention biases, the layer types the other way round, the default limit, stored in

@@ -232,14 +232,15 @@ impl Config {
             // it pops, so the sliding ones get `default_theta` (500000) whatever `rope_theta` is.
             Some("sliding_attention") if self.is_olmo3() => Ok(500_000.0),
             _ if self.is_olmo3() => self.f64_or("rope_theta", 500_000.0),
-            // The `default_theta` of `MixtralConfig`, `CohereConfig`, `Ernie4_5Config` and
-            // `SmolLM3Config`.
+            // The `default_theta` of `MixtralConfig`, `CohereConfig`, `Ernie4_5Config`,
+            // `SmolLM3Config`, `GptOssConfig` and `HeliumConfig`.
             _ => {
                 let default = match self.get("model_type").and_then(Value::as_str) {
                     Some("mixtral") => 1_000_000.0,
                     Some("cohere" | "ernie4_5") => 500_000.0,
                     Some("smollm3") => 2_000_000.0,
                     Some("gpt_oss") => 150_000.0,
+                    Some("helium") => 100_000.0,
                     Some("nomic_bert") => 1_000.0,
                     _ => 10_000.0,
                 };

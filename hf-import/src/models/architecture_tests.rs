@@ -142,6 +142,10 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("gpt_oss", "GptOssForCausalLM"),
         ("glm4_moe", "Glm4MoeForCausalLM"),
         ("dots1", "Dots1ForCausalLM"),
+        ("ministral", "MinistralForCausalLM"),
+        ("seed_oss", "SeedOssForCausalLM"),
+        ("helium", "HeliumForCausalLM"),
+        ("exaone4", "Exaone4ForCausalLM"),
         ("stablelm", "StableLmForCausalLM"),
         ("cohere2", "Cohere2ForCausalLM"),
     ];

@@ -48,6 +48,18 @@ fn decoder_weights(weights: &Weights, cfg: &Config) -> Result<Weights> {
     let kv_heads = cfg.nullable_usize_or("num_key_value_heads", Some(2))?.unwrap_or(heads);
     let head_dim =
         cfg.nullable_usize_or("head_dim", Some(128))?.unwrap_or(cfg.usize("hidden_size")? / heads.max(1));
+    with_interleaved_qk(weights, heads, kv_heads, head_dim)
+}
+
+/// `weights` with every layer's `self_attn.q_proj` (`heads` heads) and `self_attn.k_proj`
+/// (`kv_heads`) rows and biases reordered so that the decoder's half-split rotation of whole
+/// `head_dim` heads rotates the checkpoint's interleaved pairs (ERNIE 4.5, Helium).
+pub(super) fn with_interleaved_qk(
+    weights: &Weights,
+    heads: usize,
+    kv_heads: usize,
+    head_dim: usize,
+) -> Result<Weights> {
     let mut out: Vec<(String, Tensor)> = Vec::with_capacity(weights.len());
     for item in weights.iter() {
         let (name, t) = item?;

@@ -132,6 +132,10 @@ impl AutoModel {
             "GptOssForCausalLM" => AutoModel::GptOss(GptOssForCausalLM::load(cfg, weights)?),
             "Glm4MoeForCausalLM" => AutoModel::Glm4Moe(Glm4MoeForCausalLM::load(cfg, weights)?),
             "Dots1ForCausalLM" => AutoModel::Dots1(Dots1ForCausalLM::load(cfg, weights)?),
+            "MinistralForCausalLM" => AutoModel::Ministral(MinistralForCausalLM::load(cfg, weights)?),
+            "SeedOssForCausalLM" => AutoModel::SeedOss(SeedOssForCausalLM::load(cfg, weights)?),
+            "HeliumForCausalLM" => AutoModel::Helium(HeliumForCausalLM::load(cfg, weights)?),
+            "Exaone4ForCausalLM" => AutoModel::Exaone4(Exaone4ForCausalLM::load(cfg, weights)?),
             "GlmForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, false)?),
             "Glm4ForCausalLM" => AutoModel::Glm(GlmForCausalLM::load(cfg, weights, true)?),
             "GPTBigCodeForCausalLM" => AutoModel::GptBigCode(GPTBigCodeForCausalLM::load(cfg, weights)?),
@@ -153,7 +157,8 @@ impl AutoModel {
             | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "OlmoeModel" | "GraniteMoeModel"
             | "NemotronModel" | "GlmModel" | "Glm4Model" | "BioGptModel" | "XGLMModel" | "ArceeModel"
             | "Ernie4_5Model" | "StableLmModel" | "DeepseekV2Model" | "DeepseekV3Model" | "GptOssModel"
-            | "Glm4MoeModel" | "Dots1Model" => {
+            | "Glm4MoeModel" | "Dots1Model" | "MinistralModel" | "SeedOssModel" | "HeliumModel"
+            | "Exaone4Model" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -207,6 +212,10 @@ impl AutoModel {
             | "DeepseekV2ForSequenceClassification"
             | "DeepseekV3ForSequenceClassification"
             | "GptOssForSequenceClassification"
+            | "MinistralForSequenceClassification"
+            | "SeedOssForSequenceClassification"
+            | "HeliumForSequenceClassification"
+            | "Exaone4ForSequenceClassification"
             | "StableLmForSequenceClassification" => {
                 // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
                 // base model (no LM head).

@@ -21,6 +21,7 @@ mod electra;
 mod encoder_inputs;
 mod ernie4_5;
 mod esm;
+mod exaone4;
 mod falcon;
 mod family;
 mod gemma;
@@ -35,8 +36,10 @@ mod gpt_oss;
 mod gptj;
 mod granite;
 mod headless;
+mod helium;
 mod llama;
 mod load_architecture;
+mod ministral;
 mod mistral;
 mod modernbert;
 mod moe;
@@ -53,6 +56,7 @@ mod qwen2;
 mod qwen3;
 mod registry;
 mod roberta;
+mod seed_oss;
 mod seq2seq_io;
 mod siglip;
 mod smollm3;
@@ -94,6 +98,7 @@ pub use self::dots1::Dots1ForCausalLM;
 pub use self::electra::{load_electra, ElectraWithHead};
 pub use self::ernie4_5::Ernie4_5ForCausalLM;
 pub use self::esm::{EsmForMaskedLM, EsmModel};
+pub use self::exaone4::Exaone4ForCausalLM;
 pub use self::falcon::FalconForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
@@ -106,7 +111,9 @@ pub use self::gpt_neox::GPTNeoXForCausalLM;
 pub use self::gpt_oss::GptOssForCausalLM;
 pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
+pub use self::helium::HeliumForCausalLM;
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
+pub use self::ministral::MinistralForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
@@ -121,6 +128,7 @@ pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
+pub use self::seed_oss::SeedOssForCausalLM;
 pub use self::siglip::{Siglip, SiglipTextTower, SiglipVisionTower};
 pub use self::smollm3::SmolLM3ForCausalLM;
 pub use self::stablelm::StableLmForCausalLM;
@@ -249,6 +257,14 @@ pub enum AutoModel {
     Glm4Moe(Glm4MoeForCausalLM),
     /// `Dots1ForCausalLM`
     Dots1(Dots1ForCausalLM),
+    /// `MinistralForCausalLM`
+    Ministral(MinistralForCausalLM),
+    /// `SeedOssForCausalLM`
+    SeedOss(SeedOssForCausalLM),
+    /// `HeliumForCausalLM`
+    Helium(HeliumForCausalLM),
+    /// `Exaone4ForCausalLM`
+    Exaone4(Exaone4ForCausalLM),
     /// `StableLmForCausalLM`
     StableLm(StableLmForCausalLM),
     /// `Cohere2ForCausalLM`
@@ -591,6 +607,10 @@ impl AutoModel {
             AutoModel::GptOss(m) => Some(m),
             AutoModel::Glm4Moe(m) => Some(m),
             AutoModel::Dots1(m) => Some(m),
+            AutoModel::Ministral(m) => Some(m),
+            AutoModel::SeedOss(m) => Some(m),
+            AutoModel::Helium(m) => Some(m),
+            AutoModel::Exaone4(m) => Some(m),
             AutoModel::StableLm(m) => Some(m),
             AutoModel::Cohere2(m) => Some(m),
             AutoModel::Mixtral(m) => Some(m),

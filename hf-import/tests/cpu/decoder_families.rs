@@ -281,6 +281,16 @@ fn glm4_moe_and_dots1() {
     }
 }
 
+/// Ministral's per-layer windows; Seed-OSS's q/k/v, output and MLP biases, its classifier;
+/// Helium's interleaved RoPE and float32 norm scales; EXAONE 4's post-norm blocks with q/k norms,
+/// a sliding layer and a global one without RoPE, its classifier.
+#[test]
+fn llama_variants() {
+    for name in ["ministral", "seed_oss", "seed_oss_cls", "helium", "exaone4", "exaone4_cls"] {
+        check(name);
+    }
+}
+
 /// OPT: layer norms and biases, the ReLU MLP, learned positions offset by 2 and counted over each
 /// row's kept tokens; without biases or norm parameters; its sequence classifier; opt-350m's
 /// post-norm blocks and projected embeddings, with its classifier; the projections on pre-norm

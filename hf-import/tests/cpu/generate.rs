@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 77] = [
+const DECODERS: [&str; 81] = [
     "llama",
     "olmo",
     "olmo2",
@@ -61,6 +61,10 @@ const DECODERS: [&str; 77] = [
     "glm4_moe",
     "glm4_moe_plain",
     "dots1",
+    "ministral",
+    "seed_oss",
+    "helium",
+    "exaone4",
     "stablelm",
     "stablelm_qk",
     "falcon",

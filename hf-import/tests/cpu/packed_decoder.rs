@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 77] = [
+const DECODERS: [&str; 81] = [
     "llama",
     "olmo",
     "olmo2",
@@ -63,6 +63,10 @@ const DECODERS: [&str; 77] = [
     "glm4_moe",
     "glm4_moe_plain",
     "dots1",
+    "ministral",
+    "seed_oss",
+    "helium",
+    "exaone4",
     "stablelm",
     "stablelm_qk",
     "falcon",
