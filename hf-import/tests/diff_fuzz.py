@@ -896,6 +896,20 @@ def gen_gpt_oss(r):
     return tf.GptOssForCausalLM, tf.GptOssConfig, c
 
 
+def gen_ernie4_5_moe(r):
+    """Ernie4_5_MoeForCausalLM: ERNIE 4.5's attention, biases at random (the LM head's too), the mixture on the
+    layers the moe_layer_* keys pick, biased softmax routing, zero to two shared experts."""
+    c = decoder_common(r, "ernie4_5_moe")
+    c["head_dim"] = r.choice([4, 8, 12, 16])
+    n = c["num_hidden_layers"]
+    c.update(use_bias=r.random() < 0.4, moe_num_experts=r.randint(2, 6), moe_intermediate_size=r.choice([8, 16]),
+             moe_num_shared_experts=r.choice([0, 1, 2]), moe_layer_start_index=r.randint(0, n - 1),
+             moe_layer_interval=r.choice([1, 1, 2]), moe_layer_end_index=r.choice([-1, n - 1]))
+    c["moe_k"] = r.randint(1, min(3, c["moe_num_experts"]))
+    c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0, 500000.0])}
+    return tf.Ernie4_5_MoeForCausalLM, tf.Ernie4_5_MoeConfig, c
+
+
 def gen_stablelm(r):
     """StableLmForCausalLM: layer norms, a random rotary share (0.25 by default), q/k/v biases, per-head q/k layer
     norms and the parallel block at random."""
@@ -1306,7 +1320,7 @@ FAMILIES = {
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
     "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "olmoe": gen_olmoe, "granitemoe": gen_granitemoe,
-    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "gpt_oss": gen_gpt_oss, "ministral": gen_ministral, "ministral_cls": decoder_cls(gen_ministral, tf.MinistralForSequenceClassification), "seed_oss": gen_seed_oss, "helium": gen_helium, "exaone4": gen_exaone4, "exaone4_cls": decoder_cls(gen_exaone4, tf.Exaone4ForSequenceClassification), "glm4_moe": gen_glm4_moe, "dots1": gen_dots1, "gpt_oss_cls": decoder_cls(gen_gpt_oss, tf.GptOssForSequenceClassification), "deepseek_v3": gen_deepseek_v3, "deepseek_v2": gen_deepseek_v2, "deepseek_v3_cls": decoder_cls(gen_deepseek_v3, tf.DeepseekV3ForSequenceClassification), "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
+    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "ernie4_5_moe": gen_ernie4_5_moe, "gpt_oss": gen_gpt_oss, "ministral": gen_ministral, "ministral_cls": decoder_cls(gen_ministral, tf.MinistralForSequenceClassification), "seed_oss": gen_seed_oss, "helium": gen_helium, "exaone4": gen_exaone4, "exaone4_cls": decoder_cls(gen_exaone4, tf.Exaone4ForSequenceClassification), "glm4_moe": gen_glm4_moe, "dots1": gen_dots1, "gpt_oss_cls": decoder_cls(gen_gpt_oss, tf.GptOssForSequenceClassification), "deepseek_v3": gen_deepseek_v3, "deepseek_v2": gen_deepseek_v2, "deepseek_v3_cls": decoder_cls(gen_deepseek_v3, tf.DeepseekV3ForSequenceClassification), "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
     "glm_cls": decoder_cls(gen_glm, tf.GlmForSequenceClassification), "nemotron": gen_nemotron, "nemotron_cls": decoder_cls(gen_nemotron, tf.NemotronForSequenceClassification), "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),

@@ -816,6 +816,12 @@ def main():
           tf.Dots1Config(**dict(DECODER, head_dim=8), moe_intermediate_size=12, n_routed_experts=6, n_shared_experts=2,
                          num_experts_per_tok=2, n_group=2, topk_group=1, norm_topk_prob=True, sliding_window=3,
                          max_window_layers=1, pad_token_id=0, eos_token_id=2), 204)
+    # ERNIE 4.5 MoE: ERNIE 4.5's attention, a dense layer then a mixture (softmax routing biased by moe_statics,
+    # renormalised) with a shared expert, biases everywhere but the routed experts.
+    build("ernie4_5_moe", tf.Ernie4_5_MoeForCausalLM,
+          tf.Ernie4_5_MoeConfig(**dict(DECODER, head_dim=8), use_bias=True, moe_num_experts=4, moe_k=2,
+                                moe_intermediate_size=12, moe_num_shared_experts=1, tie_word_embeddings=False,
+                                pad_token_id=0, eos_token_id=2), 211)
     # Ministral: Mistral with the window on the layers layer_types marks. Seed-OSS: q/k/v and output biases, MLP
     # biases; its classifier. Helium: norm scales in float32, q/k/v biases. EXAONE 4: OLMo 2's post-norm blocks with
     # q/k norms, a sliding layer then a global one without RoPE (sliding_window_pattern 2); its classifier.

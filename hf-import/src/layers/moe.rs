@@ -57,6 +57,10 @@ pub enum Scoring {
         /// `(n_group, topk_group)` under group-limited routing
         groups: Option<(usize, usize)>,
     },
+    /// ERNIE 4.5 MoE: the router in float32, a softmax; experts chosen by probability plus the
+    /// router's `moe_statics.e_score_correction_bias`, weighted by their unbiased probabilities
+    /// renormalised (the sum at least 1e-12, `moe_norm_min`'s default).
+    BiasedSoftmax,
     /// DeepSeek-V3: the router in float32, sigmoid scores; experts are chosen by score plus the
     /// router's `e_score_correction_bias`, among the `top_groups` of `groups` groups whose two best
     /// biased scores sum highest, and weighted by their unbiased scores.
@@ -101,7 +105,10 @@ impl Routing {
         };
         // The groups a token may choose from, as the family's router picks them.
         let (groups, top_groups, hidden) = match self.scoring {
-            Scoring::Softmax | Scoring::SoftmaxOfTopK | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
+            Scoring::Softmax
+            | Scoring::SoftmaxOfTopK
+            | Scoring::BiasedSoftmax
+            | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
             Scoring::DeepseekV2 { groups: Some((g, k)) } => (g, k, 0.0),
             Scoring::DeepseekV3 { groups, top_groups } => (groups, top_groups, f32::NEG_INFINITY),
         };
@@ -139,6 +146,7 @@ impl Routing {
         let sum: f32 = chosen.iter().map(|&e| weight(e)).sum();
         let denominator = match self.scoring {
             Scoring::DeepseekV3 { .. } => sum + 1e-20,
+            Scoring::BiasedSoftmax => sum.max(1e-12),
             _ => sum,
         };
         chosen
@@ -205,12 +213,22 @@ impl SparseMoe {
                 let gate = vars.pp("gate");
                 let weight = gate.get_as_stored("weight", &[experts, hidden])?.to_dtype(DType::F32)?;
                 let correction = match scoring {
-                    Scoring::DeepseekV3 { .. } => Some(
-                        gate.get_as_stored("e_score_correction_bias", &[experts])?
-                            .to_dtype(DType::F32)?
-                            .to(Device::Cpu)?
-                            .contiguous()?
-                            .to_vec::<f32>()?,
+                    Scoring::DeepseekV3 { .. } | Scoring::BiasedSoftmax => Some(
+                        if scoring == Scoring::BiasedSoftmax {
+                            // (As checkpoints store it, or as transformers names it in memory.)
+                            let statics = if vars.pp("moe_statics").contains("e_score_correction_bias") {
+                                vars.pp("moe_statics")
+                            } else {
+                                gate.pp("moe_statics")
+                            };
+                            statics.get_as_stored("e_score_correction_bias", &[1, experts])?
+                        } else {
+                            gate.get_as_stored("e_score_correction_bias", &[experts])?
+                        }
+                        .to_dtype(DType::F32)?
+                        .to(Device::Cpu)?
+                        .contiguous()?
+                        .to_vec::<f32>()?,
                     ),
                     _ => None,
                 };
@@ -279,9 +297,10 @@ impl SparseMoe {
         hidden: usize,
         intermediate: usize,
         act: Activation,
+        bias: bool,
     ) -> Result<Self> {
-        self.shared =
-            Some((GatedMlp::load(&vars.pp("shared_experts"), hidden, intermediate, act, false)?, None));
+        let expert = GatedMlp::load(&vars.pp("shared_experts"), hidden, intermediate, act, bias)?;
+        self.shared = Some((expert, None));
         Ok(self)
     }
 
@@ -297,7 +316,7 @@ impl SparseMoe {
         let probs = match self.routing.scoring {
             Scoring::Softmax => self.router.forward(&flat)?.to_dtype(DType::F32)?.softmax(-1, None)?,
             Scoring::SoftmaxOfTopK => self.router.forward(&flat)?.to_dtype(DType::F32)?,
-            Scoring::DeepseekV2 { .. } => {
+            Scoring::DeepseekV2 { .. } | Scoring::BiasedSoftmax => {
                 self.router.forward(&flat.to_dtype(DType::F32)?)?.softmax(-1, None)?
             }
             Scoring::DeepseekV3 { .. } => self.router.forward(&flat.to_dtype(DType::F32)?)?.sigmoid()?,

@@ -250,7 +250,7 @@ impl CausalLm {
                             mixture.with_shared_expert(&mlp, hidden, width, spec.act)?
                         }
                         Some(SharedExpert::Plain(width)) => {
-                            mixture.with_shared_experts(&mlp, hidden, width, spec.act)?
+                            mixture.with_shared_experts(&mlp, hidden, width, spec.act, moe.shared_bias)?
                         }
                         None => mixture,
                     })

@@ -217,6 +217,7 @@ fn routed_mixture(cfg: &Config, d: MixtureDefaults, scoring: Scoring, normalize:
         sparse_layers: (0..layers).map(|i| i >= first_sparse).collect(),
         shared: Some(SharedExpert::Plain(shared_width)),
         biased: false,
+        shared_bias: false,
         glu: Glu::Product,
     })
 }

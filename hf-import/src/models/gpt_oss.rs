@@ -89,6 +89,7 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
         sparse_layers: vec![true; layers],
         shared: None,
         biased: true,
+        shared_bias: false,
         glu: Glu::Clamped {
             alpha: cfg.f64_or("swiglu_alpha", 1.702)?,
             limit: cfg.f64_or("swiglu_limit", 7.0)?,

@@ -63,6 +63,7 @@ impl GraniteMoeForCausalLM {
             sparse_layers: vec![true; layers],
             shared: None,
             biased: false,
+            shared_bias: false,
             glu: Glu::Product,
         });
         let weights = weights.renamed(|n| Some(moe_name(n)));

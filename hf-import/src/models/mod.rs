@@ -20,6 +20,7 @@ mod dots1;
 mod electra;
 mod encoder_inputs;
 mod ernie4_5;
+mod ernie4_5_moe;
 mod esm;
 mod exaone4;
 mod falcon;
@@ -97,6 +98,7 @@ pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::dots1::Dots1ForCausalLM;
 pub use self::electra::{load_electra, ElectraWithHead};
 pub use self::ernie4_5::Ernie4_5ForCausalLM;
+pub use self::ernie4_5_moe::Ernie4_5MoeForCausalLM;
 pub use self::esm::{EsmForMaskedLM, EsmModel};
 pub use self::exaone4::Exaone4ForCausalLM;
 pub use self::falcon::FalconForCausalLM;
@@ -257,6 +259,8 @@ pub enum AutoModel {
     Glm4Moe(Glm4MoeForCausalLM),
     /// `Dots1ForCausalLM`
     Dots1(Dots1ForCausalLM),
+    /// `Ernie4_5_MoeForCausalLM`
+    Ernie4_5Moe(Ernie4_5MoeForCausalLM),
     /// `MinistralForCausalLM`
     Ministral(MinistralForCausalLM),
     /// `SeedOssForCausalLM`
@@ -607,6 +611,7 @@ impl AutoModel {
             AutoModel::GptOss(m) => Some(m),
             AutoModel::Glm4Moe(m) => Some(m),
             AutoModel::Dots1(m) => Some(m),
+            AutoModel::Ernie4_5Moe(m) => Some(m),
             AutoModel::Ministral(m) => Some(m),
             AutoModel::SeedOss(m) => Some(m),
             AutoModel::Helium(m) => Some(m),

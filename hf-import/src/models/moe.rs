@@ -101,6 +101,7 @@ fn mixtral_spec(cfg: &Config) -> Result<DecoderSpec> {
         sparse_layers: vec![true; layers],
         shared: None,
         biased: false,
+        shared_bias: false,
         glu: Glu::Product,
     });
     Ok(spec)
@@ -184,6 +185,7 @@ pub(super) fn qwen_mixture(
         sparse_layers,
         shared,
         biased: false,
+        shared_bias: false,
         glu: Glu::Product,
     })
 }

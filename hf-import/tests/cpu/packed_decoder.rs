@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 81] = [
+const DECODERS: [&str; 82] = [
     "llama",
     "olmo",
     "olmo2",
@@ -63,6 +63,7 @@ const DECODERS: [&str; 81] = [
     "glm4_moe",
     "glm4_moe_plain",
     "dots1",
+    "ernie4_5_moe",
     "ministral",
     "seed_oss",
     "helium",

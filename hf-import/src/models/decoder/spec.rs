@@ -147,6 +147,8 @@ pub struct MoeSpec {
     pub shared: Option<SharedExpert>,
     /// the router and the experts' projections have biases (gpt-oss)
     pub biased: bool,
+    /// the shared experts' projections have biases (ERNIE 4.5 MoE's `use_bias`)
+    pub shared_bias: bool,
     /// how each expert joins its gate and up projections
     pub glu: Glu,
 }
