@@ -686,6 +686,16 @@ def gen_olmoe(r):
     return tf.OlmoeForCausalLM, tf.OlmoeConfig, c
 
 
+def gen_flex_olmo(r):
+    """FlexOlmoForCausalLM: OLMo 2's post-norm blocks with OLMoE's mixture, raw or renormalised top-k."""
+    c = decoder_common(r, "flex_olmo")
+    c.pop("head_dim", None)
+    c.update(num_experts=r.randint(2, 6), norm_topk_prob=r.random() < 0.5, attention_bias=r.random() < 0.3)
+    c["num_experts_per_tok"] = r.randint(1, min(3, c["num_experts"]))
+    c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0, 500000.0])}
+    return tf.FlexOlmoForCausalLM, tf.FlexOlmoConfig, c
+
+
 def gen_nemotron(r):
     """NemotronForCausalLM (its classifier: `nemotron_cls`): LayerNorm1P norms, an ungated MLP (relu2 or another
     activation), RoPE over a random share of each head (half by default), biases at random."""
@@ -1320,7 +1330,7 @@ FAMILIES = {
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
     "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "olmoe": gen_olmoe, "granitemoe": gen_granitemoe,
-    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "ernie4_5_moe": gen_ernie4_5_moe, "gpt_oss": gen_gpt_oss, "ministral": gen_ministral, "ministral_cls": decoder_cls(gen_ministral, tf.MinistralForSequenceClassification), "seed_oss": gen_seed_oss, "helium": gen_helium, "exaone4": gen_exaone4, "exaone4_cls": decoder_cls(gen_exaone4, tf.Exaone4ForSequenceClassification), "glm4_moe": gen_glm4_moe, "dots1": gen_dots1, "gpt_oss_cls": decoder_cls(gen_gpt_oss, tf.GptOssForSequenceClassification), "deepseek_v3": gen_deepseek_v3, "deepseek_v2": gen_deepseek_v2, "deepseek_v3_cls": decoder_cls(gen_deepseek_v3, tf.DeepseekV3ForSequenceClassification), "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
+    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "ernie4_5_moe": gen_ernie4_5_moe, "flex_olmo": gen_flex_olmo, "gpt_oss": gen_gpt_oss, "ministral": gen_ministral, "ministral_cls": decoder_cls(gen_ministral, tf.MinistralForSequenceClassification), "seed_oss": gen_seed_oss, "helium": gen_helium, "exaone4": gen_exaone4, "exaone4_cls": decoder_cls(gen_exaone4, tf.Exaone4ForSequenceClassification), "glm4_moe": gen_glm4_moe, "dots1": gen_dots1, "gpt_oss_cls": decoder_cls(gen_gpt_oss, tf.GptOssForSequenceClassification), "deepseek_v3": gen_deepseek_v3, "deepseek_v2": gen_deepseek_v2, "deepseek_v3_cls": decoder_cls(gen_deepseek_v3, tf.DeepseekV3ForSequenceClassification), "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
     "glm_cls": decoder_cls(gen_glm, tf.GlmForSequenceClassification), "nemotron": gen_nemotron, "nemotron_cls": decoder_cls(gen_nemotron, tf.NemotronForSequenceClassification), "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),

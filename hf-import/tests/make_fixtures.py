@@ -822,6 +822,10 @@ def main():
           tf.Ernie4_5_MoeConfig(**dict(DECODER, head_dim=8), use_bias=True, moe_num_experts=4, moe_k=2,
                                 moe_intermediate_size=12, moe_num_shared_experts=1, tie_word_embeddings=False,
                                 pad_token_id=0, eos_token_id=2), 211)
+    # FlexOLMo: OLMo 2's post-norm blocks and whole-projection q/k norms with OLMoE's mixture, renormalised.
+    build("flex_olmo", tf.FlexOlmoForCausalLM,
+          tf.FlexOlmoConfig(**dict(DECODER, num_experts=4, num_experts_per_tok=2, norm_topk_prob=True, pad_token_id=0,
+                                   eos_token_id=2)), 212)
     # Ministral: Mistral with the window on the layers layer_types marks. Seed-OSS: q/k/v and output biases, MLP
     # biases; its classifier. Helium: norm scales in float32, q/k/v biases. EXAONE 4: OLMo 2's post-norm blocks with
     # q/k norms, a sliding layer then a global one without RoPE (sliding_window_pattern 2); its classifier.

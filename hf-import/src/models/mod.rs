@@ -123,7 +123,9 @@ pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
 pub use self::mpt::MptForCausalLM;
 pub use self::nemotron::NemotronForCausalLM;
 pub use self::nomic_bert::NomicBertModel;
-pub use self::olmo::{Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM, OlmoeForCausalLM};
+pub use self::olmo::{
+    FlexOlmoForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM, OlmoeForCausalLM,
+};
 pub use self::opt::OPTForCausalLM;
 pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
@@ -259,6 +261,8 @@ pub enum AutoModel {
     Glm4Moe(Glm4MoeForCausalLM),
     /// `Dots1ForCausalLM`
     Dots1(Dots1ForCausalLM),
+    /// `FlexOlmoForCausalLM`
+    FlexOlmo(FlexOlmoForCausalLM),
     /// `Ernie4_5_MoeForCausalLM`
     Ernie4_5Moe(Ernie4_5MoeForCausalLM),
     /// `MinistralForCausalLM`
@@ -611,6 +615,7 @@ impl AutoModel {
             AutoModel::GptOss(m) => Some(m),
             AutoModel::Glm4Moe(m) => Some(m),
             AutoModel::Dots1(m) => Some(m),
+            AutoModel::FlexOlmo(m) => Some(m),
             AutoModel::Ernie4_5Moe(m) => Some(m),
             AutoModel::Ministral(m) => Some(m),
             AutoModel::SeedOss(m) => Some(m),

@@ -70,6 +70,23 @@ fn olmoe_spec(cfg: &Config) -> Result<DecoderSpec> {
     Ok(spec)
 }
 
+/// FlexOLMo: OLMo 2's blocks with OLMoE's mixture in every layer (`num_experts` (7) experts of
+/// `intermediate_size`, `num_experts_per_tok` (5) a token, renormalised with `norm_topk_prob`),
+/// `FlexOlmoConfig`'s epsilon 1e-6 and RoPE base 5e5.
+fn flex_olmo_spec(cfg: &Config) -> Result<DecoderSpec> {
+    let mut spec = olmo2_spec(cfg)?;
+    spec.default_rms_norm_eps = 1e-6;
+    let intermediate = cfg.usize_or("intermediate_size", 11008)?;
+    spec.moe = Some(super::moe::qwen_mixture(cfg, 7, intermediate, 5, None)?);
+    Ok(spec)
+}
+
+causal_lm_family!(
+    /// transformers' `FlexOlmoForCausalLM`.
+    FlexOlmoForCausalLM,
+    flex_olmo_spec
+);
+
 causal_lm_family!(
     /// transformers' `OlmoeForCausalLM`.
     OlmoeForCausalLM,

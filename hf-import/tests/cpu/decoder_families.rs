@@ -275,10 +275,10 @@ fn gpt_oss() {
 /// DeepSeek-V3's grouped sigmoid routing with a shared expert; without biases, norms or groups.
 /// dots.llm1: Qwen3's attention with a window on its second layer and that mixture. ERNIE 4.5
 /// MoE: softmax routing biased by `moe_statics`, biases on all but the routed experts, the LM
-/// head's too.
+/// head's too. FlexOLMo: OLMo 2's blocks with OLMoE's mixture.
 #[test]
 fn glm4_moe_and_dots1() {
-    for name in ["glm4_moe", "glm4_moe_plain", "dots1", "ernie4_5_moe"] {
+    for name in ["glm4_moe", "glm4_moe_plain", "dots1", "ernie4_5_moe", "flex_olmo"] {
         check(name);
     }
 }

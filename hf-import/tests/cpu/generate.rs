@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 82] = [
+const DECODERS: [&str; 83] = [
     "llama",
     "olmo",
     "olmo2",
@@ -62,6 +62,7 @@ const DECODERS: [&str; 82] = [
     "glm4_moe_plain",
     "dots1",
     "ernie4_5_moe",
+    "flex_olmo",
     "ministral",
     "seed_oss",
     "helium",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 82] = [
+const DECODERS: [&str; 83] = [
     "llama",
     "olmo",
     "olmo2",
@@ -64,6 +64,7 @@ const DECODERS: [&str; 82] = [
     "glm4_moe_plain",
     "dots1",
     "ernie4_5_moe",
+    "flex_olmo",
     "ministral",
     "seed_oss",
     "helium",
