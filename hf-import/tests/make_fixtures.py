@@ -822,6 +822,11 @@ def main():
           tf.Ernie4_5_MoeConfig(**dict(DECODER, head_dim=8), use_bias=True, moe_num_experts=4, moe_k=2,
                                 moe_intermediate_size=12, moe_num_shared_experts=1, tie_word_embeddings=False,
                                 pad_token_id=0, eos_token_id=2), 211)
+    # VaultGemma: Gemma 2's attention (soft-capping, a sliding layer then a global one) in plain pre-norm blocks.
+    build("vaultgemma", tf.VaultGemmaForCausalLM,
+          tf.VaultGemmaConfig(**dict(DECODER, head_dim=8), sliding_window=3, query_pre_attn_scalar=8,
+                              attn_logit_softcapping=2.0, final_logit_softcapping=3.0, pad_token_id=0,
+                              eos_token_id=2), 213)
     # FlexOLMo: OLMo 2's post-norm blocks and whole-projection q/k norms with OLMoE's mixture, renormalised.
     build("flex_olmo", tf.FlexOlmoForCausalLM,
           tf.FlexOlmoConfig(**dict(DECODER, num_experts=4, num_experts_per_tok=2, norm_topk_prob=True, pad_token_id=0,

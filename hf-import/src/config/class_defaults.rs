@@ -235,6 +235,138 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
             ("max_position_embeddings", 512),
         ],
     ),
+    (
+        "deepseek_v2",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 102400),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 11008),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
+        "deepseek_v3",
+        &[
+            ("hidden_size", 7168),
+            ("vocab_size", 129280),
+            ("num_attention_heads", 128),
+            ("intermediate_size", 18432),
+            ("num_hidden_layers", 61),
+            ("max_position_embeddings", 4096),
+        ],
+    ),
+    (
+        "gpt_oss",
+        &[
+            ("hidden_size", 2880),
+            ("vocab_size", 201088),
+            ("num_attention_heads", 64),
+            ("intermediate_size", 2880),
+            ("num_hidden_layers", 36),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
+        "glm4_moe",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 151552),
+            ("num_attention_heads", 96),
+            ("intermediate_size", 10944),
+            ("num_hidden_layers", 46),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
+        "dots1",
+        &[
+            ("hidden_size", 4608),
+            ("vocab_size", 152064),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 10944),
+            ("num_hidden_layers", 62),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
+        "ministral",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 32000),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 14336),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
+        "seed_oss",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 155136),
+            ("num_attention_heads", 80),
+            ("intermediate_size", 27648),
+            ("num_hidden_layers", 64),
+            ("max_position_embeddings", 524288),
+        ],
+    ),
+    (
+        "helium",
+        &[
+            ("hidden_size", 2560),
+            ("vocab_size", 48000),
+            ("num_attention_heads", 20),
+            ("intermediate_size", 7040),
+            ("num_hidden_layers", 24),
+            ("max_position_embeddings", 4096),
+        ],
+    ),
+    (
+        "exaone4",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 102400),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 16384),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
+        "ernie4_5_moe",
+        &[
+            ("hidden_size", 2560),
+            ("vocab_size", 103424),
+            ("num_attention_heads", 20),
+            ("intermediate_size", 12288),
+            ("num_hidden_layers", 28),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
+        "flex_olmo",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 100352),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 11008),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 4096),
+        ],
+    ),
+    (
+        "vaultgemma",
+        &[
+            ("hidden_size", 2304),
+            ("vocab_size", 256000),
+            ("num_attention_heads", 8),
+            ("intermediate_size", 9216),
+            ("num_hidden_layers", 26),
+            ("max_position_embeddings", 8192),
+        ],
+    ),
 ];
 
 /// Inserts the config class's default for each size key `json` lacks (by its `model_type`; an

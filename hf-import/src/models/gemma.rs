@@ -2,13 +2,14 @@
 //! `sqrt(hidden)` in the model dtype, GELU-tanh MLP, tied embeddings. Gemma 2 adds norms after
 //! attention and around the MLP, `query_pre_attn_scalar`, attention and final logit soft-capping and
 //! alternating sliding/global layers; Gemma 3 adds per-head q/k norms and its own RoPE base for the
-//! sliding layers.
+//! sliding layers. VaultGemma is Gemma 2 without the norms closing each branch.
 
-use super::decoder::DecoderSpec;
+use super::decoder::{CausalLm, DecoderSpec};
 use super::family::causal_lm_family;
 use crate::config::Config;
 use crate::error::Result;
 use crate::layers::{Activation, RmsNormStyle};
+use crate::weights::Weights;
 
 /// The default `sliding_window` of `Gemma2Config` and `Gemma3TextConfig` (`int | None = 4096`).
 const DEFAULT_WINDOW: Option<usize> = Some(4096);
@@ -113,6 +114,35 @@ fn gemma3(cfg: &Config) -> Result<DecoderSpec> {
     spec.windows = DecoderSpec::sliding_windows(&sliding, window)?;
     spec.local_rope = sliding;
     Ok(spec)
+}
+
+/// VaultGemma: Gemma 2's attention (soft-capping, alternating windows) in plain pre-norm blocks,
+/// the MLP's norm named `pre_feedforward_layernorm` (read as the decoder's
+/// `post_attention_layernorm`).
+fn vault_gemma(cfg: &Config) -> Result<DecoderSpec> {
+    let mut spec = gemma2(cfg)?;
+    spec.sandwich_norms = false;
+    Ok(spec)
+}
+
+/// transformers' `VaultGemmaForCausalLM`.
+#[derive(Debug, Clone)]
+pub struct VaultGemmaForCausalLM(pub CausalLm);
+
+impl std::ops::Deref for VaultGemmaForCausalLM {
+    type Target = CausalLm;
+    fn deref(&self) -> &CausalLm {
+        &self.0
+    }
+}
+
+impl VaultGemmaForCausalLM {
+    /// Loads the model from a VaultGemma config and checkpoint.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let weights =
+            weights.renamed(|n| Some(n.replace(".pre_feedforward_layernorm.", ".post_attention_layernorm.")));
+        Ok(VaultGemmaForCausalLM(CausalLm::load(cfg, &weights, vault_gemma(cfg)?)?))
+    }
 }
 
 causal_lm_family!(

@@ -132,6 +132,7 @@ impl AutoModel {
             "GptOssForCausalLM" => AutoModel::GptOss(GptOssForCausalLM::load(cfg, weights)?),
             "Glm4MoeForCausalLM" => AutoModel::Glm4Moe(Glm4MoeForCausalLM::load(cfg, weights)?),
             "Dots1ForCausalLM" => AutoModel::Dots1(Dots1ForCausalLM::load(cfg, weights)?),
+            "VaultGemmaForCausalLM" => AutoModel::VaultGemma(VaultGemmaForCausalLM::load(cfg, weights)?),
             "FlexOlmoForCausalLM" => AutoModel::FlexOlmo(FlexOlmoForCausalLM::load(cfg, weights)?),
             "Ernie4_5_MoeForCausalLM" => AutoModel::Ernie4_5Moe(Ernie4_5MoeForCausalLM::load(cfg, weights)?),
             "MinistralForCausalLM" => AutoModel::Ministral(MinistralForCausalLM::load(cfg, weights)?),
@@ -160,7 +161,7 @@ impl AutoModel {
             | "NemotronModel" | "GlmModel" | "Glm4Model" | "BioGptModel" | "XGLMModel" | "ArceeModel"
             | "Ernie4_5Model" | "StableLmModel" | "DeepseekV2Model" | "DeepseekV3Model" | "GptOssModel"
             | "Glm4MoeModel" | "Dots1Model" | "MinistralModel" | "SeedOssModel" | "HeliumModel"
-            | "Exaone4Model" | "Ernie4_5_MoeModel" | "FlexOlmoModel" => {
+            | "Exaone4Model" | "Ernie4_5_MoeModel" | "FlexOlmoModel" | "VaultGemmaModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);

@@ -102,7 +102,7 @@ pub use self::ernie4_5_moe::Ernie4_5MoeForCausalLM;
 pub use self::esm::{EsmForMaskedLM, EsmModel};
 pub use self::exaone4::Exaone4ForCausalLM;
 pub use self::falcon::FalconForCausalLM;
-pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM};
+pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, VaultGemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::glm::GlmForCausalLM;
 pub use self::glm4_moe::Glm4MoeForCausalLM;
@@ -261,6 +261,8 @@ pub enum AutoModel {
     Glm4Moe(Glm4MoeForCausalLM),
     /// `Dots1ForCausalLM`
     Dots1(Dots1ForCausalLM),
+    /// `VaultGemmaForCausalLM`
+    VaultGemma(VaultGemmaForCausalLM),
     /// `FlexOlmoForCausalLM`
     FlexOlmo(FlexOlmoForCausalLM),
     /// `Ernie4_5_MoeForCausalLM`
@@ -615,6 +617,7 @@ impl AutoModel {
             AutoModel::GptOss(m) => Some(m),
             AutoModel::Glm4Moe(m) => Some(m),
             AutoModel::Dots1(m) => Some(m),
+            AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),
             AutoModel::Ernie4_5Moe(m) => Some(m),
             AutoModel::Ministral(m) => Some(m),

@@ -283,6 +283,12 @@ fn glm4_moe_and_dots1() {
     }
 }
 
+/// VaultGemma: Gemma 2's attention in plain pre-norm blocks.
+#[test]
+fn vaultgemma() {
+    check("vaultgemma");
+}
+
 /// Ministral's per-layer windows; Seed-OSS's q/k/v, output and MLP biases, its classifier;
 /// Helium's interleaved RoPE and float32 norm scales; EXAONE 4's post-norm blocks with q/k norms,
 /// a sliding layer and a global one without RoPE, its classifier.

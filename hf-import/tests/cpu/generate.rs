@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 83] = [
+const DECODERS: [&str; 84] = [
     "llama",
     "olmo",
     "olmo2",
@@ -63,6 +63,7 @@ const DECODERS: [&str; 83] = [
     "dots1",
     "ernie4_5_moe",
     "flex_olmo",
+    "vaultgemma",
     "ministral",
     "seed_oss",
     "helium",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 83] = [
+const DECODERS: [&str; 84] = [
     "llama",
     "olmo",
     "olmo2",
@@ -65,6 +65,7 @@ const DECODERS: [&str; 83] = [
     "dots1",
     "ernie4_5_moe",
     "flex_olmo",
+    "vaultgemma",
     "ministral",
     "seed_oss",
     "helium",
