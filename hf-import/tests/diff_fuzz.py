@@ -257,6 +257,20 @@ def gen_vaultgemma(r):
     return tf.VaultGemmaForCausalLM, tf.VaultGemmaConfig, c
 
 
+def gen_hunyuan(r):
+    """HunYuanDenseV1ForCausalLM (its classifier: `hunyuan_cls`): q/k norms after RoPE, the "dynamic" RoPE with a
+    fixed alpha or another kind."""
+    c = decoder_common(r, "hunyuan_v1_dense")
+    c["head_dim"] = r.choice([4, 8, 16])
+    c["attention_bias"] = r.random() < 0.3
+    if r.random() < 0.6:
+        c["rope_parameters"] = {"rope_type": "dynamic", "alpha": r.choice([2.0, 8.0, 1000.0]), "factor": 1.0,
+                                "rope_theta": r.choice([100.0, 10000.0])}
+    else:
+        c["rope_parameters"] = rope_for(r, c["head_dim"], c["max_position_embeddings"])
+    return tf.HunYuanDenseV1ForCausalLM, tf.HunYuanDenseV1Config, c
+
+
 def gen_gemma3_text(r):
     c = decoder_common(r, "gemma3_text")
     c["head_dim"] = r.choice([4, 8, 16])
@@ -1336,7 +1350,7 @@ FAMILIES = {
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
     "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "olmoe": gen_olmoe, "granitemoe": gen_granitemoe,
-    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "ernie4_5_moe": gen_ernie4_5_moe, "flex_olmo": gen_flex_olmo, "vaultgemma": gen_vaultgemma, "gpt_oss": gen_gpt_oss, "ministral": gen_ministral, "ministral_cls": decoder_cls(gen_ministral, tf.MinistralForSequenceClassification), "seed_oss": gen_seed_oss, "helium": gen_helium, "exaone4": gen_exaone4, "exaone4_cls": decoder_cls(gen_exaone4, tf.Exaone4ForSequenceClassification), "glm4_moe": gen_glm4_moe, "dots1": gen_dots1, "gpt_oss_cls": decoder_cls(gen_gpt_oss, tf.GptOssForSequenceClassification), "deepseek_v3": gen_deepseek_v3, "deepseek_v2": gen_deepseek_v2, "deepseek_v3_cls": decoder_cls(gen_deepseek_v3, tf.DeepseekV3ForSequenceClassification), "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
+    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "ernie4_5_moe": gen_ernie4_5_moe, "flex_olmo": gen_flex_olmo, "vaultgemma": gen_vaultgemma, "hunyuan": gen_hunyuan, "hunyuan_cls": decoder_cls(gen_hunyuan, tf.HunYuanDenseV1ForSequenceClassification), "gpt_oss": gen_gpt_oss, "ministral": gen_ministral, "ministral_cls": decoder_cls(gen_ministral, tf.MinistralForSequenceClassification), "seed_oss": gen_seed_oss, "helium": gen_helium, "exaone4": gen_exaone4, "exaone4_cls": decoder_cls(gen_exaone4, tf.Exaone4ForSequenceClassification), "glm4_moe": gen_glm4_moe, "dots1": gen_dots1, "gpt_oss_cls": decoder_cls(gen_gpt_oss, tf.GptOssForSequenceClassification), "deepseek_v3": gen_deepseek_v3, "deepseek_v2": gen_deepseek_v2, "deepseek_v3_cls": decoder_cls(gen_deepseek_v3, tf.DeepseekV3ForSequenceClassification), "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
     "glm_cls": decoder_cls(gen_glm, tf.GlmForSequenceClassification), "nemotron": gen_nemotron, "nemotron_cls": decoder_cls(gen_nemotron, tf.NemotronForSequenceClassification), "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
@@ -1370,14 +1384,14 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "biogpt_cls": "biogpt", "arcee_cls": "arcee", "deepseek_v3_cls": "deepseek_v3", "gpt_oss_cls": "gpt_oss", "ministral_cls": "ministral", "exaone4_cls": "exaone4", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
+        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "biogpt_cls": "biogpt", "arcee_cls": "arcee", "deepseek_v3_cls": "deepseek_v3", "gpt_oss_cls": "gpt_oss", "hunyuan_cls": "hunyuan", "ministral_cls": "ministral", "exaone4_cls": "exaone4", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"arcee_cls", "ministral_cls", "exaone4_cls", "gpt_oss_cls", "deepseek_v3_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"arcee_cls", "hunyuan_cls", "ministral_cls", "exaone4_cls", "gpt_oss_cls", "deepseek_v3_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls"}
 

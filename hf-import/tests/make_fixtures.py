@@ -822,6 +822,13 @@ def main():
           tf.Ernie4_5_MoeConfig(**dict(DECODER, head_dim=8), use_bias=True, moe_num_experts=4, moe_k=2,
                                 moe_intermediate_size=12, moe_num_shared_experts=1, tie_word_embeddings=False,
                                 pad_token_id=0, eos_token_id=2), 211)
+    # HunYuan dense: q/k norms after RoPE, the checkpoints' "dynamic" RoPE with a fixed alpha (a stretched base); its
+    # classifier.
+    hunyuan = dict(DECODER, head_dim=8, pad_token_id=0, eos_token_id=2,
+                   rope_parameters=dict(rope_type="dynamic", alpha=8.0, factor=1.0, rope_theta=100.0))
+    build("hunyuan", tf.HunYuanDenseV1ForCausalLM, tf.HunYuanDenseV1Config(**hunyuan), 214)
+    build("hunyuan_cls", tf.HunYuanDenseV1ForSequenceClassification,
+          tf.HunYuanDenseV1Config(**hunyuan, num_labels=2), 215)
     # VaultGemma: Gemma 2's attention (soft-capping, a sliding layer then a global one) in plain pre-norm blocks.
     build("vaultgemma", tf.VaultGemmaForCausalLM,
           tf.VaultGemmaConfig(**dict(DECODER, head_dim=8), sliding_window=3, query_pre_attn_scalar=8,

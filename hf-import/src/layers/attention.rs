@@ -40,6 +40,8 @@ pub struct AttentionConfig {
     /// A learned logit per head, `sinks`, joins each query's softmax as a key whose value is zero
     /// (gpt-oss's attention sinks)
     pub sinks: bool,
+    /// The per-head q/k norms apply after RoPE, not before (HunYuan)
+    pub qk_norm_after_rope: bool,
 }
 
 /// `softmax(q kᵀ · scale [softcapped] + mask) v` with the softmax in float32, as transformers'
@@ -347,12 +349,17 @@ impl SelfAttention {
                 }
                 let (mut q, mut k) =
                     (q.reshape([b, s, c.heads, c.head_dim])?, k.reshape([b, s, c.kv_heads, c.head_dim])?);
-                if let (false, Some(qn), Some(kn)) = (c.qk_norm_whole, &self.q_norm, &self.k_norm) {
+                let per_head = self.q_norm.as_ref().zip(self.k_norm.as_ref()).filter(|_| !c.qk_norm_whole);
+                if let (Some((qn, kn)), false) = (per_head, c.qk_norm_after_rope) {
                     q = qn.forward(&q)?;
                     k = kn.forward(&k)?;
                 }
-                let q = apply_rotary(&q.transpose(1, 2)?, cos, sin)?;
-                let k = apply_rotary(&k.transpose(1, 2)?, cos, sin)?;
+                let mut q = apply_rotary(&q.transpose(1, 2)?, cos, sin)?;
+                let mut k = apply_rotary(&k.transpose(1, 2)?, cos, sin)?;
+                if let (Some((qn, kn)), true) = (per_head, c.qk_norm_after_rope) {
+                    q = qn.forward(&q)?;
+                    k = kn.forward(&k)?;
+                }
                 (q, k, heads(&v, c.kv_heads)?)
             }
         })

@@ -210,6 +210,7 @@ impl CausalLm {
             clip_after_qk_norm: spec.clip_after_qk_norm,
             latent: spec.latent,
             sinks: spec.sinks,
+            qk_norm_after_rope: spec.qk_norm_after_rope,
         };
         let mut layers = Vec::with_capacity(n_layers);
         if spec.nope.len() != n_layers {

@@ -22,7 +22,9 @@ use crate::weights::Weights;
 /// default (an explicit `null` is none).
 fn default_pad_token_id(model_type: &str) -> Option<usize> {
     match model_type {
-        "gemma" | "gemma2" | "gemma3_text" => Some(0),
+        "gemma" | "gemma2" | "gemma3_text" | "vaultgemma" | "hunyuan_v1_dense" => Some(0),
+        "seed_oss" => Some(1),
+        "helium" => Some(3),
         "phi3" => Some(32000),
         _ => None,
     }

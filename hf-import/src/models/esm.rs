@@ -174,6 +174,7 @@ impl EsmModel {
             clip_after_qk_norm: false,
             latent: None,
             sinks: false,
+            qk_norm_after_rope: false,
         };
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)

@@ -132,6 +132,9 @@ impl AutoModel {
             "GptOssForCausalLM" => AutoModel::GptOss(GptOssForCausalLM::load(cfg, weights)?),
             "Glm4MoeForCausalLM" => AutoModel::Glm4Moe(Glm4MoeForCausalLM::load(cfg, weights)?),
             "Dots1ForCausalLM" => AutoModel::Dots1(Dots1ForCausalLM::load(cfg, weights)?),
+            "HunYuanDenseV1ForCausalLM" => {
+                AutoModel::HunYuanDense(HunYuanDenseV1ForCausalLM::load(cfg, weights)?)
+            }
             "VaultGemmaForCausalLM" => AutoModel::VaultGemma(VaultGemmaForCausalLM::load(cfg, weights)?),
             "FlexOlmoForCausalLM" => AutoModel::FlexOlmo(FlexOlmoForCausalLM::load(cfg, weights)?),
             "Ernie4_5_MoeForCausalLM" => AutoModel::Ernie4_5Moe(Ernie4_5MoeForCausalLM::load(cfg, weights)?),
@@ -152,16 +155,59 @@ impl AutoModel {
             "MistralForCausalLM" => AutoModel::Mistral(MistralForCausalLM::load(cfg, weights)?),
             "Qwen2ForCausalLM" => AutoModel::Qwen2(Qwen2ForCausalLM::load(cfg, weights)?),
             "Qwen3ForCausalLM" => AutoModel::Qwen3(Qwen3ForCausalLM::load(cfg, weights)?),
-            "LlamaModel" | "MistralModel" | "Qwen2Model" | "Qwen3Model" | "GemmaModel" | "Gemma2Model"
-            | "Gemma3TextModel" | "Phi3Model" | "GPT2Model" | "GPTNeoXModel" | "MixtralModel"
-            | "Qwen3MoeModel" | "PhiModel" | "Qwen2MoeModel" | "Starcoder2Model" | "FalconModel"
-            | "OlmoModel" | "Olmo2Model" | "Olmo3Model" | "GraniteModel" | "SmolLM3Model" | "CohereModel"
-            | "Cohere2Model" | "OPTModel" | "GPTJModel" | "GPTNeoModel" | "BloomModel"
-            | "GPTBigCodeModel" | "MptModel" | "CodeGenModel" | "OlmoeModel" | "GraniteMoeModel"
-            | "NemotronModel" | "GlmModel" | "Glm4Model" | "BioGptModel" | "XGLMModel" | "ArceeModel"
-            | "Ernie4_5Model" | "StableLmModel" | "DeepseekV2Model" | "DeepseekV3Model" | "GptOssModel"
-            | "Glm4MoeModel" | "Dots1Model" | "MinistralModel" | "SeedOssModel" | "HeliumModel"
-            | "Exaone4Model" | "Ernie4_5_MoeModel" | "FlexOlmoModel" | "VaultGemmaModel" => {
+            "LlamaModel"
+            | "MistralModel"
+            | "Qwen2Model"
+            | "Qwen3Model"
+            | "GemmaModel"
+            | "Gemma2Model"
+            | "Gemma3TextModel"
+            | "Phi3Model"
+            | "GPT2Model"
+            | "GPTNeoXModel"
+            | "MixtralModel"
+            | "Qwen3MoeModel"
+            | "PhiModel"
+            | "Qwen2MoeModel"
+            | "Starcoder2Model"
+            | "FalconModel"
+            | "OlmoModel"
+            | "Olmo2Model"
+            | "Olmo3Model"
+            | "GraniteModel"
+            | "SmolLM3Model"
+            | "CohereModel"
+            | "Cohere2Model"
+            | "OPTModel"
+            | "GPTJModel"
+            | "GPTNeoModel"
+            | "BloomModel"
+            | "GPTBigCodeModel"
+            | "MptModel"
+            | "CodeGenModel"
+            | "OlmoeModel"
+            | "GraniteMoeModel"
+            | "NemotronModel"
+            | "GlmModel"
+            | "Glm4Model"
+            | "BioGptModel"
+            | "XGLMModel"
+            | "ArceeModel"
+            | "Ernie4_5Model"
+            | "StableLmModel"
+            | "DeepseekV2Model"
+            | "DeepseekV3Model"
+            | "GptOssModel"
+            | "Glm4MoeModel"
+            | "Dots1Model"
+            | "MinistralModel"
+            | "SeedOssModel"
+            | "HeliumModel"
+            | "Exaone4Model"
+            | "Ernie4_5_MoeModel"
+            | "FlexOlmoModel"
+            | "VaultGemmaModel"
+            | "HunYuanDenseV1Model" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);
@@ -215,6 +261,7 @@ impl AutoModel {
             | "DeepseekV2ForSequenceClassification"
             | "DeepseekV3ForSequenceClassification"
             | "GptOssForSequenceClassification"
+            | "HunYuanDenseV1ForSequenceClassification"
             | "MinistralForSequenceClassification"
             | "SeedOssForSequenceClassification"
             | "HeliumForSequenceClassification"

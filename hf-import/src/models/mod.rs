@@ -38,6 +38,7 @@ mod gptj;
 mod granite;
 mod headless;
 mod helium;
+mod hunyuan;
 mod llama;
 mod load_architecture;
 mod ministral;
@@ -114,6 +115,7 @@ pub use self::gpt_oss::GptOssForCausalLM;
 pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
 pub use self::helium::HeliumForCausalLM;
+pub use self::hunyuan::HunYuanDenseV1ForCausalLM;
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
 pub use self::ministral::MinistralForCausalLM;
 pub use self::mistral::MistralForCausalLM;
@@ -261,6 +263,8 @@ pub enum AutoModel {
     Glm4Moe(Glm4MoeForCausalLM),
     /// `Dots1ForCausalLM`
     Dots1(Dots1ForCausalLM),
+    /// `HunYuanDenseV1ForCausalLM`
+    HunYuanDense(HunYuanDenseV1ForCausalLM),
     /// `VaultGemmaForCausalLM`
     VaultGemma(VaultGemmaForCausalLM),
     /// `FlexOlmoForCausalLM`
@@ -617,6 +621,7 @@ impl AutoModel {
             AutoModel::GptOss(m) => Some(m),
             AutoModel::Glm4Moe(m) => Some(m),
             AutoModel::Dots1(m) => Some(m),
+            AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),
             AutoModel::Ernie4_5Moe(m) => Some(m),

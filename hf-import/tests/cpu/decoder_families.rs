@@ -283,10 +283,13 @@ fn glm4_moe_and_dots1() {
     }
 }
 
-/// VaultGemma: Gemma 2's attention in plain pre-norm blocks.
+/// VaultGemma: Gemma 2's attention in plain pre-norm blocks. HunYuan dense: q/k norms after
+/// RoPE, NTK-alpha RoPE; its classifier.
 #[test]
-fn vaultgemma() {
-    check("vaultgemma");
+fn vaultgemma_and_hunyuan() {
+    for name in ["vaultgemma", "hunyuan", "hunyuan_cls"] {
+        check(name);
+    }
 }
 
 /// Ministral's per-layer windows; Seed-OSS's q/k/v, output and MLP biases, its classifier;

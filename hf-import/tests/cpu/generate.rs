@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 84] = [
+const DECODERS: [&str; 85] = [
     "llama",
     "olmo",
     "olmo2",
@@ -64,6 +64,7 @@ const DECODERS: [&str; 84] = [
     "ernie4_5_moe",
     "flex_olmo",
     "vaultgemma",
+    "hunyuan",
     "ministral",
     "seed_oss",
     "helium",

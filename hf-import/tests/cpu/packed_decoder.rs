@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 84] = [
+const DECODERS: [&str; 85] = [
     "llama",
     "olmo",
     "olmo2",
@@ -66,6 +66,7 @@ const DECODERS: [&str; 84] = [
     "ernie4_5_moe",
     "flex_olmo",
     "vaultgemma",
+    "hunyuan",
     "ministral",
     "seed_oss",
     "helium",

@@ -130,6 +130,8 @@ pub struct DecoderSpec {
     pub latent: Option<LatentDims>,
     /// Attention sinks: a learned logit per head in every softmax (gpt-oss's `self_attn.sinks`).
     pub sinks: bool,
+    /// The per-head q/k norms apply after RoPE (HunYuan's `query_layernorm`, `key_layernorm`).
+    pub qk_norm_after_rope: bool,
 }
 
 /// Where and how a decoder mixes experts.
@@ -218,6 +220,7 @@ impl DecoderSpec {
             clip_after_qk_norm: false,
             latent: None,
             sinks: false,
+            qk_norm_after_rope: false,
             nope: vec![false; layers],
         })
     }
