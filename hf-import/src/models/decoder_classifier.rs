@@ -23,7 +23,9 @@ use crate::weights::Weights;
 fn default_pad_token_id(model_type: &str) -> Option<usize> {
     match model_type {
         "gemma" | "gemma2" | "gemma3_text" | "vaultgemma" | "hunyuan_v1_dense" => Some(0),
-        "seed_oss" => Some(1),
+        "seed_oss" | "biogpt" | "olmo" | "olmo2" | "olmo3" | "opt" => Some(1),
+        "glm" | "glm4" => Some(151329),
+        "smollm3" => Some(128004),
         "helium" => Some(3),
         "phi3" => Some(32000),
         _ => None,
@@ -122,5 +124,28 @@ impl DecoderForSequenceClassification {
         };
         let ids = input_ids.to(Device::Cpu)?.to_dtype(DType::I64)?.contiguous()?.to_vec::<i64>()?;
         Ok(ids.chunks(s).map(|row| row.iter().rposition(|&id| id != pad).unwrap_or(0)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The config classes' `pad_token_id` defaults (transformers 5.24), for configs that omit it.
+    #[test]
+    fn absent_pad_ids_take_the_config_class_default() {
+        for (model_type, pad) in [
+            ("gemma2", Some(0)),
+            ("hunyuan_v1_dense", Some(0)),
+            ("opt", Some(1)),
+            ("glm4", Some(151329)),
+            ("smollm3", Some(128004)),
+            ("helium", Some(3)),
+            ("phi3", Some(32000)),
+            ("llama", None),
+            ("gpt2", None),
+        ] {
+            assert_eq!(default_pad_token_id(model_type), pad, "{model_type}");
+        }
     }
 }
