@@ -822,6 +822,11 @@ def main():
           tf.Ernie4_5_MoeConfig(**dict(DECODER, head_dim=8), use_bias=True, moe_num_experts=4, moe_k=2,
                                 moe_intermediate_size=12, moe_num_shared_experts=1, tie_word_embeddings=False,
                                 pad_token_id=0, eos_token_id=2), 211)
+    # Granite-MoE-Shared: Granite-MoE plus the shared gated MLP every token runs.
+    build("granitemoeshared", tf.GraniteMoeSharedForCausalLM,
+          tf.GraniteMoeSharedConfig(**dict(DECODER, intermediate_size=24), num_local_experts=4, num_experts_per_tok=2,
+                                    shared_intermediate_size=16, embedding_multiplier=6.0, attention_multiplier=0.09,
+                                    residual_multiplier=0.3, logits_scaling=4.0, pad_token_id=0, eos_token_id=2), 216)
     # HunYuan dense: q/k norms after RoPE, the checkpoints' "dynamic" RoPE with a fixed alpha (a stretched base); its
     # classifier.
     hunyuan = dict(DECODER, head_dim=8, pad_token_id=0, eos_token_id=2,

@@ -5,7 +5,7 @@
 //! (all 1 by default, as `GraniteConfig` has them). Granite-MoE (`GraniteMoeForCausalLM`, the
 //! Granite 3 "a400m"/"a800m" models) has a mixture of experts in every layer's place of the MLP.
 
-use super::decoder::{CausalLm, DecoderSpec, MoeSpec};
+use super::decoder::{CausalLm, DecoderSpec, MoeSpec, SharedExpert};
 use super::family::causal_lm_family;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -54,6 +54,18 @@ impl GraniteMoeForCausalLM {
     /// checkpoint's `block_sparse_moe.{router.layer, input_linear, output_linear}` (or transformers
     /// 5's `router`, `experts.gate_up_proj`, `experts.down_proj`) are read as the decoder's mixture.
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        Self::load_with_shared(cfg, weights, None)
+    }
+
+    /// Granite-MoE-Shared (`GraniteMoeSharedForCausalLM`): Granite-MoE plus, when
+    /// `shared_intermediate_size` is not 0, a gated MLP every token runs (`shared_mlp.input_linear`,
+    /// gate then up rows, and `shared_mlp.output_linear`), added unscaled to the mixture's output.
+    pub fn load_shared(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let width = cfg.usize_or("shared_intermediate_size", 0)?;
+        Self::load_with_shared(cfg, weights, (width > 0).then_some(SharedExpert::Plain(width)))
+    }
+
+    fn load_with_shared(cfg: &Config, weights: &Weights, shared: Option<SharedExpert>) -> Result<Self> {
         let mut spec = spec(cfg)?;
         let layers = cfg.layers("num_hidden_layers")?;
         spec.moe = Some(MoeSpec {
@@ -61,7 +73,7 @@ impl GraniteMoeForCausalLM {
             intermediate: cfg.usize("intermediate_size")?,
             routing: Routing::softmax(cfg.usize_or("num_experts_per_tok", 2)?, true, true),
             sparse_layers: vec![true; layers],
-            shared: None,
+            shared,
             biased: false,
             shared_bias: false,
             glu: Glu::Product,
@@ -74,6 +86,14 @@ impl GraniteMoeForCausalLM {
 /// A Granite-MoE tensor's name in the decoder's mixture (`mlp.gate.weight`,
 /// `mlp.experts.gate_up_proj`, `mlp.experts.down_proj`); other names unchanged.
 fn moe_name(name: &str) -> String {
+    if let Some((before, after)) = name.split_once(".shared_mlp.") {
+        let after = match after {
+            "input_linear.weight" => "gate_up_proj.weight",
+            "output_linear.weight" => "down_proj.weight",
+            other => other,
+        };
+        return format!("{before}.mlp.shared_experts.{after}");
+    }
     let Some((before, after)) = name.split_once(".block_sparse_moe.") else { return name.to_string() };
     let after = match after {
         "router.layer.weight" | "router.weight" => "gate.weight",
@@ -100,6 +120,10 @@ mod tests {
             ),
             ("model.layers.0.block_sparse_moe.experts.down_proj", "model.layers.0.mlp.experts.down_proj"),
             ("model.norm.weight", "model.norm.weight"),
+            (
+                "model.layers.0.shared_mlp.input_linear.weight",
+                "model.layers.0.mlp.shared_experts.gate_up_proj.weight",
+            ),
         ] {
             assert_eq!(moe_name(from), to);
         }

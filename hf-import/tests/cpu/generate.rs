@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 85] = [
+const DECODERS: [&str; 86] = [
     "llama",
     "olmo",
     "olmo2",
@@ -65,6 +65,7 @@ const DECODERS: [&str; 85] = [
     "flex_olmo",
     "vaultgemma",
     "hunyuan",
+    "granitemoeshared",
     "ministral",
     "seed_oss",
     "helium",

@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 85] = [
+const DECODERS: [&str; 86] = [
     "llama",
     "olmo",
     "olmo2",
@@ -67,6 +67,7 @@ const DECODERS: [&str; 85] = [
     "flex_olmo",
     "vaultgemma",
     "hunyuan",
+    "granitemoeshared",
     "ministral",
     "seed_oss",
     "helium",
