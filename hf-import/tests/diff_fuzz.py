@@ -278,6 +278,16 @@ def gen_granitemoeshared(r):
     return tf.GraniteMoeSharedForCausalLM, tf.GraniteMoeSharedConfig, c
 
 
+def gen_apertus(r):
+    """ApertusForCausalLM: q/k norms, the ungated MLP under xIELU (its scalars drawn at random too) or another
+    activation, RoPE of several kinds."""
+    c = decoder_common(r, "apertus")
+    c["head_dim"] = r.choice([4, 8, 16])
+    c.update(attention_bias=r.random() < 0.3, hidden_act=r.choice(["xielu", "xielu", "relu2", "gelu"]))
+    c["rope_parameters"] = rope_for(r, c["head_dim"], c["max_position_embeddings"])
+    return tf.ApertusForCausalLM, tf.ApertusConfig, c
+
+
 def gen_gemma3_text(r):
     c = decoder_common(r, "gemma3_text")
     c["head_dim"] = r.choice([4, 8, 16])
@@ -1357,7 +1367,7 @@ FAMILIES = {
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
     "bloom": gen_bloom, "bloom_cls": decoder_cls(gen_bloom, tf.BloomForSequenceClassification),
     "gpt_bigcode": gen_gpt_bigcode, "codegen": gen_codegen, "olmoe": gen_olmoe, "granitemoe": gen_granitemoe,
-    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "ernie4_5_moe": gen_ernie4_5_moe, "flex_olmo": gen_flex_olmo, "vaultgemma": gen_vaultgemma, "granitemoeshared": gen_granitemoeshared, "hunyuan": gen_hunyuan, "hunyuan_cls": decoder_cls(gen_hunyuan, tf.HunYuanDenseV1ForSequenceClassification), "gpt_oss": gen_gpt_oss, "ministral": gen_ministral, "ministral_cls": decoder_cls(gen_ministral, tf.MinistralForSequenceClassification), "seed_oss": gen_seed_oss, "helium": gen_helium, "exaone4": gen_exaone4, "exaone4_cls": decoder_cls(gen_exaone4, tf.Exaone4ForSequenceClassification), "glm4_moe": gen_glm4_moe, "dots1": gen_dots1, "gpt_oss_cls": decoder_cls(gen_gpt_oss, tf.GptOssForSequenceClassification), "deepseek_v3": gen_deepseek_v3, "deepseek_v2": gen_deepseek_v2, "deepseek_v3_cls": decoder_cls(gen_deepseek_v3, tf.DeepseekV3ForSequenceClassification), "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
+    "xglm": gen_xglm, "ernie4_5": gen_ernie4_5, "ernie4_5_moe": gen_ernie4_5_moe, "flex_olmo": gen_flex_olmo, "vaultgemma": gen_vaultgemma, "apertus": gen_apertus, "granitemoeshared": gen_granitemoeshared, "hunyuan": gen_hunyuan, "hunyuan_cls": decoder_cls(gen_hunyuan, tf.HunYuanDenseV1ForSequenceClassification), "gpt_oss": gen_gpt_oss, "ministral": gen_ministral, "ministral_cls": decoder_cls(gen_ministral, tf.MinistralForSequenceClassification), "seed_oss": gen_seed_oss, "helium": gen_helium, "exaone4": gen_exaone4, "exaone4_cls": decoder_cls(gen_exaone4, tf.Exaone4ForSequenceClassification), "glm4_moe": gen_glm4_moe, "dots1": gen_dots1, "gpt_oss_cls": decoder_cls(gen_gpt_oss, tf.GptOssForSequenceClassification), "deepseek_v3": gen_deepseek_v3, "deepseek_v2": gen_deepseek_v2, "deepseek_v3_cls": decoder_cls(gen_deepseek_v3, tf.DeepseekV3ForSequenceClassification), "arcee": gen_arcee, "arcee_cls": decoder_cls(gen_arcee, tf.ArceeForSequenceClassification), "biogpt": gen_biogpt, "biogpt_cls": decoder_cls(gen_biogpt, tf.BioGptForSequenceClassification), "glm": gen_glm, "glm4": lambda r: gen_glm(r, glm4=True),
     "glm_cls": decoder_cls(gen_glm, tf.GlmForSequenceClassification), "nemotron": gen_nemotron, "nemotron_cls": decoder_cls(gen_nemotron, tf.NemotronForSequenceClassification), "mpt": gen_mpt, "mpt_cls": decoder_cls(gen_mpt, tf.MptForSequenceClassification),
     "gpt_bigcode_cls": decoder_cls(gen_gpt_bigcode, tf.GPTBigCodeForSequenceClassification),
     "opt_cls": decoder_cls(gen_opt, tf.OPTForSequenceClassification),
@@ -1425,6 +1435,14 @@ def randomise(model, seed):
                 p.copy_(0.1 * noise)
             else:
                 p.copy_(0.2 * noise)
+        # Buffers a checkpoint stores that steer the model: DeepSeek-V3's router bias, Apertus's xIELU scalars.
+        for name, b in model.named_buffers():
+            if name.endswith("e_score_correction_bias"):
+                b.copy_(0.1 * torch.randn(b.shape, generator=g))
+            elif name.endswith("act_fn.beta"):
+                b.copy_(0.5 + 0.1 * torch.randn(b.shape, generator=g))
+            elif name.endswith("act_fn.eps"):
+                b.copy_(-1e-6 * (1.0 + torch.randn(b.shape, generator=g).abs()))
 
 
 def flatten(out, prefix=""):

@@ -53,6 +53,11 @@ def randomise(model, seed):
         for name, b in model.named_buffers():
             if name.endswith("e_score_correction_bias"):
                 b.copy_(0.1 * torch.randn(b.shape, generator=g))
+            # Apertus's xIELU scalars.
+            elif name.endswith("act_fn.beta"):
+                b.copy_(0.5 + 0.1 * torch.randn(b.shape, generator=g))
+            elif name.endswith("act_fn.eps"):
+                b.copy_(-1e-6 * (1.0 + torch.randn(b.shape, generator=g).abs()))
 
 
 def inputs(encoder, pad=0, token_types=True, choices=False, left=False, hole=False):
@@ -822,6 +827,10 @@ def main():
           tf.Ernie4_5_MoeConfig(**dict(DECODER, head_dim=8), use_bias=True, moe_num_experts=4, moe_k=2,
                                 moe_intermediate_size=12, moe_num_shared_experts=1, tie_word_embeddings=False,
                                 pad_token_id=0, eos_token_id=2), 211)
+    # Apertus: q/k norms, the ungated MLP under xIELU with each layer's scalars (its buffers beta and eps drawn too),
+    # llama3 RoPE.
+    build("apertus", tf.ApertusForCausalLM,
+          tf.ApertusConfig(**dict(DECODER, head_dim=8), pad_token_id=0, eos_token_id=2), 217)
     # Granite-MoE-Shared: Granite-MoE plus the shared gated MLP every token runs.
     build("granitemoeshared", tf.GraniteMoeSharedForCausalLM,
           tf.GraniteMoeSharedConfig(**dict(DECODER, intermediate_size=24), num_local_experts=4, num_experts_per_tok=2,

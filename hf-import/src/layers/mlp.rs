@@ -14,6 +14,42 @@ pub struct GatedMlp {
     down: Linear,
     act: Activation,
     glu: Glu,
+    /// Apertus's xIELU in place of `act` (a plain block's activation with learned scalars)
+    xielu: Option<Xielu>,
+}
+
+/// xIELU (transformers' `XIELUActivation`, Apertus): with `a_p = softplus(alpha_p)` and
+/// `a_n = beta + softplus(alpha_n)`, `a_p·x·x + beta·x` for `x > 0`, else
+/// `(expm1(min(x, eps)) − x)·a_n + beta·x`; the four scalars are each layer's (`mlp.act_fn.*`).
+#[derive(Debug, Clone)]
+pub struct Xielu {
+    alpha_p: Tensor,
+    alpha_n: Tensor,
+    beta: Tensor,
+    eps: Tensor,
+}
+
+impl Xielu {
+    /// Loads `vars.{alpha_p, alpha_n}` (`[1]`) and `vars.{beta, eps}` (scalars).
+    pub fn load(vars: &Vars<'_>) -> Result<Self> {
+        Ok(Xielu {
+            alpha_p: vars.get("alpha_p", &[1])?,
+            alpha_n: vars.get("alpha_n", &[1])?,
+            beta: vars.get("beta", &[])?,
+            eps: vars.get("eps", &[])?,
+        })
+    }
+
+    /// The activation of `x`, in the order transformers' Python version computes it.
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let a_p = self.alpha_p.softplus(1.0, 20.0)?;
+        let a_n = self.beta.add(&self.alpha_n.softplus(1.0, 20.0)?)?;
+        let linear = self.beta.mul(x)?;
+        let positive = a_p.mul(x)?.mul(x)?.add(&linear)?;
+        let eps = self.eps.to_dtype(x.dtype())?;
+        let negative = x.minimum(&eps)?.expm1()?.sub(x)?.mul(&a_n)?.add(&linear)?;
+        Ok(Tensor::where_cond(&x.gt(0.0)?, &positive, &negative)?)
+    }
 }
 
 /// How a gated block joins its gate and up projections.
@@ -60,7 +96,12 @@ impl GatedMlp {
             }
         };
         let down = Linear::load(&vars.pp("down_proj"), intermediate, hidden, bias)?;
-        Ok(GatedMlp { gate_up, down, act, glu: Glu::Product })
+        Ok(GatedMlp { gate_up, down, act, glu: Glu::Product, xielu: None })
+    }
+
+    /// The block with xIELU as its activation (a plain block's).
+    pub fn with_xielu(self, xielu: Xielu) -> Self {
+        GatedMlp { xielu: Some(xielu), ..self }
     }
 
     /// The block with its gate and up projections joined by `glu`.
@@ -76,6 +117,7 @@ impl GatedMlp {
             down: Linear { weight: down, bias: None },
             act,
             glu: Glu::Product,
+            xielu: None,
         }
     }
 
@@ -92,6 +134,7 @@ impl GatedMlp {
             down: Linear::load(&vars.pp("down_proj"), intermediate, hidden, bias)?,
             act,
             glu: Glu::Product,
+            xielu: None,
         })
     }
 
@@ -138,7 +181,12 @@ impl GatedMlp {
     /// Applies the block to `[..., hidden]`.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         if let GateUp::Plain(up) = &self.gate_up {
-            return self.down.forward(&self.act.forward(&up.forward(x)?)?);
+            let h = up.forward(x)?;
+            let h = match &self.xielu {
+                Some(xielu) => xielu.forward(&h)?,
+                None => self.act.forward(&h)?,
+            };
+            return self.down.forward(&h);
         }
         let (gate, up) = match &self.gate_up {
             GateUp::Split { gate, up } => (gate.forward(x)?, up.forward(x)?),

@@ -27,7 +27,7 @@ pub use kv_cache::{bucket, fixed_shapes, KvCache, LayerCache};
 pub use latent_attention::{LatentDims, LatentQkv};
 pub use linear::{Embedding, Linear};
 pub use mask::{bidirectional_mask, causal_mask, packed_row_mask, padding_mask, pair_padding_mask};
-pub use mlp::{GatedMlp, Glu};
+pub use mlp::{GatedMlp, Glu, Xielu};
 pub use moe::{FeedForward, Routing, Scoring, SparseMoe};
 pub use norm::{DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};
 pub use packed_rows::{attend_rows, PackedRows};

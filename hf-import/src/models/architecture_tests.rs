@@ -142,6 +142,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("gpt_oss", "GptOssForCausalLM"),
         ("glm4_moe", "Glm4MoeForCausalLM"),
         ("dots1", "Dots1ForCausalLM"),
+        ("apertus", "ApertusForCausalLM"),
         ("granitemoeshared", "GraniteMoeSharedForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
@@ -205,6 +206,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "ernie4_5"
                                 | "glm4_moe"
                                 | "dots1"
+                                | "apertus"
                                 | "granitemoeshared"
                                 | "vaultgemma"
                                 | "flex_olmo"

@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
     bidirectional_mask, causal_mask, packing_enabled, Arena, AttentionConfig, DecoderNorm, Embedding,
-    FeedForward, GatedMlp, KvCache, LayerNorm, Linear, RmsNorm, Rotary, SelfAttention, SparseMoe,
+    FeedForward, GatedMlp, KvCache, LayerNorm, Linear, RmsNorm, Rotary, SelfAttention, SparseMoe, Xielu,
 };
 use crate::weights::{Vars, Weights};
 
@@ -256,13 +256,14 @@ impl CausalLm {
                         None => mixture,
                     })
                 }
-                _ if spec.plain_mlp => FeedForward::Dense(GatedMlp::load_plain(
-                    &lv.pp("mlp"),
-                    hidden,
-                    intermediate,
-                    spec.act,
-                    spec.mlp_bias,
-                )?),
+                _ if spec.plain_mlp => {
+                    let mlp =
+                        GatedMlp::load_plain(&lv.pp("mlp"), hidden, intermediate, spec.act, spec.mlp_bias)?;
+                    FeedForward::Dense(match spec.xielu {
+                        true => mlp.with_xielu(Xielu::load(&lv.pp("mlp").pp("act_fn").casting_matrices())?),
+                        false => mlp,
+                    })
+                }
                 _ => FeedForward::Dense(GatedMlp::load(
                     &lv.pp("mlp"),
                     hidden,

@@ -132,6 +132,7 @@ impl AutoModel {
             "GptOssForCausalLM" => AutoModel::GptOss(GptOssForCausalLM::load(cfg, weights)?),
             "Glm4MoeForCausalLM" => AutoModel::Glm4Moe(Glm4MoeForCausalLM::load(cfg, weights)?),
             "Dots1ForCausalLM" => AutoModel::Dots1(Dots1ForCausalLM::load(cfg, weights)?),
+            "ApertusForCausalLM" => AutoModel::Apertus(ApertusForCausalLM::load(cfg, weights)?),
             "GraniteMoeSharedForCausalLM" => {
                 AutoModel::GraniteMoe(GraniteMoeForCausalLM::load_shared(cfg, weights)?)
             }
@@ -211,7 +212,8 @@ impl AutoModel {
             | "FlexOlmoModel"
             | "VaultGemmaModel"
             | "HunYuanDenseV1Model"
-            | "GraniteMoeSharedModel" => {
+            | "GraniteMoeSharedModel"
+            | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
                 let causal = MODEL_TYPES.iter().find(|(t, _)| *t == model_type).map(|(_, a)| *a);

@@ -1,6 +1,7 @@
 //! The model families, and [`AutoModel`], which picks one from `config.json`.
 
 mod albert;
+mod apertus;
 mod bart;
 mod bert;
 mod biogpt;
@@ -77,6 +78,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Device, Tensor};
 
 pub use self::albert::{load_albert, AlbertForMaskedLM};
+pub use self::apertus::ApertusForCausalLM;
 pub use self::bart::{Bart, BartConfig, BartStack};
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
 pub use self::biogpt::BioGptForCausalLM;
@@ -263,6 +265,8 @@ pub enum AutoModel {
     Glm4Moe(Glm4MoeForCausalLM),
     /// `Dots1ForCausalLM`
     Dots1(Dots1ForCausalLM),
+    /// `ApertusForCausalLM`
+    Apertus(ApertusForCausalLM),
     /// `HunYuanDenseV1ForCausalLM`
     HunYuanDense(HunYuanDenseV1ForCausalLM),
     /// `VaultGemmaForCausalLM`
@@ -621,6 +625,7 @@ impl AutoModel {
             AutoModel::GptOss(m) => Some(m),
             AutoModel::Glm4Moe(m) => Some(m),
             AutoModel::Dots1(m) => Some(m),
+            AutoModel::Apertus(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

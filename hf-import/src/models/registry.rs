@@ -4,6 +4,7 @@
 /// The `model_type`s hf-import runs, each with the architecture a config that names none gets.
 pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("albert", "AlbertModel"),
+    ("apertus", "ApertusForCausalLM"),
     ("arcee", "ArceeForCausalLM"),
     ("bart", "BartForConditionalGeneration"),
     ("bert", "BertModel"),
@@ -296,6 +297,8 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Glm4MoeModel",
     "Dots1ForCausalLM",
     "Dots1Model",
+    "ApertusForCausalLM",
+    "ApertusModel",
     "GraniteMoeSharedForCausalLM",
     "GraniteMoeSharedModel",
     "HunYuanDenseV1ForCausalLM",

@@ -285,9 +285,10 @@ fn glm4_moe_and_dots1() {
 
 /// VaultGemma: Gemma 2's attention in plain pre-norm blocks. HunYuan dense: q/k norms after
 /// RoPE, NTK-alpha RoPE; its classifier. Granite-MoE-Shared: Granite-MoE plus a shared MLP.
+/// Apertus: q/k norms and the ungated MLP under xIELU with each layer's scalars.
 #[test]
 fn vaultgemma_and_hunyuan() {
-    for name in ["vaultgemma", "hunyuan", "hunyuan_cls", "granitemoeshared"] {
+    for name in ["vaultgemma", "hunyuan", "hunyuan_cls", "granitemoeshared", "apertus"] {
         check(name);
     }
 }

@@ -10,7 +10,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 86] = [
+const DECODERS: [&str; 87] = [
     "llama",
     "olmo",
     "olmo2",
@@ -66,6 +66,7 @@ const DECODERS: [&str; 86] = [
     "vaultgemma",
     "hunyuan",
     "granitemoeshared",
+    "apertus",
     "ministral",
     "seed_oss",
     "helium",

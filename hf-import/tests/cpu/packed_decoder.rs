@@ -12,7 +12,7 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 86] = [
+const DECODERS: [&str; 87] = [
     "llama",
     "olmo",
     "olmo2",
@@ -68,6 +68,7 @@ const DECODERS: [&str; 86] = [
     "vaultgemma",
     "hunyuan",
     "granitemoeshared",
+    "apertus",
     "ministral",
     "seed_oss",
     "helium",

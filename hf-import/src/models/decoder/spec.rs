@@ -132,6 +132,8 @@ pub struct DecoderSpec {
     pub sinks: bool,
     /// The per-head q/k norms apply after RoPE (HunYuan's `query_layernorm`, `key_layernorm`).
     pub qk_norm_after_rope: bool,
+    /// The plain MLP's activation is xIELU with each layer's `mlp.act_fn` scalars (Apertus).
+    pub xielu: bool,
 }
 
 /// Where and how a decoder mixes experts.
@@ -221,6 +223,7 @@ impl DecoderSpec {
             latent: None,
             sinks: false,
             qk_norm_after_rope: false,
+            xielu: false,
             nope: vec![false; layers],
         })
     }
