@@ -7,20 +7,15 @@
 use serde_json::json;
 
 use super::decoder::{CausalLm, DecoderSpec};
+use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::Result;
 use crate::weights::Weights;
 
-/// transformers' `ApertusForCausalLM`.
-#[derive(Debug, Clone)]
-pub struct ApertusForCausalLM(pub CausalLm);
-
-impl std::ops::Deref for ApertusForCausalLM {
-    type Target = CausalLm;
-    fn deref(&self) -> &CausalLm {
-        &self.0
-    }
-}
+causal_lm_newtype!(
+    /// transformers' `ApertusForCausalLM`.
+    ApertusForCausalLM
+);
 
 impl ApertusForCausalLM {
     /// Loads the model, its norms read as the decoder's.

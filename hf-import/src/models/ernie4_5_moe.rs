@@ -7,21 +7,16 @@
 
 use super::decoder::{CausalLm, DecoderSpec, MoeSpec, SharedExpert};
 use super::ernie4_5::with_interleaved_qk;
+use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Glu, Routing, Scoring};
 use crate::weights::Weights;
 
-/// transformers' `Ernie4_5_MoeForCausalLM`.
-#[derive(Debug, Clone)]
-pub struct Ernie4_5MoeForCausalLM(pub CausalLm);
-
-impl std::ops::Deref for Ernie4_5MoeForCausalLM {
-    type Target = CausalLm;
-    fn deref(&self) -> &CausalLm {
-        &self.0
-    }
-}
+causal_lm_newtype!(
+    /// transformers' `Ernie4_5_MoeForCausalLM`.
+    Ernie4_5MoeForCausalLM
+);
 
 impl Ernie4_5MoeForCausalLM {
     /// Loads the model, q and k reordered for the half-split rotation.

@@ -24,4 +24,22 @@ macro_rules! causal_lm_family {
     };
 }
 
+/// Declares `$name`, a `*ForCausalLM` newtype over [`super::decoder::CausalLm`] that dereferences
+/// to it, for a family whose `load` (written beside it) converts its config or checkpoint first.
+macro_rules! causal_lm_newtype {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $name(pub $crate::models::decoder::CausalLm);
+
+        impl std::ops::Deref for $name {
+            type Target = $crate::models::decoder::CausalLm;
+            fn deref(&self) -> &Self::Target {
+                &self.0
+            }
+        }
+    };
+}
+
 pub(crate) use causal_lm_family;
+pub(crate) use causal_lm_newtype;

@@ -5,7 +5,7 @@
 //! sliding layers. VaultGemma is Gemma 2 without the norms closing each branch.
 
 use super::decoder::{CausalLm, DecoderSpec};
-use super::family::causal_lm_family;
+use super::family::{causal_lm_family, causal_lm_newtype};
 use crate::config::Config;
 use crate::error::Result;
 use crate::layers::{Activation, RmsNormStyle};
@@ -125,16 +125,10 @@ fn vault_gemma(cfg: &Config) -> Result<DecoderSpec> {
     Ok(spec)
 }
 
-/// transformers' `VaultGemmaForCausalLM`.
-#[derive(Debug, Clone)]
-pub struct VaultGemmaForCausalLM(pub CausalLm);
-
-impl std::ops::Deref for VaultGemmaForCausalLM {
-    type Target = CausalLm;
-    fn deref(&self) -> &CausalLm {
-        &self.0
-    }
-}
+causal_lm_newtype!(
+    /// transformers' `VaultGemmaForCausalLM`.
+    VaultGemmaForCausalLM
+);
 
 impl VaultGemmaForCausalLM {
     /// Loads the model from a VaultGemma config and checkpoint.

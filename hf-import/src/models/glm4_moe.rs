@@ -7,20 +7,15 @@
 
 use super::decoder::{CausalLm, DecoderSpec};
 use super::deepseek::{v3_mixture, MixtureDefaults};
+use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::Result;
 use crate::weights::Weights;
 
-/// transformers' `Glm4MoeForCausalLM`.
-#[derive(Debug, Clone)]
-pub struct Glm4MoeForCausalLM(pub CausalLm);
-
-impl std::ops::Deref for Glm4MoeForCausalLM {
-    type Target = CausalLm;
-    fn deref(&self) -> &CausalLm {
-        &self.0
-    }
-}
+causal_lm_newtype!(
+    /// transformers' `Glm4MoeForCausalLM`.
+    Glm4MoeForCausalLM
+);
 
 impl Glm4MoeForCausalLM {
     /// Loads the model from a GLM-4-MoE config and checkpoint.

@@ -14,21 +14,16 @@ use oxtorch_tensor::Tensor;
 use serde_json::json;
 
 use super::decoder::{CausalLm, DecoderSpec, MoeSpec};
+use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Glu, RmsNormStyle, Routing, Scoring};
 use crate::weights::Weights;
 
-/// transformers' `GptOssForCausalLM`.
-#[derive(Debug, Clone)]
-pub struct GptOssForCausalLM(pub CausalLm);
-
-impl std::ops::Deref for GptOssForCausalLM {
-    type Target = CausalLm;
-    fn deref(&self) -> &CausalLm {
-        &self.0
-    }
-}
+causal_lm_newtype!(
+    /// transformers' `GptOssForCausalLM`.
+    GptOssForCausalLM
+);
 
 impl GptOssForCausalLM {
     /// Loads the model from a gpt-oss config and an unquantized checkpoint (an MXFP4 one is

@@ -4,6 +4,7 @@
 
 use super::decoder::{CausalLm, DecoderSpec};
 use super::ernie4_5::with_interleaved_qk;
+use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::Result;
 use crate::layers::RmsNormStyle;
@@ -19,16 +20,10 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
     Ok(spec)
 }
 
-/// transformers' `HeliumForCausalLM`.
-#[derive(Debug, Clone)]
-pub struct HeliumForCausalLM(pub CausalLm);
-
-impl std::ops::Deref for HeliumForCausalLM {
-    type Target = CausalLm;
-    fn deref(&self) -> &CausalLm {
-        &self.0
-    }
-}
+causal_lm_newtype!(
+    /// transformers' `HeliumForCausalLM`.
+    HeliumForCausalLM
+);
 
 impl HeliumForCausalLM {
     /// Loads the model, q and k reordered for the half-split rotation (Helium rotates interleaved

@@ -6,20 +6,15 @@
 use serde_json::{json, Value};
 
 use super::decoder::{CausalLm, DecoderSpec};
+use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
 
-/// transformers' `HunYuanDenseV1ForCausalLM`.
-#[derive(Debug, Clone)]
-pub struct HunYuanDenseV1ForCausalLM(pub CausalLm);
-
-impl std::ops::Deref for HunYuanDenseV1ForCausalLM {
-    type Target = CausalLm;
-    fn deref(&self) -> &CausalLm {
-        &self.0
-    }
-}
+causal_lm_newtype!(
+    /// transformers' `HunYuanDenseV1ForCausalLM`.
+    HunYuanDenseV1ForCausalLM
+);
 
 impl HunYuanDenseV1ForCausalLM {
     /// Loads the model, its q/k norms read as the decoder's.
