@@ -43,12 +43,12 @@ pub use generate::{
 pub use hub::resolve_model;
 pub use models::{
     AutoModel, Bart, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, Clip,
-    DecoderForSequenceClassification, DistilBertForMaskedLM, DistilBertModel, GPT2LMHeadModel,
-    GPTNeoXForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration,
-    GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM,
-    PhiForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM,
-    RobertaForMaskedLM, RobertaModel, SequenceClassifier, Starcoder2ForCausalLM, TokenClassifier, TokenTask,
-    ViTForImageClassification, ViTModel, T5,
+    DecoderForSequenceClassification, DecoderForTokenClassification, DistilBertForMaskedLM, DistilBertModel,
+    GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM,
+    Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM,
+    MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM,
+    Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel, SequenceClassifier,
+    Starcoder2ForCausalLM, TokenClassifier, TokenTask, ViTForImageClassification, ViTModel, T5,
 };
 pub use sentence::{PoolingMode, Prompts, SentenceTransformer};
 pub use tokenizer::HfTokenizer;

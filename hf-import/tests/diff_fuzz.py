@@ -1112,6 +1112,17 @@ def decoder_cls(gen, model_cls):
     return make
 
 
+def decoder_tok(gen, model_cls):
+    """A decoder's `*ForTokenClassification`: the base family's config with random labels and, for the generic head
+    `score`, `token_classification_bias` sometimes off (the GPT-2-style `classifier` ignores it)."""
+    def make(r):
+        _, config_cls, c = gen(r)
+        if r.random() < 0.3:
+            c["token_classification_bias"] = False
+        return model_cls, config_cls, with_labels(r, c)
+    return make
+
+
 def multiple_choice(gen, model_cls):
     """An encoder's `*ForMultipleChoice` on the base family's config (one score per choice, whatever labels the
     config declares)."""
@@ -1391,6 +1402,39 @@ FAMILIES = {
     "t5_cls": gen_t5_cls,
     "t5_tok": gen_t5_tok,
     "t5_qa": gen_t5_qa,
+    "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
+    "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),
+    "qwen2_tok": decoder_tok(gen_qwen2, tf.Qwen2ForTokenClassification),
+    "qwen3_tok": decoder_tok(gen_qwen3, tf.Qwen3ForTokenClassification),
+    "gemma_tok": decoder_tok(gen_gemma, tf.GemmaForTokenClassification),
+    "gemma2_tok": decoder_tok(gen_gemma2, tf.Gemma2ForTokenClassification),
+    "phi3_tok": decoder_tok(gen_phi3, tf.Phi3ForTokenClassification),
+    "gpt2_tok": decoder_tok(gen_gpt2, tf.GPT2ForTokenClassification),
+    "gpt_neox_tok": decoder_tok(gen_gpt_neox, tf.GPTNeoXForTokenClassification),
+    "falcon_tok": decoder_tok(gen_falcon, tf.FalconForTokenClassification),
+    "bloom_tok": decoder_tok(gen_bloom, tf.BloomForTokenClassification),
+    "mpt_tok": decoder_tok(gen_mpt, tf.MptForTokenClassification),
+    "gpt_neo_tok": decoder_tok(gen_gpt_neo, tf.GPTNeoForTokenClassification),
+    "gpt_bigcode_tok": decoder_tok(gen_gpt_bigcode, tf.GPTBigCodeForTokenClassification),
+    "biogpt_tok": decoder_tok(gen_biogpt, tf.BioGptForTokenClassification),
+    "mixtral_tok": decoder_tok(gen_mixtral, tf.MixtralForTokenClassification),
+    "qwen3_moe_tok": decoder_tok(gen_qwen3_moe, tf.Qwen3MoeForTokenClassification),
+    "qwen2_moe_tok": decoder_tok(gen_qwen2_moe, tf.Qwen2MoeForTokenClassification),
+    "stablelm_tok": decoder_tok(gen_stablelm, tf.StableLmForTokenClassification),
+    "starcoder2_tok": decoder_tok(gen_starcoder2, tf.Starcoder2ForTokenClassification),
+    "phi_tok": decoder_tok(gen_phi, tf.PhiForTokenClassification),
+    "nemotron_tok": decoder_tok(gen_nemotron, tf.NemotronForTokenClassification),
+    "glm_tok": decoder_tok(gen_glm, tf.GlmForTokenClassification),
+    "deepseek_v3_tok": decoder_tok(gen_deepseek_v3, tf.DeepseekV3ForTokenClassification),
+    "gpt_oss_tok": decoder_tok(gen_gpt_oss, tf.GptOssForTokenClassification),
+    "smollm3_tok": decoder_tok(gen_smollm3, tf.SmolLM3ForTokenClassification),
+    "exaone4_tok": decoder_tok(gen_exaone4, tf.Exaone4ForTokenClassification),
+    "apertus_tok": decoder_tok(gen_apertus, tf.ApertusForTokenClassification),
+    "seed_oss_tok": decoder_tok(gen_seed_oss, tf.SeedOssForTokenClassification),
+    "helium_tok": decoder_tok(gen_helium, tf.HeliumForTokenClassification),
+    "ministral_tok": decoder_tok(gen_ministral, tf.MinistralForTokenClassification),
+    "arcee_tok": decoder_tok(gen_arcee, tf.ArceeForTokenClassification),
+    "glm4_tok": decoder_tok(lambda r: gen_glm(r, glm4=True), tf.Glm4ForTokenClassification),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
 BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
@@ -1403,14 +1447,17 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
         "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "biogpt_cls": "biogpt", "arcee_cls": "arcee", "deepseek_v3_cls": "deepseek_v3", "gpt_oss_cls": "gpt_oss", "hunyuan_cls": "hunyuan", "ministral_cls": "ministral", "exaone4_cls": "exaone4", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
-        "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert"}
+        "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
+        "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
 CLASSIFIERS = {"arcee_cls", "hunyuan_cls", "ministral_cls", "exaone4_cls", "gpt_oss_cls", "deepseek_v3_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
-               "gpt_neox_cls"}
+               "gpt_neox_cls",
+               # The decoders' token classifiers.
+               "llama_tok", "mistral_tok", "qwen2_tok", "qwen3_tok", "gemma_tok", "gemma2_tok", "phi3_tok", "gpt2_tok", "gpt_neox_tok", "falcon_tok", "bloom_tok", "mpt_tok", "gpt_neo_tok", "gpt_bigcode_tok", "biogpt_tok", "mixtral_tok", "qwen3_moe_tok", "qwen2_moe_tok", "stablelm_tok", "starcoder2_tok", "phi_tok", "nemotron_tok", "glm_tok", "deepseek_v3_tok", "gpt_oss_tok", "smollm3_tok", "exaone4_tok", "apertus_tok", "seed_oss_tok", "helium_tok", "ministral_tok", "arcee_tok", "glm4_tok"}
 
 
 def base_of(family):
@@ -1508,8 +1555,8 @@ def make_inputs(r, family, cfg, model_cls=None):
         x = {k: torch.stack([v, v.flip(0)]) if two else v.unsqueeze(0) for k, v in x.items()}
         return x, f"{'2' if two else '1'} x choices {desc}"
     enc = family in ENCODERS
-    # (transformers' FalconForSequenceClassification takes no position_ids.)
-    takes_positions = family != "falcon_cls"
+    # (transformers' Falcon classifiers take no position_ids.)
+    takes_positions = family not in ("falcon_cls", "falcon_tok")
     family = base_of(family)
     vocab = cfg.get("vocab_size")
     max_pos = cfg.get("max_position_embeddings", 64)

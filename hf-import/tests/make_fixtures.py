@@ -1356,8 +1356,54 @@ def decoder_beams():
         print(f"{name} beams {settings}: {ids.tolist()}")
 
 
+def decoder_token_classifiers():
+    """The decoders' `*ForTokenClassification` (`logits` [batch, seq, num_labels] on every token's final hidden
+    state, the second row right-padded): transformers' generic head `score` (biased; `qwen2_tok` without the bias
+    through `token_classification_bias`) on Llama, Qwen2, Gemma 2 (soft-capping belongs to the LM head only),
+    Mixtral and Apertus, and the GPT-2-style `classifier` under each family's own prefix (GPT-2, GPT-Neo, GPT-NeoX,
+    GPTBigCode, BLOOM, Falcon, MPT, BioGPT)."""
+    tok = dict(encoder=True, token_types=False)
+    ner = labels("O", "B-PER", "I-PER", "B-LOC", "I-LOC")
+    build("llama_tok", tf.LlamaForTokenClassification, tf.LlamaConfig(**DECODER, pad_token_id=0, **ner), 221, **tok)
+    build("qwen2_tok", tf.Qwen2ForTokenClassification,
+          tf.Qwen2Config(**DECODER, token_classification_bias=False, num_labels=3), 222, **tok)
+    build("gemma2_tok", tf.Gemma2ForTokenClassification,
+          tf.Gemma2Config(**DECODER, head_dim=8, sliding_window=3, query_pre_attn_scalar=16, attn_logit_softcapping=2.0,
+                          final_logit_softcapping=5.0, num_labels=2), 223, **tok)
+    build("mixtral_tok", tf.MixtralForTokenClassification,
+          tf.MixtralConfig(**DECODER, num_local_experts=4, num_experts_per_tok=2, num_labels=3), 224, **tok)
+    build("apertus_tok", tf.ApertusForTokenClassification,
+          tf.ApertusConfig(**dict(DECODER, head_dim=8), num_labels=4), 225, **tok)
+    build("gpt2_tok", tf.GPT2ForTokenClassification,
+          tf.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=64, attn_implementation="eager",
+                        **ner), 226, **tok)
+    build("gpt_neo_tok", tf.GPTNeoForTokenClassification,
+          tf.GPTNeoConfig(vocab_size=100, hidden_size=32, num_layers=2, num_heads=4, max_position_embeddings=64,
+                          window_size=3, attention_types=[[["global", "local"], 1]], attn_implementation="eager",
+                          num_labels=3), 227, **tok)
+    build("gpt_neox_tok", tf.GPTNeoXForTokenClassification,
+          tf.GPTNeoXConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                           intermediate_size=64, max_position_embeddings=64, rotary_pct=0.5,
+                           attn_implementation="eager", num_labels=3), 228, **tok)
+    build("gpt_bigcode_tok", tf.GPTBigCodeForTokenClassification,
+          tf.GPTBigCodeConfig(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                              attn_implementation="eager", num_labels=3), 229, **tok)
+    build("bloom_tok", tf.BloomForTokenClassification,
+          tf.BloomConfig(vocab_size=100, hidden_size=32, n_layer=2, n_head=4, attn_implementation="eager",
+                         num_labels=3), 230, **tok)
+    build("falcon_tok", tf.FalconForTokenClassification,
+          tf.FalconConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                          max_position_embeddings=64, attn_implementation="eager", num_labels=3), 231, **tok)
+    build("mpt_tok", tf.MptForTokenClassification,
+          tf.MptConfig(vocab_size=100, d_model=32, n_layers=2, n_heads=4, max_seq_len=64, attn_implementation="eager",
+                       num_labels=3), 232, **tok)
+    build("biogpt_tok", tf.BioGptForTokenClassification,
+          tf.BioGptConfig(**COMMON, max_position_embeddings=64, attn_implementation="eager", num_labels=3), 233, **tok)
+
+
 if __name__ == "__main__":
     main()
+    decoder_token_classifiers()
     if not ONLY:
         sentence_tiny()
         minilm()

@@ -217,6 +217,48 @@ fn the_model_type_decides_the_family_for_every_pair() {
                             format!("{}ForSequenceClassification", base.trim_end_matches("Model"));
                         assert_eq!(got.unwrap(), classifier, "{model_type}");
                     }
+                    // The model types whose transformers module has a token classifier.
+                    (Some(base), "ForTokenClassification")
+                        if matches!(
+                            model_type,
+                            "apertus"
+                                | "arcee"
+                                | "biogpt"
+                                | "bloom"
+                                | "deepseek_v3"
+                                | "exaone4"
+                                | "falcon"
+                                | "gemma"
+                                | "gemma2"
+                                | "glm"
+                                | "glm4"
+                                | "gpt2"
+                                | "gpt_bigcode"
+                                | "gpt_neo"
+                                | "gpt_neox"
+                                | "gpt_oss"
+                                | "helium"
+                                | "llama"
+                                | "ministral"
+                                | "mistral"
+                                | "mixtral"
+                                | "mpt"
+                                | "nemotron"
+                                | "phi"
+                                | "phi3"
+                                | "qwen2"
+                                | "qwen2_moe"
+                                | "qwen3"
+                                | "qwen3_moe"
+                                | "seed_oss"
+                                | "smollm3"
+                                | "stablelm"
+                                | "starcoder2"
+                        ) =>
+                    {
+                        let classifier = format!("{}ForTokenClassification", base.trim_end_matches("Model"));
+                        assert_eq!(got.unwrap(), classifier, "{model_type}");
+                    }
                     _ => assert!(got.is_err(), "{model_type} naming {family}{head}"),
                 }
             }

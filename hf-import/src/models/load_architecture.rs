@@ -70,6 +70,13 @@ impl AutoModel {
             _ if arch.starts_with("T5") || arch.starts_with("MT5") => {
                 AutoModel::T5(T5::load(arch, cfg, weights)?)
             }
+            _ if DECODER_TOKEN_CLASSIFIERS.contains(&arch) => {
+                let lm = Self::load_decoder_base(arch, "ForTokenClassification", cfg, weights)?;
+                let family = arch.trim_end_matches("ForTokenClassification");
+                AutoModel::DecoderTokenClassifier(DecoderForTokenClassification::load(
+                    family, lm, cfg, weights,
+                )?)
+            }
             _ if arch.ends_with("ForTokenClassification") || arch.ends_with("ForQuestionAnswering") => {
                 AutoModel::TokenClassifier(TokenClassifier::load(arch, cfg, weights)?)
             }
@@ -273,28 +280,29 @@ impl AutoModel {
             | "HeliumForSequenceClassification"
             | "Exaone4ForSequenceClassification"
             | "StableLmForSequenceClassification" => {
-                // The decoder is the checkpoint's `model.*` (GPT-2's `transformer.*`), loaded as a
-                // base model (no LM head).
-                let prefix = match arch {
-                    "GPT2ForSequenceClassification"
-                    | "GPTJForSequenceClassification"
-                    | "GPTNeoForSequenceClassification"
-                    | "BloomForSequenceClassification"
-                    | "GPTBigCodeForSequenceClassification"
-                    | "MptForSequenceClassification" => "transformer.",
-                    "GPTNeoXForSequenceClassification" => "gpt_neox.",
-                    "BioGptForSequenceClassification" => "biogpt.",
-                    "FalconForSequenceClassification" => "transformer.",
-                    _ => "model.",
-                };
-                let base = weights.renamed(|n| n.strip_prefix(prefix).map(str::to_string));
-                let base_arch = format!("{}Model", arch.trim_end_matches("ForSequenceClassification"));
-                let AutoModel::BaseDecoder(lm) = Self::load_architecture(&base_arch, cfg, &base)? else {
-                    unreachable!("{base_arch} is a decoder's base model")
-                };
+                let lm = Self::load_decoder_base(arch, "ForSequenceClassification", cfg, weights)?;
                 AutoModel::DecoderClassifier(DecoderForSequenceClassification::load(lm, cfg, weights)?)
             }
             other => unreachable!("architecture_of accepted {other}"),
         })
+    }
+
+    /// The decoder under a classifier head `arch` (`{family}{head}`): the family's base model read
+    /// from the checkpoint's `model.*` (GPT-2's `transformer.*`, GPT-NeoX's `gpt_neox.*`, BioGPT's
+    /// `biogpt.*`), without an LM head.
+    fn load_decoder_base(arch: &str, head: &str, cfg: &Config, weights: &Weights) -> Result<CausalLm> {
+        let family = arch.trim_end_matches(head);
+        let prefix = match family {
+            "GPT2" | "GPTJ" | "GPTNeo" | "Bloom" | "GPTBigCode" | "Mpt" | "Falcon" => "transformer.",
+            "GPTNeoX" => "gpt_neox.",
+            "BioGpt" => "biogpt.",
+            _ => "model.",
+        };
+        let base = weights.renamed(|n| n.strip_prefix(prefix).map(str::to_string));
+        let base_arch = format!("{family}Model");
+        match Self::load_architecture(&base_arch, cfg, &base)? {
+            AutoModel::BaseDecoder(lm) => Ok(lm),
+            _ => unreachable!("{base_arch} is a decoder's base model"),
+        }
     }
 }

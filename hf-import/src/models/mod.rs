@@ -14,6 +14,7 @@ mod cohere;
 mod deberta_v2;
 pub mod decoder;
 mod decoder_classifier;
+mod decoder_token_classifier;
 mod deepseek;
 mod dinov2;
 mod distilbert;
@@ -95,6 +96,7 @@ pub use self::deberta_v2::{
 };
 pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec};
 pub use self::decoder_classifier::DecoderForSequenceClassification;
+pub use self::decoder_token_classifier::DecoderForTokenClassification;
 pub use self::deepseek::{DeepseekV2ForCausalLM, DeepseekV3ForCausalLM};
 pub use self::dinov2::{Dinov2ForImageClassification, Dinov2Model};
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
@@ -150,7 +152,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
 
-pub use self::registry::{MODEL_TYPES, SUPPORTED_ARCHITECTURES};
+pub use self::registry::{DECODER_TOKEN_CLASSIFIERS, MODEL_TYPES, SUPPORTED_ARCHITECTURES};
 
 /// Any supported model, chosen from `model_type` and `architectures`.
 #[derive(Debug, Clone)]
@@ -307,6 +309,9 @@ pub enum AutoModel {
     /// A decoder's sequence classifier (`LlamaForSequenceClassification`,
     /// `Qwen3ForSequenceClassification`, ...: reward models)
     DecoderClassifier(DecoderForSequenceClassification),
+    /// A decoder's token classifier (`LlamaForTokenClassification`, `GPT2ForTokenClassification`,
+    /// ...)
+    DecoderTokenClassifier(DecoderForTokenClassification),
     /// `ViTModel`
     ViT(ViTModel),
     /// `ViTForImageClassification`
@@ -584,6 +589,7 @@ impl AutoModel {
     fn decoder(&self) -> Option<&CausalLm> {
         match self {
             AutoModel::DecoderClassifier(m) => Some(&m.model),
+            AutoModel::DecoderTokenClassifier(m) => Some(&m.model),
             _ => self.causal_lm(),
         }
     }
@@ -663,6 +669,7 @@ impl AutoModel {
             AutoModel::SequenceClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::TokenClassifier(m) if !m.takes_token_types() => DISTILBERT_INPUTS,
             AutoModel::DecoderClassifier(m) if !m.takes_position_ids() => IDS_AND_MASK,
+            AutoModel::DecoderTokenClassifier(m) if !m.takes_position_ids() => IDS_AND_MASK,
             AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
             _ if self.runs_own_inputs() => self.own_input_names(),
             _ if self.decoder().is_some() => DECODER_INPUTS,
@@ -862,6 +869,12 @@ impl AutoModel {
             return Ok(out);
         }
         if let AutoModel::DecoderClassifier(m) = self {
+            let (logits, hidden_states) = m.forward(ids, mask, pos, output_hidden_states)?;
+            out.push(("logits".into(), logits));
+            push_hidden(&mut out, hidden_states);
+            return Ok(out);
+        }
+        if let AutoModel::DecoderTokenClassifier(m) = self {
             let (logits, hidden_states) = m.forward(ids, mask, pos, output_hidden_states)?;
             out.push(("logits".into(), logits));
             push_hidden(&mut out, hidden_states);

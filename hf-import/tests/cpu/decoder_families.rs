@@ -349,3 +349,53 @@ fn smollm3() {
     check("smollm3");
     check("smollm3_swa");
 }
+
+/// The decoders' token classifiers: the generic `score` (biased, or not through
+/// `token_classification_bias`) on Llama, Qwen2, Gemma 2, Mixtral and Apertus, and the
+/// GPT-2-style `classifier` under each family's own prefix.
+#[test]
+fn decoder_token_classifiers() {
+    for name in [
+        "llama_tok",
+        "qwen2_tok",
+        "gemma2_tok",
+        "mixtral_tok",
+        "apertus_tok",
+        "gpt2_tok",
+        "gpt_neo_tok",
+        "gpt_neox_tok",
+        "gpt_bigcode_tok",
+        "bloom_tok",
+        "falcon_tok",
+        "mpt_tok",
+        "biogpt_tok",
+    ] {
+        check(name);
+    }
+}
+
+/// Falcon's token classifier takes no `position_ids` (transformers' drops them and counts from 0;
+/// the error names the inputs it takes); Llama's, BLOOM's and MPT's take them.
+#[test]
+fn decoder_token_classifier_inputs() {
+    for (name, labels) in [("bloom_tok", 3), ("falcon_tok", 0), ("mpt_tok", 3), ("llama_tok", 5)] {
+        let dir = fixture(name);
+        let model =
+            AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+        let mut inputs = std::collections::BTreeMap::new();
+        inputs.insert("input_ids".to_string(), Tensor::from_vec(vec![1i64, 5, 7], [1, 3]).unwrap());
+        inputs.insert("position_ids".to_string(), Tensor::from_vec(vec![0i64, 1, 2], [1, 3]).unwrap());
+        let got = model.forward_named(&inputs, false);
+        if labels > 0 {
+            let out = got.unwrap();
+            assert_eq!(out[0].0, "logits");
+            assert_eq!(out[0].1.dims(), &[1, 3, labels], "{name}");
+        } else {
+            let e = got.unwrap_err().to_string();
+            assert!(
+                e.contains("unexpected input 'position_ids'") && e.contains("input_ids, attention_mask"),
+                "{e}"
+            );
+        }
+    }
+}
