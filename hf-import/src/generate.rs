@@ -14,12 +14,14 @@ use crate::tokenizer::HfTokenizer;
 
 mod beam;
 mod config;
+mod recurrent;
 mod sampling;
 mod seq2seq;
 mod stop;
 mod whisper;
 
 pub use config::{CacheImplementation, EarlyStopping, GenerationConfig};
+pub use recurrent::{generate_recurrent, Recurrent};
 pub use seq2seq::{generate_seq2seq, EncoderDecoder};
 pub use whisper::{generate_whisper, SpeechSeq2Seq, WhisperPrompt};
 

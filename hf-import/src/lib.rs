@@ -37,18 +37,19 @@ pub use config::{parse_dtype, Config};
 pub use cross_encoder::{CrossEncoder, ScoreActivation};
 pub use error::{Error, Result};
 pub use generate::{
-    generate, generate_seq2seq, generate_with_tokenizer, CacheImplementation, EncoderDecoder,
-    GenerationConfig,
+    generate, generate_recurrent, generate_seq2seq, generate_with_tokenizer, CacheImplementation,
+    EncoderDecoder, GenerationConfig, Recurrent,
 };
 pub use hub::resolve_model;
 pub use models::{
     AutoModel, Bart, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, Clip,
     DecoderForSequenceClassification, DecoderForTokenClassification, DistilBertForMaskedLM, DistilBertModel,
     GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM,
-    Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM,
-    MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM,
-    Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel, SequenceClassifier,
-    Starcoder2ForCausalLM, TokenClassifier, TokenTask, ViTForImageClassification, ViTModel, T5,
+    Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM, Mamba, MambaState,
+    MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, Qwen2ForCausalLM,
+    Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel,
+    SequenceClassifier, Starcoder2ForCausalLM, TokenClassifier, TokenTask, ViTForImageClassification,
+    ViTModel, T5,
 };
 pub use sentence::{PoolingMode, Prompts, SentenceTransformer};
 pub use tokenizer::HfTokenizer;

@@ -288,6 +288,24 @@ def gen_apertus(r):
     return tf.ApertusForCausalLM, tf.ApertusConfig, c
 
 
+def gen_mamba(r, falcon=False):
+    """MambaForCausalLM (three times in four) or MambaModel, FalconMambaForCausalLM / FalconMambaModel with `falcon`:
+    the selective scan over 4-16 states per channel, 1-3 × hidden channels, convolutions of 2-4 with or without a
+    bias, biased projections, the step sizes' rank "auto" or explicit, the residual in float32 or not, tied or not."""
+    c = dict(vocab_size=r.choice([16, 64, 100]), hidden_size=r.choice([16, 24, 32]), num_hidden_layers=r.randint(1, 3),
+             state_size=r.choice([4, 8, 16]), expand=r.choice([1, 2, 3]), conv_kernel=r.choice([2, 3, 4]),
+             use_bias=r.random() < 0.3, use_conv_bias=r.random() < 0.8, hidden_act=r.choice(["silu", "silu", "gelu"]),
+             residual_in_fp32=r.random() < 0.7, time_step_rank=r.choice(["auto", "auto", 2, 5]),
+             layer_norm_epsilon=r.choice([1e-5, 1e-6, 1e-3]), tie_word_embeddings=r.random() < 0.6, pad_token_id=0,
+             bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    if falcon:
+        c["mixer_rms_eps"] = r.choice([1e-6, 1e-3])
+        causal, base, config_cls = tf.FalconMambaForCausalLM, tf.FalconMambaModel, tf.FalconMambaConfig
+    else:
+        causal, base, config_cls = tf.MambaForCausalLM, tf.MambaModel, tf.MambaConfig
+    return r.choice([causal, causal, causal, base]), config_cls, c
+
+
 def gen_gemma3_text(r):
     c = decoder_common(r, "gemma3_text")
     c["head_dim"] = r.choice([4, 8, 16])
@@ -1402,6 +1420,8 @@ FAMILIES = {
     "t5_cls": gen_t5_cls,
     "t5_tok": gen_t5_tok,
     "t5_qa": gen_t5_qa,
+    "mamba": gen_mamba,
+    "falcon_mamba": lambda r: gen_mamba(r, falcon=True),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
     "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),
     "qwen2_tok": decoder_tok(gen_qwen2, tf.Qwen2ForTokenClassification),
@@ -1556,7 +1576,7 @@ def make_inputs(r, family, cfg, model_cls=None):
         return x, f"{'2' if two else '1'} x choices {desc}"
     enc = family in ENCODERS
     # (transformers' Falcon classifiers take no position_ids.)
-    takes_positions = family not in ("falcon_cls", "falcon_tok")
+    takes_positions = family not in ("falcon_cls", "falcon_tok", "mamba", "falcon_mamba")
     family = base_of(family)
     vocab = cfg.get("vocab_size")
     max_pos = cfg.get("max_position_embeddings", 64)
@@ -1835,7 +1855,8 @@ class Runner:
             extra = set(got) - set(expected)
             if extra:
                 self.results.append((cid, family, "extra-output", sorted(extra), info))
-        can_generate = family not in SEQ2SEQ or model_cls.__name__.endswith("ForConditionalGeneration")
+        can_generate = (family not in SEQ2SEQ or model_cls.__name__.endswith("ForConditionalGeneration")) and hasattr(
+            model_cls, "generate")
         if do_generate and family not in ENCODERS and family not in CLASSIFIERS and family not in IMAGES and can_generate:
             # A fresh model: dynamic RoPE keeps state (the longest length seen) across calls.
             fresh = lambda: type(ref).from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
@@ -1868,9 +1889,10 @@ class Runner:
                             ("min_length", [6, 14])]:
             if r.random() < 0.12:
                 extras[key] = r.choice(values)
-        if family == "gpt_neo":
+        if family in ("gpt_neo", "mamba", "falcon_mamba"):
             # (GPT-Neo's local layers slice their window from the cache's length, which a static cache makes its
-            # capacity: transformers' own static generation then differs from its dynamic one.)
+            # capacity: transformers' own static generation then differs from its dynamic one. Mamba keeps a
+            # recurrent state, not a KV cache.)
             extras.pop("cache_implementation", None)
         if r.random() < (0.4 if family in SEQ2SEQ else 0.25):  # beam search
             extras["num_beams"] = r.choice([2, 3, 4])

@@ -1333,6 +1333,9 @@ DECODER_BEAMS = {
     "gemma2": dict(num_beams=4, length_penalty=0.0, eos=[(0, 5)]),
     "phi3_longrope": dict(num_beams=2, eos=None),
     "olmo2": dict(num_beams=5, early_stopping=True, eos=[(0, 1), (1, 2)], max_new_tokens=6),
+    # Recurrent states reordered with the beams.
+    "mamba": dict(num_beams=3, eos=[(0, 3)]),
+    "falcon_mamba": dict(num_beams=2, repetition_penalty=1.3, eos=None),
 }
 
 
@@ -1401,9 +1404,27 @@ def decoder_token_classifiers():
           tf.BioGptConfig(**COMMON, max_position_embeddings=64, attn_implementation="eager", num_labels=3), 233, **tok)
 
 
+def state_space_models():
+    """Mamba: the selective state-space mixer (a causal depthwise convolution of 4, the scan over 8 states per channel,
+    the step sizes of rank 4 = ceil(hidden / 16)), tied embeddings, the float32 residual stream; `mamba_biased`: biased
+    projections, no convolution bias, a rank of 3, the residual in the model's dtype, untied, gelu; `mamba_base` the
+    base model (`last_hidden_state`, no `backbone.` prefix); Falcon-Mamba: weightless RMS norms on the step sizes, B
+    and C. The padded tokens' inputs are masked (the second row right-padded; the greedy prompts left-padded)."""
+    ssm = dict(vocab_size=100, hidden_size=32, num_hidden_layers=2, state_size=8, pad_token_id=0, bos_token_id=1,
+               eos_token_id=2)
+    build("mamba", tf.MambaForCausalLM, tf.MambaConfig(**ssm), 240)
+    build("mamba_biased", tf.MambaForCausalLM,
+          tf.MambaConfig(**ssm, use_bias=True, use_conv_bias=False, time_step_rank=3, residual_in_fp32=False,
+                         tie_word_embeddings=False, hidden_act="gelu", conv_kernel=3, expand=3), 241)
+    build("mamba_base", tf.MambaModel, tf.MambaConfig(**ssm), 242, encoder=True, token_types=False)
+    build("falcon_mamba", tf.FalconMambaForCausalLM, tf.FalconMambaConfig(**ssm, mixer_rms_eps=1e-5), 243)
+
+
 if __name__ == "__main__":
     main()
     decoder_token_classifiers()
+    state_space_models()
+    decoder_beams()
     if not ONLY:
         sentence_tiny()
         minilm()
@@ -1415,4 +1436,3 @@ if __name__ == "__main__":
         sentence_nomic()
     if not ONLY or "sentence_gemma_bidir" in ONLY:
         sentence_gemma_bidir()
-    decoder_beams()

@@ -9,8 +9,9 @@ use oxtorch_hf_import::audio::{read_wav, WhisperFeatureExtractor};
 use oxtorch_hf_import::generate::{generate_whisper, WhisperPrompt};
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
-    generate, generate_seq2seq, generate_with_tokenizer, resolve_model, AutoModel, ChatArgs, ChatTemplate,
-    Config, EncoderDecoder, Error, GenerationConfig, HfTokenizer, Message, Result,
+    generate, generate_recurrent, generate_seq2seq, generate_with_tokenizer, resolve_model, AutoModel,
+    CausalLm, ChatArgs, ChatTemplate, Config, EncoderDecoder, Error, GenerationConfig, HfTokenizer, Mamba,
+    Message, Result,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -213,9 +214,12 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         AutoModel::Bart(m) if m.can_generate() => return run_seq2seq(m, &dir, inputs, a.output, a.prompt, g),
         _ => {}
     }
-    let lm = model.causal_lm().ok_or_else(|| {
-        Error::Input(format!("generate needs a causal LM or an encoder-decoder, not {arch}"))
-    })?;
+    let lm = match &model {
+        AutoModel::Mamba(m) if m.can_generate() => Decoder::Recurrent(m),
+        _ => Decoder::Causal(model.causal_lm().ok_or_else(|| {
+            Error::Input(format!("generate needs a causal LM or an encoder-decoder, not {arch}"))
+        })?),
+    };
     match (inputs, a.output, a.prompt) {
         (Some(named), Some(output), _) => {
             let ids =
@@ -228,13 +232,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             }
             g.resolve_length(ids.dims().last().copied().unwrap_or(0))?;
             let mask = named.get("attention_mask");
-            let out = if g.stop_strings.is_empty() {
-                generate(lm, ids, mask, &g, |_, _| {})?
-            } else {
-                // Stop strings are matched on the tokens' texts.
-                let tok = HfTokenizer::load(&dir, None)?;
-                generate_with_tokenizer(lm, ids, mask, &g, &tok, |_, _| {})?
-            };
+            // Stop strings are matched on the tokens' texts.
+            let tok = if g.stop_strings.is_empty() { None } else { Some(HfTokenizer::load(&dir, None)?) };
+            let out = lm.generate(ids, mask, &g, tok.as_ref(), |_, _| {})?;
             write_safetensors(&output, &[("output_ids".to_string(), out)], None)
         }
         (_, _, prompt) if prompt.is_some() || a.messages.is_some() => {
@@ -261,7 +261,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 out!("{prompt}");
             }
             let mut stream = TextStream::new(prompt_ids);
-            generate_with_tokenizer(lm, &ids, None, &g, &tok, |_, t| {
+            lm.generate(&ids, None, &g, Some(&tok), |_, t| {
                 if let Some(fresh) = stream.push(&tok, u32::try_from(t).unwrap_or(0)) {
                     out!("{fresh}");
                 }
@@ -275,6 +275,30 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         _ => Err(Error::Input(
             "generate needs --prompt TEXT, --messages FILE, or --inputs IN --output OUT".into(),
         )),
+    }
+}
+
+/// A decoder-only model that generates: a causal LM with its KV cache, or a recurrent one.
+enum Decoder<'m> {
+    Causal(&'m CausalLm),
+    Recurrent(&'m Mamba),
+}
+
+impl Decoder<'_> {
+    /// Generates after `ids`, with stop strings when the tokenizer is given.
+    fn generate(
+        &self,
+        ids: &Tensor,
+        mask: Option<&Tensor>,
+        g: &GenerationConfig,
+        tok: Option<&HfTokenizer>,
+        on_token: impl FnMut(usize, i64),
+    ) -> Result<Tensor> {
+        match (self, tok) {
+            (Decoder::Causal(lm), Some(tok)) => generate_with_tokenizer(lm, ids, mask, g, tok, on_token),
+            (Decoder::Causal(lm), None) => generate(lm, ids, mask, g, on_token),
+            (Decoder::Recurrent(m), tok) => generate_recurrent(*m, ids, mask, g, tok, on_token),
+        }
     }
 }
 

@@ -17,6 +17,7 @@ mod packed_rows;
 mod pre_norm;
 mod relative_bias;
 mod rotary;
+mod selective_scan;
 mod seq2seq_cache;
 
 pub use activation::Activation;
@@ -34,4 +35,5 @@ pub use packed_rows::{attend_rows, PackedRows};
 pub use pre_norm::PreNormEncoderLayer;
 pub use relative_bias::{bucket as relative_bucket, t5_bucket, RelativeBias};
 pub use rotary::{apply_rotary, halves_from_interleaved, Rotary};
+pub use selective_scan::{selective_scan, ScanInputs};
 pub use seq2seq_cache::{EncoderDecoderCache, Step as DecoderStep};

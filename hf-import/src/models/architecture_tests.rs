@@ -56,6 +56,12 @@ fn the_model_type_picks_the_family() {
     assert_eq!(qa.unwrap(), "T5ForQuestionAnswering");
     assert!(arch(r#"{"model_type": "t5", "architectures": ["T5WithLMHeadModel"]}"#).is_err());
     assert!(arch(r#"{"model_type": "whisper", "architectures": ["WhisperForAudioClassification"]}"#).is_err());
+    // State-space models: Mamba and Falcon-Mamba's causal LMs and base models only.
+    assert_eq!(arch(r#"{"model_type": "mamba"}"#).unwrap(), "MambaForCausalLM");
+    assert_eq!(arch(r#"{"model_type": "mamba", "architectures": ["MambaModel"]}"#).unwrap(), "MambaModel");
+    let falcon = arch(r#"{"model_type": "falcon_mamba", "architectures": ["MambaForCausalLM"]}"#);
+    assert_eq!(falcon.unwrap(), "FalconMambaForCausalLM");
+    assert!(arch(r#"{"model_type": "mamba", "architectures": ["MambaForSequenceClassification"]}"#).is_err());
     assert_eq!(arch(r#"{"model_type": "clip"}"#).unwrap(), "CLIPModel");
     assert_eq!(arch(r#"{"model_type": "siglip"}"#).unwrap(), "SiglipModel");
     assert_eq!(arch(r#"{"model_type": "dinov2"}"#).unwrap(), "Dinov2Model");

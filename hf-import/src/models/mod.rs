@@ -43,6 +43,7 @@ mod helium;
 mod hunyuan;
 mod llama;
 mod load_architecture;
+mod mamba;
 mod ministral;
 mod mistral;
 mod modernbert;
@@ -121,6 +122,7 @@ pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
 pub use self::helium::HeliumForCausalLM;
 pub use self::hunyuan::HunYuanDenseV1ForCausalLM;
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
+pub use self::mamba::{Mamba, MambaState};
 pub use self::ministral::MinistralForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
@@ -331,6 +333,9 @@ pub enum AutoModel {
     Dinov2(Dinov2Model),
     /// `Dinov2ForImageClassification` (and `Dinov2WithRegistersForImageClassification`)
     Dinov2ForImageClassification(Dinov2ForImageClassification),
+    /// `MambaForCausalLM`, `MambaModel` (and their `FalconMamba*` names): state-space models,
+    /// which generate with a recurrent state rather than a KV cache
+    Mamba(Mamba),
 }
 
 /// The input names each kind of model accepts.

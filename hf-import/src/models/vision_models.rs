@@ -33,6 +33,7 @@ impl AutoModel {
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
                 | AutoModel::Dinov2ForImageClassification(_)
+                | AutoModel::Mamba(_)
         )
     }
 
@@ -62,6 +63,7 @@ impl AutoModel {
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
             AutoModel::Dinov2ForImageClassification(m) => m.dinov2.device(),
+            AutoModel::Mamba(m) => m.device(),
             _ => unreachable!("not a ViT, DINOv2, CLIP, SigLIP, T5, BART or Whisper model"),
         }
     }
@@ -74,6 +76,7 @@ impl AutoModel {
             AutoModel::Bart(m) => m.input_names(),
             AutoModel::Whisper(m) => m.input_names(),
             AutoModel::Siglip(m) => m.input_names(),
+            AutoModel::Mamba(m) => m.input_names(),
             _ => IMAGE_INPUTS,
         }
     }
@@ -95,6 +98,10 @@ impl AutoModel {
             AutoModel::Bart(m) => {
                 let (ids, mask) = ids_and_mask(input_ids, attention_mask)?;
                 Some(m.encode(&ids, mask.as_ref(), false)?.last_hidden_state)
+            }
+            AutoModel::Mamba(m) => {
+                let (ids, mask) = ids_and_mask(input_ids, attention_mask)?;
+                Some(m.hidden_states(&ids, mask.as_ref(), None, false)?.0)
             }
             _ => None,
         };
@@ -131,6 +138,7 @@ impl AutoModel {
             AutoModel::Bart(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Whisper(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ViT(m) => {
                 let enc = m.forward(&pixel_values(&inputs, m.dtype())?, output_hidden_states)?;
                 out.push(("last_hidden_state".to_string(), enc.last_hidden_state.clone()));

@@ -399,3 +399,14 @@ fn decoder_token_classifier_inputs() {
         }
     }
 }
+
+/// Mamba: the selective state-space mixer (the causal convolution, the step sizes, the scan),
+/// tied embeddings, the float32 residual stream; with biased projections, no convolution bias,
+/// an explicit rank, the residual in the model's dtype and an untied head; the base model;
+/// Falcon-Mamba's weightless norms on the step sizes, B and C.
+#[test]
+fn mamba_and_falcon_mamba() {
+    for name in ["mamba", "mamba_biased", "mamba_base", "falcon_mamba"] {
+        check(name);
+    }
+}

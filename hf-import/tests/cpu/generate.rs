@@ -5,7 +5,11 @@ use crate::common;
 
 use common::{assert_close, fixture, read_all};
 use oxtorch_hf_import::layers::KvCache;
-use oxtorch_hf_import::{generate, AutoModel, CacheImplementation, Config, GenerationConfig, Weights};
+use std::collections::BTreeMap;
+
+use oxtorch_hf_import::{
+    generate, generate_recurrent, AutoModel, CacheImplementation, Config, GenerationConfig, Weights,
+};
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
@@ -150,34 +154,9 @@ fn greedy_generate_with(cache: CacheImplementation) {
 /// mixtures of experts, and Phi-3's LongRoPE switch (the cache recomputed mid-search).
 #[test]
 fn beam_search_matches_transformers() {
-    use oxtorch_hf_import::generate::EarlyStopping;
     for name in ["llama", "gpt2", "qwen3", "mixtral", "gemma2", "phi3_longrope", "olmo2"] {
         let (cfg, model) = load(name);
-        let path = fixture(name).join("beam.safetensors");
-        let golden = read_all(&path);
-        let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
-        g.pad_token_id = Some(0);
-        for (key, value) in common::read_metadata(&path) {
-            match key.as_str() {
-                "num_beams" => g.num_beams = value.as_u64().unwrap() as usize,
-                "num_return_sequences" => g.num_return_sequences = value.as_u64().unwrap() as usize,
-                "max_new_tokens" => g.max_new_tokens = value.as_u64().unwrap() as usize,
-                "no_repeat_ngram_size" => g.no_repeat_ngram_size = value.as_u64().unwrap() as usize,
-                "length_penalty" => g.length_penalty = value.as_f64().unwrap(),
-                "repetition_penalty" => g.repetition_penalty = value.as_f64().unwrap(),
-                "eos_token_id" => {
-                    g.eos_token_ids = value.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect()
-                }
-                "early_stopping" => {
-                    g.early_stopping = match value {
-                        serde_json::Value::Bool(true) => EarlyStopping::WhenFull,
-                        serde_json::Value::Bool(false) => EarlyStopping::Heuristic,
-                        _ => EarlyStopping::Never,
-                    }
-                }
-                other => panic!("{name}: setting {other} not applied by this test"),
-            }
-        }
+        let (mut g, golden) = beam_settings(name, &cfg);
         let want = golden["output_ids"].to_vec2::<i64>().unwrap();
         for cache in [CacheImplementation::Dynamic, CacheImplementation::Static] {
             g.cache_implementation = cache;
@@ -340,5 +319,74 @@ fn token_bans_match_transformers() {
         if case != "plain" {
             assert_ne!(want, plain, "{case} changes the tokens");
         }
+    }
+}
+
+/// The generation settings `make_fixtures.py` recorded in fixture `name`'s `beam.safetensors`, and
+/// its tensors (the prompts and transformers' `output_ids`).
+fn beam_settings(name: &str, cfg: &Config) -> (GenerationConfig, BTreeMap<String, Tensor>) {
+    use oxtorch_hf_import::generate::EarlyStopping;
+    let path = fixture(name).join("beam.safetensors");
+    let golden = read_all(&path);
+    let mut g = GenerationConfig::from_model_dir(&fixture(name), cfg).unwrap();
+    g.pad_token_id = Some(0);
+    for (key, value) in common::read_metadata(&path) {
+        match key.as_str() {
+            "num_beams" => g.num_beams = value.as_u64().unwrap() as usize,
+            "num_return_sequences" => g.num_return_sequences = value.as_u64().unwrap() as usize,
+            "max_new_tokens" => g.max_new_tokens = value.as_u64().unwrap() as usize,
+            "no_repeat_ngram_size" => g.no_repeat_ngram_size = value.as_u64().unwrap() as usize,
+            "length_penalty" => g.length_penalty = value.as_f64().unwrap(),
+            "repetition_penalty" => g.repetition_penalty = value.as_f64().unwrap(),
+            "eos_token_id" => {
+                g.eos_token_ids = value.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect()
+            }
+            "early_stopping" => {
+                g.early_stopping = match value {
+                    serde_json::Value::Bool(true) => EarlyStopping::WhenFull,
+                    serde_json::Value::Bool(false) => EarlyStopping::Heuristic,
+                    _ => EarlyStopping::Never,
+                }
+            }
+            other => panic!("{name}: setting {other} not applied by this test"),
+        }
+    }
+    (g, golden)
+}
+
+/// Mamba and Falcon-Mamba generate from their recurrent state (the prompt with its mask, then a
+/// token at a time) as transformers' `generate`: greedy on left-padded prompts, and beam search
+/// (the states reordered with the beams; a repetition penalty).
+#[test]
+fn recurrent_generate_matches_transformers() {
+    for name in ["mamba", "mamba_biased", "falcon_mamba"] {
+        let (cfg, model) = load(name);
+        let AutoModel::Mamba(m) = &model else { panic!("{name} is not a Mamba model") };
+        let golden = read_all(&fixture(name).join("generate.safetensors"));
+        let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
+        g.max_new_tokens = 10;
+        g.pad_token_id = Some(0);
+        let mut streamed = vec![Vec::new(); 2];
+        let out =
+            generate_recurrent(m, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |r, t| {
+                streamed[r].push(t)
+            })
+            .unwrap();
+        let want = golden["output_ids"].to_vec2::<i64>().unwrap();
+        assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{name}");
+        assert_eq!(streamed[1], want[1][7..].to_vec(), "{name}: streamed tokens");
+    }
+    for name in ["mamba", "falcon_mamba"] {
+        let (cfg, model) = load(name);
+        let AutoModel::Mamba(m) = &model else { panic!("{name} is not a Mamba model") };
+        let (g, golden) = beam_settings(name, &cfg);
+        let out =
+            generate_recurrent(m, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |_, _| {})
+                .unwrap();
+        assert_eq!(
+            out.to_vec2::<i64>().unwrap(),
+            golden["output_ids"].to_vec2::<i64>().unwrap(),
+            "{name} beams"
+        );
     }
 }
