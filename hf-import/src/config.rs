@@ -9,8 +9,10 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 
 mod class_defaults;
+mod python_floats;
 mod rope;
 
+pub use python_floats::float_of;
 pub use rope::{RopeParams, RopeScaling};
 
 /// The most layers a config may declare: far above any published model (a few hundred), far below
@@ -37,7 +39,8 @@ impl Config {
 
     /// Parses the text of a config file.
     pub fn from_json_str(text: &str) -> Result<Self> {
-        match serde_json::from_str::<Value>(text) {
+        // (Python's bare `Infinity` and `NaN` read as transformers 5 writes them.)
+        match serde_json::from_str::<Value>(&python_floats::with_tagged_floats(text)) {
             Ok(Value::Object(mut json)) => {
                 class_defaults::fill(&mut json);
                 Ok(Config { json })

@@ -306,6 +306,24 @@ def gen_mamba(r, falcon=False):
     return r.choice([causal, causal, causal, base]), config_cls, c
 
 
+def gen_mamba2(r):
+    """Mamba2ForCausalLM (three times in four) or Mamba2Model: heads of 4-16 channels in groups sharing B and C, the
+    chunked scan over chunks of 2-8 (or the default 256), the step sizes clamped or not, the gated grouped norm."""
+    hidden, expand = r.choice([16, 24, 32]), r.choice([1, 2])
+    channels = hidden * expand
+    head_dim = r.choice([d for d in (4, 8, 16) if channels % d == 0])
+    heads = channels // head_dim
+    c = dict(vocab_size=r.choice([16, 64, 100]), hidden_size=hidden, expand=expand, num_heads=heads, head_dim=head_dim,
+             n_groups=r.choice([g for g in (1, 2, 4) if heads % g == 0]), num_hidden_layers=r.randint(1, 3),
+             state_size=r.choice([4, 8, 16]), conv_kernel=r.choice([2, 3, 4]), chunk_size=r.choice([2, 3, 4, 8, 256]),
+             use_bias=r.random() < 0.3, use_conv_bias=r.random() < 0.8, residual_in_fp32=r.random() < 0.7,
+             layer_norm_epsilon=r.choice([1e-5, 1e-6, 1e-3]), tie_word_embeddings=r.random() < 0.4, pad_token_id=0,
+             bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    if r.random() < 0.3:
+        c["time_step_limit"] = (r.choice([0.0, 0.01, 0.05]), r.choice([0.5, 1.0, 4.0]))
+    return r.choice([tf.Mamba2ForCausalLM] * 3 + [tf.Mamba2Model]), tf.Mamba2Config, c
+
+
 def gen_gemma3_text(r):
     c = decoder_common(r, "gemma3_text")
     c["head_dim"] = r.choice([4, 8, 16])
@@ -1422,6 +1440,7 @@ FAMILIES = {
     "t5_qa": gen_t5_qa,
     "mamba": gen_mamba,
     "falcon_mamba": lambda r: gen_mamba(r, falcon=True),
+    "mamba2": gen_mamba2,
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
     "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),
     "qwen2_tok": decoder_tok(gen_qwen2, tf.Qwen2ForTokenClassification),
@@ -1576,7 +1595,7 @@ def make_inputs(r, family, cfg, model_cls=None):
         return x, f"{'2' if two else '1'} x choices {desc}"
     enc = family in ENCODERS
     # (transformers' Falcon classifiers take no position_ids.)
-    takes_positions = family not in ("falcon_cls", "falcon_tok", "mamba", "falcon_mamba")
+    takes_positions = family not in ("falcon_cls", "falcon_tok", "mamba", "falcon_mamba", "mamba2")
     family = base_of(family)
     vocab = cfg.get("vocab_size")
     max_pos = cfg.get("max_position_embeddings", 64)
@@ -1889,7 +1908,7 @@ class Runner:
                             ("min_length", [6, 14])]:
             if r.random() < 0.12:
                 extras[key] = r.choice(values)
-        if family in ("gpt_neo", "mamba", "falcon_mamba"):
+        if family in ("gpt_neo", "mamba", "falcon_mamba", "mamba2"):
             # (GPT-Neo's local layers slice their window from the cache's length, which a static cache makes its
             # capacity: transformers' own static generation then differs from its dynamic one. Mamba keeps a
             # recurrent state, not a KV cache.)

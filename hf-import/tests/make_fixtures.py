@@ -1336,6 +1336,7 @@ DECODER_BEAMS = {
     # Recurrent states reordered with the beams.
     "mamba": dict(num_beams=3, eos=[(0, 3)]),
     "falcon_mamba": dict(num_beams=2, repetition_penalty=1.3, eos=None),
+    "mamba2": dict(num_beams=3, length_penalty=0.6, eos=[(1, 2)]),
 }
 
 
@@ -1418,6 +1419,21 @@ def state_space_models():
                          tie_word_embeddings=False, hidden_act="gelu", conv_kernel=3, expand=3), 241)
     build("mamba_base", tf.MambaModel, tf.MambaConfig(**ssm), 242, encoder=True, token_types=False)
     build("falcon_mamba", tf.FalconMambaForCausalLM, tf.FalconMambaConfig(**ssm, mixer_rms_eps=1e-5), 243)
+    # Mamba-2: 4 heads of 16 channels in 2 groups sharing B and C, the chunked scan over chunks of 3 (the 7-token
+    # inputs cross two boundaries), the gated grouped norm, untied; `config_v4.json` writes the step sizes' limit as
+    # 4.x did (a bare `Infinity`, which is not JSON). `mamba2_limited`: one group, clamped step sizes, biased
+    # projections, a convolution of 3, tied, the residual in the model's dtype.
+    ssm2 = dict(ssm, num_heads=4, head_dim=16, n_groups=2, chunk_size=3)
+    if build("mamba2", tf.Mamba2ForCausalLM, tf.Mamba2Config(**ssm2), 244) is not None:
+        path = OUT / "mamba2"
+        cfg = json.loads((path / "config.json").read_text())
+        assert cfg["time_step_limit"][1] == {"__float__": "Infinity"}, cfg["time_step_limit"]
+        cfg["time_step_limit"][1] = float("inf")
+        cfg["transformers_version"] = "4.48.0"
+        (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    build("mamba2_limited", tf.Mamba2ForCausalLM,
+          tf.Mamba2Config(**dict(ssm2, n_groups=1), time_step_limit=(0.05, 0.9), use_bias=True, conv_kernel=3,
+                          tie_word_embeddings=True, residual_in_fp32=False), 245)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,7 @@ fn the_model_type_picks_the_family() {
     let falcon = arch(r#"{"model_type": "falcon_mamba", "architectures": ["MambaForCausalLM"]}"#);
     assert_eq!(falcon.unwrap(), "FalconMambaForCausalLM");
     assert!(arch(r#"{"model_type": "mamba", "architectures": ["MambaForSequenceClassification"]}"#).is_err());
+    assert_eq!(arch(r#"{"model_type": "mamba2", "architectures": ["Mamba2Model"]}"#).unwrap(), "Mamba2Model");
     assert_eq!(arch(r#"{"model_type": "clip"}"#).unwrap(), "CLIPModel");
     assert_eq!(arch(r#"{"model_type": "siglip"}"#).unwrap(), "SiglipModel");
     assert_eq!(arch(r#"{"model_type": "dinov2"}"#).unwrap(), "Dinov2Model");

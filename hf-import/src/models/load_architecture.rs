@@ -87,9 +87,12 @@ impl AutoModel {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_modernbert(cfg, weights)?)
             }
             "ViTModel" => AutoModel::ViT(ViTModel::load(cfg, weights)?),
-            "MambaForCausalLM" | "MambaModel" | "FalconMambaForCausalLM" | "FalconMambaModel" => {
-                AutoModel::Mamba(Mamba::load(arch, cfg, weights)?)
-            }
+            "MambaForCausalLM"
+            | "MambaModel"
+            | "FalconMambaForCausalLM"
+            | "FalconMambaModel"
+            | "Mamba2ForCausalLM"
+            | "Mamba2Model" => AutoModel::Mamba(Mamba::load(arch, cfg, weights)?),
             _ if arch.starts_with("CLIP") => AutoModel::Clip(Clip::load(arch, cfg, weights)?),
             _ if arch.starts_with("Whisper") => AutoModel::Whisper(Whisper::load(arch, cfg, weights)?),
             _ if arch.starts_with("Siglip") => AutoModel::Siglip(Siglip::load(arch, cfg, weights)?),

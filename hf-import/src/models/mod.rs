@@ -333,7 +333,7 @@ pub enum AutoModel {
     Dinov2(Dinov2Model),
     /// `Dinov2ForImageClassification` (and `Dinov2WithRegistersForImageClassification`)
     Dinov2ForImageClassification(Dinov2ForImageClassification),
-    /// `MambaForCausalLM`, `MambaModel` (and their `FalconMamba*` names): state-space models,
+    /// `MambaForCausalLM`, `MambaModel` (and their `FalconMamba*` and `Mamba2*` names): state-space models,
     /// which generate with a recurrent state rather than a KV cache
     Mamba(Mamba),
 }

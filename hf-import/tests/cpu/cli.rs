@@ -291,7 +291,7 @@ fn bad_input_gives_one_error_line_and_no_output() {
         &odd,
         &good_inputs,
         &[],
-        "model_type \"wav2vec2\" is not supported (supported: albert, apertus, arcee, bart, bert, biogpt, bloom, camembert, clip, clip_text_model, clip_vision_model, codegen, cohere, cohere2, deberta, deberta-v2, deepseek_v2, deepseek_v3, dinov2, dinov2_with_registers, distilbert, dots1, electra, ernie4_5, ernie4_5_moe, esm, exaone4, falcon, falcon_mamba, flex_olmo, gemma, gemma2, gemma3, gemma3_text, glm, glm4, glm4_moe, gpt2, gpt_bigcode, gpt_neo, gpt_neox, gpt_oss, gptj, granite, granitemoe, granitemoeshared, helium, hunyuan_v1_dense, llama, mamba, marian, mbart, ministral, mistral, mixtral, modernbert, mpnet, mpt, mt5, nemotron, nomic_bert, olmo, olmo2, olmo3, olmoe, opt, pegasus, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, seed_oss, siglip, siglip_text_model, siglip_vision_model, smollm3, stablelm, starcoder2, t5, vaultgemma, vit, whisper, xglm, xlm-roberta)",
+        "model_type \"wav2vec2\" is not supported (supported: albert, apertus, arcee, bart, bert, biogpt, bloom, camembert, clip, clip_text_model, clip_vision_model, codegen, cohere, cohere2, deberta, deberta-v2, deepseek_v2, deepseek_v3, dinov2, dinov2_with_registers, distilbert, dots1, electra, ernie4_5, ernie4_5_moe, esm, exaone4, falcon, falcon_mamba, flex_olmo, gemma, gemma2, gemma3, gemma3_text, glm, glm4, glm4_moe, gpt2, gpt_bigcode, gpt_neo, gpt_neox, gpt_oss, gptj, granite, granitemoe, granitemoeshared, helium, hunyuan_v1_dense, llama, mamba, mamba2, marian, mbart, ministral, mistral, mixtral, modernbert, mpnet, mpt, mt5, nemotron, nomic_bert, olmo, olmo2, olmo3, olmoe, opt, pegasus, phi, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, roberta, seed_oss, siglip, siglip_text_model, siglip_vision_model, smollm3, stablelm, starcoder2, t5, vaultgemma, vit, whisper, xglm, xlm-roberta)",
     );
     forward_fails(&dir, &llama, &good_inputs, &["--dtype", "f8"], "unknown dtype 'f8'");
     forward_fails(&dir, &llama, &good_inputs, &["--device", "cuda"], "--device");
@@ -476,7 +476,7 @@ fn generate_ids_with_an_encoder_decoder() {
 fn generate_ids_and_text() {
     let dir = scratch("generate");
     // (Mamba generates from its recurrent state.)
-    for name in ["llama", "gemma2", "phi3", "mamba", "falcon_mamba"] {
+    for name in ["llama", "gemma2", "phi3", "mamba", "falcon_mamba", "mamba2"] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let inputs = dir.join("prompts.safetensors");
         let prompts = vec![

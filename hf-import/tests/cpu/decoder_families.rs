@@ -403,10 +403,14 @@ fn decoder_token_classifier_inputs() {
 /// Mamba: the selective state-space mixer (the causal convolution, the step sizes, the scan),
 /// tied embeddings, the float32 residual stream; with biased projections, no convolution bias,
 /// an explicit rank, the residual in the model's dtype and an untied head; the base model;
-/// Falcon-Mamba's weightless norms on the step sizes, B and C.
+/// Falcon-Mamba's weightless norms on the step sizes, B and C. Mamba-2: heads and groups, the
+/// gated grouped norm, clamped step sizes; its config as 4.x wrote it (a bare `Infinity`).
 #[test]
 fn mamba_and_falcon_mamba() {
-    for name in ["mamba", "mamba_biased", "mamba_base", "falcon_mamba"] {
+    for name in ["mamba", "mamba_biased", "mamba_base", "falcon_mamba", "mamba2", "mamba2_limited"] {
         check(name);
     }
+    let dir = fixture("mamba2");
+    let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
+    check_with("mamba2", &v4, &Weights::load(&dir, None).unwrap());
 }

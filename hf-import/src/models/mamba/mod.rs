@@ -1,12 +1,16 @@
-//! Mamba (transformers' `MambaForCausalLM` and `MambaModel`: state-spaces/mamba-130m-hf and up)
-//! and Falcon-Mamba (`FalconMambaForCausalLM`, `FalconMambaModel`: tiiuae/falcon-mamba-7b, the
-//! same blocks with weightless RMS norms on the step sizes, `B` and `C`). No attention: each block
-//! is an RMS norm, then the selective state-space mixer, then the residual:
+//! The state-space models: Mamba (transformers' `MambaForCausalLM` and `MambaModel`:
+//! state-spaces/mamba-130m-hf and up), Falcon-Mamba (`FalconMambaForCausalLM`,
+//! `FalconMambaModel`: tiiuae/falcon-mamba-7b, Mamba's blocks with weightless RMS norms on the
+//! step sizes, `B` and `C`) and Mamba-2 (`Mamba2ForCausalLM`, `Mamba2Model`: Mamba-Codestral,
+//! the mamba2-*-hf conversions). No attention: each block is an RMS norm, then the selective
+//! state-space mixer, then the residual:
 //!
-//! - `in_proj` to the channels `x` and the gate `z` (`expand × hidden` each);
-//! - a causal depthwise convolution of `x` over `conv_kernel` tokens and the activation;
-//! - `x_proj` to the step-size rank, `B` and `C`; the step sizes `Δ = softplus(dt_proj(...))`;
-//! - the selective scan ([`selective_scan`]) from `A = -exp(A_log)` and `D`, gated by `silu(z)`;
+//! - `in_proj` to the channels `x` and the gate `z` (`expand × hidden` each; Mamba-2's also to
+//!   `B`, `C` and a step size per head);
+//! - a causal depthwise convolution over `conv_kernel` tokens and the activation;
+//! - Mamba's `x_proj` to the step-size rank, `B` and `C`, its step sizes `softplus(dt_proj(...))`;
+//! - the selective scan ([`selective_scan`]) from `A = -exp(A_log)` and `D`, gated by `silu(z)`
+//!   (Mamba-2: gated inside a grouped RMS norm after it);
 //! - `out_proj` back to the hidden size.
 //!
 //! The attention mask zeroes the padded tokens' inputs and their convolved channels, as
@@ -14,16 +18,21 @@
 //! convolution's last inputs and the scan's states) instead of a KV cache: each new token costs the
 //! same whatever the length. The residual stream is float32 with `residual_in_fp32` (the default).
 
+mod mixer;
+mod mixer2;
+
 use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Tensor};
 
 use super::seq2seq_io::{check_inputs, ids_and_mask};
-use crate::config::Config;
+use crate::config::{float_of, Config};
 use crate::error::{Error, Result};
 use crate::generate::Recurrent;
-use crate::layers::{selective_scan, Activation, Embedding, Linear, RmsNorm, RmsNormStyle, ScanInputs};
-use crate::weights::{Vars, Weights};
+use crate::layers::{Activation, Embedding, Linear, RmsNorm, RmsNormStyle};
+use crate::weights::Weights;
+use mixer::MambaMixer;
+use mixer2::Mamba2Mixer;
 
 /// The inputs a Mamba model takes.
 const INPUTS: &[&str] = &["input_ids", "attention_mask"];
@@ -32,23 +41,24 @@ const INPUTS: &[&str] = &["input_ids", "attention_mask"];
 #[derive(Debug, Clone, Copy)]
 struct Dims {
     hidden: usize,
-    /// the channels (`expand × hidden`)
+    /// the channels (`expand × hidden`; Mamba-2's `num_heads × head_dim`)
     channels: usize,
     /// the scan's states per channel (`state_size`)
     states: usize,
-    /// the step sizes' rank (`time_step_rank`)
-    rank: usize,
     /// the convolution's width (`conv_kernel`)
     kernel: usize,
+    /// the channels the convolution runs over (Mamba-2's also carry `B` and `C`)
+    conv_channels: usize,
 }
 
 /// What a generation carries from token to token, per layer: the convolution's last
-/// `conv_kernel - 1` inputs `[batch, channels, kernel - 1]` and the scan's states
-/// `[batch, channels, states]` (float32).
+/// `conv_kernel - 1` inputs `[batch, conv channels, kernel - 1]` and the scan's states
+/// `[batch, channels, states]` (float32), and how many tokens they have seen.
 #[derive(Debug, Clone)]
 pub struct MambaState {
     conv: Vec<Tensor>,
     ssm: Vec<Tensor>,
+    seen: usize,
 }
 
 impl MambaState {
@@ -61,100 +71,11 @@ impl MambaState {
     }
 }
 
-/// One block's selective state-space mixer.
+/// A block's mixer.
 #[derive(Debug, Clone)]
-struct Mixer {
-    in_proj: Linear,
-    /// `[channels, 1, kernel]`
-    conv_weight: Tensor,
-    conv_bias: Option<Tensor>,
-    act: Activation,
-    x_proj: Linear,
-    /// `dt_proj`'s weight (its bias is added in float32, after the product)
-    dt_weight: Tensor,
-    dt_bias: Tensor,
-    /// `-exp(A_log)` `[channels, states]`, float32
-    a: Tensor,
-    /// `D` `[channels]`, float32
-    d: Tensor,
-    out_proj: Linear,
-    /// Falcon-Mamba's weightless RMS norms on the step sizes, `B` and `C` (their epsilon)
-    bcdt_norm_eps: Option<f64>,
-}
-
-impl Mixer {
-    fn load(v: &Vars<'_>, cfg: &MambaConfig) -> Result<Self> {
-        let Dims { hidden, channels, states, rank, kernel } = cfg.dims;
-        let dt_proj = Linear::load(&v.pp("dt_proj"), rank, channels, true)?;
-        let a_log = v.get_as_stored("A_log", &[channels, states])?.to_dtype(DType::F32)?;
-        Ok(Mixer {
-            in_proj: Linear::load(&v.pp("in_proj"), hidden, 2 * channels, cfg.use_bias)?,
-            conv_weight: v.get("conv1d.weight", &[channels, 1, kernel])?,
-            conv_bias: if cfg.use_conv_bias { Some(v.get("conv1d.bias", &[channels])?) } else { None },
-            act: cfg.act,
-            x_proj: Linear::load(&v.pp("x_proj"), channels, rank + 2 * states, false)?,
-            dt_weight: dt_proj.weight,
-            dt_bias: dt_proj.bias.expect("loaded with a bias").to_dtype(DType::F32)?,
-            a: a_log.exp()?.neg()?,
-            d: v.get_as_stored("D", &[channels])?.to_dtype(DType::F32)?,
-            out_proj: Linear::load(&v.pp("out_proj"), channels, hidden, cfg.use_bias)?,
-            bcdt_norm_eps: cfg.bcdt_norm_eps,
-        })
-    }
-
-    /// The mixer on `h` `[batch, seq, hidden]` after the tokens `conv` and `ssm` hold, which it
-    /// advances past these.
-    fn forward(
-        &self,
-        h: &Tensor,
-        mask: Option<&Tensor>,
-        conv: &mut Tensor,
-        ssm: &mut Tensor,
-    ) -> Result<Tensor> {
-        let dtype = h.dtype();
-        let (seq, channels) = (h.dims()[1], self.d.dims()[0]);
-        let kept = |t: Tensor| -> Result<Tensor> {
-            match mask {
-                Some(m) => Ok(t.mul(&m.to_dtype(t.dtype())?.unsqueeze(-1)?)?),
-                None => Ok(t),
-            }
-        };
-        // [batch, 2 × channels, seq]
-        let projected = self.in_proj.forward(&kept(h.clone())?)?.transpose(1, 2)?;
-        let (x, z) = (projected.narrow(1, 0, channels)?, projected.narrow(1, channels as isize, channels)?);
-        // The convolution over the previous inputs, then these; the state keeps the newest.
-        let joined = Tensor::cat(&[&*conv, &x.to_dtype(conv.dtype())?], 2)?;
-        let keep = conv.dims()[2];
-        *conv = joined.narrow(2, seq as isize, keep)?.contiguous()?;
-        let x = joined.conv1d(&self.conv_weight, self.conv_bias.as_ref(), &[1], 0, &[1], channels)?;
-        // [batch, seq, channels]
-        let x = kept(self.act.forward(&x)?.transpose(1, 2)?)?;
-        let params = self.x_proj.forward(&x)?;
-        let (rank, states) = (self.dt_weight.dims()[1], self.a.dims()[1]);
-        let mut step = params.narrow(-1, 0, rank)?;
-        let mut b = params.narrow(-1, rank as isize, states)?;
-        let mut c = params.narrow(-1, (rank + states) as isize, states)?;
-        if let Some(eps) = self.bcdt_norm_eps {
-            let norm = |t: &Tensor| -> Result<Tensor> {
-                let t32 = t.to_dtype(DType::F32)?;
-                let rms = t32.square()?.mean(-1, true)?.add(eps)?.rsqrt()?;
-                Ok(t32.mul(&rms)?.to_dtype(t.dtype())?)
-            };
-            (step, b, c) = (norm(&step)?, norm(&b)?, norm(&c)?);
-        }
-        // Δ: the product in the model's dtype, its bias and softplus in float32.
-        let dt = step
-            .matmul(&self.dt_weight.t()?)?
-            .to_dtype(DType::F32)?
-            .add(&self.dt_bias)?
-            .softplus(1.0, 20.0)?;
-        let (x_t, dt_t, z) = (x.transpose(1, 2)?, dt.transpose(1, 2)?, z);
-        let y = selective_scan(
-            &ScanInputs { x: &x_t, dt: &dt_t, z: &z, b: &b, c: &c, a: &self.a, d: &self.d },
-            ssm,
-        )?;
-        self.out_proj.forward(&y.transpose(1, 2)?.to_dtype(dtype)?)
-    }
+enum Mixer {
+    Mamba(MambaMixer),
+    Mamba2(Mamba2Mixer),
 }
 
 /// One block: norm, mixer, residual.
@@ -168,6 +89,15 @@ struct Block {
 #[derive(Debug, Clone)]
 struct MambaConfig {
     dims: Dims,
+    /// Mamba-2 (`mamba2`)
+    v2: bool,
+    /// Mamba's step-size rank (`time_step_rank`)
+    rank: usize,
+    /// Mamba-2's heads and groups
+    heads: usize,
+    groups: usize,
+    /// Mamba-2's `time_step_limit`
+    dt_limit: (f64, f64),
     layers: usize,
     vocab: usize,
     eps: f64,
@@ -181,7 +111,9 @@ struct MambaConfig {
 
 impl MambaConfig {
     fn read(cfg: &Config) -> Result<Self> {
-        let hidden = cfg.usize_or("hidden_size", 768)?;
+        let model_type = cfg.model_type()?;
+        let v2 = model_type == "mamba2";
+        let hidden = cfg.usize_or("hidden_size", if v2 { 4096 } else { 768 })?;
         let expand = cfg.f64_or("expand", 2.0)?;
         let rank = match cfg.get("time_step_rank") {
             None => hidden.div_ceil(16),
@@ -190,37 +122,73 @@ impl MambaConfig {
                 Error::Config(format!("\"time_step_rank\" must be \"auto\" or a positive integer, got {v}"))
             })?,
         };
+        let channels = (expand * hidden as f64) as usize;
+        let states = cfg.usize_or("state_size", if v2 { 128 } else { 16 })?;
+        let (heads, head_dim, groups) = if v2 {
+            (cfg.usize_or("num_heads", 128)?, cfg.usize_or("head_dim", 64)?, cfg.usize_or("n_groups", 8)?)
+        } else {
+            (1, channels, 1)
+        };
+        let kernel = cfg.usize_or("conv_kernel", 4)?;
         let dims = Dims {
             hidden,
-            channels: (expand * hidden as f64) as usize,
-            states: cfg.usize_or("state_size", 16)?,
-            rank,
-            kernel: cfg.usize_or("conv_kernel", 4)?,
+            channels,
+            states,
+            kernel,
+            conv_channels: if v2 { channels + 2 * groups * states } else { channels },
         };
-        if dims.hidden == 0 || dims.channels == 0 || dims.states == 0 || dims.rank == 0 || dims.kernel == 0 {
+        if [hidden, channels, states, rank, kernel, heads, groups].contains(&0) {
             return Err(Error::Config(format!(
-                "a Mamba model needs positive sizes, got hidden_size {hidden}, expand {expand}, state_size {}, \
-                 time_step_rank {rank}, conv_kernel {}",
-                dims.states, dims.kernel
+                "a {model_type} model needs positive sizes, got hidden_size {hidden}, expand {expand}, state_size \
+                 {states}, conv_kernel {kernel}{}",
+                if v2 { format!(", num_heads {heads}, n_groups {groups}") } else { format!(", time_step_rank {rank}") }
             )));
         }
-        let falcon = cfg.model_type()? == "falcon_mamba";
+        if v2 && (heads * head_dim != channels || heads % groups != 0) {
+            return Err(Error::Config(format!(
+                "num_heads × head_dim ({heads} × {head_dim}) must equal expand × hidden_size ({expand} × {hidden}), \
+                 and n_groups ({groups}) must divide num_heads"
+            )));
+        }
+        let dt_limit = match cfg.get("time_step_limit").and_then(|v| v.as_array()) {
+            Some(pair) if pair.len() == 2 => match (float_of(&pair[0]), float_of(&pair[1])) {
+                (Some(lo), Some(hi)) => (lo, hi),
+                _ => {
+                    return Err(Error::Config(format!(
+                        "\"time_step_limit\" must be two numbers, got {pair:?}"
+                    )))
+                }
+            },
+            Some(other) => {
+                return Err(Error::Config(format!("\"time_step_limit\" must be two numbers, got {other:?}")))
+            }
+            None => (0.0, f64::INFINITY),
+        };
         Ok(MambaConfig {
             dims,
-            layers: cfg.usize_or("num_hidden_layers", 32)?,
-            vocab: cfg.usize_or("vocab_size", 50280)?,
+            v2,
+            rank,
+            heads,
+            groups,
+            dt_limit,
+            layers: cfg.usize_or("num_hidden_layers", if v2 { 64 } else { 32 })?,
+            vocab: cfg.usize_or("vocab_size", if v2 { 32768 } else { 50280 })?,
             eps: cfg.f64_or("layer_norm_epsilon", 1e-5)?,
             use_bias: cfg.bool_or("use_bias", false)?,
             use_conv_bias: cfg.bool_or("use_conv_bias", true)?,
             act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
             residual_in_fp32: cfg.bool_or("residual_in_fp32", true)?,
-            tie_word_embeddings: cfg.bool_or("tie_word_embeddings", true)?,
-            bcdt_norm_eps: if falcon { Some(cfg.f64_or("mixer_rms_eps", 1e-6)?) } else { None },
+            tie_word_embeddings: cfg.bool_or("tie_word_embeddings", !v2)?,
+            bcdt_norm_eps: if model_type == "falcon_mamba" {
+                Some(cfg.f64_or("mixer_rms_eps", 1e-6)?)
+            } else {
+                None
+            },
         })
     }
 }
 
-/// A Mamba or Falcon-Mamba model: the causal LM, or the base model without its head.
+/// A Mamba, Falcon-Mamba or Mamba-2 model: the causal LM, or the base model without its head.
 #[derive(Debug, Clone)]
 pub struct Mamba {
     embeddings: Embedding,
@@ -233,7 +201,7 @@ pub struct Mamba {
 }
 
 impl Mamba {
-    /// Loads `arch` (`MambaForCausalLM`, `MambaModel`, or their `FalconMamba*` names): the
+    /// Loads `arch` (`MambaForCausalLM`, `MambaModel`, or their `FalconMamba*` and `Mamba2*` names): the
     /// causal LM's `backbone.*` and `lm_head.weight` (tied to the embeddings by default), or the
     /// base model's tensors without the prefix. transformers' old `embedding.weight` name loads too.
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
@@ -252,7 +220,10 @@ impl Mamba {
                 let v = backbone.pp("layers").pp(i);
                 Ok(Block {
                     norm: RmsNorm::load(&v.pp("norm"), c.dims.hidden, c.eps, RmsNormStyle::Llama)?,
-                    mixer: Mixer::load(&v.pp("mixer"), &c)?,
+                    mixer: match c.v2 {
+                        true => Mixer::Mamba2(Mamba2Mixer::load(&v.pp("mixer"), &c)?),
+                        false => Mixer::Mamba(MambaMixer::load(&v.pp("mixer"), &c)?),
+                    },
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -291,15 +262,16 @@ impl Mamba {
 
     /// An empty state for `batch` new sequences: zero convolution inputs and scan states.
     pub fn new_state(&self, batch: usize) -> Result<MambaState> {
-        let Dims { channels, states, kernel, .. } = self.dims;
+        let Dims { channels, states, kernel, conv_channels, .. } = self.dims;
         let (device, dtype) = (self.device(), self.embeddings.weight.dtype());
         let zeros = |shape: [usize; 3], dtype: DType| -> Result<Tensor> {
             Ok(Tensor::zeros(shape, dtype)?.to(device)?)
         };
         let n = self.layers.len();
         Ok(MambaState {
-            conv: (0..n).map(|_| zeros([batch, channels, kernel - 1], dtype)).collect::<Result<_>>()?,
+            conv: (0..n).map(|_| zeros([batch, conv_channels, kernel - 1], dtype)).collect::<Result<_>>()?,
             ssm: (0..n).map(|_| zeros([batch, channels, states], DType::F32)).collect::<Result<_>>()?,
+            seen: 0,
         })
     }
 
@@ -336,12 +308,19 @@ impl Mamba {
             )));
         }
         let dtype = self.embeddings.weight.dtype();
+        let seq = ids.dims()[1];
+        let cached_step = state.seen > 0 && seq == 1;
+        state.seen += seq;
         let mut h = self.embeddings.forward(&ids)?;
         let mut all = Vec::new();
         for (i, block) in self.layers.iter().enumerate() {
             let normed = block.norm.forward(&h.to_dtype(dtype)?)?;
             let residual = if self.residual_in_fp32 { h.to_dtype(DType::F32)? } else { h };
-            let mixed = block.mixer.forward(&normed, mask.as_ref(), &mut state.conv[i], &mut state.ssm[i])?;
+            let (conv, ssm) = (&mut state.conv[i], &mut state.ssm[i]);
+            let mixed = match &block.mixer {
+                Mixer::Mamba(m) => m.forward(&normed, mask.as_ref(), conv, ssm)?,
+                Mixer::Mamba2(m) => m.forward(&normed, mask.as_ref(), conv, ssm, cached_step)?,
+            };
             h = residual.add(&mixed)?;
             if output_hidden_states {
                 all.push(h.clone());
