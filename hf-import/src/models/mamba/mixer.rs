@@ -1,54 +1,11 @@
-//! Mamba's mixer (`MambaMixer`, and Falcon-Mamba's with its weightless norms), and the pieces
-//! Mamba-2's shares with it: the padding mask on the inputs and the causal convolution that keeps
-//! its last inputs.
+//! Mamba's mixer (`MambaMixer`, and Falcon-Mamba's with its weightless norms).
 
 use oxtorch_tensor::{DType, Tensor};
 
 use super::{Dims, MambaConfig};
 use crate::error::Result;
-use crate::layers::{selective_scan, Activation, Linear, ScanInputs};
+use crate::layers::{masked, selective_scan, CausalConv, Linear, ScanInputs, SsmState};
 use crate::weights::Vars;
-
-/// `t` `[batch, seq, ...]` with the padded tokens' rows zeroed (transformers'
-/// `apply_mask_to_padding_states`).
-pub(super) fn masked(t: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
-    match mask {
-        Some(m) => Ok(t.mul(&m.to_dtype(t.dtype())?.unsqueeze(-1)?)?),
-        None => Ok(t.clone()),
-    }
-}
-
-/// The causal depthwise convolution over the last `kernel` inputs of each channel, then the
-/// activation.
-#[derive(Debug, Clone)]
-pub(super) struct CausalConv {
-    /// `[channels, 1, kernel]`
-    weight: Tensor,
-    bias: Option<Tensor>,
-    act: Activation,
-}
-
-impl CausalConv {
-    /// `vars.weight` (and `vars.bias` with `use_conv_bias`) for `channels`.
-    pub(super) fn load(vars: &Vars<'_>, channels: usize, kernel: usize, cfg: &MambaConfig) -> Result<Self> {
-        Ok(CausalConv {
-            weight: vars.get("weight", &[channels, 1, kernel])?,
-            bias: if cfg.use_conv_bias { Some(vars.get("bias", &[channels])?) } else { None },
-            act: cfg.act,
-        })
-    }
-
-    /// The activated convolution `[batch, channels, seq]` of `x` `[batch, channels, seq]` after
-    /// the inputs `state` `[batch, channels, kernel - 1]` holds; `state` then keeps the newest.
-    pub(super) fn forward(&self, x: &Tensor, state: &mut Tensor) -> Result<Tensor> {
-        let (channels, seq) = (x.dims()[1], x.dims()[2]);
-        let joined = Tensor::cat(&[&*state, &x.to_dtype(state.dtype())?], 2)?;
-        let keep = state.dims()[2];
-        *state = joined.narrow(2, seq as isize, keep)?.contiguous()?;
-        let y = joined.conv1d(&self.weight, self.bias.as_ref(), &[1], 0, &[1], channels)?;
-        self.act.forward(&y)
-    }
-}
 
 /// One block's selective state-space mixer.
 #[derive(Debug, Clone)]
@@ -76,7 +33,7 @@ impl MambaMixer {
         let a_log = v.get_as_stored("A_log", &[channels, states])?.to_dtype(DType::F32)?;
         Ok(MambaMixer {
             in_proj: Linear::load(&v.pp("in_proj"), hidden, 2 * channels, cfg.use_bias)?,
-            conv: CausalConv::load(&v.pp("conv1d"), channels, kernel, cfg)?,
+            conv: CausalConv::load(&v.pp("conv1d"), channels, kernel, cfg.use_conv_bias, cfg.act)?,
             x_proj: Linear::load(&v.pp("x_proj"), channels, rank + 2 * states, false)?,
             dt_weight: dt_proj.weight,
             dt_bias: dt_proj.bias.expect("loaded with a bias").to_dtype(DType::F32)?,
@@ -87,15 +44,10 @@ impl MambaMixer {
         })
     }
 
-    /// The mixer on `h` `[batch, seq, hidden]` after the tokens `conv` and `ssm` hold, which it
-    /// advances past these.
-    pub(super) fn forward(
-        &self,
-        h: &Tensor,
-        mask: Option<&Tensor>,
-        conv: &mut Tensor,
-        ssm: &mut Tensor,
-    ) -> Result<Tensor> {
+    /// The mixer on `h` `[batch, seq, hidden]` after the tokens `state` holds, which it advances
+    /// past these.
+    pub(super) fn forward(&self, h: &Tensor, mask: Option<&Tensor>, state: &mut SsmState) -> Result<Tensor> {
+        let (conv, ssm) = (&mut state.conv, &mut state.ssm);
         let dtype = h.dtype();
         let channels = self.d.dims()[0];
         // [batch, 2 × channels, seq]

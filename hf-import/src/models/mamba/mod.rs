@@ -19,7 +19,6 @@
 //! same whatever the length. The residual stream is float32 with `residual_in_fp32` (the default).
 
 mod mixer;
-mod mixer2;
 
 use std::collections::BTreeMap;
 
@@ -29,10 +28,11 @@ use super::seq2seq_io::{check_inputs, ids_and_mask};
 use crate::config::{float_of, Config};
 use crate::error::{Error, Result};
 use crate::generate::Recurrent;
-use crate::layers::{Activation, Embedding, Linear, RmsNorm, RmsNormStyle};
+use crate::layers::{
+    Activation, Embedding, Linear, Mamba2Dims, Mamba2Mixer, RmsNorm, RmsNormStyle, SsmState,
+};
 use crate::weights::Weights;
 use mixer::MambaMixer;
-use mixer2::Mamba2Mixer;
 
 /// The inputs a Mamba model takes.
 const INPUTS: &[&str] = &["input_ids", "attention_mask"];
@@ -47,25 +47,21 @@ struct Dims {
     states: usize,
     /// the convolution's width (`conv_kernel`)
     kernel: usize,
-    /// the channels the convolution runs over (Mamba-2's also carry `B` and `C`)
-    conv_channels: usize,
 }
 
-/// What a generation carries from token to token, per layer: the convolution's last
-/// `conv_kernel - 1` inputs `[batch, conv channels, kernel - 1]` and the scan's states
-/// `[batch, channels, states]` (float32), and how many tokens they have seen.
+/// What a generation carries from token to token: each layer's [`SsmState`] (the convolution's
+/// last inputs and the scan's states), and how many tokens they have seen.
 #[derive(Debug, Clone)]
 pub struct MambaState {
-    conv: Vec<Tensor>,
-    ssm: Vec<Tensor>,
+    layers: Vec<SsmState>,
     seen: usize,
 }
 
 impl MambaState {
     /// Moves the rows: row `r` becomes what row `from[r]` was (beam search).
     pub fn reorder(&mut self, from: &Tensor) -> Result<()> {
-        for t in self.conv.iter_mut().chain(self.ssm.iter_mut()) {
-            *t = t.index_select(0, &from.to(t.device())?)?;
+        for layer in &mut self.layers {
+            layer.reorder(from)?;
         }
         Ok(())
     }
@@ -89,15 +85,10 @@ struct Block {
 #[derive(Debug, Clone)]
 struct MambaConfig {
     dims: Dims,
-    /// Mamba-2 (`mamba2`)
-    v2: bool,
+    /// Mamba-2's mixer (`mamba2`)
+    v2: Option<Mamba2Dims>,
     /// Mamba's step-size rank (`time_step_rank`)
     rank: usize,
-    /// Mamba-2's heads and groups
-    heads: usize,
-    groups: usize,
-    /// Mamba-2's `time_step_limit`
-    dt_limit: (f64, f64),
     layers: usize,
     vocab: usize,
     eps: f64,
@@ -130,13 +121,7 @@ impl MambaConfig {
             (1, channels, 1)
         };
         let kernel = cfg.usize_or("conv_kernel", 4)?;
-        let dims = Dims {
-            hidden,
-            channels,
-            states,
-            kernel,
-            conv_channels: if v2 { channels + 2 * groups * states } else { channels },
-        };
+        let dims = Dims { hidden, channels, states, kernel };
         if [hidden, channels, states, rank, kernel, heads, groups].contains(&0) {
             return Err(Error::Config(format!(
                 "a {model_type} model needs positive sizes, got hidden_size {hidden}, expand {expand}, state_size \
@@ -150,35 +135,38 @@ impl MambaConfig {
                  and n_groups ({groups}) must divide num_heads"
             )));
         }
-        let dt_limit = match cfg.get("time_step_limit").and_then(|v| v.as_array()) {
-            Some(pair) if pair.len() == 2 => match (float_of(&pair[0]), float_of(&pair[1])) {
-                (Some(lo), Some(hi)) => (lo, hi),
-                _ => {
-                    return Err(Error::Config(format!(
-                        "\"time_step_limit\" must be two numbers, got {pair:?}"
-                    )))
-                }
-            },
-            Some(other) => {
-                return Err(Error::Config(format!("\"time_step_limit\" must be two numbers, got {other:?}")))
-            }
-            None => (0.0, f64::INFINITY),
+        let eps = cfg.f64_or("layer_norm_epsilon", 1e-5)?;
+        let act = Activation::from_name(cfg.str_or("hidden_act", "silu")?)?;
+        let (use_bias, use_conv_bias) =
+            (cfg.bool_or("use_bias", false)?, cfg.bool_or("use_conv_bias", true)?);
+        let v2 = match v2 {
+            true => Some(Mamba2Dims {
+                hidden,
+                heads,
+                head_dim,
+                groups,
+                states,
+                kernel,
+                proj_bias: use_bias,
+                conv_bias: use_conv_bias,
+                act,
+                eps,
+                dt_limit: time_step_limit(cfg)?,
+            }),
+            false => None,
         };
         Ok(MambaConfig {
             dims,
             v2,
             rank,
-            heads,
-            groups,
-            dt_limit,
-            layers: cfg.usize_or("num_hidden_layers", if v2 { 64 } else { 32 })?,
-            vocab: cfg.usize_or("vocab_size", if v2 { 32768 } else { 50280 })?,
-            eps: cfg.f64_or("layer_norm_epsilon", 1e-5)?,
-            use_bias: cfg.bool_or("use_bias", false)?,
-            use_conv_bias: cfg.bool_or("use_conv_bias", true)?,
-            act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
+            layers: cfg.usize_or("num_hidden_layers", if v2.is_some() { 64 } else { 32 })?,
+            vocab: cfg.usize_or("vocab_size", if v2.is_some() { 32768 } else { 50280 })?,
+            eps,
+            use_bias,
+            use_conv_bias,
+            act,
             residual_in_fp32: cfg.bool_or("residual_in_fp32", true)?,
-            tie_word_embeddings: cfg.bool_or("tie_word_embeddings", !v2)?,
+            tie_word_embeddings: cfg.bool_or("tie_word_embeddings", v2.is_none())?,
             bcdt_norm_eps: if model_type == "falcon_mamba" {
                 Some(cfg.f64_or("mixer_rms_eps", 1e-6)?)
             } else {
@@ -220,9 +208,9 @@ impl Mamba {
                 let v = backbone.pp("layers").pp(i);
                 Ok(Block {
                     norm: RmsNorm::load(&v.pp("norm"), c.dims.hidden, c.eps, RmsNormStyle::Llama)?,
-                    mixer: match c.v2 {
-                        true => Mixer::Mamba2(Mamba2Mixer::load(&v.pp("mixer"), &c)?),
-                        false => Mixer::Mamba(MambaMixer::load(&v.pp("mixer"), &c)?),
+                    mixer: match &c.v2 {
+                        Some(dims) => Mixer::Mamba2(Mamba2Mixer::load(&v.pp("mixer"), dims)?),
+                        None => Mixer::Mamba(MambaMixer::load(&v.pp("mixer"), &c)?),
                     },
                 })
             })
@@ -262,17 +250,20 @@ impl Mamba {
 
     /// An empty state for `batch` new sequences: zero convolution inputs and scan states.
     pub fn new_state(&self, batch: usize) -> Result<MambaState> {
-        let Dims { channels, states, kernel, conv_channels, .. } = self.dims;
+        let Dims { channels, states, kernel, .. } = self.dims;
         let (device, dtype) = (self.device(), self.embeddings.weight.dtype());
-        let zeros = |shape: [usize; 3], dtype: DType| -> Result<Tensor> {
-            Ok(Tensor::zeros(shape, dtype)?.to(device)?)
-        };
-        let n = self.layers.len();
-        Ok(MambaState {
-            conv: (0..n).map(|_| zeros([batch, conv_channels, kernel - 1], dtype)).collect::<Result<_>>()?,
-            ssm: (0..n).map(|_| zeros([batch, channels, states], DType::F32)).collect::<Result<_>>()?,
-            seen: 0,
-        })
+        let layers = self
+            .layers
+            .iter()
+            .map(|block| match &block.mixer {
+                Mixer::Mamba2(m) => m.new_state(batch, dtype),
+                Mixer::Mamba(_) => Ok(SsmState {
+                    conv: Tensor::zeros([batch, channels, kernel - 1], (dtype, device))?,
+                    ssm: Tensor::zeros([batch, channels, states], (DType::F32, device))?,
+                }),
+            })
+            .collect::<Result<_>>()?;
+        Ok(MambaState { layers, seen: 0 })
     }
 
     /// The final hidden states `[batch, seq, hidden]` (after `norm_f`) of `input_ids` (int64
@@ -301,10 +292,9 @@ impl Mamba {
                 &mut fresh
             }
         };
-        if state.conv.first().is_some_and(|c| c.dims()[0] != batch) {
+        if let Some(rows) = state.layers.first().map(|l| l.ssm.dims()[0]).filter(|&r| r != batch) {
             return Err(Error::Input(format!(
-                "the generation state holds {} rows, but input_ids has {batch}",
-                state.conv[0].dims()[0]
+                "the generation state holds {rows} rows, but input_ids has {batch}"
             )));
         }
         let dtype = self.embeddings.weight.dtype();
@@ -316,10 +306,10 @@ impl Mamba {
         for (i, block) in self.layers.iter().enumerate() {
             let normed = block.norm.forward(&h.to_dtype(dtype)?)?;
             let residual = if self.residual_in_fp32 { h.to_dtype(DType::F32)? } else { h };
-            let (conv, ssm) = (&mut state.conv[i], &mut state.ssm[i]);
+            let layer_state = &mut state.layers[i];
             let mixed = match &block.mixer {
-                Mixer::Mamba(m) => m.forward(&normed, mask.as_ref(), conv, ssm)?,
-                Mixer::Mamba2(m) => m.forward(&normed, mask.as_ref(), conv, ssm, cached_step)?,
+                Mixer::Mamba(m) => m.forward(&normed, mask.as_ref(), layer_state)?,
+                Mixer::Mamba2(m) => m.forward(&normed, mask.as_ref(), layer_state, cached_step)?,
             };
             h = residual.add(&mixed)?;
             if output_hidden_states {
@@ -393,5 +383,17 @@ impl Recurrent for Mamba {
 
     fn reorder(&self, state: &mut MambaState, from: &Tensor) -> Result<()> {
         state.reorder(from)
+    }
+}
+
+/// `time_step_limit` (Mamba-2 and the hybrids: the step sizes' bounds over a sequence): two
+/// numbers, Python's `Infinity` read (see [`float_of`]); `(0, inf)` when absent.
+pub(crate) fn time_step_limit(cfg: &Config) -> Result<(f64, f64)> {
+    match cfg.get("time_step_limit") {
+        None => Ok((0.0, f64::INFINITY)),
+        Some(v) => match v.as_array().map(|pair| pair.iter().map(float_of).collect::<Vec<_>>()).as_deref() {
+            Some([Some(lo), Some(hi)]) => Ok((*lo, *hi)),
+            _ => Err(Error::Config(format!("\"time_step_limit\" must be two numbers, got {v}"))),
+        },
     }
 }
