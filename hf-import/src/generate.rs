@@ -148,7 +148,9 @@ fn generate_with(
         (None, rows, mask)
     };
     let device = lm.device();
-    let fixed = g.cache_implementation.is_static(device);
+    // (A hybrid's recurrent layers would take a bucket's padding into their state: its prompts run
+    // at their own length.)
+    let fixed = g.cache_implementation.is_static(device) && !lm.has_recurrent_layers();
     // On xla/tpu each forward (the prefill, then every decode step) is recorded and runs as one
     // fused program (when its logits or tokens are read, or when launched), unless
     // `OXTORCH_XLA_MODE` chose a mode.

@@ -604,6 +604,31 @@ def gen_granitemoe(r):
     return tf.GraniteMoeForCausalLM, tf.GraniteMoeConfig, c
 
 
+def gen_granitemoehybrid(r):
+    """GraniteMoeHybridForCausalLM (Granite 4.0): Granite-MoE-Shared's config whose layers are Mamba-2 (heads of 4-16
+    channels in 1-2 groups, 4-16 states, convolutions of 2-4, chunks of 2-8, biased or not, step sizes clamped or not)
+    or attention at random, NoPE or RoPE, the mixture or (no experts) the shared MLP alone; the legacy layer names
+    sometimes."""
+    _, _, c = gen_granitemoe(r)
+    c.pop("rope_parameters", None)
+    c.pop("head_dim", None)
+    layers = c["num_hidden_layers"]
+    names = r.choice([("linear_attention", "full_attention"), ("mamba", "attention")])
+    c["layer_types"] = [names[0] if r.random() < 0.6 else names[1] for _ in range(layers)]
+    heads = r.choice([h for h in (2, 4, 8) if (2 * c["hidden_size"]) % h == 0])
+    c.update(mamba_n_heads=heads, mamba_n_groups=r.choice([g for g in (1, 2) if heads % g == 0]),
+             mamba_d_state=r.choice([4, 8, 16]), mamba_d_conv=r.choice([2, 3, 4]), mamba_chunk_size=r.choice([2, 3, 8]),
+             mamba_proj_bias=r.random() < 0.3, mamba_conv_bias=r.random() < 0.8,
+             shared_intermediate_size=r.choice([8, 16, 24]))
+    if r.random() < 0.3:
+        c["num_local_experts"] = 0
+    if r.random() < 0.5:
+        c["position_embedding_type"] = "rope"
+    if r.random() < 0.3:
+        c["time_step_limit"] = (r.choice([0.0, 0.05]), r.choice([0.9, 2.0]))
+    return tf.GraniteMoeHybridForCausalLM, tf.GraniteMoeHybridConfig, c
+
+
 def gen_smollm3(r):
     """SmolLM3ForCausalLM: Llama's config with NoPE layers (a random list, or an interval) and, at times, windows on
     them."""
@@ -1441,6 +1466,7 @@ FAMILIES = {
     "mamba": gen_mamba,
     "falcon_mamba": lambda r: gen_mamba(r, falcon=True),
     "mamba2": gen_mamba2,
+    "granitemoehybrid": gen_granitemoehybrid,
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
     "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),
     "qwen2_tok": decoder_tok(gen_qwen2, tf.Qwen2ForTokenClassification),

@@ -1337,6 +1337,7 @@ DECODER_BEAMS = {
     "mamba": dict(num_beams=3, eos=[(0, 3)]),
     "falcon_mamba": dict(num_beams=2, repetition_penalty=1.3, eos=None),
     "mamba2": dict(num_beams=3, length_penalty=0.6, eos=[(1, 2)]),
+    "granite_hybrid": dict(num_beams=2, eos=[(0, 4)]),
 }
 
 
@@ -1431,6 +1432,22 @@ def state_space_models():
         cfg["time_step_limit"][1] = float("inf")
         cfg["transformers_version"] = "4.48.0"
         (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    # Granite 4.0's hybrid: Mamba-2 layers (4 heads of 16 in 2 groups, chunks of 3) around an attention layer without
+    # positions (NoPE), Granite's multipliers, the mixture plus the shared MLP; `granite_hybrid_dense`: no experts
+    # (the shared MLP alone, granite-4.0-micro's layout), RoPE, biased projections, clamped step sizes, tied.
+    hybrid = dict(vocab_size=100, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=24,
+                  max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2, mamba_n_heads=4,
+                  mamba_n_groups=2, mamba_d_state=8, mamba_chunk_size=3, mamba_d_conv=3, attn_implementation="eager")
+    build("granite_hybrid", tf.GraniteMoeHybridForCausalLM,
+          tf.GraniteMoeHybridConfig(**hybrid, num_hidden_layers=3, layer_types=["mamba", "attention", "mamba"],
+                                    num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=16,
+                                    embedding_multiplier=6.0, attention_multiplier=0.09, residual_multiplier=0.3,
+                                    logits_scaling=4.0), 246)
+    build("granite_hybrid_dense", tf.GraniteMoeHybridForCausalLM,
+          tf.GraniteMoeHybridConfig(**hybrid, num_hidden_layers=2, layer_types=["attention", "mamba"],
+                                    num_local_experts=0, shared_intermediate_size=24, position_embedding_type="rope",
+                                    mamba_proj_bias=True, time_step_limit=(0.05, 0.9), tie_word_embeddings=True,
+                                    residual_multiplier=0.5), 247)
     build("mamba2_limited", tf.Mamba2ForCausalLM,
           tf.Mamba2Config(**dict(ssm2, n_groups=1), time_step_limit=(0.05, 0.9), use_bias=True, conv_kernel=3,
                           tie_word_embeddings=True, residual_in_fp32=False), 245)

@@ -108,8 +108,12 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("mpt_clip", dev)
         + check_family("codegen_wide", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
-    // Mamba's mixers (the selective scan runs on the host between the device's products).
-    let fallbacks = check_family("mamba", dev) + check_family("falcon_mamba", dev);
+    // Mamba's mixers, Mamba-2's and Granite 4.0's hybrid (the selective scan runs on the host
+    // between the device's products).
+    let fallbacks = check_family("mamba", dev)
+        + check_family("falcon_mamba", dev)
+        + check_family("mamba2", dev)
+        + check_family("granite_hybrid", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // DeepSeek's latent attention (padded heads) and its routers.
     let fallbacks = check_family("deepseek_v3", dev) + check_family("deepseek_v3_plain", dev);

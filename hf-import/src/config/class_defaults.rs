@@ -21,6 +21,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "granitemoehybrid",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 32000),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 11008),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
         "mistral",
         &[
             ("hidden_size", 4096),

@@ -18,6 +18,7 @@
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
+use super::SsmState;
 use crate::error::{Error, Result};
 
 /// The smallest bucket a length is rounded up to on fixed-shape devices.
@@ -78,6 +79,8 @@ pub struct LayerCache {
     capacity: usize,
     /// Attention reads all `capacity` slots (masked) instead of the filled prefix.
     fixed: bool,
+    /// A recurrent (Mamba-2) layer's state, which it keeps in place of keys and values.
+    recurrent: Option<SsmState>,
 }
 
 impl LayerCache {
@@ -89,6 +92,22 @@ impl LayerCache {
     /// Whether nothing is cached.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// A recurrent layer's state, made by `fresh` before its first tokens.
+    pub(crate) fn recurrent_state(
+        &mut self,
+        fresh: impl FnOnce() -> Result<SsmState>,
+    ) -> Result<&mut SsmState> {
+        if self.recurrent.is_none() {
+            self.recurrent = Some(fresh()?);
+        }
+        Ok(self.recurrent.as_mut().expect("set above"))
+    }
+
+    /// Counts `new` positions a recurrent layer has taken into its state.
+    pub(crate) fn advance(&mut self, new: usize) {
+        self.len += new;
     }
 
     /// Writes `k`, `v` (`[batch, kv_heads, new, head_dim]`) at slots `len..len + new` and returns the
@@ -189,7 +208,7 @@ impl LayerCache {
             Some((k, v)) => Some((k.copy()?, v.copy()?)),
             None => None,
         };
-        Ok(LayerCache { buffers, ..*self })
+        Ok(LayerCache { buffers, recurrent: self.recurrent.clone(), ..*self })
     }
 }
 
@@ -263,14 +282,28 @@ impl KvCache {
                 let rows = rows.to(k.device())?;
                 layer.buffers = Some((k.index_select(0, &rows)?, v.index_select(0, &rows)?));
             }
+            if let Some(state) = &mut layer.recurrent {
+                state.reorder(rows)?;
+            }
         }
         Ok(())
     }
 
     /// Forgets the positions from `len` on (transformers' `DynamicCache.crop`); the slots stay
-    /// allocated and are overwritten by the next positions. Used after a padded prefill.
+    /// allocated and are overwritten by the next positions. Used after a padded prefill. A
+    /// recurrent layer's state cannot forget some positions: emptied at 0, it must otherwise
+    /// keep them all (generation never pads a hybrid model's prefill).
     pub fn truncate(&mut self, len: usize) {
         for l in &mut self.layers {
+            if l.recurrent.is_some() {
+                debug_assert!(
+                    len == 0 || len >= l.len,
+                    "a recurrent state cannot be cut back to {len} positions"
+                );
+                if len == 0 {
+                    l.recurrent = None;
+                }
+            }
             l.len = l.len.min(len);
         }
     }

@@ -151,6 +151,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("dots1", "Dots1ForCausalLM"),
         ("apertus", "ApertusForCausalLM"),
         ("granitemoeshared", "GraniteMoeSharedForCausalLM"),
+        ("granitemoehybrid", "GraniteMoeHybridForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -215,6 +216,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "dots1"
                                 | "apertus"
                                 | "granitemoeshared"
+                                | "granitemoehybrid"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

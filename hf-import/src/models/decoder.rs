@@ -8,7 +8,8 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
     bidirectional_mask, causal_mask, packing_enabled, Arena, AttentionConfig, DecoderNorm, Embedding,
-    FeedForward, GatedMlp, KvCache, LayerNorm, Linear, RmsNorm, Rotary, SelfAttention, SparseMoe, Xielu,
+    FeedForward, GatedMlp, KvCache, LayerCache, LayerNorm, Linear, Mamba2Mixer, RmsNorm, Rotary,
+    SelfAttention, SparseMoe, Xielu,
 };
 use crate::weights::{Vars, Weights};
 
@@ -17,13 +18,30 @@ mod packed;
 mod spec;
 
 pub use alibi::Alibi;
-pub use spec::{DecoderSpec, MoeSpec, SharedExpert};
+pub use spec::{DecoderSpec, HybridSpec, MoeSpec, SharedExpert};
+
+/// How a block mixes its tokens: self-attention, or a hybrid's Mamba-2 mixer.
+#[derive(Debug, Clone)]
+enum TokenMixer {
+    Attention(SelfAttention),
+    Mamba(Mamba2Mixer),
+}
+
+impl TokenMixer {
+    /// The self-attention, `None` for a Mamba-2 layer.
+    fn attention(&self) -> Option<&SelfAttention> {
+        match self {
+            TokenMixer::Attention(a) => Some(a),
+            TokenMixer::Mamba(_) => None,
+        }
+    }
+}
 
 /// One pre-norm decoder block.
 #[derive(Debug, Clone)]
 struct DecoderLayer {
     input_norm: DecoderNorm,
-    attn: SelfAttention,
+    mixer: TokenMixer,
     post_attn_norm: DecoderNorm,
     /// Gemma 2/3: norms before and after the MLP (`post_attn_norm` then closes the attention branch).
     ff_norms: Option<(DecoderNorm, DecoderNorm)>,
@@ -213,6 +231,9 @@ impl CausalLm {
             qk_norm_after_rope: spec.qk_norm_after_rope,
         };
         let mut layers = Vec::with_capacity(n_layers);
+        if spec.mamba.as_ref().is_some_and(|m| m.layers.len() != n_layers) {
+            return Err(Error::Config(format!("one layer type per layer is needed ({n_layers} layers)")));
+        }
         if spec.nope.len() != n_layers {
             return Err(Error::Config(format!(
                 "{} NoPE flags for {n_layers} layers (no_rope_layers must have one per layer)",
@@ -288,7 +309,14 @@ impl CausalLm {
                 } else {
                     norm(&lv.pp("input_layernorm"), hidden)?
                 },
-                attn: SelfAttention::load(&lv.pp("self_attn"), attn_cfg, qk_norm)?,
+                mixer: match &spec.mamba {
+                    // (The mixer keeps its own matrices, cast as they are read.)
+                    Some(hybrid) if hybrid.layers[i] => TokenMixer::Mamba(Mamba2Mixer::load(
+                        &lv.pp(hybrid.prefix).casting_matrices(),
+                        &hybrid.dims,
+                    )?),
+                    _ => TokenMixer::Attention(SelfAttention::load(&lv.pp("self_attn"), attn_cfg, qk_norm)?),
+                },
                 post_attn_norm: norm(&lv.pp("post_attention_layernorm"), hidden)?,
                 ff_norms,
                 mlp,
@@ -388,7 +416,9 @@ impl CausalLm {
     fn pack_weights(&mut self) -> Result<()> {
         let mut parts: Vec<&Tensor> = Vec::new();
         for l in &self.layers {
-            parts.extend(l.attn.matrices());
+            if let TokenMixer::Attention(attn) = &l.mixer {
+                parts.extend(attn.matrices());
+            }
             parts.extend(l.mlp.matrices());
         }
         if let Some(head) = &self.lm_head {
@@ -396,7 +426,9 @@ impl CausalLm {
         }
         let mut arena = Arena::pack(&parts, self.dtype)?;
         for l in &mut self.layers {
-            l.attn.unpack(&mut arena)?;
+            if let TokenMixer::Attention(attn) = &mut l.mixer {
+                attn.unpack(&mut arena)?;
+            }
             l.mlp.unpack(&mut arena)?;
         }
         if let Some(head) = &mut self.lm_head {
@@ -424,6 +456,12 @@ impl CausalLm {
     /// (see [`DecoderSpec::recompute_cache_at`]).
     pub fn recompute_cache_at(&self) -> Option<usize> {
         self.spec.recompute_cache_at
+    }
+
+    /// Whether some layers are recurrent (a hybrid's Mamba-2 layers), whose state takes every
+    /// token it is given: generation then never pads a prompt.
+    pub fn has_recurrent_layers(&self) -> bool {
+        self.layers.iter().any(|l| matches!(l.mixer, TokenMixer::Mamba(_)))
     }
 
     /// The number of layers (the length a [`KvCache`] needs).
@@ -672,10 +710,26 @@ impl CausalLm {
         };
         let mut masks: Vec<(Option<usize>, Tensor)> = Vec::new();
         let mut hidden_states = Vec::new();
+        // A Mamba-2 layer's padding mask: the new tokens' columns, none for one new token (a
+        // generated token is never padding), as transformers' `create_recurrent_attention_mask`.
+        let recurrent_mask = match attention_mask {
+            Some(m) if s > 1 => Some(m.narrow(1, past as isize, s)?),
+            _ => None,
+        };
         for (i, layer) in self.layers.iter().enumerate() {
             if output_hidden_states {
                 hidden_states.push(h.clone());
             }
+            let attn = match &layer.mixer {
+                TokenMixer::Attention(attn) => attn,
+                TokenMixer::Mamba(mamba) => {
+                    let normed = layer.input_norm.forward(&h)?;
+                    let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
+                    let mixed = mamba_step(mamba, &normed, recurrent_mask.as_ref(), layer_cache, self.dtype)?;
+                    h = layer.after_attention(&h, &mixed)?;
+                    continue;
+                }
+            };
             // One new query reading exactly the filled keys, without padding or a window, sees them
             // all: its mask would be zeros, so none is built or added.
             let unmasked = s == 1
@@ -712,8 +766,7 @@ impl CausalLm {
                 _ => (&cos_g, &sin_g),
             };
             let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
-            let attn =
-                layer.attn.forward(&layer.input_norm.forward(&h)?, cos, sin, mask.as_ref(), layer_cache)?;
+            let attn = attn.forward(&layer.input_norm.forward(&h)?, cos, sin, mask.as_ref(), layer_cache)?;
             h = layer.after_attention(&h, &attn)?;
         }
         let h = self.final_states(&h)?;
@@ -721,6 +774,28 @@ impl CausalLm {
             hidden_states.push(h.clone());
         }
         Ok((h, hidden_states))
+    }
+}
+
+/// A hybrid's Mamba-2 layer on its normed input `x` `[batch, seq, hidden]`: from the state its
+/// `cache` holds (which it advances), or from an empty one without a cache.
+fn mamba_step(
+    mamba: &Mamba2Mixer,
+    x: &Tensor,
+    mask: Option<&Tensor>,
+    cache: Option<&mut LayerCache>,
+    dtype: DType,
+) -> Result<Tensor> {
+    let (b, s) = (x.dims()[0], x.dims()[1]);
+    match cache {
+        Some(cache) => {
+            let cached_step = !cache.is_empty() && s == 1;
+            let state = cache.recurrent_state(|| mamba.new_state(b, dtype))?;
+            let out = mamba.forward(x, mask, state, cached_step)?;
+            cache.advance(s);
+            Ok(out)
+        }
+        None => mamba.forward(x, mask, &mut mamba.new_state(b, dtype)?, false),
     }
 }
 

@@ -4,12 +4,16 @@
 //! `residual_multiplier` before their residual adds, and the logits divided by `logits_scaling`
 //! (all 1 by default, as `GraniteConfig` has them). Granite-MoE (`GraniteMoeForCausalLM`, the
 //! Granite 3 "a400m"/"a800m" models) has a mixture of experts in every layer's place of the MLP.
+//! Granite 4.0's hybrids (`GraniteMoeHybridForCausalLM`: granite-4.0-h-micro/tiny/small, and the
+//! attention-only granite-4.0-micro) mix tokens with Mamba-2 in most layers (see
+//! [`GraniteMoeForCausalLM::load_hybrid`]).
 
-use super::decoder::{CausalLm, DecoderSpec, MoeSpec, SharedExpert};
+use super::decoder::{CausalLm, DecoderSpec, HybridSpec, MoeSpec, SharedExpert};
 use super::family::causal_lm_family;
+use super::mamba::time_step_limit;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Glu, Routing};
+use crate::layers::{Activation, Glu, Mamba2Dims, Routing};
 use crate::weights::Weights;
 
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
@@ -67,19 +71,108 @@ impl GraniteMoeForCausalLM {
 
     fn load_with_shared(cfg: &Config, weights: &Weights, shared: Option<SharedExpert>) -> Result<Self> {
         let mut spec = spec(cfg)?;
-        let layers = cfg.layers("num_hidden_layers")?;
-        spec.moe = Some(MoeSpec {
-            experts: cfg.usize_or("num_local_experts", 8)?,
-            intermediate: cfg.usize("intermediate_size")?,
-            routing: Routing::softmax(cfg.usize_or("num_experts_per_tok", 2)?, true, true),
-            sparse_layers: vec![true; layers],
-            shared,
-            biased: false,
-            shared_bias: false,
-            glu: Glu::Product,
-        });
+        spec.moe = Some(moe_spec(cfg, shared)?);
         let weights = weights.renamed(|n| Some(moe_name(n)));
         Ok(GraniteMoeForCausalLM(CausalLm::load(cfg, &weights, spec)?))
+    }
+
+    /// Granite 4.0 (`GraniteMoeHybridForCausalLM`): Granite-MoE-Shared's blocks whose token mixer
+    /// is, on the layers `layer_types` marks `mamba` (all by default), a Mamba-2 mixer
+    /// (`layers.{i}.mamba`: `mamba_n_heads` heads of `mamba_d_head` channels in `mamba_n_groups`
+    /// groups, `mamba_d_state` states, a convolution of `mamba_d_conv`, `mamba_proj_bias`,
+    /// `mamba_conv_bias`, `time_step_limit`), and attention elsewhere, with RoPE only when
+    /// `position_embedding_type` is `"rope"`. With `num_local_experts` 0 the feed-forward is the
+    /// shared MLP alone (granite-4.0-micro).
+    pub fn load_hybrid(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let layers = cfg.layers("num_hidden_layers")?;
+        let types = cfg.layer_types().unwrap_or_else(|| vec!["mamba".to_string(); layers]);
+        if types.len() != layers {
+            return Err(Error::Config(format!(
+                "\"layer_types\" has {} entries for {layers} layers",
+                types.len()
+            )));
+        }
+        let mamba_layers = types
+            .iter()
+            .map(|t| match t.as_str() {
+                "mamba" | "linear_attention" => Ok(true),
+                "attention" | "full_attention" => Ok(false),
+                other => Err(Error::Config(format!(
+                    "layer type \"{other}\" is not one of \"mamba\", \"attention\" (or \"linear_attention\", \"full_attention\")"
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let hidden = cfg.usize("hidden_size")?;
+        let heads = cfg.usize_or("mamba_n_heads", 128)?;
+        let channels = cfg.usize_or("mamba_expand", 2)?.checked_mul(hidden).unwrap_or(0);
+        let head_dim = match cfg.get("mamba_d_head") {
+            Some(v) if v.as_str() != Some("auto") => v.as_u64().map_or(0, |d| d as usize),
+            _ => channels / heads.max(1),
+        };
+        if heads == 0 || head_dim * heads != channels {
+            return Err(Error::Config(format!(
+                "mamba_n_heads × mamba_d_head ({heads} × {head_dim}) must equal mamba_expand × hidden_size ({channels})"
+            )));
+        }
+        let dims = Mamba2Dims {
+            hidden,
+            heads,
+            head_dim,
+            groups: cfg.usize_or("mamba_n_groups", 1)?,
+            states: cfg.usize_or("mamba_d_state", 256)?,
+            kernel: cfg.usize_or("mamba_d_conv", 4)?,
+            proj_bias: cfg.bool_or("mamba_proj_bias", false)?,
+            conv_bias: cfg.bool_or("mamba_conv_bias", true)?,
+            act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
+            eps: cfg.f64_or("rms_norm_eps", 1e-6)?,
+            dt_limit: time_step_limit(cfg)?,
+        };
+        let experts = cfg.usize_or("num_local_experts", 8)?;
+        let shared = cfg.usize_or("shared_intermediate_size", 1024)?;
+        // Without experts, the decoder's dense MLP is the shared one.
+        let dense_cfg;
+        let cfg = if experts == 0 {
+            let mut json = cfg.json().clone();
+            json.insert("intermediate_size".into(), shared.into());
+            dense_cfg = Config::from_map(json);
+            &dense_cfg
+        } else {
+            cfg
+        };
+        let mut spec = spec(cfg)?;
+        if experts > 0 {
+            spec.moe = Some(moe_spec(cfg, (shared > 0).then_some(SharedExpert::Plain(shared)))?);
+        }
+        let rope = cfg.get("position_embedding_type").and_then(|v| v.as_str()) == Some("rope");
+        spec.nope = vec![!rope; layers];
+        spec.mamba = Some(HybridSpec { dims, layers: mamba_layers, prefix: "mamba" });
+        let weights = weights.renamed(|n| Some(if experts == 0 { dense_name(n) } else { moe_name(n) }));
+        Ok(GraniteMoeForCausalLM(CausalLm::load(cfg, &weights, spec)?))
+    }
+}
+
+/// Granite-MoE's mixture in every layer: `num_local_experts` (8) of `intermediate_size`,
+/// `num_experts_per_tok` (2) a token, and the `shared` expert.
+fn moe_spec(cfg: &Config, shared: Option<SharedExpert>) -> Result<MoeSpec> {
+    Ok(MoeSpec {
+        experts: cfg.usize_or("num_local_experts", 8)?,
+        intermediate: cfg.usize("intermediate_size")?,
+        routing: Routing::softmax(cfg.usize_or("num_experts_per_tok", 2)?, true, true),
+        sparse_layers: vec![true; cfg.layers("num_hidden_layers")?],
+        shared,
+        biased: false,
+        shared_bias: false,
+        glu: Glu::Product,
+    })
+}
+
+/// A dense Granite 4.0 tensor's name in the decoder: the shared MLP as the dense MLP
+/// (`mlp.gate_up_proj`, `mlp.down_proj`); other names unchanged.
+fn dense_name(name: &str) -> String {
+    match name.split_once(".shared_mlp.") {
+        Some((before, "input_linear.weight")) => format!("{before}.mlp.gate_up_proj.weight"),
+        Some((before, "output_linear.weight")) => format!("{before}.mlp.down_proj.weight"),
+        _ => name.to_string(),
     }
 }
 

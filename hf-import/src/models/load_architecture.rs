@@ -149,6 +149,9 @@ impl AutoModel {
             "GraniteMoeSharedForCausalLM" => {
                 AutoModel::GraniteMoe(GraniteMoeForCausalLM::load_shared(cfg, weights)?)
             }
+            "GraniteMoeHybridForCausalLM" => {
+                AutoModel::GraniteMoe(GraniteMoeForCausalLM::load_hybrid(cfg, weights)?)
+            }
             "HunYuanDenseV1ForCausalLM" => {
                 AutoModel::HunYuanDense(HunYuanDenseV1ForCausalLM::load(cfg, weights)?)
             }
@@ -226,6 +229,7 @@ impl AutoModel {
             | "VaultGemmaModel"
             | "HunYuanDenseV1Model"
             | "GraniteMoeSharedModel"
+            | "GraniteMoeHybridModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;

@@ -414,3 +414,19 @@ fn mamba_and_falcon_mamba() {
     let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
     check_with("mamba2", &v4, &Weights::load(&dir, None).unwrap());
 }
+
+/// Granite 4.0's hybrid: Mamba-2 layers around NoPE attention, Granite's multipliers, the
+/// mixture and the shared MLP; without experts (the shared MLP alone) with RoPE, biased
+/// projections and clamped step sizes. The legacy layer type names (`mamba`, `attention`) load
+/// the same model.
+#[test]
+fn granite_hybrid() {
+    for name in ["granite_hybrid", "granite_hybrid_dense"] {
+        check(name);
+    }
+    let dir = fixture("granite_hybrid");
+    let cfg = Config::load(&dir).unwrap();
+    let mut json = cfg.json().clone();
+    json.insert("layer_types".into(), serde_json::json!(["mamba", "attention", "mamba"]));
+    check_with("granite_hybrid", &Config::from_map(json), &Weights::load(&dir, None).unwrap());
+}

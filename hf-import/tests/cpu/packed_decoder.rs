@@ -12,7 +12,9 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 87] = [
+const DECODERS: [&str; 89] = [
+    "granite_hybrid",
+    "granite_hybrid_dense",
     "llama",
     "olmo",
     "olmo2",

@@ -18,8 +18,10 @@ impl CausalLm {
     pub fn last_hidden_state_packed(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
-        if self.layers.iter().any(|l| l.attn.has_sinks()) {
-            // Attention sinks are taken by the batched forward only: its states, padding zeroed.
+        let sinks = self.layers.iter().any(|l| l.mixer.attention().is_none_or(|a| a.has_sinks()));
+        if sinks {
+            // Attention sinks (and a hybrid's Mamba-2 layers, which read each row's tokens in
+            // order) are taken by the batched forward only: its states, padding zeroed.
             let h = self.last_hidden_state(input_ids, Some(attention_mask), None)?;
             let kept = attention_mask.to(device)?.to_dtype(self.dtype)?.unsqueeze(-1)?;
             return Ok(Tensor::where_cond(&kept.ne(0.0)?, &h, &h.zeros_like()?)?);
@@ -81,7 +83,13 @@ impl CausalLm {
                 _ => (&cos_g, &sin_g),
             };
             let x = layer.input_norm.forward(&h)?;
-            let attn = layer.attn.forward_packed(&x, cos, sin, &packed.rows, &masks[at].1)?;
+            let attn = layer.mixer.attention().expect("no Mamba-2 layer here").forward_packed(
+                &x,
+                cos,
+                sin,
+                &packed.rows,
+                &masks[at].1,
+            )?;
             h = layer.after_attention(&h, &attn)?;
         }
         packed.scatter(&self.final_states(&h)?.reshape([packed.tokens(), self.hidden_size()])?)

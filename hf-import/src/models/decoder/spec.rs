@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, Glu, LatentDims, RmsNormStyle, Routing};
+use crate::layers::{Activation, Glu, LatentDims, Mamba2Dims, RmsNormStyle, Routing};
 
 use super::Alibi;
 
@@ -134,6 +134,19 @@ pub struct DecoderSpec {
     pub qk_norm_after_rope: bool,
     /// The plain MLP's activation is xIELU with each layer's `mlp.act_fn` scalars (Apertus).
     pub xielu: bool,
+    /// The hybrids' Mamba-2 layers in place of attention (Granite 4.0-H).
+    pub mamba: Option<HybridSpec>,
+}
+
+/// Which of a hybrid decoder's layers mix tokens with a Mamba-2 mixer instead of attention.
+#[derive(Debug, Clone)]
+pub struct HybridSpec {
+    /// the mixers' sizes
+    pub dims: Mamba2Dims,
+    /// for each layer, whether it is a Mamba-2 layer
+    pub layers: Vec<bool>,
+    /// the mixer's name in a layer (`model.layers.{i}.{prefix}`)
+    pub prefix: &'static str,
 }
 
 /// Where and how a decoder mixes experts.
@@ -224,6 +237,7 @@ impl DecoderSpec {
             sinks: false,
             qk_norm_after_rope: false,
             xielu: false,
+            mamba: None,
             nope: vec![false; layers],
         })
     }
