@@ -615,6 +615,8 @@ def gen_granitemoehybrid(r):
     layers = c["num_hidden_layers"]
     names = r.choice([("linear_attention", "full_attention"), ("mamba", "attention")])
     c["layer_types"] = [names[0] if r.random() < 0.6 else names[1] for _ in range(layers)]
+    # (transformers' forward fails without an attention layer: its cache has no length.)
+    c["layer_types"][r.randrange(layers)] = names[1]
     heads = r.choice([h for h in (2, 4, 8) if (2 * c["hidden_size"]) % h == 0])
     c.update(mamba_n_heads=heads, mamba_n_groups=r.choice([g for g in (1, 2) if heads % g == 0]),
              mamba_d_state=r.choice([4, 8, 16]), mamba_d_conv=r.choice([2, 3, 4]), mamba_chunk_size=r.choice([2, 3, 8]),
@@ -627,6 +629,27 @@ def gen_granitemoehybrid(r):
     if r.random() < 0.3:
         c["time_step_limit"] = (r.choice([0.0, 0.05]), r.choice([0.9, 2.0]))
     return tf.GraniteMoeHybridForCausalLM, tf.GraniteMoeHybridConfig, c
+
+
+def gen_bamba(r):
+    """BambaForCausalLM: Llama's config whose layers are Mamba-2 (as gen_granitemoehybrid's) except the random
+    `attn_layer_indices`, RoPE over half of each head or the share the rope dict gives."""
+    _, _, c = gen_llama(r)
+    c.pop("head_dim", None)
+    layers = c["num_hidden_layers"]
+    # (At least one attention layer: transformers' forward fails without one.)
+    c["attn_layer_indices"] = sorted(r.sample(range(layers), r.randint(1, layers)))
+    if r.random() < 0.5:
+        c.pop("rope_parameters", None)
+    elif "rope_parameters" in c and c["rope_parameters"].get("rope_type", "default") == "default":
+        c["rope_parameters"]["partial_rotary_factor"] = r.choice([0.5, 1.0])
+    heads = r.choice([h for h in (2, 4, 8) if (2 * c["hidden_size"]) % h == 0])
+    c.update(mamba_n_heads=heads, mamba_n_groups=r.choice([g for g in (1, 2) if heads % g == 0]),
+             mamba_d_state=r.choice([4, 8, 16]), mamba_d_conv=r.choice([2, 3, 4]), mamba_chunk_size=r.choice([2, 3, 8]),
+             mamba_proj_bias=r.random() < 0.3, mamba_conv_bias=r.random() < 0.8)
+    if r.random() < 0.3:
+        c["time_step_limit"] = (r.choice([0.0, 0.05]), r.choice([0.9, 2.0]))
+    return tf.BambaForCausalLM, tf.BambaConfig, c
 
 
 def gen_smollm3(r):
@@ -1467,6 +1490,7 @@ FAMILIES = {
     "falcon_mamba": lambda r: gen_mamba(r, falcon=True),
     "mamba2": gen_mamba2,
     "granitemoehybrid": gen_granitemoehybrid,
+    "bamba": gen_bamba,
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
     "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),
     "qwen2_tok": decoder_tok(gen_qwen2, tf.Qwen2ForTokenClassification),

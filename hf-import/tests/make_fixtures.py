@@ -1448,6 +1448,18 @@ def state_space_models():
                                     num_local_experts=0, shared_intermediate_size=24, position_embedding_type="rope",
                                     mamba_proj_bias=True, time_step_limit=(0.05, 0.9), tie_word_embeddings=True,
                                     residual_multiplier=0.5), 247)
+    # Bamba: Mamba-2 layers around an attention layer (`attn_layer_indices`) with RoPE over half of each head, Llama's
+    # MLP under its own names; `bamba_full_rope` rotates whole heads (`partial_rotary_factor` 1 in its rope dict),
+    # biased projections.
+    bamba = dict(vocab_size=100, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=48,
+                 max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2, mamba_n_heads=4,
+                 mamba_n_groups=2, mamba_d_state=8, mamba_chunk_size=3, mamba_d_conv=3, attn_implementation="eager")
+    build("bamba", tf.BambaForCausalLM, tf.BambaConfig(**bamba, num_hidden_layers=3, attn_layer_indices=[1]), 248)
+    build("bamba_full_rope", tf.BambaForCausalLM,
+          tf.BambaConfig(**bamba, num_hidden_layers=2, attn_layer_indices=[0], mamba_proj_bias=True,
+                         attention_bias=True, mlp_bias=True,
+                         rope_parameters={"rope_type": "default", "rope_theta": 100.0, "partial_rotary_factor": 1.0}),
+                         249)
     build("mamba2_limited", tf.Mamba2ForCausalLM,
           tf.Mamba2Config(**dict(ssm2, n_groups=1), time_step_limit=(0.05, 0.9), use_bias=True, conv_kernel=3,
                           tie_word_embeddings=True, residual_in_fp32=False), 245)

@@ -21,6 +21,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "bamba",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 128000),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 14336),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 262144),
+        ],
+    ),
+    (
         "granitemoehybrid",
         &[
             ("hidden_size", 4096),

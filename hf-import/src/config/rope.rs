@@ -104,6 +104,8 @@ impl Config {
         };
         let partial = match params.get("partial_rotary_factor").and_then(Value::as_f64) {
             Some(p) => p,
+            // (`BambaConfig` rotates half of each head unless its rope dict says otherwise.)
+            None if self.get("model_type").and_then(Value::as_str) == Some("bamba") => 0.5,
             None => self.f64_or("partial_rotary_factor", 1.0)?,
         };
         let scaling = self.parse_scaling(params, nested, &top)?;
@@ -114,7 +116,7 @@ impl Config {
                 "Phi-3's rope scaling must be \"longrope\" (or its older names \"su\" and \"yarn\")".into(),
             ));
         }
-        // Of the supported families only Phi, Phi-3, GPT-NeoX, GPT-J, CodeGen, StableLM, Nemotron, GLM and GLM-4-MoE rotate part of each head; the others
+        // Of the supported families only Phi, Phi-3, GPT-NeoX, GPT-J, CodeGen, StableLM, Nemotron, GLM, GLM-4-MoE and Bamba rotate part of each head; the others
         // rotate the whole head whatever the config says, except that transformers cannot run a
         // scaled RoPE with a partial factor (its frequencies are then too few).
         let neox = matches!(
@@ -129,6 +131,7 @@ impl Config {
                     | "glm"
                     | "glm4"
                     | "glm4_moe"
+                    | "bamba"
             )
         );
         let partial = if phi3 || neox {

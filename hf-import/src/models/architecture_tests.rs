@@ -152,6 +152,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("apertus", "ApertusForCausalLM"),
         ("granitemoeshared", "GraniteMoeSharedForCausalLM"),
         ("granitemoehybrid", "GraniteMoeHybridForCausalLM"),
+        ("bamba", "BambaForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -217,6 +218,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "apertus"
                                 | "granitemoeshared"
                                 | "granitemoehybrid"
+                                | "bamba"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

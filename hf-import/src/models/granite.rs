@@ -10,10 +10,10 @@
 
 use super::decoder::{CausalLm, DecoderSpec, HybridSpec, MoeSpec, SharedExpert};
 use super::family::causal_lm_family;
-use super::mamba::time_step_limit;
+use super::mamba::hybrid_mamba_dims;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, Glu, Mamba2Dims, Routing};
+use crate::layers::{Glu, Routing};
 use crate::weights::Weights;
 
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
@@ -102,31 +102,7 @@ impl GraniteMoeForCausalLM {
                 ))),
             })
             .collect::<Result<Vec<_>>>()?;
-        let hidden = cfg.usize("hidden_size")?;
-        let heads = cfg.usize_or("mamba_n_heads", 128)?;
-        let channels = cfg.usize_or("mamba_expand", 2)?.checked_mul(hidden).unwrap_or(0);
-        let head_dim = match cfg.get("mamba_d_head") {
-            Some(v) if v.as_str() != Some("auto") => v.as_u64().map_or(0, |d| d as usize),
-            _ => channels / heads.max(1),
-        };
-        if heads == 0 || head_dim * heads != channels {
-            return Err(Error::Config(format!(
-                "mamba_n_heads × mamba_d_head ({heads} × {head_dim}) must equal mamba_expand × hidden_size ({channels})"
-            )));
-        }
-        let dims = Mamba2Dims {
-            hidden,
-            heads,
-            head_dim,
-            groups: cfg.usize_or("mamba_n_groups", 1)?,
-            states: cfg.usize_or("mamba_d_state", 256)?,
-            kernel: cfg.usize_or("mamba_d_conv", 4)?,
-            proj_bias: cfg.bool_or("mamba_proj_bias", false)?,
-            conv_bias: cfg.bool_or("mamba_conv_bias", true)?,
-            act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
-            eps: cfg.f64_or("rms_norm_eps", 1e-6)?,
-            dt_limit: time_step_limit(cfg)?,
-        };
+        let dims = hybrid_mamba_dims(cfg, 1e-6)?;
         let experts = cfg.usize_or("num_local_experts", 8)?;
         let shared = cfg.usize_or("shared_intermediate_size", 1024)?;
         // Without experts, the decoder's dense MLP is the shared one.

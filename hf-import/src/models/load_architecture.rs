@@ -146,6 +146,7 @@ impl AutoModel {
             "Glm4MoeForCausalLM" => AutoModel::Glm4Moe(Glm4MoeForCausalLM::load(cfg, weights)?),
             "Dots1ForCausalLM" => AutoModel::Dots1(Dots1ForCausalLM::load(cfg, weights)?),
             "ApertusForCausalLM" => AutoModel::Apertus(ApertusForCausalLM::load(cfg, weights)?),
+            "BambaForCausalLM" => AutoModel::Bamba(BambaForCausalLM::load(cfg, weights)?),
             "GraniteMoeSharedForCausalLM" => {
                 AutoModel::GraniteMoe(GraniteMoeForCausalLM::load_shared(cfg, weights)?)
             }
@@ -230,6 +231,7 @@ impl AutoModel {
             | "HunYuanDenseV1Model"
             | "GraniteMoeSharedModel"
             | "GraniteMoeHybridModel"
+            | "BambaModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;

@@ -2,6 +2,7 @@
 
 mod albert;
 mod apertus;
+mod bamba;
 mod bart;
 mod bert;
 mod biogpt;
@@ -81,6 +82,7 @@ use oxtorch_tensor::{DType, Device, Tensor};
 
 pub use self::albert::{load_albert, AlbertForMaskedLM};
 pub use self::apertus::ApertusForCausalLM;
+pub use self::bamba::BambaForCausalLM;
 pub use self::bart::{Bart, BartConfig, BartStack};
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
 pub use self::biogpt::BioGptForCausalLM;
@@ -305,6 +307,8 @@ pub enum AutoModel {
     Qwen2(Qwen2ForCausalLM),
     /// `Qwen3ForCausalLM`
     Qwen3(Qwen3ForCausalLM),
+    /// `BambaForCausalLM`
+    Bamba(BambaForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),
@@ -637,6 +641,7 @@ impl AutoModel {
             AutoModel::Glm4Moe(m) => Some(m),
             AutoModel::Dots1(m) => Some(m),
             AutoModel::Apertus(m) => Some(m),
+            AutoModel::Bamba(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

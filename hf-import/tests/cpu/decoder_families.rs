@@ -415,13 +415,13 @@ fn mamba_and_falcon_mamba() {
     check_with("mamba2", &v4, &Weights::load(&dir, None).unwrap());
 }
 
-/// Granite 4.0's hybrid: Mamba-2 layers around NoPE attention, Granite's multipliers, the
+/// Granite 4.0's hybrid and Bamba: Mamba-2 layers around NoPE attention, Granite's multipliers, the
 /// mixture and the shared MLP; without experts (the shared MLP alone) with RoPE, biased
 /// projections and clamped step sizes. The legacy layer type names (`mamba`, `attention`) load
 /// the same model.
 #[test]
 fn granite_hybrid() {
-    for name in ["granite_hybrid", "granite_hybrid_dense"] {
+    for name in ["granite_hybrid", "granite_hybrid_dense", "bamba", "bamba_full_rope"] {
         check(name);
     }
     let dir = fixture("granite_hybrid");

@@ -14,7 +14,9 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 89] = [
+const DECODERS: [&str; 91] = [
+    "bamba",
+    "bamba_full_rope",
     "granite_hybrid",
     "granite_hybrid_dense",
     "llama",

@@ -397,3 +397,36 @@ pub(crate) fn time_step_limit(cfg: &Config) -> Result<(f64, f64)> {
         },
     }
 }
+
+/// The Mamba-2 mixers of the hybrid decoders (Granite 4.0, Bamba) from their `mamba_*` keys:
+/// `mamba_n_heads` (128) heads of `mamba_d_head` (`"auto"`: `mamba_expand × hidden_size / heads`)
+/// in `mamba_n_groups` (1) groups, `mamba_d_state` (256) states, a convolution of `mamba_d_conv`
+/// (4) with `mamba_conv_bias`, `mamba_proj_bias`, `hidden_act`, `rms_norm_eps` (the config
+/// class's `default_eps`) and `time_step_limit`.
+pub(crate) fn hybrid_mamba_dims(cfg: &Config, default_eps: f64) -> Result<Mamba2Dims> {
+    let hidden = cfg.usize("hidden_size")?;
+    let heads = cfg.usize_or("mamba_n_heads", 128)?;
+    let channels = cfg.usize_or("mamba_expand", 2)?.checked_mul(hidden).unwrap_or(0);
+    let head_dim = match cfg.get("mamba_d_head") {
+        Some(v) if v.as_str() != Some("auto") => v.as_u64().map_or(0, |d| d as usize),
+        _ => channels / heads.max(1),
+    };
+    if heads == 0 || head_dim * heads != channels {
+        return Err(Error::Config(format!(
+            "mamba_n_heads × mamba_d_head ({heads} × {head_dim}) must equal mamba_expand × hidden_size ({channels})"
+        )));
+    }
+    Ok(Mamba2Dims {
+        hidden,
+        heads,
+        head_dim,
+        groups: cfg.usize_or("mamba_n_groups", 1)?,
+        states: cfg.usize_or("mamba_d_state", 256)?,
+        kernel: cfg.usize_or("mamba_d_conv", 4)?,
+        proj_bias: cfg.bool_or("mamba_proj_bias", false)?,
+        conv_bias: cfg.bool_or("mamba_conv_bias", true)?,
+        act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
+        eps: cfg.f64_or("rms_norm_eps", default_eps)?,
+        dt_limit: time_step_limit(cfg)?,
+    })
+}
