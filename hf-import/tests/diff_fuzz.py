@@ -643,6 +643,10 @@ def gen_bamba(r):
         c.pop("rope_parameters", None)
     elif "rope_parameters" in c and c["rope_parameters"].get("rope_type", "default") == "default":
         c["rope_parameters"]["partial_rotary_factor"] = r.choice([0.5, 1.0])
+    # (An odd count of rotated dims is refused, and 4.x configs rotate half of each head: heads of 8 then.)
+    if (c["hidden_size"] // c["num_attention_heads"]) % 4:
+        c["num_attention_heads"] = c["hidden_size"] // 8
+        c["num_key_value_heads"] = r.choice([1, c["num_attention_heads"]])
     heads = r.choice([h for h in (2, 4, 8) if (2 * c["hidden_size"]) % h == 0])
     c.update(mamba_n_heads=heads, mamba_n_groups=r.choice([g for g in (1, 2) if heads % g == 0]),
              mamba_d_state=r.choice([4, 8, 16]), mamba_d_conv=r.choice([2, 3, 4]), mamba_chunk_size=r.choice([2, 3, 8]),
@@ -650,6 +654,33 @@ def gen_bamba(r):
     if r.random() < 0.3:
         c["time_step_limit"] = (r.choice([0.0, 0.05]), r.choice([0.9, 2.0]))
     return tf.BambaForCausalLM, tf.BambaConfig, c
+
+
+def gen_lfm2(r):
+    """Lfm2ForCausalLM: gated short convolutions (widths 2-4, biased or not) or attention with q/k norms on each layer
+    (at least one attention layer: transformers' forward fails without one), the SwiGLU width derived or given, tied or
+    not; the older keys (`full_attn_idxs`, `block_ff_dim`) sometimes."""
+    h, nh, kv = heads(r)
+    layers = r.randint(1, 3)
+    types = [r.choice(["conv", "full_attention"]) for _ in range(layers)]
+    types[r.randrange(layers)] = "full_attention"
+    c = dict(vocab_size=r.choice([16, 64, 100]), hidden_size=h, num_hidden_layers=layers, num_attention_heads=nh,
+             num_key_value_heads=kv, max_position_embeddings=r.choice([16, 32, 64]), norm_eps=r.choice([1e-5, 1e-3]),
+             conv_L_cache=r.choice([2, 3, 4]), conv_bias=r.random() < 0.3, tie_word_embeddings=r.random() < 0.6,
+             block_auto_adjust_ff_dim=r.random() < 0.7, block_multiple_of=r.choice([1, 8, 16]),
+             block_ffn_dim_multiplier=r.choice([1.0, 1.5]), pad_token_id=0, bos_token_id=1,
+             eos_token_id=r.choice([2, 2, None]))
+    if r.random() < 0.3:
+        c["full_attn_idxs"] = [i for i, t in enumerate(types) if t == "full_attention"]
+    else:
+        c["layer_types"] = types
+    if r.random() < 0.3:
+        c["block_ff_dim"] = r.choice([24, 48, 64])
+    else:
+        c["intermediate_size"] = r.choice([24, 48, 64])
+    if r.random() < 0.4:
+        c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0, 1000000.0])}
+    return tf.Lfm2ForCausalLM, tf.Lfm2Config, c
 
 
 def gen_smollm3(r):
@@ -1491,6 +1522,7 @@ FAMILIES = {
     "mamba2": gen_mamba2,
     "granitemoehybrid": gen_granitemoehybrid,
     "bamba": gen_bamba,
+    "lfm2": gen_lfm2,
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
     "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),
     "qwen2_tok": decoder_tok(gen_qwen2, tf.Qwen2ForTokenClassification),

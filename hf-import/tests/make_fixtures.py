@@ -1338,6 +1338,7 @@ DECODER_BEAMS = {
     "falcon_mamba": dict(num_beams=2, repetition_penalty=1.3, eos=None),
     "mamba2": dict(num_beams=3, length_penalty=0.6, eos=[(1, 2)]),
     "granite_hybrid": dict(num_beams=2, eos=[(0, 4)]),
+    "lfm2": dict(num_beams=3, eos=[(1, 3)], repetition_penalty=1.2),
 }
 
 
@@ -1460,6 +1461,27 @@ def state_space_models():
                          attention_bias=True, mlp_bias=True,
                          rope_parameters={"rope_type": "default", "rope_theta": 100.0, "partial_rotary_factor": 1.0}),
                          249)
+    # LFM2: gated short convolutions (a width of 3) around an attention layer with per-head q/k norms and RoPE, the
+    # SwiGLU's width derived from intermediate_size (2/3, rounded up to a multiple of 16), tied; `config_v4.json` in
+    # the older keys (`full_attn_idxs`, `block_ff_dim`, `tie_embedding`). `lfm2_biased`: biased convolutions, an
+    # untied head, the width as given.
+    lfm2 = dict(vocab_size=100, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                pad_token_id=0, bos_token_id=1, eos_token_id=2, attn_implementation="eager")
+    if build("lfm2", tf.Lfm2ForCausalLM,
+             tf.Lfm2Config(**lfm2, num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"],
+                           intermediate_size=72, block_multiple_of=16), 250) is not None:
+        path = OUT / "lfm2"
+        cfg = json.loads((path / "config.json").read_text())
+        cfg["full_attn_idxs"] = [i for i, t in enumerate(cfg.pop("layer_types")) if t == "full_attention"]
+        cfg["block_ff_dim"] = cfg.pop("intermediate_size")
+        cfg["tie_embedding"] = cfg.pop("tie_word_embeddings", True)
+        cfg["transformers_version"] = "4.55.0"
+        (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+        v4 = tf.Lfm2Config.from_dict({k: v for k, v in cfg.items()})
+        assert v4.layer_types == ["conv", "full_attention", "conv"] and v4.intermediate_size == 72, v4
+    build("lfm2_biased", tf.Lfm2ForCausalLM,
+          tf.Lfm2Config(**lfm2, num_hidden_layers=2, layer_types=["full_attention", "conv"], intermediate_size=40,
+                        block_auto_adjust_ff_dim=False, conv_bias=True, tie_word_embeddings=False), 251)
     build("mamba2_limited", tf.Mamba2ForCausalLM,
           tf.Mamba2Config(**dict(ssm2, n_groups=1), time_step_limit=(0.05, 0.9), use_bias=True, conv_kernel=3,
                           tie_word_embeddings=True, residual_in_fp32=False), 245)

@@ -32,6 +32,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "lfm2",
+        &[
+            ("hidden_size", 2560),
+            ("vocab_size", 65536),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 12288),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 128000),
+        ],
+    ),
+    (
         "granitemoehybrid",
         &[
             ("hidden_size", 4096),

@@ -245,6 +245,7 @@ impl Config {
                     Some("gpt_oss") => 150_000.0,
                     Some("helium") => 100_000.0,
                     Some("flex_olmo") => 500_000.0,
+                    Some("lfm2") => 1_000_000.0,
                     Some("nomic_bert") => 1_000.0,
                     _ => 10_000.0,
                 };

@@ -21,6 +21,7 @@ mod relative_bias;
 mod rotary;
 mod selective_scan;
 mod seq2seq_cache;
+mod short_conv;
 
 pub use activation::Activation;
 pub use arena::{packing_enabled, Arena};
@@ -41,3 +42,4 @@ pub use relative_bias::{bucket as relative_bucket, t5_bucket, RelativeBias};
 pub use rotary::{apply_rotary, halves_from_interleaved, Rotary};
 pub use selective_scan::{selective_scan, ScanInputs};
 pub use seq2seq_cache::{EncoderDecoderCache, Step as DecoderStep};
+pub use short_conv::ShortConv;

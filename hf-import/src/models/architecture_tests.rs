@@ -153,6 +153,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("granitemoeshared", "GraniteMoeSharedForCausalLM"),
         ("granitemoehybrid", "GraniteMoeHybridForCausalLM"),
         ("bamba", "BambaForCausalLM"),
+        ("lfm2", "Lfm2ForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -219,6 +220,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "granitemoeshared"
                                 | "granitemoehybrid"
                                 | "bamba"
+                                | "lfm2"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

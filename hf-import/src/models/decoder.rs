@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::layers::{
     bidirectional_mask, causal_mask, packing_enabled, Arena, AttentionConfig, DecoderNorm, Embedding,
     FeedForward, GatedMlp, KvCache, LayerCache, LayerNorm, Linear, Mamba2Mixer, RmsNorm, Rotary,
-    SelfAttention, SparseMoe, Xielu,
+    SelfAttention, ShortConv, SparseMoe, SsmState, Xielu,
 };
 use crate::weights::{Vars, Weights};
 
@@ -18,21 +18,23 @@ mod packed;
 mod spec;
 
 pub use alibi::Alibi;
-pub use spec::{DecoderSpec, HybridSpec, MoeSpec, SharedExpert};
+pub use spec::{DecoderSpec, HybridSpec, MoeSpec, SharedExpert, ShortConvSpec};
 
-/// How a block mixes its tokens: self-attention, or a hybrid's Mamba-2 mixer.
+/// How a block mixes its tokens: self-attention, or a hybrid's recurrent mixer (Mamba-2, LFM2's
+/// gated short convolution).
 #[derive(Debug, Clone)]
 enum TokenMixer {
     Attention(SelfAttention),
     Mamba(Mamba2Mixer),
+    ShortConv(ShortConv),
 }
 
 impl TokenMixer {
-    /// The self-attention, `None` for a Mamba-2 layer.
+    /// The self-attention, `None` for a recurrent layer.
     fn attention(&self) -> Option<&SelfAttention> {
         match self {
             TokenMixer::Attention(a) => Some(a),
-            TokenMixer::Mamba(_) => None,
+            _ => None,
         }
     }
 }
@@ -231,7 +233,9 @@ impl CausalLm {
             qk_norm_after_rope: spec.qk_norm_after_rope,
         };
         let mut layers = Vec::with_capacity(n_layers);
-        if spec.mamba.as_ref().is_some_and(|m| m.layers.len() != n_layers) {
+        if spec.mamba.as_ref().is_some_and(|m| m.layers.len() != n_layers)
+            || spec.short_conv.as_ref().is_some_and(|c| c.layers.len() != n_layers)
+        {
             return Err(Error::Config(format!("one layer type per layer is needed ({n_layers} layers)")));
         }
         if spec.nope.len() != n_layers {
@@ -309,11 +313,17 @@ impl CausalLm {
                 } else {
                     norm(&lv.pp("input_layernorm"), hidden)?
                 },
-                mixer: match &spec.mamba {
-                    // (The mixer keeps its own matrices, cast as they are read.)
-                    Some(hybrid) if hybrid.layers[i] => TokenMixer::Mamba(Mamba2Mixer::load(
+                // (A recurrent mixer keeps its own matrices, cast as they are read.)
+                mixer: match (&spec.mamba, &spec.short_conv) {
+                    (Some(hybrid), _) if hybrid.layers[i] => TokenMixer::Mamba(Mamba2Mixer::load(
                         &lv.pp(hybrid.prefix).casting_matrices(),
                         &hybrid.dims,
+                    )?),
+                    (_, Some(conv)) if conv.layers[i] => TokenMixer::ShortConv(ShortConv::load(
+                        &lv.pp("conv").casting_matrices(),
+                        hidden,
+                        conv.kernel,
+                        conv.bias,
                     )?),
                     _ => TokenMixer::Attention(SelfAttention::load(&lv.pp("self_attn"), attn_cfg, qk_norm)?),
                 },
@@ -461,7 +471,7 @@ impl CausalLm {
     /// Whether some layers are recurrent (a hybrid's Mamba-2 layers), whose state takes every
     /// token it is given: generation then never pads a prompt.
     pub fn has_recurrent_layers(&self) -> bool {
-        self.layers.iter().any(|l| matches!(l.mixer, TokenMixer::Mamba(_)))
+        self.layers.iter().any(|l| l.mixer.attention().is_none())
     }
 
     /// The number of layers (the length a [`KvCache`] needs).
@@ -710,7 +720,7 @@ impl CausalLm {
         };
         let mut masks: Vec<(Option<usize>, Tensor)> = Vec::new();
         let mut hidden_states = Vec::new();
-        // A Mamba-2 layer's padding mask: the new tokens' columns, none for one new token (a
+        // A recurrent layer's padding mask: the new tokens' columns, none for one new token (a
         // generated token is never padding), as transformers' `create_recurrent_attention_mask`.
         let recurrent_mask = match attention_mask {
             Some(m) if s > 1 => Some(m.narrow(1, past as isize, s)?),
@@ -722,10 +732,11 @@ impl CausalLm {
             }
             let attn = match &layer.mixer {
                 TokenMixer::Attention(attn) => attn,
-                TokenMixer::Mamba(mamba) => {
+                recurrent => {
                     let normed = layer.input_norm.forward(&h)?;
                     let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
-                    let mixed = mamba_step(mamba, &normed, recurrent_mask.as_ref(), layer_cache, self.dtype)?;
+                    let mask = recurrent_mask.as_ref();
+                    let mixed = recurrent_step(recurrent, &normed, mask, layer_cache, self.dtype)?;
                     h = layer.after_attention(&h, &mixed)?;
                     continue;
                 }
@@ -777,25 +788,42 @@ impl CausalLm {
     }
 }
 
-/// A hybrid's Mamba-2 layer on its normed input `x` `[batch, seq, hidden]`: from the state its
-/// `cache` holds (which it advances), or from an empty one without a cache.
-fn mamba_step(
-    mamba: &Mamba2Mixer,
+/// A hybrid's recurrent layer (`mixer`, not attention) on its normed input `x`
+/// `[batch, seq, hidden]`: from the state its `cache` holds (which it advances), or from an empty
+/// one without a cache.
+fn recurrent_step(
+    mixer: &TokenMixer,
     x: &Tensor,
     mask: Option<&Tensor>,
     cache: Option<&mut LayerCache>,
     dtype: DType,
 ) -> Result<Tensor> {
-    let (b, s) = (x.dims()[0], x.dims()[1]);
+    let b = x.dims()[0];
+    let fresh = || -> Result<SsmState> {
+        match mixer {
+            TokenMixer::Mamba(m) => m.new_state(b, dtype),
+            TokenMixer::ShortConv(c) => {
+                let conv = c.new_state(b, dtype)?;
+                Ok(SsmState { ssm: Tensor::zeros([b, 0, 0], (dtype, conv.device()))?, conv })
+            }
+            TokenMixer::Attention(_) => unreachable!("attention keeps keys and values"),
+        }
+    };
+    let run = |state: &mut SsmState, cached_step: bool| -> Result<Tensor> {
+        match mixer {
+            TokenMixer::Mamba(m) => m.forward(x, mask, state, cached_step),
+            TokenMixer::ShortConv(c) => c.forward(x, mask, &mut state.conv),
+            TokenMixer::Attention(_) => unreachable!("attention keeps keys and values"),
+        }
+    };
     match cache {
         Some(cache) => {
-            let cached_step = !cache.is_empty() && s == 1;
-            let state = cache.recurrent_state(|| mamba.new_state(b, dtype))?;
-            let out = mamba.forward(x, mask, state, cached_step)?;
+            let (s, cached_step) = (x.dims()[1], !cache.is_empty() && x.dims()[1] == 1);
+            let out = run(cache.recurrent_state(fresh)?, cached_step)?;
             cache.advance(s);
             Ok(out)
         }
-        None => mamba.forward(x, mask, &mut mamba.new_state(b, dtype)?, false),
+        None => run(&mut fresh()?, false),
     }
 }
 

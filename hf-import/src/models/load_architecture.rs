@@ -147,6 +147,7 @@ impl AutoModel {
             "Dots1ForCausalLM" => AutoModel::Dots1(Dots1ForCausalLM::load(cfg, weights)?),
             "ApertusForCausalLM" => AutoModel::Apertus(ApertusForCausalLM::load(cfg, weights)?),
             "BambaForCausalLM" => AutoModel::Bamba(BambaForCausalLM::load(cfg, weights)?),
+            "Lfm2ForCausalLM" => AutoModel::Lfm2(Lfm2ForCausalLM::load(cfg, weights)?),
             "GraniteMoeSharedForCausalLM" => {
                 AutoModel::GraniteMoe(GraniteMoeForCausalLM::load_shared(cfg, weights)?)
             }
@@ -232,6 +233,7 @@ impl AutoModel {
             | "GraniteMoeSharedModel"
             | "GraniteMoeHybridModel"
             | "BambaModel"
+            | "Lfm2Model"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;

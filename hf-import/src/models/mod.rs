@@ -42,6 +42,7 @@ mod granite;
 mod headless;
 mod helium;
 mod hunyuan;
+mod lfm2;
 mod llama;
 mod load_architecture;
 mod mamba;
@@ -123,6 +124,7 @@ pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
 pub use self::helium::HeliumForCausalLM;
 pub use self::hunyuan::HunYuanDenseV1ForCausalLM;
+pub use self::lfm2::Lfm2ForCausalLM;
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
 pub use self::mamba::{Mamba, MambaState};
 pub use self::ministral::MinistralForCausalLM;
@@ -309,6 +311,8 @@ pub enum AutoModel {
     Qwen3(Qwen3ForCausalLM),
     /// `BambaForCausalLM`
     Bamba(BambaForCausalLM),
+    /// `Lfm2ForCausalLM`
+    Lfm2(Lfm2ForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),
@@ -642,6 +646,7 @@ impl AutoModel {
             AutoModel::Dots1(m) => Some(m),
             AutoModel::Apertus(m) => Some(m),
             AutoModel::Bamba(m) => Some(m),
+            AutoModel::Lfm2(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

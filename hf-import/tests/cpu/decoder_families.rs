@@ -430,3 +430,16 @@ fn granite_hybrid() {
     json.insert("layer_types".into(), serde_json::json!(["mamba", "attention", "mamba"]));
     check_with("granite_hybrid", &Config::from_map(json), &Weights::load(&dir, None).unwrap());
 }
+
+/// LFM2: gated short convolutions around attention with per-head q/k norms, the derived SwiGLU
+/// width, tied embeddings, and the same model from the older keys (`full_attn_idxs`,
+/// `block_ff_dim`, `tie_embedding`); biased convolutions with an untied head.
+#[test]
+fn lfm2() {
+    check("lfm2");
+    check("lfm2_biased");
+    let dir = fixture("lfm2");
+    let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
+    assert!(v4.get("layer_types").is_none() && v4.get("full_attn_idxs").is_some());
+    check_with("lfm2", &v4, &Weights::load(&dir, None).unwrap());
+}

@@ -14,7 +14,9 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 91] = [
+const DECODERS: [&str; 93] = [
+    "lfm2",
+    "lfm2_biased",
     "bamba",
     "bamba_full_rope",
     "granite_hybrid",
@@ -158,7 +160,9 @@ fn greedy_generate_with(cache: CacheImplementation) {
 /// mixtures of experts, and Phi-3's LongRoPE switch (the cache recomputed mid-search).
 #[test]
 fn beam_search_matches_transformers() {
-    for name in ["llama", "gpt2", "qwen3", "mixtral", "gemma2", "phi3_longrope", "olmo2", "granite_hybrid"] {
+    for name in
+        ["llama", "gpt2", "qwen3", "mixtral", "gemma2", "phi3_longrope", "olmo2", "granite_hybrid", "lfm2"]
+    {
         let (cfg, model) = load(name);
         let (mut g, golden) = beam_settings(name, &cfg);
         let want = golden["output_ids"].to_vec2::<i64>().unwrap();

@@ -12,7 +12,9 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 91] = [
+const DECODERS: [&str; 93] = [
+    "lfm2",
+    "lfm2_biased",
     "bamba",
     "bamba_full_rope",
     "granite_hybrid",

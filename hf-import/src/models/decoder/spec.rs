@@ -136,6 +136,19 @@ pub struct DecoderSpec {
     pub xielu: bool,
     /// The hybrids' Mamba-2 layers in place of attention (Granite 4.0-H).
     pub mamba: Option<HybridSpec>,
+    /// LFM2's gated short convolutions in place of attention.
+    pub short_conv: Option<ShortConvSpec>,
+}
+
+/// Which of LFM2's layers are gated short convolutions (`layers.{i}.conv`) instead of attention.
+#[derive(Debug, Clone)]
+pub struct ShortConvSpec {
+    /// the convolution's width (`conv_L_cache`)
+    pub kernel: usize,
+    /// the projections and the convolution have biases (`conv_bias`)
+    pub bias: bool,
+    /// for each layer, whether it is a convolution layer
+    pub layers: Vec<bool>,
 }
 
 /// Which of a hybrid decoder's layers mix tokens with a Mamba-2 mixer instead of attention.
@@ -238,6 +251,7 @@ impl DecoderSpec {
             qk_norm_after_rope: false,
             xielu: false,
             mamba: None,
+            short_conv: None,
             nope: vec![false; layers],
         })
     }
