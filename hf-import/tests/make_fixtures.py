@@ -1339,6 +1339,7 @@ DECODER_BEAMS = {
     "mamba2": dict(num_beams=3, length_penalty=0.6, eos=[(1, 2)]),
     "granite_hybrid": dict(num_beams=2, eos=[(0, 4)]),
     "lfm2": dict(num_beams=3, eos=[(1, 3)], repetition_penalty=1.2),
+    "jamba": dict(num_beams=2, eos=[(0, 2)]),
 }
 
 
@@ -1482,6 +1483,20 @@ def state_space_models():
     build("lfm2_biased", tf.Lfm2ForCausalLM,
           tf.Lfm2Config(**lfm2, num_hidden_layers=2, layer_types=["full_attention", "conv"], intermediate_size=40,
                         block_auto_adjust_ff_dim=False, conv_bias=True, tie_word_embeddings=False), 251)
+    # Jamba: Mamba layers (learned norms on the step sizes, B and C) and attention without positions on the odd layers,
+    # a mixture of 4 experts (top 2, not renormalised) on the even ones; its sequence classifier; `jamba_dense`: no
+    # experts, biased projections, no convolution bias, an explicit rank.
+    jamba = dict(vocab_size=100, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=24,
+                 max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2, mamba_d_state=8,
+                 mamba_d_conv=3, attn_layer_period=2, attn_layer_offset=1, attn_implementation="eager")
+    jamba_moe = dict(jamba, num_hidden_layers=4, num_experts=4, num_experts_per_tok=2, expert_layer_period=2,
+                     expert_layer_offset=0)
+    build("jamba", tf.JambaForCausalLM, tf.JambaConfig(**jamba_moe), 252)
+    build("jamba_cls", tf.JambaForSequenceClassification, tf.JambaConfig(**jamba_moe, num_labels=3), 253, encoder=True,
+          token_types=False)
+    build("jamba_dense", tf.JambaForCausalLM,
+          tf.JambaConfig(**jamba, num_hidden_layers=2, num_experts=1, mamba_proj_bias=True, mamba_conv_bias=False,
+                         mamba_dt_rank=3, tie_word_embeddings=True), 254)
     build("mamba2_limited", tf.Mamba2ForCausalLM,
           tf.Mamba2Config(**dict(ssm2, n_groups=1), time_step_limit=(0.05, 0.9), use_bias=True, conv_kernel=3,
                           tie_word_embeddings=True, residual_in_fp32=False), 245)

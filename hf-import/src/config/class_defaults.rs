@@ -32,6 +32,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "jamba",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 65536),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 14336),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 262144),
+        ],
+    ),
+    (
         "lfm2",
         &[
             ("hidden_size", 2560),

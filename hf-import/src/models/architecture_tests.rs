@@ -154,6 +154,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("granitemoehybrid", "GraniteMoeHybridForCausalLM"),
         ("bamba", "BambaForCausalLM"),
         ("lfm2", "Lfm2ForCausalLM"),
+        ("jamba", "JambaForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),

@@ -5,7 +5,7 @@
 //! `final_layernorm`. The Mamba-2 mixers read the `mamba_*` keys (see
 //! [`hybrid_mamba_dims`]).
 
-use super::decoder::{CausalLm, DecoderSpec, HybridSpec};
+use super::decoder::{CausalLm, DecoderSpec, HybridMixer, HybridSpec};
 use super::family::causal_lm_newtype;
 use super::mamba::hybrid_mamba_dims;
 use crate::config::Config;
@@ -37,7 +37,7 @@ impl BambaForCausalLM {
         spec.default_kv_heads = Some(8);
         let dims = hybrid_mamba_dims(cfg, 1e-5)?;
         spec.mamba = Some(HybridSpec {
-            dims,
+            dims: HybridMixer::Mamba2(dims),
             layers: (0..layers).map(|i| !attention.contains(&i)).collect(),
             prefix: "mamba",
         });

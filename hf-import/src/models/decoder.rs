@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
     bidirectional_mask, causal_mask, packing_enabled, Arena, AttentionConfig, DecoderNorm, Embedding,
-    FeedForward, GatedMlp, KvCache, LayerCache, LayerNorm, Linear, Mamba2Mixer, RmsNorm, Rotary,
+    FeedForward, GatedMlp, KvCache, LayerCache, LayerNorm, Linear, Mamba2Mixer, MambaMixer, RmsNorm, Rotary,
     SelfAttention, ShortConv, SparseMoe, SsmState, Xielu,
 };
 use crate::weights::{Vars, Weights};
@@ -18,14 +18,15 @@ mod packed;
 mod spec;
 
 pub use alibi::Alibi;
-pub use spec::{DecoderSpec, HybridSpec, MoeSpec, SharedExpert, ShortConvSpec};
+pub use spec::{DecoderSpec, HybridMixer, HybridSpec, MoeSpec, SharedExpert, ShortConvSpec};
 
-/// How a block mixes its tokens: self-attention, or a hybrid's recurrent mixer (Mamba-2, LFM2's
-/// gated short convolution).
+/// How a block mixes its tokens: self-attention, or a hybrid's recurrent mixer (Mamba, Mamba-2,
+/// LFM2's gated short convolution).
 #[derive(Debug, Clone)]
 enum TokenMixer {
     Attention(SelfAttention),
-    Mamba(Mamba2Mixer),
+    Mamba(MambaMixer),
+    Mamba2(Mamba2Mixer),
     ShortConv(ShortConv),
 }
 
@@ -315,10 +316,13 @@ impl CausalLm {
                 },
                 // (A recurrent mixer keeps its own matrices, cast as they are read.)
                 mixer: match (&spec.mamba, &spec.short_conv) {
-                    (Some(hybrid), _) if hybrid.layers[i] => TokenMixer::Mamba(Mamba2Mixer::load(
-                        &lv.pp(hybrid.prefix).casting_matrices(),
-                        &hybrid.dims,
-                    )?),
+                    (Some(hybrid), _) if hybrid.layers[i] => {
+                        let v = lv.pp(hybrid.prefix).casting_matrices();
+                        match &hybrid.dims {
+                            HybridMixer::Mamba(dims) => TokenMixer::Mamba(MambaMixer::load(&v, dims)?),
+                            HybridMixer::Mamba2(dims) => TokenMixer::Mamba2(Mamba2Mixer::load(&v, dims)?),
+                        }
+                    }
                     (_, Some(conv)) if conv.layers[i] => TokenMixer::ShortConv(ShortConv::load(
                         &lv.pp("conv").casting_matrices(),
                         hidden,
@@ -802,6 +806,7 @@ fn recurrent_step(
     let fresh = || -> Result<SsmState> {
         match mixer {
             TokenMixer::Mamba(m) => m.new_state(b, dtype),
+            TokenMixer::Mamba2(m) => m.new_state(b, dtype),
             TokenMixer::ShortConv(c) => {
                 let conv = c.new_state(b, dtype)?;
                 Ok(SsmState { ssm: Tensor::zeros([b, 0, 0], (dtype, conv.device()))?, conv })
@@ -811,7 +816,8 @@ fn recurrent_step(
     };
     let run = |state: &mut SsmState, cached_step: bool| -> Result<Tensor> {
         match mixer {
-            TokenMixer::Mamba(m) => m.forward(x, mask, state, cached_step),
+            TokenMixer::Mamba(m) => m.forward(x, mask, state),
+            TokenMixer::Mamba2(m) => m.forward(x, mask, state, cached_step),
             TokenMixer::ShortConv(c) => c.forward(x, mask, &mut state.conv),
             TokenMixer::Attention(_) => unreachable!("attention keeps keys and values"),
         }

@@ -22,7 +22,7 @@ use crate::weights::Weights;
 /// default (an explicit `null` is none).
 fn default_pad_token_id(model_type: &str) -> Option<usize> {
     match model_type {
-        "gemma" | "gemma2" | "gemma3_text" | "vaultgemma" | "hunyuan_v1_dense" => Some(0),
+        "gemma" | "gemma2" | "gemma3_text" | "vaultgemma" | "hunyuan_v1_dense" | "jamba" => Some(0),
         "seed_oss" | "biogpt" | "olmo" | "olmo2" | "olmo3" | "opt" => Some(1),
         "glm" | "glm4" => Some(151329),
         "smollm3" => Some(128004),

@@ -8,7 +8,7 @@
 //! attention-only granite-4.0-micro) mix tokens with Mamba-2 in most layers (see
 //! [`GraniteMoeForCausalLM::load_hybrid`]).
 
-use super::decoder::{CausalLm, DecoderSpec, HybridSpec, MoeSpec, SharedExpert};
+use super::decoder::{CausalLm, DecoderSpec, HybridMixer, HybridSpec, MoeSpec, SharedExpert};
 use super::family::causal_lm_family;
 use super::mamba::hybrid_mamba_dims;
 use crate::config::Config;
@@ -121,7 +121,8 @@ impl GraniteMoeForCausalLM {
         }
         let rope = cfg.get("position_embedding_type").and_then(|v| v.as_str()) == Some("rope");
         spec.nope = vec![!rope; layers];
-        spec.mamba = Some(HybridSpec { dims, layers: mamba_layers, prefix: "mamba" });
+        spec.mamba =
+            Some(HybridSpec { dims: HybridMixer::Mamba2(dims), layers: mamba_layers, prefix: "mamba" });
         let weights = weights.renamed(|n| Some(if experts == 0 { dense_name(n) } else { moe_name(n) }));
         Ok(GraniteMoeForCausalLM(CausalLm::load(cfg, &weights, spec)?))
     }

@@ -148,6 +148,7 @@ impl AutoModel {
             "ApertusForCausalLM" => AutoModel::Apertus(ApertusForCausalLM::load(cfg, weights)?),
             "BambaForCausalLM" => AutoModel::Bamba(BambaForCausalLM::load(cfg, weights)?),
             "Lfm2ForCausalLM" => AutoModel::Lfm2(Lfm2ForCausalLM::load(cfg, weights)?),
+            "JambaForCausalLM" => AutoModel::Jamba(JambaForCausalLM::load(cfg, weights)?),
             "GraniteMoeSharedForCausalLM" => {
                 AutoModel::GraniteMoe(GraniteMoeForCausalLM::load_shared(cfg, weights)?)
             }
@@ -234,6 +235,7 @@ impl AutoModel {
             | "GraniteMoeHybridModel"
             | "BambaModel"
             | "Lfm2Model"
+            | "JambaModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;
@@ -293,6 +295,7 @@ impl AutoModel {
             | "SeedOssForSequenceClassification"
             | "HeliumForSequenceClassification"
             | "Exaone4ForSequenceClassification"
+            | "JambaForSequenceClassification"
             | "StableLmForSequenceClassification" => {
                 let lm = Self::load_decoder_base(arch, "ForSequenceClassification", cfg, weights)?;
                 AutoModel::DecoderClassifier(DecoderForSequenceClassification::load(lm, cfg, weights)?)

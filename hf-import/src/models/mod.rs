@@ -42,6 +42,7 @@ mod granite;
 mod headless;
 mod helium;
 mod hunyuan;
+mod jamba;
 mod lfm2;
 mod llama;
 mod load_architecture;
@@ -124,6 +125,7 @@ pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
 pub use self::helium::HeliumForCausalLM;
 pub use self::hunyuan::HunYuanDenseV1ForCausalLM;
+pub use self::jamba::JambaForCausalLM;
 pub use self::lfm2::Lfm2ForCausalLM;
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
 pub use self::mamba::{Mamba, MambaState};
@@ -313,6 +315,8 @@ pub enum AutoModel {
     Bamba(BambaForCausalLM),
     /// `Lfm2ForCausalLM`
     Lfm2(Lfm2ForCausalLM),
+    /// `JambaForCausalLM`
+    Jamba(JambaForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),
@@ -647,6 +651,7 @@ impl AutoModel {
             AutoModel::Apertus(m) => Some(m),
             AutoModel::Bamba(m) => Some(m),
             AutoModel::Lfm2(m) => Some(m),
+            AutoModel::Jamba(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

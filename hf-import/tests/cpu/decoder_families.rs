@@ -443,3 +443,13 @@ fn lfm2() {
     assert!(v4.get("layer_types").is_none() && v4.get("full_attn_idxs").is_some());
     check_with("lfm2", &v4, &Weights::load(&dir, None).unwrap());
 }
+
+/// Jamba: Mamba layers with learned norms on the step sizes, B and C, attention without positions,
+/// mixtures of experts on every other layer; its sequence classifier; a dense one with biased
+/// projections and an explicit rank.
+#[test]
+fn jamba() {
+    for name in ["jamba", "jamba_cls", "jamba_dense"] {
+        check(name);
+    }
+}

@@ -12,7 +12,9 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 93] = [
+const DECODERS: [&str; 95] = [
+    "jamba",
+    "jamba_dense",
     "lfm2",
     "lfm2_biased",
     "bamba",

@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, Glu, LatentDims, Mamba2Dims, RmsNormStyle, Routing};
+use crate::layers::{Activation, Glu, LatentDims, Mamba2Dims, MambaDims, RmsNormStyle, Routing};
 
 use super::Alibi;
 
@@ -151,15 +151,24 @@ pub struct ShortConvSpec {
     pub layers: Vec<bool>,
 }
 
-/// Which of a hybrid decoder's layers mix tokens with a Mamba-2 mixer instead of attention.
+/// Which of a hybrid decoder's layers mix tokens with a Mamba mixer instead of attention.
 #[derive(Debug, Clone)]
 pub struct HybridSpec {
-    /// the mixers' sizes
-    pub dims: Mamba2Dims,
-    /// for each layer, whether it is a Mamba-2 layer
+    /// the mixers and their sizes
+    pub dims: HybridMixer,
+    /// for each layer, whether it is a Mamba layer
     pub layers: Vec<bool>,
     /// the mixer's name in a layer (`model.layers.{i}.{prefix}`)
     pub prefix: &'static str,
+}
+
+/// A hybrid decoder's state-space mixer.
+#[derive(Debug, Clone, Copy)]
+pub enum HybridMixer {
+    /// Mamba's (Jamba)
+    Mamba(MambaDims),
+    /// Mamba-2's (Granite 4.0, Bamba)
+    Mamba2(Mamba2Dims),
 }
 
 /// Where and how a decoder mixes experts.

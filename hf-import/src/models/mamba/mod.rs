@@ -18,8 +18,6 @@
 //! convolution's last inputs and the scan's states) instead of a KV cache: each new token costs the
 //! same whatever the length. The residual stream is float32 with `residual_in_fp32` (the default).
 
-mod mixer;
-
 use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Tensor};
@@ -29,25 +27,13 @@ use crate::config::{float_of, Config};
 use crate::error::{Error, Result};
 use crate::generate::Recurrent;
 use crate::layers::{
-    Activation, Embedding, Linear, Mamba2Dims, Mamba2Mixer, RmsNorm, RmsNormStyle, SsmState,
+    Activation, Embedding, Linear, Mamba2Dims, Mamba2Mixer, MambaDims, MambaMixer, RmsNorm, RmsNormStyle,
+    SsmState, StepNorms,
 };
 use crate::weights::Weights;
-use mixer::MambaMixer;
 
 /// The inputs a Mamba model takes.
 const INPUTS: &[&str] = &["input_ids", "attention_mask"];
-
-/// The sizes every mixer shares.
-#[derive(Debug, Clone, Copy)]
-struct Dims {
-    hidden: usize,
-    /// the channels (`expand × hidden`; Mamba-2's `num_heads × head_dim`)
-    channels: usize,
-    /// the scan's states per channel (`state_size`)
-    states: usize,
-    /// the convolution's width (`conv_kernel`)
-    kernel: usize,
-}
 
 /// What a generation carries from token to token: each layer's [`SsmState`] (the convolution's
 /// last inputs and the scan's states), and how many tokens they have seen.
@@ -84,20 +70,21 @@ struct Block {
 /// The config keys a Mamba model reads.
 #[derive(Debug, Clone)]
 struct MambaConfig {
-    dims: Dims,
-    /// Mamba-2's mixer (`mamba2`)
-    v2: Option<Mamba2Dims>,
-    /// Mamba's step-size rank (`time_step_rank`)
-    rank: usize,
+    hidden: usize,
+    /// each block's mixer
+    mixer: MixerDims,
     layers: usize,
     vocab: usize,
     eps: f64,
-    use_bias: bool,
-    use_conv_bias: bool,
-    act: Activation,
     residual_in_fp32: bool,
     tie_word_embeddings: bool,
-    bcdt_norm_eps: Option<f64>,
+}
+
+/// Which mixer the blocks have, and its sizes.
+#[derive(Debug, Clone, Copy)]
+enum MixerDims {
+    Mamba(MambaDims),
+    Mamba2(Mamba2Dims),
 }
 
 impl MambaConfig {
@@ -106,73 +93,68 @@ impl MambaConfig {
         let v2 = model_type == "mamba2";
         let hidden = cfg.usize_or("hidden_size", if v2 { 4096 } else { 768 })?;
         let expand = cfg.f64_or("expand", 2.0)?;
-        let rank = match cfg.get("time_step_rank") {
-            None => hidden.div_ceil(16),
-            Some(v) if v.as_str() == Some("auto") => hidden.div_ceil(16),
-            Some(v) => v.as_u64().map(|r| r as usize).ok_or_else(|| {
-                Error::Config(format!("\"time_step_rank\" must be \"auto\" or a positive integer, got {v}"))
-            })?,
-        };
         let channels = (expand * hidden as f64) as usize;
         let states = cfg.usize_or("state_size", if v2 { 128 } else { 16 })?;
-        let (heads, head_dim, groups) = if v2 {
-            (cfg.usize_or("num_heads", 128)?, cfg.usize_or("head_dim", 64)?, cfg.usize_or("n_groups", 8)?)
-        } else {
-            (1, channels, 1)
-        };
         let kernel = cfg.usize_or("conv_kernel", 4)?;
-        let dims = Dims { hidden, channels, states, kernel };
-        if [hidden, channels, states, rank, kernel, heads, groups].contains(&0) {
-            return Err(Error::Config(format!(
-                "a {model_type} model needs positive sizes, got hidden_size {hidden}, expand {expand}, state_size \
-                 {states}, conv_kernel {kernel}{}",
-                if v2 { format!(", num_heads {heads}, n_groups {groups}") } else { format!(", time_step_rank {rank}") }
-            )));
-        }
-        if v2 && (heads * head_dim != channels || heads % groups != 0) {
-            return Err(Error::Config(format!(
-                "num_heads × head_dim ({heads} × {head_dim}) must equal expand × hidden_size ({expand} × {hidden}), \
-                 and n_groups ({groups}) must divide num_heads"
-            )));
-        }
         let eps = cfg.f64_or("layer_norm_epsilon", 1e-5)?;
         let act = Activation::from_name(cfg.str_or("hidden_act", "silu")?)?;
-        let (use_bias, use_conv_bias) =
-            (cfg.bool_or("use_bias", false)?, cfg.bool_or("use_conv_bias", true)?);
-        let v2 = match v2 {
-            true => Some(Mamba2Dims {
+        let (proj_bias, conv_bias) = (cfg.bool_or("use_bias", false)?, cfg.bool_or("use_conv_bias", true)?);
+        let mixer = if v2 {
+            let (heads, head_dim) = (cfg.usize_or("num_heads", 128)?, cfg.usize_or("head_dim", 64)?);
+            if heads * head_dim != channels {
+                return Err(Error::Config(format!(
+                    "num_heads × head_dim ({heads} × {head_dim}) must equal expand × hidden_size ({expand} × {hidden})"
+                )));
+            }
+            MixerDims::Mamba2(Mamba2Dims {
                 hidden,
                 heads,
                 head_dim,
-                groups,
+                groups: cfg.usize_or("n_groups", 8)?,
                 states,
                 kernel,
-                proj_bias: use_bias,
-                conv_bias: use_conv_bias,
+                proj_bias,
+                conv_bias,
                 act,
                 eps,
                 dt_limit: time_step_limit(cfg)?,
-            }),
-            false => None,
+            })
+        } else {
+            MixerDims::Mamba(MambaDims {
+                hidden,
+                channels,
+                states,
+                rank: dt_rank(cfg, "time_step_rank", hidden)?,
+                kernel,
+                proj_bias,
+                conv_bias,
+                act,
+                step_norms: match model_type {
+                    "falcon_mamba" => StepNorms::Weightless(cfg.f64_or("mixer_rms_eps", 1e-6)?),
+                    _ => StepNorms::None,
+                },
+            })
         };
         Ok(MambaConfig {
-            dims,
-            v2,
-            rank,
-            layers: cfg.usize_or("num_hidden_layers", if v2.is_some() { 64 } else { 32 })?,
-            vocab: cfg.usize_or("vocab_size", if v2.is_some() { 32768 } else { 50280 })?,
+            hidden,
+            mixer,
+            layers: cfg.usize_or("num_hidden_layers", if v2 { 64 } else { 32 })?,
+            vocab: cfg.usize_or("vocab_size", if v2 { 32768 } else { 50280 })?,
             eps,
-            use_bias,
-            use_conv_bias,
-            act,
             residual_in_fp32: cfg.bool_or("residual_in_fp32", true)?,
-            tie_word_embeddings: cfg.bool_or("tie_word_embeddings", v2.is_none())?,
-            bcdt_norm_eps: if model_type == "falcon_mamba" {
-                Some(cfg.f64_or("mixer_rms_eps", 1e-6)?)
-            } else {
-                None
-            },
+            tie_word_embeddings: cfg.bool_or("tie_word_embeddings", !v2)?,
         })
+    }
+}
+
+/// A Mamba mixer's step-size rank `key`: `"auto"` (or absent) is `ceil(hidden / 16)`.
+pub(crate) fn dt_rank(cfg: &Config, key: &str, hidden: usize) -> Result<usize> {
+    match cfg.get(key) {
+        None => Ok(hidden.div_ceil(16)),
+        Some(v) if v.as_str() == Some("auto") => Ok(hidden.div_ceil(16)),
+        Some(v) => v.as_u64().map(|r| r as usize).ok_or_else(|| {
+            Error::Config(format!("\"{key}\" must be \"auto\" or a positive integer, got {v}"))
+        }),
     }
 }
 
@@ -184,7 +166,6 @@ pub struct Mamba {
     norm_f: RmsNorm,
     /// the LM head (`None`: the base model)
     lm_head: Option<Linear>,
-    dims: Dims,
     residual_in_fp32: bool,
 }
 
@@ -202,22 +183,22 @@ impl Mamba {
         } else {
             "embeddings"
         };
-        let embeddings = Embedding::load(&backbone.pp(embed_name), c.vocab, c.dims.hidden)?;
+        let embeddings = Embedding::load(&backbone.pp(embed_name), c.vocab, c.hidden)?;
         let layers = (0..c.layers)
             .map(|i| {
                 let v = backbone.pp("layers").pp(i);
                 Ok(Block {
-                    norm: RmsNorm::load(&v.pp("norm"), c.dims.hidden, c.eps, RmsNormStyle::Llama)?,
-                    mixer: match &c.v2 {
-                        Some(dims) => Mixer::Mamba2(Mamba2Mixer::load(&v.pp("mixer"), dims)?),
-                        None => Mixer::Mamba(MambaMixer::load(&v.pp("mixer"), &c)?),
+                    norm: RmsNorm::load(&v.pp("norm"), c.hidden, c.eps, RmsNormStyle::Llama)?,
+                    mixer: match &c.mixer {
+                        MixerDims::Mamba2(dims) => Mixer::Mamba2(Mamba2Mixer::load(&v.pp("mixer"), dims)?),
+                        MixerDims::Mamba(dims) => Mixer::Mamba(MambaMixer::load(&v.pp("mixer"), dims)?),
                     },
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let norm_f = RmsNorm::load(&backbone.pp("norm_f"), c.dims.hidden, c.eps, RmsNormStyle::Llama)?;
+        let norm_f = RmsNorm::load(&backbone.pp("norm_f"), c.hidden, c.eps, RmsNormStyle::Llama)?;
         let lm_head = if arch.ends_with("ForCausalLM") {
-            let weight = match root.get_matrix_opt("lm_head.weight", &[c.vocab, c.dims.hidden])? {
+            let weight = match root.get_matrix_opt("lm_head.weight", &[c.vocab, c.hidden])? {
                 Some(w) if !c.tie_word_embeddings => w,
                 _ if c.tie_word_embeddings => embeddings.weight.clone(),
                 _ => {
@@ -230,7 +211,7 @@ impl Mamba {
         } else {
             None
         };
-        Ok(Mamba { embeddings, layers, norm_f, lm_head, dims: c.dims, residual_in_fp32: c.residual_in_fp32 })
+        Ok(Mamba { embeddings, layers, norm_f, lm_head, residual_in_fp32: c.residual_in_fp32 })
     }
 
     /// The device of the weights.
@@ -250,17 +231,13 @@ impl Mamba {
 
     /// An empty state for `batch` new sequences: zero convolution inputs and scan states.
     pub fn new_state(&self, batch: usize) -> Result<MambaState> {
-        let Dims { channels, states, kernel, .. } = self.dims;
-        let (device, dtype) = (self.device(), self.embeddings.weight.dtype());
+        let dtype = self.embeddings.weight.dtype();
         let layers = self
             .layers
             .iter()
             .map(|block| match &block.mixer {
                 Mixer::Mamba2(m) => m.new_state(batch, dtype),
-                Mixer::Mamba(_) => Ok(SsmState {
-                    conv: Tensor::zeros([batch, channels, kernel - 1], (dtype, device))?,
-                    ssm: Tensor::zeros([batch, channels, states], (DType::F32, device))?,
-                }),
+                Mixer::Mamba(m) => m.new_state(batch, dtype),
             })
             .collect::<Result<_>>()?;
         Ok(MambaState { layers, seen: 0 })
