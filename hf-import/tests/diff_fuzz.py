@@ -703,6 +703,32 @@ def gen_jamba(r):
     return tf.JambaForCausalLM, tf.JambaConfig, c
 
 
+def gen_nemotron_h(r):
+    """NemotronHForCausalLM: 2-5 blocks of Mamba-2 (heads of 4-8 channels in 1-2 groups, 4-16 states, convolutions of 2-4,
+    chunks of 2-8, the step sizes' floor), attention without positions (at least one: transformers' forward fails without
+    one) or the ungated MLP (squared ReLU or another activation); the pattern in the older key sometimes."""
+    h, nh, kv = heads(r)
+    n = r.randint(2, 5)
+    types = [r.choice(["linear_attention", "full_attention", "mlp"]) for _ in range(n)]
+    types[r.randrange(n)] = "full_attention"
+    head_dim = r.choice([4, 8])
+    mheads = r.choice([2, 4, 8])
+    c = dict(vocab_size=r.choice([16, 64, 100]), hidden_size=h, num_attention_heads=nh, num_key_value_heads=kv,
+             head_dim=r.choice([4, 8, 16]), intermediate_size=r.choice([24, 48]), max_position_embeddings=64,
+             mamba_num_heads=mheads, mamba_head_dim=head_dim, n_groups=r.choice([g for g in (1, 2) if mheads % g == 0]),
+             ssm_state_size=r.choice([4, 8, 16]), conv_kernel=r.choice([2, 3, 4]), chunk_size=r.choice([2, 3, 8]),
+             time_step_min=r.choice([0.001, 0.05]), use_bias=r.random() < 0.3, use_conv_bias=r.random() < 0.8,
+             mlp_hidden_act=r.choice(["relu2", "relu2", "silu", "gelu"]), mlp_bias=r.random() < 0.3,
+             attention_bias=r.random() < 0.3, layer_norm_epsilon=r.choice([1e-5, 1e-3]),
+             tie_word_embeddings=r.random() < 0.4, pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    if r.random() < 0.3:
+        c["hybrid_override_pattern"] = "".join({"linear_attention": "M", "full_attention": "*", "mlp": "-"}[t]
+                                               for t in types)
+    else:
+        c["layers_block_type"] = types
+    return tf.NemotronHForCausalLM, tf.NemotronHConfig, c
+
+
 def gen_smollm3(r):
     """SmolLM3ForCausalLM: Llama's config with NoPE layers (a random list, or an interval) and, at times, windows on
     them."""
@@ -1544,6 +1570,7 @@ FAMILIES = {
     "bamba": gen_bamba,
     "lfm2": gen_lfm2,
     "jamba": gen_jamba,
+    "nemotron_h": gen_nemotron_h,
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
     "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),

@@ -1340,6 +1340,7 @@ DECODER_BEAMS = {
     "granite_hybrid": dict(num_beams=2, eos=[(0, 4)]),
     "lfm2": dict(num_beams=3, eos=[(1, 3)], repetition_penalty=1.2),
     "jamba": dict(num_beams=2, eos=[(0, 2)]),
+    "nemotron_h": dict(num_beams=3, eos=[(1, 2)]),
 }
 
 
@@ -1497,6 +1498,30 @@ def state_space_models():
     build("jamba_dense", tf.JambaForCausalLM,
           tf.JambaConfig(**jamba, num_hidden_layers=2, num_experts=1, mamba_proj_bias=True, mamba_conv_bias=False,
                          mamba_dt_rank=3, tie_word_embeddings=True), 254)
+    # Nemotron-H: blocks of one part each, `M*-M` (Mamba-2 with step sizes clamped below by time_step_min, attention
+    # without positions or biases whatever attention_bias says, the squared-ReLU MLP), its LM head never tied (whatever
+    # tie_word_embeddings says); `config_v4.json` in the older keys (`hybrid_override_pattern`,
+    # `mamba_n_groups`, `mamba_d_conv`, `mamba_dt_min`).
+    nemotron_h = dict(vocab_size=100, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                      intermediate_size=48, max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                      mamba_num_heads=4, mamba_head_dim=8, n_groups=2, ssm_state_size=8, conv_kernel=3, chunk_size=3,
+                      time_step_min=0.05, layers_block_type=["linear_attention", "full_attention", "mlp",
+                                                             "linear_attention"], attention_bias=True,
+                      tie_word_embeddings=True, attn_implementation="eager")
+    if build("nemotron_h", tf.NemotronHForCausalLM, tf.NemotronHConfig(**nemotron_h), 255) is not None:
+        path = OUT / "nemotron_h"
+        cfg = json.loads((path / "config.json").read_text())
+        types = cfg.pop("layers_block_type", None) or cfg.pop("layer_types")
+        cfg.pop("layer_types", None)
+        cfg["hybrid_override_pattern"] = "".join({"linear_attention": "M", "full_attention": "*", "mlp": "-"}[t]
+                                                 for t in types)
+        cfg["mamba_n_groups"], cfg["mamba_d_conv"], cfg["mamba_dt_min"] = (cfg.pop("n_groups"), cfg.pop("conv_kernel"),
+                                                                          cfg.pop("time_step_min"))
+        cfg["time_step_limit"] = [0.0, float("inf")]
+        cfg["transformers_version"] = "4.55.0"
+        (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+        v4 = tf.NemotronHConfig.from_dict(cfg)
+        assert v4.layers_block_type == nemotron_h["layers_block_type"] and v4.time_step_min == 0.05, v4
     build("mamba2_limited", tf.Mamba2ForCausalLM,
           tf.Mamba2Config(**dict(ssm2, n_groups=1), time_step_limit=(0.05, 0.9), use_bias=True, conv_kernel=3,
                           tie_word_embeddings=True, residual_in_fp32=False), 245)

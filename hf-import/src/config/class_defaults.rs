@@ -43,6 +43,16 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "nemotron_h",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 131072),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 21504),
+            ("max_position_embeddings", 4096),
+        ],
+    ),
+    (
         "lfm2",
         &[
             ("hidden_size", 2560),

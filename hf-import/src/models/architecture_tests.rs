@@ -155,6 +155,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("bamba", "BambaForCausalLM"),
         ("lfm2", "Lfm2ForCausalLM"),
         ("jamba", "JambaForCausalLM"),
+        ("nemotron_h", "NemotronHForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -222,6 +223,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "granitemoehybrid"
                                 | "bamba"
                                 | "lfm2"
+                                | "nemotron_h"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

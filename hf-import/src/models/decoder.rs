@@ -18,7 +18,7 @@ mod packed;
 mod spec;
 
 pub use alibi::Alibi;
-pub use spec::{DecoderSpec, HybridMixer, HybridSpec, MoeSpec, SharedExpert, ShortConvSpec};
+pub use spec::{BlockParts, DecoderSpec, HybridMixer, HybridSpec, MoeSpec, SharedExpert, ShortConvSpec};
 
 /// How a block mixes its tokens: self-attention, or a hybrid's recurrent mixer (Mamba, Mamba-2,
 /// LFM2's gated short convolution).
@@ -28,15 +28,22 @@ enum TokenMixer {
     Mamba(MambaMixer),
     Mamba2(Mamba2Mixer),
     ShortConv(ShortConv),
+    /// none: a feed-forward block (Nemotron-H's `-`)
+    None,
 }
 
 impl TokenMixer {
-    /// The self-attention, `None` for a recurrent layer.
+    /// The self-attention, `None` for a recurrent layer (or none).
     fn attention(&self) -> Option<&SelfAttention> {
         match self {
             TokenMixer::Attention(a) => Some(a),
             _ => None,
         }
+    }
+
+    /// Whether it keeps a recurrent state between calls.
+    fn is_recurrent(&self) -> bool {
+        matches!(self, TokenMixer::Mamba(_) | TokenMixer::Mamba2(_) | TokenMixer::ShortConv(_))
     }
 }
 
@@ -48,7 +55,8 @@ struct DecoderLayer {
     post_attn_norm: DecoderNorm,
     /// Gemma 2/3: norms before and after the MLP (`post_attn_norm` then closes the attention branch).
     ff_norms: Option<(DecoderNorm, DecoderNorm)>,
-    mlp: FeedForward,
+    /// `None`: a mixer-only block (Nemotron-H's `M` and `*`).
+    mlp: Option<FeedForward>,
     window: Option<usize>,
     /// The layer takes the local (`sliding_attention`) RoPE.
     local_rope: bool,
@@ -70,31 +78,34 @@ impl DecoderLayer {
     /// with its norms and residual; or, parallel (GPT-NeoX), the MLP of the layer's input `h`; or,
     /// post-norm (OPT-350m), each residual add then its norm.
     fn after_attention(&self, h: &Tensor, attn: &Tensor) -> Result<Tensor> {
+        let Some(mlp) = &self.mlp else {
+            return Ok(h.add(attn)?);
+        };
         if self.residual_from_norm {
             let normed = self.post_attn_norm.forward(&self.input_norm.forward(h)?.add(attn)?)?;
-            return Ok(normed.add(&self.mlp.forward(&normed)?)?);
+            return Ok(normed.add(&mlp.forward(&normed)?)?);
         }
         if let Some(attn_norm) = &self.post_norm {
             let h1 = attn_norm.forward(&h.add(attn)?)?;
-            return self.post_attn_norm.forward(&h1.add(&self.mlp.forward(&h1)?)?);
+            return self.post_attn_norm.forward(&h1.add(&mlp.forward(&h1)?)?);
         }
         if self.parallel {
             // As GPT-NeoX adds them: `mlp + attn + x`.
-            return Ok(self.mlp.forward(&self.post_attn_norm.forward(h)?)?.add(attn)?.add(h)?);
+            return Ok(mlp.forward(&self.post_attn_norm.forward(h)?)?.add(attn)?.add(h)?);
         }
         Ok(match &self.ff_norms {
             None if self.residual_multiplier.is_some() => {
                 let m = self.residual_multiplier.unwrap_or(1.0);
                 let h1 = h.add(&attn.mul(m)?)?;
-                h1.add(&self.mlp.forward(&self.post_attn_norm.forward(&h1)?)?.mul(m)?)?
+                h1.add(&mlp.forward(&self.post_attn_norm.forward(&h1)?)?.mul(m)?)?
             }
             None => {
                 let h1 = h.add(attn)?;
-                h1.add(&self.mlp.forward(&self.post_attn_norm.forward(&h1)?)?)?
+                h1.add(&mlp.forward(&self.post_attn_norm.forward(&h1)?)?)?
             }
             Some((pre, post)) => {
                 let h1 = h.add(&self.post_attn_norm.forward(attn)?)?;
-                h1.add(&post.forward(&self.mlp.forward(&pre.forward(&h1)?)?)?)?
+                h1.add(&post.forward(&mlp.forward(&pre.forward(&h1)?)?)?)?
             }
         })
     }
@@ -258,7 +269,9 @@ impl CausalLm {
             if spec.scale_by_inverse_layer {
                 attn_cfg.scale /= (i + 1) as f64;
             }
+            let parts = spec.block_parts.as_ref().map_or(BlockParts::Both, |p| p[i]);
             let mlp = match &spec.moe {
+                _ if parts == BlockParts::MixerOnly => None,
                 Some(moe) if moe.sparse_layers.get(i) == Some(&true) => {
                     // (A mixture keeps its own matrices, cast as they are read.)
                     let mlp = lv.pp("mlp").casting_matrices();
@@ -272,7 +285,7 @@ impl CausalLm {
                         moe.biased,
                     )?
                     .with_expert_glu(moe.glu);
-                    FeedForward::Sparse(match moe.shared {
+                    Some(FeedForward::Sparse(match moe.shared {
                         Some(SharedExpert::Gated(width)) => {
                             mixture.with_shared_expert(&mlp, hidden, width, spec.act)?
                         }
@@ -280,23 +293,23 @@ impl CausalLm {
                             mixture.with_shared_experts(&mlp, hidden, width, spec.act, moe.shared_bias)?
                         }
                         None => mixture,
-                    })
+                    }))
                 }
                 _ if spec.plain_mlp => {
                     let mlp =
                         GatedMlp::load_plain(&lv.pp("mlp"), hidden, intermediate, spec.act, spec.mlp_bias)?;
-                    FeedForward::Dense(match spec.xielu {
+                    Some(FeedForward::Dense(match spec.xielu {
                         true => mlp.with_xielu(Xielu::load(&lv.pp("mlp").pp("act_fn").casting_matrices())?),
                         false => mlp,
-                    })
+                    }))
                 }
-                _ => FeedForward::Dense(GatedMlp::load(
+                _ => Some(FeedForward::Dense(GatedMlp::load(
                     &lv.pp("mlp"),
                     hidden,
                     intermediate,
                     spec.act,
                     spec.mlp_bias,
-                )?),
+                )?)),
             };
             let ff_norms = if spec.post_norms_only {
                 Some((DecoderNorm::Identity, norm(&lv.pp("post_feedforward_layernorm"), hidden)?))
@@ -309,13 +322,15 @@ impl CausalLm {
                 None
             };
             layers.push(DecoderLayer {
-                input_norm: if spec.post_norms_only || spec.post_norm {
+                input_norm: if spec.post_norms_only || spec.post_norm || parts == BlockParts::FeedForwardOnly
+                {
                     DecoderNorm::Identity
                 } else {
                     norm(&lv.pp("input_layernorm"), hidden)?
                 },
                 // (A recurrent mixer keeps its own matrices, cast as they are read.)
                 mixer: match (&spec.mamba, &spec.short_conv) {
+                    _ if parts == BlockParts::FeedForwardOnly => TokenMixer::None,
                     (Some(hybrid), _) if hybrid.layers[i] => {
                         let v = lv.pp(hybrid.prefix).casting_matrices();
                         match &hybrid.dims {
@@ -331,7 +346,10 @@ impl CausalLm {
                     )?),
                     _ => TokenMixer::Attention(SelfAttention::load(&lv.pp("self_attn"), attn_cfg, qk_norm)?),
                 },
-                post_attn_norm: norm(&lv.pp("post_attention_layernorm"), hidden)?,
+                post_attn_norm: match parts {
+                    BlockParts::MixerOnly => DecoderNorm::Identity,
+                    _ => norm(&lv.pp("post_attention_layernorm"), hidden)?,
+                },
                 ff_norms,
                 mlp,
                 window: *window,
@@ -433,7 +451,9 @@ impl CausalLm {
             if let TokenMixer::Attention(attn) = &l.mixer {
                 parts.extend(attn.matrices());
             }
-            parts.extend(l.mlp.matrices());
+            if let Some(mlp) = &l.mlp {
+                parts.extend(mlp.matrices());
+            }
         }
         if let Some(head) = &self.lm_head {
             parts.push(&head.weight);
@@ -443,7 +463,9 @@ impl CausalLm {
             if let TokenMixer::Attention(attn) = &mut l.mixer {
                 attn.unpack(&mut arena)?;
             }
-            l.mlp.unpack(&mut arena)?;
+            if let Some(mlp) = &mut l.mlp {
+                mlp.unpack(&mut arena)?;
+            }
         }
         if let Some(head) = &mut self.lm_head {
             head.weight = arena.next(head.weight.dims())?;
@@ -475,7 +497,7 @@ impl CausalLm {
     /// Whether some layers are recurrent (a hybrid's Mamba-2 layers), whose state takes every
     /// token it is given: generation then never pads a prompt.
     pub fn has_recurrent_layers(&self) -> bool {
-        self.layers.iter().any(|l| l.mixer.attention().is_none())
+        self.layers.iter().any(|l| l.mixer.is_recurrent())
     }
 
     /// The number of layers (the length a [`KvCache`] needs).
@@ -736,6 +758,15 @@ impl CausalLm {
             }
             let attn = match &layer.mixer {
                 TokenMixer::Attention(attn) => attn,
+                TokenMixer::None => {
+                    // A feed-forward block: its norm, MLP and residual (its cache slot counts the tokens).
+                    if let Some(c) = cache.as_mut() {
+                        c.layers[i].advance(s);
+                    }
+                    let mlp = layer.mlp.as_ref().expect("a block has a mixer or a feed-forward");
+                    h = h.add(&mlp.forward(&layer.post_attn_norm.forward(&h)?)?)?;
+                    continue;
+                }
                 recurrent => {
                     let normed = layer.input_norm.forward(&h)?;
                     let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
@@ -811,7 +842,7 @@ fn recurrent_step(
                 let conv = c.new_state(b, dtype)?;
                 Ok(SsmState { ssm: Tensor::zeros([b, 0, 0], (dtype, conv.device()))?, conv })
             }
-            TokenMixer::Attention(_) => unreachable!("attention keeps keys and values"),
+            TokenMixer::Attention(_) | TokenMixer::None => unreachable!("not a recurrent mixer"),
         }
     };
     let run = |state: &mut SsmState, cached_step: bool| -> Result<Tensor> {
@@ -819,7 +850,7 @@ fn recurrent_step(
             TokenMixer::Mamba(m) => m.forward(x, mask, state),
             TokenMixer::Mamba2(m) => m.forward(x, mask, state, cached_step),
             TokenMixer::ShortConv(c) => c.forward(x, mask, &mut state.conv),
-            TokenMixer::Attention(_) => unreachable!("attention keeps keys and values"),
+            TokenMixer::Attention(_) | TokenMixer::None => unreachable!("not a recurrent mixer"),
         }
     };
     match cache {

@@ -149,6 +149,7 @@ impl AutoModel {
             "BambaForCausalLM" => AutoModel::Bamba(BambaForCausalLM::load(cfg, weights)?),
             "Lfm2ForCausalLM" => AutoModel::Lfm2(Lfm2ForCausalLM::load(cfg, weights)?),
             "JambaForCausalLM" => AutoModel::Jamba(JambaForCausalLM::load(cfg, weights)?),
+            "NemotronHForCausalLM" => AutoModel::NemotronH(NemotronHForCausalLM::load(cfg, weights)?),
             "GraniteMoeSharedForCausalLM" => {
                 AutoModel::GraniteMoe(GraniteMoeForCausalLM::load_shared(cfg, weights)?)
             }
@@ -236,6 +237,7 @@ impl AutoModel {
             | "BambaModel"
             | "Lfm2Model"
             | "JambaModel"
+            | "NemotronHModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;

@@ -55,6 +55,7 @@ mod mpnet;
 mod mpt;
 mod multiple_choice;
 mod nemotron;
+mod nemotron_h;
 mod nomic_bert;
 mod olmo;
 mod opt;
@@ -136,6 +137,7 @@ pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
 pub use self::mpt::MptForCausalLM;
 pub use self::nemotron::NemotronForCausalLM;
+pub use self::nemotron_h::NemotronHForCausalLM;
 pub use self::nomic_bert::NomicBertModel;
 pub use self::olmo::{
     FlexOlmoForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM, OlmoeForCausalLM,
@@ -317,6 +319,8 @@ pub enum AutoModel {
     Lfm2(Lfm2ForCausalLM),
     /// `JambaForCausalLM`
     Jamba(JambaForCausalLM),
+    /// `NemotronHForCausalLM`
+    NemotronH(NemotronHForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),
@@ -652,6 +656,7 @@ impl AutoModel {
             AutoModel::Bamba(m) => Some(m),
             AutoModel::Lfm2(m) => Some(m),
             AutoModel::Jamba(m) => Some(m),
+            AutoModel::NemotronH(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

@@ -453,3 +453,15 @@ fn jamba() {
         check(name);
     }
 }
+
+/// Nemotron-H: blocks of one part each (Mamba-2 with step sizes clamped below by
+/// `time_step_min`, attention without positions, the squared-ReLU MLP), from the current keys and
+/// from the older ones (`hybrid_override_pattern`, `mamba_*`).
+#[test]
+fn nemotron_h() {
+    check("nemotron_h");
+    let dir = fixture("nemotron_h");
+    let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
+    assert!(v4.get("hybrid_override_pattern").is_some() && v4.get("layers_block_type").is_none());
+    check_with("nemotron_h", &v4, &Weights::load(&dir, None).unwrap());
+}

@@ -14,7 +14,8 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 95] = [
+const DECODERS: [&str; 96] = [
+    "nemotron_h",
     "jamba",
     "jamba_dense",
     "lfm2",

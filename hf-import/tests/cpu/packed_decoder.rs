@@ -12,7 +12,8 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 95] = [
+const DECODERS: [&str; 96] = [
+    "nemotron_h",
     "jamba",
     "jamba_dense",
     "lfm2",

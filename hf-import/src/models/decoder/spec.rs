@@ -138,6 +138,20 @@ pub struct DecoderSpec {
     pub mamba: Option<HybridSpec>,
     /// LFM2's gated short convolutions in place of attention.
     pub short_conv: Option<ShortConvSpec>,
+    /// Per layer, which of the token mixer and the feed-forward it has (Nemotron-H's blocks have
+    /// one of them); both when `None`.
+    pub block_parts: Option<Vec<BlockParts>>,
+}
+
+/// Which parts a decoder block has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockParts {
+    /// the token mixer, then the feed-forward
+    Both,
+    /// the token mixer alone (`input_layernorm`, mixer, residual)
+    MixerOnly,
+    /// the feed-forward alone (`post_attention_layernorm`, MLP, residual)
+    FeedForwardOnly,
 }
 
 /// Which of LFM2's layers are gated short convolutions (`layers.{i}.conv`) instead of attention.
@@ -261,6 +275,7 @@ impl DecoderSpec {
             xielu: false,
             mamba: None,
             short_conv: None,
+            block_parts: None,
             nope: vec![false; layers],
         })
     }
