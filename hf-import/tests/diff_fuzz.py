@@ -729,6 +729,32 @@ def gen_nemotron_h(r):
     return tf.NemotronHForCausalLM, tf.NemotronHConfig, c
 
 
+def gen_qwen3_5(r):
+    """Qwen3_5ForCausalLM: gated delta nets (1-2 key heads of 4-16, value heads a multiple of them, convolutions of
+    2-4) and gated attention (at least one layer) from `layer_types` or the default interval, q/k norms, RoPE over a
+    quarter of each head (or another share), attention biases, tied or not."""
+    h, nh, kv = heads(r)
+    layers = r.randint(1, 4)
+    kh = r.choice([1, 2])
+    c = dict(vocab_size=r.choice([16, 64, 100]), hidden_size=h, num_hidden_layers=layers, num_attention_heads=nh,
+             num_key_value_heads=kv, head_dim=r.choice([8, 16]), intermediate_size=r.choice([24, 48]),
+             max_position_embeddings=r.choice([32, 64]), rms_norm_eps=r.choice([1e-6, 1e-3]),
+             linear_num_key_heads=kh, linear_key_head_dim=r.choice([4, 8, 16]),
+             linear_num_value_heads=kh * r.choice([1, 2]), linear_value_head_dim=r.choice([4, 8]),
+             linear_conv_kernel_dim=r.choice([2, 3, 4]), attention_bias=r.random() < 0.3,
+             tie_word_embeddings=r.random() < 0.4, pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    if r.random() < 0.6:
+        types = [r.choice(["linear_attention", "full_attention"]) for _ in range(layers)]
+        types[r.randrange(layers)] = "full_attention"
+        c["layer_types"] = types
+    else:
+        c["num_hidden_layers"] = 4
+    if r.random() < 0.3:
+        c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([10000.0, 1e7]),
+                                "partial_rotary_factor": r.choice([0.25, 0.5, 1.0])}
+    return tf.Qwen3_5ForCausalLM, tf.Qwen3_5TextConfig, c
+
+
 def gen_smollm3(r):
     """SmolLM3ForCausalLM: Llama's config with NoPE layers (a random list, or an interval) and, at times, windows on
     them."""
@@ -1571,6 +1597,7 @@ FAMILIES = {
     "lfm2": gen_lfm2,
     "jamba": gen_jamba,
     "nemotron_h": gen_nemotron_h,
+    "qwen3_5": gen_qwen3_5,
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
     "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),

@@ -1341,6 +1341,7 @@ DECODER_BEAMS = {
     "lfm2": dict(num_beams=3, eos=[(1, 3)], repetition_penalty=1.2),
     "jamba": dict(num_beams=2, eos=[(0, 2)]),
     "nemotron_h": dict(num_beams=3, eos=[(1, 2)]),
+    "qwen3_5": dict(num_beams=2, eos=[(0, 3)], length_penalty=0.6),
 }
 
 
@@ -1522,6 +1523,18 @@ def state_space_models():
         (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
         v4 = tf.NemotronHConfig.from_dict(cfg)
         assert v4.layers_block_type == nemotron_h["layers_block_type"] and v4.time_step_min == 0.05, v4
+    # Qwen3.5's language model: gated delta nets (2 key heads of 8, 4 value heads of 8, a convolution of 3) around a gated
+    # attention layer (q/k norms, RoPE over a quarter of each 16-wide head), Gemma's (1 + w) norms; `qwen3_5_interval`:
+    # the layer types from the default interval (every 4th attends), attention biases, tied.
+    qwen3_5 = dict(vocab_size=100, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                   intermediate_size=48, max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                   linear_num_key_heads=2, linear_key_head_dim=8, linear_num_value_heads=4, linear_value_head_dim=8,
+                   linear_conv_kernel_dim=3, attn_implementation="eager")
+    build("qwen3_5", tf.Qwen3_5ForCausalLM,
+          tf.Qwen3_5TextConfig(**qwen3_5, num_hidden_layers=3,
+                               layer_types=["linear_attention", "full_attention", "linear_attention"]), 256)
+    build("qwen3_5_interval", tf.Qwen3_5ForCausalLM,
+          tf.Qwen3_5TextConfig(**qwen3_5, num_hidden_layers=4, attention_bias=True, tie_word_embeddings=True), 257)
     build("mamba2_limited", tf.Mamba2ForCausalLM,
           tf.Mamba2Config(**dict(ssm2, n_groups=1), time_step_limit=(0.05, 0.9), use_bias=True, conv_kernel=3,
                           tie_word_embeddings=True, residual_in_fp32=False), 245)

@@ -53,6 +53,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "qwen3_5_text",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 248320),
+            ("num_attention_heads", 16),
+            ("intermediate_size", 12288),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 32768),
+        ],
+    ),
+    (
         "lfm2",
         &[
             ("hidden_size", 2560),

@@ -106,6 +106,10 @@ impl Config {
             Some(p) => p,
             // (`BambaConfig` rotates half of each head unless its rope dict says otherwise.)
             None if self.get("model_type").and_then(Value::as_str) == Some("bamba") => 0.5,
+            // (`Qwen3_5TextConfig` rotates a quarter of each head unless its rope dict says otherwise.)
+            None if self.get("model_type").and_then(Value::as_str) == Some("qwen3_5_text") => {
+                self.f64_or("partial_rotary_factor", 0.25)?
+            }
             None => self.f64_or("partial_rotary_factor", 1.0)?,
         };
         let scaling = self.parse_scaling(params, nested, &top)?;
@@ -132,6 +136,7 @@ impl Config {
                     | "glm4"
                     | "glm4_moe"
                     | "bamba"
+                    | "qwen3_5_text"
             )
         );
         let partial = if phi3 || neox {

@@ -42,6 +42,9 @@ pub struct AttentionConfig {
     pub sinks: bool,
     /// The per-head q/k norms apply after RoPE, not before (HunYuan)
     pub qk_norm_after_rope: bool,
+    /// The output, before `o_proj`, is gated by `sigmoid(gate_proj(x))` (Qwen3.5's and
+    /// Qwen3-Next's gated attention)
+    pub output_gate: bool,
 }
 
 /// `softmax(q kᵀ · scale [softcapped] + mask) v` with the softmax in float32, as transformers'
@@ -164,6 +167,8 @@ pub struct SelfAttention {
     k_norm: Option<RmsNorm>,
     /// `[heads]` (see [`AttentionConfig::sinks`])
     sinks: Option<Tensor>,
+    /// `gate_proj` (see [`AttentionConfig::output_gate`])
+    gate: Option<Linear>,
     cfg: AttentionConfig,
 }
 
@@ -207,7 +212,12 @@ impl SelfAttention {
             None => (None, None),
         };
         let sinks = if cfg.sinks { Some(vars.get("sinks", &[cfg.heads])?) } else { None };
-        Ok(SelfAttention { qkv, o, q_norm, k_norm, sinks, cfg })
+        // (Not packed: read as the model's dtype.)
+        let gate = match cfg.output_gate {
+            true => Some(Linear::load(&vars.pp("gate_proj").casting_matrices(), h, qd, cfg.qkv_bias)?),
+            false => None,
+        };
+        Ok(SelfAttention { qkv, o, q_norm, k_norm, sinks, gate, cfg })
     }
 
     /// The projection weights in the order [`SelfAttention::unpack`] takes them back: q, k, v (or the
@@ -271,10 +281,10 @@ impl SelfAttention {
         if let Some(sinks) = &self.sinks {
             let (k, v, mask) = with_sink(&q, &k, &v, mask, sinks)?;
             let out = eager_attention(&q, &k, &v, Some(&mask), self.cfg.scale, self.cfg.softcap)?;
-            return self.output(&out.transpose(1, 2)?);
+            return self.output(&out.transpose(1, 2)?, x);
         }
         let out = eager_attention(&q, &k, &v, mask, self.cfg.scale, self.cfg.softcap)?;
-        self.output(&out.transpose(1, 2)?)
+        self.output(&out.transpose(1, 2)?, x)
     }
 
     /// Whether the layer has attention sinks (which [`SelfAttention::forward_packed`] does not
@@ -298,7 +308,7 @@ impl SelfAttention {
     ) -> Result<Tensor> {
         let (q, k, v) = self.project(x, cos, sin)?;
         let c = &self.cfg;
-        self.output(&attend_rows(&q, &k, &v, rows, Some(masks), c.scale, c.softcap)?)
+        self.output(&attend_rows(&q, &k, &v, rows, Some(masks), c.scale, c.softcap)?, x)
     }
 
     /// q, k and v of `x` `[batch, seq, hidden]` as `[batch, heads, seq, head_dim]`, q and k normed
@@ -366,11 +376,15 @@ impl SelfAttention {
     }
 
     /// The output projection of the attention `out` `[batch, seq, heads, head_dim]`.
-    fn output(&self, out: &Tensor) -> Result<Tensor> {
+    fn output(&self, out: &Tensor, x: &Tensor) -> Result<Tensor> {
         if let Qkv::Latent(l) = &self.qkv {
             return self.o.forward(&l.values(out)?);
         }
         let (b, s) = (out.dims()[0], out.dims()[1]);
-        self.o.forward(&out.reshape([b, s, self.cfg.heads * self.cfg.head_dim])?)
+        let out = out.reshape([b, s, self.cfg.heads * self.cfg.head_dim])?;
+        match &self.gate {
+            Some(gate) => self.o.forward(&out.mul(&gate.forward(x)?.sigmoid()?)?),
+            None => self.o.forward(&out),
+        }
     }
 }

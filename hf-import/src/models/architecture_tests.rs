@@ -63,6 +63,8 @@ fn the_model_type_picks_the_family() {
     assert_eq!(falcon.unwrap(), "FalconMambaForCausalLM");
     assert!(arch(r#"{"model_type": "mamba", "architectures": ["MambaForSequenceClassification"]}"#).is_err());
     assert_eq!(arch(r#"{"model_type": "mamba2", "architectures": ["Mamba2Model"]}"#).unwrap(), "Mamba2Model");
+    let qwen3_5 = arch(r#"{"model_type": "qwen3_5_text", "architectures": ["Qwen3_5TextModel"]}"#);
+    assert_eq!(qwen3_5.unwrap(), "Qwen3_5TextModel");
     assert_eq!(arch(r#"{"model_type": "clip"}"#).unwrap(), "CLIPModel");
     assert_eq!(arch(r#"{"model_type": "siglip"}"#).unwrap(), "SiglipModel");
     assert_eq!(arch(r#"{"model_type": "dinov2"}"#).unwrap(), "Dinov2Model");
@@ -156,6 +158,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("lfm2", "Lfm2ForCausalLM"),
         ("jamba", "JambaForCausalLM"),
         ("nemotron_h", "NemotronHForCausalLM"),
+        ("qwen3_5_text", "Qwen3_5ForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -194,10 +197,13 @@ fn the_model_type_decides_the_family_for_every_pair() {
         }
         // The base model and the sequence classifier of the model type (neither for Gemma 3's
         // types: their base models are `Gemma3Model` and `Gemma3TextModel`, their classifiers
-        // `Gemma3ForSequenceClassification` and `Gemma3TextForSequenceClassification`).
+        // `Gemma3ForSequenceClassification` and `Gemma3TextForSequenceClassification`; nor for
+        // Qwen3.5's text model, whose base model is `Qwen3_5TextModel`).
         // GPT-2's base model is `GPT2Model`.
         let family = class.strip_suffix("ForCausalLM").or(class.strip_suffix("LMHeadModel"));
-        let base = family.map(|f| format!("{f}Model")).filter(|_| !model_type.starts_with("gemma3"));
+        let base = family
+            .map(|f| format!("{f}Model"))
+            .filter(|_| !model_type.starts_with("gemma3") && model_type != "qwen3_5_text");
         for (_, family) in encoders {
             for head in encoder_heads {
                 let got = arch(&config(model_type, &format!("{family}{head}")));
@@ -224,6 +230,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "bamba"
                                 | "lfm2"
                                 | "nemotron_h"
+                                | "qwen3_5_text"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

@@ -8,8 +8,8 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
     bidirectional_mask, causal_mask, packing_enabled, Arena, AttentionConfig, DecoderNorm, Embedding,
-    FeedForward, GatedMlp, KvCache, LayerCache, LayerNorm, Linear, Mamba2Mixer, MambaMixer, RmsNorm, Rotary,
-    SelfAttention, ShortConv, SparseMoe, SsmState, Xielu,
+    FeedForward, GatedDeltaNet, GatedMlp, KvCache, LayerCache, LayerNorm, Linear, Mamba2Mixer, MambaMixer,
+    RmsNorm, Rotary, SelfAttention, ShortConv, SparseMoe, SsmState, Xielu,
 };
 use crate::weights::{Vars, Weights};
 
@@ -18,7 +18,9 @@ mod packed;
 mod spec;
 
 pub use alibi::Alibi;
-pub use spec::{BlockParts, DecoderSpec, HybridMixer, HybridSpec, MoeSpec, SharedExpert, ShortConvSpec};
+pub use spec::{
+    BlockParts, DecoderSpec, DeltaNetSpec, HybridMixer, HybridSpec, MoeSpec, SharedExpert, ShortConvSpec,
+};
 
 /// How a block mixes its tokens: self-attention, or a hybrid's recurrent mixer (Mamba, Mamba-2,
 /// LFM2's gated short convolution).
@@ -28,6 +30,8 @@ enum TokenMixer {
     Mamba(MambaMixer),
     Mamba2(Mamba2Mixer),
     ShortConv(ShortConv),
+    /// Qwen3.5's gated delta net
+    DeltaNet(GatedDeltaNet),
     /// none: a feed-forward block (Nemotron-H's `-`)
     None,
 }
@@ -43,7 +47,10 @@ impl TokenMixer {
 
     /// Whether it keeps a recurrent state between calls.
     fn is_recurrent(&self) -> bool {
-        matches!(self, TokenMixer::Mamba(_) | TokenMixer::Mamba2(_) | TokenMixer::ShortConv(_))
+        matches!(
+            self,
+            TokenMixer::Mamba(_) | TokenMixer::Mamba2(_) | TokenMixer::ShortConv(_) | TokenMixer::DeltaNet(_)
+        )
     }
 }
 
@@ -243,10 +250,12 @@ impl CausalLm {
             latent: spec.latent,
             sinks: spec.sinks,
             qk_norm_after_rope: spec.qk_norm_after_rope,
+            output_gate: spec.output_gate,
         };
         let mut layers = Vec::with_capacity(n_layers);
         if spec.mamba.as_ref().is_some_and(|m| m.layers.len() != n_layers)
             || spec.short_conv.as_ref().is_some_and(|c| c.layers.len() != n_layers)
+            || spec.delta_net.as_ref().is_some_and(|d| d.layers.len() != n_layers)
         {
             return Err(Error::Config(format!("one layer type per layer is needed ({n_layers} layers)")));
         }
@@ -331,6 +340,13 @@ impl CausalLm {
                 // (A recurrent mixer keeps its own matrices, cast as they are read.)
                 mixer: match (&spec.mamba, &spec.short_conv) {
                     _ if parts == BlockParts::FeedForwardOnly => TokenMixer::None,
+                    _ if spec.delta_net.as_ref().is_some_and(|d| d.layers[i]) => {
+                        let dims = &spec.delta_net.as_ref().expect("checked").dims;
+                        TokenMixer::DeltaNet(GatedDeltaNet::load(
+                            &lv.pp("linear_attn").casting_matrices(),
+                            dims,
+                        )?)
+                    }
                     (Some(hybrid), _) if hybrid.layers[i] => {
                         let v = lv.pp(hybrid.prefix).casting_matrices();
                         match &hybrid.dims {
@@ -838,6 +854,7 @@ fn recurrent_step(
         match mixer {
             TokenMixer::Mamba(m) => m.new_state(b, dtype),
             TokenMixer::Mamba2(m) => m.new_state(b, dtype),
+            TokenMixer::DeltaNet(m) => m.new_state(b, dtype),
             TokenMixer::ShortConv(c) => {
                 let conv = c.new_state(b, dtype)?;
                 Ok(SsmState { ssm: Tensor::zeros([b, 0, 0], (dtype, conv.device()))?, conv })
@@ -850,6 +867,7 @@ fn recurrent_step(
             TokenMixer::Mamba(m) => m.forward(x, mask, state),
             TokenMixer::Mamba2(m) => m.forward(x, mask, state, cached_step),
             TokenMixer::ShortConv(c) => c.forward(x, mask, &mut state.conv),
+            TokenMixer::DeltaNet(m) => m.forward(x, mask, state),
             TokenMixer::Attention(_) | TokenMixer::None => unreachable!("not a recurrent mixer"),
         }
     };

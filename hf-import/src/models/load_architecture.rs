@@ -150,6 +150,7 @@ impl AutoModel {
             "Lfm2ForCausalLM" => AutoModel::Lfm2(Lfm2ForCausalLM::load(cfg, weights)?),
             "JambaForCausalLM" => AutoModel::Jamba(JambaForCausalLM::load(cfg, weights)?),
             "NemotronHForCausalLM" => AutoModel::NemotronH(NemotronHForCausalLM::load(cfg, weights)?),
+            "Qwen3_5ForCausalLM" => AutoModel::Qwen3_5(Qwen3_5ForCausalLM::load(cfg, weights)?),
             "GraniteMoeSharedForCausalLM" => {
                 AutoModel::GraniteMoe(GraniteMoeForCausalLM::load_shared(cfg, weights)?)
             }
@@ -238,6 +239,7 @@ impl AutoModel {
             | "Lfm2Model"
             | "JambaModel"
             | "NemotronHModel"
+            | "Qwen3_5TextModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;

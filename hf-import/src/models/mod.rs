@@ -63,6 +63,7 @@ mod phi;
 mod phi3;
 mod qwen2;
 mod qwen3;
+mod qwen3_5;
 mod registry;
 mod roberta;
 mod seed_oss;
@@ -147,6 +148,7 @@ pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
+pub use self::qwen3_5::Qwen3_5ForCausalLM;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::seed_oss::SeedOssForCausalLM;
 pub use self::siglip::{Siglip, SiglipTextTower, SiglipVisionTower};
@@ -321,6 +323,8 @@ pub enum AutoModel {
     Jamba(JambaForCausalLM),
     /// `NemotronHForCausalLM`
     NemotronH(NemotronHForCausalLM),
+    /// `Qwen3_5ForCausalLM`
+    Qwen3_5(Qwen3_5ForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),
@@ -657,6 +661,7 @@ impl AutoModel {
             AutoModel::Lfm2(m) => Some(m),
             AutoModel::Jamba(m) => Some(m),
             AutoModel::NemotronH(m) => Some(m),
+            AutoModel::Qwen3_5(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

@@ -97,6 +97,7 @@ impl NomicBertModel {
             latent: None,
             sinks: false,
             qk_norm_after_rope: false,
+            output_gate: false,
         };
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)

@@ -465,3 +465,12 @@ fn nemotron_h() {
     assert!(v4.get("hybrid_override_pattern").is_some() && v4.get("layers_block_type").is_none());
     check_with("nemotron_h", &v4, &Weights::load(&dir, None).unwrap());
 }
+
+/// Qwen3.5's language model: gated delta nets around gated attention with q/k norms and RoPE over
+/// a quarter of each head, Gemma's norms; the layer types from the default interval, attention
+/// biases, tied embeddings.
+#[test]
+fn qwen3_5() {
+    check("qwen3_5");
+    check("qwen3_5_interval");
+}

@@ -14,7 +14,9 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 96] = [
+const DECODERS: [&str; 98] = [
+    "qwen3_5",
+    "qwen3_5_interval",
     "nemotron_h",
     "jamba",
     "jamba_dense",

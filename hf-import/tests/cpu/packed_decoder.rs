@@ -12,7 +12,9 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 96] = [
+const DECODERS: [&str; 98] = [
+    "qwen3_5",
+    "qwen3_5_interval",
     "nemotron_h",
     "jamba",
     "jamba_dense",

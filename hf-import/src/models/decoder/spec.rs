@@ -3,7 +3,9 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, Glu, LatentDims, Mamba2Dims, MambaDims, RmsNormStyle, Routing};
+use crate::layers::{
+    Activation, DeltaNetDims, Glu, LatentDims, Mamba2Dims, MambaDims, RmsNormStyle, Routing,
+};
 
 use super::Alibi;
 
@@ -138,9 +140,22 @@ pub struct DecoderSpec {
     pub mamba: Option<HybridSpec>,
     /// LFM2's gated short convolutions in place of attention.
     pub short_conv: Option<ShortConvSpec>,
+    /// Attention's output gated by `sigmoid(gate_proj(x))` (Qwen3.5, Qwen3-Next).
+    pub output_gate: bool,
+    /// Qwen3.5's gated delta nets (`layers.{i}.linear_attn`) in place of attention.
+    pub delta_net: Option<DeltaNetSpec>,
     /// Per layer, which of the token mixer and the feed-forward it has (Nemotron-H's blocks have
     /// one of them); both when `None`.
     pub block_parts: Option<Vec<BlockParts>>,
+}
+
+/// Which of a decoder's layers are gated delta nets (`layers.{i}.linear_attn`) instead of attention.
+#[derive(Debug, Clone)]
+pub struct DeltaNetSpec {
+    /// their sizes
+    pub dims: DeltaNetDims,
+    /// for each layer, whether it is a gated delta net
+    pub layers: Vec<bool>,
 }
 
 /// Which parts a decoder block has.
@@ -276,6 +291,8 @@ impl DecoderSpec {
             mamba: None,
             short_conv: None,
             block_parts: None,
+            output_gate: false,
+            delta_net: None,
             nope: vec![false; layers],
         })
     }

@@ -1,0 +1,110 @@
+//! Qwen3.5's language model (`Qwen3_5ForCausalLM`, model type `qwen3_5_text`: the text part of
+//! Qwen/Qwen3.5-*): a decoder whose layers are gated delta nets (`layers.{i}.linear_attn`, see
+//! [`GatedDeltaNet`]) except the `full_attention` ones of `layer_types` (by default every
+//! `full_attention_interval`-th, 4), which attend with per-head q/k norms, RoPE over a quarter of
+//! each head (`partial_rotary_factor` 0.25 unless the rope dict says otherwise; the multimodal
+//! sections coincide on text) and their output gated by `sigmoid` of the gate rows `q_proj`
+//! interleaves per head. The norms scale by `1 + w` in float32 (Gemma's). A multimodal
+//! checkpoint's language model (`model.language_model.*`) loads too; its vision tower and the
+//! multi-token prediction layers (`mtp.*`) are not read.
+//!
+//! [`GatedDeltaNet`]: crate::layers::GatedDeltaNet
+
+use oxtorch_tensor::Tensor;
+
+use super::decoder::{CausalLm, DecoderSpec, DeltaNetSpec};
+use super::family::causal_lm_newtype;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{Activation, DeltaNetDims, RmsNormStyle};
+use crate::weights::Weights;
+
+causal_lm_newtype!(
+    /// transformers' `Qwen3_5ForCausalLM`.
+    Qwen3_5ForCausalLM
+);
+
+impl Qwen3_5ForCausalLM {
+    /// Loads the model, each attention layer's `q_proj` split into its query and gate rows.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let layers = cfg.layers("num_hidden_layers")?;
+        let delta_layers = match cfg.layer_types() {
+            Some(types) if types.len() == layers => types.iter().map(|t| t == "linear_attention").collect(),
+            Some(types) => {
+                return Err(Error::Config(format!(
+                    "\"layer_types\" has {} entries for {layers} layers",
+                    types.len()
+                )))
+            }
+            None => {
+                let interval = cfg.usize_or("full_attention_interval", 4)?.max(1);
+                (0..layers).map(|i| (i + 1) % interval != 0).collect()
+            }
+        };
+        let hidden = cfg.usize("hidden_size")?;
+        let dims = DeltaNetDims {
+            hidden,
+            key_heads: cfg.usize_or("linear_num_key_heads", 16)?,
+            key_dim: cfg.usize_or("linear_key_head_dim", 128)?,
+            value_heads: cfg.usize_or("linear_num_value_heads", 32)?,
+            value_dim: cfg.usize_or("linear_value_head_dim", 128)?,
+            kernel: cfg.usize_or("linear_conv_kernel_dim", 4)?,
+            act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
+            eps: cfg.f64_or("rms_norm_eps", 1e-6)?,
+        };
+        let mut spec = DecoderSpec::llama(cfg)?;
+        spec.norm_style = RmsNormStyle::Gemma;
+        spec.qk_norm = true;
+        spec.output_gate = true;
+        spec.default_head_dim = Some(256);
+        spec.default_kv_heads = Some(4);
+        spec.delta_net = Some(DeltaNetSpec { dims, layers: delta_layers });
+        let heads = cfg.usize("num_attention_heads")?;
+        let head_dim = cfg.nullable_usize_or("head_dim", Some(256))?.unwrap_or(hidden / heads.max(1));
+        let weights = split_query_gates(&weights.renamed(|n| Some(text_name(n))), heads, head_dim)?;
+        Ok(Qwen3_5ForCausalLM(CausalLm::load(cfg, &weights, spec)?))
+    }
+}
+
+/// A multimodal checkpoint's language model tensor under the text model's name.
+fn text_name(name: &str) -> String {
+    match name.strip_prefix("model.language_model.") {
+        Some(rest) => format!("model.{rest}"),
+        None => name.to_string(),
+    }
+}
+
+/// `weights` with each `self_attn.q_proj` (`[heads × 2 × head_dim, hidden]`: per head its query
+/// rows, then its gate rows) split into `q_proj` and `gate_proj` (`[heads × head_dim, hidden]`
+/// each), biases alike.
+fn split_query_gates(weights: &Weights, heads: usize, head_dim: usize) -> Result<Weights> {
+    let mut out: Vec<(String, Tensor)> = Vec::with_capacity(weights.len() + 8);
+    for item in weights.iter() {
+        let (name, t) = item?;
+        let Some(prefix) =
+            name.strip_suffix(".self_attn.q_proj.weight").or(name.strip_suffix(".self_attn.q_proj.bias"))
+        else {
+            out.push((name.clone(), t));
+            continue;
+        };
+        let part = if name.ends_with("weight") { "weight" } else { "bias" };
+        let dims = t.dims().to_vec();
+        if dims.first() != Some(&(heads * 2 * head_dim)) {
+            return Err(Error::Weight(format!(
+                "tensor '{name}' has shape {dims:?}; the gated attention's q_proj needs {} rows ({heads} heads × 2 × {head_dim})",
+                heads * 2 * head_dim
+            )));
+        }
+        let rest: Vec<usize> = dims[1..].to_vec();
+        let mut grouped = vec![heads, 2, head_dim];
+        grouped.extend(&rest);
+        let t = t.reshape(grouped.as_slice())?;
+        let mut flat = vec![heads * head_dim];
+        flat.extend(&rest);
+        let half =
+            |i: isize| -> Result<Tensor> { Ok(t.select(1, i)?.contiguous()?.reshape(flat.as_slice())?) };
+        out.push((format!("{prefix}.self_attn.q_proj.{part}"), half(0)?));
+        out.push((format!("{prefix}.self_attn.gate_proj.{part}"), half(1)?));
+    }
+    Ok(Weights::from_tensors(out))
+}
