@@ -1533,6 +1533,14 @@ def state_space_models():
     build("qwen3_5", tf.Qwen3_5ForCausalLM,
           tf.Qwen3_5TextConfig(**qwen3_5, num_hidden_layers=3,
                                layer_types=["linear_attention", "full_attention", "linear_attention"]), 256)
+    # The multimodal checkpoint (a tiny vision tower the text path never reads), run on text.
+    vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=32, patch_size=4,
+                  spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=16)
+    text = {k: v for k, v in qwen3_5.items() if k != "attn_implementation"}
+    build("qwen3_5_mm", tf.Qwen3_5ForConditionalGeneration,
+          tf.Qwen3_5Config(text_config=dict(text, num_hidden_layers=2,
+                                            layer_types=["full_attention", "linear_attention"]),
+                           vision_config=vision, attn_implementation="eager"), 258)
     build("qwen3_5_interval", tf.Qwen3_5ForCausalLM,
           tf.Qwen3_5TextConfig(**qwen3_5, num_hidden_layers=4, attention_bias=True, tie_word_embeddings=True), 257)
     build("mamba2_limited", tf.Mamba2ForCausalLM,

@@ -151,6 +151,9 @@ impl AutoModel {
             "JambaForCausalLM" => AutoModel::Jamba(JambaForCausalLM::load(cfg, weights)?),
             "NemotronHForCausalLM" => AutoModel::NemotronH(NemotronHForCausalLM::load(cfg, weights)?),
             "Qwen3_5ForCausalLM" => AutoModel::Qwen3_5(Qwen3_5ForCausalLM::load(cfg, weights)?),
+            "Qwen3_5ForConditionalGeneration" => {
+                AutoModel::Qwen3_5(Qwen3_5ForCausalLM::load_multimodal(cfg, weights)?)
+            }
             "GraniteMoeSharedForCausalLM" => {
                 AutoModel::GraniteMoe(GraniteMoeForCausalLM::load_shared(cfg, weights)?)
             }

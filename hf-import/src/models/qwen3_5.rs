@@ -4,9 +4,10 @@
 //! `full_attention_interval`-th, 4), which attend with per-head q/k norms, RoPE over a quarter of
 //! each head (`partial_rotary_factor` 0.25 unless the rope dict says otherwise; the multimodal
 //! sections coincide on text) and their output gated by `sigmoid` of the gate rows `q_proj`
-//! interleaves per head. The norms scale by `1 + w` in float32 (Gemma's). A multimodal
-//! checkpoint's language model (`model.language_model.*`) loads too; its vision tower and the
-//! multi-token prediction layers (`mtp.*`) are not read.
+//! interleaves per head. The norms scale by `1 + w` in float32 (Gemma's). A multimodal checkpoint
+//! (`Qwen3_5ForConditionalGeneration`, model type `qwen3_5`) runs its language model on text (see
+//! [`Qwen3_5ForCausalLM::load_multimodal`]); its vision tower and the multi-token prediction
+//! layers (`mtp.*`) are not read.
 //!
 //! [`GatedDeltaNet`]: crate::layers::GatedDeltaNet
 
@@ -63,6 +64,27 @@ impl Qwen3_5ForCausalLM {
         let head_dim = cfg.nullable_usize_or("head_dim", Some(256))?.unwrap_or(hidden / heads.max(1));
         let weights = split_query_gates(&weights.renamed(|n| Some(text_name(n))), heads, head_dim)?;
         Ok(Qwen3_5ForCausalLM(CausalLm::load(cfg, &weights, spec)?))
+    }
+}
+
+impl Qwen3_5ForCausalLM {
+    /// The language model of a multimodal checkpoint (`Qwen3_5ForConditionalGeneration`): its
+    /// `text_config` (with the top level's `tie_word_embeddings` and dtype), its
+    /// `model.language_model.*` tensors and `lm_head.weight`.
+    pub fn load_multimodal(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let mut text = match cfg.get("text_config") {
+            None => serde_json::Map::new(),
+            Some(serde_json::Value::Object(m)) => m.clone(),
+            Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
+        };
+        text.insert("model_type".into(), "qwen3_5_text".into());
+        text.insert("tie_word_embeddings".into(), cfg.bool_or("tie_word_embeddings", false)?.into());
+        for key in ["dtype", "torch_dtype"] {
+            if let (false, Some(v)) = (text.contains_key(key), cfg.get(key)) {
+                text.insert(key.to_string(), v.clone());
+            }
+        }
+        Self::load(&Config::from_map(text), weights)
     }
 }
 

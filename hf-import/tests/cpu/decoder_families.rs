@@ -468,9 +468,11 @@ fn nemotron_h() {
 
 /// Qwen3.5's language model: gated delta nets around gated attention with q/k norms and RoPE over
 /// a quarter of each head, Gemma's norms; the layer types from the default interval, attention
-/// biases, tied embeddings.
+/// biases, tied embeddings; a multimodal checkpoint run on text.
 #[test]
 fn qwen3_5() {
     check("qwen3_5");
     check("qwen3_5_interval");
+    // The multimodal checkpoint's language model, on text.
+    check("qwen3_5_mm");
 }
