@@ -755,6 +755,19 @@ def gen_qwen3_5(r):
     return tf.Qwen3_5ForCausalLM, tf.Qwen3_5TextConfig, c
 
 
+def gen_qwen3_next(r):
+    """Qwen3NextForCausalLM: gen_qwen3_5's layers with a mixture of 2-6 experts (top 1-3, renormalised or not, the gated
+    shared expert) every `decoder_sparse_step`-th layer outside `mlp_only_layers`."""
+    _, _, c = gen_qwen3_5(r)
+    n = r.randint(2, 6)
+    c.update(num_experts=n, num_experts_per_tok=r.randint(1, min(3, n)), moe_intermediate_size=r.choice([8, 16]),
+             shared_expert_intermediate_size=r.choice([8, 24]), norm_topk_prob=r.random() < 0.7,
+             decoder_sparse_step=r.choice([1, 1, 2]))
+    if r.random() < 0.3:
+        c["mlp_only_layers"] = [0]
+    return tf.Qwen3NextForCausalLM, tf.Qwen3NextConfig, c
+
+
 def gen_smollm3(r):
     """SmolLM3ForCausalLM: Llama's config with NoPE layers (a random list, or an interval) and, at times, windows on
     them."""
@@ -1598,6 +1611,7 @@ FAMILIES = {
     "jamba": gen_jamba,
     "nemotron_h": gen_nemotron_h,
     "qwen3_5": gen_qwen3_5,
+    "qwen3_next": gen_qwen3_next,
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
     "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),

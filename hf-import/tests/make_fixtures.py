@@ -1342,6 +1342,7 @@ DECODER_BEAMS = {
     "jamba": dict(num_beams=2, eos=[(0, 2)]),
     "nemotron_h": dict(num_beams=3, eos=[(1, 2)]),
     "qwen3_5": dict(num_beams=2, eos=[(0, 3)], length_penalty=0.6),
+    "qwen3_next": dict(num_beams=2, eos=[(1, 3)]),
 }
 
 
@@ -1541,6 +1542,13 @@ def state_space_models():
           tf.Qwen3_5Config(text_config=dict(text, num_hidden_layers=2,
                                             layer_types=["full_attention", "linear_attention"]),
                            vision_config=vision, attn_implementation="eager"), 258)
+    # Qwen3-Next: Qwen3.5's layers with Qwen2-MoE's mixture (4 experts, top 2, the gated shared expert; a dense MLP on
+    # mlp_only_layers) and the delta nets' projections grouped by key head (in_proj_qkvz, in_proj_ba).
+    build("qwen3_next", tf.Qwen3NextForCausalLM,
+          tf.Qwen3NextConfig(**qwen3_5, num_hidden_layers=3,
+                             layer_types=["linear_attention", "full_attention", "linear_attention"], num_experts=4,
+                             num_experts_per_tok=2, moe_intermediate_size=16, shared_expert_intermediate_size=24,
+                             mlp_only_layers=[2]), 259)
     build("qwen3_5_interval", tf.Qwen3_5ForCausalLM,
           tf.Qwen3_5TextConfig(**qwen3_5, num_hidden_layers=4, attention_bias=True, tie_word_embeddings=True), 257)
     build("mamba2_limited", tf.Mamba2ForCausalLM,

@@ -64,6 +64,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "qwen3_next",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 151936),
+            ("num_attention_heads", 16),
+            ("intermediate_size", 5632),
+            ("num_hidden_layers", 48),
+            ("max_position_embeddings", 32768),
+        ],
+    ),
+    (
         "lfm2",
         &[
             ("hidden_size", 2560),

@@ -107,7 +107,11 @@ impl Config {
             // (`BambaConfig` rotates half of each head unless its rope dict says otherwise.)
             None if self.get("model_type").and_then(Value::as_str) == Some("bamba") => 0.5,
             // (`Qwen3_5TextConfig` rotates a quarter of each head unless its rope dict says otherwise.)
-            None if self.get("model_type").and_then(Value::as_str) == Some("qwen3_5_text") => {
+            None if matches!(
+                self.get("model_type").and_then(Value::as_str),
+                Some("qwen3_5_text" | "qwen3_next")
+            ) =>
+            {
                 self.f64_or("partial_rotary_factor", 0.25)?
             }
             None => self.f64_or("partial_rotary_factor", 1.0)?,
@@ -137,6 +141,7 @@ impl Config {
                     | "glm4_moe"
                     | "bamba"
                     | "qwen3_5_text"
+                    | "qwen3_next"
             )
         );
         let partial = if phi3 || neox {

@@ -159,6 +159,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jamba", "JambaForCausalLM"),
         ("nemotron_h", "NemotronHForCausalLM"),
         ("qwen3_5_text", "Qwen3_5ForCausalLM"),
+        ("qwen3_next", "Qwen3NextForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -231,6 +232,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "lfm2"
                                 | "nemotron_h"
                                 | "qwen3_5_text"
+                                | "qwen3_next"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

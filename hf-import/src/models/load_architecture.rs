@@ -151,6 +151,7 @@ impl AutoModel {
             "JambaForCausalLM" => AutoModel::Jamba(JambaForCausalLM::load(cfg, weights)?),
             "NemotronHForCausalLM" => AutoModel::NemotronH(NemotronHForCausalLM::load(cfg, weights)?),
             "Qwen3_5ForCausalLM" => AutoModel::Qwen3_5(Qwen3_5ForCausalLM::load(cfg, weights)?),
+            "Qwen3NextForCausalLM" => AutoModel::Qwen3Next(Qwen3NextForCausalLM::load(cfg, weights)?),
             "Qwen3_5ForConditionalGeneration" => {
                 AutoModel::Qwen3_5(Qwen3_5ForCausalLM::load_multimodal(cfg, weights)?)
             }
@@ -243,6 +244,7 @@ impl AutoModel {
             | "JambaModel"
             | "NemotronHModel"
             | "Qwen3_5TextModel"
+            | "Qwen3NextModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
                 let model_type = cfg.model_type()?;

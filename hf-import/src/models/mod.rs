@@ -148,7 +148,7 @@ pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
-pub use self::qwen3_5::Qwen3_5ForCausalLM;
+pub use self::qwen3_5::{Qwen3NextForCausalLM, Qwen3_5ForCausalLM};
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::seed_oss::SeedOssForCausalLM;
 pub use self::siglip::{Siglip, SiglipTextTower, SiglipVisionTower};
@@ -325,6 +325,8 @@ pub enum AutoModel {
     NemotronH(NemotronHForCausalLM),
     /// `Qwen3_5ForCausalLM`
     Qwen3_5(Qwen3_5ForCausalLM),
+    /// `Qwen3NextForCausalLM`
+    Qwen3Next(Qwen3NextForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),
@@ -662,6 +664,7 @@ impl AutoModel {
             AutoModel::Jamba(m) => Some(m),
             AutoModel::NemotronH(m) => Some(m),
             AutoModel::Qwen3_5(m) => Some(m),
+            AutoModel::Qwen3Next(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

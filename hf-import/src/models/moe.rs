@@ -179,7 +179,8 @@ pub(super) fn qwen_mixture(
         intermediate: cfg.usize_or("moe_intermediate_size", intermediate)?,
         routing: Routing::softmax(
             cfg.usize_or("num_experts_per_tok", top_k)?,
-            cfg.bool_or("norm_topk_prob", false)?,
+            // (`Qwen3NextConfig` renormalises by default, the older Qwen mixtures do not.)
+            cfg.bool_or("norm_topk_prob", cfg.model_type()? == "qwen3_next")?,
             true,
         ),
         sparse_layers,

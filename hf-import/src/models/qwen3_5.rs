@@ -13,8 +13,9 @@
 
 use oxtorch_tensor::Tensor;
 
-use super::decoder::{CausalLm, DecoderSpec, DeltaNetSpec};
+use super::decoder::{CausalLm, DecoderSpec, DeltaNetSpec, SharedExpert};
 use super::family::causal_lm_newtype;
+use super::moe::qwen_mixture;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, DeltaNetDims, RmsNormStyle};
@@ -25,46 +26,127 @@ causal_lm_newtype!(
     Qwen3_5ForCausalLM
 );
 
+causal_lm_newtype!(
+    /// transformers' `Qwen3NextForCausalLM` (Qwen/Qwen3-Next-80B-A3B): Qwen3.5's layers with
+    /// Qwen2-MoE's mixture (`num_experts` of `moe_intermediate_size`, the top `num_experts_per_tok`,
+    /// a shared expert gated by `sigmoid(shared_expert_gate(x))`) on every
+    /// `decoder_sparse_step`-th layer outside `mlp_only_layers`, and each delta net's q, k, v, z
+    /// (and b, a) projected together, grouped by key head (`in_proj_qkvz`, `in_proj_ba`).
+    Qwen3NextForCausalLM
+);
+
+impl Qwen3NextForCausalLM {
+    /// Loads the model, its grouped projections regrouped as Qwen3.5's.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let shared = cfg.usize_or("shared_expert_intermediate_size", 512)?;
+        let mut spec = gated_spec(cfg)?;
+        spec.default_kv_heads = Some(2);
+        spec.moe = Some(qwen_mixture(cfg, 512, 512, 10, Some(SharedExpert::Gated(shared)))?);
+        let dims = spec.delta_net.as_ref().expect("set by gated_spec").dims;
+        let weights = ungroup_delta_projections(weights, &dims)?;
+        Ok(Qwen3NextForCausalLM(load_gated(cfg, &weights, spec)?))
+    }
+}
+
 impl Qwen3_5ForCausalLM {
     /// Loads the model, each attention layer's `q_proj` split into its query and gate rows.
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
-        let layers = cfg.layers("num_hidden_layers")?;
-        let delta_layers = match cfg.layer_types() {
-            Some(types) if types.len() == layers => types.iter().map(|t| t == "linear_attention").collect(),
-            Some(types) => {
-                return Err(Error::Config(format!(
-                    "\"layer_types\" has {} entries for {layers} layers",
-                    types.len()
-                )))
-            }
-            None => {
-                let interval = cfg.usize_or("full_attention_interval", 4)?.max(1);
-                (0..layers).map(|i| (i + 1) % interval != 0).collect()
-            }
-        };
-        let hidden = cfg.usize("hidden_size")?;
-        let dims = DeltaNetDims {
-            hidden,
-            key_heads: cfg.usize_or("linear_num_key_heads", 16)?,
-            key_dim: cfg.usize_or("linear_key_head_dim", 128)?,
-            value_heads: cfg.usize_or("linear_num_value_heads", 32)?,
-            value_dim: cfg.usize_or("linear_value_head_dim", 128)?,
-            kernel: cfg.usize_or("linear_conv_kernel_dim", 4)?,
-            act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
-            eps: cfg.f64_or("rms_norm_eps", 1e-6)?,
-        };
-        let mut spec = DecoderSpec::llama(cfg)?;
-        spec.norm_style = RmsNormStyle::Gemma;
-        spec.qk_norm = true;
-        spec.output_gate = true;
-        spec.default_head_dim = Some(256);
-        spec.default_kv_heads = Some(4);
-        spec.delta_net = Some(DeltaNetSpec { dims, layers: delta_layers });
-        let heads = cfg.usize("num_attention_heads")?;
-        let head_dim = cfg.nullable_usize_or("head_dim", Some(256))?.unwrap_or(hidden / heads.max(1));
-        let weights = split_query_gates(&weights.renamed(|n| Some(text_name(n))), heads, head_dim)?;
-        Ok(Qwen3_5ForCausalLM(CausalLm::load(cfg, &weights, spec)?))
+        Ok(Qwen3_5ForCausalLM(load_gated(cfg, weights, gated_spec(cfg)?)?))
     }
+}
+
+/// The decoder of Qwen3.5's layers, read from `cfg` (see the module docs).
+fn gated_spec(cfg: &Config) -> Result<DecoderSpec> {
+    let layers = cfg.layers("num_hidden_layers")?;
+    let delta_layers = match cfg.layer_types() {
+        Some(types) if types.len() == layers => types.iter().map(|t| t == "linear_attention").collect(),
+        Some(types) => {
+            return Err(Error::Config(format!(
+                "\"layer_types\" has {} entries for {layers} layers",
+                types.len()
+            )))
+        }
+        None => {
+            let interval = cfg.usize_or("full_attention_interval", 4)?.max(1);
+            (0..layers).map(|i| (i + 1) % interval != 0).collect()
+        }
+    };
+    let hidden = cfg.usize("hidden_size")?;
+    let dims = DeltaNetDims {
+        hidden,
+        key_heads: cfg.usize_or("linear_num_key_heads", 16)?,
+        key_dim: cfg.usize_or("linear_key_head_dim", 128)?,
+        value_heads: cfg.usize_or("linear_num_value_heads", 32)?,
+        value_dim: cfg.usize_or("linear_value_head_dim", 128)?,
+        kernel: cfg.usize_or("linear_conv_kernel_dim", 4)?,
+        act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
+        eps: cfg.f64_or("rms_norm_eps", 1e-6)?,
+    };
+    let mut spec = DecoderSpec::llama(cfg)?;
+    spec.norm_style = RmsNormStyle::Gemma;
+    spec.qk_norm = true;
+    spec.output_gate = true;
+    spec.default_head_dim = Some(256);
+    spec.default_kv_heads = Some(4);
+    spec.delta_net = Some(DeltaNetSpec { dims, layers: delta_layers });
+    Ok(spec)
+}
+
+/// The decoder of `spec` from `weights`, each attention layer's `q_proj` split into its query and
+/// gate rows.
+fn load_gated(cfg: &Config, weights: &Weights, spec: DecoderSpec) -> Result<CausalLm> {
+    let heads = cfg.usize("num_attention_heads")?;
+    let hidden = cfg.usize("hidden_size")?;
+    let head_dim = cfg.nullable_usize_or("head_dim", Some(256))?.unwrap_or(hidden / heads.max(1));
+    let weights = split_query_gates(&weights.renamed(|n| Some(text_name(n))), heads, head_dim)?;
+    CausalLm::load(cfg, &weights, spec)
+}
+
+/// `weights` with Qwen3-Next's grouped delta-net projections as Qwen3.5's: `in_proj_qkvz`
+/// (per key head: its query, key, values and z rows) as `in_proj_qkv` and `in_proj_z`,
+/// `in_proj_ba` (per key head: its b rows, then its a rows) as `in_proj_b` and `in_proj_a`.
+fn ungroup_delta_projections(weights: &Weights, d: &DeltaNetDims) -> Result<Weights> {
+    let r = d.value_heads / d.key_heads;
+    let mut out: Vec<(String, Tensor)> = Vec::with_capacity(weights.len() + 8);
+    for item in weights.iter() {
+        let (name, t) = item?;
+        let (prefix, parts): (&str, Vec<(&str, usize)>) =
+            if let Some(p) = name.strip_suffix(".in_proj_qkvz.weight") {
+                (p, vec![("q", d.key_dim), ("k", d.key_dim), ("v", r * d.value_dim), ("z", r * d.value_dim)])
+            } else if let Some(p) = name.strip_suffix(".in_proj_ba.weight") {
+                (p, vec![("b", r), ("a", r)])
+            } else {
+                out.push((name.clone(), t));
+                continue;
+            };
+        let per_group: usize = parts.iter().map(|(_, n)| n).sum();
+        let hidden = t.dims().get(1).copied().unwrap_or(0);
+        if t.dims() != [d.key_heads * per_group, hidden] {
+            return Err(Error::Weight(format!(
+                "tensor '{name}' has shape {:?}; {} key heads need {} rows",
+                t.dims(),
+                d.key_heads,
+                d.key_heads * per_group
+            )));
+        }
+        let grouped = t.reshape([d.key_heads, per_group, hidden])?;
+        let mut at = 0;
+        let mut pieces = std::collections::BTreeMap::new();
+        for (part, n) in parts {
+            let rows = grouped.narrow(1, at as isize, n)?.contiguous()?.reshape([d.key_heads * n, hidden])?;
+            pieces.insert(part, rows);
+            at += n;
+        }
+        if pieces.contains_key("q") {
+            let qkv = Tensor::cat(&[&pieces["q"], &pieces["k"], &pieces["v"]], 0)?;
+            out.push((format!("{prefix}.in_proj_qkv.weight"), qkv));
+            out.push((format!("{prefix}.in_proj_z.weight"), pieces["z"].clone()));
+        } else {
+            out.push((format!("{prefix}.in_proj_b.weight"), pieces["b"].clone()));
+            out.push((format!("{prefix}.in_proj_a.weight"), pieces["a"].clone()));
+        }
+    }
+    Ok(Weights::from_tensors(out))
 }
 
 impl Qwen3_5ForCausalLM {

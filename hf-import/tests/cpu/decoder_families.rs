@@ -475,4 +475,6 @@ fn qwen3_5() {
     check("qwen3_5_interval");
     // The multimodal checkpoint's language model, on text.
     check("qwen3_5_mm");
+    // Qwen3-Next: the mixture with its gated shared expert, the grouped delta-net projections.
+    check("qwen3_next");
 }
