@@ -180,7 +180,10 @@ pub(super) fn qwen_mixture(
         routing: Routing::softmax(
             cfg.usize_or("num_experts_per_tok", top_k)?,
             // (`Qwen3NextConfig` renormalises by default, the older Qwen mixtures do not.)
-            cfg.bool_or("norm_topk_prob", cfg.model_type()? == "qwen3_next")?,
+            cfg.bool_or(
+                "norm_topk_prob",
+                cfg.get("model_type").and_then(|t| t.as_str()) == Some("qwen3_next"),
+            )?,
             true,
         ),
         sparse_layers,
