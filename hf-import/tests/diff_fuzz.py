@@ -768,6 +768,17 @@ def gen_qwen3_next(r):
     return tf.Qwen3NextForCausalLM, tf.Qwen3NextConfig, c
 
 
+def gen_qwen3_5_moe(r):
+    """Qwen3_5MoeForCausalLM: gen_qwen3_5's layers with a mixture of 2-6 experts (top 1-3, renormalised, the gated shared
+    expert) on every layer."""
+    _, _, c = gen_qwen3_5(r)
+    n = r.randint(2, 6)
+    c.update(num_experts=n, num_experts_per_tok=r.randint(1, min(3, n)), moe_intermediate_size=r.choice([8, 16]),
+             shared_expert_intermediate_size=r.choice([8, 24]))
+    c.pop("intermediate_size", None)
+    return tf.Qwen3_5MoeForCausalLM, tf.Qwen3_5MoeTextConfig, c
+
+
 def gen_smollm3(r):
     """SmolLM3ForCausalLM: Llama's config with NoPE layers (a random list, or an interval) and, at times, windows on
     them."""
@@ -1612,6 +1623,7 @@ FAMILIES = {
     "nemotron_h": gen_nemotron_h,
     "qwen3_5": gen_qwen3_5,
     "qwen3_next": gen_qwen3_next,
+    "qwen3_5_moe": gen_qwen3_5_moe,
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
     "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),

@@ -1549,6 +1549,11 @@ def state_space_models():
                              layer_types=["linear_attention", "full_attention", "linear_attention"], num_experts=4,
                              num_experts_per_tok=2, moe_intermediate_size=16, shared_expert_intermediate_size=24,
                              mlp_only_layers=[2]), 259)
+    # Qwen3.5-MoE's language model: a mixture on every layer (4 experts, top 2 renormalised, the gated shared expert).
+    build("qwen3_5_moe", tf.Qwen3_5MoeForCausalLM,
+          tf.Qwen3_5MoeTextConfig(**qwen3_5, num_hidden_layers=2, layer_types=["linear_attention", "full_attention"],
+                                  num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
+                                  shared_expert_intermediate_size=24), 260)
     build("qwen3_5_interval", tf.Qwen3_5ForCausalLM,
           tf.Qwen3_5TextConfig(**qwen3_5, num_hidden_layers=4, attention_bias=True, tie_word_embeddings=True), 257)
     build("mamba2_limited", tf.Mamba2ForCausalLM,

@@ -75,6 +75,16 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "qwen3_5_moe_text",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 248320),
+            ("num_attention_heads", 16),
+            ("num_hidden_layers", 40),
+            ("max_position_embeddings", 32768),
+        ],
+    ),
+    (
         "lfm2",
         &[
             ("hidden_size", 2560),

@@ -109,7 +109,7 @@ impl Config {
             // (`Qwen3_5TextConfig` rotates a quarter of each head unless its rope dict says otherwise.)
             None if matches!(
                 self.get("model_type").and_then(Value::as_str),
-                Some("qwen3_5_text" | "qwen3_next")
+                Some("qwen3_5_text" | "qwen3_next" | "qwen3_5_moe_text")
             ) =>
             {
                 self.f64_or("partial_rotary_factor", 0.25)?
@@ -142,6 +142,7 @@ impl Config {
                     | "bamba"
                     | "qwen3_5_text"
                     | "qwen3_next"
+                    | "qwen3_5_moe_text"
             )
         );
         let partial = if phi3 || neox {

@@ -160,6 +160,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("nemotron_h", "NemotronHForCausalLM"),
         ("qwen3_5_text", "Qwen3_5ForCausalLM"),
         ("qwen3_next", "Qwen3NextForCausalLM"),
+        ("qwen3_5_moe_text", "Qwen3_5MoeForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -204,7 +205,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         let family = class.strip_suffix("ForCausalLM").or(class.strip_suffix("LMHeadModel"));
         let base = family
             .map(|f| format!("{f}Model"))
-            .filter(|_| !model_type.starts_with("gemma3") && model_type != "qwen3_5_text");
+            .filter(|_| !model_type.starts_with("gemma3") && !model_type.starts_with("qwen3_5"));
         for (_, family) in encoders {
             for head in encoder_heads {
                 let got = arch(&config(model_type, &format!("{family}{head}")));
@@ -233,6 +234,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "nemotron_h"
                                 | "qwen3_5_text"
                                 | "qwen3_next"
+                                | "qwen3_5_moe_text"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

@@ -148,7 +148,7 @@ pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
-pub use self::qwen3_5::{Qwen3NextForCausalLM, Qwen3_5ForCausalLM};
+pub use self::qwen3_5::{Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM};
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::seed_oss::SeedOssForCausalLM;
 pub use self::siglip::{Siglip, SiglipTextTower, SiglipVisionTower};
@@ -327,6 +327,8 @@ pub enum AutoModel {
     Qwen3_5(Qwen3_5ForCausalLM),
     /// `Qwen3NextForCausalLM`
     Qwen3Next(Qwen3NextForCausalLM),
+    /// `Qwen3_5MoeForCausalLM`
+    Qwen3_5Moe(Qwen3_5MoeForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),
@@ -665,6 +667,7 @@ impl AutoModel {
             AutoModel::NemotronH(m) => Some(m),
             AutoModel::Qwen3_5(m) => Some(m),
             AutoModel::Qwen3Next(m) => Some(m),
+            AutoModel::Qwen3_5Moe(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

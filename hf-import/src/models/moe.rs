@@ -179,10 +179,13 @@ pub(super) fn qwen_mixture(
         intermediate: cfg.usize_or("moe_intermediate_size", intermediate)?,
         routing: Routing::softmax(
             cfg.usize_or("num_experts_per_tok", top_k)?,
-            // (`Qwen3NextConfig` renormalises by default, the older Qwen mixtures do not.)
+            // (Qwen3-Next and Qwen3.5-MoE renormalise by default, the older Qwen mixtures do not.)
             cfg.bool_or(
                 "norm_topk_prob",
-                cfg.get("model_type").and_then(|t| t.as_str()) == Some("qwen3_next"),
+                matches!(
+                    cfg.get("model_type").and_then(|t| t.as_str()),
+                    Some("qwen3_next" | "qwen3_5_moe_text")
+                ),
             )?,
             true,
         ),

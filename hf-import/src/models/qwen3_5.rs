@@ -35,6 +35,36 @@ causal_lm_newtype!(
     Qwen3NextForCausalLM
 );
 
+causal_lm_newtype!(
+    /// transformers' `Qwen3_5MoeForCausalLM` (Qwen3.5's mixture-of-experts language models): Qwen3.5's
+    /// layers with a mixture on every layer (`num_experts` of `moe_intermediate_size`, the top
+    /// `num_experts_per_tok` renormalised, a shared expert gated by `sigmoid(shared_expert_gate(x))`).
+    Qwen3_5MoeForCausalLM
+);
+
+impl Qwen3_5MoeForCausalLM {
+    /// Loads the model.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        // (Every layer is a mixture: `Qwen3_5MoeTextConfig` has no dense `intermediate_size`.)
+        let mut json = cfg.json().clone();
+        if !json.contains_key("intermediate_size") {
+            json.insert("intermediate_size".into(), cfg.usize_or("moe_intermediate_size", 512)?.into());
+        }
+        let cfg = &Config::from_map(json);
+        let shared = cfg.usize_or("shared_expert_intermediate_size", 512)?;
+        let mut spec = gated_spec(cfg)?;
+        spec.default_kv_heads = Some(2);
+        spec.moe = Some(qwen_mixture(cfg, 256, 512, 8, Some(SharedExpert::Gated(shared)))?);
+        Ok(Qwen3_5MoeForCausalLM(load_gated(cfg, weights, spec)?))
+    }
+
+    /// The language model of a multimodal checkpoint (`Qwen3_5MoeForConditionalGeneration`), as
+    /// [`Qwen3_5ForCausalLM::load_multimodal`] reads Qwen3.5's.
+    pub fn load_multimodal(cfg: &Config, weights: &Weights) -> Result<Self> {
+        Self::load(&text_config(cfg, "qwen3_5_moe_text")?, weights)
+    }
+}
+
 impl Qwen3NextForCausalLM {
     /// Loads the model, its grouped projections regrouped as Qwen3.5's.
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
@@ -154,20 +184,26 @@ impl Qwen3_5ForCausalLM {
     /// `text_config` (with the top level's `tie_word_embeddings` and dtype), its
     /// `model.language_model.*` tensors and `lm_head.weight`.
     pub fn load_multimodal(cfg: &Config, weights: &Weights) -> Result<Self> {
-        let mut text = match cfg.get("text_config") {
-            None => serde_json::Map::new(),
-            Some(serde_json::Value::Object(m)) => m.clone(),
-            Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
-        };
-        text.insert("model_type".into(), "qwen3_5_text".into());
-        text.insert("tie_word_embeddings".into(), cfg.bool_or("tie_word_embeddings", false)?.into());
-        for key in ["dtype", "torch_dtype"] {
-            if let (false, Some(v)) = (text.contains_key(key), cfg.get(key)) {
-                text.insert(key.to_string(), v.clone());
-            }
-        }
-        Self::load(&Config::from_map(text), weights)
+        Self::load(&text_config(cfg, "qwen3_5_text")?, weights)
     }
+}
+
+/// A multimodal checkpoint's `text_config` as the text model's config (`model_type`), with the
+/// top level's `tie_word_embeddings` and dtype.
+fn text_config(cfg: &Config, model_type: &str) -> Result<Config> {
+    let mut text = match cfg.get("text_config") {
+        None => serde_json::Map::new(),
+        Some(serde_json::Value::Object(m)) => m.clone(),
+        Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
+    };
+    text.insert("model_type".into(), model_type.into());
+    text.insert("tie_word_embeddings".into(), cfg.bool_or("tie_word_embeddings", false)?.into());
+    for key in ["dtype", "torch_dtype"] {
+        if let (false, Some(v)) = (text.contains_key(key), cfg.get(key)) {
+            text.insert(key.to_string(), v.clone());
+        }
+    }
+    Ok(Config::from_map(text))
 }
 
 /// A multimodal checkpoint's language model tensor under the text model's name.

@@ -477,4 +477,6 @@ fn qwen3_5() {
     check("qwen3_5_mm");
     // Qwen3-Next: the mixture with its gated shared expert, the grouped delta-net projections.
     check("qwen3_next");
+    // Qwen3.5-MoE: a mixture on every layer.
+    check("qwen3_5_moe");
 }

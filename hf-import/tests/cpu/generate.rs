@@ -14,7 +14,8 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 100] = [
+const DECODERS: [&str; 101] = [
+    "qwen3_5_moe",
     "qwen3_next",
     "qwen3_5_mm",
     "qwen3_5",
