@@ -779,6 +779,18 @@ def gen_qwen3_5_moe(r):
     return tf.Qwen3_5MoeForCausalLM, tf.Qwen3_5MoeTextConfig, c
 
 
+def gen_hunyuan_moe(r):
+    """HunYuanMoEV1ForCausalLM: gen_hunyuan's blocks with a mixture of 1-6 experts (top 1-3 renormalised, `moe_topk` a
+    number or a per-layer list of one value) plus the shared MLP."""
+    _, _, c = gen_hunyuan(r)
+    n = r.randint(1, 6)
+    k = r.randint(1, min(3, n))
+    layers = c["num_hidden_layers"]
+    c["num_experts"] = n
+    c["moe_topk"] = [k] * layers if r.random() < 0.3 else k
+    return tf.HunYuanMoEV1ForCausalLM, tf.HunYuanMoEV1Config, c
+
+
 def gen_smollm3(r):
     """SmolLM3ForCausalLM: Llama's config with NoPE layers (a random list, or an interval) and, at times, windows on
     them."""
@@ -1624,6 +1636,7 @@ FAMILIES = {
     "qwen3_5": gen_qwen3_5,
     "qwen3_next": gen_qwen3_next,
     "qwen3_5_moe": gen_qwen3_5_moe,
+    "hunyuan_moe": gen_hunyuan_moe,
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
     "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),

@@ -843,6 +843,8 @@ def main():
     build("hunyuan", tf.HunYuanDenseV1ForCausalLM, tf.HunYuanDenseV1Config(**hunyuan), 214)
     build("hunyuan_cls", tf.HunYuanDenseV1ForSequenceClassification,
           tf.HunYuanDenseV1Config(**hunyuan, num_labels=2), 215)
+    # HunYuan-MoE: the same blocks with a mixture of 4 experts (top 2 renormalised) plus the shared MLP.
+    build("hunyuan_moe", tf.HunYuanMoEV1ForCausalLM, tf.HunYuanMoEV1Config(**hunyuan, num_experts=4, moe_topk=2), 261)
     # VaultGemma: Gemma 2's attention (soft-capping, a sliding layer then a global one) in plain pre-norm blocks.
     build("vaultgemma", tf.VaultGemmaForCausalLM,
           tf.VaultGemmaConfig(**dict(DECODER, head_dim=8), sliding_window=3, query_pre_attn_scalar=8,

@@ -85,6 +85,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "hunyuan_v1_moe",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 290943),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 11008),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
         "lfm2",
         &[
             ("hidden_size", 2560),

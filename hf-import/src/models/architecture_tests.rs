@@ -161,6 +161,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("qwen3_5_text", "Qwen3_5ForCausalLM"),
         ("qwen3_next", "Qwen3NextForCausalLM"),
         ("qwen3_5_moe_text", "Qwen3_5MoeForCausalLM"),
+        ("hunyuan_v1_moe", "HunYuanMoEV1ForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -235,6 +236,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "qwen3_5_text"
                                 | "qwen3_next"
                                 | "qwen3_5_moe_text"
+                                | "hunyuan_v1_moe"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

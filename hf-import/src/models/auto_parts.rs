@@ -158,6 +158,7 @@ impl AutoModel {
             AutoModel::Qwen3_5(m) => Some(m),
             AutoModel::Qwen3Next(m) => Some(m),
             AutoModel::Qwen3_5Moe(m) => Some(m),
+            AutoModel::HunYuanMoe(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

@@ -1,14 +1,18 @@
 //! HunYuan dense (`HunYuanDenseV1ForCausalLM`, `HunYuanDenseV1Model`: tencent/Hunyuan-0.5B to 7B):
 //! Llama with per-head q/k norms applied after RoPE (`query_layernorm`, `key_layernorm`) and the
 //! checkpoints' `"dynamic"` RoPE with a fixed `alpha`, which only stretches the base to
-//! `rope_theta · alpha^(head_dim / (head_dim − 2))` (transformers' `ntk_alpha`).
+//! `rope_theta · alpha^(head_dim / (head_dim − 2))` (transformers' `ntk_alpha`). HunYuan-MoE
+//! (`HunYuanMoEV1ForCausalLM`: tencent/Hunyuan-A13B) has the same blocks with a mixture in every
+//! layer's MLP (`num_experts` of `intermediate_size`, the top `moe_topk` of the router's softmax
+//! renormalised) plus the shared MLP, unscaled.
 
 use serde_json::{json, Value};
 
-use super::decoder::{CausalLm, DecoderSpec};
+use super::decoder::{CausalLm, DecoderSpec, MoeSpec, SharedExpert};
 use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::layers::{Glu, Routing};
 use crate::weights::Weights;
 
 causal_lm_newtype!(
@@ -20,17 +24,73 @@ impl HunYuanDenseV1ForCausalLM {
     /// Loads the model, its q/k norms read as the decoder's.
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
         let cfg = with_alpha_rope(cfg)?;
-        let mut spec = DecoderSpec::llama(&cfg)?;
-        spec.qk_norm = true;
-        spec.qk_norm_after_rope = true;
-        spec.default_rms_norm_eps = 1e-5;
-        let weights = weights.renamed(|n| {
-            Some(
-                n.replace(".self_attn.query_layernorm.", ".self_attn.q_norm.")
-                    .replace(".self_attn.key_layernorm.", ".self_attn.k_norm."),
-            )
+        let weights = weights.renamed(|n| Some(decoder_name(n)));
+        Ok(HunYuanDenseV1ForCausalLM(CausalLm::load(&cfg, &weights, dense_spec(&cfg)?)?))
+    }
+}
+
+causal_lm_newtype!(
+    /// transformers' `HunYuanMoEV1ForCausalLM`.
+    HunYuanMoEV1ForCausalLM
+);
+
+impl HunYuanMoEV1ForCausalLM {
+    /// Loads the model: the dense blocks with the mixture (`mlp.gate.wg` its router,
+    /// `mlp.shared_mlp` its shared expert). `num_experts` and `moe_topk` may be per-layer lists
+    /// of one value.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let cfg = with_alpha_rope(cfg)?;
+        let mut spec = dense_spec(&cfg)?;
+        let intermediate = cfg.usize("intermediate_size")?;
+        spec.moe = Some(MoeSpec {
+            experts: per_model(&cfg, "num_experts", 1)?,
+            intermediate,
+            routing: Routing::softmax(per_model(&cfg, "moe_topk", 1)?, true, true),
+            sparse_layers: vec![true; cfg.layers("num_hidden_layers")?],
+            shared: Some(SharedExpert::Plain(intermediate)),
+            biased: false,
+            shared_bias: false,
+            glu: Glu::Product,
         });
-        Ok(HunYuanDenseV1ForCausalLM(CausalLm::load(&cfg, &weights, spec)?))
+        let weights = weights.renamed(|n| {
+            Some(decoder_name(n).replacen(".mlp.gate.wg.", ".mlp.gate.", 1).replacen(
+                ".mlp.shared_mlp.",
+                ".mlp.shared_experts.",
+                1,
+            ))
+        });
+        Ok(HunYuanMoEV1ForCausalLM(CausalLm::load(&cfg, &weights, spec)?))
+    }
+}
+
+/// HunYuan's decoder: Llama with per-head q/k norms after RoPE.
+fn dense_spec(cfg: &Config) -> Result<DecoderSpec> {
+    let mut spec = DecoderSpec::llama(cfg)?;
+    spec.qk_norm = true;
+    spec.qk_norm_after_rope = true;
+    spec.default_rms_norm_eps = 1e-5;
+    Ok(spec)
+}
+
+/// A HunYuan tensor's name in the common decoder (its q/k norms as the decoder's).
+fn decoder_name(name: &str) -> String {
+    name.replace(".self_attn.query_layernorm.", ".self_attn.q_norm.")
+        .replace(".self_attn.key_layernorm.", ".self_attn.k_norm.")
+}
+
+/// `key` as one number for every layer: a number, or a per-layer list of one value.
+fn per_model(cfg: &Config, key: &str, default: usize) -> Result<usize> {
+    match cfg.get(key) {
+        Some(Value::Array(items)) => {
+            let values: Option<Vec<u64>> = items.iter().map(Value::as_u64).collect();
+            match values.as_deref() {
+                Some([first, rest @ ..]) if rest.iter().all(|v| v == first) => Ok(*first as usize),
+                _ => Err(Error::Unsupported(format!(
+                    "\"{key}\" differs between layers ({items:?}): one value for every layer is supported"
+                ))),
+            }
+        }
+        _ => cfg.usize_or(key, default),
     }
 }
 

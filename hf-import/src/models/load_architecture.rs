@@ -152,6 +152,7 @@ impl AutoModel {
             "NemotronHForCausalLM" => AutoModel::NemotronH(NemotronHForCausalLM::load(cfg, weights)?),
             "Qwen3_5ForCausalLM" => AutoModel::Qwen3_5(Qwen3_5ForCausalLM::load(cfg, weights)?),
             "Qwen3NextForCausalLM" => AutoModel::Qwen3Next(Qwen3NextForCausalLM::load(cfg, weights)?),
+            "HunYuanMoEV1ForCausalLM" => AutoModel::HunYuanMoe(HunYuanMoEV1ForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForCausalLM" => AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForConditionalGeneration" => {
                 AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load_multimodal(cfg, weights)?)
@@ -249,6 +250,7 @@ impl AutoModel {
             | "NemotronHModel"
             | "Qwen3_5TextModel"
             | "Qwen3NextModel"
+            | "HunYuanMoEV1Model"
             | "Qwen3_5MoeTextModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.

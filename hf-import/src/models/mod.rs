@@ -129,7 +129,7 @@ pub use self::gpt_oss::GptOssForCausalLM;
 pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
 pub use self::helium::HeliumForCausalLM;
-pub use self::hunyuan::HunYuanDenseV1ForCausalLM;
+pub use self::hunyuan::{HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM};
 pub use self::jamba::JambaForCausalLM;
 pub use self::lfm2::Lfm2ForCausalLM;
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
@@ -334,6 +334,8 @@ pub enum AutoModel {
     Qwen3Next(Qwen3NextForCausalLM),
     /// `Qwen3_5MoeForCausalLM`
     Qwen3_5Moe(Qwen3_5MoeForCausalLM),
+    /// `HunYuanMoEV1ForCausalLM`
+    HunYuanMoe(HunYuanMoEV1ForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),

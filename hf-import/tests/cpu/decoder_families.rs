@@ -288,7 +288,7 @@ fn glm4_moe_and_dots1() {
 /// Apertus: q/k norms and the ungated MLP under xIELU with each layer's scalars.
 #[test]
 fn vaultgemma_and_hunyuan() {
-    for name in ["vaultgemma", "hunyuan", "hunyuan_cls", "granitemoeshared", "apertus"] {
+    for name in ["vaultgemma", "hunyuan", "hunyuan_cls", "hunyuan_moe", "granitemoeshared", "apertus"] {
         check(name);
     }
 }
