@@ -1,0 +1,341 @@
+//! Building a [`CausalLm`] from a config, its [`DecoderSpec`] and the checkpoint's tensors, and
+//! packing its projection weights into one buffer on the cpu.
+
+use super::*;
+
+impl CausalLm {
+    /// Loads the model from `weights` (names `model.*` and `lm_head.weight`, or the embeddings when
+    /// tied or absent) with the shapes `cfg` implies. A base model's checkpoint (`Qwen3Model` and
+    /// the like, saved without the `model.` prefix, as decoder embedding models are) without an
+    /// `lm_head.weight` and with untied embeddings loads without an LM head: it gives hidden states
+    /// (what sentence embeddings pool), and asking it for logits is an error.
+    pub fn load(cfg: &Config, weights: &Weights, spec: DecoderSpec) -> Result<Self> {
+        let hidden = cfg.usize("hidden_size")?;
+        let vocab = cfg.usize("vocab_size")?;
+        let heads = cfg.usize("num_attention_heads")?;
+        let kv_heads = cfg.nullable_usize_or("num_key_value_heads", spec.default_kv_heads)?.unwrap_or(heads);
+        let head_dim =
+            cfg.nullable_usize_or("head_dim", spec.default_head_dim)?.unwrap_or(hidden / heads.max(1));
+        // Latent attention expands its keys and values for every head, each head as wide as the
+        // widest of its parts; RoPE rotates only the `rope` dims.
+        let (kv_heads, head_dim, rotary_width) = match spec.latent {
+            Some(d) => (heads, d.padded(), d.rope),
+            None => (kv_heads, head_dim, head_dim),
+        };
+        let intermediate = cfg.usize("intermediate_size")?;
+        let eps = cfg.f64_or("rms_norm_eps", spec.default_rms_norm_eps)?;
+        let n_layers = cfg.layers("num_hidden_layers")?;
+        if heads == 0 || kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
+            return Err(Error::Config(format!(
+                "num_attention_heads ({heads}) must be a positive multiple of num_key_value_heads ({kv_heads})"
+            )));
+        }
+        // The projections' widths, fused or not, must exist before any tensor is checked against
+        // them (a corrupt config's 2^62 heads would overflow the arithmetic).
+        let qkv_width = kv_heads
+            .checked_mul(2)
+            .and_then(|kv| kv.checked_add(heads))
+            .and_then(|n| n.checked_mul(head_dim));
+        if qkv_width.is_none() || intermediate.checked_mul(2).is_none() {
+            return Err(Error::Config(format!(
+                "num_attention_heads ({heads}), num_key_value_heads ({kv_heads}), head_dim ({head_dim}) or intermediate_size ({intermediate}) is too large"
+            )));
+        }
+        // LlamaConfig's and Gemma3TextConfig's `validate_architecture` (even with a `head_dim`).
+        let model_type = cfg.get("model_type").and_then(serde_json::Value::as_str);
+        if matches!(model_type, Some("llama" | "gemma3_text")) && !hidden.is_multiple_of(heads) {
+            return Err(Error::Config(format!(
+                "The hidden size ({hidden}) is not a multiple of the number of attention heads ({heads})."
+            )));
+        }
+        if spec.windows.len() != n_layers {
+            return Err(Error::Config("one attention window per layer is needed".into()));
+        }
+        if spec.local_rope.len() != n_layers {
+            return Err(Error::Config("one RoPE choice per layer is needed".into()));
+        }
+        // Packed matrices are cast on their way into the packed buffer (see `Arena`).
+        let packing = packing_enabled(weights.device());
+        let root = if packing { weights.vars("").deferring_matrix_casts() } else { weights.vars("") };
+        let model =
+            if weights.contains("model.embed_tokens.weight") { root.pp("model") } else { root.clone() };
+        let width = spec.embed_width.unwrap_or(hidden);
+        let embed = Embedding::load(&model.pp("embed_tokens"), vocab, width)?;
+        let dtype = embed.weight.dtype();
+        let rms = |v: &Vars<'_>, dim: usize| RmsNorm::load(v, dim, eps, spec.norm_style);
+        let norm = |v: &Vars<'_>, dim: usize| -> Result<DecoderNorm> {
+            Ok(if spec.parameterless_norms {
+                let ones = Tensor::ones([dim], (dtype, embed.weight.device()))?;
+                DecoderNorm::Layer(LayerNorm { weight: ones, bias: None, eps })
+            } else if spec.layer_norm {
+                DecoderNorm::Layer(LayerNorm::load(v, dim, eps)?)
+            } else {
+                DecoderNorm::Rms(rms(v, dim)?)
+            })
+        };
+        let positions = if spec.learned_positions {
+            let max_positions = cfg.usize("max_position_embeddings")? + spec.position_offset;
+            Some(Embedding::load(&model.pp("embed_positions"), max_positions, hidden)?)
+        } else {
+            None
+        };
+        let attn_cfg = AttentionConfig {
+            hidden,
+            heads,
+            kv_heads,
+            head_dim,
+            scale: spec
+                .attention_scale
+                .unwrap_or(1.0 / (spec.latent.map_or(head_dim, |d| d.qk()) as f64).sqrt()),
+            qkv_bias: spec.qkv_bias,
+            o_bias: spec.o_bias,
+            softcap: spec.attn_softcap,
+            qk_norm_whole: spec.qk_norm_whole,
+            clip_qkv: spec.clip_qkv,
+            clip_after_qk_norm: spec.clip_after_qk_norm,
+            latent: spec.latent,
+            sinks: spec.sinks,
+            qk_norm_after_rope: spec.qk_norm_after_rope,
+            output_gate: spec.output_gate,
+        };
+        let mut layers = Vec::with_capacity(n_layers);
+        if spec.mamba.as_ref().is_some_and(|m| m.layers.len() != n_layers)
+            || spec.short_conv.as_ref().is_some_and(|c| c.layers.len() != n_layers)
+            || spec.delta_net.as_ref().is_some_and(|d| d.layers.len() != n_layers)
+        {
+            return Err(Error::Config(format!("one layer type per layer is needed ({n_layers} layers)")));
+        }
+        if spec.nope.len() != n_layers {
+            return Err(Error::Config(format!(
+                "{} NoPE flags for {n_layers} layers (no_rope_layers must have one per layer)",
+                spec.nope.len()
+            )));
+        }
+        for (i, (window, &local_rope)) in spec.windows.iter().zip(&spec.local_rope).enumerate() {
+            let lv = model.pp("layers").pp(i);
+            let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>, heads: usize, dim: usize| {
+                if spec.qk_norm_per_head {
+                    RmsNorm::load_shaped(v, &[heads, dim], eps, spec.norm_style)
+                } else {
+                    rms(v, dim)
+                }
+            });
+            let mut attn_cfg = attn_cfg.clone();
+            if spec.scale_by_inverse_layer {
+                attn_cfg.scale /= (i + 1) as f64;
+            }
+            let parts = spec.block_parts.as_ref().map_or(BlockParts::Both, |p| p[i]);
+            let mlp = match &spec.moe {
+                _ if parts == BlockParts::MixerOnly => None,
+                Some(moe) if moe.sparse_layers.get(i) == Some(&true) => {
+                    // (A mixture keeps its own matrices, cast as they are read.)
+                    let mlp = lv.pp("mlp").casting_matrices();
+                    let mixture = SparseMoe::load(
+                        &mlp,
+                        hidden,
+                        moe.intermediate,
+                        moe.experts,
+                        moe.routing,
+                        spec.act,
+                        moe.biased,
+                    )?
+                    .with_expert_glu(moe.glu);
+                    Some(FeedForward::Sparse(match moe.shared {
+                        Some(SharedExpert::Gated(width)) => {
+                            mixture.with_shared_expert(&mlp, hidden, width, spec.act)?
+                        }
+                        Some(SharedExpert::Plain(width)) => {
+                            mixture.with_shared_experts(&mlp, hidden, width, spec.act, moe.shared_bias)?
+                        }
+                        None => mixture,
+                    }))
+                }
+                _ if spec.plain_mlp => {
+                    let mlp =
+                        GatedMlp::load_plain(&lv.pp("mlp"), hidden, intermediate, spec.act, spec.mlp_bias)?;
+                    Some(FeedForward::Dense(match spec.xielu {
+                        true => mlp.with_xielu(Xielu::load(&lv.pp("mlp").pp("act_fn").casting_matrices())?),
+                        false => mlp,
+                    }))
+                }
+                _ => Some(FeedForward::Dense(GatedMlp::load(
+                    &lv.pp("mlp"),
+                    hidden,
+                    intermediate,
+                    spec.act,
+                    spec.mlp_bias,
+                )?)),
+            };
+            let ff_norms = if spec.post_norms_only {
+                Some((DecoderNorm::Identity, norm(&lv.pp("post_feedforward_layernorm"), hidden)?))
+            } else if spec.sandwich_norms {
+                Some((
+                    norm(&lv.pp("pre_feedforward_layernorm"), hidden)?,
+                    norm(&lv.pp("post_feedforward_layernorm"), hidden)?,
+                ))
+            } else {
+                None
+            };
+            layers.push(DecoderLayer {
+                input_norm: if spec.post_norms_only || spec.post_norm || parts == BlockParts::FeedForwardOnly
+                {
+                    DecoderNorm::Identity
+                } else {
+                    norm(&lv.pp("input_layernorm"), hidden)?
+                },
+                // (A recurrent mixer keeps its own matrices, cast as they are read.)
+                mixer: match (&spec.mamba, &spec.short_conv) {
+                    _ if parts == BlockParts::FeedForwardOnly => TokenMixer::None,
+                    _ if spec.delta_net.as_ref().is_some_and(|d| d.layers[i]) => {
+                        let dims = &spec.delta_net.as_ref().expect("checked").dims;
+                        TokenMixer::DeltaNet(GatedDeltaNet::load(
+                            &lv.pp("linear_attn").casting_matrices(),
+                            dims,
+                        )?)
+                    }
+                    (Some(hybrid), _) if hybrid.layers[i] => {
+                        let v = lv.pp(hybrid.prefix).casting_matrices();
+                        match &hybrid.dims {
+                            HybridMixer::Mamba(dims) => TokenMixer::Mamba(MambaMixer::load(&v, dims)?),
+                            HybridMixer::Mamba2(dims) => TokenMixer::Mamba2(Mamba2Mixer::load(&v, dims)?),
+                        }
+                    }
+                    (_, Some(conv)) if conv.layers[i] => TokenMixer::ShortConv(ShortConv::load(
+                        &lv.pp("conv").casting_matrices(),
+                        hidden,
+                        conv.kernel,
+                        conv.bias,
+                    )?),
+                    _ => TokenMixer::Attention(SelfAttention::load(&lv.pp("self_attn"), attn_cfg, qk_norm)?),
+                },
+                post_attn_norm: match parts {
+                    BlockParts::MixerOnly => DecoderNorm::Identity,
+                    _ => norm(&lv.pp("post_attention_layernorm"), hidden)?,
+                },
+                ff_norms,
+                mlp,
+                window: *window,
+                local_rope,
+                parallel: spec.parallel_residual,
+                residual_multiplier: spec.residual_multiplier,
+                nope: spec.nope[i],
+                post_norm: if spec.post_norm { Some(norm(&lv.pp("input_layernorm"), hidden)?) } else { None },
+                residual_from_norm: spec.residual_from_norm,
+            });
+        }
+        let embed_norm = if spec.embed_norm { Some(norm(&model.pp("embed_norm"), width)?) } else { None };
+        let norm = if spec.final_norm { norm(&model.pp("norm"), hidden)? } else { DecoderNorm::Identity };
+        // (Not packed, so read without the packing's deferred casts.)
+        let (project_in, project_out) = match spec.embed_width.filter(|&w| w != hidden) {
+            Some(w) => {
+                let plain = weights.vars("");
+                let plain =
+                    if weights.contains("model.embed_tokens.weight") { plain.pp("model") } else { plain };
+                (
+                    Some(Linear { weight: plain.get_matrix("project_in.weight", &[hidden, w])?, bias: None }),
+                    Some(Linear {
+                        weight: plain.get_matrix("project_out.weight", &[w, hidden])?,
+                        bias: None,
+                    }),
+                )
+            }
+            None => (None, None),
+        };
+        let tied = spec.tie_word_embeddings;
+        let (lm_head, tied) = match root.get_matrix_opt("lm_head.weight", &[vocab, width])? {
+            Some(w) if !tied || !weights.contains("model.embed_tokens.weight") => {
+                (Some(Linear { weight: w, bias: None }), false)
+            }
+            _ if tied => (Some(Linear { weight: embed.weight.clone(), bias: None }), true),
+            None if !weights.contains("model.embed_tokens.weight") => (None, false),
+            _ => return Err(Error::Weight("tensor 'lm_head.weight' is missing from the checkpoint".into())),
+        };
+        let lm_head = match lm_head {
+            Some(head) if spec.lm_head_bias => match root.pp("lm_head").get_opt("bias", &[vocab])? {
+                Some(bias) => Some(Linear { bias: Some(bias), ..head }),
+                // A base model's checkpoint (a classifier's decoder) has no LM head, tied or not.
+                None if !weights.contains("model.embed_tokens.weight") => None,
+                None => {
+                    return Err(Error::Weight("tensor 'lm_head.bias' is missing from the checkpoint".into()))
+                }
+            },
+            head => head,
+        };
+        // The frequencies live where the weights do.
+        let device = embed.weight.device();
+        let rotary_global = if spec.learned_positions || spec.alibi.is_some() {
+            Rotary::none()?.to_device(device)?
+        } else {
+            Rotary::new(&cfg.rope(Some("full_attention"))?, rotary_width)?.to_device(device)?
+        };
+        let rotary_local = if spec.uses_local_rope() {
+            Rotary::new(&cfg.rope(Some("sliding_attention"))?, rotary_width)?.to_device(device)?
+        } else {
+            rotary_global.clone()
+        };
+        let alibi_slopes = match &spec.alibi {
+            Some(a) if a.slopes.len() != heads => {
+                return Err(Error::Config(format!("{} ALiBi slopes for {heads} heads", a.slopes.len())))
+            }
+            Some(a) => Some(alibi::slope_tensor(a, device)?),
+            None => None,
+        };
+        let alibi_by_kept_tokens = spec.alibi.as_ref().is_some_and(|a| a.by_kept_tokens);
+        let mut lm = CausalLm {
+            embed,
+            positions,
+            layers,
+            norm,
+            lm_head,
+            rotary_global,
+            rotary_local,
+            spec,
+            hidden,
+            dtype,
+            tied,
+            project_in,
+            project_out,
+            embed_norm,
+            alibi_slopes,
+            alibi_by_kept_tokens,
+        };
+        if packing {
+            lm.pack_weights()?;
+        }
+        Ok(lm)
+    }
+
+    /// Copies the projection weights and the LM head into one buffer in the order a forward pass reads
+    /// them, q/k/v and gate/up fused (see [`Arena`]).
+    fn pack_weights(&mut self) -> Result<()> {
+        let mut parts: Vec<&Tensor> = Vec::new();
+        for l in &self.layers {
+            if let TokenMixer::Attention(attn) = &l.mixer {
+                parts.extend(attn.matrices());
+            }
+            if let Some(mlp) = &l.mlp {
+                parts.extend(mlp.matrices());
+            }
+        }
+        if let Some(head) = &self.lm_head {
+            parts.push(&head.weight);
+        }
+        let mut arena = Arena::pack(&parts, self.dtype)?;
+        for l in &mut self.layers {
+            if let TokenMixer::Attention(attn) = &mut l.mixer {
+                attn.unpack(&mut arena)?;
+            }
+            if let Some(mlp) = &mut l.mlp {
+                mlp.unpack(&mut arena)?;
+            }
+        }
+        if let Some(head) = &mut self.lm_head {
+            head.weight = arena.next(head.weight.dims())?;
+            if self.tied {
+                self.embed.weight = head.weight.clone();
+            }
+        }
+        debug_assert!(arena.is_done());
+        Ok(())
+    }
+}
