@@ -173,6 +173,30 @@ def gen_mixtral(r):
     return tf.MixtralForCausalLM, tf.MixtralConfig, c
 
 
+def gen_phimoe(r):
+    """PhimoeForCausalLM (its classifier: `phimoe_cls`): layer norms, biases at random, 2 to 6 experts under the
+    sparsemixer at a random jitter, LongRoPE with PhiMoE's short/long mscales or none."""
+    c = decoder_common(r, "phimoe")
+    c.pop("head_dim", None)
+    hd = c["hidden_size"] // c["num_attention_heads"]
+    c["sliding_window"] = r.choice([None, None, 2, 4])
+    c["hidden_act"] = r.choice(["silu", "gelu"])
+    c["attention_bias"] = r.random() < 0.5
+    c["lm_head_bias"] = r.random() < 0.5
+    c["num_local_experts"] = r.randint(2, 6)
+    c["num_experts_per_tok"] = r.randint(1, 2)
+    c["router_jitter_noise"] = r.choice([0.01, 0.1, 0.3, 0.6])
+    p = {"rope_type": r.choice(["default", "longrope", "longrope"]), "rope_theta": r.choice([100.0, 10000.0, 1e6])}
+    if p["rope_type"] == "longrope":
+        p["original_max_position_embeddings"] = r.choice([4, 6, 8])
+        p["short_factor"] = [round(1 + r.random() * 3, 3) for _ in range(hd // 2)]
+        p["long_factor"] = [round(1 + r.random() * 20, 3) for _ in range(hd // 2)]
+        p["short_mscale"] = r.choice([1.0, 1.1, 1.243])
+        p["long_mscale"] = r.choice([1.243, 1.3, 0.9])
+    c["rope_parameters"] = p
+    return tf.PhimoeForCausalLM, tf.PhimoeConfig, c
+
+
 def gen_qwen3_moe(r):
     """Qwen3MoeForCausalLM: sparse layers by decoder_sparse_step and mlp_only_layers, raw or renormalised top-k."""
     c = decoder_common(r, "qwen3_moe")
@@ -1637,6 +1661,8 @@ FAMILIES = {
     "qwen3_next": gen_qwen3_next,
     "qwen3_5_moe": gen_qwen3_5_moe,
     "hunyuan_moe": gen_hunyuan_moe,
+    "phimoe": gen_phimoe,
+    "phimoe_cls": decoder_cls(gen_phimoe, tf.PhimoeForSequenceClassification),
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
     "mistral_tok": decoder_tok(gen_mistral, tf.MistralForTokenClassification),
@@ -1673,7 +1699,7 @@ FAMILIES = {
     "glm4_tok": decoder_tok(lambda r: gen_glm(r, glm4=True), tf.Glm4ForTokenClassification),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
-BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
+BASE = {"phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
         "xlm_roberta_cls": "roberta", "mpnet_cls": "mpnet", "modernbert_cls": "modernbert", "llama_cls": "llama",
         "mistral_cls": "mistral", "qwen2_cls": "qwen2", "qwen3_cls": "qwen3", "gemma_cls": "gemma",
         "gemma2_cls": "gemma2", "phi3_cls": "phi3", "gpt2_cls": "gpt2",
@@ -1689,7 +1715,7 @@ BASE = {"bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilb
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"jamba_cls", "arcee_cls", "hunyuan_cls", "ministral_cls", "exaone4_cls", "gpt_oss_cls", "deepseek_v3_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"phimoe_cls", "jamba_cls", "arcee_cls", "hunyuan_cls", "ministral_cls", "exaone4_cls", "gpt_oss_cls", "deepseek_v3_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls",
                # The decoders' token classifiers.

@@ -845,6 +845,21 @@ def main():
           tf.HunYuanDenseV1Config(**hunyuan, num_labels=2), 215)
     # HunYuan-MoE: the same blocks with a mixture of 4 experts (top 2 renormalised) plus the shared MLP.
     build("hunyuan_moe", tf.HunYuanMoEV1ForCausalLM, tf.HunYuanMoEV1Config(**hunyuan, num_experts=4, moe_topk=2), 261)
+    # PhiMoE: Mixtral's layout with layer norms, q/k/v/o and LM-head biases, the sparsemixer (jitter 0.3: several
+    # experts often stay near the best), LongRoPE with PhiMoE's mscales (the short factors always, long_mscale once the
+    # positions pass 8, which the generation crosses). `_bf16`: no biases, the default jitter and RoPE (theta 1e6),
+    # stored in bfloat16. `_cls`: its classifier, past the original length (4) from the start.
+    def phimoe_rope(original):
+        return dict(rope_type="longrope", rope_theta=10000.0, short_factor=[1.0, 1.5, 2.0, 2.5],
+                    long_factor=[3.0, 4.0, 5.0, 6.0], short_mscale=1.1, long_mscale=1.3,
+                    original_max_position_embeddings=original)
+    phimoe = dict(DECODER, num_local_experts=4, pad_token_id=0, eos_token_id=2)
+    build("phimoe", tf.PhimoeForCausalLM,
+          tf.PhimoeConfig(**phimoe, attention_bias=True, lm_head_bias=True, router_jitter_noise=0.3,
+                          rope_parameters=phimoe_rope(8)), 262)
+    build("phimoe_bf16", tf.PhimoeForCausalLM, tf.PhimoeConfig(**phimoe), 263, dtype=torch.bfloat16)
+    build("phimoe_cls", tf.PhimoeForSequenceClassification,
+          tf.PhimoeConfig(**phimoe, num_labels=3, router_jitter_noise=0.2, rope_parameters=phimoe_rope(4)), 264)
     # VaultGemma: Gemma 2's attention (soft-capping, a sliding layer then a global one) in plain pre-norm blocks.
     build("vaultgemma", tf.VaultGemmaForCausalLM,
           tf.VaultGemmaConfig(**dict(DECODER, head_dim=8), sliding_window=3, query_pre_attn_scalar=8,

@@ -123,6 +123,9 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
     // gpt-oss's attention sinks (a key slot past the bucket's) and its experts.
     let fallbacks = check_family("gpt_oss", dev) + check_family("gpt_oss_cls", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
+    // PhiMoE's sparsemixer and its mscale chosen by length on the device.
+    let fallbacks = check_family("phimoe", dev) + check_family("phimoe_cls", dev);
+    assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // Per-token heads (token logits cut back from the bucket; QA's at their own length), the
     // decoders' token classifiers among them.
     let fallbacks = check_family("bert_tok", dev)

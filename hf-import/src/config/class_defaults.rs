@@ -261,6 +261,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "phimoe",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 32064),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 6400),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
         "bert",
         &[
             ("hidden_size", 768),

@@ -65,6 +65,10 @@ pub enum RopeScaling {
         original_max_position_embeddings: f64,
         /// the factor on cos and sin
         attention_factor: f64,
+        /// PhiMoE's `(short_mscale, long_mscale)`: its rotary embedding divides by the short
+        /// factors at every length and scales cos and sin by the first, or by the second once a
+        /// forward's positions pass the original length (`attention_factor` unused)
+        mscales: Option<(f64, f64)>,
     },
 }
 
@@ -123,6 +127,12 @@ impl Config {
             return Err(Error::Config(
                 "Phi-3's rope scaling must be \"longrope\" (or its older names \"su\" and \"yarn\")".into(),
             ));
+        }
+        let phimoe = self.get("model_type").and_then(Value::as_str) == Some("phimoe");
+        if phimoe && !matches!(scaling, RopeScaling::Default | RopeScaling::LongRope { .. }) {
+            // (PhiMoE's rotary embedding recomputes its frequencies without the sequence length
+            // and scales them by `short_mscale`/`long_mscale`: only LongRoPE is what it meant.)
+            return Err(Error::Unsupported("PhiMoE's rope scaling must be \"longrope\" or none".into()));
         }
         // Of the supported families only Phi, Phi-3, GPT-NeoX, GPT-J, CodeGen, StableLM, Nemotron, GLM, GLM-4-MoE and Bamba rotate part of each head; the others
         // rotate the whole head whatever the config says, except that transformers cannot run a
@@ -246,11 +256,11 @@ impl Config {
             // it pops, so the sliding ones get `default_theta` (500000) whatever `rope_theta` is.
             Some("sliding_attention") if self.is_olmo3() => Ok(500_000.0),
             _ if self.is_olmo3() => self.f64_or("rope_theta", 500_000.0),
-            // The `default_theta` of `MixtralConfig`, `CohereConfig`, `Ernie4_5Config`,
+            // The `default_theta` of `MixtralConfig`, `PhimoeConfig`, `CohereConfig`, `Ernie4_5Config`,
             // `SmolLM3Config`, `GptOssConfig`, `HeliumConfig` and `FlexOlmoConfig`.
             _ => {
                 let default = match self.get("model_type").and_then(Value::as_str) {
-                    Some("mixtral") => 1_000_000.0,
+                    Some("mixtral" | "phimoe") => 1_000_000.0,
                     Some("cohere" | "ernie4_5" | "ernie4_5_moe") => 500_000.0,
                     Some("smollm3") => 2_000_000.0,
                     Some("gpt_oss") => 150_000.0,
@@ -378,11 +388,17 @@ impl Config {
                     None if factor <= 1.0 => 1.0,
                     None => (1.0 + factor.ln() / original.ln()).sqrt(),
                 };
+                let mscales = if self.get("model_type").and_then(Value::as_str) == Some("phimoe") {
+                    Some((num("short_mscale")?, num("long_mscale")?))
+                } else {
+                    None
+                };
                 RopeScaling::LongRope {
                     short_factor: factors("short_factor")?,
                     long_factor: factors("long_factor")?,
                     original_max_position_embeddings: original,
                     attention_factor,
+                    mscales,
                 }
             }
             other => {

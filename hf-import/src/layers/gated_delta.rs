@@ -37,6 +37,15 @@ pub struct DeltaNetDims {
 impl DeltaNetDims {
     fn check(&self) -> Result<()> {
         let DeltaNetDims { hidden, key_heads, key_dim, value_heads, value_dim, kernel, .. } = *self;
+        let widths = key_heads
+            .checked_mul(key_dim)
+            .and_then(|k| k.checked_mul(2)?.checked_add(value_heads.checked_mul(value_dim)?));
+        if widths.is_none() {
+            return Err(Error::Config(format!(
+                "a gated delta net of {key_heads} key heads of {key_dim} and {value_heads} value heads of \
+                 {value_dim} is too large"
+            )));
+        }
         if [hidden, key_heads, key_dim, value_heads, value_dim, kernel].contains(&0)
             || value_heads % key_heads != 0
         {

@@ -44,9 +44,16 @@ pub struct MambaDims {
 }
 
 impl MambaDims {
-    /// Checks the sizes are positive.
+    /// Checks the sizes are positive and the widths they imply representable.
     pub fn check(&self) -> Result<()> {
         let MambaDims { hidden, channels, states, rank, kernel, .. } = *self;
+        if channels.checked_mul(2).is_none()
+            || states.checked_mul(2).and_then(|s| s.checked_add(rank)).is_none()
+        {
+            return Err(Error::Config(format!(
+                "a Mamba mixer of {channels} channels, {states} states and a step-size rank of {rank} is too large"
+            )));
+        }
         if [hidden, channels, states, rank, kernel].contains(&0) {
             return Err(Error::Config(format!(
                 "a Mamba mixer needs positive sizes, got hidden size {hidden}, {channels} channels, {states} \

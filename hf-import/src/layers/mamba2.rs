@@ -47,9 +47,18 @@ impl Mamba2Dims {
         self.channels() + 2 * self.groups * self.states
     }
 
-    /// Checks the sizes: all positive, the groups dividing the heads.
+    /// Checks the sizes: all positive, the groups dividing the heads, the widths they imply
+    /// representable.
     pub fn check(&self) -> Result<()> {
         let Mamba2Dims { hidden, heads, head_dim, groups, states, kernel, .. } = *self;
+        let widths = heads.checked_mul(head_dim).and_then(|c| {
+            groups.checked_mul(states)?.checked_mul(2)?.checked_add(c.checked_mul(2)?)?.checked_add(heads)
+        });
+        if widths.is_none() {
+            return Err(Error::Config(format!(
+                "a Mamba-2 mixer of {heads} heads of {head_dim} in {groups} groups of {states} states is too large"
+            )));
+        }
         if [hidden, heads, head_dim, groups, states, kernel].contains(&0) || heads % groups != 0 {
             return Err(Error::Config(format!(
                 "a Mamba-2 mixer needs positive sizes and groups dividing its heads, got hidden size {hidden}, \

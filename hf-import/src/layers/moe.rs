@@ -2,6 +2,8 @@
 //! (Mixtral, Qwen2-MoE, Qwen3-MoE, DeepSeek-V2/V3), whose router sends each token to its `top_k`
 //! experts.
 
+use std::cmp::Ordering;
+
 use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::{Activation, Arena, GatedMlp, Glu, Linear};
@@ -44,7 +46,7 @@ impl FeedForward {
 }
 
 /// How a router scores the experts and which it may choose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scoring {
     /// A softmax in float32 over the router's logits (computed in the model dtype); any expert.
     Softmax,
@@ -69,6 +71,14 @@ pub enum Scoring {
         groups: usize,
         /// `topk_group`
         top_groups: usize,
+    },
+    /// PhiMoE's sparsemixer (at inference): always two experts. The best logit's expert, weighed by
+    /// a softmax over the logits within `2 · jitter_eps` of it (relative to the larger of each
+    /// logit's size and the best); then the best of the others, weighed likewise against its own
+    /// logit with the first expert left out. Computed in the model's dtype, not renormalised.
+    SparseMixer {
+        /// `router_jitter_noise`
+        jitter_eps: f64,
     },
 }
 
@@ -97,7 +107,10 @@ impl Routing {
 
     /// The experts token scores `p` (biased by `bias` for the choice, DeepSeek-V3) choose and
     /// their weights, in order of choice.
-    fn choose(&self, p: &[f32], bias: Option<&[f32]>) -> Vec<(usize, f32)> {
+    fn choose(&self, p: &[f32], bias: Option<&[f32]>, dtype: DType) -> Vec<(usize, f32)> {
+        if let Scoring::SparseMixer { jitter_eps } = self.scoring {
+            return sparse_mixer(p, jitter_eps, dtype);
+        }
         let n = p.len();
         let mut choice: Vec<f32> = match bias {
             Some(b) => p.iter().zip(b).map(|(s, b)| s + b).collect(),
@@ -107,6 +120,7 @@ impl Routing {
         let (groups, top_groups, hidden) = match self.scoring {
             Scoring::Softmax
             | Scoring::SoftmaxOfTopK
+            | Scoring::SparseMixer { .. }
             | Scoring::BiasedSoftmax
             | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
             Scoring::DeepseekV2 { groups: Some((g, k)) } => (g, k, 0.0),
@@ -159,6 +173,37 @@ impl Routing {
     }
 }
 
+/// PhiMoE's sparsemixer on one token's router `logits` (see [`Scoring::SparseMixer`]), its
+/// arithmetic rounded to `dtype` as transformers computes it in the model's dtype.
+fn sparse_mixer(logits: &[f32], jitter_eps: f64, dtype: DType) -> Vec<(usize, f32)> {
+    let round = |x: f32| match dtype {
+        DType::BF16 => half::bf16::from_f32(x).to_f32(),
+        DType::F16 => half::f16::from_f32(x).to_f32(),
+        _ => x,
+    };
+    let threshold = round((2.0 * jitter_eps) as f32);
+    // The best expert other than `excluded` (the first of equals) and its weight: a softmax over the
+    // experts near it, of which it is the largest.
+    let pick = |excluded: Option<usize>| -> (usize, f32) {
+        let candidates = (0..logits.len()).filter(|&i| Some(i) != excluded);
+        let best = candidates.clone().fold(None, |best: Option<usize>, i| match best {
+            Some(b) if logits[i].partial_cmp(&logits[b]) != Some(Ordering::Greater) => Some(b),
+            _ => Some(i),
+        });
+        let Some(best) = best else { return (0, 0.0) };
+        let top = logits[best];
+        // (A NaN distance, 0 / 0, keeps the expert, as the comparison does in torch.)
+        let near = |i: usize| {
+            let distance = round(round(top - logits[i]) / logits[i].abs().max(top));
+            distance.partial_cmp(&threshold) != Some(Ordering::Greater)
+        };
+        let sum: f32 = candidates.filter(|&i| near(i)).map(|i| (logits[i] - top).exp()).sum();
+        (best, round(1.0 / sum))
+    };
+    let first = pick(None);
+    vec![first, pick(Some(first.0))]
+}
+
 /// The indices of the `k` largest of `values`, largest first (ties to the lower index).
 fn top_indices(values: &[f32], k: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..values.len()).collect();
@@ -205,7 +250,7 @@ impl SparseMoe {
             )));
         }
         let (router, correction) = match routing.scoring {
-            Scoring::Softmax | Scoring::SoftmaxOfTopK => {
+            Scoring::Softmax | Scoring::SoftmaxOfTopK | Scoring::SparseMixer { .. } => {
                 (Linear::load(&vars.pp("gate"), hidden, experts, biased)?, None)
             }
             // transformers keeps DeepSeek's router in float32 whatever the model's dtype.
@@ -315,7 +360,9 @@ impl SparseMoe {
         let n = self.experts.len();
         let probs = match self.routing.scoring {
             Scoring::Softmax => self.router.forward(&flat)?.to_dtype(DType::F32)?.softmax(-1, None)?,
-            Scoring::SoftmaxOfTopK => self.router.forward(&flat)?.to_dtype(DType::F32)?,
+            Scoring::SoftmaxOfTopK | Scoring::SparseMixer { .. } => {
+                self.router.forward(&flat)?.to_dtype(DType::F32)?
+            }
             Scoring::DeepseekV2 { .. } | Scoring::BiasedSoftmax => {
                 self.router.forward(&flat.to_dtype(DType::F32)?)?.softmax(-1, None)?
             }
@@ -326,7 +373,7 @@ impl SparseMoe {
         let mut rows: Vec<Vec<i64>> = vec![Vec::new(); n];
         let mut weights: Vec<Vec<f32>> = vec![Vec::new(); n];
         for (t, p) in probs.chunks(n.max(1)).enumerate().take(tokens) {
-            for (e, w) in self.routing.choose(p, self.correction.as_deref()) {
+            for (e, w) in self.routing.choose(p, self.correction.as_deref(), dtype) {
                 rows[e].push(t as i64);
                 weights[e].push(w);
             }
@@ -356,5 +403,29 @@ impl SparseMoe {
             None => {}
         }
         Ok(out.reshape(dims)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sparsemixer keeps, for each of its two picks, the experts within `2 · jitter_eps`
+    /// (relative) of the pick's logit: `[2.0, 1.9, 0.0, -1.0]` at jitter 0.1 weighs the first by a
+    /// softmax over the first two, then the second alone; ties go to the lower index.
+    #[test]
+    fn sparse_mixer_weighs_each_pick_against_its_near_experts() {
+        let picks = sparse_mixer(&[2.0, 1.9, 0.0, -1.0], 0.1, DType::F32);
+        assert_eq!((picks[0].0, picks[1].0), (0, 1));
+        assert!((picks[0].1 - 1.0 / (1.0 + (-0.1f32).exp())).abs() < 1e-6, "{picks:?}");
+        assert_eq!(picks[1].1, 1.0);
+        // A wider jitter keeps 0.0 near 1.9 in the second pick: (1.9 - 0) / 1.9 = 1 <= 2 · 0.6.
+        let wide = sparse_mixer(&[2.0, 1.9, 0.0, -1.0], 0.6, DType::F32);
+        assert!((wide[1].1 - 1.0 / (1.0 + (-1.9f32).exp())).abs() < 1e-6, "{wide:?}");
+        let tied = sparse_mixer(&[0.5, 1.0, 1.0], 0.01, DType::F32);
+        assert_eq!((tied[0].0, tied[1].0), (1, 2));
+        // In bf16 the weights are rounded: 1 / (1 + e^-0.1) = 0.52498 → 0.525390625.
+        let bf16 = sparse_mixer(&[2.0, 1.9, 0.0, -1.0], 0.1, DType::BF16);
+        assert_eq!(bf16[0].1, half::bf16::from_f32(1.0 / (1.0 + (-0.1f32).exp())).to_f32());
     }
 }

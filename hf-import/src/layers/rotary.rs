@@ -23,6 +23,9 @@ pub struct Rotary {
 enum LongSequences {
     /// LongRoPE: `inv_freq` once the length exceeds `threshold`.
     Switch { inv_freq: Tensor, threshold: i64 },
+    /// PhiMoE: the same frequencies, cos and sin scaled by `scaling` instead of the short length's
+    /// once the length exceeds `threshold`.
+    Mscale { scaling: f64, threshold: i64 },
     /// Dynamic NTK: past `max_positions`, the frequencies of the base
     /// `base * (factor * len / max_positions - (factor - 1)) ^ (dim / (dim - 2))`.
     Ntk { base: f64, factor: f64, max_positions: i64, exponents: Tensor, dim: usize },
@@ -117,6 +120,7 @@ impl Rotary {
                 long_factor,
                 original_max_position_embeddings,
                 attention_factor,
+                mscales,
             } => {
                 let divided = |factors: &[f64]| -> Result<Vec<f32>> {
                     if factors.len() != n {
@@ -128,11 +132,17 @@ impl Rotary {
                     Ok(factors.iter().zip(&pos_freqs).map(|(f, p)| 1.0 / (*f as f32 * p)).collect())
                 };
                 inv = divided(short_factor)?;
-                long = Some(LongSequences::Switch {
-                    inv_freq: Tensor::from_vec(divided(long_factor)?, [n])?,
-                    threshold: *original_max_position_embeddings as i64,
-                });
-                attention_scaling = *attention_factor;
+                let threshold = *original_max_position_embeddings as i64;
+                (long, attention_scaling) = match *mscales {
+                    Some((short, scaling)) => (Some(LongSequences::Mscale { scaling, threshold }), short),
+                    None => (
+                        Some(LongSequences::Switch {
+                            inv_freq: Tensor::from_vec(divided(long_factor)?, [n])?,
+                            threshold,
+                        }),
+                        *attention_factor,
+                    ),
+                };
             }
         }
         Ok(Rotary { inv_freq: Tensor::from_vec(inv, [n])?, long, attention_scaling, rotary_dim: dim })
@@ -158,6 +168,7 @@ impl Rotary {
             Some(LongSequences::Switch { inv_freq, threshold }) => {
                 Some(LongSequences::Switch { inv_freq: inv_freq.to(device)?, threshold })
             }
+            Some(mscale @ LongSequences::Mscale { .. }) => Some(mscale),
             Some(LongSequences::Ntk { base, factor, max_positions, exponents, dim }) => {
                 Some(LongSequences::Ntk {
                     base,
@@ -175,6 +186,9 @@ impl Rotary {
     /// The inverse frequencies for a forward at `position_ids`.
     fn inv_freq(&self, position_ids: &Tensor) -> Result<Tensor> {
         let Some(long) = &self.long else { return Ok(self.inv_freq.clone()) };
+        if matches!(long, LongSequences::Mscale { .. }) {
+            return Ok(self.inv_freq.clone());
+        }
         if position_ids.numel() == 0 {
             return Ok(self.inv_freq.clone());
         }
@@ -183,6 +197,7 @@ impl Rotary {
             LongSequences::Switch { inv_freq, threshold } => {
                 Tensor::where_cond(&len.gt(*threshold)?, inv_freq, &self.inv_freq)?
             }
+            LongSequences::Mscale { .. } => self.inv_freq.clone(),
             LongSequences::Ntk { base, factor, max_positions, exponents, dim } => {
                 // In float32 from the integer length, as transformers' tensor arithmetic.
                 let stretch =
@@ -200,11 +215,30 @@ impl Rotary {
         let freqs = position_ids.to_dtype(DType::F32)?.unsqueeze(-1)?.mul(&inv_freq)?;
         let emb = Tensor::cat(&[&freqs, &freqs], -1)?;
         let (mut cos, mut sin) = (emb.cos()?, emb.sin()?);
-        if self.attention_scaling != 1.0 {
+        if let Some(LongSequences::Mscale { scaling, threshold }) = &self.long {
+            // The short length's scaling, or `scaling` once `max(position_ids) + 1` passes
+            // `threshold` (computed where the positions live, without reading them back).
+            let long = if position_ids.numel() == 0 {
+                Tensor::zeros([], (DType::F32, position_ids.device()))?
+            } else {
+                position_ids.max()?.add(1)?.gt(*threshold)?.to_dtype(DType::F32)?
+            };
+            // (long · l + (1 − long) · s: either factor exact in float32.)
+            let short = long.neg()?.add(1.0)?.mul(self.attention_scaling)?;
+            let scale = long.mul(*scaling)?.add(&short)?;
+            cos = cos.mul(&scale)?;
+            sin = sin.mul(&scale)?;
+        } else if self.attention_scaling != 1.0 {
             cos = cos.mul(self.attention_scaling)?;
             sin = sin.mul(self.attention_scaling)?;
         }
         Ok((cos.to_dtype(dtype)?, sin.to_dtype(dtype)?))
+    }
+
+    /// Whether the rotation depends on a forward's length, `max(position_ids) + 1` (LongRoPE,
+    /// dynamic NTK, PhiMoE's mscales).
+    pub fn reads_length(&self) -> bool {
+        self.long.is_some()
     }
 
     /// The number of rotated dims per head.

@@ -162,6 +162,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("qwen3_next", "Qwen3NextForCausalLM"),
         ("qwen3_5_moe_text", "Qwen3_5MoeForCausalLM"),
         ("hunyuan_v1_moe", "HunYuanMoEV1ForCausalLM"),
+        ("phimoe", "PhimoeForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),

@@ -154,7 +154,15 @@ impl AutoModel {
         let padded_ids = bucketing::pad_columns(ids, width, self.padding_token())?;
         let padded_mask = bucketing::padded_mask(mask, batch, seq, width, ids.device())?;
         let padded_types = types.map(|t| bucketing::pad_columns(t, width, 0)).transpose()?;
-        let padded_pos = pos.map(|t| bucketing::pad_columns(t, width, 0)).transpose()?;
+        let padded_pos = match pos {
+            Some(t) => Some(bucketing::pad_columns(t, width, 0)?),
+            // (The positions the decoder would count, the padding repeating the last, so that a
+            // RoPE that reads the length, `max(position_ids) + 1`, reads the real one.)
+            None if self.decoder().is_some_and(CausalLm::rope_reads_length) => {
+                Some(bucketing::positions_to_width(batch, seq, width, ids.device())?)
+            }
+            None => None,
+        };
         // The batch too: every batch size of a bucket runs the same programs.
         let padded_ids = bucketing::batch_on(&padded_ids, device)?;
         let padded_mask = bucketing::batch_on(&padded_mask, device)?;

@@ -159,6 +159,7 @@ impl AutoModel {
             AutoModel::Qwen3Next(m) => Some(m),
             AutoModel::Qwen3_5Moe(m) => Some(m),
             AutoModel::HunYuanMoe(m) => Some(m),
+            AutoModel::Phimoe(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

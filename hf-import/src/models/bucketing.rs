@@ -52,6 +52,12 @@ pub(crate) fn batch_on(t: &Tensor, device: Device) -> Result<Tensor> {
     }
 }
 
+/// Position ids `[batch, width]`: `0..seq` in every row, then `seq - 1` repeated over the padding.
+pub(crate) fn positions_to_width(batch: usize, seq: usize, width: usize, device: Device) -> Result<Tensor> {
+    let row: Vec<i64> = (0..width).map(|c| c.min(seq.saturating_sub(1)) as i64).collect();
+    Ok(Tensor::from_vec(row, [1, width])?.expand([batch, width])?.contiguous()?.to(device)?)
+}
+
 /// An attention mask `[batch, width]`: `mask` (all ones when absent) followed by zeros.
 pub(crate) fn padded_mask(
     mask: Option<&Tensor>,

@@ -140,6 +140,13 @@ impl CausalLm {
         self.positions.as_ref().map(|t| t.weight.dims()[0].saturating_sub(self.spec.position_offset))
     }
 
+    /// Whether a forward without position ids rotates by its length (see [`Rotary::reads_length`]):
+    /// padding it to a bucket would then change the real tokens' rotation.
+    pub(crate) fn rope_reads_length(&self) -> bool {
+        !self.spec.positions_from_mask
+            && (self.rotary_global.reads_length() || self.rotary_local.reads_length())
+    }
+
     /// The sequence length at which generation recomputes its KV cache over the whole sequence
     /// (see [`DecoderSpec::recompute_cache_at`]).
     pub fn recompute_cache_at(&self) -> Option<usize> {

@@ -90,7 +90,9 @@ fn feed_forward_width(cfg: &Config) -> Result<usize> {
     };
     let width = (multiplier * width as f64) as usize;
     let multiple = cfg.usize_or("block_multiple_of", 256)?.max(1);
-    Ok(width.div_ceil(multiple) * multiple)
+    width.div_ceil(multiple).checked_mul(multiple).ok_or_else(|| {
+        Error::Config(format!("the feed-forward width ({width} × block_ffn_dim_multiplier) is too large"))
+    })
 }
 
 /// An LFM2 tensor's name in the common decoder.

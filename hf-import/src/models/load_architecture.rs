@@ -153,6 +153,7 @@ impl AutoModel {
             "Qwen3_5ForCausalLM" => AutoModel::Qwen3_5(Qwen3_5ForCausalLM::load(cfg, weights)?),
             "Qwen3NextForCausalLM" => AutoModel::Qwen3Next(Qwen3NextForCausalLM::load(cfg, weights)?),
             "HunYuanMoEV1ForCausalLM" => AutoModel::HunYuanMoe(HunYuanMoEV1ForCausalLM::load(cfg, weights)?),
+            "PhimoeForCausalLM" => AutoModel::Phimoe(PhimoeForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForCausalLM" => AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForConditionalGeneration" => {
                 AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load_multimodal(cfg, weights)?)
@@ -251,6 +252,7 @@ impl AutoModel {
             | "Qwen3_5TextModel"
             | "Qwen3NextModel"
             | "HunYuanMoEV1Model"
+            | "PhimoeModel"
             | "Qwen3_5MoeTextModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.
@@ -312,6 +314,7 @@ impl AutoModel {
             | "HeliumForSequenceClassification"
             | "Exaone4ForSequenceClassification"
             | "JambaForSequenceClassification"
+            | "PhimoeForSequenceClassification"
             | "StableLmForSequenceClassification" => {
                 let lm = Self::load_decoder_base(arch, "ForSequenceClassification", cfg, weights)?;
                 AutoModel::DecoderClassifier(DecoderForSequenceClassification::load(lm, cfg, weights)?)

@@ -64,6 +64,7 @@ mod olmo;
 mod opt;
 mod phi;
 mod phi3;
+mod phimoe;
 mod qwen2;
 mod qwen3;
 mod qwen3_5;
@@ -149,6 +150,7 @@ pub use self::olmo::{
 pub use self::opt::OPTForCausalLM;
 pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
+pub use self::phimoe::PhimoeForCausalLM;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::qwen3_5::{Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM};
@@ -336,6 +338,8 @@ pub enum AutoModel {
     Qwen3_5Moe(Qwen3_5MoeForCausalLM),
     /// `HunYuanMoEV1ForCausalLM`
     HunYuanMoe(HunYuanMoEV1ForCausalLM),
+    /// `PhimoeForCausalLM`
+    Phimoe(PhimoeForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),

@@ -68,7 +68,7 @@ impl Qwen3MoeForCausalLM {
 
 /// `block_sparse_moe.gate` and `experts.{j}.w1`/`w3`/`w2` as `mlp.gate` and
 /// `experts.{j}.gate_proj`/`up_proj`/`down_proj`.
-fn mixtral_name(name: &str) -> String {
+pub(super) fn mixtral_name(name: &str) -> String {
     let Some((before, after)) = name.split_once(".block_sparse_moe.") else { return name.to_string() };
     let after = match after.rsplit_once('.') {
         Some((head, leaf)) => {

@@ -229,10 +229,10 @@ fn split_query_gates(weights: &Weights, heads: usize, head_dim: usize) -> Result
         };
         let part = if name.ends_with("weight") { "weight" } else { "bias" };
         let dims = t.dims().to_vec();
-        if dims.first() != Some(&(heads * 2 * head_dim)) {
+        let rows = heads.checked_mul(head_dim).and_then(|n| n.checked_mul(2));
+        if rows.is_none() || dims.first() != rows.as_ref() {
             return Err(Error::Weight(format!(
-                "tensor '{name}' has shape {dims:?}; the gated attention's q_proj needs {} rows ({heads} heads × 2 × {head_dim})",
-                heads * 2 * head_dim
+                "tensor '{name}' has shape {dims:?}; the gated attention's q_proj needs {heads} heads × 2 × {head_dim} rows"
             )));
         }
         let rest: Vec<usize> = dims[1..].to_vec();

@@ -293,6 +293,16 @@ fn vaultgemma_and_hunyuan() {
     }
 }
 
+/// PhiMoE: layer norms, q/k/v/o and LM-head biases, the sparsemixer's two experts, LongRoPE with
+/// its mscales (the short one here, the long one in the classifier's forward); without biases,
+/// from a bf16 checkpoint; its classifier.
+#[test]
+fn phimoe() {
+    for name in ["phimoe", "phimoe_bf16", "phimoe_cls"] {
+        check(name);
+    }
+}
+
 /// Ministral's per-layer windows; Seed-OSS's q/k/v, output and MLP biases, its classifier;
 /// Helium's interleaved RoPE and float32 norm scales; EXAONE 4's post-norm blocks with q/k norms,
 /// a sliding layer and a global one without RoPE, its classifier.

@@ -14,7 +14,9 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 102] = [
+const DECODERS: [&str; 104] = [
+    "phimoe",
+    "phimoe_bf16",
     "hunyuan_moe",
     "qwen3_5_moe",
     "qwen3_next",

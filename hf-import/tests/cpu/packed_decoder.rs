@@ -12,7 +12,9 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 102] = [
+const DECODERS: [&str; 104] = [
+    "phimoe",
+    "phimoe_bf16",
     "hunyuan_moe",
     "qwen3_5_moe",
     "qwen3_next",

@@ -101,7 +101,7 @@ impl MambaConfig {
         let (proj_bias, conv_bias) = (cfg.bool_or("use_bias", false)?, cfg.bool_or("use_conv_bias", true)?);
         let mixer = if v2 {
             let (heads, head_dim) = (cfg.usize_or("num_heads", 128)?, cfg.usize_or("head_dim", 64)?);
-            if heads * head_dim != channels {
+            if heads.checked_mul(head_dim) != Some(channels) {
                 return Err(Error::Config(format!(
                     "num_heads × head_dim ({heads} × {head_dim}) must equal expand × hidden_size ({expand} × {hidden})"
                 )));
@@ -388,7 +388,7 @@ pub(crate) fn hybrid_mamba_dims(cfg: &Config, default_eps: f64) -> Result<Mamba2
         Some(v) if v.as_str() != Some("auto") => v.as_u64().map_or(0, |d| d as usize),
         _ => channels / heads.max(1),
     };
-    if heads == 0 || head_dim * heads != channels {
+    if heads == 0 || head_dim.checked_mul(heads) != Some(channels) {
         return Err(Error::Config(format!(
             "mamba_n_heads × mamba_d_head ({heads} × {head_dim}) must equal mamba_expand × hidden_size ({channels})"
         )));

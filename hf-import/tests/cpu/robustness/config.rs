@@ -77,6 +77,14 @@ const CONFIG_FIXTURES: &[&str] = &[
     "olmo",
     "siglip",
     "dinov2_cls",
+    "mamba",
+    "mamba2",
+    "granite_hybrid",
+    "jamba",
+    "lfm2",
+    "nemotron_h",
+    "qwen3_5",
+    "qwen3_next",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
