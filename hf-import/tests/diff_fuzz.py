@@ -680,6 +680,38 @@ def gen_bamba(r):
     return tf.BambaForCausalLM, tf.BambaConfig, c
 
 
+def gen_falcon_h1(r):
+    """FalconH1ForCausalLM: Mamba-2 beside the attention in every layer; random µP multipliers, biases, the mixer's
+    channels from mamba_d_ssm or mamba_expand, its grouped norm before or after the gate or none; tied or not."""
+    c = decoder_common(r, "falcon_h1")
+    c.pop("head_dim", None)
+    hd = c["hidden_size"] // c["num_attention_heads"]
+    c["hidden_act"] = r.choice(["silu", "gelu"])
+    c["attention_bias"] = r.random() < 0.4
+    c["mlp_bias"] = r.random() < 0.4
+    c["rope_parameters"] = rope_for(r, hd, c["max_position_embeddings"], kinds=("default", "default", "linear", "yarn"))
+    heads = r.choice([2, 4, 8])
+    if r.random() < 0.5:
+        c.update(mamba_d_ssm=None, mamba_expand=r.choice([1, 2]))
+        channels = c["mamba_expand"] * c["hidden_size"]
+        if channels % heads:
+            heads = 2
+    else:
+        c["mamba_d_ssm"] = heads * r.choice([4, 8, 12])
+    c.update(mamba_n_heads=heads, mamba_n_groups=r.choice([g for g in (1, 2) if heads % g == 0]),
+             mamba_d_state=r.choice([4, 8, 16]), mamba_d_conv=r.choice([2, 3, 4]), mamba_chunk_size=r.choice([2, 3, 8]),
+             mamba_proj_bias=r.random() < 0.3, mamba_conv_bias=r.random() < 0.8, projectors_bias=r.random() < 0.3,
+             mamba_rms_norm=r.random() < 0.5, mamba_norm_before_gate=r.random() < 0.5)
+    if r.random() < 0.3:
+        c["time_step_limit"] = (r.choice([0.0, 0.05]), r.choice([0.9, 2.0]))
+    m = lambda: r.choice([1.0, 0.5, 0.8, 1.3, 2.0])
+    if r.random() < 0.8:
+        c.update(key_multiplier=m(), attention_in_multiplier=m(), attention_out_multiplier=m(), ssm_in_multiplier=m(),
+                 ssm_out_multiplier=m(), embedding_multiplier=m(), lm_head_multiplier=m(),
+                 ssm_multipliers=[m() for _ in range(5)], mlp_multipliers=[m(), m()])
+    return tf.FalconH1ForCausalLM, tf.FalconH1Config, c
+
+
 def gen_lfm2(r):
     """Lfm2ForCausalLM: gated short convolutions (widths 2-4, biased or not) or attention with q/k norms on each layer
     (at least one attention layer: transformers' forward fails without one), the SwiGLU width derived or given, tied or
@@ -1662,6 +1694,7 @@ FAMILIES = {
     "qwen3_5_moe": gen_qwen3_5_moe,
     "hunyuan_moe": gen_hunyuan_moe,
     "phimoe": gen_phimoe,
+    "falcon_h1": gen_falcon_h1,
     "phimoe_cls": decoder_cls(gen_phimoe, tf.PhimoeForSequenceClassification),
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),

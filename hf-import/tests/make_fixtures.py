@@ -845,6 +845,21 @@ def main():
           tf.HunYuanDenseV1Config(**hunyuan, num_labels=2), 215)
     # HunYuan-MoE: the same blocks with a mixture of 4 experts (top 2 renormalised) plus the shared MLP.
     build("hunyuan_moe", tf.HunYuanMoEV1ForCausalLM, tf.HunYuanMoEV1Config(**hunyuan, num_experts=4, moe_topk=2), 261)
+    # Falcon-H1: Mamba-2 beside the attention in every layer, with every µP multiplier set, the mixer's grouped norm
+    # before its gate, biases everywhere, its own channel count (mamba_d_ssm). `_plain`: the defaults (no norm, the
+    # channels from mamba_expand), a tied head under lm_head_multiplier.
+    falcon_h1 = dict(DECODER, pad_token_id=0, eos_token_id=2, mamba_n_heads=4, mamba_d_state=8, mamba_d_conv=3,
+                     mamba_chunk_size=4)
+    build("falcon_h1", tf.FalconH1ForCausalLM,
+          tf.FalconH1Config(**falcon_h1, mamba_d_ssm=48, mamba_n_groups=2, mamba_rms_norm=True,
+                            mamba_norm_before_gate=True, mamba_proj_bias=True, projectors_bias=True,
+                            attention_bias=True, mlp_bias=True, key_multiplier=0.7, attention_in_multiplier=0.9,
+                            attention_out_multiplier=1.3, ssm_in_multiplier=1.1, ssm_out_multiplier=0.8,
+                            ssm_multipliers=[0.5, 1.5, 0.8, 1.2, 0.9], mlp_multipliers=[1.4, 0.6],
+                            embedding_multiplier=2.0, lm_head_multiplier=0.5), 265)
+    build("falcon_h1_plain", tf.FalconH1ForCausalLM,
+          tf.FalconH1Config(**falcon_h1, mamba_d_ssm=None, mamba_expand=2, tie_word_embeddings=True,
+                            lm_head_multiplier=0.3), 266)
     # PhiMoE: Mixtral's layout with layer norms, q/k/v/o and LM-head biases, the sparsemixer (jitter 0.3: several
     # experts often stay near the best), LongRoPE with PhiMoE's mscales (the short factors always, long_mscale once the
     # positions pass 8, which the generation crosses). `_bf16`: no biases, the default jitter and RoPE (theta 1e6),

@@ -87,6 +87,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         // (A hybrid's prompt at its own length, its Mamba-2 states beside the attention's cache.)
         "granite_hybrid",
         "qwen3_5",
+        "falcon_h1",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, on_xla) = load(name, dev);

@@ -261,6 +261,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "falcon_h1",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 128000),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 14336),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 8192),
+        ],
+    ),
+    (
         "phimoe",
         &[
             ("hidden_size", 4096),

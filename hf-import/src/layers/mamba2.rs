@@ -24,8 +24,12 @@ pub struct Mamba2Dims {
     pub states: usize,
     /// the convolution's width (`conv_kernel`)
     pub kernel: usize,
-    /// `in_proj` and `out_proj` have biases (`use_bias`)
+    /// `in_proj` has a bias (`use_bias`)
     pub proj_bias: bool,
+    /// `out_proj` has a bias (`use_bias`; Falcon-H1's `projectors_bias`)
+    pub out_bias: bool,
+    /// how the gate and the norm close the mixer
+    pub gated_norm: GatedNorm,
     /// the convolution has a bias (`use_conv_bias`)
     pub conv_bias: bool,
     /// the convolution's activation (`hidden_act`)
@@ -34,6 +38,18 @@ pub struct Mamba2Dims {
     pub eps: f64,
     /// the step sizes' bounds (`time_step_limit`)
     pub dt_limit: (f64, f64),
+}
+
+/// How a Mamba-2 mixer's output is gated by `silu(gate)` and normed (transformers'
+/// `MambaRMSNormGated`, grouped, in float32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GatedNorm {
+    /// gated, then the grouped RMS norm (Mamba-2, the hybrids)
+    GateThenNorm,
+    /// the grouped RMS norm, then gated (Falcon-H1's `mamba_norm_before_gate`)
+    NormThenGate,
+    /// gated, no norm (Falcon-H1 without `mamba_rms_norm`)
+    GateOnly,
 }
 
 impl Mamba2Dims {
@@ -102,9 +118,10 @@ pub struct Mamba2Mixer {
     a: Tensor,
     /// `D` per channel (its head's) `[channels]`, float32
     d: Tensor,
-    /// the gated norm's scale `[channels]` and epsilon
-    norm_weight: Tensor,
+    /// the gated norm's scale `[channels]` (none without a norm) and epsilon
+    norm_weight: Option<Tensor>,
     norm_eps: f64,
+    gated_norm: GatedNorm,
     out_proj: Linear,
     heads: usize,
     groups: usize,
@@ -139,9 +156,13 @@ impl Mamba2Mixer {
             dt_bias: v.get("dt_bias", &[heads])?,
             a: per_head(a, states)?.contiguous()?,
             d: per_head(d, 1)?.reshape([channels])?.contiguous()?,
-            norm_weight: v.get("norm.weight", &[channels])?,
+            norm_weight: match dims.gated_norm {
+                GatedNorm::GateOnly => None,
+                _ => Some(v.get("norm.weight", &[channels])?),
+            },
             norm_eps: dims.eps,
-            out_proj: Linear::load(&v.pp("out_proj"), channels, hidden, dims.proj_bias)?,
+            gated_norm: dims.gated_norm,
+            out_proj: Linear::load(&v.pp("out_proj"), channels, hidden, dims.out_bias)?,
             heads,
             groups,
             dt_limit: dims.dt_limit,
@@ -202,11 +223,19 @@ impl Mamba2Mixer {
             &ScanInputs { x: &x_t, dt: &dt_t, z: None, b: &b, c: &c, a: &self.a, d: &self.d },
             ssm,
         )?;
-        // The gated, grouped RMS norm in float32.
-        let y = y.transpose(1, 2)?.mul(&gate.to_dtype(DType::F32)?.silu()?)?;
-        let y = y.reshape([batch, seq, groups, channels / groups])?;
-        let rms = y.square()?.mean(-1, true)?.add(self.norm_eps)?.rsqrt()?;
-        let normed = y.mul(&rms)?.reshape([batch, seq, channels])?.mul(&self.norm_weight)?;
-        self.out_proj.forward(&normed.to_dtype(dtype)?)
+        // The gate and the grouped RMS norm in float32.
+        let gate = gate.to_dtype(DType::F32)?.silu()?;
+        let y = y.transpose(1, 2)?;
+        let norm = |y: &Tensor, weight: &Tensor| -> Result<Tensor> {
+            let y = y.reshape([batch, seq, groups, channels / groups])?;
+            let rms = y.square()?.mean(-1, true)?.add(self.norm_eps)?.rsqrt()?;
+            Ok(y.mul(&rms)?.reshape([batch, seq, channels])?.mul(weight)?)
+        };
+        let out = match (&self.norm_weight, self.gated_norm) {
+            (Some(w), GatedNorm::GateThenNorm) => norm(&y.mul(&gate)?, w)?,
+            (Some(w), GatedNorm::NormThenGate) => norm(&y, w)?.mul(&gate)?,
+            _ => y.mul(&gate)?,
+        };
+        self.out_proj.forward(&out.to_dtype(dtype)?)
     }
 }

@@ -35,7 +35,7 @@ pub use kv_cache::{bucket, fixed_shapes, KvCache, LayerCache};
 pub use latent_attention::{LatentDims, LatentQkv};
 pub use linear::{Embedding, Linear};
 pub use mamba::{MambaDims, MambaMixer, StepNorms};
-pub use mamba2::{Mamba2Dims, Mamba2Mixer, SsmState};
+pub use mamba2::{GatedNorm, Mamba2Dims, Mamba2Mixer, SsmState};
 pub use mask::{bidirectional_mask, causal_mask, packed_row_mask, padding_mask, pair_padding_mask};
 pub use mlp::{GatedMlp, Glu, Xielu};
 pub use moe::{FeedForward, Routing, Scoring, SparseMoe};

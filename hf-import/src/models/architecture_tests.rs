@@ -163,6 +163,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("qwen3_5_moe_text", "Qwen3_5MoeForCausalLM"),
         ("hunyuan_v1_moe", "HunYuanMoEV1ForCausalLM"),
         ("phimoe", "PhimoeForCausalLM"),
+        ("falcon_h1", "FalconH1ForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -238,6 +239,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "qwen3_next"
                                 | "qwen3_5_moe_text"
                                 | "hunyuan_v1_moe"
+                                | "falcon_h1"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

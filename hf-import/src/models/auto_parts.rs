@@ -160,6 +160,7 @@ impl AutoModel {
             AutoModel::Qwen3_5Moe(m) => Some(m),
             AutoModel::HunYuanMoe(m) => Some(m),
             AutoModel::Phimoe(m) => Some(m),
+            AutoModel::FalconH1(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

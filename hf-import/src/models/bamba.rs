@@ -40,6 +40,7 @@ impl BambaForCausalLM {
             dims: HybridMixer::Mamba2(dims),
             layers: (0..layers).map(|i| !attention.contains(&i)).collect(),
             prefix: "mamba",
+            beside_attention: false,
         });
         let weights = weights.renamed(|n| Some(decoder_name(n)));
         Ok(BambaForCausalLM(CausalLm::load(cfg, &weights, spec)?))

@@ -30,6 +30,9 @@ pub use spec::{
 struct DecoderLayer {
     input_norm: DecoderNorm,
     mixer: TokenMixer,
+    /// A recurrent mixer beside the attention, on the same normed input, its output added to the
+    /// attention's (Falcon-H1's Mamba-2).
+    beside: Option<TokenMixer>,
     post_attn_norm: DecoderNorm,
     /// Gemma 2/3: norms before and after the MLP (`post_attn_norm` then closes the attention branch).
     ff_norms: Option<(DecoderNorm, DecoderNorm)>,
@@ -156,7 +159,7 @@ impl CausalLm {
     /// Whether some layers are recurrent (a hybrid's Mamba-2 layers), whose state takes every
     /// token it is given: generation then never pads a prompt.
     pub fn has_recurrent_layers(&self) -> bool {
-        self.layers.iter().any(|l| l.mixer.is_recurrent())
+        self.layers.iter().any(|l| l.mixer.is_recurrent() || l.beside.is_some())
     }
 
     /// The number of layers (the length a [`KvCache`] needs).
@@ -430,7 +433,7 @@ impl CausalLm {
                     let normed = layer.input_norm.forward(&h)?;
                     let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
                     let mask = recurrent_mask.as_ref();
-                    let mixed = recurrent_step(recurrent, &normed, mask, layer_cache, self.dtype)?;
+                    let mixed = recurrent_step(recurrent, &normed, mask, layer_cache, self.dtype, false)?;
                     h = layer.after_attention(&h, &mixed)?;
                     continue;
                 }
@@ -470,8 +473,21 @@ impl CausalLm {
                 _ if layer.local_rope => (&cos_l, &sin_l),
                 _ => (&cos_g, &sin_g),
             };
+            let normed = layer.input_norm.forward(&h)?;
+            // (The recurrent mixer beside it first: it reads whether the cache held tokens before.)
+            let beside = match &layer.beside {
+                Some(mixer) => {
+                    let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
+                    let mask = recurrent_mask.as_ref();
+                    Some(recurrent_step(mixer, &normed, mask, layer_cache, self.dtype, true)?)
+                }
+                None => None,
+            };
             let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
-            let attn = attn.forward(&layer.input_norm.forward(&h)?, cos, sin, mask.as_ref(), layer_cache)?;
+            let mut attn = attn.forward(&normed, cos, sin, mask.as_ref(), layer_cache)?;
+            if let Some(beside) = beside {
+                attn = attn.add(&beside)?;
+            }
             h = layer.after_attention(&h, &attn)?;
         }
         let h = self.final_states(&h)?;

@@ -121,8 +121,12 @@ impl GraniteMoeForCausalLM {
         }
         let rope = cfg.get("position_embedding_type").and_then(|v| v.as_str()) == Some("rope");
         spec.nope = vec![!rope; layers];
-        spec.mamba =
-            Some(HybridSpec { dims: HybridMixer::Mamba2(dims), layers: mamba_layers, prefix: "mamba" });
+        spec.mamba = Some(HybridSpec {
+            dims: HybridMixer::Mamba2(dims),
+            layers: mamba_layers,
+            prefix: "mamba",
+            beside_attention: false,
+        });
         let weights = weights.renamed(|n| Some(if experts == 0 { dense_name(n) } else { moe_name(n) }));
         Ok(GraniteMoeForCausalLM(CausalLm::load(cfg, &weights, spec)?))
     }

@@ -55,6 +55,7 @@ impl JambaForCausalLM {
             dims: HybridMixer::Mamba(dims),
             layers: attention.iter().map(|a| !a).collect(),
             prefix: "mamba",
+            beside_attention: false,
         });
         let experts = cfg.usize_or("num_experts", 16)?;
         if experts > 1 {

@@ -154,6 +154,7 @@ impl AutoModel {
             "Qwen3NextForCausalLM" => AutoModel::Qwen3Next(Qwen3NextForCausalLM::load(cfg, weights)?),
             "HunYuanMoEV1ForCausalLM" => AutoModel::HunYuanMoe(HunYuanMoEV1ForCausalLM::load(cfg, weights)?),
             "PhimoeForCausalLM" => AutoModel::Phimoe(PhimoeForCausalLM::load(cfg, weights)?),
+            "FalconH1ForCausalLM" => AutoModel::FalconH1(FalconH1ForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForCausalLM" => AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForConditionalGeneration" => {
                 AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load_multimodal(cfg, weights)?)
@@ -253,6 +254,7 @@ impl AutoModel {
             | "Qwen3NextModel"
             | "HunYuanMoEV1Model"
             | "PhimoeModel"
+            | "FalconH1Model"
             | "Qwen3_5MoeTextModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.

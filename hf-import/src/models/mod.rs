@@ -30,6 +30,7 @@ mod ernie4_5_moe;
 mod esm;
 mod exaone4;
 mod falcon;
+mod falcon_h1;
 mod family;
 mod gemma;
 mod gemma3_multimodal;
@@ -118,6 +119,7 @@ pub use self::ernie4_5_moe::Ernie4_5MoeForCausalLM;
 pub use self::esm::{EsmForMaskedLM, EsmModel};
 pub use self::exaone4::Exaone4ForCausalLM;
 pub use self::falcon::FalconForCausalLM;
+pub use self::falcon_h1::FalconH1ForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, VaultGemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::glm::GlmForCausalLM;
@@ -340,6 +342,8 @@ pub enum AutoModel {
     HunYuanMoe(HunYuanMoEV1ForCausalLM),
     /// `PhimoeForCausalLM`
     Phimoe(PhimoeForCausalLM),
+    /// `FalconH1ForCausalLM`
+    FalconH1(FalconH1ForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),

@@ -10,7 +10,7 @@ use super::decoder::{BlockParts, CausalLm, DecoderSpec, HybridMixer, HybridSpec}
 use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, Mamba2Dims};
+use crate::layers::{Activation, GatedNorm, Mamba2Dims};
 use crate::weights::Weights;
 
 /// A Nemotron-H block.
@@ -49,6 +49,8 @@ impl NemotronHForCausalLM {
             states: cfg.usize_or("ssm_state_size", 128)?,
             kernel: either("conv_kernel", "mamba_d_conv", 4)?,
             proj_bias: cfg.bool_or("use_bias", false)?,
+            out_bias: cfg.bool_or("use_bias", false)?,
+            gated_norm: GatedNorm::GateThenNorm,
             conv_bias: cfg.bool_or("use_conv_bias", true)?,
             act: Activation::from_name(cfg.str_or("mamba_hidden_act", "silu")?)?,
             eps,
@@ -72,6 +74,7 @@ impl NemotronHForCausalLM {
             dims: HybridMixer::Mamba2(dims),
             layers: blocks.iter().map(|b| *b == Block::Mamba).collect(),
             prefix: "mamba",
+            beside_attention: false,
         });
         spec.block_parts = Some(
             blocks

@@ -198,6 +198,17 @@ impl Weights {
         out
     }
 
+    /// These weights with each tensor that `replace` (given its name and the tensor as held) gives
+    /// a new value replaced by it, the others shared as they are; the cast they are read with is
+    /// kept (a model's constant multipliers folded into its matrices at load).
+    pub fn replaced(&self, replace: impl Fn(&str, &Tensor) -> Result<Option<Tensor>>) -> Result<Weights> {
+        let mut tensors = BTreeMap::new();
+        for (name, t) in &self.tensors {
+            tensors.insert(name.clone(), replace(name, t)?.unwrap_or_else(|| t.clone()));
+        }
+        Ok(Weights { tensors, ..self.clone() })
+    }
+
     /// The same weights moved to `device` (tensors already there are not copied), cast first.
     pub fn to_device(self, device: oxtorch_tensor::Device) -> Result<Self> {
         let tensors = self

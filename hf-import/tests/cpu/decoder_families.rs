@@ -293,6 +293,15 @@ fn vaultgemma_and_hunyuan() {
     }
 }
 
+/// Falcon-H1: Mamba-2 beside the attention in every layer, every µP multiplier folded in, the
+/// grouped norm before the gate, biases everywhere; the defaults (no norm) under a tied head.
+#[test]
+fn falcon_h1() {
+    for name in ["falcon_h1", "falcon_h1_plain"] {
+        check(name);
+    }
+}
+
 /// PhiMoE: layer norms, q/k/v/o and LM-head biases, the sparsemixer's two experts, LongRoPE with
 /// its mscales (the short one here, the long one in the classifier's forward); without biases,
 /// from a bf16 checkpoint; its classifier.

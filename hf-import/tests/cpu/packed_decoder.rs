@@ -12,7 +12,9 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 104] = [
+const DECODERS: [&str; 106] = [
+    "falcon_h1",
+    "falcon_h1_plain",
     "phimoe",
     "phimoe_bf16",
     "hunyuan_moe",

@@ -193,7 +193,7 @@ impl CausalLm {
                             dims,
                         )?)
                     }
-                    (Some(hybrid), _) if hybrid.layers[i] => {
+                    (Some(hybrid), _) if hybrid.layers[i] && !hybrid.beside_attention => {
                         let v = lv.pp(hybrid.prefix).casting_matrices();
                         match &hybrid.dims {
                             HybridMixer::Mamba(dims) => TokenMixer::Mamba(MambaMixer::load(&v, dims)?),
@@ -207,6 +207,16 @@ impl CausalLm {
                         conv.bias,
                     )?),
                     _ => TokenMixer::Attention(SelfAttention::load(&lv.pp("self_attn"), attn_cfg, qk_norm)?),
+                },
+                beside: match &spec.mamba {
+                    Some(hybrid) if hybrid.layers[i] && hybrid.beside_attention => {
+                        let v = lv.pp(hybrid.prefix).casting_matrices();
+                        Some(match &hybrid.dims {
+                            HybridMixer::Mamba(dims) => TokenMixer::Mamba(MambaMixer::load(&v, dims)?),
+                            HybridMixer::Mamba2(dims) => TokenMixer::Mamba2(Mamba2Mixer::load(&v, dims)?),
+                        })
+                    }
+                    _ => None,
                 },
                 post_attn_norm: match parts {
                     BlockParts::MixerOnly => DecoderNorm::Identity,

@@ -39,14 +39,16 @@ impl TokenMixer {
 }
 
 /// A hybrid's recurrent layer (`mixer`, not attention) on its normed input `x`
-/// `[batch, seq, hidden]`: from the state its `cache` holds (which it advances), or from an empty
-/// one without a cache.
+/// `[batch, seq, hidden]`: from the state its `cache` holds (which it advances, and whose count of
+/// positions it advances too unless the layer's attention counts them: `beside_attention`), or
+/// from an empty one without a cache.
 pub(super) fn recurrent_step(
     mixer: &TokenMixer,
     x: &Tensor,
     mask: Option<&Tensor>,
     cache: Option<&mut LayerCache>,
     dtype: DType,
+    beside_attention: bool,
 ) -> Result<Tensor> {
     let b = x.dims()[0];
     let fresh = || -> Result<SsmState> {
@@ -74,7 +76,9 @@ pub(super) fn recurrent_step(
         Some(cache) => {
             let (s, cached_step) = (x.dims()[1], !cache.is_empty() && x.dims()[1] == 1);
             let out = run(cache.recurrent_state(fresh)?, cached_step)?;
-            cache.advance(s);
+            if !beside_attention {
+                cache.advance(s);
+            }
             Ok(out)
         }
         None => run(&mut fresh()?, false),

@@ -18,7 +18,10 @@ impl CausalLm {
     pub fn last_hidden_state_packed(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
-        let sinks = self.layers.iter().any(|l| l.mixer.attention().is_none_or(|a| a.has_sinks()));
+        let sinks = self
+            .layers
+            .iter()
+            .any(|l| l.beside.is_some() || l.mixer.attention().is_none_or(|a| a.has_sinks()));
         if sinks {
             // Attention sinks (and a hybrid's Mamba-2 layers, which read each row's tokens in
             // order) are taken by the batched forward only: its states, padding zeroed.

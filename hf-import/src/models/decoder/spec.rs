@@ -189,6 +189,9 @@ pub struct HybridSpec {
     pub layers: Vec<bool>,
     /// the mixer's name in a layer (`model.layers.{i}.{prefix}`)
     pub prefix: &'static str,
+    /// the mixer runs beside the layer's attention, on the same normed input, their outputs
+    /// summed (Falcon-H1), instead of replacing it
+    pub beside_attention: bool,
 }
 
 /// A hybrid decoder's state-space mixer.

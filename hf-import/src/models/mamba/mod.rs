@@ -27,8 +27,8 @@ use crate::config::{float_of, Config};
 use crate::error::{Error, Result};
 use crate::generate::Recurrent;
 use crate::layers::{
-    Activation, Embedding, Linear, Mamba2Dims, Mamba2Mixer, MambaDims, MambaMixer, RmsNorm, RmsNormStyle,
-    SsmState, StepNorms,
+    Activation, Embedding, GatedNorm, Linear, Mamba2Dims, Mamba2Mixer, MambaDims, MambaMixer, RmsNorm,
+    RmsNormStyle, SsmState, StepNorms,
 };
 use crate::weights::Weights;
 
@@ -114,6 +114,8 @@ impl MambaConfig {
                 states,
                 kernel,
                 proj_bias,
+                out_bias: proj_bias,
+                gated_norm: GatedNorm::GateThenNorm,
                 conv_bias,
                 act,
                 eps,
@@ -401,6 +403,8 @@ pub(crate) fn hybrid_mamba_dims(cfg: &Config, default_eps: f64) -> Result<Mamba2
         states: cfg.usize_or("mamba_d_state", 256)?,
         kernel: cfg.usize_or("mamba_d_conv", 4)?,
         proj_bias: cfg.bool_or("mamba_proj_bias", false)?,
+        out_bias: cfg.bool_or("mamba_proj_bias", false)?,
+        gated_norm: GatedNorm::GateThenNorm,
         conv_bias: cfg.bool_or("mamba_conv_bias", true)?,
         act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
         eps: cfg.f64_or("rms_norm_eps", default_eps)?,

@@ -85,6 +85,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     "nemotron_h",
     "qwen3_5",
     "qwen3_next",
+    "falcon_h1",
+    "phimoe",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
