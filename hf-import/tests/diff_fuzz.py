@@ -1208,6 +1208,31 @@ def gen_exaone4(r):
     return tf.Exaone4ForCausalLM, tf.Exaone4Config, c
 
 
+def gen_exaone_moe(r):
+    """ExaoneMoeForCausalLM: EXAONE 4's hybrid attention in pre-norm blocks with DeepSeek-V3's grouped sigmoid mixture
+    (random groups, scaling, renormalised or not, shared experts) on the layers mlp_layer_types or
+    first_k_dense_replace marks."""
+    c = decoder_common(r, "exaone_moe")
+    n = c["num_hidden_layers"]
+    c["sliding_window"] = r.choice([2, 3, 5])
+    if r.random() < 0.4:
+        c["layer_types"] = [r.choice(["sliding_attention", "full_attention"]) for _ in range(n)]
+    else:
+        c["sliding_window_pattern"] = r.choice([1, 2, 3, 4])
+    hd = c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
+    c["rope_parameters"] = rope_for(r, hd, c["max_position_embeddings"])
+    groups = r.choice([1, 2])
+    experts = groups * r.choice([2, 3])
+    c.update(num_experts=experts, num_experts_per_tok=r.randint(1, min(3, experts)), moe_intermediate_size=r.choice([8, 16]),
+             num_shared_experts=r.choice([1, 2]), n_group=groups, topk_group=r.randint(1, groups),
+             norm_topk_prob=r.random() < 0.6, routed_scaling_factor=r.choice([1.0, 1.5, 2.5]))
+    if r.random() < 0.5:
+        c["mlp_layer_types"] = [r.choice(["dense", "sparse"]) for _ in range(n)]
+    else:
+        c["first_k_dense_replace"] = r.randint(0, n)
+    return tf.ExaoneMoeForCausalLM, tf.ExaoneMoeConfig, c
+
+
 def gen_gpt_oss(r):
     """GptOssForCausalLM (its classifier: `gpt_oss_cls`): attention sinks, biases at random, random layer types and
     windows, RoPE of several kinds, a mixture with the clamped SwiGLU at limits that clamp often or never."""
@@ -1695,6 +1720,7 @@ FAMILIES = {
     "hunyuan_moe": gen_hunyuan_moe,
     "phimoe": gen_phimoe,
     "falcon_h1": gen_falcon_h1,
+    "exaone_moe": gen_exaone_moe,
     "phimoe_cls": decoder_cls(gen_phimoe, tf.PhimoeForSequenceClassification),
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),

@@ -845,6 +845,19 @@ def main():
           tf.HunYuanDenseV1Config(**hunyuan, num_labels=2), 215)
     # HunYuan-MoE: the same blocks with a mixture of 4 experts (top 2 renormalised) plus the shared MLP.
     build("hunyuan_moe", tf.HunYuanMoEV1ForCausalLM, tf.HunYuanMoEV1Config(**hunyuan, num_experts=4, moe_topk=2), 261)
+    # EXAONE-MoE: EXAONE 4's attention (q/k norms, a sliding layer then a global one without RoPE) in pre-norm blocks,
+    # a dense first layer, then DeepSeek-V3's grouped sigmoid routing (2 groups, 1 kept) with a shared expert, scaled.
+    # `_global`: the layer types given (global first), the layers' MLP kinds from mlp_layer_types, raw weights, bf16.
+    exaone_moe = dict(DECODER, num_hidden_layers=3, pad_token_id=0, eos_token_id=2, num_experts=4,
+                      num_experts_per_tok=2, moe_intermediate_size=16, num_shared_experts=1, n_group=2, topk_group=1,
+                      routed_scaling_factor=1.5)
+    build("exaone_moe", tf.ExaoneMoeForCausalLM,
+          tf.ExaoneMoeConfig(**exaone_moe, sliding_window=3, sliding_window_pattern=2), 267)
+    build("exaone_moe_global", tf.ExaoneMoeForCausalLM,
+          tf.ExaoneMoeConfig(**exaone_moe, sliding_window=2,
+                             layer_types=["full_attention", "sliding_attention", "full_attention"],
+                             mlp_layer_types=["sparse", "dense", "sparse"], norm_topk_prob=False), 268,
+          dtype=torch.bfloat16)
     # Falcon-H1: Mamba-2 beside the attention in every layer, with every µP multiplier set, the mixer's grouped norm
     # before its gate, biases everywhere, its own channel count (mamba_d_ssm). `_plain`: the defaults (no norm, the
     # channels from mamba_expand), a tied head under lm_head_multiplier.

@@ -261,6 +261,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "exaone_moe",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 102400),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 16384),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
         "falcon_h1",
         &[
             ("hidden_size", 4096),

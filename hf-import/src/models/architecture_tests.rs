@@ -164,6 +164,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("hunyuan_v1_moe", "HunYuanMoEV1ForCausalLM"),
         ("phimoe", "PhimoeForCausalLM"),
         ("falcon_h1", "FalconH1ForCausalLM"),
+        ("exaone_moe", "ExaoneMoeForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -240,6 +241,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "qwen3_5_moe_text"
                                 | "hunyuan_v1_moe"
                                 | "falcon_h1"
+                                | "exaone_moe"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

@@ -161,6 +161,7 @@ impl AutoModel {
             AutoModel::HunYuanMoe(m) => Some(m),
             AutoModel::Phimoe(m) => Some(m),
             AutoModel::FalconH1(m) => Some(m),
+            AutoModel::ExaoneMoe(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

@@ -35,7 +35,8 @@ fn sliding_layers(cfg: &Config, window: Option<usize>) -> Result<Vec<bool>> {
     }
 }
 
-fn spec(cfg: &Config) -> Result<DecoderSpec> {
+/// The decoder `Exaone4Config` describes (EXAONE-MoE starts from it).
+pub(super) fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     (spec.qkv_bias, spec.o_bias, spec.mlp_bias) = (false, false, false);
     spec.qk_norm = true;

@@ -155,6 +155,7 @@ impl AutoModel {
             "HunYuanMoEV1ForCausalLM" => AutoModel::HunYuanMoe(HunYuanMoEV1ForCausalLM::load(cfg, weights)?),
             "PhimoeForCausalLM" => AutoModel::Phimoe(PhimoeForCausalLM::load(cfg, weights)?),
             "FalconH1ForCausalLM" => AutoModel::FalconH1(FalconH1ForCausalLM::load(cfg, weights)?),
+            "ExaoneMoeForCausalLM" => AutoModel::ExaoneMoe(ExaoneMoeForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForCausalLM" => AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForConditionalGeneration" => {
                 AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load_multimodal(cfg, weights)?)
@@ -255,6 +256,7 @@ impl AutoModel {
             | "HunYuanMoEV1Model"
             | "PhimoeModel"
             | "FalconH1Model"
+            | "ExaoneMoeModel"
             | "Qwen3_5MoeTextModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.

@@ -29,6 +29,7 @@ mod ernie4_5;
 mod ernie4_5_moe;
 mod esm;
 mod exaone4;
+mod exaone_moe;
 mod falcon;
 mod falcon_h1;
 mod family;
@@ -118,6 +119,7 @@ pub use self::ernie4_5::Ernie4_5ForCausalLM;
 pub use self::ernie4_5_moe::Ernie4_5MoeForCausalLM;
 pub use self::esm::{EsmForMaskedLM, EsmModel};
 pub use self::exaone4::Exaone4ForCausalLM;
+pub use self::exaone_moe::ExaoneMoeForCausalLM;
 pub use self::falcon::FalconForCausalLM;
 pub use self::falcon_h1::FalconH1ForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, VaultGemmaForCausalLM};
@@ -344,6 +346,8 @@ pub enum AutoModel {
     Phimoe(PhimoeForCausalLM),
     /// `FalconH1ForCausalLM`
     FalconH1(FalconH1ForCausalLM),
+    /// `ExaoneMoeForCausalLM`
+    ExaoneMoe(ExaoneMoeForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),

@@ -293,6 +293,16 @@ fn vaultgemma_and_hunyuan() {
     }
 }
 
+/// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
+/// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
+/// from bf16.
+#[test]
+fn exaone_moe() {
+    for name in ["exaone_moe", "exaone_moe_global"] {
+        check(name);
+    }
+}
+
 /// Falcon-H1: Mamba-2 beside the attention in every layer, every µP multiplier folded in, the
 /// grouped norm before the gate, biases everywhere; the defaults (no norm) under a tied head.
 #[test]

@@ -12,7 +12,9 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 106] = [
+const DECODERS: [&str; 108] = [
+    "exaone_moe",
+    "exaone_moe_global",
     "falcon_h1",
     "falcon_h1_plain",
     "phimoe",
