@@ -1221,11 +1221,12 @@ def gen_exaone_moe(r):
         c["sliding_window_pattern"] = r.choice([1, 2, 3, 4])
     hd = c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
     c["rope_parameters"] = rope_for(r, hd, c["max_position_embeddings"])
-    groups = r.choice([1, 2])
-    experts = groups * r.choice([2, 3])
-    c.update(num_experts=experts, num_experts_per_tok=r.randint(1, min(3, experts)), moe_intermediate_size=r.choice([8, 16]),
-             num_shared_experts=r.choice([1, 2]), n_group=groups, topk_group=r.randint(1, groups),
-             norm_topk_prob=r.random() < 0.6, routed_scaling_factor=r.choice([1.0, 1.5, 2.5]))
+    groups, per = r.choice([1, 2]), r.choice([2, 3])
+    c.update(num_experts=groups * per, moe_intermediate_size=r.choice([8, 16]), num_shared_experts=r.choice([1, 2]),
+             n_group=groups, topk_group=r.randint(1, groups), norm_topk_prob=r.random() < 0.6,
+             routed_scaling_factor=r.choice([1.0, 1.5, 2.5]))
+    # (No more experts than the kept groups hold: transformers would weigh masked ones, in its top-k's tie order.)
+    c["num_experts_per_tok"] = r.randint(1, min(3, c["topk_group"] * per))
     if r.random() < 0.5:
         c["mlp_layer_types"] = [r.choice(["dense", "sparse"]) for _ in range(n)]
     else:

@@ -290,6 +290,16 @@ impl SparseMoe {
                      and topk_group ({k}) be between 1 and n_group"
                 )));
             }
+            // (transformers would then weigh experts of the groups it masked, picked among equal
+            // -inf scores in an order of its top-k kernel's own.)
+            if matches!(routing.scoring, Scoring::DeepseekV3 { .. }) && routing.top_k > k * (experts / n) {
+                return Err(Error::Config(format!(
+                    "num_experts_per_tok ({}) is more than the {} experts of the topk_group ({k}) groups a token \
+                     may choose from",
+                    routing.top_k,
+                    k * (experts / n)
+                )));
+            }
         }
         let all = vars.pp("experts");
         let experts = if all.contains("gate_up_proj") {

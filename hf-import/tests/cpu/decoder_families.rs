@@ -258,6 +258,14 @@ fn deepseek() {
     for name in ["deepseek_v3", "deepseek_v3_plain", "deepseek_v3_cls", "deepseek_v2", "deepseek_v2_group"] {
         check(name);
     }
+    // More experts a token than its kept groups hold (2 of 4 groups of 2) is refused: transformers
+    // would weigh experts of masked groups, in its top-k's order among equal scores.
+    let dir = fixture("deepseek_v3");
+    let mut json = Config::load(&dir).unwrap().json().clone();
+    json.insert("num_experts_per_tok".into(), 5.into());
+    let err = AutoModel::load(&Config::from_map(json), &Weights::load(&dir, None).unwrap()).unwrap_err();
+    let err = err.to_string();
+    assert!(err.contains("num_experts_per_tok (5) is more than the 4 experts"), "{err}");
 }
 
 /// gpt-oss: attention sinks, q/k/v/o biases, a sliding layer then a full one, YaRN RoPE, a mixture
