@@ -461,7 +461,12 @@ impl SentenceTransformer {
         let tokens = if packed {
             self.model.last_hidden_state_at_tokens(&input_ids, attention_mask, token_type_ids.as_ref())?
         } else {
-            self.model.last_hidden_state(&input_ids, Some(attention_mask), token_type_ids.as_ref())?
+            self.model.last_hidden_state_bucketed(
+                &input_ids,
+                Some(attention_mask),
+                token_type_ids.as_ref(),
+                seq,
+            )?
         };
         let pooled = self
             .pooling

@@ -307,6 +307,21 @@ fn sentence_transformer_on_xla_matches_the_host() {
     assert_close("embeddings", &emb.to(Device::Cpu).unwrap(), &host, 1e-5, 1e-5);
 }
 
+/// A decoder embedder whose RoPE reads the length (PhiMoE's mscale switches past 8 positions):
+/// the bucket's padding (7 tokens to 16) leaves the real tokens rotated as on the host.
+#[test]
+fn sentence_embeddings_of_a_length_reading_rope_ignore_the_bucket_padding() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let dir = fixture("phimoe");
+    let ids = Tensor::from_vec((1..=14).collect::<Vec<i64>>(), [2, 7]).unwrap();
+    let mask = Tensor::ones([2, 7], DType::I64).unwrap();
+    let host = SentenceTransformer::load(&dir, None).unwrap().embed_ids(&ids, &mask, None).unwrap();
+    let st = SentenceTransformer::load_on_device(&dir, None, dev).unwrap();
+    let emb = st.embed_ids(&ids, &mask, None).unwrap();
+    assert_close("embeddings", &emb.to(Device::Cpu).unwrap(), &host, 1e-5, 1e-5);
+}
+
 #[test]
 fn sentence_embeddings_of_every_batch_size_in_a_bucket_share_their_programs() {
     let Some(dev) = xla() else { return };

@@ -45,6 +45,26 @@ impl AutoModel {
         Ok(enc.last_hidden_state)
     }
 
+    /// [`AutoModel::last_hidden_state`] of inputs right-padded to a bucket past their own `seq`
+    /// tokens: a decoder whose RoPE reads the length (`max(position_ids) + 1`) gets the positions
+    /// of the real length, the padding repeating the last.
+    pub(crate) fn last_hidden_state_bucketed(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        token_type_ids: Option<&Tensor>,
+        seq: usize,
+    ) -> Result<Tensor> {
+        match (self.decoder(), input_ids.dims()) {
+            (Some(lm), &[b, width]) if width > seq && !self.runs_own_inputs() && lm.rope_reads_length() => {
+                let ids = ids_as_i64("input_ids", input_ids)?;
+                let positions = bucketing::positions_to_width(b, seq, width, ids.device())?;
+                lm.last_hidden_state(&ids, attention_mask, Some(&positions))
+            }
+            _ => self.last_hidden_state(input_ids, attention_mask, token_type_ids),
+        }
+    }
+
     /// The last hidden state `[batch, seq, hidden]` where pooling reads it: at the tokens
     /// `attention_mask` keeps. On the CPU every family computes it without the padding
     /// ([`BertModel::last_hidden_state_packed`] for BERT, RoBERTa, XLM-R, DistilBERT and MPNet,
