@@ -762,10 +762,11 @@ def gen_jamba(r):
 def gen_nemotron_h(r):
     """NemotronHForCausalLM: 2-5 blocks of Mamba-2 (heads of 4-8 channels in 1-2 groups, 4-16 states, convolutions of 2-4,
     chunks of 2-8, the step sizes' floor), attention without positions (at least one: transformers' forward fails without
-    one) or the ungated MLP (squared ReLU or another activation); the pattern in the older key sometimes."""
+    one), the ungated MLP (squared ReLU or another activation) or (Nemotron 3) a mixture of ungated experts under grouped
+    sigmoid routing with a shared expert, in a latent width sometimes; the pattern in the older key sometimes."""
     h, nh, kv = heads(r)
     n = r.randint(2, 5)
-    types = [r.choice(["linear_attention", "full_attention", "mlp"]) for _ in range(n)]
+    types = [r.choice(["linear_attention", "full_attention", "mlp", "moe"]) for _ in range(n)]
     types[r.randrange(n)] = "full_attention"
     head_dim = r.choice([4, 8])
     mheads = r.choice([2, 4, 8])
@@ -777,8 +778,16 @@ def gen_nemotron_h(r):
              mlp_hidden_act=r.choice(["relu2", "relu2", "silu", "gelu"]), mlp_bias=r.random() < 0.3,
              attention_bias=r.random() < 0.3, layer_norm_epsilon=r.choice([1e-5, 1e-3]),
              tie_word_embeddings=r.random() < 0.4, pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, 2, None]))
+    if "moe" in types:
+        groups, per = r.choice([1, 2]), r.choice([2, 3])
+        c.update(n_routed_experts=groups * per, moe_intermediate_size=r.choice([8, 16]),
+                 moe_shared_expert_intermediate_size=r.choice([8, 24]), n_group=groups, topk_group=r.randint(1, groups),
+                 norm_topk_prob=r.random() < 0.6, routed_scaling_factor=r.choice([1.0, 2.5]))
+        c["num_experts_per_tok"] = r.randint(1, min(3, c["topk_group"] * per))
+        if r.random() < 0.3:
+            c["moe_latent_size"] = r.choice([8, 16])
     if r.random() < 0.3:
-        c["hybrid_override_pattern"] = "".join({"linear_attention": "M", "full_attention": "*", "mlp": "-"}[t]
+        c["hybrid_override_pattern"] = "".join({"linear_attention": "M", "full_attention": "*", "mlp": "-", "moe": "E"}[t]
                                                for t in types)
     else:
         c["layers_block_type"] = types

@@ -1569,6 +1569,17 @@ def state_space_models():
         (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
         v4 = tf.NemotronHConfig.from_dict(cfg)
         assert v4.layers_block_type == nemotron_h["layers_block_type"] and v4.time_step_min == 0.05, v4
+    # Nemotron 3 (Nemotron-H with MoE blocks): `M E * E`, each mixture 4 ungated squared-ReLU experts routed by biased
+    # sigmoid scores in 2 groups (1 kept), 2 a token, renormalised and scaled, plus the ungated shared expert;
+    # `_latent`: the experts in a latent width of 16 between biased projections, 1 group, raw weights, from bf16.
+    nemotron_moe = dict(nemotron_h, layers_block_type=["linear_attention", "moe", "full_attention", "moe"],
+                        n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
+                        moe_shared_expert_intermediate_size=24, routed_scaling_factor=1.5)
+    build("nemotron_h_moe", tf.NemotronHForCausalLM,
+          tf.NemotronHConfig(**nemotron_moe, n_group=2, topk_group=1), 269)
+    build("nemotron_h_moe_latent", tf.NemotronHForCausalLM,
+          tf.NemotronHConfig(**dict(nemotron_moe, tie_word_embeddings=False), moe_latent_size=16, mlp_bias=True,
+                             norm_topk_prob=False), 270, dtype=torch.bfloat16)
     # Qwen3.5's language model: gated delta nets (2 key heads of 8, 4 value heads of 8, a convolution of 3) around a gated
     # attention layer (q/k norms, RoPE over a quarter of each 16-wide head), Gemma's (1 + w) norms; `qwen3_5_interval`:
     # the layer types from the default interval (every 4th attends), attention biases, tied.

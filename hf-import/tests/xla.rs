@@ -116,6 +116,7 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("granite_hybrid", dev)
         + check_family("qwen3_5", dev)
         + check_family("nemotron_h", dev)
+        + check_family("nemotron_h_moe", dev)
         + check_family("falcon_h1", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // DeepSeek's latent attention (padded heads) and its routers.

@@ -121,6 +121,18 @@ impl GatedMlp {
         }
     }
 
+    /// The ungated block from its matrices (`[intermediate, hidden]`, `[hidden, intermediate]`),
+    /// without biases (a fused expert's part).
+    pub fn from_plain(up: Tensor, down: Tensor, act: Activation) -> Self {
+        GatedMlp {
+            gate_up: GateUp::Plain(Linear { weight: up, bias: None }),
+            down: Linear { weight: down, bias: None },
+            act,
+            glu: Glu::Product,
+            xielu: None,
+        }
+    }
+
     /// The ungated block (GPT-2): `vars.{up_proj,down_proj}`, `down(act(up(x)))`.
     pub fn load_plain(
         vars: &Vars<'_>,

@@ -227,6 +227,9 @@ pub struct SparseMoe {
     /// The shared expert every token runs: Qwen2-MoE's `shared_expert`, scaled by
     /// `sigmoid(shared_expert_gate(x))`, or DeepSeek's `shared_experts`, unscaled
     shared: Option<(GatedMlp, Option<Linear>)>,
+    /// Nemotron-H's latent projections around the routed experts (`fc1_latent_proj`,
+    /// `fc2_latent_proj`)
+    latent: Option<(Linear, Linear)>,
 }
 
 impl SparseMoe {
@@ -243,6 +246,79 @@ impl SparseMoe {
         act: Activation,
         biased: bool,
     ) -> Result<Self> {
+        let (router, correction) = Self::router(vars, hidden, experts, routing, biased)?;
+        let all = vars.pp("experts");
+        let experts = if all.contains("gate_up_proj") {
+            let fused = intermediate.checked_mul(2).ok_or_else(|| {
+                Error::Config(format!("the experts' intermediate size ({intermediate}) is too large"))
+            })?;
+            let gate_up = all.get("gate_up_proj", &[experts, fused, hidden])?;
+            let down = all.get("down_proj", &[experts, hidden, intermediate])?;
+            (0..experts)
+                .map(|j| {
+                    let part = |t: &Tensor| -> Result<Tensor> { Ok(t.select(0, j as isize)?.contiguous()?) };
+                    Ok(GatedMlp::from_fused(part(&gate_up)?, part(&down)?, act))
+                })
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            (0..experts)
+                .map(|j| GatedMlp::load(&all.pp(j), hidden, intermediate, act, biased))
+                .collect::<Result<Vec<_>>>()?
+        };
+        Ok(SparseMoe { router, experts, routing, correction, shared: None, latent: None })
+    }
+
+    /// A mixture of ungated experts, `down(act(up(x)))` without biases (Nemotron-H's): read as
+    /// checkpoints store them (`vars.experts.{j}.{up,down}_proj`) or fused
+    /// (`vars.experts.up_proj` `[experts, intermediate, width]`, `vars.experts.down_proj`
+    /// `[experts, width, intermediate]`). With `latent` `(width, bias)`, the experts run in that
+    /// width, between `vars.fc1_latent_proj` and `vars.fc2_latent_proj`; else in `hidden`.
+    pub fn load_ungated(
+        vars: &Vars<'_>,
+        hidden: usize,
+        intermediate: usize,
+        experts: usize,
+        routing: Routing,
+        act: Activation,
+        latent: Option<(usize, bool)>,
+    ) -> Result<Self> {
+        let (router, correction) = Self::router(vars, hidden, experts, routing, false)?;
+        let (width, latent) = match latent {
+            Some((width, bias)) => (
+                width,
+                Some((
+                    Linear::load(&vars.pp("fc1_latent_proj"), hidden, width, bias)?,
+                    Linear::load(&vars.pp("fc2_latent_proj"), width, hidden, bias)?,
+                )),
+            ),
+            None => (hidden, None),
+        };
+        let all = vars.pp("experts");
+        let experts = if all.contains("up_proj") {
+            let up = all.get("up_proj", &[experts, intermediate, width])?;
+            let down = all.get("down_proj", &[experts, width, intermediate])?;
+            (0..experts)
+                .map(|j| {
+                    let part = |t: &Tensor| -> Result<Tensor> { Ok(t.select(0, j as isize)?.contiguous()?) };
+                    Ok(GatedMlp::from_plain(part(&up)?, part(&down)?, act))
+                })
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            (0..experts)
+                .map(|j| GatedMlp::load_plain(&all.pp(j), width, intermediate, act, false))
+                .collect::<Result<Vec<_>>>()?
+        };
+        Ok(SparseMoe { router, experts, routing, correction, shared: None, latent })
+    }
+
+    /// The router `vars.gate` (and DeepSeek-V3's score correction), its sizes and groups checked.
+    fn router(
+        vars: &Vars<'_>,
+        hidden: usize,
+        experts: usize,
+        routing: Routing,
+        biased: bool,
+    ) -> Result<(Linear, Option<Vec<f32>>)> {
         if routing.top_k == 0 || routing.top_k > experts {
             return Err(Error::Config(format!(
                 "num_experts_per_tok ({}) must be between 1 and the number of experts ({experts})",
@@ -301,25 +377,7 @@ impl SparseMoe {
                 )));
             }
         }
-        let all = vars.pp("experts");
-        let experts = if all.contains("gate_up_proj") {
-            let fused = intermediate.checked_mul(2).ok_or_else(|| {
-                Error::Config(format!("the experts' intermediate size ({intermediate}) is too large"))
-            })?;
-            let gate_up = all.get("gate_up_proj", &[experts, fused, hidden])?;
-            let down = all.get("down_proj", &[experts, hidden, intermediate])?;
-            (0..experts)
-                .map(|j| {
-                    let part = |t: &Tensor| -> Result<Tensor> { Ok(t.select(0, j as isize)?.contiguous()?) };
-                    Ok(GatedMlp::from_fused(part(&gate_up)?, part(&down)?, act))
-                })
-                .collect::<Result<Vec<_>>>()?
-        } else {
-            (0..experts)
-                .map(|j| GatedMlp::load(&all.pp(j), hidden, intermediate, act, biased))
-                .collect::<Result<Vec<_>>>()?
-        };
-        Ok(SparseMoe { router, experts, routing, correction, shared: None })
+        Ok((router, correction))
     }
 
     /// Adds Qwen2-MoE's shared expert: `vars.shared_expert.{gate,up,down}_proj` of
@@ -359,6 +417,21 @@ impl SparseMoe {
         Ok(self)
     }
 
+    /// Adds Nemotron-H's shared experts, one ungated MLP `vars.shared_experts.{up,down}_proj` of
+    /// `intermediate`, unscaled.
+    pub fn with_ungated_shared_experts(
+        mut self,
+        vars: &Vars<'_>,
+        hidden: usize,
+        intermediate: usize,
+        act: Activation,
+        bias: bool,
+    ) -> Result<Self> {
+        let expert = GatedMlp::load_plain(&vars.pp("shared_experts"), hidden, intermediate, act, bias)?;
+        self.shared = Some((expert, None));
+        Ok(self)
+    }
+
     /// The block on `x` `[..., hidden]`. The routing is read back to the host, which groups the
     /// tokens of each expert.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
@@ -388,14 +461,20 @@ impl SparseMoe {
                 weights[e].push(w);
             }
         }
-        let mut out = Tensor::zeros([tokens, hidden], (dtype, device))?;
+        // (The experts' input: the tokens, or their latent projection.)
+        let input = match &self.latent {
+            Some((fc1, _)) => fc1.forward(&flat)?,
+            None => flat.clone(),
+        };
+        let width = input.dims()[1];
+        let mut out = Tensor::zeros([tokens, width], (dtype, device))?;
         for (e, expert) in self.experts.iter().enumerate() {
             if rows[e].is_empty() {
                 continue;
             }
             let m = rows[e].len();
             let index = Tensor::from_vec(std::mem::take(&mut rows[e]), [m])?.to(device)?;
-            let y = expert.forward(&flat.index_select(0, &index)?)?;
+            let y = expert.forward(&input.index_select(0, &index)?)?;
             let w = Tensor::from_vec(std::mem::take(&mut weights[e]), [m, 1])?.to(device)?;
             let y = if self.routing.round_weights {
                 y.mul(&w.to_dtype(dtype)?)?
@@ -403,6 +482,9 @@ impl SparseMoe {
                 y.to_dtype(DType::F32)?.mul(&w)?.to_dtype(dtype)?
             };
             out = out.index_add(0, &index, &y, 1.0)?;
+        }
+        if let Some((_, fc2)) = &self.latent {
+            out = fc2.forward(&out)?;
         }
         match &self.shared {
             Some((expert, Some(gate))) => {

@@ -23,6 +23,7 @@ pub use alibi::Alibi;
 use mixer::{recurrent_step, TokenMixer};
 pub use spec::{
     BlockParts, DecoderSpec, DeltaNetSpec, HybridMixer, HybridSpec, MoeSpec, SharedExpert, ShortConvSpec,
+    UngatedExperts,
 };
 
 /// One pre-norm decoder block.

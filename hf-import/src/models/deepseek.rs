@@ -205,6 +205,7 @@ fn routed_mixture(cfg: &Config, d: MixtureDefaults, scoring: Scoring, normalize:
         .checked_mul(intermediate)
         .ok_or_else(|| Error::Config(format!("{shared} shared experts of {intermediate} are too large")))?;
     Ok(MoeSpec {
+        ungated: None,
         experts,
         intermediate,
         routing: Routing {

@@ -67,6 +67,7 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
         .checked_mul(intermediate)
         .ok_or_else(|| Error::Config(format!("{shared} shared experts of {intermediate} are too large")))?;
     spec.moe = Some(MoeSpec {
+        ungated: None,
         experts: cfg.usize_aliased("moe_num_experts", "num_experts", 64)?,
         intermediate,
         routing: Routing {

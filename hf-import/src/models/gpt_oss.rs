@@ -72,6 +72,7 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
         DecoderSpec::sliding_windows(&sliding, cfg.nullable_usize_or("sliding_window", Some(128))?)?;
     let experts = cfg.usize_aliased("num_local_experts", "num_experts", 128)?;
     spec.moe = Some(MoeSpec {
+        ungated: None,
         experts,
         intermediate: cfg.usize_or("intermediate_size", 2880)?,
         routing: Routing {

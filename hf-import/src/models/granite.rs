@@ -136,6 +136,7 @@ impl GraniteMoeForCausalLM {
 /// `num_experts_per_tok` (2) a token, and the `shared` expert.
 fn moe_spec(cfg: &Config, shared: Option<SharedExpert>) -> Result<MoeSpec> {
     Ok(MoeSpec {
+        ungated: None,
         experts: cfg.usize_or("num_local_experts", 8)?,
         intermediate: cfg.usize("intermediate_size")?,
         routing: Routing::softmax(cfg.usize_or("num_experts_per_tok", 2)?, true, true),

@@ -43,6 +43,7 @@ impl HunYuanMoEV1ForCausalLM {
         let mut spec = dense_spec(&cfg)?;
         let intermediate = cfg.usize("intermediate_size")?;
         spec.moe = Some(MoeSpec {
+            ungated: None,
             experts: per_model(&cfg, "num_experts", 1)?,
             intermediate,
             routing: Routing::softmax(per_model(&cfg, "moe_topk", 1)?, true, true),

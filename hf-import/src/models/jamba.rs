@@ -60,6 +60,7 @@ impl JambaForCausalLM {
         let experts = cfg.usize_or("num_experts", 16)?;
         if experts > 1 {
             spec.moe = Some(MoeSpec {
+                ungated: None,
                 experts,
                 intermediate: cfg.usize("intermediate_size")?,
                 routing: Routing::softmax(cfg.usize_or("num_experts_per_tok", 2)?, false, true),

@@ -95,6 +95,7 @@ fn mixtral_spec(cfg: &Config) -> Result<DecoderSpec> {
     let layers = cfg.layers("num_hidden_layers")?;
     spec.windows = vec![cfg.nullable_usize_or("sliding_window", None)?; layers];
     spec.moe = Some(MoeSpec {
+        ungated: None,
         experts: cfg.usize_or("num_local_experts", 8)?,
         intermediate: cfg.usize("intermediate_size")?,
         routing: Routing::softmax(cfg.usize_or("num_experts_per_tok", 2)?, true, false),
@@ -175,6 +176,7 @@ pub(super) fn qwen_mixture(
     let sparse_layers =
         (0..layers).map(|i| !dense.contains(&i) && experts > 0 && step > 0 && (i + 1) % step == 0).collect();
     Ok(MoeSpec {
+        ungated: None,
         experts,
         intermediate: cfg.usize_or("moe_intermediate_size", intermediate)?,
         routing: Routing::softmax(

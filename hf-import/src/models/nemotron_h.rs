@@ -3,14 +3,19 @@
 //! `hybrid_override_pattern`, `M`/`*`/`-`) lists them: a Mamba-2 mixer (`mamba_num_heads` heads
 //! of `mamba_head_dim` in `n_groups` groups, `ssm_state_size` states, step sizes clamped below by
 //! `time_step_min`), attention without positions, or an ungated MLP (`mlp_hidden_act`, squared
-//! ReLU by default); each is `norm`, the part, the residual. The final norm is `norm_f`; the LM
-//! head is never tied. The mixture-of-experts blocks (`E`, Nemotron 3) are refused.
+//! ReLU by default), or (Nemotron 3, `E`) a mixture of ungated experts routed as DeepSeek-V3
+//! routes (biased sigmoid scores within `topk_group` of `n_group` groups, `norm_topk_prob`,
+//! `routed_scaling_factor`) with an ungated shared expert (`moe_shared_expert_intermediate_size`)
+//! and, with `moe_latent_size`, the routed experts between latent projections; each block is
+//! `norm`, the part, the residual. The final norm is `norm_f`; the LM head is never tied.
 
-use super::decoder::{BlockParts, CausalLm, DecoderSpec, HybridMixer, HybridSpec};
+use super::decoder::{
+    BlockParts, CausalLm, DecoderSpec, HybridMixer, HybridSpec, MoeSpec, SharedExpert, UngatedExperts,
+};
 use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, GatedNorm, Mamba2Dims};
+use crate::layers::{Activation, GatedNorm, Glu, Mamba2Dims, Routing, Scoring};
 use crate::weights::Weights;
 
 /// A Nemotron-H block.
@@ -19,6 +24,7 @@ enum Block {
     Mamba,
     Attention,
     Mlp,
+    Moe,
 }
 
 causal_lm_newtype!(
@@ -80,14 +86,46 @@ impl NemotronHForCausalLM {
             blocks
                 .iter()
                 .map(|b| match b {
-                    Block::Mlp => BlockParts::FeedForwardOnly,
+                    Block::Mlp | Block::Moe => BlockParts::FeedForwardOnly,
                     _ => BlockParts::MixerOnly,
                 })
                 .collect(),
         );
+        if blocks.contains(&Block::Moe) {
+            spec.moe = Some(mixture(&cfg, &blocks)?);
+        }
         let weights = weights.renamed(|n| Some(decoder_name(n, &blocks)));
         Ok(NemotronHForCausalLM(CausalLm::load(&cfg, &weights, spec)?))
     }
+}
+
+/// The mixture of the `moe` blocks, with `NemotronHConfig`'s defaults (8 experts of 7688, 2 a
+/// token, one group, renormalised, unscaled; the shared expert of 7688).
+fn mixture(cfg: &Config, blocks: &[Block]) -> Result<MoeSpec> {
+    let experts = match cfg.get("n_routed_experts") {
+        Some(_) => cfg.usize("n_routed_experts")?,
+        None => cfg.usize_or("num_local_experts", 8)?,
+    };
+    let groups = cfg.usize_or("n_group", 1)?;
+    let top_groups = cfg.usize_or("topk_group", 1)?;
+    let bias = cfg.bool_or("mlp_bias", false)?;
+    Ok(MoeSpec {
+        experts,
+        intermediate: cfg.usize_or("moe_intermediate_size", 7688)?,
+        routing: Routing {
+            top_k: cfg.usize_or("num_experts_per_tok", 2)?,
+            normalize: cfg.bool_or("norm_topk_prob", true)?,
+            round_weights: false,
+            scoring: Scoring::DeepseekV3 { groups, top_groups },
+            scale: cfg.f64_or("routed_scaling_factor", 1.0)?,
+        },
+        sparse_layers: blocks.iter().map(|b| *b == Block::Moe).collect(),
+        shared: Some(SharedExpert::Plain(cfg.usize_or("moe_shared_expert_intermediate_size", 7688)?)),
+        biased: false,
+        shared_bias: bias,
+        glu: Glu::Product,
+        ungated: Some(UngatedExperts { latent: cfg.nullable_usize_or("moe_latent_size", None)?, bias }),
+    })
 }
 
 /// The blocks, from `layers_block_type` (or `layer_types`; `linear_attention`/`mamba`,
@@ -122,9 +160,7 @@ fn blocks(cfg: &Config) -> Result<Vec<Block>> {
             "mamba" | "linear_attention" => Ok(Block::Mamba),
             "attention" | "full_attention" => Ok(Block::Attention),
             "mlp" => Ok(Block::Mlp),
-            "moe" => Err(Error::Unsupported(
-                "Nemotron-H's mixture-of-experts blocks (\"moe\", pattern 'E') are not supported".into(),
-            )),
+            "moe" => Ok(Block::Moe),
             other => Err(Error::Config(format!("unknown Nemotron-H block type \"{other}\""))),
         })
         .collect()
@@ -146,11 +182,11 @@ fn decoder_name(name: &str, blocks: &[Block]) -> String {
     };
     let Some(block) = index.parse::<usize>().ok().and_then(|i| blocks.get(i)) else { return name };
     let part = match (block, part.split_once('.')) {
-        (Block::Mlp, Some(("norm", rest))) => format!("post_attention_layernorm.{rest}"),
+        (Block::Mlp | Block::Moe, Some(("norm", rest))) => format!("post_attention_layernorm.{rest}"),
         (_, Some(("norm", rest))) => format!("input_layernorm.{rest}"),
         (Block::Mamba, Some(("mixer", rest))) => format!("mamba.{rest}"),
         (Block::Attention, Some(("mixer", rest))) => format!("self_attn.{rest}"),
-        (Block::Mlp, Some(("mixer", rest))) => format!("mlp.{rest}"),
+        (Block::Mlp | Block::Moe, Some(("mixer", rest))) => format!("mlp.{rest}"),
         _ => part.to_string(),
     };
     format!("model.layers.{index}.{part}")
@@ -184,7 +220,8 @@ mod tests {
         assert_eq!(from(r#"{"model_type": "nemotron_h", "hybrid_override_pattern": "M-*"}"#).unwrap(), want);
         let list = r#"{"model_type": "nemotron_h", "layers_block_type": ["linear_attention", "mlp", "full_attention"]}"#;
         assert_eq!(from(list).unwrap(), want);
-        let e = from(r#"{"model_type": "nemotron_h", "hybrid_override_pattern": "ME"}"#).unwrap_err();
-        assert!(e.to_string().contains("mixture-of-experts"), "{e}");
+        let moe = from(r#"{"model_type": "nemotron_h", "hybrid_override_pattern": "ME"}"#).unwrap();
+        assert_eq!(moe, vec![Block::Mamba, Block::Moe]);
+        assert!(from(r#"{"model_type": "nemotron_h", "hybrid_override_pattern": "MX"}"#).is_err());
     }
 }

@@ -56,6 +56,7 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
         )));
     }
     spec.moe = Some(MoeSpec {
+        ungated: None,
         experts,
         intermediate: cfg.usize_or("intermediate_size", 6400)?,
         routing: Routing {

@@ -493,7 +493,7 @@ fn jamba() {
 
 /// Nemotron-H: blocks of one part each (Mamba-2 with step sizes clamped below by
 /// `time_step_min`, attention without positions, the squared-ReLU MLP), from the current keys and
-/// from the older ones (`hybrid_override_pattern`, `mamba_*`).
+/// from the older ones (`hybrid_override_pattern`, `mamba_*`); the mixture-of-experts blocks.
 #[test]
 fn nemotron_h() {
     check("nemotron_h");
@@ -501,6 +501,10 @@ fn nemotron_h() {
     let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
     assert!(v4.get("hybrid_override_pattern").is_some() && v4.get("layers_block_type").is_none());
     check_with("nemotron_h", &v4, &Weights::load(&dir, None).unwrap());
+    // Nemotron 3's MoE blocks: ungated experts under DeepSeek-V3's grouped routing with the shared
+    // expert; in a latent width between biased projections, from bf16.
+    check("nemotron_h_moe");
+    check("nemotron_h_moe_latent");
 }
 
 /// Qwen3.5's language model: gated delta nets around gated attention with q/k norms and RoPE over

@@ -130,17 +130,30 @@ impl CausalLm {
                 Some(moe) if moe.sparse_layers.get(i) == Some(&true) => {
                     // (A mixture keeps its own matrices, cast as they are read.)
                     let mlp = lv.pp("mlp").casting_matrices();
-                    let mixture = SparseMoe::load(
-                        &mlp,
-                        hidden,
-                        moe.intermediate,
-                        moe.experts,
-                        moe.routing,
-                        spec.act,
-                        moe.biased,
-                    )?
-                    .with_expert_glu(moe.glu);
+                    let mixture = match moe.ungated {
+                        Some(u) => SparseMoe::load_ungated(
+                            &mlp,
+                            hidden,
+                            moe.intermediate,
+                            moe.experts,
+                            moe.routing,
+                            spec.act,
+                            u.latent.map(|width| (width, u.bias)),
+                        )?,
+                        None => SparseMoe::load(
+                            &mlp,
+                            hidden,
+                            moe.intermediate,
+                            moe.experts,
+                            moe.routing,
+                            spec.act,
+                            moe.biased,
+                        )?
+                        .with_expert_glu(moe.glu),
+                    };
                     Some(FeedForward::Sparse(match moe.shared {
+                        Some(SharedExpert::Plain(width)) if moe.ungated.is_some() => mixture
+                            .with_ungated_shared_experts(&mlp, hidden, width, spec.act, moe.shared_bias)?,
                         Some(SharedExpert::Gated(width)) => {
                             mixture.with_shared_expert(&mlp, hidden, width, spec.act)?
                         }

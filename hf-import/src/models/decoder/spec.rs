@@ -222,6 +222,17 @@ pub struct MoeSpec {
     pub shared_bias: bool,
     /// how each expert joins its gate and up projections
     pub glu: Glu,
+    /// the experts (and the shared ones) are ungated MLPs instead (Nemotron-H)
+    pub ungated: Option<UngatedExperts>,
+}
+
+/// A mixture of ungated experts, `down(act(up(x)))` (Nemotron-H's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UngatedExperts {
+    /// the routed experts' width between the latent projections (`moe_latent_size`), if any
+    pub latent: Option<usize>,
+    /// the shared experts' and the latent projections' biases (`mlp_bias`)
+    pub bias: bool,
 }
 
 /// The expert of a mixture that every token runs.
