@@ -81,7 +81,7 @@ fn mamba_dims(cfg: &Config) -> Result<Mamba2Dims> {
             (true, true) => GatedNorm::NormThenGate,
             (true, false) => GatedNorm::GateThenNorm,
         };
-    Ok(Mamba2Dims {
+    let dims = Mamba2Dims {
         hidden,
         heads,
         head_dim,
@@ -95,7 +95,9 @@ fn mamba_dims(cfg: &Config) -> Result<Mamba2Dims> {
         act: Activation::from_name(cfg.str_or("hidden_act", "silu")?)?,
         eps: cfg.f64_or("rms_norm_eps", 1e-5)?,
         dt_limit: time_step_limit(cfg)?,
-    })
+    };
+    dims.check()?;
+    Ok(dims)
 }
 
 /// A multiplier `key` of the config, 1 when absent or null.
@@ -127,8 +129,8 @@ struct Multipliers {
     attention_out: f64,
     ssm_in: f64,
     ssm_out: f64,
-    /// the factor of each row of `in_proj` (`ssm_multipliers` over gate, x, B, C, step sizes)
-    in_proj_rows: Vec<f32>,
+    /// `in_proj`'s row groups (gate, x, B, C, step sizes) and their `ssm_multipliers`
+    in_proj_groups: [(usize, f64); 5],
     mlp_gate: f64,
     mlp_down: f64,
 }
@@ -137,17 +139,17 @@ impl Multipliers {
     fn read(cfg: &Config, dims: &Mamba2Dims) -> Result<Self> {
         let ssm = multipliers(cfg, "ssm_multipliers", 5)?;
         let mlp = multipliers(cfg, "mlp_multipliers", 2)?;
+        // (Sizes `Mamba2Dims::check` found representable.)
         let (channels, bc) = (dims.channels(), dims.groups * dims.states);
         let widths = [channels, channels, bc, bc, dims.heads];
-        let in_proj_rows =
-            widths.iter().zip(&ssm).flat_map(|(&w, &m)| std::iter::repeat_n(m as f32, w)).collect();
+        let in_proj_groups = std::array::from_fn(|i| (widths[i], ssm[i]));
         Ok(Multipliers {
             attention_in: multiplier(cfg, "attention_in_multiplier")?,
             key: multiplier(cfg, "key_multiplier")?,
             attention_out: multiplier(cfg, "attention_out_multiplier")?,
             ssm_in: multiplier(cfg, "ssm_in_multiplier")?,
             ssm_out: multiplier(cfg, "ssm_out_multiplier")?,
-            in_proj_rows,
+            in_proj_groups,
             mlp_gate: mlp[0],
             mlp_down: mlp[1],
         })
@@ -174,15 +176,20 @@ impl Multipliers {
             "mlp.gate_proj.weight" | "mlp.gate_proj.bias" => scale(self.mlp_gate),
             "mlp.down_proj.weight" | "mlp.down_proj.bias" => scale(self.mlp_down),
             "mamba.in_proj.weight" | "mamba.in_proj.bias" => {
-                let rows = self.in_proj_rows.len();
+                let rows: usize = self.in_proj_groups.iter().map(|(w, _)| w).sum();
                 if t.dims().first() != Some(&rows) {
                     return Err(Error::Weight(format!(
                         "tensor '{name}' has shape {:?}; the Mamba-2 mixer's in_proj needs {rows} rows",
                         t.dims()
                     )));
                 }
+                // (The tensor holds `rows` rows: a vector as long is no larger than it.)
                 let input = if leaf.ends_with("weight") { self.ssm_in as f32 } else { 1.0 };
-                let factors: Vec<f32> = self.in_proj_rows.iter().map(|m| m * input).collect();
+                let factors: Vec<f32> = self
+                    .in_proj_groups
+                    .iter()
+                    .flat_map(|&(w, m)| std::iter::repeat_n(m as f32 * input, w))
+                    .collect();
                 if factors.iter().all(|&f| f == 1.0) {
                     return Ok(None);
                 }
