@@ -35,11 +35,13 @@ pub struct DeltaNetDims {
 }
 
 impl DeltaNetDims {
-    fn check(&self) -> Result<()> {
+    /// Checks the sizes: all positive, the value heads a multiple of the key heads, the
+    /// projections' widths (queries and keys, values and their gate) representable.
+    pub(crate) fn check(&self) -> Result<()> {
         let DeltaNetDims { hidden, key_heads, key_dim, value_heads, value_dim, kernel, .. } = *self;
         let widths = key_heads
             .checked_mul(key_dim)
-            .and_then(|k| k.checked_mul(2)?.checked_add(value_heads.checked_mul(value_dim)?));
+            .and_then(|k| k.checked_mul(2)?.checked_add(value_heads.checked_mul(value_dim)?.checked_mul(2)?));
         if widths.is_none() {
             return Err(Error::Config(format!(
                 "a gated delta net of {key_heads} key heads of {key_dim} and {value_heads} value heads of \

@@ -4,7 +4,7 @@
 use oxtorch_tensor::Tensor;
 
 use super::{Activation, Arena, Linear};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::weights::Vars;
 
 /// `down_proj(act(gate_proj(x)) * up_proj(x))`, or with a fused `gate_up_proj` (Phi-3).
@@ -88,7 +88,10 @@ impl GatedMlp {
         bias: bool,
     ) -> Result<Self> {
         let gate_up = if vars.pp("gate_up_proj").contains("weight") {
-            GateUp::Fused(Linear::load(&vars.pp("gate_up_proj"), hidden, 2 * intermediate, bias)?)
+            let fused = intermediate.checked_mul(2).ok_or_else(|| {
+                Error::Config(format!("an MLP of intermediate size {intermediate} is too large"))
+            })?;
+            GateUp::Fused(Linear::load(&vars.pp("gate_up_proj"), hidden, fused, bias)?)
         } else {
             GateUp::Split {
                 gate: Linear::load(&vars.pp("gate_proj"), hidden, intermediate, bias)?,

@@ -82,7 +82,10 @@ fn feed_forward_width(cfg: &Config) -> Result<usize> {
     if !cfg.bool_or("block_auto_adjust_ff_dim", true)? {
         return Ok(width);
     }
-    let width = 2 * width / 3;
+    let width = width
+        .checked_mul(2)
+        .ok_or_else(|| Error::Config(format!("the feed-forward width ({width}) is too large")))?
+        / 3;
     let multiplier = match cfg.get("block_ffn_dim_multiplier") {
         Some(v) if v.is_null() => return Ok(width),
         Some(_) => cfg.f64_or("block_ffn_dim_multiplier", 1.0)?,

@@ -136,6 +136,8 @@ fn load_gated(cfg: &Config, weights: &Weights, spec: DecoderSpec) -> Result<Caus
 /// (per key head: its query, key, values and z rows) as `in_proj_qkv` and `in_proj_z`,
 /// `in_proj_ba` (per key head: its b rows, then its a rows) as `in_proj_b` and `in_proj_a`.
 fn ungroup_delta_projections(weights: &Weights, d: &DeltaNetDims) -> Result<Weights> {
+    // (Positive sizes whose widths fit: the groups' rows below do not overflow.)
+    d.check()?;
     let r = d.value_heads / d.key_heads;
     let mut out: Vec<(String, Tensor)> = Vec::with_capacity(weights.len() + 8);
     for item in weights.iter() {
