@@ -1617,8 +1617,25 @@ def state_space_models():
                           tie_word_embeddings=True, residual_in_fp32=False), 245)
 
 
+def token_type_goldens():
+    """`expected_types.safetensors` in the GPT-2-style decoders' fixtures: the golden inputs with `token_type_ids`
+    (transformers adds their rows of the token table to the inputs' embeddings) and the outputs on them."""
+    for name, cls in [("gpt2", tf.GPT2LMHeadModel), ("gpt2_cls", tf.GPT2ForSequenceClassification),
+                      ("gpt2_tok", tf.GPT2ForTokenClassification), ("gpt_neo", tf.GPTNeoForCausalLM),
+                      ("gptj", tf.GPTJForCausalLM), ("codegen", tf.CodeGenForCausalLM),
+                      ("gpt_bigcode", tf.GPTBigCodeForCausalLM)]:
+        model = cls.from_pretrained(OUT / name, attn_implementation="eager").eval()
+        x = inputs(True)
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+        save_file({**x, **flatten(out)}, str(OUT / name / "expected_types.safetensors"))
+        print(f"{name}/expected_types.safetensors: {sorted(x)}")
+
+
 if __name__ == "__main__":
     main()
+    if not ONLY or "token_types" in ONLY:
+        token_type_goldens()
     decoder_token_classifiers()
     state_space_models()
     decoder_beams()

@@ -211,8 +211,12 @@ impl AutoModel {
         let push_hidden = |out: &mut Vec<(String, Tensor)>, hs: Vec<Tensor>| {
             out.extend(hs.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
         };
+        // The token types a decoder reads (GPT-2's family; Gemma 3's multimodal checkpoints take
+        // text-only ones, checked and unused).
+        let decoder_types = types.filter(|_| self.decoder().is_some_and(CausalLm::takes_token_types));
         if let AutoModel::BaseDecoder(lm) = self {
-            let (h, hidden_states) = lm.hidden_states(ids, mask, pos, output_hidden_states)?;
+            let (h, hidden_states) =
+                lm.hidden_states_with_token_types(ids, decoder_types, mask, pos, output_hidden_states)?;
             out.push(("last_hidden_state".into(), h));
             push_hidden(&mut out, hidden_states);
             return Ok(out);
@@ -224,19 +228,19 @@ impl AutoModel {
             return Ok(out);
         }
         if let AutoModel::DecoderClassifier(m) = self {
-            let (logits, hidden_states) = m.forward(ids, mask, pos, output_hidden_states)?;
+            let (logits, hidden_states) = m.forward(ids, decoder_types, mask, pos, output_hidden_states)?;
             out.push(("logits".into(), logits));
             push_hidden(&mut out, hidden_states);
             return Ok(out);
         }
         if let AutoModel::DecoderTokenClassifier(m) = self {
-            let (logits, hidden_states) = m.forward(ids, mask, pos, output_hidden_states)?;
+            let (logits, hidden_states) = m.forward(ids, decoder_types, mask, pos, output_hidden_states)?;
             out.push(("logits".into(), logits));
             push_hidden(&mut out, hidden_states);
             return Ok(out);
         }
         if let Some(lm) = self.causal_lm() {
-            let o = lm.forward(ids, mask, pos, None, output_hidden_states)?;
+            let o = lm.forward_with_token_types(ids, decoder_types, mask, pos, output_hidden_states)?;
             out.push(("logits".into(), o.logits));
             push_hidden(&mut out, o.hidden_states);
             return Ok(out);

@@ -6,6 +6,8 @@ use super::*;
 /// The input names each kind of model accepts.
 const ENCODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "token_type_ids", "position_ids"];
 const DECODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids"];
+/// GPT-2's family takes token types too (see [`CausalLm::takes_token_types`]).
+const TYPED_DECODER_INPUTS: &[&str] = &["input_ids", "attention_mask", "token_type_ids", "position_ids"];
 const DISTILBERT_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids"];
 const IDS_AND_MASK: &[&str] = &["input_ids", "attention_mask"];
 
@@ -79,6 +81,7 @@ impl AutoModel {
             AutoModel::DecoderTokenClassifier(m) if !m.takes_position_ids() => IDS_AND_MASK,
             AutoModel::Gemma3ForConditionalGeneration(_) => gemma3_multimodal::INPUTS,
             _ if self.runs_own_inputs() => self.own_input_names(),
+            _ if self.decoder().is_some_and(CausalLm::takes_token_types) => TYPED_DECODER_INPUTS,
             _ if self.decoder().is_some() => DECODER_INPUTS,
             _ => ENCODER_INPUTS,
         }

@@ -26,6 +26,17 @@ pub use spec::{
     UngatedExperts,
 };
 
+/// How a pass over the decoder reads its inputs and what it returns besides the final states.
+#[derive(Debug, Clone, Copy, Default)]
+struct Pass<'a> {
+    /// also transformers' `hidden_states` (the embeddings, each layer's output)
+    output_hidden_states: bool,
+    /// the ids are known rows of the embedding table (not read back to check)
+    ids_in_range: bool,
+    /// token types whose embeddings are added to the inputs' (GPT-2's family)
+    token_type_ids: Option<&'a Tensor>,
+}
+
 /// One pre-norm decoder block.
 #[derive(Debug, Clone)]
 struct DecoderLayer {
@@ -192,9 +203,31 @@ impl CausalLm {
         cache: Option<&mut KvCache>,
         output_hidden_states: bool,
     ) -> Result<DecoderOutput> {
-        let (h, hidden_states) =
-            self.hidden(input_ids, attention_mask, position_ids, cache, output_hidden_states, false)?;
+        let pass = Pass { output_hidden_states, ..Pass::default() };
+        let (h, hidden_states) = self.hidden(input_ids, attention_mask, position_ids, cache, pass)?;
         Ok(DecoderOutput { logits: self.head(&h)?, hidden_states })
+    }
+
+    /// [`CausalLm::forward`] without a cache, with `token_type_ids` `[batch, seq]` whose rows of
+    /// the token embeddings are added to the inputs' (GPT-2's family: see
+    /// [`CausalLm::takes_token_types`]; another model refuses them).
+    pub fn forward_with_token_types(
+        &self,
+        input_ids: &Tensor,
+        token_type_ids: Option<&Tensor>,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<DecoderOutput> {
+        let pass = Pass { output_hidden_states, token_type_ids, ..Pass::default() };
+        let (h, hidden_states) = self.hidden(input_ids, attention_mask, position_ids, None, pass)?;
+        Ok(DecoderOutput { logits: self.head(&h)?, hidden_states })
+    }
+
+    /// Whether the model takes `token_type_ids` (GPT-2, GPT-Neo, GPT-J, CodeGen, GPTBigCode: their
+    /// embeddings are rows of the token table, added to the inputs').
+    pub fn takes_token_types(&self) -> bool {
+        self.spec.token_types
     }
 
     /// The logits of position `at` alone, `[batch, vocab]`: [`CausalLm::forward`] with the LM head run
@@ -211,7 +244,7 @@ impl CausalLm {
         if at >= s {
             return Err(Error::Input(format!("logits_at: position {at} is out of range for {s} tokens")));
         }
-        let (h, _) = self.hidden(input_ids, attention_mask, position_ids, cache, false, false)?;
+        let (h, _) = self.hidden(input_ids, attention_mask, position_ids, cache, Pass::default())?;
         self.head(&h.select(1, at as isize)?)
     }
 
@@ -230,7 +263,8 @@ impl CausalLm {
             self.lm_head.as_ref().is_none_or(|h| h.weight.dims()[0] == self.embed.weight.dims()[0]),
             "logits as wide as the table"
         );
-        let (h, _) = self.hidden(ids, attention_mask, Some(position_ids), Some(cache), false, true)?;
+        let pass = Pass { ids_in_range: true, ..Pass::default() };
+        let (h, _) = self.hidden(ids, attention_mask, Some(position_ids), Some(cache), pass)?;
         self.head(&h.select(1, 0)?)
     }
 
@@ -245,7 +279,27 @@ impl CausalLm {
         position_ids: Option<&Tensor>,
         output_hidden_states: bool,
     ) -> Result<(Tensor, Vec<Tensor>)> {
-        self.hidden(input_ids, attention_mask, position_ids, None, output_hidden_states, false)
+        self.hidden_states_with_token_types(
+            input_ids,
+            None,
+            attention_mask,
+            position_ids,
+            output_hidden_states,
+        )
+    }
+
+    /// [`CausalLm::hidden_states`] with `token_type_ids` (see
+    /// [`CausalLm::forward_with_token_types`]).
+    pub fn hidden_states_with_token_types(
+        &self,
+        input_ids: &Tensor,
+        token_type_ids: Option<&Tensor>,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<(Tensor, Vec<Tensor>)> {
+        let pass = Pass { output_hidden_states, token_type_ids, ..Pass::default() };
+        self.hidden(input_ids, attention_mask, position_ids, None, pass)
     }
 
     /// The final hidden states `[batch, seq, hidden]` (after the final norm) of
@@ -257,7 +311,7 @@ impl CausalLm {
         attention_mask: Option<&Tensor>,
         position_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
-        Ok(self.hidden(input_ids, attention_mask, position_ids, None, false, false)?.0)
+        Ok(self.hidden(input_ids, attention_mask, position_ids, None, Pass::default())?.0)
     }
 
     /// The embeddings of `ids` (on the weights' device), scaled by `sqrt(hidden)` in Gemma's
@@ -278,6 +332,21 @@ impl CausalLm {
         }
         let normalizer = Tensor::full([], (self.hidden as f64).sqrt(), (self.dtype, self.device()))?;
         Ok(h.mul(&normalizer)?)
+    }
+
+    /// The embeddings of `token_type_ids` `[b, s]`: rows of the token table (GPT-2's family).
+    fn token_type_embeddings(&self, types: &Tensor, b: usize, s: usize) -> Result<Tensor> {
+        if !self.spec.token_types {
+            return Err(Error::Input("this model takes no token_type_ids".into()));
+        }
+        if types.dims() != [b, s] || types.dtype().is_float() || types.dtype() == DType::Bool {
+            return Err(Error::Input(format!(
+                "token_type_ids must be an integer tensor of shape [{b}, {s}], got {:?} of dtype {:?}",
+                types.dims(),
+                types.dtype()
+            )));
+        }
+        self.embed.forward(&types.to_dtype(DType::I64)?.to(self.device())?)
     }
 
     /// The identity rotation (cos 1, sin 0) in the shape of `cos`, which NoPE layers take in place
@@ -340,9 +409,9 @@ impl CausalLm {
         attention_mask: Option<&Tensor>,
         position_ids: Option<&Tensor>,
         mut cache: Option<&mut KvCache>,
-        output_hidden_states: bool,
-        ids_in_range: bool,
+        pass: Pass<'_>,
     ) -> Result<(Tensor, Vec<Tensor>)> {
+        let Pass { output_hidden_states, ids_in_range, token_type_ids } = pass;
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
         let input_ids = &input_ids.to(device)?;
@@ -393,6 +462,9 @@ impl CausalLm {
                 .expand([b, s])?,
         };
         let mut h = self.add_positions(self.embed_tokens(input_ids, ids_in_range)?, &positions)?;
+        if let Some(types) = token_type_ids {
+            h = h.add(&self.token_type_embeddings(types, b, s)?)?;
+        }
         let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, self.dtype)?;
         let (cos_l, sin_l) = if self.spec.uses_local_rope() {
             self.rotary_local.cos_sin(&positions, self.dtype)?

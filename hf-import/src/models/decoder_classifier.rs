@@ -76,6 +76,7 @@ impl DecoderForSequenceClassification {
     pub fn forward(
         &self,
         input_ids: &Tensor,
+        token_type_ids: Option<&Tensor>,
         attention_mask: Option<&Tensor>,
         position_ids: Option<&Tensor>,
         output_hidden_states: bool,
@@ -87,8 +88,13 @@ impl DecoderForSequenceClassification {
             ));
         }
         let rows = self.scored_tokens(input_ids)?;
-        let (h, hidden_states) =
-            self.model.hidden_states(input_ids, attention_mask, position_ids, output_hidden_states)?;
+        let (h, hidden_states) = self.model.hidden_states_with_token_types(
+            input_ids,
+            token_type_ids,
+            attention_mask,
+            position_ids,
+            output_hidden_states,
+        )?;
         let (b, s, hidden) = match h.dims() {
             &[b, s, hidden] => (b, s, hidden),
             dims => {

@@ -65,6 +65,7 @@ impl DecoderForTokenClassification {
     pub fn forward(
         &self,
         input_ids: &Tensor,
+        token_type_ids: Option<&Tensor>,
         attention_mask: Option<&Tensor>,
         position_ids: Option<&Tensor>,
         output_hidden_states: bool,
@@ -75,8 +76,13 @@ impl DecoderForTokenClassification {
                     .into(),
             ));
         }
-        let (h, hidden_states) =
-            self.model.hidden_states(input_ids, attention_mask, position_ids, output_hidden_states)?;
+        let (h, hidden_states) = self.model.hidden_states_with_token_types(
+            input_ids,
+            token_type_ids,
+            attention_mask,
+            position_ids,
+            output_hidden_states,
+        )?;
         Ok((self.head.forward(&h)?, hidden_states))
     }
 }

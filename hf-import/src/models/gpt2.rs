@@ -76,6 +76,7 @@ fn decoder_config(cfg: &Config) -> Result<Config> {
 /// the layer's number with `scale_attn_by_inverse_layer_idx`, the head tied by default.
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
+    spec.token_types = true;
     (spec.qkv_bias, spec.o_bias, spec.mlp_bias) = (true, true, true);
     spec.layer_norm = true;
     spec.learned_positions = true;

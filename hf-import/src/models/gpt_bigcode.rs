@@ -92,6 +92,7 @@ fn decoder_config(cfg: &Config) -> Result<(Config, bool)> {
 /// positions, the ungated MLP, scores scaled unless `scale_attn_weights` is off, the tied head.
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
+    spec.token_types = true;
     (spec.qkv_bias, spec.o_bias, spec.mlp_bias) = (true, true, true);
     spec.layer_norm = true;
     spec.learned_positions = true;

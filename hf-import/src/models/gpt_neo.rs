@@ -138,6 +138,7 @@ fn decoder_config(cfg: &Config) -> Result<(Config, Vec<bool>)> {
 /// layer norms, learned positions, the ungated MLP, unscaled scores, the local layers' windows.
 fn spec(cfg: &Config, local: &[bool]) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
+    spec.token_types = true;
     (spec.qkv_bias, spec.o_bias, spec.mlp_bias) = (false, true, true);
     spec.layer_norm = true;
     spec.learned_positions = true;

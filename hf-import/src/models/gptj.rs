@@ -98,6 +98,7 @@ fn decoder_config(cfg: &Config) -> Result<(Config, usize)> {
 
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
+    spec.token_types = true;
     (spec.qkv_bias, spec.o_bias, spec.mlp_bias, spec.lm_head_bias) = (false, false, true, true);
     spec.layer_norm = true;
     spec.parallel_residual = true;

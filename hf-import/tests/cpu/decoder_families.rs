@@ -2,6 +2,8 @@
 //! the encoders): GPT-2, GPT-NeoX, the mixtures of experts, StarCoder2, Falcon, OLMo, Granite,
 //! StableLM, GPT-J, OPT, Cohere and SmolLM3, on the tiny checkpoints of `make_fixtures.py`.
 
+use std::collections::BTreeMap;
+
 use crate::common;
 
 use common::{assert_close, check, check_with, fixture, golden};
@@ -15,6 +17,39 @@ use oxtorch_tensor::{DType, Tensor};
 fn gpt2_learned_positions_and_conv1d_weights() {
     check("gpt2");
     check("gpt2_openai");
+}
+
+/// GPT-2's family takes `token_type_ids`, their rows of the token table added to the inputs'
+/// embeddings (GPT-2 and its classifiers, GPT-Neo, GPT-J, CodeGen, GPTBigCode): the outputs on
+/// typed inputs match transformers', and differ from the untyped ones.
+#[test]
+fn gpt2_family_takes_token_types() {
+    let inputs = ["input_ids", "attention_mask", "token_type_ids"];
+    for name in ["gpt2", "gpt2_cls", "gpt2_tok", "gpt_neo", "gptj", "codegen", "gpt_bigcode"] {
+        let dir = fixture(name);
+        let model =
+            AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+        let all = common::read_all(&dir.join("expected_types.safetensors"));
+        let (typed, expected): (BTreeMap<_, _>, BTreeMap<_, _>) =
+            all.into_iter().partition(|(k, _)| inputs.contains(&k.as_str()));
+        let outputs = model.forward_named(&typed, true).unwrap();
+        assert_eq!(outputs.len(), expected.len(), "{name}: outputs");
+        for (key, actual) in &outputs {
+            assert_close(&format!("{name} typed {key}"), actual, &expected[key], 1e-4, 1e-4);
+        }
+        let mut untyped = typed.clone();
+        untyped.remove("token_type_ids");
+        let plain = model.forward_named(&untyped, false).unwrap();
+        let diff = plain[0].1.sub(&expected[&plain[0].0]).unwrap().abs().unwrap().max().unwrap();
+        assert!(diff.to_vec::<f32>().unwrap()[0] > 1e-3, "{name}: the token types changed nothing");
+    }
+    // Another decoder refuses them.
+    let dir = fixture("llama");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("llama");
+    inputs.insert("token_type_ids".into(), inputs["input_ids"].zeros_like().unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("unexpected input 'token_type_ids'"), "{err}");
 }
 
 /// GPT-NeoX (Pythia): RoPE over half of each head, parallel residuals, `query_key_value` interleaved

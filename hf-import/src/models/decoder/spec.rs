@@ -147,6 +147,9 @@ pub struct DecoderSpec {
     /// Per layer, which of the token mixer and the feed-forward it has (Nemotron-H's blocks have
     /// one of them); both when `None`.
     pub block_parts: Option<Vec<BlockParts>>,
+    /// `token_type_ids` are taken, their rows of the token table added to the inputs' embeddings
+    /// (GPT-2, GPT-Neo, GPT-J, CodeGen, GPTBigCode)
+    pub token_types: bool,
 }
 
 /// Which of a decoder's layers are gated delta nets (`layers.{i}.linear_attn`) instead of attention.
@@ -305,6 +308,7 @@ impl DecoderSpec {
             mamba: None,
             short_conv: None,
             block_parts: None,
+            token_types: false,
             output_gate: false,
             delta_net: None,
             nope: vec![false; layers],
