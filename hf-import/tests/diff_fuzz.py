@@ -1925,6 +1925,10 @@ def make_inputs(r, family, cfg, model_cls=None):
     if family == "bert" and cfg.get("type_vocab_size", 2) > 1 and r.random() < 0.7:
         x["token_type_ids"] = torch.randint(0, cfg["type_vocab_size"], (b, l), dtype=torch.int64)
         desc += " token_types"
+    # GPT-2's family adds the token table's rows of its token types.
+    if family in ("gpt2", "gpt_neo", "gptj", "codegen", "gpt_bigcode") and r.random() < 0.3:
+        x["token_type_ids"] = torch.randint(0, min(vocab, 4), (b, l), dtype=torch.int64)
+        desc += " token_types"
     if family != "distilbert" and takes_positions and r.random() < 0.3:
         if family in ("roberta", "mpnet"):
             pos = (torch.cumsum(mask, 1) * mask + pad_id).clamp(max=max_pos - 1)
