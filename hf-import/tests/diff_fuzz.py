@@ -1217,6 +1217,27 @@ def gen_exaone4(r):
     return tf.Exaone4ForCausalLM, tf.Exaone4Config, c
 
 
+class ExaoneAsLlama:
+    """EXAONE 3's model as the Auto classes give it: a LlamaForCausalLM built from, and read back with, an
+    ExaoneConfig (`LlamaForCausalLM.from_pretrained` would read the config as a LlamaConfig, whose defaults differ)."""
+    generate = tf.LlamaForCausalLM.generate
+
+    def __new__(cls, config):
+        return tf.LlamaForCausalLM(config)
+
+    @staticmethod
+    def from_pretrained(path, **kwargs):
+        return tf.AutoModelForCausalLM.from_pretrained(path, **kwargs)
+
+
+def gen_exaone(r):
+    """EXAONE 3/3.5 (`exaone`): transformers runs it as LlamaForCausalLM, its checkpoints under GPT-2-style names."""
+    _, _, c = gen_llama(r)
+    c.pop("mlp_bias", None)
+    c.pop("attention_bias", None)
+    return ExaoneAsLlama, tf.ExaoneConfig, c
+
+
 def gen_exaone_moe(r):
     """ExaoneMoeForCausalLM: EXAONE 4's hybrid attention in pre-norm blocks with DeepSeek-V3's grouped sigmoid mixture
     (random groups, scaling, renormalised or not, shared experts) on the layers mlp_layer_types or
@@ -1731,6 +1752,7 @@ FAMILIES = {
     "phimoe": gen_phimoe,
     "falcon_h1": gen_falcon_h1,
     "exaone_moe": gen_exaone_moe,
+    "exaone": gen_exaone,
     "phimoe_cls": decoder_cls(gen_phimoe, tf.PhimoeForSequenceClassification),
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),

@@ -845,6 +845,22 @@ def main():
           tf.HunYuanDenseV1Config(**hunyuan, num_labels=2), 215)
     # HunYuan-MoE: the same blocks with a mixture of 4 experts (top 2 renormalised) plus the shared MLP.
     build("hunyuan_moe", tf.HunYuanMoEV1ForCausalLM, tf.HunYuanMoEV1Config(**hunyuan, num_experts=4, moe_topk=2), 261)
+    # EXAONE 3/3.5: Llama (transformers runs it as LlamaForCausalLM) under GPT-2-style names, tied embeddings;
+    # `config_v4.json`: the remote code's config (ExaoneForCausalLM, num_layers, layer_norm_epsilon,
+    # activation_function).
+    exaone = dict(DECODER, pad_token_id=0, eos_token_id=2, tie_word_embeddings=True, rms_norm_eps=1e-3)
+    if build("exaone", tf.LlamaForCausalLM, tf.ExaoneConfig(**exaone), 271) is not None:
+        path = OUT / "exaone"
+        cfg = json.loads((path / "config.json").read_text())
+        cfg["architectures"] = ["ExaoneForCausalLM"]
+        for own, common in [("num_layers", "num_hidden_layers"), ("layer_norm_epsilon", "rms_norm_eps"),
+                            ("activation_function", "hidden_act")]:
+            cfg[own] = cfg.pop(common)
+        cfg["rope_theta"] = cfg.pop("rope_parameters")["rope_theta"]
+        cfg["transformers_version"] = "4.43.0"
+        (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+        v4 = tf.ExaoneConfig.from_dict(cfg)
+        assert v4.num_hidden_layers == 2 and v4.rms_norm_eps == 1e-3, v4
     # EXAONE-MoE: EXAONE 4's attention (q/k norms, a sliding layer then a global one without RoPE) in pre-norm blocks,
     # a dense first layer, then DeepSeek-V3's grouped sigmoid routing (2 groups, 1 kept) with a shared expert, scaled.
     # `_global`: the layer types given (global first), the layers' MLP kinds from mlp_layer_types, raw weights, bf16.

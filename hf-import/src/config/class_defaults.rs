@@ -261,6 +261,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "exaone",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 102400),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 14336),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 4096),
+        ],
+    ),
+    (
         "exaone_moe",
         &[
             ("hidden_size", 4096),
@@ -501,7 +512,27 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
 
 /// Inserts the config class's default for each size key `json` lacks (by its `model_type`; an
 /// unknown or missing type changes nothing).
+/// The config keys a class names its own way (`ExaoneConfig.attribute_map`), as `(own, common)`.
+const ALIASES: &[(&str, &[(&str, &str)])] = &[(
+    "exaone",
+    &[
+        ("num_layers", "num_hidden_layers"),
+        ("layer_norm_epsilon", "rms_norm_eps"),
+        ("activation_function", "hidden_act"),
+    ],
+)];
+
 pub(super) fn fill(json: &mut Map<String, Value>) {
+    let Some(model_type) = json.get("model_type").and_then(Value::as_str) else { return };
+    // The config class's `attribute_map`: its own key read as the common one, which wins when both
+    // are set.
+    if let Some((_, aliases)) = ALIASES.iter().find(|(t, _)| *t == model_type) {
+        for &(own, common) in *aliases {
+            if let Some(v) = json.get(own).cloned() {
+                json.entry(common).or_insert(v);
+            }
+        }
+    }
     let Some(model_type) = json.get("model_type").and_then(Value::as_str) else { return };
     let Some((_, defaults)) = CLASS_DEFAULTS.iter().find(|(t, _)| *t == model_type) else { return };
     for &(key, value) in *defaults {

@@ -261,7 +261,7 @@ impl Config {
             _ => {
                 let default = match self.get("model_type").and_then(Value::as_str) {
                     Some("mixtral" | "phimoe") => 1_000_000.0,
-                    Some("cohere" | "ernie4_5" | "ernie4_5_moe") => 500_000.0,
+                    Some("cohere" | "ernie4_5" | "ernie4_5_moe" | "exaone") => 500_000.0,
                     Some("smollm3") => 2_000_000.0,
                     Some("gpt_oss") => 150_000.0,
                     Some("helium") => 100_000.0,

@@ -165,6 +165,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("phimoe", "PhimoeForCausalLM"),
         ("falcon_h1", "FalconH1ForCausalLM"),
         ("exaone_moe", "ExaoneMoeForCausalLM"),
+        ("exaone", "ExaoneForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -242,6 +243,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "hunyuan_v1_moe"
                                 | "falcon_h1"
                                 | "exaone_moe"
+                                | "exaone"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

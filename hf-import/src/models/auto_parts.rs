@@ -162,6 +162,7 @@ impl AutoModel {
             AutoModel::Phimoe(m) => Some(m),
             AutoModel::FalconH1(m) => Some(m),
             AutoModel::ExaoneMoe(m) => Some(m),
+            AutoModel::Exaone(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

@@ -156,6 +156,7 @@ impl AutoModel {
             "PhimoeForCausalLM" => AutoModel::Phimoe(PhimoeForCausalLM::load(cfg, weights)?),
             "FalconH1ForCausalLM" => AutoModel::FalconH1(FalconH1ForCausalLM::load(cfg, weights)?),
             "ExaoneMoeForCausalLM" => AutoModel::ExaoneMoe(ExaoneMoeForCausalLM::load(cfg, weights)?),
+            "ExaoneForCausalLM" => AutoModel::Exaone(ExaoneForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForCausalLM" => AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForConditionalGeneration" => {
                 AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load_multimodal(cfg, weights)?)
@@ -257,6 +258,7 @@ impl AutoModel {
             | "PhimoeModel"
             | "FalconH1Model"
             | "ExaoneMoeModel"
+            | "ExaoneModel"
             | "Qwen3_5MoeTextModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.

@@ -28,6 +28,7 @@ mod encoder_inputs;
 mod ernie4_5;
 mod ernie4_5_moe;
 mod esm;
+mod exaone;
 mod exaone4;
 mod exaone_moe;
 mod falcon;
@@ -118,6 +119,7 @@ pub use self::electra::{load_electra, ElectraWithHead};
 pub use self::ernie4_5::Ernie4_5ForCausalLM;
 pub use self::ernie4_5_moe::Ernie4_5MoeForCausalLM;
 pub use self::esm::{EsmForMaskedLM, EsmModel};
+pub use self::exaone::ExaoneForCausalLM;
 pub use self::exaone4::Exaone4ForCausalLM;
 pub use self::exaone_moe::ExaoneMoeForCausalLM;
 pub use self::falcon::FalconForCausalLM;
@@ -348,6 +350,8 @@ pub enum AutoModel {
     FalconH1(FalconH1ForCausalLM),
     /// `ExaoneMoeForCausalLM`
     ExaoneMoe(ExaoneMoeForCausalLM),
+    /// `ExaoneForCausalLM` (EXAONE 3 and 3.5)
+    Exaone(ExaoneForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),

@@ -336,6 +336,17 @@ fn vaultgemma_and_hunyuan() {
     }
 }
 
+/// EXAONE 3/3.5: Llama under GPT-2-style names, from transformers 5's config (naming
+/// `LlamaForCausalLM`) and from the remote code's (`ExaoneForCausalLM`, its own keys).
+#[test]
+fn exaone() {
+    check("exaone");
+    let dir = fixture("exaone");
+    let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
+    assert!(v4.get("num_layers").is_some() && v4.get("architectures").unwrap()[0] == "ExaoneForCausalLM");
+    check_with("exaone", &v4, &Weights::load(&dir, None).unwrap());
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.

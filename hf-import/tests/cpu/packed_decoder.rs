@@ -12,7 +12,8 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 110] = [
+const DECODERS: [&str; 111] = [
+    "exaone",
     "nemotron_h_moe",
     "nemotron_h_moe_latent",
     "exaone_moe",
