@@ -1217,9 +1217,10 @@ def gen_exaone4(r):
     return tf.Exaone4ForCausalLM, tf.Exaone4Config, c
 
 
-class ExaoneAsLlama:
-    """EXAONE 3's model as the Auto classes give it: a LlamaForCausalLM built from, and read back with, an
-    ExaoneConfig (`LlamaForCausalLM.from_pretrained` would read the config as a LlamaConfig, whose defaults differ)."""
+class LlamaViaAuto:
+    """The model of a config class transformers runs as LlamaForCausalLM (EXAONE 3, InternLM3, IQuestCoder), as the
+    Auto classes give it: built from, and read back with, its own config class (`LlamaForCausalLM.from_pretrained`
+    would read the config as a LlamaConfig, whose defaults differ)."""
     generate = tf.LlamaForCausalLM.generate
 
     def __new__(cls, config):
@@ -1235,7 +1236,21 @@ def gen_exaone(r):
     _, _, c = gen_llama(r)
     c.pop("mlp_bias", None)
     c.pop("attention_bias", None)
-    return ExaoneAsLlama, tf.ExaoneConfig, c
+    return LlamaViaAuto, tf.ExaoneConfig, c
+
+
+def gen_internlm3(r):
+    """InternLM3 (`internlm3`, run as LlamaForCausalLM): Llama with its config class's defaults (heads of 128, 2
+    key/value heads), the attention and MLP biases together."""
+    _, _, c = gen_llama(r)
+    c["mlp_bias"] = c["attention_bias"]
+    return LlamaViaAuto, tf.InternLM3Config, c
+
+
+def gen_iquestcoder(r):
+    """IQuestCoder (`iquestcoder`, run as LlamaForCausalLM): Llama with its config class's defaults."""
+    _, _, c = gen_llama(r)
+    return LlamaViaAuto, tf.IQuestCoderConfig, c
 
 
 def gen_exaone_moe(r):
@@ -1753,6 +1768,8 @@ FAMILIES = {
     "falcon_h1": gen_falcon_h1,
     "exaone_moe": gen_exaone_moe,
     "exaone": gen_exaone,
+    "internlm3": gen_internlm3,
+    "iquestcoder": gen_iquestcoder,
     "phimoe_cls": decoder_cls(gen_phimoe, tf.PhimoeForSequenceClassification),
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),

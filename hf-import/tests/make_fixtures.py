@@ -861,6 +861,20 @@ def main():
         (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
         v4 = tf.ExaoneConfig.from_dict(cfg)
         assert v4.num_hidden_layers == 2 and v4.rms_norm_eps == 1e-3, v4
+    # InternLM3 and IQuestCoder: Llama on their own config classes (heads of 128 by default: 16 here); InternLM3 with
+    # the q/k/v/o and MLP biases, `config_v4.json` naming them qkv_bias and bias (the remote code's keys).
+    llama_like = dict(DECODER, head_dim=16, pad_token_id=0, eos_token_id=2)
+    if build("internlm3", tf.LlamaForCausalLM, tf.InternLM3Config(**llama_like, attention_bias=True, mlp_bias=True),
+             272) is not None:
+        path = OUT / "internlm3"
+        cfg = json.loads((path / "config.json").read_text())
+        cfg["architectures"] = ["InternLM3ForCausalLM"]
+        cfg["qkv_bias"], cfg["bias"] = cfg.pop("attention_bias"), cfg.pop("mlp_bias")
+        cfg["transformers_version"] = "4.47.1"
+        (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+        v4 = tf.InternLM3Config.from_dict(cfg)
+        assert v4.attention_bias and v4.mlp_bias, v4
+    build("iquestcoder", tf.LlamaForCausalLM, tf.IQuestCoderConfig(**llama_like), 273)
     # EXAONE-MoE: EXAONE 4's attention (q/k norms, a sliding layer then a global one without RoPE) in pre-norm blocks,
     # a dense first layer, then DeepSeek-V3's grouped sigmoid routing (2 groups, 1 kept) with a shared expert, scaled.
     # `_global`: the layer types given (global first), the layers' MLP kinds from mlp_layer_types, raw weights, bf16.

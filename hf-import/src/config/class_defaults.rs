@@ -272,6 +272,28 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "internlm3",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 128512),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 10240),
+            ("num_hidden_layers", 48),
+            ("max_position_embeddings", 32768),
+        ],
+    ),
+    (
+        "iquestcoder",
+        &[
+            ("hidden_size", 5120),
+            ("vocab_size", 76800),
+            ("num_attention_heads", 40),
+            ("intermediate_size", 27648),
+            ("num_hidden_layers", 80),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
         "exaone_moe",
         &[
             ("hidden_size", 4096),
@@ -512,15 +534,18 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
 
 /// Inserts the config class's default for each size key `json` lacks (by its `model_type`; an
 /// unknown or missing type changes nothing).
-/// The config keys a class names its own way (`ExaoneConfig.attribute_map`), as `(own, common)`.
-const ALIASES: &[(&str, &[(&str, &str)])] = &[(
-    "exaone",
-    &[
-        ("num_layers", "num_hidden_layers"),
-        ("layer_norm_epsilon", "rms_norm_eps"),
-        ("activation_function", "hidden_act"),
-    ],
-)];
+/// The config keys a class names its own way (its `attribute_map`), as `(own, common)`.
+const ALIASES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "exaone",
+        &[
+            ("num_layers", "num_hidden_layers"),
+            ("layer_norm_epsilon", "rms_norm_eps"),
+            ("activation_function", "hidden_act"),
+        ],
+    ),
+    ("internlm3", &[("qkv_bias", "attention_bias"), ("bias", "mlp_bias")]),
+];
 
 pub(super) fn fill(json: &mut Map<String, Value>) {
     let Some(model_type) = json.get("model_type").and_then(Value::as_str) else { return };

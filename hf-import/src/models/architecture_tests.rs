@@ -166,6 +166,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("falcon_h1", "FalconH1ForCausalLM"),
         ("exaone_moe", "ExaoneMoeForCausalLM"),
         ("exaone", "ExaoneForCausalLM"),
+        ("internlm3", "InternLM3ForCausalLM"),
+        ("iquestcoder", "IQuestCoderForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -244,6 +246,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "falcon_h1"
                                 | "exaone_moe"
                                 | "exaone"
+                                | "internlm3"
+                                | "iquestcoder"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

@@ -163,6 +163,8 @@ impl AutoModel {
             AutoModel::FalconH1(m) => Some(m),
             AutoModel::ExaoneMoe(m) => Some(m),
             AutoModel::Exaone(m) => Some(m),
+            AutoModel::InternLM3(m) => Some(m),
+            AutoModel::IQuestCoder(m) => Some(m),
             AutoModel::HunYuanDense(m) => Some(m),
             AutoModel::VaultGemma(m) => Some(m),
             AutoModel::FlexOlmo(m) => Some(m),

@@ -157,6 +157,8 @@ impl AutoModel {
             "FalconH1ForCausalLM" => AutoModel::FalconH1(FalconH1ForCausalLM::load(cfg, weights)?),
             "ExaoneMoeForCausalLM" => AutoModel::ExaoneMoe(ExaoneMoeForCausalLM::load(cfg, weights)?),
             "ExaoneForCausalLM" => AutoModel::Exaone(ExaoneForCausalLM::load(cfg, weights)?),
+            "InternLM3ForCausalLM" => AutoModel::InternLM3(InternLM3ForCausalLM::load(cfg, weights)?),
+            "IQuestCoderForCausalLM" => AutoModel::IQuestCoder(IQuestCoderForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForCausalLM" => AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForConditionalGeneration" => {
                 AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load_multimodal(cfg, weights)?)
@@ -259,6 +261,8 @@ impl AutoModel {
             | "FalconH1Model"
             | "ExaoneMoeModel"
             | "ExaoneModel"
+            | "InternLM3Model"
+            | "IQuestCoderModel"
             | "Qwen3_5MoeTextModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.

@@ -51,6 +51,7 @@ mod hunyuan;
 mod jamba;
 mod lfm2;
 mod llama;
+mod llama_variants;
 mod load_architecture;
 mod mamba;
 mod ministral;
@@ -140,6 +141,7 @@ pub use self::hunyuan::{HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM};
 pub use self::jamba::JambaForCausalLM;
 pub use self::lfm2::Lfm2ForCausalLM;
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
+pub use self::llama_variants::{IQuestCoderForCausalLM, InternLM3ForCausalLM};
 pub use self::mamba::{Mamba, MambaState};
 pub use self::ministral::MinistralForCausalLM;
 pub use self::mistral::MistralForCausalLM;
@@ -352,6 +354,10 @@ pub enum AutoModel {
     ExaoneMoe(ExaoneMoeForCausalLM),
     /// `ExaoneForCausalLM` (EXAONE 3 and 3.5)
     Exaone(ExaoneForCausalLM),
+    /// `InternLM3ForCausalLM`
+    InternLM3(InternLM3ForCausalLM),
+    /// `IQuestCoderForCausalLM`
+    IQuestCoder(IQuestCoderForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),

@@ -347,6 +347,18 @@ fn exaone() {
     check_with("exaone", &v4, &Weights::load(&dir, None).unwrap());
 }
 
+/// InternLM3 and IQuestCoder: Llama on their own config classes; InternLM3's biases, also under
+/// the remote code's names (`qkv_bias`, `bias`).
+#[test]
+fn internlm3_and_iquestcoder() {
+    check("internlm3");
+    let dir = fixture("internlm3");
+    let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
+    assert!(v4.get("qkv_bias").is_some() && v4.get("architectures").unwrap()[0] == "InternLM3ForCausalLM");
+    check_with("internlm3", &v4, &Weights::load(&dir, None).unwrap());
+    check("iquestcoder");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.

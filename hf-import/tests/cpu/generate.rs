@@ -14,7 +14,9 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 111] = [
+const DECODERS: [&str; 113] = [
+    "internlm3",
+    "iquestcoder",
     "exaone",
     "nemotron_h_moe",
     "nemotron_h_moe_latent",

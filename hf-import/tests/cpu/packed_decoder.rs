@@ -12,7 +12,9 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 111] = [
+const DECODERS: [&str; 113] = [
+    "internlm3",
+    "iquestcoder",
     "exaone",
     "nemotron_h_moe",
     "nemotron_h_moe_latent",
