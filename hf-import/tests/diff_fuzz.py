@@ -1253,6 +1253,64 @@ def gen_iquestcoder(r):
     return LlamaViaAuto, tf.IQuestCoderConfig, c
 
 
+def gen_cwm(r):
+    """CwmForCausalLM: Llama without attention biases, windows on the class's pattern (every fourth layer full) or on
+    random layer types, the class's llama3 RoPE where the config names none."""
+    c = decoder_common(r, "cwm")
+    c.update(mlp_bias=r.random() < 0.3, sliding_window=r.choice([2, 3, 5]))
+    if r.random() < 0.5:
+        c["layer_types"] = [r.choice(["sliding_attention", "full_attention"]) for _ in range(c["num_hidden_layers"])]
+    if r.random() < 0.6:
+        hd = c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
+        c["rope_parameters"] = rope_for(r, hd, c["max_position_embeddings"])
+    return tf.CwmForCausalLM, tf.CwmConfig, c
+
+
+def gen_jais2(r):
+    """Jais2ForCausalLM: layer norms with biases, the ungated MLP (relu² or another activation), biases at random."""
+    c = decoder_common(r, "jais2")
+    c["layer_norm_eps"] = c.pop("rms_norm_eps")
+    c.update(attention_bias=r.random() < 0.7, mlp_bias=r.random() < 0.7,
+             hidden_act=r.choice(["relu2", "relu2", "gelu", "silu"]))
+    hd = c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
+    c["rope_parameters"] = rope_for(r, hd, c["max_position_embeddings"])
+    return tf.Jais2ForCausalLM, tf.Jais2Config, c
+
+
+def gen_hyperclovax(r):
+    """HyperCLOVAXForCausalLM: Granite's random multipliers (the attention's absent sometimes: head_dim^-0.5), post
+    norms or not, the logits multiplied."""
+    _, _, c = gen_granite(r)
+    c["use_post_norm"] = r.random() < 0.7
+    if r.random() < 0.5:
+        c.pop("attention_multiplier")
+    return tf.HyperCLOVAXForCausalLM, tf.HyperCLOVAXConfig, c
+
+
+def gen_solar_open(r):
+    """SolarOpenForCausalLM: Llama's attention (q/k/v biases at random, heads of the class's 128 sometimes), DeepSeek-V3's
+    routing in every layer."""
+    c = decoder_common(r, "solar_open")
+    c["attention_bias"] = r.random() < 0.5
+    v3_routing(r, c)
+    c.pop("first_k_dense_replace")
+    c.pop("intermediate_size")
+    c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0, 1e6])}
+    return tf.SolarOpenForCausalLM, tf.SolarOpenConfig, c
+
+
+def gen_youtu(r):
+    """YoutuForCausalLM: DeepSeek-V3's latent attention (random widths, RoPE kinds, interleaved or not) with dense
+    MLPs, tied by default."""
+    c = deepseek_common(r, "youtu")
+    for k in ("moe_intermediate_size", "n_shared_experts", "first_k_dense_replace", "routed_scaling_factor"):
+        c.pop(k)
+    c["rope_interleave"] = r.random() < 0.6
+    if r.random() < 0.5:
+        c.pop("tie_word_embeddings")
+    return tf.YoutuForCausalLM, tf.YoutuConfig, c
+
+
 def gen_exaone_moe(r):
     """ExaoneMoeForCausalLM: EXAONE 4's hybrid attention in pre-norm blocks with DeepSeek-V3's grouped sigmoid mixture
     (random groups, scaling, renormalised or not, shared experts) on the layers mlp_layer_types or
@@ -1770,6 +1828,11 @@ FAMILIES = {
     "exaone": gen_exaone,
     "internlm3": gen_internlm3,
     "iquestcoder": gen_iquestcoder,
+    "cwm": gen_cwm,
+    "jais2": gen_jais2,
+    "hyperclovax": gen_hyperclovax,
+    "solar_open": gen_solar_open,
+    "youtu": gen_youtu,
     "phimoe_cls": decoder_cls(gen_phimoe, tf.PhimoeForSequenceClassification),
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),

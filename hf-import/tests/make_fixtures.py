@@ -875,6 +875,29 @@ def main():
         v4 = tf.InternLM3Config.from_dict(cfg)
         assert v4.attention_bias and v4.mlp_bias, v4
     build("iquestcoder", tf.LlamaForCausalLM, tf.IQuestCoderConfig(**llama_like), 273)
+    # CWM: Llama without biases, a full layer then sliding ones (the config class's pattern, every fourth layer full),
+    # the class's llama3 RoPE (factor 16 over 8192 positions, base 1e6) where the config names none.
+    build("cwm", tf.CwmForCausalLM,
+          tf.CwmConfig(**dict(DECODER, num_hidden_layers=3, head_dim=8), sliding_window=3, pad_token_id=0,
+                       bos_token_id=1, eos_token_id=2), 274)
+    # Jais 2: layer norms with biases, the ungated relu² MLP, biases everywhere.
+    build("jais2", tf.Jais2ForCausalLM, tf.Jais2Config(**DECODER, pad_token_id=0, eos_token_id=2), 275)
+    # HyperCLOVA X: Granite's multipliers (the attention's left at head_dim^-0.5), a norm closing each branch before
+    # the residual multiplier, logits multiplied by logits_scaling; `_plain`: no post norms, an attention multiplier.
+    hyperclovax = dict(DECODER, embedding_multiplier=6.0, residual_multiplier=0.3, logits_scaling=4.0, pad_token_id=0,
+                       eos_token_id=2)
+    build("hyperclovax", tf.HyperCLOVAXForCausalLM, tf.HyperCLOVAXConfig(**hyperclovax), 276)
+    build("hyperclovax_plain", tf.HyperCLOVAXForCausalLM,
+          tf.HyperCLOVAXConfig(**hyperclovax, use_post_norm=False, attention_multiplier=0.09), 277)
+    # Solar Open: Llama's attention (q/k/v biases) with GLM-4-MoE's mixture in every layer (2 groups, the best one).
+    build("solar_open", tf.SolarOpenForCausalLM,
+          tf.SolarOpenConfig(**dict(DECODER, head_dim=8), moe_intermediate_size=12, n_routed_experts=8,
+                             num_experts_per_tok=2, n_group=2, topk_group=1, attention_bias=True,
+                             routed_scaling_factor=1.5, pad_token_id=0, eos_token_id=2), 278)
+    # Youtu-LLM: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with a dense MLP in every layer, tied. Its
+    # goldens come from the checkpoint reloaded (float32 asked for), as loading it zeroes the pad token's embedding row.
+    youtu = {k: v for k, v in deepseek.items() if k in DECODER or k.endswith(("_rank", "_head_dim")) or "_token_" in k}
+    build("youtu", tf.YoutuForCausalLM, tf.YoutuConfig(**youtu, rope_parameters=yarn), 279, dtype=torch.float32)
     # EXAONE-MoE: EXAONE 4's attention (q/k norms, a sliding layer then a global one without RoPE) in pre-norm blocks,
     # a dense first layer, then DeepSeek-V3's grouped sigmoid routing (2 groups, 1 kept) with a shared expert, scaled.
     # `_global`: the layer types given (global first), the layers' MLP kinds from mlp_layer_types, raw weights, bf16.

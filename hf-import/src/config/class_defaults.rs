@@ -283,6 +283,64 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "cwm",
+        &[
+            ("hidden_size", 6144),
+            ("vocab_size", 128256),
+            ("num_attention_heads", 48),
+            ("intermediate_size", 21504),
+            ("num_hidden_layers", 64),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
+        "hyperclovax",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 32000),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 11008),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
+        "jais2",
+        &[
+            ("hidden_size", 3328),
+            ("vocab_size", 150272),
+            ("num_attention_heads", 26),
+            ("intermediate_size", 26624),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 8192),
+        ],
+    ),
+    // (`SolarOpenConfig` has no `intermediate_size`, every layer being the mixture; the decoder
+    // reads one.)
+    (
+        "solar_open",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 196608),
+            ("num_attention_heads", 64),
+            ("intermediate_size", 1280),
+            ("num_hidden_layers", 48),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
+        "youtu",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 128256),
+            ("num_attention_heads", 16),
+            ("intermediate_size", 6144),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 131072),
+            ("num_key_value_heads", 16),
+        ],
+    ),
+    (
         "iquestcoder",
         &[
             ("hidden_size", 5120),

@@ -257,7 +257,8 @@ impl Config {
             Some("sliding_attention") if self.is_olmo3() => Ok(500_000.0),
             _ if self.is_olmo3() => self.f64_or("rope_theta", 500_000.0),
             // The `default_theta` of `MixtralConfig`, `PhimoeConfig`, `CohereConfig`, `Ernie4_5Config`,
-            // `SmolLM3Config`, `GptOssConfig`, `HeliumConfig` and `FlexOlmoConfig`.
+            // `SmolLM3Config`, `GptOssConfig`, `HeliumConfig`, `FlexOlmoConfig`, `Lfm2Config`,
+            // `CwmConfig` and `SolarOpenConfig`.
             _ => {
                 let default = match self.get("model_type").and_then(Value::as_str) {
                     Some("mixtral" | "phimoe") => 1_000_000.0,
@@ -266,7 +267,7 @@ impl Config {
                     Some("gpt_oss") => 150_000.0,
                     Some("helium") => 100_000.0,
                     Some("flex_olmo") => 500_000.0,
-                    Some("lfm2") => 1_000_000.0,
+                    Some("lfm2" | "cwm" | "solar_open") => 1_000_000.0,
                     Some("nomic_bert") => 1_000.0,
                     _ => 10_000.0,
                 };

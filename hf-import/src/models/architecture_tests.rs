@@ -168,6 +168,11 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("exaone", "ExaoneForCausalLM"),
         ("internlm3", "InternLM3ForCausalLM"),
         ("iquestcoder", "IQuestCoderForCausalLM"),
+        ("cwm", "CwmForCausalLM"),
+        ("hyperclovax", "HyperCLOVAXForCausalLM"),
+        ("jais2", "Jais2ForCausalLM"),
+        ("solar_open", "SolarOpenForCausalLM"),
+        ("youtu", "YoutuForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -248,6 +253,11 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "exaone"
                                 | "internlm3"
                                 | "iquestcoder"
+                                | "cwm"
+                                | "hyperclovax"
+                                | "jais2"
+                                | "solar_open"
+                                | "youtu"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

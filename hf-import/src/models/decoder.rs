@@ -97,8 +97,15 @@ impl DecoderLayer {
                 h1.add(&mlp.forward(&self.post_attn_norm.forward(&h1)?)?)?
             }
             Some((pre, post)) => {
-                let h1 = h.add(&self.post_attn_norm.forward(attn)?)?;
-                h1.add(&post.forward(&mlp.forward(&pre.forward(&h1)?)?)?)?
+                // (HyperCLOVAX scales the normed branches by its residual multiplier.)
+                let scaled = |t: Tensor| -> Result<Tensor> {
+                    Ok(match self.residual_multiplier {
+                        Some(m) => t.mul(m)?,
+                        None => t,
+                    })
+                };
+                let h1 = h.add(&scaled(self.post_attn_norm.forward(attn)?)?)?;
+                h1.add(&scaled(post.forward(&mlp.forward(&pre.forward(&h1)?)?)?)?)?
             }
         })
     }

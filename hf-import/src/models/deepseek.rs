@@ -68,6 +68,18 @@ fn attention_scale(cfg: &Config, qk_head_dim: usize) -> Result<f64> {
 /// What V2 and V3 share: Llama's decoder (no MLP biases; `attention_bias` on `q_a_proj`,
 /// `kv_a_proj_with_mqa` and `o_proj`) with latent attention and the mixture.
 fn spec(cfg: &Config, version: Version) -> Result<DecoderSpec> {
+    let mut spec = latent_spec(cfg, version)?;
+    spec.moe = Some(mixture(cfg, version)?);
+    Ok(spec)
+}
+
+/// V3's decoder without its mixture: dense MLPs in every layer (Youtu).
+pub(super) fn v3_latent_spec(cfg: &Config) -> Result<DecoderSpec> {
+    latent_spec(cfg, Version::V3)
+}
+
+/// Llama's decoder (no MLP biases) with latent attention, scaled as YaRN asks.
+fn latent_spec(cfg: &Config, version: Version) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     spec.mlp_bias = false;
     let dims = latent_dims(cfg, version)?;
@@ -90,7 +102,6 @@ fn spec(cfg: &Config, version: Version) -> Result<DecoderSpec> {
     }
     spec.attention_scale = Some(attention_scale(cfg, dims.qk())?);
     spec.latent = Some(dims);
-    spec.moe = Some(mixture(cfg, version)?);
     Ok(spec)
 }
 

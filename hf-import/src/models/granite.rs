@@ -16,7 +16,8 @@ use crate::error::{Error, Result};
 use crate::layers::{Glu, Routing};
 use crate::weights::Weights;
 
-fn spec(cfg: &Config) -> Result<DecoderSpec> {
+/// Llama's decoder with Granite's four multipliers (1 when absent).
+pub(super) fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     let multiplier = |key: &str| -> Result<f64> {
         let m = cfg.f64_or(key, 1.0)?;

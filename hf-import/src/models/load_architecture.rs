@@ -159,6 +159,11 @@ impl AutoModel {
             "ExaoneForCausalLM" => AutoModel::Exaone(ExaoneForCausalLM::load(cfg, weights)?),
             "InternLM3ForCausalLM" => AutoModel::InternLM3(InternLM3ForCausalLM::load(cfg, weights)?),
             "IQuestCoderForCausalLM" => AutoModel::IQuestCoder(IQuestCoderForCausalLM::load(cfg, weights)?),
+            "CwmForCausalLM" => AutoModel::Cwm(CwmForCausalLM::load(cfg, weights)?),
+            "HyperCLOVAXForCausalLM" => AutoModel::HyperCLOVAX(HyperCLOVAXForCausalLM::load(cfg, weights)?),
+            "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
+            "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
+            "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForCausalLM" => AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForConditionalGeneration" => {
                 AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load_multimodal(cfg, weights)?)
@@ -263,6 +268,11 @@ impl AutoModel {
             | "ExaoneModel"
             | "InternLM3Model"
             | "IQuestCoderModel"
+            | "CwmModel"
+            | "HyperCLOVAXModel"
+            | "Jais2Model"
+            | "SolarOpenModel"
+            | "YoutuModel"
             | "Qwen3_5MoeTextModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.

@@ -106,6 +106,7 @@ pub use self::classification::{
 };
 pub use self::clip::{Clip, ClipTextConfig, ClipTextTower, ClipVisionConfig, ClipVisionTower, TowerOutput};
 pub use self::cohere::{Cohere2ForCausalLM, CohereForCausalLM};
+pub use self::cwm::CwmForCausalLM;
 pub use self::deberta_v2::{
     log_bucket_position, ConvConfig, DebertaV2Config, DebertaV2ForMaskedLM, DebertaV2Model, RelativeConfig,
 };
@@ -138,6 +139,8 @@ pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
 pub use self::helium::HeliumForCausalLM;
 pub use self::hunyuan::{HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM};
+pub use self::hyperclovax::HyperCLOVAXForCausalLM;
+pub use self::jais2::Jais2ForCausalLM;
 pub use self::jamba::JambaForCausalLM;
 pub use self::lfm2::Lfm2ForCausalLM;
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
@@ -166,6 +169,7 @@ pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::seed_oss::SeedOssForCausalLM;
 pub use self::siglip::{Siglip, SiglipTextTower, SiglipVisionTower};
 pub use self::smollm3::SmolLM3ForCausalLM;
+pub use self::solar_open::SolarOpenForCausalLM;
 pub use self::stablelm::StableLmForCausalLM;
 pub use self::starcoder2::Starcoder2ForCausalLM;
 pub use self::t5::{StackConfig, StackOutput, T5Config, T5Stack, T5};
@@ -173,6 +177,7 @@ pub use self::token_classification::{TokenClassifier, TokenTask};
 pub use self::vit::{ViTConfig, ViTForImageClassification, ViTModel};
 pub use self::whisper::{Whisper, WhisperConfig};
 pub use self::xglm::XGLMForCausalLM;
+pub use self::youtu::YoutuForCausalLM;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
@@ -358,6 +363,16 @@ pub enum AutoModel {
     InternLM3(InternLM3ForCausalLM),
     /// `IQuestCoderForCausalLM`
     IQuestCoder(IQuestCoderForCausalLM),
+    /// `YoutuForCausalLM` (Youtu-LLM)
+    Youtu(YoutuForCausalLM),
+    /// `SolarOpenForCausalLM` (Solar Open)
+    SolarOpen(SolarOpenForCausalLM),
+    /// `Jais2ForCausalLM` (Jais 2)
+    Jais2(Jais2ForCausalLM),
+    /// `HyperCLOVAXForCausalLM` (HyperCLOVA X)
+    HyperCLOVAX(HyperCLOVAXForCausalLM),
+    /// `CwmForCausalLM` (Code World Model)
+    Cwm(CwmForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),
@@ -488,3 +503,8 @@ impl AutoModel {
 
 #[cfg(test)]
 mod architecture_tests;
+mod cwm;
+mod hyperclovax;
+mod jais2;
+mod solar_open;
+mod youtu;

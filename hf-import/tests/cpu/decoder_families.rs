@@ -359,6 +359,39 @@ fn internlm3_and_iquestcoder() {
     check("iquestcoder");
 }
 
+/// CWM: a full-attention layer then windowed ones (the config class's pattern), the class's llama3
+/// RoPE where the config names none.
+#[test]
+fn cwm_windows_and_default_rope() {
+    check("cwm");
+}
+
+/// Jais 2: layer norms with biases and the ungated relu² MLP, biases everywhere.
+#[test]
+fn jais2_layer_norms_and_relu_squared() {
+    check("jais2");
+}
+
+/// HyperCLOVA X: Granite's multipliers with a norm closing each branch before its residual
+/// multiplier and the logits multiplied; without the post norms, with an attention multiplier.
+#[test]
+fn hyperclovax_peri_layer_norms() {
+    check("hyperclovax");
+    check("hyperclovax_plain");
+}
+
+/// Solar Open: Llama's attention with GLM-4-MoE's grouped sigmoid mixture in every layer.
+#[test]
+fn solar_open_mixture_in_every_layer() {
+    check("solar_open");
+}
+
+/// Youtu-LLM: DeepSeek-V3's latent attention under YaRN with dense MLPs, tied.
+#[test]
+fn youtu_latent_attention_dense() {
+    check("youtu");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.

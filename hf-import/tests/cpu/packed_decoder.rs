@@ -12,7 +12,13 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 113] = [
+const DECODERS: [&str; 119] = [
+    "cwm",
+    "jais2",
+    "hyperclovax",
+    "hyperclovax_plain",
+    "solar_open",
+    "youtu",
     "internlm3",
     "iquestcoder",
     "exaone",

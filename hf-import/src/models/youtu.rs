@@ -1,0 +1,43 @@
+//! Youtu-LLM (`YoutuForCausalLM`, model type `youtu`: tencent/Youtu-LLM-2B): DeepSeek-V3's
+//! multi-head latent attention (interleaved RoPE with `rope_interleave`, YaRN's attention scale)
+//! in Llama's blocks, with a dense gated MLP in every layer and `YoutuConfig`'s tied embeddings.
+//!
+//! transformers 5.24 zeroes the embedding row of `pad_token_id` whenever it loads a Youtu
+//! checkpoint (its `_init_weights` writes through `weight.data`, past the guard that keeps loaded
+//! tensors): that row, and with tied embeddings the pad token's logit, are zero here too.
+
+use oxtorch_tensor::Tensor;
+
+use super::decoder::{CausalLm, DecoderSpec};
+use super::deepseek::v3_latent_spec;
+use super::family::causal_lm_newtype;
+use crate::config::Config;
+use crate::error::Result;
+use crate::weights::Weights;
+
+causal_lm_newtype!(
+    /// transformers' `YoutuForCausalLM`.
+    YoutuForCausalLM
+);
+
+impl YoutuForCausalLM {
+    /// Loads the model from a Youtu config and checkpoint.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let weights = match cfg.nullable_usize_or("pad_token_id", None).ok().flatten() {
+            Some(pad) => weights.replaced(|name, t| match name.ends_with("embed_tokens.weight") {
+                true if t.rank() == 2 && pad < t.dims()[0] => {
+                    Ok(Some(t.index_fill(0, &Tensor::from_vec(vec![pad as i64], [1])?, 0.0)?))
+                }
+                _ => Ok(None),
+            })?,
+            None => weights.clone(),
+        };
+        Ok(YoutuForCausalLM(CausalLm::load(cfg, &weights, spec(cfg)?)?))
+    }
+}
+
+fn spec(cfg: &Config) -> Result<DecoderSpec> {
+    let mut spec = v3_latent_spec(cfg)?;
+    spec.tie_word_embeddings = cfg.bool_or("tie_word_embeddings", true)?;
+    Ok(spec)
+}
