@@ -1182,6 +1182,21 @@ def gen_ministral(r):
     return tf.MinistralForCausalLM, tf.MinistralConfig, c
 
 
+def gen_ministral3(r):
+    """Ministral3ForCausalLM (its classifiers: `ministral3_cls`, `ministral3_tok`): Mistral's decoder, one window or
+    none, the rotated queries scaled by position (a random beta over a random original length), RoPE of several
+    kinds; the class's YaRN (scale 1 this short) where the config names none."""
+    c = decoder_common(r, "ministral3")
+    c["head_dim"] = r.choice([4, 8, 16])
+    c.update(sliding_window=r.choice([None, None, 2, 3, 5]), hidden_act=r.choice(["silu", "gelu"]))
+    if r.random() < 0.85:
+        rope = rope_for(r, c["head_dim"], c["max_position_embeddings"])
+        rope.update(llama_4_scaling_beta=r.choice([0.1, 0.5, 1.3]),
+                    original_max_position_embeddings=r.choice([2, 3, 4, 8, 16]))
+        c["rope_parameters"] = rope
+    return tf.Ministral3ForCausalLM, tf.Ministral3Config, c
+
+
 def gen_seed_oss(r):
     """SeedOssForCausalLM: q/k/v, output and MLP biases at random."""
     c = decoder_common(r, "seed_oss")
@@ -1828,6 +1843,9 @@ FAMILIES = {
     "exaone": gen_exaone,
     "internlm3": gen_internlm3,
     "iquestcoder": gen_iquestcoder,
+    "ministral3": gen_ministral3,
+    "ministral3_cls": decoder_cls(gen_ministral3, tf.Ministral3ForSequenceClassification),
+    "ministral3_tok": decoder_tok(gen_ministral3, tf.Ministral3ForTokenClassification),
     "cwm": gen_cwm,
     "jais2": gen_jais2,
     "hyperclovax": gen_hyperclovax,
@@ -1881,7 +1899,7 @@ BASE = {"phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "d
         "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "biogpt_cls": "biogpt", "arcee_cls": "arcee", "deepseek_v3_cls": "deepseek_v3", "gpt_oss_cls": "gpt_oss", "hunyuan_cls": "hunyuan", "jamba_cls": "jamba", "ministral_cls": "ministral", "exaone4_cls": "exaone4", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
-        "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4"}
+        "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
@@ -1890,7 +1908,7 @@ CLASSIFIERS = {"phimoe_cls", "jamba_cls", "arcee_cls", "hunyuan_cls", "ministral
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls",
                # The decoders' token classifiers.
-               "llama_tok", "mistral_tok", "qwen2_tok", "qwen3_tok", "gemma_tok", "gemma2_tok", "phi3_tok", "gpt2_tok", "gpt_neox_tok", "falcon_tok", "bloom_tok", "mpt_tok", "gpt_neo_tok", "gpt_bigcode_tok", "biogpt_tok", "mixtral_tok", "qwen3_moe_tok", "qwen2_moe_tok", "stablelm_tok", "starcoder2_tok", "phi_tok", "nemotron_tok", "glm_tok", "deepseek_v3_tok", "gpt_oss_tok", "smollm3_tok", "exaone4_tok", "apertus_tok", "seed_oss_tok", "helium_tok", "ministral_tok", "arcee_tok", "glm4_tok"}
+               "llama_tok", "mistral_tok", "qwen2_tok", "qwen3_tok", "gemma_tok", "gemma2_tok", "phi3_tok", "gpt2_tok", "gpt_neox_tok", "falcon_tok", "bloom_tok", "mpt_tok", "gpt_neo_tok", "gpt_bigcode_tok", "biogpt_tok", "mixtral_tok", "qwen3_moe_tok", "qwen2_moe_tok", "stablelm_tok", "starcoder2_tok", "phi_tok", "nemotron_tok", "glm_tok", "deepseek_v3_tok", "gpt_oss_tok", "smollm3_tok", "exaone4_tok", "apertus_tok", "seed_oss_tok", "helium_tok", "ministral_tok", "arcee_tok", "glm4_tok", "ministral3_cls", "ministral3_tok"}
 
 
 def base_of(family):

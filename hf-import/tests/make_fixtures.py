@@ -897,6 +897,20 @@ def main():
     # Youtu-LLM: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with a dense MLP in every layer, tied. Its
     # goldens come from the checkpoint reloaded (float32 asked for), as loading it zeroes the pad token's embedding row.
     youtu = {k: v for k, v in deepseek.items() if k in DECODER or k.endswith(("_rank", "_head_dim")) or "_token_" in k}
+    # Ministral 3: Mistral with the rotated queries scaled by 1 + beta * ln(1 + floor(position / 4)) (YaRN over 4
+    # positions, beta 0.5: the scale changes every 4 tokens); `_cls` and `_tok`: its classifiers, windowed (3), under
+    # the default RoPE with the scale.
+    ministral3_rope = dict(rope_type="yarn", rope_theta=10000.0, factor=4.0, original_max_position_embeddings=4,
+                           beta_fast=32.0, beta_slow=1.0, mscale=1.0, mscale_all_dim=1.0, llama_4_scaling_beta=0.5)
+    ministral3 = dict(DECODER, head_dim=8, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    build("ministral3", tf.Ministral3ForCausalLM, tf.Ministral3Config(**ministral3, rope_parameters=ministral3_rope),
+          280)
+    scaled = dict(rope_type="default", rope_theta=100.0, original_max_position_embeddings=3, llama_4_scaling_beta=0.7)
+    build("ministral3_cls", tf.Ministral3ForSequenceClassification,
+          tf.Ministral3Config(**ministral3, rope_parameters=scaled, sliding_window=3, num_labels=3), 281)
+    build("ministral3_tok", tf.Ministral3ForTokenClassification,
+          tf.Ministral3Config(**ministral3, rope_parameters=scaled, sliding_window=3, num_labels=4), 282, encoder=True,
+          token_types=False)
     build("youtu", tf.YoutuForCausalLM, tf.YoutuConfig(**youtu, rope_parameters=yarn), 279, dtype=torch.float32)
     # EXAONE-MoE: EXAONE 4's attention (q/k norms, a sliding layer then a global one without RoPE) in pre-norm blocks,
     # a dense first layer, then DeepSeek-V3's grouped sigmoid routing (2 groups, 1 kept) with a shared expert, scaled.

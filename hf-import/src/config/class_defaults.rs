@@ -341,6 +341,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "ministral3",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 131072),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 14336),
+            ("num_hidden_layers", 34),
+            ("max_position_embeddings", 262144),
+        ],
+    ),
+    (
         "iquestcoder",
         &[
             ("hidden_size", 5120),

@@ -177,6 +177,21 @@ impl Config {
         Ok(RopeParams { theta, scaling, partial_rotary_factor: partial })
     }
 
+    /// The config with `rope` as its `rope_parameters` where it names none (no `rope_parameters`
+    /// and no non-empty `rope_scaling`), as config classes that set their own RoPE in
+    /// `__post_init__` do (CWM, Ministral 3); a top-level `rope_theta` is then dropped, as they
+    /// ignore it.
+    pub fn with_class_rope(&self, rope: Value) -> Config {
+        let scaling = matches!(self.get("rope_scaling"), Some(Value::Object(m)) if !m.is_empty());
+        if self.get("rope_parameters").is_some() || scaling {
+            return self.clone();
+        }
+        let mut json = self.json().clone();
+        json.remove("rope_theta");
+        json.insert("rope_parameters".into(), rope);
+        Config::from_map(json)
+    }
+
     /// The entry `key` of the rope dict (see `Config::rope_dict`), for a family that reads more of
     /// it than the frequencies (DeepSeek's attention scale); `None` when absent or null.
     pub fn rope_entry(&self, key: &str) -> Option<Value> {

@@ -273,7 +273,21 @@ impl SelfAttention {
         mask: Option<&Tensor>,
         cache: Option<&mut LayerCache>,
     ) -> Result<Tensor> {
-        let (q, k, v) = self.project(x, cos, sin)?;
+        self.forward_scaled(x, cos, sin, None, mask, cache)
+    }
+
+    /// [`SelfAttention::forward`] with the rotated queries multiplied by `q_scale`
+    /// `[batch, 1, seq, 1]` (Ministral 3's per-position scale), when given.
+    pub fn forward_scaled(
+        &self,
+        x: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        q_scale: Option<&Tensor>,
+        mask: Option<&Tensor>,
+        cache: Option<&mut LayerCache>,
+    ) -> Result<Tensor> {
+        let (q, k, v) = self.project(x, cos, sin, q_scale)?;
         let (k, v) = match cache {
             Some(cache) => cache.update(k, v)?,
             None => (k, v),
@@ -294,7 +308,8 @@ impl SelfAttention {
     }
 
     /// [`SelfAttention::forward`] of several sequences' tokens packed into one `x`
-    /// `[1, tokens, hidden]` (`cos`/`sin` at each token's own position), without a cache: the
+    /// `[1, tokens, hidden]` (`cos`/`sin`, and `q_scale` when given, at each token's own position),
+    /// without a cache: the
     /// projections run once over all tokens, attention per sequence over its own tokens. `rows`
     /// gives each sequence's `(first token, token count)` in `x`, `masks` its additive mask
     /// `[1, 1, count, count]`.
@@ -303,17 +318,34 @@ impl SelfAttention {
         x: &Tensor,
         cos: &Tensor,
         sin: &Tensor,
+        q_scale: Option<&Tensor>,
         rows: &[(usize, usize)],
         masks: &[Tensor],
     ) -> Result<Tensor> {
-        let (q, k, v) = self.project(x, cos, sin)?;
+        let (q, k, v) = self.project(x, cos, sin, q_scale)?;
         let c = &self.cfg;
         self.output(&attend_rows(&q, &k, &v, rows, Some(masks), c.scale, c.softcap)?, x)
     }
 
     /// q, k and v of `x` `[batch, seq, hidden]` as `[batch, heads, seq, head_dim]`, q and k normed
+    /// (when the layer has q/k norms) and rotated, q then multiplied by `q_scale`.
+    fn project(
+        &self,
+        x: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        q_scale: Option<&Tensor>,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        let (q, k, v) = self.project_rotated(x, cos, sin)?;
+        match q_scale {
+            Some(scale) => Ok((q.mul(scale)?, k, v)),
+            None => Ok((q, k, v)),
+        }
+    }
+
+    /// q, k and v of `x` `[batch, seq, hidden]` as `[batch, heads, seq, head_dim]`, q and k normed
     /// (when the layer has q/k norms) and rotated.
-    fn project(&self, x: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+    fn project_rotated(&self, x: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
         let (b, s) = (x.dims()[0], x.dims()[1]);
         let c = &self.cfg;
         let (qd, kvd) = (c.heads * c.head_dim, c.kv_heads * c.head_dim);

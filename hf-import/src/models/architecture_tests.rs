@@ -178,6 +178,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("flex_olmo", "FlexOlmoForCausalLM"),
         ("ernie4_5_moe", "Ernie4_5_MoeForCausalLM"),
         ("ministral", "MinistralForCausalLM"),
+        ("ministral3", "Ministral3ForCausalLM"),
         ("seed_oss", "SeedOssForCausalLM"),
         ("helium", "HeliumForCausalLM"),
         ("exaone4", "Exaone4ForCausalLM"),
@@ -290,6 +291,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "helium"
                                 | "llama"
                                 | "ministral"
+                                | "ministral3"
                                 | "mistral"
                                 | "mixtral"
                                 | "mpt"

@@ -165,6 +165,7 @@ impl AutoModel {
             AutoModel::Exaone(m) => Some(m),
             AutoModel::InternLM3(m) => Some(m),
             AutoModel::IQuestCoder(m) => Some(m),
+            AutoModel::Ministral3(m) => Some(m),
             AutoModel::Cwm(m) => Some(m),
             AutoModel::HyperCLOVAX(m) => Some(m),
             AutoModel::Jais2(m) => Some(m),

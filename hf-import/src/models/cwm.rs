@@ -28,24 +28,14 @@ impl CwmForCausalLM {
 
 /// The config with `CwmConfig`'s llama3 RoPE where it names no rope parameters.
 fn decoder_config(cfg: &Config) -> Config {
-    let named = |key: &str| cfg.get(key).is_some();
-    if named("rope_parameters") || named("rope_scaling") {
-        return cfg.clone();
-    }
-    let mut json = cfg.json().clone();
-    json.remove("rope_theta");
-    json.insert(
-        "rope_parameters".into(),
-        json!({
-            "rope_type": "llama3",
-            "rope_theta": 1_000_000.0,
-            "factor": 16.0,
-            "high_freq_factor": 4.0,
-            "low_freq_factor": 1.0,
-            "original_max_position_embeddings": 8192,
-        }),
-    );
-    Config::from_map(json)
+    cfg.with_class_rope(json!({
+        "rope_type": "llama3",
+        "rope_theta": 1_000_000.0,
+        "factor": 16.0,
+        "high_freq_factor": 4.0,
+        "low_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+    }))
 }
 
 /// CWM's windows: `layer_types` as given, else every fourth layer (from the first) full.

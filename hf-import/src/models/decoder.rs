@@ -22,8 +22,8 @@ mod spec;
 pub use alibi::Alibi;
 use mixer::{recurrent_step, TokenMixer};
 pub use spec::{
-    BlockParts, DecoderSpec, DeltaNetSpec, HybridMixer, HybridSpec, MoeSpec, SharedExpert, ShortConvSpec,
-    UngatedExperts,
+    BlockParts, DecoderSpec, DeltaNetSpec, HybridMixer, HybridSpec, MoeSpec, QueryScale, SharedExpert,
+    ShortConvSpec, UngatedExperts,
 };
 
 /// How a pass over the decoder reads its inputs and what it returns besides the final states.
@@ -358,6 +358,16 @@ impl CausalLm {
 
     /// The identity rotation (cos 1, sin 0) in the shape of `cos`, which NoPE layers take in place
     /// of RoPE's angles; `None` when every layer rotates.
+    /// Ministral 3's scale of the rotated queries at `positions` `[batch, seq]` (see
+    /// [`DecoderSpec::query_scale`]), `[batch, 1, seq, 1]` in the model dtype.
+    fn query_scale(&self, positions: &Tensor) -> Result<Option<Tensor>> {
+        let Some(QueryScale { beta, original_max }) = self.spec.query_scale else { return Ok(None) };
+        // (In float32 from the integer positions, as transformers divides them.)
+        let steps = positions.to_dtype(DType::F32)?.div(original_max)?.floor()?;
+        let scale = steps.add(1.0)?.log()?.mul(beta)?.add(1.0)?;
+        Ok(Some(scale.unsqueeze(1)?.unsqueeze(-1)?.to_dtype(self.dtype)?))
+    }
+
     fn identity_rotation(&self, cos: &Tensor) -> Result<Option<(Tensor, Tensor)>> {
         if !self.spec.nope.contains(&true) {
             return Ok(None);
@@ -479,6 +489,7 @@ impl CausalLm {
             (cos_g.clone(), sin_g.clone())
         };
         let identity = self.identity_rotation(&cos_g)?;
+        let q_scale = self.query_scale(&positions)?;
         let alibi = match &self.alibi_slopes {
             Some(slopes) => {
                 let kept = attention_mask.filter(|_| self.alibi_by_kept_tokens);
@@ -564,7 +575,8 @@ impl CausalLm {
                 None => None,
             };
             let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
-            let mut attn = attn.forward(&normed, cos, sin, mask.as_ref(), layer_cache)?;
+            let mut attn =
+                attn.forward_scaled(&normed, cos, sin, q_scale.as_ref(), mask.as_ref(), layer_cache)?;
             if let Some(beside) = beside {
                 attn = attn.add(&beside)?;
             }

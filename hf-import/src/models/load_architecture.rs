@@ -184,6 +184,7 @@ impl AutoModel {
             "FlexOlmoForCausalLM" => AutoModel::FlexOlmo(FlexOlmoForCausalLM::load(cfg, weights)?),
             "Ernie4_5_MoeForCausalLM" => AutoModel::Ernie4_5Moe(Ernie4_5MoeForCausalLM::load(cfg, weights)?),
             "MinistralForCausalLM" => AutoModel::Ministral(MinistralForCausalLM::load(cfg, weights)?),
+            "Ministral3ForCausalLM" => AutoModel::Ministral3(Ministral3ForCausalLM::load(cfg, weights)?),
             "SeedOssForCausalLM" => AutoModel::SeedOss(SeedOssForCausalLM::load(cfg, weights)?),
             "HeliumForCausalLM" => AutoModel::Helium(HeliumForCausalLM::load(cfg, weights)?),
             "Exaone4ForCausalLM" => AutoModel::Exaone4(Exaone4ForCausalLM::load(cfg, weights)?),
@@ -268,6 +269,7 @@ impl AutoModel {
             | "ExaoneModel"
             | "InternLM3Model"
             | "IQuestCoderModel"
+            | "Ministral3Model"
             | "CwmModel"
             | "HyperCLOVAXModel"
             | "Jais2Model"
@@ -330,6 +332,7 @@ impl AutoModel {
             | "GptOssForSequenceClassification"
             | "HunYuanDenseV1ForSequenceClassification"
             | "MinistralForSequenceClassification"
+            | "Ministral3ForSequenceClassification"
             | "SeedOssForSequenceClassification"
             | "HeliumForSequenceClassification"
             | "Exaone4ForSequenceClassification"

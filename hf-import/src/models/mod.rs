@@ -55,6 +55,7 @@ mod llama_variants;
 mod load_architecture;
 mod mamba;
 mod ministral;
+mod ministral3;
 mod mistral;
 mod modernbert;
 mod moe;
@@ -147,6 +148,7 @@ pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
 pub use self::llama_variants::{IQuestCoderForCausalLM, InternLM3ForCausalLM};
 pub use self::mamba::{Mamba, MambaState};
 pub use self::ministral::MinistralForCausalLM;
+pub use self::ministral3::Ministral3ForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
@@ -363,6 +365,8 @@ pub enum AutoModel {
     InternLM3(InternLM3ForCausalLM),
     /// `IQuestCoderForCausalLM`
     IQuestCoder(IQuestCoderForCausalLM),
+    /// `Ministral3ForCausalLM` (Ministral 3)
+    Ministral3(Ministral3ForCausalLM),
     /// `YoutuForCausalLM` (Youtu-LLM)
     Youtu(YoutuForCausalLM),
     /// `SolarOpenForCausalLM` (Solar Open)

@@ -359,6 +359,22 @@ fn internlm3_and_iquestcoder() {
     check("iquestcoder");
 }
 
+/// Ministral 3: the rotated queries scaled by position (the scale steps every 4 tokens here, every
+/// 3 in the windowed classifiers); the goldens differ from the unscaled model's.
+#[test]
+fn ministral3_scales_queries_by_position() {
+    check("ministral3");
+    check("ministral3_cls");
+    let dir = fixture("ministral3");
+    let mut json = Config::load(&dir).unwrap().json().clone();
+    json["rope_parameters"]["llama_4_scaling_beta"] = 0.0.into();
+    let unscaled = AutoModel::load(&Config::from_map(json), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (inputs, expected) = golden("ministral3");
+    let logits = unscaled.forward_named(&inputs, false).unwrap().remove(0).1;
+    let diff = logits.sub(&expected["logits"]).unwrap().abs().unwrap().max().unwrap();
+    assert!(diff.to_vec::<f32>().unwrap()[0] > 1e-2, "the query scale changed nothing");
+}
+
 /// CWM: a full-attention layer then windowed ones (the config class's pattern), the class's llama3
 /// RoPE where the config names none.
 #[test]
@@ -497,6 +513,7 @@ fn decoder_token_classifiers() {
         "falcon_tok",
         "mpt_tok",
         "biogpt_tok",
+        "ministral3_tok",
     ] {
         check(name);
     }

@@ -14,7 +14,8 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 119] = [
+const DECODERS: [&str; 120] = [
+    "ministral3",
     "cwm",
     "jais2",
     "hyperclovax",

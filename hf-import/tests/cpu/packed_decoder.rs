@@ -12,7 +12,8 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 119] = [
+const DECODERS: [&str; 120] = [
+    "ministral3",
     "cwm",
     "jais2",
     "hyperclovax",

@@ -53,6 +53,7 @@ impl CausalLm {
             (cos_g.clone(), sin_g.clone())
         };
         let identity = self.identity_rotation(&cos_g)?;
+        let q_scale = self.query_scale(&places)?;
         // Each row's mask, per window (layers of one window share them).
         let mut masks: Vec<(Option<usize>, Vec<Tensor>)> = Vec::new();
         let mut h = h;
@@ -90,6 +91,7 @@ impl CausalLm {
                 &x,
                 cos,
                 sin,
+                q_scale.as_ref(),
                 &packed.rows,
                 &masks[at].1,
             )?;

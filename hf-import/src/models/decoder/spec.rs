@@ -147,9 +147,22 @@ pub struct DecoderSpec {
     /// Per layer, which of the token mixer and the feed-forward it has (Nemotron-H's blocks have
     /// one of them); both when `None`.
     pub block_parts: Option<Vec<BlockParts>>,
+    /// The rotated queries are multiplied by `1 + beta·ln(1 + floor(position / original_max))`
+    /// (Ministral 3's Llama-4-style attention scaling for long contexts).
+    pub query_scale: Option<QueryScale>,
     /// `token_type_ids` are taken, their rows of the token table added to the inputs' embeddings
     /// (GPT-2, GPT-Neo, GPT-J, CodeGen, GPTBigCode)
     pub token_types: bool,
+}
+
+/// Ministral 3's per-position query scale (see [`DecoderSpec::query_scale`]): the rope
+/// parameters' `llama_4_scaling_beta` and `original_max_position_embeddings`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueryScale {
+    /// `llama_4_scaling_beta`
+    pub beta: f64,
+    /// `original_max_position_embeddings`
+    pub original_max: f64,
 }
 
 /// Which of a decoder's layers are gated delta nets (`layers.{i}.linear_attn`) instead of attention.
@@ -309,6 +322,7 @@ impl DecoderSpec {
             short_conv: None,
             block_parts: None,
             token_types: false,
+            query_scale: None,
             output_gate: false,
             delta_net: None,
             nope: vec![false; layers],
