@@ -4,7 +4,8 @@
 //!
 //! transformers 5.24 zeroes the embedding row of `pad_token_id` whenever it loads a Youtu
 //! checkpoint (its `_init_weights` writes through `weight.data`, past the guard that keeps loaded
-//! tensors): that row, and with tied embeddings the pad token's logit, are zero here too.
+//! tensors): that row, and with tied embeddings the pad token's logit, are zero here too (a
+//! checkpoint's `lm_head.weight` equal to the embeddings is then tied to them, zeroed alike).
 
 use oxtorch_tensor::Tensor;
 
@@ -24,12 +25,23 @@ impl YoutuForCausalLM {
     /// Loads the model from a Youtu config and checkpoint.
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
         let weights = match cfg.nullable_usize_or("pad_token_id", None).ok().flatten() {
-            Some(pad) => weights.replaced(|name, t| match name.ends_with("embed_tokens.weight") {
-                true if t.rank() == 2 && pad < t.dims()[0] => {
-                    Ok(Some(t.index_fill(0, &Tensor::from_vec(vec![pad as i64], [1])?, 0.0)?))
-                }
-                _ => Ok(None),
-            })?,
+            Some(pad) => {
+                // (transformers ties the head before zeroing: a head equal to the embeddings loses
+                // the row too.)
+                let head_is_embed = cfg.bool_or("tie_word_embeddings", true)?
+                    && match (weights.get("lm_head.weight")?, weights.get("model.embed_tokens.weight")?) {
+                        (Some(h), Some(e)) => h.dims() == e.dims() && h.equal(&e)?,
+                        _ => false,
+                    };
+                weights.replaced(|name, t| {
+                    let zeroed =
+                        name.ends_with("embed_tokens.weight") || (head_is_embed && name == "lm_head.weight");
+                    match zeroed && t.rank() == 2 && pad < t.dims()[0] {
+                        true => Ok(Some(t.index_fill(0, &Tensor::from_vec(vec![pad as i64], [1])?, 0.0)?)),
+                        false => Ok(None),
+                    }
+                })?
+            }
             None => weights.clone(),
         };
         Ok(YoutuForCausalLM(CausalLm::load(cfg, &weights, spec(cfg)?)?))

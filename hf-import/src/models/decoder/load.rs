@@ -265,8 +265,11 @@ impl CausalLm {
             None => (None, None),
         };
         let tied = spec.tie_word_embeddings;
+        let has_embed = weights.contains("model.embed_tokens.weight");
         let (lm_head, tied) = match root.get_matrix_opt("lm_head.weight", &[vocab, width])? {
-            Some(w) if !tied || !weights.contains("model.embed_tokens.weight") => {
+            // (transformers 5 ties a head the checkpoint holds only when it equals the embeddings:
+            // a config that says tied beside a different `lm_head.weight` keeps that head.)
+            Some(w) if !tied || !has_embed || !same_values(&w, &embed.weight)? => {
                 (Some(Linear { weight: w, bias: None }), false)
             }
             _ if tied => (Some(Linear { weight: embed.weight.clone(), bias: None }), true),
@@ -361,4 +364,9 @@ impl CausalLm {
         debug_assert!(arena.is_done());
         Ok(())
     }
+}
+
+/// Whether `a` holds exactly `b`'s values (`torch.equal`; `a` read in `b`'s dtype).
+fn same_values(a: &Tensor, b: &Tensor) -> Result<bool> {
+    Ok(a.dims() == b.dims() && a.to_dtype(b.dtype())?.to(b.device())?.equal(b)?)
 }
