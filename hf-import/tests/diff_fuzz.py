@@ -1197,6 +1197,19 @@ def gen_ministral3(r):
     return tf.Ministral3ForCausalLM, tf.Ministral3Config, c
 
 
+def gen_mistral3(r):
+    """Mistral3ForConditionalGeneration on text: a random Mistral or Ministral 3 text model (its model_type nested)
+    beside a tiny Pixtral tower, the head tied by the outer flag or not."""
+    kind = r.choice(["mistral", "ministral3"])
+    _, _, text = gen_mistral(r) if kind == "mistral" else gen_ministral3(r)
+    text["model_type"] = kind
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=32,
+                  patch_size=8, head_dim=8)
+    tie = text.pop("tie_word_embeddings")
+    return tf.Mistral3ForConditionalGeneration, tf.Mistral3Config, dict(text_config=text, vision_config=vision,
+                                                                         tie_word_embeddings=tie)
+
+
 def gen_seed_oss(r):
     """SeedOssForCausalLM: q/k/v, output and MLP biases at random."""
     c = decoder_common(r, "seed_oss")
@@ -1844,6 +1857,7 @@ FAMILIES = {
     "internlm3": gen_internlm3,
     "iquestcoder": gen_iquestcoder,
     "ministral3": gen_ministral3,
+    "mistral3": gen_mistral3,
     "ministral3_cls": decoder_cls(gen_ministral3, tf.Ministral3ForSequenceClassification),
     "ministral3_tok": decoder_tok(gen_ministral3, tf.Ministral3ForTokenClassification),
     "cwm": gen_cwm,
@@ -1900,6 +1914,8 @@ BASE = {"phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "d
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3"}
+# Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
+MULTIMODAL_TEXT = {"mistral3"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
@@ -1993,6 +2009,11 @@ def image_inputs(r, model_cls, cfg):
     return x, " ".join(desc)
 
 
+def text_of(family, cfg):
+    """The text model's config of a multimodal checkpoint run on text (Mistral 3), else `cfg`."""
+    return cfg["text_config"] if family in MULTIMODAL_TEXT else cfg
+
+
 def make_inputs(r, family, cfg, model_cls=None):
     """Random forward inputs and a description of them (a derived family's as its base family's)."""
     if family in IMAGES:
@@ -2005,6 +2026,7 @@ def make_inputs(r, family, cfg, model_cls=None):
         two = r.random() < 0.5
         x = {k: torch.stack([v, v.flip(0)]) if two else v.unsqueeze(0) for k, v in x.items()}
         return x, f"{'2' if two else '1'} x choices {desc}"
+    cfg = text_of(family, cfg)
     enc = family in ENCODERS
     # (transformers' Falcon classifiers take no position_ids.)
     takes_positions = family not in ("falcon_cls", "falcon_tok", "mamba", "falcon_mamba", "mamba2")
@@ -2303,6 +2325,7 @@ class Runner:
     def generate(self, r, cid, family, cfg, fresh, path, info):
         if family == "whisper":
             return self.generate_whisper(r, cid, family, cfg, fresh, path, info)
+        cfg = text_of(family, cfg)
         b = r.randint(1, 3)
         vocab = cfg["vocab_size"]
         max_pos = cfg.get("max_position_embeddings", 64)

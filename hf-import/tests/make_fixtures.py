@@ -911,6 +911,20 @@ def main():
     build("ministral3_tok", tf.Ministral3ForTokenClassification,
           tf.Ministral3Config(**ministral3, rope_parameters=scaled, sliding_window=3, num_labels=4), 282, encoder=True,
           token_types=False)
+    # Mistral 3 multimodal checkpoints run on text: a Mistral text model (windowed, untied head) beside a tiny Pixtral
+    # tower, saved as save_pretrained writes it (language_model.model.*, language_model.lm_head.weight); `_ministral3`:
+    # a Ministral 3 text model (the query scale), tied by the outer flag.
+    pixtral = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=32,
+                   patch_size=8, head_dim=8)
+    mistral_text = dict({k: v for k, v in DECODER.items() if k != "attn_implementation"}, head_dim=8, sliding_window=3,
+                        pad_token_id=0, eos_token_id=2, model_type="mistral")
+    build("mistral3", tf.Mistral3ForConditionalGeneration,
+          tf.Mistral3Config(text_config=mistral_text, vision_config=pixtral, tie_word_embeddings=False,
+                            attn_implementation="eager"), 283)
+    ministral3_text = dict({k: v for k, v in ministral3.items() if k != "attn_implementation"}, model_type="ministral3",
+                           rope_parameters=ministral3_rope)
+    build("mistral3_ministral3", tf.Mistral3ForConditionalGeneration,
+          tf.Mistral3Config(text_config=ministral3_text, vision_config=pixtral, attn_implementation="eager"), 284)
     build("youtu", tf.YoutuForCausalLM, tf.YoutuConfig(**youtu, rope_parameters=yarn), 279, dtype=torch.float32)
     # EXAONE-MoE: EXAONE 4's attention (q/k norms, a sliding layer then a global one without RoPE) in pre-norm blocks,
     # a dense first layer, then DeepSeek-V3's grouped sigmoid routing (2 groups, 1 kept) with a shared expert, scaled.

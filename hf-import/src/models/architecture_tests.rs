@@ -110,6 +110,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("gemma", "GemmaForCausalLM"),
         ("gemma2", "Gemma2ForCausalLM"),
         ("gemma3", "Gemma3ForConditionalGeneration"),
+        ("mistral3", "Mistral3ForConditionalGeneration"),
         ("gemma3_text", "Gemma3ForCausalLM"),
         ("llama", "LlamaForCausalLM"),
         ("mistral", "MistralForCausalLM"),

@@ -120,6 +120,7 @@ impl AutoModel {
             AutoModel::Gemma2(m) => Some(m),
             AutoModel::Gemma3(m) => Some(m),
             AutoModel::Gemma3ForConditionalGeneration(m) => Some(m),
+            AutoModel::Mistral3ForConditionalGeneration(m) => Some(m),
             AutoModel::Llama(m) => Some(m),
             AutoModel::Phi3(m) => Some(m),
             AutoModel::Gpt2(m) => Some(m),

@@ -117,10 +117,20 @@ pub(crate) fn language_model_weights(weights: Weights) -> Weights {
 /// Loads `Gemma3ForCausalLM` from the text config `cfg` and `weights` in any layout (`model.*`, or a
 /// multimodal checkpoint's, whose vision tower is not read); errors name the tensors as the file does.
 pub(crate) fn load_text_model(cfg: &Config, weights: &Weights) -> Result<CausalLm> {
+    with_language_model(weights, |w| Ok(Gemma3ForCausalLM::load(cfg, w)?.0))
+}
+
+/// `load` of a multimodal checkpoint's language model (see [`language_model`]; `weights` as they
+/// are when they hold `model.*`); errors name the tensors as the file does. Shared by the
+/// multimodal checkpoints that keep their language model as Gemma 3's do (Mistral 3).
+pub(super) fn with_language_model(
+    weights: &Weights,
+    load: impl FnOnce(&Weights) -> Result<CausalLm>,
+) -> Result<CausalLm> {
     let Some((renamed, layout)) = language_model(weights) else {
-        return Ok(Gemma3ForCausalLM::load(cfg, weights)?.0);
+        return load(weights);
     };
-    Gemma3ForCausalLM::load(cfg, &renamed).map(|m| m.0).map_err(|e| match e {
+    load(&renamed).map_err(|e| match e {
         // The renamed tensors under the names the checkpoint has.
         Error::Weight(msg) => Error::Weight(
             msg.replace("'lm_head.weight'", &format!("'{}'", layout.head))

@@ -113,6 +113,9 @@ impl AutoModel {
             "Gemma3ForCausalLM" => {
                 AutoModel::Gemma3(Gemma3ForCausalLM(gemma3_multimodal::load_text_model(cfg, weights)?))
             }
+            "Mistral3ForConditionalGeneration" => AutoModel::Mistral3ForConditionalGeneration(
+                Mistral3ForConditionalGeneration::load(cfg, weights)?,
+            ),
             "Gemma3ForConditionalGeneration" => {
                 AutoModel::Gemma3ForConditionalGeneration(Gemma3ForConditionalGeneration::load(cfg, weights)?)
             }

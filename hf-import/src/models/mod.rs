@@ -57,6 +57,7 @@ mod mamba;
 mod ministral;
 mod ministral3;
 mod mistral;
+mod mistral3;
 mod modernbert;
 mod moe;
 mod mpnet;
@@ -150,6 +151,7 @@ pub use self::mamba::{Mamba, MambaState};
 pub use self::ministral::MinistralForCausalLM;
 pub use self::ministral3::Ministral3ForCausalLM;
 pub use self::mistral::MistralForCausalLM;
+pub use self::mistral3::Mistral3ForConditionalGeneration;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
@@ -239,6 +241,9 @@ pub enum AutoModel {
     Gemma3(Gemma3ForCausalLM),
     /// `Gemma3ForConditionalGeneration`: its language model, on text (image inputs are refused)
     Gemma3ForConditionalGeneration(Gemma3ForConditionalGeneration),
+    /// `Mistral3ForConditionalGeneration` (Mistral Small 3.1/3.2, Ministral 3): its language model,
+    /// on text (image inputs are refused)
+    Mistral3ForConditionalGeneration(Mistral3ForConditionalGeneration),
     /// `LlamaForCausalLM`
     Llama(LlamaForCausalLM),
     /// `MistralForCausalLM`
@@ -491,15 +496,15 @@ impl AutoModel {
         Self::load(cfg, &Self::weights_used(cfg, weights.clone()).to_device(device)?)
     }
 
-    /// The part of `weights` that the architecture `cfg` names reads: for a Gemma 3 multimodal
-    /// checkpoint its language model (renamed as [`AutoModel::load`] reads it), without the vision
+    /// The part of `weights` that the architecture `cfg` names reads: for a Gemma 3 or Mistral 3
+    /// multimodal checkpoint its language model (renamed as [`AutoModel::load`] reads it), without the vision
     /// tower and projector, so that moving the result to a device or casting it never touches them;
     /// every tensor otherwise. [`AutoModel::load`] takes either.
     pub fn weights_used(cfg: &Config, weights: Weights) -> Weights {
         match Self::architecture_of(cfg).as_deref() {
-            Ok("Gemma3ForCausalLM" | "Gemma3ForConditionalGeneration") => {
-                gemma3_multimodal::language_model_weights(weights)
-            }
+            Ok(
+                "Gemma3ForCausalLM" | "Gemma3ForConditionalGeneration" | "Mistral3ForConditionalGeneration",
+            ) => gemma3_multimodal::language_model_weights(weights),
             _ => weights,
         }
     }

@@ -375,6 +375,21 @@ fn ministral3_scales_queries_by_position() {
     assert!(diff.to_vec::<f32>().unwrap()[0] > 1e-2, "the query scale changed nothing");
 }
 
+/// Mistral 3 multimodal checkpoints on text: a Mistral text model under the names
+/// `save_pretrained` writes, with its own head; a Ministral 3 one tied by the outer flag. Image
+/// inputs are refused.
+#[test]
+fn mistral3_multimodal_on_text() {
+    check("mistral3");
+    check("mistral3_ministral3");
+    let dir = fixture("mistral3");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("mistral3");
+    inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 32, 32], DType::F32).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("image inputs are not supported for Mistral3ForConditionalGeneration"), "{err}");
+}
+
 /// CWM: a full-attention layer then windowed ones (the config class's pattern), the class's llama3
 /// RoPE where the config names none.
 #[test]

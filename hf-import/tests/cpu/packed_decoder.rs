@@ -12,7 +12,9 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 120] = [
+const DECODERS: [&str; 122] = [
+    "mistral3",
+    "mistral3_ministral3",
     "ministral3",
     "cwm",
     "jais2",
