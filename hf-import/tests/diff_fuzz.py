@@ -1259,6 +1259,38 @@ class LlamaViaAuto:
         return tf.AutoModelForCausalLM.from_pretrained(path, **kwargs)
 
 
+def via_auto(model_cls):
+    """`model_cls` built from, and read back with, a config class of its own (Sarvam's on DeepSeek-V3 and GLM-4-MoE),
+    as the Auto classes give it (see `LlamaViaAuto`)."""
+    return type(f"{model_cls.__name__}ViaAuto", (), {
+        "generate": model_cls.generate,
+        "__new__": lambda cls, config: model_cls(config),
+        "from_pretrained": staticmethod(lambda path, **kw: tf.AutoModelForCausalLM.from_pretrained(path, **kw)),
+    })
+
+
+def gen_sarvam_mla(r):
+    """Sarvam-MLA (`sarvam_mla`, run as DeepseekV3ForCausalLM): DeepSeek-V3's random latent attention and routing on
+    SarvamMLAConfig; the remote code's `deepseek_yarn` rope_scaling sometimes."""
+    _, _, c = gen_deepseek_v3(r)
+    rope = c.get("rope_parameters", {})
+    if rope.get("rope_type") == "yarn" and r.random() < 0.5:
+        rope = dict(c.pop("rope_parameters"))
+        rope.pop("rope_type")
+        c["rope_theta"] = rope.pop("rope_theta")
+        c["rope_scaling"] = dict(rope, type="deepseek_yarn")
+    return via_auto(tf.DeepseekV3ForCausalLM), tf.SarvamMLAConfig, c
+
+
+def gen_sarvam_moe(r):
+    """Sarvam-MoE (`sarvam_moe`, run as Glm4MoeForCausalLM): GLM-4-MoE's random config on SarvamMoEConfig (whole-head
+    RoPE unless a share is given)."""
+    _, _, c = gen_glm4_moe(r)
+    if r.random() < 0.5:
+        c["rope_parameters"].pop("partial_rotary_factor", None)
+    return via_auto(tf.Glm4MoeForCausalLM), tf.SarvamMoEConfig, c
+
+
 def gen_exaone(r):
     """EXAONE 3/3.5 (`exaone`): transformers runs it as LlamaForCausalLM, its checkpoints under GPT-2-style names."""
     _, _, c = gen_llama(r)
@@ -1858,6 +1890,8 @@ FAMILIES = {
     "iquestcoder": gen_iquestcoder,
     "ministral3": gen_ministral3,
     "mistral3": gen_mistral3,
+    "sarvam_mla": gen_sarvam_mla,
+    "sarvam_moe": gen_sarvam_moe,
     "ministral3_cls": decoder_cls(gen_ministral3, tf.Ministral3ForSequenceClassification),
     "ministral3_tok": decoder_tok(gen_ministral3, tf.Ministral3ForTokenClassification),
     "cwm": gen_cwm,
@@ -2316,7 +2350,8 @@ class Runner:
             model_cls, "generate")
         if do_generate and family not in ENCODERS and family not in CLASSIFIERS and family not in IMAGES and can_generate:
             # A fresh model: dynamic RoPE keeps state (the longest length seen) across calls.
-            fresh = lambda: type(ref).from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
+            # (Through the family's class: a wrapper reads the config back with its own config class.)
+            fresh = lambda: model_cls.from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
             self.generate(r, cid, family, cfg, fresh, path, info)
         if not self.keep:
             shutil.rmtree(path, ignore_errors=True)

@@ -894,6 +894,64 @@ def main():
           tf.SolarOpenConfig(**dict(DECODER, head_dim=8), moe_intermediate_size=12, n_routed_experts=8,
                              num_experts_per_tok=2, n_group=2, topk_group=1, attention_bias=True,
                              routed_scaling_factor=1.5, pad_token_id=0, eos_token_id=2), 278)
+    # Sarvam-MLA: DeepSeek-V3 (run as DeepseekV3ForCausalLM) on SarvamMLAConfig's defaults (no low-rank q, one group),
+    # YaRN with mscale_all_dim; `config_v4.json`: the remote code's config (SarvamMLAForCausalLM, rope_scaling of type
+    # deepseek_yarn).
+    sarvam_mla = {k: v for k, v in deepseek.items() if k not in ("q_lora_rank", "n_group", "topk_group")}
+    if build("sarvam_mla", tf.DeepseekV3ForCausalLM, tf.SarvamMLAConfig(**sarvam_mla, rope_parameters=yarn), 285) \
+            is not None:
+        path = OUT / "sarvam_mla"
+        cfg = json.loads((path / "config.json").read_text())
+        cfg["architectures"] = ["SarvamMLAForCausalLM"]
+        rope = dict(cfg.pop("rope_parameters"))
+        cfg["rope_theta"] = rope.pop("rope_theta")
+        rope.pop("rope_type")
+        cfg["rope_scaling"] = dict(rope, type="deepseek_yarn")
+        cfg["num_experts"] = cfg.pop("n_routed_experts")
+        cfg["transformers_version"] = "4.57.0"
+        (path / "config_v4.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+        v4 = tf.SarvamMLAConfig.from_dict(cfg)
+        assert v4.rope_parameters["rope_type"] == "yarn" and v4.n_routed_experts == 8, v4
+    # Sarvam-MoE: GLM-4-MoE (run as Glm4MoeForCausalLM) on SarvamMoEConfig's defaults (whole-head RoPE, q/k norms),
+    # q/k/v biases, two groups; `sarvam_moe_remote`: the same checkpoint under the remote code's names (a fused
+    # query_key_value, attention.dense, query/key_layernorm, expert_bias) and config keys (use_qkv_bias, num_experts).
+    sarvam_moe = dict(DECODER, head_dim=8, moe_intermediate_size=12, n_routed_experts=8, num_experts_per_tok=2,
+                      n_group=2, topk_group=1, pad_token_id=0, eos_token_id=2)
+    if build("sarvam_moe", tf.Glm4MoeForCausalLM, tf.SarvamMoEConfig(**sarvam_moe, attention_bias=True), 286) \
+            is not None:
+        src, path = OUT / "sarvam_moe", OUT / "sarvam_moe_remote"
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.copytree(src, path, ignore=shutil.ignore_patterns("model.safetensors"))
+        cfg = json.loads((path / "config.json").read_text())
+        cfg["architectures"] = ["SarvamMoEForCausalLM"]
+        cfg["use_qkv_bias"] = cfg.pop("attention_bias")
+        cfg["num_experts"] = cfg.pop("n_routed_experts")
+        (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+        old = load_file(str(src / "model.safetensors"))
+        new = {}
+        for k, v in old.items():
+            if ".self_attn.q_proj." in k:
+                part = k.rsplit(".", 1)[1]
+                stem = k.split(".self_attn.")[0]
+                qkv = [old[f"{stem}.self_attn.{p}_proj.{part}"] for p in "qkv"]
+                new[f"{stem}.attention.query_key_value.{part}"] = torch.cat(qkv, 0)
+                continue
+            if ".self_attn.k_proj." in k or ".self_attn.v_proj." in k:
+                continue
+            for a_, b_ in [("model.embed_tokens.", "model.word_embeddings."), (".self_attn.o_proj.", ".attention.dense."),
+                           (".self_attn.q_norm.", ".attention.query_layernorm."),
+                           (".self_attn.k_norm.", ".attention.key_layernorm."),
+                           (".mlp.gate.e_score_correction_bias", ".mlp.gate.expert_bias")]:
+                k = k.replace(a_, b_)
+            new[k] = v
+        save_file(new, str(path / "model.safetensors"), metadata={"format": "pt"})
+        ref = tf.AutoModelForCausalLM.from_pretrained(path, attn_implementation="eager").eval()
+        x = inputs(False)
+        with torch.no_grad():
+            got = ref(**x).logits
+        want = load_file(str(path / "expected.safetensors"))["logits"]
+        assert torch.allclose(got, want, atol=1e-5), (got - want).abs().max()
+        print("sarvam_moe_remote: transformers reads the remote names back")
     # Youtu-LLM: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with a dense MLP in every layer, tied. Its
     # goldens come from the checkpoint reloaded (float32 asked for), as loading it zeroes the pad token's embedding row.
     youtu = {k: v for k, v in deepseek.items() if k in DECODER or k.endswith(("_rank", "_head_dim")) or "_token_" in k}

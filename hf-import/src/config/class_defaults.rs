@@ -352,6 +352,28 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "sarvam_mla",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 262144),
+            ("num_attention_heads", 64),
+            ("intermediate_size", 16384),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 4096),
+        ],
+    ),
+    (
+        "sarvam_moe",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 262144),
+            ("num_attention_heads", 64),
+            ("intermediate_size", 8192),
+            ("num_hidden_layers", 19),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
         "iquestcoder",
         &[
             ("hidden_size", 5120),
@@ -614,6 +636,23 @@ const ALIASES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     ("internlm3", &[("qkv_bias", "attention_bias"), ("bias", "mlp_bias")]),
+    (
+        "sarvam_mla",
+        &[
+            ("num_local_experts", "n_routed_experts"),
+            ("num_experts", "n_routed_experts"),
+            ("num_shared_experts", "n_shared_experts"),
+        ],
+    ),
+    (
+        "sarvam_moe",
+        &[
+            ("num_local_experts", "n_routed_experts"),
+            ("num_experts", "n_routed_experts"),
+            ("num_shared_experts", "n_shared_experts"),
+            ("use_qkv_bias", "attention_bias"),
+        ],
+    ),
 ];
 
 pub(super) fn fill(json: &mut Map<String, Value>) {

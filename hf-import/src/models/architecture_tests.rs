@@ -169,6 +169,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("exaone", "ExaoneForCausalLM"),
         ("internlm3", "InternLM3ForCausalLM"),
         ("iquestcoder", "IQuestCoderForCausalLM"),
+        ("sarvam_mla", "SarvamMLAForCausalLM"),
+        ("sarvam_moe", "SarvamMoEForCausalLM"),
         ("cwm", "CwmForCausalLM"),
         ("hyperclovax", "HyperCLOVAXForCausalLM"),
         ("jais2", "Jais2ForCausalLM"),
@@ -255,6 +257,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "exaone"
                                 | "internlm3"
                                 | "iquestcoder"
+                                | "sarvam_mla"
+                                | "sarvam_moe"
                                 | "cwm"
                                 | "hyperclovax"
                                 | "jais2"

@@ -73,6 +73,13 @@ fn spec(cfg: &Config, version: Version) -> Result<DecoderSpec> {
     Ok(spec)
 }
 
+/// V3's decoder with a V3 mixture of `d`'s defaults (Sarvam's MLA models).
+pub(super) fn v3_spec_with(cfg: &Config, d: MixtureDefaults) -> Result<DecoderSpec> {
+    let mut spec = latent_spec(cfg, Version::V3)?;
+    spec.moe = Some(v3_mixture(cfg, d)?);
+    Ok(spec)
+}
+
 /// V3's decoder without its mixture: dense MLPs in every layer (Youtu).
 pub(super) fn v3_latent_spec(cfg: &Config) -> Result<DecoderSpec> {
     latent_spec(cfg, Version::V3)

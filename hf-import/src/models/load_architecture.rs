@@ -162,6 +162,8 @@ impl AutoModel {
             "ExaoneForCausalLM" => AutoModel::Exaone(ExaoneForCausalLM::load(cfg, weights)?),
             "InternLM3ForCausalLM" => AutoModel::InternLM3(InternLM3ForCausalLM::load(cfg, weights)?),
             "IQuestCoderForCausalLM" => AutoModel::IQuestCoder(IQuestCoderForCausalLM::load(cfg, weights)?),
+            "SarvamMLAForCausalLM" => AutoModel::SarvamMLA(SarvamMLAForCausalLM::load(cfg, weights)?),
+            "SarvamMoEForCausalLM" => AutoModel::SarvamMoE(SarvamMoEForCausalLM::load(cfg, weights)?),
             "CwmForCausalLM" => AutoModel::Cwm(CwmForCausalLM::load(cfg, weights)?),
             "HyperCLOVAXForCausalLM" => AutoModel::HyperCLOVAX(HyperCLOVAXForCausalLM::load(cfg, weights)?),
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
@@ -272,6 +274,8 @@ impl AutoModel {
             | "ExaoneModel"
             | "InternLM3Model"
             | "IQuestCoderModel"
+            | "SarvamMLAModel"
+            | "SarvamMoEModel"
             | "Ministral3Model"
             | "CwmModel"
             | "HyperCLOVAXModel"

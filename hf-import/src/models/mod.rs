@@ -76,6 +76,7 @@ mod qwen3;
 mod qwen3_5;
 mod registry;
 mod roberta;
+mod sarvam;
 mod seed_oss;
 mod seq2seq_io;
 mod siglip;
@@ -170,6 +171,7 @@ pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::qwen3_5::{Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM};
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
+pub use self::sarvam::{SarvamMLAForCausalLM, SarvamMoEForCausalLM};
 pub use self::seed_oss::SeedOssForCausalLM;
 pub use self::siglip::{Siglip, SiglipTextTower, SiglipVisionTower};
 pub use self::smollm3::SmolLM3ForCausalLM;
@@ -370,6 +372,10 @@ pub enum AutoModel {
     InternLM3(InternLM3ForCausalLM),
     /// `IQuestCoderForCausalLM`
     IQuestCoder(IQuestCoderForCausalLM),
+    /// `SarvamMLAForCausalLM` (Sarvam-MLA)
+    SarvamMLA(SarvamMLAForCausalLM),
+    /// `SarvamMoEForCausalLM` (Sarvam-MoE)
+    SarvamMoE(SarvamMoEForCausalLM),
     /// `Ministral3ForCausalLM` (Ministral 3)
     Ministral3(Ministral3ForCausalLM),
     /// `YoutuForCausalLM` (Youtu-LLM)

@@ -390,6 +390,22 @@ fn mistral3_multimodal_on_text() {
     assert!(err.contains("image inputs are not supported for Mistral3ForConditionalGeneration"), "{err}");
 }
 
+/// Sarvam's mixtures: Sarvam-MLA (DeepSeek-V3 on its config class's defaults), also from the
+/// remote code's config (`deepseek_yarn`, `num_experts`); Sarvam-MoE (GLM-4-MoE with whole-head
+/// RoPE), also under the remote code's names and keys (a fused `query_key_value`, `use_qkv_bias`).
+#[test]
+fn sarvam_mla_and_moe() {
+    check("sarvam_mla");
+    let dir = fixture("sarvam_mla");
+    let v4 = Config::load_file(&dir.join("config_v4.json")).unwrap();
+    assert!(
+        v4.get("rope_scaling").is_some() && v4.get("architectures").unwrap()[0] == "SarvamMLAForCausalLM"
+    );
+    check_with("sarvam_mla", &v4, &Weights::load(&dir, None).unwrap());
+    check("sarvam_moe");
+    check("sarvam_moe_remote");
+}
+
 /// CWM: a full-attention layer then windowed ones (the config class's pattern), the class's llama3
 /// RoPE where the config names none.
 #[test]

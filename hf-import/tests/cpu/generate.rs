@@ -14,7 +14,10 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 122] = [
+const DECODERS: [&str; 125] = [
+    "sarvam_mla",
+    "sarvam_moe",
+    "sarvam_moe_remote",
     "mistral3",
     "mistral3_ministral3",
     "ministral3",

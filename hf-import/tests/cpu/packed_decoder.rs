@@ -12,7 +12,10 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 122] = [
+const DECODERS: [&str; 125] = [
+    "sarvam_mla",
+    "sarvam_moe",
+    "sarvam_moe_remote",
     "mistral3",
     "mistral3_ministral3",
     "ministral3",
