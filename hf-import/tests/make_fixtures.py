@@ -913,13 +913,14 @@ def main():
         v4 = tf.SarvamMLAConfig.from_dict(cfg)
         assert v4.rope_parameters["rope_type"] == "yarn" and v4.n_routed_experts == 8, v4
     # Sarvam-MoE: GLM-4-MoE (run as Glm4MoeForCausalLM) on SarvamMoEConfig's defaults (whole-head RoPE, q/k norms),
-    # q/k/v biases, two groups; `sarvam_moe_remote`: the same checkpoint under the remote code's names (a fused
-    # query_key_value, attention.dense, query/key_layernorm, expert_bias) and config keys (use_qkv_bias, num_experts).
+    # q/k/v biases, two groups, saved as transformers writes it: the remote code's names (a fused query_key_value,
+    # attention.dense, query/key_layernorm, expert_bias). `sarvam_moe_names`: the same checkpoint under transformers'
+    # module names (q/k/v split) with the remote code's config keys (use_qkv_bias, num_experts).
     sarvam_moe = dict(DECODER, head_dim=8, moe_intermediate_size=12, n_routed_experts=8, num_experts_per_tok=2,
                       n_group=2, topk_group=1, pad_token_id=0, eos_token_id=2)
     if build("sarvam_moe", tf.Glm4MoeForCausalLM, tf.SarvamMoEConfig(**sarvam_moe, attention_bias=True), 286) \
             is not None:
-        src, path = OUT / "sarvam_moe", OUT / "sarvam_moe_remote"
+        src, path = OUT / "sarvam_moe", OUT / "sarvam_moe_names"
         shutil.rmtree(path, ignore_errors=True)
         shutil.copytree(src, path, ignore=shutil.ignore_patterns("model.safetensors"))
         cfg = json.loads((path / "config.json").read_text())
@@ -928,20 +929,19 @@ def main():
         cfg["num_experts"] = cfg.pop("n_routed_experts")
         (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
         old = load_file(str(src / "model.safetensors"))
+        assert any(".attention.query_key_value." in k for k in old), sorted(old)[:8]
+        q, kv = 4 * 8, 2 * 8
         new = {}
         for k, v in old.items():
-            if ".self_attn.q_proj." in k:
-                part = k.rsplit(".", 1)[1]
-                stem = k.split(".self_attn.")[0]
-                qkv = [old[f"{stem}.self_attn.{p}_proj.{part}"] for p in "qkv"]
-                new[f"{stem}.attention.query_key_value.{part}"] = torch.cat(qkv, 0)
+            if ".attention.query_key_value." in k:
+                stem, part = k.split(".attention.query_key_value.")
+                for name, t in zip("qkv", v.split([q, kv, kv], 0)):
+                    new[f"{stem}.self_attn.{name}_proj.{part}"] = t.contiguous()
                 continue
-            if ".self_attn.k_proj." in k or ".self_attn.v_proj." in k:
-                continue
-            for a_, b_ in [("model.embed_tokens.", "model.word_embeddings."), (".self_attn.o_proj.", ".attention.dense."),
-                           (".self_attn.q_norm.", ".attention.query_layernorm."),
-                           (".self_attn.k_norm.", ".attention.key_layernorm."),
-                           (".mlp.gate.e_score_correction_bias", ".mlp.gate.expert_bias")]:
+            for a_, b_ in [("model.word_embeddings.", "model.embed_tokens."), (".attention.dense.", ".self_attn.o_proj."),
+                           (".attention.query_layernorm.", ".self_attn.q_norm."),
+                           (".attention.key_layernorm.", ".self_attn.k_norm."),
+                           (".mlp.gate.expert_bias", ".mlp.gate.e_score_correction_bias")]:
                 k = k.replace(a_, b_)
             new[k] = v
         save_file(new, str(path / "model.safetensors"), metadata={"format": "pt"})
@@ -951,7 +951,7 @@ def main():
             got = ref(**x).logits
         want = load_file(str(path / "expected.safetensors"))["logits"]
         assert torch.allclose(got, want, atol=1e-5), (got - want).abs().max()
-        print("sarvam_moe_remote: transformers reads the remote names back")
+        print("sarvam_moe_names: transformers reads its module names back")
     # Youtu-LLM: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with a dense MLP in every layer, tied. Its
     # goldens come from the checkpoint reloaded (float32 asked for), as loading it zeroes the pad token's embedding row.
     youtu = {k: v for k, v in deepseek.items() if k in DECODER or k.endswith(("_rank", "_head_dim")) or "_token_" in k}

@@ -392,7 +392,8 @@ fn mistral3_multimodal_on_text() {
 
 /// Sarvam's mixtures: Sarvam-MLA (DeepSeek-V3 on its config class's defaults), also from the
 /// remote code's config (`deepseek_yarn`, `num_experts`); Sarvam-MoE (GLM-4-MoE with whole-head
-/// RoPE), also under the remote code's names and keys (a fused `query_key_value`, `use_qkv_bias`).
+/// RoPE) under the remote code's names (a fused `query_key_value`), as transformers saves it, and
+/// under transformers' module names with the remote code's config keys (`use_qkv_bias`).
 #[test]
 fn sarvam_mla_and_moe() {
     check("sarvam_mla");
@@ -403,7 +404,7 @@ fn sarvam_mla_and_moe() {
     );
     check_with("sarvam_mla", &v4, &Weights::load(&dir, None).unwrap());
     check("sarvam_moe");
-    check("sarvam_moe_remote");
+    check("sarvam_moe_names");
 }
 
 /// CWM: a full-attention layer then windowed ones (the config class's pattern), the class's llama3

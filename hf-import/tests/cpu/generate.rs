@@ -17,7 +17,7 @@ use oxtorch_tensor::{DType, Tensor};
 const DECODERS: [&str; 125] = [
     "sarvam_mla",
     "sarvam_moe",
-    "sarvam_moe_remote",
+    "sarvam_moe_names",
     "mistral3",
     "mistral3_ministral3",
     "ministral3",
