@@ -1291,6 +1291,17 @@ def gen_sarvam_moe(r):
     return via_auto(tf.Glm4MoeForCausalLM), tf.SarvamMoEConfig, c
 
 
+def gen_nanochat(r):
+    """NanoChatForCausalLM: weightless norms, q/k norms after the reversed RoPE (of several kinds), the ungated MLP
+    under a random activation, attention biases and final soft-capping at random."""
+    c = decoder_common(r, "nanochat")
+    c.update(attention_bias=r.random() < 0.3, hidden_act=r.choice(["relu2", "relu2", "gelu", "silu"]),
+             final_logit_softcapping=r.choice([None, 2.0, 15.0]))
+    hd = c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
+    c["rope_parameters"] = rope_for(r, hd, c["max_position_embeddings"])
+    return tf.NanoChatForCausalLM, tf.NanoChatConfig, c
+
+
 def gen_exaone(r):
     """EXAONE 3/3.5 (`exaone`): transformers runs it as LlamaForCausalLM, its checkpoints under GPT-2-style names."""
     _, _, c = gen_llama(r)
@@ -1892,6 +1903,7 @@ FAMILIES = {
     "mistral3": gen_mistral3,
     "sarvam_mla": gen_sarvam_mla,
     "sarvam_moe": gen_sarvam_moe,
+    "nanochat": gen_nanochat,
     "ministral3_cls": decoder_cls(gen_ministral3, tf.Ministral3ForSequenceClassification),
     "ministral3_tok": decoder_tok(gen_ministral3, tf.Ministral3ForTokenClassification),
     "cwm": gen_cwm,

@@ -952,6 +952,12 @@ def main():
         want = load_file(str(path / "expected.safetensors"))["logits"]
         assert torch.allclose(got, want, atol=1e-5), (got - want).abs().max()
         print("sarvam_moe_names: transformers reads its module names back")
+    # NanoChat: weightless RMS norms (the embeddings' too), q/k norms after its reversed RoPE, the ungated relu² MLP,
+    # final soft-capping (2.0: it bites); `_biased`: attention biases (q and k's rotated with their rows), no capping.
+    nanochat = dict(DECODER, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    build("nanochat", tf.NanoChatForCausalLM, tf.NanoChatConfig(**nanochat, final_logit_softcapping=2.0), 287)
+    build("nanochat_biased", tf.NanoChatForCausalLM,
+          tf.NanoChatConfig(**nanochat, attention_bias=True, final_logit_softcapping=None), 288)
     # Youtu-LLM: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with a dense MLP in every layer, tied. Its
     # goldens come from the checkpoint reloaded (float32 asked for), as loading it zeroes the pad token's embedding row.
     youtu = {k: v for k, v in deepseek.items() if k in DECODER or k.endswith(("_rank", "_head_dim")) or "_token_" in k}

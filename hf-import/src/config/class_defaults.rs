@@ -374,6 +374,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "nanochat",
+        &[
+            ("hidden_size", 768),
+            ("vocab_size", 50304),
+            ("num_attention_heads", 6),
+            ("intermediate_size", 8192),
+            ("num_hidden_layers", 12),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
         "iquestcoder",
         &[
             ("hidden_size", 5120),

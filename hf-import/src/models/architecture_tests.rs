@@ -169,6 +169,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("exaone", "ExaoneForCausalLM"),
         ("internlm3", "InternLM3ForCausalLM"),
         ("iquestcoder", "IQuestCoderForCausalLM"),
+        ("nanochat", "NanoChatForCausalLM"),
         ("sarvam_mla", "SarvamMLAForCausalLM"),
         ("sarvam_moe", "SarvamMoEForCausalLM"),
         ("cwm", "CwmForCausalLM"),
@@ -257,6 +258,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "exaone"
                                 | "internlm3"
                                 | "iquestcoder"
+                                | "nanochat"
                                 | "sarvam_mla"
                                 | "sarvam_moe"
                                 | "cwm"

@@ -162,6 +162,7 @@ impl AutoModel {
             "ExaoneForCausalLM" => AutoModel::Exaone(ExaoneForCausalLM::load(cfg, weights)?),
             "InternLM3ForCausalLM" => AutoModel::InternLM3(InternLM3ForCausalLM::load(cfg, weights)?),
             "IQuestCoderForCausalLM" => AutoModel::IQuestCoder(IQuestCoderForCausalLM::load(cfg, weights)?),
+            "NanoChatForCausalLM" => AutoModel::NanoChat(NanoChatForCausalLM::load(cfg, weights)?),
             "SarvamMLAForCausalLM" => AutoModel::SarvamMLA(SarvamMLAForCausalLM::load(cfg, weights)?),
             "SarvamMoEForCausalLM" => AutoModel::SarvamMoE(SarvamMoEForCausalLM::load(cfg, weights)?),
             "CwmForCausalLM" => AutoModel::Cwm(CwmForCausalLM::load(cfg, weights)?),
@@ -274,6 +275,7 @@ impl AutoModel {
             | "ExaoneModel"
             | "InternLM3Model"
             | "IQuestCoderModel"
+            | "NanoChatModel"
             | "SarvamMLAModel"
             | "SarvamMoEModel"
             | "Ministral3Model"

@@ -63,6 +63,7 @@ mod moe;
 mod mpnet;
 mod mpt;
 mod multiple_choice;
+mod nanochat;
 mod nemotron;
 mod nemotron_h;
 mod nomic_bert;
@@ -157,6 +158,7 @@ pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
 pub use self::mpt::MptForCausalLM;
+pub use self::nanochat::NanoChatForCausalLM;
 pub use self::nemotron::NemotronForCausalLM;
 pub use self::nemotron_h::NemotronHForCausalLM;
 pub use self::nomic_bert::NomicBertModel;
@@ -372,6 +374,8 @@ pub enum AutoModel {
     InternLM3(InternLM3ForCausalLM),
     /// `IQuestCoderForCausalLM`
     IQuestCoder(IQuestCoderForCausalLM),
+    /// `NanoChatForCausalLM` (NanoChat)
+    NanoChat(NanoChatForCausalLM),
     /// `SarvamMLAForCausalLM` (Sarvam-MLA)
     SarvamMLA(SarvamMLAForCausalLM),
     /// `SarvamMoEForCausalLM` (Sarvam-MoE)

@@ -407,6 +407,14 @@ fn sarvam_mla_and_moe() {
     check("sarvam_moe_names");
 }
 
+/// NanoChat: weightless RMS norms (on the embeddings too), q/k norms after its reversed RoPE, the
+/// ungated relu² MLP, the final soft-capping; with attention biases.
+#[test]
+fn nanochat_weightless_norms_and_reversed_rope() {
+    check("nanochat");
+    check("nanochat_biased");
+}
+
 /// CWM: a full-attention layer then windowed ones (the config class's pattern), the class's llama3
 /// RoPE where the config names none.
 #[test]

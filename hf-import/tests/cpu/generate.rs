@@ -14,7 +14,8 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 125] = [
+const DECODERS: [&str; 126] = [
+    "nanochat",
     "sarvam_mla",
     "sarvam_moe",
     "sarvam_moe_names",

@@ -12,7 +12,8 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 125] = [
+const DECODERS: [&str; 126] = [
+    "nanochat",
     "sarvam_mla",
     "sarvam_moe",
     "sarvam_moe_names",
