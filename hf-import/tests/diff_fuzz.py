@@ -1302,6 +1302,16 @@ def gen_nanochat(r):
     return tf.NanoChatForCausalLM, tf.NanoChatConfig, c
 
 
+def gen_glm4_moe_lite(r):
+    """Glm4MoeLiteForCausalLM: DeepSeek-V3's random latent attention and grouped routing, the layer kinds from
+    mlp_layer_types or the class's default (the first dense)."""
+    _, _, c = gen_deepseek_v3(r)
+    c.pop("first_k_dense_replace")
+    if r.random() < 0.5:
+        c["mlp_layer_types"] = [r.choice(["dense", "sparse"]) for _ in range(c["num_hidden_layers"])]
+    return tf.Glm4MoeLiteForCausalLM, tf.Glm4MoeLiteConfig, c
+
+
 def gen_exaone(r):
     """EXAONE 3/3.5 (`exaone`): transformers runs it as LlamaForCausalLM, its checkpoints under GPT-2-style names."""
     _, _, c = gen_llama(r)
@@ -1904,6 +1914,7 @@ FAMILIES = {
     "sarvam_mla": gen_sarvam_mla,
     "sarvam_moe": gen_sarvam_moe,
     "nanochat": gen_nanochat,
+    "glm4_moe_lite": gen_glm4_moe_lite,
     "ministral3_cls": decoder_cls(gen_ministral3, tf.Ministral3ForSequenceClassification),
     "ministral3_tok": decoder_tok(gen_ministral3, tf.Ministral3ForTokenClassification),
     "cwm": gen_cwm,

@@ -958,6 +958,15 @@ def main():
     build("nanochat", tf.NanoChatForCausalLM, tf.NanoChatConfig(**nanochat, final_logit_softcapping=2.0), 287)
     build("nanochat_biased", tf.NanoChatForCausalLM,
           tf.NanoChatConfig(**nanochat, attention_bias=True, final_logit_softcapping=None), 288)
+    # GLM-4.7-Flash: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with GLM-4-MoE's mixture on the layers
+    # mlp_layer_types marks (the first dense by default; `_typed`: given, a dense layer last, a full q_proj, bf16).
+    lite = dict(deepseek, num_hidden_layers=3)
+    for k in ("first_k_dense_replace",):
+        lite.pop(k)
+    build("glm4_moe_lite", tf.Glm4MoeLiteForCausalLM, tf.Glm4MoeLiteConfig(**lite, rope_parameters=yarn), 289)
+    build("glm4_moe_lite_typed", tf.Glm4MoeLiteForCausalLM,
+          tf.Glm4MoeLiteConfig(**dict(lite, q_lora_rank=None, n_group=1, topk_group=1), rope_interleave=False,
+                               mlp_layer_types=["sparse", "sparse", "dense"]), 290, dtype=torch.bfloat16)
     # Youtu-LLM: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with a dense MLP in every layer, tied. Its
     # goldens come from the checkpoint reloaded (float32 asked for), as loading it zeroes the pad token's embedding row.
     youtu = {k: v for k, v in deepseek.items() if k in DECODER or k.endswith(("_rank", "_head_dim")) or "_token_" in k}

@@ -385,6 +385,21 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "glm4_moe_lite",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 154880),
+            ("num_attention_heads", 20),
+            ("num_key_value_heads", 20),
+            ("intermediate_size", 10240),
+            ("num_hidden_layers", 47),
+            ("max_position_embeddings", 202752),
+            ("q_lora_rank", 768),
+            ("qk_nope_head_dim", 192),
+            ("v_head_dim", 256),
+        ],
+    ),
+    (
         "iquestcoder",
         &[
             ("hidden_size", 5120),

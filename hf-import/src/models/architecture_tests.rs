@@ -169,6 +169,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("exaone", "ExaoneForCausalLM"),
         ("internlm3", "InternLM3ForCausalLM"),
         ("iquestcoder", "IQuestCoderForCausalLM"),
+        ("glm4_moe_lite", "Glm4MoeLiteForCausalLM"),
         ("nanochat", "NanoChatForCausalLM"),
         ("sarvam_mla", "SarvamMLAForCausalLM"),
         ("sarvam_moe", "SarvamMoEForCausalLM"),
@@ -258,6 +259,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "exaone"
                                 | "internlm3"
                                 | "iquestcoder"
+                                | "glm4_moe_lite"
                                 | "nanochat"
                                 | "sarvam_mla"
                                 | "sarvam_moe"

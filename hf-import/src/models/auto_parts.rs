@@ -166,6 +166,7 @@ impl AutoModel {
             AutoModel::Exaone(m) => Some(m),
             AutoModel::InternLM3(m) => Some(m),
             AutoModel::IQuestCoder(m) => Some(m),
+            AutoModel::Glm4MoeLite(m) => Some(m),
             AutoModel::NanoChat(m) => Some(m),
             AutoModel::SarvamMoE(m) => Some(m),
             AutoModel::SarvamMLA(m) => Some(m),

@@ -204,6 +204,30 @@ pub(super) fn v3_mixture(cfg: &Config, d: MixtureDefaults) -> Result<MoeSpec> {
     routed_mixture(cfg, d, Scoring::DeepseekV3 { groups, top_groups }, normalize)
 }
 
+/// Which of `layers` layers are the mixture by `mlp_layer_types` (`"sparse"` or `"dense"` for each;
+/// `None` when the config has none).
+pub(super) fn sparse_layers_by_type(cfg: &Config, layers: usize) -> Result<Option<Vec<bool>>> {
+    let Some(types) = cfg.get("mlp_layer_types") else { return Ok(None) };
+    types
+        .as_array()
+        .filter(|a| a.len() == layers)
+        .and_then(|a| {
+            a.iter()
+                .map(|t| match t.as_str() {
+                    Some("sparse") => Some(true),
+                    Some("dense") => Some(false),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()
+        })
+        .map(Some)
+        .ok_or_else(|| {
+            Error::Config(format!(
+                "\"mlp_layer_types\" must list \"dense\" or \"sparse\" for each of the {layers} layers, got {types}"
+            ))
+        })
+}
+
 /// The mixture's sizes and layers read with `d`'s defaults, routed by `scoring`.
 fn routed_mixture(cfg: &Config, d: MixtureDefaults, scoring: Scoring, normalize: bool) -> Result<MoeSpec> {
     let layers = cfg.layers("num_hidden_layers")?;

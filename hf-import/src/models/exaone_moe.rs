@@ -6,10 +6,10 @@
 //! ones. Checkpoints keep the router's bias as `mlp.e_score_correction_bias`.
 
 use super::decoder::{CausalLm, DecoderSpec};
-use super::deepseek::{v3_mixture, MixtureDefaults};
+use super::deepseek::{sparse_layers_by_type, v3_mixture, MixtureDefaults};
 use super::family::causal_lm_newtype;
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::weights::Weights;
 
 causal_lm_newtype!(
@@ -51,25 +51,8 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
         }
     }
     let mut moe = v3_mixture(&Config::from_map(json), EXAONE_MOE)?;
-    if let Some(types) = cfg.get("mlp_layer_types").filter(|v| !v.is_null()) {
-        let layers = moe.sparse_layers.len();
-        moe.sparse_layers = types
-            .as_array()
-            .filter(|a| a.len() == layers)
-            .and_then(|a| {
-                a.iter()
-                    .map(|t| match t.as_str() {
-                        Some("sparse") => Some(true),
-                        Some("dense") => Some(false),
-                        _ => None,
-                    })
-                    .collect::<Option<Vec<_>>>()
-            })
-            .ok_or_else(|| {
-                Error::Config(format!(
-                    "\"mlp_layer_types\" must list \"dense\" or \"sparse\" for each of the {layers} layers, got {types}"
-                ))
-            })?;
+    if let Some(sparse) = sparse_layers_by_type(cfg, moe.sparse_layers.len())? {
+        moe.sparse_layers = sparse;
     }
     spec.moe = Some(moe);
     Ok(spec)

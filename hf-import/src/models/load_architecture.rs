@@ -162,6 +162,7 @@ impl AutoModel {
             "ExaoneForCausalLM" => AutoModel::Exaone(ExaoneForCausalLM::load(cfg, weights)?),
             "InternLM3ForCausalLM" => AutoModel::InternLM3(InternLM3ForCausalLM::load(cfg, weights)?),
             "IQuestCoderForCausalLM" => AutoModel::IQuestCoder(IQuestCoderForCausalLM::load(cfg, weights)?),
+            "Glm4MoeLiteForCausalLM" => AutoModel::Glm4MoeLite(Glm4MoeLiteForCausalLM::load(cfg, weights)?),
             "NanoChatForCausalLM" => AutoModel::NanoChat(NanoChatForCausalLM::load(cfg, weights)?),
             "SarvamMLAForCausalLM" => AutoModel::SarvamMLA(SarvamMLAForCausalLM::load(cfg, weights)?),
             "SarvamMoEForCausalLM" => AutoModel::SarvamMoE(SarvamMoEForCausalLM::load(cfg, weights)?),
@@ -275,6 +276,7 @@ impl AutoModel {
             | "ExaoneModel"
             | "InternLM3Model"
             | "IQuestCoderModel"
+            | "Glm4MoeLiteModel"
             | "NanoChatModel"
             | "SarvamMLAModel"
             | "SarvamMoEModel"

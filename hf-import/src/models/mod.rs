@@ -38,6 +38,7 @@ mod gemma;
 mod gemma3_multimodal;
 mod glm;
 mod glm4_moe;
+mod glm4_moe_lite;
 mod gpt2;
 mod gpt_bigcode;
 mod gpt_neo;
@@ -134,6 +135,7 @@ pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, Va
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::glm::GlmForCausalLM;
 pub use self::glm4_moe::Glm4MoeForCausalLM;
+pub use self::glm4_moe_lite::Glm4MoeLiteForCausalLM;
 pub use self::gpt2::GPT2LMHeadModel;
 pub use self::gpt_bigcode::GPTBigCodeForCausalLM;
 pub use self::gpt_neo::GPTNeoForCausalLM;
@@ -374,6 +376,8 @@ pub enum AutoModel {
     InternLM3(InternLM3ForCausalLM),
     /// `IQuestCoderForCausalLM`
     IQuestCoder(IQuestCoderForCausalLM),
+    /// `Glm4MoeLiteForCausalLM` (GLM-4.7-Flash)
+    Glm4MoeLite(Glm4MoeLiteForCausalLM),
     /// `NanoChatForCausalLM` (NanoChat)
     NanoChat(NanoChatForCausalLM),
     /// `SarvamMLAForCausalLM` (Sarvam-MLA)

@@ -415,6 +415,14 @@ fn nanochat_weightless_norms_and_reversed_rope() {
     check("nanochat_biased");
 }
 
+/// GLM-4.7-Flash: DeepSeek-V3's latent attention with GLM-4-MoE's mixture, the first layer dense
+/// by default; the layer kinds from `mlp_layer_types`, half-split RoPE, a full q_proj, from bf16.
+#[test]
+fn glm4_moe_lite_latent_attention_and_layer_kinds() {
+    check("glm4_moe_lite");
+    check("glm4_moe_lite_typed");
+}
+
 /// CWM: a full-attention layer then windowed ones (the config class's pattern), the class's llama3
 /// RoPE where the config names none.
 #[test]

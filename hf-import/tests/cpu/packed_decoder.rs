@@ -12,7 +12,9 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 126] = [
+const DECODERS: [&str; 128] = [
+    "glm4_moe_lite",
+    "glm4_moe_lite_typed",
     "nanochat",
     "sarvam_mla",
     "sarvam_moe",
