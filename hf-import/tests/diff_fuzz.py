@@ -1312,6 +1312,26 @@ def gen_glm4_moe_lite(r):
     return tf.Glm4MoeLiteForCausalLM, tf.Glm4MoeLiteConfig, c
 
 
+def gen_lfm2_moe(r):
+    """Lfm2MoeForCausalLM: LFM2's random layers (layer_types given: transformers needs them) with mixtures after
+    0-3 dense layers, sigmoid routing biased or not, renormalised or not, scaled."""
+    h, nh, kv = heads(r)
+    layers = r.randint(1, 3)
+    types = [r.choice(["conv", "full_attention"]) for _ in range(layers)]
+    types[r.randrange(layers)] = "full_attention"
+    experts = r.randint(2, 6)
+    c = dict(vocab_size=r.choice([16, 64, 100]), hidden_size=h, num_hidden_layers=layers, num_attention_heads=nh,
+             num_key_value_heads=kv, max_position_embeddings=r.choice([16, 32, 64]), norm_eps=r.choice([1e-5, 1e-3]),
+             conv_L_cache=r.choice([2, 3, 4]), conv_bias=r.random() < 0.3, tie_word_embeddings=r.random() < 0.6,
+             layer_types=types, intermediate_size=r.choice([24, 48]), moe_intermediate_size=r.choice([8, 16]),
+             num_dense_layers=r.randint(0, 3), num_experts=experts, num_experts_per_tok=r.randint(1, min(3, experts)),
+             use_expert_bias=r.random() < 0.7, norm_topk_prob=r.random() < 0.7,
+             routed_scaling_factor=r.choice([1.0, 2.5]), pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, None]))
+    if r.random() < 0.4:
+        c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0])}
+    return tf.Lfm2MoeForCausalLM, tf.Lfm2MoeConfig, c
+
+
 def gen_exaone(r):
     """EXAONE 3/3.5 (`exaone`): transformers runs it as LlamaForCausalLM, its checkpoints under GPT-2-style names."""
     _, _, c = gen_llama(r)
@@ -1915,6 +1935,7 @@ FAMILIES = {
     "sarvam_moe": gen_sarvam_moe,
     "nanochat": gen_nanochat,
     "glm4_moe_lite": gen_glm4_moe_lite,
+    "lfm2_moe": gen_lfm2_moe,
     "ministral3_cls": decoder_cls(gen_ministral3, tf.Ministral3ForSequenceClassification),
     "ministral3_tok": decoder_tok(gen_ministral3, tf.Ministral3ForTokenClassification),
     "cwm": gen_cwm,
@@ -2008,7 +2029,7 @@ def randomise(model, seed):
                 p.copy_(0.2 * noise)
         # Buffers a checkpoint stores that steer the model: DeepSeek-V3's router bias, Apertus's xIELU scalars.
         for name, b in model.named_buffers():
-            if name.endswith("e_score_correction_bias"):
+            if name.endswith(("e_score_correction_bias", "expert_bias")):  # (LFM2-MoE's: expert_bias)
                 b.copy_(0.1 * torch.randn(b.shape, generator=g))
             elif name.endswith("act_fn.beta"):
                 b.copy_(0.5 + 0.1 * torch.randn(b.shape, generator=g))

@@ -51,7 +51,7 @@ def randomise(model, seed):
                 p.copy_(0.2 * noise)
         # DeepSeek-V3's router bias is a buffer, not a parameter: drawn too, so that it steers the choice.
         for name, b in model.named_buffers():
-            if name.endswith("e_score_correction_bias"):
+            if name.endswith(("e_score_correction_bias", "expert_bias")):  # (LFM2-MoE's: expert_bias)
                 b.copy_(0.1 * torch.randn(b.shape, generator=g))
             # Apertus's xIELU scalars.
             elif name.endswith("act_fn.beta"):
@@ -967,6 +967,15 @@ def main():
     build("glm4_moe_lite_typed", tf.Glm4MoeLiteForCausalLM,
           tf.Glm4MoeLiteConfig(**dict(lite, q_lora_rank=None, n_group=1, topk_group=1), rope_interleave=False,
                                mlp_layer_types=["sparse", "sparse", "dense"]), 290, dtype=torch.bfloat16)
+    # LFM2-MoE: LFM2's short convolutions and attention, a dense layer then mixtures (sigmoid scores biased by
+    # expert_bias for the choice, renormalised, scaled); `_plain`: no expert bias, unnormalised, two dense layers.
+    lfm2_moe = dict(DECODER, num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"], moe_intermediate_size=16,
+                    num_experts=4, num_experts_per_tok=2, pad_token_id=0, eos_token_id=2)
+    build("lfm2_moe", tf.Lfm2MoeForCausalLM,
+          tf.Lfm2MoeConfig(**lfm2_moe, num_dense_layers=1, routed_scaling_factor=1.5), 291)
+    build("lfm2_moe_plain", tf.Lfm2MoeForCausalLM,
+          tf.Lfm2MoeConfig(**lfm2_moe, num_dense_layers=2, use_expert_bias=False, norm_topk_prob=False,
+                           tie_word_embeddings=False), 292)
     # Youtu-LLM: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with a dense MLP in every layer, tied. Its
     # goldens come from the checkpoint reloaded (float32 asked for), as loading it zeroes the pad token's embedding row.
     youtu = {k: v for k, v in deepseek.items() if k in DECODER or k.endswith(("_rank", "_head_dim")) or "_token_" in k}

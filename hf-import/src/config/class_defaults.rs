@@ -400,6 +400,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "lfm2_moe",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 65536),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 7168),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 128000),
+        ],
+    ),
+    (
         "iquestcoder",
         &[
             ("hidden_size", 5120),

@@ -284,7 +284,7 @@ impl Config {
                     Some("gpt_oss") => 150_000.0,
                     Some("helium") => 100_000.0,
                     Some("flex_olmo") => 500_000.0,
-                    Some("lfm2" | "cwm" | "solar_open") => 1_000_000.0,
+                    Some("lfm2" | "lfm2_moe" | "cwm" | "solar_open") => 1_000_000.0,
                     Some("sarvam_moe") => 8_000_000.0,
                     Some("nomic_bert") => 1_000.0,
                     _ => 10_000.0,

@@ -80,6 +80,13 @@ pub enum Scoring {
         /// `router_jitter_noise`
         jitter_eps: f64,
     },
+    /// LFM2-MoE: sigmoid scores of the router's logits (both in the model dtype); with `biased`
+    /// (`use_expert_bias`), experts chosen by score plus the block's `expert_bias`, weighted by
+    /// their unbiased scores; renormalised over `sum + 1e-6`.
+    Sigmoid {
+        /// `use_expert_bias`
+        biased: bool,
+    },
 }
 
 /// How a mixture weighs its experts' outputs.
@@ -122,6 +129,7 @@ impl Routing {
             | Scoring::SoftmaxOfTopK
             | Scoring::SparseMixer { .. }
             | Scoring::BiasedSoftmax
+            | Scoring::Sigmoid { .. }
             | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
             Scoring::DeepseekV2 { groups: Some((g, k)) } => (g, k, 0.0),
             Scoring::DeepseekV3 { groups, top_groups } => (groups, top_groups, f32::NEG_INFINITY),
@@ -160,6 +168,7 @@ impl Routing {
         let sum: f32 = chosen.iter().map(|&e| weight(e)).sum();
         let denominator = match self.scoring {
             Scoring::DeepseekV3 { .. } => sum + 1e-20,
+            Scoring::Sigmoid { .. } => sum + 1e-6,
             Scoring::BiasedSoftmax => sum.max(1e-12),
             _ => sum,
         };
@@ -329,6 +338,19 @@ impl SparseMoe {
             Scoring::Softmax | Scoring::SoftmaxOfTopK | Scoring::SparseMixer { .. } => {
                 (Linear::load(&vars.pp("gate"), hidden, experts, biased)?, None)
             }
+            Scoring::Sigmoid { biased: expert_bias } => {
+                let correction = match expert_bias {
+                    true => Some(
+                        vars.get_as_stored("expert_bias", &[experts])?
+                            .to_dtype(DType::F32)?
+                            .to(Device::Cpu)?
+                            .contiguous()?
+                            .to_vec::<f32>()?,
+                    ),
+                    false => None,
+                };
+                (Linear::load(&vars.pp("gate"), hidden, experts, biased)?, correction)
+            }
             // transformers keeps DeepSeek's router in float32 whatever the model's dtype.
             scoring => {
                 let gate = vars.pp("gate");
@@ -450,6 +472,7 @@ impl SparseMoe {
                 self.router.forward(&flat.to_dtype(DType::F32)?)?.softmax(-1, None)?
             }
             Scoring::DeepseekV3 { .. } => self.router.forward(&flat.to_dtype(DType::F32)?)?.sigmoid()?,
+            Scoring::Sigmoid { .. } => self.router.forward(&flat)?.sigmoid()?.to_dtype(DType::F32)?,
         };
         let probs = probs.to(Device::Cpu)?.contiguous()?.to_vec::<f32>()?;
         // Each expert's tokens and their weights, in token order.

@@ -157,6 +157,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("granitemoehybrid", "GraniteMoeHybridForCausalLM"),
         ("bamba", "BambaForCausalLM"),
         ("lfm2", "Lfm2ForCausalLM"),
+        ("lfm2_moe", "Lfm2MoeForCausalLM"),
         ("jamba", "JambaForCausalLM"),
         ("nemotron_h", "NemotronHForCausalLM"),
         ("qwen3_5_text", "Qwen3_5ForCausalLM"),
@@ -249,6 +250,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "granitemoehybrid"
                                 | "bamba"
                                 | "lfm2"
+                                | "lfm2_moe"
                                 | "nemotron_h"
                                 | "qwen3_5_text"
                                 | "qwen3_next"

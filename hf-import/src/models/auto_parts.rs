@@ -154,6 +154,7 @@ impl AutoModel {
             AutoModel::Apertus(m) => Some(m),
             AutoModel::Bamba(m) => Some(m),
             AutoModel::Lfm2(m) => Some(m),
+            AutoModel::Lfm2Moe(m) => Some(m),
             AutoModel::Jamba(m) => Some(m),
             AutoModel::NemotronH(m) => Some(m),
             AutoModel::Qwen3_5(m) => Some(m),

@@ -151,6 +151,7 @@ impl AutoModel {
             "ApertusForCausalLM" => AutoModel::Apertus(ApertusForCausalLM::load(cfg, weights)?),
             "BambaForCausalLM" => AutoModel::Bamba(BambaForCausalLM::load(cfg, weights)?),
             "Lfm2ForCausalLM" => AutoModel::Lfm2(Lfm2ForCausalLM::load(cfg, weights)?),
+            "Lfm2MoeForCausalLM" => AutoModel::Lfm2Moe(Lfm2MoeForCausalLM::load(cfg, weights)?),
             "JambaForCausalLM" => AutoModel::Jamba(JambaForCausalLM::load(cfg, weights)?),
             "NemotronHForCausalLM" => AutoModel::NemotronH(NemotronHForCausalLM::load(cfg, weights)?),
             "Qwen3_5ForCausalLM" => AutoModel::Qwen3_5(Qwen3_5ForCausalLM::load(cfg, weights)?),
@@ -265,6 +266,7 @@ impl AutoModel {
             | "GraniteMoeHybridModel"
             | "BambaModel"
             | "Lfm2Model"
+            | "Lfm2MoeModel"
             | "JambaModel"
             | "NemotronHModel"
             | "Qwen3_5TextModel"

@@ -148,7 +148,7 @@ pub use self::hunyuan::{HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM};
 pub use self::hyperclovax::HyperCLOVAXForCausalLM;
 pub use self::jais2::Jais2ForCausalLM;
 pub use self::jamba::JambaForCausalLM;
-pub use self::lfm2::Lfm2ForCausalLM;
+pub use self::lfm2::{Lfm2ForCausalLM, Lfm2MoeForCausalLM};
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
 pub use self::llama_variants::{IQuestCoderForCausalLM, InternLM3ForCausalLM};
 pub use self::mamba::{Mamba, MambaState};
@@ -352,6 +352,8 @@ pub enum AutoModel {
     Bamba(BambaForCausalLM),
     /// `Lfm2ForCausalLM`
     Lfm2(Lfm2ForCausalLM),
+    /// `Lfm2MoeForCausalLM`
+    Lfm2Moe(Lfm2MoeForCausalLM),
     /// `JambaForCausalLM`
     Jamba(JambaForCausalLM),
     /// `NemotronHForCausalLM`

@@ -423,6 +423,14 @@ fn glm4_moe_lite_latent_attention_and_layer_kinds() {
     check("glm4_moe_lite_typed");
 }
 
+/// LFM2-MoE: LFM2's convolutions and attention with sigmoid-routed mixtures after the dense
+/// layers, chosen with the block's expert bias, renormalised and scaled; without either.
+#[test]
+fn lfm2_moe_sigmoid_routing() {
+    check("lfm2_moe");
+    check("lfm2_moe_plain");
+}
+
 /// CWM: a full-attention layer then windowed ones (the config class's pattern), the class's llama3
 /// RoPE where the config names none.
 #[test]

@@ -14,7 +14,9 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 128] = [
+const DECODERS: [&str; 130] = [
+    "lfm2_moe",
+    "lfm2_moe_plain",
     "glm4_moe_lite",
     "glm4_moe_lite_typed",
     "nanochat",
