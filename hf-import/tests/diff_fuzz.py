@@ -1332,6 +1332,24 @@ def gen_lfm2_moe(r):
     return tf.Lfm2MoeForCausalLM, tf.Lfm2MoeConfig, c
 
 
+def gen_minimax_m2(r):
+    """MiniMaxM2ForCausalLM: whole-projection q/k norms, RoPE over a random rotary_dim (or the rope dict's share, or
+    whole heads), a sigmoid-routed mixture biased by a random e_score_correction_bias in every layer."""
+    c = decoder_common(r, "minimax_m2")
+    c["head_dim"] = r.choice([4, 8, 16])
+    experts = r.randint(2, 8)
+    c.update(num_local_experts=experts, num_experts_per_tok=r.randint(1, min(4, experts)),
+             hidden_act=r.choice(["silu", "gelu"]))
+    rope = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0, 5e6])}
+    roll = r.random()
+    if roll < 0.4:
+        c["rotary_dim"] = r.choice([d for d in (2, 4, 8, 16) if d <= c["head_dim"]])
+    elif roll < 0.6:
+        rope["partial_rotary_factor"] = 0.5
+    c["rope_parameters"] = rope
+    return tf.MiniMaxM2ForCausalLM, tf.MiniMaxM2Config, c
+
+
 def gen_exaone(r):
     """EXAONE 3/3.5 (`exaone`): transformers runs it as LlamaForCausalLM, its checkpoints under GPT-2-style names."""
     _, _, c = gen_llama(r)
@@ -1936,6 +1954,7 @@ FAMILIES = {
     "nanochat": gen_nanochat,
     "glm4_moe_lite": gen_glm4_moe_lite,
     "lfm2_moe": gen_lfm2_moe,
+    "minimax_m2": gen_minimax_m2,
     "ministral3_cls": decoder_cls(gen_ministral3, tf.Ministral3ForSequenceClassification),
     "ministral3_tok": decoder_tok(gen_ministral3, tf.Ministral3ForTokenClassification),
     "cwm": gen_cwm,

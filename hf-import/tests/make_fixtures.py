@@ -976,6 +976,11 @@ def main():
     build("lfm2_moe_plain", tf.Lfm2MoeForCausalLM,
           tf.Lfm2MoeConfig(**lfm2_moe, num_dense_layers=2, use_expert_bias=False, norm_topk_prob=False,
                            tie_word_embeddings=False), 292)
+    # MiniMax-M2: q/k norms over whole projections, RoPE over rotary_dim (half) of each head, a sigmoid-routed mixture
+    # biased by the block's e_score_correction_bias in every layer.
+    build("minimax_m2", tf.MiniMaxM2ForCausalLM,
+          tf.MiniMaxM2Config(**dict(DECODER, head_dim=8, intermediate_size=16), rotary_dim=4, num_local_experts=4,
+                             num_experts_per_tok=2, pad_token_id=0, bos_token_id=1, eos_token_id=2), 293)
     # Youtu-LLM: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with a dense MLP in every layer, tied. Its
     # goldens come from the checkpoint reloaded (float32 asked for), as loading it zeroes the pad token's embedding row.
     youtu = {k: v for k, v in deepseek.items() if k in DECODER or k.endswith(("_rank", "_head_dim")) or "_token_" in k}

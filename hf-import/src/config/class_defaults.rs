@@ -411,6 +411,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "minimax_m2",
+        &[
+            ("hidden_size", 3072),
+            ("vocab_size", 200064),
+            ("num_attention_heads", 48),
+            ("intermediate_size", 1536),
+            ("num_hidden_layers", 62),
+            ("max_position_embeddings", 196608),
+        ],
+    ),
+    (
         "iquestcoder",
         &[
             ("hidden_size", 5120),

@@ -135,7 +135,7 @@ impl Config {
             return Err(Error::Unsupported("PhiMoE's rope scaling must be \"longrope\" or none".into()));
         }
         // Of the supported families only Phi, Phi-3, GPT-NeoX, GPT-J, CodeGen, StableLM, Nemotron,
-        // GLM, GLM-4-MoE (and Sarvam-MoE), Bamba and Qwen3.5 rotate part of each head; the others
+        // GLM, GLM-4-MoE (and Sarvam-MoE), MiniMax-M2, Bamba and Qwen3.5 rotate part of each head; the others
         // rotate the whole head whatever the config says, except that transformers cannot run a
         // scaled RoPE with a partial factor (its frequencies are then too few).
         let neox = matches!(
@@ -151,6 +151,7 @@ impl Config {
                     | "glm4"
                     | "glm4_moe"
                     | "sarvam_moe"
+                    | "minimax_m2"
                     | "bamba"
                     | "qwen3_5_text"
                     | "qwen3_next"
@@ -275,7 +276,7 @@ impl Config {
             _ if self.is_olmo3() => self.f64_or("rope_theta", 500_000.0),
             // The `default_theta` of `MixtralConfig`, `PhimoeConfig`, `CohereConfig`, `Ernie4_5Config`,
             // `SmolLM3Config`, `GptOssConfig`, `HeliumConfig`, `FlexOlmoConfig`, `Lfm2Config`,
-            // `CwmConfig`, `SolarOpenConfig` and `SarvamMoEConfig`.
+            // `CwmConfig`, `SolarOpenConfig`, `SarvamMoEConfig` and `MiniMaxM2Config`.
             _ => {
                 let default = match self.get("model_type").and_then(Value::as_str) {
                     Some("mixtral" | "phimoe") => 1_000_000.0,
@@ -286,6 +287,7 @@ impl Config {
                     Some("flex_olmo") => 500_000.0,
                     Some("lfm2" | "lfm2_moe" | "cwm" | "solar_open") => 1_000_000.0,
                     Some("sarvam_moe") => 8_000_000.0,
+                    Some("minimax_m2") => 5_000_000.0,
                     Some("nomic_bert") => 1_000.0,
                     _ => 10_000.0,
                 };

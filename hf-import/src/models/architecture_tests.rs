@@ -170,6 +170,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("exaone", "ExaoneForCausalLM"),
         ("internlm3", "InternLM3ForCausalLM"),
         ("iquestcoder", "IQuestCoderForCausalLM"),
+        ("minimax_m2", "MiniMaxM2ForCausalLM"),
         ("glm4_moe_lite", "Glm4MoeLiteForCausalLM"),
         ("nanochat", "NanoChatForCausalLM"),
         ("sarvam_mla", "SarvamMLAForCausalLM"),
@@ -261,6 +262,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "exaone"
                                 | "internlm3"
                                 | "iquestcoder"
+                                | "minimax_m2"
                                 | "glm4_moe_lite"
                                 | "nanochat"
                                 | "sarvam_mla"

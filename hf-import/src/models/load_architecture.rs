@@ -163,6 +163,7 @@ impl AutoModel {
             "ExaoneForCausalLM" => AutoModel::Exaone(ExaoneForCausalLM::load(cfg, weights)?),
             "InternLM3ForCausalLM" => AutoModel::InternLM3(InternLM3ForCausalLM::load(cfg, weights)?),
             "IQuestCoderForCausalLM" => AutoModel::IQuestCoder(IQuestCoderForCausalLM::load(cfg, weights)?),
+            "MiniMaxM2ForCausalLM" => AutoModel::MiniMaxM2(MiniMaxM2ForCausalLM::load(cfg, weights)?),
             "Glm4MoeLiteForCausalLM" => AutoModel::Glm4MoeLite(Glm4MoeLiteForCausalLM::load(cfg, weights)?),
             "NanoChatForCausalLM" => AutoModel::NanoChat(NanoChatForCausalLM::load(cfg, weights)?),
             "SarvamMLAForCausalLM" => AutoModel::SarvamMLA(SarvamMLAForCausalLM::load(cfg, weights)?),
@@ -278,6 +279,7 @@ impl AutoModel {
             | "ExaoneModel"
             | "InternLM3Model"
             | "IQuestCoderModel"
+            | "MiniMaxM2Model"
             | "Glm4MoeLiteModel"
             | "NanoChatModel"
             | "SarvamMLAModel"

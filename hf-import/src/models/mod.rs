@@ -55,6 +55,7 @@ mod llama;
 mod llama_variants;
 mod load_architecture;
 mod mamba;
+mod minimax_m2;
 mod ministral;
 mod ministral3;
 mod mistral;
@@ -152,6 +153,7 @@ pub use self::lfm2::{Lfm2ForCausalLM, Lfm2MoeForCausalLM};
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
 pub use self::llama_variants::{IQuestCoderForCausalLM, InternLM3ForCausalLM};
 pub use self::mamba::{Mamba, MambaState};
+pub use self::minimax_m2::MiniMaxM2ForCausalLM;
 pub use self::ministral::MinistralForCausalLM;
 pub use self::ministral3::Ministral3ForCausalLM;
 pub use self::mistral::MistralForCausalLM;
@@ -378,6 +380,8 @@ pub enum AutoModel {
     InternLM3(InternLM3ForCausalLM),
     /// `IQuestCoderForCausalLM`
     IQuestCoder(IQuestCoderForCausalLM),
+    /// `MiniMaxM2ForCausalLM` (MiniMax-M2)
+    MiniMaxM2(MiniMaxM2ForCausalLM),
     /// `Glm4MoeLiteForCausalLM` (GLM-4.7-Flash)
     Glm4MoeLite(Glm4MoeLiteForCausalLM),
     /// `NanoChatForCausalLM` (NanoChat)

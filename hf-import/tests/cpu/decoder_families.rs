@@ -431,6 +431,13 @@ fn lfm2_moe_sigmoid_routing() {
     check("lfm2_moe_plain");
 }
 
+/// MiniMax-M2: q/k norms over whole projections, RoPE over `rotary_dim`, a sigmoid-routed mixture
+/// chosen with the block's score correction, under Mixtral's names.
+#[test]
+fn minimax_m2_whole_projection_norms_and_biased_routing() {
+    check("minimax_m2");
+}
+
 /// CWM: a full-attention layer then windowed ones (the config class's pattern), the class's llama3
 /// RoPE where the config names none.
 #[test]
