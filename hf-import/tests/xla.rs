@@ -175,6 +175,29 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
 }
 
+/// The later decoder families on xla: CWM's windows, Jais 2's layer norms, HyperCLOVA X's post
+/// norms, Youtu's latent attention, Ministral 3's per-position query scale (also inside Mistral 3),
+/// NanoChat's weightless norms, GLM-4.7-Flash's latent attention with its mixture, MiniMax-M2's
+/// whole-projection norms and biased sigmoid routing.
+#[test]
+fn later_decoder_families_forward_on_xla_match_transformers() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    let names = [
+        "cwm",
+        "jais2",
+        "hyperclovax",
+        "youtu",
+        "ministral3",
+        "mistral3_ministral3",
+        "nanochat",
+        "glm4_moe_lite",
+        "minimax_m2",
+    ];
+    let fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
+    assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
+}
+
 #[test]
 fn llama_greedy_generate_on_xla_matches_transformers() {
     let Some(dev) = xla() else { return };

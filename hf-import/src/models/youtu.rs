@@ -37,7 +37,11 @@ impl YoutuForCausalLM {
                     let zeroed =
                         name.ends_with("embed_tokens.weight") || (head_is_embed && name == "lm_head.weight");
                     match zeroed && t.rank() == 2 && pad < t.dims()[0] {
-                        true => Ok(Some(t.index_fill(0, &Tensor::from_vec(vec![pad as i64], [1])?, 0.0)?)),
+                        true => Ok(Some(t.index_fill(
+                            0,
+                            &Tensor::from_vec(vec![pad as i64], [1])?.to(t.device())?,
+                            0.0,
+                        )?)),
                         false => Ok(None),
                     }
                 })?
