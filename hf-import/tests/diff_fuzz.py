@@ -1350,6 +1350,16 @@ def gen_minimax_m2(r):
     return tf.MiniMaxM2ForCausalLM, tf.MiniMaxM2Config, c
 
 
+def gen_openai_gpt(r):
+    """OpenAIGPTLMHeadModel (its classifier: `openai_gpt_cls`): GPT-2's post-norm block without a final norm, random
+    widths, depth, activation, epsilon."""
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([16, 64, 100, 128]), n_positions=r.choice([16, 32, 64]), n_embd=h,
+             n_layer=r.randint(1, 3), n_head=nh, afn=r.choice(["gelu", "gelu", "relu", "silu", "swish"]),
+             layer_norm_epsilon=r.choice([1e-5, 1e-3]), pad_token_id=0)
+    return tf.OpenAIGPTLMHeadModel, tf.OpenAIGPTConfig, c
+
+
 def gen_exaone(r):
     """EXAONE 3/3.5 (`exaone`): transformers runs it as LlamaForCausalLM, its checkpoints under GPT-2-style names."""
     _, _, c = gen_llama(r)
@@ -1955,6 +1965,8 @@ FAMILIES = {
     "glm4_moe_lite": gen_glm4_moe_lite,
     "lfm2_moe": gen_lfm2_moe,
     "minimax_m2": gen_minimax_m2,
+    "openai_gpt": gen_openai_gpt,
+    "openai_gpt_cls": decoder_cls(gen_openai_gpt, tf.OpenAIGPTForSequenceClassification),
     "ministral3_cls": decoder_cls(gen_ministral3, tf.Ministral3ForSequenceClassification),
     "ministral3_tok": decoder_tok(gen_ministral3, tf.Ministral3ForTokenClassification),
     "cwm": gen_cwm,
@@ -2010,7 +2022,7 @@ BASE = {"phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "d
         "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "biogpt_cls": "biogpt", "arcee_cls": "arcee", "deepseek_v3_cls": "deepseek_v3", "gpt_oss_cls": "gpt_oss", "hunyuan_cls": "hunyuan", "jamba_cls": "jamba", "ministral_cls": "ministral", "exaone4_cls": "exaone4", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
-        "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3"}
+        "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt"}
 # Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
 MULTIMODAL_TEXT = {"mistral3"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
@@ -2021,7 +2033,7 @@ CLASSIFIERS = {"phimoe_cls", "jamba_cls", "arcee_cls", "hunyuan_cls", "ministral
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls",
                # The decoders' token classifiers.
-               "llama_tok", "mistral_tok", "qwen2_tok", "qwen3_tok", "gemma_tok", "gemma2_tok", "phi3_tok", "gpt2_tok", "gpt_neox_tok", "falcon_tok", "bloom_tok", "mpt_tok", "gpt_neo_tok", "gpt_bigcode_tok", "biogpt_tok", "mixtral_tok", "qwen3_moe_tok", "qwen2_moe_tok", "stablelm_tok", "starcoder2_tok", "phi_tok", "nemotron_tok", "glm_tok", "deepseek_v3_tok", "gpt_oss_tok", "smollm3_tok", "exaone4_tok", "apertus_tok", "seed_oss_tok", "helium_tok", "ministral_tok", "arcee_tok", "glm4_tok", "ministral3_cls", "ministral3_tok"}
+               "llama_tok", "mistral_tok", "qwen2_tok", "qwen3_tok", "gemma_tok", "gemma2_tok", "phi3_tok", "gpt2_tok", "gpt_neox_tok", "falcon_tok", "bloom_tok", "mpt_tok", "gpt_neo_tok", "gpt_bigcode_tok", "biogpt_tok", "mixtral_tok", "qwen3_moe_tok", "qwen2_moe_tok", "stablelm_tok", "starcoder2_tok", "phi_tok", "nemotron_tok", "glm_tok", "deepseek_v3_tok", "gpt_oss_tok", "smollm3_tok", "exaone4_tok", "apertus_tok", "seed_oss_tok", "helium_tok", "ministral_tok", "arcee_tok", "glm4_tok", "ministral3_cls", "ministral3_tok", "openai_gpt_cls"}
 
 
 def base_of(family):

@@ -981,6 +981,12 @@ def main():
     build("minimax_m2", tf.MiniMaxM2ForCausalLM,
           tf.MiniMaxM2Config(**dict(DECODER, head_dim=8, intermediate_size=16), rotary_dim=4, num_local_experts=4,
                              num_experts_per_tok=2, pad_token_id=0, bos_token_id=1, eos_token_id=2), 293)
+    # OpenAI GPT: GPT-2's block post-norm (ln_1 after the attention's residual add, ln_2 after the MLP's), no final
+    # norm, learned positions, tied head, gelu (tanh); `_cls`: its sequence classifier (relu), the last kept token's.
+    gpt1 = dict(vocab_size=100, n_positions=64, n_embd=32, n_layer=2, n_head=4, attn_implementation="eager")
+    build("openai_gpt", tf.OpenAIGPTLMHeadModel, tf.OpenAIGPTConfig(**gpt1), 294)
+    build("openai_gpt_cls", tf.OpenAIGPTForSequenceClassification,
+          tf.OpenAIGPTConfig(**gpt1, afn="relu", num_labels=3, pad_token_id=0), 295, encoder=True, token_types=False)
     # Youtu-LLM: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with a dense MLP in every layer, tied. Its
     # goldens come from the checkpoint reloaded (float32 asked for), as loading it zeroes the pad token's embedding row.
     youtu = {k: v for k, v in deepseek.items() if k in DECODER or k.endswith(("_rank", "_head_dim")) or "_token_" in k}

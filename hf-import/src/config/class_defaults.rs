@@ -422,6 +422,10 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "openai-gpt",
+        &[("n_embd", 768), ("vocab_size", 40478), ("n_head", 12), ("n_layer", 12), ("n_positions", 512)],
+    ),
+    (
         "iquestcoder",
         &[
             ("hidden_size", 5120),

@@ -170,6 +170,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("exaone", "ExaoneForCausalLM"),
         ("internlm3", "InternLM3ForCausalLM"),
         ("iquestcoder", "IQuestCoderForCausalLM"),
+        ("openai-gpt", "OpenAIGPTLMHeadModel"),
         ("minimax_m2", "MiniMaxM2ForCausalLM"),
         ("glm4_moe_lite", "Glm4MoeLiteForCausalLM"),
         ("nanochat", "NanoChatForCausalLM"),

@@ -167,6 +167,7 @@ impl AutoModel {
             AutoModel::Exaone(m) => Some(m),
             AutoModel::InternLM3(m) => Some(m),
             AutoModel::IQuestCoder(m) => Some(m),
+            AutoModel::OpenAIGPT(m) => Some(m),
             AutoModel::MiniMaxM2(m) => Some(m),
             AutoModel::Glm4MoeLite(m) => Some(m),
             AutoModel::NanoChat(m) => Some(m),

@@ -36,7 +36,7 @@ impl GPT2LMHeadModel {
 
 /// The config under the decoder's key names (`hidden_size`, `num_hidden_layers`, ...), with
 /// `GPT2Config`'s defaults for what it leaves out.
-fn decoder_config(cfg: &Config) -> Result<Config> {
+pub(super) fn decoder_config(cfg: &Config) -> Result<Config> {
     if cfg.bool_or("add_cross_attention", false)? {
         return Err(Error::Unsupported(
             "GPT-2 with add_cross_attention (the decoder of an encoder-decoder model) is not supported"
@@ -74,7 +74,7 @@ fn decoder_config(cfg: &Config) -> Result<Config> {
 /// GPT-2's structure as a [`DecoderSpec`]: biases everywhere, layer norms, learned positions, the
 /// ungated MLP, scores scaled by `head_dim^-0.5` unless `scale_attn_weights` is off and divided by
 /// the layer's number with `scale_attn_by_inverse_layer_idx`, the head tied by default.
-fn spec(cfg: &Config) -> Result<DecoderSpec> {
+pub(super) fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     spec.token_types = true;
     (spec.qkv_bias, spec.o_bias, spec.mlp_bias) = (true, true, true);
@@ -94,7 +94,7 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
 /// ...; without `model.` where the checkpoint has no `transformer.` prefix, as a base model's, whose
 /// untied LM head may be absent), `Conv1D` weights transposed to `[out, in]`; the causal-mask
 /// buffers (`attn.bias`, `attn.masked_bias`) left out, other names kept as they are.
-fn decoder_weights(weights: &Weights, layers: usize) -> Result<Weights> {
+pub(super) fn decoder_weights(weights: &Weights, layers: usize) -> Result<Weights> {
     let (prefix, root) =
         if weights.contains("transformer.wte.weight") { ("transformer.", "model.") } else { ("", "") };
     let mut out: Vec<(String, Tensor)> = Vec::with_capacity(weights.len());

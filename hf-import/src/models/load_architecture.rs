@@ -163,6 +163,7 @@ impl AutoModel {
             "ExaoneForCausalLM" => AutoModel::Exaone(ExaoneForCausalLM::load(cfg, weights)?),
             "InternLM3ForCausalLM" => AutoModel::InternLM3(InternLM3ForCausalLM::load(cfg, weights)?),
             "IQuestCoderForCausalLM" => AutoModel::IQuestCoder(IQuestCoderForCausalLM::load(cfg, weights)?),
+            "OpenAIGPTLMHeadModel" => AutoModel::OpenAIGPT(OpenAIGPTLMHeadModel::load(cfg, weights)?),
             "MiniMaxM2ForCausalLM" => AutoModel::MiniMaxM2(MiniMaxM2ForCausalLM::load(cfg, weights)?),
             "Glm4MoeLiteForCausalLM" => AutoModel::Glm4MoeLite(Glm4MoeLiteForCausalLM::load(cfg, weights)?),
             "NanoChatForCausalLM" => AutoModel::NanoChat(NanoChatForCausalLM::load(cfg, weights)?),
@@ -279,6 +280,7 @@ impl AutoModel {
             | "ExaoneModel"
             | "InternLM3Model"
             | "IQuestCoderModel"
+            | "OpenAIGPTModel"
             | "MiniMaxM2Model"
             | "Glm4MoeLiteModel"
             | "NanoChatModel"
@@ -347,6 +349,7 @@ impl AutoModel {
             | "GptOssForSequenceClassification"
             | "HunYuanDenseV1ForSequenceClassification"
             | "MinistralForSequenceClassification"
+            | "OpenAIGPTForSequenceClassification"
             | "Ministral3ForSequenceClassification"
             | "SeedOssForSequenceClassification"
             | "HeliumForSequenceClassification"
@@ -367,7 +370,9 @@ impl AutoModel {
     fn load_decoder_base(arch: &str, head: &str, cfg: &Config, weights: &Weights) -> Result<CausalLm> {
         let family = arch.trim_end_matches(head);
         let prefix = match family {
-            "GPT2" | "GPTJ" | "GPTNeo" | "Bloom" | "GPTBigCode" | "Mpt" | "Falcon" => "transformer.",
+            "GPT2" | "GPTJ" | "GPTNeo" | "Bloom" | "GPTBigCode" | "Mpt" | "Falcon" | "OpenAIGPT" => {
+                "transformer."
+            }
             "GPTNeoX" => "gpt_neox.",
             "BioGpt" => "biogpt.",
             _ => "model.",

@@ -70,6 +70,7 @@ mod nemotron;
 mod nemotron_h;
 mod nomic_bert;
 mod olmo;
+mod openai_gpt;
 mod opt;
 mod phi;
 mod phi3;
@@ -169,6 +170,7 @@ pub use self::nomic_bert::NomicBertModel;
 pub use self::olmo::{
     FlexOlmoForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM, OlmoeForCausalLM,
 };
+pub use self::openai_gpt::OpenAIGPTLMHeadModel;
 pub use self::opt::OPTForCausalLM;
 pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
@@ -380,6 +382,8 @@ pub enum AutoModel {
     InternLM3(InternLM3ForCausalLM),
     /// `IQuestCoderForCausalLM`
     IQuestCoder(IQuestCoderForCausalLM),
+    /// `OpenAIGPTLMHeadModel` (GPT-1)
+    OpenAIGPT(OpenAIGPTLMHeadModel),
     /// `MiniMaxM2ForCausalLM` (MiniMax-M2)
     MiniMaxM2(MiniMaxM2ForCausalLM),
     /// `Glm4MoeLiteForCausalLM` (GLM-4.7-Flash)

@@ -438,6 +438,14 @@ fn minimax_m2_whole_projection_norms_and_biased_routing() {
     check("minimax_m2");
 }
 
+/// OpenAI GPT: GPT-2's block post-norm without a final norm, the tied head; its sequence
+/// classifier on each row's last kept token.
+#[test]
+fn openai_gpt_post_norm_blocks() {
+    check("openai_gpt");
+    check("openai_gpt_cls");
+}
+
 /// CWM: a full-attention layer then windowed ones (the config class's pattern), the class's llama3
 /// RoPE where the config names none.
 #[test]

@@ -14,7 +14,8 @@ use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture; `phi3_longrope` switches to its long factors during generation; the
 /// `gemma3_mm*` ones are Gemma 3 multimodal checkpoints run on text.
-const DECODERS: [&str; 131] = [
+const DECODERS: [&str; 132] = [
+    "openai_gpt",
     "minimax_m2",
     "lfm2_moe",
     "lfm2_moe_plain",

@@ -12,7 +12,8 @@ use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
 /// Every decoder fixture (the multimodal Gemma 3 runs its text model).
-const DECODERS: [&str; 131] = [
+const DECODERS: [&str; 132] = [
+    "openai_gpt",
     "minimax_m2",
     "lfm2_moe",
     "lfm2_moe_plain",
