@@ -987,6 +987,13 @@ def main():
     build("openai_gpt", tf.OpenAIGPTLMHeadModel, tf.OpenAIGPTConfig(**gpt1), 294)
     build("openai_gpt_cls", tf.OpenAIGPTForSequenceClassification,
           tf.OpenAIGPTConfig(**gpt1, afn="relu", num_labels=3, pad_token_id=0), 295, encoder=True, token_types=False)
+    # ERNIE: BERT under `ernie.` with task-type embeddings (use_task_id: row 0 added to every token); its masked LM and
+    # sequence classifier.
+    ernie = dict(COMMON, max_position_embeddings=32, type_vocab_size=2, attn_implementation="eager", use_task_id=True,
+                 task_type_vocab_size=3)
+    build("ernie", tf.ErnieModel, tf.ErnieConfig(**ernie), 296, encoder=True)
+    build("ernie_mlm", tf.ErnieForMaskedLM, tf.ErnieConfig(**ernie), 297, encoder=True)
+    build("ernie_cls", tf.ErnieForSequenceClassification, tf.ErnieConfig(**ernie, num_labels=3), 298, encoder=True)
     # Youtu-LLM: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with a dense MLP in every layer, tied. Its
     # goldens come from the checkpoint reloaded (float32 asked for), as loading it zeroes the pad token's embedding row.
     youtu = {k: v for k, v in deepseek.items() if k in DECODER or k.endswith(("_rank", "_head_dim")) or "_token_" in k}

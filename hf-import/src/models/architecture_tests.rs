@@ -199,6 +199,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("roberta", "Roberta"),
         ("xlm-roberta", "XLMRoberta"),
         ("camembert", "Camembert"),
+        ("ernie", "Ernie"),
         ("mpnet", "MPNet"),
         ("electra", "Electra"),
         ("albert", "Albert"),

@@ -12,7 +12,7 @@ use crate::weights::Weights;
 /// architecture.
 fn masked_lm_head(arch: &str) -> Option<&'static [&'static str]> {
     Some(match arch {
-        "BertForMaskedLM" => &["cls."],
+        "BertForMaskedLM" | "ErnieForMaskedLM" => &["cls."],
         "RobertaForMaskedLM" | "XLMRobertaForMaskedLM" | "CamembertForMaskedLM" | "MPNetForMaskedLM" => {
             &["lm_head."]
         }

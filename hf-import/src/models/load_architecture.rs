@@ -6,6 +6,10 @@ impl AutoModel {
     /// Builds `arch` (one of [`SUPPORTED_ARCHITECTURES`]) from `cfg` and `weights`.
     pub(super) fn load_architecture(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         Ok(match arch {
+            _ if ernie::bert_architecture(arch).is_some() => {
+                let bert = ernie::bert_architecture(arch).expect("checked");
+                Self::load_architecture(&bert, cfg, &ernie::bert_weights(cfg, weights)?)?
+            }
             "BertModel" => AutoModel::Bert(BertModel::load(cfg, weights)?),
             "BertForMaskedLM" => AutoModel::BertForMaskedLM(BertForMaskedLM::load(cfg, weights)?),
             "DistilBertModel" => AutoModel::DistilBert(DistilBertModel::load(cfg, weights)?),

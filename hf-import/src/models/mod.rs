@@ -25,6 +25,7 @@ mod distilbert;
 mod dots1;
 mod electra;
 mod encoder_inputs;
+mod ernie;
 mod ernie4_5;
 mod ernie4_5_moe;
 mod esm;

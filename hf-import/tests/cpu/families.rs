@@ -538,6 +538,15 @@ fn decoder_base_models_give_hidden_states() {
     assert!(matches!(model, AutoModel::BaseDecoder(_)));
 }
 
+/// ERNIE: BERT under `ernie.` with the task-type embedding's row 0 added to every token (folded
+/// into the token-type table at load); its masked LM and sequence classifier.
+#[test]
+fn ernie_task_type_embeddings() {
+    check("ernie");
+    check("ernie_mlm");
+    check("ernie_cls");
+}
+
 #[test]
 fn gemma3_multimodal_text_only() {
     check("gemma3_mm");
