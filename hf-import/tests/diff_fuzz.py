@@ -558,6 +558,16 @@ def gen_roberta(r):
     return cls, tf.RobertaConfig, c
 
 
+def gen_data2vec_text(r):
+    """data2vec-text (its heads: `data2vec_text_cls`, `_tok`, `_qa`, `_mc`): RoBERTa's config on Data2VecTextConfig;
+    the base model or the masked LM."""
+    _, _, c = gen_roberta(r)
+    cls = r.choice([tf.Data2VecTextModel, tf.Data2VecTextForMaskedLM])
+    if cls is tf.Data2VecTextModel:
+        c.pop("tie_word_embeddings", None)
+    return cls, tf.Data2VecTextConfig, c
+
+
 def gen_gpt2(r):
     """GPT2LMHeadModel: GPT2Config's own key names, learned positions, Conv1D weights, a fused c_attn, random
     activation, inner size, layer-number scaling and tying."""
@@ -1914,6 +1924,13 @@ FAMILIES = {
     "gpt_neox_cls": decoder_cls(gen_gpt_neox, tf.GPTNeoXForSequenceClassification),
     "bert_tok": per_token(gen_bert, tf.BertForTokenClassification),
     "ernie": gen_ernie,
+    "data2vec_text": gen_data2vec_text,
+    "data2vec_text_cls": lambda r: (tf.Data2VecTextForSequenceClassification, tf.Data2VecTextConfig,
+                                    with_labels(r, {k: v for k, v in gen_data2vec_text(r)[2].items()
+                                                    if k != "tie_word_embeddings"})),
+    "data2vec_text_tok": per_token(gen_data2vec_text, tf.Data2VecTextForTokenClassification),
+    "data2vec_text_qa": per_token(gen_data2vec_text, tf.Data2VecTextForQuestionAnswering),
+    "data2vec_text_mc": multiple_choice(gen_data2vec_text, tf.Data2VecTextForMultipleChoice),
     "ernie_cls": lambda r: (tf.ErnieForSequenceClassification, tf.ErnieConfig,
                             with_labels(r, {k: v for k, v in gen_ernie(r)[2].items() if k != "tie_word_embeddings"})),
     "ernie_tok": per_token(gen_ernie, tf.ErnieForTokenClassification),
@@ -2038,20 +2055,20 @@ BASE = {"phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "d
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
         "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "biogpt_cls": "biogpt", "arcee_cls": "arcee", "deepseek_v3_cls": "deepseek_v3", "gpt_oss_cls": "gpt_oss", "hunyuan_cls": "hunyuan", "jamba_cls": "jamba", "ministral_cls": "ministral", "exaone4_cls": "exaone4", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
-        "bert_mc": "bert", "ernie": "bert", "ernie_cls": "bert", "ernie_tok": "bert", "ernie_qa": "bert", "ernie_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
+        "bert_mc": "bert", "ernie": "bert", "data2vec_text": "roberta", "data2vec_text_cls": "roberta", "data2vec_text_tok": "roberta", "data2vec_text_qa": "roberta", "data2vec_text_mc": "roberta", "ernie_cls": "bert", "ernie_tok": "bert", "ernie_qa": "bert", "ernie_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt"}
 # Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
 MULTIMODAL_TEXT = {"mistral3"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
-MULTIPLE_CHOICE = {"ernie_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
+MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
 CLASSIFIERS = {"phimoe_cls", "jamba_cls", "arcee_cls", "hunyuan_cls", "ministral_cls", "exaone4_cls", "gpt_oss_cls", "deepseek_v3_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls",
                # The decoders' token classifiers.
-               "llama_tok", "mistral_tok", "qwen2_tok", "qwen3_tok", "gemma_tok", "gemma2_tok", "phi3_tok", "gpt2_tok", "gpt_neox_tok", "falcon_tok", "bloom_tok", "mpt_tok", "gpt_neo_tok", "gpt_bigcode_tok", "biogpt_tok", "mixtral_tok", "qwen3_moe_tok", "qwen2_moe_tok", "stablelm_tok", "starcoder2_tok", "phi_tok", "nemotron_tok", "glm_tok", "deepseek_v3_tok", "gpt_oss_tok", "smollm3_tok", "exaone4_tok", "apertus_tok", "seed_oss_tok", "helium_tok", "ministral_tok", "arcee_tok", "glm4_tok", "ministral3_cls", "ministral3_tok", "openai_gpt_cls", "ernie_cls", "ernie_tok"}
+               "llama_tok", "mistral_tok", "qwen2_tok", "qwen3_tok", "gemma_tok", "gemma2_tok", "phi3_tok", "gpt2_tok", "gpt_neox_tok", "falcon_tok", "bloom_tok", "mpt_tok", "gpt_neo_tok", "gpt_bigcode_tok", "biogpt_tok", "mixtral_tok", "qwen3_moe_tok", "qwen2_moe_tok", "stablelm_tok", "starcoder2_tok", "phi_tok", "nemotron_tok", "glm_tok", "deepseek_v3_tok", "gpt_oss_tok", "smollm3_tok", "exaone4_tok", "apertus_tok", "seed_oss_tok", "helium_tok", "ministral_tok", "arcee_tok", "glm4_tok", "ministral3_cls", "ministral3_tok", "openai_gpt_cls", "ernie_cls", "ernie_tok", "data2vec_text_cls", "data2vec_text_tok"}
 
 
 def base_of(family):

@@ -994,6 +994,14 @@ def main():
     build("ernie", tf.ErnieModel, tf.ErnieConfig(**ernie), 296, encoder=True)
     build("ernie_mlm", tf.ErnieForMaskedLM, tf.ErnieConfig(**ernie), 297, encoder=True)
     build("ernie_cls", tf.ErnieForSequenceClassification, tf.ErnieConfig(**ernie, num_labels=3), 298, encoder=True)
+    # data2vec-text: RoBERTa under `data2vec_text.` (positions after the padding id); its masked LM and classifier.
+    d2v = dict(COMMON, max_position_embeddings=32, type_vocab_size=1, attn_implementation="eager")
+    build("data2vec_text", tf.Data2VecTextModel, tf.Data2VecTextConfig(**d2v), 299, encoder=True, pad=1,
+          token_types=False)
+    build("data2vec_text_mlm", tf.Data2VecTextForMaskedLM, tf.Data2VecTextConfig(**d2v), 300, encoder=True,
+          pad=1, token_types=False)
+    build("data2vec_text_cls", tf.Data2VecTextForSequenceClassification, tf.Data2VecTextConfig(**d2v, num_labels=2),
+          301, encoder=True, pad=1, token_types=False)
     # Youtu-LLM: DeepSeek-V3's latent attention (YaRN with mscale_all_dim) with a dense MLP in every layer, tied. Its
     # goldens come from the checkpoint reloaded (float32 asked for), as loading it zeroes the pad token's embedding row.
     youtu = {k: v for k, v in deepseek.items() if k in DECODER or k.endswith(("_rank", "_head_dim")) or "_token_" in k}

@@ -494,6 +494,18 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "data2vec-text",
+        &[
+            ("hidden_size", 768),
+            ("vocab_size", 30522),
+            ("num_attention_heads", 12),
+            ("intermediate_size", 3072),
+            ("num_hidden_layers", 12),
+            ("max_position_embeddings", 512),
+            ("type_vocab_size", 2),
+        ],
+    ),
+    (
         "electra",
         &[
             ("hidden_size", 256),

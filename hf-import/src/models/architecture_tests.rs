@@ -200,6 +200,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("xlm-roberta", "XLMRoberta"),
         ("camembert", "Camembert"),
         ("ernie", "Ernie"),
+        ("data2vec-text", "Data2VecText"),
         ("mpnet", "MPNet"),
         ("electra", "Electra"),
         ("albert", "Albert"),

@@ -13,9 +13,11 @@ use crate::weights::Weights;
 fn masked_lm_head(arch: &str) -> Option<&'static [&'static str]> {
     Some(match arch {
         "BertForMaskedLM" | "ErnieForMaskedLM" => &["cls."],
-        "RobertaForMaskedLM" | "XLMRobertaForMaskedLM" | "CamembertForMaskedLM" | "MPNetForMaskedLM" => {
-            &["lm_head."]
-        }
+        "RobertaForMaskedLM"
+        | "XLMRobertaForMaskedLM"
+        | "CamembertForMaskedLM"
+        | "Data2VecTextForMaskedLM"
+        | "MPNetForMaskedLM" => &["lm_head."],
         "DistilBertForMaskedLM" => &["vocab_transform.", "vocab_layer_norm.", "vocab_projector."],
         "ModernBertForMaskedLM" => &["head.", "decoder."],
         "ElectraForMaskedLM" => &["generator_predictions.", "generator_lm_head."],

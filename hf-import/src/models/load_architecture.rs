@@ -6,6 +6,10 @@ impl AutoModel {
     /// Builds `arch` (one of [`SUPPORTED_ARCHITECTURES`]) from `cfg` and `weights`.
     pub(super) fn load_architecture(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         Ok(match arch {
+            _ if data2vec_text::roberta_architecture(arch).is_some() => {
+                let roberta = data2vec_text::roberta_architecture(arch).expect("checked");
+                Self::load_architecture(&roberta, cfg, &data2vec_text::roberta_weights(weights))?
+            }
             _ if ernie::bert_architecture(arch).is_some() => {
                 let bert = ernie::bert_architecture(arch).expect("checked");
                 Self::load_architecture(&bert, cfg, &ernie::bert_weights(cfg, weights)?)?

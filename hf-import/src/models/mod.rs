@@ -15,6 +15,7 @@ mod classification;
 mod clip;
 mod codegen;
 mod cohere;
+mod data2vec_text;
 mod deberta_v2;
 pub mod decoder;
 mod decoder_classifier;

@@ -538,6 +538,14 @@ fn decoder_base_models_give_hidden_states() {
     assert!(matches!(model, AutoModel::BaseDecoder(_)));
 }
 
+/// data2vec-text: RoBERTa under `data2vec_text.`; its masked LM and sequence classifier.
+#[test]
+fn data2vec_text_as_roberta() {
+    check("data2vec_text");
+    check("data2vec_text_mlm");
+    check("data2vec_text_cls");
+}
+
 /// ERNIE: BERT under `ernie.` with the task-type embedding's row 0 added to every token (folded
 /// into the token-type table at load); its masked LM and sequence classifier.
 #[test]
