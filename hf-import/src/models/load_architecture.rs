@@ -5,15 +5,10 @@ use super::*;
 impl AutoModel {
     /// Builds `arch` (one of [`SUPPORTED_ARCHITECTURES`]) from `cfg` and `weights`.
     pub(super) fn load_architecture(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        if let Some((runs_as, weights)) = encoder_aliases::aliased(arch, cfg, weights)? {
+            return Self::load_architecture(&runs_as, cfg, &weights);
+        }
         Ok(match arch {
-            _ if data2vec_text::roberta_architecture(arch).is_some() => {
-                let roberta = data2vec_text::roberta_architecture(arch).expect("checked");
-                Self::load_architecture(&roberta, cfg, &data2vec_text::roberta_weights(weights))?
-            }
-            _ if ernie::bert_architecture(arch).is_some() => {
-                let bert = ernie::bert_architecture(arch).expect("checked");
-                Self::load_architecture(&bert, cfg, &ernie::bert_weights(cfg, weights)?)?
-            }
             "BertModel" => AutoModel::Bert(BertModel::load(cfg, weights)?),
             "BertForMaskedLM" => AutoModel::BertForMaskedLM(BertForMaskedLM::load(cfg, weights)?),
             "DistilBertModel" => AutoModel::DistilBert(DistilBertModel::load(cfg, weights)?),
