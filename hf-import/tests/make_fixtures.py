@@ -1034,6 +1034,48 @@ def main():
     build("mistral3_ministral3", tf.Mistral3ForConditionalGeneration,
           tf.Mistral3Config(text_config=ministral3_text, vision_config=pixtral, attn_implementation="eager"), 284)
     build("youtu", tf.YoutuForCausalLM, tf.YoutuConfig(**youtu, rope_parameters=yarn), 279, dtype=torch.float32)
+    # Mellum 2: Qwen3-MoE's attention (q/k norms) windowed on the sliding layers, each layer type with its own RoPE
+    # base, a dense MLP then softmax mixtures (renormalised) by mlp_layer_types; `_full`: the class's layer types (all
+    # full, all mixtures) and RoPE dicts, unnormalised, bf16.
+    mellum = dict(DECODER, num_hidden_layers=3, head_dim=8, num_experts=4, num_experts_per_tok=2,
+                  moe_intermediate_size=12, pad_token_id=0, eos_token_id=2)
+    build("mellum", tf.MellumForCausalLM,
+          tf.MellumConfig(**mellum, sliding_window=3, layer_types=["sliding_attention", "full_attention",
+                                                                   "sliding_attention"],
+                          mlp_layer_types=["dense", "sparse", "sparse"],
+                          rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 50.0},
+                                           "sliding_attention": {"rope_type": "default", "rope_theta": 3000.0}}),
+          302)
+    build("mellum_full", tf.MellumForCausalLM, tf.MellumConfig(**mellum, norm_topk_prob=False), 303,
+          dtype=torch.bfloat16)
+    # Laguna: q/k norms, per-layer head counts, a softplus output gate per head, RoPE per layer type (the full layers'
+    # over half of each head), a dense layer then sigmoid mixtures of soft-capped logits (biased choice, renormalised,
+    # scaled) beside a shared expert; `_element`: the class's RoPE dicts, a gate per channel, mixtures on the layers
+    # mlp_layer_types marks, no soft cap, bf16.
+    laguna = dict(DECODER, num_hidden_layers=3, head_dim=8, num_experts=4, num_experts_per_tok=2,
+                  moe_intermediate_size=12, shared_expert_intermediate_size=16, pad_token_id=0, eos_token_id=2)
+    build("laguna", tf.LagunaForCausalLM,
+          tf.LagunaConfig(**laguna, sliding_window=3, num_attention_heads_per_layer=[4, 2, 6],
+                          layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                          rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 50.0,
+                                                              "partial_rotary_factor": 0.5},
+                                           "sliding_attention": {"rope_type": "default", "rope_theta": 3000.0}},
+                          moe_router_logit_softcapping=1.5, moe_routed_scaling_factor=1.7), 304)
+    build("laguna_element", tf.LagunaForCausalLM,
+          tf.LagunaConfig(**laguna, gating="per-element", mlp_layer_types=["sparse", "dense", "sparse"],
+                          layer_types=["full_attention", "sliding_attention", "full_attention"], sliding_window=2),
+          305, dtype=torch.bfloat16)
+    # AFMoE: q/k norms, a sigmoid output gate, RoPE on the sliding layers alone (every third layer full and without
+    # positions), norms around attention and the MLP, a dense layer then sigmoid mixtures (the block's expert_bias
+    # steering the choice, renormalised, scaled) beside two shared experts, µP's embedding scale; `_plain`: layer types
+    # given, no dense layer, one shared expert, biases on the projections, bf16.
+    afmoe = dict(DECODER, num_hidden_layers=3, head_dim=8, num_experts=4, num_experts_per_tok=2,
+                 moe_intermediate_size=12, pad_token_id=0, eos_token_id=2, sliding_window=3)
+    build("afmoe", tf.AfmoeForCausalLM,
+          tf.AfmoeConfig(**afmoe, global_attn_every_n_layers=3, route_scale=1.6, mup_enabled=True), 306)
+    build("afmoe_plain", tf.AfmoeForCausalLM,
+          tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
+                         num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)
     # EXAONE-MoE: EXAONE 4's attention (q/k norms, a sliding layer then a global one without RoPE) in pre-norm blocks,
     # a dense first layer, then DeepSeek-V3's grouped sigmoid routing (2 groups, 1 kept) with a shared expert, scaled.
     # `_global`: the layer types given (global first), the layers' MLP kinds from mlp_layer_types, raw weights, bf16.

@@ -178,7 +178,8 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
 /// The later decoder families on xla: CWM's windows, Jais 2's layer norms, HyperCLOVA X's post
 /// norms, Youtu's latent attention, Ministral 3's per-position query scale (also inside Mistral 3),
 /// NanoChat's weightless norms, GLM-4.7-Flash's latent attention with its mixture, MiniMax-M2's
-/// whole-projection norms and biased sigmoid routing, Solar Open's and Sarvam's mixtures, LFM2-MoE's.
+/// whole-projection norms and biased sigmoid routing, Solar Open's and Sarvam's mixtures, LFM2-MoE's,
+/// Mellum's RoPE per layer type, Laguna's per-layer heads and softplus gates, AFMoE's sigmoid gates.
 #[test]
 fn later_decoder_families_forward_on_xla_match_transformers() {
     let Some(dev) = xla() else { return };
@@ -197,6 +198,9 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "sarvam_mla",
         "sarvam_moe",
         "lfm2_moe",
+        "mellum",
+        "laguna",
+        "afmoe",
     ];
     let fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");

@@ -92,6 +92,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "ministral3",
         "nanochat",
         "minimax_m2",
+        "laguna",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, on_xla) = load(name, dev);

@@ -294,6 +294,39 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "mellum",
+        &[
+            ("hidden_size", 2304),
+            ("vocab_size", 98304),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 7168),
+            ("num_hidden_layers", 28),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
+        "laguna",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 100352),
+            ("num_attention_heads", 48),
+            ("intermediate_size", 8192),
+            ("num_hidden_layers", 40),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
+        "afmoe",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 200192),
+            ("num_attention_heads", 16),
+            ("intermediate_size", 6144),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 16384),
+        ],
+    ),
+    (
         "hyperclovax",
         &[
             ("hidden_size", 4096),

@@ -135,7 +135,7 @@ impl Config {
             return Err(Error::Unsupported("PhiMoE's rope scaling must be \"longrope\" or none".into()));
         }
         // Of the supported families only Phi, Phi-3, GPT-NeoX, GPT-J, CodeGen, StableLM, Nemotron,
-        // GLM, GLM-4-MoE (and Sarvam-MoE), MiniMax-M2, Bamba and Qwen3.5 rotate part of each head; the others
+        // GLM, GLM-4-MoE (and Sarvam-MoE), MiniMax-M2, Bamba, Qwen3.5 and Laguna rotate part of each head; the others
         // rotate the whole head whatever the config says, except that transformers cannot run a
         // scaled RoPE with a partial factor (its frequencies are then too few).
         let neox = matches!(
@@ -156,6 +156,7 @@ impl Config {
                     | "qwen3_5_text"
                     | "qwen3_next"
                     | "qwen3_5_moe_text"
+                    | "laguna"
             )
         );
         let partial = if phi3 || neox {
@@ -215,6 +216,8 @@ impl Config {
         if !self.rope_per_layer_type() {
             return scaling.or_else(|| object("rope_parameters"));
         }
+        // (`MellumConfig` and `LagunaConfig` read no 4.x `rope_scaling`.)
+        let scaling = scaling.filter(|_| !self.is_laguna_like());
         let mut dict = object("rope_parameters").unwrap_or_default();
         if let Some(scaling) = scaling {
             let full = dict.entry("full_attention").or_insert_with(|| Value::Object(Map::new()));
@@ -250,10 +253,16 @@ impl Config {
         self.get("model_type").and_then(Value::as_str) == Some("olmo3")
     }
 
+    /// Whether this is a Laguna or Mellum config (per-layer-type RoPE as Gemma 3's, each dict with
+    /// its own `partial_rotary_factor`; no 4.x `rope_scaling`).
+    fn is_laguna_like(&self) -> bool {
+        matches!(self.get("model_type").and_then(Value::as_str), Some("laguna" | "mellum"))
+    }
+
     /// Whether the config class keeps one rope dict per layer type, merging a 4.x `rope_scaling`
-    /// into the `full_attention` one (Gemma 3, OLMo 3).
+    /// into the `full_attention` one (Gemma 3, OLMo 3; Laguna and Mellum without the merge).
     fn rope_per_layer_type(&self) -> bool {
-        self.is_gemma3() || self.is_olmo3()
+        self.is_gemma3() || self.is_olmo3() || self.is_laguna_like()
     }
 
     /// The RoPE base of layers of `layer_type` whose rope dict names none, as the config classes
@@ -274,6 +283,9 @@ impl Config {
             // it pops, so the sliding ones get `default_theta` (500000) whatever `rope_theta` is.
             Some("sliding_attention") if self.is_olmo3() => Ok(500_000.0),
             _ if self.is_olmo3() => self.f64_or("rope_theta", 500_000.0),
+            // (`LagunaConfig` and `MellumConfig` name both in their default dicts.)
+            Some("sliding_attention") if self.is_laguna_like() => Ok(10_000.0),
+            _ if self.is_laguna_like() => Ok(500_000.0),
             // The `default_theta` of `MixtralConfig`, `PhimoeConfig`, `CohereConfig`, `Ernie4_5Config`,
             // `SmolLM3Config`, `GptOssConfig`, `HeliumConfig`, `FlexOlmoConfig`, `Lfm2Config`,
             // `CwmConfig`, `SolarOpenConfig`, `SarvamMoEConfig` and `MiniMaxM2Config`.

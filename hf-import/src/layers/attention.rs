@@ -42,9 +42,25 @@ pub struct AttentionConfig {
     pub sinks: bool,
     /// The per-head q/k norms apply after RoPE, not before (HunYuan)
     pub qk_norm_after_rope: bool,
-    /// The output, before `o_proj`, is gated by `sigmoid(gate_proj(x))` (Qwen3.5's and
-    /// Qwen3-Next's gated attention)
-    pub output_gate: bool,
+    /// The output, before `o_proj`, is gated (see [`OutputGate`])
+    pub output_gate: Option<OutputGate>,
+}
+
+/// How attention's output is gated by the layer's input `x` before `o_proj`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputGate {
+    /// `out · sigmoid(gate_proj(x))`, a gate per channel (Qwen3.5's and Qwen3-Next's gated
+    /// attention, AFMoE's); `gate_proj` has a bias with `bias`
+    Sigmoid {
+        /// `gate_proj.bias`
+        bias: bool,
+    },
+    /// `out · softplus(g_proj(x))`, the softplus in float32, a gate per head broadcast over its
+    /// channels (`per_head`) or per channel (Laguna's)
+    Softplus {
+        /// one gate per head, `g_proj` `[heads, hidden]`
+        per_head: bool,
+    },
 }
 
 /// `softmax(q kᵀ · scale [softcapped] + mask) v` with the softmax in float32, as transformers'
@@ -167,7 +183,7 @@ pub struct SelfAttention {
     k_norm: Option<RmsNorm>,
     /// `[heads]` (see [`AttentionConfig::sinks`])
     sinks: Option<Tensor>,
-    /// `gate_proj` (see [`AttentionConfig::output_gate`])
+    /// `gate_proj` or `g_proj` (see [`AttentionConfig::output_gate`])
     gate: Option<Linear>,
     cfg: AttentionConfig,
 }
@@ -214,8 +230,14 @@ impl SelfAttention {
         let sinks = if cfg.sinks { Some(vars.get("sinks", &[cfg.heads])?) } else { None };
         // (Not packed: read as the model's dtype.)
         let gate = match cfg.output_gate {
-            true => Some(Linear::load(&vars.pp("gate_proj").casting_matrices(), h, qd, cfg.qkv_bias)?),
-            false => None,
+            Some(OutputGate::Sigmoid { bias }) => {
+                Some(Linear::load(&vars.pp("gate_proj").casting_matrices(), h, qd, bias)?)
+            }
+            Some(OutputGate::Softplus { per_head }) => {
+                let width = if per_head { cfg.heads } else { qd };
+                Some(Linear::load(&vars.pp("g_proj").casting_matrices(), h, width, false)?)
+            }
+            None => None,
         };
         Ok(SelfAttention { qkv, o, q_norm, k_norm, sinks, gate, cfg })
     }
@@ -413,10 +435,23 @@ impl SelfAttention {
             return self.o.forward(&l.values(out)?);
         }
         let (b, s) = (out.dims()[0], out.dims()[1]);
-        let out = out.reshape([b, s, self.cfg.heads * self.cfg.head_dim])?;
-        match &self.gate {
-            Some(gate) => self.o.forward(&out.mul(&gate.forward(x)?.sigmoid()?)?),
-            None => self.o.forward(&out),
-        }
+        let (heads, head_dim) = (self.cfg.heads, self.cfg.head_dim);
+        let out = out.reshape([b, s, heads * head_dim])?;
+        let gated = match (&self.gate, self.cfg.output_gate) {
+            (Some(gate), Some(OutputGate::Sigmoid { .. })) => out.mul(&gate.forward(x)?.sigmoid()?)?,
+            (Some(gate), Some(OutputGate::Softplus { per_head })) => {
+                let g = gate.forward(x)?.to_dtype(DType::F32)?.softplus(1.0, 20.0)?.to_dtype(out.dtype())?;
+                match per_head {
+                    true => out.reshape([b, s, heads, head_dim])?.mul(&g.unsqueeze(-1)?)?.reshape([
+                        b,
+                        s,
+                        heads * head_dim,
+                    ])?,
+                    false => out.mul(&g)?,
+                }
+            }
+            _ => out,
+        };
+        self.o.forward(&gated)
     }
 }

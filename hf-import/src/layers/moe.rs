@@ -87,6 +87,14 @@ pub enum Scoring {
         /// `use_expert_bias`
         biased: bool,
     },
+    /// Laguna and AFMoE: the router's logits in the model dtype, then in float32 soft-capped
+    /// (`tanh(l / c) · c`, Laguna's `moe_router_logit_softcapping`) when `softcap` is given, and
+    /// their sigmoid; experts chosen by score plus the router's `e_score_correction_bias`, weighted
+    /// by their unbiased scores (renormalised over `sum + 1e-20`).
+    BiasedSigmoid {
+        /// the soft cap `c`
+        softcap: Option<f64>,
+    },
 }
 
 /// How a mixture weighs its experts' outputs.
@@ -130,6 +138,7 @@ impl Routing {
             | Scoring::SparseMixer { .. }
             | Scoring::BiasedSoftmax
             | Scoring::Sigmoid { .. }
+            | Scoring::BiasedSigmoid { .. }
             | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
             Scoring::DeepseekV2 { groups: Some((g, k)) } => (g, k, 0.0),
             Scoring::DeepseekV3 { groups, top_groups } => (groups, top_groups, f32::NEG_INFINITY),
@@ -167,7 +176,7 @@ impl Routing {
         let weight = |e: usize| if bias.is_some() { p[e] } else { choice[e] };
         let sum: f32 = chosen.iter().map(|&e| weight(e)).sum();
         let denominator = match self.scoring {
-            Scoring::DeepseekV3 { .. } => sum + 1e-20,
+            Scoring::DeepseekV3 { .. } | Scoring::BiasedSigmoid { .. } => sum + 1e-20,
             Scoring::Sigmoid { .. } => sum + 1e-6,
             Scoring::BiasedSoftmax => sum.max(1e-12),
             _ => sum,
@@ -351,6 +360,16 @@ impl SparseMoe {
                 };
                 (Linear::load(&vars.pp("gate"), hidden, experts, biased)?, correction)
             }
+            Scoring::BiasedSigmoid { .. } => {
+                let gate = vars.pp("gate");
+                let correction = gate
+                    .get_as_stored("e_score_correction_bias", &[experts])?
+                    .to_dtype(DType::F32)?
+                    .to(Device::Cpu)?
+                    .contiguous()?
+                    .to_vec::<f32>()?;
+                (Linear::load(&gate, hidden, experts, biased)?, Some(correction))
+            }
             // transformers keeps DeepSeek's router in float32 whatever the model's dtype.
             scoring => {
                 let gate = vars.pp("gate");
@@ -473,6 +492,13 @@ impl SparseMoe {
             }
             Scoring::DeepseekV3 { .. } => self.router.forward(&flat.to_dtype(DType::F32)?)?.sigmoid()?,
             Scoring::Sigmoid { .. } => self.router.forward(&flat)?.sigmoid()?.to_dtype(DType::F32)?,
+            Scoring::BiasedSigmoid { softcap } => {
+                let logits = self.router.forward(&flat)?.to_dtype(DType::F32)?;
+                match softcap {
+                    Some(c) => logits.div(c)?.tanh()?.mul(c)?.sigmoid()?,
+                    None => logits.sigmoid()?,
+                }
+            }
         };
         let probs = probs.to(Device::Cpu)?.contiguous()?.to_vec::<f32>()?;
         // Each expert's tokens and their weights, in token order.

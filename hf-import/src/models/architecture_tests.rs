@@ -181,6 +181,9 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("afmoe", "AfmoeForCausalLM"),
+        ("laguna", "LagunaForCausalLM"),
+        ("mellum", "MellumForCausalLM"),
         ("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM"),
         ("vaultgemma", "VaultGemmaForCausalLM"),
         ("flex_olmo", "FlexOlmoForCausalLM"),
@@ -275,6 +278,9 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "afmoe"
+                                | "laguna"
+                                | "mellum"
                                 | "vaultgemma"
                                 | "flex_olmo"
                                 | "ernie4_5_moe"

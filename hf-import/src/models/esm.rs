@@ -175,7 +175,7 @@ impl EsmModel {
             latent: None,
             sinks: false,
             qk_norm_after_rope: false,
-            output_gate: false,
+            output_gate: None,
         };
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)

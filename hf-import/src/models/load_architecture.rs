@@ -177,6 +177,9 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "AfmoeForCausalLM" => AutoModel::Afmoe(AfmoeForCausalLM::load(cfg, weights)?),
+            "LagunaForCausalLM" => AutoModel::Laguna(LagunaForCausalLM::load(cfg, weights)?),
+            "MellumForCausalLM" => AutoModel::Mellum(MellumForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForCausalLM" => AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load(cfg, weights)?),
             "Qwen3_5MoeForConditionalGeneration" => {
                 AutoModel::Qwen3_5Moe(Qwen3_5MoeForCausalLM::load_multimodal(cfg, weights)?)
@@ -295,6 +298,9 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "AfmoeModel"
+            | "LagunaModel"
+            | "MellumModel"
             | "Qwen3_5MoeTextModel"
             | "ApertusModel" => {
                 // The model type's causal LM, whose forward stops at the final norm here.

@@ -100,6 +100,7 @@ use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
+pub use self::afmoe::AfmoeForCausalLM;
 pub use self::albert::{load_albert, AlbertForMaskedLM};
 pub use self::apertus::ApertusForCausalLM;
 pub use self::bamba::BambaForCausalLM;
@@ -151,10 +152,12 @@ pub use self::hunyuan::{HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM};
 pub use self::hyperclovax::HyperCLOVAXForCausalLM;
 pub use self::jais2::Jais2ForCausalLM;
 pub use self::jamba::JambaForCausalLM;
+pub use self::laguna::LagunaForCausalLM;
 pub use self::lfm2::{Lfm2ForCausalLM, Lfm2MoeForCausalLM};
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
 pub use self::llama_variants::{IQuestCoderForCausalLM, InternLM3ForCausalLM};
 pub use self::mamba::{Mamba, MambaState};
+pub use self::mellum::MellumForCausalLM;
 pub use self::minimax_m2::MiniMaxM2ForCausalLM;
 pub use self::ministral::MinistralForCausalLM;
 pub use self::ministral3::Ministral3ForCausalLM;
@@ -407,6 +410,12 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `AfmoeForCausalLM` (AFMoE: Arcee Trinity)
+    Afmoe(AfmoeForCausalLM),
+    /// `LagunaForCausalLM` (Laguna)
+    Laguna(LagunaForCausalLM),
+    /// `MellumForCausalLM` (Mellum 2)
+    Mellum(MellumForCausalLM),
     /// A decoder family's base model (`LlamaModel`, `Qwen3Model`, EmbeddingGemma's
     /// `Gemma3TextModel`, ...): its `last_hidden_state` and `hidden_states`, no logits.
     BaseDecoder(CausalLm),
@@ -535,10 +544,13 @@ impl AutoModel {
     }
 }
 
+mod afmoe;
 #[cfg(test)]
 mod architecture_tests;
 mod cwm;
 mod hyperclovax;
 mod jais2;
+mod laguna;
+mod mellum;
 mod solar_open;
 mod youtu;

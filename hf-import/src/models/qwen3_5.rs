@@ -18,7 +18,7 @@ use super::family::causal_lm_newtype;
 use super::moe::qwen_mixture;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, DeltaNetDims, RmsNormStyle};
+use crate::layers::{Activation, DeltaNetDims, OutputGate, RmsNormStyle};
 use crate::weights::Weights;
 
 causal_lm_newtype!(
@@ -115,7 +115,7 @@ fn gated_spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     spec.norm_style = RmsNormStyle::Gemma;
     spec.qk_norm = true;
-    spec.output_gate = true;
+    spec.output_gate = Some(OutputGate::Sigmoid { bias: spec.qkv_bias });
     spec.default_head_dim = Some(256);
     spec.default_kv_heads = Some(4);
     spec.delta_net = Some(DeltaNetSpec { dims, layers: delta_layers });

@@ -3,6 +3,7 @@
 
 /// The `model_type`s hf-import runs, each with the architecture a config that names none gets.
 pub const MODEL_TYPES: &[(&str, &str)] = &[
+    ("afmoe", "AfmoeForCausalLM"),
     ("albert", "AlbertModel"),
     ("apertus", "ApertusForCausalLM"),
     ("arcee", "ArceeForCausalLM"),
@@ -66,6 +67,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("iquestcoder", "IQuestCoderForCausalLM"),
     ("jais2", "Jais2ForCausalLM"),
     ("jamba", "JambaForCausalLM"),
+    ("laguna", "LagunaForCausalLM"),
     ("lfm2", "Lfm2ForCausalLM"),
     ("lfm2_moe", "Lfm2MoeForCausalLM"),
     ("llama", "LlamaForCausalLM"),
@@ -73,6 +75,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("mamba2", "Mamba2ForCausalLM"),
     ("marian", "MarianMTModel"),
     ("mbart", "MBartForConditionalGeneration"),
+    ("mellum", "MellumForCausalLM"),
     ("minimax_m2", "MiniMaxM2ForCausalLM"),
     ("ministral", "MinistralForCausalLM"),
     ("ministral3", "Ministral3ForCausalLM"),
@@ -469,6 +472,12 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "SolarOpenModel",
     "YoutuForCausalLM",
     "YoutuModel",
+    "AfmoeForCausalLM",
+    "AfmoeModel",
+    "LagunaForCausalLM",
+    "LagunaModel",
+    "MellumForCausalLM",
+    "MellumModel",
     "ApertusForTokenClassification",
     "ArceeForTokenClassification",
     "BioGptForTokenClassification",

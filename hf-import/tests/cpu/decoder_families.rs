@@ -479,6 +479,31 @@ fn youtu_latent_attention_dense() {
     check("youtu");
 }
 
+/// Mellum 2: Qwen3-MoE's attention windowed on the sliding layers, RoPE per layer type, a dense MLP
+/// then softmax mixtures by `mlp_layer_types`; the class's layer types and RoPE, unnormalised, bf16.
+#[test]
+fn mellum_rope_per_layer_type() {
+    check("mellum");
+    check("mellum_full");
+}
+
+/// Laguna: per-layer head counts, a softplus output gate per head, half-head RoPE on full layers,
+/// sigmoid mixtures of soft-capped logits beside a shared expert; a gate per channel, bf16.
+#[test]
+fn laguna_gated_attention_and_mixture() {
+    check("laguna");
+    check("laguna_element");
+}
+
+/// AFMoE: a sigmoid output gate, RoPE on the sliding layers alone, norms around attention and the
+/// MLP, sigmoid mixtures steered by the block's `expert_bias` beside shared experts, µP's
+/// embedding scale; layer types given, no dense layer, biased projections, bf16.
+#[test]
+fn afmoe_gated_attention_and_mixture() {
+    check("afmoe");
+    check("afmoe_plain");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.

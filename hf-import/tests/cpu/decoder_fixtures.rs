@@ -4,7 +4,13 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 131] = [
+pub const DECODERS: [&str; 137] = [
+    "afmoe",
+    "afmoe_plain",
+    "laguna",
+    "laguna_element",
+    "mellum",
+    "mellum_full",
     "openai_gpt",
     "minimax_m2",
     "lfm2_moe",

@@ -105,6 +105,18 @@ impl CausalLm {
         {
             return Err(Error::Config(format!("one layer type per layer is needed ({n_layers} layers)")));
         }
+        if let Some(per_layer) = &spec.heads_per_layer {
+            // (Each layer's projections' widths must exist, as `qkv_width` above.)
+            let too_wide =
+                |h: usize| h.checked_add(2 * kv_heads).and_then(|n| n.checked_mul(head_dim)).is_none();
+            let bad = per_layer.iter().find(|&&h| h == 0 || !h.is_multiple_of(kv_heads) || too_wide(h));
+            if per_layer.len() != n_layers || bad.is_some() {
+                return Err(Error::Config(format!(
+                    "num_attention_heads_per_layer ({per_layer:?}) needs one positive multiple of \
+                     num_key_value_heads ({kv_heads}) per layer ({n_layers} layers)"
+                )));
+            }
+        }
         if spec.nope.len() != n_layers {
             return Err(Error::Config(format!(
                 "{} NoPE flags for {n_layers} layers (no_rope_layers must have one per layer)",
@@ -121,6 +133,9 @@ impl CausalLm {
                 }
             });
             let mut attn_cfg = attn_cfg.clone();
+            if let Some(per_layer) = &spec.heads_per_layer {
+                attn_cfg.heads = per_layer[i];
+            }
             if spec.scale_by_inverse_layer {
                 attn_cfg.scale /= (i + 1) as f64;
             }

@@ -4,7 +4,7 @@
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
-    Activation, DeltaNetDims, Glu, LatentDims, Mamba2Dims, MambaDims, RmsNormStyle, Routing,
+    Activation, DeltaNetDims, Glu, LatentDims, Mamba2Dims, MambaDims, OutputGate, RmsNormStyle, Routing,
 };
 
 use super::Alibi;
@@ -140,8 +140,11 @@ pub struct DecoderSpec {
     pub mamba: Option<HybridSpec>,
     /// LFM2's gated short convolutions in place of attention.
     pub short_conv: Option<ShortConvSpec>,
-    /// Attention's output gated by `sigmoid(gate_proj(x))` (Qwen3.5, Qwen3-Next).
-    pub output_gate: bool,
+    /// Attention's output gated by the layer's input (Qwen3.5, Qwen3-Next, AFMoE, Laguna).
+    pub output_gate: Option<OutputGate>,
+    /// Each layer's query head count where layers differ (Laguna's
+    /// `num_attention_heads_per_layer`); `None`: `num_attention_heads` everywhere.
+    pub heads_per_layer: Option<Vec<usize>>,
     /// Qwen3.5's gated delta nets (`layers.{i}.linear_attn`) in place of attention.
     pub delta_net: Option<DeltaNetSpec>,
     /// Per layer, which of the token mixer and the feed-forward it has (Nemotron-H's blocks have
@@ -323,7 +326,8 @@ impl DecoderSpec {
             block_parts: None,
             token_types: false,
             query_scale: None,
-            output_gate: false,
+            output_gate: None,
+            heads_per_layer: None,
             delta_net: None,
             nope: vec![false; layers],
         })
