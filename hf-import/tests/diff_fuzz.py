@@ -1417,6 +1417,86 @@ def gen_cwm(r):
     return tf.CwmForCausalLM, tf.CwmConfig, c
 
 
+def rope_per_layer_type(r, hd, max_pos, types, partial=False):
+    """A rope dict per layer type used (Mellum, Laguna): random bases, sometimes a scaled RoPE, with `partial` a
+    random share of each head."""
+    rope = {}
+    for t in sorted(set(types)):
+        p = rope_for(r, hd, max_pos) if r.random() < 0.4 else {"rope_type": "default",
+                                                                "rope_theta": r.choice([50.0, 10000.0, 5e5])}
+        if partial and r.random() < 0.6:
+            # (an even number of rotated dims: transformers' Laguna would rotate one more than an odd count)
+            p["partial_rotary_factor"] = r.choice([f for f in (0.5, 0.25, 1.0) if int(hd * f) % 2 == 0])
+        rope[t] = p
+    return rope
+
+
+def layer_types_for(r, c):
+    """Random layer types (some sliding) and a window, or none (all full)."""
+    if r.random() < 0.7:
+        c["layer_types"] = [r.choice(["sliding_attention", "full_attention"]) for _ in range(c["num_hidden_layers"])]
+    c["sliding_window"] = r.choice([2, 3, 5])
+    return c.get("layer_types", ["full_attention"] * c["num_hidden_layers"])
+
+
+def gen_mellum(r):
+    """MellumForCausalLM: Qwen3-MoE's attention (biases at random) windowed on random sliding layers, a random rope
+    dict per layer type (or the class's), softmax mixtures on random mlp_layer_types, renormalised or not."""
+    c = decoder_common(r, "mellum")
+    c["head_dim"] = r.choice([4, 8, 16])
+    types = layer_types_for(r, c)
+    experts = r.randint(2, 6)
+    c.update(num_experts=experts, num_experts_per_tok=r.randint(1, min(3, experts)), moe_intermediate_size=r.choice([8, 12]),
+             norm_topk_prob=r.random() < 0.6, attention_bias=r.random() < 0.3, hidden_act=r.choice(["silu", "gelu"]))
+    if r.random() < 0.5:
+        c["mlp_layer_types"] = [r.choice(["dense", "sparse"]) for _ in range(c["num_hidden_layers"])]
+    if r.random() < 0.7:
+        c["rope_parameters"] = rope_per_layer_type(r, c["head_dim"], c["max_position_embeddings"], types)
+    return tf.MellumForCausalLM, tf.MellumConfig, c
+
+
+def gen_laguna(r):
+    """LagunaForCausalLM: random head counts per layer, a softplus gate per head or channel, random rope dicts per
+    layer type over random shares of each head (or the class's), mixtures of (soft-capped) sigmoid scores with a
+    random correction bias, scaled, beside a shared expert, on random mlp_layer_types."""
+    c = decoder_common(r, "laguna")
+    c["head_dim"] = r.choice([4, 8, 16])
+    types = layer_types_for(r, c)
+    kv = c["num_key_value_heads"]
+    if r.random() < 0.6:
+        c["num_attention_heads_per_layer"] = [kv * r.randint(1, 3) for _ in range(c["num_hidden_layers"])]
+    experts = r.randint(2, 6)
+    c.update(num_experts=experts, num_experts_per_tok=r.randint(1, min(3, experts)), moe_intermediate_size=r.choice([8, 12]),
+             shared_expert_intermediate_size=r.choice([8, 16]), attention_bias=r.random() < 0.3,
+             gating=r.choice([True, "per-head", "per-element", False]),
+             moe_router_logit_softcapping=r.choice([0.0, 0.0, 1.0, 3.0]),
+             moe_routed_scaling_factor=r.choice([1.0, 1.5, 2.5]))
+    if r.random() < 0.5:
+        c["mlp_layer_types"] = [r.choice(["dense", "sparse"]) for _ in range(c["num_hidden_layers"])]
+    if r.random() < 0.7:
+        c["rope_parameters"] = rope_per_layer_type(r, c["head_dim"], c["max_position_embeddings"], types, partial=True)
+    return tf.LagunaForCausalLM, tf.LagunaConfig, c
+
+
+def gen_afmoe(r):
+    """AfmoeForCausalLM: random sliding layers (the class's pattern of every n-th layer full, or given) with RoPE on
+    those alone, sigmoid gates, sandwich norms, 0-3 dense layers then sigmoid mixtures steered by a random
+    expert_bias, scaled, beside 0-2 shared experts, µP's embedding scale at random."""
+    c = decoder_common(r, "afmoe")
+    c["head_dim"] = r.choice([4, 8, 16])
+    if r.random() < 0.5:
+        c["layer_types"] = [r.choice(["sliding_attention", "full_attention"]) for _ in range(c["num_hidden_layers"])]
+    else:
+        c["global_attn_every_n_layers"] = r.choice([1, 2, 3, 4])
+    experts = r.randint(2, 6)
+    c.update(sliding_window=r.choice([2, 3, 5]), num_experts=experts, num_experts_per_tok=r.randint(1, min(3, experts)),
+             moe_intermediate_size=r.choice([8, 12]), num_dense_layers=r.randint(0, 3),
+             num_shared_experts=r.choice([0, 1, 2]), route_scale=r.choice([1.0, 1.5, 2.5]),
+             mup_enabled=r.random() < 0.5, attention_bias=r.random() < 0.3, hidden_act=r.choice(["silu", "gelu"]))
+    c["rope_parameters"] = rope_for(r, c["head_dim"], c["max_position_embeddings"])
+    return tf.AfmoeForCausalLM, tf.AfmoeConfig, c
+
+
 def gen_jais2(r):
     """Jais2ForCausalLM: layer norms with biases, the ungated MLP (relu² or another activation), biases at random."""
     c = decoder_common(r, "jais2")
@@ -2009,6 +2089,9 @@ FAMILIES = {
     "hyperclovax": gen_hyperclovax,
     "solar_open": gen_solar_open,
     "youtu": gen_youtu,
+    "mellum": gen_mellum,
+    "laguna": gen_laguna,
+    "afmoe": gen_afmoe,
     "phimoe_cls": decoder_cls(gen_phimoe, tf.PhimoeForSequenceClassification),
     "jamba_cls": decoder_cls(gen_jamba, tf.JambaForSequenceClassification),
     "llama_tok": decoder_tok(gen_llama, tf.LlamaForTokenClassification),
@@ -2295,8 +2378,11 @@ def diff_from_defaults(config_cls, cfg):
 
 
 def to_v4(path):
-    """Rewrites config.json in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling)."""
+    """Rewrites config.json in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling); False (nothing
+    written) for the model types transformers 4.x never had."""
     cfg = json.loads((path / "config.json").read_text())
+    if cfg.get("model_type") in ("mellum", "laguna"):
+        return False
     rope = cfg.get("rope_parameters")
     if isinstance(rope, dict) and "rope_type" in rope:
         rope = dict(rope)
@@ -2323,6 +2409,7 @@ def to_v4(path):
         cfg["torch_dtype"] = cfg.pop("dtype")
     cfg["transformers_version"] = "4.46.0"
     (path / "config.json").write_text(json.dumps(cfg, indent=2))
+    return True
 
 
 def relabel(path, how, n):
@@ -2392,8 +2479,8 @@ class Runner:
         else:
             model.save_pretrained(path)
         if family not in ENCODERS and family not in IMAGES and family not in SEQ2SEQ and r.random() < 0.25:
-            to_v4(path)
-            variant.append("v4cfg")
+            if to_v4(path):
+                variant.append("v4cfg")
         if family in CLASSIFIERS and r.random() < 0.4:
             how = r.choice(["num_labels", "num_labels", "num_labels+null", "num_labels+{}", "v4", "v4"])
             relabel(path, how, config.num_labels)

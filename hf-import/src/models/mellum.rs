@@ -1,9 +1,10 @@
 //! Mellum 2 (`MellumForCausalLM`, model type `mellum`: JetBrains/Mellum2): Qwen3-MoE's attention
-//! (per-head q/k norms, no biases) with a window on the `layer_types` marked `sliding_attention`,
-//! each layer type with RoPE of its own (`rope_parameters` keyed by layer type; by default base
-//! 500000 on full layers, 10000 on sliding ones), and Qwen3-MoE's softmax mixture (64 experts of 896,
-//! 8 a token, renormalised) on the layers `mlp_layer_types` marks `sparse` (all by default), a dense
-//! MLP of `intermediate_size` on the others. The multi-token-prediction layer (`mtp.*`) is not run.
+//! (per-head q/k norms, biases with `attention_bias`) with a window on the `layer_types` marked
+//! `sliding_attention`, each layer type with RoPE of its own (`rope_parameters` keyed by layer
+//! type; by default base 500000 on full layers, 10000 on sliding ones), and Qwen3-MoE's softmax
+//! mixture (64 experts of 896, 8 a token, renormalised) on the layers `mlp_layer_types` marks
+//! `sparse` (all by default), a dense MLP of `intermediate_size` on the others. The
+//! multi-token-prediction layer (`mtp.*`) is not run.
 
 use serde_json::{json, Value};
 
@@ -40,7 +41,7 @@ fn decoder_config(cfg: &Config) -> Config {
 fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     spec.qk_norm = true;
-    (spec.qkv_bias, spec.o_bias, spec.mlp_bias) = (false, false, false);
+    spec.mlp_bias = false;
     spec.default_kv_heads = Some(4);
     spec.default_head_dim = Some(128);
     spec.default_rms_norm_eps = 1e-6;
