@@ -1073,6 +1073,39 @@ def main():
                  moe_intermediate_size=12, pad_token_id=0, eos_token_id=2, sliding_window=3)
     build("afmoe", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, global_attn_every_n_layers=3, route_scale=1.6, mup_enabled=True), 306)
+    # Llama 4: interleaved RoPE with weightless q/k norms after it and chunks of 3 tokens on the RoPE layers, every
+    # second layer without RoPE and its queries' temperature (floor_scale 2: it changes every two tokens), mixtures on
+    # every second layer (the top-2 logits' sigmoids scaling the experts' inputs, a shared expert), wider dense MLPs;
+    # `_mm`: Llama4ForConditionalGeneration (a tiny vision tower) whose text model has no q/k norms, no temperature,
+    # llama3 RoPE, experts in every layer.
+    llama4 = dict(DECODER, num_hidden_layers=4, head_dim=8, num_local_experts=4, num_experts_per_tok=2,
+                  intermediate_size=12, intermediate_size_mlp=24, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                  rope_parameters={"rope_type": "default", "rope_theta": 100.0})
+    build("llama4", tf.Llama4ForCausalLM,
+          tf.Llama4TextConfig(**llama4, no_rope_layer_interval=2, attention_chunk_size=3, floor_scale=2,
+                              attn_scale=0.5, interleave_moe_layer_step=2), 308)
+    llama4_text = dict({k: v for k, v in llama4.items() if k != "attn_implementation"}, model_type="llama4_text",
+                       num_hidden_layers=2, use_qk_norm=False, attn_temperature_tuning=False, attention_chunk_size=4,
+                       rope_parameters={"rope_type": "llama3", "rope_theta": 500.0, "factor": 4.0,
+                                        "low_freq_factor": 1.0, "high_freq_factor": 2.0,
+                                        "original_max_position_embeddings": 8})
+    llama4_vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                         image_size=16, patch_size=8, vision_output_dim=16, projector_input_dim=16,
+                         projector_output_dim=16, pixel_shuffle_ratio=0.5)
+    # (transformers 5.24's Llama4ForConditionalGeneration.forward fails on text alone, reading `image_outputs` off its
+    # language model's output: the goldens come from that language model, which is what it runs on text.)
+    class Llama4TextOnly(tf.Llama4ForConditionalGeneration):
+        def forward(self, input_ids=None, attention_mask=None, **kwargs):
+            kwargs = {k: v for k, v in kwargs.items() if k not in ("pixel_values", "image_sizes")}
+            return self.language_model(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+
+    if build("llama4_mm", Llama4TextOnly,
+             tf.Llama4Config(text_config=llama4_text, vision_config=llama4_vision, attn_implementation="eager"),
+             309) is not None:
+        path = OUT / "llama4_mm"
+        cfg = json.loads((path / "config.json").read_text())
+        cfg["architectures"] = ["Llama4ForConditionalGeneration"]
+        (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)

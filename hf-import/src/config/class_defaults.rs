@@ -294,6 +294,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "llama4_text",
+        &[
+            ("hidden_size", 5120),
+            ("vocab_size", 202048),
+            ("num_attention_heads", 40),
+            ("intermediate_size", 8192),
+            ("num_hidden_layers", 48),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
         "mellum",
         &[
             ("hidden_size", 2304),

@@ -55,6 +55,41 @@ pub fn causal_mask(
     additive(&blocked, dtype)
 }
 
+/// [`causal_mask`] without a window for Llama 4's chunked layers: query `q` (at `past + i`) also
+/// sees only the keys of its own chunk of `chunk` columns, the chunks counted from each row's first
+/// kept token (`(k − left) div chunk == (q − left) div chunk`, `left` the row's leading padding).
+pub fn chunked_causal_mask(
+    attention_mask: Option<&Tensor>,
+    queries: usize,
+    past: usize,
+    keys: usize,
+    chunk: usize,
+    dtype: DType,
+    device: Device,
+) -> Result<Tensor> {
+    if chunk == 0 {
+        return Err(Error::Input("chunked_causal_mask: the chunk size must be positive".into()));
+    }
+    let causal = causal_mask(attention_mask, queries, past, keys, None, dtype, device)?;
+    let q = Tensor::arange_step(past as i64, (past + queries) as i64, 1, (DType::I64, device))?
+        .reshape([1, 1, queries, 1])?;
+    let k = Tensor::arange(keys as i64, (DType::I64, device))?.reshape([1, 1, 1, keys])?;
+    // Each row's leading padding: its columns before the first kept token.
+    let (q, k) = match attention_mask {
+        Some(m) => {
+            let batch = m.dims()[0];
+            let left = m.to_dtype(DType::I64)?.cumsum(1, None)?.eq(0)?.to_dtype(DType::I64)?.sum(1, false)?;
+            let left = left.reshape([batch, 1, 1, 1])?;
+            (q.sub(&left)?, k.sub(&left)?)
+        }
+        None => (q, k),
+    };
+    let other_chunk = k.floor_divide(chunk as i64)?.ne(&q.floor_divide(chunk as i64)?)?;
+    // (One mask value where either hides a key, never two added.)
+    let blocked = other_chunk.logical_or(&causal.ne(0.0)?)?;
+    additive(&blocked, dtype)
+}
+
 /// `[batch, 1, seq, seq]` (batch 1 without `attention_mask`) for a decoder run both ways (Gemma
 /// 3's `use_bidirectional_attention`): query `i` sees key `j` when `attention_mask[b, j]` is 1 and,
 /// with a sliding window, `|i − j| ≤ window / 2` (transformers' `|i − j| < window // 2 + 1`).

@@ -36,7 +36,9 @@ pub use latent_attention::{LatentDims, LatentQkv};
 pub use linear::{Embedding, Linear};
 pub use mamba::{MambaDims, MambaMixer, StepNorms};
 pub use mamba2::{GatedNorm, Mamba2Dims, Mamba2Mixer, SsmState};
-pub use mask::{bidirectional_mask, causal_mask, packed_row_mask, padding_mask, pair_padding_mask};
+pub use mask::{
+    bidirectional_mask, causal_mask, chunked_causal_mask, packed_row_mask, padding_mask, pair_padding_mask,
+};
 pub use mlp::{GatedMlp, Glu, Xielu};
 pub use moe::{FeedForward, Routing, Scoring, SparseMoe};
 pub use norm::{DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};

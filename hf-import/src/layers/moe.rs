@@ -95,6 +95,10 @@ pub enum Scoring {
         /// the soft cap `c`
         softcap: Option<f64>,
     },
+    /// Llama 4: the `top_k` largest logits (in the model dtype) chosen, each weighted by its
+    /// sigmoid (in float32, rounded to the model dtype), the weight scaling the expert's input
+    /// rather than its output.
+    SigmoidOnInputs,
 }
 
 /// How a mixture weighs its experts' outputs.
@@ -139,6 +143,7 @@ impl Routing {
             | Scoring::BiasedSoftmax
             | Scoring::Sigmoid { .. }
             | Scoring::BiasedSigmoid { .. }
+            | Scoring::SigmoidOnInputs
             | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
             Scoring::DeepseekV2 { groups: Some((g, k)) } => (g, k, 0.0),
             Scoring::DeepseekV3 { groups, top_groups } => (groups, top_groups, f32::NEG_INFINITY),
@@ -165,6 +170,10 @@ impl Routing {
             }
         }
         let chosen = top_indices(&choice, self.top_k);
+        if self.scoring == Scoring::SigmoidOnInputs {
+            // (`p` holds the logits.)
+            return chosen.into_iter().map(|e| (e, 1.0 / (1.0 + (-p[e]).exp()))).collect();
+        }
         if self.scoring == Scoring::SoftmaxOfTopK {
             // (`p` holds the logits; the first chosen is the largest.)
             let top = chosen.first().map_or(0.0, |&e| p[e]);
@@ -344,9 +353,10 @@ impl SparseMoe {
             )));
         }
         let (router, correction) = match routing.scoring {
-            Scoring::Softmax | Scoring::SoftmaxOfTopK | Scoring::SparseMixer { .. } => {
-                (Linear::load(&vars.pp("gate"), hidden, experts, biased)?, None)
-            }
+            Scoring::Softmax
+            | Scoring::SoftmaxOfTopK
+            | Scoring::SparseMixer { .. }
+            | Scoring::SigmoidOnInputs => (Linear::load(&vars.pp("gate"), hidden, experts, biased)?, None),
             Scoring::Sigmoid { biased: expert_bias } => {
                 let correction = match expert_bias {
                     true => Some(
@@ -484,7 +494,7 @@ impl SparseMoe {
         let n = self.experts.len();
         let probs = match self.routing.scoring {
             Scoring::Softmax => self.router.forward(&flat)?.to_dtype(DType::F32)?.softmax(-1, None)?,
-            Scoring::SoftmaxOfTopK | Scoring::SparseMixer { .. } => {
+            Scoring::SoftmaxOfTopK | Scoring::SparseMixer { .. } | Scoring::SigmoidOnInputs => {
                 self.router.forward(&flat)?.to_dtype(DType::F32)?
             }
             Scoring::DeepseekV2 { .. } | Scoring::BiasedSoftmax => {
@@ -523,8 +533,14 @@ impl SparseMoe {
             }
             let m = rows[e].len();
             let index = Tensor::from_vec(std::mem::take(&mut rows[e]), [m])?.to(device)?;
-            let y = expert.forward(&input.index_select(0, &index)?)?;
             let w = Tensor::from_vec(std::mem::take(&mut weights[e]), [m, 1])?.to(device)?;
+            let tokens_in = input.index_select(0, &index)?;
+            if self.routing.scoring == Scoring::SigmoidOnInputs {
+                let y = expert.forward(&tokens_in.mul(&w.to_dtype(dtype)?)?)?;
+                out = out.index_add(0, &index, &y, 1.0)?;
+                continue;
+            }
+            let y = expert.forward(&tokens_in)?;
             let y = if self.routing.round_weights {
                 y.mul(&w.to_dtype(dtype)?)?
             } else {

@@ -111,6 +111,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("gemma2", "Gemma2ForCausalLM"),
         ("gemma3", "Gemma3ForConditionalGeneration"),
         ("mistral3", "Mistral3ForConditionalGeneration"),
+        ("llama4", "Llama4ForConditionalGeneration"),
         ("gemma3_text", "Gemma3ForCausalLM"),
         ("llama", "LlamaForCausalLM"),
         ("mistral", "MistralForCausalLM"),
@@ -181,6 +182,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("llama4_text", "Llama4ForCausalLM"),
         ("afmoe", "AfmoeForCausalLM"),
         ("laguna", "LagunaForCausalLM"),
         ("mellum", "MellumForCausalLM"),
@@ -226,12 +228,15 @@ fn the_model_type_decides_the_family_for_every_pair() {
         // The base model and the sequence classifier of the model type (neither for Gemma 3's
         // types: their base models are `Gemma3Model` and `Gemma3TextModel`, their classifiers
         // `Gemma3ForSequenceClassification` and `Gemma3TextForSequenceClassification`; nor for
-        // Qwen3.5's text model, whose base model is `Qwen3_5TextModel`).
+        // Qwen3.5's text model, whose base model is `Qwen3_5TextModel`, nor Llama 4's,
+        // `Llama4TextModel`).
         // GPT-2's base model is `GPT2Model`.
         let family = class.strip_suffix("ForCausalLM").or(class.strip_suffix("LMHeadModel"));
-        let base = family
-            .map(|f| format!("{f}Model"))
-            .filter(|_| !model_type.starts_with("gemma3") && !model_type.starts_with("qwen3_5"));
+        let base = family.map(|f| format!("{f}Model")).filter(|_| {
+            !model_type.starts_with("gemma3")
+                && !model_type.starts_with("qwen3_5")
+                && model_type != "llama4_text"
+        });
         for (_, family) in encoders {
             for head in encoder_heads {
                 let got = arch(&config(model_type, &format!("{family}{head}")));
@@ -278,6 +283,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "llama4_text"
                                 | "afmoe"
                                 | "laguna"
                                 | "mellum"

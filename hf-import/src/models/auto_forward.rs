@@ -115,7 +115,10 @@ impl AutoModel {
             gemma3_multimodal::check_text_only(inputs)?;
         }
         if let AutoModel::Mistral3ForConditionalGeneration(_) = self {
-            mistral3::check_text_only(inputs)?;
+            mistral3::check_text_only(inputs, "Mistral3ForConditionalGeneration")?;
+        }
+        if let AutoModel::Llama4ForConditionalGeneration(_) = self {
+            mistral3::check_text_only(inputs, "Llama4ForConditionalGeneration")?;
         }
         let accepted = self.input_names();
         for (name, t) in inputs {

@@ -7,9 +7,9 @@ use oxtorch_tensor::{DType, Device, Tensor};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
-    bidirectional_mask, causal_mask, packing_enabled, Arena, AttentionConfig, DecoderNorm, Embedding,
-    FeedForward, GatedDeltaNet, GatedMlp, KvCache, LayerNorm, Linear, Mamba2Mixer, MambaMixer, RmsNorm,
-    Rotary, SelfAttention, ShortConv, SparseMoe, Xielu,
+    bidirectional_mask, causal_mask, chunked_causal_mask, packing_enabled, Arena, AttentionConfig,
+    DecoderNorm, Embedding, FeedForward, GatedDeltaNet, GatedMlp, KvCache, LayerNorm, Linear, Mamba2Mixer,
+    MambaMixer, RmsNorm, Rotary, SelfAttention, ShortConv, SparseMoe, Xielu,
 };
 use crate::weights::{Vars, Weights};
 
@@ -22,8 +22,8 @@ mod spec;
 pub use alibi::Alibi;
 use mixer::{recurrent_step, TokenMixer};
 pub use spec::{
-    BlockParts, DecoderSpec, DeltaNetSpec, HybridMixer, HybridSpec, MoeSpec, QueryScale, SharedExpert,
-    ShortConvSpec, UngatedExperts,
+    AttentionChunk, BlockParts, DecoderSpec, DeltaNetSpec, HybridMixer, HybridSpec, MoeSpec, QueryScale,
+    SharedExpert, ShortConvSpec, UngatedExperts,
 };
 
 /// How a pass over the decoder reads its inputs and what it returns besides the final states.
@@ -51,6 +51,8 @@ struct DecoderLayer {
     /// `None`: a mixer-only block (Nemotron-H's `M` and `*`).
     mlp: Option<FeedForward>,
     window: Option<usize>,
+    /// See [`DecoderSpec::chunks`].
+    chunk: Option<AttentionChunk>,
     /// The layer takes the local (`sliding_attention`) RoPE.
     local_rope: bool,
     /// See [`DecoderSpec::parallel_residual`].
@@ -120,6 +122,9 @@ pub struct DecoderOutput {
     /// final norm (transformers' convention); empty otherwise.
     pub hidden_states: Vec<Tensor>,
 }
+
+/// What a layer's attention mask depends on besides the inputs: its window and its chunk.
+type MaskKind = (Option<usize>, Option<AttentionChunk>);
 
 /// A decoder-only causal language model (`*ForCausalLM`).
 #[derive(Debug, Clone)]
@@ -361,11 +366,20 @@ impl CausalLm {
     /// Ministral 3's scale of the rotated queries at `positions` `[batch, seq]` (see
     /// [`DecoderSpec::query_scale`]), `[batch, 1, seq, 1]` in the model dtype.
     fn query_scale(&self, positions: &Tensor) -> Result<Option<Tensor>> {
-        let Some(QueryScale { beta, original_max }) = self.spec.query_scale else { return Ok(None) };
-        // (In float32 from the integer positions, as transformers divides them.)
-        let steps = positions.to_dtype(DType::F32)?.div(original_max)?.floor()?;
+        let Some(QueryScale { beta, original_max, temperature }) = self.spec.query_scale else {
+            return Ok(None);
+        };
+        // (In float32 from the integer positions, as transformers divides them; Llama 4 counts from 1.)
+        let positions = positions.to_dtype(DType::F32)?;
+        let positions = if temperature { positions.add(1.0)? } else { positions };
+        let steps = positions.div(original_max)?.floor()?;
         let scale = steps.add(1.0)?.log()?.mul(beta)?.add(1.0)?;
         Ok(Some(scale.unsqueeze(1)?.unsqueeze(-1)?.to_dtype(self.dtype)?))
+    }
+
+    /// Whether the query scale is Llama 4's temperature, for the layers without RoPE alone.
+    fn temperature_on_nope_only(&self) -> bool {
+        self.spec.query_scale.is_some_and(|q| q.temperature)
     }
 
     fn identity_rotation(&self, cos: &Tensor) -> Result<Option<(Tensor, Tensor)>> {
@@ -489,7 +503,14 @@ impl CausalLm {
             (cos_g.clone(), sin_g.clone())
         };
         let identity = self.identity_rotation(&cos_g)?;
-        let q_scale = self.query_scale(&positions)?;
+        // (Llama 4's temperature reads each token's column, not its position id.)
+        let q_scale = match self.spec.query_scale {
+            Some(QueryScale { temperature: true, .. }) => {
+                let columns = Tensor::arange_step(past as i64, (past + s) as i64, 1, (DType::I64, device))?;
+                self.query_scale(&columns.unsqueeze(0)?.expand([b, s])?)?
+            }
+            _ => self.query_scale(&positions)?,
+        };
         let alibi = match &self.alibi_slopes {
             Some(slopes) => {
                 let kept = attention_mask.filter(|_| self.alibi_by_kept_tokens);
@@ -497,7 +518,8 @@ impl CausalLm {
             }
             None => None,
         };
-        let mut masks: Vec<(Option<usize>, Tensor)> = Vec::new();
+        // (Layers of one window and chunk share their mask.)
+        let mut masks: Vec<(MaskKind, Tensor)> = Vec::new();
         let mut hidden_states = Vec::new();
         // A recurrent layer's padding mask: the new tokens' columns, none for one new token (a
         // generated token is never padding), as transformers' `create_recurrent_attention_mask`.
@@ -535,12 +557,15 @@ impl CausalLm {
                 && keys == past + s
                 && attention_mask.is_none()
                 && layer.window.is_none()
+                && layer.chunk.is_none()
                 && alibi.is_none();
-            let mask = match masks.iter().find(|(w, _)| *w == layer.window) {
+            let mask = match masks.iter().find(|(w, _)| *w == (layer.window, layer.chunk)) {
                 _ if unmasked => None,
                 Some((_, m)) => Some(m.clone()),
                 None => {
-                    let m = if self.spec.bidirectional {
+                    let m = if let Some(chunk) = layer.chunk {
+                        chunked_causal_mask(attention_mask, s, past, keys, chunk.size, self.dtype, device)?
+                    } else if self.spec.bidirectional {
                         bidirectional_mask(attention_mask, s, layer.window, self.dtype, device)?
                     } else if self.spec.window_mask_added && layer.window.is_some() {
                         // (In the lowest value's sum, the keys both hide are -inf.)
@@ -554,7 +579,7 @@ impl CausalLm {
                         Some(bias) => m.add(bias)?,
                         None => m,
                     };
-                    masks.push((layer.window, m.clone()));
+                    masks.push(((layer.window, layer.chunk), m.clone()));
                     Some(m)
                 }
             };
@@ -575,8 +600,9 @@ impl CausalLm {
                 None => None,
             };
             let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
-            let mut attn =
-                attn.forward_scaled(&normed, cos, sin, q_scale.as_ref(), mask.as_ref(), layer_cache)?;
+            // (Llama 4's temperature applies to the layers without RoPE alone.)
+            let q_scale = q_scale.as_ref().filter(|_| layer.nope || !self.temperature_on_nope_only());
+            let mut attn = attn.forward_scaled(&normed, cos, sin, q_scale, mask.as_ref(), layer_cache)?;
             if let Some(beside) = beside {
                 attn = attn.add(&beside)?;
             }

@@ -116,6 +116,9 @@ impl AutoModel {
             "Gemma3ForCausalLM" => {
                 AutoModel::Gemma3(Gemma3ForCausalLM(gemma3_multimodal::load_text_model(cfg, weights)?))
             }
+            "Llama4ForConditionalGeneration" => {
+                AutoModel::Llama4ForConditionalGeneration(Llama4ForConditionalGeneration::load(cfg, weights)?)
+            }
             "Mistral3ForConditionalGeneration" => AutoModel::Mistral3ForConditionalGeneration(
                 Mistral3ForConditionalGeneration::load(cfg, weights)?,
             ),
@@ -177,6 +180,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "Llama4ForCausalLM" => AutoModel::Llama4(Llama4ForCausalLM::load(cfg, weights)?),
             "AfmoeForCausalLM" => AutoModel::Afmoe(AfmoeForCausalLM::load(cfg, weights)?),
             "LagunaForCausalLM" => AutoModel::Laguna(LagunaForCausalLM::load(cfg, weights)?),
             "MellumForCausalLM" => AutoModel::Mellum(MellumForCausalLM::load(cfg, weights)?),
@@ -298,6 +302,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "Llama4TextModel"
             | "AfmoeModel"
             | "LagunaModel"
             | "MellumModel"

@@ -68,7 +68,8 @@ pub(super) fn spec(cfg: &Config) -> Result<DecoderSpec> {
             "the rope parameters' \"original_max_position_embeddings\" must be positive, got {original_max}"
         )));
     }
-    spec.query_scale = Some(QueryScale { beta: number("llama_4_scaling_beta")?, original_max });
+    spec.query_scale =
+        Some(QueryScale { beta: number("llama_4_scaling_beta")?, original_max, temperature: false });
     Ok(spec)
 }
 
@@ -85,13 +86,16 @@ mod tests {
     #[test]
     fn the_query_scale_comes_from_the_rope_parameters() {
         let default = spec(&cfg(r#"{"num_hidden_layers": 2}"#)).unwrap();
-        assert_eq!(default.query_scale, Some(QueryScale { beta: 0.1, original_max: 16384.0 }));
+        assert_eq!(
+            default.query_scale,
+            Some(QueryScale { beta: 0.1, original_max: 16384.0, temperature: false })
+        );
         assert_eq!(default.windows, vec![None, None]);
         let own = r#"{"num_hidden_layers": 1, "sliding_window": 4, "rope_parameters":
             {"rope_type": "default", "rope_theta": 10.0, "llama_4_scaling_beta": 0.5,
              "original_max_position_embeddings": 8}}"#;
         let own = spec(&cfg(own)).unwrap();
-        assert_eq!(own.query_scale, Some(QueryScale { beta: 0.5, original_max: 8.0 }));
+        assert_eq!(own.query_scale, Some(QueryScale { beta: 0.5, original_max: 8.0, temperature: false }));
         assert_eq!(own.windows, vec![Some(4)]);
         let missing = r#"{"num_hidden_layers": 1, "rope_parameters": {"rope_type": "default"}}"#;
         let err = spec(&cfg(missing)).unwrap_err().to_string();

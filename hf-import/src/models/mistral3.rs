@@ -53,12 +53,13 @@ impl std::ops::Deref for Mistral3ForConditionalGeneration {
 /// Inputs that carry images (`Mistral3ForConditionalGeneration.forward` and its processor's).
 const IMAGE_INPUTS: &[&str] = &["pixel_values", "image_sizes"];
 
-/// Refuses image inputs with an error that says so.
-pub(crate) fn check_text_only(inputs: &BTreeMap<String, Tensor>) -> Result<()> {
+/// Refuses image inputs with an error that says so (`architecture`: the multimodal class whose
+/// language model runs: Mistral 3's, Llama 4's).
+pub(crate) fn check_text_only(inputs: &BTreeMap<String, Tensor>, architecture: &str) -> Result<()> {
     match inputs.keys().find(|k| IMAGE_INPUTS.contains(&k.as_str())) {
         Some(name) => Err(Error::Unsupported(format!(
-            "input '{name}': image inputs are not supported for Mistral3ForConditionalGeneration (hf-import \
-             runs its language model on text only)"
+            "input '{name}': image inputs are not supported for {architecture} (hf-import runs its language \
+             model on text only)"
         ))),
         None => Ok(()),
     }

@@ -155,6 +155,7 @@ pub use self::jamba::JambaForCausalLM;
 pub use self::laguna::LagunaForCausalLM;
 pub use self::lfm2::{Lfm2ForCausalLM, Lfm2MoeForCausalLM};
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
+pub use self::llama4::{Llama4ForCausalLM, Llama4ForConditionalGeneration};
 pub use self::llama_variants::{IQuestCoderForCausalLM, InternLM3ForCausalLM};
 pub use self::mamba::{Mamba, MambaState};
 pub use self::mellum::MellumForCausalLM;
@@ -258,6 +259,8 @@ pub enum AutoModel {
     /// `Mistral3ForConditionalGeneration` (Mistral Small 3.1/3.2, Ministral 3): its language model,
     /// on text (image inputs are refused)
     Mistral3ForConditionalGeneration(Mistral3ForConditionalGeneration),
+    /// `Llama4ForConditionalGeneration` (Llama 4 Scout and Maverick): its language model, run on text
+    Llama4ForConditionalGeneration(Llama4ForConditionalGeneration),
     /// `LlamaForCausalLM`
     Llama(LlamaForCausalLM),
     /// `MistralForCausalLM`
@@ -410,6 +413,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `Llama4ForCausalLM` (Llama 4 text)
+    Llama4(Llama4ForCausalLM),
     /// `AfmoeForCausalLM` (AFMoE: Arcee Trinity)
     Afmoe(AfmoeForCausalLM),
     /// `LagunaForCausalLM` (Laguna)
@@ -537,7 +542,10 @@ impl AutoModel {
     pub fn weights_used(cfg: &Config, weights: Weights) -> Weights {
         match Self::architecture_of(cfg).as_deref() {
             Ok(
-                "Gemma3ForCausalLM" | "Gemma3ForConditionalGeneration" | "Mistral3ForConditionalGeneration",
+                "Gemma3ForCausalLM"
+                | "Gemma3ForConditionalGeneration"
+                | "Mistral3ForConditionalGeneration"
+                | "Llama4ForConditionalGeneration",
             ) => gemma3_multimodal::language_model_weights(weights),
             _ => weights,
         }
@@ -551,6 +559,7 @@ mod cwm;
 mod hyperclovax;
 mod jais2;
 mod laguna;
+mod llama4;
 mod mellum;
 mod solar_open;
 mod youtu;

@@ -198,6 +198,17 @@ impl Weights {
         out
     }
 
+    /// These weights with `extra` tensors added under their names (held as given, stored in their
+    /// own dtypes; a name already held is replaced): tensors a family's checkpoint leaves out that
+    /// the decoder reads (Llama 4's weightless q/k norms as norms of ones).
+    pub fn with_tensors(mut self, extra: impl IntoIterator<Item = (String, Tensor)>) -> Weights {
+        for (name, t) in extra {
+            self.stored.insert(name.clone(), t.dtype());
+            self.tensors.insert(name, t);
+        }
+        self
+    }
+
     /// These weights with each tensor that `replace` (given its name and the tensor as held) gives
     /// a new value replaced by it, the others shared as they are; the cast they are read with is
     /// kept (a model's constant multipliers folded into its matrices at load).

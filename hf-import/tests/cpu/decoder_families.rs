@@ -504,6 +504,21 @@ fn afmoe_gated_attention_and_mixture() {
     check("afmoe_plain");
 }
 
+/// Llama 4: interleaved RoPE, weightless q/k norms after it and chunked attention on the RoPE
+/// layers, the query temperature on the others, mixtures whose sigmoid weights scale the experts'
+/// inputs beside a shared expert; Llama4ForConditionalGeneration on text (llama3 RoPE, no norms).
+#[test]
+fn llama4_chunks_temperature_and_mixtures() {
+    check("llama4");
+    check("llama4_mm");
+    let dir = fixture("llama4_mm");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("llama4_mm");
+    inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 16, 16], DType::F32).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("image inputs are not supported for Llama4ForConditionalGeneration"), "{err}");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.

@@ -117,6 +117,12 @@ impl CausalLm {
                 )));
             }
         }
+        if spec.chunks.len() != n_layers || spec.qk_norm_layers.as_ref().is_some_and(|l| l.len() != n_layers)
+        {
+            return Err(Error::Config(format!(
+                "one attention chunk and q/k norm choice per layer is needed ({n_layers} layers)"
+            )));
+        }
         if spec.nope.len() != n_layers {
             return Err(Error::Config(format!(
                 "{} NoPE flags for {n_layers} layers (no_rope_layers must have one per layer)",
@@ -125,7 +131,8 @@ impl CausalLm {
         }
         for (i, (window, &local_rope)) in spec.windows.iter().zip(&spec.local_rope).enumerate() {
             let lv = model.pp("layers").pp(i);
-            let qk_norm = spec.qk_norm.then_some(|v: &Vars<'_>, heads: usize, dim: usize| {
+            let has_qk_norm = spec.qk_norm && spec.qk_norm_layers.as_ref().is_none_or(|l| l[i]);
+            let qk_norm = has_qk_norm.then_some(|v: &Vars<'_>, heads: usize, dim: usize| {
                 if spec.qk_norm_per_head {
                     RmsNorm::load_shaped(v, &[heads, dim], eps, spec.norm_style)
                 } else {
@@ -257,6 +264,7 @@ impl CausalLm {
                 parallel: spec.parallel_residual,
                 residual_multiplier: spec.residual_multiplier,
                 nope: spec.nope[i],
+                chunk: spec.chunks[i],
                 post_norm: if spec.post_norm { Some(norm(&lv.pp("input_layernorm"), hidden)?) } else { None },
                 residual_from_norm: spec.residual_from_norm,
             });

@@ -153,19 +153,37 @@ pub struct DecoderSpec {
     /// The rotated queries are multiplied by `1 + beta·ln(1 + floor(position / original_max))`
     /// (Ministral 3's Llama-4-style attention scaling for long contexts).
     pub query_scale: Option<QueryScale>,
+    /// For each layer, its attention chunk (Llama 4's `chunked_attention` layers), if any.
+    pub chunks: Vec<Option<AttentionChunk>>,
+    /// Which layers have the q/k norms where not all do (Llama 4's, on its RoPE layers alone);
+    /// `None`: all of them, with [`DecoderSpec::qk_norm`].
+    pub qk_norm_layers: Option<Vec<bool>>,
     /// `token_type_ids` are taken, their rows of the token table added to the inputs' embeddings
     /// (GPT-2, GPT-Neo, GPT-J, CodeGen, GPTBigCode)
     pub token_types: bool,
 }
 
 /// Ministral 3's per-position query scale (see [`DecoderSpec::query_scale`]): the rope
-/// parameters' `llama_4_scaling_beta` and `original_max_position_embeddings`.
+/// parameters' `llama_4_scaling_beta` and `original_max_position_embeddings`; or Llama 4's
+/// attention temperature (`attn_scale`, `floor_scale`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QueryScale {
-    /// `llama_4_scaling_beta`
+    /// `llama_4_scaling_beta` (Llama 4: `attn_scale`)
     pub beta: f64,
-    /// `original_max_position_embeddings`
+    /// `original_max_position_embeddings` (Llama 4: `floor_scale`)
     pub original_max: f64,
+    /// Llama 4's temperature tuning: `1 + beta·ln(1 + floor((column + 1) / original_max))` of each
+    /// token's column in the cache (past tokens plus its index, whatever its position id), on the
+    /// layers without RoPE alone
+    pub temperature: bool,
+}
+
+/// Llama 4's chunked attention (see [`DecoderSpec::chunks`]): a query sees the keys of its own
+/// chunk of `size` tokens, chunks counted from each row's first kept token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttentionChunk {
+    /// `attention_chunk_size`
+    pub size: usize,
 }
 
 /// Which of a decoder's layers are gated delta nets (`layers.{i}.linear_attn`) instead of attention.
@@ -326,6 +344,8 @@ impl DecoderSpec {
             block_parts: None,
             token_types: false,
             query_scale: None,
+            chunks: vec![None; layers],
+            qk_norm_layers: None,
             output_gate: None,
             heads_per_layer: None,
             delta_net: None,
