@@ -1497,6 +1497,33 @@ def gen_afmoe(r):
     return tf.AfmoeForCausalLM, tf.AfmoeConfig, c
 
 
+def gen_llama4(r):
+    """Llama4ForCausalLM: random RoPE / NoPE layers (no_rope_layers or the interval), q/k norms or none, chunks of
+    2-5 tokens (or none) on random layers, the temperature at random scales, mixtures on random layers (listed or
+    every n-th) with 1-3 experts a token, wider dense MLPs, a random RoPE."""
+    c = decoder_common(r, "llama4")
+    c["head_dim"] = r.choice([4, 8, 16])
+    layers = c["num_hidden_layers"]
+    experts = r.randint(2, 6)
+    c.update(num_local_experts=experts, num_experts_per_tok=r.randint(1, min(3, experts)),
+             intermediate_size=r.choice([8, 12]), intermediate_size_mlp=r.choice([16, 24]),
+             use_qk_norm=r.random() < 0.7, attn_temperature_tuning=r.random() < 0.7,
+             floor_scale=r.choice([1, 2, 3, 8192]), attn_scale=r.choice([0.1, 0.5, 1.0]),
+             attention_chunk_size=r.choice([None, 2, 3, 5, 8192]), attention_bias=r.random() < 0.2)
+    if r.random() < 0.5:
+        c["no_rope_layers"] = [r.choice([0, 1]) for _ in range(layers)]
+    else:
+        c["no_rope_layer_interval"] = r.choice([1, 2, 3, 4])
+    if r.random() < 0.4:
+        c["moe_layers"] = [i for i in range(layers) if r.random() < 0.6]
+    else:
+        c["interleave_moe_layer_step"] = r.choice([1, 2])
+    if c["attention_chunk_size"] is not None and r.random() < 0.3:
+        c["layer_types"] = [r.choice(["chunked_attention", "full_attention"]) for _ in range(layers)]
+    c["rope_parameters"] = rope_for(r, c["head_dim"], c["max_position_embeddings"])
+    return tf.Llama4ForCausalLM, tf.Llama4TextConfig, c
+
+
 def gen_jais2(r):
     """Jais2ForCausalLM: layer norms with biases, the ungated MLP (relu² or another activation), biases at random."""
     c = decoder_common(r, "jais2")
@@ -2090,6 +2117,7 @@ FAMILIES = {
     "solar_open": gen_solar_open,
     "youtu": gen_youtu,
     "mellum": gen_mellum,
+    "llama4": gen_llama4,
     "laguna": gen_laguna,
     "afmoe": gen_afmoe,
     "phimoe_cls": decoder_cls(gen_phimoe, tf.PhimoeForSequenceClassification),
