@@ -1524,6 +1524,21 @@ def gen_llama4(r):
     return tf.Llama4ForCausalLM, tf.Llama4TextConfig, c
 
 
+def gen_hy_v3(r):
+    """HYV3ForCausalLM: q/k norms, DeepSeek-V3-style sigmoid mixtures (a random correction bias) on random
+    mlp_layer_types or the default (the first dense), 0-2 shared experts, a random scale."""
+    c = decoder_common(r, "hy_v3")
+    c["head_dim"] = r.choice([4, 8, 16])
+    experts = r.randint(2, 6)
+    c.update(num_experts=experts, num_experts_per_tok=r.randint(1, min(3, experts)), moe_intermediate_size=r.choice([8, 12]),
+             num_shared_experts=r.choice([0, 1, 2]), router_scaling_factor=r.choice([1.0, 2.826]),
+             attention_bias=r.random() < 0.2, mlp_bias=r.random() < 0.2, hidden_act=r.choice(["silu", "gelu"]))
+    if r.random() < 0.5:
+        c["mlp_layer_types"] = [r.choice(["dense", "sparse"]) for _ in range(c["num_hidden_layers"])]
+    c["rope_parameters"] = rope_for(r, c["head_dim"], c["max_position_embeddings"])
+    return tf.HYV3ForCausalLM, tf.HYV3Config, c
+
+
 def gen_jais2(r):
     """Jais2ForCausalLM: layer norms with biases, the ungated MLP (relu² or another activation), biases at random."""
     c = decoder_common(r, "jais2")
@@ -2118,6 +2133,7 @@ FAMILIES = {
     "youtu": gen_youtu,
     "mellum": gen_mellum,
     "llama4": gen_llama4,
+    "hy_v3": gen_hy_v3,
     "laguna": gen_laguna,
     "afmoe": gen_afmoe,
     "phimoe_cls": decoder_cls(gen_phimoe, tf.PhimoeForSequenceClassification),

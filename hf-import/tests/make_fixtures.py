@@ -1106,6 +1106,15 @@ def main():
         cfg = json.loads((path / "config.json").read_text())
         cfg["architectures"] = ["Llama4ForConditionalGeneration"]
         (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    # Hunyuan 3: q/k norms, a dense layer then DeepSeek-V3-style sigmoid mixtures in float32 (the block's bias steering
+    # the choice, renormalised, scaled) beside two shared experts; `_typed`: mlp_layer_types given, no shared-expert
+    # count (the MLP then intermediate_size wide), bf16.
+    hy_v3 = dict(DECODER, num_hidden_layers=3, head_dim=8, num_experts=4, num_experts_per_tok=2,
+                 moe_intermediate_size=12, pad_token_id=0, eos_token_id=2)
+    build("hy_v3", tf.HYV3ForCausalLM, tf.HYV3Config(**hy_v3, num_shared_experts=2, router_scaling_factor=1.5), 310)
+    build("hy_v3_typed", tf.HYV3ForCausalLM,
+          tf.HYV3Config(**hy_v3, num_shared_experts=0, mlp_layer_types=["sparse", "dense", "sparse"]), 311,
+          dtype=torch.bfloat16)
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)

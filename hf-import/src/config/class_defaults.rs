@@ -305,6 +305,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "hy_v3",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 120832),
+            ("num_attention_heads", 64),
+            ("intermediate_size", 13312),
+            ("num_hidden_layers", 80),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
         "mellum",
         &[
             ("hidden_size", 2304),
@@ -747,6 +758,7 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
 /// unknown or missing type changes nothing).
 /// The config keys a class names its own way (its `attribute_map`), as `(own, common)`.
 const ALIASES: &[(&str, &[(&str, &str)])] = &[
+    ("hy_v3", &[("num_local_experts", "num_experts")]),
     (
         "exaone",
         &[

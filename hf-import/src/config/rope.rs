@@ -288,7 +288,7 @@ impl Config {
             _ if self.is_laguna_like() => Ok(500_000.0),
             // The `default_theta` of `MixtralConfig`, `PhimoeConfig`, `CohereConfig`, `Ernie4_5Config`,
             // `SmolLM3Config`, `GptOssConfig`, `HeliumConfig`, `FlexOlmoConfig`, `Lfm2Config`,
-            // `CwmConfig`, `SolarOpenConfig`, `SarvamMoEConfig`, `MiniMaxM2Config` and `Llama4TextConfig`.
+            // `CwmConfig`, `SolarOpenConfig`, `SarvamMoEConfig`, `MiniMaxM2Config`, `Llama4TextConfig` and `HYV3Config`.
             _ => {
                 let default = match self.get("model_type").and_then(Value::as_str) {
                     Some("mixtral" | "phimoe") => 1_000_000.0,
@@ -301,6 +301,7 @@ impl Config {
                     Some("sarvam_moe") => 8_000_000.0,
                     Some("minimax_m2") => 5_000_000.0,
                     Some("llama4_text") => 500_000.0,
+                    Some("hy_v3") => 11_158_840.0,
                     Some("nomic_bert") => 1_000.0,
                     _ => 10_000.0,
                 };

@@ -180,6 +180,7 @@ impl AutoModel {
             AutoModel::Jais2(m) => Some(m),
             AutoModel::SolarOpen(m) => Some(m),
             AutoModel::Youtu(m) => Some(m),
+            AutoModel::HYV3(m) => Some(m),
             AutoModel::Llama4(m) => Some(m),
             AutoModel::Afmoe(m) => Some(m),
             AutoModel::Laguna(m) => Some(m),

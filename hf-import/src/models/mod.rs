@@ -149,6 +149,7 @@ pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
 pub use self::helium::HeliumForCausalLM;
 pub use self::hunyuan::{HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM};
+pub use self::hy_v3::HYV3ForCausalLM;
 pub use self::hyperclovax::HyperCLOVAXForCausalLM;
 pub use self::jais2::Jais2ForCausalLM;
 pub use self::jamba::JambaForCausalLM;
@@ -413,6 +414,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `HYV3ForCausalLM` (Hunyuan 3)
+    HYV3(HYV3ForCausalLM),
     /// `Llama4ForCausalLM` (Llama 4 text)
     Llama4(Llama4ForCausalLM),
     /// `AfmoeForCausalLM` (AFMoE: Arcee Trinity)
@@ -556,6 +559,7 @@ mod afmoe;
 #[cfg(test)]
 mod architecture_tests;
 mod cwm;
+mod hy_v3;
 mod hyperclovax;
 mod jais2;
 mod laguna;

@@ -504,6 +504,15 @@ fn afmoe_gated_attention_and_mixture() {
     check("afmoe_plain");
 }
 
+/// Hunyuan 3: q/k norms, DeepSeek-V3-style sigmoid mixtures in float32 steered by the block's bias
+/// beside shared experts, under the checkpoint's names; layer kinds given, the shared MLP at
+/// `intermediate_size` without a count, bf16.
+#[test]
+fn hy_v3_mixtures() {
+    check("hy_v3");
+    check("hy_v3_typed");
+}
+
 /// Llama 4: interleaved RoPE, weightless q/k norms after it and chunked attention on the RoPE
 /// layers, the query temperature on the others, mixtures whose sigmoid weights scale the experts'
 /// inputs beside a shared expert; Llama4ForConditionalGeneration on text (llama3 RoPE, no norms).

@@ -22,11 +22,16 @@ fn decoders() -> impl Iterator<Item = &'static str> {
 fn kept_tokens_equal_the_padded_forward_for_every_decoder_family() {
     for name in decoders() {
         let model = load(name, None);
+        // (A bfloat16 checkpoint runs in bfloat16: an attention over the row's kept keys or over
+        // the padded row can round an output an ulp apart, which later layers carry; see
+        // `random_masks_keep_the_padded_forwards_values`.)
+        let bf16 = model.causal_lm().is_some_and(|lm| lm.dtype() == DType::BF16);
+        let tol = if bf16 { 2e-2 } else { 1e-5 };
         let mask: Vec<i64> = MASKS.concat();
-        let worst = check(&model, &mask, MASKS.len(), SEQ, false, 1e-5);
+        let worst = check(&model, &mask, MASKS.len(), SEQ, false, tol);
         eprintln!("{name}: max abs diff {worst:.2e}");
         for row in MASKS {
-            check(&model, &row, 1, SEQ, false, 1e-5);
+            check(&model, &row, 1, SEQ, false, tol);
         }
     }
 }
