@@ -1539,6 +1539,28 @@ def gen_hy_v3(r):
     return tf.HYV3ForCausalLM, tf.HYV3Config, c
 
 
+def gen_cohere2_moe(r):
+    """Cohere2MoeForCausalLM: Cohere 2's parallel blocks (layer or RMS norms) with 0-2 dense prefix layers (RoPE kept
+    or not), random window patterns, mixtures by softmax over the top logits or sigmoids (renormalised or not), 0-2
+    shared experts averaged or summed, a random logit scale."""
+    c = decoder_common(r, "cohere2_moe")
+    c.pop("rms_norm_eps")
+    c["head_dim"] = r.choice([4, 8, 16])
+    experts = r.randint(2, 6)
+    c.update(num_experts=experts, num_experts_per_tok=r.randint(1, min(3, experts)), intermediate_size=r.choice([8, 12]),
+             num_shared_experts=r.choice([0, 1, 2]), expert_selection_fn=r.choice(["softmax", "sigmoid"]),
+             shared_expert_combination_strategy=r.choice(["average", "sum"]), norm_topk_prob=r.random() < 0.6,
+             first_k_dense_replace=r.randint(0, 2), prefix_dense_sliding_window_pattern=r.choice([1, 2]),
+             sliding_window_pattern=r.choice([1, 2, 4]), sliding_window=r.choice([2, 3, 5]),
+             logit_scale=r.choice([0.0625, 1.0, 0.5]), attention_bias=r.random() < 0.2,
+             layer_norm_eps=r.choice([1e-5, 1e-3]), rope_theta=r.choice([100.0, 10000.0]))
+    if r.random() < 0.4:
+        c["rms_norm_eps"] = r.choice([1e-6, 1e-5])
+    if r.random() < 0.4:
+        c["prefix_dense_intermediate_size"] = r.choice([8, 16])
+    return tf.Cohere2MoeForCausalLM, tf.Cohere2MoeConfig, c
+
+
 def gen_jais2(r):
     """Jais2ForCausalLM: layer norms with biases, the ungated MLP (relu² or another activation), biases at random."""
     c = decoder_common(r, "jais2")
@@ -2134,6 +2156,7 @@ FAMILIES = {
     "mellum": gen_mellum,
     "llama4": gen_llama4,
     "hy_v3": gen_hy_v3,
+    "cohere2_moe": gen_cohere2_moe,
     "laguna": gen_laguna,
     "afmoe": gen_afmoe,
     "phimoe_cls": decoder_cls(gen_phimoe, tf.PhimoeForSequenceClassification),

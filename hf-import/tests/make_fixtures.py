@@ -1115,6 +1115,17 @@ def main():
     build("hy_v3_typed", tf.HYV3ForCausalLM,
           tf.HYV3Config(**hy_v3, num_shared_experts=0, mlp_layer_types=["sparse", "dense", "sparse"]), 311,
           dtype=torch.bfloat16)
+    # Cohere 2 MoE: Cohere 2's parallel blocks (layer norms, interleaved RoPE on the sliding layers), a dense first
+    # layer (full, RoPE kept), then mixtures (the top-2 logits' softmax) averaged with a shared expert; `_sigmoid`: RMS
+    # norms, sigmoid weights renormalised, two shared experts summed, a narrower dense layer, bf16.
+    cohere2_moe = dict(DECODER, num_hidden_layers=4, head_dim=8, num_experts=4, num_experts_per_tok=2,
+                       intermediate_size=12, pad_token_id=0, bos_token_id=1, eos_token_id=2, sliding_window=3,
+                       sliding_window_pattern=2, first_k_dense_replace=1, logit_scale=0.5)
+    build("cohere2_moe", tf.Cohere2MoeForCausalLM, tf.Cohere2MoeConfig(**cohere2_moe, num_shared_experts=1), 312)
+    build("cohere2_moe_sigmoid", tf.Cohere2MoeForCausalLM,
+          tf.Cohere2MoeConfig(**cohere2_moe, num_shared_experts=2, expert_selection_fn="sigmoid",
+                              shared_expert_combination_strategy="sum", rms_norm_eps=1e-5,
+                              prefix_dense_intermediate_size=16), 313, dtype=torch.bfloat16)
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)

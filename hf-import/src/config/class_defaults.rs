@@ -316,6 +316,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "cohere2_moe",
+        &[
+            ("hidden_size", 8192),
+            ("vocab_size", 256000),
+            ("num_attention_heads", 64),
+            ("intermediate_size", 22528),
+            ("num_hidden_layers", 40),
+            ("max_position_embeddings", 8192),
+        ],
+    ),
+    (
         "mellum",
         &[
             ("hidden_size", 2304),

@@ -257,6 +257,9 @@ pub struct SparseMoe {
     /// Nemotron-H's latent projections around the routed experts (`fc1_latent_proj`,
     /// `fc2_latent_proj`)
     latent: Option<(Linear, Linear)>,
+    /// The output is the mean of the routed experts' and the shared experts' (Cohere 2 MoE's
+    /// `"average"` combination), not their sum
+    shared_mean: bool,
 }
 
 impl SparseMoe {
@@ -292,7 +295,7 @@ impl SparseMoe {
                 .map(|j| GatedMlp::load(&all.pp(j), hidden, intermediate, act, biased))
                 .collect::<Result<Vec<_>>>()?
         };
-        Ok(SparseMoe { router, experts, routing, correction, shared: None, latent: None })
+        Ok(SparseMoe { router, experts, routing, correction, shared: None, latent: None, shared_mean: false })
     }
 
     /// A mixture of ungated experts, `down(act(up(x)))` without biases (Nemotron-H's): read as
@@ -335,7 +338,7 @@ impl SparseMoe {
                 .map(|j| GatedMlp::load_plain(&all.pp(j), width, intermediate, act, false))
                 .collect::<Result<Vec<_>>>()?
         };
-        Ok(SparseMoe { router, experts, routing, correction, shared: None, latent })
+        Ok(SparseMoe { router, experts, routing, correction, shared: None, latent, shared_mean: false })
     }
 
     /// The router `vars.gate` (and DeepSeek-V3's score correction), its sizes and groups checked.
@@ -468,6 +471,13 @@ impl SparseMoe {
         Ok(self)
     }
 
+    /// The mixture whose output is the mean of the routed and the shared experts' (Cohere 2 MoE's
+    /// `"average"` combination).
+    pub fn averaged_with_shared(mut self) -> Self {
+        self.shared_mean = true;
+        self
+    }
+
     /// Adds Nemotron-H's shared experts, one ungated MLP `vars.shared_experts.{up,down}_proj` of
     /// `intermediate`, unscaled.
     pub fn with_ungated_shared_experts(
@@ -556,6 +566,7 @@ impl SparseMoe {
                 let scale = gate.forward(&flat)?.sigmoid()?;
                 out = out.add(&expert.forward(&flat)?.mul(&scale)?)?;
             }
+            Some((expert, None)) if self.shared_mean => out = out.add(&expert.forward(&flat)?)?.div(2.0)?,
             Some((expert, None)) => out = out.add(&expert.forward(&flat)?)?,
             None => {}
         }

@@ -182,6 +182,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("cohere2_moe", "Cohere2MoeForCausalLM"),
         ("hy_v3", "HYV3ForCausalLM"),
         ("llama4_text", "Llama4ForCausalLM"),
         ("afmoe", "AfmoeForCausalLM"),
@@ -284,6 +285,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "cohere2_moe"
                                 | "hy_v3"
                                 | "llama4_text"
                                 | "afmoe"

@@ -1,5 +1,5 @@
-//! Cohere (`CohereForCausalLM`: Command R, Command R+, Aya 23 and Aya Expanse) and Cohere 2
-//! (`Cohere2ForCausalLM`: Command R7B, Command A).
+//! Cohere (`CohereForCausalLM`: Command R, Command R+, Aya 23 and Aya Expanse), Cohere 2
+//! (`Cohere2ForCausalLM`: Command R7B, Command A) and Cohere 2 MoE (`Cohere2MoeForCausalLM`).
 //!
 //! Both run attention and the MLP in parallel on one norm, `x + attn(norm(x)) + mlp(norm(x))`,
 //! with `CohereLayerNorm` (a layer norm with a scale and no shift, computed in float32), RoPE over
@@ -9,16 +9,28 @@
 //! Cohere 2 alternates sliding-window layers with RoPE and full layers without (every fourth by
 //! default), and its `head_dim` is always `hidden_size / num_attention_heads`.
 //!
+//! Cohere 2 MoE is Cohere 2 with an explicit `head_dim` (128), RMS norms where the config sets
+//! `rms_norm_eps`, and a mixture on the layers `mlp_layer_types` marks `sparse` (all but the first
+//! `first_k_dense_replace` by default; those are dense, `prefix_dense_intermediate_size` wide, and
+//! with `prefix_dense_sliding_window_pattern` 1 their full layers keep RoPE): `num_experts` (8) of
+//! `intermediate_size`, the `num_experts_per_tok` (2) largest router logits weighted by a softmax
+//! over them (`expert_selection_fn: "softmax"`) or by their sigmoids (renormalised with
+//! `norm_topk_prob`), beside `num_shared_experts` shared experts whose output is averaged with the
+//! routed ones' (`"average"`) or added (`"sum"`).
+//!
 //! The interleaved rotation is the usual half-split one on q and k with their dims reordered
 //! (evens, then odds, within each head): the weights of `q_proj`, `k_proj` (and their biases and
 //! q/k norm scales) are permuted so at load, which leaves every attention score as it was.
 
 use oxtorch_tensor::Tensor;
 
-use super::decoder::{CausalLm, DecoderSpec};
+use serde_json::Value;
+
+use super::decoder::{CausalLm, DecoderSpec, MoeSpec, SharedExpert};
+use super::deepseek::sparse_layers_by_type;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{halves_from_interleaved, RmsNormStyle};
+use crate::layers::{halves_from_interleaved, Glu, RmsNormStyle, Routing, Scoring};
 use crate::weights::Weights;
 
 /// Which of the two families.
@@ -26,6 +38,7 @@ use crate::weights::Weights;
 enum Version {
     Cohere,
     Cohere2,
+    Cohere2Moe,
 }
 
 /// The config as the decoder reads it: `layer_norm_eps` as its norm epsilon; Cohere 2's
@@ -33,6 +46,9 @@ enum Version {
 /// names none.
 fn decoder_config(cfg: &Config, version: Version) -> Result<Config> {
     let mut json = cfg.json().clone();
+    if version == Version::Cohere2Moe {
+        return cohere2_moe_config(cfg, json);
+    }
     json.insert("rms_norm_eps".into(), cfg.f64_or("layer_norm_eps", 1e-5)?.into());
     if version == Version::Cohere2 {
         let (hidden, heads) = (cfg.usize_or("hidden_size", 8192)?, cfg.usize_or("num_attention_heads", 64)?);
@@ -57,6 +73,98 @@ fn decoder_config(cfg: &Config, version: Version) -> Result<Config> {
     Ok(Config::from_map(json))
 }
 
+/// Cohere 2 MoE's config as the decoder reads it: its norm epsilon (`rms_norm_eps`, else
+/// `layer_norm_eps`), `head_dim` (128), its layer types and MLP kinds from `first_k_dense_replace`
+/// and the window patterns when it names none, and its dense MLPs' width as `intermediate_size`
+/// (the experts' kept as `__hf_import_expert_intermediate_size`, RMS norms marked by
+/// `__hf_import_rms_norm`: keys of the decoder config alone).
+fn cohere2_moe_config(cfg: &Config, mut json: serde_json::Map<String, Value>) -> Result<Config> {
+    let eps = match cfg.get("rms_norm_eps") {
+        Some(_) => cfg.f64_or("rms_norm_eps", 1e-6)?,
+        None => cfg.f64_or("layer_norm_eps", 1e-5)?,
+    };
+    json.insert("rms_norm_eps".into(), eps.into());
+    json.insert("__hf_import_rms_norm".into(), cfg.get("rms_norm_eps").is_some().into());
+    json.insert("head_dim".into(), cfg.usize_or("head_dim", 128)?.into());
+    let layers = cfg.layers("num_hidden_layers")?;
+    let dense = cfg.usize_or("first_k_dense_replace", 0)?.min(layers);
+    if cfg.get("layer_types").is_none() {
+        let (prefix, rest) = (
+            cfg.usize_or("prefix_dense_sliding_window_pattern", 1)?,
+            cfg.usize_or("sliding_window_pattern", 4)?,
+        );
+        if prefix == 0 || rest == 0 {
+            return Err(Error::Config("the sliding window patterns must be positive".into()));
+        }
+        let kind = |i: usize, pattern: usize| {
+            if !(i + 1).is_multiple_of(pattern) {
+                "sliding_attention"
+            } else {
+                "full_attention"
+            }
+        };
+        let types: Vec<&str> =
+            (0..dense).map(|i| kind(i, prefix)).chain((0..layers - dense).map(|i| kind(i, rest))).collect();
+        json.insert("layer_types".into(), types.into());
+    }
+    if cfg.get("mlp_layer_types").is_none() {
+        let kinds: Vec<&str> = (0..layers).map(|i| if i < dense { "dense" } else { "sparse" }).collect();
+        json.insert("mlp_layer_types".into(), kinds.into());
+    }
+    if !cfg.json().contains_key("sliding_window") {
+        json.insert("sliding_window".into(), 4096.into());
+    }
+    let experts_width = cfg.usize("intermediate_size")?;
+    json.insert("__hf_import_expert_intermediate_size".into(), experts_width.into());
+    let dense_width = cfg.nullable_usize_or("prefix_dense_intermediate_size", None)?.unwrap_or(experts_width);
+    json.insert("intermediate_size".into(), dense_width.into());
+    Ok(Config::from_map(json))
+}
+
+/// Cohere 2 MoE's mixture (see the module docs), from its decoder config.
+fn cohere2_moe_mixture(cfg: &Config) -> Result<MoeSpec> {
+    let layers = cfg.layers("num_hidden_layers")?;
+    let scoring = match cfg.str_or("expert_selection_fn", "softmax")? {
+        "softmax" => Scoring::SoftmaxOfTopK,
+        "sigmoid" => Scoring::Sigmoid { biased: false },
+        other => {
+            return Err(Error::Config(format!(
+                "\"expert_selection_fn\" must be \"softmax\" or \"sigmoid\", got \"{other}\""
+            )))
+        }
+    };
+    let normalize = scoring == Scoring::Sigmoid { biased: false } && cfg.bool_or("norm_topk_prob", true)?;
+    let intermediate = cfg.usize("__hf_import_expert_intermediate_size")?;
+    let shared = intermediate.saturating_mul(cfg.usize_or("num_shared_experts", 0)?);
+    let shared = match cfg.str_or("shared_expert_combination_strategy", "average")? {
+        _ if shared == 0 => None,
+        "average" => Some(SharedExpert::Averaged(shared)),
+        "sum" => Some(SharedExpert::Plain(shared)),
+        other => {
+            return Err(Error::Config(format!(
+                "\"shared_expert_combination_strategy\" must be \"sum\" or \"average\", got \"{other}\""
+            )))
+        }
+    };
+    Ok(MoeSpec {
+        experts: cfg.usize_or("num_experts", 8)?,
+        intermediate,
+        routing: Routing {
+            top_k: cfg.usize_or("num_experts_per_tok", 2)?,
+            normalize,
+            round_weights: true,
+            scoring,
+            scale: 1.0,
+        },
+        sparse_layers: sparse_layers_by_type(cfg, layers)?.unwrap_or_else(|| vec![true; layers]),
+        shared,
+        biased: false,
+        shared_bias: false,
+        glu: Glu::Product,
+        ungated: None,
+    })
+}
+
 fn spec(cfg: &Config, version: Version) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     spec.norm_style = RmsNormStyle::Cohere;
@@ -71,11 +179,24 @@ fn spec(cfg: &Config, version: Version) -> Result<DecoderSpec> {
             spec.qk_norm = cfg.bool_or("use_qk_norm", false)?;
             spec.qk_norm_per_head = spec.qk_norm;
         }
-        Version::Cohere2 => {
+        Version::Cohere2 | Version::Cohere2Moe => {
             let types = cfg.layer_types().unwrap_or_default();
             spec.windows = DecoderSpec::windows_from_layer_types(cfg, cfg.opt_usize("sliding_window")?)?;
-            // Full-attention layers have no RoPE.
+            // Full-attention layers have no RoPE (but Cohere 2 MoE's dense prefix layers under
+            // `prefix_dense_sliding_window_pattern` 1: their `force_rope`).
             spec.nope = types.iter().map(|t| t == "full_attention").collect();
+            if version == Version::Cohere2Moe {
+                let moe = cohere2_moe_mixture(cfg)?;
+                if cfg.usize_or("prefix_dense_sliding_window_pattern", 1)? == 1 {
+                    for (nope, sparse) in spec.nope.iter_mut().zip(&moe.sparse_layers) {
+                        *nope &= *sparse;
+                    }
+                }
+                if cfg.bool_or("__hf_import_rms_norm", false)? {
+                    spec.norm_style = RmsNormStyle::Llama;
+                }
+                spec.moe = Some(moe);
+            }
         }
     }
     Ok(spec)
@@ -156,4 +277,10 @@ cohere_family!(
     /// transformers' `Cohere2ForCausalLM`.
     Cohere2ForCausalLM,
     Version::Cohere2
+);
+
+cohere_family!(
+    /// transformers' `Cohere2MoeForCausalLM`.
+    Cohere2MoeForCausalLM,
+    Version::Cohere2Moe
 );

@@ -114,7 +114,7 @@ pub use self::classification::{
     RobertaForSequenceClassification, SequenceClassifier,
 };
 pub use self::clip::{Clip, ClipTextConfig, ClipTextTower, ClipVisionConfig, ClipVisionTower, TowerOutput};
-pub use self::cohere::{Cohere2ForCausalLM, CohereForCausalLM};
+pub use self::cohere::{Cohere2ForCausalLM, Cohere2MoeForCausalLM, CohereForCausalLM};
 pub use self::cwm::CwmForCausalLM;
 pub use self::deberta_v2::{
     log_bucket_position, ConvConfig, DebertaV2Config, DebertaV2ForMaskedLM, DebertaV2Model, RelativeConfig,
@@ -414,6 +414,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `Cohere2MoeForCausalLM` (Cohere 2 MoE)
+    Cohere2Moe(Cohere2MoeForCausalLM),
     /// `HYV3ForCausalLM` (Hunyuan 3)
     HYV3(HYV3ForCausalLM),
     /// `Llama4ForCausalLM` (Llama 4 text)

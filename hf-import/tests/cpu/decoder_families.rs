@@ -504,6 +504,15 @@ fn afmoe_gated_attention_and_mixture() {
     check("afmoe_plain");
 }
 
+/// Cohere 2 MoE: Cohere 2's parallel blocks with a dense first layer keeping RoPE, then mixtures
+/// weighted by a softmax over the top logits and averaged with a shared expert; RMS norms, sigmoid
+/// weights renormalised, shared experts summed, bf16.
+#[test]
+fn cohere2_moe_mixtures() {
+    check("cohere2_moe");
+    check("cohere2_moe_sigmoid");
+}
+
 /// Hunyuan 3: q/k norms, DeepSeek-V3-style sigmoid mixtures in float32 steered by the block's bias
 /// beside shared experts, under the checkpoint's names; layer kinds given, the shared MLP at
 /// `intermediate_size` without a count, bf16.

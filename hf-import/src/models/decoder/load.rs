@@ -182,6 +182,9 @@ impl CausalLm {
                         Some(SharedExpert::Plain(width)) => {
                             mixture.with_shared_experts(&mlp, hidden, width, spec.act, moe.shared_bias)?
                         }
+                        Some(SharedExpert::Averaged(width)) => mixture
+                            .with_shared_experts(&mlp, hidden, width, spec.act, moe.shared_bias)?
+                            .averaged_with_shared(),
                         None => mixture,
                     }))
                 }

@@ -280,6 +280,9 @@ pub enum SharedExpert {
     Gated(usize),
     /// DeepSeek's `shared_experts` of this intermediate size, unscaled
     Plain(usize),
+    /// Cohere 2 MoE's `shared_experts` of this intermediate size, the block's output the mean of
+    /// theirs and the routed experts' (`shared_expert_combination_strategy: "average"`)
+    Averaged(usize),
 }
 
 impl DecoderSpec {
