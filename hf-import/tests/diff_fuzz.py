@@ -1561,6 +1561,23 @@ def gen_cohere2_moe(r):
     return tf.Cohere2MoeForCausalLM, tf.Cohere2MoeConfig, c
 
 
+def gen_granite_swa(r):
+    """GraniteSWAForCausalLM: Granite's random multipliers, sinks, random layer types (or the default pattern), a
+    random window, layer_rope_theta with up to two bases and NoPE layers (or the global base)."""
+    c = decoder_common(r, "granite_swa")
+    layers = c["num_hidden_layers"]
+    c.update(sliding_window=r.choice([2, 3, 5]), embedding_multiplier=r.choice([1.0, 2.0, 12.0]),
+             attention_multiplier=r.choice([0.1, 0.3, 1.0]), residual_multiplier=r.choice([0.2, 1.0]),
+             logits_scaling=r.choice([1.0, 4.0]), attention_bias=r.random() < 0.2, mlp_bias=r.random() < 0.2)
+    if r.random() < 0.5:
+        c["layer_types"] = [r.choice(["sliding_attention", "full_attention"]) for _ in range(layers)]
+    if r.random() < 0.6:
+        bases = [0.0] + r.sample([50.0, 3000.0, 10000.0, 5e5], 2)
+        c["layer_rope_theta"] = [r.choice(bases) for _ in range(layers)]
+    c["rope_parameters"] = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0])}
+    return tf.GraniteSWAForCausalLM, tf.GraniteSWAConfig, c
+
+
 def gen_jais2(r):
     """Jais2ForCausalLM: layer norms with biases, the ungated MLP (relu² or another activation), biases at random."""
     c = decoder_common(r, "jais2")
@@ -2157,6 +2174,7 @@ FAMILIES = {
     "llama4": gen_llama4,
     "hy_v3": gen_hy_v3,
     "cohere2_moe": gen_cohere2_moe,
+    "granite_swa": gen_granite_swa,
     "laguna": gen_laguna,
     "afmoe": gen_afmoe,
     "phimoe_cls": decoder_cls(gen_phimoe, tf.PhimoeForSequenceClassification),

@@ -1126,6 +1126,21 @@ def main():
           tf.Cohere2MoeConfig(**cohere2_moe, num_shared_experts=2, expert_selection_fn="sigmoid",
                               shared_expert_combination_strategy="sum", rms_norm_eps=1e-5,
                               prefix_dense_intermediate_size=16), 313, dtype=torch.bfloat16)
+    # Granite-SWA: Granite's multipliers, attention sinks, windows on all but every fourth layer, a RoPE base per layer
+    # (0: none; two bases); `_plain`: the global base everywhere, bf16. Granite-MoE-SWA: Granite-MoE-Shared's mixture
+    # and shared MLP with the sinks, layer types and bases given.
+    granite_swa = dict(DECODER, num_hidden_layers=4, pad_token_id=0, eos_token_id=2, sliding_window=3,
+                       embedding_multiplier=2.0, attention_multiplier=0.3, residual_multiplier=0.7, logits_scaling=2.0)
+    build("granite_swa", tf.GraniteSWAForCausalLM,
+          tf.GraniteSWAConfig(**granite_swa, layer_rope_theta=[0, 50.0, 3000.0, 50.0]), 314)
+    build("granite_swa_plain", tf.GraniteSWAForCausalLM, tf.GraniteSWAConfig(**granite_swa), 315,
+          dtype=torch.bfloat16)
+    build("granitemoe_swa", tf.GraniteMoeSWAForCausalLM,
+          tf.GraniteMoeSWAConfig(**dict(granite_swa, num_hidden_layers=3, intermediate_size=24), num_local_experts=4,
+                                 num_experts_per_tok=2,
+                                 shared_intermediate_size=16,
+                                 layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                 layer_rope_theta=[100.0, 0, 100.0]), 316)
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)

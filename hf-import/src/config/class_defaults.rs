@@ -327,6 +327,28 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "granite_swa",
+        &[
+            ("hidden_size", 2560),
+            ("vocab_size", 100352),
+            ("num_attention_heads", 20),
+            ("intermediate_size", 8192),
+            ("num_hidden_layers", 24),
+            ("max_position_embeddings", 8192),
+        ],
+    ),
+    (
+        "granitemoe_swa",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 32000),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 11008),
+            ("num_hidden_layers", 32),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
         "mellum",
         &[
             ("hidden_size", 2304),

@@ -216,8 +216,8 @@ impl Config {
         if !self.rope_per_layer_type() {
             return scaling.or_else(|| object("rope_parameters"));
         }
-        // (`MellumConfig` and `LagunaConfig` read no 4.x `rope_scaling`.)
-        let scaling = scaling.filter(|_| !self.is_laguna_like());
+        // (`MellumConfig` and `LagunaConfig` read no 4.x `rope_scaling`; Granite-SWA's is in its dicts.)
+        let scaling = scaling.filter(|_| !self.rope_dicts_only());
         let mut dict = object("rope_parameters").unwrap_or_default();
         if let Some(scaling) = scaling {
             let full = dict.entry("full_attention").or_insert_with(|| Value::Object(Map::new()));
@@ -259,10 +259,22 @@ impl Config {
         matches!(self.get("model_type").and_then(Value::as_str), Some("laguna" | "mellum"))
     }
 
+    /// Whether the rope dicts are per layer type alone, no 4.x `rope_scaling` merged: Laguna's and
+    /// Mellum's, and the decoder config hf-import writes for Granite-SWA (its two RoPE bases as
+    /// the two layer types' dicts).
+    fn rope_dicts_only(&self) -> bool {
+        self.is_laguna_like()
+            || matches!(
+                self.get("model_type").and_then(Value::as_str),
+                Some("granite_swa" | "granitemoe_swa")
+            )
+    }
+
     /// Whether the config class keeps one rope dict per layer type, merging a 4.x `rope_scaling`
-    /// into the `full_attention` one (Gemma 3, OLMo 3; Laguna and Mellum without the merge).
+    /// into the `full_attention` one (Gemma 3, OLMo 3; Laguna, Mellum and Granite-SWA without the
+    /// merge).
     fn rope_per_layer_type(&self) -> bool {
-        self.is_gemma3() || self.is_olmo3() || self.is_laguna_like()
+        self.is_gemma3() || self.is_olmo3() || self.rope_dicts_only()
     }
 
     /// The RoPE base of layers of `layer_type` whose rope dict names none, as the config classes

@@ -182,6 +182,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("granite_swa", "GraniteSWAForCausalLM"),
+        ("granitemoe_swa", "GraniteMoeSWAForCausalLM"),
         ("cohere2_moe", "Cohere2MoeForCausalLM"),
         ("hy_v3", "HYV3ForCausalLM"),
         ("llama4_text", "Llama4ForCausalLM"),
@@ -285,6 +287,8 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "granite_swa"
+                                | "granitemoe_swa"
                                 | "cohere2_moe"
                                 | "hy_v3"
                                 | "llama4_text"

@@ -180,6 +180,8 @@ impl AutoModel {
             AutoModel::Jais2(m) => Some(m),
             AutoModel::SolarOpen(m) => Some(m),
             AutoModel::Youtu(m) => Some(m),
+            AutoModel::GraniteSWA(m) => Some(m),
+            AutoModel::GraniteMoeSWA(m) => Some(m),
             AutoModel::Cohere2Moe(m) => Some(m),
             AutoModel::HYV3(m) => Some(m),
             AutoModel::Llama4(m) => Some(m),

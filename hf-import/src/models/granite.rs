@@ -71,8 +71,20 @@ impl GraniteMoeForCausalLM {
     }
 
     fn load_with_shared(cfg: &Config, weights: &Weights, shared: Option<SharedExpert>) -> Result<Self> {
+        Self::load_with(cfg, weights, shared, |_| {})
+    }
+
+    /// Granite-MoE with the `shared` expert, its decoder spec then changed by `adjust`
+    /// (Granite-MoE-SWA's windows, bases and sinks).
+    pub(super) fn load_with(
+        cfg: &Config,
+        weights: &Weights,
+        shared: Option<SharedExpert>,
+        adjust: impl FnOnce(&mut DecoderSpec),
+    ) -> Result<Self> {
         let mut spec = spec(cfg)?;
         spec.moe = Some(moe_spec(cfg, shared)?);
+        adjust(&mut spec);
         let weights = weights.renamed(|n| Some(moe_name(n)));
         Ok(GraniteMoeForCausalLM(CausalLm::load(cfg, &weights, spec)?))
     }

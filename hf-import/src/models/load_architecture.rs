@@ -180,6 +180,10 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "GraniteSWAForCausalLM" => AutoModel::GraniteSWA(GraniteSWAForCausalLM::load(cfg, weights)?),
+            "GraniteMoeSWAForCausalLM" => {
+                AutoModel::GraniteMoeSWA(GraniteMoeSWAForCausalLM::load(cfg, weights)?)
+            }
             "Cohere2MoeForCausalLM" => AutoModel::Cohere2Moe(Cohere2MoeForCausalLM::load(cfg, weights)?),
             "HYV3ForCausalLM" => AutoModel::HYV3(HYV3ForCausalLM::load(cfg, weights)?),
             "Llama4ForCausalLM" => AutoModel::Llama4(Llama4ForCausalLM::load(cfg, weights)?),
@@ -304,6 +308,8 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "GraniteSWAModel"
+            | "GraniteMoeSWAModel"
             | "Cohere2MoeModel"
             | "HYV3Model"
             | "Llama4TextModel"

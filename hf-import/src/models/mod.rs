@@ -147,6 +147,7 @@ pub use self::gpt_neox::GPTNeoXForCausalLM;
 pub use self::gpt_oss::GptOssForCausalLM;
 pub use self::gptj::GPTJForCausalLM;
 pub use self::granite::{GraniteForCausalLM, GraniteMoeForCausalLM};
+pub use self::granite_swa::{GraniteMoeSWAForCausalLM, GraniteSWAForCausalLM};
 pub use self::helium::HeliumForCausalLM;
 pub use self::hunyuan::{HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM};
 pub use self::hy_v3::HYV3ForCausalLM;
@@ -414,6 +415,10 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `GraniteSWAForCausalLM` (Granite-SWA)
+    GraniteSWA(GraniteSWAForCausalLM),
+    /// `GraniteMoeSWAForCausalLM` (Granite-MoE-SWA)
+    GraniteMoeSWA(GraniteMoeSWAForCausalLM),
     /// `Cohere2MoeForCausalLM` (Cohere 2 MoE)
     Cohere2Moe(Cohere2MoeForCausalLM),
     /// `HYV3ForCausalLM` (Hunyuan 3)
@@ -561,6 +566,7 @@ mod afmoe;
 #[cfg(test)]
 mod architecture_tests;
 mod cwm;
+mod granite_swa;
 mod hy_v3;
 mod hyperclovax;
 mod jais2;

@@ -504,6 +504,16 @@ fn afmoe_gated_attention_and_mixture() {
     check("afmoe_plain");
 }
 
+/// Granite-SWA: Granite's multipliers with attention sinks, windows on all but every fourth layer
+/// and a RoPE base per layer (none, or one of two); the global base everywhere, bf16; Granite-MoE-SWA
+/// with its mixture and shared MLP.
+#[test]
+fn granite_swa_sinks_and_bases() {
+    check("granite_swa");
+    check("granite_swa_plain");
+    check("granitemoe_swa");
+}
+
 /// Cohere 2 MoE: Cohere 2's parallel blocks with a dense first layer keeping RoPE, then mixtures
 /// weighted by a softmax over the top logits and averaged with a shared expert; RMS norms, sigmoid
 /// weights renormalised, shared experts summed, bf16.

@@ -4,7 +4,10 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 143] = [
+pub const DECODERS: [&str; 146] = [
+    "granite_swa",
+    "granite_swa_plain",
+    "granitemoe_swa",
     "cohere2_moe",
     "cohere2_moe_sigmoid",
     "hy_v3",
