@@ -1141,6 +1141,17 @@ def main():
                                  shared_intermediate_size=16,
                                  layer_types=["sliding_attention", "full_attention", "sliding_attention"],
                                  layer_rope_theta=[100.0, 0, 100.0]), 316)
+    # MiniCPM3: DeepSeek-V2's latent attention with half-split RoPE, embeddings scaled by 3, residual branches by
+    # 1.4 / sqrt(2), final states divided by 32 / 8, tied; `_yarn`: no low-rank q, YaRN with mscale_all_dim (the
+    # attention scale), no scale_depth or dim_model_base; `_cls`: its sequence classifier.
+    minicpm3 = dict(DECODER, num_key_value_heads=4, q_lora_rank=16, kv_lora_rank=8, qk_nope_head_dim=4,
+                    qk_rope_head_dim=4, v_head_dim=8, scale_emb=3.0, dim_model_base=8, pad_token_id=0,
+                    bos_token_id=1, eos_token_id=2)
+    build("minicpm3", tf.MiniCPM3ForCausalLM, tf.MiniCPM3Config(**minicpm3), 317)
+    build("minicpm3_yarn", tf.MiniCPM3ForCausalLM,
+          tf.MiniCPM3Config(**dict(minicpm3, q_lora_rank=None, scale_depth=None, dim_model_base=None),
+                            rope_parameters=dict(yarn, rope_theta=100.0)), 318)
+    build("minicpm3_cls", tf.MiniCPM3ForSequenceClassification, tf.MiniCPM3Config(**minicpm3, num_labels=3), 319)
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)

@@ -349,6 +349,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "minicpm3",
+        &[
+            ("hidden_size", 2560),
+            ("vocab_size", 73448),
+            ("num_attention_heads", 40),
+            ("intermediate_size", 6400),
+            ("num_hidden_layers", 62),
+            ("max_position_embeddings", 32768),
+        ],
+    ),
+    (
         "mellum",
         &[
             ("hidden_size", 2304),

@@ -182,6 +182,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("minicpm3", "MiniCPM3ForCausalLM"),
         ("granite_swa", "GraniteSWAForCausalLM"),
         ("granitemoe_swa", "GraniteMoeSWAForCausalLM"),
         ("cohere2_moe", "Cohere2MoeForCausalLM"),

@@ -42,7 +42,7 @@ fn latent_dims(cfg: &Config, version: Version) -> Result<LatentDims> {
 /// transformers' `yarn_apply_mscale`: `qk_head_dim^-0.5`, times `mscale²` where
 /// `mscale = 0.1 · mscale_all_dim · ln(factor) + 1` when the rope dict names a scaling type other
 /// than `default`, a non-zero `mscale_all_dim` and a `factor` above 1.
-fn attention_scale(cfg: &Config, qk_head_dim: usize) -> Result<f64> {
+pub(super) fn attention_scale(cfg: &Config, qk_head_dim: usize) -> Result<f64> {
     let scale = (qk_head_dim as f64).powf(-0.5);
     let kind = cfg.rope_entry("rope_type").or_else(|| cfg.rope_entry("type"));
     let kind = kind.as_ref().and_then(Value::as_str).unwrap_or("default");

@@ -180,6 +180,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "MiniCPM3ForCausalLM" => AutoModel::MiniCPM3(MiniCPM3ForCausalLM::load(cfg, weights)?),
             "GraniteSWAForCausalLM" => AutoModel::GraniteSWA(GraniteSWAForCausalLM::load(cfg, weights)?),
             "GraniteMoeSWAForCausalLM" => {
                 AutoModel::GraniteMoeSWA(GraniteMoeSWAForCausalLM::load(cfg, weights)?)
@@ -308,6 +309,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "MiniCPM3Model"
             | "GraniteSWAModel"
             | "GraniteMoeSWAModel"
             | "Cohere2MoeModel"
@@ -377,6 +379,7 @@ impl AutoModel {
             | "Ministral3ForSequenceClassification"
             | "SeedOssForSequenceClassification"
             | "HeliumForSequenceClassification"
+            | "MiniCPM3ForSequenceClassification"
             | "Exaone4ForSequenceClassification"
             | "JambaForSequenceClassification"
             | "PhimoeForSequenceClassification"

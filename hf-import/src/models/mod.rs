@@ -161,6 +161,7 @@ pub use self::llama4::{Llama4ForCausalLM, Llama4ForConditionalGeneration};
 pub use self::llama_variants::{IQuestCoderForCausalLM, InternLM3ForCausalLM};
 pub use self::mamba::{Mamba, MambaState};
 pub use self::mellum::MellumForCausalLM;
+pub use self::minicpm3::MiniCPM3ForCausalLM;
 pub use self::minimax_m2::MiniMaxM2ForCausalLM;
 pub use self::ministral::MinistralForCausalLM;
 pub use self::ministral3::Ministral3ForCausalLM;
@@ -415,6 +416,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `MiniCPM3ForCausalLM` (MiniCPM3)
+    MiniCPM3(MiniCPM3ForCausalLM),
     /// `GraniteSWAForCausalLM` (Granite-SWA)
     GraniteSWA(GraniteSWAForCausalLM),
     /// `GraniteMoeSWAForCausalLM` (Granite-MoE-SWA)
@@ -573,5 +576,6 @@ mod jais2;
 mod laguna;
 mod llama4;
 mod mellum;
+mod minicpm3;
 mod solar_open;
 mod youtu;

@@ -504,6 +504,16 @@ fn afmoe_gated_attention_and_mixture() {
     check("afmoe_plain");
 }
 
+/// MiniCPM3: DeepSeek-V2's latent attention with half-split RoPE under MiniCPM's embedding,
+/// residual and logit scales; without a low-rank q under YaRN's attention scale; its sequence
+/// classifier.
+#[test]
+fn minicpm3_latent_attention_and_scales() {
+    check("minicpm3");
+    check("minicpm3_yarn");
+    check("minicpm3_cls");
+}
+
 /// Granite-SWA: Granite's multipliers with attention sinks, windows on all but every fourth layer
 /// and a RoPE base per layer (none, or one of two); the global base everywhere, bf16; Granite-MoE-SWA
 /// with its mixture and shared MLP.
