@@ -1593,6 +1593,21 @@ def gen_minicpm3(r):
     return tf.MiniCPM3ForCausalLM, tf.MiniCPM3Config, c
 
 
+def gen_dbrx(r):
+    """DbrxForCausalLM: random widths and key/value heads, a clamp (transformers 5.24 needs one) that bites or not,
+    2-5 experts with 1-3 a token, normalised or not, a random activation and RoPE base."""
+    h, nh, kv = heads(r)
+    experts = r.randint(2, 5)
+    c = dict(d_model=h, n_heads=nh, n_layers=r.randint(1, 3), max_seq_len=r.choice([16, 32, 64]),
+             vocab_size=r.choice([16, 64, 100]), pad_token_id=0, bos_token_id=1, eos_token_id=r.choice([2, None]),
+             attn_config={"kv_n_heads": kv, "clip_qkv": r.choice([0.5, 2.0, 8.0]), "rope_theta": 5e5},
+             ffn_config={"ffn_hidden_size": r.choice([8, 12]), "moe_num_experts": experts,
+                         "moe_top_k": r.randint(1, min(3, experts)), "ffn_act_fn": {"name": r.choice(["silu", "gelu"])},
+                         "moe_normalize_expert_weights": r.choice([1.0, None])},
+             rope_parameters={"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0])})
+    return tf.DbrxForCausalLM, tf.DbrxConfig, c
+
+
 def gen_jais2(r):
     """Jais2ForCausalLM: layer norms with biases, the ungated MLP (relu² or another activation), biases at random."""
     c = decoder_common(r, "jais2")
@@ -2191,6 +2206,7 @@ FAMILIES = {
     "cohere2_moe": gen_cohere2_moe,
     "granite_swa": gen_granite_swa,
     "minicpm3": gen_minicpm3,
+    "dbrx": gen_dbrx,
     "minicpm3_cls": decoder_cls(gen_minicpm3, tf.MiniCPM3ForSequenceClassification),
     "laguna": gen_laguna,
     "afmoe": gen_afmoe,
@@ -2272,7 +2288,8 @@ def randomise(model, seed):
     with torch.no_grad():
         for name, p in model.named_parameters():
             noise = torch.randn(p.shape, generator=g)
-            if "norm" in name.lower() and name.endswith("weight"):
+            # (A norm's scale: its own module's name says so, not an outer one's, as DBRX's `norm_attn_norm.attn`.)
+            if "norm" in name.split(".")[-2].lower() and name.endswith("weight"):
                 p.copy_(1.0 + 0.1 * noise)
             elif name.endswith("bias"):
                 p.copy_(0.1 * noise)

@@ -43,7 +43,8 @@ def randomise(model, seed):
     with torch.no_grad():
         for name, p in model.named_parameters():
             noise = torch.randn(p.shape, generator=g)
-            if "norm" in name.lower() and name.endswith("weight"):
+            # (A norm's scale: its own module's name says so, not an outer one's, as DBRX's `norm_attn_norm.attn`.)
+            if "norm" in name.split(".")[-2].lower() and name.endswith("weight"):
                 p.copy_(1.0 + 0.1 * noise)
             elif name.endswith("bias"):
                 p.copy_(0.1 * noise)
@@ -1152,6 +1153,19 @@ def main():
           tf.MiniCPM3Config(**dict(minicpm3, q_lora_rank=None, scale_depth=None, dim_model_base=None),
                             rope_parameters=dict(yarn, rope_theta=100.0)), 318)
     build("minicpm3_cls", tf.MiniCPM3ForSequenceClassification, tf.MiniCPM3Config(**minicpm3, num_labels=3), 319)
+    # DBRX: bias-free layer norms, a fused Wqkv clamped by clip_qkv with 2 key/value heads, mixtures of 4 experts (the
+    # 2 most probable, renormalised) in every layer, RoPE from rope_parameters (attn_config.rope_theta unread); `_plain`: a clamp that does not bite (transformers
+    # 5.24 cannot run none), one expert a token unnormalised, gelu, bf16.
+    dbrx = dict(d_model=32, n_heads=4, n_layers=2, max_seq_len=64, vocab_size=100, pad_token_id=0, eos_token_id=2,
+                attn_implementation="eager", rope_parameters={"rope_type": "default", "rope_theta": 100.0})
+    build("dbrx", tf.DbrxForCausalLM,
+          tf.DbrxConfig(**dbrx, attn_config={"kv_n_heads": 2, "clip_qkv": 0.5, "rope_theta": 5e5},
+                        ffn_config={"ffn_hidden_size": 12, "moe_num_experts": 4, "moe_top_k": 2}), 320)
+    build("dbrx_plain", tf.DbrxForCausalLM,
+          tf.DbrxConfig(**dbrx, attn_config={"kv_n_heads": 4, "rope_theta": 5e5, "clip_qkv": 8.0},
+                        ffn_config={"ffn_hidden_size": 12, "moe_num_experts": 3, "moe_top_k": 1,
+                                    "ffn_act_fn": {"name": "gelu"}, "moe_normalize_expert_weights": None}), 321,
+          dtype=torch.bfloat16)
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)

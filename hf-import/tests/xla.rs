@@ -207,6 +207,7 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "cohere2_moe",
         "granite_swa",
         "minicpm3",
+        "dbrx",
     ];
     let mut fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     // (A padded query whose chunk holds only padding attends to every key alike, as in transformers:

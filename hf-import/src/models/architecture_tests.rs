@@ -182,6 +182,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("dbrx", "DbrxForCausalLM"),
         ("minicpm3", "MiniCPM3ForCausalLM"),
         ("granite_swa", "GraniteSWAForCausalLM"),
         ("granitemoe_swa", "GraniteMoeSWAForCausalLM"),
@@ -288,6 +289,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "dbrx"
                                 | "granite_swa"
                                 | "granitemoe_swa"
                                 | "cohere2_moe"

@@ -180,6 +180,7 @@ impl AutoModel {
             AutoModel::Jais2(m) => Some(m),
             AutoModel::SolarOpen(m) => Some(m),
             AutoModel::Youtu(m) => Some(m),
+            AutoModel::Dbrx(m) => Some(m),
             AutoModel::MiniCPM3(m) => Some(m),
             AutoModel::GraniteSWA(m) => Some(m),
             AutoModel::GraniteMoeSWA(m) => Some(m),

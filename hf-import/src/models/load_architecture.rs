@@ -180,6 +180,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "DbrxForCausalLM" => AutoModel::Dbrx(DbrxForCausalLM::load(cfg, weights)?),
             "MiniCPM3ForCausalLM" => AutoModel::MiniCPM3(MiniCPM3ForCausalLM::load(cfg, weights)?),
             "GraniteSWAForCausalLM" => AutoModel::GraniteSWA(GraniteSWAForCausalLM::load(cfg, weights)?),
             "GraniteMoeSWAForCausalLM" => {
@@ -309,6 +310,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "DbrxModel"
             | "MiniCPM3Model"
             | "GraniteSWAModel"
             | "GraniteMoeSWAModel"

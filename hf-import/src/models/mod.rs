@@ -116,6 +116,7 @@ pub use self::classification::{
 pub use self::clip::{Clip, ClipTextConfig, ClipTextTower, ClipVisionConfig, ClipVisionTower, TowerOutput};
 pub use self::cohere::{Cohere2ForCausalLM, Cohere2MoeForCausalLM, CohereForCausalLM};
 pub use self::cwm::CwmForCausalLM;
+pub use self::dbrx::DbrxForCausalLM;
 pub use self::deberta_v2::{
     log_bucket_position, ConvConfig, DebertaV2Config, DebertaV2ForMaskedLM, DebertaV2Model, RelativeConfig,
 };
@@ -416,6 +417,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `DbrxForCausalLM` (DBRX)
+    Dbrx(DbrxForCausalLM),
     /// `MiniCPM3ForCausalLM` (MiniCPM3)
     MiniCPM3(MiniCPM3ForCausalLM),
     /// `GraniteSWAForCausalLM` (Granite-SWA)
@@ -569,6 +572,7 @@ mod afmoe;
 #[cfg(test)]
 mod architecture_tests;
 mod cwm;
+mod dbrx;
 mod granite_swa;
 mod hy_v3;
 mod hyperclovax;

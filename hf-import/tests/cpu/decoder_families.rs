@@ -504,6 +504,14 @@ fn afmoe_gated_attention_and_mixture() {
     check("afmoe_plain");
 }
 
+/// DBRX: bias-free layer norms, a clamped fused `Wqkv`, mixtures in every layer from the stacked
+/// `w1`/`v1`/`w2`, RoPE from `rope_parameters` alone; one expert a token unnormalised, gelu, bf16.
+#[test]
+fn dbrx_mixtures() {
+    check("dbrx");
+    check("dbrx_plain");
+}
+
 /// MiniCPM3: DeepSeek-V2's latent attention with half-split RoPE under MiniCPM's embedding,
 /// residual and logit scales; without a low-rank q under YaRN's attention scale; its sequence
 /// classifier.
