@@ -1166,6 +1166,20 @@ def main():
                         ffn_config={"ffn_hidden_size": 12, "moe_num_experts": 3, "moe_top_k": 1,
                                     "ffn_act_fn": {"name": "gelu"}, "moe_normalize_expert_weights": None}), 321,
           dtype=torch.bfloat16)
+    # Persimmon: layer norms, a per-head fused query_key_value, per-head q/k layer norms before RoPE over half of each
+    # head, biases everywhere, the squared-ReLU MLP; `_cls`, `_tok`: its sequence and token classifiers. Fuyu: a Persimmon language model
+    # (without q/k norms, gelu) beside its patch embeddings, run on text.
+    persimmon = dict(COMMON, max_position_embeddings=64, attn_implementation="eager", pad_token_id=0, eos_token_id=2,
+                     rope_parameters={"rope_type": "default", "rope_theta": 100.0, "partial_rotary_factor": 0.5})
+    build("persimmon", tf.PersimmonForCausalLM, tf.PersimmonConfig(**persimmon), 323)
+    build("persimmon_cls", tf.PersimmonForSequenceClassification, tf.PersimmonConfig(**persimmon, num_labels=3), 324)
+    build("persimmon_tok", tf.PersimmonForTokenClassification, tf.PersimmonConfig(**persimmon, num_labels=4), 326,
+          encoder=True, token_types=False)
+    fuyu_text = dict({k: v for k, v in persimmon.items() if k != "attn_implementation"}, model_type="persimmon",
+                     qk_layernorm=False, hidden_act="gelu")
+    build("fuyu", tf.FuyuForCausalLM,
+          tf.FuyuConfig(text_config=fuyu_text, patch_size=4, num_channels=3, hidden_size=32, vocab_size=100,
+                        attn_implementation="eager", pad_token_id=0, eos_token_id=2), 325)
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)

@@ -360,6 +360,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "persimmon",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 262144),
+            ("num_attention_heads", 64),
+            ("intermediate_size", 16384),
+            ("num_hidden_layers", 36),
+            ("max_position_embeddings", 16384),
+        ],
+    ),
+    (
         "mellum",
         &[
             ("hidden_size", 2304),

@@ -110,6 +110,10 @@ impl Config {
             Some(p) => p,
             // (`BambaConfig` rotates half of each head unless its rope dict says otherwise.)
             None if self.get("model_type").and_then(Value::as_str) == Some("bamba") => 0.5,
+            // (`PersimmonConfig`'s default, its 4.x configs naming it at the top level.)
+            None if self.get("model_type").and_then(Value::as_str) == Some("persimmon") => {
+                self.f64_or("partial_rotary_factor", 0.5)?
+            }
             // (`Qwen3_5TextConfig` rotates a quarter of each head unless its rope dict says otherwise.)
             None if matches!(
                 self.get("model_type").and_then(Value::as_str),
@@ -135,7 +139,7 @@ impl Config {
             return Err(Error::Unsupported("PhiMoE's rope scaling must be \"longrope\" or none".into()));
         }
         // Of the supported families only Phi, Phi-3, GPT-NeoX, GPT-J, CodeGen, StableLM, Nemotron,
-        // GLM, GLM-4-MoE (and Sarvam-MoE), MiniMax-M2, Bamba, Qwen3.5 and Laguna rotate part of each head; the others
+        // GLM, GLM-4-MoE (and Sarvam-MoE), MiniMax-M2, Bamba, Qwen3.5, Laguna and Persimmon rotate part of each head; the others
         // rotate the whole head whatever the config says, except that transformers cannot run a
         // scaled RoPE with a partial factor (its frequencies are then too few).
         let neox = matches!(
@@ -157,6 +161,7 @@ impl Config {
                     | "qwen3_next"
                     | "qwen3_5_moe_text"
                     | "laguna"
+                    | "persimmon"
             )
         );
         let partial = if phi3 || neox {

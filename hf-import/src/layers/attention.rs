@@ -5,7 +5,7 @@
 
 use oxtorch_tensor::{DType, Tensor};
 
-use super::{apply_rotary, attend_rows, Arena, LatentDims, LatentQkv, LayerCache, Linear, RmsNorm};
+use super::{apply_rotary, attend_rows, Arena, DecoderNorm, LatentDims, LatentQkv, LayerCache, Linear};
 use crate::error::Result;
 use crate::weights::Vars;
 
@@ -179,8 +179,8 @@ fn with_sink(
 pub struct SelfAttention {
     qkv: Qkv,
     o: Linear,
-    q_norm: Option<RmsNorm>,
-    k_norm: Option<RmsNorm>,
+    q_norm: Option<DecoderNorm>,
+    k_norm: Option<DecoderNorm>,
     /// `[heads]` (see [`AttentionConfig::sinks`])
     sinks: Option<Tensor>,
     /// `gate_proj` or `g_proj` (see [`AttentionConfig::output_gate`])
@@ -201,7 +201,7 @@ impl SelfAttention {
     pub fn load(
         vars: &Vars<'_>,
         cfg: AttentionConfig,
-        qk_norm: Option<impl Fn(&Vars<'_>, usize, usize) -> Result<RmsNorm>>,
+        qk_norm: Option<impl Fn(&Vars<'_>, usize, usize) -> Result<DecoderNorm>>,
     ) -> Result<Self> {
         let (h, hd) = (cfg.hidden, cfg.head_dim);
         let (qd, kvd) = (cfg.heads * hd, cfg.kv_heads * hd);

@@ -112,6 +112,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("gemma3", "Gemma3ForConditionalGeneration"),
         ("mistral3", "Mistral3ForConditionalGeneration"),
         ("llama4", "Llama4ForConditionalGeneration"),
+        ("fuyu", "FuyuForCausalLM"),
         ("gemma3_text", "Gemma3ForCausalLM"),
         ("llama", "LlamaForCausalLM"),
         ("mistral", "MistralForCausalLM"),
@@ -182,6 +183,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("persimmon", "PersimmonForCausalLM"),
         ("dbrx", "DbrxForCausalLM"),
         ("minicpm3", "MiniCPM3ForCausalLM"),
         ("granite_swa", "GraniteSWAForCausalLM"),
@@ -235,13 +237,13 @@ fn the_model_type_decides_the_family_for_every_pair() {
         // types: their base models are `Gemma3Model` and `Gemma3TextModel`, their classifiers
         // `Gemma3ForSequenceClassification` and `Gemma3TextForSequenceClassification`; nor for
         // Qwen3.5's text model, whose base model is `Qwen3_5TextModel`, nor Llama 4's,
-        // `Llama4TextModel`).
+        // `Llama4TextModel`, nor Fuyu's, whose decoder is a Persimmon model).
         // GPT-2's base model is `GPT2Model`.
         let family = class.strip_suffix("ForCausalLM").or(class.strip_suffix("LMHeadModel"));
         let base = family.map(|f| format!("{f}Model")).filter(|_| {
             !model_type.starts_with("gemma3")
                 && !model_type.starts_with("qwen3_5")
-                && model_type != "llama4_text"
+                && !matches!(model_type, "llama4_text" | "fuyu")
         });
         for (_, family) in encoders {
             for head in encoder_heads {
@@ -336,6 +338,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "mpt"
                                 | "nemotron"
                                 | "phi"
+                                | "persimmon"
                                 | "phi3"
                                 | "qwen2"
                                 | "qwen2_moe"

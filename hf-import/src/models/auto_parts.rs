@@ -180,6 +180,8 @@ impl AutoModel {
             AutoModel::Jais2(m) => Some(m),
             AutoModel::SolarOpen(m) => Some(m),
             AutoModel::Youtu(m) => Some(m),
+            AutoModel::Persimmon(m) => Some(m),
+            AutoModel::Fuyu(m) => Some(m),
             AutoModel::Dbrx(m) => Some(m),
             AutoModel::MiniCPM3(m) => Some(m),
             AutoModel::GraniteSWA(m) => Some(m),

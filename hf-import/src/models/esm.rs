@@ -23,7 +23,7 @@ use crate::layers::{
 use crate::weights::{Vars, Weights};
 
 /// How [`SelfAttention::load`] loads q/k norms (ESM has none).
-type QkNormLoader = fn(&Vars<'_>, usize, usize) -> Result<crate::layers::RmsNorm>;
+type QkNormLoader = fn(&Vars<'_>, usize, usize) -> Result<crate::layers::DecoderNorm>;
 
 /// The masked share ESM was trained with (15 % of tokens picked, 80 % of those masked).
 const MASK_RATIO_TRAIN: f64 = 0.15 * 0.8;

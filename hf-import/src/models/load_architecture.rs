@@ -180,6 +180,8 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "PersimmonForCausalLM" => AutoModel::Persimmon(PersimmonForCausalLM::load(cfg, weights)?),
+            "FuyuForCausalLM" => AutoModel::Fuyu(FuyuForCausalLM::load(cfg, weights)?),
             "DbrxForCausalLM" => AutoModel::Dbrx(DbrxForCausalLM::load(cfg, weights)?),
             "MiniCPM3ForCausalLM" => AutoModel::MiniCPM3(MiniCPM3ForCausalLM::load(cfg, weights)?),
             "GraniteSWAForCausalLM" => AutoModel::GraniteSWA(GraniteSWAForCausalLM::load(cfg, weights)?),
@@ -310,6 +312,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "PersimmonModel"
             | "DbrxModel"
             | "MiniCPM3Model"
             | "GraniteSWAModel"
@@ -382,6 +385,7 @@ impl AutoModel {
             | "SeedOssForSequenceClassification"
             | "HeliumForSequenceClassification"
             | "MiniCPM3ForSequenceClassification"
+            | "PersimmonForSequenceClassification"
             | "Exaone4ForSequenceClassification"
             | "JambaForSequenceClassification"
             | "PhimoeForSequenceClassification"

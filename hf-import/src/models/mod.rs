@@ -181,6 +181,7 @@ pub use self::olmo::{
 };
 pub use self::openai_gpt::OpenAIGPTLMHeadModel;
 pub use self::opt::OPTForCausalLM;
+pub use self::persimmon::{FuyuForCausalLM, PersimmonForCausalLM};
 pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::phimoe::PhimoeForCausalLM;
@@ -417,6 +418,10 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `PersimmonForCausalLM` (Persimmon)
+    Persimmon(PersimmonForCausalLM),
+    /// `FuyuForCausalLM` (adept/fuyu-8b): its Persimmon language model, run on text
+    Fuyu(FuyuForCausalLM),
     /// `DbrxForCausalLM` (DBRX)
     Dbrx(DbrxForCausalLM),
     /// `MiniCPM3ForCausalLM` (MiniCPM3)
@@ -561,7 +566,8 @@ impl AutoModel {
                 "Gemma3ForCausalLM"
                 | "Gemma3ForConditionalGeneration"
                 | "Mistral3ForConditionalGeneration"
-                | "Llama4ForConditionalGeneration",
+                | "Llama4ForConditionalGeneration"
+                | "FuyuForCausalLM",
             ) => gemma3_multimodal::language_model_weights(weights),
             _ => weights,
         }
@@ -581,5 +587,6 @@ mod laguna;
 mod llama4;
 mod mellum;
 mod minicpm3;
+mod persimmon;
 mod solar_open;
 mod youtu;

@@ -21,7 +21,7 @@ use crate::layers::{
 use crate::weights::{Vars, Weights};
 
 /// How [`SelfAttention::load`] loads q/k norms (NomicBERT has none).
-type QkNormLoader = fn(&Vars<'_>, usize, usize) -> Result<crate::layers::RmsNorm>;
+type QkNormLoader = fn(&Vars<'_>, usize, usize) -> Result<crate::layers::DecoderNorm>;
 
 /// One post-norm block: `norm1(x + attn(x))`, then `norm2(x + mlp(x))`.
 #[derive(Debug, Clone)]

@@ -504,6 +504,23 @@ fn afmoe_gated_attention_and_mixture() {
     check("afmoe_plain");
 }
 
+/// Persimmon: layer norms, a per-head fused `query_key_value`, per-head q/k layer norms before
+/// RoPE over half of each head, biases everywhere; its sequence and token classifiers; Fuyu's Persimmon
+/// language model on text (image inputs refused).
+#[test]
+fn persimmon_and_fuyu() {
+    check("persimmon");
+    check("persimmon_cls");
+    check("persimmon_tok");
+    check("fuyu");
+    let dir = fixture("fuyu");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("fuyu");
+    inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 8, 8], DType::F32).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("image inputs are not supported for FuyuForCausalLM"), "{err}");
+}
+
 /// DBRX: bias-free layer norms, a clamped fused `Wqkv`, mixtures in every layer from the stacked
 /// `w1`/`v1`/`w2`, RoPE from `rope_parameters` alone; one expert a token unnormalised, gelu, bf16.
 #[test]

@@ -133,11 +133,13 @@ impl CausalLm {
             let lv = model.pp("layers").pp(i);
             let has_qk_norm = spec.qk_norm && spec.qk_norm_layers.as_ref().is_none_or(|l| l[i]);
             let qk_norm = has_qk_norm.then_some(|v: &Vars<'_>, heads: usize, dim: usize| {
-                if spec.qk_norm_per_head {
-                    RmsNorm::load_shaped(v, &[heads, dim], eps, spec.norm_style)
+                Ok(if spec.qk_layer_norm {
+                    DecoderNorm::Layer(LayerNorm::load(v, dim, eps)?)
+                } else if spec.qk_norm_per_head {
+                    DecoderNorm::Rms(RmsNorm::load_shaped(v, &[heads, dim], eps, spec.norm_style)?)
                 } else {
-                    rms(v, dim)
-                }
+                    DecoderNorm::Rms(rms(v, dim)?)
+                })
             });
             let mut attn_cfg = attn_cfg.clone();
             if let Some(per_layer) = &spec.heads_per_layer {

@@ -92,6 +92,8 @@ pub struct DecoderSpec {
     pub nope: Vec<bool>,
     /// The q/k norms have a scale per head, `[heads, head_dim]` (Cohere's `use_qk_norm`).
     pub qk_norm_per_head: bool,
+    /// The q/k norms are layer norms with a bias (Persimmon's `q_layernorm`, `k_layernorm`).
+    pub qk_layer_norm: bool,
     /// The logits are multiplied by this (Cohere's `logit_scale`).
     pub logit_scale: Option<f64>,
     /// Learned positions index their table this far in (OPT's 2: the table has that many more
@@ -349,6 +351,7 @@ impl DecoderSpec {
             query_scale: None,
             chunks: vec![None; layers],
             qk_norm_layers: None,
+            qk_layer_norm: false,
             output_gate: None,
             heads_per_layer: None,
             delta_net: None,
