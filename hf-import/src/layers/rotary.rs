@@ -320,9 +320,13 @@ pub fn halves_from_interleaved(
     rotary_dim: usize,
 ) -> std::result::Result<Tensor, String> {
     let dims = t.dims().to_vec();
+    // (A corrupt config's head count or width may overflow: no tensor has that many rows.)
+    let Some(width) = heads.checked_mul(head_dim) else {
+        return Err(format!("{heads} heads of {head_dim} rows is too many for shape {dims:?}"));
+    };
     let per_head_norm = dims.len() == 2 && dims[0] == heads && dims[1] == head_dim;
-    let rows = if per_head_norm { heads * head_dim } else { dims.first().copied().unwrap_or(0) };
-    if rows != heads * head_dim || !rotary_dim.is_multiple_of(2) || rotary_dim > head_dim {
+    let rows = if per_head_norm { width } else { dims.first().copied().unwrap_or(0) };
+    if rows != width || !rotary_dim.is_multiple_of(2) || rotary_dim > head_dim {
         return Err(format!(
             "expected {heads} heads of {head_dim} rows (rotating {rotary_dim}), got shape {dims:?}"
         ));

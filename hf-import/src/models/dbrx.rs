@@ -156,6 +156,11 @@ fn decoder_weights(weights: &Weights, experts: usize, ffn: usize) -> Result<Weig
     });
     // The experts' stacked matrices as the fused layout: `gate_up_proj` `[experts, 2 · ffn,
     // hidden]` from `w1` and `v1`, `down_proj` `[experts, hidden, ffn]` from `w2`.
+    let Some(rows) = experts.checked_mul(ffn) else {
+        return Err(Error::Config(format!(
+            "{experts} experts of {ffn} is too large (moe_num_experts, ffn_hidden_size)"
+        )));
+    };
     let mut fused = Vec::new();
     for name in renamed.names().filter(|n| n.ends_with(".mlp.experts.dbrx_w1")) {
         let stem = name.trim_end_matches("dbrx_w1");
@@ -168,11 +173,11 @@ fn decoder_weights(weights: &Weights, experts: usize, ffn: usize) -> Result<Weig
                 ))
             })?;
             let dims = t.dims().to_vec();
-            if dims.len() != 2 || dims[0] != experts * ffn {
+            if dims.len() != 2 || dims[0] != rows {
                 return Err(Error::Weight(format!(
                     "tensor '{}' has shape {dims:?}; expected [{}, hidden] ({experts} experts of {ffn})",
                     key.replace("dbrx_", "mlp."),
-                    experts * ffn
+                    rows
                 )));
             }
             Ok(t.reshape([experts, ffn, dims[1]])?)

@@ -239,6 +239,24 @@ fn decoder_weights(weights: &Weights, cfg: &Config, spec: &DecoderSpec) -> Resul
         weights.stored_dtype(&format!("{prefix}embed_tokens.weight")).unwrap_or(oxtorch_tensor::DType::F32);
     let mut norms = Vec::new();
     if spec.qk_norm {
+        // (The norms' width is checked against a query projection first: a corrupt config's
+        // `head_dim` is never allocated.)
+        let q = (0..spec.nope.len())
+            .find_map(|i| weights.get(&format!("{prefix}layers.{i}.self_attn.q_proj.weight")).transpose());
+        let rows = match q {
+            Some(q) => q?.dims().first().copied().unwrap_or(0),
+            None => {
+                return Err(Error::Weight(format!(
+                    "tensor '{prefix}layers.0.self_attn.q_proj.weight' is missing from the checkpoint"
+                )))
+            }
+        };
+        if heads.checked_mul(head_dim) != Some(rows) {
+            return Err(Error::Weight(format!(
+                "the query projections have {rows} rows; {heads} heads of head_dim {head_dim} need {}",
+                heads.saturating_mul(head_dim)
+            )));
+        }
         let ones = oxtorch_tensor::Tensor::ones([head_dim], (dtype, weights.device()))?;
         for (i, &normed) in spec.qk_norm_layers.iter().flatten().enumerate() {
             if normed {
