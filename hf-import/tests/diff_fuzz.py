@@ -1623,6 +1623,38 @@ def gen_persimmon(r):
     return tf.PersimmonForCausalLM, tf.PersimmonConfig, c
 
 
+def gen_mimo_v2_flash(r):
+    """MiMoV2FlashForCausalLM: random head and value widths, a value scale, random layer types (or the class's
+    pattern), doubled key/value heads and sinks on sliding layers, random rope dicts per layer type over random shares
+    of each head (or the class's), a grouped sigmoid mixture on random MLP kinds."""
+    c = decoder_common(r, "mimo_v2_flash")
+    # (Heads whose third is an even number of dims: transformers rotates one more than an odd count, hf-import
+    # refuses it.)
+    c["head_dim"] = r.choice([8, 12, 24])
+    c["v_head_dim"] = r.choice([d for d in (4, 8, 12) if d <= c["head_dim"]])
+    layers = c["num_hidden_layers"]
+    experts = r.choice([4, 6, 8])
+    groups = r.choice([g for g in (1, 2) if experts % g == 0])
+    c.update(n_routed_experts=experts, num_experts_per_tok=r.randint(1, 2), moe_intermediate_size=r.choice([8, 12]),
+             n_group=groups, topk_group=r.randint(1, groups), norm_topk_prob=r.random() < 0.7,
+             routed_scaling_factor=r.choice([1.0, 2.5]), attention_value_scale=r.choice([0.707, 1.0, 0.5]),
+             sliding_window=r.choice([2, 3, 5]), attention_bias=r.random() < 0.3, hidden_act=r.choice(["silu", "gelu"]))
+    types = ["full_attention" if (i == 0 or not (i + 1) % 6) else "sliding_attention" for i in range(layers)]
+    if r.random() < 0.5:
+        types = [r.choice(["sliding_attention", "full_attention"]) for _ in range(layers)]
+        c["layer_types"] = types
+    if r.random() < 0.5:
+        c["mlp_layer_types"] = [r.choice(["dense", "sparse"]) for _ in range(layers)]
+    if r.random() < 0.5:
+        rope = {}
+        for t in sorted(set(types)):
+            rope[t] = {"rope_type": "default", "rope_theta": r.choice([50.0, 10000.0, 5e6]),
+                       "partial_rotary_factor": r.choice([f for f in (0.334, 0.5, 1.0)
+                                                          if int(c["head_dim"] * f) % 2 == 0])}
+        c["rope_parameters"] = rope
+    return tf.MiMoV2FlashForCausalLM, tf.MiMoV2FlashConfig, c
+
+
 def gen_jais2(r):
     """Jais2ForCausalLM: layer norms with biases, the ungated MLP (relu² or another activation), biases at random."""
     c = decoder_common(r, "jais2")
@@ -2222,6 +2254,7 @@ FAMILIES = {
     "granite_swa": gen_granite_swa,
     "minicpm3": gen_minicpm3,
     "dbrx": gen_dbrx,
+    "mimo_v2_flash": gen_mimo_v2_flash,
     "persimmon": gen_persimmon,
     "persimmon_cls": decoder_cls(gen_persimmon, tf.PersimmonForSequenceClassification),
     "persimmon_tok": decoder_tok(gen_persimmon, tf.PersimmonForTokenClassification),
@@ -2518,7 +2551,7 @@ def to_v4(path):
     """Rewrites config.json in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling); False (nothing
     written) for the model types transformers 4.x never had."""
     cfg = json.loads((path / "config.json").read_text())
-    if cfg.get("model_type") in ("mellum", "laguna"):
+    if cfg.get("model_type") in ("mellum", "laguna", "mimo_v2_flash"):
         return False
     rope = cfg.get("rope_parameters")
     if isinstance(rope, dict) and "rope_type" in rope:

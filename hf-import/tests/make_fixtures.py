@@ -1180,6 +1180,17 @@ def main():
     build("fuyu", tf.FuyuForCausalLM,
           tf.FuyuConfig(text_config=fuyu_text, patch_size=4, num_channels=3, hidden_size=32, vocab_size=100,
                         attn_implementation="eager", pad_token_id=0, eos_token_id=2), 325)
+    # MiMo-V2-Flash: heads of 12 with values of 8 scaled by 0.5, a full layer then sliding ones with twice the key/value
+    # heads and sinks, RoPE per layer type over a third of each head, a dense layer then DeepSeek-V3's grouped sigmoid
+    # mixture; `_typed`: layer types and MLP kinds given, q/k/v biases, bf16.
+    mimo = dict(DECODER, num_hidden_layers=3, num_key_value_heads=1, head_dim=12, v_head_dim=8, n_routed_experts=4,
+                num_experts_per_tok=2, moe_intermediate_size=12, n_group=2, topk_group=1, sliding_window=3,
+                attention_value_scale=0.5, routed_scaling_factor=1.5, pad_token_id=0, eos_token_id=2)
+    build("mimo_v2_flash", tf.MiMoV2FlashForCausalLM, tf.MiMoV2FlashConfig(**mimo), 327)
+    build("mimo_v2_flash_typed", tf.MiMoV2FlashForCausalLM,
+          tf.MiMoV2FlashConfig(**mimo, layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                               mlp_layer_types=["sparse", "dense", "sparse"], attention_bias=True), 328,
+          dtype=torch.bfloat16)
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)

@@ -371,6 +371,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "mimo_v2_flash",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 152576),
+            ("num_attention_heads", 64),
+            ("intermediate_size", 16384),
+            ("num_hidden_layers", 48),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
         "mellum",
         &[
             ("hidden_size", 2304),
@@ -813,6 +824,7 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
 /// unknown or missing type changes nothing).
 /// The config keys a class names its own way (its `attribute_map`), as `(own, common)`.
 const ALIASES: &[(&str, &[(&str, &str)])] = &[
+    ("mimo_v2_flash", &[("num_local_experts", "n_routed_experts")]),
     ("hy_v3", &[("num_local_experts", "num_experts")]),
     (
         "exaone",

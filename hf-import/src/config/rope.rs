@@ -110,6 +110,8 @@ impl Config {
             Some(p) => p,
             // (`BambaConfig` rotates half of each head unless its rope dict says otherwise.)
             None if self.get("model_type").and_then(Value::as_str) == Some("bamba") => 0.5,
+            // (`MiMoV2FlashRotaryEmbedding`'s default.)
+            None if self.get("model_type").and_then(Value::as_str) == Some("mimo_v2_flash") => 0.334,
             // (`PersimmonConfig`'s default, its 4.x configs naming it at the top level.)
             None if self.get("model_type").and_then(Value::as_str) == Some("persimmon") => {
                 self.f64_or("partial_rotary_factor", 0.5)?
@@ -139,7 +141,7 @@ impl Config {
             return Err(Error::Unsupported("PhiMoE's rope scaling must be \"longrope\" or none".into()));
         }
         // Of the supported families only Phi, Phi-3, GPT-NeoX, GPT-J, CodeGen, StableLM, Nemotron,
-        // GLM, GLM-4-MoE (and Sarvam-MoE), MiniMax-M2, Bamba, Qwen3.5, Laguna and Persimmon rotate part of each head; the others
+        // GLM, GLM-4-MoE (and Sarvam-MoE), MiniMax-M2, Bamba, Qwen3.5, Laguna, Persimmon and MiMo-V2-Flash rotate part of each head; the others
         // rotate the whole head whatever the config says, except that transformers cannot run a
         // scaled RoPE with a partial factor (its frequencies are then too few).
         let neox = matches!(
@@ -162,6 +164,7 @@ impl Config {
                     | "qwen3_5_moe_text"
                     | "laguna"
                     | "persimmon"
+                    | "mimo_v2_flash"
             )
         );
         let partial = if phi3 || neox {
@@ -258,10 +261,10 @@ impl Config {
         self.get("model_type").and_then(Value::as_str) == Some("olmo3")
     }
 
-    /// Whether this is a Laguna or Mellum config (per-layer-type RoPE as Gemma 3's, each dict with
-    /// its own `partial_rotary_factor`; no 4.x `rope_scaling`).
+    /// Whether this is a Laguna, Mellum or MiMo-V2-Flash config (per-layer-type RoPE as Gemma 3's,
+    /// each dict with its own `partial_rotary_factor`; no 4.x `rope_scaling`).
     fn is_laguna_like(&self) -> bool {
-        matches!(self.get("model_type").and_then(Value::as_str), Some("laguna" | "mellum"))
+        matches!(self.get("model_type").and_then(Value::as_str), Some("laguna" | "mellum" | "mimo_v2_flash"))
     }
 
     /// Whether the rope dicts are per layer type alone, no 4.x `rope_scaling` merged: Laguna's and
@@ -302,6 +305,7 @@ impl Config {
             _ if self.is_olmo3() => self.f64_or("rope_theta", 500_000.0),
             // (`LagunaConfig` and `MellumConfig` name both in their default dicts.)
             Some("sliding_attention") if self.is_laguna_like() => Ok(10_000.0),
+            _ if self.get("model_type").and_then(Value::as_str) == Some("mimo_v2_flash") => Ok(5_000_000.0),
             _ if self.is_laguna_like() => Ok(500_000.0),
             // The `default_theta` of `MixtralConfig`, `PhimoeConfig`, `CohereConfig`, `Ernie4_5Config`,
             // `SmolLM3Config`, `GptOssConfig`, `HeliumConfig`, `FlexOlmoConfig`, `Lfm2Config`,

@@ -44,6 +44,19 @@ pub struct AttentionConfig {
     pub qk_norm_after_rope: bool,
     /// The output, before `o_proj`, is gated (see [`OutputGate`])
     pub output_gate: Option<OutputGate>,
+    /// Each value head's width where narrower than `head_dim` (MiMo-V2-Flash's `v_head_dim`): the
+    /// values are padded with zeros to `head_dim` for attention (and the cache) and the output cut
+    /// back before `o_proj`
+    pub v_head_dim: Option<usize>,
+    /// The values are multiplied by this (MiMo-V2-Flash's `attention_value_scale`)
+    pub v_scale: Option<f64>,
+}
+
+impl AttentionConfig {
+    /// Each value head's width (`v_head_dim`, else `head_dim`).
+    pub fn value_width(&self) -> usize {
+        self.v_head_dim.unwrap_or(self.head_dim)
+    }
 }
 
 /// How attention's output is gated by the layer's input `x` before `o_proj`.
@@ -205,18 +218,19 @@ impl SelfAttention {
     ) -> Result<Self> {
         let (h, hd) = (cfg.hidden, cfg.head_dim);
         let (qd, kvd) = (cfg.heads * hd, cfg.kv_heads * hd);
+        let vd = cfg.kv_heads * cfg.value_width();
         let qkv = if let Some(dims) = cfg.latent {
             Qkv::Latent(Box::new(LatentQkv::load(vars, h, cfg.heads, dims, cfg.qkv_bias)?))
         } else if vars.pp("qkv_proj").contains("weight") {
-            Qkv::Fused(Linear::load(&vars.pp("qkv_proj"), h, qd + 2 * kvd, cfg.qkv_bias)?)
+            Qkv::Fused(Linear::load(&vars.pp("qkv_proj"), h, qd + kvd + vd, cfg.qkv_bias)?)
         } else {
             Qkv::Split {
                 q: Linear::load(&vars.pp("q_proj"), h, qd, cfg.qkv_bias)?,
                 k: Linear::load(&vars.pp("k_proj"), h, kvd, cfg.qkv_bias)?,
-                v: Linear::load(&vars.pp("v_proj"), h, kvd, cfg.qkv_bias)?,
+                v: Linear::load(&vars.pp("v_proj"), h, vd, cfg.qkv_bias)?,
             }
         };
-        let o_in = cfg.latent.map_or(qd, |d| cfg.heads * d.v);
+        let o_in = cfg.latent.map_or(cfg.heads * cfg.value_width(), |d| cfg.heads * d.v);
         let o = Linear::load(&vars.pp("o_proj"), o_in, h, cfg.o_bias)?;
         // Per head (`head_dim`), or over the whole projection (OLMo 2).
         let (q_dim, k_dim) = if cfg.qk_norm_whole { (qd, kvd) } else { (hd, hd) };
@@ -259,28 +273,29 @@ impl SelfAttention {
     /// into one projection (their rows are neighbours there) when their biases agree.
     pub fn unpack(&mut self, arena: &mut Arena) -> Result<()> {
         let c = &self.cfg;
-        let (qd, kvd) = (c.heads * c.head_dim, c.kv_heads * c.head_dim);
+        let (qd, kvd, vd) = (c.heads * c.head_dim, c.kv_heads * c.head_dim, c.kv_heads * c.value_width());
         self.qkv = match &self.qkv {
             Qkv::Split { q, k, v } => match (&q.bias, &k.bias, &v.bias) {
                 (None, None, None) => {
-                    Qkv::Fused(Linear { weight: arena.next(&[qd + 2 * kvd, c.hidden])?, bias: None })
+                    Qkv::Fused(Linear { weight: arena.next(&[qd + kvd + vd, c.hidden])?, bias: None })
                 }
                 (Some(qb), Some(kb), Some(vb)) => Qkv::Fused(Linear {
-                    weight: arena.next(&[qd + 2 * kvd, c.hidden])?,
+                    weight: arena.next(&[qd + kvd + vd, c.hidden])?,
                     bias: Some(Tensor::cat(&[qb, kb, vb], 0)?),
                 }),
                 _ => Qkv::Split {
                     q: Linear { weight: arena.next(&[qd, c.hidden])?, bias: q.bias.clone() },
                     k: Linear { weight: arena.next(&[kvd, c.hidden])?, bias: k.bias.clone() },
-                    v: Linear { weight: arena.next(&[kvd, c.hidden])?, bias: v.bias.clone() },
+                    v: Linear { weight: arena.next(&[vd, c.hidden])?, bias: v.bias.clone() },
                 },
             },
             Qkv::Fused(l) => {
-                Qkv::Fused(Linear { weight: arena.next(&[qd + 2 * kvd, c.hidden])?, bias: l.bias.clone() })
+                Qkv::Fused(Linear { weight: arena.next(&[qd + kvd + vd, c.hidden])?, bias: l.bias.clone() })
             }
             Qkv::Latent(l) => Qkv::Latent(l.clone()),
         };
-        self.o.weight = arena.next(&[c.hidden, c.latent.map_or(qd, |d| c.heads * d.v)])?;
+        self.o.weight =
+            arena.next(&[c.hidden, c.latent.map_or(c.heads * c.value_width(), |d| c.heads * d.v)])?;
         Ok(())
     }
 
@@ -371,8 +386,25 @@ impl SelfAttention {
         let (b, s) = (x.dims()[0], x.dims()[1]);
         let c = &self.cfg;
         let (qd, kvd) = (c.heads * c.head_dim, c.kv_heads * c.head_dim);
+        let vd = c.kv_heads * c.value_width();
         let heads = |t: &Tensor, n: usize| -> Result<Tensor> {
             Ok(t.reshape([b, s, n, c.head_dim])?.transpose(1, 2)?)
+        };
+        // The values as heads: scaled, and padded to `head_dim` where narrower.
+        let value_heads = |t: &Tensor| -> Result<Tensor> {
+            let t = match c.v_scale {
+                Some(scale) => t.mul(scale)?,
+                None => t.clone(),
+            };
+            let width = c.value_width();
+            let v = t.reshape([b, s, c.kv_heads, width])?;
+            let v = if width < c.head_dim {
+                let zeros = Tensor::zeros([b, s, c.kv_heads, c.head_dim - width], (v.dtype(), v.device()))?;
+                Tensor::cat(&[&v, &zeros], -1)?
+            } else {
+                v
+            };
+            Ok(v.transpose(1, 2)?)
         };
         let plain = self.q_norm.is_none() && c.clip_qkv.is_none();
         Ok(match &self.qkv {
@@ -382,7 +414,7 @@ impl SelfAttention {
                 let all = l.forward(x)?;
                 let qk =
                     apply_rotary(&heads(&all.narrow(-1, 0, qd + kvd)?, c.heads + c.kv_heads)?, cos, sin)?;
-                let v = heads(&all.narrow(-1, (qd + kvd) as isize, kvd)?, c.kv_heads)?;
+                let v = value_heads(&all.narrow(-1, (qd + kvd) as isize, vd)?)?;
                 (qk.narrow(1, 0, c.heads)?, qk.narrow(1, c.heads as isize, c.kv_heads)?, v)
             }
             _ => {
@@ -390,7 +422,7 @@ impl SelfAttention {
                     Qkv::Split { q, k, v } => (q.forward(x)?, k.forward(x)?, v.forward(x)?),
                     Qkv::Fused(l) => {
                         let all = l.forward(x)?;
-                        let parts = all.split_with_sizes(&[qd, kvd, kvd], -1)?;
+                        let parts = all.split_with_sizes(&[qd, kvd, vd], -1)?;
                         (parts[0].clone(), parts[1].clone(), parts[2].clone())
                     }
                     Qkv::Latent(_) => unreachable!("latent projections are matched above"),
@@ -424,7 +456,7 @@ impl SelfAttention {
                     q = qn.forward(&q)?;
                     k = kn.forward(&k)?;
                 }
-                (q, k, heads(&v, c.kv_heads)?)
+                (q, k, value_heads(&v)?)
             }
         })
     }
@@ -435,7 +467,13 @@ impl SelfAttention {
             return self.o.forward(&l.values(out)?);
         }
         let (b, s) = (out.dims()[0], out.dims()[1]);
-        let (heads, head_dim) = (self.cfg.heads, self.cfg.head_dim);
+        let (heads, head_dim) = (self.cfg.heads, self.cfg.value_width());
+        // (Values narrower than the heads: their padding cut off.)
+        let out = if head_dim < self.cfg.head_dim {
+            out.narrow(-1, 0, head_dim)?.contiguous()?
+        } else {
+            out.clone()
+        };
         let out = out.reshape([b, s, heads * head_dim])?;
         let gated = match (&self.gate, self.cfg.output_gate) {
             (Some(gate), Some(OutputGate::Sigmoid { .. })) => out.mul(&gate.forward(x)?.sigmoid()?)?,

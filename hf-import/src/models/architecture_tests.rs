@@ -183,6 +183,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("mimo_v2_flash", "MiMoV2FlashForCausalLM"),
         ("persimmon", "PersimmonForCausalLM"),
         ("dbrx", "DbrxForCausalLM"),
         ("minicpm3", "MiniCPM3ForCausalLM"),
@@ -291,6 +292,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "mimo_v2_flash"
                                 | "dbrx"
                                 | "granite_swa"
                                 | "granitemoe_swa"

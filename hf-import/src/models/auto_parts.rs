@@ -180,6 +180,7 @@ impl AutoModel {
             AutoModel::Jais2(m) => Some(m),
             AutoModel::SolarOpen(m) => Some(m),
             AutoModel::Youtu(m) => Some(m),
+            AutoModel::MiMoV2Flash(m) => Some(m),
             AutoModel::Persimmon(m) => Some(m),
             AutoModel::Fuyu(m) => Some(m),
             AutoModel::Dbrx(m) => Some(m),

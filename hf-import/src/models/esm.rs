@@ -176,6 +176,8 @@ impl EsmModel {
             sinks: false,
             qk_norm_after_rope: false,
             output_gate: None,
+            v_head_dim: None,
+            v_scale: None,
         };
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)

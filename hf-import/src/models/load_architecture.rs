@@ -180,6 +180,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "MiMoV2FlashForCausalLM" => AutoModel::MiMoV2Flash(MiMoV2FlashForCausalLM::load(cfg, weights)?),
             "PersimmonForCausalLM" => AutoModel::Persimmon(PersimmonForCausalLM::load(cfg, weights)?),
             "FuyuForCausalLM" => AutoModel::Fuyu(FuyuForCausalLM::load(cfg, weights)?),
             "DbrxForCausalLM" => AutoModel::Dbrx(DbrxForCausalLM::load(cfg, weights)?),
@@ -312,6 +313,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "MiMoV2FlashModel"
             | "PersimmonModel"
             | "DbrxModel"
             | "MiniCPM3Model"

@@ -162,6 +162,7 @@ pub use self::llama4::{Llama4ForCausalLM, Llama4ForConditionalGeneration};
 pub use self::llama_variants::{IQuestCoderForCausalLM, InternLM3ForCausalLM};
 pub use self::mamba::{Mamba, MambaState};
 pub use self::mellum::MellumForCausalLM;
+pub use self::mimo_v2_flash::MiMoV2FlashForCausalLM;
 pub use self::minicpm3::MiniCPM3ForCausalLM;
 pub use self::minimax_m2::MiniMaxM2ForCausalLM;
 pub use self::ministral::MinistralForCausalLM;
@@ -418,6 +419,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `MiMoV2FlashForCausalLM` (MiMo-V2-Flash)
+    MiMoV2Flash(MiMoV2FlashForCausalLM),
     /// `PersimmonForCausalLM` (Persimmon)
     Persimmon(PersimmonForCausalLM),
     /// `FuyuForCausalLM` (adept/fuyu-8b): its Persimmon language model, run on text
@@ -586,6 +589,7 @@ mod jais2;
 mod laguna;
 mod llama4;
 mod mellum;
+mod mimo_v2_flash;
 mod minicpm3;
 mod persimmon;
 mod solar_open;

@@ -504,6 +504,15 @@ fn afmoe_gated_attention_and_mixture() {
     check("afmoe_plain");
 }
 
+/// MiMo-V2-Flash: narrower value heads scaled, sliding layers with twice the key/value heads and
+/// sinks, RoPE per layer type over a third of each head, DeepSeek-V3's grouped mixture; layer and
+/// MLP kinds given, q/k/v biases, bf16.
+#[test]
+fn mimo_v2_flash_attention_and_mixture() {
+    check("mimo_v2_flash");
+    check("mimo_v2_flash_typed");
+}
+
 /// Persimmon: layer norms, a per-head fused `query_key_value`, per-head q/k layer norms before
 /// RoPE over half of each head, biases everywhere; its sequence and token classifiers; Fuyu's Persimmon
 /// language model on text (image inputs refused).

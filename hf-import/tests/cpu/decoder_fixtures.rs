@@ -4,7 +4,9 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 152] = [
+pub const DECODERS: [&str; 154] = [
+    "mimo_v2_flash",
+    "mimo_v2_flash_typed",
     "persimmon",
     "fuyu",
     "dbrx",

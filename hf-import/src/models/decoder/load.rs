@@ -97,6 +97,8 @@ impl CausalLm {
             sinks: spec.sinks,
             qk_norm_after_rope: spec.qk_norm_after_rope,
             output_gate: spec.output_gate,
+            v_head_dim: spec.v_head_dim,
+            v_scale: spec.v_scale,
         };
         let mut layers = Vec::with_capacity(n_layers);
         if spec.mamba.as_ref().is_some_and(|m| m.layers.len() != n_layers)
@@ -104,6 +106,31 @@ impl CausalLm {
             || spec.delta_net.as_ref().is_some_and(|d| d.layers.len() != n_layers)
         {
             return Err(Error::Config(format!("one layer type per layer is needed ({n_layers} layers)")));
+        }
+        if let Some(per_layer) = &spec.kv_heads_per_layer {
+            let bad = per_layer.iter().find(|&&kv| {
+                kv == 0
+                    || !heads.is_multiple_of(kv)
+                    || kv.checked_mul(head_dim).and_then(|w| w.checked_mul(2)).is_none()
+            });
+            if per_layer.len() != n_layers || bad.is_some() || spec.heads_per_layer.is_some() {
+                return Err(Error::Config(format!(
+                    "the key/value heads per layer ({per_layer:?}) need one divisor of num_attention_heads ({heads}) per layer ({n_layers} layers)"
+                )));
+            }
+        }
+        if spec.sink_layers.as_ref().is_some_and(|l| l.len() != n_layers) {
+            return Err(Error::Config(format!(
+                "one attention-sink choice per layer is needed ({n_layers} layers)"
+            )));
+        }
+        if spec.v_head_dim.is_some_and(|v| v == 0 || v > head_dim)
+            || (spec.v_head_dim.is_some() && spec.latent.is_some())
+        {
+            return Err(Error::Unsupported(format!(
+                "value heads of {:?} with heads of {head_dim}: narrower value heads (not zero, not wider) are supported",
+                spec.v_head_dim
+            )));
         }
         if let Some(per_layer) = &spec.heads_per_layer {
             // (Each layer's projections' widths must exist, as `qkv_width` above.)
@@ -144,6 +171,12 @@ impl CausalLm {
             let mut attn_cfg = attn_cfg.clone();
             if let Some(per_layer) = &spec.heads_per_layer {
                 attn_cfg.heads = per_layer[i];
+            }
+            if let Some(per_layer) = &spec.kv_heads_per_layer {
+                attn_cfg.kv_heads = per_layer[i];
+            }
+            if let Some(with_sinks) = &spec.sink_layers {
+                attn_cfg.sinks = spec.sinks && with_sinks[i];
             }
             if spec.scale_by_inverse_layer {
                 attn_cfg.scale /= (i + 1) as f64;

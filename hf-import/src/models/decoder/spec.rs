@@ -147,6 +147,16 @@ pub struct DecoderSpec {
     /// Each layer's query head count where layers differ (Laguna's
     /// `num_attention_heads_per_layer`); `None`: `num_attention_heads` everywhere.
     pub heads_per_layer: Option<Vec<usize>>,
+    /// Each layer's key/value head count where layers differ (MiMo-V2-Flash's sliding layers have
+    /// twice as many); `None`: `num_key_value_heads` everywhere.
+    pub kv_heads_per_layer: Option<Vec<usize>>,
+    /// Which layers have the attention sinks where not all do (MiMo-V2-Flash's sliding layers);
+    /// `None`: all, with [`DecoderSpec::sinks`].
+    pub sink_layers: Option<Vec<bool>>,
+    /// Each value head's width where narrower than the heads (MiMo-V2-Flash's `v_head_dim`).
+    pub v_head_dim: Option<usize>,
+    /// The values are multiplied by this (MiMo-V2-Flash's `attention_value_scale`).
+    pub v_scale: Option<f64>,
     /// Qwen3.5's gated delta nets (`layers.{i}.linear_attn`) in place of attention.
     pub delta_net: Option<DeltaNetSpec>,
     /// Per layer, which of the token mixer and the feed-forward it has (Nemotron-H's blocks have
@@ -354,6 +364,10 @@ impl DecoderSpec {
             qk_layer_norm: false,
             output_gate: None,
             heads_per_layer: None,
+            kv_heads_per_layer: None,
+            sink_layers: None,
+            v_head_dim: None,
+            v_scale: None,
             delta_net: None,
             nope: vec![false; layers],
         })
