@@ -128,8 +128,9 @@ impl CausalLm {
             || (spec.v_head_dim.is_some() && spec.latent.is_some())
         {
             return Err(Error::Unsupported(format!(
-                "value heads of {:?} with heads of {head_dim}: narrower value heads (not zero, not wider) are supported",
-                spec.v_head_dim
+                "v_head_dim ({}) must be between 1 and head_dim ({head_dim}): value heads narrower than the query/key \
+                 heads are supported, not wider ones",
+                spec.v_head_dim.unwrap_or(0)
             )));
         }
         if let Some(per_layer) = &spec.heads_per_layer {
