@@ -12,7 +12,7 @@ use super::decoder::{CausalLm, DecoderSpec, MoeSpec, SharedExpert};
 use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::Result;
-use crate::layers::{Glu, OutputGate, RmsNormStyle, Routing, Scoring};
+use crate::layers::{OutputGate, RmsNormStyle, Routing, Scoring};
 use crate::weights::Weights;
 
 causal_lm_newtype!(
@@ -65,21 +65,19 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let intermediate = cfg.usize_or("moe_intermediate_size", 1408)?;
     let shared = intermediate.saturating_mul(cfg.usize_or("num_shared_experts", 2)?);
     spec.moe = Some(MoeSpec {
-        experts: cfg.usize_or("num_experts", 64)?,
-        intermediate,
-        routing: Routing {
-            top_k: cfg.usize_or("num_experts_per_tok", 6)?,
-            normalize: true,
-            round_weights: false,
-            scoring: Scoring::BiasedSigmoid { softcap: None },
-            scale: cfg.f64_or("route_scale", 1.0)?,
-        },
-        sparse_layers: (0..layers).map(|i| i >= dense).collect(),
         shared: (shared > 0).then_some(SharedExpert::Plain(shared)),
-        biased: false,
-        shared_bias: false,
-        glu: Glu::Product,
-        ungated: None,
+        ..MoeSpec::routed(
+            cfg.usize_or("num_experts", 64)?,
+            intermediate,
+            Routing {
+                top_k: cfg.usize_or("num_experts_per_tok", 6)?,
+                normalize: true,
+                round_weights: false,
+                scoring: Scoring::BiasedSigmoid { softcap: None },
+                scale: cfg.f64_or("route_scale", 1.0)?,
+            },
+            (0..layers).map(|i| i >= dense).collect(),
+        )
     });
     Ok(spec)
 }

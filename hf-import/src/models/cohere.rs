@@ -30,7 +30,7 @@ use super::decoder::{CausalLm, DecoderSpec, MoeSpec, SharedExpert};
 use super::deepseek::sparse_layers_by_type;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{halves_from_interleaved, Glu, RmsNormStyle, Routing, Scoring};
+use crate::layers::{halves_from_interleaved, RmsNormStyle, Routing, Scoring};
 use crate::weights::Weights;
 
 /// Which of the two families.
@@ -146,23 +146,16 @@ fn cohere2_moe_mixture(cfg: &Config) -> Result<MoeSpec> {
             )))
         }
     };
-    Ok(MoeSpec {
-        experts: cfg.usize_or("num_experts", 8)?,
-        intermediate,
-        routing: Routing {
-            top_k: cfg.usize_or("num_experts_per_tok", 2)?,
-            normalize,
-            round_weights: true,
-            scoring,
-            scale: 1.0,
-        },
-        sparse_layers: sparse_layers_by_type(cfg, layers)?.unwrap_or_else(|| vec![true; layers]),
-        shared,
-        biased: false,
-        shared_bias: false,
-        glu: Glu::Product,
-        ungated: None,
-    })
+    let routing = Routing {
+        top_k: cfg.usize_or("num_experts_per_tok", 2)?,
+        normalize,
+        round_weights: true,
+        scoring,
+        scale: 1.0,
+    };
+    let sparse_layers = sparse_layers_by_type(cfg, layers)?.unwrap_or_else(|| vec![true; layers]);
+    let experts = cfg.usize_or("num_experts", 8)?;
+    Ok(MoeSpec { shared, ..MoeSpec::routed(experts, intermediate, routing, sparse_layers) })
 }
 
 fn spec(cfg: &Config, version: Version) -> Result<DecoderSpec> {

@@ -18,7 +18,7 @@ use super::decoder::{CausalLm, DecoderSpec, MoeSpec};
 use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, Glu, Routing, Scoring};
+use crate::layers::{Activation, Routing, Scoring};
 use crate::weights::Weights;
 
 causal_lm_newtype!(
@@ -110,23 +110,18 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
         }
     };
     let layers = cfg.layers("num_hidden_layers")?;
-    spec.moe = Some(MoeSpec {
-        experts: cfg.usize("num_local_experts")?,
-        intermediate: cfg.usize("intermediate_size")?,
-        routing: Routing {
+    spec.moe = Some(MoeSpec::routed(
+        cfg.usize("num_local_experts")?,
+        cfg.usize("intermediate_size")?,
+        Routing {
             top_k: cfg.usize("num_experts_per_tok")?,
             normalize,
             round_weights: true,
             scoring: Scoring::Softmax,
             scale: 1.0,
         },
-        sparse_layers: vec![true; layers],
-        shared: None,
-        biased: false,
-        shared_bias: false,
-        glu: Glu::Product,
-        ungated: None,
-    });
+        vec![true; layers],
+    ));
     Ok(spec)
 }
 

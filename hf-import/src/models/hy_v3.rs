@@ -12,7 +12,7 @@ use super::deepseek::sparse_layers_by_type;
 use super::family::causal_lm_newtype;
 use crate::config::Config;
 use crate::error::Result;
-use crate::layers::{Glu, Routing, Scoring};
+use crate::layers::{Routing, Scoring};
 use crate::weights::Weights;
 
 causal_lm_newtype!(
@@ -52,23 +52,21 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
         width => width,
     };
     spec.moe = Some(MoeSpec {
-        experts: cfg.usize_or("num_experts", 192)?,
-        intermediate,
-        routing: Routing {
-            top_k: cfg.usize_or("num_experts_per_tok", 8)?,
-            normalize: true,
-            round_weights: false,
-            scoring: Scoring::DeepseekV3 { groups: 1, top_groups: 1 },
-            scale: cfg.f64_or("router_scaling_factor", 2.826)?,
-        },
-        sparse_layers: sparse_layers_by_type(cfg, layers)?
-            .unwrap_or_else(|| (0..layers).map(|i| i > 0).collect()),
         shared: Some(SharedExpert::Plain(shared)),
-        biased: false,
         // (The shared experts are the dense MLP's class, biased with `mlp_bias`.)
         shared_bias: spec.mlp_bias,
-        glu: Glu::Product,
-        ungated: None,
+        ..MoeSpec::routed(
+            cfg.usize_or("num_experts", 192)?,
+            intermediate,
+            Routing {
+                top_k: cfg.usize_or("num_experts_per_tok", 8)?,
+                normalize: true,
+                round_weights: false,
+                scoring: Scoring::DeepseekV3 { groups: 1, top_groups: 1 },
+                scale: cfg.f64_or("router_scaling_factor", 2.826)?,
+            },
+            sparse_layers_by_type(cfg, layers)?.unwrap_or_else(|| (0..layers).map(|i| i > 0).collect()),
+        )
     });
     Ok(spec)
 }

@@ -18,7 +18,7 @@ use super::family::causal_lm_newtype;
 use super::mellum::per_layer_type_rope;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Glu, OutputGate, Routing, Scoring};
+use crate::layers::{OutputGate, Routing, Scoring};
 use crate::weights::Weights;
 
 causal_lm_newtype!(
@@ -73,22 +73,19 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
     }
     let softcap = cfg.f64_or("moe_router_logit_softcapping", 0.0)?;
     spec.moe = Some(MoeSpec {
-        experts: cfg.usize_or("num_experts", 256)?,
-        intermediate: cfg.usize_or("moe_intermediate_size", 512)?,
-        routing: Routing {
-            top_k: cfg.usize_or("num_experts_per_tok", 8)?,
-            normalize: true,
-            round_weights: true,
-            scoring: Scoring::BiasedSigmoid { softcap: (softcap > 0.0).then_some(softcap) },
-            scale: cfg.f64_or("moe_routed_scaling_factor", 1.0)?,
-        },
-        sparse_layers: sparse_layers_by_type(cfg, layers)?
-            .unwrap_or_else(|| (0..layers).map(|i| i > 0).collect()),
         shared: Some(SharedExpert::Plain(cfg.usize_or("shared_expert_intermediate_size", 512)?)),
-        biased: false,
-        shared_bias: false,
-        glu: Glu::Product,
-        ungated: None,
+        ..MoeSpec::routed(
+            cfg.usize_or("num_experts", 256)?,
+            cfg.usize_or("moe_intermediate_size", 512)?,
+            Routing {
+                top_k: cfg.usize_or("num_experts_per_tok", 8)?,
+                normalize: true,
+                round_weights: true,
+                scoring: Scoring::BiasedSigmoid { softcap: (softcap > 0.0).then_some(softcap) },
+                scale: cfg.f64_or("moe_routed_scaling_factor", 1.0)?,
+            },
+            sparse_layers_by_type(cfg, layers)?.unwrap_or_else(|| (0..layers).map(|i| i > 0).collect()),
+        )
     });
     Ok(spec)
 }

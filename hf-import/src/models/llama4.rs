@@ -25,7 +25,7 @@ use super::family::causal_lm_newtype;
 use super::gemma3_multimodal::with_language_model;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{halves_from_interleaved, Glu, Routing, Scoring};
+use crate::layers::{halves_from_interleaved, Routing, Scoring};
 use crate::weights::Weights;
 
 causal_lm_newtype!(
@@ -130,21 +130,19 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
     }
     let intermediate = cfg.usize_or("intermediate_size", 8192)?;
     spec.moe = Some(MoeSpec {
-        experts: cfg.usize_or("num_local_experts", 16)?,
-        intermediate,
-        routing: Routing {
-            top_k: cfg.usize_or("num_experts_per_tok", 1)?,
-            normalize: false,
-            round_weights: true,
-            scoring: Scoring::SigmoidOnInputs,
-            scale: 1.0,
-        },
-        sparse_layers: moe_layers(cfg, layers)?,
         shared: Some(SharedExpert::Plain(intermediate)),
-        biased: false,
-        shared_bias: false,
-        glu: Glu::Product,
-        ungated: None,
+        ..MoeSpec::routed(
+            cfg.usize_or("num_local_experts", 16)?,
+            intermediate,
+            Routing {
+                top_k: cfg.usize_or("num_experts_per_tok", 1)?,
+                normalize: false,
+                round_weights: true,
+                scoring: Scoring::SigmoidOnInputs,
+                scale: 1.0,
+            },
+            moe_layers(cfg, layers)?,
+        )
     });
     Ok(spec)
 }

@@ -18,7 +18,7 @@ use super::family::causal_lm_newtype;
 use super::mellum::per_layer_type_rope;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Glu, Routing, Scoring};
+use crate::layers::{Routing, Scoring};
 use crate::weights::Weights;
 
 causal_lm_newtype!(
@@ -77,27 +77,20 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
         Some(_) => cfg.usize("n_routed_experts")?,
         None => cfg.usize_or("num_local_experts", 256)?,
     };
-    spec.moe = Some(MoeSpec {
-        experts,
-        intermediate: cfg.usize_or("moe_intermediate_size", 2048)?,
-        routing: Routing {
-            top_k: cfg.usize_or("num_experts_per_tok", 8)?,
-            normalize: cfg.bool_or("norm_topk_prob", true)?,
-            round_weights: false,
-            scoring: Scoring::DeepseekV3 {
-                groups: cfg.usize_or("n_group", 1)?,
-                top_groups: cfg.usize_or("topk_group", 1)?,
-            },
-            scale: cfg.nullable_f64_or("routed_scaling_factor", Some(1.0))?.unwrap_or(1.0),
+    let routing = Routing {
+        top_k: cfg.usize_or("num_experts_per_tok", 8)?,
+        normalize: cfg.bool_or("norm_topk_prob", true)?,
+        round_weights: false,
+        scoring: Scoring::DeepseekV3 {
+            groups: cfg.usize_or("n_group", 1)?,
+            top_groups: cfg.usize_or("topk_group", 1)?,
         },
-        sparse_layers: sparse_layers_by_type(cfg, layers)?
-            .unwrap_or_else(|| (0..layers).map(|i| i > 0).collect()),
-        shared: None,
-        biased: false,
-        shared_bias: false,
-        glu: Glu::Product,
-        ungated: None,
-    });
+        scale: cfg.nullable_f64_or("routed_scaling_factor", Some(1.0))?.unwrap_or(1.0),
+    };
+    let sparse_layers =
+        sparse_layers_by_type(cfg, layers)?.unwrap_or_else(|| (0..layers).map(|i| i > 0).collect());
+    let intermediate = cfg.usize_or("moe_intermediate_size", 2048)?;
+    spec.moe = Some(MoeSpec::routed(experts, intermediate, routing, sparse_layers));
     Ok(spec)
 }
 

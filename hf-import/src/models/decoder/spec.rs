@@ -297,6 +297,24 @@ pub enum SharedExpert {
     Averaged(usize),
 }
 
+impl MoeSpec {
+    /// `experts` gated experts of `intermediate` (their gate and up projections multiplied, no
+    /// biases, no shared expert) routed by `routing`, on the layers `sparse_layers` marks.
+    pub fn routed(experts: usize, intermediate: usize, routing: Routing, sparse_layers: Vec<bool>) -> Self {
+        MoeSpec {
+            experts,
+            intermediate,
+            routing,
+            sparse_layers,
+            shared: None,
+            biased: false,
+            shared_bias: false,
+            glu: Glu::Product,
+            ungated: None,
+        }
+    }
+}
+
 impl DecoderSpec {
     /// The Llama defaults read from `cfg` (`hidden_act`, `attention_bias`, `mlp_bias`,
     /// `tie_word_embeddings`, no window).
