@@ -1425,8 +1425,7 @@ def rope_per_layer_type(r, hd, max_pos, types, partial=False):
         p = rope_for(r, hd, max_pos) if r.random() < 0.4 else {"rope_type": "default",
                                                                 "rope_theta": r.choice([50.0, 10000.0, 5e5])}
         if partial and r.random() < 0.6:
-            # (an even number of rotated dims: transformers' Laguna would rotate one more than an odd count)
-            p["partial_rotary_factor"] = r.choice([f for f in (0.5, 0.25, 1.0) if int(hd * f) % 2 == 0])
+            p["partial_rotary_factor"] = r.choice([0.5, 0.25, 1.0])
         rope[t] = p
     return rope
 
@@ -1628,9 +1627,7 @@ def gen_mimo_v2_flash(r):
     pattern), doubled key/value heads and sinks on sliding layers, random rope dicts per layer type over random shares
     of each head (or the class's), a grouped sigmoid mixture on random MLP kinds."""
     c = decoder_common(r, "mimo_v2_flash")
-    # (Heads whose third is an even number of dims: transformers rotates one more than an odd count, hf-import
-    # refuses it.)
-    c["head_dim"] = r.choice([8, 12, 24])
+    c["head_dim"] = r.choice([8, 12, 16, 24])
     c["v_head_dim"] = r.choice([d for d in (4, 8, 12) if d <= c["head_dim"]])
     layers = c["num_hidden_layers"]
     experts = r.choice([4, 6, 8])
@@ -1649,8 +1646,7 @@ def gen_mimo_v2_flash(r):
         rope = {}
         for t in sorted(set(types)):
             rope[t] = {"rope_type": "default", "rope_theta": r.choice([50.0, 10000.0, 5e6]),
-                       "partial_rotary_factor": r.choice([f for f in (0.334, 0.5, 1.0)
-                                                          if int(c["head_dim"] * f) % 2 == 0])}
+                       "partial_rotary_factor": r.choice([0.334, 0.5, 1.0])}
         c["rope_parameters"] = rope
     return tf.MiMoV2FlashForCausalLM, tf.MiMoV2FlashConfig, c
 

@@ -1191,6 +1191,8 @@ def main():
           tf.MiMoV2FlashConfig(**mimo, layer_types=["sliding_attention", "full_attention", "sliding_attention"],
                                mlp_layer_types=["sparse", "dense", "sparse"], attention_bias=True), 328,
           dtype=torch.bfloat16)
+    # `_odd`: heads of 16, whose third is 5 dims: transformers rotates the 6 its three frequencies cover.
+    build("mimo_v2_flash_odd", tf.MiMoV2FlashForCausalLM, tf.MiMoV2FlashConfig(**dict(mimo, head_dim=16)), 329)
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)

@@ -81,6 +81,9 @@ pub struct RopeParams {
     pub scaling: RopeScaling,
     /// The fraction of each head that is rotated.
     pub partial_rotary_factor: f64,
+    /// An odd number of rotated dims takes one more, as the families that rotate as many dims as
+    /// their frequencies cover (`cos.shape[-1]`: Laguna, MiMo-V2-Flash) do; else it is refused.
+    pub odd_rounds_up: bool,
 }
 
 /// The supported `rope_type`s, for error messages.
@@ -186,7 +189,9 @@ impl Config {
                 "\"partial_rotary_factor\" must be in (0, 1] (the share of each head RoPE rotates), got {partial}"
             )));
         }
-        Ok(RopeParams { theta, scaling, partial_rotary_factor: partial })
+        let odd_rounds_up =
+            matches!(self.get("model_type").and_then(Value::as_str), Some("laguna" | "mimo_v2_flash"));
+        Ok(RopeParams { theta, scaling, partial_rotary_factor: partial, odd_rounds_up })
     }
 
     /// The config with `rope` as its `rope_parameters` where it names none (no `rope_parameters`

@@ -46,7 +46,7 @@ impl Rotary {
     /// RoPE over the first `partial_rotary_factor * head_dim` dims of each head.
     pub fn new(params: &RopeParams, head_dim: usize) -> Result<Self> {
         let dim = (head_dim as f64 * params.partial_rotary_factor) as usize;
-        if dim % 2 == 1 {
+        if dim % 2 == 1 && !params.odd_rounds_up {
             // (transformers' frequencies then cover dim + 1 dims and its rotation broadcasts them
             // over the wrong ones.)
             return Err(Error::Config(format!(
@@ -145,7 +145,8 @@ impl Rotary {
                 };
             }
         }
-        Ok(Rotary { inv_freq: Tensor::from_vec(inv, [n])?, long, attention_scaling, rotary_dim: dim })
+        // (An odd `dim` that rounds up rotates the `2 · n` dims its frequencies cover.)
+        Ok(Rotary { inv_freq: Tensor::from_vec(inv, [n])?, long, attention_scaling, rotary_dim: 2 * n })
     }
 
     /// These plain frequencies replaced by a checkpoint's stored `inv_freq` (as a model that keeps
@@ -349,11 +350,18 @@ mod tests {
     /// An odd number of rotated dims (a partial share of an odd-sized part of the head) is refused.
     #[test]
     fn an_odd_rotary_width_is_an_error() {
-        let params =
-            |p: f64| RopeParams { theta: 10000.0, scaling: RopeScaling::Default, partial_rotary_factor: p };
+        let params = |p: f64| RopeParams {
+            theta: 10000.0,
+            scaling: RopeScaling::Default,
+            partial_rotary_factor: p,
+            odd_rounds_up: false,
+        };
         assert_eq!(Rotary::new(&params(0.5), 16).unwrap().rotary_dim(), 8);
         let err = Rotary::new(&params(0.25), 12).unwrap_err().to_string();
         assert!(err.contains("RoPE would rotate 3 of each head's 12 dims"), "{err}");
         assert!(Rotary::new(&params(1.0), 7).is_err());
+        // (Laguna's and MiMo-V2-Flash's: 3 dims take the 4 their two frequencies cover.)
+        let rounding = RopeParams { odd_rounds_up: true, ..params(0.25) };
+        assert_eq!(Rotary::new(&rounding, 12).unwrap().rotary_dim(), 4);
     }
 }

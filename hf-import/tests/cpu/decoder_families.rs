@@ -506,11 +506,12 @@ fn afmoe_gated_attention_and_mixture() {
 
 /// MiMo-V2-Flash: narrower value heads scaled, sliding layers with twice the key/value heads and
 /// sinks, RoPE per layer type over a third of each head, DeepSeek-V3's grouped mixture; layer and
-/// MLP kinds given, q/k/v biases, bf16.
+/// MLP kinds given, q/k/v biases, bf16; an odd third of each head rotated as one more dim.
 #[test]
 fn mimo_v2_flash_attention_and_mixture() {
     check("mimo_v2_flash");
     check("mimo_v2_flash_typed");
+    check("mimo_v2_flash_odd");
 }
 
 /// Persimmon: layer norms, a per-head fused `query_key_value`, per-head q/k layer norms before
