@@ -59,7 +59,19 @@ pub fn text_config(cfg: &Config) -> Result<Config> {
     for (key, default) in TEXT_DEFAULTS {
         text.entry(*key).or_insert_with(|| Value::from(*default));
     }
-    text.insert("tie_word_embeddings".into(), Value::Bool(cfg.bool_or("tie_word_embeddings", true)?));
+    inherit_outer_flags(&mut text, cfg, true)?;
+    Ok(Config::from_map(text))
+}
+
+/// A multimodal config's nested text config `text` given the outer flags the wrapper class applies
+/// to its language model: the outer `tie_word_embeddings` (default `tie_default`), and the outer
+/// dtype where the nested config names none (Gemma 3, Mistral 3, Llama 4, Fuyu).
+pub(super) fn inherit_outer_flags(
+    text: &mut Map<String, Value>,
+    cfg: &Config,
+    tie_default: bool,
+) -> Result<()> {
+    text.insert("tie_word_embeddings".into(), Value::Bool(cfg.bool_or("tie_word_embeddings", tie_default)?));
     if !text.contains_key("dtype") && !text.contains_key("torch_dtype") {
         for key in ["dtype", "torch_dtype"] {
             if let Some(v) = cfg.get(key) {
@@ -67,7 +79,7 @@ pub fn text_config(cfg: &Config) -> Result<Config> {
             }
         }
     }
-    Ok(Config::from_map(text))
+    Ok(())
 }
 
 /// Where a checkpoint keeps its language model: the prefix of the text model's tensors and the

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::decoder::{AttentionChunk, CausalLm, DecoderSpec, MoeSpec, QueryScale, SharedExpert};
 use super::family::causal_lm_newtype;
-use super::gemma3_multimodal::with_language_model;
+use super::gemma3_multimodal::{inherit_outer_flags, with_language_model};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{halves_from_interleaved, Routing, Scoring};
@@ -75,14 +75,7 @@ fn text_config(cfg: &Config) -> Result<Config> {
         Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
     };
     text.insert("model_type".into(), Value::from("llama4_text"));
-    text.insert("tie_word_embeddings".into(), Value::Bool(cfg.bool_or("tie_word_embeddings", false)?));
-    if !text.contains_key("dtype") && !text.contains_key("torch_dtype") {
-        for key in ["dtype", "torch_dtype"] {
-            if let Some(v) = cfg.get(key) {
-                text.insert(key.to_string(), v.clone());
-            }
-        }
-    }
+    inherit_outer_flags(&mut text, cfg, false)?;
     Ok(Config::from_map(text))
 }
 

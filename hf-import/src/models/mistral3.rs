@@ -15,7 +15,7 @@ use oxtorch_tensor::Tensor;
 use serde_json::Value;
 
 use super::decoder::CausalLm;
-use super::gemma3_multimodal::with_language_model;
+use super::gemma3_multimodal::{inherit_outer_flags, with_language_model};
 use super::{Ministral3ForCausalLM, MinistralForCausalLM, MistralForCausalLM};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -92,14 +92,7 @@ fn text_config(cfg: &Config) -> Result<Config> {
         Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
     };
     text.entry("model_type").or_insert_with(|| Value::from("mistral"));
-    text.insert("tie_word_embeddings".into(), Value::Bool(cfg.bool_or("tie_word_embeddings", true)?));
-    if !text.contains_key("dtype") && !text.contains_key("torch_dtype") {
-        for key in ["dtype", "torch_dtype"] {
-            if let Some(v) = cfg.get(key) {
-                text.insert(key.to_string(), v.clone());
-            }
-        }
-    }
+    inherit_outer_flags(&mut text, cfg, true)?;
     Ok(Config::from_map(text))
 }
 

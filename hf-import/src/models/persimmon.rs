@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::decoder::{CausalLm, DecoderSpec};
 use super::family::causal_lm_newtype;
-use super::gemma3_multimodal::with_language_model;
+use super::gemma3_multimodal::{inherit_outer_flags, with_language_model};
 use super::gpt_neox::per_head_qkv_to_grouped;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -46,12 +46,7 @@ impl FuyuForCausalLM {
             Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
         };
         text.insert("model_type".into(), Value::from("persimmon"));
-        text.insert("tie_word_embeddings".into(), Value::Bool(cfg.bool_or("tie_word_embeddings", false)?));
-        for key in ["dtype", "torch_dtype"] {
-            if let (Some(v), false) = (cfg.get(key), text.contains_key(key)) {
-                text.insert(key.to_string(), v.clone());
-            }
-        }
+        inherit_outer_flags(&mut text, cfg, false)?;
         let text = Config::from_map(text);
         Ok(FuyuForCausalLM(with_language_model(weights, |w| Ok(PersimmonForCausalLM::load(&text, w)?.0))?))
     }
