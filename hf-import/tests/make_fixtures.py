@@ -57,6 +57,9 @@ def randomise(model, seed):
             # Apertus's xIELU scalars.
             elif name.endswith("act_fn.beta"):
                 b.copy_(0.5 + 0.1 * torch.randn(b.shape, generator=g))
+            # Gemma 4's scalar per layer.
+            elif name.endswith("layer_scalar"):
+                b.copy_(0.5 + torch.rand(b.shape, generator=g))
             elif name.endswith("act_fn.eps"):
                 b.copy_(-1e-6 * (1.0 + torch.randn(b.shape, generator=g).abs()))
 
@@ -1193,6 +1196,7 @@ def main():
           dtype=torch.bfloat16)
     # `_odd`: heads of 16, whose third is 5 dims: transformers rotates the 6 its three frequencies cover.
     build("mimo_v2_flash_odd", tf.MiMoV2FlashForCausalLM, tf.MiMoV2FlashConfig(**dict(mimo, head_dim=16)), 329)
+    gemma4_text()
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)
@@ -1385,6 +1389,46 @@ GEMMA3_MM_TEXT = dict(
         "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
     },
 )
+
+
+def gemma4_text():
+    """Gemma 4: sliding layers (heads of 8, plain RoPE) and full ones (heads of 16 with one key/value head whose
+    values are its keys, RoPE over a quarter of each head's angles, `proportional`), q/k norms and scale-free value
+    norms, attention unscaled, per-layer inputs (PLE) of width 4, the last two layers reading the keys and values of
+    the last earlier layer of their type with MLPs twice as wide, a scalar per layer, final soft-capping.
+    `gemma4_moe` (bf16): no PLE or sharing, a mixture of 4 experts beside each dense MLP with its own router (norm,
+    scale, per-expert scales), the full layers' widths given as transformers 5.5 wrote them (`global_head_dim`,
+    `num_global_key_value_heads`), scaled proportional RoPE. `gemma4_mm`: `Gemma4ForConditionalGeneration` without
+    vision or audio towers around the `gemma4` text model (goldens of a text-only input)."""
+    text = dict(DECODER, num_hidden_layers=5, head_dim=8, sliding_window=3, pad_token_id=0, eos_token_id=2, bos_token_id=1,
+                layer_types=["sliding_attention", "full_attention", "sliding_attention", "sliding_attention",
+                             "full_attention"],
+                global_head_dim=16, num_global_key_value_heads=1, attention_k_eq_v=True, num_kv_shared_layers=2,
+                hidden_size_per_layer_input=4, vocab_size_per_layer_input=100, use_double_wide_mlp=True,
+                final_logit_softcapping=30.0)
+    built = build("gemma4", tf.Gemma4ForCausalLM, tf.Gemma4TextConfig(**text), 330)
+    moe = dict(DECODER, num_hidden_layers=3, head_dim=8, sliding_window=4, pad_token_id=0, eos_token_id=2,
+               bos_token_id=1, layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+               global_head_dim=12, num_global_key_value_heads=1, attention_k_eq_v=True, hidden_size_per_layer_input=0,
+               enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=12,
+               rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+                                "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.5,
+                                                   "rope_theta": 1000.0, "factor": 2.0}})
+    built_moe = build("gemma4_moe", tf.Gemma4ForCausalLM, tf.Gemma4TextConfig(**moe), 331, dtype=torch.bfloat16)
+    if built_moe is not None:
+        # As transformers 5.5 wrote the full layers' widths, before `per_layer_config`.
+        path = OUT / "gemma4_moe"
+        cfg = json.loads((path / "config.json").read_text())
+        overrides = cfg.pop("per_layer_config")
+        assert overrides == {"2": {"head_dim": 12, "num_key_value_heads": 1}}, overrides
+        cfg.update(global_head_dim=12, num_global_key_value_heads=1)
+        (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+        again = tf.Gemma4ForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
+        assert again.config.per_layer_config[2].head_dim == 12
+    mm_text = {k: v for k, v in text.items() if k != "attn_implementation"}
+    build("gemma4_mm", tf.Gemma4ForConditionalGeneration,
+          tf.Gemma4Config(text_config=mm_text, vision_config=None, audio_config=None, attn_implementation="eager"),
+          332)
 
 
 def gemma3_mm_config(**top):

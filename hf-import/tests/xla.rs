@@ -210,6 +210,9 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "dbrx",
         "persimmon",
         "mimo_v2_flash",
+        "gemma4",
+        "gemma4_moe",
+        "gemma4_mm",
     ];
     let mut fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     // (A padded query whose chunk holds only padding attends to every key alike, as in transformers:

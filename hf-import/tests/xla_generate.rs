@@ -95,6 +95,8 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         "laguna",
         // (Llama 4's chunks and temperature follow each generated token's column.)
         "llama4",
+        // (Gemma 4's last layers read the fixed cache of earlier ones.)
+        "gemma4",
     ] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, on_xla) = load(name, dev);

@@ -371,6 +371,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "gemma4_text",
+        &[
+            ("hidden_size", 2304),
+            ("vocab_size", 262144),
+            ("num_attention_heads", 8),
+            ("intermediate_size", 9216),
+            ("num_hidden_layers", 30),
+            ("max_position_embeddings", 131072),
+        ],
+    ),
+    (
         "mimo_v2_flash",
         &[
             ("hidden_size", 4096),

@@ -70,6 +70,15 @@ pub enum RopeScaling {
         /// forward's positions pass the original length (`attention_factor` unused)
         mscales: Option<(f64, f64)>,
     },
+    /// Gemma 4's proportional RoPE: angles over the whole head, the first
+    /// `floor(share · head_dim / 2)` of them at the frequencies `base^(-2i / head_dim) / factor`, the
+    /// others zero (those dims pass unrotated).
+    Proportional {
+        /// the divisor of the frequencies (`factor`, default 1)
+        factor: f64,
+        /// the share of the angles that turn (the dict's `partial_rotary_factor`)
+        share: f64,
+    },
 }
 
 /// RoPE parameters for one kind of attention layer.
@@ -87,7 +96,7 @@ pub struct RopeParams {
 }
 
 /// The supported `rope_type`s, for error messages.
-const SUPPORTED: &str = "default, linear, llama3, dynamic, yarn, longrope";
+const SUPPORTED: &str = "default, linear, llama3, dynamic, yarn, longrope, proportional";
 
 impl Config {
     /// RoPE parameters, for layers of `layer_type` when the config has one set per layer type
@@ -130,6 +139,13 @@ impl Config {
             None => self.f64_or("partial_rotary_factor", 1.0)?,
         };
         let scaling = self.parse_scaling(params, nested, &top)?;
+        // (Proportional RoPE rotates the whole head, the share being of its angles that turn.)
+        let (scaling, partial) = match scaling {
+            RopeScaling::Proportional { factor, .. } if (0.0..=1.0).contains(&partial) => {
+                (RopeScaling::Proportional { factor, share: partial }, 1.0)
+            }
+            scaling => (scaling, partial),
+        };
         let phi3 = self.get("model_type").and_then(Value::as_str) == Some("phi3");
         if phi3 && !matches!(scaling, RopeScaling::Default | RopeScaling::LongRope { .. }) {
             // Phi3Config's validation
@@ -272,11 +288,18 @@ impl Config {
         matches!(self.get("model_type").and_then(Value::as_str), Some("laguna" | "mellum" | "mimo_v2_flash"))
     }
 
+    /// Whether this is a Gemma 4 text config (per-layer-type RoPE dicts alone, 4.x `rope_scaling`
+    /// not read: `Gemma4TextConfig.convert_rope_params_to_dict` keeps the dicts as given).
+    fn is_gemma4(&self) -> bool {
+        self.get("model_type").and_then(Value::as_str) == Some("gemma4_text")
+    }
+
     /// Whether the rope dicts are per layer type alone, no 4.x `rope_scaling` merged: Laguna's and
     /// Mellum's, and the decoder config hf-import writes for Granite-SWA (its two RoPE bases as
     /// the two layer types' dicts).
     fn rope_dicts_only(&self) -> bool {
         self.is_laguna_like()
+            || self.is_gemma4()
             || matches!(
                 self.get("model_type").and_then(Value::as_str),
                 Some("granite_swa" | "granitemoe_swa")
@@ -309,7 +332,9 @@ impl Config {
             Some("sliding_attention") if self.is_olmo3() => Ok(500_000.0),
             _ if self.is_olmo3() => self.f64_or("rope_theta", 500_000.0),
             // (`LagunaConfig` and `MellumConfig` name both in their default dicts.)
-            Some("sliding_attention") if self.is_laguna_like() => Ok(10_000.0),
+            Some("sliding_attention") if self.is_laguna_like() || self.is_gemma4() => Ok(10_000.0),
+            // (`Gemma4TextConfig`'s default dicts.)
+            _ if self.is_gemma4() => Ok(1_000_000.0),
             _ if self.get("model_type").and_then(Value::as_str) == Some("mimo_v2_flash") => Ok(5_000_000.0),
             _ if self.is_laguna_like() => Ok(500_000.0),
             // The `default_theta` of `MixtralConfig`, `PhimoeConfig`, `CohereConfig`, `Ernie4_5Config`,
@@ -391,6 +416,15 @@ impl Config {
                 high_freq_factor: num("high_freq_factor")?,
                 original_max_position_embeddings: original_max()?,
             },
+            "proportional" => {
+                let factor = opt("factor")?.unwrap_or(1.0);
+                if !(factor > 0.0 && factor.is_finite()) {
+                    return Err(Error::Config(format!(
+                        "rope scaling \"proportional\": \"factor\" must be a positive number, got {factor}"
+                    )));
+                }
+                RopeScaling::Proportional { factor, share: 1.0 }
+            }
             "dynamic" => {
                 RopeScaling::Dynamic { factor: num("factor")?, max_position_embeddings: max_positions()? }
             }

@@ -5,8 +5,10 @@
 
 use oxtorch_tensor::{DType, Tensor};
 
-use super::{apply_rotary, attend_rows, Arena, DecoderNorm, LatentDims, LatentQkv, LayerCache, Linear};
-use crate::error::Result;
+use super::{
+    apply_rotary, attend_rows, rms_normalized, Arena, DecoderNorm, LatentDims, LatentQkv, LayerCache, Linear,
+};
+use crate::error::{Error, Result};
 use crate::weights::Vars;
 
 /// The shape of one attention layer.
@@ -50,6 +52,14 @@ pub struct AttentionConfig {
     pub v_head_dim: Option<usize>,
     /// The values are multiplied by this (MiMo-V2-Flash's `attention_value_scale`)
     pub v_scale: Option<f64>,
+    /// The values are RMS-normed per head without a scale, with this epsilon (Gemma 4's `v_norm`)
+    pub v_norm: Option<f64>,
+    /// The values are the keys' projection before their norm and RoPE; there is no `v_proj`
+    /// (Gemma 4's `attention_k_eq_v` on its full layers)
+    pub values_from_keys: bool,
+    /// The layer projects queries alone and attends to another layer's keys and values (Gemma 4's
+    /// KV sharing): no `k_proj`, `v_proj` or key norm
+    pub query_only: bool,
 }
 
 impl AttentionConfig {
@@ -203,9 +213,20 @@ pub struct SelfAttention {
 
 #[derive(Debug, Clone)]
 enum Qkv {
-    Split { q: Linear, k: Linear, v: Linear },
+    Split {
+        q: Linear,
+        k: Linear,
+        v: Linear,
+    },
     Fused(Linear),
     Latent(Box<LatentQkv>),
+    /// The values are the keys' projection (see [`AttentionConfig::values_from_keys`]).
+    KeysAsValues {
+        q: Linear,
+        k: Linear,
+    },
+    /// Queries alone (see [`AttentionConfig::query_only`]).
+    QueryOnly(Linear),
 }
 
 impl SelfAttention {
@@ -221,6 +242,13 @@ impl SelfAttention {
         let vd = cfg.kv_heads * cfg.value_width();
         let qkv = if let Some(dims) = cfg.latent {
             Qkv::Latent(Box::new(LatentQkv::load(vars, h, cfg.heads, dims, cfg.qkv_bias)?))
+        } else if cfg.query_only {
+            Qkv::QueryOnly(Linear::load(&vars.pp("q_proj"), h, qd, cfg.qkv_bias)?)
+        } else if cfg.values_from_keys {
+            Qkv::KeysAsValues {
+                q: Linear::load(&vars.pp("q_proj"), h, qd, cfg.qkv_bias)?,
+                k: Linear::load(&vars.pp("k_proj"), h, kvd, cfg.qkv_bias)?,
+            }
         } else if vars.pp("qkv_proj").contains("weight") {
             Qkv::Fused(Linear::load(&vars.pp("qkv_proj"), h, qd + kvd + vd, cfg.qkv_bias)?)
         } else {
@@ -235,6 +263,7 @@ impl SelfAttention {
         // Per head (`head_dim`), or over the whole projection (OLMo 2).
         let (q_dim, k_dim) = if cfg.qk_norm_whole { (qd, kvd) } else { (hd, hd) };
         let (q_norm, k_norm) = match qk_norm {
+            Some(load) if cfg.query_only => (Some(load(&vars.pp("q_norm"), cfg.heads, q_dim)?), None),
             Some(load) => (
                 Some(load(&vars.pp("q_norm"), cfg.heads, q_dim)?),
                 Some(load(&vars.pp("k_norm"), cfg.kv_heads, k_dim)?),
@@ -262,6 +291,8 @@ impl SelfAttention {
         let mut m = match &self.qkv {
             Qkv::Split { q, k, v } => vec![&q.weight, &k.weight, &v.weight],
             Qkv::Fused(l) => vec![&l.weight],
+            Qkv::KeysAsValues { q, k } => vec![&q.weight, &k.weight],
+            Qkv::QueryOnly(q) => vec![&q.weight],
             // (The latent projections keep their own matrices.)
             Qkv::Latent(_) => Vec::new(),
         };
@@ -293,6 +324,13 @@ impl SelfAttention {
                 Qkv::Fused(Linear { weight: arena.next(&[qd + kvd + vd, c.hidden])?, bias: l.bias.clone() })
             }
             Qkv::Latent(l) => Qkv::Latent(l.clone()),
+            Qkv::KeysAsValues { q, k } => Qkv::KeysAsValues {
+                q: Linear { weight: arena.next(&[qd, c.hidden])?, bias: q.bias.clone() },
+                k: Linear { weight: arena.next(&[kvd, c.hidden])?, bias: k.bias.clone() },
+            },
+            Qkv::QueryOnly(q) => {
+                Qkv::QueryOnly(Linear { weight: arena.next(&[qd, c.hidden])?, bias: q.bias.clone() })
+            }
         };
         self.o.weight =
             arena.next(&[c.hidden, c.latent.map_or(c.heads * c.value_width(), |d| c.heads * d.v)])?;
@@ -324,17 +362,55 @@ impl SelfAttention {
         mask: Option<&Tensor>,
         cache: Option<&mut LayerCache>,
     ) -> Result<Tensor> {
-        let (q, k, v) = self.project(x, cos, sin, q_scale)?;
-        let (k, v) = match cache {
-            Some(cache) => cache.update(k, v)?,
-            None => (k, v),
+        Ok(self.forward_sharing(x, cos, sin, q_scale, mask, cache, None)?.0)
+    }
+
+    /// [`SelfAttention::forward_scaled`] that also returns the keys and values attention read
+    /// (`[batch, kv_heads, keys, head_dim]`, the cache's when there is one), for the later layers
+    /// that attend to them (Gemma 4's KV sharing); or, given `shared` keys and values, attending to
+    /// those with this layer's queries alone (the cache is then not written).
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_sharing(
+        &self,
+        x: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        q_scale: Option<&Tensor>,
+        mask: Option<&Tensor>,
+        cache: Option<&mut LayerCache>,
+        shared: Option<&(Tensor, Tensor)>,
+    ) -> Result<(Tensor, (Tensor, Tensor))> {
+        let (q, k, v) = match shared {
+            Some((k, v)) => (self.project_query(x, cos, sin, q_scale)?, k.clone(), v.clone()),
+            None => {
+                let (q, k, v) = self.project(x, cos, sin, q_scale)?;
+                let (k, v) = match cache {
+                    Some(cache) => cache.update(k, v)?,
+                    None => (k, v),
+                };
+                (q, k, v)
+            }
         };
+        let out = self.attend(&q, &k, &v, mask, x)?;
+        Ok((out, (k, v)))
+    }
+
+    /// Attention of `q` to `k`, `v` under `mask`, through the output projection (`x` is the
+    /// layer's input, which an output gate reads).
+    fn attend(
+        &self,
+        q: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
+        mask: Option<&Tensor>,
+        x: &Tensor,
+    ) -> Result<Tensor> {
         if let Some(sinks) = &self.sinks {
-            let (k, v, mask) = with_sink(&q, &k, &v, mask, sinks)?;
-            let out = eager_attention(&q, &k, &v, Some(&mask), self.cfg.scale, self.cfg.softcap)?;
+            let (k, v, mask) = with_sink(q, k, v, mask, sinks)?;
+            let out = eager_attention(q, &k, &v, Some(&mask), self.cfg.scale, self.cfg.softcap)?;
             return self.output(&out.transpose(1, 2)?, x);
         }
-        let out = eager_attention(&q, &k, &v, mask, self.cfg.scale, self.cfg.softcap)?;
+        let out = eager_attention(q, k, v, mask, self.cfg.scale, self.cfg.softcap)?;
         self.output(&out.transpose(1, 2)?, x)
     }
 
@@ -362,6 +438,35 @@ impl SelfAttention {
         let (q, k, v) = self.project(x, cos, sin, q_scale)?;
         let c = &self.cfg;
         self.output(&attend_rows(&q, &k, &v, rows, Some(masks), c.scale, c.softcap)?, x)
+    }
+
+    /// The queries of `x` `[batch, seq, hidden]` as `[batch, heads, seq, head_dim]`, normed (when
+    /// the layer has a q norm), rotated and multiplied by `q_scale`: what a layer that attends to
+    /// another's keys and values computes.
+    fn project_query(
+        &self,
+        x: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        q_scale: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let Qkv::QueryOnly(proj) = &self.qkv else {
+            return Ok(self.project(x, cos, sin, q_scale)?.0);
+        };
+        let (b, s) = (x.dims()[0], x.dims()[1]);
+        let c = &self.cfg;
+        let mut q = proj.forward(x)?.reshape([b, s, c.heads, c.head_dim])?;
+        if let (Some(qn), false) = (&self.q_norm, c.qk_norm_after_rope) {
+            q = qn.forward(&q)?;
+        }
+        let mut q = apply_rotary(&q.transpose(1, 2)?, cos, sin)?;
+        if let (Some(qn), true) = (&self.q_norm, c.qk_norm_after_rope) {
+            q = qn.forward(&q)?;
+        }
+        match q_scale {
+            Some(scale) => Ok(q.mul(scale)?),
+            None => Ok(q),
+        }
     }
 
     /// q, k and v of `x` `[batch, seq, hidden]` as `[batch, heads, seq, head_dim]`, q and k normed
@@ -398,6 +503,10 @@ impl SelfAttention {
             };
             let width = c.value_width();
             let v = t.reshape([b, s, c.kv_heads, width])?;
+            let v = match c.v_norm {
+                Some(eps) => rms_normalized(&v, eps)?,
+                None => v,
+            };
             let v = if width < c.head_dim {
                 let zeros = Tensor::zeros([b, s, c.kv_heads, c.head_dim - width], (v.dtype(), v.device()))?;
                 Tensor::cat(&[&v, &zeros], -1)?
@@ -420,6 +529,14 @@ impl SelfAttention {
             _ => {
                 let (mut q, mut k, mut v) = match &self.qkv {
                     Qkv::Split { q, k, v } => (q.forward(x)?, k.forward(x)?, v.forward(x)?),
+                    Qkv::KeysAsValues { q, k } => {
+                        let k = k.forward(x)?;
+                        (q.forward(x)?, k.clone(), k)
+                    }
+                    Qkv::QueryOnly(_) => return Err(Error::Input(
+                        "this attention layer reads another layer's keys and values, which were not given"
+                            .into(),
+                    )),
                     Qkv::Fused(l) => {
                         let all = l.forward(x)?;
                         let parts = all.split_with_sizes(&[qd, kvd, vd], -1)?;

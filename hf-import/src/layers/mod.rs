@@ -41,7 +41,7 @@ pub use mask::{
 };
 pub use mlp::{GatedMlp, Glu, Xielu};
 pub use moe::{FeedForward, Routing, Scoring, SparseMoe};
-pub use norm::{DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};
+pub use norm::{rms_normalized, DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};
 pub use packed_rows::{attend_rows, PackedRows};
 pub use pre_norm::PreNormEncoderLayer;
 pub use relative_bias::{bucket as relative_bucket, t5_bucket, RelativeBias};

@@ -260,6 +260,9 @@ pub struct SparseMoe {
     /// The output is the mean of the routed experts' and the shared experts' (Cohere 2 MoE's
     /// `"average"` combination), not their sum
     shared_mean: bool,
+    /// Each expert's weight is multiplied by its entry once chosen (Gemma 4's router's
+    /// `per_expert_scale`, read as float32)
+    expert_scale: Option<Vec<f32>>,
 }
 
 impl SparseMoe {
@@ -277,8 +280,60 @@ impl SparseMoe {
         biased: bool,
     ) -> Result<Self> {
         let (router, correction) = Self::router(vars, hidden, experts, routing, biased)?;
-        let all = vars.pp("experts");
-        let experts = if all.contains("gate_up_proj") {
+        let experts = Self::load_experts(&vars.pp("experts"), hidden, intermediate, experts, act, biased)?;
+        Ok(SparseMoe {
+            router,
+            experts,
+            routing,
+            correction,
+            shared: None,
+            latent: None,
+            shared_mean: false,
+            expert_scale: None,
+        })
+    }
+
+    /// A mixture of `experts` (see [`SparseMoe::load_experts`]) that `router` (no bias) scores,
+    /// with softmax-style routing (what Gemma 4's layers hold besides their dense MLP).
+    pub fn from_parts(router: Linear, experts: Vec<GatedMlp>, routing: Routing) -> Result<Self> {
+        let n = experts.len();
+        if routing.top_k == 0 || routing.top_k > n {
+            return Err(Error::Config(format!(
+                "the experts per token ({}) must be between 1 and the number of experts ({n})",
+                routing.top_k
+            )));
+        }
+        Ok(SparseMoe {
+            router,
+            experts,
+            routing,
+            correction: None,
+            shared: None,
+            latent: None,
+            shared_mean: false,
+            expert_scale: None,
+        })
+    }
+
+    /// The mixture with each chosen expert's weight multiplied by its entry of `scale` (one per
+    /// expert).
+    pub fn with_expert_scale(mut self, scale: Vec<f32>) -> Self {
+        self.expert_scale = Some(scale);
+        self
+    }
+
+    /// `experts` gated experts of `intermediate`: `all.{0..experts}.{gate,up,down}_proj` as
+    /// checkpoints store them, or transformers 5's fused `all.gate_up_proj`
+    /// `[experts, 2 · intermediate, hidden]` and `all.down_proj` `[experts, hidden, intermediate]`.
+    pub fn load_experts(
+        all: &Vars<'_>,
+        hidden: usize,
+        intermediate: usize,
+        experts: usize,
+        act: Activation,
+        biased: bool,
+    ) -> Result<Vec<GatedMlp>> {
+        Ok(if all.contains("gate_up_proj") {
             let fused = intermediate.checked_mul(2).ok_or_else(|| {
                 Error::Config(format!("the experts' intermediate size ({intermediate}) is too large"))
             })?;
@@ -294,8 +349,7 @@ impl SparseMoe {
             (0..experts)
                 .map(|j| GatedMlp::load(&all.pp(j), hidden, intermediate, act, biased))
                 .collect::<Result<Vec<_>>>()?
-        };
-        Ok(SparseMoe { router, experts, routing, correction, shared: None, latent: None, shared_mean: false })
+        })
     }
 
     /// A mixture of ungated experts, `down(act(up(x)))` without biases (Nemotron-H's): read as
@@ -338,7 +392,16 @@ impl SparseMoe {
                 .map(|j| GatedMlp::load_plain(&all.pp(j), width, intermediate, act, false))
                 .collect::<Result<Vec<_>>>()?
         };
-        Ok(SparseMoe { router, experts, routing, correction, shared: None, latent, shared_mean: false })
+        Ok(SparseMoe {
+            router,
+            experts,
+            routing,
+            correction,
+            shared: None,
+            latent,
+            shared_mean: false,
+            expert_scale: None,
+        })
     }
 
     /// The router `vars.gate` (and DeepSeek-V3's score correction), its sizes and groups checked.
@@ -496,24 +559,31 @@ impl SparseMoe {
     /// The block on `x` `[..., hidden]`. The routing is read back to the host, which groups the
     /// tokens of each expert.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.forward_routed(x, x)
+    }
+
+    /// The block on `x` `[..., hidden]`, the router reading `router_input` (of `x`'s shape)
+    /// instead of `x` (Gemma 4 routes by the layer's residual, its experts taking it normed).
+    pub fn forward_routed(&self, router_input: &Tensor, x: &Tensor) -> Result<Tensor> {
         let dims = x.dims().to_vec();
         let hidden = *dims.last().unwrap_or(&0);
         let tokens = x.numel().checked_div(hidden).unwrap_or(0);
         let (dtype, device) = (x.dtype(), x.device());
         let flat = x.reshape([tokens, hidden])?;
+        let routed = router_input.reshape([tokens, hidden])?;
         let n = self.experts.len();
         let probs = match self.routing.scoring {
-            Scoring::Softmax => self.router.forward(&flat)?.to_dtype(DType::F32)?.softmax(-1, None)?,
+            Scoring::Softmax => self.router.forward(&routed)?.to_dtype(DType::F32)?.softmax(-1, None)?,
             Scoring::SoftmaxOfTopK | Scoring::SparseMixer { .. } | Scoring::SigmoidOnInputs => {
-                self.router.forward(&flat)?.to_dtype(DType::F32)?
+                self.router.forward(&routed)?.to_dtype(DType::F32)?
             }
             Scoring::DeepseekV2 { .. } | Scoring::BiasedSoftmax => {
-                self.router.forward(&flat.to_dtype(DType::F32)?)?.softmax(-1, None)?
+                self.router.forward(&routed.to_dtype(DType::F32)?)?.softmax(-1, None)?
             }
-            Scoring::DeepseekV3 { .. } => self.router.forward(&flat.to_dtype(DType::F32)?)?.sigmoid()?,
-            Scoring::Sigmoid { .. } => self.router.forward(&flat)?.sigmoid()?.to_dtype(DType::F32)?,
+            Scoring::DeepseekV3 { .. } => self.router.forward(&routed.to_dtype(DType::F32)?)?.sigmoid()?,
+            Scoring::Sigmoid { .. } => self.router.forward(&routed)?.sigmoid()?.to_dtype(DType::F32)?,
             Scoring::BiasedSigmoid { softcap } => {
-                let logits = self.router.forward(&flat)?.to_dtype(DType::F32)?;
+                let logits = self.router.forward(&routed)?.to_dtype(DType::F32)?;
                 match softcap {
                     Some(c) => logits.div(c)?.tanh()?.mul(c)?.sigmoid()?,
                     None => logits.sigmoid()?,
@@ -527,7 +597,7 @@ impl SparseMoe {
         for (t, p) in probs.chunks(n.max(1)).enumerate().take(tokens) {
             for (e, w) in self.routing.choose(p, self.correction.as_deref(), dtype) {
                 rows[e].push(t as i64);
-                weights[e].push(w);
+                weights[e].push(self.expert_scale.as_ref().map_or(w, |s| w * s[e]));
             }
         }
         // (The experts' input: the tokens, or their latent projection.)

@@ -56,6 +56,14 @@ impl DecoderNorm {
     }
 }
 
+/// `x / rms(x)` over the last dim, computed in float32 and rounded back to `x`'s dtype: an RMS norm
+/// without a scale (Gemma 4's `with_scale=False` norms).
+pub fn rms_normalized(x: &Tensor, eps: f64) -> Result<Tensor> {
+    let x32 = x.to_dtype(DType::F32)?;
+    let var = x32.square()?.mean(-1, true)?;
+    Ok(x32.mul(&var.add(eps)?.rsqrt()?)?.to_dtype(x.dtype())?)
+}
+
 /// Where an RMS norm rounds back to the input dtype and how it applies its scale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RmsNormStyle {

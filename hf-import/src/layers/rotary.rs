@@ -65,6 +65,13 @@ impl Rotary {
         let mut long = None;
         match &params.scaling {
             RopeScaling::Default => {}
+            RopeScaling::Proportional { factor, share } => {
+                // (`int(share * head_dim // 2)` angles turn; `dim` is the whole head here.)
+                let turning = (share * head_dim as f64 / 2.0).floor() as usize;
+                for (j, f) in inv.iter_mut().enumerate() {
+                    *f = if j < turning { *f / *factor as f32 } else { 0.0 };
+                }
+            }
             RopeScaling::Linear { factor } => inv.iter_mut().for_each(|f| *f /= *factor as f32),
             RopeScaling::Llama3 {
                 factor,

@@ -9,21 +9,25 @@ use crate::error::{Error, Result};
 use crate::layers::{
     bidirectional_mask, causal_mask, chunked_causal_mask, packing_enabled, Arena, AttentionConfig,
     DecoderNorm, Embedding, FeedForward, GatedDeltaNet, GatedMlp, KvCache, LayerNorm, Linear, Mamba2Mixer,
-    MambaMixer, RmsNorm, Rotary, SelfAttention, ShortConv, SparseMoe, Xielu,
+    MambaMixer, RmsNorm, Rotary, Routing, SelfAttention, ShortConv, SparseMoe, Xielu,
 };
 use crate::weights::{Vars, Weights};
 
 mod alibi;
+mod experts_beside;
 mod load;
 mod mixer;
 mod packed;
+mod per_layer;
 mod spec;
 
 pub use alibi::Alibi;
+use experts_beside::ExpertsBeside;
 use mixer::{recurrent_step, TokenMixer};
+use per_layer::{PerLayerBlock, PerLayerInputs};
 pub use spec::{
-    AttentionChunk, BlockParts, DecoderSpec, DeltaNetSpec, HybridMixer, HybridSpec, MoeSpec, QueryScale,
-    SharedExpert, ShortConvSpec, UngatedExperts,
+    AttentionChunk, BlockParts, DecoderSpec, DeltaNetSpec, ExpertsBesideSpec, HybridMixer, HybridSpec,
+    MoeSpec, PerLayerInputsSpec, QueryScale, SharedExpert, ShortConvSpec, UngatedExperts,
 };
 
 /// How a pass over the decoder reads its inputs and what it returns besides the final states.
@@ -66,6 +70,15 @@ struct DecoderLayer {
     post_norm: Option<DecoderNorm>,
     /// See [`DecoderSpec::residual_from_norm`].
     residual_from_norm: bool,
+    /// The earlier layer whose keys and values this one attends to (see
+    /// [`DecoderSpec::kv_sources`]).
+    kv_source: Option<usize>,
+    /// The mixture beside the dense MLP (see [`DecoderSpec::experts_beside`]).
+    experts_beside: Option<ExpertsBeside>,
+    /// The use of the layer's own input (see [`DecoderSpec::per_layer_inputs`]).
+    per_layer: Option<PerLayerBlock>,
+    /// `layer_scalar` `[1]` (see [`DecoderSpec::layer_scalar`]).
+    scalar: Option<Tensor>,
 }
 
 impl DecoderLayer {
@@ -107,7 +120,11 @@ impl DecoderLayer {
                     })
                 };
                 let h1 = h.add(&scaled(self.post_attn_norm.forward(attn)?)?)?;
-                h1.add(&scaled(post.forward(&mlp.forward(&pre.forward(&h1)?)?)?)?)?
+                let mut ff = mlp.forward(&pre.forward(&h1)?)?;
+                if let Some(experts) = &self.experts_beside {
+                    ff = experts.combine(&h1, &ff)?;
+                }
+                h1.add(&scaled(post.forward(&ff)?)?)?
             }
         })
     }
@@ -153,6 +170,10 @@ pub struct CausalLm {
     alibi_slopes: Option<Tensor>,
     /// ALiBi counts keys over the kept tokens (else by column).
     alibi_by_kept_tokens: bool,
+    /// Gemma 4's per-layer inputs (see [`DecoderSpec::per_layer_inputs`]).
+    per_layer_inputs: Option<PerLayerInputs>,
+    /// Which layers' keys and values a later layer attends to (see [`DecoderSpec::kv_sources`]).
+    kv_read_later: Vec<bool>,
 }
 
 impl CausalLm {
@@ -496,6 +517,12 @@ impl CausalLm {
         if let Some(types) = token_type_ids {
             h = h.add(&self.token_type_embeddings(types, b, s)?)?;
         }
+        let per_layer_inputs = match &self.per_layer_inputs {
+            Some(p) => Some(p.forward(input_ids, &h)?),
+            None => None,
+        };
+        // The keys and values of the layers later ones attend to (see `DecoderSpec::kv_sources`).
+        let mut shared_kv: Vec<Option<(Tensor, Tensor)>> = vec![None; self.layers.len()];
         let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, self.dtype)?;
         let (cos_l, sin_l) = if self.spec.uses_local_rope() {
             self.rotary_local.cos_sin(&positions, self.dtype)?
@@ -599,14 +626,38 @@ impl CausalLm {
                 }
                 None => None,
             };
-            let layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
+            let mut layer_cache = cache.as_mut().map(|c| &mut c.layers[i]);
             // (Llama 4's temperature applies to the layers without RoPE alone.)
             let q_scale = q_scale.as_ref().filter(|_| layer.nope || !self.temperature_on_nope_only());
-            let mut attn = attn.forward_scaled(&normed, cos, sin, q_scale, mask.as_ref(), layer_cache)?;
+            let shared = match layer.kv_source {
+                Some(j) => {
+                    // (The layer's cache slot only counts the tokens: it reads layer `j`'s.)
+                    if let Some(c) = layer_cache.take() {
+                        c.advance(s);
+                    }
+                    Some(shared_kv[j].as_ref().ok_or_else(|| {
+                        Error::Config(format!(
+                            "layer {i} reads the keys and values of layer {j}, which has none"
+                        ))
+                    })?)
+                }
+                None => None,
+            };
+            let (mut attn, kv) =
+                attn.forward_sharing(&normed, cos, sin, q_scale, mask.as_ref(), layer_cache, shared)?;
+            if self.kv_read_later[i] {
+                shared_kv[i] = Some(kv);
+            }
             if let Some(beside) = beside {
                 attn = attn.add(&beside)?;
             }
             h = layer.after_attention(&h, &attn)?;
+            if let (Some(block), Some(inputs)) = (&layer.per_layer, &per_layer_inputs) {
+                h = block.forward(&h, &inputs.select(2, i as isize)?)?;
+            }
+            if let Some(scalar) = &layer.scalar {
+                h = h.mul(scalar)?;
+            }
         }
         let h = self.final_states(&h)?;
         if output_hidden_states {

@@ -116,6 +116,9 @@ impl AutoModel {
             "Gemma3ForCausalLM" => {
                 AutoModel::Gemma3(Gemma3ForCausalLM(gemma3_multimodal::load_text_model(cfg, weights)?))
             }
+            "Gemma4ForConditionalGeneration" => {
+                AutoModel::Gemma4ForConditionalGeneration(Gemma4ForConditionalGeneration::load(cfg, weights)?)
+            }
             "Llama4ForConditionalGeneration" => {
                 AutoModel::Llama4ForConditionalGeneration(Llama4ForConditionalGeneration::load(cfg, weights)?)
             }
@@ -180,6 +183,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "Gemma4ForCausalLM" => AutoModel::Gemma4(Gemma4ForCausalLM::load(cfg, weights)?),
             "MiMoV2FlashForCausalLM" => AutoModel::MiMoV2Flash(MiMoV2FlashForCausalLM::load(cfg, weights)?),
             "PersimmonForCausalLM" => AutoModel::Persimmon(PersimmonForCausalLM::load(cfg, weights)?),
             "FuyuForCausalLM" => AutoModel::Fuyu(FuyuForCausalLM::load(cfg, weights)?),
@@ -313,6 +317,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "Gemma4TextModel"
             | "MiMoV2FlashModel"
             | "PersimmonModel"
             | "DbrxModel"

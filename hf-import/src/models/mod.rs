@@ -138,6 +138,7 @@ pub use self::falcon::FalconForCausalLM;
 pub use self::falcon_h1::FalconH1ForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, VaultGemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
+pub use self::gemma4::{Gemma4ForCausalLM, Gemma4ForConditionalGeneration};
 pub use self::glm::GlmForCausalLM;
 pub use self::glm4_moe::Glm4MoeForCausalLM;
 pub use self::glm4_moe_lite::Glm4MoeLiteForCausalLM;
@@ -267,6 +268,8 @@ pub enum AutoModel {
     Mistral3ForConditionalGeneration(Mistral3ForConditionalGeneration),
     /// `Llama4ForConditionalGeneration` (Llama 4 Scout and Maverick): its language model, run on text
     Llama4ForConditionalGeneration(Llama4ForConditionalGeneration),
+    /// `Gemma4ForConditionalGeneration` (Gemma 4): its language model, run on text
+    Gemma4ForConditionalGeneration(Gemma4ForConditionalGeneration),
     /// `LlamaForCausalLM`
     Llama(LlamaForCausalLM),
     /// `MistralForCausalLM`
@@ -419,6 +422,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `Gemma4ForCausalLM` (Gemma 4's text model)
+    Gemma4(Gemma4ForCausalLM),
     /// `MiMoV2FlashForCausalLM` (MiMo-V2-Flash)
     MiMoV2Flash(MiMoV2FlashForCausalLM),
     /// `PersimmonForCausalLM` (Persimmon)
@@ -570,6 +575,7 @@ impl AutoModel {
                 | "Gemma3ForConditionalGeneration"
                 | "Mistral3ForConditionalGeneration"
                 | "Llama4ForConditionalGeneration"
+                | "Gemma4ForConditionalGeneration"
                 | "FuyuForCausalLM",
             ) => gemma3_multimodal::language_model_weights(weights),
             _ => weights,
@@ -582,6 +588,7 @@ mod afmoe;
 mod architecture_tests;
 mod cwm;
 mod dbrx;
+mod gemma4;
 mod granite_swa;
 mod hy_v3;
 mod hyperclovax;

@@ -100,6 +100,9 @@ impl NomicBertModel {
             output_gate: None,
             v_head_dim: None,
             v_scale: None,
+            v_norm: None,
+            values_from_keys: false,
+            query_only: false,
         };
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)

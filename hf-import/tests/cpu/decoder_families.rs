@@ -592,6 +592,23 @@ fn llama4_chunks_temperature_and_mixtures() {
     assert!(err.contains("image inputs are not supported for Llama4ForConditionalGeneration"), "{err}");
 }
 
+/// Gemma 4: full layers of their own head width with values from their keys, proportional RoPE,
+/// unscaled attention with value norms, per-layer inputs, the last layers reading earlier layers'
+/// keys and values with double-wide MLPs, layer scalars; a mixture beside each dense MLP (bf16,
+/// the widths as transformers 5.5 wrote them); Gemma4ForConditionalGeneration on text.
+#[test]
+fn gemma4_shared_kv_per_layer_inputs_and_mixtures() {
+    check("gemma4");
+    check("gemma4_moe");
+    check("gemma4_mm");
+    let dir = fixture("gemma4_mm");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("gemma4_mm");
+    inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 16, 16], DType::F32).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("image inputs are not supported for Gemma4ForConditionalGeneration"), "{err}");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.

@@ -99,7 +99,11 @@ impl CausalLm {
             output_gate: spec.output_gate,
             v_head_dim: spec.v_head_dim,
             v_scale: spec.v_scale,
+            v_norm: spec.v_norm.then_some(eps),
+            values_from_keys: false,
+            query_only: false,
         };
+        check_gemma4_layers(&spec, n_layers, heads, kv_heads, head_dim, intermediate)?;
         let mut layers = Vec::with_capacity(n_layers);
         if spec.mamba.as_ref().is_some_and(|m| m.layers.len() != n_layers)
             || spec.short_conv.as_ref().is_some_and(|c| c.layers.len() != n_layers)
@@ -176,6 +180,16 @@ impl CausalLm {
             if let Some(per_layer) = &spec.kv_heads_per_layer {
                 attn_cfg.kv_heads = per_layer[i];
             }
+            if let Some(per_layer) = &spec.head_dims_per_layer {
+                attn_cfg.head_dim = per_layer[i];
+                // (An explicit scale stays; else the layer's own width sets it.)
+                if spec.attention_scale.is_none() {
+                    attn_cfg.scale = 1.0 / (per_layer[i] as f64).sqrt();
+                }
+            }
+            attn_cfg.values_from_keys = spec.values_from_keys.as_ref().is_some_and(|l| l[i]);
+            let kv_source = spec.kv_sources.as_ref().and_then(|s| s[i]);
+            attn_cfg.query_only = kv_source.is_some();
             if let Some(with_sinks) = &spec.sink_layers {
                 attn_cfg.sinks = spec.sinks && with_sinks[i];
             }
@@ -235,11 +249,63 @@ impl CausalLm {
                 _ => Some(FeedForward::Dense(GatedMlp::load(
                     &lv.pp("mlp"),
                     hidden,
-                    intermediate,
+                    spec.intermediate_per_layer.as_ref().map_or(intermediate, |w| w[i]),
                     spec.act,
                     spec.mlp_bias,
                 )?)),
             };
+            let experts_beside = match spec.experts_beside {
+                Some(moe) => {
+                    // (A mixture keeps its own matrices, cast as they are read.)
+                    let lv = lv.clone().casting_matrices();
+                    let router = lv.pp("router");
+                    let experts = SparseMoe::load_experts(
+                        &lv.pp("experts"),
+                        hidden,
+                        moe.intermediate,
+                        moe.experts,
+                        spec.act,
+                        false,
+                    )?;
+                    let scale = router
+                        .get_as_stored("per_expert_scale", &[moe.experts])?
+                        .to_dtype(DType::F32)?
+                        .to(Device::Cpu)?
+                        .contiguous()?
+                        .to_vec::<f32>()?;
+                    let routing = Routing::softmax(moe.top_k, true, false);
+                    let proj = Linear::load(&router.pp("proj"), hidden, moe.experts, false)?;
+                    Some(ExpertsBeside {
+                        moe: SparseMoe::from_parts(proj, experts, routing)?.with_expert_scale(scale),
+                        router_scale: router.get("scale", &[hidden])?,
+                        pre_norm: norm(&lv.pp("pre_feedforward_layernorm_2"), hidden)?,
+                        post_norm_dense: norm(&lv.pp("post_feedforward_layernorm_1"), hidden)?,
+                        post_norm_experts: norm(&lv.pp("post_feedforward_layernorm_2"), hidden)?,
+                        eps,
+                    })
+                }
+                None => None,
+            };
+            let per_layer = match spec.per_layer_inputs {
+                Some(p) => Some(PerLayerBlock {
+                    gate: Linear::load(
+                        &lv.pp("per_layer_input_gate").casting_matrices(),
+                        hidden,
+                        p.width,
+                        false,
+                    )?,
+                    projection: Linear::load(
+                        &lv.pp("per_layer_projection").casting_matrices(),
+                        p.width,
+                        hidden,
+                        false,
+                    )?,
+                    norm: norm(&lv.pp("post_per_layer_input_norm"), hidden)?,
+                    act: spec.act,
+                }),
+                None => None,
+            };
+            let scalar = if spec.layer_scalar { Some(lv.get("layer_scalar", &[1])?) } else { None };
             let ff_norms = if spec.post_norms_only {
                 Some((DecoderNorm::Identity, norm(&lv.pp("post_feedforward_layernorm"), hidden)?))
             } else if spec.sandwich_norms {
@@ -306,8 +372,31 @@ impl CausalLm {
                 chunk: spec.chunks[i],
                 post_norm: if spec.post_norm { Some(norm(&lv.pp("input_layernorm"), hidden)?) } else { None },
                 residual_from_norm: spec.residual_from_norm,
+                kv_source,
+                experts_beside,
+                per_layer,
+                scalar,
             });
         }
+        let per_layer_inputs = match spec.per_layer_inputs {
+            Some(p) => {
+                let all = p.width.checked_mul(n_layers).ok_or_else(|| {
+                    Error::Config(format!(
+                        "hidden_size_per_layer_input ({}) times num_hidden_layers ({n_layers}) is too large",
+                        p.width
+                    ))
+                })?;
+                let plain = model.clone().casting_matrices();
+                Some(PerLayerInputs {
+                    embed: Embedding::load(&plain.pp("embed_tokens_per_layer"), p.vocab, all)?,
+                    projection: Linear::load(&plain.pp("per_layer_model_projection"), hidden, all, false)?,
+                    norm: norm(&model.pp("per_layer_projection_norm"), p.width)?,
+                    layers: n_layers,
+                    width: p.width,
+                })
+            }
+            None => None,
+        };
         let embed_norm = if spec.embed_norm { Some(norm(&model.pp("embed_norm"), width)?) } else { None };
         let norm = if spec.final_norm { norm(&model.pp("norm"), hidden)? } else { DecoderNorm::Identity };
         // (Not packed, so read without the packing's deferred casts.)
@@ -354,10 +443,12 @@ impl CausalLm {
         let rotary_global = if spec.learned_positions || spec.alibi.is_some() {
             Rotary::none()?.to_device(device)?
         } else {
-            Rotary::new(&cfg.rope(Some("full_attention"))?, rotary_width)?.to_device(device)?
+            let width = rotary_width_of(&spec, false).unwrap_or(rotary_width);
+            Rotary::new(&cfg.rope(Some("full_attention"))?, width)?.to_device(device)?
         };
         let rotary_local = if spec.uses_local_rope() {
-            Rotary::new(&cfg.rope(Some("sliding_attention"))?, rotary_width)?.to_device(device)?
+            let width = rotary_width_of(&spec, true).unwrap_or(rotary_width);
+            Rotary::new(&cfg.rope(Some("sliding_attention"))?, width)?.to_device(device)?
         } else {
             rotary_global.clone()
         };
@@ -369,6 +460,10 @@ impl CausalLm {
             None => None,
         };
         let alibi_by_kept_tokens = spec.alibi.as_ref().is_some_and(|a| a.by_kept_tokens);
+        let mut kv_read_later = vec![false; n_layers];
+        for j in spec.kv_sources.iter().flatten().flatten() {
+            kv_read_later[*j] = true;
+        }
         let mut lm = CausalLm {
             embed,
             positions,
@@ -386,6 +481,8 @@ impl CausalLm {
             embed_norm,
             alibi_slopes,
             alibi_by_kept_tokens,
+            per_layer_inputs,
+            kv_read_later,
         };
         if packing {
             lm.pack_weights()?;
@@ -426,6 +523,70 @@ impl CausalLm {
         debug_assert!(arena.is_done());
         Ok(())
     }
+}
+
+/// The head width of the layers that take the local (`local`) or the global RoPE, where layers
+/// differ in width (see [`DecoderSpec::head_dims_per_layer`]; checked to agree within each kind).
+fn rotary_width_of(spec: &DecoderSpec, local: bool) -> Option<usize> {
+    let widths = spec.head_dims_per_layer.as_ref()?;
+    widths.iter().zip(&spec.local_rope).find(|(_, &l)| l == local).map(|(&w, _)| w)
+}
+
+/// Checks Gemma 4's per-layer settings against each other and the model's sizes: one entry per
+/// layer, widths whose projections exist, the same head width for the layers of one RoPE, and
+/// layers that share keys and values reading an earlier layer of their own shape and window.
+fn check_gemma4_layers(
+    spec: &DecoderSpec,
+    n_layers: usize,
+    heads: usize,
+    kv_heads: usize,
+    head_dim: usize,
+    intermediate: usize,
+) -> Result<()> {
+    let lengths = [
+        spec.head_dims_per_layer.as_ref().map(Vec::len),
+        spec.values_from_keys.as_ref().map(Vec::len),
+        spec.kv_sources.as_ref().map(Vec::len),
+        spec.intermediate_per_layer.as_ref().map(Vec::len),
+    ];
+    if lengths.iter().flatten().any(|&n| n != n_layers) {
+        return Err(Error::Config(format!(
+            "the per-layer head widths, value choices, key/value sources and MLP widths need one entry per layer ({n_layers} layers)"
+        )));
+    }
+    let head_dim_of = |i: usize| spec.head_dims_per_layer.as_ref().map_or(head_dim, |w| w[i]);
+    let kv_heads_of = |i: usize| spec.kv_heads_per_layer.as_ref().map_or(kv_heads, |k| k[i]);
+    for i in 0..n_layers {
+        let (hd, kv) = (head_dim_of(i), kv_heads_of(i));
+        let width = kv.checked_mul(2).and_then(|n| n.checked_add(heads)).and_then(|n| n.checked_mul(hd));
+        if hd == 0 || width.is_none() {
+            return Err(Error::Config(format!(
+                "layer {i}: num_attention_heads ({heads}), its key/value heads ({kv}) and head width ({hd}) must be positive and not too large"
+            )));
+        }
+        let mlp = spec.intermediate_per_layer.as_ref().map_or(intermediate, |w| w[i]);
+        if mlp.checked_mul(2).is_none() {
+            return Err(Error::Config(format!("layer {i}: the MLP width ({mlp}) is too large")));
+        }
+        if spec.head_dims_per_layer.is_some()
+            && (0..i).any(|j| spec.local_rope[j] == spec.local_rope[i] && head_dim_of(j) != hd)
+        {
+            return Err(Error::Unsupported(format!(
+                "layer {i} has heads of {hd}, unlike an earlier layer of its attention type: RoPE is one per layer type"
+            )));
+        }
+        if let Some(j) = spec.kv_sources.as_ref().and_then(|s| s[i]) {
+            let source_reads = spec.kv_sources.as_ref().and_then(|s| s[j]);
+            let same = (head_dim_of(j), kv_heads_of(j), spec.windows[j], spec.local_rope[j])
+                == (hd, kv, spec.windows[i], spec.local_rope[i]);
+            if j >= i || source_reads.is_some() || !same {
+                return Err(Error::Config(format!(
+                    "layer {i} cannot attend to the keys and values of layer {j}: it must be an earlier layer of the same                      type and shape that projects its own"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether `a` holds exactly `b`'s values (`torch.equal`; `a` read in `b`'s dtype).

@@ -18,13 +18,19 @@ impl CausalLm {
     pub fn last_hidden_state_packed(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
-        let sinks = self.layers.iter().any(|l| {
-            l.beside.is_some() || l.chunk.is_some() || l.mixer.attention().is_none_or(|a| a.has_sinks())
-        });
+        let sinks = self.per_layer_inputs.is_some()
+            || self.layers.iter().any(|l| {
+                l.beside.is_some()
+                    || l.chunk.is_some()
+                    || l.kv_source.is_some()
+                    || l.experts_beside.is_some()
+                    || l.scalar.is_some()
+                    || l.mixer.attention().is_none_or(|a| a.has_sinks())
+            });
         if sinks {
-            // Attention sinks, Llama 4's chunks (and a hybrid's Mamba-2 layers, which read each
-            // row's tokens in order) are taken by the batched forward only: its states, padding
-            // zeroed.
+            // Attention sinks, Llama 4's chunks, Gemma 4's layers (and a hybrid's Mamba-2 layers,
+            // which read each row's tokens in order) are taken by the batched forward only: its
+            // states, padding zeroed.
             let h = self.last_hidden_state(input_ids, Some(attention_mask), None)?;
             let kept = attention_mask.to(device)?.to_dtype(self.dtype)?.unsqueeze(-1)?;
             return Ok(Tensor::where_cond(&kept.ne(0.0)?, &h, &h.zeros_like()?)?);

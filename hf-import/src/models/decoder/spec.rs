@@ -157,6 +157,27 @@ pub struct DecoderSpec {
     pub v_head_dim: Option<usize>,
     /// The values are multiplied by this (MiMo-V2-Flash's `attention_value_scale`).
     pub v_scale: Option<f64>,
+    /// Each layer's head width where layers differ (Gemma 4's full layers: `global_head_dim`);
+    /// `None`: `head_dim` everywhere.
+    pub head_dims_per_layer: Option<Vec<usize>>,
+    /// The values are RMS-normed per head without a scale (Gemma 4's `v_norm`).
+    pub v_norm: bool,
+    /// Which layers take their values from their keys' projection, with no `v_proj` (Gemma 4's
+    /// `attention_k_eq_v`, on its full layers); `None`: none.
+    pub values_from_keys: Option<Vec<bool>>,
+    /// For each layer, the earlier layer whose keys and values (after its cache) it attends to
+    /// instead of projecting its own (Gemma 4's `num_kv_shared_layers`); `None`: none.
+    pub kv_sources: Option<Vec<Option<usize>>>,
+    /// Each layer's MLP width where layers differ (Gemma 4's double-wide MLPs on the layers that
+    /// share keys and values); `None`: `intermediate_size` everywhere.
+    pub intermediate_per_layer: Option<Vec<usize>>,
+    /// Inputs of every layer of their own, from the tokens and their embeddings (Gemma 4's
+    /// per-layer embeddings).
+    pub per_layer_inputs: Option<PerLayerInputsSpec>,
+    /// Each layer's output is multiplied by its `layer_scalar` (Gemma 4).
+    pub layer_scalar: bool,
+    /// A mixture of experts beside each layer's dense MLP (Gemma 4's `enable_moe_block`).
+    pub experts_beside: Option<ExpertsBesideSpec>,
     /// Qwen3.5's gated delta nets (`layers.{i}.linear_attn`) in place of attention.
     pub delta_net: Option<DeltaNetSpec>,
     /// Per layer, which of the token mixer and the feed-forward it has (Nemotron-H's blocks have
@@ -196,6 +217,27 @@ pub struct QueryScale {
 pub struct AttentionChunk {
     /// `attention_chunk_size`
     pub size: usize,
+}
+
+/// The sizes of Gemma 4's per-layer inputs (see [`DecoderSpec::per_layer_inputs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerLayerInputsSpec {
+    /// each layer's input width (`hidden_size_per_layer_input`)
+    pub width: usize,
+    /// the rows of their token table (`vocab_size_per_layer_input`)
+    pub vocab: usize,
+}
+
+/// The mixture of experts beside each of Gemma 4's dense MLPs (see
+/// [`DecoderSpec::experts_beside`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpertsBesideSpec {
+    /// `num_experts`
+    pub experts: usize,
+    /// `top_k_experts`
+    pub top_k: usize,
+    /// `moe_intermediate_size`
+    pub intermediate: usize,
 }
 
 /// Which of a decoder's layers are gated delta nets (`layers.{i}.linear_attn`) instead of attention.
@@ -386,6 +428,14 @@ impl DecoderSpec {
             sink_layers: None,
             v_head_dim: None,
             v_scale: None,
+            head_dims_per_layer: None,
+            v_norm: false,
+            values_from_keys: None,
+            kv_sources: None,
+            intermediate_per_layer: None,
+            per_layer_inputs: None,
+            layer_scalar: false,
+            experts_beside: None,
             delta_net: None,
             nope: vec![false; layers],
         })
