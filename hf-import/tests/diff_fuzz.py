@@ -1651,6 +1651,63 @@ def gen_mimo_v2_flash(r):
     return tf.MiMoV2FlashForCausalLM, tf.MiMoV2FlashConfig, c
 
 
+def gen_gemma4(r, bidirectional=False):
+    """Gemma4ForCausalLM: random layer types (the last forced full) and head widths, the full layers' own width and
+    key/value heads with values from their keys at random, random RoPE per layer type (proportional over random
+    shares, scaled or not), per-layer inputs of random width (or none), a random number of layers sharing earlier
+    layers' keys and values (MLPs doubled at random), a mixture beside each dense MLP at random, soft-capping at
+    random; with `bidirectional`, attention both ways."""
+    c = decoder_common(r, "gemma4")
+    c.pop("head_dim", None)
+    layers = r.randint(2, 5)
+    heads = c["num_attention_heads"]
+    types = [r.choice(["sliding_attention", "full_attention"]) for _ in range(layers - 1)] + ["full_attention"]
+    k_eq_v = r.random() < 0.5
+    c.update(num_hidden_layers=layers, layer_types=types, head_dim=r.choice([4, 8, 16]), sliding_window=r.choice([2, 3, 5]),
+             global_head_dim=r.choice([4, 8, 12, 16]), attention_k_eq_v=k_eq_v,
+             hidden_activation=r.choice(["gelu_pytorch_tanh", "gelu_pytorch_tanh", "silu"]),
+             final_logit_softcapping=r.choice([None, None, 5.0, 30.0]), attention_bias=r.random() < 0.2)
+    if k_eq_v and r.random() < 0.7:
+        c["num_global_key_value_heads"] = r.choice([d for d in (1, 2, heads) if heads % d == 0])
+    # Sharing: the last n layers read the last earlier layer of their type (every type must have one).
+    shared = [n for n in range(layers) if set(types[: layers - n]) == set(types)]
+    c["num_kv_shared_layers"] = 0 if bidirectional else r.choice(shared)
+    # (transformers 5.24's `generate` fails on sharing without per-layer inputs, which its models always have.)
+    if c["num_kv_shared_layers"] > 0 or r.random() < 0.6:
+        c["hidden_size_per_layer_input"] = r.choice([2, 4, 8])
+        c["vocab_size_per_layer_input"] = c["vocab_size"] + r.choice([0, 0, 7])
+    else:
+        c["hidden_size_per_layer_input"] = 0
+    c["use_double_wide_mlp"] = r.random() < 0.5
+    if r.random() < 0.4:
+        experts = r.randint(2, 6)
+        c.update(enable_moe_block=True, num_experts=experts, top_k_experts=r.randint(1, min(3, experts)),
+                 moe_intermediate_size=r.choice([8, 12]))
+    if r.random() < 0.7:
+        full = {"rope_type": "proportional", "partial_rotary_factor": r.choice([0.25, 0.5, 1.0]),
+                "rope_theta": r.choice([100.0, 10000.0, 1e6])}
+        if r.random() < 0.3:
+            full["factor"] = r.choice([2.0, 8.0])
+        if r.random() < 0.2:
+            full = {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0])}
+        c["rope_parameters"] = {"full_attention": full,
+                                "sliding_attention": {"rope_type": "default", "rope_theta": r.choice([10.0, 10000.0])}}
+    if bidirectional:
+        c["use_bidirectional_attention"] = "all"
+    elif r.random() < 0.2:
+        c["use_bidirectional_attention"] = "vision"
+    return tf.Gemma4ForCausalLM, tf.Gemma4TextConfig, c
+
+
+def gen_gemma4_mm(r):
+    """Gemma4ForConditionalGeneration on text: a random Gemma 4 text model without vision or audio towers, the head
+    tied by the outer flag or not."""
+    _, _, text = gen_gemma4(r)
+    text["model_type"] = "gemma4_text"
+    tie = text.pop("tie_word_embeddings")
+    return tf.Gemma4ForConditionalGeneration, tf.Gemma4Config, dict(text_config=text, tie_word_embeddings=tie)
+
+
 def gen_jais2(r):
     """Jais2ForCausalLM: layer norms with biases, the ungated MLP (relu² or another activation), biases at random."""
     c = decoder_common(r, "jais2")
@@ -2251,6 +2308,9 @@ FAMILIES = {
     "minicpm3": gen_minicpm3,
     "dbrx": gen_dbrx,
     "mimo_v2_flash": gen_mimo_v2_flash,
+    "gemma4": gen_gemma4,
+    "gemma4_bidir": lambda r: gen_gemma4(r, bidirectional=True),
+    "gemma4_mm": gen_gemma4_mm,
     "persimmon": gen_persimmon,
     "persimmon_cls": decoder_cls(gen_persimmon, tf.PersimmonForSequenceClassification),
     "persimmon_tok": decoder_tok(gen_persimmon, tf.PersimmonForTokenClassification),
@@ -2294,7 +2354,7 @@ FAMILIES = {
     "glm4_tok": decoder_tok(lambda r: gen_glm(r, glm4=True), tf.Glm4ForTokenClassification),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
-BASE = {"phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
+BASE = {"gemma4_bidir": "gemma4", "phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
         "xlm_roberta_cls": "roberta", "mpnet_cls": "mpnet", "modernbert_cls": "modernbert", "llama_cls": "llama",
         "mistral_cls": "mistral", "qwen2_cls": "qwen2", "qwen3_cls": "qwen3", "gemma_cls": "gemma",
         "gemma2_cls": "gemma2", "phi3_cls": "phi3", "gpt2_cls": "gpt2",
@@ -2307,7 +2367,7 @@ BASE = {"phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "d
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt", "minicpm3_cls": "minicpm3", "persimmon_cls": "persimmon", "persimmon_tok": "persimmon"}
 # Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
-MULTIMODAL_TEXT = {"mistral3"}
+MULTIMODAL_TEXT = {"mistral3", "gemma4_mm"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
@@ -2547,7 +2607,7 @@ def to_v4(path):
     """Rewrites config.json in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling); False (nothing
     written) for the model types transformers 4.x never had."""
     cfg = json.loads((path / "config.json").read_text())
-    if cfg.get("model_type") in ("mellum", "laguna", "mimo_v2_flash"):
+    if cfg.get("model_type") in ("mellum", "laguna", "mimo_v2_flash", "gemma4_text", "gemma4"):
         return False
     rope = cfg.get("rope_parameters")
     if isinstance(rope, dict) and "rope_type" in rope:
@@ -2711,7 +2771,10 @@ class Runner:
                 self.results.append((cid, family, "extra-output", sorted(extra), info))
         can_generate = (family not in SEQ2SEQ or model_cls.__name__.endswith("ForConditionalGeneration")) and hasattr(
             model_cls, "generate")
-        if do_generate and family not in ENCODERS and family not in CLASSIFIERS and family not in IMAGES and can_generate:
+        # (Attention both ways is an encoder's: generation is refused.)
+        both_ways = text_of(family, cfg).get("use_bidirectional_attention") == "all"
+        if (do_generate and family not in ENCODERS and family not in CLASSIFIERS and family not in IMAGES and can_generate
+                and not both_ways):
             # A fresh model: dynamic RoPE keeps state (the longest length seen) across calls.
             # (Through the family's class: a wrapper reads the config back with its own config class.)
             fresh = lambda: model_cls.from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()

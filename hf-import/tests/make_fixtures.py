@@ -1398,7 +1398,7 @@ def gemma4_text():
     the last earlier layer of their type with MLPs twice as wide, a scalar per layer, final soft-capping.
     `gemma4_moe` (bf16): no PLE or sharing, a mixture of 4 experts beside each dense MLP with its own router (norm,
     scale, per-expert scales), the full layers' widths given as transformers 5.5 wrote them (`global_head_dim`,
-    `num_global_key_value_heads`), scaled proportional RoPE. `gemma4_mm`: `Gemma4ForConditionalGeneration` without
+    `num_global_key_value_heads`), scaled proportional RoPE. `gemma4_bidir`: attention both ways. `gemma4_mm`: `Gemma4ForConditionalGeneration` without
     vision or audio towers around the `gemma4` text model (goldens of a text-only input)."""
     text = dict(DECODER, num_hidden_layers=5, head_dim=8, sliding_window=3, pad_token_id=0, eos_token_id=2, bos_token_id=1,
                 layer_types=["sliding_attention", "full_attention", "sliding_attention", "sliding_attention",
@@ -1425,6 +1425,12 @@ def gemma4_text():
         (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
         again = tf.Gemma4ForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
         assert again.config.per_layer_config[2].head_dim == 12
+    # `gemma4_bidir`: attention both ways (`use_bidirectional_attention: "all"`), sliding layers seeing
+    # `|i - j| <= sliding_window // 2 + 1`; no PLE, no sharing.
+    bidir = dict(DECODER, num_hidden_layers=3, head_dim=8, sliding_window=4, pad_token_id=0, eos_token_id=2,
+                 layer_types=["sliding_attention", "full_attention", "sliding_attention"], global_head_dim=16,
+                 hidden_size_per_layer_input=0, use_bidirectional_attention="all")
+    build("gemma4_bidir", tf.Gemma4ForCausalLM, tf.Gemma4TextConfig(**bidir), 333)
     mm_text = {k: v for k, v in text.items() if k != "attn_implementation"}
     build("gemma4_mm", tf.Gemma4ForConditionalGeneration,
           tf.Gemma4Config(text_config=mm_text, vision_config=None, audio_config=None, attn_implementation="eager"),

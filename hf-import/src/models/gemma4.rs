@@ -238,6 +238,10 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let sliding = sliding_layers(cfg, layers)?;
     per_layer_type_rope(cfg, &sliding, "Gemma 4")?;
     let window = cfg.nullable_usize_or("sliding_window", Some(512))?;
+    // Both ways, `Gemma4TextConfig` makes the window `sliding_window // 2 + 1` and its mask keeps
+    // `|i − j| <=` that (Gemma 3's keeps `<`): the decoder's bidirectional rule `|i − j| <= w / 2`
+    // at `w = sliding_window + 2`.
+    let window = if spec.bidirectional { window.map(|w| w.saturating_add(2)) } else { window };
     spec.windows = DecoderSpec::sliding_windows(&sliding, window)?;
     spec.local_rope = sliding.clone();
     let (dims, kvs) = layer_shapes(cfg, &sliding)?;

@@ -595,12 +595,14 @@ fn llama4_chunks_temperature_and_mixtures() {
 /// Gemma 4: full layers of their own head width with values from their keys, proportional RoPE,
 /// unscaled attention with value norms, per-layer inputs, the last layers reading earlier layers'
 /// keys and values with double-wide MLPs, layer scalars; a mixture beside each dense MLP (bf16,
-/// the widths as transformers 5.5 wrote them); Gemma4ForConditionalGeneration on text.
+/// the widths as transformers 5.5 wrote them); attention both ways (its sliding layers' window
+/// one wider than Gemma 3's); Gemma4ForConditionalGeneration on text.
 #[test]
 fn gemma4_shared_kv_per_layer_inputs_and_mixtures() {
     check("gemma4");
     check("gemma4_moe");
     check("gemma4_mm");
+    check("gemma4_bidir");
     let dir = fixture("gemma4_mm");
     let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
     let (mut inputs, _) = golden("gemma4_mm");

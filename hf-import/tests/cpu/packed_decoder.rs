@@ -12,10 +12,10 @@ use crate::packed_encoder::{check, ids, load, MASKS, SEQ};
 use oxtorch_hf_import::AutoModel;
 use oxtorch_tensor::{DType, Tensor};
 
-/// Every decoder fixture: [`DECODERS`] and EmbeddingGemma's bidirectional one (which cannot
-/// generate).
+/// Every decoder fixture: [`DECODERS`] and the bidirectional Gemma 3 (EmbeddingGemma's) and
+/// Gemma 4 ones (which cannot generate).
 fn decoders() -> impl Iterator<Item = &'static str> {
-    DECODERS.into_iter().chain(["gemma3_bidir"])
+    DECODERS.into_iter().chain(["gemma3_bidir", "gemma4_bidir"])
 }
 
 #[test]
