@@ -572,7 +572,8 @@ fn check_gemma4_layers(
             && (0..i).any(|j| spec.local_rope[j] == spec.local_rope[i] && head_dim_of(j) != hd)
         {
             return Err(Error::Unsupported(format!(
-                "layer {i} has heads of {hd}, unlike an earlier layer of its attention type: RoPE is one per layer type"
+                "layer {i} has heads of {hd}, unlike an earlier layer of its attention type (layer_types, \
+                 per_layer_config): RoPE is one per layer type"
             )));
         }
         if let Some(j) = spec.kv_sources.as_ref().and_then(|s| s[i]) {
