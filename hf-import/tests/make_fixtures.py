@@ -1197,6 +1197,7 @@ def main():
     # `_odd`: heads of 16, whose third is 5 dims: transformers rotates the 6 its three frequencies cover.
     build("mimo_v2_flash_odd", tf.MiMoV2FlashForCausalLM, tf.MiMoV2FlashConfig(**dict(mimo, head_dim=16)), 329)
     gemma4_text()
+    gemma3n_text()
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)
@@ -1435,6 +1436,36 @@ def gemma4_text():
     build("gemma4_mm", tf.Gemma4ForConditionalGeneration,
           tf.Gemma4Config(text_config=mm_text, vision_config=None, audio_config=None, attn_implementation="eager"),
           332)
+
+
+def gemma3n_text():
+    """Gemma 3n: three hidden streams (AltUp) with LAuReL residuals, per-layer inputs whose table (64 rows) is smaller
+    than the vocabulary (ids past it read row 0), the last two layers reading earlier layers' keys and values, MLP
+    widths per layer, activation sparsity on the first two. `gemma3n_typed` (bf16): four streams, the second active,
+    no output scale, no sharing, one MLP width, 4.x-style RoPE bases."""
+    text = dict(DECODER, num_hidden_layers=5, head_dim=8, sliding_window=3, pad_token_id=0, eos_token_id=2, bos_token_id=1,
+                intermediate_size=[64, 48, 64, 64, 32], laurel_rank=4, altup_num_inputs=3, num_kv_shared_layers=2,
+                activation_sparsity_pattern=[0.95, 0.6, 0.0, 0.0, 0.0], hidden_size_per_layer_input=4,
+                vocab_size_per_layer_input=64,
+                layer_types=["sliding_attention", "full_attention", "sliding_attention", "sliding_attention",
+                             "full_attention"])
+    build("gemma3n", tf.Gemma3nForCausalLM, tf.Gemma3nTextConfig(**text), 334)
+    typed = dict(DECODER, num_hidden_layers=3, head_dim=8, sliding_window=4, pad_token_id=0, eos_token_id=2,
+                 bos_token_id=1, laurel_rank=2, altup_num_inputs=4, altup_active_idx=1, altup_correct_scale=False,
+                 num_kv_shared_layers=0, activation_sparsity_pattern=[0.0, 0.9, 0.0], hidden_size_per_layer_input=2,
+                 vocab_size_per_layer_input=100, final_logit_softcapping=20.0,
+                 layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                 rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+                                  "full_attention": {"rope_type": "default", "rope_theta": 1000.0}})
+    if build("gemma3n_typed", tf.Gemma3nForCausalLM, tf.Gemma3nTextConfig(**typed), 335, dtype=torch.bfloat16):
+        # The RoPE bases as 4.x configs name them.
+        path = OUT / "gemma3n_typed"
+        cfg = json.loads((path / "config.json").read_text())
+        cfg.pop("rope_parameters")
+        cfg.update(rope_theta=1000.0, rope_local_base_freq=100.0)
+        (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+        again = tf.Gemma3nForCausalLM.from_pretrained(path, dtype=torch.float32).config.rope_parameters
+        assert again["sliding_attention"]["rope_theta"] == 100.0 and again["full_attention"]["rope_theta"] == 1000.0
 
 
 def gemma3_mm_config(**top):

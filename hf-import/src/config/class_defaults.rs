@@ -371,6 +371,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "gemma3n_text",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 262400),
+            ("num_attention_heads", 8),
+            ("intermediate_size", 16384),
+            ("num_hidden_layers", 35),
+            ("max_position_embeddings", 32768),
+        ],
+    ),
+    (
         "gemma4_text",
         &[
             ("hidden_size", 2304),

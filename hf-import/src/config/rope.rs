@@ -274,7 +274,7 @@ impl Config {
     /// Whether this is a Gemma 3 text config, whose sliding and global layers have RoPE bases of
     /// their own.
     fn is_gemma3(&self) -> bool {
-        self.get("model_type").and_then(Value::as_str) == Some("gemma3_text")
+        matches!(self.get("model_type").and_then(Value::as_str), Some("gemma3_text" | "gemma3n_text"))
     }
 
     /// Whether this is an OLMo 3 config (per-layer-type RoPE as Gemma 3's).

@@ -65,6 +65,63 @@ pub enum Glu {
         /// `swiglu_limit`
         limit: f64,
     },
+    /// Gemma 3n's activation sparsity: `act(relu(gate − (mean + std · multiplier))) * up`, the mean
+    /// and (population) standard deviation over the gate's features, `multiplier` the standard
+    /// normal's quantile of the sparsity `p` (roughly the top `1 − p` of the gate passes)
+    GaussianTopK {
+        /// `Normal(0, 1).icdf(p)`, rounded to float32 as transformers computes it
+        multiplier: f64,
+    },
+}
+
+/// The standard normal distribution's quantile at `p` in (0, 1) (Acklam's rational
+/// approximation, relative error below 1.2e-9: exact once rounded to float32); ±∞ at 0 and 1.
+pub fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969683028665376e1,
+        2.209460984245205e2,
+        -2.759285104469687e2,
+        1.38357751867269e2,
+        -3.066479806614716e1,
+        2.506628277459239,
+    ];
+    const B: [f64; 5] = [
+        -5.447609879822406e1,
+        1.615858368580409e2,
+        -1.556989798598866e2,
+        6.680131188771972e1,
+        -1.328068155288572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784894002430293e-3,
+        -3.223964580411365e-1,
+        -2.400758277161838,
+        -2.549732539343734,
+        4.374664141464968,
+        2.938163982698783,
+    ];
+    const D: [f64; 4] = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+    const LOW: f64 = 0.02425;
+    if p <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if p >= 1.0 {
+        return f64::INFINITY;
+    }
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < LOW {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - LOW {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -214,6 +271,15 @@ impl GatedMlp {
         };
         match self.glu {
             Glu::Product => self.down.forward(&self.act.forward(&gate)?.mul(&up)?),
+            Glu::GaussianTopK { multiplier } => {
+                let mean = gate.mean(-1, true)?;
+                let std = gate.sub(&mean)?.square()?.mean(-1, true)?.sqrt()?;
+                // (The multiplier in the gate's dtype, as transformers casts it.)
+                let multiplier = Tensor::full([], multiplier, (gate.dtype(), gate.device()))?;
+                let cutoff = mean.add(&std.mul(&multiplier)?)?;
+                let sparse = gate.sub(&cutoff)?.relu()?;
+                self.down.forward(&self.act.forward(&sparse)?.mul(&up)?)
+            }
             Glu::Clamped { alpha, limit } => {
                 let gate = gate.clamp(None, Some(limit.into()))?;
                 let up = up.clamp(Some((-limit).into()), Some(limit.into()))?;
@@ -221,5 +287,26 @@ impl GatedMlp {
                 self.down.forward(&up.add(1.0)?.mul(&glu)?)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quantiles against scipy's `norm.ppf` (to 1e-9), in the centre and both tails.
+    #[test]
+    fn normal_quantiles() {
+        for (p, z) in [
+            (0.5, 0.0),
+            (0.95, 1.6448536269514722),
+            (0.6, 0.2533471031357997),
+            (0.01, -2.3263478740408408),
+            (0.999, 3.090232306167813),
+        ] {
+            assert!((normal_quantile(p) - z).abs() < 1e-8, "{p}: {} vs {z}", normal_quantile(p));
+        }
+        assert_eq!(normal_quantile(0.0), f64::NEG_INFINITY);
+        assert_eq!(normal_quantile(1.0), f64::INFINITY);
     }
 }

@@ -39,7 +39,7 @@ pub use mamba2::{GatedNorm, Mamba2Dims, Mamba2Mixer, SsmState};
 pub use mask::{
     bidirectional_mask, causal_mask, chunked_causal_mask, packed_row_mask, padding_mask, pair_padding_mask,
 };
-pub use mlp::{GatedMlp, Glu, Xielu};
+pub use mlp::{normal_quantile, GatedMlp, Glu, Xielu};
 pub use moe::{FeedForward, Routing, Scoring, SparseMoe};
 pub use norm::{rms_normalized, DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};
 pub use packed_rows::{attend_rows, PackedRows};

@@ -184,6 +184,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("gemma3n_text", "Gemma3nForCausalLM"),
         ("gemma4_text", "Gemma4ForCausalLM"),
         ("mimo_v2_flash", "MiMoV2FlashForCausalLM"),
         ("persimmon", "PersimmonForCausalLM"),
@@ -240,14 +241,14 @@ fn the_model_type_decides_the_family_for_every_pair() {
         // types: their base models are `Gemma3Model` and `Gemma3TextModel`, their classifiers
         // `Gemma3ForSequenceClassification` and `Gemma3TextForSequenceClassification`; nor for
         // Qwen3.5's text model, whose base model is `Qwen3_5TextModel`, nor Llama 4's,
-        // `Llama4TextModel`, nor Gemma 4's, `Gemma4TextModel`, nor Fuyu's, whose decoder is a
+        // `Llama4TextModel`, nor Gemma 4's and 3n's, `Gemma4TextModel` and `Gemma3nTextModel`, nor Fuyu's, whose decoder is a
         // Persimmon model).
         // GPT-2's base model is `GPT2Model`.
         let family = class.strip_suffix("ForCausalLM").or(class.strip_suffix("LMHeadModel"));
         let base = family.map(|f| format!("{f}Model")).filter(|_| {
             !model_type.starts_with("gemma3")
                 && !model_type.starts_with("qwen3_5")
-                && !matches!(model_type, "llama4_text" | "gemma4_text" | "gemma4" | "fuyu")
+                && !matches!(model_type, "llama4_text" | "gemma4_text" | "gemma4" | "gemma3n_text" | "fuyu")
         });
         for (_, family) in encoders {
             for head in encoder_heads {
@@ -295,6 +296,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "gemma3n_text"
                                 | "gemma4_text"
                                 | "mimo_v2_flash"
                                 | "dbrx"

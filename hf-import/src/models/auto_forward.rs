@@ -207,7 +207,14 @@ impl AutoModel {
             padded_pos.as_ref(),
             output_hidden_states,
         )?;
-        out.into_iter().map(|(k, t)| Ok((k, bucketing::trim(t, seq, width)?))).collect()
+        // (Gemma 3n's hidden states are its streams, the tokens their third dim.)
+        let streams = self.decoder().is_some_and(CausalLm::has_hidden_streams);
+        out.into_iter()
+            .map(|(k, t)| {
+                let dim = if streams && k.starts_with("hidden_states") { 2 } else { 1 };
+                Ok((k, bucketing::trim(t, seq, width, dim)?))
+            })
+            .collect()
     }
 
     /// [`Self::forward_named`] on validated inputs at their own length.

@@ -75,10 +75,11 @@ pub(crate) fn padded_mask(
     }
 }
 
-/// `t` cut back to `seq` along dim 1 when it is a per-token output (`[batch, width, ...]`).
-pub(crate) fn trim(t: Tensor, seq: usize, width: usize) -> Result<Tensor> {
-    if width != seq && t.dims().len() >= 3 && t.dims()[1] == width {
-        Ok(t.narrow(1, 0, seq)?)
+/// `t` cut back to `seq` along `dim` when it is a per-token output (`[batch, width, ...]` with
+/// `dim` 1; Gemma 3n's hidden streams `[n, batch, width, hidden]` with `dim` 2).
+pub(crate) fn trim(t: Tensor, seq: usize, width: usize, dim: usize) -> Result<Tensor> {
+    if width != seq && t.dims().len() >= dim + 2 && t.dims()[dim] == width {
+        Ok(t.narrow(dim as isize, 0, seq)?)
     } else {
         Ok(t)
     }
@@ -113,9 +114,11 @@ mod tests {
         let mask = padded_mask(None, 2, 2, 3, Device::Cpu)?;
         assert_eq!(mask.to_vec2::<i64>()?, vec![vec![1, 1, 0], vec![1, 1, 0]]);
         let h = Tensor::zeros([2, 4, 3], ())?;
-        assert_eq!(trim(h, 2, 4)?.dims(), [2, 2, 3]);
+        assert_eq!(trim(h, 2, 4, 1)?.dims(), [2, 2, 3]);
         let pooled = Tensor::zeros([2, 4], ())?;
-        assert_eq!(trim(pooled, 2, 4)?.dims(), [2, 4]);
+        assert_eq!(trim(pooled, 2, 4, 1)?.dims(), [2, 4]);
+        let streams = Tensor::zeros([3, 2, 4, 5], ())?;
+        assert_eq!(trim(streams, 2, 4, 2)?.dims(), [3, 2, 2, 5]);
         Ok(())
     }
 }

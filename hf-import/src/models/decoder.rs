@@ -7,13 +7,14 @@ use oxtorch_tensor::{DType, Device, Tensor};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
-    bidirectional_mask, causal_mask, chunked_causal_mask, packing_enabled, Arena, AttentionConfig,
-    DecoderNorm, Embedding, FeedForward, GatedDeltaNet, GatedMlp, KvCache, LayerNorm, Linear, Mamba2Mixer,
-    MambaMixer, RmsNorm, Rotary, Routing, SelfAttention, ShortConv, SparseMoe, Xielu,
+    bidirectional_mask, causal_mask, chunked_causal_mask, normal_quantile, packing_enabled, Arena,
+    AttentionConfig, DecoderNorm, Embedding, FeedForward, GatedDeltaNet, GatedMlp, Glu, KvCache, LayerNorm,
+    Linear, Mamba2Mixer, MambaMixer, RmsNorm, Rotary, Routing, SelfAttention, ShortConv, SparseMoe, Xielu,
 };
 use crate::weights::{Vars, Weights};
 
 mod alibi;
+mod altup;
 mod experts_beside;
 mod load;
 mod mixer;
@@ -22,12 +23,13 @@ mod per_layer;
 mod spec;
 
 pub use alibi::Alibi;
+use altup::{AltUpLayer, AltUpStreams};
 use experts_beside::ExpertsBeside;
 use mixer::{recurrent_step, TokenMixer};
 use per_layer::{PerLayerBlock, PerLayerInputs};
 pub use spec::{
-    AttentionChunk, BlockParts, DecoderSpec, DeltaNetSpec, ExpertsBesideSpec, HybridMixer, HybridSpec,
-    MoeSpec, PerLayerInputsSpec, QueryScale, SharedExpert, ShortConvSpec, UngatedExperts,
+    AltUpSpec, AttentionChunk, BlockParts, DecoderSpec, DeltaNetSpec, ExpertsBesideSpec, HybridMixer,
+    HybridSpec, MoeSpec, PerLayerInputsSpec, QueryScale, SharedExpert, ShortConvSpec, UngatedExperts,
 };
 
 /// How a pass over the decoder reads its inputs and what it returns besides the final states.
@@ -79,6 +81,8 @@ struct DecoderLayer {
     per_layer: Option<PerLayerBlock>,
     /// `layer_scalar` `[1]` (see [`DecoderSpec::layer_scalar`]).
     scalar: Option<Tensor>,
+    /// Gemma 3n's alternating updates and low-rank residual (see [`DecoderSpec::altup`]).
+    altup: Option<AltUpLayer>,
 }
 
 impl DecoderLayer {
@@ -130,6 +134,37 @@ impl DecoderLayer {
     }
 }
 
+impl DecoderLayer {
+    /// Gemma 3n's block after attention: the active stream `input` (normed: `normed`) plus the
+    /// normed attention `attn` and LAuReL's residual, over `sqrt(2)`; then the MLP with its norms
+    /// and residual; that output corrects every stream of `predictions`, and the per-layer input's
+    /// block of the corrected active stream is added to the other streams.
+    fn after_altup_attention(
+        &self,
+        altup: &AltUpLayer,
+        predictions: &Tensor,
+        (input, normed): (&Tensor, &Tensor),
+        attn: &Tensor,
+        layer_input: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let laurel = altup.laurel(normed)?;
+        let attn = self.post_attn_norm.forward(attn)?;
+        let mixed = input.add(&attn)?.add(&laurel)?.div(std::f64::consts::SQRT_2)?;
+        let (Some((pre, post)), Some(mlp)) = (&self.ff_norms, &self.mlp) else {
+            return Err(Error::Config("an AltUp layer needs its feed-forward norms and MLP".into()));
+        };
+        let out = mixed.add(&post.forward(&mlp.forward(&pre.forward(&mixed)?)?)?)?;
+        let corrected = altup.correct(predictions, &out)?;
+        let (Some(block), Some(layer_input)) = (&self.per_layer, layer_input) else {
+            return Ok(corrected);
+        };
+        let delta = block.delta(&altup.scaled_active(&corrected)?, layer_input)?;
+        let n = corrected.dims()[0];
+        let rest = corrected.narrow(0, 1, n - 1)?.add(&delta.unsqueeze(0)?)?;
+        Ok(Tensor::cat(&[&corrected.narrow(0, 0, 1)?, &rest], 0)?)
+    }
+}
+
 /// Outputs of a decoder forward pass.
 #[derive(Debug, Clone)]
 pub struct DecoderOutput {
@@ -174,6 +209,8 @@ pub struct CausalLm {
     per_layer_inputs: Option<PerLayerInputs>,
     /// Which layers' keys and values a later layer attends to (see [`DecoderSpec::kv_sources`]).
     kv_read_later: Vec<bool>,
+    /// Gemma 3n's projections into and out of its hidden streams (see [`DecoderSpec::altup`]).
+    streams: Option<AltUpStreams>,
 }
 
 impl CausalLm {
@@ -205,6 +242,12 @@ impl CausalLm {
     /// token it is given: generation then never pads a prompt.
     pub fn has_recurrent_layers(&self) -> bool {
         self.layers.iter().any(|l| l.mixer.is_recurrent() || l.beside.is_some())
+    }
+
+    /// Whether the hidden states between layers are several streams `[n, batch, seq, hidden]`
+    /// (Gemma 3n's alternating updates), as its `hidden_states` are.
+    pub fn has_hidden_streams(&self) -> bool {
+        self.streams.is_some()
     }
 
     /// The number of layers (the length a [`KvCache`] needs).
@@ -521,6 +564,10 @@ impl CausalLm {
             Some(p) => Some(p.forward(input_ids, &h)?),
             None => None,
         };
+        // (Gemma 3n's hidden state is its streams `[n, batch, seq, hidden]` between layers.)
+        if let Some(streams) = &self.streams {
+            h = streams.expand(&h)?;
+        }
         // The keys and values of the layers later ones attend to (see `DecoderSpec::kv_sources`).
         let mut shared_kv: Vec<Option<(Tensor, Tensor)>> = vec![None; self.layers.len()];
         let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, self.dtype)?;
@@ -616,7 +663,13 @@ impl CausalLm {
                 _ if layer.local_rope => (&cos_l, &sin_l),
                 _ => (&cos_g, &sin_g),
             };
-            let normed = layer.input_norm.forward(&h)?;
+            // (Gemma 3n's layer runs on its active stream, predicted from all of them.)
+            let predictions = layer.altup.as_ref().map(|a| a.predict(&h)).transpose()?;
+            let input = match (&predictions, &layer.altup) {
+                (Some(p), Some(a)) => p.select(0, a.active as isize)?,
+                _ => h.clone(),
+            };
+            let normed = layer.input_norm.forward(&input)?;
             // (The recurrent mixer beside it first: it reads whether the cache held tokens before.)
             let beside = match &layer.beside {
                 Some(mixer) => {
@@ -651,13 +704,31 @@ impl CausalLm {
             if let Some(beside) = beside {
                 attn = attn.add(&beside)?;
             }
+            let layer_input = per_layer_inputs.as_ref().map(|p| p.select(2, i as isize)).transpose()?;
+            if let (Some(altup), Some(predictions)) = (&layer.altup, &predictions) {
+                h = layer.after_altup_attention(
+                    altup,
+                    predictions,
+                    (&input, &normed),
+                    &attn,
+                    layer_input.as_ref(),
+                )?;
+                continue;
+            }
             h = layer.after_attention(&h, &attn)?;
-            if let (Some(block), Some(inputs)) = (&layer.per_layer, &per_layer_inputs) {
-                h = block.forward(&h, &inputs.select(2, i as isize)?)?;
+            if let (Some(block), Some(input)) = (&layer.per_layer, &layer_input) {
+                h = block.forward(&h, input)?;
             }
             if let Some(scalar) = &layer.scalar {
                 h = h.mul(scalar)?;
             }
+        }
+        // (Gemma 3n's last hidden states are its last layer's streams, then averaged and normed.)
+        if let Some(streams) = &self.streams {
+            if output_hidden_states {
+                hidden_states.push(h.clone());
+            }
+            return Ok((self.final_states(&streams.collapse(&h)?)?, hidden_states));
         }
         let h = self.final_states(&h)?;
         if output_hidden_states {

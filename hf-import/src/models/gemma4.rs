@@ -182,7 +182,7 @@ fn layer_shapes(cfg: &Config, sliding: &[bool]) -> Result<(Vec<usize>, Vec<usize
 
 /// For each layer, the layer whose keys and values it reads (`Gemma4TextConfig.kv_sharing_modes`):
 /// the last `shared` layers read the last earlier layer of their type.
-fn kv_sources(shared: usize, sliding: &[bool]) -> Result<Vec<Option<usize>>> {
+pub(super) fn kv_sources(shared: usize, sliding: &[bool]) -> Result<Vec<Option<usize>>> {
     let layers = sliding.len();
     if shared >= layers && shared > 0 {
         return Err(Error::Config(format!(
@@ -262,7 +262,7 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
     let width = cfg.nullable_usize_or("hidden_size_per_layer_input", Some(256))?.unwrap_or(0);
     if width > 0 {
         let vocab = cfg.usize_or("vocab_size_per_layer_input", 262_144)?;
-        spec.per_layer_inputs = Some(PerLayerInputsSpec { width, vocab });
+        spec.per_layer_inputs = Some(PerLayerInputsSpec { width, vocab, clamp_ids: false });
     }
     spec.layer_scalar = true;
     if cfg.bool_or("enable_moe_block", false)? {

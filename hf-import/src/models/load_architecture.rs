@@ -183,6 +183,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "Gemma3nForCausalLM" => AutoModel::Gemma3n(Gemma3nForCausalLM::load(cfg, weights)?),
             "Gemma4ForCausalLM" => AutoModel::Gemma4(Gemma4ForCausalLM::load(cfg, weights)?),
             "MiMoV2FlashForCausalLM" => AutoModel::MiMoV2Flash(MiMoV2FlashForCausalLM::load(cfg, weights)?),
             "PersimmonForCausalLM" => AutoModel::Persimmon(PersimmonForCausalLM::load(cfg, weights)?),
@@ -317,6 +318,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "Gemma3nTextModel"
             | "Gemma4TextModel"
             | "MiMoV2FlashModel"
             | "PersimmonModel"

@@ -138,6 +138,7 @@ pub use self::falcon::FalconForCausalLM;
 pub use self::falcon_h1::FalconH1ForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, VaultGemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
+pub use self::gemma3n::Gemma3nForCausalLM;
 pub use self::gemma4::{Gemma4ForCausalLM, Gemma4ForConditionalGeneration};
 pub use self::glm::GlmForCausalLM;
 pub use self::glm4_moe::Glm4MoeForCausalLM;
@@ -422,6 +423,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `Gemma3nForCausalLM` (Gemma 3n's text model)
+    Gemma3n(Gemma3nForCausalLM),
     /// `Gemma4ForCausalLM` (Gemma 4's text model)
     Gemma4(Gemma4ForCausalLM),
     /// `MiMoV2FlashForCausalLM` (MiMo-V2-Flash)
@@ -588,6 +591,7 @@ mod afmoe;
 mod architecture_tests;
 mod cwm;
 mod dbrx;
+mod gemma3n;
 mod gemma4;
 mod granite_swa;
 mod hy_v3;

@@ -611,6 +611,16 @@ fn gemma4_shared_kv_per_layer_inputs_and_mixtures() {
     assert!(err.contains("image inputs are not supported for Gemma4ForConditionalGeneration"), "{err}");
 }
 
+/// Gemma 3n: hidden streams with alternating updates and low-rank residuals, per-layer inputs
+/// whose table is smaller than the vocabulary, shared keys and values, MLP widths per layer and
+/// activation sparsity (the hidden states are the streams, the last one before their mean); four
+/// streams with the second active, from bf16, with 4.x-style RoPE bases.
+#[test]
+fn gemma3n_streams_and_sparse_activations() {
+    check("gemma3n");
+    check("gemma3n_typed");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.

@@ -43,7 +43,9 @@ impl CausalLm {
         }
         // LlamaConfig's and Gemma3TextConfig's `validate_architecture` (even with a `head_dim`).
         let model_type = cfg.get("model_type").and_then(serde_json::Value::as_str);
-        if matches!(model_type, Some("llama" | "gemma3_text")) && !hidden.is_multiple_of(heads) {
+        if matches!(model_type, Some("llama" | "gemma3_text" | "gemma3n_text"))
+            && !hidden.is_multiple_of(heads)
+        {
             return Err(Error::Config(format!(
                 "The hidden size ({hidden}) is not a multiple of the number of attention heads ({heads})."
             )));
@@ -246,13 +248,44 @@ impl CausalLm {
                         false => mlp,
                     }))
                 }
-                _ => Some(FeedForward::Dense(GatedMlp::load(
-                    &lv.pp("mlp"),
-                    hidden,
-                    spec.intermediate_per_layer.as_ref().map_or(intermediate, |w| w[i]),
-                    spec.act,
-                    spec.mlp_bias,
-                )?)),
+                _ => {
+                    let mlp = GatedMlp::load(
+                        &lv.pp("mlp"),
+                        hidden,
+                        spec.intermediate_per_layer.as_ref().map_or(intermediate, |w| w[i]),
+                        spec.act,
+                        spec.mlp_bias,
+                    )?;
+                    Some(FeedForward::Dense(match spec.activation_sparsity.as_ref().map(|s| s[i]) {
+                        Some(p) if p > 0.0 => {
+                            // (The quantile in float32, as transformers computes it.)
+                            mlp.with_glu(Glu::GaussianTopK { multiplier: normal_quantile(p) as f32 as f64 })
+                        }
+                        _ => mlp,
+                    }))
+                }
+            };
+            let altup = match spec.altup {
+                Some(a) => {
+                    let alt = lv.pp("altup").casting_matrices();
+                    let laurel = lv.pp("laurel").casting_matrices();
+                    let n = a.streams;
+                    Some(AltUpLayer {
+                        prediction_coefs: Linear::load(&alt.pp("prediction_coefs"), n, n * n, false)?,
+                        correction_coefs: Linear::load(&alt.pp("correction_coefs"), n, n, false)?,
+                        router: Linear::load(&alt.pp("modality_router"), hidden, n, false)?,
+                        router_norm: norm(&alt.pp("router_norm"), hidden)?,
+                        output_scale: match a.correct_scale {
+                            true => Some(alt.get("correct_output_scale", &[hidden])?),
+                            false => None,
+                        },
+                        laurel_left: Linear::load(&laurel.pp("linear_left"), hidden, a.laurel_rank, false)?,
+                        laurel_right: Linear::load(&laurel.pp("linear_right"), a.laurel_rank, hidden, false)?,
+                        laurel_norm: norm(&laurel.pp("post_laurel_norm"), hidden)?,
+                        active: a.active,
+                    })
+                }
+                None => None,
             };
             let experts_beside = match spec.experts_beside {
                 Some(moe) => {
@@ -376,6 +409,7 @@ impl CausalLm {
                 experts_beside,
                 per_layer,
                 scalar,
+                altup,
             });
         }
         let per_layer_inputs = match spec.per_layer_inputs {
@@ -393,6 +427,22 @@ impl CausalLm {
                     norm: norm(&model.pp("per_layer_projection_norm"), p.width)?,
                     layers: n_layers,
                     width: p.width,
+                    clamp_ids: p.clamp_ids,
+                })
+            }
+            None => None,
+        };
+        let streams = match spec.altup {
+            Some(a) => {
+                let plain = model.clone().casting_matrices();
+                let linears = |name: &str| -> Result<Vec<Linear>> {
+                    (0..a.streams.saturating_sub(1))
+                        .map(|j| Linear::load(&plain.pp(name).pp(j), hidden, hidden, false))
+                        .collect()
+                };
+                Some(AltUpStreams {
+                    projections: linears("altup_projections")?,
+                    unembed: linears("altup_unembed_projections")?,
                 })
             }
             None => None,
@@ -483,6 +533,7 @@ impl CausalLm {
             alibi_by_kept_tokens,
             per_layer_inputs,
             kv_read_later,
+            streams,
         };
         if packing {
             lm.pack_weights()?;
@@ -544,14 +595,28 @@ fn check_gemma4_layers(
     intermediate: usize,
 ) -> Result<()> {
     let lengths = [
+        spec.activation_sparsity.as_ref().map(Vec::len),
         spec.head_dims_per_layer.as_ref().map(Vec::len),
         spec.values_from_keys.as_ref().map(Vec::len),
         spec.kv_sources.as_ref().map(Vec::len),
         spec.intermediate_per_layer.as_ref().map(Vec::len),
     ];
+    if let Some(p) = spec.activation_sparsity.iter().flatten().find(|p| !(0.0..=1.0).contains(*p)) {
+        return Err(Error::Config(format!("activation_sparsity_pattern values must be in [0, 1], got {p}")));
+    }
+    if let Some(a) = spec
+        .altup
+        .filter(|a| a.streams == 0 || a.active >= a.streams || a.streams.checked_mul(a.streams).is_none())
+    {
+        return Err(Error::Config(format!(
+            "altup_active_idx ({}) must be below altup_num_inputs ({}), a positive number of streams",
+            a.active, a.streams
+        )));
+    }
     if lengths.iter().flatten().any(|&n| n != n_layers) {
         return Err(Error::Config(format!(
-            "the per-layer head widths, value choices, key/value sources and MLP widths need one entry per layer ({n_layers} layers)"
+            "the per-layer head widths, value choices, key/value sources, MLP widths and activation sparsities need one \
+             entry per layer ({n_layers} layers)"
         )));
     }
     let head_dim_of = |i: usize| spec.head_dims_per_layer.as_ref().map_or(head_dim, |w| w[i]);

@@ -19,6 +19,7 @@ impl CausalLm {
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
         let sinks = self.per_layer_inputs.is_some()
+            || self.streams.is_some()
             || self.layers.iter().any(|l| {
                 l.beside.is_some()
                     || l.chunk.is_some()

@@ -22,6 +22,8 @@ pub(super) struct PerLayerInputs {
     pub layers: usize,
     /// each layer's input width
     pub width: usize,
+    /// ids outside the table read its row 0 (see [`super::PerLayerInputsSpec::clamp_ids`])
+    pub clamp_ids: bool,
 }
 
 impl PerLayerInputs {
@@ -32,7 +34,14 @@ impl PerLayerInputs {
         let shape = [b, s, self.layers, self.width];
         // (The table's scale rounded to its dtype, as `Gemma4TextScaledWordEmbedding` applies it.)
         let scale = Tensor::full([], (self.width as f64).sqrt(), (embeds.dtype(), embeds.device()))?;
-        let tokens = self.embed.forward(ids)?.mul(&scale)?.reshape(shape)?;
+        let ids = if self.clamp_ids {
+            let rows = self.embed.weight.dims()[0] as i64;
+            let inside = ids.ge(0)?.logical_and(&ids.lt(rows)?)?;
+            Tensor::where_cond(&inside, ids, &ids.zeros_like()?)?
+        } else {
+            ids.clone()
+        };
+        let tokens = self.embed.forward(&ids)?.mul(&scale)?.reshape(shape)?;
         let context = self.projection.forward(embeds)?.mul((hidden as f64).powf(-0.5))?.reshape(shape)?;
         let context = self.norm.forward(&context)?;
         Ok(context.add(&tokens)?.mul(0.5f64.sqrt())?)
@@ -56,7 +65,12 @@ pub(super) struct PerLayerBlock {
 impl PerLayerBlock {
     /// `h` `[batch, seq, hidden]` with the layer's `input` `[batch, seq, width]` added.
     pub fn forward(&self, h: &Tensor, input: &Tensor) -> Result<Tensor> {
+        Ok(h.add(&self.delta(h, input)?)?)
+    }
+
+    /// What the block adds to `h`: `norm(projection(act(gate(h)) · input))`.
+    pub fn delta(&self, h: &Tensor, input: &Tensor) -> Result<Tensor> {
         let gated = self.act.forward(&self.gate.forward(h)?)?.mul(input)?;
-        Ok(h.add(&self.norm.forward(&self.projection.forward(&gated)?)?)?)
+        self.norm.forward(&self.projection.forward(&gated)?)
     }
 }

@@ -178,6 +178,11 @@ pub struct DecoderSpec {
     pub layer_scalar: bool,
     /// A mixture of experts beside each layer's dense MLP (Gemma 4's `enable_moe_block`).
     pub experts_beside: Option<ExpertsBesideSpec>,
+    /// Gemma 3n's alternating updates over several hidden streams, and its low-rank residuals.
+    pub altup: Option<AltUpSpec>,
+    /// Each layer's MLP keeps the top of its gate, by this sparsity (Gemma 3n's
+    /// `activation_sparsity_pattern`; 0: the whole gate); `None`: every layer keeps it all.
+    pub activation_sparsity: Option<Vec<f64>>,
     /// Qwen3.5's gated delta nets (`layers.{i}.linear_attn`) in place of attention.
     pub delta_net: Option<DeltaNetSpec>,
     /// Per layer, which of the token mixer and the feed-forward it has (Nemotron-H's blocks have
@@ -226,6 +231,22 @@ pub struct PerLayerInputsSpec {
     pub width: usize,
     /// the rows of their token table (`vocab_size_per_layer_input`)
     pub vocab: usize,
+    /// ids outside the table read its row 0 (Gemma 3n), rather than being refused
+    pub clamp_ids: bool,
+}
+
+/// Gemma 3n's alternating updates (see [`DecoderSpec::altup`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AltUpSpec {
+    /// the number of hidden streams (`altup_num_inputs`)
+    pub streams: usize,
+    /// the stream each layer runs on (`altup_active_idx`)
+    pub active: usize,
+    /// the corrected active stream is scaled before the per-layer input's block
+    /// (`altup_correct_scale`)
+    pub correct_scale: bool,
+    /// the rank of the low-rank residual beside attention (`laurel_rank`)
+    pub laurel_rank: usize,
 }
 
 /// The mixture of experts beside each of Gemma 4's dense MLPs (see
@@ -436,6 +457,8 @@ impl DecoderSpec {
             per_layer_inputs: None,
             layer_scalar: false,
             experts_beside: None,
+            altup: None,
+            activation_sparsity: None,
             delta_net: None,
             nope: vec![false; layers],
         })
