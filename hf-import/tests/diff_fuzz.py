@@ -1699,6 +1699,36 @@ def gen_gemma4(r, bidirectional=False):
     return tf.Gemma4ForCausalLM, tf.Gemma4TextConfig, c
 
 
+def gen_gemma3n(r):
+    """Gemma3nForCausalLM: 1-4 hidden streams with a random active one (output scale or not), random LAuReL ranks,
+    per-layer inputs of random width over a table smaller or larger than the vocabulary, random layer types and
+    sharing, per-layer MLP widths or one, random activation sparsities, random RoPE bases (4.x style at random)."""
+    c = decoder_common(r, "gemma3n")
+    c.pop("head_dim", None)
+    layers = r.randint(1, 5)
+    types = [r.choice(["sliding_attention", "full_attention"]) for _ in range(layers)]
+    streams = r.randint(1, 4)
+    shared = [n for n in range(layers) if set(types[: layers - n]) == set(types)]
+    c.update(num_hidden_layers=layers, layer_types=types, head_dim=r.choice([4, 8, 16]),
+             sliding_window=r.choice([2, 3, 5]), altup_num_inputs=streams, altup_active_idx=r.randrange(streams),
+             altup_correct_scale=r.random() < 0.7, laurel_rank=r.choice([1, 2, 4]),
+             hidden_size_per_layer_input=r.choice([2, 4, 8]),
+             vocab_size_per_layer_input=max(4, c["vocab_size"] + r.choice([-10, 0, 7])),
+             num_kv_shared_layers=r.choice(shared),
+             activation_sparsity_pattern=[r.choice([0.0, 0.0, 0.5, 0.95]) for _ in range(layers)],
+             hidden_activation=r.choice(["gelu_pytorch_tanh", "gelu_pytorch_tanh", "silu"]),
+             final_logit_softcapping=r.choice([5.0, 30.0]), attention_bias=r.random() < 0.2)
+    if r.random() < 0.5:
+        c["intermediate_size"] = [r.choice([16, 24, 40]) for _ in range(layers)]
+    if r.random() < 0.5:
+        c["rope_parameters"] = {"full_attention": rope_for(r, c["head_dim"], c["max_position_embeddings"],
+                                                           ("default", "linear", "yarn")),
+                                "sliding_attention": {"rope_type": "default", "rope_theta": r.choice([10.0, 10000.0])}}
+    elif r.random() < 0.5:
+        c.update(rope_theta=r.choice([100.0, 1e6]), rope_local_base_freq=r.choice([10.0, 10000.0]))
+    return tf.Gemma3nForCausalLM, tf.Gemma3nTextConfig, c
+
+
 def gen_gemma4_mm(r):
     """Gemma4ForConditionalGeneration on text: a random Gemma 4 text model without vision or audio towers, the head
     tied by the outer flag or not."""
@@ -2311,6 +2341,7 @@ FAMILIES = {
     "gemma4": gen_gemma4,
     "gemma4_bidir": lambda r: gen_gemma4(r, bidirectional=True),
     "gemma4_mm": gen_gemma4_mm,
+    "gemma3n": gen_gemma3n,
     "persimmon": gen_persimmon,
     "persimmon_cls": decoder_cls(gen_persimmon, tf.PersimmonForSequenceClassification),
     "persimmon_tok": decoder_tok(gen_persimmon, tf.PersimmonForTokenClassification),

@@ -1438,6 +1438,38 @@ def gemma4_text():
           332)
 
 
+def gemma3n_multimodal():
+    """`gemma3n_mm`: the `gemma3n` checkpoint as `Gemma3nForConditionalGeneration` keeps it (`model.language_model.*`,
+    the head tied by the outer flag) beside stand-ins for its vision and audio towers and embedders, whose tokens start
+    at the towers' `vocab_offset`s (200 and 210 here, past the tiny vocabulary). Building the real class needs timm, so
+    the goldens are the text model's, which for text ids below the offsets is exactly what
+    `Gemma3nModel.forward` computes (the same embeddings, per-layer inputs and language model)."""
+    if ONLY and "gemma3n_mm" not in ONLY:
+        return
+    src, path = OUT / "gemma3n", OUT / "gemma3n_mm"
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir()
+    text = json.loads((src / "config.json").read_text())
+    for key in ("architectures", "dtype", "transformers_version", "tie_word_embeddings"):
+        text.pop(key, None)
+    cfg = {"architectures": ["Gemma3nForConditionalGeneration"], "model_type": "gemma3n", "dtype": "float32",
+           "text_config": text, "tie_word_embeddings": True, "transformers_version": "5.24.0",
+           "vision_config": {"model_type": "gemma3n_vision", "vocab_offset": 200, "vocab_size": 8, "hidden_size": 8},
+           "audio_config": {"model_type": "gemma3n_audio", "vocab_offset": 210, "vocab_size": 8, "hidden_size": 8}}
+    (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    weights = {k.replace("model.", "model.language_model.", 1): v for k, v in load_file(str(src / "model.safetensors")).items()}
+    g = torch.Generator().manual_seed(336)
+    for name, shape in [("model.vision_tower.timm_model.conv_stem.conv.weight", (8, 3, 3, 3)),
+                        ("model.embed_vision.embedding.weight", (8, 8)),
+                        ("model.audio_tower.subsample_conv_projection.input_proj_linear.weight", (8, 8)),
+                        ("model.embed_audio.embedding.weight", (8, 8))]:
+        weights[name] = torch.randn(shape, generator=g)
+    save_file(weights, str(path / "model.safetensors"), metadata={"format": "pt"})
+    for golden in ("expected.safetensors", "generate.safetensors"):
+        shutil.copy(src / golden, path / golden)
+    print(f"gemma3n_mm: {len(weights)} tensors")
+
+
 def gemma3n_text():
     """Gemma 3n: three hidden streams (AltUp) with LAuReL residuals, per-layer inputs whose table (64 rows) is smaller
     than the vocabulary (ids past it read row 0), the last two layers reading earlier layers' keys and values, MLP
@@ -1457,6 +1489,7 @@ def gemma3n_text():
                  layer_types=["sliding_attention", "full_attention", "sliding_attention"],
                  rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
                                   "full_attention": {"rope_type": "default", "rope_theta": 1000.0}})
+    gemma3n_multimodal()
     if build("gemma3n_typed", tf.Gemma3nForCausalLM, tf.Gemma3nTextConfig(**typed), 335, dtype=torch.bfloat16):
         # The RoPE bases as 4.x configs name them.
         path = OUT / "gemma3n_typed"

@@ -113,6 +113,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("mistral3", "Mistral3ForConditionalGeneration"),
         ("llama4", "Llama4ForConditionalGeneration"),
         ("gemma4", "Gemma4ForConditionalGeneration"),
+        ("gemma3n", "Gemma3nForConditionalGeneration"),
         ("fuyu", "FuyuForCausalLM"),
         ("gemma3_text", "Gemma3ForCausalLM"),
         ("llama", "LlamaForCausalLM"),
@@ -248,7 +249,10 @@ fn the_model_type_decides_the_family_for_every_pair() {
         let base = family.map(|f| format!("{f}Model")).filter(|_| {
             !model_type.starts_with("gemma3")
                 && !model_type.starts_with("qwen3_5")
-                && !matches!(model_type, "llama4_text" | "gemma4_text" | "gemma4" | "gemma3n_text" | "fuyu")
+                && !matches!(
+                    model_type,
+                    "llama4_text" | "gemma4_text" | "gemma4" | "gemma3n_text" | "gemma3n" | "fuyu"
+                )
         });
         for (_, family) in encoders {
             for head in encoder_heads {

@@ -120,6 +120,9 @@ impl AutoModel {
         if let AutoModel::Llama4ForConditionalGeneration(_) = self {
             mistral3::check_text_only(inputs, "Llama4ForConditionalGeneration")?;
         }
+        if let AutoModel::Gemma3nForConditionalGeneration(m) = self {
+            m.check_text_only(inputs)?;
+        }
         if let AutoModel::Gemma4ForConditionalGeneration(_) = self {
             mistral3::check_text_only(inputs, "Gemma4ForConditionalGeneration")?;
         }

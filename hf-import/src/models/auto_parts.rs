@@ -123,6 +123,7 @@ impl AutoModel {
             AutoModel::Mistral3ForConditionalGeneration(m) => Some(m),
             AutoModel::Llama4ForConditionalGeneration(m) => Some(m),
             AutoModel::Gemma4ForConditionalGeneration(m) => Some(m),
+            AutoModel::Gemma3nForConditionalGeneration(m) => Some(m),
             AutoModel::Llama(m) => Some(m),
             AutoModel::Phi3(m) => Some(m),
             AutoModel::Gpt2(m) => Some(m),

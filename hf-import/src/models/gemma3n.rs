@@ -15,10 +15,14 @@
 //!   (`activation_sparsity_pattern`: the gate less `mean + std · Φ⁻¹(p)`, clamped at zero);
 //! - final logit soft-capping (`final_logit_softcapping`, default 30).
 
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{DType, Tensor};
 use serde_json::Value;
 
 use super::decoder::{AltUpSpec, CausalLm, DecoderSpec, PerLayerInputsSpec};
 use super::family::causal_lm_newtype;
+use super::gemma3_multimodal::{inherit_outer_flags, with_language_model};
 use super::gemma4::kv_sources;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -36,6 +40,93 @@ impl Gemma3nForCausalLM {
         let (cfg, widths) = decoder_config(cfg)?;
         Ok(Gemma3nForCausalLM(CausalLm::load(&cfg, weights, spec(&cfg, widths)?)?))
     }
+}
+
+/// transformers' `Gemma3nForConditionalGeneration` (`model_type` `gemma3n`: Gemma 3n E2B and E4B)
+/// for text: its language model (`model.language_model.*`), the vision and audio towers and their
+/// embedders never read. Image and audio inputs are refused, and so are the ids from the vision
+/// embedder's `vocab_offset` on (soft tokens the towers' embedders would embed).
+#[derive(Debug, Clone)]
+pub struct Gemma3nForConditionalGeneration {
+    model: CausalLm,
+    /// the first id of the multimodal embedders' vocabularies
+    multimodal_from: i64,
+}
+
+impl Gemma3nForConditionalGeneration {
+    /// Loads the language model of a `gemma3n` checkpoint.
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let text = text_config(cfg)?;
+        let model = with_language_model(weights, |w| Ok(Gemma3nForCausalLM::load(&text, w)?.0))?;
+        let offset = |tower: &str, default: usize| -> Result<usize> {
+            match cfg.get(tower) {
+                Some(Value::Object(m)) => Config::from_map(m.clone()).usize_or("vocab_offset", default),
+                _ => Ok(default),
+            }
+        };
+        let first = offset("vision_config", 262_144)?.min(offset("audio_config", 262_272)?);
+        Ok(Gemma3nForConditionalGeneration {
+            model,
+            multimodal_from: i64::try_from(first).unwrap_or(i64::MAX),
+        })
+    }
+
+    /// Refuses image and audio inputs, and `input_ids` of the multimodal embedders' tokens.
+    pub(crate) fn check_text_only(&self, inputs: &BTreeMap<String, Tensor>) -> Result<()> {
+        const MEDIA: &[&str] = &["pixel_values", "input_features", "input_features_mask"];
+        if let Some(name) = inputs.keys().find(|k| MEDIA.contains(&k.as_str())) {
+            return Err(Error::Unsupported(format!(
+                "input '{name}': image and audio inputs are not supported for Gemma3nForConditionalGeneration \
+                 (hf-import runs its language model on text only)"
+            )));
+        }
+        if let Some(ids) = inputs.get("input_ids") {
+            super::check_input_dtype("input_ids", ids)?;
+            let ids = ids.to_dtype(DType::I64)?.to_vec::<i64>()?;
+            if let Some(id) = ids.iter().find(|&&id| id >= self.multimodal_from) {
+                return Err(Error::Unsupported(format!(
+                    "input_ids hold {id}, an id of the multimodal embedders (from {}): only text tokens are supported \
+                     for Gemma3nForConditionalGeneration",
+                    self.multimodal_from
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Gemma3nForConditionalGeneration {
+    type Target = CausalLm;
+    fn deref(&self) -> &Self::Target {
+        &self.model
+    }
+}
+
+/// `Gemma3nTextConfig`'s defaults for the keys the decoder requires, where a `text_config` leaves
+/// them out.
+const TEXT_DEFAULTS: &[(&str, u64)] = &[
+    ("vocab_size", 262_400),
+    ("hidden_size", 2048),
+    ("intermediate_size", 16_384),
+    ("num_hidden_layers", 35),
+    ("num_attention_heads", 8),
+    ("max_position_embeddings", 32_768),
+];
+
+/// The text model's config of a `gemma3n` config (`text_config`, with `Gemma3nTextConfig`'s
+/// defaults where it is absent), with the outer `tie_word_embeddings` (default true) and dtype.
+fn text_config(cfg: &Config) -> Result<Config> {
+    let mut text = match cfg.get("text_config") {
+        None => serde_json::Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
+    };
+    text.insert("model_type".into(), Value::from("gemma3n_text"));
+    for (key, default) in TEXT_DEFAULTS {
+        text.entry(*key).or_insert_with(|| Value::from(*default));
+    }
+    inherit_outer_flags(&mut text, cfg, true)?;
+    Ok(Config::from_map(text))
 }
 
 /// The config with a single `intermediate_size` (the first of a per-layer list) for the decoder,

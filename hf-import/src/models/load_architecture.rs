@@ -116,6 +116,9 @@ impl AutoModel {
             "Gemma3ForCausalLM" => {
                 AutoModel::Gemma3(Gemma3ForCausalLM(gemma3_multimodal::load_text_model(cfg, weights)?))
             }
+            "Gemma3nForConditionalGeneration" => AutoModel::Gemma3nForConditionalGeneration(
+                Gemma3nForConditionalGeneration::load(cfg, weights)?,
+            ),
             "Gemma4ForConditionalGeneration" => {
                 AutoModel::Gemma4ForConditionalGeneration(Gemma4ForConditionalGeneration::load(cfg, weights)?)
             }

@@ -138,7 +138,7 @@ pub use self::falcon::FalconForCausalLM;
 pub use self::falcon_h1::FalconH1ForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, VaultGemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
-pub use self::gemma3n::Gemma3nForCausalLM;
+pub use self::gemma3n::{Gemma3nForCausalLM, Gemma3nForConditionalGeneration};
 pub use self::gemma4::{Gemma4ForCausalLM, Gemma4ForConditionalGeneration};
 pub use self::glm::GlmForCausalLM;
 pub use self::glm4_moe::Glm4MoeForCausalLM;
@@ -269,6 +269,8 @@ pub enum AutoModel {
     Mistral3ForConditionalGeneration(Mistral3ForConditionalGeneration),
     /// `Llama4ForConditionalGeneration` (Llama 4 Scout and Maverick): its language model, run on text
     Llama4ForConditionalGeneration(Llama4ForConditionalGeneration),
+    /// `Gemma3nForConditionalGeneration` (Gemma 3n): its language model, run on text
+    Gemma3nForConditionalGeneration(Gemma3nForConditionalGeneration),
     /// `Gemma4ForConditionalGeneration` (Gemma 4): its language model, run on text
     Gemma4ForConditionalGeneration(Gemma4ForConditionalGeneration),
     /// `LlamaForCausalLM`
@@ -579,6 +581,7 @@ impl AutoModel {
                 | "Mistral3ForConditionalGeneration"
                 | "Llama4ForConditionalGeneration"
                 | "Gemma4ForConditionalGeneration"
+                | "Gemma3nForConditionalGeneration"
                 | "FuyuForCausalLM",
             ) => gemma3_multimodal::language_model_weights(weights),
             _ => weights,

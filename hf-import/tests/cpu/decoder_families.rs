@@ -614,11 +614,30 @@ fn gemma4_shared_kv_per_layer_inputs_and_mixtures() {
 /// Gemma 3n: hidden streams with alternating updates and low-rank residuals, per-layer inputs
 /// whose table is smaller than the vocabulary, shared keys and values, MLP widths per layer and
 /// activation sparsity (the hidden states are the streams, the last one before their mean); four
-/// streams with the second active, from bf16, with 4.x-style RoPE bases.
+/// streams with the second active, from bf16, with 4.x-style RoPE bases; Gemma3nForConditionalGeneration
+/// on text, refusing media inputs and the multimodal embedders' ids.
 #[test]
 fn gemma3n_streams_and_sparse_activations() {
     check("gemma3n");
     check("gemma3n_typed");
+    check("gemma3n_mm");
+    let dir = fixture("gemma3n_mm");
+    let weights = Weights::load(&dir, None).unwrap();
+    let (mut inputs, _) = golden("gemma3n_mm");
+    // (The fixture's vision tokens start at 200; from 50, its id 99 is one.)
+    let cfg = Config::load(&dir).unwrap();
+    let mut json = cfg.json().clone();
+    json["vision_config"]["vocab_offset"] = serde_json::json!(50);
+    let model = AutoModel::load(&Config::from_map(json), &weights).unwrap();
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("input_ids hold 99, an id of the multimodal embedders (from 50)"), "{err}");
+    let model = AutoModel::load(&cfg, &weights).unwrap();
+    inputs.insert("input_features".into(), Tensor::zeros([1, 8, 128], DType::F32).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(
+        err.contains("image and audio inputs are not supported for Gemma3nForConditionalGeneration"),
+        "{err}"
+    );
 }
 
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
