@@ -1198,6 +1198,22 @@ def main():
     build("mimo_v2_flash_odd", tf.MiMoV2FlashForCausalLM, tf.MiMoV2FlashConfig(**dict(mimo, head_dim=16)), 329)
     gemma4_text()
     gemma3n_text()
+    # Mistral 4: DeepSeek-V3's latent attention (q through a low rank, interleaved RoPE) with the query scale past 4
+    # positions, YaRN, a dense first layer, then a softmax router over 2 groups (1 kept) scaled by 2, a shared expert;
+    # `_plain` (bf16): q projected at full rank, RoPE over halves, one group, unscaled, YaRN without mscale (transformers'
+    # Mistral 4 rotates the right width only under a rope type that reads the dict's partial_rotary_factor).
+    m4 = dict(DECODER, num_hidden_layers=3, num_key_value_heads=4, q_lora_rank=16, kv_lora_rank=8, qk_nope_head_dim=8,
+              qk_rope_head_dim=4, v_head_dim=8, n_routed_experts=4, num_experts_per_tok=2, n_group=2, topk_group=1,
+              n_shared_experts=1, moe_intermediate_size=12, first_k_dense_replace=1, routed_scaling_factor=2.0,
+              pad_token_id=0, eos_token_id=2, bos_token_id=1,
+              rope_parameters={"rope_type": "yarn", "rope_theta": 100.0, "factor": 4.0, "original_max_position_embeddings": 4,
+                               "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0, "mscale": 1.0,
+                               "llama_4_scaling_beta": 0.1})
+    build("mistral4", tf.Mistral4ForCausalLM, tf.Mistral4Config(**m4), 337)
+    m4_plain = dict(m4, q_lora_rank=None, rope_interleave=False, n_group=1, topk_group=1, routed_scaling_factor=1.0,
+                    rope_parameters={"rope_type": "yarn", "rope_theta": 1000.0, "factor": 2.0,
+                                     "original_max_position_embeddings": 3, "llama_4_scaling_beta": 0.5})
+    build("mistral4_plain", tf.Mistral4ForCausalLM, tf.Mistral4Config(**m4_plain), 338, dtype=torch.bfloat16)
     build("afmoe_plain", tf.AfmoeForCausalLM,
           tf.AfmoeConfig(**afmoe, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
                          num_dense_layers=0, num_shared_experts=1, attention_bias=True), 307, dtype=torch.bfloat16)

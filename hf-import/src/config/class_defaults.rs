@@ -371,6 +371,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "mistral4",
+        &[
+            ("hidden_size", 4096),
+            ("vocab_size", 131072),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 12288),
+            ("num_hidden_layers", 36),
+            ("max_position_embeddings", 1048576),
+        ],
+    ),
+    (
         "gemma3n_text",
         &[
             ("hidden_size", 2048),

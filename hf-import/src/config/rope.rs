@@ -139,6 +139,10 @@ impl Config {
             None => self.f64_or("partial_rotary_factor", 1.0)?,
         };
         let scaling = self.parse_scaling(params, nested, &top)?;
+        // (Mistral 4's dict names the rotated share of its latent heads, `qk_rope_head_dim /
+        // head_dim`: its rotary width is that share already.)
+        let partial =
+            if self.get("model_type").and_then(Value::as_str) == Some("mistral4") { 1.0 } else { partial };
         // (Proportional RoPE rotates the whole head, the share being of its angles that turn.)
         let (scaling, partial) = match scaling {
             RopeScaling::Proportional { factor, .. } if (0.0..=1.0).contains(&partial) => {

@@ -95,6 +95,15 @@ pub enum Scoring {
         /// the soft cap `c`
         softcap: Option<f64>,
     },
+    /// Mistral 4: a softmax of the router's logits (rounded to the model dtype); experts chosen
+    /// among the `top_groups` of `groups` groups whose two best scores sum highest (the others'
+    /// scores 0), weighted by their scores (renormalised over `sum + 1e-20`).
+    GroupedSoftmax {
+        /// `n_group`
+        groups: usize,
+        /// `topk_group`
+        top_groups: usize,
+    },
     /// Llama 4: the `top_k` largest logits (in the model dtype) chosen, each weighted by its
     /// sigmoid (in float32, rounded to the model dtype), the weight scaling the expert's input
     /// rather than its output.
@@ -147,13 +156,14 @@ impl Routing {
             | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
             Scoring::DeepseekV2 { groups: Some((g, k)) } => (g, k, 0.0),
             Scoring::DeepseekV3 { groups, top_groups } => (groups, top_groups, f32::NEG_INFINITY),
+            Scoring::GroupedSoftmax { groups, top_groups } => (groups, top_groups, 0.0),
         };
         if groups > 1 {
             let size = n / groups;
             let group_score = |g: &[f32]| -> f32 {
                 match self.scoring {
-                    // The sum of its two best (DeepSeek-V3), else its best.
-                    Scoring::DeepseekV3 { .. } => {
+                    // The sum of its two best (DeepSeek-V3, Mistral 4), else its best.
+                    Scoring::DeepseekV3 { .. } | Scoring::GroupedSoftmax { .. } => {
                         let mut best = g.to_vec();
                         best.sort_by(|a, b| b.total_cmp(a));
                         best.iter().take(2).sum()
@@ -181,11 +191,14 @@ impl Routing {
             let sum: f32 = exp.iter().sum();
             return chosen.into_iter().zip(exp).map(|(e, x)| (e, x / sum)).collect();
         }
-        // DeepSeek-V2 weighs by the masked scores, V3 by the unbiased ones.
-        let weight = |e: usize| if bias.is_some() { p[e] } else { choice[e] };
+        // DeepSeek-V2 weighs by the masked scores, V3 (and Mistral 4) by the unbiased ones.
+        let unmasked = bias.is_some() || matches!(self.scoring, Scoring::GroupedSoftmax { .. });
+        let weight = |e: usize| if unmasked { p[e] } else { choice[e] };
         let sum: f32 = chosen.iter().map(|&e| weight(e)).sum();
         let denominator = match self.scoring {
-            Scoring::DeepseekV3 { .. } | Scoring::BiasedSigmoid { .. } => sum + 1e-20,
+            Scoring::DeepseekV3 { .. } | Scoring::BiasedSigmoid { .. } | Scoring::GroupedSoftmax { .. } => {
+                sum + 1e-20
+            }
             Scoring::Sigmoid { .. } => sum + 1e-6,
             Scoring::BiasedSoftmax => sum.max(1e-12),
             _ => sum,
@@ -422,7 +435,10 @@ impl SparseMoe {
             Scoring::Softmax
             | Scoring::SoftmaxOfTopK
             | Scoring::SparseMixer { .. }
-            | Scoring::SigmoidOnInputs => (Linear::load(&vars.pp("gate"), hidden, experts, biased)?, None),
+            | Scoring::SigmoidOnInputs
+            | Scoring::GroupedSoftmax { .. } => {
+                (Linear::load(&vars.pp("gate"), hidden, experts, biased)?, None)
+            }
             Scoring::Sigmoid { biased: expert_bias } => {
                 let correction = match expert_bias {
                     true => Some(
@@ -474,9 +490,12 @@ impl SparseMoe {
             }
         };
         if let Scoring::DeepseekV2 { groups: Some((n, k)) }
-        | Scoring::DeepseekV3 { groups: n, top_groups: k } = routing.scoring
+        | Scoring::DeepseekV3 { groups: n, top_groups: k }
+        | Scoring::GroupedSoftmax { groups: n, top_groups: k } = routing.scoring
         {
-            let fewest = if matches!(routing.scoring, Scoring::DeepseekV3 { .. }) { 2 } else { 1 };
+            let two_best =
+                matches!(routing.scoring, Scoring::DeepseekV3 { .. } | Scoring::GroupedSoftmax { .. });
+            let fewest = if two_best { 2 } else { 1 };
             if n == 0 || !experts.is_multiple_of(n) || experts / n < fewest || k == 0 || k > n {
                 return Err(Error::Config(format!(
                     "n_group ({n}) must divide the {experts} experts into groups of at least {fewest}, \
@@ -581,6 +600,14 @@ impl SparseMoe {
                 self.router.forward(&routed.to_dtype(DType::F32)?)?.softmax(-1, None)?
             }
             Scoring::DeepseekV3 { .. } => self.router.forward(&routed.to_dtype(DType::F32)?)?.sigmoid()?,
+            Scoring::GroupedSoftmax { .. } => {
+                let logits = self.router.forward(&routed)?;
+                logits
+                    .to_dtype(DType::F32)?
+                    .softmax(-1, None)?
+                    .to_dtype(logits.dtype())?
+                    .to_dtype(DType::F32)?
+            }
             Scoring::Sigmoid { .. } => self.router.forward(&routed)?.sigmoid()?.to_dtype(DType::F32)?,
             Scoring::BiasedSigmoid { softcap } => {
                 let logits = self.router.forward(&routed)?.to_dtype(DType::F32)?;

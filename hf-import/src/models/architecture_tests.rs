@@ -185,6 +185,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("mistral4", "Mistral4ForCausalLM"),
         ("gemma3n_text", "Gemma3nForCausalLM"),
         ("gemma4_text", "Gemma4ForCausalLM"),
         ("mimo_v2_flash", "MiMoV2FlashForCausalLM"),
@@ -330,6 +331,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "biogpt"
                                 | "bloom"
                                 | "deepseek_v3"
+                                | "mistral4"
                                 | "exaone4"
                                 | "falcon"
                                 | "gemma"

@@ -87,9 +87,24 @@ pub(super) fn v3_latent_spec(cfg: &Config) -> Result<DecoderSpec> {
 
 /// Llama's decoder (no MLP biases) with latent attention, scaled as YaRN asks.
 fn latent_spec(cfg: &Config, version: Version) -> Result<DecoderSpec> {
+    if version == Version::V2
+        && !cfg.usize("hidden_size")?.is_multiple_of(cfg.usize("num_attention_heads")?.max(1))
+    {
+        // `DeepseekV2Config.validate_architecture`.
+        return Err(Error::Config(format!(
+            "The hidden size ({}) is not a multiple of the number of attention heads ({}).",
+            cfg.usize("hidden_size")?,
+            cfg.usize("num_attention_heads")?
+        )));
+    }
+    latent_spec_with(cfg, latent_dims(cfg, version)?)
+}
+
+/// Llama's decoder (no MLP biases) with latent attention of `dims`, scaled as YaRN asks (V2, V3,
+/// and Mistral 4 with widths of its own).
+pub(super) fn latent_spec_with(cfg: &Config, dims: LatentDims) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     spec.mlp_bias = false;
-    let dims = latent_dims(cfg, version)?;
     let heads = cfg.usize("num_attention_heads")?;
     if let Some(kv) = cfg.nullable_usize_or("num_key_value_heads", None)? {
         if kv != heads {
@@ -99,13 +114,6 @@ fn latent_spec(cfg: &Config, version: Version) -> Result<DecoderSpec> {
                  must equal num_attention_heads ({heads})"
             )));
         }
-    }
-    if version == Version::V2 && !cfg.usize("hidden_size")?.is_multiple_of(heads.max(1)) {
-        // `DeepseekV2Config.validate_architecture`.
-        return Err(Error::Config(format!(
-            "The hidden size ({}) is not a multiple of the number of attention heads ({heads}).",
-            cfg.usize("hidden_size")?
-        )));
     }
     spec.attention_scale = Some(attention_scale(cfg, dims.qk())?);
     spec.latent = Some(dims);
@@ -229,7 +237,12 @@ pub(super) fn sparse_layers_by_type(cfg: &Config, layers: usize) -> Result<Optio
 }
 
 /// The mixture's sizes and layers read with `d`'s defaults, routed by `scoring`.
-fn routed_mixture(cfg: &Config, d: MixtureDefaults, scoring: Scoring, normalize: bool) -> Result<MoeSpec> {
+pub(super) fn routed_mixture(
+    cfg: &Config,
+    d: MixtureDefaults,
+    scoring: Scoring,
+    normalize: bool,
+) -> Result<MoeSpec> {
     let layers = cfg.layers("num_hidden_layers")?;
     let required = |key: &str, v: Option<usize>| {
         v.ok_or_else(|| Error::Config(format!("{key} is missing or null: the mixture needs it")))

@@ -186,6 +186,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "Mistral4ForCausalLM" => AutoModel::Mistral4(Mistral4ForCausalLM::load(cfg, weights)?),
             "Gemma3nForCausalLM" => AutoModel::Gemma3n(Gemma3nForCausalLM::load(cfg, weights)?),
             "Gemma4ForCausalLM" => AutoModel::Gemma4(Gemma4ForCausalLM::load(cfg, weights)?),
             "MiMoV2FlashForCausalLM" => AutoModel::MiMoV2Flash(MiMoV2FlashForCausalLM::load(cfg, weights)?),
@@ -321,6 +322,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "Mistral4Model"
             | "Gemma3nTextModel"
             | "Gemma4TextModel"
             | "MiMoV2FlashModel"
@@ -389,6 +391,7 @@ impl AutoModel {
             | "ArceeForSequenceClassification"
             | "DeepseekV2ForSequenceClassification"
             | "DeepseekV3ForSequenceClassification"
+            | "Mistral4ForSequenceClassification"
             | "GptOssForSequenceClassification"
             | "HunYuanDenseV1ForSequenceClassification"
             | "MinistralForSequenceClassification"

@@ -171,6 +171,7 @@ pub use self::ministral::MinistralForCausalLM;
 pub use self::ministral3::Ministral3ForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::mistral3::Mistral3ForConditionalGeneration;
+pub use self::mistral4::Mistral4ForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
@@ -425,6 +426,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `Mistral4ForCausalLM` (Mistral 4)
+    Mistral4(Mistral4ForCausalLM),
     /// `Gemma3nForCausalLM` (Gemma 3n's text model)
     Gemma3n(Gemma3nForCausalLM),
     /// `Gemma4ForCausalLM` (Gemma 4's text model)
@@ -605,6 +608,7 @@ mod llama4;
 mod mellum;
 mod mimo_v2_flash;
 mod minicpm3;
+mod mistral4;
 mod persimmon;
 mod solar_open;
 mod youtu;

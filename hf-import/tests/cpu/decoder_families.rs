@@ -640,6 +640,15 @@ fn gemma3n_streams_and_sparse_activations() {
     );
 }
 
+/// Mistral 4: DeepSeek-V3's latent attention with Ministral 3's query scale under YaRN, a softmax
+/// router over groups, scaled, beside a shared expert; at full query rank with RoPE over halves,
+/// from bf16.
+#[test]
+fn mistral4_latent_attention_and_grouped_softmax() {
+    check("mistral4");
+    check("mistral4_plain");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.
