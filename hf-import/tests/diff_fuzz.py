@@ -1753,6 +1753,24 @@ def gen_mistral4(r):
     return tf.Mistral4ForCausalLM, tf.Mistral4Config, c
 
 
+def gen_flint(r):
+    """FlintForCausalLM: random layer types (or the class's), sinks, dense layers listed (or the class's first two),
+    float32 sigmoid routing renormalised or not, a shared expert of random width."""
+    c = decoder_common(r, "flint")
+    c["head_dim"] = r.choice([4, 8, 16])
+    layers = c["num_hidden_layers"] = r.randint(1, 5)
+    experts = r.randint(2, 6)
+    c.update(num_experts=experts, num_experts_per_tok=r.randint(1, min(3, experts)), moe_intermediate_size=r.choice([8, 12]),
+             shared_expert_intermediate_size=r.choice([8, 16]), norm_topk_prob=r.random() < 0.7,
+             sliding_window=r.choice([2, 3, 5]), attention_bias=r.random() < 0.2)
+    if r.random() < 0.5:
+        c["layer_types"] = [r.choice(["sliding_attention", "full_attention"]) for _ in range(layers)]
+    if r.random() < 0.5:
+        c["mlp_only_layers"] = [i for i in range(layers) if r.random() < 0.4]
+    c["rope_parameters"] = rope_for(r, c["head_dim"], c["max_position_embeddings"])
+    return tf.FlintForCausalLM, tf.FlintConfig, c
+
+
 def gen_gemma4_mm(r):
     """Gemma4ForConditionalGeneration on text: a random Gemma 4 text model without vision or audio towers, the head
     tied by the outer flag or not."""
@@ -2367,6 +2385,7 @@ FAMILIES = {
     "gemma4_mm": gen_gemma4_mm,
     "gemma3n": gen_gemma3n,
     "mistral4": gen_mistral4,
+    "flint": gen_flint,
     "mistral4_cls": decoder_cls(gen_mistral4, tf.Mistral4ForSequenceClassification),
     "mistral4_tok": decoder_tok(gen_mistral4, tf.Mistral4ForTokenClassification),
     "persimmon": gen_persimmon,
@@ -2665,7 +2684,7 @@ def to_v4(path):
     """Rewrites config.json in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling); False (nothing
     written) for the model types transformers 4.x never had."""
     cfg = json.loads((path / "config.json").read_text())
-    if cfg.get("model_type") in ("mellum", "laguna", "mimo_v2_flash", "gemma4_text", "gemma4", "mistral4"):
+    if cfg.get("model_type") in ("mellum", "laguna", "mimo_v2_flash", "gemma4_text", "gemma4", "mistral4", "flint"):
         return False
     rope = cfg.get("rope_parameters")
     if isinstance(rope, dict) and "rope_type" in rope:

@@ -1210,6 +1210,17 @@ def main():
                                "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0, "mscale": 1.0,
                                "llama_4_scaling_beta": 0.1})
     build("mistral4", tf.Mistral4ForCausalLM, tf.Mistral4Config(**m4), 337)
+    # Flint: the class's layer types (full, without RoPE, on the first two and the last) with sinks everywhere, dense
+    # first two layers, then float32 sigmoid routing (top-2 of 4, renormalised) beside an ungated shared expert;
+    # `_typed` (bf16): layer types and dense layers given, not renormalised.
+    flint = dict(DECODER, num_hidden_layers=5, head_dim=8, sliding_window=3, num_experts=4, num_experts_per_tok=2,
+                 moe_intermediate_size=12, shared_expert_intermediate_size=16, pad_token_id=0, eos_token_id=2,
+                 bos_token_id=1, rope_parameters={"rope_type": "default", "rope_theta": 100.0})
+    build("flint", tf.FlintForCausalLM, tf.FlintConfig(**flint), 339)
+    build("flint_typed", tf.FlintForCausalLM,
+          tf.FlintConfig(**dict(flint, num_hidden_layers=3, mlp_only_layers=[1], norm_topk_prob=False,
+                                layer_types=["sliding_attention", "full_attention", "sliding_attention"])),
+          340, dtype=torch.bfloat16)
     m4_plain = dict(m4, q_lora_rank=None, rope_interleave=False, n_group=1, topk_group=1, routed_scaling_factor=1.0,
                     rope_parameters={"rope_type": "yarn", "rope_theta": 1000.0, "factor": 2.0,
                                      "original_max_position_embeddings": 3, "llama_4_scaling_beta": 0.5})

@@ -218,6 +218,8 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "gemma3n_mm",
         "mistral4",
         "mistral4_plain",
+        "flint",
+        "flint_typed",
     ];
     let mut fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     // (A padded query whose chunk holds only padding attends to every key alike, as in transformers:

@@ -371,6 +371,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "flint",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 150144),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 6144),
+            ("num_hidden_layers", 49),
+            ("max_position_embeddings", 262144),
+        ],
+    ),
+    (
         "mistral4",
         &[
             ("hidden_size", 4096),

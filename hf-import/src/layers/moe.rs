@@ -95,6 +95,9 @@ pub enum Scoring {
         /// the soft cap `c`
         softcap: Option<f64>,
     },
+    /// Flint: the router in float32 (its weight kept so), sigmoid scores, the `top_k` best
+    /// weighted by them (renormalised with `normalize`).
+    Float32Sigmoid,
     /// Mistral 4: a softmax of the router's logits (rounded to the model dtype); experts chosen
     /// among the `top_groups` of `groups` groups whose two best scores sum highest (the others'
     /// scores 0), weighted by their scores (renormalised over `sum + 1e-20`).
@@ -153,6 +156,7 @@ impl Routing {
             | Scoring::Sigmoid { .. }
             | Scoring::BiasedSigmoid { .. }
             | Scoring::SigmoidOnInputs
+            | Scoring::Float32Sigmoid
             | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
             Scoring::DeepseekV2 { groups: Some((g, k)) } => (g, k, 0.0),
             Scoring::DeepseekV3 { groups, top_groups } => (groups, top_groups, f32::NEG_INFINITY),
@@ -599,7 +603,9 @@ impl SparseMoe {
             Scoring::DeepseekV2 { .. } | Scoring::BiasedSoftmax => {
                 self.router.forward(&routed.to_dtype(DType::F32)?)?.softmax(-1, None)?
             }
-            Scoring::DeepseekV3 { .. } => self.router.forward(&routed.to_dtype(DType::F32)?)?.sigmoid()?,
+            Scoring::DeepseekV3 { .. } | Scoring::Float32Sigmoid => {
+                self.router.forward(&routed.to_dtype(DType::F32)?)?.sigmoid()?
+            }
             Scoring::GroupedSoftmax { .. } => {
                 let logits = self.router.forward(&routed)?;
                 logits

@@ -185,6 +185,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("flint", "FlintForCausalLM"),
         ("mistral4", "Mistral4ForCausalLM"),
         ("gemma3n_text", "Gemma3nForCausalLM"),
         ("gemma4_text", "Gemma4ForCausalLM"),
@@ -301,6 +302,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "flint"
                                 | "gemma3n_text"
                                 | "gemma4_text"
                                 | "mimo_v2_flash"

@@ -186,6 +186,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "FlintForCausalLM" => AutoModel::Flint(FlintForCausalLM::load(cfg, weights)?),
             "Mistral4ForCausalLM" => AutoModel::Mistral4(Mistral4ForCausalLM::load(cfg, weights)?),
             "Gemma3nForCausalLM" => AutoModel::Gemma3n(Gemma3nForCausalLM::load(cfg, weights)?),
             "Gemma4ForCausalLM" => AutoModel::Gemma4(Gemma4ForCausalLM::load(cfg, weights)?),
@@ -322,6 +323,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "FlintModel"
             | "Mistral4Model"
             | "Gemma3nTextModel"
             | "Gemma4TextModel"

@@ -136,6 +136,7 @@ pub use self::exaone4::Exaone4ForCausalLM;
 pub use self::exaone_moe::ExaoneMoeForCausalLM;
 pub use self::falcon::FalconForCausalLM;
 pub use self::falcon_h1::FalconH1ForCausalLM;
+pub use self::flint::FlintForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, VaultGemmaForCausalLM};
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::gemma3n::{Gemma3nForCausalLM, Gemma3nForConditionalGeneration};
@@ -426,6 +427,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `FlintForCausalLM` (Flint)
+    Flint(FlintForCausalLM),
     /// `Mistral4ForCausalLM` (Mistral 4)
     Mistral4(Mistral4ForCausalLM),
     /// `Gemma3nForCausalLM` (Gemma 3n's text model)
@@ -597,6 +600,7 @@ mod afmoe;
 mod architecture_tests;
 mod cwm;
 mod dbrx;
+mod flint;
 mod gemma3n;
 mod gemma4;
 mod granite_swa;

@@ -649,6 +649,15 @@ fn mistral4_latent_attention_and_grouped_softmax() {
     check("mistral4_plain");
 }
 
+/// Flint: sinks everywhere, RoPE on the sliding layers alone, float32 sigmoid routing beside an
+/// ungated shared expert (the sinks under the checkpoints' `softmax_offset`); the layer kinds
+/// given, not renormalised, from bf16.
+#[test]
+fn flint_sinks_and_sigmoid_mixture() {
+    check("flint");
+    check("flint_typed");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.
