@@ -1771,6 +1771,28 @@ def gen_flint(r):
     return tf.FlintForCausalLM, tf.FlintConfig, c
 
 
+def gen_axk1(r):
+    """AXK1ForCausalLM: random latent widths (q always through its low rank), a grouped sigmoid mixture with its output
+    normed, layer kinds from mlp_layer_types or the legacy first_k_dense_replace / moe_layer_freq."""
+    c = decoder_common(r, "axk1")
+    c.pop("head_dim", None)
+    c["num_key_value_heads"] = c["num_attention_heads"]
+    experts = r.choice([4, 6, 8])
+    groups = r.choice([g for g in (1, 2) if experts % g == 0])
+    c.update(q_lora_rank=r.choice([8, 16]), kv_lora_rank=r.choice([4, 8]), qk_nope_head_dim=r.choice([4, 8]),
+             qk_rope_head_dim=r.choice([2, 4, 8]), v_head_dim=r.choice([4, 8, 12]), rope_interleave=r.random() < 0.6,
+             n_routed_experts=experts, num_experts_per_tok=r.randint(1, 2), n_group=groups, topk_group=r.randint(1, groups),
+             n_shared_experts=r.choice([1, 2]), moe_intermediate_size=r.choice([8, 12]), norm_topk_prob=r.random() < 0.8,
+             routed_scaling_factor=r.choice([1.0, 2.5]), attention_bias=r.random() < 0.2)
+    layers = c["num_hidden_layers"]
+    if r.random() < 0.5:
+        c["mlp_layer_types"] = [r.choice(["dense", "sparse"]) for _ in range(layers)]
+    else:
+        c.update(first_k_dense_replace=r.choice([0, 1]), moe_layer_freq=r.choice([1, 2]))
+    c["rope_parameters"] = rope_for(r, c["qk_rope_head_dim"], c["max_position_embeddings"], ("default", "linear", "yarn"))
+    return tf.AXK1ForCausalLM, tf.AXK1Config, c
+
+
 def gen_gemma4_mm(r):
     """Gemma4ForConditionalGeneration on text: a random Gemma 4 text model without vision or audio towers, the head
     tied by the outer flag or not."""
@@ -2386,6 +2408,8 @@ FAMILIES = {
     "gemma3n": gen_gemma3n,
     "mistral4": gen_mistral4,
     "flint": gen_flint,
+    "axk1": gen_axk1,
+    "axk1_cls": decoder_cls(gen_axk1, tf.AXK1ForSequenceClassification),
     "mistral4_cls": decoder_cls(gen_mistral4, tf.Mistral4ForSequenceClassification),
     "mistral4_tok": decoder_tok(gen_mistral4, tf.Mistral4ForTokenClassification),
     "persimmon": gen_persimmon,
@@ -2431,7 +2455,7 @@ FAMILIES = {
     "glm4_tok": decoder_tok(lambda r: gen_glm(r, glm4=True), tf.Glm4ForTokenClassification),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
-BASE = {"gemma4_bidir": "gemma4", "mistral4_cls": "mistral4", "mistral4_tok": "mistral4", "phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
+BASE = {"axk1_cls": "axk1", "gemma4_bidir": "gemma4", "mistral4_cls": "mistral4", "mistral4_tok": "mistral4", "phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
         "xlm_roberta_cls": "roberta", "mpnet_cls": "mpnet", "modernbert_cls": "modernbert", "llama_cls": "llama",
         "mistral_cls": "mistral", "qwen2_cls": "qwen2", "qwen3_cls": "qwen3", "gemma_cls": "gemma",
         "gemma2_cls": "gemma2", "phi3_cls": "phi3", "gpt2_cls": "gpt2",
@@ -2449,7 +2473,7 @@ MULTIMODAL_TEXT = {"mistral3", "gemma4_mm"}
 MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"mistral4_cls", "mistral4_tok", "persimmon_cls", "persimmon_tok", "minicpm3_cls", "phimoe_cls", "jamba_cls", "arcee_cls", "hunyuan_cls", "ministral_cls", "exaone4_cls", "gpt_oss_cls", "deepseek_v3_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"axk1_cls", "mistral4_cls", "mistral4_tok", "persimmon_cls", "persimmon_tok", "minicpm3_cls", "phimoe_cls", "jamba_cls", "arcee_cls", "hunyuan_cls", "ministral_cls", "exaone4_cls", "gpt_oss_cls", "deepseek_v3_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls",
                # The decoders' token classifiers.
@@ -2684,7 +2708,7 @@ def to_v4(path):
     """Rewrites config.json in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling); False (nothing
     written) for the model types transformers 4.x never had."""
     cfg = json.loads((path / "config.json").read_text())
-    if cfg.get("model_type") in ("mellum", "laguna", "mimo_v2_flash", "gemma4_text", "gemma4", "mistral4", "flint"):
+    if cfg.get("model_type") in ("mellum", "laguna", "mimo_v2_flash", "gemma4_text", "gemma4", "mistral4", "flint", "axk1"):
         return False
     rope = cfg.get("rope_parameters")
     if isinstance(rope, dict) and "rope_type" in rope:

@@ -1217,6 +1217,16 @@ def main():
                  moe_intermediate_size=12, shared_expert_intermediate_size=16, pad_token_id=0, eos_token_id=2,
                  bos_token_id=1, rope_parameters={"rope_type": "default", "rope_theta": 100.0})
     build("flint", tf.FlintForCausalLM, tf.FlintConfig(**flint), 339)
+    # A.X-K1: DeepSeek-V3's latent attention and grouped sigmoid mixture (2 groups, 1 kept) with the mixture's output
+    # normed, the legacy default of one dense first layer; `_typed` (bf16): mlp_layer_types, RoPE over halves.
+    axk1 = dict(DECODER, num_hidden_layers=3, num_key_value_heads=4, q_lora_rank=16, kv_lora_rank=8, qk_nope_head_dim=8,
+                qk_rope_head_dim=4, v_head_dim=8, n_routed_experts=4, num_experts_per_tok=2, n_group=2, topk_group=1,
+                n_shared_experts=1, moe_intermediate_size=12, pad_token_id=0, eos_token_id=2, bos_token_id=1,
+                rope_parameters={"rope_type": "default", "rope_theta": 100.0})
+    build("axk1", tf.AXK1ForCausalLM, tf.AXK1Config(**axk1), 341)
+    build("axk1_typed", tf.AXK1ForCausalLM,
+          tf.AXK1Config(**dict(axk1, mlp_layer_types=["sparse", "dense", "sparse"], rope_interleave=False)), 342,
+          dtype=torch.bfloat16)
     build("flint_typed", tf.FlintForCausalLM,
           tf.FlintConfig(**dict(flint, num_hidden_layers=3, mlp_only_layers=[1], norm_topk_prob=False,
                                 layer_types=["sliding_attention", "full_attention", "sliding_attention"])),

@@ -371,6 +371,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "axk1",
+        &[
+            ("hidden_size", 7168),
+            ("vocab_size", 163840),
+            ("num_attention_heads", 64),
+            ("intermediate_size", 18432),
+            ("num_hidden_layers", 61),
+            ("max_position_embeddings", 32768),
+        ],
+    ),
+    (
         "flint",
         &[
             ("hidden_size", 2048),

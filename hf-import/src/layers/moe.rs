@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
-use super::{Activation, Arena, GatedMlp, Glu, Linear};
+use super::{Activation, Arena, DecoderNorm, GatedMlp, Glu, Linear};
 use crate::error::{Error, Result};
 use crate::weights::Vars;
 
@@ -280,6 +280,8 @@ pub struct SparseMoe {
     /// Each expert's weight is multiplied by its entry once chosen (Gemma 4's router's
     /// `per_expert_scale`, read as float32)
     expert_scale: Option<Vec<f32>>,
+    /// A norm of the block's output, shared experts included (A.X-K1's `post_mlp_layernorm`)
+    output_norm: Option<Box<DecoderNorm>>,
 }
 
 impl SparseMoe {
@@ -307,6 +309,7 @@ impl SparseMoe {
             latent: None,
             shared_mean: false,
             expert_scale: None,
+            output_norm: None,
         })
     }
 
@@ -329,7 +332,14 @@ impl SparseMoe {
             latent: None,
             shared_mean: false,
             expert_scale: None,
+            output_norm: None,
         })
+    }
+
+    /// The mixture with its output normed by `norm` (A.X-K1's `post_mlp_layernorm`).
+    pub fn with_output_norm(mut self, norm: DecoderNorm) -> Self {
+        self.output_norm = Some(Box::new(norm));
+        self
     }
 
     /// The mixture with each chosen expert's weight multiplied by its entry of `scale` (one per
@@ -418,6 +428,7 @@ impl SparseMoe {
             latent,
             shared_mean: false,
             expert_scale: None,
+            output_norm: None,
         })
     }
 
@@ -672,6 +683,9 @@ impl SparseMoe {
             Some((expert, None)) if self.shared_mean => out = out.add(&expert.forward(&flat)?)?.div(2.0)?,
             Some((expert, None)) => out = out.add(&expert.forward(&flat)?)?,
             None => {}
+        }
+        if let Some(norm) = &self.output_norm {
+            out = norm.forward(&out)?;
         }
         Ok(out.reshape(dims)?)
     }

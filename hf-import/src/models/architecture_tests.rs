@@ -185,6 +185,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("axk1", "AXK1ForCausalLM"),
         ("flint", "FlintForCausalLM"),
         ("mistral4", "Mistral4ForCausalLM"),
         ("gemma3n_text", "Gemma3nForCausalLM"),
@@ -334,6 +335,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "bloom"
                                 | "deepseek_v3"
                                 | "mistral4"
+                                | "axk1"
                                 | "exaone4"
                                 | "falcon"
                                 | "gemma"

@@ -25,17 +25,30 @@ enum Version {
 /// The latent attention's widths, with the config classes' defaults (shared by V2 and V3);
 /// V2 always rotates interleaved pairs, V3 with `rope_interleave` (default true).
 fn latent_dims(cfg: &Config, version: Version) -> Result<LatentDims> {
-    let interleaved = match version {
-        Version::V2 => true,
-        Version::V3 => cfg.bool_or("rope_interleave", true)?,
-    };
+    match version {
+        // (V2 reads no `rope_interleave`.)
+        Version::V2 => Ok(LatentDims {
+            q_rank: cfg.nullable_usize_or("q_lora_rank", Some(1536))?,
+            kv_rank: cfg.usize_or("kv_lora_rank", 512)?,
+            nope: cfg.usize_or("qk_nope_head_dim", 128)?,
+            rope: cfg.usize_or("qk_rope_head_dim", 64)?,
+            v: cfg.usize_or("v_head_dim", 128)?,
+            interleaved: true,
+        }),
+        Version::V3 => v3_latent_dims(cfg),
+    }
+}
+
+/// V3's latent attention widths (`rope_interleave` default true), with `DeepseekV3Config`'s
+/// defaults.
+pub(super) fn v3_latent_dims(cfg: &Config) -> Result<LatentDims> {
     Ok(LatentDims {
         q_rank: cfg.nullable_usize_or("q_lora_rank", Some(1536))?,
         kv_rank: cfg.usize_or("kv_lora_rank", 512)?,
         nope: cfg.usize_or("qk_nope_head_dim", 128)?,
         rope: cfg.usize_or("qk_rope_head_dim", 64)?,
         v: cfg.usize_or("v_head_dim", 128)?,
-        interleaved,
+        interleaved: cfg.bool_or("rope_interleave", true)?,
     })
 }
 

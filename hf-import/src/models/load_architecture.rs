@@ -186,6 +186,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "AXK1ForCausalLM" => AutoModel::AXK1(AXK1ForCausalLM::load(cfg, weights)?),
             "FlintForCausalLM" => AutoModel::Flint(FlintForCausalLM::load(cfg, weights)?),
             "Mistral4ForCausalLM" => AutoModel::Mistral4(Mistral4ForCausalLM::load(cfg, weights)?),
             "Gemma3nForCausalLM" => AutoModel::Gemma3n(Gemma3nForCausalLM::load(cfg, weights)?),
@@ -323,6 +324,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "AXK1Model"
             | "FlintModel"
             | "Mistral4Model"
             | "Gemma3nTextModel"
@@ -394,6 +396,7 @@ impl AutoModel {
             | "DeepseekV2ForSequenceClassification"
             | "DeepseekV3ForSequenceClassification"
             | "Mistral4ForSequenceClassification"
+            | "AXK1ForSequenceClassification"
             | "GptOssForSequenceClassification"
             | "HunYuanDenseV1ForSequenceClassification"
             | "MinistralForSequenceClassification"

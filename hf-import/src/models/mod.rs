@@ -103,6 +103,7 @@ use oxtorch_tensor::{DType, Device, Tensor};
 pub use self::afmoe::AfmoeForCausalLM;
 pub use self::albert::{load_albert, AlbertForMaskedLM};
 pub use self::apertus::ApertusForCausalLM;
+pub use self::axk1::AXK1ForCausalLM;
 pub use self::bamba::BambaForCausalLM;
 pub use self::bart::{Bart, BartConfig, BartStack};
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
@@ -427,6 +428,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `AXK1ForCausalLM` (A.X-K1)
+    AXK1(AXK1ForCausalLM),
     /// `FlintForCausalLM` (Flint)
     Flint(FlintForCausalLM),
     /// `Mistral4ForCausalLM` (Mistral 4)
@@ -598,6 +601,7 @@ impl AutoModel {
 mod afmoe;
 #[cfg(test)]
 mod architecture_tests;
+mod axk1;
 mod cwm;
 mod dbrx;
 mod flint;

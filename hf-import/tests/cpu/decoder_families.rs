@@ -658,6 +658,15 @@ fn flint_sinks_and_sigmoid_mixture() {
     check("flint_typed");
 }
 
+/// A.X-K1: DeepSeek-V3's blocks with the mixture's output normed (the norm at the layer, as
+/// checkpoints keep it), one dense first layer by the legacy default; the layer kinds given, RoPE
+/// over halves, from bf16.
+#[test]
+fn axk1_normed_mixture() {
+    check("axk1");
+    check("axk1_typed");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.

@@ -4,7 +4,9 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 164] = [
+pub const DECODERS: [&str; 166] = [
+    "axk1",
+    "axk1_typed",
     "flint",
     "flint_typed",
     "mistral4",

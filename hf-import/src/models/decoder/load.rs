@@ -225,6 +225,10 @@ impl CausalLm {
                         )?
                         .with_expert_glu(moe.glu),
                     };
+                    let mixture = match spec.moe_output_norm {
+                        true => mixture.with_output_norm(norm(&mlp.pp("post_mlp_layernorm"), hidden)?),
+                        false => mixture,
+                    };
                     Some(FeedForward::Sparse(match moe.shared {
                         Some(SharedExpert::Plain(width)) if moe.ungated.is_some() => mixture
                             .with_ungated_shared_experts(&mlp, hidden, width, spec.act, moe.shared_bias)?,

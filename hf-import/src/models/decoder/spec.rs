@@ -70,6 +70,9 @@ pub struct DecoderSpec {
     pub parallel_residual: bool,
     /// Sparse mixture-of-experts layers (Mixtral, Qwen3-MoE).
     pub moe: Option<MoeSpec>,
+    /// The mixture's output (shared experts included) is normed by `mlp.post_mlp_layernorm`
+    /// (A.X-K1).
+    pub moe_output_norm: bool,
     /// The LM head has a bias, `lm_head.bias` (Phi).
     pub lm_head_bias: bool,
     /// q and k normed over their whole projection, not per head (OLMo 2).
@@ -411,6 +414,7 @@ impl DecoderSpec {
             scale_by_inverse_layer: false,
             parallel_residual: false,
             moe: None,
+            moe_output_norm: false,
             lm_head_bias: false,
             qk_norm_whole: false,
             clip_qkv: None,
