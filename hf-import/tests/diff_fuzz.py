@@ -1793,6 +1793,22 @@ def gen_axk1(r):
     return tf.AXK1ForCausalLM, tf.AXK1Config, c
 
 
+def gen_kolibri1(r):
+    """Kolibri1ForCausalLM: random layer types (or the class's), windows, a mixture on every layer choosing by biased
+    logits, renormalised or not, beside a shared expert of random width."""
+    c = decoder_common(r, "kolibri1")
+    c["head_dim"] = r.choice([4, 8, 16])
+    layers = c["num_hidden_layers"]
+    experts = r.randint(2, 6)
+    c.update(num_experts=experts, num_experts_per_tok=r.randint(1, min(3, experts)), moe_intermediate_size=r.choice([8, 12]),
+             shared_expert_intermediate_size=r.choice([8, 16]), norm_topk_prob=r.random() < 0.6,
+             sliding_window=r.choice([2, 3, 5]))
+    if r.random() < 0.5:
+        c["layer_types"] = [r.choice(["sliding_attention", "full_attention"]) for _ in range(layers)]
+    c["rope_parameters"] = rope_for(r, c["head_dim"], c["max_position_embeddings"])
+    return tf.Kolibri1ForCausalLM, tf.Kolibri1Config, c
+
+
 def gen_gemma4_mm(r):
     """Gemma4ForConditionalGeneration on text: a random Gemma 4 text model without vision or audio towers, the head
     tied by the outer flag or not."""
@@ -2409,6 +2425,7 @@ FAMILIES = {
     "mistral4": gen_mistral4,
     "flint": gen_flint,
     "axk1": gen_axk1,
+    "kolibri1": gen_kolibri1,
     "axk1_cls": decoder_cls(gen_axk1, tf.AXK1ForSequenceClassification),
     "mistral4_cls": decoder_cls(gen_mistral4, tf.Mistral4ForSequenceClassification),
     "mistral4_tok": decoder_tok(gen_mistral4, tf.Mistral4ForTokenClassification),
@@ -2708,7 +2725,7 @@ def to_v4(path):
     """Rewrites config.json in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling); False (nothing
     written) for the model types transformers 4.x never had."""
     cfg = json.loads((path / "config.json").read_text())
-    if cfg.get("model_type") in ("mellum", "laguna", "mimo_v2_flash", "gemma4_text", "gemma4", "mistral4", "flint", "axk1"):
+    if cfg.get("model_type") in ("mellum", "laguna", "mimo_v2_flash", "gemma4_text", "gemma4", "mistral4", "flint", "axk1", "kolibri1"):
         return False
     rope = cfg.get("rope_parameters")
     if isinstance(rope, dict) and "rope_type" in rope:

@@ -1224,6 +1224,16 @@ def main():
                 n_shared_experts=1, moe_intermediate_size=12, pad_token_id=0, eos_token_id=2, bos_token_id=1,
                 rope_parameters={"rope_type": "default", "rope_theta": 100.0})
     build("axk1", tf.AXK1ForCausalLM, tf.AXK1Config(**axk1), 341)
+    # Kolibri-1: GLM-4's sandwich norms, EXAONE 4's attention (q/k norms, RoPE on the sliding layers alone, the fifth
+    # layer full), a mixture on every layer choosing by biased logits, weighting by sigmoids, renormalised, beside a
+    # shared expert; `_typed` (bf16): a full layer then a sliding one, not renormalised.
+    kolibri = dict(DECODER, num_hidden_layers=5, head_dim=8, sliding_window=3, num_experts=4, num_experts_per_tok=2,
+                   moe_intermediate_size=12, shared_expert_intermediate_size=16, norm_topk_prob=True, pad_token_id=0,
+                   eos_token_id=2, bos_token_id=1, rope_parameters={"rope_type": "default", "rope_theta": 100.0})
+    build("kolibri1", tf.Kolibri1ForCausalLM, tf.Kolibri1Config(**kolibri), 343)
+    build("kolibri1_typed", tf.Kolibri1ForCausalLM,
+          tf.Kolibri1Config(**dict(kolibri, num_hidden_layers=2, sliding_window=4, norm_topk_prob=False,
+                                   layer_types=["full_attention", "sliding_attention"])), 344, dtype=torch.bfloat16)
     build("axk1_typed", tf.AXK1ForCausalLM,
           tf.AXK1Config(**dict(axk1, mlp_layer_types=["sparse", "dense", "sparse"], rope_interleave=False)), 342,
           dtype=torch.bfloat16)

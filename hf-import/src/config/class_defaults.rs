@@ -382,6 +382,16 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "kolibri1",
+        &[
+            ("hidden_size", 2560),
+            ("vocab_size", 128000),
+            ("num_attention_heads", 48),
+            ("num_hidden_layers", 50),
+            ("max_position_embeddings", 262144),
+        ],
+    ),
+    (
         "flint",
         &[
             ("hidden_size", 2048),

@@ -95,6 +95,9 @@ pub enum Scoring {
         /// the soft cap `c`
         softcap: Option<f64>,
     },
+    /// Kolibri-1: the router in float32; experts chosen by logit plus `gate.e_score_correction_bias`,
+    /// weighted by their logits' sigmoids (renormalised with `normalize`, no epsilon).
+    LogitBiasedSigmoid,
     /// Flint: the router in float32 (its weight kept so), sigmoid scores, the `top_k` best
     /// weighted by them (renormalised with `normalize`).
     Float32Sigmoid,
@@ -157,6 +160,7 @@ impl Routing {
             | Scoring::BiasedSigmoid { .. }
             | Scoring::SigmoidOnInputs
             | Scoring::Float32Sigmoid
+            | Scoring::LogitBiasedSigmoid
             | Scoring::DeepseekV2 { groups: None } => (1, 1, 0.0),
             Scoring::DeepseekV2 { groups: Some((g, k)) } => (g, k, 0.0),
             Scoring::DeepseekV3 { groups, top_groups } => (groups, top_groups, f32::NEG_INFINITY),
@@ -184,6 +188,15 @@ impl Routing {
             }
         }
         let chosen = top_indices(&choice, self.top_k);
+        if self.scoring == Scoring::LogitBiasedSigmoid {
+            // (`p` holds the logits.)
+            let sigmoid = |e: usize| 1.0 / (1.0 + (-p[e]).exp());
+            let sum: f32 = chosen.iter().map(|&e| sigmoid(e)).sum();
+            return chosen
+                .into_iter()
+                .map(|e| (e, if self.normalize { sigmoid(e) / sum } else { sigmoid(e) }))
+                .collect();
+        }
         if self.scoring == Scoring::SigmoidOnInputs {
             // (`p` holds the logits.)
             return chosen.into_iter().map(|e| (e, 1.0 / (1.0 + (-p[e]).exp()))).collect();
@@ -482,23 +495,25 @@ impl SparseMoe {
                 let gate = vars.pp("gate");
                 let weight = gate.get_as_stored("weight", &[experts, hidden])?.to_dtype(DType::F32)?;
                 let correction = match scoring {
-                    Scoring::DeepseekV3 { .. } | Scoring::BiasedSoftmax => Some(
-                        if scoring == Scoring::BiasedSoftmax {
-                            // (As checkpoints store it, or as transformers names it in memory.)
-                            let statics = if vars.pp("moe_statics").contains("e_score_correction_bias") {
-                                vars.pp("moe_statics")
+                    Scoring::DeepseekV3 { .. } | Scoring::BiasedSoftmax | Scoring::LogitBiasedSigmoid => {
+                        Some(
+                            if scoring == Scoring::BiasedSoftmax {
+                                // (As checkpoints store it, or as transformers names it in memory.)
+                                let statics = if vars.pp("moe_statics").contains("e_score_correction_bias") {
+                                    vars.pp("moe_statics")
+                                } else {
+                                    gate.pp("moe_statics")
+                                };
+                                statics.get_as_stored("e_score_correction_bias", &[1, experts])?
                             } else {
-                                gate.pp("moe_statics")
-                            };
-                            statics.get_as_stored("e_score_correction_bias", &[1, experts])?
-                        } else {
-                            gate.get_as_stored("e_score_correction_bias", &[experts])?
-                        }
-                        .to_dtype(DType::F32)?
-                        .to(Device::Cpu)?
-                        .contiguous()?
-                        .to_vec::<f32>()?,
-                    ),
+                                gate.get_as_stored("e_score_correction_bias", &[experts])?
+                            }
+                            .to_dtype(DType::F32)?
+                            .to(Device::Cpu)?
+                            .contiguous()?
+                            .to_vec::<f32>()?,
+                        )
+                    }
                     _ => None,
                 };
                 (Linear { weight, bias: None }, correction)
@@ -617,6 +632,7 @@ impl SparseMoe {
             Scoring::DeepseekV3 { .. } | Scoring::Float32Sigmoid => {
                 self.router.forward(&routed.to_dtype(DType::F32)?)?.sigmoid()?
             }
+            Scoring::LogitBiasedSigmoid => self.router.forward(&routed.to_dtype(DType::F32)?)?,
             Scoring::GroupedSoftmax { .. } => {
                 let logits = self.router.forward(&routed)?;
                 logits

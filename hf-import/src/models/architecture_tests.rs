@@ -185,6 +185,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("kolibri1", "Kolibri1ForCausalLM"),
         ("axk1", "AXK1ForCausalLM"),
         ("flint", "FlintForCausalLM"),
         ("mistral4", "Mistral4ForCausalLM"),
@@ -303,6 +304,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "kolibri1"
                                 | "flint"
                                 | "gemma3n_text"
                                 | "gemma4_text"

@@ -111,7 +111,7 @@ fn decoder_weights(weights: &Weights, cfg: &Config, glm4: bool) -> Result<Weight
 /// GLM-4's norms under the decoder's sandwich names: `post_self_attn_layernorm` closes the
 /// attention branch (`post_attention_layernorm`), `post_attention_layernorm` opens the MLP's
 /// (`pre_feedforward_layernorm`) and `post_mlp_layernorm` closes it (`post_feedforward_layernorm`).
-fn glm4_norm_name(name: &str) -> String {
+pub(super) fn glm4_norm_name(name: &str) -> String {
     for (from, to) in [
         (".post_self_attn_layernorm.", ".post_attention_layernorm."),
         (".post_attention_layernorm.", ".pre_feedforward_layernorm."),

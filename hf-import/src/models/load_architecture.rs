@@ -186,6 +186,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "Kolibri1ForCausalLM" => AutoModel::Kolibri1(Kolibri1ForCausalLM::load(cfg, weights)?),
             "AXK1ForCausalLM" => AutoModel::AXK1(AXK1ForCausalLM::load(cfg, weights)?),
             "FlintForCausalLM" => AutoModel::Flint(FlintForCausalLM::load(cfg, weights)?),
             "Mistral4ForCausalLM" => AutoModel::Mistral4(Mistral4ForCausalLM::load(cfg, weights)?),
@@ -324,6 +325,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "Kolibri1Model"
             | "AXK1Model"
             | "FlintModel"
             | "Mistral4Model"

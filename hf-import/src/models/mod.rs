@@ -159,6 +159,7 @@ pub use self::hy_v3::HYV3ForCausalLM;
 pub use self::hyperclovax::HyperCLOVAXForCausalLM;
 pub use self::jais2::Jais2ForCausalLM;
 pub use self::jamba::JambaForCausalLM;
+pub use self::kolibri1::Kolibri1ForCausalLM;
 pub use self::laguna::LagunaForCausalLM;
 pub use self::lfm2::{Lfm2ForCausalLM, Lfm2MoeForCausalLM};
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
@@ -428,6 +429,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `Kolibri1ForCausalLM` (Kolibri-1)
+    Kolibri1(Kolibri1ForCausalLM),
     /// `AXK1ForCausalLM` (A.X-K1)
     AXK1(AXK1ForCausalLM),
     /// `FlintForCausalLM` (Flint)
@@ -611,6 +614,7 @@ mod granite_swa;
 mod hy_v3;
 mod hyperclovax;
 mod jais2;
+mod kolibri1;
 mod laguna;
 mod llama4;
 mod mellum;

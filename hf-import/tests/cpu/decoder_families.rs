@@ -667,6 +667,15 @@ fn axk1_normed_mixture() {
     check("axk1_typed");
 }
 
+/// Kolibri-1: GLM-4's sandwich norms, EXAONE 4's attention, a mixture on every layer choosing by
+/// biased float32 logits and weighting by their sigmoids, beside a shared expert (checkpoints'
+/// names); a full layer then a sliding one, not renormalised, from bf16.
+#[test]
+fn kolibri1_logit_biased_mixture() {
+    check("kolibri1");
+    check("kolibri1_typed");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.
