@@ -190,7 +190,7 @@ pub struct CausalLm {
     lm_head: Option<Linear>,
     rotary_global: Rotary,
     rotary_local: Rotary,
-    spec: DecoderSpec,
+    spec: Box<DecoderSpec>,
     hidden: usize,
     dtype: DType,
     /// The LM head is the embedding table.

@@ -526,7 +526,7 @@ impl CausalLm {
             lm_head,
             rotary_global,
             rotary_local,
-            spec,
+            spec: Box::new(spec),
             hidden,
             dtype,
             tied,
