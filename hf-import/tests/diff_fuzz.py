@@ -1809,6 +1809,25 @@ def gen_kolibri1(r):
     return tf.Kolibri1ForCausalLM, tf.Kolibri1Config, c
 
 
+def gen_lfm3(r):
+    """Lfm3ForCausalLM: random layer types (or the class's pattern), windows and convolution widths, gates and sandwich
+    norms at random, RoPE per layer type (proportional over random shares, or default)."""
+    c = decoder_common(r, "lfm3")
+    c["head_dim"] = r.choice([4, 8, 16])
+    layers = c["num_hidden_layers"] = r.randint(1, 6)
+    c["norm_eps"] = c.pop("rms_norm_eps")
+    c.update(sliding_window=r.choice([2, 3, 5]), conv_L_cache=r.choice([2, 3, 4]), conv_bias=r.random() < 0.3,
+             use_sandwich_norm=r.random() < 0.7, use_attention_gate=r.random() < 0.7)
+    if r.random() < 0.5:
+        c["layer_types"] = [r.choice(["conv", "sliding_attention", "full_attention"]) for _ in range(layers)]
+    if r.random() < 0.5:
+        c["rope_parameters"] = {
+            "sliding_attention": {"rope_type": "default", "rope_theta": r.choice([100.0, 10000.0])},
+            "full_attention": {"rope_type": "proportional", "partial_rotary_factor": r.choice([0.25, 0.5, 1.0]),
+                               "rope_theta": r.choice([1000.0, 1e6])}}
+    return tf.Lfm3ForCausalLM, tf.Lfm3Config, c
+
+
 def gen_gemma4_mm(r):
     """Gemma4ForConditionalGeneration on text: a random Gemma 4 text model without vision or audio towers, the head
     tied by the outer flag or not."""
@@ -2426,6 +2445,7 @@ FAMILIES = {
     "flint": gen_flint,
     "axk1": gen_axk1,
     "kolibri1": gen_kolibri1,
+    "lfm3": gen_lfm3,
     "axk1_cls": decoder_cls(gen_axk1, tf.AXK1ForSequenceClassification),
     "mistral4_cls": decoder_cls(gen_mistral4, tf.Mistral4ForSequenceClassification),
     "mistral4_tok": decoder_tok(gen_mistral4, tf.Mistral4ForTokenClassification),
@@ -2725,7 +2745,7 @@ def to_v4(path):
     """Rewrites config.json in transformers 4.x key style (torch_dtype, rope_theta, rope_scaling); False (nothing
     written) for the model types transformers 4.x never had."""
     cfg = json.loads((path / "config.json").read_text())
-    if cfg.get("model_type") in ("mellum", "laguna", "mimo_v2_flash", "gemma4_text", "gemma4", "mistral4", "flint", "axk1", "kolibri1"):
+    if cfg.get("model_type") in ("mellum", "laguna", "mimo_v2_flash", "gemma4_text", "gemma4", "mistral4", "flint", "axk1", "kolibri1", "lfm3"):
         return False
     rope = cfg.get("rope_parameters")
     if isinstance(rope, dict) and "rope_type" in rope:

@@ -1231,6 +1231,17 @@ def main():
                    moe_intermediate_size=12, shared_expert_intermediate_size=16, norm_topk_prob=True, pad_token_id=0,
                    eos_token_id=2, bos_token_id=1, rope_parameters={"rope_type": "default", "rope_theta": 100.0})
     build("kolibri1", tf.Kolibri1ForCausalLM, tf.Kolibri1Config(**kolibri), 343)
+    # LFM3: the class's layer pattern (convolutions, a full layer with proportional RoPE, a sliding one), per-head
+    # attention gates, sandwich norms; `_plain` (bf16): neither gates nor sandwich norms, layer types and RoPE given.
+    lfm3 = dict(DECODER, num_hidden_layers=6, head_dim=8, sliding_window=3, conv_L_cache=3, intermediate_size=48,
+                pad_token_id=0, eos_token_id=2, bos_token_id=1)
+    build("lfm3", tf.Lfm3ForCausalLM, tf.Lfm3Config(**lfm3), 345)
+    build("lfm3_plain", tf.Lfm3ForCausalLM,
+          tf.Lfm3Config(**dict(lfm3, num_hidden_layers=3, use_sandwich_norm=False, use_attention_gate=False,
+                               layer_types=["sliding_attention", "conv", "full_attention"],
+                               rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+                                                "full_attention": {"rope_type": "default", "rope_theta": 1000.0}})),
+          346, dtype=torch.bfloat16)
     build("kolibri1_typed", tf.Kolibri1ForCausalLM,
           tf.Kolibri1Config(**dict(kolibri, num_hidden_layers=2, sliding_window=4, norm_topk_prob=False,
                                    layer_types=["full_attention", "sliding_attention"])), 344, dtype=torch.bfloat16)

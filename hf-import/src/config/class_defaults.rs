@@ -382,6 +382,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "lfm3",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 128000),
+            ("num_attention_heads", 16),
+            ("intermediate_size", 7680),
+            ("num_hidden_layers", 24),
+            ("max_position_embeddings", 128000),
+        ],
+    ),
+    (
         "kolibri1",
         &[
             ("hidden_size", 2560),

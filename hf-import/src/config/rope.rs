@@ -292,10 +292,11 @@ impl Config {
         matches!(self.get("model_type").and_then(Value::as_str), Some("laguna" | "mellum" | "mimo_v2_flash"))
     }
 
-    /// Whether this is a Gemma 4 text config (per-layer-type RoPE dicts alone, 4.x `rope_scaling`
-    /// not read: `Gemma4TextConfig.convert_rope_params_to_dict` keeps the dicts as given).
+    /// Whether this is a Gemma 4 text or LFM3 config (per-layer-type RoPE dicts alone, 4.x
+    /// `rope_scaling` not read: their config classes keep the dicts as given; default bases 1e4 on
+    /// sliding layers, 1e6 on full ones).
     fn is_gemma4(&self) -> bool {
-        self.get("model_type").and_then(Value::as_str) == Some("gemma4_text")
+        matches!(self.get("model_type").and_then(Value::as_str), Some("gemma4_text" | "lfm3"))
     }
 
     /// Whether the rope dicts are per layer type alone, no 4.x `rope_scaling` merged: Laguna's and

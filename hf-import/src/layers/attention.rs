@@ -78,6 +78,9 @@ pub enum OutputGate {
         /// `gate_proj.bias`
         bias: bool,
     },
+    /// `out · sigmoid(g_proj(x))`, a gate per head (`g_proj` `[heads, hidden]`) broadcast over its
+    /// channels (LFM3's `use_attention_gate`)
+    SigmoidPerHead,
     /// `out · softplus(g_proj(x))`, the softplus in float32, a gate per head broadcast over its
     /// channels (`per_head`) or per channel (Laguna's)
     Softplus {
@@ -275,6 +278,9 @@ impl SelfAttention {
         let gate = match cfg.output_gate {
             Some(OutputGate::Sigmoid { bias }) => {
                 Some(Linear::load(&vars.pp("gate_proj").casting_matrices(), h, qd, bias)?)
+            }
+            Some(OutputGate::SigmoidPerHead) => {
+                Some(Linear::load(&vars.pp("g_proj").casting_matrices(), h, cfg.heads, false)?)
             }
             Some(OutputGate::Softplus { per_head }) => {
                 let width = if per_head { cfg.heads } else { qd };
@@ -594,6 +600,10 @@ impl SelfAttention {
         let out = out.reshape([b, s, heads * head_dim])?;
         let gated = match (&self.gate, self.cfg.output_gate) {
             (Some(gate), Some(OutputGate::Sigmoid { .. })) => out.mul(&gate.forward(x)?.sigmoid()?)?,
+            (Some(gate), Some(OutputGate::SigmoidPerHead)) => {
+                let g = gate.forward(x)?.sigmoid()?.unsqueeze(-1)?;
+                out.reshape([b, s, heads, head_dim])?.mul(&g)?.reshape([b, s, heads * head_dim])?
+            }
             (Some(gate), Some(OutputGate::Softplus { per_head })) => {
                 let g = gate.forward(x)?.to_dtype(DType::F32)?.softplus(1.0, 20.0)?.to_dtype(out.dtype())?;
                 match per_head {

@@ -185,6 +185,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("lfm3", "Lfm3ForCausalLM"),
         ("kolibri1", "Kolibri1ForCausalLM"),
         ("axk1", "AXK1ForCausalLM"),
         ("flint", "FlintForCausalLM"),
@@ -304,6 +305,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "lfm3"
                                 | "kolibri1"
                                 | "flint"
                                 | "gemma3n_text"

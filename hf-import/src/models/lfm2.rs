@@ -149,7 +149,7 @@ fn feed_forward_width(cfg: &Config) -> Result<usize> {
 }
 
 /// An LFM2 tensor's name in the common decoder.
-fn decoder_name(name: &str) -> String {
+pub(super) fn decoder_name(name: &str) -> String {
     let Some((layer, rest)) = name.split_once(".layers.").and_then(|(model, rest)| {
         let (index, part) = rest.split_once('.')?;
         Some((format!("{model}.layers.{index}"), part))

@@ -162,6 +162,7 @@ pub use self::jamba::JambaForCausalLM;
 pub use self::kolibri1::Kolibri1ForCausalLM;
 pub use self::laguna::LagunaForCausalLM;
 pub use self::lfm2::{Lfm2ForCausalLM, Lfm2MoeForCausalLM};
+pub use self::lfm3::Lfm3ForCausalLM;
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
 pub use self::llama4::{Llama4ForCausalLM, Llama4ForConditionalGeneration};
 pub use self::llama_variants::{IQuestCoderForCausalLM, InternLM3ForCausalLM};
@@ -429,6 +430,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `Lfm3ForCausalLM` (LFM3)
+    Lfm3(Lfm3ForCausalLM),
     /// `Kolibri1ForCausalLM` (Kolibri-1)
     Kolibri1(Kolibri1ForCausalLM),
     /// `AXK1ForCausalLM` (A.X-K1)
@@ -616,6 +619,7 @@ mod hyperclovax;
 mod jais2;
 mod kolibri1;
 mod laguna;
+mod lfm3;
 mod llama4;
 mod mellum;
 mod mimo_v2_flash;

@@ -676,6 +676,15 @@ fn kolibri1_logit_biased_mixture() {
     check("kolibri1_typed");
 }
 
+/// LFM3: short convolutions, full layers with proportional RoPE and sliding ones, per-head attention
+/// gates, sandwich norms (checkpoints' `gate_proj`); neither gates nor sandwich norms, layer types
+/// given, from bf16.
+#[test]
+fn lfm3_convolutions_gates_and_sandwich_norms() {
+    check("lfm3");
+    check("lfm3_plain");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.
