@@ -13,8 +13,18 @@ pub fn run(model: &str) -> Result<()> {
     outln!("model:        {}", dir.display());
     outln!("model_type:   {}", cfg.model_type()?);
     outln!("architecture: {arch}");
-    if arch == "Gemma3ForConditionalGeneration" {
-        outln!("runs:         its language model, on text (the vision tower and projector are not loaded)");
+    match arch.as_str() {
+        "Gemma3ForConditionalGeneration"
+        | "Mistral3ForConditionalGeneration"
+        | "Llama4ForConditionalGeneration" => {
+            outln!(
+                "runs:         its language model, on text (the vision tower and projector are not loaded)"
+            );
+        }
+        "Gemma4ForConditionalGeneration" | "Gemma3nForConditionalGeneration" => {
+            outln!("runs:         its language model, on text (the vision and audio towers are not loaded)");
+        }
+        _ => {}
     }
     for f in &files {
         outln!(

@@ -636,6 +636,11 @@ fn gemma3_multimodal_forward_generate_inspect() {
     assert!(text.contains("the vision tower and projector are not loaded"), "{text}");
     assert!(text.contains("language_model.model.layers.1.self_attn.q_norm.weight"), "{text}");
     assert!(text.contains("vision_tower.encoder.layers.0.mlp.fc1.weight"), "{text}");
+    let out = hf_import(&["inspect", fixture("gemma3n_mm").to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("architecture: Gemma3nForConditionalGeneration\n"), "{text}");
+    assert!(text.contains("the vision and audio towers are not loaded"), "{text}");
+    assert!(text.contains("model.audio_tower.subsample_conv_projection.input_proj_linear.weight"), "{text}");
     let pixels = dir.join("pixels.safetensors");
     let ids = oxtorch_tensor::Tensor::from_vec(vec![1i64, 17, 42], [1, 3]).unwrap();
     let image = oxtorch_tensor::Tensor::zeros([1, 3, 4, 4], oxtorch_tensor::DType::F32).unwrap();
