@@ -1744,6 +1744,9 @@ def gen_mistral4(r):
              n_shared_experts=r.choice([1, 2]), moe_intermediate_size=r.choice([8, 12]),
              first_k_dense_replace=r.choice([0, 1]), norm_topk_prob=r.random() < 0.8,
              routed_scaling_factor=r.choice([1.0, 2.5]), attention_bias=r.random() < 0.2)
+    # (No more experts a token than its groups hold: transformers would pick the rest among masked ties, and
+    # hf-import refuses the config.)
+    c["num_experts_per_tok"] = min(c["num_experts_per_tok"], c["topk_group"] * experts // groups)
     rope = {"rope_type": "yarn", "rope_theta": r.choice([100.0, 10000.0]), "factor": r.choice([2.0, 8.0]),
             "original_max_position_embeddings": r.choice([2, 4, 8]), "beta_fast": 32.0, "beta_slow": 1.0,
             "llama_4_scaling_beta": r.choice([0.1, 0.5])}

@@ -533,8 +533,8 @@ impl SparseMoe {
                 )));
             }
             // (transformers would then weigh experts of the groups it masked, picked among equal
-            // -inf scores in an order of its top-k kernel's own.)
-            if matches!(routing.scoring, Scoring::DeepseekV3 { .. }) && routing.top_k > k * (experts / n) {
+            // masked scores (-inf, Mistral 4's 0) in an order of its top-k kernel's own.)
+            if two_best && routing.top_k > k * (experts / n) {
                 return Err(Error::Config(format!(
                     "num_experts_per_tok ({}) is more than the {} experts of the topk_group ({k}) groups a token \
                      may choose from",
