@@ -1831,6 +1831,16 @@ def gen_lfm3(r):
     return tf.Lfm3ForCausalLM, tf.Lfm3Config, c
 
 
+def gen_diffllama(r):
+    """DiffLlamaForCausalLM: an even number of key/value heads (and heads), random head widths, biases at random."""
+    c = decoder_common(r, "diffllama")
+    heads = r.choice([2, 4, 8])
+    c.update(num_attention_heads=heads, num_key_value_heads=r.choice([k for k in (2, 4) if heads % k == 0]),
+             head_dim=r.choice([4, 8, 16]), attention_bias=r.random() < 0.3, lambda_std_dev=r.choice([0.1, 0.5]))
+    c["rope_parameters"] = rope_for(r, c["head_dim"], c["max_position_embeddings"])
+    return tf.DiffLlamaForCausalLM, tf.DiffLlamaConfig, c
+
+
 def gen_gemma4_mm(r):
     """Gemma4ForConditionalGeneration on text: a random Gemma 4 text model without vision or audio towers, the head
     tied by the outer flag or not."""
@@ -2449,6 +2459,9 @@ FAMILIES = {
     "axk1": gen_axk1,
     "kolibri1": gen_kolibri1,
     "lfm3": gen_lfm3,
+    "diffllama": gen_diffllama,
+    "diffllama_cls": decoder_cls(gen_diffllama, tf.DiffLlamaForSequenceClassification),
+    "diffllama_tok": decoder_tok(gen_diffllama, tf.DiffLlamaForTokenClassification),
     "axk1_cls": decoder_cls(gen_axk1, tf.AXK1ForSequenceClassification),
     "mistral4_cls": decoder_cls(gen_mistral4, tf.Mistral4ForSequenceClassification),
     "mistral4_tok": decoder_tok(gen_mistral4, tf.Mistral4ForTokenClassification),
@@ -2495,7 +2508,7 @@ FAMILIES = {
     "glm4_tok": decoder_tok(lambda r: gen_glm(r, glm4=True), tf.Glm4ForTokenClassification),
 }
 # Derived family -> the family whose inputs and checkpoint variants it shares.
-BASE = {"axk1_cls": "axk1", "gemma4_bidir": "gemma4", "mistral4_cls": "mistral4", "mistral4_tok": "mistral4", "phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
+BASE = {"diffllama_cls": "diffllama", "diffllama_tok": "diffllama", "axk1_cls": "axk1", "gemma4_bidir": "gemma4", "mistral4_cls": "mistral4", "mistral4_tok": "mistral4", "phimoe_cls": "phimoe", "bert_cls": "bert", "roberta_cls": "roberta", "distilbert_cls": "distilbert", "xlm_roberta": "roberta",
         "xlm_roberta_cls": "roberta", "mpnet_cls": "mpnet", "modernbert_cls": "modernbert", "llama_cls": "llama",
         "mistral_cls": "mistral", "qwen2_cls": "qwen2", "qwen3_cls": "qwen3", "gemma_cls": "gemma",
         "gemma2_cls": "gemma2", "phi3_cls": "phi3", "gpt2_cls": "gpt2",
@@ -2513,7 +2526,7 @@ MULTIMODAL_TEXT = {"mistral3", "gemma4_mm"}
 MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
 # (Token classifiers relabel as the sequence classifiers do.)
-CLASSIFIERS = {"axk1_cls", "mistral4_cls", "mistral4_tok", "persimmon_cls", "persimmon_tok", "minicpm3_cls", "phimoe_cls", "jamba_cls", "arcee_cls", "hunyuan_cls", "ministral_cls", "exaone4_cls", "gpt_oss_cls", "deepseek_v3_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
+CLASSIFIERS = {"diffllama_cls", "diffllama_tok", "axk1_cls", "mistral4_cls", "mistral4_tok", "persimmon_cls", "persimmon_tok", "minicpm3_cls", "phimoe_cls", "jamba_cls", "arcee_cls", "hunyuan_cls", "ministral_cls", "exaone4_cls", "gpt_oss_cls", "deepseek_v3_cls", "biogpt_cls", "esm_cls", "esm_tok", "glm_cls", "nemotron_cls", "mpt_cls", "gpt_bigcode_cls", "bloom_cls", "gpt_neo_cls", "t5_cls", "t5_tok", "t5_qa", "opt_cls", "gptj_cls", "deberta_cls", "deberta_tok", "deberta_v1", "vit", "clip", "dinov2", "falcon_cls", "electra_cls", "electra_tok", "albert_cls", "albert_tok", "bert_tok", "xlm_roberta_tok", "distilbert_tok", "modernbert_tok", "bert_cls", "roberta_cls", "distilbert_cls", "xlm_roberta_cls", "mpnet_cls", "modernbert_cls",
                "llama_cls", "mistral_cls", "qwen2_cls", "qwen3_cls", "gemma_cls", "gemma2_cls", "phi3_cls", "gpt2_cls",
                "gpt_neox_cls",
                # The decoders' token classifiers.

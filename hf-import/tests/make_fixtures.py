@@ -1236,6 +1236,13 @@ def main():
     lfm3 = dict(DECODER, num_hidden_layers=6, head_dim=8, sliding_window=3, conv_L_cache=3, intermediate_size=48,
                 pad_token_id=0, eos_token_id=2, bos_token_id=1)
     build("lfm3", tf.Lfm3ForCausalLM, tf.Lfm3Config(**lfm3), 345)
+    # DiffLlama: differential attention (4 heads over 2 key/value heads, a λ per layer); `_mha` (bf16): as many key/value
+    # heads as heads, biases.
+    diff = dict(DECODER, num_hidden_layers=3, head_dim=8, pad_token_id=0, eos_token_id=2, bos_token_id=1,
+                rope_parameters={"rope_type": "default", "rope_theta": 100.0})
+    build("diffllama", tf.DiffLlamaForCausalLM, tf.DiffLlamaConfig(**diff), 347)
+    build("diffllama_mha", tf.DiffLlamaForCausalLM,
+          tf.DiffLlamaConfig(**dict(diff, num_key_value_heads=4, attention_bias=True)), 348, dtype=torch.bfloat16)
     build("lfm3_plain", tf.Lfm3ForCausalLM,
           tf.Lfm3Config(**dict(lfm3, num_hidden_layers=3, use_sandwich_norm=False, use_attention_gate=False,
                                layer_types=["sliding_attention", "conv", "full_attention"],

@@ -223,6 +223,7 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "axk1",
         "kolibri1",
         "lfm3",
+        "diffllama",
     ];
     let mut fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     // (A padded query whose chunk holds only padding attends to every key alike, as in transformers:

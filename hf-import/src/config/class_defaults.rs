@@ -382,6 +382,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "diffllama",
+        &[
+            ("hidden_size", 2048),
+            ("vocab_size", 32000),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 8192),
+            ("num_hidden_layers", 16),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
         "lfm3",
         &[
             ("hidden_size", 2048),

@@ -60,6 +60,21 @@ pub struct AttentionConfig {
     /// The layer projects queries alone and attends to another layer's keys and values (Gemma 4's
     /// KV sharing): no `k_proj`, `v_proj` or key norm
     pub query_only: bool,
+    /// Differential attention (DiffLlama; see [`Differential`])
+    pub differential: Option<Differential>,
+}
+
+/// DiffLlama's differential attention: each half of the value heads (repeated to every key/value
+/// head) is attended to by every query head; the first half of the heads' outputs (both halves of
+/// the values, side by side) less `λ` times the second half's, RMS-normed without a scale and
+/// multiplied by `1 − lambda_init`, where `λ = exp(λq1·λk1) − exp(λq2·λk2) + lambda_init` from the
+/// layer's `lambda_{q,k}{1,2}` `[head_dim]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Differential {
+    /// `0.8 − 0.6·exp(−0.3·layer)`
+    pub lambda_init: f64,
+    /// the norm's epsilon (`rms_norm_eps`)
+    pub eps: f64,
 }
 
 impl AttentionConfig {
@@ -211,6 +226,8 @@ pub struct SelfAttention {
     sinks: Option<Tensor>,
     /// `gate_proj` or `g_proj` (see [`AttentionConfig::output_gate`])
     gate: Option<Linear>,
+    /// The differential attention's `λ` (see [`Differential`]).
+    lambda: Option<f64>,
     cfg: AttentionConfig,
 }
 
@@ -288,7 +305,32 @@ impl SelfAttention {
             }
             None => None,
         };
-        Ok(SelfAttention { qkv, o, q_norm, k_norm, sinks, gate, cfg })
+        let lambda = match cfg.differential {
+            Some(d) => {
+                if !cfg.heads.is_multiple_of(2) || !cfg.kv_heads.is_multiple_of(2) {
+                    return Err(Error::Config(format!(
+                        "differential attention splits the heads and the key/value heads in two: num_attention_heads \
+                         ({}) and num_key_value_heads ({}) must be even",
+                        cfg.heads, cfg.kv_heads
+                    )));
+                }
+                // (In float32, as transformers sums and exponentiates them.)
+                let read = |name: &str| -> Result<Vec<f32>> {
+                    Ok(vars
+                        .get_as_stored(name, &[hd])?
+                        .to_dtype(DType::F32)?
+                        .to(oxtorch_tensor::Device::Cpu)?
+                        .contiguous()?
+                        .to_vec::<f32>()?)
+                };
+                let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>().exp();
+                let (q1, k1, q2, k2) =
+                    (read("lambda_q1")?, read("lambda_k1")?, read("lambda_q2")?, read("lambda_k2")?);
+                Some((dot(&q1, &k1) - dot(&q2, &k2)) as f64 + d.lambda_init)
+            }
+            None => None,
+        };
+        Ok(SelfAttention { qkv, o, q_norm, k_norm, sinks, gate, lambda, cfg })
     }
 
     /// The projection weights in the order [`SelfAttention::unpack`] takes them back: q, k, v (or the
@@ -411,6 +453,9 @@ impl SelfAttention {
         mask: Option<&Tensor>,
         x: &Tensor,
     ) -> Result<Tensor> {
+        if let (Some(lambda), Some(d)) = (self.lambda, self.cfg.differential) {
+            return self.attend_differentially(q, k, v, mask, x, lambda, d);
+        }
         if let Some(sinks) = &self.sinks {
             let (k, v, mask) = with_sink(q, k, v, mask, sinks)?;
             let out = eager_attention(q, &k, &v, Some(&mask), self.cfg.scale, self.cfg.softcap)?;
@@ -420,10 +465,39 @@ impl SelfAttention {
         self.output(&out.transpose(1, 2)?, x)
     }
 
-    /// Whether the layer has attention sinks (which [`SelfAttention::forward_packed`] does not
-    /// take).
+    /// DiffLlama's attention (see [`Differential`]) of `q` to `k`, `v` `[batch, heads, keys,
+    /// head_dim]`, through the output projection.
+    #[allow(clippy::too_many_arguments)]
+    fn attend_differentially(
+        &self,
+        q: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
+        mask: Option<&Tensor>,
+        x: &Tensor,
+        lambda: f64,
+        d: Differential,
+    ) -> Result<Tensor> {
+        let half = v.dims()[1] / 2;
+        let (c, heads) = (&self.cfg, q.dims()[1]);
+        let mut outputs = Vec::with_capacity(2);
+        for part in [v.narrow(1, 0, half)?, v.narrow(1, half as isize, half)?] {
+            let values = Tensor::cat(&[&part, &part], 1)?;
+            outputs.push(eager_attention(q, k, &values, mask, c.scale, c.softcap)?);
+        }
+        let both = Tensor::cat(&[&outputs[0], &outputs[1]], -1)?;
+        let (first, second) =
+            (both.narrow(1, 0, heads / 2)?, both.narrow(1, (heads / 2) as isize, heads / 2)?);
+        let lambda = Tensor::full([], lambda, (both.dtype(), both.device()))?;
+        let diff = first.sub(&second.mul(&lambda)?)?;
+        let out = rms_normalized(&diff, d.eps)?.mul(1.0 - d.lambda_init)?;
+        self.output(&out.transpose(1, 2)?, x)
+    }
+
+    /// Whether the layer has attention sinks or differential attention (which
+    /// [`SelfAttention::forward_packed`] does not take).
     pub fn has_sinks(&self) -> bool {
-        self.sinks.is_some()
+        self.sinks.is_some() || self.lambda.is_some()
     }
 
     /// [`SelfAttention::forward`] of several sequences' tokens packed into one `x`

@@ -27,7 +27,7 @@ mod short_conv;
 
 pub use activation::Activation;
 pub use arena::{packing_enabled, Arena};
-pub use attention::{eager_attention, AttentionConfig, OutputGate, SelfAttention};
+pub use attention::{eager_attention, AttentionConfig, Differential, OutputGate, SelfAttention};
 pub use causal_conv::{masked, CausalConv};
 pub use encoder::EncoderLayer;
 pub use gated_delta::{DeltaNetDims, GatedDeltaNet};

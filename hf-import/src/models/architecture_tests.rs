@@ -185,6 +185,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("diffllama", "DiffLlamaForCausalLM"),
         ("lfm3", "Lfm3ForCausalLM"),
         ("kolibri1", "Kolibri1ForCausalLM"),
         ("axk1", "AXK1ForCausalLM"),
@@ -340,6 +341,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "deepseek_v3"
                                 | "mistral4"
                                 | "axk1"
+                                | "diffllama"
                                 | "exaone4"
                                 | "falcon"
                                 | "gemma"

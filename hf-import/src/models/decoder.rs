@@ -8,8 +8,9 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
     bidirectional_mask, causal_mask, chunked_causal_mask, normal_quantile, packing_enabled, Arena,
-    AttentionConfig, DecoderNorm, Embedding, FeedForward, GatedDeltaNet, GatedMlp, Glu, KvCache, LayerNorm,
-    Linear, Mamba2Mixer, MambaMixer, RmsNorm, Rotary, Routing, SelfAttention, ShortConv, SparseMoe, Xielu,
+    AttentionConfig, DecoderNorm, Differential, Embedding, FeedForward, GatedDeltaNet, GatedMlp, Glu,
+    KvCache, LayerNorm, Linear, Mamba2Mixer, MambaMixer, RmsNorm, Rotary, Routing, SelfAttention, ShortConv,
+    SparseMoe, Xielu,
 };
 use crate::weights::{Vars, Weights};
 

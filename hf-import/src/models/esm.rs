@@ -181,6 +181,7 @@ impl EsmModel {
             v_norm: None,
             values_from_keys: false,
             query_only: false,
+            differential: None,
         };
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)

@@ -186,6 +186,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "DiffLlamaForCausalLM" => AutoModel::DiffLlama(DiffLlamaForCausalLM::load(cfg, weights)?),
             "Lfm3ForCausalLM" => AutoModel::Lfm3(Lfm3ForCausalLM::load(cfg, weights)?),
             "Kolibri1ForCausalLM" => AutoModel::Kolibri1(Kolibri1ForCausalLM::load(cfg, weights)?),
             "AXK1ForCausalLM" => AutoModel::AXK1(AXK1ForCausalLM::load(cfg, weights)?),
@@ -326,6 +327,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "DiffLlamaModel"
             | "Lfm3Model"
             | "Kolibri1Model"
             | "AXK1Model"
@@ -401,6 +403,7 @@ impl AutoModel {
             | "DeepseekV3ForSequenceClassification"
             | "Mistral4ForSequenceClassification"
             | "AXK1ForSequenceClassification"
+            | "DiffLlamaForSequenceClassification"
             | "GptOssForSequenceClassification"
             | "HunYuanDenseV1ForSequenceClassification"
             | "MinistralForSequenceClassification"

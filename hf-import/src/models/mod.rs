@@ -125,6 +125,7 @@ pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec};
 pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::decoder_token_classifier::DecoderForTokenClassification;
 pub use self::deepseek::{DeepseekV2ForCausalLM, DeepseekV3ForCausalLM};
+pub use self::diffllama::DiffLlamaForCausalLM;
 pub use self::dinov2::{Dinov2ForImageClassification, Dinov2Model};
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::dots1::Dots1ForCausalLM;
@@ -430,6 +431,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `DiffLlamaForCausalLM` (DiffLlama)
+    DiffLlama(DiffLlamaForCausalLM),
     /// `Lfm3ForCausalLM` (LFM3)
     Lfm3(Lfm3ForCausalLM),
     /// `Kolibri1ForCausalLM` (Kolibri-1)
@@ -610,6 +613,7 @@ mod architecture_tests;
 mod axk1;
 mod cwm;
 mod dbrx;
+mod diffllama;
 mod flint;
 mod gemma3n;
 mod gemma4;

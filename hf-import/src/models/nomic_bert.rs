@@ -103,6 +103,7 @@ impl NomicBertModel {
             v_norm: None,
             values_from_keys: false,
             query_only: false,
+            differential: None,
         };
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)

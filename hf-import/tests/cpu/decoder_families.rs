@@ -685,6 +685,14 @@ fn lfm3_convolutions_gates_and_sandwich_norms() {
     check("lfm3_plain");
 }
 
+/// DiffLlama: differential attention over grouped key/value heads; as many key/value heads as
+/// heads, with biases, from bf16.
+#[test]
+fn diffllama_differential_attention() {
+    check("diffllama");
+    check("diffllama_mha");
+}
+
 /// EXAONE-MoE: EXAONE 4's attention in pre-norm blocks, a dense layer, then DeepSeek-V3's grouped
 /// sigmoid routing, scaled, with a shared expert; layer kinds from `mlp_layer_types`, raw weights,
 /// from bf16.

@@ -4,7 +4,9 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 170] = [
+pub const DECODERS: [&str; 172] = [
+    "diffllama",
+    "diffllama_mha",
     "lfm3",
     "lfm3_plain",
     "kolibri1",

@@ -104,6 +104,7 @@ impl CausalLm {
             v_norm: spec.v_norm.then_some(eps),
             values_from_keys: false,
             query_only: false,
+            differential: None,
         };
         check_gemma4_layers(&spec, n_layers, heads, kv_heads, head_dim, intermediate)?;
         let mut layers = Vec::with_capacity(n_layers);
@@ -190,6 +191,10 @@ impl CausalLm {
                 }
             }
             attn_cfg.values_from_keys = spec.values_from_keys.as_ref().is_some_and(|l| l[i]);
+            if spec.differential {
+                attn_cfg.differential =
+                    Some(Differential { lambda_init: 0.8 - 0.6 * (-0.3 * i as f64).exp(), eps });
+            }
             let kv_source = spec.kv_sources.as_ref().and_then(|s| s[i]);
             attn_cfg.query_only = kv_source.is_some();
             if let Some(with_sinks) = &spec.sink_layers {

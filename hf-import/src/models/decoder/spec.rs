@@ -179,6 +179,8 @@ pub struct DecoderSpec {
     pub per_layer_inputs: Option<PerLayerInputsSpec>,
     /// Each layer's output is multiplied by its `layer_scalar` (Gemma 4).
     pub layer_scalar: bool,
+    /// Differential attention (DiffLlama; see [`crate::layers::Differential`]).
+    pub differential: bool,
     /// A mixture of experts beside each layer's dense MLP (Gemma 4's `enable_moe_block`).
     pub experts_beside: Option<ExpertsBesideSpec>,
     /// Gemma 3n's alternating updates over several hidden streams, and its low-rank residuals.
@@ -460,6 +462,7 @@ impl DecoderSpec {
             intermediate_per_layer: None,
             per_layer_inputs: None,
             layer_scalar: false,
+            differential: false,
             experts_beside: None,
             altup: None,
             activation_sparsity: None,
