@@ -313,7 +313,12 @@ impl SparseMoe {
     ) -> Result<Self> {
         let (router, correction) = Self::router(vars, hidden, experts, routing, biased)?;
         let experts = Self::load_experts(&vars.pp("experts"), hidden, intermediate, experts, act, biased)?;
-        Ok(SparseMoe {
+        Ok(Self::new(router, experts, routing, correction))
+    }
+
+    /// The mixture of `experts` that `router` (and DeepSeek-V3's `correction`) routes, alone.
+    fn new(router: Linear, experts: Vec<GatedMlp>, routing: Routing, correction: Option<Vec<f32>>) -> Self {
+        SparseMoe {
             router,
             experts,
             routing,
@@ -323,7 +328,7 @@ impl SparseMoe {
             shared_mean: false,
             expert_scale: None,
             output_norm: None,
-        })
+        }
     }
 
     /// A mixture of `experts` (see [`SparseMoe::load_experts`]) that `router` (no bias) scores,
@@ -336,17 +341,7 @@ impl SparseMoe {
                 routing.top_k
             )));
         }
-        Ok(SparseMoe {
-            router,
-            experts,
-            routing,
-            correction: None,
-            shared: None,
-            latent: None,
-            shared_mean: false,
-            expert_scale: None,
-            output_norm: None,
-        })
+        Ok(Self::new(router, experts, routing, None))
     }
 
     /// The mixture with its output normed by `norm` (A.X-K1's `post_mlp_layernorm`).
@@ -432,17 +427,7 @@ impl SparseMoe {
                 .map(|j| GatedMlp::load_plain(&all.pp(j), width, intermediate, act, false))
                 .collect::<Result<Vec<_>>>()?
         };
-        Ok(SparseMoe {
-            router,
-            experts,
-            routing,
-            correction,
-            shared: None,
-            latent,
-            shared_mean: false,
-            expert_scale: None,
-            output_norm: None,
-        })
+        Ok(SparseMoe { latent, ..Self::new(router, experts, routing, correction) })
     }
 
     /// The router `vars.gate` (and DeepSeek-V3's score correction), its sizes and groups checked.

@@ -49,14 +49,22 @@ const TEXT_DEFAULTS: &[(&str, u64)] = &[
 /// transformers ties `Gemma3ForConditionalGeneration`'s head by; the nested one is not read) and
 /// the outer `dtype` / `torch_dtype` when the nested config names none.
 pub fn text_config(cfg: &Config) -> Result<Config> {
+    nested_text_config(cfg, "gemma3_text", TEXT_DEFAULTS)
+}
+
+/// The text model's config of a multimodal config whose class builds its `text_config` as
+/// `model_type`'s config class whatever type the nested dict names (absent or null: all
+/// defaults): the nested object with `model_type`, `defaults` where a key is absent, the outer
+/// `tie_word_embeddings` (default true) and the outer dtype where it names none (Gemma 3, Gemma 4,
+/// Gemma 3n).
+pub(super) fn nested_text_config(cfg: &Config, model_type: &str, defaults: &[(&str, u64)]) -> Result<Config> {
     let mut text = match cfg.get("text_config") {
         None => Map::new(),
         Some(Value::Object(m)) => m.clone(),
         Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
     };
-    // `Gemma3Config` builds a `Gemma3TextConfig` whatever model type the nested dict names.
-    text.insert("model_type".into(), Value::from("gemma3_text"));
-    for (key, default) in TEXT_DEFAULTS {
+    text.insert("model_type".into(), Value::from(model_type));
+    for (key, default) in defaults {
         text.entry(*key).or_insert_with(|| Value::from(*default));
     }
     inherit_outer_flags(&mut text, cfg, true)?;

@@ -22,11 +22,10 @@ use serde_json::Value;
 
 use super::decoder::{AltUpSpec, CausalLm, DecoderSpec, PerLayerInputsSpec};
 use super::family::causal_lm_newtype;
-use super::gemma3_multimodal::{inherit_outer_flags, with_language_model};
-use super::gemma4::kv_sources;
+use super::gemma3_multimodal::{nested_text_config, with_language_model};
+use super::gemma4::{kv_sources, normed_attention_spec};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, RmsNormStyle};
 use crate::weights::Weights;
 
 causal_lm_newtype!(
@@ -116,17 +115,7 @@ const TEXT_DEFAULTS: &[(&str, u64)] = &[
 /// The text model's config of a `gemma3n` config (`text_config`, with `Gemma3nTextConfig`'s
 /// defaults where it is absent), with the outer `tie_word_embeddings` (default true) and dtype.
 fn text_config(cfg: &Config) -> Result<Config> {
-    let mut text = match cfg.get("text_config") {
-        None => serde_json::Map::new(),
-        Some(Value::Object(m)) => m.clone(),
-        Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
-    };
-    text.insert("model_type".into(), Value::from("gemma3n_text"));
-    for (key, default) in TEXT_DEFAULTS {
-        text.entry(*key).or_insert_with(|| Value::from(*default));
-    }
-    inherit_outer_flags(&mut text, cfg, true)?;
-    Ok(Config::from_map(text))
+    nested_text_config(cfg, "gemma3n_text", TEXT_DEFAULTS)
 }
 
 /// The config with a single `intermediate_size` (the first of a per-layer list) for the decoder,
@@ -178,18 +167,7 @@ fn activation_sparsity(cfg: &Config, layers: usize) -> Result<Vec<f64>> {
 
 /// Gemma 3n's decoder (see the module docs).
 fn spec(cfg: &Config, widths: Vec<usize>) -> Result<DecoderSpec> {
-    let mut spec = DecoderSpec::llama(cfg)?;
-    spec.norm_style = RmsNormStyle::ScaleInFloat32;
-    spec.scale_embeddings = true;
-    spec.tie_word_embeddings = cfg.bool_or("tie_word_embeddings", true)?;
-    spec.act = Activation::from_name(cfg.str_or("hidden_activation", "gelu_pytorch_tanh")?)?;
-    spec.mlp_bias = false;
-    spec.default_head_dim = Some(256);
-    spec.default_kv_heads = Some(2);
-    spec.sandwich_norms = true;
-    spec.qk_norm = true;
-    spec.v_norm = true;
-    spec.attention_scale = Some(1.0);
+    let mut spec = normed_attention_spec(cfg, 2)?;
     spec.final_softcap = cfg.nullable_f64_or("final_logit_softcapping", Some(30.0))?;
     let layers = cfg.layers("num_hidden_layers")?;
     let sliding = match DecoderSpec::sliding_layers(cfg)? {

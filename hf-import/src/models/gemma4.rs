@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 use super::decoder::{CausalLm, DecoderSpec, ExpertsBesideSpec, PerLayerInputsSpec};
 use super::family::causal_lm_newtype;
-use super::gemma3_multimodal::{inherit_outer_flags, with_language_model};
+use super::gemma3_multimodal::{nested_text_config, with_language_model};
 use super::mellum::per_layer_type_rope;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -77,17 +77,7 @@ const TEXT_DEFAULTS: &[(&str, u64)] = &[
 /// The text model's config of a `gemma4` config (`text_config`, with `Gemma4TextConfig`'s defaults
 /// where it is absent), with the outer `tie_word_embeddings` (default true) and dtype.
 fn text_config(cfg: &Config) -> Result<Config> {
-    let mut text = match cfg.get("text_config") {
-        None => serde_json::Map::new(),
-        Some(Value::Object(m)) => m.clone(),
-        Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
-    };
-    text.insert("model_type".into(), Value::from("gemma4_text"));
-    for (key, default) in TEXT_DEFAULTS {
-        text.entry(*key).or_insert_with(|| Value::from(*default));
-    }
-    inherit_outer_flags(&mut text, cfg, true)?;
-    Ok(Config::from_map(text))
+    nested_text_config(cfg, "gemma4_text", TEXT_DEFAULTS)
 }
 
 /// The config with `Gemma4TextConfig`'s rope dicts where it names none.
@@ -208,8 +198,12 @@ pub(super) fn kv_sources(shared: usize, sliding: &[bool]) -> Result<Vec<Option<u
         .collect()
 }
 
-/// Gemma 4's decoder (see the module docs).
-fn spec(cfg: &Config) -> Result<DecoderSpec> {
+/// What Gemma 4 and Gemma 3n share: Gemma 3's sandwich blocks with q/k norms and embeddings
+/// scaled by `sqrt(hidden)`, with norms that scale by `w` in float32, values normed without a
+/// scale and attention unscaled (the q/k norms set its scale); tied embeddings, the
+/// `hidden_activation` (default `gelu_pytorch_tanh`), `head_dim` 256 and `default_kv_heads`
+/// key/value heads unless the config says otherwise.
+pub(super) fn normed_attention_spec(cfg: &Config, default_kv_heads: usize) -> Result<DecoderSpec> {
     let mut spec = DecoderSpec::llama(cfg)?;
     spec.norm_style = RmsNormStyle::ScaleInFloat32;
     spec.scale_embeddings = true;
@@ -217,11 +211,17 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
     spec.act = Activation::from_name(cfg.str_or("hidden_activation", "gelu_pytorch_tanh")?)?;
     spec.mlp_bias = false;
     spec.default_head_dim = Some(256);
-    spec.default_kv_heads = Some(4);
+    spec.default_kv_heads = Some(default_kv_heads);
     spec.sandwich_norms = true;
     spec.qk_norm = true;
     spec.v_norm = true;
     spec.attention_scale = Some(1.0);
+    Ok(spec)
+}
+
+/// Gemma 4's decoder (see the module docs).
+fn spec(cfg: &Config) -> Result<DecoderSpec> {
+    let mut spec = normed_attention_spec(cfg, 4)?;
     spec.final_softcap = cfg.opt_f64("final_logit_softcapping")?;
     match cfg.get("use_bidirectional_attention") {
         None => {}

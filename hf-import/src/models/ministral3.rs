@@ -43,22 +43,16 @@ pub(super) fn decoder_config(cfg: &Config) -> Config {
     }))
 }
 
-/// Mistral's decoder with the query scale (see the module docs).
-pub(super) fn spec(cfg: &Config) -> Result<DecoderSpec> {
-    let mut spec = DecoderSpec::llama(cfg)?;
-    (spec.qkv_bias, spec.o_bias, spec.mlp_bias) = (false, false, false);
-    spec.default_kv_heads = Some(8);
-    spec.default_head_dim = Some(128);
-    spec.default_rms_norm_eps = 1e-5;
-    let window = cfg.nullable_usize_or("sliding_window", None)?;
-    spec.windows = vec![window; cfg.layers("num_hidden_layers")?];
+/// The per-position query scale `family` reads from its rope parameters'
+/// `llama_4_scaling_beta` and `original_max_position_embeddings` (Ministral 3, Mistral 4).
+pub(super) fn query_scale(cfg: &Config, family: &str) -> Result<QueryScale> {
     let number = |key: &str| -> Result<f64> {
         match cfg.rope_entry(key) {
             Some(v) => v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
                 Error::Config(format!("the rope parameters' \"{key}\" must be a finite number, got {v}"))
             }),
             None => Err(Error::Config(format!(
-                "Ministral 3 scales its queries by the rope parameters' \"{key}\", which are missing it"
+                "{family} scales its queries by the rope parameters' \"{key}\", which are missing it"
             ))),
         }
     };
@@ -68,8 +62,19 @@ pub(super) fn spec(cfg: &Config) -> Result<DecoderSpec> {
             "the rope parameters' \"original_max_position_embeddings\" must be positive, got {original_max}"
         )));
     }
-    spec.query_scale =
-        Some(QueryScale { beta: number("llama_4_scaling_beta")?, original_max, temperature: false });
+    Ok(QueryScale { beta: number("llama_4_scaling_beta")?, original_max, temperature: false })
+}
+
+/// Mistral's decoder with the query scale (see the module docs).
+pub(super) fn spec(cfg: &Config) -> Result<DecoderSpec> {
+    let mut spec = DecoderSpec::llama(cfg)?;
+    (spec.qkv_bias, spec.o_bias, spec.mlp_bias) = (false, false, false);
+    spec.default_kv_heads = Some(8);
+    spec.default_head_dim = Some(128);
+    spec.default_rms_norm_eps = 1e-5;
+    let window = cfg.nullable_usize_or("sliding_window", None)?;
+    spec.windows = vec![window; cfg.layers("num_hidden_layers")?];
+    spec.query_scale = Some(query_scale(cfg, "Ministral 3")?);
     Ok(spec)
 }
 

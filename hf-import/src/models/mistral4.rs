@@ -7,11 +7,12 @@
 
 use serde_json::json;
 
-use super::decoder::{CausalLm, DecoderSpec, QueryScale};
+use super::decoder::{CausalLm, DecoderSpec};
 use super::deepseek::{latent_spec_with, routed_mixture, MixtureDefaults};
 use super::family::causal_lm_newtype;
+use super::ministral3::query_scale;
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::layers::{LatentDims, Scoring};
 use crate::weights::Weights;
 
@@ -76,23 +77,6 @@ pub(super) fn spec(cfg: &Config) -> Result<DecoderSpec> {
     // (The weights scale the experts' outputs in the model dtype.)
     moe.routing.round_weights = true;
     spec.moe = Some(moe);
-    let number = |key: &str| -> Result<f64> {
-        match cfg.rope_entry(key) {
-            Some(v) => v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
-                Error::Config(format!("the rope parameters' \"{key}\" must be a finite number, got {v}"))
-            }),
-            None => Err(Error::Config(format!(
-                "Mistral 4 scales its queries by the rope parameters' \"{key}\", which are missing it"
-            ))),
-        }
-    };
-    let original_max = number("original_max_position_embeddings")?;
-    if original_max <= 0.0 {
-        return Err(Error::Config(format!(
-            "the rope parameters' \"original_max_position_embeddings\" must be positive, got {original_max}"
-        )));
-    }
-    spec.query_scale =
-        Some(QueryScale { beta: number("llama_4_scaling_beta")?, original_max, temperature: false });
+    spec.query_scale = Some(query_scale(cfg, "Mistral 4")?);
     Ok(spec)
 }
