@@ -78,6 +78,34 @@ pub struct Differential {
 }
 
 impl AttentionConfig {
+    /// Multi-head attention of `heads` heads of `head_dim` (each its own keys and values) over
+    /// `hidden`, scaled by `head_dim^-0.5`, without biases or any of the families' extras.
+    pub fn plain(hidden: usize, heads: usize, head_dim: usize) -> Self {
+        AttentionConfig {
+            hidden,
+            heads,
+            kv_heads: heads,
+            head_dim,
+            scale: 1.0 / (head_dim as f64).sqrt(),
+            qkv_bias: false,
+            o_bias: false,
+            softcap: None,
+            qk_norm_whole: false,
+            clip_qkv: None,
+            clip_after_qk_norm: false,
+            latent: None,
+            sinks: false,
+            qk_norm_after_rope: false,
+            output_gate: None,
+            v_head_dim: None,
+            v_scale: None,
+            v_norm: None,
+            values_from_keys: false,
+            query_only: false,
+            differential: None,
+        }
+    }
+
     /// Each value head's width (`v_head_dim`, else `head_dim`).
     pub fn value_width(&self) -> usize {
         self.v_head_dim.unwrap_or(self.head_dim)

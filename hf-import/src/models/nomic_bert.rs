@@ -82,29 +82,7 @@ impl NomicBertModel {
             )
         });
         let root = w.vars("");
-        let attn_cfg = AttentionConfig {
-            hidden,
-            heads,
-            kv_heads: heads,
-            head_dim,
-            scale: 1.0 / (head_dim as f64).sqrt(),
-            qkv_bias: false,
-            o_bias: false,
-            softcap: None,
-            qk_norm_whole: false,
-            clip_qkv: None,
-            clip_after_qk_norm: false,
-            latent: None,
-            sinks: false,
-            qk_norm_after_rope: false,
-            output_gate: None,
-            v_head_dim: None,
-            v_scale: None,
-            v_norm: None,
-            values_from_keys: false,
-            query_only: false,
-            differential: None,
-        };
+        let attn_cfg = AttentionConfig::plain(hidden, heads, head_dim);
         let no_norm: Option<QkNormLoader> = None;
         let layers = (0..layers)
             .map(|i| {

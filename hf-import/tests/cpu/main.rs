@@ -10,6 +10,7 @@ mod chat_template_fuzz;
 mod cli;
 mod cross_encoder;
 mod decoder_families;
+mod decoder_families_2026;
 mod decoder_fixtures;
 mod families;
 mod generate;
