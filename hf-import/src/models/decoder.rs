@@ -133,9 +133,7 @@ impl DecoderLayer {
             }
         })
     }
-}
 
-impl DecoderLayer {
     /// Gemma 3n's block after attention: the active stream `input` (normed: `normed`) plus the
     /// normed attention `attn` and LAuReL's residual, over `sqrt(2)`; then the MLP with its norms
     /// and residual; that output corrects every stream of `predictions`, and the per-layer input's
@@ -206,7 +204,7 @@ pub struct CausalLm {
     alibi_slopes: Option<Tensor>,
     /// ALiBi counts keys over the kept tokens (else by column).
     alibi_by_kept_tokens: bool,
-    /// Gemma 4's per-layer inputs (see [`DecoderSpec::per_layer_inputs`]).
+    /// Gemma 4's and 3n's per-layer inputs (see [`DecoderSpec::per_layer_inputs`]).
     per_layer_inputs: Option<PerLayerInputs>,
     /// Which layers' keys and values a later layer attends to (see [`DecoderSpec::kv_sources`]).
     kv_read_later: Vec<bool>,

@@ -1,5 +1,6 @@
-//! Gemma 4's per-layer embeddings: every layer gets an input of its own, made once from the tokens
-//! and their embeddings, which a small gated block adds to that layer's output.
+//! Gemma 4's and Gemma 3n's per-layer embeddings: every layer gets an input of its own, made once
+//! from the tokens and their embeddings, which a small gated block adds to that layer's output
+//! (Gemma 3n: to its streams but the first).
 
 use oxtorch_tensor::Tensor;
 
