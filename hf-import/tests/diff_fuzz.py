@@ -2300,9 +2300,10 @@ def gen_t5_qa(r):
 
 
 def gen_bart(r):
-    """BartForConditionalGeneration, BartModel and the MBart, Marian and Pegasus names: post-norm (BART, Marian) or
-    pre-norm (mBART, Pegasus) blocks, learned or sinusoidal positions, Marian's own decoder vocabulary, encoder and
-    decoder of their own depths, heads and widths, scaled embeddings, activations."""
+    """BartForConditionalGeneration, BartModel and the MBart, Marian, Pegasus and M2M100 names: post-norm (BART,
+    Marian) or pre-norm (mBART, Pegasus, M2M100) blocks, learned or sinusoidal positions (M2M100's counted from the
+    non-padding ids, of odd widths too), Marian's own decoder vocabulary, encoder and decoder of their own depths,
+    heads and widths, scaled embeddings, activations."""
     d = r.choice([16, 32, 48])
     c = dict(vocab_size=r.choice([64, 100]), d_model=d, encoder_layers=r.randint(1, 3), decoder_layers=r.randint(1, 3),
              encoder_attention_heads=r.choice([n for n in (1, 2, 4) if d % n == 0]),
@@ -2311,7 +2312,12 @@ def gen_bart(r):
              activation_function=r.choice(["gelu", "relu", "gelu_new", "silu"]), scale_embedding=r.random() < 0.5,
              pad_token_id=r.choice([0, 1]), bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
              forced_eos_token_id=r.choice([2, None]))
-    kind = r.choice(["bart", "bart", "mbart", "marian", "pegasus"])
+    kind = r.choice(["bart", "bart", "mbart", "marian", "pegasus", "m2m_100"])
+    if kind == "m2m_100":
+        if r.random() < 0.3:
+            c.update(d_model=33, encoder_attention_heads=r.choice([1, 3]), decoder_attention_heads=r.choice([3, 11]))
+        c.update(pad_token_id=r.choice([0, 1, 5]))
+        return r.choice([tf.M2M100ForConditionalGeneration, tf.M2M100Model]), tf.M2M100Config, c
     if kind == "marian":
         c.update(pad_token_id=r.choice([0, 1]), eos_token_id=2)
         c["decoder_start_token_id"] = c["pad_token_id"]
@@ -2724,6 +2730,12 @@ def seq2seq_inputs(r, model_cls, cfg):
             else:
                 mask[i, : l - n] = 0
         ids[mask == 0] = 0
+    m2m = "M2M100" in model_cls.__name__
+    if m2m:
+        # M2M100 counts positions from the non-padding ids: padding ids where the mask drops, and one inside.
+        ids[mask == 0] = cfg["pad_token_id"]
+        if r.random() < 0.4:
+            ids[0, r.randrange(l)] = cfg["pad_token_id"]
     x = {"input_ids": ids, "attention_mask": mask}
     desc = f"b={b} l={l} pad={side}"
     if model_cls.__name__.endswith("T5ForSequenceClassification"):
@@ -2739,6 +2751,9 @@ def seq2seq_inputs(r, model_cls, cfg):
         t = r.randint(1, 16)
         dec = torch.randint(2, cfg.get("decoder_vocab_size") or vocab, (b, t), dtype=torch.int64)
         dec[:, 0] = cfg.get("decoder_start_token_id", 0)
+        if m2m and r.random() < 0.4:
+            dec[-1, r.randrange(t)] = cfg["pad_token_id"]
+            desc += " decoder_pad"
         x["decoder_input_ids"] = dec
         desc += f" targets={t}"
         if r.random() < 0.4 and t > 1:

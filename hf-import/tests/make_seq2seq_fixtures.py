@@ -155,6 +155,28 @@ def marian_pegasus():
           86, make_inputs=inputs, keep_generation_config=True, logits_bias=True)
 
 
+def m2m_100():
+    # M2M100 / NLLB-200: pre-norm, fairseq's sinusoidal positions (not saved) counted from the non-padding
+    # tokens, scaled embeddings, ReLU; generation forced to a target-language token, as NLLB is run. The
+    # base model: an odd width (the sinusoids' zero column), sources padded on the left and within.
+    build("m2m_100", tf.M2M100ForConditionalGeneration, tf.M2M100Config(**BART), 87, make_inputs=bart_inputs,
+          keep_generation_config=True, generation={"forced_bos_token_id": 7}, reload=True)
+    odd = dict(BART, d_model=33, encoder_attention_heads=3, decoder_attention_heads=3, activation_function="gelu")
+    build("m2m_100_base", tf.M2M100Model, tf.M2M100Config(**odd, scale_embedding=False), 88,
+          make_inputs=m2m_inputs, reload=True)
+
+
+def m2m_inputs(decoder=True):
+    """Sources `<s> ... </s>`, the second padded (id 1) on the left and inside; targets from the decoder
+    start 2, the second padded inside and on the right."""
+    x = {"input_ids": torch.tensor([[0, 17, 42, 5, 99, 23, 2], [1, 1, 0, 64, 1, 77, 2]]),
+         "attention_mask": torch.tensor([[1] * 7, [0, 0, 1, 1, 1, 1, 1]])}
+    if decoder:
+        x["decoder_input_ids"] = torch.tensor([[2, 7, 31, 52, 9], [2, 7, 1, 6, 1]])
+        x["decoder_attention_mask"] = torch.tensor([[1] * 5, [1, 1, 1, 1, 0]])
+    return x
+
+
 def marian_inputs(decoder=True, pad=99):
     """Sources ending in eos 0, the second right-padded with the pad id; targets from the start token
     (the pad id)."""
@@ -291,6 +313,7 @@ BEAMS = {
     "bart": dict(num_beams=4, length_penalty=2.0, early_stopping=True, num_return_sequences=2),
     "mbart": dict(num_beams=2, length_penalty=0.5, early_stopping="never"),
     "marian": dict(num_beams=4),
+    "m2m_100": dict(num_beams=3, length_penalty=1.5),
 }
 
 
@@ -301,9 +324,9 @@ def beams():
         path = OUT / name
         cls = {"t5": tf.T5ForConditionalGeneration, "t5_v11": tf.T5ForConditionalGeneration,
                "bart": tf.BartForConditionalGeneration, "mbart": tf.MBartForConditionalGeneration,
-               "marian": tf.MarianMTModel}[name]
+               "marian": tf.MarianMTModel, "m2m_100": tf.M2M100ForConditionalGeneration}[name]
         model = cls.from_pretrained(path, attn_implementation="eager").eval()
-        x = {"marian": marian_inputs}.get(name, bart_inputs if name.endswith("bart") else inputs)(False)
+        x = {"marian": marian_inputs, "m2m_100": bart_inputs}.get(name, bart_inputs if name.endswith("bart") else inputs)(False)
         with torch.no_grad():
             ids = model.generate(**x, max_new_tokens=10, do_sample=False, **settings)
         meta = {k: json.dumps(v) for k, v in settings.items()}
@@ -318,4 +341,5 @@ if __name__ == "__main__":
     whisper_generation()
     whisper_audio()
     marian_pegasus()
+    m2m_100()
     beams()

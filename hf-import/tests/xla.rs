@@ -171,7 +171,9 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("t5_qa", dev)
         + check_family("bart", dev)
         + check_family("whisper", dev)
-        + check_family("marian", dev);
+        + check_family("marian", dev)
+        + check_family("m2m_100", dev)
+        + check_family("m2m_100_base", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
 }
 

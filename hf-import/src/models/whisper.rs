@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use oxtorch_tensor::{Device, Tensor};
 
-use super::bart::{BartStack, StackConfig, StackOutput};
+use super::bart::{BartStack, PositionKind, StackConfig, StackOutput};
 use super::seq2seq_io::{check_inputs, ids_and_mask, outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -64,9 +64,8 @@ impl WhisperConfig {
                 embed_scale: 1.0,
                 pre_norm: true,
                 decoder,
-                position_offset: 0,
+                positions: PositionKind::Learned { offset: 0 },
                 key_bias: false,
-                sinusoidal: false,
             })
         };
         let decoder_start = match cfg.get("decoder_start_token_id") {
@@ -218,7 +217,7 @@ impl Whisper {
         }
         let x = features.to_dtype(self.tokens.weight.dtype())?;
         let x = self.conv2.forward(&self.conv1.forward(&x)?)?.transpose(1, 2)?.contiguous()?;
-        self.encoder.forward(&x, None, None, output_hidden_states)
+        self.encoder.forward(&x, None, None, None, output_hidden_states)
     }
 
     /// Runs the model on named inputs (`input_features` and `decoder_input_ids` required): `logits`
@@ -251,6 +250,7 @@ impl Whisper {
         }
         let decoded = self.decoder.forward(
             &self.tokens.forward(&dec_ids)?,
+            None,
             dec_mask.as_ref(),
             Some((&encoded.last_hidden_state, None)),
             output_hidden_states,
@@ -294,7 +294,7 @@ impl SpeechSeq2Seq for Whisper {
     fn next_logits(&self, ids: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor> {
         let head =
             self.proj_out.as_ref().ok_or_else(|| Error::Input("generation needs the model's head".into()))?;
-        let h = self.decoder.step(&self.tokens.forward(ids)?, cache)?;
+        let h = self.decoder.step(&self.tokens.forward(ids)?, None, cache)?;
         let b = h.dims()[0];
         Ok(head.forward(&h)?.reshape([b, self.config.vocab])?)
     }

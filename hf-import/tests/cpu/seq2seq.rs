@@ -280,6 +280,7 @@ fn beam_search_matches_transformers() {
         ("bart", 4, 2.0, EarlyStopping::WhenFull),
         ("mbart", 2, 0.5, EarlyStopping::Never),
         ("marian", 4, 1.0, EarlyStopping::Heuristic),
+        ("m2m_100", 3, 1.5, EarlyStopping::Heuristic),
     ];
     for (name, beams, length_penalty, early_stopping) in cases {
         let dir = fixture(name);
@@ -314,6 +315,33 @@ fn marian_and_pegasus() {
     check("marian");
     check("marian_split");
     check("pegasus");
+}
+
+/// M2M100 (NLLB-200): fairseq's sinusoidal positions, counted from the non-padding tokens (the base
+/// model's sources padded on the left and inside, its decoder inputs inside and on the right), of an
+/// odd width in the base model (the sinusoids' zero column).
+#[test]
+fn m2m_100_positions_from_the_non_padding_tokens() {
+    check("m2m_100");
+    check("m2m_100_base");
+}
+
+/// M2M100's greedy generation, forced to a target-language token as NLLB is run
+/// (`forced_bos_token_id` in the fixture's generation_config.json), equals transformers'.
+#[test]
+fn m2m_100_greedy_generate_matches_transformers() {
+    let dir = fixture("m2m_100");
+    let cfg = Config::load(&dir).unwrap();
+    let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+    let AutoModel::Bart(m2m) = &model else { panic!("m2m_100: not BART-like") };
+    let golden = common::read_all(&dir.join("generate.safetensors"));
+    let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+    assert_eq!(g.forced_bos_token_id, Some(7));
+    g.max_new_tokens = 8;
+    let out =
+        generate_seq2seq(m2m, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |_, _| {})
+            .unwrap();
+    assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap());
 }
 
 /// Whisper's generation equals transformers' `generate` on each recorded case: the language

@@ -1,8 +1,10 @@
 //! BART and mBART (`BartForConditionalGeneration`, `BartModel`, `BartForSequenceClassification`
 //! and their `MBart*` names: summarisers, translators, zero-shot NLI classifiers), Marian
-//! (`MarianMTModel`, `MarianModel`: OPUS-MT translators) and Pegasus
-//! (`PegasusForConditionalGeneration`, `PegasusModel`): an encoder and a decoder ([`stack`]) over one shared embedding; BART's blocks
-//! normalise after each sub-block, mBART's before, with a final norm.
+//! (`MarianMTModel`, `MarianModel`: OPUS-MT translators), Pegasus
+//! (`PegasusForConditionalGeneration`, `PegasusModel`) and M2M100 (`M2M100ForConditionalGeneration`,
+//! `M2M100Model`: M2M100 and NLLB-200 translators): an encoder and a decoder ([`stack`]) over one
+//! shared embedding; BART's blocks normalise after each sub-block, the others' before, with a final
+//! norm.
 //!
 //! Without `decoder_input_ids`, the decoder reads `input_ids` shifted right behind
 //! `decoder_start_token_id` (BART's denoising setup, as transformers' `BartModel`; mBART rotates
@@ -15,7 +17,7 @@ use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
-pub use self::stack::{BartStack, StackConfig, StackOutput};
+pub use self::stack::{BartStack, PositionKind, StackConfig, StackOutput};
 use super::seq2seq_io::{at_last_eos, check_inputs, ids_and_mask, outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -35,6 +37,8 @@ pub(super) const ARCHITECTURES: &[(&str, &str)] = &[
     ("MarianModel", "marian"),
     ("PegasusForConditionalGeneration", "pegasus"),
     ("PegasusModel", "pegasus"),
+    ("M2M100ForConditionalGeneration", "m2m_100"),
+    ("M2M100Model", "m2m_100"),
 ];
 
 /// The family of a BART-like model: what its config's defaults and its layout are.
@@ -48,6 +52,9 @@ pub enum BartFamily {
     Marian,
     /// Pegasus: pre-norm with final norms, sinusoidal positions
     Pegasus,
+    /// M2M100 (NLLB): pre-norm with final norms, fairseq's sinusoidal positions counted from the
+    /// non-padding tokens
+    M2M100,
 }
 
 const INPUTS: &[&str] = &["input_ids", "attention_mask", "decoder_input_ids", "decoder_attention_mask"];
@@ -83,9 +90,9 @@ impl BartConfig {
             "mbart" => BartFamily::MBart,
             "marian" => BartFamily::Marian,
             "pegasus" => BartFamily::Pegasus,
+            "m2m_100" => BartFamily::M2M100,
             _ => BartFamily::Bart,
         };
-        let sinusoidal = matches!(family, BartFamily::Marian | BartFamily::Pegasus);
         let d = cfg.usize_or("d_model", 1024)?;
         let layers = |key: &str| -> Result<usize> {
             match cfg.get(key) {
@@ -93,23 +100,13 @@ impl BartConfig {
                 _ => Ok(12),
             }
         };
-        let scale = cfg.bool_or("scale_embedding", false)?;
-        let stack = |decoder: bool| -> Result<StackConfig> {
-            let side = if decoder { "decoder" } else { "encoder" };
-            Ok(StackConfig {
-                d_model: d,
-                heads: cfg.usize_or(&format!("{side}_attention_heads"), 16)?,
-                ffn: cfg.usize_or(&format!("{side}_ffn_dim"), 4096)?,
-                layers: layers(&format!("{side}_layers"))?,
-                max_positions: cfg.usize_or("max_position_embeddings", 1024)?,
-                act: Activation::from_name(cfg.str_or("activation_function", "gelu")?)?,
-                embed_scale: if scale { (d as f64).sqrt() } else { 1.0 },
-                pre_norm: matches!(family, BartFamily::MBart | BartFamily::Pegasus),
-                decoder,
-                position_offset: if sinusoidal { 0 } else { 2 },
-                key_bias: true,
-                sinusoidal,
-            })
+        // (pad, eos, decoder start) as each config class defaults them.
+        let (pad, eos, start) = match family {
+            BartFamily::Bart => (1, 2, Some(2)),
+            BartFamily::MBart => (1, 2, None),
+            BartFamily::Marian => (58100, 0, Some(58100)),
+            BartFamily::Pegasus => (0, 1, Some(0)),
+            BartFamily::M2M100 => (1, 2, Some(2)),
         };
         let int = |key: &str, default: Option<i64>| -> Result<Option<i64>> {
             match cfg.get(key) {
@@ -121,14 +118,40 @@ impl BartConfig {
                     .ok_or_else(|| Error::Config(format!("{key} must be an integer, got {v}"))),
             }
         };
-        // (pad, eos, decoder start) as each config class defaults them.
-        let (pad, eos, start) = match family {
-            BartFamily::Bart => (1, 2, Some(2)),
-            BartFamily::MBart => (1, 2, None),
-            BartFamily::Marian => (58100, 0, Some(58100)),
-            BartFamily::Pegasus => (0, 1, Some(0)),
+        let pad = int("pad_token_id", Some(pad))?.unwrap_or(pad);
+        let m2m = family == BartFamily::M2M100;
+        let scale = cfg.bool_or("scale_embedding", m2m)?;
+        let positions = match family {
+            BartFamily::Marian | BartFamily::Pegasus => PositionKind::Sinusoidal,
+            BartFamily::M2M100 => PositionKind::Fairseq { padding: pad },
+            BartFamily::Bart | BartFamily::MBart => PositionKind::Learned { offset: 2 },
         };
-        let vocab = cfg.usize_or("vocab_size", if family == BartFamily::Marian { 58101 } else { 50265 })?;
+        let stack = |decoder: bool| -> Result<StackConfig> {
+            let side = if decoder { "decoder" } else { "encoder" };
+            Ok(StackConfig {
+                d_model: d,
+                heads: cfg.usize_or(&format!("{side}_attention_heads"), 16)?,
+                ffn: cfg.usize_or(&format!("{side}_ffn_dim"), 4096)?,
+                layers: layers(&format!("{side}_layers"))?,
+                max_positions: cfg.usize_or("max_position_embeddings", 1024)?,
+                act: Activation::from_name(
+                    cfg.str_or("activation_function", if m2m { "relu" } else { "gelu" })?,
+                )?,
+                embed_scale: if scale { (d as f64).sqrt() } else { 1.0 },
+                pre_norm: family != BartFamily::Bart && family != BartFamily::Marian,
+                decoder,
+                positions,
+                key_bias: true,
+            })
+        };
+        let vocab = cfg.usize_or(
+            "vocab_size",
+            match family {
+                BartFamily::Marian => 58101,
+                BartFamily::M2M100 => 128112,
+                _ => 50265,
+            },
+        )?;
         let shared = family != BartFamily::Marian || cfg.bool_or("share_encoder_decoder_embeddings", true)?;
         Ok(BartConfig {
             encoder: stack(false)?,
@@ -140,7 +163,7 @@ impl BartConfig {
                 cfg.nullable_usize_or("decoder_vocab_size", Some(vocab))?.unwrap_or(vocab)
             },
             shared_tables: shared,
-            pad: int("pad_token_id", Some(pad))?.unwrap_or(pad),
+            pad,
             decoder_start: int("decoder_start_token_id", start)?,
             family,
             eos: int("eos_token_id", Some(eos))?,
@@ -250,7 +273,13 @@ impl Bart {
         attention_mask: Option<&Tensor>,
         output_hidden_states: bool,
     ) -> Result<StackOutput> {
-        self.encoder.forward(&self.shared.forward(input_ids)?, attention_mask, None, output_hidden_states)
+        self.encoder.forward(
+            &self.shared.forward(input_ids)?,
+            Some(input_ids),
+            attention_mask,
+            None,
+            output_hidden_states,
+        )
     }
 
     /// The logits of the decoder's states `h` (with the LM head), `None` for a base model.
@@ -322,6 +351,7 @@ impl Bart {
         };
         let decoded = self.decoder.forward(
             &self.decoder_tokens.forward(&dec_ids)?,
+            Some(&dec_ids),
             dec_mask.as_ref(),
             Some((&encoded.last_hidden_state, mask.as_ref())),
             output_hidden_states,
@@ -360,7 +390,7 @@ impl EncoderDecoder for Bart {
     }
 
     fn next_logits(&self, ids: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor> {
-        let h = self.decoder.step(&self.decoder_tokens.forward(ids)?, cache)?;
+        let h = self.decoder.step(&self.decoder_tokens.forward(ids)?, Some(ids), cache)?;
         let b = h.dims()[0];
         let logits =
             self.logits(&h)?.ok_or_else(|| Error::Input("generation needs the model's LM head".into()))?;

@@ -33,12 +33,30 @@ pub struct StackConfig {
     pub pre_norm: bool,
     /// causal self-attention and cross-attention (the decoder)
     pub decoder: bool,
-    /// the position table's first row (BART's 2; Whisper's 0)
-    pub position_offset: usize,
+    /// where the positions come from
+    pub positions: PositionKind,
     /// `k_proj` has a bias (not Whisper's)
     pub key_bias: bool,
-    /// fixed sinusoidal positions (Marian, Pegasus): computed when the checkpoint leaves them out
-    pub sinusoidal: bool,
+}
+
+/// Where a stack's position embeddings come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PositionKind {
+    /// the checkpoint's learned table, position `p` at row `p + offset` (BART's offset 2,
+    /// Whisper's 0)
+    Learned {
+        /// the table's row of position 0
+        offset: usize,
+    },
+    /// fixed sinusoids (Marian, Pegasus), computed when the checkpoint leaves them out
+    Sinusoidal,
+    /// fairseq's sinusoids (M2M100, NLLB) at positions counted from the token ids: each token that
+    /// is not `padding` at `padding + 1 +` the count of such tokens before it, padding at the zero
+    /// row `padding`
+    Fairseq {
+        /// `pad_token_id`
+        padding: i64,
+    },
 }
 
 /// Rows `first..first + rows` of Marian's and Pegasus's fixed positions (float32; a table of any
@@ -58,6 +76,51 @@ fn sinusoidal_rows(first: usize, rows: usize, dim: usize) -> Result<Tensor> {
         }
     }
     Ok(Tensor::from_vec(out, [rows, dim])?)
+}
+
+/// M2M100's (fairseq's) sinusoids at `positions` (float32 `[positions, dim]`): frequency `i` of
+/// `half = dim / 2` is `exp(-i · ln(10000) / (half - 1))`, sines in the first half, cosines in
+/// the second, a zero column last for an odd width, and the row of position `padding` zero. The
+/// frequencies and angles are float32 products, as `get_embedding` computes them in torch.
+fn fairseq_sinusoidal_rows(positions: &[i64], dim: usize, padding: i64) -> Result<Tensor> {
+    let half = dim / 2;
+    if half < 2 {
+        return Err(Error::Config(format!("fairseq's sinusoidal positions need d_model >= 4, got {dim}")));
+    }
+    let step = -(10000f64.ln() / (half - 1) as f64) as f32;
+    let freqs: Vec<f32> = (0..half).map(|i| f64::from(i as f32 * step).exp() as f32).collect();
+    let mut out = vec![0f32; positions.len() * dim];
+    for (row, &p) in out.chunks_mut(dim).zip(positions) {
+        if p == padding {
+            continue;
+        }
+        for (i, f) in freqs.iter().enumerate() {
+            let angle = f64::from(p as f32 * f);
+            row[i] = angle.sin() as f32;
+            row[half + i] = angle.cos() as f32;
+        }
+    }
+    Ok(Tensor::from_vec(out, [positions.len(), dim])?)
+}
+
+/// M2M100's position ids of the token `ids` `[batch, seq]` after `past` earlier ones (transformers'
+/// `create_position_ids_from_input_ids`): each non-padding token's count among its row's non-padding
+/// tokens so far, plus `past`, plus `padding`; `padding` itself for a padding token.
+fn fairseq_position_ids(ids: &Tensor, past: usize, padding: i64) -> Result<Vec<i64>> {
+    let rows = ids.to_dtype(DType::I64)?.to(Device::Cpu)?.to_vec2::<i64>()?;
+    let mut out = Vec::with_capacity(rows.len() * rows.first().map_or(0, Vec::len));
+    for row in rows {
+        let mut count = past as i64;
+        for id in row {
+            if id == padding {
+                out.push(padding);
+            } else {
+                count += 1;
+                out.push(count + padding);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// One attention with biases, scaled by `head_dim^-0.5`.
@@ -123,6 +186,8 @@ enum Positions {
     /// sinusoids computed for the positions read, in the weights' dtype and device (Marian's and
     /// Pegasus's, which transformers 5 does not save)
     Sinusoidal { dtype: DType, device: Device },
+    /// fairseq's sinusoids at positions counted from the token ids (M2M100's, never saved)
+    Fairseq { padding: i64, dtype: DType, device: Device },
 }
 
 /// A BART encoder or decoder.
@@ -179,14 +244,21 @@ impl BartStack {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let rows = c.max_positions.checked_add(c.position_offset).ok_or_else(|| {
-            Error::Config(format!("max_position_embeddings ({}) is too large", c.max_positions))
-        })?;
-        let positions = if c.sinusoidal && !vars.contains("embed_positions.weight") {
+        let table = |offset: usize| -> Result<Positions> {
+            let rows = c.max_positions.checked_add(offset).ok_or_else(|| {
+                Error::Config(format!("max_position_embeddings ({}) is too large", c.max_positions))
+            })?;
+            Ok(Positions::Table(Embedding::load(&vars.pp("embed_positions"), rows, d)?))
+        };
+        let positions = match c.positions {
+            PositionKind::Learned { offset } => table(offset)?,
+            PositionKind::Sinusoidal if vars.contains("embed_positions.weight") => table(0)?,
             // (transformers 5 does not save them: `_keys_to_ignore_on_save`.)
-            Positions::Sinusoidal { dtype, device }
-        } else {
-            Positions::Table(Embedding::load(&vars.pp("embed_positions"), rows, d)?)
+            PositionKind::Sinusoidal => Positions::Sinusoidal { dtype, device },
+            PositionKind::Fairseq { padding } => {
+                fairseq_sinusoidal_rows(&[], d, padding)?;
+                Positions::Fairseq { padding, dtype, device }
+            }
         };
         Ok(BartStack {
             positions,
@@ -205,11 +277,14 @@ impl BartStack {
         &self.config
     }
 
-    /// The token embeddings `tokens` `[batch, seq, d]` (unscaled rows of the shared table) at
-    /// positions `past..past + seq`: scaled, positions added, layer-normed.
-    fn embed(&self, tokens: &Tensor, past: usize) -> Result<Tensor> {
+    /// The token embeddings `tokens` `[batch, seq, d]` (unscaled rows of the shared table, of the
+    /// token `ids` where the stack counts positions from them) at positions `past..past + seq`:
+    /// scaled, positions added, layer-normed.
+    fn embed(&self, tokens: &Tensor, ids: Option<&Tensor>, past: usize) -> Result<Tensor> {
         let (b, s) = (tokens.dims()[0], tokens.dims()[1]);
-        if past + s > self.config.max_positions {
+        // (fairseq's sinusoids have no longest sequence: transformers grows their table.)
+        let bounded = !matches!(self.positions, Positions::Fairseq { .. });
+        if bounded && past + s > self.config.max_positions {
             return Err(Error::Input(format!(
                 "sequence of {} tokens is longer than max_position_embeddings ({})",
                 past + s,
@@ -217,21 +292,47 @@ impl BartStack {
             )));
         }
         let d = self.config.d_model;
-        let rows = match &self.positions {
+        let pos = match &self.positions {
             Positions::Table(table) => {
-                let first = (past + self.config.position_offset) as i64;
-                table.forward(&Tensor::arange_step(
+                let offset = match self.config.positions {
+                    PositionKind::Learned { offset } => offset,
+                    _ => 0,
+                };
+                let first = (past + offset) as i64;
+                let rows = table.forward(&Tensor::arange_step(
                     first,
                     first + s as i64,
                     1,
                     (DType::I64, tokens.device()),
-                )?)?
+                )?)?;
+                rows.unsqueeze(0)?.expand([b, s, d])?
             }
             Positions::Sinusoidal { dtype, device } => {
-                sinusoidal_rows(past, s, d)?.to_dtype(*dtype)?.to(*device)?
+                sinusoidal_rows(past, s, d)?.to_dtype(*dtype)?.to(*device)?.unsqueeze(0)?.expand([b, s, d])?
+            }
+            Positions::Fairseq { padding, dtype, device } => {
+                let ids = ids.ok_or_else(|| {
+                    Error::Input("this stack counts its positions from token ids, and was given none".into())
+                })?;
+                if ids.dims() != [b, s] {
+                    return Err(Error::Input(format!(
+                        "token ids of shape {:?} for embeddings of shape {:?}",
+                        ids.dims(),
+                        tokens.dims()
+                    )));
+                }
+                // Each distinct position's row computed once, then gathered per token.
+                let positions = fairseq_position_ids(ids, past, *padding)?;
+                let mut distinct = positions.clone();
+                distinct.sort_unstable();
+                distinct.dedup();
+                let index: Vec<i64> =
+                    positions.iter().map(|p| distinct.partition_point(|q| q < p) as i64).collect();
+                let rows = fairseq_sinusoidal_rows(&distinct, d, *padding)?;
+                let rows = rows.index_select(0, &Tensor::from_vec(index, [b * s])?)?;
+                rows.reshape([b, s, d])?.to_dtype(*dtype)?.to(*device)?
             }
         };
-        let pos = rows.unsqueeze(0)?.expand([b, s, d])?;
         let x = if self.config.embed_scale != 1.0 {
             tokens.mul(self.config.embed_scale)?
         } else {
@@ -273,19 +374,21 @@ impl BartStack {
         sub(&x, &block.final_norm, &|y| block.fc2.forward(&act.forward(&block.fc1.forward(y)?)?))
     }
 
-    /// Runs the stack on `tokens` (the shared table's rows of the ids, `[batch, seq, d]`) with its
+    /// Runs the stack on `tokens` (the shared table's rows of the `ids`, `[batch, seq, d]`; the
+    /// ids are needed only by a stack that counts positions from them) with its
     /// `attention_mask` (int64 `[batch, seq]`, optional); the decoder attends to `encoder`'s states
     /// where its mask keeps.
     pub fn forward(
         &self,
         tokens: &Tensor,
+        ids: Option<&Tensor>,
         attention_mask: Option<&Tensor>,
         encoder: Option<(&Tensor, Option<&Tensor>)>,
         output_hidden_states: bool,
     ) -> Result<StackOutput> {
         let c = &self.config;
         let (b, s) = (tokens.dims()[0], tokens.dims()[1]);
-        let mut x = self.embed(tokens, 0)?;
+        let mut x = self.embed(tokens, ids, 0)?;
         let (dtype, device) = (x.dtype(), x.device());
         let self_mask = if c.decoder {
             Some(causal_mask(attention_mask, s, 0, s, None, dtype, device)?)
@@ -341,12 +444,17 @@ impl BartStack {
         EncoderDecoderCache::over_states(cross, states, states_mask)
     }
 
-    /// The decoder on one more token per row (`tokens` `[batch, 1, d]`, the shared table's rows)
-    /// after those in `cache`, which it extends: the last hidden state `[batch, 1, d]`.
-    pub fn step(&self, tokens: &Tensor, cache: &mut EncoderDecoderCache) -> Result<Tensor> {
+    /// The decoder on one more token per row (`tokens` `[batch, 1, d]`, the shared table's rows of
+    /// `ids`) after those in `cache`, which it extends: the last hidden state `[batch, 1, d]`.
+    pub fn step(
+        &self,
+        tokens: &Tensor,
+        ids: Option<&Tensor>,
+        cache: &mut EncoderDecoderCache,
+    ) -> Result<Tensor> {
         let heads = self.config.heads;
         let step = cache.begin_step(tokens.dtype(), tokens.device())?;
-        let mut x = self.embed(tokens, step.past)?;
+        let mut x = self.embed(tokens, ids, step.past)?;
         for (i, block) in self.blocks.iter().enumerate() {
             let (ck, cv) = cache.cross[i].clone();
             let cmask = cache.cross_mask.clone();
