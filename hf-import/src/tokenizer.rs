@@ -6,6 +6,7 @@ mod fast_load;
 mod folder;
 mod gemma;
 mod llama;
+mod nllb;
 mod sentencepiece;
 mod unigram_classes;
 
@@ -36,6 +37,8 @@ pub struct HfTokenizer {
     /// how [`HfTokenizer::encode_batch`] pads: to the longest text, with `tokenizer_config.json`'s
     /// pad token and side, else the file's
     padding: PaddingParams,
+    /// how an NLLB tokenizer frames texts with their source language
+    language_frame: Option<nllb::LanguageFrame>,
 }
 
 impl std::fmt::Debug for HfTokenizer {
@@ -54,6 +57,7 @@ impl HfTokenizer {
         let path = dir.join("tokenizer.json");
         let folder = folder::Folder::read(dir)?;
         let class: ClassDefaults;
+        let mut language_frame = None;
         let mut inner = if path.is_file() {
             // As `Tokenizer::from_file`, only faster.
             let json = std::fs::read_to_string(&path).map_err(|e| Error::format(&path, e.to_string()))?;
@@ -69,6 +73,9 @@ impl HfTokenizer {
                 ClassDefaults { pad_token: Some(unigram_classes::PAD), left: false }
             } else if deberta_v2::rebuild_pipeline(&folder, &mut inner)? {
                 ClassDefaults { pad_token: Some(deberta_v2::PAD), left: false }
+            } else if let Some(frame) = nllb::rebuild_pipeline(&folder, &mut inner)? {
+                language_frame = Some(frame);
+                ClassDefaults { pad_token: Some(nllb::PAD), left: false }
             } else {
                 ClassDefaults::of_class(&folder)?
             };
@@ -102,7 +109,7 @@ impl HfTokenizer {
         }
         let truncation = max_length.map(|max_length| TruncationParams { max_length, ..Default::default() });
         inner.with_truncation(truncation).map_err(|e| Error::format(&path, e.to_string()))?;
-        Ok(HfTokenizer { inner, padding })
+        Ok(HfTokenizer { inner, padding, language_frame })
     }
 
     /// Whether `dir` has no `tokenizer.json` but a `vocab.txt` that [`HfTokenizer::load`] reads as
@@ -122,6 +129,18 @@ impl HfTokenizer {
         let folder = folder::Folder::read(dir)?;
         Ok((dir.join("vocab.txt").is_file() && bert::is_vocab_folder(&folder)?)
             || (dir.join(deberta_v2::SPM_FILE).is_file() && deberta_v2::is_deberta_v2(&folder)?))
+    }
+
+    /// Frames texts with the source language `code` (a language-code token such as `fra_Latn`), as
+    /// transformers' `tokenizer.src_lang = code`: an error for a tokenizer without source languages
+    /// (only NLLB's have them here) or a code that is not one of its tokens.
+    pub fn set_source_language(&mut self, code: &str) -> Result<()> {
+        match &self.language_frame {
+            Some(frame) => frame.set_source(&mut self.inner, code),
+            None => Err(Error::Input(format!(
+                "this tokenizer has no source language to set to {code:?} (NllbTokenizer's have)"
+            ))),
+        }
     }
 
     /// Lowercases texts before the file's own normalizer runs (sentence-transformers'

@@ -166,6 +166,36 @@ def m2m_100():
           make_inputs=m2m_inputs, reload=True)
 
 
+def nllb():
+    # NLLB-200 end to end: M2M100 with the NLLB-style tokenizer of `make_nllb_tokenizer_golden.py`; a prompt
+    # framed with its source language, translated into a target language forced as the first new token.
+    build("nllb", tf.M2M100ForConditionalGeneration, tf.M2M100Config(**dict(BART, vocab_size=225)), 89,
+          make_inputs=bart_inputs)
+    if ONLY and "nllb" not in ONLY:
+        return
+    path, fixtures = OUT / "nllb", OUT
+    shutil.copy(fixtures / "tokenizers" / "nllb_bpe.json", path / "tokenizer.json")
+    config = json.loads((fixtures / "nllb_tokenizer_expected.json").read_text())["configs"]["nllb"]
+    (path / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
+    tok = tf.AutoTokenizer.from_pretrained(path)
+    model = tf.M2M100ForConditionalGeneration.from_pretrained(path, attn_implementation="eager").eval()
+    cases = []
+    for prompt, src, tgt in [("Hello world, how are you?", "fra_Latn", "deu_Latn"),
+                             ("Café owners in Zürich", None, "zho_Hans")]:
+        if src:
+            tok.src_lang = src
+        else:
+            tok.src_lang = "eng_Latn"
+        enc = tok(prompt, return_tensors="pt")
+        with torch.no_grad():
+            ids = model.generate(**enc, forced_bos_token_id=tok.convert_tokens_to_ids(tgt), max_new_tokens=8,
+                                 do_sample=False)
+        cases.append({"prompt": prompt, "src_lang": src, "tgt_lang": tgt, "input_ids": enc["input_ids"][0].tolist(),
+                      "output_ids": ids[0].tolist(), "text": tok.decode(ids[0], skip_special_tokens=True)})
+        print("nllb", cases[-1])
+    (path / "translate.json").write_text(json.dumps(cases, ensure_ascii=False, indent=1) + "\n")
+
+
 def m2m_inputs(decoder=True):
     """Sources `<s> ... </s>`, the second padded (id 1) on the left and inside; targets from the decoder
     start 2, the second padded inside and on the right."""
@@ -342,4 +372,5 @@ if __name__ == "__main__":
     whisper_audio()
     marian_pegasus()
     m2m_100()
+    nllb()
     beams()

@@ -92,6 +92,15 @@ pub struct GenerateArgs {
     /// Whisper: `transcribe` or `translate` (to English)
     #[arg(long)]
     task: Option<String>,
+    /// translation (NLLB-200): the prompt's language, a language-code token such as `fra_Latn`
+    /// (default: tokenizer_config.json's `src_lang`, else `eng_Latn`)
+    #[arg(long, requires = "prompt")]
+    src_lang: Option<String>,
+    /// translation (NLLB-200, M2M100, mBART-50): the language to translate into, forced as the
+    /// first new token (`forced_bos_token_id`): a language-code token such as NLLB's `fra_Latn` or
+    /// mBART-50's `fr_XX`, or M2M100's code `fr` (its token `__fr__`)
+    #[arg(long)]
+    tgt_lang: Option<String>,
     /// cpu, tpu[:N] or xla[:N]
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -210,8 +219,17 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 }
             };
         }
-        AutoModel::T5(m) if m.can_generate() => return run_seq2seq(m, &dir, inputs, a.output, a.prompt, g),
-        AutoModel::Bart(m) if m.can_generate() => return run_seq2seq(m, &dir, inputs, a.output, a.prompt, g),
+        AutoModel::T5(m) if m.can_generate() => {
+            return run_seq2seq(m, &dir, inputs, a.output, a.prompt, (a.src_lang, a.tgt_lang), g)
+        }
+        AutoModel::Bart(m) if m.can_generate() => {
+            return run_seq2seq(m, &dir, inputs, a.output, a.prompt, (a.src_lang, a.tgt_lang), g)
+        }
+        _ if a.src_lang.is_some() || a.tgt_lang.is_some() => {
+            return Err(Error::Input(format!(
+                "--src-lang and --tgt-lang are translation settings of encoder-decoders, not of {arch}"
+            )))
+        }
         _ => {}
     }
     let lm = match &model {
@@ -326,18 +344,28 @@ fn audio_features(dir: &std::path::Path, files: &[PathBuf]) -> Result<Tensor> {
 
 /// `generate` with an encoder-decoder (T5, BART): `--inputs`' sources to `output_ids` (the decoder's
 /// tokens from its start token, as transformers' `generate`), or `--prompt`'s text to the streamed
-/// text of the decoder's tokens.
+/// text of the decoder's tokens; `languages` are `--src-lang` (the prompt's) and `--tgt-lang`.
 fn run_seq2seq(
     model: &impl EncoderDecoder,
     dir: &std::path::Path,
     inputs: Option<BTreeMap<String, Tensor>>,
     output: Option<PathBuf>,
     prompt: Option<String>,
+    (source, target): (Option<String>, Option<String>),
     mut g: GenerationConfig,
 ) -> Result<()> {
     // Lengths count the decoder's tokens, its start token included.
     g.resolve_length(1)?;
-    let tok = || HfTokenizer::load(dir, None);
+    let tok = || -> Result<HfTokenizer> {
+        let mut tok = HfTokenizer::load(dir, None)?;
+        if let Some(code) = &source {
+            tok.set_source_language(code)?;
+        }
+        Ok(tok)
+    };
+    if let Some(code) = &target {
+        g.forced_bos_token_id = Some(i64::from(target_language_token(&tok()?, code)?));
+    }
     match (inputs, output, prompt) {
         (Some(named), Some(output), _) => {
             let ids = named.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
@@ -364,6 +392,17 @@ fn run_seq2seq(
         }
         _ => Err(Error::Input("generate needs --prompt TEXT or --inputs IN --output OUT (no chat template for an encoder-decoder)".into())),
     }
+}
+
+/// The id of the target language `code`: the token itself (NLLB's `fra_Latn`, mBART-50's `fr_XX`),
+/// else M2M100's `__code__`, as its tokenizer's `get_lang_id`.
+fn target_language_token(tok: &HfTokenizer, code: &str) -> Result<u32> {
+    tok.token_to_id(code).or_else(|| tok.token_to_id(&format!("__{code}__"))).ok_or_else(|| {
+        Error::Input(format!(
+            "the target language {code:?} is not a token of the tokenizer (such as NLLB's fra_Latn or \
+             mBART-50's fr_XX; M2M100's codes are written fr for __fr__)"
+        ))
+    })
 }
 
 /// The chat template applied to the conversation in the JSON file `path` (a list of messages, or

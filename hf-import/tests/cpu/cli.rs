@@ -472,6 +472,41 @@ fn generate_ids_with_an_encoder_decoder() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `generate --prompt` on NLLB-200 with `--src-lang` and `--tgt-lang` prints transformers'
+/// translation; the flags are refused with an unknown code and on a decoder-only model.
+#[test]
+fn generate_translates_between_nllb_languages() {
+    let dir = fixture("nllb");
+    let cases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("translate.json")).unwrap()).unwrap();
+    let case = &cases[0];
+    let run = |model: &Path, src: &str, tgt: &str| {
+        hf_import(&[
+            "generate",
+            model.to_str().unwrap(),
+            "--prompt",
+            case["prompt"].as_str().unwrap(),
+            "--src-lang",
+            src,
+            "--tgt-lang",
+            tgt,
+            "--greedy",
+            "--max-new-tokens",
+            "8",
+        ])
+    };
+    let out = run(&dir, case["src_lang"].as_str().unwrap(), case["tgt_lang"].as_str().unwrap());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{}\n", case["text"].as_str().unwrap()));
+    let out = run(&dir, "fra_Latn", "xx_Latn");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("the target language \"xx_Latn\" is not a token"), "{}", stderr(&out));
+    let out = run(&dir, "yy_Latn", "deu_Latn");
+    assert!(stderr(&out).contains("the source language \"yy_Latn\" is not a token"), "{}", stderr(&out));
+    let out = run(&fixture("llama"), "fra_Latn", "deu_Latn");
+    assert!(stderr(&out).contains("translation settings of encoder-decoders"), "{}", stderr(&out));
+}
+
 #[test]
 fn generate_ids_and_text() {
     let dir = scratch("generate");

@@ -344,6 +344,41 @@ fn m2m_100_greedy_generate_matches_transformers() {
     assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap());
 }
 
+/// NLLB-200 end to end (`make_seq2seq_fixtures.py nllb`): the prompt framed with its source language
+/// as transformers' `NllbTokenizer` frames it, and the translation into a target language forced as
+/// the first new token, token for token as transformers' `generate`.
+#[test]
+fn nllb_translation_matches_transformers() {
+    use oxtorch_hf_import::HfTokenizer;
+    let dir = fixture("nllb");
+    let cfg = Config::load(&dir).unwrap();
+    let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+    let AutoModel::Bart(m2m) = &model else { panic!("nllb: not BART-like") };
+    let cases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("translate.json")).unwrap()).unwrap();
+    for case in cases.as_array().unwrap() {
+        let mut tok = HfTokenizer::load(&dir, None).unwrap();
+        if let Some(source) = case["src_lang"].as_str() {
+            tok.set_source_language(source).unwrap();
+        }
+        let ids: Vec<i64> =
+            tok.encode(case["prompt"].as_str().unwrap(), true).unwrap().into_iter().map(i64::from).collect();
+        let want: Vec<i64> = serde_json::from_value(case["input_ids"].clone()).unwrap();
+        assert_eq!(ids, want, "{case}");
+        let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        g.max_new_tokens = 8;
+        g.forced_bos_token_id = tok.token_to_id(case["tgt_lang"].as_str().unwrap()).map(i64::from);
+        let n = ids.len();
+        let out = generate_seq2seq(m2m, &Tensor::from_vec(ids, [1, n]).unwrap(), None, &g, None, |_, _| {})
+            .unwrap();
+        let want: Vec<i64> = serde_json::from_value(case["output_ids"].clone()).unwrap();
+        assert_eq!(out.to_vec2::<i64>().unwrap(), [want], "{case}");
+    }
+    let mut tok = HfTokenizer::load(&dir, None).unwrap();
+    let err = tok.set_source_language("xx_Latn").unwrap_err().to_string();
+    assert!(err.contains("\"xx_Latn\" is not a token"), "{err}");
+}
+
 /// Whisper's generation equals transformers' `generate` on each recorded case: the language
 /// detected per row from the audio (the older `forced_decoder_ids` leaving it open), given as a
 /// name with a task, as a code (the task defaulting to transcribe), as a token; `max_length`
