@@ -2259,9 +2259,10 @@ def gen_clip(r):
 
 
 def gen_t5(r):
-    """T5ForConditionalGeneration, T5Model, T5EncoderModel and the MT5 names: ReLU or gated MLPs, heads narrower or
-    wider than d_model, bucket counts and distances (some reached by short inputs), output scaling by
-    tie_word_embeddings or scale_decoder_outputs, a deeper decoder for the models that do not generate."""
+    """T5ForConditionalGeneration, T5Model, T5EncoderModel and the MT5 and UMT5 names (UMT5: a bias table per block):
+    ReLU or gated MLPs, heads narrower or wider than d_model, bucket counts and distances (some reached by short
+    inputs), output scaling by tie_word_embeddings or scale_decoder_outputs, a deeper decoder for the models that do
+    not generate."""
     d = r.choice([16, 32, 48])
     c = dict(vocab_size=r.choice([64, 100]), d_model=d, d_kv=r.choice([4, 6, 8, 16]), d_ff=r.choice([24, 64]),
              num_layers=r.randint(1, 3), num_heads=r.choice([1, 2, 4]),
@@ -2270,33 +2271,38 @@ def gen_t5(r):
              layer_norm_epsilon=r.choice([1e-6, 1e-3]), decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
     if r.random() < 0.4:
         c["tie_word_embeddings"] = False
-    mt5 = r.random() < 0.3
-    cls = r.choice([tf.MT5ForConditionalGeneration, tf.MT5Model, tf.MT5EncoderModel] if mt5 else
-                   [tf.T5ForConditionalGeneration, tf.T5ForConditionalGeneration, tf.T5Model, tf.T5EncoderModel])
+    kind = r.choice(["t5", "t5", "t5", "mt5", "mt5", "umt5", "umt5"])
+    cls = r.choice({"mt5": [tf.MT5ForConditionalGeneration, tf.MT5Model, tf.MT5EncoderModel],
+                    "umt5": [tf.UMT5ForConditionalGeneration, tf.UMT5Model, tf.UMT5EncoderModel],
+                    "t5": [tf.T5ForConditionalGeneration, tf.T5ForConditionalGeneration, tf.T5Model,
+                           tf.T5EncoderModel]}[kind])
     if not cls.__name__.endswith("ForConditionalGeneration") and r.random() < 0.5:
         c["num_decoder_layers"] = r.randint(1, 4)
-    return cls, (tf.MT5Config if mt5 else tf.T5Config), c
+    return cls, {"mt5": tf.MT5Config, "umt5": tf.UMT5Config, "t5": tf.T5Config}[kind], c
+
+
+def t5_head(config_cls, head):
+    """The `head` class (`ForSequenceClassification`, ...) of the T5 flavour `config_cls` configures."""
+    prefix = {tf.MT5Config: "MT5", tf.UMT5Config: "UMT5"}.get(config_cls, "T5")
+    return getattr(tf, prefix + head)
 
 
 def gen_t5_cls(r):
     """T5ForSequenceClassification / MT5ForSequenceClassification on gen_t5's configs."""
     _, config_cls, c = gen_t5(r)
-    cls = tf.MT5ForSequenceClassification if config_cls is tf.MT5Config else tf.T5ForSequenceClassification
-    return cls, config_cls, with_labels(r, c)
+    return t5_head(config_cls, "ForSequenceClassification"), config_cls, with_labels(r, c)
 
 
 def gen_t5_tok(r):
     """T5ForTokenClassification / MT5ForTokenClassification (an encoder under `transformer.`) on gen_t5's configs."""
     _, config_cls, c = gen_t5(r)
-    cls = tf.MT5ForTokenClassification if config_cls is tf.MT5Config else tf.T5ForTokenClassification
-    return cls, config_cls, with_labels(r, c)
+    return t5_head(config_cls, "ForTokenClassification"), config_cls, with_labels(r, c)
 
 
 def gen_t5_qa(r):
     """T5ForQuestionAnswering / MT5ForQuestionAnswering on gen_t5's configs (start and end logits on the decoder)."""
     _, config_cls, c = gen_t5(r)
-    cls = tf.MT5ForQuestionAnswering if config_cls is tf.MT5Config else tf.T5ForQuestionAnswering
-    return cls, config_cls, c
+    return t5_head(config_cls, "ForQuestionAnswering"), config_cls, c
 
 
 def gen_bart(r):

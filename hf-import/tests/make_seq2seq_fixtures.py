@@ -112,6 +112,12 @@ def t5():
           decoder=False)
     # Extractive QA: the decoder on the sources shifted right, start and end logits on its states.
     build("t5_qa", tf.T5ForQuestionAnswering, tf.T5Config(**T5), 76, decoder=False)
+    # UMT5: each block's own relative-position bias table; its own LM head (no output scaling), and an
+    # encoder alone with ReLU.
+    umt5 = dict(T5, tie_word_embeddings=False, d_kv=6)
+    build("umt5", tf.UMT5ForConditionalGeneration, tf.UMT5Config(**umt5), 77, untied_head=True)
+    build("umt5_encoder", tf.UMT5EncoderModel, tf.UMT5Config(**dict(T5, feed_forward_proj="relu", num_layers=3)), 78,
+          decoder=False)
 
 
 BART = dict(vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,

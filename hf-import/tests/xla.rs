@@ -169,6 +169,8 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("t5_cls", dev)
         + check_family("t5_tok", dev)
         + check_family("t5_qa", dev)
+        + check_family("umt5", dev)
+        + check_family("umt5_encoder", dev)
         + check_family("bart", dev)
         + check_family("whisper", dev)
         + check_family("marian", dev)

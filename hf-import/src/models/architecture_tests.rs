@@ -43,6 +43,11 @@ fn the_model_type_picks_the_family() {
         arch(r#"{"model_type": "mt5", "architectures": ["MT5EncoderModel"]}"#).unwrap(),
         "MT5EncoderModel"
     );
+    assert_eq!(arch(r#"{"model_type": "umt5"}"#).unwrap(), "UMT5ForConditionalGeneration");
+    assert_eq!(
+        arch(r#"{"model_type": "umt5", "architectures": ["UMT5EncoderModel"]}"#).unwrap(),
+        "UMT5EncoderModel"
+    );
     assert_eq!(arch(r#"{"model_type": "t5", "architectures": ["T5Model"]}"#).unwrap(), "T5Model");
     assert_eq!(arch(r#"{"model_type": "bart", "architectures": ["BartModel"]}"#).unwrap(), "BartModel");
     let mnli = arch(r#"{"model_type": "bart", "architectures": ["BartForSequenceClassification"]}"#);

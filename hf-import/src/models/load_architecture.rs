@@ -70,7 +70,7 @@ impl AutoModel {
                 AutoModel::SequenceClassifier(multiple_choice::load(arch, cfg, weights)?)
             }
             // (Before the token classifiers' table: T5's is its own.)
-            _ if arch.starts_with("T5") || arch.starts_with("MT5") => {
+            _ if ["T5", "MT5", "UMT5"].iter().any(|f| arch.starts_with(f)) => {
                 AutoModel::T5(T5::load(arch, cfg, weights)?)
             }
             _ if DECODER_TOKEN_CLASSIFIERS.contains(&arch) => {

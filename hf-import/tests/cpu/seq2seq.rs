@@ -31,6 +31,14 @@ fn mt5_model_with_a_deeper_decoder() {
     check("mt5");
 }
 
+/// UMT5: each block's own relative-position bias table (its own LM head, no output scaling; an
+/// encoder alone with ReLU).
+#[test]
+fn umt5_bias_table_per_block() {
+    check("umt5");
+    check("umt5_encoder");
+}
+
 /// `T5ForTokenClassification`: a `T5EncoderModel` under `transformer.`, `classifier` on each state.
 #[test]
 fn t5_token_classifier() {
@@ -139,7 +147,7 @@ fn t5_output_scaling_from_4x_configs() {
 /// streamed tokens are the new ones up to each row's EOS, and the CLI writes the same ids.
 #[test]
 fn t5_greedy_generate_matches_transformers() {
-    for name in ["t5", "t5_v11"] {
+    for name in ["t5", "t5_v11", "umt5"] {
         let dir = fixture(name);
         let cfg = Config::load(&dir).unwrap();
         let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();

@@ -35,6 +35,12 @@ pub(super) const ARCHITECTURES: &[(&str, &str)] = &[
     ("MT5ForTokenClassification", "mt5"),
     ("T5ForQuestionAnswering", "t5"),
     ("MT5ForQuestionAnswering", "mt5"),
+    ("UMT5ForConditionalGeneration", "umt5"),
+    ("UMT5Model", "umt5"),
+    ("UMT5EncoderModel", "umt5"),
+    ("UMT5ForSequenceClassification", "umt5"),
+    ("UMT5ForTokenClassification", "umt5"),
+    ("UMT5ForQuestionAnswering", "umt5"),
 ];
 
 const ENCODER_INPUTS: &[&str] = &["input_ids", "attention_mask"];
@@ -63,8 +69,11 @@ pub struct T5Config {
 impl T5Config {
     /// Reads `T5Config`'s (or `MT5Config`'s) keys and defaults.
     pub fn from_config(cfg: &Config) -> Result<Self> {
-        let mt5 = cfg.model_type()? == "mt5";
-        let proj = cfg.str_or("feed_forward_proj", if mt5 { "gated-gelu" } else { "relu" })?;
+        let model_type = cfg.model_type()?;
+        let (mt5, umt5) = (model_type == "mt5", model_type == "umt5");
+        // (UMT5's defaults are mT5's.)
+        let multilingual = mt5 || umt5;
+        let proj = cfg.str_or("feed_forward_proj", if multilingual { "gated-gelu" } else { "relu" })?;
         let (gated, act) = match proj.split('-').collect::<Vec<_>>().as_slice() {
             ["gated", "gelu"] => (true, "gelu_new"),
             ["gated", act] => (true, *act),
@@ -81,8 +90,8 @@ impl T5Config {
                 _ => Ok(default),
             }
         };
-        let layers = layers_or("num_layers", if mt5 { 8 } else { 6 })?;
-        let heads = cfg.usize_or("num_heads", if mt5 { 6 } else { 8 })?;
+        let layers = layers_or("num_layers", if multilingual { 8 } else { 6 })?;
+        let heads = cfg.usize_or("num_heads", if multilingual { 6 } else { 8 })?;
         let d_kv = cfg.usize_or("d_kv", 64)?;
         if heads == 0 || d_kv == 0 || heads.checked_mul(d_kv).is_none() {
             return Err(Error::Config(format!(
@@ -92,7 +101,7 @@ impl T5Config {
         let encoder = StackConfig {
             d_model: cfg.usize_or("d_model", 512)?,
             d_kv,
-            d_ff: cfg.usize_or("d_ff", if mt5 { 1024 } else { 2048 })?,
+            d_ff: cfg.usize_or("d_ff", if multilingual { 1024 } else { 2048 })?,
             heads,
             layers,
             buckets: cfg.usize_or("relative_attention_num_buckets", 32)?,
@@ -101,6 +110,7 @@ impl T5Config {
             act: Activation::from_name(act)?,
             gated,
             decoder: false,
+            bias_per_block: umt5,
         };
         let pad = cfg.opt_usize("pad_token_id").ok().flatten().map(|p| p as i64).or(Some(0));
         let decoder_start = match cfg.get("decoder_start_token_id") {
@@ -111,7 +121,7 @@ impl T5Config {
         };
         Ok(T5Config {
             decoder_layers: layers_or("num_decoder_layers", layers)?,
-            vocab: cfg.usize_or("vocab_size", if mt5 { 250112 } else { 32128 })?,
+            vocab: cfg.usize_or("vocab_size", if multilingual { 250112 } else { 32128 })?,
             // transformers 5 writes `scale_decoder_outputs`; 4.x configs say it with `tie_word_embeddings`.
             scale_decoder_outputs: !mt5
                 && match cfg.get("scale_decoder_outputs").and_then(|v| v.as_bool()) {

@@ -1,6 +1,7 @@
 //! `T5Stack`: the encoder or the decoder of T5 — pre-norm blocks (RMS norms without a shift),
 //! attention without score scaling whose relative-position bias the first block's table gives
-//! every block, the decoder's cross-attention over the encoder's states, a ReLU or gated MLP.
+//! every block (UMT5: each block's own table), the decoder's cross-attention over the encoder's
+//! states, a ReLU or gated MLP.
 
 use oxtorch_tensor::{DType, Tensor};
 
@@ -36,6 +37,8 @@ pub struct StackConfig {
     pub gated: bool,
     /// causal self-attention and cross-attention (the decoder)
     pub decoder: bool,
+    /// each block has its own `relative_attention_bias` table (UMT5), not the first block's alone
+    pub bias_per_block: bool,
 }
 
 /// One attention: `q`, `k`, `v`, `o`, no biases.
@@ -128,20 +131,13 @@ struct Block {
     ff: FeedForward,
 }
 
-/// The masks a stack's blocks share: the self-attention's (relative-position bias included) and
-/// the cross-attention's.
-struct StackMasks {
-    self_mask: Tensor,
-    cross_mask: Option<Tensor>,
-}
-
 /// A T5 encoder or decoder stack.
 #[derive(Debug, Clone)]
 pub struct T5Stack {
     config: StackConfig,
     blocks: Vec<Block>,
-    /// the first block's `relative_attention_bias` `[buckets, heads]`
-    relative_bias: Tensor,
+    /// the first block's `relative_attention_bias` `[buckets, heads]`, or each block's (UMT5)
+    relative_bias: Vec<Tensor>,
     final_norm: RmsNorm,
 }
 
@@ -178,9 +174,15 @@ impl T5Stack {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let relative_bias = vars
-            .pp("block.0.layer.0.SelfAttention.relative_attention_bias")
-            .get("weight", &[c.buckets, c.heads])?;
+        let tables = if c.bias_per_block { c.layers } else { c.layers.min(1) };
+        let relative_bias = (0..tables)
+            .map(|i| {
+                vars.pp("block")
+                    .pp(i)
+                    .pp("layer.0.SelfAttention.relative_attention_bias")
+                    .get("weight", &[c.buckets, c.heads])
+            })
+            .collect::<Result<Vec<_>>>()?;
         let final_norm = RmsNorm::load(&vars.pp("final_layer_norm"), c.d_model, c.eps, RmsNormStyle::Llama)?;
         Ok(T5Stack { config, blocks, relative_bias, final_norm })
     }
@@ -190,8 +192,16 @@ impl T5Stack {
         &self.config
     }
 
-    /// `[1, heads, queries, keys]`: the bias of query `i` (at position `past + i`) attending to key `j`.
-    fn position_bias(&self, queries: usize, keys: usize, past: usize, dtype: DType) -> Result<Tensor> {
+    /// Each bias table's `[1, heads, queries, keys]`: the bias of query `i` (at position `past + i`)
+    /// attending to key `j`, plus `mask` (broadcast to it).
+    fn position_biases(
+        &self,
+        queries: usize,
+        keys: usize,
+        past: usize,
+        mask: Option<&Tensor>,
+        dtype: DType,
+    ) -> Result<Vec<Tensor>> {
         let c = &self.config;
         let index: Vec<i64> = (0..queries)
             .flat_map(|i| {
@@ -208,9 +218,24 @@ impl T5Stack {
                 c.buckets, c.buckets, c.max_distance
             )));
         }
-        let index = Tensor::from_vec(index, [queries * keys])?.to(self.relative_bias.device())?;
-        let values = self.relative_bias.index_select(0, &index)?.reshape([queries, keys, c.heads])?;
-        Ok(values.permute([2, 0, 1])?.unsqueeze(0)?.to_dtype(dtype)?)
+        let Some(first) = self.relative_bias.first() else { return Ok(Vec::new()) };
+        let index = Tensor::from_vec(index, [queries * keys])?.to(first.device())?;
+        self.relative_bias
+            .iter()
+            .map(|table| {
+                let values = table.index_select(0, &index)?.reshape([queries, keys, c.heads])?;
+                let bias = values.permute([2, 0, 1])?.unsqueeze(0)?.to_dtype(dtype)?;
+                Ok(match mask {
+                    Some(m) => bias.add(m)?,
+                    None => bias,
+                })
+            })
+            .collect()
+    }
+
+    /// Block `i`'s self-attention mask among `masks` (one per bias table).
+    fn self_mask(masks: &[Tensor], i: usize) -> &Tensor {
+        &masks[i.min(masks.len() - 1)]
     }
 
     /// Runs the stack on `embeds` `[batch, seq, d_model]` (the shared embedding's rows) with its
@@ -235,7 +260,7 @@ impl T5Stack {
                 None => Tensor::zeros([b, 1, 1, s], (dtype, device))?,
             }
         };
-        let self_mask = mask.add(&self.position_bias(s, s, 0, dtype)?)?;
+        let self_masks = self.position_biases(s, s, 0, Some(&mask), dtype)?;
         let cross_mask = match encoder {
             Some((states, mask)) => Some(match mask {
                 Some(m) => padding_mask(m, dtype)?,
@@ -243,14 +268,14 @@ impl T5Stack {
             }),
             None => None,
         };
-        let masks = StackMasks { self_mask, cross_mask };
         let mut x = embeds.clone();
         let mut hidden_states = Vec::new();
-        for block in &self.blocks {
+        for (i, block) in self.blocks.iter().enumerate() {
             if output_hidden_states {
                 hidden_states.push(x.clone());
             }
-            x = self.block_forward(block, &x, &masks, encoder.map(|(e, _)| e))?;
+            let masks = (Self::self_mask(&self_masks, i), cross_mask.as_ref());
+            x = self.block_forward(block, &x, masks, encoder.map(|(e, _)| e))?;
         }
         let last_hidden_state = self.final_norm.forward(&x)?;
         if output_hidden_states {
@@ -283,17 +308,13 @@ impl T5Stack {
         let step = cache.begin_step(embeds.dtype(), embeds.device())?;
         // The new token sees every earlier one: the bias alone (and, in a fixed-shape cache, the
         // empty slots hidden).
-        let bias = self.position_bias(1, step.keys, step.past, embeds.dtype())?;
-        let self_mask = match &step.mask {
-            Some(m) => bias.add(m)?,
-            None => bias,
-        };
+        let self_masks = self.position_biases(1, step.keys, step.past, step.mask.as_ref(), embeds.dtype())?;
         let mut x = embeds.clone();
         for (i, block) in self.blocks.iter().enumerate() {
             let normed = block.self_norm.forward(&x)?;
             let (k, v) = block.self_attn.keys_values(&normed, c)?;
             let (k, v) = cache.append(i, k, v)?;
-            x = x.add(&block.self_attn.attend(&normed, &k, &v, &self_mask, c)?)?;
+            x = x.add(&block.self_attn.attend(&normed, &k, &v, Self::self_mask(&self_masks, i), c)?)?;
             if let Some((norm, attn)) = &block.cross {
                 let (ck, cv) = &cache.cross[i];
                 x = x.add(&attn.attend(&norm.forward(&x)?, ck, cv, &cache.cross_mask, c)?)?;
@@ -303,17 +324,19 @@ impl T5Stack {
         self.final_norm.forward(&x)
     }
 
+    /// One block on `x` with its self-attention mask (the position bias included) and the
+    /// decoder's cross-attention mask.
     fn block_forward(
         &self,
         block: &Block,
         x: &Tensor,
-        masks: &StackMasks,
+        (self_mask, cross_mask): (&Tensor, Option<&Tensor>),
         encoder: Option<&Tensor>,
     ) -> Result<Tensor> {
         let c = &self.config;
         let normed = block.self_norm.forward(x)?;
-        let mut x = x.add(&block.self_attn.forward(&normed, &normed, &masks.self_mask, c)?)?;
-        if let (Some((norm, attn)), Some(source), Some(mask)) = (&block.cross, encoder, &masks.cross_mask) {
+        let mut x = x.add(&block.self_attn.forward(&normed, &normed, self_mask, c)?)?;
+        if let (Some((norm, attn)), Some(source), Some(mask)) = (&block.cross, encoder, cross_mask) {
             x = x.add(&attn.forward(&norm.forward(&x)?, source, mask, c)?)?;
         }
         x.add(&block.ff.forward(&block.ff_norm.forward(&x)?, c.act)?).map_err(Into::into)
