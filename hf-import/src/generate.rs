@@ -182,7 +182,7 @@ fn generate_with(
     if let Some(sources) = sources {
         let padding: Vec<usize> = padding.into_iter().step_by(g.num_beams).collect();
         let mut beamed = Beamed { step, cache, prompt, prefill: Some(logits), prompt_len: s };
-        let best = beam_search(&mut beamed, &sources, &padding, stop, g)?;
+        let best = beam_search(&mut beamed, &sources, &padding, None, stop, g)?;
         return beam_result(&best, s, g, on_token);
     }
     let mut rows = Rows { tokens: rows, done: vec![false; b], prompt_len: s, padding, stop };
@@ -376,7 +376,8 @@ fn decode_on_host(
                 if rows.done[r] && g.pads_finished_rows() {
                     g.pad_token()
                 } else {
-                    process(&mut logits, &rows.tokens[r], rows.padding[r], n, g);
+                    let row = &rows.tokens[r];
+                    process(&mut logits, row, rows.padding[r], n, g, &row[..rows.prompt_len]);
                     pick(&mut logits, g, &mut rng)
                 }
             })

@@ -2306,8 +2306,9 @@ def gen_t5_qa(r):
 
 
 def gen_bart(r):
-    """BartForConditionalGeneration, BartModel and the MBart, Marian, Pegasus and M2M100 names: post-norm (BART,
-    Marian) or pre-norm (mBART, Pegasus, M2M100) blocks, learned or sinusoidal positions (M2M100's counted from the
+    """BartForConditionalGeneration, BartModel and the MBart, Marian, Pegasus, M2M100, PLBart, Blenderbot and
+    BlenderbotSmall names: post-norm (BART, Marian, PLBart, BlenderbotSmall) or pre-norm (mBART, Pegasus, M2M100,
+    Blenderbot) blocks, learned or sinusoidal positions (M2M100's counted from the
     non-padding ids, of odd widths too), Marian's own decoder vocabulary, encoder and decoder of their own depths,
     heads and widths, scaled embeddings, activations."""
     d = r.choice([16, 32, 48])
@@ -2318,7 +2319,16 @@ def gen_bart(r):
              activation_function=r.choice(["gelu", "relu", "gelu_new", "silu"]), scale_embedding=r.random() < 0.5,
              pad_token_id=r.choice([0, 1]), bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
              forced_eos_token_id=r.choice([2, None]))
-    kind = r.choice(["bart", "bart", "mbart", "marian", "pegasus", "m2m_100"])
+    kind = r.choice(["bart", "bart", "mbart", "marian", "pegasus", "m2m_100", "plbart", "blenderbot",
+                     "blenderbot_small"])
+    if kind == "plbart":
+        return (r.choice([tf.PLBartForConditionalGeneration, tf.PLBartModel]), tf.PLBartConfig, c)
+    if kind in ("blenderbot", "blenderbot_small"):
+        c.update(pad_token_id=0, bos_token_id=1, decoder_start_token_id=1)
+        if kind == "blenderbot":
+            return r.choice([tf.BlenderbotForConditionalGeneration, tf.BlenderbotModel]), tf.BlenderbotConfig, c
+        return (r.choice([tf.BlenderbotSmallForConditionalGeneration, tf.BlenderbotSmallModel]),
+                tf.BlenderbotSmallConfig, c)
     if kind == "m2m_100":
         if r.random() < 0.3:
             c.update(d_model=33, encoder_attention_heads=r.choice([1, 3]), decoder_attention_heads=r.choice([3, 11]))
@@ -2980,7 +2990,7 @@ class Runner:
                             ("min_new_tokens", [2, 5]), ("suppress_tokens", [[4, 5, 6]]),
                             ("begin_suppress_tokens", [[3, 7]]), ("bad_words_ids", [[[4]], [[5, 6]]]),
                             ("forced_eos_token_id", [2]), ("cache_implementation", ["static"]),
-                            ("min_length", [6, 14])]:
+                            ("min_length", [6, 14]), ("encoder_no_repeat_ngram_size", [1, 2, 3])]:
             if r.random() < 0.12:
                 extras[key] = r.choice(values)
         if family in ("gpt_neo", "mamba", "falcon_mamba", "mamba2"):

@@ -202,6 +202,50 @@ def nllb():
     (path / "translate.json").write_text(json.dumps(cases, ensure_ascii=False, indent=1) + "\n")
 
 
+def plbart_blenderbot():
+    # PLBart: BART's post-norm layout with scaled embeddings, mBART's shift of input_ids as the decoder's default
+    # input, its classifier at the last eos. Blenderbot: pre-norm with final norms, learned positions from row 0.
+    # BlenderbotSmall: post-norm, its decoder's embedding norm before the positions are added.
+    build("plbart", tf.PLBartForConditionalGeneration, tf.PLBartConfig(**BART, decoder_start_token_id=2), 90,
+          make_inputs=lambda decoder: bart_inputs(False), logits_bias=True)
+    build("plbart_cls", tf.PLBartForSequenceClassification, tf.PLBartConfig(**BART, num_labels=3), 91,
+          make_inputs=lambda decoder: bart_inputs(False))
+    blender = dict(BART, pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1,
+                   forced_eos_token_id=None)
+    build("blenderbot", tf.BlenderbotForConditionalGeneration, tf.BlenderbotConfig(**blender, scale_embedding=True),
+          92, make_inputs=blender_inputs, logits_bias=True)
+    build("blenderbot_small", tf.BlenderbotSmallForConditionalGeneration,
+          tf.BlenderbotSmallConfig(**blender, activation_function="relu", scale_embedding=True), 93,
+          make_inputs=blender_inputs)
+    if ONLY and "blenderbot" not in ONLY:
+        return
+    # `encoder_no_repeat_ngram_size` (Blenderbot's generation default 3): sources whose n-grams the model would
+    # repeat; greedy with sizes 1 and 2, beams with 2. `encoder_ngram.safetensors`: the sources, then
+    # `output_ids.<case>`, each case's settings in the metadata.
+    model = tf.BlenderbotForConditionalGeneration.from_pretrained(OUT / "blenderbot", attn_implementation="eager")
+    x = {"input_ids": torch.tensor([[5, 1, 1, 42, 1, 1, 9, 2], [7, 46, 46, 9, 46, 46, 13, 2]]),
+         "attention_mask": torch.ones(2, 8, dtype=torch.int64)}
+    cases = {"greedy_1": dict(encoder_no_repeat_ngram_size=1), "greedy_2": dict(encoder_no_repeat_ngram_size=2),
+             "beams_2": dict(encoder_no_repeat_ngram_size=2, num_beams=3)}
+    out = dict(x)
+    for name, settings in cases.items():
+        with torch.no_grad():
+            out[f"output_ids.{name}"] = model.eval().generate(**x, max_new_tokens=8, do_sample=False, **settings)
+        print("blenderbot", name, out[f"output_ids.{name}"].tolist())
+    save_file({k: v.contiguous() for k, v in out.items()}, str(OUT / "blenderbot" / "encoder_ngram.safetensors"),
+              metadata={k: json.dumps(v) for k, v in cases.items()})
+
+
+def blender_inputs(decoder=True):
+    """Sources ending in eos 2, the second right-padded with pad id 0; targets from the start token 1."""
+    x = {"input_ids": torch.tensor([[5, 17, 42, 33, 99, 23, 2], [7, 64, 12, 77, 2, 0, 0]]),
+         "attention_mask": torch.tensor([[1] * 7, [1] * 5 + [0] * 2])}
+    if decoder:
+        x["decoder_input_ids"] = torch.tensor([[1, 8, 31, 52, 9], [1, 44, 6, 0, 0]])
+        x["decoder_attention_mask"] = torch.tensor([[1] * 5, [1] * 3 + [0] * 2])
+    return x
+
+
 def m2m_inputs(decoder=True):
     """Sources `<s> ... </s>`, the second padded (id 1) on the left and inside; targets from the decoder
     start 2, the second padded inside and on the right."""
@@ -379,4 +423,5 @@ if __name__ == "__main__":
     marian_pegasus()
     m2m_100()
     nllb()
+    plbart_blenderbot()
     beams()

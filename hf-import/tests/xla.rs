@@ -175,7 +175,10 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("whisper", dev)
         + check_family("marian", dev)
         + check_family("m2m_100", dev)
-        + check_family("m2m_100_base", dev);
+        + check_family("m2m_100_base", dev)
+        + check_family("plbart", dev)
+        + check_family("blenderbot", dev)
+        + check_family("blenderbot_small", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
 }
 

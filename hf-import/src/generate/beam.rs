@@ -39,7 +39,8 @@ struct Beams {
 }
 
 /// Beam search after `prompts` (one per source, all as long; `padding`: each one's left padding,
-/// which the repetition penalty does not see) for up to `g.max_new_tokens` new tokens, a
+/// which the repetition penalty does not see; `encoder_inputs`: each source's encoder input ids
+/// for `encoder_no_repeat_ngram_size`, the prompts when `None`) for up to `g.max_new_tokens` new tokens, a
 /// hypothesis also ending where it completes one of `stop`'s strings: the best
 /// `g.num_return_sequences` hypotheses per source, best first, prompt included (see
 /// [`beam_result`]). `model`'s cache holds each prompt `g.num_beams` times, consecutively
@@ -48,9 +49,11 @@ pub(super) fn beam_search(
     model: &mut impl BeamModel,
     prompts: &[Vec<i64>],
     padding: &[usize],
+    encoder_inputs: Option<&[Vec<i64>]>,
     mut stop: Option<StopStrings>,
     g: &GenerationConfig,
 ) -> Result<Vec<Vec<i64>>> {
+    let encoder_inputs = encoder_inputs.unwrap_or(prompts);
     let nb = g.num_beams;
     let b = prompts.len();
     let prompt_len = prompts.first().map_or(0, Vec::len);
@@ -90,7 +93,7 @@ pub(super) fn beam_search(
                         .enumerate()
                         .for_each(|(t, l)| *l = if t as i64 == bos { 0.0 } else { f32::NEG_INFINITY });
                 } else {
-                    process(&mut row, tokens, padding[i], n, g);
+                    process(&mut row, tokens, padding[i], n, g, &encoder_inputs[i]);
                 }
                 candidates.extend(row.iter().enumerate().map(|(t, &l)| (l + score, k, t as i64)));
             }
@@ -266,7 +269,8 @@ mod tests {
         };
         let prompt = vec![0, 1, 2, 3];
         let best =
-            beam_search(&mut Uniform { vocab: 4 }, std::slice::from_ref(&prompt), &[0], None, &g).unwrap();
+            beam_search(&mut Uniform { vocab: 4 }, std::slice::from_ref(&prompt), &[0], None, None, &g)
+                .unwrap();
         assert_eq!(best, vec![prompt]);
     }
 }

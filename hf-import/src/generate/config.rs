@@ -56,6 +56,9 @@ pub struct GenerationConfig {
     pub length_cap: Option<usize>,
     /// no n-gram of this size occurs twice in a sequence, the prompt included (0: off)
     pub no_repeat_ngram_size: usize,
+    /// no n-gram of this size of the encoder's input (a decoder-only model's prompt) occurs in
+    /// the sequence: a token that would complete one is banned (0: off; Blenderbot's 3)
+    pub encoder_no_repeat_ngram_size: usize,
     /// token sequences never generated: a one-token entry is always banned, a longer one bans its
     /// last token after the others
     pub bad_words_ids: Vec<Vec<i64>>,
@@ -124,6 +127,7 @@ impl Default for GenerationConfig {
             min_length: None,
             length_cap: None,
             no_repeat_ngram_size: 0,
+            encoder_no_repeat_ngram_size: 0,
             bad_words_ids: Vec::new(),
             suppress_tokens: Vec::new(),
             begin_suppress_tokens: Vec::new(),
@@ -205,6 +209,7 @@ const GENERATION_KEYS: &[&str] = &[
     "eos_token_id",
     "pad_token_id",
     "no_repeat_ngram_size",
+    "encoder_no_repeat_ngram_size",
     "bad_words_ids",
     "suppress_tokens",
     "begin_suppress_tokens",
@@ -222,7 +227,8 @@ impl GenerationConfig {
     /// generation keys of `config.json` (as transformers). Sampling settings, lengths,
     /// `eos_token_id` as a number or list, `pad_token_id`, `cache_implementation`
     /// `"static"`/`"dynamic"` and the token bans (`no_repeat_ngram_size`, `bad_words_ids`,
-    /// `suppress_tokens`, `begin_suppress_tokens`, `forced_eos_token_id`, `forced_bos_token_id`), all from the one file
+    /// `encoder_no_repeat_ngram_size`, `suppress_tokens`, `begin_suppress_tokens`, `forced_eos_token_id`,
+    /// `forced_bos_token_id`), all from the one file
     /// (EOS and pad tokens included: transformers 5 does not fall back to `config.json`'s when
     /// `generation_config.json` lacks them). Without a configured length, 20 new tokens, capped at
     /// the model's `max_position_embeddings`.
@@ -289,6 +295,7 @@ impl GenerationConfig {
             _ => CacheImplementation::Auto,
         };
         g.no_repeat_ngram_size = count("no_repeat_ngram_size")?.unwrap_or(0);
+        g.encoder_no_repeat_ngram_size = count("encoder_no_repeat_ngram_size")?.unwrap_or(0);
         g.bad_words_ids = match json.get("bad_words_ids") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(seqs)) if !seqs.is_empty() => seqs

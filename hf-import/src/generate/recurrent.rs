@@ -91,7 +91,7 @@ pub fn generate_recurrent<M: Recurrent>(
     if let Some(sources) = sources {
         let padding: Vec<usize> = padding.into_iter().step_by(g.num_beams).collect();
         let mut beamed = Beamed { model, state, prefill: Some(logits) };
-        let best = beam_search(&mut beamed, &sources, &padding, stop, g)?;
+        let best = beam_search(&mut beamed, &sources, &padding, None, stop, g)?;
         return beam_result(&best, s, g, on_token);
     }
     let mut state = state;
@@ -107,7 +107,8 @@ pub fn generate_recurrent<M: Recurrent>(
                 if rows.done[r] && g.pads_finished_rows() {
                     g.pad_token()
                 } else {
-                    process(&mut logits, &rows.tokens[r], rows.padding[r], n, g);
+                    let row = &rows.tokens[r];
+                    process(&mut logits, row, rows.padding[r], n, g, &row[..rows.prompt_len]);
                     pick(&mut logits, g, &mut rng)
                 }
             })

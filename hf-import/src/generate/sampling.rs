@@ -19,12 +19,20 @@ impl Rng {
 }
 
 /// The logits processors of transformers that ban or penalise tokens, in its order, on one row of
-/// logits: repetition penalty, `no_repeat_ngram_size`, `bad_words_ids`, EOS before
-/// `min_new_tokens`, `forced_eos_token_id` at the last new token, `suppress_tokens`,
-/// `begin_suppress_tokens` at the first. `row` is the sequence so far (prompt, padding included,
-/// and new tokens), `padding` its left padding (which the repetition penalty does not see), `n`
-/// the number of new tokens before this one.
-pub(super) fn process(logits: &mut [f32], row: &[i64], padding: usize, n: usize, g: &GenerationConfig) {
+/// logits: repetition penalty, `no_repeat_ngram_size`, `encoder_no_repeat_ngram_size`,
+/// `bad_words_ids`, EOS before `min_new_tokens`, `forced_eos_token_id` at the last new token,
+/// `suppress_tokens`, `begin_suppress_tokens` at the first. `row` is the sequence so far (prompt,
+/// padding included, and new tokens), `padding` its left padding (which the repetition penalty
+/// does not see), `n` the number of new tokens before this one, `source` the row's encoder input
+/// ids (a decoder-only model's prompt, padding included; empty for Whisper's features).
+pub(super) fn process(
+    logits: &mut [f32],
+    row: &[i64],
+    padding: usize,
+    n: usize,
+    g: &GenerationConfig,
+    source: &[i64],
+) {
     let ban = |logits: &mut [f32], t: i64| {
         if let Some(l) = usize::try_from(t).ok().and_then(|t| logits.get_mut(t)) {
             *l = f32::NEG_INFINITY;
@@ -47,6 +55,16 @@ pub(super) fn process(logits: &mut [f32], row: &[i64], padding: usize, n: usize,
         // Every token that followed the current last `size - 1` tokens before.
         let tail = &row[row.len() + 1 - size..];
         for gram in row.windows(size) {
+            if &gram[..size - 1] == tail {
+                ban(logits, gram[size - 1]);
+            }
+        }
+    }
+    let size = g.encoder_no_repeat_ngram_size;
+    if size > 0 && row.len() + 1 >= size {
+        // Every token that follows the row's last `size - 1` tokens somewhere in the source.
+        let tail = &row[row.len() + 1 - size..];
+        for gram in source.windows(size) {
             if &gram[..size - 1] == tail {
                 ban(logits, gram[size - 1]);
             }
@@ -77,6 +95,7 @@ pub(super) fn process(logits: &mut [f32], row: &[i64], padding: usize, n: usize,
 pub(super) fn processes(g: &GenerationConfig) -> bool {
     g.repetition_penalty != 1.0
         || g.no_repeat_ngram_size > 0
+        || g.encoder_no_repeat_ngram_size > 0
         || !g.bad_words_ids.is_empty()
         || g.min_new_tokens > 0
         || !g.forced_eos_token_ids.is_empty()

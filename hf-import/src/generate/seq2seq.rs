@@ -85,6 +85,8 @@ pub fn generate_seq2seq(
         (ids, mask, b)
     };
     let tokens = vec![vec![start]; b];
+    // The sources' ids, for `encoder_no_repeat_ngram_size`.
+    let sources = ids.to_vec2::<i64>()?;
     if g.num_beams > 1 {
         let device = model.device();
         // Each source once per beam, consecutive.
@@ -92,7 +94,7 @@ pub fn generate_seq2seq(
         let rows = Tensor::from_vec(rows, [b * g.num_beams])?;
         let (ids, mask) = (ids.index_select(0, &rows)?.to(device)?, mask.index_select(0, &rows)?.to(device)?);
         let cache = model.start_generation(&ids, Some(&mask))?;
-        let best = beam_search(&mut Beamed { model, cache }, &tokens, &vec![0; b], stop, g)?;
+        let best = beam_search(&mut Beamed { model, cache }, &tokens, &vec![0; b], Some(&sources), stop, g)?;
         return beam_result(&best, 1, g, on_token);
     }
     let device = model.device();
@@ -113,7 +115,7 @@ pub fn generate_seq2seq(
                     // transformers' `ForcedBOSTokenLogitsProcessor`: the first new token.
                     bos
                 } else {
-                    process(&mut logits, &rows.tokens[r], rows.padding[r], n, g);
+                    process(&mut logits, &rows.tokens[r], rows.padding[r], n, g, &sources[r]);
                     pick(&mut logits, g, &mut rng)
                 }
             })

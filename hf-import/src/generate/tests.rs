@@ -99,11 +99,11 @@ fn penalties_and_filters_follow_transformers() {
     let mut rng = Rng(0);
     // Token 0 (logit 4, seen 3 times) is penalised once to 2, still above token 1 (1.5).
     let mut logits = vec![4.0f32, 1.5, -1.0];
-    process(&mut logits, &[0, 0, 0], 0, 0, &g);
+    process(&mut logits, &[0, 0, 0], 0, 0, &g, &[]);
     assert_eq!(pick(&mut logits, &g, &mut rng), 0);
     assert_eq!(logits, vec![2.0, 1.5, -1.0]);
     let mut logits = vec![-1.0f32, -1.5, -3.0];
-    process(&mut logits, &[0, 0], 0, 0, &g);
+    process(&mut logits, &[0, 0], 0, 0, &g, &[]);
     assert_eq!(logits[0], -2.0);
     // top_k = 1 with a tie at the top: both tied tokens stay candidates.
     let g = GenerationConfig { top_k: 1, do_sample: true, temperature: 1.0, ..GenerationConfig::default() };

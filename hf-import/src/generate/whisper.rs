@@ -350,7 +350,14 @@ pub fn generate_whisper(
         let features = input_features.to(device)?.index_select(0, &copies.to(device)?)?;
         let cache = model.start_generation(&features)?;
         drop(logits);
-        let best = beam_search(&mut Beamed { model, cache, fed: 0 }, &rows, &vec![0; b], None, &g)?;
+        let best = beam_search(
+            &mut Beamed { model, cache, fed: 0 },
+            &rows,
+            &vec![0; b],
+            Some(&vec![Vec::new(); b]),
+            None,
+            &g,
+        )?;
         let width = best.iter().map(Vec::len).max().unwrap_or(0);
         rows = best
             .into_iter()
@@ -375,7 +382,8 @@ pub fn generate_whisper(
                 if done[r] && g.pads_finished_rows() {
                     pad
                 } else {
-                    process(row, &rows[r], 0, n, &g);
+                    // (No token ids in: transformers' encoder n-gram ban needs them.)
+                    process(row, &rows[r], 0, n, &g, &[]);
                     pick(row, &g, &mut rng)
                 }
             })

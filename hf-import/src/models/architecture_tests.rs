@@ -60,6 +60,10 @@ fn the_model_type_picks_the_family() {
     assert_eq!(arch(r#"{"model_type": "m2m_100"}"#).unwrap(), "M2M100ForConditionalGeneration");
     let base = arch(r#"{"model_type": "m2m_100", "architectures": ["M2M100Model"]}"#);
     assert_eq!(base.unwrap(), "M2M100Model");
+    assert_eq!(arch(r#"{"model_type": "plbart"}"#).unwrap(), "PLBartForConditionalGeneration");
+    assert_eq!(arch(r#"{"model_type": "blenderbot"}"#).unwrap(), "BlenderbotForConditionalGeneration");
+    let small = arch(r#"{"model_type": "blenderbot-small", "architectures": ["BlenderbotSmallModel"]}"#);
+    assert_eq!(small.unwrap(), "BlenderbotSmallModel");
     let qa = arch(r#"{"model_type": "t5", "architectures": ["T5ForQuestionAnswering"]}"#);
     assert_eq!(qa.unwrap(), "T5ForQuestionAnswering");
     assert!(arch(r#"{"model_type": "t5", "architectures": ["T5WithLMHeadModel"]}"#).is_err());

@@ -103,7 +103,10 @@ impl AutoModel {
             "Dinov2ForImageClassification" | "Dinov2WithRegistersForImageClassification" => {
                 AutoModel::Dinov2ForImageClassification(Dinov2ForImageClassification::load(cfg, weights)?)
             }
-            _ if ["Bart", "MBart", "Marian", "Pegasus", "M2M100"].iter().any(|f| arch.starts_with(f)) => {
+            _ if ["Bart", "MBart", "Marian", "Pegasus", "M2M100", "PLBart", "Blenderbot"]
+                .iter()
+                .any(|f| arch.starts_with(f)) =>
+            {
                 AutoModel::Bart(Bart::load(arch, cfg, weights)?)
             }
             "ViTForImageClassification" => {

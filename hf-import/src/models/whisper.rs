@@ -66,6 +66,7 @@ impl WhisperConfig {
                 decoder,
                 positions: PositionKind::Learned { offset: 0 },
                 key_bias: false,
+                norm_before_positions: false,
             })
         };
         let decoder_start = match cfg.get("decoder_start_token_id") {

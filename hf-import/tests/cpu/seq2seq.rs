@@ -352,6 +352,60 @@ fn m2m_100_greedy_generate_matches_transformers() {
     assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap());
 }
 
+/// PLBart (BART's layout, scaled embeddings, mBART's shift of `input_ids` as the decoder's input,
+/// the classifier at the last eos), Blenderbot (pre-norm, positions from row 0) and
+/// BlenderbotSmall (its decoder's embedding norm before the positions are added).
+#[test]
+fn plbart_and_blenderbot() {
+    for name in ["plbart", "plbart_cls", "blenderbot", "blenderbot_small"] {
+        check(name);
+    }
+}
+
+/// Greedy generation of PLBart, Blenderbot (its config's `encoder_no_repeat_ngram_size`: no n-gram
+/// of the source repeated) and BlenderbotSmall equals transformers'.
+#[test]
+fn plbart_and_blenderbot_greedy_generate_match_transformers() {
+    for name in ["plbart", "blenderbot", "blenderbot_small"] {
+        let dir = fixture(name);
+        let cfg = Config::load(&dir).unwrap();
+        let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+        let AutoModel::Bart(m) = &model else { panic!("{name}: not BART-like") };
+        let golden = common::read_all(&dir.join("generate.safetensors"));
+        let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        g.max_new_tokens = 8;
+        let out =
+            generate_seq2seq(m, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |_, _| {})
+                .unwrap();
+        assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap(), "{name}");
+    }
+}
+
+/// `encoder_no_repeat_ngram_size` (Blenderbot's generation default): no n-gram of the source is
+/// completed, greedy (sizes 1 and 2) and under beam search, as transformers'
+/// `EncoderNoRepeatNGramLogitsProcessor`.
+#[test]
+fn encoder_ngrams_are_not_repeated_as_in_transformers() {
+    let dir = fixture("blenderbot");
+    let cfg = Config::load(&dir).unwrap();
+    let model = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+    let AutoModel::Bart(m) = &model else { panic!("blenderbot: not BART-like") };
+    let path = dir.join("encoder_ngram.safetensors");
+    let golden = common::read_all(&path);
+    for (case, settings) in common::read_metadata(&path) {
+        let mut g = GenerationConfig::from_model_dir(&dir, &cfg).unwrap();
+        assert_eq!(g.encoder_no_repeat_ngram_size, 3, "the config's");
+        g.max_new_tokens = 8;
+        g.encoder_no_repeat_ngram_size = settings["encoder_no_repeat_ngram_size"].as_u64().unwrap() as usize;
+        g.num_beams = settings["num_beams"].as_u64().unwrap_or(1) as usize;
+        let out =
+            generate_seq2seq(m, &golden["input_ids"], Some(&golden["attention_mask"]), &g, None, |_, _| {})
+                .unwrap();
+        let want = golden[&format!("output_ids.{case}")].to_vec2::<i64>().unwrap();
+        assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{case}");
+    }
+}
+
 /// NLLB-200 end to end (`make_seq2seq_fixtures.py nllb`): the prompt framed with its source language
 /// as transformers' `NllbTokenizer` frames it, and the translation into a target language forced as
 /// the first new token, token for token as transformers' `generate`.

@@ -39,6 +39,13 @@ pub(super) const ARCHITECTURES: &[(&str, &str)] = &[
     ("PegasusModel", "pegasus"),
     ("M2M100ForConditionalGeneration", "m2m_100"),
     ("M2M100Model", "m2m_100"),
+    ("PLBartForConditionalGeneration", "plbart"),
+    ("PLBartModel", "plbart"),
+    ("PLBartForSequenceClassification", "plbart"),
+    ("BlenderbotForConditionalGeneration", "blenderbot"),
+    ("BlenderbotModel", "blenderbot"),
+    ("BlenderbotSmallForConditionalGeneration", "blenderbot-small"),
+    ("BlenderbotSmallModel", "blenderbot-small"),
 ];
 
 /// The family of a BART-like model: what its config's defaults and its layout are.
@@ -55,6 +62,13 @@ pub enum BartFamily {
     /// M2M100 (NLLB): pre-norm with final norms, fairseq's sinusoidal positions counted from the
     /// non-padding tokens
     M2M100,
+    /// PLBart: BART's layout, scaled embeddings, mBART's shift
+    PLBart,
+    /// Blenderbot: pre-norm with final norms, learned positions from row 0
+    Blenderbot,
+    /// BlenderbotSmall: post-norm, learned positions from row 0, its decoder's embedding norm
+    /// before the positions are added
+    BlenderbotSmall,
 }
 
 const INPUTS: &[&str] = &["input_ids", "attention_mask", "decoder_input_ids", "decoder_attention_mask"];
@@ -82,31 +96,128 @@ pub struct BartConfig {
     pub eos: Option<i64>,
 }
 
-impl BartConfig {
-    /// Reads `BartConfig`'s (or `MBartConfig`'s, `MarianConfig`'s, `PegasusConfig`'s) keys and
-    /// defaults.
-    pub fn from_config(cfg: &Config) -> Result<Self> {
-        let family = match cfg.model_type()? {
+/// What a family's config class defaults (`BartConfig`, `BlenderbotConfig`, ...): its sizes and
+/// special tokens, for the keys a config leaves out (transformers 5 saves only the values that
+/// differ from them).
+struct FamilyDefaults {
+    vocab: usize,
+    d_model: usize,
+    /// encoder and decoder blocks
+    layers: (usize, usize),
+    heads: usize,
+    ffn: usize,
+    max_positions: usize,
+    activation: &'static str,
+    scale_embedding: bool,
+    /// `pad_token_id`, `eos_token_id`, `decoder_start_token_id`
+    pad: i64,
+    eos: i64,
+    start: Option<i64>,
+}
+
+impl BartFamily {
+    /// The family of a model type (BART's for any other).
+    fn of(model_type: &str) -> Self {
+        match model_type {
             "mbart" => BartFamily::MBart,
             "marian" => BartFamily::Marian,
             "pegasus" => BartFamily::Pegasus,
             "m2m_100" => BartFamily::M2M100,
+            "plbart" => BartFamily::PLBart,
+            "blenderbot" => BartFamily::Blenderbot,
+            "blenderbot-small" => BartFamily::BlenderbotSmall,
             _ => BartFamily::Bart,
+        }
+    }
+
+    fn defaults(self) -> FamilyDefaults {
+        let bart = FamilyDefaults {
+            vocab: 50265,
+            d_model: 1024,
+            layers: (12, 12),
+            heads: 16,
+            ffn: 4096,
+            max_positions: 1024,
+            activation: "gelu",
+            scale_embedding: false,
+            pad: 1,
+            eos: 2,
+            start: Some(2),
         };
-        let d = cfg.usize_or("d_model", 1024)?;
-        let layers = |key: &str| -> Result<usize> {
+        match self {
+            BartFamily::Bart => bart,
+            BartFamily::MBart => FamilyDefaults { start: None, ..bart },
+            BartFamily::Marian => {
+                FamilyDefaults { vocab: 58101, pad: 58100, eos: 0, start: Some(58100), ..bart }
+            }
+            BartFamily::Pegasus => FamilyDefaults { pad: 0, eos: 1, start: Some(0), ..bart },
+            BartFamily::M2M100 => {
+                FamilyDefaults { vocab: 128112, activation: "relu", scale_embedding: true, ..bart }
+            }
+            BartFamily::PLBart => FamilyDefaults {
+                vocab: 50005,
+                d_model: 768,
+                layers: (6, 6),
+                heads: 12,
+                ffn: 3072,
+                scale_embedding: true,
+                pad: 1,
+                eos: 2,
+                start: None,
+                ..bart
+            },
+            BartFamily::Blenderbot => FamilyDefaults {
+                vocab: 8008,
+                d_model: 2560,
+                layers: (2, 24),
+                heads: 32,
+                ffn: 10240,
+                max_positions: 128,
+                pad: 0,
+                eos: 2,
+                start: Some(1),
+                ..bart
+            },
+            BartFamily::BlenderbotSmall => FamilyDefaults {
+                d_model: 512,
+                layers: (8, 8),
+                ffn: 2048,
+                max_positions: 512,
+                pad: 0,
+                eos: 2,
+                start: Some(1),
+                ..bart
+            },
+        }
+    }
+
+    /// Norms before each sub-block, with a final norm after the last block.
+    fn pre_norm(self) -> bool {
+        !matches!(
+            self,
+            BartFamily::Bart | BartFamily::Marian | BartFamily::PLBart | BartFamily::BlenderbotSmall
+        )
+    }
+
+    /// Without `decoder_input_ids` the decoder reads `input_ids` shifted right (BART's and mBART's
+    /// base models; PLBart's shift is mBART's).
+    fn shifts_inputs(self) -> bool {
+        matches!(self, BartFamily::Bart | BartFamily::MBart | BartFamily::PLBart)
+    }
+}
+
+impl BartConfig {
+    /// Reads the keys of `BartConfig` (or of the other families' config classes) and their
+    /// defaults.
+    pub fn from_config(cfg: &Config) -> Result<Self> {
+        let family = BartFamily::of(cfg.model_type()?);
+        let defaults = family.defaults();
+        let d = cfg.usize_or("d_model", defaults.d_model)?;
+        let layers = |key: &str, default: usize| -> Result<usize> {
             match cfg.get(key) {
                 Some(v) if !v.is_null() => cfg.layers(key),
-                _ => Ok(12),
+                _ => Ok(default),
             }
-        };
-        // (pad, eos, decoder start) as each config class defaults them.
-        let (pad, eos, start) = match family {
-            BartFamily::Bart => (1, 2, Some(2)),
-            BartFamily::MBart => (1, 2, None),
-            BartFamily::Marian => (58100, 0, Some(58100)),
-            BartFamily::Pegasus => (0, 1, Some(0)),
-            BartFamily::M2M100 => (1, 2, Some(2)),
         };
         let int = |key: &str, default: Option<i64>| -> Result<Option<i64>> {
             match cfg.get(key) {
@@ -118,40 +229,36 @@ impl BartConfig {
                     .ok_or_else(|| Error::Config(format!("{key} must be an integer, got {v}"))),
             }
         };
-        let pad = int("pad_token_id", Some(pad))?.unwrap_or(pad);
-        let m2m = family == BartFamily::M2M100;
-        let scale = cfg.bool_or("scale_embedding", m2m)?;
+        let pad = int("pad_token_id", Some(defaults.pad))?.unwrap_or(defaults.pad);
+        let scale = cfg.bool_or("scale_embedding", defaults.scale_embedding)?;
         let positions = match family {
             BartFamily::Marian | BartFamily::Pegasus => PositionKind::Sinusoidal,
             BartFamily::M2M100 => PositionKind::Fairseq { padding: pad },
-            BartFamily::Bart | BartFamily::MBart => PositionKind::Learned { offset: 2 },
+            BartFamily::Blenderbot | BartFamily::BlenderbotSmall => PositionKind::Learned { offset: 0 },
+            BartFamily::Bart | BartFamily::MBart | BartFamily::PLBart => PositionKind::Learned { offset: 2 },
         };
         let stack = |decoder: bool| -> Result<StackConfig> {
             let side = if decoder { "decoder" } else { "encoder" };
+            let depth = if decoder { defaults.layers.1 } else { defaults.layers.0 };
+            // BlenderbotSmall's decoder never applies its `embed_scale` (transformers 5.24).
+            let small_decoder = decoder && family == BartFamily::BlenderbotSmall;
             Ok(StackConfig {
                 d_model: d,
-                heads: cfg.usize_or(&format!("{side}_attention_heads"), 16)?,
-                ffn: cfg.usize_or(&format!("{side}_ffn_dim"), 4096)?,
-                layers: layers(&format!("{side}_layers"))?,
-                max_positions: cfg.usize_or("max_position_embeddings", 1024)?,
-                act: Activation::from_name(
-                    cfg.str_or("activation_function", if m2m { "relu" } else { "gelu" })?,
-                )?,
-                embed_scale: if scale { (d as f64).sqrt() } else { 1.0 },
-                pre_norm: family != BartFamily::Bart && family != BartFamily::Marian,
+                heads: cfg.usize_or(&format!("{side}_attention_heads"), defaults.heads)?,
+                ffn: cfg.usize_or(&format!("{side}_ffn_dim"), defaults.ffn)?,
+                layers: layers(&format!("{side}_layers"), depth)?,
+                max_positions: cfg.usize_or("max_position_embeddings", defaults.max_positions)?,
+                act: Activation::from_name(cfg.str_or("activation_function", defaults.activation)?)?,
+                embed_scale: if scale && !small_decoder { (d as f64).sqrt() } else { 1.0 },
+                pre_norm: family.pre_norm(),
                 decoder,
                 positions,
                 key_bias: true,
+                // BlenderbotSmall's decoder norms its token embeddings before adding positions.
+                norm_before_positions: small_decoder,
             })
         };
-        let vocab = cfg.usize_or(
-            "vocab_size",
-            match family {
-                BartFamily::Marian => 58101,
-                BartFamily::M2M100 => 128112,
-                _ => 50265,
-            },
-        )?;
+        let vocab = cfg.usize_or("vocab_size", defaults.vocab)?;
         let shared = family != BartFamily::Marian || cfg.bool_or("share_encoder_decoder_embeddings", true)?;
         Ok(BartConfig {
             encoder: stack(false)?,
@@ -164,9 +271,9 @@ impl BartConfig {
             },
             shared_tables: shared,
             pad,
-            decoder_start: int("decoder_start_token_id", start)?,
+            decoder_start: int("decoder_start_token_id", defaults.start)?,
             family,
-            eos: int("eos_token_id", Some(eos))?,
+            eos: int("eos_token_id", Some(defaults.eos))?,
         })
     }
 }
@@ -300,7 +407,7 @@ impl Bart {
         let pad = self.config.pad;
         let mut out = Vec::new();
         for row in &rows {
-            let first = if self.config.family == BartFamily::MBart {
+            let first = if matches!(self.config.family, BartFamily::MBart | BartFamily::PLBart) {
                 // As transformers' mBART `shift_tokens_right`: the token at (non-padding count - 1),
                 // which is the last one of a right-padded row.
                 let kept = row.iter().filter(|&&t| t != pad).count();
@@ -338,9 +445,7 @@ impl Bart {
         let encoded = self.encode(&ids, mask.as_ref(), output_hidden_states)?;
         let (dec_ids, dec_mask) = match inputs.contains_key("decoder_input_ids") {
             true => ids_and_mask(inputs, "decoder_input_ids", "decoder_attention_mask")?,
-            false if matches!(self.config.family, BartFamily::Bart | BartFamily::MBart) => {
-                (self.shifted(&ids)?, None)
-            }
+            false if self.config.family.shifts_inputs() => (self.shifted(&ids)?, None),
             false => {
                 return Err(Error::Input(
                     "missing input 'decoder_input_ids': the decoder needs them (generation starts from \

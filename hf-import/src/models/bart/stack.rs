@@ -37,6 +37,9 @@ pub struct StackConfig {
     pub positions: PositionKind,
     /// `k_proj` has a bias (not Whisper's)
     pub key_bias: bool,
+    /// `layernorm_embedding` on the token embeddings before the positions are added
+    /// (BlenderbotSmall's decoder), not after
+    pub norm_before_positions: bool,
 }
 
 /// Where a stack's position embeddings come from.
@@ -338,10 +341,10 @@ impl BartStack {
         } else {
             tokens.clone()
         };
-        let x = x.add(&pos.to_dtype(x.dtype())?)?;
-        match &self.layernorm_embedding {
-            Some(n) => n.forward(&x),
-            None => Ok(x),
+        match (&self.layernorm_embedding, self.config.norm_before_positions) {
+            (Some(n), true) => Ok(n.forward(&x)?.add(&pos.to_dtype(x.dtype())?)?),
+            (Some(n), false) => n.forward(&x.add(&pos.to_dtype(x.dtype())?)?),
+            (None, _) => Ok(x.add(&pos.to_dtype(x.dtype())?)?),
         }
     }
 
