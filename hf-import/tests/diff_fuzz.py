@@ -1841,6 +1841,20 @@ def gen_diffllama(r):
     return tf.DiffLlamaForCausalLM, tf.DiffLlamaConfig, c
 
 
+def gen_bitnet(r):
+    """BitNetForCausalLM: ReLU² (or another activation), the sub-norms; unquantized, or quantized online (full
+    weights made ternary when loaded, int8 activations: transformers' `AutoBitLinear`)."""
+    c = decoder_common(r, "bitnet")
+    # (Its attention is `hidden_size` wide: no head_dim of its own.)
+    c.pop("head_dim", None)
+    c["hidden_act"] = r.choice(["relu2", "relu2", "silu"])
+    c["rope_parameters"] = rope_for(r, c["hidden_size"] // c["num_attention_heads"], c["max_position_embeddings"])
+    if r.random() < 0.6:
+        c["quantization_config"] = {"quant_method": "bitnet", "linear_class": "autobitlinear",
+                                    "quantization_mode": "online"}
+    return tf.BitNetForCausalLM, tf.BitNetConfig, c
+
+
 def gen_gemma4_mm(r):
     """Gemma4ForConditionalGeneration on text: a random Gemma 4 text model without vision or audio towers, the head
     tied by the outer flag or not."""
@@ -2482,6 +2496,7 @@ FAMILIES = {
     "kolibri1": gen_kolibri1,
     "lfm3": gen_lfm3,
     "diffllama": gen_diffllama,
+    "bitnet": gen_bitnet,
     "diffllama_cls": decoder_cls(gen_diffllama, tf.DiffLlamaForSequenceClassification),
     "diffllama_tok": decoder_tok(gen_diffllama, tf.DiffLlamaForTokenClassification),
     "axk1_cls": decoder_cls(gen_axk1, tf.AXK1ForSequenceClassification),

@@ -2162,8 +2162,54 @@ def token_type_goldens():
         print(f"{name}/expected_types.safetensors: {sorted(x)}")
 
 
+def bitnet():
+    """BitNet b1.58: `bitnet`, the unquantized model (sub-norms, ReLU²); `bitnet_packed`, `bitnet_autobit` and
+    `bitnet_online`, its weights quantized as transformers' BitNet integration stores them (2-bit packed `uint8`
+    rows with a `weight_scale` dividing the product, `bitlinear`; packed ternary rows with a `weight_scale`
+    multiplying it, `autobitlinear` offline; full weights made ternary when used, `autobitlinear` online), each
+    reloaded by transformers (its `BitLinear` / `AutoBitLinear` modules, int8 activations) for the goldens."""
+    from transformers.integrations.bitnet import pack_weights
+    cfg = dict(DECODER, num_hidden_layers=3, head_dim=8, pad_token_id=0, eos_token_id=2, bos_token_id=1,
+               rope_parameters={"rope_type": "default", "rope_theta": 100.0})
+    built = build("bitnet", tf.BitNetForCausalLM, tf.BitNetConfig(**cfg), 349)
+    modes = {"bitnet_packed": ("bitlinear", "offline"), "bitnet_autobit": ("autobitlinear", "offline"),
+             "bitnet_online": ("autobitlinear", "online")}
+    for name, (linear_class, mode) in modes.items():
+        if ONLY and name not in ONLY:
+            continue
+        src, path = OUT / "bitnet", OUT / name
+        if built is None:
+            raise SystemExit(f"{name} is made from the bitnet fixture: make both")
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir()
+        tensors = {}
+        for k, v in load_file(str(src / "model.safetensors")).items():
+            if not k.endswith("_proj.weight") or mode == "online":
+                tensors[k] = v
+                continue
+            scale = 1.0 / v.abs().mean().clamp(min=1e-5)
+            q = (v * scale).round().clamp(-1, 1)
+            tensors[k] = pack_weights(q.clone())
+            # (BitLinear divides by its scale, AutoBitLinear multiplies.)
+            tensors[k[: -len("weight")] + "weight_scale"] = (scale if linear_class == "bitlinear" else 1 / scale).reshape(1)
+        save_file(tensors, str(path / "model.safetensors"), metadata={"format": "pt"})
+        config = json.loads((src / "config.json").read_text())
+        config["quantization_config"] = {"quant_method": "bitnet", "linear_class": linear_class,
+                                         "quantization_mode": mode}
+        (path / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        run = tf.BitNetForCausalLM.from_pretrained(path, attn_implementation="eager").eval()
+        x = inputs(False)
+        with torch.no_grad():
+            flat = flatten(run(**x, output_hidden_states=True))
+        save_file({**x, **flat}, str(path / "expected.safetensors"))
+        save_file(greedy(run), str(path / "generate.safetensors"))
+        print(f"{name}: {type(run.model.layers[0].mlp.down_proj).__name__}, "
+              f"{sum(f.stat().st_size for f in path.iterdir())} bytes")
+
+
 if __name__ == "__main__":
     main()
+    bitnet()
     if not ONLY or "token_types" in ONLY:
         token_type_goldens()
     decoder_token_classifiers()

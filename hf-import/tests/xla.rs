@@ -231,6 +231,8 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "kolibri1",
         "lfm3",
         "diffllama",
+        "bitnet_packed",
+        "bitnet_online",
     ];
     let mut fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     // (A padded query whose chunk holds only padding attends to every key alike, as in transformers:

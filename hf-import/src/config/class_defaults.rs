@@ -382,6 +382,18 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "bitnet",
+        &[
+            ("hidden_size", 2560),
+            ("vocab_size", 128256),
+            ("num_attention_heads", 20),
+            ("num_key_value_heads", 5),
+            ("intermediate_size", 6912),
+            ("num_hidden_layers", 30),
+            ("max_position_embeddings", 2048),
+        ],
+    ),
+    (
         "diffllama",
         &[
             ("hidden_size", 2048),

@@ -344,11 +344,12 @@ impl Config {
             _ if self.is_laguna_like() => Ok(500_000.0),
             // The `default_theta` of `MixtralConfig`, `PhimoeConfig`, `CohereConfig`, `Ernie4_5Config`,
             // `SmolLM3Config`, `GptOssConfig`, `HeliumConfig`, `FlexOlmoConfig`, `Lfm2Config`,
-            // `CwmConfig`, `SolarOpenConfig`, `SarvamMoEConfig`, `MiniMaxM2Config`, `Llama4TextConfig` and `HYV3Config`.
+            // `CwmConfig`, `SolarOpenConfig`, `SarvamMoEConfig`, `MiniMaxM2Config`, `Llama4TextConfig`, `HYV3Config`
+            // and `BitNetConfig`.
             _ => {
                 let default = match self.get("model_type").and_then(Value::as_str) {
                     Some("mixtral" | "phimoe") => 1_000_000.0,
-                    Some("cohere" | "ernie4_5" | "ernie4_5_moe" | "exaone") => 500_000.0,
+                    Some("cohere" | "ernie4_5" | "ernie4_5_moe" | "exaone" | "bitnet") => 500_000.0,
                     Some("smollm3") => 2_000_000.0,
                     Some("gpt_oss") => 150_000.0,
                     Some("helium") => 100_000.0,

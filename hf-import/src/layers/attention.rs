@@ -62,6 +62,9 @@ pub struct AttentionConfig {
     pub query_only: bool,
     /// Differential attention (DiffLlama; see [`Differential`])
     pub differential: Option<Differential>,
+    /// The projections' inputs are fake-quantized to 8-bit integers per row (BitNet's
+    /// `ActQuant`, see [`super::fake_quant_int8`])
+    pub activation_quant: bool,
 }
 
 /// DiffLlama's differential attention: each half of the value heads (repeated to every key/value
@@ -103,6 +106,7 @@ impl AttentionConfig {
             values_from_keys: false,
             query_only: false,
             differential: None,
+            activation_quant: false,
         }
     }
 
@@ -256,6 +260,8 @@ pub struct SelfAttention {
     gate: Option<Linear>,
     /// The differential attention's `λ` (see [`Differential`]).
     lambda: Option<f64>,
+    /// A norm of the attention's output before `o_proj` (BitNet's `attn_sub_norm`)
+    output_norm: Option<DecoderNorm>,
     cfg: AttentionConfig,
 }
 
@@ -358,7 +364,23 @@ impl SelfAttention {
             }
             None => None,
         };
-        Ok(SelfAttention { qkv, o, q_norm, k_norm, sinks, gate, lambda, cfg })
+        Ok(SelfAttention { qkv, o, q_norm, k_norm, sinks, gate, lambda, output_norm: None, cfg })
+    }
+
+    /// This attention with `norm` applied to its output before `o_proj` (BitNet's
+    /// `attn_sub_norm`).
+    pub fn with_output_norm(mut self, norm: DecoderNorm) -> Self {
+        self.output_norm = Some(norm);
+        self
+    }
+
+    /// `x` as the projections read it: fake-quantized to 8-bit integers per row with
+    /// [`AttentionConfig::activation_quant`], else as it is.
+    fn projection_input(&self, x: &Tensor) -> Result<Tensor> {
+        match self.cfg.activation_quant {
+            true => super::fake_quant_int8(x),
+            false => Ok(x.clone()),
+        }
     }
 
     /// The projection weights in the order [`SelfAttention::unpack`] takes them back: q, k, v (or the
@@ -563,7 +585,7 @@ impl SelfAttention {
         };
         let (b, s) = (x.dims()[0], x.dims()[1]);
         let c = &self.cfg;
-        let mut q = proj.forward(x)?.reshape([b, s, c.heads, c.head_dim])?;
+        let mut q = proj.forward(&self.projection_input(x)?)?.reshape([b, s, c.heads, c.head_dim])?;
         if let (Some(qn), false) = (&self.q_norm, c.qk_norm_after_rope) {
             q = qn.forward(&q)?;
         }
@@ -596,6 +618,7 @@ impl SelfAttention {
     /// q, k and v of `x` `[batch, seq, hidden]` as `[batch, heads, seq, head_dim]`, q and k normed
     /// (when the layer has q/k norms) and rotated.
     fn project_rotated(&self, x: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+        let x = &self.projection_input(x)?;
         let (b, s) = (x.dims()[0], x.dims()[1]);
         let c = &self.cfg;
         let (qd, kvd) = (c.heads * c.head_dim, c.kv_heads * c.head_dim);
@@ -689,7 +712,7 @@ impl SelfAttention {
     /// The output projection of the attention `out` `[batch, seq, heads, head_dim]`.
     fn output(&self, out: &Tensor, x: &Tensor) -> Result<Tensor> {
         if let Qkv::Latent(l) = &self.qkv {
-            return self.o.forward(&l.values(out)?);
+            return self.o.forward(&self.projection_input(&l.values(out)?)?);
         }
         let (b, s) = (out.dims()[0], out.dims()[1]);
         let (heads, head_dim) = (self.cfg.heads, self.cfg.value_width());
@@ -719,6 +742,10 @@ impl SelfAttention {
             }
             _ => out,
         };
-        self.o.forward(&gated)
+        let normed = match &self.output_norm {
+            Some(norm) => norm.forward(&gated)?,
+            None => gated,
+        };
+        self.o.forward(&self.projection_input(&normed)?)
     }
 }

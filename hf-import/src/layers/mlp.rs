@@ -3,7 +3,7 @@
 
 use oxtorch_tensor::Tensor;
 
-use super::{Activation, Arena, Linear};
+use super::{Activation, Arena, DecoderNorm, Linear};
 use crate::error::{Error, Result};
 use crate::weights::Vars;
 
@@ -16,6 +16,11 @@ pub struct GatedMlp {
     glu: Glu,
     /// Apertus's xIELU in place of `act` (a plain block's activation with learned scalars)
     xielu: Option<Xielu>,
+    /// A norm of `down`'s input (BitNet's `ffn_sub_norm`)
+    inner_norm: Option<DecoderNorm>,
+    /// The projections' inputs are fake-quantized to 8-bit integers per row (BitNet's
+    /// `ActQuant`, see [`super::fake_quant_int8`])
+    activation_quant: bool,
 }
 
 /// xIELU (transformers' `XIELUActivation`, Apertus): with `a_p = softplus(alpha_p)` and
@@ -156,12 +161,48 @@ impl GatedMlp {
             }
         };
         let down = Linear::load(&vars.pp("down_proj"), intermediate, hidden, bias)?;
-        Ok(GatedMlp { gate_up, down, act, glu: Glu::Product, xielu: None })
+        Ok(GatedMlp {
+            gate_up,
+            down,
+            act,
+            glu: Glu::Product,
+            xielu: None,
+            inner_norm: None,
+            activation_quant: false,
+        })
     }
 
     /// The block with xIELU as its activation (a plain block's).
     pub fn with_xielu(self, xielu: Xielu) -> Self {
         GatedMlp { xielu: Some(xielu), ..self }
+    }
+
+    /// The block with `norm` applied to `down`'s input (BitNet's `ffn_sub_norm`).
+    pub fn with_inner_norm(self, norm: DecoderNorm) -> Self {
+        GatedMlp { inner_norm: Some(norm), ..self }
+    }
+
+    /// The block with its projections' inputs fake-quantized to 8-bit integers per row (BitNet).
+    pub fn with_activation_quant(self) -> Self {
+        GatedMlp { activation_quant: true, ..self }
+    }
+
+    /// `x` as the gate and up projections read it (see [`GatedMlp::with_activation_quant`]).
+    fn projection_input(&self, x: &Tensor) -> Result<Tensor> {
+        match self.activation_quant {
+            true => super::fake_quant_int8(x),
+            false => Ok(x.clone()),
+        }
+    }
+
+    /// `down` of the activated `h` `[..., intermediate]`, normed and quantized first when the
+    /// block asks for it.
+    fn down(&self, h: &Tensor) -> Result<Tensor> {
+        let h = match &self.inner_norm {
+            Some(norm) => norm.forward(h)?,
+            None => h.clone(),
+        };
+        self.down.forward(&self.projection_input(&h)?)
     }
 
     /// The block with its gate and up projections joined by `glu`.
@@ -178,6 +219,8 @@ impl GatedMlp {
             act,
             glu: Glu::Product,
             xielu: None,
+            inner_norm: None,
+            activation_quant: false,
         }
     }
 
@@ -190,6 +233,8 @@ impl GatedMlp {
             act,
             glu: Glu::Product,
             xielu: None,
+            inner_norm: None,
+            activation_quant: false,
         }
     }
 
@@ -207,6 +252,8 @@ impl GatedMlp {
             act,
             glu: Glu::Product,
             xielu: None,
+            inner_norm: None,
+            activation_quant: false,
         })
     }
 
@@ -252,13 +299,14 @@ impl GatedMlp {
 
     /// Applies the block to `[..., hidden]`.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let x = &self.projection_input(x)?;
         if let GateUp::Plain(up) = &self.gate_up {
             let h = up.forward(x)?;
             let h = match &self.xielu {
                 Some(xielu) => xielu.forward(&h)?,
                 None => self.act.forward(&h)?,
             };
-            return self.down.forward(&h);
+            return self.down(&h);
         }
         let (gate, up) = match &self.gate_up {
             GateUp::Split { gate, up } => (gate.forward(x)?, up.forward(x)?),
@@ -270,7 +318,7 @@ impl GatedMlp {
             GateUp::Plain(_) => unreachable!("returned above"),
         };
         match self.glu {
-            Glu::Product => self.down.forward(&self.act.forward(&gate)?.mul(&up)?),
+            Glu::Product => self.down(&self.act.forward(&gate)?.mul(&up)?),
             Glu::GaussianTopK { multiplier } => {
                 let mean = gate.mean(-1, true)?;
                 let std = gate.sub(&mean)?.square()?.mean(-1, true)?.sqrt()?;
@@ -278,13 +326,13 @@ impl GatedMlp {
                 let multiplier = Tensor::full([], multiplier, (gate.dtype(), gate.device()))?;
                 let cutoff = mean.add(&std.mul(&multiplier)?)?;
                 let sparse = gate.sub(&cutoff)?.relu()?;
-                self.down.forward(&self.act.forward(&sparse)?.mul(&up)?)
+                self.down(&self.act.forward(&sparse)?.mul(&up)?)
             }
             Glu::Clamped { alpha, limit } => {
                 let gate = gate.clamp(None, Some(limit.into()))?;
                 let up = up.clamp(Some((-limit).into()), Some(limit.into()))?;
                 let glu = gate.mul(&gate.mul(alpha)?.sigmoid()?)?;
-                self.down.forward(&up.add(1.0)?.mul(&glu)?)
+                self.down(&up.add(1.0)?.mul(&glu)?)
             }
         }
     }

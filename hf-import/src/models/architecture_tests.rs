@@ -197,6 +197,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("bitnet", "BitNetForCausalLM"),
         ("diffllama", "DiffLlamaForCausalLM"),
         ("lfm3", "Lfm3ForCausalLM"),
         ("kolibri1", "Kolibri1ForCausalLM"),
@@ -318,6 +319,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "bitnet"
                                 | "lfm3"
                                 | "kolibri1"
                                 | "flint"

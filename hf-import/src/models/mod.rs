@@ -108,6 +108,7 @@ pub use self::bamba::BambaForCausalLM;
 pub use self::bart::{Bart, BartConfig, BartStack};
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
 pub use self::biogpt::BioGptForCausalLM;
+pub use self::bitnet::BitNetForCausalLM;
 pub use self::bloom::BloomForCausalLM;
 pub use self::classification::{
     label_names, num_labels, BertForSequenceClassification, ClassifierEncoder,
@@ -431,6 +432,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `BitNetForCausalLM` (BitNet b1.58: ternary projections, 8-bit activations)
+    BitNet(BitNetForCausalLM),
     /// `DiffLlamaForCausalLM` (DiffLlama)
     DiffLlama(DiffLlamaForCausalLM),
     /// `Lfm3ForCausalLM` (LFM3)
@@ -611,6 +614,7 @@ mod afmoe;
 #[cfg(test)]
 mod architecture_tests;
 mod axk1;
+mod bitnet;
 mod cwm;
 mod dbrx;
 mod diffllama;

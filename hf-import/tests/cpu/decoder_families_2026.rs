@@ -108,3 +108,45 @@ fn diffllama_differential_attention() {
     check("diffllama");
     check("diffllama_mha");
 }
+
+/// BitNet b1.58: Llama's blocks with ReLU² and norms before `o_proj` and `down_proj`, unquantized;
+/// its weights as transformers' BitNet integration stores them, against transformers'
+/// `BitLinear` / `AutoBitLinear` (int8 activations): 2-bit packed rows divided by their scale,
+/// packed rows multiplied by it, full weights made ternary when loaded.
+#[test]
+fn bitnet_ternary_weights_and_int8_activations() {
+    for name in ["bitnet", "bitnet_packed", "bitnet_autobit", "bitnet_online"] {
+        check(name);
+    }
+}
+
+/// A BitNet checkpoint's quantization settings that transformers would not read the same way are
+/// errors naming them: another method, projections left unquantized, a quantized head, packed rows
+/// of another dtype.
+#[test]
+fn bitnet_quantization_settings_are_checked() {
+    let dir = fixture("bitnet_packed");
+    let weights = Weights::load(&dir, None).unwrap();
+    let base: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    let load = |quant: serde_json::Value, weights: &Weights| {
+        let mut cfg = base.clone();
+        cfg["quantization_config"] = quant;
+        let cfg = Config::from_json_str(&cfg.to_string()).unwrap();
+        AutoModel::load(&cfg, weights).map(|_| ()).unwrap_err().to_string()
+    };
+    let err = load(serde_json::json!({"quant_method": "gptq"}), &weights);
+    assert!(err.contains("\"gptq\""), "{err}");
+    let err = load(
+        serde_json::json!({"quant_method": "bitnet", "modules_to_not_convert": ["lm_head", "mlp.down_proj"]}),
+        &weights,
+    );
+    assert!(err.contains("unquantized"), "{err}");
+    let err = load(serde_json::json!({"quant_method": "bitnet", "modules_to_not_convert": []}), &weights);
+    assert!(err.contains("LM head"), "{err}");
+    let err = load(serde_json::json!({"quant_method": "bitnet", "use_rms_norm": true}), &weights);
+    assert!(err.contains("use_rms_norm"), "{err}");
+    let floats = Weights::load(&fixture("bitnet"), None).unwrap();
+    let err = load(serde_json::json!({"quant_method": "bitnet"}), &floats);
+    assert!(err.contains("packed uint8") && err.contains("down_proj.weight"), "{err}");
+}

@@ -4,7 +4,11 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 172] = [
+pub const DECODERS: [&str; 176] = [
+    "bitnet",
+    "bitnet_packed",
+    "bitnet_autobit",
+    "bitnet_online",
     "diffllama",
     "diffllama_mha",
     "lfm3",

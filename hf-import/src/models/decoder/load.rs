@@ -105,6 +105,7 @@ impl CausalLm {
             values_from_keys: false,
             query_only: false,
             differential: None,
+            activation_quant: spec.activation_quant,
         };
         check_gemma4_layers(&spec, n_layers, heads, kv_heads, head_dim, intermediate)?;
         let mut layers = Vec::with_capacity(n_layers);
@@ -265,12 +266,21 @@ impl CausalLm {
                         spec.act,
                         spec.mlp_bias,
                     )?;
-                    Some(FeedForward::Dense(match spec.activation_sparsity.as_ref().map(|s| s[i]) {
+                    let mlp = match spec.activation_sparsity.as_ref().map(|s| s[i]) {
                         Some(p) if p > 0.0 => {
                             // (The quantile in float32, as transformers computes it.)
                             mlp.with_glu(Glu::GaussianTopK { multiplier: normal_quantile(p) as f32 as f64 })
                         }
                         _ => mlp,
+                    };
+                    let width = spec.intermediate_per_layer.as_ref().map_or(intermediate, |w| w[i]);
+                    let mlp = match spec.sub_norms {
+                        true => mlp.with_inner_norm(norm(&lv.pp("mlp").pp("ffn_sub_norm"), width)?),
+                        false => mlp,
+                    };
+                    Some(FeedForward::Dense(match spec.activation_quant {
+                        true => mlp.with_activation_quant(),
+                        false => mlp,
                     }))
                 }
             };
@@ -388,7 +398,15 @@ impl CausalLm {
                         conv.kernel,
                         conv.bias,
                     )?),
-                    _ => TokenMixer::Attention(SelfAttention::load(&lv.pp("self_attn"), attn_cfg, qk_norm)?),
+                    _ => {
+                        let attn = SelfAttention::load(&lv.pp("self_attn"), attn_cfg, qk_norm)?;
+                        TokenMixer::Attention(Box::new(match spec.sub_norms {
+                            true => {
+                                attn.with_output_norm(norm(&lv.pp("self_attn").pp("attn_sub_norm"), hidden)?)
+                            }
+                            false => attn,
+                        }))
+                    }
                 },
                 beside: match &spec.mamba {
                     Some(hybrid) if hybrid.layers[i] && hybrid.beside_attention => {

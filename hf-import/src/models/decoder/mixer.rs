@@ -10,7 +10,7 @@ use crate::layers::{GatedDeltaNet, LayerCache, Mamba2Mixer, MambaMixer, SelfAtte
 /// LFM2's gated short convolution).
 #[derive(Debug, Clone)]
 pub(super) enum TokenMixer {
-    Attention(SelfAttention),
+    Attention(Box<SelfAttention>),
     Mamba(MambaMixer),
     Mamba2(Mamba2Mixer),
     ShortConv(ShortConv),

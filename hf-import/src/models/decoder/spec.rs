@@ -73,6 +73,12 @@ pub struct DecoderSpec {
     /// The mixture's output (shared experts included) is normed by `mlp.post_mlp_layernorm`
     /// (A.X-K1).
     pub moe_output_norm: bool,
+    /// The attention's output is normed before `o_proj` (`self_attn.attn_sub_norm`) and the MLP's
+    /// product before `down_proj` (`mlp.ffn_sub_norm`) (BitNet).
+    pub sub_norms: bool,
+    /// Every projection's input but the LM head's is fake-quantized to 8-bit integers per row
+    /// (BitNet's `ActQuant`, see [`crate::layers::fake_quant_int8`]).
+    pub activation_quant: bool,
     /// The LM head has a bias, `lm_head.bias` (Phi).
     pub lm_head_bias: bool,
     /// q and k normed over their whole projection, not per head (OLMo 2).
@@ -417,6 +423,8 @@ impl DecoderSpec {
             parallel_residual: false,
             moe: None,
             moe_output_norm: false,
+            sub_norms: false,
+            activation_quant: false,
             lm_head_bias: false,
             qk_norm_whole: false,
             clip_qkv: None,
