@@ -6,6 +6,7 @@ mod fast_load;
 mod folder;
 mod gemma;
 mod llama;
+mod llama_spm;
 mod nllb;
 mod sentencepiece;
 mod unigram_classes;
@@ -83,12 +84,15 @@ impl HfTokenizer {
         } else if let Some(inner) = deberta_v2::from_spm(&folder)? {
             class = ClassDefaults { pad_token: Some(deberta_v2::PAD), left: false };
             inner
+        } else if let Some(inner) = llama_spm::from_spm(&folder)? {
+            class = ClassDefaults { pad_token: None, left: true };
+            inner
         } else {
             class = ClassDefaults { pad_token: Some(bert::PAD), left: false };
             bert::from_vocab_txt(&folder)?.ok_or_else(|| {
                 Error::format(
                     dir,
-                    "no tokenizer.json (nor a BERT tokenizer's vocab.txt, nor DeBERTa-v2's spm.model)",
+                    "no tokenizer.json (nor a BERT tokenizer's vocab.txt, DeBERTa-v2's spm.model or a Llama tokenizer's tokenizer.model)",
                 )
             })?
         };
@@ -128,7 +132,8 @@ impl HfTokenizer {
         }
         let folder = folder::Folder::read(dir)?;
         Ok((dir.join("vocab.txt").is_file() && bert::is_vocab_folder(&folder)?)
-            || (dir.join(deberta_v2::SPM_FILE).is_file() && deberta_v2::is_deberta_v2(&folder)?))
+            || (dir.join(deberta_v2::SPM_FILE).is_file() && deberta_v2::is_deberta_v2(&folder)?)
+            || (dir.join(llama_spm::SPM_FILE).is_file() && llama_spm::is_llama(&folder)?))
     }
 
     /// Frames texts with the source language `code` (a language-code token such as `fra_Latn`), as

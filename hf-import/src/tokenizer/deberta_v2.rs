@@ -141,7 +141,7 @@ fn special_tokens(folder: &Folder) -> Result<Vec<(&'static str, String)>> {
 /// Adds the tokens the folder declares beyond the model's pieces, at the ids it gives them
 /// (`tokenizer_config.json`'s `added_tokens_decoder`, `added_tokens.json`), then the special
 /// tokens still missing, after them (as transformers appends them).
-fn add_declared_tokens(
+pub(super) fn add_declared_tokens(
     folder: &Folder,
     tokenizer: &mut Tokenizer,
     specials: &[(&'static str, String)],
