@@ -9,6 +9,7 @@ mod llama;
 mod llama_spm;
 mod nllb;
 mod sentencepiece;
+mod t5_spm;
 mod unigram_classes;
 
 use std::path::Path;
@@ -87,12 +88,15 @@ impl HfTokenizer {
         } else if let Some(inner) = llama_spm::from_spm(&folder)? {
             class = ClassDefaults { pad_token: None, left: true };
             inner
+        } else if let Some(inner) = t5_spm::from_spm(&folder)? {
+            class = ClassDefaults { pad_token: Some(unigram_classes::PAD), left: false };
+            inner
         } else {
             class = ClassDefaults { pad_token: Some(bert::PAD), left: false };
             bert::from_vocab_txt(&folder)?.ok_or_else(|| {
                 Error::format(
                     dir,
-                    "no tokenizer.json (nor a BERT tokenizer's vocab.txt, DeBERTa-v2's spm.model or a Llama tokenizer's tokenizer.model)",
+                    "no tokenizer.json (nor a BERT tokenizer's vocab.txt, DeBERTa-v2's spm.model, a Llama tokenizer's tokenizer.model or T5's spiece.model)",
                 )
             })?
         };
@@ -133,7 +137,8 @@ impl HfTokenizer {
         let folder = folder::Folder::read(dir)?;
         Ok((dir.join("vocab.txt").is_file() && bert::is_vocab_folder(&folder)?)
             || (dir.join(deberta_v2::SPM_FILE).is_file() && deberta_v2::is_deberta_v2(&folder)?)
-            || (dir.join(llama_spm::SPM_FILE).is_file() && llama_spm::is_llama(&folder)?))
+            || (dir.join(llama_spm::SPM_FILE).is_file() && llama_spm::is_llama(&folder)?)
+            || (dir.join(t5_spm::SPM_FILE).is_file() && unigram_classes::is_t5(&folder)?))
     }
 
     /// Frames texts with the source language `code` (a language-code token such as `fra_Latn`), as

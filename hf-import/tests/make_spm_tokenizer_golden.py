@@ -1,15 +1,21 @@
 """Dev-time script: transformers 5's ids for Llama tokenizer folders that hold a SentencePiece
-`tokenizer.model` and no `tokenizer.json` (older Llama 2 fine-tunes, OpenLLaMA, Vicuna), under several
+`tokenizer.model` and no `tokenizer.json` (older Llama 2 fine-tunes, OpenLLaMA, Vicuna), and for T5
+folders that hold a `spiece.model` alone (google/t5-v1_1-*, google/mt5-*), under several
 `tokenizer_config.json`s. transformers 5 builds the tokenizer from the model's pieces (a BPE with
-merges generated from the piece order) and rebuilds the class's pipeline.
+merges generated from the piece order; a Unigram with the sentinels appended) and rebuilds the
+class's pipeline.
 
     /work/.refenv/bin/python hf-import/tests/make_spm_tokenizer_golden.py
 
 Writes
 - `fixtures/tokenizers/llama_bpe.model`: a small SentencePiece BPE (byte fallback, a user-defined
   symbol) trained on `make_xlmr_tokenizer_golden.py`'s corpus;
+- `fixtures/tokenizers/t5_unigram.model`: a small SentencePiece Unigram (T5's layout: pad, eos, unk
+  first; a user-defined symbol), its nmt_nfkc charsmap cut to the entries the texts reach (as
+  `make_xlmr_tokenizer_golden.py` cuts it; checked to normalize every text as the full one);
 - `fixtures/spm_tokenizer_expected.json`: laid out as `llama_v5_tokenizer_expected.json` ("texts",
-  "configs", "ids" with "plain", "special", "batch" and "decoded" per config).
+  "configs", "ids" with "plain", "special", "batch" and "decoded" per config), plus "files" (the
+  model file of each config) and "model_types" (config.json's, where one is written).
 """
 
 import io
@@ -20,7 +26,10 @@ from pathlib import Path
 import sentencepiece as spm
 from transformers import AutoTokenizer
 
-from make_xlmr_tokenizer_golden import CORPUS, TEXTS
+from tokenizers import normalizers
+from transformers.convert_slow_tokenizer import import_protobuf
+
+from make_xlmr_tokenizer_golden import CORPUS, TEXTS, subset_charsmap
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SPM_TEXTS = TEXTS + ["<s>Hello</s>", "a <sep> b", "tab\t\tand  spaces", "Ünïcödé 😀 ok", "a tensor of tensors <pad>"]
@@ -41,6 +50,41 @@ CONFIGS = {
 }
 
 
+T5_BASE = dict(eos_token="</s>", unk_token="<unk>", pad_token="<pad>", model_max_length=512)
+T5_CONFIGS = {
+    "t5": T5_BASE | {"tokenizer_class": "T5Tokenizer", "extra_ids": 100},
+    "t5_three_sentinels": T5_BASE | {"tokenizer_class": "T5TokenizerFast", "extra_ids": 3},
+    "mt5_by_model_type": T5_BASE | {"extra_ids": 5},
+}
+T5_TEXTS = SPM_TEXTS + ["fill <extra_id_0> and <extra_id_2>.", "ＡＢＣ ① ﬁ x</s>", "<pad> <unk>"]
+
+
+def t5_model():
+    """The Unigram model, its charsmap cut to what the texts reach."""
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(CORPUS), model_writer=model, model_type="unigram",
+                                   vocab_size=140, character_coverage=1.0, user_defined_symbols=["<sep>"],
+                                   pad_id=0, eos_id=1, unk_id=2, bos_id=-1, num_threads=1, minloglevel=2)
+    proto = import_protobuf().ModelProto()
+    proto.ParseFromString(model.getvalue())
+    full = proto.normalizer_spec.precompiled_charsmap
+    small, _ = subset_charsmap(full, T5_TEXTS + CORPUS)
+    for text in T5_TEXTS + CORPUS:
+        assert normalizers.Precompiled(small).normalize_str(text) == normalizers.Precompiled(full).normalize_str(text)
+    proto.normalizer_spec.precompiled_charsmap = small
+    return proto.SerializeToString()
+
+
+def record(tok, texts):
+    batch = tok(texts, padding=True) if tok.pad_token is not None else None
+    return {
+        "plain": [tok(t, add_special_tokens=False)["input_ids"] for t in texts],
+        "special": [tok(t)["input_ids"] for t in texts],
+        "batch": batch and {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]},
+        "decoded": [tok.decode(tok(t)["input_ids"], skip_special_tokens=True) for t in texts],
+    }
+
+
 def main():
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(sentence_iterator=iter(CORPUS), model_writer=model, model_type="bpe",
@@ -50,22 +94,24 @@ def main():
                                    num_threads=1, minloglevel=2)
     path = FIXTURES / "tokenizers" / "llama_bpe.model"
     path.write_bytes(model.getvalue())
-    out = {"texts": SPM_TEXTS, "configs": CONFIGS, "ids": {}}
+    t5_path = FIXTURES / "tokenizers" / "t5_unigram.model"
+    t5_path.write_bytes(t5_model())
+    out = {"texts": T5_TEXTS, "configs": CONFIGS | T5_CONFIGS, "ids": {}, "files": {}, "model_types": {}}
     with tempfile.TemporaryDirectory() as root:
-        for name, config in CONFIGS.items():
+        for name, config in (CONFIGS | T5_CONFIGS).items():
             folder = Path(root) / name
             folder.mkdir()
-            (folder / "tokenizer.model").write_bytes(path.read_bytes())
+            t5 = name in T5_CONFIGS
+            file = "spiece.model" if t5 else "tokenizer.model"
+            (folder / file).write_bytes((t5_path if t5 else path).read_bytes())
             (folder / "tokenizer_config.json").write_text(json.dumps(config))
+            out["files"][name] = f"tokenizers/{(t5_path if t5 else path).name}:{file}"
+            if name == "mt5_by_model_type":
+                out["model_types"][name] = "mt5"
+                (folder / "config.json").write_text(json.dumps({"model_type": "mt5"}))
             tok = AutoTokenizer.from_pretrained(folder)
-            batch = tok(SPM_TEXTS, padding=True) if tok.pad_token is not None else None
-            out["ids"][name] = {
-                "plain": [tok(t, add_special_tokens=False)["input_ids"] for t in SPM_TEXTS],
-                "special": [tok(t)["input_ids"] for t in SPM_TEXTS],
-                "batch": batch and {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]},
-                "decoded": [tok.decode(tok(t)["input_ids"], skip_special_tokens=True) for t in SPM_TEXTS],
-            }
-            print(name, type(tok).__name__, out["ids"][name]["special"][0], out["ids"][name]["plain"][2])
+            out["ids"][name] = record(tok, T5_TEXTS)
+            print(name, type(tok).__name__, out["ids"][name]["special"][0], out["ids"][name]["plain"][-3])
     (FIXTURES / "spm_tokenizer_expected.json").write_text(json.dumps(out, ensure_ascii=False) + "\n")
 
 

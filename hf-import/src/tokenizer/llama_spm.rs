@@ -141,10 +141,12 @@ mod tests {
 
     /// A small SentencePiece BPE `tokenizer.model` (byte fallback, a user-defined symbol) alone in
     /// Llama folders under several `tokenizer_config.json`s (legacy or not, with and without a
-    /// prefix space, BOS and EOS added or not): single texts, a padded batch and decoded ids as
-    /// transformers 5.24 gives them (`make_spm_tokenizer_golden.py`).
+    /// prefix space, BOS and EOS added or not, added tokens declared), and a small Unigram
+    /// `spiece.model` (a cut nmt_nfkc charsmap) alone in T5 folders (100, 3 or 5 sentinels; by
+    /// class or by mT5's model type): single texts, a padded batch and decoded ids as transformers
+    /// 5.24 gives them (`make_spm_tokenizer_golden.py`).
     #[test]
-    fn llama_tokenizer_models_alone_tokenize_as_transformers_5() {
+    fn sentencepiece_models_alone_tokenize_as_transformers_5() {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let golden: Value = serde_json::from_str(
             &std::fs::read_to_string(fixtures.join("spm_tokenizer_expected.json")).unwrap(),
@@ -155,8 +157,13 @@ mod tests {
         for (name, config) in golden["configs"].as_object().unwrap() {
             let dir = std::env::temp_dir().join(format!("oxtorch-llama-spm-{name}-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
-            std::fs::copy(fixtures.join("tokenizers/llama_bpe.model"), dir.join("tokenizer.model")).unwrap();
+            let (from, to) = golden["files"][name].as_str().unwrap().split_once(':').unwrap();
+            std::fs::copy(fixtures.join(from), dir.join(to)).unwrap();
             std::fs::write(dir.join("tokenizer_config.json"), config.to_string()).unwrap();
+            if let Some(model_type) = golden["model_types"][name].as_str() {
+                std::fs::write(dir.join("config.json"), format!(r#"{{"model_type": "{model_type}"}}"#))
+                    .unwrap();
+            }
             assert!(HfTokenizer::in_folder(&dir).unwrap(), "{name}");
             let tok = HfTokenizer::load(&dir, None).unwrap();
             let want = &golden["ids"][name];

@@ -57,6 +57,8 @@ pub(super) struct SpmModel {
     pub unk_id: i64,
     /// `byte_fallback`
     pub byte_fallback: bool,
+    /// the normalizer's `precompiled_charsmap` (empty without one)
+    pub precompiled_charsmap: Vec<u8>,
 }
 
 impl SpmModel {
@@ -73,6 +75,7 @@ impl SpmModel {
             model_type: SpmModelType::Unigram,
             unk_id: 0,
             byte_fallback: false,
+            precompiled_charsmap: Vec::new(),
         };
         for field in Fields::new(bytes) {
             match field? {
@@ -91,6 +94,13 @@ impl SpmModel {
                             // An int32: negative values are sign-extended to 64 bits.
                             (40, Value::Varint(v)) => model.unk_id = v as i64,
                             _ => {}
+                        }
+                    }
+                }
+                (3, Value::Bytes(b)) => {
+                    for f in Fields::new(b) {
+                        if let (2, Value::Bytes(map)) = f? {
+                            model.precompiled_charsmap = map.to_vec();
                         }
                     }
                 }

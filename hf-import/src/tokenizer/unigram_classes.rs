@@ -66,6 +66,11 @@ const CLASSES: &[(Class, &[&str], &[&str])] = &[
     (Class::Albert, &["AlbertTokenizer", "AlbertTokenizerFast"], &["albert", "yoso"]),
 ];
 
+/// Whether the folder's tokenizer is a `T5Tokenizer` (by its class, or its model type's).
+pub(super) fn is_t5(folder: &Folder) -> Result<bool> {
+    Ok(class_of(folder)? == Some(Class::T5))
+}
+
 /// The class of the folder's tokenizer, when it is one of [`CLASSES`]: the one
 /// `tokenizer_config.json` names, or without one, the model type's.
 fn class_of(folder: &Folder) -> Result<Option<Class>> {
