@@ -5,6 +5,8 @@ mod deberta_v2;
 mod fast_load;
 mod folder;
 mod gemma;
+#[cfg(test)]
+mod golden_check;
 mod llama;
 mod llama_spm;
 mod nllb;

@@ -137,6 +137,7 @@ mod tests {
 
     use serde_json::Value;
 
+    use crate::tokenizer::golden_check::check_against;
     use crate::tokenizer::HfTokenizer;
 
     /// A small SentencePiece BPE `tokenizer.model` (byte fallback, a user-defined symbol) alone in
@@ -166,25 +167,7 @@ mod tests {
             }
             assert!(HfTokenizer::in_folder(&dir).unwrap(), "{name}");
             let tok = HfTokenizer::load(&dir, None).unwrap();
-            let want = &golden["ids"][name];
-            for (kind, special) in [("plain", false), ("special", true)] {
-                for (i, text) in texts.iter().enumerate() {
-                    let ids: Vec<u32> = serde_json::from_value(want[kind][i].clone()).unwrap();
-                    assert_eq!(tok.encode(text, special).unwrap(), ids, "{name} {kind} {text:?}");
-                    if special {
-                        let decoded = tok.decode(&ids, true).unwrap();
-                        assert_eq!(decoded, want["decoded"][i].as_str().unwrap(), "{name} decode {text:?}");
-                    }
-                }
-            }
-            if !want["batch"].is_null() {
-                let batch = tok.encode_batch(&texts).unwrap();
-                for (key, got) in [("input_ids", &batch.input_ids), ("attention_mask", &batch.attention_mask)]
-                {
-                    let rows: Vec<Vec<i64>> = serde_json::from_value(want["batch"][key].clone()).unwrap();
-                    assert_eq!(got.to_vec2::<i64>().unwrap(), rows, "{name} batch {key}");
-                }
-            }
+            check_against(&tok, &texts, &golden["ids"][name], name);
             std::fs::remove_dir_all(&dir).ok();
         }
     }

@@ -80,14 +80,7 @@ pub(super) fn rebuild_pipeline(folder: &Folder, tokenizer: &mut Tokenizer) -> Re
     bpe.fuse_unk = true;
     bpe.byte_fallback = false;
     tokenizer.with_model(ModelWrapper::BPE(bpe));
-    let precompiled = match tokenizer.get_normalizer() {
-        Some(n @ NormalizerWrapper::Precompiled(_)) => Some(n.clone()),
-        Some(NormalizerWrapper::Sequence(steps)) => {
-            let steps: &[NormalizerWrapper] = steps.as_ref();
-            steps.iter().find(|n| matches!(n, NormalizerWrapper::Precompiled(_))).cloned()
-        }
-        _ => None,
-    };
+    let precompiled = super::unigram_classes::precompiled_step(tokenizer);
     let normalizer = match precompiled {
         Some(p) => {
             let spaces = Replace::new(ReplacePattern::Regex(" {2,}".into()), " ").map_err(bad)?;
@@ -125,6 +118,7 @@ mod tests {
 
     use serde_json::Value;
 
+    use crate::tokenizer::golden_check::check_against;
     use crate::tokenizer::HfTokenizer;
 
     /// A small NLLB-style BPE `tokenizer.json` (Precompiled and Replace normalizer, `Metaspace`,
@@ -147,22 +141,7 @@ mod tests {
             std::fs::copy(fixtures.join("tokenizers/nllb_bpe.json"), dir.join("tokenizer.json")).unwrap();
             std::fs::write(dir.join("tokenizer_config.json"), config.to_string()).unwrap();
             let tok = HfTokenizer::load(&dir, None).unwrap();
-            let want = &golden["ids"][name];
-            for (kind, special) in [("plain", false), ("special", true)] {
-                for (i, text) in texts.iter().enumerate() {
-                    let ids: Vec<u32> = serde_json::from_value(want[kind][i].clone()).unwrap();
-                    assert_eq!(tok.encode(text, special).unwrap(), ids, "{name} {kind} {text:?}");
-                    if special {
-                        let decoded = tok.decode(&ids, true).unwrap();
-                        assert_eq!(decoded, want["decoded"][i].as_str().unwrap(), "{name} decode {text:?}");
-                    }
-                }
-            }
-            let batch = tok.encode_batch(&texts).unwrap();
-            for (key, got) in [("input_ids", &batch.input_ids), ("attention_mask", &batch.attention_mask)] {
-                let rows: Vec<Vec<i64>> = serde_json::from_value(want["batch"][key].clone()).unwrap();
-                assert_eq!(got.to_vec2::<i64>().unwrap(), rows, "{name} batch {key}");
-            }
+            check_against(&tok, &texts, &golden["ids"][name], name);
             std::fs::remove_dir_all(&dir).ok();
         }
     }

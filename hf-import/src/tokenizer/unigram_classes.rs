@@ -103,14 +103,7 @@ pub(super) fn rebuild_pipeline(folder: &Folder, tokenizer: &mut Tokenizer) -> Re
     set_unigram_unk_id(folder, tokenizer, unk_id)?;
     let add_prefix_space = class == Class::T5 || folder.flag("add_prefix_space")?.unwrap_or(true);
     let scheme = if add_prefix_space { PrependScheme::Always } else { PrependScheme::Never };
-    let precompiled = match tokenizer.get_normalizer() {
-        Some(n @ NormalizerWrapper::Precompiled(_)) => Some(n.clone()),
-        Some(NormalizerWrapper::Sequence(steps)) => {
-            let steps: &[NormalizerWrapper] = steps.as_ref();
-            steps.iter().find(|n| matches!(n, NormalizerWrapper::Precompiled(_))).cloned()
-        }
-        _ => None,
-    };
+    let precompiled = precompiled_step(tokenizer);
     let normalizer = match class {
         Class::Albert => {
             let replace = |from: &str| {
@@ -173,6 +166,19 @@ pub(super) fn rebuild_pipeline(folder: &Folder, tokenizer: &mut Tokenizer) -> Re
         .map_err(|e| Error::format(&folder.config_path, e.to_string()))?;
     tokenizer.with_post_processor(Some(template));
     Ok(true)
+}
+
+/// The `Precompiled` step of `tokenizer`'s normalizer (the normalizer itself, or a step of its
+/// sequence), which the classes rebuilt from a file keep.
+pub(super) fn precompiled_step(tokenizer: &Tokenizer) -> Option<NormalizerWrapper> {
+    match tokenizer.get_normalizer() {
+        Some(n @ NormalizerWrapper::Precompiled(_)) => Some(n.clone()),
+        Some(NormalizerWrapper::Sequence(steps)) => {
+            let steps: &[NormalizerWrapper] = steps.as_ref();
+            steps.iter().find(|n| matches!(n, NormalizerWrapper::Precompiled(_))).cloned()
+        }
+        _ => None,
+    }
 }
 
 /// The Unigram vocabulary of `tokenizer` (empty for another model).
