@@ -9,6 +9,7 @@ mod gemma;
 mod golden_check;
 mod llama;
 mod llama_spm;
+mod mbart;
 mod nllb;
 mod sentencepiece;
 mod t5_spm;
@@ -80,6 +81,9 @@ impl HfTokenizer {
             } else if let Some(frame) = nllb::rebuild_pipeline(&folder, &mut inner)? {
                 language_frame = Some(frame);
                 ClassDefaults { pad_token: Some(nllb::PAD), left: false }
+            } else if let Some(frame) = mbart::rebuild_pipeline(&folder, &mut inner)? {
+                language_frame = Some(frame);
+                ClassDefaults { pad_token: Some(mbart::PAD), left: false }
             } else {
                 ClassDefaults::of_class(&folder)?
             };
@@ -150,7 +154,7 @@ impl HfTokenizer {
         match &self.language_frame {
             Some(frame) => frame.set_source(&mut self.inner, code),
             None => Err(Error::Input(format!(
-                "this tokenizer has no source language to set to {code:?} (NllbTokenizer's have)"
+                "this tokenizer has no source language to set to {code:?} (NLLB's and mBART's have)"
             ))),
         }
     }

@@ -92,8 +92,9 @@ pub struct GenerateArgs {
     /// Whisper: `transcribe` or `translate` (to English)
     #[arg(long)]
     task: Option<String>,
-    /// translation (NLLB-200): the prompt's language, a language-code token such as `fra_Latn`
-    /// (default: tokenizer_config.json's `src_lang`, else `eng_Latn`)
+    /// translation (NLLB-200, mBART, mBART-50): the prompt's language, a language-code token such
+    /// as `fra_Latn` or `fr_XX` (default: tokenizer_config.json's `src_lang`, else `eng_Latn` /
+    /// `en_XX`)
     #[arg(long, requires = "prompt")]
     src_lang: Option<String>,
     /// translation (NLLB-200, M2M100, mBART-50): the language to translate into, forced as the

@@ -39,6 +39,27 @@ pub(super) struct LanguageFrame {
 }
 
 impl LanguageFrame {
+    /// The frame of a folder's tokenizer: its `eos_token` (`</s>` by default), the language code
+    /// first or (`legacy`) last.
+    pub fn of_folder(folder: &Folder, tokenizer: &Tokenizer, legacy: bool) -> Result<Self> {
+        let eos = folder.token("eos_token")?.unwrap_or("</s>").to_string();
+        let eos_id = tokenizer.token_to_id(&eos).ok_or_else(|| {
+            Error::format(&folder.config_path, format!("the eos_token {eos:?} is not in the vocabulary"))
+        })?;
+        Ok(LanguageFrame { eos: (eos, eos_id), legacy })
+    }
+
+    /// `tokenizer_config.json`'s `src_lang`, `default` when absent or null.
+    pub fn configured_source(folder: &Folder, default: &str) -> Result<String> {
+        match folder.config.get("src_lang") {
+            None | Some(serde_json::Value::Null) => Ok(default.to_string()),
+            Some(serde_json::Value::String(s)) => Ok(s.clone()),
+            Some(v) => {
+                Err(Error::format(&folder.config_path, format!("\"src_lang\" must be a string, got {v}")))
+            }
+        }
+    }
+
     /// Frames `tokenizer`'s texts with the language code `code` (a token of its vocabulary, such as
     /// `fra_Latn`), as `NllbTokenizer.set_src_lang_special_tokens`.
     pub fn set_source(&self, tokenizer: &mut Tokenizer, code: &str) -> Result<()> {
@@ -95,20 +116,10 @@ pub(super) fn rebuild_pipeline(folder: &Folder, tokenizer: &mut Tokenizer) -> Re
     let metaspace = Metaspace::new('▁', PrependScheme::Always, true);
     tokenizer.with_pre_tokenizer(Some(PreTokenizerWrapper::Metaspace(metaspace.clone())));
     tokenizer.with_decoder(Some(DecoderWrapper::Metaspace(metaspace)));
-    let eos = folder.token("eos_token")?.unwrap_or("</s>").to_string();
-    let eos_id = tokenizer.token_to_id(&eos).ok_or_else(|| {
-        Error::format(&folder.config_path, format!("the eos_token {eos:?} is not in the vocabulary"))
-    })?;
     let frame =
-        LanguageFrame { eos: (eos, eos_id), legacy: folder.flag("legacy_behaviour")?.unwrap_or(false) };
-    let source = match folder.config.get("src_lang") {
-        None | Some(serde_json::Value::Null) => DEFAULT_SOURCE,
-        Some(serde_json::Value::String(s)) => s.as_str(),
-        Some(v) => {
-            return Err(Error::format(&folder.config_path, format!("\"src_lang\" must be a string, got {v}")))
-        }
-    };
-    frame.set_source(tokenizer, source).map_err(|e| Error::format(&folder.config_path, e.to_string()))?;
+        LanguageFrame::of_folder(folder, tokenizer, folder.flag("legacy_behaviour")?.unwrap_or(false))?;
+    let source = LanguageFrame::configured_source(folder, DEFAULT_SOURCE)?;
+    frame.set_source(tokenizer, &source).map_err(|e| Error::format(&folder.config_path, e.to_string()))?;
     Ok(Some(frame))
 }
 
