@@ -12,17 +12,14 @@ Writes
 - `fixtures/mbart_tokenizer_expected.json`: laid out as `nllb_tokenizer_expected.json`.
 """
 
-import base64
-import glob
 import json
-import tempfile
 from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-from transformers import AutoTokenizer
 from transformers.models.mbart50.tokenization_mbart50 import FAIRSEQ_LANGUAGE_CODES
 
-from make_xlmr_tokenizer_golden import CHARSMAP, CORPUS, TEXTS, subset_charsmap
+from make_xlmr_tokenizer_golden import CORPUS, TEXTS
+from tokenizer_goldens import cut_charsmap, record_configs
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]
@@ -38,11 +35,7 @@ CONFIGS = {
 
 
 def build():
-    paths = sorted(glob.glob(CHARSMAP))
-    full = base64.b64decode(json.loads(Path(paths[-1]).read_text())["precompiled_charsmap"])
-    small, _ = subset_charsmap(full, MBART_TEXTS + CORPUS)
-    for text in MBART_TEXTS + CORPUS:
-        assert normalizers.Precompiled(small).normalize_str(text) == normalizers.Precompiled(full).normalize_str(text)
+    small = cut_charsmap(MBART_TEXTS + CORPUS)
     tok = Tokenizer(models.Unigram())
     tok.normalizer = normalizers.Sequence([normalizers.Precompiled(small), normalizers.Replace(Regex(" {2,}"), " ")])
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
@@ -67,28 +60,8 @@ def build():
 
 
 def main():
-    data = build()
-    tok_path = FIXTURES / "tokenizers" / "mbart_unigram.json"
-    tok_path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    decoder = {str(t["id"]): {k: v for k, v in t.items() if k != "id"} for t in data["added_tokens"]}
-    configs = {name: {"added_tokens_decoder": decoder} | cfg for name, cfg in CONFIGS.items()}
-    out = {"texts": MBART_TEXTS, "configs": configs, "ids": {}}
-    with tempfile.TemporaryDirectory() as root:
-        for name, config in configs.items():
-            folder = Path(root) / name
-            folder.mkdir()
-            (folder / "tokenizer.json").write_text(tok_path.read_text(encoding="utf-8"), encoding="utf-8")
-            (folder / "tokenizer_config.json").write_text(json.dumps(config))
-            tok = AutoTokenizer.from_pretrained(folder)
-            batch = tok(MBART_TEXTS, padding=True)
-            out["ids"][name] = {
-                "plain": [tok(t, add_special_tokens=False)["input_ids"] for t in MBART_TEXTS],
-                "special": [tok(t)["input_ids"] for t in MBART_TEXTS],
-                "batch": {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]},
-                "decoded": [tok.decode(tok(t)["input_ids"], skip_special_tokens=True) for t in MBART_TEXTS],
-            }
-            print(name, type(tok).__name__, out["ids"][name]["special"][0], out["ids"][name]["plain"][-2])
-    (FIXTURES / "mbart_tokenizer_expected.json").write_text(json.dumps(out, ensure_ascii=False) + "\n")
+    record_configs(FIXTURES / "tokenizers" / "mbart_unigram.json", build(), CONFIGS, MBART_TEXTS,
+                   FIXTURES / "mbart_tokenizer_expected.json", shown=-2)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from tokenizers import normalizers
 from transformers.convert_slow_tokenizer import import_protobuf
 
 from make_xlmr_tokenizer_golden import CORPUS, TEXTS, subset_charsmap
+from tokenizer_goldens import record
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SPM_TEXTS = TEXTS + ["<s>Hello</s>", "a <sep> b", "tab\t\tand  spaces", "Ünïcödé 😀 ok", "a tensor of tensors <pad>"]
@@ -73,16 +74,6 @@ def t5_model():
         assert normalizers.Precompiled(small).normalize_str(text) == normalizers.Precompiled(full).normalize_str(text)
     proto.normalizer_spec.precompiled_charsmap = small
     return proto.SerializeToString()
-
-
-def record(tok, texts):
-    batch = tok(texts, padding=True) if tok.pad_token is not None else None
-    return {
-        "plain": [tok(t, add_special_tokens=False)["input_ids"] for t in texts],
-        "special": [tok(t)["input_ids"] for t in texts],
-        "batch": batch and {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]},
-        "decoded": [tok.decode(tok(t)["input_ids"], skip_special_tokens=True) for t in texts],
-    }
 
 
 def main():

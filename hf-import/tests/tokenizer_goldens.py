@@ -1,0 +1,58 @@
+"""Dev-time helpers shared by the tokenizer golden scripts (`make_nllb_tokenizer_golden.py`,
+`make_mbart_tokenizer_golden.py`, `make_spm_tokenizer_golden.py`): a cut SentencePiece charsmap,
+and transformers' ids for each tokenizer config of one `tokenizer.json`."""
+
+import base64
+import glob
+import json
+import tempfile
+from pathlib import Path
+
+from tokenizers import normalizers
+from transformers import AutoTokenizer
+
+from make_xlmr_tokenizer_golden import CHARSMAP, subset_charsmap
+
+
+def cut_charsmap(texts):
+    """The real nmt_nfkc charsmap (the `spm_precompiled` crate's test file) cut to the entries `texts` reach,
+    checked to normalize each of them as the full one does."""
+    paths = sorted(glob.glob(CHARSMAP))
+    if not paths:
+        raise SystemExit(f"no SentencePiece charsmap at {CHARSMAP} (the spm_precompiled crate's test.json)")
+    full = base64.b64decode(json.loads(Path(paths[-1]).read_text())["precompiled_charsmap"])
+    small, _ = subset_charsmap(full, texts)
+    for text in texts:
+        assert normalizers.Precompiled(small).normalize_str(text) == normalizers.Precompiled(full).normalize_str(text)
+    return small
+
+
+def record(tok, texts):
+    """`tok`'s ids of `texts` without and with special tokens, the latter decoded, and the texts as one padded
+    batch (when the tokenizer has a pad token)."""
+    batch = tok(texts, padding=True) if tok.pad_token is not None else None
+    return {
+        "plain": [tok(t, add_special_tokens=False)["input_ids"] for t in texts],
+        "special": [tok(t)["input_ids"] for t in texts],
+        "batch": batch and {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]},
+        "decoded": [tok.decode(tok(t)["input_ids"], skip_special_tokens=True) for t in texts],
+    }
+
+
+def record_configs(tok_path, data, configs, texts, out_path, shown=2):
+    """Writes `out_path`: `texts`, each of `configs` (with the file's added tokens as `added_tokens_decoder`) and
+    transformers' ids under it for the `tokenizer.json` `data` saved at `tok_path`."""
+    tok_path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    decoder = {str(t["id"]): {k: v for k, v in t.items() if k != "id"} for t in data["added_tokens"]}
+    configs = {name: {"added_tokens_decoder": decoder} | cfg for name, cfg in configs.items()}
+    out = {"texts": texts, "configs": configs, "ids": {}}
+    with tempfile.TemporaryDirectory() as root:
+        for name, config in configs.items():
+            folder = Path(root) / name
+            folder.mkdir()
+            (folder / "tokenizer.json").write_text(tok_path.read_text(encoding="utf-8"), encoding="utf-8")
+            (folder / "tokenizer_config.json").write_text(json.dumps(config))
+            tok = AutoTokenizer.from_pretrained(folder)
+            out["ids"][name] = record(tok, texts)
+            print(name, type(tok).__name__, out["ids"][name]["special"][0], out["ids"][name]["plain"][shown])
+    out_path.write_text(json.dumps(out, ensure_ascii=False) + "\n")
