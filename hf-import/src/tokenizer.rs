@@ -9,6 +9,7 @@ mod gemma;
 mod golden_check;
 mod llama;
 mod llama_spm;
+mod marian;
 mod mbart;
 mod nllb;
 mod sentencepiece;
@@ -44,6 +45,9 @@ pub struct HfTokenizer {
     padding: PaddingParams,
     /// how an NLLB tokenizer frames texts with their source language
     language_frame: Option<nllb::LanguageFrame>,
+    /// a Marian tokenizer, which encodes and decodes in place of `inner` (then its source
+    /// model's segmentation alone)
+    marian: Option<Box<marian::Marian>>,
 }
 
 impl std::fmt::Debug for HfTokenizer {
@@ -61,6 +65,22 @@ impl HfTokenizer {
     pub fn load(dir: &Path, max_length: Option<usize>) -> Result<Self> {
         let path = dir.join("tokenizer.json");
         let folder = folder::Folder::read(dir)?;
+        if !path.is_file() {
+            if let Some(marian) = marian::Marian::load(&folder, max_length)? {
+                if max_length == Some(0) {
+                    return Err(Error::format(
+                        &folder.config_path,
+                        "a maximum length of 0 tokens cannot hold the 1 special token each text gets",
+                    ));
+                }
+                return Ok(HfTokenizer {
+                    inner: marian.segmenter().clone(),
+                    padding: marian.padding(&folder)?,
+                    language_frame: None,
+                    marian: Some(Box::new(marian)),
+                });
+            }
+        }
         let class: ClassDefaults;
         let mut language_frame = None;
         let mut inner = if path.is_file() {
@@ -123,7 +143,7 @@ impl HfTokenizer {
         }
         let truncation = max_length.map(|max_length| TruncationParams { max_length, ..Default::default() });
         inner.with_truncation(truncation).map_err(|e| Error::format(&path, e.to_string()))?;
-        Ok(HfTokenizer { inner, padding, language_frame })
+        Ok(HfTokenizer { inner, padding, language_frame, marian: None })
     }
 
     /// Whether `dir` has no `tokenizer.json` but a `vocab.txt` that [`HfTokenizer::load`] reads as
@@ -144,7 +164,8 @@ impl HfTokenizer {
         Ok((dir.join("vocab.txt").is_file() && bert::is_vocab_folder(&folder)?)
             || (dir.join(deberta_v2::SPM_FILE).is_file() && deberta_v2::is_deberta_v2(&folder)?)
             || (dir.join(llama_spm::SPM_FILE).is_file() && llama_spm::is_llama(&folder)?)
-            || (dir.join(t5_spm::SPM_FILE).is_file() && unigram_classes::is_t5(&folder)?))
+            || (dir.join(t5_spm::SPM_FILE).is_file() && unigram_classes::is_t5(&folder)?)
+            || (dir.join(marian::SOURCE_SPM).is_file() && marian::is_marian(&folder)?))
     }
 
     /// Frames texts with the source language `code` (a language-code token such as `fra_Latn`), as
@@ -157,6 +178,12 @@ impl HfTokenizer {
                 "this tokenizer has no source language to set to {code:?} (NLLB's and mBART's have)"
             ))),
         }
+    }
+
+    /// Whether texts name their target language themselves (Marian's `>>fra<<` codes, read at the
+    /// start of a text) rather than the generation forcing it.
+    pub fn takes_target_language_in_text(&self) -> bool {
+        self.marian.is_some()
     }
 
     /// Lowercases texts before the file's own normalizer runs (sentence-transformers'
@@ -182,7 +209,14 @@ impl HfTokenizer {
 
     /// The ids of `texts` with special tokens, padded to the longest.
     pub fn encode_batch(&self, texts: &[&str]) -> Result<Batch> {
-        self.padded(self.inner.encode_batch(texts.to_vec(), true))
+        if let Some(marian) = &self.marian {
+            return self.padded(texts.iter().map(|t| marian.encode(t, None, true)).collect());
+        }
+        self.padded(
+            self.inner
+                .encode_batch(texts.to_vec(), true)
+                .map_err(|e| Error::Input(format!("tokenizer: {e}"))),
+        )
     }
 
     /// The ids of text pairs with special tokens (`tokenizer(firsts, seconds)`, as a
@@ -199,13 +233,18 @@ impl HfTokenizer {
                 )));
             }
         }
+        if let Some(marian) = &self.marian {
+            return self.padded(pairs.iter().map(|&(a, b)| marian.encode(a, Some(b), true)).collect());
+        }
         let inputs: Vec<tokenizers::EncodeInput> = pairs.iter().map(|&(a, b)| (a, b).into()).collect();
-        self.padded(self.inner.encode_batch(inputs, true))
+        self.padded(
+            self.inner.encode_batch(inputs, true).map_err(|e| Error::Input(format!("tokenizer: {e}"))),
+        )
     }
 
     /// A batch of encodings padded to the longest, as int64 tensors.
-    fn padded(&self, enc: tokenizers::Result<Vec<tokenizers::Encoding>>) -> Result<Batch> {
-        let mut enc = enc.map_err(|e| Error::Input(format!("tokenizer: {e}")))?;
+    fn padded(&self, enc: Result<Vec<tokenizers::Encoding>>) -> Result<Batch> {
+        let mut enc = enc?;
         tokenizers::utils::padding::pad_encodings(&mut enc, &self.padding)
             .map_err(|e| Error::Input(format!("tokenizer: {e}")))?;
         let n = enc.len();
@@ -223,6 +262,9 @@ impl HfTokenizer {
 
     /// The ids of one text, without padding.
     pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
+        if let Some(marian) = &self.marian {
+            return Ok(marian.encode(text, None, add_special_tokens)?.get_ids().to_vec());
+        }
         let enc = self
             .inner
             .encode(text, add_special_tokens)
@@ -232,6 +274,9 @@ impl HfTokenizer {
 
     /// The text of `ids`.
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
+        if let Some(marian) = &self.marian {
+            return marian.decode(ids, skip_special_tokens);
+        }
         if ids.is_empty() {
             return Ok(String::new());
         }
@@ -248,10 +293,22 @@ impl HfTokenizer {
 
     /// The id of a token, if in the vocabulary.
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.inner.token_to_id(token)
+        match &self.marian {
+            Some(marian) => marian.token_to_id(token),
+            None => self.inner.token_to_id(token),
+        }
     }
 
-    /// The underlying `tokenizers` tokenizer.
+    /// The token of an id, if in the vocabulary.
+    pub fn id_to_token(&self, id: u32) -> Option<String> {
+        match &self.marian {
+            Some(marian) => marian.id_to_token(id),
+            None => self.inner.id_to_token(id),
+        }
+    }
+
+    /// The underlying `tokenizers` tokenizer (for a Marian tokenizer, its source model's
+    /// segmentation alone, whose ids are not the model's).
     pub fn inner(&self) -> &Tokenizer {
         &self.inner
     }
@@ -339,7 +396,6 @@ fn padding(
     class: ClassDefaults,
     tokenizer: &mut Tokenizer,
 ) -> Result<PaddingParams> {
-    use serde_json::Value;
     let file = tokenizer.get_padding().cloned();
     let mut padding = PaddingParams {
         strategy: PaddingStrategy::BatchLongest,
@@ -372,20 +428,24 @@ fn padding(
         padding.pad_id = id;
         padding.pad_token = pad;
     }
-    match folder.config.get("padding_side") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(side)) if side == "right" => {
-            padding.direction = tokenizers::PaddingDirection::Right
-        }
-        Some(Value::String(side)) if side == "left" => padding.direction = tokenizers::PaddingDirection::Left,
-        Some(other) => {
-            return Err(Error::format(
-                &folder.config_path,
-                format!("padding_side must be \"left\" or \"right\", got {other}"),
-            ))
-        }
+    if let Some(side) = padding_side(folder)? {
+        padding.direction = side;
     }
     Ok(padding)
+}
+
+/// `tokenizer_config.json`'s `padding_side`, when set.
+fn padding_side(folder: &folder::Folder) -> Result<Option<tokenizers::PaddingDirection>> {
+    use serde_json::Value;
+    match folder.config.get("padding_side") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(side)) if side == "right" => Ok(Some(tokenizers::PaddingDirection::Right)),
+        Some(Value::String(side)) if side == "left" => Ok(Some(tokenizers::PaddingDirection::Left)),
+        Some(other) => Err(Error::format(
+            &folder.config_path,
+            format!("padding_side must be \"left\" or \"right\", got {other}"),
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -202,6 +202,37 @@ def nllb():
     (path / "translate.json").write_text(json.dumps(cases, ensure_ascii=False, indent=1) + "\n")
 
 
+def opus_mt():
+    # OPUS-MT end to end: Marian with the tokenizer folder of `make_marian_tokenizer_golden.py` (two SentencePiece
+    # models, one vocabulary); prompts translated, one into a target language named by its `>>lang<<` code.
+    vocab = json.loads((OUT / "tokenizers" / "marian" / "vocab.json").read_text())
+    marian = dict(BART, vocab_size=len(vocab), d_model=36, encoder_attention_heads=4, decoder_attention_heads=3,
+                  scale_embedding=True, activation_function="swish", pad_token_id=vocab["<pad>"],
+                  decoder_start_token_id=vocab["<pad>"], eos_token_id=0, forced_eos_token_id=0)
+    build("opus_mt", tf.MarianMTModel, tf.MarianConfig(**marian), 94,
+          make_inputs=lambda decoder: marian_inputs(decoder, pad=vocab["<pad>"]), keep_generation_config=True,
+          generation={"no_repeat_ngram_size": 1},
+          reload=True)
+    if ONLY and "opus_mt" not in ONLY:
+        return
+    path = OUT / "opus_mt"
+    for file in ["source.spm", "target.spm", "vocab.json"]:
+        shutil.copy(OUT / "tokenizers" / "marian" / file, path / file)
+    (path / "tokenizer_config.json").write_text(json.dumps({"source_lang": "en", "target_lang": "de"}) + "\n")
+    tok = tf.AutoTokenizer.from_pretrained(path)
+    model = tf.MarianMTModel.from_pretrained(path, attn_implementation="eager").eval()
+    cases = []
+    for prompt, tgt in [("Hello world, how are you?", None), ("Café owners in Zürich", "deu")]:
+        text = f">>{tgt}<< {prompt}" if tgt else prompt
+        enc = tok(text, return_tensors="pt")
+        with torch.no_grad():
+            ids = model.generate(**enc, max_new_tokens=8, do_sample=False)
+        cases.append({"prompt": prompt, "tgt_lang": tgt, "input_ids": enc["input_ids"][0].tolist(),
+                      "output_ids": ids[0].tolist(), "text": tok.decode(ids[0], skip_special_tokens=True)})
+        print("opus_mt", cases[-1])
+    (path / "translate.json").write_text(json.dumps(cases, ensure_ascii=False, indent=1) + "\n")
+
+
 def plbart_blenderbot():
     # PLBart: BART's post-norm layout with scaled embeddings, mBART's shift of input_ids as the decoder's default
     # input, its classifier at the last eos. Blenderbot: pre-norm with final norms, learned positions from row 0.
@@ -423,5 +454,6 @@ if __name__ == "__main__":
     marian_pegasus()
     m2m_100()
     nllb()
+    opus_mt()
     plbart_blenderbot()
     beams()

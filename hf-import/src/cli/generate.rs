@@ -97,9 +97,10 @@ pub struct GenerateArgs {
     /// `en_XX`)
     #[arg(long, requires = "prompt")]
     src_lang: Option<String>,
-    /// translation (NLLB-200, M2M100, mBART-50): the language to translate into, forced as the
-    /// first new token (`forced_bos_token_id`): a language-code token such as NLLB's `fra_Latn` or
-    /// mBART-50's `fr_XX`, or M2M100's code `fr` (its token `__fr__`)
+    /// translation (NLLB-200, M2M100, mBART-50, multilingual OPUS-MT): the language to translate
+    /// into, forced as the first new token (`forced_bos_token_id`): a language-code token such as
+    /// NLLB's `fra_Latn` or mBART-50's `fr_XX`, or M2M100's code `fr` (its token `__fr__`); for
+    /// Marian (OPUS-MT) models, written before the prompt as their `>>fra<<` code token
     #[arg(long)]
     tgt_lang: Option<String>,
     /// cpu, tpu[:N] or xla[:N]
@@ -364,8 +365,20 @@ fn run_seq2seq(
         }
         Ok(tok)
     };
+    let mut prompt = prompt;
     if let Some(code) = &target {
-        g.forced_bos_token_id = Some(i64::from(target_language_token(&tok()?, code)?));
+        let tok = tok()?;
+        if tok.takes_target_language_in_text() {
+            let code = marian_language_code(&tok, code)?;
+            let Some(text) = &mut prompt else {
+                return Err(Error::Input(format!(
+                    "--tgt-lang on a Marian model writes {code} before --prompt's text; with --inputs, begin the ids with its id"
+                )));
+            };
+            *text = format!("{code} {text}");
+        } else {
+            g.forced_bos_token_id = Some(i64::from(target_language_token(&tok, code)?));
+        }
     }
     match (inputs, output, prompt) {
         (Some(named), Some(output), _) => {
@@ -404,6 +417,18 @@ fn target_language_token(tok: &HfTokenizer, code: &str) -> Result<u32> {
              mBART-50's fr_XX; M2M100's codes are written fr for __fr__)"
         ))
     })
+}
+
+/// The `>>code<<` token of the target language `code` (written `fra` or `>>fra<<`) of a Marian
+/// (OPUS-MT) tokenizer, which reads it at the start of the text.
+fn marian_language_code(tok: &HfTokenizer, code: &str) -> Result<String> {
+    let token = if code.starts_with(">>") { code.to_string() } else { format!(">>{code}<<") };
+    match tok.token_to_id(&token) {
+        Some(_) => Ok(token),
+        None => Err(Error::Input(format!(
+            "the target language {code:?} is not one of the tokenizer's >>lang<< codes (the model may translate into one language only)"
+        ))),
+    }
 }
 
 /// The chat template applied to the conversation in the JSON file `path` (a list of messages, or

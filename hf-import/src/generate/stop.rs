@@ -108,7 +108,7 @@ impl<'t> StopStrings<'t> {
 
     /// The text of token `id` as transformers' `clean_tokenizer_vocab` makes it.
     fn text_of(&self, id: u32) -> Option<Vec<u8>> {
-        let token = self.tokenizer.inner().id_to_token(id)?;
+        let token = self.tokenizer.id_to_token(id)?;
         match self.mode {
             Mode::ByteLevel => {
                 if let Some(bytes) = token.chars().map(|c| self.byte_of.get(&c).copied()).collect() {

@@ -139,47 +139,14 @@ fn special_tokens(folder: &Folder) -> Result<Vec<(&'static str, String)>> {
 }
 
 /// Adds the tokens the folder declares beyond the model's pieces, at the ids it gives them
-/// (`tokenizer_config.json`'s `added_tokens_decoder`, `added_tokens.json`), then the special
-/// tokens still missing, after them (as transformers appends them).
+/// ([`declared_tokens`]), then the special tokens still missing, after them (as transformers
+/// appends them).
 pub(super) fn add_declared_tokens(
     folder: &Folder,
     tokenizer: &mut Tokenizer,
     specials: &[(&'static str, String)],
 ) -> Result<()> {
-    let mut declared: Vec<(u32, AddedToken)> = Vec::new();
-    if let Some(Value::Object(decoder)) = folder.config.get("added_tokens_decoder") {
-        for (id, token) in decoder {
-            let bad =
-                || Error::format(&folder.config_path, format!("added_tokens_decoder[{id:?}] is not a token"));
-            let id: u32 = id.parse().map_err(|_| bad())?;
-            let content = token.get("content").and_then(Value::as_str).ok_or_else(bad)?;
-            let flag = |k: &str, default: bool| token.get(k).and_then(Value::as_bool).unwrap_or(default);
-            let added = AddedToken::from(content, flag("special", false))
-                .normalized(flag("normalized", false))
-                .lstrip(flag("lstrip", false))
-                .rstrip(flag("rstrip", false))
-                .single_word(flag("single_word", false));
-            declared.push((id, added));
-        }
-    }
-    let added_path = folder.dir.join("added_tokens.json");
-    if let Some(added) = read_json(&added_path)? {
-        let Value::Object(added) = added else {
-            return Err(Error::format(&added_path, "must map tokens to ids"));
-        };
-        for (content, id) in added {
-            let id = id
-                .as_u64()
-                .and_then(|i| u32::try_from(i).ok())
-                .ok_or_else(|| Error::format(&added_path, format!("the id of {content:?} is not an id")))?;
-            if !declared.iter().any(|(_, t)| t.content == content) {
-                let special = specials.iter().any(|(_, s)| *s == content);
-                declared.push((id, AddedToken::from(content, special).normalized(false)));
-            }
-        }
-    }
-    declared.sort_by_key(|(id, _)| *id);
-    for (id, token) in declared {
+    for (id, token) in declared_tokens(folder, specials)? {
         match tokenizer.token_to_id(&token.content) {
             Some(existing) if existing == id => {
                 // A piece of the model: registered as an added token with the declared flags.
@@ -213,6 +180,49 @@ pub(super) fn add_declared_tokens(
         specials.iter().map(|(_, t)| AddedToken::from(t.clone(), true).normalized(false)).collect();
     tokenizer.add_special_tokens(&missing);
     Ok(())
+}
+
+/// The tokens a folder declares with their ids, by id: `tokenizer_config.json`'s
+/// `added_tokens_decoder` (with their flags), then `added_tokens.json`'s others (special when
+/// one of `specials`).
+pub(super) fn declared_tokens(
+    folder: &Folder,
+    specials: &[(&'static str, String)],
+) -> Result<Vec<(u32, AddedToken)>> {
+    let mut declared: Vec<(u32, AddedToken)> = Vec::new();
+    if let Some(Value::Object(decoder)) = folder.config.get("added_tokens_decoder") {
+        for (id, token) in decoder {
+            let bad =
+                || Error::format(&folder.config_path, format!("added_tokens_decoder[{id:?}] is not a token"));
+            let id: u32 = id.parse().map_err(|_| bad())?;
+            let content = token.get("content").and_then(Value::as_str).ok_or_else(bad)?;
+            let flag = |k: &str, default: bool| token.get(k).and_then(Value::as_bool).unwrap_or(default);
+            let added = AddedToken::from(content, flag("special", false))
+                .normalized(flag("normalized", false))
+                .lstrip(flag("lstrip", false))
+                .rstrip(flag("rstrip", false))
+                .single_word(flag("single_word", false));
+            declared.push((id, added));
+        }
+    }
+    let added_path = folder.dir.join("added_tokens.json");
+    if let Some(added) = read_json(&added_path)? {
+        let Value::Object(added) = added else {
+            return Err(Error::format(&added_path, "must map tokens to ids"));
+        };
+        for (content, id) in added {
+            let id = id
+                .as_u64()
+                .and_then(|i| u32::try_from(i).ok())
+                .ok_or_else(|| Error::format(&added_path, format!("the id of {content:?} is not an id")))?;
+            if !declared.iter().any(|(_, t)| t.content == content) {
+                let special = specials.iter().any(|(_, s)| *s == content);
+                declared.push((id, AddedToken::from(content, special).normalized(false)));
+            }
+        }
+    }
+    declared.sort_by_key(|(id, _)| *id);
+    Ok(declared)
 }
 
 /// Adds `token` as a special token or a plain one, as it says.

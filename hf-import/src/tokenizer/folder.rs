@@ -68,6 +68,40 @@ impl<'a> Folder<'a> {
             Some(v) => Err(Error::format(&self.config_path, format!("\"{key}\" must be a token, got {v}"))),
         }
     }
+
+    /// The extra special tokens of `tokenizer_config.json` (`additional_special_tokens`, and
+    /// transformers 5's `extra_special_tokens`, a list or named ones): strings or `AddedToken`
+    /// objects' `content`s; an error naming the key for anything else.
+    pub fn extra_special_tokens(&self) -> Result<Vec<String>> {
+        let mut tokens = Vec::new();
+        for key in ["additional_special_tokens", "extra_special_tokens"] {
+            let values: Vec<&Value> = match self.config.get(key) {
+                None | Some(Value::Null) => continue,
+                Some(Value::Array(a)) => a.iter().collect(),
+                Some(Value::Object(o)) => o.values().collect(),
+                Some(v) => {
+                    return Err(Error::format(
+                        &self.config_path,
+                        format!("\"{key}\" must list tokens, got {v}"),
+                    ))
+                }
+            };
+            for v in values {
+                let token = match v {
+                    Value::String(s) => Some(s.as_str()),
+                    Value::Object(o) => o.get("content").and_then(Value::as_str),
+                    _ => None,
+                };
+                let token = token.ok_or_else(|| {
+                    Error::format(&self.config_path, format!("\"{key}\" holds {v}, which is not a token"))
+                })?;
+                if !tokens.iter().any(|t| t == token) {
+                    tokens.push(token.to_string());
+                }
+            }
+        }
+        Ok(tokens)
+    }
 }
 
 /// Reads a JSON file, `None` when absent.

@@ -1,7 +1,7 @@
 //! The parts of a SentencePiece model file (`spm.model`, `spiece.model`: a `ModelProto` protocol
-//! buffer) a tokenizer is built from: each piece with its score and kind, and the trainer's model
-//! type, unknown-piece id and byte fallback. Read by hand (a few fields of a simple wire format);
-//! malformed files are errors, never panics.
+//! buffer) a tokenizer is built from: each piece with its score and kind, the trainer's model
+//! type, unknown-piece id and byte fallback, and the normalizer's charsmap and space handling.
+//! Read by hand (a few fields of a simple wire format); malformed files are errors, never panics.
 
 use std::path::Path;
 
@@ -59,6 +59,19 @@ pub(super) struct SpmModel {
     pub byte_fallback: bool,
     /// the normalizer's `precompiled_charsmap` (empty without one)
     pub precompiled_charsmap: Vec<u8>,
+    /// the normalizer's whitespace handling
+    pub whitespace: SpmWhitespace,
+}
+
+/// How a SentencePiece normalizer treats spaces (`NormalizerSpec`; each on by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct SpmWhitespace {
+    /// `add_dummy_prefix`: a space put before the text (and dropped again when decoding)
+    pub add_dummy_prefix: bool,
+    /// `remove_extra_whitespaces`: leading and trailing spaces dropped, runs made one
+    pub remove_extra: bool,
+    /// `escape_whitespaces`: spaces written `▁`
+    pub escape: bool,
 }
 
 impl SpmModel {
@@ -76,6 +89,7 @@ impl SpmModel {
             unk_id: 0,
             byte_fallback: false,
             precompiled_charsmap: Vec::new(),
+            whitespace: SpmWhitespace { add_dummy_prefix: true, remove_extra: true, escape: true },
         };
         for field in Fields::new(bytes) {
             match field? {
@@ -99,8 +113,12 @@ impl SpmModel {
                 }
                 (3, Value::Bytes(b)) => {
                     for f in Fields::new(b) {
-                        if let (2, Value::Bytes(map)) = f? {
-                            model.precompiled_charsmap = map.to_vec();
+                        match f? {
+                            (2, Value::Bytes(map)) => model.precompiled_charsmap = map.to_vec(),
+                            (3, Value::Varint(v)) => model.whitespace.add_dummy_prefix = v != 0,
+                            (4, Value::Varint(v)) => model.whitespace.remove_extra = v != 0,
+                            (5, Value::Varint(v)) => model.whitespace.escape = v != 0,
+                            _ => {}
                         }
                     }
                 }
@@ -248,6 +266,12 @@ mod tests {
             ]
         );
         assert!(m.pieces[5..].iter().all(|p| p.score < 0.0 && p.kind == Normal));
+        let on = SpmWhitespace { add_dummy_prefix: true, remove_extra: true, escape: true };
+        assert_eq!(m.whitespace, on);
+        // (Trained with `remove_extra_whitespaces=False`.)
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tokenizers/llama_bpe.model");
+        let llama = SpmModel::read(&path).unwrap();
+        assert_eq!(llama.whitespace, SpmWhitespace { remove_extra: false, ..on });
     }
 
     /// Every truncation of the file, bytes flipped anywhere, and garbage are errors (or, cut between

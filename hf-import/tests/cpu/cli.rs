@@ -507,6 +507,29 @@ fn generate_translates_between_nllb_languages() {
     assert!(stderr(&out).contains("translation settings of encoder-decoders"), "{}", stderr(&out));
 }
 
+/// `generate --prompt` on an OPUS-MT (Marian) folder without `tokenizer.json` (two SentencePiece
+/// models and `vocab.json`) prints transformers' translation; `--tgt-lang deu` writes the
+/// `>>deu<<` code before the prompt, and a code the vocabulary lacks is refused.
+#[test]
+fn generate_translates_with_an_opus_mt_folder() {
+    let dir = fixture("opus_mt");
+    let cases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("translate.json")).unwrap()).unwrap();
+    for case in cases.as_array().unwrap() {
+        let mut args = vec!["generate", dir.to_str().unwrap(), "--prompt", case["prompt"].as_str().unwrap()];
+        if let Some(code) = case["tgt_lang"].as_str() {
+            args.extend(["--tgt-lang", code]);
+        }
+        args.extend(["--greedy", "--max-new-tokens", "8"]);
+        let out = hf_import(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{}\n", case["text"].as_str().unwrap()));
+    }
+    let out = hf_import(&["generate", dir.to_str().unwrap(), "--prompt", "Hello", "--tgt-lang", "xx"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("\"xx\" is not one of the tokenizer's >>lang<< codes"), "{}", stderr(&out));
+}
+
 #[test]
 fn generate_ids_and_text() {
     let dir = scratch("generate");

@@ -316,12 +316,14 @@ fn beam_search_matches_transformers() {
 }
 
 /// Marian (OPUS-MT): sinusoidal positions rebuilt as transformers does (not saved), swish, scaled
-/// embeddings; one with its own decoder vocabulary and table. Pegasus: pre-norm
-/// with final norms over stored sinusoidal positions.
+/// embeddings; one with its own decoder vocabulary and table, one with its tokenizer folder
+/// (`opus_mt`, the CLI's translation test). Pegasus: pre-norm with final norms over stored
+/// sinusoidal positions.
 #[test]
 fn marian_and_pegasus() {
     check("marian");
     check("marian_split");
+    check("opus_mt");
     check("pegasus");
 }
 
