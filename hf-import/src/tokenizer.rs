@@ -9,12 +9,12 @@ mod gemma;
 mod golden_check;
 mod llama;
 mod llama_spm;
-mod marian;
 mod mbart;
 mod nllb;
 mod sentencepiece;
 mod t5_spm;
 mod unigram_classes;
+mod vocab_spm;
 
 use std::path::Path;
 
@@ -45,9 +45,9 @@ pub struct HfTokenizer {
     padding: PaddingParams,
     /// how an NLLB tokenizer frames texts with their source language
     language_frame: Option<nllb::LanguageFrame>,
-    /// a Marian tokenizer, which encodes and decodes in place of `inner` (then its source
-    /// model's segmentation alone)
-    marian: Option<Box<marian::Marian>>,
+    /// a slow SentencePiece tokenizer with a vocabulary of its own (Marian's, M2M100's), which
+    /// encodes and decodes in place of `inner` (then its SentencePiece segmentation alone)
+    vocab_spm: Option<Box<vocab_spm::VocabSpm>>,
 }
 
 impl std::fmt::Debug for HfTokenizer {
@@ -58,26 +58,29 @@ impl std::fmt::Debug for HfTokenizer {
 
 impl HfTokenizer {
     /// Reads `dir/tokenizer.json` (with the pipelines transformers 5 rebuilds from
-    /// `tokenizer_config.json` for the BERT, Llama, Gemma, XLM-RoBERTa, CamemBERT, T5, ALBERT and DeBERTa-v2 tokenizer classes),
-    /// or without one, a BERT tokenizer's `vocab.txt` or a DeBERTa-v2 tokenizer's `spm.model`. Batches are padded to their longest text (the file's own fixed
-    /// padding is replaced, as transformers does for `padding=True`) and truncated to `max_length`
-    /// tokens when given.
+    /// `tokenizer_config.json` for the BERT, Llama, Gemma, XLM-RoBERTa, CamemBERT, T5, ALBERT,
+    /// DeBERTa-v2, NLLB and mBART tokenizer classes), or without one, a BERT tokenizer's
+    /// `vocab.txt`, a DeBERTa-v2, Llama or T5 tokenizer's SentencePiece model, or a Marian or
+    /// M2M100 folder (SentencePiece models and a `vocab.json`). Batches are padded to their
+    /// longest text (the file's own fixed padding is replaced, as transformers does for
+    /// `padding=True`) and truncated to `max_length` tokens when given.
     pub fn load(dir: &Path, max_length: Option<usize>) -> Result<Self> {
         let path = dir.join("tokenizer.json");
         let folder = folder::Folder::read(dir)?;
         if !path.is_file() {
-            if let Some(marian) = marian::Marian::load(&folder, max_length)? {
-                if max_length == Some(0) {
+            if let Some(slow) = vocab_spm::VocabSpm::load(&folder, max_length)? {
+                let added = slow.framing_length();
+                if let Some(max_length) = max_length.filter(|&m| m < added) {
                     return Err(Error::format(
                         &folder.config_path,
-                        "a maximum length of 0 tokens cannot hold the 1 special token each text gets",
+                        format!("a maximum length of {max_length} tokens cannot hold the {added} special tokens each text gets"),
                     ));
                 }
                 return Ok(HfTokenizer {
-                    inner: marian.segmenter().clone(),
-                    padding: marian.padding(&folder)?,
+                    inner: slow.segmenter().clone(),
+                    padding: slow.padding(&folder)?,
                     language_frame: None,
-                    marian: Some(Box::new(marian)),
+                    vocab_spm: Some(Box::new(slow)),
                 });
             }
         }
@@ -122,7 +125,7 @@ impl HfTokenizer {
             bert::from_vocab_txt(&folder)?.ok_or_else(|| {
                 Error::format(
                     dir,
-                    "no tokenizer.json (nor a BERT tokenizer's vocab.txt, DeBERTa-v2's spm.model, a Llama tokenizer's tokenizer.model or T5's spiece.model)",
+                    "no tokenizer.json (nor a BERT tokenizer's vocab.txt, DeBERTa-v2's spm.model, a Llama tokenizer's tokenizer.model, T5's spiece.model, Marian's source.spm or M2M100's sentencepiece.bpe.model)",
                 )
             })?
         };
@@ -143,7 +146,7 @@ impl HfTokenizer {
         }
         let truncation = max_length.map(|max_length| TruncationParams { max_length, ..Default::default() });
         inner.with_truncation(truncation).map_err(|e| Error::format(&path, e.to_string()))?;
-        Ok(HfTokenizer { inner, padding, language_frame, marian: None })
+        Ok(HfTokenizer { inner, padding, language_frame, vocab_spm: None })
     }
 
     /// Whether `dir` has no `tokenizer.json` but a `vocab.txt` that [`HfTokenizer::load`] reads as
@@ -155,7 +158,8 @@ impl HfTokenizer {
     }
 
     /// Whether `dir` holds a tokenizer [`HfTokenizer::load`] reads: `tokenizer.json`, a BERT
-    /// tokenizer's `vocab.txt`, or a DeBERTa-v2 tokenizer's `spm.model`.
+    /// tokenizer's `vocab.txt`, a DeBERTa-v2, Llama or T5 tokenizer's SentencePiece model, or a
+    /// Marian or M2M100 folder.
     pub fn in_folder(dir: &Path) -> Result<bool> {
         if dir.join("tokenizer.json").is_file() {
             return Ok(true);
@@ -165,13 +169,18 @@ impl HfTokenizer {
             || (dir.join(deberta_v2::SPM_FILE).is_file() && deberta_v2::is_deberta_v2(&folder)?)
             || (dir.join(llama_spm::SPM_FILE).is_file() && llama_spm::is_llama(&folder)?)
             || (dir.join(t5_spm::SPM_FILE).is_file() && unigram_classes::is_t5(&folder)?)
-            || (dir.join(marian::SOURCE_SPM).is_file() && marian::is_marian(&folder)?))
+            || vocab_spm::is_marian(&folder)?
+            || vocab_spm::is_m2m_100(&folder)?)
     }
 
-    /// Frames texts with the source language `code` (a language-code token such as `fra_Latn`), as
-    /// transformers' `tokenizer.src_lang = code`: an error for a tokenizer without source languages
-    /// (only NLLB's have them here) or a code that is not one of its tokens.
+    /// Frames texts with the source language `code` (a language-code token such as `fra_Latn`, or
+    /// M2M100's code `fr`), as transformers' `tokenizer.src_lang = code`: an error for a tokenizer
+    /// without source languages (NLLB's, mBART's and M2M100's have them) or a code that is not one
+    /// of its languages.
     pub fn set_source_language(&mut self, code: &str) -> Result<()> {
+        if let Some(slow) = &mut self.vocab_spm {
+            return slow.set_source_language(code);
+        }
         match &self.language_frame {
             Some(frame) => frame.set_source(&mut self.inner, code),
             None => Err(Error::Input(format!(
@@ -183,7 +192,7 @@ impl HfTokenizer {
     /// Whether texts name their target language themselves (Marian's `>>fra<<` codes, read at the
     /// start of a text) rather than the generation forcing it.
     pub fn takes_target_language_in_text(&self) -> bool {
-        self.marian.is_some()
+        self.vocab_spm.as_ref().is_some_and(|t| t.takes_target_language_in_text())
     }
 
     /// Lowercases texts before the file's own normalizer runs (sentence-transformers'
@@ -209,8 +218,8 @@ impl HfTokenizer {
 
     /// The ids of `texts` with special tokens, padded to the longest.
     pub fn encode_batch(&self, texts: &[&str]) -> Result<Batch> {
-        if let Some(marian) = &self.marian {
-            return self.padded(texts.iter().map(|t| marian.encode(t, None, true)).collect());
+        if let Some(slow) = &self.vocab_spm {
+            return self.padded(texts.iter().map(|t| slow.encode(t, None, true)).collect());
         }
         self.padded(
             self.inner
@@ -233,8 +242,8 @@ impl HfTokenizer {
                 )));
             }
         }
-        if let Some(marian) = &self.marian {
-            return self.padded(pairs.iter().map(|&(a, b)| marian.encode(a, Some(b), true)).collect());
+        if let Some(slow) = &self.vocab_spm {
+            return self.padded(pairs.iter().map(|&(a, b)| slow.encode(a, Some(b), true)).collect());
         }
         let inputs: Vec<tokenizers::EncodeInput> = pairs.iter().map(|&(a, b)| (a, b).into()).collect();
         self.padded(
@@ -262,8 +271,8 @@ impl HfTokenizer {
 
     /// The ids of one text, without padding.
     pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
-        if let Some(marian) = &self.marian {
-            return Ok(marian.encode(text, None, add_special_tokens)?.get_ids().to_vec());
+        if let Some(slow) = &self.vocab_spm {
+            return Ok(slow.encode(text, None, add_special_tokens)?.get_ids().to_vec());
         }
         let enc = self
             .inner
@@ -274,8 +283,8 @@ impl HfTokenizer {
 
     /// The text of `ids`.
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
-        if let Some(marian) = &self.marian {
-            return marian.decode(ids, skip_special_tokens);
+        if let Some(slow) = &self.vocab_spm {
+            return slow.decode(ids, skip_special_tokens);
         }
         if ids.is_empty() {
             return Ok(String::new());
@@ -293,16 +302,16 @@ impl HfTokenizer {
 
     /// The id of a token, if in the vocabulary.
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        match &self.marian {
-            Some(marian) => marian.token_to_id(token),
+        match &self.vocab_spm {
+            Some(slow) => slow.token_to_id(token),
             None => self.inner.token_to_id(token),
         }
     }
 
     /// The token of an id, if in the vocabulary.
     pub fn id_to_token(&self, id: u32) -> Option<String> {
-        match &self.marian {
-            Some(marian) => marian.id_to_token(id),
+        match &self.vocab_spm {
+            Some(slow) => slow.id_to_token(id),
             None => self.inner.id_to_token(id),
         }
     }

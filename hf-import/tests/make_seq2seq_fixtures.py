@@ -202,6 +202,38 @@ def nllb():
     (path / "translate.json").write_text(json.dumps(cases, ensure_ascii=False, indent=1) + "\n")
 
 
+def m2m_100_spm():
+    # M2M100 end to end: the tokenizer folder of `make_m2m100_tokenizer_golden.py` (a SentencePiece BPE, fairseq's
+    # dictionary, the language tokens after it); a prompt framed with its source language, translated into a target
+    # language forced as the first new token.
+    vocab = json.loads((OUT / "tokenizers" / "m2m100" / "vocab.json").read_text())
+    config = tf.M2M100Config(**dict(BART, vocab_size=len(vocab) + 100 + 8, pad_token_id=1, bos_token_id=0,
+                                    eos_token_id=2, decoder_start_token_id=2))
+    build("m2m_100_spm", tf.M2M100ForConditionalGeneration, config, 95, make_inputs=bart_inputs, reload=True,
+          keep_generation_config=True, generation={"no_repeat_ngram_size": 1})
+    if ONLY and "m2m_100_spm" not in ONLY:
+        return
+    path = OUT / "m2m_100_spm"
+    for file in ["sentencepiece.bpe.model", "vocab.json"]:
+        shutil.copy(OUT / "tokenizers" / "m2m100" / file, path / file)
+    tok_config = json.loads((OUT / "m2m100_tokenizer_expected.json").read_text())["configs"]["m2m100_hub"]
+    (path / "tokenizer_config.json").write_text(json.dumps(tok_config, indent=2) + "\n")
+    (path / "special_tokens_map.json").write_text(json.dumps(
+        json.loads((OUT / "m2m100_tokenizer_expected.json").read_text())["special_tokens_maps"]["m2m100_hub"]) + "\n")
+    tok = tf.AutoTokenizer.from_pretrained(path)
+    model = tf.M2M100ForConditionalGeneration.from_pretrained(path, attn_implementation="eager").eval()
+    cases = []
+    for prompt, src, tgt in [("Hello world, how are you?", "fr", "de"), ("Café owners in Zürich", None, "zh")]:
+        tok.src_lang = src or "en"
+        enc = tok(prompt, return_tensors="pt")
+        with torch.no_grad():
+            ids = model.generate(**enc, forced_bos_token_id=tok.get_lang_id(tgt), max_new_tokens=8, do_sample=False)
+        cases.append({"prompt": prompt, "src_lang": src, "tgt_lang": tgt, "input_ids": enc["input_ids"][0].tolist(),
+                      "output_ids": ids[0].tolist(), "text": tok.decode(ids[0], skip_special_tokens=True)})
+        print("m2m_100_spm", cases[-1])
+    (path / "translate.json").write_text(json.dumps(cases, ensure_ascii=False, indent=1) + "\n")
+
+
 def opus_mt():
     # OPUS-MT end to end: Marian with the tokenizer folder of `make_marian_tokenizer_golden.py` (two SentencePiece
     # models, one vocabulary); prompts translated, one into a target language named by its `>>lang<<` code.
@@ -455,5 +487,6 @@ if __name__ == "__main__":
     m2m_100()
     nllb()
     opus_mt()
+    m2m_100_spm()
     plbart_blenderbot()
     beams()

@@ -92,9 +92,9 @@ pub struct GenerateArgs {
     /// Whisper: `transcribe` or `translate` (to English)
     #[arg(long)]
     task: Option<String>,
-    /// translation (NLLB-200, mBART, mBART-50): the prompt's language, a language-code token such
-    /// as `fra_Latn` or `fr_XX` (default: tokenizer_config.json's `src_lang`, else `eng_Latn` /
-    /// `en_XX`)
+    /// translation (NLLB-200, mBART, mBART-50, M2M100): the prompt's language, a language-code
+    /// token such as `fra_Latn` or `fr_XX`, or M2M100's code `fr` (default: tokenizer_config.json's
+    /// `src_lang`, else `eng_Latn` / `en_XX` / `en`)
     #[arg(long, requires = "prompt")]
     src_lang: Option<String>,
     /// translation (NLLB-200, M2M100, mBART-50, multilingual OPUS-MT): the language to translate

@@ -70,33 +70,41 @@ impl<'a> Folder<'a> {
     }
 
     /// The extra special tokens of `tokenizer_config.json` (`additional_special_tokens`, and
-    /// transformers 5's `extra_special_tokens`, a list or named ones): strings or `AddedToken`
-    /// objects' `content`s; an error naming the key for anything else.
+    /// transformers 5's `extra_special_tokens`, a list or named ones), with those of a legacy
+    /// `special_tokens_map.json` (read, as transformers reads it, when the config declares no
+    /// `added_tokens_decoder`): strings or `AddedToken` objects' `content`s; an error naming the
+    /// file and key for anything else.
     pub fn extra_special_tokens(&self) -> Result<Vec<String>> {
+        let map_path = self.dir.join("special_tokens_map.json");
+        let legacy = match self.config.get("added_tokens_decoder") {
+            None | Some(Value::Null) => read_json(&map_path)?,
+            Some(_) => None,
+        };
+        let mut sources = vec![(self.config_path.as_path(), &self.config)];
+        sources.extend(legacy.as_ref().map(|map| (map_path.as_path(), map)));
         let mut tokens = Vec::new();
-        for key in ["additional_special_tokens", "extra_special_tokens"] {
-            let values: Vec<&Value> = match self.config.get(key) {
-                None | Some(Value::Null) => continue,
-                Some(Value::Array(a)) => a.iter().collect(),
-                Some(Value::Object(o)) => o.values().collect(),
-                Some(v) => {
-                    return Err(Error::format(
-                        &self.config_path,
-                        format!("\"{key}\" must list tokens, got {v}"),
-                    ))
-                }
-            };
-            for v in values {
-                let token = match v {
-                    Value::String(s) => Some(s.as_str()),
-                    Value::Object(o) => o.get("content").and_then(Value::as_str),
-                    _ => None,
+        for (path, json) in sources {
+            for key in ["additional_special_tokens", "extra_special_tokens"] {
+                let values: Vec<&Value> = match json.get(key) {
+                    None | Some(Value::Null) => continue,
+                    Some(Value::Array(a)) => a.iter().collect(),
+                    Some(Value::Object(o)) => o.values().collect(),
+                    Some(v) => {
+                        return Err(Error::format(path, format!("\"{key}\" must list tokens, got {v}")))
+                    }
                 };
-                let token = token.ok_or_else(|| {
-                    Error::format(&self.config_path, format!("\"{key}\" holds {v}, which is not a token"))
-                })?;
-                if !tokens.iter().any(|t| t == token) {
-                    tokens.push(token.to_string());
+                for v in values {
+                    let token = match v {
+                        Value::String(s) => Some(s.as_str()),
+                        Value::Object(o) => o.get("content").and_then(Value::as_str),
+                        _ => None,
+                    };
+                    let token = token.ok_or_else(|| {
+                        Error::format(path, format!("\"{key}\" holds {v}, which is not a token"))
+                    })?;
+                    if !tokens.iter().any(|t| t == token) {
+                        tokens.push(token.to_string());
+                    }
                 }
             }
         }

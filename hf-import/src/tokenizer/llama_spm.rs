@@ -8,6 +8,7 @@
 //! `eos_token` last with `add_eos_token` (both false unless `tokenizer_config.json` says).
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use tokenizers::models::bpe::{Vocab, BPE};
 use tokenizers::processors::template::TemplateProcessing;
@@ -49,6 +50,31 @@ fn generate_merges(pieces: &[String], vocab: &HashMap<String, u32>) -> Vec<(Stri
     merges
 }
 
+/// A BPE over a SentencePiece BPE model's pieces in id order, with merges generated from them,
+/// unknown runs fused (into `unk_token`, when given), with or without byte fallback.
+pub(super) fn bpe_model(
+    spm: &SpmModel,
+    path: &Path,
+    byte_fallback: bool,
+    unk_token: Option<&str>,
+) -> Result<BPE> {
+    let pieces: Vec<String> = spm.pieces.iter().map(|p| p.piece.clone()).collect();
+    // (As Python's dict of a repeated piece: the last id wins.)
+    let vocab: HashMap<String, u32> = pieces.iter().enumerate().map(|(i, p)| (p.clone(), i as u32)).collect();
+    // A piece that is not a key in its own id's place would be merged into a later id's.
+    let order: Vec<String> =
+        pieces.iter().enumerate().filter(|(i, p)| vocab[*p] == *i as u32).map(|(_, p)| p.clone()).collect();
+    let merges = generate_merges(&order, &vocab);
+    let mut builder = BPE::builder()
+        .vocab_and_merges(vocab.into_iter().collect::<Vocab>(), merges)
+        .fuse_unk(true)
+        .byte_fallback(byte_fallback);
+    if let Some(unk) = unk_token {
+        builder = builder.unk_token(unk.to_string());
+    }
+    builder.build().map_err(|e| Error::format(path, e.to_string()))
+}
+
 /// The tokenizer of a Llama folder without `tokenizer.json`, from its `tokenizer.model`; `None`
 /// when the folder has no such model or its tokenizer is of another class.
 pub(super) fn from_spm(folder: &Folder) -> Result<Option<Tokenizer>> {
@@ -60,20 +86,7 @@ pub(super) fn from_spm(folder: &Folder) -> Result<Option<Tokenizer>> {
     if spm.model_type != SpmModelType::Bpe {
         return Err(Error::format(&path, "LlamaTokenizer needs a BPE SentencePiece model"));
     }
-    let pieces: Vec<String> = spm.pieces.iter().map(|p| p.piece.clone()).collect();
-    // (As Python's dict of a repeated piece: the last id wins.)
-    let vocab: HashMap<String, u32> = pieces.iter().enumerate().map(|(i, p)| (p.clone(), i as u32)).collect();
-    // A piece that is not a key in its own id's place would be merged into a later id's.
-    let order: Vec<String> =
-        pieces.iter().enumerate().filter(|(i, p)| vocab[*p] == *i as u32).map(|(_, p)| p.clone()).collect();
-    let merges = generate_merges(&order, &vocab);
-    let bpe = BPE::builder()
-        .vocab_and_merges(vocab.into_iter().collect::<Vocab>(), merges)
-        .fuse_unk(true)
-        .byte_fallback(true)
-        .build()
-        .map_err(|e| Error::format(&path, e.to_string()))?;
-    let mut tokenizer = Tokenizer::new(bpe);
+    let mut tokenizer = Tokenizer::new(bpe_model(&spm, &path, true, None)?);
     for piece in spm.pieces.iter().filter(|p| matches!(p.kind, PieceKind::Control | PieceKind::UserDefined)) {
         let token = AddedToken::from(piece.piece.clone(), piece.kind == PieceKind::Control).normalized(false);
         if token.special {

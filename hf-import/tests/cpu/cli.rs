@@ -530,6 +530,26 @@ fn generate_translates_with_an_opus_mt_folder() {
     assert!(stderr(&out).contains("\"xx\" is not one of the tokenizer's >>lang<< codes"), "{}", stderr(&out));
 }
 
+/// `generate --prompt` on an M2M100 folder without `tokenizer.json` (a SentencePiece BPE and
+/// fairseq's dictionary) with `--src-lang fr --tgt-lang de` (or the default source, English) prints
+/// transformers' translation.
+#[test]
+fn generate_translates_with_an_m2m_100_folder() {
+    let dir = fixture("m2m_100_spm");
+    let cases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("translate.json")).unwrap()).unwrap();
+    for case in cases.as_array().unwrap() {
+        let mut args = vec!["generate", dir.to_str().unwrap(), "--prompt", case["prompt"].as_str().unwrap()];
+        if let Some(code) = case["src_lang"].as_str() {
+            args.extend(["--src-lang", code]);
+        }
+        args.extend(["--tgt-lang", case["tgt_lang"].as_str().unwrap(), "--greedy", "--max-new-tokens", "8"]);
+        let out = hf_import(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{}\n", case["text"].as_str().unwrap()));
+    }
+}
+
 #[test]
 fn generate_ids_and_text() {
     let dir = scratch("generate");

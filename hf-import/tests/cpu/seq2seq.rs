@@ -329,11 +329,13 @@ fn marian_and_pegasus() {
 
 /// M2M100 (NLLB-200): fairseq's sinusoidal positions, counted from the non-padding tokens (the base
 /// model's sources padded on the left and inside, its decoder inputs inside and on the right), of an
-/// odd width in the base model (the sinusoids' zero column).
+/// odd width in the base model (the sinusoids' zero column); one with its tokenizer folder
+/// (`m2m_100_spm`, the CLI's translation test).
 #[test]
 fn m2m_100_positions_from_the_non_padding_tokens() {
     check("m2m_100");
     check("m2m_100_base");
+    check("m2m_100_spm");
 }
 
 /// M2M100's greedy generation, forced to a target-language token as NLLB is run
