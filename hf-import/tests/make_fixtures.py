@@ -2207,9 +2207,39 @@ def bitnet():
               f"{sum(f.stat().st_size for f in path.iterdir())} bytes")
 
 
+def opt_bpe():
+    """OPT end to end: the byte-level BPE folder of `make_byte_level_bpe_tokenizer_golden.py` (`vocab.json` and
+    `merges.txt`, OPT's tokenizer_config.json, no tokenizer.json) beside an OPT model over its vocabulary; prompts
+    tokenized and continued greedily by transformers (`prompts.json`: the prompt, its ids, the output ids, the new
+    tokens' text)."""
+    vocab = json.loads((OUT / "tokenizers" / "byte_level_bpe" / "vocab.json").read_text())
+    opt = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, ffn_dim=64,
+               max_position_embeddings=64, word_embed_proj_dim=32, pad_token_id=1, bos_token_id=2, eos_token_id=2)
+    if build("opt_bpe", tf.OPTForCausalLM, tf.OPTConfig(**opt), 350) is None:
+        return
+    path = OUT / "opt_bpe"
+    for file in ["vocab.json", "merges.txt"]:
+        shutil.copy(OUT / "tokenizers" / "byte_level_bpe" / file, path / file)
+    config = json.loads((OUT / "byte_level_bpe_tokenizer_expected.json").read_text())["configs"]["opt"]
+    (path / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
+    tok = tf.AutoTokenizer.from_pretrained(path)
+    model = tf.OPTForCausalLM.from_pretrained(path, attn_implementation="eager").eval()
+    cases = []
+    for prompt in ["Hello world, the quick brown fox", "Café owners in Zürich"]:
+        enc = tok(prompt, return_tensors="pt")
+        with torch.no_grad():
+            ids = model.generate(**enc, max_new_tokens=8, do_sample=False, no_repeat_ngram_size=1)
+        new = ids[0, enc["input_ids"].shape[1]:]
+        cases.append({"prompt": prompt, "input_ids": enc["input_ids"][0].tolist(), "output_ids": ids[0].tolist(),
+                      "text": tok.decode(new, skip_special_tokens=True)})
+        print("opt_bpe", cases[-1])
+    (path / "prompts.json").write_text(json.dumps(cases, ensure_ascii=False, indent=1) + "\n")
+
+
 if __name__ == "__main__":
     main()
     bitnet()
+    opt_bpe()
     if not ONLY or "token_types" in ONLY:
         token_type_goldens()
     decoder_token_classifiers()

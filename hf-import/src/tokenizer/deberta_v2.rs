@@ -146,7 +146,8 @@ pub(super) fn add_declared_tokens(
     tokenizer: &mut Tokenizer,
     specials: &[(&'static str, String)],
 ) -> Result<()> {
-    for (id, token) in declared_tokens(folder, specials)? {
+    let declared = declared_tokens(folder, specials)?;
+    for (id, token) in declared.iter().cloned() {
         match tokenizer.token_to_id(&token.content) {
             Some(existing) if existing == id => {
                 // A piece of the model: registered as an added token with the declared flags.
@@ -176,8 +177,12 @@ pub(super) fn add_declared_tokens(
             }
         }
     }
-    let missing: Vec<AddedToken> =
-        specials.iter().map(|(_, t)| AddedToken::from(t.clone(), true).normalized(false)).collect();
+    let mut missing = Vec::new();
+    for (key, content) in specials {
+        if !declared.iter().any(|(_, t)| t.content == *content) {
+            missing.push(folder.special_token(key, content)?);
+        }
+    }
     tokenizer.add_special_tokens(&missing);
     Ok(())
 }

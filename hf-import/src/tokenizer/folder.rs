@@ -69,6 +69,32 @@ impl<'a> Folder<'a> {
         }
     }
 
+    /// The special token `content` named `key` as an added token: with the `lstrip`, `rstrip`,
+    /// `single_word` and `normalized` flags of `tokenizer_config.json`'s `AddedToken` object for
+    /// `key` when it is one for `content` (as transformers 4.x saved them), else none of them.
+    pub fn special_token(&self, key: &str, content: &str) -> Result<tokenizers::AddedToken> {
+        let token = tokenizers::AddedToken::from(content.to_string(), true).normalized(false);
+        let Some(Value::Object(o)) = self.config.get(key) else { return Ok(token) };
+        if o.get("content").and_then(Value::as_str) != Some(content) {
+            return Ok(token);
+        }
+        let flag = |name: &str| -> Result<bool> {
+            match o.get(name) {
+                None | Some(Value::Null) => Ok(false),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(v) => Err(Error::format(
+                    &self.config_path,
+                    format!("\"{key}\".{name} must be a boolean, got {v}"),
+                )),
+            }
+        };
+        Ok(token
+            .lstrip(flag("lstrip")?)
+            .rstrip(flag("rstrip")?)
+            .single_word(flag("single_word")?)
+            .normalized(flag("normalized")?))
+    }
+
     /// The extra special tokens of `tokenizer_config.json` (`additional_special_tokens`, and
     /// transformers 5's `extra_special_tokens`, a list or named ones), with those of a legacy
     /// `special_tokens_map.json` (read, as transformers reads it, when the config declares no

@@ -109,6 +109,20 @@ pub(super) fn from_spm(folder: &Folder) -> Result<Option<Tokenizer>> {
     // at their ids, then the special tokens not yet held.
     super::deberta_v2::add_declared_tokens(folder, &mut tokenizer, &specials)?;
     super::llama::rebuild_pipeline(folder, "", &mut tokenizer)?;
+    let template = bos_eos_template(folder, &tokenizer, &bos, &eos)?;
+    tokenizer.with_post_processor(Some(template));
+    Ok(Some(tokenizer))
+}
+
+/// The template transformers' `update_post_processor` writes: `bos` first with `add_bos_token`,
+/// `eos` last with `add_eos_token` (both false unless `tokenizer_config.json` says), each text of a
+/// pair framed alike.
+pub(super) fn bos_eos_template(
+    folder: &Folder,
+    tokenizer: &Tokenizer,
+    bos: &str,
+    eos: &str,
+) -> Result<TemplateProcessing> {
     let (add_bos, add_eos) =
         (folder.flag("add_bos_token")?.unwrap_or(false), folder.flag("add_eos_token")?.unwrap_or(false));
     let id = |t: &str| {
@@ -120,12 +134,12 @@ pub(super) fn from_spm(folder: &Folder) -> Result<Option<Tokenizer>> {
     let mut special_ids = Vec::new();
     if add_bos {
         single.push_str(&format!("{bos}:0 "));
-        special_ids.push((bos.clone(), id(&bos)?));
+        special_ids.push((bos.to_string(), id(bos)?));
     }
     single.push_str("$A:0");
     if add_eos {
         single.push_str(&format!(" {eos}:0"));
-        special_ids.push((eos.clone(), id(&eos)?));
+        special_ids.push((eos.to_string(), id(eos)?));
     }
     let pair = format!(
         "{single}{} $B:1{}",
@@ -133,15 +147,13 @@ pub(super) fn from_spm(folder: &Folder) -> Result<Option<Tokenizer>> {
         if add_eos { format!(" {eos}:1") } else { String::new() }
     );
     let bad = |e: String| Error::format(&folder.config_path, e);
-    let template = TemplateProcessing::builder()
+    TemplateProcessing::builder()
         .try_single(single)
         .and_then(|b| b.try_pair(pair))
         .map_err(bad)?
         .special_tokens(special_ids)
         .build()
-        .map_err(|e| bad(e.to_string()))?;
-    tokenizer.with_post_processor(Some(template));
-    Ok(Some(tokenizer))
+        .map_err(|e| bad(e.to_string()))
 }
 
 #[cfg(test)]

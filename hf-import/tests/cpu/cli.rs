@@ -550,6 +550,34 @@ fn generate_translates_with_an_m2m_100_folder() {
     }
 }
 
+/// `generate --prompt` on an OPT folder whose tokenizer is `vocab.json` and `merges.txt` alone
+/// (as OPT's checkpoints ship it) prints the prompt and transformers' continuation.
+#[test]
+fn generate_continues_with_an_opt_vocab_and_merges_folder() {
+    let dir = fixture("opt_bpe");
+    let cases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("prompts.json")).unwrap()).unwrap();
+    for case in cases.as_array().unwrap() {
+        let prompt = case["prompt"].as_str().unwrap();
+        let out = hf_import(&[
+            "generate",
+            dir.to_str().unwrap(),
+            "--prompt",
+            prompt,
+            "--greedy",
+            "--max-new-tokens",
+            "8",
+            "--no-repeat-ngram-size",
+            "1",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("{prompt}{}\n", case["text"].as_str().unwrap())
+        );
+    }
+}
+
 #[test]
 fn generate_ids_and_text() {
     let dir = scratch("generate");

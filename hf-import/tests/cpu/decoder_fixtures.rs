@@ -4,7 +4,7 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 176] = [
+pub const DECODERS: [&str; 177] = [
     "bitnet",
     "bitnet_packed",
     "bitnet_autobit",
@@ -107,6 +107,7 @@ pub const DECODERS: [&str; 176] = [
     "cohere_qk",
     "cohere2",
     "opt",
+    "opt_bpe",
     "opt_plain",
     "opt_350m",
     "opt_proj",
