@@ -385,6 +385,20 @@ fn read_vocab(path: &Path) -> Result<HashMap<String, u32>> {
         .collect()
 }
 
+/// An error naming `vocab.json` unless it holds the unknown token `unk` (transformers refuses such
+/// vocabularies).
+fn check_unknown(encoder: &HashMap<String, u32>, vocab_path: &Path, unk: &str) -> Result<()> {
+    match encoder.contains_key(unk) {
+        true => Ok(()),
+        false => Err(Error::format(
+            vocab_path,
+            format!(
+                "the unk_token {unk:?} (tokenizer_config.json's, else the class's) must be in the vocabulary"
+            ),
+        )),
+    }
+}
+
 /// The class's named special tokens: `tokenizer_config.json`'s, else the defaults.
 fn named_tokens(folder: &Folder, defaults: &[(&'static str, &str)]) -> Result<Vec<(&'static str, String)>> {
     defaults

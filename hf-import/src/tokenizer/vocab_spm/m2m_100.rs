@@ -4,7 +4,7 @@
 //! `__src__ A </s>`.
 
 use super::segmenter::{segmenter, PieceJoiner};
-use super::{named_tokens, read_vocab, Class, Parts, VocabSpm};
+use super::{check_unknown, named_tokens, read_vocab, Class, Parts, VocabSpm};
 use crate::error::{Error, Result};
 use crate::tokenizer::folder::Folder;
 use crate::tokenizer::sentencepiece::SpmModel;
@@ -69,12 +69,7 @@ pub(super) fn load(folder: &Folder) -> Result<Option<VocabSpm>> {
         ],
     )?;
     let unk = &named[4].1;
-    if !encoder.contains_key(unk) {
-        return Err(Error::format(
-            &vocab_path,
-            format!("the unknown token {unk:?} must be in the vocabulary"),
-        ));
-    }
+    check_unknown(&encoder, &vocab_path, unk)?;
     let parts = Parts {
         class: Class::M2M100,
         source: segmenter(&spm, &path, unk)?,

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::segmenter::{segmenter, PieceJoiner};
-use super::{named_tokens, read_vocab, Class, Parts, VocabSpm};
+use super::{check_unknown, named_tokens, read_vocab, Class, Parts, VocabSpm};
 use crate::error::{Error, Result};
 use crate::tokenizer::folder::Folder;
 use crate::tokenizer::sentencepiece::SpmModel;
@@ -39,14 +39,24 @@ pub(super) fn load(folder: &Folder) -> Result<Option<VocabSpm>> {
     let vocab_path = folder.dir.join("vocab.json");
     let encoder = read_vocab(&vocab_path)?;
     let decoder: HashMap<u32, String> = if separate {
-        read_vocab(&folder.dir.join("target_vocab.json"))?.into_iter().map(|(p, i)| (i, p)).collect()
+        let path = folder.dir.join("target_vocab.json");
+        if !path.is_file() {
+            return Err(Error::format(
+                &path,
+                "is missing (tokenizer_config.json's separate_vocabs decodes with it)",
+            ));
+        }
+        read_vocab(&path)?.into_iter().map(|(p, i)| (i, p)).collect()
     } else {
         encoder.iter().map(|(p, &i)| (i, p.clone())).collect()
     };
     // Decoded pieces are joined by the target model with separate vocabularies, else the source one.
     let joiner = match separate {
         true if !target_path.is_file() => {
-            return Err(Error::format(&target_path, "is missing (separate_vocabs decodes with it)"))
+            return Err(Error::format(
+                &target_path,
+                "is missing (tokenizer_config.json's separate_vocabs decodes with it)",
+            ))
         }
         true => PieceJoiner::new(&SpmModel::read(&target_path)?),
         false => PieceJoiner::new(&source),
@@ -54,12 +64,7 @@ pub(super) fn load(folder: &Folder) -> Result<Option<VocabSpm>> {
     let named =
         named_tokens(folder, &[("eos_token", "</s>"), ("unk_token", "<unk>"), ("pad_token", "<pad>")])?;
     let unk = &named[1].1;
-    if !encoder.contains_key(unk) {
-        return Err(Error::format(
-            &vocab_path,
-            format!("the unknown token {unk:?} must be in the vocabulary"),
-        ));
-    }
+    check_unknown(&encoder, &vocab_path, unk)?;
     let parts = Parts {
         class: Class::Marian,
         source: segmenter(&source, &source_path, unk)?,

@@ -526,3 +526,78 @@ fn corrupt_tokenizer_chat_generation_and_sentence_files_never_panic() {
     }
     s.finish("robustness tokenizer, chat, generation and sentence-transformers files sweep", 1500);
 }
+
+/// The corruptions of a folder whose tokenizer is built from vocabularies and models of its own
+/// (no `tokenizer.json`): each of `files` removed, truncated, emptied or garbage (the JSON ones
+/// also of the wrong shape), and `tokenizer_config.json` settings of the wrong type or value.
+fn vocab_folder_cases(files: &[&str], original: &dyn Fn(&str) -> Vec<u8>) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for &f in files {
+        let bytes = original(f);
+        cases.push(Case::of(format!("{f} removed"), vec![Edit::Remove(f.into())], &[f]));
+        cases.push(Case::write(format!("{f} truncated"), f, half(&bytes), &[f]));
+        cases.push(Case::write(format!("{f} empty"), f, Vec::new(), &[f]));
+        cases.push(Case::write(format!("{f} garbage"), f, vec![0xC3; 64], &[f]));
+        if f.ends_with(".json") {
+            for (what, json) in [
+                ("a list", "[]"),
+                ("string ids", r#"{"</s>": "0", "<unk>": "1"}"#),
+                ("ids past u32", r#"{"</s>": 0, "<unk>": 99999999999}"#),
+                ("two pieces", r#"{"</s>": 0, "<unk>": 1}"#),
+            ] {
+                cases.push(Case::write(format!("{f} {what}"), f, json, &[f]));
+            }
+        }
+    }
+    let tc = "tokenizer_config.json";
+    let config: Value = serde_json::from_slice(&original(tc)).expect("a tokenizer config");
+    for (key, value) in [
+        ("separate_vocabs", json!(true)),
+        ("separate_vocabs", json!("yes")),
+        ("language_codes", json!("xx")),
+        ("language_codes", json!(5)),
+        ("src_lang", json!(5)),
+        ("src_lang", json!("zz")),
+        ("add_prefix_space", json!("x")),
+        ("add_bos_token", json!(true)),
+        ("eos_token", json!(7)),
+        ("unk_token", json!("<never>")),
+        ("pad_token", json!({"content": 5})),
+        ("mask_token", json!({"content": "<mask>", "lstrip": "yes"})),
+        ("additional_special_tokens", json!(5)),
+        ("additional_special_tokens", json!([5, ">>deu<<", "__fr__"])),
+        ("added_tokens_decoder", json!({"x": {"content": "a"}})),
+        ("added_tokens_decoder", json!({"999999": {"content": "<big>", "special": true, "lstrip": true}})),
+        ("padding_side", json!("up")),
+    ] {
+        let mut changed = config.clone();
+        changed[key] = value.clone();
+        cases.push(Case::write(format!("{tc} {key}={value}"), tc, json_bytes(&changed), &[tc]));
+    }
+    cases
+}
+
+/// Marian's, M2M100's and OPT's tokenizer folders (SentencePiece models or `merges.txt` beside a
+/// `vocab.json`, no `tokenizer.json`): loaded and used as they are and with each file or setting
+/// corrupted, errors naming what is wrong, never a panic.
+#[test]
+fn corrupt_vocab_folders_never_panic() {
+    let root = ScratchRoot::new("vocab-folders");
+    let mut s = Sweep::default();
+    let folders: [(&str, &[&str]); 3] = [
+        ("opus_mt", &["source.spm", "target.spm", "vocab.json"]),
+        ("m2m_100_spm", &["sentencepiece.bpe.model", "vocab.json", "special_tokens_map.json"]),
+        ("opt_bpe", &["vocab.json", "merges.txt"]),
+    ];
+    for (name, files) in folders {
+        let mut sc = Scratch::fixture(&root, name);
+        exercise_tokenizer(&mut s, &format!("{name} (as it is)"), &sc.dir, &[]);
+        let cases = vocab_folder_cases(files, &|f| sc.original(f));
+        for case in cases {
+            sc.apply(&case.edits);
+            exercise_tokenizer(&mut s, &format!("{name} {}", case.label), &sc.dir, &case.anchors());
+            sc.reset();
+        }
+    }
+    s.finish("robustness vocabulary-folder tokenizers sweep", 300);
+}
