@@ -12,6 +12,7 @@ mod llama;
 mod llama_spm;
 mod mbart;
 mod nllb;
+mod pegasus_spm;
 mod sentencepiece;
 mod t5_spm;
 mod unigram_classes;
@@ -61,7 +62,7 @@ impl HfTokenizer {
     /// Reads `dir/tokenizer.json` (with the pipelines transformers 5 rebuilds from
     /// `tokenizer_config.json` for the BERT, Llama, Gemma, XLM-RoBERTa, CamemBERT, T5, ALBERT,
     /// DeBERTa-v2, NLLB and mBART tokenizer classes), or without one, a BERT tokenizer's
-    /// `vocab.txt`, a DeBERTa-v2, Llama or T5 tokenizer's SentencePiece model, a GPT-2 or RoBERTa
+    /// `vocab.txt`, a DeBERTa-v2, Llama, T5 or Pegasus tokenizer's SentencePiece model, a GPT-2 or RoBERTa
     /// (BART, OPT) tokenizer's `vocab.json` and `merges.txt`, or a Marian or M2M100 folder
     /// (SentencePiece models and a `vocab.json`). Batches are padded to their
     /// longest text (the file's own fixed padding is replaced, as transformers does for
@@ -122,6 +123,9 @@ impl HfTokenizer {
         } else if let Some(inner) = t5_spm::from_spm(&folder)? {
             class = ClassDefaults { pad_token: Some(unigram_classes::PAD), left: false };
             inner
+        } else if let Some(inner) = pegasus_spm::from_spm(&folder)? {
+            class = ClassDefaults { pad_token: Some(pegasus_spm::PAD), left: false };
+            inner
         } else if let Some((inner, pad_token)) = byte_level_bpe::from_vocab_and_merges(&folder)? {
             class = ClassDefaults { pad_token, left: false };
             inner
@@ -130,7 +134,7 @@ impl HfTokenizer {
             bert::from_vocab_txt(&folder)?.ok_or_else(|| {
                 Error::format(
                     dir,
-                    "no tokenizer.json (nor a BERT tokenizer's vocab.txt, DeBERTa-v2's spm.model, a Llama tokenizer's tokenizer.model, T5's spiece.model, GPT-2's or RoBERTa's vocab.json and merges.txt, Marian's source.spm or M2M100's sentencepiece.bpe.model)",
+                    "no tokenizer.json (nor a BERT tokenizer's vocab.txt, DeBERTa-v2's spm.model, a Llama tokenizer's tokenizer.model, T5's or Pegasus's spiece.model, GPT-2's or RoBERTa's vocab.json and merges.txt, Marian's source.spm or M2M100's sentencepiece.bpe.model)",
                 )
             })?
         };
@@ -163,7 +167,7 @@ impl HfTokenizer {
     }
 
     /// Whether `dir` holds a tokenizer [`HfTokenizer::load`] reads: `tokenizer.json`, a BERT
-    /// tokenizer's `vocab.txt`, a DeBERTa-v2, Llama or T5 tokenizer's SentencePiece model, a GPT-2
+    /// tokenizer's `vocab.txt`, a DeBERTa-v2, Llama, T5 or Pegasus tokenizer's SentencePiece model, a GPT-2
     /// or RoBERTa tokenizer's `vocab.json` and `merges.txt`, or a Marian or M2M100 folder.
     pub fn in_folder(dir: &Path) -> Result<bool> {
         if dir.join("tokenizer.json").is_file() {
@@ -174,6 +178,7 @@ impl HfTokenizer {
             || (dir.join(deberta_v2::SPM_FILE).is_file() && deberta_v2::is_deberta_v2(&folder)?)
             || (dir.join(llama_spm::SPM_FILE).is_file() && llama_spm::is_llama(&folder)?)
             || (dir.join(t5_spm::SPM_FILE).is_file() && unigram_classes::is_t5(&folder)?)
+            || pegasus_spm::is_pegasus_spm(&folder)?
             || byte_level_bpe::is_byte_level_bpe(&folder)?
             || vocab_spm::is_marian(&folder)?
             || vocab_spm::is_m2m_100(&folder)?)

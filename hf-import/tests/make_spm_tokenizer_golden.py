@@ -57,7 +57,20 @@ T5_CONFIGS = {
     "t5_three_sentinels": T5_BASE | {"tokenizer_class": "T5TokenizerFast", "extra_ids": 3},
     "mt5_by_model_type": T5_BASE | {"extra_ids": 5},
 }
-T5_TEXTS = SPM_TEXTS + ["fill <extra_id_0> and <extra_id_2>.", "ＡＢＣ ① ﬁ x</s>", "<pad> <unk>"]
+T5_TEXTS = SPM_TEXTS + ["fill <extra_id_0> and <extra_id_2>.", "ＡＢＣ ① ﬁ x</s>", "<pad> <unk>",
+                        "<mask_1> and <mask_2> <unk_2><unk_9>", "line\nbreak"]
+# Pegasus over the same Unigram (its layout: pad, eos, unk first): the masks and the `<unk_i>` fillers put before the
+# pieces, offset 103 unless configured.
+PEGASUS_BASE = dict(pad_token="<pad>", eos_token="</s>", unk_token="<unk>", model_max_length=512)
+PEGASUS_CONFIGS = {
+    "pegasus": PEGASUS_BASE | {"tokenizer_class": "PegasusTokenizer"},
+    # As google/pegasus-* save it: the masks named, the fillers listed.
+    "pegasus_hub": PEGASUS_BASE | {"tokenizer_class": "PegasusTokenizer", "mask_token": "<mask_2>",
+                                   "mask_token_sent": "<mask_1>", "offset": 103,
+                                   "additional_special_tokens": ["<mask_1>"] + [f"<unk_{i}>" for i in range(2, 103)]},
+    "pegasus_offset_by_model_type": {"offset": 6},
+}
+PEGASUS_MODEL_TYPES = {"pegasus_offset_by_model_type": "pegasus"}
 
 
 def t5_model():
@@ -87,19 +100,21 @@ def main():
     path.write_bytes(model.getvalue())
     t5_path = FIXTURES / "tokenizers" / "t5_unigram.model"
     t5_path.write_bytes(t5_model())
-    out = {"texts": T5_TEXTS, "configs": CONFIGS | T5_CONFIGS, "ids": {}, "files": {}, "model_types": {}}
+    configs = CONFIGS | T5_CONFIGS | PEGASUS_CONFIGS
+    out = {"texts": T5_TEXTS, "configs": configs, "ids": {}, "files": {}, "model_types": {}}
     with tempfile.TemporaryDirectory() as root:
-        for name, config in (CONFIGS | T5_CONFIGS).items():
+        for name, config in configs.items():
             folder = Path(root) / name
             folder.mkdir()
-            t5 = name in T5_CONFIGS
+            t5 = name in T5_CONFIGS or name in PEGASUS_CONFIGS
             file = "spiece.model" if t5 else "tokenizer.model"
             (folder / file).write_bytes((t5_path if t5 else path).read_bytes())
             (folder / "tokenizer_config.json").write_text(json.dumps(config))
             out["files"][name] = f"tokenizers/{(t5_path if t5 else path).name}:{file}"
-            if name == "mt5_by_model_type":
-                out["model_types"][name] = "mt5"
-                (folder / "config.json").write_text(json.dumps({"model_type": "mt5"}))
+            model_type = {"mt5_by_model_type": "mt5"} | PEGASUS_MODEL_TYPES
+            if name in model_type:
+                out["model_types"][name] = model_type[name]
+                (folder / "config.json").write_text(json.dumps({"model_type": model_type[name]}))
             tok = AutoTokenizer.from_pretrained(folder)
             out["ids"][name] = record(tok, T5_TEXTS)
             print(name, type(tok).__name__, out["ids"][name]["special"][0], out["ids"][name]["plain"][-3])

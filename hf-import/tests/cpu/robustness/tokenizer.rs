@@ -569,6 +569,11 @@ fn vocab_folder_cases(files: &[&str], original: &dyn Fn(&str) -> Vec<u8>) -> Vec
         ("added_tokens_decoder", json!({"x": {"content": "a"}})),
         ("added_tokens_decoder", json!({"999999": {"content": "<big>", "special": true, "lstrip": true}})),
         ("padding_side", json!("up")),
+        ("offset", json!(-3)),
+        ("offset", json!(1)),
+        ("offset", json!(1u64 << 40)),
+        ("mask_token", json!("None")),
+        ("mask_token_sent", json!("<pad>")),
     ] {
         let mut changed = config.clone();
         changed[key] = value.clone();
@@ -578,7 +583,7 @@ fn vocab_folder_cases(files: &[&str], original: &dyn Fn(&str) -> Vec<u8>) -> Vec
 }
 
 /// Marian's, M2M100's and OPT's tokenizer folders (SentencePiece models or `merges.txt` beside a
-/// `vocab.json`, no `tokenizer.json`): loaded and used as they are and with each file or setting
+/// `vocab.json`, no `tokenizer.json`) and a Pegasus one (`spiece.model` alone): loaded and used as they are and with each file or setting
 /// corrupted, errors naming what is wrong, never a panic.
 #[test]
 fn corrupt_vocab_folders_never_panic() {
@@ -589,8 +594,16 @@ fn corrupt_vocab_folders_never_panic() {
         ("m2m_100_spm", &["sentencepiece.bpe.model", "vocab.json", "special_tokens_map.json"]),
         ("opt_bpe", &["vocab.json", "merges.txt"]),
     ];
-    for (name, files) in folders {
-        let mut sc = Scratch::fixture(&root, name);
+    // (A Pegasus folder: the SentencePiece fixture as its spiece.model.)
+    let pegasus = root.0.join("pristine-pegasus");
+    std::fs::create_dir_all(&pegasus).expect("a pristine folder");
+    std::fs::copy(fixture("tokenizers").join("t5_unigram.model"), pegasus.join("spiece.model"))
+        .expect("a model");
+    let config = r#"{"tokenizer_class": "PegasusTokenizer", "mask_token": "<mask_2>", "offset": 103}"#;
+    std::fs::write(pegasus.join("tokenizer_config.json"), config).expect("a tokenizer config");
+    let folders = folders.into_iter().map(|(name, files)| (Scratch::fixture(&root, name), name, files));
+    let pegasus = (Scratch::copy_of(&root, "pegasus", &pegasus), "pegasus", &["spiece.model"][..]);
+    for (mut sc, name, files) in folders.chain([pegasus]) {
         exercise_tokenizer(&mut s, &format!("{name} (as it is)"), &sc.dir, &[]);
         let cases = vocab_folder_cases(files, &|f| sc.original(f));
         for case in cases {
