@@ -1,8 +1,8 @@
 """Dev-time script: transformers 5's ids and texts for byte-level BPE tokenizer folders that hold
 `vocab.json` and `merges.txt` but no `tokenizer.json` (OPT's checkpoints, older GPT-2, RoBERTa and BART
 fine-tunes). transformers 5 builds `GPT2Tokenizer` (a BPE behind a byte-level pre-tokenizer, special tokens
-per `add_bos_token` / `add_eos_token`) or `RobertaTokenizer` / `BartTokenizer` (the same with RoBERTa's
-`<s> A </s></s> B </s>` framing) from them.
+per `add_bos_token` / `add_eos_token`), `RobertaTokenizer` / `BartTokenizer` (the same with RoBERTa's
+`<s> A </s></s> B </s>` framing) or `BlenderbotTokenizer` from them.
 
     /work/.refenv/bin/python hf-import/tests/make_byte_level_bpe_tokenizer_golden.py
 
@@ -50,8 +50,12 @@ CONFIGS = {
     "roberta_4x": ROBERTA | {"tokenizer_class": "RobertaTokenizer", "mask_token": {
         "__type": "AddedToken", "content": "<mask>", "lstrip": True, "normalized": False, "rstrip": False,
         "single_word": False}},
+    # Blenderbot (transformers 5 frames its texts with nothing here): a prefix space, <mask> stripping the space
+    # before it; by model type.
+    "blenderbot": ROBERTA | {"tokenizer_class": "BlenderbotTokenizer"},
+    "blenderbot_by_model_type": {"add_prefix_space": False},
 }
-MODEL_TYPES = {"opt": "opt", "roberta_by_model_type": "roberta"}
+MODEL_TYPES = {"opt": "opt", "roberta_by_model_type": "roberta", "blenderbot_by_model_type": "blenderbot"}
 SPECIAL_TOKENS_MAPS = {"roberta_by_model_type": {k: v for k, v in ROBERTA.items() if k != "model_max_length"}}
 
 

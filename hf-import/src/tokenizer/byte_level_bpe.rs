@@ -1,9 +1,9 @@
 //! Byte-level BPE folders with `vocab.json` and `merges.txt` but no `tokenizer.json` (OPT's
 //! checkpoints, older GPT-2, RoBERTa and BART fine-tunes), built as transformers 5 builds
-//! `GPT2Tokenizer` and `RobertaTokenizer` (`BartTokenizer`) from them: a BPE (no unknown token)
-//! behind a byte-level pre-tokenizer (`add_prefix_space` as configured) and decoder; the special
-//! tokens and the declared ones added; GPT-2's texts framed per `add_bos_token` /
-//! `add_eos_token`, RoBERTa's `<s> A </s>` (pairs `<s> A </s></s> B </s>`).
+//! `GPT2Tokenizer`, `RobertaTokenizer` (`BartTokenizer`) and `BlenderbotTokenizer` from them: a
+//! BPE (no unknown token) behind a byte-level pre-tokenizer (`add_prefix_space` as configured) and
+//! decoder; the special tokens and the declared ones added; GPT-2's and Blenderbot's texts framed
+//! per `add_bos_token` / `add_eos_token`, RoBERTa's `<s> A </s>` (pairs `<s> A </s></s> B </s>`).
 
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
 use tokenizers::models::bpe::BPE;
@@ -26,6 +26,9 @@ enum Class {
     Gpt2,
     /// `RobertaTokenizer` (and `BartTokenizer`, its alias)
     Roberta,
+    /// `BlenderbotTokenizer`: RoBERTa's tokens, a prefix space by default, `<mask>` stripping the
+    /// space before it, GPT-2's framing (nothing unless `add_bos_token` / `add_eos_token`)
+    Blenderbot,
 }
 
 /// Model types whose tokenizer is `GPT2Tokenizer` (transformers' `TOKENIZER_MAPPING_NAMES`).
@@ -52,10 +55,12 @@ fn class_of(folder: &Folder) -> Result<Option<Class>> {
     Ok(match folder.class().map(|c| c.strip_suffix("Fast").unwrap_or(c)) {
         Some("GPT2Tokenizer") => Some(Class::Gpt2),
         Some("RobertaTokenizer" | "BartTokenizer") => Some(Class::Roberta),
+        Some("BlenderbotTokenizer") => Some(Class::Blenderbot),
         Some(_) => None,
         None => match folder.model_type()? {
             Some(t) if GPT2_MODEL_TYPES.contains(&t) => Some(Class::Gpt2),
             Some(t) if ROBERTA_MODEL_TYPES.contains(&t) => Some(Class::Roberta),
+            Some("blenderbot") => Some(Class::Blenderbot),
             _ => None,
         },
     })
@@ -82,7 +87,7 @@ pub(super) fn from_vocab_and_merges(folder: &Folder) -> Result<Option<(Tokenizer
         Error::format(folder.dir, format!("{VOCAB_FILE} and {MERGES_FILE} do not make a BPE: {e}"))
     })?;
     let mut tokenizer = Tokenizer::new(bpe);
-    let add_prefix_space = folder.flag("add_prefix_space")?.unwrap_or(false);
+    let add_prefix_space = folder.flag("add_prefix_space")?.unwrap_or(class == Class::Blenderbot);
     let trim_offsets = folder.flag("trim_offsets")?.unwrap_or(true);
     tokenizer.with_pre_tokenizer(Some(ByteLevel::new(add_prefix_space, trim_offsets, true)));
     tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
@@ -90,7 +95,7 @@ pub(super) fn from_vocab_and_merges(folder: &Folder) -> Result<Option<(Tokenizer
         Class::Gpt2 => {
             &[("bos_token", "<|endoftext|>"), ("eos_token", "<|endoftext|>"), ("unk_token", "<|endoftext|>")]
         }
-        Class::Roberta => &[
+        Class::Roberta | Class::Blenderbot => &[
             ("bos_token", "<s>"),
             ("eos_token", "</s>"),
             ("sep_token", "</s>"),
@@ -108,10 +113,24 @@ pub(super) fn from_vocab_and_merges(folder: &Folder) -> Result<Option<(Tokenizer
         specials.extend(folder.token("pad_token")?.map(|p| ("pad_token", p.to_string())));
     }
     super::deberta_v2::add_declared_tokens(folder, &mut tokenizer, &specials)?;
+    if class == Class::Blenderbot {
+        // The class makes a mask token given as a plain string (not an object, not declared in
+        // `added_tokens_decoder`) one that strips the space before it.
+        let mask =
+            specials.iter().find(|(k, _)| *k == "mask_token").map(|(_, t)| t.clone()).unwrap_or_default();
+        let object = matches!(folder.config.get("mask_token"), Some(serde_json::Value::Object(_)));
+        let declared =
+            super::deberta_v2::declared_tokens(folder, &specials)?.iter().any(|(_, t)| t.content == mask);
+        if !object && !declared {
+            tokenizer.add_special_tokens(&[tokenizers::AddedToken::from(mask, true)
+                .lstrip(true)
+                .normalized(false)]);
+        }
+    }
     let token =
         |key: &str| specials.iter().find(|(k, _)| *k == key).map(|(_, t)| t.clone()).unwrap_or_default();
     match class {
-        Class::Gpt2 => {
+        Class::Gpt2 | Class::Blenderbot => {
             let template = super::llama_spm::bos_eos_template(
                 folder,
                 &tokenizer,
@@ -136,7 +155,7 @@ pub(super) fn from_vocab_and_merges(folder: &Folder) -> Result<Option<(Tokenizer
     }
     let pad = match class {
         Class::Gpt2 => None,
-        Class::Roberta => Some("<pad>"),
+        Class::Roberta | Class::Blenderbot => Some("<pad>"),
     };
     Ok(Some((tokenizer, pad)))
 }
