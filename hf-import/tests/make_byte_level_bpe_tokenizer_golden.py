@@ -2,7 +2,7 @@
 `vocab.json` and `merges.txt` but no `tokenizer.json` (OPT's checkpoints, older GPT-2, RoBERTa and BART
 fine-tunes). transformers 5 builds `GPT2Tokenizer` (a BPE behind a byte-level pre-tokenizer, special tokens
 per `add_bos_token` / `add_eos_token`), `RobertaTokenizer` / `BartTokenizer` (the same with RoBERTa's
-`<s> A </s></s> B </s>` framing) or `BlenderbotTokenizer` from them.
+`<s> A </s></s> B </s>` framing), `BlenderbotTokenizer` or `DebertaTokenizer` from them.
 
     /work/.refenv/bin/python hf-import/tests/make_byte_level_bpe_tokenizer_golden.py
 
@@ -54,8 +54,12 @@ CONFIGS = {
     # before it; by model type.
     "blenderbot": ROBERTA | {"tokenizer_class": "BlenderbotTokenizer"},
     "blenderbot_by_model_type": {"add_prefix_space": False},
+    # DeBERTa v1 (BERT's special tokens, past this vocabulary): by class, and by model type.
+    "deberta": {"tokenizer_class": "DebertaTokenizer", "do_lower_case": False, "model_max_length": 512},
+    "deberta_by_model_type": {},
 }
-MODEL_TYPES = {"opt": "opt", "roberta_by_model_type": "roberta", "blenderbot_by_model_type": "blenderbot"}
+MODEL_TYPES = {"opt": "opt", "roberta_by_model_type": "roberta", "blenderbot_by_model_type": "blenderbot",
+               "deberta_by_model_type": "deberta"}
 SPECIAL_TOKENS_MAPS = {"roberta_by_model_type": {k: v for k, v in ROBERTA.items() if k != "model_max_length"}}
 
 

@@ -1,6 +1,7 @@
 //! Byte-level BPE folders with `vocab.json` and `merges.txt` but no `tokenizer.json` (OPT's
 //! checkpoints, older GPT-2, RoBERTa and BART fine-tunes), built as transformers 5 builds
-//! `GPT2Tokenizer`, `RobertaTokenizer` (`BartTokenizer`) and `BlenderbotTokenizer` from them: a
+//! `GPT2Tokenizer`, `RobertaTokenizer` (`BartTokenizer`), `BlenderbotTokenizer` and
+//! `DebertaTokenizer` (DeBERTa v1, its `[CLS] A [SEP]`) from them: a
 //! BPE (no unknown token) behind a byte-level pre-tokenizer (`add_prefix_space` as configured) and
 //! decoder; the special tokens and the declared ones added; GPT-2's and Blenderbot's texts framed
 //! per `add_bos_token` / `add_eos_token`, RoBERTa's `<s> A </s>` (pairs `<s> A </s></s> B </s>`).
@@ -9,6 +10,7 @@ use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
 use tokenizers::models::bpe::BPE;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::processors::roberta::RobertaProcessing;
+use tokenizers::processors::template::TemplateProcessing;
 use tokenizers::Tokenizer;
 
 use super::folder::Folder;
@@ -29,6 +31,9 @@ enum Class {
     /// `BlenderbotTokenizer`: RoBERTa's tokens, a prefix space by default, `<mask>` stripping the
     /// space before it, GPT-2's framing (nothing unless `add_bos_token` / `add_eos_token`)
     Blenderbot,
+    /// `DebertaTokenizer` (DeBERTa v1): BERT's tokens, `[CLS] A [SEP]` and `[CLS] A [SEP] [SEP] B
+    /// [SEP]`
+    Deberta,
 }
 
 /// Model types whose tokenizer is `GPT2Tokenizer` (transformers' `TOKENIZER_MAPPING_NAMES`).
@@ -56,11 +61,13 @@ fn class_of(folder: &Folder) -> Result<Option<Class>> {
         Some("GPT2Tokenizer") => Some(Class::Gpt2),
         Some("RobertaTokenizer" | "BartTokenizer") => Some(Class::Roberta),
         Some("BlenderbotTokenizer") => Some(Class::Blenderbot),
+        Some("DebertaTokenizer") => Some(Class::Deberta),
         Some(_) => None,
         None => match folder.model_type()? {
             Some(t) if GPT2_MODEL_TYPES.contains(&t) => Some(Class::Gpt2),
             Some(t) if ROBERTA_MODEL_TYPES.contains(&t) => Some(Class::Roberta),
             Some("blenderbot") => Some(Class::Blenderbot),
+            Some("deberta") => Some(Class::Deberta),
             _ => None,
         },
     })
@@ -95,14 +102,25 @@ pub(super) fn from_vocab_and_merges(folder: &Folder) -> Result<Option<(Tokenizer
         Class::Gpt2 => {
             &[("bos_token", "<|endoftext|>"), ("eos_token", "<|endoftext|>"), ("unk_token", "<|endoftext|>")]
         }
+        // (In transformers' order of the special token attributes, the order it adds those the
+        // vocabulary lacks in.)
         Class::Roberta | Class::Blenderbot => &[
             ("bos_token", "<s>"),
             ("eos_token", "</s>"),
-            ("sep_token", "</s>"),
-            ("cls_token", "<s>"),
             ("unk_token", "<unk>"),
+            ("sep_token", "</s>"),
             ("pad_token", "<pad>"),
+            ("cls_token", "<s>"),
             ("mask_token", "<mask>"),
+        ],
+        Class::Deberta => &[
+            ("bos_token", "[CLS]"),
+            ("eos_token", "[SEP]"),
+            ("unk_token", "[UNK]"),
+            ("sep_token", "[SEP]"),
+            ("pad_token", "[PAD]"),
+            ("cls_token", "[CLS]"),
+            ("mask_token", "[MASK]"),
         ],
     };
     let mut specials: Vec<(&'static str, String)> = Vec::new();
@@ -139,7 +157,7 @@ pub(super) fn from_vocab_and_merges(folder: &Folder) -> Result<Option<(Tokenizer
             )?;
             tokenizer.with_post_processor(Some(template));
         }
-        Class::Roberta => {
+        Class::Roberta | Class::Deberta => {
             let id = |key: &str| -> Result<(String, u32)> {
                 let t = token(key);
                 let id = tokenizer.token_to_id(&t).ok_or_else(|| {
@@ -147,15 +165,30 @@ pub(super) fn from_vocab_and_merges(folder: &Folder) -> Result<Option<(Tokenizer
                 })?;
                 Ok((t, id))
             };
-            let processing = RobertaProcessing::new(id("sep_token")?, id("cls_token")?)
-                .trim_offsets(trim_offsets)
-                .add_prefix_space(add_prefix_space);
-            tokenizer.with_post_processor(Some(processing));
+            let (sep, cls) = (id("sep_token")?, id("cls_token")?);
+            if class == Class::Roberta {
+                let processing = RobertaProcessing::new(sep, cls)
+                    .trim_offsets(trim_offsets)
+                    .add_prefix_space(add_prefix_space);
+                tokenizer.with_post_processor(Some(processing));
+            } else {
+                let (s, c) = (&sep.0, &cls.0);
+                let bad = |e: String| Error::format(&folder.config_path, e);
+                let template = TemplateProcessing::builder()
+                    .try_single(format!("{c} $A {s}"))
+                    .and_then(|b| b.try_pair(format!("{c} $A {s} {s} $B {s}")))
+                    .map_err(bad)?
+                    .special_tokens(vec![cls.clone(), sep.clone()])
+                    .build()
+                    .map_err(|e| bad(e.to_string()))?;
+                tokenizer.with_post_processor(Some(template));
+            }
         }
     }
     let pad = match class {
         Class::Gpt2 => None,
         Class::Roberta | Class::Blenderbot => Some("<pad>"),
+        Class::Deberta => Some("[PAD]"),
     };
     Ok(Some((tokenizer, pad)))
 }
