@@ -417,7 +417,10 @@ fn golden_folder(
     name: &str,
     files: &[&str],
 ) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("oxtorch-vocab-spm-{name}-{}", std::process::id()));
+    // (A folder of its own per call: tests running at once may lay out the same config.)
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("oxtorch-vocab-spm-{name}-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for file in files {
         std::fs::copy(source.join(file), dir.join(file)).unwrap();
