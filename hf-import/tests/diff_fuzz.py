@@ -1855,6 +1855,33 @@ def gen_bitnet(r):
     return tf.BitNetForCausalLM, tf.BitNetConfig, c
 
 
+def gen_modernbert_decoder(r):
+    """ModernBertDecoderForCausalLM: ModernBERT's layers run causally (the first without its input norm), global
+    layers every n from the first and the others windowed (local_attention / 2 keys), a RoPE base per layer type,
+    biases and the norms' biases at random, the prediction head (its activation at random) before the decoder (tied
+    or not, with or without bias); 4.x-style keys or transformers 5's."""
+    c = decoder_common(r, "modernbert_decoder")
+    for key in ["num_key_value_heads", "head_dim", "rms_norm_eps"]:
+        c.pop(key, None)
+    c["norm_eps"] = r.choice([1e-6, 1e-5, 1e-3])
+    c["hidden_activation"] = r.choice(["gelu", "silu", "gelu_new", "relu"])
+    c["classifier_activation"] = r.choice(["gelu", "silu", "tanh"])
+    for key in ["attention_bias", "mlp_bias", "norm_bias", "classifier_bias"]:
+        c[key] = r.random() < 0.4
+    c["decoder_bias"] = r.random() < 0.7
+    # (A window of one key, local_attention 2, makes transformers' sliding cache keep every key and its one-column
+    # decoding mask broadcast over them all: its generation then attends to the whole past.)
+    c["local_attention"] = r.choice([4, 6, 8, 128])
+    c["global_attn_every_n_layers"] = r.choice([1, 2, 3])
+    if r.random() < 0.5:
+        c["rope_parameters"] = {"full_attention": {"rope_type": "default", "rope_theta": r.choice([100.0, 1000.0])},
+                                "sliding_attention": {"rope_type": "default", "rope_theta": r.choice([50.0, 500.0])}}
+    else:
+        c["global_rope_theta"] = r.choice([100.0, 160000.0])
+        c["local_rope_theta"] = r.choice([50.0, 10000.0])
+    return tf.ModernBertDecoderForCausalLM, tf.ModernBertDecoderConfig, c
+
+
 def gen_gemma4_mm(r):
     """Gemma4ForConditionalGeneration on text: a random Gemma 4 text model without vision or audio towers, the head
     tied by the outer flag or not."""
@@ -2497,6 +2524,7 @@ FAMILIES = {
     "lfm3": gen_lfm3,
     "diffllama": gen_diffllama,
     "bitnet": gen_bitnet,
+    "modernbert_decoder": gen_modernbert_decoder,
     "diffllama_cls": decoder_cls(gen_diffllama, tf.DiffLlamaForSequenceClassification),
     "diffllama_tok": decoder_tok(gen_diffllama, tf.DiffLlamaForTokenClassification),
     "axk1_cls": decoder_cls(gen_axk1, tf.AXK1ForSequenceClassification),

@@ -2236,10 +2236,52 @@ def opt_bpe():
     (path / "prompts.json").write_text(json.dumps(cases, ensure_ascii=False, indent=1) + "\n")
 
 
+def modernbert_decoder():
+    """The ModernBERT decoder (Ettin): `modernbert_decoder` (every second layer global from the first, windows of
+    local_attention / 2 = 3 keys, a RoPE base per layer type, bias-free norms, the tied decoder's bias);
+    `modernbert_decoder_bias` (biases everywhere, an untied decoder without bias, a SiLU prediction head);
+    `modernbert_decoder_v4`, the first as transformers 4.x wrote it (`global_attn_every_n_layers`,
+    `global_rope_theta` / `local_rope_theta`, no `layer_types` or `rope_parameters`), reloaded by transformers."""
+    base = dict(vocab_size=100, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=48,
+                max_position_embeddings=64, pad_token_id=0, eos_token_id=2, bos_token_id=1, local_attention=6,
+                attn_implementation="eager")
+    rope = {"full_attention": {"rope_type": "default", "rope_theta": 1000.0},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}}
+    built = build("modernbert_decoder", tf.ModernBertDecoderForCausalLM,
+                  tf.ModernBertDecoderConfig(**base, global_attn_every_n_layers=2, rope_parameters=rope), 351)
+    build("modernbert_decoder_bias", tf.ModernBertDecoderForCausalLM,
+          tf.ModernBertDecoderConfig(**dict(base, num_hidden_layers=4, local_attention=4), attention_bias=True,
+                                     mlp_bias=True, norm_bias=True, classifier_bias=True, decoder_bias=False,
+                                     tie_word_embeddings=False, classifier_activation="silu",
+                                     global_attn_every_n_layers=3), 352)
+    if ONLY and "modernbert_decoder_v4" not in ONLY:
+        return
+    if built is None:
+        raise SystemExit("modernbert_decoder_v4 is made from the modernbert_decoder fixture: make both")
+    src, path = OUT / "modernbert_decoder", OUT / "modernbert_decoder_v4"
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(src, path, ignore=shutil.ignore_patterns("*expected*", "generate*", "beam*"))
+    cfg = json.loads((path / "config.json").read_text())
+    for key in ["layer_types", "rope_parameters", "sliding_window"]:
+        cfg.pop(key, None)
+    cfg.update(global_attn_every_n_layers=2, global_rope_theta=1000.0, local_rope_theta=100.0)
+    (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    model = tf.ModernBertDecoderForCausalLM.from_pretrained(path, attn_implementation="eager").eval()
+    assert model.config.layer_types == ["full_attention", "sliding_attention", "full_attention"], model.config
+    assert model.config.rope_parameters["sliding_attention"]["rope_theta"] == 100.0, model.config.rope_parameters
+    x = inputs(False)
+    with torch.no_grad():
+        out = model(**x, output_hidden_states=True)
+    save_file({**x, **flatten(out)}, str(path / "expected.safetensors"))
+    save_file(greedy(model), str(path / "generate.safetensors"))
+    print("modernbert_decoder_v4", model.config.rope_parameters)
+
+
 if __name__ == "__main__":
     main()
     bitnet()
     opt_bpe()
+    modernbert_decoder()
     if not ONLY or "token_types" in ONLY:
         token_type_goldens()
     decoder_token_classifiers()

@@ -394,6 +394,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "modernbert-decoder",
+        &[
+            ("hidden_size", 768),
+            ("vocab_size", 50368),
+            ("num_attention_heads", 12),
+            ("intermediate_size", 1152),
+            ("num_hidden_layers", 22),
+            ("max_position_embeddings", 8192),
+        ],
+    ),
+    (
         "diffllama",
         &[
             ("hidden_size", 2048),

@@ -324,7 +324,10 @@ impl Config {
     /// (default the class's: 10000, Mixtral's 1e6, Cohere's and ERNIE 4.5's 5e5, SmolLM3's 2e6,
     /// NomicBERT's 1000).
     fn default_theta(&self, layer_type: Option<&str>) -> Result<f64> {
-        let modernbert = self.get("model_type").and_then(Value::as_str) == Some("modernbert");
+        let modernbert = matches!(
+            self.get("model_type").and_then(Value::as_str),
+            Some("modernbert" | "modernbert-decoder")
+        );
         match layer_type {
             // `ModernBertConfig.default_theta` (4.x configs name them `local_rope_theta` and
             // `global_rope_theta`).

@@ -197,6 +197,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
         ("jais2", "Jais2ForCausalLM"),
         ("solar_open", "SolarOpenForCausalLM"),
         ("youtu", "YoutuForCausalLM"),
+        ("modernbert-decoder", "ModernBertDecoderForCausalLM"),
         ("bitnet", "BitNetForCausalLM"),
         ("diffllama", "DiffLlamaForCausalLM"),
         ("lfm3", "Lfm3ForCausalLM"),
@@ -319,6 +320,7 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
+                                | "modernbert-decoder"
                                 | "bitnet"
                                 | "lfm3"
                                 | "kolibri1"

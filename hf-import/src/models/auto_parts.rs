@@ -182,6 +182,7 @@ impl AutoModel {
             AutoModel::Jais2(m) => Some(m),
             AutoModel::SolarOpen(m) => Some(m),
             AutoModel::Youtu(m) => Some(m),
+            AutoModel::ModernBertDecoder(m) => Some(m),
             AutoModel::BitNet(m) => Some(m),
             AutoModel::DiffLlama(m) => Some(m),
             AutoModel::Lfm3(m) => Some(m),

@@ -177,6 +177,17 @@ pub struct DecoderOutput {
 /// What a layer's attention mask depends on besides the inputs: its window and its chunk.
 type MaskKind = (Option<usize>, Option<AttentionChunk>);
 
+/// A prediction head before the LM head (see [`DecoderSpec::head_transform`]).
+#[derive(Debug, Clone)]
+pub(crate) struct HeadTransform {
+    /// `head_transform.dense`
+    pub dense: Linear,
+    /// the activation after it
+    pub act: crate::layers::Activation,
+    /// `head_transform.norm`
+    pub norm: DecoderNorm,
+}
+
 /// A decoder-only causal language model (`*ForCausalLM`).
 #[derive(Debug, Clone)]
 pub struct CausalLm {
@@ -200,6 +211,8 @@ pub struct CausalLm {
     project_out: Option<Linear>,
     /// See [`DecoderSpec::embed_norm`].
     embed_norm: Option<DecoderNorm>,
+    /// See [`DecoderSpec::head_transform`].
+    head_transform: Option<HeadTransform>,
     /// ALiBi's slopes `[1, heads, 1, 1]` (float32; see [`DecoderSpec::alibi`]).
     alibi_slopes: Option<Tensor>,
     /// ALiBi counts keys over the kept tokens (else by column).
@@ -481,7 +494,10 @@ impl CausalLm {
                     .into(),
             ));
         };
-        let mut logits = lm_head.forward(h)?;
+        let mut logits = match &self.head_transform {
+            Some(t) => lm_head.forward(&t.norm.forward(&t.act.forward(&t.dense.forward(h)?)?)?)?,
+            None => lm_head.forward(h)?,
+        };
         if let Some(c) = self.spec.final_softcap {
             logits = logits.div(c)?.tanh()?.mul(c)?;
         }

@@ -189,6 +189,9 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "ModernBertDecoderForCausalLM" => {
+                AutoModel::ModernBertDecoder(ModernBertDecoderForCausalLM::load(cfg, weights)?)
+            }
             "BitNetForCausalLM" => AutoModel::BitNet(BitNetForCausalLM::load(cfg, weights)?),
             "DiffLlamaForCausalLM" => AutoModel::DiffLlama(DiffLlamaForCausalLM::load(cfg, weights)?),
             "Lfm3ForCausalLM" => AutoModel::Lfm3(Lfm3ForCausalLM::load(cfg, weights)?),
@@ -331,6 +334,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "ModernBertDecoderModel"
             | "BitNetModel"
             | "DiffLlamaModel"
             | "Lfm3Model"

@@ -179,6 +179,7 @@ pub use self::mistral::MistralForCausalLM;
 pub use self::mistral3::Mistral3ForConditionalGeneration;
 pub use self::mistral4::Mistral4ForCausalLM;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
+pub use self::modernbert_decoder::ModernBertDecoderForCausalLM;
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
 pub use self::mpnet::{MPNetForMaskedLM, MPNetModel};
 pub use self::mpt::MptForCausalLM;
@@ -432,6 +433,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `ModernBertDecoderForCausalLM` (the Ettin decoders: ModernBERT's layers run causally)
+    ModernBertDecoder(ModernBertDecoderForCausalLM),
     /// `BitNetForCausalLM` (BitNet b1.58: ternary projections, 8-bit activations)
     BitNet(BitNetForCausalLM),
     /// `DiffLlamaForCausalLM` (DiffLlama)
@@ -633,6 +636,7 @@ mod mellum;
 mod mimo_v2_flash;
 mod minicpm3;
 mod mistral4;
+mod modernbert_decoder;
 mod persimmon;
 mod solar_open;
 mod youtu;

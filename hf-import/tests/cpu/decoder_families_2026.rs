@@ -150,3 +150,15 @@ fn bitnet_quantization_settings_are_checked() {
     let err = load(serde_json::json!({"quant_method": "bitnet"}), &floats);
     assert!(err.contains("packed uint8") && err.contains("down_proj.weight"), "{err}");
 }
+
+/// The ModernBERT decoder (Ettin): normed embeddings, the first layer without its input norm,
+/// global and windowed (`local_attention / 2`) layers with a RoPE base each, a GLU MLP, the
+/// prediction head before the tied decoder with its bias; with biases everywhere, an untied
+/// decoder without bias and a SiLU head; and the first as transformers 4.x wrote its config
+/// (`global_attn_every_n_layers`, `global_rope_theta`, `local_rope_theta`).
+#[test]
+fn modernbert_decoder_causal_modernbert_layers() {
+    for name in ["modernbert_decoder", "modernbert_decoder_bias", "modernbert_decoder_v4"] {
+        check(name);
+    }
+}

@@ -4,7 +4,7 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 177] = [
+pub const DECODERS: [&str; 180] = [
     "bitnet",
     "bitnet_packed",
     "bitnet_autobit",
@@ -108,6 +108,9 @@ pub const DECODERS: [&str; 177] = [
     "cohere2",
     "opt",
     "opt_bpe",
+    "modernbert_decoder",
+    "modernbert_decoder_bias",
+    "modernbert_decoder_v4",
     "opt_plain",
     "opt_350m",
     "opt_proj",

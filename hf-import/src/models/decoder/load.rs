@@ -369,7 +369,10 @@ impl CausalLm {
                 None
             };
             layers.push(DecoderLayer {
-                input_norm: if spec.post_norms_only || spec.post_norm || parts == BlockParts::FeedForwardOnly
+                input_norm: if spec.post_norms_only
+                    || spec.post_norm
+                    || parts == BlockParts::FeedForwardOnly
+                    || (spec.first_input_norm_identity && i == 0)
                 {
                     DecoderNorm::Identity
                 } else {
@@ -475,6 +478,14 @@ impl CausalLm {
             None => None,
         };
         let embed_norm = if spec.embed_norm { Some(norm(&model.pp("embed_norm"), width)?) } else { None };
+        let head_transform = match spec.head_transform {
+            Some(act) => {
+                let vars = root.pp("head_transform");
+                let dense = Linear::load(&vars.pp("dense"), width, width, vars.pp("dense").contains("bias"))?;
+                Some(HeadTransform { dense, act, norm: norm(&vars.pp("norm"), width)? })
+            }
+            None => None,
+        };
         let norm = if spec.final_norm { norm(&model.pp("norm"), hidden)? } else { DecoderNorm::Identity };
         // (Not packed, so read without the packing's deferred casts.)
         let (project_in, project_out) = match spec.embed_width.filter(|&w| w != hidden) {
@@ -556,6 +567,7 @@ impl CausalLm {
             project_in,
             project_out,
             embed_norm,
+            head_transform,
             alibi_slopes,
             alibi_by_kept_tokens,
             per_layer_inputs,

@@ -210,6 +210,13 @@ pub struct DecoderSpec {
     /// `token_type_ids` are taken, their rows of the token table added to the inputs' embeddings
     /// (GPT-2, GPT-Neo, GPT-J, CodeGen, GPTBigCode)
     pub token_types: bool,
+    /// The first layer has no `input_layernorm` (ModernBERT decoder's `attn_norm` is an identity
+    /// there: its embeddings are normed already).
+    pub first_input_norm_identity: bool,
+    /// A prediction head between the final norm and the LM head: `head_transform.dense` (a
+    /// linear map of the hidden size, with a bias where the checkpoint has one), this activation,
+    /// then `head_transform.norm` (ModernBERT decoder's `lm_head`).
+    pub head_transform: Option<Activation>,
 }
 
 /// Ministral 3's per-position query scale (see [`DecoderSpec::query_scale`]): the rope
@@ -456,6 +463,8 @@ impl DecoderSpec {
             query_scale: None,
             chunks: vec![None; layers],
             qk_norm_layers: None,
+            first_input_norm_identity: false,
+            head_transform: None,
             qk_layer_norm: false,
             output_gate: None,
             heads_per_layer: None,
