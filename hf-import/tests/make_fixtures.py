@@ -2240,7 +2240,7 @@ def modernbert_decoder():
     """The ModernBERT decoder (Ettin): `modernbert_decoder` (every second layer global from the first, windows of
     local_attention / 2 = 3 keys, a RoPE base per layer type, bias-free norms, the tied decoder's bias);
     `modernbert_decoder_bias` (biases everywhere, an untied decoder without bias, a SiLU prediction head);
-    `modernbert_decoder_v4`, the first as transformers 4.x wrote it (`global_attn_every_n_layers`,
+    `modernbert_decoder_cls`, its sequence classifier; `modernbert_decoder_v4`, the first as transformers 4.x wrote it (`global_attn_every_n_layers`,
     `global_rope_theta` / `local_rope_theta`, no `layer_types` or `rope_parameters`), reloaded by transformers."""
     base = dict(vocab_size=100, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=48,
                 max_position_embeddings=64, pad_token_id=0, eos_token_id=2, bos_token_id=1, local_attention=6,
@@ -2254,6 +2254,10 @@ def modernbert_decoder():
                                      mlp_bias=True, norm_bias=True, classifier_bias=True, decoder_bias=False,
                                      tie_word_embeddings=False, classifier_activation="silu",
                                      global_attn_every_n_layers=3), 352)
+    # Its sequence classifier: the prediction head (with a bias on `dense`) before `classifier`, at each row's last
+    # non-padding token.
+    build("modernbert_decoder_cls", tf.ModernBertDecoderForSequenceClassification,
+          tf.ModernBertDecoderConfig(**base, global_attn_every_n_layers=2, classifier_bias=True, num_labels=3), 353)
     if ONLY and "modernbert_decoder_v4" not in ONLY:
         return
     if built is None:

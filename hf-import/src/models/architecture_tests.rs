@@ -320,7 +320,6 @@ fn the_model_type_decides_the_family_for_every_pair() {
                                 | "jais2"
                                 | "solar_open"
                                 | "youtu"
-                                | "modernbert-decoder"
                                 | "bitnet"
                                 | "lfm3"
                                 | "kolibri1"

@@ -486,6 +486,15 @@ impl CausalLm {
         }
     }
 
+    /// Final hidden states through the prediction head before the LM head, where the model has one
+    /// (see [`DecoderSpec::head_transform`]; a classifier over the decoder reads them so too).
+    pub(crate) fn head_transformed(&self, h: &Tensor) -> Result<Tensor> {
+        match &self.head_transform {
+            Some(t) => Ok(t.norm.forward(&t.act.forward(&t.dense.forward(h)?)?)?),
+            None => Ok(h.clone()),
+        }
+    }
+
     /// The LM head (with Gemma 2's final soft-capping) on final hidden states.
     fn head(&self, h: &Tensor) -> Result<Tensor> {
         let Some(lm_head) = &self.lm_head else {
@@ -494,10 +503,7 @@ impl CausalLm {
                     .into(),
             ));
         };
-        let mut logits = match &self.head_transform {
-            Some(t) => lm_head.forward(&t.norm.forward(&t.act.forward(&t.dense.forward(h)?)?)?)?,
-            None => lm_head.forward(h)?,
-        };
+        let mut logits = lm_head.forward(&self.head_transformed(h)?)?;
         if let Some(c) = self.spec.final_softcap {
             logits = logits.div(c)?.tanh()?.mul(c)?;
         }

@@ -49,7 +49,8 @@ impl DecoderForSequenceClassification {
     /// checkpoint's `model.*` (GPT-2's `transformer.*`; `n_embd` is its hidden size).
     pub fn load(model: CausalLm, cfg: &Config, weights: &Weights) -> Result<Self> {
         let hidden = model.hidden_size();
-        let score = Linear::load(&weights.vars("score"), hidden, num_labels(cfg)?, false)?;
+        let bias = weights.contains("score.bias");
+        let score = Linear::load(&weights.vars("score"), hidden, num_labels(cfg)?, bias)?;
         let default_pad = default_pad_token_id(cfg.model_type()?);
         let pad_token_id = match cfg.nullable_usize_or("pad_token_id", default_pad)? {
             Some(id) => Some(
@@ -106,7 +107,7 @@ impl DecoderForSequenceClassification {
         let flat: Vec<i64> = rows.iter().enumerate().map(|(i, &t)| (i * s + t) as i64).collect();
         let index = Tensor::from_vec(flat, [b])?.to(h.device())?;
         let picked = h.reshape([b * s, hidden])?.index_select(0, &index)?;
-        Ok((self.score.forward(&picked)?, hidden_states))
+        Ok((self.score.forward(&self.model.head_transformed(&picked)?)?, hidden_states))
     }
 
     /// The token each row is scored at: the last one whose id is not the padding id (0 when all

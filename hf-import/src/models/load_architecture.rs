@@ -429,6 +429,11 @@ impl AutoModel {
                 let lm = Self::load_decoder_base(arch, "ForSequenceClassification", cfg, weights)?;
                 AutoModel::DecoderClassifier(DecoderForSequenceClassification::load(lm, cfg, weights)?)
             }
+            "ModernBertDecoderForSequenceClassification" => {
+                let weights = super::modernbert_decoder::classifier_weights(weights);
+                let lm = Self::load_decoder_base(arch, "ForSequenceClassification", cfg, &weights)?;
+                AutoModel::DecoderClassifier(DecoderForSequenceClassification::load(lm, cfg, &weights)?)
+            }
             other => unreachable!("architecture_of accepted {other}"),
         })
     }

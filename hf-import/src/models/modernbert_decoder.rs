@@ -95,6 +95,19 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
     Ok(spec)
 }
 
+/// A `ModernBertDecoderForSequenceClassification` checkpoint as the decoder classifiers read theirs:
+/// its prediction head `head` (which runs before the classifier) as the decoder's
+/// `head_transform`, the `classifier` as `score`.
+pub(crate) fn classifier_weights(weights: &Weights) -> Weights {
+    weights.renamed(|name| {
+        Some(match (name.strip_prefix("head."), name.strip_prefix("classifier.")) {
+            (Some(rest), _) => format!("model.lm_head.{rest}"),
+            (_, Some(rest)) => format!("score.{rest}"),
+            _ => name.to_string(),
+        })
+    })
+}
+
 /// The checkpoint under the decoder's names: `embeddings.tok_embeddings` / `.norm` as
 /// `embed_tokens` / `embed_norm`, each layer's `attn_norm`, `attn.{q,k,v}_proj`, `attn.Wo`,
 /// `mlp_norm`, `mlp.Wi`, `mlp.Wo` as Llama's, `final_norm` as `norm`, the prediction head

@@ -526,6 +526,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "YoutuModel",
     "ModernBertDecoderForCausalLM",
     "ModernBertDecoderModel",
+    "ModernBertDecoderForSequenceClassification",
     "BitNetForCausalLM",
     "BitNetModel",
     "DiffLlamaForCausalLM",

@@ -155,10 +155,13 @@ fn bitnet_quantization_settings_are_checked() {
 /// global and windowed (`local_attention / 2`) layers with a RoPE base each, a GLU MLP, the
 /// prediction head before the tied decoder with its bias; with biases everywhere, an untied
 /// decoder without bias and a SiLU head; and the first as transformers 4.x wrote its config
-/// (`global_attn_every_n_layers`, `global_rope_theta`, `local_rope_theta`).
+/// (`global_attn_every_n_layers`, `global_rope_theta`, `local_rope_theta`); its sequence
+/// classifier (the prediction head before `classifier`, at the last non-padding token).
 #[test]
 fn modernbert_decoder_causal_modernbert_layers() {
-    for name in ["modernbert_decoder", "modernbert_decoder_bias", "modernbert_decoder_v4"] {
+    for name in
+        ["modernbert_decoder", "modernbert_decoder_bias", "modernbert_decoder_v4", "modernbert_decoder_cls"]
+    {
         check(name);
     }
 }

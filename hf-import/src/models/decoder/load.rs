@@ -478,13 +478,13 @@ impl CausalLm {
             None => None,
         };
         let embed_norm = if spec.embed_norm { Some(norm(&model.pp("embed_norm"), width)?) } else { None };
-        let head_transform = match spec.head_transform {
-            Some(act) => {
-                let vars = root.pp("head_transform");
-                let dense = Linear::load(&vars.pp("dense"), width, width, vars.pp("dense").contains("bias"))?;
-                Some(HeadTransform { dense, act, norm: norm(&vars.pp("norm"), width)? })
-            }
-            None => None,
+        let head_vars = root.pp("head_transform");
+        let head_parts = match spec.head_transform.is_some() && head_vars.pp("dense").contains("weight") {
+            true => Some((
+                Linear::load(&head_vars.pp("dense"), width, width, head_vars.pp("dense").contains("bias"))?,
+                norm(&head_vars.pp("norm"), width)?,
+            )),
+            false => None,
         };
         let norm = if spec.final_norm { norm(&model.pp("norm"), hidden)? } else { DecoderNorm::Identity };
         // (Not packed, so read without the packing's deferred casts.)
@@ -525,6 +525,16 @@ impl CausalLm {
                 }
             },
             head => head,
+        };
+        // (A base model's checkpoint has neither the LM head nor the prediction head before it.)
+        let head_transform = match (spec.head_transform, head_parts) {
+            (Some(act), Some((dense, norm))) => Some(HeadTransform { dense, act, norm }),
+            (Some(_), None) if lm_head.is_some() => {
+                return Err(Error::Weight(
+                    "tensor 'head_transform.dense.weight' is missing from the checkpoint".into(),
+                ))
+            }
+            _ => None,
         };
         // The frequencies live where the weights do.
         let device = embed.weight.device();
