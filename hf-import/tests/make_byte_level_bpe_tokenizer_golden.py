@@ -24,7 +24,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import AutoTokenizer
 
 from make_xlmr_tokenizer_golden import CORPUS, TEXTS
-from tokenizer_goldens import record
+from tokenizer_goldens import lay_out, record
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OUT = FIXTURES / "tokenizers" / "byte_level_bpe"
@@ -80,15 +80,8 @@ def main():
            "special_tokens_maps": SPECIAL_TOKENS_MAPS, "ids": {}}
     with tempfile.TemporaryDirectory() as root:
         for name, config in CONFIGS.items():
-            folder = Path(root) / name
-            folder.mkdir()
-            for file in ["vocab.json", "merges.txt"]:
-                (folder / file).write_bytes((OUT / file).read_bytes())
-            (folder / "tokenizer_config.json").write_text(json.dumps(config))
-            if name in MODEL_TYPES:
-                (folder / "config.json").write_text(json.dumps({"model_type": MODEL_TYPES[name]}))
-            if name in SPECIAL_TOKENS_MAPS:
-                (folder / "special_tokens_map.json").write_text(json.dumps(SPECIAL_TOKENS_MAPS[name]))
+            folder = lay_out(root, name, OUT, ["vocab.json", "merges.txt"], config, MODEL_TYPES.get(name),
+                             SPECIAL_TOKENS_MAPS.get(name))
             tok = AutoTokenizer.from_pretrained(folder)
             ids = record(tok, BPE_TEXTS)
             if tok.pad_token is not None:

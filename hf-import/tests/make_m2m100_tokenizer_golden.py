@@ -33,7 +33,7 @@ from transformers.convert_slow_tokenizer import import_protobuf
 from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
 
 from make_xlmr_tokenizer_golden import CORPUS, TEXTS, subset_charsmap
-from tokenizer_goldens import record
+from tokenizer_goldens import lay_out, record
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OUT = FIXTURES / "tokenizers" / "m2m100"
@@ -88,15 +88,8 @@ def main():
            "special_tokens_maps": SPECIAL_TOKENS_MAPS, "ids": {}}
     with tempfile.TemporaryDirectory() as root:
         for name, config in CONFIGS.items():
-            folder = Path(root) / name
-            folder.mkdir()
-            for file in ["sentencepiece.bpe.model", "vocab.json"]:
-                (folder / file).write_bytes((OUT / file).read_bytes())
-            (folder / "tokenizer_config.json").write_text(json.dumps(config))
-            if name in SPECIAL_TOKENS_MAPS:
-                (folder / "special_tokens_map.json").write_text(json.dumps(SPECIAL_TOKENS_MAPS[name]))
-            if name in MODEL_TYPES:
-                (folder / "config.json").write_text(json.dumps({"model_type": MODEL_TYPES[name]}))
+            folder = lay_out(root, name, OUT, ["sentencepiece.bpe.model", "vocab.json"], config, MODEL_TYPES.get(name),
+                             SPECIAL_TOKENS_MAPS.get(name))
             tok = AutoTokenizer.from_pretrained(folder)
             ids = record(tok, M2M_TEXTS)
             ids["decoded_raw"] = [tok.decode(tok(t)["input_ids"]) for t in M2M_TEXTS]

@@ -35,7 +35,7 @@ from transformers import AutoTokenizer
 from transformers.convert_slow_tokenizer import import_protobuf
 
 from make_xlmr_tokenizer_golden import CORPUS, TEXTS, subset_charsmap
-from tokenizer_goldens import record
+from tokenizer_goldens import lay_out, record
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OUT = FIXTURES / "tokenizers" / "marian"
@@ -114,17 +114,11 @@ def main():
     out = {"texts": MARIAN_TEXTS, "configs": CONFIGS, "model_types": MODEL_TYPES, "files": {}, "ids": {}}
     with tempfile.TemporaryDirectory() as root:
         for name, config in CONFIGS.items():
-            folder = Path(root) / name
-            folder.mkdir()
             files = ["source.spm", "target.spm", "vocab.json"]
             if config.get("separate_vocabs"):
                 files.append("target_vocab.json")
-            for file in files:
-                (folder / file).write_bytes((OUT / file).read_bytes())
             out["files"][name] = files
-            (folder / "tokenizer_config.json").write_text(json.dumps(config))
-            if name in MODEL_TYPES:
-                (folder / "config.json").write_text(json.dumps({"model_type": MODEL_TYPES[name]}))
+            folder = lay_out(root, name, OUT, files, config, MODEL_TYPES.get(name))
             tok = AutoTokenizer.from_pretrained(folder)
             if config.get("separate_vocabs"):
                 # Source ids decoded through the target vocabulary mean nothing (and may be out of its range).

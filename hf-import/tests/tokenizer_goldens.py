@@ -1,6 +1,7 @@
 """Dev-time helpers shared by the tokenizer golden scripts (`make_nllb_tokenizer_golden.py`,
-`make_mbart_tokenizer_golden.py`, `make_spm_tokenizer_golden.py`): a cut SentencePiece charsmap,
-and transformers' ids for each tokenizer config of one `tokenizer.json`."""
+`make_mbart_tokenizer_golden.py`, `make_spm_tokenizer_golden.py`, the vocabulary-folder ones): a cut
+SentencePiece charsmap, a config's folder laid out, and transformers' ids for each tokenizer config of one
+`tokenizer.json`."""
 
 import base64
 import glob
@@ -25,6 +26,22 @@ def cut_charsmap(texts):
     for text in texts:
         assert normalizers.Precompiled(small).normalize_str(text) == normalizers.Precompiled(full).normalize_str(text)
     return small
+
+
+def lay_out(root, name, source, files, config, model_type=None, special_tokens_map=None):
+    """The folder `root/name` of one tokenizer config, as the Rust tests lay it out (`golden_folder`): `files` copied
+    from `source`, `tokenizer_config.json`, and where given `config.json` with the model type and
+    `special_tokens_map.json`."""
+    folder = Path(root) / name
+    folder.mkdir()
+    for file in files:
+        (folder / file).write_bytes((Path(source) / file).read_bytes())
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    if model_type is not None:
+        (folder / "config.json").write_text(json.dumps({"model_type": model_type}))
+    if special_tokens_map is not None:
+        (folder / "special_tokens_map.json").write_text(json.dumps(special_tokens_map))
+    return folder
 
 
 def record(tok, texts):

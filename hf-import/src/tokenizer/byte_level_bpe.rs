@@ -113,15 +113,7 @@ pub(super) fn from_vocab_and_merges(folder: &Folder) -> Result<Option<(Tokenizer
             ("cls_token", "<s>"),
             ("mask_token", "<mask>"),
         ],
-        Class::Deberta => &[
-            ("bos_token", "[CLS]"),
-            ("eos_token", "[SEP]"),
-            ("unk_token", "[UNK]"),
-            ("sep_token", "[SEP]"),
-            ("pad_token", "[PAD]"),
-            ("cls_token", "[CLS]"),
-            ("mask_token", "[MASK]"),
-        ],
+        Class::Deberta => super::deberta_v2::SPECIAL_TOKENS,
     };
     let mut specials: Vec<(&'static str, String)> = Vec::new();
     for &(key, default) in defaults {
@@ -197,9 +189,7 @@ pub(super) fn from_vocab_and_merges(folder: &Folder) -> Result<Option<(Tokenizer
 mod tests {
     use std::path::Path;
 
-    use serde_json::Value;
-
-    use crate::tokenizer::golden_check::check_against;
+    use crate::tokenizer::golden_check::{check_against, golden, golden_folder, texts};
     use crate::tokenizer::HfTokenizer;
 
     /// A small byte-level BPE's `vocab.json` and `merges.txt` alone in folders of GPT-2 (plain, with
@@ -209,34 +199,17 @@ mod tests {
     /// gives them (`make_byte_level_bpe_tokenizer_golden.py`).
     #[test]
     fn vocab_and_merges_alone_tokenize_as_transformers_5() {
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let golden: Value = serde_json::from_str(
-            &std::fs::read_to_string(fixtures.join("byte_level_bpe_tokenizer_expected.json")).unwrap(),
-        )
-        .unwrap();
-        let texts: Vec<&str> =
-            golden["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        let golden = golden("byte_level_bpe_tokenizer_expected.json");
+        let texts = texts(&golden);
         let pairs: Vec<(&str, &str)> = golden["pairs"]
             .as_array()
             .unwrap()
             .iter()
             .map(|p| (p[0].as_str().unwrap(), p[1].as_str().unwrap()))
             .collect();
-        for (name, config) in golden["configs"].as_object().unwrap() {
-            let dir =
-                std::env::temp_dir().join(format!("oxtorch-byte-level-bpe-{name}-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            for file in ["vocab.json", "merges.txt"] {
-                std::fs::copy(fixtures.join("tokenizers/byte_level_bpe").join(file), dir.join(file)).unwrap();
-            }
-            std::fs::write(dir.join("tokenizer_config.json"), config.to_string()).unwrap();
-            if let Some(model_type) = golden["model_types"][name].as_str() {
-                std::fs::write(dir.join("config.json"), format!(r#"{{"model_type": "{model_type}"}}"#))
-                    .unwrap();
-            }
-            if let Some(map) = golden["special_tokens_maps"].get(name) {
-                std::fs::write(dir.join("special_tokens_map.json"), map.to_string()).unwrap();
-            }
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tokenizers/byte_level_bpe");
+        for name in golden["configs"].as_object().unwrap().keys() {
+            let dir = golden_folder(&golden, &source, name, &["vocab.json", "merges.txt"]);
             assert!(HfTokenizer::in_folder(&dir).unwrap(), "{name}");
             let tok = HfTokenizer::load(&dir, None).unwrap();
             let want = &golden["ids"][name];

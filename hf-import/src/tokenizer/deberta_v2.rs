@@ -40,8 +40,9 @@ const MODEL_TYPES: &[&str] = &["deberta-v2"];
 /// The SentencePiece model's file name in a DeBERTa-v2 folder.
 pub(super) const SPM_FILE: &str = "spm.model";
 
-/// The special tokens `DebertaV2Tokenizer` registers, with its defaults, in transformers' order.
-const SPECIAL_TOKENS: &[(&str, &str)] = &[
+/// The special tokens `DebertaV2Tokenizer` (and DeBERTa v1's `DebertaTokenizer`) registers, with its
+/// defaults, in transformers' order.
+pub(super) const SPECIAL_TOKENS: &[(&str, &str)] = &[
     ("bos_token", "[CLS]"),
     ("eos_token", "[SEP]"),
     ("unk_token", "[UNK]"),
@@ -54,10 +55,7 @@ const SPECIAL_TOKENS: &[(&str, &str)] = &[
 /// Whether the folder's tokenizer is a `DebertaV2Tokenizer`: `tokenizer_config.json` names the
 /// class, or names none and `config.json`'s model type is DeBERTa-v2's.
 pub(super) fn is_deberta_v2(folder: &Folder) -> Result<bool> {
-    Ok(match folder.class() {
-        Some(class) => CLASSES.contains(&class),
-        None => folder.model_type()?.is_some_and(|t| MODEL_TYPES.contains(&t)),
-    })
+    folder.is_class(CLASSES, MODEL_TYPES)
 }
 
 /// Gives a Unigram tokenizer of a DeBERTa-v2 folder the pipeline transformers 5 builds (see the

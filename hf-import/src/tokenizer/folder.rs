@@ -34,6 +34,16 @@ impl<'a> Folder<'a> {
         self.config.get("tokenizer_class").and_then(Value::as_str)
     }
 
+    /// Whether the folder's tokenizer is of a class: `tokenizer_config.json` names one of `classes`,
+    /// or names none and `config.json`'s model type is one of `model_types` (as `AutoTokenizer`
+    /// picks the class).
+    pub fn is_class(&self, classes: &[&str], model_types: &[&str]) -> Result<bool> {
+        Ok(match self.class() {
+            Some(class) => classes.contains(&class),
+            None => self.model_type()?.is_some_and(|t| model_types.contains(&t)),
+        })
+    }
+
     /// `config.json`'s `model_type`, `None` without one (or without the file).
     pub fn model_type(&self) -> Result<Option<&str>> {
         if self.model_type.get().is_none() {

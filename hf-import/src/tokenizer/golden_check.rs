@@ -1,9 +1,22 @@
 //! Test support: a tokenizer against the ids transformers gave for one tokenizer config (the
 //! goldens of `make_nllb_tokenizer_golden.py`, `make_spm_tokenizer_golden.py`).
 
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
 
 use super::HfTokenizer;
+
+/// The golden file `name` of `tests/fixtures`, parsed.
+pub(super) fn golden(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A golden's `"texts"`.
+pub(super) fn texts(golden: &Value) -> Vec<&str> {
+    golden["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect()
+}
 
 /// Checks `tok` (built from config `name`) against `want` (the golden's `ids[name]`): each text's ids
 /// without (`plain`) and with (`special`) special tokens, the latter decoded without them where
@@ -25,4 +38,32 @@ pub(super) fn check_against(tok: &HfTokenizer, texts: &[&str], want: &Value, nam
             assert_eq!(got.to_vec2::<i64>().unwrap(), rows, "{name} batch {key}");
         }
     }
+}
+
+/// A folder laid out for config `name` of a tokenizer golden (`"configs"`, and where the golden
+/// has them `"model_types"` and `"special_tokens_maps"`): its `files` copied from `source`,
+/// `tokenizer_config.json`, `config.json` with the model type and `special_tokens_map.json`.
+pub(super) fn golden_folder(
+    golden: &serde_json::Value,
+    source: &Path,
+    name: &str,
+    files: &[&str],
+) -> PathBuf {
+    // (A folder of its own per call: tests running at once may lay out the same config.)
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::env::temp_dir().join(format!("oxtorch-tokenizer-golden-{name}-{}-{call}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in files {
+        std::fs::copy(source.join(file), dir.join(file)).unwrap();
+    }
+    std::fs::write(dir.join("tokenizer_config.json"), golden["configs"][name].to_string()).unwrap();
+    if let Some(model_type) = golden["model_types"][name].as_str() {
+        std::fs::write(dir.join("config.json"), format!(r#"{{"model_type": "{model_type}"}}"#)).unwrap();
+    }
+    if let Some(map) = golden.get("special_tokens_maps").and_then(|m| m.get(name)) {
+        std::fs::write(dir.join("special_tokens_map.json"), map.to_string()).unwrap();
+    }
+    dir
 }

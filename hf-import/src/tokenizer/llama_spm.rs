@@ -27,10 +27,7 @@ const CLASSES: &[&str] = &["LlamaTokenizer", "LlamaTokenizerFast"];
 /// Whether the folder's tokenizer is a `LlamaTokenizer`: `tokenizer_config.json` names the class,
 /// or names none and `config.json`'s model type is `llama`.
 pub(super) fn is_llama(folder: &Folder) -> Result<bool> {
-    Ok(match folder.class() {
-        Some(class) => CLASSES.contains(&class),
-        None => folder.model_type()? == Some("llama"),
-    })
+    folder.is_class(CLASSES, &["llama"])
 }
 
 /// transformers' `generate_merges` over `pieces` (in id order): for each piece, each split into a
@@ -160,9 +157,7 @@ pub(super) fn bos_eos_template(
 mod tests {
     use std::path::Path;
 
-    use serde_json::Value;
-
-    use crate::tokenizer::golden_check::check_against;
+    use crate::tokenizer::golden_check::{check_against, golden, golden_folder, texts};
     use crate::tokenizer::HfTokenizer;
 
     /// A small SentencePiece BPE `tokenizer.model` (byte fallback, a user-defined symbol) alone in
@@ -175,22 +170,12 @@ mod tests {
     #[test]
     fn sentencepiece_models_alone_tokenize_as_transformers_5() {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let golden: Value = serde_json::from_str(
-            &std::fs::read_to_string(fixtures.join("spm_tokenizer_expected.json")).unwrap(),
-        )
-        .unwrap();
-        let texts: Vec<&str> =
-            golden["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-        for (name, config) in golden["configs"].as_object().unwrap() {
-            let dir = std::env::temp_dir().join(format!("oxtorch-llama-spm-{name}-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
+        let golden = golden("spm_tokenizer_expected.json");
+        let texts = texts(&golden);
+        for name in golden["configs"].as_object().unwrap().keys() {
+            let dir = golden_folder(&golden, &fixtures, name, &[]);
             let (from, to) = golden["files"][name].as_str().unwrap().split_once(':').unwrap();
             std::fs::copy(fixtures.join(from), dir.join(to)).unwrap();
-            std::fs::write(dir.join("tokenizer_config.json"), config.to_string()).unwrap();
-            if let Some(model_type) = golden["model_types"][name].as_str() {
-                std::fs::write(dir.join("config.json"), format!(r#"{{"model_type": "{model_type}"}}"#))
-                    .unwrap();
-            }
             assert!(HfTokenizer::in_folder(&dir).unwrap(), "{name}");
             let tok = HfTokenizer::load(&dir, None).unwrap();
             check_against(&tok, &texts, &golden["ids"][name], name);

@@ -29,10 +29,7 @@ pub(super) const PAD: &str = "<pad>";
 /// Whether the folder's tokenizer is a `PegasusTokenizer`: the class named, or without one,
 /// `config.json`'s model type `pegasus` or `pegasus_x`.
 fn is_pegasus(folder: &Folder) -> Result<bool> {
-    Ok(match folder.class() {
-        Some(class) => matches!(class, "PegasusTokenizer" | "PegasusTokenizerFast"),
-        None => matches!(folder.model_type()?, Some("pegasus" | "pegasus_x")),
-    })
+    folder.is_class(&["PegasusTokenizer", "PegasusTokenizerFast"], &["pegasus", "pegasus_x"])
 }
 
 /// Whether the folder holds a Pegasus `spiece.model` that [`from_spm`] reads.

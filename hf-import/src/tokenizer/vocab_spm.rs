@@ -407,34 +407,6 @@ fn named_tokens(folder: &Folder, defaults: &[(&'static str, &str)]) -> Result<Ve
         .collect()
 }
 
-/// A folder laid out for config `name` of a tokenizer golden: its `files` copied from `source`,
-/// `tokenizer_config.json`, and where the golden has them `config.json` with the model type and
-/// `special_tokens_map.json`.
-#[cfg(test)]
-fn golden_folder(
-    golden: &serde_json::Value,
-    source: &Path,
-    name: &str,
-    files: &[&str],
-) -> std::path::PathBuf {
-    // (A folder of its own per call: tests running at once may lay out the same config.)
-    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("oxtorch-vocab-spm-{name}-{}-{call}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for file in files {
-        std::fs::copy(source.join(file), dir.join(file)).unwrap();
-    }
-    std::fs::write(dir.join("tokenizer_config.json"), golden["configs"][name].to_string()).unwrap();
-    if let Some(model_type) = golden["model_types"][name].as_str() {
-        std::fs::write(dir.join("config.json"), format!(r#"{{"model_type": "{model_type}"}}"#)).unwrap();
-    }
-    if let Some(map) = golden.get("special_tokens_maps").and_then(|m| m.get(name)) {
-        std::fs::write(dir.join("special_tokens_map.json"), map.to_string()).unwrap();
-    }
-    dir
-}
-
 /// Checks decoded texts against a golden's `decoded_raw` (each text's framed ids, special tokens
 /// kept) and `decode_ids` / `decoded_ids` (and `decoded_ids_skipped`, special tokens skipped).
 #[cfg(test)]

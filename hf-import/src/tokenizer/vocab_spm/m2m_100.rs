@@ -28,13 +28,7 @@ const WMT21_LANGUAGES: &[&str] = &["en", "ha", "is", "ja", "cs", "ru", "zh", "de
 /// Whether the folder holds an `M2M100Tokenizer`: a `sentencepiece.bpe.model`, and the class
 /// named, or without one, `config.json`'s model type `m2m_100`.
 pub(in crate::tokenizer) fn is_m2m_100(folder: &Folder) -> Result<bool> {
-    if !folder.dir.join(SPM_FILE).is_file() {
-        return Ok(false);
-    }
-    Ok(match folder.class() {
-        Some(class) => class == "M2M100Tokenizer",
-        None => folder.model_type()? == Some("m2m_100"),
-    })
+    Ok(folder.dir.join(SPM_FILE).is_file() && folder.is_class(&["M2M100Tokenizer"], &["m2m_100"])?)
 }
 
 /// The folder's M2M100 tokenizer, `None` when it holds none.
@@ -98,10 +92,8 @@ pub(super) fn load(folder: &Folder) -> Result<Option<VocabSpm>> {
 mod tests {
     use std::path::Path;
 
-    use serde_json::Value;
-
-    use crate::tokenizer::golden_check::check_against;
-    use crate::tokenizer::vocab_spm::{check_decoding, golden_folder};
+    use crate::tokenizer::golden_check::{check_against, golden, golden_folder, texts};
+    use crate::tokenizer::vocab_spm::check_decoding;
     use crate::tokenizer::HfTokenizer;
 
     /// M2M100 folders (a small SentencePiece BPE, a cut nmt_nfkc charsmap; fairseq's dictionary
@@ -114,12 +106,8 @@ mod tests {
     #[test]
     fn m2m_100_folders_tokenize_as_transformers_5() {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let golden: Value = serde_json::from_str(
-            &std::fs::read_to_string(fixtures.join("m2m100_tokenizer_expected.json")).unwrap(),
-        )
-        .unwrap();
-        let texts: Vec<&str> =
-            golden["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        let golden = golden("m2m100_tokenizer_expected.json");
+        let texts = texts(&golden);
         for name in golden["configs"].as_object().unwrap().keys() {
             let files = ["sentencepiece.bpe.model", "vocab.json"];
             let dir = golden_folder(&golden, &fixtures.join("tokenizers/m2m100"), name, &files);

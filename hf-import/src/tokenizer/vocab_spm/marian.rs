@@ -18,13 +18,7 @@ const TARGET_SPM: &str = "target.spm";
 /// Whether the folder holds a `MarianTokenizer`: a `source.spm`, and the class named, or without
 /// one, `config.json`'s model type `marian`.
 pub(in crate::tokenizer) fn is_marian(folder: &Folder) -> Result<bool> {
-    if !folder.dir.join(SOURCE_SPM).is_file() {
-        return Ok(false);
-    }
-    Ok(match folder.class() {
-        Some(class) => class == "MarianTokenizer",
-        None => folder.model_type()? == Some("marian"),
-    })
+    Ok(folder.dir.join(SOURCE_SPM).is_file() && folder.is_class(&["MarianTokenizer"], &["marian"])?)
 }
 
 /// The folder's Marian tokenizer, `None` when it holds none.
@@ -83,14 +77,12 @@ mod tests {
 
     use serde_json::Value;
 
-    use crate::tokenizer::golden_check::check_against;
-    use crate::tokenizer::vocab_spm::{check_decoding, golden_folder};
+    use crate::tokenizer::golden_check::{check_against, golden_folder, texts};
+    use crate::tokenizer::vocab_spm::check_decoding;
     use crate::tokenizer::HfTokenizer;
 
     fn golden() -> Value {
-        let path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/marian_tokenizer_expected.json");
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        crate::tokenizer::golden_check::golden("marian_tokenizer_expected.json")
     }
 
     fn folder(golden: &Value, name: &str) -> std::path::PathBuf {
@@ -111,8 +103,7 @@ mod tests {
     #[test]
     fn marian_folders_tokenize_as_transformers_5() {
         let golden = golden();
-        let texts: Vec<&str> =
-            golden["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        let texts = texts(&golden);
         for name in golden["configs"].as_object().unwrap().keys() {
             let dir = folder(&golden, name);
             assert!(HfTokenizer::in_folder(&dir).unwrap(), "{name}");
