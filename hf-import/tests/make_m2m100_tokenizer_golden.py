@@ -20,20 +20,16 @@ Writes
   around language tokens) and "french" (the texts' ids with the source language set to `fr` later).
 """
 
-import io
 import json
 import random
 import tempfile
 from pathlib import Path
 
-import sentencepiece as spm
-from tokenizers import normalizers
 from transformers import AutoTokenizer
-from transformers.convert_slow_tokenizer import import_protobuf
 from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
 
-from make_xlmr_tokenizer_golden import CORPUS, TEXTS, subset_charsmap
-from tokenizer_goldens import lay_out, record
+from make_xlmr_tokenizer_golden import CORPUS, TEXTS
+from tokenizer_goldens import lay_out, record, trained_spm
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OUT = FIXTURES / "tokenizers" / "m2m100"
@@ -60,19 +56,8 @@ SPECIAL_TOKENS_MAPS = {"m2m100_hub": dict(
 
 def model():
     """The BPE model, its charsmap cut to what the texts reach."""
-    out = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(CORPUS), model_writer=out, model_type="bpe",
-                                   vocab_size=200, character_coverage=1.0, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
-                                   num_threads=1, minloglevel=2)
-    proto = import_protobuf().ModelProto()
-    proto.ParseFromString(out.getvalue())
-    full = proto.normalizer_spec.precompiled_charsmap
-    texts = M2M_TEXTS + CORPUS
-    small, _ = subset_charsmap(full, texts)
-    for text in texts:
-        assert normalizers.Precompiled(small).normalize_str(text) == normalizers.Precompiled(full).normalize_str(text)
-    proto.normalizer_spec.precompiled_charsmap = small
-    return proto.SerializeToString(), [p.piece for p in proto.pieces if p.type == 1]
+    return trained_spm(CORPUS, M2M_TEXTS + CORPUS, model_type="bpe", vocab_size=200, unk_id=0, bos_id=1, eos_id=2,
+                       pad_id=-1)
 
 
 def main():

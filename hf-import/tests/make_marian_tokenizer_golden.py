@@ -23,19 +23,15 @@ Writes, under `fixtures/tokenizers/marian/`:
   "decoded_ids" (their texts, special tokens kept).
 """
 
-import io
 import json
 import random
 import tempfile
 from pathlib import Path
 
-import sentencepiece as spm
-from tokenizers import normalizers
 from transformers import AutoTokenizer
-from transformers.convert_slow_tokenizer import import_protobuf
 
-from make_xlmr_tokenizer_golden import CORPUS, TEXTS, subset_charsmap
-from tokenizer_goldens import lay_out, record
+from make_xlmr_tokenizer_golden import CORPUS, TEXTS
+from tokenizer_goldens import lay_out, record, trained_spm
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OUT = FIXTURES / "tokenizers" / "marian"
@@ -72,19 +68,8 @@ MODEL_TYPES = {"marian": "marian"}
 
 def train(corpus, size):
     """A Unigram in opus-mt's layout, its charsmap cut to what the texts reach."""
-    model = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(corpus), model_writer=model, model_type="unigram",
-                                   vocab_size=size, character_coverage=1.0, unk_id=0, bos_id=1, eos_id=2,
-                                   pad_id=-1, num_threads=1, minloglevel=2)
-    proto = import_protobuf().ModelProto()
-    proto.ParseFromString(model.getvalue())
-    full = proto.normalizer_spec.precompiled_charsmap
-    texts = MARIAN_TEXTS + CORPUS + GERMAN
-    small, _ = subset_charsmap(full, texts)
-    for text in texts:
-        assert normalizers.Precompiled(small).normalize_str(text) == normalizers.Precompiled(full).normalize_str(text)
-    proto.normalizer_spec.precompiled_charsmap = small
-    return proto.SerializeToString(), [p.piece for p in proto.pieces if p.type == 1]
+    return trained_spm(corpus, MARIAN_TEXTS + CORPUS + GERMAN, model_type="unigram", vocab_size=size, unk_id=0,
+                       bos_id=1, eos_id=2, pad_id=-1)
 
 
 def main():

@@ -26,11 +26,9 @@ from pathlib import Path
 import sentencepiece as spm
 from transformers import AutoTokenizer
 
-from tokenizers import normalizers
-from transformers.convert_slow_tokenizer import import_protobuf
 
-from make_xlmr_tokenizer_golden import CORPUS, TEXTS, subset_charsmap
-from tokenizer_goldens import record
+from make_xlmr_tokenizer_golden import CORPUS, TEXTS
+from tokenizer_goldens import record, trained_spm
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SPM_TEXTS = TEXTS + ["<s>Hello</s>", "a <sep> b", "tab\t\tand  spaces", "Ünïcödé 😀 ok", "a tensor of tensors <pad>"]
@@ -75,18 +73,8 @@ PEGASUS_MODEL_TYPES = {"pegasus_offset_by_model_type": "pegasus"}
 
 def t5_model():
     """The Unigram model, its charsmap cut to what the texts reach."""
-    model = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(CORPUS), model_writer=model, model_type="unigram",
-                                   vocab_size=140, character_coverage=1.0, user_defined_symbols=["<sep>"],
-                                   pad_id=0, eos_id=1, unk_id=2, bos_id=-1, num_threads=1, minloglevel=2)
-    proto = import_protobuf().ModelProto()
-    proto.ParseFromString(model.getvalue())
-    full = proto.normalizer_spec.precompiled_charsmap
-    small, _ = subset_charsmap(full, T5_TEXTS + CORPUS)
-    for text in T5_TEXTS + CORPUS:
-        assert normalizers.Precompiled(small).normalize_str(text) == normalizers.Precompiled(full).normalize_str(text)
-    proto.normalizer_spec.precompiled_charsmap = small
-    return proto.SerializeToString()
+    return trained_spm(CORPUS, T5_TEXTS + CORPUS, model_type="unigram", vocab_size=140, user_defined_symbols=["<sep>"],
+                       pad_id=0, eos_id=1, unk_id=2, bos_id=-1)[0]
 
 
 def main():

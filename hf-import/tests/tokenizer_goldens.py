@@ -28,6 +28,27 @@ def cut_charsmap(texts):
     return small
 
 
+def trained_spm(corpus, texts, **trainer):
+    """A SentencePiece model trained on `corpus` with the `trainer` settings, its charsmap cut to the entries `texts`
+    reach (checked to normalize each as the full one): the serialized model and its normal pieces."""
+    import io
+
+    import sentencepiece as spm
+    from transformers.convert_slow_tokenizer import import_protobuf
+
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(corpus), model_writer=model, character_coverage=1.0,
+                                   num_threads=1, minloglevel=2, **trainer)
+    proto = import_protobuf().ModelProto()
+    proto.ParseFromString(model.getvalue())
+    full = proto.normalizer_spec.precompiled_charsmap
+    small, _ = subset_charsmap(full, texts)
+    for text in texts:
+        assert normalizers.Precompiled(small).normalize_str(text) == normalizers.Precompiled(full).normalize_str(text)
+    proto.normalizer_spec.precompiled_charsmap = small
+    return proto.SerializeToString(), [p.piece for p in proto.pieces if p.type == 1]
+
+
 def lay_out(root, name, source, files, config, model_type=None, special_tokens_map=None):
     """The folder `root/name` of one tokenizer config, as the Rust tests lay it out (`golden_folder`): `files` copied
     from `source`, `tokenizer_config.json`, and where given `config.json` with the model type and
