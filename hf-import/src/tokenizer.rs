@@ -14,8 +14,8 @@ mod mbart;
 mod nllb;
 mod pegasus_spm;
 mod sentencepiece;
-mod t5_spm;
 mod unigram_classes;
+mod unigram_spm;
 mod vocab_spm;
 
 use std::path::Path;
@@ -120,7 +120,7 @@ impl HfTokenizer {
         } else if let Some(inner) = llama_spm::from_spm(&folder)? {
             class = ClassDefaults { pad_token: None, left: true };
             inner
-        } else if let Some(inner) = t5_spm::from_spm(&folder)? {
+        } else if let Some(inner) = unigram_spm::from_spm(&folder)? {
             class = ClassDefaults { pad_token: Some(unigram_classes::PAD), left: false };
             inner
         } else if let Some(inner) = pegasus_spm::from_spm(&folder)? {
@@ -177,7 +177,7 @@ impl HfTokenizer {
         Ok((dir.join("vocab.txt").is_file() && bert::is_vocab_folder(&folder)?)
             || (dir.join(deberta_v2::SPM_FILE).is_file() && deberta_v2::is_deberta_v2(&folder)?)
             || (dir.join(llama_spm::SPM_FILE).is_file() && llama_spm::is_llama(&folder)?)
-            || (dir.join(t5_spm::SPM_FILE).is_file() && unigram_classes::is_t5(&folder)?)
+            || unigram_spm::is_unigram_spm(&folder)?
             || pegasus_spm::is_pegasus_spm(&folder)?
             || byte_level_bpe::is_byte_level_bpe(&folder)?
             || vocab_spm::is_marian(&folder)?

@@ -12,7 +12,11 @@ Writes
   symbol) trained on `make_xlmr_tokenizer_golden.py`'s corpus;
 - `fixtures/tokenizers/t5_unigram.model`: a small SentencePiece Unigram (T5's layout: pad, eos, unk
   first; a user-defined symbol), its nmt_nfkc charsmap cut to the entries the texts reach (as
-  `make_xlmr_tokenizer_golden.py` cuts it; checked to normalize every text as the full one);
+  `make_xlmr_tokenizer_golden.py` cuts it; checked to normalize every text as the full one), also read
+  by Pegasus configs;
+- `fixtures/tokenizers/fairseq_unigram.model` (fairseq's layout: unk, bos, eos first) and
+  `fixtures/tokenizers/albert_unigram.model` (ALBERT's: pad, unk, [CLS], [SEP], [MASK]): Unigrams
+  cut alike, under XLM-R, CamemBERT and ALBERT configs;
 - `fixtures/spm_tokenizer_expected.json`: laid out as `llama_v5_tokenizer_expected.json` ("texts",
   "configs", "ids" with "plain", "special", "batch" and "decoded" per config), plus "files" (the
   model file of each config) and "model_types" (config.json's, where one is written).
@@ -25,7 +29,6 @@ from pathlib import Path
 
 import sentencepiece as spm
 from transformers import AutoTokenizer
-
 
 from make_xlmr_tokenizer_golden import CORPUS, TEXTS
 from tokenizer_goldens import record, trained_spm
@@ -69,6 +72,22 @@ PEGASUS_CONFIGS = {
     "pegasus_offset_by_model_type": {"offset": 6},
 }
 PEGASUS_MODEL_TYPES = {"pegasus_offset_by_model_type": "pegasus"}
+# XLM-R's, CamemBERT's and ALBERT's classes over SentencePiece Unigrams in their layouts (fairseq's `<unk>`, `<s>`,
+# `</s>` first, in `sentencepiece.bpe.model`; ALBERT's `<pad>`, `<unk>`, `[CLS]`, `[SEP]`, `[MASK]`, in
+# `spiece.model`): transformers 5 reorders the pieces per class (`convert_from_spm`) and builds its pipeline.
+FAIRSEQ_MODEL = "tokenizers/fairseq_unigram.model"
+ALBERT_MODEL = "tokenizers/albert_unigram.model"
+CLASS_CONFIGS = {
+    "xlmr_spm": ({"tokenizer_class": "XLMRobertaTokenizer", "model_max_length": 512}, FAIRSEQ_MODEL,
+                 "sentencepiece.bpe.model", None),
+    "xlmr_spm_by_model_type": ({"add_prefix_space": False}, FAIRSEQ_MODEL, "sentencepiece.bpe.model", "xlm-roberta"),
+    "camembert_spm": ({"tokenizer_class": "CamembertTokenizer"}, FAIRSEQ_MODEL, "sentencepiece.bpe.model", None),
+    "albert_spm": ({"tokenizer_class": "AlbertTokenizer", "do_lower_case": True, "keep_accents": False},
+                   ALBERT_MODEL, "spiece.model", None),
+    "albert_spm_cased": ({"tokenizer_class": "AlbertTokenizerFast", "do_lower_case": False, "keep_accents": True},
+                         ALBERT_MODEL, "spiece.model", None),
+    "albert_spm_by_model_type": ({}, ALBERT_MODEL, "spiece.model", "albert"),
+}
 
 
 def t5_model():
@@ -88,7 +107,13 @@ def main():
     path.write_bytes(model.getvalue())
     t5_path = FIXTURES / "tokenizers" / "t5_unigram.model"
     t5_path.write_bytes(t5_model())
-    configs = CONFIGS | T5_CONFIGS | PEGASUS_CONFIGS
+    (FIXTURES / FAIRSEQ_MODEL).write_bytes(
+        trained_spm(CORPUS, T5_TEXTS + CORPUS, model_type="unigram", vocab_size=140, unk_id=0, bos_id=1, eos_id=2,
+                    pad_id=-1)[0])
+    (FIXTURES / ALBERT_MODEL).write_bytes(
+        trained_spm(CORPUS, T5_TEXTS + CORPUS, model_type="unigram", vocab_size=140, pad_id=0, unk_id=1, bos_id=-1,
+                    eos_id=-1, control_symbols=["[CLS]", "[SEP]"], user_defined_symbols=["[MASK]"])[0])
+    configs = CONFIGS | T5_CONFIGS | PEGASUS_CONFIGS | {name: c[0] for name, c in CLASS_CONFIGS.items()}
     out = {"texts": T5_TEXTS, "configs": configs, "ids": {}, "files": {}, "model_types": {}}
     with tempfile.TemporaryDirectory() as root:
         for name, config in configs.items():
@@ -96,9 +121,16 @@ def main():
             folder.mkdir()
             t5 = name in T5_CONFIGS or name in PEGASUS_CONFIGS
             file = "spiece.model" if t5 else "tokenizer.model"
-            (folder / file).write_bytes((t5_path if t5 else path).read_bytes())
+            source = t5_path if t5 else path
+            if name in CLASS_CONFIGS:
+                _, model, file, model_type = CLASS_CONFIGS[name]
+                source = FIXTURES / model
+                if model_type:
+                    (folder / "config.json").write_text(json.dumps({"model_type": model_type}))
+                    out["model_types"][name] = model_type
+            (folder / file).write_bytes(source.read_bytes())
             (folder / "tokenizer_config.json").write_text(json.dumps(config))
-            out["files"][name] = f"tokenizers/{(t5_path if t5 else path).name}:{file}"
+            out["files"][name] = f"tokenizers/{source.name}:{file}"
             model_type = {"mt5_by_model_type": "mt5"} | PEGASUS_MODEL_TYPES
             if name in model_type:
                 out["model_types"][name] = model_type[name]

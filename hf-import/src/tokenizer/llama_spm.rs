@@ -164,8 +164,9 @@ mod tests {
     /// Llama folders under several `tokenizer_config.json`s (legacy or not, with and without a
     /// prefix space, BOS and EOS added or not, added tokens declared), and a small Unigram
     /// `spiece.model` (a cut nmt_nfkc charsmap) alone in T5 folders (100, 3 or 5 sentinels; by
-    /// class or by mT5's model type) and Pegasus folders (masks and fillers by default, as the hub
-    /// names them, an offset of 6 by model type): single texts, a padded batch and decoded ids as
+    /// class or by mT5's model type), Pegasus folders (masks and fillers by default, as the hub
+    /// names them, an offset of 6 by model type), and XLM-R, CamemBERT and ALBERT folders (fairseq's
+    /// and ALBERT's piece layouts; by class or model type, cased or not): single texts, a padded batch and decoded ids as
     /// transformers 5.24 gives them (`make_spm_tokenizer_golden.py`).
     #[test]
     fn sentencepiece_models_alone_tokenize_as_transformers_5() {

@@ -38,7 +38,7 @@ pub(super) const PAD: &str = "<pad>";
 
 /// A tokenizer class whose pipeline transformers 5 rebuilds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Class {
+pub(super) enum Class {
     /// `XLMRobertaTokenizer`
     XlmRoberta,
     /// `CamembertTokenizer` (XLM-R's pipeline, its own unknown piece)
@@ -66,14 +66,9 @@ const CLASSES: &[(Class, &[&str], &[&str])] = &[
     (Class::Albert, &["AlbertTokenizer", "AlbertTokenizerFast"], &["albert", "yoso"]),
 ];
 
-/// Whether the folder's tokenizer is a `T5Tokenizer` (by its class, or its model type's).
-pub(super) fn is_t5(folder: &Folder) -> Result<bool> {
-    Ok(class_of(folder)? == Some(Class::T5))
-}
-
 /// The class of the folder's tokenizer, when it is one of [`CLASSES`]: the one
 /// `tokenizer_config.json` names, or without one, the model type's.
-fn class_of(folder: &Folder) -> Result<Option<Class>> {
+pub(super) fn class_of(folder: &Folder) -> Result<Option<Class>> {
     Ok(match folder.class() {
         Some(name) => CLASSES.iter().find(|(_, names, _)| names.contains(&name)).map(|c| c.0),
         None => {

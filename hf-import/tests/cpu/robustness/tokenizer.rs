@@ -583,7 +583,7 @@ fn vocab_folder_cases(files: &[&str], original: &dyn Fn(&str) -> Vec<u8>) -> Vec
 }
 
 /// Marian's, M2M100's and OPT's tokenizer folders (SentencePiece models or `merges.txt` beside a
-/// `vocab.json`, no `tokenizer.json`) and a Pegasus one (`spiece.model` alone): loaded and used as they are and with each file or setting
+/// `vocab.json`, no `tokenizer.json`) and Pegasus, XLM-R and ALBERT ones (a SentencePiece model alone): loaded and used as they are and with each file or setting
 /// corrupted, errors naming what is wrong, never a panic.
 #[test]
 fn corrupt_vocab_folders_never_panic() {
@@ -594,18 +594,35 @@ fn corrupt_vocab_folders_never_panic() {
         ("m2m_100_spm", &["sentencepiece.bpe.model", "vocab.json", "special_tokens_map.json"]),
         ("opt_bpe", &["vocab.json", "merges.txt"]),
     ];
-    // (A Pegasus folder: the SentencePiece fixture as its spiece.model.)
-    let pegasus = root.0.join("pristine-pegasus");
-    std::fs::create_dir_all(&pegasus).expect("a pristine folder");
-    std::fs::copy(fixture("tokenizers").join("t5_unigram.model"), pegasus.join("spiece.model"))
-        .expect("a model");
-    let config = r#"{"tokenizer_class": "PegasusTokenizer", "mask_token": "<mask_2>", "offset": 103}"#;
-    std::fs::write(pegasus.join("tokenizer_config.json"), config).expect("a tokenizer config");
-    let folders = folders.into_iter().map(|(name, files)| (Scratch::fixture(&root, name), name, files));
-    let pegasus = (Scratch::copy_of(&root, "pegasus", &pegasus), "pegasus", &["spiece.model"][..]);
-    for (mut sc, name, files) in folders.chain([pegasus]) {
+    // (SentencePiece models alone, under the classes that read them.)
+    let spm_only: [(&str, &str, &str, &str); 3] = [
+        (
+            "pegasus",
+            "t5_unigram.model",
+            "spiece.model",
+            r#"{"tokenizer_class": "PegasusTokenizer", "offset": 103}"#,
+        ),
+        (
+            "xlmr",
+            "fairseq_unigram.model",
+            "sentencepiece.bpe.model",
+            r#"{"tokenizer_class": "XLMRobertaTokenizer"}"#,
+        ),
+        ("albert", "albert_unigram.model", "spiece.model", r#"{"tokenizer_class": "AlbertTokenizer"}"#),
+    ];
+    let mut scratches = Vec::new();
+    for (name, model, file, config) in spm_only {
+        let pristine = root.0.join(format!("pristine-{name}"));
+        std::fs::create_dir_all(&pristine).expect("a pristine folder");
+        std::fs::copy(fixture("tokenizers").join(model), pristine.join(file)).expect("a model");
+        std::fs::write(pristine.join("tokenizer_config.json"), config).expect("a tokenizer config");
+        scratches.push((Scratch::copy_of(&root, name, &pristine), name, vec![file]));
+    }
+    let folders =
+        folders.into_iter().map(|(name, files)| (Scratch::fixture(&root, name), name, files.to_vec()));
+    for (mut sc, name, files) in folders.chain(scratches) {
         exercise_tokenizer(&mut s, &format!("{name} (as it is)"), &sc.dir, &[]);
-        let cases = vocab_folder_cases(files, &|f| sc.original(f));
+        let cases = vocab_folder_cases(&files, &|f| sc.original(f));
         for case in cases {
             sc.apply(&case.edits);
             exercise_tokenizer(&mut s, &format!("{name} {}", case.label), &sc.dir, &case.anchors());
