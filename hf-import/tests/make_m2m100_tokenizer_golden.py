@@ -34,7 +34,7 @@ from tokenizer_goldens import lay_out, record, trained_spm
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OUT = FIXTURES / "tokenizers" / "m2m100"
 M2M_TEXTS = TEXTS + ["__fr__ Hello", "Hello __de__ world", "<s> x </s>", "a <pad> b <unk> c", "€ 5 and 漢字 ok",
-                     "Größe", "  spaced   out  "]
+                     "Größe", "  spaced   out  ", "Ａ\u0301A x\u3000\u0301y ▁\u0301h"]
 BASE = dict(bos_token="<s>", eos_token="</s>", sep_token="</s>", pad_token="<pad>", unk_token="<unk>",
             language_codes="m2m100", num_madeup_words=8, model_max_length=1024)
 CONFIGS = {

@@ -47,6 +47,9 @@ MARIAN_TEXTS = TEXTS + [
     ">>deu<< Hello world", ">>fra<<Hello", ">>xyz<< an unknown code", "Hello >>deu<< in the middle",
     "</s>>>deu<< after a special token", ">>deu<<", ">> not a code", "Größe der Straße ß ẞ", "<unk> and <pad> x",
     "a </s> b", "Hello</s>", "€ 5 and 漢", "a <sep> b", "x<sep>y", "a tensor of tensors, tensor", "tensor",
+    # (SentencePiece applies its charsmap's longest rule at each place: a fullwidth letter and an accent make `Á`,
+    # an accent after a space stays; the tokenizers crate's grapheme-wide lookup drops the accents.)
+    "Ａ\u0301A x\u3000\u0301y ▁\u0301h",
 ]
 CODES = [">>deu<<", ">>fra<<"]
 BASE = dict(source_lang="en", target_lang="de", model_max_length=512)

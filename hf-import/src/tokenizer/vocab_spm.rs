@@ -11,6 +11,7 @@
 //! Decoding looks the ids up the other way and joins the pieces between special tokens as the
 //! SentencePiece model joins them ([`segmenter::PieceJoiner`]).
 
+mod charsmap;
 mod m2m_100;
 mod marian;
 mod segmenter;
@@ -22,6 +23,7 @@ use tokenizers::{AddedToken, Encoding, PaddingDirection, PaddingParams, PaddingS
 
 use super::folder::{read_json, Folder};
 use crate::error::{Error, Result};
+use charsmap::Charsmap;
 use segmenter::PieceJoiner;
 
 pub(super) use m2m_100::is_m2m_100;
@@ -45,6 +47,8 @@ pub(super) struct VocabSpm {
     class: Class,
     /// the source model's segmentation (SentencePiece's normalizer and model; nothing added)
     source: Tokenizer,
+    /// the source model's charsmap, applied before `source` as SentencePiece applies it
+    charsmap: Option<Charsmap>,
     /// `vocab.json`: piece → id
     encoder: HashMap<String, u32>,
     /// id → piece for decoding (Marian's `target_vocab.json` with separate vocabularies)
@@ -71,7 +75,7 @@ pub(super) struct VocabSpm {
 /// What a loader gathers for [`VocabSpm::new`].
 struct Parts {
     class: Class,
-    source: Tokenizer,
+    source: (Tokenizer, Option<Charsmap>),
     encoder: HashMap<String, u32>,
     decoder: HashMap<u32, String>,
     languages: Vec<(String, u32)>,
@@ -99,7 +103,8 @@ impl VocabSpm {
         let unk_token = token("unk_token").unwrap_or_else(|| "<unk>".into());
         let mut tokenizer = VocabSpm {
             class: parts.class,
-            source: parts.source,
+            source: parts.source.0,
+            charsmap: parts.source.1,
             encoder: parts.encoder,
             decoder: parts.decoder,
             languages: parts.languages,
@@ -239,6 +244,14 @@ impl VocabSpm {
                     if let Some(code) = code {
                         ids.push(self.token_to_id(code).unwrap_or(self.unk));
                     }
+                    let normalized;
+                    let text = match &self.charsmap {
+                        Some(charsmap) => {
+                            normalized = charsmap.normalize(text);
+                            normalized.as_str()
+                        }
+                        None => text,
+                    };
                     let pieces = self
                         .source
                         .encode(text, false)

@@ -6,21 +6,26 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use tokenizers::models::unigram::Unigram;
-use tokenizers::normalizers::precompiled::Precompiled;
 use tokenizers::normalizers::replace::{Replace, ReplacePattern};
 use tokenizers::normalizers::{NormalizerWrapper, Prepend, Sequence};
 use tokenizers::Tokenizer;
 
 use super::super::sentencepiece::{PieceKind, SpmModel, SpmModelType};
+use super::charsmap::Charsmap;
 use crate::error::{Error, Result};
 
 /// The model's segmentation as SentencePiece cuts a text: its normalizer (the precompiled
-/// charsmap; leading, trailing and repeated spaces dropped; a space put first; spaces written
+/// charsmap, returned apart as SentencePiece applies it ([`Charsmap`]), for the caller to apply
+/// first; then leading, trailing and repeated spaces dropped, a space put first, spaces written
 /// `▁`, each as the model says), then its Unigram's Viterbi pass over the whole text (control and
 /// unused pieces never matched, user-defined ones with SentencePiece's bonus) or its BPE's merges
 /// (as transformers generates them from the pieces); unknown runs fused, their text kept (Unigram)
 /// or `unk_token` (BPE).
-pub(super) fn segmenter(spm: &SpmModel, path: &Path, unk_token: &str) -> Result<Tokenizer> {
+pub(super) fn segmenter(
+    spm: &SpmModel,
+    path: &Path,
+    unk_token: &str,
+) -> Result<(Tokenizer, Option<Charsmap>)> {
     let mut tokenizer = match spm.model_type {
         SpmModelType::Unigram => Tokenizer::new(unigram(spm, path)?),
         SpmModelType::Bpe => {
@@ -36,11 +41,13 @@ pub(super) fn segmenter(spm: &SpmModel, path: &Path, unk_token: &str) -> Result<
             .map_err(|e| Error::format(path, e.to_string()))
     };
     let mut steps = Vec::new();
-    if !spm.precompiled_charsmap.is_empty() {
-        let charsmap = Precompiled::from(&spm.precompiled_charsmap)
-            .map_err(|e| Error::format(path, format!("its precompiled charsmap: {e}")))?;
-        steps.push(NormalizerWrapper::Precompiled(charsmap));
-    }
+    let charsmap = match spm.precompiled_charsmap.is_empty() {
+        true => None,
+        false => Some(
+            Charsmap::parse(&spm.precompiled_charsmap)
+                .map_err(|e| Error::format(path, format!("its precompiled charsmap: {e}")))?,
+        ),
+    };
     if spm.whitespace.remove_extra {
         steps.push(regex(r"\A +| +\z", "")?);
         steps.push(regex(" {2,}", " ")?);
@@ -52,7 +59,7 @@ pub(super) fn segmenter(spm: &SpmModel, path: &Path, unk_token: &str) -> Result<
         steps.push(regex(" ", "▁")?);
     }
     tokenizer.with_normalizer(Some(NormalizerWrapper::Sequence(Sequence::new(steps))));
-    Ok(tokenizer)
+    Ok((tokenizer, charsmap))
 }
 
 /// The Unigram of a SentencePiece Unigram model: its normal and byte pieces with their scores,
