@@ -67,3 +67,24 @@ pub(super) fn golden_folder(
     }
     dir
 }
+
+/// The Rust side of `tests/tokenizer_fuzz.py` (a differential fuzz against transformers): with
+/// `TOKENIZER_FUZZ_DIR` set, reads its `spec.json` (`texts`, tokenizer `dirs`) and writes
+/// `ours.json` (per folder each text's ids with special tokens, and those decoded without them).
+/// Ignored unless asked for (`cargo test -p oxtorch-hf-import --lib tokenizer_fuzz_dump -- --ignored`).
+#[test]
+#[ignore]
+fn tokenizer_fuzz_dump() {
+    let root = PathBuf::from(std::env::var("TOKENIZER_FUZZ_DIR").expect("TOKENIZER_FUZZ_DIR"));
+    let spec: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("spec.json")).unwrap()).unwrap();
+    let texts = texts(&spec);
+    let mut out = serde_json::Map::new();
+    for dir in spec["dirs"].as_array().unwrap().iter().map(|d| d.as_str().unwrap()) {
+        let tok = HfTokenizer::load(Path::new(dir), None).unwrap();
+        let ids: Vec<Vec<u32>> = texts.iter().map(|t| tok.encode(t, true).unwrap()).collect();
+        let decoded: Vec<String> = ids.iter().map(|i| tok.decode(i, true).unwrap()).collect();
+        out.insert(dir.to_string(), serde_json::json!({"ids": ids, "decoded": decoded}));
+    }
+    std::fs::write(root.join("ours.json"), Value::Object(out).to_string()).unwrap();
+}
