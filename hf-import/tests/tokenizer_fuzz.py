@@ -1,6 +1,7 @@
 """Dev-time differential fuzz of the tokenizers hf-import builds without `tokenizer.json` against transformers 5:
 random texts (odd spaces, accents, scripts, emoji, special tokens and language codes mixed in) through the
-fixtures' Marian, M2M100, GPT-2, RoBERTa, Pegasus, XLM-R and ALBERT folders, each text's ids (special tokens
+fixtures' Marian, M2M100, GPT-2, OPT, RoBERTa, Blenderbot, DeBERTa, Pegasus, T5, XLM-R, CamemBERT and ALBERT
+folders, each text's ids (special tokens
 added) and their decoding compared.
 
     /work/.refenv/bin/python hf-import/tests/tokenizer_fuzz.py [--seed N] [--texts K]
@@ -31,7 +32,16 @@ FOLDERS = [  # (name, source folder, files as (file there, name in the folder), 
     ("gpt2", TOK / "byte_level_bpe", [("vocab.json",) * 2, ("merges.txt",) * 2], {"tokenizer_class": "GPT2Tokenizer"}),
     ("roberta", TOK / "byte_level_bpe", [("vocab.json",) * 2, ("merges.txt",) * 2],
      {"tokenizer_class": "RobertaTokenizer"}),
+    ("opt", TOK / "byte_level_bpe", [("vocab.json",) * 2, ("merges.txt",) * 2],
+     {"tokenizer_class": "GPT2Tokenizer", "bos_token": "</s>", "eos_token": "</s>", "unk_token": "</s>",
+      "pad_token": "<pad>", "add_bos_token": True}),
+    ("blenderbot", TOK / "byte_level_bpe", [("vocab.json",) * 2, ("merges.txt",) * 2],
+     {"tokenizer_class": "BlenderbotTokenizer"}),
+    ("deberta", TOK / "byte_level_bpe", [("vocab.json",) * 2, ("merges.txt",) * 2],
+     {"tokenizer_class": "DebertaTokenizer"}),
     ("pegasus", TOK, [("t5_unigram.model", "spiece.model")], {"tokenizer_class": "PegasusTokenizer"}),
+    ("t5", TOK, [("t5_unigram.model", "spiece.model")], {"tokenizer_class": "T5Tokenizer"}),
+    ("camembert", TOK, [("fairseq_unigram.model", "sentencepiece.bpe.model")], {"tokenizer_class": "CamembertTokenizer"}),
     ("xlmr", TOK, [("fairseq_unigram.model", "sentencepiece.bpe.model")], {"tokenizer_class": "XLMRobertaTokenizer"}),
     ("albert", TOK, [("albert_unigram.model", "spiece.model")], {"tokenizer_class": "AlbertTokenizer"}),
 ]
