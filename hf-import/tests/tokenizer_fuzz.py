@@ -44,6 +44,18 @@ FOLDERS = [  # (name, source folder, files as (file there, name in the folder), 
     ("camembert", TOK, [("fairseq_unigram.model", "sentencepiece.bpe.model")], {"tokenizer_class": "CamembertTokenizer"}),
     ("xlmr", TOK, [("fairseq_unigram.model", "sentencepiece.bpe.model")], {"tokenizer_class": "XLMRobertaTokenizer"}),
     ("albert", TOK, [("albert_unigram.model", "spiece.model")], {"tokenizer_class": "AlbertTokenizer"}),
+    ("llama", TOK, [("llama_bpe.model", "tokenizer.model")],
+     {"tokenizer_class": "LlamaTokenizer", "add_bos_token": True, "legacy": False}),
+    ("llama_legacy", TOK, [("llama_bpe.model", "tokenizer.model")],
+     {"tokenizer_class": "LlamaTokenizer", "add_bos_token": True, "legacy": True}),
+    ("deberta_v2", TOK, [("deberta_spm.model", "spm.model")], {"tokenizer_class": "DebertaV2Tokenizer"}),
+    # (`tokenizer.json` files whose pipeline transformers 5 rebuilds from the class.)
+    ("xlmr_json", TOK, [("xlmr_unigram.json", "tokenizer.json")], {"tokenizer_class": "XLMRobertaTokenizer"}),
+    ("nllb_json", TOK, [("nllb_bpe.json", "tokenizer.json")], {"tokenizer_class": "NllbTokenizer"}),
+    ("mbart_json", TOK, [("mbart_unigram.json", "tokenizer.json")], {"tokenizer_class": "MBartTokenizer"}),
+    ("llama_json", TOK, [("bpe_llama2_byte_fallback.json", "tokenizer.json")],
+     {"tokenizer_class": "LlamaTokenizerFast", "legacy": False, "add_bos_token": True}),
+    ("deberta_v2_json", TOK, [("deberta_unigram.json", "tokenizer.json")], {"tokenizer_class": "DebertaV2Tokenizer"}),
 ]
 ALPHABET = list("abcdefghij ABC  xyz\t\n\r.,;:!?'\"`-_()[]{}<>/\\|@#$%^&*+=~0123456789éüßçñ漢字😀€"
                 "\u00a0\u3000\u200b\u0301ﬁ①Ａ▁") + ["</s>", "<unk>", "<pad>", "<s>", ">>deu<<", "__fr__", "<mask>",
