@@ -1,8 +1,8 @@
-"""Dev-time differential fuzz of the tokenizers hf-import builds without `tokenizer.json` against transformers 5:
-random texts (odd spaces, accents, scripts, emoji, special tokens and language codes mixed in) through the
-fixtures' Marian, M2M100, GPT-2, OPT, RoBERTa, Blenderbot, DeBERTa, Pegasus, T5, XLM-R, CamemBERT and ALBERT
-folders, each text's ids (special tokens
-added) and their decoding compared.
+"""Dev-time differential fuzz of hf-import's tokenizers against transformers 5: random texts (odd spaces, accents,
+scripts, emoji, special tokens and language codes mixed in) through folders built without `tokenizer.json` (the
+fixtures' Marian, M2M100, GPT-2, OPT, RoBERTa, Blenderbot, DeBERTa, Pegasus, T5, XLM-R, CamemBERT, ALBERT, Llama
+and DeBERTa-v2 models and vocabularies) and `tokenizer.json` ones whose pipeline transformers rebuilds per class
+(XLM-R, NLLB, mBART, Llama, DeBERTa-v2), each text's ids (special tokens added) and their decoding compared.
 
     /work/.refenv/bin/python hf-import/tests/tokenizer_fuzz.py [--seed N] [--texts K]
 
