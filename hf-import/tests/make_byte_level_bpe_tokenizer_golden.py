@@ -58,9 +58,14 @@ CONFIGS = {
     "deberta": {"tokenizer_class": "DebertaTokenizer", "do_lower_case": False, "model_max_length": 512},
     "deberta_by_model_type": {},
 }
+# A GPT-2 fine-tune saved by transformers 4.x: its pad token only in special_tokens_map.json (read when the config
+# declares no added_tokens_decoder, winning over the config's tokens).
+CONFIGS["gpt2_legacy_map"] = GPT2 | {"tokenizer_class": "GPT2Tokenizer", "bos_token": "<s>"}
 MODEL_TYPES = {"opt": "opt", "roberta_by_model_type": "roberta", "blenderbot_by_model_type": "blenderbot",
                "deberta_by_model_type": "deberta"}
-SPECIAL_TOKENS_MAPS = {"roberta_by_model_type": {k: v for k, v in ROBERTA.items() if k != "model_max_length"}}
+SPECIAL_TOKENS_MAPS = {"roberta_by_model_type": {k: v for k, v in ROBERTA.items() if k != "model_max_length"},
+                       "gpt2_legacy_map": {"pad_token": "<|endoftext|>", "bos_token": "<|endoftext|>",
+                                           "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"}}
 
 
 def main():

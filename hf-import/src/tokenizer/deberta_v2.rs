@@ -111,28 +111,12 @@ pub(super) fn from_spm(folder: &Folder) -> Result<Option<Tokenizer>> {
     Ok(Some(tokenizer))
 }
 
-/// The special tokens by name: `tokenizer_config.json`'s, else `special_tokens_map.json`'s, else
-/// the class defaults.
+/// The special tokens by name: a legacy `special_tokens_map.json`'s, else
+/// `tokenizer_config.json`'s, else the class defaults ([`Folder::token`]).
 fn special_tokens(folder: &Folder) -> Result<Vec<(&'static str, String)>> {
-    let map_path = folder.dir.join("special_tokens_map.json");
-    let map = read_json(&map_path)?.unwrap_or(Value::Null);
     SPECIAL_TOKENS
         .iter()
-        .map(|&(key, default)| {
-            let from_map = match map.get(key) {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(Value::Object(o)) => o.get("content").and_then(Value::as_str).map(str::to_string),
-                Some(v) => {
-                    return Err(Error::format(&map_path, format!("\"{key}\" must be a token, got {v}")))
-                }
-            };
-            let token = match folder.token(key)? {
-                Some(t) => t.to_string(),
-                None => from_map.unwrap_or_else(|| default.to_string()),
-            };
-            Ok((key, token))
-        })
+        .map(|&(key, default)| Ok((key, folder.token(key)?.unwrap_or(default).to_string())))
         .collect()
 }
 

@@ -17,6 +17,9 @@ pub(super) struct Folder<'a> {
     pub config_path: PathBuf,
     /// its contents (`Null` when the folder has none)
     pub config: Value,
+    /// `special_tokens_map.json` and its contents, when the folder has one and the config declares
+    /// no `added_tokens_decoder` (transformers then reads it, its tokens winning over the config's)
+    legacy_map: Option<(PathBuf, Value)>,
     /// `config.json`'s `model_type`, once read
     model_type: OnceCell<Option<String>>,
 }
@@ -26,7 +29,12 @@ impl<'a> Folder<'a> {
     pub fn read(dir: &'a Path) -> Result<Self> {
         let config_path = dir.join("tokenizer_config.json");
         let config = read_json(&config_path)?.unwrap_or(Value::Null);
-        Ok(Folder { dir, config_path, config, model_type: OnceCell::new() })
+        let map_path = dir.join("special_tokens_map.json");
+        let legacy_map = match config.get("added_tokens_decoder") {
+            None | Some(Value::Null) => read_json(&map_path)?.map(|map| (map_path, map)),
+            Some(_) => None,
+        };
+        Ok(Folder { dir, config_path, config, legacy_map, model_type: OnceCell::new() })
     }
 
     /// `tokenizer_config.json`'s `tokenizer_class`.
@@ -65,17 +73,27 @@ impl<'a> Folder<'a> {
         }
     }
 
-    /// A special token of `tokenizer_config.json` (`pad_token`, `bos_token`, ...): a string or an
-    /// `AddedToken` object's `content`; `None` when absent or null, an error for anything else.
+    /// A special token (`pad_token`, `bos_token`, ...): a legacy `special_tokens_map.json`'s (see
+    /// [`Folder::read`]), else `tokenizer_config.json`'s; a string or an `AddedToken` object's
+    /// `content`; `None` when absent or null, an error naming the file for anything else.
     pub fn token(&self, key: &str) -> Result<Option<&str>> {
-        match self.config.get(key) {
+        let (path, value) = self.token_value(key);
+        match value {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
             Some(Value::Object(o)) => match o.get("content") {
                 Some(Value::String(s)) => Ok(Some(s)),
-                _ => Err(Error::format(&self.config_path, format!("\"{key}\" has no \"content\" string"))),
+                _ => Err(Error::format(path, format!("\"{key}\" has no \"content\" string"))),
             },
-            Some(v) => Err(Error::format(&self.config_path, format!("\"{key}\" must be a token, got {v}"))),
+            Some(v) => Err(Error::format(path, format!("\"{key}\" must be a token, got {v}"))),
+        }
+    }
+
+    /// Where the special token `key` is read from, and its value there.
+    fn token_value(&self, key: &str) -> (&Path, Option<&Value>) {
+        match &self.legacy_map {
+            Some((path, map)) if map.get(key).is_some_and(|v| !v.is_null()) => (path, map.get(key)),
+            _ => (&self.config_path, self.config.get(key)),
         }
     }
 
@@ -84,7 +102,8 @@ impl<'a> Folder<'a> {
     /// `key` when it is one for `content` (as transformers 4.x saved them), else none of them.
     pub fn special_token(&self, key: &str, content: &str) -> Result<tokenizers::AddedToken> {
         let token = tokenizers::AddedToken::from(content.to_string(), true).normalized(false);
-        let Some(Value::Object(o)) = self.config.get(key) else { return Ok(token) };
+        let (path, value) = self.token_value(key);
+        let Some(Value::Object(o)) = value else { return Ok(token) };
         if o.get("content").and_then(Value::as_str) != Some(content) {
             return Ok(token);
         }
@@ -92,10 +111,7 @@ impl<'a> Folder<'a> {
             match o.get(name) {
                 None | Some(Value::Null) => Ok(false),
                 Some(Value::Bool(b)) => Ok(*b),
-                Some(v) => Err(Error::format(
-                    &self.config_path,
-                    format!("\"{key}\".{name} must be a boolean, got {v}"),
-                )),
+                Some(v) => Err(Error::format(path, format!("\"{key}\".{name} must be a boolean, got {v}"))),
             }
         };
         Ok(token
@@ -111,13 +127,8 @@ impl<'a> Folder<'a> {
     /// `added_tokens_decoder`): strings or `AddedToken` objects' `content`s; an error naming the
     /// file and key for anything else.
     pub fn extra_special_tokens(&self) -> Result<Vec<String>> {
-        let map_path = self.dir.join("special_tokens_map.json");
-        let legacy = match self.config.get("added_tokens_decoder") {
-            None | Some(Value::Null) => read_json(&map_path)?,
-            Some(_) => None,
-        };
         let mut sources = vec![(self.config_path.as_path(), &self.config)];
-        sources.extend(legacy.as_ref().map(|map| (map_path.as_path(), map)));
+        sources.extend(self.legacy_map.as_ref().map(|(path, map)| (path.as_path(), map)));
         let mut tokens = Vec::new();
         for (path, json) in sources {
             for key in ["additional_special_tokens", "extra_special_tokens"] {
