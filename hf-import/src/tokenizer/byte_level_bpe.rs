@@ -102,17 +102,7 @@ pub(super) fn from_vocab_and_merges(folder: &Folder) -> Result<Option<(Tokenizer
         Class::Gpt2 => {
             &[("bos_token", "<|endoftext|>"), ("eos_token", "<|endoftext|>"), ("unk_token", "<|endoftext|>")]
         }
-        // (In transformers' order of the special token attributes, the order it adds those the
-        // vocabulary lacks in.)
-        Class::Roberta | Class::Blenderbot => &[
-            ("bos_token", "<s>"),
-            ("eos_token", "</s>"),
-            ("unk_token", "<unk>"),
-            ("sep_token", "</s>"),
-            ("pad_token", "<pad>"),
-            ("cls_token", "<s>"),
-            ("mask_token", "<mask>"),
-        ],
+        Class::Roberta | Class::Blenderbot => super::unigram_spm::ROBERTA_SPECIALS,
         Class::Deberta => super::deberta_v2::SPECIAL_TOKENS,
     };
     let mut specials: Vec<(&'static str, String)> = Vec::new();

@@ -162,18 +162,23 @@ fn t5_sentinels(folder: &Folder) -> Result<Vec<String>> {
     Ok((0..extra_ids).map(|i| format!("<extra_id_{i}>")).collect())
 }
 
-/// XLM-R's and CamemBERT's named special tokens, with their defaults, in transformers' order.
+/// The named special tokens of RoBERTa's family of classes (RoBERTa, BART, Blenderbot, XLM-R,
+/// CamemBERT) with their defaults, in transformers' order of the attributes (the order it adds
+/// those the vocabulary lacks in).
+pub(super) const ROBERTA_SPECIALS: &[(&str, &str)] = &[
+    ("bos_token", "<s>"),
+    ("eos_token", "</s>"),
+    ("unk_token", "<unk>"),
+    ("sep_token", "</s>"),
+    ("pad_token", "<pad>"),
+    ("cls_token", "<s>"),
+    ("mask_token", "<mask>"),
+];
+
+/// XLM-R's and CamemBERT's named special tokens ([`ROBERTA_SPECIALS`], as the folder sets them).
 fn roberta_specials(folder: &Folder) -> Result<Vec<(&'static str, String)>> {
-    [
-        ("bos_token", "<s>"),
-        ("eos_token", "</s>"),
-        ("unk_token", "<unk>"),
-        ("sep_token", "</s>"),
-        ("pad_token", "<pad>"),
-        ("cls_token", "<s>"),
-        ("mask_token", "<mask>"),
-    ]
-    .iter()
-    .map(|&(key, default)| Ok((key, folder.token(key)?.unwrap_or(default).to_string())))
-    .collect()
+    ROBERTA_SPECIALS
+        .iter()
+        .map(|&(key, default)| Ok((key, folder.token(key)?.unwrap_or(default).to_string())))
+        .collect()
 }
