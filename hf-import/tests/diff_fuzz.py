@@ -2598,6 +2598,37 @@ CLASSIFIERS = {"diffllama_cls", "diffllama_tok", "axk1_cls", "mistral4_cls", "mi
                "llama_tok", "mistral_tok", "qwen2_tok", "qwen3_tok", "gemma_tok", "gemma2_tok", "phi3_tok", "gpt2_tok", "gpt_neox_tok", "falcon_tok", "bloom_tok", "mpt_tok", "gpt_neo_tok", "gpt_bigcode_tok", "biogpt_tok", "mixtral_tok", "qwen3_moe_tok", "qwen2_moe_tok", "stablelm_tok", "starcoder2_tok", "phi_tok", "nemotron_tok", "glm_tok", "deepseek_v3_tok", "gpt_oss_tok", "smollm3_tok", "exaone4_tok", "apertus_tok", "seed_oss_tok", "helium_tok", "ministral_tok", "arcee_tok", "glm4_tok", "ministral3_cls", "ministral3_tok", "openai_gpt_cls", "ernie_cls", "ernie_tok", "data2vec_text_cls", "data2vec_text_tok"}
 
 
+
+def pre_norm_encoder(gen, prefix, config_cls):
+    """A pre-norm encoder (RoBERTa-PreLayerNorm, XLM-RoBERTa-XL, Megatron-BERT) on the config of the family it runs
+    as (`gen`'s: RoBERTa's or BERT's); the base model or the masked LM."""
+    def make(r):
+        _, _, c = gen(r)
+        cls = r.choice([getattr(tf, prefix + "Model"), getattr(tf, prefix + "ForMaskedLM")])
+        if cls.__name__.endswith("Model"):
+            c.pop("tie_word_embeddings", None)
+        return cls, config_cls, c
+    return make
+
+
+# The pre-norm encoders and every head of theirs (`_cls`, `_tok`, `_qa`, `_mc`).
+for _name, _gen, _prefix, _base in [("roberta_prelayernorm", gen_roberta, "RobertaPreLayerNorm", "roberta"),
+                                    ("xlm_roberta_xl", gen_roberta, "XLMRobertaXL", "roberta"),
+                                    ("megatron_bert", gen_bert, "MegatronBert", "bert")]:
+    _config_cls = getattr(tf, _prefix + "Config")
+    _make = pre_norm_encoder(_gen, _prefix, _config_cls)
+    FAMILIES[_name] = _make
+    FAMILIES[_name + "_cls"] = (lambda make, cls, config_cls: lambda r: (
+        cls, config_cls, with_labels(r, {k: v for k, v in make(r)[2].items() if k != "tie_word_embeddings"})))(
+        _make, getattr(tf, _prefix + "ForSequenceClassification"), _config_cls)
+    FAMILIES[_name + "_tok"] = per_token(_make, getattr(tf, _prefix + "ForTokenClassification"))
+    FAMILIES[_name + "_qa"] = per_token(_make, getattr(tf, _prefix + "ForQuestionAnswering"))
+    FAMILIES[_name + "_mc"] = multiple_choice(_make, getattr(tf, _prefix + "ForMultipleChoice"))
+    BASE.update({_name + suffix: _base for suffix in ("", "_cls", "_tok", "_qa", "_mc")})
+    MULTIPLE_CHOICE.add(_name + "_mc")
+    CLASSIFIERS.update({_name + "_cls", _name + "_tok"})
+
+
 def base_of(family):
     return BASE.get(family, family)
 

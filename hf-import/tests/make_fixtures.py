@@ -2258,6 +2258,20 @@ def modernbert_decoder():
     # non-padding token.
     build("modernbert_decoder_cls", tf.ModernBertDecoderForSequenceClassification,
           tf.ModernBertDecoderConfig(**base, global_attn_every_n_layers=2, classifier_bias=True, num_labels=3), 353)
+    # The pre-norm encoders: each branch's input normed, a norm after the last block (the last hidden state's);
+    # RoBERTa-PreLayerNorm (its embeddings normed) and XLM-RoBERTa-XL as RoBERTa, Megatron-BERT as BERT.
+    pre = dict(COMMON, max_position_embeddings=32, attn_implementation="eager")
+    build("roberta_prelayernorm", tf.RobertaPreLayerNormModel, tf.RobertaPreLayerNormConfig(**pre), 354,
+          encoder=True, pad=1)
+    build("roberta_prelayernorm_mlm", tf.RobertaPreLayerNormForMaskedLM,
+          tf.RobertaPreLayerNormConfig(**pre, type_vocab_size=1), 355, encoder=True, pad=1, token_types=False)
+    build("xlm_roberta_xl", tf.XLMRobertaXLModel, tf.XLMRobertaXLConfig(**pre), 356, encoder=True, pad=1,
+          token_types=False)
+    build("xlm_roberta_xl_cls", tf.XLMRobertaXLForSequenceClassification,
+          tf.XLMRobertaXLConfig(**pre, num_labels=3), 357, encoder=True, pad=1, token_types=False)
+    build("megatron_bert", tf.MegatronBertModel, tf.MegatronBertConfig(**pre), 358, encoder=True)
+    build("megatron_bert_mlm", tf.MegatronBertForMaskedLM, tf.MegatronBertConfig(**pre, hidden_act="gelu_new"), 359,
+          encoder=True)
     if ONLY and "modernbert_decoder_v4" not in ONLY:
         return
     if built is None:

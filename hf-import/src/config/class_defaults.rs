@@ -725,6 +725,42 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "roberta-prelayernorm",
+        &[
+            ("hidden_size", 768),
+            ("vocab_size", 50265),
+            ("num_attention_heads", 12),
+            ("intermediate_size", 3072),
+            ("num_hidden_layers", 12),
+            ("max_position_embeddings", 512),
+            ("type_vocab_size", 2),
+        ],
+    ),
+    (
+        "xlm-roberta-xl",
+        &[
+            ("hidden_size", 2560),
+            ("vocab_size", 250880),
+            ("num_attention_heads", 32),
+            ("intermediate_size", 10240),
+            ("num_hidden_layers", 36),
+            ("max_position_embeddings", 514),
+            ("type_vocab_size", 1),
+        ],
+    ),
+    (
+        "megatron-bert",
+        &[
+            ("hidden_size", 1024),
+            ("vocab_size", 29056),
+            ("num_attention_heads", 16),
+            ("intermediate_size", 4096),
+            ("num_hidden_layers", 24),
+            ("max_position_embeddings", 512),
+            ("type_vocab_size", 2),
+        ],
+    ),
+    (
         "data2vec-text",
         &[
             ("hidden_size", 768),

@@ -38,6 +38,7 @@ fn load_layer(v: &Vars<'_>, c: &BertConfig) -> Result<EncoderLayer> {
         inner: Linear::load(&v.pp("ffn"), h, c.intermediate, true)?,
         out: Linear::load(&v.pp("ffn_output"), c.intermediate, h, true)?,
         out_norm: LayerNorm::load(&v.pp("full_layer_layer_norm"), h, c.eps)?,
+        pre_norm: false,
     })
 }
 

@@ -1,9 +1,11 @@
 //! BERT (`BertModel` with its pooler, `BertForMaskedLM`): learned absolute positions, token types,
-//! post-norm encoder blocks, bidirectional attention over the non-padded tokens.
+//! post-norm encoder blocks (or pre-norm ones and a last norm: [`NormLayout`]), bidirectional
+//! attention over the non-padded tokens.
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::encoder_inputs::EncoderInputs;
+use super::pre_norm_bert::NormLayout;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
@@ -35,6 +37,8 @@ pub struct BertConfig {
     pub eps: f64,
     /// MLP activation
     pub act: Activation,
+    /// where the layer norms sit (by the model type)
+    pub norms: NormLayout,
 }
 
 impl BertConfig {
@@ -55,6 +59,7 @@ impl BertConfig {
             ));
         }
         let hidden = cfg.usize("hidden_size")?;
+        let model_type = cfg.str_or("model_type", "")?;
         let c = BertConfig {
             hidden,
             embedding: hidden,
@@ -64,8 +69,10 @@ impl BertConfig {
             vocab: cfg.usize("vocab_size")?,
             max_positions: cfg.usize_or("max_position_embeddings", 512)?,
             type_vocab: cfg.usize_or("type_vocab_size", 2)?,
-            eps: cfg.f64_or("layer_norm_eps", 1e-12)?,
+            // (XLM-RoBERTa-XL's config class alone defaults to 1e-5.)
+            eps: cfg.f64_or("layer_norm_eps", if model_type == "xlm-roberta-xl" { 1e-5 } else { 1e-12 })?,
             act: Activation::from_name(cfg.str_or("hidden_act", "gelu")?)?,
+            norms: NormLayout::of_model_type(model_type),
         };
         if c.heads == 0 || !c.hidden.is_multiple_of(c.heads) {
             return Err(Error::Config(format!(
@@ -77,32 +84,38 @@ impl BertConfig {
     }
 }
 
-/// Word, position and token-type embeddings, summed and layer-normed (then projected to the
-/// hidden width, for ELECTRA's narrower embeddings).
+/// Word, position and token-type embeddings, summed and layer-normed (not by the pre-norm
+/// encoders but RoBERTa-PreLayerNorm; then projected to the hidden width, for ELECTRA's narrower
+/// embeddings).
 #[derive(Debug, Clone)]
 struct BertEmbeddings {
     word: Embedding,
     position: Embedding,
     token_type: Option<Embedding>,
-    norm: LayerNorm,
+    norm: Option<LayerNorm>,
     /// ELECTRA's `embeddings_project`
     project: Option<Linear>,
 }
 
 /// Loads BERT's names for one block: `attention.self.{query,key,value}`, `attention.output.*`,
-/// `intermediate.dense`, `output.*`.
+/// `intermediate.dense`, `output.*` (a pre-norm block's norms under its layout's names).
 fn load_layer(v: &Vars<'_>, c: &BertConfig) -> Result<EncoderLayer> {
     let h = c.hidden;
     let att = v.pp("attention");
+    let (attn_norm, out_norm) = match c.norms {
+        NormLayout::PostNorm => (att.pp("output").pp("LayerNorm"), v.pp("output").pp("LayerNorm")),
+        NormLayout::PreNorm(names) => (v.pp(names.attention), v.pp(names.mlp)),
+    };
     Ok(EncoderLayer {
         query: Linear::load(&att.pp("self").pp("query"), h, h, true)?,
         key: Linear::load(&att.pp("self").pp("key"), h, h, true)?,
         value: Linear::load(&att.pp("self").pp("value"), h, h, true)?,
         attn_out: Linear::load(&att.pp("output").pp("dense"), h, h, true)?,
-        attn_norm: LayerNorm::load(&att.pp("output").pp("LayerNorm"), h, c.eps)?,
+        attn_norm: LayerNorm::load(&attn_norm, h, c.eps)?,
         inner: Linear::load(&v.pp("intermediate").pp("dense"), h, c.intermediate, true)?,
         out: Linear::load(&v.pp("output").pp("dense"), c.intermediate, h, true)?,
-        out_norm: LayerNorm::load(&v.pp("output").pp("LayerNorm"), h, c.eps)?,
+        out_norm: LayerNorm::load(&out_norm, h, c.eps)?,
+        pre_norm: matches!(c.norms, NormLayout::PreNorm(_)),
     })
 }
 
@@ -125,7 +138,8 @@ pub struct BertOutput {
     pub last_hidden_state: Tensor,
     /// `tanh(dense(first token))`, `[batch, hidden]`, when the model has a pooler
     pub pooler_output: Option<Tensor>,
-    /// With `output_hidden_states`: the embeddings, then each layer's output.
+    /// With `output_hidden_states`: the embeddings, then each layer's output (the last one normed,
+    /// for the pre-norm encoders).
     pub hidden_states: Vec<Tensor>,
 }
 
@@ -134,6 +148,8 @@ pub struct BertOutput {
 pub struct BertModel {
     embeddings: BertEmbeddings,
     layers: Vec<EncoderLayer>,
+    /// the pre-norm encoders' norm after the last block
+    last_norm: Option<LayerNorm>,
     pooler: Option<Linear>,
     cfg: BertConfig,
     positions: Positions,
@@ -165,7 +181,10 @@ impl BertModel {
             } else {
                 None
             },
-            norm: LayerNorm::load(&e.pp("LayerNorm"), width, c.eps)?,
+            norm: match c.norms.embedding_norm() {
+                true => Some(LayerNorm::load(&e.pp("LayerNorm"), width, c.eps)?),
+                false => None,
+            },
             project: if width != c.hidden {
                 Some(Linear::load(&v.pp("embeddings_project"), width, c.hidden, true)?)
             } else {
@@ -175,12 +194,16 @@ impl BertModel {
         let layers = (0..c.layers)
             .map(|i| load_layer(&v.pp("encoder").pp("layer").pp(i), &c))
             .collect::<Result<_>>()?;
+        let last_norm = match c.norms {
+            NormLayout::PostNorm => None,
+            NormLayout::PreNorm(names) => Some(LayerNorm::load(&v.pp(names.last), c.hidden, c.eps)?),
+        };
         let pooler = if v.pp("pooler").pp("dense").contains("weight") {
             Some(Linear::load(&v.pp("pooler").pp("dense"), c.hidden, c.hidden, true)?)
         } else {
             None
         };
-        Ok(BertModel { embeddings, layers, pooler, cfg: c, positions, relative_bias: None })
+        Ok(BertModel { embeddings, layers, last_norm, pooler, cfg: c, positions, relative_bias: None })
     }
 
     /// An encoder from loaded parts (for the families that store BERT's structure under other names).
@@ -195,8 +218,8 @@ impl BertModel {
         cfg: BertConfig,
         positions: Positions,
     ) -> Self {
-        let embeddings = BertEmbeddings { word, position, token_type, norm, project: None };
-        BertModel { embeddings, layers, pooler, cfg, positions, relative_bias: None }
+        let embeddings = BertEmbeddings { word, position, token_type, norm: Some(norm), project: None };
+        BertModel { embeddings, layers, last_norm: None, pooler, cfg, positions, relative_bias: None }
     }
 
     /// The encoder with its embeddings projected to the hidden width by `project` (ALBERT's
@@ -261,6 +284,7 @@ impl BertModel {
             }
             h = layer.forward(&h, &mask, self.cfg.heads, self.cfg.act)?;
         }
+        h = self.after_last_layer(h)?;
         if output_hidden_states {
             hidden_states.push(h.clone());
         }
@@ -295,10 +319,11 @@ impl BertModel {
         let Some(packed) = PackedRows::new(&attention_mask, b, s, self.device())? else {
             // Nothing to leave out: the batched layers.
             let mask = self.attention_mask(&attention_mask, &h)?;
-            return self
+            let h = self
                 .layers
                 .iter()
-                .try_fold(h, |h, layer| layer.forward(&h, &mask, self.cfg.heads, self.cfg.act));
+                .try_fold(h, |h, layer| layer.forward(&h, &mask, self.cfg.heads, self.cfg.act))?;
+            return self.after_last_layer(h);
         };
         if packed.rows.is_empty() {
             return Ok(Tensor::zeros([b, s, hidden], (h.dtype(), self.device()))?);
@@ -314,7 +339,15 @@ impl BertModel {
         for layer in &self.layers {
             x = layer.forward_packed(&x, &packed.rows, biases.as_deref(), self.cfg.heads, self.cfg.act)?;
         }
-        packed.scatter(&x)
+        packed.scatter(&self.after_last_layer(x)?)
+    }
+
+    /// The last block's output `h`, normed once more by the pre-norm encoders.
+    fn after_last_layer(&self, h: Tensor) -> Result<Tensor> {
+        match &self.last_norm {
+            Some(norm) => norm.forward(&h),
+            None => Ok(h),
+        }
     }
 
     /// The additive attention mask of the layers: the padding's `[batch, 1, 1, seq]`, plus MPNet's
@@ -372,7 +405,10 @@ impl BertModel {
             Some(m) => m,
             None => Tensor::ones([b, s], (DType::I64, device))?,
         };
-        let h = e.norm.forward(&h)?;
+        let h = match &e.norm {
+            Some(norm) => norm.forward(&h)?,
+            None => h,
+        };
         let h = match &e.project {
             Some(project) => project.forward(&h)?,
             None => h,

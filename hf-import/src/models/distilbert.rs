@@ -5,6 +5,7 @@
 use oxtorch_tensor::Tensor;
 
 use super::bert::{BertConfig, BertModel, BertOutput, Positions};
+use super::pre_norm_bert::NormLayout;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, Embedding, EncoderLayer, LayerNorm, Linear};
@@ -26,6 +27,7 @@ fn distil_config(cfg: &Config) -> Result<BertConfig> {
         type_vocab: 0,
         eps: EPS,
         act: Activation::from_name(cfg.str_or("activation", "gelu")?)?,
+        norms: NormLayout::PostNorm,
     };
     if c.heads == 0 || !c.hidden.is_multiple_of(c.heads) {
         return Err(Error::Config(format!("dim ({}) must be a multiple of n_heads ({})", c.hidden, c.heads)));
@@ -62,6 +64,7 @@ impl DistilBertModel {
                 inner: Linear::load(&l.pp("ffn").pp("lin1"), h, c.intermediate, true)?,
                 out: Linear::load(&l.pp("ffn").pp("lin2"), c.intermediate, h, true)?,
                 out_norm: LayerNorm::load(&l.pp("output_layer_norm"), h, EPS)?,
+                pre_norm: false,
             });
         }
         Ok(DistilBertModel(BertModel::from_parts(

@@ -4,7 +4,10 @@
 //! `use_task_id`, a task-type embedding added to every token (row 0: transformers' default
 //! `task_type_ids`, which hf-import does not take), folded into the token-type table at load; and
 //! data2vec-text (model type `data2vec-text`: `Data2VecTextModel`, ...; facebook/data2vec-text-base),
-//! RoBERTa under the `data2vec_text.` prefix.
+//! RoBERTa under the `data2vec_text.` prefix; and the pre-norm encoders ([`super::NormLayout`],
+//! read from the model type): RoBERTa-PreLayerNorm (`RobertaPreLayerNormModel`, ...) as RoBERTa
+//! under `roberta_prelayernorm.`, XLM-RoBERTa-XL (`XLMRobertaXLModel`, ...) as RoBERTa, and
+//! Megatron-BERT (`MegatronBertModel`, ...) as BERT.
 
 use oxtorch_tensor::Tensor;
 
@@ -12,7 +15,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
 
-/// The encoder heads both families have.
+/// The encoder heads every family here has.
 const HEADS: [&str; 6] = [
     "Model",
     "ForMaskedLM",
@@ -31,6 +34,16 @@ pub(super) fn aliased(arch: &str, cfg: &Config, weights: &Weights) -> Result<Opt
     }
     if let Some(head) = head("Data2VecText") {
         return Ok(Some((format!("Roberta{head}"), with_prefix(weights, "data2vec_text.", "roberta."))));
+    }
+    if let Some(head) = head("RobertaPreLayerNorm") {
+        let weights = with_prefix(weights, "roberta_prelayernorm.", "roberta.");
+        return Ok(Some((format!("Roberta{head}"), weights)));
+    }
+    if let Some(head) = head("XLMRobertaXL") {
+        return Ok(Some((format!("Roberta{head}"), weights.clone())));
+    }
+    if let Some(head) = head("MegatronBert") {
+        return Ok(Some((format!("Bert{head}"), weights.clone())));
     }
     Ok(None)
 }
@@ -86,9 +99,18 @@ mod tests {
         assert_eq!(arch("ErnieForMaskedLM").as_deref(), Some("BertForMaskedLM"));
         assert_eq!(arch("ErnieModel").as_deref(), Some("BertModel"));
         assert_eq!(arch("Data2VecTextForMultipleChoice").as_deref(), Some("RobertaForMultipleChoice"));
-        for other in
-            ["ErnieForCausalLM", "Ernie4_5ForCausalLM", "Data2VecTextForCausalLM", "Data2VecAudioModel"]
-        {
+        assert_eq!(arch("RobertaPreLayerNormForMaskedLM").as_deref(), Some("RobertaForMaskedLM"));
+        assert_eq!(arch("XLMRobertaXLModel").as_deref(), Some("RobertaModel"));
+        assert_eq!(arch("MegatronBertForTokenClassification").as_deref(), Some("BertForTokenClassification"));
+        for other in [
+            "ErnieForCausalLM",
+            "Ernie4_5ForCausalLM",
+            "Data2VecTextForCausalLM",
+            "Data2VecAudioModel",
+            "XLMRobertaXLForCausalLM",
+            "MegatronBertForPreTraining",
+            "MegatronBertForNextSentencePrediction",
+        ] {
             assert_eq!(arch(other), None, "{other}");
         }
     }

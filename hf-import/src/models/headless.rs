@@ -12,11 +12,13 @@ use crate::weights::Weights;
 /// architecture.
 fn masked_lm_head(arch: &str) -> Option<&'static [&'static str]> {
     Some(match arch {
-        "BertForMaskedLM" | "ErnieForMaskedLM" => &["cls."],
+        "BertForMaskedLM" | "ErnieForMaskedLM" | "MegatronBertForMaskedLM" => &["cls."],
         "RobertaForMaskedLM"
         | "XLMRobertaForMaskedLM"
         | "CamembertForMaskedLM"
         | "Data2VecTextForMaskedLM"
+        | "RobertaPreLayerNormForMaskedLM"
+        | "XLMRobertaXLForMaskedLM"
         | "MPNetForMaskedLM" => &["lm_head."],
         "DistilBertForMaskedLM" => &["vocab_transform.", "vocab_layer_norm.", "vocab_projector."],
         "ModernBertForMaskedLM" => &["head.", "decoder."],

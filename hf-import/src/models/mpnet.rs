@@ -102,5 +102,6 @@ fn load_layer(v: &Vars<'_>, c: &BertConfig) -> Result<EncoderLayer> {
         inner: Linear::load(&v.pp("intermediate").pp("dense"), h, c.intermediate, true)?,
         out: Linear::load(&v.pp("output").pp("dense"), c.intermediate, h, true)?,
         out_norm: LayerNorm::load(&v.pp("output").pp("LayerNorm"), h, c.eps)?,
+        pre_norm: false,
     })
 }

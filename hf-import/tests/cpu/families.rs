@@ -546,6 +546,22 @@ fn data2vec_text_as_roberta() {
     check("data2vec_text_cls");
 }
 
+/// The pre-norm encoders (each branch's input normed, the last block's output normed once more):
+/// RoBERTa-PreLayerNorm, XLM-RoBERTa-XL and Megatron-BERT, their masked LMs and a classifier.
+#[test]
+fn pre_norm_encoders() {
+    for name in [
+        "roberta_prelayernorm",
+        "roberta_prelayernorm_mlm",
+        "xlm_roberta_xl",
+        "xlm_roberta_xl_cls",
+        "megatron_bert",
+        "megatron_bert_mlm",
+    ] {
+        check(name);
+    }
+}
+
 /// ERNIE: BERT under `ernie.` with the task-type embedding's row 0 added to every token (folded
 /// into the token-type table at load); its masked LM and sequence classifier.
 #[test]

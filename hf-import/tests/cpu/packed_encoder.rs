@@ -78,6 +78,10 @@ fn kept_tokens_equal_the_padded_forward_for_every_encoder_family() {
         "modernbert",
         "modernbert_biased",
         "modernbert_mlm",
+        // The pre-norm encoders: their last norm after the packed layers.
+        "roberta_prelayernorm",
+        "xlm_roberta_xl",
+        "megatron_bert_mlm",
     ] {
         let model = load(name, None);
         let mask: Vec<i64> = MASKS.concat();
@@ -144,6 +148,7 @@ fn classifier_logits_skip_the_padding_with_the_forwards_values() {
         "electra_cls",
         "albert_cls",
         "modernbert_cls",
+        "xlm_roberta_xl_cls",
         // Mean pooling reads kept tokens only: packed for left padding too.
         "modernbert_cls_mean",
     ] {

@@ -292,6 +292,7 @@ fn load_layer(v: &Vars<'_>, c: &DebertaV2Config) -> Result<DebertaLayer> {
             inner: Linear::load(&v.pp("intermediate").pp("dense"), h, c.intermediate, true)?,
             out: Linear::load(&v.pp("output").pp("dense"), c.intermediate, h, true)?,
             out_norm: LayerNorm::load(&v.pp("output").pp("LayerNorm"), h, c.eps)?,
+            pre_norm: false,
         },
         pos_key: if separate && c.c2p { Some(Linear::load(&att.pp(pos_key), h, h, !c.v1)?) } else { None },
         pos_query: if separate && c.p2c { Some(Linear::load(&att.pp(pos_query), h, h, true)?) } else { None },
