@@ -69,10 +69,23 @@ fn token_text(v: Option<&Value>) -> String {
     }
 }
 
+/// The `chat_template` string of `dir/chat_template.json`, if the file is there.
+fn processor_template(dir: &Path) -> Result<Option<String>> {
+    let path = dir.join("chat_template.json");
+    let Ok(text) = std::fs::read_to_string(&path) else { return Ok(None) };
+    let json: Value = serde_json::from_str(&text).map_err(|e| Error::format(&path, e.to_string()))?;
+    match json.get("chat_template") {
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        _ => Err(Error::format(&path, "expected an object with a \"chat_template\" string")),
+    }
+}
+
 impl ChatTemplate {
     /// The template of the model in `dir`: `chat_template.jinja` (transformers 5), else the
     /// `chat_template` of `tokenizer_config.json` (a string, or a list of named templates of which
-    /// `default` is taken); `None` when the model has none.
+    /// `default` is taken), else that of `chat_template.json` (where the processors of
+    /// multimodal checkpoints saved before transformers 5 keep theirs: Qwen2-VL, LLaVA); `None`
+    /// when the model has none.
     pub fn from_model_dir(dir: &Path) -> Result<Option<Self>> {
         let cfg_path = dir.join("tokenizer_config.json");
         let cfg: Value = match std::fs::read_to_string(&cfg_path) {
@@ -90,7 +103,7 @@ impl ChatTemplate {
                     .find(|t| t.get("name").and_then(Value::as_str) == Some("default"))
                     .and_then(|t| t.get("template").and_then(Value::as_str))
                     .map(str::to_string),
-                _ => None,
+                _ => processor_template(dir)?,
             }
         };
         // Special tokens from tokenizer_config.json, else special_tokens_map.json (transformers
@@ -514,6 +527,29 @@ fn strftime(format: &str, secs: i64) -> String {
 #[cfg(test)]
 mod environment_tests {
     use super::*;
+
+    /// `chat_template.jinja` wins over `tokenizer_config.json`'s template, which wins over
+    /// `chat_template.json`'s; a malformed `chat_template.json` is an error naming it.
+    #[test]
+    fn templates_come_from_the_files_in_transformers_order() {
+        let dir = std::env::temp_dir().join(format!("oxtorch_chat_files_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let source = |dir: &Path| ChatTemplate::from_model_dir(dir).unwrap().map(|t| t.source);
+        assert_eq!(source(&dir), None);
+        std::fs::write(dir.join("chat_template.json"), r#"{"chat_template": "processor"}"#).unwrap();
+        assert_eq!(source(&dir).as_deref(), Some("processor"));
+        std::fs::write(dir.join("tokenizer_config.json"), r#"{"chat_template": "tokenizer"}"#).unwrap();
+        assert_eq!(source(&dir).as_deref(), Some("tokenizer"));
+        std::fs::write(dir.join("chat_template.jinja"), "jinja").unwrap();
+        assert_eq!(source(&dir).as_deref(), Some("jinja"));
+        std::fs::remove_file(dir.join("chat_template.jinja")).unwrap();
+        std::fs::remove_file(dir.join("tokenizer_config.json")).unwrap();
+        std::fs::write(dir.join("chat_template.json"), r#"{"template": 3}"#).unwrap();
+        let err = ChatTemplate::from_model_dir(&dir).unwrap_err().to_string();
+        assert!(err.contains("chat_template.json") && err.contains("\"chat_template\" string"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn strftime_fills_python_directives() {

@@ -1232,6 +1232,56 @@ def gen_mistral3(r):
                                                                          tie_word_embeddings=tie)
 
 
+
+def mrope(r, rope, head_dim):
+    """`rope` with multimodal RoPE sections (three, summing to half the head) added."""
+    half = head_dim // 2
+    a = r.randint(0, half)
+    b = r.randint(0, half - a)
+    return dict(rope, mrope_section=[a, b, half - a - b])
+
+
+def gen_qwen2_vl(r):
+    """Qwen2VLForConditionalGeneration or Qwen2_5_VLForConditionalGeneration on text: a random Qwen2 text model with
+    multimodal RoPE sections (default RoPE) beside a tiny vision tower, the head tied by the outer flag or the nested
+    one."""
+    _, _, text = gen_qwen2(r)
+    theta = r.choice([100.0, 10000.0, 1e6])
+    text["rope_parameters"] = mrope(r, {"rope_type": "default", "rope_theta": theta},
+                                    text["hidden_size"] // text["num_attention_heads"])
+    cls, config_cls = r.choice([(tf.Qwen2VLForConditionalGeneration, tf.Qwen2VLConfig),
+                                (tf.Qwen2_5_VLForConditionalGeneration, tf.Qwen2_5_VLConfig)])
+    tie = text.pop("tie_word_embeddings")
+    outer = dict(tie_word_embeddings=tie) if r.random() < 0.5 else {}
+    if not outer:
+        text["tie_word_embeddings"] = tie
+    vision = dict(depth=1, hidden_size=16, num_heads=2, patch_size=2, spatial_merge_size=1, temporal_patch_size=1)
+    vision.update(dict(embed_dim=16, mlp_ratio=2) if cls is tf.Qwen2VLForConditionalGeneration
+                  else dict(intermediate_size=16, out_hidden_size=text["hidden_size"], fullatt_block_indexes=[0]))
+    return cls, config_cls, dict(text_config=text, vision_config=vision, **outer)
+
+
+def gen_qwen3_vl(r):
+    """Qwen3VLForConditionalGeneration or Qwen3VLMoeForConditionalGeneration on text: a random Qwen3 or Qwen3-MoE text
+    model (no windows; the mixture's top-k always renormalised) with interleaved multimodal RoPE sections beside a
+    tiny vision tower, the head tied by the outer flag."""
+    moe = r.random() < 0.5
+    _, _, text = gen_qwen3_moe(r) if moe else gen_qwen3(r)
+    for k in ("use_sliding_window", "sliding_window", "max_window_layers", "norm_topk_prob"):
+        text.pop(k, None)
+    theta = r.choice([100.0, 10000.0, 5e5])
+    text["rope_parameters"] = mrope(r, {"rope_type": "default", "rope_theta": theta, "mrope_interleaved": True},
+                                    text["head_dim"])
+    tie = text.pop("tie_word_embeddings", False)
+    vision = dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=text["hidden_size"],
+                  patch_size=2, spatial_merge_size=1, temporal_patch_size=1, deepstack_visual_indexes=[0],
+                  num_position_embeddings=16)
+    c = dict(text_config=text, vision_config=vision, tie_word_embeddings=tie)
+    if moe:
+        return tf.Qwen3VLMoeForConditionalGeneration, tf.Qwen3VLMoeConfig, c
+    return tf.Qwen3VLForConditionalGeneration, tf.Qwen3VLConfig, c
+
+
 def gen_seed_oss(r):
     """SeedOssForCausalLM: q/k/v, output and MLP biases at random."""
     c = decoder_common(r, "seed_oss")
@@ -2432,6 +2482,8 @@ FAMILIES = {
     "ernie_tok": per_token(gen_ernie, tf.ErnieForTokenClassification),
     "ernie_qa": per_token(gen_ernie, tf.ErnieForQuestionAnswering),
     "ernie_mc": multiple_choice(gen_ernie, tf.ErnieForMultipleChoice),
+    "qwen2_vl": gen_qwen2_vl,
+    "qwen3_vl": gen_qwen3_vl,
     "bert_qa": per_token(gen_bert, tf.BertForQuestionAnswering),
     "roberta_qa": per_token(gen_roberta, tf.RobertaForQuestionAnswering),
     "xlm_roberta_tok": per_token(gen_roberta, tf.XLMRobertaForTokenClassification, tf.XLMRobertaConfig),
@@ -2586,7 +2638,7 @@ BASE = {"diffllama_cls": "diffllama", "diffllama_tok": "diffllama", "axk1_cls": 
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt", "minicpm3_cls": "minicpm3", "persimmon_cls": "persimmon", "persimmon_tok": "persimmon"}
 # Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
-MULTIMODAL_TEXT = {"mistral3", "gemma4_mm"}
+MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}

@@ -2295,11 +2295,87 @@ def modernbert_decoder():
     print("modernbert_decoder_v4", model.config.rope_parameters)
 
 
+
+def rewritten(src, name, config=None, tensors=None):
+    """A copy of the fixture `src` as `name` with its config.json rewritten by `config` (a function of the dict) and
+    its tensors by `tensors` (of the state dict); the goldens are left to the caller."""
+    path = OUT / name
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(OUT / src, path, ignore=shutil.ignore_patterns("*expected*", "generate*", "beam*"))
+    if config is not None:
+        cfg = config(json.loads((path / "config.json").read_text()))
+        (path / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    if tensors is not None:
+        save_file(tensors(load_file(str(path / "model.safetensors"))), str(path / "model.safetensors"),
+                  metadata={"format": "pt"})
+    return path
+
+
+def goldens_of(path, model_cls, like=None):
+    """`path` reloaded by transformers: its goldens written, and (with `like`, a fixture's name) its logits checked
+    against that fixture's, the same network saved another way."""
+    model = model_cls.from_pretrained(path, attn_implementation="eager").eval()
+    x = inputs(False)
+    with torch.no_grad():
+        out = model(**x, output_hidden_states=True)
+    if like is not None:
+        want = load_file(str(OUT / like / "expected.safetensors"))["logits"]
+        assert torch.allclose(out.logits.float(), want, atol=1e-5), (path, (out.logits - want).abs().max())
+    save_file({**x, **flatten(out)}, str(path / "expected.safetensors"))
+    save_file(greedy(model), str(path / "generate.safetensors"))
+
+
+def qwen_vl():
+    """Qwen's vision-language models on text: their language models with multimodal RoPE sections (which coincide
+    on text), a tiny vision tower beside (never read). Variants: Qwen2-VL's config as 4.x saved it (the text keys at
+    the top level, `rope_scaling` of type `mrope`), Qwen3-VL-MoE's experts stored transposed (the published
+    checkpoints' layout)."""
+    names = ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen2_vl_v4", "qwen3_vl_moe_hub"]
+    if ONLY and not ONLY & set(names):
+        return
+    text = dict(DECODER, intermediate_size=48, rms_norm_eps=1e-6, tie_word_embeddings=False)
+    patches = dict(patch_size=2, spatial_merge_size=1, temporal_patch_size=1, in_channels=3)
+    mrope = {"rope_type": "default", "rope_theta": 1000.0, "mrope_section": [2, 1, 1]}
+    build("qwen2_vl", tf.Qwen2VLForConditionalGeneration,
+          tf.Qwen2VLConfig(text_config=dict(text, rope_parameters=mrope),
+                           vision_config=dict(depth=1, embed_dim=16, hidden_size=32, num_heads=2, mlp_ratio=2,
+                                              **patches)), 360)
+    vision = dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=32, **patches)
+    build("qwen2_5_vl", tf.Qwen2_5_VLForConditionalGeneration,
+          tf.Qwen2_5_VLConfig(text_config=dict(text, rope_parameters=mrope, tie_word_embeddings=True),
+                              vision_config=dict(vision, fullatt_block_indexes=[0])), 361)
+    qwen3 = dict(text, head_dim=8, rope_parameters=dict(mrope, mrope_interleaved=True))
+    vision3 = dict(vision, deepstack_visual_indexes=[0], num_position_embeddings=16)
+    build("qwen3_vl", tf.Qwen3VLForConditionalGeneration,
+          tf.Qwen3VLConfig(text_config=qwen3, vision_config=vision3), 362)
+    build("qwen3_vl_moe", tf.Qwen3VLMoeForConditionalGeneration,
+          tf.Qwen3VLMoeConfig(text_config=dict(qwen3, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=8,
+                                               decoder_sparse_step=1, mlp_only_layers=[1]),
+                              vision_config=vision3), 363)
+
+    def flat(cfg):
+        text_cfg = cfg.pop("text_config")
+        rope = text_cfg.pop("rope_parameters")
+        rope.pop("rope_type")
+        cfg.update(text_cfg, model_type="qwen2_vl", rope_theta=rope.pop("rope_theta"), rope_scaling=dict(rope, type="mrope"))
+        return cfg
+
+    goldens_of(rewritten("qwen2_vl", "qwen2_vl_v4", config=flat), tf.Qwen2VLForConditionalGeneration, like="qwen2_vl")
+
+    def transposed(state):
+        return {k: v.transpose(1, 2).contiguous() if k.endswith(("experts.gate_up_proj", "experts.down_proj")) else v
+                for k, v in state.items()}
+
+    goldens_of(rewritten("qwen3_vl_moe", "qwen3_vl_moe_hub", tensors=transposed),
+               tf.Qwen3VLMoeForConditionalGeneration, like="qwen3_vl_moe")
+
+
 if __name__ == "__main__":
     main()
     bitnet()
     opt_bpe()
     modernbert_decoder()
+    qwen_vl()
     if not ONLY or "token_types" in ONLY:
         token_type_goldens()
     decoder_token_classifiers()

@@ -92,6 +92,9 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
     let _only = exclusive();
     let fallbacks = check_family("llama", dev) + check_family("bert", dev) + check_family("gpt2", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
+    // The pre-norm encoders' last norm.
+    let fallbacks = check_family("megatron_bert_mlm", dev) + check_family("roberta_prelayernorm", dev);
+    assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // GPT-Neo's local layers (windows inside the bucket; padded queries seeing only padding) and its
     // classifier (at its own length).
     let fallbacks =
@@ -234,6 +237,8 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "bitnet_packed",
         "bitnet_online",
         "modernbert_decoder",
+        "qwen2_vl",
+        "qwen3_vl_moe_hub",
     ];
     let mut fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     // (A padded query whose chunk holds only padding attends to every key alike, as in transformers:

@@ -16,7 +16,11 @@ pub fn run(model: &str) -> Result<()> {
     match arch.as_str() {
         "Gemma3ForConditionalGeneration"
         | "Mistral3ForConditionalGeneration"
-        | "Llama4ForConditionalGeneration" => {
+        | "Llama4ForConditionalGeneration"
+        | "Qwen2VLForConditionalGeneration"
+        | "Qwen2_5_VLForConditionalGeneration"
+        | "Qwen3VLForConditionalGeneration"
+        | "Qwen3VLMoeForConditionalGeneration" => {
             outln!(
                 "runs:         its language model, on text (the vision tower and projector are not loaded)"
             );

@@ -114,6 +114,9 @@ impl AutoModel {
             // Image inputs get their own error (before the float `pixel_values` would get the dtype's).
             gemma3_multimodal::check_text_only(inputs)?;
         }
+        if let AutoModel::QwenVl(m) = self {
+            m.check_text_only(inputs)?;
+        }
         if let AutoModel::Mistral3ForConditionalGeneration(_) = self {
             mistral3::check_text_only(inputs, "Mistral3ForConditionalGeneration")?;
         }

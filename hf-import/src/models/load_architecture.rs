@@ -128,6 +128,12 @@ impl AutoModel {
             "Llama4ForConditionalGeneration" => {
                 AutoModel::Llama4ForConditionalGeneration(Llama4ForConditionalGeneration::load(cfg, weights)?)
             }
+            "Qwen2VLForConditionalGeneration"
+            | "Qwen2_5_VLForConditionalGeneration"
+            | "Qwen3VLForConditionalGeneration"
+            | "Qwen3VLMoeForConditionalGeneration" => {
+                AutoModel::QwenVl(QwenVlForConditionalGeneration::load(cfg, weights)?)
+            }
             "Mistral3ForConditionalGeneration" => AutoModel::Mistral3ForConditionalGeneration(
                 Mistral3ForConditionalGeneration::load(cfg, weights)?,
             ),

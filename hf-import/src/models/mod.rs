@@ -80,6 +80,7 @@ mod pre_norm_bert;
 mod qwen2;
 mod qwen3;
 mod qwen3_5;
+mod qwen_vl;
 mod registry;
 mod roberta;
 mod sarvam;
@@ -201,6 +202,7 @@ pub use self::pre_norm_bert::{NormLayout, PreNormNames};
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::qwen3_5::{Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM};
+pub use self::qwen_vl::QwenVlForConditionalGeneration;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::sarvam::{SarvamMLAForCausalLM, SarvamMoEForCausalLM};
 pub use self::seed_oss::SeedOssForCausalLM;
@@ -277,6 +279,10 @@ pub enum AutoModel {
     /// `Mistral3ForConditionalGeneration` (Mistral Small 3.1/3.2, Ministral 3): its language model,
     /// on text (image inputs are refused)
     Mistral3ForConditionalGeneration(Mistral3ForConditionalGeneration),
+    /// `Qwen2VLForConditionalGeneration`, `Qwen2_5_VLForConditionalGeneration`,
+    /// `Qwen3VLForConditionalGeneration`, `Qwen3VLMoeForConditionalGeneration`: the language
+    /// model, on text (image and video inputs are refused)
+    QwenVl(QwenVlForConditionalGeneration),
     /// `Llama4ForConditionalGeneration` (Llama 4 Scout and Maverick): its language model, run on text
     Llama4ForConditionalGeneration(Llama4ForConditionalGeneration),
     /// `Gemma3nForConditionalGeneration` (Gemma 3n): its language model, run on text
@@ -610,6 +616,7 @@ impl AutoModel {
                 | "Gemma3nForConditionalGeneration"
                 | "FuyuForCausalLM",
             ) => gemma3_multimodal::language_model_weights(weights),
+            Ok(arch) if qwen_vl::ARCHITECTURES.contains(&arch) => qwen_vl::language_model_weights(weights),
             _ => weights,
         }
     }

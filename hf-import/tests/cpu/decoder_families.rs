@@ -390,6 +390,22 @@ fn mistral3_multimodal_on_text() {
     assert!(err.contains("image inputs are not supported for Mistral3ForConditionalGeneration"), "{err}");
 }
 
+/// Qwen's vision-language checkpoints on text: Qwen2-VL and Qwen2.5-VL as Qwen2 (the head tied by
+/// the nested flag), Qwen3-VL as Qwen3, Qwen3-VL-MoE as Qwen3-MoE; a 4.x Qwen2-VL config (flat,
+/// `mrope`) and Qwen3-VL-MoE's experts stored transposed. Image and video inputs are refused.
+#[test]
+fn qwen_vl_on_text() {
+    for name in ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen2_vl_v4", "qwen3_vl_moe_hub"] {
+        check(name);
+    }
+    let dir = fixture("qwen3_vl");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("qwen3_vl");
+    inputs.insert("image_grid_thw".into(), Tensor::from_vec(vec![1i64, 2, 2], [1, 3]).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("video inputs are not supported for Qwen3VLForConditionalGeneration"), "{err}");
+}
+
 /// Sarvam's mixtures: Sarvam-MLA (DeepSeek-V3 on its config class's defaults), also from the
 /// remote code's config (`deepseek_yarn`, `num_experts`); Sarvam-MoE (GLM-4-MoE with whole-head
 /// RoPE) under the remote code's names (a fused `query_key_value`), as transformers saves it, and

@@ -4,7 +4,7 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 180] = [
+pub const DECODERS: [&str; 186] = [
     "bitnet",
     "bitnet_packed",
     "bitnet_autobit",
@@ -62,6 +62,12 @@ pub const DECODERS: [&str; 180] = [
     "sarvam_moe_names",
     "mistral3",
     "mistral3_ministral3",
+    "qwen2_vl",
+    "qwen2_5_vl",
+    "qwen3_vl",
+    "qwen3_vl_moe",
+    "qwen2_vl_v4",
+    "qwen3_vl_moe_hub",
     "ministral3",
     "cwm",
     "jais2",
