@@ -1282,6 +1282,45 @@ def gen_qwen3_vl(r):
     return tf.Qwen3VLForConditionalGeneration, tf.Qwen3VLConfig, c
 
 
+
+def gen_vision_language(r):
+    """A vision-language class on text (LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, Aya Vision, InternVL, Idefics3,
+    SmolVLM, LFM2-VL) beside a tiny vision tower, over a random language model of its own model type (Gemma 2's
+    soft-capping, Granite's and Cohere's logit scaling among them, which the classes' own head leaves out), the head
+    tied by the outer flag, the nested one, or the defaults."""
+    clip = dict(model_type="clip_vision_model", hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                num_attention_heads=2, image_size=8, patch_size=4)
+    siglip = dict(clip, model_type="siglip_vision_model")
+    small = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2)
+    classes = [
+        (tf.LlavaForConditionalGeneration, tf.LlavaConfig, dict(vision_config=clip)),
+        (tf.LlavaNextForConditionalGeneration, tf.LlavaNextConfig, dict(vision_config=clip)),
+        (tf.LlavaOnevisionForConditionalGeneration, tf.LlavaOnevisionConfig, dict(vision_config=siglip)),
+        (tf.VipLlavaForConditionalGeneration, tf.VipLlavaConfig, dict(vision_config=clip, vision_feature_layers=[-1])),
+        (tf.AyaVisionForConditionalGeneration, tf.AyaVisionConfig, dict(vision_config=siglip, downsample_factor=2)),
+        (tf.InternVLForConditionalGeneration, tf.InternVLConfig,
+         dict(vision_config=dict(small, image_size=[8, 8], patch_size=[4, 4]))),
+        (tf.Idefics3ForConditionalGeneration, tf.Idefics3Config,
+         dict(vision_config=dict(small, image_size=8, patch_size=4), scale_factor=1)),
+        (tf.SmolVLMForConditionalGeneration, tf.SmolVLMConfig,
+         dict(vision_config=dict(small, image_size=8, patch_size=4), scale_factor=1)),
+        (tf.Lfm2VlForConditionalGeneration, tf.Lfm2VlConfig,
+         dict(vision_config=dict(small, model_type="siglip2_vision_model", patch_size=4, num_patches=16),
+              projector_hidden_size=16)),
+    ]
+    cls, config_cls, c = r.choice(classes)
+    gen = r.choice([gen_llama, gen_mistral, gen_qwen2, gen_qwen3, gen_gemma2, gen_granite, gen_cohere, gen_lfm2])
+    _, text_config_cls, text = gen(r)
+    text["model_type"] = text_config_cls.model_type
+    tie = text.pop("tie_word_embeddings", None)
+    where = r.choice(["outer", "inner", "none"])
+    if where == "inner" and tie is not None:
+        text["tie_word_embeddings"] = tie
+    elif where == "outer" and tie is not None:
+        c["tie_word_embeddings"] = tie
+    return cls, config_cls, dict(c, text_config=text)
+
+
 def gen_seed_oss(r):
     """SeedOssForCausalLM: q/k/v, output and MLP biases at random."""
     c = decoder_common(r, "seed_oss")
@@ -2484,6 +2523,7 @@ FAMILIES = {
     "ernie_mc": multiple_choice(gen_ernie, tf.ErnieForMultipleChoice),
     "qwen2_vl": gen_qwen2_vl,
     "qwen3_vl": gen_qwen3_vl,
+    "vision_language": gen_vision_language,
     "bert_qa": per_token(gen_bert, tf.BertForQuestionAnswering),
     "roberta_qa": per_token(gen_roberta, tf.RobertaForQuestionAnswering),
     "xlm_roberta_tok": per_token(gen_roberta, tf.XLMRobertaForTokenClassification, tf.XLMRobertaConfig),
@@ -2638,7 +2678,7 @@ BASE = {"diffllama_cls": "diffllama", "diffllama_tok": "diffllama", "axk1_cls": 
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt", "minicpm3_cls": "minicpm3", "persimmon_cls": "persimmon", "persimmon_tok": "persimmon"}
 # Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
-MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl"}
+MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl", "vision_language"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}

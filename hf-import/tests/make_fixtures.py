@@ -2370,12 +2370,45 @@ def qwen_vl():
                tf.Qwen3VLMoeForConditionalGeneration, like="qwen3_vl_moe")
 
 
+
+def vision_language():
+    """Vision-language classes on text, each a tiny vision tower beside a language model of its own model type:
+    LLaVA over Llama (untied), LLaVA-OneVision over Qwen2 tied by the text config's flag, Aya Vision over Cohere 2
+    (its `logit_scale` not applied by the class's own head) tied by the outer flag, SmolVLM over Llama under
+    `model.text_model.*`, InternVL over Qwen2, LFM2-VL over LFM2 (short convolutions)."""
+    clip = dict(model_type="clip_vision_model", hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                num_attention_heads=2, image_size=8, patch_size=4)
+    siglip = dict(clip, model_type="siglip_vision_model")
+    small = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2)
+    llama = dict(DECODER, model_type="llama", intermediate_size=48, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    qwen2 = dict(llama, model_type="qwen2", rope_parameters={"rope_type": "default", "rope_theta": 1000.0})
+    build("llava", tf.LlavaForConditionalGeneration, tf.LlavaConfig(text_config=llama, vision_config=clip), 364)
+    build("llava_onevision", tf.LlavaOnevisionForConditionalGeneration,
+          tf.LlavaOnevisionConfig(text_config=dict(qwen2, tie_word_embeddings=True), vision_config=siglip), 365)
+    cohere2 = dict(llama, model_type="cohere2", num_hidden_layers=3, sliding_window=3, sliding_window_pattern=3,
+                   logit_scale=0.25)
+    build("aya_vision", tf.AyaVisionForConditionalGeneration,
+          tf.AyaVisionConfig(text_config=cohere2, vision_config=siglip, downsample_factor=2), 366)
+    build("smolvlm", tf.SmolVLMForConditionalGeneration,
+          tf.SmolVLMConfig(text_config=llama, vision_config=dict(small, image_size=8, patch_size=4),
+                           scale_factor=1), 367)
+    build("internvl", tf.InternVLForConditionalGeneration,
+          tf.InternVLConfig(text_config=qwen2, vision_config=dict(small, image_size=[8, 8], patch_size=[4, 4])), 368)
+    lfm2 = dict(vocab_size=100, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                pad_token_id=0, bos_token_id=1, eos_token_id=2, num_hidden_layers=3, model_type="lfm2",
+                layer_types=["conv", "full_attention", "conv"], intermediate_size=72, block_multiple_of=16)
+    build("lfm2_vl", tf.Lfm2VlForConditionalGeneration,
+          tf.Lfm2VlConfig(text_config=lfm2, vision_config=dict(small, model_type="siglip2_vision_model", patch_size=4,
+                                                               num_patches=16), projector_hidden_size=16), 369)
+
+
 if __name__ == "__main__":
     main()
     bitnet()
     opt_bpe()
     modernbert_decoder()
     qwen_vl()
+    vision_language()
     if not ONLY or "token_types" in ONLY:
         token_type_goldens()
     decoder_token_classifiers()

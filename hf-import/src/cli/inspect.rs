@@ -25,6 +25,11 @@ pub fn run(model: &str) -> Result<()> {
                 "runs:         its language model, on text (the vision tower and projector are not loaded)"
             );
         }
+        arch if oxtorch_hf_import::models::is_vision_language(arch) => {
+            outln!(
+                "runs:         its language model, on text (the vision tower and projector are not loaded)"
+            );
+        }
         "Gemma4ForConditionalGeneration" | "Gemma3nForConditionalGeneration" => {
             outln!("runs:         its language model, on text (the vision and audio towers are not loaded)");
         }

@@ -117,6 +117,9 @@ impl AutoModel {
         if let AutoModel::QwenVl(m) = self {
             m.check_text_only(inputs)?;
         }
+        if let AutoModel::VisionLanguage(m) = self {
+            m.check_text_only(inputs)?;
+        }
         if let AutoModel::Mistral3ForConditionalGeneration(_) = self {
             mistral3::check_text_only(inputs, "Mistral3ForConditionalGeneration")?;
         }

@@ -122,6 +122,7 @@ impl AutoModel {
             AutoModel::Gemma3ForConditionalGeneration(m) => Some(m),
             AutoModel::Mistral3ForConditionalGeneration(m) => Some(m),
             AutoModel::QwenVl(m) => Some(m),
+            AutoModel::VisionLanguage(m) => Some(m),
             AutoModel::Llama4ForConditionalGeneration(m) => Some(m),
             AutoModel::Gemma4ForConditionalGeneration(m) => Some(m),
             AutoModel::Gemma3nForConditionalGeneration(m) => Some(m),

@@ -41,7 +41,8 @@ enum Version {
     Cohere2Moe,
 }
 
-/// The config as the decoder reads it: `layer_norm_eps` as its norm epsilon; Cohere 2's
+/// The config as the decoder reads it: `layer_norm_eps` as its norm epsilon; Cohere's window
+/// keys dropped (it has no windows); Cohere 2's
 /// `head_dim` from the hidden size and its layer types from `sliding_window_pattern` (4) when it
 /// names none.
 fn decoder_config(cfg: &Config, version: Version) -> Result<Config> {
@@ -50,6 +51,12 @@ fn decoder_config(cfg: &Config, version: Version) -> Result<Config> {
         return cohere2_moe_config(cfg, json);
     }
     json.insert("rms_norm_eps".into(), cfg.f64_or("layer_norm_eps", 1e-5)?.into());
+    if version == Version::Cohere {
+        // (Cohere's attention sees every earlier token whatever window keys a config carries.)
+        for key in ["sliding_window", "layer_types", "use_sliding_window"] {
+            json.remove(key);
+        }
+    }
     if version == Version::Cohere2 {
         let (hidden, heads) = (cfg.usize_or("hidden_size", 8192)?, cfg.usize_or("num_attention_heads", 64)?);
         if heads == 0 {
@@ -277,3 +284,22 @@ cohere_family!(
     Cohere2MoeForCausalLM,
     Version::Cohere2Moe
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cohere's config drops the window keys (its attention has none); Cohere 2's keeps them.
+    #[test]
+    fn only_cohere_2_reads_windows() {
+        let cfg = Config::from_json_str(
+            r#"{"hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1, "sliding_window": 2,
+                "layer_types": ["sliding_attention"]}"#,
+        )
+        .unwrap();
+        let v1 = decoder_config(&cfg, Version::Cohere).unwrap();
+        assert!(v1.get("sliding_window").is_none() && v1.get("layer_types").is_none());
+        let v2 = decoder_config(&cfg, Version::Cohere2).unwrap();
+        assert_eq!(v2.usize("sliding_window").unwrap(), 2);
+    }
+}

@@ -312,6 +312,16 @@ impl CausalLm {
         Ok(DecoderOutput { logits: self.head(&h)?, hidden_states })
     }
 
+    /// The model with its LM head a plain projection: without soft-capping (Gemma 2's) or logit
+    /// scaling (Granite's, Cohere's), as the vision-language classes apply their own `lm_head` to
+    /// the language model's hidden states.
+    pub(crate) fn with_plain_head(mut self) -> Self {
+        self.spec.final_softcap = None;
+        self.spec.logits_scaling = None;
+        self.spec.logit_scale = None;
+        self
+    }
+
     /// Whether the model takes `token_type_ids` (GPT-2, GPT-Neo, GPT-J, CodeGen, GPTBigCode: their
     /// embeddings are rows of the token table, added to the inputs').
     pub fn takes_token_types(&self) -> bool {

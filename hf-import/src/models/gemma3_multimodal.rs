@@ -99,12 +99,14 @@ struct Layout {
 }
 
 /// The layouts, in the order they are looked for.
-const LAYOUTS: [Layout; 2] = [
+const LAYOUTS: [Layout; 3] = [
     // transformers 5's modules (`Gemma3ForConditionalGeneration.model.language_model`), as a
     // state dict saved directly holds them.
     Layout { prefix: "model.language_model.", head: "lm_head.weight" },
     // What `save_pretrained` writes (the 4.x module tree, kept by transformers 5 on save).
     Layout { prefix: "language_model.model.", head: "language_model.lm_head.weight" },
+    // Idefics3's and SmolVLM's (`model.text_model`).
+    Layout { prefix: "model.text_model.", head: "lm_head.weight" },
 ];
 
 /// The language model of a multimodal checkpoint under the names [`CausalLm`] reads (`model.*`,

@@ -134,6 +134,9 @@ impl AutoModel {
             | "Qwen3VLMoeForConditionalGeneration" => {
                 AutoModel::QwenVl(QwenVlForConditionalGeneration::load(cfg, weights)?)
             }
+            arch if vision_language::is_vision_language(arch) => {
+                AutoModel::VisionLanguage(VisionLanguageForConditionalGeneration::load(cfg, weights)?)
+            }
             "Mistral3ForConditionalGeneration" => AutoModel::Mistral3ForConditionalGeneration(
                 Mistral3ForConditionalGeneration::load(cfg, weights)?,
             ),

@@ -93,6 +93,7 @@ mod starcoder2;
 mod t5;
 mod token_classification;
 mod vision;
+mod vision_language;
 mod vision_models;
 mod vit;
 mod whisper;
@@ -213,6 +214,8 @@ pub use self::stablelm::StableLmForCausalLM;
 pub use self::starcoder2::Starcoder2ForCausalLM;
 pub use self::t5::{StackConfig, StackOutput, T5Config, T5Stack, T5};
 pub use self::token_classification::{TokenClassifier, TokenTask};
+pub use self::vision_language::is_vision_language;
+pub use self::vision_language::VisionLanguageForConditionalGeneration;
 pub use self::vit::{ViTConfig, ViTForImageClassification, ViTModel};
 pub use self::whisper::{Whisper, WhisperConfig};
 pub use self::xglm::XGLMForCausalLM;
@@ -283,6 +286,9 @@ pub enum AutoModel {
     /// `Qwen3VLForConditionalGeneration`, `Qwen3VLMoeForConditionalGeneration`: the language
     /// model, on text (image and video inputs are refused)
     QwenVl(QwenVlForConditionalGeneration),
+    /// The LLaVA family, Aya Vision, InternVL, Idefics3, SmolVLM, LFM2-VL: the language model of
+    /// its own model type, on text (image and video inputs are refused)
+    VisionLanguage(VisionLanguageForConditionalGeneration),
     /// `Llama4ForConditionalGeneration` (Llama 4 Scout and Maverick): its language model, run on text
     Llama4ForConditionalGeneration(Llama4ForConditionalGeneration),
     /// `Gemma3nForConditionalGeneration` (Gemma 3n): its language model, run on text
@@ -617,6 +623,9 @@ impl AutoModel {
                 | "FuyuForCausalLM",
             ) => gemma3_multimodal::language_model_weights(weights),
             Ok(arch) if qwen_vl::ARCHITECTURES.contains(&arch) => qwen_vl::language_model_weights(weights),
+            Ok(arch) if vision_language::is_vision_language(arch) => {
+                gemma3_multimodal::language_model_weights(weights)
+            }
             _ => weights,
         }
     }

@@ -406,6 +406,26 @@ fn qwen_vl_on_text() {
     assert!(err.contains("video inputs are not supported for Qwen3VLForConditionalGeneration"), "{err}");
 }
 
+/// Vision-language classes on text, each over a language model of its own model type: LLaVA
+/// (Llama), LLaVA-OneVision (Qwen2, tied by the text config's flag), Aya Vision (Cohere 2, its
+/// logit scale not applied by the class's head), SmolVLM (`model.text_model.*`), InternVL
+/// (Qwen2), LFM2-VL (LFM2). Image inputs are refused.
+#[test]
+fn vision_language_on_text() {
+    for name in ["llava", "llava_onevision", "aya_vision", "smolvlm", "internvl", "lfm2_vl"] {
+        check(name);
+    }
+    let dir = fixture("llava");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("llava");
+    inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 8, 8], DType::F32).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(
+        err.contains("image and video inputs are not supported for LlavaForConditionalGeneration"),
+        "{err}"
+    );
+}
+
 /// Sarvam's mixtures: Sarvam-MLA (DeepSeek-V3 on its config class's defaults), also from the
 /// remote code's config (`deepseek_yarn`, `num_experts`); Sarvam-MoE (GLM-4-MoE with whole-head
 /// RoPE) under the remote code's names (a fused `query_key_value`), as transformers saves it, and

@@ -4,7 +4,7 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 186] = [
+pub const DECODERS: [&str; 192] = [
     "bitnet",
     "bitnet_packed",
     "bitnet_autobit",
@@ -68,6 +68,12 @@ pub const DECODERS: [&str; 186] = [
     "qwen3_vl_moe",
     "qwen2_vl_v4",
     "qwen3_vl_moe_hub",
+    "llava",
+    "llava_onevision",
+    "aya_vision",
+    "smolvlm",
+    "internvl",
+    "lfm2_vl",
     "ministral3",
     "cwm",
     "jais2",

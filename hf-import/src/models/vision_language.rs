@@ -1,0 +1,235 @@
+//! Vision-language checkpoints whose language model is a decoder of its own model type, run on
+//! text: LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
+//! (`llava_next`), LLaVA-NeXT-Video (`llava_next_video`), LLaVA-OneVision (`llava_onevision`),
+//! VipLLaVA (`vipllava`), Aya Vision (`aya_vision`), InternVL (`internvl`, the `-hf` checkpoints),
+//! Idefics3 (`idefics3`), SmolVLM (`smolvlm`) and LFM2-VL (`lfm2_vl`).
+//!
+//! Each nests its language model's config under `text_config` with that model's own `model_type`
+//! (absent: the class's default, as `llama` for LLaVA), which hf-import loads as that family's
+//! causal LM, so any decoder it supports can sit inside. On text the classes embed the ids, run the
+//! language model and apply their own `lm_head`: a plain projection, without the text family's own
+//! logit scaling or soft-capping (Aya Vision's Cohere 2 logits are not multiplied by
+//! `logit_scale`), and so does this wrapper. The head is tied as each config class decides: by the
+//! outer `tie_word_embeddings` (its class default), or for LLaVA, LLaVA-NeXT-Video and
+//! LLaVA-OneVision also by the text config's. The weights keep the language model under
+//! `language_model.model.*` (what `save_pretrained` writes for the LLaVA family), under
+//! `model.language_model.*` or, for Idefics3 and SmolVLM, `model.text_model.*`; the vision tower
+//! and projector are never read. Image and video inputs are refused.
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::Tensor;
+use serde_json::{Map, Value};
+
+use super::decoder::CausalLm;
+use super::gemma3_multimodal::with_language_model;
+use super::AutoModel;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::weights::Weights;
+
+/// One vision-language class.
+struct Class {
+    /// `config.json`'s `model_type`
+    model_type: &'static str,
+    /// the class's name
+    architecture: &'static str,
+    /// the text model's `model_type` when `text_config` names none
+    default_text: &'static str,
+    /// the class's `tie_word_embeddings` default
+    tie_default: bool,
+    /// whether the text config's `tie_word_embeddings` ties the head too (the classes' reading of
+    /// configs that kept the flag there)
+    tie_from_text: bool,
+}
+
+const fn class(
+    model_type: &'static str,
+    architecture: &'static str,
+    default_text: &'static str,
+    tie_default: bool,
+    tie_from_text: bool,
+) -> Class {
+    Class { model_type, architecture, default_text, tie_default, tie_from_text }
+}
+
+/// The classes, by model type.
+const CLASSES: [Class; 10] = [
+    class("llava", "LlavaForConditionalGeneration", "llama", false, true),
+    class("llava_next", "LlavaNextForConditionalGeneration", "llama", false, false),
+    class("llava_next_video", "LlavaNextVideoForConditionalGeneration", "llama", false, true),
+    class("llava_onevision", "LlavaOnevisionForConditionalGeneration", "qwen2", false, true),
+    class("vipllava", "VipLlavaForConditionalGeneration", "llama", false, false),
+    class("aya_vision", "AyaVisionForConditionalGeneration", "cohere2", true, false),
+    class("internvl", "InternVLForConditionalGeneration", "qwen2", true, false),
+    class("idefics3", "Idefics3ForConditionalGeneration", "llama", false, false),
+    class("smolvlm", "SmolVLMForConditionalGeneration", "llama", false, false),
+    class("lfm2_vl", "Lfm2VlForConditionalGeneration", "lfm2", true, false),
+];
+
+/// The text model types whose config class ties the head unless told otherwise (for the classes
+/// that read the text config's flag; the others tie as `false`).
+const TIED_TEXT_TYPES: &[&str] = &["cohere", "cohere2", "gemma", "gemma2", "gemma3_text", "lfm2", "lfm2_moe"];
+
+/// Whether `architecture` is one of the vision-language classes of this module, which run as their
+/// language model on text.
+pub fn is_vision_language(architecture: &str) -> bool {
+    CLASSES.iter().any(|c| c.architecture == architecture)
+}
+
+/// Inputs that carry images or videos (the classes' `forward` and their processors' outputs).
+const MEDIA_INPUTS: &[&str] = &[
+    "pixel_values",
+    "pixel_values_videos",
+    "image_sizes",
+    "image_sizes_videos",
+    "pixel_attention_mask",
+    "spatial_shapes",
+    "batch_num_images",
+    "mm_encoder_outputs",
+];
+
+/// transformers' vision-language classes of the module docs on text: the language model.
+#[derive(Debug, Clone)]
+pub struct VisionLanguageForConditionalGeneration {
+    lm: CausalLm,
+    architecture: &'static str,
+}
+
+impl VisionLanguageForConditionalGeneration {
+    /// Loads the language model of a checkpoint of one of the classes (see the module docs).
+    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let model_type = cfg.model_type()?;
+        let class = CLASSES.iter().find(|c| c.model_type == model_type).ok_or_else(|| {
+            Error::Unsupported(format!("model_type \"{model_type}\" is not a vision-language class"))
+        })?;
+        let text = text_config(cfg, class)?;
+        let text_type = text.model_type()?.to_string();
+        let arch = AutoModel::architecture_of(&text).map_err(|e| {
+            Error::Unsupported(format!("{}: its text model (text_config): {e}", class.architecture))
+        })?;
+        let lm = with_language_model(weights, |w| {
+            let model = AutoModel::load_architecture(&arch, &text, w)?;
+            model.causal_lm().cloned().ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "{}: its text model of model_type \"{text_type}\" ({arch}) is not a decoder",
+                    class.architecture
+                ))
+            })
+        })?;
+        Ok(VisionLanguageForConditionalGeneration {
+            lm: lm.with_plain_head(),
+            architecture: class.architecture,
+        })
+    }
+
+    /// The multimodal class this runs the language model of.
+    pub fn architecture(&self) -> &'static str {
+        self.architecture
+    }
+
+    /// Refuses image and video inputs with an error that says so.
+    pub(crate) fn check_text_only(&self, inputs: &BTreeMap<String, Tensor>) -> Result<()> {
+        match inputs.keys().find(|k| MEDIA_INPUTS.contains(&k.as_str())) {
+            Some(name) => Err(Error::Unsupported(format!(
+                "input '{name}': image and video inputs are not supported for {} (hf-import runs its \
+                 language model on text only)",
+                self.architecture
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::ops::Deref for VisionLanguageForConditionalGeneration {
+    type Target = CausalLm;
+    fn deref(&self) -> &CausalLm {
+        &self.lm
+    }
+}
+
+/// The text model's config of `class`'s config `cfg`: the nested `text_config` (absent or null:
+/// all the text class's defaults) under its own `model_type` (else the class's default), the head
+/// tied as the class decides, the outer dtype where the nested config names none.
+fn text_config(cfg: &Config, class: &Class) -> Result<Config> {
+    let mut text = match cfg.get("text_config") {
+        None => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
+    };
+    let text_type = match text.get("model_type") {
+        None | Some(Value::Null) => class.default_text.to_string(),
+        Some(Value::String(t)) => t.clone(),
+        Some(v) => {
+            return Err(Error::Config(format!("text_config's \"model_type\" must be a string, got {v}")))
+        }
+    };
+    text.insert("model_type".into(), Value::from(text_type.as_str()));
+    let outer = cfg.bool_or("tie_word_embeddings", class.tie_default)?;
+    // (LFM2-VL's configs may say `tie_embedding`, which its class reads over the other.)
+    let outer = match class.model_type {
+        "lfm2_vl" => cfg.bool_or("tie_embedding", outer)?,
+        _ => outer,
+    };
+    let inner = match text.get("tie_word_embeddings") {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Null) | None => TIED_TEXT_TYPES.contains(&text_type.as_str()),
+        Some(v) => {
+            return Err(Error::Config(format!(
+                "text_config's \"tie_word_embeddings\" must be a bool, got {v}"
+            )))
+        }
+    };
+    let tied = outer || (class.tie_from_text && inner);
+    text.insert("tie_word_embeddings".into(), Value::Bool(tied));
+    if !text.contains_key("dtype") && !text.contains_key("torch_dtype") {
+        for key in ["dtype", "torch_dtype"] {
+            if let Some(v) = cfg.get(key) {
+                text.insert(key.to_string(), v.clone());
+            }
+        }
+    }
+    Ok(Config::from_map(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(json: &str) -> Config {
+        let cfg = Config::from_json_str(json).unwrap();
+        let class = CLASSES.iter().find(|c| c.model_type == cfg.model_type().unwrap()).unwrap();
+        text_config(&cfg, class).unwrap()
+    }
+
+    fn tied(cfg: &Config) -> bool {
+        cfg.bool_or("tie_word_embeddings", false).unwrap()
+    }
+
+    #[test]
+    fn text_configs_take_their_type_and_the_class_tying() {
+        let llava = text(r#"{"model_type": "llava", "torch_dtype": "float16"}"#);
+        assert_eq!(llava.model_type().unwrap(), "llama");
+        assert!(!tied(&llava));
+        assert_eq!(llava.get("torch_dtype"), Some(&Value::from("float16")));
+        // LLaVA reads the text config's flag too; LLaVA-NeXT does not.
+        let inner = r#""text_config": {"model_type": "qwen2", "tie_word_embeddings": true}"#;
+        assert!(tied(&text(&format!(r#"{{"model_type": "llava_onevision", {inner}}}"#))));
+        assert!(!tied(&text(&format!(r#"{{"model_type": "llava_next", {inner}}}"#))));
+        // A Cohere 2 text model ties by its class's default where the flag is read.
+        assert!(tied(&text(r#"{"model_type": "llava", "text_config": {"model_type": "cohere2"}}"#)));
+        let aya = text(r#"{"model_type": "aya_vision"}"#);
+        assert_eq!(aya.model_type().unwrap(), "cohere2");
+        assert!(tied(&aya));
+        assert!(!tied(&text(r#"{"model_type": "aya_vision", "tie_word_embeddings": false}"#)));
+        assert!(!tied(&text(r#"{"model_type": "lfm2_vl", "tie_embedding": false}"#)));
+        for bad in [
+            r#"{"model_type": "llava", "text_config": 1}"#,
+            r#"{"model_type": "llava", "text_config": {"model_type": 3}}"#,
+            r#"{"model_type": "llava", "text_config": {"tie_word_embeddings": "yes"}}"#,
+        ] {
+            let cfg = Config::from_json_str(bad).unwrap();
+            assert!(text_config(&cfg, &CLASSES[0]).is_err(), "{bad}");
+        }
+    }
+}
