@@ -2272,6 +2272,16 @@ def modernbert_decoder():
     build("megatron_bert", tf.MegatronBertModel, tf.MegatronBertConfig(**pre), 358, encoder=True)
     build("megatron_bert_mlm", tf.MegatronBertForMaskedLM, tf.MegatronBertConfig(**pre, hidden_act="gelu_new"), 359,
           encoder=True)
+    # GTE: NomicBERT's post-norm rotary blocks with biases on q, k, v, o and the down projection, GELU's gated MLP;
+    # `save_pretrained` writes the hub's names (a fused `qkv_proj`, `up_gate_proj` with the up rows first, `attn_ln`,
+    # `mlp_ln`); `gte_bin`: transformers' module names (a state dict saved as it is), no token types; the reranker.
+    gte = dict(COMMON, max_position_embeddings=64, attn_implementation="eager")
+    build("gte", tf.GteModel, tf.GteConfig(**gte, type_vocab_size=2, pad_token_id=1), 370, encoder=True, pad=1)
+    build("gte_bin", tf.GteModel, tf.GteConfig(**gte, type_vocab_size=0, hidden_act="silu",
+                                               rope_parameters={"rope_type": "default", "rope_theta": 500.0}), 371,
+          encoder=True, save_kwargs={"as_bin": True}, token_types=False)
+    build("gte_cls", tf.GteForSequenceClassification, tf.GteConfig(**gte, num_labels=1), 372, encoder=True, pad=1,
+          token_types=False)
     if ONLY and "modernbert_decoder_v4" not in ONLY:
         return
     if built is None:

@@ -363,6 +363,7 @@ impl Config {
                     Some("llama4_text") => 500_000.0,
                     Some("hy_v3") => 11_158_840.0,
                     Some("nomic_bert") => 1_000.0,
+                    Some("gte") => 160_000.0,
                     _ => 10_000.0,
                 };
                 self.f64_or("rope_theta", default)
@@ -609,6 +610,7 @@ mod tests {
             ("ernie4_5", 5e5),
             ("smollm3", 2e6),
             ("nomic_bert", 1e3),
+            ("gte", 1.6e5),
             ("cohere2", 1e4),
             ("llama", 1e4),
         ] {

@@ -141,6 +141,13 @@ enum GateUp {
 }
 
 impl GatedMlp {
+    /// The MLP with `bias` added by its down projection (GTE's, whose gate and up projections
+    /// have none).
+    pub fn with_down_bias(mut self, bias: Tensor) -> Self {
+        self.down.bias = Some(bias);
+        self
+    }
+
     /// `vars.{gate_proj,up_proj,down_proj}` or `vars.{gate_up_proj,down_proj}`.
     pub fn load(
         vars: &Vars<'_>,

@@ -111,6 +111,8 @@ pub enum ClassifierEncoder {
     DebertaV2(DebertaV2Model),
     /// ESM
     Esm(super::esm::EsmModel),
+    /// GTE (a NomicBERT-style rotary encoder)
+    Gte(super::nomic_bert::GteModel),
 }
 
 impl ClassifierEncoder {
@@ -137,6 +139,7 @@ impl ClassifierEncoder {
             ClassifierEncoder::ModernBert(e) => e.device(),
             ClassifierEncoder::DebertaV2(e) => e.device(),
             ClassifierEncoder::Esm(e) => e.device(),
+            ClassifierEncoder::Gte(e) => e.device(),
         }
     }
 
@@ -161,6 +164,9 @@ impl ClassifierEncoder {
             }
             ClassifierEncoder::Esm(e) => {
                 e.forward(input_ids, attention_mask, position_ids, output_hidden_states)
+            }
+            ClassifierEncoder::Gte(e) => {
+                e.forward(input_ids, attention_mask, token_type_ids, position_ids, output_hidden_states)
             }
         }
     }
@@ -249,6 +255,23 @@ impl SequenceClassifier {
             token_types: false,
             choices: false,
         })
+    }
+
+    /// Loads `GteForSequenceClassification` (the gte-multilingual reranker): `gte.*` (or the hub's
+    /// `new.*`) and `classifier` on the pooler's output, `tanh(gte.pooler.dense(h[:, 0]))`.
+    pub fn load_gte(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let encoder = super::nomic_bert::GteModel::load_gte(cfg, weights)?;
+        let hidden = cfg.usize_or("hidden_size", 768)?;
+        let prefix =
+            ["gte.", "new."].into_iter().find(|p| weights.contains(&format!("{p}pooler.dense.weight")));
+        let pooler = weights.vars(prefix.unwrap_or("gte.").trim_end_matches('.')).pp("pooler");
+        let head = Head::Roberta {
+            dense: Linear::load(&pooler.pp("dense"), hidden, hidden, true)?,
+            out_proj: Linear::load(&weights.vars("classifier"), hidden, num_labels(cfg)?, true)?,
+            act: Activation::Tanh,
+        };
+        let token_types = cfg.usize_or("type_vocab_size", 1)? > 0;
+        Ok(SequenceClassifier { encoder: ClassifierEncoder::Gte(encoder), head, token_types, choices: false })
     }
 
     /// Loads `MPNetForSequenceClassification`: `mpnet.*` and `classifier.{dense,out_proj}.*`
@@ -482,8 +505,10 @@ impl SequenceClassifier {
         token_type_ids: Option<&Tensor>,
     ) -> Result<Tensor> {
         let types = if self.token_types { token_type_ids } else { None };
-        let packs = !matches!(self.encoder, ClassifierEncoder::DebertaV2(_) | ClassifierEncoder::Esm(_))
-            && !self.choices;
+        let packs = !matches!(
+            self.encoder,
+            ClassifierEncoder::DebertaV2(_) | ClassifierEncoder::Esm(_) | ClassifierEncoder::Gte(_)
+        ) && !self.choices;
         if self.encoder.device() == Device::Cpu && packs {
             let ids = super::ids_as_i64("input_ids", input_ids)?;
             super::check_input_dtype("attention_mask", attention_mask)?;
@@ -502,8 +527,10 @@ impl SequenceClassifier {
                 let h = match &self.encoder {
                     ClassifierEncoder::Bert(e) => e.last_hidden_state_packed(&ids, attention_mask, types)?,
                     ClassifierEncoder::ModernBert(e) => e.last_hidden_state_packed(&ids, attention_mask)?,
-                    ClassifierEncoder::DebertaV2(_) | ClassifierEncoder::Esm(_) => {
-                        unreachable!("DeBERTa and ESM are not packed")
+                    ClassifierEncoder::DebertaV2(_)
+                    | ClassifierEncoder::Esm(_)
+                    | ClassifierEncoder::Gte(_) => {
+                        unreachable!("DeBERTa, ESM and GTE are not packed")
                     }
                 };
                 return self.logits_of(&h, None, Some(attention_mask));

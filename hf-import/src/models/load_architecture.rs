@@ -20,6 +20,10 @@ impl AutoModel {
             }
             "ElectraModel" => AutoModel::Bert(load_electra(cfg, weights)?),
             "NomicBertModel" => AutoModel::NomicBert(NomicBertModel::load(cfg, weights)?),
+            "GteModel" => AutoModel::NomicBert(NomicBertModel::load_gte(cfg, weights)?),
+            "GteForSequenceClassification" => {
+                AutoModel::SequenceClassifier(SequenceClassifier::load_gte(cfg, weights)?)
+            }
             "EsmModel" => AutoModel::Esm(EsmModel::load(cfg, weights)?),
             "EsmForMaskedLM" => AutoModel::EsmForMaskedLM(EsmForMaskedLM::load(cfg, weights)?),
             "EsmForSequenceClassification" => {

@@ -189,7 +189,7 @@ pub use self::mpt::MptForCausalLM;
 pub use self::nanochat::NanoChatForCausalLM;
 pub use self::nemotron::NemotronForCausalLM;
 pub use self::nemotron_h::NemotronHForCausalLM;
-pub use self::nomic_bert::NomicBertModel;
+pub use self::nomic_bert::{GteModel, NomicBertModel};
 pub use self::olmo::{
     FlexOlmoForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoForCausalLM, OlmoeForCausalLM,
 };

@@ -70,6 +70,14 @@ impl TokenClassifier {
             "Deberta" | "DebertaV2" => {
                 (ClassifierEncoder::DebertaV2(DebertaV2Model::load(cfg, weights)?), None, true)
             }
+            "Gte" if task == TokenTask::Tokens => {
+                let token_types = cfg.usize_or("type_vocab_size", 1)? > 0;
+                (
+                    ClassifierEncoder::Gte(super::nomic_bert::GteModel::load_gte(cfg, weights)?),
+                    None,
+                    token_types,
+                )
+            }
             "Esm" if task == TokenTask::Tokens => {
                 (ClassifierEncoder::Esm(super::esm::EsmModel::load(cfg, weights)?), None, false)
             }
@@ -84,7 +92,7 @@ impl TokenClassifier {
             ClassifierEncoder::Bert(e) => e.config().hidden,
             ClassifierEncoder::ModernBert(_) => cfg.usize("hidden_size")?,
             ClassifierEncoder::DebertaV2(e) => e.config().hidden,
-            ClassifierEncoder::Esm(_) => cfg.usize_or("hidden_size", 768)?,
+            ClassifierEncoder::Esm(_) | ClassifierEncoder::Gte(_) => cfg.usize_or("hidden_size", 768)?,
         };
         let name = match (task, family) {
             (TokenTask::Spans, f) if f != "ModernBert" => "qa_outputs",

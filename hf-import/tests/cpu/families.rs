@@ -562,6 +562,15 @@ fn pre_norm_encoders() {
     }
 }
 
+/// GTE: NomicBERT's rotary blocks with GTE's biases, under the hub's names (`save_pretrained`'s:
+/// fused `qkv_proj`, `up_gate_proj`) or transformers' (a `.bin` state dict); the reranker.
+#[test]
+fn gte_as_a_rotary_encoder() {
+    for name in ["gte", "gte_bin", "gte_cls"] {
+        check(name);
+    }
+}
+
 /// ERNIE: BERT under `ernie.` with the task-type embedding's row 0 added to every token (folded
 /// into the token-type table at load); its masked LM and sequence classifier.
 #[test]
