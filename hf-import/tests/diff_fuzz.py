@@ -534,6 +534,16 @@ def gen_gte(r):
     return tf.GteModel, tf.GteConfig, c
 
 
+
+def gen_eurobert(r):
+    """EuroBertModel or EuroBertForMaskedLM: a random Llama configuration attending both ways, MLP and head biases at
+    random, tied or not."""
+    _, _, c = gen_llama(r)
+    c.update(mlp_bias=r.random() < 0.4, pad_token_id=0, mask_token_id=3)
+    cls = r.choice([tf.EuroBertModel, tf.EuroBertForMaskedLM])
+    return cls, tf.EuroBertConfig, c
+
+
 def gen_esm(r):
     """EsmForMaskedLM (ESM-2 and ESM-1b): rotary or absolute positions, token dropout with a mask id the inputs may
     hold, the embeddings' norm at random, the head tied or not."""
@@ -2561,7 +2571,7 @@ FAMILIES = {
     "electra_tok": per_token(gen_electra, tf.ElectraForTokenClassification),
     "electra_qa": per_token(gen_electra, tf.ElectraForQuestionAnswering),
     "esm": gen_esm, "esm_cls": gen_esm_cls, "esm_tok": per_token(gen_esm, tf.EsmForTokenClassification),
-    "deberta": gen_deberta, "deberta_cls": gen_deberta_cls, "deberta_v1": gen_deberta_v1, "nomic_bert": gen_nomic_bert, "gte": gen_gte,
+    "deberta": gen_deberta, "deberta_cls": gen_deberta_cls, "deberta_v1": gen_deberta_v1, "nomic_bert": gen_nomic_bert, "gte": gen_gte, "eurobert": gen_eurobert,
     "gte_cls": lambda r: (tf.GteForSequenceClassification, tf.GteConfig, with_labels(r, gen_gte(r)[2])),
     "gte_tok": per_token(gen_gte, tf.GteForTokenClassification),
     "deberta_tok": per_token(gen_deberta, tf.DebertaV2ForTokenClassification),
@@ -2688,7 +2698,7 @@ BASE = {"diffllama_cls": "diffllama", "diffllama_tok": "diffllama", "axk1_cls": 
         "xlm_roberta_tok": "roberta", "distilbert_tok": "distilbert", "distilbert_qa": "distilbert", "mpnet_qa": "mpnet",
         "modernbert_tok": "modernbert", "modernbert_qa": "modernbert", "electra": "bert", "electra_cls": "bert",
         "electra_tok": "bert", "electra_qa": "bert", "albert": "bert", "albert_cls": "bert", "albert_tok": "bert",
-        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "biogpt_cls": "biogpt", "arcee_cls": "arcee", "deepseek_v3_cls": "deepseek_v3", "gpt_oss_cls": "gpt_oss", "hunyuan_cls": "hunyuan", "jamba_cls": "jamba", "ministral_cls": "ministral", "exaone4_cls": "exaone4", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "gte": "bert", "gte_cls": "bert", "gte_tok": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
+        "albert_qa": "bert", "opt_cls": "opt", "gptj_cls": "gptj", "gpt_neo_cls": "gpt_neo", "bloom_cls": "bloom", "gpt_bigcode_cls": "gpt_bigcode", "mpt_cls": "mpt", "nemotron_cls": "nemotron", "glm_cls": "glm", "biogpt_cls": "biogpt", "arcee_cls": "arcee", "deepseek_v3_cls": "deepseek_v3", "gpt_oss_cls": "gpt_oss", "hunyuan_cls": "hunyuan", "jamba_cls": "jamba", "ministral_cls": "ministral", "exaone4_cls": "exaone4", "esm": "modernbert", "esm_cls": "modernbert", "esm_tok": "modernbert", "deberta": "bert", "deberta_v1": "bert", "nomic_bert": "bert", "eurobert": "modernbert", "gte": "bert", "gte_cls": "bert", "gte_tok": "bert", "deberta_cls": "bert", "deberta_tok": "bert", "deberta_qa": "bert",
         "bert_mc": "bert", "ernie": "bert", "data2vec_text": "roberta", "data2vec_text_cls": "roberta", "data2vec_text_tok": "roberta", "data2vec_text_qa": "roberta", "data2vec_text_mc": "roberta", "ernie_cls": "bert", "ernie_tok": "bert", "ernie_qa": "bert", "ernie_mc": "bert", "roberta_mc": "roberta", "distilbert_mc": "distilbert", "mpnet_mc": "mpnet",
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt", "minicpm3_cls": "minicpm3", "persimmon_cls": "persimmon", "persimmon_tok": "persimmon"}

@@ -2282,6 +2282,12 @@ def modernbert_decoder():
           encoder=True, save_kwargs={"as_bin": True}, token_types=False)
     build("gte_cls", tf.GteForSequenceClassification, tf.GteConfig(**gte, num_labels=1), 372, encoder=True, pad=1,
           token_types=False)
+    # EuroBERT: Llama's layers attending both ways over the kept tokens; its masked LM with MLP and head biases.
+    euro = dict(DECODER, intermediate_size=48, pad_token_id=0, bos_token_id=1, eos_token_id=2, mask_token_id=3,
+                rope_parameters={"rope_type": "default", "rope_theta": 1000.0})
+    build("eurobert", tf.EuroBertModel, tf.EuroBertConfig(**euro), 373, encoder=True, token_types=False)
+    build("eurobert_mlm", tf.EuroBertForMaskedLM, tf.EuroBertConfig(**euro, mlp_bias=True), 374, encoder=True,
+          token_types=False)
     if ONLY and "modernbert_decoder_v4" not in ONLY:
         return
     if built is None:

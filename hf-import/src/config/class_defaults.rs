@@ -761,6 +761,17 @@ const CLASS_DEFAULTS: &[(&str, &[(&str, u64)])] = &[
         ],
     ),
     (
+        "eurobert",
+        &[
+            ("hidden_size", 768),
+            ("vocab_size", 128256),
+            ("num_attention_heads", 12),
+            ("intermediate_size", 3072),
+            ("num_hidden_layers", 12),
+            ("max_position_embeddings", 8192),
+        ],
+    ),
+    (
         "data2vec-text",
         &[
             ("hidden_size", 768),

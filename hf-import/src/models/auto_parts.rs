@@ -184,6 +184,7 @@ impl AutoModel {
             AutoModel::Jais2(m) => Some(m),
             AutoModel::SolarOpen(m) => Some(m),
             AutoModel::Youtu(m) => Some(m),
+            AutoModel::EuroBert(m) => Some(m),
             AutoModel::ModernBertDecoder(m) => Some(m),
             AutoModel::BitNet(m) => Some(m),
             AutoModel::DiffLlama(m) => Some(m),

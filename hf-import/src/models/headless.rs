@@ -24,7 +24,7 @@ fn masked_lm_head(arch: &str) -> Option<&'static [&'static str]> {
         "ModernBertForMaskedLM" => &["head.", "decoder."],
         "ElectraForMaskedLM" => &["generator_predictions.", "generator_lm_head."],
         "AlbertForMaskedLM" => &["predictions."],
-        "EsmForMaskedLM" => &["lm_head."],
+        "EsmForMaskedLM" | "EuroBertForMaskedLM" => &["lm_head."],
         "DebertaForMaskedLM" | "DebertaV2ForMaskedLM" => &["cls.", "lm_predictions."],
         // (The discriminator's head too: its checkpoints are fine-tuned and saved as encoders.)
         "ElectraForPreTraining" => &["discriminator_predictions."],

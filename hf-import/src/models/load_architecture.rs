@@ -202,6 +202,7 @@ impl AutoModel {
             "Jais2ForCausalLM" => AutoModel::Jais2(Jais2ForCausalLM::load(cfg, weights)?),
             "SolarOpenForCausalLM" => AutoModel::SolarOpen(SolarOpenForCausalLM::load(cfg, weights)?),
             "YoutuForCausalLM" => AutoModel::Youtu(YoutuForCausalLM::load(cfg, weights)?),
+            "EuroBertForMaskedLM" => AutoModel::EuroBert(EuroBertForMaskedLM::load(cfg, weights)?),
             "ModernBertDecoderForCausalLM" => {
                 AutoModel::ModernBertDecoder(ModernBertDecoderForCausalLM::load(cfg, weights)?)
             }
@@ -347,6 +348,7 @@ impl AutoModel {
             | "Jais2Model"
             | "SolarOpenModel"
             | "YoutuModel"
+            | "EuroBertModel"
             | "ModernBertDecoderModel"
             | "BitNetModel"
             | "DiffLlamaModel"

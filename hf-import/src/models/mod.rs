@@ -137,6 +137,7 @@ pub use self::electra::{load_electra, ElectraWithHead};
 pub use self::ernie4_5::Ernie4_5ForCausalLM;
 pub use self::ernie4_5_moe::Ernie4_5MoeForCausalLM;
 pub use self::esm::{EsmForMaskedLM, EsmModel};
+pub use self::eurobert::EuroBertForMaskedLM;
 pub use self::exaone::ExaoneForCausalLM;
 pub use self::exaone4::Exaone4ForCausalLM;
 pub use self::exaone_moe::ExaoneMoeForCausalLM;
@@ -447,6 +448,8 @@ pub enum AutoModel {
     HyperCLOVAX(HyperCLOVAXForCausalLM),
     /// `CwmForCausalLM` (Code World Model)
     Cwm(CwmForCausalLM),
+    /// `EuroBertForMaskedLM` (EuroBERT: Llama's layers attending both ways, a masked-LM head)
+    EuroBert(EuroBertForMaskedLM),
     /// `ModernBertDecoderForCausalLM` (the Ettin decoders: ModernBERT's layers run causally)
     ModernBertDecoder(ModernBertDecoderForCausalLM),
     /// `BitNetForCausalLM` (BitNet b1.58: ternary projections, 8-bit activations)
@@ -639,6 +642,7 @@ mod bitnet;
 mod cwm;
 mod dbrx;
 mod diffllama;
+mod eurobert;
 mod flint;
 mod gemma3n;
 mod gemma4;

@@ -571,6 +571,13 @@ fn gte_as_a_rotary_encoder() {
     }
 }
 
+/// EuroBERT: Llama's layers attending both ways; its masked LM with biases.
+#[test]
+fn eurobert_bidirectional_llama() {
+    check("eurobert");
+    check("eurobert_mlm");
+}
+
 /// ERNIE: BERT under `ernie.` with the task-type embedding's row 0 added to every token (folded
 /// into the token-type table at load); its masked LM and sequence classifier.
 #[test]
