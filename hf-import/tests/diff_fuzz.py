@@ -1344,6 +1344,23 @@ def gen_vision_language(r):
     return cls, config_cls, dict(c, text_config=text)
 
 
+
+def gen_mllama(r):
+    """MllamaForConditionalGeneration (Llama 3.2 Vision) on text: a random Llama text model of 2-4 layers, a random
+    set of them cross-attention layers (skipped without an image), beside a tiny vision tower."""
+    _, _, text = gen_llama(r)
+    n = r.randint(2, 4)
+    # (Never layer 0, as in the published models: transformers' text-only generation reads the cache length from
+    # layer 0, which a skipped cross-attention layer leaves empty.)
+    text.update(num_hidden_layers=n, cross_attention_layers=sorted(r.sample(range(1, n), r.randint(1, n - 1))))
+    text.pop("tie_word_embeddings", None)
+    text.pop("head_dim", None)  # (MllamaTextConfig derives it)
+    vision = dict(hidden_size=16, intermediate_size=32, num_attention_heads=2, num_hidden_layers=2,
+                  num_global_layers=1, image_size=8, patch_size=4, vision_output_dim=text["hidden_size"],
+                  intermediate_layers_indices=[0], max_num_tiles=4)
+    return tf.MllamaForConditionalGeneration, tf.MllamaConfig, dict(text_config=text, vision_config=vision)
+
+
 def gen_seed_oss(r):
     """SeedOssForCausalLM: q/k/v, output and MLP biases at random."""
     c = decoder_common(r, "seed_oss")
@@ -2547,6 +2564,7 @@ FAMILIES = {
     "qwen2_vl": gen_qwen2_vl,
     "qwen3_vl": gen_qwen3_vl,
     "vision_language": gen_vision_language,
+    "mllama": gen_mllama,
     "bert_qa": per_token(gen_bert, tf.BertForQuestionAnswering),
     "roberta_qa": per_token(gen_roberta, tf.RobertaForQuestionAnswering),
     "xlm_roberta_tok": per_token(gen_roberta, tf.XLMRobertaForTokenClassification, tf.XLMRobertaConfig),
@@ -2703,7 +2721,7 @@ BASE = {"diffllama_cls": "diffllama", "diffllama_tok": "diffllama", "axk1_cls": 
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt", "minicpm3_cls": "minicpm3", "persimmon_cls": "persimmon", "persimmon_tok": "persimmon"}
 # Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
-MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl", "vision_language"}
+MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl", "vision_language", "mllama"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}

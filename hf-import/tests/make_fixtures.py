@@ -2413,6 +2413,15 @@ def vision_language():
     lfm2 = dict(vocab_size=100, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                 pad_token_id=0, bos_token_id=1, eos_token_id=2, num_hidden_layers=3, model_type="lfm2",
                 layer_types=["conv", "full_attention", "conv"], intermediate_size=72, block_multiple_of=16)
+    # Llama 3.2 Vision: its cross-attention layers (the second of four) skipped on text.
+    mllama = dict(llama, num_hidden_layers=4, cross_attention_layers=[1],
+                  rope_parameters={"rope_type": "default", "rope_theta": 5e5})
+    mllama.pop("model_type")
+    build("mllama", tf.MllamaForConditionalGeneration,
+          tf.MllamaConfig(text_config=mllama,
+                          vision_config=dict(small, num_hidden_layers=2, num_global_layers=1, image_size=8,
+                                             patch_size=4, vision_output_dim=32, intermediate_layers_indices=[0],
+                                             max_num_tiles=4)), 375)
     build("lfm2_vl", tf.Lfm2VlForConditionalGeneration,
           tf.Lfm2VlConfig(text_config=lfm2, vision_config=dict(small, model_type="siglip2_vision_model", patch_size=4,
                                                                num_patches=16), projector_hidden_size=16), 369)

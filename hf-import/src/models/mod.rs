@@ -658,6 +658,7 @@ mod mellum;
 mod mimo_v2_flash;
 mod minicpm3;
 mod mistral4;
+mod mllama;
 mod modernbert_decoder;
 mod persimmon;
 mod solar_open;

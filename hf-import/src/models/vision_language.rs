@@ -2,7 +2,8 @@
 //! text: LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
 //! (`llava_next`), LLaVA-NeXT-Video (`llava_next_video`), LLaVA-OneVision (`llava_onevision`),
 //! VipLLaVA (`vipllava`), Aya Vision (`aya_vision`), InternVL (`internvl`, the `-hf` checkpoints),
-//! Idefics3 (`idefics3`), SmolVLM (`smolvlm`) and LFM2-VL (`lfm2_vl`).
+//! Idefics3 (`idefics3`), SmolVLM (`smolvlm`) and LFM2-VL (`lfm2_vl`); and Llama 3.2 Vision
+//! (`mllama`), whose language model is loaded its own way (see [`super::mllama`]).
 //!
 //! Each nests its language model's config under `text_config` with that model's own `model_type`
 //! (absent: the class's default, as `llama` for LLaVA), which hf-import loads as that family's
@@ -74,7 +75,7 @@ const TIED_TEXT_TYPES: &[&str] = &["cohere", "cohere2", "gemma", "gemma2", "gemm
 /// Whether `architecture` is one of the vision-language classes of this module, which run as their
 /// language model on text.
 pub fn is_vision_language(architecture: &str) -> bool {
-    CLASSES.iter().any(|c| c.architecture == architecture)
+    CLASSES.iter().any(|c| c.architecture == architecture) || architecture == super::mllama::ARCH
 }
 
 /// Inputs that carry images or videos (the classes' `forward` and their processors' outputs).
@@ -87,6 +88,9 @@ const MEDIA_INPUTS: &[&str] = &[
     "spatial_shapes",
     "batch_num_images",
     "mm_encoder_outputs",
+    "aspect_ratio_ids",
+    "aspect_ratio_mask",
+    "cross_attention_mask",
 ];
 
 /// transformers' vision-language classes of the module docs on text: the language model.
@@ -100,6 +104,9 @@ impl VisionLanguageForConditionalGeneration {
     /// Loads the language model of a checkpoint of one of the classes (see the module docs).
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
         let model_type = cfg.model_type()?;
+        if model_type == "mllama" {
+            return super::mllama::load(cfg, weights);
+        }
         let class = CLASSES.iter().find(|c| c.model_type == model_type).ok_or_else(|| {
             Error::Unsupported(format!("model_type \"{model_type}\" is not a vision-language class"))
         })?;
@@ -121,6 +128,11 @@ impl VisionLanguageForConditionalGeneration {
             lm: lm.with_plain_head(),
             architecture: class.architecture,
         })
+    }
+
+    /// The class `architecture` on its language model `lm`, loaded already.
+    pub(crate) fn from_language_model(lm: CausalLm, architecture: &'static str) -> Self {
+        VisionLanguageForConditionalGeneration { lm, architecture }
     }
 
     /// The multimodal class this runs the language model of.

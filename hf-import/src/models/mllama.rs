@@ -1,0 +1,146 @@
+//! Llama 3.2 Vision (`MllamaForConditionalGeneration`, model type `mllama`) run as its language
+//! model on text.
+//!
+//! Its language model is Llama's decoder with cross-attention layers among the self-attention
+//! ones (`text_config.cross_attention_layers`, every fifth from the fourth by default), which
+//! attend to the image features; transformers skips them when there is no image, so on text it is
+//! the Llama decoder of the other layers, numbered in order — hf-import loads it so, the
+//! cross-attention layers' tensors never read (nor the vision tower's), the hidden states one per
+//! run layer as transformers records them. The embedding table holds 8 rows past the vocabulary
+//! (the image token's and spares), which text never reads; the head is never tied.
+
+use serde_json::{Map, Value};
+
+use super::gemma3_multimodal::language_model_weights;
+use super::vision_language::VisionLanguageForConditionalGeneration;
+use super::LlamaForCausalLM;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::weights::Weights;
+
+/// The class's name.
+pub(crate) const ARCH: &str = "MllamaForConditionalGeneration";
+
+/// `MllamaTextConfig`'s defaults for the sizes the decoder requires.
+const TEXT_SIZES: &[(&str, u64)] = &[
+    ("vocab_size", 128_256),
+    ("hidden_size", 4096),
+    ("intermediate_size", 14_336),
+    ("num_hidden_layers", 40),
+    ("num_attention_heads", 32),
+    ("num_key_value_heads", 8),
+    ("max_position_embeddings", 131_072),
+];
+
+/// `MllamaTextConfig`'s cross-attention layers.
+const CROSS_ATTENTION_LAYERS: [u64; 8] = [3, 8, 13, 18, 23, 28, 33, 38];
+
+/// Loads the language model of an `mllama` checkpoint (see the module docs).
+pub(crate) fn load(cfg: &Config, weights: &Weights) -> Result<VisionLanguageForConditionalGeneration> {
+    let (text, cross) = text_config(cfg)?;
+    let vocab = text.usize("vocab_size")?;
+    let weights = self_attention_layers(&language_model_weights(weights.clone()), &cross, vocab)?;
+    let lm = LlamaForCausalLM::load(&text, &weights)?.0;
+    Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, ARCH))
+}
+
+/// The Llama config of the self-attention layers and the cross-attention layers' indices.
+fn text_config(cfg: &Config) -> Result<(Config, Vec<usize>)> {
+    let mut text = match cfg.get("text_config") {
+        None => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(v) => return Err(Error::Config(format!("\"text_config\" must be an object, got {v}"))),
+    };
+    for (key, default) in TEXT_SIZES {
+        text.entry(*key).or_insert_with(|| Value::from(*default));
+    }
+    text.entry("rms_norm_eps").or_insert_with(|| Value::from(1e-5));
+    let has_theta = text.contains_key("rope_theta")
+        || ["rope_parameters", "rope_scaling"]
+            .iter()
+            .any(|k| text.get(*k).and_then(|r| r.get("rope_theta")).is_some());
+    if !has_theta {
+        text.insert("rope_theta".into(), Value::from(500_000.0));
+    }
+    let layers = Config::from_map(text.clone()).layers("num_hidden_layers")?;
+    let cross: Vec<usize> = match text.remove("cross_attention_layers") {
+        None | Some(Value::Null) => CROSS_ATTENTION_LAYERS.iter().map(|&i| i as usize).collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| {
+                v.as_u64().map(|i| i as usize).ok_or_else(|| {
+                    Error::Config(format!("\"cross_attention_layers\" must list layer indices, got {v}"))
+                })
+            })
+            .collect::<Result<_>>()?,
+        Some(v) => {
+            return Err(Error::Config(format!("\"cross_attention_layers\" must list layer indices, got {v}")))
+        }
+    };
+    let mut cross: Vec<usize> = cross.into_iter().filter(|&i| i < layers).collect();
+    cross.sort_unstable();
+    cross.dedup();
+    text.insert("num_hidden_layers".into(), Value::from(layers - cross.len()));
+    // (Its attention and MLP have no biases, whatever a config says.)
+    for key in ["attention_bias", "mlp_bias"] {
+        text.remove(key);
+    }
+    text.insert("model_type".into(), Value::from("llama"));
+    text.insert("tie_word_embeddings".into(), Value::Bool(false));
+    if !text.contains_key("dtype") && !text.contains_key("torch_dtype") {
+        for key in ["dtype", "torch_dtype"] {
+            if let Some(v) = cfg.get(key) {
+                text.insert(key.to_string(), v.clone());
+            }
+        }
+    }
+    Ok((Config::from_map(text), cross))
+}
+
+/// `weights` (the language model's, as `model.*`) with the cross-attention layers left out, the
+/// others numbered in order, and the embedding table cut to the vocabulary.
+fn self_attention_layers(weights: &Weights, cross: &[usize], vocab: usize) -> Result<Weights> {
+    let renamed = weights.renamed(|name| {
+        let Some(rest) = name.strip_prefix("model.layers.") else { return Some(name.to_string()) };
+        let (index, tail) = rest.split_once('.')?;
+        let i: usize = index.parse().ok()?;
+        if cross.binary_search(&i).is_ok() {
+            return None;
+        }
+        let before = cross.iter().filter(|&&c| c < i).count();
+        Some(format!("model.layers.{}.{tail}", i - before))
+    });
+    renamed.replaced(|name, t| {
+        match name == "model.embed_tokens.weight" && t.rank() == 2 && t.dims()[0] > vocab {
+            true => Ok(Some(t.narrow(0, 0, vocab)?.contiguous()?)),
+            false => Ok(None),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_self_attention_layers_make_a_llama() {
+        let cfg = Config::from_json_str(
+            r#"{"model_type": "mllama", "torch_dtype": "bfloat16",
+                "text_config": {"num_hidden_layers": 5, "cross_attention_layers": [3, 1, 9], "mlp_bias": true}}"#,
+        )
+        .unwrap();
+        let (text, cross) = text_config(&cfg).unwrap();
+        assert_eq!(cross, vec![1, 3]);
+        assert_eq!(text.usize("num_hidden_layers").unwrap(), 3);
+        assert_eq!(text.model_type().unwrap(), "llama");
+        assert_eq!(text.get("torch_dtype"), Some(&Value::from("bfloat16")));
+        assert_eq!(text.get("rope_theta"), Some(&Value::from(500_000.0)));
+        assert!(text.get("mlp_bias").is_none());
+        let (defaults, cross) =
+            text_config(&Config::from_json_str(r#"{"model_type": "mllama"}"#).unwrap()).unwrap();
+        assert_eq!(cross.len(), 8);
+        assert_eq!(defaults.usize("num_hidden_layers").unwrap(), 32);
+        let bad = r#"{"model_type": "mllama", "text_config": {"cross_attention_layers": ["x"]}}"#;
+        assert!(text_config(&Config::from_json_str(bad).unwrap()).is_err());
+    }
+}
