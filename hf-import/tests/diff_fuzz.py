@@ -1308,7 +1308,7 @@ def gen_qwen3_vl(r):
 
 def gen_vision_language(r):
     """A vision-language class on text (LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, Aya Vision, InternVL, Idefics3,
-    SmolVLM, LFM2-VL) beside a tiny vision tower, over a random language model of its own model type (Gemma 2's
+    SmolVLM, PaliGemma, LFM2-VL) beside a tiny vision tower, over a random language model of its own model type (Gemma 2's
     soft-capping, Granite's and Cohere's logit scaling among them, which the classes' own head leaves out), the head
     tied by the outer flag, the nested one, or the defaults."""
     clip = dict(model_type="clip_vision_model", hidden_size=16, intermediate_size=32, num_hidden_layers=1,
@@ -1327,6 +1327,7 @@ def gen_vision_language(r):
          dict(vision_config=dict(small, image_size=8, patch_size=4), scale_factor=1)),
         (tf.SmolVLMForConditionalGeneration, tf.SmolVLMConfig,
          dict(vision_config=dict(small, image_size=8, patch_size=4), scale_factor=1)),
+        (tf.PaliGemmaForConditionalGeneration, tf.PaliGemmaConfig, dict(vision_config=dict(siglip, projection_dim=16))),
         (tf.Lfm2VlForConditionalGeneration, tf.Lfm2VlConfig,
          dict(vision_config=dict(small, model_type="siglip2_vision_model", patch_size=4, num_patches=16),
               projector_hidden_size=16)),

@@ -2422,6 +2422,11 @@ def vision_language():
                           vision_config=dict(small, num_hidden_layers=2, num_global_layers=1, image_size=8,
                                              patch_size=4, vision_output_dim=32, intermediate_layers_indices=[0],
                                              max_num_tiles=4)), 375)
+    # PaliGemma 2: a Gemma 2 text model whose soft-capping the class's head keeps, tied by the outer flag.
+    gemma2 = dict(llama, model_type="gemma2", head_dim=8, final_logit_softcapping=3.0, attn_logit_softcapping=5.0,
+                  sliding_window=4, query_pre_attn_scalar=8)
+    build("paligemma", tf.PaliGemmaForConditionalGeneration,
+          tf.PaliGemmaConfig(text_config=gemma2, vision_config=dict(siglip, projection_dim=32)), 376)
     build("lfm2_vl", tf.Lfm2VlForConditionalGeneration,
           tf.Lfm2VlConfig(text_config=lfm2, vision_config=dict(small, model_type="siglip2_vision_model", patch_size=4,
                                                                num_patches=16), projector_hidden_size=16), 369)

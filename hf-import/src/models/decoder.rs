@@ -317,6 +317,12 @@ impl CausalLm {
     /// the language model's hidden states.
     pub(crate) fn with_plain_head(mut self) -> Self {
         self.spec.final_softcap = None;
+        self.without_logit_scaling()
+    }
+
+    /// The model with its logits neither divided (Granite's `logits_scaling`) nor multiplied
+    /// (Cohere's `logit_scale`), soft-capping kept (PaliGemma's head).
+    pub(crate) fn without_logit_scaling(mut self) -> Self {
         self.spec.logits_scaling = None;
         self.spec.logit_scale = None;
         self

@@ -2,7 +2,8 @@
 //! text: LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
 //! (`llava_next`), LLaVA-NeXT-Video (`llava_next_video`), LLaVA-OneVision (`llava_onevision`),
 //! VipLLaVA (`vipllava`), Aya Vision (`aya_vision`), InternVL (`internvl`, the `-hf` checkpoints),
-//! Idefics3 (`idefics3`), SmolVLM (`smolvlm`) and LFM2-VL (`lfm2_vl`); and Llama 3.2 Vision
+//! Idefics3 (`idefics3`), SmolVLM (`smolvlm`), LFM2-VL (`lfm2_vl`) and PaliGemma (`paligemma`,
+//! 1 and 2; `token_type_ids`, which mark its bidirectional prefix, are not taken); and Llama 3.2 Vision
 //! (`mllama`), whose language model is loaded its own way (see [`super::mllama`]).
 //!
 //! Each nests its language model's config under `text_config` with that model's own `model_type`
@@ -10,7 +11,7 @@
 //! causal LM, so any decoder it supports can sit inside. On text the classes embed the ids, run the
 //! language model and apply their own `lm_head`: a plain projection, without the text family's own
 //! logit scaling or soft-capping (Aya Vision's Cohere 2 logits are not multiplied by
-//! `logit_scale`), and so does this wrapper. The head is tied as each config class decides: by the
+//! `logit_scale`; PaliGemma alone soft-caps as its Gemma 2), and so does this wrapper. The head is tied as each config class decides: by the
 //! outer `tie_word_embeddings` (its class default), or for LLaVA, LLaVA-NeXT-Video and
 //! LLaVA-OneVision also by the text config's. The weights keep the language model under
 //! `language_model.model.*` (what `save_pretrained` writes for the LLaVA family), under
@@ -42,6 +43,9 @@ struct Class {
     /// whether the text config's `tie_word_embeddings` ties the head too (the classes' reading of
     /// configs that kept the flag there)
     tie_from_text: bool,
+    /// whether the class's head is a plain projection (else it soft-caps as the text model does,
+    /// without its logit scaling: PaliGemma's)
+    plain_head: bool,
 }
 
 const fn class(
@@ -51,11 +55,11 @@ const fn class(
     tie_default: bool,
     tie_from_text: bool,
 ) -> Class {
-    Class { model_type, architecture, default_text, tie_default, tie_from_text }
+    Class { model_type, architecture, default_text, tie_default, tie_from_text, plain_head: true }
 }
 
 /// The classes, by model type.
-const CLASSES: [Class; 10] = [
+const CLASSES: [Class; 11] = [
     class("llava", "LlavaForConditionalGeneration", "llama", false, true),
     class("llava_next", "LlavaNextForConditionalGeneration", "llama", false, false),
     class("llava_next_video", "LlavaNextVideoForConditionalGeneration", "llama", false, true),
@@ -66,6 +70,10 @@ const CLASSES: [Class; 10] = [
     class("idefics3", "Idefics3ForConditionalGeneration", "llama", false, false),
     class("smolvlm", "SmolVLMForConditionalGeneration", "llama", false, false),
     class("lfm2_vl", "Lfm2VlForConditionalGeneration", "lfm2", true, false),
+    Class {
+        plain_head: false,
+        ..class("paligemma", "PaliGemmaForConditionalGeneration", "gemma", true, false)
+    },
 ];
 
 /// The text model types whose config class ties the head unless told otherwise (for the classes
@@ -124,10 +132,8 @@ impl VisionLanguageForConditionalGeneration {
                 ))
             })
         })?;
-        Ok(VisionLanguageForConditionalGeneration {
-            lm: lm.with_plain_head(),
-            architecture: class.architecture,
-        })
+        let lm = if class.plain_head { lm.with_plain_head() } else { lm.without_logit_scaling() };
+        Ok(VisionLanguageForConditionalGeneration { lm, architecture: class.architecture })
     }
 
     /// The class `architecture` on its language model `lm`, loaded already.

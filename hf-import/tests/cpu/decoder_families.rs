@@ -409,11 +409,13 @@ fn qwen_vl_on_text() {
 /// Vision-language classes on text, each over a language model of its own model type: LLaVA
 /// (Llama), LLaVA-OneVision (Qwen2, tied by the text config's flag), Aya Vision (Cohere 2, its
 /// logit scale not applied by the class's head), SmolVLM (`model.text_model.*`), InternVL
-/// (Qwen2), LFM2-VL (LFM2), Llama 3.2 Vision (Llama without its cross-attention layers). Image
-/// inputs are refused.
+/// (Qwen2), LFM2-VL (LFM2), Llama 3.2 Vision (Llama without its cross-attention layers),
+/// PaliGemma 2 (Gemma 2, soft-capped). Image inputs are refused.
 #[test]
 fn vision_language_on_text() {
-    for name in ["llava", "llava_onevision", "aya_vision", "smolvlm", "internvl", "lfm2_vl", "mllama"] {
+    for name in
+        ["llava", "llava_onevision", "aya_vision", "smolvlm", "internvl", "lfm2_vl", "mllama", "paligemma"]
+    {
         check(name);
     }
     let dir = fixture("llava");

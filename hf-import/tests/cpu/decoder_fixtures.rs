@@ -4,7 +4,7 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 193] = [
+pub const DECODERS: [&str; 194] = [
     "bitnet",
     "bitnet_packed",
     "bitnet_autobit",
@@ -75,6 +75,7 @@ pub const DECODERS: [&str; 193] = [
     "internvl",
     "lfm2_vl",
     "mllama",
+    "paligemma",
     "ministral3",
     "cwm",
     "jais2",
