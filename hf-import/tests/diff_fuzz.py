@@ -929,8 +929,10 @@ def gen_cohere(r):
         c["rope_parameters"] = rope_for(r, hd, c["max_position_embeddings"])
         c["use_qk_norm"] = r.random() < 0.5
         return tf.CohereForCausalLM, tf.CohereConfig, c
-    c.pop("head_dim", None)
-    c["rope_parameters"] = rope_for(r, c["hidden_size"] // c["num_attention_heads"], c["max_position_embeddings"])
+    if r.random() < 0.7:  # (Cohere 2 reads an explicit head_dim, else hidden_size / num_attention_heads)
+        c.pop("head_dim", None)
+    hd = c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
+    c["rope_parameters"] = rope_for(r, hd, c["max_position_embeddings"])
     c["sliding_window"] = r.choice([2, 3, 5])
     if r.random() < 0.5:
         c["layer_types"] = [r.choice(["sliding_attention", "full_attention"]) for _ in range(c["num_hidden_layers"])]
@@ -1308,7 +1310,7 @@ def gen_qwen3_vl(r):
 
 def gen_vision_language(r):
     """A vision-language class on text (LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, Aya Vision, InternVL, Idefics3,
-    SmolVLM, PaliGemma, LFM2-VL) beside a tiny vision tower, over a random language model of its own model type (Gemma 2's
+    SmolVLM, PaliGemma, LFM2-VL) or an audio-language one (Qwen2-Audio, Voxtral) beside a tiny vision tower, over a random language model of its own model type (Gemma 2's
     soft-capping, Granite's and Cohere's logit scaling among them, which the classes' own head leaves out), the head
     tied by the outer flag, the nested one, or the defaults."""
     clip = dict(model_type="clip_vision_model", hidden_size=16, intermediate_size=32, num_hidden_layers=1,
@@ -1328,6 +1330,12 @@ def gen_vision_language(r):
         (tf.SmolVLMForConditionalGeneration, tf.SmolVLMConfig,
          dict(vision_config=dict(small, image_size=8, patch_size=4), scale_factor=1)),
         (tf.PaliGemmaForConditionalGeneration, tf.PaliGemmaConfig, dict(vision_config=dict(siglip, projection_dim=16))),
+        (tf.Qwen2AudioForConditionalGeneration, tf.Qwen2AudioConfig,
+         dict(audio_config=dict(d_model=16, encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=32,
+                                num_mel_bins=8, max_source_positions=16))),
+        (tf.VoxtralForConditionalGeneration, tf.VoxtralConfig,
+         dict(audio_config=dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+                                num_mel_bins=8, max_source_positions=16))),
         (tf.Lfm2VlForConditionalGeneration, tf.Lfm2VlConfig,
          dict(vision_config=dict(small, model_type="siglip2_vision_model", patch_size=4, num_patches=16),
               projector_hidden_size=16)),

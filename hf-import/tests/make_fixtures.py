@@ -2427,6 +2427,15 @@ def vision_language():
                   sliding_window=4, query_pre_attn_scalar=8)
     build("paligemma", tf.PaliGemmaForConditionalGeneration,
           tf.PaliGemmaConfig(text_config=gemma2, vision_config=dict(siglip, projection_dim=32)), 376)
+    # The audio-language classes: Qwen2-Audio over Qwen2, Voxtral over Llama, a tiny audio tower beside.
+    build("qwen2_audio", tf.Qwen2AudioForConditionalGeneration,
+          tf.Qwen2AudioConfig(text_config=qwen2, audio_config=dict(d_model=16, encoder_layers=1, encoder_attention_heads=2,
+                                                                    encoder_ffn_dim=32, num_mel_bins=8,
+                                                                    max_source_positions=16)), 377)
+    build("voxtral", tf.VoxtralForConditionalGeneration,
+          tf.VoxtralConfig(text_config=dict(llama, head_dim=8), audio_config=dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                                                intermediate_size=32, num_mel_bins=8,
+                                                                max_source_positions=16)), 378)
     build("lfm2_vl", tf.Lfm2VlForConditionalGeneration,
           tf.Lfm2VlConfig(text_config=lfm2, vision_config=dict(small, model_type="siglip2_vision_model", patch_size=4,
                                                                num_patches=16), projector_hidden_size=16), 369)

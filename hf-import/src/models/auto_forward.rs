@@ -107,6 +107,19 @@ impl AutoModel {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
+        let mut outputs = self.forward_named_model(inputs, output_hidden_states)?;
+        if let AutoModel::VisionLanguage(m) = self {
+            outputs.extend(m.extra_outputs(inputs)?);
+        }
+        Ok(outputs)
+    }
+
+    /// [`AutoModel::forward_named`]'s outputs of the model itself.
+    fn forward_named_model(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
         if self.runs_own_inputs() {
             return self.forward_own_inputs(inputs, output_hidden_states);
         }

@@ -7,7 +7,7 @@
 //! LM head tied to the embeddings by default and the logits multiplied by `logit_scale` (0.0625 by
 //! default). Cohere may norm q and k per head with a scale per head (`use_qk_norm`, Command R+);
 //! Cohere 2 alternates sliding-window layers with RoPE and full layers without (every fourth by
-//! default), and its `head_dim` is always `hidden_size / num_attention_heads`.
+//! default), and its `head_dim` is `hidden_size / num_attention_heads` unless the config names one.
 //!
 //! Cohere 2 MoE is Cohere 2 with an explicit `head_dim` (128), RMS norms where the config sets
 //! `rms_norm_eps`, and a mixture on the layers `mlp_layer_types` marks `sparse` (all but the first
@@ -62,7 +62,10 @@ fn decoder_config(cfg: &Config, version: Version) -> Result<Config> {
         if heads == 0 {
             return Err(Error::Config("num_attention_heads must be positive".into()));
         }
-        json.insert("head_dim".into(), (hidden / heads).into());
+        // (An explicit `head_dim` is read, as Cohere 2's attention and rotary embedding do.)
+        if cfg.get("head_dim").is_none() {
+            json.insert("head_dim".into(), (hidden / heads).into());
+        }
         if cfg.get("layer_types").is_none_or(serde_json::Value::is_null) {
             let pattern = cfg.usize_or("sliding_window_pattern", 4)?;
             if pattern == 0 {
@@ -301,5 +304,11 @@ mod tests {
         assert!(v1.get("sliding_window").is_none() && v1.get("layer_types").is_none());
         let v2 = decoder_config(&cfg, Version::Cohere2).unwrap();
         assert_eq!(v2.usize("sliding_window").unwrap(), 2);
+        assert_eq!(v2.usize("head_dim").unwrap(), 4);
+        let explicit = Config::from_json_str(
+            r#"{"hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1, "head_dim": 16}"#,
+        )
+        .unwrap();
+        assert_eq!(decoder_config(&explicit, Version::Cohere2).unwrap().usize("head_dim").unwrap(), 16);
     }
 }

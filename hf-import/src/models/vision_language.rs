@@ -3,7 +3,8 @@
 //! (`llava_next`), LLaVA-NeXT-Video (`llava_next_video`), LLaVA-OneVision (`llava_onevision`),
 //! VipLLaVA (`vipllava`), Aya Vision (`aya_vision`), InternVL (`internvl`, the `-hf` checkpoints),
 //! Idefics3 (`idefics3`), SmolVLM (`smolvlm`), LFM2-VL (`lfm2_vl`) and PaliGemma (`paligemma`,
-//! 1 and 2; `token_type_ids`, which mark its bidirectional prefix, are not taken); and Llama 3.2 Vision
+//! 1 and 2; `token_type_ids`, which mark its bidirectional prefix, are not taken); the
+//! audio-language Qwen2-Audio (`qwen2_audio`) and Voxtral (`voxtral`); and Llama 3.2 Vision
 //! (`mllama`), whose language model is loaded its own way (see [`super::mllama`]).
 //!
 //! Each nests its language model's config under `text_config` with that model's own `model_type`
@@ -59,7 +60,7 @@ const fn class(
 }
 
 /// The classes, by model type.
-const CLASSES: [Class; 11] = [
+const CLASSES: [Class; 13] = [
     class("llava", "LlavaForConditionalGeneration", "llama", false, true),
     class("llava_next", "LlavaNextForConditionalGeneration", "llama", false, false),
     class("llava_next_video", "LlavaNextVideoForConditionalGeneration", "llama", false, true),
@@ -74,6 +75,9 @@ const CLASSES: [Class; 11] = [
         plain_head: false,
         ..class("paligemma", "PaliGemmaForConditionalGeneration", "gemma", true, false)
     },
+    // The audio-language classes (their configs have no tying flag: never tied).
+    class("qwen2_audio", "Qwen2AudioForConditionalGeneration", "qwen2", false, false),
+    class("voxtral", "VoxtralForConditionalGeneration", "llama", false, false),
 ];
 
 /// The text model types whose config class ties the head unless told otherwise (for the classes
@@ -96,6 +100,9 @@ const MEDIA_INPUTS: &[&str] = &[
     "spatial_shapes",
     "batch_num_images",
     "mm_encoder_outputs",
+    "input_features",
+    "feature_attention_mask",
+    "input_features_mask",
     "aspect_ratio_ids",
     "aspect_ratio_mask",
     "cross_attention_mask",
@@ -144,6 +151,18 @@ impl VisionLanguageForConditionalGeneration {
     /// The multimodal class this runs the language model of.
     pub fn architecture(&self) -> &'static str {
         self.architecture
+    }
+
+    /// The outputs the class adds to its language model's: Qwen2-Audio's `attention_mask` (the
+    /// mask as given, float32 as every output), which its output type carries.
+    pub(crate) fn extra_outputs(&self, inputs: &BTreeMap<String, Tensor>) -> Result<Vec<(String, Tensor)>> {
+        match (self.architecture, inputs.get("attention_mask")) {
+            ("Qwen2AudioForConditionalGeneration", Some(mask)) => {
+                let mask = mask.to(self.lm.device())?.to_dtype(oxtorch_tensor::DType::F32)?;
+                Ok(vec![("attention_mask".to_string(), mask)])
+            }
+            _ => Ok(Vec::new()),
+        }
     }
 
     /// Refuses image and video inputs with an error that says so.

@@ -410,12 +410,22 @@ fn qwen_vl_on_text() {
 /// (Llama), LLaVA-OneVision (Qwen2, tied by the text config's flag), Aya Vision (Cohere 2, its
 /// logit scale not applied by the class's head), SmolVLM (`model.text_model.*`), InternVL
 /// (Qwen2), LFM2-VL (LFM2), Llama 3.2 Vision (Llama without its cross-attention layers),
-/// PaliGemma 2 (Gemma 2, soft-capped). Image inputs are refused.
+/// PaliGemma 2 (Gemma 2, soft-capped); the audio-language Qwen2-Audio (Qwen2) and Voxtral
+/// (Llama). Image inputs are refused.
 #[test]
 fn vision_language_on_text() {
-    for name in
-        ["llava", "llava_onevision", "aya_vision", "smolvlm", "internvl", "lfm2_vl", "mllama", "paligemma"]
-    {
+    for name in [
+        "llava",
+        "llava_onevision",
+        "aya_vision",
+        "smolvlm",
+        "internvl",
+        "lfm2_vl",
+        "mllama",
+        "paligemma",
+        "qwen2_audio",
+        "voxtral",
+    ] {
         check(name);
     }
     let dir = fixture("llava");

@@ -4,7 +4,7 @@
 /// Every decoder family's fixture that both generates and runs packed; the `gemma3_mm*` ones are
 /// Gemma 3 multimodal checkpoints run on text, `phi3_longrope` switches to its long factors during
 /// generation.
-pub const DECODERS: [&str; 194] = [
+pub const DECODERS: [&str; 196] = [
     "bitnet",
     "bitnet_packed",
     "bitnet_autobit",
@@ -76,6 +76,8 @@ pub const DECODERS: [&str; 194] = [
     "lfm2_vl",
     "mllama",
     "paligemma",
+    "qwen2_audio",
+    "voxtral",
     "ministral3",
     "cwm",
     "jais2",
