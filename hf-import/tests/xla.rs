@@ -239,6 +239,10 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "modernbert_decoder",
         "qwen2_vl",
         "qwen3_vl_moe_hub",
+        "llava",
+        "mllama",
+        "paligemma",
+        "eurobert_mlm",
     ];
     let mut fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     // (A padded query whose chunk holds only padding attends to every key alike, as in transformers:

@@ -127,9 +127,6 @@ impl AutoModel {
             // Image inputs get their own error (before the float `pixel_values` would get the dtype's).
             gemma3_multimodal::check_text_only(inputs)?;
         }
-        if let AutoModel::QwenVl(m) = self {
-            m.check_text_only(inputs)?;
-        }
         if let AutoModel::VisionLanguage(m) = self {
             m.check_text_only(inputs)?;
         }

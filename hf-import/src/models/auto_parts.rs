@@ -121,7 +121,6 @@ impl AutoModel {
             AutoModel::Gemma3(m) => Some(m),
             AutoModel::Gemma3ForConditionalGeneration(m) => Some(m),
             AutoModel::Mistral3ForConditionalGeneration(m) => Some(m),
-            AutoModel::QwenVl(m) => Some(m),
             AutoModel::VisionLanguage(m) => Some(m),
             AutoModel::Llama4ForConditionalGeneration(m) => Some(m),
             AutoModel::Gemma4ForConditionalGeneration(m) => Some(m),

@@ -80,6 +80,13 @@ pub(super) fn inherit_outer_flags(
     tie_default: bool,
 ) -> Result<()> {
     text.insert("tie_word_embeddings".into(), Value::Bool(cfg.bool_or("tie_word_embeddings", tie_default)?));
+    inherit_outer_dtype(text, cfg);
+    Ok(())
+}
+
+/// A multimodal config's nested text config `text` with the outer `dtype` / `torch_dtype` where
+/// it names none (the wrapper classes load their language model in the checkpoint's dtype).
+pub(super) fn inherit_outer_dtype(text: &mut Map<String, Value>, cfg: &Config) {
     if !text.contains_key("dtype") && !text.contains_key("torch_dtype") {
         for key in ["dtype", "torch_dtype"] {
             if let Some(v) = cfg.get(key) {
@@ -87,7 +94,6 @@ pub(super) fn inherit_outer_flags(
             }
         }
     }
-    Ok(())
 }
 
 /// Where a checkpoint keeps its language model: the prefix of the text model's tensors and the

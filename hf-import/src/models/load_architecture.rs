@@ -132,12 +132,6 @@ impl AutoModel {
             "Llama4ForConditionalGeneration" => {
                 AutoModel::Llama4ForConditionalGeneration(Llama4ForConditionalGeneration::load(cfg, weights)?)
             }
-            "Qwen2VLForConditionalGeneration"
-            | "Qwen2_5_VLForConditionalGeneration"
-            | "Qwen3VLForConditionalGeneration"
-            | "Qwen3VLMoeForConditionalGeneration" => {
-                AutoModel::QwenVl(QwenVlForConditionalGeneration::load(cfg, weights)?)
-            }
             arch if vision_language::is_vision_language(arch) => {
                 AutoModel::VisionLanguage(VisionLanguageForConditionalGeneration::load(cfg, weights)?)
             }

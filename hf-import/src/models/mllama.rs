@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value};
 
-use super::gemma3_multimodal::language_model_weights;
+use super::gemma3_multimodal::{inherit_outer_dtype, language_model_weights};
 use super::vision_language::VisionLanguageForConditionalGeneration;
 use super::LlamaForCausalLM;
 use crate::config::Config;
@@ -87,13 +87,7 @@ fn text_config(cfg: &Config) -> Result<(Config, Vec<usize>)> {
     }
     text.insert("model_type".into(), Value::from("llama"));
     text.insert("tie_word_embeddings".into(), Value::Bool(false));
-    if !text.contains_key("dtype") && !text.contains_key("torch_dtype") {
-        for key in ["dtype", "torch_dtype"] {
-            if let Some(v) = cfg.get(key) {
-                text.insert(key.to_string(), v.clone());
-            }
-        }
-    }
+    inherit_outer_dtype(&mut text, cfg);
     Ok((Config::from_map(text), cross))
 }
 

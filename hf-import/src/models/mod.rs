@@ -204,7 +204,6 @@ pub use self::pre_norm_bert::{NormLayout, PreNormNames};
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::qwen3_5::{Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM};
-pub use self::qwen_vl::QwenVlForConditionalGeneration;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::sarvam::{SarvamMLAForCausalLM, SarvamMoEForCausalLM};
 pub use self::seed_oss::SeedOssForCausalLM;
@@ -283,12 +282,8 @@ pub enum AutoModel {
     /// `Mistral3ForConditionalGeneration` (Mistral Small 3.1/3.2, Ministral 3): its language model,
     /// on text (image inputs are refused)
     Mistral3ForConditionalGeneration(Mistral3ForConditionalGeneration),
-    /// `Qwen2VLForConditionalGeneration`, `Qwen2_5_VLForConditionalGeneration`,
-    /// `Qwen3VLForConditionalGeneration`, `Qwen3VLMoeForConditionalGeneration`: the language
-    /// model, on text (image and video inputs are refused)
-    QwenVl(QwenVlForConditionalGeneration),
-    /// The LLaVA family, Aya Vision, InternVL, Idefics3, SmolVLM, LFM2-VL: the language model of
-    /// its own model type, on text (image and video inputs are refused)
+    /// The vision- and audio-language classes (the LLaVA family, Qwen2/2.5/3-VL, Llama 3.2
+    /// Vision, PaliGemma, ...): the language model, on text (media inputs are refused)
     VisionLanguage(VisionLanguageForConditionalGeneration),
     /// `Llama4ForConditionalGeneration` (Llama 4 Scout and Maverick): its language model, run on text
     Llama4ForConditionalGeneration(Llama4ForConditionalGeneration),

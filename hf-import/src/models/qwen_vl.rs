@@ -13,15 +13,15 @@
 //! `visual.*` (what Qwen2-VL and Qwen2.5-VL save); the vision tower is never read, cast or moved.
 //! Qwen3-VL-MoE's fused experts may be stored transposed (`gate_up_proj` `[experts, hidden, 2 ·
 //! intermediate]`, as the published checkpoints hold them), which transformers transposes at load
-//! when the shape says so, and so does this loader. Image and video inputs are refused.
+//! when the shape says so, and so does this loader. The model runs as a
+//! [`VisionLanguageForConditionalGeneration`] (image and video inputs refused).
 
-use std::collections::BTreeMap;
-
-use oxtorch_tensor::Tensor;
 use serde_json::{Map, Value};
 
-use super::decoder::CausalLm;
-use super::gemma3_multimodal::{language_model_weights as renamed_language_model, with_language_model};
+use super::gemma3_multimodal::{
+    inherit_outer_dtype, language_model_weights as renamed_language_model, with_language_model,
+};
+use super::vision_language::VisionLanguageForConditionalGeneration;
 use super::{Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -126,63 +126,29 @@ const FAMILIES: [Family; 4] = [
     },
 ];
 
-/// The multimodal classes, for [`super::AutoModel::weights_used`].
+/// The multimodal classes (what [`super::is_vision_language`] also names).
 pub(crate) const ARCHITECTURES: [&str; 4] =
     [FAMILIES[0].architecture, FAMILIES[1].architecture, FAMILIES[2].architecture, FAMILIES[3].architecture];
 
-/// Inputs that carry images or videos (the classes' `forward` and their processors' outputs).
-const MEDIA_INPUTS: &[&str] =
-    &["pixel_values", "pixel_values_videos", "image_grid_thw", "video_grid_thw", "mm_token_type_ids"];
-
-/// transformers' `Qwen2VLForConditionalGeneration`, `Qwen2_5_VLForConditionalGeneration`,
-/// `Qwen3VLForConditionalGeneration` and `Qwen3VLMoeForConditionalGeneration` on text: the
-/// language model (see the module docs).
-#[derive(Debug, Clone)]
-pub struct QwenVlForConditionalGeneration {
-    lm: CausalLm,
-    architecture: &'static str,
+/// Whether `model_type` is one of the Qwen vision-language families.
+pub(crate) fn is_qwen_vl(model_type: &str) -> bool {
+    FAMILIES.iter().any(|f| f.model_type == model_type)
 }
 
-impl QwenVlForConditionalGeneration {
-    /// Loads the language model of a `qwen2_vl`, `qwen2_5_vl`, `qwen3_vl` or `qwen3_vl_moe`
-    /// checkpoint.
-    pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
-        let model_type = cfg.model_type()?;
-        let family = FAMILIES.iter().find(|f| f.model_type == model_type).ok_or_else(|| {
-            Error::Unsupported(format!("model_type \"{model_type}\" is not a Qwen vision-language family"))
-        })?;
-        let text = text_config(cfg, family)?;
-        let lm = with_language_model(weights, |w| match family.text_model_type {
-            "qwen2" => Ok(Qwen2ForCausalLM::load(&text, w)?.0),
-            "qwen3" => Ok(Qwen3ForCausalLM::load(&text, w)?.0),
-            _ => Ok(Qwen3MoeForCausalLM::load(&text, &experts_as_loaded(&text, w)?)?.0),
-        })?;
-        Ok(QwenVlForConditionalGeneration { lm, architecture: family.architecture })
-    }
-
-    /// The multimodal class this runs the language model of.
-    pub fn architecture(&self) -> &'static str {
-        self.architecture
-    }
-
-    /// Refuses image and video inputs with an error that says so.
-    pub(crate) fn check_text_only(&self, inputs: &BTreeMap<String, Tensor>) -> Result<()> {
-        match inputs.keys().find(|k| MEDIA_INPUTS.contains(&k.as_str())) {
-            Some(name) => Err(Error::Unsupported(format!(
-                "input '{name}': image and video inputs are not supported for {} (hf-import runs its \
-                 language model on text only)",
-                self.architecture
-            ))),
-            None => Ok(()),
-        }
-    }
-}
-
-impl std::ops::Deref for QwenVlForConditionalGeneration {
-    type Target = CausalLm;
-    fn deref(&self) -> &CausalLm {
-        &self.lm
-    }
+/// Loads the language model of a `qwen2_vl`, `qwen2_5_vl`, `qwen3_vl` or `qwen3_vl_moe`
+/// checkpoint (see the module docs).
+pub(crate) fn load(cfg: &Config, weights: &Weights) -> Result<VisionLanguageForConditionalGeneration> {
+    let model_type = cfg.model_type()?;
+    let family = FAMILIES.iter().find(|f| f.model_type == model_type).ok_or_else(|| {
+        Error::Unsupported(format!("model_type \"{model_type}\" is not a Qwen vision-language family"))
+    })?;
+    let text = text_config(cfg, family)?;
+    let lm = with_language_model(weights, |w| match family.text_model_type {
+        "qwen2" => Ok(Qwen2ForCausalLM::load(&text, w)?.0),
+        "qwen3" => Ok(Qwen3ForCausalLM::load(&text, w)?.0),
+        _ => Ok(Qwen3MoeForCausalLM::load(&text, &experts_as_loaded(&text, w)?)?.0),
+    })?;
+    Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, family.architecture))
 }
 
 /// The language model's tensors of a Qwen vision-language checkpoint under the names the decoder
@@ -232,13 +198,7 @@ fn text_config(cfg: &Config, family: &Family) -> Result<Config> {
     rope_as_default(&mut text, family.rope_theta)?;
     let tied = cfg.bool_or("tie_word_embeddings", false)? || tied_inside;
     text.insert("tie_word_embeddings".into(), Value::Bool(tied));
-    if !text.contains_key("dtype") && !text.contains_key("torch_dtype") {
-        for key in ["dtype", "torch_dtype"] {
-            if let Some(v) = cfg.get(key) {
-                text.insert(key.to_string(), v.clone());
-            }
-        }
-    }
+    inherit_outer_dtype(&mut text, cfg);
     Ok(Config::from_map(text))
 }
 

@@ -5,7 +5,9 @@
 //! Idefics3 (`idefics3`), SmolVLM (`smolvlm`), LFM2-VL (`lfm2_vl`) and PaliGemma (`paligemma`,
 //! 1 and 2; `token_type_ids`, which mark its bidirectional prefix, are not taken); the
 //! audio-language Qwen2-Audio (`qwen2_audio`) and Voxtral (`voxtral`); and Llama 3.2 Vision
-//! (`mllama`), whose language model is loaded its own way (see [`super::mllama`]).
+//! (`mllama`) and Qwen's vision-language models (`qwen2_vl`, `qwen2_5_vl`, `qwen3_vl`,
+//! `qwen3_vl_moe`), whose language models are loaded their own ways (see [`super::mllama`],
+//! [`super::qwen_vl`]).
 //!
 //! Each nests its language model's config under `text_config` with that model's own `model_type`
 //! (absent: the class's default, as `llama` for LLaVA), which hf-import loads as that family's
@@ -25,7 +27,7 @@ use oxtorch_tensor::Tensor;
 use serde_json::{Map, Value};
 
 use super::decoder::CausalLm;
-use super::gemma3_multimodal::with_language_model;
+use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
 use super::AutoModel;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -87,7 +89,9 @@ const TIED_TEXT_TYPES: &[&str] = &["cohere", "cohere2", "gemma", "gemma2", "gemm
 /// Whether `architecture` is one of the vision-language classes of this module, which run as their
 /// language model on text.
 pub fn is_vision_language(architecture: &str) -> bool {
-    CLASSES.iter().any(|c| c.architecture == architecture) || architecture == super::mllama::ARCH
+    CLASSES.iter().any(|c| c.architecture == architecture)
+        || architecture == super::mllama::ARCH
+        || super::qwen_vl::ARCHITECTURES.contains(&architecture)
 }
 
 /// Inputs that carry images or videos (the classes' `forward` and their processors' outputs).
@@ -106,6 +110,9 @@ const MEDIA_INPUTS: &[&str] = &[
     "aspect_ratio_ids",
     "aspect_ratio_mask",
     "cross_attention_mask",
+    "image_grid_thw",
+    "video_grid_thw",
+    "mm_token_type_ids",
 ];
 
 /// transformers' vision-language classes of the module docs on text: the language model.
@@ -121,6 +128,9 @@ impl VisionLanguageForConditionalGeneration {
         let model_type = cfg.model_type()?;
         if model_type == "mllama" {
             return super::mllama::load(cfg, weights);
+        }
+        if super::qwen_vl::is_qwen_vl(model_type) {
+            return super::qwen_vl::load(cfg, weights);
         }
         let class = CLASSES.iter().find(|c| c.model_type == model_type).ok_or_else(|| {
             Error::Unsupported(format!("model_type \"{model_type}\" is not a vision-language class"))
@@ -219,13 +229,7 @@ fn text_config(cfg: &Config, class: &Class) -> Result<Config> {
     };
     let tied = outer || (class.tie_from_text && inner);
     text.insert("tie_word_embeddings".into(), Value::Bool(tied));
-    if !text.contains_key("dtype") && !text.contains_key("torch_dtype") {
-        for key in ["dtype", "torch_dtype"] {
-            if let Some(v) = cfg.get(key) {
-                text.insert(key.to_string(), v.clone());
-            }
-        }
-    }
+    inherit_outer_dtype(&mut text, cfg);
     Ok(Config::from_map(text))
 }
 
