@@ -292,8 +292,15 @@ impl SelfAttention {
         qk_norm: Option<impl Fn(&Vars<'_>, usize, usize) -> Result<DecoderNorm>>,
     ) -> Result<Self> {
         let (h, hd) = (cfg.hidden, cfg.head_dim);
-        let (qd, kvd) = (cfg.heads * hd, cfg.kv_heads * hd);
-        let vd = cfg.kv_heads * cfg.value_width();
+        // (Checked: a corrupt config's sizes give an error, not an overflow.)
+        let too_large = || {
+            Error::Config(format!("the attention's projections ({} heads of {hd}) are too large", cfg.heads))
+        };
+        let (qd, kvd) = (
+            cfg.heads.checked_mul(hd).ok_or_else(too_large)?,
+            cfg.kv_heads.checked_mul(hd).ok_or_else(too_large)?,
+        );
+        let vd = cfg.kv_heads.checked_mul(cfg.value_width()).ok_or_else(too_large)?;
         let qkv = if let Some(dims) = cfg.latent {
             Qkv::Latent(Box::new(LatentQkv::load(vars, h, cfg.heads, dims, cfg.qkv_bias)?))
         } else if cfg.query_only {
@@ -304,7 +311,8 @@ impl SelfAttention {
                 k: Linear::load(&vars.pp("k_proj"), h, kvd, cfg.qkv_bias)?,
             }
         } else if vars.pp("qkv_proj").contains("weight") {
-            Qkv::Fused(Linear::load(&vars.pp("qkv_proj"), h, qd + kvd + vd, cfg.qkv_bias)?)
+            let rows = qd.checked_add(kvd).and_then(|n| n.checked_add(vd)).ok_or_else(too_large)?;
+            Qkv::Fused(Linear::load(&vars.pp("qkv_proj"), h, rows, cfg.qkv_bias)?)
         } else {
             Qkv::Split {
                 q: Linear::load(&vars.pp("q_proj"), h, qd, cfg.qkv_bias)?,
@@ -747,5 +755,26 @@ impl SelfAttention {
             None => gated,
         };
         self.o.forward(&self.projection_input(&normed)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::weights::Weights;
+
+    /// Projection sizes past `usize` (a corrupt config's) are an error, never an overflow.
+    #[test]
+    fn oversized_projections_are_an_error() {
+        let weights = Weights::from_tensors([(
+            "qkv_proj.weight".to_string(),
+            Tensor::zeros([3, 2], DType::F32).unwrap(),
+        )]);
+        let huge = usize::MAX / 2;
+        let cfg = AttentionConfig::plain(huge, 1, huge);
+        type NormLoader = fn(&Vars<'_>, usize, usize) -> Result<DecoderNorm>;
+        let no_norm: Option<NormLoader> = None;
+        let err = SelfAttention::load(&weights.vars(""), cfg, no_norm).err().expect("an error").to_string();
+        assert!(err.contains("too large"), "{err}");
     }
 }

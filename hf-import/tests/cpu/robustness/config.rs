@@ -87,6 +87,9 @@ const CONFIG_FIXTURES: &[&str] = &[
     "qwen3_next",
     "falcon_h1",
     "phimoe",
+    // A fused q/k/v under hub names; a vision-language wrapper over a nested text config.
+    "gte",
+    "llava",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
