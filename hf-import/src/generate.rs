@@ -9,7 +9,7 @@ use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
 use crate::error::{Error, Result};
 use crate::layers::{bucket, KvCache};
 use crate::models::bucketing::fuse_forward;
-use crate::models::CausalLm;
+use crate::models::{CausalLm, ReplacedRows};
 use crate::tokenizer::HfTokenizer;
 
 mod beam;
@@ -64,7 +64,43 @@ pub fn generate(
                 .into(),
         ));
     }
-    generate_with(lm, input_ids, attention_mask, g, None, FIRST_NEW_SLOTS, on_token)
+    generate_with(lm, input_ids, attention_mask, g, None, None, FIRST_NEW_SLOTS, on_token)
+}
+
+/// Image features for the image tokens of prompts (a vision-language model's: see
+/// [`VisionLanguageForConditionalGeneration::image_rows`](crate::models::VisionLanguageForConditionalGeneration::image_rows)).
+#[derive(Debug, Clone, Copy)]
+pub struct PromptImages<'a> {
+    /// the image token, whose embeddings the features replace
+    pub token: i64,
+    /// `[n, hidden]`: one row per image token of the prompts, in their order (prompt by prompt)
+    pub rows: &'a Tensor,
+}
+
+/// [`generate`] (with stop strings when `tokenizer` is given) from prompts with images: the
+/// prefill takes `images.rows` in place of the image tokens' embeddings, as transformers'
+/// `generate(pixel_values=...)` of LLaVA; the new tokens are text.
+pub fn generate_with_images(
+    lm: &CausalLm,
+    input_ids: &Tensor,
+    attention_mask: Option<&Tensor>,
+    images: PromptImages<'_>,
+    g: &GenerationConfig,
+    tokenizer: Option<&HfTokenizer>,
+    on_token: impl FnMut(usize, i64),
+) -> Result<Tensor> {
+    if tokenizer.is_none() && !g.stop_strings.is_empty() {
+        // (`generate`'s error: stop strings need the tokenizer.)
+        return generate(lm, input_ids, attention_mask, g, on_token);
+    }
+    if lm.recompute_cache_at().is_some() {
+        return Err(Error::Unsupported(
+            "generation with images from a model that recomputes its cache over the whole sequence \
+             (long-context RoPE switching) is not supported"
+                .into(),
+        ));
+    }
+    generate_with(lm, input_ids, attention_mask, g, tokenizer, Some(images), FIRST_NEW_SLOTS, on_token)
 }
 
 /// [`generate`], also ending a sequence once its text ends in one of `g.stop_strings` (as
@@ -78,7 +114,7 @@ pub fn generate_with_tokenizer(
     tokenizer: &HfTokenizer,
     on_token: impl FnMut(usize, i64),
 ) -> Result<Tensor> {
-    generate_with(lm, input_ids, attention_mask, g, Some(tokenizer), FIRST_NEW_SLOTS, on_token)
+    generate_with(lm, input_ids, attention_mask, g, Some(tokenizer), None, FIRST_NEW_SLOTS, on_token)
 }
 
 /// The KV cache's first capacity: the prompt's `width` slots (a static cache's bucket padding
@@ -94,14 +130,16 @@ fn first_capacity(width: usize, max_new_tokens: usize, first_new_slots: usize) -
     Ok(width + max_new_tokens.min(first_new_slots))
 }
 
-/// [`generate`] with a KV cache first allocated for `first_new_slots` new tokens, and stop strings
-/// when a tokenizer is given.
+/// [`generate`] with a KV cache first allocated for `first_new_slots` new tokens, stop strings
+/// when a tokenizer is given, and image features in the prefill when `images` are given.
+#[allow(clippy::too_many_arguments)]
 fn generate_with(
     lm: &CausalLm,
     input_ids: &Tensor,
     attention_mask: Option<&Tensor>,
     g: &GenerationConfig,
     tokenizer: Option<&HfTokenizer>,
+    images: Option<PromptImages<'_>>,
     first_new_slots: usize,
     mut on_token: impl FnMut(usize, i64),
 ) -> Result<Tensor> {
@@ -131,6 +169,8 @@ fn generate_with(
     if b == 0 || g.max_new_tokens == 0 {
         return Ok(Tensor::from_vec(rows.concat(), [b, s])?);
     }
+    // Each prompt's image features (checked against its image tokens before any repetition).
+    let image_rows = images.map(|i| rows_per_prompt(&rows, i)).transpose()?;
     // Sampling `num_return_sequences` per prompt: each prompt repeated (beam search instead
     // returns its best hypotheses).
     let (rows, mask, b) = if g.num_return_sequences > 1 && g.num_beams == 1 {
@@ -173,8 +213,28 @@ fn generate_with(
     let (ids_t, pos_t, mask_t) = prompt.tensors(cache.capacity(), device)?;
     // Without padding, a cache read up to its filled length needs no attention mask beyond causality.
     let mask_t = (fixed || mask.contains(&0)).then_some(mask_t);
-    let logits =
-        on_pool(device, || lm.logits_at(&ids_t, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1))?;
+    // The image features of each row (a prompt repeated for its samples or beams repeats them).
+    let replaced = match (images, image_rows) {
+        (Some(images), Some(per_prompt)) => {
+            let times = rows.len() / per_prompt.len().max(1);
+            let repeated: Vec<&Tensor> =
+                per_prompt.iter().flat_map(|r| std::iter::repeat_n(r, times)).collect();
+            let image_mask: Vec<bool> = rows
+                .iter()
+                .flat_map(|row| {
+                    let padding = std::iter::repeat_n(false, prompt.width - row.len());
+                    row.iter().map(|&id| id == images.token).chain(padding)
+                })
+                .collect();
+            let image_mask = Tensor::from_vec(image_mask, [rows.len(), prompt.width])?.to(device)?;
+            Some((image_mask, Tensor::cat(&repeated, 0)?))
+        }
+        _ => None,
+    };
+    let replaced = replaced.as_ref().map(|(mask, rows)| ReplacedRows { mask, rows });
+    let logits = on_pool(device, || {
+        lm.logits_at_with_rows(&ids_t, replaced, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1)
+    })?;
     cache.truncate(s);
     // As transformers' `prompt_ignore_length`: the position of each row's first unmasked token.
     let padding: Vec<usize> = mask.chunks(s).map(|m| m.iter().position(|&v| v != 0).unwrap_or(0)).collect();
@@ -194,6 +254,28 @@ fn generate_with(
     let rows = rows.tokens;
     let width = rows[0].len();
     Ok(Tensor::from_vec(rows.concat(), [b, width])?)
+}
+
+/// `images.rows` split by prompt: as many rows for each prompt as it has image tokens (their
+/// total must be the number of rows, transformers' check).
+fn rows_per_prompt(prompts: &[Vec<i64>], images: PromptImages<'_>) -> Result<Vec<Tensor>> {
+    let counts: Vec<usize> =
+        prompts.iter().map(|p| p.iter().filter(|&&id| id == images.token).count()).collect();
+    let tokens: usize = counts.iter().sum();
+    let features = images.rows.dims().first().copied().unwrap_or(0);
+    if images.rows.rank() != 2 || tokens != features {
+        return Err(Error::Input(format!(
+            "Image features and image tokens do not match, tokens: {tokens}, features: {features} (features of shape {:?})",
+            images.rows.dims()
+        )));
+    }
+    let mut at = 0;
+    let mut out = Vec::with_capacity(counts.len());
+    for n in counts {
+        out.push(images.rows.narrow(0, at as isize, n)?);
+        at += n;
+    }
+    Ok(out)
 }
 
 /// The sequences being generated: prompts and new tokens, and which rows have finished.

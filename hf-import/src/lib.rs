@@ -37,8 +37,8 @@ pub use config::{parse_dtype, Config};
 pub use cross_encoder::{CrossEncoder, ScoreActivation};
 pub use error::{Error, Result};
 pub use generate::{
-    generate, generate_recurrent, generate_seq2seq, generate_with_tokenizer, CacheImplementation,
-    EncoderDecoder, GenerationConfig, Recurrent,
+    generate, generate_recurrent, generate_seq2seq, generate_with_images, generate_with_tokenizer,
+    CacheImplementation, EncoderDecoder, GenerationConfig, PromptImages, Recurrent,
 };
 pub use hub::resolve_model;
 pub use models::{

@@ -2441,6 +2441,74 @@ def vision_language():
                                                                num_patches=16), projector_hidden_size=16), 369)
 
 
+def flatten_nested(out, prefix=""):
+    """`flatten` into nested outputs too (`image_outputs.last_hidden_state`, `image_outputs.pooler_output.0`)."""
+    flat = {}
+    for key, value in out.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, torch.Tensor):
+            flat[name] = value.detach().float().clone().contiguous()
+        elif isinstance(value, (tuple, list)):
+            for i, v in enumerate(value):
+                flat[f"{name}.{i}"] = v.detach().float().clone().contiguous()
+        elif isinstance(value, dict):
+            flat.update(flatten_nested(value, name + "."))
+    return flat
+
+
+def llava_images():
+    """LLaVA and VipLLaVA with images: `pixel_values` of two images through a tiny vision tower, the
+    projected features in place of the image tokens (id 99, four per image) of two prompts, the second
+    right-padded. `llava_images`: CLIP, the second-to-last hidden state without the class token (the
+    defaults), Llama. `llava_siglip_images`: SigLIP (its unused head in the checkpoint), two hidden
+    states concatenated, every token kept ("full"), a projector without biases, Qwen2.
+    `vipllava_images`: CLIP, three hidden states concatenated after VipLLaVA's projector norm.
+    `generate.safetensors`: greedy generation from two left-padded prompts with their images."""
+    clip = dict(model_type="clip_vision_model", hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                num_attention_heads=2, image_size=8, patch_size=4)
+    siglip = dict(clip, model_type="siglip_vision_model")
+    llama = dict(DECODER, model_type="llama", intermediate_size=48, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    qwen2 = dict(llama, model_type="qwen2", rope_parameters={"rope_type": "default", "rope_theta": 1000.0})
+    t = 99
+    ids = torch.tensor([[1, t, t, t, t, 17, 42, 5], [3, 64, t, t, t, t, 12, 0]], dtype=torch.int64)
+    mask = torch.tensor([[1] * 8, [1] * 7 + [0]], dtype=torch.int64)
+    gen_ids = torch.tensor([[1, t, t, t, t, 17, 42], [0, 0, 3, t, t, t, t]], dtype=torch.int64)
+    gen_mask = torch.tensor([[1] * 7, [0, 0] + [1] * 5], dtype=torch.int64)
+    cases = [
+        ("llava_images", tf.LlavaForConditionalGeneration,
+         tf.LlavaConfig(text_config=llama, vision_config=clip, image_token_index=t), 379),
+        ("llava_siglip_images", tf.LlavaForConditionalGeneration,
+         tf.LlavaConfig(text_config=qwen2, vision_config=siglip, image_token_index=t, vision_feature_layer=[-1, 0],
+                        vision_feature_select_strategy="full", multimodal_projector_bias=False,
+                        projector_hidden_act="gelu_pytorch_tanh"), 380),
+        ("vipllava_images", tf.VipLlavaForConditionalGeneration,
+         tf.VipLlavaConfig(text_config=llama, vision_config=clip, image_token_index=t, vision_feature_layers=[-1, 0, 1]),
+         381),
+    ]
+    for name, cls, config, seed in cases:
+        if ONLY and name not in ONLY:
+            continue
+        torch.manual_seed(seed)
+        model = cls(config).eval()
+        randomise(model, seed)
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        model.save_pretrained(path)
+        (path / "generation_config.json").unlink(missing_ok=True)
+        g = torch.Generator().manual_seed(seed)
+        pixels = torch.randn(2, 3, 8, 8, generator=g)
+        x = {"input_ids": ids, "attention_mask": mask, "pixel_values": pixels}
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+            gen = model.generate(input_ids=gen_ids, attention_mask=gen_mask, pixel_values=pixels, max_new_tokens=10,
+                                 do_sample=False, pad_token_id=0)
+        flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+        save_file({**x, **flat}, str(path / "expected.safetensors"))
+        save_file({"input_ids": gen_ids, "attention_mask": gen_mask, "pixel_values": pixels,
+                   "output_ids": gen.contiguous()}, str(path / "generate.safetensors"))
+        print(f"{name}: {sorted(flat)}")
+
+
 if __name__ == "__main__":
     main()
     bitnet()
@@ -2448,6 +2516,7 @@ if __name__ == "__main__":
     modernbert_decoder()
     qwen_vl()
     vision_language()
+    llava_images()
     if not ONLY or "token_types" in ONLY:
         token_type_goldens()
     decoder_token_classifiers()

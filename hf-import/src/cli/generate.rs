@@ -9,9 +9,9 @@ use oxtorch_hf_import::audio::{read_wav, WhisperFeatureExtractor};
 use oxtorch_hf_import::generate::{generate_whisper, WhisperPrompt};
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
-    generate, generate_recurrent, generate_seq2seq, generate_with_tokenizer, resolve_model, AutoModel,
-    CausalLm, ChatArgs, ChatTemplate, Config, EncoderDecoder, Error, GenerationConfig, HfTokenizer, Mamba,
-    Message, Result,
+    generate, generate_recurrent, generate_seq2seq, generate_with_images, generate_with_tokenizer,
+    resolve_model, AutoModel, CausalLm, ChatArgs, ChatTemplate, Config, EncoderDecoder, Error,
+    GenerationConfig, HfTokenizer, Mamba, Message, PromptImages, Result,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -163,10 +163,11 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 named.insert(n, t);
                 Ok(())
             })?;
-            let accepted: &[&str] = if cfg.model_type()? == "whisper" {
-                &["input_features"]
-            } else {
-                &["input_ids", "attention_mask"]
+            let accepted: &[&str] = match cfg.model_type()? {
+                "whisper" => &["input_features"],
+                // (Their images: the processor's pixel values.)
+                "llava" | "vipllava" => &["input_ids", "attention_mask", "pixel_values"],
+                _ => &["input_ids", "attention_mask"],
             };
             for name in named.keys() {
                 if !accepted.contains(&name.as_str()) {
@@ -254,7 +255,15 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             let mask = named.get("attention_mask");
             // Stop strings are matched on the tokens' texts.
             let tok = if g.stop_strings.is_empty() { None } else { Some(HfTokenizer::load(&dir, None)?) };
-            let out = lm.generate(ids, mask, &g, tok.as_ref(), |_, _| {})?;
+            let out = match (named.get("pixel_values"), &model, &lm) {
+                (Some(pixels), AutoModel::VisionLanguage(m), Decoder::Causal(lm)) => {
+                    let rows = m.image_rows(pixels)?;
+                    let token = m.image_token().expect("a model that takes images has an image token");
+                    let images = PromptImages { token, rows: &rows };
+                    generate_with_images(lm, ids, mask, images, &g, tok.as_ref(), |_, _| {})?
+                }
+                _ => lm.generate(ids, mask, &g, tok.as_ref(), |_, _| {})?,
+            };
             write_safetensors(&output, &[("output_ids".to_string(), out)], None)
         }
         (_, _, prompt) if prompt.is_some() || a.messages.is_some() => {

@@ -138,7 +138,10 @@ fn a_growing_cache_gives_the_tokens_of_one_allocated_up_front() {
                 ..g.clone()
             };
             let run = |g: &GenerationConfig, first: usize| {
-                generate_with(lm, ids, mask, g, None, first, |_, _| {}).unwrap().to_vec2::<i64>().unwrap()
+                generate_with(lm, ids, mask, g, None, None, first, |_, _| {})
+                    .unwrap()
+                    .to_vec2::<i64>()
+                    .unwrap()
             };
             let grown = run(&g, 2);
             for (row, want) in grown.iter().zip(&want) {

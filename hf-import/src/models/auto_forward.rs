@@ -128,6 +128,9 @@ impl AutoModel {
             gemma3_multimodal::check_text_only(inputs)?;
         }
         if let AutoModel::VisionLanguage(m) = self {
+            if m.takes_images() && inputs.contains_key("pixel_values") {
+                return m.forward_images(inputs, output_hidden_states);
+            }
             m.check_text_only(inputs)?;
         }
         if let AutoModel::Mistral3ForConditionalGeneration(_) = self {

@@ -42,6 +42,19 @@ struct Pass<'a> {
     ids_in_range: bool,
     /// token types whose embeddings are added to the inputs' (GPT-2's family)
     token_type_ids: Option<&'a Tensor>,
+    /// rows of the token embeddings replaced by other features (a vision-language model's images)
+    replaced: Option<ReplacedRows<'a>>,
+}
+
+/// Token embeddings replaced by other features, as a vision-language model puts its image features
+/// in place of its image tokens' embeddings (transformers' `inputs_embeds.masked_scatter`).
+#[derive(Debug, Clone, Copy)]
+pub struct ReplacedRows<'a> {
+    /// `[batch, seq]` bool: the tokens whose embeddings are replaced
+    pub mask: &'a Tensor,
+    /// `[n, hidden]`: the features, in the order of the masked tokens (row by row); `n` is the
+    /// number of masked tokens
+    pub rows: &'a Tensor,
 }
 
 /// One pre-norm decoder block.
@@ -232,6 +245,12 @@ impl CausalLm {
         self.project_out.as_ref().map_or(self.hidden, |p| p.weight.dims()[0])
     }
 
+    /// The width of the token embeddings (what features replacing some of them must have: see
+    /// [`CausalLm::forward_with_rows`]).
+    pub fn embedding_width(&self) -> usize {
+        self.embed.weight.dims()[1]
+    }
+
     /// The number of learned positions (GPT-2's `n_positions`); `None` under RoPE.
     pub fn position_table_len(&self) -> Option<usize> {
         self.positions.as_ref().map(|t| t.weight.dims()[0].saturating_sub(self.spec.position_offset))
@@ -312,6 +331,43 @@ impl CausalLm {
         Ok(DecoderOutput { logits: self.head(&h)?, hidden_states })
     }
 
+    /// [`CausalLm::forward`] without a cache, the embeddings of the tokens `replaced.mask` marks
+    /// replaced by `replaced.rows` (after the embedding table and its scale, before the model's
+    /// own transforms of `inputs_embeds`, as transformers merges a vision-language model's image
+    /// features).
+    pub fn forward_with_rows(
+        &self,
+        input_ids: &Tensor,
+        replaced: ReplacedRows<'_>,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<DecoderOutput> {
+        let pass = Pass { output_hidden_states, replaced: Some(replaced), ..Pass::default() };
+        let (h, hidden_states) = self.hidden(input_ids, attention_mask, position_ids, None, pass)?;
+        Ok(DecoderOutput { logits: self.head(&h)?, hidden_states })
+    }
+
+    /// [`CausalLm::logits_at`] with the embeddings of `replaced` (see
+    /// [`CausalLm::forward_with_rows`]): a generation's prefill over a prompt with images.
+    pub fn logits_at_with_rows(
+        &self,
+        input_ids: &Tensor,
+        replaced: Option<ReplacedRows<'_>>,
+        attention_mask: Option<&Tensor>,
+        position_ids: Option<&Tensor>,
+        cache: Option<&mut KvCache>,
+        at: usize,
+    ) -> Result<Tensor> {
+        let (_, s) = batch_seq(input_ids)?;
+        if at >= s {
+            return Err(Error::Input(format!("logits_at: position {at} is out of range for {s} tokens")));
+        }
+        let pass = Pass { replaced, ..Pass::default() };
+        let (h, _) = self.hidden(input_ids, attention_mask, position_ids, cache, pass)?;
+        self.head(&h.select(1, at as isize)?)
+    }
+
     /// The model with its LM head a plain projection: without soft-capping (Gemma 2's) or logit
     /// scaling (Granite's, Cohere's), as the vision-language classes apply their own `lm_head` to
     /// the language model's hidden states.
@@ -344,12 +400,7 @@ impl CausalLm {
         cache: Option<&mut KvCache>,
         at: usize,
     ) -> Result<Tensor> {
-        let (_, s) = batch_seq(input_ids)?;
-        if at >= s {
-            return Err(Error::Input(format!("logits_at: position {at} is out of range for {s} tokens")));
-        }
-        let (h, _) = self.hidden(input_ids, attention_mask, position_ids, cache, Pass::default())?;
-        self.head(&h.select(1, at as isize)?)
+        self.logits_at_with_rows(input_ids, None, attention_mask, position_ids, cache, at)
     }
 
     /// The logits `[batch, vocab]` after one token per row that the model picked itself: `ids`
@@ -421,21 +472,41 @@ impl CausalLm {
     /// The embeddings of `ids` (on the weights' device), scaled by `sqrt(hidden)` in Gemma's
     /// families; `in_range`: the ids are known rows of the table (not read back to check).
     fn embed_tokens(&self, ids: &Tensor, in_range: bool) -> Result<Tensor> {
+        self.embed_tokens_replacing(ids, in_range, None)
+    }
+
+    /// [`CausalLm::embed_tokens`] with the rows of `replaced` in place of the looked-up ones:
+    /// after what transformers' embedding module computes (the table, Gemma's scale, MiniCPM3's,
+    /// XGLM's and Falcon-H1's multipliers of the ids' embeddings), before what the model does to
+    /// its `inputs_embeds` (BLOOM's norm, OPT's `project_in`, Granite's and AFMoE's multipliers).
+    fn embed_tokens_replacing(
+        &self,
+        ids: &Tensor,
+        in_range: bool,
+        replaced: Option<ReplacedRows<'_>>,
+    ) -> Result<Tensor> {
         let mut h = if in_range { self.embed.forward_in_range(ids)? } else { self.embed.forward(ids)? };
+        if self.spec.scale_embeddings {
+            let normalizer = Tensor::full([], (self.hidden as f64).sqrt(), (self.dtype, self.device()))?;
+            h = h.mul(&normalizer)?;
+        }
+        let multiplier = self.spec.embedding_multiplier;
+        if let Some(m) = multiplier.filter(|_| self.spec.embedding_multiplier_on_ids) {
+            h = h.mul(m)?;
+        }
+        if let Some(r) = replaced {
+            h = replace_rows(&h, r)?;
+        }
         if let Some(norm) = &self.embed_norm {
             h = norm.forward(&h)?;
         }
         if let Some(p) = &self.project_in {
             return p.forward(&h);
         }
-        if let Some(m) = self.spec.embedding_multiplier {
-            return Ok(h.mul(m)?);
+        match multiplier.filter(|_| !self.spec.embedding_multiplier_on_ids) {
+            Some(m) => Ok(h.mul(m)?),
+            None => Ok(h),
         }
-        if !self.spec.scale_embeddings {
-            return Ok(h);
-        }
-        let normalizer = Tensor::full([], (self.hidden as f64).sqrt(), (self.dtype, self.device()))?;
-        Ok(h.mul(&normalizer)?)
     }
 
     /// The embeddings of `token_type_ids` `[b, s]`: rows of the token table (GPT-2's family).
@@ -543,7 +614,7 @@ impl CausalLm {
         mut cache: Option<&mut KvCache>,
         pass: Pass<'_>,
     ) -> Result<(Tensor, Vec<Tensor>)> {
-        let Pass { output_hidden_states, ids_in_range, token_type_ids } = pass;
+        let Pass { output_hidden_states, ids_in_range, token_type_ids, replaced } = pass;
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
         let input_ids = &input_ids.to(device)?;
@@ -593,7 +664,8 @@ impl CausalLm {
                 .unsqueeze(0)?
                 .expand([b, s])?,
         };
-        let mut h = self.add_positions(self.embed_tokens(input_ids, ids_in_range)?, &positions)?;
+        let embeddings = self.embed_tokens_replacing(input_ids, ids_in_range, replaced)?;
+        let mut h = self.add_positions(embeddings, &positions)?;
         if let Some(types) = token_type_ids {
             h = h.add(&self.token_type_embeddings(types, b, s)?)?;
         }
@@ -784,6 +856,31 @@ fn mask_width(mask: &Tensor, keys: usize) -> Result<Tensor> {
     }
     let ones = Tensor::ones([b, keys - w], (mask.dtype(), mask.device()))?;
     Ok(Tensor::cat(&[mask, &ones], 1)?)
+}
+
+/// `h` `[batch, seq, hidden]` with the rows `replaced.mask` marks replaced by `replaced.rows`, in
+/// order; the counts must agree (transformers' error otherwise).
+fn replace_rows(h: &Tensor, replaced: ReplacedRows<'_>) -> Result<Tensor> {
+    let ReplacedRows { mask, rows } = replaced;
+    let (b, s, hidden) = (h.dims()[0], h.dims()[1], h.dims()[2]);
+    if mask.dims() != [b, s] || mask.dtype() != DType::Bool {
+        return Err(Error::Input(format!(
+            "the replaced tokens' mask must be a bool tensor of shape [{b}, {s}], got {:?} of dtype {:?}",
+            mask.dims(),
+            mask.dtype()
+        )));
+    }
+    let tokens = mask.to(h.device())?.to_dtype(DType::I64)?.sum_all()?.to_vec::<i64>()?[0] as usize;
+    let features = rows.dims().first().copied().unwrap_or(0);
+    if rows.dims().len() != 2 || rows.dims()[1] != hidden || features != tokens {
+        return Err(Error::Input(format!(
+            "Image features and image tokens do not match, tokens: {tokens}, features: {features} \
+             (features of shape {:?}, the embeddings' width {hidden})",
+            rows.dims()
+        )));
+    }
+    let mask = mask.to(h.device())?.unsqueeze(-1)?.expand([b, s, hidden])?;
+    Ok(h.masked_scatter(&mask, &rows.to(h.device())?.to_dtype(h.dtype())?)?)
 }
 
 /// `(batch, seq)` of 2-D integer `input_ids`.

@@ -40,6 +40,7 @@ impl FalconH1ForCausalLM {
         spec.default_kv_heads = Some(8);
         let embedding = multiplier(cfg, "embedding_multiplier")?;
         spec.embedding_multiplier = (embedding != 1.0).then_some(embedding);
+        spec.embedding_multiplier_on_ids = true;
         let lm_head = multiplier(cfg, "lm_head_multiplier")?;
         if lm_head == 0.0 {
             return Err(Error::Config("\"lm_head_multiplier\" must not be 0".into()));

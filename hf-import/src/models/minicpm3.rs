@@ -52,6 +52,7 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
         }
     };
     spec.embedding_multiplier = Some(number("scale_emb", 12.0)?.unwrap_or(1.0));
+    spec.embedding_multiplier_on_ids = true;
     // (A null `scale_depth` is `sqrt(num_hidden_layers)`: no scaling; a null `dim_model_base` the
     // hidden size: none either.)
     let depth = number("scale_depth", 1.4)?;

@@ -54,6 +54,7 @@ mod jamba;
 mod lfm2;
 mod llama;
 mod llama_variants;
+mod llava_images;
 mod load_architecture;
 mod mamba;
 mod minimax_m2;
@@ -125,7 +126,7 @@ pub use self::dbrx::DbrxForCausalLM;
 pub use self::deberta_v2::{
     log_bucket_position, ConvConfig, DebertaV2Config, DebertaV2ForMaskedLM, DebertaV2Model, RelativeConfig,
 };
-pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec};
+pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec, ReplacedRows};
 pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::decoder_token_classifier::DecoderForTokenClassification;
 pub use self::deepseek::{DeepseekV2ForCausalLM, DeepseekV3ForCausalLM};
@@ -608,7 +609,7 @@ impl AutoModel {
     /// The part of `weights` that the architecture `cfg` names reads: for a Gemma 3 or Mistral 3
     /// multimodal checkpoint its language model (renamed as [`AutoModel::load`] reads it), without the vision
     /// tower and projector, so that moving the result to a device or casting it never touches them;
-    /// every tensor otherwise. [`AutoModel::load`] takes either.
+    /// every tensor otherwise (LLaVA's and VipLLaVA's vision towers included: they take images). [`AutoModel::load`] takes either.
     pub fn weights_used(cfg: &Config, weights: Weights) -> Weights {
         match Self::architecture_of(cfg).as_deref() {
             Ok(
@@ -621,6 +622,8 @@ impl AutoModel {
                 | "FuyuForCausalLM",
             ) => gemma3_multimodal::language_model_weights(weights),
             Ok(arch) if qwen_vl::ARCHITECTURES.contains(&arch) => qwen_vl::language_model_weights(weights),
+            // (LLaVA and VipLLaVA read their vision towers and projectors for images.)
+            Ok("LlavaForConditionalGeneration" | "VipLlavaForConditionalGeneration") => weights,
             Ok(arch) if vision_language::is_vision_language(arch) => {
                 gemma3_multimodal::language_model_weights(weights)
             }

@@ -182,7 +182,9 @@ pub struct SiglipVisionTower {
 }
 
 impl SiglipVisionTower {
-    fn load(vars: &Vars<'_>, cfg: &Config) -> Result<Self> {
+    /// The tower under `vars` from the vision config `cfg`; its attention-pool head where the config
+    /// has one (`vision_use_head`) and `with_head` (a vision-language model never reads it).
+    pub(crate) fn load(vars: &Vars<'_>, cfg: &Config, with_head: bool) -> Result<Self> {
         let tower = tower(cfg)?;
         let h = tower.hidden;
         let image = size_pair(cfg, "image_size", 224)?;
@@ -191,7 +193,7 @@ impl SiglipVisionTower {
         let emb = vars.pp("embeddings");
         let patches = PatchEmbedding::load(&emb.pp("patch_embedding"), h, channels, patch, image, true)?;
         let count = patches.num_patches();
-        let head = if cfg.bool_or("vision_use_head", true)? {
+        let head = if cfg.bool_or("vision_use_head", true)? && with_head {
             Some(AttentionPool::load(&vars.pp("head"), &tower)?)
         } else {
             None
@@ -208,8 +210,32 @@ impl SiglipVisionTower {
         })
     }
 
+    /// The tower's width.
+    pub(crate) fn hidden(&self) -> usize {
+        self.tower.hidden
+    }
+
+    /// The number of blocks.
+    pub(crate) fn layers(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// The weights' dtype, which the pixels are cast to.
+    pub(crate) fn dtype(&self) -> DType {
+        self.patches.dtype()
+    }
+
+    /// The weights' device.
+    pub(crate) fn device(&self) -> Device {
+        self.patches.device()
+    }
+
     /// `pixel_values` → the post-normed states, the pooled state (with the head), the hidden states.
-    fn forward(&self, pixels: &Tensor, keep: bool) -> Result<(Tensor, Option<Tensor>, Vec<Tensor>)> {
+    pub(crate) fn forward(
+        &self,
+        pixels: &Tensor,
+        keep: bool,
+    ) -> Result<(Tensor, Option<Tensor>, Vec<Tensor>)> {
         let x = self.patches.forward(&pixels.to_dtype(self.patches.dtype())?)?.add(&self.positions)?;
         let (x, hidden) = run_layers(&self.layers, x, None, &self.tower, keep)?;
         let last = self.post_norm.forward(&x)?;
@@ -244,7 +270,7 @@ impl Siglip {
         };
         let vision = if arch != "SiglipTextModel" {
             let vars = tower_vars(weights, "vision_model", "embeddings.patch_embedding.weight");
-            Some(SiglipVisionTower::load(&vars, &tower_config(cfg, "vision_config")?)?)
+            Some(SiglipVisionTower::load(&vars, &tower_config(cfg, "vision_config")?, true)?)
         } else {
             None
         };

@@ -19,16 +19,18 @@
 //! LLaVA-OneVision also by the text config's. The weights keep the language model under
 //! `language_model.model.*` (what `save_pretrained` writes for the LLaVA family), under
 //! `model.language_model.*` or, for Idefics3 and SmolVLM, `model.text_model.*`; the vision tower
-//! and projector are never read. Image and video inputs are refused.
+//! and projector are read for LLaVA's and VipLLaVA's images (see [`super::llava_images`]); the
+//! other classes' image and video inputs are refused.
 
 use std::collections::BTreeMap;
 
 use oxtorch_tensor::Tensor;
 use serde_json::{Map, Value};
 
-use super::decoder::CausalLm;
+use super::decoder::{CausalLm, ReplacedRows};
 use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
-use super::AutoModel;
+use super::llava_images::ImageEncoder;
+use super::{check_input_dtype, check_input_shapes, ids_as_i64, AutoModel};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
@@ -120,7 +122,12 @@ const MEDIA_INPUTS: &[&str] = &[
 pub struct VisionLanguageForConditionalGeneration {
     lm: CausalLm,
     architecture: &'static str,
+    /// LLaVA's and VipLLaVA's vision tower and projector
+    images: Option<Box<ImageEncoder>>,
 }
+
+/// The inputs of a forward pass with images.
+const IMAGE_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids", "pixel_values"];
 
 impl VisionLanguageForConditionalGeneration {
     /// Loads the language model of a checkpoint of one of the classes (see the module docs).
@@ -150,12 +157,112 @@ impl VisionLanguageForConditionalGeneration {
             })
         })?;
         let lm = if class.plain_head { lm.with_plain_head() } else { lm.without_logit_scaling() };
-        Ok(VisionLanguageForConditionalGeneration { lm, architecture: class.architecture })
+        let images = ImageEncoder::load(cfg, weights, lm.embedding_width())?.map(Box::new);
+        Ok(VisionLanguageForConditionalGeneration { lm, architecture: class.architecture, images })
     }
 
     /// The class `architecture` on its language model `lm`, loaded already.
     pub(crate) fn from_language_model(lm: CausalLm, architecture: &'static str) -> Self {
-        VisionLanguageForConditionalGeneration { lm, architecture }
+        VisionLanguageForConditionalGeneration { lm, architecture, images: None }
+    }
+
+    /// Whether the model takes `pixel_values` (LLaVA and VipLLaVA with their vision towers).
+    pub fn takes_images(&self) -> bool {
+        self.images.is_some()
+    }
+
+    /// The token whose embeddings image features replace (`image_token_index`), where the model
+    /// takes images.
+    pub fn image_token(&self) -> Option<i64> {
+        self.images.as_ref().map(|i| i.image_token())
+    }
+
+    /// The rows that replace the image tokens' embeddings for `pixel_values` `[images, channels,
+    /// height, width]`: `[images · features, hidden]`, what [`CausalLm::forward_with_rows`] takes.
+    pub fn image_rows(&self, pixel_values: &Tensor) -> Result<Tensor> {
+        let images = self.images.as_ref().ok_or_else(|| self.no_images("pixel_values"))?;
+        images.rows(pixel_values, self.lm.dtype())
+    }
+
+    /// The error for media input `name` of a model that does not take it.
+    fn no_images(&self, name: &str) -> Error {
+        if self.images.is_some() {
+            return Error::Input(format!(
+                "unexpected input '{name}' ({} takes its images as pixel_values)",
+                self.architecture
+            ));
+        }
+        let what = if matches!(
+            self.architecture,
+            "LlavaForConditionalGeneration" | "VipLlavaForConditionalGeneration"
+        ) {
+            "this checkpoint has no vision tower"
+        } else {
+            "hf-import runs its language model on text only"
+        };
+        Error::Unsupported(format!(
+            "input '{name}': image and video inputs are not supported for {} ({what})",
+            self.architecture
+        ))
+    }
+
+    /// [`AutoModel::forward_named`] with `pixel_values`: the images through the vision tower and
+    /// the projector, their features in place of the image tokens' embeddings, the language model
+    /// and the head. The outputs are the text ones (`logits`, `hidden_states.N`) and the images'
+    /// under transformers' `image_outputs`: the tower's `last_hidden_state` and `hidden_states.N`,
+    /// and the projected features as `pooler_output` (`pooler_output.N`, one per image, for LLaVA).
+    pub(crate) fn forward_images(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let images = self.images.as_ref().ok_or_else(|| self.no_images("pixel_values"))?;
+        for (name, t) in inputs {
+            if !IMAGE_INPUTS.contains(&name.as_str()) {
+                return Err(Error::Input(format!(
+                    "unexpected input '{name}' (this model takes {})",
+                    IMAGE_INPUTS.join(", ")
+                )));
+            }
+            if name != "pixel_values" {
+                check_input_dtype(name, t)?;
+            }
+        }
+        let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+        let text: BTreeMap<String, Tensor> = inputs
+            .iter()
+            .filter(|(k, _)| *k != "pixel_values")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        check_input_shapes(&text)?;
+        let ids = ids_as_i64("input_ids", ids)?;
+        let mask = inputs
+            .get("attention_mask")
+            .map(|m| m.ne(0.0)?.to_dtype(oxtorch_tensor::DType::I64))
+            .transpose()?;
+        let image = images.forward(&inputs["pixel_values"])?;
+        let f = &image.features;
+        let (n, t, h) = (f.dims()[0], f.dims()[1], f.dims()[2]);
+        let rows = f.reshape([n * t, h])?;
+        let replaced = ReplacedRows { mask: &ids.eq(images.image_token() as f64)?, rows: &rows };
+        let positions = inputs.get("position_ids");
+        let out =
+            self.lm.forward_with_rows(&ids, replaced, mask.as_ref(), positions, output_hidden_states)?;
+        let mut named = vec![("logits".to_string(), out.logits)];
+        named.extend(
+            out.hidden_states.into_iter().enumerate().map(|(i, t)| (format!("hidden_states.{i}"), t)),
+        );
+        named.push(("image_outputs.last_hidden_state".into(), image.last_hidden_state));
+        let states = image.hidden_states.into_iter().enumerate();
+        named.extend(states.map(|(i, t)| (format!("image_outputs.hidden_states.{i}"), t)));
+        if images.pooled_per_image() {
+            for i in 0..n {
+                named.push((format!("image_outputs.pooler_output.{i}"), f.select(0, i as isize)?));
+            }
+        } else {
+            named.push(("image_outputs.pooler_output".into(), f.clone()));
+        }
+        Ok(named)
     }
 
     /// The multimodal class this runs the language model of.
@@ -178,11 +285,7 @@ impl VisionLanguageForConditionalGeneration {
     /// Refuses image and video inputs with an error that says so.
     pub(crate) fn check_text_only(&self, inputs: &BTreeMap<String, Tensor>) -> Result<()> {
         match inputs.keys().find(|k| MEDIA_INPUTS.contains(&k.as_str())) {
-            Some(name) => Err(Error::Unsupported(format!(
-                "input '{name}': image and video inputs are not supported for {} (hf-import runs its \
-                 language model on text only)",
-                self.architecture
-            ))),
+            Some(name) => Err(self.no_images(name)),
             None => Ok(()),
         }
     }

@@ -88,6 +88,7 @@ fn spec(cfg: &Config) -> Result<DecoderSpec> {
     spec.act = Activation::from_name(cfg.str("hidden_act")?)?;
     if cfg.bool_or("scale_embedding", true)? {
         spec.embedding_multiplier = Some((cfg.usize("hidden_size")? as f64).sqrt());
+        spec.embedding_multiplier_on_ids = true;
     }
     spec.tie_word_embeddings = cfg.bool_or("tie_word_embeddings", true)?;
     spec.default_rms_norm_eps = 1e-5;

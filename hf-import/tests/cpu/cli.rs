@@ -701,6 +701,38 @@ fn generate_ids_and_text() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// LLaVA with images through the CLI: `forward` on `pixel_values` and the prompts' ids writes
+/// transformers' outputs (`image_outputs.*` included), and `generate --inputs` with `pixel_values`
+/// writes transformers' greedy ids.
+#[test]
+fn llava_forward_and_generate_with_images() {
+    let dir = scratch("llava-images");
+    for name in ["llava_images", "vipllava_images"] {
+        forward_matches(&fixture(name), name, &dir);
+        let golden = read_all(&fixture(name).join("generate.safetensors"));
+        let inputs = dir.join("prompts.safetensors");
+        let names = ["input_ids", "attention_mask", "pixel_values"];
+        let prompts: Vec<_> = names.iter().map(|n| (n.to_string(), golden[*n].clone())).collect();
+        write_safetensors(&inputs, &prompts, None).unwrap();
+        let output = dir.join("ids.safetensors");
+        let out = hf_import(&[
+            "generate",
+            fixture(name).to_str().unwrap(),
+            "--inputs",
+            inputs.to_str().unwrap(),
+            "--output",
+            output.to_str().unwrap(),
+            "--max-new-tokens",
+            "10",
+            "--greedy",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let want = golden["output_ids"].to_vec2::<i64>().unwrap();
+        assert_eq!(read_all(&output)["output_ids"].to_vec2::<i64>().unwrap(), want, "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Gemma 3 multimodal checkpoints (`model_type` `gemma3`), both tensor layouts: `forward` on text
 /// matches transformers, `generate` its greedy ids, `inspect` names the architecture and lists the
 /// whole checkpoint, and image inputs are one error line.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::common;
 
-use common::{assert_close, check, check_with, fixture, golden};
+use common::{assert_close, check, check_with, check_within, fixture, golden};
 use oxtorch_hf_import::{AutoModel, Config, Weights};
 use oxtorch_tensor::{DType, Tensor};
 
@@ -428,15 +428,59 @@ fn vision_language_on_text() {
     ] {
         check(name);
     }
-    let dir = fixture("llava");
+    let dir = fixture("aya_vision");
     let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
-    let (mut inputs, _) = golden("llava");
+    let (mut inputs, _) = golden("aya_vision");
     inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 8, 8], DType::F32).unwrap());
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
     assert!(
-        err.contains("image and video inputs are not supported for LlavaForConditionalGeneration"),
+        err.contains("image and video inputs are not supported for AyaVisionForConditionalGeneration"),
         "{err}"
     );
+}
+
+/// LLaVA and VipLLaVA with images: the vision tower's hidden states (CLIP's without the class
+/// token, SigLIP's whole, one layer or several concatenated), the projector (VipLLaVA's norm
+/// first, LLaVA's without biases), the features in place of the image tokens' embeddings, against
+/// transformers' logits, hidden states and `image_outputs`. Images that do not match the prompt's
+/// image tokens, other image inputs, and a checkpoint without its vision tower get clear errors.
+#[test]
+fn llava_with_images() {
+    for name in ["llava_images", "llava_siglip_images", "vipllava_images"] {
+        check(name);
+    }
+    let dir = fixture("llava_images");
+    let weights = Weights::load(&dir, None).unwrap();
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &weights).unwrap();
+    let (inputs, _) = golden("llava_images");
+    // One image for the prompts' two images' tokens.
+    let mut one = inputs.clone();
+    one.insert("pixel_values".into(), inputs["pixel_values"].narrow(0, 0, 1).unwrap());
+    let err = model.forward_named(&one, false).unwrap_err().to_string();
+    assert!(err.contains("Image features and image tokens do not match, tokens: 8, features: 4"), "{err}");
+    // Images of another size than the tower's.
+    let mut big = inputs.clone();
+    big.insert("pixel_values".into(), Tensor::zeros([2, 3, 16, 16], DType::F32).unwrap());
+    let err = model.forward_named(&big, false).unwrap_err().to_string();
+    assert!(err.contains("input image size (16*16) doesn't match model (8*8)"), "{err}");
+    let mut sizes = inputs.clone();
+    sizes.insert("image_sizes".into(), Tensor::zeros([2, 2], DType::I64).unwrap());
+    let err = model.forward_named(&sizes, false).unwrap_err().to_string();
+    assert!(err.contains("unexpected input 'image_sizes'"), "{err}");
+    // Without its vision tower's weights, the language model runs on text and images are refused.
+    let text_only: Vec<(String, Tensor)> = weights
+        .names()
+        .filter(|n| !n.contains("vision_tower"))
+        .map(|n| (n.clone(), weights.get(n).unwrap().unwrap()))
+        .collect();
+    let tmp = std::env::temp_dir().join(format!("oxtorch-llava-text-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::copy(dir.join("config.json"), tmp.join("config.json")).unwrap();
+    oxtorch_hf_import::weights::write_safetensors(&tmp.join("model.safetensors"), &text_only, None).unwrap();
+    let model = AutoModel::load(&Config::load(&tmp).unwrap(), &Weights::load(&tmp, None).unwrap()).unwrap();
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("this checkpoint has no vision tower"), "{err}");
+    std::fs::remove_dir_all(&tmp).unwrap();
 }
 
 /// Sarvam's mixtures: Sarvam-MLA (DeepSeek-V3 on its config class's defaults), also from the
@@ -853,7 +897,9 @@ fn nemotron_h() {
 /// biases, tied embeddings; a multimodal checkpoint run on text.
 #[test]
 fn qwen3_5() {
-    check("qwen3_5");
+    // (An ill-conditioned fixture: transformers' float32 logits are 5.5e-5 from its float64 ones,
+    // ours 1.1e-4 on an AVX2 machine, where they are 1.3e-4 to 1.7e-4 from the golden.)
+    check_within("qwen3_5", 3e-4);
     check("qwen3_5_interval");
     // The multimodal checkpoint's language model, on text.
     check("qwen3_5_mm");

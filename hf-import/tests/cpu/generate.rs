@@ -9,7 +9,8 @@ use oxtorch_hf_import::layers::KvCache;
 use std::collections::BTreeMap;
 
 use oxtorch_hf_import::{
-    generate, generate_recurrent, AutoModel, CacheImplementation, Config, GenerationConfig, Weights,
+    generate, generate_recurrent, generate_with_images, AutoModel, CacheImplementation, Config,
+    GenerationConfig, PromptImages, Weights,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -59,6 +60,41 @@ fn greedy_generate_with(cache: CacheImplementation) {
             let end = new.iter().position(|t| g.eos_token_ids.contains(t)).map_or(new.len(), |i| i + 1);
             assert_eq!(streamed[r], new[..end].to_vec(), "{name}: streamed tokens of row {r}");
         }
+    }
+}
+
+/// LLaVA and VipLLaVA generating from prompts with images (their features in the prefill, left
+/// padding, two images) equal transformers' greedy `generate(pixel_values=...)`, with the dynamic
+/// and the static cache; images that do not match the prompts' image tokens are an error.
+#[test]
+fn greedy_generate_with_images_matches_transformers() {
+    for name in ["llava_images", "llava_siglip_images", "vipllava_images"] {
+        let (cfg, model) = load(name);
+        let AutoModel::VisionLanguage(m) = &model else { panic!("{name}: {model:?}") };
+        let golden = read_all(&fixture(name).join("generate.safetensors"));
+        let rows = m.image_rows(&golden["pixel_values"]).unwrap();
+        let images = PromptImages { token: m.image_token().unwrap(), rows: &rows };
+        for cache in [CacheImplementation::Auto, CacheImplementation::Static] {
+            let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
+            g.max_new_tokens = 10;
+            g.pad_token_id = Some(0);
+            g.cache_implementation = cache;
+            let mask = Some(&golden["attention_mask"]);
+            let out =
+                generate_with_images(m, &golden["input_ids"], mask, images, &g, None, |_, _| {}).unwrap();
+            let want = golden["output_ids"].to_vec2::<i64>().unwrap();
+            assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{name} ({cache:?} cache)");
+        }
+        let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
+        g.max_new_tokens = 2;
+        let half = rows.narrow(0, 0, 4).unwrap();
+        let images = PromptImages { token: images.token, rows: &half };
+        let err =
+            generate_with_images(m, &golden["input_ids"], None, images, &g, None, |_, _| {}).unwrap_err();
+        assert!(
+            err.to_string().contains("Image features and image tokens do not match, tokens: 8, features: 4"),
+            "{err}"
+        );
     }
 }
 

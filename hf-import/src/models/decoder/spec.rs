@@ -92,6 +92,10 @@ pub struct DecoderSpec {
     pub parameterless_norms: bool,
     /// The token embeddings are multiplied by this (Granite's `embedding_multiplier`).
     pub embedding_multiplier: Option<f64>,
+    /// [`DecoderSpec::embedding_multiplier`] scales the embeddings of ids, not `inputs_embeds`
+    /// (transformers' scaled embedding modules: MiniCPM3, XGLM; Falcon-H1's forward): features put
+    /// in place of some tokens' embeddings are not multiplied.
+    pub embedding_multiplier_on_ids: bool,
     /// Each block's attention and MLP outputs are multiplied by this before their residual adds
     /// (Granite's `residual_multiplier`).
     pub residual_multiplier: Option<f64>,
@@ -438,6 +442,7 @@ impl DecoderSpec {
             post_norms_only: false,
             parameterless_norms: false,
             embedding_multiplier: None,
+            embedding_multiplier_on_ids: false,
             residual_multiplier: None,
             logits_scaling: None,
             qk_norm_per_head: false,

@@ -1,0 +1,297 @@
+//! The image path of LLaVA (`llava`: llava-hf/llava-1.5-*, llava-interleave) and VipLLaVA
+//! (`vipllava`): a CLIP or SigLIP vision tower, the hidden states of its `vision_feature_layer`
+//! (one layer, or several concatenated), the class token dropped (LLaVA's
+//! `vision_feature_select_strategy` `"default"`, VipLLaVA always), and the multi-modal projector
+//! (`linear_1`, the activation, `linear_2`; VipLLaVA's layer norm first). The projected features
+//! take the places of the image tokens (`image_token_index`) in the language model's input
+//! embeddings, one row per token, as transformers' `masked_scatter` puts them.
+//!
+//! `pixel_values` are the processor's output (`[images, channels, height, width]`, resized and
+//! normalised); the prompt holds as many image tokens as the images have features (LLaVA-1.5's
+//! processor writes 576 per image).
+
+use oxtorch_tensor::{DType, Tensor};
+use serde_json::{Map, Value};
+
+use super::clip::{ClipVisionConfig, ClipVisionTower};
+use super::siglip::SiglipVisionTower;
+use super::vision::checked_pixels;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{Activation, LayerNorm, Linear};
+use crate::weights::{Vars, Weights};
+
+/// The vision tower of a LLaVA checkpoint.
+#[derive(Debug, Clone)]
+enum VisionTower {
+    /// `clip_vision_model` (LLaVA-1.5, VipLLaVA)
+    Clip(ClipVisionTower),
+    /// `siglip_vision_model` (llava-interleave)
+    Siglip(SiglipVisionTower),
+}
+
+impl VisionTower {
+    /// `(last_hidden_state, hidden_states)` of `pixels`: the tower's own output (CLIP's before its
+    /// post-norm, SigLIP's after) and every block's input, then the last block's output.
+    fn forward(&self, pixels: &Tensor) -> Result<(Tensor, Vec<Tensor>)> {
+        match self {
+            VisionTower::Clip(t) => {
+                let out = t.forward(&checked_pixels(pixels, t.dtype())?.to(t.device())?, true)?;
+                Ok((out.last_hidden_state, out.hidden_states))
+            }
+            VisionTower::Siglip(t) => {
+                let (last, _, hidden) =
+                    t.forward(&checked_pixels(pixels, t.dtype())?.to(t.device())?, true)?;
+                Ok((last, hidden))
+            }
+        }
+    }
+
+    /// The tower's width.
+    fn hidden(&self) -> usize {
+        match self {
+            VisionTower::Clip(t) => t.config().tower.hidden,
+            VisionTower::Siglip(t) => t.hidden(),
+        }
+    }
+
+    /// The number of hidden states (the blocks plus one).
+    fn states(&self) -> usize {
+        match self {
+            VisionTower::Clip(t) => t.config().tower.layers + 1,
+            VisionTower::Siglip(t) => t.layers() + 1,
+        }
+    }
+}
+
+/// `LlavaMultiModalProjector` and `VipLlavaMultiModalProjector`.
+#[derive(Debug, Clone)]
+struct Projector {
+    /// VipLLaVA's `projector_layernorm`
+    norm: Option<LayerNorm>,
+    linear_1: Linear,
+    act: Activation,
+    linear_2: Linear,
+}
+
+impl Projector {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let x = match &self.norm {
+            Some(norm) => norm.forward(x)?,
+            None => x.clone(),
+        };
+        self.linear_2.forward(&self.act.forward(&self.linear_1.forward(&x)?)?)
+    }
+}
+
+/// What the image path computes, under transformers' names (`image_outputs.*`).
+#[derive(Debug, Clone)]
+pub(crate) struct ImageOutputs {
+    /// the vision tower's `last_hidden_state` `[images, tokens, vision hidden]`
+    pub last_hidden_state: Tensor,
+    /// the vision tower's hidden states
+    pub hidden_states: Vec<Tensor>,
+    /// the projected features `[images, features, text hidden]`
+    pub features: Tensor,
+}
+
+/// A LLaVA or VipLLaVA checkpoint's vision tower and projector (see the module docs).
+#[derive(Debug, Clone)]
+pub(crate) struct ImageEncoder {
+    tower: VisionTower,
+    /// the hidden states the features are read from, as indices
+    layers: Vec<usize>,
+    /// the first token (CLIP's class token) is dropped from each
+    drop_first: bool,
+    projector: Projector,
+    /// the token whose embeddings the features replace
+    image_token: i64,
+    /// `image_outputs.pooler_output` is a tuple of one tensor per image (LLaVA), else one tensor
+    /// (VipLLaVA)
+    pooled_per_image: bool,
+}
+
+/// LLaVA's vision config when the checkpoint's config has none (`LlavaConfig`'s default: CLIP
+/// ViT-L/14 at 336 pixels).
+fn default_vision_config() -> Map<String, Value> {
+    let mut m = Map::new();
+    for (k, v) in [
+        ("hidden_size", 1024),
+        ("intermediate_size", 4096),
+        ("patch_size", 14),
+        ("image_size", 336),
+        ("num_hidden_layers", 24),
+        ("num_attention_heads", 16),
+    ] {
+        m.insert(k.into(), Value::from(v));
+    }
+    m.insert("model_type".into(), Value::from("clip_vision_model"));
+    m
+}
+
+/// The vars under the first of `prefixes` that holds `probe`.
+fn vars_with<'a>(weights: &'a Weights, prefixes: &[&str], probe: &str) -> Option<Vars<'a>> {
+    let prefix = prefixes.iter().find(|p| weights.contains(&format!("{p}{probe}")))?;
+    Some(weights.vars(prefix.trim_end_matches('.')))
+}
+
+/// `cfg[key]` as a list of hidden-state indices (an int or a list of ints), `None` when absent.
+fn feature_layers(cfg: &Config, key: &str) -> Result<Option<Vec<i64>>> {
+    let bad =
+        |v: &Value| Error::Config(format!("\"{key}\" must be an integer or a list of integers, got {v}"));
+    match cfg.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v @ Value::Number(n)) => Ok(Some(vec![n.as_i64().ok_or_else(|| bad(v))?])),
+        Some(Value::Array(items)) if !items.is_empty() => {
+            let layers = items.iter().map(|v| v.as_i64().ok_or_else(|| bad(v))).collect::<Result<_>>()?;
+            Ok(Some(layers))
+        }
+        Some(v) => Err(bad(v)),
+    }
+}
+
+impl ImageEncoder {
+    /// The image path of `cfg` (a `llava` or `vipllava` config) from `weights`, its projector
+    /// writing `text_hidden` wide features; `None` for the other classes and for a checkpoint
+    /// without a vision tower (its images are then refused).
+    pub(crate) fn load(cfg: &Config, weights: &Weights, text_hidden: usize) -> Result<Option<Self>> {
+        let vip = match cfg.model_type()? {
+            "llava" => false,
+            "vipllava" => true,
+            _ => return Ok(None),
+        };
+        let probe = "embeddings.patch_embedding.weight";
+        // (The hub's checkpoints nest the tower's `vision_model`; transformers 5 saves it flat.)
+        let prefixes = [
+            "vision_tower.vision_model.",
+            "model.vision_tower.vision_model.",
+            "vision_tower.",
+            "model.vision_tower.",
+        ];
+        let Some(vars) = vars_with(weights, &prefixes, probe) else {
+            return Ok(None);
+        };
+        let vision = match cfg.get("vision_config") {
+            None | Some(Value::Null) => default_vision_config(),
+            Some(Value::Object(m)) => m.clone(),
+            Some(v) => return Err(Error::Config(format!("\"vision_config\" must be an object, got {v}"))),
+        };
+        let vision = Config::from_map(vision);
+        let tower = match vision.str_or("model_type", "clip_vision_model")? {
+            "clip_vision_model" => VisionTower::Clip(ClipVisionTower::load(&vars, ClipVisionConfig::from_config(&vision)?)?),
+            "siglip_vision_model" => VisionTower::Siglip(SiglipVisionTower::load(&vars, &vision, false)?),
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "{}: a vision tower of model_type \"{other}\" is not supported (clip_vision_model, siglip_vision_model)",
+                    cfg.model_type()?
+                )))
+            }
+        };
+        // (VipLLaVA's configs may name the key `vision_feature_layers`.)
+        let layers = match feature_layers(cfg, "vision_feature_layer")? {
+            Some(l) => l,
+            None if vip => feature_layers(cfg, "vision_feature_layers")?.unwrap_or(vec![-2, -5, -8, -11, 6]),
+            None => vec![-2],
+        };
+        let states = tower.states();
+        let layers = layers
+            .iter()
+            .map(|&l| {
+                let i = if l < 0 { states as i64 + l } else { l };
+                usize::try_from(i).ok().filter(|&i| i < states).ok_or_else(|| {
+                    Error::Config(format!(
+                        "vision_feature_layer {l} is out of range for the vision tower's {states} hidden states"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let drop_first = vip
+            || match cfg.str_or("vision_feature_select_strategy", "default")? {
+                "default" => true,
+                "full" => false,
+                other => {
+                    return Err(Error::Config(format!(
+                        "vision_feature_select_strategy must be \"default\" or \"full\", got \"{other}\""
+                    )))
+                }
+            };
+        let root = vars_with(
+            weights,
+            &["model.multi_modal_projector.", "multi_modal_projector."],
+            "linear_1.weight",
+        )
+        .ok_or_else(|| {
+            Error::Weight(
+                "tensor 'model.multi_modal_projector.linear_1.weight' is missing from the checkpoint".into(),
+            )
+        })?;
+        let width = tower
+            .hidden()
+            .checked_mul(layers.len())
+            .ok_or_else(|| Error::Config("vision features too wide".into()))?;
+        let bias = vip || cfg.bool_or("multimodal_projector_bias", true)?;
+        let projector = Projector {
+            norm: if vip {
+                Some(LayerNorm::load(
+                    &root.pp("projector_layernorm"),
+                    width,
+                    cfg.f64_or("projector_layernorm_eps", 1e-5)?,
+                )?)
+            } else {
+                None
+            },
+            linear_1: Linear::load(&root.pp("linear_1"), width, text_hidden, bias)?,
+            act: Activation::from_name(cfg.str_or("projector_hidden_act", "gelu")?)?,
+            linear_2: Linear::load(&root.pp("linear_2"), text_hidden, text_hidden, bias)?,
+        };
+        let image_token = match (cfg.get("image_token_index"), cfg.get("image_token_id")) {
+            (Some(v), _) | (None, Some(v)) if !v.is_null() => v
+                .as_i64()
+                .ok_or_else(|| Error::Config(format!("\"image_token_index\" must be an integer, got {v}")))?,
+            _ => 32000,
+        };
+        Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, pooled_per_image: !vip }))
+    }
+
+    /// The token whose embeddings the image features replace.
+    pub(crate) fn image_token(&self) -> i64 {
+        self.image_token
+    }
+
+    /// Whether `image_outputs.pooler_output` is one tensor per image (LLaVA's tuple).
+    pub(crate) fn pooled_per_image(&self) -> bool {
+        self.pooled_per_image
+    }
+
+    /// The vision tower and the projector on `pixel_values` `[images, channels, height, width]`.
+    pub(crate) fn forward(&self, pixel_values: &Tensor) -> Result<ImageOutputs> {
+        let (last_hidden_state, hidden_states) = self.tower.forward(pixel_values)?;
+        let selected = self
+            .layers
+            .iter()
+            .map(|&i| {
+                let h = &hidden_states[i];
+                if self.drop_first {
+                    Ok(h.narrow(1, 1, h.dims()[1] - 1)?)
+                } else {
+                    Ok(h.clone())
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let selected = if selected.len() == 1 {
+            selected[0].clone()
+        } else {
+            Tensor::cat(&selected.iter().collect::<Vec<_>>(), 2)?
+        };
+        let features = self.projector.forward(&selected)?;
+        Ok(ImageOutputs { last_hidden_state, hidden_states, features })
+    }
+
+    /// The features of `pixel_values` as the rows that replace the image tokens' embeddings,
+    /// `[images · features, text hidden]`, in `dtype`.
+    pub(crate) fn rows(&self, pixel_values: &Tensor, dtype: DType) -> Result<Tensor> {
+        let f = self.forward(pixel_values)?.features;
+        let (n, t, h) = (f.dims()[0], f.dims()[1], f.dims()[2]);
+        Ok(f.reshape([n * t, h])?.to_dtype(dtype)?)
+    }
+}
