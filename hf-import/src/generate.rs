@@ -9,7 +9,7 @@ use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
 use crate::error::{Error, Result};
 use crate::layers::{bucket, KvCache};
 use crate::models::bucketing::fuse_forward;
-use crate::models::{CausalLm, ReplacedRows};
+use crate::models::{image_blocks, CausalLm, ReplacedRows};
 use crate::tokenizer::HfTokenizer;
 
 mod beam;
@@ -75,6 +75,9 @@ pub struct PromptImages<'a> {
     pub token: i64,
     /// `[n, hidden]`: one row per image token of the prompts, in their order (prompt by prompt)
     pub rows: &'a Tensor,
+    /// each run of image tokens (an image) attends to itself both ways in the prefill, as Gemma 3's
+    /// with the `token_type_ids` its processor writes; else causal attention alone
+    pub bidirectional: bool,
 }
 
 /// [`generate`] (with stop strings when `tokenizer` is given) from prompts with images: the
@@ -226,12 +229,22 @@ fn generate_with(
                     row.iter().map(|&id| id == images.token).chain(padding)
                 })
                 .collect();
+            let blocks = images.bidirectional.then(|| {
+                let types: Vec<Vec<i64>> = image_mask
+                    .chunks(prompt.width)
+                    .map(|r| r.iter().map(|&m| i64::from(m)).collect())
+                    .collect();
+                image_blocks(&types)
+            });
+            let blocks =
+                blocks.map(|b| Tensor::from_vec(b, [rows.len(), prompt.width])?.to(device)).transpose()?;
             let image_mask = Tensor::from_vec(image_mask, [rows.len(), prompt.width])?.to(device)?;
-            Some((image_mask, Tensor::cat(&repeated, 0)?))
+            Some((image_mask, Tensor::cat(&repeated, 0)?, blocks))
         }
         _ => None,
     };
-    let replaced = replaced.as_ref().map(|(mask, rows)| ReplacedRows { mask, rows });
+    let replaced =
+        replaced.as_ref().map(|(mask, rows, blocks)| ReplacedRows { mask, rows, blocks: blocks.as_ref() });
     let logits = on_pool(device, || {
         lm.logits_at_with_rows(&ids_t, replaced, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1)
     })?;

@@ -2509,6 +2509,51 @@ def llava_images():
         print(f"{name}: {sorted(flat)}")
 
 
+def gemma3_images():
+    """Gemma 3 with images (`gemma3_images`): a tiny SigLIP tower (4 × 4 patches) whose last hidden state the
+    projector averages to 2 × 2 tokens, norms and projects; the features in place of the image tokens (id 99, in the
+    vocabulary as in the real checkpoints), which attend to each other both ways where `token_type_ids` mark them
+    (the second image's block crossing the sliding window of 3); the second prompt right-padded. `generate.safetensors`:
+    greedy generation from two left-padded prompts with their images and `token_type_ids`."""
+    name = "gemma3_images"
+    if ONLY and name not in ONLY:
+        return
+    text = tf.Gemma3TextConfig(**GEMMA3_MM_TEXT)
+    vision = tf.SiglipVisionConfig(hidden_size=8, intermediate_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                   image_size=8, patch_size=2, vision_use_head=False)
+    config = tf.Gemma3Config(text_config=text, vision_config=vision, mm_tokens_per_image=4, image_token_index=99,
+                             boi_token_index=97, eoi_token_index=98, attn_implementation="eager")
+    seed = 382
+    torch.manual_seed(seed)
+    model = tf.Gemma3ForConditionalGeneration(config).eval()
+    randomise(model, seed)
+    path = OUT / name
+    shutil.rmtree(path, ignore_errors=True)
+    model.save_pretrained(path)
+    (path / "generation_config.json").unlink(missing_ok=True)
+    t = 99
+    ids = torch.tensor([[2, 97, t, t, t, t, 98, 17, 42], [2, 5, 97, t, t, t, t, 98, 0]], dtype=torch.int64)
+    mask = torch.tensor([[1] * 9, [1] * 8 + [0]], dtype=torch.int64)
+    types = (ids == t).long()
+    gen_ids = torch.tensor([[2, 97, t, t, t, t, 98, 17], [0, 0, 2, 97, t, t, t, t]], dtype=torch.int64)
+    gen_mask = torch.tensor([[1] * 8, [0, 0] + [1] * 6], dtype=torch.int64)
+    g = torch.Generator().manual_seed(seed)
+    pixels = torch.randn(2, 3, 8, 8, generator=g)
+    x = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types, "pixel_values": pixels}
+    with torch.no_grad():
+        out = model(**x, output_hidden_states=True)
+        gen = model.generate(input_ids=gen_ids, attention_mask=gen_mask, token_type_ids=(gen_ids == t).long(),
+                             pixel_values=pixels, max_new_tokens=10, do_sample=False, pad_token_id=0)
+        # The image blocks matter: without `token_type_ids` the logits differ.
+        causal = model(input_ids=ids, attention_mask=mask, pixel_values=pixels).logits
+        assert not torch.allclose(causal, out.logits, atol=1e-3)
+    flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+    save_file({**x, **flat}, str(path / "expected.safetensors"))
+    save_file({"input_ids": gen_ids, "attention_mask": gen_mask, "token_type_ids": (gen_ids == t).long(),
+               "pixel_values": pixels, "output_ids": gen.contiguous()}, str(path / "generate.safetensors"))
+    print(f"{name}: {sorted(flat)}")
+
+
 if __name__ == "__main__":
     main()
     bitnet()
@@ -2517,6 +2562,7 @@ if __name__ == "__main__":
     qwen_vl()
     vision_language()
     llava_images()
+    gemma3_images()
     if not ONLY or "token_types" in ONLY:
         token_type_goldens()
     decoder_token_classifiers()

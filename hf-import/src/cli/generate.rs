@@ -167,6 +167,8 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 "whisper" => &["input_features"],
                 // (Their images: the processor's pixel values.)
                 "llava" | "vipllava" => &["input_ids", "attention_mask", "pixel_values"],
+                // (With its images, `token_type_ids` marking them: they attend both ways.)
+                "gemma3" => &["input_ids", "attention_mask", "pixel_values", "token_type_ids"],
                 _ => &["input_ids", "attention_mask"],
             };
             for name in named.keys() {
@@ -255,12 +257,15 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             let mask = named.get("attention_mask");
             // Stop strings are matched on the tokens' texts.
             let tok = if g.stop_strings.is_empty() { None } else { Some(HfTokenizer::load(&dir, None)?) };
-            let out = match (named.get("pixel_values"), &model, &lm) {
-                (Some(pixels), AutoModel::VisionLanguage(m), Decoder::Causal(lm)) => {
-                    let rows = m.image_rows(pixels)?;
-                    let token = m.image_token().expect("a model that takes images has an image token");
-                    let images = PromptImages { token, rows: &rows };
+            let out = match (named.get("pixel_values"), prompt_images(&model, &named, ids)?, &lm) {
+                (Some(_), Some((token, rows, bidirectional)), Decoder::Causal(lm)) => {
+                    let images = PromptImages { token, rows: &rows, bidirectional };
                     generate_with_images(lm, ids, mask, images, &g, tok.as_ref(), |_, _| {})?
+                }
+                (None, _, _) if named.contains_key("token_type_ids") => {
+                    return Err(Error::Input(
+                        "input 'token_type_ids' marks images: it needs pixel_values".into(),
+                    ))
                 }
                 _ => lm.generate(ids, mask, &g, tok.as_ref(), |_, _| {})?,
             };
@@ -305,6 +310,40 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             "generate needs --prompt TEXT, --messages FILE, or --inputs IN --output OUT".into(),
         )),
     }
+}
+
+/// The image token, the rows of the images' features, and whether each image attends to itself
+/// both ways, for inputs with `pixel_values` (`None` without); an error for a model that takes
+/// no images, or for `token_type_ids` that do not mark the image tokens of `ids`.
+fn prompt_images(
+    model: &AutoModel,
+    named: &BTreeMap<String, Tensor>,
+    ids: &Tensor,
+) -> Result<Option<(i64, Tensor, bool)>> {
+    let Some(pixels) = named.get("pixel_values") else { return Ok(None) };
+    let (token, rows) = match model {
+        AutoModel::VisionLanguage(m) => (m.image_token(), m.image_rows(pixels)?),
+        AutoModel::Gemma3ForConditionalGeneration(m) => (m.image_token(), m.image_rows(pixels)?),
+        _ => return Err(Error::Input("input 'pixel_values': this model takes no images".into())),
+    };
+    let token = token.expect("a model that computed image rows has an image token");
+    let bidirectional = match named.get("token_type_ids") {
+        Some(types) => {
+            let marked = ids.to_dtype(DType::I64)?.eq(token as f64)?.to_dtype(DType::I64)?;
+            if types.dtype().is_float()
+                || types.dims() != ids.dims()
+                || !types.to_dtype(DType::I64)?.eq(&marked)?.all()?.item::<bool>()?
+            {
+                return Err(Error::Input(format!(
+                    "input 'token_type_ids' must be 1 at the image tokens ({token}) and 0 elsewhere, of the ids' shape {:?}",
+                    ids.dims()
+                )));
+            }
+            true
+        }
+        None => false,
+    };
+    Ok(Some((token, rows, bidirectional)))
 }
 
 /// A decoder-only model that generates: a causal LM with its KV cache, or a recurrent one.

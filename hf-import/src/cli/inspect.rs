@@ -15,7 +15,13 @@ pub fn run(model: &str) -> Result<()> {
     outln!("architecture: {arch}");
     match arch.as_str() {
         "Gemma3ForConditionalGeneration"
-        | "Mistral3ForConditionalGeneration"
+        | "LlavaForConditionalGeneration"
+        | "VipLlavaForConditionalGeneration" => {
+            outln!(
+                "runs:         its language model on text, and on images with its vision tower and projector"
+            );
+        }
+        "Mistral3ForConditionalGeneration"
         | "Llama4ForConditionalGeneration"
         | "Qwen2VLForConditionalGeneration"
         | "Qwen2_5_VLForConditionalGeneration"

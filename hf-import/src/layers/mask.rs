@@ -55,6 +55,47 @@ pub fn causal_mask(
     additive(&blocked, dtype)
 }
 
+/// [`causal_mask`] where tokens of one block also see each other both ways (Gemma 3's images, in
+/// transformers' `create_masks_for_vision_model`): `blocks` `[batch, past + queries]` holds each
+/// token's block (int64, -1 outside any); query `i` sees key `j` when `j` is not past it or both are
+/// in one block, within the window (`j > past + i - window`, which never hides a later key) and
+/// kept by `attention_mask`.
+#[allow(clippy::too_many_arguments)]
+pub fn block_causal_mask(
+    attention_mask: Option<&Tensor>,
+    blocks: &Tensor,
+    queries: usize,
+    past: usize,
+    keys: usize,
+    window: Option<usize>,
+    dtype: DType,
+    device: Device,
+) -> Result<Tensor> {
+    let batch = blocks.dims()[0];
+    if keys < past + queries || blocks.dims() != [batch, past + queries] {
+        return Err(Error::Input(format!(
+            "block_causal_mask: blocks of shape {:?} for {past} past and {queries} new positions in {keys} keys",
+            blocks.dims()
+        )));
+    }
+    let blocks = blocks.to(device)?.to_dtype(DType::I64)?;
+    let outside = Tensor::full([batch, keys - past - queries], -1i64, (DType::I64, device))?;
+    let key_blocks = Tensor::cat(&[&blocks, &outside], 1)?.reshape([batch, 1, 1, keys])?;
+    let query_blocks = blocks.narrow(1, past as isize, queries)?.reshape([batch, 1, queries, 1])?;
+    let same = query_blocks.eq(&key_blocks)?.logical_and(&query_blocks.ge(0)?)?;
+    let q = Tensor::arange_step(past as i64, (past + queries) as i64, 1, (DType::I64, device))?
+        .reshape([1, 1, queries, 1])?;
+    let k = Tensor::arange(keys as i64, (DType::I64, device))?.reshape([1, 1, 1, keys])?;
+    let mut blocked = k.gt(&q)?.logical_and(&same.logical_not()?)?;
+    if let Some(w) = window {
+        blocked = blocked.logical_or(&k.le(&q.sub(w as i64)?)?)?;
+    }
+    if let Some(m) = attention_mask {
+        blocked = blocked.logical_or(&m.eq(0)?.reshape([batch, 1, 1, keys])?)?;
+    }
+    additive(&blocked, dtype)
+}
+
 /// [`causal_mask`] without a window for Llama 4's chunked layers: query `q` (at `past + i`) also
 /// sees only the keys of its own chunk of `chunk` columns, the chunks counted from each row's first
 /// kept token (`(k − left) div chunk == (q − left) div chunk`, `left` the row's leading padding).

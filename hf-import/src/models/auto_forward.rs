@@ -123,7 +123,10 @@ impl AutoModel {
         if self.runs_own_inputs() {
             return self.forward_own_inputs(inputs, output_hidden_states);
         }
-        if let AutoModel::Gemma3ForConditionalGeneration(_) = self {
+        if let AutoModel::Gemma3ForConditionalGeneration(m) = self {
+            if m.takes_images() && inputs.contains_key("pixel_values") {
+                return m.forward_images(inputs, output_hidden_states);
+            }
             // Image inputs get their own error (before the float `pixel_values` would get the dtype's).
             gemma3_multimodal::check_text_only(inputs)?;
         }

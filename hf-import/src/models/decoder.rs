@@ -7,10 +7,10 @@ use oxtorch_tensor::{DType, Device, Tensor};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
-    bidirectional_mask, causal_mask, chunked_causal_mask, normal_quantile, packing_enabled, Arena,
-    AttentionConfig, DecoderNorm, Differential, Embedding, FeedForward, GatedDeltaNet, GatedMlp, Glu,
-    KvCache, LayerNorm, Linear, Mamba2Mixer, MambaMixer, RmsNorm, Rotary, Routing, SelfAttention, ShortConv,
-    SparseMoe, Xielu,
+    bidirectional_mask, block_causal_mask, causal_mask, chunked_causal_mask, normal_quantile,
+    packing_enabled, Arena, AttentionConfig, DecoderNorm, Differential, Embedding, FeedForward,
+    GatedDeltaNet, GatedMlp, Glu, KvCache, LayerNorm, Linear, Mamba2Mixer, MambaMixer, RmsNorm, Rotary,
+    Routing, SelfAttention, ShortConv, SparseMoe, Xielu,
 };
 use crate::weights::{Vars, Weights};
 
@@ -55,6 +55,9 @@ pub struct ReplacedRows<'a> {
     /// `[n, hidden]`: the features, in the order of the masked tokens (row by row); `n` is the
     /// number of masked tokens
     pub rows: &'a Tensor,
+    /// `[batch, seq]` int64: each token's block of tokens that see each other both ways (-1:
+    /// none), as Gemma 3's images (see [`block_causal_mask`]); `None`: causal attention alone
+    pub blocks: Option<&'a Tensor>,
 }
 
 /// One pre-norm decoder block.
@@ -249,6 +252,16 @@ impl CausalLm {
     /// [`CausalLm::forward_with_rows`]).
     pub fn embedding_width(&self) -> usize {
         self.embed.weight.dims()[1]
+    }
+
+    /// `ids` with `token` looked up as id 0 where it is past the embedding table (Gemma 3's image
+    /// token may be: its embeddings are replaced anyway); `ids` itself otherwise.
+    pub(crate) fn ids_in_vocabulary(&self, ids: &Tensor, token: i64) -> Result<Tensor> {
+        if token < self.embed.weight.dims()[0] as i64 {
+            return Ok(ids.clone());
+        }
+        let zeros = ids.zeros_like()?;
+        Ok(ids.eq(token as f64)?.where_self(&zeros, ids)?)
     }
 
     /// The number of learned positions (GPT-2's `n_positions`); `None` under RoPE.
@@ -615,6 +628,7 @@ impl CausalLm {
         pass: Pass<'_>,
     ) -> Result<(Tensor, Vec<Tensor>)> {
         let Pass { output_hidden_states, ids_in_range, token_type_ids, replaced } = pass;
+        let blocks = replaced.and_then(|r| r.blocks);
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
         let input_ids = &input_ids.to(device)?;
@@ -746,7 +760,18 @@ impl CausalLm {
                 _ if unmasked => None,
                 Some((_, m)) => Some(m.clone()),
                 None => {
-                    let m = if let Some(chunk) = layer.chunk {
+                    let m = if let (Some(blocks), None) = (blocks, layer.chunk) {
+                        block_causal_mask(
+                            attention_mask,
+                            blocks,
+                            s,
+                            past,
+                            keys,
+                            layer.window,
+                            self.dtype,
+                            device,
+                        )?
+                    } else if let Some(chunk) = layer.chunk {
                         chunked_causal_mask(attention_mask, s, past, keys, chunk.size, self.dtype, device)?
                     } else if self.spec.bidirectional {
                         bidirectional_mask(attention_mask, s, layer.window, self.dtype, device)?
@@ -861,7 +886,7 @@ fn mask_width(mask: &Tensor, keys: usize) -> Result<Tensor> {
 /// `h` `[batch, seq, hidden]` with the rows `replaced.mask` marks replaced by `replaced.rows`, in
 /// order; the counts must agree (transformers' error otherwise).
 fn replace_rows(h: &Tensor, replaced: ReplacedRows<'_>) -> Result<Tensor> {
-    let ReplacedRows { mask, rows } = replaced;
+    let ReplacedRows { mask, rows, .. } = replaced;
     let (b, s, hidden) = (h.dims()[0], h.dims()[1], h.dims()[2]);
     if mask.dims() != [b, s] || mask.dtype() != DType::Bool {
         return Err(Error::Input(format!(

@@ -1,13 +1,13 @@
 //! Gemma 3 multimodal checkpoints (`model_type` `gemma3`, `Gemma3ForConditionalGeneration`: the 4B,
-//! 12B and 27B models), run as their language model on text.
+//! 12B and 27B models): their language model on text, and on images with the vision tower and
+//! projector (see [`super::gemma3_images`]).
 //!
 //! The config nests the text model's settings under `text_config` (often sparse: the keys a checkpoint
 //! leaves out take `Gemma3TextConfig`'s defaults) next to a SigLIP `vision_config`; the LM head is
 //! tied by the outer `tie_word_embeddings`. The weights keep the language model under
 //! `language_model.model.*` (the 4.x module tree, which `save_pretrained` still writes in
 //! transformers 5.24; an untied head at `language_model.lm_head.weight`) or under transformers 5's
-//! module names `model.language_model.*` (and `lm_head.weight`); the vision tower and the projector
-//! are never read, cast or moved to a device. For a text-only input transformers'
+//! module names `model.language_model.*` (and `lm_head.weight`). For a text-only input transformers'
 //! `Gemma3ForConditionalGeneration` is exactly `Gemma3ForCausalLM` on those weights: the same scaled
 //! embeddings, causal and sliding masks (its bidirectional attention over image tokens needs
 //! `token_type_ids` marking them) and hidden states.
@@ -17,8 +17,9 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Tensor};
 use serde_json::{Map, Value};
 
-use super::decoder::CausalLm;
+use super::decoder::{CausalLm, ReplacedRows};
 use super::gemma::Gemma3ForCausalLM;
+use super::gemma3_images::{image_blocks, Gemma3Images};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
@@ -168,10 +169,18 @@ pub(super) fn with_language_model(
     })
 }
 
-/// transformers' `Gemma3ForConditionalGeneration` (`model_type` `gemma3`) for text: its language
-/// model, a Gemma 3 [`CausalLm`]. Image inputs are refused.
+/// transformers' `Gemma3ForConditionalGeneration` (`model_type` `gemma3`): its language model, a
+/// Gemma 3 [`CausalLm`] (what it derefs to), and where the checkpoint has them its vision tower
+/// and projector, which take `pixel_values` (see [`super::gemma3_images`]).
 #[derive(Debug, Clone)]
-pub struct Gemma3ForConditionalGeneration(pub CausalLm);
+pub struct Gemma3ForConditionalGeneration {
+    lm: CausalLm,
+    images: Option<Box<Gemma3Images>>,
+}
+
+/// The inputs of a forward pass with images.
+const WITH_IMAGES: &[&str] =
+    &["input_ids", "attention_mask", "token_type_ids", "position_ids", "pixel_values"];
 
 impl Gemma3ForConditionalGeneration {
     /// Loads the language model of a `gemma3` checkpoint (see the module doc).
@@ -184,14 +193,100 @@ impl Gemma3ForConditionalGeneration {
                 LAYOUTS[1].prefix, LAYOUTS[0].prefix
             )));
         }
-        Ok(Gemma3ForConditionalGeneration(load_text_model(&text, weights)?))
+        let lm = load_text_model(&text, weights)?;
+        let images = Gemma3Images::load(cfg, weights, lm.embedding_width())?.map(Box::new);
+        Ok(Gemma3ForConditionalGeneration { lm, images })
     }
+
+    /// Whether the model takes `pixel_values` (the checkpoint has its vision tower).
+    pub fn takes_images(&self) -> bool {
+        self.images.is_some()
+    }
+
+    /// The token whose embeddings image features replace (`image_token_index`), where the model
+    /// takes images.
+    pub fn image_token(&self) -> Option<i64> {
+        self.images.as_ref().map(|i| i.image_token())
+    }
+
+    /// The rows that replace the image tokens' embeddings for `pixel_values` `[images, channels,
+    /// height, width]`: `[images · tokens per image, hidden]`.
+    pub fn image_rows(&self, pixel_values: &Tensor) -> Result<Tensor> {
+        let images = self.images.as_ref().ok_or_else(no_tower)?;
+        images.rows(pixel_values, self.lm.dtype())
+    }
+
+    /// [`super::AutoModel::forward_named`] with `pixel_values`: the images' features in place of
+    /// the image tokens' scaled embeddings, each image's tokens attending both ways where
+    /// `token_type_ids` mark them; `logits`, `hidden_states.N`, and transformers'
+    /// `image_outputs.last_hidden_state` and `image_outputs.pooler_output` (the features).
+    pub(crate) fn forward_images(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let images = self.images.as_ref().ok_or_else(no_tower)?;
+        for (name, t) in inputs {
+            if !WITH_IMAGES.contains(&name.as_str()) {
+                return Err(Error::Input(format!(
+                    "unexpected input '{name}' (this model takes {})",
+                    WITH_IMAGES.join(", ")
+                )));
+            }
+            if name != "pixel_values" {
+                super::check_input_dtype(name, t)?;
+            }
+        }
+        let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+        let text: BTreeMap<String, Tensor> = inputs
+            .iter()
+            .filter(|(k, _)| *k != "pixel_values")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        super::check_input_shapes(&text)?;
+        let ids = super::ids_as_i64("input_ids", ids)?;
+        let (b, s) = (ids.dims()[0], ids.dims()[1]);
+        let blocks = match inputs.get("token_type_ids") {
+            Some(types) => {
+                let rows = types.to_dtype(DType::I64)?.to_vec2::<i64>()?;
+                Some(Tensor::from_vec(image_blocks(&rows), [b, s])?)
+            }
+            None => None,
+        };
+        let mask = inputs.get("attention_mask").map(|m| m.ne(0.0)?.to_dtype(DType::I64)).transpose()?;
+        let image = images.forward(&inputs["pixel_values"])?;
+        let f = &image.features;
+        let (n, t, h) = (f.dims()[0], f.dims()[1], f.dims()[2]);
+        let rows = f.reshape([n * t, h])?;
+        let token = images.image_token();
+        let image_mask = ids.eq(token as f64)?;
+        let replaced = ReplacedRows { mask: &image_mask, rows: &rows, blocks: blocks.as_ref() };
+        // (An image token past the vocabulary is looked up as 0, its embedding then replaced.)
+        let ids = self.lm.ids_in_vocabulary(&ids, token)?;
+        let positions = inputs.get("position_ids");
+        let out =
+            self.lm.forward_with_rows(&ids, replaced, mask.as_ref(), positions, output_hidden_states)?;
+        let mut named = vec![("logits".to_string(), out.logits)];
+        named.extend(
+            out.hidden_states.into_iter().enumerate().map(|(i, t)| (format!("hidden_states.{i}"), t)),
+        );
+        named.push(("image_outputs.last_hidden_state".into(), image.last_hidden_state));
+        named.push(("image_outputs.pooler_output".into(), image.features));
+        Ok(named)
+    }
+}
+
+/// The error for images given to a checkpoint without its vision tower.
+fn no_tower() -> Error {
+    Error::Unsupported(format!(
+        "input 'pixel_values': image inputs are not supported for {ARCH} (this checkpoint has no vision tower)"
+    ))
 }
 
 impl std::ops::Deref for Gemma3ForConditionalGeneration {
     type Target = CausalLm;
     fn deref(&self) -> &Self::Target {
-        &self.0
+        &self.lm
     }
 }
 
@@ -199,13 +294,19 @@ impl std::ops::Deref for Gemma3ForConditionalGeneration {
 /// Gemma 3's processor always returns) as long as they mark no image token.
 pub(crate) const INPUTS: &[&str] = &["input_ids", "attention_mask", "token_type_ids", "position_ids"];
 
-/// Refuses image inputs, and `token_type_ids` marking image tokens (1: transformers then attends
-/// bidirectionally within each run of them); all-text `token_type_ids` change nothing and are
-/// accepted.
+/// Refuses image inputs (those of a checkpoint without its vision tower, and the other image
+/// inputs of its processors), and `token_type_ids` marking image tokens (1: transformers then
+/// attends bidirectionally within each run of them) without the images; all-text
+/// `token_type_ids` change nothing and are accepted.
 pub(crate) fn check_text_only(inputs: &BTreeMap<String, Tensor>) -> Result<()> {
     if let Some(name) = inputs.keys().find(|k| IMAGE_INPUTS.contains(&k.as_str())) {
+        let why = if name == "pixel_values" {
+            "this checkpoint has no vision tower"
+        } else {
+            "its images come as pixel_values"
+        };
         return Err(Error::Unsupported(format!(
-            "input '{name}': image inputs are not supported for {ARCH} (hf-import runs its language model on text only)"
+            "input '{name}': image inputs are not supported for {ARCH} ({why})"
         )));
     }
     if let Some(types) = inputs.get("token_type_ids") {
@@ -213,7 +314,7 @@ pub(crate) fn check_text_only(inputs: &BTreeMap<String, Tensor>) -> Result<()> {
         if types.to_dtype(DType::I64)?.to_vec::<i64>()?.contains(&1) {
             return Err(Error::Unsupported(format!(
                 "input 'token_type_ids' marks image tokens (1), which are not supported for {ARCH} \
-                 (hf-import runs its language model on text only)"
+                 without their images (pixel_values)"
             )));
         }
     }
@@ -304,7 +405,11 @@ mod tests {
         assert_eq!(
             err,
             "input 'pixel_values': image inputs are not supported for Gemma3ForConditionalGeneration \
-             (hf-import runs its language model on text only)"
+             (this checkpoint has no vision tower)"
         );
+        inputs.remove("pixel_values");
+        inputs.insert("image_sizes".into(), Tensor::zeros([1, 2], DType::I64).unwrap());
+        let err = check_text_only(&inputs).unwrap_err().to_string();
+        assert!(err.ends_with("(its images come as pixel_values)"), "{err}");
     }
 }

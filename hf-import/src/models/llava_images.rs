@@ -129,8 +129,17 @@ fn default_vision_config() -> Map<String, Value> {
     m
 }
 
+/// Where a multimodal checkpoint keeps its vision tower: the hub's checkpoints nest the tower's
+/// `vision_model`, transformers 5 saves it flat.
+pub(crate) const TOWER_PREFIXES: [&str; 4] = [
+    "vision_tower.vision_model.",
+    "model.vision_tower.vision_model.",
+    "vision_tower.",
+    "model.vision_tower.",
+];
+
 /// The vars under the first of `prefixes` that holds `probe`.
-fn vars_with<'a>(weights: &'a Weights, prefixes: &[&str], probe: &str) -> Option<Vars<'a>> {
+pub(crate) fn vars_with<'a>(weights: &'a Weights, prefixes: &[&str], probe: &str) -> Option<Vars<'a>> {
     let prefix = prefixes.iter().find(|p| weights.contains(&format!("{p}{probe}")))?;
     Some(weights.vars(prefix.trim_end_matches('.')))
 }
@@ -161,14 +170,7 @@ impl ImageEncoder {
             _ => return Ok(None),
         };
         let probe = "embeddings.patch_embedding.weight";
-        // (The hub's checkpoints nest the tower's `vision_model`; transformers 5 saves it flat.)
-        let prefixes = [
-            "vision_tower.vision_model.",
-            "model.vision_tower.vision_model.",
-            "vision_tower.",
-            "model.vision_tower.",
-        ];
-        let Some(vars) = vars_with(weights, &prefixes, probe) else {
+        let Some(vars) = vars_with(weights, &TOWER_PREFIXES, probe) else {
             return Ok(None);
         };
         let vision = match cfg.get("vision_config") {

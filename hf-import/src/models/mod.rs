@@ -36,6 +36,7 @@ mod falcon;
 mod falcon_h1;
 mod family;
 mod gemma;
+mod gemma3_images;
 mod gemma3_multimodal;
 mod glm;
 mod glm4_moe;
@@ -146,6 +147,7 @@ pub use self::falcon::FalconForCausalLM;
 pub use self::falcon_h1::FalconH1ForCausalLM;
 pub use self::flint::FlintForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, VaultGemmaForCausalLM};
+pub(crate) use self::gemma3_images::image_blocks;
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::gemma3n::{Gemma3nForCausalLM, Gemma3nForConditionalGeneration};
 pub use self::gemma4::{Gemma4ForCausalLM, Gemma4ForConditionalGeneration};
@@ -609,12 +611,18 @@ impl AutoModel {
     /// The part of `weights` that the architecture `cfg` names reads: for a Gemma 3 or Mistral 3
     /// multimodal checkpoint its language model (renamed as [`AutoModel::load`] reads it), without the vision
     /// tower and projector, so that moving the result to a device or casting it never touches them;
-    /// every tensor otherwise (LLaVA's and VipLLaVA's vision towers included: they take images). [`AutoModel::load`] takes either.
+    /// every tensor otherwise (LLaVA's, VipLLaVA's and Gemma 3's vision towers included: they take
+    /// images). [`AutoModel::load`] takes either.
     pub fn weights_used(cfg: &Config, weights: Weights) -> Weights {
         match Self::architecture_of(cfg).as_deref() {
+            // (LLaVA, VipLLaVA and Gemma 3 read their vision towers and projectors for images.)
+            Ok(
+                "LlavaForConditionalGeneration"
+                | "VipLlavaForConditionalGeneration"
+                | "Gemma3ForConditionalGeneration",
+            ) => weights,
             Ok(
                 "Gemma3ForCausalLM"
-                | "Gemma3ForConditionalGeneration"
                 | "Mistral3ForConditionalGeneration"
                 | "Llama4ForConditionalGeneration"
                 | "Gemma4ForConditionalGeneration"
@@ -622,8 +630,6 @@ impl AutoModel {
                 | "FuyuForCausalLM",
             ) => gemma3_multimodal::language_model_weights(weights),
             Ok(arch) if qwen_vl::ARCHITECTURES.contains(&arch) => qwen_vl::language_model_weights(weights),
-            // (LLaVA and VipLLaVA read their vision towers and projectors for images.)
-            Ok("LlavaForConditionalGeneration" | "VipLlavaForConditionalGeneration") => weights,
             Ok(arch) if vision_language::is_vision_language(arch) => {
                 gemma3_multimodal::language_model_weights(weights)
             }

@@ -215,6 +215,16 @@ impl SiglipVisionTower {
         self.tower.hidden
     }
 
+    /// `(height, width)` of the images.
+    pub(crate) fn image_size(&self) -> (usize, usize) {
+        self.image
+    }
+
+    /// `(height, width)` of a patch.
+    pub(crate) fn patch_size(&self) -> (usize, usize) {
+        self.patches.patch()
+    }
+
     /// The number of blocks.
     pub(crate) fn layers(&self) -> usize {
         self.layers.len()

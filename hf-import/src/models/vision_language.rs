@@ -244,7 +244,8 @@ impl VisionLanguageForConditionalGeneration {
         let f = &image.features;
         let (n, t, h) = (f.dims()[0], f.dims()[1], f.dims()[2]);
         let rows = f.reshape([n * t, h])?;
-        let replaced = ReplacedRows { mask: &ids.eq(images.image_token() as f64)?, rows: &rows };
+        let replaced =
+            ReplacedRows { mask: &ids.eq(images.image_token() as f64)?, rows: &rows, blocks: None };
         let positions = inputs.get("position_ids");
         let out =
             self.lm.forward_with_rows(&ids, replaced, mask.as_ref(), positions, output_hidden_states)?;

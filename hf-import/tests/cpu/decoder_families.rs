@@ -439,6 +439,29 @@ fn vision_language_on_text() {
     );
 }
 
+/// Gemma 3 with images: SigLIP's last hidden state averaged over 2 × 2 patches, Gemma's norm and
+/// the projection, the features in place of the image tokens' scaled embeddings, each image's
+/// tokens attending both ways (the sliding window still hiding keys past it), against
+/// transformers; without `token_type_ids` the attention stays causal (transformers' logits then
+/// differ, which `make_fixtures.py` checks), and the ids then give other logits here too.
+#[test]
+fn gemma3_with_images() {
+    check("gemma3_images");
+    let dir = fixture("gemma3_images");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, expected) = golden("gemma3_images");
+    inputs.remove("token_type_ids");
+    let causal = model.forward_named(&inputs, false).unwrap();
+    let logits = &causal.iter().find(|(k, _)| k == "logits").unwrap().1;
+    let diff = logits.sub(&expected["logits"]).unwrap().abs().unwrap().to_vec::<f32>().unwrap();
+    let diff = diff.into_iter().fold(0f32, f32::max);
+    assert!(diff > 1e-3, "the image blocks change the logits ({diff})");
+    let mut one = inputs.clone();
+    one.insert("pixel_values".into(), inputs["pixel_values"].narrow(0, 0, 1).unwrap());
+    let err = model.forward_named(&one, false).unwrap_err().to_string();
+    assert!(err.contains("Image features and image tokens do not match, tokens: 8, features: 4"), "{err}");
+}
+
 /// LLaVA and VipLLaVA with images: the vision tower's hidden states (CLIP's without the class
 /// token, SigLIP's whole, one layer or several concatenated), the projector (VipLLaVA's norm
 /// first, LLaVA's without biases), the features in place of the image tokens' embeddings, against

@@ -68,12 +68,21 @@ fn greedy_generate_with(cache: CacheImplementation) {
 /// and the static cache; images that do not match the prompts' image tokens are an error.
 #[test]
 fn greedy_generate_with_images_matches_transformers() {
-    for name in ["llava_images", "llava_siglip_images", "vipllava_images"] {
+    for name in ["llava_images", "llava_siglip_images", "vipllava_images", "gemma3_images"] {
         let (cfg, model) = load(name);
-        let AutoModel::VisionLanguage(m) = &model else { panic!("{name}: {model:?}") };
         let golden = read_all(&fixture(name).join("generate.safetensors"));
-        let rows = m.image_rows(&golden["pixel_values"]).unwrap();
-        let images = PromptImages { token: m.image_token().unwrap(), rows: &rows };
+        let pixels = &golden["pixel_values"];
+        let (lm, token, rows, bidirectional) = match &model {
+            AutoModel::VisionLanguage(m) => {
+                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), false)
+            }
+            // (Its goldens are of prompts with `token_type_ids`: each image attends both ways.)
+            AutoModel::Gemma3ForConditionalGeneration(m) => {
+                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), true)
+            }
+            _ => panic!("{name}: {model:?}"),
+        };
+        let images = PromptImages { token, rows: &rows, bidirectional };
         for cache in [CacheImplementation::Auto, CacheImplementation::Static] {
             let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
             g.max_new_tokens = 10;
@@ -81,16 +90,16 @@ fn greedy_generate_with_images_matches_transformers() {
             g.cache_implementation = cache;
             let mask = Some(&golden["attention_mask"]);
             let out =
-                generate_with_images(m, &golden["input_ids"], mask, images, &g, None, |_, _| {}).unwrap();
+                generate_with_images(lm, &golden["input_ids"], mask, images, &g, None, |_, _| {}).unwrap();
             let want = golden["output_ids"].to_vec2::<i64>().unwrap();
             assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{name} ({cache:?} cache)");
         }
         let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
         g.max_new_tokens = 2;
         let half = rows.narrow(0, 0, 4).unwrap();
-        let images = PromptImages { token: images.token, rows: &half };
+        let images = PromptImages { rows: &half, ..images };
         let err =
-            generate_with_images(m, &golden["input_ids"], None, images, &g, None, |_, _| {}).unwrap_err();
+            generate_with_images(lm, &golden["input_ids"], None, images, &g, None, |_, _| {}).unwrap_err();
         assert!(
             err.to_string().contains("Image features and image tokens do not match, tokens: 8, features: 4"),
             "{err}"
