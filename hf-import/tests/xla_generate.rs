@@ -12,7 +12,10 @@ mod common;
 use common::{fixture, read_all, xla};
 use oxtorch_backend_tpu::xla::metrics;
 use oxtorch_hf_import::layers::bucket;
-use oxtorch_hf_import::{generate, generate_seq2seq, AutoModel, CausalLm, Config, GenerationConfig, Weights};
+use oxtorch_hf_import::{
+    generate, generate_seq2seq, generate_with_images, AutoModel, CausalLm, Config, GenerationConfig,
+    PromptImages, Weights,
+};
 use oxtorch_tensor::{DType, Device, Tensor};
 
 /// Held by each test, so that no other test compiles programs between a test's metric reads.
@@ -111,6 +114,35 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
         let (x, c) = (run(&on_xla).to_vec2::<i64>().unwrap(), run(&on_cpu).to_vec2::<i64>().unwrap());
         assert_eq!(x, c, "{name}: xla vs cpu");
         assert_eq!(x, golden["output_ids"].to_vec2::<i64>().unwrap(), "{name}: xla vs transformers");
+    }
+}
+
+/// Generation from prompts with images on xla (the features gathered into the prefill's
+/// embeddings there; Gemma 3's images attending both ways) equals transformers' greedy ids.
+#[test]
+fn greedy_generate_with_images_on_xla_matches_transformers() {
+    let Some(dev) = xla() else { return };
+    let _only = exclusive();
+    for name in ["llava_images", "gemma3_images"] {
+        let golden = read_all(&fixture(name).join("generate.safetensors"));
+        let (cfg, model) = load(name, dev);
+        let pixels = &golden["pixel_values"];
+        let (lm, token, rows, bidirectional) = match &model {
+            AutoModel::VisionLanguage(m) => {
+                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), false)
+            }
+            AutoModel::Gemma3ForConditionalGeneration(m) => {
+                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), true)
+            }
+            _ => panic!("{name}: {model:?}"),
+        };
+        let images = PromptImages { token, rows: &rows, bidirectional };
+        let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
+        g.max_new_tokens = 10;
+        g.pad_token_id = Some(0);
+        let mask = Some(&golden["attention_mask"]);
+        let out = generate_with_images(lm, &golden["input_ids"], mask, images, &g, None, |_, _| {}).unwrap();
+        assert_eq!(out.to_vec2::<i64>().unwrap(), golden["output_ids"].to_vec2::<i64>().unwrap(), "{name}");
     }
 }
 

@@ -895,7 +895,8 @@ fn replace_rows(h: &Tensor, replaced: ReplacedRows<'_>) -> Result<Tensor> {
             mask.dtype()
         )));
     }
-    let tokens = mask.to(h.device())?.to_dtype(DType::I64)?.sum_all()?.to_vec::<i64>()?[0] as usize;
+    let marked = mask.to(Device::Cpu)?.contiguous()?.to_vec::<bool>()?;
+    let tokens = marked.iter().filter(|&&m| m).count();
     let features = rows.dims().first().copied().unwrap_or(0);
     if rows.dims().len() != 2 || rows.dims()[1] != hidden || features != tokens {
         return Err(Error::Input(format!(
@@ -904,8 +905,22 @@ fn replace_rows(h: &Tensor, replaced: ReplacedRows<'_>) -> Result<Tensor> {
             rows.dims()
         )));
     }
-    let mask = mask.to(h.device())?.unsqueeze(-1)?.expand([b, s, hidden])?;
-    Ok(h.masked_scatter(&mask, &rows.to(h.device())?.to_dtype(h.dtype())?)?)
+    // Each token's row of `[embeddings; features]`: its own, or the next feature where marked (a
+    // gather, which every device runs, where transformers scatters).
+    let mut next = b * s;
+    let index: Vec<i64> = marked
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| {
+            let row = if m { next } else { i };
+            next += usize::from(m);
+            row as i64
+        })
+        .collect();
+    let index = Tensor::from_vec(index, [b * s])?.to(h.device())?;
+    let rows = rows.to(h.device())?.to_dtype(h.dtype())?;
+    let all = Tensor::cat(&[&h.reshape([b * s, hidden])?, &rows], 0)?;
+    Ok(all.index_select(0, &index)?.reshape([b, s, hidden])?)
 }
 
 /// `(batch, seq)` of 2-D integer `input_ids`.
