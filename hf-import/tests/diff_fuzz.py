@@ -1354,6 +1354,88 @@ def gen_vision_language(r):
 
 
 
+def gen_images(r):
+    """A vision-language model run with images: LLaVA (a CLIP or SigLIP tower, one or several feature layers, the
+    class token dropped or kept, the projector's bias and activation), VipLLaVA (several layers, its projector norm) or
+    Gemma 3 (SigLIP, its pooled projector), over a random language model (Gemma 3's own for Gemma 3), the image token
+    the vocabulary's last id."""
+    kind = r.choice(["llava", "llava", "vipllava", "gemma3"])
+    tower = r.choice(["clip_vision_model", "siglip_vision_model"]) if kind == "llava" else "clip_vision_model"
+    layers = r.randint(1, 3)
+    image, patch = r.choice([(8, 4), (8, 2), (12, 4)])
+    vision = dict(model_type=tower, hidden_size=r.choice([8, 16]), intermediate_size=16, num_hidden_layers=layers,
+                  num_attention_heads=2, image_size=image, patch_size=patch)
+    if r.random() < 0.3:
+        vision["hidden_act"] = r.choice(["gelu", "quick_gelu", "gelu_pytorch_tanh"])
+    if kind == "gemma3":
+        _, _, text = gen_gemma3_text(r)
+        vision.update(model_type="siglip_vision_model", vision_use_head=False)
+        side = image // patch
+        tokens = r.choice([t * t for t in range(1, side + 1) if side % t == 0])
+        text.pop("tie_word_embeddings", None)
+        c = dict(text_config=text, vision_config=vision, mm_tokens_per_image=tokens,
+                 image_token_index=text["vocab_size"] - 1, boi_token_index=text["vocab_size"] - 3,
+                 eoi_token_index=text["vocab_size"] - 2)
+        return tf.Gemma3ForConditionalGeneration, tf.Gemma3Config, c
+    gen = r.choice([gen_llama, gen_mistral, gen_qwen2, gen_qwen3, gen_gemma2, gen_granite])
+    _, text_config_cls, text = gen(r)
+    text["model_type"] = text_config_cls.model_type
+    states = layers + 1
+    chosen = [r.randint(-states, states - 1) for _ in range(r.randint(1, 3))]
+    c = dict(text_config=text, vision_config=vision, image_token_index=text["vocab_size"] - 1,
+             projector_hidden_act=r.choice(["gelu", "silu", "gelu_pytorch_tanh"]))
+    if kind == "vipllava":
+        c["vision_feature_layers"] = chosen
+        return tf.VipLlavaForConditionalGeneration, tf.VipLlavaConfig, c
+    c["vision_feature_layer"] = chosen[0] if r.random() < 0.5 else chosen
+    c["vision_feature_select_strategy"] = r.choice(["default", "full"])
+    c["multimodal_projector_bias"] = r.random() < 0.7
+    return tf.LlavaForConditionalGeneration, tf.LlavaConfig, c
+
+
+def image_prompt_inputs(r, model_cls, cfg):
+    """Prompts with images: each row's text ids (never the image token) with 0-2 images' runs of image tokens at
+    random places, the rows padded on either side, the images' `pixel_values` in order; Gemma 3's `token_type_ids`
+    marking the image tokens, sometimes."""
+    text, vision = cfg["text_config"], cfg["vision_config"]
+    vocab, token = text["vocab_size"], cfg["image_token_index"]
+    patches = (vision["image_size"] // vision["patch_size"]) ** 2
+    name = model_cls.__name__
+    if name.startswith("Gemma3"):
+        per_image = cfg["mm_tokens_per_image"]
+    elif name.startswith("VipLlava") or cfg.get("vision_feature_select_strategy", "default") == "default":
+        per_image = patches if vision["model_type"] == "clip_vision_model" else patches - 1
+    else:
+        per_image = patches + 1 if vision["model_type"] == "clip_vision_model" else patches
+    b = r.randint(1, 3)
+    rows, images = [], 0
+    for _ in range(b):
+        row = [r.randrange(3, vocab - 3) for _ in range(r.randint(1, 6))]
+        for _ in range(r.randint(0, 2)):
+            at = r.randint(0, len(row))
+            row[at:at] = [token] * per_image
+            images += 1
+        rows.append(row)
+    if images == 0:
+        rows[0][1:1] = [token] * per_image
+        images = 1
+    l = max(len(row) for row in rows)
+    side = r.choice(["right", "left"])
+    ids = torch.zeros(b, l, dtype=torch.int64)
+    mask = torch.zeros(b, l, dtype=torch.int64)
+    for i, row in enumerate(rows):
+        at = 0 if side == "right" else l - len(row)
+        ids[i, at:at + len(row)] = torch.tensor(row)
+        mask[i, at:at + len(row)] = 1
+    x = {"input_ids": ids, "attention_mask": mask, "pixel_values": torch.randn(images, 3, vision["image_size"],
+                                                                              vision["image_size"])}
+    desc = f"b={b} l={l} pad={side} images={images}x{per_image}"
+    if name.startswith("Gemma3") and r.random() < 0.7:
+        x["token_type_ids"] = (ids == token).long()
+        desc += " token_types"
+    return x, desc
+
+
 def gen_mllama(r):
     """MllamaForConditionalGeneration (Llama 3.2 Vision) on text: a random Llama text model of 2-4 layers, a random
     set of them cross-attention layers (skipped without an image), beside a tiny vision tower."""
@@ -2573,6 +2655,7 @@ FAMILIES = {
     "qwen2_vl": gen_qwen2_vl,
     "qwen3_vl": gen_qwen3_vl,
     "vision_language": gen_vision_language,
+    "images": gen_images,
     "mllama": gen_mllama,
     "bert_qa": per_token(gen_bert, tf.BertForQuestionAnswering),
     "roberta_qa": per_token(gen_roberta, tf.RobertaForQuestionAnswering),
@@ -2730,7 +2813,7 @@ BASE = {"diffllama_cls": "diffllama", "diffllama_tok": "diffllama", "axk1_cls": 
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt", "minicpm3_cls": "minicpm3", "persimmon_cls": "persimmon", "persimmon_tok": "persimmon"}
 # Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
-MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl", "vision_language", "mllama"}
+MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl", "vision_language", "mllama", "images"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
@@ -2812,9 +2895,10 @@ def flatten(out, prefix=""):
         name = f"{prefix}{key}"
         if value is None:
             continue
-        if isinstance(value, tuple):
+        if isinstance(value, (tuple, list)):  # (LLaVA's image features are a list, one per image)
             for i, v in enumerate(value):
-                flat[f"{name}.{i}"] = v.detach().float().clone().contiguous()
+                if v is not None:
+                    flat[f"{name}.{i}"] = v.detach().float().clone().contiguous()
         elif isinstance(value, torch.Tensor):
             flat[name] = value.detach().float().clone().contiguous()
         elif isinstance(value, tf.utils.ModelOutput):  # a nested output (CLIP's text_model_output)
@@ -2863,6 +2947,8 @@ def text_of(family, cfg):
 
 def make_inputs(r, family, cfg, model_cls=None):
     """Random forward inputs and a description of them (a derived family's as its base family's)."""
+    if family == "images":
+        return image_prompt_inputs(r, model_cls, cfg)
     if family in IMAGES:
         return image_inputs(r, model_cls, cfg)
     if family in SEQ2SEQ:

@@ -36,6 +36,11 @@ fn check_family(name: &str, dev: Device) -> u64 {
 /// [`check_family`], comparing per-token outputs at the kept tokens only when `kept_only`: DeBERTa's
 /// padded queries attend to every key alike in transformers, bucket padding included on xla.
 fn check_family_at(name: &str, dev: Device, kept_only: bool) -> u64 {
+    check_family_within(name, dev, kept_only, 1e-4)
+}
+
+/// [`check_family_at`] at `tol` (atol and rtol) in place of 1e-4 (see `common::check_within`).
+fn check_family_within(name: &str, dev: Device, kept_only: bool, tol: f64) -> u64 {
     let dir = fixture(name);
     let cfg = Config::load(&dir).unwrap();
     let weights = Weights::load(&dir, Some(DType::F32)).unwrap();
@@ -67,7 +72,7 @@ fn check_family_at(name: &str, dev: Device, kept_only: bool) -> u64 {
             }
             _ => (actual.clone(), expected[key].clone()),
         };
-        worst = worst.max(assert_close(&format!("{name} {key}"), &actual, &want, 1e-4, 1e-4));
+        worst = worst.max(assert_close(&format!("{name} {key}"), &actual, &want, tol, tol));
     }
     // Read after the outputs: on xla the forward is recorded, and runs when they are read.
     let after = metrics();
@@ -117,7 +122,8 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("falcon_mamba", dev)
         + check_family("mamba2", dev)
         + check_family("granite_hybrid", dev)
-        + check_family("qwen3_5", dev)
+        // (An ill-conditioned fixture: see the cpu test `qwen3_5`.)
+        + check_family_within("qwen3_5", dev, false, 3e-4)
         + check_family("nemotron_h", dev)
         + check_family("nemotron_h_moe", dev)
         + check_family("falcon_h1", dev);
