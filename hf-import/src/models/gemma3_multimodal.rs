@@ -193,7 +193,8 @@ impl Gemma3ForConditionalGeneration {
                 LAYOUTS[1].prefix, LAYOUTS[0].prefix
             )));
         }
-        let lm = load_text_model(&text, weights)?;
+        // (The class's own `lm_head` never soft-caps, whatever `final_logit_softcapping` says.)
+        let lm = load_text_model(&text, weights)?.with_plain_head();
         let images = Gemma3Images::load(cfg, weights, lm.embedding_width())?.map(Box::new);
         Ok(Gemma3ForConditionalGeneration { lm, images })
     }

@@ -106,9 +106,9 @@ pub(crate) struct ImageEncoder {
     projector: Projector,
     /// the token whose embeddings the features replace
     image_token: i64,
-    /// `image_outputs.pooler_output` is a tuple of one tensor per image (LLaVA), else one tensor
-    /// (VipLLaVA)
-    pooled_per_image: bool,
+    /// LLaVA's outputs, else VipLLaVA's (see [`ImageEncoder::pooled_per_image`] and
+    /// [`ImageEncoder::reports_state`])
+    llava: bool,
 }
 
 /// LLaVA's vision config when the checkpoint's config has none (`LlavaConfig`'s default: CLIP
@@ -252,7 +252,7 @@ impl ImageEncoder {
                 .ok_or_else(|| Error::Config(format!("\"image_token_index\" must be an integer, got {v}")))?,
             _ => 32000,
         };
-        Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, pooled_per_image: !vip }))
+        Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, llava: !vip }))
     }
 
     /// The token whose embeddings the image features replace.
@@ -260,9 +260,17 @@ impl ImageEncoder {
         self.image_token
     }
 
-    /// Whether `image_outputs.pooler_output` is one tensor per image (LLaVA's tuple).
+    /// Whether `image_outputs.pooler_output` is one tensor per image (LLaVA's tuple; VipLLaVA's is
+    /// one tensor).
     pub(crate) fn pooled_per_image(&self) -> bool {
-        self.pooled_per_image
+        self.llava
+    }
+
+    /// Whether transformers' `image_outputs.hidden_states` holds the tower's hidden state `i`:
+    /// every one where LLaVA is asked for hidden states, else those the features are read from
+    /// (the others are `None`).
+    pub(crate) fn reports_state(&self, i: usize, output_hidden_states: bool) -> bool {
+        (self.llava && output_hidden_states) || self.layers.contains(&i)
     }
 
     /// The vision tower and the projector on `pixel_values` `[images, channels, height, width]`.

@@ -210,7 +210,8 @@ impl VisionLanguageForConditionalGeneration {
     /// the projector, their features in place of the image tokens' embeddings, the language model
     /// and the head. The outputs are the text ones (`logits`, `hidden_states.N`) and the images'
     /// under transformers' `image_outputs`: the tower's `last_hidden_state` and `hidden_states.N`,
-    /// and the projected features as `pooler_output` (`pooler_output.N`, one per image, for LLaVA).
+    /// (those the features are read from, and with `output_hidden_states` every one for LLaVA), and
+    /// the projected features as `pooler_output` (`pooler_output.N`, one per image, for LLaVA).
     pub(crate) fn forward_images(
         &self,
         inputs: &BTreeMap<String, Tensor>,
@@ -255,7 +256,8 @@ impl VisionLanguageForConditionalGeneration {
         );
         named.push(("image_outputs.last_hidden_state".into(), image.last_hidden_state));
         let states = image.hidden_states.into_iter().enumerate();
-        named.extend(states.map(|(i, t)| (format!("image_outputs.hidden_states.{i}"), t)));
+        let reported = states.filter(|(i, _)| images.reports_state(*i, output_hidden_states));
+        named.extend(reported.map(|(i, t)| (format!("image_outputs.hidden_states.{i}"), t)));
         if images.pooled_per_image() {
             for i in 0..n {
                 named.push((format!("image_outputs.pooler_output.{i}"), f.select(0, i as isize)?));

@@ -447,7 +447,14 @@ fn vision_language_on_text() {
 #[test]
 fn gemma3_with_images() {
     check("gemma3_images");
+    // The class's head never soft-caps (transformers' `Gemma3ForConditionalGeneration`), whatever
+    // the text config's `final_logit_softcapping` (found by diff_fuzz).
     let dir = fixture("gemma3_images");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json["text_config"]["final_logit_softcapping"] = serde_json::Value::from(0.5);
+    let capped = Config::from_json_str(&json.to_string()).unwrap();
+    check_with("gemma3_images", &capped, &Weights::load(&dir, Some(DType::F32)).unwrap());
     let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
     let (mut inputs, expected) = golden("gemma3_images");
     inputs.remove("token_type_ids");
@@ -476,6 +483,12 @@ fn llava_with_images() {
     let weights = Weights::load(&dir, None).unwrap();
     let model = AutoModel::load(&Config::load(&dir).unwrap(), &weights).unwrap();
     let (inputs, _) = golden("llava_images");
+    // Without hidden states asked for, transformers reports the tower's selected one alone.
+    let names: Vec<String> =
+        model.forward_named(&inputs, false).unwrap().into_iter().map(|(k, _)| k).collect();
+    let states: Vec<&String> =
+        names.iter().filter(|k| k.starts_with("image_outputs.hidden_states")).collect();
+    assert_eq!(states, ["image_outputs.hidden_states.1"]);
     // One image for the prompts' two images' tokens.
     let mut one = inputs.clone();
     one.insert("pixel_values".into(), inputs["pixel_values"].narrow(0, 0, 1).unwrap());
