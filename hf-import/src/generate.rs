@@ -9,7 +9,7 @@ use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
 use crate::error::{Error, Result};
 use crate::layers::{bucket, KvCache};
 use crate::models::bucketing::fuse_forward;
-use crate::models::{image_blocks, CausalLm, ReplacedRows};
+use crate::models::{AttentionBlocks, CausalLm, ReplacedRows};
 use crate::tokenizer::HfTokenizer;
 
 mod beam;
@@ -75,9 +75,11 @@ pub struct PromptImages<'a> {
     pub token: i64,
     /// `[n, hidden]`: one row per image token of the prompts, in their order (prompt by prompt)
     pub rows: &'a Tensor,
-    /// each run of image tokens (an image) attends to itself both ways in the prefill, as Gemma 3's
-    /// with the `token_type_ids` its processor writes; else causal attention alone
-    pub bidirectional: bool,
+    /// blocks of the prompts' tokens that attend to each other both ways in the prefill (`ids`
+    /// `[batch, seq]` as the prompts: Gemma 3's images, PaliGemma's prefix, from the
+    /// `token_type_ids` their processors write: see `attention_blocks` of those models); `None`:
+    /// causal attention alone. The new tokens are in none.
+    pub blocks: Option<AttentionBlocks<'a>>,
 }
 
 /// [`generate`] (with stop strings when `tokenizer` is given) from prompts with images: the
@@ -95,6 +97,13 @@ pub fn generate_with_images(
     if tokenizer.is_none() && !g.stop_strings.is_empty() {
         // (`generate`'s error: stop strings need the tokenizer.)
         return generate(lm, input_ids, attention_mask, g, on_token);
+    }
+    if let Some(blocks) = images.blocks.filter(|b| b.ids.dims() != input_ids.dims()) {
+        return Err(Error::Input(format!(
+            "the attention blocks have shape {:?}, the prompts {:?}",
+            blocks.ids.dims(),
+            input_ids.dims()
+        )));
     }
     if lm.recompute_cache_at().is_some() {
         return Err(Error::Unsupported(
@@ -229,22 +238,24 @@ fn generate_with(
                     row.iter().map(|&id| id == images.token).chain(padding)
                 })
                 .collect();
-            let blocks = images.bidirectional.then(|| {
-                let types: Vec<Vec<i64>> = image_mask
-                    .chunks(prompt.width)
-                    .map(|r| r.iter().map(|&m| i64::from(m)).collect())
-                    .collect();
-                image_blocks(&types)
-            });
-            let blocks =
-                blocks.map(|b| Tensor::from_vec(b, [rows.len(), prompt.width])?.to(device)).transpose()?;
+            let blocks = match images.blocks {
+                Some(blocks) => {
+                    Some((padded_blocks(blocks.ids, times, prompt.width, device)?, blocks.within_window))
+                }
+                None => None,
+            };
             let image_mask = Tensor::from_vec(image_mask, [rows.len(), prompt.width])?.to(device)?;
             Some((image_mask, Tensor::cat(&repeated, 0)?, blocks))
         }
         _ => None,
     };
-    let replaced =
-        replaced.as_ref().map(|(mask, rows, blocks)| ReplacedRows { mask, rows, blocks: blocks.as_ref() });
+    let replaced = replaced.as_ref().map(|(mask, rows, blocks)| ReplacedRows {
+        mask,
+        rows,
+        blocks: blocks
+            .as_ref()
+            .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window }),
+    });
     let logits = on_pool(device, || {
         lm.logits_at_with_rows(&ids_t, replaced, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1)
     })?;
@@ -267,6 +278,26 @@ fn generate_with(
     let rows = rows.tokens;
     let width = rows[0].len();
     Ok(Tensor::from_vec(rows.concat(), [b, width])?)
+}
+
+/// The prompts' attention blocks `ids` `[prompts, seq]` for the rows generation runs: each prompt
+/// `times` times (its samples or beams), padded with -1 to `width` columns, on `device`.
+fn padded_blocks(ids: &Tensor, times: usize, width: usize, device: Device) -> Result<Tensor> {
+    let prompts = ids.to_dtype(DType::I64)?.to_vec2::<i64>()?;
+    let mut out = Vec::with_capacity(prompts.len() * times * width);
+    for row in &prompts {
+        if row.len() > width {
+            return Err(Error::Input(format!(
+                "attention blocks of {} columns for prompts of {width}",
+                row.len()
+            )));
+        }
+        for _ in 0..times {
+            out.extend_from_slice(row);
+            out.extend(std::iter::repeat_n(-1, width - row.len()));
+        }
+    }
+    Ok(Tensor::from_vec(out, [prompts.len() * times, width])?.to(device)?)
 }
 
 /// `images.rows` split by prompt: as many rows for each prompt as it has image tokens (their

@@ -42,7 +42,7 @@ pub use generate::{
 };
 pub use hub::resolve_model;
 pub use models::{
-    AutoModel, Bart, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, Clip,
+    AttentionBlocks, AutoModel, Bart, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, Clip,
     DecoderForSequenceClassification, DecoderForTokenClassification, DistilBertForMaskedLM, DistilBertModel,
     GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM,
     Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM, Mamba, MambaState,

@@ -2554,6 +2554,53 @@ def gemma3_images():
     print(f"{name}: {sorted(flat)}")
 
 
+def paligemma_images():
+    """PaliGemma with images: `pixel_values` of two images through a tiny SigLIP tower and the one linear projection, the
+    features in place of the image tokens (id 99, four per image) before each prompt; `token_type_ids` 0 over the prefix
+    (the image and the prompt, which attend to each other both ways) and 1 over the suffix. `paligemma_images`:
+    PaliGemma 1 (Gemma); `paligemma2_images`: PaliGemma 2 (Gemma 2, whose sliding window of 3 the prefix crosses: a
+    prefix token still sees the whole prefix). `generate.safetensors`: greedy generation from two left-padded prompts
+    with their images and prefix `token_type_ids`."""
+    siglip = dict(model_type="siglip_vision_model", hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                  num_attention_heads=2, image_size=8, patch_size=4, vision_use_head=False)
+    gemma = dict(DECODER, model_type="gemma", head_dim=8, intermediate_size=48, pad_token_id=0, bos_token_id=2,
+                 eos_token_id=1)
+    gemma2 = dict(gemma, model_type="gemma2", final_logit_softcapping=3.0, attn_logit_softcapping=5.0, sliding_window=3,
+                  query_pre_attn_scalar=8)
+    t = 99
+    ids = torch.tensor([[t, t, t, t, 2, 17, 42, 98, 55, 66], [t, t, t, t, 2, 23, 98, 77, 0, 0]], dtype=torch.int64)
+    mask = torch.tensor([[1] * 10, [1] * 8 + [0] * 2], dtype=torch.int64)
+    types = torch.tensor([[0] * 8 + [1, 1], [0] * 7 + [1, 0, 0]], dtype=torch.int64)
+    gen_ids = torch.tensor([[t, t, t, t, 2, 17, 42, 98], [0, 0, t, t, t, t, 2, 98]], dtype=torch.int64)
+    gen_mask = torch.tensor([[1] * 8, [0, 0] + [1] * 6], dtype=torch.int64)
+    for name, text, seed in [("paligemma_images", gemma, 383), ("paligemma2_images", gemma2, 384)]:
+        if ONLY and name not in ONLY:
+            continue
+        config = tf.PaliGemmaConfig(text_config=text, vision_config=siglip, image_token_index=t, projection_dim=32,
+                                    hidden_size=32)
+        torch.manual_seed(seed)
+        model = tf.PaliGemmaForConditionalGeneration(config).eval()
+        randomise(model, seed)
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        model.save_pretrained(path)
+        (path / "generation_config.json").unlink(missing_ok=True)
+        g = torch.Generator().manual_seed(seed)
+        pixels = torch.randn(2, 3, 8, 8, generator=g)
+        x = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types, "pixel_values": pixels}
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+            gen = model.generate(input_ids=gen_ids, attention_mask=gen_mask, token_type_ids=torch.zeros_like(gen_ids),
+                                 pixel_values=pixels, max_new_tokens=10, do_sample=False, pad_token_id=0)
+            causal = model(input_ids=ids, attention_mask=mask, pixel_values=pixels).logits
+            assert not torch.allclose(causal, out.logits, atol=1e-3)
+        flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+        save_file({**x, **flat}, str(path / "expected.safetensors"))
+        save_file({"input_ids": gen_ids, "attention_mask": gen_mask, "token_type_ids": torch.zeros_like(gen_ids),
+                   "pixel_values": pixels, "output_ids": gen.contiguous()}, str(path / "generate.safetensors"))
+        print(f"{name}: {sorted(flat)}")
+
+
 if __name__ == "__main__":
     main()
     bitnet()
@@ -2563,6 +2610,7 @@ if __name__ == "__main__":
     vision_language()
     llava_images()
     gemma3_images()
+    paligemma_images()
     if not ONLY or "token_types" in ONLY:
         token_type_goldens()
     decoder_token_classifiers()

@@ -13,8 +13,8 @@ use common::{fixture, read_all, xla};
 use oxtorch_backend_tpu::xla::metrics;
 use oxtorch_hf_import::layers::bucket;
 use oxtorch_hf_import::{
-    generate, generate_seq2seq, generate_with_images, AutoModel, CausalLm, Config, GenerationConfig,
-    PromptImages, Weights,
+    generate, generate_seq2seq, generate_with_images, AttentionBlocks, AutoModel, CausalLm, Config,
+    GenerationConfig, PromptImages, Weights,
 };
 use oxtorch_tensor::{DType, Device, Tensor};
 
@@ -123,20 +123,28 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
 fn greedy_generate_with_images_on_xla_matches_transformers() {
     let Some(dev) = xla() else { return };
     let _only = exclusive();
-    for name in ["llava_images", "gemma3_images"] {
+    for name in ["llava_images", "gemma3_images", "paligemma2_images"] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, model) = load(name, dev);
         let pixels = &golden["pixel_values"];
-        let (lm, token, rows, bidirectional) = match &model {
+        // (Gemma 3's and PaliGemma's goldens are of prompts with `token_type_ids`: each image, or
+        // the prefix, attends both ways.)
+        let types = golden.get("token_type_ids");
+        let (lm, token, rows, blocks) = match &model {
             AutoModel::VisionLanguage(m) => {
-                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), false)
+                let blocks = types.map(|t| (m.attention_blocks(t).unwrap(), false));
+                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), blocks)
             }
             AutoModel::Gemma3ForConditionalGeneration(m) => {
-                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), true)
+                let blocks = types.map(|t| (m.attention_blocks(t).unwrap(), true));
+                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), blocks)
             }
             _ => panic!("{name}: {model:?}"),
         };
-        let images = PromptImages { token, rows: &rows, bidirectional };
+        let blocks = blocks
+            .as_ref()
+            .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
+        let images = PromptImages { token, rows: &rows, blocks };
         let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
         g.max_new_tokens = 10;
         g.pad_token_id = Some(0);

@@ -10,8 +10,8 @@ use oxtorch_hf_import::generate::{generate_whisper, WhisperPrompt};
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
     generate, generate_recurrent, generate_seq2seq, generate_with_images, generate_with_tokenizer,
-    resolve_model, AutoModel, CausalLm, ChatArgs, ChatTemplate, Config, EncoderDecoder, Error,
-    GenerationConfig, HfTokenizer, Mamba, Message, PromptImages, Result,
+    resolve_model, AttentionBlocks, AutoModel, CausalLm, ChatArgs, ChatTemplate, Config, EncoderDecoder,
+    Error, GenerationConfig, HfTokenizer, Mamba, Message, PromptImages, Result,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -167,8 +167,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 "whisper" => &["input_features"],
                 // (Their images: the processor's pixel values.)
                 "llava" | "vipllava" => &["input_ids", "attention_mask", "pixel_values"],
-                // (With its images, `token_type_ids` marking them: they attend both ways.)
-                "gemma3" => &["input_ids", "attention_mask", "pixel_values", "token_type_ids"],
+                // (With their images, `token_type_ids`: Gemma 3's marking the images, PaliGemma's
+                // its prefix, which attend both ways.)
+                "gemma3" | "paligemma" => &["input_ids", "attention_mask", "pixel_values", "token_type_ids"],
                 _ => &["input_ids", "attention_mask"],
             };
             for name in named.keys() {
@@ -258,8 +259,11 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             // Stop strings are matched on the tokens' texts.
             let tok = if g.stop_strings.is_empty() { None } else { Some(HfTokenizer::load(&dir, None)?) };
             let out = match (named.get("pixel_values"), prompt_images(&model, &named, ids)?, &lm) {
-                (Some(_), Some((token, rows, bidirectional)), Decoder::Causal(lm)) => {
-                    let images = PromptImages { token, rows: &rows, bidirectional };
+                (Some(_), Some((token, rows, blocks)), Decoder::Causal(lm)) => {
+                    let blocks = blocks
+                        .as_ref()
+                        .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
+                    let images = PromptImages { token, rows: &rows, blocks };
                     generate_with_images(lm, ids, mask, images, &g, tok.as_ref(), |_, _| {})?
                 }
                 (None, _, _) if named.contains_key("token_type_ids") => {
@@ -312,38 +316,46 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     }
 }
 
-/// The image token, the rows of the images' features, and whether each image attends to itself
-/// both ways, for inputs with `pixel_values` (`None` without); an error for a model that takes
-/// no images, or for `token_type_ids` that do not mark the image tokens of `ids`.
+/// The attention blocks of a prompt with images (see `PromptImages::blocks`): their ids and
+/// whether a window hides keys of a token's own block.
+type Blocks = Option<(Tensor, bool)>;
+
+/// The image token, the rows of the images' features, and the attention blocks of the prompts'
+/// `token_type_ids` (Gemma 3's images, PaliGemma's prefix), for inputs with `pixel_values`
+/// (`None` without); an error for a model that takes no images, or for Gemma 3's
+/// `token_type_ids` that do not mark the image tokens of `ids`.
 fn prompt_images(
     model: &AutoModel,
     named: &BTreeMap<String, Tensor>,
     ids: &Tensor,
-) -> Result<Option<(i64, Tensor, bool)>> {
+) -> Result<Option<(i64, Tensor, Blocks)>> {
     let Some(pixels) = named.get("pixel_values") else { return Ok(None) };
-    let (token, rows) = match model {
-        AutoModel::VisionLanguage(m) => (m.image_token(), m.image_rows(pixels)?),
-        AutoModel::Gemma3ForConditionalGeneration(m) => (m.image_token(), m.image_rows(pixels)?),
+    let types = named.get("token_type_ids");
+    let (token, rows, blocks) = match model {
+        AutoModel::VisionLanguage(m) => {
+            let blocks = types.map(|t| m.attention_blocks(t)).transpose()?.map(|b| (b, false));
+            (m.image_token(), m.image_rows(pixels)?, blocks)
+        }
+        AutoModel::Gemma3ForConditionalGeneration(m) => {
+            let blocks = types.map(|t| m.attention_blocks(t)).transpose()?.map(|b| (b, true));
+            (m.image_token(), m.image_rows(pixels)?, blocks)
+        }
         _ => return Err(Error::Input("input 'pixel_values': this model takes no images".into())),
     };
     let token = token.expect("a model that computed image rows has an image token");
-    let bidirectional = match named.get("token_type_ids") {
-        Some(types) => {
-            let marked = ids.to_dtype(DType::I64)?.eq(token as f64)?.to_dtype(DType::I64)?;
-            if types.dtype().is_float()
-                || types.dims() != ids.dims()
-                || !types.to_dtype(DType::I64)?.eq(&marked)?.all()?.item::<bool>()?
-            {
-                return Err(Error::Input(format!(
-                    "input 'token_type_ids' must be 1 at the image tokens ({token}) and 0 elsewhere, of the ids' shape {:?}",
-                    ids.dims()
-                )));
-            }
-            true
+    if let (AutoModel::Gemma3ForConditionalGeneration(_), Some(types)) = (model, types) {
+        let marked = ids.to_dtype(DType::I64)?.eq(token as f64)?.to_dtype(DType::I64)?;
+        if types.dtype().is_float()
+            || types.dims() != ids.dims()
+            || !types.to_dtype(DType::I64)?.eq(&marked)?.all()?.item::<bool>()?
+        {
+            return Err(Error::Input(format!(
+                "input 'token_type_ids' must be 1 at the image tokens ({token}) and 0 elsewhere, of the ids' shape {:?}",
+                ids.dims()
+            )));
         }
-        None => false,
-    };
-    Ok(Some((token, rows, bidirectional)))
+    }
+    Ok(Some((token, rows, blocks)))
 }
 
 /// A decoder-only model that generates: a causal LM with its KV cache, or a recurrent one.

@@ -14,9 +14,7 @@ pub fn run(model: &str) -> Result<()> {
     outln!("model_type:   {}", cfg.model_type()?);
     outln!("architecture: {arch}");
     match arch.as_str() {
-        "Gemma3ForConditionalGeneration"
-        | "LlavaForConditionalGeneration"
-        | "VipLlavaForConditionalGeneration" => {
+        arch if oxtorch_hf_import::models::takes_images(arch) => {
             outln!(
                 "runs:         its language model on text, and on images with its vision tower and projector"
             );

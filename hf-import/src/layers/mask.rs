@@ -55,11 +55,13 @@ pub fn causal_mask(
     additive(&blocked, dtype)
 }
 
-/// [`causal_mask`] where tokens of one block also see each other both ways (Gemma 3's images, in
-/// transformers' `create_masks_for_vision_model`): `blocks` `[batch, past + queries]` holds each
-/// token's block (int64, -1 outside any); query `i` sees key `j` when `j` is not past it or both are
-/// in one block, within the window (`j > past + i - window`, which never hides a later key) and
-/// kept by `attention_mask`.
+/// [`causal_mask`] where tokens of one block also see each other both ways: `blocks` `[batch,
+/// past + queries]` holds each token's block (int64, -1 outside any); query `i` sees key `j` when
+/// `attention_mask` keeps it and `j` is not past `i` or both are in one block. A window
+/// (`j > past + i - window`) hides keys too: with `blocks_within_window` every pair (Gemma 3's
+/// images, transformers' `create_masks_for_vision_model`: the window never hides a later key),
+/// else only pairs of no common block (PaliGemma's prefix, `create_sliding_window_causal_mask`
+/// with `block_sequence_ids`).
 #[allow(clippy::too_many_arguments)]
 pub fn block_causal_mask(
     attention_mask: Option<&Tensor>,
@@ -68,6 +70,7 @@ pub fn block_causal_mask(
     past: usize,
     keys: usize,
     window: Option<usize>,
+    blocks_within_window: bool,
     dtype: DType,
     device: Device,
 ) -> Result<Tensor> {
@@ -86,8 +89,12 @@ pub fn block_causal_mask(
     let q = Tensor::arange_step(past as i64, (past + queries) as i64, 1, (DType::I64, device))?
         .reshape([1, 1, queries, 1])?;
     let k = Tensor::arange(keys as i64, (DType::I64, device))?.reshape([1, 1, 1, keys])?;
-    let mut blocked = k.gt(&q)?.logical_and(&same.logical_not()?)?;
-    if let Some(w) = window {
+    let mut blocked = k.gt(&q)?;
+    if let (Some(w), false) = (window, blocks_within_window) {
+        blocked = blocked.logical_or(&k.le(&q.sub(w as i64)?)?)?;
+    }
+    blocked = blocked.logical_and(&same.logical_not()?)?;
+    if let (Some(w), true) = (window, blocks_within_window) {
         blocked = blocked.logical_or(&k.le(&q.sub(w as i64)?)?)?;
     }
     if let Some(m) = attention_mask {

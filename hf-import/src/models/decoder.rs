@@ -55,9 +55,19 @@ pub struct ReplacedRows<'a> {
     /// `[n, hidden]`: the features, in the order of the masked tokens (row by row); `n` is the
     /// number of masked tokens
     pub rows: &'a Tensor,
-    /// `[batch, seq]` int64: each token's block of tokens that see each other both ways (-1:
-    /// none), as Gemma 3's images (see [`block_causal_mask`]); `None`: causal attention alone
-    pub blocks: Option<&'a Tensor>,
+    /// blocks of tokens that see each other both ways (Gemma 3's images, PaliGemma's prefix);
+    /// `None`: causal attention alone
+    pub blocks: Option<AttentionBlocks<'a>>,
+}
+
+/// Blocks of tokens that attend to each other both ways (see [`block_causal_mask`]).
+#[derive(Debug, Clone, Copy)]
+pub struct AttentionBlocks<'a> {
+    /// `[batch, seq]` int64: each token's block, -1 for none
+    pub ids: &'a Tensor,
+    /// a sliding window hides the keys of a token's own block too (Gemma 3), else only others
+    /// (PaliGemma 2)
+    pub within_window: bool,
 }
 
 /// One pre-norm decoder block.
@@ -763,11 +773,12 @@ impl CausalLm {
                     let m = if let (Some(blocks), None) = (blocks, layer.chunk) {
                         block_causal_mask(
                             attention_mask,
-                            blocks,
+                            blocks.ids,
                             s,
                             past,
                             keys,
                             layer.window,
+                            blocks.within_window,
                             self.dtype,
                             device,
                         )?

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Tensor};
 use serde_json::{Map, Value};
 
-use super::decoder::{CausalLm, ReplacedRows};
+use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
 use super::gemma::Gemma3ForCausalLM;
 use super::gemma3_images::{image_blocks, Gemma3Images};
 use crate::config::Config;
@@ -210,6 +210,13 @@ impl Gemma3ForConditionalGeneration {
         self.images.as_ref().map(|i| i.image_token())
     }
 
+    /// The attention blocks of `token_type_ids` `[batch, seq]` (1 at the image tokens, as the
+    /// processor writes them): each image's run of tokens, which attend to each other both ways
+    /// (what [`crate::generate::PromptImages::blocks`] takes, `within_window`).
+    pub fn attention_blocks(&self, token_type_ids: &Tensor) -> Result<Tensor> {
+        attention_blocks(token_type_ids)
+    }
+
     /// The rows that replace the image tokens' embeddings for `pixel_values` `[images, channels,
     /// height, width]`: `[images · tokens per image, hidden]`.
     pub fn image_rows(&self, pixel_values: &Tensor) -> Result<Tensor> {
@@ -246,14 +253,7 @@ impl Gemma3ForConditionalGeneration {
             .collect();
         super::check_input_shapes(&text)?;
         let ids = super::ids_as_i64("input_ids", ids)?;
-        let (b, s) = (ids.dims()[0], ids.dims()[1]);
-        let blocks = match inputs.get("token_type_ids") {
-            Some(types) => {
-                let rows = types.to_dtype(DType::I64)?.to_vec2::<i64>()?;
-                Some(Tensor::from_vec(image_blocks(&rows), [b, s])?)
-            }
-            None => None,
-        };
+        let blocks = inputs.get("token_type_ids").map(attention_blocks).transpose()?;
         let mask = inputs.get("attention_mask").map(|m| m.ne(0.0)?.to_dtype(DType::I64)).transpose()?;
         let image = images.forward(&inputs["pixel_values"])?;
         let f = &image.features;
@@ -261,7 +261,8 @@ impl Gemma3ForConditionalGeneration {
         let rows = f.reshape([n * t, h])?;
         let token = images.image_token();
         let image_mask = ids.eq(token as f64)?;
-        let replaced = ReplacedRows { mask: &image_mask, rows: &rows, blocks: blocks.as_ref() };
+        let blocks = blocks.as_ref().map(|ids| AttentionBlocks { ids, within_window: true });
+        let replaced = ReplacedRows { mask: &image_mask, rows: &rows, blocks };
         // (An image token past the vocabulary is looked up as 0, its embedding then replaced.)
         let ids = self.lm.ids_in_vocabulary(&ids, token)?;
         let positions = inputs.get("position_ids");
@@ -275,6 +276,13 @@ impl Gemma3ForConditionalGeneration {
         named.push(("image_outputs.pooler_output".into(), image.features));
         Ok(named)
     }
+}
+
+/// See [`Gemma3ForConditionalGeneration::attention_blocks`].
+fn attention_blocks(token_type_ids: &Tensor) -> Result<Tensor> {
+    let dims = token_type_ids.dims().to_vec();
+    let rows = token_type_ids.to_dtype(DType::I64)?.to_vec2::<i64>()?;
+    Ok(Tensor::from_vec(image_blocks(&rows), dims)?)
 }
 
 /// The error for images given to a checkpoint without its vision tower.

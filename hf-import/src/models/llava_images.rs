@@ -1,10 +1,11 @@
-//! The image path of LLaVA (`llava`: llava-hf/llava-1.5-*, llava-interleave) and VipLLaVA
-//! (`vipllava`): a CLIP or SigLIP vision tower, the hidden states of its `vision_feature_layer`
-//! (one layer, or several concatenated), the class token dropped (LLaVA's
-//! `vision_feature_select_strategy` `"default"`, VipLLaVA always), and the multi-modal projector
-//! (`linear_1`, the activation, `linear_2`; VipLLaVA's layer norm first). The projected features
-//! take the places of the image tokens (`image_token_index`) in the language model's input
-//! embeddings, one row per token, as transformers' `masked_scatter` puts them.
+//! The image path of LLaVA (`llava`: llava-hf/llava-1.5-*, llava-interleave), VipLLaVA
+//! (`vipllava`) and PaliGemma (`paligemma`, 1 and 2): a CLIP or SigLIP vision tower, the hidden
+//! states of its `vision_feature_layer` (one layer, or several concatenated), the class token
+//! dropped (LLaVA's `vision_feature_select_strategy` `"default"`, VipLLaVA always), and the
+//! multi-modal projector (`linear_1`, the activation, `linear_2`; VipLLaVA's layer norm first);
+//! PaliGemma's SigLIP's last hidden state through one `linear`. The projected features take the
+//! places of the image tokens (`image_token_index`) in the language model's input embeddings, one
+//! row per token, as transformers' `masked_scatter` puts them.
 //!
 //! `pixel_values` are the processor's output (`[images, channels, height, width]`, resized and
 //! normalised); the prompt holds as many image tokens as the images have features (LLaVA-1.5's
@@ -64,24 +65,43 @@ impl VisionTower {
     }
 }
 
-/// `LlavaMultiModalProjector` and `VipLlavaMultiModalProjector`.
+/// `LlavaMultiModalProjector` and `VipLlavaMultiModalProjector` (`Mlp`), and
+/// `PaliGemmaMultiModalProjector` (`Linear`).
 #[derive(Debug, Clone)]
-struct Projector {
-    /// VipLLaVA's `projector_layernorm`
-    norm: Option<LayerNorm>,
-    linear_1: Linear,
-    act: Activation,
-    linear_2: Linear,
+enum Projector {
+    Mlp {
+        /// VipLLaVA's `projector_layernorm`
+        norm: Option<LayerNorm>,
+        linear_1: Linear,
+        act: Activation,
+        linear_2: Linear,
+    },
+    /// `linear`
+    Linear(Linear),
 }
 
 impl Projector {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let x = match &self.norm {
-            Some(norm) => norm.forward(x)?,
-            None => x.clone(),
-        };
-        self.linear_2.forward(&self.act.forward(&self.linear_1.forward(&x)?)?)
+        match self {
+            Projector::Mlp { norm, linear_1, act, linear_2 } => {
+                let x = match norm {
+                    Some(norm) => norm.forward(x)?,
+                    None => x.clone(),
+                };
+                linear_2.forward(&act.forward(&linear_1.forward(&x)?)?)
+            }
+            Projector::Linear(linear) => linear.forward(x),
+        }
     }
+}
+
+/// Which class's image path an [`ImageEncoder`] is: how it reads the tower and names its outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Llava,
+    VipLlava,
+    /// the tower's last hidden state through one linear projection
+    PaliGemma,
 }
 
 /// What the image path computes, under transformers' names (`image_outputs.*`).
@@ -99,33 +119,48 @@ pub(crate) struct ImageOutputs {
 #[derive(Debug, Clone)]
 pub(crate) struct ImageEncoder {
     tower: VisionTower,
-    /// the hidden states the features are read from, as indices
+    /// the hidden states the features are read from, as indices (none: the last hidden state)
     layers: Vec<usize>,
     /// the first token (CLIP's class token) is dropped from each
     drop_first: bool,
     projector: Projector,
     /// the token whose embeddings the features replace
     image_token: i64,
-    /// LLaVA's outputs, else VipLLaVA's (see [`ImageEncoder::pooled_per_image`] and
-    /// [`ImageEncoder::reports_state`])
-    llava: bool,
+    class: Class,
 }
 
-/// LLaVA's vision config when the checkpoint's config has none (`LlavaConfig`'s default: CLIP
-/// ViT-L/14 at 336 pixels).
-fn default_vision_config() -> Map<String, Value> {
+/// The vision config of a class when the checkpoint's config has none: LLaVA's and VipLLaVA's
+/// CLIP ViT-L/14 at 336 pixels, PaliGemma's SigLIP So400m at 224.
+fn default_vision_config(class: Class) -> Map<String, Value> {
     let mut m = Map::new();
-    for (k, v) in [
-        ("hidden_size", 1024),
-        ("intermediate_size", 4096),
-        ("patch_size", 14),
-        ("image_size", 336),
-        ("num_hidden_layers", 24),
-        ("num_attention_heads", 16),
-    ] {
+    let (model_type, sizes) = match class {
+        Class::PaliGemma => (
+            "siglip_vision_model",
+            [
+                ("hidden_size", 1152),
+                ("intermediate_size", 4096),
+                ("patch_size", 14),
+                ("image_size", 224),
+                ("num_hidden_layers", 27),
+                ("num_attention_heads", 16),
+            ],
+        ),
+        Class::Llava | Class::VipLlava => (
+            "clip_vision_model",
+            [
+                ("hidden_size", 1024),
+                ("intermediate_size", 4096),
+                ("patch_size", 14),
+                ("image_size", 336),
+                ("num_hidden_layers", 24),
+                ("num_attention_heads", 16),
+            ],
+        ),
+    };
+    for (k, v) in sizes {
         m.insert(k.into(), Value::from(v));
     }
-    m.insert("model_type".into(), Value::from("clip_vision_model"));
+    m.insert("model_type".into(), Value::from(model_type));
     m
 }
 
@@ -160,26 +195,30 @@ fn feature_layers(cfg: &Config, key: &str) -> Result<Option<Vec<i64>>> {
 }
 
 impl ImageEncoder {
-    /// The image path of `cfg` (a `llava` or `vipllava` config) from `weights`, its projector
-    /// writing `text_hidden` wide features; `None` for the other classes and for a checkpoint
-    /// without a vision tower (its images are then refused).
+    /// The image path of `cfg` (a `llava`, `vipllava` or `paligemma` config) from `weights`, its
+    /// projector writing `text_hidden` wide features; `None` for the other classes and for a
+    /// checkpoint without a vision tower (its images are then refused).
     pub(crate) fn load(cfg: &Config, weights: &Weights, text_hidden: usize) -> Result<Option<Self>> {
-        let vip = match cfg.model_type()? {
-            "llava" => false,
-            "vipllava" => true,
+        let class = match cfg.model_type()? {
+            "llava" => Class::Llava,
+            "vipllava" => Class::VipLlava,
+            "paligemma" => Class::PaliGemma,
             _ => return Ok(None),
         };
+        let vip = class == Class::VipLlava;
         let probe = "embeddings.patch_embedding.weight";
         let Some(vars) = vars_with(weights, &TOWER_PREFIXES, probe) else {
             return Ok(None);
         };
         let vision = match cfg.get("vision_config") {
-            None | Some(Value::Null) => default_vision_config(),
+            None | Some(Value::Null) => default_vision_config(class),
             Some(Value::Object(m)) => m.clone(),
             Some(v) => return Err(Error::Config(format!("\"vision_config\" must be an object, got {v}"))),
         };
         let vision = Config::from_map(vision);
-        let tower = match vision.str_or("model_type", "clip_vision_model")? {
+        let default_tower =
+            if class == Class::PaliGemma { "siglip_vision_model" } else { "clip_vision_model" };
+        let tower = match vision.str_or("model_type", default_tower)? {
             "clip_vision_model" => VisionTower::Clip(ClipVisionTower::load(&vars, ClipVisionConfig::from_config(&vision)?)?),
             "siglip_vision_model" => VisionTower::Siglip(SiglipVisionTower::load(&vars, &vision, false)?),
             other => {
@@ -189,6 +228,31 @@ impl ImageEncoder {
                 )))
             }
         };
+        let image_token = match (cfg.get("image_token_index"), cfg.get("image_token_id")) {
+            (Some(v), _) | (None, Some(v)) if !v.is_null() => v
+                .as_i64()
+                .ok_or_else(|| Error::Config(format!("\"image_token_index\" must be an integer, got {v}")))?,
+            _ if class == Class::PaliGemma => 256_000,
+            _ => 32000,
+        };
+        if class == Class::PaliGemma {
+            let root = vars_with(
+                weights,
+                &["model.multi_modal_projector.", "multi_modal_projector."],
+                "linear.weight",
+            )
+            .ok_or_else(|| {
+                Error::Weight(
+                    "tensor 'multi_modal_projector.linear.weight' is missing from the checkpoint".into(),
+                )
+            })?;
+            // (`projection_dim` should be the text model's width; a config where it is not loads,
+            // and its images are the embeddings' width error.)
+            let width = cfg.usize_or("projection_dim", 2048)?;
+            let projector = Projector::Linear(Linear::load(&root.pp("linear"), tower.hidden(), width, true)?);
+            let (layers, drop_first) = (Vec::new(), false);
+            return Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, class }));
+        }
         // (VipLLaVA's configs may name the key `vision_feature_layers`.)
         let layers = match feature_layers(cfg, "vision_feature_layer")? {
             Some(l) => l,
@@ -232,7 +296,7 @@ impl ImageEncoder {
             .checked_mul(layers.len())
             .ok_or_else(|| Error::Config("vision features too wide".into()))?;
         let bias = vip || cfg.bool_or("multimodal_projector_bias", true)?;
-        let projector = Projector {
+        let projector = Projector::Mlp {
             norm: if vip {
                 Some(LayerNorm::load(
                     &root.pp("projector_layernorm"),
@@ -246,13 +310,7 @@ impl ImageEncoder {
             act: Activation::from_name(cfg.str_or("projector_hidden_act", "gelu")?)?,
             linear_2: Linear::load(&root.pp("linear_2"), text_hidden, text_hidden, bias)?,
         };
-        let image_token = match (cfg.get("image_token_index"), cfg.get("image_token_id")) {
-            (Some(v), _) | (None, Some(v)) if !v.is_null() => v
-                .as_i64()
-                .ok_or_else(|| Error::Config(format!("\"image_token_index\" must be an integer, got {v}")))?,
-            _ => 32000,
-        };
-        Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, llava: !vip }))
+        Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, class }))
     }
 
     /// The token whose embeddings the image features replace.
@@ -263,19 +321,23 @@ impl ImageEncoder {
     /// Whether `image_outputs.pooler_output` is one tensor per image (LLaVA's tuple; VipLLaVA's is
     /// one tensor).
     pub(crate) fn pooled_per_image(&self) -> bool {
-        self.llava
+        self.class == Class::Llava
     }
 
     /// Whether transformers' `image_outputs.hidden_states` holds the tower's hidden state `i`:
     /// every one where LLaVA is asked for hidden states, else those the features are read from
     /// (the others are `None`).
     pub(crate) fn reports_state(&self, i: usize, output_hidden_states: bool) -> bool {
-        (self.llava && output_hidden_states) || self.layers.contains(&i)
+        (self.class == Class::Llava && output_hidden_states) || self.layers.contains(&i)
     }
 
     /// The vision tower and the projector on `pixel_values` `[images, channels, height, width]`.
     pub(crate) fn forward(&self, pixel_values: &Tensor) -> Result<ImageOutputs> {
         let (last_hidden_state, hidden_states) = self.tower.forward(pixel_values)?;
+        if self.layers.is_empty() {
+            let features = self.projector.forward(&last_hidden_state)?;
+            return Ok(ImageOutputs { last_hidden_state, hidden_states: Vec::new(), features });
+        }
         let selected = self
             .layers
             .iter()

@@ -127,7 +127,7 @@ pub use self::dbrx::DbrxForCausalLM;
 pub use self::deberta_v2::{
     log_bucket_position, ConvConfig, DebertaV2Config, DebertaV2ForMaskedLM, DebertaV2Model, RelativeConfig,
 };
-pub use self::decoder::{CausalLm, DecoderOutput, DecoderSpec, MoeSpec, ReplacedRows};
+pub use self::decoder::{AttentionBlocks, CausalLm, DecoderOutput, DecoderSpec, MoeSpec, ReplacedRows};
 pub use self::decoder_classifier::DecoderForSequenceClassification;
 pub use self::decoder_token_classifier::DecoderForTokenClassification;
 pub use self::deepseek::{DeepseekV2ForCausalLM, DeepseekV3ForCausalLM};
@@ -147,7 +147,6 @@ pub use self::falcon::FalconForCausalLM;
 pub use self::falcon_h1::FalconH1ForCausalLM;
 pub use self::flint::FlintForCausalLM;
 pub use self::gemma::{Gemma2ForCausalLM, Gemma3ForCausalLM, GemmaForCausalLM, VaultGemmaForCausalLM};
-pub(crate) use self::gemma3_images::image_blocks;
 pub use self::gemma3_multimodal::Gemma3ForConditionalGeneration;
 pub use self::gemma3n::{Gemma3nForCausalLM, Gemma3nForConditionalGeneration};
 pub use self::gemma4::{Gemma4ForCausalLM, Gemma4ForConditionalGeneration};
@@ -217,8 +216,8 @@ pub use self::stablelm::StableLmForCausalLM;
 pub use self::starcoder2::Starcoder2ForCausalLM;
 pub use self::t5::{StackConfig, StackOutput, T5Config, T5Stack, T5};
 pub use self::token_classification::{TokenClassifier, TokenTask};
-pub use self::vision_language::is_vision_language;
 pub use self::vision_language::VisionLanguageForConditionalGeneration;
+pub use self::vision_language::{is_vision_language, takes_images};
 pub use self::vit::{ViTConfig, ViTForImageClassification, ViTModel};
 pub use self::whisper::{Whisper, WhisperConfig};
 pub use self::xglm::XGLMForCausalLM;
@@ -611,16 +610,12 @@ impl AutoModel {
     /// The part of `weights` that the architecture `cfg` names reads: for a Gemma 3 or Mistral 3
     /// multimodal checkpoint its language model (renamed as [`AutoModel::load`] reads it), without the vision
     /// tower and projector, so that moving the result to a device or casting it never touches them;
-    /// every tensor otherwise (LLaVA's, VipLLaVA's and Gemma 3's vision towers included: they take
-    /// images). [`AutoModel::load`] takes either.
+    /// every tensor otherwise (the vision towers of the models that take images included: see
+    /// [`takes_images`]). [`AutoModel::load`] takes either.
     pub fn weights_used(cfg: &Config, weights: Weights) -> Weights {
         match Self::architecture_of(cfg).as_deref() {
-            // (LLaVA, VipLLaVA and Gemma 3 read their vision towers and projectors for images.)
-            Ok(
-                "LlavaForConditionalGeneration"
-                | "VipLlavaForConditionalGeneration"
-                | "Gemma3ForConditionalGeneration",
-            ) => weights,
+            // (They read their vision towers and projectors for images.)
+            Ok(arch) if vision_language::takes_images(arch) => weights,
             Ok(
                 "Gemma3ForCausalLM"
                 | "Mistral3ForConditionalGeneration"

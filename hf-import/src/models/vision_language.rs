@@ -1,9 +1,9 @@
 //! Vision-language checkpoints whose language model is a decoder of its own model type, run on
-//! text: LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
+//! text (and LLaVA, VipLLaVA and PaliGemma on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
 //! (`llava_next`), LLaVA-NeXT-Video (`llava_next_video`), LLaVA-OneVision (`llava_onevision`),
 //! VipLLaVA (`vipllava`), Aya Vision (`aya_vision`), InternVL (`internvl`, the `-hf` checkpoints),
 //! Idefics3 (`idefics3`), SmolVLM (`smolvlm`), LFM2-VL (`lfm2_vl`) and PaliGemma (`paligemma`,
-//! 1 and 2; `token_type_ids`, which mark its bidirectional prefix, are not taken); the
+//! 1 and 2; with images, `token_type_ids` mark its bidirectional prefix); the
 //! audio-language Qwen2-Audio (`qwen2_audio`) and Voxtral (`voxtral`); and Llama 3.2 Vision
 //! (`mllama`) and Qwen's vision-language models (`qwen2_vl`, `qwen2_5_vl`, `qwen3_vl`,
 //! `qwen3_vl_moe`), whose language models are loaded their own ways (see [`super::mllama`],
@@ -19,15 +19,15 @@
 //! LLaVA-OneVision also by the text config's. The weights keep the language model under
 //! `language_model.model.*` (what `save_pretrained` writes for the LLaVA family), under
 //! `model.language_model.*` or, for Idefics3 and SmolVLM, `model.text_model.*`; the vision tower
-//! and projector are read for LLaVA's and VipLLaVA's images (see [`super::llava_images`]); the
-//! other classes' image and video inputs are refused.
+//! and projector are read for LLaVA's, VipLLaVA's and PaliGemma's images (see
+//! [`super::llava_images`]); the other classes' image and video inputs are refused.
 
 use std::collections::BTreeMap;
 
 use oxtorch_tensor::Tensor;
 use serde_json::{Map, Value};
 
-use super::decoder::{CausalLm, ReplacedRows};
+use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
 use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
 use super::llava_images::ImageEncoder;
 use super::{check_input_dtype, check_input_shapes, ids_as_i64, AutoModel};
@@ -96,6 +96,18 @@ pub fn is_vision_language(architecture: &str) -> bool {
         || super::qwen_vl::ARCHITECTURES.contains(&architecture)
 }
 
+/// Whether `architecture` takes images (LLaVA, VipLLaVA, PaliGemma, Gemma 3): its checkpoint's
+/// vision tower and projector are read.
+pub fn takes_images(architecture: &str) -> bool {
+    matches!(
+        architecture,
+        "LlavaForConditionalGeneration"
+            | "VipLlavaForConditionalGeneration"
+            | "PaliGemmaForConditionalGeneration"
+            | "Gemma3ForConditionalGeneration"
+    )
+}
+
 /// Inputs that carry images or videos (the classes' `forward` and their processors' outputs).
 const MEDIA_INPUTS: &[&str] = &[
     "pixel_values",
@@ -125,6 +137,9 @@ pub struct VisionLanguageForConditionalGeneration {
     /// LLaVA's and VipLLaVA's vision tower and projector
     images: Option<Box<ImageEncoder>>,
 }
+
+/// PaliGemma's class, whose prefix attends both ways.
+const PALIGEMMA: &str = "PaliGemmaForConditionalGeneration";
 
 /// The inputs of a forward pass with images.
 const IMAGE_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids", "pixel_values"];
@@ -184,6 +199,20 @@ impl VisionLanguageForConditionalGeneration {
         images.rows(pixel_values, self.lm.dtype())
     }
 
+    /// PaliGemma's attention blocks of `token_type_ids` `[batch, seq]` (0: the prefix, its image
+    /// and prompt, whose tokens attend to each other both ways; 1: the suffix, causal), as
+    /// [`crate::generate::PromptImages::blocks`] takes them (not `within_window`); the other
+    /// classes take no `token_type_ids`.
+    pub fn attention_blocks(&self, token_type_ids: &Tensor) -> Result<Tensor> {
+        if self.architecture != PALIGEMMA {
+            return Err(Error::Input(format!("{} takes no token_type_ids", self.architecture)));
+        }
+        check_input_dtype("token_type_ids", token_type_ids)?;
+        let types = token_type_ids.to_dtype(oxtorch_tensor::DType::I64)?;
+        let minus_one = types.full_like(-1)?;
+        Ok(types.eq(0.0)?.where_self(&types.zeros_like()?, &minus_one)?)
+    }
+
     /// The error for media input `name` of a model that does not take it.
     fn no_images(&self, name: &str) -> Error {
         if self.images.is_some() {
@@ -218,10 +247,13 @@ impl VisionLanguageForConditionalGeneration {
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
         let images = self.images.as_ref().ok_or_else(|| self.no_images("pixel_values"))?;
+        let paligemma = self.architecture == PALIGEMMA;
         for (name, t) in inputs {
-            if !IMAGE_INPUTS.contains(&name.as_str()) {
+            let takes = IMAGE_INPUTS.contains(&name.as_str()) || (paligemma && name == "token_type_ids");
+            if !takes {
+                let also = if paligemma { ", token_type_ids" } else { "" };
                 return Err(Error::Input(format!(
-                    "unexpected input '{name}' (this model takes {})",
+                    "unexpected input '{name}' (this model takes {}{also})",
                     IMAGE_INPUTS.join(", ")
                 )));
             }
@@ -245,8 +277,11 @@ impl VisionLanguageForConditionalGeneration {
         let f = &image.features;
         let (n, t, h) = (f.dims()[0], f.dims()[1], f.dims()[2]);
         let rows = f.reshape([n * t, h])?;
-        let replaced =
-            ReplacedRows { mask: &ids.eq(images.image_token() as f64)?, rows: &rows, blocks: None };
+        let blocks = inputs.get("token_type_ids").map(|t| self.attention_blocks(t)).transpose()?;
+        let blocks = blocks.as_ref().map(|ids| AttentionBlocks { ids, within_window: false });
+        let replaced = ReplacedRows { mask: &ids.eq(images.image_token() as f64)?, rows: &rows, blocks };
+        // (An image token past the vocabulary is looked up as 0, its embedding then replaced.)
+        let ids = self.lm.ids_in_vocabulary(&ids, images.image_token())?;
         let positions = inputs.get("position_ids");
         let out =
             self.lm.forward_with_rows(&ids, replaced, mask.as_ref(), positions, output_hidden_states)?;
@@ -318,6 +353,11 @@ fn text_config(cfg: &Config, class: &Class) -> Result<Config> {
         }
     };
     text.insert("model_type".into(), Value::from(text_type.as_str()));
+    // (PaliGemma's config sets its text model's `use_bidirectional_attention`, which only its own
+    // masks read: the prefix's, from `token_type_ids`.)
+    if class.model_type == "paligemma" {
+        text.remove("use_bidirectional_attention");
+    }
     let outer = cfg.bool_or("tie_word_embeddings", class.tie_default)?;
     // (LFM2-VL's configs may say `tie_embedding`, which its class reads over the other.)
     let outer = match class.model_type {

@@ -469,6 +469,23 @@ fn gemma3_with_images() {
     assert!(err.contains("Image features and image tokens do not match, tokens: 8, features: 4"), "{err}");
 }
 
+/// PaliGemma 1 and 2 with images: SigLIP's last hidden state through one linear projection, the
+/// features in place of the image tokens' scaled embeddings, the prefix (`token_type_ids` 0)
+/// attending both ways (across PaliGemma 2's sliding window), the suffix causally; against
+/// transformers (whose logits without the `token_type_ids` differ, which `make_fixtures.py`
+/// checks).
+#[test]
+fn paligemma_with_images() {
+    check("paligemma_images");
+    check("paligemma2_images");
+    let dir = fixture("paligemma2_images");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("paligemma2_images");
+    inputs.insert("image_sizes".into(), Tensor::zeros([2, 2], DType::I64).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("unexpected input 'image_sizes'"), "{err}");
+}
+
 /// LLaVA and VipLLaVA with images: the vision tower's hidden states (CLIP's without the class
 /// token, SigLIP's whole, one layer or several concatenated), the projector (VipLLaVA's norm
 /// first, LLaVA's without biases), the features in place of the image tokens' embeddings, against

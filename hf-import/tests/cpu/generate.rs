@@ -9,8 +9,8 @@ use oxtorch_hf_import::layers::KvCache;
 use std::collections::BTreeMap;
 
 use oxtorch_hf_import::{
-    generate, generate_recurrent, generate_with_images, AutoModel, CacheImplementation, Config,
-    GenerationConfig, PromptImages, Weights,
+    generate, generate_recurrent, generate_with_images, AttentionBlocks, AutoModel, CacheImplementation,
+    Config, GenerationConfig, PromptImages, Weights,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -68,21 +68,30 @@ fn greedy_generate_with(cache: CacheImplementation) {
 /// and the static cache; images that do not match the prompts' image tokens are an error.
 #[test]
 fn greedy_generate_with_images_matches_transformers() {
-    for name in ["llava_images", "llava_siglip_images", "vipllava_images", "gemma3_images"] {
+    let names =
+        ["llava_images", "llava_siglip_images", "vipllava_images", "gemma3_images", "paligemma_images"];
+    for name in names.into_iter().chain(["paligemma2_images"]) {
         let (cfg, model) = load(name);
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let pixels = &golden["pixel_values"];
-        let (lm, token, rows, bidirectional) = match &model {
+        // (Gemma 3's and PaliGemma's goldens are of prompts with `token_type_ids`: each image, or
+        // the prefix, attends both ways.)
+        let types = golden.get("token_type_ids");
+        let (lm, token, rows, blocks) = match &model {
             AutoModel::VisionLanguage(m) => {
-                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), false)
+                let blocks = types.map(|t| (m.attention_blocks(t).unwrap(), false));
+                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), blocks)
             }
-            // (Its goldens are of prompts with `token_type_ids`: each image attends both ways.)
             AutoModel::Gemma3ForConditionalGeneration(m) => {
-                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), true)
+                let blocks = types.map(|t| (m.attention_blocks(t).unwrap(), true));
+                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), blocks)
             }
             _ => panic!("{name}: {model:?}"),
         };
-        let images = PromptImages { token, rows: &rows, bidirectional };
+        let blocks = blocks
+            .as_ref()
+            .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
+        let images = PromptImages { token, rows: &rows, blocks };
         for cache in [CacheImplementation::Auto, CacheImplementation::Static] {
             let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
             g.max_new_tokens = 10;
