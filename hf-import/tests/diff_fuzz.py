@@ -1359,7 +1359,7 @@ def gen_images(r):
     class token dropped or kept, the projector's bias and activation), VipLLaVA (several layers, its projector norm) or
     Gemma 3 (SigLIP, its pooled projector), over a random language model (Gemma 3's own for Gemma 3), the image token
     the vocabulary's last id."""
-    kind = r.choice(["llava", "llava", "vipllava", "gemma3"])
+    kind = r.choice(["llava", "llava", "vipllava", "gemma3", "paligemma"])
     tower = r.choice(["clip_vision_model", "siglip_vision_model"]) if kind == "llava" else "clip_vision_model"
     layers = r.randint(1, 3)
     image, patch = r.choice([(8, 4), (8, 2), (12, 4)])
@@ -1377,6 +1377,13 @@ def gen_images(r):
                  image_token_index=text["vocab_size"] - 1, boi_token_index=text["vocab_size"] - 3,
                  eoi_token_index=text["vocab_size"] - 2)
         return tf.Gemma3ForConditionalGeneration, tf.Gemma3Config, c
+    if kind == "paligemma":
+        _, text_config_cls, text = r.choice([gen_gemma, gen_gemma2])(r)
+        text["model_type"] = text_config_cls.model_type
+        vision.update(model_type="siglip_vision_model", vision_use_head=False)
+        c = dict(text_config=text, vision_config=vision, image_token_index=text["vocab_size"] - 1,
+                 projection_dim=text["hidden_size"], hidden_size=text["hidden_size"])
+        return tf.PaliGemmaForConditionalGeneration, tf.PaliGemmaConfig, c
     gen = r.choice([gen_llama, gen_mistral, gen_qwen2, gen_qwen3, gen_gemma2, gen_granite])
     _, text_config_cls, text = gen(r)
     text["model_type"] = text_config_cls.model_type
@@ -1403,6 +1410,8 @@ def image_prompt_inputs(r, model_cls, cfg):
     name = model_cls.__name__
     if name.startswith("Gemma3"):
         per_image = cfg["mm_tokens_per_image"]
+    elif name.startswith("PaliGemma"):
+        per_image = patches
     elif name.startswith("VipLlava") or cfg.get("vision_feature_select_strategy", "default") == "default":
         per_image = patches if vision["model_type"] == "clip_vision_model" else patches - 1
     else:
@@ -1433,6 +1442,15 @@ def image_prompt_inputs(r, model_cls, cfg):
     if name.startswith("Gemma3") and r.random() < 0.7:
         x["token_type_ids"] = (ids == token).long()
         desc += " token_types"
+    if name.startswith("PaliGemma") and r.random() < 0.7:
+        # A prefix, then a suffix of the last 0-3 tokens of each row (padding in neither).
+        types = torch.zeros_like(ids)
+        for i in range(b):
+            kept = mask[i].nonzero().flatten().tolist()
+            for j in kept[len(kept) - r.randint(0, min(3, len(kept))):]:
+                types[i, j] = 1
+        x["token_type_ids"] = types
+        desc += " prefix"
     return x, desc
 
 

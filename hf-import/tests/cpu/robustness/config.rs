@@ -90,6 +90,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     // A fused q/k/v under hub names; a vision-language wrapper over a nested text config.
     "gte",
     "llava",
+    // Images: a pooled SigLIP projector and its token count, beside a nested text config.
+    "gemma3_images",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
