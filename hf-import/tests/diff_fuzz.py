@@ -1359,7 +1359,7 @@ def gen_images(r):
     class token dropped or kept, the projector's bias and activation), VipLLaVA (several layers, its projector norm) or
     Gemma 3 (SigLIP, its pooled projector), over a random language model (Gemma 3's own for Gemma 3), the image token
     the vocabulary's last id."""
-    kind = r.choice(["llava", "llava", "vipllava", "gemma3", "paligemma"])
+    kind = r.choice(["llava", "llava", "vipllava", "gemma3", "paligemma", "aya_vision"])
     tower = r.choice(["clip_vision_model", "siglip_vision_model"]) if kind == "llava" else "clip_vision_model"
     layers = r.randint(1, 3)
     image, patch = r.choice([(8, 4), (8, 2), (12, 4)])
@@ -1377,6 +1377,17 @@ def gen_images(r):
                  image_token_index=text["vocab_size"] - 1, boi_token_index=text["vocab_size"] - 3,
                  eoi_token_index=text["vocab_size"] - 2)
         return tf.Gemma3ForConditionalGeneration, tf.Gemma3Config, c
+    if kind == "aya_vision":
+        _, text_config_cls, text = r.choice([gen_cohere, gen_llama, gen_qwen2])(r)
+        text["model_type"] = text_config_cls.model_type
+        vision.update(model_type="siglip_vision_model", vision_use_head=False)
+        side = image // patch
+        c = dict(text_config=text, vision_config=vision, image_token_index=text["vocab_size"] - 1,
+                 downsample_factor=r.choice([f for f in (1, 2, 3) if side % f == 0]),
+                 alignment_intermediate_size=r.choice([16, 32, 48]))
+        if r.random() < 0.3:
+            c["vision_feature_layer"] = r.randint(-layers - 1, layers)
+        return tf.AyaVisionForConditionalGeneration, tf.AyaVisionConfig, c
     if kind == "paligemma":
         _, text_config_cls, text = r.choice([gen_gemma, gen_gemma2])(r)
         text["model_type"] = text_config_cls.model_type
@@ -1412,6 +1423,8 @@ def image_prompt_inputs(r, model_cls, cfg):
         per_image = cfg["mm_tokens_per_image"]
     elif name.startswith("PaliGemma"):
         per_image = patches
+    elif name.startswith("AyaVision"):
+        per_image = patches // cfg["downsample_factor"] ** 2
     elif name.startswith("VipLlava") or cfg.get("vision_feature_select_strategy", "default") == "default":
         per_image = patches if vision["model_type"] == "clip_vision_model" else patches - 1
     else:

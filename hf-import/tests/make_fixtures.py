@@ -2450,7 +2450,8 @@ def flatten_nested(out, prefix=""):
             flat[name] = value.detach().float().clone().contiguous()
         elif isinstance(value, (tuple, list)):
             for i, v in enumerate(value):
-                flat[f"{name}.{i}"] = v.detach().float().clone().contiguous()
+                if v is not None:  # (the hidden states a class did not ask its tower for)
+                    flat[f"{name}.{i}"] = v.detach().float().clone().contiguous()
         elif isinstance(value, dict):
             flat.update(flatten_nested(value, name + "."))
     return flat
@@ -2463,6 +2464,7 @@ def llava_images():
     defaults), Llama. `llava_siglip_images`: SigLIP (its unused head in the checkpoint), two hidden
     states concatenated, every token kept ("full"), a projector without biases, Qwen2.
     `vipllava_images`: CLIP, three hidden states concatenated after VipLLaVA's projector norm.
+    `aya_vision_images`: SigLIP's last hidden state pixel-shuffled, Aya Vision's SwiGLU projector, Cohere 2.
     `generate.safetensors`: greedy generation from two left-padded prompts with their images."""
     clip = dict(model_type="clip_vision_model", hidden_size=16, intermediate_size=32, num_hidden_layers=2,
                 num_attention_heads=2, image_size=8, patch_size=4)
@@ -2484,6 +2486,12 @@ def llava_images():
         ("vipllava_images", tf.VipLlavaForConditionalGeneration,
          tf.VipLlavaConfig(text_config=llama, vision_config=clip, image_token_index=t, vision_feature_layers=[-1, 0, 1]),
          381),
+        # Aya Vision: SigLIP's 4 × 4 patches pixel-shuffled to 2 × 2 tokens, the SwiGLU projector, Cohere 2.
+        ("aya_vision_images", tf.AyaVisionForConditionalGeneration,
+         tf.AyaVisionConfig(text_config=dict(llama, model_type="cohere2", num_hidden_layers=3, sliding_window=3,
+                                             sliding_window_pattern=3, logit_scale=0.25),
+                            vision_config=dict(siglip, patch_size=2, vision_use_head=False), image_token_index=t,
+                            downsample_factor=2, alignment_intermediate_size=48), 385),
     ]
     for name, cls, config, seed in cases:
         if ONLY and name not in ONLY:

@@ -166,7 +166,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             let accepted: &[&str] = match cfg.model_type()? {
                 "whisper" => &["input_features"],
                 // (Their images: the processor's pixel values.)
-                "llava" | "vipllava" => &["input_ids", "attention_mask", "pixel_values"],
+                "llava" | "vipllava" | "aya_vision" => &["input_ids", "attention_mask", "pixel_values"],
                 // (With their images, `token_type_ids`: Gemma 3's marking the images, PaliGemma's
                 // its prefix, which attend both ways.)
                 "gemma3" | "paligemma" => &["input_ids", "attention_mask", "pixel_values", "token_type_ids"],

@@ -1,5 +1,6 @@
 //! The image path of LLaVA (`llava`: llava-hf/llava-1.5-*, llava-interleave), VipLLaVA
-//! (`vipllava`) and PaliGemma (`paligemma`, 1 and 2): a CLIP or SigLIP vision tower, the hidden
+//! (`vipllava`), PaliGemma (`paligemma`, 1 and 2) and Aya Vision (`aya_vision`: LLaVA's features
+//! through a pixel shuffle and a SwiGLU projector): a CLIP or SigLIP vision tower, the hidden
 //! states of its `vision_feature_layer` (one layer, or several concatenated), the class token
 //! dropped (LLaVA's `vision_feature_select_strategy` `"default"`, VipLLaVA always), and the
 //! multi-modal projector (`linear_1`, the activation, `linear_2`; VipLLaVA's layer norm first);
@@ -78,6 +79,10 @@ enum Projector {
     },
     /// `linear`
     Linear(Linear),
+    /// Aya Vision's: the features' pixel shuffle (each `factor × factor` square of tokens as
+    /// one), a layer norm, `linear_1`, SwiGLU (`silu` of the second half times the first),
+    /// `linear_2`
+    ShuffleSwiGlu { factor: usize, norm: LayerNorm, linear_1: Linear, linear_2: Linear },
 }
 
 impl Projector {
@@ -91,8 +96,30 @@ impl Projector {
                 linear_2.forward(&act.forward(&linear_1.forward(&x)?)?)
             }
             Projector::Linear(linear) => linear.forward(x),
+            Projector::ShuffleSwiGlu { factor, norm, linear_1, linear_2 } => {
+                let h = linear_1.forward(&norm.forward(&pixel_shuffle(x, *factor)?)?)?;
+                let half = h.dims()[h.rank() - 1] / 2;
+                let (up, gate) = (h.narrow(-1, 0, half)?, h.narrow(-1, half as isize, half)?);
+                let out = linear_2.forward(&gate.silu()?.mul(&up)?)?;
+                let (n, width) = (out.dims()[0], out.dims()[out.rank() - 1]);
+                Ok(out.reshape([n, out.numel() / n / width.max(1), width])?)
+            }
         }
     }
+}
+
+/// Aya Vision's pixel shuffle of `x` `[images, side², dim]`: `[images, side / f, side / f, dim · f²]`,
+/// each output token the `f × f` square of input tokens (transformers' reshapes and permutes).
+fn pixel_shuffle(x: &Tensor, f: usize) -> Result<Tensor> {
+    let (n, s, d) = (x.dims()[0], x.dims()[1], x.dims()[2]);
+    let side = (s as f64).sqrt() as usize;
+    if side * side != s || f == 0 || !side.is_multiple_of(f) {
+        return Err(Error::Input(format!(
+            "Aya Vision's pixel shuffle needs a square of tokens whose side the downsample factor {f} divides, got {s} tokens"
+        )));
+    }
+    let x = x.reshape([n, side, side / f, d * f])?.permute([0, 2, 1, 3])?.contiguous()?;
+    Ok(x.reshape([n, side / f, side / f, d * f * f])?.permute([0, 2, 1, 3])?.contiguous()?)
 }
 
 /// Which class's image path an [`ImageEncoder`] is: how it reads the tower and names its outputs.
@@ -102,6 +129,8 @@ enum Class {
     VipLlava,
     /// the tower's last hidden state through one linear projection
     PaliGemma,
+    /// LLaVA's features through its pixel shuffle and SwiGLU projector
+    AyaVision,
 }
 
 /// What the image path computes, under transformers' names (`image_outputs.*`).
@@ -130,7 +159,7 @@ pub(crate) struct ImageEncoder {
 }
 
 /// The vision config of a class when the checkpoint's config has none: LLaVA's and VipLLaVA's
-/// CLIP ViT-L/14 at 336 pixels, PaliGemma's SigLIP So400m at 224.
+/// CLIP ViT-L/14 at 336 pixels, PaliGemma's SigLIP So400m at 224, Aya Vision's at 384.
 fn default_vision_config(class: Class) -> Map<String, Value> {
     let mut m = Map::new();
     let (model_type, sizes) = match class {
@@ -143,6 +172,17 @@ fn default_vision_config(class: Class) -> Map<String, Value> {
                 ("image_size", 224),
                 ("num_hidden_layers", 27),
                 ("num_attention_heads", 16),
+            ],
+        ),
+        Class::AyaVision => (
+            "siglip_vision_model",
+            [
+                ("hidden_size", 1152),
+                ("intermediate_size", 4304),
+                ("patch_size", 14),
+                ("image_size", 384),
+                ("num_hidden_layers", 26),
+                ("num_attention_heads", 14),
             ],
         ),
         Class::Llava | Class::VipLlava => (
@@ -203,6 +243,7 @@ impl ImageEncoder {
             "llava" => Class::Llava,
             "vipllava" => Class::VipLlava,
             "paligemma" => Class::PaliGemma,
+            "aya_vision" => Class::AyaVision,
             _ => return Ok(None),
         };
         let vip = class == Class::VipLlava;
@@ -216,8 +257,10 @@ impl ImageEncoder {
             Some(v) => return Err(Error::Config(format!("\"vision_config\" must be an object, got {v}"))),
         };
         let vision = Config::from_map(vision);
-        let default_tower =
-            if class == Class::PaliGemma { "siglip_vision_model" } else { "clip_vision_model" };
+        let default_tower = match class {
+            Class::PaliGemma | Class::AyaVision => "siglip_vision_model",
+            Class::Llava | Class::VipLlava => "clip_vision_model",
+        };
         let tower = match vision.str_or("model_type", default_tower)? {
             "clip_vision_model" => VisionTower::Clip(ClipVisionTower::load(&vars, ClipVisionConfig::from_config(&vision)?)?),
             "siglip_vision_model" => VisionTower::Siglip(SiglipVisionTower::load(&vars, &vision, false)?),
@@ -233,6 +276,7 @@ impl ImageEncoder {
                 .as_i64()
                 .ok_or_else(|| Error::Config(format!("\"image_token_index\" must be an integer, got {v}")))?,
             _ if class == Class::PaliGemma => 256_000,
+            _ if class == Class::AyaVision => 255_036,
             _ => 32000,
         };
         if class == Class::PaliGemma {
@@ -257,6 +301,7 @@ impl ImageEncoder {
         let layers = match feature_layers(cfg, "vision_feature_layer")? {
             Some(l) => l,
             None if vip => feature_layers(cfg, "vision_feature_layers")?.unwrap_or(vec![-2, -5, -8, -11, 6]),
+            None if class == Class::AyaVision => vec![-1],
             None => vec![-2],
         };
         let states = tower.states();
@@ -271,8 +316,9 @@ impl ImageEncoder {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let strategy = if class == Class::AyaVision { "full" } else { "default" };
         let drop_first = vip
-            || match cfg.str_or("vision_feature_select_strategy", "default")? {
+            || match cfg.str_or("vision_feature_select_strategy", strategy)? {
                 "default" => true,
                 "full" => false,
                 other => {
@@ -295,6 +341,21 @@ impl ImageEncoder {
             .hidden()
             .checked_mul(layers.len())
             .ok_or_else(|| Error::Config("vision features too wide".into()))?;
+        if class == Class::AyaVision {
+            let factor = cfg.usize_or("downsample_factor", 2)?;
+            let shuffled = width
+                .checked_mul(factor * factor)
+                .ok_or_else(|| Error::Config("vision features too wide".into()))?;
+            let inner = cfg.usize_or("alignment_intermediate_size", text_hidden)?;
+            let eps = cfg.f64_or("adapter_layer_norm_eps", 1e-6)?;
+            let projector = Projector::ShuffleSwiGlu {
+                factor,
+                norm: LayerNorm::load(&root.pp("layernorm"), shuffled, eps)?,
+                linear_1: Linear::load(&root.pp("linear_1"), shuffled, inner, true)?,
+                linear_2: Linear::load(&root.pp("linear_2"), inner / 2, text_hidden, true)?,
+            };
+            return Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, class }));
+        }
         let bias = vip || cfg.bool_or("multimodal_projector_bias", true)?;
         let projector = Projector::Mlp {
             norm: if vip {

@@ -1,5 +1,5 @@
 //! Vision-language checkpoints whose language model is a decoder of its own model type, run on
-//! text (and LLaVA, VipLLaVA and PaliGemma on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
+//! text (and LLaVA, VipLLaVA, PaliGemma and Aya Vision on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
 //! (`llava_next`), LLaVA-NeXT-Video (`llava_next_video`), LLaVA-OneVision (`llava_onevision`),
 //! VipLLaVA (`vipllava`), Aya Vision (`aya_vision`), InternVL (`internvl`, the `-hf` checkpoints),
 //! Idefics3 (`idefics3`), SmolVLM (`smolvlm`), LFM2-VL (`lfm2_vl`) and PaliGemma (`paligemma`,
@@ -19,7 +19,7 @@
 //! LLaVA-OneVision also by the text config's. The weights keep the language model under
 //! `language_model.model.*` (what `save_pretrained` writes for the LLaVA family), under
 //! `model.language_model.*` or, for Idefics3 and SmolVLM, `model.text_model.*`; the vision tower
-//! and projector are read for LLaVA's, VipLLaVA's and PaliGemma's images (see
+//! and projector are read for LLaVA's, VipLLaVA's, PaliGemma's and Aya Vision's images (see
 //! [`super::llava_images`]); the other classes' image and video inputs are refused.
 
 use std::collections::BTreeMap;
@@ -104,6 +104,7 @@ pub fn takes_images(architecture: &str) -> bool {
         "LlavaForConditionalGeneration"
             | "VipLlavaForConditionalGeneration"
             | "PaliGemmaForConditionalGeneration"
+            | "AyaVisionForConditionalGeneration"
             | "Gemma3ForConditionalGeneration"
     )
 }

@@ -428,13 +428,13 @@ fn vision_language_on_text() {
     ] {
         check(name);
     }
-    let dir = fixture("aya_vision");
+    let dir = fixture("internvl");
     let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
-    let (mut inputs, _) = golden("aya_vision");
+    let (mut inputs, _) = golden("internvl");
     inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 8, 8], DType::F32).unwrap());
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
     assert!(
-        err.contains("image and video inputs are not supported for AyaVisionForConditionalGeneration"),
+        err.contains("image and video inputs are not supported for InternVLForConditionalGeneration"),
         "{err}"
     );
 }
@@ -486,14 +486,14 @@ fn paligemma_with_images() {
     assert!(err.contains("unexpected input 'image_sizes'"), "{err}");
 }
 
-/// LLaVA and VipLLaVA with images: the vision tower's hidden states (CLIP's without the class
-/// token, SigLIP's whole, one layer or several concatenated), the projector (VipLLaVA's norm
-/// first, LLaVA's without biases), the features in place of the image tokens' embeddings, against
+/// LLaVA, VipLLaVA and Aya Vision with images: the vision tower's hidden states (CLIP's without
+/// the class token, SigLIP's whole, one layer or several concatenated), the projector (VipLLaVA's
+/// norm first, LLaVA's without biases, Aya Vision's pixel shuffle and SwiGLU), the features in place of the image tokens' embeddings, against
 /// transformers' logits, hidden states and `image_outputs`. Images that do not match the prompt's
 /// image tokens, other image inputs, and a checkpoint without its vision tower get clear errors.
 #[test]
 fn llava_with_images() {
-    for name in ["llava_images", "llava_siglip_images", "vipllava_images"] {
+    for name in ["llava_images", "llava_siglip_images", "vipllava_images", "aya_vision_images"] {
         check(name);
     }
     let dir = fixture("llava_images");

@@ -70,7 +70,7 @@ fn greedy_generate_with(cache: CacheImplementation) {
 fn greedy_generate_with_images_matches_transformers() {
     let names =
         ["llava_images", "llava_siglip_images", "vipllava_images", "gemma3_images", "paligemma_images"];
-    for name in names.into_iter().chain(["paligemma2_images"]) {
+    for name in names.into_iter().chain(["paligemma2_images", "aya_vision_images"]) {
         let (cfg, model) = load(name);
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let pixels = &golden["pixel_values"];
