@@ -9,12 +9,11 @@
 
 mod common;
 
-use common::{fixture, read_all, xla};
+use common::{fixture, read_all, xla, ImagePrompt};
 use oxtorch_backend_tpu::xla::metrics;
 use oxtorch_hf_import::layers::bucket;
 use oxtorch_hf_import::{
-    generate, generate_seq2seq, generate_with_images, AttentionBlocks, AutoModel, CausalLm, Config,
-    GenerationConfig, PromptImages, Weights,
+    generate, generate_seq2seq, generate_with_images, AutoModel, CausalLm, Config, GenerationConfig, Weights,
 };
 use oxtorch_tensor::{DType, Device, Tensor};
 
@@ -126,25 +125,8 @@ fn greedy_generate_with_images_on_xla_matches_transformers() {
     for name in ["llava_images", "gemma3_images", "paligemma2_images"] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, model) = load(name, dev);
-        let pixels = &golden["pixel_values"];
-        // (Gemma 3's and PaliGemma's goldens are of prompts with `token_type_ids`: each image, or
-        // the prefix, attends both ways.)
-        let types = golden.get("token_type_ids");
-        let (lm, token, rows, blocks) = match &model {
-            AutoModel::VisionLanguage(m) => {
-                let blocks = types.map(|t| (m.attention_blocks(t).unwrap(), false));
-                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), blocks)
-            }
-            AutoModel::Gemma3ForConditionalGeneration(m) => {
-                let blocks = types.map(|t| (m.attention_blocks(t).unwrap(), true));
-                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), blocks)
-            }
-            _ => panic!("{name}: {model:?}"),
-        };
-        let blocks = blocks
-            .as_ref()
-            .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
-        let images = PromptImages { token, rows: &rows, blocks };
+        let prompt = ImagePrompt::of(&model, &golden);
+        let (lm, images) = (prompt.lm, prompt.images());
         let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
         g.max_new_tokens = 10;
         g.pad_token_id = Some(0);

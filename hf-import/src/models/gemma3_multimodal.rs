@@ -17,9 +17,10 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Tensor};
 use serde_json::{Map, Value};
 
-use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
+use super::decoder::{AttentionBlocks, CausalLm};
 use super::gemma::Gemma3ForCausalLM;
 use super::gemma3_images::{image_blocks, Gemma3Images};
+use super::llava_images::TextWithImages;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
@@ -234,44 +235,12 @@ impl Gemma3ForConditionalGeneration {
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
         let images = self.images.as_ref().ok_or_else(no_tower)?;
-        for (name, t) in inputs {
-            if !WITH_IMAGES.contains(&name.as_str()) {
-                return Err(Error::Input(format!(
-                    "unexpected input '{name}' (this model takes {})",
-                    WITH_IMAGES.join(", ")
-                )));
-            }
-            if name != "pixel_values" {
-                super::check_input_dtype(name, t)?;
-            }
-        }
-        let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
-        let text: BTreeMap<String, Tensor> = inputs
-            .iter()
-            .filter(|(k, _)| *k != "pixel_values")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        super::check_input_shapes(&text)?;
-        let ids = super::ids_as_i64("input_ids", ids)?;
+        let text = TextWithImages::checked(inputs, WITH_IMAGES)?;
         let blocks = inputs.get("token_type_ids").map(attention_blocks).transpose()?;
-        let mask = inputs.get("attention_mask").map(|m| m.ne(0.0)?.to_dtype(DType::I64)).transpose()?;
-        let image = images.forward(&inputs["pixel_values"])?;
-        let f = &image.features;
-        let (n, t, h) = (f.dims()[0], f.dims()[1], f.dims()[2]);
-        let rows = f.reshape([n * t, h])?;
-        let token = images.image_token();
-        let image_mask = ids.eq(token as f64)?;
         let blocks = blocks.as_ref().map(|ids| AttentionBlocks { ids, within_window: true });
-        let replaced = ReplacedRows { mask: &image_mask, rows: &rows, blocks };
-        // (An image token past the vocabulary is looked up as 0, its embedding then replaced.)
-        let ids = self.lm.ids_in_vocabulary(&ids, token)?;
-        let positions = inputs.get("position_ids");
-        let out =
-            self.lm.forward_with_rows(&ids, replaced, mask.as_ref(), positions, output_hidden_states)?;
-        let mut named = vec![("logits".to_string(), out.logits)];
-        named.extend(
-            out.hidden_states.into_iter().enumerate().map(|(i, t)| (format!("hidden_states.{i}"), t)),
-        );
+        let image = images.forward(&inputs["pixel_values"])?;
+        let token = images.image_token();
+        let mut named = text.outputs(&self.lm, &image.features, token, blocks, output_hidden_states)?;
         named.push(("image_outputs.last_hidden_state".into(), image.last_hidden_state));
         named.push(("image_outputs.pooler_output".into(), image.features));
         Ok(named)

@@ -12,12 +12,16 @@
 //! normalised); the prompt holds as many image tokens as the images have features (LLaVA-1.5's
 //! processor writes 576 per image).
 
+use std::collections::BTreeMap;
+
 use oxtorch_tensor::{DType, Tensor};
 use serde_json::{Map, Value};
 
 use super::clip::{ClipVisionConfig, ClipVisionTower};
+use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
 use super::siglip::SiglipVisionTower;
 use super::vision::checked_pixels;
+use super::{check_input_dtype, check_input_shapes, ids_as_i64};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, LayerNorm, Linear};
@@ -426,5 +430,65 @@ impl ImageEncoder {
         let f = self.forward(pixel_values)?.features;
         let (n, t, h) = (f.dims()[0], f.dims()[1], f.dims()[2]);
         Ok(f.reshape([n * t, h])?.to_dtype(dtype)?)
+    }
+}
+
+/// The text inputs of a forward pass with images (`input_ids`, `attention_mask`,
+/// `position_ids`), checked with the others' names against `takes`.
+pub(crate) struct TextWithImages<'a> {
+    /// `input_ids`, int64
+    ids: Tensor,
+    /// `attention_mask` as int64 ones and zeros
+    mask: Option<Tensor>,
+    positions: Option<&'a Tensor>,
+}
+
+impl<'a> TextWithImages<'a> {
+    /// The text inputs of `inputs`, whose names must be among `takes`; the integer inputs'
+    /// dtypes and shapes checked (`pixel_values` is the image path's to check).
+    pub(crate) fn checked(inputs: &'a BTreeMap<String, Tensor>, takes: &[&str]) -> Result<Self> {
+        for (name, t) in inputs {
+            if !takes.contains(&name.as_str()) {
+                return Err(Error::Input(format!(
+                    "unexpected input '{name}' (this model takes {})",
+                    takes.join(", ")
+                )));
+            }
+            if name != "pixel_values" {
+                check_input_dtype(name, t)?;
+            }
+        }
+        let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+        let text: BTreeMap<String, Tensor> = inputs
+            .iter()
+            .filter(|(k, _)| *k != "pixel_values")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        check_input_shapes(&text)?;
+        let mask = inputs.get("attention_mask").map(|m| m.ne(0.0)?.to_dtype(DType::I64)).transpose()?;
+        Ok(TextWithImages { ids: ids_as_i64("input_ids", ids)?, mask, positions: inputs.get("position_ids") })
+    }
+
+    /// `lm` on these inputs, the rows of `features` `[images, tokens, hidden]` in place of the
+    /// embeddings of `token` (looked up as id 0 when past the vocabulary), with `blocks`: its
+    /// `logits` and, with `output_hidden_states`, its `hidden_states.N`.
+    pub(crate) fn outputs(
+        &self,
+        lm: &CausalLm,
+        features: &Tensor,
+        token: i64,
+        blocks: Option<AttentionBlocks<'_>>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let (n, t, h) = (features.dims()[0], features.dims()[1], features.dims()[2]);
+        let rows = features.reshape([n * t, h])?;
+        let replaced = ReplacedRows { mask: &self.ids.eq(token as f64)?, rows: &rows, blocks };
+        let ids = lm.ids_in_vocabulary(&self.ids, token)?;
+        let out =
+            lm.forward_with_rows(&ids, replaced, self.mask.as_ref(), self.positions, output_hidden_states)?;
+        let mut named = vec![("logits".to_string(), out.logits)];
+        let states = out.hidden_states.into_iter().enumerate();
+        named.extend(states.map(|(i, t)| (format!("hidden_states.{i}"), t)));
+        Ok(named)
     }
 }

@@ -27,10 +27,10 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::Tensor;
 use serde_json::{Map, Value};
 
-use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
+use super::decoder::{AttentionBlocks, CausalLm};
 use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
-use super::llava_images::ImageEncoder;
-use super::{check_input_dtype, check_input_shapes, ids_as_i64, AutoModel};
+use super::llava_images::{ImageEncoder, TextWithImages};
+use super::{check_input_dtype, AutoModel};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
@@ -145,6 +145,10 @@ const PALIGEMMA: &str = "PaliGemmaForConditionalGeneration";
 /// The inputs of a forward pass with images.
 const IMAGE_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids", "pixel_values"];
 
+/// PaliGemma's, with the `token_type_ids` that mark its prefix.
+const PALIGEMMA_INPUTS: &[&str] =
+    &["input_ids", "attention_mask", "position_ids", "pixel_values", "token_type_ids"];
+
 impl VisionLanguageForConditionalGeneration {
     /// Loads the language model of a checkpoint of one of the classes (see the module docs).
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
@@ -248,54 +252,19 @@ impl VisionLanguageForConditionalGeneration {
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
         let images = self.images.as_ref().ok_or_else(|| self.no_images("pixel_values"))?;
-        let paligemma = self.architecture == PALIGEMMA;
-        for (name, t) in inputs {
-            let takes = IMAGE_INPUTS.contains(&name.as_str()) || (paligemma && name == "token_type_ids");
-            if !takes {
-                let also = if paligemma { ", token_type_ids" } else { "" };
-                return Err(Error::Input(format!(
-                    "unexpected input '{name}' (this model takes {}{also})",
-                    IMAGE_INPUTS.join(", ")
-                )));
-            }
-            if name != "pixel_values" {
-                check_input_dtype(name, t)?;
-            }
-        }
-        let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
-        let text: BTreeMap<String, Tensor> = inputs
-            .iter()
-            .filter(|(k, _)| *k != "pixel_values")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        check_input_shapes(&text)?;
-        let ids = ids_as_i64("input_ids", ids)?;
-        let mask = inputs
-            .get("attention_mask")
-            .map(|m| m.ne(0.0)?.to_dtype(oxtorch_tensor::DType::I64))
-            .transpose()?;
-        let image = images.forward(&inputs["pixel_values"])?;
-        let f = &image.features;
-        let (n, t, h) = (f.dims()[0], f.dims()[1], f.dims()[2]);
-        let rows = f.reshape([n * t, h])?;
+        let takes = if self.architecture == PALIGEMMA { PALIGEMMA_INPUTS } else { IMAGE_INPUTS };
+        let text = TextWithImages::checked(inputs, takes)?;
         let blocks = inputs.get("token_type_ids").map(|t| self.attention_blocks(t)).transpose()?;
         let blocks = blocks.as_ref().map(|ids| AttentionBlocks { ids, within_window: false });
-        let replaced = ReplacedRows { mask: &ids.eq(images.image_token() as f64)?, rows: &rows, blocks };
-        // (An image token past the vocabulary is looked up as 0, its embedding then replaced.)
-        let ids = self.lm.ids_in_vocabulary(&ids, images.image_token())?;
-        let positions = inputs.get("position_ids");
-        let out =
-            self.lm.forward_with_rows(&ids, replaced, mask.as_ref(), positions, output_hidden_states)?;
-        let mut named = vec![("logits".to_string(), out.logits)];
-        named.extend(
-            out.hidden_states.into_iter().enumerate().map(|(i, t)| (format!("hidden_states.{i}"), t)),
-        );
+        let image = images.forward(&inputs["pixel_values"])?;
+        let f = &image.features;
+        let mut named = text.outputs(&self.lm, f, images.image_token(), blocks, output_hidden_states)?;
         named.push(("image_outputs.last_hidden_state".into(), image.last_hidden_state));
         let states = image.hidden_states.into_iter().enumerate();
         let reported = states.filter(|(i, _)| images.reports_state(*i, output_hidden_states));
         named.extend(reported.map(|(i, t)| (format!("image_outputs.hidden_states.{i}"), t)));
         if images.pooled_per_image() {
-            for i in 0..n {
+            for i in 0..f.dims()[0] {
                 named.push((format!("image_outputs.pooler_output.{i}"), f.select(0, i as isize)?));
             }
         } else {

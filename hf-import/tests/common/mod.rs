@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use oxtorch_hf_import::weights::read_safetensors;
-use oxtorch_hf_import::{AutoModel, Config, Weights};
+use oxtorch_hf_import::{AttentionBlocks, AutoModel, CausalLm, Config, PromptImages, Weights};
 use oxtorch_tensor::{DType, Device, Tensor};
 
 /// The folder of a fixture made by `make_fixtures.py`.
@@ -123,4 +123,45 @@ fn check_at(name: &str, cfg: &Config, weights: &Weights, tol: f64) {
         worst = worst.max(assert_close(&format!("{name} {key}"), actual, &expected[key], tol, tol));
     }
     eprintln!("{name}: {} outputs, max abs diff {worst:.2e}", outputs.len());
+}
+
+/// What generation from a golden's prompts with images takes from `model` (a vision-language
+/// model or Gemma 3): its language model, image token, the rows of the golden's `pixel_values`,
+/// and the attention blocks of its `token_type_ids` (Gemma 3's images, within the window;
+/// PaliGemma's prefix, across it) where it has them.
+pub struct ImagePrompt<'m> {
+    pub lm: &'m CausalLm,
+    pub token: i64,
+    pub rows: Tensor,
+    pub blocks: Option<(Tensor, bool)>,
+}
+
+impl<'m> ImagePrompt<'m> {
+    pub fn of(model: &'m AutoModel, golden: &BTreeMap<String, Tensor>) -> Self {
+        let (pixels, types) = (&golden["pixel_values"], golden.get("token_type_ids"));
+        match model {
+            AutoModel::VisionLanguage(m) => ImagePrompt {
+                lm: m,
+                token: m.image_token().unwrap(),
+                rows: m.image_rows(pixels).unwrap(),
+                blocks: types.map(|t| (m.attention_blocks(t).unwrap(), false)),
+            },
+            AutoModel::Gemma3ForConditionalGeneration(m) => ImagePrompt {
+                lm: m,
+                token: m.image_token().unwrap(),
+                rows: m.image_rows(pixels).unwrap(),
+                blocks: types.map(|t| (m.attention_blocks(t).unwrap(), true)),
+            },
+            _ => panic!("not a model that takes images: {model:?}"),
+        }
+    }
+
+    /// The prompts' images as generation takes them.
+    pub fn images(&self) -> PromptImages<'_> {
+        let blocks = self
+            .blocks
+            .as_ref()
+            .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
+        PromptImages { token: self.token, rows: &self.rows, blocks }
+    }
 }

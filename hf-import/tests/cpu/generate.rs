@@ -4,13 +4,13 @@
 use crate::common;
 use crate::decoder_fixtures::DECODERS;
 
-use common::{assert_close, fixture, read_all};
+use common::{assert_close, fixture, read_all, ImagePrompt};
 use oxtorch_hf_import::layers::KvCache;
 use std::collections::BTreeMap;
 
 use oxtorch_hf_import::{
-    generate, generate_recurrent, generate_with_images, AttentionBlocks, AutoModel, CacheImplementation,
-    Config, GenerationConfig, PromptImages, Weights,
+    generate, generate_recurrent, generate_with_images, AutoModel, CacheImplementation, Config,
+    GenerationConfig, PromptImages, Weights,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -73,25 +73,10 @@ fn greedy_generate_with_images_matches_transformers() {
     for name in names.into_iter().chain(["paligemma2_images", "aya_vision_images"]) {
         let (cfg, model) = load(name);
         let golden = read_all(&fixture(name).join("generate.safetensors"));
-        let pixels = &golden["pixel_values"];
         // (Gemma 3's and PaliGemma's goldens are of prompts with `token_type_ids`: each image, or
         // the prefix, attends both ways.)
-        let types = golden.get("token_type_ids");
-        let (lm, token, rows, blocks) = match &model {
-            AutoModel::VisionLanguage(m) => {
-                let blocks = types.map(|t| (m.attention_blocks(t).unwrap(), false));
-                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), blocks)
-            }
-            AutoModel::Gemma3ForConditionalGeneration(m) => {
-                let blocks = types.map(|t| (m.attention_blocks(t).unwrap(), true));
-                (&**m, m.image_token().unwrap(), m.image_rows(pixels).unwrap(), blocks)
-            }
-            _ => panic!("{name}: {model:?}"),
-        };
-        let blocks = blocks
-            .as_ref()
-            .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
-        let images = PromptImages { token, rows: &rows, blocks };
+        let prompt = ImagePrompt::of(&model, &golden);
+        let (lm, images) = (prompt.lm, prompt.images());
         for cache in [CacheImplementation::Auto, CacheImplementation::Static] {
             let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
             g.max_new_tokens = 10;
@@ -105,7 +90,7 @@ fn greedy_generate_with_images_matches_transformers() {
         }
         let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
         g.max_new_tokens = 2;
-        let half = rows.narrow(0, 0, 4).unwrap();
+        let half = prompt.rows.narrow(0, 0, 4).unwrap();
         let images = PromptImages { rows: &half, ..images };
         let err =
             generate_with_images(lm, &golden["input_ids"], None, images, &g, None, |_, _| {}).unwrap_err();
