@@ -9,7 +9,7 @@
 use oxtorch_tensor::{DType, Tensor};
 use serde_json::Value;
 
-use super::llava_images::{vars_with, ImageOutputs, TOWER_PREFIXES};
+use super::llava_images::{image_token, vars_with, ImageOutputs, TOWER_PREFIXES};
 use super::siglip::SiglipVisionTower;
 use super::vision::checked_pixels;
 use crate::config::Config;
@@ -73,12 +73,7 @@ impl Gemma3Images {
         })?;
         let hidden = tower.hidden();
         let eps = vision.f64_or("layer_norm_eps", 1e-6)?;
-        let image_token = match (cfg.get("image_token_index"), cfg.get("image_token_id")) {
-            (Some(v), _) | (None, Some(v)) if !v.is_null() => v
-                .as_i64()
-                .ok_or_else(|| Error::Config(format!("\"image_token_index\" must be an integer, got {v}")))?,
-            _ => 262_144,
-        };
+        let image_token = image_token(cfg, 262_144)?;
         Ok(Some(Gemma3Images {
             norm: RmsNorm::load(&root.pp("mm_soft_emb_norm"), hidden, eps, RmsNormStyle::Gemma)?,
             projection: root.get("mm_input_projection_weight", &[hidden, text_hidden])?,

@@ -208,6 +208,17 @@ fn default_vision_config(class: Class) -> Map<String, Value> {
     m
 }
 
+/// A multimodal config's image token: `image_token_index` (or its alias `image_token_id`), else
+/// the class's `default`.
+pub(crate) fn image_token(cfg: &Config, default: i64) -> Result<i64> {
+    match (cfg.get("image_token_index"), cfg.get("image_token_id")) {
+        (Some(v), _) | (None, Some(v)) if !v.is_null() => v
+            .as_i64()
+            .ok_or_else(|| Error::Config(format!("\"image_token_index\" must be an integer, got {v}"))),
+        _ => Ok(default),
+    }
+}
+
 /// Where a multimodal checkpoint keeps its vision tower: the hub's checkpoints nest the tower's
 /// `vision_model`, transformers 5 saves it flat.
 pub(crate) const TOWER_PREFIXES: [&str; 4] = [
@@ -275,14 +286,14 @@ impl ImageEncoder {
                 )))
             }
         };
-        let image_token = match (cfg.get("image_token_index"), cfg.get("image_token_id")) {
-            (Some(v), _) | (None, Some(v)) if !v.is_null() => v
-                .as_i64()
-                .ok_or_else(|| Error::Config(format!("\"image_token_index\" must be an integer, got {v}")))?,
-            _ if class == Class::PaliGemma => 256_000,
-            _ if class == Class::AyaVision => 255_036,
-            _ => 32000,
-        };
+        let image_token = image_token(
+            cfg,
+            match class {
+                Class::PaliGemma => 256_000,
+                Class::AyaVision => 255_036,
+                Class::Llava | Class::VipLlava => 32000,
+            },
+        )?;
         if class == Class::PaliGemma {
             let root = vars_with(
                 weights,
