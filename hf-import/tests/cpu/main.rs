@@ -14,6 +14,7 @@ mod decoder_families_2026;
 mod decoder_fixtures;
 mod families;
 mod generate;
+mod images;
 mod multiple_choice;
 mod packed_decoder;
 mod packed_encoder;

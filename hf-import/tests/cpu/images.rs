@@ -1,0 +1,106 @@
+//! The vision-language classes with images against transformers: LLaVA, VipLLaVA, Aya Vision,
+//! PaliGemma 1 and 2 and Gemma 3 on the tiny checkpoints of `make_fixtures.py` (their text-only
+//! paths are in `decoder_families.rs`).
+
+use crate::common;
+
+use common::{check, check_with, fixture, golden};
+use oxtorch_hf_import::{AutoModel, Config, Weights};
+use oxtorch_tensor::{DType, Tensor};
+
+/// Gemma 3 with images: SigLIP's last hidden state averaged over 2 × 2 patches, Gemma's norm and
+/// the projection, the features in place of the image tokens' scaled embeddings, each image's
+/// tokens attending both ways (the sliding window still hiding keys past it), against
+/// transformers; without `token_type_ids` the attention stays causal (transformers' logits then
+/// differ, which `make_fixtures.py` checks), and the ids then give other logits here too.
+#[test]
+fn gemma3_with_images() {
+    check("gemma3_images");
+    // The class's head never soft-caps (transformers' `Gemma3ForConditionalGeneration`), whatever
+    // the text config's `final_logit_softcapping` (found by diff_fuzz).
+    let dir = fixture("gemma3_images");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json["text_config"]["final_logit_softcapping"] = serde_json::Value::from(0.5);
+    let capped = Config::from_json_str(&json.to_string()).unwrap();
+    check_with("gemma3_images", &capped, &Weights::load(&dir, Some(DType::F32)).unwrap());
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, expected) = golden("gemma3_images");
+    inputs.remove("token_type_ids");
+    let causal = model.forward_named(&inputs, false).unwrap();
+    let logits = &causal.iter().find(|(k, _)| k == "logits").unwrap().1;
+    let diff = logits.sub(&expected["logits"]).unwrap().abs().unwrap().to_vec::<f32>().unwrap();
+    let diff = diff.into_iter().fold(0f32, f32::max);
+    assert!(diff > 1e-3, "the image blocks change the logits ({diff})");
+    let mut one = inputs.clone();
+    one.insert("pixel_values".into(), inputs["pixel_values"].narrow(0, 0, 1).unwrap());
+    let err = model.forward_named(&one, false).unwrap_err().to_string();
+    assert!(err.contains("Image features and image tokens do not match, tokens: 8, features: 4"), "{err}");
+}
+
+/// PaliGemma 1 and 2 with images: SigLIP's last hidden state through one linear projection, the
+/// features in place of the image tokens' scaled embeddings, the prefix (`token_type_ids` 0)
+/// attending both ways (across PaliGemma 2's sliding window), the suffix causally; against
+/// transformers (whose logits without the `token_type_ids` differ, which `make_fixtures.py`
+/// checks).
+#[test]
+fn paligemma_with_images() {
+    check("paligemma_images");
+    check("paligemma2_images");
+    let dir = fixture("paligemma2_images");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("paligemma2_images");
+    inputs.insert("image_sizes".into(), Tensor::zeros([2, 2], DType::I64).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("unexpected input 'image_sizes'"), "{err}");
+}
+
+/// LLaVA, VipLLaVA and Aya Vision with images: the vision tower's hidden states (CLIP's without
+/// the class token, SigLIP's whole, one layer or several concatenated), the projector (VipLLaVA's
+/// norm first, LLaVA's without biases, Aya Vision's pixel shuffle and SwiGLU), the features in place of the image tokens' embeddings, against
+/// transformers' logits, hidden states and `image_outputs`. Images that do not match the prompt's
+/// image tokens, other image inputs, and a checkpoint without its vision tower get clear errors.
+#[test]
+fn llava_with_images() {
+    for name in ["llava_images", "llava_siglip_images", "vipllava_images", "aya_vision_images"] {
+        check(name);
+    }
+    let dir = fixture("llava_images");
+    let weights = Weights::load(&dir, None).unwrap();
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &weights).unwrap();
+    let (inputs, _) = golden("llava_images");
+    // Without hidden states asked for, transformers reports the tower's selected one alone.
+    let names: Vec<String> =
+        model.forward_named(&inputs, false).unwrap().into_iter().map(|(k, _)| k).collect();
+    let states: Vec<&String> =
+        names.iter().filter(|k| k.starts_with("image_outputs.hidden_states")).collect();
+    assert_eq!(states, ["image_outputs.hidden_states.1"]);
+    // One image for the prompts' two images' tokens.
+    let mut one = inputs.clone();
+    one.insert("pixel_values".into(), inputs["pixel_values"].narrow(0, 0, 1).unwrap());
+    let err = model.forward_named(&one, false).unwrap_err().to_string();
+    assert!(err.contains("Image features and image tokens do not match, tokens: 8, features: 4"), "{err}");
+    // Images of another size than the tower's.
+    let mut big = inputs.clone();
+    big.insert("pixel_values".into(), Tensor::zeros([2, 3, 16, 16], DType::F32).unwrap());
+    let err = model.forward_named(&big, false).unwrap_err().to_string();
+    assert!(err.contains("input image size (16*16) doesn't match model (8*8)"), "{err}");
+    let mut sizes = inputs.clone();
+    sizes.insert("image_sizes".into(), Tensor::zeros([2, 2], DType::I64).unwrap());
+    let err = model.forward_named(&sizes, false).unwrap_err().to_string();
+    assert!(err.contains("unexpected input 'image_sizes'"), "{err}");
+    // Without its vision tower's weights, the language model runs on text and images are refused.
+    let text_only: Vec<(String, Tensor)> = weights
+        .names()
+        .filter(|n| !n.contains("vision_tower"))
+        .map(|n| (n.clone(), weights.get(n).unwrap().unwrap()))
+        .collect();
+    let tmp = std::env::temp_dir().join(format!("oxtorch-llava-text-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::copy(dir.join("config.json"), tmp.join("config.json")).unwrap();
+    oxtorch_hf_import::weights::write_safetensors(&tmp.join("model.safetensors"), &text_only, None).unwrap();
+    let model = AutoModel::load(&Config::load(&tmp).unwrap(), &Weights::load(&tmp, None).unwrap()).unwrap();
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("this checkpoint has no vision tower"), "{err}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
