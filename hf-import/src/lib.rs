@@ -45,7 +45,7 @@ pub use models::{
     AttentionBlocks, AutoModel, Bart, BertForMaskedLM, BertModel, CausalLm, ClassifierEncoder, Clip,
     DecoderForSequenceClassification, DecoderForTokenClassification, DistilBertForMaskedLM, DistilBertModel,
     GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM,
-    Gemma3ForConditionalGeneration, GemmaForCausalLM, LlamaForCausalLM, Mamba, MambaState,
+    Gemma3ForConditionalGeneration, GemmaForCausalLM, ImageInputs, LlamaForCausalLM, Mamba, MambaState,
     MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, Qwen2ForCausalLM,
     Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel,
     SequenceClassifier, Starcoder2ForCausalLM, TokenClassifier, TokenTask, ViTForImageClassification,

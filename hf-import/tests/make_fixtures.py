@@ -2517,6 +2517,76 @@ def llava_images():
         print(f"{name}: {sorted(flat)}")
 
 
+def llava_next_images():
+    """LLaVA-NeXT's "anyres" images: each image's tiles (the processor's crops of the image resized to the best of
+    `image_grid_pinpoints`) after its downscaled whole (the base), through a tiny vision tower; the tiles' features
+    laid out as the image's grid, the padding rows or columns cut off (`unpad_image`), `image_newline` after each row,
+    after the base's features, in place of the image tokens (id 99) of two prompts, the second right-padded; the
+    padding tile of the shorter image in the 5-D `pixel_values` ignored. `llava_next_images`: CLIP without its class
+    token, Llama; one image 1 × 3 tiles cut to half their rows, one 2 × 2 cut to 6 of 8 columns.
+    `llava_next_video_images`: LLaVA-NeXT-Video's class on images, SigLIP's two hidden states concatenated, every
+    token kept, a projector without biases, Qwen2. `llava_onevision_images`: LLaVA-OneVision, three images in two
+    prompts: the first prompt's two (`batch_num_images` 2) as their bases alone, the second's tiles resized
+    bilinearly to `anyres_max_1` (at most one tile's worth of features). `generate.safetensors`: greedy generation
+    from the prompts left-padded."""
+    clip = dict(model_type="clip_vision_model", hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                num_attention_heads=2, image_size=8, patch_size=2)
+    siglip = dict(clip, model_type="siglip_vision_model", vision_use_head=False)
+    llama = dict(DECODER, model_type="llama", intermediate_size=48, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    qwen2 = dict(llama, model_type="qwen2", rope_parameters={"rope_type": "default", "rope_theta": 1000.0})
+    pinpoints = [[8, 16], [16, 8], [16, 16], [8, 24]]
+    t = 99
+    cases = [
+        ("llava_next_images", tf.LlavaNextForConditionalGeneration,
+         tf.LlavaNextConfig(text_config=llama, vision_config=clip, image_token_index=t, image_grid_pinpoints=pinpoints),
+         [[5, 40], [30, 20]], None, 386),
+        ("llava_next_video_images", tf.LlavaNextVideoForConditionalGeneration,
+         tf.LlavaNextVideoConfig(text_config=qwen2, vision_config=siglip, image_token_index=t, video_token_index=98,
+                                 image_grid_pinpoints=pinpoints, vision_feature_layer=[-1, 0],
+                                 vision_feature_select_strategy="full", multimodal_projector_bias=False),
+         [[30, 20], [12, 50]], None, 387),
+        ("llava_onevision_images", tf.LlavaOnevisionForConditionalGeneration,
+         tf.LlavaOnevisionConfig(text_config=qwen2, vision_config=siglip, image_token_index=t, video_token_index=98,
+                                 image_grid_pinpoints=pinpoints, vision_aspect_ratio="anyres_max_1"),
+         [[5, 40], [30, 20], [30, 20]], [2, 1], 388),
+    ]
+    for name, cls, config, sizes, per_prompt, seed in cases:
+        if ONLY and name not in ONLY:
+            continue
+        torch.manual_seed(seed)
+        model = cls(config).eval()
+        randomise(model, seed)
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        model.save_pretrained(path)
+        (path / "generation_config.json").unlink(missing_ok=True)
+        g = torch.Generator().manual_seed(seed)
+        image_sizes = torch.tensor(sizes, dtype=torch.int64)
+        pixels = torch.randn(len(sizes), 5, 3, 8, 8, generator=g)
+        extra = {} if per_prompt is None else {"batch_num_images": torch.tensor(per_prompt, dtype=torch.int64)}
+        with torch.no_grad():
+            lens = [f.shape[0] for f in model.model.get_image_features(pixels, image_sizes, **extra).pooler_output]
+        groups = [[0], [1]] if per_prompt is None else [[0, 1], [2]]
+        # Prompt 0: [1, <image>, 17, <image>..., 42, 5]; prompt 1: [3, 64, <image>, 12].
+        prompts = [[1] + sum(([t] * lens[i] + [17] for i in groups[0]), []) + [42, 5],
+                   [3, 64] + sum(([t] * lens[i] for i in groups[1]), []) + [12]]
+        width = max(map(len, prompts))
+        ids = torch.tensor([p + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        mask = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        gen_ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts], dtype=torch.int64)
+        gen_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.int64)
+        x = {"input_ids": ids, "attention_mask": mask, "pixel_values": pixels, "image_sizes": image_sizes, **extra}
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+            gen = model.generate(**dict(x, input_ids=gen_ids, attention_mask=gen_mask), max_new_tokens=10,
+                                 do_sample=False, pad_token_id=0)
+        flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+        save_file({**x, **flat}, str(path / "expected.safetensors"))
+        save_file({**x, "input_ids": gen_ids, "attention_mask": gen_mask, "output_ids": gen.contiguous()},
+                  str(path / "generate.safetensors"))
+        print(f"{name}: image features {lens}, {sorted(flat)}")
+
+
 def gemma3_images():
     """Gemma 3 with images (`gemma3_images`): a tiny SigLIP tower (4 × 4 patches) whose last hidden state the
     projector averages to 2 × 2 tokens, norms and projects; the features in place of the image tokens (id 99, in the
@@ -2617,6 +2687,7 @@ if __name__ == "__main__":
     qwen_vl()
     vision_language()
     llava_images()
+    llava_next_images()
     gemma3_images()
     paligemma_images()
     if not ONLY or "token_types" in ONLY:

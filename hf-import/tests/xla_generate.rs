@@ -122,7 +122,7 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
 fn greedy_generate_with_images_on_xla_matches_transformers() {
     let Some(dev) = xla() else { return };
     let _only = exclusive();
-    for name in ["llava_images", "gemma3_images", "paligemma2_images"] {
+    for name in ["llava_images", "gemma3_images", "paligemma2_images", "llava_onevision_images"] {
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let (cfg, model) = load(name, dev);
         let prompt = ImagePrompt::of(&model, &golden);

@@ -11,7 +11,7 @@ use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
     generate, generate_recurrent, generate_seq2seq, generate_with_images, generate_with_tokenizer,
     resolve_model, AttentionBlocks, AutoModel, CausalLm, ChatArgs, ChatTemplate, Config, EncoderDecoder,
-    Error, GenerationConfig, HfTokenizer, Mamba, Message, PromptImages, Result,
+    Error, GenerationConfig, HfTokenizer, ImageInputs, Mamba, Message, PromptImages, Result,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -167,6 +167,13 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 "whisper" => &["input_features"],
                 // (Their images: the processor's pixel values.)
                 "llava" | "vipllava" | "aya_vision" => &["input_ids", "attention_mask", "pixel_values"],
+                // (LLaVA-NeXT's tiles: their images' sizes; OneVision's images per prompt.)
+                "llava_next" | "llava_next_video" => {
+                    &["input_ids", "attention_mask", "pixel_values", "image_sizes"]
+                }
+                "llava_onevision" => {
+                    &["input_ids", "attention_mask", "pixel_values", "image_sizes", "batch_num_images"]
+                }
                 // (With their images, `token_type_ids`: Gemma 3's marking the images, PaliGemma's
                 // its prefix, which attend both ways.)
                 "gemma3" | "paligemma" => &["input_ids", "attention_mask", "pixel_values", "token_type_ids"],
@@ -334,7 +341,8 @@ fn prompt_images(
     let (token, rows, blocks) = match model {
         AutoModel::VisionLanguage(m) => {
             let blocks = types.map(|t| m.attention_blocks(t)).transpose()?.map(|b| (b, false));
-            (m.image_token(), m.image_rows(pixels)?, blocks)
+            let images = ImageInputs::from_named(named).expect("inputs with pixel_values");
+            (m.image_token(), m.image_rows_of(&images)?, blocks)
         }
         AutoModel::Gemma3ForConditionalGeneration(m) => {
             let blocks = types.map(|t| m.attention_blocks(t)).transpose()?.map(|b| (b, true));

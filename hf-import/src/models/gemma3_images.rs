@@ -9,7 +9,7 @@
 use oxtorch_tensor::{DType, Tensor};
 use serde_json::Value;
 
-use super::llava_images::{image_token, vars_with, ImageOutputs, TOWER_PREFIXES};
+use super::llava_images::{image_token, vars_with, TOWER_PREFIXES};
 use super::siglip::SiglipVisionTower;
 use super::vision::checked_pixels;
 use crate::config::Config;
@@ -89,8 +89,9 @@ impl Gemma3Images {
         self.image_token
     }
 
-    /// The tower and the projector on `pixel_values` `[images, channels, height, width]`.
-    pub(crate) fn forward(&self, pixel_values: &Tensor) -> Result<ImageOutputs> {
+    /// The tower and the projector on `pixel_values` `[images, channels, height, width]`: the
+    /// tower's last hidden state and the features `[images, tokens, text hidden]`.
+    pub(crate) fn forward(&self, pixel_values: &Tensor) -> Result<(Tensor, Tensor)> {
         let t = &self.tower;
         let pixels = checked_pixels(pixel_values, t.dtype())?.to(t.device())?;
         let (last_hidden_state, _, _) = t.forward(&pixels, false)?;
@@ -102,13 +103,13 @@ impl Gemma3Images {
         let pooled = grid.mean(vec![2isize, 4], false)?.reshape([n, side * side, h])?;
         let normed = self.norm.forward(&pooled)?;
         let features = normed.matmul(&self.projection)?.to_dtype(last_hidden_state.dtype())?;
-        Ok(ImageOutputs { last_hidden_state, hidden_states: Vec::new(), features })
+        Ok((last_hidden_state, features))
     }
 
     /// The features of `pixel_values` as the rows that replace the image tokens' embeddings,
     /// `[images · features, text hidden]`, in `dtype`.
     pub(crate) fn rows(&self, pixel_values: &Tensor, dtype: DType) -> Result<Tensor> {
-        let f = self.forward(pixel_values)?.features;
+        let (_, f) = self.forward(pixel_values)?;
         let (n, t, h) = (f.dims()[0], f.dims()[1], f.dims()[2]);
         Ok(f.reshape([n * t, h])?.to_dtype(dtype)?)
     }

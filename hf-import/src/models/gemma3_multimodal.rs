@@ -238,11 +238,11 @@ impl Gemma3ForConditionalGeneration {
         let text = TextWithImages::checked(inputs, WITH_IMAGES)?;
         let blocks = inputs.get("token_type_ids").map(attention_blocks).transpose()?;
         let blocks = blocks.as_ref().map(|ids| AttentionBlocks { ids, within_window: true });
-        let image = images.forward(&inputs["pixel_values"])?;
+        let (last_hidden_state, features) = images.forward(&inputs["pixel_values"])?;
         let token = images.image_token();
-        let mut named = text.outputs(&self.lm, &image.features, token, blocks, output_hidden_states)?;
-        named.push(("image_outputs.last_hidden_state".into(), image.last_hidden_state));
-        named.push(("image_outputs.pooler_output".into(), image.features));
+        let mut named = text.outputs(&self.lm, &features, token, blocks, output_hidden_states)?;
+        named.push(("image_outputs.last_hidden_state".into(), last_hidden_state));
+        named.push(("image_outputs.pooler_output".into(), features));
         Ok(named)
     }
 }

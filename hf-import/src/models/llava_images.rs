@@ -8,15 +8,21 @@
 //! places of the image tokens (`image_token_index`) in the language model's input embeddings, one
 //! row per token, as transformers' `masked_scatter` puts them.
 //!
+//! LLaVA-NeXT (`llava_next`, and `llava_next_video` on images) and LLaVA-OneVision
+//! (`llava_onevision`) read LLaVA's features of each image's tiles and pack them as
+//! [`super::anyres`] says.
+//!
 //! `pixel_values` are the processor's output (`[images, channels, height, width]`, resized and
-//! normalised); the prompt holds as many image tokens as the images have features (LLaVA-1.5's
-//! processor writes 576 per image).
+//! normalised; LLaVA-NeXT's `[images, tiles, channels, height, width]` with `image_sizes`); the
+//! prompt holds as many image tokens as the images have features (LLaVA-1.5's processor writes 576
+//! per image).
 
 use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Tensor};
 use serde_json::{Map, Value};
 
+use super::anyres::{image_sizes, Anyres};
 use super::clip::{ClipVisionConfig, ClipVisionTower};
 use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
 use super::siglip::SiglipVisionTower;
@@ -66,6 +72,14 @@ impl VisionTower {
         match self {
             VisionTower::Clip(t) => t.config().tower.layers + 1,
             VisionTower::Siglip(t) => t.layers() + 1,
+        }
+    }
+
+    /// The side of the images it takes and of their patches, in pixels (the heights).
+    fn image_and_patch(&self) -> (usize, usize) {
+        match self {
+            VisionTower::Clip(t) => (t.config().image.0, t.config().patch.0),
+            VisionTower::Siglip(t) => (t.image_size().0, t.patch_size().0),
         }
     }
 }
@@ -135,6 +149,42 @@ enum Class {
     PaliGemma,
     /// LLaVA's features through its pixel shuffle and SwiGLU projector
     AyaVision,
+    /// LLaVA's features of each image's tiles, packed (`llava_next`, `llava_next_video`)
+    LlavaNext,
+    /// LLaVA-NeXT's, the tiles' features resized to `anyres_max_N`
+    OneVision,
+}
+
+/// The image inputs of a vision-language model: `pixel_values`, and for LLaVA-NeXT and
+/// LLaVA-OneVision the `image_sizes` (`[images, 2]`, `(height, width)`) that say how each image
+/// was tiled, and OneVision's `batch_num_images` (images per prompt: the images of prompts with
+/// several are not tiled).
+#[derive(Debug, Clone, Copy)]
+pub struct ImageInputs<'a> {
+    /// `[images, channels, height, width]`, or LLaVA-NeXT's `[images, tiles, channels, height,
+    /// width]` (each image's tiles first, padded to the most tiles) or `[all tiles, channels,
+    /// height, width]`
+    pub pixel_values: &'a Tensor,
+    /// `image_sizes` `[images, 2]`
+    pub image_sizes: Option<&'a Tensor>,
+    /// `batch_num_images` `[prompts]`
+    pub batch_num_images: Option<&'a Tensor>,
+}
+
+impl<'a> ImageInputs<'a> {
+    /// The images of `pixel_values` alone.
+    pub fn pixels(pixel_values: &'a Tensor) -> Self {
+        ImageInputs { pixel_values, image_sizes: None, batch_num_images: None }
+    }
+
+    /// The image inputs among named ones (`None` without `pixel_values`).
+    pub fn from_named(inputs: &'a BTreeMap<String, Tensor>) -> Option<Self> {
+        Some(ImageInputs {
+            pixel_values: inputs.get("pixel_values")?,
+            image_sizes: inputs.get("image_sizes"),
+            batch_num_images: inputs.get("batch_num_images"),
+        })
+    }
 }
 
 /// What the image path computes, under transformers' names (`image_outputs.*`).
@@ -144,8 +194,15 @@ pub(crate) struct ImageOutputs {
     pub last_hidden_state: Tensor,
     /// the vision tower's hidden states
     pub hidden_states: Vec<Tensor>,
-    /// the projected features `[images, features, text hidden]`
-    pub features: Tensor,
+    /// the projected features of each image `[features, text hidden]`
+    pub features: Vec<Tensor>,
+}
+
+impl ImageOutputs {
+    /// The features of every image, one after the other: `[features, text hidden]`.
+    pub(crate) fn rows(&self) -> Result<Tensor> {
+        Ok(Tensor::cat(&self.features.iter().collect::<Vec<_>>(), 0)?)
+    }
 }
 
 /// A LLaVA or VipLLaVA checkpoint's vision tower and projector (see the module docs).
@@ -160,6 +217,8 @@ pub(crate) struct ImageEncoder {
     /// the token whose embeddings the features replace
     image_token: i64,
     class: Class,
+    /// LLaVA-NeXT's tiling
+    anyres: Option<Box<Anyres>>,
 }
 
 /// The vision config of a class when the checkpoint's config has none: LLaVA's and VipLLaVA's
@@ -178,7 +237,7 @@ fn default_vision_config(class: Class) -> Map<String, Value> {
                 ("num_attention_heads", 16),
             ],
         ),
-        Class::AyaVision => (
+        Class::AyaVision | Class::OneVision => (
             "siglip_vision_model",
             [
                 ("hidden_size", 1152),
@@ -186,10 +245,10 @@ fn default_vision_config(class: Class) -> Map<String, Value> {
                 ("patch_size", 14),
                 ("image_size", 384),
                 ("num_hidden_layers", 26),
-                ("num_attention_heads", 14),
+                ("num_attention_heads", if class == Class::OneVision { 16 } else { 14 }),
             ],
         ),
-        Class::Llava | Class::VipLlava => (
+        Class::Llava | Class::VipLlava | Class::LlavaNext => (
             "clip_vision_model",
             [
                 ("hidden_size", 1024),
@@ -259,6 +318,8 @@ impl ImageEncoder {
             "vipllava" => Class::VipLlava,
             "paligemma" => Class::PaliGemma,
             "aya_vision" => Class::AyaVision,
+            "llava_next" | "llava_next_video" => Class::LlavaNext,
+            "llava_onevision" => Class::OneVision,
             _ => return Ok(None),
         };
         let vip = class == Class::VipLlava;
@@ -273,8 +334,8 @@ impl ImageEncoder {
         };
         let vision = Config::from_map(vision);
         let default_tower = match class {
-            Class::PaliGemma | Class::AyaVision => "siglip_vision_model",
-            Class::Llava | Class::VipLlava => "clip_vision_model",
+            Class::PaliGemma | Class::AyaVision | Class::OneVision => "siglip_vision_model",
+            Class::Llava | Class::VipLlava | Class::LlavaNext => "clip_vision_model",
         };
         let tower = match vision.str_or("model_type", default_tower)? {
             "clip_vision_model" => VisionTower::Clip(ClipVisionTower::load(&vars, ClipVisionConfig::from_config(&vision)?)?),
@@ -291,7 +352,9 @@ impl ImageEncoder {
             match class {
                 Class::PaliGemma => 256_000,
                 Class::AyaVision => 255_036,
-                Class::Llava | Class::VipLlava => 32000,
+                Class::OneVision => 151_646,
+                Class::LlavaNext if cfg.model_type()? == "llava_next_video" => 32001,
+                Class::Llava | Class::VipLlava | Class::LlavaNext => 32000,
             },
         )?;
         if class == Class::PaliGemma {
@@ -309,14 +372,22 @@ impl ImageEncoder {
             // and its images are the embeddings' width error.)
             let width = cfg.usize_or("projection_dim", 2048)?;
             let projector = Projector::Linear(Linear::load(&root.pp("linear"), tower.hidden(), width, true)?);
-            let (layers, drop_first) = (Vec::new(), false);
-            return Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, class }));
+            let (layers, drop_first, anyres) = (Vec::new(), false, None);
+            return Ok(Some(ImageEncoder {
+                tower,
+                layers,
+                drop_first,
+                projector,
+                image_token,
+                class,
+                anyres,
+            }));
         }
         // (VipLLaVA's configs may name the key `vision_feature_layers`.)
         let layers = match feature_layers(cfg, "vision_feature_layer")? {
             Some(l) => l,
             None if vip => feature_layers(cfg, "vision_feature_layers")?.unwrap_or(vec![-2, -5, -8, -11, 6]),
-            None if class == Class::AyaVision => vec![-1],
+            None if matches!(class, Class::AyaVision | Class::OneVision) => vec![-1],
             None => vec![-2],
         };
         let states = tower.states();
@@ -331,7 +402,7 @@ impl ImageEncoder {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let strategy = if class == Class::AyaVision { "full" } else { "default" };
+        let strategy = if matches!(class, Class::AyaVision | Class::OneVision) { "full" } else { "default" };
         let drop_first = vip
             || match cfg.str_or("vision_feature_select_strategy", strategy)? {
                 "default" => true,
@@ -369,8 +440,34 @@ impl ImageEncoder {
                 linear_1: Linear::load(&root.pp("linear_1"), shuffled, inner, true)?,
                 linear_2: Linear::load(&root.pp("linear_2"), inner / 2, text_hidden, true)?,
             };
-            return Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, class }));
+            let anyres = None;
+            return Ok(Some(ImageEncoder {
+                tower,
+                layers,
+                drop_first,
+                projector,
+                image_token,
+                class,
+                anyres,
+            }));
         }
+        let anyres = match class {
+            Class::LlavaNext | Class::OneVision => {
+                let newline = ["model.image_newline", "image_newline"]
+                    .iter()
+                    .find(|n| weights.contains(n))
+                    .map(|n| weights.tensor(n, &[text_hidden]))
+                    .unwrap_or_else(|| {
+                        Err(Error::Weight(
+                            "tensor 'model.image_newline' is missing from the checkpoint".into(),
+                        ))
+                    })?;
+                let (tile, patch) = tower.image_and_patch();
+                let onevision = class == Class::OneVision;
+                Some(Box::new(Anyres::from_config(cfg, onevision, tile, patch, newline)?))
+            }
+            _ => None,
+        };
         let bias = vip || cfg.bool_or("multimodal_projector_bias", true)?;
         let projector = Projector::Mlp {
             norm: if vip {
@@ -386,7 +483,7 @@ impl ImageEncoder {
             act: Activation::from_name(cfg.str_or("projector_hidden_act", "gelu")?)?,
             linear_2: Linear::load(&root.pp("linear_2"), text_hidden, text_hidden, bias)?,
         };
-        Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, class }))
+        Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, class, anyres }))
     }
 
     /// The token whose embeddings the image features replace.
@@ -394,10 +491,19 @@ impl ImageEncoder {
         self.image_token
     }
 
-    /// Whether `image_outputs.pooler_output` is one tensor per image (LLaVA's tuple; VipLLaVA's is
-    /// one tensor).
+    /// Whether `image_outputs.pooler_output` is one tensor per image (LLaVA's and LLaVA-NeXT's
+    /// tuple; VipLLaVA's is one tensor).
     pub(crate) fn pooled_per_image(&self) -> bool {
-        self.class == Class::Llava
+        matches!(self.class, Class::Llava | Class::LlavaNext | Class::OneVision)
+    }
+
+    /// The image inputs it takes beside `pixel_values`.
+    pub(crate) fn other_inputs(&self) -> &'static [&'static str] {
+        match self.class {
+            Class::LlavaNext => &["image_sizes"],
+            Class::OneVision => &["image_sizes", "batch_num_images"],
+            _ => &[],
+        }
     }
 
     /// Whether transformers' `image_outputs.hidden_states` holds the tower's hidden state `i`:
@@ -407,12 +513,47 @@ impl ImageEncoder {
         (self.class == Class::Llava && output_hidden_states) || self.layers.contains(&i)
     }
 
-    /// The vision tower and the projector on `pixel_values` `[images, channels, height, width]`.
-    pub(crate) fn forward(&self, pixel_values: &Tensor) -> Result<ImageOutputs> {
+    /// The vision tower and the projector on `images`.
+    pub(crate) fn forward(&self, images: &ImageInputs<'_>) -> Result<ImageOutputs> {
+        let given = [("image_sizes", images.image_sizes), ("batch_num_images", images.batch_num_images)];
+        if let Some((name, _)) = given.iter().find(|(n, t)| t.is_some() && !self.other_inputs().contains(n)) {
+            return Err(Error::Input(format!(
+                "unexpected input '{name}' (this model takes its images as pixel_values)"
+            )));
+        }
+        let Some(anyres) = &self.anyres else {
+            let f = self.features(images.pixel_values)?;
+            let per_image = (0..f.2.dims()[0])
+                .map(|i| f.2.select(0, i as isize))
+                .collect::<std::result::Result<_, _>>()?;
+            return Ok(ImageOutputs { last_hidden_state: f.0, hidden_states: f.1, features: per_image });
+        };
+        let sizes = images.image_sizes.ok_or_else(|| {
+            Error::Input("missing input 'image_sizes' (LLaVA-NeXT's images need their sizes)".into())
+        })?;
+        let sizes = image_sizes(sizes)?;
+        let tiled = match images.batch_num_images {
+            None => vec![true; sizes.len()],
+            Some(per_prompt) => images_tiled(per_prompt, sizes.len())?,
+        };
+        let counts = anyres.tile_counts(&sizes, &tiled)?;
+        let (last_hidden_state, hidden_states, f) = self.features(&tiles(images.pixel_values, &counts)?)?;
+        let mut at = 0;
+        let mut features = Vec::with_capacity(sizes.len());
+        for (&size, &n) in sizes.iter().zip(&counts) {
+            features.push(anyres.pack(&f.narrow(0, at as isize, n)?, size)?);
+            at += n;
+        }
+        Ok(ImageOutputs { last_hidden_state, hidden_states, features })
+    }
+
+    /// The tower's last hidden state and hidden states of `pixel_values` `[images, channels,
+    /// height, width]`, and their projected features `[images, tokens, text hidden]`.
+    fn features(&self, pixel_values: &Tensor) -> Result<(Tensor, Vec<Tensor>, Tensor)> {
         let (last_hidden_state, hidden_states) = self.tower.forward(pixel_values)?;
         if self.layers.is_empty() {
             let features = self.projector.forward(&last_hidden_state)?;
-            return Ok(ImageOutputs { last_hidden_state, hidden_states: Vec::new(), features });
+            return Ok((last_hidden_state, Vec::new(), features));
         }
         let selected = self
             .layers
@@ -432,17 +573,53 @@ impl ImageEncoder {
             Tensor::cat(&selected.iter().collect::<Vec<_>>(), 2)?
         };
         let features = self.projector.forward(&selected)?;
-        Ok(ImageOutputs { last_hidden_state, hidden_states, features })
+        Ok((last_hidden_state, hidden_states, features))
     }
 
-    /// The features of `pixel_values` as the rows that replace the image tokens' embeddings,
-    /// `[images · features, text hidden]`, in `dtype`.
-    pub(crate) fn rows(&self, pixel_values: &Tensor, dtype: DType) -> Result<Tensor> {
-        let f = self.forward(pixel_values)?.features;
-        let (n, t, h) = (f.dims()[0], f.dims()[1], f.dims()[2]);
-        Ok(f.reshape([n * t, h])?.to_dtype(dtype)?)
+    /// The features of `images` as the rows that replace the image tokens' embeddings,
+    /// `[features, text hidden]` (image after image), in `dtype`.
+    pub(crate) fn rows(&self, images: &ImageInputs<'_>, dtype: DType) -> Result<Tensor> {
+        Ok(self.forward(images)?.rows()?.to_dtype(dtype)?)
     }
 }
+
+/// Whether each of `images` images is tiled, from OneVision's `batch_num_images` (`[prompts]`):
+/// those of prompts with one image are, those of prompts with several are not.
+fn images_tiled(per_prompt: &Tensor, images: usize) -> Result<Vec<bool>> {
+    check_input_dtype("batch_num_images", per_prompt)?;
+    let counts = per_prompt.to_dtype(DType::I64)?.flatten(0, -1)?.to_vec::<i64>()?;
+    if counts.iter().any(|&n| n < 0) || counts.iter().sum::<i64>() != images as i64 {
+        return Err(Error::Input(format!(
+            "input 'batch_num_images' {counts:?} must count the {images} images of 'image_sizes'"
+        )));
+    }
+    Ok(counts.iter().flat_map(|&n| std::iter::repeat_n(n == 1, n as usize)).collect())
+}
+
+/// The tiles of `pixel_values` that `counts` (tiles per image) read: the first ones of each image
+/// of `[images, max tiles, channels, height, width]`, or all of `[tiles, channels, height, width]`.
+fn tiles(pixel_values: &Tensor, counts: &[usize]) -> Result<Tensor> {
+    let dims = pixel_values.dims();
+    let total: usize = counts.iter().sum();
+    match dims.len() {
+        5 if dims[0] == counts.len() && counts.iter().all(|&n| n <= dims[1]) => {
+            let per_image = counts
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| pixel_values.select(0, i as isize)?.narrow(0, 0, n))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            Ok(Tensor::cat(&per_image.iter().collect::<Vec<_>>(), 0)?)
+        }
+        4 if dims[0] == total => Ok(pixel_values.clone()),
+        4 | 5 => Err(Error::Input(format!(
+            "input 'pixel_values' of shape {dims:?} does not hold the images' tiles: their sizes make {counts:?} tiles"
+        ))),
+        _ => Err(Error::Input(format!("pixel_values of shape {dims:?}, expect to be of 4 or 5 dimensions"))),
+    }
+}
+
+/// The inputs that describe the images (checked by the image path), not the prompts' tokens.
+const IMAGE_ONLY: [&str; 3] = ["pixel_values", "image_sizes", "batch_num_images"];
 
 /// The text inputs of a forward pass with images (`input_ids`, `attention_mask`,
 /// `position_ids`), checked with the others' names against `takes`.
@@ -465,14 +642,14 @@ impl<'a> TextWithImages<'a> {
                     takes.join(", ")
                 )));
             }
-            if name != "pixel_values" {
+            if !IMAGE_ONLY.contains(&name.as_str()) {
                 check_input_dtype(name, t)?;
             }
         }
         let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
         let text: BTreeMap<String, Tensor> = inputs
             .iter()
-            .filter(|(k, _)| *k != "pixel_values")
+            .filter(|(k, _)| !IMAGE_ONLY.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         check_input_shapes(&text)?;
@@ -480,8 +657,8 @@ impl<'a> TextWithImages<'a> {
         Ok(TextWithImages { ids: ids_as_i64("input_ids", ids)?, mask, positions: inputs.get("position_ids") })
     }
 
-    /// `lm` on these inputs, the rows of `features` `[images, tokens, hidden]` in place of the
-    /// embeddings of `token` (looked up as id 0 when past the vocabulary), with `blocks`: its
+    /// `lm` on these inputs, the rows of `features` (`[.., hidden]`, image after image) in place
+    /// of the embeddings of `token` (looked up as id 0 when past the vocabulary), with `blocks`: its
     /// `logits` and, with `output_hidden_states`, its `hidden_states.N`.
     pub(crate) fn outputs(
         &self,
@@ -491,8 +668,8 @@ impl<'a> TextWithImages<'a> {
         blocks: Option<AttentionBlocks<'_>>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
-        let (n, t, h) = (features.dims()[0], features.dims()[1], features.dims()[2]);
-        let rows = features.reshape([n * t, h])?;
+        let h = features.dims()[features.rank() - 1];
+        let rows = features.reshape([features.numel() / h.max(1), h])?;
         let replaced = ReplacedRows { mask: &self.ids.eq(token as f64)?, rows: &rows, blocks };
         let ids = lm.ids_in_vocabulary(&self.ids, token)?;
         let out =

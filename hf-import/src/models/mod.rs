@@ -1,6 +1,7 @@
 //! The model families, and [`AutoModel`], which picks one from `config.json`.
 
 mod albert;
+mod anyres;
 mod apertus;
 mod auto_forward;
 mod auto_inputs;
@@ -174,6 +175,7 @@ pub use self::lfm3::Lfm3ForCausalLM;
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
 pub use self::llama4::{Llama4ForCausalLM, Llama4ForConditionalGeneration};
 pub use self::llama_variants::{IQuestCoderForCausalLM, InternLM3ForCausalLM};
+pub use self::llava_images::ImageInputs;
 pub use self::mamba::{Mamba, MambaState};
 pub use self::mellum::MellumForCausalLM;
 pub use self::mimo_v2_flash::MiMoV2FlashForCausalLM;

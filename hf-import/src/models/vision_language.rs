@@ -1,5 +1,5 @@
 //! Vision-language checkpoints whose language model is a decoder of its own model type, run on
-//! text (and LLaVA, VipLLaVA, PaliGemma and Aya Vision on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
+//! text (and LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, PaliGemma and Aya Vision on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
 //! (`llava_next`), LLaVA-NeXT-Video (`llava_next_video`), LLaVA-OneVision (`llava_onevision`),
 //! VipLLaVA (`vipllava`), Aya Vision (`aya_vision`), InternVL (`internvl`, the `-hf` checkpoints),
 //! Idefics3 (`idefics3`), SmolVLM (`smolvlm`), LFM2-VL (`lfm2_vl`) and PaliGemma (`paligemma`,
@@ -19,8 +19,9 @@
 //! LLaVA-OneVision also by the text config's. The weights keep the language model under
 //! `language_model.model.*` (what `save_pretrained` writes for the LLaVA family), under
 //! `model.language_model.*` or, for Idefics3 and SmolVLM, `model.text_model.*`; the vision tower
-//! and projector are read for LLaVA's, VipLLaVA's, PaliGemma's and Aya Vision's images (see
-//! [`super::llava_images`]); the other classes' image and video inputs are refused.
+//! and projector are read for LLaVA's, LLaVA-NeXT's (and LLaVA-NeXT-Video's), LLaVA-OneVision's,
+//! VipLLaVA's, PaliGemma's and Aya Vision's images (see [`super::llava_images`]); the other
+//! classes' image and video inputs are refused.
 
 use std::collections::BTreeMap;
 
@@ -29,7 +30,7 @@ use serde_json::{Map, Value};
 
 use super::decoder::{AttentionBlocks, CausalLm};
 use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
-use super::llava_images::{ImageEncoder, TextWithImages};
+use super::llava_images::{ImageEncoder, ImageInputs, TextWithImages};
 use super::{check_input_dtype, AutoModel};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -96,12 +97,15 @@ pub fn is_vision_language(architecture: &str) -> bool {
         || super::qwen_vl::ARCHITECTURES.contains(&architecture)
 }
 
-/// Whether `architecture` takes images (LLaVA, VipLLaVA, PaliGemma, Gemma 3): its checkpoint's
-/// vision tower and projector are read.
+/// Whether `architecture` takes images (LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, PaliGemma,
+/// Aya Vision, Gemma 3): its checkpoint's vision tower and projector are read.
 pub fn takes_images(architecture: &str) -> bool {
     matches!(
         architecture,
         "LlavaForConditionalGeneration"
+            | "LlavaNextForConditionalGeneration"
+            | "LlavaNextVideoForConditionalGeneration"
+            | "LlavaOnevisionForConditionalGeneration"
             | "VipLlavaForConditionalGeneration"
             | "PaliGemmaForConditionalGeneration"
             | "AyaVisionForConditionalGeneration"
@@ -135,19 +139,16 @@ const MEDIA_INPUTS: &[&str] = &[
 pub struct VisionLanguageForConditionalGeneration {
     lm: CausalLm,
     architecture: &'static str,
-    /// LLaVA's and VipLLaVA's vision tower and projector
+    /// the vision tower and projector of the classes that take images
     images: Option<Box<ImageEncoder>>,
 }
 
 /// PaliGemma's class, whose prefix attends both ways.
 const PALIGEMMA: &str = "PaliGemmaForConditionalGeneration";
 
-/// The inputs of a forward pass with images.
+/// The inputs of a forward pass with images (beside the image path's own: LLaVA-NeXT's
+/// `image_sizes`), with PaliGemma's `token_type_ids` that mark its prefix.
 const IMAGE_INPUTS: &[&str] = &["input_ids", "attention_mask", "position_ids", "pixel_values"];
-
-/// PaliGemma's, with the `token_type_ids` that mark its prefix.
-const PALIGEMMA_INPUTS: &[&str] =
-    &["input_ids", "attention_mask", "position_ids", "pixel_values", "token_type_ids"];
 
 impl VisionLanguageForConditionalGeneration {
     /// Loads the language model of a checkpoint of one of the classes (see the module docs).
@@ -199,9 +200,16 @@ impl VisionLanguageForConditionalGeneration {
 
     /// The rows that replace the image tokens' embeddings for `pixel_values` `[images, channels,
     /// height, width]`: `[images · features, hidden]`, what [`CausalLm::forward_with_rows`] takes.
+    /// (LLaVA-NeXT's images need their sizes: [`Self::image_rows_of`].)
     pub fn image_rows(&self, pixel_values: &Tensor) -> Result<Tensor> {
-        let images = self.images.as_ref().ok_or_else(|| self.no_images("pixel_values"))?;
-        images.rows(pixel_values, self.lm.dtype())
+        self.image_rows_of(&ImageInputs::pixels(pixel_values))
+    }
+
+    /// The rows that replace the image tokens' embeddings for `images`: `[features, hidden]`,
+    /// image after image.
+    pub fn image_rows_of(&self, images: &ImageInputs<'_>) -> Result<Tensor> {
+        let encoder = self.images.as_ref().ok_or_else(|| self.no_images("pixel_values"))?;
+        encoder.rows(images, self.lm.dtype())
     }
 
     /// PaliGemma's attention blocks of `token_type_ids` `[batch, seq]` (0: the prefix, its image
@@ -226,10 +234,7 @@ impl VisionLanguageForConditionalGeneration {
                 self.architecture
             ));
         }
-        let what = if matches!(
-            self.architecture,
-            "LlavaForConditionalGeneration" | "VipLlavaForConditionalGeneration"
-        ) {
+        let what = if takes_images(self.architecture) {
             "this checkpoint has no vision tower"
         } else {
             "hf-import runs its language model on text only"
@@ -245,30 +250,35 @@ impl VisionLanguageForConditionalGeneration {
     /// and the head. The outputs are the text ones (`logits`, `hidden_states.N`) and the images'
     /// under transformers' `image_outputs`: the tower's `last_hidden_state` and `hidden_states.N`,
     /// (those the features are read from, and with `output_hidden_states` every one for LLaVA), and
-    /// the projected features as `pooler_output` (`pooler_output.N`, one per image, for LLaVA).
+    /// the projected features as `pooler_output` (`pooler_output.N`, one per image, for LLaVA,
+    /// LLaVA-NeXT and LLaVA-OneVision).
     pub(crate) fn forward_images(
         &self,
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
         let images = self.images.as_ref().ok_or_else(|| self.no_images("pixel_values"))?;
-        let takes = if self.architecture == PALIGEMMA { PALIGEMMA_INPUTS } else { IMAGE_INPUTS };
-        let text = TextWithImages::checked(inputs, takes)?;
+        let mut takes = IMAGE_INPUTS.to_vec();
+        takes.extend(images.other_inputs());
+        if self.architecture == PALIGEMMA {
+            takes.push("token_type_ids");
+        }
+        let text = TextWithImages::checked(inputs, &takes)?;
         let blocks = inputs.get("token_type_ids").map(|t| self.attention_blocks(t)).transpose()?;
         let blocks = blocks.as_ref().map(|ids| AttentionBlocks { ids, within_window: false });
-        let image = images.forward(&inputs["pixel_values"])?;
-        let f = &image.features;
-        let mut named = text.outputs(&self.lm, f, images.image_token(), blocks, output_hidden_states)?;
+        let image = images.forward(&ImageInputs::from_named(inputs).expect("inputs with pixel_values"))?;
+        let rows = image.rows()?;
+        let mut named = text.outputs(&self.lm, &rows, images.image_token(), blocks, output_hidden_states)?;
         named.push(("image_outputs.last_hidden_state".into(), image.last_hidden_state));
         let states = image.hidden_states.into_iter().enumerate();
         let reported = states.filter(|(i, _)| images.reports_state(*i, output_hidden_states));
         named.extend(reported.map(|(i, t)| (format!("image_outputs.hidden_states.{i}"), t)));
         if images.pooled_per_image() {
-            for i in 0..f.dims()[0] {
-                named.push((format!("image_outputs.pooler_output.{i}"), f.select(0, i as isize)?));
-            }
+            let per_image = image.features.into_iter().enumerate();
+            named.extend(per_image.map(|(i, f)| (format!("image_outputs.pooler_output.{i}"), f)));
         } else {
-            named.push(("image_outputs.pooler_output".into(), f.clone()));
+            let all = Tensor::stack(&image.features.iter().collect::<Vec<_>>(), 0)?;
+            named.push(("image_outputs.pooler_output".into(), all));
         }
         Ok(named)
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use oxtorch_hf_import::weights::read_safetensors;
-use oxtorch_hf_import::{AttentionBlocks, AutoModel, CausalLm, Config, PromptImages, Weights};
+use oxtorch_hf_import::{AttentionBlocks, AutoModel, CausalLm, Config, ImageInputs, PromptImages, Weights};
 use oxtorch_tensor::{DType, Device, Tensor};
 
 /// The folder of a fixture made by `make_fixtures.py`.
@@ -42,6 +42,8 @@ pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>
         "attention_mask",
         "token_type_ids",
         "pixel_values",
+        "image_sizes",
+        "batch_num_images",
         "decoder_input_ids",
         "decoder_attention_mask",
         "input_features",
@@ -143,7 +145,7 @@ impl<'m> ImagePrompt<'m> {
             AutoModel::VisionLanguage(m) => ImagePrompt {
                 lm: m,
                 token: m.image_token().unwrap(),
-                rows: m.image_rows(pixels).unwrap(),
+                rows: m.image_rows_of(&ImageInputs::from_named(golden).unwrap()).unwrap(),
                 blocks: types.map(|t| (m.attention_blocks(t).unwrap(), false)),
             },
             AutoModel::Gemma3ForConditionalGeneration(m) => ImagePrompt {

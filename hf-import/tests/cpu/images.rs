@@ -104,3 +104,62 @@ fn llava_with_images() {
     assert!(err.contains("this checkpoint has no vision tower"), "{err}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// LLaVA-NeXT, LLaVA-NeXT-Video (on images) and LLaVA-OneVision with "anyres" images: each image's
+/// tiles through the tower (the padding tile of the shorter image ignored), the base's features
+/// then the tiles' laid out as the image's grid, the resize's padding cut off (rows of a wide
+/// image, columns of a tall one), OneVision's grid resized bilinearly to `anyres_max_1` and its
+/// prompt of two images untiled, `image_newline` after each row; against transformers' logits,
+/// hidden states and `image_outputs`. Missing or inconsistent sizes get clear errors.
+#[test]
+fn llava_next_anyres_images() {
+    for name in ["llava_next_images", "llava_next_video_images", "llava_onevision_images"] {
+        check(name);
+    }
+    let dir = fixture("llava_next_images");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (inputs, _) = golden("llava_next_images");
+    let error = |change: &dyn Fn(&mut std::collections::BTreeMap<String, Tensor>)| {
+        let mut changed = inputs.clone();
+        change(&mut changed);
+        model.forward_named(&changed, false).unwrap_err().to_string()
+    };
+    let err = error(&|i| {
+        i.remove("image_sizes");
+    });
+    assert!(err.contains("missing input 'image_sizes'"), "{err}");
+    // All the tiles in one 4-D batch must be those the sizes make (4 + 5, not the padded 10).
+    let err = error(&|i| {
+        let all = i["pixel_values"].reshape([10, 3, 8, 8]).unwrap();
+        i.insert("pixel_values".into(), all);
+    });
+    assert!(err.contains("does not hold the images' tiles: their sizes make [4, 5] tiles"), "{err}");
+    let err = error(&|i| {
+        let tiles = i["pixel_values"].narrow(1, 0, 4).unwrap();
+        i.insert("pixel_values".into(), tiles);
+    });
+    assert!(err.contains("does not hold the images' tiles: their sizes make [4, 5] tiles"), "{err}");
+    // Another image's size: as many tiles (2 × 2), other features after the unpadding.
+    let err = error(&|i| {
+        i.insert("image_sizes".into(), Tensor::from_vec(vec![5i64, 40, 20, 30], [2, 2]).unwrap());
+    });
+    assert!(
+        err.contains("Image features and image tokens do not match, tokens: 114, features: 112"),
+        "{err}"
+    );
+    let err = error(&|i| {
+        i.insert("image_sizes".into(), Tensor::from_vec(vec![5.0f32, 40.0, 30.0, 20.0], [2, 2]).unwrap());
+    });
+    assert!(err.contains("input 'image_sizes' must be an integer tensor of shape [images, 2]"), "{err}");
+    let err = error(&|i| {
+        i.insert("batch_num_images".into(), Tensor::from_vec(vec![1i64, 1], [2]).unwrap());
+    });
+    assert!(err.contains("unexpected input 'batch_num_images'"), "{err}");
+    // OneVision's images per prompt must count the images.
+    let dir = fixture("llava_onevision_images");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("llava_onevision_images");
+    inputs.insert("batch_num_images".into(), Tensor::from_vec(vec![1i64, 1], [2]).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("input 'batch_num_images' [1, 1] must count the 3 images"), "{err}");
+}
