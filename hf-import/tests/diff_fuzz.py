@@ -23,7 +23,8 @@ does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm
 (`*ForSequenceClassification`, with random labels: transformers' default 2, `num_labels` 1-6 or named
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
-The image families `vit`, `clip`, `siglip` and `dinov2` (images of other sizes too) get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
+`images` runs the vision-language classes with images, `anyres` LLaVA-NeXT / -Video / OneVision with tiled
+images of random sizes (`image_sizes`, OneVision's `batch_num_images`). The image families `vit`, `clip`, `siglip` and `dinov2` (images of other sizes too) get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
 with it) and no generation; `t5` (T5 and mT5, their three heads) and `bart` (BART and mBART) get sources and `decoder_input_ids`
 (BART's sometimes none: the shifted sources), and their generation models generate from the decoder start token;
 `whisper` gets mel `input_features` and `decoder_input_ids`; its generation gets random Whisper generation
@@ -1411,6 +1412,83 @@ def gen_images(r):
     return tf.LlavaForConditionalGeneration, tf.LlavaConfig, c
 
 
+def gen_anyres(r):
+    """LLaVA-NeXT, LLaVA-NeXT-Video or LLaVA-OneVision with "anyres" images: a CLIP tower without its class token or a
+    SigLIP one whole, one or several feature layers, random `image_grid_pinpoints` (multiples of the tile, some tall,
+    some wide), OneVision's `anyres_max_N`, over a random language model, the image token the vocabulary's last id."""
+    kind = r.choice(["next", "next", "next_video", "onevision", "onevision"])
+    tower = r.choice(["clip_vision_model", "siglip_vision_model"])
+    layers = r.randint(1, 3)
+    image, patch = r.choice([(8, 4), (8, 2), (12, 4), (6, 2)])
+    vision = dict(model_type=tower, hidden_size=r.choice([8, 16]), intermediate_size=16, num_hidden_layers=layers,
+                  num_attention_heads=2, image_size=image, patch_size=patch)
+    if tower == "siglip_vision_model":
+        vision["vision_use_head"] = False
+    gen = r.choice([gen_llama, gen_mistral, gen_qwen2, gen_qwen3, gen_gemma2, gen_granite])
+    _, text_config_cls, text = gen(r)
+    text["model_type"] = text_config_cls.model_type
+    grid = [(h, w) for h in range(1, 4) for w in range(1, 4)]
+    pinpoints = [[image * h, image * w] for h, w in r.sample(grid, r.randint(1, 5))]
+    states = layers + 1
+    chosen = [r.randint(-states, states - 1) for _ in range(r.randint(1, 3))]
+    c = dict(text_config=text, vision_config=vision, image_token_index=text["vocab_size"] - 1,
+             image_grid_pinpoints=pinpoints, projector_hidden_act=r.choice(["gelu", "silu", "gelu_pytorch_tanh"]),
+             # (transformers reads an int layer as `output_hidden_states`: layer 0 alone would ask for none.)
+             vision_feature_layer=chosen[0] if r.random() < 0.5 and chosen[0] != 0 else chosen,
+             vision_feature_select_strategy="default" if tower == "clip_vision_model" else "full",
+             multimodal_projector_bias=r.random() < 0.7)
+    if kind == "onevision":
+        c["vision_aspect_ratio"] = f"anyres_max_{r.choice([1, 2, 4, 9])}"
+        c["video_token_index"] = text["vocab_size"] - 2
+        return tf.LlavaOnevisionForConditionalGeneration, tf.LlavaOnevisionConfig, c
+    if kind == "next_video":
+        c["video_token_index"] = text["vocab_size"] - 2
+        return tf.LlavaNextVideoForConditionalGeneration, tf.LlavaNextVideoConfig, c
+    return tf.LlavaNextForConditionalGeneration, tf.LlavaNextConfig, c
+
+
+def anyres_prompt_inputs(r, model_cls, cfg, model):
+    """Prompts with anyres images: 0-2 images per row at random places (at least one in all), each of a random size
+    (`image_sizes`, some far from the pinpoints' aspects), their tiles padded to the most in `pixel_values`
+    `[images, tiles, 3, side, side]`; OneVision's `batch_num_images` sometimes (its prompts of several images then
+    untiled). The image tokens per image: what transformers' `get_image_features` of `model` packs."""
+    text, vision = cfg["text_config"], cfg["vision_config"]
+    vocab, token, side = text["vocab_size"], cfg["image_token_index"], vision["image_size"]
+    b = r.randint(1, 3)
+    per_row = [r.randint(0, 2) for _ in range(b)]
+    if sum(per_row) == 0:
+        per_row[0] = 1
+    images = sum(per_row)
+    sizes = torch.tensor([[r.randint(1, 4 * side), r.randint(1, 4 * side)] for _ in range(images)], dtype=torch.int64)
+    extra = {}
+    if model_cls.__name__.startswith("LlavaOnevision") and r.random() < 0.5:
+        extra["batch_num_images"] = torch.tensor(per_row, dtype=torch.int64)
+    from transformers.models.llava_next.modeling_llava_next import image_size_to_num_patches
+    most = max(image_size_to_num_patches(s.tolist(), cfg["image_grid_pinpoints"], side) for s in sizes)
+    pixels = torch.randn(images, most, 3, side, side)
+    with torch.no_grad():
+        lens = [f.shape[0] for f in model.model.get_image_features(pixels, sizes, **extra).pooler_output]
+    rows, at = [], 0
+    for n in per_row:
+        row = [r.randrange(3, vocab - 3) for _ in range(r.randint(1, 6))]
+        for _ in range(n):
+            where = r.randint(0, len(row))
+            row[where:where] = [token] * lens[at]
+            at += 1
+        rows.append(row)
+    l = max(len(row) for row in rows)
+    pad = r.choice(["right", "left"])
+    ids = torch.zeros(b, l, dtype=torch.int64)
+    mask = torch.zeros(b, l, dtype=torch.int64)
+    for i, row in enumerate(rows):
+        start = 0 if pad == "right" else l - len(row)
+        ids[i, start:start + len(row)] = torch.tensor(row)
+        mask[i, start:start + len(row)] = 1
+    x = {"input_ids": ids, "attention_mask": mask, "pixel_values": pixels, "image_sizes": sizes, **extra}
+    desc = f"b={b} l={l} pad={pad} images={per_row} sizes={sizes.tolist()} tokens={lens}"
+    return x, desc + (" batch_num_images" if extra else "")
+
+
 def image_prompt_inputs(r, model_cls, cfg):
     """Prompts with images: each row's text ids (never the image token) with 0-2 images' runs of image tokens at
     random places, the rows padded on either side, the images' `pixel_values` in order; Gemma 3's `token_type_ids`
@@ -2687,6 +2765,7 @@ FAMILIES = {
     "qwen3_vl": gen_qwen3_vl,
     "vision_language": gen_vision_language,
     "images": gen_images,
+    "anyres": gen_anyres,
     "mllama": gen_mllama,
     "bert_qa": per_token(gen_bert, tf.BertForQuestionAnswering),
     "roberta_qa": per_token(gen_roberta, tf.RobertaForQuestionAnswering),
@@ -2844,7 +2923,7 @@ BASE = {"diffllama_cls": "diffllama", "diffllama_tok": "diffllama", "axk1_cls": 
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt", "minicpm3_cls": "minicpm3", "persimmon_cls": "persimmon", "persimmon_tok": "persimmon"}
 # Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
-MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl", "vision_language", "mllama", "images"}
+MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl", "vision_language", "mllama", "images", "anyres"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
@@ -2976,8 +3055,11 @@ def text_of(family, cfg):
     return cfg["text_config"] if family in MULTIMODAL_TEXT else cfg
 
 
-def make_inputs(r, family, cfg, model_cls=None):
-    """Random forward inputs and a description of them (a derived family's as its base family's)."""
+def make_inputs(r, family, cfg, model_cls=None, model=None):
+    """Random forward inputs and a description of them (a derived family's as its base family's); `model` (the
+    reference) for the families whose inputs depend on it."""
+    if family == "anyres":
+        return anyres_prompt_inputs(r, model_cls, cfg, model)
     if family == "images":
         return image_prompt_inputs(r, model_cls, cfg)
     if family in IMAGES:
@@ -3238,7 +3320,7 @@ class Runner:
             ref = model_cls.from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
         except Exception as e:
             return ("skip", cid, f"transformers cannot reload: {e}")
-        x, desc = make_inputs(r, family, cfg, model_cls)
+        x, desc = make_inputs(r, family, cfg, model_cls, ref)
         info = dict(diff=diff, variant=variant, inputs=desc, cls=model_cls.__name__)
         with torch.no_grad():
             try:
