@@ -76,12 +76,13 @@ impl Anyres {
     fn best_resolution(&self, (height, width): (usize, usize)) -> Result<(usize, usize)> {
         let (oh, ow) = (height as f64, width as f64);
         let mut best = None;
-        let (mut most_kept, mut least_wasted) = (0i64, i64::MAX);
+        // (In i128: no product of two sizes overflows.)
+        let (mut most_kept, mut least_wasted) = (0i128, i128::MAX);
         for &(h, w) in &self.pinpoints {
             let scale = (w as f64 / ow).min(h as f64 / oh);
-            let (dw, dh) = ((ow * scale) as i64, (oh * scale) as i64);
-            let kept = (dw * dh).min((height * width) as i64);
-            let wasted = (h * w) as i64 - kept;
+            let (dw, dh) = ((ow * scale) as i128, (oh * scale) as i128);
+            let kept = (dw * dh).min(height as i128 * width as i128);
+            let wasted = h as i128 * w as i128 - kept;
             if kept > most_kept || (kept == most_kept && wasted < least_wasted) {
                 (most_kept, least_wasted, best) = (kept, wasted, Some((h, w)));
             }
@@ -97,7 +98,10 @@ impl Anyres {
     /// best resolution, plus the base.
     fn tiles(&self, size: (usize, usize)) -> Result<usize> {
         let (h, w) = self.best_resolution(size)?;
-        Ok(h.div_ceil(self.tile) * w.div_ceil(self.tile) + 1)
+        h.div_ceil(self.tile)
+            .checked_mul(w.div_ceil(self.tile))
+            .and_then(|n| n.checked_add(1))
+            .ok_or_else(|| Error::Input(format!("an image of size {size:?} makes too many tiles at {h}×{w}")))
     }
 
     /// The number of tiles of each image (`image_sizes` `[images, 2]`), 1 where `tiled` says no.
@@ -122,7 +126,7 @@ impl Anyres {
         }
         let (h, w) = self.best_resolution(size)?;
         let (rows, cols) = (h / self.tile, w / self.tile);
-        if rows * cols != tiles - 1 {
+        if rows.checked_mul(cols) != Some(tiles - 1) {
             return Err(Error::Input(format!(
                 "an image of size {size:?} is {rows}×{cols} tiles at its resolution {h}×{w}, but has {} tile(s) (the pinpoints must be multiples of the tower's image_size {})",
                 tiles - 1,
@@ -144,7 +148,7 @@ impl Anyres {
     fn resized(&self, grid: Tensor) -> Result<Tensor> {
         let Some(max) = self.max_tiles else { return Ok(grid) };
         let (h, w) = (grid.dims()[1] as f64, grid.dims()[2] as f64);
-        let ratio = (h * w / (max * self.side * self.side) as f64).sqrt();
+        let ratio = (h * w / (max as f64 * (self.side * self.side) as f64)).sqrt();
         if ratio <= 1.1 {
             return Ok(grid);
         }

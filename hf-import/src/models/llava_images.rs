@@ -430,7 +430,8 @@ impl ImageEncoder {
         if class == Class::AyaVision {
             let factor = cfg.usize_or("downsample_factor", 2)?;
             let shuffled = width
-                .checked_mul(factor * factor)
+                .checked_mul(factor)
+                .and_then(|w| w.checked_mul(factor))
                 .ok_or_else(|| Error::Config("vision features too wide".into()))?;
             let inner = cfg.usize_or("alignment_intermediate_size", text_hidden)?;
             let eps = cfg.f64_or("adapter_layer_norm_eps", 1e-6)?;

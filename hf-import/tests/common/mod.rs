@@ -37,19 +37,21 @@ pub fn read_metadata(path: &std::path::Path) -> BTreeMap<String, serde_json::Val
 /// The golden file of a fixture split into its inputs and transformers' outputs.
 pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>) {
     let all = read_all(&fixture(name).join("expected.safetensors"));
-    let inputs = [
-        "input_ids",
-        "attention_mask",
-        "token_type_ids",
-        "pixel_values",
-        "image_sizes",
-        "batch_num_images",
-        "decoder_input_ids",
-        "decoder_attention_mask",
-        "input_features",
-    ];
-    all.into_iter().partition(|(k, _)| inputs.contains(&k.as_str()))
+    all.into_iter().partition(|(k, _)| INPUT_NAMES.contains(&k.as_str()))
 }
+
+/// The names of a golden's inputs (the rest are outputs).
+pub const INPUT_NAMES: [&str; 9] = [
+    "input_ids",
+    "attention_mask",
+    "token_type_ids",
+    "pixel_values",
+    "image_sizes",
+    "batch_num_images",
+    "decoder_input_ids",
+    "decoder_attention_mask",
+    "input_features",
+];
 
 /// Panics unless `|a - b| <= atol + rtol |b|` everywhere and the shapes agree; returns the largest
 /// absolute difference.

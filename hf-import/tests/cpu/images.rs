@@ -151,6 +151,14 @@ fn llava_next_anyres_images() {
         i.insert("image_sizes".into(), Tensor::from_vec(vec![5.0f32, 40.0, 30.0, 20.0], [2, 2]).unwrap());
     });
     assert!(err.contains("input 'image_sizes' must be an integer tensor of shape [images, 2]"), "{err}");
+    // Extreme sizes: an error, never an overflow.
+    for hw in [[i64::MAX, 1], [1, i64::MAX], [i64::MAX, i64::MAX]] {
+        let err = error(&|i| {
+            let sizes = [5, 40].into_iter().chain(hw).collect();
+            i.insert("image_sizes".into(), Tensor::from_vec(sizes, [2, 2]).unwrap());
+        });
+        assert!(err.contains("Image features and image tokens do not match"), "{hw:?}: {err}");
+    }
     let err = error(&|i| {
         i.insert("batch_num_images".into(), Tensor::from_vec(vec![1i64, 1], [2]).unwrap());
     });

@@ -92,6 +92,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     "llava",
     // Images: a pooled SigLIP projector and its token count, beside a nested text config.
     "gemma3_images",
+    // Tiled images: the pinpoints, the tower's tile, OneVision's `anyres_max_N`.
+    "llava_onevision_images",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each

@@ -10,6 +10,24 @@ pub(super) fn prompt() -> Result<Tensor> {
     Ok(Tensor::from_vec(vec![1i64, 5, 7], [1, 3])?)
 }
 
+/// The inputs of the golden in `dir` (`expected.safetensors`) where they hold images: a
+/// vision-language model's prompts with their `pixel_values` (and image sizes).
+fn prompts_with_images(dir: &Path) -> Option<BTreeMap<String, Tensor>> {
+    let path = dir.join("expected.safetensors");
+    if !path.is_file() {
+        return None;
+    }
+    let mut inputs = BTreeMap::new();
+    oxtorch_hf_import::weights::read_safetensors(&path, |name, t| {
+        if crate::common::INPUT_NAMES.contains(&name.as_str()) {
+            inputs.insert(name, t);
+        }
+        Ok(())
+    })
+    .ok()?;
+    inputs.contains_key("pixel_values").then_some(inputs)
+}
+
 /// `input_ids` alone.
 fn ids_only(ids: Tensor) -> BTreeMap<String, Tensor> {
     BTreeMap::from([("input_ids".to_string(), ids)])
@@ -177,6 +195,10 @@ fn run_model(
     }
     let m = model.clone();
     s.call(case, "forward_named([1, 3] ids)", &[], move || m.forward_named(&ids_only(prompt()?), false));
+    if let Some(inputs) = prompts_with_images(dir) {
+        let m = model.clone();
+        s.call(case, "forward_named(the fixture's images)", &[], move || m.forward_named(&inputs, false));
+    }
     if model.causal_lm().is_none() {
         let m = model.clone();
         s.call(case, "last_hidden_state", &[], move || m.last_hidden_state(&prompt()?, None, None));
