@@ -2587,6 +2587,68 @@ def llava_next_images():
         print(f"{name}: image features {lens}, {sorted(flat)}")
 
 
+def idefics3_images():
+    """Idefics3 and SmolVLM with images: `pixel_values` `[prompts, images, 3, 8, 8]` through a tiny Idefics3 vision
+    tower (SigLIP's blocks, 4 × 4 patches), the pixel shuffle (2 × 2 patches per token) and the projection, the
+    features in place of the image tokens (id 99, four per image). `idefics3_images`: the first prompt's two images,
+    the second's one and a padding image (all zeros: dropped), `pixel_attention_mask` keeping a 6 × 4 corner of the
+    first prompt's second image (its patches' positions bucketed over the kept 3 × 2 grid, the rest masked as keys);
+    the second prompt right-padded. `smolvlm_images`: one image per prompt, no `pixel_attention_mask`.
+    `generate.safetensors`: greedy generation from the prompts left-padded."""
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2, image_size=8,
+                  patch_size=2)
+    llama = dict(DECODER, model_type="llama", intermediate_size=48, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    t = 99
+    cases = [
+        ("idefics3_images", tf.Idefics3ForConditionalGeneration,
+         tf.Idefics3Config(text_config=llama, vision_config=vision, image_token_id=t, scale_factor=2), 389),
+        ("smolvlm_images", tf.SmolVLMForConditionalGeneration,
+         tf.SmolVLMConfig(text_config=llama, vision_config=vision, image_token_id=t, scale_factor=2), 390),
+    ]
+    for name, cls, config, seed in cases:
+        if ONLY and name not in ONLY:
+            continue
+        torch.manual_seed(seed)
+        model = cls(config).eval()
+        randomise(model, seed)
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        model.save_pretrained(path)
+        (path / "generation_config.json").unlink(missing_ok=True)
+        g = torch.Generator().manual_seed(seed)
+        x = {}
+        if name == "idefics3_images":
+            pixels = torch.randn(2, 2, 3, 8, 8, generator=g)
+            mask = torch.ones(2, 2, 8, 8, dtype=torch.int64)
+            mask[0, 1, 6:, :] = 0
+            mask[0, 1, :, 4:] = 0
+            pixels = pixels * mask[:, :, None]
+            pixels[1, 1] = 0.0
+            mask[1, 1] = 0
+            x["pixel_attention_mask"] = mask
+            per_prompt = [2, 1]
+        else:
+            pixels = torch.randn(2, 1, 3, 8, 8, generator=g)
+            per_prompt = [1, 1]
+        prompts = [[1] + sum(([t] * 4 + [17] for _ in range(per_prompt[0])), []) + [42, 5],
+                   [3, 64] + [t] * 4 * per_prompt[1] + [12]]
+        width = max(map(len, prompts))
+        ids = torch.tensor([p + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        attn = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        gen_ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts], dtype=torch.int64)
+        gen_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.int64)
+        x = {"input_ids": ids, "attention_mask": attn, "pixel_values": pixels, **x}
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+            gen = model.generate(**dict(x, input_ids=gen_ids, attention_mask=gen_mask), max_new_tokens=10,
+                                 do_sample=False, pad_token_id=0)
+        flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+        save_file({**x, **flat}, str(path / "expected.safetensors"))
+        save_file({**x, "input_ids": gen_ids, "attention_mask": gen_mask, "output_ids": gen.contiguous()},
+                  str(path / "generate.safetensors"))
+        print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]}")
+
+
 def gemma3_images():
     """Gemma 3 with images (`gemma3_images`): a tiny SigLIP tower (4 × 4 patches) whose last hidden state the
     projector averages to 2 × 2 tokens, norms and projects; the features in place of the image tokens (id 99, in the
@@ -2688,6 +2750,7 @@ if __name__ == "__main__":
     vision_language()
     llava_images()
     llava_next_images()
+    idefics3_images()
     gemma3_images()
     paligemma_images()
     if not ONLY or "token_types" in ONLY:

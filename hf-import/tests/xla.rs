@@ -255,6 +255,7 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "aya_vision_images",
         "llava_next_images",
         "llava_onevision_images",
+        "idefics3_images",
     ];
     let mut fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     // (A padded query whose chunk holds only padding attends to every key alike, as in transformers:

@@ -171,6 +171,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 "llava_next" | "llava_next_video" => {
                     &["input_ids", "attention_mask", "pixel_values", "image_sizes"]
                 }
+                "idefics3" | "smolvlm" => {
+                    &["input_ids", "attention_mask", "pixel_values", "pixel_attention_mask"]
+                }
                 "llava_onevision" => {
                     &["input_ids", "attention_mask", "pixel_values", "image_sizes", "batch_num_images"]
                 }

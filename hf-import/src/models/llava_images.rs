@@ -10,7 +10,9 @@
 //!
 //! LLaVA-NeXT (`llava_next`, and `llava_next_video` on images) and LLaVA-OneVision
 //! (`llava_onevision`) read LLaVA's features of each image's tiles and pack them as
-//! [`super::anyres`] says.
+//! [`super::anyres`] says. Idefics3 (`idefics3`) and SmolVLM (`smolvlm`) run their prompts' images
+//! (see [`super::idefics3_images`]) through their SigLIP-like tower, the pixel shuffle and one
+//! linear projection.
 //!
 //! `pixel_values` are the processor's output (`[images, channels, height, width]`, resized and
 //! normalised; LLaVA-NeXT's `[images, tiles, channels, height, width]` with `image_sizes`); the
@@ -25,6 +27,7 @@ use serde_json::{Map, Value};
 use super::anyres::{image_sizes, Anyres};
 use super::clip::{ClipVisionConfig, ClipVisionTower};
 use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
+use super::idefics3_images::tower_batch;
 use super::siglip::SiglipVisionTower;
 use super::vision::checked_pixels;
 use super::{check_input_dtype, check_input_shapes, ids_as_i64};
@@ -75,6 +78,19 @@ impl VisionTower {
         }
     }
 
+    /// Idefics3's pass of a SigLIP tower: the post-normed states of `pixels` with the patches'
+    /// `position_ids` and the key `mask`.
+    fn forward_with(&self, pixels: &Tensor, position_ids: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+        match self {
+            VisionTower::Siglip(t) => {
+                let pixels = checked_pixels(pixels, t.dtype())?.to(t.device())?;
+                let mask = mask.map(|m| m.to(t.device())).transpose()?;
+                Ok(t.forward_with(&pixels, Some(position_ids), mask.as_ref(), false)?.0)
+            }
+            VisionTower::Clip(_) => Err(Error::Unsupported("Idefics3's images need a SigLIP tower".into())),
+        }
+    }
+
     /// The side of the images it takes and of their patches, in pixels (the heights).
     fn image_and_patch(&self) -> (usize, usize) {
         match self {
@@ -97,6 +113,8 @@ enum Projector {
     },
     /// `linear`
     Linear(Linear),
+    /// Idefics3's connector: the pixel shuffle, then `modality_projection.proj`
+    ShuffleLinear { factor: usize, linear: Linear },
     /// Aya Vision's: the features' pixel shuffle (each `factor × factor` square of tokens as
     /// one), a layer norm, `linear_1`, SwiGLU (`silu` of the second half times the first),
     /// `linear_2`
@@ -114,6 +132,11 @@ impl Projector {
                 linear_2.forward(&act.forward(&linear_1.forward(&x)?)?)
             }
             Projector::Linear(linear) => linear.forward(x),
+            Projector::ShuffleLinear { factor, linear } => {
+                let x = pixel_shuffle(x, *factor)?;
+                let (n, width) = (x.dims()[0], x.dims()[3]);
+                linear.forward(&x.reshape([n, x.numel() / n / width.max(1), width])?)
+            }
             Projector::ShuffleSwiGlu { factor, norm, linear_1, linear_2 } => {
                 let h = linear_1.forward(&norm.forward(&pixel_shuffle(x, *factor)?)?)?;
                 let half = h.dims()[h.rank() - 1] / 2;
@@ -126,14 +149,15 @@ impl Projector {
     }
 }
 
-/// Aya Vision's pixel shuffle of `x` `[images, side², dim]`: `[images, side / f, side / f, dim · f²]`,
-/// each output token the `f × f` square of input tokens (transformers' reshapes and permutes).
+/// The pixel shuffle of `x` `[images, side², dim]` (Aya Vision's, Idefics3's): `[images, side / f,
+/// side / f, dim · f²]`, each output token the `f × f` square of input tokens (transformers'
+/// reshapes and permutes).
 fn pixel_shuffle(x: &Tensor, f: usize) -> Result<Tensor> {
     let (n, s, d) = (x.dims()[0], x.dims()[1], x.dims()[2]);
     let side = (s as f64).sqrt() as usize;
     if side * side != s || f == 0 || !side.is_multiple_of(f) {
         return Err(Error::Input(format!(
-            "Aya Vision's pixel shuffle needs a square of tokens whose side the downsample factor {f} divides, got {s} tokens"
+            "the pixel shuffle needs a square of tokens whose side the factor {f} divides, got {s} tokens"
         )));
     }
     let x = x.reshape([n, side, side / f, d * f])?.permute([0, 2, 1, 3])?.contiguous()?;
@@ -153,6 +177,12 @@ enum Class {
     LlavaNext,
     /// LLaVA-NeXT's, the tiles' features resized to `anyres_max_N`
     OneVision,
+    /// each prompt's images (padding images dropped, padded patches masked), the last hidden
+    /// state pixel-shuffled and projected (`idefics3`; `smolvlm`, which keeps one image of a batch
+    /// of padding alone)
+    Idefics3 {
+        smol: bool,
+    },
 }
 
 /// The image inputs of a vision-language model: `pixel_values`, and for LLaVA-NeXT and
@@ -169,12 +199,14 @@ pub struct ImageInputs<'a> {
     pub image_sizes: Option<&'a Tensor>,
     /// `batch_num_images` `[prompts]`
     pub batch_num_images: Option<&'a Tensor>,
+    /// Idefics3's `pixel_attention_mask` `[prompts, images, height, width]`
+    pub pixel_attention_mask: Option<&'a Tensor>,
 }
 
 impl<'a> ImageInputs<'a> {
     /// The images of `pixel_values` alone.
     pub fn pixels(pixel_values: &'a Tensor) -> Self {
-        ImageInputs { pixel_values, image_sizes: None, batch_num_images: None }
+        ImageInputs { pixel_values, image_sizes: None, batch_num_images: None, pixel_attention_mask: None }
     }
 
     /// The image inputs among named ones (`None` without `pixel_values`).
@@ -183,6 +215,7 @@ impl<'a> ImageInputs<'a> {
             pixel_values: inputs.get("pixel_values")?,
             image_sizes: inputs.get("image_sizes"),
             batch_num_images: inputs.get("batch_num_images"),
+            pixel_attention_mask: inputs.get("pixel_attention_mask"),
         })
     }
 }
@@ -234,6 +267,17 @@ fn default_vision_config(class: Class) -> Map<String, Value> {
                 ("patch_size", 14),
                 ("image_size", 224),
                 ("num_hidden_layers", 27),
+                ("num_attention_heads", 16),
+            ],
+        ),
+        Class::Idefics3 { .. } => (
+            "siglip_vision_model",
+            [
+                ("hidden_size", 1152),
+                ("intermediate_size", 3072),
+                ("patch_size", 32),
+                ("image_size", 224),
+                ("num_hidden_layers", 12),
                 ("num_attention_heads", 16),
             ],
         ),
@@ -320,11 +364,17 @@ impl ImageEncoder {
             "aya_vision" => Class::AyaVision,
             "llava_next" | "llava_next_video" => Class::LlavaNext,
             "llava_onevision" => Class::OneVision,
+            "idefics3" => Class::Idefics3 { smol: false },
+            "smolvlm" => Class::Idefics3 { smol: true },
             _ => return Ok(None),
         };
         let vip = class == Class::VipLlava;
         let probe = "embeddings.patch_embedding.weight";
-        let Some(vars) = vars_with(weights, &TOWER_PREFIXES, probe) else {
+        let prefixes: &[&str] = match class {
+            Class::Idefics3 { .. } => &["model.vision_model.", "vision_model."],
+            _ => &TOWER_PREFIXES,
+        };
+        let Some(vars) = vars_with(weights, prefixes, probe) else {
             return Ok(None);
         };
         let vision = match cfg.get("vision_config") {
@@ -334,12 +384,16 @@ impl ImageEncoder {
         };
         let vision = Config::from_map(vision);
         let default_tower = match class {
-            Class::PaliGemma | Class::AyaVision | Class::OneVision => "siglip_vision_model",
+            Class::PaliGemma | Class::AyaVision | Class::OneVision | Class::Idefics3 { .. } => {
+                "siglip_vision_model"
+            }
             Class::Llava | Class::VipLlava | Class::LlavaNext => "clip_vision_model",
         };
         let tower = match vision.str_or("model_type", default_tower)? {
             "clip_vision_model" => VisionTower::Clip(ClipVisionTower::load(&vars, ClipVisionConfig::from_config(&vision)?)?),
-            "siglip_vision_model" => VisionTower::Siglip(SiglipVisionTower::load(&vars, &vision, false)?),
+            "siglip_vision_model" | "idefics3_vision" | "smolvlm_vision" => {
+                VisionTower::Siglip(SiglipVisionTower::load(&vars, &vision, false)?)
+            }
             other => {
                 return Err(Error::Unsupported(format!(
                     "{}: a vision tower of model_type \"{other}\" is not supported (clip_vision_model, siglip_vision_model)",
@@ -353,10 +407,45 @@ impl ImageEncoder {
                 Class::PaliGemma => 256_000,
                 Class::AyaVision => 255_036,
                 Class::OneVision => 151_646,
+                Class::Idefics3 { .. } => 128_257,
                 Class::LlavaNext if cfg.model_type()? == "llava_next_video" => 32001,
                 Class::Llava | Class::VipLlava | Class::LlavaNext => 32000,
             },
         )?;
+        if let Class::Idefics3 { .. } = class {
+            if !matches!(tower, VisionTower::Siglip(_)) {
+                return Err(Error::Unsupported(format!(
+                    "{}: the vision tower must be SigLIP's",
+                    cfg.model_type()?
+                )));
+            }
+            let root =
+                vars_with(weights, &["model.connector.", "connector."], "modality_projection.proj.weight")
+                    .ok_or_else(|| {
+                        Error::Weight(
+                    "tensor 'model.connector.modality_projection.proj.weight' is missing from the checkpoint"
+                        .into(),
+                )
+                    })?;
+            let factor = cfg.usize_or("scale_factor", 2)?;
+            let width = tower
+                .hidden()
+                .checked_mul(factor)
+                .and_then(|w| w.checked_mul(factor))
+                .ok_or_else(|| Error::Config("vision features too wide".into()))?;
+            let linear = Linear::load(&root.pp("modality_projection.proj"), width, text_hidden, false)?;
+            let projector = Projector::ShuffleLinear { factor, linear };
+            let (layers, drop_first, anyres) = (Vec::new(), false, None);
+            return Ok(Some(ImageEncoder {
+                tower,
+                layers,
+                drop_first,
+                projector,
+                image_token,
+                class,
+                anyres,
+            }));
+        }
         if class == Class::PaliGemma {
             let root = vars_with(
                 weights,
@@ -495,7 +584,7 @@ impl ImageEncoder {
     /// Whether `image_outputs.pooler_output` is one tensor per image (LLaVA's and LLaVA-NeXT's
     /// tuple; VipLLaVA's is one tensor).
     pub(crate) fn pooled_per_image(&self) -> bool {
-        matches!(self.class, Class::Llava | Class::LlavaNext | Class::OneVision)
+        matches!(self.class, Class::Llava | Class::LlavaNext | Class::OneVision | Class::Idefics3 { .. })
     }
 
     /// The image inputs it takes beside `pixel_values`.
@@ -503,6 +592,7 @@ impl ImageEncoder {
         match self.class {
             Class::LlavaNext => &["image_sizes"],
             Class::OneVision => &["image_sizes", "batch_num_images"],
+            Class::Idefics3 { .. } => &["pixel_attention_mask"],
             _ => &[],
         }
     }
@@ -516,11 +606,18 @@ impl ImageEncoder {
 
     /// The vision tower and the projector on `images`.
     pub(crate) fn forward(&self, images: &ImageInputs<'_>) -> Result<ImageOutputs> {
-        let given = [("image_sizes", images.image_sizes), ("batch_num_images", images.batch_num_images)];
+        let given = [
+            ("image_sizes", images.image_sizes),
+            ("batch_num_images", images.batch_num_images),
+            ("pixel_attention_mask", images.pixel_attention_mask),
+        ];
         if let Some((name, _)) = given.iter().find(|(n, t)| t.is_some() && !self.other_inputs().contains(n)) {
             return Err(Error::Input(format!(
                 "unexpected input '{name}' (this model takes its images as pixel_values)"
             )));
+        }
+        if let Class::Idefics3 { smol } = self.class {
+            return self.forward_idefics3(images, smol);
         }
         let Some(anyres) = &self.anyres else {
             let f = self.features(images.pixel_values)?;
@@ -546,6 +643,40 @@ impl ImageEncoder {
             at += n;
         }
         Ok(ImageOutputs { last_hidden_state, hidden_states, features })
+    }
+
+    /// Idefics3's images: the real ones through the tower (their padded patches masked), the
+    /// pixel shuffle and projection; the features of each prompt's images, `[tokens, text hidden]`.
+    fn forward_idefics3(&self, images: &ImageInputs<'_>, smol: bool) -> Result<ImageOutputs> {
+        let (image, patch) = self.tower.image_and_patch();
+        let mask_dtype = self.projector_dtype();
+        let batch = tower_batch(
+            images.pixel_values,
+            images.pixel_attention_mask,
+            patch,
+            image / patch.max(1),
+            smol,
+            mask_dtype,
+        )?;
+        let last_hidden_state =
+            self.tower.forward_with(&batch.pixels, &batch.position_ids, batch.mask.as_ref())?;
+        let f = self.projector.forward(&last_hidden_state)?;
+        let (per_image, width) = (f.dims()[1], f.dims()[2]);
+        let mut at = 0;
+        let mut features = Vec::with_capacity(batch.per_prompt.len());
+        for &n in &batch.per_prompt {
+            features.push(f.narrow(0, at as isize, n)?.reshape([n * per_image, width])?);
+            at += n;
+        }
+        Ok(ImageOutputs { last_hidden_state, hidden_states: Vec::new(), features })
+    }
+
+    /// The dtype the tower computes in.
+    fn projector_dtype(&self) -> DType {
+        match &self.tower {
+            VisionTower::Clip(t) => t.dtype(),
+            VisionTower::Siglip(t) => t.dtype(),
+        }
     }
 
     /// The tower's last hidden state and hidden states of `pixel_values` `[images, channels,
@@ -620,7 +751,7 @@ fn tiles(pixel_values: &Tensor, counts: &[usize]) -> Result<Tensor> {
 }
 
 /// The inputs that describe the images (checked by the image path), not the prompts' tokens.
-const IMAGE_ONLY: [&str; 3] = ["pixel_values", "image_sizes", "batch_num_images"];
+const IMAGE_ONLY: [&str; 4] = ["pixel_values", "image_sizes", "batch_num_images", "pixel_attention_mask"];
 
 /// The text inputs of a forward pass with images (`input_ids`, `attention_mask`,
 /// `position_ids`), checked with the others' names against `takes`.

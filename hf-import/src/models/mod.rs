@@ -52,6 +52,7 @@ mod granite;
 mod headless;
 mod helium;
 mod hunyuan;
+mod idefics3_images;
 mod jamba;
 mod lfm2;
 mod llama;

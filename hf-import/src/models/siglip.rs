@@ -246,8 +246,30 @@ impl SiglipVisionTower {
         pixels: &Tensor,
         keep: bool,
     ) -> Result<(Tensor, Option<Tensor>, Vec<Tensor>)> {
-        let x = self.patches.forward(&pixels.to_dtype(self.patches.dtype())?)?.add(&self.positions)?;
-        let (x, hidden) = run_layers(&self.layers, x, None, &self.tower, keep)?;
+        self.forward_with(pixels, None, None, keep)
+    }
+
+    /// [`Self::forward`] with each patch's row of the position table (`position_ids` `[batch,
+    /// patches]`; `None`: the patch's own) and an additive attention `mask` (Idefics3's padded
+    /// patches hidden as keys).
+    pub(crate) fn forward_with(
+        &self,
+        pixels: &Tensor,
+        position_ids: Option<&Tensor>,
+        mask: Option<&Tensor>,
+        keep: bool,
+    ) -> Result<(Tensor, Option<Tensor>, Vec<Tensor>)> {
+        let x = self.patches.forward(&pixels.to_dtype(self.patches.dtype())?)?;
+        let x = match position_ids {
+            None => x.add(&self.positions)?,
+            Some(ids) => {
+                let (count, h) = (self.positions.dims()[1], self.positions.dims()[2]);
+                let table = self.positions.reshape([count, h])?;
+                let rows = table.index_select(0, &ids.flatten(0, -1)?.to(table.device())?)?;
+                x.add(&rows.reshape([ids.dims()[0], ids.dims()[1], h])?)?
+            }
+        };
+        let (x, hidden) = run_layers(&self.layers, x, mask, &self.tower, keep)?;
         let last = self.post_norm.forward(&x)?;
         let pooled = self.head.as_ref().map(|h| h.forward(&last, &self.tower)).transpose()?;
         Ok((last, pooled, hidden))

@@ -1,5 +1,6 @@
 //! Vision-language checkpoints whose language model is a decoder of its own model type, run on
-//! text (and LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, PaliGemma and Aya Vision on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
+//! text (and LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, PaliGemma, Aya Vision, Idefics3 and SmolVLM
+//! on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
 //! (`llava_next`), LLaVA-NeXT-Video (`llava_next_video`), LLaVA-OneVision (`llava_onevision`),
 //! VipLLaVA (`vipllava`), Aya Vision (`aya_vision`), InternVL (`internvl`, the `-hf` checkpoints),
 //! Idefics3 (`idefics3`), SmolVLM (`smolvlm`), LFM2-VL (`lfm2_vl`) and PaliGemma (`paligemma`,
@@ -20,7 +21,7 @@
 //! `language_model.model.*` (what `save_pretrained` writes for the LLaVA family), under
 //! `model.language_model.*` or, for Idefics3 and SmolVLM, `model.text_model.*`; the vision tower
 //! and projector are read for LLaVA's, LLaVA-NeXT's (and LLaVA-NeXT-Video's), LLaVA-OneVision's,
-//! VipLLaVA's, PaliGemma's and Aya Vision's images (see [`super::llava_images`]); the other
+//! VipLLaVA's, PaliGemma's, Aya Vision's, Idefics3's and SmolVLM's images (see [`super::llava_images`]); the other
 //! classes' image and video inputs are refused.
 
 use std::collections::BTreeMap;
@@ -98,7 +99,7 @@ pub fn is_vision_language(architecture: &str) -> bool {
 }
 
 /// Whether `architecture` takes images (LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, PaliGemma,
-/// Aya Vision, Gemma 3): its checkpoint's vision tower and projector are read.
+/// Aya Vision, Idefics3, SmolVLM, Gemma 3): its checkpoint's vision tower and projector are read.
 pub fn takes_images(architecture: &str) -> bool {
     matches!(
         architecture,
@@ -106,6 +107,8 @@ pub fn takes_images(architecture: &str) -> bool {
             | "LlavaNextForConditionalGeneration"
             | "LlavaNextVideoForConditionalGeneration"
             | "LlavaOnevisionForConditionalGeneration"
+            | "Idefics3ForConditionalGeneration"
+            | "SmolVLMForConditionalGeneration"
             | "VipLlavaForConditionalGeneration"
             | "PaliGemmaForConditionalGeneration"
             | "AyaVisionForConditionalGeneration"

@@ -41,13 +41,14 @@ pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>
 }
 
 /// The names of a golden's inputs (the rest are outputs).
-pub const INPUT_NAMES: [&str; 9] = [
+pub const INPUT_NAMES: [&str; 10] = [
     "input_ids",
     "attention_mask",
     "token_type_ids",
     "pixel_values",
     "image_sizes",
     "batch_num_images",
+    "pixel_attention_mask",
     "decoder_input_ids",
     "decoder_attention_mask",
     "input_features",

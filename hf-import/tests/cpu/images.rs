@@ -171,3 +171,31 @@ fn llava_next_anyres_images() {
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
     assert!(err.contains("input 'batch_num_images' [1, 1] must count the 3 images"), "{err}");
 }
+
+/// Idefics3 and SmolVLM with images: each prompt's images (a padding image of zeros dropped)
+/// through the tower, the patches' positions bucketed over the kept part of an image that
+/// `pixel_attention_mask` pads (its padded patches hidden as keys), the pixel shuffle and the
+/// projection, against transformers' logits, hidden states and `image_outputs`; a mask of
+/// another shape is an error.
+#[test]
+fn idefics3_and_smolvlm_with_images() {
+    check("idefics3_images");
+    check("smolvlm_images");
+    let dir = fixture("idefics3_images");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, expected) = golden("idefics3_images");
+    // Without the pixel mask the padded corner's patches count: other logits.
+    let mut whole = inputs.clone();
+    whole.remove("pixel_attention_mask");
+    let out = model.forward_named(&whole, false).unwrap();
+    let logits = &out.iter().find(|(k, _)| k == "logits").unwrap().1;
+    let diff = logits.sub(&expected["logits"]).unwrap().abs().unwrap().to_vec::<f32>().unwrap();
+    assert!(diff.into_iter().fold(0f32, f32::max) > 1e-3, "the pixel mask changes the logits");
+    let mask = inputs["pixel_attention_mask"].narrow(3, 0, 4).unwrap();
+    inputs.insert("pixel_attention_mask".into(), mask);
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(
+        err.contains("input 'pixel_attention_mask' must be an integer or bool tensor of shape [2, 2, 8, 8]"),
+        "{err}"
+    );
+}
