@@ -2649,6 +2649,53 @@ def idefics3_images():
         print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]}")
 
 
+def internvl_images():
+    """InternVL with images: `pixel_values` of two images through a tiny InternViT (a class token, 4 × 4 patches,
+    per-channel layer scales), the class token dropped, the pixel shuffle (2 × 2 patches per token), the normed MLP
+    projector, the features in place of the image tokens (id 99, four per image) of two prompts, the second
+    right-padded. `internvl_images`: layer norms, the final state (`vision_feature_layer` -1, no final norm under
+    `use_mean_pooling`), Qwen2. `internvl_rms_images`: RMS norms, q/k norms and biases, the final layer norm, the
+    second-to-last block's output, Llama. `generate.safetensors`: greedy generation from the prompts left-padded."""
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2, image_size=8,
+                  patch_size=2)
+    llama = dict(DECODER, model_type="llama", intermediate_size=48, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    qwen2 = dict(llama, model_type="qwen2", rope_parameters={"rope_type": "default", "rope_theta": 1000.0})
+    t = 99
+    cases = [
+        ("internvl_images", tf.InternVLConfig(text_config=qwen2, vision_config=vision, image_token_id=t), 391),
+        ("internvl_rms_images",
+         tf.InternVLConfig(text_config=llama, vision_config=dict(vision, norm_type="rms_norm", use_qk_norm=True,
+                                                                 attention_bias=True, use_mean_pooling=False),
+                           image_token_id=t, vision_feature_layer=-2, projector_hidden_act="silu"), 392),
+    ]
+    ids = torch.tensor([[1, t, t, t, t, 17, 42, 5], [3, 64, t, t, t, t, 12, 0]], dtype=torch.int64)
+    mask = torch.tensor([[1] * 8, [1] * 7 + [0]], dtype=torch.int64)
+    gen_ids = torch.tensor([[1, t, t, t, t, 17, 42], [0, 0, 3, t, t, t, t]], dtype=torch.int64)
+    gen_mask = torch.tensor([[1] * 7, [0, 0] + [1] * 5], dtype=torch.int64)
+    for name, config, seed in cases:
+        if ONLY and name not in ONLY:
+            continue
+        torch.manual_seed(seed)
+        model = tf.InternVLForConditionalGeneration(config).eval()
+        randomise(model, seed)
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        model.save_pretrained(path)
+        (path / "generation_config.json").unlink(missing_ok=True)
+        g = torch.Generator().manual_seed(seed)
+        pixels = torch.randn(2, 3, 8, 8, generator=g)
+        x = {"input_ids": ids, "attention_mask": mask, "pixel_values": pixels}
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+            gen = model.generate(input_ids=gen_ids, attention_mask=gen_mask, pixel_values=pixels, max_new_tokens=10,
+                                 do_sample=False, pad_token_id=0)
+        flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+        save_file({**x, **flat}, str(path / "expected.safetensors"))
+        save_file({"input_ids": gen_ids, "attention_mask": gen_mask, "pixel_values": pixels,
+                   "output_ids": gen.contiguous()}, str(path / "generate.safetensors"))
+        print(f"{name}: {sorted(flat)}")
+
+
 def gemma3_images():
     """Gemma 3 with images (`gemma3_images`): a tiny SigLIP tower (4 × 4 patches) whose last hidden state the
     projector averages to 2 × 2 tokens, norms and projects; the features in place of the image tokens (id 99, in the
@@ -2751,6 +2798,7 @@ if __name__ == "__main__":
     llava_images()
     llava_next_images()
     idefics3_images()
+    internvl_images()
     gemma3_images()
     paligemma_images()
     if not ONLY or "token_types" in ONLY:

@@ -12,7 +12,8 @@
 //! (`llava_onevision`) read LLaVA's features of each image's tiles and pack them as
 //! [`super::anyres`] says. Idefics3 (`idefics3`) and SmolVLM (`smolvlm`) run their prompts' images
 //! (see [`super::idefics3_images`]) through their SigLIP-like tower, the pixel shuffle and one
-//! linear projection.
+//! linear projection; InternVL (`internvl`) its InternViT's features (see
+//! [`super::internvl_vision`]) through the pixel shuffle and a normed MLP.
 //!
 //! `pixel_values` are the processor's output (`[images, channels, height, width]`, resized and
 //! normalised; LLaVA-NeXT's `[images, tiles, channels, height, width]` with `image_sizes`); the
@@ -28,6 +29,7 @@ use super::anyres::{image_sizes, Anyres};
 use super::clip::{ClipVisionConfig, ClipVisionTower};
 use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
 use super::idefics3_images::tower_batch;
+use super::internvl_vision::InternVisionTower;
 use super::siglip::SiglipVisionTower;
 use super::vision::checked_pixels;
 use super::{check_input_dtype, check_input_shapes, ids_as_i64};
@@ -43,6 +45,8 @@ enum VisionTower {
     Clip(ClipVisionTower),
     /// `siglip_vision_model` (llava-interleave)
     Siglip(SiglipVisionTower),
+    /// `internvl_vision` (InternVL)
+    Intern(InternVisionTower),
 }
 
 impl VisionTower {
@@ -59,6 +63,7 @@ impl VisionTower {
                     t.forward(&checked_pixels(pixels, t.dtype())?.to(t.device())?, true)?;
                 Ok((last, hidden))
             }
+            VisionTower::Intern(t) => t.forward(&checked_pixels(pixels, t.dtype())?.to(t.device())?),
         }
     }
 
@@ -67,6 +72,7 @@ impl VisionTower {
         match self {
             VisionTower::Clip(t) => t.config().tower.hidden,
             VisionTower::Siglip(t) => t.hidden(),
+            VisionTower::Intern(t) => t.hidden(),
         }
     }
 
@@ -75,6 +81,7 @@ impl VisionTower {
         match self {
             VisionTower::Clip(t) => t.config().tower.layers + 1,
             VisionTower::Siglip(t) => t.layers() + 1,
+            VisionTower::Intern(t) => t.layers() + 1,
         }
     }
 
@@ -87,7 +94,7 @@ impl VisionTower {
                 let mask = mask.map(|m| m.to(t.device())).transpose()?;
                 Ok(t.forward_with(&pixels, Some(position_ids), mask.as_ref(), false)?.0)
             }
-            VisionTower::Clip(_) => Err(Error::Unsupported("Idefics3's images need a SigLIP tower".into())),
+            _ => Err(Error::Unsupported("Idefics3's images need a SigLIP tower".into())),
         }
     }
 
@@ -96,6 +103,7 @@ impl VisionTower {
         match self {
             VisionTower::Clip(t) => (t.config().image.0, t.config().patch.0),
             VisionTower::Siglip(t) => (t.image_size().0, t.patch_size().0),
+            VisionTower::Intern(t) => (t.image_and_patch().0 .0, t.image_and_patch().1 .0),
         }
     }
 }
@@ -115,6 +123,8 @@ enum Projector {
     Linear(Linear),
     /// Idefics3's connector: the pixel shuffle, then `modality_projection.proj`
     ShuffleLinear { factor: usize, linear: Linear },
+    /// InternVL's: the pixel shuffle, `layer_norm`, `linear_1`, the activation, `linear_2`
+    ShuffleMlp { factor: usize, norm: LayerNorm, linear_1: Linear, act: Activation, linear_2: Linear },
     /// Aya Vision's: the features' pixel shuffle (each `factor × factor` square of tokens as
     /// one), a layer norm, `linear_1`, SwiGLU (`silu` of the second half times the first),
     /// `linear_2`
@@ -132,6 +142,12 @@ impl Projector {
                 linear_2.forward(&act.forward(&linear_1.forward(&x)?)?)
             }
             Projector::Linear(linear) => linear.forward(x),
+            Projector::ShuffleMlp { factor, norm, linear_1, act, linear_2 } => {
+                let x = pixel_shuffle(x, *factor)?;
+                let (n, width) = (x.dims()[0], x.dims()[3]);
+                let x = norm.forward(&x.reshape([n, x.numel() / n / width.max(1), width])?)?;
+                linear_2.forward(&act.forward(&linear_1.forward(&x)?)?)
+            }
             Projector::ShuffleLinear { factor, linear } => {
                 let x = pixel_shuffle(x, *factor)?;
                 let (n, width) = (x.dims()[0], x.dims()[3]);
@@ -177,6 +193,8 @@ enum Class {
     LlavaNext,
     /// LLaVA-NeXT's, the tiles' features resized to `anyres_max_N`
     OneVision,
+    /// InternVL's: the features pixel-shuffled before a normed MLP projector
+    InternVl,
     /// each prompt's images (padding images dropped, padded patches masked), the last hidden
     /// state pixel-shuffled and projected (`idefics3`; `smolvlm`, which keeps one image of a batch
     /// of padding alone)
@@ -252,6 +270,9 @@ pub(crate) struct ImageEncoder {
     class: Class,
     /// LLaVA-NeXT's tiling
     anyres: Option<Box<Anyres>>,
+    /// the features are read from the last hidden state (after the tower's final norm) though
+    /// `layers` names the last block's output (InternVL's `vision_feature_layer` -1)
+    final_state: bool,
 }
 
 /// The vision config of a class when the checkpoint's config has none: LLaVA's and VipLLaVA's
@@ -267,6 +288,17 @@ fn default_vision_config(class: Class) -> Map<String, Value> {
                 ("patch_size", 14),
                 ("image_size", 224),
                 ("num_hidden_layers", 27),
+                ("num_attention_heads", 16),
+            ],
+        ),
+        Class::InternVl => (
+            "internvl_vision",
+            [
+                ("hidden_size", 1024),
+                ("intermediate_size", 4096),
+                ("patch_size", 14),
+                ("image_size", 448),
+                ("num_hidden_layers", 24),
                 ("num_attention_heads", 16),
             ],
         ),
@@ -366,10 +398,14 @@ impl ImageEncoder {
             "llava_onevision" => Class::OneVision,
             "idefics3" => Class::Idefics3 { smol: false },
             "smolvlm" => Class::Idefics3 { smol: true },
+            "internvl" => Class::InternVl,
             _ => return Ok(None),
         };
         let vip = class == Class::VipLlava;
-        let probe = "embeddings.patch_embedding.weight";
+        let probe = match class {
+            Class::InternVl => "embeddings.patch_embeddings.projection.weight",
+            _ => "embeddings.patch_embedding.weight",
+        };
         let prefixes: &[&str] = match class {
             Class::Idefics3 { .. } => &["model.vision_model.", "vision_model."],
             _ => &TOWER_PREFIXES,
@@ -388,12 +424,14 @@ impl ImageEncoder {
                 "siglip_vision_model"
             }
             Class::Llava | Class::VipLlava | Class::LlavaNext => "clip_vision_model",
+            Class::InternVl => "internvl_vision",
         };
         let tower = match vision.str_or("model_type", default_tower)? {
             "clip_vision_model" => VisionTower::Clip(ClipVisionTower::load(&vars, ClipVisionConfig::from_config(&vision)?)?),
             "siglip_vision_model" | "idefics3_vision" | "smolvlm_vision" => {
                 VisionTower::Siglip(SiglipVisionTower::load(&vars, &vision, false)?)
             }
+            "internvl_vision" => VisionTower::Intern(InternVisionTower::load(&vars, &vision)?),
             other => {
                 return Err(Error::Unsupported(format!(
                     "{}: a vision tower of model_type \"{other}\" is not supported (clip_vision_model, siglip_vision_model)",
@@ -408,6 +446,7 @@ impl ImageEncoder {
                 Class::AyaVision => 255_036,
                 Class::OneVision => 151_646,
                 Class::Idefics3 { .. } => 128_257,
+                Class::InternVl => 151_667,
                 Class::LlavaNext if cfg.model_type()? == "llava_next_video" => 32001,
                 Class::Llava | Class::VipLlava | Class::LlavaNext => 32000,
             },
@@ -435,7 +474,7 @@ impl ImageEncoder {
                 .ok_or_else(|| Error::Config("vision features too wide".into()))?;
             let linear = Linear::load(&root.pp("modality_projection.proj"), width, text_hidden, false)?;
             let projector = Projector::ShuffleLinear { factor, linear };
-            let (layers, drop_first, anyres) = (Vec::new(), false, None);
+            let (layers, drop_first, anyres, final_state) = (Vec::new(), false, None, false);
             return Ok(Some(ImageEncoder {
                 tower,
                 layers,
@@ -444,6 +483,7 @@ impl ImageEncoder {
                 image_token,
                 class,
                 anyres,
+                final_state,
             }));
         }
         if class == Class::PaliGemma {
@@ -461,7 +501,7 @@ impl ImageEncoder {
             // and its images are the embeddings' width error.)
             let width = cfg.usize_or("projection_dim", 2048)?;
             let projector = Projector::Linear(Linear::load(&root.pp("linear"), tower.hidden(), width, true)?);
-            let (layers, drop_first, anyres) = (Vec::new(), false, None);
+            let (layers, drop_first, anyres, final_state) = (Vec::new(), false, None, false);
             return Ok(Some(ImageEncoder {
                 tower,
                 layers,
@@ -470,16 +510,24 @@ impl ImageEncoder {
                 image_token,
                 class,
                 anyres,
+                final_state,
             }));
         }
         // (VipLLaVA's configs may name the key `vision_feature_layers`.)
         let layers = match feature_layers(cfg, "vision_feature_layer")? {
             Some(l) => l,
             None if vip => feature_layers(cfg, "vision_feature_layers")?.unwrap_or(vec![-2, -5, -8, -11, 6]),
-            None if matches!(class, Class::AyaVision | Class::OneVision) => vec![-1],
+            None if matches!(class, Class::AyaVision | Class::OneVision | Class::InternVl) => vec![-1],
             None => vec![-2],
         };
         let states = tower.states();
+        if class == Class::InternVl && layers.len() != 1 {
+            return Err(Error::Config(format!(
+                "InternVL's vision_feature_layer must be one integer, got {layers:?}"
+            )));
+        }
+        // (InternVL reads -1 as the tower's final, normed state.)
+        let final_state = class == Class::InternVl && layers == [-1];
         let layers = layers
             .iter()
             .map(|&l| {
@@ -539,6 +587,7 @@ impl ImageEncoder {
                 image_token,
                 class,
                 anyres,
+                final_state,
             }));
         }
         let anyres = match class {
@@ -558,6 +607,32 @@ impl ImageEncoder {
             }
             _ => None,
         };
+        if class == Class::InternVl {
+            let ratio = cfg.f64_or("downsample_ratio", 0.5)?;
+            let factor = if ratio > 0.0 && ratio <= 1.0 { (1.0 / ratio) as usize } else { 0 };
+            let shuffled = width.checked_mul(factor).and_then(|w| w.checked_mul(factor)).filter(|&w| w > 0);
+            let shuffled = shuffled.ok_or_else(|| {
+                Error::Config(format!("downsample_ratio must be in (0, 1] (1 / an integer), got {ratio}"))
+            })?;
+            let projector = Projector::ShuffleMlp {
+                factor,
+                norm: LayerNorm::load(&root.pp("layer_norm"), shuffled, 1e-5)?,
+                linear_1: Linear::load(&root.pp("linear_1"), shuffled, text_hidden, true)?,
+                act: Activation::from_name(cfg.str_or("projector_hidden_act", "gelu")?)?,
+                linear_2: Linear::load(&root.pp("linear_2"), text_hidden, text_hidden, true)?,
+            };
+            let anyres = None;
+            return Ok(Some(ImageEncoder {
+                tower,
+                layers,
+                drop_first,
+                projector,
+                image_token,
+                class,
+                anyres,
+                final_state,
+            }));
+        }
         let bias = vip || cfg.bool_or("multimodal_projector_bias", true)?;
         let projector = Projector::Mlp {
             norm: if vip {
@@ -573,7 +648,16 @@ impl ImageEncoder {
             act: Activation::from_name(cfg.str_or("projector_hidden_act", "gelu")?)?,
             linear_2: Linear::load(&root.pp("linear_2"), text_hidden, text_hidden, bias)?,
         };
-        Ok(Some(ImageEncoder { tower, layers, drop_first, projector, image_token, class, anyres }))
+        Ok(Some(ImageEncoder {
+            tower,
+            layers,
+            drop_first,
+            projector,
+            image_token,
+            class,
+            anyres,
+            final_state,
+        }))
     }
 
     /// The token whose embeddings the image features replace.
@@ -676,6 +760,7 @@ impl ImageEncoder {
         match &self.tower {
             VisionTower::Clip(t) => t.dtype(),
             VisionTower::Siglip(t) => t.dtype(),
+            VisionTower::Intern(t) => t.dtype(),
         }
     }
 
@@ -691,7 +776,7 @@ impl ImageEncoder {
             .layers
             .iter()
             .map(|&i| {
-                let h = &hidden_states[i];
+                let h = if self.final_state { &last_hidden_state } else { &hidden_states[i] };
                 if self.drop_first {
                     Ok(h.narrow(1, 1, h.dims()[1] - 1)?)
                 } else {

@@ -53,6 +53,7 @@ mod headless;
 mod helium;
 mod hunyuan;
 mod idefics3_images;
+mod internvl_vision;
 mod jamba;
 mod lfm2;
 mod llama;

@@ -1,6 +1,6 @@
 //! Vision-language checkpoints whose language model is a decoder of its own model type, run on
-//! text (and LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, PaliGemma, Aya Vision, Idefics3 and SmolVLM
-//! on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
+//! text (and LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, PaliGemma, Aya Vision, InternVL,
+//! Idefics3 and SmolVLM on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
 //! (`llava_next`), LLaVA-NeXT-Video (`llava_next_video`), LLaVA-OneVision (`llava_onevision`),
 //! VipLLaVA (`vipllava`), Aya Vision (`aya_vision`), InternVL (`internvl`, the `-hf` checkpoints),
 //! Idefics3 (`idefics3`), SmolVLM (`smolvlm`), LFM2-VL (`lfm2_vl`) and PaliGemma (`paligemma`,
@@ -21,7 +21,7 @@
 //! `language_model.model.*` (what `save_pretrained` writes for the LLaVA family), under
 //! `model.language_model.*` or, for Idefics3 and SmolVLM, `model.text_model.*`; the vision tower
 //! and projector are read for LLaVA's, LLaVA-NeXT's (and LLaVA-NeXT-Video's), LLaVA-OneVision's,
-//! VipLLaVA's, PaliGemma's, Aya Vision's, Idefics3's and SmolVLM's images (see [`super::llava_images`]); the other
+//! VipLLaVA's, PaliGemma's, Aya Vision's, InternVL's, Idefics3's and SmolVLM's images (see [`super::llava_images`]); the other
 //! classes' image and video inputs are refused.
 
 use std::collections::BTreeMap;
@@ -99,7 +99,8 @@ pub fn is_vision_language(architecture: &str) -> bool {
 }
 
 /// Whether `architecture` takes images (LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, PaliGemma,
-/// Aya Vision, Idefics3, SmolVLM, Gemma 3): its checkpoint's vision tower and projector are read.
+/// Aya Vision, InternVL, Idefics3, SmolVLM, Gemma 3): its checkpoint's vision tower and projector
+/// are read.
 pub fn takes_images(architecture: &str) -> bool {
     matches!(
         architecture,
@@ -108,6 +109,7 @@ pub fn takes_images(architecture: &str) -> bool {
             | "LlavaNextVideoForConditionalGeneration"
             | "LlavaOnevisionForConditionalGeneration"
             | "Idefics3ForConditionalGeneration"
+            | "InternVLForConditionalGeneration"
             | "SmolVLMForConditionalGeneration"
             | "VipLlavaForConditionalGeneration"
             | "PaliGemmaForConditionalGeneration"

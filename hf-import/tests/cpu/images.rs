@@ -199,3 +199,29 @@ fn idefics3_and_smolvlm_with_images() {
         "{err}"
     );
 }
+
+/// InternVL with images: InternViT (a class token, absolute positions, per-channel layer scales;
+/// layer norms or RMS norms with q/k norms), the class token dropped from the final state or a
+/// block's output, the pixel shuffle and the normed MLP projector, against transformers' logits,
+/// hidden states and `image_outputs`; a checkpoint without its tower refuses images.
+#[test]
+fn internvl_with_images() {
+    check("internvl_images");
+    check("internvl_rms_images");
+    let dir = fixture("internvl_images");
+    let weights = Weights::load(&dir, None).unwrap();
+    let text_only: Vec<(String, Tensor)> = weights
+        .names()
+        .filter(|n| !n.contains("vision_tower"))
+        .map(|n| (n.clone(), weights.get(n).unwrap().unwrap()))
+        .collect();
+    let tmp = std::env::temp_dir().join(format!("oxtorch-internvl-text-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::copy(dir.join("config.json"), tmp.join("config.json")).unwrap();
+    oxtorch_hf_import::weights::write_safetensors(&tmp.join("model.safetensors"), &text_only, None).unwrap();
+    let model = AutoModel::load(&Config::load(&tmp).unwrap(), &Weights::load(&tmp, None).unwrap()).unwrap();
+    let (inputs, _) = golden("internvl_images");
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("this checkpoint has no vision tower"), "{err}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
