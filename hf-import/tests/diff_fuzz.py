@@ -1360,7 +1360,8 @@ def gen_images(r):
     class token dropped or kept, the projector's bias and activation), VipLLaVA (several layers, its projector norm) or
     Gemma 3 (SigLIP, its pooled projector), over a random language model (Gemma 3's own for Gemma 3), the image token
     the vocabulary's last id."""
-    kind = r.choice(["llava", "llava", "vipllava", "gemma3", "paligemma", "aya_vision", "idefics3", "smolvlm"])
+    kind = r.choice(["llava", "llava", "vipllava", "gemma3", "paligemma", "aya_vision", "idefics3", "smolvlm",
+                     "internvl"])
     tower = r.choice(["clip_vision_model", "siglip_vision_model"]) if kind == "llava" else "clip_vision_model"
     layers = r.randint(1, 3)
     image, patch = r.choice([(8, 4), (8, 2), (12, 4)])
@@ -1389,6 +1390,19 @@ def gen_images(r):
         if r.random() < 0.3:
             c["vision_feature_layer"] = r.randint(-layers - 1, layers)
         return tf.AyaVisionForConditionalGeneration, tf.AyaVisionConfig, c
+    if kind == "internvl":
+        _, text_config_cls, text = r.choice([gen_llama, gen_qwen2, gen_qwen3, gen_granite])(r)
+        text["model_type"] = text_config_cls.model_type
+        vision.update(model_type="internvl_vision", norm_type=r.choice(["layer_norm", "rms_norm"]),
+                      use_qk_norm=r.random() < 0.4, attention_bias=r.random() < 0.5,
+                      use_mean_pooling=r.random() < 0.5, layer_scale_init_value=r.choice([0.1, 1.0]),
+                      hidden_act=r.choice(["gelu", "gelu_pytorch_tanh", "quick_gelu"]))
+        side = image // patch
+        layer = r.choice([-1, -1, -2, layers, -layers])
+        c = dict(text_config=text, vision_config=vision, image_token_id=text["vocab_size"] - 1,
+                 downsample_ratio=r.choice([r_ for r_ in (0.5, 1.0) if side % int(1 / r_) == 0]),
+                 projector_hidden_act=r.choice(["gelu", "silu"]), vision_feature_layer=layer)
+        return tf.InternVLForConditionalGeneration, tf.InternVLConfig, c
     if kind in ("idefics3", "smolvlm"):
         _, text_config_cls, text = r.choice([gen_llama, gen_qwen2, gen_mistral])(r)
         text["model_type"] = text_config_cls.model_type
@@ -1510,6 +1524,8 @@ def image_prompt_inputs(r, model_cls, cfg):
     idefics = name.startswith(("Idefics3", "SmolVLM"))
     if idefics:
         per_image = patches // cfg["scale_factor"] ** 2
+    elif name.startswith("InternVL"):
+        per_image = patches // int(1 / cfg["downsample_ratio"]) ** 2
     elif name.startswith("Gemma3"):
         per_image = cfg["mm_tokens_per_image"]
     elif name.startswith("PaliGemma"):
