@@ -166,9 +166,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             let accepted: &[&str] = match cfg.model_type()? {
                 "whisper" => &["input_features"],
                 // (Their images: the processor's pixel values.)
-                "llava" | "vipllava" | "aya_vision" | "internvl" => {
-                    &["input_ids", "attention_mask", "pixel_values"]
-                }
+                "vipllava" | "aya_vision" | "internvl" => &["input_ids", "attention_mask", "pixel_values"],
+                // (LLaVA over Pixtral: its images' sizes.)
+                "llava" => &["input_ids", "attention_mask", "pixel_values", "image_sizes"],
                 // (LLaVA-NeXT's tiles: their images' sizes; OneVision's images per prompt.)
                 "llava_next" | "llava_next_video" => {
                     &["input_ids", "attention_mask", "pixel_values", "image_sizes"]

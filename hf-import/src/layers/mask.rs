@@ -205,6 +205,16 @@ pub fn pair_padding_mask(attention_mask: &Tensor, dtype: DType) -> Result<Tensor
 }
 
 /// The additive mask of `blocked`: 0 where false, the dtype's lowest value where true.
+/// `[1, 1, n, n]` for `n` tokens of several sequences packed into one (`block_ids` `[n]`, each
+/// token's sequence): token `i` sees token `j` when they are of one sequence. Made on the ids'
+/// device.
+pub fn block_diagonal_mask(block_ids: &Tensor, dtype: DType) -> Result<Tensor> {
+    let n = block_ids.numel();
+    let ids = block_ids.reshape([n])?;
+    let blocked = ids.reshape([n, 1])?.ne(&ids.reshape([1, n])?)?;
+    additive(&blocked.reshape([1, 1, n, n])?, dtype)
+}
+
 fn additive(blocked: &Tensor, dtype: DType) -> Result<Tensor> {
     let zeros = Tensor::zeros(blocked.dims().to_vec(), (dtype, blocked.device()))?;
     Ok(blocked.where_self(lowest(dtype), &zeros)?)

@@ -38,8 +38,8 @@ pub use linear::{Embedding, Linear};
 pub use mamba::{MambaDims, MambaMixer, StepNorms};
 pub use mamba2::{GatedNorm, Mamba2Dims, Mamba2Mixer, SsmState};
 pub use mask::{
-    bidirectional_mask, block_causal_mask, causal_mask, chunked_causal_mask, packed_row_mask, padding_mask,
-    pair_padding_mask,
+    bidirectional_mask, block_causal_mask, block_diagonal_mask, causal_mask, chunked_causal_mask,
+    packed_row_mask, padding_mask, pair_padding_mask,
 };
 pub use mlp::{normal_quantile, GatedMlp, Glu, Xielu};
 pub use moe::{FeedForward, Routing, Scoring, SparseMoe};

@@ -1,4 +1,5 @@
-//! The image path of LLaVA (`llava`: llava-hf/llava-1.5-*, llava-interleave), VipLLaVA
+//! The image path of LLaVA (`llava`: llava-hf/llava-1.5-*, llava-interleave, Pixtral-12B over
+//! [`super::pixtral_vision`]), VipLLaVA
 //! (`vipllava`), PaliGemma (`paligemma`, 1 and 2) and Aya Vision (`aya_vision`: LLaVA's features
 //! through a pixel shuffle and a SwiGLU projector): a CLIP or SigLIP vision tower, the hidden
 //! states of its `vision_feature_layer` (one layer, or several concatenated), the class token
@@ -30,6 +31,7 @@ use super::clip::{ClipVisionConfig, ClipVisionTower};
 use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
 use super::idefics3_images::tower_batch;
 use super::internvl_vision::InternVisionTower;
+use super::pixtral_vision::{PixtralOutput, PixtralVisionTower};
 use super::siglip::SiglipVisionTower;
 use super::vision::checked_pixels;
 use super::{check_input_dtype, check_input_shapes, ids_as_i64};
@@ -47,6 +49,8 @@ enum VisionTower {
     Siglip(SiglipVisionTower),
     /// `internvl_vision` (InternVL)
     Intern(InternVisionTower),
+    /// `pixtral` (Pixtral-12B's LLaVA), images of their own sizes
+    Pixtral(PixtralVisionTower),
 }
 
 impl VisionTower {
@@ -64,6 +68,10 @@ impl VisionTower {
                 Ok((last, hidden))
             }
             VisionTower::Intern(t) => t.forward(&checked_pixels(pixels, t.dtype())?.to(t.device())?),
+            VisionTower::Pixtral(t) => {
+                let out = t.forward(&checked_pixels(pixels, t.dtype())?.to(t.device())?, None)?;
+                Ok((out.last_hidden_state, out.hidden_states))
+            }
         }
     }
 
@@ -73,6 +81,7 @@ impl VisionTower {
             VisionTower::Clip(t) => t.config().tower.hidden,
             VisionTower::Siglip(t) => t.hidden(),
             VisionTower::Intern(t) => t.hidden(),
+            VisionTower::Pixtral(t) => t.hidden(),
         }
     }
 
@@ -82,6 +91,7 @@ impl VisionTower {
             VisionTower::Clip(t) => t.config().tower.layers + 1,
             VisionTower::Siglip(t) => t.layers() + 1,
             VisionTower::Intern(t) => t.layers() + 1,
+            VisionTower::Pixtral(t) => t.layers() + 1,
         }
     }
 
@@ -104,6 +114,7 @@ impl VisionTower {
             VisionTower::Clip(t) => (t.config().image.0, t.config().patch.0),
             VisionTower::Siglip(t) => (t.image_size().0, t.patch_size().0),
             VisionTower::Intern(t) => (t.image_and_patch().0 .0, t.image_and_patch().1 .0),
+            VisionTower::Pixtral(t) => (t.patch(), t.patch()),
         }
     }
 }
@@ -410,7 +421,9 @@ impl ImageEncoder {
             Class::Idefics3 { .. } => &["model.vision_model.", "vision_model."],
             _ => &TOWER_PREFIXES,
         };
-        let Some(vars) = vars_with(weights, prefixes, probe) else {
+        let Some(vars) =
+            vars_with(weights, prefixes, probe).or_else(|| vars_with(weights, prefixes, "patch_conv.weight"))
+        else {
             return Ok(None);
         };
         let vision = match cfg.get("vision_config") {
@@ -432,6 +445,7 @@ impl ImageEncoder {
                 VisionTower::Siglip(SiglipVisionTower::load(&vars, &vision, false)?)
             }
             "internvl_vision" => VisionTower::Intern(InternVisionTower::load(&vars, &vision)?),
+            "pixtral" if class == Class::Llava => VisionTower::Pixtral(PixtralVisionTower::load(&vars, &vision)?),
             other => {
                 return Err(Error::Unsupported(format!(
                     "{}: a vision tower of model_type \"{other}\" is not supported (clip_vision_model, siglip_vision_model)",
@@ -673,6 +687,9 @@ impl ImageEncoder {
 
     /// The image inputs it takes beside `pixel_values`.
     pub(crate) fn other_inputs(&self) -> &'static [&'static str] {
+        if let VisionTower::Pixtral(_) = self.tower {
+            return &["image_sizes"];
+        }
         match self.class {
             Class::LlavaNext => &["image_sizes"],
             Class::OneVision => &["image_sizes", "batch_num_images"],
@@ -702,6 +719,9 @@ impl ImageEncoder {
         }
         if let Class::Idefics3 { smol } = self.class {
             return self.forward_idefics3(images, smol);
+        }
+        if let VisionTower::Pixtral(t) = &self.tower {
+            return self.forward_pixtral(t, images);
         }
         let Some(anyres) = &self.anyres else {
             let f = self.features(images.pixel_values)?;
@@ -755,12 +775,37 @@ impl ImageEncoder {
         Ok(ImageOutputs { last_hidden_state, hidden_states: Vec::new(), features })
     }
 
+    /// Pixtral's images, each of its own size (`image_sizes`; absent: the pixels'): all their
+    /// patches in one pass of the tower, the selected states projected, then split by image.
+    fn forward_pixtral(&self, t: &PixtralVisionTower, images: &ImageInputs<'_>) -> Result<ImageOutputs> {
+        if self.drop_first {
+            return Err(Error::Config(
+                "a Pixtral tower has no class token: its LLaVA's vision_feature_select_strategy must be \"full\"".into(),
+            ));
+        }
+        let sizes = images.image_sizes.map(image_sizes).transpose()?;
+        let pixels = checked_pixels(images.pixel_values, t.dtype())?.to(t.device())?;
+        let PixtralOutput { last_hidden_state, hidden_states, grids } =
+            t.forward(&pixels, sizes.as_deref())?;
+        let selected = self.layers.iter().map(|&i| &hidden_states[i]).collect::<Vec<_>>();
+        let f = self.projector.forward(&Tensor::cat(&selected, 2)?)?;
+        let width = f.dims()[2];
+        let mut at = 0;
+        let mut features = Vec::with_capacity(grids.len());
+        for (h, w) in grids {
+            features.push(f.narrow(1, at as isize, h * w)?.reshape([h * w, width])?);
+            at += h * w;
+        }
+        Ok(ImageOutputs { last_hidden_state, hidden_states, features })
+    }
+
     /// The dtype the tower computes in.
     fn projector_dtype(&self) -> DType {
         match &self.tower {
             VisionTower::Clip(t) => t.dtype(),
             VisionTower::Siglip(t) => t.dtype(),
             VisionTower::Intern(t) => t.dtype(),
+            VisionTower::Pixtral(t) => t.dtype(),
         }
     }
 

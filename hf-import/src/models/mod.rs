@@ -81,6 +81,7 @@ mod opt;
 mod phi;
 mod phi3;
 mod phimoe;
+mod pixtral_vision;
 mod pre_norm_bert;
 mod qwen2;
 mod qwen3;

@@ -71,7 +71,12 @@ fn greedy_generate_with_images_matches_transformers() {
     let names =
         ["llava_images", "llava_siglip_images", "vipllava_images", "gemma3_images", "paligemma_images"];
     let anyres = ["llava_next_images", "llava_next_video_images", "llava_onevision_images"];
-    let anyres = anyres.into_iter().chain(["idefics3_images", "smolvlm_images", "internvl_images"]);
+    let anyres = anyres.into_iter().chain([
+        "idefics3_images",
+        "smolvlm_images",
+        "internvl_images",
+        "llava_pixtral_images",
+    ]);
     for name in names.into_iter().chain(["paligemma2_images", "aya_vision_images"]).chain(anyres) {
         let (cfg, model) = load(name);
         let golden = read_all(&fixture(name).join("generate.safetensors"));

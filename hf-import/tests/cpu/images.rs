@@ -225,3 +225,21 @@ fn internvl_with_images() {
     assert!(err.contains("this checkpoint has no vision tower"), "{err}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// LLaVA over a Pixtral tower (Pixtral-12B's layout) with images of their own sizes
+/// (`image_sizes`): each cut to its whole patches, all in one sequence (2-D rotary positions, each
+/// image attending to itself), against transformers' logits, hidden states and `image_outputs`;
+/// sizes past the pixels are an error.
+#[test]
+fn llava_pixtral_images_of_their_own_sizes() {
+    check("llava_pixtral_images");
+    let dir = fixture("llava_pixtral_images");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("llava_pixtral_images");
+    inputs.insert("image_sizes".into(), Tensor::from_vec(vec![16i64, 12, 8, 20], [2, 2]).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(
+        err.contains("input 'image_sizes' [(16, 12), (8, 20)] must give each of the 2 images a size within"),
+        "{err}"
+    );
+}
