@@ -1361,7 +1361,7 @@ def gen_images(r):
     Gemma 3 (SigLIP, its pooled projector), over a random language model (Gemma 3's own for Gemma 3), the image token
     the vocabulary's last id."""
     kind = r.choice(["llava", "llava", "vipllava", "gemma3", "paligemma", "aya_vision", "idefics3", "smolvlm",
-                     "internvl"])
+                     "internvl", "pixtral"])
     tower = r.choice(["clip_vision_model", "siglip_vision_model"]) if kind == "llava" else "clip_vision_model"
     layers = r.randint(1, 3)
     image, patch = r.choice([(8, 4), (8, 2), (12, 4)])
@@ -1390,6 +1390,18 @@ def gen_images(r):
         if r.random() < 0.3:
             c["vision_feature_layer"] = r.randint(-layers - 1, layers)
         return tf.AyaVisionForConditionalGeneration, tf.AyaVisionConfig, c
+    if kind == "pixtral":
+        _, text_config_cls, text = r.choice([gen_llama, gen_mistral, gen_qwen2])(r)
+        text["model_type"] = text_config_cls.model_type
+        vision = dict(model_type="pixtral", hidden_size=r.choice([8, 16]), intermediate_size=16,
+                      num_hidden_layers=layers, num_attention_heads=2, image_size=16, patch_size=r.choice([2, 4]),
+                      hidden_act=r.choice(["silu", "gelu"]),
+                      rope_parameters={"rope_type": "axial", "rope_theta": r.choice([10000.0, 100.0])})
+        layer = r.choice([-1, -1, -2, 1])
+        c = dict(text_config=text, vision_config=vision, image_token_index=text["vocab_size"] - 1,
+                 vision_feature_select_strategy="full", vision_feature_layer=layer,
+                 projector_hidden_act=r.choice(["gelu", "silu"]), multimodal_projector_bias=r.random() < 0.7)
+        return tf.LlavaForConditionalGeneration, tf.LlavaConfig, c
     if kind == "internvl":
         _, text_config_cls, text = r.choice([gen_llama, gen_qwen2, gen_qwen3, gen_granite])(r)
         text["model_type"] = text_config_cls.model_type
@@ -1522,7 +1534,12 @@ def image_prompt_inputs(r, model_cls, cfg):
     patches = (vision["image_size"] // vision["patch_size"]) ** 2
     name = model_cls.__name__
     idefics = name.startswith(("Idefics3", "SmolVLM"))
-    if idefics:
+    pixtral = vision.get("model_type") == "pixtral"
+    sizes = []
+    if pixtral:
+        p = vision["patch_size"]
+        per_image = None  # each image's own: (height // p) · (width // p)
+    elif idefics:
         per_image = patches // cfg["scale_factor"] ** 2
     elif name.startswith("InternVL"):
         per_image = patches // int(1 / cfg["downsample_ratio"]) ** 2
@@ -1541,13 +1558,21 @@ def image_prompt_inputs(r, model_cls, cfg):
     for _ in range(b):
         row = [r.randrange(3, vocab - 3) for _ in range(r.randint(1, 6))]
         per_row.append(r.randint(0, 2))
+        after = 0  # (each image after the row's earlier ones: the features replace the tokens in order)
         for _ in range(per_row[-1]):
-            at = r.randint(0, len(row))
-            row[at:at] = [token] * per_image
+            at = r.randint(after, len(row)) if pixtral else r.randint(0, len(row))
+            if pixtral:
+                sizes.append((r.randint(p, vision["image_size"]), r.randint(p, vision["image_size"])))
+            n = (sizes[-1][0] // p) * (sizes[-1][1] // p) if pixtral else per_image
+            row[at:at] = [token] * n
+            after = at + n
             images += 1
         rows.append(row)
     if images == 0:
-        rows[0][1:1] = [token] * per_image
+        if pixtral:
+            sizes.append((vision["image_size"], vision["image_size"]))
+        n = (sizes[-1][0] // p) * (sizes[-1][1] // p) if pixtral else per_image
+        rows[0][1:1] = [token] * n
         images, per_row[0] = 1, 1
     l = max(len(row) for row in rows)
     side = r.choice(["right", "left"])
@@ -1560,6 +1585,15 @@ def image_prompt_inputs(r, model_cls, cfg):
     size = vision["image_size"]
     x = {"input_ids": ids, "attention_mask": mask, "pixel_values": torch.randn(images, 3, size, size)}
     desc = f"b={b} l={l} pad={side} images={images}x{per_image}"
+    if pixtral:
+        # Each image of its own size, the pixels padded with zeros to the largest height and width.
+        hmax, wmax = max(h for h, _ in sizes), max(w for _, w in sizes)
+        pixels = torch.zeros(images, 3, hmax, wmax)
+        for i, (h, w) in enumerate(sizes):
+            pixels[i, :, :h, :w] = torch.randn(3, h, w)
+        x["pixel_values"] = pixels
+        x["image_sizes"] = torch.tensor(sizes, dtype=torch.int64)
+        desc = f"b={b} l={l} pad={side} images={per_row} sizes={sizes}"
     if idefics:
         # Each prompt's images padded with images of zeros; sometimes a pixel mask keeping a top-left corner of each.
         most = max(per_row)
