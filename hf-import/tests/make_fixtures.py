@@ -2745,6 +2745,54 @@ def llava_pixtral_images():
     print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]}")
 
 
+def mistral3_images():
+    """Mistral 3 with images (`mistral3_images`): two images of their own sizes (16 × 12 and 8 × 14 pixels, padded to
+    16 × 16) through a tiny Pixtral tower (2-pixel patches: 8 × 6 and 4 × 7 grids), the normed features' 2 × 2
+    squares merged (the odd column left out), the MLP, the features in place of the image tokens (id 99: 12 and 6) of
+    two prompts, the second right-padded; Mistral. `generate.safetensors`: greedy generation from the prompts
+    left-padded."""
+    name = "mistral3_images"
+    if ONLY and name not in ONLY:
+        return
+    pixtral = dict(model_type="pixtral", hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                   num_attention_heads=2, image_size=16, patch_size=2, hidden_act="gelu",
+                   rope_parameters={"rope_type": "axial", "rope_theta": 10000.0})
+    mistral = dict(DECODER, model_type="mistral", intermediate_size=48, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                   sliding_window=None, rms_norm_eps=1e-5)
+    t = 99
+    config = tf.Mistral3Config(text_config=mistral, vision_config=pixtral, image_token_index=t, spatial_merge_size=2)
+    seed = 394
+    torch.manual_seed(seed)
+    model = tf.Mistral3ForConditionalGeneration(config).eval()
+    randomise(model, seed)
+    path = OUT / name
+    shutil.rmtree(path, ignore_errors=True)
+    model.save_pretrained(path)
+    (path / "generation_config.json").unlink(missing_ok=True)
+    g = torch.Generator().manual_seed(seed)
+    sizes = torch.tensor([[16, 12], [8, 14]], dtype=torch.int64)
+    pixels = torch.randn(2, 3, 16, 16, generator=g)
+    pixels[0, :, :, 12:] = 0.0
+    pixels[1, :, 8:, :] = 0.0
+    pixels[1, :, :, 14:] = 0.0
+    prompts = [[1] + [t] * 12 + [17, 42, 5], [3, 64] + [t] * 6 + [12]]
+    width = max(map(len, prompts))
+    ids = torch.tensor([p + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+    attn = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+    gen_ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts], dtype=torch.int64)
+    gen_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.int64)
+    x = {"input_ids": ids, "attention_mask": attn, "pixel_values": pixels, "image_sizes": sizes}
+    with torch.no_grad():
+        out = model(**x, output_hidden_states=True)
+        gen = model.generate(**dict(x, input_ids=gen_ids, attention_mask=gen_mask), max_new_tokens=10,
+                             do_sample=False, pad_token_id=0)
+    flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+    save_file({**x, **flat}, str(path / "expected.safetensors"))
+    save_file({**x, "input_ids": gen_ids, "attention_mask": gen_mask, "output_ids": gen.contiguous()},
+              str(path / "generate.safetensors"))
+    print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]}")
+
+
 def gemma3_images():
     """Gemma 3 with images (`gemma3_images`): a tiny SigLIP tower (4 × 4 patches) whose last hidden state the
     projector averages to 2 × 2 tokens, norms and projects; the features in place of the image tokens (id 99, in the
@@ -2849,6 +2897,7 @@ if __name__ == "__main__":
     idefics3_images()
     internvl_images()
     llava_pixtral_images()
+    mistral3_images()
     gemma3_images()
     paligemma_images()
     if not ONLY or "token_types" in ONLY:

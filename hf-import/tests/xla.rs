@@ -258,6 +258,7 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "idefics3_images",
         "internvl_rms_images",
         "llava_pixtral_images",
+        "mistral3_images",
     ];
     let mut fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     // (A padded query whose chunk holds only padding attends to every key alike, as in transformers:

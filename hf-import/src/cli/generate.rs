@@ -168,7 +168,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 // (Their images: the processor's pixel values.)
                 "vipllava" | "aya_vision" | "internvl" => &["input_ids", "attention_mask", "pixel_values"],
                 // (LLaVA over Pixtral: its images' sizes.)
-                "llava" => &["input_ids", "attention_mask", "pixel_values", "image_sizes"],
+                "llava" | "mistral3" => &["input_ids", "attention_mask", "pixel_values", "image_sizes"],
                 // (LLaVA-NeXT's tiles: their images' sizes; OneVision's images per prompt.)
                 "llava_next" | "llava_next_video" => {
                     &["input_ids", "attention_mask", "pixel_values", "image_sizes"]

@@ -37,7 +37,7 @@ use super::vision::checked_pixels;
 use super::{check_input_dtype, check_input_shapes, ids_as_i64};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, LayerNorm, Linear};
+use crate::layers::{Activation, LayerNorm, Linear, RmsNorm, RmsNormStyle};
 use crate::weights::{Vars, Weights};
 
 /// The vision tower of a LLaVA checkpoint.
@@ -134,6 +134,17 @@ enum Projector {
     Linear(Linear),
     /// Idefics3's connector: the pixel shuffle, then `modality_projection.proj`
     ShuffleLinear { factor: usize, linear: Linear },
+    /// Mistral 3's: `norm`, each image's squares of `merge × merge` patches concatenated
+    /// (`F.unfold`'s channel-major order) through `patch_merger.merging_layer`, then `linear_1`,
+    /// the activation, `linear_2` (see [`ImageEncoder::forward_pixtral`])
+    MergedMlp {
+        norm: RmsNorm,
+        merge: usize,
+        merging: Linear,
+        linear_1: Linear,
+        act: Activation,
+        linear_2: Linear,
+    },
     /// InternVL's: the pixel shuffle, `layer_norm`, `linear_1`, the activation, `linear_2`
     ShuffleMlp { factor: usize, norm: LayerNorm, linear_1: Linear, act: Activation, linear_2: Linear },
     /// Aya Vision's: the features' pixel shuffle (each `factor × factor` square of tokens as
@@ -153,6 +164,9 @@ impl Projector {
                 linear_2.forward(&act.forward(&linear_1.forward(&x)?)?)
             }
             Projector::Linear(linear) => linear.forward(x),
+            Projector::MergedMlp { .. } => Err(Error::Unsupported(
+                "Mistral 3's projector merges each image's patches by its grid".into(),
+            )),
             Projector::ShuffleMlp { factor, norm, linear_1, act, linear_2 } => {
                 let x = pixel_shuffle(x, *factor)?;
                 let (n, width) = (x.dims()[0], x.dims()[3]);
@@ -206,6 +220,8 @@ enum Class {
     OneVision,
     /// InternVL's: the features pixel-shuffled before a normed MLP projector
     InternVl,
+    /// Mistral 3's: Pixtral's features normed, each image's `s × s` squares merged, the MLP
+    Mistral3,
     /// each prompt's images (padding images dropped, padded patches masked), the last hidden
     /// state pixel-shuffled and projected (`idefics3`; `smolvlm`, which keeps one image of a batch
     /// of padding alone)
@@ -299,6 +315,17 @@ fn default_vision_config(class: Class) -> Map<String, Value> {
                 ("patch_size", 14),
                 ("image_size", 224),
                 ("num_hidden_layers", 27),
+                ("num_attention_heads", 16),
+            ],
+        ),
+        Class::Mistral3 => (
+            "pixtral",
+            [
+                ("hidden_size", 1024),
+                ("intermediate_size", 4096),
+                ("patch_size", 14),
+                ("image_size", 1540),
+                ("num_hidden_layers", 24),
                 ("num_attention_heads", 16),
             ],
         ),
@@ -410,6 +437,7 @@ impl ImageEncoder {
             "idefics3" => Class::Idefics3 { smol: false },
             "smolvlm" => Class::Idefics3 { smol: true },
             "internvl" => Class::InternVl,
+            "mistral3" => Class::Mistral3,
             _ => return Ok(None),
         };
         let vip = class == Class::VipLlava;
@@ -438,6 +466,7 @@ impl ImageEncoder {
             }
             Class::Llava | Class::VipLlava | Class::LlavaNext => "clip_vision_model",
             Class::InternVl => "internvl_vision",
+            Class::Mistral3 => "pixtral",
         };
         let tower = match vision.str_or("model_type", default_tower)? {
             "clip_vision_model" => VisionTower::Clip(ClipVisionTower::load(&vars, ClipVisionConfig::from_config(&vision)?)?),
@@ -445,7 +474,9 @@ impl ImageEncoder {
                 VisionTower::Siglip(SiglipVisionTower::load(&vars, &vision, false)?)
             }
             "internvl_vision" => VisionTower::Intern(InternVisionTower::load(&vars, &vision)?),
-            "pixtral" if class == Class::Llava => VisionTower::Pixtral(PixtralVisionTower::load(&vars, &vision)?),
+            "pixtral" if matches!(class, Class::Llava | Class::Mistral3) => {
+                VisionTower::Pixtral(PixtralVisionTower::load(&vars, &vision)?)
+            }
             other => {
                 return Err(Error::Unsupported(format!(
                     "{}: a vision tower of model_type \"{other}\" is not supported (clip_vision_model, siglip_vision_model)",
@@ -461,6 +492,7 @@ impl ImageEncoder {
                 Class::OneVision => 151_646,
                 Class::Idefics3 { .. } => 128_257,
                 Class::InternVl => 151_667,
+                Class::Mistral3 => 10,
                 Class::LlavaNext if cfg.model_type()? == "llava_next_video" => 32001,
                 Class::Llava | Class::VipLlava | Class::LlavaNext => 32000,
             },
@@ -531,7 +563,13 @@ impl ImageEncoder {
         let layers = match feature_layers(cfg, "vision_feature_layer")? {
             Some(l) => l,
             None if vip => feature_layers(cfg, "vision_feature_layers")?.unwrap_or(vec![-2, -5, -8, -11, 6]),
-            None if matches!(class, Class::AyaVision | Class::OneVision | Class::InternVl) => vec![-1],
+            None if matches!(
+                class,
+                Class::AyaVision | Class::OneVision | Class::InternVl | Class::Mistral3
+            ) =>
+            {
+                vec![-1]
+            }
             None => vec![-2],
         };
         let states = tower.states();
@@ -554,16 +592,17 @@ impl ImageEncoder {
             })
             .collect::<Result<Vec<_>>>()?;
         let strategy = if matches!(class, Class::AyaVision | Class::OneVision) { "full" } else { "default" };
-        let drop_first = vip
-            || match cfg.str_or("vision_feature_select_strategy", strategy)? {
-                "default" => true,
-                "full" => false,
-                other => {
-                    return Err(Error::Config(format!(
-                        "vision_feature_select_strategy must be \"default\" or \"full\", got \"{other}\""
-                    )))
-                }
-            };
+        let drop_first = class != Class::Mistral3
+            && (vip
+                || match cfg.str_or("vision_feature_select_strategy", strategy)? {
+                    "default" => true,
+                    "full" => false,
+                    other => {
+                        return Err(Error::Config(format!(
+                            "vision_feature_select_strategy must be \"default\" or \"full\", got \"{other}\""
+                        )))
+                    }
+                });
         let root = vars_with(
             weights,
             &["model.multi_modal_projector.", "multi_modal_projector."],
@@ -621,6 +660,39 @@ impl ImageEncoder {
             }
             _ => None,
         };
+        if class == Class::Mistral3 {
+            let merge = cfg.usize_or("spatial_merge_size", 2)?;
+            let hidden = tower.hidden();
+            let merged = hidden
+                .checked_mul(merge)
+                .and_then(|w| w.checked_mul(merge))
+                .filter(|&w| w > 0)
+                .ok_or_else(|| Error::Config(format!("spatial_merge_size {merge}")))?;
+            let eps = match cfg.get("text_config") {
+                Some(Value::Object(t)) => t.get("rms_norm_eps").and_then(Value::as_f64).unwrap_or(1e-6),
+                _ => 1e-5,
+            };
+            let bias = cfg.bool_or("multimodal_projector_bias", false)?;
+            let projector = Projector::MergedMlp {
+                norm: RmsNorm::load(&root.pp("norm"), hidden, eps, RmsNormStyle::Llama)?,
+                merge,
+                merging: Linear::load(&root.pp("patch_merger.merging_layer"), merged, hidden, false)?,
+                linear_1: Linear::load(&root.pp("linear_1"), width, text_hidden, bias)?,
+                act: Activation::from_name(cfg.str_or("projector_hidden_act", "gelu")?)?,
+                linear_2: Linear::load(&root.pp("linear_2"), text_hidden, text_hidden, bias)?,
+            };
+            let anyres = None;
+            return Ok(Some(ImageEncoder {
+                tower,
+                layers,
+                drop_first,
+                projector,
+                image_token,
+                class,
+                anyres,
+                final_state,
+            }));
+        }
         if class == Class::InternVl {
             let ratio = cfg.f64_or("downsample_ratio", 0.5)?;
             let factor = if ratio > 0.0 && ratio <= 1.0 { (1.0 / ratio) as usize } else { 0 };
@@ -682,7 +754,10 @@ impl ImageEncoder {
     /// Whether `image_outputs.pooler_output` is one tensor per image (LLaVA's and LLaVA-NeXT's
     /// tuple; VipLLaVA's is one tensor).
     pub(crate) fn pooled_per_image(&self) -> bool {
-        matches!(self.class, Class::Llava | Class::LlavaNext | Class::OneVision | Class::Idefics3 { .. })
+        matches!(
+            self.class,
+            Class::Llava | Class::LlavaNext | Class::OneVision | Class::Idefics3 { .. } | Class::Mistral3
+        )
     }
 
     /// The image inputs it takes beside `pixel_values`.
@@ -788,13 +863,40 @@ impl ImageEncoder {
         let PixtralOutput { last_hidden_state, hidden_states, grids } =
             t.forward(&pixels, sizes.as_deref())?;
         let selected = self.layers.iter().map(|&i| &hidden_states[i]).collect::<Vec<_>>();
-        let f = self.projector.forward(&Tensor::cat(&selected, 2)?)?;
-        let width = f.dims()[2];
+        let selected = Tensor::cat(&selected, 2)?;
+        let Projector::MergedMlp { norm, merge, merging, linear_1, act, linear_2 } = &self.projector else {
+            let f = self.projector.forward(&selected)?;
+            let width = f.dims()[2];
+            let mut at = 0;
+            let mut features = Vec::with_capacity(grids.len());
+            for (h, w) in grids {
+                features.push(f.narrow(1, at as isize, h * w)?.reshape([h * w, width])?);
+                at += h * w;
+            }
+            return Ok(ImageOutputs { last_hidden_state, hidden_states, features });
+        };
+        // Mistral 3: each image's grid of normed features, its `merge × merge` squares (the
+        // grid's last rows and columns past a whole square left out) as `F.unfold` lays them out.
+        let normed = norm.forward(&selected)?;
+        let (d, m) = (normed.dims()[2], *merge);
         let mut at = 0;
-        let mut features = Vec::with_capacity(grids.len());
-        for (h, w) in grids {
-            features.push(f.narrow(1, at as isize, h * w)?.reshape([h * w, width])?);
+        let mut squares = Vec::with_capacity(grids.len());
+        for &(h, w) in &grids {
+            let grid = normed.narrow(1, at as isize, h * w)?.reshape([h, w, d])?;
             at += h * w;
+            let (rows, cols) = (h / m, w / m);
+            let grid = grid.narrow(0, 0, rows * m)?.narrow(1, 0, cols * m)?;
+            let grid = grid.reshape([rows, m, cols, m, d])?.permute([0, 2, 4, 1, 3])?.contiguous()?;
+            squares.push(grid.reshape([rows * cols, d * m * m])?);
+        }
+        let merged = merging.forward(&Tensor::cat(&squares.iter().collect::<Vec<_>>(), 0)?)?;
+        let f = linear_2.forward(&act.forward(&linear_1.forward(&merged)?)?)?;
+        let mut at = 0;
+        let mut features = Vec::with_capacity(squares.len());
+        for sq in &squares {
+            let n = sq.dims()[0];
+            features.push(f.narrow(0, at as isize, n)?);
+            at += n;
         }
         Ok(ImageOutputs { last_hidden_state, hidden_states, features })
     }

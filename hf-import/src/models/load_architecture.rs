@@ -135,9 +135,16 @@ impl AutoModel {
             arch if vision_language::is_vision_language(arch) => {
                 AutoModel::VisionLanguage(VisionLanguageForConditionalGeneration::load(cfg, weights)?)
             }
-            "Mistral3ForConditionalGeneration" => AutoModel::Mistral3ForConditionalGeneration(
-                Mistral3ForConditionalGeneration::load(cfg, weights)?,
-            ),
+            "Mistral3ForConditionalGeneration" => {
+                // (With its vision tower, a Mistral 3 checkpoint takes images too.)
+                let m = Mistral3ForConditionalGeneration::load(cfg, weights)?;
+                let arch = "Mistral3ForConditionalGeneration";
+                match VisionLanguageForConditionalGeneration::with_images_of(m.0.clone(), arch, cfg, weights)?
+                {
+                    Some(with_images) => AutoModel::VisionLanguage(with_images),
+                    None => AutoModel::Mistral3ForConditionalGeneration(m),
+                }
+            }
             "Gemma3ForConditionalGeneration" => {
                 AutoModel::Gemma3ForConditionalGeneration(Gemma3ForConditionalGeneration::load(cfg, weights)?)
             }

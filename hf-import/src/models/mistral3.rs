@@ -4,9 +4,11 @@
 //! The config nests the text model under `text_config` (`model_type` `mistral` by default, or
 //! `ministral3` / `ministral`) beside a Pixtral `vision_config`; the weights keep it under
 //! `language_model.model.*` and `language_model.lm_head.weight` (what `save_pretrained` writes) or
-//! `model.language_model.*` and `lm_head.weight` (transformers 5's modules), the vision tower and
-//! projector never read. For a text-only input transformers' `Mistral3ForConditionalGeneration`
-//! is exactly its text model's `*ForCausalLM` on those weights. The head is tied by the outer
+//! `model.language_model.*` and `lm_head.weight` (transformers 5's modules). For a text-only input
+//! transformers' `Mistral3ForConditionalGeneration` is exactly its text model's `*ForCausalLM` on
+//! those weights; a checkpoint with its Pixtral tower loads as a
+//! [`super::VisionLanguageForConditionalGeneration`] that also takes images (see
+//! [`super::llava_images`]). The head is tied by the outer
 //! `tie_word_embeddings` (default true) where the checkpoint holds none.
 
 use std::collections::BTreeMap;

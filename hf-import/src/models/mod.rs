@@ -612,8 +612,8 @@ impl AutoModel {
         Self::load(cfg, &Self::weights_used(cfg, weights.clone()).to_device(device)?)
     }
 
-    /// The part of `weights` that the architecture `cfg` names reads: for a Gemma 3 or Mistral 3
-    /// multimodal checkpoint its language model (renamed as [`AutoModel::load`] reads it), without the vision
+    /// The part of `weights` that the architecture `cfg` names reads: for a multimodal checkpoint
+    /// whose images it does not take (Gemma 3 as a causal LM, Llama 4, Gemma 4, ...) its language model (renamed as [`AutoModel::load`] reads it), without the vision
     /// tower and projector, so that moving the result to a device or casting it never touches them;
     /// every tensor otherwise (the vision towers of the models that take images included: see
     /// [`takes_images`]). [`AutoModel::load`] takes either.
@@ -623,7 +623,6 @@ impl AutoModel {
             Ok(arch) if vision_language::takes_images(arch) => weights,
             Ok(
                 "Gemma3ForCausalLM"
-                | "Mistral3ForConditionalGeneration"
                 | "Llama4ForConditionalGeneration"
                 | "Gemma4ForConditionalGeneration"
                 | "Gemma3nForConditionalGeneration"

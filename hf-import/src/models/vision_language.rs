@@ -110,6 +110,7 @@ pub fn takes_images(architecture: &str) -> bool {
             | "LlavaOnevisionForConditionalGeneration"
             | "Idefics3ForConditionalGeneration"
             | "InternVLForConditionalGeneration"
+            | "Mistral3ForConditionalGeneration"
             | "SmolVLMForConditionalGeneration"
             | "VipLlavaForConditionalGeneration"
             | "PaliGemmaForConditionalGeneration"
@@ -185,6 +186,22 @@ impl VisionLanguageForConditionalGeneration {
         let lm = if class.plain_head { lm.with_plain_head() } else { lm.without_logit_scaling() };
         let images = ImageEncoder::load(cfg, weights, lm.embedding_width())?.map(Box::new);
         Ok(VisionLanguageForConditionalGeneration { lm, architecture: class.architecture, images })
+    }
+
+    /// The class `architecture` on its language model `lm`, loaded already, with the image path
+    /// of its checkpoint (`cfg`, `weights`): `None` where the checkpoint has no vision tower.
+    pub(crate) fn with_images_of(
+        lm: CausalLm,
+        architecture: &'static str,
+        cfg: &Config,
+        weights: &Weights,
+    ) -> Result<Option<Self>> {
+        let images = ImageEncoder::load(cfg, weights, lm.embedding_width())?.map(Box::new);
+        Ok(images.map(|images| VisionLanguageForConditionalGeneration {
+            lm,
+            architecture,
+            images: Some(images),
+        }))
     }
 
     /// The class `architecture` on its language model `lm`, loaded already.

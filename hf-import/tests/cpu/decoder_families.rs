@@ -376,8 +376,8 @@ fn ministral3_scales_queries_by_position() {
 }
 
 /// Mistral 3 multimodal checkpoints on text: a Mistral text model under the names
-/// `save_pretrained` writes, with its own head; a Ministral 3 one tied by the outer flag. Image
-/// inputs are refused.
+/// `save_pretrained` writes, with its own head; a Ministral 3 one tied by the outer flag. An image
+/// for a prompt without image tokens is an error (Mistral 3 with images: `images.rs`).
 #[test]
 fn mistral3_multimodal_on_text() {
     check("mistral3");
@@ -387,7 +387,7 @@ fn mistral3_multimodal_on_text() {
     let (mut inputs, _) = golden("mistral3");
     inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 32, 32], DType::F32).unwrap());
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
-    assert!(err.contains("image inputs are not supported for Mistral3ForConditionalGeneration"), "{err}");
+    assert!(err.contains("Image features and image tokens do not match, tokens: 0, features: 4"), "{err}");
 }
 
 /// Qwen's vision-language checkpoints on text: Qwen2-VL and Qwen2.5-VL as Qwen2 (the head tied by

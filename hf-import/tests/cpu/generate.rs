@@ -76,6 +76,7 @@ fn greedy_generate_with_images_matches_transformers() {
         "smolvlm_images",
         "internvl_images",
         "llava_pixtral_images",
+        "mistral3_images",
     ]);
     for name in names.into_iter().chain(["paligemma2_images", "aya_vision_images"]).chain(anyres) {
         let (cfg, model) = load(name);

@@ -243,3 +243,11 @@ fn llava_pixtral_images_of_their_own_sizes() {
         "{err}"
     );
 }
+
+/// Mistral 3 with images of their own sizes: Pixtral's features normed, each image's 2 × 2
+/// squares of patches merged (an odd column left out), the MLP, against transformers' logits,
+/// hidden states and `image_outputs`.
+#[test]
+fn mistral3_with_images() {
+    check("mistral3_images");
+}
