@@ -1361,7 +1361,7 @@ def gen_images(r):
     Gemma 3 (SigLIP, its pooled projector), over a random language model (Gemma 3's own for Gemma 3), the image token
     the vocabulary's last id."""
     kind = r.choice(["llava", "llava", "vipllava", "gemma3", "paligemma", "aya_vision", "idefics3", "smolvlm",
-                     "internvl", "pixtral"])
+                     "internvl", "pixtral", "mistral3"])
     tower = r.choice(["clip_vision_model", "siglip_vision_model"]) if kind == "llava" else "clip_vision_model"
     layers = r.randint(1, 3)
     image, patch = r.choice([(8, 4), (8, 2), (12, 4)])
@@ -1390,6 +1390,17 @@ def gen_images(r):
         if r.random() < 0.3:
             c["vision_feature_layer"] = r.randint(-layers - 1, layers)
         return tf.AyaVisionForConditionalGeneration, tf.AyaVisionConfig, c
+    if kind == "mistral3":
+        _, text_config_cls, text = gen_mistral(r)
+        text["model_type"] = "mistral"
+        vision = dict(model_type="pixtral", hidden_size=r.choice([8, 16]), intermediate_size=16,
+                      num_hidden_layers=layers, num_attention_heads=2, image_size=16, patch_size=2,
+                      hidden_act=r.choice(["silu", "gelu"]),
+                      rope_parameters={"rope_type": "axial", "rope_theta": r.choice([10000.0, 100.0])})
+        c = dict(text_config=text, vision_config=vision, image_token_index=text["vocab_size"] - 1,
+                 vision_feature_layer=r.choice([-1, -1, -2]), spatial_merge_size=r.choice([1, 2, 3]),
+                 projector_hidden_act=r.choice(["gelu", "silu"]), multimodal_projector_bias=r.random() < 0.5)
+        return tf.Mistral3ForConditionalGeneration, tf.Mistral3Config, c
     if kind == "pixtral":
         _, text_config_cls, text = r.choice([gen_llama, gen_mistral, gen_qwen2])(r)
         text["model_type"] = text_config_cls.model_type
@@ -1537,8 +1548,9 @@ def image_prompt_inputs(r, model_cls, cfg):
     pixtral = vision.get("model_type") == "pixtral"
     sizes = []
     if pixtral:
-        p = vision["patch_size"]
-        per_image = None  # each image's own: (height // p) · (width // p)
+        # each image's own: (height // p) · (width // p), Mistral 3's merged squares of p · spatial_merge_size
+        p = vision["patch_size"] * cfg.get("spatial_merge_size", 1)
+        per_image = None
     elif idefics:
         per_image = patches // cfg["scale_factor"] ** 2
     elif name.startswith("InternVL"):
