@@ -127,7 +127,7 @@ impl InternVisionTower {
             image,
             true,
         )?;
-        let count = patches.num_patches() + 1;
+        let count = patches.num_patches().saturating_add(1);
         let positions = if cfg.bool_or("use_absolute_position_embeddings", true)? {
             Some(emb.get("position_embeddings", &[1, count, hidden])?)
         } else {

@@ -94,6 +94,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     "gemma3_images",
     // Tiled images: the pinpoints, the tower's tile, OneVision's `anyres_max_N`.
     "llava_onevision_images",
+    // Images of their own sizes: Pixtral's tower, Mistral 3's merger.
+    "mistral3_images",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
