@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use super::decoder::{AttentionBlocks, CausalLm};
 use super::gemma::Gemma3ForCausalLM;
 use super::gemma3_images::{image_blocks, Gemma3Images};
-use super::llava_images::TextWithImages;
+use super::image_inputs::TextWithImages;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;

@@ -21,193 +21,27 @@
 //! prompt holds as many image tokens as the images have features (LLaVA-1.5's processor writes 576
 //! per image).
 
-use std::collections::BTreeMap;
-
 use oxtorch_tensor::{DType, Tensor};
 use serde_json::{Map, Value};
 
 use super::anyres::{image_sizes, Anyres};
 use super::clip::{ClipVisionConfig, ClipVisionTower};
-use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
 use super::idefics3_images::tower_batch;
+use super::image_inputs::{images_tiled, tiles, ImageInputs};
 use super::internvl_vision::InternVisionTower;
+use super::llava_projector::{load_projector, Projector};
 use super::pixtral_vision::{PixtralOutput, PixtralVisionTower};
 use super::siglip::SiglipVisionTower;
 use super::vision::checked_pixels;
-use super::{check_input_dtype, check_input_shapes, ids_as_i64};
+use super::vision_tower::VisionTower;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, LayerNorm, Linear, RmsNorm, RmsNormStyle};
+use crate::layers::Linear;
 use crate::weights::{Vars, Weights};
-
-/// The vision tower of a LLaVA checkpoint.
-#[derive(Debug, Clone)]
-enum VisionTower {
-    /// `clip_vision_model` (LLaVA-1.5, VipLLaVA)
-    Clip(ClipVisionTower),
-    /// `siglip_vision_model` (llava-interleave)
-    Siglip(SiglipVisionTower),
-    /// `internvl_vision` (InternVL)
-    Intern(InternVisionTower),
-    /// `pixtral` (Pixtral-12B's LLaVA), images of their own sizes
-    Pixtral(PixtralVisionTower),
-}
-
-impl VisionTower {
-    /// `(last_hidden_state, hidden_states)` of `pixels`: the tower's own output (CLIP's before its
-    /// post-norm, SigLIP's after) and every block's input, then the last block's output.
-    fn forward(&self, pixels: &Tensor) -> Result<(Tensor, Vec<Tensor>)> {
-        match self {
-            VisionTower::Clip(t) => {
-                let out = t.forward(&checked_pixels(pixels, t.dtype())?.to(t.device())?, true)?;
-                Ok((out.last_hidden_state, out.hidden_states))
-            }
-            VisionTower::Siglip(t) => {
-                let (last, _, hidden) =
-                    t.forward(&checked_pixels(pixels, t.dtype())?.to(t.device())?, true)?;
-                Ok((last, hidden))
-            }
-            VisionTower::Intern(t) => t.forward(&checked_pixels(pixels, t.dtype())?.to(t.device())?),
-            VisionTower::Pixtral(t) => {
-                let out = t.forward(&checked_pixels(pixels, t.dtype())?.to(t.device())?, None)?;
-                Ok((out.last_hidden_state, out.hidden_states))
-            }
-        }
-    }
-
-    /// The tower's width.
-    fn hidden(&self) -> usize {
-        match self {
-            VisionTower::Clip(t) => t.config().tower.hidden,
-            VisionTower::Siglip(t) => t.hidden(),
-            VisionTower::Intern(t) => t.hidden(),
-            VisionTower::Pixtral(t) => t.hidden(),
-        }
-    }
-
-    /// The number of hidden states (the blocks plus one).
-    fn states(&self) -> usize {
-        match self {
-            VisionTower::Clip(t) => t.config().tower.layers + 1,
-            VisionTower::Siglip(t) => t.layers() + 1,
-            VisionTower::Intern(t) => t.layers() + 1,
-            VisionTower::Pixtral(t) => t.layers() + 1,
-        }
-    }
-
-    /// Idefics3's pass of a SigLIP tower: the post-normed states of `pixels` with the patches'
-    /// `position_ids` and the key `mask`.
-    fn forward_with(&self, pixels: &Tensor, position_ids: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
-        match self {
-            VisionTower::Siglip(t) => {
-                let pixels = checked_pixels(pixels, t.dtype())?.to(t.device())?;
-                let mask = mask.map(|m| m.to(t.device())).transpose()?;
-                Ok(t.forward_with(&pixels, Some(position_ids), mask.as_ref(), false)?.0)
-            }
-            _ => Err(Error::Unsupported("Idefics3's images need a SigLIP tower".into())),
-        }
-    }
-
-    /// The side of the images it takes and of their patches, in pixels (the heights).
-    fn image_and_patch(&self) -> (usize, usize) {
-        match self {
-            VisionTower::Clip(t) => (t.config().image.0, t.config().patch.0),
-            VisionTower::Siglip(t) => (t.image_size().0, t.patch_size().0),
-            VisionTower::Intern(t) => (t.image_and_patch().0 .0, t.image_and_patch().1 .0),
-            VisionTower::Pixtral(t) => (t.patch(), t.patch()),
-        }
-    }
-}
-
-/// `LlavaMultiModalProjector` and `VipLlavaMultiModalProjector` (`Mlp`), and
-/// `PaliGemmaMultiModalProjector` (`Linear`).
-#[derive(Debug, Clone)]
-enum Projector {
-    Mlp {
-        /// VipLLaVA's `projector_layernorm`
-        norm: Option<LayerNorm>,
-        linear_1: Linear,
-        act: Activation,
-        linear_2: Linear,
-    },
-    /// `linear`
-    Linear(Linear),
-    /// Idefics3's connector: the pixel shuffle, then `modality_projection.proj`
-    ShuffleLinear { factor: usize, linear: Linear },
-    /// Mistral 3's: `norm`, each image's squares of `merge × merge` patches concatenated
-    /// (`F.unfold`'s channel-major order) through `patch_merger.merging_layer`, then `linear_1`,
-    /// the activation, `linear_2` (see [`ImageEncoder::forward_pixtral`])
-    MergedMlp {
-        norm: RmsNorm,
-        merge: usize,
-        merging: Linear,
-        linear_1: Linear,
-        act: Activation,
-        linear_2: Linear,
-    },
-    /// InternVL's: the pixel shuffle, `layer_norm`, `linear_1`, the activation, `linear_2`
-    ShuffleMlp { factor: usize, norm: LayerNorm, linear_1: Linear, act: Activation, linear_2: Linear },
-    /// Aya Vision's: the features' pixel shuffle (each `factor × factor` square of tokens as
-    /// one), a layer norm, `linear_1`, SwiGLU (`silu` of the second half times the first),
-    /// `linear_2`
-    ShuffleSwiGlu { factor: usize, norm: LayerNorm, linear_1: Linear, linear_2: Linear },
-}
-
-impl Projector {
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        match self {
-            Projector::Mlp { norm, linear_1, act, linear_2 } => {
-                let x = match norm {
-                    Some(norm) => norm.forward(x)?,
-                    None => x.clone(),
-                };
-                linear_2.forward(&act.forward(&linear_1.forward(&x)?)?)
-            }
-            Projector::Linear(linear) => linear.forward(x),
-            Projector::MergedMlp { .. } => Err(Error::Unsupported(
-                "Mistral 3's projector merges each image's patches by its grid".into(),
-            )),
-            Projector::ShuffleMlp { factor, norm, linear_1, act, linear_2 } => {
-                let x = pixel_shuffle(x, *factor)?;
-                let (n, width) = (x.dims()[0], x.dims()[3]);
-                let x = norm.forward(&x.reshape([n, x.numel() / n / width.max(1), width])?)?;
-                linear_2.forward(&act.forward(&linear_1.forward(&x)?)?)
-            }
-            Projector::ShuffleLinear { factor, linear } => {
-                let x = pixel_shuffle(x, *factor)?;
-                let (n, width) = (x.dims()[0], x.dims()[3]);
-                linear.forward(&x.reshape([n, x.numel() / n / width.max(1), width])?)
-            }
-            Projector::ShuffleSwiGlu { factor, norm, linear_1, linear_2 } => {
-                let h = linear_1.forward(&norm.forward(&pixel_shuffle(x, *factor)?)?)?;
-                let half = h.dims()[h.rank() - 1] / 2;
-                let (up, gate) = (h.narrow(-1, 0, half)?, h.narrow(-1, half as isize, half)?);
-                let out = linear_2.forward(&gate.silu()?.mul(&up)?)?;
-                let (n, width) = (out.dims()[0], out.dims()[out.rank() - 1]);
-                Ok(out.reshape([n, out.numel() / n / width.max(1), width])?)
-            }
-        }
-    }
-}
-
-/// The pixel shuffle of `x` `[images, side², dim]` (Aya Vision's, Idefics3's): `[images, side / f,
-/// side / f, dim · f²]`, each output token the `f × f` square of input tokens (transformers'
-/// reshapes and permutes).
-fn pixel_shuffle(x: &Tensor, f: usize) -> Result<Tensor> {
-    let (n, s, d) = (x.dims()[0], x.dims()[1], x.dims()[2]);
-    let side = (s as f64).sqrt() as usize;
-    if side * side != s || f == 0 || !side.is_multiple_of(f) {
-        return Err(Error::Input(format!(
-            "the pixel shuffle needs a square of tokens whose side the factor {f} divides, got {s} tokens"
-        )));
-    }
-    let x = x.reshape([n, side, side / f, d * f])?.permute([0, 2, 1, 3])?.contiguous()?;
-    Ok(x.reshape([n, side / f, side / f, d * f * f])?.permute([0, 2, 1, 3])?.contiguous()?)
-}
 
 /// Which class's image path an [`ImageEncoder`] is: how it reads the tower and names its outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Class {
+pub(crate) enum Class {
     Llava,
     VipLlava,
     /// the tower's last hidden state through one linear projection
@@ -228,41 +62,6 @@ enum Class {
     Idefics3 {
         smol: bool,
     },
-}
-
-/// The image inputs of a vision-language model: `pixel_values`, and for LLaVA-NeXT and
-/// LLaVA-OneVision the `image_sizes` (`[images, 2]`, `(height, width)`) that say how each image
-/// was tiled, and OneVision's `batch_num_images` (images per prompt: the images of prompts with
-/// several are not tiled).
-#[derive(Debug, Clone, Copy)]
-pub struct ImageInputs<'a> {
-    /// `[images, channels, height, width]`, or LLaVA-NeXT's `[images, tiles, channels, height,
-    /// width]` (each image's tiles first, padded to the most tiles) or `[all tiles, channels,
-    /// height, width]`
-    pub pixel_values: &'a Tensor,
-    /// `image_sizes` `[images, 2]`
-    pub image_sizes: Option<&'a Tensor>,
-    /// `batch_num_images` `[prompts]`
-    pub batch_num_images: Option<&'a Tensor>,
-    /// Idefics3's `pixel_attention_mask` `[prompts, images, height, width]`
-    pub pixel_attention_mask: Option<&'a Tensor>,
-}
-
-impl<'a> ImageInputs<'a> {
-    /// The images of `pixel_values` alone.
-    pub fn pixels(pixel_values: &'a Tensor) -> Self {
-        ImageInputs { pixel_values, image_sizes: None, batch_num_images: None, pixel_attention_mask: None }
-    }
-
-    /// The image inputs among named ones (`None` without `pixel_values`).
-    pub fn from_named(inputs: &'a BTreeMap<String, Tensor>) -> Option<Self> {
-        Some(ImageInputs {
-            pixel_values: inputs.get("pixel_values")?,
-            image_sizes: inputs.get("image_sizes"),
-            batch_num_images: inputs.get("batch_num_images"),
-            pixel_attention_mask: inputs.get("pixel_attention_mask"),
-        })
-    }
 }
 
 /// What the image path computes, under transformers' names (`image_outputs.*`).
@@ -617,32 +416,6 @@ impl ImageEncoder {
             .hidden()
             .checked_mul(layers.len())
             .ok_or_else(|| Error::Config("vision features too wide".into()))?;
-        if class == Class::AyaVision {
-            let factor = cfg.usize_or("downsample_factor", 2)?;
-            let shuffled = width
-                .checked_mul(factor)
-                .and_then(|w| w.checked_mul(factor))
-                .ok_or_else(|| Error::Config("vision features too wide".into()))?;
-            let inner = cfg.usize_or("alignment_intermediate_size", text_hidden)?;
-            let eps = cfg.f64_or("adapter_layer_norm_eps", 1e-6)?;
-            let projector = Projector::ShuffleSwiGlu {
-                factor,
-                norm: LayerNorm::load(&root.pp("layernorm"), shuffled, eps)?,
-                linear_1: Linear::load(&root.pp("linear_1"), shuffled, inner, true)?,
-                linear_2: Linear::load(&root.pp("linear_2"), inner / 2, text_hidden, true)?,
-            };
-            let anyres = None;
-            return Ok(Some(ImageEncoder {
-                tower,
-                layers,
-                drop_first,
-                projector,
-                image_token,
-                class,
-                anyres,
-                final_state,
-            }));
-        }
         let anyres = match class {
             Class::LlavaNext | Class::OneVision => {
                 let newline = ["model.image_newline", "image_newline"]
@@ -660,80 +433,7 @@ impl ImageEncoder {
             }
             _ => None,
         };
-        if class == Class::Mistral3 {
-            let merge = cfg.usize_or("spatial_merge_size", 2)?;
-            let hidden = tower.hidden();
-            let merged = hidden
-                .checked_mul(merge)
-                .and_then(|w| w.checked_mul(merge))
-                .filter(|&w| w > 0)
-                .ok_or_else(|| Error::Config(format!("spatial_merge_size {merge}")))?;
-            let eps = match cfg.get("text_config") {
-                Some(Value::Object(t)) => t.get("rms_norm_eps").and_then(Value::as_f64).unwrap_or(1e-6),
-                _ => 1e-5,
-            };
-            let bias = cfg.bool_or("multimodal_projector_bias", false)?;
-            let projector = Projector::MergedMlp {
-                norm: RmsNorm::load(&root.pp("norm"), hidden, eps, RmsNormStyle::Llama)?,
-                merge,
-                merging: Linear::load(&root.pp("patch_merger.merging_layer"), merged, hidden, false)?,
-                linear_1: Linear::load(&root.pp("linear_1"), width, text_hidden, bias)?,
-                act: Activation::from_name(cfg.str_or("projector_hidden_act", "gelu")?)?,
-                linear_2: Linear::load(&root.pp("linear_2"), text_hidden, text_hidden, bias)?,
-            };
-            let anyres = None;
-            return Ok(Some(ImageEncoder {
-                tower,
-                layers,
-                drop_first,
-                projector,
-                image_token,
-                class,
-                anyres,
-                final_state,
-            }));
-        }
-        if class == Class::InternVl {
-            let ratio = cfg.f64_or("downsample_ratio", 0.5)?;
-            let factor = if ratio > 0.0 && ratio <= 1.0 { (1.0 / ratio) as usize } else { 0 };
-            let shuffled = width.checked_mul(factor).and_then(|w| w.checked_mul(factor)).filter(|&w| w > 0);
-            let shuffled = shuffled.ok_or_else(|| {
-                Error::Config(format!("downsample_ratio must be in (0, 1] (1 / an integer), got {ratio}"))
-            })?;
-            let projector = Projector::ShuffleMlp {
-                factor,
-                norm: LayerNorm::load(&root.pp("layer_norm"), shuffled, 1e-5)?,
-                linear_1: Linear::load(&root.pp("linear_1"), shuffled, text_hidden, true)?,
-                act: Activation::from_name(cfg.str_or("projector_hidden_act", "gelu")?)?,
-                linear_2: Linear::load(&root.pp("linear_2"), text_hidden, text_hidden, true)?,
-            };
-            let anyres = None;
-            return Ok(Some(ImageEncoder {
-                tower,
-                layers,
-                drop_first,
-                projector,
-                image_token,
-                class,
-                anyres,
-                final_state,
-            }));
-        }
-        let bias = vip || cfg.bool_or("multimodal_projector_bias", true)?;
-        let projector = Projector::Mlp {
-            norm: if vip {
-                Some(LayerNorm::load(
-                    &root.pp("projector_layernorm"),
-                    width,
-                    cfg.f64_or("projector_layernorm_eps", 1e-5)?,
-                )?)
-            } else {
-                None
-            },
-            linear_1: Linear::load(&root.pp("linear_1"), width, text_hidden, bias)?,
-            act: Activation::from_name(cfg.str_or("projector_hidden_act", "gelu")?)?,
-            linear_2: Linear::load(&root.pp("linear_2"), text_hidden, text_hidden, bias)?,
-        };
+        let projector = load_projector(class, cfg, &root, &tower, width, text_hidden)?;
         Ok(Some(ImageEncoder {
             tower,
             layers,
@@ -828,7 +528,7 @@ impl ImageEncoder {
     /// pixel shuffle and projection; the features of each prompt's images, `[tokens, text hidden]`.
     fn forward_idefics3(&self, images: &ImageInputs<'_>, smol: bool) -> Result<ImageOutputs> {
         let (image, patch) = self.tower.image_and_patch();
-        let mask_dtype = self.projector_dtype();
+        let mask_dtype = self.tower.dtype();
         let batch = tower_batch(
             images.pixel_values,
             images.pixel_attention_mask,
@@ -901,16 +601,6 @@ impl ImageEncoder {
         Ok(ImageOutputs { last_hidden_state, hidden_states, features })
     }
 
-    /// The dtype the tower computes in.
-    fn projector_dtype(&self) -> DType {
-        match &self.tower {
-            VisionTower::Clip(t) => t.dtype(),
-            VisionTower::Siglip(t) => t.dtype(),
-            VisionTower::Intern(t) => t.dtype(),
-            VisionTower::Pixtral(t) => t.dtype(),
-        }
-    }
-
     /// The tower's last hidden state and hidden states of `pixel_values` `[images, channels,
     /// height, width]`, and their projected features `[images, tokens, text hidden]`.
     fn features(&self, pixel_values: &Tensor) -> Result<(Tensor, Vec<Tensor>, Tensor)> {
@@ -944,103 +634,5 @@ impl ImageEncoder {
     /// `[features, text hidden]` (image after image), in `dtype`.
     pub(crate) fn rows(&self, images: &ImageInputs<'_>, dtype: DType) -> Result<Tensor> {
         Ok(self.forward(images)?.rows()?.to_dtype(dtype)?)
-    }
-}
-
-/// Whether each of `images` images is tiled, from OneVision's `batch_num_images` (`[prompts]`):
-/// those of prompts with one image are, those of prompts with several are not.
-fn images_tiled(per_prompt: &Tensor, images: usize) -> Result<Vec<bool>> {
-    check_input_dtype("batch_num_images", per_prompt)?;
-    let counts = per_prompt.to_dtype(DType::I64)?.flatten(0, -1)?.to_vec::<i64>()?;
-    if counts.iter().any(|&n| n < 0) || counts.iter().sum::<i64>() != images as i64 {
-        return Err(Error::Input(format!(
-            "input 'batch_num_images' {counts:?} must count the {images} images of 'image_sizes'"
-        )));
-    }
-    Ok(counts.iter().flat_map(|&n| std::iter::repeat_n(n == 1, n as usize)).collect())
-}
-
-/// The tiles of `pixel_values` that `counts` (tiles per image) read: the first ones of each image
-/// of `[images, max tiles, channels, height, width]`, or all of `[tiles, channels, height, width]`.
-fn tiles(pixel_values: &Tensor, counts: &[usize]) -> Result<Tensor> {
-    let dims = pixel_values.dims();
-    let total: usize = counts.iter().sum();
-    match dims.len() {
-        5 if dims[0] == counts.len() && counts.iter().all(|&n| n <= dims[1]) => {
-            let per_image = counts
-                .iter()
-                .enumerate()
-                .map(|(i, &n)| pixel_values.select(0, i as isize)?.narrow(0, 0, n))
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            Ok(Tensor::cat(&per_image.iter().collect::<Vec<_>>(), 0)?)
-        }
-        4 if dims[0] == total => Ok(pixel_values.clone()),
-        4 | 5 => Err(Error::Input(format!(
-            "input 'pixel_values' of shape {dims:?} does not hold the images' tiles: their sizes make {counts:?} tiles"
-        ))),
-        _ => Err(Error::Input(format!("pixel_values of shape {dims:?}, expect to be of 4 or 5 dimensions"))),
-    }
-}
-
-/// The inputs that describe the images (checked by the image path), not the prompts' tokens.
-const IMAGE_ONLY: [&str; 4] = ["pixel_values", "image_sizes", "batch_num_images", "pixel_attention_mask"];
-
-/// The text inputs of a forward pass with images (`input_ids`, `attention_mask`,
-/// `position_ids`), checked with the others' names against `takes`.
-pub(crate) struct TextWithImages<'a> {
-    /// `input_ids`, int64
-    ids: Tensor,
-    /// `attention_mask` as int64 ones and zeros
-    mask: Option<Tensor>,
-    positions: Option<&'a Tensor>,
-}
-
-impl<'a> TextWithImages<'a> {
-    /// The text inputs of `inputs`, whose names must be among `takes`; the integer inputs'
-    /// dtypes and shapes checked (`pixel_values` is the image path's to check).
-    pub(crate) fn checked(inputs: &'a BTreeMap<String, Tensor>, takes: &[&str]) -> Result<Self> {
-        for (name, t) in inputs {
-            if !takes.contains(&name.as_str()) {
-                return Err(Error::Input(format!(
-                    "unexpected input '{name}' (this model takes {})",
-                    takes.join(", ")
-                )));
-            }
-            if !IMAGE_ONLY.contains(&name.as_str()) {
-                check_input_dtype(name, t)?;
-            }
-        }
-        let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
-        let text: BTreeMap<String, Tensor> = inputs
-            .iter()
-            .filter(|(k, _)| !IMAGE_ONLY.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        check_input_shapes(&text)?;
-        let mask = inputs.get("attention_mask").map(|m| m.ne(0.0)?.to_dtype(DType::I64)).transpose()?;
-        Ok(TextWithImages { ids: ids_as_i64("input_ids", ids)?, mask, positions: inputs.get("position_ids") })
-    }
-
-    /// `lm` on these inputs, the rows of `features` (`[.., hidden]`, image after image) in place
-    /// of the embeddings of `token` (looked up as id 0 when past the vocabulary), with `blocks`: its
-    /// `logits` and, with `output_hidden_states`, its `hidden_states.N`.
-    pub(crate) fn outputs(
-        &self,
-        lm: &CausalLm,
-        features: &Tensor,
-        token: i64,
-        blocks: Option<AttentionBlocks<'_>>,
-        output_hidden_states: bool,
-    ) -> Result<Vec<(String, Tensor)>> {
-        let h = features.dims()[features.rank() - 1];
-        let rows = features.reshape([features.numel() / h.max(1), h])?;
-        let replaced = ReplacedRows { mask: &self.ids.eq(token as f64)?, rows: &rows, blocks };
-        let ids = lm.ids_in_vocabulary(&self.ids, token)?;
-        let out =
-            lm.forward_with_rows(&ids, replaced, self.mask.as_ref(), self.positions, output_hidden_states)?;
-        let mut named = vec![("logits".to_string(), out.logits)];
-        let states = out.hidden_states.into_iter().enumerate();
-        named.extend(states.map(|(i, t)| (format!("hidden_states.{i}"), t)));
-        Ok(named)
     }
 }

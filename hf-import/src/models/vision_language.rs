@@ -31,7 +31,8 @@ use serde_json::{Map, Value};
 
 use super::decoder::{AttentionBlocks, CausalLm};
 use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
-use super::llava_images::{ImageEncoder, ImageInputs, TextWithImages};
+use super::image_inputs::{ImageInputs, TextWithImages};
+use super::llava_images::ImageEncoder;
 use super::{check_input_dtype, AutoModel};
 use crate::config::Config;
 use crate::error::{Error, Result};

@@ -1,0 +1,143 @@
+//! The inputs of a forward pass with images: the images' own (`pixel_values` and what describes
+//! them, [`ImageInputs`]) and the prompts' ([`TextWithImages`]), checked.
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{DType, Tensor};
+
+use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
+use super::{check_input_dtype, check_input_shapes, ids_as_i64};
+use crate::error::{Error, Result};
+
+/// The image inputs of a vision-language model: `pixel_values`, and for LLaVA-NeXT and
+/// LLaVA-OneVision the `image_sizes` (`[images, 2]`, `(height, width)`) that say how each image
+/// was tiled, and OneVision's `batch_num_images` (images per prompt: the images of prompts with
+/// several are not tiled).
+#[derive(Debug, Clone, Copy)]
+pub struct ImageInputs<'a> {
+    /// `[images, channels, height, width]`, or LLaVA-NeXT's `[images, tiles, channels, height,
+    /// width]` (each image's tiles first, padded to the most tiles) or `[all tiles, channels,
+    /// height, width]`
+    pub pixel_values: &'a Tensor,
+    /// `image_sizes` `[images, 2]`
+    pub image_sizes: Option<&'a Tensor>,
+    /// `batch_num_images` `[prompts]`
+    pub batch_num_images: Option<&'a Tensor>,
+    /// Idefics3's `pixel_attention_mask` `[prompts, images, height, width]`
+    pub pixel_attention_mask: Option<&'a Tensor>,
+}
+
+impl<'a> ImageInputs<'a> {
+    /// The images of `pixel_values` alone.
+    pub fn pixels(pixel_values: &'a Tensor) -> Self {
+        ImageInputs { pixel_values, image_sizes: None, batch_num_images: None, pixel_attention_mask: None }
+    }
+
+    /// The image inputs among named ones (`None` without `pixel_values`).
+    pub fn from_named(inputs: &'a BTreeMap<String, Tensor>) -> Option<Self> {
+        Some(ImageInputs {
+            pixel_values: inputs.get("pixel_values")?,
+            image_sizes: inputs.get("image_sizes"),
+            batch_num_images: inputs.get("batch_num_images"),
+            pixel_attention_mask: inputs.get("pixel_attention_mask"),
+        })
+    }
+}
+
+/// Whether each of `images` images is tiled, from OneVision's `batch_num_images` (`[prompts]`):
+/// those of prompts with one image are, those of prompts with several are not.
+pub(crate) fn images_tiled(per_prompt: &Tensor, images: usize) -> Result<Vec<bool>> {
+    check_input_dtype("batch_num_images", per_prompt)?;
+    let counts = per_prompt.to_dtype(DType::I64)?.flatten(0, -1)?.to_vec::<i64>()?;
+    if counts.iter().any(|&n| n < 0) || counts.iter().sum::<i64>() != images as i64 {
+        return Err(Error::Input(format!(
+            "input 'batch_num_images' {counts:?} must count the {images} images of 'image_sizes'"
+        )));
+    }
+    Ok(counts.iter().flat_map(|&n| std::iter::repeat_n(n == 1, n as usize)).collect())
+}
+
+/// The tiles of `pixel_values` that `counts` (tiles per image) read: the first ones of each image
+/// of `[images, max tiles, channels, height, width]`, or all of `[tiles, channels, height, width]`.
+pub(crate) fn tiles(pixel_values: &Tensor, counts: &[usize]) -> Result<Tensor> {
+    let dims = pixel_values.dims();
+    let total: usize = counts.iter().sum();
+    match dims.len() {
+        5 if dims[0] == counts.len() && counts.iter().all(|&n| n <= dims[1]) => {
+            let per_image = counts
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| pixel_values.select(0, i as isize)?.narrow(0, 0, n))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            Ok(Tensor::cat(&per_image.iter().collect::<Vec<_>>(), 0)?)
+        }
+        4 if dims[0] == total => Ok(pixel_values.clone()),
+        4 | 5 => Err(Error::Input(format!(
+            "input 'pixel_values' of shape {dims:?} does not hold the images' tiles: their sizes make {counts:?} tiles"
+        ))),
+        _ => Err(Error::Input(format!("pixel_values of shape {dims:?}, expect to be of 4 or 5 dimensions"))),
+    }
+}
+
+/// The inputs that describe the images (checked by the image path), not the prompts' tokens.
+const IMAGE_ONLY: [&str; 4] = ["pixel_values", "image_sizes", "batch_num_images", "pixel_attention_mask"];
+
+/// The text inputs of a forward pass with images (`input_ids`, `attention_mask`,
+/// `position_ids`), checked with the others' names against `takes`.
+pub(crate) struct TextWithImages<'a> {
+    /// `input_ids`, int64
+    ids: Tensor,
+    /// `attention_mask` as int64 ones and zeros
+    mask: Option<Tensor>,
+    positions: Option<&'a Tensor>,
+}
+
+impl<'a> TextWithImages<'a> {
+    /// The text inputs of `inputs`, whose names must be among `takes`; the integer inputs'
+    /// dtypes and shapes checked (`pixel_values` is the image path's to check).
+    pub(crate) fn checked(inputs: &'a BTreeMap<String, Tensor>, takes: &[&str]) -> Result<Self> {
+        for (name, t) in inputs {
+            if !takes.contains(&name.as_str()) {
+                return Err(Error::Input(format!(
+                    "unexpected input '{name}' (this model takes {})",
+                    takes.join(", ")
+                )));
+            }
+            if !IMAGE_ONLY.contains(&name.as_str()) {
+                check_input_dtype(name, t)?;
+            }
+        }
+        let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+        let text: BTreeMap<String, Tensor> = inputs
+            .iter()
+            .filter(|(k, _)| !IMAGE_ONLY.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        check_input_shapes(&text)?;
+        let mask = inputs.get("attention_mask").map(|m| m.ne(0.0)?.to_dtype(DType::I64)).transpose()?;
+        Ok(TextWithImages { ids: ids_as_i64("input_ids", ids)?, mask, positions: inputs.get("position_ids") })
+    }
+
+    /// `lm` on these inputs, the rows of `features` (`[.., hidden]`, image after image) in place
+    /// of the embeddings of `token` (looked up as id 0 when past the vocabulary), with `blocks`: its
+    /// `logits` and, with `output_hidden_states`, its `hidden_states.N`.
+    pub(crate) fn outputs(
+        &self,
+        lm: &CausalLm,
+        features: &Tensor,
+        token: i64,
+        blocks: Option<AttentionBlocks<'_>>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let h = features.dims()[features.rank() - 1];
+        let rows = features.reshape([features.numel() / h.max(1), h])?;
+        let replaced = ReplacedRows { mask: &self.ids.eq(token as f64)?, rows: &rows, blocks };
+        let ids = lm.ids_in_vocabulary(&self.ids, token)?;
+        let out =
+            lm.forward_with_rows(&ids, replaced, self.mask.as_ref(), self.positions, output_hidden_states)?;
+        let mut named = vec![("logits".to_string(), out.logits)];
+        let states = out.hidden_states.into_iter().enumerate();
+        named.extend(states.map(|(i, t)| (format!("hidden_states.{i}"), t)));
+        Ok(named)
+    }
+}
