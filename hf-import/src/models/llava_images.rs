@@ -319,17 +319,7 @@ impl ImageEncoder {
                 .ok_or_else(|| Error::Config("vision features too wide".into()))?;
             let linear = Linear::load(&root.pp("modality_projection.proj"), width, text_hidden, false)?;
             let projector = Projector::ShuffleLinear { factor, linear };
-            let (layers, drop_first, anyres, final_state) = (Vec::new(), false, None, false);
-            return Ok(Some(ImageEncoder {
-                tower,
-                layers,
-                drop_first,
-                projector,
-                image_token,
-                class,
-                anyres,
-                final_state,
-            }));
+            return Ok(Some(ImageEncoder::on_last_state(tower, projector, image_token, class)));
         }
         if class == Class::PaliGemma {
             let root = vars_with(
@@ -346,17 +336,7 @@ impl ImageEncoder {
             // and its images are the embeddings' width error.)
             let width = cfg.usize_or("projection_dim", 2048)?;
             let projector = Projector::Linear(Linear::load(&root.pp("linear"), tower.hidden(), width, true)?);
-            let (layers, drop_first, anyres, final_state) = (Vec::new(), false, None, false);
-            return Ok(Some(ImageEncoder {
-                tower,
-                layers,
-                drop_first,
-                projector,
-                image_token,
-                class,
-                anyres,
-                final_state,
-            }));
+            return Ok(Some(ImageEncoder::on_last_state(tower, projector, image_token, class)));
         }
         // (VipLLaVA's configs may name the key `vision_feature_layers`.)
         let layers = match feature_layers(cfg, "vision_feature_layer")? {
@@ -444,6 +424,13 @@ impl ImageEncoder {
             anyres,
             final_state,
         }))
+    }
+
+    /// An encoder whose projector reads the tower's last hidden state whole (PaliGemma's,
+    /// Idefics3's).
+    fn on_last_state(tower: VisionTower, projector: Projector, image_token: i64, class: Class) -> Self {
+        let (layers, drop_first, anyres, final_state) = (Vec::new(), false, None, false);
+        ImageEncoder { tower, layers, drop_first, projector, image_token, class, anyres, final_state }
     }
 
     /// The token whose embeddings the image features replace.
