@@ -8,6 +8,37 @@ use common::{check, check_with, fixture, golden};
 use oxtorch_hf_import::{AutoModel, Config, Weights};
 use oxtorch_tensor::{DType, Tensor};
 
+/// The fixture `name`'s model, its weights as stored.
+fn load(name: &str) -> AutoModel {
+    let dir = fixture(name);
+    AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap()
+}
+
+/// The fixture `name`'s model from a checkpoint without its vision tower's weights.
+fn without_vision_tower(name: &str) -> AutoModel {
+    let dir = fixture(name);
+    let weights = Weights::load(&dir, None).unwrap();
+    let text_only: Vec<(String, Tensor)> = weights
+        .names()
+        .filter(|n| !n.contains("vision_tower"))
+        .map(|n| (n.clone(), weights.get(n).unwrap().unwrap()))
+        .collect();
+    let tmp = std::env::temp_dir().join(format!("oxtorch-{name}-text-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::copy(dir.join("config.json"), tmp.join("config.json")).unwrap();
+    oxtorch_hf_import::weights::write_safetensors(&tmp.join("model.safetensors"), &text_only, None).unwrap();
+    let model = AutoModel::load(&Config::load(&tmp).unwrap(), &Weights::load(&tmp, None).unwrap()).unwrap();
+    std::fs::remove_dir_all(&tmp).unwrap();
+    model
+}
+
+/// The largest absolute difference between the `logits` of `outputs` and `expected`.
+fn logits_diff(outputs: &[(String, Tensor)], expected: &Tensor) -> f32 {
+    let logits = &outputs.iter().find(|(k, _)| k == "logits").unwrap().1;
+    let diff = logits.sub(expected).unwrap().abs().unwrap().to_vec::<f32>().unwrap();
+    diff.into_iter().fold(0f32, f32::max)
+}
+
 /// Gemma 3 with images: SigLIP's last hidden state averaged over 2 × 2 patches, Gemma's norm and
 /// the projection, the features in place of the image tokens' scaled embeddings, each image's
 /// tokens attending both ways (the sliding window still hiding keys past it), against
@@ -24,13 +55,11 @@ fn gemma3_with_images() {
     json["text_config"]["final_logit_softcapping"] = serde_json::Value::from(0.5);
     let capped = Config::from_json_str(&json.to_string()).unwrap();
     check_with("gemma3_images", &capped, &Weights::load(&dir, Some(DType::F32)).unwrap());
-    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let model = load("gemma3_images");
     let (mut inputs, expected) = golden("gemma3_images");
     inputs.remove("token_type_ids");
     let causal = model.forward_named(&inputs, false).unwrap();
-    let logits = &causal.iter().find(|(k, _)| k == "logits").unwrap().1;
-    let diff = logits.sub(&expected["logits"]).unwrap().abs().unwrap().to_vec::<f32>().unwrap();
-    let diff = diff.into_iter().fold(0f32, f32::max);
+    let diff = logits_diff(&causal, &expected["logits"]);
     assert!(diff > 1e-3, "the image blocks change the logits ({diff})");
     let mut one = inputs.clone();
     one.insert("pixel_values".into(), inputs["pixel_values"].narrow(0, 0, 1).unwrap());
@@ -47,8 +76,7 @@ fn gemma3_with_images() {
 fn paligemma_with_images() {
     check("paligemma_images");
     check("paligemma2_images");
-    let dir = fixture("paligemma2_images");
-    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let model = load("paligemma2_images");
     let (mut inputs, _) = golden("paligemma2_images");
     inputs.insert("image_sizes".into(), Tensor::zeros([2, 2], DType::I64).unwrap());
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
@@ -65,9 +93,7 @@ fn llava_with_images() {
     for name in ["llava_images", "llava_siglip_images", "vipllava_images", "aya_vision_images"] {
         check(name);
     }
-    let dir = fixture("llava_images");
-    let weights = Weights::load(&dir, None).unwrap();
-    let model = AutoModel::load(&Config::load(&dir).unwrap(), &weights).unwrap();
+    let model = load("llava_images");
     let (inputs, _) = golden("llava_images");
     // Without hidden states asked for, transformers reports the tower's selected one alone.
     let names: Vec<String> =
@@ -90,19 +116,8 @@ fn llava_with_images() {
     let err = model.forward_named(&sizes, false).unwrap_err().to_string();
     assert!(err.contains("unexpected input 'image_sizes'"), "{err}");
     // Without its vision tower's weights, the language model runs on text and images are refused.
-    let text_only: Vec<(String, Tensor)> = weights
-        .names()
-        .filter(|n| !n.contains("vision_tower"))
-        .map(|n| (n.clone(), weights.get(n).unwrap().unwrap()))
-        .collect();
-    let tmp = std::env::temp_dir().join(format!("oxtorch-llava-text-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
-    std::fs::copy(dir.join("config.json"), tmp.join("config.json")).unwrap();
-    oxtorch_hf_import::weights::write_safetensors(&tmp.join("model.safetensors"), &text_only, None).unwrap();
-    let model = AutoModel::load(&Config::load(&tmp).unwrap(), &Weights::load(&tmp, None).unwrap()).unwrap();
-    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    let err = without_vision_tower("llava_images").forward_named(&inputs, false).unwrap_err().to_string();
     assert!(err.contains("this checkpoint has no vision tower"), "{err}");
-    std::fs::remove_dir_all(&tmp).unwrap();
 }
 
 /// LLaVA-NeXT, LLaVA-NeXT-Video (on images) and LLaVA-OneVision with "anyres" images: each image's
@@ -116,8 +131,7 @@ fn llava_next_anyres_images() {
     for name in ["llava_next_images", "llava_next_video_images", "llava_onevision_images"] {
         check(name);
     }
-    let dir = fixture("llava_next_images");
-    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let model = load("llava_next_images");
     let (inputs, _) = golden("llava_next_images");
     let error = |change: &dyn Fn(&mut std::collections::BTreeMap<String, Tensor>)| {
         let mut changed = inputs.clone();
@@ -164,8 +178,7 @@ fn llava_next_anyres_images() {
     });
     assert!(err.contains("unexpected input 'batch_num_images'"), "{err}");
     // OneVision's images per prompt must count the images.
-    let dir = fixture("llava_onevision_images");
-    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let model = load("llava_onevision_images");
     let (mut inputs, _) = golden("llava_onevision_images");
     inputs.insert("batch_num_images".into(), Tensor::from_vec(vec![1i64, 1], [2]).unwrap());
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
@@ -181,16 +194,13 @@ fn llava_next_anyres_images() {
 fn idefics3_and_smolvlm_with_images() {
     check("idefics3_images");
     check("smolvlm_images");
-    let dir = fixture("idefics3_images");
-    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let model = load("idefics3_images");
     let (mut inputs, expected) = golden("idefics3_images");
     // Without the pixel mask the padded corner's patches count: other logits.
     let mut whole = inputs.clone();
     whole.remove("pixel_attention_mask");
     let out = model.forward_named(&whole, false).unwrap();
-    let logits = &out.iter().find(|(k, _)| k == "logits").unwrap().1;
-    let diff = logits.sub(&expected["logits"]).unwrap().abs().unwrap().to_vec::<f32>().unwrap();
-    assert!(diff.into_iter().fold(0f32, f32::max) > 1e-3, "the pixel mask changes the logits");
+    assert!(logits_diff(&out, &expected["logits"]) > 1e-3, "the pixel mask changes the logits");
     let mask = inputs["pixel_attention_mask"].narrow(3, 0, 4).unwrap();
     inputs.insert("pixel_attention_mask".into(), mask);
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
@@ -208,22 +218,9 @@ fn idefics3_and_smolvlm_with_images() {
 fn internvl_with_images() {
     check("internvl_images");
     check("internvl_rms_images");
-    let dir = fixture("internvl_images");
-    let weights = Weights::load(&dir, None).unwrap();
-    let text_only: Vec<(String, Tensor)> = weights
-        .names()
-        .filter(|n| !n.contains("vision_tower"))
-        .map(|n| (n.clone(), weights.get(n).unwrap().unwrap()))
-        .collect();
-    let tmp = std::env::temp_dir().join(format!("oxtorch-internvl-text-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
-    std::fs::copy(dir.join("config.json"), tmp.join("config.json")).unwrap();
-    oxtorch_hf_import::weights::write_safetensors(&tmp.join("model.safetensors"), &text_only, None).unwrap();
-    let model = AutoModel::load(&Config::load(&tmp).unwrap(), &Weights::load(&tmp, None).unwrap()).unwrap();
     let (inputs, _) = golden("internvl_images");
-    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    let err = without_vision_tower("internvl_images").forward_named(&inputs, false).unwrap_err().to_string();
     assert!(err.contains("this checkpoint has no vision tower"), "{err}");
-    std::fs::remove_dir_all(&tmp).unwrap();
 }
 
 /// LLaVA over a Pixtral tower (Pixtral-12B's layout) with images of their own sizes
@@ -233,8 +230,7 @@ fn internvl_with_images() {
 #[test]
 fn llava_pixtral_images_of_their_own_sizes() {
     check("llava_pixtral_images");
-    let dir = fixture("llava_pixtral_images");
-    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let model = load("llava_pixtral_images");
     let (mut inputs, _) = golden("llava_pixtral_images");
     inputs.insert("image_sizes".into(), Tensor::from_vec(vec![16i64, 12, 8, 20], [2, 2]).unwrap());
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
