@@ -2793,6 +2793,65 @@ def mistral3_images():
     print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]}")
 
 
+def qwen_vl_images():
+    """Qwen2-VL and Qwen2.5-VL with images: `pixel_values` as their processors flatten them (`[patches, channels ·
+    temporal_patch_size · patch_size²]`), `image_grid_thw` (`[1, 4, 6]`, `[1, 2, 4]`, and a grid of two frames
+    `[2, 4, 4]`), merged 2 × 2 after the tower, the features in place of the image tokens (id 99, marked by
+    `mm_token_type_ids`) between vision start and end tokens (97, 96), the multimodal RoPE positions of
+    `get_rope_index` (sections `[1, 2, 1]`); the second prompt right-padded. `qwen2_vl_images`: Qwen2-VL's tower
+    (LayerNorm, QuickGELU MLP). `qwen2_5_vl_images`: Qwen2.5-VL's (RMSNorm, SwiGLU, window attention of 2 × 2
+    merged patches but in block 1, the windows' order undone after the merger). `generate.safetensors`: greedy
+    generation from the prompts left-padded."""
+    names = ["qwen2_vl_images", "qwen2_5_vl_images"]
+    if ONLY and not ONLY & set(names):
+        return
+    text = dict(DECODER, intermediate_size=48, rms_norm_eps=1e-6, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                rope_parameters={"rope_type": "default", "rope_theta": 1000.0, "mrope_section": [1, 2, 1]})
+    patches = dict(patch_size=2, spatial_merge_size=2, temporal_patch_size=2, in_channels=3)
+    tokens = dict(image_token_id=99, video_token_id=98, vision_start_token_id=97, vision_end_token_id=96)
+    configs = {
+        "qwen2_vl_images": (tf.Qwen2VLForConditionalGeneration, tf.Qwen2VLConfig(
+            text_config=dict(text, tie_word_embeddings=False),
+            vision_config=dict(depth=2, embed_dim=16, hidden_size=32, num_heads=2, mlp_ratio=2, **patches),
+            **tokens), 395),
+        "qwen2_5_vl_images": (tf.Qwen2_5_VLForConditionalGeneration, tf.Qwen2_5_VLConfig(
+            text_config=dict(text, tie_word_embeddings=True),
+            vision_config=dict(depth=3, hidden_size=16, intermediate_size=24, num_heads=2, out_hidden_size=32,
+                               window_size=8, fullatt_block_indexes=[1], **patches),
+            **tokens), 396),
+    }
+    for name, (cls, config, seed) in configs.items():
+        if ONLY and name not in ONLY:
+            continue
+        torch.manual_seed(seed)
+        model = cls(config).eval()
+        randomise(model, seed)
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        model.save_pretrained(path)
+        (path / "generation_config.json").unlink(missing_ok=True)
+        g = torch.Generator().manual_seed(seed)
+        grids = torch.tensor([[1, 4, 6], [1, 2, 4], [2, 4, 4]], dtype=torch.int64)
+        pixels = torch.randn(int(grids.prod(-1).sum()), 3 * 2 * 2 * 2, generator=g)
+        s, e, t = 97, 96, 99
+        prompts = [[5, s] + [t] * 6 + [e, 17, 42, s] + [t] * 2 + [e, 8], [3, 64, s] + [t] * 8 + [e, 12]]
+        width = max(map(len, prompts))
+        ids = torch.tensor([p + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        attn = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        gen_ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts], dtype=torch.int64)
+        gen_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.int64)
+        x = {"input_ids": ids, "attention_mask": attn, "pixel_values": pixels, "image_grid_thw": grids,
+             "mm_token_type_ids": (ids == t).to(torch.int64)}
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+            gx = dict(x, input_ids=gen_ids, attention_mask=gen_mask, mm_token_type_ids=(gen_ids == t).to(torch.int64))
+            gen = model.generate(**gx, max_new_tokens=10, do_sample=False, pad_token_id=0)
+        flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+        save_file({**x, **flat}, str(path / "expected.safetensors"))
+        save_file({**gx, "output_ids": gen.contiguous()}, str(path / "generate.safetensors"))
+        print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]}")
+
+
 def gemma3_images():
     """Gemma 3 with images (`gemma3_images`): a tiny SigLIP tower (4 × 4 patches) whose last hidden state the
     projector averages to 2 × 2 tokens, norms and projects; the features in place of the image tokens (id 99, in the
@@ -2898,6 +2957,7 @@ if __name__ == "__main__":
     internvl_images()
     llava_pixtral_images()
     mistral3_images()
+    qwen_vl_images()
     gemma3_images()
     paligemma_images()
     if not ONLY or "token_types" in ONLY:

@@ -48,7 +48,7 @@ pub use packed_rows::{attend_rows, PackedRows};
 pub use pre_norm::PreNormEncoderLayer;
 pub use quant::fake_quant_int8;
 pub use relative_bias::{bucket as relative_bucket, t5_bucket, RelativeBias};
-pub use rotary::{apply_rotary, halves_from_interleaved, Rotary};
+pub use rotary::{apply_rotary, halves_from_interleaved, MultimodalRope, Rotary};
 pub use selective_scan::{selective_scan, ScanInputs};
 pub use seq2seq_cache::{EncoderDecoderCache, Step as DecoderStep};
 pub use short_conv::ShortConv;

@@ -7,6 +7,55 @@ use oxtorch_tensor::{DType, Device, Tensor};
 use crate::config::{RopeParams, RopeScaling};
 use crate::error::{Error, Result};
 
+/// Which of a multimodal RoPE's three position streams (temporal, height, width) turns each
+/// frequency: `mrope_section`'s counts of frequencies, in runs (Qwen2-VL, Qwen2.5-VL) or
+/// interleaved (Qwen3-VL's `mrope_interleaved`: height and width take every third frequency from
+/// the second and third up to three times their counts, temporal the rest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MultimodalRope {
+    /// frequencies per stream
+    pub sections: [usize; 3],
+    /// Qwen3-VL's interleaved layout
+    pub interleaved: bool,
+}
+
+impl MultimodalRope {
+    /// The streams of a RoPE with `half` frequencies (`rotary_dim / 2`): in runs, the sections must
+    /// count them all (transformers splits the frequencies by the sections), an error otherwise.
+    pub fn new(sections: [usize; 3], interleaved: bool, half: usize) -> Result<Self> {
+        // (Interleaved, a section past the frequencies is cut short, as transformers' slices are.)
+        let total = sections.iter().try_fold(0usize, |a, &n| a.checked_add(n));
+        if !interleaved && total != Some(half) {
+            return Err(Error::Config(format!(
+                "mrope_section {sections:?} does not split the {half} RoPE frequencies of a head ({} dims)",
+                half * 2
+            )));
+        }
+        Ok(MultimodalRope { sections, interleaved })
+    }
+
+    /// `[3, half]` ones and zeros: row `k` marks the frequencies stream `k` turns.
+    fn picks(&self, half: usize) -> Vec<f32> {
+        let [t, h, w] = self.sections;
+        let stream = |j: usize| -> usize {
+            if self.interleaved {
+                match j % 3 {
+                    1 if j < 3 * h => 1,
+                    2 if j < 3 * w => 2,
+                    _ => 0,
+                }
+            } else if j < t {
+                0
+            } else if j < t + h {
+                1
+            } else {
+                2
+            }
+        };
+        (0..3).flat_map(|k| (0..half).map(move |j| if stream(j) == k { 1.0 } else { 0.0 })).collect()
+    }
+}
+
 /// The inverse frequencies of one RoPE configuration.
 #[derive(Debug, Clone)]
 pub struct Rotary {
@@ -221,6 +270,31 @@ impl Rotary {
     pub fn cos_sin(&self, position_ids: &Tensor, dtype: DType) -> Result<(Tensor, Tensor)> {
         let inv_freq = self.inv_freq(position_ids)?;
         let freqs = position_ids.to_dtype(DType::F32)?.unsqueeze(-1)?.mul(&inv_freq)?;
+        self.cos_sin_of(freqs, position_ids, dtype)
+    }
+
+    /// `(cos, sin)` `[batch, seq, rotary_dim]` in `dtype` for the three position streams
+    /// `position_ids` `[3, batch, seq]` (temporal, height, width) of a multimodal RoPE: each
+    /// frequency turns by the position of the stream `streams` gives it (transformers' Qwen2-VL
+    /// and Qwen3-VL rotary embeddings: the angles are each stream's, selected, not mixed).
+    pub fn cos_sin_multimodal(
+        &self,
+        position_ids: &Tensor,
+        streams: &MultimodalRope,
+        dtype: DType,
+    ) -> Result<(Tensor, Tensor)> {
+        let inv_freq = self.inv_freq(position_ids)?;
+        let half = self.inv_freq.dims()[0];
+        let picks = Tensor::from_vec(streams.picks(half), [3, 1, 1, half])?.to(position_ids.device())?;
+        // (Ones and zeros: the sum over the streams is the picked stream's angle exactly.)
+        let freqs = position_ids.to_dtype(DType::F32)?.unsqueeze(-1)?.mul(&inv_freq)?;
+        let freqs = freqs.mul(&picks)?.sum(0, false)?;
+        self.cos_sin_of(freqs, position_ids, dtype)
+    }
+
+    /// `(cos, sin)` of the angles `freqs` `[batch, seq, rotary_dim / 2]` (each pair's angle, used
+    /// for both halves), scaled as the configuration says.
+    fn cos_sin_of(&self, freqs: Tensor, position_ids: &Tensor, dtype: DType) -> Result<(Tensor, Tensor)> {
         let emb = Tensor::cat(&[&freqs, &freqs], -1)?;
         let (mut cos, mut sin) = (emb.cos()?, emb.sin()?);
         if let Some(LongSequences::Mscale { scaling, threshold }) = &self.long {

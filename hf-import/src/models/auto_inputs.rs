@@ -44,6 +44,8 @@ pub(super) fn check_input_shapes(inputs: &BTreeMap<String, Tensor>) -> Result<()
             ("input_ids", _) => true,
             ("position_ids", &[rows, cols]) => cols == s && (rows == b || rows == 1),
             ("position_ids", &[cols]) => cols == s,
+            // (A multimodal RoPE's streams; the model checks it takes them.)
+            ("position_ids", &[3 | 4, rows, cols]) => rows == b && cols == s,
             (_, &[rows, cols]) => rows == b && cols == s,
             _ => false,
         };

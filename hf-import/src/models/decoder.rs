@@ -9,8 +9,8 @@ use crate::error::{Error, Result};
 use crate::layers::{
     bidirectional_mask, block_causal_mask, causal_mask, chunked_causal_mask, normal_quantile,
     packing_enabled, Arena, AttentionConfig, DecoderNorm, Differential, Embedding, FeedForward,
-    GatedDeltaNet, GatedMlp, Glu, KvCache, LayerNorm, Linear, Mamba2Mixer, MambaMixer, RmsNorm, Rotary,
-    Routing, SelfAttention, ShortConv, SparseMoe, Xielu,
+    GatedDeltaNet, GatedMlp, Glu, KvCache, LayerNorm, Linear, Mamba2Mixer, MambaMixer, MultimodalRope,
+    RmsNorm, Rotary, Routing, SelfAttention, ShortConv, SparseMoe, Xielu,
 };
 use crate::weights::{Vars, Weights};
 
@@ -228,6 +228,8 @@ pub struct CausalLm {
     kv_read_later: Vec<bool>,
     /// Gemma 3n's projections into and out of its hidden streams (see [`DecoderSpec::altup`]).
     streams: Option<AltUpStreams>,
+    /// The multimodal RoPE of Qwen's vision-language models (see [`CausalLm::with_multimodal_rope`]).
+    mrope: Option<MultimodalRope>,
 }
 
 impl CausalLm {
@@ -376,6 +378,43 @@ impl CausalLm {
     pub(crate) fn with_plain_head(mut self) -> Self {
         self.spec.final_softcap = None;
         self.without_logit_scaling()
+    }
+
+    /// The model with a multimodal RoPE of `sections` (`mrope_section`, interleaved for
+    /// Qwen3-VL): its forward then also takes `position_ids` `[3, batch, seq]`, the temporal,
+    /// height and width positions (or transformers' `[4, batch, seq]`, text positions first, which
+    /// only its masks read), each frequency turning by its stream's; 2-D positions stand for
+    /// three equal streams, which turn every frequency as the plain RoPE does.
+    pub(crate) fn with_multimodal_rope(mut self, sections: [usize; 3], interleaved: bool) -> Result<Self> {
+        let half = self.rotary_global.rotary_dim() / 2;
+        self.mrope = Some(MultimodalRope::new(sections, interleaved, half)?);
+        Ok(self)
+    }
+
+    /// Whether the model rotates by the three position streams of a multimodal RoPE.
+    pub fn has_multimodal_rope(&self) -> bool {
+        self.mrope.is_some()
+    }
+
+    /// `position_ids` `[3 or 4, batch, seq]` as the multimodal RoPE's streams `[3, batch, seq]`
+    /// (int64, transformers' text row dropped), checked against the inputs' `[b, s]`.
+    fn position_streams(&self, position_ids: &Tensor, b: usize, s: usize) -> Result<Tensor> {
+        let dims = position_ids.dims();
+        if self.mrope.is_none() {
+            return Err(Error::Input(format!(
+                "position_ids of shape {dims:?}: only a model with a multimodal RoPE (mrope_section) takes \
+                 positions per stream, this one takes [batch, seq]"
+            )));
+        }
+        match dims {
+            &[n @ (3 | 4), rows, cols] if rows == b && cols == s => {
+                Ok(position_ids.narrow(0, (n - 3) as isize, 3)?.to_dtype(DType::I64)?)
+            }
+            _ => Err(Error::Input(format!(
+                "position_ids of shape {dims:?} do not fit the inputs [{b}, {s}]: the multimodal RoPE's \
+                 streams are [3, {b}, {s}] (or [4, {b}, {s}], text positions first)"
+            ))),
+        }
     }
 
     /// The model with its logits neither divided (Granite's `logits_scaling`) nor multiplied
@@ -657,7 +696,13 @@ impl CausalLm {
         let keys = cache.as_mut().map_or(s, |c| c.prepare(s));
         let attention_mask = attention_mask.map(|m| mask_width(&m, keys)).transpose()?;
         let attention_mask = attention_mask.as_ref();
+        // (A multimodal RoPE's three streams; the temporal one stands for the positions elsewhere.)
+        let streams = match position_ids {
+            Some(p) if p.rank() == 3 => Some(self.position_streams(p, b, s)?),
+            _ => None,
+        };
         let positions = match (position_ids, attention_mask) {
+            (Some(_), _) if streams.is_some() => streams.as_ref().expect("streams").select(0, 0)?,
             (Some(p), _) => p.to_dtype(DType::I64)?.expand([b, s])?,
             (None, Some(m)) if self.spec.positions_from_mask => {
                 let m = m.narrow(1, 0, past + s)?.to_dtype(DType::I64)?;
@@ -682,7 +727,12 @@ impl CausalLm {
         }
         // The keys and values of the layers later ones attend to (see `DecoderSpec::kv_sources`).
         let mut shared_kv: Vec<Option<(Tensor, Tensor)>> = vec![None; self.layers.len()];
-        let (cos_g, sin_g) = self.rotary_global.cos_sin(&positions, self.dtype)?;
+        let (cos_g, sin_g) = match (&streams, &self.mrope) {
+            (Some(streams), Some(mrope)) => {
+                self.rotary_global.cos_sin_multimodal(streams, mrope, self.dtype)?
+            }
+            _ => self.rotary_global.cos_sin(&positions, self.dtype)?,
+        };
         let (cos_l, sin_l) = if self.spec.uses_local_rope() {
             self.rotary_local.cos_sin(&positions, self.dtype)?
         } else {

@@ -25,12 +25,20 @@ pub struct ImageInputs<'a> {
     pub batch_num_images: Option<&'a Tensor>,
     /// Idefics3's `pixel_attention_mask` `[prompts, images, height, width]`
     pub pixel_attention_mask: Option<&'a Tensor>,
+    /// Qwen2-VL's `image_grid_thw` `[images, 3]`: each image's patches (frames, rows, columns)
+    pub image_grid_thw: Option<&'a Tensor>,
 }
 
 impl<'a> ImageInputs<'a> {
     /// The images of `pixel_values` alone.
     pub fn pixels(pixel_values: &'a Tensor) -> Self {
-        ImageInputs { pixel_values, image_sizes: None, batch_num_images: None, pixel_attention_mask: None }
+        ImageInputs {
+            pixel_values,
+            image_sizes: None,
+            batch_num_images: None,
+            pixel_attention_mask: None,
+            image_grid_thw: None,
+        }
     }
 
     /// The image inputs among named ones (`None` without `pixel_values`).
@@ -40,6 +48,7 @@ impl<'a> ImageInputs<'a> {
             image_sizes: inputs.get("image_sizes"),
             batch_num_images: inputs.get("batch_num_images"),
             pixel_attention_mask: inputs.get("pixel_attention_mask"),
+            image_grid_thw: inputs.get("image_grid_thw"),
         })
     }
 }
@@ -80,22 +89,23 @@ pub(crate) fn tiles(pixel_values: &Tensor, counts: &[usize]) -> Result<Tensor> {
 }
 
 /// The inputs that describe the images (checked by the image path), not the prompts' tokens.
-const IMAGE_ONLY: [&str; 4] = ["pixel_values", "image_sizes", "batch_num_images", "pixel_attention_mask"];
+const IMAGE_ONLY: [&str; 5] =
+    ["pixel_values", "image_sizes", "batch_num_images", "pixel_attention_mask", "image_grid_thw"];
 
 /// The text inputs of a forward pass with images (`input_ids`, `attention_mask`,
 /// `position_ids`), checked with the others' names against `takes`.
-pub(crate) struct TextWithImages<'a> {
+pub(crate) struct TextWithImages {
     /// `input_ids`, int64
     ids: Tensor,
     /// `attention_mask` as int64 ones and zeros
     mask: Option<Tensor>,
-    positions: Option<&'a Tensor>,
+    positions: Option<Tensor>,
 }
 
-impl<'a> TextWithImages<'a> {
+impl TextWithImages {
     /// The text inputs of `inputs`, whose names must be among `takes`; the integer inputs'
     /// dtypes and shapes checked (`pixel_values` is the image path's to check).
-    pub(crate) fn checked(inputs: &'a BTreeMap<String, Tensor>, takes: &[&str]) -> Result<Self> {
+    pub(crate) fn checked(inputs: &BTreeMap<String, Tensor>, takes: &[&str]) -> Result<Self> {
         for (name, t) in inputs {
             if !takes.contains(&name.as_str()) {
                 return Err(Error::Input(format!(
@@ -115,7 +125,16 @@ impl<'a> TextWithImages<'a> {
             .collect();
         check_input_shapes(&text)?;
         let mask = inputs.get("attention_mask").map(|m| m.ne(0.0)?.to_dtype(DType::I64)).transpose()?;
-        Ok(TextWithImages { ids: ids_as_i64("input_ids", ids)?, mask, positions: inputs.get("position_ids") })
+        Ok(TextWithImages {
+            ids: ids_as_i64("input_ids", ids)?,
+            mask,
+            positions: inputs.get("position_ids").cloned(),
+        })
+    }
+
+    /// These inputs at `positions` (a multimodal RoPE's `[3, batch, seq]`, computed for them).
+    pub(crate) fn at(self, positions: Tensor) -> Self {
+        TextWithImages { positions: Some(positions), ..self }
     }
 
     /// `lm` on these inputs, the rows of `features` (`[.., hidden]`, image after image) in place
@@ -133,8 +152,13 @@ impl<'a> TextWithImages<'a> {
         let rows = features.reshape([features.numel() / h.max(1), h])?;
         let replaced = ReplacedRows { mask: &self.ids.eq(token as f64)?, rows: &rows, blocks };
         let ids = lm.ids_in_vocabulary(&self.ids, token)?;
-        let out =
-            lm.forward_with_rows(&ids, replaced, self.mask.as_ref(), self.positions, output_hidden_states)?;
+        let out = lm.forward_with_rows(
+            &ids,
+            replaced,
+            self.mask.as_ref(),
+            self.positions.as_ref(),
+            output_hidden_states,
+        )?;
         let mut named = vec![("logits".to_string(), out.logits)];
         let states = out.hidden_states.into_iter().enumerate();
         named.extend(states.map(|(i, t)| (format!("hidden_states.{i}"), t)));

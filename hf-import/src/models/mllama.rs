@@ -41,7 +41,7 @@ pub(crate) fn load(cfg: &Config, weights: &Weights) -> Result<VisionLanguageForC
     let vocab = text.usize("vocab_size")?;
     let weights = self_attention_layers(&language_model_weights(weights.clone()), &cross, vocab)?;
     let lm = LlamaForCausalLM::load(&text, &weights)?.0;
-    Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, ARCH))
+    Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, ARCH, None))
 }
 
 /// The Llama config of the self-attention layers and the cross-attention layers' indices.

@@ -89,6 +89,8 @@ mod qwen2;
 mod qwen3;
 mod qwen3_5;
 mod qwen_vl;
+mod qwen_vl_images;
+mod qwen_vl_vision;
 mod registry;
 mod roberta;
 mod sarvam;

@@ -21,7 +21,8 @@ use serde_json::{Map, Value};
 use super::gemma3_multimodal::{
     inherit_outer_dtype, language_model_weights as renamed_language_model, with_language_model,
 };
-use super::vision_language::VisionLanguageForConditionalGeneration;
+use super::qwen_vl_images::QwenImages;
+use super::vision_language::{Images, VisionLanguageForConditionalGeneration};
 use super::{Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -47,6 +48,10 @@ struct Family {
     /// whether its attention reads the sliding-window keys (Qwen2's do; Qwen3-VL's attends to
     /// every earlier token whatever they say)
     windows: bool,
+    /// its rotary embedding's `mrope_section` where the config gives none
+    mrope_section: [usize; 3],
+    /// whether its multimodal RoPE interleaves the streams (Qwen3-VL's, whatever the config says)
+    interleaved: bool,
 }
 
 /// Qwen2-VL's and Qwen2.5-VL's text config class's sizes.
@@ -71,6 +76,8 @@ const FAMILIES: [Family; 4] = [
         rope_theta: 1e6,
         tie_from_text: true,
         windows: true,
+        mrope_section: [16, 24, 24],
+        interleaved: false,
     },
     Family {
         model_type: "qwen2_5_vl",
@@ -81,6 +88,8 @@ const FAMILIES: [Family; 4] = [
         rope_theta: 1e6,
         tie_from_text: true,
         windows: true,
+        mrope_section: [16, 24, 24],
+        interleaved: false,
     },
     Family {
         model_type: "qwen3_vl",
@@ -100,6 +109,8 @@ const FAMILIES: [Family; 4] = [
         rope_theta: 5e5,
         tie_from_text: false,
         windows: false,
+        mrope_section: [24, 20, 20],
+        interleaved: true,
     },
     Family {
         model_type: "qwen3_vl_moe",
@@ -123,6 +134,8 @@ const FAMILIES: [Family; 4] = [
         rope_theta: 5e5,
         tie_from_text: false,
         windows: false,
+        mrope_section: [24, 20, 20],
+        interleaved: true,
     },
 ];
 
@@ -142,13 +155,21 @@ pub(crate) fn load(cfg: &Config, weights: &Weights) -> Result<VisionLanguageForC
     let family = FAMILIES.iter().find(|f| f.model_type == model_type).ok_or_else(|| {
         Error::Unsupported(format!("model_type \"{model_type}\" is not a Qwen vision-language family"))
     })?;
-    let text = text_config(cfg, family)?;
+    let (text, sections) = text_config(cfg, family)?;
     let lm = with_language_model(weights, |w| match family.text_model_type {
         "qwen2" => Ok(Qwen2ForCausalLM::load(&text, w)?.0),
         "qwen3" => Ok(Qwen3ForCausalLM::load(&text, w)?.0),
         _ => Ok(Qwen3MoeForCausalLM::load(&text, &experts_as_loaded(&text, w)?)?.0),
     })?;
-    Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, family.architecture))
+    let lm = lm.with_multimodal_rope(sections, family.interleaved)?;
+    let images = match family.model_type {
+        "qwen2_vl" | "qwen2_5_vl" => {
+            let qwen2_5 = family.model_type == "qwen2_5_vl";
+            QwenImages::load(cfg, weights, qwen2_5, lm.embedding_width())?.map(Images::Qwen)
+        }
+        _ => None,
+    };
+    Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, family.architecture, images))
 }
 
 /// The language model's tensors of a Qwen vision-language checkpoint under the names the decoder
@@ -163,8 +184,9 @@ pub(crate) fn language_model_weights(weights: Weights) -> Weights {
 /// where a key is absent (the sliding-window keys dropped where the attention ignores them); a multimodal `rope_scaling` / `rope_parameters` (`"mrope"`) read as the
 /// default RoPE (its sections coincide on text); the head tied by the outer
 /// `tie_word_embeddings` (default false), or for Qwen2-VL and Qwen2.5-VL by the nested one too;
-/// the outer dtype where the nested config names none.
-fn text_config(cfg: &Config, family: &Family) -> Result<Config> {
+/// the outer dtype where the nested config names none. With it, the multimodal RoPE's
+/// `mrope_section`.
+fn text_config(cfg: &Config, family: &Family) -> Result<(Config, [usize; 3])> {
     let nested = match cfg.get("text_config") {
         None | Some(Value::Null) => None,
         Some(Value::Object(m)) => Some(m.clone()),
@@ -195,16 +217,18 @@ fn text_config(cfg: &Config, family: &Family) -> Result<Config> {
         // (Its router always renormalises the chosen experts' weights.)
         text.insert("norm_topk_prob".into(), Value::Bool(true));
     }
-    rope_as_default(&mut text, family.rope_theta)?;
+    let sections = rope_as_default(&mut text, family.rope_theta)?.unwrap_or(family.mrope_section);
     let tied = cfg.bool_or("tie_word_embeddings", false)? || tied_inside;
     text.insert("tie_word_embeddings".into(), Value::Bool(tied));
     inherit_outer_dtype(&mut text, cfg);
-    Ok(Config::from_map(text))
+    Ok((Config::from_map(text), sections))
 }
 
-/// `text`'s RoPE settings with a multimodal type (`"mrope"`) read as `"default"`, and the base
-/// `rope_theta` where neither the settings nor the top level give one.
-fn rope_as_default(text: &mut Map<String, Value>, rope_theta: f64) -> Result<()> {
+/// `text`'s RoPE settings with a multimodal type (`"mrope"`) read as `"default"` (the decoder
+/// turns the frequencies by their streams itself), and the base `rope_theta` where neither the
+/// settings nor the top level give one. Returns their `mrope_section`, where they give one.
+fn rope_as_default(text: &mut Map<String, Value>, rope_theta: f64) -> Result<Option<[usize; 3]>> {
+    let mut sections = None;
     let mut has_theta = text.contains_key("rope_theta");
     for key in ["rope_scaling", "rope_parameters"] {
         match text.get_mut(key) {
@@ -215,6 +239,9 @@ fn rope_as_default(text: &mut Map<String, Value>, rope_theta: f64) -> Result<()>
                     rope.insert("rope_type".into(), Value::from("default"));
                 }
                 has_theta |= rope.contains_key("rope_theta");
+                if let Some(section) = rope.get("mrope_section") {
+                    sections = Some(mrope_section(section)?);
+                }
             }
             None | Some(Value::Null) => {}
             Some(v) => return Err(Error::Config(format!("\"{key}\" must be an object, got {v}"))),
@@ -223,7 +250,19 @@ fn rope_as_default(text: &mut Map<String, Value>, rope_theta: f64) -> Result<()>
     if !has_theta {
         text.insert("rope_theta".into(), Value::from(rope_theta));
     }
-    Ok(())
+    Ok(sections)
+}
+
+/// `mrope_section`: three counts of frequencies.
+fn mrope_section(v: &Value) -> Result<[usize; 3]> {
+    let counts: Option<Vec<usize>> = v
+        .as_array()
+        .map(|a| a.iter().map(|n| n.as_u64().and_then(|n| usize::try_from(n).ok())).collect())
+        .flatten();
+    match counts.as_deref() {
+        Some(&[t, h, w]) => Ok([t, h, w]),
+        _ => Err(Error::Config(format!("\"mrope_section\" must be three non-negative integers, got {v}"))),
+    }
 }
 
 /// `weights` with each layer's fused experts in transformers 5's layout (`gate_up_proj`
@@ -257,7 +296,7 @@ mod tests {
     fn text(json: &str) -> Config {
         let cfg = Config::from_json_str(json).unwrap();
         let family = FAMILIES.iter().find(|f| f.model_type == cfg.model_type().unwrap()).unwrap();
-        text_config(&cfg, family).unwrap()
+        text_config(&cfg, family).unwrap().0
     }
 
     /// A 4.x Qwen2-VL config (flat keys, `mrope`) and a nested one read as Qwen2's; the nested

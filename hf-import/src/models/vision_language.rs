@@ -33,6 +33,7 @@ use super::decoder::{AttentionBlocks, CausalLm};
 use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
 use super::image_inputs::{ImageInputs, TextWithImages};
 use super::llava_images::ImageEncoder;
+use super::qwen_vl_images::QwenImages;
 use super::{check_input_dtype, AutoModel};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -117,6 +118,8 @@ pub fn takes_images(architecture: &str) -> bool {
             | "PaliGemmaForConditionalGeneration"
             | "AyaVisionForConditionalGeneration"
             | "Gemma3ForConditionalGeneration"
+            | "Qwen2VLForConditionalGeneration"
+            | "Qwen2_5_VLForConditionalGeneration"
     )
 }
 
@@ -147,7 +150,17 @@ pub struct VisionLanguageForConditionalGeneration {
     lm: CausalLm,
     architecture: &'static str,
     /// the vision tower and projector of the classes that take images
-    images: Option<Box<ImageEncoder>>,
+    images: Option<Box<Images>>,
+}
+
+/// The image path of a class that takes images.
+#[derive(Debug, Clone)]
+pub(crate) enum Images {
+    /// the LLaVA-style classes' (and PaliGemma's, Idefics3's, InternVL's, ...): see
+    /// [`super::llava_images`]
+    Encoder(ImageEncoder),
+    /// Qwen2-VL's and Qwen2.5-VL's: see [`super::qwen_vl_images`]
+    Qwen(QwenImages),
 }
 
 /// PaliGemma's class, whose prefix attends both ways.
@@ -185,7 +198,8 @@ impl VisionLanguageForConditionalGeneration {
             })
         })?;
         let lm = if class.plain_head { lm.with_plain_head() } else { lm.without_logit_scaling() };
-        let images = ImageEncoder::load(cfg, weights, lm.embedding_width())?.map(Box::new);
+        let images =
+            ImageEncoder::load(cfg, weights, lm.embedding_width())?.map(|e| Box::new(Images::Encoder(e)));
         Ok(VisionLanguageForConditionalGeneration { lm, architecture: class.architecture, images })
     }
 
@@ -197,17 +211,22 @@ impl VisionLanguageForConditionalGeneration {
         cfg: &Config,
         weights: &Weights,
     ) -> Result<Option<Self>> {
-        let images = ImageEncoder::load(cfg, weights, lm.embedding_width())?.map(Box::new);
+        let images = ImageEncoder::load(cfg, weights, lm.embedding_width())?;
         Ok(images.map(|images| VisionLanguageForConditionalGeneration {
             lm,
             architecture,
-            images: Some(images),
+            images: Some(Box::new(Images::Encoder(images))),
         }))
     }
 
-    /// The class `architecture` on its language model `lm`, loaded already.
-    pub(crate) fn from_language_model(lm: CausalLm, architecture: &'static str) -> Self {
-        VisionLanguageForConditionalGeneration { lm, architecture, images: None }
+    /// The class `architecture` on its language model `lm`, loaded already, with its `images`
+    /// path where it has one.
+    pub(crate) fn from_language_model(
+        lm: CausalLm,
+        architecture: &'static str,
+        images: Option<Images>,
+    ) -> Self {
+        VisionLanguageForConditionalGeneration { lm, architecture, images: images.map(Box::new) }
     }
 
     /// Whether the model takes `pixel_values` (LLaVA and VipLLaVA with their vision towers).
@@ -218,7 +237,10 @@ impl VisionLanguageForConditionalGeneration {
     /// The token whose embeddings image features replace (`image_token_index`), where the model
     /// takes images.
     pub fn image_token(&self) -> Option<i64> {
-        self.images.as_ref().map(|i| i.image_token())
+        self.images.as_deref().map(|i| match i {
+            Images::Encoder(e) => e.image_token(),
+            Images::Qwen(q) => q.image_token(),
+        })
     }
 
     /// The rows that replace the image tokens' embeddings for `pixel_values` `[images, channels,
@@ -231,8 +253,33 @@ impl VisionLanguageForConditionalGeneration {
     /// The rows that replace the image tokens' embeddings for `images`: `[features, hidden]`,
     /// image after image.
     pub fn image_rows_of(&self, images: &ImageInputs<'_>) -> Result<Tensor> {
-        let encoder = self.images.as_ref().ok_or_else(|| self.no_images("pixel_values"))?;
-        encoder.rows(images, self.lm.dtype())
+        match self.images.as_deref().ok_or_else(|| self.no_images("pixel_values"))? {
+            Images::Encoder(encoder) => encoder.rows(images, self.lm.dtype()),
+            Images::Qwen(qwen) => qwen.rows(images, self.lm.dtype()),
+        }
+    }
+
+    /// The multimodal RoPE positions `[3, batch, seq]` of prompts `input_ids` with the images of
+    /// `images` (Qwen2-VL's and Qwen2.5-VL's, from their `image_grid_thw`), as
+    /// [`crate::generate::PromptImages::positions`] takes them; `mm_token_type_ids` mark the image
+    /// tokens (1) as the processor writes them (`None`: read from the image tokens). `None` for a
+    /// model whose positions do not depend on its images.
+    pub fn rope_positions(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        images: &ImageInputs<'_>,
+        mm_token_type_ids: Option<&Tensor>,
+    ) -> Result<Option<Tensor>> {
+        match self.images.as_deref() {
+            Some(Images::Qwen(qwen)) => {
+                let grid = images.image_grid_thw.ok_or_else(|| {
+                    Error::Input("missing input 'image_grid_thw' (the images' grids of patches)".into())
+                })?;
+                Ok(Some(qwen.positions(input_ids, attention_mask, mm_token_type_ids, grid)?))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// PaliGemma's attention blocks of `token_type_ids` `[batch, seq]` (0: the prefix, its image
@@ -280,7 +327,10 @@ impl VisionLanguageForConditionalGeneration {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
-        let images = self.images.as_ref().ok_or_else(|| self.no_images("pixel_values"))?;
+        let images = match self.images.as_deref().ok_or_else(|| self.no_images("pixel_values"))? {
+            Images::Encoder(encoder) => encoder,
+            Images::Qwen(qwen) => return qwen.forward_named(&self.lm, inputs, output_hidden_states),
+        };
         let mut takes = IMAGE_INPUTS.to_vec();
         takes.extend(images.other_inputs());
         if self.architecture == PALIGEMMA {

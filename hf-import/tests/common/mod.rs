@@ -41,7 +41,7 @@ pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>
 }
 
 /// The names of a golden's inputs (the rest are outputs).
-pub const INPUT_NAMES: [&str; 10] = [
+pub const INPUT_NAMES: [&str; 12] = [
     "input_ids",
     "attention_mask",
     "token_type_ids",
@@ -49,6 +49,8 @@ pub const INPUT_NAMES: [&str; 10] = [
     "image_sizes",
     "batch_num_images",
     "pixel_attention_mask",
+    "image_grid_thw",
+    "mm_token_type_ids",
     "decoder_input_ids",
     "decoder_attention_mask",
     "input_features",

@@ -247,3 +247,46 @@ fn llava_pixtral_images_of_their_own_sizes() {
 fn mistral3_with_images() {
     check("mistral3_images");
 }
+
+/// Qwen2-VL and Qwen2.5-VL with images: the flattened patches of `image_grid_thw`'s grids (one
+/// of two frames) through the towers (Qwen2.5-VL's windows), the merged features in place of the
+/// image tokens, at the multimodal RoPE positions `get_rope_index` gives (read from
+/// `mm_token_type_ids`, or from the image tokens when they are not given), against transformers'
+/// logits, hidden states and `image_outputs`; the positions matter (plain ones give other logits),
+/// and grids that do not fit the patches or the tokens are errors.
+#[test]
+fn qwen2_vl_with_images() {
+    check("qwen2_vl_images");
+    check("qwen2_5_vl_images");
+    let model = load("qwen2_vl_images");
+    let (inputs, expected) = golden("qwen2_vl_images");
+    let mut untyped = inputs.clone();
+    untyped.remove("mm_token_type_ids");
+    let out = model.forward_named(&untyped, false).unwrap();
+    assert!(logits_diff(&out, &expected["logits"]) < 1e-4, "the image tokens mark the images");
+    let mut plain = inputs.clone();
+    let (b, s) = (2usize, inputs["input_ids"].dims()[1]);
+    let arange: Vec<i64> = (0..b).flat_map(|_| 0..s as i64).collect();
+    plain.insert("position_ids".into(), Tensor::from_vec(arange, [b, s]).unwrap());
+    let out = model.forward_named(&plain, false).unwrap();
+    assert!(logits_diff(&out, &expected["logits"]) > 1e-3, "the multimodal positions change the logits");
+    let mut bad = inputs.clone();
+    bad.insert(
+        "image_grid_thw".into(),
+        Tensor::from_vec(vec![1i64, 4, 6, 1, 2, 4, 1, 4, 4], [3, 3]).unwrap(),
+    );
+    let err = model.forward_named(&bad, false).unwrap_err().to_string();
+    assert!(err.contains("does not hold the patches of image_grid_thw"), "{err}");
+    let mut bad = inputs.clone();
+    bad.insert(
+        "image_grid_thw".into(),
+        Tensor::from_vec(vec![1i64, 2, 4, 1, 4, 6, 2, 4, 4], [3, 3]).unwrap(),
+    );
+    let err = model.forward_named(&bad, false).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "image 0 (grid [1, 2, 4]) has 2 features, but its run of image tokens in prompt 0 has 6"
+        ),
+        "{err}"
+    );
+}

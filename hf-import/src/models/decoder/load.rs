@@ -583,6 +583,7 @@ impl CausalLm {
             per_layer_inputs,
             kv_read_later,
             streams,
+            mrope: None,
         };
         if packing {
             lm.pack_weights()?;
