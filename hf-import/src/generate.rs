@@ -80,6 +80,11 @@ pub struct PromptImages<'a> {
     /// `token_type_ids` their processors write: see `attention_blocks` of those models); `None`:
     /// causal attention alone. The new tokens are in none.
     pub blocks: Option<AttentionBlocks<'a>>,
+    /// the prompts' multimodal RoPE positions `[3, batch, seq]` (Qwen2-VL's: see
+    /// [`VisionLanguageForConditionalGeneration::rope_positions`](crate::models::VisionLanguageForConditionalGeneration::rope_positions));
+    /// each stream's new tokens go on from its last column, as transformers' `generate` does.
+    /// `None`: the positions count the prompts' tokens.
+    pub positions: Option<&'a Tensor>,
 }
 
 /// [`generate`] (with stop strings when `tokenizer` is given) from prompts with images: the
@@ -183,6 +188,7 @@ fn generate_with(
     }
     // Each prompt's image features (checked against its image tokens before any repetition).
     let image_rows = images.map(|i| rows_per_prompt(&rows, i)).transpose()?;
+    let streams = images.and_then(|i| i.positions).map(|p| streams_per_prompt(p, b, s)).transpose()?;
     // Sampling `num_return_sequences` per prompt: each prompt repeated (beam search instead
     // returns its best hypotheses).
     let (rows, mask, b) = if g.num_return_sequences > 1 && g.num_beams == 1 {
@@ -208,6 +214,12 @@ fn generate_with(
     // `OXTORCH_XLA_MODE` chose a mode.
     let _fused = fuse_forward(device);
     let mut prompt = Prompt::new(&rows, &mask, fixed);
+    if let Some(per_prompt) = &streams {
+        let times = rows.len() / per_prompt.len().max(1);
+        let per_row: Vec<&[i64]> =
+            per_prompt.iter().flat_map(|p| std::iter::repeat_n(p.as_slice(), times)).collect();
+        prompt.set_streams(&per_row);
+    }
     // The cache, the mask and the ids stay on the model's device; each step uploads the new
     // positions (and, picking on the host, the new tokens). A static cache's capacity depends on
     // the prompt's bucket, not its length, so all the prompts of a bucket share their programs.
@@ -300,6 +312,22 @@ fn padded_blocks(ids: &Tensor, times: usize, width: usize, device: Device) -> Re
     Ok(Tensor::from_vec(out, [prompts.len() * times, width])?.to(device)?)
 }
 
+/// The multimodal RoPE positions `[3, b, s]` of the prompts, each prompt's `[3 · s]` (stream by
+/// stream), checked.
+fn streams_per_prompt(positions: &Tensor, b: usize, s: usize) -> Result<Vec<Vec<i64>>> {
+    if positions.dims() != [3, b, s] || positions.dtype().is_float() {
+        return Err(Error::Input(format!(
+            "the prompts' multimodal RoPE positions must be integers of shape [3, {b}, {s}], got {:?} {:?}",
+            positions.dtype(),
+            positions.dims()
+        )));
+    }
+    let all = positions.to_dtype(DType::I64)?.to_vec::<i64>()?;
+    Ok((0..b)
+        .map(|r| (0..3).flat_map(|k| all[(k * b + r) * s..(k * b + r + 1) * s].to_vec()).collect())
+        .collect())
+}
+
 /// `images.rows` split by prompt: as many rows for each prompt as it has image tokens (their
 /// total must be the number of rows, transformers' check).
 fn rows_per_prompt(prompts: &[Vec<i64>], images: PromptImages<'_>) -> Result<Vec<Tensor>> {
@@ -382,11 +410,18 @@ impl Step<'_> {
         }
     }
 
-    /// The rows' next positions `[batch, 1]` on the model's device, advancing them.
+    /// The rows' next positions `[batch, 1]` on the model's device (a multimodal RoPE's streams
+    /// `[3, batch, 1]` where they differ), advancing them.
     fn positions(&self, prompt: &mut Prompt) -> Result<Tensor> {
         let next = prompt.advance();
         let b = next.len();
-        Ok(Tensor::from_vec(next, [b, 1])?.to(self.device)?)
+        match prompt.stream_offsets.as_ref().filter(|o| o.iter().any(|o| *o != [0; 3])) {
+            Some(offsets) => {
+                let streams = (0..3).flat_map(|k| next.iter().zip(offsets).map(move |(p, o)| p + o[k]));
+                Ok(Tensor::from_vec(streams.collect(), [3, b, 1])?.to(self.device)?)
+            }
+            None => Ok(Tensor::from_vec(next, [b, 1])?.to(self.device)?),
+        }
     }
 
     /// The logits `[batch, vocab]` after `ids` `[batch, 1]` (on the model's device) at the rows'
@@ -595,22 +630,31 @@ fn on_pool<R: Send>(device: Device, f: impl FnOnce() -> R + Send) -> R {
 struct Prompt {
     /// `[batch, width]` ids
     ids: Vec<i64>,
-    /// `[batch, width]` positions
+    /// `[batch, width]` positions, or a multimodal RoPE's `[3, batch, width]` (see
+    /// [`Prompt::set_streams`])
     pos: Vec<i64>,
     /// `[batch, prompt length]` attention mask
     mask: Vec<i64>,
     /// the padded length
     width: usize,
-    /// each row's next position
+    /// each row's next position (a multimodal RoPE's temporal one)
     next_pos: Vec<i64>,
+    /// a multimodal RoPE's streams' next positions less the temporal one's, per row
+    stream_offsets: Option<Vec<[i64; 3]>>,
 }
 
 impl Prompt {
     fn new(rows: &[Vec<i64>], mask: &[i64], bucketed: bool) -> Self {
         let s = rows[0].len();
         let width = if bucketed { bucket(s) } else { s };
-        let mut p =
-            Prompt { ids: Vec::new(), pos: Vec::new(), mask: mask.to_vec(), width, next_pos: Vec::new() };
+        let mut p = Prompt {
+            ids: Vec::new(),
+            pos: Vec::new(),
+            mask: mask.to_vec(),
+            width,
+            next_pos: Vec::new(),
+            stream_offsets: None,
+        };
         for (r, row) in rows.iter().enumerate() {
             let mut at = -1;
             for (c, &id) in row.iter().enumerate() {
@@ -630,13 +674,39 @@ impl Prompt {
         p
     }
 
-    /// `(ids, positions)` `[batch, width]` and the attention mask `[batch, capacity]` (see
-    /// [`Prompt::mask_tensor`]) on `device`.
+    /// The prompt at a multimodal RoPE's positions: `per_row` `[3 · seq]` (temporal, height,
+    /// width) for each row, a bucket's padding slots repeating the last column; each stream's new
+    /// tokens go on from that column.
+    fn set_streams(&mut self, per_row: &[&[i64]]) {
+        let (b, w) = (per_row.len(), self.width);
+        let s = per_row.first().map_or(0, |p| p.len() / 3);
+        let mut pos = vec![0i64; 3 * b * w];
+        let mut offsets = Vec::with_capacity(b);
+        for (r, streams) in per_row.iter().enumerate() {
+            let last = |k: usize| streams[k * s + s - 1];
+            for k in 0..3 {
+                let row = &mut pos[(k * b + r) * w..(k * b + r + 1) * w];
+                row[..s].copy_from_slice(&streams[k * s..(k + 1) * s]);
+                row[s..].fill(last(k));
+            }
+            self.next_pos[r] = last(0) + 1;
+            offsets.push([0, last(1) - last(0), last(2) - last(0)]);
+        }
+        self.pos = pos;
+        self.stream_offsets = Some(offsets);
+    }
+
+    /// `(ids, positions)` `[batch, width]` (a multimodal RoPE's positions `[3, batch, width]`) and
+    /// the attention mask `[batch, capacity]` (see [`Prompt::mask_tensor`]) on `device`.
     fn tensors(&self, capacity: usize, device: Device) -> Result<(Tensor, Tensor, Tensor)> {
         let b = self.next_pos.len();
+        let pos = match self.stream_offsets {
+            Some(_) => Tensor::from_vec(self.pos.clone(), [3, b, self.width])?,
+            None => Tensor::from_vec(self.pos.clone(), [b, self.width])?,
+        };
         Ok((
             Tensor::from_vec(self.ids.clone(), [b, self.width])?.to(device)?,
-            Tensor::from_vec(self.pos.clone(), [b, self.width])?.to(device)?,
+            pos.to(device)?,
             self.mask_tensor(capacity, device)?,
         ))
     }

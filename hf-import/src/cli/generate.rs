@@ -179,6 +179,10 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 "llava_onevision" => {
                     &["input_ids", "attention_mask", "pixel_values", "image_sizes", "batch_num_images"]
                 }
+                // (Qwen2-VL's patches: their grids, and the processor's marks of the image tokens.)
+                "qwen2_vl" | "qwen2_5_vl" => {
+                    &["input_ids", "attention_mask", "pixel_values", "image_grid_thw", "mm_token_type_ids"]
+                }
                 // (With their images, `token_type_ids`: Gemma 3's marking the images, PaliGemma's
                 // its prefix, which attend both ways.)
                 "gemma3" | "paligemma" => &["input_ids", "attention_mask", "pixel_values", "token_type_ids"],
@@ -271,11 +275,11 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             // Stop strings are matched on the tokens' texts.
             let tok = if g.stop_strings.is_empty() { None } else { Some(HfTokenizer::load(&dir, None)?) };
             let out = match (named.get("pixel_values"), prompt_images(&model, &named, ids)?, &lm) {
-                (Some(_), Some((token, rows, blocks)), Decoder::Causal(lm)) => {
+                (Some(_), Some((token, rows, blocks, positions)), Decoder::Causal(lm)) => {
                     let blocks = blocks
                         .as_ref()
                         .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
-                    let images = PromptImages { token, rows: &rows, blocks };
+                    let images = PromptImages { token, rows: &rows, blocks, positions: positions.as_ref() };
                     generate_with_images(lm, ids, mask, images, &g, tok.as_ref(), |_, _| {})?
                 }
                 (None, _, _) if named.contains_key("token_type_ids") => {
@@ -332,26 +336,29 @@ pub fn run(a: GenerateArgs) -> Result<()> {
 /// whether a window hides keys of a token's own block.
 type Blocks = Option<(Tensor, bool)>;
 
-/// The image token, the rows of the images' features, and the attention blocks of the prompts'
-/// `token_type_ids` (Gemma 3's images, PaliGemma's prefix), for inputs with `pixel_values`
-/// (`None` without); an error for a model that takes no images, or for Gemma 3's
-/// `token_type_ids` that do not mark the image tokens of `ids`.
+/// The image token, the rows of the images' features, the attention blocks of the prompts'
+/// `token_type_ids` (Gemma 3's images, PaliGemma's prefix) and the prompts' multimodal RoPE
+/// positions (Qwen2-VL's), for inputs with `pixel_values` (`None` without); an error for a model
+/// that takes no images, or for Gemma 3's `token_type_ids` that do not mark the image tokens of
+/// `ids`.
 fn prompt_images(
     model: &AutoModel,
     named: &BTreeMap<String, Tensor>,
     ids: &Tensor,
-) -> Result<Option<(i64, Tensor, Blocks)>> {
+) -> Result<Option<(i64, Tensor, Blocks, Option<Tensor>)>> {
     let Some(pixels) = named.get("pixel_values") else { return Ok(None) };
     let types = named.get("token_type_ids");
-    let (token, rows, blocks) = match model {
+    let (token, rows, blocks, positions) = match model {
         AutoModel::VisionLanguage(m) => {
             let blocks = types.map(|t| m.attention_blocks(t)).transpose()?.map(|b| (b, false));
             let images = ImageInputs::from_named(named).expect("inputs with pixel_values");
-            (m.image_token(), m.image_rows_of(&images)?, blocks)
+            let (mask, mm_types) = (named.get("attention_mask"), named.get("mm_token_type_ids"));
+            let positions = m.rope_positions(ids, mask, &images, mm_types)?;
+            (m.image_token(), m.image_rows_of(&images)?, blocks, positions)
         }
         AutoModel::Gemma3ForConditionalGeneration(m) => {
             let blocks = types.map(|t| m.attention_blocks(t)).transpose()?.map(|b| (b, true));
-            (m.image_token(), m.image_rows(pixels)?, blocks)
+            (m.image_token(), m.image_rows(pixels)?, blocks, None)
         }
         _ => return Err(Error::Input("input 'pixel_values': this model takes no images".into())),
     };
@@ -368,7 +375,7 @@ fn prompt_images(
             )));
         }
     }
-    Ok(Some((token, rows, blocks)))
+    Ok(Some((token, rows, blocks, positions)))
 }
 
 /// A decoder-only model that generates: a causal LM with its KV cache, or a recurrent one.

@@ -141,6 +141,8 @@ pub struct ImagePrompt<'m> {
     pub token: i64,
     pub rows: Tensor,
     pub blocks: Option<(Tensor, bool)>,
+    /// Qwen2-VL's multimodal RoPE positions of the golden's prompts
+    pub positions: Option<Tensor>,
 }
 
 impl<'m> ImagePrompt<'m> {
@@ -152,12 +154,21 @@ impl<'m> ImagePrompt<'m> {
                 token: m.image_token().unwrap(),
                 rows: m.image_rows_of(&ImageInputs::from_named(golden).unwrap()).unwrap(),
                 blocks: types.map(|t| (m.attention_blocks(t).unwrap(), false)),
+                positions: m
+                    .rope_positions(
+                        &golden["input_ids"],
+                        golden.get("attention_mask"),
+                        &ImageInputs::from_named(golden).unwrap(),
+                        golden.get("mm_token_type_ids"),
+                    )
+                    .unwrap(),
             },
             AutoModel::Gemma3ForConditionalGeneration(m) => ImagePrompt {
                 lm: m,
                 token: m.image_token().unwrap(),
                 rows: m.image_rows(pixels).unwrap(),
                 blocks: types.map(|t| (m.attention_blocks(t).unwrap(), true)),
+                positions: None,
             },
             _ => panic!("not a model that takes images: {model:?}"),
         }
@@ -169,6 +180,6 @@ impl<'m> ImagePrompt<'m> {
             .blocks
             .as_ref()
             .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
-        PromptImages { token: self.token, rows: &self.rows, blocks }
+        PromptImages { token: self.token, rows: &self.rows, blocks, positions: self.positions.as_ref() }
     }
 }

@@ -705,14 +705,14 @@ fn generate_ids_and_text() {
 /// `forward` on `pixel_values` and the prompts' ids writes transformers' outputs (`image_outputs.*`
 /// included), and `generate --inputs` with `pixel_values` (and the `token_type_ids` of Gemma 3's
 /// images or PaliGemma's prefix, OneVision's `image_sizes` and `batch_num_images`, Idefics3's
-/// `pixel_attention_mask`) writes
+/// `pixel_attention_mask`, Qwen2-VL's `image_grid_thw` and `mm_token_type_ids`) writes
 /// transformers' greedy ids.
 #[test]
 fn llava_forward_and_generate_with_images() {
     let dir = scratch("llava-images");
     let names =
         ["llava_images", "vipllava_images", "gemma3_images", "paligemma2_images", "llava_onevision_images"];
-    for name in names.into_iter().chain(["idefics3_images", "llava_pixtral_images"]) {
+    for name in names.into_iter().chain(["idefics3_images", "llava_pixtral_images", "qwen2_vl_images"]) {
         forward_matches(&fixture(name), name, &dir);
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let inputs = dir.join("prompts.safetensors");
@@ -724,6 +724,8 @@ fn llava_forward_and_generate_with_images() {
             "image_sizes",
             "batch_num_images",
             "pixel_attention_mask",
+            "image_grid_thw",
+            "mm_token_type_ids",
         ];
         let given = names.iter().filter(|n| golden.contains_key(**n));
         let prompts: Vec<_> = given.map(|n| (n.to_string(), golden[*n].clone())).collect();

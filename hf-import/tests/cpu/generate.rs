@@ -63,9 +63,10 @@ fn greedy_generate_with(cache: CacheImplementation) {
     }
 }
 
-/// LLaVA and VipLLaVA generating from prompts with images (their features in the prefill, left
-/// padding, two images) equal transformers' greedy `generate(pixel_values=...)`, with the dynamic
-/// and the static cache; images that do not match the prompts' image tokens are an error.
+/// The classes with images generating from prompts with images (their features in the prefill,
+/// left padding, two images; Qwen2-VL's at their multimodal RoPE positions, the new tokens going
+/// on from each stream's last) equal transformers' greedy `generate(pixel_values=...)`, with the
+/// dynamic and the static cache; images that do not match the prompts' image tokens are an error.
 #[test]
 fn greedy_generate_with_images_matches_transformers() {
     let names =
@@ -77,6 +78,8 @@ fn greedy_generate_with_images_matches_transformers() {
         "internvl_images",
         "llava_pixtral_images",
         "mistral3_images",
+        "qwen2_vl_images",
+        "qwen2_5_vl_images",
     ]);
     for name in names.into_iter().chain(["paligemma2_images", "aya_vision_images"]).chain(anyres) {
         let (cfg, model) = load(name);
