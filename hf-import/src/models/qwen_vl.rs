@@ -257,8 +257,7 @@ fn rope_as_default(text: &mut Map<String, Value>, rope_theta: f64) -> Result<Opt
 fn mrope_section(v: &Value) -> Result<[usize; 3]> {
     let counts: Option<Vec<usize>> = v
         .as_array()
-        .map(|a| a.iter().map(|n| n.as_u64().and_then(|n| usize::try_from(n).ok())).collect())
-        .flatten();
+        .and_then(|a| a.iter().map(|n| n.as_u64().and_then(|n| usize::try_from(n).ok())).collect());
     match counts.as_deref() {
         Some(&[t, h, w]) => Ok([t, h, w]),
         _ => Err(Error::Config(format!("\"mrope_section\" must be three non-negative integers, got {v}"))),

@@ -155,6 +155,7 @@ pub struct VisionLanguageForConditionalGeneration {
 
 /// The image path of a class that takes images.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // (held boxed by the model)
 pub(crate) enum Images {
     /// the LLaVA-style classes' (and PaliGemma's, Idefics3's, InternVL's, ...): see
     /// [`super::llava_images`]
