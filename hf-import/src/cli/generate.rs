@@ -275,12 +275,8 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             // Stop strings are matched on the tokens' texts.
             let tok = if g.stop_strings.is_empty() { None } else { Some(HfTokenizer::load(&dir, None)?) };
             let out = match (named.get("pixel_values"), prompt_images(&model, &named, ids)?, &lm) {
-                (Some(_), Some((token, rows, blocks, positions)), Decoder::Causal(lm)) => {
-                    let blocks = blocks
-                        .as_ref()
-                        .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
-                    let images = PromptImages { token, rows: &rows, blocks, positions: positions.as_ref() };
-                    generate_with_images(lm, ids, mask, images, &g, tok.as_ref(), |_, _| {})?
+                (Some(_), Some(images), Decoder::Causal(lm)) => {
+                    generate_with_images(lm, ids, mask, images.as_prompt(), &g, tok.as_ref(), |_, _| {})?
                 }
                 (None, _, _) if named.contains_key("token_type_ids") => {
                     return Err(Error::Input(
@@ -336,16 +332,35 @@ pub fn run(a: GenerateArgs) -> Result<()> {
 /// whether a window hides keys of a token's own block.
 type Blocks = Option<(Tensor, bool)>;
 
-/// The image token, the rows of the images' features, the attention blocks of the prompts'
-/// `token_type_ids` (Gemma 3's images, PaliGemma's prefix) and the prompts' multimodal RoPE
-/// positions (Qwen2-VL's), for inputs with `pixel_values` (`None` without); an error for a model
-/// that takes no images, or for Gemma 3's `token_type_ids` that do not mark the image tokens of
-/// `ids`.
+/// The prompts' images as generation takes them (see `PromptImages`), computed.
+struct ImagesOfPrompts {
+    /// the image token
+    token: i64,
+    /// the rows of the images' features
+    rows: Tensor,
+    /// the attention blocks of the prompts' `token_type_ids` (Gemma 3's images, PaliGemma's prefix)
+    blocks: Blocks,
+    /// the prompts' multimodal RoPE positions (Qwen2-VL's)
+    positions: Option<Tensor>,
+}
+
+impl ImagesOfPrompts {
+    fn as_prompt(&self) -> PromptImages<'_> {
+        let blocks = self
+            .blocks
+            .as_ref()
+            .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
+        PromptImages { token: self.token, rows: &self.rows, blocks, positions: self.positions.as_ref() }
+    }
+}
+
+/// The prompts' images for inputs with `pixel_values` (`None` without); an error for a model that
+/// takes no images, or for Gemma 3's `token_type_ids` that do not mark the image tokens of `ids`.
 fn prompt_images(
     model: &AutoModel,
     named: &BTreeMap<String, Tensor>,
     ids: &Tensor,
-) -> Result<Option<(i64, Tensor, Blocks, Option<Tensor>)>> {
+) -> Result<Option<ImagesOfPrompts>> {
     let Some(pixels) = named.get("pixel_values") else { return Ok(None) };
     let types = named.get("token_type_ids");
     let (token, rows, blocks, positions) = match model {
@@ -375,7 +390,7 @@ fn prompt_images(
             )));
         }
     }
-    Ok(Some((token, rows, blocks, positions)))
+    Ok(Some(ImagesOfPrompts { token, rows, blocks, positions }))
 }
 
 /// A decoder-only model that generates: a causal LM with its KV cache, or a recurrent one.
