@@ -23,7 +23,8 @@ does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm
 (`*ForSequenceClassification`, with random labels: transformers' default 2, `num_labels` 1-6 or named
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
-`images` runs the vision-language classes with images, `anyres` LLaVA-NeXT / -Video / OneVision with tiled
+`images` runs the vision-language classes with images, `qwen_images` Qwen2-VL and Qwen2.5-VL with images of random
+grids (their multimodal RoPE positions), `anyres` LLaVA-NeXT / -Video / OneVision with tiled
 images of random sizes (`image_sizes`, OneVision's `batch_num_images`). The image families `vit`, `clip`, `siglip` and `dinov2` (images of other sizes too) get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
 with it) and no generation; `t5` (T5 and mT5, their three heads) and `bart` (BART and mBART) get sources and `decoder_input_ids`
 (BART's sometimes none: the shifted sources), and their generation models generate from the decoder start token;
@@ -1285,6 +1286,66 @@ def gen_qwen2_vl(r):
     vision.update(dict(embed_dim=16, mlp_ratio=2) if cls is tf.Qwen2VLForConditionalGeneration
                   else dict(intermediate_size=16, out_hidden_size=text["hidden_size"], fullatt_block_indexes=[0]))
     return cls, config_cls, dict(text_config=text, vision_config=vision, **outer)
+
+
+def gen_qwen_images(r):
+    """Qwen2VLForConditionalGeneration or Qwen2_5_VLForConditionalGeneration with images: a random Qwen2 text model
+    with multimodal RoPE sections over a random tower (1-3 blocks, patches of 1-2 frames, `spatial_merge_size` 1-3;
+    Qwen2.5-VL's windows of 1-3 merged patches, some blocks attending to whole frames), the image token the
+    vocabulary's last id."""
+    cls, config_cls, c = gen_qwen2_vl(r)
+    text = c["text_config"]
+    merge = r.choice([1, 2, 2, 3])
+    patch = r.choice([1, 2])
+    vision = dict(depth=r.randint(1, 3), num_heads=2, patch_size=patch, spatial_merge_size=merge,
+                  temporal_patch_size=r.choice([1, 2]), hidden_act=r.choice(["silu", "gelu", "quick_gelu"]))
+    width = r.choice([8, 16])
+    if cls is tf.Qwen2VLForConditionalGeneration:
+        vision.update(embed_dim=width, hidden_size=text["hidden_size"], mlp_ratio=r.randint(1, 3))
+    else:
+        vision.update(hidden_size=width, intermediate_size=r.choice([8, 24]), out_hidden_size=text["hidden_size"],
+                      window_size=merge * patch * r.randint(1, 3) + r.choice([0, 0, 1]),
+                      fullatt_block_indexes=sorted(r.sample(range(vision["depth"]), r.randint(0, vision["depth"]))))
+    vocab = text["vocab_size"]
+    c.update(vision_config=vision, image_token_id=vocab - 1, video_token_id=vocab - 2, vision_start_token_id=vocab - 3)
+    return cls, config_cls, c
+
+
+def qwen_image_inputs(r, cfg):
+    """Prompts with Qwen2-VL's images: each row's text ids (never a special one) with 0-2 images (at least one in all,
+    text between a row's images) of random grids `[t, h, w]` (1-2 frames, rows and columns multiples of the merge),
+    their runs of `t · h · w / merge²` image tokens, the rows padded on either side; `pixel_values` the flattened
+    patches, `image_grid_thw`, and `mm_token_type_ids` marking the image tokens."""
+    text, vision = cfg["text_config"], cfg["vision_config"]
+    vocab, token, merge = text["vocab_size"], cfg["image_token_id"], vision["spatial_merge_size"]
+    b = r.randint(1, 3)
+    per_row = [r.randint(0, 2) for _ in range(b)]
+    if sum(per_row) == 0:
+        per_row[r.randrange(b)] = 1
+    rows, grids = [], []
+    for n in per_row:
+        row = [r.randrange(3, vocab - 3) for _ in range(r.randint(0, 3))]
+        for i in range(n):
+            grid = [r.randint(1, 2), merge * r.randint(1, 3), merge * r.randint(1, 3)]
+            grids.append(grid)
+            row += [token] * (grid[0] * grid[1] * grid[2] // merge ** 2)
+            row += [r.randrange(3, vocab - 3) for _ in range(r.randint(1 if i + 1 < n else 0, 3))]
+        if not row:
+            row = [r.randrange(3, vocab - 3)]
+        rows.append(row)
+    l = max(len(row) for row in rows)
+    side = r.choice(["right", "left"])
+    ids = torch.zeros(b, l, dtype=torch.int64)
+    mask = torch.zeros(b, l, dtype=torch.int64)
+    for i, row in enumerate(rows):
+        at = 0 if side == "right" else l - len(row)
+        ids[i, at:at + len(row)] = torch.tensor(row)
+        mask[i, at:at + len(row)] = 1
+    grid = torch.tensor(grids, dtype=torch.int64)
+    patch = 3 * vision["temporal_patch_size"] * vision["patch_size"] ** 2
+    x = {"input_ids": ids, "attention_mask": mask, "pixel_values": torch.randn(int(grid.prod(-1).sum()), patch),
+         "image_grid_thw": grid, "mm_token_type_ids": (ids == token).long()}
+    return x, f"b={b} l={l} pad={side} grids={grids}"
 
 
 def gen_qwen3_vl(r):
@@ -2857,6 +2918,7 @@ FAMILIES = {
     "vision_language": gen_vision_language,
     "images": gen_images,
     "anyres": gen_anyres,
+    "qwen_images": gen_qwen_images,
     "mllama": gen_mllama,
     "bert_qa": per_token(gen_bert, tf.BertForQuestionAnswering),
     "roberta_qa": per_token(gen_roberta, tf.RobertaForQuestionAnswering),
@@ -3014,7 +3076,8 @@ BASE = {"diffllama_cls": "diffllama", "diffllama_tok": "diffllama", "axk1_cls": 
         "albert_mc": "bert", "deberta_mc": "bert", "electra_mc": "bert", "modernbert_mc": "modernbert",
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt", "minicpm3_cls": "minicpm3", "persimmon_cls": "persimmon", "persimmon_tok": "persimmon"}
 # Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
-MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl", "vision_language", "mllama", "images", "anyres"}
+MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl", "vision_language", "mllama", "images", "anyres",
+                   "qwen_images"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
@@ -3153,6 +3216,8 @@ def make_inputs(r, family, cfg, model_cls=None, model=None):
         return anyres_prompt_inputs(r, model_cls, cfg, model)
     if family == "images":
         return image_prompt_inputs(r, model_cls, cfg)
+    if family == "qwen_images":
+        return qwen_image_inputs(r, cfg)
     if family in IMAGES:
         return image_inputs(r, model_cls, cfg)
     if family in SEQ2SEQ:
