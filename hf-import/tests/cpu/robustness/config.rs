@@ -96,6 +96,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     "llava_onevision_images",
     // Images of their own sizes: Pixtral's tower, Mistral 3's merger.
     "mistral3_images",
+    // Flattened patches of grids: Qwen2.5-VL's windows, merger and multimodal RoPE sections.
+    "qwen2_5_vl_images",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
