@@ -85,6 +85,11 @@ pub struct PromptImages<'a> {
     /// each stream's new tokens go on from its last column, as transformers' `generate` does.
     /// `None`: the positions count the prompts' tokens.
     pub positions: Option<&'a Tensor>,
+    /// rows added at the image tokens after the first layers in the prefill, one `[n, hidden]`
+    /// (as `rows`) per layer: Qwen3-VL's deepstack features (see
+    /// [`VisionLanguageForConditionalGeneration::image_features_of`](crate::models::VisionLanguageForConditionalGeneration::image_features_of));
+    /// empty for none
+    pub deepstack: &'a [Tensor],
 }
 
 /// [`generate`] (with stop strings when `tokenizer` is given) from prompts with images: the
@@ -186,8 +191,17 @@ fn generate_with(
     if b == 0 || g.max_new_tokens == 0 {
         return Ok(Tensor::from_vec(rows.concat(), [b, s])?);
     }
-    // Each prompt's image features (checked against its image tokens before any repetition).
+    // Each prompt's image features (checked against its image tokens before any repetition), and
+    // its deepstack rows per layer.
     let image_rows = images.map(|i| rows_per_prompt(&rows, i)).transpose()?;
+    let deepstack_rows: Vec<Vec<Tensor>> = match images {
+        Some(i) => i
+            .deepstack
+            .iter()
+            .map(|d| rows_per_prompt(&rows, PromptImages { rows: d, ..i }))
+            .collect::<Result<_>>()?,
+        None => Vec::new(),
+    };
     let streams = images.and_then(|i| i.positions).map(|p| streams_per_prompt(p, b, s)).transpose()?;
     // Sampling `num_return_sequences` per prompt: each prompt repeated (beam search instead
     // returns its best hypotheses).
@@ -257,16 +271,25 @@ fn generate_with(
                 None => None,
             };
             let image_mask = Tensor::from_vec(image_mask, [rows.len(), prompt.width])?.to(device)?;
-            Some((image_mask, Tensor::cat(&repeated, 0)?, blocks))
+            let added = deepstack_rows
+                .iter()
+                .map(|per_prompt| {
+                    let repeated: Vec<&Tensor> =
+                        per_prompt.iter().flat_map(|r| std::iter::repeat_n(r, times)).collect();
+                    Tensor::cat(&repeated, 0)
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            Some((image_mask, Tensor::cat(&repeated, 0)?, blocks, added))
         }
         _ => None,
     };
-    let replaced = replaced.as_ref().map(|(mask, rows, blocks)| ReplacedRows {
+    let replaced = replaced.as_ref().map(|(mask, rows, blocks, added)| ReplacedRows {
         mask,
         rows,
         blocks: blocks
             .as_ref()
             .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window }),
+        added,
     });
     let logits = on_pool(device, || {
         lm.logits_at_with_rows(&ids_t, replaced, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1)

@@ -2450,7 +2450,9 @@ def flatten_nested(out, prefix=""):
             flat[name] = value.detach().float().clone().contiguous()
         elif isinstance(value, (tuple, list)):
             for i, v in enumerate(value):
-                if v is not None:  # (the hidden states a class did not ask its tower for)
+                if isinstance(v, (tuple, list)):  # (Qwen3-VL's deepstack features: per block, per image)
+                    flat.update(flatten_nested({str(i): v}, name + "."))
+                elif v is not None:  # (the hidden states a class did not ask its tower for)
                     flat[f"{name}.{i}"] = v.detach().float().clone().contiguous()
         elif isinstance(value, dict):
             flat.update(flatten_nested(value, name + "."))
@@ -2802,13 +2804,21 @@ def qwen_vl_images():
     (LayerNorm, QuickGELU MLP). `qwen2_5_vl_images`: Qwen2.5-VL's (RMSNorm, SwiGLU, window attention of 2 × 2
     merged patches but in block 1, the windows' order undone after the merger). `generate.safetensors`: greedy
     generation from the prompts left-padded."""
-    names = ["qwen2_vl_images", "qwen2_5_vl_images"]
+    names = ["qwen2_vl_images", "qwen2_5_vl_images", "qwen3_vl_images", "qwen3_vl_moe_images"]
     if ONLY and not ONLY & set(names):
         return
     text = dict(DECODER, intermediate_size=48, rms_norm_eps=1e-6, pad_token_id=0, bos_token_id=1, eos_token_id=2,
                 rope_parameters={"rope_type": "default", "rope_theta": 1000.0, "mrope_section": [1, 2, 1]})
     patches = dict(patch_size=2, spatial_merge_size=2, temporal_patch_size=2, in_channels=3)
     tokens = dict(image_token_id=99, video_token_id=98, vision_start_token_id=97, vision_end_token_id=96)
+    qwen3 = dict(text, head_dim=8, tie_word_embeddings=False,
+                 rope_parameters=dict(text["rope_parameters"], mrope_interleaved=True, mrope_section=[2, 1, 1]))
+    for k in ("pad_token_id", "bos_token_id", "eos_token_id"):
+        qwen3.pop(k)
+    # (Qwen3-VL: learned positions on a 4 × 4 table, interpolated to each grid; deepstack features of blocks 0
+    # and 2 added to the decoder's first two layers' outputs at the image tokens.)
+    vision3 = dict(depth=3, hidden_size=16, intermediate_size=24, num_heads=2, out_hidden_size=32,
+                   num_position_embeddings=16, deepstack_visual_indexes=[0, 2], **patches)
     configs = {
         "qwen2_vl_images": (tf.Qwen2VLForConditionalGeneration, tf.Qwen2VLConfig(
             text_config=dict(text, tie_word_embeddings=False),
@@ -2819,6 +2829,12 @@ def qwen_vl_images():
             vision_config=dict(depth=3, hidden_size=16, intermediate_size=24, num_heads=2, out_hidden_size=32,
                                window_size=8, fullatt_block_indexes=[1], **patches),
             **tokens), 396),
+        "qwen3_vl_images": (tf.Qwen3VLForConditionalGeneration, tf.Qwen3VLConfig(
+            text_config=qwen3, vision_config=vision3, **tokens), 397),
+        "qwen3_vl_moe_images": (tf.Qwen3VLMoeForConditionalGeneration, tf.Qwen3VLMoeConfig(
+            text_config=dict(qwen3, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=8,
+                             decoder_sparse_step=1, mlp_only_layers=[1]),
+            vision_config=dict(vision3, deepstack_visual_indexes=[1]), **tokens), 398),
     }
     for name, (cls, config, seed) in configs.items():
         if ONLY and name not in ONLY:

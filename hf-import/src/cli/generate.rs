@@ -180,7 +180,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                     &["input_ids", "attention_mask", "pixel_values", "image_sizes", "batch_num_images"]
                 }
                 // (Qwen2-VL's patches: their grids, and the processor's marks of the image tokens.)
-                "qwen2_vl" | "qwen2_5_vl" => {
+                "qwen2_vl" | "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" => {
                     &["input_ids", "attention_mask", "pixel_values", "image_grid_thw", "mm_token_type_ids"]
                 }
                 // (With their images, `token_type_ids`: Gemma 3's marking the images, PaliGemma's
@@ -342,6 +342,8 @@ struct ImagesOfPrompts {
     blocks: Blocks,
     /// the prompts' multimodal RoPE positions (Qwen2-VL's)
     positions: Option<Tensor>,
+    /// Qwen3-VL's deepstack rows
+    deepstack: Vec<Tensor>,
 }
 
 impl ImagesOfPrompts {
@@ -350,7 +352,13 @@ impl ImagesOfPrompts {
             .blocks
             .as_ref()
             .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
-        PromptImages { token: self.token, rows: &self.rows, blocks, positions: self.positions.as_ref() }
+        PromptImages {
+            token: self.token,
+            rows: &self.rows,
+            blocks,
+            positions: self.positions.as_ref(),
+            deepstack: &self.deepstack,
+        }
     }
 }
 
@@ -363,17 +371,18 @@ fn prompt_images(
 ) -> Result<Option<ImagesOfPrompts>> {
     let Some(pixels) = named.get("pixel_values") else { return Ok(None) };
     let types = named.get("token_type_ids");
-    let (token, rows, blocks, positions) = match model {
+    let (token, rows, blocks, positions, deepstack) = match model {
         AutoModel::VisionLanguage(m) => {
             let blocks = types.map(|t| m.attention_blocks(t)).transpose()?.map(|b| (b, false));
             let images = ImageInputs::from_named(named).expect("inputs with pixel_values");
             let (mask, mm_types) = (named.get("attention_mask"), named.get("mm_token_type_ids"));
             let positions = m.rope_positions(ids, mask, &images, mm_types)?;
-            (m.image_token(), m.image_rows_of(&images)?, blocks, positions)
+            let (rows, deepstack) = m.image_features_of(&images)?;
+            (m.image_token(), rows, blocks, positions, deepstack)
         }
         AutoModel::Gemma3ForConditionalGeneration(m) => {
             let blocks = types.map(|t| m.attention_blocks(t)).transpose()?.map(|b| (b, true));
-            (m.image_token(), m.image_rows(pixels)?, blocks, None)
+            (m.image_token(), m.image_rows(pixels)?, blocks, None, Vec::new())
         }
         _ => return Err(Error::Input("input 'pixel_values': this model takes no images".into())),
     };
@@ -390,7 +399,7 @@ fn prompt_images(
             )));
         }
     }
-    Ok(Some(ImagesOfPrompts { token, rows, blocks, positions }))
+    Ok(Some(ImagesOfPrompts { token, rows, blocks, positions, deepstack }))
 }
 
 /// A decoder-only model that generates: a causal LM with its KV cache, or a recurrent one.

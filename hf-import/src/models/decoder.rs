@@ -29,7 +29,7 @@ use altup::{AltUpLayer, AltUpStreams};
 use experts_beside::ExpertsBeside;
 use mixer::{recurrent_step, TokenMixer};
 use per_layer::{PerLayerBlock, PerLayerInputs};
-use replaced::replace_rows;
+use replaced::{add_rows, replace_rows};
 pub use replaced::{AttentionBlocks, ReplacedRows};
 pub use spec::{
     AltUpSpec, AttentionChunk, BlockParts, DecoderSpec, DeltaNetSpec, ExpertsBesideSpec, HybridMixer,
@@ -657,6 +657,8 @@ impl CausalLm {
     ) -> Result<(Tensor, Vec<Tensor>)> {
         let Pass { output_hidden_states, ids_in_range, token_type_ids, replaced } = pass;
         let blocks = replaced.and_then(|r| r.blocks);
+        // (Qwen3-VL's deepstack: features added at the image tokens after each of the first layers.)
+        let added_after = |layer: usize| replaced.and_then(|r| r.added.get(layer).map(|rows| (r.mask, rows)));
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
         let input_ids = &input_ids.to(device)?;
@@ -766,6 +768,10 @@ impl CausalLm {
         for (i, layer) in self.layers.iter().enumerate() {
             if output_hidden_states {
                 hidden_states.push(h.clone());
+            }
+            // (After the state is reported: transformers records the layer's own output.)
+            if let Some((mask, rows)) = i.checked_sub(1).and_then(added_after) {
+                h = add_rows(&h, mask, rows)?;
             }
             let attn = match &layer.mixer {
                 TokenMixer::Attention(attn) => attn,
@@ -896,6 +902,9 @@ impl CausalLm {
             if let Some(scalar) = &layer.scalar {
                 h = h.mul(scalar)?;
             }
+        }
+        if let Some((mask, rows)) = self.layers.len().checked_sub(1).and_then(added_after) {
+            h = add_rows(&h, mask, rows)?;
         }
         // (Gemma 3n's last hidden states are its last layer's streams, then averaged and normed.)
         if let Some(streams) = &self.streams {

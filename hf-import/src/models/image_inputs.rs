@@ -148,9 +148,23 @@ impl TextWithImages {
         blocks: Option<AttentionBlocks<'_>>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
+        self.outputs_adding(lm, features, &[], token, blocks, output_hidden_states)
+    }
+
+    /// [`Self::outputs`] with `added` (`[tokens, hidden]` each) added at the image tokens after
+    /// the first layers (Qwen3-VL's deepstack features).
+    pub(crate) fn outputs_adding(
+        &self,
+        lm: &CausalLm,
+        features: &Tensor,
+        added: &[Tensor],
+        token: i64,
+        blocks: Option<AttentionBlocks<'_>>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
         let h = features.dims()[features.rank() - 1];
         let rows = features.reshape([features.numel() / h.max(1), h])?;
-        let replaced = ReplacedRows { mask: &self.ids.eq(token as f64)?, rows: &rows, blocks };
+        let replaced = ReplacedRows { mask: &self.ids.eq(token as f64)?, rows: &rows, blocks, added };
         let ids = lm.ids_in_vocabulary(&self.ids, token)?;
         let out = lm.forward_with_rows(
             &ids,

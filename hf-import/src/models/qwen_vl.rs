@@ -25,6 +25,7 @@ use super::gemma3_multimodal::{
     inherit_outer_dtype, language_model_weights as renamed_language_model, with_language_model,
 };
 use super::qwen_vl_images::QwenImages;
+use super::qwen_vl_vision::Kind;
 use super::vision_language::{Images, VisionLanguageForConditionalGeneration};
 use super::{Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM};
 use crate::config::Config;
@@ -165,13 +166,12 @@ pub(crate) fn load(cfg: &Config, weights: &Weights) -> Result<VisionLanguageForC
         _ => Ok(Qwen3MoeForCausalLM::load(&text, &experts_as_loaded(&text, w)?)?.0),
     })?;
     let lm = lm.with_multimodal_rope(sections, family.interleaved)?;
-    let images = match family.model_type {
-        "qwen2_vl" | "qwen2_5_vl" => {
-            let qwen2_5 = family.model_type == "qwen2_5_vl";
-            QwenImages::load(cfg, weights, qwen2_5, lm.embedding_width())?.map(Images::Qwen)
-        }
-        _ => None,
+    let kind = match family.model_type {
+        "qwen2_vl" => Kind::Qwen2,
+        "qwen2_5_vl" => Kind::Qwen2_5,
+        _ => Kind::Qwen3,
     };
+    let images = QwenImages::load(cfg, weights, kind, lm.embedding_width())?.map(Images::Qwen);
     Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, family.architecture, images))
 }
 

@@ -18,7 +18,7 @@ use oxtorch_tensor::{DType, Tensor};
 use super::check_input_dtype;
 use super::image_inputs::{ImageInputs, TextWithImages};
 use super::llava_images::vars_with;
-use super::qwen_vl_vision::{grids_of, QwenVisionOutput, QwenVisionTower};
+use super::qwen_vl_vision::{grids_of, Kind, QwenVisionOutput, QwenVisionTower};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
@@ -36,12 +36,12 @@ pub(crate) struct QwenImages {
 }
 
 impl QwenImages {
-    /// The image path of a Qwen2-VL (`qwen2_5`: Qwen2.5-VL) checkpoint, `None` where it has no
-    /// vision tower; its features must be `text_hidden` wide.
+    /// The image path of a Qwen2-VL, Qwen2.5-VL or Qwen3-VL checkpoint (the tower `kind`),
+    /// `None` where it has no vision tower; its features must be `text_hidden` wide.
     pub(crate) fn load(
         cfg: &Config,
         weights: &Weights,
-        qwen2_5: bool,
+        kind: Kind,
         text_hidden: usize,
     ) -> Result<Option<Self>> {
         let Some(vars) = vars_with(weights, &["model.visual.", "visual."], "patch_embed.proj.weight") else {
@@ -52,7 +52,7 @@ impl QwenImages {
             None | Some(serde_json::Value::Null) => Config::from_map(Default::default()),
             Some(v) => return Err(Error::Config(format!("\"vision_config\" must be an object, got {v}"))),
         };
-        let tower = QwenVisionTower::load(&vars, &vision, qwen2_5)?;
+        let tower = QwenVisionTower::load(&vars, &vision, kind)?;
         if tower.out_width() != text_hidden {
             return Err(Error::Config(format!(
                 "the vision tower's features are {} wide, the language model's embeddings {text_hidden}",
@@ -90,11 +90,15 @@ impl QwenImages {
         self.tower.forward(images.pixel_values, &grids)
     }
 
-    /// The rows that replace the image tokens' embeddings: `[features, hidden]` in `dtype`, image
-    /// after image.
-    pub(crate) fn rows(&self, images: &ImageInputs<'_>, dtype: DType) -> Result<Tensor> {
+    /// The rows that replace the image tokens' embeddings, `[features, hidden]` in `dtype` (image
+    /// after image), and Qwen3-VL's deepstack rows added after the first layers (one such tensor
+    /// per layer).
+    pub(crate) fn rows(&self, images: &ImageInputs<'_>, dtype: DType) -> Result<(Tensor, Vec<Tensor>)> {
         let out = self.encode(images)?;
-        Ok(Tensor::cat(&out.features.iter().collect::<Vec<_>>(), 0)?.to_dtype(dtype)?)
+        let all = |per_image: &[Tensor]| -> Result<Tensor> {
+            Ok(Tensor::cat(&per_image.iter().collect::<Vec<_>>(), 0)?.to_dtype(dtype)?)
+        };
+        Ok((all(&out.features)?, out.deepstack.iter().map(|d| all(d)).collect::<Result<_>>()?))
     }
 
     /// The multimodal RoPE positions `[3, batch, seq]` (int64) of prompts `input_ids` with the
@@ -139,10 +143,11 @@ impl QwenImages {
     }
 
     /// [`super::AutoModel::forward_named`] with images: the outputs of `lm` on the prompts, the
-    /// image tokens' embeddings replaced by the images' features, at their multimodal positions
-    /// (`position_ids` where given), and the tower's under `image_outputs` (`last_hidden_state`,
-    /// with `output_hidden_states` its `hidden_states.N`, and each image's features as
-    /// `pooler_output.N`).
+    /// image tokens' embeddings replaced by the images' features (Qwen3-VL's deepstack features
+    /// added after the first layers), at their multimodal positions (`position_ids` where given),
+    /// and the tower's under `image_outputs` (`last_hidden_state`, with `output_hidden_states` its
+    /// `hidden_states.N`, each image's features as `pooler_output.N`, Qwen3-VL's as
+    /// `deepstack_features.K.N`).
     pub(crate) fn forward_named(
         &self,
         lm: &super::decoder::CausalLm,
@@ -161,8 +166,13 @@ impl QwenImages {
                 text.at(self.positions(ids, inputs.get("attention_mask"), types, grid)?)
             }
         };
-        let rows = Tensor::cat(&out.features.iter().collect::<Vec<_>>(), 0)?.to_dtype(lm.dtype())?;
-        let mut named = text.outputs(lm, &rows, self.image_token, None, output_hidden_states)?;
+        let all = |per_image: &[Tensor]| -> Result<Tensor> {
+            Ok(Tensor::cat(&per_image.iter().collect::<Vec<_>>(), 0)?.to_dtype(lm.dtype())?)
+        };
+        let rows = all(&out.features)?;
+        let added = out.deepstack.iter().map(|d| all(d)).collect::<Result<Vec<_>>>()?;
+        let mut named =
+            text.outputs_adding(lm, &rows, &added, self.image_token, None, output_hidden_states)?;
         named.push(("image_outputs.last_hidden_state".into(), out.last_hidden_state));
         if output_hidden_states {
             let states = out.hidden_states.into_iter().enumerate();
@@ -170,6 +180,10 @@ impl QwenImages {
         }
         let per_image = out.features.into_iter().enumerate();
         named.extend(per_image.map(|(i, f)| (format!("image_outputs.pooler_output.{i}"), f)));
+        for (k, layer) in out.deepstack.into_iter().enumerate() {
+            let per_image = layer.into_iter().enumerate();
+            named.extend(per_image.map(|(i, f)| (format!("image_outputs.deepstack_features.{k}.{i}"), f)));
+        }
         Ok(named)
     }
 }

@@ -13,7 +13,11 @@
 //! Qwen2.5-VL's are RMS norms and a SwiGLU MLP, and all but the `fullatt_block_indexes` attend
 //! within windows of `window_size` pixels' worth of merged patches: the patches run window by window
 //! through the blocks (transformers' `get_vision_window_index`), and the features are put back in
-//! the image's order after the merger.
+//! the image's order after the merger. Qwen3-VL's (`Qwen3VLVisionModel`) are LayerNorm and a GELU
+//! MLP over patches that first take learned positions (a square table resampled bilinearly to each
+//! image's grid, corners aligned), and the outputs of its `deepstack_visual_indexes` blocks go
+//! through mergers of their own (normed after the merge), features the decoder adds to its first
+//! layers' outputs at the image tokens.
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
@@ -24,10 +28,21 @@ use crate::layers::{
 };
 use crate::weights::Vars;
 
+/// Which tower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Qwen2-VL's
+    Qwen2,
+    /// Qwen2.5-VL's
+    Qwen2_5,
+    /// Qwen3-VL's (and Qwen3-VL-MoE's)
+    Qwen3,
+}
+
 /// A block's feed-forward network.
 #[derive(Debug, Clone)]
 enum Mlp {
-    /// Qwen2-VL's `fc1`, activation, `fc2`
+    /// Qwen2-VL's `fc1`, activation, `fc2` (Qwen3-VL's `linear_fc1`, `linear_fc2`)
     Plain { fc1: Linear, fc2: Linear },
     /// Qwen2.5-VL's `down(act(gate(x)) · up(x))`
     Gated { gate: Linear, up: Linear, down: Linear },
@@ -52,6 +67,37 @@ struct Windows {
     full: Vec<usize>,
 }
 
+/// A patch merger: `spatial_merge_size`² patches normed (each, or after the merge: Qwen3-VL's
+/// deepstack mergers), concatenated, and projected by an MLP with an exact GELU.
+#[derive(Debug, Clone)]
+struct Merger {
+    norm: DecoderNorm,
+    /// the norm is over the merged patches
+    after_merge: bool,
+    fc1: Linear,
+    fc2: Linear,
+}
+
+impl Merger {
+    /// `x` `[patches, hidden]` merged into `[patches / unit, out]`.
+    fn forward(&self, x: &Tensor, unit: usize) -> Result<Tensor> {
+        let (n, hidden) = (x.dims()[0], x.dims()[1]);
+        let merged = if self.after_merge {
+            self.norm.forward(&x.reshape([n / unit, unit * hidden])?)?
+        } else {
+            self.norm.forward(x)?.reshape([n / unit, unit * hidden])?
+        };
+        self.fc2.forward(&Activation::Gelu.forward(&self.fc1.forward(&merged)?)?)
+    }
+}
+
+/// Qwen3-VL's learned positions: a `side` × `side` table (`pos_embed`, `[side², hidden]` used).
+#[derive(Debug, Clone)]
+struct PositionTable {
+    weight: Tensor,
+    side: usize,
+}
+
 /// What [`QwenVisionTower::forward`] computes.
 #[derive(Debug)]
 pub(crate) struct QwenVisionOutput {
@@ -61,6 +107,8 @@ pub(crate) struct QwenVisionOutput {
     pub hidden_states: Vec<Tensor>,
     /// each image's features `[t · h · w / merge², out]`, image after image
     pub features: Vec<Tensor>,
+    /// Qwen3-VL's deepstack features: per deepstack block, each image's (as `features`)
+    pub deepstack: Vec<Vec<Tensor>>,
 }
 
 /// The tower and its merger (see the module docs).
@@ -76,19 +124,22 @@ pub(crate) struct QwenVisionTower {
     inv_freq: Vec<f32>,
     merge: usize,
     windows: Option<Windows>,
-    ln_q: DecoderNorm,
-    merger_fc1: Linear,
-    merger_fc2: Linear,
+    merger: Merger,
+    /// Qwen3-VL's learned positions
+    positions: Option<PositionTable>,
+    /// Qwen3-VL's deepstack blocks and their mergers
+    deepstack: Vec<(usize, Merger)>,
 }
 
 impl QwenVisionTower {
-    /// The tower under `vars` (`patch_embed`, `blocks.N`, `merger`) from its `vision_config`;
-    /// `qwen2_5`: Qwen2.5-VL's, else Qwen2-VL's.
-    pub(crate) fn load(vars: &Vars<'_>, cfg: &Config, qwen2_5: bool) -> Result<Self> {
-        let (hidden, out) = if qwen2_5 {
-            (cfg.usize_or("hidden_size", 3584)?, cfg.usize_or("out_hidden_size", 3584)?)
-        } else {
-            (cfg.usize_or("embed_dim", 1280)?, cfg.usize_or("hidden_size", 3584)?)
+    /// The tower `kind` under `vars` (`patch_embed`, `blocks.N`, `merger`; Qwen3-VL's
+    /// `pos_embed` and `deepstack_merger_list.N`) from its `vision_config`.
+    pub(crate) fn load(vars: &Vars<'_>, cfg: &Config, kind: Kind) -> Result<Self> {
+        let qwen2_5 = kind == Kind::Qwen2_5;
+        let (hidden, out) = match kind {
+            Kind::Qwen2 => (cfg.usize_or("embed_dim", 1280)?, cfg.usize_or("hidden_size", 3584)?),
+            Kind::Qwen2_5 => (cfg.usize_or("hidden_size", 3584)?, cfg.usize_or("out_hidden_size", 3584)?),
+            Kind::Qwen3 => (cfg.usize_or("hidden_size", 1152)?, cfg.usize_or("out_hidden_size", 3584)?),
         };
         let heads = cfg.usize_or("num_heads", 16)?;
         if heads == 0 || !hidden.is_multiple_of(heads) || !(hidden / heads).is_multiple_of(4) {
@@ -96,9 +147,13 @@ impl QwenVisionTower {
                 "the vision tower's width ({hidden}) must be a multiple of num_heads ({heads}), in heads of a multiple of 4"
             )));
         }
-        let depth = if cfg.get("depth").is_some() { cfg.layers("depth")? } else { 32 };
+        let depth = match cfg.get("depth") {
+            Some(_) => cfg.layers("depth")?,
+            None if kind == Kind::Qwen3 => 27,
+            None => 32,
+        };
         let channels = cfg.usize_or("in_channels", 3)?;
-        let patch = cfg.usize_or("patch_size", 14)?;
+        let patch = cfg.usize_or("patch_size", if kind == Kind::Qwen3 { 16 } else { 14 })?;
         let temporal = cfg.usize_or("temporal_patch_size", 2)?;
         let merge = cfg.usize_or("spatial_merge_size", 2)?;
         let patch_dim = [channels, temporal, patch, patch].iter().try_fold(1usize, |a, &n| a.checked_mul(n));
@@ -112,7 +167,12 @@ impl QwenVisionTower {
         };
         let weight =
             vars.pp("patch_embed.proj").get("weight", &[hidden, channels, temporal, patch, patch])?;
-        let patch_embed = Linear { weight: weight.reshape([hidden, patch_dim])?, bias: None };
+        let bias = if kind == Kind::Qwen3 {
+            Some(vars.pp("patch_embed.proj").get("bias", &[hidden])?)
+        } else {
+            None
+        };
+        let patch_embed = Linear { weight: weight.reshape([hidden, patch_dim])?, bias };
         let norm = |v: &Vars<'_>| -> Result<DecoderNorm> {
             Ok(if qwen2_5 {
                 DecoderNorm::Rms(RmsNorm::load(v, hidden, 1e-6, RmsNormStyle::Llama)?)
@@ -120,7 +180,9 @@ impl QwenVisionTower {
                 DecoderNorm::Layer(LayerNorm::load(v, hidden, 1e-6)?)
             })
         };
-        let inner = if qwen2_5 {
+        let inner = if kind == Kind::Qwen3 {
+            cfg.usize_or("intermediate_size", 4304)?
+        } else if qwen2_5 {
             cfg.usize_or("intermediate_size", 3420)?
         } else {
             hidden
@@ -138,9 +200,11 @@ impl QwenVisionTower {
                         down: Linear::load(&m.pp("down_proj"), inner, hidden, true)?,
                     }
                 } else {
+                    let (fc1, fc2) =
+                        if kind == Kind::Qwen3 { ("linear_fc1", "linear_fc2") } else { ("fc1", "fc2") };
                     Mlp::Plain {
-                        fc1: Linear::load(&m.pp("fc1"), hidden, inner, true)?,
-                        fc2: Linear::load(&m.pp("fc2"), inner, hidden, true)?,
+                        fc1: Linear::load(&m.pp(fc1), hidden, inner, true)?,
+                        fc2: Linear::load(&m.pp(fc2), inner, hidden, true)?,
                     }
                 };
                 Ok(Block {
@@ -185,27 +249,79 @@ impl QwenVisionTower {
         } else {
             None
         };
-        let merger = vars.pp("merger");
+        let load_merger = |v: &Vars<'_>, after_merge: bool| -> Result<Merger> {
+            Ok(match kind {
+                Kind::Qwen3 => Merger {
+                    norm: DecoderNorm::Layer(LayerNorm::load(
+                        &v.pp("norm"),
+                        if after_merge { merged } else { hidden },
+                        1e-6,
+                    )?),
+                    after_merge,
+                    fc1: Linear::load(&v.pp("linear_fc1"), merged, merged, true)?,
+                    fc2: Linear::load(&v.pp("linear_fc2"), merged, out, true)?,
+                },
+                _ => Merger {
+                    norm: norm(&v.pp("ln_q"))?,
+                    after_merge: false,
+                    fc1: Linear::load(&v.pp("mlp.0"), merged, merged, true)?,
+                    fc2: Linear::load(&v.pp("mlp.2"), merged, out, true)?,
+                },
+            })
+        };
+        let (positions, deepstack) = if kind == Kind::Qwen3 {
+            let count = cfg.usize_or("num_position_embeddings", 2304)?;
+            let side = (count as f64).sqrt() as usize;
+            let side = if side.saturating_mul(side) > count { side - 1 } else { side };
+            if side == 0 {
+                return Err(Error::Config(format!(
+                    "num_position_embeddings {count} holds no table of positions"
+                )));
+            }
+            let weight = vars.pp("pos_embed").get("weight", &[count, hidden])?;
+            let indexes = match cfg.get("deepstack_visual_indexes") {
+                None => vec![8, 16, 24],
+                Some(v) => v
+                    .as_array()
+                    .and_then(|a| a.iter().map(|i| i.as_u64().map(|i| i as usize)).collect())
+                    .ok_or_else(|| {
+                        Error::Config(format!(
+                            "deepstack_visual_indexes must be a list of block indices, got {v}"
+                        ))
+                    })?,
+            };
+            let deepstack = indexes
+                .iter()
+                .enumerate()
+                .map(|(k, &block)| Ok((block, load_merger(&vars.pp("deepstack_merger_list").pp(k), true)?)))
+                .collect::<Result<Vec<_>>>()?;
+            (Some(PositionTable { weight, side }), deepstack)
+        } else {
+            (None, Vec::new())
+        };
+        let default_act = match kind {
+            Kind::Qwen2 => "quick_gelu",
+            Kind::Qwen2_5 => "silu",
+            Kind::Qwen3 => "gelu_pytorch_tanh",
+        };
         Ok(QwenVisionTower {
             patch_embed,
             blocks,
-            act: Activation::from_name(
-                cfg.str_or("hidden_act", if qwen2_5 { "silu" } else { "quick_gelu" })?,
-            )?,
+            act: Activation::from_name(cfg.str_or("hidden_act", default_act)?)?,
             heads,
             hidden,
             inv_freq,
             merge,
             windows,
-            ln_q: norm(&merger.pp("ln_q"))?,
-            merger_fc1: Linear::load(&merger.pp("mlp.0"), merged, merged, true)?,
-            merger_fc2: Linear::load(&merger.pp("mlp.2"), merged, out, true)?,
+            merger: load_merger(&vars.pp("merger"), false)?,
+            positions,
+            deepstack,
         })
     }
 
     /// The width of the features (the language model's).
     pub(crate) fn out_width(&self) -> usize {
-        self.merger_fc2.weight.dims()[0]
+        self.merger.fc2.weight.dims()[0]
     }
 
     /// `spatial_merge_size`.
@@ -235,6 +351,9 @@ impl QwenVisionTower {
         }
         let (device, dtype) = (self.device(), self.dtype());
         let mut x = self.patch_embed.forward(&pixel_values.to(device)?.to_dtype(dtype)?)?;
+        if let Some(table) = &self.positions {
+            x = x.add(&self.learned_positions(table, grids)?.to_dtype(dtype)?)?;
+        }
         let unit = self.merge * self.merge;
         let (mut cos, mut sin) = self.cos_sin(grids)?;
         // Each frame of each image attends within itself; Qwen2.5-VL's windowed blocks within
@@ -257,6 +376,7 @@ impl QwenVisionTower {
         };
         let (cos, sin) = (cos.unsqueeze(0)?.to(device)?, sin.unsqueeze(0)?.to(device)?);
         let mut hidden_states = vec![x.clone()];
+        let mut deepstack = Vec::with_capacity(self.deepstack.len());
         for (i, block) in self.blocks.iter().enumerate() {
             let full = self.windows.as_ref().is_none_or(|w| w.full.contains(&i));
             let segments = match &windows {
@@ -265,10 +385,11 @@ impl QwenVisionTower {
             };
             x = self.block(block, &x, &cos, &sin, segments)?;
             hidden_states.push(x.clone());
+            for (_, merger) in self.deepstack.iter().filter(|(b, _)| *b == i) {
+                deepstack.push(merger.forward(&x, unit)?);
+            }
         }
-        let merged = self.ln_q.forward(&x)?.reshape([total / unit, unit * self.hidden])?;
-        let merged =
-            self.merger_fc2.forward(&Activation::Gelu.forward(&self.merger_fc1.forward(&merged)?)?)?;
+        let merged = self.merger.forward(&x, unit)?;
         // (Back in the images' order: row r of the windows' order is unit `order[r]`.)
         let merged = match order {
             Some(order) => {
@@ -280,14 +401,20 @@ impl QwenVisionTower {
             }
             None => merged,
         };
-        let mut features = Vec::with_capacity(grids.len());
-        let mut at = 0;
-        for &[t, h, w] in grids {
-            let n = t * h * w / unit;
-            features.push(merged.narrow(0, at as isize, n)?);
-            at += n;
-        }
-        Ok(QwenVisionOutput { last_hidden_state: x, hidden_states, features })
+        let per_image = |all: &Tensor| -> Result<Vec<Tensor>> {
+            let mut at = 0;
+            grids
+                .iter()
+                .map(|&[t, h, w]| {
+                    let n = t * h * w / unit;
+                    at += n;
+                    Ok(all.narrow(0, (at - n) as isize, n)?)
+                })
+                .collect()
+        };
+        let features = per_image(&merged)?;
+        let deepstack = deepstack.iter().map(per_image).collect::<Result<Vec<_>>>()?;
+        Ok(QwenVisionOutput { last_hidden_state: x, hidden_states, features, deepstack })
     }
 
     /// One block on `x` `[patches, hidden]`, its attention within consecutive `segments` of the
@@ -320,6 +447,43 @@ impl QwenVisionTower {
             }
         };
         Ok(y.add(&x)?)
+    }
+
+    /// Qwen3-VL's learned positions of the patches of `grids` (in their order), `[patches,
+    /// hidden]` float32: the table resampled to each image's rows and columns bilinearly with the
+    /// corners aligned, as transformers' `get_vision_interpolation_indices_and_weights` computes it
+    /// (float32 coordinates, the two taps on each axis clamped to the table).
+    fn learned_positions(&self, table: &PositionTable, grids: &[[usize; 3]]) -> Result<Tensor> {
+        let side = table.side;
+        // An axis' two taps and weights at patch `index` of `size`.
+        let taps = |index: usize, size: usize| -> [(usize, f32); 2] {
+            let src = index as f32 * (side - 1) as f32 / size.saturating_sub(1).max(1) as f32;
+            let floor = src.floor();
+            let frac = src - floor;
+            let tap = |o: f32| ((floor + o).max(0.0) as usize).min(side - 1);
+            [(tap(0.0), (1.0 - frac.abs()).max(0.0)), (tap(1.0), (1.0 - (frac - 1.0).abs()).max(0.0))]
+        };
+        let m = self.merge;
+        let (mut index, mut weight) = (Vec::new(), Vec::new());
+        for &[t, h, w] in grids {
+            for _ in 0..t {
+                for (br, bc, i, j) in squares(h / m, w / m, m) {
+                    let (rows, cols) = (taps(br * m + i, h), taps(bc * m + j, w));
+                    for (r, wr) in rows {
+                        for (c, wc) in cols {
+                            index.push((r * side + c) as i64);
+                            weight.push(wr * wc);
+                        }
+                    }
+                }
+            }
+        }
+        let n = index.len();
+        let device = table.weight.device();
+        let gathered = table.weight.index_select(0, &Tensor::from_vec(index, [n])?.to(device)?)?;
+        let weight = Tensor::from_vec(weight, [n, 1])?.to(device)?;
+        let hidden = self.hidden;
+        Ok(gathered.to_dtype(DType::F32)?.mul(&weight)?.reshape([n / 4, 4, hidden])?.sum(1, false)?)
     }
 
     /// The rotary `cos` and `sin` `[patches, head_dim]` (float32) of the patches of `grids` in

@@ -121,6 +121,8 @@ pub fn takes_images(architecture: &str) -> bool {
             | "Gemma3ForConditionalGeneration"
             | "Qwen2VLForConditionalGeneration"
             | "Qwen2_5_VLForConditionalGeneration"
+            | "Qwen3VLForConditionalGeneration"
+            | "Qwen3VLMoeForConditionalGeneration"
     )
 }
 
@@ -255,8 +257,15 @@ impl VisionLanguageForConditionalGeneration {
     /// The rows that replace the image tokens' embeddings for `images`: `[features, hidden]`,
     /// image after image.
     pub fn image_rows_of(&self, images: &ImageInputs<'_>) -> Result<Tensor> {
+        Ok(self.image_features_of(images)?.0)
+    }
+
+    /// [`Self::image_rows_of`], and the rows Qwen3-VL adds at the image tokens after its first
+    /// layers (its deepstack features: one `[features, hidden]` per layer, as
+    /// [`crate::generate::PromptImages::deepstack`] takes them; none for the other classes).
+    pub fn image_features_of(&self, images: &ImageInputs<'_>) -> Result<(Tensor, Vec<Tensor>)> {
         match self.images.as_deref().ok_or_else(|| self.no_images("pixel_values"))? {
-            Images::Encoder(encoder) => encoder.rows(images, self.lm.dtype()),
+            Images::Encoder(encoder) => Ok((encoder.rows(images, self.lm.dtype())?, Vec::new())),
             Images::Qwen(qwen) => qwen.rows(images, self.lm.dtype()),
         }
     }

@@ -143,32 +143,40 @@ pub struct ImagePrompt<'m> {
     pub blocks: Option<(Tensor, bool)>,
     /// Qwen2-VL's multimodal RoPE positions of the golden's prompts
     pub positions: Option<Tensor>,
+    /// Qwen3-VL's deepstack rows
+    pub deepstack: Vec<Tensor>,
 }
 
 impl<'m> ImagePrompt<'m> {
     pub fn of(model: &'m AutoModel, golden: &BTreeMap<String, Tensor>) -> Self {
         let (pixels, types) = (&golden["pixel_values"], golden.get("token_type_ids"));
         match model {
-            AutoModel::VisionLanguage(m) => ImagePrompt {
-                lm: m,
-                token: m.image_token().unwrap(),
-                rows: m.image_rows_of(&ImageInputs::from_named(golden).unwrap()).unwrap(),
-                blocks: types.map(|t| (m.attention_blocks(t).unwrap(), false)),
-                positions: m
-                    .rope_positions(
-                        &golden["input_ids"],
-                        golden.get("attention_mask"),
-                        &ImageInputs::from_named(golden).unwrap(),
-                        golden.get("mm_token_type_ids"),
-                    )
-                    .unwrap(),
-            },
+            AutoModel::VisionLanguage(m) => {
+                let (rows, deepstack) =
+                    m.image_features_of(&ImageInputs::from_named(golden).unwrap()).unwrap();
+                ImagePrompt {
+                    lm: m,
+                    token: m.image_token().unwrap(),
+                    rows,
+                    deepstack,
+                    blocks: types.map(|t| (m.attention_blocks(t).unwrap(), false)),
+                    positions: m
+                        .rope_positions(
+                            &golden["input_ids"],
+                            golden.get("attention_mask"),
+                            &ImageInputs::from_named(golden).unwrap(),
+                            golden.get("mm_token_type_ids"),
+                        )
+                        .unwrap(),
+                }
+            }
             AutoModel::Gemma3ForConditionalGeneration(m) => ImagePrompt {
                 lm: m,
                 token: m.image_token().unwrap(),
                 rows: m.image_rows(pixels).unwrap(),
                 blocks: types.map(|t| (m.attention_blocks(t).unwrap(), true)),
                 positions: None,
+                deepstack: Vec::new(),
             },
             _ => panic!("not a model that takes images: {model:?}"),
         }
@@ -180,6 +188,12 @@ impl<'m> ImagePrompt<'m> {
             .blocks
             .as_ref()
             .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
-        PromptImages { token: self.token, rows: &self.rows, blocks, positions: self.positions.as_ref() }
+        PromptImages {
+            token: self.token,
+            rows: &self.rows,
+            blocks,
+            positions: self.positions.as_ref(),
+            deepstack: &self.deepstack,
+        }
     }
 }

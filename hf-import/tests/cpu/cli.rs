@@ -712,7 +712,12 @@ fn llava_forward_and_generate_with_images() {
     let dir = scratch("llava-images");
     let names =
         ["llava_images", "vipllava_images", "gemma3_images", "paligemma2_images", "llava_onevision_images"];
-    for name in names.into_iter().chain(["idefics3_images", "llava_pixtral_images", "qwen2_vl_images"]) {
+    for name in names.into_iter().chain([
+        "idefics3_images",
+        "llava_pixtral_images",
+        "qwen2_vl_images",
+        "qwen3_vl_moe_images",
+    ]) {
         forward_matches(&fixture(name), name, &dir);
         let golden = read_all(&fixture(name).join("generate.safetensors"));
         let inputs = dir.join("prompts.safetensors");

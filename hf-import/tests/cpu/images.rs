@@ -248,9 +248,11 @@ fn mistral3_with_images() {
     check("mistral3_images");
 }
 
-/// Qwen2-VL and Qwen2.5-VL with images: the flattened patches of `image_grid_thw`'s grids (one
-/// of two frames) through the towers (Qwen2.5-VL's windows), the merged features in place of the
-/// image tokens, at the multimodal RoPE positions `get_rope_index` gives (read from
+/// Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3-VL-MoE with images: the flattened patches of
+/// `image_grid_thw`'s grids (one of two frames) through the towers (Qwen2.5-VL's windows,
+/// Qwen3-VL's interpolated learned positions), the merged features in place of the image tokens
+/// (Qwen3-VL's deepstack features added after the first layers), at the multimodal RoPE positions
+/// `get_rope_index` gives (Qwen3-VL's interleaved; read from
 /// `mm_token_type_ids`, or from the image tokens when they are not given), against transformers'
 /// logits, hidden states and `image_outputs`; the positions matter (plain ones give other logits),
 /// and grids that do not fit the patches or the tokens are errors.
@@ -258,6 +260,8 @@ fn mistral3_with_images() {
 fn qwen2_vl_with_images() {
     check("qwen2_vl_images");
     check("qwen2_5_vl_images");
+    check("qwen3_vl_images");
+    check("qwen3_vl_moe_images");
     let model = load("qwen2_vl_images");
     let (inputs, expected) = golden("qwen2_vl_images");
     let mut untyped = inputs.clone();

@@ -18,6 +18,9 @@ pub struct ReplacedRows<'a> {
     /// blocks of tokens that see each other both ways (Gemma 3's images, PaliGemma's prefix);
     /// `None`: causal attention alone
     pub blocks: Option<AttentionBlocks<'a>>,
+    /// features `[n, hidden]` added to the marked tokens' hidden states after the first layers,
+    /// one per layer (Qwen3-VL's deepstack features); empty for none
+    pub added: &'a [Tensor],
 }
 
 /// Blocks of tokens that attend to each other both ways (see [`crate::layers::block_causal_mask`]).
@@ -28,6 +31,36 @@ pub struct AttentionBlocks<'a> {
     /// a sliding window hides the keys of a token's own block too (Gemma 3), else only others
     /// (PaliGemma 2)
     pub within_window: bool,
+}
+
+/// `h` `[batch, seq, hidden]` plus `rows` `[n, hidden]` at the `n` rows `mask` marks, in order
+/// (Qwen3-VL's `_deepstack_process`; the other rows are added zeros).
+pub(super) fn add_rows(h: &Tensor, mask: &Tensor, rows: &Tensor) -> Result<Tensor> {
+    let (b, s, hidden) = (h.dims()[0], h.dims()[1], h.dims()[2]);
+    let marked = mask.to(Device::Cpu)?.contiguous()?.to_vec::<bool>()?;
+    let tokens = marked.iter().filter(|&&m| m).count();
+    if rows.dims() != [tokens, hidden] {
+        return Err(Error::Input(format!(
+            "the features added at the {tokens} image tokens must be [{tokens}, {hidden}], got {:?}",
+            rows.dims()
+        )));
+    }
+    let mut next = 0;
+    let index: Vec<i64> = marked
+        .iter()
+        .map(|&m| {
+            next += usize::from(m);
+            if m {
+                next as i64
+            } else {
+                0
+            }
+        })
+        .collect();
+    let index = Tensor::from_vec(index, [b * s])?.to(h.device())?;
+    let zero = Tensor::zeros([1, hidden], (h.dtype(), h.device()))?;
+    let rows = Tensor::cat(&[&zero, &rows.to(h.device())?.to_dtype(h.dtype())?], 0)?;
+    Ok(h.add(&rows.index_select(0, &index)?.reshape([b, s, hidden])?)?)
 }
 
 /// `h` `[batch, seq, hidden]` with the rows `replaced.mask` marks replaced by `replaced.rows`, in
