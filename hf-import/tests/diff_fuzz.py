@@ -1289,18 +1289,24 @@ def gen_qwen2_vl(r):
 
 
 def gen_qwen_images(r):
-    """Qwen2VLForConditionalGeneration or Qwen2_5_VLForConditionalGeneration with images: a random Qwen2 text model
-    with multimodal RoPE sections over a random tower (1-3 blocks, patches of 1-2 frames, `spatial_merge_size` 1-3;
-    Qwen2.5-VL's windows of 1-3 merged patches, some blocks attending to whole frames), the image token the
-    vocabulary's last id."""
-    cls, config_cls, c = gen_qwen2_vl(r)
+    """Qwen2-VL, Qwen2.5-VL, Qwen3-VL or Qwen3-VL-MoE with images: a random Qwen2 (Qwen3, Qwen3-MoE) text model with
+    multimodal RoPE sections over a random tower (1-3 blocks, patches of 1-2 frames, `spatial_merge_size` 1-3;
+    Qwen2.5-VL's windows of 1-3 merged patches, some blocks attending to whole frames; Qwen3-VL's learned positions of
+    tables of 1-20 entries and 0-3 deepstack blocks), the image token the vocabulary's last id."""
+    qwen3 = r.random() < 0.4
+    cls, config_cls, c = gen_qwen3_vl(r) if qwen3 else gen_qwen2_vl(r)
     text = c["text_config"]
     merge = r.choice([1, 2, 2, 3])
     patch = r.choice([1, 2])
     vision = dict(depth=r.randint(1, 3), num_heads=2, patch_size=patch, spatial_merge_size=merge,
-                  temporal_patch_size=r.choice([1, 2]), hidden_act=r.choice(["silu", "gelu", "quick_gelu"]))
+                  temporal_patch_size=r.choice([1, 2]),
+                  hidden_act=r.choice(["silu", "gelu", "quick_gelu", "gelu_pytorch_tanh"]))
     width = r.choice([8, 16])
-    if cls is tf.Qwen2VLForConditionalGeneration:
+    if qwen3:
+        vision.update(hidden_size=width, intermediate_size=r.choice([8, 24]), out_hidden_size=text["hidden_size"],
+                      num_position_embeddings=r.choice([1, 4, 9, 16, 20]),
+                      deepstack_visual_indexes=sorted(r.sample(range(vision["depth"]), r.randint(0, vision["depth"]))))
+    elif cls is tf.Qwen2VLForConditionalGeneration:
         vision.update(embed_dim=width, hidden_size=text["hidden_size"], mlp_ratio=r.randint(1, 3))
     else:
         vision.update(hidden_size=width, intermediate_size=r.choice([8, 24]), out_hidden_size=text["hidden_size"],
@@ -3161,7 +3167,9 @@ def flatten(out, prefix=""):
             continue
         if isinstance(value, (tuple, list)):  # (LLaVA's image features are a list, one per image)
             for i, v in enumerate(value):
-                if v is not None:
+                if isinstance(v, (tuple, list)):  # (Qwen3-VL's deepstack features: per block, per image)
+                    flat.update(flatten({str(i): v}, f"{name}."))
+                elif v is not None:
                     flat[f"{name}.{i}"] = v.detach().float().clone().contiguous()
         elif isinstance(value, torch.Tensor):
             flat[name] = value.detach().float().clone().contiguous()
