@@ -1,5 +1,5 @@
-//! Qwen's vision-language checkpoints run as their language model (Qwen2-VL's and Qwen2.5-VL's
-//! with images too: see [`super::qwen_vl_images`]): Qwen2-VL (model type
+//! Qwen's vision-language checkpoints run as their language model (with images too where the
+//! checkpoint has its tower: see [`super::qwen_vl_images`]): Qwen2-VL (model type
 //! `qwen2_vl`, `Qwen2VLForConditionalGeneration`), Qwen2.5-VL (`qwen2_5_vl`), Qwen3-VL (`qwen3_vl`)
 //! and Qwen3-VL-MoE (`qwen3_vl_moe`: Qwen3-VL-30B-A3B, 235B-A22B).
 //!
@@ -11,13 +11,12 @@
 //! checkpoints saved before transformers 5 do, keeps its keys at the top level with
 //! `rope_scaling: {"type": "mrope", ...}`. The weights keep the language model under
 //! `model.language_model.*` (transformers 5's modules, what Qwen3-VL saves) or `model.*` beside
-//! `visual.*` (what Qwen2-VL and Qwen2.5-VL save); Qwen3-VL's vision tower is never read, cast
-//! or moved. The decoder turns its RoPE frequencies by the three position streams
+//! `visual.*` (what Qwen2-VL and Qwen2.5-VL save), the tower read for images. The decoder turns its RoPE frequencies by the three position streams
 //! (`CausalLm::with_multimodal_rope`), which images set apart.
 //! Qwen3-VL-MoE's fused experts may be stored transposed (`gate_up_proj` `[experts, hidden, 2 ·
 //! intermediate]`, as the published checkpoints hold them), which transformers transposes at load
 //! when the shape says so, and so does this loader. The model runs as a
-//! [`VisionLanguageForConditionalGeneration`] (videos refused, and Qwen3-VL's images).
+//! [`VisionLanguageForConditionalGeneration`] (videos refused).
 
 use serde_json::{Map, Value};
 

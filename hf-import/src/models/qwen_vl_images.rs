@@ -1,6 +1,6 @@
-//! Qwen2-VL's and Qwen2.5-VL's images: the vision tower's features for the image tokens (see
-//! [`super::qwen_vl_vision`]) and the prompts' multimodal RoPE positions (transformers'
-//! `get_rope_index`).
+//! Qwen2-VL's, Qwen2.5-VL's and Qwen3-VL's images: the vision tower's features for the image
+//! tokens (and Qwen3-VL's deepstack features, see [`super::qwen_vl_vision`]) and the prompts'
+//! multimodal RoPE positions (transformers' `get_rope_index`, the same for the three).
 //!
 //! A prompt's positions run in three streams (temporal, height, width). Its text tokens count on
 //! in all three alike; an image's `t · h · w / merge²` tokens (a run of image tokens, one run per
