@@ -385,7 +385,8 @@ impl QwenVisionTower {
             };
             x = self.block(block, &x, &cos, &sin, segments)?;
             hidden_states.push(x.clone());
-            for (_, merger) in self.deepstack.iter().filter(|(b, _)| *b == i) {
+            // (A block listed twice runs the first of its mergers once, as transformers' `index`.)
+            if let Some((_, merger)) = self.deepstack.iter().find(|(b, _)| *b == i) {
                 deepstack.push(merger.forward(&x, unit)?);
             }
         }
@@ -560,6 +561,14 @@ pub(crate) fn grids_of(image_grid_thw: &Tensor, merge: usize) -> Result<Vec<[usi
         return Err(bad(format!("must be [images, 3] (t, h, w), got shape {dims:?}")));
     }
     let values = image_grid_thw.to_dtype(DType::I64)?.to_vec2::<i64>()?;
+    // (The patches' count must be countable: a corrupt grid is an error, not an overflow.)
+    let patches = values.iter().try_fold(0usize, |all, row| {
+        let one = row.iter().try_fold(1usize, |n, &v| n.checked_mul(usize::try_from(v).ok()?))?;
+        all.checked_add(one)
+    });
+    if patches.is_none() {
+        return Err(bad(format!("{values:?} counts more patches than can be addressed")));
+    }
     values
         .iter()
         .map(|row| {
@@ -579,6 +588,20 @@ pub(crate) fn grids_of(image_grid_thw: &Tensor, merge: usize) -> Result<Vec<[usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grids_are_checked() {
+        let grid = |v: Vec<i64>| Tensor::from_vec(v.clone(), [v.len() / 3, 3]).unwrap();
+        assert_eq!(grids_of(&grid(vec![1, 4, 6, 2, 2, 2]), 2).unwrap(), vec![[1, 4, 6], [2, 2, 2]]);
+        for bad in
+            [vec![1, 4, 5], vec![0, 2, 2], vec![1, -2, 2], vec![4_000_000_000, 4_000_000_000, 4_000_000_000]]
+        {
+            assert!(grids_of(&grid(bad.clone()), 2).is_err(), "{bad:?}");
+        }
+        let big = 1i64 << 31;
+        assert!(grids_of(&grid(vec![big, big, big]), 1).is_err());
+        assert!(grids_of(&Tensor::from_vec(vec![1.0f32, 2.0, 2.0], [1, 3]).unwrap(), 2).is_err());
+    }
 
     #[test]
     fn windows_follow_transformers_order() {

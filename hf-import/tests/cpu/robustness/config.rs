@@ -96,8 +96,10 @@ const CONFIG_FIXTURES: &[&str] = &[
     "llava_onevision_images",
     // Images of their own sizes: Pixtral's tower, Mistral 3's merger.
     "mistral3_images",
-    // Flattened patches of grids: Qwen2.5-VL's windows, merger and multimodal RoPE sections.
+    // Flattened patches of grids: Qwen2.5-VL's windows, merger and multimodal RoPE sections;
+    // Qwen3-VL's position table and deepstack mergers.
     "qwen2_5_vl_images",
+    "qwen3_vl_images",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
