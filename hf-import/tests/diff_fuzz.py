@@ -1317,7 +1317,7 @@ def gen_qwen_images(r):
     return cls, config_cls, c
 
 
-def qwen_image_inputs(r, cfg):
+def qwen_image_inputs(r, cfg, side=None):
     """Prompts with Qwen2-VL's images: each row's text ids (never a special one) with 0-2 images (at least one in all,
     text between a row's images) of random grids `[t, h, w]` (1-2 frames, rows and columns multiples of the merge),
     their runs of `t · h · w / merge²` image tokens, the rows padded on either side; `pixel_values` the flattened
@@ -1340,7 +1340,7 @@ def qwen_image_inputs(r, cfg):
             row = [r.randrange(3, vocab - 3)]
         rows.append(row)
     l = max(len(row) for row in rows)
-    side = r.choice(["right", "left"])
+    side = side or r.choice(["right", "left"])
     ids = torch.zeros(b, l, dtype=torch.int64)
     mask = torch.zeros(b, l, dtype=torch.int64)
     for i, row in enumerate(rows):
@@ -3552,6 +3552,8 @@ class Runner:
     def generate(self, r, cid, family, cfg, fresh, path, info):
         if family == "whisper":
             return self.generate_whisper(r, cid, family, cfg, fresh, path, info)
+        if family == "qwen_images" and r.random() < 0.6:
+            return self.generate_with_images(r, cid, family, cfg, fresh, path, info)
         cfg = text_of(family, cfg)
         b = r.randint(1, 3)
         vocab = cfg["vocab_size"]
@@ -3633,6 +3635,30 @@ class Runner:
                         break
             self.results.append((cid, family, "generate", msg, ginfo))
 
+
+    def generate_with_images(self, r, cid, family, cfg, fresh, path, info):
+        """Greedy generation from left-padded prompts with Qwen2-VL's images (some ending in image tokens: the
+        multimodal RoPE streams then go on apart), with the dynamic or the static cache."""
+        x, desc = qwen_image_inputs(r, cfg, side="left")
+        new = r.choice([GEN_NEW, 16])
+        gpath = path / "generation_config.json"
+        gcfg = json.loads(gpath.read_text()) if gpath.exists() else {}
+        if r.random() < 0.3:
+            gcfg["cache_implementation"] = "static"
+            gpath.write_text(json.dumps(gcfg, indent=2))
+        with torch.no_grad():
+            want = fresh().generate(**x, max_new_tokens=new, do_sample=False, pad_token_id=0)
+        inp, out = path / "gen_in.safetensors", path / "gen_out.safetensors"
+        save_file(x, str(inp))
+        rc, err = self.cli(["generate", str(path), "--inputs", str(inp), "--output", str(out), "--max-new-tokens",
+                            str(new), "--greedy", "--dtype", "f32"])
+        ginfo = dict(info, gen=f"images {desc} new={new} cache={gcfg.get('cache_implementation', 'dynamic')}")
+        if rc != 0:
+            self.results.append((cid, family, "cli-error(generate)", err[-400:], ginfo))
+            return
+        got = load_file(str(out))["output_ids"]
+        if got.shape != want.shape or not torch.equal(got, want):
+            self.results.append((cid, family, "generate", f"ours {got.tolist()} ref {want.tolist()}", ginfo))
 
     def generate_whisper(self, r, cid, family, cfg, fresh, path, info):
         """Whisper's `generate` on random features, with a multilingual or English-only generation config."""
