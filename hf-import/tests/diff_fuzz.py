@@ -1317,11 +1317,13 @@ def gen_qwen_images(r):
     return cls, config_cls, c
 
 
-def qwen_image_inputs(r, cfg, side=None):
+def qwen_image_inputs(r, cfg, side=None, model_cls=None):
     """Prompts with Qwen2-VL's images: each row's text ids (never a special one) with 0-2 images (at least one in all,
     text between a row's images) of random grids `[t, h, w]` (1-2 frames, rows and columns multiples of the merge),
     their runs of `t · h · w / merge²` image tokens, the rows padded on either side; `pixel_values` the flattened
-    patches, `image_grid_thw`, and `mm_token_type_ids` marking the image tokens."""
+    patches, `image_grid_thw`, and `mm_token_type_ids` marking the image tokens; with `model_cls` (Qwen2-VL's,
+    Qwen2.5-VL's) some images are videos (`pixel_values_videos`, `video_grid_thw`, Qwen2.5-VL's
+    `second_per_grid_ts` sometimes)."""
     text, vision = cfg["text_config"], cfg["vision_config"]
     vocab, token, merge = text["vocab_size"], cfg["image_token_id"], vision["spatial_merge_size"]
     b = r.randint(1, 3)
@@ -1329,12 +1331,18 @@ def qwen_image_inputs(r, cfg, side=None):
     if sum(per_row) == 0:
         per_row[r.randrange(b)] = 1
     rows, grids = [], []
+    # (Qwen2-VL's and Qwen2.5-VL's prompts take videos too, in forward passes: some of the images are videos of
+    # 1-4 frame pairs.)
+    videos = model_cls is not None and not model_cls.__name__.startswith("Qwen3")
+    kinds, video_grids = [], []
     for n in per_row:
         row = [r.randrange(3, vocab - 3) for _ in range(r.randint(0, 3))]
         for i in range(n):
-            grid = [r.randint(1, 2), merge * r.randint(1, 3), merge * r.randint(1, 3)]
-            grids.append(grid)
-            row += [token] * (grid[0] * grid[1] * grid[2] // merge ** 2)
+            video = videos and r.random() < 0.4
+            grid = [r.randint(1, 4 if video else 2), merge * r.randint(1, 3), merge * r.randint(1, 3)]
+            (video_grids if video else grids).append(grid)
+            kinds.append(video)
+            row += [cfg["video_token_id"] if video else token] * (grid[0] * grid[1] * grid[2] // merge ** 2)
             row += [r.randrange(3, vocab - 3) for _ in range(r.randint(1 if i + 1 < n else 0, 3))]
         if not row:
             row = [r.randrange(3, vocab - 3)]
@@ -1347,11 +1355,21 @@ def qwen_image_inputs(r, cfg, side=None):
         at = 0 if side == "right" else l - len(row)
         ids[i, at:at + len(row)] = torch.tensor(row)
         mask[i, at:at + len(row)] = 1
-    grid = torch.tensor(grids, dtype=torch.int64)
     patch = 3 * vision["temporal_patch_size"] * vision["patch_size"] ** 2
-    x = {"input_ids": ids, "attention_mask": mask, "pixel_values": torch.randn(int(grid.prod(-1).sum()), patch),
-         "image_grid_thw": grid, "mm_token_type_ids": (ids == token).long()}
-    return x, f"b={b} l={l} pad={side} grids={grids}"
+    x = {"input_ids": ids, "attention_mask": mask,
+         "mm_token_type_ids": (ids == token).long() + 2 * (ids == cfg.get("video_token_id", -1)).long()}
+    if grids:
+        grid = torch.tensor(grids, dtype=torch.int64)
+        x.update(pixel_values=torch.randn(int(grid.prod(-1).sum()), patch), image_grid_thw=grid)
+    desc = f"b={b} l={l} pad={side} grids={grids}"
+    if video_grids:
+        grid = torch.tensor(video_grids, dtype=torch.int64)
+        x.update(pixel_values_videos=torch.randn(int(grid.prod(-1).sum()), patch), video_grid_thw=grid)
+        desc += f" video_grids={video_grids}"
+        if model_cls.__name__.startswith("Qwen2_5") and r.random() < 0.7:
+            x["second_per_grid_ts"] = torch.tensor([r.choice([0.3, 0.5, 1.0, 2.0]) for _ in video_grids])
+            desc += f" seconds={x['second_per_grid_ts'].tolist()}"
+    return x, desc
 
 
 def gen_qwen3_vl(r):
@@ -3225,7 +3243,7 @@ def make_inputs(r, family, cfg, model_cls=None, model=None):
     if family == "images":
         return image_prompt_inputs(r, model_cls, cfg)
     if family == "qwen_images":
-        return qwen_image_inputs(r, cfg)
+        return qwen_image_inputs(r, cfg, model_cls=model_cls)
     if family in IMAGES:
         return image_inputs(r, model_cls, cfg)
     if family in SEQ2SEQ:

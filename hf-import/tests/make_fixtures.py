@@ -2868,6 +2868,46 @@ def qwen_vl_images():
         print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]}")
 
 
+def qwen_vl_videos():
+    """Qwen2-VL and Qwen2.5-VL with a video and an image (`qwen2_vl_video`, `qwen2_5_vl_video`, the towers of
+    `qwen2_vl_images` and `qwen2_5_vl_images`): `pixel_values_videos` of a video of 3 frame pairs (`video_grid_thw`
+    `[3, 4, 4]`) beside an image's `pixel_values`, the video's features in place of its tokens (98) in the first
+    prompt, the image's in the second; the video's temporal positions 1 apart for Qwen2-VL, for Qwen2.5-VL the frame
+    index times `tokens_per_second` (4) times `second_per_grid_ts` (0.3), truncated: 0, 1, 2."""
+    names = ["qwen2_vl_video", "qwen2_5_vl_video"]
+    if ONLY and not ONLY & set(names):
+        return
+    for name, like, seconds in [("qwen2_vl_video", "qwen2_vl_images", None), ("qwen2_5_vl_video", "qwen2_5_vl_images", 0.3)]:
+        if ONLY and name not in ONLY:
+            continue
+        cls = tf.Qwen2VLForConditionalGeneration if like == "qwen2_vl_images" else tf.Qwen2_5_VLForConditionalGeneration
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.copytree(OUT / like, path)
+        (path / "expected.safetensors").unlink()
+        (path / "generate.safetensors").unlink()
+        model = cls.from_pretrained(path).eval()
+        g = torch.Generator().manual_seed(399)
+        s_, e, t, v = 97, 96, 99, 98
+        video_grid = torch.tensor([[3, 4, 4]], dtype=torch.int64)
+        image_grid = torch.tensor([[1, 2, 4]], dtype=torch.int64)
+        prompts = [[5, s_] + [v] * 12 + [e, 17, 42], [3, s_] + [t] * 2 + [e, 12, 64]]
+        width = max(map(len, prompts))
+        ids = torch.tensor([p + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        attn = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        types = (ids == t).long() + 2 * (ids == v).long()
+        x = {"input_ids": ids, "attention_mask": attn, "mm_token_type_ids": types,
+             "pixel_values": torch.randn(8, 24, generator=g), "image_grid_thw": image_grid,
+             "pixel_values_videos": torch.randn(48, 24, generator=g), "video_grid_thw": video_grid}
+        if seconds is not None:
+            x["second_per_grid_ts"] = torch.tensor([seconds], dtype=torch.float32)
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+        flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+        save_file({**x, **flat}, str(path / "expected.safetensors"))
+        print(f"{name}: {sorted(flat)}")
+
+
 def gemma3_images():
     """Gemma 3 with images (`gemma3_images`): a tiny SigLIP tower (4 × 4 patches) whose last hidden state the
     projector averages to 2 × 2 tokens, norms and projects; the features in place of the image tokens (id 99, in the
@@ -2974,6 +3014,7 @@ if __name__ == "__main__":
     llava_pixtral_images()
     mistral3_images()
     qwen_vl_images()
+    qwen_vl_videos()
     gemma3_images()
     paligemma_images()
     if not ONLY or "token_types" in ONLY:

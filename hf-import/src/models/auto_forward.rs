@@ -131,7 +131,8 @@ impl AutoModel {
             gemma3_multimodal::check_text_only(inputs)?;
         }
         if let AutoModel::VisionLanguage(m) = self {
-            if m.takes_images() && inputs.contains_key("pixel_values") {
+            let videos = m.takes_videos() && inputs.contains_key("pixel_values_videos");
+            if m.takes_images() && (inputs.contains_key("pixel_values") || videos) {
                 return m.forward_images(inputs, output_hidden_states);
             }
             m.check_text_only(inputs)?;

@@ -89,8 +89,16 @@ pub(crate) fn tiles(pixel_values: &Tensor, counts: &[usize]) -> Result<Tensor> {
 }
 
 /// The inputs that describe the images (checked by the image path), not the prompts' tokens.
-const IMAGE_ONLY: [&str; 5] =
-    ["pixel_values", "image_sizes", "batch_num_images", "pixel_attention_mask", "image_grid_thw"];
+const IMAGE_ONLY: [&str; 8] = [
+    "pixel_values",
+    "image_sizes",
+    "batch_num_images",
+    "pixel_attention_mask",
+    "image_grid_thw",
+    "pixel_values_videos",
+    "video_grid_thw",
+    "second_per_grid_ts",
+];
 
 /// The text inputs of a forward pass with images (`input_ids`, `attention_mask`,
 /// `position_ids`), checked with the others' names against `takes`.
@@ -148,26 +156,39 @@ impl TextWithImages {
         blocks: Option<AttentionBlocks<'_>>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
-        self.outputs_adding(lm, features, &[], token, blocks, output_hidden_states)
-    }
-
-    /// [`Self::outputs`] with `added` (`[tokens, hidden]` each) added at the image tokens after
-    /// the first layers (Qwen3-VL's deepstack features).
-    pub(crate) fn outputs_adding(
-        &self,
-        lm: &CausalLm,
-        features: &Tensor,
-        added: &[Tensor],
-        token: i64,
-        blocks: Option<AttentionBlocks<'_>>,
-        output_hidden_states: bool,
-    ) -> Result<Vec<(String, Tensor)>> {
         let h = features.dims()[features.rank() - 1];
         let rows = features.reshape([features.numel() / h.max(1), h])?;
-        let replaced = ReplacedRows { mask: &self.ids.eq(token as f64)?, rows: &rows, blocks, added };
+        let mask = self.ids.eq(token as f64)?;
         let ids = lm.ids_in_vocabulary(&self.ids, token)?;
+        let replaced = ReplacedRows { mask: &mask, rows: &rows, blocks, added: &[] };
+        self.run(lm, &ids, replaced, output_hidden_states)
+    }
+
+    /// [`Self::outputs`] with `rows` `[n, hidden]` in place of the embeddings of the `n` tokens
+    /// `mask` marks (`[batch, seq]` bool), and `added` (`[n, hidden]` each) added there after the
+    /// first layers (Qwen3-VL's deepstack features).
+    pub(crate) fn outputs_replacing(
+        &self,
+        lm: &CausalLm,
+        mask: &Tensor,
+        rows: &Tensor,
+        added: &[Tensor],
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let replaced = ReplacedRows { mask, rows, blocks: None, added };
+        self.run(lm, &self.ids, replaced, output_hidden_states)
+    }
+
+    /// `lm` on `ids` (these inputs' ids) with `replaced`: `logits` and `hidden_states.N`.
+    fn run(
+        &self,
+        lm: &CausalLm,
+        ids: &Tensor,
+        replaced: ReplacedRows<'_>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
         let out = lm.forward_with_rows(
-            &ids,
+            ids,
             replaced,
             self.mask.as_ref(),
             self.positions.as_ref(),

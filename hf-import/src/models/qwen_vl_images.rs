@@ -1,12 +1,16 @@
-//! Qwen2-VL's, Qwen2.5-VL's and Qwen3-VL's images: the vision tower's features for the image
-//! tokens (and Qwen3-VL's deepstack features, see [`super::qwen_vl_vision`]) and the prompts'
-//! multimodal RoPE positions (transformers' `get_rope_index`, the same for the three).
+//! Qwen2-VL's, Qwen2.5-VL's and Qwen3-VL's images (and Qwen2-VL's and Qwen2.5-VL's videos): the
+//! vision tower's features for the image and video tokens (and Qwen3-VL's deepstack features, see
+//! [`super::qwen_vl_vision`]) and the prompts' multimodal RoPE positions (transformers'
+//! `get_rope_index`).
 //!
 //! A prompt's positions run in three streams (temporal, height, width). Its text tokens count on
 //! in all three alike; an image's `t · h · w / merge²` tokens (a run of image tokens, one run per
 //! image of `image_grid_thw`, in order over the prompts) take the position where the image starts
 //! plus their frame, row and column among the merged patches, and the text after the image goes
-//! on from that start plus the larger of its merged rows and columns. Padding (`attention_mask`
+//! on from that start plus the larger of its merged rows and columns. A video (`pixel_values_videos`
+//! with `video_grid_thw`, through the same tower) is such a grid of frames whose temporal positions
+//! are its frames 1 apart for Qwen2-VL, and for Qwen2.5-VL `tokens_per_second` ×
+//! `second_per_grid_ts` apart (float32, truncated). Padding (`attention_mask`
 //! 0) is left out of the count and takes position 0. The runs are read from `mm_token_type_ids`
 //! (1: image, 2: video), as the processor writes them, or where they are not given from the image
 //! tokens themselves.
@@ -23,9 +27,21 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::weights::Weights;
 
-/// The inputs of a forward pass with Qwen's images.
-const INPUTS: &[&str] =
-    &["input_ids", "attention_mask", "position_ids", "pixel_values", "image_grid_thw", "mm_token_type_ids"];
+/// The inputs of a forward pass with Qwen's images and videos.
+const INPUTS: &[&str] = &[
+    "input_ids",
+    "attention_mask",
+    "position_ids",
+    "pixel_values",
+    "image_grid_thw",
+    "mm_token_type_ids",
+    "pixel_values_videos",
+    "video_grid_thw",
+    "second_per_grid_ts",
+];
+
+/// A video's grid of patches and the spacing of its frames' temporal positions.
+type VideoGrid = ([usize; 3], f32);
 
 /// The tower and the tokens its features replace.
 #[derive(Debug, Clone)]
@@ -33,6 +49,9 @@ pub(crate) struct QwenImages {
     tower: QwenVisionTower,
     image_token: i64,
     video_token: i64,
+    kind: Kind,
+    /// Qwen2.5-VL's temporal positions per second of video
+    tokens_per_second: f32,
 }
 
 impl QwenImages {
@@ -71,6 +90,8 @@ impl QwenImages {
             tower,
             image_token: token("image_token_id", 151_655)?,
             video_token: token("video_token_id", 151_656)?,
+            kind,
+            tokens_per_second: vision.f64_or("tokens_per_second", 4.0)? as f32,
         }))
     }
 
@@ -79,15 +100,57 @@ impl QwenImages {
         self.image_token
     }
 
+    /// Whether the model takes videos (Qwen2-VL, Qwen2.5-VL).
+    pub(crate) fn takes_videos(&self) -> bool {
+        self.kind != Kind::Qwen3
+    }
+
     /// The images of `images` (`pixel_values` and `image_grid_thw`) through the tower.
     fn encode(&self, images: &ImageInputs<'_>) -> Result<QwenVisionOutput> {
-        let grid = images.image_grid_thw.ok_or_else(|| {
-            Error::Input(
-                "missing input 'image_grid_thw': Qwen's pixel_values are patches of grids it gives".into(),
-            )
+        Ok(self.encode_grids(images.pixel_values, images.image_grid_thw, "image_grid_thw")?.0)
+    }
+
+    /// The patches `pixels` of the grids of input `name` (`grid`) through the tower, and the grids.
+    fn encode_grids(
+        &self,
+        pixels: &Tensor,
+        grid: Option<&Tensor>,
+        name: &str,
+    ) -> Result<(QwenVisionOutput, Vec<[usize; 3]>)> {
+        let grid = grid.ok_or_else(|| {
+            Error::Input(format!("missing input '{name}': Qwen's pixel values are patches of grids it gives"))
         })?;
         let grids = grids_of(grid, self.tower.merge())?;
-        self.tower.forward(images.pixel_values, &grids)
+        Ok((self.tower.forward(pixels, &grids)?, grids))
+    }
+
+    /// The videos' grids with their frames' temporal spacing (`second_per_grid_ts` `[videos]`,
+    /// Qwen2.5-VL's; 1 second each where not given).
+    fn video_grids(&self, grids: &[[usize; 3]], seconds: Option<&Tensor>) -> Result<Vec<VideoGrid>> {
+        if !self.takes_videos() {
+            return Err(Error::Unsupported(
+                "videos are not supported for Qwen3-VL: hf-import takes its images".into(),
+            ));
+        }
+        let seconds = match seconds {
+            Some(t) if self.kind == Kind::Qwen2_5 => {
+                let v = t.to_dtype(DType::F32)?.flatten(0, -1)?.to_vec::<f32>()?;
+                if v.len() < grids.len() {
+                    return Err(Error::Input(format!(
+                        "input 'second_per_grid_ts' has {} values for {} videos",
+                        v.len(),
+                        grids.len()
+                    )));
+                }
+                v
+            }
+            Some(_) => {
+                return Err(Error::Input("unexpected input 'second_per_grid_ts' (Qwen2.5-VL's)".into()))
+            }
+            None => vec![1.0; grids.len()],
+        };
+        let spacing = |s: f32| if self.kind == Kind::Qwen2_5 { self.tokens_per_second * s } else { 1.0 };
+        Ok(grids.iter().zip(seconds).map(|(&g, s)| (g, spacing(s))).collect())
     }
 
     /// The rows that replace the image tokens' embeddings, `[features, hidden]` in `dtype` (image
@@ -109,6 +172,18 @@ impl QwenImages {
         attention_mask: Option<&Tensor>,
         mm_token_type_ids: Option<&Tensor>,
         image_grid_thw: &Tensor,
+    ) -> Result<Tensor> {
+        self.positions_with(input_ids, attention_mask, mm_token_type_ids, Some(image_grid_thw), &[])
+    }
+
+    /// [`Self::positions`] of prompts with images (`image_grid_thw`, if any) and `videos`.
+    fn positions_with(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        mm_token_type_ids: Option<&Tensor>,
+        image_grid_thw: Option<&Tensor>,
+        videos: &[VideoGrid],
     ) -> Result<Tensor> {
         let ids = super::ids_as_i64("input_ids", input_ids)?;
         let &[b, s] = ids.dims() else {
@@ -137,17 +212,17 @@ impl QwenImages {
                 })
                 .collect(),
         };
-        let grids = grids_of(image_grid_thw, self.tower.merge())?;
-        let positions = rope_index(&types, kept.as_deref(), &grids, self.tower.merge())?;
+        let grids = image_grid_thw.map(|g| grids_of(g, self.tower.merge())).transpose()?.unwrap_or_default();
+        let positions = rope_index(&types, kept.as_deref(), &grids, videos, self.tower.merge())?;
         Ok(Tensor::from_vec(positions, [3, b, s])?)
     }
 
-    /// [`super::AutoModel::forward_named`] with images: the outputs of `lm` on the prompts, the
-    /// image tokens' embeddings replaced by the images' features (Qwen3-VL's deepstack features
-    /// added after the first layers), at their multimodal positions (`position_ids` where given),
-    /// and the tower's under `image_outputs` (`last_hidden_state`, with `output_hidden_states` its
-    /// `hidden_states.N`, each image's features as `pooler_output.N`, Qwen3-VL's as
-    /// `deepstack_features.K.N`).
+    /// [`super::AutoModel::forward_named`] with images and videos: the outputs of `lm` on the
+    /// prompts, the image and video tokens' embeddings replaced by their features (Qwen3-VL's
+    /// deepstack features added after the first layers), at their multimodal positions
+    /// (`position_ids` where given), and the tower's under `image_outputs` and `video_outputs`
+    /// (`last_hidden_state`, with `output_hidden_states` its `hidden_states.N`, each image's or
+    /// video's features as `pooler_output.N`, Qwen3-VL's as `deepstack_features.K.N`).
     pub(crate) fn forward_named(
         &self,
         lm: &super::decoder::CausalLm,
@@ -155,52 +230,127 @@ impl QwenImages {
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
         let text = TextWithImages::checked(inputs, INPUTS)?;
-        let images = ImageInputs::from_named(inputs).expect("inputs with pixel_values");
-        let out = self.encode(&images)?;
-        let grid = images.image_grid_thw.expect("encoded images have their grids");
+        let grid = |name: &str| inputs.get(name);
+        let images = match inputs.get("pixel_values") {
+            Some(p) => Some(self.encode_grids(p, grid("image_grid_thw"), "image_grid_thw")?),
+            None => None,
+        };
+        let videos = match inputs.get("pixel_values_videos") {
+            Some(p) => {
+                let (out, grids) = self.encode_grids(p, grid("video_grid_thw"), "video_grid_thw")?;
+                Some((out, self.video_grids(&grids, inputs.get("second_per_grid_ts"))?))
+            }
+            None => None,
+        };
+        let ids = &inputs["input_ids"];
         let text = match inputs.get("position_ids") {
             Some(_) => text,
             None => {
-                let ids = &inputs["input_ids"];
-                let types = inputs.get("mm_token_type_ids");
-                text.at(self.positions(ids, inputs.get("attention_mask"), types, grid)?)
+                let video_grids = videos.as_ref().map_or(&[][..], |(_, g)| g);
+                let image_grid = images.as_ref().and(grid("image_grid_thw"));
+                let (mask, types) = (inputs.get("attention_mask"), inputs.get("mm_token_type_ids"));
+                text.at(self.positions_with(ids, mask, types, image_grid, video_grids)?)
             }
         };
-        let all = |per_image: &[Tensor]| -> Result<Tensor> {
-            Ok(Tensor::cat(&per_image.iter().collect::<Vec<_>>(), 0)?.to_dtype(lm.dtype())?)
+        let all = |per_image: &[Tensor]| -> Result<Option<Tensor>> {
+            if per_image.is_empty() {
+                return Ok(None);
+            }
+            Ok(Some(Tensor::cat(&per_image.iter().collect::<Vec<_>>(), 0)?.to_dtype(lm.dtype())?))
         };
-        let rows = all(&out.features)?;
-        let added = out.deepstack.iter().map(|d| all(d)).collect::<Result<Vec<_>>>()?;
-        let mut named =
-            text.outputs_adding(lm, &rows, &added, self.image_token, None, output_hidden_states)?;
-        named.push(("image_outputs.last_hidden_state".into(), out.last_hidden_state));
-        if output_hidden_states {
-            let states = out.hidden_states.into_iter().enumerate();
-            named.extend(states.map(|(i, t)| (format!("image_outputs.hidden_states.{i}"), t)));
-        }
-        let per_image = out.features.into_iter().enumerate();
-        named.extend(per_image.map(|(i, f)| (format!("image_outputs.pooler_output.{i}"), f)));
-        for (k, layer) in out.deepstack.into_iter().enumerate() {
-            let per_image = layer.into_iter().enumerate();
-            named.extend(per_image.map(|(i, f)| (format!("image_outputs.deepstack_features.{k}.{i}"), f)));
+        let image_rows = images.as_ref().map(|(o, _)| all(&o.features)).transpose()?.flatten();
+        let video_rows = videos.as_ref().map(|(o, _)| all(&o.features)).transpose()?.flatten();
+        let (mask, rows) = self.rows_in_order(ids, image_rows.as_ref(), video_rows.as_ref())?;
+        let added = match &images {
+            Some((o, _)) => {
+                o.deepstack.iter().filter_map(|d| all(d).transpose()).collect::<Result<Vec<_>>>()?
+            }
+            None => Vec::new(),
+        };
+        let mut named = text.outputs_replacing(lm, &mask, &rows, &added, output_hidden_states)?;
+        for (what, out) in [("image", images.map(|(o, _)| o)), ("video", videos.map(|(o, _)| o))] {
+            let Some(out) = out else { continue };
+            named.push((format!("{what}_outputs.last_hidden_state"), out.last_hidden_state));
+            if output_hidden_states {
+                let states = out.hidden_states.into_iter().enumerate();
+                named.extend(states.map(|(i, t)| (format!("{what}_outputs.hidden_states.{i}"), t)));
+            }
+            let per_image = out.features.into_iter().enumerate();
+            named.extend(per_image.map(|(i, f)| (format!("{what}_outputs.pooler_output.{i}"), f)));
+            for (k, layer) in out.deepstack.into_iter().enumerate() {
+                let per_image = layer.into_iter().enumerate();
+                named.extend(
+                    per_image.map(|(i, f)| (format!("{what}_outputs.deepstack_features.{k}.{i}"), f)),
+                );
+            }
         }
         Ok(named)
+    }
+
+    /// The image and video tokens of `input_ids` (`[batch, seq]` bool) and the rows that replace
+    /// their embeddings in their order: each image token's the next of `images`, each video
+    /// token's the next of `videos` (each must count its tokens, transformers' errors otherwise).
+    fn rows_in_order(
+        &self,
+        input_ids: &Tensor,
+        images: Option<&Tensor>,
+        videos: Option<&Tensor>,
+    ) -> Result<(Tensor, Tensor)> {
+        let ids = super::ids_as_i64("input_ids", input_ids)?;
+        let flat = ids.flatten(0, -1)?.to_vec::<i64>()?;
+        let count = |token: i64| flat.iter().filter(|&&id| id == token).count();
+        let n_images = images.map_or(0, |r| r.dims()[0]);
+        for (what, token, rows) in [("Image", self.image_token, images), ("Video", self.video_token, videos)]
+        {
+            let (tokens, features) = (count(token), rows.map_or(0, |r| r.dims()[0]));
+            if rows.is_some() && tokens != features {
+                return Err(Error::Input(format!(
+                    "{what} features and {} tokens do not match, tokens: {tokens}, features: {features}",
+                    what.to_lowercase()
+                )));
+            }
+        }
+        let takes = |token: i64, rows: Option<&Tensor>| rows.is_some() && token >= 0;
+        let (image, video) = (takes(self.image_token, images), takes(self.video_token, videos));
+        let (mut next_image, mut next_video) = (0i64, n_images as i64);
+        let mut marked = Vec::with_capacity(flat.len());
+        let mut index = Vec::new();
+        for &id in &flat {
+            if image && id == self.image_token {
+                index.push(next_image);
+                next_image += 1;
+                marked.push(true);
+            } else if video && id == self.video_token {
+                index.push(next_video);
+                next_video += 1;
+                marked.push(true);
+            } else {
+                marked.push(false);
+            }
+        }
+        let parts: Vec<&Tensor> = images.into_iter().chain(videos).collect();
+        let all = Tensor::cat(&parts, 0)?;
+        let n = index.len();
+        let rows = all.index_select(0, &Tensor::from_vec(index, [n])?.to(all.device())?)?;
+        Ok((Tensor::from_vec(marked, ids.dims().to_vec())?, rows))
     }
 }
 
 /// The positions `[3 · batch · seq]` (streams, then prompts, then tokens) of prompts whose tokens
-/// have the modality `types` (0 text, 1 image, 2 video), with `kept` (1: a token, 0: padding) and
-/// the images' `grids`; see the module docs.
+/// have the modality `types` (0 text, 1 image, 2 video), with `kept` (1: a token, 0: padding), the
+/// images' `grids` and the `videos`; see the module docs.
 fn rope_index(
     types: &[Vec<i64>],
     kept: Option<&[Vec<i64>]>,
     grids: &[[usize; 3]],
+    videos: &[VideoGrid],
     merge: usize,
 ) -> Result<Vec<i64>> {
     let (b, s) = (types.len(), types.first().map_or(0, Vec::len));
     let mut out = vec![0i64; 3 * b * s];
-    let mut grids = grids.iter();
-    let mut image = 0usize;
+    let mut grids = grids.iter().map(|&g| (g, 1.0f32));
+    let mut videos = videos.iter().copied();
+    let (mut image, mut video) = (0usize, 0usize);
     for (r, row) in types.iter().enumerate() {
         let columns: Vec<usize> = (0..s).filter(|&c| kept.is_none_or(|k| k[r][c] != 0)).collect();
         let mut at = 0;
@@ -218,34 +368,37 @@ fn rope_index(
                     }
                     next += run as i64;
                 }
-                1 => {
-                    let &[t, h, w] = grids.next().ok_or_else(|| {
+                1 | 2 => {
+                    let (what, n, inputs) = if kind == 1 {
+                        ("image", &mut image, "image_grid_thw")
+                    } else {
+                        ("video", &mut video, "video_grid_thw")
+                    };
+                    let next_grid = if kind == 1 { grids.next() } else { videos.next() };
+                    let ([t, h, w], spacing) = next_grid.ok_or_else(|| {
                         Error::Input(format!(
-                            "prompt {r} has more runs of image tokens than image_grid_thw has images ({image})"
+                            "prompt {r} has more runs of {what} tokens than {inputs} has {what}s ({n})"
                         ))
                     })?;
                     let (gh, gw) = (h / merge, w / merge);
                     if run != t * gh * gw {
                         return Err(Error::Input(format!(
-                            "image {image} (grid [{t}, {h}, {w}]) has {} features, but its run of image tokens in \
+                            "{what} {n} (grid [{t}, {h}, {w}]) has {} features, but its run of {what} tokens in \
                              prompt {r} has {run} tokens",
                             t * gh * gw
                         )));
                     }
                     for (i, &c) in cols.iter().enumerate() {
                         let (f, rest) = (i / (gh * gw), i % (gh * gw));
-                        let stream = [f, rest / gw, rest % gw];
+                        // (float32, truncated, as transformers' `(arange(t) * interval).long()`)
+                        let frame = (f as f32 * spacing) as i64;
+                        let stream = [frame, (rest / gw) as i64, (rest % gw) as i64];
                         for (k, v) in stream.iter().enumerate() {
-                            out[(k * b + r) * s + c] = next + *v as i64;
+                            out[(k * b + r) * s + c] = next + v;
                         }
                     }
                     next += gh.max(gw) as i64;
-                    image += 1;
-                }
-                2 => {
-                    return Err(Error::Unsupported(
-                        "videos (mm_token_type_ids 2) are not supported: hf-import takes images".into(),
-                    ))
+                    *n += 1;
                 }
                 k => {
                     return Err(Error::Input(format!(
@@ -268,16 +421,20 @@ mod tests {
         // Text, an image of 2 × 4 merged patches (grid [1, 4, 8], merge 2), text: the text after
         // it goes on from its start plus 4.
         let types = vec![vec![0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0]];
-        let p = rope_index(&types, None, &[[1, 4, 8]], 2).unwrap();
+        let p = rope_index(&types, None, &[[1, 4, 8]], &[], 2).unwrap();
         assert_eq!(&p[..11], &[0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 6]);
         assert_eq!(&p[11..22], &[0, 1, 2, 2, 2, 2, 3, 3, 3, 3, 6]);
         assert_eq!(&p[22..], &[0, 1, 2, 3, 4, 5, 2, 3, 4, 5, 6]);
-        // Left padding is skipped (position 0); a video token is refused.
-        let p = rope_index(&[vec![0, 0, 1, 0]], Some(&[vec![0, 1, 1, 1]]), &[[1, 2, 2]], 2).unwrap();
+        // Left padding is skipped (position 0); a video token without a video is an error.
+        let p = rope_index(&[vec![0, 0, 1, 0]], Some(&[vec![0, 1, 1, 1]]), &[[1, 2, 2]], &[], 2).unwrap();
         assert_eq!(&p[..4], &[0, 0, 1, 2]);
-        assert!(rope_index(&[vec![2]], None, &[], 2).is_err());
+        assert!(rope_index(&[vec![2]], None, &[], &[], 2).is_err());
+        // A video of 3 frames 1.2 apart: temporal positions 0, 1, 2 (truncated), after the text.
+        let p = rope_index(&[vec![0, 2, 2, 2]], None, &[], &[([3, 2, 2], 1.2)], 2).unwrap();
+        assert_eq!(&p[..4], &[0, 1, 2, 3]);
+        assert_eq!(&p[4..8], &[0, 1, 1, 1]);
         // A run that does not fit its grid, and a run past the grids, are errors.
-        assert!(rope_index(&[vec![1, 1]], None, &[[1, 2, 2]], 2).is_err());
-        assert!(rope_index(&[vec![1, 0, 1]], None, &[[1, 2, 2]], 2).is_err());
+        assert!(rope_index(&[vec![1, 1]], None, &[[1, 2, 2]], &[], 2).is_err());
+        assert!(rope_index(&[vec![1, 0, 1]], None, &[[1, 2, 2]], &[], 2).is_err());
     }
 }

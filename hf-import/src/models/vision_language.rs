@@ -238,6 +238,11 @@ impl VisionLanguageForConditionalGeneration {
         self.images.is_some()
     }
 
+    /// Whether the model takes `pixel_values_videos` (Qwen2-VL and Qwen2.5-VL with their towers).
+    pub fn takes_videos(&self) -> bool {
+        matches!(self.images.as_deref(), Some(Images::Qwen(q)) if q.takes_videos())
+    }
+
     /// The token whose embeddings image features replace (`image_token_index`), where the model
     /// takes images.
     pub fn image_token(&self) -> Option<i64> {

@@ -41,7 +41,7 @@ pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>
 }
 
 /// The names of a golden's inputs (the rest are outputs).
-pub const INPUT_NAMES: [&str; 12] = [
+pub const INPUT_NAMES: [&str; 15] = [
     "input_ids",
     "attention_mask",
     "token_type_ids",
@@ -51,6 +51,9 @@ pub const INPUT_NAMES: [&str; 12] = [
     "pixel_attention_mask",
     "image_grid_thw",
     "mm_token_type_ids",
+    "pixel_values_videos",
+    "video_grid_thw",
+    "second_per_grid_ts",
     "decoder_input_ids",
     "decoder_attention_mask",
     "input_features",

@@ -262,6 +262,15 @@ fn qwen2_vl_with_images() {
     check("qwen2_5_vl_images");
     check("qwen3_vl_images");
     check("qwen3_vl_moe_images");
+    // A video beside an image: its frames' temporal positions (Qwen2.5-VL's spaced by
+    // `second_per_grid_ts`), the image and video features each in place of their own tokens.
+    check("qwen2_vl_video");
+    check("qwen2_5_vl_video");
+    let (inputs, expected) = golden("qwen2_5_vl_video");
+    let mut unspaced = inputs.clone();
+    unspaced.remove("second_per_grid_ts");
+    let out = load("qwen2_5_vl_video").forward_named(&unspaced, false).unwrap();
+    assert!(logits_diff(&out, &expected["logits"]) > 1e-3, "the video's frames' spacing changes the logits");
     let model = load("qwen2_vl_images");
     let (inputs, expected) = golden("qwen2_vl_images");
     let mut untyped = inputs.clone();
