@@ -1321,9 +1321,9 @@ def qwen_image_inputs(r, cfg, side=None, model_cls=None):
     """Prompts with Qwen2-VL's images: each row's text ids (never a special one) with 0-2 images (at least one in all,
     text between a row's images) of random grids `[t, h, w]` (1-2 frames, rows and columns multiples of the merge),
     their runs of `t · h · w / merge²` image tokens, the rows padded on either side; `pixel_values` the flattened
-    patches, `image_grid_thw`, and `mm_token_type_ids` marking the image tokens; with `model_cls` (Qwen2-VL's,
-    Qwen2.5-VL's) some images are videos (`pixel_values_videos`, `video_grid_thw`, Qwen2.5-VL's
-    `second_per_grid_ts` sometimes)."""
+    patches, `image_grid_thw`, and `mm_token_type_ids` marking the image tokens; with `model_cls` some images are
+    videos (`pixel_values_videos`, `video_grid_thw`, Qwen2.5-VL's `second_per_grid_ts` sometimes; Qwen3-VL's frames
+    each a run of tokens after a timestamp token)."""
     text, vision = cfg["text_config"], cfg["vision_config"]
     vocab, token, merge = text["vocab_size"], cfg["image_token_id"], vision["spatial_merge_size"]
     b = r.randint(1, 3)
@@ -1333,7 +1333,8 @@ def qwen_image_inputs(r, cfg, side=None, model_cls=None):
     rows, grids = [], []
     # (Qwen2-VL's and Qwen2.5-VL's prompts take videos too, in forward passes: some of the images are videos of
     # 1-4 frame pairs.)
-    videos = model_cls is not None and not model_cls.__name__.startswith("Qwen3")
+    videos = model_cls is not None
+    qwen3 = videos and model_cls.__name__.startswith("Qwen3")
     kinds, video_grids = [], []
     for n in per_row:
         row = [r.randrange(3, vocab - 3) for _ in range(r.randint(0, 3))]
@@ -1342,7 +1343,12 @@ def qwen_image_inputs(r, cfg, side=None, model_cls=None):
             grid = [r.randint(1, 4 if video else 2), merge * r.randint(1, 3), merge * r.randint(1, 3)]
             (video_grids if video else grids).append(grid)
             kinds.append(video)
-            row += [cfg["video_token_id"] if video else token] * (grid[0] * grid[1] * grid[2] // merge ** 2)
+            if video and qwen3:
+                # (Qwen3-VL's frames: each its own run of video tokens after its timestamp's text.)
+                for _ in range(grid[0]):
+                    row += [r.randrange(3, vocab - 3)] + [cfg["video_token_id"]] * (grid[1] * grid[2] // merge ** 2)
+            else:
+                row += [cfg["video_token_id"] if video else token] * (grid[0] * grid[1] * grid[2] // merge ** 2)
             row += [r.randrange(3, vocab - 3) for _ in range(r.randint(1 if i + 1 < n else 0, 3))]
         if not row:
             row = [r.randrange(3, vocab - 3)]

@@ -2873,14 +2873,20 @@ def qwen_vl_videos():
     `qwen2_vl_images` and `qwen2_5_vl_images`): `pixel_values_videos` of a video of 3 frame pairs (`video_grid_thw`
     `[3, 4, 4]`) beside an image's `pixel_values`, the video's features in place of its tokens (98) in the first
     prompt, the image's in the second; the video's temporal positions 1 apart for Qwen2-VL, for Qwen2.5-VL the frame
-    index times `tokens_per_second` (4) times `second_per_grid_ts` (0.3), truncated: 0, 1, 2."""
-    names = ["qwen2_vl_video", "qwen2_5_vl_video"]
+    index times `tokens_per_second` (4) times `second_per_grid_ts` (0.3), truncated: 0, 1, 2. `qwen3_vl_video`: each
+    frame its own run of video tokens after a timestamp's text, at the positions of an image of one frame; the
+    deepstack features of the image and the video added at their tokens in the prompts' order."""
+    names = ["qwen2_vl_video", "qwen2_5_vl_video", "qwen3_vl_video"]
     if ONLY and not ONLY & set(names):
         return
-    for name, like, seconds in [("qwen2_vl_video", "qwen2_vl_images", None), ("qwen2_5_vl_video", "qwen2_5_vl_images", 0.3)]:
+    classes = {"qwen2_vl_images": tf.Qwen2VLForConditionalGeneration,
+               "qwen2_5_vl_images": tf.Qwen2_5_VLForConditionalGeneration,
+               "qwen3_vl_images": tf.Qwen3VLForConditionalGeneration}
+    for name, like, seconds in [("qwen2_vl_video", "qwen2_vl_images", None), ("qwen2_5_vl_video", "qwen2_5_vl_images", 0.3),
+                                ("qwen3_vl_video", "qwen3_vl_images", None)]:
         if ONLY and name not in ONLY:
             continue
-        cls = tf.Qwen2VLForConditionalGeneration if like == "qwen2_vl_images" else tf.Qwen2_5_VLForConditionalGeneration
+        cls = classes[like]
         path = OUT / name
         shutil.rmtree(path, ignore_errors=True)
         shutil.copytree(OUT / like, path)
@@ -2892,6 +2898,9 @@ def qwen_vl_videos():
         video_grid = torch.tensor([[3, 4, 4]], dtype=torch.int64)
         image_grid = torch.tensor([[1, 2, 4]], dtype=torch.int64)
         prompts = [[5, s_] + [v] * 12 + [e, 17, 42], [3, s_] + [t] * 2 + [e, 12, 64]]
+        if like == "qwen3_vl_images":
+            # (Qwen3-VL's processor puts a timestamp before each frame: each frame its own run of video tokens.)
+            prompts[0] = [5, 30, s_] + [v] * 4 + [e, 31, s_] + [v] * 4 + [e, 32, s_] + [v] * 4 + [e, 17]
         width = max(map(len, prompts))
         ids = torch.tensor([p + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
         attn = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)

@@ -1,4 +1,4 @@
-//! Qwen2-VL's, Qwen2.5-VL's and Qwen3-VL's images (and Qwen2-VL's and Qwen2.5-VL's videos): the
+//! Qwen2-VL's, Qwen2.5-VL's and Qwen3-VL's images and videos: the
 //! vision tower's features for the image and video tokens (and Qwen3-VL's deepstack features, see
 //! [`super::qwen_vl_vision`]) and the prompts' multimodal RoPE positions (transformers'
 //! `get_rope_index`).
@@ -10,7 +10,8 @@
 //! on from that start plus the larger of its merged rows and columns. A video (`pixel_values_videos`
 //! with `video_grid_thw`, through the same tower) is such a grid of frames whose temporal positions
 //! are its frames 1 apart for Qwen2-VL, and for Qwen2.5-VL `tokens_per_second` ×
-//! `second_per_grid_ts` apart (float32, truncated). Padding (`attention_mask`
+//! `second_per_grid_ts` apart (float32, truncated); Qwen3-VL's processor puts each frame's tokens
+//! after a timestamp's text, each frame then positioned as an image of one frame. Padding (`attention_mask`
 //! 0) is left out of the count and takes position 0. The runs are read from `mm_token_type_ids`
 //! (1: image, 2: video), as the processor writes them, or where they are not given from the image
 //! tokens themselves.
@@ -100,11 +101,6 @@ impl QwenImages {
         self.image_token
     }
 
-    /// Whether the model takes videos (Qwen2-VL, Qwen2.5-VL).
-    pub(crate) fn takes_videos(&self) -> bool {
-        self.kind != Kind::Qwen3
-    }
-
     /// The images of `images` (`pixel_values` and `image_grid_thw`) through the tower.
     fn encode(&self, images: &ImageInputs<'_>) -> Result<QwenVisionOutput> {
         Ok(self.encode_grids(images.pixel_values, images.image_grid_thw, "image_grid_thw")?.0)
@@ -127,10 +123,15 @@ impl QwenImages {
     /// The videos' grids with their frames' temporal spacing (`second_per_grid_ts` `[videos]`,
     /// Qwen2.5-VL's; 1 second each where not given).
     fn video_grids(&self, grids: &[[usize; 3]], seconds: Option<&Tensor>) -> Result<Vec<VideoGrid>> {
-        if !self.takes_videos() {
-            return Err(Error::Unsupported(
-                "videos are not supported for Qwen3-VL: hf-import takes its images".into(),
-            ));
+        if self.kind == Kind::Qwen3 {
+            // (Each frame its own run of tokens after its timestamp: a grid of one frame.)
+            if seconds.is_some() {
+                return Err(Error::Input("unexpected input 'second_per_grid_ts' (Qwen2.5-VL's)".into()));
+            }
+            return Ok(grids
+                .iter()
+                .flat_map(|&[t, h, w]| std::iter::repeat_n(([1, h, w], 1.0), t))
+                .collect());
         }
         let seconds = match seconds {
             Some(t) if self.kind == Kind::Qwen2_5 => {
@@ -260,13 +261,21 @@ impl QwenImages {
         };
         let image_rows = images.as_ref().map(|(o, _)| all(&o.features)).transpose()?.flatten();
         let video_rows = videos.as_ref().map(|(o, _)| all(&o.features)).transpose()?.flatten();
-        let (mask, rows) = self.rows_in_order(ids, image_rows.as_ref(), video_rows.as_ref())?;
-        let added = match &images {
-            Some((o, _)) => {
-                o.deepstack.iter().filter_map(|d| all(d).transpose()).collect::<Result<Vec<_>>>()?
+        let count = |rows: &Option<Tensor>| rows.as_ref().map(|r| r.dims()[0]);
+        let (mask, index) = self.visual_order(ids, count(&image_rows), count(&video_rows))?;
+        let rows = in_order(&index, image_rows.as_ref(), video_rows.as_ref())?;
+        // (Qwen3-VL's deepstack features, block by block, of the images and videos in the same order.)
+        let outs = [images.as_ref().map(|(o, _)| o), videos.as_ref().map(|(o, _)| o)];
+        let blocks = outs.iter().flatten().map(|o| o.deepstack.len()).max().unwrap_or(0);
+        let block = |o: Option<&QwenVisionOutput>, k: usize| -> Result<Option<Tensor>> {
+            match o.and_then(|o| o.deepstack.get(k)) {
+                Some(per_image) => all(per_image),
+                None => Ok(None),
             }
-            None => Vec::new(),
         };
+        let added = (0..blocks)
+            .map(|k| in_order(&index, block(outs[0], k)?.as_ref(), block(outs[1], k)?.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
         let mut named = text.outputs_replacing(lm, &mask, &rows, &added, output_hidden_states)?;
         for (what, out) in [("image", images.map(|(o, _)| o)), ("video", videos.map(|(o, _)| o))] {
             let Some(out) = out else { continue };
@@ -287,53 +296,56 @@ impl QwenImages {
         Ok(named)
     }
 
-    /// The image and video tokens of `input_ids` (`[batch, seq]` bool) and the rows that replace
-    /// their embeddings in their order: each image token's the next of `images`, each video
-    /// token's the next of `videos` (each must count its tokens, transformers' errors otherwise).
-    fn rows_in_order(
+    /// The image and video tokens of `input_ids` (`[batch, seq]` bool) and, for each in order,
+    /// its row of `[image rows; video rows]`: each image token's the next of the `images` rows,
+    /// each video token's the next of the `videos` rows (each must count its tokens, transformers'
+    /// errors otherwise; `None`: not replaced).
+    fn visual_order(
         &self,
         input_ids: &Tensor,
-        images: Option<&Tensor>,
-        videos: Option<&Tensor>,
+        images: Option<usize>,
+        videos: Option<usize>,
     ) -> Result<(Tensor, Tensor)> {
         let ids = super::ids_as_i64("input_ids", input_ids)?;
         let flat = ids.flatten(0, -1)?.to_vec::<i64>()?;
         let count = |token: i64| flat.iter().filter(|&&id| id == token).count();
-        let n_images = images.map_or(0, |r| r.dims()[0]);
         for (what, token, rows) in [("Image", self.image_token, images), ("Video", self.video_token, videos)]
         {
-            let (tokens, features) = (count(token), rows.map_or(0, |r| r.dims()[0]));
-            if rows.is_some() && tokens != features {
+            let tokens = count(token);
+            if let Some(features) = rows.filter(|&n| n != tokens) {
                 return Err(Error::Input(format!(
                     "{what} features and {} tokens do not match, tokens: {tokens}, features: {features}",
                     what.to_lowercase()
                 )));
             }
         }
-        let takes = |token: i64, rows: Option<&Tensor>| rows.is_some() && token >= 0;
-        let (image, video) = (takes(self.image_token, images), takes(self.video_token, videos));
-        let (mut next_image, mut next_video) = (0i64, n_images as i64);
+        let (mut next_image, mut next_video) = (0i64, images.unwrap_or(0) as i64);
         let mut marked = Vec::with_capacity(flat.len());
         let mut index = Vec::new();
         for &id in &flat {
-            if image && id == self.image_token {
-                index.push(next_image);
-                next_image += 1;
-                marked.push(true);
-            } else if video && id == self.video_token {
-                index.push(next_video);
-                next_video += 1;
-                marked.push(true);
+            let next = if images.is_some() && id == self.image_token {
+                Some(&mut next_image)
+            } else if videos.is_some() && id == self.video_token {
+                Some(&mut next_video)
             } else {
-                marked.push(false);
+                None
+            };
+            marked.push(next.is_some());
+            if let Some(next) = next {
+                index.push(*next);
+                *next += 1;
             }
         }
-        let parts: Vec<&Tensor> = images.into_iter().chain(videos).collect();
-        let all = Tensor::cat(&parts, 0)?;
         let n = index.len();
-        let rows = all.index_select(0, &Tensor::from_vec(index, [n])?.to(all.device())?)?;
-        Ok((Tensor::from_vec(marked, ids.dims().to_vec())?, rows))
+        Ok((Tensor::from_vec(marked, ids.dims().to_vec())?, Tensor::from_vec(index, [n])?))
     }
+}
+
+/// The rows of `[images; videos]` at `index` (see [`QwenImages::visual_order`]).
+fn in_order(index: &Tensor, images: Option<&Tensor>, videos: Option<&Tensor>) -> Result<Tensor> {
+    let parts: Vec<&Tensor> = images.into_iter().chain(videos).collect();
+    let all = Tensor::cat(&parts, 0)?;
+    Ok(all.index_select(0, &index.to(all.device())?)?)
 }
 
 /// The positions `[3 · batch · seq]` (streams, then prompts, then tokens) of prompts whose tokens

@@ -238,9 +238,9 @@ impl VisionLanguageForConditionalGeneration {
         self.images.is_some()
     }
 
-    /// Whether the model takes `pixel_values_videos` (Qwen2-VL and Qwen2.5-VL with their towers).
+    /// Whether the model takes `pixel_values_videos` (Qwen's with their towers).
     pub fn takes_videos(&self) -> bool {
-        matches!(self.images.as_deref(), Some(Images::Qwen(q)) if q.takes_videos())
+        matches!(self.images.as_deref(), Some(Images::Qwen(_)))
     }
 
     /// The token whose embeddings image features replace (`image_token_index`), where the model

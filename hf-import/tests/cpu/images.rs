@@ -266,6 +266,8 @@ fn qwen2_vl_with_images() {
     // `second_per_grid_ts`), the image and video features each in place of their own tokens.
     check("qwen2_vl_video");
     check("qwen2_5_vl_video");
+    // Qwen3-VL's video: each frame its own run of tokens, the deepstack features of both in order.
+    check("qwen3_vl_video");
     let (inputs, expected) = golden("qwen2_5_vl_video");
     let mut unspaced = inputs.clone();
     unspaced.remove("second_per_grid_ts");
