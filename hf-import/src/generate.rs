@@ -90,6 +90,16 @@ pub struct PromptImages<'a> {
     /// [`VisionLanguageForConditionalGeneration::image_features_of`](crate::models::VisionLanguageForConditionalGeneration::image_features_of));
     /// empty for none
     pub deepstack: &'a [Tensor],
+    /// a second token whose embeddings the rows replace too (Qwen's video token): `rows` then
+    /// follow the two tokens in the prompts' order; `None`: `token` alone
+    pub video_token: Option<i64>,
+}
+
+impl PromptImages<'_> {
+    /// Whether `id` is one of the tokens the rows replace.
+    fn replaces(&self, id: i64) -> bool {
+        id == self.token || Some(id) == self.video_token
+    }
 }
 
 /// [`generate`] (with stop strings when `tokenizer` is given) from prompts with images: the
@@ -261,7 +271,7 @@ fn generate_with(
                 .iter()
                 .flat_map(|row| {
                     let padding = std::iter::repeat_n(false, prompt.width - row.len());
-                    row.iter().map(|&id| id == images.token).chain(padding)
+                    row.iter().map(|&id| images.replaces(id)).chain(padding)
                 })
                 .collect();
             let blocks = match images.blocks {
@@ -355,7 +365,7 @@ fn streams_per_prompt(positions: &Tensor, b: usize, s: usize) -> Result<Vec<Vec<
 /// total must be the number of rows, transformers' check).
 fn rows_per_prompt(prompts: &[Vec<i64>], images: PromptImages<'_>) -> Result<Vec<Tensor>> {
     let counts: Vec<usize> =
-        prompts.iter().map(|p| p.iter().filter(|&&id| id == images.token).count()).collect();
+        prompts.iter().map(|p| p.iter().filter(|&&id| images.replaces(id)).count()).collect();
     let tokens: usize = counts.iter().sum();
     let features = images.rows.dims().first().copied().unwrap_or(0);
     if images.rows.rank() != 2 || tokens != features {

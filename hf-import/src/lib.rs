@@ -46,7 +46,7 @@ pub use models::{
     DecoderForSequenceClassification, DecoderForTokenClassification, DistilBertForMaskedLM, DistilBertModel,
     GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM,
     Gemma3ForConditionalGeneration, GemmaForCausalLM, ImageInputs, LlamaForCausalLM, Mamba, MambaState,
-    MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, Qwen2ForCausalLM,
+    MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, PromptMedia, Qwen2ForCausalLM,
     Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel,
     SequenceClassifier, Starcoder2ForCausalLM, TokenClassifier, TokenTask, ViTForImageClassification,
     ViTModel, T5,

@@ -3661,9 +3661,9 @@ class Runner:
 
 
     def generate_with_images(self, r, cid, family, cfg, fresh, path, info):
-        """Greedy generation from left-padded prompts with Qwen2-VL's images (some ending in image tokens: the
+        """Greedy generation from left-padded prompts with Qwen's images and videos (some ending in image tokens: the
         multimodal RoPE streams then go on apart), with the dynamic or the static cache."""
-        x, desc = qwen_image_inputs(r, cfg, side="left")
+        x, desc = qwen_image_inputs(r, cfg, side="left", model_cls=getattr(tf, info["cls"]))
         new = r.choice([GEN_NEW, 16])
         gpath = path / "generation_config.json"
         gcfg = json.loads(gpath.read_text()) if gpath.exists() else {}

@@ -2875,7 +2875,8 @@ def qwen_vl_videos():
     prompt, the image's in the second; the video's temporal positions 1 apart for Qwen2-VL, for Qwen2.5-VL the frame
     index times `tokens_per_second` (4) times `second_per_grid_ts` (0.3), truncated: 0, 1, 2. `qwen3_vl_video`: each
     frame its own run of video tokens after a timestamp's text, at the positions of an image of one frame; the
-    deepstack features of the image and the video added at their tokens in the prompts' order."""
+    deepstack features of the image and the video added at their tokens in the prompts' order. `generate.safetensors`:
+    greedy generation from the prompts left-padded."""
     names = ["qwen2_vl_video", "qwen2_5_vl_video", "qwen3_vl_video"]
     if ONLY and not ONLY & set(names):
         return
@@ -2910,11 +2911,17 @@ def qwen_vl_videos():
              "pixel_values_videos": torch.randn(48, 24, generator=g), "video_grid_thw": video_grid}
         if seconds is not None:
             x["second_per_grid_ts"] = torch.tensor([seconds], dtype=torch.float32)
+        gen_ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts], dtype=torch.int64)
+        gen_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.int64)
+        gx = dict(x, input_ids=gen_ids, attention_mask=gen_mask,
+                  mm_token_type_ids=(gen_ids == t).long() + 2 * (gen_ids == v).long())
         with torch.no_grad():
             out = model(**x, output_hidden_states=True)
+            gen = model.generate(**gx, max_new_tokens=10, do_sample=False, pad_token_id=0)
         flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
         save_file({**x, **flat}, str(path / "expected.safetensors"))
-        print(f"{name}: {sorted(flat)}")
+        save_file({**gx, "output_ids": gen.contiguous()}, str(path / "generate.safetensors"))
+        print(f"{name}: {sorted(flat)} {gen[:, width:].tolist()}")
 
 
 def gemma3_images():

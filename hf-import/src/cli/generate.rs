@@ -11,7 +11,7 @@ use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
     generate, generate_recurrent, generate_seq2seq, generate_with_images, generate_with_tokenizer,
     resolve_model, AttentionBlocks, AutoModel, CausalLm, ChatArgs, ChatTemplate, Config, EncoderDecoder,
-    Error, GenerationConfig, HfTokenizer, ImageInputs, Mamba, Message, PromptImages, Result,
+    Error, GenerationConfig, HfTokenizer, ImageInputs, Mamba, Message, PromptImages, PromptMedia, Result,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -180,9 +180,16 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                     &["input_ids", "attention_mask", "pixel_values", "image_sizes", "batch_num_images"]
                 }
                 // (Qwen2-VL's patches: their grids, and the processor's marks of the image tokens.)
-                "qwen2_vl" | "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" => {
-                    &["input_ids", "attention_mask", "pixel_values", "image_grid_thw", "mm_token_type_ids"]
-                }
+                "qwen2_vl" | "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" => &[
+                    "input_ids",
+                    "attention_mask",
+                    "pixel_values",
+                    "image_grid_thw",
+                    "mm_token_type_ids",
+                    "pixel_values_videos",
+                    "video_grid_thw",
+                    "second_per_grid_ts",
+                ],
                 // (With their images, `token_type_ids`: Gemma 3's marking the images, PaliGemma's
                 // its prefix, which attend both ways.)
                 "gemma3" | "paligemma" => &["input_ids", "attention_mask", "pixel_values", "token_type_ids"],
@@ -275,7 +282,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             // Stop strings are matched on the tokens' texts.
             let tok = if g.stop_strings.is_empty() { None } else { Some(HfTokenizer::load(&dir, None)?) };
             let out = match (named.get("pixel_values"), prompt_images(&model, &named, ids)?, &lm) {
-                (Some(_), Some(images), Decoder::Causal(lm)) => {
+                (_, Some(images), Decoder::Causal(lm)) => {
                     generate_with_images(lm, ids, mask, images.as_prompt(), &g, tok.as_ref(), |_, _| {})?
                 }
                 (None, _, _) if named.contains_key("token_type_ids") => {
@@ -344,6 +351,8 @@ struct ImagesOfPrompts {
     positions: Option<Tensor>,
     /// Qwen3-VL's deepstack rows
     deepstack: Vec<Tensor>,
+    /// Qwen's video token, where the prompts have videos
+    video_token: Option<i64>,
 }
 
 impl ImagesOfPrompts {
@@ -358,6 +367,7 @@ impl ImagesOfPrompts {
             blocks,
             positions: self.positions.as_ref(),
             deepstack: &self.deepstack,
+            video_token: self.video_token,
         }
     }
 }
@@ -369,6 +379,21 @@ fn prompt_images(
     named: &BTreeMap<String, Tensor>,
     ids: &Tensor,
 ) -> Result<Option<ImagesOfPrompts>> {
+    // (Qwen's images and videos, in their tokens' order.)
+    if let AutoModel::VisionLanguage(m) = model {
+        if let Some(media) = m.prompt_media(named)? {
+            let PromptMedia { token, video_token, rows, deepstack, positions } = media;
+            let positions = Some(positions);
+            return Ok(Some(ImagesOfPrompts {
+                token,
+                rows,
+                blocks: None,
+                positions,
+                deepstack,
+                video_token,
+            }));
+        }
+    }
     let Some(pixels) = named.get("pixel_values") else { return Ok(None) };
     let types = named.get("token_type_ids");
     let (token, rows, blocks, positions, deepstack) = match model {
@@ -399,7 +424,7 @@ fn prompt_images(
             )));
         }
     }
-    Ok(Some(ImagesOfPrompts { token, rows, blocks, positions, deepstack }))
+    Ok(Some(ImagesOfPrompts { token, rows, blocks, positions, deepstack, video_token: None }))
 }
 
 /// A decoder-only model that generates: a causal LM with its KV cache, or a recurrent one.

@@ -44,6 +44,51 @@ const INPUTS: &[&str] = &[
 /// A video's grid of patches and the spacing of its frames' temporal positions.
 type VideoGrid = ([usize; 3], f32);
 
+/// The images and videos of a forward pass through the tower, and their features in the order
+/// of their tokens.
+struct Media {
+    /// the images' outputs and grids
+    images: Option<(QwenVisionOutput, Vec<[usize; 3]>)>,
+    /// the videos' outputs and grids
+    videos: Option<(QwenVisionOutput, Vec<VideoGrid>)>,
+    /// `[batch, seq]` bool: the image and video tokens
+    mask: Tensor,
+    /// `[tokens, hidden]`: their features in order
+    rows: Tensor,
+    /// Qwen3-VL's deepstack features in the same order, one per layer
+    added: Vec<Tensor>,
+}
+
+/// What generation takes of prompts with images and videos (Qwen's), computed: see
+/// [`crate::generate::PromptImages`], which [`PromptMedia::as_prompt`] lends.
+#[derive(Debug, Clone)]
+pub struct PromptMedia {
+    /// the image token
+    pub token: i64,
+    /// the video token, where the prompts have videos
+    pub video_token: Option<i64>,
+    /// `[tokens, hidden]`: the image and video features in the order of their tokens
+    pub rows: Tensor,
+    /// Qwen3-VL's deepstack rows, one per layer
+    pub deepstack: Vec<Tensor>,
+    /// the multimodal RoPE positions `[3, batch, seq]`
+    pub positions: Tensor,
+}
+
+impl PromptMedia {
+    /// The prompts' images and videos as [`crate::generate_with_images`] takes them.
+    pub fn as_prompt(&self) -> crate::generate::PromptImages<'_> {
+        crate::generate::PromptImages {
+            token: self.token,
+            rows: &self.rows,
+            blocks: None,
+            positions: Some(&self.positions),
+            deepstack: &self.deepstack,
+            video_token: self.video_token,
+        }
+    }
+}
+
 /// The tower and the tokens its features replace.
 #[derive(Debug, Clone)]
 pub(crate) struct QwenImages {
@@ -231,51 +276,12 @@ impl QwenImages {
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
         let text = TextWithImages::checked(inputs, INPUTS)?;
-        let grid = |name: &str| inputs.get(name);
-        let images = match inputs.get("pixel_values") {
-            Some(p) => Some(self.encode_grids(p, grid("image_grid_thw"), "image_grid_thw")?),
-            None => None,
-        };
-        let videos = match inputs.get("pixel_values_videos") {
-            Some(p) => {
-                let (out, grids) = self.encode_grids(p, grid("video_grid_thw"), "video_grid_thw")?;
-                Some((out, self.video_grids(&grids, inputs.get("second_per_grid_ts"))?))
-            }
-            None => None,
-        };
-        let ids = &inputs["input_ids"];
+        let media = self.media(inputs, lm.dtype())?;
         let text = match inputs.get("position_ids") {
             Some(_) => text,
-            None => {
-                let video_grids = videos.as_ref().map_or(&[][..], |(_, g)| g);
-                let image_grid = images.as_ref().and(grid("image_grid_thw"));
-                let (mask, types) = (inputs.get("attention_mask"), inputs.get("mm_token_type_ids"));
-                text.at(self.positions_with(ids, mask, types, image_grid, video_grids)?)
-            }
+            None => text.at(self.media_positions(inputs, &media)?),
         };
-        let all = |per_image: &[Tensor]| -> Result<Option<Tensor>> {
-            if per_image.is_empty() {
-                return Ok(None);
-            }
-            Ok(Some(Tensor::cat(&per_image.iter().collect::<Vec<_>>(), 0)?.to_dtype(lm.dtype())?))
-        };
-        let image_rows = images.as_ref().map(|(o, _)| all(&o.features)).transpose()?.flatten();
-        let video_rows = videos.as_ref().map(|(o, _)| all(&o.features)).transpose()?.flatten();
-        let count = |rows: &Option<Tensor>| rows.as_ref().map(|r| r.dims()[0]);
-        let (mask, index) = self.visual_order(ids, count(&image_rows), count(&video_rows))?;
-        let rows = in_order(&index, image_rows.as_ref(), video_rows.as_ref())?;
-        // (Qwen3-VL's deepstack features, block by block, of the images and videos in the same order.)
-        let outs = [images.as_ref().map(|(o, _)| o), videos.as_ref().map(|(o, _)| o)];
-        let blocks = outs.iter().flatten().map(|o| o.deepstack.len()).max().unwrap_or(0);
-        let block = |o: Option<&QwenVisionOutput>, k: usize| -> Result<Option<Tensor>> {
-            match o.and_then(|o| o.deepstack.get(k)) {
-                Some(per_image) => all(per_image),
-                None => Ok(None),
-            }
-        };
-        let added = (0..blocks)
-            .map(|k| in_order(&index, block(outs[0], k)?.as_ref(), block(outs[1], k)?.as_ref()))
-            .collect::<Result<Vec<_>>>()?;
+        let Media { images, videos, mask, rows, added } = media;
         let mut named = text.outputs_replacing(lm, &mask, &rows, &added, output_hidden_states)?;
         for (what, out) in [("image", images.map(|(o, _)| o)), ("video", videos.map(|(o, _)| o))] {
             let Some(out) = out else { continue };
@@ -294,6 +300,76 @@ impl QwenImages {
             }
         }
         Ok(named)
+    }
+
+    /// The images and videos of `inputs` (`pixel_values` with `image_grid_thw`,
+    /// `pixel_values_videos` with `video_grid_thw` and `second_per_grid_ts`) through the tower,
+    /// their features (in `dtype`) in the order of their tokens in `input_ids`.
+    fn media(&self, inputs: &BTreeMap<String, Tensor>, dtype: DType) -> Result<Media> {
+        let grid = |name: &str| inputs.get(name);
+        let images = match inputs.get("pixel_values") {
+            Some(p) => Some(self.encode_grids(p, grid("image_grid_thw"), "image_grid_thw")?),
+            None => None,
+        };
+        let videos = match inputs.get("pixel_values_videos") {
+            Some(p) => {
+                let (out, grids) = self.encode_grids(p, grid("video_grid_thw"), "video_grid_thw")?;
+                Some((out, self.video_grids(&grids, inputs.get("second_per_grid_ts"))?))
+            }
+            None => None,
+        };
+        let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+        let all = |per_image: &[Tensor]| -> Result<Option<Tensor>> {
+            if per_image.is_empty() {
+                return Ok(None);
+            }
+            Ok(Some(Tensor::cat(&per_image.iter().collect::<Vec<_>>(), 0)?.to_dtype(dtype)?))
+        };
+        let image_rows = images.as_ref().map(|(o, _)| all(&o.features)).transpose()?.flatten();
+        let video_rows = videos.as_ref().map(|(o, _)| all(&o.features)).transpose()?.flatten();
+        let count = |rows: &Option<Tensor>| rows.as_ref().map(|r| r.dims()[0]);
+        let (mask, index) = self.visual_order(ids, count(&image_rows), count(&video_rows))?;
+        let rows = in_order(&index, image_rows.as_ref(), video_rows.as_ref())?;
+        // (Qwen3-VL's deepstack features, block by block, of the images and videos in the same order.)
+        let outs = [images.as_ref().map(|(o, _)| o), videos.as_ref().map(|(o, _)| o)];
+        let blocks = outs.iter().flatten().map(|o| o.deepstack.len()).max().unwrap_or(0);
+        let block = |o: Option<&QwenVisionOutput>, k: usize| -> Result<Option<Tensor>> {
+            match o.and_then(|o| o.deepstack.get(k)) {
+                Some(per_image) => all(per_image),
+                None => Ok(None),
+            }
+        };
+        let added = (0..blocks)
+            .map(|k| in_order(&index, block(outs[0], k)?.as_ref(), block(outs[1], k)?.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Media { images, videos, mask, rows, added })
+    }
+
+    /// The multimodal RoPE positions of the prompts of `inputs` with `media`.
+    fn media_positions(&self, inputs: &BTreeMap<String, Tensor>, media: &Media) -> Result<Tensor> {
+        let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+        let video_grids = media.videos.as_ref().map_or(&[][..], |(_, g)| g);
+        let image_grid = media.images.as_ref().and(inputs.get("image_grid_thw"));
+        let (mask, types) = (inputs.get("attention_mask"), inputs.get("mm_token_type_ids"));
+        self.positions_with(ids, mask, types, image_grid, video_grids)
+    }
+
+    /// What generation takes of prompts with images and videos (see [`PromptMedia`]).
+    pub(crate) fn prompt_media(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        dtype: DType,
+    ) -> Result<PromptMedia> {
+        let media = self.media(inputs, dtype)?;
+        let positions = self.media_positions(inputs, &media)?;
+        let video_token = media.videos.is_some().then_some(self.video_token);
+        Ok(PromptMedia {
+            token: self.image_token,
+            video_token,
+            rows: media.rows,
+            deepstack: media.added,
+            positions,
+        })
     }
 
     /// The image and video tokens of `input_ids` (`[batch, seq]` bool) and, for each in order,

@@ -34,7 +34,7 @@ use super::decoder::{AttentionBlocks, CausalLm};
 use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
 use super::image_inputs::{ImageInputs, TextWithImages};
 use super::llava_images::ImageEncoder;
-use super::qwen_vl_images::QwenImages;
+use super::qwen_vl_images::{PromptMedia, QwenImages};
 use super::{check_input_dtype, AutoModel};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -272,6 +272,19 @@ impl VisionLanguageForConditionalGeneration {
         match self.images.as_deref().ok_or_else(|| self.no_images("pixel_values"))? {
             Images::Encoder(encoder) => Ok((encoder.rows(images, self.lm.dtype())?, Vec::new())),
             Images::Qwen(qwen) => qwen.rows(images, self.lm.dtype()),
+        }
+    }
+
+    /// What generation takes of prompts with images and videos, from the named inputs their
+    /// processor writes (`input_ids`, `attention_mask`, `pixel_values`, `image_grid_thw`,
+    /// `pixel_values_videos`, `video_grid_thw`, `second_per_grid_ts`, `mm_token_type_ids`): Qwen's
+    /// features in the order of their tokens, deepstack rows and multimodal positions. `None` for
+    /// the other classes (see [`Self::image_rows_of`]) and for inputs without images or videos.
+    pub fn prompt_media(&self, inputs: &BTreeMap<String, Tensor>) -> Result<Option<PromptMedia>> {
+        let has_media = inputs.contains_key("pixel_values") || inputs.contains_key("pixel_values_videos");
+        match self.images.as_deref() {
+            Some(Images::Qwen(qwen)) if has_media => Ok(Some(qwen.prompt_media(inputs, self.lm.dtype())?)),
+            _ => Ok(None),
         }
     }
 

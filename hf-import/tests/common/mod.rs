@@ -197,6 +197,7 @@ impl<'m> ImagePrompt<'m> {
             blocks,
             positions: self.positions.as_ref(),
             deepstack: &self.deepstack,
+            video_token: None,
         }
     }
 }

@@ -705,8 +705,8 @@ fn generate_ids_and_text() {
 /// `forward` on `pixel_values` and the prompts' ids writes transformers' outputs (`image_outputs.*`
 /// included), and `generate --inputs` with `pixel_values` (and the `token_type_ids` of Gemma 3's
 /// images or PaliGemma's prefix, OneVision's `image_sizes` and `batch_num_images`, Idefics3's
-/// `pixel_attention_mask`, Qwen2-VL's `image_grid_thw` and `mm_token_type_ids`) writes
-/// transformers' greedy ids.
+/// `pixel_attention_mask`, Qwen2-VL's `image_grid_thw` and `mm_token_type_ids`, and Qwen's videos)
+/// writes transformers' greedy ids.
 #[test]
 fn llava_forward_and_generate_with_images() {
     let dir = scratch("llava-images");
@@ -717,6 +717,8 @@ fn llava_forward_and_generate_with_images() {
         "llava_pixtral_images",
         "qwen2_vl_images",
         "qwen3_vl_moe_images",
+        "qwen2_5_vl_video",
+        "qwen3_vl_video",
     ]) {
         forward_matches(&fixture(name), name, &dir);
         let golden = read_all(&fixture(name).join("generate.safetensors"));
@@ -731,6 +733,9 @@ fn llava_forward_and_generate_with_images() {
             "pixel_attention_mask",
             "image_grid_thw",
             "mm_token_type_ids",
+            "pixel_values_videos",
+            "video_grid_thw",
+            "second_per_grid_ts",
         ];
         let given = names.iter().filter(|n| golden.contains_key(**n));
         let prompts: Vec<_> = given.map(|n| (n.to_string(), golden[*n].clone())).collect();

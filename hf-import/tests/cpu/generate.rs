@@ -114,6 +114,31 @@ fn greedy_generate_with_images_matches_transformers() {
     }
 }
 
+/// Qwen2-VL, Qwen2.5-VL and Qwen3-VL generating from prompts with a video and an image (their
+/// features in their tokens' order, the video's frames at their own temporal positions, Qwen3-VL's
+/// deepstack rows) equal transformers' greedy `generate(pixel_values_videos=...)`, with the dynamic
+/// and the static cache.
+#[test]
+fn greedy_generate_with_videos_matches_transformers() {
+    for name in ["qwen2_vl_video", "qwen2_5_vl_video", "qwen3_vl_video"] {
+        let (cfg, model) = load(name);
+        let AutoModel::VisionLanguage(m) = &model else { panic!("{name} is not a vision-language model") };
+        let golden = read_all(&fixture(name).join("generate.safetensors"));
+        let media = m.prompt_media(&golden).unwrap().expect("prompts with a video");
+        assert_eq!(media.video_token, Some(98), "{name}");
+        for cache in [CacheImplementation::Auto, CacheImplementation::Static] {
+            let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
+            g.max_new_tokens = 10;
+            g.pad_token_id = Some(0);
+            g.cache_implementation = cache;
+            let (ids, mask) = (&golden["input_ids"], Some(&golden["attention_mask"]));
+            let out = generate_with_images(m, ids, mask, media.as_prompt(), &g, None, |_, _| {}).unwrap();
+            let want = golden["output_ids"].to_vec2::<i64>().unwrap();
+            assert_eq!(out.to_vec2::<i64>().unwrap(), want, "{name} ({cache:?} cache)");
+        }
+    }
+}
+
 /// Beam search equals transformers' `generate(num_beams=...)` token for token, with the dynamic and
 /// the static cache, on the settings `make_fixtures.py` recorded in `beam.safetensors`: EOS hits
 /// (two EOS ids; finished hypotheses padded with the first), length penalties (0, 0.6, 2),
