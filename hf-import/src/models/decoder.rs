@@ -19,6 +19,7 @@ mod altup;
 mod experts_beside;
 mod load;
 mod mixer;
+mod multimodal_rope;
 mod packed;
 mod per_layer;
 mod replaced;
@@ -29,7 +30,7 @@ use altup::{AltUpLayer, AltUpStreams};
 use experts_beside::ExpertsBeside;
 use mixer::{recurrent_step, TokenMixer};
 use per_layer::{PerLayerBlock, PerLayerInputs};
-use replaced::{add_rows, replace_rows};
+use replaced::{add_rows_after, replace_rows};
 pub use replaced::{AttentionBlocks, ReplacedRows};
 pub use spec::{
     AltUpSpec, AttentionChunk, BlockParts, DecoderSpec, DeltaNetSpec, ExpertsBesideSpec, HybridMixer,
@@ -380,43 +381,6 @@ impl CausalLm {
         self.without_logit_scaling()
     }
 
-    /// The model with a multimodal RoPE of `sections` (`mrope_section`, interleaved for
-    /// Qwen3-VL): its forward then also takes `position_ids` `[3, batch, seq]`, the temporal,
-    /// height and width positions (or transformers' `[4, batch, seq]`, text positions first, which
-    /// only its masks read), each frequency turning by its stream's; 2-D positions stand for
-    /// three equal streams, which turn every frequency as the plain RoPE does.
-    pub(crate) fn with_multimodal_rope(mut self, sections: [usize; 3], interleaved: bool) -> Result<Self> {
-        let half = self.rotary_global.rotary_dim() / 2;
-        self.mrope = Some(MultimodalRope::new(sections, interleaved, half)?);
-        Ok(self)
-    }
-
-    /// Whether the model rotates by the three position streams of a multimodal RoPE.
-    pub fn has_multimodal_rope(&self) -> bool {
-        self.mrope.is_some()
-    }
-
-    /// `position_ids` `[3 or 4, batch, seq]` as the multimodal RoPE's streams `[3, batch, seq]`
-    /// (int64, transformers' text row dropped), checked against the inputs' `[b, s]`.
-    fn position_streams(&self, position_ids: &Tensor, b: usize, s: usize) -> Result<Tensor> {
-        let dims = position_ids.dims();
-        if self.mrope.is_none() {
-            return Err(Error::Input(format!(
-                "position_ids of shape {dims:?}: only a model with a multimodal RoPE (mrope_section) takes \
-                 positions per stream, this one takes [batch, seq]"
-            )));
-        }
-        match dims {
-            &[n @ (3 | 4), rows, cols] if rows == b && cols == s => {
-                Ok(position_ids.narrow(0, (n - 3) as isize, 3)?.to_dtype(DType::I64)?)
-            }
-            _ => Err(Error::Input(format!(
-                "position_ids of shape {dims:?} do not fit the inputs [{b}, {s}]: the multimodal RoPE's \
-                 streams are [3, {b}, {s}] (or [4, {b}, {s}], text positions first)"
-            ))),
-        }
-    }
-
     /// The model with its logits neither divided (Granite's `logits_scaling`) nor multiplied
     /// (Cohere's `logit_scale`), soft-capping kept (PaliGemma's head).
     pub(crate) fn without_logit_scaling(mut self) -> Self {
@@ -658,7 +622,6 @@ impl CausalLm {
         let Pass { output_hidden_states, ids_in_range, token_type_ids, replaced } = pass;
         let blocks = replaced.and_then(|r| r.blocks);
         // (Qwen3-VL's deepstack: features added at the image tokens after each of the first layers.)
-        let added_after = |layer: usize| replaced.and_then(|r| r.added.get(layer).map(|rows| (r.mask, rows)));
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
         let input_ids = &input_ids.to(device)?;
@@ -699,10 +662,7 @@ impl CausalLm {
         let attention_mask = attention_mask.map(|m| mask_width(&m, keys)).transpose()?;
         let attention_mask = attention_mask.as_ref();
         // (A multimodal RoPE's three streams; the temporal one stands for the positions elsewhere.)
-        let streams = match position_ids {
-            Some(p) if p.rank() == 3 => Some(self.position_streams(p, b, s)?),
-            _ => None,
-        };
+        let streams = self.position_streams(position_ids, b, s)?;
         let positions = match (position_ids, attention_mask) {
             (Some(_), _) if streams.is_some() => streams.as_ref().expect("streams").select(0, 0)?,
             (Some(p), _) => p.to_dtype(DType::I64)?.expand([b, s])?,
@@ -729,12 +689,7 @@ impl CausalLm {
         }
         // The keys and values of the layers later ones attend to (see `DecoderSpec::kv_sources`).
         let mut shared_kv: Vec<Option<(Tensor, Tensor)>> = vec![None; self.layers.len()];
-        let (cos_g, sin_g) = match (&streams, &self.mrope) {
-            (Some(streams), Some(mrope)) => {
-                self.rotary_global.cos_sin_multimodal(streams, mrope, self.dtype)?
-            }
-            _ => self.rotary_global.cos_sin(&positions, self.dtype)?,
-        };
+        let (cos_g, sin_g) = self.global_cos_sin(&positions, streams.as_ref())?;
         let (cos_l, sin_l) = if self.spec.uses_local_rope() {
             self.rotary_local.cos_sin(&positions, self.dtype)?
         } else {
@@ -770,9 +725,7 @@ impl CausalLm {
                 hidden_states.push(h.clone());
             }
             // (After the state is reported: transformers records the layer's own output.)
-            if let Some((mask, rows)) = i.checked_sub(1).and_then(added_after) {
-                h = add_rows(&h, mask, rows)?;
-            }
+            h = add_rows_after(replaced, i.checked_sub(1), h)?;
             let attn = match &layer.mixer {
                 TokenMixer::Attention(attn) => attn,
                 TokenMixer::None => {
@@ -903,9 +856,7 @@ impl CausalLm {
                 h = h.mul(scalar)?;
             }
         }
-        if let Some((mask, rows)) = self.layers.len().checked_sub(1).and_then(added_after) {
-            h = add_rows(&h, mask, rows)?;
-        }
+        h = add_rows_after(replaced, self.layers.len().checked_sub(1), h)?;
         // (Gemma 3n's last hidden states are its last layer's streams, then averaged and normed.)
         if let Some(streams) = &self.streams {
             if output_hidden_states {

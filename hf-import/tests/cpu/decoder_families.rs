@@ -392,7 +392,8 @@ fn mistral3_multimodal_on_text() {
 
 /// Qwen's vision-language checkpoints on text: Qwen2-VL and Qwen2.5-VL as Qwen2 (the head tied by
 /// the nested flag), Qwen3-VL as Qwen3, Qwen3-VL-MoE as Qwen3-MoE; a 4.x Qwen2-VL config (flat,
-/// `mrope`) and Qwen3-VL-MoE's experts stored transposed. Image and video inputs are refused.
+/// `mrope`) and Qwen3-VL-MoE's experts stored transposed. A grid without its pixels is refused
+/// (their images and videos: `images.rs`).
 #[test]
 fn qwen_vl_on_text() {
     for name in ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen2_vl_v4", "qwen3_vl_moe_hub"] {
@@ -403,7 +404,8 @@ fn qwen_vl_on_text() {
     let (mut inputs, _) = golden("qwen3_vl");
     inputs.insert("image_grid_thw".into(), Tensor::from_vec(vec![1i64, 2, 2], [1, 3]).unwrap());
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
-    assert!(err.contains("video inputs are not supported for Qwen3VLForConditionalGeneration"), "{err}");
+    let want = "unexpected input 'image_grid_thw' (Qwen3VLForConditionalGeneration takes its images as pixel_values)";
+    assert!(err.contains(want), "{err}");
 }
 
 /// Vision-language classes on text, each over a language model of its own model type: LLaVA

@@ -33,9 +33,22 @@ pub struct AttentionBlocks<'a> {
     pub within_window: bool,
 }
 
+/// `h` after decoder layer `layer` (`None`: before the first): plus `replaced.added[layer]` at
+/// the marked tokens where there is one (Qwen3-VL's deepstack), else `h` itself.
+pub(super) fn add_rows_after(
+    replaced: Option<ReplacedRows<'_>>,
+    layer: Option<usize>,
+    h: Tensor,
+) -> Result<Tensor> {
+    match (replaced, layer) {
+        (Some(r), Some(layer)) if layer < r.added.len() => add_rows(&h, r.mask, &r.added[layer]),
+        _ => Ok(h),
+    }
+}
+
 /// `h` `[batch, seq, hidden]` plus `rows` `[n, hidden]` at the `n` rows `mask` marks, in order
 /// (Qwen3-VL's `_deepstack_process`; the other rows are added zeros).
-pub(super) fn add_rows(h: &Tensor, mask: &Tensor, rows: &Tensor) -> Result<Tensor> {
+fn add_rows(h: &Tensor, mask: &Tensor, rows: &Tensor) -> Result<Tensor> {
     let (b, s, hidden) = (h.dims()[0], h.dims()[1], h.dims()[2]);
     let marked = mask.to(Device::Cpu)?.contiguous()?.to_vec::<bool>()?;
     let tokens = marked.iter().filter(|&&m| m).count();
