@@ -95,6 +95,50 @@ pub struct PromptImages<'a> {
     pub video_token: Option<i64>,
 }
 
+/// The owned counterpart of [`PromptImages`]: what generation takes of prompts with images (and
+/// videos), computed by the model
+/// ([`VisionLanguageForConditionalGeneration::prompt_media`](crate::models::VisionLanguageForConditionalGeneration::prompt_media)),
+/// lent by [`PromptMedia::as_prompt`].
+#[derive(Debug, Clone)]
+pub struct PromptMedia {
+    /// the image token
+    pub token: i64,
+    /// the video token, where the prompts have videos (Qwen's)
+    pub video_token: Option<i64>,
+    /// `[tokens, hidden]`: the images' (and videos') features in the order of their tokens
+    pub rows: Tensor,
+    /// the attention blocks' ids `[batch, seq]` and whether a sliding window hides keys of a
+    /// token's own block (see [`AttentionBlocks`])
+    pub blocks: Option<(Tensor, bool)>,
+    /// the multimodal RoPE positions `[3, batch, seq]` (Qwen's)
+    pub positions: Option<Tensor>,
+    /// Qwen3-VL's deepstack rows, one per layer
+    pub deepstack: Vec<Tensor>,
+}
+
+impl PromptMedia {
+    /// The features `rows` of the prompts' `token`s, nothing else.
+    pub fn new(token: i64, rows: Tensor) -> Self {
+        PromptMedia { token, video_token: None, rows, blocks: None, positions: None, deepstack: Vec::new() }
+    }
+
+    /// The prompts' images as [`generate_with_images`] takes them.
+    pub fn as_prompt(&self) -> PromptImages<'_> {
+        let blocks = self
+            .blocks
+            .as_ref()
+            .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
+        PromptImages {
+            token: self.token,
+            rows: &self.rows,
+            blocks,
+            positions: self.positions.as_ref(),
+            deepstack: &self.deepstack,
+            video_token: self.video_token,
+        }
+    }
+}
+
 impl PromptImages<'_> {
     /// Whether `id` is one of the tokens the rows replace.
     fn replaces(&self, id: i64) -> bool {

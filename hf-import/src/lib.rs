@@ -38,7 +38,7 @@ pub use cross_encoder::{CrossEncoder, ScoreActivation};
 pub use error::{Error, Result};
 pub use generate::{
     generate, generate_recurrent, generate_seq2seq, generate_with_images, generate_with_tokenizer,
-    CacheImplementation, EncoderDecoder, GenerationConfig, PromptImages, Recurrent,
+    CacheImplementation, EncoderDecoder, GenerationConfig, PromptImages, PromptMedia, Recurrent,
 };
 pub use hub::resolve_model;
 pub use models::{
@@ -46,7 +46,7 @@ pub use models::{
     DecoderForSequenceClassification, DecoderForTokenClassification, DistilBertForMaskedLM, DistilBertModel,
     GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM,
     Gemma3ForConditionalGeneration, GemmaForCausalLM, ImageInputs, LlamaForCausalLM, Mamba, MambaState,
-    MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, PromptMedia, Qwen2ForCausalLM,
+    MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, Qwen2ForCausalLM,
     Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel,
     SequenceClassifier, Starcoder2ForCausalLM, TokenClassifier, TokenTask, ViTForImageClassification,
     ViTModel, T5,

@@ -10,8 +10,8 @@ use oxtorch_hf_import::generate::{generate_whisper, WhisperPrompt};
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
     generate, generate_recurrent, generate_seq2seq, generate_with_images, generate_with_tokenizer,
-    resolve_model, AttentionBlocks, AutoModel, CausalLm, ChatArgs, ChatTemplate, Config, EncoderDecoder,
-    Error, GenerationConfig, HfTokenizer, ImageInputs, Mamba, Message, PromptImages, PromptMedia, Result,
+    resolve_model, AutoModel, CausalLm, ChatArgs, ChatTemplate, Config, EncoderDecoder, Error,
+    GenerationConfig, HfTokenizer, Mamba, Message, PromptMedia, Result,
 };
 use oxtorch_tensor::{DType, Tensor};
 
@@ -335,84 +335,28 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     }
 }
 
-/// The attention blocks of a prompt with images (see `PromptImages::blocks`): their ids and
-/// whether a window hides keys of a token's own block.
-type Blocks = Option<(Tensor, bool)>;
-
-/// The prompts' images as generation takes them (see `PromptImages`), computed.
-struct ImagesOfPrompts {
-    /// the image token
-    token: i64,
-    /// the rows of the images' features
-    rows: Tensor,
-    /// the attention blocks of the prompts' `token_type_ids` (Gemma 3's images, PaliGemma's prefix)
-    blocks: Blocks,
-    /// the prompts' multimodal RoPE positions (Qwen2-VL's)
-    positions: Option<Tensor>,
-    /// Qwen3-VL's deepstack rows
-    deepstack: Vec<Tensor>,
-    /// Qwen's video token, where the prompts have videos
-    video_token: Option<i64>,
-}
-
-impl ImagesOfPrompts {
-    fn as_prompt(&self) -> PromptImages<'_> {
-        let blocks = self
-            .blocks
-            .as_ref()
-            .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
-        PromptImages {
-            token: self.token,
-            rows: &self.rows,
-            blocks,
-            positions: self.positions.as_ref(),
-            deepstack: &self.deepstack,
-            video_token: self.video_token,
-        }
-    }
-}
-
-/// The prompts' images for inputs with `pixel_values` (`None` without); an error for a model that
-/// takes no images, or for Gemma 3's `token_type_ids` that do not mark the image tokens of `ids`.
+/// The prompts' images (and videos) for inputs with `pixel_values` (or Qwen's
+/// `pixel_values_videos`; `None` without); an error for a model that takes none, or for Gemma 3's
+/// `token_type_ids` that do not mark the image tokens of `ids`.
 fn prompt_images(
     model: &AutoModel,
     named: &BTreeMap<String, Tensor>,
     ids: &Tensor,
-) -> Result<Option<ImagesOfPrompts>> {
-    // (Qwen's images and videos, in their tokens' order.)
-    if let AutoModel::VisionLanguage(m) = model {
-        if let Some(media) = m.prompt_media(named)? {
-            let PromptMedia { token, video_token, rows, deepstack, positions } = media;
-            let positions = Some(positions);
-            return Ok(Some(ImagesOfPrompts {
-                token,
-                rows,
-                blocks: None,
-                positions,
-                deepstack,
-                video_token,
-            }));
+) -> Result<Option<PromptMedia>> {
+    let m = match model {
+        AutoModel::VisionLanguage(m) => return m.prompt_media(named),
+        AutoModel::Gemma3ForConditionalGeneration(m) => m,
+        _ if named.contains_key("pixel_values") => {
+            return Err(Error::Input("input 'pixel_values': this model takes no images".into()))
         }
-    }
+        _ => return Ok(None),
+    };
     let Some(pixels) = named.get("pixel_values") else { return Ok(None) };
     let types = named.get("token_type_ids");
-    let (token, rows, blocks, positions, deepstack) = match model {
-        AutoModel::VisionLanguage(m) => {
-            let blocks = types.map(|t| m.attention_blocks(t)).transpose()?.map(|b| (b, false));
-            let images = ImageInputs::from_named(named).expect("inputs with pixel_values");
-            let (mask, mm_types) = (named.get("attention_mask"), named.get("mm_token_type_ids"));
-            let positions = m.rope_positions(ids, mask, &images, mm_types)?;
-            let (rows, deepstack) = m.image_features_of(&images)?;
-            (m.image_token(), rows, blocks, positions, deepstack)
-        }
-        AutoModel::Gemma3ForConditionalGeneration(m) => {
-            let blocks = types.map(|t| m.attention_blocks(t)).transpose()?.map(|b| (b, true));
-            (m.image_token(), m.image_rows(pixels)?, blocks, None, Vec::new())
-        }
-        _ => return Err(Error::Input("input 'pixel_values': this model takes no images".into())),
-    };
-    let token = token.expect("a model that computed image rows has an image token");
-    if let (AutoModel::Gemma3ForConditionalGeneration(_), Some(types)) = (model, types) {
+    let blocks = types.map(|t| m.attention_blocks(t)).transpose()?.map(|b| (b, true));
+    let token = m.image_token().expect("a model that computed image rows has an image token");
+    let rows = m.image_rows(pixels)?;
+    if let Some(types) = types {
         let marked = ids.to_dtype(DType::I64)?.eq(token as f64)?.to_dtype(DType::I64)?;
         if types.dtype().is_float()
             || types.dims() != ids.dims()
@@ -424,7 +368,7 @@ fn prompt_images(
             )));
         }
     }
-    Ok(Some(ImagesOfPrompts { token, rows, blocks, positions, deepstack, video_token: None }))
+    Ok(Some(PromptMedia { blocks, ..PromptMedia::new(token, rows) }))
 }
 
 /// A decoder-only model that generates: a causal LM with its KV cache, or a recurrent one.

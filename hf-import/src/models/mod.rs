@@ -216,7 +216,6 @@ pub use self::pre_norm_bert::{NormLayout, PreNormNames};
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::qwen3_5::{Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM};
-pub use self::qwen_vl_images::PromptMedia;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::sarvam::{SarvamMLAForCausalLM, SarvamMoEForCausalLM};
 pub use self::seed_oss::SeedOssForCausalLM;

@@ -26,6 +26,7 @@ use super::llava_images::vars_with;
 use super::qwen_vl_vision::{grids_of, Kind, QwenVisionOutput, QwenVisionTower};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::generate::PromptMedia;
 use crate::weights::Weights;
 
 /// The inputs of a forward pass with Qwen's images and videos.
@@ -57,36 +58,6 @@ struct Media {
     rows: Tensor,
     /// Qwen3-VL's deepstack features in the same order, one per layer
     added: Vec<Tensor>,
-}
-
-/// What generation takes of prompts with images and videos (Qwen's), computed: see
-/// [`crate::generate::PromptImages`], which [`PromptMedia::as_prompt`] lends.
-#[derive(Debug, Clone)]
-pub struct PromptMedia {
-    /// the image token
-    pub token: i64,
-    /// the video token, where the prompts have videos
-    pub video_token: Option<i64>,
-    /// `[tokens, hidden]`: the image and video features in the order of their tokens
-    pub rows: Tensor,
-    /// Qwen3-VL's deepstack rows, one per layer
-    pub deepstack: Vec<Tensor>,
-    /// the multimodal RoPE positions `[3, batch, seq]`
-    pub positions: Tensor,
-}
-
-impl PromptMedia {
-    /// The prompts' images and videos as [`crate::generate_with_images`] takes them.
-    pub fn as_prompt(&self) -> crate::generate::PromptImages<'_> {
-        crate::generate::PromptImages {
-            token: self.token,
-            rows: &self.rows,
-            blocks: None,
-            positions: Some(&self.positions),
-            deepstack: &self.deepstack,
-            video_token: self.video_token,
-        }
-    }
 }
 
 /// The tower and the tokens its features replace.
@@ -364,11 +335,10 @@ impl QwenImages {
         let positions = self.media_positions(inputs, &media)?;
         let video_token = media.videos.is_some().then_some(self.video_token);
         Ok(PromptMedia {
-            token: self.image_token,
             video_token,
-            rows: media.rows,
             deepstack: media.added,
-            positions,
+            positions: Some(positions),
+            ..PromptMedia::new(self.image_token, media.rows)
         })
     }
 

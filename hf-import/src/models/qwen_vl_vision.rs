@@ -234,17 +234,7 @@ impl QwenVisionTower {
                     "window_size {size} is less than one merged patch ({merge} × {patch} pixels)"
                 )));
             }
-            let full = match cfg.get("fullatt_block_indexes") {
-                None => vec![7, 15, 23, 31],
-                Some(v) => v
-                    .as_array()
-                    .and_then(|a| a.iter().map(|i| i.as_u64().map(|i| i as usize)).collect())
-                    .ok_or_else(|| {
-                        Error::Config(format!(
-                            "fullatt_block_indexes must be a list of block indices, got {v}"
-                        ))
-                    })?,
-            };
+            let full = block_indexes(cfg, "fullatt_block_indexes", &[7, 15, 23, 31])?;
             Some(Windows { side, full })
         } else {
             None
@@ -279,17 +269,7 @@ impl QwenVisionTower {
                 )));
             }
             let weight = vars.pp("pos_embed").get("weight", &[count, hidden])?;
-            let indexes = match cfg.get("deepstack_visual_indexes") {
-                None => vec![8, 16, 24],
-                Some(v) => v
-                    .as_array()
-                    .and_then(|a| a.iter().map(|i| i.as_u64().map(|i| i as usize)).collect())
-                    .ok_or_else(|| {
-                        Error::Config(format!(
-                            "deepstack_visual_indexes must be a list of block indices, got {v}"
-                        ))
-                    })?,
-            };
+            let indexes = block_indexes(cfg, "deepstack_visual_indexes", &[8, 16, 24])?;
             let deepstack = indexes
                 .iter()
                 .enumerate()
@@ -513,6 +493,17 @@ impl QwenVisionTower {
             }
         }
         Ok((Tensor::from_vec(cos, [total, 4 * q])?, Tensor::from_vec(sin, [total, 4 * q])?))
+    }
+}
+
+/// `cfg[key]`: a list of block indices (`default` where absent).
+fn block_indexes(cfg: &Config, key: &str, default: &[usize]) -> Result<Vec<usize>> {
+    match cfg.get(key) {
+        None => Ok(default.to_vec()),
+        Some(v) => v
+            .as_array()
+            .and_then(|a| a.iter().map(|i| i.as_u64().and_then(|i| usize::try_from(i).ok())).collect())
+            .ok_or_else(|| Error::Config(format!("{key} must be a list of block indices, got {v}"))),
     }
 }
 

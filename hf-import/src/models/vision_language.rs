@@ -34,10 +34,11 @@ use super::decoder::{AttentionBlocks, CausalLm};
 use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
 use super::image_inputs::{ImageInputs, TextWithImages};
 use super::llava_images::ImageEncoder;
-use super::qwen_vl_images::{PromptMedia, QwenImages};
+use super::qwen_vl_images::QwenImages;
 use super::{check_input_dtype, AutoModel};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::generate::PromptMedia;
 use crate::weights::Weights;
 
 /// One vision-language class.
@@ -275,16 +276,26 @@ impl VisionLanguageForConditionalGeneration {
         }
     }
 
-    /// What generation takes of prompts with images and videos, from the named inputs their
-    /// processor writes (`input_ids`, `attention_mask`, `pixel_values`, `image_grid_thw`,
-    /// `pixel_values_videos`, `video_grid_thw`, `second_per_grid_ts`, `mm_token_type_ids`): Qwen's
-    /// features in the order of their tokens, deepstack rows and multimodal positions. `None` for
-    /// the other classes (see [`Self::image_rows_of`]) and for inputs without images or videos.
+    /// What generation takes of prompts with images (and Qwen's videos), from the named inputs
+    /// their processor writes (`input_ids`, `attention_mask`, `pixel_values` and what describes
+    /// the images: `image_sizes`, `image_grid_thw`, ...; PaliGemma's `token_type_ids`; Qwen's
+    /// `mm_token_type_ids`, `pixel_values_videos`, `video_grid_thw`, `second_per_grid_ts`): the
+    /// features in their tokens' order, and the attention blocks, multimodal positions and
+    /// deepstack rows of the classes that have them. `None` for inputs without images or videos; an
+    /// error for a model that takes none.
     pub fn prompt_media(&self, inputs: &BTreeMap<String, Tensor>) -> Result<Option<PromptMedia>> {
-        let has_media = inputs.contains_key("pixel_values") || inputs.contains_key("pixel_values_videos");
+        let media = ["pixel_values", "pixel_values_videos"].into_iter().find(|k| inputs.contains_key(*k));
+        let Some(name) = media else { return Ok(None) };
         match self.images.as_deref() {
-            Some(Images::Qwen(qwen)) if has_media => Ok(Some(qwen.prompt_media(inputs, self.lm.dtype())?)),
-            _ => Ok(None),
+            Some(Images::Qwen(qwen)) => Ok(Some(qwen.prompt_media(inputs, self.lm.dtype())?)),
+            Some(Images::Encoder(encoder)) => {
+                let images = ImageInputs::from_named(inputs).ok_or_else(|| self.no_images(name))?;
+                let types = inputs.get("token_type_ids");
+                let blocks = types.map(|t| self.attention_blocks(t)).transpose()?.map(|b| (b, false));
+                let rows = encoder.rows(&images, self.lm.dtype())?;
+                Ok(Some(PromptMedia { blocks, ..PromptMedia::new(encoder.image_token(), rows) }))
+            }
+            None => Err(self.no_images(name)),
         }
     }
 

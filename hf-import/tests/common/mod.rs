@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use oxtorch_hf_import::weights::read_safetensors;
-use oxtorch_hf_import::{AttentionBlocks, AutoModel, CausalLm, Config, ImageInputs, PromptImages, Weights};
+use oxtorch_hf_import::{AutoModel, CausalLm, Config, PromptImages, PromptMedia, Weights};
 use oxtorch_tensor::{DType, Device, Tensor};
 
 /// The folder of a fixture made by `make_fixtures.py`.
@@ -136,68 +136,35 @@ fn check_at(name: &str, cfg: &Config, weights: &Weights, tol: f64) {
 }
 
 /// What generation from a golden's prompts with images takes from `model` (a vision-language
-/// model or Gemma 3): its language model, image token, the rows of the golden's `pixel_values`,
-/// and the attention blocks of its `token_type_ids` (Gemma 3's images, within the window;
-/// PaliGemma's prefix, across it) where it has them.
+/// model or Gemma 3): its language model and the prompts' media (the image features of the
+/// golden's `pixel_values`, the attention blocks of its `token_type_ids` where it has them: Gemma 3's
+/// images within the window, PaliGemma's prefix across it; Qwen's positions and deepstack rows).
 pub struct ImagePrompt<'m> {
     pub lm: &'m CausalLm,
-    pub token: i64,
-    pub rows: Tensor,
-    pub blocks: Option<(Tensor, bool)>,
-    /// Qwen2-VL's multimodal RoPE positions of the golden's prompts
-    pub positions: Option<Tensor>,
-    /// Qwen3-VL's deepstack rows
-    pub deepstack: Vec<Tensor>,
+    pub media: PromptMedia,
 }
 
 impl<'m> ImagePrompt<'m> {
     pub fn of(model: &'m AutoModel, golden: &BTreeMap<String, Tensor>) -> Self {
-        let (pixels, types) = (&golden["pixel_values"], golden.get("token_type_ids"));
         match model {
             AutoModel::VisionLanguage(m) => {
-                let (rows, deepstack) =
-                    m.image_features_of(&ImageInputs::from_named(golden).unwrap()).unwrap();
+                ImagePrompt { lm: m, media: m.prompt_media(golden).unwrap().unwrap() }
+            }
+            AutoModel::Gemma3ForConditionalGeneration(m) => {
+                let rows = m.image_rows(&golden["pixel_values"]).unwrap();
+                let types = golden.get("token_type_ids");
+                let blocks = types.map(|t| (m.attention_blocks(t).unwrap(), true));
                 ImagePrompt {
                     lm: m,
-                    token: m.image_token().unwrap(),
-                    rows,
-                    deepstack,
-                    blocks: types.map(|t| (m.attention_blocks(t).unwrap(), false)),
-                    positions: m
-                        .rope_positions(
-                            &golden["input_ids"],
-                            golden.get("attention_mask"),
-                            &ImageInputs::from_named(golden).unwrap(),
-                            golden.get("mm_token_type_ids"),
-                        )
-                        .unwrap(),
+                    media: PromptMedia { blocks, ..PromptMedia::new(m.image_token().unwrap(), rows) },
                 }
             }
-            AutoModel::Gemma3ForConditionalGeneration(m) => ImagePrompt {
-                lm: m,
-                token: m.image_token().unwrap(),
-                rows: m.image_rows(pixels).unwrap(),
-                blocks: types.map(|t| (m.attention_blocks(t).unwrap(), true)),
-                positions: None,
-                deepstack: Vec::new(),
-            },
             _ => panic!("not a model that takes images: {model:?}"),
         }
     }
 
     /// The prompts' images as generation takes them.
     pub fn images(&self) -> PromptImages<'_> {
-        let blocks = self
-            .blocks
-            .as_ref()
-            .map(|(ids, within_window)| AttentionBlocks { ids, within_window: *within_window });
-        PromptImages {
-            token: self.token,
-            rows: &self.rows,
-            blocks,
-            positions: self.positions.as_ref(),
-            deepstack: &self.deepstack,
-            video_token: None,
-        }
+        self.media.as_prompt()
     }
 }

@@ -103,11 +103,11 @@ fn greedy_generate_with_images_matches_transformers() {
         }
         let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
         g.max_new_tokens = 2;
-        let half = prompt.rows.narrow(0, 0, 4).unwrap();
+        let half = prompt.media.rows.narrow(0, 0, 4).unwrap();
         let images = PromptImages { rows: &half, ..images };
         let err =
             generate_with_images(lm, &golden["input_ids"], None, images, &g, None, |_, _| {}).unwrap_err();
-        let tokens = golden["input_ids"].eq(prompt.token as f64).unwrap().to_dtype(DType::I64).unwrap();
+        let tokens = golden["input_ids"].eq(prompt.media.token as f64).unwrap().to_dtype(DType::I64).unwrap();
         let tokens = tokens.sum_all().unwrap().item::<i64>().unwrap();
         let want = format!("Image features and image tokens do not match, tokens: {tokens}, features: 4");
         assert!(err.to_string().contains(&want), "{err}");
