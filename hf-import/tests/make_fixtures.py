@@ -2924,6 +2924,58 @@ def qwen_vl_videos():
         print(f"{name}: {sorted(flat)} {gen[:, width:].tolist()}")
 
 
+def lfm2_vl_images():
+    """LFM2-VL with images (`lfm2_vl_images`): a tiny SigLIP2 NaFlex tower (`pixel_values` `[images, patches, 3 ·
+    2²]` of flattened patches, `spatial_shapes` 4 × 6 and 3 × 4 patches, the second's rest padding that
+    `pixel_attention_mask` hides), its 4 × 4 position table resized to each grid (antialiased bilinear: down to 3
+    rows), the patches gathered into 2 × 2 blocks, unshuffled, normed and projected; the features in place of the
+    image tokens (id 99: 6 and 2) of two prompts, the second right-padded; LFM2. `generate.safetensors`: greedy
+    generation from the prompts left-padded."""
+    name = "lfm2_vl_images"
+    if ONLY and name not in ONLY:
+        return
+    lfm2 = dict(vocab_size=100, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                pad_token_id=0, bos_token_id=1, eos_token_id=2, num_hidden_layers=3, model_type="lfm2",
+                layer_types=["conv", "full_attention", "conv"], intermediate_size=72, block_multiple_of=16)
+    vision = dict(model_type="siglip2_vision_model", hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                  num_attention_heads=2, patch_size=2, num_patches=16, vision_use_head=False)
+    t = 99
+    config = tf.Lfm2VlConfig(text_config=lfm2, vision_config=vision, image_token_id=t, projector_hidden_size=24,
+                             downsample_factor=2)
+    seed = 400
+    torch.manual_seed(seed)
+    model = tf.Lfm2VlForConditionalGeneration(config).eval()
+    randomise(model, seed)
+    path = OUT / name
+    shutil.rmtree(path, ignore_errors=True)
+    model.save_pretrained(path)
+    (path / "generation_config.json").unlink(missing_ok=True)
+    g = torch.Generator().manual_seed(seed)
+    shapes = torch.tensor([[4, 6], [3, 4]], dtype=torch.int64)
+    pixels = torch.zeros(2, 24, 12)
+    pmask = torch.zeros(2, 24, dtype=torch.int64)
+    for i, (h, w) in enumerate(shapes.tolist()):
+        pixels[i, : h * w] = torch.randn(h * w, 12, generator=g)
+        pmask[i, : h * w] = 1
+    prompts = [[1] + [t] * 6 + [17, 42, 5], [3, 64] + [t] * 2 + [12]]
+    width = max(map(len, prompts))
+    ids = torch.tensor([p + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+    attn = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+    gen_ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts], dtype=torch.int64)
+    gen_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.int64)
+    x = {"input_ids": ids, "attention_mask": attn, "pixel_values": pixels, "spatial_shapes": shapes,
+         "pixel_attention_mask": pmask}
+    with torch.no_grad():
+        out = model(**x, output_hidden_states=True)
+        gen = model.generate(**dict(x, input_ids=gen_ids, attention_mask=gen_mask), max_new_tokens=10,
+                             do_sample=False, pad_token_id=0)
+    flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+    save_file({**x, **flat}, str(path / "expected.safetensors"))
+    save_file({**x, "input_ids": gen_ids, "attention_mask": gen_mask, "output_ids": gen.contiguous()},
+              str(path / "generate.safetensors"))
+    print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]} {gen[:, width:].tolist()}")
+
+
 def gemma3_images():
     """Gemma 3 with images (`gemma3_images`): a tiny SigLIP tower (4 × 4 patches) whose last hidden state the
     projector averages to 2 × 2 tokens, norms and projects; the features in place of the image tokens (id 99, in the
@@ -3031,6 +3083,7 @@ if __name__ == "__main__":
     mistral3_images()
     qwen_vl_images()
     qwen_vl_videos()
+    lfm2_vl_images()
     gemma3_images()
     paligemma_images()
     if not ONLY or "token_types" in ONLY:

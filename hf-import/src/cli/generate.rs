@@ -173,6 +173,10 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 "llava_next" | "llava_next_video" => {
                     &["input_ids", "attention_mask", "pixel_values", "image_sizes"]
                 }
+                // (LFM2-VL's images of their own sizes: their grids of patches and their padding.)
+                "lfm2_vl" => {
+                    &["input_ids", "attention_mask", "pixel_values", "spatial_shapes", "pixel_attention_mask"]
+                }
                 "idefics3" | "smolvlm" => {
                     &["input_ids", "attention_mask", "pixel_values", "pixel_attention_mask"]
                 }

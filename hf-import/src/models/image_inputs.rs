@@ -27,6 +27,8 @@ pub struct ImageInputs<'a> {
     pub pixel_attention_mask: Option<&'a Tensor>,
     /// Qwen2-VL's `image_grid_thw` `[images, 3]`: each image's patches (frames, rows, columns)
     pub image_grid_thw: Option<&'a Tensor>,
+    /// LFM2-VL's `spatial_shapes` `[images, 2]`: each image's rows and columns of patches
+    pub spatial_shapes: Option<&'a Tensor>,
 }
 
 impl<'a> ImageInputs<'a> {
@@ -38,6 +40,7 @@ impl<'a> ImageInputs<'a> {
             batch_num_images: None,
             pixel_attention_mask: None,
             image_grid_thw: None,
+            spatial_shapes: None,
         }
     }
 
@@ -49,6 +52,7 @@ impl<'a> ImageInputs<'a> {
             batch_num_images: inputs.get("batch_num_images"),
             pixel_attention_mask: inputs.get("pixel_attention_mask"),
             image_grid_thw: inputs.get("image_grid_thw"),
+            spatial_shapes: inputs.get("spatial_shapes"),
         })
     }
 }
@@ -89,7 +93,8 @@ pub(crate) fn tiles(pixel_values: &Tensor, counts: &[usize]) -> Result<Tensor> {
 }
 
 /// The inputs that describe the images (checked by the image path), not the prompts' tokens.
-const IMAGE_ONLY: [&str; 8] = [
+const IMAGE_ONLY: [&str; 9] = [
+    "spatial_shapes",
     "pixel_values",
     "image_sizes",
     "batch_num_images",

@@ -26,7 +26,7 @@ pub(super) const ARCHITECTURES: &[(&str, &[&str])] = &[
 ];
 
 /// A tower's shared sizes with SigLIP's defaults (`gelu_pytorch_tanh`, epsilon 1e-6).
-fn tower(cfg: &Config) -> Result<TowerConfig> {
+pub(super) fn tower(cfg: &Config) -> Result<TowerConfig> {
     let c = TowerConfig {
         hidden: cfg.usize_or("hidden_size", 768)?,
         heads: cfg.usize_or("num_attention_heads", 12)?,

@@ -33,6 +33,7 @@ use serde_json::{Map, Value};
 use super::decoder::{AttentionBlocks, CausalLm};
 use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
 use super::image_inputs::{ImageInputs, TextWithImages};
+use super::lfm2_vl_images::Lfm2VlImages;
 use super::llava_images::ImageEncoder;
 use super::qwen_vl_images::QwenImages;
 use super::{check_input_dtype, AutoModel};
@@ -124,6 +125,7 @@ pub fn takes_images(architecture: &str) -> bool {
             | "Qwen2_5_VLForConditionalGeneration"
             | "Qwen3VLForConditionalGeneration"
             | "Qwen3VLMoeForConditionalGeneration"
+            | "Lfm2VlForConditionalGeneration"
     )
 }
 
@@ -166,6 +168,8 @@ pub(crate) enum Images {
     Encoder(ImageEncoder),
     /// Qwen2-VL's and Qwen2.5-VL's: see [`super::qwen_vl_images`]
     Qwen(QwenImages),
+    /// LFM2-VL's: see [`super::lfm2_vl_images`]
+    Lfm2(Lfm2VlImages),
 }
 
 /// PaliGemma's class, whose prefix attends both ways.
@@ -203,8 +207,11 @@ impl VisionLanguageForConditionalGeneration {
             })
         })?;
         let lm = if class.plain_head { lm.with_plain_head() } else { lm.without_logit_scaling() };
-        let images =
-            ImageEncoder::load(cfg, weights, lm.embedding_width())?.map(|e| Box::new(Images::Encoder(e)));
+        let images = if class.model_type == "lfm2_vl" {
+            Lfm2VlImages::load(cfg, weights, lm.embedding_width())?.map(|l| Box::new(Images::Lfm2(l)))
+        } else {
+            ImageEncoder::load(cfg, weights, lm.embedding_width())?.map(|e| Box::new(Images::Encoder(e)))
+        };
         Ok(VisionLanguageForConditionalGeneration { lm, architecture: class.architecture, images })
     }
 
@@ -250,6 +257,7 @@ impl VisionLanguageForConditionalGeneration {
         self.images.as_deref().map(|i| match i {
             Images::Encoder(e) => e.image_token(),
             Images::Qwen(q) => q.image_token(),
+            Images::Lfm2(l) => l.image_token(),
         })
     }
 
@@ -273,6 +281,7 @@ impl VisionLanguageForConditionalGeneration {
         match self.images.as_deref().ok_or_else(|| self.no_images("pixel_values"))? {
             Images::Encoder(encoder) => Ok((encoder.rows(images, self.lm.dtype())?, Vec::new())),
             Images::Qwen(qwen) => qwen.rows(images, self.lm.dtype()),
+            Images::Lfm2(lfm2) => Ok((lfm2.rows(images, self.lm.dtype())?, Vec::new())),
         }
     }
 
@@ -288,12 +297,13 @@ impl VisionLanguageForConditionalGeneration {
         let Some(name) = media else { return Ok(None) };
         match self.images.as_deref() {
             Some(Images::Qwen(qwen)) => Ok(Some(qwen.prompt_media(inputs, self.lm.dtype())?)),
-            Some(Images::Encoder(encoder)) => {
+            Some(_) => {
                 let images = ImageInputs::from_named(inputs).ok_or_else(|| self.no_images(name))?;
                 let types = inputs.get("token_type_ids");
                 let blocks = types.map(|t| self.attention_blocks(t)).transpose()?.map(|b| (b, false));
-                let rows = encoder.rows(&images, self.lm.dtype())?;
-                Ok(Some(PromptMedia { blocks, ..PromptMedia::new(encoder.image_token(), rows) }))
+                let rows = self.image_rows_of(&images)?;
+                let token = self.image_token().expect("a model with images has an image token");
+                Ok(Some(PromptMedia { blocks, ..PromptMedia::new(token, rows) }))
             }
             None => Err(self.no_images(name)),
         }
@@ -370,6 +380,7 @@ impl VisionLanguageForConditionalGeneration {
         let images = match self.images.as_deref().ok_or_else(|| self.no_images("pixel_values"))? {
             Images::Encoder(encoder) => encoder,
             Images::Qwen(qwen) => return qwen.forward_named(&self.lm, inputs, output_hidden_states),
+            Images::Lfm2(lfm2) => return lfm2.forward_named(&self.lm, inputs, output_hidden_states),
         };
         let mut takes = IMAGE_INPUTS.to_vec();
         takes.extend(images.other_inputs());

@@ -41,7 +41,7 @@ pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>
 }
 
 /// The names of a golden's inputs (the rest are outputs).
-pub const INPUT_NAMES: [&str; 15] = [
+pub const INPUT_NAMES: [&str; 16] = [
     "input_ids",
     "attention_mask",
     "token_type_ids",
@@ -54,6 +54,7 @@ pub const INPUT_NAMES: [&str; 15] = [
     "pixel_values_videos",
     "video_grid_thw",
     "second_per_grid_ts",
+    "spatial_shapes",
     "decoder_input_ids",
     "decoder_attention_mask",
     "input_features",

@@ -719,6 +719,7 @@ fn llava_forward_and_generate_with_images() {
         "qwen3_vl_moe_images",
         "qwen2_5_vl_video",
         "qwen3_vl_video",
+        "lfm2_vl_images",
     ]) {
         forward_matches(&fixture(name), name, &dir);
         let golden = read_all(&fixture(name).join("generate.safetensors"));
@@ -736,6 +737,7 @@ fn llava_forward_and_generate_with_images() {
             "pixel_values_videos",
             "video_grid_thw",
             "second_per_grid_ts",
+            "spatial_shapes",
         ];
         let given = names.iter().filter(|n| golden.contains_key(**n));
         let prompts: Vec<_> = given.map(|n| (n.to_string(), golden[*n].clone())).collect();

@@ -82,6 +82,7 @@ fn greedy_generate_with_images_matches_transformers() {
         "qwen2_5_vl_images",
         "qwen3_vl_images",
         "qwen3_vl_moe_images",
+        "lfm2_vl_images",
     ]);
     for name in names.into_iter().chain(["paligemma2_images", "aya_vision_images"]).chain(anyres) {
         let (cfg, model) = load(name);

@@ -305,3 +305,17 @@ fn qwen2_vl_with_images() {
         "{err}"
     );
 }
+
+/// LFM2-VL with images of their own sizes: SigLIP2's NaFlex tower (flattened patches, the position
+/// table resized to each grid with antialiasing, the padding hidden by `pixel_attention_mask`), the
+/// patches' 2 × 2 blocks unshuffled (an odd row left out), the normed projector, against
+/// transformers' logits, hidden states and `image_outputs`; without the mask the padding counts.
+#[test]
+fn lfm2_vl_with_images() {
+    check("lfm2_vl_images");
+    let (inputs, expected) = golden("lfm2_vl_images");
+    let mut unmasked = inputs.clone();
+    unmasked.insert("pixel_attention_mask".into(), inputs["pixel_attention_mask"].ones_like().unwrap());
+    let out = load("lfm2_vl_images").forward_named(&unmasked, false).unwrap();
+    assert!(logits_diff(&out, &expected["logits"]) > 1e-3, "the pixel mask changes the logits");
+}
