@@ -1452,7 +1452,7 @@ def gen_images(r):
     Gemma 3 (SigLIP, its pooled projector), over a random language model (Gemma 3's own for Gemma 3), the image token
     the vocabulary's last id."""
     kind = r.choice(["llava", "llava", "vipllava", "gemma3", "paligemma", "aya_vision", "idefics3", "smolvlm",
-                     "internvl", "pixtral", "mistral3"])
+                     "internvl", "pixtral", "mistral3", "lfm2_vl"])
     tower = r.choice(["clip_vision_model", "siglip_vision_model"]) if kind == "llava" else "clip_vision_model"
     layers = r.randint(1, 3)
     image, patch = r.choice([(8, 4), (8, 2), (12, 4)])
@@ -1460,6 +1460,19 @@ def gen_images(r):
                   num_attention_heads=2, image_size=image, patch_size=patch)
     if r.random() < 0.3:
         vision["hidden_act"] = r.choice(["gelu", "quick_gelu", "gelu_pytorch_tanh"])
+    if kind == "lfm2_vl":
+        # LFM2-VL: a SigLIP2 NaFlex tower (position tables of 1-20 entries), its blocks unshuffled by 1-3, over LFM2.
+        _, _, text = gen_lfm2(r)
+        text.update(model_type="lfm2", vocab_size=100)
+        text.pop("tie_word_embeddings", None)
+        siglip2 = dict(model_type="siglip2_vision_model", hidden_size=r.choice([8, 16]), intermediate_size=16,
+                       num_hidden_layers=layers, num_attention_heads=2, patch_size=r.choice([1, 2]),
+                       num_patches=r.choice([1, 4, 9, 16, 20]), vision_use_head=False)
+        c = dict(text_config=text, vision_config=siglip2, image_token_id=99, downsample_factor=r.randint(1, 3),
+                 projector_hidden_size=r.choice([8, 24]), projector_bias=r.random() < 0.7,
+                 projector_use_layernorm=r.random() < 0.7,
+                 projector_hidden_act=r.choice(["gelu", "silu", "gelu_pytorch_tanh"]))
+        return tf.Lfm2VlForConditionalGeneration, tf.Lfm2VlConfig, c
     if kind == "gemma3":
         _, _, text = gen_gemma3_text(r)
         vision.update(model_type="siglip_vision_model", vision_use_head=False)
@@ -1625,6 +1638,50 @@ def anyres_prompt_inputs(r, model_cls, cfg, model):
     x = {"input_ids": ids, "attention_mask": mask, "pixel_values": pixels, "image_sizes": sizes, **extra}
     desc = f"b={b} l={l} pad={pad} images={per_row} sizes={sizes.tolist()} tokens={lens}"
     return x, desc + (" batch_num_images" if extra else "")
+
+
+def lfm2_image_inputs(r, cfg):
+    """Prompts with LFM2-VL's images of their own sizes: 0-2 per row (at least one in all), each a random grid of
+    patches (at least the downsample factor each way), their `(h // f) · (w // f)` image tokens at random places, the
+    rows padded on either side; `pixel_values` `[images, most patches, 3 · patch²]` padded with zeros,
+    `spatial_shapes` and `pixel_attention_mask` (bool or int)."""
+    text, vision = cfg["text_config"], cfg["vision_config"]
+    vocab, token, f = text["vocab_size"], cfg["image_token_id"], cfg["downsample_factor"]
+    b = r.randint(1, 3)
+    per_row = [r.randint(0, 2) for _ in range(b)]
+    if sum(per_row) == 0:
+        per_row[r.randrange(b)] = 1
+    rows, shapes = [], []
+    for n in per_row:
+        row = [r.randrange(3, vocab - 3) for _ in range(r.randint(1, 5))]
+        after = 0
+        for _ in range(n):
+            h, w = r.randint(f, 3 * f + 1), r.randint(f, 3 * f + 1)
+            shapes.append((h, w))
+            at = r.randint(after, len(row))
+            k = (h // f) * (w // f)
+            row[at:at] = [token] * k
+            after = at + k
+        rows.append(row)
+    l = max(len(row) for row in rows)
+    side = r.choice(["right", "left"])
+    ids = torch.zeros(b, l, dtype=torch.int64)
+    mask = torch.zeros(b, l, dtype=torch.int64)
+    for i, row in enumerate(rows):
+        at = 0 if side == "right" else l - len(row)
+        ids[i, at:at + len(row)] = torch.tensor(row)
+        mask[i, at:at + len(row)] = 1
+    most = max(h * w for h, w in shapes) + r.choice([0, 0, 3])
+    patch = 3 * vision["patch_size"] ** 2
+    pixels = torch.zeros(len(shapes), most, patch)
+    pmask = torch.zeros(len(shapes), most, dtype=torch.int64)
+    for i, (h, w) in enumerate(shapes):
+        pixels[i, : h * w] = torch.randn(h * w, patch)
+        pmask[i, : h * w] = 1
+    x = {"input_ids": ids, "attention_mask": mask, "pixel_values": pixels,
+         "spatial_shapes": torch.tensor(shapes, dtype=torch.int64),
+         "pixel_attention_mask": pmask.bool() if r.random() < 0.5 else pmask}
+    return x, f"b={b} l={l} pad={side} shapes={shapes} most={most}"
 
 
 def image_prompt_inputs(r, model_cls, cfg):
@@ -3246,6 +3303,8 @@ def make_inputs(r, family, cfg, model_cls=None, model=None):
     reference) for the families whose inputs depend on it."""
     if family == "anyres":
         return anyres_prompt_inputs(r, model_cls, cfg, model)
+    if family == "images" and model_cls.__name__.startswith("Lfm2Vl"):
+        return lfm2_image_inputs(r, cfg)
     if family == "images":
         return image_prompt_inputs(r, model_cls, cfg)
     if family == "qwen_images":

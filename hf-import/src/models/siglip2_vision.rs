@@ -42,6 +42,12 @@ impl Siglip2VisionTower {
         let count = cfg.usize_or("num_patches", 256)?;
         let side = (count as f64).sqrt() as usize;
         let side = if side.saturating_mul(side) > count { side - 1 } else { side };
+        if side * side != count {
+            // (transformers reshapes the table to a square: another count does not fit.)
+            return Err(Error::Config(format!(
+                "num_patches {count} must be a square: the position table is square"
+            )));
+        }
         let input = channels.checked_mul(patch).and_then(|n| n.checked_mul(patch));
         let Some(input) = input.filter(|&n| n > 0 && side > 0) else {
             return Err(Error::Config(format!(
@@ -52,7 +58,7 @@ impl Siglip2VisionTower {
         let table = emb.get("position_embedding.weight", &[count, h])?;
         Ok(Siglip2VisionTower {
             patch_embedding: Linear::load(&emb.pp("patch_embedding"), input, h, true)?,
-            positions: table.narrow(0, 0, side * side)?,
+            positions: table,
             side,
             layers: tower.load_layers(vars)?,
             post_norm: LayerNorm::load(&vars.pp("post_layernorm"), h, tower.eps)?,
