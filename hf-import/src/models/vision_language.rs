@@ -1,6 +1,6 @@
 //! Vision-language checkpoints whose language model is a decoder of its own model type, run on
 //! text (and LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, PaliGemma, Aya Vision, InternVL,
-//! Idefics3, SmolVLM, Qwen2-VL, Qwen2.5-VL and Qwen3-VL on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
+//! Idefics3, SmolVLM, LFM2-VL, Qwen2-VL, Qwen2.5-VL and Qwen3-VL on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
 //! (`llava_next`), LLaVA-NeXT-Video (`llava_next_video`), LLaVA-OneVision (`llava_onevision`),
 //! VipLLaVA (`vipllava`), Aya Vision (`aya_vision`), InternVL (`internvl`, the `-hf` checkpoints),
 //! Idefics3 (`idefics3`), SmolVLM (`smolvlm`), LFM2-VL (`lfm2_vl`) and PaliGemma (`paligemma`,
@@ -22,8 +22,8 @@
 //! `model.language_model.*` or, for Idefics3 and SmolVLM, `model.text_model.*`; the vision tower
 //! and projector are read for LLaVA's, LLaVA-NeXT's (and LLaVA-NeXT-Video's), LLaVA-OneVision's,
 //! VipLLaVA's, PaliGemma's, Aya Vision's, InternVL's, Idefics3's and SmolVLM's images (see [`super::llava_images`]),
-//! and Qwen's `visual.*` (see [`super::qwen_vl_images`]); the other classes' image and video inputs
-//! are refused.
+//! LFM2-VL's (see [`super::lfm2_vl_images`]) and Qwen's `visual.*` (see [`super::qwen_vl_images`]);
+//! the other classes' image and video inputs are refused.
 
 use std::collections::BTreeMap;
 

@@ -100,6 +100,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     // Qwen3-VL's position table and deepstack mergers.
     "qwen2_5_vl_images",
     "qwen3_vl_images",
+    // SigLIP2's NaFlex table and LFM2-VL's unshuffle factor.
+    "lfm2_vl_images",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
