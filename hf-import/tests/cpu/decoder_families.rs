@@ -413,7 +413,8 @@ fn qwen_vl_on_text() {
 /// logit scale not applied by the class's head), SmolVLM (`model.text_model.*`), InternVL
 /// (Qwen2), LFM2-VL (LFM2), Llama 3.2 Vision (Llama without its cross-attention layers),
 /// PaliGemma 2 (Gemma 2, soft-capped); the audio-language Qwen2-Audio (Qwen2) and Voxtral
-/// (Llama). LFM2-VL's image inputs are refused (the classes that take images: `images.rs`).
+/// (Llama). Llama 3.2 Vision's image inputs are refused (the classes that take images:
+/// `images.rs`).
 #[test]
 fn vision_language_on_text() {
     for name in [
@@ -430,15 +431,22 @@ fn vision_language_on_text() {
     ] {
         check(name);
     }
+    let dir = fixture("mllama");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("mllama");
+    inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 8, 8], DType::F32).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    let want =
+        "image and video inputs are not supported for MllamaForConditionalGeneration (hf-import runs its \
+                language model on text only)";
+    assert!(err.contains(want), "{err}");
+    // LFM2-VL's images need their sizes.
     let dir = fixture("lfm2_vl");
     let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
     let (mut inputs, _) = golden("lfm2_vl");
-    inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 8, 8], DType::F32).unwrap());
+    inputs.insert("pixel_values".into(), Tensor::zeros([1, 4, 48], DType::F32).unwrap());
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
-    assert!(
-        err.contains("image and video inputs are not supported for Lfm2VlForConditionalGeneration"),
-        "{err}"
-    );
+    assert!(err.contains("missing input 'spatial_shapes' (LFM2-VL's images of their own sizes)"), "{err}");
 }
 
 /// Sarvam's mixtures: Sarvam-MLA (DeepSeek-V3 on its config class's defaults), also from the
