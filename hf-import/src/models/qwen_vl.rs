@@ -170,7 +170,7 @@ pub(crate) fn load(cfg: &Config, weights: &Weights) -> Result<VisionLanguageForC
         "qwen2_5_vl" => Kind::Qwen2_5,
         _ => Kind::Qwen3,
     };
-    let images = QwenImages::load(cfg, weights, kind, lm.embedding_width())?.map(Images::Qwen);
+    let images = QwenImages::load(cfg, weights, kind)?.map(Images::Qwen);
     Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, family.architecture, images))
 }
 

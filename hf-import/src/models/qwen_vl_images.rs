@@ -73,13 +73,10 @@ pub(crate) struct QwenImages {
 
 impl QwenImages {
     /// The image path of a Qwen2-VL, Qwen2.5-VL or Qwen3-VL checkpoint (the tower `kind`),
-    /// `None` where it has no vision tower; its features must be `text_hidden` wide.
-    pub(crate) fn load(
-        cfg: &Config,
-        weights: &Weights,
-        kind: Kind,
-        text_hidden: usize,
-    ) -> Result<Option<Self>> {
+    /// `None` where it has no vision tower. (Features of another width than the language model's
+    /// are an error when images come, not at load: such a checkpoint still runs on text, as in
+    /// transformers.)
+    pub(crate) fn load(cfg: &Config, weights: &Weights, kind: Kind) -> Result<Option<Self>> {
         let Some(vars) = vars_with(weights, &["model.visual.", "visual."], "patch_embed.proj.weight") else {
             return Ok(None);
         };
@@ -89,12 +86,6 @@ impl QwenImages {
             Some(v) => return Err(Error::Config(format!("\"vision_config\" must be an object, got {v}"))),
         };
         let tower = QwenVisionTower::load(&vars, &vision, kind)?;
-        if tower.out_width() != text_hidden {
-            return Err(Error::Config(format!(
-                "the vision tower's features are {} wide, the language model's embeddings {text_hidden}",
-                tower.out_width()
-            )));
-        }
         let token = |key: &str, default: i64| -> Result<i64> {
             match cfg.get(key) {
                 None | Some(serde_json::Value::Null) => Ok(default),

@@ -299,11 +299,6 @@ impl QwenVisionTower {
         })
     }
 
-    /// The width of the features (the language model's).
-    pub(crate) fn out_width(&self) -> usize {
-        self.merger.fc2.weight.dims()[0]
-    }
-
     /// `spatial_merge_size`.
     pub(crate) fn merge(&self) -> usize {
         self.merge
