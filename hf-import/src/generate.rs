@@ -400,6 +400,12 @@ fn streams_per_prompt(positions: &Tensor, b: usize, s: usize) -> Result<Vec<Vec<
         )));
     }
     let all = positions.to_dtype(DType::I64)?.to_vec::<i64>()?;
+    // (Far from overflowing as generation counts on from them.)
+    if let Some(p) = all.iter().find(|p| p.unsigned_abs() > 1 << 40) {
+        return Err(Error::Input(format!(
+            "the prompts' multimodal RoPE positions must be within ±2^40, got {p}"
+        )));
+    }
     Ok((0..b)
         .map(|r| (0..3).flat_map(|k| all[(k * b + r) * s..(k * b + r + 1) * s].to_vec()).collect())
         .collect())

@@ -272,7 +272,13 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         })?),
     };
     match (inputs, a.output, a.prompt) {
-        (Some(named), Some(output), _) => {
+        (Some(mut named), Some(output), _) => {
+            // (The mask generation infers from the padding, which Qwen's image positions read too.)
+            if let (Some(ids), None) = (named.get("input_ids"), named.get("attention_mask")) {
+                if let Some(mask) = inferred_mask(ids, &g)? {
+                    named.insert("attention_mask".into(), mask);
+                }
+            }
             let ids =
                 named.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
             if ids.dtype().is_float() || ids.dtype() == DType::Bool {
@@ -373,6 +379,16 @@ fn prompt_images(
         }
     }
     Ok(Some(PromptMedia { blocks, ..PromptMedia::new(token, rows) }))
+}
+
+/// The attention mask generation infers for integer prompts `ids` without one (their padding
+/// hidden), where it hides any token.
+fn inferred_mask(ids: &Tensor, g: &GenerationConfig) -> Result<Option<Tensor>> {
+    if ids.dtype().is_float() || ids.dtype() == DType::Bool {
+        return Ok(None);
+    }
+    let mask = g.inferred_mask(&ids.to_dtype(DType::I64)?.flatten(0, -1)?.to_vec::<i64>()?);
+    Ok(mask.contains(&0).then(|| Tensor::from_vec(mask, ids.dims().to_vec())).transpose()?)
 }
 
 /// A decoder-only model that generates: a causal LM with its KV cache, or a recurrent one.

@@ -40,8 +40,8 @@ impl MultimodalRope {
         let stream = |j: usize| -> usize {
             if self.interleaved {
                 match j % 3 {
-                    1 if j < 3 * h => 1,
-                    2 if j < 3 * w => 2,
+                    1 if j < h.saturating_mul(3) => 1,
+                    2 if j < w.saturating_mul(3) => 2,
                     _ => 0,
                 }
             } else if j < t {

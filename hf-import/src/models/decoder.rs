@@ -621,7 +621,6 @@ impl CausalLm {
     ) -> Result<(Tensor, Vec<Tensor>)> {
         let Pass { output_hidden_states, ids_in_range, token_type_ids, replaced } = pass;
         let blocks = replaced.and_then(|r| r.blocks);
-        // (Qwen3-VL's deepstack: features added at the image tokens after each of the first layers.)
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
         let input_ids = &input_ids.to(device)?;

@@ -7,7 +7,6 @@
 //! attend to each other both ways (see [`crate::layers::block_causal_mask`]).
 
 use oxtorch_tensor::{DType, Tensor};
-use serde_json::Value;
 
 use super::llava_images::{image_token, vars_with, TOWER_PREFIXES};
 use super::siglip::SiglipVisionTower;
@@ -40,11 +39,7 @@ impl Gemma3Images {
         let Some(vars) = vars_with(weights, &TOWER_PREFIXES, "embeddings.patch_embedding.weight") else {
             return Ok(None);
         };
-        let vision = match cfg.get("vision_config") {
-            None | Some(Value::Null) => Config::from_map(Default::default()),
-            Some(Value::Object(m)) => Config::from_map(m.clone()),
-            Some(v) => return Err(Error::Config(format!("\"vision_config\" must be an object, got {v}"))),
-        };
+        let vision = super::llava_images::vision_config(cfg)?;
         let tower = SiglipVisionTower::load(&vars, &vision, false)?;
         let (image, patch) = (tower.image_size(), tower.patch_size());
         if image.0 != image.1 || patch.0 != patch.1 {

@@ -11,7 +11,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 use super::check_input_dtype;
 use super::image_inputs::{ImageInputs, TextWithImages};
-use super::llava_images::vars_with;
+use super::llava_images::{image_token, vars_with, vision_config};
 use super::siglip2_vision::{Siglip2Output, Siglip2VisionTower};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -47,11 +47,7 @@ impl Lfm2VlImages {
         let probe = "embeddings.patch_embedding.weight";
         let prefixes = ["model.vision_tower.", "vision_tower.", "model.vision_tower.vision_model."];
         let Some(vars) = vars_with(weights, &prefixes, probe) else { return Ok(None) };
-        let vision = match cfg.get("vision_config") {
-            Some(serde_json::Value::Object(m)) => Config::from_map(m.clone()),
-            None | Some(serde_json::Value::Null) => Config::from_map(Default::default()),
-            Some(v) => return Err(Error::Config(format!("\"vision_config\" must be an object, got {v}"))),
-        };
+        let vision = vision_config(cfg)?;
         let tower = Siglip2VisionTower::load(&vars, &vision)?;
         let factor = cfg.usize_or("downsample_factor", 2)?;
         let merged =
@@ -74,12 +70,7 @@ impl Lfm2VlImages {
         } else {
             None
         };
-        let image_token = match cfg.get("image_token_id") {
-            None | Some(serde_json::Value::Null) => 396,
-            Some(v) => v
-                .as_i64()
-                .ok_or_else(|| Error::Config(format!("\"image_token_id\" must be an integer, got {v}")))?,
-        };
+        let image_token = image_token(cfg, 396)?;
         Ok(Some(Lfm2VlImages {
             tower,
             factor,

@@ -191,6 +191,15 @@ pub(crate) fn image_token(cfg: &Config, default: i64) -> Result<i64> {
     }
 }
 
+/// `cfg`'s nested `vision_config` (absent or null: the tower class's defaults).
+pub(crate) fn vision_config(cfg: &Config) -> Result<Config> {
+    match cfg.get("vision_config") {
+        None | Some(Value::Null) => Ok(Config::from_map(Default::default())),
+        Some(Value::Object(m)) => Ok(Config::from_map(m.clone())),
+        Some(v) => Err(Error::Config(format!("\"vision_config\" must be an object, got {v}"))),
+    }
+}
+
 /// Where a multimodal checkpoint keeps its vision tower: the hub's checkpoints nest the tower's
 /// `vision_model`, transformers 5 saves it flat.
 pub(crate) const TOWER_PREFIXES: [&str; 4] = [

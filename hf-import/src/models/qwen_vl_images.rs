@@ -22,7 +22,7 @@ use oxtorch_tensor::{DType, Tensor};
 
 use super::check_input_dtype;
 use super::image_inputs::{ImageInputs, TextWithImages};
-use super::llava_images::vars_with;
+use super::llava_images::{vars_with, vision_config};
 use super::qwen_vl_vision::{grids_of, Kind, QwenVisionOutput, QwenVisionTower};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -41,6 +41,9 @@ const INPUTS: &[&str] = &[
     "video_grid_thw",
     "second_per_grid_ts",
 ];
+
+/// The largest temporal position a video's frames may reach (far from overflowing the positions).
+const MAX_POSITION: f32 = 1e9;
 
 /// A video's grid of patches and the spacing of its frames' temporal positions.
 type VideoGrid = ([usize; 3], f32);
@@ -80,11 +83,7 @@ impl QwenImages {
         let Some(vars) = vars_with(weights, &["model.visual.", "visual."], "patch_embed.proj.weight") else {
             return Ok(None);
         };
-        let vision = match cfg.get("vision_config") {
-            Some(serde_json::Value::Object(m)) => Config::from_map(m.clone()),
-            None | Some(serde_json::Value::Null) => Config::from_map(Default::default()),
-            Some(v) => return Err(Error::Config(format!("\"vision_config\" must be an object, got {v}"))),
-        };
+        let vision = vision_config(cfg)?;
         let tower = QwenVisionTower::load(&vars, &vision, kind)?;
         let token = |key: &str, default: i64| -> Result<i64> {
             match cfg.get(key) {
@@ -99,7 +98,14 @@ impl QwenImages {
             image_token: token("image_token_id", 151_655)?,
             video_token: token("video_token_id", 151_656)?,
             kind,
-            tokens_per_second: vision.f64_or("tokens_per_second", 4.0)? as f32,
+            tokens_per_second: match vision.f64_or("tokens_per_second", 4.0)? {
+                t if t.is_finite() && t >= 0.0 => t as f32,
+                t => {
+                    return Err(Error::Config(format!(
+                        "tokens_per_second must be finite and not negative, got {t}"
+                    )))
+                }
+            },
         }))
     }
 
@@ -158,7 +164,22 @@ impl QwenImages {
             None => vec![1.0; grids.len()],
         };
         let spacing = |s: f32| if self.kind == Kind::Qwen2_5 { self.tokens_per_second * s } else { 1.0 };
-        Ok(grids.iter().zip(seconds).map(|(&g, s)| (g, spacing(s))).collect())
+        grids
+            .iter()
+            .zip(seconds)
+            .map(|(&g, s)| {
+                // (A video's last frame's temporal position stays far from overflowing.)
+                let last = spacing(s) * g[0] as f32;
+                if !s.is_finite() || s < 0.0 || !(0.0..=MAX_POSITION).contains(&last) {
+                    return Err(Error::Input(format!(
+                        "input 'second_per_grid_ts' has {s} for a video of {} frames: each must be finite, not negative, and \
+                         keep the frames' temporal positions below {MAX_POSITION}",
+                        g[0]
+                    )));
+                }
+                Ok((g, spacing(s)))
+            })
+            .collect()
     }
 
     /// The rows that replace the image tokens' embeddings, `[features, hidden]` in `dtype` (image
@@ -208,9 +229,24 @@ impl QwenImages {
             Ok(t.to_dtype(DType::I64)?.to_vec2::<i64>()?)
         };
         let ids = ids.to_vec2::<i64>()?;
-        let kept = attention_mask.map(|m| rows_of("attention_mask", m)).transpose()?;
+        // (Any non-zero mask value is a token, as the decoder's masks read it.)
+        let kept = attention_mask.map(|m| rows_of("attention_mask", &m.ne(0.0)?)).transpose()?;
         let types = match mm_token_type_ids {
-            Some(t) => rows_of("mm_token_type_ids", t)?,
+            Some(t) => {
+                let types = rows_of("mm_token_type_ids", t)?;
+                let marks =
+                    |id: i64| i64::from(id == self.image_token) + 2 * i64::from(id == self.video_token);
+                let agree =
+                    ids.iter().zip(&types).all(|(i, t)| i.iter().zip(t).all(|(&id, &k)| marks(id) == k));
+                if !agree {
+                    return Err(Error::Input(format!(
+                        "input 'mm_token_type_ids' must be 1 at the image tokens ({}), 2 at the video tokens ({}) and 0 \
+                         elsewhere",
+                        self.image_token, self.video_token
+                    )));
+                }
+                types
+            }
             None => ids
                 .iter()
                 .map(|row| {

@@ -547,12 +547,15 @@ pub(crate) fn grids_of(image_grid_thw: &Tensor, merge: usize) -> Result<Vec<[usi
         return Err(bad(format!("must be [images, 3] (t, h, w), got shape {dims:?}")));
     }
     let values = image_grid_thw.to_dtype(DType::I64)?.to_vec2::<i64>()?;
+    if values.is_empty() {
+        return Err(bad("holds no grid: give each image's (t, h, w), or leave the images out".into()));
+    }
     // (The patches' count must be countable: a corrupt grid is an error, not an overflow.)
     let patches = values.iter().try_fold(0usize, |all, row| {
         let one = row.iter().try_fold(1usize, |n, &v| n.checked_mul(usize::try_from(v).ok()?))?;
         all.checked_add(one)
     });
-    if patches.is_none() {
+    if patches.is_none() && values.iter().flatten().all(|&v| v > 0) {
         return Err(bad(format!("{values:?} counts more patches than can be addressed")));
     }
     values

@@ -761,6 +761,34 @@ fn llava_forward_and_generate_with_images() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Qwen2-VL's `generate --inputs` without an `attention_mask`: the mask generation infers from
+/// the left padding also leaves the padding out of the image positions (transformers' ids).
+#[test]
+fn qwen_generate_infers_the_mask_of_the_image_positions() {
+    let dir = scratch("qwen-inferred-mask");
+    let golden = read_all(&fixture("qwen2_vl_images").join("generate.safetensors"));
+    let given = golden.iter().filter(|(k, _)| !["attention_mask", "output_ids"].contains(&k.as_str()));
+    let prompts: Vec<_> = given.map(|(k, v)| (k.clone(), v.clone())).collect();
+    let (inputs, output) = (dir.join("prompts.safetensors"), dir.join("ids.safetensors"));
+    write_safetensors(&inputs, &prompts, None).unwrap();
+    let fixture_dir = fixture("qwen2_vl_images");
+    let out = hf_import(&[
+        "generate",
+        fixture_dir.to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+        "--max-new-tokens",
+        "10",
+        "--greedy",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let want = golden["output_ids"].to_vec2::<i64>().unwrap();
+    assert_eq!(read_all(&output)["output_ids"].to_vec2::<i64>().unwrap(), want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Gemma 3 multimodal checkpoints (`model_type` `gemma3`), both tensor layouts: `forward` on text
 /// matches transformers, `generate` its greedy ids, `inspect` names the architecture and lists the
 /// whole checkpoint, and image inputs are one error line.
