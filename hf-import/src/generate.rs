@@ -7,7 +7,7 @@ use oxtorch_backend_tpu::xla::{take_recorded, Recorded};
 use oxtorch_tensor::{DType, Device, NoGradGuard, Tensor};
 
 use crate::error::{Error, Result};
-use crate::layers::{bucket, KvCache};
+use crate::layers::{bucket, CrossAttentionStates, KvCache};
 use crate::models::bucketing::fuse_forward;
 use crate::models::{AttentionBlocks, CausalLm, ReplacedRows};
 use crate::tokenizer::HfTokenizer;
@@ -93,6 +93,11 @@ pub struct PromptImages<'a> {
     /// a second token whose embeddings the rows replace too (Qwen's video token): `rows` then
     /// follow the two tokens in the prompts' order; `None`: `token` alone
     pub video_token: Option<i64>,
+    /// what the model's cross-attention layers attend to at every step, one row per prompt
+    /// (Llama 3.2 Vision's images: see
+    /// [`CausalLm::cross_attention_states`](crate::models::CausalLm::cross_attention_states));
+    /// `None` for a model without them
+    pub cross: Option<&'a CrossAttentionStates>,
 }
 
 /// The owned counterpart of [`PromptImages`]: what generation takes of prompts with images (and
@@ -114,12 +119,15 @@ pub struct PromptMedia {
     pub positions: Option<Tensor>,
     /// Qwen3-VL's deepstack rows, one per layer
     pub deepstack: Vec<Tensor>,
+    /// what the cross-attention layers attend to (Llama 3.2 Vision's images)
+    pub cross: Option<CrossAttentionStates>,
 }
 
 impl PromptMedia {
     /// The features `rows` of the prompts' `token`s, nothing else.
     pub fn new(token: i64, rows: Tensor) -> Self {
-        PromptMedia { token, video_token: None, rows, blocks: None, positions: None, deepstack: Vec::new() }
+        let (video_token, blocks, positions, deepstack, cross) = (None, None, None, Vec::new(), None);
+        PromptMedia { token, video_token, rows, blocks, positions, deepstack, cross }
     }
 
     /// The prompts' images as [`generate_with_images`] takes them.
@@ -135,6 +143,7 @@ impl PromptMedia {
             positions: self.positions.as_ref(),
             deepstack: &self.deepstack,
             video_token: self.video_token,
+            cross: self.cross.as_ref(),
         }
     }
 }
@@ -242,6 +251,7 @@ fn generate_with(
         None => g.inferred_mask(&ids.to_vec::<i64>()?),
     };
     let rows: Vec<Vec<i64>> = ids.to_vec2::<i64>()?;
+    let prompts = b;
     if b == 0 || g.max_new_tokens == 0 {
         return Ok(Tensor::from_vec(rows.concat(), [b, s])?);
     }
@@ -302,7 +312,14 @@ fn generate_with(
     let capacity = first_capacity(prompt.width, g.max_new_tokens, first_new_slots)?;
     let mut cache =
         if fixed { KvCache::fixed(layers, capacity) } else { KvCache::with_capacity(layers, capacity) };
-    let (ids_t, pos_t, mask_t) = prompt.tensors(cache.capacity(), device)?;
+    if let Some(cross) = images.and_then(|i| i.cross) {
+        cache.set_cross_attention(cross_rows(cross, prompts, rows.len())?);
+    }
+    let (mut ids_t, pos_t, mask_t) = prompt.tensors(cache.capacity(), device)?;
+    // (An image token past the embedding table, whose rows are replaced, is looked up as id 0.)
+    if let Some(images) = images {
+        ids_t = lm.ids_in_vocabulary(&ids_t, images.token)?;
+    }
     // Without padding, a cache read up to its filled length needs no attention mask beyond causality.
     let mask_t = (fixed || mask.contains(&0)).then_some(mask_t);
     // The image features of each row (a prompt repeated for its samples or beams repeats them).
@@ -367,6 +384,23 @@ fn generate_with(
     let rows = rows.tokens;
     let width = rows[0].len();
     Ok(Tensor::from_vec(rows.concat(), [b, width])?)
+}
+
+/// The cross-attention states of `prompts` prompts for the `rows` rows generation runs (each
+/// prompt repeated for its samples or beams, consecutively).
+fn cross_rows(cross: &CrossAttentionStates, prompts: usize, rows: usize) -> Result<CrossAttentionStates> {
+    if cross.batch() != prompts {
+        return Err(Error::Input(format!(
+            "the cross-attention states are for {} prompts, input_ids has {prompts}",
+            cross.batch()
+        )));
+    }
+    let times = rows / prompts.max(1);
+    if times == 1 {
+        return Ok(cross.clone());
+    }
+    let index: Vec<i64> = (0..prompts as i64).flat_map(|p| std::iter::repeat_n(p, times)).collect();
+    cross.select_rows(&Tensor::from_vec(index, [rows])?)
 }
 
 /// The prompts' attention blocks `ids` `[prompts, seq]` for the rows generation runs: each prompt

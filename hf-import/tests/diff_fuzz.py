@@ -24,7 +24,8 @@ does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm
 `id2label`, sometimes a `problem_type`; some checkpoints rewrite config.json's labels as a bare
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
 `images` runs the vision-language classes with images, `qwen_images` Qwen2-VL and Qwen2.5-VL with images of random
-grids (their multimodal RoPE positions), `anyres` LLaVA-NeXT / -Video / OneVision with tiled
+grids (their multimodal RoPE positions), `mllama_images` Llama 3.2 Vision with tiled images of random layouts and
+cross-attention masks, `anyres` LLaVA-NeXT / -Video / OneVision with tiled
 images of random sizes (`image_sizes`, OneVision's `batch_num_images`). The image families `vit`, `clip`, `siglip` and `dinov2` (images of other sizes too) get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
 with it) and no generation; `t5` (T5 and mT5, their three heads) and `bart` (BART and mBART) get sources and `decoder_input_ids`
 (BART's sometimes none: the shifted sources), and their generation models generate from the decoder start token;
@@ -1800,6 +1801,84 @@ def gen_mllama(r):
     return tf.MllamaForConditionalGeneration, tf.MllamaConfig, dict(text_config=text, vision_config=vision)
 
 
+def gen_mllama_images(r):
+    """Llama 3.2 Vision with images: `gen_mllama`'s text model (2-5 layers, some of them cross-attention layers, never
+    the first) over a random tiled tower (tiles of 4-8 pixels in patches of 2-4, 1-4 tiles per image with every layout
+    of at most that many, 1-3 local and 1-2 global layers, 0-2 intermediate layers kept, GELU or others), the image
+    token one of the table's rows past the vocabulary."""
+    _, _, text = gen_llama(r)
+    n = r.randint(2, 5)
+    text.update(num_hidden_layers=n, cross_attention_layers=sorted(r.sample(range(1, n), r.randint(1, n - 1))))
+    text.pop("tie_word_embeddings", None)
+    text.pop("head_dim", None)
+    tiles = r.randint(1, 4)
+    layers = r.randint(1, 3)
+    width = r.choice([8, 16])
+    kept = sorted(r.sample(range(layers), r.randint(0, min(2, layers))))
+    if kept and r.random() < 0.3:
+        kept[0] -= layers  # (a Python index from the end)
+    patch = r.choice([2, 4])
+    vision = dict(hidden_size=width, intermediate_size=r.choice([8, 24]), attention_heads=2, num_hidden_layers=layers,
+                  num_global_layers=r.randint(1, 2), image_size=patch * r.randint(1, 2), patch_size=patch,
+                  vision_output_dim=width * (len(kept) + 1), intermediate_layers_indices=kept, max_num_tiles=tiles,
+                  supported_aspect_ratios=[[w, h] for w in range(1, tiles + 1) for h in range(1, tiles + 1)
+                                           if w * h <= tiles],
+                  hidden_act=r.choice(["gelu", "gelu", "silu", "gelu_pytorch_tanh"]))
+    token = text["vocab_size"] + r.randint(0, 7)
+    return (tf.MllamaForConditionalGeneration, tf.MllamaConfig,
+            dict(text_config=text, vision_config=vision, image_token_index=token))
+
+
+def mllama_image_inputs(r, cfg, side=None):
+    """Prompts with Llama 3.2 Vision's images: each row's text ids with 0-2 image tokens (at least one in all), each
+    image a random layout (its aspect ratio id, its tiles marked in `aspect_ratio_mask`), rows with fewer images
+    given padding images (id 0); `cross_attention_mask` as the processor writes it (each image's tiles from its token
+    on), or random, or none; the rows padded on either side."""
+    text, vision = cfg["text_config"], cfg["vision_config"]
+    vocab, token = text["vocab_size"], cfg["image_token_index"]
+    ratios, tiles = vision["supported_aspect_ratios"], vision["max_num_tiles"]
+    b = r.randint(1, 3)
+    per_row = [r.randint(0, 2) for _ in range(b)]
+    if sum(per_row) == 0:
+        per_row[r.randrange(b)] = 1
+    m = max(per_row)
+    rows, starts = [], []
+    for n in per_row:
+        row, at = [r.randrange(3, vocab) for _ in range(r.randint(0, 3))], []
+        for _ in range(n):
+            at.append(len(row))
+            row += [token] + [r.randrange(3, vocab) for _ in range(r.randint(0, 3))]
+        rows.append(row or [r.randrange(3, vocab)])
+        starts.append(at)
+    l = max(len(row) for row in rows)
+    side = side or r.choice(["right", "left"])
+    ids = torch.zeros(b, l, dtype=torch.int64)
+    mask = torch.zeros(b, l, dtype=torch.int64)
+    ratio_ids = torch.zeros(b, m, dtype=torch.int64)
+    ratio_mask = torch.zeros(b, m, tiles, dtype=torch.int64)
+    cross = torch.zeros(b, l, m, tiles, dtype=torch.int64)
+    for i, row in enumerate(rows):
+        pad = l - len(row)
+        off = pad if side == "left" else 0
+        ids[i, off:off + len(row)] = torch.tensor(row)
+        mask[i, off:off + len(row)] = 1
+        for k, at in enumerate(starts[i]):
+            ratio = r.randrange(len(ratios))
+            ratio_ids[i, k] = ratio + 1
+            used = ratios[ratio][0] * ratios[ratio][1]
+            ratio_mask[i, k, :used] = 1
+            cross[i, off + at:off + len(row), k, :used] = 1
+    size = vision["image_size"]
+    x = {"input_ids": ids, "attention_mask": mask, "pixel_values": torch.randn(b, m, tiles, 3, size, size),
+         "aspect_ratio_ids": ratio_ids, "aspect_ratio_mask": ratio_mask}
+    how = r.choice(["processor", "processor", "processor", "random", "none"])
+    if how == "random":
+        cross = torch.randint(0, 2, cross.shape, dtype=torch.int64)
+    if how != "none":
+        x["cross_attention_mask"] = cross
+    return x, f"b={b} l={l} images={per_row} tiles={tiles} pad={side} cross_mask={how}"
+
+
 def gen_seed_oss(r):
     """SeedOssForCausalLM: q/k/v, output and MLP biases at random."""
     c = decoder_common(r, "seed_oss")
@@ -3006,7 +3085,7 @@ FAMILIES = {
     "images": gen_images,
     "anyres": gen_anyres,
     "qwen_images": gen_qwen_images,
-    "mllama": gen_mllama,
+    "mllama": gen_mllama, "mllama_images": gen_mllama_images,
     "bert_qa": per_token(gen_bert, tf.BertForQuestionAnswering),
     "roberta_qa": per_token(gen_roberta, tf.RobertaForQuestionAnswering),
     "xlm_roberta_tok": per_token(gen_roberta, tf.XLMRobertaForTokenClassification, tf.XLMRobertaConfig),
@@ -3164,7 +3243,7 @@ BASE = {"diffllama_cls": "diffllama", "diffllama_tok": "diffllama", "axk1_cls": 
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt", "minicpm3_cls": "minicpm3", "persimmon_cls": "persimmon", "persimmon_tok": "persimmon"}
 # Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
 MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl", "vision_language", "mllama", "images", "anyres",
-                   "qwen_images"}
+                   "qwen_images", "mllama_images"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
@@ -3309,6 +3388,8 @@ def make_inputs(r, family, cfg, model_cls=None, model=None):
         return image_prompt_inputs(r, model_cls, cfg)
     if family == "qwen_images":
         return qwen_image_inputs(r, cfg, model_cls=model_cls)
+    if family == "mllama_images":
+        return mllama_image_inputs(r, cfg)
     if family in IMAGES:
         return image_inputs(r, model_cls, cfg)
     if family in SEQ2SEQ:
@@ -3635,7 +3716,7 @@ class Runner:
     def generate(self, r, cid, family, cfg, fresh, path, info):
         if family == "whisper":
             return self.generate_whisper(r, cid, family, cfg, fresh, path, info)
-        if family == "qwen_images" and r.random() < 0.6:
+        if family in ("qwen_images", "mllama_images") and r.random() < 0.6:
             return self.generate_with_images(r, cid, family, cfg, fresh, path, info)
         cfg = text_of(family, cfg)
         b = r.randint(1, 3)
@@ -3721,8 +3802,11 @@ class Runner:
 
     def generate_with_images(self, r, cid, family, cfg, fresh, path, info):
         """Greedy generation from left-padded prompts with Qwen's images and videos (some ending in image tokens: the
-        multimodal RoPE streams then go on apart), with the dynamic or the static cache."""
-        x, desc = qwen_image_inputs(r, cfg, side="left", model_cls=getattr(tf, info["cls"]))
+        multimodal RoPE streams then go on apart) or Llama 3.2 Vision's, with the dynamic or the static cache."""
+        if family == "mllama_images":
+            x, desc = mllama_image_inputs(r, cfg, side="left")
+        else:
+            x, desc = qwen_image_inputs(r, cfg, side="left", model_cls=getattr(tf, info["cls"]))
         new = r.choice([GEN_NEW, 16])
         gpath = path / "generation_config.json"
         gcfg = json.loads(gpath.read_text()) if gpath.exists() else {}

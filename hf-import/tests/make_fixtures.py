@@ -2976,6 +2976,75 @@ def lfm2_vl_images():
     print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]} {gen[:, width:].tolist()}")
 
 
+def mllama_images():
+    """Llama 3.2 Vision with images (`mllama_images`): a tiny tiled tower (8 × 8 tiles of 2 × 2 patches, the class
+    token, 5 patches padded to 8 per tile, up to 4 tiles; two local layers with layer 0's output kept beside the
+    last, one gated global layer), its features projected and attended to by the decoder's cross-attention layers
+    (the second and the last of five), gated. The first prompt has two images (aspect ratio ids 2 and 6: 2 and 4
+    tiles), the second one image (1 tile) and a padding one (id 0); `cross_attention_mask` as the processor writes
+    it: each image's tiles seen from its token on, none before the first (those rows' MLP outputs zeroed);
+    the second prompt right-padded. `generate.safetensors`: greedy generation from the prompts left-padded (the
+    mask's last row repeated for the new tokens)."""
+    name = "mllama_images"
+    if ONLY and name not in ONLY:
+        return
+    text = dict(DECODER, intermediate_size=48, pad_token_id=0, bos_token_id=1, eos_token_id=2, num_hidden_layers=5,
+                cross_attention_layers=[1, 4], rope_parameters={"rope_type": "default", "rope_theta": 5e5})
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_global_layers=1,
+                  attention_heads=2, image_size=8, patch_size=4, vision_output_dim=32,
+                  intermediate_layers_indices=[0], max_num_tiles=4)
+    t = 100
+    config = tf.MllamaConfig(text_config=text, vision_config=vision, image_token_index=t)
+    seed = 401
+    torch.manual_seed(seed)
+    model = tf.MllamaForConditionalGeneration(config).eval()
+    randomise(model, seed)
+    # (The gates well away from 0, so that every gated branch counts.)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for pname, p in model.named_parameters():
+            if pname.endswith("gate") or pname.endswith(("gate_attn", "gate_ffn")):
+                p.copy_(0.4 + 0.6 * torch.rand(p.shape, generator=g))
+    path = OUT / name
+    shutil.rmtree(path, ignore_errors=True)
+    model.save_pretrained(path)
+    (path / "generation_config.json").unlink(missing_ok=True)
+    pixels = torch.randn(2, 2, 4, 3, 8, 8, generator=g)
+    ratio_ids = torch.tensor([[2, 6], [1, 0]], dtype=torch.int64)
+    tiles = {0: 0, 1: 1, 2: 2, 6: 4}
+    ratio_mask = torch.tensor([[[1 if j < tiles[int(r)] else 0 for j in range(4)] for r in row] for row in ratio_ids],
+                              dtype=torch.int64)
+    prompts = [[1, 5, t, 17, 42, t, 8, 9], [1, t, 64, 12, 3]]
+    width = max(map(len, prompts))
+
+    def cross_mask(rows, left):
+        m = torch.zeros(len(rows), width, 2, 4, dtype=torch.int64)
+        for b, p in enumerate(rows):
+            pad = width - len(p)
+            starts = [i for i, tok in enumerate(p) if tok == t]
+            for k, start in enumerate(starts):
+                n = tiles[int(ratio_ids[b, k])]
+                lo = start + (pad if left else 0)
+                hi = width if left else len(p)
+                m[b, lo:hi, k, :n] = 1
+        return m
+
+    ids = torch.tensor([p + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+    attn = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+    gen_ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts], dtype=torch.int64)
+    gen_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.int64)
+    x = {"input_ids": ids, "attention_mask": attn, "pixel_values": pixels, "aspect_ratio_ids": ratio_ids,
+         "aspect_ratio_mask": ratio_mask, "cross_attention_mask": cross_mask(prompts, False)}
+    gx = dict(x, input_ids=gen_ids, attention_mask=gen_mask, cross_attention_mask=cross_mask(prompts, True))
+    with torch.no_grad():
+        out = model(**x, output_hidden_states=True)
+        gen = model.generate(**gx, max_new_tokens=10, do_sample=False, pad_token_id=0)
+    flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+    save_file({**x, **flat}, str(path / "expected.safetensors"))
+    save_file({**gx, "output_ids": gen.contiguous()}, str(path / "generate.safetensors"))
+    print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]} {gen[:, width:].tolist()}")
+
+
 def gemma3_images():
     """Gemma 3 with images (`gemma3_images`): a tiny SigLIP tower (4 × 4 patches) whose last hidden state the
     projector averages to 2 × 2 tokens, norms and projects; the features in place of the image tokens (id 99, in the
@@ -3084,6 +3153,7 @@ if __name__ == "__main__":
     qwen_vl_images()
     qwen_vl_videos()
     lfm2_vl_images()
+    mllama_images()
     gemma3_images()
     paligemma_images()
     if not ONLY or "token_types" in ONLY:

@@ -197,6 +197,15 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 // (With their images, `token_type_ids`: Gemma 3's marking the images, PaliGemma's
                 // its prefix, which attend both ways.)
                 "gemma3" | "paligemma" => &["input_ids", "attention_mask", "pixel_values", "token_type_ids"],
+                // (Llama 3.2 Vision's tiles: their layouts, the real ones, and which each token sees.)
+                "mllama" => &[
+                    "input_ids",
+                    "attention_mask",
+                    "pixel_values",
+                    "aspect_ratio_ids",
+                    "aspect_ratio_mask",
+                    "cross_attention_mask",
+                ],
                 _ => &["input_ids", "attention_mask"],
             };
             for name in named.keys() {

@@ -18,7 +18,7 @@
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
-use super::SsmState;
+use super::{CrossAttentionStates, SsmState};
 use crate::error::{Error, Result};
 
 /// The smallest bucket a length is rounded up to on fixed-shape devices.
@@ -218,6 +218,9 @@ impl LayerCache {
 pub struct KvCache {
     /// one entry per layer
     pub layers: Vec<LayerCache>,
+    /// what the cross-attention layers attend to, the same at every step (Llama 3.2 Vision's
+    /// images: see [`KvCache::set_cross_attention`])
+    cross: Option<CrossAttentionStates>,
 }
 
 impl KvCache {
@@ -228,14 +231,15 @@ impl KvCache {
 
     /// An empty prefix-mode cache with room for `capacity` positions (allocated at the first write).
     pub fn with_capacity(layers: usize, capacity: usize) -> Self {
-        KvCache { layers: (0..layers).map(|_| LayerCache { capacity, ..LayerCache::default() }).collect() }
+        let layers = (0..layers).map(|_| LayerCache { capacity, ..LayerCache::default() }).collect();
+        KvCache { layers, cross: None }
     }
 
     /// An empty fixed-shape cache of `capacity` slots: attention reads all of them, masked, so every
     /// decode step has the same shapes. Writing past `capacity` grows it to the next [`bucket`].
     pub fn fixed(layers: usize, capacity: usize) -> Self {
         let layer = || LayerCache { capacity: bucket(capacity), fixed: true, ..LayerCache::default() };
-        KvCache { layers: (0..layers).map(|_| layer()).collect() }
+        KvCache { layers: (0..layers).map(|_| layer()).collect(), cross: None }
     }
 
     /// The cache a model on `device` decodes best with: prefix mode with `capacity` slots on the
@@ -251,7 +255,20 @@ impl KvCache {
     /// A copy with buffers of its own (torch's `copy.deepcopy` of a cache), e.g. to decode two
     /// continuations of one prompt.
     pub fn try_clone(&self) -> Result<Self> {
-        Ok(KvCache { layers: self.layers.iter().map(LayerCache::try_clone).collect::<Result<_>>()? })
+        let layers = self.layers.iter().map(LayerCache::try_clone).collect::<Result<_>>()?;
+        Ok(KvCache { layers, cross: self.cross.clone() })
+    }
+
+    /// Keeps `states` for the model's cross-attention layers: every forward on this cache attends
+    /// to them (as transformers' cache keeps Llama 3.2 Vision's image keys and values after the
+    /// prefill).
+    pub fn set_cross_attention(&mut self, states: CrossAttentionStates) {
+        self.cross = Some(states);
+    }
+
+    /// The states the cross-attention layers attend to, where set.
+    pub fn cross_attention(&self) -> Option<&CrossAttentionStates> {
+        self.cross.as_ref()
     }
 
     /// The number of positions cached.
@@ -285,6 +302,9 @@ impl KvCache {
             if let Some(state) = &mut layer.recurrent {
                 state.reorder(rows)?;
             }
+        }
+        if let Some(cross) = &self.cross {
+            self.cross = Some(cross.select_rows(rows)?);
         }
         Ok(())
     }

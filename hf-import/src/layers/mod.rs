@@ -6,6 +6,7 @@ mod activation;
 mod arena;
 mod attention;
 mod causal_conv;
+mod cross_attention;
 mod encoder;
 mod gated_delta;
 mod kv_cache;
@@ -30,6 +31,8 @@ pub use activation::Activation;
 pub use arena::{packing_enabled, Arena};
 pub use attention::{eager_attention, AttentionConfig, Differential, OutputGate, SelfAttention};
 pub use causal_conv::{masked, CausalConv};
+pub(crate) use cross_attention::CrossAttentionPass;
+pub use cross_attention::{CrossAttentionDims, CrossAttentionLayer, CrossAttentionStates};
 pub use encoder::EncoderLayer;
 pub use gated_delta::{DeltaNetDims, GatedDeltaNet};
 pub use kv_cache::{bucket, fixed_shapes, KvCache, LayerCache};
@@ -37,6 +40,7 @@ pub use latent_attention::{LatentDims, LatentQkv};
 pub use linear::{Embedding, Linear};
 pub use mamba::{MambaDims, MambaMixer, StepNorms};
 pub use mamba2::{GatedNorm, Mamba2Dims, Mamba2Mixer, SsmState};
+pub(crate) use mask::lowest;
 pub use mask::{
     bidirectional_mask, block_causal_mask, block_diagonal_mask, causal_mask, chunked_causal_mask,
     packed_row_mask, padding_mask, pair_padding_mask,

@@ -136,6 +136,9 @@ impl AutoModel {
                 return m.forward_images(inputs, output_hidden_states);
             }
             m.check_text_only(inputs)?;
+            if let Some(outputs) = m.forward_image_tokens(inputs, output_hidden_states)? {
+                return Ok(outputs);
+            }
         }
         if let AutoModel::Mistral3ForConditionalGeneration(_) = self {
             mistral3::check_text_only(inputs, "Mistral3ForConditionalGeneration")?;

@@ -8,19 +8,22 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{
     bidirectional_mask, block_causal_mask, causal_mask, chunked_causal_mask, normal_quantile,
-    packing_enabled, Arena, AttentionConfig, DecoderNorm, Differential, Embedding, FeedForward,
-    GatedDeltaNet, GatedMlp, Glu, KvCache, LayerNorm, Linear, Mamba2Mixer, MambaMixer, MultimodalRope,
-    RmsNorm, Rotary, Routing, SelfAttention, ShortConv, SparseMoe, Xielu,
+    packing_enabled, Arena, AttentionConfig, CrossAttentionLayer, CrossAttentionStates, DecoderNorm,
+    Differential, Embedding, FeedForward, GatedDeltaNet, GatedMlp, Glu, KvCache, LayerNorm, Linear,
+    Mamba2Mixer, MambaMixer, MultimodalRope, RmsNorm, Rotary, Routing, SelfAttention, ShortConv, SparseMoe,
+    Xielu,
 };
 use crate::weights::{Vars, Weights};
 
 mod alibi;
 mod altup;
+mod cross_layers;
 mod experts_beside;
 mod load;
 mod mixer;
 mod multimodal_rope;
 mod packed;
+mod passes;
 mod per_layer;
 mod replaced;
 mod spec;
@@ -48,6 +51,8 @@ struct Pass<'a> {
     token_type_ids: Option<&'a Tensor>,
     /// rows of the token embeddings replaced by other features (a vision-language model's images)
     replaced: Option<ReplacedRows<'a>>,
+    /// what the cross-attention layers attend to (else the cache's; see [`cross_layers`])
+    cross: Option<&'a CrossAttentionStates>,
 }
 
 /// One pre-norm decoder block.
@@ -231,6 +236,8 @@ pub struct CausalLm {
     streams: Option<AltUpStreams>,
     /// The multimodal RoPE of Qwen's vision-language models (see [`CausalLm::with_multimodal_rope`]).
     mrope: Option<MultimodalRope>,
+    /// Cross-attention layers, each with the layer it runs before (see [`cross_layers`]).
+    cross_layers: Vec<(usize, CrossAttentionLayer)>,
 }
 
 impl CausalLm {
@@ -301,78 +308,6 @@ impl CausalLm {
         self.embed.weight.device()
     }
 
-    /// A forward pass over `input_ids` `[batch, seq]` (int64). `attention_mask` (1 = token) and
-    /// `position_ids` `[batch, seq]` are optional (positions default to `cached..cached + seq`); the
-    /// mask is `[batch, cached + seq]`, or with a `cache` also `[batch, cache.capacity()]` (what
-    /// [`generate`](fn@crate::generate) passes to keep shapes fixed; the entries past `cached + seq` are unused).
-    /// With a `cache`, the new keys and values are written into it. Inputs on another device than the
-    /// weights are moved there; the outputs stay on the weights' device.
-    pub fn forward(
-        &self,
-        input_ids: &Tensor,
-        attention_mask: Option<&Tensor>,
-        position_ids: Option<&Tensor>,
-        cache: Option<&mut KvCache>,
-        output_hidden_states: bool,
-    ) -> Result<DecoderOutput> {
-        let pass = Pass { output_hidden_states, ..Pass::default() };
-        let (h, hidden_states) = self.hidden(input_ids, attention_mask, position_ids, cache, pass)?;
-        Ok(DecoderOutput { logits: self.head(&h)?, hidden_states })
-    }
-
-    /// [`CausalLm::forward`] without a cache, with `token_type_ids` `[batch, seq]` whose rows of
-    /// the token embeddings are added to the inputs' (GPT-2's family: see
-    /// [`CausalLm::takes_token_types`]; another model refuses them).
-    pub fn forward_with_token_types(
-        &self,
-        input_ids: &Tensor,
-        token_type_ids: Option<&Tensor>,
-        attention_mask: Option<&Tensor>,
-        position_ids: Option<&Tensor>,
-        output_hidden_states: bool,
-    ) -> Result<DecoderOutput> {
-        let pass = Pass { output_hidden_states, token_type_ids, ..Pass::default() };
-        let (h, hidden_states) = self.hidden(input_ids, attention_mask, position_ids, None, pass)?;
-        Ok(DecoderOutput { logits: self.head(&h)?, hidden_states })
-    }
-
-    /// [`CausalLm::forward`] without a cache, the embeddings of the tokens `replaced.mask` marks
-    /// replaced by `replaced.rows` (after the embedding table and its scale, before the model's
-    /// own transforms of `inputs_embeds`, as transformers merges a vision-language model's image
-    /// features).
-    pub fn forward_with_rows(
-        &self,
-        input_ids: &Tensor,
-        replaced: ReplacedRows<'_>,
-        attention_mask: Option<&Tensor>,
-        position_ids: Option<&Tensor>,
-        output_hidden_states: bool,
-    ) -> Result<DecoderOutput> {
-        let pass = Pass { output_hidden_states, replaced: Some(replaced), ..Pass::default() };
-        let (h, hidden_states) = self.hidden(input_ids, attention_mask, position_ids, None, pass)?;
-        Ok(DecoderOutput { logits: self.head(&h)?, hidden_states })
-    }
-
-    /// [`CausalLm::logits_at`] with the embeddings of `replaced` (see
-    /// [`CausalLm::forward_with_rows`]): a generation's prefill over a prompt with images.
-    pub fn logits_at_with_rows(
-        &self,
-        input_ids: &Tensor,
-        replaced: Option<ReplacedRows<'_>>,
-        attention_mask: Option<&Tensor>,
-        position_ids: Option<&Tensor>,
-        cache: Option<&mut KvCache>,
-        at: usize,
-    ) -> Result<Tensor> {
-        let (_, s) = batch_seq(input_ids)?;
-        if at >= s {
-            return Err(Error::Input(format!("logits_at: position {at} is out of range for {s} tokens")));
-        }
-        let pass = Pass { replaced, ..Pass::default() };
-        let (h, _) = self.hidden(input_ids, attention_mask, position_ids, cache, pass)?;
-        self.head(&h.select(1, at as isize)?)
-    }
-
     /// The model with its LM head a plain projection: without soft-capping (Gemma 2's) or logit
     /// scaling (Granite's, Cohere's), as the vision-language classes apply their own `lm_head` to
     /// the language model's hidden states.
@@ -393,85 +328,6 @@ impl CausalLm {
     /// embeddings are rows of the token table, added to the inputs').
     pub fn takes_token_types(&self) -> bool {
         self.spec.token_types
-    }
-
-    /// The logits of position `at` alone, `[batch, vocab]`: [`CausalLm::forward`] with the LM head run
-    /// on that one position (transformers' `logits_to_keep`), as generation's steps need.
-    pub fn logits_at(
-        &self,
-        input_ids: &Tensor,
-        attention_mask: Option<&Tensor>,
-        position_ids: Option<&Tensor>,
-        cache: Option<&mut KvCache>,
-        at: usize,
-    ) -> Result<Tensor> {
-        self.logits_at_with_rows(input_ids, None, attention_mask, position_ids, cache, at)
-    }
-
-    /// The logits `[batch, vocab]` after one token per row that the model picked itself: `ids`
-    /// `[batch, 1]` is the argmax of its logits, so every id is a row of the embedding table (both
-    /// have `vocab` rows) and is not read back to check, which on a device would wait for the step
-    /// that computed them. What a generation loop on a device records while that step runs.
-    pub(crate) fn logits_after_own_tokens(
-        &self,
-        ids: &Tensor,
-        attention_mask: Option<&Tensor>,
-        position_ids: &Tensor,
-        cache: &mut KvCache,
-    ) -> Result<Tensor> {
-        debug_assert!(
-            self.lm_head.as_ref().is_none_or(|h| h.weight.dims()[0] == self.embed.weight.dims()[0]),
-            "logits as wide as the table"
-        );
-        let pass = Pass { ids_in_range: true, ..Pass::default() };
-        let (h, _) = self.hidden(ids, attention_mask, Some(position_ids), Some(cache), pass)?;
-        self.head(&h.select(1, 0)?)
-    }
-
-    /// [`CausalLm::forward`] without a cache and without the LM head: the final hidden states
-    /// `[batch, seq, hidden]` and, with `output_hidden_states`, transformers' `hidden_states` (the
-    /// embeddings, each layer's output, the last one after the final norm), as a base model
-    /// (`Qwen3Model`, ...) returns them.
-    pub fn hidden_states(
-        &self,
-        input_ids: &Tensor,
-        attention_mask: Option<&Tensor>,
-        position_ids: Option<&Tensor>,
-        output_hidden_states: bool,
-    ) -> Result<(Tensor, Vec<Tensor>)> {
-        self.hidden_states_with_token_types(
-            input_ids,
-            None,
-            attention_mask,
-            position_ids,
-            output_hidden_states,
-        )
-    }
-
-    /// [`CausalLm::hidden_states`] with `token_type_ids` (see
-    /// [`CausalLm::forward_with_token_types`]).
-    pub fn hidden_states_with_token_types(
-        &self,
-        input_ids: &Tensor,
-        token_type_ids: Option<&Tensor>,
-        attention_mask: Option<&Tensor>,
-        position_ids: Option<&Tensor>,
-        output_hidden_states: bool,
-    ) -> Result<(Tensor, Vec<Tensor>)> {
-        let pass = Pass { output_hidden_states, token_type_ids, ..Pass::default() };
-        self.hidden(input_ids, attention_mask, position_ids, None, pass)
-    }
-
-    /// The final hidden states `[batch, seq, hidden]` (after the final norm) of
-    /// [`CausalLm::forward`] without a cache, without running the LM head: what an embedding model
-    /// built on a decoder pools.
-    pub fn last_hidden_state(
-        &self,
-        input_ids: &Tensor,
-        attention_mask: Option<&Tensor>,
-        position_ids: Option<&Tensor>,
-    ) -> Result<Tensor> {
-        Ok(self.hidden(input_ids, attention_mask, position_ids, None, Pass::default())?.0)
     }
 
     /// The embeddings of `ids` (on the weights' device), scaled by `sqrt(hidden)` in Gemma's
@@ -619,7 +475,7 @@ impl CausalLm {
         mut cache: Option<&mut KvCache>,
         pass: Pass<'_>,
     ) -> Result<(Tensor, Vec<Tensor>)> {
-        let Pass { output_hidden_states, ids_in_range, token_type_ids, replaced } = pass;
+        let Pass { output_hidden_states, ids_in_range, token_type_ids, replaced, cross } = pass;
         let blocks = replaced.and_then(|r| r.blocks);
         let (b, s) = batch_seq(input_ids)?;
         let device = self.device();
@@ -628,6 +484,8 @@ impl CausalLm {
         let position_ids = position_ids.map(|p| p.to(device)).transpose()?;
         let position_ids = position_ids.as_ref();
         let past = cache.as_ref().map_or(0, |c| c.len());
+        let cached_cross = cache.as_ref().and_then(|c| c.cross_attention().cloned());
+        let cross = self.cross_pass(cross.or(cached_cross.as_ref()), past, s)?;
         if let Some(m) = &attention_mask {
             let capacity = cache.as_ref().map(|c| c.capacity());
             if m.dims().len() != 2
@@ -720,6 +578,12 @@ impl CausalLm {
             _ => None,
         };
         for (i, layer) in self.layers.iter().enumerate() {
+            h = self.cross_layers_before(
+                i,
+                cross.as_ref(),
+                h,
+                output_hidden_states.then_some(&mut hidden_states),
+            )?;
             if output_hidden_states {
                 hidden_states.push(h.clone());
             }
@@ -856,6 +720,13 @@ impl CausalLm {
             }
         }
         h = add_rows_after(replaced, self.layers.len().checked_sub(1), h)?;
+        let last = self.layers.len();
+        h = self.cross_layers_before(
+            last,
+            cross.as_ref(),
+            h,
+            output_hidden_states.then_some(&mut hidden_states),
+        )?;
         // (Gemma 3n's last hidden states are its last layer's streams, then averaged and normed.)
         if let Some(streams) = &self.streams {
             if output_hidden_states {

@@ -8,6 +8,7 @@ use oxtorch_tensor::{DType, Tensor};
 use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
 use super::{check_input_dtype, check_input_shapes, ids_as_i64};
 use crate::error::{Error, Result};
+use crate::layers::CrossAttentionStates;
 
 /// The image inputs of a vision-language model: `pixel_values`, and for LLaVA-NeXT and
 /// LLaVA-OneVision the `image_sizes` (`[images, 2]`, `(height, width)`) that say how each image
@@ -93,7 +94,10 @@ pub(crate) fn tiles(pixel_values: &Tensor, counts: &[usize]) -> Result<Tensor> {
 }
 
 /// The inputs that describe the images (checked by the image path), not the prompts' tokens.
-const IMAGE_ONLY: [&str; 9] = [
+const IMAGE_ONLY: [&str; 12] = [
+    "aspect_ratio_ids",
+    "aspect_ratio_mask",
+    "cross_attention_mask",
     "spatial_shapes",
     "pixel_values",
     "image_sizes",
@@ -182,6 +186,42 @@ impl TextWithImages {
     ) -> Result<Vec<(String, Tensor)>> {
         let replaced = ReplacedRows { mask, rows, blocks: None, added };
         self.run(lm, &self.ids, replaced, output_hidden_states)
+    }
+
+    /// `lm` on these inputs, its cross-attention layers attending to `cross`, with `token_row`'s
+    /// token embedded as its row `[hidden]` (Llama 3.2 Vision's image token, past the vocabulary,
+    /// whose row is among the embedding table's extra ones): `logits` and `hidden_states.N`.
+    pub(crate) fn outputs_attending(
+        &self,
+        lm: &CausalLm,
+        cross: &CrossAttentionStates,
+        token_row: Option<(i64, &Tensor)>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let replacing = match token_row {
+            Some((token, row)) => {
+                let mask = self.ids.eq(token as f64)?;
+                let count = mask.to_dtype(DType::I64)?.sum_all()?.to_vec::<i64>()?[0] as usize;
+                let rows = row.unsqueeze(0)?.expand([count, row.dims()[0]])?;
+                Some((lm.ids_in_vocabulary(&self.ids, token)?, mask, rows))
+            }
+            None => None,
+        };
+        let replaced =
+            replacing.as_ref().map(|(_, mask, rows)| ReplacedRows { mask, rows, blocks: None, added: &[] });
+        let ids = replacing.as_ref().map_or(&self.ids, |(ids, _, _)| ids);
+        let out = lm.forward_attending(
+            ids,
+            replaced,
+            cross,
+            self.mask.as_ref(),
+            self.positions.as_ref(),
+            output_hidden_states,
+        )?;
+        let mut named = vec![("logits".to_string(), out.logits)];
+        let states = out.hidden_states.into_iter().enumerate();
+        named.extend(states.map(|(i, t)| (format!("hidden_states.{i}"), t)));
+        Ok(named)
     }
 
     /// `lm` on `ids` (these inputs' ids) with `replaced`: `logits` and `hidden_states.N`.

@@ -1,21 +1,26 @@
-//! Llama 3.2 Vision (`MllamaForConditionalGeneration`, model type `mllama`) run as its language
-//! model on text.
+//! Llama 3.2 Vision (`MllamaForConditionalGeneration`, model type `mllama`): its language model,
+//! and its images where the checkpoint has the vision tower (see [`super::mllama_images`]).
 //!
 //! Its language model is Llama's decoder with cross-attention layers among the self-attention
 //! ones (`text_config.cross_attention_layers`, every fifth from the fourth by default), which
 //! attend to the image features; transformers skips them when there is no image, so on text it is
 //! the Llama decoder of the other layers, numbered in order — hf-import loads it so, the
-//! cross-attention layers' tensors never read (nor the vision tower's), the hidden states one per
-//! run layer as transformers records them. The embedding table holds 8 rows past the vocabulary
-//! (the image token's and spares), which text never reads; the head is never tied.
+//! cross-attention layers beside it (read only with the vision tower, run only with images,
+//! each before the self-attention layer it precedes), the hidden states one per run layer as
+//! transformers records them. The embedding table holds 8 rows past the vocabulary (the image
+//! token's and spares): the decoder's table is cut to the vocabulary, the image token's row kept
+//! by the image path; the head is never tied.
 
 use serde_json::{Map, Value};
 
+use super::decoder::CausalLm;
 use super::gemma3_multimodal::{inherit_outer_dtype, language_model_weights};
-use super::vision_language::VisionLanguageForConditionalGeneration;
+use super::mllama_images::MllamaImages;
+use super::vision_language::{Images, VisionLanguageForConditionalGeneration};
 use super::LlamaForCausalLM;
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::layers::{Activation, CrossAttentionDims, CrossAttentionLayer};
 use crate::weights::Weights;
 
 /// The class's name.
@@ -35,13 +40,48 @@ const TEXT_SIZES: &[(&str, u64)] = &[
 /// `MllamaTextConfig`'s cross-attention layers.
 const CROSS_ATTENTION_LAYERS: [u64; 8] = [3, 8, 13, 18, 23, 28, 33, 38];
 
-/// Loads the language model of an `mllama` checkpoint (see the module docs).
+/// Loads an `mllama` checkpoint: its language model, and with the vision tower its
+/// cross-attention layers and image path (see the module docs).
 pub(crate) fn load(cfg: &Config, weights: &Weights) -> Result<VisionLanguageForConditionalGeneration> {
     let (text, cross) = text_config(cfg)?;
     let vocab = text.usize("vocab_size")?;
-    let weights = self_attention_layers(&language_model_weights(weights.clone()), &cross, vocab)?;
-    let lm = LlamaForCausalLM::load(&text, &weights)?.0;
-    Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, ARCH, None))
+    let lm_weights = language_model_weights(weights.clone());
+    let lm = LlamaForCausalLM::load(&text, &self_attention_layers(&lm_weights, &cross, vocab)?)?.0;
+    let images = match lm_weights.get("model.embed_tokens.weight")? {
+        Some(table) if table.rank() == 2 => MllamaImages::load(cfg, weights, &table, vocab)?,
+        _ => None,
+    };
+    let Some(images) = images else {
+        return Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, ARCH, None));
+    };
+    let lm = with_cross_attention_layers(lm, &text, &lm_weights, &cross)?;
+    Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, ARCH, Some(Images::Mllama(images))))
+}
+
+/// `lm` (the self-attention layers) with the cross-attention layers `cross` of `weights` (the
+/// language model's, as `model.*`), each before the self-attention layer that follows it.
+fn with_cross_attention_layers(
+    lm: CausalLm,
+    text: &Config,
+    weights: &Weights,
+    cross: &[usize],
+) -> Result<CausalLm> {
+    let dims = CrossAttentionDims {
+        hidden: text.usize("hidden_size")?,
+        heads: text.usize("num_attention_heads")?,
+        kv_heads: text.usize("num_key_value_heads")?,
+        intermediate: text.usize("intermediate_size")?,
+        eps: text.f64_or("rms_norm_eps", 1e-5)?,
+        act: Activation::from_name(text.str_or("hidden_act", "silu")?)?,
+    };
+    let layers = cross
+        .iter()
+        .enumerate()
+        .map(|(n, &c)| {
+            Ok((c - n, CrossAttentionLayer::load(&weights.vars(&format!("model.layers.{c}")), &dims)?))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    lm.with_cross_attention_layers(layers)
 }
 
 /// The Llama config of the self-attention layers and the cross-attention layers' indices.

@@ -669,6 +669,8 @@ mod mimo_v2_flash;
 mod minicpm3;
 mod mistral4;
 mod mllama;
+mod mllama_images;
+mod mllama_vision;
 mod modernbert_decoder;
 mod persimmon;
 mod solar_open;

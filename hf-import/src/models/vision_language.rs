@@ -35,6 +35,7 @@ use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
 use super::image_inputs::{ImageInputs, TextWithImages};
 use super::lfm2_vl_images::Lfm2VlImages;
 use super::llava_images::ImageEncoder;
+use super::mllama_images::MllamaImages;
 use super::qwen_vl_images::QwenImages;
 use super::{check_input_dtype, AutoModel};
 use crate::config::Config;
@@ -126,6 +127,7 @@ pub fn takes_images(architecture: &str) -> bool {
             | "Qwen3VLForConditionalGeneration"
             | "Qwen3VLMoeForConditionalGeneration"
             | "Lfm2VlForConditionalGeneration"
+            | "MllamaForConditionalGeneration"
     )
 }
 
@@ -170,6 +172,8 @@ pub(crate) enum Images {
     Qwen(QwenImages),
     /// LFM2-VL's: see [`super::lfm2_vl_images`]
     Lfm2(Lfm2VlImages),
+    /// Llama 3.2 Vision's, attended to by cross-attention layers: see [`super::mllama_images`]
+    Mllama(MllamaImages),
 }
 
 /// PaliGemma's class, whose prefix attends both ways.
@@ -258,6 +262,7 @@ impl VisionLanguageForConditionalGeneration {
             Images::Encoder(e) => e.image_token(),
             Images::Qwen(q) => q.image_token(),
             Images::Lfm2(l) => l.image_token(),
+            Images::Mllama(m) => m.image_token(),
         })
     }
 
@@ -282,6 +287,11 @@ impl VisionLanguageForConditionalGeneration {
             Images::Encoder(encoder) => Ok((encoder.rows(images, self.lm.dtype())?, Vec::new())),
             Images::Qwen(qwen) => qwen.rows(images, self.lm.dtype()),
             Images::Lfm2(lfm2) => Ok((lfm2.rows(images, self.lm.dtype())?, Vec::new())),
+            Images::Mllama(_) => Err(Error::Unsupported(format!(
+                "{}'s images are attended to by its cross-attention layers, not put in place of tokens: \
+                 see prompt_media",
+                self.architecture
+            ))),
         }
     }
 
@@ -297,6 +307,7 @@ impl VisionLanguageForConditionalGeneration {
         let Some(name) = media else { return Ok(None) };
         match self.images.as_deref() {
             Some(Images::Qwen(qwen)) => Ok(Some(qwen.prompt_media(inputs, self.lm.dtype())?)),
+            Some(Images::Mllama(mllama)) => Ok(Some(mllama.prompt_media(&self.lm, inputs)?)),
             Some(_) => {
                 let images = ImageInputs::from_named(inputs).ok_or_else(|| self.no_images(name))?;
                 let types = inputs.get("token_type_ids");
@@ -381,6 +392,7 @@ impl VisionLanguageForConditionalGeneration {
             Images::Encoder(encoder) => encoder,
             Images::Qwen(qwen) => return qwen.forward_named(&self.lm, inputs, output_hidden_states),
             Images::Lfm2(lfm2) => return lfm2.forward_named(&self.lm, inputs, output_hidden_states),
+            Images::Mllama(mllama) => return mllama.forward_named(&self.lm, inputs, output_hidden_states),
         };
         let mut takes = IMAGE_INPUTS.to_vec();
         takes.extend(images.other_inputs());
@@ -421,6 +433,19 @@ impl VisionLanguageForConditionalGeneration {
                 Ok(vec![("attention_mask".to_string(), mask)])
             }
             _ => Ok(Vec::new()),
+        }
+    }
+
+    /// Llama 3.2 Vision's outputs on text that holds its image token (embedded as its row past
+    /// the vocabulary); `None` for other inputs and models.
+    pub(crate) fn forward_image_tokens(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Option<Vec<(String, Tensor)>>> {
+        match self.images.as_deref() {
+            Some(Images::Mllama(m)) => m.forward_text(&self.lm, inputs, output_hidden_states),
+            _ => Ok(None),
         }
     }
 

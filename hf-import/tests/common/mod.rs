@@ -41,8 +41,11 @@ pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>
 }
 
 /// The names of a golden's inputs (the rest are outputs).
-pub const INPUT_NAMES: [&str; 16] = [
+pub const INPUT_NAMES: [&str; 19] = [
     "input_ids",
+    "aspect_ratio_ids",
+    "aspect_ratio_mask",
+    "cross_attention_mask",
     "attention_mask",
     "token_type_ids",
     "pixel_values",

@@ -705,8 +705,8 @@ fn generate_ids_and_text() {
 /// `forward` on `pixel_values` and the prompts' ids writes transformers' outputs (`image_outputs.*`
 /// included), and `generate --inputs` with `pixel_values` (and the `token_type_ids` of Gemma 3's
 /// images or PaliGemma's prefix, OneVision's `image_sizes` and `batch_num_images`, Idefics3's
-/// `pixel_attention_mask`, Qwen2-VL's `image_grid_thw` and `mm_token_type_ids`, and Qwen's videos)
-/// writes transformers' greedy ids.
+/// `pixel_attention_mask`, Qwen2-VL's `image_grid_thw` and `mm_token_type_ids`, Qwen's videos,
+/// Llama 3.2 Vision's tile layouts and `cross_attention_mask`) writes transformers' greedy ids.
 #[test]
 fn llava_forward_and_generate_with_images() {
     let dir = scratch("llava-images");
@@ -720,6 +720,7 @@ fn llava_forward_and_generate_with_images() {
         "qwen2_5_vl_video",
         "qwen3_vl_video",
         "lfm2_vl_images",
+        "mllama_images",
     ]) {
         forward_matches(&fixture(name), name, &dir);
         let golden = read_all(&fixture(name).join("generate.safetensors"));
@@ -738,6 +739,9 @@ fn llava_forward_and_generate_with_images() {
             "video_grid_thw",
             "second_per_grid_ts",
             "spatial_shapes",
+            "aspect_ratio_ids",
+            "aspect_ratio_mask",
+            "cross_attention_mask",
         ];
         let given = names.iter().filter(|n| golden.contains_key(**n));
         let prompts: Vec<_> = given.map(|n| (n.to_string(), golden[*n].clone())).collect();

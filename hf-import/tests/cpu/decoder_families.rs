@@ -413,7 +413,7 @@ fn qwen_vl_on_text() {
 /// logit scale not applied by the class's head), SmolVLM (`model.text_model.*`), InternVL
 /// (Qwen2), LFM2-VL (LFM2), Llama 3.2 Vision (Llama without its cross-attention layers),
 /// PaliGemma 2 (Gemma 2, soft-capped); the audio-language Qwen2-Audio (Qwen2) and Voxtral
-/// (Llama). Llama 3.2 Vision's image inputs are refused (the classes that take images:
+/// (Llama). Qwen2-Audio's image inputs are refused (the classes that take images:
 /// `images.rs`).
 #[test]
 fn vision_language_on_text() {
@@ -431,15 +431,22 @@ fn vision_language_on_text() {
     ] {
         check(name);
     }
-    let dir = fixture("mllama");
+    let dir = fixture("qwen2_audio");
     let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
-    let (mut inputs, _) = golden("mllama");
+    let (mut inputs, _) = golden("qwen2_audio");
     inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 8, 8], DType::F32).unwrap());
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
     let want =
-        "image and video inputs are not supported for MllamaForConditionalGeneration (hf-import runs its \
-                language model on text only)";
+        "image and video inputs are not supported for Qwen2AudioForConditionalGeneration (hf-import runs \
+                its language model on text only)";
     assert!(err.contains(want), "{err}");
+    // Llama 3.2 Vision's images need their tiles' layouts.
+    let dir = fixture("mllama");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (mut inputs, _) = golden("mllama");
+    inputs.insert("pixel_values".into(), Tensor::zeros([1, 1, 4, 3, 8, 8], DType::F32).unwrap());
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("missing input 'aspect_ratio_ids' (the images' tile layouts)"), "{err}");
     // LFM2-VL's images need their sizes.
     let dir = fixture("lfm2_vl");
     let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();

@@ -319,3 +319,29 @@ fn lfm2_vl_with_images() {
     let out = load("lfm2_vl_images").forward_named(&unmasked, false).unwrap();
     assert!(logits_diff(&out, &expected["logits"]) > 1e-3, "the pixel mask changes the logits");
 }
+
+/// Llama 3.2 Vision: the tiled tower (two images of 2 and 4 tiles, one of 1 tile and a padding
+/// image), the cross-attention layers (one among the self-attention layers, one after the last)
+/// under the processor's `cross_attention_mask`; without the mask every token sees every tile.
+#[test]
+fn mllama_with_images() {
+    check("mllama_images");
+    let (inputs, expected) = golden("mllama_images");
+    let model = load("mllama_images");
+    let mut unmasked = inputs.clone();
+    unmasked.remove("cross_attention_mask");
+    let out = model.forward_named(&unmasked, false).unwrap();
+    assert!(logits_diff(&out, &expected["logits"]) > 1e-3, "the cross-attention mask changes the logits");
+    let mut text = inputs.clone();
+    for name in ["pixel_values", "aspect_ratio_ids", "aspect_ratio_mask", "cross_attention_mask"] {
+        text.remove(name);
+    }
+    let out = model.forward_named(&text, true).unwrap();
+    assert!(logits_diff(&out, &expected["logits"]) > 1e-3, "the images change the logits");
+    let states = out.iter().filter(|(k, _)| k.starts_with("hidden_states.")).count();
+    assert_eq!(states, 4, "on text the cross-attention layers are skipped");
+    let mut tiles = inputs.clone();
+    tiles.insert("aspect_ratio_mask".into(), inputs["aspect_ratio_mask"].ones_like().unwrap());
+    let out = model.forward_named(&tiles, false).unwrap();
+    assert!(logits_diff(&out, &expected["logits"]) > 1e-3, "the tile mask changes the logits");
+}

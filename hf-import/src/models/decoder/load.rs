@@ -584,6 +584,7 @@ impl CausalLm {
             kv_read_later,
             streams,
             mrope: None,
+            cross_layers: Vec::new(),
         };
         if packing {
             lm.pack_weights()?;
