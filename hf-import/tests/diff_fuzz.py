@@ -1804,7 +1804,7 @@ def gen_mllama(r):
 def gen_mllama_images(r):
     """Llama 3.2 Vision with images: `gen_mllama`'s text model (2-5 layers, some of them cross-attention layers, never
     the first) over a random tiled tower (tiles of 4-8 pixels in patches of 2-4, 1-4 tiles per image with every layout
-    of at most that many, 1-3 local and 1-2 global layers, 0-2 intermediate layers kept, GELU or others), the image
+    of at most that many, 1-3 local and 1-2 global layers, 1-2 intermediate layers kept, GELU or others), the image
     token one of the table's rows past the vocabulary."""
     _, _, text = gen_llama(r)
     n = r.randint(2, 5)
@@ -1814,12 +1814,12 @@ def gen_mllama_images(r):
     tiles = r.randint(1, 4)
     layers = r.randint(1, 3)
     width = r.choice([8, 16])
-    kept = sorted(r.sample(range(layers), r.randint(0, min(2, layers))))
+    kept = sorted(r.sample(range(layers), r.randint(1, min(2, layers))))
     if kept and r.random() < 0.3:
         kept[0] -= layers  # (a Python index from the end)
     patch = r.choice([2, 4])
     vision = dict(hidden_size=width, intermediate_size=r.choice([8, 24]), attention_heads=2, num_hidden_layers=layers,
-                  num_global_layers=r.randint(1, 2), image_size=patch * r.randint(1, 2), patch_size=patch,
+                  num_global_layers=r.randint(1, 2), image_size=patch * r.randint(1, 2) + r.choice([0, 0, 1]), patch_size=patch,
                   vision_output_dim=width * (len(kept) + 1), intermediate_layers_indices=kept, max_num_tiles=tiles,
                   supported_aspect_ratios=[[w, h] for w in range(1, tiles + 1) for h in range(1, tiles + 1)
                                            if w * h <= tiles],

@@ -263,6 +263,7 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "qwen2_5_vl_images",
         "qwen3_vl_images",
         "lfm2_vl_images",
+        "mllama_images",
     ];
     let mut fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     // (A padded query whose chunk holds only padding attends to every key alike, as in transformers:

@@ -118,7 +118,8 @@ fn static_cache_greedy_generate_on_xla_equals_cpu_and_transformers() {
 
 /// Generation from prompts with images on xla (the features gathered into the prefill's
 /// embeddings there; Gemma 3's images attending both ways; Qwen2.5-VL's and Qwen3-VL's
-/// multimodal RoPE positions, Qwen3-VL's deepstack features) equals transformers' greedy ids.
+/// multimodal RoPE positions, Qwen3-VL's deepstack features; Llama 3.2 Vision's cross-attention
+/// states kept in the cache) equals transformers' greedy ids.
 #[test]
 fn greedy_generate_with_images_on_xla_matches_transformers() {
     let Some(dev) = xla() else { return };
@@ -130,6 +131,7 @@ fn greedy_generate_with_images_on_xla_matches_transformers() {
         "llava_onevision_images",
         "qwen2_5_vl_images",
         "qwen3_vl_images",
+        "mllama_images",
     ];
     for name in names {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

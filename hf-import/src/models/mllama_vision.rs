@@ -114,6 +114,10 @@ pub(crate) struct MllamaVisionTower {
     global: Vec<Layer>,
     /// the local layers whose outputs join the last state, in order
     intermediate: Vec<usize>,
+    /// `vision_output_dim`
+    output: usize,
+    /// why the config's tower cannot run, where it cannot (the images are then an error)
+    unusable: Option<String>,
     heads: usize,
     hidden: usize,
     channels: usize,
@@ -143,24 +147,42 @@ impl MllamaVisionTower {
                  {patch_size}, max_num_tiles {max_tiles}: not a tower"
             )));
         }
-        let patches = (image_size / patch_size).pow(2) + 1;
+        // (Every size a table or a tile's sequence takes, checked against overflow.)
+        let too_large = || {
+            Error::Config(format!(
+                "vision_config: {max_tiles} tiles of {image_size} pixels in patches of {patch_size}, \
+                 {channels} channels, hidden_size {hidden}: too large"
+            ))
+        };
+        let side = image_size / patch_size;
+        let patches = side.checked_mul(side).and_then(|n| n.checked_add(1)).ok_or_else(too_large)?;
+        let tile_table =
+            max_tiles.checked_mul(patches).and_then(|n| n.checked_mul(hidden)).ok_or_else(too_large)?;
+        let tile_width = max_tiles.checked_mul(hidden).ok_or_else(too_large)?;
+        let kernel =
+            patch_size.checked_mul(patch_size).and_then(|n| n.checked_mul(channels)).ok_or_else(too_large)?;
+        let padded = patches.checked_next_multiple_of(8).ok_or_else(too_large)?;
+        max_tiles.checked_mul(padded).and_then(|n| n.checked_mul(hidden)).ok_or_else(too_large)?;
         let ratios = match cfg.get("supported_aspect_ratios") {
             Some(serde_json::Value::Array(a)) => a.len(),
             _ => 8,
         };
         let layers = cfg.usize_or("num_hidden_layers", 32)?;
-        let intermediate = intermediate_layers(cfg, layers)?;
         let output = cfg.usize_or("vision_output_dim", 7680)?;
-        if output != hidden * (intermediate.len() + 1) {
-            return Err(Error::Config(format!(
-                "vision_output_dim {output} must be hidden_size {hidden} times 1 + the {} intermediate layers",
-                intermediate.len()
-            )));
-        }
+        // (A config transformers loads but whose tower cannot run: the checkpoint still runs on text.)
+        let (intermediate, unusable) = match intermediate_layers(cfg, layers) {
+            Ok(i) if i.is_empty() => (i, Some("intermediate_layers_indices is empty: transformers' tower stacks the intermediate layers' outputs and cannot stack none".to_string())),
+            Ok(i) if Some(output) != hidden.checked_mul(i.len() + 1) => {
+                let why = format!("vision_output_dim {output} must be hidden_size {hidden} times 1 + the {} intermediate layers", i.len());
+                (i, Some(why))
+            }
+            Ok(i) => (i, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
         let table = |name: &str, width: usize| -> Result<TileEmbedding> {
             let v = vars.pp(name);
             Ok(TileEmbedding {
-                table: Embedding::load(&v.pp("embedding"), ratios + 1, max_tiles * width)?,
+                table: Embedding::load(&v.pp("embedding"), ratios + 1, width)?,
                 gate: v.get("gate", &[1])?.tanh()?,
             })
         };
@@ -168,7 +190,7 @@ impl MllamaVisionTower {
         let gate = gated.get("gate", &[1])?.tanh()?;
         let positions = gated.get("embedding", &[patches, hidden])?.mul(&gate.neg()?.add(1.0)?)?;
         let tile_positions = TileEmbedding {
-            table: Embedding::load(&gated.pp("tile_embedding"), ratios + 1, max_tiles * patches * hidden)?,
+            table: Embedding::load(&gated.pp("tile_embedding"), ratios + 1, tile_table)?,
             gate,
         };
         let conv = vars.get("patch_embedding.weight", &[hidden, channels, patch_size, patch_size])?;
@@ -178,17 +200,19 @@ impl MllamaVisionTower {
                 .collect()
         };
         Ok(MllamaVisionTower {
-            patch: Linear { weight: conv.reshape([hidden, channels * patch_size * patch_size])?, bias: None },
+            patch: Linear { weight: conv.reshape([hidden, kernel])?, bias: None },
             class_embedding: vars.get("class_embedding", &[hidden])?,
             positions,
             tile_positions,
-            pre_tile: table("pre_tile_positional_embedding", hidden)?,
-            post_tile: table("post_tile_positional_embedding", hidden)?,
+            pre_tile: table("pre_tile_positional_embedding", tile_width)?,
+            post_tile: table("post_tile_positional_embedding", tile_width)?,
             layernorm_pre: LayerNorm::load(&vars.pp("layernorm_pre"), hidden, 1e-5)?,
             layernorm_post: LayerNorm::load(&vars.pp("layernorm_post"), hidden, 1e-5)?,
             local: load_layers("transformer", layers, false)?,
             global: load_layers("global_transformer", cfg.usize_or("num_global_layers", 8)?, true)?,
             intermediate,
+            output,
+            unusable,
             heads,
             hidden,
             channels,
@@ -206,7 +230,7 @@ impl MllamaVisionTower {
 
     /// The output width (`vision_output_dim`).
     pub(crate) fn output_dim(&self) -> usize {
-        self.hidden * (self.intermediate.len() + 1)
+        self.output
     }
 
     /// The tower on `pixel_values` `[batch, images, tiles, channels, size, size]` with
@@ -241,13 +265,19 @@ impl MllamaVisionTower {
                 ratio_mask.dims()
             )));
         }
+        if let Some(why) = &self.unusable {
+            return Err(Error::Config(format!("the vision tower cannot run: {why}")));
+        }
         let n = b * images;
         let dtype = self.class_embedding.dtype();
         let device = self.class_embedding.device();
         let ids = super::ids_as_i64("aspect_ratio_ids", ratio_ids)?.to(device)?.reshape([n])?;
-        // Each tile's patches, channel by row by column, as the convolution's kernel reads them.
+        // Each tile's patches, channel by row by column, as the convolution's kernel reads them (the
+        // pixels past the last whole patch unread, as its stride leaves them).
         let side = size / p;
-        let x = pixel_values.to(device)?.to_dtype(dtype)?.reshape([n * tiles, c, side, p, side, p])?;
+        let x = pixel_values.to(device)?.to_dtype(dtype)?;
+        let x =
+            x.narrow(4, 0, side * p)?.narrow(5, 0, side * p)?.reshape([n * tiles, c, side, p, side, p])?;
         let x = x.permute([0, 2, 4, 1, 3, 5])?.reshape([n * tiles, side * side, c * p * p])?;
         let x = self.patch.forward(&x)?.reshape([n, tiles, side * side, hidden])?;
         let x = x.add(&self.pre_tile.of(&ids, tiles, 1, hidden)?)?;
@@ -278,21 +308,17 @@ impl MllamaVisionTower {
         let unpad = |t: Tensor, width: usize| -> Result<Tensor> {
             Ok(t.reshape([n, tiles, padded, width])?.narrow(2, 0, patches)?)
         };
-        let mut out = unpad(x, hidden)?;
-        if !self.intermediate.is_empty() {
-            // The intermediate states stacked on a last dim, feature by feature (torch.stack(dim=-1)).
-            let states = self.intermediate.iter().map(|i| {
-                let (_, t) =
-                    kept.iter().find(|(j, _)| j == i).expect("each intermediate layer's output is kept");
-                t.unsqueeze(-1)
-            });
-            let states = states.collect::<std::result::Result<Vec<_>, _>>()?;
-            let k = states.len();
-            let stacked = Tensor::cat(&states.iter().collect::<Vec<_>>(), 3)?;
-            let stacked = unpad(stacked.reshape([n, tiles * padded, hidden * k])?, hidden * k)?;
-            out = Tensor::cat(&[&out, &stacked], 3)?;
-        }
-        Ok(out.reshape([b, images, tiles, patches, self.output_dim()])?)
+        // The intermediate states stacked on a last dim, feature by feature (torch.stack(dim=-1)).
+        let states = self.intermediate.iter().map(|i| {
+            let (_, t) = kept.iter().find(|(j, _)| j == i).expect("each intermediate layer's output is kept");
+            t.unsqueeze(-1)
+        });
+        let states = states.collect::<std::result::Result<Vec<_>, _>>()?;
+        let k = states.len();
+        let stacked = Tensor::cat(&states.iter().collect::<Vec<_>>(), 3)?;
+        let stacked = unpad(stacked.reshape([n, tiles * padded, hidden * k])?, hidden * k)?;
+        let out = Tensor::cat(&[&unpad(x, hidden)?, &stacked], 3)?;
+        Ok(out.reshape([b, images, tiles, patches, self.output])?)
     }
 
     /// The local and global layers' additive mask `[n, 1, tiles · padded, tiles · padded]`: a

@@ -394,3 +394,25 @@ fn recurrent_generate_matches_transformers() {
         );
     }
 }
+
+/// Llama 3.2 Vision's beam search from prompts with images (the beams reorder the cache, the
+/// images' keys and values with it) equals transformers' two best of three beams.
+#[test]
+fn beam_search_with_cross_attention_matches_transformers() {
+    let name = "mllama_images";
+    let (cfg, model) = load(name);
+    let golden = read_all(&fixture(name).join("generate.safetensors"));
+    let prompt = ImagePrompt::of(&model, &golden);
+    let mut g = GenerationConfig::from_model_dir(&fixture(name), &cfg).unwrap();
+    (g.max_new_tokens, g.num_beams, g.num_return_sequences, g.pad_token_id) = (6, 3, 2, Some(0));
+    let mask = Some(&golden["attention_mask"]);
+    let images = prompt.images();
+    let out =
+        generate_with_images(prompt.lm, &golden["input_ids"], mask, images, &g, None, |_, _| {}).unwrap();
+    assert_eq!(out.to_vec2::<i64>().unwrap(), golden["beam_ids"].to_vec2::<i64>().unwrap());
+    // Sampling each prompt twice repeats its images' states.
+    (g.num_beams, g.do_sample, g.seed) = (1, true, 7);
+    let out =
+        generate_with_images(prompt.lm, &golden["input_ids"], mask, images, &g, None, |_, _| {}).unwrap();
+    assert_eq!(out.dims(), [4, golden["input_ids"].dims()[1] + 6]);
+}

@@ -344,4 +344,21 @@ fn mllama_with_images() {
     tiles.insert("aspect_ratio_mask".into(), inputs["aspect_ratio_mask"].ones_like().unwrap());
     let out = model.forward_named(&tiles, false).unwrap();
     assert!(logits_diff(&out, &expected["logits"]) > 1e-3, "the tile mask changes the logits");
+    // Hostile image inputs are clear errors.
+    let ids = |v: Vec<i64>| Tensor::from_vec(v, [2, 2]).unwrap();
+    let pixels = inputs["pixel_values"].narrow(2, 0, 3).unwrap();
+    let cross = inputs["cross_attention_mask"].narrow(1, 0, 2).unwrap();
+    let float_mask = inputs["aspect_ratio_mask"].to_dtype(DType::F32).unwrap();
+    for (name, value, want) in [
+        ("aspect_ratio_ids", ids(vec![2, 99, 1, 0]), "id 99 is out of range"),
+        ("aspect_ratio_ids", ids(vec![2, -1, 1, 0]), "id -1 is out of range"),
+        ("pixel_values", pixels, "pixel_values must be [batch, images, 4, 3, 8, 8]"),
+        ("cross_attention_mask", cross, "cross_attention_mask must be [2, 8, 2, 4]"),
+        ("aspect_ratio_mask", float_mask, "input 'aspect_ratio_mask' must be an integer tensor"),
+    ] {
+        let mut bad = inputs.clone();
+        bad.insert(name.into(), value);
+        let err = model.forward_named(&bad, false).unwrap_err().to_string();
+        assert!(err.contains(want), "{name}: {err}");
+    }
 }

@@ -102,6 +102,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     "qwen3_vl_images",
     // SigLIP2's NaFlex table and LFM2-VL's unshuffle factor.
     "lfm2_vl_images",
+    // Llama 3.2 Vision's tiles, aspect ratios and cross-attention layers.
+    "mllama_images",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
