@@ -313,6 +313,12 @@ fn generate_with(
     let mut cache =
         if fixed { KvCache::fixed(layers, capacity) } else { KvCache::with_capacity(layers, capacity) };
     if let Some(cross) = images.and_then(|i| i.cross) {
+        if cross.mask_rows().is_some_and(|rows| rows != s) {
+            return Err(Error::Input(format!(
+                "the cross-attention mask has {} rows, the prompts {s} tokens",
+                cross.mask_rows().unwrap_or(0)
+            )));
+        }
         cache.set_cross_attention(cross_rows(cross, prompts, rows.len())?);
     }
     let (mut ids_t, pos_t, mask_t) = prompt.tensors(cache.capacity(), device)?;
@@ -366,6 +372,11 @@ fn generate_with(
         lm.logits_at_with_rows(&ids_t, replaced, mask_t.as_ref(), Some(&pos_t), Some(&mut cache), s - 1)
     })?;
     cache.truncate(s);
+    // (The new tokens read the cross-attention mask's last row alone.)
+    if let Some(cross) = cache.cross_attention() {
+        let kept = cross.after_prompt()?;
+        cache.set_cross_attention(kept);
+    }
     // As transformers' `prompt_ignore_length`: the position of each row's first unmasked token.
     let padding: Vec<usize> = mask.chunks(s).map(|m| m.iter().position(|&v| v != 0).unwrap_or(0)).collect();
     let mut step = Step { lm, device, mask: mask_t };

@@ -2984,7 +2984,8 @@ def mllama_images():
     tiles), the second one image (1 tile) and a padding one (id 0); `cross_attention_mask` as the processor writes
     it: each image's tiles seen from its token on, none before the first (those rows' MLP outputs zeroed);
     the second prompt right-padded. `generate.safetensors`: greedy generation from the prompts left-padded (the
-    mask's last row repeated for the new tokens), and beam search's two best of three beams (`beam_ids`)."""
+    mask's last row repeated for the new tokens), beam search's two best of three beams (`beam_ids`), and greedy
+    generation from the prompts alone (`text_output_ids`)."""
     name = "mllama_images"
     if ONLY and name not in ONLY:
         return
@@ -3042,9 +3043,13 @@ def mllama_images():
         # (Beam search: the beams reorder the cache, the images' keys and values with it.)
         beams = model.generate(**gx, max_new_tokens=6, do_sample=False, num_beams=3, num_return_sequences=2,
                                pad_token_id=0)
+        # (Text alone: the image tokens embedded as their row, the cross-attention layers skipped.)
+        text_gen = model.generate(input_ids=gen_ids, attention_mask=gen_mask, max_new_tokens=6, do_sample=False,
+                                  pad_token_id=0)
     flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
     save_file({**x, **flat}, str(path / "expected.safetensors"))
-    save_file({**gx, "output_ids": gen.contiguous(), "beam_ids": beams.contiguous()},
+    save_file({**gx, "output_ids": gen.contiguous(), "beam_ids": beams.contiguous(),
+               "text_output_ids": text_gen.contiguous()},
               str(path / "generate.safetensors"))
     print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]} {gen[:, width:].tolist()} {beams[:, width:].tolist()}")
 

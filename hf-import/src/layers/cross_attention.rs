@@ -180,6 +180,27 @@ impl CrossAttentionStates {
         self.kv.first().map_or(0, |(k, _)| k.dims()[0])
     }
 
+    /// The number of rows of the prompt's mask (the tokens it was made for), where there is one.
+    pub fn mask_rows(&self) -> Option<usize> {
+        self.mask.as_ref().map(|m| m.kept.dims()[1])
+    }
+
+    /// The states as a generation keeps them after its prefill: the mask's last row alone, the one
+    /// every new token reads.
+    pub(crate) fn after_prompt(&self) -> Result<Self> {
+        let mask = match &self.mask {
+            Some(m) => {
+                let last = m.kept.dims()[1].saturating_sub(1);
+                Some(MaskRows {
+                    bias: m.bias.narrow(2, last as isize, 1)?,
+                    kept: m.kept.narrow(1, last as isize, 1)?,
+                })
+            }
+            None => None,
+        };
+        Ok(CrossAttentionStates { kv: self.kv.clone(), mask })
+    }
+
     /// The number of cross-attention layers these states are for.
     pub(crate) fn layers(&self) -> usize {
         self.kv.len()
@@ -205,6 +226,9 @@ impl CrossAttentionStates {
         }
         if past == 0 && s == prompt {
             return Ok(Some(m.clone()));
+        }
+        if past == 0 && s < prompt {
+            return Err(Error::Input(format!("the cross-attention mask has {prompt} rows, the tokens {s}")));
         }
         let index: Vec<i64> = (past..past + s).map(|i| i.min(prompt - 1) as i64).collect();
         let index = Tensor::from_vec(index, [s])?.to(m.kept.device())?;

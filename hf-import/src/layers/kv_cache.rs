@@ -292,7 +292,8 @@ impl KvCache {
     }
 
     /// Keeps, as row `i` of every layer's buffers, what row `rows[i]` held (beam search's
-    /// reordering of its hypotheses).
+    /// reordering of its hypotheses, each within its prompt's rows: the cross-attention states,
+    /// the same for those rows, are not moved).
     pub(crate) fn reorder_rows(&mut self, rows: &Tensor) -> Result<()> {
         for layer in &mut self.layers {
             if let Some((k, v)) = &layer.buffers {
@@ -303,9 +304,8 @@ impl KvCache {
                 state.reorder(rows)?;
             }
         }
-        if let Some(cross) = &self.cross {
-            self.cross = Some(cross.select_rows(rows)?);
-        }
+        // (The cross-attention states stay: beam search reorders each prompt's beams among
+        // themselves, whose states are the same.)
         Ok(())
     }
 

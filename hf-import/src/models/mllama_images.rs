@@ -14,8 +14,7 @@ use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Tensor};
 
-use super::check_input_dtype;
-use super::decoder::CausalLm;
+use super::decoder::{batch_seq, CausalLm};
 use super::image_inputs::TextWithImages;
 use super::llava_images::{image_token, vars_with, vision_config};
 use super::mllama_vision::MllamaVisionTower;
@@ -106,16 +105,15 @@ impl MllamaImages {
         };
         let (pixels, ratio_ids, ratio_mask) =
             (input("pixel_values")?, input("aspect_ratio_ids")?, input("aspect_ratio_mask")?);
-        check_input_dtype("aspect_ratio_mask", ratio_mask)?;
-        let ids = input("input_ids")?;
-        let vision = self.tower.forward(pixels, ratio_ids, ratio_mask)?;
+        let (prompts, s) = batch_seq(input("input_ids")?)?;
+        let ratio_mask = zeros_and_ones("aspect_ratio_mask", ratio_mask)?;
+        let vision = self.tower.forward(pixels, ratio_ids, &ratio_mask)?;
         let &[b, images, tiles, patches, _] = vision.dims() else {
             unreachable!("the tower's output is 5-D")
         };
-        if ids.dims().first() != Some(&b) {
+        if prompts != b {
             return Err(Error::Input(format!(
-                "pixel_values has images for {b} prompts, input_ids {:?} prompts",
-                ids.dims().first()
+                "pixel_values has images for {b} prompts, input_ids {prompts}"
             )));
         }
         let hidden = self.hidden;
@@ -123,8 +121,6 @@ impl MllamaImages {
         let features = features.reshape([b, images * tiles * patches, hidden])?;
         let mask = match inputs.get("cross_attention_mask") {
             Some(m) => {
-                check_input_dtype("cross_attention_mask", m)?;
-                let s = ids.dims()[1];
                 if m.dims() != [b, s, images, tiles] {
                     return Err(Error::Input(format!(
                         "cross_attention_mask must be [{b}, {s}, {images}, {tiles}] (each token's view of \
@@ -132,7 +128,8 @@ impl MllamaImages {
                         m.dims()
                     )));
                 }
-                let seen = m.ne(0.0)?.unsqueeze(-1)?.expand([b, s, images, tiles, patches])?;
+                let seen = zeros_and_ones("cross_attention_mask", m)?;
+                let seen = seen.unsqueeze(-1)?.expand([b, s, images, tiles, patches])?;
                 Some(seen.reshape([b, s, images * tiles * patches])?)
             }
             None => None,
@@ -178,13 +175,20 @@ impl MllamaImages {
 
     /// What generation takes of prompts with images: the image tokens' embeddings (their row of
     /// the table) and the cross-attention states.
+    /// Without `pixel_values`, prompts that hold the image token past the vocabulary take its
+    /// row alone (`None` for other prompts).
     pub(crate) fn prompt_media(
         &self,
         lm: &CausalLm,
         inputs: &BTreeMap<String, Tensor>,
-    ) -> Result<PromptMedia> {
-        let (states, _) = self.states(lm, inputs)?;
+    ) -> Result<Option<PromptMedia>> {
         let ids = inputs.get("input_ids").ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+        batch_seq(ids)?;
+        let states = match inputs.contains_key("pixel_values") {
+            true => Some(self.states(lm, inputs)?.0),
+            false if self.past_vocabulary && ids.eq(self.image_token as f64)?.any()?.item::<bool>()? => None,
+            false => return Ok(None),
+        };
         let count = ids.eq(self.image_token as f64)?.to_dtype(DType::I64)?.sum_all()?.to_vec::<i64>()?[0];
         let rows = match &self.token_row {
             Some(row) => row.unsqueeze(0)?.expand([count as usize, self.hidden])?.contiguous()?,
@@ -198,8 +202,18 @@ impl MllamaImages {
                 )))
             }
         };
-        Ok(PromptMedia { cross: Some(states), ..PromptMedia::new(self.image_token, rows) })
+        Ok(Some(PromptMedia { cross: states, ..PromptMedia::new(self.image_token, rows) }))
     }
+}
+
+/// `mask` (any dtype, transformers' masks of ones and zeros) as bool, an error where it holds
+/// another value (which transformers' masks would read in ways of their own).
+fn zeros_and_ones(name: &str, mask: &Tensor) -> Result<Tensor> {
+    let ones = mask.eq(1.0)?;
+    if !ones.logical_or(&mask.eq(0.0)?)?.all()?.item::<bool>()? {
+        return Err(Error::Input(format!("input '{name}' must hold ones and zeros")));
+    }
+    Ok(ones)
 }
 
 /// What an image input describes, for its missing-input error.

@@ -1,6 +1,6 @@
 //! Vision-language checkpoints whose language model is a decoder of its own model type, run on
 //! text (and LLaVA, LLaVA-NeXT, LLaVA-OneVision, VipLLaVA, PaliGemma, Aya Vision, InternVL,
-//! Idefics3, SmolVLM, LFM2-VL, Qwen2-VL, Qwen2.5-VL and Qwen3-VL on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
+//! Idefics3, SmolVLM, LFM2-VL, Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Llama 3.2 Vision on images too): LLaVA (`llava`, `LlavaForConditionalGeneration`: llava-hf/llava-1.5-*), LLaVA-NeXT
 //! (`llava_next`), LLaVA-NeXT-Video (`llava_next_video`), LLaVA-OneVision (`llava_onevision`),
 //! VipLLaVA (`vipllava`), Aya Vision (`aya_vision`), InternVL (`internvl`, the `-hf` checkpoints),
 //! Idefics3 (`idefics3`), SmolVLM (`smolvlm`), LFM2-VL (`lfm2_vl`) and PaliGemma (`paligemma`,
@@ -22,8 +22,9 @@
 //! `model.language_model.*` or, for Idefics3 and SmolVLM, `model.text_model.*`; the vision tower
 //! and projector are read for LLaVA's, LLaVA-NeXT's (and LLaVA-NeXT-Video's), LLaVA-OneVision's,
 //! VipLLaVA's, PaliGemma's, Aya Vision's, InternVL's, Idefics3's and SmolVLM's images (see [`super::llava_images`]),
-//! LFM2-VL's (see [`super::lfm2_vl_images`]) and Qwen's `visual.*` (see [`super::qwen_vl_images`]);
-//! the other classes' image and video inputs are refused.
+//! LFM2-VL's (see [`super::lfm2_vl_images`]), Qwen's `visual.*` (see [`super::qwen_vl_images`])
+//! and Llama 3.2 Vision's `vision_model.*` (see [`super::mllama_images`]); the other classes'
+//! image and video inputs are refused.
 
 use std::collections::BTreeMap;
 
@@ -303,11 +304,14 @@ impl VisionLanguageForConditionalGeneration {
     /// deepstack rows of the classes that have them. `None` for inputs without images or videos; an
     /// error for a model that takes none.
     pub fn prompt_media(&self, inputs: &BTreeMap<String, Tensor>) -> Result<Option<PromptMedia>> {
+        // (Llama 3.2 Vision's image token past the vocabulary takes its row, images or not.)
+        if let Some(Images::Mllama(mllama)) = self.images.as_deref() {
+            return mllama.prompt_media(&self.lm, inputs);
+        }
         let media = ["pixel_values", "pixel_values_videos"].into_iter().find(|k| inputs.contains_key(*k));
         let Some(name) = media else { return Ok(None) };
         match self.images.as_deref() {
             Some(Images::Qwen(qwen)) => Ok(Some(qwen.prompt_media(inputs, self.lm.dtype())?)),
-            Some(Images::Mllama(mllama)) => Ok(Some(mllama.prompt_media(&self.lm, inputs)?)),
             Some(_) => {
                 let images = ImageInputs::from_named(inputs).ok_or_else(|| self.no_images(name))?;
                 let types = inputs.get("token_type_ids");

@@ -415,4 +415,17 @@ fn beam_search_with_cross_attention_matches_transformers() {
     let out =
         generate_with_images(prompt.lm, &golden["input_ids"], mask, images, &g, None, |_, _| {}).unwrap();
     assert_eq!(out.dims(), [4, golden["input_ids"].dims()[1] + 6]);
+    // A cross-attention mask for other prompts than these is an error.
+    let shorter = golden["input_ids"].narrow(1, 1, golden["input_ids"].dims()[1] - 1).unwrap();
+    let err = generate_with_images(prompt.lm, &shorter, None, images, &g, None, |_, _| {}).unwrap_err();
+    assert!(err.to_string().contains("the cross-attention mask has 8 rows, the prompts 7 tokens"), "{err}");
+    // The prompts alone: the image tokens embedded as their row, the cross-attention layers skipped.
+    let AutoModel::VisionLanguage(m) = &model else { panic!("{name} is a vision-language model") };
+    let text: BTreeMap<String, Tensor> =
+        ["input_ids", "attention_mask"].iter().map(|k| (k.to_string(), golden[*k].clone())).collect();
+    let media = m.prompt_media(&text).unwrap().expect("prompts with the image token");
+    (g.num_return_sequences, g.do_sample) = (1, false);
+    let out =
+        generate_with_images(m, &golden["input_ids"], mask, media.as_prompt(), &g, None, |_, _| {}).unwrap();
+    assert_eq!(out.to_vec2::<i64>().unwrap(), golden["text_output_ids"].to_vec2::<i64>().unwrap());
 }

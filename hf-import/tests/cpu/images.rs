@@ -348,13 +348,13 @@ fn mllama_with_images() {
     let ids = |v: Vec<i64>| Tensor::from_vec(v, [2, 2]).unwrap();
     let pixels = inputs["pixel_values"].narrow(2, 0, 3).unwrap();
     let cross = inputs["cross_attention_mask"].narrow(1, 0, 2).unwrap();
-    let float_mask = inputs["aspect_ratio_mask"].to_dtype(DType::F32).unwrap();
+    let twos = inputs["cross_attention_mask"].mul(2.0).unwrap();
     for (name, value, want) in [
         ("aspect_ratio_ids", ids(vec![2, 99, 1, 0]), "id 99 is out of range"),
         ("aspect_ratio_ids", ids(vec![2, -1, 1, 0]), "id -1 is out of range"),
         ("pixel_values", pixels, "pixel_values must be [batch, images, 4, 3, 8, 8]"),
         ("cross_attention_mask", cross, "cross_attention_mask must be [2, 8, 2, 4]"),
-        ("aspect_ratio_mask", float_mask, "input 'aspect_ratio_mask' must be an integer tensor"),
+        ("cross_attention_mask", twos, "input 'cross_attention_mask' must hold ones and zeros"),
     ] {
         let mut bad = inputs.clone();
         bad.insert(name.into(), value);

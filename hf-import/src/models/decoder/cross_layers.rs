@@ -70,6 +70,13 @@ impl CausalLm {
         position_ids: Option<&Tensor>,
         output_hidden_states: bool,
     ) -> Result<DecoderOutput> {
+        let (_, s) = super::batch_seq(input_ids)?;
+        if cross.mask_rows().is_some_and(|rows| rows != s) {
+            return Err(Error::Input(format!(
+                "the cross-attention mask has {} rows, input_ids {s} tokens",
+                cross.mask_rows().unwrap_or(0)
+            )));
+        }
         let pass = Pass { output_hidden_states, replaced, cross: Some(cross), ..Pass::default() };
         let (h, hidden_states) = self.hidden(input_ids, attention_mask, position_ids, None, pass)?;
         Ok(DecoderOutput { logits: self.head(&h)?, hidden_states })
