@@ -25,7 +25,7 @@ does and swap the model class: `bert_cls`, `roberta_cls`, `distilbert_cls`, `xlm
 `num_labels` key or as 4.x wrote them) and `xlm_roberta` (`XLMRobertaModel` / `XLMRobertaForMaskedLM`).
 `images` runs the vision-language classes with images, `qwen_images` Qwen2-VL and Qwen2.5-VL with images of random
 grids (their multimodal RoPE positions), `mllama_images` Llama 3.2 Vision with tiled images of random layouts and
-cross-attention masks, `anyres` LLaVA-NeXT / -Video / OneVision with tiled
+cross-attention masks, `audio` Qwen2-Audio and Voxtral with audio of random lengths, `anyres` LLaVA-NeXT / -Video / OneVision with tiled
 images of random sizes (`image_sizes`, OneVision's `batch_num_images`). The image families `vit`, `clip`, `siglip` and `dinov2` (images of other sizes too) get `pixel_values` (and CLIP's texts: ids ending in its eos, right-padded
 with it) and no generation; `t5` (T5 and mT5, their three heads) and `bart` (BART and mBART) get sources and `decoder_input_ids`
 (BART's sometimes none: the shifted sources), and their generation models generate from the decoder start token;
@@ -1879,6 +1879,76 @@ def mllama_image_inputs(r, cfg, side=None):
     return x, f"b={b} l={l} images={per_row} tiles={tiles} pad={side} cross_mask={how}"
 
 
+def gen_audio(r):
+    """Qwen2-Audio (over a random Qwen2) or Voxtral (over a random Llama) with audio: a random Whisper-style tower
+    (1-2 layers, 4-8 mel bins, 8-24 frames; Voxtral's frames projected 1-4 at a time), the audio token the
+    vocabulary's last id."""
+    layers, width, mel = r.randint(1, 2), r.choice([8, 16]), r.choice([4, 8])
+    act = r.choice(["gelu", "gelu", "relu", "gelu_new"])
+    if r.random() < 0.5:
+        _, _, text = gen_qwen2(r)
+        positions = r.randint(4, 12)
+        audio = dict(d_model=width, encoder_layers=layers, encoder_attention_heads=2, encoder_ffn_dim=r.choice([16, 32]),
+                     num_mel_bins=mel, max_source_positions=positions, activation_function=act)
+        c = dict(text_config=text, audio_config=audio, audio_token_id=text["vocab_size"] - 1)
+        return tf.Qwen2AudioForConditionalGeneration, tf.Qwen2AudioConfig, c
+    _, _, text = gen_llama(r)
+    positions = r.choice([4, 6, 8, 12])
+    group = r.choice([g for g in (1, 2, 3, 4) if positions % g == 0])
+    audio = dict(hidden_size=width, num_hidden_layers=layers, num_attention_heads=2, intermediate_size=width * group,
+                 num_mel_bins=mel, max_source_positions=positions, activation_function=act)
+    c = dict(text_config=text, audio_config=audio, audio_token_id=text["vocab_size"] - 1,
+             projector_hidden_act=r.choice(["gelu", "silu", "relu"]))
+    return tf.VoxtralForConditionalGeneration, tf.VoxtralConfig, c
+
+
+def audio_inputs(r, cfg, side=None):
+    """Prompts with audio: each row's text ids with 0-2 audios' runs of audio tokens (at least one in all), one per
+    feature; `input_features` of random values; Qwen2-Audio's audios of random lengths (`feature_attention_mask`,
+    at least one long enough for two features, so that the prompts are not transformers' legacy ones), Voxtral's
+    `max_source_positions / (intermediate_size / width)` features each; the rows padded on either side."""
+    text, audio = cfg["text_config"], cfg["audio_config"]
+    vocab, token = text["vocab_size"], cfg["audio_token_id"]
+    qwen2 = "d_model" in audio
+    positions, mel = audio["max_source_positions"], audio["num_mel_bins"]
+    frames = 2 * positions
+    b = r.randint(1, 3)
+    per_row = [r.randint(0, 2) for _ in range(b)]
+    if sum(per_row) == 0:
+        per_row[r.randrange(b)] = 1
+    n = sum(per_row)
+    if qwen2:
+        lengths = [r.randint(1, frames) for _ in range(n)]
+        lengths[r.randrange(n)] = r.randint(min(7, frames), frames)
+        counts = [(((l - 1) // 2 + 1) - 2) // 2 + 1 for l in lengths]
+    else:
+        counts = [positions // (audio["intermediate_size"] // audio["hidden_size"])] * n
+    rows, k = [], 0
+    for m in per_row:
+        row = [r.randrange(3, vocab - 1) for _ in range(r.randint(0, 3))]
+        for _ in range(m):
+            row += [token] * counts[k] + [r.randrange(3, vocab - 1) for _ in range(r.randint(0, 2))]
+            k += 1
+        rows.append(row or [r.randrange(3, vocab - 1)])
+    l = max(len(row) for row in rows)
+    side = side or r.choice(["right", "left"])
+    ids = torch.zeros(b, l, dtype=torch.int64)
+    mask = torch.zeros(b, l, dtype=torch.int64)
+    for i, row in enumerate(rows):
+        off = l - len(row) if side == "left" else 0
+        ids[i, off:off + len(row)] = torch.tensor(row)
+        mask[i, off:off + len(row)] = 1
+    x = {"input_ids": ids, "attention_mask": mask, "input_features": torch.randn(n, mel, frames)}
+    desc = f"b={b} l={l} audios={per_row} features={counts} pad={side}"
+    if qwen2:
+        fmask = torch.zeros(n, frames, dtype=torch.int64)
+        for i, length in enumerate(lengths):
+            fmask[i, :length] = 1
+        x["feature_attention_mask"] = fmask
+        desc += f" lengths={lengths}"
+    return x, desc
+
+
 def gen_seed_oss(r):
     """SeedOssForCausalLM: q/k/v, output and MLP biases at random."""
     c = decoder_common(r, "seed_oss")
@@ -3085,7 +3155,7 @@ FAMILIES = {
     "images": gen_images,
     "anyres": gen_anyres,
     "qwen_images": gen_qwen_images,
-    "mllama": gen_mllama, "mllama_images": gen_mllama_images,
+    "mllama": gen_mllama, "mllama_images": gen_mllama_images, "audio": gen_audio,
     "bert_qa": per_token(gen_bert, tf.BertForQuestionAnswering),
     "roberta_qa": per_token(gen_roberta, tf.RobertaForQuestionAnswering),
     "xlm_roberta_tok": per_token(gen_roberta, tf.XLMRobertaForTokenClassification, tf.XLMRobertaConfig),
@@ -3243,7 +3313,7 @@ BASE = {"diffllama_cls": "diffllama", "diffllama_tok": "diffllama", "axk1_cls": 
         "llama_tok": "llama", "mistral_tok": "mistral", "qwen2_tok": "qwen2", "qwen3_tok": "qwen3", "gemma_tok": "gemma", "gemma2_tok": "gemma2", "phi3_tok": "phi3", "gpt2_tok": "gpt2", "gpt_neox_tok": "gpt_neox", "falcon_tok": "falcon", "bloom_tok": "bloom", "mpt_tok": "mpt", "gpt_neo_tok": "gpt_neo", "gpt_bigcode_tok": "gpt_bigcode", "biogpt_tok": "biogpt", "mixtral_tok": "mixtral", "qwen3_moe_tok": "qwen3_moe", "qwen2_moe_tok": "qwen2_moe", "stablelm_tok": "stablelm", "starcoder2_tok": "starcoder2", "phi_tok": "phi", "nemotron_tok": "nemotron", "glm_tok": "glm", "deepseek_v3_tok": "deepseek_v3", "gpt_oss_tok": "gpt_oss", "smollm3_tok": "smollm3", "exaone4_tok": "exaone4", "apertus_tok": "apertus", "seed_oss_tok": "seed_oss", "helium_tok": "helium", "ministral_tok": "ministral", "arcee_tok": "arcee", "glm4_tok": "glm4", "ministral3_cls": "ministral3", "ministral3_tok": "ministral3", "openai_gpt_cls": "openai_gpt", "minicpm3_cls": "minicpm3", "persimmon_cls": "persimmon", "persimmon_tok": "persimmon"}
 # Multimodal checkpoints run as their language model on text (`text_config` holds its sizes).
 MULTIMODAL_TEXT = {"mistral3", "gemma4_mm", "qwen2_vl", "qwen3_vl", "vision_language", "mllama", "images", "anyres",
-                   "qwen_images", "mllama_images"}
+                   "qwen_images", "mllama_images", "audio"}
 # Multiple-choice models: inputs `[batch, choices, seq]`.
 MULTIPLE_CHOICE = {"ernie_mc", "data2vec_text_mc", "bert_mc", "roberta_mc", "distilbert_mc", "mpnet_mc", "albert_mc", "deberta_mc", "electra_mc",
                    "modernbert_mc"}
@@ -3390,6 +3460,8 @@ def make_inputs(r, family, cfg, model_cls=None, model=None):
         return qwen_image_inputs(r, cfg, model_cls=model_cls)
     if family == "mllama_images":
         return mllama_image_inputs(r, cfg)
+    if family == "audio":
+        return audio_inputs(r, cfg)
     if family in IMAGES:
         return image_inputs(r, model_cls, cfg)
     if family in SEQ2SEQ:
@@ -3716,7 +3788,7 @@ class Runner:
     def generate(self, r, cid, family, cfg, fresh, path, info):
         if family == "whisper":
             return self.generate_whisper(r, cid, family, cfg, fresh, path, info)
-        if family in ("qwen_images", "mllama_images") and r.random() < 0.6:
+        if family in ("qwen_images", "mllama_images", "audio") and r.random() < 0.6:
             return self.generate_with_images(r, cid, family, cfg, fresh, path, info)
         cfg = text_of(family, cfg)
         b = r.randint(1, 3)
@@ -3805,6 +3877,8 @@ class Runner:
         multimodal RoPE streams then go on apart) or Llama 3.2 Vision's, with the dynamic or the static cache."""
         if family == "mllama_images":
             x, desc = mllama_image_inputs(r, cfg, side="left")
+        elif family == "audio":
+            x, desc = audio_inputs(r, cfg, side="left")
         else:
             x, desc = qwen_image_inputs(r, cfg, side="left", model_cls=getattr(tf, info["cls"]))
         new = r.choice([GEN_NEW, 16])

@@ -3054,6 +3054,66 @@ def mllama_images():
     print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]} {gen[:, width:].tolist()} {beams[:, width:].tolist()}")
 
 
+def audio_language_audio():
+    """Qwen2-Audio and Voxtral with audio. `qwen2_audio_audio`: a tiny Whisper-style tower (8 mel bins, 32 frames, two
+    layers) over two audios, the second's features 20 frames long (`feature_attention_mask`): its 10 frames after the
+    strided convolution are the keys the tower attends to, pooled in pairs to 5 features (the first's 8), projected
+    in place of the audio tokens (id 99) of two prompts, the second right-padded. `voxtral_audio`: Voxtral's tower
+    (no mask, no pooling) whose frames are projected 4 by 4 (`intermediate_size` over the width) in place of the audio
+    tokens, two audios of 4 features each, the first prompt holding both. `generate.safetensors`: greedy generation
+    from the prompts left-padded."""
+    names = ["qwen2_audio_audio", "voxtral_audio"]
+    if ONLY and not ONLY & set(names):
+        return
+    llama = dict(DECODER, model_type="llama", intermediate_size=48, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    qwen2 = dict(llama, model_type="qwen2", rope_parameters={"rope_type": "default", "rope_theta": 1000.0})
+    t = 99
+    configs = {
+        "qwen2_audio_audio": (tf.Qwen2AudioForConditionalGeneration, tf.Qwen2AudioConfig(
+            text_config=qwen2, audio_token_id=t,
+            audio_config=dict(d_model=16, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=32,
+                              num_mel_bins=8, max_source_positions=16)), 402),
+        "voxtral_audio": (tf.VoxtralForConditionalGeneration, tf.VoxtralConfig(
+            text_config=dict(llama, head_dim=8), audio_token_id=t,
+            audio_config=dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                              num_mel_bins=8, max_source_positions=16)), 403),
+    }
+    for name, (cls, config, seed) in configs.items():
+        if ONLY and name not in ONLY:
+            continue
+        torch.manual_seed(seed)
+        model = cls(config).eval()
+        randomise(model, seed)
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        model.save_pretrained(path)
+        (path / "generation_config.json").unlink(missing_ok=True)
+        g = torch.Generator().manual_seed(seed)
+        features = torch.randn(2, 8, 32, generator=g)
+        x = {"input_features": features}
+        if name == "qwen2_audio_audio":
+            fmask = torch.ones(2, 32, dtype=torch.int64)
+            fmask[1, 20:] = 0
+            x["feature_attention_mask"] = fmask
+            prompts = [[1, 5] + [t] * 8 + [17, 42], [3] + [t] * 5 + [12]]
+        else:
+            prompts = [[1, 5] + [t] * 4 + [17] + [t] * 4 + [42], [3, 8, 12]]
+        width = max(map(len, prompts))
+        ids = torch.tensor([p + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        attn = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        gen_ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts], dtype=torch.int64)
+        gen_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.int64)
+        x.update(input_ids=ids, attention_mask=attn)
+        gx = dict(x, input_ids=gen_ids, attention_mask=gen_mask)
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+            gen = model.generate(**gx, max_new_tokens=10, do_sample=False, pad_token_id=0)
+        flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+        save_file({**x, **flat}, str(path / "expected.safetensors"))
+        save_file({**gx, "output_ids": gen.contiguous()}, str(path / "generate.safetensors"))
+        print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'audio' in k]} {gen[:, width:].tolist()}")
+
+
 def gemma3_images():
     """Gemma 3 with images (`gemma3_images`): a tiny SigLIP tower (4 × 4 patches) whose last hidden state the
     projector averages to 2 × 2 tokens, norms and projects; the features in place of the image tokens (id 99, in the
@@ -3163,6 +3223,7 @@ if __name__ == "__main__":
     qwen_vl_videos()
     lfm2_vl_images()
     mllama_images()
+    audio_language_audio()
     gemma3_images()
     paligemma_images()
     if not ONLY or "token_types" in ONLY:

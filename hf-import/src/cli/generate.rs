@@ -197,6 +197,9 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 // (With their images, `token_type_ids`: Gemma 3's marking the images, PaliGemma's
                 // its prefix, which attend both ways.)
                 "gemma3" | "paligemma" => &["input_ids", "attention_mask", "pixel_values", "token_type_ids"],
+                // (Audio: the log-mel features, Qwen2-Audio's with each audio's real frames.)
+                "qwen2_audio" => &["input_ids", "attention_mask", "input_features", "feature_attention_mask"],
+                "voxtral" => &["input_ids", "attention_mask", "input_features"],
                 // (Llama 3.2 Vision's tiles: their layouts, the real ones, and which each token sees.)
                 "mllama" => &[
                     "input_ids",

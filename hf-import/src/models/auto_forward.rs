@@ -132,7 +132,8 @@ impl AutoModel {
         }
         if let AutoModel::VisionLanguage(m) = self {
             let videos = m.takes_videos() && inputs.contains_key("pixel_values_videos");
-            if m.takes_images() && (inputs.contains_key("pixel_values") || videos) {
+            let audio = m.takes_audio() && inputs.contains_key("input_features");
+            if m.takes_images() && (inputs.contains_key("pixel_values") || videos) || audio {
                 return m.forward_images(inputs, output_hidden_states);
             }
             m.check_text_only(inputs)?;

@@ -93,8 +93,10 @@ pub(crate) fn tiles(pixel_values: &Tensor, counts: &[usize]) -> Result<Tensor> {
     }
 }
 
-/// The inputs that describe the images (checked by the image path), not the prompts' tokens.
-const IMAGE_ONLY: [&str; 12] = [
+/// The inputs that describe the images or audios (checked by their path), not the prompts' tokens.
+const IMAGE_ONLY: [&str; 14] = [
+    "input_features",
+    "feature_attention_mask",
     "aspect_ratio_ids",
     "aspect_ratio_mask",
     "cross_attention_mask",

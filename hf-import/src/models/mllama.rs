@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::decoder::CausalLm;
 use super::gemma3_multimodal::{inherit_outer_dtype, language_model_weights};
 use super::mllama_images::MllamaImages;
-use super::vision_language::{Images, VisionLanguageForConditionalGeneration};
+use super::vision_language::{Media, VisionLanguageForConditionalGeneration};
 use super::LlamaForCausalLM;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -55,7 +55,7 @@ pub(crate) fn load(cfg: &Config, weights: &Weights) -> Result<VisionLanguageForC
         return Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, ARCH, None));
     };
     let lm = with_cross_attention_layers(lm, &text, &lm_weights, &cross)?;
-    Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, ARCH, Some(Images::Mllama(images))))
+    Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, ARCH, Some(Media::Mllama(images))))
 }
 
 /// `lm` (the self-attention layers) with the cross-attention layers `cross` of `weights` (the

@@ -626,8 +626,8 @@ impl AutoModel {
     /// [`takes_images`]). [`AutoModel::load`] takes either.
     pub fn weights_used(cfg: &Config, weights: Weights) -> Weights {
         match Self::architecture_of(cfg).as_deref() {
-            // (They read their vision towers and projectors for images.)
-            Ok(arch) if vision_language::takes_images(arch) => weights,
+            // (They read their vision (or audio) towers and projectors for images (or audio).)
+            Ok(arch) if vision_language::takes_images(arch) || vision_language::takes_audio(arch) => weights,
             Ok(
                 "Gemma3ForCausalLM"
                 | "Llama4ForConditionalGeneration"
@@ -647,6 +647,8 @@ impl AutoModel {
 mod afmoe;
 #[cfg(test)]
 mod architecture_tests;
+mod audio_language;
+mod audio_tower;
 mod axk1;
 mod bitnet;
 mod cwm;

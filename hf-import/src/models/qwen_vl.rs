@@ -25,7 +25,7 @@ use super::gemma3_multimodal::{
 };
 use super::qwen_vl_images::QwenImages;
 use super::qwen_vl_vision::Kind;
-use super::vision_language::{Images, VisionLanguageForConditionalGeneration};
+use super::vision_language::{Media, VisionLanguageForConditionalGeneration};
 use super::{Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -170,7 +170,7 @@ pub(crate) fn load(cfg: &Config, weights: &Weights) -> Result<VisionLanguageForC
         "qwen2_5_vl" => Kind::Qwen2_5,
         _ => Kind::Qwen3,
     };
-    let images = QwenImages::load(cfg, weights, kind)?.map(Images::Qwen);
+    let images = QwenImages::load(cfg, weights, kind)?.map(Media::Qwen);
     Ok(VisionLanguageForConditionalGeneration::from_language_model(lm, family.architecture, images))
 }
 

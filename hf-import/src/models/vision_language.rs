@@ -23,7 +23,8 @@
 //! and projector are read for LLaVA's, LLaVA-NeXT's (and LLaVA-NeXT-Video's), LLaVA-OneVision's,
 //! VipLLaVA's, PaliGemma's, Aya Vision's, InternVL's, Idefics3's and SmolVLM's images (see [`super::llava_images`]),
 //! LFM2-VL's (see [`super::lfm2_vl_images`]), Qwen's `visual.*` (see [`super::qwen_vl_images`])
-//! and Llama 3.2 Vision's `vision_model.*` (see [`super::mllama_images`]); the other classes'
+//! and Llama 3.2 Vision's `vision_model.*` (see [`super::mllama_images`]); Qwen2-Audio's and
+//! Voxtral's `audio_tower.*` take audio (see [`super::audio_language`]); the other classes'
 //! image and video inputs are refused.
 
 use std::collections::BTreeMap;
@@ -31,6 +32,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::Tensor;
 use serde_json::{Map, Value};
 
+use super::audio_language::AudioLanguage;
 use super::decoder::{AttentionBlocks, CausalLm};
 use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
 use super::image_inputs::{ImageInputs, TextWithImages};
@@ -132,6 +134,12 @@ pub fn takes_images(architecture: &str) -> bool {
     )
 }
 
+/// Whether `architecture` takes audio (Qwen2-Audio, Voxtral): its checkpoint's audio tower and
+/// projector are read.
+pub fn takes_audio(architecture: &str) -> bool {
+    matches!(architecture, "Qwen2AudioForConditionalGeneration" | "VoxtralForConditionalGeneration")
+}
+
 /// Inputs that carry images or videos (the classes' `forward` and their processors' outputs).
 const MEDIA_INPUTS: &[&str] = &[
     "pixel_values",
@@ -159,13 +167,13 @@ pub struct VisionLanguageForConditionalGeneration {
     lm: CausalLm,
     architecture: &'static str,
     /// the vision tower and projector of the classes that take images
-    images: Option<Box<Images>>,
+    images: Option<Box<Media>>,
 }
 
 /// The image path of a class that takes images.
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)] // (held boxed by the model)
-pub(crate) enum Images {
+pub(crate) enum Media {
     /// the LLaVA-style classes' (and PaliGemma's, Idefics3's, InternVL's, ...): see
     /// [`super::llava_images`]
     Encoder(ImageEncoder),
@@ -175,6 +183,8 @@ pub(crate) enum Images {
     Lfm2(Lfm2VlImages),
     /// Llama 3.2 Vision's, attended to by cross-attention layers: see [`super::mllama_images`]
     Mllama(MllamaImages),
+    /// Qwen2-Audio's and Voxtral's audio: see [`super::audio_language`]
+    Audio(AudioLanguage),
 }
 
 /// PaliGemma's class, whose prefix attends both ways.
@@ -212,10 +222,12 @@ impl VisionLanguageForConditionalGeneration {
             })
         })?;
         let lm = if class.plain_head { lm.with_plain_head() } else { lm.without_logit_scaling() };
-        let images = if class.model_type == "lfm2_vl" {
-            Lfm2VlImages::load(cfg, weights, lm.embedding_width())?.map(|l| Box::new(Images::Lfm2(l)))
+        let images = if matches!(class.model_type, "qwen2_audio" | "voxtral") {
+            AudioLanguage::load(cfg, weights, &lm)?.map(|a| Box::new(Media::Audio(a)))
+        } else if class.model_type == "lfm2_vl" {
+            Lfm2VlImages::load(cfg, weights, lm.embedding_width())?.map(|l| Box::new(Media::Lfm2(l)))
         } else {
-            ImageEncoder::load(cfg, weights, lm.embedding_width())?.map(|e| Box::new(Images::Encoder(e)))
+            ImageEncoder::load(cfg, weights, lm.embedding_width())?.map(|e| Box::new(Media::Encoder(e)))
         };
         Ok(VisionLanguageForConditionalGeneration { lm, architecture: class.architecture, images })
     }
@@ -232,7 +244,7 @@ impl VisionLanguageForConditionalGeneration {
         Ok(images.map(|images| VisionLanguageForConditionalGeneration {
             lm,
             architecture,
-            images: Some(Box::new(Images::Encoder(images))),
+            images: Some(Box::new(Media::Encoder(images))),
         }))
     }
 
@@ -241,29 +253,36 @@ impl VisionLanguageForConditionalGeneration {
     pub(crate) fn from_language_model(
         lm: CausalLm,
         architecture: &'static str,
-        images: Option<Images>,
+        images: Option<Media>,
     ) -> Self {
         VisionLanguageForConditionalGeneration { lm, architecture, images: images.map(Box::new) }
     }
 
     /// Whether the model takes `pixel_values` (LLaVA and VipLLaVA with their vision towers).
     pub fn takes_images(&self) -> bool {
-        self.images.is_some()
+        self.images.as_deref().is_some_and(|m| !matches!(m, Media::Audio(_)))
+    }
+
+    /// Whether the model takes `input_features` (Qwen2-Audio's and Voxtral's audio, with their
+    /// towers).
+    pub fn takes_audio(&self) -> bool {
+        matches!(self.images.as_deref(), Some(Media::Audio(_)))
     }
 
     /// Whether the model takes `pixel_values_videos` (Qwen's with their towers).
     pub fn takes_videos(&self) -> bool {
-        matches!(self.images.as_deref(), Some(Images::Qwen(_)))
+        matches!(self.images.as_deref(), Some(Media::Qwen(_)))
     }
 
     /// The token whose embeddings image features replace (`image_token_index`), where the model
     /// takes images.
     pub fn image_token(&self) -> Option<i64> {
-        self.images.as_deref().map(|i| match i {
-            Images::Encoder(e) => e.image_token(),
-            Images::Qwen(q) => q.image_token(),
-            Images::Lfm2(l) => l.image_token(),
-            Images::Mllama(m) => m.image_token(),
+        self.images.as_deref().and_then(|i| match i {
+            Media::Encoder(e) => Some(e.image_token()),
+            Media::Qwen(q) => Some(q.image_token()),
+            Media::Lfm2(l) => Some(l.image_token()),
+            Media::Mllama(m) => Some(m.image_token()),
+            Media::Audio(a) => a.audio_token(),
         })
     }
 
@@ -285,10 +304,11 @@ impl VisionLanguageForConditionalGeneration {
     /// [`crate::generate::PromptImages::deepstack`] takes them; none for the other classes).
     pub fn image_features_of(&self, images: &ImageInputs<'_>) -> Result<(Tensor, Vec<Tensor>)> {
         match self.images.as_deref().ok_or_else(|| self.no_images("pixel_values"))? {
-            Images::Encoder(encoder) => Ok((encoder.rows(images, self.lm.dtype())?, Vec::new())),
-            Images::Qwen(qwen) => qwen.rows(images, self.lm.dtype()),
-            Images::Lfm2(lfm2) => Ok((lfm2.rows(images, self.lm.dtype())?, Vec::new())),
-            Images::Mllama(_) => Err(Error::Unsupported(format!(
+            Media::Encoder(encoder) => Ok((encoder.rows(images, self.lm.dtype())?, Vec::new())),
+            Media::Qwen(qwen) => qwen.rows(images, self.lm.dtype()),
+            Media::Lfm2(lfm2) => Ok((lfm2.rows(images, self.lm.dtype())?, Vec::new())),
+            Media::Audio(_) => Err(self.no_images("pixel_values")),
+            Media::Mllama(_) => Err(Error::Unsupported(format!(
                 "{}'s images are attended to by its cross-attention layers, not put in place of tokens: \
                  see prompt_media",
                 self.architecture
@@ -305,13 +325,18 @@ impl VisionLanguageForConditionalGeneration {
     /// error for a model that takes none.
     pub fn prompt_media(&self, inputs: &BTreeMap<String, Tensor>) -> Result<Option<PromptMedia>> {
         // (Llama 3.2 Vision's image token past the vocabulary takes its row, images or not.)
-        if let Some(Images::Mllama(mllama)) = self.images.as_deref() {
+        if let Some(Media::Mllama(mllama)) = self.images.as_deref() {
             return mllama.prompt_media(&self.lm, inputs);
+        }
+        if let Some(Media::Audio(audio)) = self.images.as_deref() {
+            if inputs.contains_key("input_features") {
+                return Ok(Some(audio.prompt_media(inputs, self.lm.dtype())?));
+            }
         }
         let media = ["pixel_values", "pixel_values_videos"].into_iter().find(|k| inputs.contains_key(*k));
         let Some(name) = media else { return Ok(None) };
         match self.images.as_deref() {
-            Some(Images::Qwen(qwen)) => Ok(Some(qwen.prompt_media(inputs, self.lm.dtype())?)),
+            Some(Media::Qwen(qwen)) => Ok(Some(qwen.prompt_media(inputs, self.lm.dtype())?)),
             Some(_) => {
                 let images = ImageInputs::from_named(inputs).ok_or_else(|| self.no_images(name))?;
                 let types = inputs.get("token_type_ids");
@@ -337,7 +362,7 @@ impl VisionLanguageForConditionalGeneration {
         mm_token_type_ids: Option<&Tensor>,
     ) -> Result<Option<Tensor>> {
         match self.images.as_deref() {
-            Some(Images::Qwen(qwen)) => {
+            Some(Media::Qwen(qwen)) => {
                 let grid = images.image_grid_thw.ok_or_else(|| {
                     Error::Input("missing input 'image_grid_thw' (the images' grids of patches)".into())
                 })?;
@@ -363,6 +388,12 @@ impl VisionLanguageForConditionalGeneration {
 
     /// The error for media input `name` of a model that does not take it.
     fn no_images(&self, name: &str) -> Error {
+        if self.takes_audio() {
+            return Error::Unsupported(format!(
+                "input '{name}': image and video inputs are not supported for {} (it takes audio as input_features)",
+                self.architecture
+            ));
+        }
         if self.images.is_some() {
             return Error::Input(format!(
                 "unexpected input '{name}' ({} takes its images as pixel_values)",
@@ -371,6 +402,8 @@ impl VisionLanguageForConditionalGeneration {
         }
         let what = if takes_images(self.architecture) {
             "this checkpoint has no vision tower"
+        } else if takes_audio(self.architecture) && name == "input_features" {
+            "this checkpoint has no audio tower"
         } else {
             "hf-import runs its language model on text only"
         };
@@ -393,10 +426,11 @@ impl VisionLanguageForConditionalGeneration {
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
         let images = match self.images.as_deref().ok_or_else(|| self.no_images("pixel_values"))? {
-            Images::Encoder(encoder) => encoder,
-            Images::Qwen(qwen) => return qwen.forward_named(&self.lm, inputs, output_hidden_states),
-            Images::Lfm2(lfm2) => return lfm2.forward_named(&self.lm, inputs, output_hidden_states),
-            Images::Mllama(mllama) => return mllama.forward_named(&self.lm, inputs, output_hidden_states),
+            Media::Encoder(encoder) => encoder,
+            Media::Qwen(qwen) => return qwen.forward_named(&self.lm, inputs, output_hidden_states),
+            Media::Lfm2(lfm2) => return lfm2.forward_named(&self.lm, inputs, output_hidden_states),
+            Media::Mllama(mllama) => return mllama.forward_named(&self.lm, inputs, output_hidden_states),
+            Media::Audio(audio) => return audio.forward_named(&self.lm, inputs, output_hidden_states),
         };
         let mut takes = IMAGE_INPUTS.to_vec();
         takes.extend(images.other_inputs());
@@ -448,7 +482,7 @@ impl VisionLanguageForConditionalGeneration {
         output_hidden_states: bool,
     ) -> Result<Option<Vec<(String, Tensor)>>> {
         match self.images.as_deref() {
-            Some(Images::Mllama(m)) => m.forward_text(&self.lm, inputs, output_hidden_states),
+            Some(Media::Mllama(m)) => m.forward_text(&self.lm, inputs, output_hidden_states),
             _ => Ok(None),
         }
     }

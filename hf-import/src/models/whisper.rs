@@ -8,13 +8,14 @@ use std::collections::BTreeMap;
 
 use oxtorch_tensor::{Device, Tensor};
 
+use super::audio_tower::AudioTower;
 use super::bart::{BartStack, PositionKind, StackConfig, StackOutput};
 use super::seq2seq_io::{check_inputs, ids_and_mask, outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::generate::SpeechSeq2Seq;
 use crate::layers::{Activation, Embedding, EncoderDecoderCache, Linear};
-use crate::weights::{Vars, Weights};
+use crate::weights::Weights;
 
 /// The Whisper architectures.
 pub(super) const ARCHITECTURES: &[&str] = &["WhisperForConditionalGeneration", "WhisperModel"];
@@ -86,36 +87,11 @@ impl WhisperConfig {
     }
 }
 
-/// One `nn.Conv1d` with its kernel, stride and padding.
-#[derive(Debug, Clone)]
-struct Conv {
-    weight: Tensor,
-    bias: Tensor,
-    stride: usize,
-}
-
-impl Conv {
-    fn load(vars: &Vars<'_>, inputs: usize, outputs: usize, stride: usize) -> Result<Self> {
-        Ok(Conv {
-            weight: vars.get("weight", &[outputs, inputs, 3])?,
-            bias: vars.get("bias", &[outputs])?,
-            stride,
-        })
-    }
-
-    /// `gelu(conv(x))` with kernel 3 and padding 1.
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(x.conv1d(&self.weight, Some(&self.bias), &[self.stride], 1usize, &[1], 1)?.gelu("none")?)
-    }
-}
-
 /// A Whisper model, as the architecture named in `config.json`.
 #[derive(Debug, Clone)]
 pub struct Whisper {
     config: WhisperConfig,
-    conv1: Conv,
-    conv2: Conv,
-    encoder: BartStack,
+    encoder: AudioTower,
     /// the decoder's `embed_tokens`
     tokens: Embedding,
     decoder: BartStack,
@@ -147,13 +123,12 @@ impl Whisper {
             None
         };
         Ok(Whisper {
-            conv1: Conv::load(&enc.pp("conv1"), config.mel_bins, d, 1)?,
-            conv2: Conv::load(&enc.pp("conv2"), d, d, 2)?,
-            encoder: BartStack::load(
+            encoder: AudioTower::load(
                 &enc,
                 config.encoder.clone(),
+                config.mel_bins,
+                "Whisper",
                 tokens.weight.dtype(),
-                tokens.weight.device(),
             )?,
             decoder: BartStack::load(
                 &model.pp("decoder"),
@@ -185,40 +160,12 @@ impl Whisper {
     /// `[mel bins, frames]` of the `input_features` this model takes (frames: twice
     /// `max_source_positions`, as transformers requires).
     pub fn features_shape(&self) -> [usize; 2] {
-        [self.config.mel_bins, self.config.encoder.max_positions.saturating_mul(2)]
+        self.encoder.features_shape()
     }
 
     /// The encoder on `input_features` `[batch, mel bins, frames]` (float).
     pub fn encode(&self, input_features: &Tensor, output_hidden_states: bool) -> Result<StackOutput> {
-        let [mel, frames] = self.features_shape();
-        let features = match input_features.dims() {
-            &[b, m, f] if b > 0 && m == mel && f == frames => input_features,
-            &[_, m, _] if m != mel => {
-                return Err(Error::Input(format!(
-                    "input 'input_features' has {m} mel bins, but the model's num_mel_bins is {mel} (shape {:?})",
-                    input_features.dims()
-                )))
-            }
-            &[_, _, f] if f != frames => {
-                return Err(Error::Input(format!(
-                    "Whisper expects the mel input features to be of length {frames}, but found {f}: pad them to {frames}"
-                )))
-            }
-            d => {
-                return Err(Error::Input(format!(
-                    "input 'input_features' must be [batch, mel bins, frames] with batch > 0, got {d:?}"
-                )))
-            }
-        };
-        if !features.dtype().is_float() {
-            return Err(Error::Input(format!(
-                "input 'input_features' must be a floating-point tensor, got {:?}",
-                features.dtype()
-            )));
-        }
-        let x = features.to_dtype(self.tokens.weight.dtype())?;
-        let x = self.conv2.forward(&self.conv1.forward(&x)?)?.transpose(1, 2)?.contiguous()?;
-        self.encoder.forward(&x, None, None, None, output_hidden_states)
+        self.encoder.encode(input_features, output_hidden_states)
     }
 
     /// Runs the model on named inputs (`input_features` and `decoder_input_ids` required): `logits`

@@ -437,8 +437,8 @@ fn vision_language_on_text() {
     inputs.insert("pixel_values".into(), Tensor::zeros([1, 3, 8, 8], DType::F32).unwrap());
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
     let want =
-        "image and video inputs are not supported for Qwen2AudioForConditionalGeneration (hf-import runs \
-                its language model on text only)";
+        "image and video inputs are not supported for Qwen2AudioForConditionalGeneration (it takes audio as \
+                input_features)";
     assert!(err.contains(want), "{err}");
     // Llama 3.2 Vision's images need their tiles' layouts.
     let dir = fixture("mllama");

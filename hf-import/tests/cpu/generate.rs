@@ -85,6 +85,8 @@ fn greedy_generate_with_images_matches_transformers() {
         "qwen3_vl_moe_images",
         "lfm2_vl_images",
         "mllama_images",
+        "qwen2_audio_audio",
+        "voxtral_audio",
     ]);
     for name in names.into_iter().chain(["paligemma2_images", "aya_vision_images"]).chain(anyres) {
         let (cfg, model) = load(name);

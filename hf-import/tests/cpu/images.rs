@@ -362,3 +362,38 @@ fn mllama_with_images() {
         assert!(err.contains(want), "{name}: {err}");
     }
 }
+
+/// Qwen2-Audio and Voxtral with audio: Whisper's encoder over `input_features` (Qwen2-Audio's
+/// padding frames hidden by `feature_attention_mask`, its frames pooled in pairs; Voxtral's frames
+/// projected four by four), the features in place of the audio tokens.
+#[test]
+fn audio_language_with_audio() {
+    check("qwen2_audio_audio");
+    check("voxtral_audio");
+    let (inputs, expected) = golden("qwen2_audio_audio");
+    let model = load("qwen2_audio_audio");
+    let mut unmasked = inputs.clone();
+    unmasked.insert("feature_attention_mask".into(), inputs["feature_attention_mask"].ones_like().unwrap());
+    let err = model.forward_named(&unmasked, false).unwrap_err().to_string();
+    assert!(err.contains("Audio features and audio tokens do not match, tokens: 13, features: 16"), "{err}");
+    // The padding frames are hidden from the tower's attention: other values there change nothing
+    // (from frame 21 on, which no kept position's convolutions read).
+    let mut noisy = inputs.clone();
+    let features = inputs["input_features"].clone();
+    let tail = features.narrow(2, 21, 11).unwrap().mul(3.0).unwrap();
+    let changed = Tensor::cat(&[&features.narrow(2, 0, 21).unwrap(), &tail], 2).unwrap();
+    let second = changed.narrow(0, 1, 1).unwrap();
+    noisy.insert(
+        "input_features".into(),
+        Tensor::cat(&[&features.narrow(0, 0, 1).unwrap(), &second], 0).unwrap(),
+    );
+    let out = model.forward_named(&noisy, false).unwrap();
+    assert!(logits_diff(&out, &expected["logits"]) < 1e-4, "the padding frames are hidden");
+    let mut bad = inputs.clone();
+    bad.insert("input_features".into(), features.narrow(2, 0, 30).unwrap());
+    let err = model.forward_named(&bad, false).unwrap_err().to_string();
+    assert!(
+        err.contains("Qwen2Audio expects the mel input features to be of length 32, but found 30"),
+        "{err}"
+    );
+}

@@ -389,6 +389,40 @@ impl BartStack {
         encoder: Option<(&Tensor, Option<&Tensor>)>,
         output_hidden_states: bool,
     ) -> Result<StackOutput> {
+        let (x, mut hidden_states) =
+            self.blocks(tokens, ids, attention_mask, encoder, output_hidden_states)?;
+        let last_hidden_state = self.final_norm(&x)?;
+        if output_hidden_states {
+            hidden_states.push(last_hidden_state.clone());
+        }
+        Ok(StackOutput { last_hidden_state, hidden_states })
+    }
+
+    /// An encoder's blocks on `tokens` (`[batch, seq, d]`, positions added here) with its
+    /// `attention_mask` (int64 `[batch, seq]`: the keys each token attends to), without the final
+    /// norm (see [`BartStack::final_norm`]).
+    pub fn encode_before_norm(&self, tokens: &Tensor, attention_mask: Option<&Tensor>) -> Result<Tensor> {
+        Ok(self.blocks(tokens, None, attention_mask, None, false)?.0)
+    }
+
+    /// The norm after the last block, where the stack has one (pre-norm stacks).
+    pub fn final_norm(&self, x: &Tensor) -> Result<Tensor> {
+        match &self.layer_norm {
+            Some(n) => n.forward(x),
+            None => Ok(x.clone()),
+        }
+    }
+
+    /// The embeddings and blocks of [`BartStack::forward`]: the last block's output, and the
+    /// hidden states before it.
+    fn blocks(
+        &self,
+        tokens: &Tensor,
+        ids: Option<&Tensor>,
+        attention_mask: Option<&Tensor>,
+        encoder: Option<(&Tensor, Option<&Tensor>)>,
+        output_hidden_states: bool,
+    ) -> Result<(Tensor, Vec<Tensor>)> {
         let c = &self.config;
         let (b, s) = (tokens.dims()[0], tokens.dims()[1]);
         let mut x = self.embed(tokens, ids, 0)?;
@@ -424,14 +458,7 @@ impl BartStack {
                 cross,
             )?;
         }
-        let last_hidden_state = match &self.layer_norm {
-            Some(n) => n.forward(&x)?,
-            None => x,
-        };
-        if output_hidden_states {
-            hidden_states.push(last_hidden_state.clone());
-        }
-        Ok(StackOutput { last_hidden_state, hidden_states })
+        Ok((x, hidden_states))
     }
 
     /// A generation's cache over the encoder's `states` (where `states_mask` keeps).

@@ -104,6 +104,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     "lfm2_vl_images",
     // Llama 3.2 Vision's tiles, aspect ratios and cross-attention layers.
     "mllama_images",
+    // Qwen2-Audio's Whisper-style tower, its mel bins and frames.
+    "qwen2_audio_audio",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
