@@ -2589,6 +2589,55 @@ def llava_next_images():
         print(f"{name}: image features {lens}, {sorted(flat)}")
 
 
+def llava_videos():
+    """LLaVA-NeXT-Video and LLaVA-OneVision with videos (`llava_next_video_video`, `llava_onevision_video`, the towers
+    of `llava_next_video_images` and `llava_onevision_images`): two videos of three frames (`pixel_values_videos`
+    `[2, 3, 3, 8, 8]`), the first in the first prompt, the second after an image (2 × 3 tiles with `image_sizes`) in
+    the second; LLaVA-NeXT-Video's frames' selected features pooled 2 × 2 (`spatial_pool_mode` average) before the
+    projector, LLaVA-OneVision's projected then resized bilinearly to half their grid, `image_newline` after each
+    video's frames; each feature in place of a video token (98) in its prompt's order, the image's of the image tokens
+    (99); the second prompt right-padded. `generate.safetensors`: greedy generation from the prompts left-padded."""
+    names = ["llava_next_video_video", "llava_onevision_video"]
+    if ONLY and not ONLY & set(names):
+        return
+    classes = {"llava_next_video_images": tf.LlavaNextVideoForConditionalGeneration,
+               "llava_onevision_images": tf.LlavaOnevisionForConditionalGeneration}
+    for name, like in [("llava_next_video_video", "llava_next_video_images"),
+                       ("llava_onevision_video", "llava_onevision_images")]:
+        if ONLY and name not in ONLY:
+            continue
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.copytree(OUT / like, path)
+        (path / "expected.safetensors").unlink()
+        (path / "generate.safetensors").unlink()
+        model = classes[like].from_pretrained(path).eval()
+        g = torch.Generator().manual_seed(404)
+        videos = torch.randn(2, 3, 3, 8, 8, generator=g)
+        pixels = torch.randn(1, 5, 3, 8, 8, generator=g)
+        image_sizes = torch.tensor([[30, 20]], dtype=torch.int64)
+        with torch.no_grad():
+            image_len = [f.shape[0] for f in model.model.get_image_features(pixels, image_sizes).pooler_output][0]
+            video_len = [f.shape[0] for f in model.model.get_video_features(videos).pooler_output]
+        t, v = 99, 98
+        prompts = [[1, 5] + [v] * video_len[0] + [17, 42], [3] + [t] * image_len + [64] + [v] * video_len[1] + [12]]
+        width = max(map(len, prompts))
+        ids = torch.tensor([p + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        attn = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in prompts], dtype=torch.int64)
+        gen_ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts], dtype=torch.int64)
+        gen_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=torch.int64)
+        x = {"input_ids": ids, "attention_mask": attn, "pixel_values": pixels, "image_sizes": image_sizes,
+             "pixel_values_videos": videos}
+        gx = dict(x, input_ids=gen_ids, attention_mask=gen_mask)
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+            gen = model.generate(**gx, max_new_tokens=10, do_sample=False, pad_token_id=0)
+        flat = {k: v for k, v in flatten_nested(out).items() if not k.startswith("cache")}
+        save_file({**x, **flat}, str(path / "expected.safetensors"))
+        save_file({**gx, "output_ids": gen.contiguous()}, str(path / "generate.safetensors"))
+        print(f"{name}: image {image_len} videos {video_len} {sorted(flat)} {gen[:, width:].tolist()}")
+
+
 def idefics3_images():
     """Idefics3 and SmolVLM with images: `pixel_values` `[prompts, images, 3, 8, 8]` through a tiny Idefics3 vision
     tower (SigLIP's blocks, 4 × 4 patches), the pixel shuffle (2 × 2 patches per token) and the projection, the
@@ -3224,6 +3273,7 @@ if __name__ == "__main__":
     lfm2_vl_images()
     mllama_images()
     audio_language_audio()
+    llava_videos()
     gemma3_images()
     paligemma_images()
     if not ONLY or "token_types" in ONLY:

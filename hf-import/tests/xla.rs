@@ -268,6 +268,8 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "mllama_images",
         "qwen2_audio_audio",
         "voxtral_audio",
+        "llava_next_video_video",
+        "llava_onevision_video",
     ];
     let mut fallbacks: u64 = names.iter().map(|name| check_family(name, dev)).sum();
     // (A padded query whose chunk holds only padding attends to every key alike, as in transformers:

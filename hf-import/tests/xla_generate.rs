@@ -134,6 +134,7 @@ fn greedy_generate_with_images_on_xla_matches_transformers() {
         "mllama_images",
         "qwen2_audio_audio",
         "voxtral_audio",
+        "llava_next_video_video",
     ];
     for name in names {
         let golden = read_all(&fixture(name).join("generate.safetensors"));

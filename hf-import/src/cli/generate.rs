@@ -170,8 +170,10 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 // (LLaVA over Pixtral: its images' sizes.)
                 "llava" | "mistral3" => &["input_ids", "attention_mask", "pixel_values", "image_sizes"],
                 // (LLaVA-NeXT's tiles: their images' sizes; OneVision's images per prompt.)
-                "llava_next" | "llava_next_video" => {
-                    &["input_ids", "attention_mask", "pixel_values", "image_sizes"]
+                "llava_next" => &["input_ids", "attention_mask", "pixel_values", "image_sizes"],
+                // (Their videos' frames too.)
+                "llava_next_video" => {
+                    &["input_ids", "attention_mask", "pixel_values", "image_sizes", "pixel_values_videos"]
                 }
                 // (LFM2-VL's images of their own sizes: their grids of patches and their padding.)
                 "lfm2_vl" => {
@@ -180,9 +182,14 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 "idefics3" | "smolvlm" => {
                     &["input_ids", "attention_mask", "pixel_values", "pixel_attention_mask"]
                 }
-                "llava_onevision" => {
-                    &["input_ids", "attention_mask", "pixel_values", "image_sizes", "batch_num_images"]
-                }
+                "llava_onevision" => &[
+                    "input_ids",
+                    "attention_mask",
+                    "pixel_values",
+                    "image_sizes",
+                    "batch_num_images",
+                    "pixel_values_videos",
+                ],
                 // (Qwen2-VL's patches: their grids, and the processor's marks of the image tokens.)
                 "qwen2_vl" | "qwen2_5_vl" | "qwen3_vl" | "qwen3_vl_moe" => &[
                     "input_ids",

@@ -37,6 +37,11 @@ pub(crate) struct Anyres {
 const NEXT_PINPOINTS: [(usize, usize); 5] = [(336, 672), (672, 336), (672, 672), (1008, 336), (336, 1008)];
 
 impl Anyres {
+    /// `image_newline` `[text hidden]`.
+    pub(crate) fn newline(&self) -> &Tensor {
+        &self.newline
+    }
+
     /// The tiling of `cfg` (a LLaVA-NeXT or, with `onevision`, a LLaVA-OneVision config) for a
     /// tower of `tile` pixels and `patch`-pixel patches, with `newline`.
     pub(crate) fn from_config(

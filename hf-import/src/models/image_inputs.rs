@@ -247,3 +247,52 @@ impl TextWithImages {
         Ok(named)
     }
 }
+
+/// The image and video tokens of `input_ids` (`[batch, seq]` bool) and, for each in order, its
+/// row of `[image rows; video rows]`: each image token's the next of the `images.1` rows, each
+/// video token's the next of the `videos.1` rows (each must count its tokens `images.0`,
+/// `videos.0`, transformers' errors otherwise; `None`: not replaced).
+pub(crate) fn media_order(
+    input_ids: &Tensor,
+    images: (i64, Option<usize>),
+    videos: (i64, Option<usize>),
+) -> Result<(Tensor, Tensor)> {
+    let ids = ids_as_i64("input_ids", input_ids)?;
+    let flat = ids.flatten(0, -1)?.to_vec::<i64>()?;
+    let count = |token: i64| flat.iter().filter(|&&id| id == token).count();
+    for (what, (token, rows)) in [("Image", images), ("Video", videos)] {
+        let tokens = count(token);
+        if let Some(features) = rows.filter(|&n| n != tokens) {
+            return Err(Error::Input(format!(
+                "{what} features and {} tokens do not match, tokens: {tokens}, features: {features}",
+                what.to_lowercase()
+            )));
+        }
+    }
+    let (mut next_image, mut next_video) = (0i64, images.1.unwrap_or(0) as i64);
+    let mut marked = Vec::with_capacity(flat.len());
+    let mut index = Vec::new();
+    for &id in &flat {
+        let next = if images.1.is_some() && id == images.0 {
+            Some(&mut next_image)
+        } else if videos.1.is_some() && id == videos.0 {
+            Some(&mut next_video)
+        } else {
+            None
+        };
+        marked.push(next.is_some());
+        if let Some(next) = next {
+            index.push(*next);
+            *next += 1;
+        }
+    }
+    let n = index.len();
+    Ok((Tensor::from_vec(marked, ids.dims().to_vec())?, Tensor::from_vec(index, [n])?))
+}
+
+/// The rows of `[images; videos]` at `index` (see [`media_order`]).
+pub(crate) fn in_order(index: &Tensor, images: Option<&Tensor>, videos: Option<&Tensor>) -> Result<Tensor> {
+    let parts: Vec<&Tensor> = images.into_iter().chain(videos).collect();
+    let all = Tensor::cat(&parts, 0)?;
+    Ok(all.index_select(0, &index.to(all.device())?)?)
+}

@@ -30,6 +30,7 @@ use super::idefics3_images::tower_batch;
 use super::image_inputs::{images_tiled, tiles, ImageInputs};
 use super::internvl_vision::InternVisionTower;
 use super::llava_projector::{load_projector, Projector};
+use super::llava_videos::VideoPath;
 use super::pixtral_vision::{PixtralOutput, PixtralVisionTower};
 use super::siglip::SiglipVisionTower;
 use super::vision::checked_pixels;
@@ -99,6 +100,8 @@ pub(crate) struct ImageEncoder {
     /// the features are read from the last hidden state (after the tower's final norm) though
     /// `layers` names the last block's output (InternVL's `vision_feature_layer` -1)
     final_state: bool,
+    /// LLaVA-NeXT-Video's and LLaVA-OneVision's videos
+    videos: Option<VideoPath>,
 }
 
 /// The vision config of a class when the checkpoint's config has none: LLaVA's and VipLLaVA's
@@ -422,6 +425,8 @@ impl ImageEncoder {
             }
             _ => None,
         };
+        let (tile, patch) = tower.image_and_patch();
+        let videos = VideoPath::from_config(cfg, tile, patch)?;
         let projector = load_projector(class, cfg, &root, &tower, width, text_hidden)?;
         Ok(Some(ImageEncoder {
             tower,
@@ -432,14 +437,15 @@ impl ImageEncoder {
             class,
             anyres,
             final_state,
+            videos,
         }))
     }
 
     /// An encoder whose projector reads the tower's last hidden state whole (PaliGemma's,
     /// Idefics3's).
     fn on_last_state(tower: VisionTower, projector: Projector, image_token: i64, class: Class) -> Self {
-        let (layers, drop_first, anyres, final_state) = (Vec::new(), false, None, false);
-        ImageEncoder { tower, layers, drop_first, projector, image_token, class, anyres, final_state }
+        let (layers, drop_first, anyres, final_state, videos) = (Vec::new(), false, None, false, None);
+        ImageEncoder { tower, layers, drop_first, projector, image_token, class, anyres, final_state, videos }
     }
 
     /// The token whose embeddings the image features replace.
@@ -600,10 +606,44 @@ impl ImageEncoder {
     /// The tower's last hidden state and hidden states of `pixel_values` `[images, channels,
     /// height, width]`, and their projected features `[images, tokens, text hidden]`.
     fn features(&self, pixel_values: &Tensor) -> Result<(Tensor, Vec<Tensor>, Tensor)> {
+        let (last_hidden_state, hidden_states, selected) = self.selected(pixel_values)?;
+        Ok((last_hidden_state, hidden_states, self.projector.forward(&selected)?))
+    }
+
+    /// The video path, where the class takes videos.
+    pub(crate) fn videos(&self) -> Option<&VideoPath> {
+        self.videos.as_ref()
+    }
+
+    /// The videos `pixel_values_videos` `[videos, frames, channels, height, width]` through the
+    /// tower, the selection, the video path's pooling and the projector: the tower's outputs on
+    /// every frame and each video's features (see [`super::llava_videos`]).
+    pub(crate) fn forward_videos(&self, pixel_values_videos: &Tensor) -> Result<ImageOutputs> {
+        let path = self.videos.as_ref().ok_or_else(|| {
+            Error::Input("unexpected input 'pixel_values_videos' (this model takes no videos)".into())
+        })?;
+        let (frames, videos, per_video) = VideoPath::frames(pixel_values_videos)?;
+        let (last_hidden_state, hidden_states, selected) = self.selected(&frames)?;
+        let projected = self.projector.forward(&path.before_projector(&selected)?)?;
+        let projected = path.after_projector(&projected)?;
+        let (tokens, hidden) = (projected.dims()[1], projected.dims()[2]);
+        let mut all = projected.reshape([videos, per_video * tokens, hidden])?;
+        if let (true, Some(anyres)) = (path.appends_newline(), &self.anyres) {
+            let newline = anyres.newline().to_dtype(all.dtype())?.reshape([1, 1, hidden])?;
+            all = Tensor::cat(&[&all, &newline.expand([videos, 1, hidden])?], 1)?;
+        }
+        let features =
+            (0..videos).map(|v| all.select(0, v as isize)).collect::<std::result::Result<_, _>>()?;
+        Ok(ImageOutputs { last_hidden_state, hidden_states, features })
+    }
+
+    /// The tower's last hidden state and hidden states of `pixel_values`, and the features the
+    /// projector reads (the selected layers', the class token dropped where the strategy says).
+    fn selected(&self, pixel_values: &Tensor) -> Result<(Tensor, Vec<Tensor>, Tensor)> {
         let (last_hidden_state, hidden_states) = self.tower.forward(pixel_values)?;
         if self.layers.is_empty() {
-            let features = self.projector.forward(&last_hidden_state)?;
-            return Ok((last_hidden_state, Vec::new(), features));
+            let selected = last_hidden_state.clone();
+            return Ok((last_hidden_state, Vec::new(), selected));
         }
         let selected = self
             .layers
@@ -622,8 +662,7 @@ impl ImageEncoder {
         } else {
             Tensor::cat(&selected.iter().collect::<Vec<_>>(), 2)?
         };
-        let features = self.projector.forward(&selected)?;
-        Ok((last_hidden_state, hidden_states, features))
+        Ok((last_hidden_state, hidden_states, selected))
     }
 
     /// The features of `images` as the rows that replace the image tokens' embeddings,

@@ -666,6 +666,7 @@ mod kolibri1;
 mod laguna;
 mod lfm3;
 mod llama4;
+mod llava_videos;
 mod mellum;
 mod mimo_v2_flash;
 mod minicpm3;

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Tensor};
 
 use super::check_input_dtype;
-use super::image_inputs::{ImageInputs, TextWithImages};
+use super::image_inputs::{in_order, media_order, ImageInputs, TextWithImages};
 use super::llava_images::{vars_with, vision_config};
 use super::qwen_vl_vision::{grids_of, Kind, QwenVisionOutput, QwenVisionTower};
 use crate::config::Config;
@@ -326,7 +326,8 @@ impl QwenImages {
         let image_rows = images.as_ref().map(|(o, _)| all(&o.features)).transpose()?.flatten();
         let video_rows = videos.as_ref().map(|(o, _)| all(&o.features)).transpose()?.flatten();
         let count = |rows: &Option<Tensor>| rows.as_ref().map(|r| r.dims()[0]);
-        let (mask, index) = self.visual_order(ids, count(&image_rows), count(&video_rows))?;
+        let (mask, index) =
+            media_order(ids, (self.image_token, count(&image_rows)), (self.video_token, count(&video_rows)))?;
         let rows = in_order(&index, image_rows.as_ref(), video_rows.as_ref())?;
         // (Qwen3-VL's deepstack features, block by block, of the images and videos in the same order.)
         let outs = [images.as_ref().map(|(o, _)| o), videos.as_ref().map(|(o, _)| o)];
@@ -368,57 +369,6 @@ impl QwenImages {
             ..PromptMedia::new(self.image_token, media.rows)
         })
     }
-
-    /// The image and video tokens of `input_ids` (`[batch, seq]` bool) and, for each in order,
-    /// its row of `[image rows; video rows]`: each image token's the next of the `images` rows,
-    /// each video token's the next of the `videos` rows (each must count its tokens, transformers'
-    /// errors otherwise; `None`: not replaced).
-    fn visual_order(
-        &self,
-        input_ids: &Tensor,
-        images: Option<usize>,
-        videos: Option<usize>,
-    ) -> Result<(Tensor, Tensor)> {
-        let ids = super::ids_as_i64("input_ids", input_ids)?;
-        let flat = ids.flatten(0, -1)?.to_vec::<i64>()?;
-        let count = |token: i64| flat.iter().filter(|&&id| id == token).count();
-        for (what, token, rows) in [("Image", self.image_token, images), ("Video", self.video_token, videos)]
-        {
-            let tokens = count(token);
-            if let Some(features) = rows.filter(|&n| n != tokens) {
-                return Err(Error::Input(format!(
-                    "{what} features and {} tokens do not match, tokens: {tokens}, features: {features}",
-                    what.to_lowercase()
-                )));
-            }
-        }
-        let (mut next_image, mut next_video) = (0i64, images.unwrap_or(0) as i64);
-        let mut marked = Vec::with_capacity(flat.len());
-        let mut index = Vec::new();
-        for &id in &flat {
-            let next = if images.is_some() && id == self.image_token {
-                Some(&mut next_image)
-            } else if videos.is_some() && id == self.video_token {
-                Some(&mut next_video)
-            } else {
-                None
-            };
-            marked.push(next.is_some());
-            if let Some(next) = next {
-                index.push(*next);
-                *next += 1;
-            }
-        }
-        let n = index.len();
-        Ok((Tensor::from_vec(marked, ids.dims().to_vec())?, Tensor::from_vec(index, [n])?))
-    }
-}
-
-/// The rows of `[images; videos]` at `index` (see [`QwenImages::visual_order`]).
-fn in_order(index: &Tensor, images: Option<&Tensor>, videos: Option<&Tensor>) -> Result<Tensor> {
-    let parts: Vec<&Tensor> = images.into_iter().chain(videos).collect();
-    let all = Tensor::cat(&parts, 0)?;
-    Ok(all.index_select(0, &index.to(all.device())?)?)
 }
 
 /// The positions `[3 · batch · seq]` (streams, then prompts, then tokens) of prompts whose tokens

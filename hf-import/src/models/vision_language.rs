@@ -35,9 +35,9 @@ use serde_json::{Map, Value};
 use super::audio_language::AudioLanguage;
 use super::decoder::{AttentionBlocks, CausalLm};
 use super::gemma3_multimodal::{inherit_outer_dtype, with_language_model};
-use super::image_inputs::{ImageInputs, TextWithImages};
+use super::image_inputs::{in_order, media_order, ImageInputs, TextWithImages};
 use super::lfm2_vl_images::Lfm2VlImages;
-use super::llava_images::ImageEncoder;
+use super::llava_images::{ImageEncoder, ImageOutputs};
 use super::mllama_images::MllamaImages;
 use super::qwen_vl_images::QwenImages;
 use super::{check_input_dtype, AutoModel};
@@ -271,7 +271,11 @@ impl VisionLanguageForConditionalGeneration {
 
     /// Whether the model takes `pixel_values_videos` (Qwen's with their towers).
     pub fn takes_videos(&self) -> bool {
-        matches!(self.images.as_deref(), Some(Media::Qwen(_)))
+        match self.images.as_deref() {
+            Some(Media::Qwen(_)) => true,
+            Some(Media::Encoder(e)) => e.videos().is_some(),
+            _ => false,
+        }
     }
 
     /// The token whose embeddings image features replace (`image_token_index`), where the model
@@ -337,6 +341,22 @@ impl VisionLanguageForConditionalGeneration {
         let Some(name) = media else { return Ok(None) };
         match self.images.as_deref() {
             Some(Media::Qwen(qwen)) => Ok(Some(qwen.prompt_media(inputs, self.lm.dtype())?)),
+            Some(Media::Encoder(encoder)) if inputs.contains_key("pixel_values_videos") => {
+                let path = encoder.videos().ok_or_else(|| self.no_images(name))?;
+                let ids = inputs
+                    .get("input_ids")
+                    .ok_or_else(|| Error::Input("missing input 'input_ids'".into()))?;
+                let image = ImageInputs::from_named(inputs).map(|i| encoder.forward(&i)).transpose()?;
+                let image_rows = image.as_ref().map(ImageOutputs::rows).transpose()?;
+                let video_rows = encoder.forward_videos(&inputs["pixel_values_videos"])?.rows()?;
+                let count = |t: &Tensor| t.dims()[0];
+                let images_order = (encoder.image_token(), image_rows.as_ref().map(count));
+                let (_, index) = media_order(ids, images_order, (path.token, Some(count(&video_rows))))?;
+                let rows =
+                    in_order(&index, image_rows.as_ref(), Some(&video_rows))?.to_dtype(self.lm.dtype())?;
+                let media = PromptMedia::new(encoder.image_token(), rows);
+                Ok(Some(PromptMedia { video_token: Some(path.token), ..media }))
+            }
             Some(_) => {
                 let images = ImageInputs::from_named(inputs).ok_or_else(|| self.no_images(name))?;
                 let types = inputs.get("token_type_ids");
@@ -434,25 +454,49 @@ impl VisionLanguageForConditionalGeneration {
         };
         let mut takes = IMAGE_INPUTS.to_vec();
         takes.extend(images.other_inputs());
+        let video_path = images.videos();
+        if video_path.is_some() {
+            takes.push("pixel_values_videos");
+        }
         if self.architecture == PALIGEMMA {
             takes.push("token_type_ids");
         }
         let text = TextWithImages::checked(inputs, &takes)?;
         let blocks = inputs.get("token_type_ids").map(|t| self.attention_blocks(t)).transpose()?;
         let blocks = blocks.as_ref().map(|ids| AttentionBlocks { ids, within_window: false });
-        let image = images.forward(&ImageInputs::from_named(inputs).expect("inputs with pixel_values"))?;
-        let rows = image.rows()?;
-        let mut named = text.outputs(&self.lm, &rows, images.image_token(), blocks, output_hidden_states)?;
-        named.push(("image_outputs.last_hidden_state".into(), image.last_hidden_state));
-        let states = image.hidden_states.into_iter().enumerate();
-        let reported = states.filter(|(i, _)| images.reports_state(*i, output_hidden_states));
-        named.extend(reported.map(|(i, t)| (format!("image_outputs.hidden_states.{i}"), t)));
-        if images.pooled_per_image() {
-            let per_image = image.features.into_iter().enumerate();
-            named.extend(per_image.map(|(i, f)| (format!("image_outputs.pooler_output.{i}"), f)));
-        } else {
-            let all = Tensor::stack(&image.features.iter().collect::<Vec<_>>(), 0)?;
-            named.push(("image_outputs.pooler_output".into(), all));
+        let image = ImageInputs::from_named(inputs).map(|i| images.forward(&i)).transpose()?;
+        let video = inputs.get("pixel_values_videos").map(|v| images.forward_videos(v)).transpose()?;
+        let mut named = match (&image, &video, video_path) {
+            (image, Some(video), Some(path)) => {
+                // (Each image and video token takes the next features of its kind.)
+                let image_rows = image.as_ref().map(ImageOutputs::rows).transpose()?;
+                let video_rows = video.rows()?;
+                let count = |t: &Tensor| t.dims()[0];
+                let images_order = (images.image_token(), image_rows.as_ref().map(count));
+                let videos_order = (path.token, Some(count(&video_rows)));
+                let (mask, index) = media_order(&inputs["input_ids"], images_order, videos_order)?;
+                let rows = in_order(&index, image_rows.as_ref(), Some(&video_rows))?;
+                text.outputs_replacing(&self.lm, &mask, &rows, &[], output_hidden_states)?
+            }
+            (Some(image), _, _) => {
+                text.outputs(&self.lm, &image.rows()?, images.image_token(), blocks, output_hidden_states)?
+            }
+            (None, _, _) => return Err(Error::Input("missing input 'pixel_values'".into())),
+        };
+        let outputs = [("image_outputs", image, images.pooled_per_image()), ("video_outputs", video, false)];
+        for (prefix, out, per_item) in outputs {
+            let Some(out) = out else { continue };
+            named.push((format!("{prefix}.last_hidden_state"), out.last_hidden_state));
+            let states = out.hidden_states.into_iter().enumerate();
+            let reported = states.filter(|(i, _)| images.reports_state(*i, output_hidden_states));
+            named.extend(reported.map(|(i, t)| (format!("{prefix}.hidden_states.{i}"), t)));
+            if per_item {
+                let per_image = out.features.into_iter().enumerate();
+                named.extend(per_image.map(|(i, f)| (format!("{prefix}.pooler_output.{i}"), f)));
+            } else {
+                let all = Tensor::stack(&out.features.iter().collect::<Vec<_>>(), 0)?;
+                named.push((format!("{prefix}.pooler_output"), all));
+            }
         }
         Ok(named)
     }

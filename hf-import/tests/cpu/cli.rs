@@ -726,6 +726,7 @@ fn llava_forward_and_generate_with_images() {
         "mllama_images",
         "qwen2_audio_audio",
         "voxtral_audio",
+        "llava_onevision_video",
     ]) {
         forward_matches(&fixture(name), name, &dir);
         let golden = read_all(&fixture(name).join("generate.safetensors"));

@@ -87,6 +87,8 @@ fn greedy_generate_with_images_matches_transformers() {
         "mllama_images",
         "qwen2_audio_audio",
         "voxtral_audio",
+        "llava_next_video_video",
+        "llava_onevision_video",
     ]);
     for name in names.into_iter().chain(["paligemma2_images", "aya_vision_images"]).chain(anyres) {
         let (cfg, model) = load(name);
@@ -113,8 +115,12 @@ fn greedy_generate_with_images_matches_transformers() {
         let images = PromptImages { rows: &half, ..images };
         let err =
             generate_with_images(lm, &golden["input_ids"], None, images, &g, None, |_, _| {}).unwrap_err();
-        let tokens = golden["input_ids"].eq(prompt.media.token as f64).unwrap().to_dtype(DType::I64).unwrap();
-        let tokens = tokens.sum_all().unwrap().item::<i64>().unwrap();
+        // (The rows follow the image and the video tokens alike.)
+        let count = |t: i64| {
+            let marked = golden["input_ids"].eq(t as f64).unwrap().to_dtype(DType::I64).unwrap();
+            marked.sum_all().unwrap().item::<i64>().unwrap()
+        };
+        let tokens = count(prompt.media.token) + prompt.media.video_token.map_or(0, count);
         let want =
             format!("Image features and image tokens do not match, tokens: {tokens}, features: {fewer}");
         assert!(err.to_string().contains(&want), "{err}");

@@ -397,3 +397,22 @@ fn audio_language_with_audio() {
         "{err}"
     );
 }
+
+/// LLaVA-NeXT-Video's and LLaVA-OneVision's videos beside an image: each frame through the tower,
+/// NeXT-Video's grids pooled before the projector, OneVision's resized after it with a newline
+/// after each video; the image's and the videos' features each in place of their own tokens.
+#[test]
+fn llava_videos_with_an_image() {
+    check("llava_next_video_video");
+    check("llava_onevision_video");
+    let (inputs, expected) = golden("llava_onevision_video");
+    let model = load("llava_onevision_video");
+    let mut swapped = inputs.clone();
+    swapped.insert("pixel_values_videos".into(), inputs["pixel_values_videos"].flip(&[0]).unwrap());
+    let out = model.forward_named(&swapped, false).unwrap();
+    assert!(logits_diff(&out, &expected["logits"]) > 1e-3, "each video's features go to its own tokens");
+    let mut one = inputs.clone();
+    one.insert("pixel_values_videos".into(), inputs["pixel_values_videos"].narrow(0, 0, 1).unwrap());
+    let err = model.forward_named(&one, false).unwrap_err().to_string();
+    assert!(err.contains("Video features and video tokens do not match, tokens: 26, features: 13"), "{err}");
+}
