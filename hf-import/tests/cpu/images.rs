@@ -408,7 +408,7 @@ fn llava_videos_with_an_image() {
     let (inputs, expected) = golden("llava_onevision_video");
     let model = load("llava_onevision_video");
     let mut swapped = inputs.clone();
-    swapped.insert("pixel_values_videos".into(), inputs["pixel_values_videos"].flip(&[0]).unwrap());
+    swapped.insert("pixel_values_videos".into(), inputs["pixel_values_videos"].flip([0]).unwrap());
     let out = model.forward_named(&swapped, false).unwrap();
     assert!(logits_diff(&out, &expected["logits"]) > 1e-3, "each video's features go to its own tokens");
     let mut one = inputs.clone();
