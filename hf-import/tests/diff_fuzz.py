@@ -1595,15 +1595,18 @@ def gen_anyres(r):
         return tf.LlavaOnevisionForConditionalGeneration, tf.LlavaOnevisionConfig, c
     if kind == "next_video":
         c["video_token_index"] = text["vocab_size"] - 2
+        c.update(spatial_pool_mode=r.choice(["average", "max"]), spatial_pool_stride=r.choice([1, 2, 2]))
         return tf.LlavaNextVideoForConditionalGeneration, tf.LlavaNextVideoConfig, c
     return tf.LlavaNextForConditionalGeneration, tf.LlavaNextConfig, c
 
 
-def anyres_prompt_inputs(r, model_cls, cfg, model):
+def anyres_prompt_inputs(r, model_cls, cfg, model, pad=None):
     """Prompts with anyres images: 0-2 images per row at random places (at least one in all), each of a random size
     (`image_sizes`, some far from the pinpoints' aspects), their tiles padded to the most in `pixel_values`
     `[images, tiles, 3, side, side]`; OneVision's `batch_num_images` sometimes (its prompts of several images then
-    untiled). The image tokens per image: what transformers' `get_image_features` of `model` packs."""
+    untiled). The image tokens per image: what transformers' `get_image_features` of `model` packs. LLaVA-NeXT-Video's
+    and OneVision's prompts hold a video of 1-3 frames sometimes (`pixel_values_videos`), its tokens as many as
+    `get_video_features` gives."""
     text, vision = cfg["text_config"], cfg["vision_config"]
     vocab, token, side = text["vocab_size"], cfg["image_token_index"], vision["image_size"]
     b = r.randint(1, 3)
@@ -1620,16 +1623,27 @@ def anyres_prompt_inputs(r, model_cls, cfg, model):
     pixels = torch.randn(images, most, 3, side, side)
     with torch.no_grad():
         lens = [f.shape[0] for f in model.model.get_image_features(pixels, sizes, **extra).pooler_output]
-    rows, at = [], 0
-    for n in per_row:
+    video_rows = [0] * b
+    if model_cls.__name__.startswith(("LlavaNextVideo", "LlavaOnevision")) and r.random() < 0.5:
+        video_rows = [r.randint(0, 1) for _ in range(b)]
+    vlens = []
+    if sum(video_rows):
+        videos = torch.randn(sum(video_rows), r.randint(1, 3), 3, side, side)
+        with torch.no_grad():
+            vlens = [f.shape[0] for f in model.model.get_video_features(videos).pooler_output]
+    rows, at, vat = [], 0, 0
+    for n, v in zip(per_row, video_rows):
         row = [r.randrange(3, vocab - 3) for _ in range(r.randint(1, 6))]
         for _ in range(n):
             where = r.randint(0, len(row))
             row[where:where] = [token] * lens[at]
             at += 1
+        for _ in range(v):
+            row += [cfg["video_token_index"]] * vlens[vat] + [r.randrange(3, vocab - 3)]
+            vat += 1
         rows.append(row)
     l = max(len(row) for row in rows)
-    pad = r.choice(["right", "left"])
+    pad = pad or r.choice(["right", "left"])
     ids = torch.zeros(b, l, dtype=torch.int64)
     mask = torch.zeros(b, l, dtype=torch.int64)
     for i, row in enumerate(rows):
@@ -1637,7 +1651,9 @@ def anyres_prompt_inputs(r, model_cls, cfg, model):
         ids[i, start:start + len(row)] = torch.tensor(row)
         mask[i, start:start + len(row)] = 1
     x = {"input_ids": ids, "attention_mask": mask, "pixel_values": pixels, "image_sizes": sizes, **extra}
-    desc = f"b={b} l={l} pad={pad} images={per_row} sizes={sizes.tolist()} tokens={lens}"
+    if vlens:
+        x["pixel_values_videos"] = videos
+    desc = f"b={b} l={l} pad={pad} images={per_row} sizes={sizes.tolist()} tokens={lens} videos={vlens}"
     return x, desc + (" batch_num_images" if extra else "")
 
 
@@ -3788,7 +3804,7 @@ class Runner:
     def generate(self, r, cid, family, cfg, fresh, path, info):
         if family == "whisper":
             return self.generate_whisper(r, cid, family, cfg, fresh, path, info)
-        if family in ("qwen_images", "mllama_images", "audio") and r.random() < 0.6:
+        if family in ("qwen_images", "mllama_images", "audio", "anyres") and r.random() < 0.6:
             return self.generate_with_images(r, cid, family, cfg, fresh, path, info)
         cfg = text_of(family, cfg)
         b = r.randint(1, 3)
@@ -3879,6 +3895,8 @@ class Runner:
             x, desc = mllama_image_inputs(r, cfg, side="left")
         elif family == "audio":
             x, desc = audio_inputs(r, cfg, side="left")
+        elif family == "anyres":
+            x, desc = anyres_prompt_inputs(r, getattr(tf, info["cls"]), cfg, fresh(), pad="left")
         else:
             x, desc = qwen_image_inputs(r, cfg, side="left", model_cls=getattr(tf, info["cls"]))
         new = r.choice([GEN_NEW, 16])
