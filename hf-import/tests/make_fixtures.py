@@ -2288,6 +2288,14 @@ def modernbert_decoder():
     build("eurobert", tf.EuroBertModel, tf.EuroBertConfig(**euro), 373, encoder=True, token_types=False)
     build("eurobert_mlm", tf.EuroBertForMaskedLM, tf.EuroBertConfig(**euro, mlp_bias=True), 374, encoder=True,
           token_types=False)
+    # EuroBERT's classifiers: `classifier(gelu(dense(pool(h))))` pooling the first token (`bos`) or the kept tokens'
+    # mean, or (`late`) the kept tokens' mean of every token's logits; its token classifier.
+    for pooling, seed in [("bos", 405), ("mean", 406), ("late", 407)]:
+        build(f"eurobert_cls_{pooling}", tf.EuroBertForSequenceClassification,
+              tf.EuroBertConfig(**euro, num_labels=3, classifier_pooling=pooling), seed, encoder=True,
+              token_types=False)
+    build("eurobert_tok", tf.EuroBertForTokenClassification, tf.EuroBertConfig(**euro, num_labels=4), 408,
+          encoder=True, token_types=False)
     if ONLY and "modernbert_decoder_v4" not in ONLY:
         return
     if built is None:

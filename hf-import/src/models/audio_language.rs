@@ -78,13 +78,14 @@ impl AudioLanguage {
                 width: ffn,
             }
         };
+        let named = ["audio_token_index", "audio_token_id"].into_iter().filter_map(|k| cfg.get(k));
         let token =
-            match (cfg.get("audio_token_index"), cfg.get("audio_token_id")) {
-                (Some(v), _) | (None, Some(v)) if !v.is_null() => Some(v.as_i64().ok_or_else(|| {
+            match named.clone().find(|v| !v.is_null()) {
+                Some(v) => Some(v.as_i64().ok_or_else(|| {
                     Error::Config(format!("\"audio_token_id\" must be an integer, got {v}"))
                 })?),
-                _ if qwen2 => Some(151_646),
-                _ => None,
+                None if qwen2 => Some(151_646),
+                None => None,
             };
         Ok(Some(AudioLanguage { tower, projector, audio_token: token }))
     }
@@ -124,15 +125,21 @@ impl AudioLanguage {
                 })?;
                 let [_, frames] = self.tower.features_shape();
                 let audios = features.dims().first().copied().unwrap_or(0);
-                if mask.dims() != [audios, frames] || mask.dtype().is_float() {
+                if mask.dims() != [audios, frames] {
                     return Err(Error::Input(format!(
-                        "feature_attention_mask must be an integer [{audios}, {frames}] (each audio's real frames), \
+                        "feature_attention_mask must be [{audios}, {frames}] (each audio's real frames), \
                          got {:?} of dtype {:?}",
                         mask.dims(),
                         mask.dtype()
                     )));
                 }
-                let lengths: Vec<i64> = mask.ne(0.0)?.to_dtype(DType::I64)?.sum(-1, false)?.to_vec()?;
+                let ones = mask.eq(1.0)?;
+                if !ones.logical_or(&mask.eq(0.0)?)?.all()?.item::<bool>()? {
+                    return Err(Error::Input(
+                        "input 'feature_attention_mask' must hold ones and zeros".into(),
+                    ));
+                }
+                let lengths: Vec<i64> = ones.to_dtype(DType::I64)?.sum(-1, false)?.to_vec()?;
                 // (After the strided convolution, then after the pooling: transformers' lengths.)
                 let after_conv: Vec<i64> = lengths.iter().map(|&n| (n - 1).div_euclid(2) + 1).collect();
                 let kept: Vec<i64> = after_conv.iter().map(|&n| (n - 2).div_euclid(2) + 1).collect();
@@ -169,27 +176,22 @@ impl AudioLanguage {
         batch_seq(ids)?;
         let audio = ids.eq(self.token()? as f64)?;
         let tokens = audio.to_dtype(DType::I64)?.sum_all()?.to_vec::<i64>()?[0] as usize;
-        if let Projector::Qwen2 { .. } = self.projector {
-            // (Prompts with no two audio tokens side by side are transformers' legacy ones, which it
-            // expands itself.)
-            let s = ids.dims()[1];
-            let adjacent = s > 1
-                && audio
-                    .narrow(1, 0, s - 1)?
-                    .logical_and(&audio.narrow(1, 1, s - 1)?)?
-                    .any()?
-                    .item::<bool>()?;
-            if tokens > 0 && !adjacent {
+        // (Qwen2-Audio's prompts with no two audio tokens side by side are transformers' legacy
+        // ones, which it expands itself: the same where each audio has one feature.)
+        let s = ids.dims()[1];
+        let adjacent = s > 1
+            && audio.narrow(1, 0, s - 1)?.logical_and(&audio.narrow(1, 1, s - 1)?)?.any()?.item::<bool>()?;
+        let legacy = matches!(self.projector, Projector::Qwen2 { .. }) && tokens > 0 && !adjacent;
+        let rows = self.rows(inputs, dtype)?;
+        let features = rows.dims()[0];
+        if features != tokens {
+            if legacy {
                 return Err(Error::Unsupported(
                     "prompts with one audio token per audio (transformers' legacy expansion) are not supported: \
                      expand each audio token to its features' number, as the processor does"
                         .into(),
                 ));
             }
-        }
-        let rows = self.rows(inputs, dtype)?;
-        let features = rows.dims()[0];
-        if features != tokens {
             return Err(Error::Input(format!(
                 "Audio features and audio tokens do not match, tokens: {tokens}, features: {features}"
             )));

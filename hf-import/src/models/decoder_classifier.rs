@@ -8,6 +8,11 @@
 //! classifiers built on a causal LM). `score` (no bias) on the final hidden state of each row's
 //! last token that is not `pad_token_id` (with left or right padding alike), or of the last token
 //! when the config has no padding id, which then allows one row only, as transformers'.
+//!
+//! EuroBERT's (`EuroBertForSequenceClassification`) pools its bidirectional states instead:
+//! `classifier(gelu(dense(pool(h))))` with the first token (`classifier_pooling` `bos`) or the
+//! kept tokens' mean (`mean`), or (`late`, the default) the kept tokens' mean of every token's
+//! `classifier(gelu(dense(h)))`.
 
 use oxtorch_tensor::{DType, Device, Tensor};
 
@@ -42,6 +47,20 @@ pub struct DecoderForSequenceClassification {
     /// Whether the family's classifier takes `position_ids` (transformers'
     /// `FalconForSequenceClassification` has none: its positions always count from 0).
     takes_position_ids: bool,
+    /// EuroBERT's pooling and `dense` layer (`score` is then its `classifier`); `None`: the
+    /// last token's state
+    pooled: Option<(Pooling, Linear)>,
+}
+
+/// What EuroBERT's classifier pools (`classifier_pooling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pooling {
+    /// the first token's state
+    Bos,
+    /// the kept tokens' mean state
+    Mean,
+    /// the kept tokens' mean of every token's logits
+    Late,
 }
 
 impl DecoderForSequenceClassification {
@@ -59,7 +78,33 @@ impl DecoderForSequenceClassification {
             None => None,
         };
         let takes_position_ids = cfg.model_type()? != "falcon";
-        Ok(DecoderForSequenceClassification { model, score, pad_token_id, takes_position_ids })
+        Ok(DecoderForSequenceClassification { model, score, pad_token_id, takes_position_ids, pooled: None })
+    }
+
+    /// EuroBERT's head over `model` (its bidirectional base model): `dense` and `classifier`,
+    /// pooled as `classifier_pooling` says (see the module docs).
+    pub fn load_eurobert(model: CausalLm, cfg: &Config, weights: &Weights) -> Result<Self> {
+        let hidden = model.hidden_size();
+        let pooling = match cfg.str_or("classifier_pooling", "late")? {
+            "bos" => Pooling::Bos,
+            "mean" => Pooling::Mean,
+            "late" => Pooling::Late,
+            other => {
+                return Err(Error::Config(format!(
+                    "classifier_pooling must be \"bos\", \"mean\" or \"late\", got \"{other}\""
+                )))
+            }
+        };
+        let dense = Linear::load(&weights.vars("dense"), hidden, hidden, true)?;
+        let score = Linear::load(&weights.vars("classifier"), hidden, num_labels(cfg)?, true)?;
+        let pooled = Some((pooling, dense));
+        Ok(DecoderForSequenceClassification {
+            model,
+            score,
+            pad_token_id: None,
+            takes_position_ids: true,
+            pooled,
+        })
     }
 
     /// Whether the model takes `position_ids` (not Falcon's, as in transformers).
@@ -88,6 +133,11 @@ impl DecoderForSequenceClassification {
                     .into(),
             ));
         }
+        if let Some((pooling, dense)) = &self.pooled {
+            let (h, hidden_states) =
+                self.model.hidden_states(input_ids, attention_mask, position_ids, output_hidden_states)?;
+            return Ok((self.pooled_logits(&h, *pooling, dense, attention_mask)?, hidden_states));
+        }
         let rows = self.scored_tokens(input_ids)?;
         let (h, hidden_states) = self.model.hidden_states_with_token_types(
             input_ids,
@@ -108,6 +158,28 @@ impl DecoderForSequenceClassification {
         let index = Tensor::from_vec(flat, [b])?.to(h.device())?;
         let picked = h.reshape([b * s, hidden])?.index_select(0, &index)?;
         Ok((self.score.forward(&self.model.head_transformed(&picked)?)?, hidden_states))
+    }
+
+    /// EuroBERT's logits `[batch, num_labels]` of the final states `h` (see the module docs).
+    fn pooled_logits(
+        &self,
+        h: &Tensor,
+        pooling: Pooling,
+        dense: &Linear,
+        mask: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        // The kept tokens' mean over the sequence (every token's without a mask).
+        let mean = |x: &Tensor| -> Result<Tensor> {
+            let Some(mask) = mask else { return Ok(x.mean(1, false)?) };
+            let m = mask.to(x.device())?.to_dtype(x.dtype())?.unsqueeze(-1)?;
+            Ok(x.mul(&m)?.sum(1, false)?.div(&m.sum(1, false)?)?)
+        };
+        let head = |x: &Tensor| -> Result<Tensor> { self.score.forward(&dense.forward(x)?.gelu("none")?) };
+        match pooling {
+            Pooling::Bos => head(&h.select(1, 0)?),
+            Pooling::Mean => head(&mean(h)?),
+            Pooling::Late => mean(&head(h)?),
+        }
     }
 
     /// The token each row is scored at: the last one whose id is not the padding id (0 when all

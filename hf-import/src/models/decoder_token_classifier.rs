@@ -4,7 +4,8 @@
 //! identity at inference). Most families build it as transformers'
 //! `GenericForTokenClassification` does, a layer named `score` with a bias unless the config sets
 //! `token_classification_bias` to false; the GPT-2-style ones (GPT-2, GPT-Neo, GPT-NeoX,
-//! GPTBigCode, BLOOM, Falcon, MPT, BioGPT) name it `classifier` and always give it a bias.
+//! GPTBigCode, BLOOM, Falcon, MPT, BioGPT) and EuroBERT (`EuroBertForTokenClassification`, over
+//! its bidirectional states) name it `classifier` and always give it a bias.
 
 use oxtorch_tensor::Tensor;
 
@@ -17,7 +18,7 @@ use crate::weights::Weights;
 
 /// The families whose token classifier names its layer `classifier` (with a bias).
 const CLASSIFIER_NAMED: &[&str] =
-    &["GPT2", "GPTNeo", "GPTNeoX", "GPTBigCode", "Bloom", "Falcon", "Mpt", "BioGpt"];
+    &["GPT2", "GPTNeo", "GPTNeoX", "GPTBigCode", "Bloom", "Falcon", "Mpt", "BioGpt", "EuroBert"];
 
 /// The families whose token classifier takes no `position_ids`: transformers' Falcon one drops
 /// them (its rotary positions then count from 0), which is refused rather than ignored. (BLOOM's

@@ -1,7 +1,8 @@
 //! EuroBERT (`EuroBertForMaskedLM`, `EuroBertModel`, model type `eurobert`: EuroBERT/EuroBERT-210m,
 //! -610m, -2.1b): Llama's layers (RMS norms, RoPE, grouped key/value heads, a SwiGLU MLP) attending
 //! both ways over the kept tokens, the final norm, and a masked-LM head `lm_head` (with a bias
-//! when `mlp_bias`), untied by default. Its sequence classifier is not supported.
+//! when `mlp_bias`), untied by default. Its sequence and token classifiers are decoder classifiers
+//! (see [`super::decoder_classifier`], [`super::decoder_token_classifier`]).
 
 use super::decoder::{CausalLm, DecoderSpec};
 use super::family::causal_lm_newtype;
@@ -41,6 +42,7 @@ mod tests {
         };
         assert_eq!(arch("EuroBertModel").unwrap(), "EuroBertModel");
         assert_eq!(arch("BertForMaskedLM").unwrap(), "EuroBertForMaskedLM");
-        assert!(arch("EuroBertForSequenceClassification").is_err());
+        assert_eq!(arch("EuroBertForSequenceClassification").unwrap(), "EuroBertForSequenceClassification");
+        assert_eq!(arch("EuroBertForTokenClassification").unwrap(), "EuroBertForTokenClassification");
     }
 }

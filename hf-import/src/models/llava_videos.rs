@@ -18,6 +18,8 @@ enum Pooling {
     Squares { stride: usize, max: bool },
     /// LLaVA-OneVision's after the projector: bilinear to half the `grid` × `grid` sides
     Bilinear { grid: usize },
+    /// a config whose videos cannot run here (its images and text still do): why
+    Unusable(&'static str),
 }
 
 /// A class's video path (see the module docs).
@@ -35,25 +37,20 @@ impl VideoPath {
         let (pooling, default_token) = match cfg.model_type()? {
             "llava_next_video" => {
                 let stride = cfg.usize_or("spatial_pool_stride", 2)?;
-                let max = match cfg.str_or("spatial_pool_mode", "average")? {
-                    "average" => false,
-                    "max" => true,
-                    other => {
-                        return Err(Error::Unsupported(format!(
-                            "spatial_pool_mode \"{other}\" is not supported (average, max)"
-                        )))
-                    }
+                let pooling = match cfg.str_or("spatial_pool_mode", "average")? {
+                    _ if stride == 0 => Pooling::Unusable("spatial_pool_stride must be positive"),
+                    "average" => Pooling::Squares { stride, max: false },
+                    "max" => Pooling::Squares { stride, max: true },
+                    _ => Pooling::Unusable("spatial_pool_mode is not supported (average, max)"),
                 };
-                if stride == 0 {
-                    return Err(Error::Config("spatial_pool_stride must be positive".into()));
-                }
-                (Pooling::Squares { stride, max }, 32_000)
+                (pooling, 32_000)
             }
             "llava_onevision" => (Pooling::Bilinear { grid: image / patch.max(1) }, 151_647),
             _ => return Ok(None),
         };
-        let token = match cfg.get("video_token_index").or_else(|| cfg.get("video_token_id")) {
-            Some(v) if !v.is_null() => v
+        let named = ["video_token_index", "video_token_id"].into_iter().filter_map(|k| cfg.get(k));
+        let token = match named.clone().find(|v| !v.is_null()) {
+            Some(v) => v
                 .as_i64()
                 .ok_or_else(|| Error::Config(format!("\"video_token_index\" must be an integer, got {v}")))?,
             _ => default_token,
@@ -75,6 +72,9 @@ impl VideoPath {
     /// The frames' selected features `[frames, tokens, width]` as the projector takes them
     /// (LLaVA-NeXT-Video's pooled squares).
     pub(crate) fn before_projector(&self, selected: &Tensor) -> Result<Tensor> {
+        if let Pooling::Unusable(why) = self.pooling {
+            return Err(Error::Unsupported(format!("the videos of this config cannot run: {why}")));
+        }
         let Pooling::Squares { stride, max } = self.pooling else { return Ok(selected.clone()) };
         let (n, tokens, d) = (selected.dims()[0], selected.dims()[1], selected.dims()[2]);
         let side = tokens.isqrt();

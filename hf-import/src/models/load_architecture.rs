@@ -445,6 +445,12 @@ impl AutoModel {
                 let lm = Self::load_decoder_base(arch, "ForSequenceClassification", cfg, weights)?;
                 AutoModel::DecoderClassifier(DecoderForSequenceClassification::load(lm, cfg, weights)?)
             }
+            "EuroBertForSequenceClassification" => {
+                let lm = Self::load_decoder_base(arch, "ForSequenceClassification", cfg, weights)?;
+                AutoModel::DecoderClassifier(DecoderForSequenceClassification::load_eurobert(
+                    lm, cfg, weights,
+                )?)
+            }
             "ModernBertDecoderForSequenceClassification" => {
                 let weights = super::modernbert_decoder::classifier_weights(weights);
                 let lm = Self::load_decoder_base(arch, "ForSequenceClassification", cfg, &weights)?;

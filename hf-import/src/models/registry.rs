@@ -587,6 +587,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "YoutuForCausalLM",
     "YoutuModel",
     "EuroBertForMaskedLM",
+    "EuroBertForSequenceClassification",
     "EuroBertModel",
     "ModernBertDecoderForCausalLM",
     "ModernBertDecoderModel",
@@ -634,6 +635,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "MellumForCausalLM",
     "MellumModel",
     "ApertusForTokenClassification",
+    "EuroBertForTokenClassification",
     "ArceeForTokenClassification",
     "BioGptForTokenClassification",
     "BloomForTokenClassification",
@@ -677,6 +679,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
 /// [`SUPPORTED_ARCHITECTURES`].
 pub const DECODER_TOKEN_CLASSIFIERS: &[&str] = &[
     "ApertusForTokenClassification",
+    "EuroBertForTokenClassification",
     "ArceeForTokenClassification",
     "BioGptForTokenClassification",
     "BloomForTokenClassification",

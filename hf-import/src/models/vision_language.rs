@@ -354,8 +354,14 @@ impl VisionLanguageForConditionalGeneration {
                 let (_, index) = media_order(ids, images_order, (path.token, Some(count(&video_rows))))?;
                 let rows =
                     in_order(&index, image_rows.as_ref(), Some(&video_rows))?.to_dtype(self.lm.dtype())?;
-                let media = PromptMedia::new(encoder.image_token(), rows);
-                Ok(Some(PromptMedia { video_token: Some(path.token), ..media }))
+                // (Without images, the image tokens keep their own embeddings.)
+                match image_rows {
+                    Some(_) => {
+                        let media = PromptMedia::new(encoder.image_token(), rows);
+                        Ok(Some(PromptMedia { video_token: Some(path.token), ..media }))
+                    }
+                    None => Ok(Some(PromptMedia::new(path.token, rows))),
+                }
             }
             Some(_) => {
                 let images = ImageInputs::from_named(inputs).ok_or_else(|| self.no_images(name))?;

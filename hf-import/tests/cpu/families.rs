@@ -576,6 +576,11 @@ fn gte_as_a_rotary_encoder() {
 fn eurobert_bidirectional_llama() {
     check("eurobert");
     check("eurobert_mlm");
+    // Its classifiers: the first token, the kept tokens' mean, or the mean of every token's logits;
+    // every token's labels.
+    for name in ["eurobert_cls_bos", "eurobert_cls_mean", "eurobert_cls_late", "eurobert_tok"] {
+        check(name);
+    }
 }
 
 /// ERNIE: BERT under `ernie.` with the task-type embedding's row 0 added to every token (folded

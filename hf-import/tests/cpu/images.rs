@@ -389,6 +389,10 @@ fn audio_language_with_audio() {
     );
     let out = model.forward_named(&noisy, false).unwrap();
     assert!(logits_diff(&out, &expected["logits"]) < 1e-4, "the padding frames are hidden");
+    let mut twos = inputs.clone();
+    twos.insert("feature_attention_mask".into(), inputs["feature_attention_mask"].mul(2.0).unwrap());
+    let err = model.forward_named(&twos, false).unwrap_err().to_string();
+    assert!(err.contains("input 'feature_attention_mask' must hold ones and zeros"), "{err}");
     let mut bad = inputs.clone();
     bad.insert("input_features".into(), features.narrow(2, 0, 30).unwrap());
     let err = model.forward_named(&bad, false).unwrap_err().to_string();
@@ -415,4 +419,11 @@ fn llava_videos_with_an_image() {
     one.insert("pixel_values_videos".into(), inputs["pixel_values_videos"].narrow(0, 0, 1).unwrap());
     let err = model.forward_named(&one, false).unwrap_err().to_string();
     assert!(err.contains("Video features and video tokens do not match, tokens: 26, features: 13"), "{err}");
+    // Videos without images: the image tokens keep their own embeddings.
+    let AutoModel::VisionLanguage(m) = &model else { panic!("a vision-language model") };
+    let mut videos = inputs.clone();
+    videos.remove("pixel_values");
+    videos.remove("image_sizes");
+    let media = m.prompt_media(&videos).unwrap().expect("prompts with videos");
+    assert_eq!((media.token, media.video_token, media.rows.dims()[0]), (98, None, 26));
 }
