@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use oxtorch_tensor::{DType, Tensor};
 
-use super::decoder::{AttentionBlocks, CausalLm, ReplacedRows};
+use super::decoder::{AttentionBlocks, CausalLm, DecoderOutput, ReplacedRows};
 use super::{check_input_dtype, check_input_shapes, ids_as_i64};
 use crate::error::{Error, Result};
 use crate::layers::CrossAttentionStates;
@@ -220,10 +220,7 @@ impl TextWithImages {
             self.positions.as_ref(),
             output_hidden_states,
         )?;
-        let mut named = vec![("logits".to_string(), out.logits)];
-        let states = out.hidden_states.into_iter().enumerate();
-        named.extend(states.map(|(i, t)| (format!("hidden_states.{i}"), t)));
-        Ok(named)
+        Ok(named_outputs(out))
     }
 
     /// `lm` on `ids` (these inputs' ids) with `replaced`: `logits` and `hidden_states.N`.
@@ -241,11 +238,16 @@ impl TextWithImages {
             self.positions.as_ref(),
             output_hidden_states,
         )?;
-        let mut named = vec![("logits".to_string(), out.logits)];
-        let states = out.hidden_states.into_iter().enumerate();
-        named.extend(states.map(|(i, t)| (format!("hidden_states.{i}"), t)));
-        Ok(named)
+        Ok(named_outputs(out))
     }
+}
+
+/// A decoder's outputs under transformers' names: `logits` and `hidden_states.N`.
+fn named_outputs(out: DecoderOutput) -> Vec<(String, Tensor)> {
+    let mut named = vec![("logits".to_string(), out.logits)];
+    let states = out.hidden_states.into_iter().enumerate();
+    named.extend(states.map(|(i, t)| (format!("hidden_states.{i}"), t)));
+    named
 }
 
 /// The image and video tokens of `input_ids` (`[batch, seq]` bool) and, for each in order, its
