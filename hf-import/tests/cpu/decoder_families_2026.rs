@@ -165,3 +165,15 @@ fn modernbert_decoder_causal_modernbert_layers() {
         check(name);
     }
 }
+
+/// EuroBERT: Llama's layers attending both ways; its masked LM with biases.
+#[test]
+fn eurobert_bidirectional_llama() {
+    check("eurobert");
+    check("eurobert_mlm");
+    // Its classifiers: the first token, the kept tokens' mean, or the mean of every token's logits;
+    // every token's labels.
+    for name in ["eurobert_cls_bos", "eurobert_cls_mean", "eurobert_cls_late", "eurobert_tok"] {
+        check(name);
+    }
+}

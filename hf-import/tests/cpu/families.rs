@@ -571,18 +571,6 @@ fn gte_as_a_rotary_encoder() {
     }
 }
 
-/// EuroBERT: Llama's layers attending both ways; its masked LM with biases.
-#[test]
-fn eurobert_bidirectional_llama() {
-    check("eurobert");
-    check("eurobert_mlm");
-    // Its classifiers: the first token, the kept tokens' mean, or the mean of every token's logits;
-    // every token's labels.
-    for name in ["eurobert_cls_bos", "eurobert_cls_mean", "eurobert_cls_late", "eurobert_tok"] {
-        check(name);
-    }
-}
-
 /// ERNIE: BERT under `ernie.` with the task-type embedding's row 0 added to every token (folded
 /// into the token-type table at load); its masked LM and sequence classifier.
 #[test]
