@@ -3375,6 +3375,33 @@ for _name, _gen, _prefix, _base in [("roberta_prelayernorm", gen_roberta, "Rober
     CLASSIFIERS.update({_name + "_cls", _name + "_tok"})
 
 
+def gen_pretraining(r):
+    """The pre-training heads: BERT's (masked LM and next sentence, or next sentence alone), Megatron-BERT's and
+    ERNIE's under BERT's names, ALBERT's (masked LM and sentence order over 2 or 3 labels); decoders tied or not."""
+    kind = r.choice(["bert", "bert_nsp", "megatron", "megatron_nsp", "ernie", "ernie_nsp", "albert"])
+    if kind == "albert":
+        _, config_cls, c = gen_albert(r)
+        c.update(tie_word_embeddings=r.random() < 0.5, num_labels=r.choice([2, 3]))
+        return tf.AlbertForPreTraining, config_cls, c
+    if kind.startswith("ernie"):
+        _, config_cls, c = gen_ernie(r)
+        prefix = "Ernie"
+    else:
+        _, config_cls, c = gen_bert(r)
+        prefix = "Bert"
+        if kind.startswith("megatron"):
+            config_cls, prefix = tf.MegatronBertConfig, "MegatronBert"
+    nsp = kind.endswith("_nsp")
+    c.pop("tie_word_embeddings", None)
+    if not nsp:
+        c["tie_word_embeddings"] = r.random() < 0.5
+    return getattr(tf, prefix + ("ForNextSentencePrediction" if nsp else "ForPreTraining")), config_cls, c
+
+
+FAMILIES["pretraining"] = gen_pretraining
+BASE["pretraining"] = "bert"
+
+
 def base_of(family):
     return BASE.get(family, family)
 

@@ -2296,6 +2296,21 @@ def modernbert_decoder():
               token_types=False)
     build("eurobert_tok", tf.EuroBertForTokenClassification, tf.EuroBertConfig(**euro, num_labels=4), 408,
           encoder=True, token_types=False)
+    # The pre-training heads: BERT's masked LM and next-sentence head on the pooled first token (tied and untied
+    # decoders), the next-sentence model alone; ALBERT's masked LM and sentence-order head (3 labels here);
+    # Megatron-BERT's (pre-norm) and ERNIE's (task-type embeddings) under BERT's heads.
+    bert = dict(COMMON, max_position_embeddings=32, type_vocab_size=2, attn_implementation="eager")
+    build("bert_pretraining", tf.BertForPreTraining, tf.BertConfig(**bert), 409, encoder=True)
+    build("bert_pretraining_untied", tf.BertForPreTraining, tf.BertConfig(**bert, tie_word_embeddings=False), 410,
+          encoder=True)
+    build("bert_nsp", tf.BertForNextSentencePrediction, tf.BertConfig(**bert, hidden_act="gelu_new"), 411,
+          encoder=True)
+    albert = dict(bert, embedding_size=16, num_hidden_layers=3)
+    build("albert_pretraining", tf.AlbertForPreTraining, tf.AlbertConfig(**albert, num_labels=3), 412, encoder=True)
+    build("megatron_bert_pretraining", tf.MegatronBertForPreTraining, tf.MegatronBertConfig(**pre), 413,
+          encoder=True)
+    ernie = dict(bert, use_task_id=True, task_type_vocab_size=3)
+    build("ernie_nsp", tf.ErnieForNextSentencePrediction, tf.ErnieConfig(**ernie), 414, encoder=True)
     if ONLY and "modernbert_decoder_v4" not in ONLY:
         return
     if built is None:

@@ -102,6 +102,9 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
     // The pre-norm encoders' last norm.
     let fallbacks = check_family("megatron_bert_mlm", dev) + check_family("roberta_prelayernorm", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
+    // The pre-training heads: per-token and per-sequence outputs of one padded forward.
+    let fallbacks = check_family("megatron_bert_pretraining", dev) + check_family("albert_pretraining", dev);
+    assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // GPT-Neo's local layers (windows inside the bucket; padded queries seeing only padding) and its
     // classifier (at its own length).
     let fallbacks =

@@ -7,7 +7,7 @@
 
 use oxtorch_tensor::Tensor;
 
-use super::bert::{mlm_decoder, BertConfig, BertModel, BertOutput, Positions};
+use super::bert::{BertConfig, BertModel, BertOutput, MlmHead, Positions};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, Embedding, EncoderLayer, LayerNorm, Linear};
@@ -105,25 +105,14 @@ pub fn load_albert(cfg: &Config, weights: &Weights) -> Result<BertModel> {
 pub struct AlbertForMaskedLM {
     /// the encoder
     pub albert: BertModel,
-    dense: Linear,
-    norm: LayerNorm,
-    decoder: Linear,
+    head: MlmHead,
 }
 
 impl AlbertForMaskedLM {
     /// Loads `albert.*` and `predictions.*`.
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
         let albert = load_albert(cfg, weights)?;
-        let c = albert.config().clone();
-        let p = weights.vars("predictions");
-        let tied = cfg.bool_or("tie_word_embeddings", true)?;
-        let decoder = mlm_decoder(&p, tied, albert.word_embeddings(), c.vocab, c.embedding)?;
-        Ok(AlbertForMaskedLM {
-            dense: Linear::load(&p.pp("dense"), c.hidden, c.embedding, true)?,
-            norm: LayerNorm::load(&p.pp("LayerNorm"), c.embedding, c.eps)?,
-            decoder,
-            albert,
-        })
+        Ok(AlbertForMaskedLM { head: MlmHead::load_albert(cfg, weights, &albert)?, albert })
     }
 
     /// Masked-LM logits `[batch, seq, vocab]` and the encoder's outputs.
@@ -144,7 +133,6 @@ impl AlbertForMaskedLM {
         )?;
         // (`AlbertForMaskedLM` builds its encoder without the pooler.)
         out.pooler_output = None;
-        let h = self.albert.config().act.forward(&self.dense.forward(&out.last_hidden_state)?)?;
-        Ok((self.decoder.forward(&self.norm.forward(&h)?)?, out))
+        Ok((self.head.forward(&out.last_hidden_state)?, out))
     }
 }

@@ -19,8 +19,10 @@ fn the_model_type_picks_the_family() {
         "RobertaForMaskedLM"
     );
     assert_eq!(arch(r#"{"model_type": "bert", "architectures": ["BertModel"]}"#).unwrap(), "BertModel");
-    let e = arch(r#"{"model_type": "bert", "architectures": ["BertForNextSentencePrediction"]}"#);
-    assert!(e.unwrap_err().to_string().contains("BertForNextSentencePrediction"));
+    let nsp = arch(r#"{"model_type": "bert", "architectures": ["BertForNextSentencePrediction"]}"#);
+    assert_eq!(nsp.unwrap(), "BertForNextSentencePrediction");
+    let e = arch(r#"{"model_type": "bert", "architectures": ["BertForCausalLMWithValueHead"]}"#);
+    assert!(e.unwrap_err().to_string().contains("BertForCausalLMWithValueHead"));
     assert_eq!(
         arch(r#"{"model_type": "bert", "architectures": ["BertForMultipleChoice"]}"#).unwrap(),
         "BertForMultipleChoice"

@@ -40,6 +40,7 @@ impl AutoModel {
             AutoModel::DistilBertForMaskedLM(m) => m.distilbert.forward(&ids, mask, None, None, false)?,
             AutoModel::SequenceClassifier(m) => m.encode(&ids, mask, types, None, false)?,
             AutoModel::TokenClassifier(m) => m.encode(&ids, mask, types, None, false)?,
+            AutoModel::PreTraining(m) => m.encoder.forward(&ids, mask, types, None, false)?,
             _ => return self.decoder().expect("decoder variants").last_hidden_state(&ids, mask, None),
         };
         Ok(enc.last_hidden_state)
@@ -271,6 +272,12 @@ impl AutoModel {
             return Ok(out);
         }
         if let AutoModel::TokenClassifier(m) = self {
+            let (named, enc) = m.forward(ids, mask, types, pos, output_hidden_states)?;
+            out.extend(named);
+            push_hidden(&mut out, enc.hidden_states);
+            return Ok(out);
+        }
+        if let AutoModel::PreTraining(m) = self {
             let (named, enc) = m.forward(ids, mask, types, pos, output_hidden_states)?;
             out.extend(named);
             push_hidden(&mut out, enc.hidden_states);

@@ -20,6 +20,7 @@ impl AutoModel {
             AutoModel::AlbertForMaskedLM(m) => Some(&m.albert),
             AutoModel::SequenceClassifier(m) => m.encoder.bert(),
             AutoModel::TokenClassifier(m) => m.encoder.bert(),
+            AutoModel::PreTraining(m) => Some(&m.encoder),
             _ => None,
         }
     }
@@ -71,6 +72,7 @@ impl AutoModel {
             AutoModel::DebertaV2ForMaskedLM(m) => m.deberta.device(),
             AutoModel::SequenceClassifier(m) => m.encoder.device(),
             AutoModel::TokenClassifier(m) => m.encoder.device(),
+            AutoModel::PreTraining(m) => m.encoder.device(),
             _ if self.runs_own_inputs() => self.own_device(),
             _ => self.decoder().expect("decoder variants").device(),
         }

@@ -446,31 +446,66 @@ pub(super) fn mlm_decoder(
     Ok(Linear { weight, bias: Some(bias) })
 }
 
+/// A masked-LM prediction head: `decoder(norm(act(dense(h))))`, the decoder's rows being the
+/// vocabulary (tied to the word embeddings unless the checkpoint stores its own).
+#[derive(Debug, Clone)]
+pub(super) struct MlmHead {
+    dense: Linear,
+    norm: LayerNorm,
+    act: Activation,
+    decoder: Linear,
+}
+
+impl MlmHead {
+    /// BERT's `cls.predictions` (`transform.dense`, `transform.LayerNorm`, `decoder`, `bias`) over
+    /// the encoder `bert`.
+    pub(super) fn load_bert(cfg: &Config, weights: &Weights, bert: &BertModel) -> Result<Self> {
+        let c = &bert.cfg;
+        let p = weights.vars("cls.predictions");
+        let tied = cfg.bool_or("tie_word_embeddings", true)?;
+        Ok(MlmHead {
+            dense: Linear::load(&p.pp("transform").pp("dense"), c.hidden, c.hidden, true)?,
+            norm: LayerNorm::load(&p.pp("transform").pp("LayerNorm"), c.hidden, c.eps)?,
+            act: c.act,
+            decoder: mlm_decoder(&p, tied, bert.word_embeddings(), c.vocab, c.hidden)?,
+        })
+    }
+
+    /// ALBERT's `predictions` (`dense` from the hidden to the embedding width, `LayerNorm`,
+    /// `decoder`, `bias`) over the encoder `albert`.
+    pub(super) fn load_albert(cfg: &Config, weights: &Weights, albert: &BertModel) -> Result<Self> {
+        let c = &albert.cfg;
+        let p = weights.vars("predictions");
+        let tied = cfg.bool_or("tie_word_embeddings", true)?;
+        Ok(MlmHead {
+            dense: Linear::load(&p.pp("dense"), c.hidden, c.embedding, true)?,
+            norm: LayerNorm::load(&p.pp("LayerNorm"), c.embedding, c.eps)?,
+            act: c.act,
+            decoder: mlm_decoder(&p, tied, albert.word_embeddings(), c.vocab, c.embedding)?,
+        })
+    }
+
+    /// The vocabulary logits `[batch, seq, vocab]` of the last hidden state `h`.
+    pub(super) fn forward(&self, h: &Tensor) -> Result<Tensor> {
+        let h = self.act.forward(&self.dense.forward(h)?)?;
+        self.decoder.forward(&self.norm.forward(&h)?)
+    }
+}
+
 /// transformers' `BertForMaskedLM`: the encoder and `cls.predictions` (dense, activation, layer norm,
 /// decoder tied to the word embeddings unless the checkpoint stores its own).
 #[derive(Debug, Clone)]
 pub struct BertForMaskedLM {
     /// the encoder
     pub bert: BertModel,
-    transform: Linear,
-    transform_norm: LayerNorm,
-    decoder: Linear,
+    head: MlmHead,
 }
 
 impl BertForMaskedLM {
     /// Loads `bert.*` and `cls.predictions.*`.
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
         let bert = BertModel::load(cfg, weights)?;
-        let c = bert.cfg.clone();
-        let p = weights.vars("cls.predictions");
-        let tied = cfg.bool_or("tie_word_embeddings", true)?;
-        let decoder = mlm_decoder(&p, tied, bert.word_embeddings(), c.vocab, c.hidden)?;
-        Ok(BertForMaskedLM {
-            transform: Linear::load(&p.pp("transform").pp("dense"), c.hidden, c.hidden, true)?,
-            transform_norm: LayerNorm::load(&p.pp("transform").pp("LayerNorm"), c.hidden, c.eps)?,
-            decoder,
-            bert,
-        })
+        Ok(BertForMaskedLM { head: MlmHead::load_bert(cfg, weights, &bert)?, bert })
     }
 
     /// Masked-LM logits `[batch, seq, vocab]` and the encoder's outputs.
@@ -489,9 +524,7 @@ impl BertForMaskedLM {
             position_ids,
             output_hidden_states,
         )?;
-        let h = self.bert.cfg.act.forward(&self.transform.forward(&out.last_hidden_state)?)?;
-        let logits = self.decoder.forward(&self.transform_norm.forward(&h)?)?;
-        Ok((logits, out))
+        Ok((self.head.forward(&out.last_hidden_state)?, out))
     }
 }
 

@@ -25,11 +25,17 @@ const HEADS: [&str; 6] = [
     "ForMultipleChoice",
 ];
 
+/// The pre-training heads ERNIE and Megatron-BERT share with BERT.
+const BERT_PRETRAINING_HEADS: [&str; 2] = ["ForPreTraining", "ForNextSentencePrediction"];
+
 /// The architecture `arch` runs as with its weights renamed (`BertForMaskedLM` for
 /// `ErnieForMaskedLM`, ...), and those weights; `None` for an architecture of neither family.
 pub(super) fn aliased(arch: &str, cfg: &Config, weights: &Weights) -> Result<Option<(String, Weights)>> {
     let head = |family: &str| arch.strip_prefix(family).filter(|h| HEADS.contains(h));
-    if let Some(head) = head("Ernie") {
+    let bert_head = |family: &str| {
+        head(family).or_else(|| arch.strip_prefix(family).filter(|h| BERT_PRETRAINING_HEADS.contains(h)))
+    };
+    if let Some(head) = bert_head("Ernie") {
         return Ok(Some((format!("Bert{head}"), ernie_weights(cfg, weights)?)));
     }
     if let Some(head) = head("Data2VecText") {
@@ -42,7 +48,7 @@ pub(super) fn aliased(arch: &str, cfg: &Config, weights: &Weights) -> Result<Opt
     if let Some(head) = head("XLMRobertaXL") {
         return Ok(Some((format!("Roberta{head}"), weights.clone())));
     }
-    if let Some(head) = head("MegatronBert") {
+    if let Some(head) = bert_head("MegatronBert") {
         return Ok(Some((format!("Bert{head}"), weights.clone())));
     }
     Ok(None)
@@ -102,14 +108,16 @@ mod tests {
         assert_eq!(arch("RobertaPreLayerNormForMaskedLM").as_deref(), Some("RobertaForMaskedLM"));
         assert_eq!(arch("XLMRobertaXLModel").as_deref(), Some("RobertaModel"));
         assert_eq!(arch("MegatronBertForTokenClassification").as_deref(), Some("BertForTokenClassification"));
+        assert_eq!(arch("MegatronBertForPreTraining").as_deref(), Some("BertForPreTraining"));
+        assert_eq!(arch("ErnieForNextSentencePrediction").as_deref(), Some("BertForNextSentencePrediction"));
         for other in [
             "ErnieForCausalLM",
             "Ernie4_5ForCausalLM",
             "Data2VecTextForCausalLM",
             "Data2VecAudioModel",
             "XLMRobertaXLForCausalLM",
-            "MegatronBertForPreTraining",
-            "MegatronBertForNextSentencePrediction",
+            "RobertaPreLayerNormForPreTraining",
+            "Data2VecTextForNextSentencePrediction",
         ] {
             assert_eq!(arch(other), None, "{other}");
         }

@@ -12,7 +12,15 @@ use crate::weights::Weights;
 /// architecture.
 fn masked_lm_head(arch: &str) -> Option<&'static [&'static str]> {
     Some(match arch {
-        "BertForMaskedLM" | "ErnieForMaskedLM" | "MegatronBertForMaskedLM" => &["cls."],
+        "BertForMaskedLM"
+        | "ErnieForMaskedLM"
+        | "MegatronBertForMaskedLM"
+        | "BertForPreTraining"
+        | "ErnieForPreTraining"
+        | "MegatronBertForPreTraining"
+        | "BertForNextSentencePrediction"
+        | "ErnieForNextSentencePrediction"
+        | "MegatronBertForNextSentencePrediction" => &["cls."],
         "RobertaForMaskedLM"
         | "XLMRobertaForMaskedLM"
         | "CamembertForMaskedLM"
@@ -24,6 +32,7 @@ fn masked_lm_head(arch: &str) -> Option<&'static [&'static str]> {
         "ModernBertForMaskedLM" => &["head.", "decoder."],
         "ElectraForMaskedLM" => &["generator_predictions.", "generator_lm_head."],
         "AlbertForMaskedLM" => &["predictions."],
+        "AlbertForPreTraining" => &["predictions.", "sop_classifier."],
         "EsmForMaskedLM" | "EuroBertForMaskedLM" => &["lm_head."],
         "DebertaForMaskedLM" | "DebertaV2ForMaskedLM" => &["cls.", "lm_predictions."],
         // (The discriminator's head too: its checkpoints are fine-tuned and saved as encoders.)

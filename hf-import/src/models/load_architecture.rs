@@ -38,6 +38,9 @@ impl AutoModel {
             }
             "AlbertModel" => AutoModel::Bert(load_albert(cfg, weights)?),
             "AlbertForMaskedLM" => AutoModel::AlbertForMaskedLM(AlbertForMaskedLM::load(cfg, weights)?),
+            _ if pretraining::ARCHITECTURES.contains(&arch) => {
+                AutoModel::PreTraining(PreTraining::load(arch, cfg, weights)?)
+            }
             "AlbertForSequenceClassification" => {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_albert(cfg, weights)?)
             }

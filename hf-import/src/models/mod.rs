@@ -86,6 +86,7 @@ mod phi3;
 mod phimoe;
 mod pixtral_vision;
 mod pre_norm_bert;
+mod pretraining;
 mod qwen2;
 mod qwen3;
 mod qwen3_5;
@@ -215,6 +216,7 @@ pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::phimoe::PhimoeForCausalLM;
 pub use self::pre_norm_bert::{NormLayout, PreNormNames};
+pub use self::pretraining::PreTraining;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::qwen3_5::{Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM};
@@ -285,6 +287,9 @@ pub enum AutoModel {
     SequenceClassifier(SequenceClassifier),
     /// An encoder's `*ForTokenClassification` or `*ForQuestionAnswering`
     TokenClassifier(TokenClassifier),
+    /// `BertForPreTraining`, `BertForNextSentencePrediction`, `AlbertForPreTraining` (and
+    /// Megatron-BERT's and ERNIE's heads of those names)
+    PreTraining(PreTraining),
     /// `GemmaForCausalLM`
     Gemma(GemmaForCausalLM),
     /// `Gemma2ForCausalLM`

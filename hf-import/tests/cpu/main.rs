@@ -18,6 +18,7 @@ mod images;
 mod multiple_choice;
 mod packed_decoder;
 mod packed_encoder;
+mod pretraining_heads;
 mod pytorch_checkpoints;
 mod robustness;
 mod sentence;
