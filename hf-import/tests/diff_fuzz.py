@@ -3402,13 +3402,71 @@ FAMILIES["pretraining"] = gen_pretraining
 BASE["pretraining"] = "bert"
 
 
+def gen_speech(r):
+    """wav2vec 2.0 or HuBERT on raw audio: 1-4 convolutions of random widths, kernels and strides (biased or not),
+    group- or layer-normed, post- or pre-norm blocks, positional kernels even and odd over 1-4 groups, HuBERT's
+    projection with or without its norm; the base model, the CTC head or the sequence classifier (over the weighted
+    hidden states sometimes)."""
+    hubert = r.random() < 0.35
+    n = r.randint(1, 4)
+    h, nh, _ = heads(r)
+    c = dict(vocab_size=r.choice([8, 32]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             intermediate_size=r.choice([16, 40]), conv_dim=[r.choice([4, 8, 12]) for _ in range(n)],
+             conv_kernel=[r.choice([2, 3, 5, 10]) for _ in range(n)], conv_stride=[r.choice([1, 2, 3, 5]) for _ in range(n)],
+             conv_bias=r.random() < 0.5, feat_extract_norm=r.choice(["group", "layer"]),
+             do_stable_layer_norm=r.random() < 0.5, num_conv_pos_embeddings=r.choice([2, 3, 4, 5, 8]),
+             num_conv_pos_embedding_groups=r.choice([g for g in (1, 2, 4) if h % g == 0]),
+             hidden_act=r.choice(["gelu", "relu", "gelu_new"]), feat_extract_activation=r.choice(["gelu", "relu"]),
+             layer_norm_eps=r.choice([1e-5, 1e-3]), pad_token_id=0)
+    if hubert:
+        c["feat_proj_layer_norm"] = r.random() < 0.7
+    kind = r.choice(["Model", "ForCTC", "ForCTC", "ForSequenceClassification"])
+    if kind == "ForSequenceClassification":
+        c.update(use_weighted_layer_sum=r.random() < 0.5, classifier_proj_size=r.choice([4, 8]))
+        c = with_labels(r, c)
+    prefix = "Hubert" if hubert else "Wav2Vec2"
+    return getattr(tf, prefix + kind), getattr(tf, prefix + "Config"), c
+
+
+def speech_inputs(r, cfg):
+    """1-3 rows of raw audio long enough for a few frames; sometimes an `attention_mask` whose rows keep their first
+    samples (at least one frame's worth), the rest zeros."""
+    def frames(n):
+        for k, s in zip(cfg["conv_kernel"], cfg["conv_stride"]):
+            if n < k:
+                return 0
+            n = (n - k) // s + 1
+        return n
+    least = next(n for n in range(1, 10_000) if frames(n) >= 1)
+    most = least
+    while frames(most) < r.randint(2, 12) and most < 4000:
+        most += 1
+    b = r.randint(1, 3)
+    samples = r.randint(most, most + 60)
+    x = {"input_values": torch.randn(b, samples)}
+    desc = f"b={b} samples={samples} frames={frames(samples)}"
+    if r.random() < 0.6:
+        mask = torch.ones(b, samples, dtype=torch.int64)
+        for i in range(b):
+            if r.random() < 0.6:
+                keep = r.randint(least, samples)
+                mask[i, keep:] = 0
+                x["input_values"][i, keep:] = 0.0
+        x["attention_mask"] = mask
+        desc += f" kept={mask.sum(-1).tolist()}"
+    return x, desc
+
+
+FAMILIES["speech"] = gen_speech
+
+
 def base_of(family):
     return BASE.get(family, family)
 
 
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
-IMAGES = {"vit", "clip", "dinov2", "siglip"}
+IMAGES = {"vit", "clip", "dinov2", "siglip", "speech"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3419,7 +3477,7 @@ def randomise(model, seed):
         for name, p in model.named_parameters():
             noise = torch.randn(p.shape, generator=g)
             # (A norm's scale: its own module's name says so, not an outer one's, as DBRX's `norm_attn_norm.attn`.)
-            if "norm" in name.split(".")[-2].lower() and name.endswith("weight"):
+            if "norm" in ("." + name).split(".")[-2].lower() and name.endswith("weight"):
                 p.copy_(1.0 + 0.1 * noise)
             elif name.endswith("bias"):
                 p.copy_(0.1 * noise)
@@ -3508,6 +3566,8 @@ def make_inputs(r, family, cfg, model_cls=None, model=None):
         return mllama_image_inputs(r, cfg)
     if family == "audio":
         return audio_inputs(r, cfg)
+    if family == "speech":
+        return speech_inputs(r, cfg)
     if family in IMAGES:
         return image_inputs(r, model_cls, cfg)
     if family in SEQ2SEQ:

@@ -44,7 +44,7 @@ def randomise(model, seed):
         for name, p in model.named_parameters():
             noise = torch.randn(p.shape, generator=g)
             # (A norm's scale: its own module's name says so, not an outer one's, as DBRX's `norm_attn_norm.attn`.)
-            if "norm" in name.split(".")[-2].lower() and name.endswith("weight"):
+            if "norm" in ("." + name).split(".")[-2].lower() and name.endswith("weight"):
                 p.copy_(1.0 + 0.1 * noise)
             elif name.endswith("bias"):
                 p.copy_(0.1 * noise)
@@ -3126,6 +3126,70 @@ def mllama_images():
     print(f"{name}: {sorted(flat)} {[tuple(v.shape) for k, v in sorted(flat.items()) if 'image' in k]} {gen[:, width:].tolist()} {beams[:, width:].tolist()}")
 
 
+def speech_encoders():
+    """wav2vec 2.0 and HuBERT on raw audio: two rows of 400 samples, the second's last 100 samples padding (zeros, as
+    the feature extractor pads; `attention_mask` zero there): its 14 frames of 19 are the keys attention sees.
+    `wav2vec2_ctc`: the group-normed first convolution, post-norm blocks, an even positional kernel (its last frame
+    dropped); `wav2vec2_ctc_stable`: every convolution layer-normed (with biases), pre-norm blocks, an odd kernel;
+    `wav2vec2_ctc_weight_g`: the first checkpoint with the positional weight norm under its older names
+    (`weight_g`, `weight_v`); `wav2vec2_base`: the base model (`extract_features`), saved without a prefix;
+    `wav2vec2_cls`: the sequence classifier over the softmax-weighted sum of the hidden states, mean over kept frames;
+    `hubert_ctc` (no norm before the projection), `hubert_base`."""
+    names = ["wav2vec2_ctc", "wav2vec2_ctc_stable", "wav2vec2_ctc_weight_g", "wav2vec2_base", "wav2vec2_cls",
+             "hubert_ctc", "hubert_base"]
+    if ONLY and not ONLY & set(names):
+        return
+    speech = dict(vocab_size=12, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24,
+                  conv_dim=(8, 12, 8), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3), num_conv_pos_embeddings=6,
+                  num_conv_pos_embedding_groups=2, attn_implementation="eager", pad_token_id=0)
+    stable = dict(speech, feat_extract_norm="layer", do_stable_layer_norm=True, conv_bias=True,
+                  num_conv_pos_embeddings=5, hidden_act="gelu_new")
+    builds = {
+        "wav2vec2_ctc": (tf.Wav2Vec2ForCTC, tf.Wav2Vec2Config(**speech), 415),
+        "wav2vec2_ctc_stable": (tf.Wav2Vec2ForCTC, tf.Wav2Vec2Config(**stable), 416),
+        "wav2vec2_base": (tf.Wav2Vec2Model, tf.Wav2Vec2Config(**speech), 417),
+        "wav2vec2_cls": (tf.Wav2Vec2ForSequenceClassification,
+                         tf.Wav2Vec2Config(**speech, use_weighted_layer_sum=True, classifier_proj_size=6,
+                                           **labels("a", "b", "c")), 418),
+        "hubert_ctc": (tf.HubertForCTC, tf.HubertConfig(**stable, feat_proj_layer_norm=False), 419),
+        "hubert_base": (tf.HubertModel, tf.HubertConfig(**speech), 420),
+    }
+    g = torch.Generator().manual_seed(421)
+    values = torch.randn(2, 400, generator=g)
+    mask = torch.ones(2, 400, dtype=torch.int64)
+    values[1, 300:], mask[1, 300:] = 0.0, 0
+    x = {"input_values": values, "attention_mask": mask}
+
+    def goldens(model, path):
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+        save_file({**x, **flatten(out)}, str(path / "expected.safetensors"))
+
+    for name, (model_cls, config, seed) in builds.items():
+        if ONLY and name not in ONLY and not (name == "wav2vec2_ctc" and "wav2vec2_ctc_weight_g" in ONLY):
+            continue
+        torch.manual_seed(seed)
+        model = model_cls(config).eval()
+        randomise(model, seed)
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        model.save_pretrained(path)
+        goldens(model, path)
+        print(f"{name}: {sum(f.stat().st_size for f in path.iterdir())} bytes")
+    if not ONLY or "wav2vec2_ctc_weight_g" in ONLY:
+        def older(state):
+            rename = {"parametrizations.weight.original0": "weight_g", "parametrizations.weight.original1": "weight_v"}
+            out = {}
+            for k, v in state.items():
+                for a, b in rename.items():
+                    k = k.replace(a, b)
+                out[k] = v
+            assert any(k.endswith("weight_g") for k in out)
+            return out
+        path = rewritten("wav2vec2_ctc", "wav2vec2_ctc_weight_g", tensors=older)
+        shutil.copy(OUT / "wav2vec2_ctc" / "expected.safetensors", path / "expected.safetensors")
+
+
 def audio_language_audio():
     """Qwen2-Audio and Voxtral with audio. `qwen2_audio_audio`: a tiny Whisper-style tower (8 mel bins, 32 frames, two
     layers) over two audios, the second's features 20 frames long (`feature_attention_mask`): its 10 frames after the
@@ -3296,6 +3360,7 @@ if __name__ == "__main__":
     lfm2_vl_images()
     mllama_images()
     audio_language_audio()
+    speech_encoders()
     llava_videos()
     gemma3_images()
     paligemma_images()

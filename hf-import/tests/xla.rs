@@ -194,6 +194,11 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("blenderbot", dev)
         + check_family("blenderbot_small", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
+    // Speech encoders on raw audio: strided and grouped convolutions, group and layer norms.
+    let fallbacks = check_family("wav2vec2_ctc", dev)
+        + check_family("wav2vec2_ctc_stable", dev)
+        + check_family("wav2vec2_cls", dev);
+    assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
 }
 
 /// The later decoder families on xla: CWM's windows, Jais 2's layer norms, HyperCLOVA X's post

@@ -110,6 +110,7 @@ mod vision_language;
 mod vision_models;
 mod vision_tower;
 mod vit;
+mod wav2vec2;
 mod whisper;
 mod xglm;
 
@@ -233,6 +234,7 @@ pub use self::token_classification::{TokenClassifier, TokenTask};
 pub use self::vision_language::VisionLanguageForConditionalGeneration;
 pub use self::vision_language::{is_vision_language, takes_images};
 pub use self::vit::{ViTConfig, ViTForImageClassification, ViTModel};
+pub use self::wav2vec2::Wav2Vec2;
 pub use self::whisper::{Whisper, WhisperConfig};
 pub use self::xglm::XGLMForCausalLM;
 pub use self::youtu::YoutuForCausalLM;
@@ -532,6 +534,8 @@ pub enum AutoModel {
     Bart(Bart),
     /// `WhisperForConditionalGeneration`, `WhisperModel`
     Whisper(Whisper),
+    /// `Wav2Vec2Model`, `Wav2Vec2ForCTC`, `Wav2Vec2ForSequenceClassification` and HuBERT's
+    Wav2Vec2(Wav2Vec2),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
     Siglip(Siglip),
     /// `Dinov2Model` (and `Dinov2WithRegistersModel`)

@@ -30,6 +30,7 @@ impl AutoModel {
                 | AutoModel::T5(_)
                 | AutoModel::Bart(_)
                 | AutoModel::Whisper(_)
+                | AutoModel::Wav2Vec2(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
                 | AutoModel::Dinov2ForImageClassification(_)
@@ -60,6 +61,7 @@ impl AutoModel {
             AutoModel::T5(m) => EncoderDecoder::device(m),
             AutoModel::Bart(m) => EncoderDecoder::device(m),
             AutoModel::Whisper(m) => m.device(),
+            AutoModel::Wav2Vec2(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
             AutoModel::Dinov2ForImageClassification(m) => m.dinov2.device(),
@@ -75,6 +77,7 @@ impl AutoModel {
             AutoModel::T5(m) => m.input_names(),
             AutoModel::Bart(m) => m.input_names(),
             AutoModel::Whisper(m) => m.input_names(),
+            AutoModel::Wav2Vec2(m) => m.input_names(),
             AutoModel::Siglip(m) => m.input_names(),
             AutoModel::Mamba(m) => m.input_names(),
             _ => IMAGE_INPUTS,
@@ -109,6 +112,9 @@ impl AutoModel {
             AutoModel::Whisper(_) => {
                 Error::Input("this is a speech model: it takes input_features, not input_ids".into())
             }
+            AutoModel::Wav2Vec2(_) => {
+                Error::Input("this is a speech model: it takes input_values, not input_ids".into())
+            }
             _ => Error::Input("this is an image model: it takes pixel_values, not input_ids".into()),
         })
     }
@@ -137,6 +143,7 @@ impl AutoModel {
             AutoModel::T5(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Bart(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Whisper(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Wav2Vec2(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ViT(m) => {

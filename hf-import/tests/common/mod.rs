@@ -41,8 +41,9 @@ pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>
 }
 
 /// The names of a golden's inputs (the rest are outputs).
-pub const INPUT_NAMES: [&str; 20] = [
+pub const INPUT_NAMES: [&str; 21] = [
     "input_ids",
+    "input_values",
     "feature_attention_mask",
     "aspect_ratio_ids",
     "aspect_ratio_mask",

@@ -24,5 +24,6 @@ mod robustness;
 mod sentence;
 mod seq2seq;
 mod serve;
+mod speech;
 mod vision;
 mod zero_copy;

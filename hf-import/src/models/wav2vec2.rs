@@ -1,0 +1,460 @@
+//! wav2vec 2.0 and HuBERT (model types `wav2vec2`, `hubert`: `Wav2Vec2Model`, `Wav2Vec2ForCTC`,
+//! `Wav2Vec2ForSequenceClassification` and HuBERT's three of those names;
+//! facebook/wav2vec2-base-960h, facebook/hubert-large-ls960-ft, superb/wav2vec2-base-superb-ks).
+//!
+//! Raw audio `input_values` `[batch, samples]` runs through a stack of strided 1-D convolutions
+//! (the first group-normed per channel, or every one layer-normed over the channels), the frames'
+//! features are normed and projected to the model width, padded frames zeroed, a grouped
+//! convolution over time (weight-normed) adds positions, and BERT-style blocks follow: post-norm
+//! with a norm before the first block, or (`do_stable_layer_norm`) pre-norm with a norm after the
+//! last. `attention_mask` `[batch, samples]` gives each row's length in samples, from which its
+//! length in frames follows through the convolutions' kernels and strides; the frames past it are
+//! hidden from attention (the convolutions still read the padding, as transformers' do).
+//! The CTC head projects every frame to the vocabulary (`logits` `[batch, frames, vocab]`); the
+//! sequence classifier projects, averages the kept frames and classifies.
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{DType, Device, Tensor};
+
+use super::classification::num_labels;
+use super::seq2seq_io::check_inputs;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{padding_mask, Activation, EncoderLayer, LayerNorm, Linear};
+use crate::weights::{Vars, Weights};
+
+/// The inputs a wav2vec 2.0 or HuBERT model takes.
+const INPUTS: &[&str] = &["input_values", "attention_mask"];
+
+/// How the feature encoder's convolutions are normed (`feat_extract_norm`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FeatureNorm {
+    /// `group`: the first convolution's output normed per channel over time
+    Group,
+    /// `layer`: every convolution's output normed over the channels per frame
+    Layer,
+}
+
+/// One convolution of the feature encoder.
+#[derive(Debug, Clone)]
+struct ConvLayer {
+    /// `[out, in, kernel]`
+    weight: Tensor,
+    bias: Option<Tensor>,
+    stride: usize,
+    /// the group or layer norm's scale and shift, where this layer has one
+    norm: Option<(Tensor, Tensor)>,
+}
+
+/// What sits on the encoder.
+#[derive(Debug, Clone)]
+enum Head {
+    /// `Wav2Vec2Model`, `HubertModel`
+    None,
+    /// `*ForCTC`: `lm_head`
+    Ctc(Linear),
+    /// `*ForSequenceClassification`: `projector`, the mean of the kept frames, `classifier`
+    /// (over the softmax-weighted sum of every hidden state with `use_weighted_layer_sum`)
+    Classifier { projector: Linear, classifier: Linear, layer_weights: Option<Tensor> },
+}
+
+/// A wav2vec 2.0 or HuBERT model (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Wav2Vec2 {
+    convs: Vec<ConvLayer>,
+    feature_norm: FeatureNorm,
+    feature_act: Activation,
+    /// the features' norm before the projection (HuBERT may have none)
+    projection_norm: Option<LayerNorm>,
+    projection: Linear,
+    /// the folded (weight-normed) positional convolution `[hidden, hidden / groups, kernel]`
+    pos_weight: Tensor,
+    pos_bias: Option<Tensor>,
+    pos_groups: usize,
+    /// before the first block (post-norm) or after the last (`do_stable_layer_norm`)
+    encoder_norm: LayerNorm,
+    layers: Vec<EncoderLayer>,
+    stable: bool,
+    heads: usize,
+    act: Activation,
+    head: Head,
+    /// whether `extract_features` is an output (`Wav2Vec2Model`)
+    extract_features: bool,
+}
+
+/// `key` of `cfg`, a list of positive integers (`conv_dim`, `conv_kernel`, `conv_stride`), or
+/// `default`.
+fn usize_list(cfg: &Config, key: &str, default: &[usize]) -> Result<Vec<usize>> {
+    let Some(v) = cfg.get(key).filter(|v| !v.is_null()) else { return Ok(default.to_vec()) };
+    let bad = || Error::Config(format!("{key} must be a list of positive integers, got {v}"));
+    let items = v.as_array().filter(|a| !a.is_empty()).ok_or_else(bad)?;
+    items
+        .iter()
+        .map(|x| x.as_u64().filter(|&n| n > 0).and_then(|n| usize::try_from(n).ok()).ok_or_else(bad))
+        .collect()
+}
+
+/// The positional convolution's weight: `conv.weight`, or its weight norm `g · v / ‖v‖` (the norm
+/// over the output and input channels, per kernel position: `dim=2`) from `weight_g`/`weight_v`
+/// or `parametrizations.weight.original0`/`original1`.
+fn positional_weight(v: &Vars<'_>, hidden: usize, per_group: usize, kernel: usize) -> Result<Tensor> {
+    let shape = [hidden, per_group, kernel];
+    if let Some(w) = v.get_opt("weight", &shape)? {
+        return Ok(w);
+    }
+    let p = v.pp("parametrizations").pp("weight");
+    let (g, dir) = match v.get_opt("weight_g", &[1, 1, kernel])? {
+        Some(g) => (g, v.get("weight_v", &shape)?),
+        None => (p.get("original0", &[1, 1, kernel])?, p.get("original1", &shape)?),
+    };
+    let dtype = dir.dtype();
+    let (g, dir) = (g.to_dtype(DType::F32)?, dir.to_dtype(DType::F32)?);
+    let norm = dir.square()?.sum([0, 1], true)?.sqrt()?;
+    Ok(dir.mul(&g.div(&norm)?)?.to_dtype(dtype)?)
+}
+
+impl Wav2Vec2 {
+    /// Loads `arch`: `Wav2Vec2Model`, `Wav2Vec2ForCTC`, `Wav2Vec2ForSequenceClassification` or
+    /// HuBERT's (`Hubert*`), with or without the `wav2vec2.` / `hubert.` prefix on the encoder.
+    pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        let hubert = arch.starts_with("Hubert");
+        for (key, what) in
+            [("add_adapter", "adapter layers (add_adapter)"), ("conv_pos_batch_norm", "conv_pos_batch_norm")]
+        {
+            if cfg.bool_or(key, false)? {
+                return Err(Error::Unsupported(format!("{arch} with {what} is not supported")));
+            }
+        }
+        if cfg.get("adapter_attn_dim").is_some_and(|v| !v.is_null()) {
+            return Err(Error::Unsupported(format!(
+                "{arch} with MMS attention adapters (adapter_attn_dim) is not supported"
+            )));
+        }
+        let prefix = if hubert { "hubert" } else { "wav2vec2" };
+        let root = weights.vars("");
+        let v = if weights.names().any(|n| n.starts_with(&format!("{prefix}."))) {
+            root.pp(prefix)
+        } else {
+            root
+        };
+
+        let dims = usize_list(cfg, "conv_dim", &[512; 7])?;
+        let kernels = usize_list(cfg, "conv_kernel", &[10, 3, 3, 3, 3, 2, 2])?;
+        let strides = usize_list(cfg, "conv_stride", &[5, 2, 2, 2, 2, 2, 2])?;
+        if kernels.len() != dims.len() || strides.len() != dims.len() {
+            return Err(Error::Config(format!(
+                "conv_dim ({}), conv_kernel ({}) and conv_stride ({}) must have one entry per convolution",
+                dims.len(),
+                kernels.len(),
+                strides.len()
+            )));
+        }
+        let feature_norm = match cfg.str_or("feat_extract_norm", "group")? {
+            "group" => FeatureNorm::Group,
+            "layer" => FeatureNorm::Layer,
+            other => {
+                return Err(Error::Config(format!(
+                    "feat_extract_norm must be \"group\" or \"layer\", got \"{other}\""
+                )))
+            }
+        };
+        let conv_bias = cfg.bool_or("conv_bias", false)?;
+        let fe = v.pp("feature_extractor").pp("conv_layers");
+        let mut convs = Vec::with_capacity(dims.len());
+        for (i, ((&out, &kernel), &stride)) in dims.iter().zip(&kernels).zip(&strides).enumerate() {
+            let input = if i == 0 { 1 } else { dims[i - 1] };
+            let l = fe.pp(i);
+            let conv = l.pp("conv");
+            let normed = feature_norm == FeatureNorm::Layer || i == 0;
+            let norm = match normed {
+                true => {
+                    Some((l.pp("layer_norm").get("weight", &[out])?, l.pp("layer_norm").get("bias", &[out])?))
+                }
+                false => None,
+            };
+            let bias = if conv_bias { Some(conv.get("bias", &[out])?) } else { None };
+            convs.push(ConvLayer { weight: conv.get("weight", &[out, input, kernel])?, bias, stride, norm });
+        }
+
+        let hidden = cfg.usize_or("hidden_size", 768)?;
+        let heads = cfg.usize_or("num_attention_heads", 12)?;
+        let layers_n = cfg.usize_or("num_hidden_layers", 12)?;
+        let intermediate = cfg.usize_or("intermediate_size", 3072)?;
+        let eps = cfg.f64_or("layer_norm_eps", 1e-5)?;
+        if heads == 0 || hidden % heads != 0 {
+            return Err(Error::Config(format!(
+                "hidden_size ({hidden}) must be a positive multiple of num_attention_heads ({heads})"
+            )));
+        }
+        let features = *dims.last().expect("conv_dim is not empty");
+        let fp = v.pp("feature_projection");
+        let projection_norm = match !hubert || cfg.bool_or("feat_proj_layer_norm", true)? {
+            true => Some(LayerNorm::load(&fp.pp("layer_norm"), features, eps)?),
+            false => None,
+        };
+        let projection = Linear::load(&fp.pp("projection"), features, hidden, true)?;
+
+        let pos_kernel = cfg.usize_or("num_conv_pos_embeddings", 128)?;
+        let pos_groups = cfg.usize_or("num_conv_pos_embedding_groups", 16)?;
+        if pos_groups == 0 || hidden % pos_groups != 0 {
+            return Err(Error::Config(format!(
+                "num_conv_pos_embedding_groups ({pos_groups}) must divide hidden_size ({hidden})"
+            )));
+        }
+        let enc = v.pp("encoder");
+        let pos = enc.pp("pos_conv_embed").pp("conv");
+        let pos_weight = positional_weight(&pos, hidden, hidden / pos_groups, pos_kernel)?;
+        let pos_bias = pos.get_opt("bias", &[hidden])?;
+        let stable = cfg.bool_or("do_stable_layer_norm", false)?;
+        let layers = (0..layers_n)
+            .map(|i| {
+                let l = enc.pp("layers").pp(i);
+                let (att, ff) = (l.pp("attention"), l.pp("feed_forward"));
+                Ok(EncoderLayer {
+                    query: Linear::load(&att.pp("q_proj"), hidden, hidden, true)?,
+                    key: Linear::load(&att.pp("k_proj"), hidden, hidden, true)?,
+                    value: Linear::load(&att.pp("v_proj"), hidden, hidden, true)?,
+                    attn_out: Linear::load(&att.pp("out_proj"), hidden, hidden, true)?,
+                    attn_norm: LayerNorm::load(&l.pp("layer_norm"), hidden, eps)?,
+                    inner: Linear::load(&ff.pp("intermediate_dense"), hidden, intermediate, true)?,
+                    out: Linear::load(&ff.pp("output_dense"), intermediate, hidden, true)?,
+                    out_norm: LayerNorm::load(&l.pp("final_layer_norm"), hidden, eps)?,
+                    pre_norm: stable,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+
+        let family = if hubert { "Hubert" } else { "Wav2Vec2" };
+        let head = match arch.strip_prefix(family) {
+            Some("Model") => Head::None,
+            Some("ForCTC") => {
+                let vocab = cfg.nullable_usize_or("vocab_size", Some(32))?.ok_or_else(|| {
+                    Error::Config(format!("{arch} needs vocab_size (the CTC head's outputs)"))
+                })?;
+                Head::Ctc(Linear::load(&weights.vars("lm_head"), hidden, vocab, true)?)
+            }
+            Some("ForSequenceClassification") => {
+                let proj = cfg.usize_or("classifier_proj_size", 256)?;
+                let layer_weights = match cfg.bool_or("use_weighted_layer_sum", false)? {
+                    true => Some(weights.vars("").get("layer_weights", &[layers_n + 1])?),
+                    false => None,
+                };
+                Head::Classifier {
+                    projector: Linear::load(&weights.vars("projector"), hidden, proj, true)?,
+                    classifier: Linear::load(&weights.vars("classifier"), proj, num_labels(cfg)?, true)?,
+                    layer_weights,
+                }
+            }
+            _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
+        };
+        Ok(Wav2Vec2 {
+            convs,
+            feature_norm,
+            feature_act: Activation::from_name(cfg.str_or("feat_extract_activation", "gelu")?)?,
+            projection_norm,
+            projection,
+            pos_weight,
+            pos_bias,
+            pos_groups,
+            encoder_norm: LayerNorm::load(&enc.pp("layer_norm"), hidden, eps)?,
+            layers,
+            stable,
+            heads,
+            act: Activation::from_name(cfg.str_or("hidden_act", "gelu")?)?,
+            head,
+            extract_features: arch == "Wav2Vec2Model",
+        })
+    }
+
+    /// The input names: `input_values` (float `[batch, samples]`) and `attention_mask`.
+    pub fn input_names(&self) -> &'static [&'static str] {
+        INPUTS
+    }
+
+    /// The device of the weights.
+    pub fn device(&self) -> Device {
+        self.projection.weight.device()
+    }
+
+    /// The frames `samples` samples give through the convolutions (`None` for none).
+    fn frames(&self, samples: usize) -> Option<usize> {
+        self.convs.iter().try_fold(samples, |len, c| {
+            let k = c.weight.dims()[2];
+            (len >= k).then(|| (len - k) / c.stride + 1)
+        })
+    }
+
+    /// Runs the model on named inputs: `input_values` (required, float `[batch, samples]`) and
+    /// `attention_mask` (`[batch, samples]`, each row's kept samples first). Outputs:
+    /// `last_hidden_state` (and `extract_features`, the normed convolution features, for
+    /// `Wav2Vec2Model`), the CTC head's or the classifier's `logits`, and `hidden_states.*` (the
+    /// first block's input, then each block's output).
+    pub fn forward_named(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        check_inputs_of(inputs)?;
+        let x =
+            inputs.get("input_values").ok_or_else(|| Error::Input("missing input 'input_values'".into()))?;
+        let &[batch, samples] = x.dims() else {
+            return Err(Error::Input(format!(
+                "input 'input_values' must be [batch, samples], got {:?}",
+                x.dims()
+            )));
+        };
+        let frames = self.frames(samples).filter(|&f| f > 0).ok_or_else(|| {
+            Error::Input(format!(
+                "input 'input_values' has {samples} samples, too few for one frame of the convolutions"
+            ))
+        })?;
+        let mask = inputs.get("attention_mask");
+        let frame_mask = mask.map(|m| self.frame_mask(m, batch, samples, frames)).transpose()?;
+        let device = self.device();
+        let dtype = self.projection.weight.dtype();
+        let x = x.to(device)?.to_dtype(dtype)?;
+        // The feature encoder: `[batch, 1, samples]` → `[batch, channels, frames]`.
+        let mut h = x.unsqueeze(1)?;
+        for (i, c) in self.convs.iter().enumerate() {
+            h = h.conv1d(&c.weight, c.bias.as_ref(), &[c.stride], 0, &[1], 1)?;
+            if let Some((w, b)) = &c.norm {
+                let channels = w.dims()[0];
+                h = match self.feature_norm {
+                    FeatureNorm::Group if i == 0 => h.group_norm(channels, Some(w), Some(b), 1e-5)?,
+                    _ => {
+                        h.transpose(1, 2)?.layer_norm(&[channels], Some(w), Some(b), 1e-5)?.transpose(1, 2)?
+                    }
+                };
+            }
+            h = self.feature_act.forward(&h)?;
+        }
+        let features = h.transpose(1, 2)?;
+        let normed = match &self.projection_norm {
+            Some(n) => n.forward(&features)?,
+            None => features,
+        };
+        let mut h = self.projection.forward(&normed)?;
+        let frame_mask = frame_mask.map(|m| m.to(device)).transpose()?;
+        if let Some(m) = &frame_mask {
+            h = Tensor::where_cond(&m.ne(0)?.unsqueeze(-1)?, &h, 0.0)?;
+        }
+        h = h.add(&self.positions(&h)?)?;
+        if !self.stable {
+            h = self.encoder_norm.forward(&h)?;
+        }
+        let keep = match &frame_mask {
+            Some(m) => m.clone(),
+            None => Tensor::ones([batch, frames], (DType::I64, device))?,
+        };
+        let additive = padding_mask(&keep, dtype)?;
+        let weighted = matches!(&self.head, Head::Classifier { layer_weights: Some(_), .. });
+        let mut hidden_states = Vec::new();
+        for layer in &self.layers {
+            if output_hidden_states || weighted {
+                hidden_states.push(h.clone());
+            }
+            h = layer.forward(&h, &additive, self.heads, self.act)?;
+        }
+        if output_hidden_states || weighted {
+            hidden_states.push(h.clone());
+        }
+        if self.stable {
+            h = self.encoder_norm.forward(&h)?;
+        }
+        let mut out = Vec::new();
+        match &self.head {
+            Head::None => {
+                out.push(("last_hidden_state".to_string(), h));
+                if self.extract_features {
+                    out.push(("extract_features".to_string(), normed));
+                }
+            }
+            Head::Ctc(lm_head) => out.push(("logits".to_string(), lm_head.forward(&h)?)),
+            Head::Classifier { projector, classifier, layer_weights } => {
+                let h = match layer_weights {
+                    Some(w) => {
+                        let w = w.to_dtype(DType::F32)?.softmax(0, None)?.to_dtype(dtype)?;
+                        let stacked = Tensor::stack(&hidden_states.iter().collect::<Vec<_>>(), 1)?;
+                        stacked.mul(&w.reshape([1, w.numel(), 1, 1])?)?.sum([1], false)?
+                    }
+                    None => h,
+                };
+                let p = projector.forward(&h)?;
+                let pooled = match &frame_mask {
+                    Some(m) => {
+                        let kept = m.ne(0)?.unsqueeze(-1)?;
+                        let sum = Tensor::where_cond(&kept, &p, 0.0)?.sum([1], false)?;
+                        sum.div(&kept.to_dtype(dtype)?.sum([1], false)?)?
+                    }
+                    None => p.mean([1], false)?,
+                };
+                out.push(("logits".to_string(), classifier.forward(&pooled)?));
+            }
+        }
+        if output_hidden_states {
+            out.extend(hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
+        }
+        Ok(out)
+    }
+
+    /// The positional convolution's output for `h` `[batch, frames, hidden]`: grouped over time
+    /// with `kernel / 2` zeros each side (the last frame dropped for an even kernel), activated.
+    fn positions(&self, h: &Tensor) -> Result<Tensor> {
+        let kernel = self.pos_weight.dims()[2];
+        let frames = h.dims()[1];
+        let p = h.transpose(1, 2)?.conv1d(
+            &self.pos_weight,
+            self.pos_bias.as_ref(),
+            &[1],
+            kernel / 2,
+            &[1],
+            self.pos_groups,
+        )?;
+        let p = p.narrow(2, 0, frames)?;
+        Ok(self.feature_act.forward(&p)?.transpose(1, 2)?)
+    }
+
+    /// The frames each row keeps `[batch, frames]` (int64 ones, then zeros): a row of `attention_mask`
+    /// keeping `n` samples keeps the frames `n` samples give (transformers counts the mask's ones,
+    /// so the kept samples must come first).
+    fn frame_mask(&self, mask: &Tensor, batch: usize, samples: usize, frames: usize) -> Result<Tensor> {
+        if mask.dims() != [batch, samples] {
+            return Err(Error::Input(format!(
+                "input 'attention_mask' must be [{batch}, {samples}] like input_values, got {:?}",
+                mask.dims()
+            )));
+        }
+        let values = mask.to_dtype(DType::F64)?.to_vec::<f64>()?;
+        let mut keep = vec![0i64; batch * frames];
+        for (row, values) in values.chunks(samples.max(1)).enumerate() {
+            if values.iter().any(|&v| v != 0.0 && v != 1.0) {
+                return Err(Error::Input("input 'attention_mask' must hold ones and zeros".into()));
+            }
+            let kept = values.iter().filter(|&&v| v == 1.0).count();
+            let n = self.frames(kept).filter(|&n| n > 0).ok_or_else(|| {
+                Error::Input(format!(
+                    "row {row} of attention_mask keeps {kept} samples, too few for one frame of the convolutions"
+                ))
+            })?;
+            keep[row * frames..row * frames + n].fill(1);
+        }
+        Ok(Tensor::from_vec(keep, [batch, frames])?)
+    }
+}
+
+/// [`check_inputs`] for `input_values` (float) and `attention_mask`.
+fn check_inputs_of(inputs: &BTreeMap<String, Tensor>) -> Result<()> {
+    let values =
+        inputs.iter().filter(|(k, _)| k.as_str() != "input_values").map(|(k, v)| (k.clone(), v.clone()));
+    check_inputs(&values.collect(), INPUTS)?;
+    if let Some(x) = inputs.get("input_values") {
+        if !x.dtype().is_float() {
+            return Err(Error::Input(format!(
+                "input 'input_values' must be a float tensor, got {:?}",
+                x.dtype()
+            )));
+        }
+    }
+    Ok(())
+}

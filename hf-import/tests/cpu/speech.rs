@@ -1,0 +1,101 @@
+//! wav2vec 2.0 and HuBERT against transformers: raw audio with a padded row, the feature encoder's
+//! two norms, post-norm and pre-norm blocks, even and odd positional kernels, the positional weight
+//! norm under both of its names, the base model's `extract_features`, the CTC heads and the
+//! sequence classifier over the weighted hidden states; and the inputs they refuse.
+
+use std::collections::BTreeMap;
+
+use crate::common;
+
+use common::{check, fixture, golden};
+use oxtorch_hf_import::{AutoModel, Config, Weights};
+use oxtorch_tensor::{DType, Tensor};
+
+#[test]
+fn wav2vec2_and_hubert_match_transformers() {
+    for name in [
+        "wav2vec2_ctc",
+        "wav2vec2_ctc_stable",
+        "wav2vec2_ctc_weight_g",
+        "wav2vec2_base",
+        "wav2vec2_cls",
+        "hubert_ctc",
+        "hubert_base",
+    ] {
+        check(name);
+    }
+}
+
+fn model(name: &str) -> AutoModel {
+    let dir = fixture(name);
+    AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap()
+}
+
+fn error(model: &AutoModel, inputs: &[(&str, Tensor)]) -> String {
+    let named: BTreeMap<String, Tensor> = inputs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    model.forward_named(&named, false).unwrap_err().to_string()
+}
+
+/// Without `attention_mask` every frame is attended to (the first row's golden, which has no
+/// padding, is reproduced alone); bad inputs are errors naming them.
+#[test]
+fn speech_inputs() {
+    let m = model("wav2vec2_ctc");
+    let (inputs, expected) = golden("wav2vec2_ctc");
+    let first = inputs["input_values"].narrow(0, 0, 1).unwrap();
+    let named = BTreeMap::from([("input_values".to_string(), first)]);
+    let out = m.forward_named(&named, false).unwrap();
+    let want = expected["logits"].narrow(0, 0, 1).unwrap();
+    common::assert_close("unmasked row", &out[0].1, &want, 1e-4, 1e-4);
+
+    let values = Tensor::zeros([1, 400], DType::F32).unwrap();
+    let err = error(&m, &[("input_values", Tensor::zeros([1, 400], DType::I64).unwrap())]);
+    assert!(err.contains("input_values") && err.contains("float"), "{err}");
+    let err = error(&m, &[("input_values", Tensor::zeros([1, 12], DType::F32).unwrap())]);
+    assert!(err.contains("12 samples"), "{err}");
+    let err = error(&m, &[("input_values", Tensor::zeros([400], DType::F32).unwrap())]);
+    assert!(err.contains("[batch, samples]"), "{err}");
+    let err = error(
+        &m,
+        &[("input_values", values.clone()), ("attention_mask", Tensor::ones([1, 300], DType::I64).unwrap())],
+    );
+    assert!(err.contains("attention_mask") && err.contains("[1, 400]"), "{err}");
+    let mut short = vec![0i64; 400];
+    short[..5].fill(1);
+    let err = error(
+        &m,
+        &[("input_values", values.clone()), ("attention_mask", Tensor::from_vec(short, [1, 400]).unwrap())],
+    );
+    assert!(err.contains("keeps 5 samples"), "{err}");
+    let twos = Tensor::full([1, 400], 2i64, DType::I64).unwrap();
+    let err = error(&m, &[("input_values", values.clone()), ("attention_mask", twos)]);
+    assert!(err.contains("ones and zeros"), "{err}");
+    // An empty batch runs to empty outputs.
+    let empty = BTreeMap::from([("input_values".to_string(), Tensor::zeros([0, 400], DType::F32).unwrap())]);
+    let out = m.forward_named(&empty, false).unwrap();
+    assert_eq!(out[0].1.dims(), [0, 19, 12]);
+    let err = error(&m, &[("input_ids", Tensor::zeros([1, 4], DType::I64).unwrap())]);
+    assert!(err.contains("input_ids"), "{err}");
+}
+
+/// Configurations it does not run are refused by name.
+#[test]
+fn unsupported_speech_configs() {
+    let dir = fixture("wav2vec2_ctc");
+    let weights = Weights::load(&dir, None).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    for (key, value, says) in [
+        ("add_adapter", serde_json::json!(true), "add_adapter"),
+        ("adapter_attn_dim", serde_json::json!(16), "adapter_attn_dim"),
+        ("feat_extract_norm", serde_json::json!("batch"), "feat_extract_norm"),
+        ("conv_kernel", serde_json::json!([10, 3]), "conv_kernel"),
+        ("num_conv_pos_embedding_groups", serde_json::json!(3), "num_conv_pos_embedding_groups"),
+    ] {
+        let mut j = json.clone();
+        j[key] = value;
+        let cfg = Config::from_json_str(&j.to_string()).unwrap();
+        let err = AutoModel::load(&cfg, &weights).unwrap_err().to_string();
+        assert!(err.contains(says), "{key}: {err}");
+    }
+}
