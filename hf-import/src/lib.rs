@@ -49,7 +49,7 @@ pub use models::{
     MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, Qwen2ForCausalLM,
     Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel,
     SequenceClassifier, Starcoder2ForCausalLM, TokenClassifier, TokenTask, ViTForImageClassification,
-    ViTModel, T5,
+    ViTModel, Wav2Vec2, T5,
 };
 pub use sentence::{PoolingMode, Prompts, SentenceTransformer};
 pub use tokenizer::HfTokenizer;

@@ -2,6 +2,7 @@
 
 mod bert;
 mod byte_level_bpe;
+mod ctc;
 mod deberta_v2;
 mod fast_load;
 mod folder;
@@ -25,6 +26,8 @@ use tokenizers::normalizers::{Lowercase, NormalizerWrapper, Sequence};
 use tokenizers::{PaddingParams, PaddingStrategy, PostProcessor, Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
+
+pub use ctc::CtcTokenizer;
 
 /// Token ids of a batch of texts, as int64 `[batch, seq]` tensors.
 #[derive(Debug, Clone)]

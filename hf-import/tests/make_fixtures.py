@@ -3176,6 +3176,36 @@ def speech_encoders():
         model.save_pretrained(path)
         goldens(model, path)
         print(f"{name}: {sum(f.stat().st_size for f in path.iterdir())} bytes")
+    # Transcription from WAV files: each CTC fixture's processor (its vocab.json, the feature extractor with or
+    # without the attention mask), two clips, transformers' greedy ids of every frame and their decoded text.
+    vocab = {"<pad>": 0, "<s>": 1, "</s>": 2, "<unk>": 3, "|": 4, "E": 5, "T": 6, "A": 7, "'": 8, "N": 9, ".": 10,
+             "S": 11}
+    from make_seq2seq_fixtures import write_wav
+    for name, mask, lower in [("wav2vec2_ctc", False, False), ("wav2vec2_ctc_stable", True, True)]:
+        if ONLY and name not in ONLY:
+            continue
+        path = OUT / name
+        (path / "vocab.json").write_text(json.dumps(vocab))
+        tok = tf.Wav2Vec2CTCTokenizer(str(path / "vocab.json"), do_lower_case=lower, clean_up_tokenization_spaces=lower)
+        tok.save_pretrained(path)
+        fe = tf.Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16000, padding_value=0.0, do_normalize=True,
+                                         return_attention_mask=mask)
+        fe.save_pretrained(path)
+        processor = tf.Wav2Vec2Processor(feature_extractor=fe, tokenizer=tok)
+        clips = []
+        for i, (n, f) in enumerate([(1600, 440.0), (1100, 1250.0)]):
+            t = torch.arange(n) / 16000
+            c = 0.4 * torch.sin(2 * torch.pi * f * t) + 0.2 * torch.randn(n, generator=g)
+            clips.append(write_wav(path / f"clip{i}.wav", c, 16000).numpy())
+        x = processor(audio=clips, sampling_rate=16000, return_tensors="pt", padding=True)
+        model = tf.Wav2Vec2ForCTC.from_pretrained(path, attn_implementation="eager").eval()
+        with torch.no_grad():
+            ids = model(**x).logits.argmax(-1)
+        texts = processor.batch_decode(ids)
+        save_file({**{k: v.contiguous() for k, v in x.items()}, "output_ids": ids.contiguous()},
+                  str(path / "transcribe.safetensors"))
+        (path / "transcribe.json").write_text(json.dumps(texts) + "\n")
+        print(name, "transcribes", texts, list(x))
     if not ONLY or "wav2vec2_ctc_weight_g" in ONLY:
         def older(state):
             rename = {"parametrizations.weight.original0": "weight_g", "parametrizations.weight.original1": "weight_v"}

@@ -36,9 +36,9 @@ pub struct GenerateArgs {
     /// for Whisper, float `input_features` [batch, mel bins, frames]
     #[arg(long, requires = "output")]
     inputs: Option<PathBuf>,
-    /// Whisper: a WAV file to transcribe (repeatable: one batch row each), at the feature
-    /// extractor's sampling rate (preprocessor_config.json; 16 kHz); prints the text, or writes
-    /// `output_ids` to --output
+    /// Whisper, wav2vec 2.0 and HuBERT (CTC): a WAV file to transcribe (repeatable: one batch
+    /// row each), at the feature extractor's sampling rate (preprocessor_config.json; 16 kHz);
+    /// prints the text, or writes `output_ids` to --output (a CTC model's: per frame)
     #[arg(long, conflicts_with_all = ["prompt", "inputs", "messages"])]
     audio: Vec<PathBuf>,
     /// safetensors file to write `output_ids` (prompt + new tokens, int64) to
@@ -149,8 +149,12 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     }
     // Bad settings fail before the weights are read and before any text is printed.
     g.validate()?;
-    if (a.language.is_some() || a.task.is_some() || !a.audio.is_empty()) && cfg.model_type()? != "whisper" {
-        return Err(Error::Input("--audio, --language and --task are Whisper's generation settings".into()));
+    let speech_ctc = matches!(cfg.model_type()?, "wav2vec2" | "hubert");
+    if (a.language.is_some() || a.task.is_some()) && cfg.model_type()? != "whisper" {
+        return Err(Error::Input("--language and --task are Whisper's generation settings".into()));
+    }
+    if !a.audio.is_empty() && cfg.model_type()? != "whisper" && !speech_ctc {
+        return Err(Error::Input("--audio is for speech models (Whisper, wav2vec 2.0, HuBERT)".into()));
     }
     if a.inputs.is_some() && a.output.is_none() {
         return Err(Error::Input("--inputs needs --output".into()));
@@ -165,6 +169,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             })?;
             let accepted: &[&str] = match cfg.model_type()? {
                 "whisper" => &["input_features"],
+                "wav2vec2" | "hubert" => &["input_values", "attention_mask"],
                 // (Their images: the processor's pixel values.)
                 "vipllava" | "aya_vision" | "internvl" => &["input_ids", "attention_mask", "pixel_values"],
                 // (LLaVA over Pixtral: its images' sizes.)
@@ -239,6 +244,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     drop(weights);
     let arch = AutoModel::architecture_of(&cfg)?;
     match &model {
+        AutoModel::Wav2Vec2(m) => return super::transcribe_ctc::run(m, &dir, inputs, &a.audio, a.output),
         AutoModel::Whisper(m) if m.can_generate() => {
             let mut prompt = WhisperPrompt::from_model_dir(&dir, &cfg)?;
             prompt.language = a.language.or(prompt.language);

@@ -24,6 +24,7 @@ mod forward;
 mod generate;
 mod inspect;
 mod rerank;
+mod transcribe_ctc;
 
 use std::path::PathBuf;
 

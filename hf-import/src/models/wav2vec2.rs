@@ -267,6 +267,26 @@ impl Wav2Vec2 {
         })
     }
 
+    /// Whether this is a CTC model (`*ForCTC`), whose `logits` decode to text frame by frame.
+    pub fn is_ctc(&self) -> bool {
+        matches!(self.head, Head::Ctc(_))
+    }
+
+    /// A CTC model's greedy per-frame ids `[batch, frames]` (int64: the argmax of `logits` at every
+    /// frame, padded ones included, as transformers' `argmax(logits, -1)`) of `input_values` and
+    /// an optional `attention_mask` over the samples.
+    pub fn ctc_ids(&self, input_values: &Tensor, attention_mask: Option<&Tensor>) -> Result<Tensor> {
+        if !self.is_ctc() {
+            return Err(Error::Input("this model has no CTC head (it is not a *ForCTC model)".into()));
+        }
+        let mut inputs = BTreeMap::from([("input_values".to_string(), input_values.clone())]);
+        if let Some(m) = attention_mask {
+            inputs.insert("attention_mask".to_string(), m.clone());
+        }
+        let logits = self.forward_named(&inputs, false)?.swap_remove(0).1;
+        Ok(logits.to_dtype(DType::F32)?.argmax(Some(-1), false)?.to_dtype(DType::I64)?.to(Device::Cpu)?)
+    }
+
     /// The input names: `input_values` (float `[batch, samples]`) and `attention_mask`.
     pub fn input_names(&self) -> &'static [&'static str] {
         INPUTS

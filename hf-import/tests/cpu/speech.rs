@@ -99,3 +99,55 @@ fn unsupported_speech_configs() {
         assert!(err.contains(says), "{key}: {err}");
     }
 }
+
+/// Transcription from WAV files: the feature extractor's `input_values` (normalised per clip,
+/// padded, with the attention mask where `preprocessor_config.json` asks for one), the CTC head's
+/// ids at every frame and the CTC tokenizer's text equal transformers' processor and
+/// `batch_decode`, through the library and through `generate --audio`.
+#[test]
+fn ctc_transcription_from_wav_files() {
+    use oxtorch_hf_import::audio::{read_wav, RawAudioFeatureExtractor};
+    use oxtorch_hf_import::tokenizer::CtcTokenizer;
+    for name in ["wav2vec2_ctc", "wav2vec2_ctc_stable"] {
+        let dir = fixture(name);
+        let golden = common::read_all(&dir.join("transcribe.safetensors"));
+        let texts: Vec<String> =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("transcribe.json")).unwrap()).unwrap();
+        let clips: Vec<_> = (0..2).map(|i| dir.join(format!("clip{i}.wav"))).collect();
+        let extractor = RawAudioFeatureExtractor::from_model_dir(&dir).unwrap();
+        let samples: Vec<Vec<f32>> = clips.iter().map(|c| read_wav(c).unwrap().samples).collect();
+        let (values, mask) = extractor.batch(&samples).unwrap();
+        common::assert_close(&format!("{name} input_values"), &values, &golden["input_values"], 1e-5, 1e-5);
+        match (&mask, golden.get("attention_mask")) {
+            (Some(m), Some(want)) => {
+                assert_eq!(
+                    m.to_vec2::<i64>().unwrap(),
+                    want.to_dtype(DType::I64).unwrap().to_vec2::<i64>().unwrap()
+                )
+            }
+            (None, None) => {}
+            (m, want) => panic!("{name}: attention mask {m:?}, want {want:?}"),
+        }
+        let AutoModel::Wav2Vec2(m) = model(name) else { panic!("{name} is not a wav2vec 2.0 model") };
+        let ids = m.ctc_ids(&values, mask.as_ref()).unwrap();
+        let want = golden["output_ids"].to_vec2::<i64>().unwrap();
+        assert_eq!(ids.to_vec2::<i64>().unwrap(), want, "{name}: ids");
+        let tok = CtcTokenizer::from_model_dir(&dir).unwrap();
+        let got: Vec<String> = want.iter().map(|row| tok.decode(row)).collect();
+        assert_eq!(got, texts, "{name}: text");
+
+        let mut args = vec!["generate".to_string(), dir.display().to_string()];
+        for c in &clips {
+            args.extend(["--audio".to_string(), c.display().to_string()]);
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hf-import")).args(&args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let printed: Vec<String> =
+            String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect();
+        assert_eq!(printed, texts, "{name}: generate --audio");
+    }
+    // A base model has no CTC head to transcribe with.
+    let AutoModel::Wav2Vec2(base) = model("wav2vec2_base") else { panic!() };
+    let err = base.ctc_ids(&Tensor::zeros([1, 400], DType::F32).unwrap(), None).unwrap_err().to_string();
+    assert!(err.contains("CTC"), "{err}");
+}
