@@ -47,7 +47,7 @@ pub use models::{
     GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM,
     Gemma3ForConditionalGeneration, GemmaForCausalLM, ImageInputs, LlamaForCausalLM, Mamba, MambaState,
     MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, PhiForCausalLM, Qwen2ForCausalLM,
-    Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, RobertaForMaskedLM, RobertaModel,
+    Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, ResNet, RobertaForMaskedLM, RobertaModel,
     SequenceClassifier, Starcoder2ForCausalLM, TokenClassifier, TokenTask, ViTForImageClassification,
     ViTModel, Wav2Vec2, T5,
 };

@@ -3460,13 +3460,30 @@ def speech_inputs(r, cfg):
 FAMILIES["speech"] = gen_speech
 
 
+def gen_resnet(r):
+    """ResNet: 1-4 stages of 1-2 basic or bottleneck layers (the stride in the 3x3 or the first 1x1), the first stage
+    downsampling or not, relu or gelu after the sums, 1 or 3 channels; the base model or the classifier."""
+    n = r.randint(1, 4)
+    c = dict(num_channels=r.choice([1, 3]), embedding_size=r.choice([4, 8]), hidden_sizes=[4 * r.randint(1, 6) for _ in range(n)],
+             depths=[r.randint(1, 2) for _ in range(n)], layer_type=r.choice(["basic", "bottleneck"]),
+             hidden_act=r.choice(["relu", "gelu"]), downsample_in_first_stage=r.random() < 0.5,
+             downsample_in_bottleneck=r.random() < 0.5)
+    cls = r.choice([tf.ResNetModel, tf.ResNetForImageClassification])
+    if cls is tf.ResNetForImageClassification:
+        c = with_labels(r, c)
+    return cls, tf.ResNetConfig, c
+
+
+FAMILIES["resnet"] = gen_resnet
+
+
 def base_of(family):
     return BASE.get(family, family)
 
 
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
-IMAGES = {"vit", "clip", "dinov2", "siglip", "speech"}
+IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3527,6 +3544,8 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith("Dinov2") and r.random() < 0.6:  # another size: positions resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
+        if name.startswith("ResNet"):  # any size
+            hgt, wid = r.randint(8, 48), r.randint(8, 48)
         b = r.randint(1, 3)
         x["pixel_values"] = torch.randn(b, vision.get("num_channels", 3), hgt, wid)
         desc.append(f"images={b}")

@@ -148,7 +148,43 @@ def dinov2():
           {"pixel_values": pixels(2, 3, 20, 20, 74)})
 
 
+def resnet():
+    """ResNet: the base model with basic layers (`last_hidden_state`, `pooler_output` [b, c, 1, 1]); the classifier with
+    bottlenecks (the stride in the 3×3), the first stage downsampling too, gelu after each sum; bottlenecks striding
+    in their first 1×1 (`downsample_in_bottleneck`). The batch norms' running statistics are drawn too (mean
+    ~ N(0, 0.1), variance ~ U(0.5, 1.5)); non-square images of odd sides."""
+    base = dict(embedding_size=8, hidden_sizes=[8, 16, 24], depths=[1, 2, 1])
+    x = {"pixel_values": pixels(2, 3, 37, 29, 70)}
+    for name, cls, config, seed in [
+        ("resnet", tf.ResNetModel, tf.ResNetConfig(**base, layer_type="basic"), 71),
+        ("resnet_cls", tf.ResNetForImageClassification,
+         tf.ResNetConfig(**dict(base, hidden_sizes=[8, 16, 32]), downsample_in_first_stage=True, hidden_act="gelu",
+                         **labels("cat", "dog", "bird")), 72),
+        ("resnet_bottleneck_stride", tf.ResNetForImageClassification,
+         tf.ResNetConfig(**dict(base, hidden_sizes=[12, 16, 20]), downsample_in_bottleneck=True, num_labels=4), 73),
+    ]:
+        if ONLY and name not in ONLY:
+            continue
+        torch.manual_seed(seed)
+        model = cls(config).eval()
+        randomise(model, seed)
+        g = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for bn in (m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)):
+                bn.running_mean.copy_(0.1 * torch.randn(bn.running_mean.shape, generator=g))
+                bn.running_var.copy_(0.5 + torch.rand(bn.running_var.shape, generator=g))
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        model.save_pretrained(path)
+        with torch.no_grad():
+            out = model(**x, output_hidden_states=True)
+        flat = flatten(out)
+        save_file({**x, **flat}, str(path / "expected.safetensors"))
+        print(f"{name}: {sorted(flat)}... {sum(f.stat().st_size for f in path.iterdir())} bytes")
+
+
 if __name__ == "__main__":
+    resnet()
     vit()
     clip()
     siglip()

@@ -40,7 +40,11 @@ impl RawAudioFeatureExtractor {
     /// The settings in `dir/preprocessor_config.json`, transformers' defaults where it has none.
     pub fn from_model_dir(dir: &Path) -> Result<Self> {
         let path = dir.join("preprocessor_config.json");
-        let Ok(text) = std::fs::read_to_string(&path) else { return Ok(Self::default()) };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
         let json: Value = serde_json::from_str(&text).map_err(|e| Error::format(&path, e.to_string()))?;
         let d = Self::default();
         let flag = |key: &str, default: bool| match json.get(key) {
@@ -60,7 +64,12 @@ impl RawAudioFeatureExtractor {
         Ok(RawAudioFeatureExtractor {
             sampling_rate,
             do_normalize: flag("do_normalize", d.do_normalize)?,
-            padding_value: json.get("padding_value").and_then(Value::as_f64).unwrap_or(0.0) as f32,
+            padding_value: match json.get("padding_value") {
+                None | Some(Value::Null) => d.padding_value,
+                Some(v) => v.as_f64().ok_or_else(|| {
+                    Error::format(&path, format!("\"padding_value\" must be a number, got {v}"))
+                })? as f32,
+            },
             return_attention_mask: flag("return_attention_mask", d.return_attention_mask)?,
         })
     }

@@ -39,12 +39,15 @@ pub(super) fn run(
                 .into(),
         )),
     };
-    let ids = model.ctc_ids(&values, mask.as_ref())?;
     match output {
-        Some(path) => write_safetensors(&path, &[("output_ids".to_string(), ids)], None),
+        Some(path) => {
+            let ids = model.ctc_ids(&values, mask.as_ref())?;
+            write_safetensors(&path, &[("output_ids".to_string(), ids)], None)
+        }
         None => {
+            // (The vocabulary is read before the model runs: a folder without one fails fast.)
             let tok = CtcTokenizer::from_model_dir(dir)?;
-            for row in ids.to_vec2::<i64>()? {
+            for row in model.ctc_ids(&values, mask.as_ref())?.to_vec2::<i64>()? {
                 outln!("{}", tok.decode(&row));
             }
             Ok(())

@@ -19,6 +19,9 @@ fn the_model_type_picks_the_family() {
         "RobertaForMaskedLM"
     );
     assert_eq!(arch(r#"{"model_type": "bert", "architectures": ["BertModel"]}"#).unwrap(), "BertModel");
+    // As AutoModelForCTC: the family from the model type.
+    let ctc = arch(r#"{"model_type": "wav2vec2", "architectures": ["HubertForCTC"]}"#);
+    assert_eq!(ctc.unwrap(), "Wav2Vec2ForCTC");
     let nsp = arch(r#"{"model_type": "bert", "architectures": ["BertForNextSentencePrediction"]}"#);
     assert_eq!(nsp.unwrap(), "BertForNextSentencePrediction");
     let e = arch(r#"{"model_type": "bert", "architectures": ["BertForCausalLMWithValueHead"]}"#);

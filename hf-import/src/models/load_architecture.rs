@@ -105,6 +105,9 @@ impl AutoModel {
             | "Mamba2Model" => AutoModel::Mamba(Mamba::load(arch, cfg, weights)?),
             _ if arch.starts_with("CLIP") => AutoModel::Clip(Clip::load(arch, cfg, weights)?),
             _ if arch.starts_with("Whisper") => AutoModel::Whisper(Whisper::load(arch, cfg, weights)?),
+            "ResNetModel" | "ResNetForImageClassification" => {
+                AutoModel::ResNet(ResNet::load(arch, cfg, weights)?)
+            }
             _ if arch.starts_with("Wav2Vec2") || arch.starts_with("Hubert") => {
                 AutoModel::Wav2Vec2(Wav2Vec2::load(arch, cfg, weights)?)
             }

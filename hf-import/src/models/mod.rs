@@ -94,6 +94,7 @@ mod qwen_vl;
 mod qwen_vl_images;
 mod qwen_vl_vision;
 mod registry;
+mod resnet;
 mod roberta;
 mod sarvam;
 mod seed_oss;
@@ -221,6 +222,7 @@ pub use self::pretraining::PreTraining;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::qwen3_5::{Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM};
+pub use self::resnet::ResNet;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::sarvam::{SarvamMLAForCausalLM, SarvamMoEForCausalLM};
 pub use self::seed_oss::SeedOssForCausalLM;
@@ -536,6 +538,8 @@ pub enum AutoModel {
     Whisper(Whisper),
     /// `Wav2Vec2Model`, `Wav2Vec2ForCTC`, `Wav2Vec2ForSequenceClassification` and HuBERT's
     Wav2Vec2(Wav2Vec2),
+    /// `ResNetModel`, `ResNetForImageClassification`
+    ResNet(ResNet),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
     Siglip(Siglip),
     /// `Dinov2Model` (and `Dinov2WithRegistersModel`)
@@ -565,8 +569,9 @@ impl AutoModel {
         // As transformers' Auto classes: the family comes from `model_type`, the head from the
         // architecture's name (a qwen2 config naming `LlamaForCausalLM` runs Qwen2, biases and all).
         // (GPT-2's causal LM is `GPT2LMHeadModel`.)
-        const HEADS: [&str; 9] = [
+        const HEADS: [&str; 10] = [
             "ForCausalLM",
+            "ForCTC",
             "ForImageClassification",
             "ForConditionalGeneration",
             "ForMaskedLM",

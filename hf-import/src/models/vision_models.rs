@@ -31,6 +31,7 @@ impl AutoModel {
                 | AutoModel::Bart(_)
                 | AutoModel::Whisper(_)
                 | AutoModel::Wav2Vec2(_)
+                | AutoModel::ResNet(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
                 | AutoModel::Dinov2ForImageClassification(_)
@@ -62,6 +63,7 @@ impl AutoModel {
             AutoModel::Bart(m) => EncoderDecoder::device(m),
             AutoModel::Whisper(m) => m.device(),
             AutoModel::Wav2Vec2(m) => m.device(),
+            AutoModel::ResNet(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
             AutoModel::Dinov2ForImageClassification(m) => m.dinov2.device(),
@@ -144,6 +146,7 @@ impl AutoModel {
             AutoModel::Bart(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Whisper(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Wav2Vec2(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::ResNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ViT(m) => {

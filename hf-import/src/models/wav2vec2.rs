@@ -119,10 +119,12 @@ impl Wav2Vec2 {
     /// HuBERT's (`Hubert*`), with or without the `wav2vec2.` / `hubert.` prefix on the encoder.
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         let hubert = arch.starts_with("Hubert");
-        for (key, what) in
-            [("add_adapter", "adapter layers (add_adapter)"), ("conv_pos_batch_norm", "conv_pos_batch_norm")]
-        {
-            if cfg.bool_or(key, false)? {
+        // (`conv_pos_batch_norm` is HuBERT's alone: a wav2vec 2.0 config's is ignored, as there.)
+        for (key, what, applies) in [
+            ("add_adapter", "adapter layers (add_adapter)", true),
+            ("conv_pos_batch_norm", "conv_pos_batch_norm", hubert),
+        ] {
+            if applies && cfg.bool_or(key, false)? {
                 return Err(Error::Unsupported(format!("{arch} with {what} is not supported")));
             }
         }

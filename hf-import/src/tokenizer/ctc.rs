@@ -14,11 +14,12 @@ use crate::error::{Error, Result};
 /// A character vocabulary and the special tokens CTC decoding reads.
 #[derive(Debug, Clone)]
 pub struct CtcTokenizer {
-    /// token by id (`None` for an id no token has)
-    tokens: Vec<Option<String>>,
-    pad_token: String,
+    /// token by id
+    tokens: HashMap<u64, String>,
+    /// the CTC blank (none where the tokenizer has no padding token)
+    pad_token: Option<String>,
     unk_token: String,
-    word_delimiter: String,
+    word_delimiter: Option<String>,
     replace_word_delimiter: String,
     do_lower_case: bool,
     clean_up_spaces: bool,
@@ -34,7 +35,8 @@ impl CtcTokenizer {
                 Ok(text) => {
                     Ok(Some(serde_json::from_str(&text).map_err(|e| Error::format(&path, e.to_string()))?))
                 }
-                Err(_) => Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(Error::io(&path, e)),
             }
         };
         let vocab_path = dir.join("vocab.json");
@@ -53,48 +55,55 @@ impl CtcTokenizer {
                 vocab_path.display()
             )));
         }
-        let mut by_id: HashMap<usize, String> = HashMap::new();
+        let mut tokens: HashMap<u64, String> = HashMap::new();
         for (token, id) in entries {
-            let id = id.as_u64().and_then(|i| usize::try_from(i).ok()).filter(|&i| i < 1 << 24).ok_or_else(
-                || Error::format(&vocab_path, format!("token {token:?} has id {id}, not a small integer")),
-            )?;
-            by_id.insert(id, token.clone());
+            let id = id.as_u64().ok_or_else(|| {
+                Error::format(&vocab_path, format!("token {token:?} has id {id}, not an integer"))
+            })?;
+            tokens.insert(id, token.clone());
         }
         let config = read("tokenizer_config.json")?.unwrap_or(Value::Null);
-        let special = read("special_tokens_map.json")?.unwrap_or(Value::Null);
-        // A token setting: a string, or an added token's `{"content": ...}`.
-        let token = |key: &str, default: &str| -> String {
-            [&config, &special]
-                .iter()
-                .find_map(|j| match j.get(key) {
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(Value::Object(o)) => o.get("content").and_then(Value::as_str).map(str::to_string),
-                    _ => None,
-                })
-                .unwrap_or_else(|| default.to_string())
+        // As transformers 5: a config with `added_tokens_decoder` is the whole story; an older
+        // one is overridden by `special_tokens_map.json` and extended by `added_tokens.json`.
+        let added = config.get("added_tokens_decoder").and_then(Value::as_object);
+        let special = match added {
+            Some(_) => Value::Null,
+            None => read("special_tokens_map.json")?.unwrap_or(Value::Null),
         };
-        // Added tokens past the vocabulary (`added_tokens_decoder`: id → {"content": ...}).
-        if let Some(added) = config.get("added_tokens_decoder").and_then(Value::as_object) {
-            for (id, t) in added {
-                if let (Ok(id), Some(content)) =
-                    (id.parse::<usize>(), t.get("content").and_then(Value::as_str))
-                {
-                    if id < 1 << 24 {
-                        by_id.entry(id).or_insert_with(|| content.to_string());
+        match added {
+            Some(added) => {
+                for (id, t) in added {
+                    if let (Ok(id), Some(content)) =
+                        (id.parse::<u64>(), t.get("content").and_then(Value::as_str))
+                    {
+                        tokens.entry(id).or_insert_with(|| content.to_string());
+                    }
+                }
+            }
+            None => {
+                if let Some(Value::Object(added)) = read("added_tokens.json")? {
+                    for (token, id) in added {
+                        if let Some(id) = id.as_u64() {
+                            tokens.entry(id).or_insert(token);
+                        }
                     }
                 }
             }
         }
-        let len = by_id.keys().max().map_or(0, |&m| m + 1);
-        let mut tokens = vec![None; len];
-        for (id, t) in by_id {
-            tokens[id] = Some(t);
-        }
+        // A token setting: a string, an added token's `{"content": ...}`, or null (none).
+        let token = |key: &str, default: &str| -> Option<String> {
+            match [&special, &config].iter().find_map(|j| j.get(key)) {
+                None => Some(default.to_string()),
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(Value::Object(o)) => o.get("content").and_then(Value::as_str).map(str::to_string),
+                Some(_) => None,
+            }
+        };
         let flag = |key: &str, default: bool| config.get(key).and_then(Value::as_bool).unwrap_or(default);
         Ok(CtcTokenizer {
             tokens,
             pad_token: token("pad_token", "<pad>"),
-            unk_token: token("unk_token", "<unk>"),
+            unk_token: token("unk_token", "<unk>").unwrap_or_default(),
             word_delimiter: token("word_delimiter_token", "|"),
             replace_word_delimiter: config
                 .get("replace_word_delimiter_char")
@@ -109,11 +118,7 @@ impl CtcTokenizer {
     /// The text of one row's per-frame ids (a CTC head's argmax over every frame).
     pub fn decode(&self, ids: &[i64]) -> String {
         let token = |id: i64| -> &str {
-            usize::try_from(id)
-                .ok()
-                .and_then(|i| self.tokens.get(i))
-                .and_then(Option::as_deref)
-                .unwrap_or(&self.unk_token)
+            u64::try_from(id).ok().and_then(|i| self.tokens.get(&i)).map_or(&self.unk_token, String::as_str)
         };
         let mut text = String::new();
         let mut last: Option<&str> = None;
@@ -123,10 +128,11 @@ impl CtcTokenizer {
                 continue;
             }
             last = Some(t);
-            if t == self.pad_token {
+            if self.pad_token.as_deref() == Some(t) {
                 continue;
             }
-            text.push_str(if t == self.word_delimiter { &self.replace_word_delimiter } else { t });
+            let delimiter = self.word_delimiter.as_deref() == Some(t);
+            text.push_str(if delimiter { &self.replace_word_delimiter } else { t });
         }
         let mut text = text.trim().to_string();
         if self.do_lower_case {
@@ -173,6 +179,25 @@ mod tests {
         .unwrap();
         let tok = CtcTokenizer::from_model_dir(&dir).unwrap();
         assert_eq!(tok.decode(&[3, 4, 3, 2]), "a a|");
+        // Without `added_tokens_decoder`: special_tokens_map.json overrides the config (a null pad
+        // token: no blank), added_tokens.json extends the vocabulary.
+        std::fs::write(dir.join("tokenizer_config.json"), r#"{"word_delimiter_token": "B"}"#).unwrap();
+        std::fs::write(
+            dir.join("special_tokens_map.json"),
+            r#"{"pad_token": null, "word_delimiter_token": "|"}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("added_tokens.json"), r#"{"<s>": 5}"#).unwrap();
+        let tok = CtcTokenizer::from_model_dir(&dir).unwrap();
+        assert_eq!(tok.decode(&[3, 0, 0, 2, 4, 5]), "A<pad> B<s>");
+        // With it, the config alone decides.
+        std::fs::write(
+            dir.join("tokenizer_config.json"),
+            r#"{"added_tokens_decoder": {"6": {"content": "</s>"}}, "word_delimiter_token": "B"}"#,
+        )
+        .unwrap();
+        let tok = CtcTokenizer::from_model_dir(&dir).unwrap();
+        assert_eq!(tok.decode(&[3, 0, 4, 6, 5]), "A </s><unk>");
         std::fs::write(dir.join("vocab.json"), r#"{"eng": {"<pad>": 0}}"#).unwrap();
         assert!(CtcTokenizer::from_model_dir(&dir).unwrap_err().to_string().contains("target_lang"));
         std::fs::remove_dir_all(&dir).ok();

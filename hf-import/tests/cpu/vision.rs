@@ -266,3 +266,20 @@ fn dinov2_with_registers() {
     check("dinov2_reg");
     check("dinov2_reg_cls");
 }
+
+/// ResNet: basic and bottleneck layers, the stride in the 3×3 or (`downsample_in_bottleneck`) the
+/// first 1×1, the first stage downsampling, batch norms with drawn running statistics, an image
+/// of odd sides; the base model's `pooler_output` `[b, c, 1, 1]`, the classifier's logits.
+#[test]
+fn resnet_basic_and_bottleneck_layers() {
+    for name in ["resnet", "resnet_cls", "resnet_bottleneck_stride"] {
+        check(name);
+    }
+    // Pixels of another channel count are refused by name.
+    let dir = fixture("resnet");
+    let model = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let inputs =
+        BTreeMap::from([("pixel_values".to_string(), Tensor::zeros([1, 1, 16, 16], DType::F32).unwrap())]);
+    let err = model.forward_named(&inputs, false).unwrap_err().to_string();
+    assert!(err.contains("1 channels") && err.contains("num_channels"), "{err}");
+}

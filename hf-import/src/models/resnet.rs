@@ -1,0 +1,241 @@
+//! ResNet (model type `resnet`: `ResNetModel`, `ResNetForImageClassification`;
+//! microsoft/resnet-50 and its kin): a 7×7 stride-2 stem with batch norm and a 3×3 max pool, stages
+//! of residual layers (two 3×3 convolutions, `basic`, or 1×1 / 3×3 / 1×1 `bottleneck`s of a
+//! quarter width, the stride in the 3×3 unless `downsample_in_bottleneck`), a projecting shortcut
+//! wherever the width or the stride changes, the mean over the last stage's positions as
+//! `pooler_output` `[batch, channels, 1, 1]`, and a linear classifier on it. Batch norms run in
+//! inference mode (the running statistics). Any image size runs.
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{DType, Device, Tensor};
+
+use super::classification::num_labels;
+use super::vision::pixel_values;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{Activation, Linear};
+use crate::weights::{Vars, Weights};
+
+/// A convolution (no bias, `kernel / 2` zero padding) with its batch norm and an optional
+/// activation (`ResNetConvLayer`; the shortcut's has none).
+#[derive(Debug, Clone)]
+struct ConvNorm {
+    weight: Tensor,
+    stride: usize,
+    /// running mean, running variance, scale, shift
+    norm: [Tensor; 4],
+    act: Option<Activation>,
+}
+
+impl ConvNorm {
+    /// `v.convolution.weight` `[out, in, k, k]` and `v.normalization.*`.
+    fn load(
+        v: &Vars<'_>,
+        channels: (usize, usize),
+        kernel: usize,
+        stride: usize,
+        act: Option<Activation>,
+    ) -> Result<Self> {
+        let (input, out) = channels;
+        let n = v.pp("normalization");
+        Ok(ConvNorm {
+            weight: v.pp("convolution").get("weight", &[out, input, kernel, kernel])?,
+            stride,
+            norm: [
+                n.get("running_mean", &[out])?,
+                n.get("running_var", &[out])?,
+                n.get("weight", &[out])?,
+                n.get("bias", &[out])?,
+            ],
+            act,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let k = self.weight.dims()[2];
+        let y = x.conv2d(&self.weight, None, &[self.stride], k / 2, &[1], 1)?;
+        let [mean, var, w, b] = &self.norm;
+        let y = y.batch_norm(Some(mean), Some(var), Some(w), Some(b), false, 0.1, 1e-5)?;
+        match self.act {
+            Some(a) => a.forward(&y),
+            None => Ok(y),
+        }
+    }
+}
+
+/// One residual layer: its convolutions, the shortcut where the shape changes, the activation
+/// after the sum.
+#[derive(Debug, Clone)]
+struct Residual {
+    convs: Vec<ConvNorm>,
+    shortcut: Option<ConvNorm>,
+    act: Activation,
+}
+
+impl Residual {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let mut h = x.clone();
+        for c in &self.convs {
+            h = c.forward(&h)?;
+        }
+        let residual = match &self.shortcut {
+            Some(s) => s.forward(x)?,
+            None => x.clone(),
+        };
+        self.act.forward(&h.add(&residual)?)
+    }
+}
+
+/// transformers' `ResNetModel`, with `ResNetForImageClassification`'s classifier when loaded as
+/// that.
+#[derive(Debug, Clone)]
+pub struct ResNet {
+    stem: ConvNorm,
+    stages: Vec<Vec<Residual>>,
+    /// `ResNetForImageClassification`'s classifier (`None` inside: `num_labels` 0, the pooled
+    /// features are the logits); `None` for `ResNetModel`
+    classifier: Option<Option<Linear>>,
+    channels: usize,
+}
+
+/// `key` of `cfg`, a non-empty list of positive integers, or `default`.
+fn sizes(cfg: &Config, key: &str, default: &[usize]) -> Result<Vec<usize>> {
+    let Some(v) = cfg.get(key).filter(|v| !v.is_null()) else { return Ok(default.to_vec()) };
+    let bad = || Error::Config(format!("{key} must be a list of positive integers, got {v}"));
+    let items = v.as_array().filter(|a| !a.is_empty()).ok_or_else(bad)?;
+    items
+        .iter()
+        .map(|x| x.as_u64().filter(|&n| n > 0).and_then(|n| usize::try_from(n).ok()).ok_or_else(bad))
+        .collect()
+}
+
+impl ResNet {
+    /// Loads `ResNetModel` (`resnet.*` or unprefixed) or `ResNetForImageClassification`
+    /// (`classifier.1`).
+    pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        let channels = cfg.usize_or("num_channels", 3)?;
+        let embedding = cfg.usize_or("embedding_size", 64)?;
+        let hidden = sizes(cfg, "hidden_sizes", &[256, 512, 1024, 2048])?;
+        let depths = sizes(cfg, "depths", &[3, 4, 6, 3])?;
+        if hidden.len() != depths.len() {
+            return Err(Error::Config(format!(
+                "hidden_sizes ({}) and depths ({}) must have one entry per stage",
+                hidden.len(),
+                depths.len()
+            )));
+        }
+        let bottleneck = match cfg.str_or("layer_type", "bottleneck")? {
+            "bottleneck" => true,
+            "basic" => false,
+            other => {
+                return Err(Error::Config(format!(
+                    "layer_type must be \"basic\" or \"bottleneck\", got \"{other}\""
+                )))
+            }
+        };
+        let act = Activation::from_name(cfg.str_or("hidden_act", "relu")?)?;
+        let relu = Activation::from_name("relu")?;
+        let first_stride = if cfg.bool_or("downsample_in_first_stage", false)? { 2 } else { 1 };
+        let in_bottleneck = cfg.bool_or("downsample_in_bottleneck", false)?;
+        let root = weights.vars("");
+        let v = if weights.names().any(|n| n.starts_with("resnet.")) { root.pp("resnet") } else { root };
+        let stem = ConvNorm::load(&v.pp("embedder").pp("embedder"), (channels, embedding), 7, 2, Some(act))?;
+        let mut stages = Vec::with_capacity(hidden.len());
+        let mut input = embedding;
+        for (s, (&out, &depth)) in hidden.iter().zip(&depths).enumerate() {
+            let sv = v.pp("encoder").pp("stages").pp(s).pp("layers");
+            let mut layers = Vec::with_capacity(depth);
+            for l in 0..depth {
+                let lv = sv.pp(l);
+                let (from, stride) = match l {
+                    0 => (input, if s == 0 { first_stride } else { 2 }),
+                    _ => (out, 1),
+                };
+                let shortcut = match from != out || stride != 1 {
+                    true => Some(ConvNorm::load(&lv.pp("shortcut"), (from, out), 1, stride, None)?),
+                    false => None,
+                };
+                let c = lv.pp("layer");
+                let convs = if bottleneck {
+                    let mid = out / 4;
+                    if mid == 0 {
+                        return Err(Error::Config(format!(
+                            "hidden_sizes entry {out} is too narrow for a bottleneck (a quarter of it)"
+                        )));
+                    }
+                    let (s1, s3) = if in_bottleneck { (stride, 1) } else { (1, stride) };
+                    vec![
+                        ConvNorm::load(&c.pp(0), (from, mid), 1, s1, Some(relu))?,
+                        ConvNorm::load(&c.pp(1), (mid, mid), 3, s3, Some(relu))?,
+                        ConvNorm::load(&c.pp(2), (mid, out), 1, 1, None)?,
+                    ]
+                } else {
+                    vec![
+                        ConvNorm::load(&c.pp(0), (from, out), 3, stride, Some(relu))?,
+                        ConvNorm::load(&c.pp(1), (out, out), 3, 1, None)?,
+                    ]
+                };
+                layers.push(Residual { convs, shortcut, act });
+            }
+            stages.push(layers);
+            input = out;
+        }
+        let classifier = match arch {
+            "ResNetForImageClassification" => Some(match num_labels(cfg)? {
+                0 => None,
+                n => Some(Linear::load(&weights.vars("classifier").pp(1), input, n, true)?),
+            }),
+            _ => None,
+        };
+        Ok(ResNet { stem, stages, classifier, channels })
+    }
+
+    /// The device of the weights.
+    pub fn device(&self) -> Device {
+        self.stem.weight.device()
+    }
+
+    /// Runs the model on `pixel_values` `[batch, channels, height, width]`: `logits` (the
+    /// classifier) or `last_hidden_state` and `pooler_output`, and with `output_hidden_states`
+    /// `hidden_states.*` (the stem's output, then each stage's).
+    pub fn forward_named(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let x = pixel_values(inputs, self.stem.weight.dtype())?.to(self.device())?;
+        if x.dims()[1] != self.channels {
+            return Err(Error::Input(format!(
+                "input 'pixel_values' has {} channels, but the model takes {} (num_channels)",
+                x.dims()[1],
+                self.channels
+            )));
+        }
+        let mut h = self.stem.forward(&x)?.max_pool2d(&[3], Some(&[2]), &[1], &[1], false)?;
+        let mut hidden_states = Vec::new();
+        for stage in &self.stages {
+            if output_hidden_states {
+                hidden_states.push(h.clone());
+            }
+            for layer in stage {
+                h = layer.forward(&h)?;
+            }
+        }
+        if output_hidden_states {
+            hidden_states.push(h.clone());
+        }
+        let pooled = h.to_dtype(DType::F32)?.mean([2, 3], true)?.to_dtype(h.dtype())?;
+        let mut out = Vec::new();
+        match &self.classifier {
+            Some(Some(c)) => out.push(("logits".to_string(), c.forward(&pooled.flatten(1, -1)?)?)),
+            Some(None) => out.push(("logits".to_string(), pooled.flatten(1, -1)?)),
+            None => {
+                out.push(("last_hidden_state".to_string(), h));
+                out.push(("pooler_output".to_string(), pooled));
+            }
+        }
+        out.extend(hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
+        Ok(out)
+    }
+}
