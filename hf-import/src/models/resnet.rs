@@ -145,7 +145,7 @@ impl ResNet {
         let mut input = embedding;
         for (s, (&out, &depth)) in hidden.iter().zip(&depths).enumerate() {
             let sv = v.pp("encoder").pp("stages").pp(s).pp("layers");
-            let mut layers = Vec::with_capacity(depth);
+            let mut layers = Vec::new();
             for l in 0..depth {
                 let lv = sv.pp(l);
                 let (from, stride) = match l {

@@ -282,4 +282,11 @@ fn resnet_basic_and_bottleneck_layers() {
         BTreeMap::from([("pixel_values".to_string(), Tensor::zeros([1, 1, 16, 16], DType::F32).unwrap())]);
     let err = model.forward_named(&inputs, false).unwrap_err().to_string();
     assert!(err.contains("1 channels") && err.contains("num_channels"), "{err}");
+    // A stage deeper than the checkpoint is a missing tensor, however deep.
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json["depths"] = serde_json::json!([1usize << 60, 2, 1]);
+    let cfg = Config::from_json_str(&json.to_string()).unwrap();
+    let err = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("stages.0.layers.1"), "{err}");
 }
