@@ -3477,13 +3477,27 @@ def gen_resnet(r):
 FAMILIES["resnet"] = gen_resnet
 
 
+def gen_deit(r):
+    """DeiT on ViT's random configs: the base model (its pooler), the classifier or the teacher-distilled one."""
+    _, _, c = gen_vit(r)
+    for k in ("id2label", "label2id", "num_labels"):
+        c.pop(k, None)
+    cls = r.choice([tf.DeiTModel, tf.DeiTForImageClassification, tf.DeiTForImageClassificationWithTeacher])
+    if cls is not tf.DeiTModel:
+        c = with_labels(r, {k: v for k, v in c.items() if not k.startswith("pooler")})
+    return cls, tf.DeiTConfig, c
+
+
+FAMILIES["deit"] = gen_deit
+
+
 def base_of(family):
     return BASE.get(family, family)
 
 
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
-IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet"}
+IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 

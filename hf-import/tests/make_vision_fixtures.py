@@ -183,7 +183,20 @@ def resnet():
         print(f"{name}: {sorted(flat)}... {sum(f.stat().st_size for f in path.iterdir())} bytes")
 
 
+def deit():
+    """DeiT: the base model with its pooler (a distillation token after the class token, positions for both), the
+    classifier on the class token, and the teacher-distilled classifier (the mean of the class token's and the
+    distillation token's logits); a non-square image."""
+    deit = dict(TOWER, attn_implementation="eager", image_size=[16, 12], patch_size=4)
+    x = {"pixel_values": pixels(2, 3, 16, 12, 80)}
+    build("deit", tf.DeiTModel, tf.DeiTConfig(**deit), 81, x)
+    build("deit_cls", tf.DeiTForImageClassification, tf.DeiTConfig(**deit, **labels("a", "b", "c")), 82, x)
+    build("deit_teacher", tf.DeiTForImageClassificationWithTeacher, tf.DeiTConfig(**deit, hidden_act="gelu_new",
+          num_labels=4), 83, x)
+
+
 if __name__ == "__main__":
+    deit()
     resnet()
     vit()
     clip()

@@ -97,6 +97,13 @@ impl AutoModel {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_modernbert(cfg, weights)?)
             }
             "ViTModel" => AutoModel::ViT(ViTModel::load(cfg, weights)?),
+            "DeiTModel" => AutoModel::ViT(ViTModel::load_deit(cfg, weights)?),
+            "DeiTForImageClassification" | "DeiTForImageClassificationWithTeacher" => {
+                let teacher = arch.ends_with("WithTeacher");
+                AutoModel::ViTForImageClassification(ViTForImageClassification::load_deit(
+                    cfg, weights, teacher,
+                )?)
+            }
             "MambaForCausalLM"
             | "MambaModel"
             | "FalconMambaForCausalLM"

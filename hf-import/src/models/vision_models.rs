@@ -158,9 +158,9 @@ impl AutoModel {
                 enc
             }
             AutoModel::ViTForImageClassification(m) => {
-                let (logits, enc) =
-                    m.forward(&pixel_values(&inputs, m.vit.dtype())?, output_hidden_states)?;
-                out.push(("logits".to_string(), logits));
+                let (named, enc) =
+                    m.forward_named(&pixel_values(&inputs, m.vit.dtype())?, output_hidden_states)?;
+                out.extend(named);
                 enc
             }
             AutoModel::Dinov2(m) => {

@@ -1,5 +1,8 @@
 //! ViT (`ViTModel` with its pooler, `ViTForImageClassification`): patch embeddings, a class token
-//! and learned positions, pre-norm encoder blocks, a final layer norm.
+//! and learned positions, pre-norm encoder blocks, a final layer norm. DeiT (`DeiTModel`,
+//! `DeiTForImageClassification`, `DeiTForImageClassificationWithTeacher`) is the same network under
+//! `deit.` with a distillation token after the class token; its teacher-distilled classifier
+//! averages a classifier on each of the two tokens.
 //!
 //! Checkpoints on the Hub (and transformers 5's `save_pretrained`) name the blocks
 //! `encoder.layer.N.attention.attention.query`, ...; transformers 5's in-memory modules (what a
@@ -83,7 +86,9 @@ pub struct ViTModel {
     patches: PatchEmbedding,
     /// `[1, 1, hidden]`
     cls_token: Tensor,
-    /// `[1, patches + 1, hidden]`
+    /// DeiT's `[1, 1, hidden]`, after the class token
+    distillation_token: Option<Tensor>,
+    /// `[1, patches + tokens, hidden]`
     positions: Tensor,
     layers: Vec<PreNormEncoderLayer>,
     layernorm: LayerNorm,
@@ -101,8 +106,27 @@ impl ViTModel {
         Self::load_at(&vars, c)
     }
 
+    /// `DeiTModel` from `cfg` and `weights` (at the top level or under `deit.`).
+    pub fn load_deit(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let c = ViTConfig::from_config(cfg)?;
+        let root = weights.vars("");
+        let vars = if root.contains("deit.embeddings.cls_token") { root.pp("deit") } else { root };
+        Self::load_distilled(&vars, c)
+    }
+
+    /// [`ViTModel::load_at`] with DeiT's distillation token (`embeddings.distillation_token`).
+    pub(crate) fn load_distilled(vars: &Vars<'_>, c: ViTConfig) -> Result<Self> {
+        let hidden = c.hidden;
+        let token = vars.pp("embeddings").get("distillation_token", &[1, 1, hidden])?;
+        Self::load_tokens(vars, c, Some(token))
+    }
+
     /// The model under `vars` (`embeddings.*`, `encoder.*` or `layers.*`, `layernorm.*`, `pooler.*`).
     pub(crate) fn load_at(vars: &Vars<'_>, c: ViTConfig) -> Result<Self> {
+        Self::load_tokens(vars, c, None)
+    }
+
+    fn load_tokens(vars: &Vars<'_>, c: ViTConfig, distillation_token: Option<Tensor>) -> Result<Self> {
         let emb = vars.pp("embeddings");
         let patches = PatchEmbedding::load(
             &emb.pp("patch_embeddings.projection"),
@@ -113,8 +137,9 @@ impl ViTModel {
             true,
         )?;
         let cls_token = emb.get("cls_token", &[1, 1, c.hidden])?;
+        let tokens = 1 + usize::from(distillation_token.is_some());
         let positions =
-            emb.get("position_embeddings", &[1, patches.num_patches().saturating_add(1), c.hidden])?;
+            emb.get("position_embeddings", &[1, patches.num_patches().saturating_add(tokens), c.hidden])?;
         let hub_names = vars.contains("encoder.layer.0.layernorm_before.weight")
             || !vars.contains("layers.0.layernorm_before.weight");
         let layers = (0..c.layers)
@@ -132,7 +157,16 @@ impl ViTModel {
         } else {
             None
         };
-        Ok(ViTModel { config: c, patches, cls_token, positions, layers, layernorm, pooler })
+        Ok(ViTModel {
+            config: c,
+            patches,
+            cls_token,
+            distillation_token,
+            positions,
+            layers,
+            layernorm,
+            pooler,
+        })
     }
 
     /// The sizes this model was built with.
@@ -163,7 +197,11 @@ impl ViTModel {
         let patches = self.patches.forward(&pixel_values.to_dtype(self.dtype())?)?;
         let b = patches.dims()[0];
         let cls = self.cls_token.expand([b, 1, c.hidden])?;
-        let mut x = Tensor::cat(&[&cls, &patches], 1)?.add(&self.positions)?;
+        let mut x = match &self.distillation_token {
+            Some(d) => Tensor::cat(&[&cls, &d.expand([b, 1, c.hidden])?, &patches], 1)?,
+            None => Tensor::cat(&[&cls, &patches], 1)?,
+        }
+        .add(&self.positions)?;
         let mut hidden_states = Vec::new();
         for layer in &self.layers {
             if output_hidden_states {
@@ -215,14 +253,18 @@ fn load_layer(vars: &Vars<'_>, c: &ViTConfig) -> Result<PreNormEncoderLayer> {
     })
 }
 
-/// transformers' `ViTForImageClassification`: a linear classifier on the first token after the
-/// final norm (the model has no pooler).
+/// transformers' `ViTForImageClassification` (and DeiT's): a linear classifier on the first token
+/// after the final norm (the model has no pooler); `DeiTForImageClassificationWithTeacher`: the
+/// mean of that and a second classifier on the distillation token.
 #[derive(Debug, Clone)]
 pub struct ViTForImageClassification {
-    /// the ViT under `vit.`
+    /// the ViT under `vit.` (DeiT's under `deit.`)
     pub vit: ViTModel,
     /// `[num_labels, hidden]` (none with 0 labels: the logits are the first token's features)
     classifier: Option<Linear>,
+    /// DeiT's teacher-distilled head: the distillation token's classifier (inside, none with 0
+    /// labels), `classifier` being the class token's
+    distillation: Option<Option<Linear>>,
 }
 
 impl ViTForImageClassification {
@@ -238,7 +280,53 @@ impl ViTForImageClassification {
             0 => None,
             n => Some(Linear::load(&weights.vars("classifier"), hidden, n, true)?),
         };
-        Ok(ViTForImageClassification { vit, classifier })
+        Ok(ViTForImageClassification { vit, classifier, distillation: None })
+    }
+
+    /// `DeiTForImageClassification` (`classifier` on the class token) or, `with_teacher`,
+    /// `DeiTForImageClassificationWithTeacher` (`cls_classifier` and `distillation_classifier`).
+    pub fn load_deit(cfg: &Config, weights: &Weights, with_teacher: bool) -> Result<Self> {
+        let c = ViTConfig::from_config(cfg)?;
+        let hidden = c.hidden;
+        let vit = ViTModel::load_distilled(&weights.vars("deit"), c)?;
+        let labels = num_labels(cfg)?;
+        let head = |name: &str| match labels {
+            0 => Ok(None),
+            n => Linear::load(&weights.vars(name), hidden, n, true).map(Some),
+        };
+        Ok(match with_teacher {
+            false => ViTForImageClassification { vit, classifier: head("classifier")?, distillation: None },
+            true => ViTForImageClassification {
+                vit,
+                classifier: head("cls_classifier")?,
+                distillation: Some(head("distillation_classifier")?),
+            },
+        })
+    }
+
+    /// The logits under transformers' names (`logits`; with DeiT's teacher head also `cls_logits`
+    /// and `distillation_logits`, `logits` their mean) and the model's outputs.
+    pub fn forward_named(
+        &self,
+        pixel_values: &Tensor,
+        output_hidden_states: bool,
+    ) -> Result<(Vec<(String, Tensor)>, BertOutput)> {
+        let (logits, out) = self.forward(pixel_values, output_hidden_states)?;
+        let Some(distillation) = &self.distillation else {
+            return Ok((vec![("logits".to_string(), logits)], out));
+        };
+        let second = out.last_hidden_state.select(1, 1)?;
+        let dist = match distillation {
+            Some(c) => c.forward(&second)?,
+            None => second,
+        };
+        let mean = logits.add(&dist)?.div(2.0)?;
+        let named = vec![
+            ("logits".to_string(), mean),
+            ("cls_logits".to_string(), logits),
+            ("distillation_logits".to_string(), dist),
+        ];
+        Ok((named, out))
     }
 
     /// `logits` `[batch, num_labels]` and the model's outputs.

@@ -290,3 +290,13 @@ fn resnet_basic_and_bottleneck_layers() {
     let err = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap_err().to_string();
     assert!(err.contains("stages.0.layers.1"), "{err}");
 }
+
+/// DeiT: ViT with a distillation token after the class token (the base model with its pooler),
+/// the classifier on the class token, and the teacher-distilled head (`logits` the mean of
+/// `cls_logits` and `distillation_logits`).
+#[test]
+fn deit_distillation_token_and_teacher_head() {
+    for name in ["deit", "deit_cls", "deit_teacher"] {
+        check(name);
+    }
+}
