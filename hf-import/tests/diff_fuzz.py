@@ -3491,13 +3491,33 @@ def gen_deit(r):
 FAMILIES["deit"] = gen_deit
 
 
+def gen_convnext(r):
+    """ConvNeXt V1 or V2: 1-4 stages of 1-2 layers, patch sizes 1-4, layer scales on or off (V1), 1 or 3 channels;
+    the base model or the classifier."""
+    n = r.randint(1, 4)
+    c = dict(num_channels=r.choice([1, 3]), patch_size=r.randint(1, 4), num_stages=n,
+             hidden_sizes=[4 * r.randint(1, 4) for _ in range(n)], depths=[r.randint(1, 2) for _ in range(n)],
+             hidden_act=r.choice(["gelu", "relu", "gelu_new"]), layer_norm_eps=r.choice([1e-12, 1e-6]))
+    v2 = r.random() < 0.4
+    if not v2:
+        c["layer_scale_init_value"] = r.choice([0.0, 1e-6])
+    prefix = "ConvNextV2" if v2 else "ConvNext"
+    cls = getattr(tf, prefix + r.choice(["Model", "ForImageClassification"]))
+    if cls.__name__.endswith("Classification"):
+        c = with_labels(r, c)
+    return cls, getattr(tf, prefix + "Config"), c
+
+
+FAMILIES["convnext"] = gen_convnext
+
+
 def base_of(family):
     return BASE.get(family, family)
 
 
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
-IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit"}
+IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3558,7 +3578,7 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith("Dinov2") and r.random() < 0.6:  # another size: positions resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
-        if name.startswith("ResNet"):  # any size
+        if name.startswith(("ResNet", "ConvNext")):  # any size
             hgt, wid = r.randint(8, 48), r.randint(8, 48)
         b = r.randint(1, 3)
         x["pixel_values"] = torch.randn(b, vision.get("num_channels", 3), hgt, wid)

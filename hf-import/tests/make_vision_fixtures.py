@@ -195,7 +195,19 @@ def deit():
           num_labels=4), 83, x)
 
 
+def convnext():
+    """ConvNeXt: the base model (layer scales; `pooler_output` the normed mean over positions), the classifier, and
+    V2's classifier (global response normalisation, no layer scales); 3 stages, an image of odd sides."""
+    base = dict(hidden_sizes=[8, 12, 16], depths=[1, 2, 1], num_stages=3, patch_size=2)
+    x = {"pixel_values": pixels(2, 3, 37, 29, 90)}
+    build("convnext", tf.ConvNextModel, tf.ConvNextConfig(**base), 91, x)
+    build("convnext_cls", tf.ConvNextForImageClassification,
+          tf.ConvNextConfig(**base, hidden_act="gelu_new", **labels("a", "b", "c")), 92, x)
+    build("convnextv2_cls", tf.ConvNextV2ForImageClassification, tf.ConvNextV2Config(**base, num_labels=4), 93, x)
+
+
 if __name__ == "__main__":
+    convnext()
     deit()
     resnet()
     vit()

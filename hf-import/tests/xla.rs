@@ -200,8 +200,10 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("wav2vec2_cls", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // ResNet: convolutions, inference batch norms, the max pool; DeiT's two tokens and heads.
-    let fallbacks =
-        check_family("resnet", dev) + check_family("resnet_cls", dev) + check_family("deit_teacher", dev);
+    let fallbacks = check_family("resnet", dev)
+        + check_family("resnet_cls", dev)
+        + check_family("deit_teacher", dev)
+        + check_family("convnextv2_cls", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
 }
 

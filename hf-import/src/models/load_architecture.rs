@@ -112,6 +112,10 @@ impl AutoModel {
             | "Mamba2Model" => AutoModel::Mamba(Mamba::load(arch, cfg, weights)?),
             _ if arch.starts_with("CLIP") => AutoModel::Clip(Clip::load(arch, cfg, weights)?),
             _ if arch.starts_with("Whisper") => AutoModel::Whisper(Whisper::load(arch, cfg, weights)?),
+            "ConvNextModel"
+            | "ConvNextForImageClassification"
+            | "ConvNextV2Model"
+            | "ConvNextV2ForImageClassification" => AutoModel::ConvNext(ConvNext::load(arch, cfg, weights)?),
             "ResNetModel" | "ResNetForImageClassification" => {
                 AutoModel::ResNet(ResNet::load(arch, cfg, weights)?)
             }

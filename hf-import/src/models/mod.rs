@@ -16,6 +16,7 @@ mod classification;
 mod clip;
 mod codegen;
 mod cohere;
+mod convnext;
 mod deberta_v2;
 pub mod decoder;
 mod decoder_classifier;
@@ -136,6 +137,7 @@ pub use self::classification::{
 };
 pub use self::clip::{Clip, ClipTextConfig, ClipTextTower, ClipVisionConfig, ClipVisionTower, TowerOutput};
 pub use self::cohere::{Cohere2ForCausalLM, Cohere2MoeForCausalLM, CohereForCausalLM};
+pub use self::convnext::ConvNext;
 pub use self::cwm::CwmForCausalLM;
 pub use self::dbrx::DbrxForCausalLM;
 pub use self::deberta_v2::{
@@ -540,6 +542,8 @@ pub enum AutoModel {
     Wav2Vec2(Wav2Vec2),
     /// `ResNetModel`, `ResNetForImageClassification`
     ResNet(ResNet),
+    /// `ConvNextModel`, `ConvNextForImageClassification` and V2's
+    ConvNext(ConvNext),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
     Siglip(Siglip),
     /// `Dinov2Model` (and `Dinov2WithRegistersModel`)

@@ -32,6 +32,7 @@ impl AutoModel {
                 | AutoModel::Whisper(_)
                 | AutoModel::Wav2Vec2(_)
                 | AutoModel::ResNet(_)
+                | AutoModel::ConvNext(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
                 | AutoModel::Dinov2ForImageClassification(_)
@@ -64,6 +65,7 @@ impl AutoModel {
             AutoModel::Whisper(m) => m.device(),
             AutoModel::Wav2Vec2(m) => m.device(),
             AutoModel::ResNet(m) => m.device(),
+            AutoModel::ConvNext(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
             AutoModel::Dinov2ForImageClassification(m) => m.dinov2.device(),
@@ -147,6 +149,7 @@ impl AutoModel {
             AutoModel::Whisper(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Wav2Vec2(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ResNet(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::ConvNext(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ViT(m) => {

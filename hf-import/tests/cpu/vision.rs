@@ -300,3 +300,12 @@ fn deit_distillation_token_and_teacher_head() {
         check(name);
     }
 }
+
+/// ConvNeXt: the base model with layer scales (`pooler_output` the normed mean over positions),
+/// its classifier, and V2's (global response normalisation); an image of odd sides.
+#[test]
+fn convnext_v1_and_v2() {
+    for name in ["convnext", "convnext_cls", "convnextv2_cls"] {
+        check(name);
+    }
+}

@@ -1,0 +1,257 @@
+//! ConvNeXt and ConvNeXt V2 (model types `convnext`, `convnextv2`: `ConvNextModel`,
+//! `ConvNextForImageClassification` and V2's; facebook/convnext-tiny-224,
+//! facebook/convnextv2-tiny-1k-224): a patchifying convolution and a channel norm, stages whose
+//! first layer is preceded (after the first stage) by a channel norm and a 2×2 stride-2
+//! convolution, layers of a 7×7 depthwise convolution, a norm over the channels, an MLP (V2: with
+//! global response normalisation after its activation) scaled per channel (V1's
+//! `layer_scale_parameter`) and added back; the mean over positions, layer-normed, as
+//! `pooler_output` and the classifier's input. Any image size runs.
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{DType, Device, Tensor};
+
+use super::classification::num_labels;
+use super::vision::pixel_values;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{Activation, LayerNorm, Linear};
+use crate::weights::{Vars, Weights};
+
+/// A convolution with its bias.
+#[derive(Debug, Clone)]
+struct Conv {
+    weight: Tensor,
+    bias: Tensor,
+    stride: usize,
+    padding: usize,
+    groups: usize,
+}
+
+impl Conv {
+    fn load(
+        v: &Vars<'_>,
+        (input, out): (usize, usize),
+        kernel: usize,
+        stride: usize,
+        groups: usize,
+    ) -> Result<Self> {
+        Ok(Conv {
+            weight: v.get("weight", &[out, input / groups, kernel, kernel])?,
+            bias: v.get("bias", &[out])?,
+            stride,
+            padding: if stride == 1 { kernel / 2 } else { 0 },
+            groups,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.conv2d(&self.weight, Some(&self.bias), &[self.stride], self.padding, &[1], self.groups)?)
+    }
+}
+
+/// A layer norm over the channels of `[batch, channels, height, width]` (`channels_first`).
+fn channel_norm(norm: &LayerNorm, x: &Tensor) -> Result<Tensor> {
+    Ok(norm.forward(&x.permute([0, 2, 3, 1])?)?.permute([0, 3, 1, 2])?)
+}
+
+/// One ConvNeXt layer.
+#[derive(Debug, Clone)]
+struct Block {
+    dwconv: Conv,
+    norm: LayerNorm,
+    pwconv1: Linear,
+    pwconv2: Linear,
+    /// V2's global response normalisation: `weight`, `bias` `[1, 1, 1, 4 · dim]`
+    grn: Option<(Tensor, Tensor)>,
+    /// V1's per-channel scale of the branch
+    scale: Option<Tensor>,
+}
+
+impl Block {
+    fn forward(&self, x: &Tensor, act: Activation) -> Result<Tensor> {
+        let h = self.dwconv.forward(x)?.permute([0, 2, 3, 1])?;
+        let mut h = act.forward(&self.pwconv1.forward(&self.norm.forward(&h)?)?)?;
+        if let Some((w, b)) = &self.grn {
+            // ‖h‖₂ over the positions per channel, over its mean across channels.
+            let g = h.square()?.sum([1, 2], true)?.sqrt()?;
+            let n = g.div(&g.mean([-1], true)?.add(1e-6)?)?;
+            h = w.mul(&h.mul(&n)?)?.add(b)?.add(&h)?;
+        }
+        let mut h = self.pwconv2.forward(&h)?;
+        if let Some(s) = &self.scale {
+            h = s.mul(&h)?;
+        }
+        Ok(x.add(&h.permute([0, 3, 1, 2])?)?)
+    }
+}
+
+/// One stage: its downsampling (a channel norm and a 2×2 stride-2 convolution), then its layers.
+#[derive(Debug, Clone)]
+struct Stage {
+    down: Option<(LayerNorm, Conv)>,
+    blocks: Vec<Block>,
+}
+
+/// transformers' `ConvNextModel` / `ConvNextV2Model`, with the image classifier's head when loaded
+/// as that.
+#[derive(Debug, Clone)]
+pub struct ConvNext {
+    patch: Conv,
+    patch_norm: LayerNorm,
+    stages: Vec<Stage>,
+    /// the norm of the pooled features
+    norm: LayerNorm,
+    act: Activation,
+    /// the classifier (`None` inside: `num_labels` 0, the pooled features are the logits); `None`
+    /// for the base model
+    classifier: Option<Option<Linear>>,
+    channels: usize,
+}
+
+/// `key` of `cfg`, a non-empty list of positive integers, or `default`.
+fn sizes(cfg: &Config, key: &str, default: &[usize]) -> Result<Vec<usize>> {
+    let Some(v) = cfg.get(key).filter(|v| !v.is_null()) else { return Ok(default.to_vec()) };
+    let bad = || Error::Config(format!("{key} must be a list of positive integers, got {v}"));
+    let items = v.as_array().filter(|a| !a.is_empty()).ok_or_else(bad)?;
+    items
+        .iter()
+        .map(|x| x.as_u64().filter(|&n| n > 0).and_then(|n| usize::try_from(n).ok()).ok_or_else(bad))
+        .collect()
+}
+
+impl ConvNext {
+    /// Loads `arch`: `ConvNextModel`, `ConvNextForImageClassification` or V2's (`ConvNextV2*`),
+    /// under `convnext.` / `convnextv2.` or unprefixed.
+    pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        let v2 = arch.starts_with("ConvNextV2");
+        let channels = cfg.usize_or("num_channels", 3)?;
+        let patch = cfg.usize_or("patch_size", 4)?;
+        let hidden = sizes(cfg, "hidden_sizes", &[96, 192, 384, 768])?;
+        let depths = sizes(cfg, "depths", &[3, 3, 9, 3])?;
+        let stages_n = cfg.usize_or("num_stages", 4)?;
+        if hidden.len() != stages_n || depths.len() != stages_n {
+            return Err(Error::Config(format!(
+                "hidden_sizes ({}) and depths ({}) must have num_stages ({stages_n}) entries",
+                hidden.len(),
+                depths.len()
+            )));
+        }
+        let eps = cfg.f64_or("layer_norm_eps", 1e-12)?;
+        let prefix = if v2 { "convnextv2" } else { "convnext" };
+        let root = weights.vars("");
+        let v = if weights.names().any(|n| n.starts_with(&format!("{prefix}."))) {
+            root.pp(prefix)
+        } else {
+            root
+        };
+        let emb = v.pp("embeddings");
+        let patch_conv = Conv::load(&emb.pp("patch_embeddings"), (channels, hidden[0]), patch, patch, 1)?;
+        let patch_norm = LayerNorm::load(&emb.pp("layernorm"), hidden[0], 1e-6)?;
+        let mut stages = Vec::with_capacity(stages_n);
+        let mut input = hidden[0];
+        for (i, (&out, &depth)) in hidden.iter().zip(&depths).enumerate() {
+            let sv = v.pp("encoder").pp("stages").pp(i);
+            let stride = if i > 0 { 2 } else { 1 };
+            let down = match input != out || stride > 1 {
+                true => {
+                    let d = sv.pp("downsampling_layer");
+                    Some((
+                        LayerNorm::load(&d.pp(0), input, 1e-6)?,
+                        Conv::load(&d.pp(1), (input, out), 2, 2, 1)?,
+                    ))
+                }
+                false => None,
+            };
+            let mut blocks = Vec::new();
+            for j in 0..depth {
+                let b = sv.pp("layers").pp(j);
+                let grn = match v2 {
+                    true => Some((
+                        b.pp("grn").get("weight", &[1, 1, 1, 4 * out])?,
+                        b.pp("grn").get("bias", &[1, 1, 1, 4 * out])?,
+                    )),
+                    false => None,
+                };
+                blocks.push(Block {
+                    dwconv: Conv::load(&b.pp("dwconv"), (out, out), 7, 1, out)?,
+                    norm: LayerNorm::load(&b.pp("layernorm"), out, 1e-6)?,
+                    pwconv1: Linear::load(&b.pp("pwconv1"), out, 4 * out, true)?,
+                    pwconv2: Linear::load(&b.pp("pwconv2"), 4 * out, out, true)?,
+                    grn,
+                    scale: if v2 { None } else { b.get_opt("layer_scale_parameter", &[out])? },
+                });
+            }
+            stages.push(Stage { down, blocks });
+            input = out;
+        }
+        let classifier = match arch.ends_with("ForImageClassification") {
+            true => Some(match num_labels(cfg)? {
+                0 => None,
+                n => Some(Linear::load(&weights.vars("classifier"), input, n, true)?),
+            }),
+            false => None,
+        };
+        Ok(ConvNext {
+            patch: patch_conv,
+            patch_norm,
+            stages,
+            norm: LayerNorm::load(&v.pp("layernorm"), input, eps)?,
+            act: Activation::from_name(cfg.str_or("hidden_act", "gelu")?)?,
+            classifier,
+            channels,
+        })
+    }
+
+    /// The device of the weights.
+    pub fn device(&self) -> Device {
+        self.patch.weight.device()
+    }
+
+    /// Runs the model on `pixel_values` `[batch, channels, height, width]`: `logits` (the
+    /// classifier) or `last_hidden_state` and `pooler_output` `[batch, channels]`, and with
+    /// `output_hidden_states` `hidden_states.*` (the embeddings, then each stage's output).
+    pub fn forward_named(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let x = pixel_values(inputs, self.patch.weight.dtype())?.to(self.device())?;
+        if x.dims()[1] != self.channels {
+            return Err(Error::Input(format!(
+                "input 'pixel_values' has {} channels, but the model takes {} (num_channels)",
+                x.dims()[1],
+                self.channels
+            )));
+        }
+        let mut h = channel_norm(&self.patch_norm, &self.patch.forward(&x)?)?;
+        let mut hidden_states = Vec::new();
+        for stage in &self.stages {
+            if output_hidden_states {
+                hidden_states.push(h.clone());
+            }
+            if let Some((norm, conv)) = &stage.down {
+                h = conv.forward(&channel_norm(norm, &h)?)?;
+            }
+            for block in &stage.blocks {
+                h = block.forward(&h, self.act)?;
+            }
+        }
+        if output_hidden_states {
+            hidden_states.push(h.clone());
+        }
+        let dtype = h.dtype();
+        let pooled = self.norm.forward(&h.to_dtype(DType::F32)?.mean([-2, -1], false)?.to_dtype(dtype)?)?;
+        let mut out = Vec::new();
+        match &self.classifier {
+            Some(Some(c)) => out.push(("logits".to_string(), c.forward(&pooled)?)),
+            Some(None) => out.push(("logits".to_string(), pooled)),
+            None => {
+                out.push(("last_hidden_state".to_string(), h));
+                out.push(("pooler_output".to_string(), pooled));
+            }
+        }
+        out.extend(hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
+        Ok(out)
+    }
+}
