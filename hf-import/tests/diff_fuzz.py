@@ -3403,11 +3403,12 @@ BASE["pretraining"] = "bert"
 
 
 def gen_speech(r):
-    """wav2vec 2.0 or HuBERT on raw audio: 1-4 convolutions of random widths, kernels and strides (biased or not),
+    """wav2vec 2.0, HuBERT or data2vec-audio on raw audio: 1-4 convolutions of random widths, kernels and strides (biased or not),
     group- or layer-normed, post- or pre-norm blocks, positional kernels even and odd over 1-4 groups, HuBERT's
     projection with or without its norm; the base model, the CTC head or the sequence classifier (over the weighted
     hidden states sometimes)."""
-    hubert = r.random() < 0.35
+    family = r.choice(["Wav2Vec2", "Wav2Vec2", "Hubert", "Data2VecAudio"])
+    hubert = family == "Hubert"
     n = r.randint(1, 4)
     h, nh, _ = heads(r)
     c = dict(vocab_size=r.choice([8, 32]), hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
@@ -3420,12 +3421,15 @@ def gen_speech(r):
              layer_norm_eps=r.choice([1e-5, 1e-3]), pad_token_id=0)
     if hubert:
         c["feat_proj_layer_norm"] = r.random() < 0.7
+    if family == "Data2VecAudio":  # a stack of positional convolutions, each layer-normed
+        c.update(num_conv_pos_embeddings=r.randint(1, 3), conv_pos_kernel_size=r.choice([2, 3, 4, 5, 8]))
+        c.pop("do_stable_layer_norm")
+        c.pop("feat_extract_norm")
     kind = r.choice(["Model", "ForCTC", "ForCTC", "ForSequenceClassification"])
     if kind == "ForSequenceClassification":
         c.update(use_weighted_layer_sum=r.random() < 0.5, classifier_proj_size=r.choice([4, 8]))
         c = with_labels(r, c)
-    prefix = "Hubert" if hubert else "Wav2Vec2"
-    return getattr(tf, prefix + kind), getattr(tf, prefix + "Config"), c
+    return getattr(tf, family + kind), getattr(tf, family + "Config"), c
 
 
 def speech_inputs(r, cfg):

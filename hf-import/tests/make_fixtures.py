@@ -3136,7 +3136,7 @@ def speech_encoders():
     `wav2vec2_cls`: the sequence classifier over the softmax-weighted sum of the hidden states, mean over kept frames;
     `hubert_ctc` (no norm before the projection), `hubert_base`."""
     names = ["wav2vec2_ctc", "wav2vec2_ctc_stable", "wav2vec2_ctc_weight_g", "wav2vec2_base", "wav2vec2_cls",
-             "hubert_ctc", "hubert_base"]
+             "hubert_ctc", "hubert_base", "data2vec_audio_ctc", "data2vec_audio_base"]
     if ONLY and not ONLY & set(names):
         return
     speech = dict(vocab_size=12, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24,
@@ -3153,6 +3153,12 @@ def speech_encoders():
                                            **labels("a", "b", "c")), 418),
         "hubert_ctc": (tf.HubertForCTC, tf.HubertConfig(**stable, feat_proj_layer_norm=False), 419),
         "hubert_base": (tf.HubertModel, tf.HubertConfig(**speech), 420),
+        # data2vec-audio: every convolution layer-normed, a stack of positional convolutions (2 here, an even and an
+        # odd kernel), post-norm blocks.
+        "data2vec_audio_ctc": (tf.Data2VecAudioForCTC, tf.Data2VecAudioConfig(
+            **dict(speech, num_conv_pos_embeddings=2, conv_pos_kernel_size=4)), 422),
+        "data2vec_audio_base": (tf.Data2VecAudioModel, tf.Data2VecAudioConfig(
+            **dict(speech, num_conv_pos_embeddings=3, conv_pos_kernel_size=5, conv_bias=True)), 423),
     }
     g = torch.Generator().manual_seed(421)
     values = torch.randn(2, 400, generator=g)

@@ -149,7 +149,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     }
     // Bad settings fail before the weights are read and before any text is printed.
     g.validate()?;
-    let speech_ctc = matches!(cfg.model_type()?, "wav2vec2" | "hubert");
+    let speech_ctc = matches!(cfg.model_type()?, "wav2vec2" | "hubert" | "data2vec-audio");
     if (a.language.is_some() || a.task.is_some()) && cfg.model_type()? != "whisper" {
         return Err(Error::Input("--language and --task are Whisper's generation settings".into()));
     }
@@ -169,7 +169,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             })?;
             let accepted: &[&str] = match cfg.model_type()? {
                 "whisper" => &["input_features"],
-                "wav2vec2" | "hubert" => &["input_values", "attention_mask"],
+                "wav2vec2" | "hubert" | "data2vec-audio" => &["input_values", "attention_mask"],
                 // (Their images: the processor's pixel values.)
                 "vipllava" | "aya_vision" | "internvl" => &["input_ids", "attention_mask", "pixel_values"],
                 // (LLaVA over Pixtral: its images' sizes.)

@@ -119,7 +119,7 @@ impl AutoModel {
             "ResNetModel" | "ResNetForImageClassification" => {
                 AutoModel::ResNet(ResNet::load(arch, cfg, weights)?)
             }
-            _ if arch.starts_with("Wav2Vec2") || arch.starts_with("Hubert") => {
+            _ if ["Wav2Vec2", "Hubert", "Data2VecAudio"].iter().any(|f| arch.starts_with(f)) => {
                 AutoModel::Wav2Vec2(Wav2Vec2::load(arch, cfg, weights)?)
             }
             _ if arch.starts_with("Siglip") => AutoModel::Siglip(Siglip::load(arch, cfg, weights)?),

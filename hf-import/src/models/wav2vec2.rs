@@ -1,11 +1,13 @@
-//! wav2vec 2.0 and HuBERT (model types `wav2vec2`, `hubert`: `Wav2Vec2Model`, `Wav2Vec2ForCTC`,
-//! `Wav2Vec2ForSequenceClassification` and HuBERT's three of those names;
-//! facebook/wav2vec2-base-960h, facebook/hubert-large-ls960-ft, superb/wav2vec2-base-superb-ks).
+//! wav2vec 2.0, HuBERT and data2vec-audio (model types `wav2vec2`, `hubert`, `data2vec-audio`:
+//! `Wav2Vec2Model`, `Wav2Vec2ForCTC`, `Wav2Vec2ForSequenceClassification` and HuBERT's and
+//! data2vec-audio's three of those names; facebook/wav2vec2-base-960h,
+//! facebook/hubert-large-ls960-ft, facebook/data2vec-audio-base-960h, superb/wav2vec2-base-superb-ks).
 //!
 //! Raw audio `input_values` `[batch, samples]` runs through a stack of strided 1-D convolutions
 //! (the first group-normed per channel, or every one layer-normed over the channels), the frames'
 //! features are normed and projected to the model width, padded frames zeroed, a grouped
-//! convolution over time (weight-normed) adds positions, and BERT-style blocks follow: post-norm
+//! convolution over time (weight-normed; data2vec-audio: a stack of them, each layer-normed) adds
+//! positions, and BERT-style blocks follow: post-norm
 //! with a norm before the first block, or (`do_stable_layer_norm`) pre-norm with a norm after the
 //! last. `attention_mask` `[batch, samples]` gives each row's length in samples, from which its
 //! length in frames follows through the convolutions' kernels and strides; the frames past it are
@@ -68,10 +70,13 @@ pub struct Wav2Vec2 {
     /// the features' norm before the projection (HuBERT may have none)
     projection_norm: Option<LayerNorm>,
     projection: Linear,
-    /// the folded (weight-normed) positional convolution `[hidden, hidden / groups, kernel]`
-    pos_weight: Tensor,
-    pos_bias: Option<Tensor>,
+    /// the positional convolutions `[hidden, hidden / groups, kernel]` and their biases: one
+    /// (weight-normed, folded) for wav2vec 2.0 and HuBERT, a stack for data2vec-audio, whose
+    /// outputs are each layer-normed (without a scale or shift) before the activation
+    positional: Vec<(Tensor, Option<Tensor>)>,
     pos_groups: usize,
+    /// data2vec-audio's positional stack, whose convolutions are each layer-normed
+    pos_normed: bool,
     /// before the first block (post-norm) or after the last (`do_stable_layer_norm`)
     encoder_norm: LayerNorm,
     layers: Vec<EncoderLayer>,
@@ -119,6 +124,7 @@ impl Wav2Vec2 {
     /// HuBERT's (`Hubert*`), with or without the `wav2vec2.` / `hubert.` prefix on the encoder.
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         let hubert = arch.starts_with("Hubert");
+        let data2vec = arch.starts_with("Data2VecAudio");
         // (`conv_pos_batch_norm` is HuBERT's alone: a wav2vec 2.0 config's is ignored, as there.)
         for (key, what, applies) in [
             ("add_adapter", "adapter layers (add_adapter)", true),
@@ -133,7 +139,11 @@ impl Wav2Vec2 {
                 "{arch} with MMS attention adapters (adapter_attn_dim) is not supported"
             )));
         }
-        let prefix = if hubert { "hubert" } else { "wav2vec2" };
+        let prefix = match (hubert, data2vec) {
+            (true, _) => "hubert",
+            (_, true) => "data2vec_audio",
+            _ => "wav2vec2",
+        };
         let root = weights.vars("");
         let v = if weights.names().any(|n| n.starts_with(&format!("{prefix}."))) {
             root.pp(prefix)
@@ -152,7 +162,8 @@ impl Wav2Vec2 {
                 strides.len()
             )));
         }
-        let feature_norm = match cfg.str_or("feat_extract_norm", "group")? {
+        // (data2vec-audio's convolutions are all layer-normed, whatever the config says.)
+        let feature_norm = match if data2vec { "layer" } else { cfg.str_or("feat_extract_norm", "group")? } {
             "group" => FeatureNorm::Group,
             "layer" => FeatureNorm::Layer,
             other => {
@@ -197,7 +208,10 @@ impl Wav2Vec2 {
         };
         let projection = Linear::load(&fp.pp("projection"), features, hidden, true)?;
 
-        let pos_kernel = cfg.usize_or("num_conv_pos_embeddings", 128)?;
+        let pos_kernel = match data2vec {
+            true => cfg.usize_or("conv_pos_kernel_size", 19)?,
+            false => cfg.usize_or("num_conv_pos_embeddings", 128)?,
+        };
         let pos_groups = cfg.usize_or("num_conv_pos_embedding_groups", 16)?;
         if pos_groups == 0 || hidden % pos_groups != 0 {
             return Err(Error::Config(format!(
@@ -205,10 +219,22 @@ impl Wav2Vec2 {
             )));
         }
         let enc = v.pp("encoder");
-        let pos = enc.pp("pos_conv_embed").pp("conv");
-        let pos_weight = positional_weight(&pos, hidden, hidden / pos_groups, pos_kernel)?;
-        let pos_bias = pos.get_opt("bias", &[hidden])?;
-        let stable = cfg.bool_or("do_stable_layer_norm", false)?;
+        let pos = enc.pp("pos_conv_embed");
+        let per_group = hidden / pos_groups;
+        let positional = match data2vec {
+            // `num_conv_pos_embeddings` convolutions, plain weights.
+            true => (0..cfg.usize_or("num_conv_pos_embeddings", 5)?)
+                .map(|i| {
+                    let c = pos.pp("layers").pp(i).pp("conv");
+                    Ok((c.get("weight", &[hidden, per_group, pos_kernel])?, c.get_opt("bias", &[hidden])?))
+                })
+                .collect::<Result<Vec<_>>>()?,
+            false => {
+                let c = pos.pp("conv");
+                vec![(positional_weight(&c, hidden, per_group, pos_kernel)?, c.get_opt("bias", &[hidden])?)]
+            }
+        };
+        let stable = !data2vec && cfg.bool_or("do_stable_layer_norm", false)?;
         let layers = (0..layers_n)
             .map(|i| {
                 let l = enc.pp("layers").pp(i);
@@ -227,7 +253,11 @@ impl Wav2Vec2 {
             })
             .collect::<Result<Vec<_>>>()?;
 
-        let family = if hubert { "Hubert" } else { "Wav2Vec2" };
+        let family = match (hubert, data2vec) {
+            (true, _) => "Hubert",
+            (_, true) => "Data2VecAudio",
+            _ => "Wav2Vec2",
+        };
         let head = match arch.strip_prefix(family) {
             Some("Model") => Head::None,
             Some("ForCTC") => {
@@ -256,16 +286,16 @@ impl Wav2Vec2 {
             feature_act: Activation::from_name(cfg.str_or("feat_extract_activation", "gelu")?)?,
             projection_norm,
             projection,
-            pos_weight,
-            pos_bias,
+            positional,
             pos_groups,
+            pos_normed: data2vec,
             encoder_norm: LayerNorm::load(&enc.pp("layer_norm"), hidden, eps)?,
             layers,
             stable,
             heads,
             act: Activation::from_name(cfg.str_or("hidden_act", "gelu")?)?,
             head,
-            extract_features: arch == "Wav2Vec2Model",
+            extract_features: matches!(arch, "Wav2Vec2Model" | "Data2VecAudioModel"),
         })
     }
 
@@ -420,21 +450,24 @@ impl Wav2Vec2 {
         Ok(out)
     }
 
-    /// The positional convolution's output for `h` `[batch, frames, hidden]`: grouped over time
-    /// with `kernel / 2` zeros each side (the last frame dropped for an even kernel), activated.
+    /// The positional convolutions' output for `h` `[batch, frames, hidden]`: each grouped over
+    /// time with `kernel / 2` zeros each side (the last frame dropped for an even kernel), for
+    /// data2vec-audio layer-normed over the channels, and activated.
     fn positions(&self, h: &Tensor) -> Result<Tensor> {
-        let kernel = self.pos_weight.dims()[2];
         let frames = h.dims()[1];
-        let p = h.transpose(1, 2)?.conv1d(
-            &self.pos_weight,
-            self.pos_bias.as_ref(),
-            &[1],
-            kernel / 2,
-            &[1],
-            self.pos_groups,
-        )?;
-        let p = p.narrow(2, 0, frames)?;
-        Ok(self.feature_act.forward(&p)?.transpose(1, 2)?)
+        let mut p = h.transpose(1, 2)?;
+        for (weight, bias) in &self.positional {
+            let kernel = weight.dims()[2];
+            p = p
+                .conv1d(weight, bias.as_ref(), &[1], kernel / 2, &[1], self.pos_groups)?
+                .narrow(2, 0, frames)?;
+            if self.pos_normed {
+                let hidden = weight.dims()[0];
+                p = p.transpose(1, 2)?.layer_norm(&[hidden], None, None, 1e-5)?.transpose(1, 2)?;
+            }
+            p = self.feature_act.forward(&p)?;
+        }
+        Ok(p.transpose(1, 2)?)
     }
 
     /// The frames each row keeps `[batch, frames]` (int64 ones, then zeros): a row of `attention_mask`

@@ -1,4 +1,4 @@
-//! wav2vec 2.0 and HuBERT against transformers: raw audio with a padded row, the feature encoder's
+//! wav2vec 2.0, HuBERT and data2vec-audio against transformers: raw audio with a padded row, the feature encoder's
 //! two norms, post-norm and pre-norm blocks, even and odd positional kernels, the positional weight
 //! norm under both of its names, the base model's `extract_features`, the CTC heads and the
 //! sequence classifier over the weighted hidden states; and the inputs they refuse.
@@ -21,6 +21,8 @@ fn wav2vec2_and_hubert_match_transformers() {
         "wav2vec2_cls",
         "hubert_ctc",
         "hubert_base",
+        "data2vec_audio_ctc",
+        "data2vec_audio_base",
     ] {
         check(name);
     }
