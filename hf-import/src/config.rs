@@ -146,6 +146,18 @@ impl Config {
         }
     }
 
+    /// The non-empty list of integers, each at least `min`, at `key` (`conv_dim`, `depths`, ...),
+    /// or `default` where the key is absent or null.
+    pub fn usize_list_or(&self, key: &str, default: &[usize], min: usize) -> Result<Vec<usize>> {
+        let Some(v) = self.get(key).filter(|v| !v.is_null()) else { return Ok(default.to_vec()) };
+        let bad = || Error::Config(format!("{key} must be a list of integers of at least {min}, got {v}"));
+        let items = v.as_array().filter(|a| !a.is_empty()).ok_or_else(bad)?;
+        items
+            .iter()
+            .map(|x| x.as_u64().and_then(|n| usize::try_from(n).ok()).filter(|&n| n >= min).ok_or_else(bad))
+            .collect()
+    }
+
     /// The non-negative integer at `key`, or `default`.
     pub fn usize_or(&self, key: &str, default: usize) -> Result<usize> {
         Ok(self.opt_usize(key)?.unwrap_or(default))

@@ -3515,13 +3515,32 @@ def gen_convnext(r):
 FAMILIES["convnext"] = gen_convnext
 
 
+def gen_ast(r):
+    """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
+    or not), spectrogram shapes; the base model or the audio classifier."""
+    _, _, c = gen_vit(r)
+    for k in ("id2label", "label2id", "num_labels", "image_size", "patch_size", "num_channels", "pooler_output_size",
+              "pooler_act"):
+        c.pop(k, None)
+    patch = r.randint(2, 6)
+    c.update(patch_size=patch, frequency_stride=r.randint(1, patch), time_stride=r.randint(1, patch),
+             num_mel_bins=r.randint(patch, 16), max_length=r.randint(patch, 24))
+    cls = r.choice([tf.ASTModel, tf.ASTForAudioClassification])
+    if cls is tf.ASTForAudioClassification:
+        c = with_labels(r, c)
+    return cls, tf.ASTConfig, c
+
+
+FAMILIES["ast"] = gen_ast
+
+
 def base_of(family):
     return BASE.get(family, family)
 
 
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
-IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext"}
+IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3625,6 +3644,9 @@ def make_inputs(r, family, cfg, model_cls=None, model=None):
         return audio_inputs(r, cfg)
     if family == "speech":
         return speech_inputs(r, cfg)
+    if family == "ast":
+        b = r.randint(1, 3)
+        return {"input_values": torch.randn(b, cfg["max_length"], cfg["num_mel_bins"])}, f"b={b}"
     if family in IMAGES:
         return image_inputs(r, model_cls, cfg)
     if family in SEQ2SEQ:

@@ -206,7 +206,20 @@ def convnext():
     build("convnextv2_cls", tf.ConvNextV2ForImageClassification, tf.ConvNextV2Config(**base, num_labels=4), 93, x)
 
 
+def ast():
+    """The Audio Spectrogram Transformer: overlapping 4x4 patches (strides 3 over 10 mel bins, 2 over 20 frames) of a
+    spectrogram, the class and distillation tokens; the base model (`pooler_output` the two tokens' mean) and the
+    audio classifier (a norm and a linear layer on it)."""
+    ast = dict(TOWER, attn_implementation="eager", patch_size=4, frequency_stride=3, time_stride=2, max_length=20,
+               num_mel_bins=10)
+    g = torch.Generator().manual_seed(100)
+    x = {"input_values": torch.randn((2, 20, 10), generator=g)}
+    build("ast", tf.ASTModel, tf.ASTConfig(**ast), 101, x)
+    build("ast_cls", tf.ASTForAudioClassification, tf.ASTConfig(**ast, **labels("speech", "music", "noise")), 102, x)
+
+
 if __name__ == "__main__":
+    ast()
     convnext()
     deit()
     resnet()

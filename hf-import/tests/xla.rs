@@ -203,7 +203,8 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
     let fallbacks = check_family("resnet", dev)
         + check_family("resnet_cls", dev)
         + check_family("deit_teacher", dev)
-        + check_family("convnextv2_cls", dev);
+        + check_family("convnextv2_cls", dev)
+        + check_family("ast_cls", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
 }
 

@@ -73,9 +73,10 @@ impl Block {
         let h = self.dwconv.forward(x)?.permute([0, 2, 3, 1])?;
         let mut h = act.forward(&self.pwconv1.forward(&self.norm.forward(&h)?)?)?;
         if let Some((w, b)) = &self.grn {
-            // ‖h‖₂ over the positions per channel, over its mean across channels.
-            let g = h.square()?.sum([1, 2], true)?.sqrt()?;
-            let n = g.div(&g.mean([-1], true)?.add(1e-6)?)?;
+            // ‖h‖₂ over the positions per channel (summed in f32, as torch's `vector_norm`), over
+            // its mean across channels.
+            let g = h.to_dtype(DType::F32)?.square()?.sum([1, 2], true)?.sqrt()?;
+            let n = g.div(&g.mean([-1], true)?.add(1e-6)?)?.to_dtype(h.dtype())?;
             h = w.mul(&h.mul(&n)?)?.add(b)?.add(&h)?;
         }
         let mut h = self.pwconv2.forward(&h)?;
@@ -109,17 +110,6 @@ pub struct ConvNext {
     channels: usize,
 }
 
-/// `key` of `cfg`, a non-empty list of positive integers, or `default`.
-fn sizes(cfg: &Config, key: &str, default: &[usize]) -> Result<Vec<usize>> {
-    let Some(v) = cfg.get(key).filter(|v| !v.is_null()) else { return Ok(default.to_vec()) };
-    let bad = || Error::Config(format!("{key} must be a list of positive integers, got {v}"));
-    let items = v.as_array().filter(|a| !a.is_empty()).ok_or_else(bad)?;
-    items
-        .iter()
-        .map(|x| x.as_u64().filter(|&n| n > 0).and_then(|n| usize::try_from(n).ok()).ok_or_else(bad))
-        .collect()
-}
-
 impl ConvNext {
     /// Loads `arch`: `ConvNextModel`, `ConvNextForImageClassification` or V2's (`ConvNextV2*`),
     /// under `convnext.` / `convnextv2.` or unprefixed.
@@ -127,8 +117,8 @@ impl ConvNext {
         let v2 = arch.starts_with("ConvNextV2");
         let channels = cfg.usize_or("num_channels", 3)?;
         let patch = cfg.usize_or("patch_size", 4)?;
-        let hidden = sizes(cfg, "hidden_sizes", &[96, 192, 384, 768])?;
-        let depths = sizes(cfg, "depths", &[3, 3, 9, 3])?;
+        let hidden = cfg.usize_list_or("hidden_sizes", &[96, 192, 384, 768], 1)?;
+        let depths = cfg.usize_list_or("depths", &[3, 3, 9, 3], 0)?;
         let stages_n = cfg.usize_or("num_stages", 4)?;
         if hidden.len() != stages_n || depths.len() != stages_n {
             return Err(Error::Config(format!(
@@ -138,6 +128,8 @@ impl ConvNext {
             )));
         }
         let eps = cfg.f64_or("layer_norm_eps", 1e-12)?;
+        // V1's branch scale exists where `layer_scale_init_value` is positive, as transformers builds it.
+        let scaled = !v2 && cfg.f64_or("layer_scale_init_value", 1e-6)? > 0.0;
         let prefix = if v2 { "convnextv2" } else { "convnext" };
         let root = weights.vars("");
         let v = if weights.names().any(|n| n.starts_with(&format!("{prefix}."))) {
@@ -179,7 +171,7 @@ impl ConvNext {
                     pwconv1: Linear::load(&b.pp("pwconv1"), out, 4 * out, true)?,
                     pwconv2: Linear::load(&b.pp("pwconv2"), 4 * out, out, true)?,
                     grn,
-                    scale: if v2 { None } else { b.get_opt("layer_scale_parameter", &[out])? },
+                    scale: if scaled { Some(b.get("layer_scale_parameter", &[out])?) } else { None },
                 });
             }
             stages.push(Stage { down, blocks });

@@ -116,6 +116,9 @@ impl AutoModel {
             | "ConvNextForImageClassification"
             | "ConvNextV2Model"
             | "ConvNextV2ForImageClassification" => AutoModel::ConvNext(ConvNext::load(arch, cfg, weights)?),
+            "ASTModel" | "ASTForAudioClassification" => {
+                AutoModel::AudioSpectrogram(AudioSpectrogramTransformer::load(arch, cfg, weights)?)
+            }
             "ResNetModel" | "ResNetForImageClassification" => {
                 AutoModel::ResNet(ResNet::load(arch, cfg, weights)?)
             }

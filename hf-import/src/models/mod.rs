@@ -3,6 +3,7 @@
 mod albert;
 mod anyres;
 mod apertus;
+mod audio_spectrogram;
 mod auto_forward;
 mod auto_inputs;
 mod auto_parts;
@@ -123,6 +124,7 @@ use oxtorch_tensor::{DType, Device, Tensor};
 pub use self::afmoe::AfmoeForCausalLM;
 pub use self::albert::{load_albert, AlbertForMaskedLM};
 pub use self::apertus::ApertusForCausalLM;
+pub use self::audio_spectrogram::AudioSpectrogramTransformer;
 pub use self::axk1::AXK1ForCausalLM;
 pub use self::bamba::BambaForCausalLM;
 pub use self::bart::{Bart, BartConfig, BartStack};
@@ -544,6 +546,8 @@ pub enum AutoModel {
     ResNet(ResNet),
     /// `ConvNextModel`, `ConvNextForImageClassification` and V2's
     ConvNext(ConvNext),
+    /// `ASTModel`, `ASTForAudioClassification`
+    AudioSpectrogram(AudioSpectrogramTransformer),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
     Siglip(Siglip),
     /// `Dinov2Model` (and `Dinov2WithRegistersModel`)

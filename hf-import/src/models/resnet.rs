@@ -99,25 +99,14 @@ pub struct ResNet {
     channels: usize,
 }
 
-/// `key` of `cfg`, a non-empty list of positive integers, or `default`.
-fn sizes(cfg: &Config, key: &str, default: &[usize]) -> Result<Vec<usize>> {
-    let Some(v) = cfg.get(key).filter(|v| !v.is_null()) else { return Ok(default.to_vec()) };
-    let bad = || Error::Config(format!("{key} must be a list of positive integers, got {v}"));
-    let items = v.as_array().filter(|a| !a.is_empty()).ok_or_else(bad)?;
-    items
-        .iter()
-        .map(|x| x.as_u64().filter(|&n| n > 0).and_then(|n| usize::try_from(n).ok()).ok_or_else(bad))
-        .collect()
-}
-
 impl ResNet {
     /// Loads `ResNetModel` (`resnet.*` or unprefixed) or `ResNetForImageClassification`
     /// (`classifier.1`).
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         let channels = cfg.usize_or("num_channels", 3)?;
         let embedding = cfg.usize_or("embedding_size", 64)?;
-        let hidden = sizes(cfg, "hidden_sizes", &[256, 512, 1024, 2048])?;
-        let depths = sizes(cfg, "depths", &[3, 4, 6, 3])?;
+        let hidden = cfg.usize_list_or("hidden_sizes", &[256, 512, 1024, 2048], 1)?;
+        let depths = cfg.usize_list_or("depths", &[3, 4, 6, 3], 0)?;
         if hidden.len() != depths.len() {
             return Err(Error::Config(format!(
                 "hidden_sizes ({}) and depths ({}) must have one entry per stage",
@@ -146,7 +135,8 @@ impl ResNet {
         for (s, (&out, &depth)) in hidden.iter().zip(&depths).enumerate() {
             let sv = v.pp("encoder").pp("stages").pp(s).pp("layers");
             let mut layers = Vec::new();
-            for l in 0..depth {
+            // (A stage of depth 0 still has its first layer, as transformers builds it.)
+            for l in 0..depth.max(1) {
                 let lv = sv.pp(l);
                 let (from, stride) = match l {
                     0 => (input, if s == 0 { first_stride } else { 2 }),

@@ -33,6 +33,7 @@ impl AutoModel {
                 | AutoModel::Wav2Vec2(_)
                 | AutoModel::ResNet(_)
                 | AutoModel::ConvNext(_)
+                | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
                 | AutoModel::Dinov2ForImageClassification(_)
@@ -66,6 +67,7 @@ impl AutoModel {
             AutoModel::Wav2Vec2(m) => m.device(),
             AutoModel::ResNet(m) => m.device(),
             AutoModel::ConvNext(m) => m.device(),
+            AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
             AutoModel::Dinov2ForImageClassification(m) => m.dinov2.device(),
@@ -82,6 +84,7 @@ impl AutoModel {
             AutoModel::Bart(m) => m.input_names(),
             AutoModel::Whisper(m) => m.input_names(),
             AutoModel::Wav2Vec2(m) => m.input_names(),
+            AutoModel::AudioSpectrogram(m) => m.input_names(),
             AutoModel::Siglip(m) => m.input_names(),
             AutoModel::Mamba(m) => m.input_names(),
             _ => IMAGE_INPUTS,
@@ -116,8 +119,8 @@ impl AutoModel {
             AutoModel::Whisper(_) => {
                 Error::Input("this is a speech model: it takes input_features, not input_ids".into())
             }
-            AutoModel::Wav2Vec2(_) => {
-                Error::Input("this is a speech model: it takes input_values, not input_ids".into())
+            AutoModel::Wav2Vec2(_) | AutoModel::AudioSpectrogram(_) => {
+                Error::Input("this is an audio model: it takes input_values, not input_ids".into())
             }
             _ => Error::Input("this is an image model: it takes pixel_values, not input_ids".into()),
         })
@@ -150,6 +153,7 @@ impl AutoModel {
             AutoModel::Wav2Vec2(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ResNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ConvNext(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ViT(m) => {

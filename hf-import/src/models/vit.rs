@@ -66,7 +66,11 @@ impl ViTConfig {
             patch: size_pair(cfg, "patch_size", 16)?,
             channels: cfg.usize_or("num_channels", 3)?,
             qkv_bias: cfg.bool_or("qkv_bias", true)?,
-            pooler_size: cfg.nullable_usize_or("pooler_output_size", Some(hidden))?.unwrap_or(hidden),
+            // (0 or null: the hidden width, as the config classes read it.)
+            pooler_size: cfg
+                .nullable_usize_or("pooler_output_size", Some(hidden))?
+                .filter(|&n| n > 0)
+                .unwrap_or(hidden),
             pooler_act: Activation::from_name(cfg.str_or("pooler_act", "tanh")?)?,
         };
         if c.heads == 0 || !c.hidden.is_multiple_of(c.heads) {
@@ -222,7 +226,7 @@ impl ViTModel {
 }
 
 /// A block under its Hub names (`attention.attention.query`, `intermediate.dense`, ...).
-fn load_hub_layer(vars: &Vars<'_>, c: &ViTConfig) -> Result<PreNormEncoderLayer> {
+pub(crate) fn load_hub_layer(vars: &Vars<'_>, c: &ViTConfig) -> Result<PreNormEncoderLayer> {
     let (h, i) = (c.hidden, c.intermediate);
     let attn = vars.pp("attention.attention");
     Ok(PreNormEncoderLayer {
@@ -238,7 +242,7 @@ fn load_hub_layer(vars: &Vars<'_>, c: &ViTConfig) -> Result<PreNormEncoderLayer>
 }
 
 /// A block under transformers 5's module names (`attention.q_proj`, `mlp.fc1`, ...).
-fn load_layer(vars: &Vars<'_>, c: &ViTConfig) -> Result<PreNormEncoderLayer> {
+pub(crate) fn load_layer(vars: &Vars<'_>, c: &ViTConfig) -> Result<PreNormEncoderLayer> {
     let (h, i) = (c.hidden, c.intermediate);
     let attn = vars.pp("attention");
     Ok(PreNormEncoderLayer {
@@ -288,7 +292,9 @@ impl ViTForImageClassification {
     pub fn load_deit(cfg: &Config, weights: &Weights, with_teacher: bool) -> Result<Self> {
         let c = ViTConfig::from_config(cfg)?;
         let hidden = c.hidden;
-        let vit = ViTModel::load_distilled(&weights.vars("deit"), c)?;
+        let mut vit = ViTModel::load_distilled(&weights.vars("deit"), c)?;
+        // (transformers builds these without the pooler, whatever the checkpoint holds.)
+        vit.pooler = None;
         let labels = num_labels(cfg)?;
         let head = |name: &str| match labels {
             0 => Ok(None),

@@ -88,18 +88,6 @@ pub struct Wav2Vec2 {
     extract_features: bool,
 }
 
-/// `key` of `cfg`, a list of positive integers (`conv_dim`, `conv_kernel`, `conv_stride`), or
-/// `default`.
-fn usize_list(cfg: &Config, key: &str, default: &[usize]) -> Result<Vec<usize>> {
-    let Some(v) = cfg.get(key).filter(|v| !v.is_null()) else { return Ok(default.to_vec()) };
-    let bad = || Error::Config(format!("{key} must be a list of positive integers, got {v}"));
-    let items = v.as_array().filter(|a| !a.is_empty()).ok_or_else(bad)?;
-    items
-        .iter()
-        .map(|x| x.as_u64().filter(|&n| n > 0).and_then(|n| usize::try_from(n).ok()).ok_or_else(bad))
-        .collect()
-}
-
 /// The positional convolution's weight: `conv.weight`, or its weight norm `g · v / ‖v‖` (the norm
 /// over the output and input channels, per kernel position: `dim=2`) from `weight_g`/`weight_v`
 /// or `parametrizations.weight.original0`/`original1`.
@@ -151,9 +139,9 @@ impl Wav2Vec2 {
             root
         };
 
-        let dims = usize_list(cfg, "conv_dim", &[512; 7])?;
-        let kernels = usize_list(cfg, "conv_kernel", &[10, 3, 3, 3, 3, 2, 2])?;
-        let strides = usize_list(cfg, "conv_stride", &[5, 2, 2, 2, 2, 2, 2])?;
+        let dims = cfg.usize_list_or("conv_dim", &[512; 7], 1)?;
+        let kernels = cfg.usize_list_or("conv_kernel", &[10, 3, 3, 3, 3, 2, 2], 1)?;
+        let strides = cfg.usize_list_or("conv_stride", &[5, 2, 2, 2, 2, 2, 2], 1)?;
         if kernels.len() != dims.len() || strides.len() != dims.len() {
             return Err(Error::Config(format!(
                 "conv_dim ({}), conv_kernel ({}) and conv_stride ({}) must have one entry per convolution",
@@ -226,7 +214,7 @@ impl Wav2Vec2 {
             true => (0..cfg.usize_or("num_conv_pos_embeddings", 5)?)
                 .map(|i| {
                     let c = pos.pp("layers").pp(i).pp("conv");
-                    Ok((c.get("weight", &[hidden, per_group, pos_kernel])?, c.get_opt("bias", &[hidden])?))
+                    Ok((c.get("weight", &[hidden, per_group, pos_kernel])?, Some(c.get("bias", &[hidden])?)))
                 })
                 .collect::<Result<Vec<_>>>()?,
             false => {

@@ -153,3 +153,23 @@ fn ctc_transcription_from_wav_files() {
     let err = base.ctc_ids(&Tensor::zeros([1, 400], DType::F32).unwrap(), None).unwrap_err().to_string();
     assert!(err.contains("CTC"), "{err}");
 }
+
+/// The Audio Spectrogram Transformer: overlapping patches of a spectrogram, the class and
+/// distillation tokens, the base model's `pooler_output` (their mean) and the audio classifier; a
+/// spectrogram of another shape than the positions were made for is refused by name.
+#[test]
+fn audio_spectrogram_transformer() {
+    check("ast");
+    check("ast_cls");
+    let m = model("ast_cls");
+    let err = error(&m, &[("input_values", Tensor::zeros([1, 24, 10], DType::F32).unwrap())]);
+    assert!(err.contains("[batch, 20, 10]"), "{err}");
+    let err = error(
+        &m,
+        &[
+            ("input_values", Tensor::zeros([1, 20, 10], DType::F32).unwrap()),
+            ("attention_mask", Tensor::ones([1, 20], DType::I64).unwrap()),
+        ],
+    );
+    assert!(err.contains("attention_mask"), "{err}");
+}
