@@ -9,4 +9,4 @@ mod wav;
 
 pub use log_mel::{mel_filter_bank, WhisperFeatureExtractor};
 pub use raw_features::RawAudioFeatureExtractor;
-pub use wav::{read_wav, Wav};
+pub use wav::{read_clips, read_wav, Wav};

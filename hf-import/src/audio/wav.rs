@@ -16,6 +16,29 @@ pub struct Wav {
     pub sampling_rate: u32,
 }
 
+/// The samples of the WAV files `paths`, each of which must be sampled at `sampling_rate` Hz
+/// (a feature extractor's): another rate is an error saying how to resample it.
+pub fn read_clips(paths: &[impl AsRef<Path>], sampling_rate: u32) -> Result<Vec<Vec<f32>>> {
+    paths
+        .iter()
+        .map(|path| {
+            let path = path.as_ref();
+            let wav = read_wav(path)?;
+            if wav.sampling_rate != sampling_rate {
+                return Err(Error::format(
+                    path,
+                    format!(
+                        "the audio is sampled at {} Hz, but the model's feature extractor expects {sampling_rate} Hz \
+                         (resample it, e.g. `ffmpeg -i IN -ar {sampling_rate} OUT.wav`)",
+                        wav.sampling_rate
+                    ),
+                ));
+            }
+            Ok(wav.samples)
+        })
+        .collect()
+}
+
 /// Reads the WAV file at `path` (see the module docs).
 pub fn read_wav(path: &Path) -> Result<Wav> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use oxtorch_hf_import::audio::{read_wav, WhisperFeatureExtractor};
+use oxtorch_hf_import::audio::{read_clips, WhisperFeatureExtractor};
 use oxtorch_hf_import::generate::{generate_whisper, WhisperPrompt};
 use oxtorch_hf_import::weights::{read_safetensors, write_safetensors};
 use oxtorch_hf_import::{
@@ -444,22 +444,7 @@ impl Decoder<'_> {
 /// `preprocessor_config.json` computes them.
 fn audio_features(dir: &std::path::Path, files: &[PathBuf]) -> Result<Tensor> {
     let extractor = WhisperFeatureExtractor::from_model_dir(dir)?;
-    let mut clips = Vec::with_capacity(files.len());
-    for file in files {
-        let wav = read_wav(file)?;
-        if wav.sampling_rate != extractor.sampling_rate {
-            return Err(Error::format(
-                file,
-                format!(
-                    "the audio is sampled at {} Hz, but the model's feature extractor expects {} Hz (resample it, \
-                     e.g. `ffmpeg -i IN -ar {} OUT.wav`)",
-                    wav.sampling_rate, extractor.sampling_rate, extractor.sampling_rate
-                ),
-            ));
-        }
-        clips.push(wav.samples);
-    }
-    extractor.batch(&clips)
+    extractor.batch(&read_clips(files, extractor.sampling_rate)?)
 }
 
 /// `generate` with an encoder-decoder (T5, BART): `--inputs`' sources to `output_ids` (the decoder's

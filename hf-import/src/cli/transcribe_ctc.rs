@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use oxtorch_hf_import::audio::{read_wav, RawAudioFeatureExtractor};
+use oxtorch_hf_import::audio::{read_clips, RawAudioFeatureExtractor};
 use oxtorch_hf_import::tokenizer::CtcTokenizer;
 use oxtorch_hf_import::weights::write_safetensors;
 use oxtorch_hf_import::{Error, Result, Wav2Vec2};
@@ -58,20 +58,5 @@ pub(super) fn run(
 /// The WAV files as the model's feature extractor batches them.
 fn clips(dir: &Path, files: &[PathBuf]) -> Result<(Tensor, Option<Tensor>)> {
     let extractor = RawAudioFeatureExtractor::from_model_dir(dir)?;
-    let mut clips = Vec::with_capacity(files.len());
-    for file in files {
-        let wav = read_wav(file)?;
-        if wav.sampling_rate != extractor.sampling_rate {
-            return Err(Error::format(
-                file,
-                format!(
-                    "the audio is sampled at {} Hz, but the model's feature extractor expects {} Hz (resample it, \
-                     e.g. `ffmpeg -i IN -ar {} OUT.wav`)",
-                    wav.sampling_rate, extractor.sampling_rate, extractor.sampling_rate
-                ),
-            ));
-        }
-        clips.push(wav.samples);
-    }
-    extractor.batch(&clips)
+    extractor.batch(&read_clips(files, extractor.sampling_rate)?)
 }
