@@ -3425,8 +3425,10 @@ def gen_speech(r):
         c.update(num_conv_pos_embeddings=r.randint(1, 3), conv_pos_kernel_size=r.choice([2, 3, 4, 5, 8]))
         c.pop("do_stable_layer_norm")
         c.pop("feat_extract_norm")
-    kind = r.choice(["Model", "ForCTC", "ForCTC", "ForSequenceClassification"])
-    if kind == "ForSequenceClassification":
+    kind = r.choice(["Model", "ForCTC", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification"])
+    if kind == "ForAudioFrameClassification" and hubert:
+        kind = "ForSequenceClassification"  # (HuBERT has no per-frame classifier)
+    if kind.endswith("Classification"):
         c.update(use_weighted_layer_sum=r.random() < 0.5, classifier_proj_size=r.choice([4, 8]))
         c = with_labels(r, c)
     return getattr(tf, family + kind), getattr(tf, family + "Config"), c

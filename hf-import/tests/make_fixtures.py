@@ -3136,7 +3136,7 @@ def speech_encoders():
     `wav2vec2_cls`: the sequence classifier over the softmax-weighted sum of the hidden states, mean over kept frames;
     `hubert_ctc` (no norm before the projection), `hubert_base`."""
     names = ["wav2vec2_ctc", "wav2vec2_ctc_stable", "wav2vec2_ctc_weight_g", "wav2vec2_base", "wav2vec2_cls",
-             "hubert_ctc", "hubert_base", "data2vec_audio_ctc", "data2vec_audio_base"]
+             "hubert_ctc", "hubert_base", "data2vec_audio_ctc", "data2vec_audio_base", "wav2vec2_frames"]
     if ONLY and not ONLY & set(names):
         return
     speech = dict(vocab_size=12, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24,
@@ -3159,6 +3159,9 @@ def speech_encoders():
             **dict(speech, num_conv_pos_embeddings=2, conv_pos_kernel_size=4)), 422),
         "data2vec_audio_base": (tf.Data2VecAudioModel, tf.Data2VecAudioConfig(
             **dict(speech, num_conv_pos_embeddings=3, conv_pos_kernel_size=5, conv_bias=True)), 423),
+        # The per-frame classifier over the weighted hidden states (the stable variant's last one unnormed).
+        "wav2vec2_frames": (tf.Wav2Vec2ForAudioFrameClassification,
+                            tf.Wav2Vec2Config(**stable, use_weighted_layer_sum=True, num_labels=3), 424),
     }
     g = torch.Generator().manual_seed(421)
     values = torch.randn(2, 400, generator=g)

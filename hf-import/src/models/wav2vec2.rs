@@ -58,7 +58,8 @@ enum Head {
     Ctc(Linear),
     /// `*ForSequenceClassification`: `projector`, the mean of the kept frames, `classifier`
     /// (over the softmax-weighted sum of every hidden state with `use_weighted_layer_sum`)
-    Classifier { projector: Linear, classifier: Linear, layer_weights: Option<Tensor> },
+    /// `*ForAudioFrameClassification` (no projector): `classifier` on every frame
+    Classifier { projector: Option<Linear>, classifier: Linear, layer_weights: Option<Tensor> },
 }
 
 /// A wav2vec 2.0 or HuBERT model (see the module docs).
@@ -254,17 +255,20 @@ impl Wav2Vec2 {
                 })?;
                 Head::Ctc(Linear::load(&weights.vars("lm_head"), hidden, vocab, true)?)
             }
-            Some("ForSequenceClassification") => {
-                let proj = cfg.usize_or("classifier_proj_size", 256)?;
+            Some(head @ ("ForSequenceClassification" | "ForAudioFrameClassification")) => {
                 let layer_weights = match cfg.bool_or("use_weighted_layer_sum", false)? {
                     true => Some(weights.vars("").get("layer_weights", &[layers_n + 1])?),
                     false => None,
                 };
-                Head::Classifier {
-                    projector: Linear::load(&weights.vars("projector"), hidden, proj, true)?,
-                    classifier: Linear::load(&weights.vars("classifier"), proj, num_labels(cfg)?, true)?,
-                    layer_weights,
-                }
+                let (projector, width) = match head {
+                    "ForSequenceClassification" => {
+                        let proj = cfg.usize_or("classifier_proj_size", 256)?;
+                        (Some(Linear::load(&weights.vars("projector"), hidden, proj, true)?), proj)
+                    }
+                    _ => (None, hidden),
+                };
+                let classifier = Linear::load(&weights.vars("classifier"), width, num_labels(cfg)?, true)?;
+                Head::Classifier { projector, classifier, layer_weights }
             }
             _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
         };
@@ -420,6 +424,10 @@ impl Wav2Vec2 {
                     }
                     None => h,
                 };
+                let Some(projector) = projector else {
+                    out.push(("logits".to_string(), classifier.forward(&h)?));
+                    return Ok(with_hidden_states(out, output_hidden_states, hidden_states));
+                };
                 let p = projector.forward(&h)?;
                 let pooled = match &frame_mask {
                     Some(m) => {
@@ -432,10 +440,7 @@ impl Wav2Vec2 {
                 out.push(("logits".to_string(), classifier.forward(&pooled)?));
             }
         }
-        if output_hidden_states {
-            out.extend(hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
-        }
-        Ok(out)
+        Ok(with_hidden_states(out, output_hidden_states, hidden_states))
     }
 
     /// The positional convolutions' output for `h` `[batch, frames, hidden]`: each grouped over
@@ -484,6 +489,18 @@ impl Wav2Vec2 {
         }
         Ok(Tensor::from_vec(keep, [batch, frames])?)
     }
+}
+
+/// `out` and, when asked for, the `hidden_states.*`.
+fn with_hidden_states(
+    mut out: Vec<(String, Tensor)>,
+    output_hidden_states: bool,
+    hidden_states: Vec<Tensor>,
+) -> Vec<(String, Tensor)> {
+    if output_hidden_states {
+        out.extend(hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
+    }
+    out
 }
 
 /// [`check_inputs`] for `input_values` (float) and `attention_mask`.

@@ -23,6 +23,7 @@ fn wav2vec2_and_hubert_match_transformers() {
         "hubert_base",
         "data2vec_audio_ctc",
         "data2vec_audio_base",
+        "wav2vec2_frames",
     ] {
         check(name);
     }
