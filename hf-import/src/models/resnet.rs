@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::classification::num_labels;
-use super::vision::pixel_values;
+use super::vision::{pixels_of, pooled_outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, Linear};
@@ -194,14 +194,7 @@ impl ResNet {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
-        let x = pixel_values(inputs, self.stem.weight.dtype())?.to(self.device())?;
-        if x.dims()[1] != self.channels {
-            return Err(Error::Input(format!(
-                "input 'pixel_values' has {} channels, but the model takes {} (num_channels)",
-                x.dims()[1],
-                self.channels
-            )));
-        }
+        let x = pixels_of(inputs, self.stem.weight.dtype(), self.device(), self.channels)?;
         let mut h = self.stem.forward(&x)?.max_pool2d(&[3], Some(&[2]), &[1], &[1], false)?;
         let mut hidden_states = Vec::new();
         for stage in &self.stages {
@@ -216,16 +209,6 @@ impl ResNet {
             hidden_states.push(h.clone());
         }
         let pooled = h.to_dtype(DType::F32)?.mean([2, 3], true)?.to_dtype(h.dtype())?;
-        let mut out = Vec::new();
-        match &self.classifier {
-            Some(Some(c)) => out.push(("logits".to_string(), c.forward(&pooled.flatten(1, -1)?)?)),
-            Some(None) => out.push(("logits".to_string(), pooled.flatten(1, -1)?)),
-            None => {
-                out.push(("last_hidden_state".to_string(), h));
-                out.push(("pooler_output".to_string(), pooled));
-            }
-        }
-        out.extend(hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
-        Ok(out)
+        pooled_outputs(self.classifier.as_ref(), h, pooled, hidden_states)
     }
 }

@@ -4,11 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use oxtorch_tensor::{DType, Tensor};
+use oxtorch_tensor::{DType, Device, Tensor};
 use serde_json::Value;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::layers::Linear;
 use crate::weights::Vars;
 
 /// `key` of `cfg` as `(height, width)`: one number for both, or a `[height, width]` pair.
@@ -153,4 +154,50 @@ pub(crate) fn checked_pixels(pixels: &Tensor, dtype: DType) -> Result<Tensor> {
         )));
     }
     Ok(pixels.to_dtype(dtype)?)
+}
+
+/// [`pixel_values`] on `device`, cast to `dtype`, refused unless they have the model's `channels`
+/// (`num_channels`): the convolutional image models, which take any image size.
+pub(crate) fn pixels_of(
+    inputs: &BTreeMap<String, Tensor>,
+    dtype: DType,
+    device: Device,
+    channels: usize,
+) -> Result<Tensor> {
+    let x = pixel_values(inputs, dtype)?.to(device)?;
+    if x.dims()[1] != channels {
+        return Err(Error::Input(format!(
+            "input 'pixel_values' has {} channels, but the model takes {channels} (num_channels)",
+            x.dims()[1]
+        )));
+    }
+    Ok(x)
+}
+
+/// The outputs of a convolutional image model: with a `classifier` (`Some`; inside, none for 0
+/// labels) its `logits` of the flattened `pooler_output`, else `last_hidden_state` and
+/// `pooler_output`; then `hidden_states.*`.
+pub(crate) fn pooled_outputs(
+    classifier: Option<&Option<Linear>>,
+    last_hidden_state: Tensor,
+    pooler_output: Tensor,
+    hidden_states: Vec<Tensor>,
+) -> Result<Vec<(String, Tensor)>> {
+    let mut out = Vec::new();
+    match classifier {
+        Some(head) => {
+            let flat = pooler_output.flatten(1, -1)?;
+            let logits = match head {
+                Some(c) => c.forward(&flat)?,
+                None => flat,
+            };
+            out.push(("logits".to_string(), logits));
+        }
+        None => {
+            out.push(("last_hidden_state".to_string(), last_hidden_state));
+            out.push(("pooler_output".to_string(), pooler_output));
+        }
+    }
+    out.extend(hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
+    Ok(out)
 }
