@@ -3403,11 +3403,12 @@ BASE["pretraining"] = "bert"
 
 
 def gen_speech(r):
-    """wav2vec 2.0, HuBERT or data2vec-audio on raw audio: 1-4 convolutions of random widths, kernels and strides (biased or not),
-    group- or layer-normed, post- or pre-norm blocks, positional kernels even and odd over 1-4 groups, HuBERT's
-    projection with or without its norm; the base model, the CTC head or the sequence classifier (over the weighted
-    hidden states sometimes)."""
-    family = r.choice(["Wav2Vec2", "Wav2Vec2", "Hubert", "Data2VecAudio"])
+    """wav2vec 2.0, HuBERT, data2vec-audio, WavLM, UniSpeech or UniSpeech-SAT on raw audio: 1-4 convolutions of random
+    widths, kernels and strides (biased or not), group- or layer-normed, post- or pre-norm blocks, positional kernels
+    even and odd over 1-4 groups, HuBERT's projection with or without its norm, WavLM's relative position buckets (few
+    or many, near or far); the base model, the CTC head, the sequence or per-frame classifier (over the weighted hidden
+    states sometimes) or the x-vector head (1-3 TDNN layers, kernels 1-3, dilations 1-2)."""
+    family = r.choice(["Wav2Vec2", "Wav2Vec2", "Hubert", "Data2VecAudio", "WavLM", "WavLM", "UniSpeech", "UniSpeechSat"])
     hubert = family == "Hubert"
     n = r.randint(1, 4)
     h, nh, _ = heads(r)
@@ -3425,9 +3426,19 @@ def gen_speech(r):
         c.update(num_conv_pos_embeddings=r.randint(1, 3), conv_pos_kernel_size=r.choice([2, 3, 4, 5, 8]))
         c.pop("do_stable_layer_norm")
         c.pop("feat_extract_norm")
-    kind = r.choice(["Model", "ForCTC", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification"])
-    if kind == "ForAudioFrameClassification" and hubert:
-        kind = "ForSequenceClassification"  # (HuBERT has no per-frame classifier)
+    if family == "WavLM":
+        buckets = r.choice([4, 8, 16, 40, 320])
+        c.update(num_buckets=buckets, max_bucket_distance=r.choice([buckets // 4 + 1, buckets // 4 + 5, 20, 800]))
+    kind = r.choice(["Model", "ForCTC", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
+                     "ForXVector"])
+    if kind in ("ForAudioFrameClassification", "ForXVector") and family in ("Hubert", "UniSpeech"):
+        kind = "ForSequenceClassification"  # (HuBERT and UniSpeech have neither)
+    if kind == "ForXVector":
+        t = r.randint(1, 3)
+        c.update(tdnn_dim=[r.choice([4, 8]) for _ in range(t)], tdnn_kernel=[r.choice([1, 2, 3]) for _ in range(t)],
+                 tdnn_dilation=[r.choice([1, 2]) for _ in range(t)], xvector_output_dim=r.choice([4, 6]),
+                 use_weighted_layer_sum=r.random() < 0.5)
+        c = with_labels(r, c)
     if kind.endswith("Classification"):
         c.update(use_weighted_layer_sum=r.random() < 0.5, classifier_proj_size=r.choice([4, 8]))
         c = with_labels(r, c)
@@ -3443,9 +3454,15 @@ def speech_inputs(r, cfg):
                 return 0
             n = (n - k) // s + 1
         return n
-    least = next(n for n in range(1, 10_000) if frames(n) >= 1)
+    # The x-vector head's statistics need two frames past its TDNN layers' reach, and past the widths transformers
+    # counts off each row's length.
+    need = 1
+    if "tdnn_kernel" in cfg:
+        reach = sum(d * (k - 1) for k, d in zip(cfg["tdnn_kernel"], cfg["tdnn_dilation"]))
+        need = max(reach, sum(k - 1 for k in cfg["tdnn_kernel"])) + 2
+    least = next(n for n in range(1, 10_000) if frames(n) >= need)
     most = least
-    while frames(most) < r.randint(2, 12) and most < 4000:
+    while frames(most) < r.randint(need + 1, need + 11) and most < 4000:
         most += 1
     b = r.randint(1, 3)
     samples = r.randint(most, most + 60)

@@ -3134,9 +3134,14 @@ def speech_encoders():
     `wav2vec2_ctc_weight_g`: the first checkpoint with the positional weight norm under its older names
     (`weight_g`, `weight_v`); `wav2vec2_base`: the base model (`extract_features`), saved without a prefix;
     `wav2vec2_cls`: the sequence classifier over the softmax-weighted sum of the hidden states, mean over kept frames;
-    `hubert_ctc` (no norm before the projection), `hubert_base`."""
+    `hubert_ctc` (no norm before the projection), `hubert_base`; WavLM (`wavlm_base`, `wavlm_ctc_stable`,
+    `wavlm_xvector`: 16 relative-position buckets up to distance 12, so that the 19 frames reach exact, log-spaced and
+    clamped buckets), UniSpeech (`unispeech_ctc`) and UniSpeech-SAT (`unispeech_sat_base`, `unispeech_sat_xvector`);
+    the x-vector heads' dilated TDNN layers pool each row's frames as transformers counts them."""
     names = ["wav2vec2_ctc", "wav2vec2_ctc_stable", "wav2vec2_ctc_weight_g", "wav2vec2_base", "wav2vec2_cls",
-             "hubert_ctc", "hubert_base", "data2vec_audio_ctc", "data2vec_audio_base", "wav2vec2_frames"]
+             "hubert_ctc", "hubert_base", "data2vec_audio_ctc", "data2vec_audio_base", "wav2vec2_frames",
+             "wavlm_base", "wavlm_ctc_stable", "wavlm_xvector", "unispeech_ctc", "unispeech_sat_base",
+             "unispeech_sat_xvector"]
     if ONLY and not ONLY & set(names):
         return
     speech = dict(vocab_size=12, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24,
@@ -3144,6 +3149,8 @@ def speech_encoders():
                   num_conv_pos_embedding_groups=2, attn_implementation="eager", pad_token_id=0)
     stable = dict(speech, feat_extract_norm="layer", do_stable_layer_norm=True, conv_bias=True,
                   num_conv_pos_embeddings=5, hidden_act="gelu_new")
+    buckets = dict(num_buckets=16, max_bucket_distance=12)
+    tdnn = dict(tdnn_dim=(8, 8, 10), tdnn_kernel=(3, 3, 1), tdnn_dilation=(1, 2, 1), xvector_output_dim=6)
     builds = {
         "wav2vec2_ctc": (tf.Wav2Vec2ForCTC, tf.Wav2Vec2Config(**speech), 415),
         "wav2vec2_ctc_stable": (tf.Wav2Vec2ForCTC, tf.Wav2Vec2Config(**stable), 416),
@@ -3162,6 +3169,13 @@ def speech_encoders():
         # The per-frame classifier over the weighted hidden states (the stable variant's last one unnormed).
         "wav2vec2_frames": (tf.Wav2Vec2ForAudioFrameClassification,
                             tf.Wav2Vec2Config(**stable, use_weighted_layer_sum=True, num_labels=3), 424),
+        "wavlm_base": (tf.WavLMModel, tf.WavLMConfig(**speech, **buckets), 425),
+        "wavlm_ctc_stable": (tf.WavLMForCTC, tf.WavLMConfig(**stable, **buckets), 426),
+        "wavlm_xvector": (tf.WavLMForXVector, tf.WavLMConfig(**speech, **buckets, **tdnn, use_weighted_layer_sum=True),
+                          427),
+        "unispeech_ctc": (tf.UniSpeechForCTC, tf.UniSpeechConfig(**speech), 428),
+        "unispeech_sat_base": (tf.UniSpeechSatModel, tf.UniSpeechSatConfig(**stable), 429),
+        "unispeech_sat_xvector": (tf.UniSpeechSatForXVector, tf.UniSpeechSatConfig(**stable, **tdnn), 430),
     }
     g = torch.Generator().manual_seed(421)
     values = torch.randn(2, 400, generator=g)

@@ -111,6 +111,11 @@ pub struct GenerateArgs {
     dtype: Option<String>,
 }
 
+/// The model types of raw-audio models (wav2vec 2.0's family), which `--audio` transcribes with a
+/// CTC head.
+const SPEECH_MODEL_TYPES: &[&str] =
+    &["wav2vec2", "hubert", "data2vec-audio", "unispeech", "unispeech-sat", "wavlm"];
+
 /// Runs `generate`.
 pub fn run(a: GenerateArgs) -> Result<()> {
     let device = super::device_arg(&a.device)?;
@@ -149,12 +154,15 @@ pub fn run(a: GenerateArgs) -> Result<()> {
     }
     // Bad settings fail before the weights are read and before any text is printed.
     g.validate()?;
-    let speech_ctc = matches!(cfg.model_type()?, "wav2vec2" | "hubert" | "data2vec-audio");
+    let speech_ctc = SPEECH_MODEL_TYPES.contains(&cfg.model_type()?);
     if (a.language.is_some() || a.task.is_some()) && cfg.model_type()? != "whisper" {
         return Err(Error::Input("--language and --task are Whisper's generation settings".into()));
     }
     if !a.audio.is_empty() && cfg.model_type()? != "whisper" && !speech_ctc {
-        return Err(Error::Input("--audio is for speech models (Whisper, wav2vec 2.0, HuBERT)".into()));
+        return Err(Error::Input(
+            "--audio is for speech models (Whisper, and the CTC models: wav2vec 2.0, HuBERT, WavLM, ...)"
+                .into(),
+        ));
     }
     if a.inputs.is_some() && a.output.is_none() {
         return Err(Error::Input("--inputs needs --output".into()));
@@ -169,7 +177,7 @@ pub fn run(a: GenerateArgs) -> Result<()> {
             })?;
             let accepted: &[&str] = match cfg.model_type()? {
                 "whisper" => &["input_features"],
-                "wav2vec2" | "hubert" | "data2vec-audio" => &["input_values", "attention_mask"],
+                t if SPEECH_MODEL_TYPES.contains(&t) => &["input_values", "attention_mask"],
                 // (Their images: the processor's pixel values.)
                 "vipllava" | "aya_vision" | "internvl" => &["input_ids", "attention_mask", "pixel_values"],
                 // (LLaVA over Pixtral: its images' sizes.)

@@ -21,7 +21,7 @@ pub(super) fn run(
 ) -> Result<()> {
     if !model.is_ctc() {
         return Err(Error::Input(
-            "generate needs a CTC model (Wav2Vec2ForCTC, HubertForCTC); run this one with forward".into(),
+            "generate needs a CTC model (Wav2Vec2ForCTC, HubertForCTC, WavLMForCTC, ...); run this one with forward".into(),
         ));
     }
     let (values, mask) = match inputs {

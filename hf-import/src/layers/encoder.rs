@@ -35,14 +35,27 @@ impl EncoderLayer {
     /// `x` `[batch, seq, hidden]` with the additive `mask` `[batch, 1, 1, seq]` (or, with MPNet's
     /// relative-position bias, `[batch, heads, seq, seq]`).
     pub fn forward(&self, x: &Tensor, mask: &Tensor, heads: usize, act: Activation) -> Result<Tensor> {
+        self.forward_masked_by(x, heads, act, |_| Ok(mask.clone()))
+    }
+
+    /// [`EncoderLayer::forward`] with the additive mask that `mask_of` makes of the attention's
+    /// input (the block's input, normed first with `pre_norm`): WavLM's position bias, gated by it.
+    pub fn forward_masked_by(
+        &self,
+        x: &Tensor,
+        heads: usize,
+        act: Activation,
+        mask_of: impl FnOnce(&Tensor) -> Result<Tensor>,
+    ) -> Result<Tensor> {
         let (b, s, h) = (x.dims()[0], x.dims()[1], x.dims()[2]);
         let d = h / heads;
         let split = |t: Tensor| -> Result<Tensor> { Ok(t.reshape([b, s, heads, d])?.transpose(1, 2)?) };
         let input = self.attention_input(x)?;
+        let mask = mask_of(&input)?;
         let q = split(self.query.forward(&input)?)?;
         let k = split(self.key.forward(&input)?)?;
         let v = split(self.value.forward(&input)?)?;
-        let ctx = eager_attention(&q, &k, &v, Some(mask), 1.0 / (d as f64).sqrt(), None)?;
+        let ctx = eager_attention(&q, &k, &v, Some(&mask), 1.0 / (d as f64).sqrt(), None)?;
         let ctx = ctx.transpose(1, 2)?.reshape([b, s, h])?;
         self.after_attention(&ctx, x, act)
     }

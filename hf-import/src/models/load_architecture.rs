@@ -122,7 +122,10 @@ impl AutoModel {
             "ResNetModel" | "ResNetForImageClassification" => {
                 AutoModel::ResNet(ResNet::load(arch, cfg, weights)?)
             }
-            _ if ["Wav2Vec2", "Hubert", "Data2VecAudio"].iter().any(|f| arch.starts_with(f)) => {
+            _ if ["Wav2Vec2", "Hubert", "Data2VecAudio", "UniSpeech", "WavLM"]
+                .iter()
+                .any(|f| arch.starts_with(f)) =>
+            {
                 AutoModel::Wav2Vec2(Wav2Vec2::load(arch, cfg, weights)?)
             }
             _ if arch.starts_with("Siglip") => AutoModel::Siglip(Siglip::load(arch, cfg, weights)?),

@@ -1,4 +1,4 @@
-//! wav2vec 2.0, HuBERT and data2vec-audio against transformers: raw audio with a padded row, the feature encoder's
+//! wav2vec 2.0, HuBERT, data2vec-audio, WavLM, UniSpeech(-SAT) against transformers: raw audio with a padded row, the feature encoder's
 //! two norms, post-norm and pre-norm blocks, even and odd positional kernels, the positional weight
 //! norm under both of its names, the base model's `extract_features`, the CTC heads and the
 //! sequence classifier over the weighted hidden states; and the inputs they refuse.
@@ -27,6 +27,51 @@ fn wav2vec2_and_hubert_match_transformers() {
     ] {
         check(name);
     }
+}
+
+/// WavLM's gated relative position bias (exact, log-spaced and clamped buckets; post-norm and
+/// pre-norm blocks), UniSpeech and UniSpeech-SAT, and the x-vector heads (dilated TDNN layers,
+/// statistics over each row's frames as transformers counts them, the weighted hidden states).
+#[test]
+fn wavlm_and_unispeech_match_transformers() {
+    for name in [
+        "wavlm_base",
+        "wavlm_ctc_stable",
+        "wavlm_xvector",
+        "unispeech_ctc",
+        "unispeech_sat_base",
+        "unispeech_sat_xvector",
+    ] {
+        check(name);
+    }
+}
+
+/// An x-vector head refuses clips too short for its TDNN layers' statistics, and a WavLM config
+/// whose buckets miss the table fails as transformers' lookup does.
+#[test]
+fn xvector_and_bucket_errors() {
+    let m = model("wavlm_xvector");
+    // 160 samples give 7 frames: the TDNN layers span 7, leaving one.
+    let err = error(&m, &[("input_values", Tensor::zeros([1, 160], DType::F32).unwrap())]);
+    assert!(err.contains("at least 8 frames") && err.contains("got 7"), "{err}");
+    // 120 kept samples give 5 frames, of which transformers counts 4 off: one left, refused.
+    let mut mask = vec![1i64; 800];
+    mask[400 + 120..].fill(0);
+    let values = Tensor::zeros([2, 400], DType::F32).unwrap();
+    let err =
+        error(&m, &[("input_values", values), ("attention_mask", Tensor::from_vec(mask, [2, 400]).unwrap())]);
+    assert!(err.contains("row 1 keeps 5 frames"), "{err}");
+
+    let dir = fixture("wavlm_base");
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    cfg["max_bucket_distance"] = serde_json::json!(4);
+    let cfg = Config::from_json_str(&cfg.to_string()).unwrap();
+    let m = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+    let (inputs, _) = golden("wavlm_base");
+    let named = BTreeMap::from([("input_values".to_string(), inputs["input_values"].clone())]);
+    let err = m.forward_named(&named, false).unwrap_err().to_string();
+    assert!(err.contains("max_bucket_distance (4)") && err.contains("outside"), "{err}");
 }
 
 fn model(name: &str) -> AutoModel {

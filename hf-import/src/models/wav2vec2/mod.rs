@@ -1,7 +1,9 @@
-//! wav2vec 2.0, HuBERT and data2vec-audio (model types `wav2vec2`, `hubert`, `data2vec-audio`:
-//! `Wav2Vec2Model`, `Wav2Vec2ForCTC`, `Wav2Vec2ForSequenceClassification` and HuBERT's and
-//! data2vec-audio's three of those names; facebook/wav2vec2-base-960h,
-//! facebook/hubert-large-ls960-ft, facebook/data2vec-audio-base-960h, superb/wav2vec2-base-superb-ks).
+//! wav2vec 2.0 and the models built on it (model types `wav2vec2`, `hubert`, `data2vec-audio`,
+//! `unispeech`, `unispeech-sat`, `wavlm`: `Wav2Vec2Model`, `Wav2Vec2ForCTC`,
+//! `Wav2Vec2ForSequenceClassification`, `Wav2Vec2ForAudioFrameClassification`,
+//! `Wav2Vec2ForXVector` and the other families' heads of those names; facebook/wav2vec2-base-960h,
+//! facebook/hubert-large-ls960-ft, facebook/data2vec-audio-base-960h,
+//! superb/wav2vec2-base-superb-ks, microsoft/wavlm-base-plus, microsoft/unispeech-sat-base-plus-sv).
 //!
 //! Raw audio `input_values` `[batch, samples]` runs through a stack of strided 1-D convolutions
 //! (the first group-normed per channel, or every one layer-normed over the channels), the frames'
@@ -12,8 +14,14 @@
 //! last. `attention_mask` `[batch, samples]` gives each row's length in samples, from which its
 //! length in frames follows through the convolutions' kernels and strides; the frames past it are
 //! hidden from attention (the convolutions still read the padding, as transformers' do).
+//! WavLM's blocks add a relative position bias, gated per head and frame ([`gated_bias`]);
+//! UniSpeech's and UniSpeech-SAT's are wav2vec 2.0's.
 //! The CTC head projects every frame to the vocabulary (`logits` `[batch, frames, vocab]`); the
-//! sequence classifier projects, averages the kept frames and classifies.
+//! sequence classifier projects, averages the kept frames and classifies; the x-vector head
+//! ([`xvector`]) pools speaker embeddings.
+
+mod gated_bias;
+mod xvector;
 
 use std::collections::BTreeMap;
 
@@ -25,6 +33,8 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{padding_mask, Activation, EncoderLayer, LayerNorm, Linear};
 use crate::weights::{Vars, Weights};
+use gated_bias::GatedRelativeBias;
+use xvector::XVector;
 
 /// The inputs a wav2vec 2.0 or HuBERT model takes.
 const INPUTS: &[&str] = &["input_values", "attention_mask"];
@@ -49,6 +59,69 @@ struct ConvLayer {
     norm: Option<(Tensor, Tensor)>,
 }
 
+/// The model families this module runs: each one's architecture prefix, weight prefix and heads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Wav2Vec2,
+    Hubert,
+    Data2VecAudio,
+    UniSpeech,
+    UniSpeechSat,
+    WavLM,
+}
+
+impl Family {
+    /// Every family, longer architecture prefixes first (`UniSpeechSat` before `UniSpeech`).
+    const ALL: [Family; 6] = [
+        Family::Wav2Vec2,
+        Family::Hubert,
+        Family::Data2VecAudio,
+        Family::UniSpeechSat,
+        Family::UniSpeech,
+        Family::WavLM,
+    ];
+
+    /// The family whose architecture names start with `arch`'s prefix.
+    fn of(arch: &str) -> Option<Family> {
+        Self::ALL.into_iter().find(|f| arch.starts_with(f.name()))
+    }
+
+    /// The architecture names' prefix (`Wav2Vec2` in `Wav2Vec2ForCTC`).
+    fn name(self) -> &'static str {
+        match self {
+            Family::Wav2Vec2 => "Wav2Vec2",
+            Family::Hubert => "Hubert",
+            Family::Data2VecAudio => "Data2VecAudio",
+            Family::UniSpeech => "UniSpeech",
+            Family::UniSpeechSat => "UniSpeechSat",
+            Family::WavLM => "WavLM",
+        }
+    }
+
+    /// The base model's weight prefix in a checkpoint with a head (`base_model_prefix`).
+    fn prefix(self) -> &'static str {
+        match self {
+            Family::Wav2Vec2 => "wav2vec2",
+            Family::Hubert => "hubert",
+            Family::Data2VecAudio => "data2vec_audio",
+            Family::UniSpeech => "unispeech",
+            Family::UniSpeechSat => "unispeech_sat",
+            Family::WavLM => "wavlm",
+        }
+    }
+
+    /// Whether transformers has this family's `head` (`ForCTC`, `ForXVector`, ...).
+    fn has_head(self, head: &str) -> bool {
+        match head {
+            "Model" | "ForCTC" | "ForSequenceClassification" => true,
+            "ForAudioFrameClassification" | "ForXVector" => {
+                !matches!(self, Family::Hubert | Family::UniSpeech)
+            }
+            _ => false,
+        }
+    }
+}
+
 /// What sits on the encoder.
 #[derive(Debug, Clone)]
 enum Head {
@@ -60,6 +133,21 @@ enum Head {
     /// (over the softmax-weighted sum of every hidden state with `use_weighted_layer_sum`)
     /// `*ForAudioFrameClassification` (no projector): `classifier` on every frame
     Classifier { projector: Option<Linear>, classifier: Linear, layer_weights: Option<Tensor> },
+    /// `*ForXVector`: speaker `embeddings` and `logits` (over the weighted hidden states with
+    /// `use_weighted_layer_sum`)
+    XVector { head: Box<XVector>, layer_weights: Option<Tensor> },
+}
+
+impl Head {
+    /// `layer_weights`, the softmax weights of every hidden state, where the head reads their sum.
+    fn layer_weights(&self) -> Option<&Tensor> {
+        match self {
+            Head::Classifier { layer_weights, .. } | Head::XVector { layer_weights, .. } => {
+                layer_weights.as_ref()
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A wav2vec 2.0 or HuBERT model (see the module docs).
@@ -78,6 +166,8 @@ pub struct Wav2Vec2 {
     pos_groups: usize,
     /// data2vec-audio's positional stack, whose convolutions are each layer-normed
     pos_normed: bool,
+    /// WavLM's gated relative position bias
+    relative: Option<GatedRelativeBias>,
     /// before the first block (post-norm) or after the last (`do_stable_layer_norm`)
     encoder_norm: LayerNorm,
     layers: Vec<EncoderLayer>,
@@ -109,11 +199,16 @@ fn positional_weight(v: &Vars<'_>, hidden: usize, per_group: usize, kernel: usiz
 }
 
 impl Wav2Vec2 {
-    /// Loads `arch`: `Wav2Vec2Model`, `Wav2Vec2ForCTC`, `Wav2Vec2ForSequenceClassification` or
-    /// HuBERT's (`Hubert*`), with or without the `wav2vec2.` / `hubert.` prefix on the encoder.
+    /// Loads `arch`: `Wav2Vec2Model`, `Wav2Vec2ForCTC`, `Wav2Vec2ForSequenceClassification`,
+    /// `Wav2Vec2ForAudioFrameClassification`, `Wav2Vec2ForXVector` or another family's head of
+    /// those names (`Hubert*`, `Data2VecAudio*`, `UniSpeech*`, `UniSpeechSat*`, `WavLM*`), with
+    /// or without the family's prefix (`wav2vec2.`, `wavlm.`, ...) on the encoder.
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
-        let hubert = arch.starts_with("Hubert");
-        let data2vec = arch.starts_with("Data2VecAudio");
+        let family = Family::of(arch)
+            .filter(|f| f.has_head(&arch[f.name().len()..]))
+            .ok_or_else(|| Error::Unsupported(format!("architecture \"{arch}\" is not supported")))?;
+        let hubert = family == Family::Hubert;
+        let data2vec = family == Family::Data2VecAudio;
         // (`conv_pos_batch_norm` is HuBERT's alone: a wav2vec 2.0 config's is ignored, as there.)
         for (key, what, applies) in [
             ("add_adapter", "adapter layers (add_adapter)", true),
@@ -128,11 +223,7 @@ impl Wav2Vec2 {
                 "{arch} with MMS attention adapters (adapter_attn_dim) is not supported"
             )));
         }
-        let prefix = match (hubert, data2vec) {
-            (true, _) => "hubert",
-            (_, true) => "data2vec_audio",
-            _ => "wav2vec2",
-        };
+        let prefix = family.prefix();
         let root = weights.vars("");
         let v = if weights.names().any(|n| n.starts_with(&format!("{prefix}."))) {
             root.pp(prefix)
@@ -224,6 +315,17 @@ impl Wav2Vec2 {
             }
         };
         let stable = !data2vec && cfg.bool_or("do_stable_layer_norm", false)?;
+        let relative = match family {
+            Family::WavLM => Some(GatedRelativeBias::load(
+                &enc.pp("layers"),
+                layers_n,
+                heads,
+                hidden / heads,
+                cfg.usize_or("num_buckets", 320)?,
+                cfg.usize_or("max_bucket_distance", 800)?,
+            )?),
+            _ => None,
+        };
         let layers = (0..layers_n)
             .map(|i| {
                 let l = enc.pp("layers").pp(i);
@@ -242,24 +344,25 @@ impl Wav2Vec2 {
             })
             .collect::<Result<Vec<_>>>()?;
 
-        let family = match (hubert, data2vec) {
-            (true, _) => "Hubert",
-            (_, true) => "Data2VecAudio",
-            _ => "Wav2Vec2",
+        let layer_weights = || -> Result<Option<Tensor>> {
+            match cfg.bool_or("use_weighted_layer_sum", false)? {
+                true => Ok(Some(weights.vars("").get("layer_weights", &[layers_n + 1])?)),
+                false => Ok(None),
+            }
         };
-        let head = match arch.strip_prefix(family) {
-            Some("Model") => Head::None,
-            Some("ForCTC") => {
+        let head = match &arch[family.name().len()..] {
+            "Model" => Head::None,
+            "ForCTC" => {
                 let vocab = cfg.nullable_usize_or("vocab_size", Some(32))?.ok_or_else(|| {
                     Error::Config(format!("{arch} needs vocab_size (the CTC head's outputs)"))
                 })?;
                 Head::Ctc(Linear::load(&weights.vars("lm_head"), hidden, vocab, true)?)
             }
-            Some(head @ ("ForSequenceClassification" | "ForAudioFrameClassification")) => {
-                let layer_weights = match cfg.bool_or("use_weighted_layer_sum", false)? {
-                    true => Some(weights.vars("").get("layer_weights", &[layers_n + 1])?),
-                    false => None,
-                };
+            "ForXVector" => Head::XVector {
+                head: Box::new(XVector::load(&weights.vars(""), cfg, hidden)?),
+                layer_weights: layer_weights()?,
+            },
+            head @ ("ForSequenceClassification" | "ForAudioFrameClassification") => {
                 let (projector, width) = match head {
                     "ForSequenceClassification" => {
                         let proj = cfg.usize_or("classifier_proj_size", 256)?;
@@ -268,7 +371,7 @@ impl Wav2Vec2 {
                     _ => (None, hidden),
                 };
                 let classifier = Linear::load(&weights.vars("classifier"), width, num_labels(cfg)?, true)?;
-                Head::Classifier { projector, classifier, layer_weights }
+                Head::Classifier { projector, classifier, layer_weights: layer_weights()? }
             }
             _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
         };
@@ -281,13 +384,14 @@ impl Wav2Vec2 {
             positional,
             pos_groups,
             pos_normed: data2vec,
+            relative,
             encoder_norm: LayerNorm::load(&enc.pp("layer_norm"), hidden, eps)?,
             layers,
             stable,
             heads,
             act: Activation::from_name(cfg.str_or("hidden_act", "gelu")?)?,
             head,
-            extract_features: matches!(arch, "Wav2Vec2Model" | "Data2VecAudioModel"),
+            extract_features: family != Family::Hubert && arch.ends_with("Model"),
         })
     }
 
@@ -392,13 +496,21 @@ impl Wav2Vec2 {
             None => Tensor::ones([batch, frames], (DType::I64, device))?,
         };
         let additive = padding_mask(&keep, dtype)?;
-        let weighted = matches!(&self.head, Head::Classifier { layer_weights: Some(_), .. });
+        let weighted = self.head.layer_weights().is_some();
+        let bias = self.relative.as_ref().map(|r| r.bias(frames)).transpose()?;
         let mut hidden_states = Vec::new();
-        for layer in &self.layers {
+        for (i, layer) in self.layers.iter().enumerate() {
             if output_hidden_states || weighted {
                 hidden_states.push(h.clone());
             }
-            h = layer.forward(&h, &additive, self.heads, self.act)?;
+            h = match (&self.relative, &bias) {
+                (Some(relative), Some(bias)) => {
+                    layer.forward_masked_by(&h, self.heads, self.act, |input| {
+                        relative.gated(i, input, bias)?.add(&additive).map_err(Into::into)
+                    })?
+                }
+                _ => layer.forward(&h, &additive, self.heads, self.act)?,
+            };
         }
         if output_hidden_states || weighted {
             hidden_states.push(h.clone());
@@ -415,15 +527,15 @@ impl Wav2Vec2 {
                 }
             }
             Head::Ctc(lm_head) => out.push(("logits".to_string(), lm_head.forward(&h)?)),
+            Head::XVector { head, layer_weights } => {
+                let h = weighted_sum(layer_weights.as_ref(), &hidden_states, h)?;
+                let kept = frame_mask.as_ref().map(kept_counts).transpose()?;
+                let (logits, embeddings) = head.forward(&h, kept.as_deref())?;
+                out.push(("logits".to_string(), logits));
+                out.push(("embeddings".to_string(), embeddings));
+            }
             Head::Classifier { projector, classifier, layer_weights } => {
-                let h = match layer_weights {
-                    Some(w) => {
-                        let w = w.to_dtype(DType::F32)?.softmax(0, None)?.to_dtype(dtype)?;
-                        let stacked = Tensor::stack(&hidden_states.iter().collect::<Vec<_>>(), 1)?;
-                        stacked.mul(&w.reshape([1, w.numel(), 1, 1])?)?.sum([1], false)?
-                    }
-                    None => h,
-                };
+                let h = weighted_sum(layer_weights.as_ref(), &hidden_states, h)?;
                 let Some(projector) = projector else {
                     out.push(("logits".to_string(), classifier.forward(&h)?));
                     return Ok(with_hidden_states(out, output_hidden_states, hidden_states));
@@ -489,6 +601,22 @@ impl Wav2Vec2 {
         }
         Ok(Tensor::from_vec(keep, [batch, frames])?)
     }
+}
+
+/// The hidden states' sum weighted by the softmax of `layer_weights`, or `last` without them.
+fn weighted_sum(layer_weights: Option<&Tensor>, hidden_states: &[Tensor], last: Tensor) -> Result<Tensor> {
+    let Some(w) = layer_weights else { return Ok(last) };
+    let dtype = last.dtype();
+    let w = w.to_dtype(DType::F32)?.softmax(0, None)?.to_dtype(dtype)?;
+    let stacked = Tensor::stack(&hidden_states.iter().collect::<Vec<_>>(), 1)?;
+    Ok(stacked.mul(&w.reshape([1, w.numel(), 1, 1])?)?.sum([1], false)?)
+}
+
+/// Each row's kept frames, counted off a frame mask `[batch, frames]` of ones then zeros.
+fn kept_counts(mask: &Tensor) -> Result<Vec<usize>> {
+    let frames = mask.dims()[1];
+    let values = mask.to_dtype(DType::I64)?.to(Device::Cpu)?.to_vec::<i64>()?;
+    Ok(values.chunks(frames.max(1)).map(|row| row.iter().filter(|&&v| v != 0).count()).collect())
 }
 
 /// `out` and, when asked for, the `hidden_states.*`.
