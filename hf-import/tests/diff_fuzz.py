@@ -3406,8 +3406,9 @@ def gen_speech(r):
     """wav2vec 2.0, HuBERT, data2vec-audio, WavLM, UniSpeech or UniSpeech-SAT on raw audio: 1-4 convolutions of random
     widths, kernels and strides (biased or not), group- or layer-normed, post- or pre-norm blocks, positional kernels
     even and odd over 1-4 groups, HuBERT's projection with or without its norm, WavLM's relative position buckets (few
-    or many, near or far); the base model, the CTC head, the sequence or per-frame classifier (over the weighted hidden
-    states sometimes) or the x-vector head (1-3 TDNN layers, kernels 1-3, dilations 1-2)."""
+    or many, near or far), SpecAugment off sometimes; the base model, the CTC head, the sequence or per-frame
+    classifier (over the weighted hidden states sometimes), the x-vector head (1-3 TDNN layers, kernels 1-3, dilations
+    1-2) or a pre-training head (1-2 codevector groups of 2-320); `speech_inputs` adds a `mask_time_indices` sometimes."""
     family = r.choice(["Wav2Vec2", "Wav2Vec2", "Hubert", "Data2VecAudio", "WavLM", "WavLM", "UniSpeech", "UniSpeechSat"])
     hubert = family == "Hubert"
     n = r.randint(1, 4)
@@ -3430,7 +3431,15 @@ def gen_speech(r):
         buckets = r.choice([4, 8, 16, 40, 320])
         c.update(num_buckets=buckets, max_bucket_distance=r.choice([buckets // 4 + 1, buckets // 4 + 5, 20, 800]))
     kind = r.choice(["Model", "ForCTC", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
-                     "ForXVector"])
+                     "ForXVector", "ForPreTraining"])
+    if kind == "ForPreTraining" and family not in ("Wav2Vec2", "UniSpeech", "UniSpeechSat"):
+        kind = "Model"
+    if kind == "ForPreTraining":
+        groups = r.choice([1, 2])
+        c.update(num_codevector_groups=groups, num_codevectors_per_group=r.choice([2, 5, 320]),
+                 codevector_dim=groups * r.choice([1, 3]), proj_codevector_dim=r.choice([3, 8]))
+    if r.random() < 0.2:
+        c["apply_spec_augment"] = False
     if kind in ("ForAudioFrameClassification", "ForXVector") and family in ("Hubert", "UniSpeech"):
         kind = "ForSequenceClassification"  # (HuBERT and UniSpeech have neither)
     if kind == "ForXVector":
@@ -3477,6 +3486,10 @@ def speech_inputs(r, cfg):
                 x["input_values"][i, keep:] = 0.0
         x["attention_mask"] = mask
         desc += f" kept={mask.sum(-1).tolist()}"
+    if r.random() < 0.4:  # (a frame mask for SpecAugment's embedding and the pre-training perplexity)
+        n = frames(samples)
+        x["mask_time_indices"] = torch.rand(b, n) < r.choice([0.2, 0.5])
+        desc += f" masked={x['mask_time_indices'].sum().item()}"
     return x, desc
 
 

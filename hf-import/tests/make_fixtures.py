@@ -3137,11 +3137,13 @@ def speech_encoders():
     `hubert_ctc` (no norm before the projection), `hubert_base`; WavLM (`wavlm_base`, `wavlm_ctc_stable`,
     `wavlm_xvector`: 16 relative-position buckets up to distance 12, so that the 19 frames reach exact, log-spaced and
     clamped buckets), UniSpeech (`unispeech_ctc`) and UniSpeech-SAT (`unispeech_sat_base`, `unispeech_sat_xvector`);
-    the x-vector heads' dilated TDNN layers pool each row's frames as transformers counts them."""
+    the x-vector heads' dilated TDNN layers pool each row's frames as transformers counts them. The pre-training heads
+    (`*_pretraining`: the quantizer's argmax codevectors, the projections, the perplexity) take `mask_time_indices`
+    too (frames 2-5 and 9 of the first row, 0-1 of the second), whose frames become `masked_spec_embed`."""
     names = ["wav2vec2_ctc", "wav2vec2_ctc_stable", "wav2vec2_ctc_weight_g", "wav2vec2_base", "wav2vec2_cls",
              "hubert_ctc", "hubert_base", "data2vec_audio_ctc", "data2vec_audio_base", "wav2vec2_frames",
              "wavlm_base", "wavlm_ctc_stable", "wavlm_xvector", "unispeech_ctc", "unispeech_sat_base",
-             "unispeech_sat_xvector"]
+             "unispeech_sat_xvector", "wav2vec2_pretraining", "unispeech_pretraining", "unispeech_sat_pretraining"]
     if ONLY and not ONLY & set(names):
         return
     speech = dict(vocab_size=12, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24,
@@ -3150,6 +3152,7 @@ def speech_encoders():
     stable = dict(speech, feat_extract_norm="layer", do_stable_layer_norm=True, conv_bias=True,
                   num_conv_pos_embeddings=5, hidden_act="gelu_new")
     buckets = dict(num_buckets=16, max_bucket_distance=12)
+    codebook = dict(num_codevector_groups=2, num_codevectors_per_group=3, codevector_dim=6, proj_codevector_dim=5)
     tdnn = dict(tdnn_dim=(8, 8, 10), tdnn_kernel=(3, 3, 1), tdnn_dilation=(1, 2, 1), xvector_output_dim=6)
     builds = {
         "wav2vec2_ctc": (tf.Wav2Vec2ForCTC, tf.Wav2Vec2Config(**speech), 415),
@@ -3176,6 +3179,10 @@ def speech_encoders():
         "unispeech_ctc": (tf.UniSpeechForCTC, tf.UniSpeechConfig(**speech), 428),
         "unispeech_sat_base": (tf.UniSpeechSatModel, tf.UniSpeechSatConfig(**stable), 429),
         "unispeech_sat_xvector": (tf.UniSpeechSatForXVector, tf.UniSpeechSatConfig(**stable, **tdnn), 430),
+        # (Few codevectors, so that the frames share some and the perplexity is not just their count.)
+        "wav2vec2_pretraining": (tf.Wav2Vec2ForPreTraining, tf.Wav2Vec2Config(**speech, **codebook), 431),
+        "unispeech_pretraining": (tf.UniSpeechForPreTraining, tf.UniSpeechConfig(**stable, **codebook), 432),
+        "unispeech_sat_pretraining": (tf.UniSpeechSatForPreTraining, tf.UniSpeechSatConfig(**speech, **codebook), 433),
     }
     g = torch.Generator().manual_seed(421)
     values = torch.randn(2, 400, generator=g)
@@ -3183,10 +3190,14 @@ def speech_encoders():
     values[1, 300:], mask[1, 300:] = 0.0, 0
     x = {"input_values": values, "attention_mask": mask}
 
+    masked = torch.zeros(2, 19, dtype=torch.bool)
+    masked[0, 2:6], masked[0, 9], masked[1, :2] = True, True, True
+
     def goldens(model, path):
+        inputs = {**x, "mask_time_indices": masked} if "pretraining" in path.name else x
         with torch.no_grad():
-            out = model(**x, output_hidden_states=True)
-        save_file({**x, **flatten(out)}, str(path / "expected.safetensors"))
+            out = model(**inputs, output_hidden_states=True)
+        save_file({**inputs, **flatten(out)}, str(path / "expected.safetensors"))
 
     for name, (model_cls, config, seed) in builds.items():
         if ONLY and name not in ONLY and not (name == "wav2vec2_ctc" and "wav2vec2_ctc_weight_g" in ONLY):

@@ -37,6 +37,8 @@ fn masked_lm_head(arch: &str) -> Option<&'static [&'static str]> {
         "DebertaForMaskedLM" | "DebertaV2ForMaskedLM" => &["cls.", "lm_predictions."],
         // (The discriminator's head too: its checkpoints are fine-tuned and saved as encoders.)
         "ElectraForPreTraining" => &["discriminator_predictions."],
+        // (wav2vec 2.0's and UniSpeech's contrastive heads: their encoders are what users run.)
+        "Wav2Vec2ForPreTraining" | "UniSpeechForPreTraining" => &["quantizer.", "project_hid.", "project_q."],
         _ => return None,
     })
 }

@@ -46,6 +46,16 @@ fn wavlm_and_unispeech_match_transformers() {
     }
 }
 
+/// The pre-training heads at inference: `mask_time_indices` puts `masked_spec_embed` in its frames,
+/// the quantizer's argmax codevectors, the projections, and the perplexity over the masked frames
+/// (wav2vec 2.0) or every frame (UniSpeech); UniSpeech-SAT's plain outputs.
+#[test]
+fn speech_pretraining_heads_match_transformers() {
+    for name in ["wav2vec2_pretraining", "unispeech_pretraining", "unispeech_sat_pretraining"] {
+        check(name);
+    }
+}
+
 /// An x-vector head refuses clips too short for its TDNN layers' statistics, and a WavLM config
 /// whose buckets miss the table fails as transformers' lookup does.
 #[test]

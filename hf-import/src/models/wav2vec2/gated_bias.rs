@@ -38,6 +38,10 @@ impl GatedRelativeBias {
         num_buckets: usize,
         max_distance: usize,
     ) -> Result<Self> {
+        if max_distance == 0 {
+            // (transformers' `math.log(0)` fails.)
+            return Err(Error::Config("max_bucket_distance must be positive, got 0".into()));
+        }
         let table = layers.pp(0).pp("attention").pp("rel_attn_embed").get("weight", &[num_buckets, heads])?;
         let gates = (0..blocks)
             .map(|i| {

@@ -21,6 +21,7 @@
 //! ([`xvector`]) pools speaker embeddings.
 
 mod gated_bias;
+mod pretraining;
 mod xvector;
 
 use std::collections::BTreeMap;
@@ -34,10 +35,11 @@ use crate::error::{Error, Result};
 use crate::layers::{padding_mask, Activation, EncoderLayer, LayerNorm, Linear};
 use crate::weights::{Vars, Weights};
 use gated_bias::GatedRelativeBias;
+use pretraining::{PreTraining, Style};
 use xvector::XVector;
 
 /// The inputs a wav2vec 2.0 or HuBERT model takes.
-const INPUTS: &[&str] = &["input_values", "attention_mask"];
+const INPUTS: &[&str] = &["input_values", "attention_mask", "mask_time_indices"];
 
 /// How the feature encoder's convolutions are normed (`feat_extract_norm`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +119,7 @@ impl Family {
             "ForAudioFrameClassification" | "ForXVector" => {
                 !matches!(self, Family::Hubert | Family::UniSpeech)
             }
+            "ForPreTraining" => matches!(self, Family::Wav2Vec2 | Family::UniSpeech | Family::UniSpeechSat),
             _ => false,
         }
     }
@@ -136,6 +139,8 @@ enum Head {
     /// `*ForXVector`: speaker `embeddings` and `logits` (over the weighted hidden states with
     /// `use_weighted_layer_sum`)
     XVector { head: Box<XVector>, layer_weights: Option<Tensor> },
+    /// `*ForPreTraining`: the quantizer and the projections of the contrastive task
+    PreTraining(Box<PreTraining>),
 }
 
 impl Head {
@@ -168,6 +173,11 @@ pub struct Wav2Vec2 {
     pos_normed: bool,
     /// WavLM's gated relative position bias
     relative: Option<GatedRelativeBias>,
+    /// `masked_spec_embed` `[hidden]`, what the frames of `mask_time_indices` become (`None` where
+    /// the checkpoint has none)
+    masked_spec_embed: Option<Tensor>,
+    /// whether `mask_time_indices` replaces frames (`apply_spec_augment`)
+    spec_augment: bool,
     /// before the first block (post-norm) or after the last (`do_stable_layer_norm`)
     encoder_norm: LayerNorm,
     layers: Vec<EncoderLayer>,
@@ -315,8 +325,9 @@ impl Wav2Vec2 {
             }
         };
         let stable = !data2vec && cfg.bool_or("do_stable_layer_norm", false)?;
+        // (Without blocks WavLM has no table: transformers' first block holds it.)
         let relative = match family {
-            Family::WavLM => Some(GatedRelativeBias::load(
+            Family::WavLM if layers_n > 0 => Some(GatedRelativeBias::load(
                 &enc.pp("layers"),
                 layers_n,
                 heads,
@@ -358,6 +369,20 @@ impl Wav2Vec2 {
                 })?;
                 Head::Ctc(Linear::load(&weights.vars("lm_head"), hidden, vocab, true)?)
             }
+            "ForPreTraining" => {
+                let style = match family {
+                    Family::UniSpeech => Style::UniSpeech,
+                    Family::UniSpeechSat => Style::UniSpeechSat,
+                    _ => Style::Wav2Vec2,
+                };
+                Head::PreTraining(Box::new(PreTraining::load(
+                    &weights.vars(""),
+                    cfg,
+                    style,
+                    features,
+                    hidden,
+                )?))
+            }
             "ForXVector" => Head::XVector {
                 head: Box::new(XVector::load(&weights.vars(""), cfg, hidden)?),
                 layer_weights: layer_weights()?,
@@ -385,6 +410,8 @@ impl Wav2Vec2 {
             pos_groups,
             pos_normed: data2vec,
             relative,
+            masked_spec_embed: v.get_opt("masked_spec_embed", &[hidden])?,
+            spec_augment: cfg.bool_or("apply_spec_augment", true)?,
             encoder_norm: LayerNorm::load(&enc.pp("layer_norm"), hidden, eps)?,
             layers,
             stable,
@@ -459,6 +486,8 @@ impl Wav2Vec2 {
         })?;
         let mask = inputs.get("attention_mask");
         let frame_mask = mask.map(|m| self.frame_mask(m, batch, samples, frames)).transpose()?;
+        let masked_frames =
+            inputs.get("mask_time_indices").map(|m| masked_frames(m, batch, frames)).transpose()?;
         let device = self.device();
         let dtype = self.projection.weight.dtype();
         let x = x.to(device)?.to_dtype(dtype)?;
@@ -483,6 +512,16 @@ impl Wav2Vec2 {
             None => features,
         };
         let mut h = self.projection.forward(&normed)?;
+        let masked_frames = masked_frames.map(|m| m.to(device)).transpose()?;
+        if let (Some(m), true) = (&masked_frames, self.spec_augment) {
+            let embed = self.masked_spec_embed.as_ref().ok_or_else(|| {
+                Error::Input(
+                    "input 'mask_time_indices' needs masked_spec_embed, which this checkpoint lacks".into(),
+                )
+            })?;
+            let embed = embed.to_dtype(dtype)?.reshape([1, 1, embed.numel()])?;
+            h = Tensor::where_cond(&m.unsqueeze(-1)?, &embed, &h)?;
+        }
         let frame_mask = frame_mask.map(|m| m.to(device)).transpose()?;
         if let Some(m) = &frame_mask {
             h = Tensor::where_cond(&m.ne(0)?.unsqueeze(-1)?, &h, 0.0)?;
@@ -527,6 +566,7 @@ impl Wav2Vec2 {
                 }
             }
             Head::Ctc(lm_head) => out.push(("logits".to_string(), lm_head.forward(&h)?)),
+            Head::PreTraining(head) => out.extend(head.forward(h, &normed, masked_frames.as_ref())?),
             Head::XVector { head, layer_weights } => {
                 let h = weighted_sum(layer_weights.as_ref(), &hidden_states, h)?;
                 let kept = frame_mask.as_ref().map(kept_counts).transpose()?;
@@ -631,10 +671,34 @@ fn with_hidden_states(
     out
 }
 
-/// [`check_inputs`] for `input_values` (float) and `attention_mask`.
+/// `mask_time_indices` `[batch, frames]` (bool, or integer ones and zeros) as a bool mask.
+fn masked_frames(m: &Tensor, batch: usize, frames: usize) -> Result<Tensor> {
+    if m.dims() != [batch, frames] {
+        return Err(Error::Input(format!(
+            "input 'mask_time_indices' must be [{batch}, {frames}] (batch, frames), got {:?}",
+            m.dims()
+        )));
+    }
+    if m.dtype().is_float() {
+        return Err(Error::Input(format!(
+            "input 'mask_time_indices' must be a bool tensor, got {:?}",
+            m.dtype()
+        )));
+    }
+    let m = m.to(Device::Cpu)?;
+    if m.dtype() != DType::Bool && m.to_dtype(DType::I64)?.to_vec::<i64>()?.iter().any(|&v| v != 0 && v != 1)
+    {
+        return Err(Error::Input("input 'mask_time_indices' must hold ones and zeros".into()));
+    }
+    Ok(m.ne(0)?)
+}
+
+/// [`check_inputs`] for `input_values` (float), `attention_mask` and `mask_time_indices`.
 fn check_inputs_of(inputs: &BTreeMap<String, Tensor>) -> Result<()> {
-    let values =
-        inputs.iter().filter(|(k, _)| k.as_str() != "input_values").map(|(k, v)| (k.clone(), v.clone()));
+    let values = inputs
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "input_values" | "mask_time_indices"))
+        .map(|(k, v)| (k.clone(), v.clone()));
     check_inputs(&values.collect(), INPUTS)?;
     if let Some(x) = inputs.get("input_values") {
         if !x.dtype().is_float() {
