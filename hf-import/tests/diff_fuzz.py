@@ -3547,6 +3547,30 @@ def gen_convnext(r):
 FAMILIES["convnext"] = gen_convnext
 
 
+def gen_swin(r):
+    """Swin: 1-4 stages of 0-3 blocks (shifted windows from the second), windows of 1-5, patches of 1-4, heads
+    dividing each stage's width, absolute position embeddings (then the image at `image_size`) or any image size,
+    query/key/value biases or not, MLP ratios whole and fractional; the base model or the classifier. Images whose
+    later maps are smaller than a window are ones transformers fails on (skipped)."""
+    n = r.randint(1, 4)
+    embed = r.choice([4, 6, 8])
+    heads = [r.choice([h for h in (1, 2, 4) if (embed << i) % h == 0]) for i in range(n)]
+    patch = r.randint(1, 4)
+    c = dict(embed_dim=embed, depths=[r.randint(0 if i else 1, 3) for i in range(n)], num_heads=heads,
+             window_size=r.randint(1, 5), patch_size=patch, num_channels=r.choice([1, 3]),
+             use_absolute_embeddings=r.random() < 0.3, qkv_bias=r.random() < 0.7,
+             mlp_ratio=r.choice([1.0, 2.0, 2.5, 4.0]), hidden_act=r.choice(["gelu", "relu", "gelu_new"]),
+             layer_norm_eps=r.choice([1e-5, 1e-6]),
+             image_size=[patch * r.randint(2, 12) + r.choice([0, 0, 1]), patch * r.randint(2, 12)])
+    cls = r.choice([tf.SwinModel, tf.SwinForImageClassification])
+    if cls is tf.SwinForImageClassification:
+        c = with_labels(r, c)
+    return cls, tf.SwinConfig, c
+
+
+FAMILIES["swin"] = gen_swin
+
+
 def gen_ast(r):
     """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
     or not), spectrogram shapes; the base model or the audio classifier."""
@@ -3572,7 +3596,7 @@ def base_of(family):
 
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
-IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast"}
+IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3633,8 +3657,8 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith("Dinov2") and r.random() < 0.6:  # another size: positions resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
-        if name.startswith(("ResNet", "ConvNext")):  # any size
-            hgt, wid = r.randint(8, 48), r.randint(8, 48)
+        if name.startswith(("ResNet", "ConvNext")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
+            hgt, wid = r.randint(8, 48), r.randint(8, 48)  # any size
         b = r.randint(1, 3)
         x["pixel_values"] = torch.randn(b, vision.get("num_channels", 3), hgt, wid)
         desc.append(f"images={b}")

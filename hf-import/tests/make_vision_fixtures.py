@@ -18,7 +18,7 @@ import torch
 import transformers as tf
 from safetensors.torch import save_file
 
-from make_fixtures import ONLY, OUT, labels, randomise
+from make_fixtures import ONLY, OUT, labels, randomise, rewritten
 
 TOWER = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
 
@@ -206,6 +206,44 @@ def convnext():
     build("convnextv2_cls", tf.ConvNextV2ForImageClassification, tf.ConvNextV2Config(**base, num_labels=4), 93, x)
 
 
+def swin():
+    """Swin: 3 stages of 2x2-merged patches over an image of odd sides (padded to whole patches, 14x12 of them;
+    windows of 3 over maps padded to whole windows, the second block of a stage shifted by 1 with its mask, the
+    second stage's 7x6 map merged with padding to 4x3, whose one window is the whole map, unshifted); the base model
+    (`pooler_output` the mean over positions, `reshaped_hidden_states`), and the classifier with absolute position
+    embeddings, no query/key/value biases, a fractional `mlp_ratio`."""
+    base = dict(embed_dim=8, depths=[2, 2, 1], num_heads=[2, 2, 4], window_size=3, patch_size=2, image_size=[28, 24],
+                attn_implementation="eager")
+    x = {"pixel_values": pixels(2, 3, 27, 23, 110)}
+    build("swin", tf.SwinModel, tf.SwinConfig(**base), 111, x)
+    build("swin_cls", tf.SwinForImageClassification,
+          tf.SwinConfig(**base, use_absolute_embeddings=True, qkv_bias=False, hidden_act="gelu_new", mlp_ratio=2.5,
+                        **labels("cat", "dog", "bird")), 112, x)
+    if not ONLY or "swin_cls_renamed" in ONLY:
+        # The classifier under transformers 5's names for the attention and the MLP (`attention.q_proj`,
+        # `attention.relative_position_bias.relative_position_bias_table`, `mlp.fc1`, ...), transformers' own goldens
+        # of the same network.
+        renames = [("attention.self.query", "attention.q_proj"), ("attention.self.key", "attention.k_proj"),
+                   ("attention.self.value", "attention.v_proj"),
+                   ("attention.self.relative_position_bias_table",
+                    "attention.relative_position_bias.relative_position_bias_table"),
+                   ("attention.output.dense", "attention.o_proj"), ("intermediate.dense", "mlp.fc1"),
+                   ("output.dense", "mlp.fc2")]
+
+        def renamed(state):
+            out = {}
+            for k, v in state.items():
+                for a, b in renames:
+                    if a in k:
+                        k = k.replace(a, b)
+                        break
+                out[k] = v
+            assert any("q_proj" in k for k in out) and not any("self.query" in k for k in out)
+            return out
+        path = rewritten("swin_cls", "swin_cls_renamed", tensors=renamed)
+        shutil.copy(OUT / "swin_cls" / "expected.safetensors", path / "expected.safetensors")
+
+
 def ast():
     """The Audio Spectrogram Transformer: overlapping 4x4 patches (strides 3 over 10 mel bins, 2 over 20 frames) of a
     spectrogram, the class and distillation tokens; the base model (`pooler_output` the two tokens' mean) and the
@@ -219,6 +257,7 @@ def ast():
 
 
 if __name__ == "__main__":
+    swin()
     ast()
     convnext()
     deit()

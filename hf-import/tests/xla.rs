@@ -209,7 +209,9 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("resnet_cls", dev)
         + check_family("deit_teacher", dev)
         + check_family("convnextv2_cls", dev)
-        + check_family("ast_cls", dev);
+        + check_family("ast_cls", dev)
+        + check_family("swin", dev)
+        + check_family("swin_cls", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
 }
 

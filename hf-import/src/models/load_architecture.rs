@@ -116,6 +116,7 @@ impl AutoModel {
             | "ConvNextForImageClassification"
             | "ConvNextV2Model"
             | "ConvNextV2ForImageClassification" => AutoModel::ConvNext(ConvNext::load(arch, cfg, weights)?),
+            "SwinModel" | "SwinForImageClassification" => AutoModel::Swin(Swin::load(arch, cfg, weights)?),
             "ASTModel" | "ASTForAudioClassification" => {
                 AutoModel::AudioSpectrogram(AudioSpectrogramTransformer::load(arch, cfg, weights)?)
             }

@@ -106,6 +106,7 @@ mod siglip2_vision;
 mod smollm3;
 mod stablelm;
 mod starcoder2;
+mod swin;
 mod t5;
 mod token_classification;
 mod vision;
@@ -235,6 +236,7 @@ pub use self::smollm3::SmolLM3ForCausalLM;
 pub use self::solar_open::SolarOpenForCausalLM;
 pub use self::stablelm::StableLmForCausalLM;
 pub use self::starcoder2::Starcoder2ForCausalLM;
+pub use self::swin::Swin;
 pub use self::t5::{StackConfig, StackOutput, T5Config, T5Stack, T5};
 pub use self::token_classification::{TokenClassifier, TokenTask};
 pub use self::vision_language::VisionLanguageForConditionalGeneration;
@@ -546,6 +548,8 @@ pub enum AutoModel {
     ResNet(ResNet),
     /// `ConvNextModel`, `ConvNextForImageClassification` and V2's
     ConvNext(ConvNext),
+    /// `SwinModel`, `SwinForImageClassification`
+    Swin(Swin),
     /// `ASTModel`, `ASTForAudioClassification`
     AudioSpectrogram(AudioSpectrogramTransformer),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`

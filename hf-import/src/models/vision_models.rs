@@ -33,6 +33,7 @@ impl AutoModel {
                 | AutoModel::Wav2Vec2(_)
                 | AutoModel::ResNet(_)
                 | AutoModel::ConvNext(_)
+                | AutoModel::Swin(_)
                 | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
@@ -67,6 +68,7 @@ impl AutoModel {
             AutoModel::Wav2Vec2(m) => m.device(),
             AutoModel::ResNet(m) => m.device(),
             AutoModel::ConvNext(m) => m.device(),
+            AutoModel::Swin(m) => m.device(),
             AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
@@ -153,6 +155,7 @@ impl AutoModel {
             AutoModel::Wav2Vec2(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ResNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ConvNext(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Swin(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),

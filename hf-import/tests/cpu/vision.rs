@@ -301,6 +301,32 @@ fn deit_distillation_token_and_teacher_head() {
     }
 }
 
+/// Swin against transformers: padding to whole patches and windows, shifted windows with their
+/// mask, odd maps merged with padding, a last stage of one unshifted window; the classifier with
+/// absolute positions, and the same checkpoint under transformers 5's weight names.
+#[test]
+fn swin_windows_and_merging() {
+    for name in ["swin", "swin_cls", "swin_cls_renamed"] {
+        check(name);
+    }
+}
+
+/// An image whose later stage is smaller than a window fails (as transformers' bias does not fit
+/// it), naming the stage; wrong channels fail too.
+#[test]
+fn swin_refuses_maps_smaller_than_a_window() {
+    let dir = fixture("swin");
+    let m = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let run = |dims: [usize; 4]| {
+        let named = BTreeMap::from([("pixel_values".to_string(), Tensor::zeros(dims, DType::F32).unwrap())]);
+        m.forward_named(&named, false).map(|_| ()).map_err(|e| e.to_string())
+    };
+    let err = run([1, 3, 8, 8]).unwrap_err();
+    assert!(err.contains("stage 1") && err.contains("2×2") && err.contains("window_size (3)"), "{err}");
+    assert!(run([1, 1, 27, 23]).unwrap_err().contains("channels"));
+    run([1, 3, 18, 18]).unwrap();
+}
+
 /// ConvNeXt: the base model with layer scales (`pooler_output` the normed mean over positions),
 /// its classifier, and V2's (global response normalisation); an image of odd sides.
 #[test]
