@@ -3571,6 +3571,29 @@ def gen_swin(r):
 FAMILIES["swin"] = gen_swin
 
 
+def gen_beit(r):
+    """BEiT or data2vec-vision: a square grid of 2-5 patches a side, relative position biases per block, shared, both
+    or none, absolute positions or not, layer scales or not, mean or class-token pooling; the base model or the
+    classifier. `image_inputs` gives images of the configured size or (60%) another (biases and positions
+    resampled)."""
+    h, nh, _ = heads(r)
+    patch = r.randint(2, 4)
+    c = dict(hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             intermediate_size=r.choice([24, 64]), hidden_act=r.choice(["gelu", "relu", "gelu_new"]),
+             layer_norm_eps=r.choice([1e-12, 1e-6]), patch_size=patch, image_size=patch * r.randint(2, 5),
+             num_channels=r.choice([1, 3]), use_relative_position_bias=r.random() < 0.5,
+             use_shared_relative_position_bias=r.random() < 0.4, use_absolute_position_embeddings=r.random() < 0.4,
+             layer_scale_init_value=r.choice([0.0, 0.1]), use_mean_pooling=r.random() < 0.6)
+    prefix = r.choice(["Beit", "Beit", "Data2VecVision"])
+    cls = getattr(tf, prefix + r.choice(["Model", "ForImageClassification"]))
+    if cls.__name__.endswith("Classification"):
+        c = with_labels(r, c)
+    return cls, getattr(tf, prefix + "Config"), c
+
+
+FAMILIES["beit"] = gen_beit
+
+
 def gen_ast(r):
     """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
     or not), spectrogram shapes; the base model or the audio classifier."""
@@ -3596,7 +3619,7 @@ def base_of(family):
 
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
-IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin"}
+IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3659,6 +3682,9 @@ def image_inputs(r, model_cls, cfg):
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
         if name.startswith(("ResNet", "ConvNext")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
             hgt, wid = r.randint(8, 48), r.randint(8, 48)  # any size
+        if name.startswith(("Beit", "Data2VecVision")) and r.random() < 0.6:  # another grid: resampled
+            p = vision["patch_size"]
+            hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
         b = r.randint(1, 3)
         x["pixel_values"] = torch.randn(b, vision.get("num_channels", 3), hgt, wid)
         desc.append(f"images={b}")

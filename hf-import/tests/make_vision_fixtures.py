@@ -244,6 +244,31 @@ def swin():
         shutil.copy(OUT / "swin_cls" / "expected.safetensors", path / "expected.safetensors")
 
 
+def beit():
+    """BEiT and data2vec-vision on a 4x4 grid of 4-pixel patches: `beit`, the base model with a relative position bias
+    per block, layer scales, mean pooling (`pooler_output` the normed mean of the patches); `beit_cls_shared`, the
+    classifier with a shared bias, absolute positions, no layer scales, the class token pooled after the final norm,
+    on 20x24 images (a 5x6 grid: the bias table resampled bilinearly, the positions bicubically);
+    `data2vec_vision_cls`, data2vec-vision's classifier with both biases, mean pooling; `beit_renamed`, `beit` under
+    transformers 5's module names."""
+    base = dict(TOWER, attn_implementation="eager", patch_size=4, image_size=16)
+    x = {"pixel_values": pixels(2, 3, 16, 16, 120)}
+    model = build("beit", tf.BeitModel, tf.BeitConfig(**base, use_relative_position_bias=True), 121, x)
+    if model is not None:
+        # The same network under transformers 5's module names (its state dict, as `torch.save` would hold it).
+        path = rewritten("beit", "beit_renamed",
+                         tensors=lambda _: {k: v.contiguous() for k, v in model.state_dict().items()})
+        shutil.copy(OUT / "beit" / "expected.safetensors", path / "expected.safetensors")
+    wide = {"pixel_values": pixels(2, 3, 20, 24, 122)}
+    build("beit_cls_shared", tf.BeitForImageClassification,
+          tf.BeitConfig(**base, use_shared_relative_position_bias=True, use_absolute_position_embeddings=True,
+                        layer_scale_init_value=0.0, use_mean_pooling=False, hidden_act="gelu_new",
+                        **labels("cat", "dog", "bird")), 123, wide)
+    build("data2vec_vision_cls", tf.Data2VecVisionForImageClassification,
+          tf.Data2VecVisionConfig(**base, use_relative_position_bias=True, use_shared_relative_position_bias=True,
+                                  num_labels=4), 124, x)
+
+
 def ast():
     """The Audio Spectrogram Transformer: overlapping 4x4 patches (strides 3 over 10 mel bins, 2 over 20 frames) of a
     spectrogram, the class and distillation tokens; the base model (`pooler_output` the two tokens' mean) and the
@@ -257,6 +282,7 @@ def ast():
 
 
 if __name__ == "__main__":
+    beit()
     swin()
     ast()
     convnext()

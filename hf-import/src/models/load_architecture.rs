@@ -117,6 +117,10 @@ impl AutoModel {
             | "ConvNextV2Model"
             | "ConvNextV2ForImageClassification" => AutoModel::ConvNext(ConvNext::load(arch, cfg, weights)?),
             "SwinModel" | "SwinForImageClassification" => AutoModel::Swin(Swin::load(arch, cfg, weights)?),
+            "BeitModel"
+            | "BeitForImageClassification"
+            | "Data2VecVisionModel"
+            | "Data2VecVisionForImageClassification" => AutoModel::Beit(Beit::load(arch, cfg, weights)?),
             "ASTModel" | "ASTForAudioClassification" => {
                 AutoModel::AudioSpectrogram(AudioSpectrogramTransformer::load(arch, cfg, weights)?)
             }

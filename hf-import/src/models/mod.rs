@@ -9,6 +9,7 @@ mod auto_inputs;
 mod auto_parts;
 mod bamba;
 mod bart;
+mod beit;
 mod bert;
 mod biogpt;
 mod bloom;
@@ -129,6 +130,7 @@ pub use self::audio_spectrogram::AudioSpectrogramTransformer;
 pub use self::axk1::AXK1ForCausalLM;
 pub use self::bamba::BambaForCausalLM;
 pub use self::bart::{Bart, BartConfig, BartStack};
+pub use self::beit::Beit;
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
 pub use self::biogpt::BioGptForCausalLM;
 pub use self::bitnet::BitNetForCausalLM;
@@ -550,6 +552,8 @@ pub enum AutoModel {
     ConvNext(ConvNext),
     /// `SwinModel`, `SwinForImageClassification`
     Swin(Swin),
+    /// `BeitModel`, `BeitForImageClassification` and data2vec-vision's
+    Beit(Beit),
     /// `ASTModel`, `ASTForAudioClassification`
     AudioSpectrogram(AudioSpectrogramTransformer),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`

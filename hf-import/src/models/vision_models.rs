@@ -34,6 +34,7 @@ impl AutoModel {
                 | AutoModel::ResNet(_)
                 | AutoModel::ConvNext(_)
                 | AutoModel::Swin(_)
+                | AutoModel::Beit(_)
                 | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
@@ -69,6 +70,7 @@ impl AutoModel {
             AutoModel::ResNet(m) => m.device(),
             AutoModel::ConvNext(m) => m.device(),
             AutoModel::Swin(m) => m.device(),
+            AutoModel::Beit(m) => m.device(),
             AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
@@ -156,6 +158,7 @@ impl AutoModel {
             AutoModel::ResNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ConvNext(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Swin(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Beit(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),

@@ -311,6 +311,16 @@ fn swin_windows_and_merging() {
     }
 }
 
+/// BEiT and data2vec-vision against transformers: relative position biases per block and shared
+/// (resampled for another grid), layer scales, absolute positions resampled, mean or class-token
+/// pooling.
+#[test]
+fn beit_and_data2vec_vision() {
+    for name in ["beit", "beit_renamed", "beit_cls_shared", "data2vec_vision_cls"] {
+        check(name);
+    }
+}
+
 /// An image whose later stage is smaller than a window fails (as transformers' bias does not fit
 /// it), naming the stage; wrong channels fail too.
 #[test]

@@ -5,7 +5,8 @@
 //! keeping the wrapped regions apart), each stage but the last merging 2×2 neighbours into one
 //! (channels ×2); the final norm, the mean over positions as `pooler_output`, a linear
 //! classifier. Inputs not a multiple of the patch or the window are padded as transformers pads
-//! them; a stage whose map is no larger than a window attends over it whole, unshifted.
+//! them; a stage whose map is the size of a window attends over it whole, unshifted (a smaller
+//! one is an error, as transformers' bias table does not fit it).
 //! Checkpoints name the attention's weights either way (`attention.self.query`,
 //! `attention.output.dense`, ... or transformers 5's `attention.q_proj`, `attention.o_proj`).
 
@@ -86,9 +87,10 @@ impl Swin {
         let embed = cfg.usize_or("embed_dim", 96)?;
         let depths = cfg.usize_list_or("depths", &[2, 2, 6, 2], 0)?;
         let heads = cfg.usize_list_or("num_heads", &[3, 6, 12, 24], 1)?;
-        if depths.len() != heads.len() || depths.is_empty() {
+        // (Extra num_heads are ignored, as transformers does.)
+        if heads.len() < depths.len() || depths.is_empty() {
             return Err(Error::Config(format!(
-                "depths ({}) and num_heads ({}) must have one entry per stage",
+                "depths ({}) and num_heads ({}) must have an entry per stage",
                 depths.len(),
                 heads.len()
             )));

@@ -410,7 +410,14 @@ impl Wav2Vec2 {
             pos_groups,
             pos_normed: data2vec,
             relative,
-            masked_spec_embed: v.get_opt("masked_spec_embed", &[hidden])?,
+            // (transformers has the embedding only where SpecAugment could mask: UniSpeech-SAT always.)
+            masked_spec_embed: match family == Family::UniSpeechSat
+                || cfg.f64_or("mask_time_prob", 0.05)? > 0.0
+                || cfg.f64_or("mask_feature_prob", 0.0)? > 0.0
+            {
+                true => v.get_opt("masked_spec_embed", &[hidden])?,
+                false => None,
+            },
             spec_augment: cfg.bool_or("apply_spec_augment", true)?,
             encoder_norm: LayerNorm::load(&enc.pp("layer_norm"), hidden, eps)?,
             layers,
@@ -442,7 +449,8 @@ impl Wav2Vec2 {
         Ok(logits.to_dtype(DType::F32)?.argmax(Some(-1), false)?.to_dtype(DType::I64)?.to(Device::Cpu)?)
     }
 
-    /// The input names: `input_values` (float `[batch, samples]`) and `attention_mask`.
+    /// The input names: `input_values` (float `[batch, samples]`), `attention_mask` and
+    /// `mask_time_indices`.
     pub fn input_names(&self) -> &'static [&'static str] {
         INPUTS
     }
@@ -460,10 +468,13 @@ impl Wav2Vec2 {
         })
     }
 
-    /// Runs the model on named inputs: `input_values` (required, float `[batch, samples]`) and
-    /// `attention_mask` (`[batch, samples]`, each row's kept samples first). Outputs:
+    /// Runs the model on named inputs: `input_values` (required, float `[batch, samples]`),
+    /// `attention_mask` (`[batch, samples]`, each row's kept samples first) and
+    /// `mask_time_indices` (`[batch, frames]`, bool or ones and zeros: those frames become
+    /// `masked_spec_embed` before the encoder, where `apply_spec_augment`). Outputs:
     /// `last_hidden_state` (and `extract_features`, the normed convolution features, for
-    /// `Wav2Vec2Model`), the CTC head's or the classifier's `logits`, and `hidden_states.*` (the
+    /// `Wav2Vec2Model`), the CTC head's or the classifier's `logits`, the x-vector head's `logits`
+    /// and `embeddings`, the pre-training heads' outputs (see `pretraining.rs`), and `hidden_states.*` (the
     /// first block's input, then each block's output).
     pub fn forward_named(
         &self,
@@ -516,7 +527,7 @@ impl Wav2Vec2 {
         if let (Some(m), true) = (&masked_frames, self.spec_augment) {
             let embed = self.masked_spec_embed.as_ref().ok_or_else(|| {
                 Error::Input(
-                    "input 'mask_time_indices' needs masked_spec_embed, which this checkpoint lacks".into(),
+                    "input 'mask_time_indices' needs masked_spec_embed, which this model lacks (the checkpoint has none, or mask_time_prob and mask_feature_prob are 0)".into(),
                 )
             })?;
             let embed = embed.to_dtype(dtype)?.reshape([1, 1, embed.numel()])?;

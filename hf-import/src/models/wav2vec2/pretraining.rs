@@ -121,7 +121,7 @@ impl PreTraining {
 
 impl Quantizer {
     /// Each frame's codevectors `[batch, frames, codevector_dim]` (per group the one of the highest
-    /// score, the first of equals) and their perplexity (a 0-d float32 tensor: per group
+    /// score, the first of equals) and their perplexity (a 0-d tensor in the features' dtype: per group
     /// `exp(−Σ p log p)` of the codevectors' frequencies over the frames, or over the masked ones,
     /// summed over the groups).
     fn forward(&self, features: &Tensor, mask: Option<&Tensor>) -> Result<(Tensor, Tensor)> {
@@ -165,7 +165,9 @@ impl Quantizer {
                 (-entropy).exp()
             })
             .sum();
-        let perplexity = Tensor::from_vec(vec![perplexity], [])?.to(features.device())?;
+        // (In the features' dtype, as transformers' one-hot probabilities are.)
+        let perplexity =
+            Tensor::from_vec(vec![perplexity], [])?.to_dtype(features.dtype())?.to(features.device())?;
         Ok((codevectors.to_dtype(features.dtype())?, perplexity))
     }
 }
