@@ -30,7 +30,9 @@ struct RelativeBias {
 
 impl RelativeBias {
     fn load(vars: &Vars<'_>, grid: (usize, usize), heads: usize) -> Result<Self> {
-        let rows = (2 * grid.0 - 1) * (2 * grid.1 - 1) + 3;
+        // (Saturated: a corrupt config's count then matches no checkpoint's table.)
+        let side = |n: usize| n.saturating_mul(2).saturating_sub(1);
+        let rows = side(grid.0).saturating_mul(side(grid.1)).saturating_add(3);
         Ok(RelativeBias { table: vars.get("relative_position_bias_table", &[rows, heads])?, grid })
     }
 
@@ -274,7 +276,9 @@ impl Beit {
         )?
         .any_size();
         let positions = match cfg.bool_or("use_absolute_position_embeddings", false)? {
-            true => Some(emb.get("position_embeddings", &[1, patches.num_patches() + 1, hidden])?),
+            true => {
+                Some(emb.get("position_embeddings", &[1, patches.num_patches().saturating_add(1), hidden])?)
+            }
             false => None,
         };
         let shared_bias = match cfg.bool_or("use_shared_relative_position_bias", false)? {

@@ -96,9 +96,17 @@ impl Swin {
             )));
         }
         let window = cfg.usize_or("window_size", 7)?;
-        if window == 0 || patch_size.0 == 0 || patch_size.1 == 0 {
-            return Err(Error::Config("window_size and patch_size must be positive".into()));
+        if window == 0 || window > 1 << 16 || patch_size.0 == 0 || patch_size.1 == 0 {
+            return Err(Error::Config(format!(
+                "window_size ({window}) must be positive and at most 65536, patch_size positive"
+            )));
         }
+        // Each stage doubles the width.
+        let width_of = |i: usize| {
+            1usize.checked_shl(i as u32).and_then(|s| embed.checked_mul(s)).ok_or_else(|| {
+                Error::Config(format!("embed_dim ({embed}) doubled over {} stages overflows", depths.len()))
+            })
+        };
         let mlp_ratio = cfg.f64_or("mlp_ratio", 4.0)?;
         let qkv_bias = cfg.bool_or("qkv_bias", true)?;
         let eps = cfg.f64_or("layer_norm_eps", 1e-5)?;
@@ -110,14 +118,15 @@ impl Swin {
             proj.get("weight", &[embed, channels, patch_size.0, patch_size.1])?,
             proj.get("bias", &[embed])?,
         );
-        let patches = (image.0 / patch_size.0) * (image.1 / patch_size.1);
+        // (Saturated: a corrupt config's count then matches no checkpoint's table.)
+        let patches = (image.0 / patch_size.0).saturating_mul(image.1 / patch_size.1);
         let positions = match cfg.bool_or("use_absolute_embeddings", false)? {
             true => Some(emb.get("position_embeddings", &[1, patches, embed])?),
             false => None,
         };
         let mut stages = Vec::with_capacity(depths.len());
         for (i, (&depth, &heads)) in depths.iter().zip(&heads).enumerate() {
-            let dim = embed << i;
+            let dim = width_of(i)?;
             if dim % heads != 0 {
                 return Err(Error::Config(format!(
                     "stage {i}'s width ({dim}) must be a multiple of its num_heads ({heads})"
@@ -178,7 +187,7 @@ impl Swin {
             };
             stages.push(Stage { blocks, heads, merge });
         }
-        let last = embed << (depths.len() - 1);
+        let last = width_of(depths.len() - 1)?;
         let classifier = match arch {
             "SwinForImageClassification" => Some(match num_labels(cfg)? {
                 0 => None,

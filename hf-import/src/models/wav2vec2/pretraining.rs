@@ -61,7 +61,7 @@ impl PreTraining {
         let per_group = cfg.usize_or("num_codevectors_per_group", 320)?;
         let dim = cfg.usize_or("codevector_dim", 256)?;
         let proj = cfg.usize_or("proj_codevector_dim", 256)?;
-        if groups == 0 || per_group == 0 || dim % groups != 0 {
+        if groups == 0 || per_group == 0 || dim % groups != 0 || groups.checked_mul(per_group).is_none() {
             return Err(Error::Config(format!(
                 "codevector_dim ({dim}) must be a multiple of num_codevector_groups ({groups}), with \
                  num_codevectors_per_group ({per_group}) positive"

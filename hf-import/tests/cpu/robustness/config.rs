@@ -106,6 +106,9 @@ const CONFIG_FIXTURES: &[&str] = &[
     "mllama_images",
     // Qwen2-Audio's Whisper-style tower, its mel bins and frames.
     "qwen2_audio_audio",
+    "wavlm_xvector",
+    "swin_cls",
+    "beit_cls_shared",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
