@@ -3594,6 +3594,27 @@ def gen_beit(r):
 FAMILIES["beit"] = gen_beit
 
 
+def gen_segformer(r):
+    """SegFormer: 1-4 stages of 0-2 blocks, patch sizes 1-7 with strides 1-4, key/value reductions 1-4, heads
+    dividing the widths, MLP ratios 1-4, the last stage as a map or a sequence; the base model, the classifier or the
+    segmentation head (any image size)."""
+    n = r.randint(1, 4)
+    hidden = [r.choice([4, 8, 12]) for _ in range(n)]
+    c = dict(num_encoder_blocks=n, depths=[r.randint(0, 2) for _ in range(n)],
+             sr_ratios=[r.randint(1, 4) for _ in range(n)], hidden_sizes=hidden,
+             patch_sizes=[r.choice([1, 2, 3, 7]) for _ in range(n)], strides=[r.randint(1, 4) for _ in range(n)],
+             num_attention_heads=[r.choice([h for h in (1, 2, 4) if d % h == 0]) for d in hidden],
+             mlp_ratios=[r.randint(1, 4) for _ in range(n)], hidden_act=r.choice(["gelu", "relu", "gelu_new"]),
+             decoder_hidden_size=r.choice([4, 8]), reshape_last_stage=r.random() < 0.8, num_channels=r.choice([1, 3]))
+    cls = r.choice([tf.SegformerModel, tf.SegformerForImageClassification, tf.SegformerForSemanticSegmentation])
+    if cls is not tf.SegformerModel:
+        c = with_labels(r, c)
+    return cls, tf.SegformerConfig, c
+
+
+FAMILIES["segformer"] = gen_segformer
+
+
 def gen_ast(r):
     """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
     or not), spectrogram shapes; the base model or the audio classifier."""
@@ -3619,7 +3640,8 @@ def base_of(family):
 
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
-IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit"}
+IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
+          "segformer"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3680,7 +3702,7 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith("Dinov2") and r.random() < 0.6:  # another size: positions resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
-        if name.startswith(("ResNet", "ConvNext")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
+        if name.startswith(("ResNet", "ConvNext", "Segformer")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
             hgt, wid = r.randint(8, 48), r.randint(8, 48)  # any size
         if name.startswith(("Beit", "Data2VecVision")) and r.random() < 0.6:  # another grid: resampled
             p = vision["patch_size"]

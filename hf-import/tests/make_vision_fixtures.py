@@ -47,13 +47,15 @@ def pixels(batch, channels, height, width, seed):
     return torch.randn((batch, channels, height, width), generator=g)
 
 
-def build(name, model_cls, config, seed, x):
-    """Saves the randomised model `name` and its outputs on inputs `x` (a dict)."""
+def build(name, model_cls, config, seed, x, prepare=None):
+    """Saves the randomised model `name` (then given to `prepare`, if any) and its outputs on inputs `x` (a dict)."""
     if ONLY and name not in ONLY:
         return None
     torch.manual_seed(seed)
     model = model_cls(config).eval()
     randomise(model, seed)
+    if prepare is not None:
+        prepare(model, seed)
     path = OUT / name
     shutil.rmtree(path, ignore_errors=True)
     model.save_pretrained(path)
@@ -269,6 +271,36 @@ def beit():
                                   num_labels=4), 124, x)
 
 
+def batch_norm_stats(model, seed):
+    """Every batch norm's running statistics drawn (a fresh model's are 0 and 1)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for bn in (m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)):
+            bn.running_mean.copy_(0.1 * torch.randn(bn.running_mean.shape, generator=g))
+            bn.running_var.copy_(0.5 + torch.rand(bn.running_var.shape, generator=g))
+
+
+def segformer():
+    """SegFormer on 37x29 images: three stages (overlapping 7x7 stride-4 and 3x3 stride-2 patch embeddings, keys and
+    values from maps shrunk 4x and 2x, the Mix-FFN's depthwise convolution); the base model, the classifier (gelu_new,
+    the last map averaged), and the segmentation head (each map projected, upsampled to the first's 10x8, fused,
+    batch-normed, classified: `logits` [2, 5, 10, 8]); `segformer_seg_renamed`, the last under transformers 5's
+    module names."""
+    base = dict(num_encoder_blocks=3, depths=[1, 2, 1], sr_ratios=[4, 2, 1], hidden_sizes=[8, 16, 24],
+                patch_sizes=[7, 3, 3], strides=[4, 2, 2], num_attention_heads=[1, 2, 4], mlp_ratios=[4, 2, 2],
+                attn_implementation="eager")
+    x = {"pixel_values": pixels(2, 3, 37, 29, 130)}
+    build("segformer", tf.SegformerModel, tf.SegformerConfig(**base), 131, x)
+    build("segformer_cls", tf.SegformerForImageClassification,
+          tf.SegformerConfig(**base, hidden_act="gelu_new", **labels("cat", "dog", "bird")), 132, x)
+    model = build("segformer_seg", tf.SegformerForSemanticSegmentation,
+                  tf.SegformerConfig(**base, decoder_hidden_size=12, num_labels=5), 133, x, prepare=batch_norm_stats)
+    if model is not None:
+        path = rewritten("segformer_seg", "segformer_seg_renamed",
+                         tensors=lambda _: {k: v.contiguous() for k, v in model.state_dict().items()})
+        shutil.copy(OUT / "segformer_seg" / "expected.safetensors", path / "expected.safetensors")
+
+
 def ast():
     """The Audio Spectrogram Transformer: overlapping 4x4 patches (strides 3 over 10 mel bins, 2 over 20 frames) of a
     spectrogram, the class and distillation tokens; the base model (`pooler_output` the two tokens' mean) and the
@@ -282,6 +314,7 @@ def ast():
 
 
 if __name__ == "__main__":
+    segformer()
     beit()
     swin()
     ast()

@@ -117,6 +117,9 @@ impl AutoModel {
             | "ConvNextV2Model"
             | "ConvNextV2ForImageClassification" => AutoModel::ConvNext(ConvNext::load(arch, cfg, weights)?),
             "SwinModel" | "SwinForImageClassification" => AutoModel::Swin(Swin::load(arch, cfg, weights)?),
+            "SegformerModel" | "SegformerForImageClassification" | "SegformerForSemanticSegmentation" => {
+                AutoModel::Segformer(Segformer::load(arch, cfg, weights)?)
+            }
             "BeitModel"
             | "BeitForImageClassification"
             | "Data2VecVisionModel"

@@ -101,6 +101,7 @@ mod resnet;
 mod roberta;
 mod sarvam;
 mod seed_oss;
+mod segformer;
 mod seq2seq_io;
 mod siglip;
 mod siglip2_vision;
@@ -233,6 +234,7 @@ pub use self::resnet::ResNet;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::sarvam::{SarvamMLAForCausalLM, SarvamMoEForCausalLM};
 pub use self::seed_oss::SeedOssForCausalLM;
+pub use self::segformer::Segformer;
 pub use self::siglip::{Siglip, SiglipTextTower, SiglipVisionTower};
 pub use self::smollm3::SmolLM3ForCausalLM;
 pub use self::solar_open::SolarOpenForCausalLM;
@@ -554,6 +556,8 @@ pub enum AutoModel {
     Swin(Swin),
     /// `BeitModel`, `BeitForImageClassification` and data2vec-vision's
     Beit(Beit),
+    /// `SegformerModel`, `SegformerForImageClassification`, `SegformerForSemanticSegmentation`
+    Segformer(Segformer),
     /// `ASTModel`, `ASTForAudioClassification`
     AudioSpectrogram(AudioSpectrogramTransformer),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`

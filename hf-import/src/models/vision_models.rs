@@ -35,6 +35,7 @@ impl AutoModel {
                 | AutoModel::ConvNext(_)
                 | AutoModel::Swin(_)
                 | AutoModel::Beit(_)
+                | AutoModel::Segformer(_)
                 | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
@@ -71,6 +72,7 @@ impl AutoModel {
             AutoModel::ConvNext(m) => m.device(),
             AutoModel::Swin(m) => m.device(),
             AutoModel::Beit(m) => m.device(),
+            AutoModel::Segformer(m) => m.device(),
             AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
@@ -159,6 +161,7 @@ impl AutoModel {
             AutoModel::ConvNext(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Swin(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Beit(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Segformer(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),

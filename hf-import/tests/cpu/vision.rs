@@ -321,6 +321,16 @@ fn beit_and_data2vec_vision() {
     }
 }
 
+/// SegFormer against transformers: overlapping patch embeddings, shrunk keys and values, the
+/// Mix-FFN; the classifier and the segmentation head (upsampled, fused, batch-normed), under both
+/// weight namings.
+#[test]
+fn segformer_classification_and_segmentation() {
+    for name in ["segformer", "segformer_cls", "segformer_seg", "segformer_seg_renamed"] {
+        check(name);
+    }
+}
+
 /// An image whose later stage is smaller than a window fails (as transformers' bias does not fit
 /// it), naming the stage; wrong channels fail too.
 #[test]
