@@ -3403,13 +3403,15 @@ BASE["pretraining"] = "bert"
 
 
 def gen_speech(r):
-    """wav2vec 2.0, HuBERT, data2vec-audio, WavLM, UniSpeech or UniSpeech-SAT on raw audio: 1-4 convolutions of random
+    """wav2vec 2.0, HuBERT, data2vec-audio, WavLM, UniSpeech, UniSpeech-SAT or Wav2Vec2-Conformer (relative, rotary or
+    no positions) on raw audio: 1-4 convolutions of random
     widths, kernels and strides (biased or not), group- or layer-normed, post- or pre-norm blocks, positional kernels
     even and odd over 1-4 groups, HuBERT's projection with or without its norm, WavLM's relative position buckets (few
     or many, near or far), SpecAugment off sometimes; the base model, the CTC head, the sequence or per-frame
     classifier (over the weighted hidden states sometimes), the x-vector head (1-3 TDNN layers, kernels 1-3, dilations
     1-2) or a pre-training head (1-2 codevector groups of 2-320); `speech_inputs` adds a `mask_time_indices` sometimes."""
-    family = r.choice(["Wav2Vec2", "Wav2Vec2", "Hubert", "Data2VecAudio", "WavLM", "WavLM", "UniSpeech", "UniSpeechSat"])
+    family = r.choice(["Wav2Vec2", "Wav2Vec2", "Hubert", "Data2VecAudio", "WavLM", "WavLM", "UniSpeech", "UniSpeechSat",
+                       "Wav2Vec2Conformer", "Wav2Vec2Conformer"])
     hubert = family == "Hubert"
     n = r.randint(1, 4)
     h, nh, _ = heads(r)
@@ -3427,12 +3429,15 @@ def gen_speech(r):
         c.update(num_conv_pos_embeddings=r.randint(1, 3), conv_pos_kernel_size=r.choice([2, 3, 4, 5, 8]))
         c.pop("do_stable_layer_norm")
         c.pop("feat_extract_norm")
+    if family == "Wav2Vec2Conformer":  # relative, rotary or no positions; the convolution module's kernel
+        c.update(position_embeddings_type=r.choice(["relative", "rotary", None]),
+                 conv_depthwise_kernel_size=r.choice([1, 3, 5, 7]), hidden_act=r.choice(["swish", "gelu", "relu"]))
     if family == "WavLM":
         buckets = r.choice([4, 8, 16, 40, 320])
         c.update(num_buckets=buckets, max_bucket_distance=r.choice([buckets // 4 + 1, buckets // 4 + 5, 20, 800]))
     kind = r.choice(["Model", "ForCTC", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
                      "ForXVector", "ForPreTraining"])
-    if kind == "ForPreTraining" and family not in ("Wav2Vec2", "UniSpeech", "UniSpeechSat"):
+    if kind == "ForPreTraining" and family not in ("Wav2Vec2", "UniSpeech", "UniSpeechSat", "Wav2Vec2Conformer"):
         kind = "Model"
     if kind == "ForPreTraining":
         groups = r.choice([1, 2])
@@ -3489,6 +3494,7 @@ def speech_inputs(r, cfg):
     if r.random() < 0.4:  # (a frame mask for SpecAugment's embedding and the pre-training perplexity)
         n = frames(samples)
         x["mask_time_indices"] = torch.rand(b, n) < r.choice([0.2, 0.5])
+        x["mask_time_indices"][0, 0] = True  # (none masked: the perplexity is NaN, in transformers and here)
         desc += f" masked={x['mask_time_indices'].sum().item()}"
     return x, desc
 

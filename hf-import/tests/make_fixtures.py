@@ -3139,11 +3139,14 @@ def speech_encoders():
     clamped buckets), UniSpeech (`unispeech_ctc`) and UniSpeech-SAT (`unispeech_sat_base`, `unispeech_sat_xvector`);
     the x-vector heads' dilated TDNN layers pool each row's frames as transformers counts them. The pre-training heads
     (`*_pretraining`: the quantizer's argmax codevectors, the projections, the perplexity) take `mask_time_indices`
-    too (frames 2-5 and 9 of the first row, 0-1 of the second), whose frames become `masked_spec_embed`."""
+    too (frames 2-5 and 9 of the first row, 0-1 of the second), whose frames become `masked_spec_embed`.
+    Wav2Vec2-Conformer (`wav2vec2_conformer_*`): relative (the CTC head), rotary (the base model) or no positions (the
+    x-vector head), swish, a depthwise kernel of 5, the batch norms' running statistics drawn."""
     names = ["wav2vec2_ctc", "wav2vec2_ctc_stable", "wav2vec2_ctc_weight_g", "wav2vec2_base", "wav2vec2_cls",
              "hubert_ctc", "hubert_base", "data2vec_audio_ctc", "data2vec_audio_base", "wav2vec2_frames",
              "wavlm_base", "wavlm_ctc_stable", "wavlm_xvector", "unispeech_ctc", "unispeech_sat_base",
-             "unispeech_sat_xvector", "wav2vec2_pretraining", "unispeech_pretraining", "unispeech_sat_pretraining"]
+             "unispeech_sat_xvector", "wav2vec2_pretraining", "unispeech_pretraining", "unispeech_sat_pretraining",
+             "wav2vec2_conformer_rel", "wav2vec2_conformer_rope", "wav2vec2_conformer_plain"]
     if ONLY and not ONLY & set(names):
         return
     speech = dict(vocab_size=12, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24,
@@ -3152,6 +3155,7 @@ def speech_encoders():
     stable = dict(speech, feat_extract_norm="layer", do_stable_layer_norm=True, conv_bias=True,
                   num_conv_pos_embeddings=5, hidden_act="gelu_new")
     buckets = dict(num_buckets=16, max_bucket_distance=12)
+    conformer = dict(speech, hidden_act="swish", conv_depthwise_kernel_size=5)
     codebook = dict(num_codevector_groups=2, num_codevectors_per_group=3, codevector_dim=6, proj_codevector_dim=5)
     tdnn = dict(tdnn_dim=(8, 8, 10), tdnn_kernel=(3, 3, 1), tdnn_dilation=(1, 2, 1), xvector_output_dim=6)
     builds = {
@@ -3183,6 +3187,11 @@ def speech_encoders():
         "wav2vec2_pretraining": (tf.Wav2Vec2ForPreTraining, tf.Wav2Vec2Config(**speech, **codebook), 431),
         "unispeech_pretraining": (tf.UniSpeechForPreTraining, tf.UniSpeechConfig(**stable, **codebook), 432),
         "unispeech_sat_pretraining": (tf.UniSpeechSatForPreTraining, tf.UniSpeechSatConfig(**speech, **codebook), 433),
+        "wav2vec2_conformer_rel": (tf.Wav2Vec2ConformerForCTC, tf.Wav2Vec2ConformerConfig(**conformer), 434),
+        "wav2vec2_conformer_rope": (tf.Wav2Vec2ConformerModel, tf.Wav2Vec2ConformerConfig(
+            **dict(conformer, position_embeddings_type="rotary")), 435),
+        "wav2vec2_conformer_plain": (tf.Wav2Vec2ConformerForXVector, tf.Wav2Vec2ConformerConfig(
+            **dict(conformer, position_embeddings_type=None), **tdnn), 436),
     }
     g = torch.Generator().manual_seed(421)
     values = torch.randn(2, 400, generator=g)
@@ -3205,6 +3214,11 @@ def speech_encoders():
         torch.manual_seed(seed)
         model = model_cls(config).eval()
         randomise(model, seed)
+        g = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for bn in (m for m in model.modules() if isinstance(m, torch.nn.BatchNorm1d)):
+                bn.running_mean.copy_(0.1 * torch.randn(bn.running_mean.shape, generator=g))
+                bn.running_var.copy_(0.5 + torch.rand(bn.running_var.shape, generator=g))
         path = OUT / name
         shutil.rmtree(path, ignore_errors=True)
         model.save_pretrained(path)

@@ -226,12 +226,21 @@ impl Beit {
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         let hidden = cfg.usize_or("hidden_size", 768)?;
         let heads = cfg.usize_or("num_attention_heads", 12)?;
-        if heads == 0 || (cfg.get("head_dim").is_none() && hidden % heads != 0) {
+        let data2vec = arch.starts_with("Data2VecVision");
+        // (BEiT's heads are `head_dim` wide, by default `hidden / heads` rounded down; data2vec-vision's
+        // must divide the width.)
+        if heads == 0 || (data2vec && hidden % heads != 0) {
             return Err(Error::Config(format!(
                 "hidden_size ({hidden}) must be a positive multiple of num_attention_heads ({heads})"
             )));
         }
-        let head_dim = cfg.usize_or("head_dim", hidden / heads)?;
+        let head_dim = match data2vec {
+            true => hidden / heads,
+            false => cfg.usize_or("head_dim", hidden / heads)?,
+        };
+        let inner_width = heads.checked_mul(head_dim).filter(|&w| w > 0).ok_or_else(|| {
+            Error::Config(format!("{heads} heads of width {head_dim} have no or too large a width"))
+        })?;
         let patch = size_pair(cfg, "patch_size", 16)?;
         let image = size_pair(cfg, "image_size", 224)?;
         let channels = cfg.usize_or("num_channels", 3)?;
@@ -239,20 +248,21 @@ impl Beit {
         let c = Cfg {
             hidden,
             heads,
-            inner_width: heads * head_dim,
+            inner_width,
             intermediate: cfg.usize_or("intermediate_size", 3072)?,
             eps: cfg.f64_or("layer_norm_eps", 1e-12)?,
             grid,
             layer_scale: cfg.f64_or("layer_scale_init_value", 0.1)? > 0.0,
             per_block_bias: cfg.bool_or("use_relative_position_bias", false)?,
         };
-        let data2vec = arch.starts_with("Data2VecVision");
         let prefix = if data2vec { "data2vec_vision" } else { "beit" };
         // transformers 5's module names (a saved state dict of its BEiT) read as the Hub's.
         let renamed;
         let weights = match !data2vec
-            && weights.names().any(|n| n.contains("layers.0.") && n.contains("layernorm_before"))
-        {
+            && weights.names().any(|n| {
+                (n.contains("layers.0.") && n.contains("layernorm_before"))
+                    || n.contains("shared_position_bias.")
+            }) {
             true => {
                 renamed = weights.renamed(|n| Some(hub_name(n)));
                 &renamed
@@ -293,6 +303,18 @@ impl Beit {
         // (data2vec-vision's base model is built without its pooler.)
         let pooler = match (arch == "Data2VecVisionModel", mean_pooling) {
             (true, _) => None,
+            // (A base model's checkpoint without the pooler's norm gets the fresh one transformers
+            // builds: ones and zeros.)
+            (false, true)
+                if !classify && !weights.contains(&v.pp("pooler").pp("layernorm").path("weight")) =>
+            {
+                let like = (patches.dtype(), patches.device());
+                Some(Pooler::Mean(LayerNorm {
+                    weight: Tensor::ones([hidden], like)?,
+                    bias: Some(Tensor::zeros([hidden], like)?),
+                    eps: c.eps,
+                }))
+            }
             (false, true) => {
                 Some(Pooler::Mean(LayerNorm::load(&v.pp("pooler").pp("layernorm"), hidden, c.eps)?))
             }

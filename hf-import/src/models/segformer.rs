@@ -46,7 +46,11 @@ impl Conv {
     ) -> Result<Self> {
         Ok(Conv {
             weight: v.get("weight", &[out, input / groups, kernel, kernel])?,
-            bias: v.get_opt("bias", &[out])?,
+            // (Every SegFormer convolution has a bias but the decode head's fusing one.)
+            bias: match v.path("weight").ends_with("linear_fuse.weight") {
+                true => None,
+                false => Some(v.get("bias", &[out])?),
+            },
             stride,
             padding,
             groups,
@@ -78,7 +82,8 @@ impl Block {
     /// `x` `[batch, rows · cols, dim]` on a `rows × cols` map.
     fn forward(&self, x: &Tensor, rows: usize, cols: usize, heads: usize, act: Activation) -> Result<Tensor> {
         let (b, n, dim) = (x.dims()[0], x.dims()[1], x.dims()[2]);
-        let d = dim / heads;
+        let width = self.query.weight.dims()[0];
+        let d = width / heads;
         let h = self.norm1.forward(x)?;
         let kv = match &self.reduction {
             Some((conv, norm)) => {
@@ -92,7 +97,7 @@ impl Block {
         let k = self.key.forward(&kv)?.reshape([b, m, heads, d])?.transpose(1, 2)?;
         let v = self.value.forward(&kv)?.reshape([b, m, heads, d])?.transpose(1, 2)?;
         let ctx = eager_attention(&q, &k, &v, None, 1.0 / (d as f64).sqrt(), None)?;
-        let x = self.out.forward(&ctx.transpose(1, 2)?.reshape([b, n, dim])?)?.add(x)?;
+        let x = self.out.forward(&ctx.transpose(1, 2)?.reshape([b, n, width])?)?.add(x)?;
         let inner = self.fc1.forward(&self.norm2.forward(&x)?)?;
         let width = inner.dims()[2];
         let map = inner.transpose(1, 2)?.reshape([b, width, rows, cols])?;
@@ -157,7 +162,7 @@ impl Segformer {
             }
         };
         let depths = list("depths", &[2, 2, 2, 2], 0)?;
-        let sr = list("sr_ratios", &[8, 4, 2, 1], 1)?;
+        let sr = list("sr_ratios", &[8, 4, 2, 1], 0)?;
         let hidden = list("hidden_sizes", &[32, 64, 160, 256], 1)?;
         let patches = list("patch_sizes", &[7, 3, 3, 3], 1)?;
         let strides = list("strides", &[4, 2, 2, 2], 1)?;
@@ -183,9 +188,11 @@ impl Segformer {
         let mut stages = Vec::with_capacity(n);
         for i in 0..n {
             let dim = hidden[i];
-            if dim % heads[i] != 0 {
+            // (transformers' heads are `dim / heads` wide, what is left over unused.)
+            let attn_width = heads[i] * (dim / heads[i]);
+            if attn_width == 0 {
                 return Err(Error::Config(format!(
-                    "hidden_sizes[{i}] ({dim}) must be a multiple of num_attention_heads[{i}] ({})",
+                    "hidden_sizes[{i}] ({dim}) is narrower than num_attention_heads[{i}] ({})",
                     heads[i]
                 )));
             }
@@ -198,6 +205,7 @@ impl Segformer {
                     let b = enc.pp("block").pp(i).pp(j);
                     let att = b.pp("attention");
                     let s = att.pp("self");
+                    // (A ratio of 0 or 1 reduces nothing.)
                     let reduction = match sr[i] > 1 {
                         true => Some((
                             Conv::load(&s.pp("sr"), (dim, dim), sr[i], sr[i], 0, 1)?,
@@ -207,10 +215,10 @@ impl Segformer {
                     };
                     Ok(Block {
                         norm1: LayerNorm::load(&b.pp("layer_norm_1"), dim, EPS)?,
-                        query: Linear::load(&s.pp("query"), dim, dim, true)?,
-                        key: Linear::load(&s.pp("key"), dim, dim, true)?,
-                        value: Linear::load(&s.pp("value"), dim, dim, true)?,
-                        out: Linear::load(&att.pp("output").pp("dense"), dim, dim, true)?,
+                        query: Linear::load(&s.pp("query"), dim, attn_width, true)?,
+                        key: Linear::load(&s.pp("key"), dim, attn_width, true)?,
+                        value: Linear::load(&s.pp("value"), dim, attn_width, true)?,
+                        out: Linear::load(&att.pp("output").pp("dense"), attn_width, dim, true)?,
                         reduction,
                         norm2: LayerNorm::load(&b.pp("layer_norm_2"), dim, EPS)?,
                         fc1: Linear::load(&b.pp("mlp").pp("dense1"), dim, inner, true)?,
@@ -251,7 +259,19 @@ impl Segformer {
                     projections: (0..n)
                         .map(|i| Linear::load(&d.pp("linear_c").pp(i).pp("proj"), hidden[i], width, true))
                         .collect::<Result<Vec<_>>>()?,
-                    fuse: Conv::load(&d.pp("linear_fuse"), (width * n, width), 1, 1, 0, 1)?,
+                    fuse: Conv::load(
+                        &d.pp("linear_fuse"),
+                        (
+                            width
+                                .checked_mul(n)
+                                .ok_or_else(|| Error::Config("decoder_hidden_size overflows".into()))?,
+                            width,
+                        ),
+                        1,
+                        1,
+                        0,
+                        1,
+                    )?,
                     norm: [
                         bn.get("weight", &[width])?,
                         bn.get("bias", &[width])?,
@@ -328,6 +348,12 @@ impl Segformer {
 impl DecodeHead {
     /// Every stage's map projected, upsampled to the first's size, fused and classified.
     fn forward(&self, maps: &[Tensor]) -> Result<Tensor> {
+        if maps[0].rank() != 4 {
+            return Err(Error::Input(
+                "the segmentation head needs the first stage as a map (reshape_last_stage is false and it is the last)"
+                    .into(),
+            ));
+        }
         let (rows, cols) = (maps[0].dims()[2], maps[0].dims()[3]);
         let mut projected = Vec::with_capacity(maps.len());
         for (map, proj) in maps.iter().zip(&self.projections) {

@@ -56,6 +56,15 @@ fn speech_pretraining_heads_match_transformers() {
     }
 }
 
+/// Wav2Vec2-Conformer: relative (Transformer-XL), rotary or no positions, the convolution module
+/// with its batch norm, the half-step feed-forwards; the CTC, base and x-vector heads.
+#[test]
+fn wav2vec2_conformer_matches_transformers() {
+    for name in ["wav2vec2_conformer_rel", "wav2vec2_conformer_rope", "wav2vec2_conformer_plain"] {
+        check(name);
+    }
+}
+
 /// An x-vector head refuses clips too short for its TDNN layers' statistics, and a WavLM config
 /// whose buckets miss the table fails as transformers' lookup does.
 #[test]

@@ -20,6 +20,7 @@
 //! sequence classifier projects, averages the kept frames and classifies; the x-vector head
 //! ([`xvector`]) pools speaker embeddings.
 
+mod conformer;
 mod gated_bias;
 mod pretraining;
 mod xvector;
@@ -34,6 +35,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{padding_mask, Activation, EncoderLayer, LayerNorm, Linear};
 use crate::weights::{Vars, Weights};
+use conformer::Conformer;
 use gated_bias::GatedRelativeBias;
 use pretraining::{PreTraining, Style};
 use xvector::XVector;
@@ -65,6 +67,7 @@ struct ConvLayer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Family {
     Wav2Vec2,
+    Wav2Vec2Conformer,
     Hubert,
     Data2VecAudio,
     UniSpeech,
@@ -74,7 +77,8 @@ enum Family {
 
 impl Family {
     /// Every family, longer architecture prefixes first (`UniSpeechSat` before `UniSpeech`).
-    const ALL: [Family; 6] = [
+    const ALL: [Family; 7] = [
+        Family::Wav2Vec2Conformer,
         Family::Wav2Vec2,
         Family::Hubert,
         Family::Data2VecAudio,
@@ -92,6 +96,7 @@ impl Family {
     fn name(self) -> &'static str {
         match self {
             Family::Wav2Vec2 => "Wav2Vec2",
+            Family::Wav2Vec2Conformer => "Wav2Vec2Conformer",
             Family::Hubert => "Hubert",
             Family::Data2VecAudio => "Data2VecAudio",
             Family::UniSpeech => "UniSpeech",
@@ -104,6 +109,7 @@ impl Family {
     fn prefix(self) -> &'static str {
         match self {
             Family::Wav2Vec2 => "wav2vec2",
+            Family::Wav2Vec2Conformer => "wav2vec2_conformer",
             Family::Hubert => "hubert",
             Family::Data2VecAudio => "data2vec_audio",
             Family::UniSpeech => "unispeech",
@@ -119,7 +125,10 @@ impl Family {
             "ForAudioFrameClassification" | "ForXVector" => {
                 !matches!(self, Family::Hubert | Family::UniSpeech)
             }
-            "ForPreTraining" => matches!(self, Family::Wav2Vec2 | Family::UniSpeech | Family::UniSpeechSat),
+            "ForPreTraining" => matches!(
+                self,
+                Family::Wav2Vec2 | Family::Wav2Vec2Conformer | Family::UniSpeech | Family::UniSpeechSat
+            ),
             _ => false,
         }
     }
@@ -173,6 +182,8 @@ pub struct Wav2Vec2 {
     pos_normed: bool,
     /// WavLM's gated relative position bias
     relative: Option<GatedRelativeBias>,
+    /// Wav2Vec2-Conformer's blocks (`layers` then empty)
+    conformer: Option<Conformer>,
     /// `masked_spec_embed` `[hidden]`, what the frames of `mask_time_indices` become (`None` where
     /// the checkpoint has none)
     masked_spec_embed: Option<Tensor>,
@@ -311,6 +322,7 @@ impl Wav2Vec2 {
         let enc = v.pp("encoder");
         let pos = enc.pp("pos_conv_embed");
         let per_group = hidden / pos_groups;
+        let conformer_family = family == Family::Wav2Vec2Conformer;
         let positional = match data2vec {
             // `num_conv_pos_embeddings` convolutions, plain weights.
             true => (0..cfg.usize_or("num_conv_pos_embeddings", 5)?)
@@ -319,12 +331,19 @@ impl Wav2Vec2 {
                     Ok((c.get("weight", &[hidden, per_group, pos_kernel])?, Some(c.get("bias", &[hidden])?)))
                 })
                 .collect::<Result<Vec<_>>>()?,
+            // (The Conformer builds a positional convolution it never runs.)
+            false if conformer_family => Vec::new(),
             false => {
                 let c = pos.pp("conv");
                 vec![(positional_weight(&c, hidden, per_group, pos_kernel)?, c.get_opt("bias", &[hidden])?)]
             }
         };
-        let stable = !data2vec && cfg.bool_or("do_stable_layer_norm", false)?;
+        // (The Conformer norms after its blocks, as the stable layout does.)
+        let stable = conformer_family || (!data2vec && cfg.bool_or("do_stable_layer_norm", false)?);
+        let conformer = match conformer_family {
+            true => Some(Conformer::load(&enc, cfg, hidden, heads, layers_n)?),
+            false => None,
+        };
         // (Without blocks WavLM has no table: transformers' first block holds it.)
         let relative = match family {
             Family::WavLM if layers_n > 0 => Some(GatedRelativeBias::load(
@@ -337,7 +356,7 @@ impl Wav2Vec2 {
             )?),
             _ => None,
         };
-        let layers = (0..layers_n)
+        let layers = (0..if conformer_family { 0 } else { layers_n })
             .map(|i| {
                 let l = enc.pp("layers").pp(i);
                 let (att, ff) = (l.pp("attention"), l.pp("feed_forward"));
@@ -364,9 +383,12 @@ impl Wav2Vec2 {
         let head = match &arch[family.name().len()..] {
             "Model" => Head::None,
             "ForCTC" => {
-                let vocab = cfg.nullable_usize_or("vocab_size", Some(32))?.ok_or_else(|| {
-                    Error::Config(format!("{arch} needs vocab_size (the CTC head's outputs)"))
-                })?;
+                // (The Conformer's config has no default vocabulary.)
+                let vocab = cfg
+                    .nullable_usize_or("vocab_size", if conformer_family { None } else { Some(32) })?
+                    .ok_or_else(|| {
+                        Error::Config(format!("{arch} needs vocab_size (the CTC head's outputs)"))
+                    })?;
                 Head::Ctc(Linear::load(&weights.vars("lm_head"), hidden, vocab, true)?)
             }
             "ForPreTraining" => {
@@ -410,6 +432,7 @@ impl Wav2Vec2 {
             pos_groups,
             pos_normed: data2vec,
             relative,
+            conformer,
             // (transformers has the embedding only where SpecAugment could mask: UniSpeech-SAT always.)
             masked_spec_embed: match family == Family::UniSpeechSat
                 || cfg.f64_or("mask_time_prob", 0.05)? > 0.0
@@ -537,7 +560,9 @@ impl Wav2Vec2 {
         if let Some(m) = &frame_mask {
             h = Tensor::where_cond(&m.ne(0)?.unsqueeze(-1)?, &h, 0.0)?;
         }
-        h = h.add(&self.positions(&h)?)?;
+        if !self.positional.is_empty() {
+            h = h.add(&self.positions(&h)?)?;
+        }
         if !self.stable {
             h = self.encoder_norm.forward(&h)?;
         }
@@ -549,6 +574,15 @@ impl Wav2Vec2 {
         let weighted = self.head.layer_weights().is_some();
         let bias = self.relative.as_ref().map(|r| r.bias(frames)).transpose()?;
         let mut hidden_states = Vec::new();
+        if let Some(conformer) = &self.conformer {
+            h = conformer.forward(
+                h,
+                &additive,
+                self.act,
+                output_hidden_states || weighted,
+                &mut hidden_states,
+            )?;
+        }
         for (i, layer) in self.layers.iter().enumerate() {
             if output_hidden_states || weighted {
                 hidden_states.push(h.clone());
@@ -562,7 +596,7 @@ impl Wav2Vec2 {
                 _ => layer.forward(&h, &additive, self.heads, self.act)?,
             };
         }
-        if output_hidden_states || weighted {
+        if (output_hidden_states || weighted) && self.conformer.is_none() {
             hidden_states.push(h.clone());
         }
         if self.stable {
