@@ -3621,6 +3621,24 @@ def gen_segformer(r):
 FAMILIES["segformer"] = gen_segformer
 
 
+def gen_dinov3(r):
+    """DINOv3's ViT: 0-4 register tokens, head widths multiples of 4, biases on or off per projection, the plain or
+    gated MLP, RoPE bases; any image size (the rotary grid follows it)."""
+    h = r.choice([16, 32, 48])
+    nh = r.choice([n for n in (1, 2, 4) if (h // n) % 4 == 0])
+    c = dict(hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             intermediate_size=r.choice([24, 64]), hidden_act=r.choice(["gelu", "silu", "relu"]),
+             patch_size=r.randint(2, 5), image_size=16, num_channels=r.choice([1, 3]),
+             num_register_tokens=r.randint(0, 4), query_bias=r.random() < 0.7, key_bias=r.random() < 0.3,
+             value_bias=r.random() < 0.7, proj_bias=r.random() < 0.7, mlp_bias=r.random() < 0.7,
+             use_gated_mlp=r.random() < 0.4, rope_theta=r.choice([100.0, 10.0, 1000.0]),
+             layerscale_value=r.choice([1.0, 0.1]), layer_norm_eps=r.choice([1e-5, 1e-6]))
+    return tf.DINOv3ViTModel, tf.DINOv3ViTConfig, c
+
+
+FAMILIES["dinov3"] = gen_dinov3
+
+
 def gen_ast(r):
     """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
     or not), spectrogram shapes; the base model or the audio classifier."""
@@ -3647,7 +3665,7 @@ def base_of(family):
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
-          "segformer"}
+          "segformer", "dinov3"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3708,7 +3726,7 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith("Dinov2") and r.random() < 0.6:  # another size: positions resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
-        if name.startswith(("ResNet", "ConvNext", "Segformer")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
+        if name.startswith(("ResNet", "ConvNext", "Segformer", "DINOv3")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
             hgt, wid = r.randint(8, 48), r.randint(8, 48)  # any size
         if name.startswith(("Beit", "Data2VecVision")) and r.random() < 0.6:  # another grid: resampled
             p = vision["patch_size"]

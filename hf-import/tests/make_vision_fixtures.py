@@ -301,6 +301,19 @@ def segformer():
         shutil.copy(OUT / "segformer_seg" / "expected.safetensors", path / "expected.safetensors")
 
 
+def dinov3():
+    """DINOv3's ViT: the class token, 2 register tokens and the patches of an 18x22 image (a 4x5 grid of 4-pixel
+    patches, the last pixels left out) whose queries and keys turn by the 2-D rotary embedding, layer scales, the plain
+    MLP; `dinov3_gated`: no registers, a key bias, the gated MLP under silu, a square image."""
+    base = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48, patch_size=4,
+                image_size=16, attn_implementation="eager")
+    build("dinov3", tf.DINOv3ViTModel, tf.DINOv3ViTConfig(**base, num_register_tokens=2, layerscale_value=0.5), 141,
+          {"pixel_values": pixels(2, 3, 18, 22, 140)})
+    build("dinov3_gated", tf.DINOv3ViTModel,
+          tf.DINOv3ViTConfig(**base, use_gated_mlp=True, key_bias=True, hidden_act="silu", rope_theta=50.0), 142,
+          {"pixel_values": pixels(2, 3, 16, 16, 143)})
+
+
 def ast():
     """The Audio Spectrogram Transformer: overlapping 4x4 patches (strides 3 over 10 mel bins, 2 over 20 frames) of a
     spectrogram, the class and distillation tokens; the base model (`pooler_output` the two tokens' mean) and the
@@ -314,6 +327,7 @@ def ast():
 
 
 if __name__ == "__main__":
+    dinov3()
     segformer()
     beit()
     swin()

@@ -218,7 +218,8 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("beit_cls_shared", dev)
         + check_family("data2vec_vision_cls", dev)
         + check_family("segformer_cls", dev)
-        + check_family("segformer_seg", dev);
+        + check_family("segformer_seg", dev)
+        + check_family("dinov3", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
 }
 

@@ -25,6 +25,7 @@ mod decoder_classifier;
 mod decoder_token_classifier;
 mod deepseek;
 mod dinov2;
+mod dinov3_vit;
 mod distilbert;
 mod dots1;
 mod electra;
@@ -155,6 +156,7 @@ pub use self::decoder_token_classifier::DecoderForTokenClassification;
 pub use self::deepseek::{DeepseekV2ForCausalLM, DeepseekV3ForCausalLM};
 pub use self::diffllama::DiffLlamaForCausalLM;
 pub use self::dinov2::{Dinov2ForImageClassification, Dinov2Model};
+pub use self::dinov3_vit::Dinov3Vit;
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::dots1::Dots1ForCausalLM;
 pub use self::electra::{load_electra, ElectraWithHead};
@@ -556,6 +558,8 @@ pub enum AutoModel {
     Swin(Swin),
     /// `BeitModel`, `BeitForImageClassification` and data2vec-vision's
     Beit(Beit),
+    /// `DINOv3ViTModel`
+    Dinov3Vit(Dinov3Vit),
     /// `SegformerModel`, `SegformerForImageClassification`, `SegformerForSemanticSegmentation`
     Segformer(Segformer),
     /// `ASTModel`, `ASTForAudioClassification`

@@ -35,6 +35,7 @@ impl AutoModel {
                 | AutoModel::ConvNext(_)
                 | AutoModel::Swin(_)
                 | AutoModel::Beit(_)
+                | AutoModel::Dinov3Vit(_)
                 | AutoModel::Segformer(_)
                 | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
@@ -72,6 +73,7 @@ impl AutoModel {
             AutoModel::ConvNext(m) => m.device(),
             AutoModel::Swin(m) => m.device(),
             AutoModel::Beit(m) => m.device(),
+            AutoModel::Dinov3Vit(m) => m.device(),
             AutoModel::Segformer(m) => m.device(),
             AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
@@ -161,6 +163,7 @@ impl AutoModel {
             AutoModel::ConvNext(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Swin(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Beit(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Dinov3Vit(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Segformer(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),

@@ -331,6 +331,15 @@ fn segformer_classification_and_segmentation() {
     }
 }
 
+/// DINOv3's ViT against transformers: register tokens, the 2-D rotary embedding of the patch
+/// centres on a non-square grid, layer scales, the plain and the gated MLP.
+#[test]
+fn dinov3_vit_rotary_patches() {
+    for name in ["dinov3", "dinov3_gated"] {
+        check(name);
+    }
+}
+
 /// An image whose later stage is smaller than a window fails (as transformers' bias does not fit
 /// it), naming the stage; wrong channels fail too.
 #[test]

@@ -110,7 +110,9 @@ impl Conformer {
                 Some("rotary") => {
                     let d = hidden / heads;
                     Positions::Rotary(match vars.pp("embed_positions").get_opt("inv_freq", &[d / 2])? {
-                        Some(t) => t.to_dtype(DType::F32)?.to(oxtorch_tensor::Device::Cpu)?.to_vec::<f32>()?,
+                        Some(t) => {
+                            t.to_dtype(DType::F32)?.to(oxtorch_tensor::Device::Cpu)?.to_vec::<f32>()?
+                        }
                         None => {
                             let base = cfg.f64_or("rotary_embedding_base", 10000.0)? as f32;
                             (0..d).step_by(2).map(|k| 1.0 / base.powf(k as f32 / d as f32)).collect()
