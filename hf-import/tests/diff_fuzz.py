@@ -3568,10 +3568,15 @@ def gen_swin(r):
              mlp_ratio=r.choice([1.0, 2.0, 2.5, 4.0]), hidden_act=r.choice(["gelu", "relu", "gelu_new"]),
              layer_norm_eps=r.choice([1e-5, 1e-6]),
              image_size=[patch * r.randint(2, 12) + r.choice([0, 0, 1]), patch * r.randint(2, 12)])
-    cls = r.choice([tf.SwinModel, tf.SwinForImageClassification])
-    if cls is tf.SwinForImageClassification:
+    v2 = r.random() < 0.4  # Swin V2: cosine attention, continuous position bias, post-norm; pretrained windows
+    if v2:
+        c.update(use_absolute_embeddings=False, pretrained_window_sizes=[r.choice([0, 0, 3, 6]) for _ in range(n)],
+                 image_size=patch * (1 << (n - 1)) * r.randint(1, 3))  # (every stage has patches, as V2 needs)
+    prefix = "Swinv2" if v2 else "Swin"
+    cls = getattr(tf, prefix + r.choice(["Model", "ForImageClassification"]))
+    if cls.__name__.endswith("Classification"):
         c = with_labels(r, c)
-    return cls, tf.SwinConfig, c
+    return cls, getattr(tf, prefix + "Config"), c
 
 
 FAMILIES["swin"] = gen_swin
@@ -3601,15 +3606,15 @@ FAMILIES["beit"] = gen_beit
 
 
 def gen_segformer(r):
-    """SegFormer: 1-4 stages of 0-2 blocks, patch sizes 1-7 with strides 1-4, key/value reductions 1-4, heads
-    dividing the widths, MLP ratios 1-4, the last stage as a map or a sequence; the base model, the classifier or the
+    """SegFormer: 1-4 stages of 0-2 blocks, patch sizes 1-7 with strides 1-4, key/value reductions 0-4, 1-4 heads
+    (not always dividing the widths), MLP ratios 1-4, the last stage as a map or a sequence; the base model, the classifier or the
     segmentation head (any image size)."""
     n = r.randint(1, 4)
     hidden = [r.choice([4, 8, 12]) for _ in range(n)]
     c = dict(num_encoder_blocks=n, depths=[r.randint(0, 2) for _ in range(n)],
-             sr_ratios=[r.randint(1, 4) for _ in range(n)], hidden_sizes=hidden,
+             sr_ratios=[r.randint(0, 4) for _ in range(n)], hidden_sizes=hidden,
              patch_sizes=[r.choice([1, 2, 3, 7]) for _ in range(n)], strides=[r.randint(1, 4) for _ in range(n)],
-             num_attention_heads=[r.choice([h for h in (1, 2, 4) if d % h == 0]) for d in hidden],
+             num_attention_heads=[r.choice([1, 2, 3, 4]) for d in hidden],
              mlp_ratios=[r.randint(1, 4) for _ in range(n)], hidden_act=r.choice(["gelu", "relu", "gelu_new"]),
              decoder_hidden_size=r.choice([4, 8]), reshape_last_stage=r.random() < 0.8, num_channels=r.choice([1, 3]))
     cls = r.choice([tf.SegformerModel, tf.SegformerForImageClassification, tf.SegformerForSemanticSegmentation])

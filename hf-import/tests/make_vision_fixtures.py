@@ -314,6 +314,20 @@ def dinov3():
           {"pixel_values": pixels(2, 3, 16, 16, 143)})
 
 
+def swinv2():
+    """Swin V2 on the same 27x23 images as `swin` (configured for 28x24: windows of 3 from a 14x12 map, a second
+    stage of 7x6, a last of 4x3 whose window clamps to 3, unshifted): cosine attention with the continuous position
+    bias, post-normed branches, merging normed after its reduction; the base model, and the classifier with windows
+    pretrained at 4 (the offsets scaled by them)."""
+    base = dict(embed_dim=8, depths=[2, 2, 1], num_heads=[2, 2, 4], window_size=3, patch_size=2, image_size=[28, 24],
+                attn_implementation="eager")
+    x = {"pixel_values": pixels(2, 3, 27, 23, 150)}
+    build("swinv2", tf.Swinv2Model, tf.Swinv2Config(**base), 151, x)
+    build("swinv2_cls", tf.Swinv2ForImageClassification,
+          tf.Swinv2Config(**base, pretrained_window_sizes=[4, 4, 0], hidden_act="gelu_new", qkv_bias=False,
+                          **labels("cat", "dog", "bird")), 152, x)
+
+
 def ast():
     """The Audio Spectrogram Transformer: overlapping 4x4 patches (strides 3 over 10 mel bins, 2 over 20 frames) of a
     spectrogram, the class and distillation tokens; the base model (`pooler_output` the two tokens' mean) and the
@@ -327,6 +341,7 @@ def ast():
 
 
 if __name__ == "__main__":
+    swinv2()
     dinov3()
     segformer()
     beit()

@@ -214,6 +214,7 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("ast_cls", dev)
         + check_family("swin", dev)
         + check_family("swin_cls", dev)
+        + check_family("swinv2_cls", dev)
         + check_family("beit", dev)
         + check_family("beit_cls_shared", dev)
         + check_family("data2vec_vision_cls", dev)

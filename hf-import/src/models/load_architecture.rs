@@ -116,7 +116,9 @@ impl AutoModel {
             | "ConvNextForImageClassification"
             | "ConvNextV2Model"
             | "ConvNextV2ForImageClassification" => AutoModel::ConvNext(ConvNext::load(arch, cfg, weights)?),
-            "SwinModel" | "SwinForImageClassification" => AutoModel::Swin(Swin::load(arch, cfg, weights)?),
+            "SwinModel" | "SwinForImageClassification" | "Swinv2Model" | "Swinv2ForImageClassification" => {
+                AutoModel::Swin(Swin::load(arch, cfg, weights)?)
+            }
             "DINOv3ViTModel" => AutoModel::Dinov3Vit(Dinov3Vit::load(cfg, weights)?),
             "SegformerModel" | "SegformerForImageClassification" | "SegformerForSemanticSegmentation" => {
                 AutoModel::Segformer(Segformer::load(arch, cfg, weights)?)

@@ -306,7 +306,7 @@ fn deit_distillation_token_and_teacher_head() {
 /// absolute positions, and the same checkpoint under transformers 5's weight names.
 #[test]
 fn swin_windows_and_merging() {
-    for name in ["swin", "swin_cls", "swin_cls_renamed"] {
+    for name in ["swin", "swin_cls", "swin_cls_renamed", "swinv2", "swinv2_cls"] {
         check(name);
     }
 }

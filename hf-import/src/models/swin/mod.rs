@@ -9,7 +9,14 @@
 //! one is an error, as transformers' bias table does not fit it).
 //! Checkpoints name the attention's weights either way (`attention.self.query`,
 //! `attention.output.dense`, ... or transformers 5's `attention.q_proj`, `attention.o_proj`).
+//!
+//! Swin V2 (model type `swinv2`: `Swinv2Model`, `Swinv2ForImageClassification`) runs the same
+//! windows with cosine attention and a continuous position bias ([`v2`]), norms each branch's
+//! output before its residual, norms the merged patches after their reduction, and fixes each
+//! stage's window and shift from the configured image size, as transformers does (its shifted
+//! windows' mask is added twice, as there).
 
+mod v2;
 mod windows;
 
 use std::collections::BTreeMap;
@@ -32,13 +39,17 @@ struct Block {
     key: Linear,
     value: Linear,
     out: Linear,
-    /// `relative_position_bias_table` `[(2·window − 1)², heads]`
-    bias_table: Tensor,
+    /// `relative_position_bias_table` `[(2·window − 1)², heads]` (Swin)
+    bias_table: Option<Tensor>,
+    /// the cosine attention and its continuous position bias (Swin V2)
+    cosine: Option<v2::CosineAttention>,
     norm_after: LayerNorm,
     fc1: Linear,
     fc2: Linear,
     /// half a window for odd blocks, else 0
     shift: usize,
+    /// Swin V2's window for this block's stage (fixed from the configured image size)
+    window: Option<usize>,
 }
 
 /// One stage: its blocks, then (all but the last) the 2×2 patch merging's norm and reduction.
@@ -67,6 +78,8 @@ pub struct Swin {
     /// the classifier (`None` inside: `num_labels` 0); `None` for the base model
     classifier: Option<Option<Linear>>,
     channels: usize,
+    /// Swin V2: post-norm branches, merging normed after its reduction
+    v2: bool,
 }
 
 /// `vars.{old}` where the checkpoint has it (the names before transformers 5), else `vars.{new}`.
@@ -79,8 +92,16 @@ fn either<'a>(weights: &Weights, vars: &Vars<'a>, old: &str, new: &str) -> Vars<
 }
 
 impl Swin {
-    /// Loads `arch`: `SwinModel` or `SwinForImageClassification`, under `swin.` or unprefixed.
+    /// Loads `arch`: `SwinModel`, `SwinForImageClassification` or V2's (`Swinv2*`), under `swin.`
+    /// / `swinv2.` or unprefixed.
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        let v2 = arch.starts_with("Swinv2");
+        if v2 && cfg.bool_or("use_absolute_embeddings", false)? {
+            return Err(Error::Unsupported(
+                "Swin V2 with use_absolute_embeddings is not supported (transformers' positions do not fit its patches)"
+                    .into(),
+            ));
+        }
         let channels = cfg.usize_or("num_channels", 3)?;
         let patch_size = size_pair(cfg, "patch_size", 4)?;
         let image = size_pair(cfg, "image_size", 224)?;
@@ -111,7 +132,13 @@ impl Swin {
         let qkv_bias = cfg.bool_or("qkv_bias", true)?;
         let eps = cfg.f64_or("layer_norm_eps", 1e-5)?;
         let root = weights.vars("");
-        let v = if weights.names().any(|n| n.starts_with("swin.")) { root.pp("swin") } else { root };
+        let prefix = if v2 { "swinv2" } else { "swin" };
+        let v = if weights.names().any(|n| n.starts_with(&format!("{prefix}."))) {
+            root.pp(prefix)
+        } else {
+            root
+        };
+        let pretrained = cfg.usize_list_or("pretrained_window_sizes", &[0; 4], 0)?;
         let emb = v.pp("embeddings");
         let proj = emb.pp("patch_embeddings").pp("projection");
         let patch = (
@@ -134,18 +161,41 @@ impl Swin {
             }
             let inner = (mlp_ratio * dim as f64) as usize;
             let sv = v.pp("encoder").pp("layers").pp(i);
+            // Swin V2's window and shift come from the configured map (`_compute_window_shift`).
+            let configured = (image.0 / patch_size.0) >> i;
+            if v2 && configured == 0 {
+                return Err(Error::Config(format!(
+                    "image_size {image:?} leaves stage {i} no patches (transformers cannot build its windows)"
+                )));
+            }
+            let stage_window = window.min(configured);
             let blocks = (0..depth)
                 .map(|j| {
                     let b = sv.pp("blocks").pp(j);
                     let att = b.pp("attention");
                     let table_shape = [(2 * window - 1).pow(2), heads];
-                    let bias_table =
-                        match att.pp("self").get_opt("relative_position_bias_table", &table_shape)? {
-                            Some(t) => t,
-                            None => att
-                                .pp("relative_position_bias")
-                                .get("relative_position_bias_table", &table_shape)?,
-                        };
+                    let (bias_table, cosine) = match v2 {
+                        true => (
+                            None,
+                            Some(v2::CosineAttention::load(
+                                &att.pp("self"),
+                                heads,
+                                stage_window,
+                                pretrained.get(i).copied().unwrap_or(0),
+                            )?),
+                        ),
+                        false => (
+                            Some(
+                                match att.pp("self").get_opt("relative_position_bias_table", &table_shape)? {
+                                    Some(t) => t,
+                                    None => att
+                                        .pp("relative_position_bias")
+                                        .get("relative_position_bias_table", &table_shape)?,
+                                },
+                            ),
+                            None,
+                        ),
+                    };
                     Ok(Block {
                         norm_before: LayerNorm::load(&b.pp("layernorm_before"), dim, eps)?,
                         query: Linear::load(
@@ -154,7 +204,13 @@ impl Swin {
                             dim,
                             qkv_bias,
                         )?,
-                        key: Linear::load(&either(weights, &att, "self.key", "k_proj"), dim, dim, qkv_bias)?,
+                        // (Swin V2's key has no bias.)
+                        key: Linear::load(
+                            &either(weights, &att, "self.key", "k_proj"),
+                            dim,
+                            dim,
+                            qkv_bias && !v2,
+                        )?,
                         value: Linear::load(
                             &either(weights, &att, "self.value", "v_proj"),
                             dim,
@@ -163,6 +219,7 @@ impl Swin {
                         )?,
                         out: Linear::load(&either(weights, &att, "output.dense", "o_proj"), dim, dim, true)?,
                         bias_table,
+                        cosine,
                         norm_after: LayerNorm::load(&b.pp("layernorm_after"), dim, eps)?,
                         fc1: Linear::load(
                             &either(weights, &b, "intermediate.dense", "mlp.fc1"),
@@ -171,15 +228,22 @@ impl Swin {
                             true,
                         )?,
                         fc2: Linear::load(&either(weights, &b, "output.dense", "mlp.fc2"), inner, dim, true)?,
-                        shift: if j % 2 == 1 { window / 2 } else { 0 },
+                        shift: match v2 {
+                            true if j % 2 == 1 && configured > stage_window => window / 2,
+                            true => 0,
+                            false if j % 2 == 1 => window / 2,
+                            false => 0,
+                        },
+                        window: v2.then_some(stage_window),
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
             let merge = match i + 1 < depths.len() {
                 true => {
                     let d = sv.pp("downsample");
+                    // (Swin V2 norms the reduced patches, 2 · dim of them.)
                     Some((
-                        LayerNorm::load(&d.pp("norm"), 4 * dim, 1e-5)?,
+                        LayerNorm::load(&d.pp("norm"), if v2 { 2 * dim } else { 4 * dim }, 1e-5)?,
                         Linear::load(&d.pp("reduction"), 4 * dim, 2 * dim, false)?,
                     ))
                 }
@@ -189,7 +253,7 @@ impl Swin {
         }
         let last = width_of(depths.len() - 1)?;
         let classifier = match arch {
-            "SwinForImageClassification" => Some(match num_labels(cfg)? {
+            "SwinForImageClassification" | "Swinv2ForImageClassification" => Some(match num_labels(cfg)? {
                 0 => None,
                 n => Some(Linear::load(&weights.vars("classifier"), last, n, true)?),
             }),
@@ -210,6 +274,7 @@ impl Swin {
             relative_index: Tensor::from_vec(index, [n])?.to(device)?,
             classifier,
             channels,
+            v2,
         })
     }
 
@@ -264,7 +329,7 @@ impl Swin {
                 })?;
             }
             if let Some((norm, reduction)) = &stage.merge {
-                h = merge_patches(&h, rows, cols, norm, reduction)?;
+                h = merge_patches(&h, rows, cols, norm, reduction, self.v2)?;
                 (rows, cols) = (rows.div_ceil(2), cols.div_ceil(2));
             }
             if output_hidden_states {
@@ -295,18 +360,23 @@ impl Swin {
         let (batch, dim) = (h.dims()[0], h.dims()[2]);
         // A map no larger than a window is attended whole and unshifted, as transformers'
         // `set_shift_and_window_size`; its bias table only fits windows of the configured size.
-        let (window, shift) = match rows.min(cols) <= self.window {
-            true => (rows.min(cols), 0),
-            false => (self.window, block.shift),
+        // (Swin V2's windows were fixed at load.)
+        let (window, shift) = match (block.window, rows.min(cols) <= self.window) {
+            (Some(w), _) => (w, block.shift),
+            (None, true) => (rows.min(cols), 0),
+            (None, false) => (self.window, block.shift),
         };
-        if window != self.window {
+        if block.window.is_none() && window != self.window {
             return Err(Error::Input(format!(
                 "a {rows}×{cols} feature map is smaller than window_size ({}): transformers' relative \
                  position bias does not fit its windows (use larger images)",
                 self.window
             )));
         }
-        let x = block.norm_before.forward(h)?.reshape([batch, rows, cols, dim])?;
+        let x = match self.v2 {
+            true => h.reshape([batch, rows, cols, dim])?,
+            false => block.norm_before.forward(h)?.reshape([batch, rows, cols, dim])?,
+        };
         let (pad_r, pad_c) = ((window - rows % window) % window, (window - cols % window) % window);
         let x = x.pad(&[0, 0, 0, pad_c as isize, 0, pad_r as isize], "constant", None)?;
         let (hp, wp) = (rows + pad_r, cols + pad_c);
@@ -320,22 +390,47 @@ impl Swin {
             split(block.key.forward(&w)?)?,
             split(block.value.forward(&w)?)?,
         );
-        let bias = block.bias_table.index_select(0, &self.relative_index)?.reshape([area, area, heads])?;
-        let mut mask = bias.permute([2, 0, 1])?.unsqueeze(0)?;
-        if shift > 0 {
-            let shifted = windows::shift_mask(hp, wp, window, shift, w.dtype())?.to(w.device())?;
-            let per_image = shifted.dims()[0];
-            let shifted = shifted
-                .unsqueeze(0)?
-                .expand([batch, per_image, 1, area, area])?
-                .reshape([nw, 1, area, area])?;
-            mask = mask.add(&shifted)?;
-        }
-        let ctx = eager_attention(&q, &k, &v, Some(&mask), 1.0 / (d as f64).sqrt(), None)?;
+        let shifted = match shift > 0 {
+            true => {
+                let m = windows::shift_mask(hp, wp, window, shift, w.dtype())?.to(w.device())?;
+                let per_image = m.dims()[0];
+                Some(
+                    m.unsqueeze(0)?
+                        .expand([batch, per_image, 1, area, area])?
+                        .reshape([nw, 1, area, area])?,
+                )
+            }
+            false => None,
+        };
+        let ctx = match (&block.cosine, &block.bias_table) {
+            (Some(cosine), _) => {
+                let mut scores = cosine.scores(&q, &k)?;
+                if let Some(m) = &shifted {
+                    // (transformers adds the mask twice.)
+                    scores = scores.add(&m.mul(2.0)?)?;
+                }
+                scores.softmax(-1, None)?.matmul(&v)?
+            }
+            (None, Some(table)) => {
+                let bias = table.index_select(0, &self.relative_index)?.reshape([area, area, heads])?;
+                let mut mask = bias.permute([2, 0, 1])?.unsqueeze(0)?;
+                if let Some(m) = &shifted {
+                    mask = mask.add(m)?;
+                }
+                eager_attention(&q, &k, &v, Some(&mask), 1.0 / (d as f64).sqrt(), None)?
+            }
+            (None, None) => unreachable!("a Swin block has a table or cosine attention"),
+        };
         let ctx = block.out.forward(&ctx.transpose(1, 2)?.reshape([nw, area, dim])?)?;
         let x = windows::merge(&ctx, window, hp, wp)?;
         let x = if shift > 0 { x.roll([s, s], [1, 2])? } else { x };
         let x = x.narrow(1, 0, rows)?.narrow(2, 0, cols)?.reshape([batch, rows * cols, dim])?;
+        if self.v2 {
+            // Res-post-norm: each branch normed before its residual.
+            let h = h.add(&block.norm_before.forward(&x)?)?;
+            let inner = self.act.forward(&block.fc1.forward(&h)?)?;
+            return Ok(h.add(&block.norm_after.forward(&block.fc2.forward(&inner)?)?)?);
+        }
         let h = h.add(&x)?;
         let inner = self.act.forward(&block.fc1.forward(&block.norm_after.forward(&h)?)?)?;
         Ok(h.add(&block.fc2.forward(&inner)?)?)
@@ -351,6 +446,7 @@ fn merge_patches(
     cols: usize,
     norm: &LayerNorm,
     reduction: &Linear,
+    norm_last: bool,
 ) -> Result<Tensor> {
     let (batch, dim) = (h.dims()[0], h.dims()[2]);
     let x = h.reshape([batch, rows, cols, dim])?.pad(
@@ -365,5 +461,8 @@ fn merge_patches(
         r2 * c2,
         4 * dim,
     ])?;
-    reduction.forward(&norm.forward(&x)?)
+    match norm_last {
+        true => norm.forward(&reduction.forward(&x)?),
+        false => reduction.forward(&norm.forward(&x)?),
+    }
 }
