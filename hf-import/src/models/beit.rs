@@ -269,12 +269,7 @@ impl Beit {
             }
             false => weights,
         };
-        let root = weights.vars("");
-        let v = if weights.names().any(|n| n.starts_with(&format!("{prefix}."))) {
-            root.pp(prefix)
-        } else {
-            root
-        };
+        let v = weights.base_vars(prefix);
         let emb = v.pp("embeddings");
         let patches = PatchEmbedding::load(
             &emb.pp("patch_embeddings").pp("projection"),

@@ -131,12 +131,7 @@ impl ConvNext {
         // V1's branch scale exists where `layer_scale_init_value` is positive, as transformers builds it.
         let scaled = !v2 && cfg.f64_or("layer_scale_init_value", 1e-6)? > 0.0;
         let prefix = if v2 { "convnextv2" } else { "convnext" };
-        let root = weights.vars("");
-        let v = if weights.names().any(|n| n.starts_with(&format!("{prefix}."))) {
-            root.pp(prefix)
-        } else {
-            root
-        };
+        let v = weights.base_vars(prefix);
         let emb = v.pp("embeddings");
         let patch_conv = Conv::load(&emb.pp("patch_embeddings"), (channels, hidden[0]), patch, patch, 1)?;
         let patch_norm = LayerNorm::load(&emb.pp("layernorm"), hidden[0], 1e-6)?;

@@ -127,8 +127,7 @@ impl ResNet {
         let relu = Activation::from_name("relu")?;
         let first_stride = if cfg.bool_or("downsample_in_first_stage", false)? { 2 } else { 1 };
         let in_bottleneck = cfg.bool_or("downsample_in_bottleneck", false)?;
-        let root = weights.vars("");
-        let v = if weights.names().any(|n| n.starts_with("resnet.")) { root.pp("resnet") } else { root };
+        let v = weights.base_vars("resnet");
         let stem = ConvNorm::load(&v.pp("embedder").pp("embedder"), (channels, embedding), 7, 2, Some(act))?;
         let mut stages = Vec::with_capacity(hidden.len());
         let mut input = embedding;

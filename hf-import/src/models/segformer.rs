@@ -181,9 +181,7 @@ impl Segformer {
             }
             false => weights,
         };
-        let root = weights.vars("");
-        let v =
-            if weights.names().any(|n| n.starts_with("segformer.")) { root.pp("segformer") } else { root };
+        let v = weights.base_vars("segformer");
         let enc = v.pp("encoder");
         let mut stages = Vec::with_capacity(n);
         for i in 0..n {

@@ -321,6 +321,16 @@ impl Weights {
     pub fn vars(&self, prefix: &str) -> Vars<'_> {
         Vars { weights: self, prefix: prefix.to_string(), defer_matrix_casts: false }
     }
+
+    /// A base model's tensors: under `prefix.` where the checkpoint has any there (a checkpoint
+    /// with a head: `wav2vec2.`, `beit.`), else at the root (the base model saved alone).
+    pub fn base_vars(&self, prefix: &str) -> Vars<'_> {
+        let dotted = format!("{prefix}.");
+        match self.names().any(|n| n.starts_with(&dotted)) {
+            true => self.vars(prefix),
+            false => self.vars(""),
+        }
+    }
 }
 
 /// Bytes of a checkpoint tensor copied (and their pages released) at a time by [`copy_releasing`].

@@ -131,13 +131,8 @@ impl Swin {
         let mlp_ratio = cfg.f64_or("mlp_ratio", 4.0)?;
         let qkv_bias = cfg.bool_or("qkv_bias", true)?;
         let eps = cfg.f64_or("layer_norm_eps", 1e-5)?;
-        let root = weights.vars("");
         let prefix = if v2 { "swinv2" } else { "swin" };
-        let v = if weights.names().any(|n| n.starts_with(&format!("{prefix}."))) {
-            root.pp(prefix)
-        } else {
-            root
-        };
+        let v = weights.base_vars(prefix);
         let pretrained = cfg.usize_list_or("pretrained_window_sizes", &[0; 4], 0)?;
         let emb = v.pp("embeddings");
         let proj = emb.pp("patch_embeddings").pp("projection");

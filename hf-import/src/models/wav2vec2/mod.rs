@@ -245,12 +245,7 @@ impl Wav2Vec2 {
             )));
         }
         let prefix = family.prefix();
-        let root = weights.vars("");
-        let v = if weights.names().any(|n| n.starts_with(&format!("{prefix}."))) {
-            root.pp(prefix)
-        } else {
-            root
-        };
+        let v = weights.base_vars(prefix);
 
         let dims = cfg.usize_list_or("conv_dim", &[512; 7], 1)?;
         let kernels = cfg.usize_list_or("conv_kernel", &[10, 3, 3, 3, 3, 2, 2], 1)?;
