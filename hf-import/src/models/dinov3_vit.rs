@@ -61,7 +61,9 @@ impl Dinov3Vit {
         let intermediate = cfg.usize_or("intermediate_size", 1536)?;
         let eps = cfg.f64_or("layer_norm_eps", 1e-5)?;
         let patch = size_pair(cfg, "patch_size", 16)?;
+        // (DINOv3 never reads image_size: any image of a patch or more runs.)
         let image = size_pair(cfg, "image_size", 224)?;
+        let image = (image.0.max(patch.0), image.1.max(patch.1));
         let channels = cfg.usize_or("num_channels", 3)?;
         let registers_n = cfg.usize_or("num_register_tokens", 0)?;
         let bias = |key: &str, default: bool| cfg.bool_or(key, default);

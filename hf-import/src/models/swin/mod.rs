@@ -30,6 +30,9 @@ use crate::error::{Error, Result};
 use crate::layers::{eager_attention, Activation, LayerNorm, Linear};
 use crate::weights::{Vars, Weights};
 
+/// The largest window (its position pairs, window⁴ of them, then fit in memory).
+const MAX_WINDOW: usize = 256;
+
 /// One Swin block: windowed attention with its relative position bias, then the MLP, each
 /// pre-normed with a residual.
 #[derive(Debug, Clone)]
@@ -117,9 +120,11 @@ impl Swin {
             )));
         }
         let window = cfg.usize_or("window_size", 7)?;
-        if window == 0 || window > 1 << 16 || patch_size.0 == 0 || patch_size.1 == 0 {
+        // (A window's position pairs number window⁴; Swin V2 clamps its windows to the stages'
+        // maps first.)
+        if window == 0 || (!v2 && window > MAX_WINDOW) || patch_size.0 == 0 || patch_size.1 == 0 {
             return Err(Error::Config(format!(
-                "window_size ({window}) must be positive and at most 65536, patch_size positive"
+                "window_size ({window}) must be positive and at most {MAX_WINDOW}, patch_size positive"
             )));
         }
         // Each stage doubles the width.
@@ -134,6 +139,13 @@ impl Swin {
         let prefix = if v2 { "swinv2" } else { "swin" };
         let v = weights.base_vars(prefix);
         let pretrained = cfg.usize_list_or("pretrained_window_sizes", &[0; 4], 0)?;
+        if v2 && pretrained.len() < depths.len() {
+            return Err(Error::Config(format!(
+                "pretrained_window_sizes ({}) must have an entry per stage ({})",
+                pretrained.len(),
+                depths.len()
+            )));
+        }
         let emb = v.pp("embeddings");
         let proj = emb.pp("patch_embeddings").pp("projection");
         let patch = (
@@ -164,11 +176,17 @@ impl Swin {
                 )));
             }
             let stage_window = window.min(configured);
+            if stage_window > MAX_WINDOW {
+                return Err(Error::Config(format!(
+                    "stage {i}'s window ({stage_window}) must be at most {MAX_WINDOW}"
+                )));
+            }
             let blocks = (0..depth)
                 .map(|j| {
                     let b = sv.pp("blocks").pp(j);
                     let att = b.pp("attention");
-                    let table_shape = [(2 * window - 1).pow(2), heads];
+                    let side = window.saturating_mul(2) - 1;
+                    let table_shape = [side.saturating_mul(side), heads];
                     let (bias_table, cosine) = match v2 {
                         true => (
                             None,
@@ -176,7 +194,7 @@ impl Swin {
                                 &att.pp("self"),
                                 heads,
                                 stage_window,
-                                pretrained.get(i).copied().unwrap_or(0),
+                                pretrained[i],
                             )?),
                         ),
                         false => (
@@ -255,7 +273,8 @@ impl Swin {
             _ => None,
         };
         let device = patch.0.device();
-        let index = windows::relative_index(window);
+        // (Swin V2's blocks hold their own index, of their clamped windows.)
+        let index = if v2 { Vec::new() } else { windows::relative_index(window) };
         let n = index.len();
         Ok(Swin {
             patch,

@@ -123,10 +123,12 @@ impl Conformer {
             },
         };
         let d = hidden / heads;
-        if positions != Positions::None && !d.is_multiple_of(2) {
-            return Err(Error::Config(format!(
-                "the head width ({d}) must be even for rotary or relative positions"
-            )));
+        // (Rotary turns halves of each head; the relative sinusoids pair channels of the width.)
+        if matches!(positions, Positions::Rotary(_)) && !d.is_multiple_of(2) {
+            return Err(Error::Config(format!("the head width ({d}) must be even for rotary positions")));
+        }
+        if positions == Positions::Relative && !hidden.is_multiple_of(2) {
+            return Err(Error::Config(format!("hidden_size ({hidden}) must be even for relative positions")));
         }
         let blocks = (0..blocks)
             .map(|i| {

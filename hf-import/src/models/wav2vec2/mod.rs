@@ -555,7 +555,8 @@ impl Wav2Vec2 {
         if let Some(m) = &frame_mask {
             h = Tensor::where_cond(&m.ne(0)?.unsqueeze(-1)?, &h, 0.0)?;
         }
-        if !self.positional.is_empty() {
+        // (The Conformer has no positional convolution; data2vec-audio's empty stack adds `h` itself.)
+        if self.conformer.is_none() {
             h = h.add(&self.positions(&h)?)?;
         }
         if !self.stable {
