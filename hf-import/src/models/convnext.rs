@@ -15,39 +15,13 @@ use super::classification::num_labels;
 use super::vision::{pixels_of, pooled_outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, LayerNorm, Linear};
+use crate::layers::{Activation, Conv2d, LayerNorm, Linear};
 use crate::weights::{Vars, Weights};
 
-/// A convolution with its bias.
-#[derive(Debug, Clone)]
-struct Conv {
-    weight: Tensor,
-    bias: Tensor,
-    stride: usize,
-    padding: usize,
-    groups: usize,
-}
-
-impl Conv {
-    fn load(
-        v: &Vars<'_>,
-        (input, out): (usize, usize),
-        kernel: usize,
-        stride: usize,
-        groups: usize,
-    ) -> Result<Self> {
-        Ok(Conv {
-            weight: v.get("weight", &[out, input / groups, kernel, kernel])?,
-            bias: v.get("bias", &[out])?,
-            stride,
-            padding: if stride == 1 { kernel / 2 } else { 0 },
-            groups,
-        })
-    }
-
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(x.conv2d(&self.weight, Some(&self.bias), &[self.stride], self.padding, &[1], self.groups)?)
-    }
+/// ConvNeXt's convolutions: biased, padded by half the kernel where they do not stride.
+fn conv(v: &Vars<'_>, io: (usize, usize), kernel: usize, stride: usize, groups: usize) -> Result<Conv2d> {
+    let padding = if stride == 1 { kernel / 2 } else { 0 };
+    Conv2d::load(v, io, kernel, (stride, padding, groups), true)
 }
 
 /// A layer norm over the channels of `[batch, channels, height, width]` (`channels_first`).
@@ -58,7 +32,7 @@ fn channel_norm(norm: &LayerNorm, x: &Tensor) -> Result<Tensor> {
 /// One ConvNeXt layer.
 #[derive(Debug, Clone)]
 struct Block {
-    dwconv: Conv,
+    dwconv: Conv2d,
     norm: LayerNorm,
     pwconv1: Linear,
     pwconv2: Linear,
@@ -90,7 +64,7 @@ impl Block {
 /// One stage: its downsampling (a channel norm and a 2×2 stride-2 convolution), then its layers.
 #[derive(Debug, Clone)]
 struct Stage {
-    down: Option<(LayerNorm, Conv)>,
+    down: Option<(LayerNorm, Conv2d)>,
     blocks: Vec<Block>,
 }
 
@@ -98,7 +72,7 @@ struct Stage {
 /// as that.
 #[derive(Debug, Clone)]
 pub struct ConvNext {
-    patch: Conv,
+    patch: Conv2d,
     patch_norm: LayerNorm,
     stages: Vec<Stage>,
     /// the norm of the pooled features
@@ -133,7 +107,7 @@ impl ConvNext {
         let prefix = if v2 { "convnextv2" } else { "convnext" };
         let v = weights.base_vars(prefix);
         let emb = v.pp("embeddings");
-        let patch_conv = Conv::load(&emb.pp("patch_embeddings"), (channels, hidden[0]), patch, patch, 1)?;
+        let patch_conv = conv(&emb.pp("patch_embeddings"), (channels, hidden[0]), patch, patch, 1)?;
         let patch_norm = LayerNorm::load(&emb.pp("layernorm"), hidden[0], 1e-6)?;
         let mut stages = Vec::with_capacity(stages_n);
         let mut input = hidden[0];
@@ -143,10 +117,7 @@ impl ConvNext {
             let down = match input != out || stride > 1 {
                 true => {
                     let d = sv.pp("downsampling_layer");
-                    Some((
-                        LayerNorm::load(&d.pp(0), input, 1e-6)?,
-                        Conv::load(&d.pp(1), (input, out), 2, 2, 1)?,
-                    ))
+                    Some((LayerNorm::load(&d.pp(0), input, 1e-6)?, conv(&d.pp(1), (input, out), 2, 2, 1)?))
                 }
                 false => None,
             };
@@ -161,7 +132,7 @@ impl ConvNext {
                     false => None,
                 };
                 blocks.push(Block {
-                    dwconv: Conv::load(&b.pp("dwconv"), (out, out), 7, 1, out)?,
+                    dwconv: conv(&b.pp("dwconv"), (out, out), 7, 1, out)?,
                     norm: LayerNorm::load(&b.pp("layernorm"), out, 1e-6)?,
                     pwconv1: Linear::load(&b.pp("pwconv1"), out, 4 * out, true)?,
                     pwconv2: Linear::load(&b.pp("pwconv2"), 4 * out, out, true)?,

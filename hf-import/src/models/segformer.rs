@@ -19,48 +19,11 @@ use super::classification::num_labels;
 use super::vision::pixels_of;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{eager_attention, Activation, LayerNorm, Linear};
-use crate::weights::{Vars, Weights};
+use crate::layers::{eager_attention, Activation, Conv2d, LayerNorm, Linear};
+use crate::weights::Weights;
 
 /// `nn.LayerNorm`'s default, which every SegFormer norm keeps.
 const EPS: f64 = 1e-5;
-
-/// A 2-D convolution with its bias, stride and padding.
-#[derive(Debug, Clone)]
-struct Conv {
-    weight: Tensor,
-    bias: Option<Tensor>,
-    stride: usize,
-    padding: usize,
-    groups: usize,
-}
-
-impl Conv {
-    fn load(
-        v: &Vars<'_>,
-        (input, out): (usize, usize),
-        kernel: usize,
-        stride: usize,
-        padding: usize,
-        groups: usize,
-    ) -> Result<Self> {
-        Ok(Conv {
-            weight: v.get("weight", &[out, input / groups, kernel, kernel])?,
-            // (Every SegFormer convolution has a bias but the decode head's fusing one.)
-            bias: match v.path("weight").ends_with("linear_fuse.weight") {
-                true => None,
-                false => Some(v.get("bias", &[out])?),
-            },
-            stride,
-            padding,
-            groups,
-        })
-    }
-
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(x.conv2d(&self.weight, self.bias.as_ref(), &[self.stride], self.padding, &[1], self.groups)?)
-    }
-}
 
 /// One block: efficient self-attention and the Mix-FFN, each pre-normed with a residual.
 #[derive(Debug, Clone)]
@@ -71,10 +34,10 @@ struct Block {
     value: Linear,
     out: Linear,
     /// the keys' and values' map shrunk by `sr_ratio` (a strided convolution and a norm)
-    reduction: Option<(Conv, LayerNorm)>,
+    reduction: Option<(Conv2d, LayerNorm)>,
     norm2: LayerNorm,
     fc1: Linear,
-    dwconv: Conv,
+    dwconv: Conv2d,
     fc2: Linear,
 }
 
@@ -109,7 +72,7 @@ impl Block {
 /// One stage: its overlapping patch embedding, blocks and closing norm.
 #[derive(Debug, Clone)]
 struct Stage {
-    embed: Conv,
+    embed: Conv2d,
     embed_norm: LayerNorm,
     blocks: Vec<Block>,
     norm: LayerNorm,
@@ -122,9 +85,9 @@ struct DecodeHead {
     /// one projection per stage to `decoder_hidden_size`
     projections: Vec<Linear>,
     /// the 1×1 fusing convolution (no bias) and its batch norm (weight, bias, running mean, var)
-    fuse: Conv,
+    fuse: Conv2d,
     norm: [Tensor; 4],
-    classifier: Conv,
+    classifier: Conv2d,
 }
 
 /// What sits on the encoder.
@@ -206,7 +169,7 @@ impl Segformer {
                     // (A ratio of 0 or 1 reduces nothing.)
                     let reduction = match sr[i] > 1 {
                         true => Some((
-                            Conv::load(&s.pp("sr"), (dim, dim), sr[i], sr[i], 0, 1)?,
+                            Conv2d::load(&s.pp("sr"), (dim, dim), sr[i], (sr[i], 0, 1), true)?,
                             LayerNorm::load(&s.pp("layer_norm"), dim, EPS)?,
                         )),
                         false => None,
@@ -220,20 +183,25 @@ impl Segformer {
                         reduction,
                         norm2: LayerNorm::load(&b.pp("layer_norm_2"), dim, EPS)?,
                         fc1: Linear::load(&b.pp("mlp").pp("dense1"), dim, inner, true)?,
-                        dwconv: Conv::load(
+                        dwconv: Conv2d::load(
                             &b.pp("mlp").pp("dwconv").pp("dwconv"),
                             (inner, inner),
                             3,
-                            1,
-                            1,
-                            inner,
+                            (1, 1, inner),
+                            true,
                         )?,
                         fc2: Linear::load(&b.pp("mlp").pp("dense2"), inner, dim, true)?,
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
             stages.push(Stage {
-                embed: Conv::load(&pe.pp("proj"), (input, dim), patches[i], strides[i], patches[i] / 2, 1)?,
+                embed: Conv2d::load(
+                    &pe.pp("proj"),
+                    (input, dim),
+                    patches[i],
+                    (strides[i], patches[i] / 2, 1),
+                    true,
+                )?,
                 embed_norm: LayerNorm::load(&pe.pp("layer_norm"), dim, EPS)?,
                 blocks,
                 norm: LayerNorm::load(&enc.pp("layer_norm").pp(i), dim, EPS)?,
@@ -257,7 +225,7 @@ impl Segformer {
                     projections: (0..n)
                         .map(|i| Linear::load(&d.pp("linear_c").pp(i).pp("proj"), hidden[i], width, true))
                         .collect::<Result<Vec<_>>>()?,
-                    fuse: Conv::load(
+                    fuse: Conv2d::load(
                         &d.pp("linear_fuse"),
                         (
                             width
@@ -266,9 +234,9 @@ impl Segformer {
                             width,
                         ),
                         1,
-                        1,
-                        0,
-                        1,
+                        (1, 0, 1),
+                        // (The fusing convolution alone has no bias.)
+                        false,
                     )?,
                     norm: [
                         bn.get("weight", &[width])?,
@@ -276,7 +244,7 @@ impl Segformer {
                         bn.get("running_mean", &[width])?,
                         bn.get("running_var", &[width])?,
                     ],
-                    classifier: Conv::load(&d.pp("classifier"), (width, labels), 1, 1, 0, 1)?,
+                    classifier: Conv2d::load(&d.pp("classifier"), (width, labels), 1, (1, 0, 1), true)?,
                 }))
             }
             _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
