@@ -3644,6 +3644,66 @@ def gen_dinov3(r):
 FAMILIES["dinov3"] = gen_dinov3
 
 
+def dense_neck(r, k):
+    """DPT's and Depth Anything's neck for `k` maps: widths, reassemble factors (up by a transposed convolution,
+    down by a strided one), the fusion width, the head's map."""
+    return dict(neck_hidden_sizes=[r.choice([4, 6, 8]) for _ in range(k)],
+                reassemble_factors=[r.choice([4, 3, 2, 1, 1, 0.5, 0.25]) for _ in range(k)],
+                fusion_hidden_size=r.choice([4, 8]), head_in_index=r.choice([-1, -1, r.randrange(k)]))
+
+
+def gen_depth_anything(r):
+    """Depth Anything on a random DINOv2 (SwiGLU or not, layer scales): 1-4 of its hidden states (the embeddings
+    among the candidates) by `out_indices` or `out_features`, the neck, the relative or metric head; any image
+    size (positions resampled)."""
+    h, nh, _ = heads(r, (16, 32))
+    layers, patch = r.randint(1, 4), r.randint(2, 5)
+    k = r.randint(1, min(4, layers + 1))
+    picked = sorted(r.sample(range(layers + 1), k))
+    backbone = dict(model_type="dinov2", hidden_size=h, num_hidden_layers=layers, num_attention_heads=nh,
+                    mlp_ratio=r.choice([1.0, 2.0, 4.0]), patch_size=patch, image_size=patch * r.randint(2, 5),
+                    use_swiglu_ffn=r.random() < 0.3, layerscale_value=r.choice([1.0, 0.5]),
+                    hidden_act=r.choice(["gelu", "relu"]), reshape_hidden_states=False,
+                    layer_norm_eps=r.choice([1e-6, 1e-5]), num_channels=r.choice([1, 3]))
+    if r.random() < 0.5:
+        backbone["out_indices"] = picked
+    else:
+        backbone["out_features"] = ["stem" if i == 0 else f"stage{i}" for i in picked]
+    c = dict(backbone_config=backbone, patch_size=patch, reassemble_hidden_size=h, head_hidden_size=r.randint(2, 8),
+             depth_estimation_type=r.choice(["relative", "metric"]), max_depth=r.choice([1, 10, 80]),
+             **dense_neck(r, k))
+    return tf.DepthAnythingForDepthEstimation, tf.DepthAnythingConfig, c
+
+
+FAMILIES["depth_anything"] = gen_depth_anything
+
+
+def gen_dpt(r):
+    """DPT on a random ViT (a square grid of 2-5 patches a side stored): the base model, or 1-4 blocks' outputs read
+    out (class token ignored, added or projected), the neck (fusion units with batch norms and biases or not), the
+    depth or the segmentation head; square grids of any side for the heads (as transformers needs), any images for
+    the base model."""
+    _, _, c = gen_vit(r)
+    for key in ("id2label", "label2id", "num_labels", "encoder_stride"):
+        c.pop(key, None)
+    patch = r.randint(2, 5)
+    c.update(patch_size=patch, image_size=patch * r.randint(2, 5))
+    cls = r.choice([tf.DPTModel, tf.DPTForDepthEstimation, tf.DPTForSemanticSegmentation])
+    if cls is not tf.DPTModel:
+        layers = c["num_hidden_layers"]
+        k = r.randint(1, min(4, layers))
+        c.update(backbone_out_indices=sorted(r.sample(range(layers), k)), **dense_neck(r, k),
+                 readout_type=r.choice(["ignore", "add", "project"]),
+                 use_batch_norm_in_fusion_residual=r.random() < 0.3,
+                 use_bias_in_fusion_residual=r.choice([None, True, False]))
+    if cls is tf.DPTForSemanticSegmentation:
+        c = with_labels(r, c)
+    return cls, tf.DPTConfig, c
+
+
+FAMILIES["dpt"] = gen_dpt
+
+
 def gen_ast(r):
     """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
     or not), spectrogram shapes; the base model or the audio classifier."""
@@ -3670,7 +3730,7 @@ def base_of(family):
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
-          "segformer", "dinov3"}
+          "segformer", "dinov3", "depth_anything", "dpt"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3736,6 +3796,14 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith(("Beit", "Data2VecVision")) and r.random() < 0.6:  # another grid: resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
+        if name.startswith("DepthAnything"):  # any size: positions resampled
+            vision = cfg["backbone_config"]
+            p = vision["patch_size"]
+            hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
+        if name.startswith("DPT"):  # the heads need a square grid; the base model takes any
+            p = vision["patch_size"]
+            hgt = p * r.randint(1, 6) + r.choice([0, 1])
+            wid = hgt if name != "DPTModel" else p * r.randint(1, 6) + r.choice([0, 1])
         b = r.randint(1, 3)
         x["pixel_values"] = torch.randn(b, vision.get("num_channels", 3), hgt, wid)
         desc.append(f"images={b}")

@@ -340,7 +340,49 @@ def ast():
     build("ast_cls", tf.ASTForAudioClassification, tf.ASTConfig(**ast, **labels("speech", "music", "noise")), 102, x)
 
 
+def depth_anything():
+    """Depth Anything on a tiny DINOv2 backbone (4-pixel patches, positions stored for a 4x4 grid): `depth_anything`
+    on 22x30 images (a 5x7 grid, the positions resampled, the last pixels left out), four blocks' outputs normed and
+    reassembled at 4x (a transposed convolution), 2x, 1x and 0.5x (a strided convolution), fused coarse to fine, the
+    relative head (`predicted_depth` [2, 20, 28]); `depth_anything_metric`: three maps named by `out_features` (the
+    embeddings among them) reassembled at 3x, 1x and 0.25x, the SwiGLU backbone, the head on the middle fused map,
+    sigmoid times max_depth 20, on square 16x16 images."""
+    backbone = dict(model_type="dinov2", hidden_size=16, num_hidden_layers=4, num_attention_heads=2, patch_size=4,
+                    image_size=16, reshape_hidden_states=False, layerscale_value=0.5)
+    base = dict(patch_size=4, reassemble_hidden_size=16, fusion_hidden_size=8, head_hidden_size=4)
+    build("depth_anything", tf.DepthAnythingForDepthEstimation,
+          tf.DepthAnythingConfig(**base, backbone_config=dict(backbone, out_indices=[1, 2, 3, 4]),
+                                 neck_hidden_sizes=[4, 6, 8, 10]), 161, {"pixel_values": pixels(2, 3, 22, 30, 160)})
+    build("depth_anything_metric", tf.DepthAnythingForDepthEstimation,
+          tf.DepthAnythingConfig(**base, backbone_config=dict(backbone, out_features=["stem", "stage2", "stage3"],
+                                                              use_swiglu_ffn=True),
+                                 neck_hidden_sizes=[4, 6, 8], reassemble_factors=[3, 1, 0.25], head_in_index=1,
+                                 depth_estimation_type="metric", max_depth=20), 162,
+          {"pixel_values": pixels(2, 3, 16, 16, 163)})
+
+
+def dpt():
+    """DPT on a tiny ViT (4-pixel patches, positions stored for a 4x4 grid, resampled bilinearly for 20x20 images):
+    `dpt` the base model with its pooler; `dpt_depth` the depth head on 16x16 images, every block's output with the
+    class token projected in, reassembled at 4x, 2x, 1x, 0.5x, fused (each map doubled), `predicted_depth` [2, 32, 32];
+    `dpt_seg` the segmentation head on 20x20 images from blocks 1 and 3 (the class token added), reassembled at 2x and
+    0.5x, the fusion's residual units batch-normed without biases, `logits` [2, 3, 20, 20]."""
+    base = dict(hidden_size=16, num_hidden_layers=4, num_attention_heads=2, intermediate_size=32, patch_size=4,
+                image_size=16, attn_implementation="eager")
+    build("dpt", tf.DPTModel, tf.DPTConfig(**base), 171, {"pixel_values": pixels(2, 3, 20, 20, 170)})
+    build("dpt_depth", tf.DPTForDepthEstimation,
+          tf.DPTConfig(**base, backbone_out_indices=[0, 1, 2, 3], neck_hidden_sizes=[4, 6, 8, 10],
+                       fusion_hidden_size=8), 172, {"pixel_values": pixels(2, 3, 16, 16, 173)})
+    build("dpt_seg", tf.DPTForSemanticSegmentation,
+          tf.DPTConfig(**base, backbone_out_indices=[1, 3], neck_hidden_sizes=[6, 8], reassemble_factors=[2, 0.5],
+                       fusion_hidden_size=8, readout_type="add", use_batch_norm_in_fusion_residual=True,
+                       hidden_act="gelu_new", num_labels=3), 174, {"pixel_values": pixels(2, 3, 20, 20, 175)},
+          prepare=batch_norm_stats)
+
+
 if __name__ == "__main__":
+    dpt()
+    depth_anything()
     swinv2()
     dinov3()
     segformer()

@@ -49,7 +49,7 @@ pub use mask::{
 };
 pub use mlp::{normal_quantile, GatedMlp, Glu, Xielu};
 pub use moe::{FeedForward, Routing, Scoring, SparseMoe};
-pub use norm::{rms_normalized, DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};
+pub use norm::{rms_normalized, BatchNorm2d, DecoderNorm, LayerNorm, RmsNorm, RmsNormStyle};
 pub use packed_rows::{attend_rows, PackedRows};
 pub use pre_norm::PreNormEncoderLayer;
 pub use quant::fake_quant_int8;

@@ -121,3 +121,30 @@ impl RmsNorm {
         })
     }
 }
+
+/// `nn.BatchNorm2d` in inference mode: the running statistics normalise each channel of
+/// `[batch, channels, ...]`.
+#[derive(Debug, Clone)]
+pub struct BatchNorm2d {
+    /// scale, shift, running mean, running variance, each `[channels]`
+    pub stats: [Tensor; 4],
+    /// added to the variance
+    pub eps: f64,
+}
+
+impl BatchNorm2d {
+    /// `vars.weight`, `vars.bias`, `vars.running_mean`, `vars.running_var`.
+    pub fn load(vars: &Vars<'_>, channels: usize, eps: f64) -> Result<Self> {
+        let get = |name: &str| vars.get(name, &[channels]);
+        Ok(BatchNorm2d {
+            stats: [get("weight")?, get("bias")?, get("running_mean")?, get("running_var")?],
+            eps,
+        })
+    }
+
+    /// Normalises the channels (dim 1) of `x`.
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let [w, b, mean, var] = &self.stats;
+        Ok(x.batch_norm(Some(mean), Some(var), Some(w), Some(b), false, 0.1, self.eps)?)
+    }
+}

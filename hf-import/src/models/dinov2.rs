@@ -150,6 +150,17 @@ impl Dinov2Model {
         })
     }
 
+    /// The model as another's backbone: its tensors under `vars` (`embeddings`, `encoder`,
+    /// `layernorm`), its config `cfg`.
+    pub(crate) fn load_backbone(vars: &Vars<'_>, cfg: &Config) -> Result<Self> {
+        Self::load_at(vars, cfg)
+    }
+
+    /// The final norm on one of the hidden states (a backbone's feature map).
+    pub(crate) fn final_norm(&self, x: &Tensor) -> Result<Tensor> {
+        self.layernorm.forward(x)
+    }
+
     /// The device of the weights.
     pub fn device(&self) -> Device {
         self.patches.device()

@@ -120,6 +120,10 @@ impl AutoModel {
                 AutoModel::Swin(Swin::load(arch, cfg, weights)?)
             }
             "DINOv3ViTModel" => AutoModel::Dinov3Vit(Dinov3Vit::load(cfg, weights)?),
+            "DepthAnythingForDepthEstimation" => AutoModel::DepthAnything(DepthAnything::load(cfg, weights)?),
+            "DPTModel" | "DPTForDepthEstimation" | "DPTForSemanticSegmentation" => {
+                AutoModel::Dpt(Dpt::load(arch, cfg, weights)?)
+            }
             "SegformerModel" | "SegformerForImageClassification" | "SegformerForSemanticSegmentation" => {
                 AutoModel::Segformer(Segformer::load(arch, cfg, weights)?)
             }

@@ -28,6 +28,7 @@ mod dinov2;
 mod dinov3_vit;
 mod distilbert;
 mod dots1;
+mod dpt;
 mod electra;
 mod encoder_aliases;
 mod encoder_inputs;
@@ -159,6 +160,7 @@ pub use self::dinov2::{Dinov2ForImageClassification, Dinov2Model};
 pub use self::dinov3_vit::Dinov3Vit;
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::dots1::Dots1ForCausalLM;
+pub use self::dpt::{DepthAnything, Dpt};
 pub use self::electra::{load_electra, ElectraWithHead};
 pub use self::ernie4_5::Ernie4_5ForCausalLM;
 pub use self::ernie4_5_moe::Ernie4_5MoeForCausalLM;
@@ -562,6 +564,10 @@ pub enum AutoModel {
     Dinov3Vit(Dinov3Vit),
     /// `SegformerModel`, `SegformerForImageClassification`, `SegformerForSemanticSegmentation`
     Segformer(Segformer),
+    /// `DepthAnythingForDepthEstimation`
+    DepthAnything(DepthAnything),
+    /// `DPTModel`, `DPTForDepthEstimation`, `DPTForSemanticSegmentation`
+    Dpt(Dpt),
     /// `ASTModel`, `ASTForAudioClassification`
     AudioSpectrogram(AudioSpectrogramTransformer),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`

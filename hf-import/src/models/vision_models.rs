@@ -37,6 +37,8 @@ impl AutoModel {
                 | AutoModel::Beit(_)
                 | AutoModel::Dinov3Vit(_)
                 | AutoModel::Segformer(_)
+                | AutoModel::DepthAnything(_)
+                | AutoModel::Dpt(_)
                 | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
@@ -75,6 +77,8 @@ impl AutoModel {
             AutoModel::Beit(m) => m.device(),
             AutoModel::Dinov3Vit(m) => m.device(),
             AutoModel::Segformer(m) => m.device(),
+            AutoModel::DepthAnything(m) => m.device(),
+            AutoModel::Dpt(m) => m.device(),
             AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
@@ -165,6 +169,8 @@ impl AutoModel {
             AutoModel::Beit(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Dinov3Vit(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Segformer(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::DepthAnything(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Dpt(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),

@@ -98,6 +98,8 @@ pub struct ViTModel {
     layernorm: LayerNorm,
     /// `dense` and its activation on the first token, when the checkpoint has one.
     pooler: Option<Linear>,
+    /// DPT's: the positions resampled bilinearly to every image's patch grid
+    resample_positions: bool,
 }
 
 impl ViTModel {
@@ -170,7 +172,38 @@ impl ViTModel {
             layers,
             layernorm,
             pooler,
+            resample_positions: false,
         })
+    }
+
+    /// DPT's ViT (`DPTViTEmbeddings`): images of any size, the stored (square) grid of
+    /// positions resampled bilinearly to each image's grid.
+    pub(crate) fn resampling_positions(self) -> Self {
+        ViTModel { patches: self.patches.any_size(), resample_positions: true, ..self }
+    }
+
+    /// Builds the model without its pooler (as transformers' heads build it).
+    pub(crate) fn without_pooler(self) -> Self {
+        ViTModel { pooler: None, ..self }
+    }
+
+    /// The positions for a `rows × cols` grid of patches: as stored, or DPT's resampled.
+    fn positions_for(&self, rows: usize, cols: usize) -> Result<Tensor> {
+        let stored = self.positions.dims()[1] - 1;
+        if !self.resample_positions || stored == rows * cols && rows == cols {
+            return Ok(self.positions.clone());
+        }
+        let side = (stored as f64).sqrt() as usize;
+        if side * side != stored {
+            return Err(Error::Config(format!(
+                "DPT resamples a square grid of positions, but the checkpoint has {stored}"
+            )));
+        }
+        let d = self.positions.dims()[2];
+        let grid = self.positions.narrow(1, 1, stored)?.reshape([1, side, side, d])?.permute([0, 3, 1, 2])?;
+        let grid = grid.interpolate(Some(&[rows, cols]), None, "bilinear", Some(false))?;
+        let grid = grid.permute([0, 2, 3, 1])?.reshape([1, rows * cols, d])?;
+        Ok(Tensor::cat(&[&self.positions.narrow(1, 0, 1)?, &grid], 1)?)
     }
 
     /// The sizes this model was built with.
@@ -201,11 +234,12 @@ impl ViTModel {
         let patches = self.patches.forward(&pixel_values.to_dtype(self.dtype())?)?;
         let b = patches.dims()[0];
         let cls = self.cls_token.expand([b, 1, c.hidden])?;
+        let (rows, cols) = (pixel_values.dims()[2] / c.patch.0, pixel_values.dims()[3] / c.patch.1);
         let mut x = match &self.distillation_token {
             Some(d) => Tensor::cat(&[&cls, &d.expand([b, 1, c.hidden])?, &patches], 1)?,
             None => Tensor::cat(&[&cls, &patches], 1)?,
         }
-        .add(&self.positions)?;
+        .add(&self.positions_for(rows, cols)?)?;
         let mut hidden_states = Vec::new();
         for layer in &self.layers {
             if output_hidden_states {

@@ -340,6 +340,27 @@ fn dinov3_vit_rotary_patches() {
     }
 }
 
+/// Depth Anything against transformers: DINOv2's chosen blocks normed and reassembled (up by a
+/// transposed convolution, down by a strided one), fused to the next finer map's size, the
+/// relative and the metric head; blocks chosen by `out_indices` and by `out_features`, positions
+/// resampled for a non-square grid.
+#[test]
+fn depth_anything_relative_and_metric() {
+    for name in ["depth_anything", "depth_anything_metric"] {
+        check(name);
+    }
+}
+
+/// DPT against transformers: the ViT with positions resampled bilinearly (and its pooler), the
+/// depth head on every block's output with the class token projected in, the segmentation head
+/// on two blocks with it added and batch-normed fusion units.
+#[test]
+fn dpt_depth_and_segmentation() {
+    for name in ["dpt", "dpt_depth", "dpt_seg"] {
+        check(name);
+    }
+}
+
 /// An image whose later stage is smaller than a window fails (as transformers' bias does not fit
 /// it), naming the stage; wrong channels fail too.
 #[test]

@@ -1,0 +1,260 @@
+//! DPT (model type `dpt`: `DPTModel`, `DPTForDepthEstimation`, `DPTForSemanticSegmentation`;
+//! Intel/dpt-large, Intel/dpt-large-ade): a ViT whose positions are resampled bilinearly to each
+//! image's grid; the outputs of the blocks in `backbone_out_indices` lose their class token (read
+//! out by projection, addition or not at all), are reassembled into maps at four scales and fused
+//! coarse to fine, each fused map doubled. The depth head doubles the finest map again and reads
+//! one channel of ReLU'd depth (`predicted_depth` `[batch, height, width]`); the segmentation
+//! head classifies each position of it, then doubles it (`logits` `[batch, labels, height,
+//! width]`). DPT-Hybrid (a BiT backbone) and DPT on another model's backbone are not supported.
+
+use std::collections::BTreeMap;
+
+use oxtorch_tensor::{Device, Tensor};
+
+use super::depth_anything::index_from_end;
+use super::neck::{factors, token_map, FusionStyle, Neck, Reassemble, Upsample};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layers::{Activation, BatchNorm2d, Conv2d, Linear};
+use crate::models::classification::num_labels;
+use crate::models::vision::pixels_of;
+use crate::models::vit::{ViTConfig, ViTModel};
+use crate::weights::Weights;
+
+/// What becomes of the class token before reassembly (`readout_type`).
+#[derive(Debug, Clone)]
+enum Readout {
+    /// dropped
+    Ignore,
+    /// added to every patch token
+    Add,
+    /// concatenated to every patch token and projected back (one projection per map)
+    Project(Vec<Linear>),
+}
+
+/// What sits on the neck.
+#[derive(Debug, Clone)]
+enum Head {
+    /// `DPTForDepthEstimation`'s: an optional projection (with ReLU), then conv, ×2, conv, ReLU,
+    /// conv to one channel, ReLU
+    Depth { projection: Option<Conv2d>, convs: [Conv2d; 3] },
+    /// `DPTForSemanticSegmentation`'s: conv (no bias), batch norm, ReLU, conv to the labels, ×2
+    Segmentation { conv: Conv2d, norm: BatchNorm2d, classifier: Conv2d },
+}
+
+/// The neck and head of DPT's dense-prediction models.
+#[derive(Debug, Clone)]
+struct Dense {
+    /// the blocks whose outputs the neck reads (0: the first block's)
+    out_indices: Vec<usize>,
+    readout: Readout,
+    act: Activation,
+    reassemble: Vec<Reassemble>,
+    neck: Neck,
+    head: Head,
+    head_in: usize,
+}
+
+/// transformers' `DPTModel`, `DPTForDepthEstimation` or `DPTForSemanticSegmentation`.
+#[derive(Debug, Clone)]
+pub struct Dpt {
+    vit: ViTModel,
+    /// `None` for `DPTModel`
+    dense: Option<Box<Dense>>,
+}
+
+impl Dpt {
+    /// Loads `arch` from `cfg` and `weights` (the ViT under `dpt.` or, for `DPTModel`, at the top).
+    pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        if cfg.bool_or("is_hybrid", false)? {
+            return Err(Error::Unsupported("DPT-Hybrid (DPT on a BiT backbone)".into()));
+        }
+        if cfg.get("backbone_config").is_some_and(|v| !v.is_null()) {
+            return Err(Error::Unsupported("DPT on a backbone_config (supported: DPT's own ViT)".into()));
+        }
+        let mut c = ViTConfig::from_config(cfg)?;
+        // (DPT's images default to 384 pixels.)
+        c.image = crate::models::vision::size_pair(cfg, "image_size", 384)?;
+        let vit = ViTModel::load_at(&weights.base_vars("dpt"), c.clone())?.resampling_positions();
+        let dense = match arch {
+            "DPTModel" => return Ok(Dpt { vit, dense: None }),
+            "DPTForDepthEstimation" | "DPTForSemanticSegmentation" => {
+                Dense::load(arch == "DPTForDepthEstimation", cfg, weights, &c)?
+            }
+            _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
+        };
+        Ok(Dpt { vit: vit.without_pooler(), dense: Some(Box::new(dense)) })
+    }
+
+    /// The device of the weights.
+    pub fn device(&self) -> Device {
+        self.vit.device()
+    }
+
+    /// `pixel_values` → `last_hidden_state` and `pooler_output` (`DPTModel`), `predicted_depth` or
+    /// `logits`; with `output_hidden_states` the ViT's `hidden_states.*`.
+    pub fn forward_named(
+        &self,
+        inputs: &BTreeMap<String, Tensor>,
+        output_hidden_states: bool,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let c = self.vit.config();
+        let x = pixels_of(inputs, self.vit.dtype(), self.device(), c.channels)?;
+        let (rows, cols) = (x.dims()[2] / c.patch.0, x.dims()[3] / c.patch.1);
+        if rows == 0 || cols == 0 {
+            return Err(Error::Input(format!(
+                "pixel_values of {}×{} are smaller than a {}×{} patch",
+                x.dims()[2],
+                x.dims()[3],
+                c.patch.0,
+                c.patch.1
+            )));
+        }
+        let enc = self.vit.forward(&x, self.dense.is_some() || output_hidden_states)?;
+        let mut out = match &self.dense {
+            None => {
+                let mut out = vec![("last_hidden_state".to_string(), enc.last_hidden_state.clone())];
+                if let Some(p) = &enc.pooler_output {
+                    out.push(("pooler_output".to_string(), p.clone()));
+                }
+                out
+            }
+            Some(dense) => vec![dense.forward(&enc.hidden_states, rows, cols)?],
+        };
+        if output_hidden_states {
+            out.extend(
+                enc.hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)),
+            );
+        }
+        Ok(out)
+    }
+}
+
+impl Dense {
+    fn load(depth: bool, cfg: &Config, weights: &Weights, c: &ViTConfig) -> Result<Self> {
+        let h = c.hidden;
+        let sizes = cfg.usize_list_or("neck_hidden_sizes", &[96, 192, 384, 768], 1)?;
+        let factors = factors(cfg, "reassemble_factors", &[4.0, 2.0, 1.0, 0.5])?;
+        // transformers keeps the blocks in `backbone_out_indices`, in order (others name none).
+        let wanted = cfg.usize_list_or("backbone_out_indices", &[2, 5, 8, 11], 0)?;
+        let out_indices: Vec<usize> = (0..c.layers).filter(|i| wanted.contains(i)).collect();
+        if out_indices.len() != sizes.len() || factors.len() < sizes.len() {
+            return Err(Error::Config(format!(
+                "backbone_out_indices name {} of the {} blocks, but the neck has {} neck_hidden_sizes and {} reassemble_factors",
+                out_indices.len(),
+                c.layers,
+                sizes.len(),
+                factors.len()
+            )));
+        }
+        let neck_vars = weights.vars("neck");
+        let stage = neck_vars.pp("reassemble_stage");
+        let readout = match cfg.str_or("readout_type", "project")? {
+            "ignore" => Readout::Ignore,
+            "add" => Readout::Add,
+            "project" => Readout::Project(
+                (0..sizes.len())
+                    .map(|i| Linear::load(&stage.pp("readout_projects").pp(i).pp(0), 2 * h, h, true))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            other => {
+                return Err(Error::Config(format!(
+                    "readout_type must be \"ignore\", \"add\" or \"project\", got \"{other}\""
+                )))
+            }
+        };
+        let reassemble = (0..sizes.len())
+            .map(|i| Reassemble::load(&stage.pp("layers").pp(i), h, sizes[i], factors[i]))
+            .collect::<Result<Vec<_>>>()?;
+        let width = cfg.usize_or("fusion_hidden_size", 256)?;
+        let batch_norm = cfg.bool_or("use_batch_norm_in_fusion_residual", false)?;
+        let bias = match cfg.get("use_bias_in_fusion_residual") {
+            None | Some(serde_json::Value::Null) => !batch_norm,
+            Some(_) => cfg.bool_or("use_bias_in_fusion_residual", true)?,
+        };
+        let style = FusionStyle { batch_norm, bias, upsample: Upsample::Double };
+        let v = weights.vars("head");
+        let conv = |name: &str, io: (usize, usize), k: usize, bias: bool| {
+            Conv2d::load(&v.pp(name), io, k, (1, k / 2, 1), bias)
+        };
+        let head = match depth {
+            true => Head::Depth {
+                // (transformers' projection is 256 wide whatever the fusion width.)
+                projection: match cfg.bool_or("add_projection", false)? {
+                    true => Some(conv("projection", (256, 256), 3, true)?),
+                    false => None,
+                },
+                convs: [
+                    conv("head.0", (width, width / 2), 3, true)?,
+                    conv("head.2", (width / 2, 32), 3, true)?,
+                    conv("head.4", (32, 1), 1, true)?,
+                ],
+            },
+            false => Head::Segmentation {
+                conv: conv("head.0", (width, width), 3, false)?,
+                norm: BatchNorm2d::load(&v.pp("head.1"), width, 1e-5)?,
+                classifier: conv("head.4", (width, num_labels(cfg)?), 1, true)?,
+            },
+        };
+        Ok(Dense {
+            out_indices,
+            readout,
+            act: c.act,
+            reassemble,
+            neck: Neck::load(&neck_vars, &sizes, width, style)?,
+            head,
+            head_in: index_from_end(cfg, "head_in_index", sizes.len())?,
+        })
+    }
+
+    /// The ViT's `hidden_states` (the embeddings, then every block's output) on a `rows × cols`
+    /// grid → the head's named output.
+    fn forward(&self, hidden_states: &[Tensor], rows: usize, cols: usize) -> Result<(String, Tensor)> {
+        let maps = self
+            .out_indices
+            .iter()
+            .enumerate()
+            .map(|(i, &layer)| {
+                let tokens = self.read_out(i, &hidden_states[layer + 1])?;
+                self.reassemble[i].forward(&token_map(&tokens, rows, cols)?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let fused = self.neck.forward(&maps)?;
+        let map = &fused[self.head_in];
+        let double = |x: &Tensor| -> Result<Tensor> {
+            let size = [x.dims()[2] * 2, x.dims()[3] * 2];
+            Ok(x.interpolate(Some(&size), None, "bilinear", Some(true))?)
+        };
+        Ok(match &self.head {
+            Head::Depth { projection, convs: [c1, c2, c3] } => {
+                let x = match projection {
+                    Some(p) => p.forward(map)?.relu()?,
+                    None => map.clone(),
+                };
+                let x = c2.forward(&double(&c1.forward(&x)?)?)?.relu()?;
+                ("predicted_depth".to_string(), c3.forward(&x)?.relu()?.squeeze_dims(1)?)
+            }
+            Head::Segmentation { conv, norm, classifier } => {
+                let x = norm.forward(&conv.forward(map)?)?.relu()?;
+                ("logits".to_string(), double(&classifier.forward(&x)?)?)
+            }
+        })
+    }
+
+    /// Map `i`'s tokens `[batch, 1 + patches, hidden]` with the class token read out (the class
+    /// token's place kept for [`token_map`]).
+    fn read_out(&self, i: usize, x: &Tensor) -> Result<Tensor> {
+        let n = x.dims()[1] - 1;
+        let cls = x.narrow(1, 0, 1)?;
+        let patches = x.narrow(1, 1, n)?;
+        let patches = match &self.readout {
+            Readout::Ignore => patches,
+            Readout::Add => patches.add(&cls)?,
+            Readout::Project(projections) => {
+                let both = Tensor::cat(&[&patches, &cls.expand([x.dims()[0], n, x.dims()[2]])?], 2)?;
+                self.act.forward(&projections[i].forward(&both)?)?
+            }
+        };
+        Ok(Tensor::cat(&[&cls, &patches], 1)?)
+    }
+}
