@@ -3661,8 +3661,8 @@ def gen_depth_anything(r):
     k = r.randint(1, min(4, layers + 1))
     picked = sorted(r.sample(range(layers + 1), k))
     backbone = dict(model_type="dinov2", hidden_size=h, num_hidden_layers=layers, num_attention_heads=nh,
-                    mlp_ratio=r.choice([1.0, 2.0, 4.0]), patch_size=patch, image_size=patch * r.randint(2, 5),
-                    use_swiglu_ffn=r.random() < 0.3, layerscale_value=r.choice([1.0, 0.5]),
+                    mlp_ratio=r.choice([1, 2, 4]), patch_size=patch, image_size=patch * r.randint(2, 5),
+                    use_swiglu_ffn=r.random() < 0.3, layerscale_value=r.choice([1.0, 0.5]), apply_layernorm=r.random() < 0.8,
                     hidden_act=r.choice(["gelu", "relu"]), reshape_hidden_states=False,
                     layer_norm_eps=r.choice([1e-6, 1e-5]), num_channels=r.choice([1, 3]))
     if r.random() < 0.5:

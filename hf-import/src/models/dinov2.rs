@@ -83,6 +83,9 @@ impl Dinov2Model {
         }
         // `int(hidden_size * mlp_ratio)`, SwiGLU keeping two thirds rounded up to a multiple of 8.
         let inner = (h as f64 * ratio) as usize;
+        if inner > 1 << 40 {
+            return Err(Error::Config(format!("mlp_ratio ({ratio}) makes the MLP {inner} wide")));
+        }
         let swiglu = cfg.bool_or("use_swiglu_ffn", false)?;
         let swiglu_inner = ((inner as f64 * 2.0 / 3.0) as usize).div_ceil(8) * 8;
         let qkv_bias = cfg.bool_or("qkv_bias", true)?;

@@ -361,6 +361,36 @@ fn dpt_depth_and_segmentation() {
     }
 }
 
+/// Depth Anything and DPT refuse images smaller than a patch, naming the sizes; their heads take
+/// non-square grids, the depth following the image's shape.
+#[test]
+fn dense_prediction_checks_image_sizes() {
+    for (name, output) in
+        [("depth_anything", "predicted_depth"), ("dpt_depth", "predicted_depth"), ("dpt_seg", "logits")]
+    {
+        let dir = fixture(name);
+        let m = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+        let run = |dims: [usize; 4]| {
+            let named =
+                BTreeMap::from([("pixel_values".to_string(), Tensor::zeros(dims, DType::F32).unwrap())]);
+            m.forward_named(&named, false).map_err(|e| e.to_string())
+        };
+        let err = run([1, 3, 3, 12]).unwrap_err();
+        assert!(err.contains("3×12") && err.contains("4×4 patch"), "{name}: {err}");
+        let out = run([1, 3, 8, 16]).unwrap();
+        let (key, t) = &out[0];
+        assert_eq!(key, output);
+        // (2×4 patches of 4: Depth Anything's depth at the patch grid times 4; DPT's fused maps
+        // double from the coarsest (1×2 here), once per map, and the head doubles again.)
+        let want: &[usize] = match name {
+            "depth_anything" => &[1, 8, 16],
+            "dpt_depth" => &[1, 32, 64],
+            _ => &[1, 3, 8, 16],
+        };
+        assert_eq!(t.dims(), want, "{name}");
+    }
+}
+
 /// An image whose later stage is smaller than a window fails (as transformers' bias does not fit
 /// it), naming the stage; wrong channels fail too.
 #[test]

@@ -1,8 +1,9 @@
 //! Depth Anything (model type `depth_anything`: `DepthAnythingForDepthEstimation`;
 //! LiheYoung/depth-anything-small-hf, depth-anything/Depth-Anything-V2-*-hf and their metric
 //! fine-tunes): a DINOv2 backbone whose chosen blocks' outputs (`out_indices`, each after the final
-//! norm) go through the DPT neck, fused maps upsampled to the next finer map's size, and a head of
-//! three convolutions that upsamples to the image's patch grid times the patch size:
+//! norm unless `apply_layernorm` is false) go through the DPT neck, fused maps upsampled to the
+//! next finer map's size, and a head of three convolutions that upsamples to the image's patch
+//! grid times the patch size:
 //! `predicted_depth` `[batch, height, width]`, relative (ReLU) or metric (sigmoid times
 //! `max_depth`). `hidden_states.*` are the backbone's embeddings and every block's output.
 
@@ -50,6 +51,8 @@ pub struct DepthAnything {
     backbone: Dinov2Model,
     /// the backbone's hidden states the neck reads (0: the embeddings)
     out_indices: Vec<usize>,
+    /// whether they are normed first (`apply_layernorm`)
+    apply_layernorm: bool,
     reassemble: Vec<Reassemble>,
     neck: Neck,
     head: DepthHead,
@@ -70,9 +73,6 @@ impl DepthAnything {
                 "Depth Anything reads the backbone's tokens: its backbone_config needs \"reshape_hidden_states\": false"
                     .into(),
             ));
-        }
-        if !backbone_cfg.bool_or("apply_layernorm", true)? {
-            return Err(Error::Unsupported("a Depth Anything backbone without apply_layernorm".into()));
         }
         let hidden = backbone_cfg.usize_or("hidden_size", 768)?;
         let patch = cfg.usize_or("patch_size", 14)?;
@@ -126,6 +126,7 @@ impl DepthAnything {
         Ok(DepthAnything {
             backbone: Dinov2Model::load_backbone(&weights.vars("backbone"), &backbone_cfg)?,
             out_indices,
+            apply_layernorm: backbone_cfg.bool_or("apply_layernorm", true)?,
             reassemble,
             neck: Neck::load(&neck_vars, &sizes, width, style)?,
             head: DepthHead {
@@ -168,7 +169,13 @@ impl DepthAnything {
             .out_indices
             .iter()
             .zip(&self.reassemble)
-            .map(|(&i, r)| r.forward(&token_map(&self.backbone.final_norm(&hidden_states[i])?, rows, cols)?))
+            .map(|(&i, r)| {
+                let tokens = match self.apply_layernorm {
+                    true => self.backbone.final_norm(&hidden_states[i])?,
+                    false => hidden_states[i].clone(),
+                };
+                r.forward(&token_map(&tokens, rows, cols)?)
+            })
             .collect::<Result<Vec<_>>>()?;
         let fused = self.neck.forward(&maps)?;
         let depth = self.head.forward(&fused[self.head_in], [rows * self.patch, cols * self.patch])?;
@@ -200,7 +207,7 @@ fn backbone_config(cfg: &Config) -> Result<Config> {
     let model_type = map.entry("model_type").or_insert_with(|| Value::from("dinov2"));
     if model_type.as_str() != Some("dinov2") {
         return Err(Error::Unsupported(format!(
-            "Depth Anything with a {model_type} backbone (supported: dinov2)"
+            "Depth Anything's backbone_config model_type {model_type} is not supported (supported: dinov2)"
         )));
     }
     Ok(Config::from_map(map))

@@ -67,10 +67,14 @@ impl Dpt {
     /// Loads `arch` from `cfg` and `weights` (the ViT under `dpt.` or, for `DPTModel`, at the top).
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         if cfg.bool_or("is_hybrid", false)? {
-            return Err(Error::Unsupported("DPT-Hybrid (DPT on a BiT backbone)".into()));
+            return Err(Error::Unsupported(
+                "DPT-Hybrid (is_hybrid: DPT on a BiT backbone) is not supported".into(),
+            ));
         }
         if cfg.get("backbone_config").is_some_and(|v| !v.is_null()) {
-            return Err(Error::Unsupported("DPT on a backbone_config (supported: DPT's own ViT)".into()));
+            return Err(Error::Unsupported(
+                "DPT on a backbone_config is not supported (supported: DPT's own ViT)".into(),
+            ));
         }
         let mut c = ViTConfig::from_config(cfg)?;
         // (DPT's images default to 384 pixels.)

@@ -109,6 +109,9 @@ const CONFIG_FIXTURES: &[&str] = &[
     "wavlm_xvector",
     "swin_cls",
     "beit_cls_shared",
+    // Dense prediction: Depth Anything's nested backbone and stage list, DPT's neck and readout.
+    "depth_anything",
+    "dpt_seg",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
