@@ -3403,15 +3403,15 @@ BASE["pretraining"] = "bert"
 
 
 def gen_speech(r):
-    """wav2vec 2.0, HuBERT, data2vec-audio, WavLM, UniSpeech, UniSpeech-SAT or Wav2Vec2-Conformer (relative, rotary or
-    no positions) on raw audio: 1-4 convolutions of random
+    """wav2vec 2.0, HuBERT, data2vec-audio, WavLM, UniSpeech, UniSpeech-SAT, Wav2Vec2-Conformer (relative, rotary or
+    no positions) or SEW (squeezed by 1-4) on raw audio: 1-4 convolutions of random
     widths, kernels and strides (biased or not), group- or layer-normed, post- or pre-norm blocks, positional kernels
     even and odd over 1-4 groups, HuBERT's projection with or without its norm, WavLM's relative position buckets (few
     or many, near or far), SpecAugment off sometimes; the base model, the CTC head, the sequence or per-frame
     classifier (over the weighted hidden states sometimes), the x-vector head (1-3 TDNN layers, kernels 1-3, dilations
     1-2) or a pre-training head (1-2 codevector groups of 2-320); `speech_inputs` adds a `mask_time_indices` sometimes."""
     family = r.choice(["Wav2Vec2", "Wav2Vec2", "Hubert", "Data2VecAudio", "WavLM", "WavLM", "UniSpeech", "UniSpeechSat",
-                       "Wav2Vec2Conformer", "Wav2Vec2Conformer"])
+                       "Wav2Vec2Conformer", "Wav2Vec2Conformer", "SEW", "SEW"])
     hubert = family == "Hubert"
     n = r.randint(1, 4)
     h, nh, _ = heads(r)
@@ -3432,6 +3432,11 @@ def gen_speech(r):
     if family == "Wav2Vec2Conformer":  # relative, rotary or no positions; the convolution module's kernel
         c.update(position_embeddings_type=r.choice(["relative", "rotary", None]),
                  conv_depthwise_kernel_size=r.choice([1, 3, 5, 7]), hidden_act=r.choice(["swish", "gelu", "relu"]))
+    if family == "SEW":  # blocks on squeezed frames; features as wide as the model sometimes (no projection)
+        c.update(squeeze_factor=r.choice([1, 2, 3, 4]))
+        c.pop("do_stable_layer_norm")
+        if r.random() < 0.3:
+            c["conv_dim"][-1] = h
     if family == "WavLM":
         buckets = r.choice([4, 8, 16, 40, 320])
         c.update(num_buckets=buckets, max_bucket_distance=r.choice([buckets // 4 + 1, buckets // 4 + 5, 20, 800]))
@@ -3445,8 +3450,8 @@ def gen_speech(r):
                  codevector_dim=groups * r.choice([1, 3]), proj_codevector_dim=r.choice([3, 8]))
     if r.random() < 0.2:
         c["apply_spec_augment"] = False
-    if kind in ("ForAudioFrameClassification", "ForXVector") and family in ("Hubert", "UniSpeech"):
-        kind = "ForSequenceClassification"  # (HuBERT and UniSpeech have neither)
+    if kind in ("ForAudioFrameClassification", "ForXVector") and family in ("Hubert", "UniSpeech", "SEW"):
+        kind = "ForSequenceClassification"  # (HuBERT, UniSpeech and SEW have neither)
     if kind == "ForXVector":
         t = r.randint(1, 3)
         c.update(tdnn_dim=[r.choice([4, 8]) for _ in range(t)], tdnn_kernel=[r.choice([1, 2, 3]) for _ in range(t)],
@@ -3454,7 +3459,8 @@ def gen_speech(r):
                  use_weighted_layer_sum=r.random() < 0.5)
         c = with_labels(r, c)
     if kind.endswith("Classification"):
-        c.update(use_weighted_layer_sum=r.random() < 0.5, classifier_proj_size=r.choice([4, 8]))
+        # (SEW's weighted sum mixes squeezed hidden states: not supported.)
+        c.update(use_weighted_layer_sum=family != "SEW" and r.random() < 0.5, classifier_proj_size=r.choice([4, 8]))
         c = with_labels(r, c)
     return getattr(tf, family + kind), getattr(tf, family + "Config"), c
 

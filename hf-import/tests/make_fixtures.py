@@ -3141,12 +3141,14 @@ def speech_encoders():
     (`*_pretraining`: the quantizer's argmax codevectors, the projections, the perplexity) take `mask_time_indices`
     too (frames 2-5 and 9 of the first row, 0-1 of the second), whose frames become `masked_spec_embed`.
     Wav2Vec2-Conformer (`wav2vec2_conformer_*`): relative (the CTC head), rotary (the base model) or no positions (the
-    x-vector head), swish, a depthwise kernel of 5, the batch norms' running statistics drawn."""
+    x-vector head), swish, a depthwise kernel of 5, the batch norms' running statistics drawn. SEW (`sew_*`): the
+    blocks on squeezed frames."""
     names = ["wav2vec2_ctc", "wav2vec2_ctc_stable", "wav2vec2_ctc_weight_g", "wav2vec2_base", "wav2vec2_cls",
              "hubert_ctc", "hubert_base", "data2vec_audio_ctc", "data2vec_audio_base", "wav2vec2_frames",
              "wavlm_base", "wavlm_ctc_stable", "wavlm_xvector", "unispeech_ctc", "unispeech_sat_base",
              "unispeech_sat_xvector", "wav2vec2_pretraining", "unispeech_pretraining", "unispeech_sat_pretraining",
-             "wav2vec2_conformer_rel", "wav2vec2_conformer_rope", "wav2vec2_conformer_plain"]
+             "wav2vec2_conformer_rel", "wav2vec2_conformer_rope", "wav2vec2_conformer_plain", "sew_ctc", "sew_base",
+             "sew_cls"]
     if ONLY and not ONLY & set(names):
         return
     speech = dict(vocab_size=12, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24,
@@ -3192,6 +3194,14 @@ def speech_encoders():
             **dict(conformer, position_embeddings_type="rotary")), 435),
         "wav2vec2_conformer_plain": (tf.Wav2Vec2ConformerForXVector, tf.Wav2Vec2ConformerConfig(
             **dict(conformer, position_embeddings_type=None), **tdnn), 436),
+        # SEW: the blocks on frames averaged in pairs (9 of 19; the padded row keeps 7, the one its last frame ends
+        # in counted) beside the strided positional convolution, widened back and zero-padded to 19; the base model
+        # squeezes by 3 with features as wide as the model (no projection), an odd positional kernel.
+        "sew_ctc": (tf.SEWForCTC, tf.SEWConfig(**speech, squeeze_factor=2), 437),
+        "sew_base": (tf.SEWModel, tf.SEWConfig(**dict(stable, do_stable_layer_norm=False, conv_dim=(8, 12, 16)),
+                                               squeeze_factor=3), 438),
+        "sew_cls": (tf.SEWForSequenceClassification, tf.SEWConfig(**speech, classifier_proj_size=6,
+                                                                  **labels("a", "b", "c")), 439),
     }
     g = torch.Generator().manual_seed(421)
     values = torch.randn(2, 400, generator=g)

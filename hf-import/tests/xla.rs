@@ -204,7 +204,8 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("unispeech_sat_xvector", dev)
         + check_family("wav2vec2_pretraining", dev)
         + check_family("wav2vec2_conformer_rel", dev)
-        + check_family("wav2vec2_conformer_rope", dev);
+        + check_family("wav2vec2_conformer_rope", dev)
+        + check_family("sew_ctc", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
     // ResNet: convolutions, inference batch norms, the max pool; DeiT's two tokens and heads.
     let fallbacks = check_family("resnet", dev)

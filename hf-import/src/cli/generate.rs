@@ -113,8 +113,16 @@ pub struct GenerateArgs {
 
 /// The model types of raw-audio models (wav2vec 2.0's family), which `--audio` transcribes with a
 /// CTC head.
-const SPEECH_MODEL_TYPES: &[&str] =
-    &["wav2vec2", "wav2vec2-conformer", "hubert", "data2vec-audio", "unispeech", "unispeech-sat", "wavlm"];
+const SPEECH_MODEL_TYPES: &[&str] = &[
+    "wav2vec2",
+    "wav2vec2-conformer",
+    "hubert",
+    "data2vec-audio",
+    "unispeech",
+    "unispeech-sat",
+    "wavlm",
+    "sew",
+];
 
 /// Runs `generate`.
 pub fn run(a: GenerateArgs) -> Result<()> {

@@ -137,7 +137,7 @@ impl AutoModel {
             "ResNetModel" | "ResNetForImageClassification" => {
                 AutoModel::ResNet(ResNet::load(arch, cfg, weights)?)
             }
-            _ if ["Wav2Vec2", "Hubert", "Data2VecAudio", "UniSpeech", "WavLM"]
+            _ if ["Wav2Vec2", "Hubert", "Data2VecAudio", "UniSpeech", "WavLM", "SEW"]
                 .iter()
                 .any(|f| arch.starts_with(f)) =>
             {

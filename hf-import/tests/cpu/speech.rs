@@ -65,6 +65,16 @@ fn wav2vec2_conformer_matches_transformers() {
     }
 }
 
+/// SEW: blocks on frames averaged in windows of the squeeze factor beside the strided positional
+/// convolution, the padded row's windows kept where any frame is, widened back and zero-padded;
+/// the CTC head, the base model without a projection, the sequence classifier.
+#[test]
+fn sew_matches_transformers() {
+    for name in ["sew_ctc", "sew_base", "sew_cls"] {
+        check(name);
+    }
+}
+
 /// An x-vector head refuses clips too short for its TDNN layers' statistics, and a WavLM config
 /// whose buckets miss the table fails as transformers' lookup does.
 #[test]

@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::Conv2d;
 use crate::models::dinov2::Dinov2Model;
-use crate::models::vision::pixels_of;
+use crate::models::vision::{pixels_of, size_pair};
 use crate::weights::Weights;
 
 /// The depth head.
@@ -66,7 +66,10 @@ impl DepthAnything {
     /// The model from `cfg` and `weights` (`backbone.`, `neck.`, `head.`).
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
         let backbone_cfg = backbone_config(cfg)?;
-        let layers = backbone_cfg.usize_or("num_hidden_layers", 12)?;
+        let layers = match backbone_cfg.get("num_hidden_layers") {
+            Some(_) => backbone_cfg.layers("num_hidden_layers")?,
+            None => 12,
+        };
         let out_indices = out_indices(&backbone_cfg, layers)?;
         if backbone_cfg.bool_or("reshape_hidden_states", true)? {
             return Err(Error::Config(
@@ -76,10 +79,10 @@ impl DepthAnything {
         }
         let hidden = backbone_cfg.usize_or("hidden_size", 768)?;
         let patch = cfg.usize_or("patch_size", 14)?;
-        let backbone_patch = backbone_cfg.usize_or("patch_size", 14)?;
-        if patch != backbone_patch {
+        let backbone_patch = size_pair(&backbone_cfg, "patch_size", 14)?;
+        if (patch, patch) != backbone_patch {
             return Err(Error::Config(format!(
-                "patch_size ({patch}) differs from the backbone's ({backbone_patch})"
+                "patch_size ({patch}) differs from the backbone's ({backbone_patch:?})"
             )));
         }
         let reassemble_hidden = cfg.usize_or("reassemble_hidden_size", 384)?;
@@ -233,12 +236,11 @@ pub(crate) fn out_indices(cfg: &Config, layers: usize) -> Result<Vec<usize>> {
         (_, Some(Value::Array(items))) => items
             .iter()
             .map(|v| {
-                let i = match v.as_str() {
-                    Some("stem") => Some(0),
-                    Some(s) => s.strip_prefix("stage").and_then(|n| n.parse::<usize>().ok()),
-                    None => None,
-                };
-                i.filter(|&i| i < stages).ok_or_else(|| bad(format!("name no stage: {v}")))
+                // (The stages are named `stem`, `stage1`, `stage2`, ...)
+                let name = v.as_str().unwrap_or("");
+                (0..stages)
+                    .find(|&i| if i == 0 { name == "stem" } else { name == format!("stage{i}") })
+                    .ok_or_else(|| bad(format!("name no stage: {v}")))
             })
             .collect::<Result<_>>()?,
         _ => vec![layers],

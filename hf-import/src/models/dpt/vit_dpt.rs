@@ -6,6 +6,9 @@
 //! one channel of ReLU'd depth (`predicted_depth` `[batch, height, width]`); the segmentation
 //! head classifies each position of it, then doubles it (`logits` `[batch, labels, height,
 //! width]`). DPT-Hybrid (a BiT backbone) and DPT on another model's backbone are not supported.
+//!
+//! Images need not be square: the token maps take the image's grid of patches, where
+//! transformers reshapes them to a square (and fails unless their count is one).
 
 use std::collections::BTreeMap;
 

@@ -23,6 +23,7 @@
 mod conformer;
 mod gated_bias;
 mod pretraining;
+mod squeeze;
 mod xvector;
 
 use std::collections::BTreeMap;
@@ -38,6 +39,7 @@ use crate::weights::{Vars, Weights};
 use conformer::Conformer;
 use gated_bias::GatedRelativeBias;
 use pretraining::{PreTraining, Style};
+use squeeze::Squeeze;
 use xvector::XVector;
 
 /// The inputs a wav2vec 2.0 or HuBERT model takes.
@@ -73,11 +75,12 @@ enum Family {
     UniSpeech,
     UniSpeechSat,
     WavLM,
+    Sew,
 }
 
 impl Family {
     /// Every family, longer architecture prefixes first (`UniSpeechSat` before `UniSpeech`).
-    const ALL: [Family; 7] = [
+    const ALL: [Family; 8] = [
         Family::Wav2Vec2Conformer,
         Family::Wav2Vec2,
         Family::Hubert,
@@ -85,6 +88,7 @@ impl Family {
         Family::UniSpeechSat,
         Family::UniSpeech,
         Family::WavLM,
+        Family::Sew,
     ];
 
     /// The family whose architecture names start with `arch`'s prefix.
@@ -102,6 +106,7 @@ impl Family {
             Family::UniSpeech => "UniSpeech",
             Family::UniSpeechSat => "UniSpeechSat",
             Family::WavLM => "WavLM",
+            Family::Sew => "SEW",
         }
     }
 
@@ -115,6 +120,7 @@ impl Family {
             Family::UniSpeech => "unispeech",
             Family::UniSpeechSat => "unispeech_sat",
             Family::WavLM => "wavlm",
+            Family::Sew => "sew",
         }
     }
 
@@ -123,7 +129,7 @@ impl Family {
         match head {
             "Model" | "ForCTC" | "ForSequenceClassification" => true,
             "ForAudioFrameClassification" | "ForXVector" => {
-                !matches!(self, Family::Hubert | Family::UniSpeech)
+                !matches!(self, Family::Hubert | Family::UniSpeech | Family::Sew)
             }
             "ForPreTraining" => matches!(
                 self,
@@ -172,7 +178,8 @@ pub struct Wav2Vec2 {
     feature_act: Activation,
     /// the features' norm before the projection (HuBERT may have none)
     projection_norm: Option<LayerNorm>,
-    projection: Linear,
+    /// the features' projection to the model width (SEW has none where they match)
+    projection: Option<Linear>,
     /// the positional convolutions `[hidden, hidden / groups, kernel]` and their biases: one
     /// (weight-normed, folded) for wav2vec 2.0 and HuBERT, a stack for data2vec-audio, whose
     /// outputs are each layer-normed (without a scale or shift) before the activation
@@ -184,6 +191,8 @@ pub struct Wav2Vec2 {
     relative: Option<GatedRelativeBias>,
     /// Wav2Vec2-Conformer's blocks (`layers` then empty)
     conformer: Option<Conformer>,
+    /// SEW's pooling before the blocks and widening after them
+    squeeze: Option<Squeeze>,
     /// `masked_spec_embed` `[hidden]`, what the frames of `mask_time_indices` become (`None` where
     /// the checkpoint has none)
     masked_spec_embed: Option<Tensor>,
@@ -230,6 +239,7 @@ impl Wav2Vec2 {
             .ok_or_else(|| Error::Unsupported(format!("architecture \"{arch}\" is not supported")))?;
         let hubert = family == Family::Hubert;
         let data2vec = family == Family::Data2VecAudio;
+        let sew = family == Family::Sew;
         // (`conv_pos_batch_norm` is HuBERT's alone: a wav2vec 2.0 config's is ignored, as there.)
         for (key, what, applies) in [
             ("add_adapter", "adapter layers (add_adapter)", true),
@@ -298,11 +308,17 @@ impl Wav2Vec2 {
         }
         let features = *dims.last().expect("conv_dim is not empty");
         let fp = v.pp("feature_projection");
-        let projection_norm = match !hubert || cfg.bool_or("feat_proj_layer_norm", true)? {
-            true => Some(LayerNorm::load(&fp.pp("layer_norm"), features, eps)?),
-            false => None,
+        // (SEW norms the features at the top and projects them only to another width.)
+        let projection_norm = match (sew, !hubert || cfg.bool_or("feat_proj_layer_norm", true)?) {
+            (true, _) => Some(LayerNorm::load(&v.pp("layer_norm"), features, eps)?),
+            (false, true) => Some(LayerNorm::load(&fp.pp("layer_norm"), features, eps)?),
+            (false, false) => None,
         };
-        let projection = Linear::load(&fp.pp("projection"), features, hidden, true)?;
+        let projection = match (sew, features == hidden) {
+            (true, true) => None,
+            (true, false) => Some(Linear::load(&fp, features, hidden, true)?),
+            (false, _) => Some(Linear::load(&fp.pp("projection"), features, hidden, true)?),
+        };
 
         let pos_kernel = match data2vec {
             true => cfg.usize_or("conv_pos_kernel_size", 19)?,
@@ -334,9 +350,14 @@ impl Wav2Vec2 {
             }
         };
         // (The Conformer norms after its blocks, as the stable layout does.)
-        let stable = conformer_family || (!data2vec && cfg.bool_or("do_stable_layer_norm", false)?);
+        let stable = conformer_family || (!data2vec && !sew && cfg.bool_or("do_stable_layer_norm", false)?);
         let conformer = match conformer_family {
             true => Some(Conformer::load(&enc, cfg, hidden, heads, layers_n)?),
+            false => None,
+        };
+        let feature_act = Activation::from_name(cfg.str_or("feat_extract_activation", "gelu")?)?;
+        let squeeze = match sew {
+            true => Some(Squeeze::load(&enc, hidden, cfg.usize_or("squeeze_factor", 2)?, feature_act)?),
             false => None,
         };
         // (Without blocks WavLM has no table: transformers' first block holds it.)
@@ -371,6 +392,10 @@ impl Wav2Vec2 {
 
         let layer_weights = || -> Result<Option<Tensor>> {
             match cfg.bool_or("use_weighted_layer_sum", false)? {
+                // (SEW's hidden states are squeezed, which transformers' weighted pooling mismatches.)
+                true if sew => {
+                    Err(Error::Unsupported(format!("{arch} with use_weighted_layer_sum is not supported")))
+                }
                 true => Ok(Some(weights.vars("").get("layer_weights", &[layers_n + 1])?)),
                 false => Ok(None),
             }
@@ -420,7 +445,7 @@ impl Wav2Vec2 {
         Ok(Wav2Vec2 {
             convs,
             feature_norm,
-            feature_act: Activation::from_name(cfg.str_or("feat_extract_activation", "gelu")?)?,
+            feature_act,
             projection_norm,
             projection,
             positional,
@@ -428,6 +453,7 @@ impl Wav2Vec2 {
             pos_normed: data2vec,
             relative,
             conformer,
+            squeeze,
             // (transformers has the embedding only where SpecAugment could mask: UniSpeech-SAT always.)
             masked_spec_embed: match family == Family::UniSpeechSat
                 || cfg.f64_or("mask_time_prob", 0.05)? > 0.0
@@ -443,7 +469,7 @@ impl Wav2Vec2 {
             heads,
             act: Activation::from_name(cfg.str_or("hidden_act", "gelu")?)?,
             head,
-            extract_features: family != Family::Hubert && arch.ends_with("Model"),
+            extract_features: !matches!(family, Family::Hubert | Family::Sew) && arch.ends_with("Model"),
         })
     }
 
@@ -475,7 +501,7 @@ impl Wav2Vec2 {
 
     /// The device of the weights.
     pub fn device(&self) -> Device {
-        self.projection.weight.device()
+        self.encoder_norm.weight.device()
     }
 
     /// The frames `samples` samples give through the convolutions (`None` for none).
@@ -518,7 +544,7 @@ impl Wav2Vec2 {
         let masked_frames =
             inputs.get("mask_time_indices").map(|m| masked_frames(m, batch, frames)).transpose()?;
         let device = self.device();
-        let dtype = self.projection.weight.dtype();
+        let dtype = self.encoder_norm.weight.dtype();
         let x = x.to(device)?.to_dtype(dtype)?;
         // The feature encoder: `[batch, 1, samples]` → `[batch, channels, frames]`.
         let mut h = x.unsqueeze(1)?;
@@ -540,7 +566,10 @@ impl Wav2Vec2 {
             Some(n) => n.forward(&features)?,
             None => features,
         };
-        let mut h = self.projection.forward(&normed)?;
+        let mut h = match &self.projection {
+            Some(p) => p.forward(&normed)?,
+            None => normed.clone(),
+        };
         let masked_frames = masked_frames.map(|m| m.to(device)).transpose()?;
         if let (Some(m), true) = (&masked_frames, self.spec_augment) {
             let embed = self.masked_spec_embed.as_ref().ok_or_else(|| {
@@ -557,7 +586,10 @@ impl Wav2Vec2 {
         }
         // (The Conformer has no positional convolution; data2vec-audio's empty stack adds `h` itself.)
         if self.conformer.is_none() {
-            h = h.add(&self.positions(&h)?)?;
+            h = match &self.squeeze {
+                Some(s) => s.pool(&h, &self.positions(&h)?)?,
+                None => h.add(&self.positions(&h)?)?,
+            };
         }
         if !self.stable {
             h = self.encoder_norm.forward(&h)?;
@@ -565,6 +597,10 @@ impl Wav2Vec2 {
         let keep = match &frame_mask {
             Some(m) => m.clone(),
             None => Tensor::ones([batch, frames], (DType::I64, device))?,
+        };
+        let keep = match &self.squeeze {
+            Some(s) => s.pool_mask(&keep, h.dims()[1])?,
+            None => keep,
         };
         let additive = padding_mask(&keep, dtype)?;
         let weighted = self.head.layer_weights().is_some();
@@ -594,6 +630,9 @@ impl Wav2Vec2 {
         }
         if (output_hidden_states || weighted) && self.conformer.is_none() {
             hidden_states.push(h.clone());
+        }
+        if let Some(s) = &self.squeeze {
+            h = s.upsample(&h, frames)?;
         }
         if self.stable {
             h = self.encoder_norm.forward(&h)?;
@@ -637,16 +676,18 @@ impl Wav2Vec2 {
     }
 
     /// The positional convolutions' output for `h` `[batch, frames, hidden]`: each grouped over
-    /// time with `kernel / 2` zeros each side (the last frame dropped for an even kernel), for
+    /// time with `kernel / 2` zeros each side (strided by SEW's squeeze; the last output dropped
+    /// for an even kernel), for
     /// data2vec-audio layer-normed over the channels, and activated.
     fn positions(&self, h: &Tensor) -> Result<Tensor> {
-        let frames = h.dims()[1];
         let mut p = h.transpose(1, 2)?;
+        let stride = self.squeeze.as_ref().map_or(1, Squeeze::factor);
         for (weight, bias) in &self.positional {
             let kernel = weight.dims()[2];
-            p = p
-                .conv1d(weight, bias.as_ref(), &[1], kernel / 2, &[1], self.pos_groups)?
-                .narrow(2, 0, frames)?;
+            p = p.conv1d(weight, bias.as_ref(), &[stride], kernel / 2, &[1], self.pos_groups)?;
+            // (An even kernel's last output is dropped: `frames` outputs unstrided.)
+            let kept = p.dims()[2] - usize::from(kernel % 2 == 0);
+            p = p.narrow(2, 0, kept)?;
             if self.pos_normed {
                 let hidden = weight.dims()[0];
                 p = p.transpose(1, 2)?.layer_norm(&[hidden], None, None, 1e-5)?.transpose(1, 2)?;

@@ -112,6 +112,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     // Dense prediction: Depth Anything's nested backbone and stage list, DPT's neck and readout.
     "depth_anything",
     "dpt_seg",
+    // SEW's squeeze around wav2vec 2.0's blocks.
+    "sew_ctc",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
