@@ -2947,20 +2947,21 @@ def image_size(r):
 
 
 def gen_vit(r):
-    """ViTModel (its pooler's width and activation) or ViTForImageClassification: image and patch sizes
-    (non-square, not dividing), channels, biases on q/k/v or none."""
+    """ViTModel (its pooler's width and activation) or ViTForImageClassification, or ViT-MSN's or I-JEPA's: image and
+    patch sizes (non-square, not dividing), channels, biases on q/k/v or none."""
     h, nh, _ = heads(r)
     img, patch = image_size(r)
     c = dict(hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
              intermediate_size=r.choice([24, 64]), hidden_act=r.choice(["gelu", "relu", "gelu_new", "quick_gelu"]),
              layer_norm_eps=r.choice([1e-12, 1e-6, 1e-3]), image_size=img, patch_size=patch,
              num_channels=r.choice([1, 3, 4]), qkv_bias=r.random() < 0.7)
-    cls = r.choice([tf.ViTModel, tf.ViTForImageClassification])
+    prefix = r.choice(["ViT", "ViT", "ViTMSN", "IJepa"])  # (ViT-MSN: no pooler; I-JEPA: no class token either)
+    cls = getattr(tf, prefix + r.choice(["Model", "ForImageClassification"]))
     if cls is tf.ViTModel and r.random() < 0.4:
         c.update(pooler_output_size=r.choice([8, 20]), pooler_act=r.choice(["tanh", "relu", "gelu"]))
-    if cls is tf.ViTForImageClassification:
+    if cls.__name__.endswith("Classification"):
         c = with_labels(r, c)
-    return cls, tf.ViTConfig, c
+    return cls, getattr(tf, prefix + "Config"), c
 
 
 def gen_dinov2(r):

@@ -79,6 +79,19 @@ def vit():
           {"pixel_values": pixels(3, 3, 18, 18, 61)})
 
 
+
+def vit_msn_ijepa():
+    """ViT-MSN (`vit_msn_cls`: the classifier on the class token, no pooler anywhere) and I-JEPA (`ijepa`: no class
+    token, no pooler; `ijepa_cls`: the classifier on the mean of every token), on 16x12 images of 4-pixel patches."""
+    vit = dict(TOWER, attn_implementation="eager", layer_norm_eps=1e-6, image_size=[16, 12], patch_size=4)
+    x = {"pixel_values": pixels(2, 3, 16, 12, 62)}
+    build("vit_msn_cls", tf.ViTMSNForImageClassification, tf.ViTMSNConfig(**vit, **labels("cat", "dog", "bird")),
+          63, x)
+    build("ijepa", tf.IJepaModel, tf.IJepaConfig(**vit), 64, x)
+    build("ijepa_cls", tf.IJepaForImageClassification,
+          tf.IJepaConfig(**vit, hidden_act="gelu_new", **labels("cat", "dog", "bird")), 65, x)
+
+
 # CLIP's tiny towers: text 32 wide over a 100-token vocabulary (eos 99, as the real tokenizer pads
 # with its eos), vision 48 wide on 16x16 images in 4x4 patches, both projected to 24.
 CLIP_TEXT = dict(TOWER, vocab_size=100, max_position_embeddings=16, eos_token_id=99, bos_token_id=98,
@@ -381,6 +394,7 @@ def dpt():
 
 
 if __name__ == "__main__":
+    vit_msn_ijepa()
     dpt()
     depth_anything()
     swinv2()

@@ -97,6 +97,12 @@ impl AutoModel {
                 AutoModel::SequenceClassifier(SequenceClassifier::load_modernbert(cfg, weights)?)
             }
             "ViTModel" => AutoModel::ViT(ViTModel::load(cfg, weights)?),
+            // (ViT-MSN's base model has no pooler, which its checkpoints then lack.)
+            "ViTMSNModel" => AutoModel::ViT(ViTModel::load(cfg, weights)?.without_pooler()),
+            "IJepaModel" => AutoModel::ViT(ViTModel::load_ijepa(cfg, weights)?),
+            "IJepaForImageClassification" => {
+                AutoModel::ViTForImageClassification(ViTForImageClassification::load_ijepa(cfg, weights)?)
+            }
             "DeiTModel" => AutoModel::ViT(ViTModel::load_deit(cfg, weights)?),
             "DeiTForImageClassification" | "DeiTForImageClassificationWithTeacher" => {
                 let teacher = arch.ends_with("WithTeacher");
@@ -154,7 +160,7 @@ impl AutoModel {
             {
                 AutoModel::Bart(Bart::load(arch, cfg, weights)?)
             }
-            "ViTForImageClassification" => {
+            "ViTForImageClassification" | "ViTMSNForImageClassification" => {
                 AutoModel::ViTForImageClassification(ViTForImageClassification::load(cfg, weights)?)
             }
             "GemmaForCausalLM" => AutoModel::Gemma(GemmaForCausalLM::load(cfg, weights)?),

@@ -4,6 +4,10 @@
 //! `deit.` with a distillation token after the class token; its teacher-distilled classifier
 //! averages a classifier on each of the two tokens.
 //!
+//! ViT-MSN (`ViTMSNModel`, `ViTMSNForImageClassification`) is ViT without a pooler; I-JEPA
+//! (`IJepaModel`, `IJepaForImageClassification`) has no class token, and its classifier averages
+//! every token.
+//!
 //! Checkpoints on the Hub (and transformers 5's `save_pretrained`) name the blocks
 //! `encoder.layer.N.attention.attention.query`, ...; transformers 5's in-memory modules (what a
 //! `torch.save` of its state dict holds) name them `layers.N.attention.q_proj`, ...: both load.
@@ -88,8 +92,8 @@ impl ViTConfig {
 pub struct ViTModel {
     config: ViTConfig,
     patches: PatchEmbedding,
-    /// `[1, 1, hidden]`
-    cls_token: Tensor,
+    /// `[1, 1, hidden]` (I-JEPA has none)
+    cls_token: Option<Tensor>,
     /// DeiT's `[1, 1, hidden]`, after the class token
     distillation_token: Option<Tensor>,
     /// `[1, patches + tokens, hidden]`
@@ -112,6 +116,15 @@ impl ViTModel {
         Self::load_at(&vars, c)
     }
 
+    /// `IJepaModel` from `cfg` and `weights` (at the top level or under `ijepa.`): no class token,
+    /// no pooler.
+    pub fn load_ijepa(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let c = ViTConfig::from_config(cfg)?;
+        let moved = prefixed(weights, "ijepa");
+        let weights = moved.as_ref().unwrap_or(weights);
+        Ok(Self::load_tokens(&weights.base_vars("ijepa"), c, None, false)?.without_pooler())
+    }
+
     /// `DeiTModel` from `cfg` and `weights` (at the top level or under `deit.`).
     pub fn load_deit(cfg: &Config, weights: &Weights) -> Result<Self> {
         let c = ViTConfig::from_config(cfg)?;
@@ -124,15 +137,20 @@ impl ViTModel {
     pub(crate) fn load_distilled(vars: &Vars<'_>, c: ViTConfig) -> Result<Self> {
         let hidden = c.hidden;
         let token = vars.pp("embeddings").get("distillation_token", &[1, 1, hidden])?;
-        Self::load_tokens(vars, c, Some(token))
+        Self::load_tokens(vars, c, Some(token), true)
     }
 
     /// The model under `vars` (`embeddings.*`, `encoder.*` or `layers.*`, `layernorm.*`, `pooler.*`).
     pub(crate) fn load_at(vars: &Vars<'_>, c: ViTConfig) -> Result<Self> {
-        Self::load_tokens(vars, c, None)
+        Self::load_tokens(vars, c, None, true)
     }
 
-    fn load_tokens(vars: &Vars<'_>, c: ViTConfig, distillation_token: Option<Tensor>) -> Result<Self> {
+    fn load_tokens(
+        vars: &Vars<'_>,
+        c: ViTConfig,
+        distillation_token: Option<Tensor>,
+        cls: bool,
+    ) -> Result<Self> {
         let emb = vars.pp("embeddings");
         let patches = PatchEmbedding::load(
             &emb.pp("patch_embeddings.projection"),
@@ -142,8 +160,8 @@ impl ViTModel {
             c.image,
             true,
         )?;
-        let cls_token = emb.get("cls_token", &[1, 1, c.hidden])?;
-        let tokens = 1 + usize::from(distillation_token.is_some());
+        let cls_token = if cls { Some(emb.get("cls_token", &[1, 1, c.hidden])?) } else { None };
+        let tokens = usize::from(cls) + usize::from(distillation_token.is_some());
         let positions =
             emb.get("position_embeddings", &[1, patches.num_patches().saturating_add(tokens), c.hidden])?;
         let hub_names = vars.contains("encoder.layer.0.layernorm_before.weight")
@@ -233,11 +251,15 @@ impl ViTModel {
         let c = &self.config;
         let patches = self.patches.forward(&pixel_values.to_dtype(self.dtype())?)?;
         let b = patches.dims()[0];
-        let cls = self.cls_token.expand([b, 1, c.hidden])?;
         let (rows, cols) = (pixel_values.dims()[2] / c.patch.0, pixel_values.dims()[3] / c.patch.1);
-        let mut x = match &self.distillation_token {
-            Some(d) => Tensor::cat(&[&cls, &d.expand([b, 1, c.hidden])?, &patches], 1)?,
-            None => Tensor::cat(&[&cls, &patches], 1)?,
+        let tokens = [&self.cls_token, &self.distillation_token]
+            .into_iter()
+            .flatten()
+            .map(|t| t.expand([b, 1, c.hidden]))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut x = match tokens.is_empty() {
+            true => patches,
+            false => Tensor::cat(&tokens.iter().chain([&patches]).collect::<Vec<_>>(), 1)?,
         }
         .add(&self.positions_for(rows, cols)?)?;
         let mut hidden_states = Vec::new();
@@ -257,6 +279,19 @@ impl ViTModel {
         };
         Ok(BertOutput { last_hidden_state, pooler_output, hidden_states })
     }
+}
+
+/// The top-level modules of a ViT's base model.
+const BASE_MODULES: [&str; 5] = ["embeddings.", "encoder.", "layers.", "layernorm.", "pooler."];
+
+/// A classifier's `weights` with the base model's tensors found at the root moved under `prefix`,
+/// where others are under it already (transformers 5 saves ViT-MSN's blocks without their `vit.`
+/// and loads them back under it); `None` where nothing moves.
+fn prefixed(weights: &Weights, prefix: &str) -> Option<Weights> {
+    let dotted = format!("{prefix}.");
+    let at_root = |n: &str| BASE_MODULES.iter().any(|m| n.starts_with(m));
+    let mixed = weights.names().any(|n| n.starts_with(&dotted)) && weights.names().any(|n| at_root(n));
+    mixed.then(|| weights.renamed(|n| Some(if at_root(n) { format!("{dotted}{n}") } else { n.to_string() })))
 }
 
 /// A block under its Hub names (`attention.attention.query`, `intermediate.dense`, ...).
@@ -303,6 +338,8 @@ pub struct ViTForImageClassification {
     /// DeiT's teacher-distilled head: the distillation token's classifier (inside, none with 0
     /// labels), `classifier` being the class token's
     distillation: Option<Option<Linear>>,
+    /// I-JEPA's: the classifier reads the mean of every token (else the first)
+    mean_pooled: bool,
 }
 
 impl ViTForImageClassification {
@@ -310,7 +347,9 @@ impl ViTForImageClassification {
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
         let c = ViTConfig::from_config(cfg)?;
         let hidden = c.hidden;
-        let mut vit = ViTModel::load_at(&weights.vars("vit"), c)?;
+        let moved = prefixed(weights, "vit");
+        let weights = moved.as_ref().unwrap_or(weights);
+        let mut vit = ViTModel::load_at(&weights.base_vars("vit"), c)?;
         // (transformers builds this ViT without its pooler, whatever the checkpoint holds.)
         vit.pooler = None;
         let labels = num_labels(cfg)?;
@@ -318,7 +357,18 @@ impl ViTForImageClassification {
             0 => None,
             n => Some(Linear::load(&weights.vars("classifier"), hidden, n, true)?),
         };
-        Ok(ViTForImageClassification { vit, classifier, distillation: None })
+        Ok(ViTForImageClassification { vit, classifier, distillation: None, mean_pooled: false })
+    }
+
+    /// `IJepaForImageClassification`: the classifier on the mean of every token (under `ijepa.`).
+    pub fn load_ijepa(cfg: &Config, weights: &Weights) -> Result<Self> {
+        let vit = ViTModel::load_ijepa(cfg, weights)?;
+        let hidden = vit.config.hidden;
+        let classifier = match num_labels(cfg)? {
+            0 => None,
+            n => Some(Linear::load(&weights.vars("classifier"), hidden, n, true)?),
+        };
+        Ok(ViTForImageClassification { vit, classifier, distillation: None, mean_pooled: true })
     }
 
     /// `DeiTForImageClassification` (`classifier` on the class token) or, `with_teacher`,
@@ -326,7 +376,9 @@ impl ViTForImageClassification {
     pub fn load_deit(cfg: &Config, weights: &Weights, with_teacher: bool) -> Result<Self> {
         let c = ViTConfig::from_config(cfg)?;
         let hidden = c.hidden;
-        let mut vit = ViTModel::load_distilled(&weights.vars("deit"), c)?;
+        let moved = prefixed(weights, "deit");
+        let weights = moved.as_ref().unwrap_or(weights);
+        let mut vit = ViTModel::load_distilled(&weights.base_vars("deit"), c)?;
         // (transformers builds these without the pooler, whatever the checkpoint holds.)
         vit.pooler = None;
         let labels = num_labels(cfg)?;
@@ -335,11 +387,17 @@ impl ViTForImageClassification {
             n => Linear::load(&weights.vars(name), hidden, n, true).map(Some),
         };
         Ok(match with_teacher {
-            false => ViTForImageClassification { vit, classifier: head("classifier")?, distillation: None },
+            false => ViTForImageClassification {
+                vit,
+                classifier: head("classifier")?,
+                distillation: None,
+                mean_pooled: false,
+            },
             true => ViTForImageClassification {
                 vit,
                 classifier: head("cls_classifier")?,
                 distillation: Some(head("distillation_classifier")?),
+                mean_pooled: false,
             },
         })
     }
@@ -372,7 +430,10 @@ impl ViTForImageClassification {
     /// `logits` `[batch, num_labels]` and the model's outputs.
     pub fn forward(&self, pixel_values: &Tensor, output_hidden_states: bool) -> Result<(Tensor, BertOutput)> {
         let out = self.vit.forward(pixel_values, output_hidden_states)?;
-        let first = out.last_hidden_state.select(1, 0)?;
+        let first = match self.mean_pooled {
+            true => out.last_hidden_state.mean([1], false)?,
+            false => out.last_hidden_state.select(1, 0)?,
+        };
         let logits = match &self.classifier {
             Some(classifier) => classifier.forward(&first)?,
             None => first,

@@ -340,6 +340,15 @@ fn dinov3_vit_rotary_patches() {
     }
 }
 
+/// ViT-MSN's classifier (no pooler) and I-JEPA's model and classifier (no class token, the
+/// classifier on the mean of every token) against transformers.
+#[test]
+fn vit_msn_and_ijepa() {
+    for name in ["vit_msn_cls", "ijepa", "ijepa_cls"] {
+        check(name);
+    }
+}
+
 /// Depth Anything against transformers: DINOv2's chosen blocks normed and reassembled (up by a
 /// transposed convolution, down by a strided one), fused to the next finer map's size, the
 /// relative and the metric head; blocks chosen by `out_indices` and by `out_features`, positions
