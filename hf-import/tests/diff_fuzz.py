@@ -3711,6 +3711,32 @@ def gen_dpt(r):
 FAMILIES["dpt"] = gen_dpt
 
 
+def gen_mobilenet(r):
+    """MobileNet V1 or V2: width multipliers, rounding, minimum widths, TensorFlow's SAME or symmetric padding,
+    activations; V2's expansion ratios, stem expansion, fine-grained last layer, output strides (dilations); the base
+    model, the classifier or V2's DeepLabV3 segmenter; any image size."""
+    act = r.choice(["relu6", "relu6", "relu", "gelu"])
+    common = dict(tf_padding=r.random() < 0.6, hidden_act=act, layer_norm_eps=r.choice([1e-3, 1e-5]),
+                  num_channels=r.choice([1, 3]))
+    if r.random() < 0.4:
+        c = dict(common, depth_multiplier=r.choice([0.125, 0.25]), min_depth=r.choice([4, 8]))
+        cls = r.choice([tf.MobileNetV1Model, tf.MobileNetV1ForImageClassification])
+        config = tf.MobileNetV1Config
+    else:
+        c = dict(common, depth_multiplier=r.choice([0.125, 0.25, 0.35]), depth_divisible_by=r.choice([4, 8]),
+                 min_depth=r.choice([4, 8]), expand_ratio=r.choice([1, 2, 3]), output_stride=r.choice([8, 16, 32]),
+                 first_layer_is_expansion=r.random() < 0.5, finegrained_output=r.random() < 0.3)
+        cls = r.choice([tf.MobileNetV2Model, tf.MobileNetV2ForImageClassification,
+                        tf.MobileNetV2ForSemanticSegmentation])
+        config = tf.MobileNetV2Config
+    if cls.__name__.startswith("MobileNetV2For") or cls.__name__.endswith("Classification"):
+        c = with_labels(r, c)
+    return cls, config, c
+
+
+FAMILIES["mobilenet"] = gen_mobilenet
+
+
 def gen_ast(r):
     """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
     or not), spectrogram shapes; the base model or the audio classifier."""
@@ -3737,7 +3763,7 @@ def base_of(family):
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
-          "segformer", "dinov3", "depth_anything", "dpt"}
+          "segformer", "dinov3", "depth_anything", "dpt", "mobilenet"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3798,7 +3824,7 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith("Dinov2") and r.random() < 0.6:  # another size: positions resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
-        if name.startswith(("ResNet", "ConvNext", "Segformer", "DINOv3")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
+        if name.startswith(("ResNet", "ConvNext", "Segformer", "DINOv3", "MobileNet")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
             hgt, wid = r.randint(8, 48), r.randint(8, 48)  # any size
         if name.startswith(("Beit", "Data2VecVision")) and r.random() < 0.6:  # another grid: resampled
             p = vision["patch_size"]

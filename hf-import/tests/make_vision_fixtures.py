@@ -393,7 +393,27 @@ def dpt():
           prepare=batch_norm_stats)
 
 
+def mobilenet():
+    """MobileNet on odd 19x13 images (TensorFlow's SAME padding uneven): V1 (`mobilenet_v1_cls`: widths an eighth,
+    at least 4) and V2 (`mobilenet_v2_cls`: an eighth, rounded to 4s, an expansion in the stem, expansions of 2, the
+    last layer not fine-grained; `mobilenet_v2`: the base model with symmetric padding and ReLU; `mobilenet_v2_seg`:
+    output stride 8, the later strides dilations, the DeepLabV3 head), the batch norms' statistics drawn."""
+    v2 = dict(depth_multiplier=0.125, depth_divisible_by=4, min_depth=4, expand_ratio=2, finegrained_output=False)
+    x = {"pixel_values": pixels(2, 3, 19, 13, 180)}
+    build("mobilenet_v1_cls", tf.MobileNetV1ForImageClassification,
+          tf.MobileNetV1Config(depth_multiplier=0.125, min_depth=4, **labels("cat", "dog", "bird")), 181, x,
+          prepare=batch_norm_stats)
+    build("mobilenet_v2_cls", tf.MobileNetV2ForImageClassification,
+          tf.MobileNetV2Config(**v2, first_layer_is_expansion=False, **labels("cat", "dog", "bird")), 182, x,
+          prepare=batch_norm_stats)
+    build("mobilenet_v2", tf.MobileNetV2Model, tf.MobileNetV2Config(**v2, tf_padding=False, hidden_act="relu"), 183,
+          x, prepare=batch_norm_stats)
+    build("mobilenet_v2_seg", tf.MobileNetV2ForSemanticSegmentation,
+          tf.MobileNetV2Config(**v2, output_stride=8, num_labels=2), 184, x, prepare=batch_norm_stats)
+
+
 if __name__ == "__main__":
+    mobilenet()
     vit_msn_ijepa()
     dpt()
     depth_anything()

@@ -127,6 +127,13 @@ impl AutoModel {
             }
             "DINOv3ViTModel" => AutoModel::Dinov3Vit(Dinov3Vit::load(cfg, weights)?),
             "DepthAnythingForDepthEstimation" => AutoModel::DepthAnything(DepthAnything::load(cfg, weights)?),
+            "MobileNetV1Model"
+            | "MobileNetV1ForImageClassification"
+            | "MobileNetV2Model"
+            | "MobileNetV2ForImageClassification"
+            | "MobileNetV2ForSemanticSegmentation" => {
+                AutoModel::MobileNet(MobileNet::load(arch, cfg, weights)?)
+            }
             "DPTModel" | "DPTForDepthEstimation" | "DPTForSemanticSegmentation" => {
                 AutoModel::Dpt(Dpt::load(arch, cfg, weights)?)
             }

@@ -211,6 +211,7 @@ pub use self::ministral3::Ministral3ForCausalLM;
 pub use self::mistral::MistralForCausalLM;
 pub use self::mistral3::Mistral3ForConditionalGeneration;
 pub use self::mistral4::Mistral4ForCausalLM;
+pub use self::mobilenet::MobileNet;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::modernbert_decoder::ModernBertDecoderForCausalLM;
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
@@ -568,6 +569,8 @@ pub enum AutoModel {
     DepthAnything(DepthAnything),
     /// `DPTModel`, `DPTForDepthEstimation`, `DPTForSemanticSegmentation`
     Dpt(Dpt),
+    /// MobileNet V1's and V2's models, classifiers and V2's segmenter
+    MobileNet(MobileNet),
     /// `ASTModel`, `ASTForAudioClassification`
     AudioSpectrogram(AudioSpectrogramTransformer),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
@@ -718,6 +721,7 @@ mod mistral4;
 mod mllama;
 mod mllama_images;
 mod mllama_vision;
+mod mobilenet;
 mod modernbert_decoder;
 mod persimmon;
 mod solar_open;

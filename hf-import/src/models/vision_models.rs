@@ -39,6 +39,7 @@ impl AutoModel {
                 | AutoModel::Segformer(_)
                 | AutoModel::DepthAnything(_)
                 | AutoModel::Dpt(_)
+                | AutoModel::MobileNet(_)
                 | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
@@ -79,6 +80,7 @@ impl AutoModel {
             AutoModel::Segformer(m) => m.device(),
             AutoModel::DepthAnything(m) => m.device(),
             AutoModel::Dpt(m) => m.device(),
+            AutoModel::MobileNet(m) => m.device(),
             AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
@@ -171,6 +173,7 @@ impl AutoModel {
             AutoModel::Segformer(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::DepthAnything(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Dpt(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::MobileNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),

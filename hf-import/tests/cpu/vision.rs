@@ -349,6 +349,16 @@ fn vit_msn_and_ijepa() {
     }
 }
 
+/// MobileNet V1 and V2 against transformers: TensorFlow's SAME padding on odd sides (and the
+/// symmetric kind), widths scaled and rounded, V2's inverted residuals, dilations past the output
+/// stride and the DeepLabV3 head.
+#[test]
+fn mobilenet_v1_and_v2() {
+    for name in ["mobilenet_v1_cls", "mobilenet_v2_cls", "mobilenet_v2", "mobilenet_v2_seg"] {
+        check(name);
+    }
+}
+
 /// Depth Anything against transformers: DINOv2's chosen blocks normed and reassembled (up by a
 /// transposed convolution, down by a strided one), fused to the next finer map's size, the
 /// relative and the metric head; blocks chosen by `out_indices` and by `out_features`, positions

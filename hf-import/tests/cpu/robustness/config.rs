@@ -114,6 +114,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     "dpt_seg",
     // SEW's squeeze around wav2vec 2.0's blocks.
     "sew_ctc",
+    // MobileNet's width rounding, strides and dilations.
+    "mobilenet_v2_seg",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
