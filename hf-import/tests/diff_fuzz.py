@@ -3460,8 +3460,7 @@ def gen_speech(r):
                  use_weighted_layer_sum=r.random() < 0.5)
         c = with_labels(r, c)
     if kind.endswith("Classification"):
-        # (SEW's weighted sum mixes squeezed hidden states: not supported.)
-        c.update(use_weighted_layer_sum=family != "SEW" and r.random() < 0.5, classifier_proj_size=r.choice([4, 8]))
+        c.update(use_weighted_layer_sum=r.random() < 0.5, classifier_proj_size=r.choice([4, 8]))
         c = with_labels(r, c)
     return getattr(tf, family + kind), getattr(tf, family + "Config"), c
 
@@ -3737,6 +3736,34 @@ def gen_mobilenet(r):
 FAMILIES["mobilenet"] = gen_mobilenet
 
 
+def gen_efficientnet(r):
+    """EfficientNet: 1-4 stages (kernels 1-5, strides 1-2, repeats, expansion ratios 1-3), width and depth
+    coefficients, the divisor, blocks with symmetric depthwise padding, the squeeze ratio, mean or max pooling,
+    activations; the base model or the classifier; images of 24-48 pixels a side."""
+    n = r.randint(1, 4)
+    width, divisor = r.choice([0.125, 0.25, 0.5]), r.choice([2, 4, 8])
+    c = dict(width_coefficient=width, depth_coefficient=r.choice([0.5, 1.0, 1.5]), depth_divisor=divisor,
+             out_channels=[r.choice([8, 16, 24]) for _ in range(n)],
+             kernel_sizes=[r.choice([2, 3, 5]) for _ in range(n)], strides=[r.choice([1, 2]) for _ in range(n)],
+             num_block_repeats=[r.randint(1, 2) for _ in range(n)], expand_ratios=[r.randint(1, 3) for _ in range(n)],
+             depthwise_padding=sorted(r.sample(range(6), r.randint(0, 2))),
+             squeeze_expansion_ratio=r.choice([0.25, 0.5]), pooling_type=r.choice(["mean", "max"]),
+             hidden_act=r.choice(["swish", "relu", "gelu"]), batch_norm_eps=r.choice([1e-3, 1e-5]),
+             num_channels=r.choice([1, 3]))
+    c["in_channels"] = [32] + c["out_channels"][:-1]  # (each stage takes the last one's width, the first the stem's)
+    # (transformers' top batch norm takes `hidden_dim` channels: the last convolution's, as released configs have.)
+    scaled = 1280 * width
+    hidden = max(divisor, int(scaled + divisor / 2) // divisor * divisor)
+    c["hidden_dim"] = hidden + divisor if hidden < 0.9 * scaled else hidden
+    cls = r.choice([tf.EfficientNetModel, tf.EfficientNetForImageClassification])
+    if cls is tf.EfficientNetForImageClassification:
+        c = with_labels(r, c)
+    return cls, tf.EfficientNetConfig, c
+
+
+FAMILIES["efficientnet"] = gen_efficientnet
+
+
 def gen_ast(r):
     """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
     or not), spectrogram shapes; the base model or the audio classifier."""
@@ -3763,7 +3790,7 @@ def base_of(family):
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
-          "segformer", "dinov3", "depth_anything", "dpt", "mobilenet"}
+          "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3837,6 +3864,8 @@ def image_inputs(r, model_cls, cfg):
             p = vision["patch_size"]
             hgt = p * r.randint(1, 6) + r.choice([0, 1])
             wid = hgt if name != "DPTModel" else p * r.randint(1, 6) + r.choice([0, 1])
+        if name.startswith("EfficientNet"):  # (large enough for the strided kernels transformers pads by hand)
+            hgt, wid = r.randint(24, 48), r.randint(24, 48)
         b = r.randint(1, 3)
         x["pixel_values"] = torch.randn(b, vision.get("num_channels", 3), hgt, wid)
         desc.append(f"images={b}")

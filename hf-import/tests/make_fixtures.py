@@ -3196,11 +3196,13 @@ def speech_encoders():
             **dict(conformer, position_embeddings_type=None), **tdnn), 436),
         # SEW: the blocks on frames averaged in pairs (9 of 19; the padded row keeps 7, the one its last frame ends
         # in counted) beside the strided positional convolution, widened back and zero-padded to 19; the base model
-        # squeezes by 3 with features as wide as the model (no projection), an odd positional kernel.
+        # squeezes by 3 with features as wide as the model (no projection), an odd positional kernel; the classifier
+        # pools the weighted sum of the squeezed hidden states over their first frames.
         "sew_ctc": (tf.SEWForCTC, tf.SEWConfig(**speech, squeeze_factor=2), 437),
         "sew_base": (tf.SEWModel, tf.SEWConfig(**dict(stable, do_stable_layer_norm=False, conv_dim=(8, 12, 16)),
                                                squeeze_factor=3), 438),
         "sew_cls": (tf.SEWForSequenceClassification, tf.SEWConfig(**speech, classifier_proj_size=6,
+                                                                  use_weighted_layer_sum=True,
                                                                   **labels("a", "b", "c")), 439),
     }
     g = torch.Generator().manual_seed(421)

@@ -412,7 +412,25 @@ def mobilenet():
           tf.MobileNetV2Config(**v2, output_stride=8, num_labels=2), 184, x, prepare=batch_norm_stats)
 
 
+def efficientnet():
+    """EfficientNet on odd 45x37 images: `efficientnet_cls` (widths a quarter rounded to 4s, repeats halved and
+    rounded up, expansions of 2, the second block's depthwise padding symmetric, swish); `efficientnet` (the base model
+    on three stages, repeats kept, max pooling, gelu), the batch norms' statistics drawn."""
+    x = {"pixel_values": pixels(2, 3, 45, 37, 190)}
+    build("efficientnet_cls", tf.EfficientNetForImageClassification,
+          tf.EfficientNetConfig(width_coefficient=0.25, depth_coefficient=0.5, depth_divisor=4, hidden_dim=320,
+                                expand_ratios=[1, 2, 2, 2, 2, 2, 2], depthwise_padding=[1],
+                                **labels("cat", "dog", "bird")), 191, x, prepare=batch_norm_stats)
+    build("efficientnet", tf.EfficientNetModel,
+          tf.EfficientNetConfig(width_coefficient=0.25, depth_coefficient=1.0, depth_divisor=4, hidden_dim=320,
+                                in_channels=[32, 16, 24], out_channels=[16, 24, 40], kernel_sizes=[3, 5, 3],
+                                strides=[2, 2, 1], num_block_repeats=[1, 2, 2], expand_ratios=[1, 3, 2],
+                                squeeze_expansion_ratio=0.5, pooling_type="max", hidden_act="gelu"), 192, x,
+          prepare=batch_norm_stats)
+
+
 if __name__ == "__main__":
+    efficientnet()
     mobilenet()
     vit_msn_ijepa()
     dpt()

@@ -98,7 +98,7 @@ impl AutoModel {
             }
             "ViTModel" => AutoModel::ViT(ViTModel::load(cfg, weights)?),
             // (ViT-MSN's base model has no pooler, which its checkpoints then lack.)
-            "ViTMSNModel" => AutoModel::ViT(ViTModel::load(cfg, weights)?.without_pooler()),
+            "ViTMSNModel" => AutoModel::ViT(ViTModel::load(&msn_config(cfg), weights)?.without_pooler()),
             "IJepaModel" => AutoModel::ViT(ViTModel::load_ijepa(cfg, weights)?),
             "IJepaForImageClassification" => {
                 AutoModel::ViTForImageClassification(ViTForImageClassification::load_ijepa(cfg, weights)?)
@@ -134,6 +134,9 @@ impl AutoModel {
             | "MobileNetV2ForSemanticSegmentation" => {
                 AutoModel::MobileNet(MobileNet::load(arch, cfg, weights)?)
             }
+            "EfficientNetModel" | "EfficientNetForImageClassification" => {
+                AutoModel::EfficientNet(EfficientNet::load(arch, cfg, weights)?)
+            }
             "DPTModel" | "DPTForDepthEstimation" | "DPTForSemanticSegmentation" => {
                 AutoModel::Dpt(Dpt::load(arch, cfg, weights)?)
             }
@@ -167,9 +170,12 @@ impl AutoModel {
             {
                 AutoModel::Bart(Bart::load(arch, cfg, weights)?)
             }
-            "ViTForImageClassification" | "ViTMSNForImageClassification" => {
+            "ViTForImageClassification" => {
                 AutoModel::ViTForImageClassification(ViTForImageClassification::load(cfg, weights)?)
             }
+            "ViTMSNForImageClassification" => AutoModel::ViTForImageClassification(
+                ViTForImageClassification::load(&msn_config(cfg), weights)?,
+            ),
             "GemmaForCausalLM" => AutoModel::Gemma(GemmaForCausalLM::load(cfg, weights)?),
             "Gemma2ForCausalLM" => AutoModel::Gemma2(Gemma2ForCausalLM::load(cfg, weights)?),
             // (`gemma3_text` configs naming `Gemma3ForConditionalGeneration` may come with the
@@ -534,4 +540,11 @@ impl AutoModel {
             _ => unreachable!("{base_arch} is a decoder's base model"),
         }
     }
+}
+
+/// ViT-MSN's config as ViT's: its own `layer_norm_eps` default (1e-6, ViT's being 1e-12).
+fn msn_config(cfg: &Config) -> Config {
+    let mut json = cfg.json().clone();
+    json.entry("layer_norm_eps").or_insert_with(|| serde_json::Value::from(1e-6));
+    Config::from_map(json)
 }

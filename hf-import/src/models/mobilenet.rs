@@ -205,7 +205,7 @@ impl MobileNet {
             bias: false,
         };
         let (stem, blocks, last, width) = if v2 {
-            Self::load_v2(&v, cfg, channels, multiplier, tf, conv)?
+            Self::load_v2(&v, cfg, (channels, multiplier, tf), !arch.ends_with("Segmentation"), conv)?
         } else {
             let min_depth = cfg.usize_or("min_depth", 8)?;
             let width = |depth: usize| ((depth as f64 * multiplier) as usize).max(min_depth);
@@ -264,14 +264,14 @@ impl MobileNet {
         Ok(MobileNet { stem, blocks, last, head, channels })
     }
 
-    /// V2's stem, inverted residuals and last layer, and the last layer's width.
+    /// V2's stem, inverted residuals and (`with_last`: the segmenter never reads it) last layer,
+    /// and the last layer's width.
     #[allow(clippy::type_complexity)]
     fn load_v2(
         v: &Vars<'_>,
         cfg: &Config,
-        channels: usize,
-        multiplier: f64,
-        tf: bool,
+        (channels, multiplier, tf): (usize, f64, bool),
+        with_last: bool,
         conv: impl Fn(usize, usize, usize) -> ConvSpec,
     ) -> Result<(Vec<ConvLayer>, Vec<Block>, Option<ConvLayer>, usize)> {
         let divisible = cfg.usize_or("depth_divisible_by", 8)?;
@@ -327,8 +327,11 @@ impl MobileNet {
             true => 1280,
             false => depth(1280),
         };
-        let last = ConvLayer::load(&v.pp("conv_1x1"), (widths[16], width), conv(1, 1, 1), tf)?;
-        Ok((stem, blocks, Some(last), width))
+        let last = match with_last {
+            true => Some(ConvLayer::load(&v.pp("conv_1x1"), (widths[16], width), conv(1, 1, 1), tf)?),
+            false => None,
+        };
+        Ok((stem, blocks, last, width))
     }
 
     /// The device of the weights.

@@ -161,6 +161,7 @@ pub use self::dinov3_vit::Dinov3Vit;
 pub use self::distilbert::{DistilBertForMaskedLM, DistilBertModel};
 pub use self::dots1::Dots1ForCausalLM;
 pub use self::dpt::{DepthAnything, Dpt};
+pub use self::efficientnet::EfficientNet;
 pub use self::electra::{load_electra, ElectraWithHead};
 pub use self::ernie4_5::Ernie4_5ForCausalLM;
 pub use self::ernie4_5_moe::Ernie4_5MoeForCausalLM;
@@ -571,6 +572,8 @@ pub enum AutoModel {
     Dpt(Dpt),
     /// MobileNet V1's and V2's models, classifiers and V2's segmenter
     MobileNet(MobileNet),
+    /// `EfficientNetModel`, `EfficientNetForImageClassification`
+    EfficientNet(EfficientNet),
     /// `ASTModel`, `ASTForAudioClassification`
     AudioSpectrogram(AudioSpectrogramTransformer),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
@@ -701,6 +704,7 @@ mod bitnet;
 mod cwm;
 mod dbrx;
 mod diffllama;
+mod efficientnet;
 mod eurobert;
 mod flint;
 mod gemma3n;

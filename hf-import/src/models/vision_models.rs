@@ -40,6 +40,7 @@ impl AutoModel {
                 | AutoModel::DepthAnything(_)
                 | AutoModel::Dpt(_)
                 | AutoModel::MobileNet(_)
+                | AutoModel::EfficientNet(_)
                 | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
@@ -81,6 +82,7 @@ impl AutoModel {
             AutoModel::DepthAnything(m) => m.device(),
             AutoModel::Dpt(m) => m.device(),
             AutoModel::MobileNet(m) => m.device(),
+            AutoModel::EfficientNet(m) => m.device(),
             AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
@@ -174,6 +176,7 @@ impl AutoModel {
             AutoModel::DepthAnything(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Dpt(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::MobileNet(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::EfficientNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),

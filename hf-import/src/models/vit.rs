@@ -111,6 +111,8 @@ impl ViTModel {
     /// image classifier's checkpoint). The pooler is there when the checkpoint has it.
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
         let c = ViTConfig::from_config(cfg)?;
+        let moved = prefixed(weights, "vit");
+        let weights = moved.as_ref().unwrap_or(weights);
         let root = weights.vars("");
         let vars = if root.contains("vit.embeddings.cls_token") { root.pp("vit") } else { root };
         Self::load_at(&vars, c)

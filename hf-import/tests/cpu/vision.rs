@@ -359,6 +359,16 @@ fn mobilenet_v1_and_v2() {
     }
 }
 
+/// EfficientNet against transformers: the stem padded after, strided depthwise convolutions padded
+/// by hand (and symmetrically where listed), squeeze-and-excitation, residuals past each stage's
+/// first block, widths and repeats scaled; mean and max pooling.
+#[test]
+fn efficientnet_classifier_and_model() {
+    for name in ["efficientnet_cls", "efficientnet"] {
+        check(name);
+    }
+}
+
 /// Depth Anything against transformers: DINOv2's chosen blocks normed and reassembled (up by a
 /// transposed convolution, down by a strided one), fused to the next finer map's size, the
 /// relative and the metric head; blocks chosen by `out_indices` and by `out_features`, positions

@@ -195,7 +195,8 @@ impl Conformer {
             }
             h = self.block(block, &h, mask, table.as_ref(), act)?;
         }
-        if keep {
+        // (Without blocks transformers records no hidden states.)
+        if keep && !self.blocks.is_empty() {
             hidden_states.push(h.clone());
         }
         Ok(h)

@@ -257,9 +257,18 @@ impl Wav2Vec2 {
         let prefix = family.prefix();
         let v = weights.base_vars(prefix);
 
-        let dims = cfg.usize_list_or("conv_dim", &[512; 7], 1)?;
-        let kernels = cfg.usize_list_or("conv_kernel", &[10, 3, 3, 3, 3, 2, 2], 1)?;
-        let strides = cfg.usize_list_or("conv_stride", &[5, 2, 2, 2, 2, 2, 2], 1)?;
+        // (SEW's defaults: 13 convolutions, every other one unstrided.)
+        let (dims, kernels, strides): (&[usize], &[usize], &[usize]) = match sew {
+            true => (
+                &[64, 128, 128, 128, 128, 256, 256, 256, 256, 512, 512, 512, 512],
+                &[10, 3, 1, 3, 1, 3, 1, 3, 1, 2, 1, 2, 1],
+                &[5, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1],
+            ),
+            false => (&[512; 7], &[10, 3, 3, 3, 3, 2, 2], &[5, 2, 2, 2, 2, 2, 2]),
+        };
+        let dims = cfg.usize_list_or("conv_dim", dims, 1)?;
+        let kernels = cfg.usize_list_or("conv_kernel", kernels, 1)?;
+        let strides = cfg.usize_list_or("conv_stride", strides, 1)?;
         if kernels.len() != dims.len() || strides.len() != dims.len() {
             return Err(Error::Config(format!(
                 "conv_dim ({}), conv_kernel ({}) and conv_stride ({}) must have one entry per convolution",
@@ -392,10 +401,6 @@ impl Wav2Vec2 {
 
         let layer_weights = || -> Result<Option<Tensor>> {
             match cfg.bool_or("use_weighted_layer_sum", false)? {
-                // (SEW's hidden states are squeezed, which transformers' weighted pooling mismatches.)
-                true if sew => {
-                    Err(Error::Unsupported(format!("{arch} with use_weighted_layer_sum is not supported")))
-                }
                 true => Ok(Some(weights.vars("").get("layer_weights", &[layers_n + 1])?)),
                 false => Ok(None),
             }
@@ -628,7 +633,8 @@ impl Wav2Vec2 {
                 _ => layer.forward(&h, &additive, self.heads, self.act)?,
             };
         }
-        if (output_hidden_states || weighted) && self.conformer.is_none() {
+        // (Without blocks transformers records no hidden states.)
+        if (output_hidden_states || weighted) && self.conformer.is_none() && !self.layers.is_empty() {
             hidden_states.push(h.clone());
         }
         if let Some(s) = &self.squeeze {
@@ -663,7 +669,8 @@ impl Wav2Vec2 {
                 let p = projector.forward(&h)?;
                 let pooled = match &frame_mask {
                     Some(m) => {
-                        let kept = m.ne(0)?.unsqueeze(-1)?;
+                        // (SEW's weighted hidden states are squeezed: their frames are the first.)
+                        let kept = m.narrow(1, 0, p.dims()[1])?.ne(0)?.unsqueeze(-1)?;
                         let sum = Tensor::where_cond(&kept, &p, 0.0)?.sum([1], false)?;
                         sum.div(&kept.to_dtype(dtype)?.sum([1], false)?)?
                     }
