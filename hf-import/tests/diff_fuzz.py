@@ -3764,6 +3764,23 @@ def gen_efficientnet(r):
 FAMILIES["efficientnet"] = gen_efficientnet
 
 
+def gen_regnet(r):
+    """RegNet: 1-4 stages of 0-2 X or Y layers, widths, group widths (dividing them or not: at least one group),
+    the first stage strided or not, activations; the base model or the classifier; any image size."""
+    n = r.randint(1, 4)
+    c = dict(embedding_size=r.choice([4, 8]), hidden_sizes=[r.choice([8, 12, 16]) for _ in range(n)],
+             depths=[r.randint(0, 2) for _ in range(n)], groups_width=r.choice([2, 4, 8, 64]),
+             layer_type=r.choice(["x", "y"]), hidden_act=r.choice(["relu", "gelu", "silu"]),
+             downsample_in_first_stage=r.random() < 0.7, num_channels=r.choice([1, 3]))
+    cls = r.choice([tf.RegNetModel, tf.RegNetForImageClassification])
+    if cls is tf.RegNetForImageClassification:
+        c = with_labels(r, c)
+    return cls, tf.RegNetConfig, c
+
+
+FAMILIES["regnet"] = gen_regnet
+
+
 def gen_ast(r):
     """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
     or not), spectrogram shapes; the base model or the audio classifier."""
@@ -3790,7 +3807,7 @@ def base_of(family):
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
-          "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet"}
+          "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3851,7 +3868,7 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith("Dinov2") and r.random() < 0.6:  # another size: positions resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
-        if name.startswith(("ResNet", "ConvNext", "Segformer", "DINOv3", "MobileNet")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
+        if name.startswith(("ResNet", "ConvNext", "Segformer", "DINOv3", "MobileNet", "RegNet")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
             hgt, wid = r.randint(8, 48), r.randint(8, 48)  # any size
         if name.startswith(("Beit", "Data2VecVision")) and r.random() < 0.6:  # another grid: resampled
             p = vision["patch_size"]

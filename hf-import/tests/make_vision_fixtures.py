@@ -429,7 +429,21 @@ def efficientnet():
           prepare=batch_norm_stats)
 
 
+def regnet():
+    """RegNet on odd 23x19 images: `regnet_cls` (Y layers: squeeze-and-excitation, groups of 4 channels, the first
+    stage downsampling); `regnet` (the base model, X layers, the first stage unstrided, gelu), the batch norms'
+    statistics drawn."""
+    base = dict(embedding_size=8, hidden_sizes=[8, 16, 24], depths=[1, 2, 1], groups_width=4)
+    x = {"pixel_values": pixels(2, 3, 23, 19, 200)}
+    build("regnet_cls", tf.RegNetForImageClassification, tf.RegNetConfig(**base, **labels("cat", "dog", "bird")),
+          201, x, prepare=batch_norm_stats)
+    build("regnet", tf.RegNetModel,
+          tf.RegNetConfig(**base, layer_type="x", downsample_in_first_stage=False, hidden_act="gelu"), 202, x,
+          prepare=batch_norm_stats)
+
+
 if __name__ == "__main__":
+    regnet()
     efficientnet()
     mobilenet()
     vit_msn_ijepa()

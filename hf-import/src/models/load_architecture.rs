@@ -134,6 +134,9 @@ impl AutoModel {
             | "MobileNetV2ForSemanticSegmentation" => {
                 AutoModel::MobileNet(MobileNet::load(arch, cfg, weights)?)
             }
+            "RegNetModel" | "RegNetForImageClassification" => {
+                AutoModel::RegNet(RegNet::load(arch, cfg, weights)?)
+            }
             "EfficientNetModel" | "EfficientNetForImageClassification" => {
                 AutoModel::EfficientNet(EfficientNet::load(arch, cfg, weights)?)
             }

@@ -236,6 +236,7 @@ pub use self::pretraining::PreTraining;
 pub use self::qwen2::Qwen2ForCausalLM;
 pub use self::qwen3::Qwen3ForCausalLM;
 pub use self::qwen3_5::{Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM};
+pub use self::regnet::RegNet;
 pub use self::resnet::ResNet;
 pub use self::roberta::{RobertaForMaskedLM, RobertaModel};
 pub use self::sarvam::{SarvamMLAForCausalLM, SarvamMoEForCausalLM};
@@ -574,6 +575,8 @@ pub enum AutoModel {
     MobileNet(MobileNet),
     /// `EfficientNetModel`, `EfficientNetForImageClassification`
     EfficientNet(EfficientNet),
+    /// `RegNetModel`, `RegNetForImageClassification`
+    RegNet(RegNet),
     /// `ASTModel`, `ASTForAudioClassification`
     AudioSpectrogram(AudioSpectrogramTransformer),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
@@ -728,5 +731,6 @@ mod mllama_vision;
 mod mobilenet;
 mod modernbert_decoder;
 mod persimmon;
+mod regnet;
 mod solar_open;
 mod youtu;

@@ -41,6 +41,7 @@ impl AutoModel {
                 | AutoModel::Dpt(_)
                 | AutoModel::MobileNet(_)
                 | AutoModel::EfficientNet(_)
+                | AutoModel::RegNet(_)
                 | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
@@ -83,6 +84,7 @@ impl AutoModel {
             AutoModel::Dpt(m) => m.device(),
             AutoModel::MobileNet(m) => m.device(),
             AutoModel::EfficientNet(m) => m.device(),
+            AutoModel::RegNet(m) => m.device(),
             AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
@@ -177,6 +179,7 @@ impl AutoModel {
             AutoModel::Dpt(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::MobileNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::EfficientNet(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::RegNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),

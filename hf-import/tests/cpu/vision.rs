@@ -369,6 +369,15 @@ fn efficientnet_classifier_and_model() {
     }
 }
 
+/// RegNet against transformers: Y layers (squeeze-and-excitation, grouped convolutions) and X
+/// layers, projecting shortcuts, the first stage strided or not.
+#[test]
+fn regnet_x_and_y() {
+    for name in ["regnet_cls", "regnet"] {
+        check(name);
+    }
+}
+
 /// Depth Anything against transformers: DINOv2's chosen blocks normed and reassembled (up by a
 /// transposed convolution, down by a strided one), fused to the next finer map's size, the
 /// relative and the metric head; blocks chosen by `out_indices` and by `out_features`, positions

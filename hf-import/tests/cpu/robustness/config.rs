@@ -116,6 +116,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     "sew_ctc",
     // MobileNet's width rounding, strides and dilations.
     "mobilenet_v2_seg",
+    "efficientnet_cls",
+    "regnet_cls",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each
