@@ -49,6 +49,7 @@ use crate::common::fixture;
 
 mod config;
 mod errors;
+mod images;
 mod inputs;
 mod safetensors;
 mod scratch;
