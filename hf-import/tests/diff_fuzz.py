@@ -3781,6 +3781,25 @@ def gen_regnet(r):
 FAMILIES["regnet"] = gen_regnet
 
 
+def gen_glpn(r):
+    """GLPN: SegFormer's random encoder (any image size for the base model); the depth head with stages past the
+    first halving (odd kernels), the decoder's width, the head's map and max_depth — `image_inputs` gives sides
+    that halve evenly, as transformers' decoder needs."""
+    cls, _, c = gen_segformer(r)
+    for key in ("id2label", "label2id", "num_labels", "reshape_last_stage"):
+        c.pop(key, None)
+    n = c["num_encoder_blocks"]
+    c.update(strides=[r.choice([1, 2, 4])] + [2] * (n - 1), patch_sizes=[r.choice([1, 3, 7]) for _ in range(n)],
+             decoder_hidden_size=r.choice([4, 8, 12]), max_depth=r.choice([1, 10]),
+             head_in_index=r.choice([-1, -1, r.randrange(n)]),
+             # (GLPN's heads must divide the widths.)
+             num_attention_heads=[r.choice([k for k in (1, 2, 4) if h % k == 0]) for h in c["hidden_sizes"]])
+    return r.choice([tf.GLPNModel, tf.GLPNForDepthEstimation]), tf.GLPNConfig, c
+
+
+FAMILIES["glpn"] = gen_glpn
+
+
 def gen_ast(r):
     """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
     or not), spectrogram shapes; the base model or the audio classifier."""
@@ -3807,7 +3826,7 @@ def base_of(family):
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
-          "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet"}
+          "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3881,6 +3900,11 @@ def image_inputs(r, model_cls, cfg):
             p = vision["patch_size"]
             hgt = p * r.randint(1, 6) + r.choice([0, 1])
             wid = hgt if name != "DPTModel" else p * r.randint(1, 6) + r.choice([0, 1])
+        if name.startswith("GLPN"):  # any size for the base model; sides that halve evenly for the decoder
+            unit = cfg["strides"][0] << (cfg["num_encoder_blocks"] - 1)
+            hgt, wid = unit * r.randint(1, 3), unit * r.randint(1, 3)
+            if name == "GLPNModel":
+                hgt, wid = r.randint(8, 48), r.randint(8, 48)
         if name.startswith("EfficientNet"):  # (large enough for the strided kernels transformers pads by hand)
             hgt, wid = r.randint(24, 48), r.randint(24, 48)
         b = r.randint(1, 3)

@@ -442,7 +442,21 @@ def regnet():
           prepare=batch_norm_stats)
 
 
+def glpn():
+    """GLPN: SegFormer's encoder as in `segformer` (`glpn`: the base model on 37x29 images); `glpn_depth` on 32x48
+    images (maps that halve evenly, as transformers' decoder needs): the stages' maps brought to 8 channels (the
+    first already is), fused coarse to fine by selective feature fusion, upsampled, the head on the finest,
+    `predicted_depth` [2, 32, 48]; the batch norms' statistics drawn."""
+    base = dict(num_encoder_blocks=3, depths=[1, 2, 1], sr_ratios=[4, 2, 1], hidden_sizes=[8, 16, 24],
+                patch_sizes=[7, 3, 3], strides=[4, 2, 2], num_attention_heads=[1, 2, 4], mlp_ratios=[4, 2, 2],
+                attn_implementation="eager")
+    build("glpn", tf.GLPNModel, tf.GLPNConfig(**base), 211, {"pixel_values": pixels(2, 3, 37, 29, 210)})
+    build("glpn_depth", tf.GLPNForDepthEstimation, tf.GLPNConfig(**base, decoder_hidden_size=8, max_depth=5), 212,
+          {"pixel_values": pixels(2, 3, 32, 48, 213)}, prepare=batch_norm_stats)
+
+
 if __name__ == "__main__":
+    glpn()
     regnet()
     efficientnet()
     mobilenet()

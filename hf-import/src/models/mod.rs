@@ -180,6 +180,7 @@ pub use self::gemma4::{Gemma4ForCausalLM, Gemma4ForConditionalGeneration};
 pub use self::glm::GlmForCausalLM;
 pub use self::glm4_moe::Glm4MoeForCausalLM;
 pub use self::glm4_moe_lite::Glm4MoeLiteForCausalLM;
+pub use self::glpn::Glpn;
 pub use self::gpt2::GPT2LMHeadModel;
 pub use self::gpt_bigcode::GPTBigCodeForCausalLM;
 pub use self::gpt_neo::GPTNeoForCausalLM;
@@ -577,6 +578,8 @@ pub enum AutoModel {
     EfficientNet(EfficientNet),
     /// `RegNetModel`, `RegNetForImageClassification`
     RegNet(RegNet),
+    /// `GLPNModel`, `GLPNForDepthEstimation`
+    Glpn(Glpn),
     /// `ASTModel`, `ASTForAudioClassification`
     AudioSpectrogram(AudioSpectrogramTransformer),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
@@ -712,6 +715,7 @@ mod eurobert;
 mod flint;
 mod gemma3n;
 mod gemma4;
+mod glpn;
 mod granite_swa;
 mod hy_v3;
 mod hyperclovax;

@@ -114,6 +114,16 @@ impl Segformer {
     /// Loads `arch`: `SegformerModel`, `SegformerForImageClassification` or
     /// `SegformerForSemanticSegmentation`, under `segformer.` or unprefixed.
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        Self::load_at(arch, cfg, weights, "segformer")
+    }
+
+    /// GLPN's encoder (SegFormer's, under `glpn.`, every stage's output a map).
+    pub(crate) fn load_glpn_encoder(cfg: &Config, weights: &Weights) -> Result<Self> {
+        Ok(Segformer { reshape_last: true, ..Self::load_at("SegformerModel", cfg, weights, "glpn")? })
+    }
+
+    /// [`Segformer::load`] with the base model's tensors under `prefix` (or unprefixed).
+    fn load_at(arch: &str, cfg: &Config, weights: &Weights, prefix: &str) -> Result<Self> {
         let n = cfg.usize_or("num_encoder_blocks", 4)?;
         let list = |key: &str, default: &[usize], min: usize| -> Result<Vec<usize>> {
             let v = cfg.usize_list_or(key, default, min)?;
@@ -144,7 +154,7 @@ impl Segformer {
             }
             false => weights,
         };
-        let v = weights.base_vars("segformer");
+        let v = weights.base_vars(prefix);
         let enc = v.pp("encoder");
         let mut stages = Vec::with_capacity(n);
         for i in 0..n {
@@ -272,7 +282,35 @@ impl Segformer {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
-        let x = pixels_of(inputs, self.stages[0].embed.weight.dtype(), self.device(), self.channels)?;
+        let maps = self.stage_maps(self.pixels(inputs)?)?;
+        let h = maps[maps.len() - 1].clone();
+        let mut out = match &self.head {
+            Head::None => vec![("last_hidden_state".to_string(), h)],
+            Head::Classifier(classifier) => {
+                let seq = match h.rank() {
+                    4 => h.flatten(2, -1)?.transpose(1, 2)?,
+                    _ => h,
+                };
+                let dtype = seq.dtype();
+                let pooled = seq.to_dtype(DType::F32)?.mean([1], false)?.to_dtype(dtype)?;
+                vec![("logits".to_string(), classifier.forward(&pooled)?)]
+            }
+            Head::Segmentation(head) => vec![("logits".to_string(), head.forward(&maps)?)],
+        };
+        if output_hidden_states {
+            out.extend(maps.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
+        }
+        Ok(out)
+    }
+
+    /// The `pixel_values` of `inputs`, checked, on the weights' device and dtype.
+    pub(crate) fn pixels(&self, inputs: &BTreeMap<String, Tensor>) -> Result<Tensor> {
+        pixels_of(inputs, self.stages[0].embed.weight.dtype(), self.device(), self.channels)
+    }
+
+    /// Every stage's output for the checked pixels `x`: maps `[batch, channels, rows, cols]`
+    /// (the last a sequence without `reshape_last_stage`).
+    pub(crate) fn stage_maps(&self, x: Tensor) -> Result<Vec<Tensor>> {
         let batch = x.dims()[0];
         let mut h = x;
         let mut maps = Vec::with_capacity(self.stages.len());
@@ -291,23 +329,7 @@ impl Segformer {
             };
             maps.push(h.clone());
         }
-        let mut out = match &self.head {
-            Head::None => vec![("last_hidden_state".to_string(), h)],
-            Head::Classifier(classifier) => {
-                let seq = match h.rank() {
-                    4 => h.flatten(2, -1)?.transpose(1, 2)?,
-                    _ => h,
-                };
-                let dtype = seq.dtype();
-                let pooled = seq.to_dtype(DType::F32)?.mean([1], false)?.to_dtype(dtype)?;
-                vec![("logits".to_string(), classifier.forward(&pooled)?)]
-            }
-            Head::Segmentation(head) => vec![("logits".to_string(), head.forward(&maps)?)],
-        };
-        if output_hidden_states {
-            out.extend(maps.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
-        }
-        Ok(out)
+        Ok(maps)
     }
 }
 

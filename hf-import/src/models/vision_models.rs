@@ -42,6 +42,7 @@ impl AutoModel {
                 | AutoModel::MobileNet(_)
                 | AutoModel::EfficientNet(_)
                 | AutoModel::RegNet(_)
+                | AutoModel::Glpn(_)
                 | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
@@ -85,6 +86,7 @@ impl AutoModel {
             AutoModel::MobileNet(m) => m.device(),
             AutoModel::EfficientNet(m) => m.device(),
             AutoModel::RegNet(m) => m.device(),
+            AutoModel::Glpn(m) => m.device(),
             AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
@@ -180,6 +182,7 @@ impl AutoModel {
             AutoModel::MobileNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::EfficientNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::RegNet(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Glpn(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),

@@ -378,6 +378,15 @@ fn regnet_x_and_y() {
     }
 }
 
+/// GLPN against transformers: SegFormer's encoder under `glpn.`, the decoder's selective feature
+/// fusion coarse to fine (a stage already at the decoder's width unprojected), the depth head.
+#[test]
+fn glpn_model_and_depth() {
+    for name in ["glpn", "glpn_depth"] {
+        check(name);
+    }
+}
+
 /// Depth Anything against transformers: DINOv2's chosen blocks normed and reassembled (up by a
 /// transposed convolution, down by a strided one), fused to the next finer map's size, the
 /// relative and the metric head; blocks chosen by `out_indices` and by `out_features`, positions

@@ -5,5 +5,6 @@ mod depth_anything;
 mod neck;
 mod vit_dpt;
 
+pub(crate) use depth_anything::index_from_end;
 pub use depth_anything::DepthAnything;
 pub use vit_dpt::Dpt;
