@@ -3800,6 +3800,28 @@ def gen_glpn(r):
 FAMILIES["glpn"] = gen_glpn
 
 
+def gen_bit(r):
+    """BiT: 1-4 stages of 1-2 pre- or post-activation bottlenecks (transformers' final norm and classifier read the
+    unscaled last width, so no width factor; an empty stage breaks its next), widths, group counts,
+    symmetric, SAME or VALID padding, the max pool's dynamic padding, output strides (dilations), activations; the
+    base model or the classifier; any image size."""
+    n = r.randint(1, 4)
+    groups = r.choice([1, 2, 4])
+    c = dict(embedding_size=r.choice([8, 16]), hidden_sizes=[r.choice([32, 64]) for _ in range(n)],
+             depths=[r.randint(1, 2) for _ in range(n)], num_groups=groups,
+             layer_type=r.choice(["preactivation", "bottleneck"]),
+             global_padding=r.choice([None, "SAME", "same", "VALID"]), embedding_dynamic_padding=r.random() < 0.4,
+             output_stride=r.choice([8, 16, 32]), width_factor=1,
+             hidden_act=r.choice(["relu", "gelu"]), num_channels=r.choice([1, 3]))
+    cls = r.choice([tf.BitModel, tf.BitForImageClassification])
+    if cls is tf.BitForImageClassification:
+        c = with_labels(r, c)
+    return cls, tf.BitConfig, c
+
+
+FAMILIES["bit"] = gen_bit
+
+
 def gen_ast(r):
     """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
     or not), spectrogram shapes; the base model or the audio classifier."""
@@ -3826,7 +3848,7 @@ def base_of(family):
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
-          "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn"}
+          "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn", "bit"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3887,7 +3909,7 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith("Dinov2") and r.random() < 0.6:  # another size: positions resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
-        if name.startswith(("ResNet", "ConvNext", "Segformer", "DINOv3", "MobileNet", "RegNet")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
+        if name.startswith(("ResNet", "ConvNext", "Segformer", "DINOv3", "MobileNet", "RegNet", "Bit")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
             hgt, wid = r.randint(8, 48), r.randint(8, 48)  # any size
         if name.startswith(("Beit", "Data2VecVision")) and r.random() < 0.6:  # another grid: resampled
             p = vision["patch_size"]

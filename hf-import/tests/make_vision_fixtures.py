@@ -455,7 +455,20 @@ def glpn():
           {"pixel_values": pixels(2, 3, 32, 48, 213)}, prepare=batch_norm_stats)
 
 
+def bit():
+    """BiT on odd 27x21 images (weight-standardized convolutions, group norms of 2 groups): `bit_cls` (pre-activation
+    layers, symmetric padding, the final norm); `bit` (the base model: post-activation layers, TensorFlow's SAME
+    padding computed from each input, the max pool's too, output stride 8 so the last stage dilates)."""
+    base = dict(embedding_size=8, hidden_sizes=[16, 32, 32], depths=[1, 2, 1], num_groups=2)
+    x = {"pixel_values": pixels(2, 3, 27, 21, 220)}
+    build("bit_cls", tf.BitForImageClassification, tf.BitConfig(**base, **labels("cat", "dog", "bird")), 221, x)
+    build("bit", tf.BitModel,
+          tf.BitConfig(**base, layer_type="bottleneck", global_padding="SAME", embedding_dynamic_padding=True,
+                       output_stride=8), 222, x)
+
+
 if __name__ == "__main__":
+    bit()
     glpn()
     regnet()
     efficientnet()

@@ -133,7 +133,7 @@ impl EfficientNet {
         }
         let eps = cfg.f64_or("batch_norm_eps", 1e-3)?;
         let act = Activation::from_name(cfg.str_or("hidden_act", "swish")?)?;
-        let inputs = cfg.usize_list_or("in_channels", &[32, 16, 24, 40, 80, 112, 192], 1)?;
+        let inputs = cfg.usize_list_or("in_channels", &[32, 16, 24, 40, 80, 112, 192], 0)?;
         let n = inputs.len();
         let outputs = per_stage(cfg, "out_channels", &[16, 24, 40, 80, 112, 192, 320], n)?;
         let kernels = per_stage(cfg, "kernel_sizes", &[3, 3, 5, 3, 5, 5, 3], n)?;
@@ -146,7 +146,10 @@ impl EfficientNet {
             _ => cfg.usize_list_or("depthwise_padding", &[], 0)?,
         };
         let se_ratio = cfg.f64_or("squeeze_expansion_ratio", 0.25)?;
-        if !(0.0..=64.0).contains(&se_ratio) || kernels.iter().chain(&strides).any(|&k| k == 0 || k > 64) {
+        // (Only the stages' entries are read.)
+        if !(0.0..=64.0).contains(&se_ratio)
+            || kernels[..n].iter().chain(&strides[..n]).any(|&k| k == 0 || k > 64)
+        {
             return Err(Error::Config(
                 "kernel_sizes and strides must be in 1..=64, squeeze_expansion_ratio in [0, 64]".into(),
             ));

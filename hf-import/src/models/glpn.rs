@@ -33,7 +33,10 @@ impl Fusion {
             Ok((Conv2d::load(&l.pp(0), io, 3, (1, 1, 1), true)?, BatchNorm2d::load(&l.pp(1), io.1, 1e-5)?))
         };
         Ok(Fusion {
-            conv1: layer("convolutional_layer1", (2 * c, c))?,
+            conv1: layer(
+                "convolutional_layer1",
+                (c.checked_mul(2).ok_or_else(|| Error::Config("decoder_hidden_size overflows".into()))?, c),
+            )?,
             conv2: layer("convolutional_layer2", (c, half))?,
             conv3: Conv2d::load(&v.pp("convolutional_layer3"), (half, 2), 3, (1, 1, 1), true)?,
         })

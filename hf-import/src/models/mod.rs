@@ -136,6 +136,7 @@ pub use self::bart::{Bart, BartConfig, BartStack};
 pub use self::beit::Beit;
 pub use self::bert::{BertConfig, BertForMaskedLM, BertModel, BertOutput, Positions};
 pub use self::biogpt::BioGptForCausalLM;
+pub use self::bit::Bit;
 pub use self::bitnet::BitNetForCausalLM;
 pub use self::bloom::BloomForCausalLM;
 pub use self::classification::{
@@ -580,6 +581,8 @@ pub enum AutoModel {
     RegNet(RegNet),
     /// `GLPNModel`, `GLPNForDepthEstimation`
     Glpn(Glpn),
+    /// `BitModel`, `BitForImageClassification`
+    Bit(Bit),
     /// `ASTModel`, `ASTForAudioClassification`
     AudioSpectrogram(AudioSpectrogramTransformer),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
@@ -706,6 +709,7 @@ mod architecture_tests;
 mod audio_language;
 mod audio_tower;
 mod axk1;
+mod bit;
 mod bitnet;
 mod cwm;
 mod dbrx;

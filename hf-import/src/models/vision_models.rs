@@ -43,6 +43,7 @@ impl AutoModel {
                 | AutoModel::EfficientNet(_)
                 | AutoModel::RegNet(_)
                 | AutoModel::Glpn(_)
+                | AutoModel::Bit(_)
                 | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
@@ -87,6 +88,7 @@ impl AutoModel {
             AutoModel::EfficientNet(m) => m.device(),
             AutoModel::RegNet(m) => m.device(),
             AutoModel::Glpn(m) => m.device(),
+            AutoModel::Bit(m) => m.device(),
             AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
@@ -183,6 +185,7 @@ impl AutoModel {
             AutoModel::EfficientNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::RegNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Glpn(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Bit(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),

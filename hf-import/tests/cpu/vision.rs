@@ -387,6 +387,15 @@ fn glpn_model_and_depth() {
     }
 }
 
+/// BiT against transformers: weight-standardized convolutions and group norms, pre- and
+/// post-activation layers, symmetric and TensorFlow SAME padding, a dilated last stage.
+#[test]
+fn bit_pre_and_post_activation() {
+    for name in ["bit_cls", "bit"] {
+        check(name);
+    }
+}
+
 /// Depth Anything against transformers: DINOv2's chosen blocks normed and reassembled (up by a
 /// transposed convolution, down by a strided one), fused to the next finer map's size, the
 /// relative and the metric head; blocks chosen by `out_indices` and by `out_features`, positions

@@ -118,6 +118,8 @@ const CONFIG_FIXTURES: &[&str] = &[
     "mobilenet_v2_seg",
     "efficientnet_cls",
     "regnet_cls",
+    "glpn_depth",
+    "bit",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each

@@ -34,6 +34,10 @@ const IMAGE_FIXTURES: &[&str] = &[
     "regnet",
     "ijepa_cls",
     "vit_msn_cls",
+    "glpn",
+    "glpn_depth",
+    "bit",
+    "bit_cls",
 ];
 
 /// `pixel_values` of `shape` filled with `value` (a ramp for `None`) in `dtype`.
