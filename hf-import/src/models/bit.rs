@@ -63,7 +63,7 @@ impl Conv {
         let padding = match pad {
             Padding::Symmetric => Some(symmetric),
             Padding::Valid => Some(0),
-            Padding::Same if stride == 1 && span % 2 == 0 => Some(symmetric),
+            Padding::Same if stride == 1 && span.is_multiple_of(2) => Some(symmetric),
             Padding::Same => None,
         };
         Ok(Conv { weight, stride, dilation, padding })
