@@ -104,7 +104,7 @@ struct GroupNorm {
 
 impl GroupNorm {
     fn load(v: &Vars<'_>, channels: usize, groups: usize, act: Option<Activation>) -> Result<Self> {
-        if groups == 0 || channels % groups != 0 {
+        if groups == 0 || !channels.is_multiple_of(groups) {
             return Err(Error::Config(format!("num_groups ({groups}) must divide every width ({channels})")));
         }
         Ok(GroupNorm {
