@@ -3822,6 +3822,25 @@ def gen_bit(r):
 FAMILIES["bit"] = gen_bit
 
 
+def gen_poolformer(r):
+    """PoolFormer: 1-4 stages of 0-2 blocks, patch sizes, strides and paddings, odd pool sizes, MLP ratios, layer
+    scales or none, activations; the base model or the classifier; any image size."""
+    n = r.randint(1, 4)
+    c = dict(num_encoder_blocks=n, depths=[r.randint(0, 2) for _ in range(n)],
+             hidden_sizes=[r.choice([4, 8, 12]) for _ in range(n)], patch_sizes=[r.choice([1, 3, 7]) for _ in range(n)],
+             strides=[r.randint(1, 4) for _ in range(n)], padding=[r.randint(0, 2) for _ in range(n)],
+             pool_size=r.choice([1, 3, 5]), mlp_ratio=r.choice([1.0, 2.0, 4.0]), use_layer_scale=r.random() < 0.6,
+             layer_scale_init_value=r.choice([1e-5, 0.5]), hidden_act=r.choice(["gelu", "relu"]),
+             num_channels=r.choice([1, 3]))
+    cls = r.choice([tf.PoolFormerModel, tf.PoolFormerForImageClassification])
+    if cls is tf.PoolFormerForImageClassification:
+        c = with_labels(r, c)
+    return cls, tf.PoolFormerConfig, c
+
+
+FAMILIES["poolformer"] = gen_poolformer
+
+
 def gen_ast(r):
     """The Audio Spectrogram Transformer on ViT's random blocks: patch sizes, frequency and time strides (overlapping
     or not), spectrogram shapes; the base model or the audio classifier."""
@@ -3848,7 +3867,8 @@ def base_of(family):
 ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert", "mpnet", "modernbert")}
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
-          "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn", "bit"}
+          "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn", "bit",
+          "poolformer"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3909,7 +3929,7 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith("Dinov2") and r.random() < 0.6:  # another size: positions resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
-        if name.startswith(("ResNet", "ConvNext", "Segformer", "DINOv3", "MobileNet", "RegNet", "Bit")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
+        if name.startswith(("ResNet", "ConvNext", "Segformer", "DINOv3", "MobileNet", "RegNet", "Bit", "PoolFormer")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
             hgt, wid = r.randint(8, 48), r.randint(8, 48)  # any size
         if name.startswith(("Beit", "Data2VecVision")) and r.random() < 0.6:  # another grid: resampled
             p = vision["patch_size"]

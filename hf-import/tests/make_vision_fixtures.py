@@ -467,7 +467,21 @@ def bit():
                        output_stride=8), 222, x)
 
 
+def poolformer():
+    """PoolFormer on odd 27x21 images, three stages: `poolformer_cls` (pooling as the token mixer, its padding out of
+    the counts, layer scales, the classifier's norm and mean); `poolformer` (the base model, no layer scales, a pool
+    of 5, relu)."""
+    base = dict(num_encoder_blocks=3, depths=[1, 2, 1], hidden_sizes=[8, 16, 24], patch_sizes=[7, 3, 3],
+                strides=[4, 2, 2], padding=[2, 1, 1], mlp_ratio=2.0)
+    x = {"pixel_values": pixels(2, 3, 27, 21, 230)}
+    build("poolformer_cls", tf.PoolFormerForImageClassification,
+          tf.PoolFormerConfig(**base, layer_scale_init_value=0.5, **labels("cat", "dog", "bird")), 231, x)
+    build("poolformer", tf.PoolFormerModel,
+          tf.PoolFormerConfig(**base, use_layer_scale=False, pool_size=5, hidden_act="relu"), 232, x)
+
+
 if __name__ == "__main__":
+    poolformer()
     bit()
     glpn()
     regnet()

@@ -229,7 +229,8 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("efficientnet_cls", dev)
         + check_family("regnet_cls", dev)
         + check_family("glpn_depth", dev)
-        + check_family("bit", dev);
+        + check_family("bit", dev)
+        + check_family("poolformer_cls", dev);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
 }
 

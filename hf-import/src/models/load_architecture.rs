@@ -134,6 +134,9 @@ impl AutoModel {
             | "MobileNetV2ForSemanticSegmentation" => {
                 AutoModel::MobileNet(MobileNet::load(arch, cfg, weights)?)
             }
+            "PoolFormerModel" | "PoolFormerForImageClassification" => {
+                AutoModel::PoolFormer(PoolFormer::load(arch, cfg, weights)?)
+            }
             "BitModel" | "BitForImageClassification" => AutoModel::Bit(Bit::load(arch, cfg, weights)?),
             "GLPNModel" | "GLPNForDepthEstimation" => AutoModel::Glpn(Glpn::load(arch, cfg, weights)?),
             "RegNetModel" | "RegNetForImageClassification" => {

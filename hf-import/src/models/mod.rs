@@ -233,6 +233,7 @@ pub use self::persimmon::{FuyuForCausalLM, PersimmonForCausalLM};
 pub use self::phi::PhiForCausalLM;
 pub use self::phi3::Phi3ForCausalLM;
 pub use self::phimoe::PhimoeForCausalLM;
+pub use self::poolformer::PoolFormer;
 pub use self::pre_norm_bert::{NormLayout, PreNormNames};
 pub use self::pretraining::PreTraining;
 pub use self::qwen2::Qwen2ForCausalLM;
@@ -583,6 +584,8 @@ pub enum AutoModel {
     Glpn(Glpn),
     /// `BitModel`, `BitForImageClassification`
     Bit(Bit),
+    /// `PoolFormerModel`, `PoolFormerForImageClassification`
+    PoolFormer(PoolFormer),
     /// `ASTModel`, `ASTForAudioClassification`
     AudioSpectrogram(AudioSpectrogramTransformer),
     /// `SiglipModel`, `SiglipTextModel`, `SiglipVisionModel`
@@ -739,6 +742,7 @@ mod mllama_vision;
 mod mobilenet;
 mod modernbert_decoder;
 mod persimmon;
+mod poolformer;
 mod regnet;
 mod solar_open;
 mod youtu;

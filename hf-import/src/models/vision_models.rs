@@ -44,6 +44,7 @@ impl AutoModel {
                 | AutoModel::RegNet(_)
                 | AutoModel::Glpn(_)
                 | AutoModel::Bit(_)
+                | AutoModel::PoolFormer(_)
                 | AutoModel::AudioSpectrogram(_)
                 | AutoModel::Siglip(_)
                 | AutoModel::Dinov2(_)
@@ -89,6 +90,7 @@ impl AutoModel {
             AutoModel::RegNet(m) => m.device(),
             AutoModel::Glpn(m) => m.device(),
             AutoModel::Bit(m) => m.device(),
+            AutoModel::PoolFormer(m) => m.device(),
             AutoModel::AudioSpectrogram(m) => m.device(),
             AutoModel::Siglip(m) => m.device(),
             AutoModel::Dinov2(m) => m.device(),
@@ -186,6 +188,7 @@ impl AutoModel {
             AutoModel::RegNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Glpn(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Bit(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::PoolFormer(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::AudioSpectrogram(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Siglip(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Mamba(m) => return m.forward_named(&inputs, output_hidden_states),

@@ -396,6 +396,15 @@ fn bit_pre_and_post_activation() {
     }
 }
 
+/// PoolFormer against transformers: average pooling as the token mixer (its padding out of the
+/// counts), with and without layer scales, the classifier's norm and mean.
+#[test]
+fn poolformer_model_and_classifier() {
+    for name in ["poolformer_cls", "poolformer"] {
+        check(name);
+    }
+}
+
 /// Depth Anything against transformers: DINOv2's chosen blocks normed and reassembled (up by a
 /// transposed convolution, down by a strided one), fused to the next finer map's size, the
 /// relative and the metric head; blocks chosen by `out_indices` and by `out_features`, positions

@@ -120,6 +120,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "regnet_cls",
     "glpn_depth",
     "bit",
+    "poolformer_cls",
 ];
 
 /// The corruptions of a `config.json` (`json`, `bytes` as written): chosen keys set to each

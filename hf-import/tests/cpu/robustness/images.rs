@@ -38,6 +38,7 @@ const IMAGE_FIXTURES: &[&str] = &[
     "glpn_depth",
     "bit",
     "bit_cls",
+    "poolformer_cls",
 ];
 
 /// `pixel_values` of `shape` filled with `value` (a ramp for `None`) in `dtype`.
