@@ -58,7 +58,10 @@ impl Conv {
         let centred = flat.sub(&mean)?;
         let var = centred.square()?.mean([1], true)?;
         let weight = centred.div(&var.add(1e-8)?.sqrt()?)?.reshape([out, input, k, k])?.to_dtype(dtype)?;
-        let span = dilation * (k - 1);
+        let span = dilation
+            .checked_mul(k - 1)
+            .filter(|&s| s < 1 << 20)
+            .ok_or_else(|| Error::Config(format!("a dilation of {dilation} is too large")))?;
         let symmetric = (stride - 1 + span) / 2;
         let padding = match pad {
             Padding::Symmetric => Some(symmetric),
@@ -200,7 +203,7 @@ impl Bit {
             let out = make_div(size as f64 * width as f64);
             let mut stride = if s == 0 { 1 } else { 2 };
             if current >= output_stride {
-                dilation *= stride;
+                dilation = dilation.saturating_mul(stride);
                 stride = 1;
             }
             let mid = make_div(out as f64 * 0.25);

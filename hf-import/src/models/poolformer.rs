@@ -85,8 +85,8 @@ impl PoolFormer {
             return Err(Error::Config("num_encoder_blocks must be positive".into()));
         }
         let ratio = cfg.f64_or("mlp_ratio", 4.0)?;
-        if !(ratio > 0.0 && ratio <= 64.0) {
-            return Err(Error::Config(format!("mlp_ratio must be in (0, 64], got {ratio}")));
+        if !(ratio > 0.0 && ratio.is_finite()) {
+            return Err(Error::Config(format!("mlp_ratio must be a positive number, got {ratio}")));
         }
         let channels = cfg.usize_or("num_channels", 3)?;
         let layer_scale = cfg.bool_or("use_layer_scale", true)?;
@@ -135,8 +135,8 @@ impl PoolFormer {
             _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
         };
         let pool = cfg.usize_or("pool_size", 3)?;
-        if pool == 0 || pool > 64 {
-            return Err(Error::Config(format!("pool_size must be in 1..=64, got {pool}")));
+        if pool == 0 || pool > 1 << 16 {
+            return Err(Error::Config(format!("pool_size must be in 1..=65536, got {pool}")));
         }
         Ok(PoolFormer {
             stages,

@@ -405,6 +405,23 @@ fn poolformer_model_and_classifier() {
     }
 }
 
+/// BiT with many empty stages past its output stride (dilations that double every stage) loads
+/// and runs as transformers does, without an overflow.
+#[test]
+fn bit_dilations_saturate() {
+    let dir = fixture("bit");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    json["hidden_sizes"] = serde_json::json!(vec![16; 90]);
+    json["depths"] = serde_json::json!(vec![0; 90]);
+    let cfg = Config::from_json_str(&json.to_string()).unwrap();
+    let m = AutoModel::load(&cfg, &Weights::load(&dir, None).unwrap()).unwrap();
+    let pixels =
+        BTreeMap::from([("pixel_values".to_string(), Tensor::zeros([1, 3, 16, 16], DType::F32).unwrap())]);
+    let out = m.forward_named(&pixels, true).unwrap();
+    assert_eq!(out.iter().filter(|(k, _)| k.starts_with("hidden_states.")).count(), 91);
+}
+
 /// Depth Anything against transformers: DINOv2's chosen blocks normed and reassembled (up by a
 /// transposed convolution, down by a strided one), fused to the next finer map's size, the
 /// relative and the metric head; blocks chosen by `out_indices` and by `out_features`, positions
