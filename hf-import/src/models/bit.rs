@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::classification::num_labels;
-use super::vision::{pixels_of, pooled_outputs};
+use super::vision::{pixels_of, pooled_outputs, run_stages};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, Linear};
@@ -336,18 +336,8 @@ impl Bit {
             h = dynamic_pad(&h, 3, 2, 1)?;
         }
         h = h.max_pool2d(&[3], Some(&[2]), &[0], &[1], false)?;
-        let mut hidden_states = Vec::new();
-        for stage in &self.stages {
-            if output_hidden_states {
-                hidden_states.push(h.clone());
-            }
-            for layer in stage {
-                h = self.layer(layer, &h)?;
-            }
-        }
-        if output_hidden_states {
-            hidden_states.push(h.clone());
-        }
+        let (mut h, hidden_states) =
+            run_stages(h, &self.stages, output_hidden_states, |l, h| self.layer(l, h))?;
         if let Some(n) = &self.final_norm {
             h = n.forward(&h)?;
         }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{Device, Tensor};
 
 use super::classification::num_labels;
-use super::vision::pixels_of;
+use super::vision::{per_stage, pixels_of};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, BatchNorm2d, Linear};
@@ -109,15 +109,6 @@ fn round_filters(channels: usize, width: f64, divisor: usize) -> usize {
     }
 }
 
-/// `key` as a list with one entry per stage (`n`).
-fn per_stage(cfg: &Config, key: &str, default: &[usize], n: usize) -> Result<Vec<usize>> {
-    let v = cfg.usize_list_or(key, default, 0)?;
-    match v.len() >= n {
-        true => Ok(v),
-        false => Err(Error::Config(format!("{key} has {} entries for {n} stages (in_channels)", v.len()))),
-    }
-}
-
 impl EfficientNet {
     /// Loads `EfficientNetModel` or `EfficientNetForImageClassification` from `cfg` and `weights`.
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
@@ -135,11 +126,12 @@ impl EfficientNet {
         let act = Activation::from_name(cfg.str_or("hidden_act", "swish")?)?;
         let inputs = cfg.usize_list_or("in_channels", &[32, 16, 24, 40, 80, 112, 192], 0)?;
         let n = inputs.len();
-        let outputs = per_stage(cfg, "out_channels", &[16, 24, 40, 80, 112, 192, 320], n)?;
-        let kernels = per_stage(cfg, "kernel_sizes", &[3, 3, 5, 3, 5, 5, 3], n)?;
-        let strides = per_stage(cfg, "strides", &[1, 2, 2, 2, 1, 2, 1], n)?;
-        let repeats = per_stage(cfg, "num_block_repeats", &[1, 2, 2, 3, 3, 4, 1], n)?;
-        let ratios = per_stage(cfg, "expand_ratios", &[1, 6, 6, 6, 6, 6, 6], n)?;
+        let outputs =
+            per_stage(cfg, "out_channels", &[16, 24, 40, 80, 112, 192, 320], 0, (n, "in_channels"))?;
+        let kernels = per_stage(cfg, "kernel_sizes", &[3, 3, 5, 3, 5, 5, 3], 0, (n, "in_channels"))?;
+        let strides = per_stage(cfg, "strides", &[1, 2, 2, 2, 1, 2, 1], 0, (n, "in_channels"))?;
+        let repeats = per_stage(cfg, "num_block_repeats", &[1, 2, 2, 3, 3, 4, 1], 0, (n, "in_channels"))?;
+        let ratios = per_stage(cfg, "expand_ratios", &[1, 6, 6, 6, 6, 6, 6], 0, (n, "in_channels"))?;
         // (An empty list, the default, pads every strided block by hand.)
         let padded = match cfg.get("depthwise_padding").and_then(|v| v.as_array()) {
             Some(items) if items.is_empty() => Vec::new(),

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{Device, Tensor};
 
 use super::classification::num_labels;
-use super::vision::pixels_of;
+use super::vision::{per_stage, pixels_of};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, Conv2d, Linear};
@@ -67,14 +67,8 @@ impl PoolFormer {
     /// Loads `PoolFormerModel` or `PoolFormerForImageClassification` from `cfg` and `weights`.
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         let n = cfg.usize_or("num_encoder_blocks", 4)?;
-        let list = |key: &str, default: &[usize], min: usize| -> Result<Vec<usize>> {
-            let v = cfg.usize_list_or(key, default, min)?;
-            match v.len() >= n {
-                true => Ok(v),
-                false => {
-                    Err(Error::Config(format!("{key} has {} entries for num_encoder_blocks ({n})", v.len())))
-                }
-            }
+        let list = |key: &str, default: &[usize], min: usize| {
+            per_stage(cfg, key, default, min, (n, "num_encoder_blocks"))
         };
         let depths = list("depths", &[2, 2, 6, 2], 0)?;
         let hidden = list("hidden_sizes", &[64, 128, 320, 512], 1)?;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::classification::num_labels;
-use super::vision::{pixels_of, pooled_outputs};
+use super::vision::{pixels_of, pooled_outputs, run_stages};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, BatchNorm2d, Linear};
@@ -191,19 +191,8 @@ impl RegNet {
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
         let x = pixels_of(inputs, self.stem.weight.dtype(), self.device(), self.channels)?;
-        let mut h = self.stem.forward(&x)?;
-        let mut hidden_states = Vec::new();
-        for stage in &self.stages {
-            if output_hidden_states {
-                hidden_states.push(h.clone());
-            }
-            for layer in stage {
-                h = layer.forward(&h)?;
-            }
-        }
-        if output_hidden_states {
-            hidden_states.push(h.clone());
-        }
+        let h = self.stem.forward(&x)?;
+        let (h, hidden_states) = run_stages(h, &self.stages, output_hidden_states, |l, h| l.forward(h))?;
         let pooled = h.to_dtype(DType::F32)?.mean([2, 3], true)?.to_dtype(h.dtype())?;
         pooled_outputs(self.classifier.as_ref(), h, pooled, hidden_states)
     }

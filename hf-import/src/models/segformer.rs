@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{DType, Device, Tensor};
 
 use super::classification::num_labels;
-use super::vision::pixels_of;
+use super::vision::{per_stage, pixels_of};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{eager_attention, Activation, Conv2d, LayerNorm, Linear};
@@ -125,14 +125,8 @@ impl Segformer {
     /// [`Segformer::load`] with the base model's tensors under `prefix` (or unprefixed).
     fn load_at(arch: &str, cfg: &Config, weights: &Weights, prefix: &str) -> Result<Self> {
         let n = cfg.usize_or("num_encoder_blocks", 4)?;
-        let list = |key: &str, default: &[usize], min: usize| -> Result<Vec<usize>> {
-            let v = cfg.usize_list_or(key, default, min)?;
-            match v.len() >= n {
-                true => Ok(v),
-                false => {
-                    Err(Error::Config(format!("{key} has {} entries for num_encoder_blocks ({n})", v.len())))
-                }
-            }
+        let list = |key: &str, default: &[usize], min: usize| {
+            per_stage(cfg, key, default, min, (n, "num_encoder_blocks"))
         };
         let depths = list("depths", &[2, 2, 2, 2], 0)?;
         let sr = list("sr_ratios", &[8, 4, 2, 1], 0)?;

@@ -201,3 +201,42 @@ pub(crate) fn pooled_outputs(
     out.extend(hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
     Ok(out)
 }
+
+/// `key`'s list of integers (each at least `min`; `default` where absent), with an entry for each
+/// of the `n` stages that `counted_by` counts (longer lists' extra entries unread, as transformers).
+pub(crate) fn per_stage(
+    cfg: &Config,
+    key: &str,
+    default: &[usize],
+    min: usize,
+    (n, counted_by): (usize, &str),
+) -> Result<Vec<usize>> {
+    let v = cfg.usize_list_or(key, default, min)?;
+    match v.len() >= n {
+        true => Ok(v),
+        false => Err(Error::Config(format!("{key} has {} entries for {counted_by} ({n})", v.len()))),
+    }
+}
+
+/// `h` through `stages` of layers (`run` applies one), and with `output_hidden_states` the input
+/// and every stage's output (a residual CNN's `hidden_states`: ResNet, RegNet, BiT).
+pub(crate) fn run_stages<L>(
+    mut h: Tensor,
+    stages: &[Vec<L>],
+    output_hidden_states: bool,
+    run: impl Fn(&L, &Tensor) -> Result<Tensor>,
+) -> Result<(Tensor, Vec<Tensor>)> {
+    let mut hidden_states = Vec::new();
+    for stage in stages {
+        if output_hidden_states {
+            hidden_states.push(h.clone());
+        }
+        for layer in stage {
+            h = run(layer, &h)?;
+        }
+    }
+    if output_hidden_states {
+        hidden_states.push(h.clone());
+    }
+    Ok((h, hidden_states))
+}
