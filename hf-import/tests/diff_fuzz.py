@@ -3688,14 +3688,40 @@ def gen_dpt(r):
     """DPT on a random ViT (a square grid of 2-5 patches a side stored): the base model, or 1-4 blocks' outputs read
     out (class token ignored, added or projected), the neck (fusion units with batch norms and biases or not), the
     depth or the segmentation head; square grids of any side for the heads (as transformers needs), any images for
-    the base model."""
+    the base model. Or DPT-Hybrid: a random BiT backbone (2-4 stages, pre- or post-activation, symmetric or SAME
+    padding) whose three picked maps (the stem among the candidates) give the neck its first two and the ViT its
+    tokens (the patch the last map's stride), 1-2 blocks read after them; images of `image_size` (as transformers
+    needs)."""
     _, _, c = gen_vit(r)
     for key in ("id2label", "label2id", "num_labels", "encoder_stride"):
         c.pop(key, None)
     patch = r.randint(2, 5)
     c.update(patch_size=patch, image_size=patch * r.randint(2, 5))
     cls = r.choice([tf.DPTModel, tf.DPTForDepthEstimation, tf.DPTForSemanticSegmentation])
-    if cls is not tf.DPTModel:
+    if r.random() < 0.4:
+        n = r.randint(2, 4)
+        widths = [r.choice([8, 16])] + [r.choice([8, 16, 24, 32]) for _ in range(n)]
+        picked = sorted(r.sample(range(n + 1), 3))
+        patch = 4 << max(picked[2] - 1, 0)
+        layers = c["num_hidden_layers"]
+        k = r.randint(1, min(2, layers))
+        c.update(is_hybrid=True, patch_size=patch, image_size=patch * r.randint(1, 3), readout_type="project",
+                 backbone_config=dict(embedding_size=widths[0], hidden_sizes=widths[1:],
+                                      depths=[r.randint(1, 2) for _ in range(n)], num_groups=r.choice([1, 2, 4]),
+                                      layer_type=r.choice(["preactivation", "bottleneck"]),
+                                      global_padding=r.choice([None, "SAME", "same"]),
+                                      embedding_dynamic_padding=r.random() < 0.5,
+                                      hidden_act=r.choice(["relu", "gelu"]), out_indices=picked,
+                                      num_channels=c.get("num_channels", 3)),
+                 backbone_featmap_shape=[1, widths[picked[2]], 1, 1],
+                 backbone_out_indices=[0, 0] + sorted(r.sample(range(layers), k)))
+        if cls is not tf.DPTModel:
+            neck = dense_neck(r, k + 2)
+            neck["neck_hidden_sizes"][:2] = [widths[picked[0]], widths[picked[1]]]
+            neck["reassemble_factors"][:2] = [1, 1]
+            c.update(**neck, use_batch_norm_in_fusion_residual=r.random() < 0.3,
+                     use_bias_in_fusion_residual=r.choice([None, True, False]))
+    elif cls is not tf.DPTModel:
         layers = c["num_hidden_layers"]
         k = r.randint(1, min(4, layers))
         c.update(backbone_out_indices=sorted(r.sample(range(layers), k)), **dense_neck(r, k),
@@ -3942,6 +3968,8 @@ def image_inputs(r, model_cls, cfg):
             p = vision["patch_size"]
             hgt = p * r.randint(1, 6) + r.choice([0, 1])
             wid = hgt if name != "DPTModel" else p * r.randint(1, 6) + r.choice([0, 1])
+            if cfg.get("is_hybrid"):  # (transformers' hybrid takes image_size only)
+                hgt = wid = img
         if name.startswith("GLPN"):  # any size for the base model; sides that halve evenly for the decoder
             unit = cfg["strides"][0] << (cfg["num_encoder_blocks"] - 1)
             hgt, wid = unit * r.randint(1, 3), unit * r.randint(1, 3)

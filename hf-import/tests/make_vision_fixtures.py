@@ -24,14 +24,14 @@ TOWER = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, interme
 
 
 def flatten(out, prefix=""):
-    """transformers' output object as flat float32 tensors: tuples as `hidden_states.0`, ..., nested
+    """transformers' output object as flat float32 tensors: tuples and lists as `hidden_states.0`, ..., nested
     outputs (CLIP's `text_model_output`) joined with dots."""
     flat = {}
     for key, value in out.items():
         name = f"{prefix}{key}"
         if value is None:
             continue
-        if isinstance(value, tuple):
+        if isinstance(value, (tuple, list)):
             for i, v in enumerate(value):
                 flat[f"{name}.{i}"] = v.detach().float().clone().contiguous()
         elif isinstance(value, torch.Tensor):
@@ -393,6 +393,27 @@ def dpt():
           prepare=batch_norm_stats)
 
 
+def dpt_hybrid():
+    """DPT-Hybrid on a tiny BiT (3 stages, 2-group norms) on 48x48 images: the ViT's 3x3 tokens (16-pixel patches)
+    projected from the backbone's last map, positions for that grid. `dpt_hybrid`: the base model with its pooler,
+    the backbone pre-activation with symmetric padding, its stem and second stage handed on as
+    `intermediate_activations`; `dpt_hybrid_depth`: the depth head, a post-activation backbone with SAME padding
+    (transformers' defaults), its first two stages fed to the neck, blocks 2 and 3 reassembled at 1x and 0.5x."""
+    base = dict(hidden_size=16, num_hidden_layers=4, num_attention_heads=2, intermediate_size=32, patch_size=16,
+                image_size=48, attn_implementation="eager", is_hybrid=True)
+    bit = dict(embedding_size=8, hidden_sizes=[8, 16, 24], depths=[1, 1, 1], num_groups=2)
+    build("dpt_hybrid", tf.DPTModel,
+          tf.DPTConfig(**base, backbone_config=dict(bit, out_indices=[0, 2, 3]), backbone_featmap_shape=[1, 24, 3, 3]),
+          240, {"pixel_values": pixels(2, 3, 48, 48, 241)})
+    build("dpt_hybrid_depth", tf.DPTForDepthEstimation,
+          tf.DPTConfig(**base, backbone_config=dict(bit, layer_type="bottleneck", global_padding="same",
+                                                    embedding_dynamic_padding=True,
+                                                    out_features=["stage1", "stage2", "stage3"]),
+                       backbone_featmap_shape=[1, 24, 3, 3], backbone_out_indices=[0, 1, 2, 3],
+                       neck_hidden_sizes=[8, 16, 12, 12], reassemble_factors=[1, 1, 1, 0.5], fusion_hidden_size=8),
+          242, {"pixel_values": pixels(2, 3, 48, 48, 243)})
+
+
 def mobilenet():
     """MobileNet on odd 19x13 images (TensorFlow's SAME padding uneven): V1 (`mobilenet_v1_cls`: widths an eighth,
     at least 4) and V2 (`mobilenet_v2_cls`: an eighth, rounded to 4s, an expansion in the stem, expansions of 2, the
@@ -489,6 +510,7 @@ if __name__ == "__main__":
     mobilenet()
     vit_msn_ijepa()
     dpt()
+    dpt_hybrid()
     depth_anything()
     swinv2()
     dinov3()

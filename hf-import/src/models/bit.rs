@@ -153,6 +153,8 @@ pub struct Bit {
     final_norm: Option<GroupNorm>,
     classifier: Option<Option<Linear>>,
     channels: usize,
+    /// the stem's width, then each stage's
+    widths: Vec<usize>,
 }
 
 /// BiT's `make_div`: rounded to a multiple of 8, not more than 10% down.
@@ -168,6 +170,31 @@ fn make_div(value: f64) -> usize {
 impl Bit {
     /// Loads `BitModel` (`bit.*` or unprefixed) or `BitForImageClassification` (`classifier.1`).
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
+        let bit = Self::load_at(cfg, &weights.base_vars("bit"), true)?;
+        let width = cfg.usize_list_or("hidden_sizes", &[256, 512, 1024, 2048], 1)?.last().copied();
+        let classifier = match arch {
+            "BitModel" => None,
+            "BitForImageClassification" => Some(match num_labels(cfg)? {
+                0 => None,
+                n => Some(Linear::load(
+                    &weights.vars("classifier").pp(1),
+                    width.unwrap_or(bit.widths[bit.widths.len() - 1]),
+                    n,
+                    true,
+                )?),
+            }),
+            _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
+        };
+        Ok(Bit { classifier, ..bit })
+    }
+
+    /// `BitBackbone`'s model under `vars` (`embedder.*`, `encoder.*`): no final norm, no
+    /// classifier; read with [`Bit::feature_maps`].
+    pub(crate) fn load_backbone(cfg: &Config, vars: &Vars<'_>) -> Result<Self> {
+        Self::load_at(cfg, vars, false)
+    }
+
+    fn load_at(cfg: &Config, v: &Vars<'_>, with_final_norm: bool) -> Result<Self> {
         let channels = cfg.usize_or("num_channels", 3)?;
         let embedding = cfg.usize_or("embedding_size", 64)?;
         let hidden = cfg.usize_list_or("hidden_sizes", &[256, 512, 1024, 2048], 1)?;
@@ -190,7 +217,6 @@ impl Bit {
         };
         let width = cfg.usize_or("width_factor", 1)?;
         let output_stride = cfg.usize_or("output_stride", 32)?;
-        let v = weights.base_vars("bit");
         let e = v.pp("embedder");
         let stem = Conv::load(&e.pp("convolution"), (channels, embedding), 7, 2, 1, pad)?;
         let stem_norm = match preactivation {
@@ -199,6 +225,7 @@ impl Bit {
         };
         let (mut current, mut dilation, mut input) = (4usize, 1usize, embedding);
         let mut stages = Vec::with_capacity(hidden.len());
+        let mut widths = vec![embedding];
         for (s, (&size, &depth)) in hidden.iter().zip(&depths).enumerate() {
             let out = make_div(size as f64 * width as f64);
             let mut stride = if s == 0 { 1 } else { 2 };
@@ -250,27 +277,15 @@ impl Bit {
                 first_dilation = dilation;
             }
             stages.push(layers);
+            widths.push(out);
             current = current.saturating_mul(stride);
             input = out;
         }
-        let final_norm = match preactivation {
+        let final_norm = match preactivation && with_final_norm {
             true => {
                 Some(GroupNorm::load(&v.pp("norm"), *hidden.last().unwrap_or(&input), groups, Some(act))?)
             }
             false => None,
-        };
-        let classifier = match arch {
-            "BitModel" => None,
-            "BitForImageClassification" => Some(match num_labels(cfg)? {
-                0 => None,
-                n => Some(Linear::load(
-                    &weights.vars("classifier").pp(1),
-                    *hidden.last().unwrap_or(&input),
-                    n,
-                    true,
-                )?),
-            }),
-            _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
         };
         Ok(Bit {
             stem,
@@ -281,8 +296,9 @@ impl Bit {
             preactivation,
             act,
             final_norm,
-            classifier,
+            classifier: None,
             channels,
+            widths,
         })
     }
 
@@ -325,7 +341,36 @@ impl Bit {
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
         let x = pixels_of(inputs, self.stem.weight.dtype(), self.device(), self.channels)?;
-        let mut h = self.stem.forward(&x)?;
+        let (mut h, hidden_states) =
+            run_stages(self.embed(&x)?, &self.stages, output_hidden_states, |l, h| self.layer(l, h))?;
+        if let Some(n) = &self.final_norm {
+            h = n.forward(&h)?;
+        }
+        let pooled = h.to_dtype(DType::F32)?.mean([2, 3], true)?.to_dtype(h.dtype())?;
+        pooled_outputs(self.classifier.as_ref(), h, pooled, hidden_states)
+    }
+
+    /// The width of the stem's output, then of each stage's.
+    pub(crate) fn widths(&self) -> &[usize] {
+        &self.widths
+    }
+
+    /// `BitBackbone`'s stages: `x` `[batch, channels, height, width]` (in the weights' dtype) →
+    /// the stem's output, then each stage's (before any final norm).
+    pub(crate) fn feature_maps(&self, x: &Tensor) -> Result<Vec<Tensor>> {
+        if x.dims().len() != 4 || x.dims()[1] != self.channels {
+            return Err(Error::Input(format!(
+                "BiT takes pixel_values [batch, {}, height, width], got {:?}",
+                self.channels,
+                x.dims()
+            )));
+        }
+        Ok(run_stages(self.embed(x)?, &self.stages, true, |l, h| self.layer(l, h))?.1)
+    }
+
+    /// The stem: convolution, (padding, norm,) max pool.
+    fn embed(&self, x: &Tensor) -> Result<Tensor> {
+        let mut h = self.stem.forward(x)?;
         if self.stem_pad {
             h = h.pad(&[1, 1, 1, 1], "constant", Some(0.0))?;
         }
@@ -335,13 +380,6 @@ impl Bit {
         if self.pool_pad {
             h = dynamic_pad(&h, 3, 2, 1)?;
         }
-        h = h.max_pool2d(&[3], Some(&[2]), &[0], &[1], false)?;
-        let (mut h, hidden_states) =
-            run_stages(h, &self.stages, output_hidden_states, |l, h| self.layer(l, h))?;
-        if let Some(n) = &self.final_norm {
-            h = n.forward(&h)?;
-        }
-        let pooled = h.to_dtype(DType::F32)?.mean([2, 3], true)?.to_dtype(h.dtype())?;
-        pooled_outputs(self.classifier.as_ref(), h, pooled, hidden_states)
+        Ok(h.max_pool2d(&[3], Some(&[2]), &[0], &[1], false)?)
     }
 }

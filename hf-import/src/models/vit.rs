@@ -91,7 +91,8 @@ impl ViTConfig {
 #[derive(Debug, Clone)]
 pub struct ViTModel {
     config: ViTConfig,
-    patches: PatchEmbedding,
+    /// `None` for DPT-Hybrid's ViT, whose tokens come from a BiT backbone's map
+    patches: Option<PatchEmbedding>,
     /// `[1, 1, hidden]` (I-JEPA has none)
     cls_token: Option<Tensor>,
     /// DeiT's `[1, 1, hidden]`, after the class token
@@ -162,10 +163,35 @@ impl ViTModel {
             c.image,
             true,
         )?;
+        let num_patches = patches.num_patches();
+        Self::load_blocks(vars, c, Some(patches), num_patches, distillation_token, cls)
+    }
+
+    /// DPT-Hybrid's ViT under `vars`: the class token, positions for `image_size / patch_size`
+    /// patches and the blocks, but no patch embedding (see [`ViTModel::forward_patches`]).
+    pub(crate) fn load_without_patches(vars: &Vars<'_>, c: ViTConfig) -> Result<Self> {
+        let num_patches = (c.image.0 / c.patch.0.max(1)).saturating_mul(c.image.1 / c.patch.1.max(1));
+        if num_patches == 0 {
+            return Err(Error::Config(format!(
+                "image_size {:?} is smaller than patch_size {:?}: the model has no patches",
+                c.image, c.patch
+            )));
+        }
+        Self::load_blocks(vars, c, None, num_patches, None, true)
+    }
+
+    fn load_blocks(
+        vars: &Vars<'_>,
+        c: ViTConfig,
+        patches: Option<PatchEmbedding>,
+        num_patches: usize,
+        distillation_token: Option<Tensor>,
+        cls: bool,
+    ) -> Result<Self> {
+        let emb = vars.pp("embeddings");
         let cls_token = if cls { Some(emb.get("cls_token", &[1, 1, c.hidden])?) } else { None };
         let tokens = usize::from(cls) + usize::from(distillation_token.is_some());
-        let positions =
-            emb.get("position_embeddings", &[1, patches.num_patches().saturating_add(tokens), c.hidden])?;
+        let positions = emb.get("position_embeddings", &[1, num_patches.saturating_add(tokens), c.hidden])?;
         let hub_names = vars.contains("encoder.layer.0.layernorm_before.weight")
             || !vars.contains("layers.0.layernorm_before.weight");
         let layers = (0..c.layers)
@@ -199,7 +225,7 @@ impl ViTModel {
     /// DPT's ViT (`DPTViTEmbeddings`): images of any size, the stored (square) grid of
     /// positions resampled bilinearly to each image's grid.
     pub(crate) fn resampling_positions(self) -> Self {
-        ViTModel { patches: self.patches.any_size(), resample_positions: true, ..self }
+        ViTModel { patches: self.patches.map(PatchEmbedding::any_size), resample_positions: true, ..self }
     }
 
     /// Builds the model without its pooler (as transformers' heads build it).
@@ -238,12 +264,12 @@ impl ViTModel {
 
     /// The device of the weights.
     pub fn device(&self) -> Device {
-        self.patches.device()
+        self.positions.device()
     }
 
     /// The dtype of the weights, which `pixel_values` are cast to.
     pub fn dtype(&self) -> oxtorch_tensor::DType {
-        self.patches.dtype()
+        self.positions.dtype()
     }
 
     /// `pixel_values` `[batch, channels, height, width]` → `last_hidden_state` (after the final
@@ -251,9 +277,28 @@ impl ViTModel {
     /// every block's output (before the final norm), as transformers gives them.
     pub fn forward(&self, pixel_values: &Tensor, output_hidden_states: bool) -> Result<BertOutput> {
         let c = &self.config;
-        let patches = self.patches.forward(&pixel_values.to_dtype(self.dtype())?)?;
-        let b = patches.dims()[0];
+        let Some(embedding) = &self.patches else {
+            return Err(Error::Input(
+                "this ViT embeds no pixels itself: DPT-Hybrid's takes its tokens from a BiT backbone".into(),
+            ));
+        };
+        let patches = embedding.forward(&pixel_values.to_dtype(self.dtype())?)?;
         let (rows, cols) = (pixel_values.dims()[2] / c.patch.0, pixel_values.dims()[3] / c.patch.1);
+        self.forward_patches(patches, rows, cols, output_hidden_states)
+    }
+
+    /// [`ViTModel::forward`] from embedded patches `[batch, rows · cols, hidden]` (row-major on a
+    /// `rows × cols` grid): the class (and distillation) tokens and positions added, the blocks,
+    /// the final norm and the pooler.
+    pub(crate) fn forward_patches(
+        &self,
+        patches: Tensor,
+        rows: usize,
+        cols: usize,
+        output_hidden_states: bool,
+    ) -> Result<BertOutput> {
+        let c = &self.config;
+        let b = patches.dims()[0];
         let tokens = [&self.cls_token, &self.distillation_token]
             .into_iter()
             .flatten()

@@ -473,6 +473,34 @@ fn dense_prediction_checks_image_sizes() {
     }
 }
 
+/// DPT-Hybrid: the base model (a pre-activation BiT, its stem and second stage handed on as
+/// `intermediate_activations`) and the depth head (a post-activation BiT with SAME padding, its
+/// first two stages fed to the neck).
+#[test]
+fn dpt_hybrid_on_bit() {
+    for name in ["dpt_hybrid", "dpt_hybrid_depth"] {
+        check(name);
+    }
+}
+
+/// DPT-Hybrid takes images of other sizes whose sides are multiples of the patch (transformers
+/// takes `image_size` only), its depth following the grid; others fail naming the sizes.
+#[test]
+fn dpt_hybrid_checks_image_sizes() {
+    let dir = fixture("dpt_hybrid_depth");
+    let m = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let run = |dims: [usize; 4]| {
+        let named = BTreeMap::from([("pixel_values".to_string(), Tensor::zeros(dims, DType::F32).unwrap())]);
+        m.forward_named(&named, false).map_err(|e| e.to_string())
+    };
+    let out = run([1, 3, 32, 64]).unwrap();
+    // (2×4 patches of 16; the coarsest map 1×2, doubled by each of 4 fusions and the head.)
+    assert_eq!(out[0].1.dims(), [1, 32, 64]);
+    let err = run([1, 3, 40, 48]).unwrap_err();
+    assert!(err.contains("40×48") && err.contains("2×3 grid") && err.contains("3×3"), "{err}");
+    assert!(run([1, 2, 48, 48]).unwrap_err().contains("channels"));
+}
+
 /// An image whose later stage is smaller than a window fails (as transformers' bias does not fit
 /// it), naming the stage; wrong channels fail too.
 #[test]

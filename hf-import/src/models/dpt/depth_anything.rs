@@ -65,7 +65,11 @@ pub struct DepthAnything {
 impl DepthAnything {
     /// The model from `cfg` and `weights` (`backbone.`, `neck.`, `head.`).
     pub fn load(cfg: &Config, weights: &Weights) -> Result<Self> {
-        let backbone_cfg = backbone_config(cfg)?;
+        let defaults = serde_json::json!({
+            "model_type": "dinov2", "image_size": 518, "hidden_size": 384, "num_attention_heads": 6,
+            "out_indices": [9, 10, 11, 12], "reshape_hidden_states": false
+        });
+        let backbone_cfg = backbone_config(cfg, "Depth Anything", "dinov2", defaults)?;
         let layers = match backbone_cfg.get("num_hidden_layers") {
             Some(_) => backbone_cfg.layers("num_hidden_layers")?,
             None => 12,
@@ -190,27 +194,26 @@ impl DepthAnything {
     }
 }
 
-/// The DINOv2 config of `backbone_config` (absent or null: Depth Anything's default small
-/// backbone, as transformers builds it).
-fn backbone_config(cfg: &Config) -> Result<Config> {
+/// `owner`'s `backbone_config` (absent or null: `defaults`, transformers' default backbone),
+/// which must be of `model_type` (the type assumed where it names none).
+pub(super) fn backbone_config(
+    cfg: &Config,
+    owner: &str,
+    model_type: &str,
+    defaults: Value,
+) -> Result<Config> {
     let mut map = match cfg.get("backbone_config") {
-        None | Some(Value::Null) => {
-            let defaults = serde_json::json!({
-                "model_type": "dinov2", "image_size": 518, "hidden_size": 384, "num_attention_heads": 6,
-                "out_indices": [9, 10, 11, 12], "reshape_hidden_states": false
-            });
-            match defaults {
-                Value::Object(m) => m,
-                _ => Map::new(),
-            }
-        }
+        None | Some(Value::Null) => match defaults {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        },
         Some(Value::Object(m)) => m.clone(),
         Some(v) => return Err(Error::Config(format!("\"backbone_config\" must be an object, got {v}"))),
     };
-    let model_type = map.entry("model_type").or_insert_with(|| Value::from("dinov2"));
-    if model_type.as_str() != Some("dinov2") {
+    let found = map.entry("model_type").or_insert_with(|| Value::from(model_type));
+    if found.as_str() != Some(model_type) {
         return Err(Error::Unsupported(format!(
-            "Depth Anything's backbone_config model_type {model_type} is not supported (supported: dinov2)"
+            "{owner}'s backbone_config model_type {found} is not supported (supported: {model_type})"
         )));
     }
     Ok(Config::from_map(map))

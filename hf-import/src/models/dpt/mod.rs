@@ -2,6 +2,7 @@
 //! fine) and the models built on it (DPT, Depth Anything).
 
 mod depth_anything;
+mod hybrid;
 mod neck;
 mod vit_dpt;
 

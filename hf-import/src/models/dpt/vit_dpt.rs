@@ -5,7 +5,10 @@
 //! coarse to fine, each fused map doubled. The depth head doubles the finest map again and reads
 //! one channel of ReLU'd depth (`predicted_depth` `[batch, height, width]`); the segmentation
 //! head classifies each position of it, then doubles it (`logits` `[batch, labels, height,
-//! width]`). DPT-Hybrid (a BiT backbone) and DPT on another model's backbone are not supported.
+//! width]`). DPT-Hybrid (`is_hybrid`; Intel/dpt-hybrid-midas) takes its tokens from a BiT
+//! backbone ([`super::hybrid`]) and gives the neck two of the backbone's maps in place of its first
+//! two blocks' (`neck_ignore_stages` `[0, 1]`; the later blocks from `backbone_out_indices[2:]`).
+//! DPT on another model's backbone (`backbone_config` without `is_hybrid`) is not supported.
 //!
 //! Images need not be square: the token maps take the image's grid of patches, where
 //! transformers reshapes them to a square (and fails unless their count is one).
@@ -15,6 +18,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{Device, Tensor};
 
 use super::depth_anything::index_from_end;
+use super::hybrid::HybridEmbeddings;
 use super::neck::{factors, token_map, FusionStyle, Neck, Reassemble, Upsample};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -31,7 +35,7 @@ enum Readout {
     Ignore,
     /// added to every patch token
     Add,
-    /// concatenated to every patch token and projected back (one projection per map)
+    /// concatenated to every patch token and projected back (one projection per block read)
     Project(Vec<Linear>),
 }
 
@@ -48,7 +52,8 @@ enum Head {
 /// The neck and head of DPT's dense-prediction models.
 #[derive(Debug, Clone)]
 struct Dense {
-    /// the blocks whose outputs the neck reads (0: the first block's)
+    /// the blocks whose outputs the neck reads (0: the first block's), after the maps DPT-Hybrid's
+    /// backbone gives it
     out_indices: Vec<usize>,
     readout: Readout,
     act: Activation,
@@ -62,6 +67,8 @@ struct Dense {
 #[derive(Debug, Clone)]
 pub struct Dpt {
     vit: ViTModel,
+    /// DPT-Hybrid's BiT backbone, in place of the ViT's patch embedding
+    hybrid: Option<HybridEmbeddings>,
     /// `None` for `DPTModel`
     dense: Option<Box<Dense>>,
 }
@@ -69,28 +76,42 @@ pub struct Dpt {
 impl Dpt {
     /// Loads `arch` from `cfg` and `weights` (the ViT under `dpt.` or, for `DPTModel`, at the top).
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
-        if cfg.bool_or("is_hybrid", false)? {
+        let is_hybrid = cfg.bool_or("is_hybrid", false)?;
+        if !is_hybrid && cfg.get("backbone_config").is_some_and(|v| !v.is_null()) {
             return Err(Error::Unsupported(
-                "DPT-Hybrid (is_hybrid: DPT on a BiT backbone) is not supported".into(),
-            ));
-        }
-        if cfg.get("backbone_config").is_some_and(|v| !v.is_null()) {
-            return Err(Error::Unsupported(
-                "DPT on a backbone_config is not supported (supported: DPT's own ViT)".into(),
+                "DPT on a backbone_config is not supported (supported: DPT's own ViT, DPT-Hybrid's BiT)"
+                    .into(),
             ));
         }
         let mut c = ViTConfig::from_config(cfg)?;
         // (DPT's images default to 384 pixels.)
         c.image = crate::models::vision::size_pair(cfg, "image_size", 384)?;
-        let vit = ViTModel::load_at(&weights.base_vars("dpt"), c.clone())?.resampling_positions();
+        let vars = weights.base_vars("dpt");
+        let (vit, hybrid) = match is_hybrid {
+            false => (ViTModel::load_at(&vars, c.clone())?, None),
+            true => {
+                if cfg.str_or("readout_type", "project")? != "project" {
+                    return Err(Error::Config("DPT-Hybrid needs readout_type \"project\"".into()));
+                }
+                let ignored = cfg.usize_list_or("neck_ignore_stages", &[0, 1], 0)?;
+                if ignored != [0, 1] {
+                    return Err(Error::Unsupported(format!(
+                        "DPT-Hybrid with neck_ignore_stages {ignored:?} is not supported (supported: [0, 1])"
+                    )));
+                }
+                let hybrid = HybridEmbeddings::load(cfg, &vars, c.hidden, c.patch)?;
+                (ViTModel::load_without_patches(&vars, c.clone())?, Some(hybrid))
+            }
+        };
+        let vit = vit.resampling_positions();
         let dense = match arch {
-            "DPTModel" => return Ok(Dpt { vit, dense: None }),
+            "DPTModel" => return Ok(Dpt { vit, hybrid, dense: None }),
             "DPTForDepthEstimation" | "DPTForSemanticSegmentation" => {
-                Dense::load(arch == "DPTForDepthEstimation", cfg, weights, &c)?
+                Dense::load(arch == "DPTForDepthEstimation", cfg, weights, &c, hybrid.as_ref())?
             }
             _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
         };
-        Ok(Dpt { vit: vit.without_pooler(), dense: Some(Box::new(dense)) })
+        Ok(Dpt { vit: vit.without_pooler(), hybrid, dense: Some(Box::new(dense)) })
     }
 
     /// The device of the weights.
@@ -98,8 +119,9 @@ impl Dpt {
         self.vit.device()
     }
 
-    /// `pixel_values` → `last_hidden_state` and `pooler_output` (`DPTModel`), `predicted_depth` or
-    /// `logits`; with `output_hidden_states` the ViT's `hidden_states.*`.
+    /// `pixel_values` → `last_hidden_state` and `pooler_output` (`DPTModel`; DPT-Hybrid's also
+    /// `intermediate_activations.*`, the backbone's two maps), `predicted_depth` or `logits`; with
+    /// `output_hidden_states` the ViT's `hidden_states.*`.
     pub fn forward_named(
         &self,
         inputs: &BTreeMap<String, Tensor>,
@@ -117,16 +139,29 @@ impl Dpt {
                 c.patch.1
             )));
         }
-        let enc = self.vit.forward(&x, self.dense.is_some() || output_hidden_states)?;
+        let record = self.dense.is_some() || output_hidden_states;
+        let (enc, backbone_maps) = match &self.hybrid {
+            None => (self.vit.forward(&x, record)?, Vec::new()),
+            Some(hybrid) => {
+                let (tokens, (rows, cols), maps) = hybrid.forward(&x)?;
+                (self.vit.forward_patches(tokens, rows, cols, record)?, maps.to_vec())
+            }
+        };
         let mut out = match &self.dense {
             None => {
                 let mut out = vec![("last_hidden_state".to_string(), enc.last_hidden_state.clone())];
                 if let Some(p) = &enc.pooler_output {
                     out.push(("pooler_output".to_string(), p.clone()));
                 }
+                out.extend(
+                    backbone_maps
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, m)| (format!("intermediate_activations.{i}"), m)),
+                );
                 out
             }
-            Some(dense) => vec![dense.forward(&enc.hidden_states, rows, cols)?],
+            Some(dense) => vec![dense.forward(&enc.hidden_states, rows, cols, backbone_maps)?],
         };
         if output_hidden_states {
             out.extend(
@@ -138,21 +173,40 @@ impl Dpt {
 }
 
 impl Dense {
-    fn load(depth: bool, cfg: &Config, weights: &Weights, c: &ViTConfig) -> Result<Self> {
+    /// The neck and head of `cfg`, reading the blocks after `hybrid`'s two maps, if any.
+    fn load(
+        depth: bool,
+        cfg: &Config,
+        weights: &Weights,
+        c: &ViTConfig,
+        hybrid: Option<&HybridEmbeddings>,
+    ) -> Result<Self> {
         let h = c.hidden;
         let sizes = cfg.usize_list_or("neck_hidden_sizes", &[96, 192, 384, 768], 1)?;
         let factors = factors(cfg, "reassemble_factors", &[4.0, 2.0, 1.0, 0.5])?;
-        // transformers keeps the blocks in `backbone_out_indices`, in order (others name none).
+        // transformers keeps the blocks in `backbone_out_indices` (DPT-Hybrid: from the third
+        // on), in order (others name none).
+        let lead = if hybrid.is_some() { 2 } else { 0 };
         let wanted = cfg.usize_list_or("backbone_out_indices", &[2, 5, 8, 11], 0)?;
+        let wanted = wanted.get(lead..).unwrap_or_default();
         let out_indices: Vec<usize> = (0..c.layers).filter(|i| wanted.contains(i)).collect();
-        if out_indices.len() != sizes.len() || factors.len() < sizes.len() {
+        if lead + out_indices.len() != sizes.len() || factors.len() < sizes.len() {
             return Err(Error::Config(format!(
-                "backbone_out_indices name {} of the {} blocks, but the neck has {} neck_hidden_sizes and {} reassemble_factors",
+                "backbone_out_indices name {} of the {} blocks{}, but the neck has {} neck_hidden_sizes and {} reassemble_factors",
                 out_indices.len(),
                 c.layers,
+                if lead > 0 { " (and DPT-Hybrid's backbone 2 maps)" } else { "" },
                 sizes.len(),
                 factors.len()
             )));
+        }
+        if let Some(widths) = hybrid.map(HybridEmbeddings::skip_widths) {
+            if widths[..] != sizes[..2] {
+                return Err(Error::Config(format!(
+                    "DPT-Hybrid's backbone maps are {widths:?} wide, but neck_hidden_sizes start {:?}",
+                    &sizes[..2]
+                )));
+            }
         }
         let neck_vars = weights.vars("neck");
         let stage = neck_vars.pp("reassemble_stage");
@@ -160,7 +214,7 @@ impl Dense {
             "ignore" => Readout::Ignore,
             "add" => Readout::Add,
             "project" => Readout::Project(
-                (0..sizes.len())
+                (lead..sizes.len())
                     .map(|i| Linear::load(&stage.pp("readout_projects").pp(i).pp(0), 2 * h, h, true))
                     .collect::<Result<Vec<_>>>()?,
             ),
@@ -170,7 +224,7 @@ impl Dense {
                 )))
             }
         };
-        let reassemble = (0..sizes.len())
+        let reassemble = (lead..sizes.len())
             .map(|i| Reassemble::load(&stage.pp("layers").pp(i), h, sizes[i], factors[i]))
             .collect::<Result<Vec<_>>>()?;
         let width = cfg.usize_or("fusion_hidden_size", 256)?;
@@ -215,17 +269,19 @@ impl Dense {
     }
 
     /// The ViT's `hidden_states` (the embeddings, then every block's output) on a `rows × cols`
-    /// grid → the head's named output.
-    fn forward(&self, hidden_states: &[Tensor], rows: usize, cols: usize) -> Result<(String, Tensor)> {
-        let maps = self
-            .out_indices
-            .iter()
-            .enumerate()
-            .map(|(i, &layer)| {
-                let tokens = self.read_out(i, &hidden_states[layer + 1])?;
-                self.reassemble[i].forward(&token_map(&tokens, rows, cols)?)
-            })
-            .collect::<Result<Vec<_>>>()?;
+    /// grid, after DPT-Hybrid's `backbone_maps` (else none) → the head's named output.
+    fn forward(
+        &self,
+        hidden_states: &[Tensor],
+        rows: usize,
+        cols: usize,
+        mut backbone_maps: Vec<Tensor>,
+    ) -> Result<(String, Tensor)> {
+        for (i, &layer) in self.out_indices.iter().enumerate() {
+            let tokens = self.read_out(i, &hidden_states[layer + 1])?;
+            backbone_maps.push(self.reassemble[i].forward(&token_map(&tokens, rows, cols)?)?);
+        }
+        let maps = backbone_maps;
         let fused = self.neck.forward(&maps)?;
         let map = &fused[self.head_in];
         let double = |x: &Tensor| -> Result<Tensor> {
@@ -248,7 +304,7 @@ impl Dense {
         })
     }
 
-    /// Map `i`'s tokens `[batch, 1 + patches, hidden]` with the class token read out (the class
+    /// Block read `i`'s tokens `[batch, 1 + patches, hidden]` with the class token read out (the class
     /// token's place kept for [`token_map`]).
     fn read_out(&self, i: usize, x: &Tensor) -> Result<Tensor> {
         let n = x.dims()[1] - 1;

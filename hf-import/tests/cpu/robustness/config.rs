@@ -112,6 +112,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     // Dense prediction: Depth Anything's nested backbone and stage list, DPT's neck and readout.
     "depth_anything",
     "dpt_seg",
+    "dpt_hybrid_depth",
     // SEW's squeeze around wav2vec 2.0's blocks.
     "sew_ctc",
     // MobileNet's width rounding, strides and dilations.

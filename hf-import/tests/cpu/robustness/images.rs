@@ -25,6 +25,8 @@ const IMAGE_FIXTURES: &[&str] = &[
     "dpt",
     "dpt_depth",
     "dpt_seg",
+    "dpt_hybrid",
+    "dpt_hybrid_depth",
     "mobilenet_v1_cls",
     "mobilenet_v2_cls",
     "mobilenet_v2_seg",
