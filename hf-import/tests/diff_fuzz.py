@@ -3762,6 +3762,27 @@ def gen_mobilenet(r):
 FAMILIES["mobilenet"] = gen_mobilenet
 
 
+def gen_mobilevit(r):
+    """MobileViT: widths, heads, expansion and MLP ratios, patch sides 1-3 (maps resized to whole patches), odd
+    local/fusion kernels, output strides (dilations), query/key/value biases, activations; the base model, the
+    classifier or the DeepLabV3 segmenter (atrous rates, its width); any image size."""
+    heads = r.choice([1, 2, 4])
+    c = dict(neck_hidden_sizes=[r.choice([8, 16, 24]) for _ in range(7)],
+             hidden_sizes=[heads * r.choice([4, 8]) for _ in range(3)], num_attention_heads=heads,
+             expand_ratio=r.choice([1.0, 2.0, 2.5, 3.0]), mlp_ratio=r.choice([1.0, 2.0, 2.5]),
+             patch_size=r.randint(1, 3), conv_kernel_size=r.choice([1, 3, 5]), output_stride=r.choice([8, 16, 32]),
+             qkv_bias=r.random() < 0.7, hidden_act=r.choice(["silu", "gelu", "relu"]),
+             layer_norm_eps=r.choice([1e-5, 1e-6]), num_channels=r.choice([1, 3]),
+             atrous_rates=[r.randint(1, 4) for _ in range(3)], aspp_out_channels=r.choice([8, 16]))
+    cls = r.choice([tf.MobileViTModel, tf.MobileViTForImageClassification, tf.MobileViTForSemanticSegmentation])
+    if cls is not tf.MobileViTModel:
+        c = with_labels(r, c)
+    return cls, tf.MobileViTConfig, c
+
+
+FAMILIES["mobilevit"] = gen_mobilevit
+
+
 def gen_efficientnet(r):
     """EfficientNet: 1-4 stages (kernels 1-5, strides 1-2, repeats, expansion ratios 1-3), width and depth
     coefficients, the divisor, blocks with symmetric depthwise padding, the squeeze ratio, mean or max pooling,
@@ -3894,7 +3915,7 @@ ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
           "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn", "bit",
-          "poolformer"}
+          "poolformer", "mobilevit"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -3955,7 +3976,7 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith("Dinov2") and r.random() < 0.6:  # another size: positions resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
-        if name.startswith(("ResNet", "ConvNext", "Segformer", "DINOv3", "MobileNet", "RegNet", "Bit", "PoolFormer")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
+        if name.startswith(("ResNet", "ConvNext", "Segformer", "DINOv3", "MobileNet", "MobileViT", "RegNet", "Bit", "PoolFormer")) or (name.startswith("Swin") and not cfg["use_absolute_embeddings"]):
             hgt, wid = r.randint(8, 48), r.randint(8, 48)  # any size
         if name.startswith(("Beit", "Data2VecVision")) and r.random() < 0.6:  # another grid: resampled
             p = vision["patch_size"]

@@ -433,6 +433,25 @@ def mobilenet():
           tf.MobileNetV2Config(**v2, output_stride=8, num_labels=2), 184, x, prepare=batch_norm_stats)
 
 
+def mobilevit():
+    """MobileViT on odd 37x29 images (the blocks' 5x4, 3x2 and 2x1 maps resized up to whole patches and back),
+    widths of 8-32, 2 heads, expansions of 2: `mobilevit_cls` (silu, the classifier on the widened map's mean);
+    `mobilevit` (the base model: gelu, no query/key/value biases, 5x5 local and fusion kernels, 3-pixel patches);
+    `mobilevit_seg` (output stride 8: the last two blocks dilate; DeepLabV3 with rates 1, 2, 3, 8 wide), the batch
+    norms' statistics drawn."""
+    base = dict(neck_hidden_sizes=[8, 8, 16, 16, 24, 24, 32], hidden_sizes=[16, 16, 24], num_attention_heads=2,
+                expand_ratio=2.0, mlp_ratio=2.0, image_size=32)
+    x = {"pixel_values": pixels(2, 3, 37, 29, 250)}
+    build("mobilevit_cls", tf.MobileViTForImageClassification,
+          tf.MobileViTConfig(**base, **labels("cat", "dog", "bird")), 251, x, prepare=batch_norm_stats)
+    build("mobilevit", tf.MobileViTModel,
+          tf.MobileViTConfig(**base, hidden_act="gelu", qkv_bias=False, conv_kernel_size=5, patch_size=3), 252, x,
+          prepare=batch_norm_stats)
+    build("mobilevit_seg", tf.MobileViTForSemanticSegmentation,
+          tf.MobileViTConfig(**base, output_stride=8, atrous_rates=[1, 2, 3], aspp_out_channels=8, num_labels=2), 253,
+          x, prepare=batch_norm_stats)
+
+
 def efficientnet():
     """EfficientNet on odd 45x37 images: `efficientnet_cls` (widths a quarter rounded to 4s, repeats halved and
     rounded up, expansions of 2, the second block's depthwise padding symmetric, swish); `efficientnet` (the base model
@@ -511,6 +530,7 @@ if __name__ == "__main__":
     vit_msn_ijepa()
     dpt()
     dpt_hybrid()
+    mobilevit()
     depth_anything()
     swinv2()
     dinov3()

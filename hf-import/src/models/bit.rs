@@ -277,7 +277,8 @@ impl Bit {
                 first_dilation = dilation;
             }
             stages.push(layers);
-            widths.push(out);
+            // (An empty stage hands its input on.)
+            widths.push(if depth == 0 { input } else { out });
             current = current.saturating_mul(stride);
             input = out;
         }

@@ -134,6 +134,9 @@ impl AutoModel {
             | "MobileNetV2ForSemanticSegmentation" => {
                 AutoModel::MobileNet(MobileNet::load(arch, cfg, weights)?)
             }
+            "MobileViTModel" | "MobileViTForImageClassification" | "MobileViTForSemanticSegmentation" => {
+                AutoModel::MobileVit(MobileVit::load(arch, cfg, weights)?)
+            }
             "PoolFormerModel" | "PoolFormerForImageClassification" => {
                 AutoModel::PoolFormer(PoolFormer::load(arch, cfg, weights)?)
             }

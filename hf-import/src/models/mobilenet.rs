@@ -16,109 +16,25 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{Device, Tensor};
 
 use super::classification::num_labels;
+use super::conv_bn::{make_divisible, scaled, ConvLayer, ConvSpec, InvertedResidual};
 use super::vision::pixels_of;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layers::{Activation, BatchNorm2d, Linear};
+use crate::layers::{Activation, Linear};
 use crate::weights::{Vars, Weights};
-
-/// One convolution with its optional batch norm and activation (`MobileNetV*ConvLayer`).
-#[derive(Debug, Clone)]
-struct ConvLayer {
-    /// `[out, in / groups, k, k]`
-    weight: Tensor,
-    bias: Option<Tensor>,
-    stride: usize,
-    dilation: usize,
-    groups: usize,
-    /// TensorFlow's `SAME` padding (else `(k - 1) / 2 · dilation` each side)
-    tf_padding: bool,
-    norm: Option<BatchNorm2d>,
-    act: Option<Activation>,
-}
-
-/// How a [`ConvLayer`] is built.
-#[derive(Debug, Clone, Copy)]
-struct ConvSpec {
-    kernel: usize,
-    stride: usize,
-    dilation: usize,
-    groups: usize,
-    /// the batch norm's epsilon (none without a norm)
-    norm_eps: Option<f64>,
-    act: Option<Activation>,
-    bias: bool,
-}
-
-impl ConvLayer {
-    fn load(v: &Vars<'_>, (input, out): (usize, usize), spec: ConvSpec, tf_padding: bool) -> Result<Self> {
-        let k = spec.kernel;
-        if spec.groups == 0 || input % spec.groups != 0 || out % spec.groups != 0 {
-            return Err(Error::Config(format!(
-                "a convolution of {input} to {out} channels cannot have {} groups",
-                spec.groups
-            )));
-        }
-        let conv = v.pp("convolution");
-        Ok(ConvLayer {
-            weight: conv.get("weight", &[out, input / spec.groups, k, k])?,
-            bias: if spec.bias { Some(conv.get("bias", &[out])?) } else { None },
-            stride: spec.stride,
-            dilation: spec.dilation,
-            groups: spec.groups,
-            tf_padding,
-            norm: spec.norm_eps.map(|eps| BatchNorm2d::load(&v.pp("normalization"), out, eps)).transpose()?,
-            act: spec.act,
-        })
-    }
-
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let k = self.weight.dims()[2];
-        let (s, d) = (self.stride, self.dilation);
-        let x = match self.tf_padding {
-            true => {
-                // TensorFlow's `SAME`: `k - s` (or `k - in % s`) split with the extra after, each
-                // side times the dilation (as transformers pads).
-                let along = |len: usize| {
-                    if len.is_multiple_of(s) {
-                        k.saturating_sub(s)
-                    } else {
-                        k.saturating_sub(len % s)
-                    }
-                };
-                let (h, w) = (along(x.dims()[2]), along(x.dims()[3]));
-                let pad = [w / 2 * d, (w - w / 2) * d, h / 2 * d, (h - h / 2) * d];
-                x.pad(&pad.map(|p| p as isize), "constant", Some(0.0))?
-            }
-            false => x.clone(),
-        };
-        let padding = if self.tf_padding { 0 } else { (k - 1) / 2 * d };
-        let mut y = x.conv2d(&self.weight, self.bias.as_ref(), &[s], padding, &[d], self.groups)?;
-        if let Some(n) = &self.norm {
-            y = n.forward(&y)?;
-        }
-        match self.act {
-            Some(a) => a.forward(&y),
-            None => Ok(y),
-        }
-    }
-}
 
 /// One block of the stack: V1's single layer, or V2's inverted residual.
 #[derive(Debug, Clone)]
 enum Block {
     Layer(ConvLayer),
-    Inverted { expand: ConvLayer, depthwise: ConvLayer, reduce: ConvLayer, residual: bool },
+    Inverted(InvertedResidual),
 }
 
 impl Block {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         match self {
             Block::Layer(l) => l.forward(x),
-            Block::Inverted { expand, depthwise, reduce, residual } => {
-                let y = reduce.forward(&depthwise.forward(&expand.forward(x)?)?)?;
-                Ok(if *residual { x.add(&y)? } else { y })
-            }
+            Block::Inverted(block) => block.forward(x),
         }
     }
 }
@@ -162,23 +78,6 @@ pub struct MobileNet {
     last: Option<ConvLayer>,
     head: Head,
     channels: usize,
-}
-
-/// transformers' `make_divisible`: `value` rounded to a multiple of `divisor` (at least
-/// `min_value`), not more than 10% below it.
-fn make_divisible(value: usize, divisor: usize, min_value: usize) -> usize {
-    let rounded = ((value as f64 + divisor as f64 / 2.0) as usize) / divisor * divisor;
-    let new = rounded.max(min_value);
-    if (new as f64) < 0.9 * value as f64 {
-        new.saturating_add(divisor)
-    } else {
-        new
-    }
-}
-
-/// `channels · factor` rounded as Python's `round` (half to even).
-fn scaled(channels: usize, factor: f64) -> usize {
-    (channels as f64 * factor).round_ties_even() as usize
 }
 
 impl MobileNet {
@@ -311,7 +210,7 @@ impl MobileNet {
             let (input, out) = (widths[i], widths[i + 1]);
             let inner = make_divisible(scaled(input, expand_ratio), divisible, min_depth);
             let l = v.pp("layer").pp(i);
-            blocks.push(Block::Inverted {
+            blocks.push(Block::Inverted(InvertedResidual {
                 expand: ConvLayer::load(&l.pp("expand_1x1"), (input, inner), conv(1, 1, 1), tf)?,
                 depthwise: ConvLayer::load(
                     &l.pp("conv_3x3"),
@@ -321,7 +220,7 @@ impl MobileNet {
                 )?,
                 reduce: ConvLayer::load(&l.pp("reduce_1x1"), (inner, out), linear(conv(1, 1, 1)), tf)?,
                 residual: stride == 1 && input == out,
-            });
+            }));
         }
         let width = match cfg.bool_or("finegrained_output", true)? && multiplier < 1.0 {
             true => 1280,
@@ -336,7 +235,7 @@ impl MobileNet {
 
     /// The device of the weights.
     pub fn device(&self) -> Device {
-        self.stem[0].weight.device()
+        self.stem[0].weight().device()
     }
 
     /// `pixel_values` → `last_hidden_state` and `pooler_output` (the base models), `logits`, and
@@ -346,7 +245,7 @@ impl MobileNet {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
-        let mut h = pixels_of(inputs, self.stem[0].weight.dtype(), self.device(), self.channels)?;
+        let mut h = pixels_of(inputs, self.stem[0].weight().dtype(), self.device(), self.channels)?;
         for l in &self.stem {
             h = l.forward(&h)?;
         }

@@ -18,6 +18,7 @@ mod classification;
 mod clip;
 mod codegen;
 mod cohere;
+mod conv_bn;
 mod convnext;
 mod deberta_v2;
 pub mod decoder;
@@ -215,6 +216,7 @@ pub use self::mistral::MistralForCausalLM;
 pub use self::mistral3::Mistral3ForConditionalGeneration;
 pub use self::mistral4::Mistral4ForCausalLM;
 pub use self::mobilenet::MobileNet;
+pub use self::mobilevit::MobileVit;
 pub use self::modernbert::{ModernBertForMaskedLM, ModernBertModel};
 pub use self::modernbert_decoder::ModernBertDecoderForCausalLM;
 pub use self::moe::{MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM};
@@ -576,6 +578,8 @@ pub enum AutoModel {
     Dpt(Dpt),
     /// MobileNet V1's and V2's models, classifiers and V2's segmenter
     MobileNet(MobileNet),
+    /// MobileViT's model, classifier and segmenter
+    MobileVit(MobileVit),
     /// `EfficientNetModel`, `EfficientNetForImageClassification`
     EfficientNet(EfficientNet),
     /// `RegNetModel`, `RegNetForImageClassification`
@@ -740,6 +744,7 @@ mod mllama;
 mod mllama_images;
 mod mllama_vision;
 mod mobilenet;
+mod mobilevit;
 mod modernbert_decoder;
 mod persimmon;
 mod poolformer;

@@ -40,6 +40,7 @@ impl AutoModel {
                 | AutoModel::DepthAnything(_)
                 | AutoModel::Dpt(_)
                 | AutoModel::MobileNet(_)
+                | AutoModel::MobileVit(_)
                 | AutoModel::EfficientNet(_)
                 | AutoModel::RegNet(_)
                 | AutoModel::Glpn(_)
@@ -86,6 +87,7 @@ impl AutoModel {
             AutoModel::DepthAnything(m) => m.device(),
             AutoModel::Dpt(m) => m.device(),
             AutoModel::MobileNet(m) => m.device(),
+            AutoModel::MobileVit(m) => m.device(),
             AutoModel::EfficientNet(m) => m.device(),
             AutoModel::RegNet(m) => m.device(),
             AutoModel::Glpn(m) => m.device(),
@@ -184,6 +186,7 @@ impl AutoModel {
             AutoModel::DepthAnything(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Dpt(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::MobileNet(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::MobileVit(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::EfficientNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::RegNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Glpn(m) => return m.forward_named(&inputs, output_hidden_states),

@@ -501,6 +501,43 @@ fn dpt_hybrid_checks_image_sizes() {
     assert!(run([1, 2, 48, 48]).unwrap_err().contains("channels"));
 }
 
+/// MobileViT: the classifier, the base model (5×5 kernels, 3-pixel patches, no query/key/value
+/// biases) and the DeepLabV3 segmenter (output stride 8), on an odd image whose maps the blocks
+/// resize to whole patches and back.
+#[test]
+fn mobilevit_classifier_model_and_segmenter() {
+    for name in ["mobilevit_cls", "mobilevit", "mobilevit_seg"] {
+        check(name);
+    }
+}
+
+/// DPT-Hybrid's config errors name what is wrong: the backbone's `out_indices` and
+/// `out_features` disagreeing, a neck that would reassemble the backbone's maps, a feature-map
+/// shape that is not the backbone's.
+#[test]
+fn dpt_hybrid_config_errors() {
+    let dir = fixture("dpt_hybrid_depth");
+    let weights = Weights::load(&dir, None).unwrap();
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    let load = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut json = original.clone();
+        edit(&mut json);
+        AutoModel::load(&Config::from_json_str(&json.to_string()).unwrap(), &weights)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    load(&|_| {}).unwrap();
+    let err = load(&|j| j["backbone_config"]["out_indices"] = serde_json::json!([0, 2, 3])).unwrap_err();
+    assert!(err.contains("disagree"), "{err}");
+    // (Listed in another order, or with stages past the neck's, they are the same.)
+    load(&|j| j["neck_ignore_stages"] = serde_json::json!([1, 0, 9])).unwrap();
+    let err = load(&|j| j["neck_ignore_stages"] = serde_json::json!([0])).unwrap_err();
+    assert!(err.contains("neck_ignore_stages"), "{err}");
+    let err = load(&|j| j["backbone_featmap_shape"] = serde_json::json!([1, 16, 3, 3])).unwrap_err();
+    assert!(err.contains("24 channels"), "{err}");
+}
+
 /// An image whose later stage is smaller than a window fails (as transformers' bias does not fit
 /// it), naming the stage; wrong channels fail too.
 #[test]

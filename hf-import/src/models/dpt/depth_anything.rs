@@ -224,29 +224,44 @@ pub(super) fn backbone_config(
 pub(crate) fn out_indices(cfg: &Config, layers: usize) -> Result<Vec<usize>> {
     let stages = layers + 1;
     let bad = |what: String| Error::Config(format!("the backbone's out_indices/out_features {what}"));
-    let picked: Vec<usize> = match (cfg.get("out_indices"), cfg.get("out_features")) {
-        (Some(Value::Array(items)), _) => items
-            .iter()
-            .map(|v| {
-                let i = v.as_i64().ok_or_else(|| bad(format!("must be integers, got {v}")))?;
-                let i = if i < 0 { i + stages as i64 } else { i };
-                usize::try_from(i)
-                    .ok()
-                    .filter(|&i| i < stages)
-                    .ok_or_else(|| bad(format!("name a stage past the {stages} there are: {v}")))
-            })
-            .collect::<Result<_>>()?,
-        (_, Some(Value::Array(items))) => items
-            .iter()
-            .map(|v| {
-                // (The stages are named `stem`, `stage1`, `stage2`, ...)
-                let name = v.as_str().unwrap_or("");
-                (0..stages)
-                    .find(|&i| if i == 0 { name == "stem" } else { name == format!("stage{i}") })
-                    .ok_or_else(|| bad(format!("name no stage: {v}")))
-            })
-            .collect::<Result<_>>()?,
-        _ => vec![layers],
+    let by_index = match cfg.get("out_indices") {
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .map(|v| {
+                    let i = v.as_i64().ok_or_else(|| bad(format!("must be integers, got {v}")))?;
+                    let i = if i < 0 { i + stages as i64 } else { i };
+                    usize::try_from(i)
+                        .ok()
+                        .filter(|&i| i < stages)
+                        .ok_or_else(|| bad(format!("name a stage past the {stages} there are: {v}")))
+                })
+                .collect::<Result<Vec<_>>>()?,
+        ),
+        _ => None,
+    };
+    let by_name = match cfg.get("out_features") {
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .map(|v| {
+                    // (The stages are named `stem`, `stage1`, `stage2`, ...)
+                    let name = v.as_str().unwrap_or("");
+                    (0..stages)
+                        .find(|&i| if i == 0 { name == "stem" } else { name == format!("stage{i}") })
+                        .ok_or_else(|| bad(format!("name no stage: {v}")))
+                })
+                .collect::<Result<Vec<_>>>()?,
+        ),
+        _ => None,
+    };
+    let picked = match (by_index, by_name) {
+        (Some(i), Some(n)) if i != n => {
+            return Err(bad(format!("disagree: out_indices name stages {i:?}, out_features {n:?}")))
+        }
+        (Some(i), _) => i,
+        (None, Some(n)) => n,
+        (None, None) => vec![layers],
     };
     if picked.windows(2).any(|w| w[0] >= w[1]) {
         return Err(bad(format!("must be in increasing order, got {picked:?}")));

@@ -93,13 +93,8 @@ impl Dpt {
                 if cfg.str_or("readout_type", "project")? != "project" {
                     return Err(Error::Config("DPT-Hybrid needs readout_type \"project\"".into()));
                 }
-                let ignored = cfg.usize_list_or("neck_ignore_stages", &[0, 1], 0)?;
-                if ignored != [0, 1] {
-                    return Err(Error::Unsupported(format!(
-                        "DPT-Hybrid with neck_ignore_stages {ignored:?} is not supported (supported: [0, 1])"
-                    )));
-                }
-                let hybrid = HybridEmbeddings::load(cfg, &vars, c.hidden, c.patch)?;
+                // (transformers' hybrid reads `patch_size[0]` pixels per token both ways.)
+                let hybrid = HybridEmbeddings::load(cfg, &vars, c.hidden, (c.patch.0, c.patch.0))?;
                 (ViTModel::load_without_patches(&vars, c.clone())?, Some(hybrid))
             }
         };
@@ -129,7 +124,7 @@ impl Dpt {
     ) -> Result<Vec<(String, Tensor)>> {
         let c = self.vit.config();
         let x = pixels_of(inputs, self.vit.dtype(), self.device(), c.channels)?;
-        let (rows, cols) = (x.dims()[2] / c.patch.0, x.dims()[3] / c.patch.1);
+        let (mut rows, mut cols) = (x.dims()[2] / c.patch.0, x.dims()[3] / c.patch.1);
         if rows == 0 || cols == 0 {
             return Err(Error::Input(format!(
                 "pixel_values of {}×{} are smaller than a {}×{} patch",
@@ -143,7 +138,8 @@ impl Dpt {
         let (enc, backbone_maps) = match &self.hybrid {
             None => (self.vit.forward(&x, record)?, Vec::new()),
             Some(hybrid) => {
-                let (tokens, (rows, cols), maps) = hybrid.forward(&x)?;
+                let (tokens, grid, maps) = hybrid.forward(&x)?;
+                (rows, cols) = grid;
                 (self.vit.forward_patches(tokens, rows, cols, record)?, maps.to_vec())
             }
         };
@@ -199,6 +195,16 @@ impl Dense {
                 sizes.len(),
                 factors.len()
             )));
+        }
+        if hybrid.is_some() {
+            // (Its first two maps are the backbone's, never reassembled: the neck must skip them.)
+            let ignored = cfg.usize_list_or("neck_ignore_stages", &[0, 1], 0)?;
+            let skipped: Vec<usize> = (0..sizes.len()).filter(|i| ignored.contains(i)).collect();
+            if skipped != [0, 1] {
+                return Err(Error::Unsupported(format!(
+                    "DPT-Hybrid with neck_ignore_stages {ignored:?} is not supported (supported: [0, 1])"
+                )));
+            }
         }
         if let Some(widths) = hybrid.map(HybridEmbeddings::skip_widths) {
             if widths[..] != sizes[..2] {

@@ -117,6 +117,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "sew_ctc",
     // MobileNet's width rounding, strides and dilations.
     "mobilenet_v2_seg",
+    "mobilevit_seg",
     "efficientnet_cls",
     "regnet_cls",
     "glpn_depth",
