@@ -2964,6 +2964,26 @@ def gen_vit(r):
     return cls, getattr(tf, prefix + "Config"), c
 
 
+def gen_vit_mae(r):
+    """ViTMAEModel or ViTMAEForPreTraining: a random ViT (square images of square patches for pre-training, as
+    transformers' patchify needs), mask ratios (none masked for the base model), the decoder's width, depth and heads,
+    the loss on normalised patches or raw pixels; the noise given."""
+    h, nh, _ = heads(r)
+    patch = r.choice([2, 4, 5])
+    cls = r.choice([tf.ViTMAEModel, tf.ViTMAEForPreTraining])
+    side = lambda: patch * r.randint(1, 4)
+    img = side() if cls is tf.ViTMAEForPreTraining or r.random() < 0.6 else [side(), side()]
+    dh, dnh, _ = heads(r)
+    c = dict(hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             intermediate_size=r.choice([24, 64]), hidden_act=r.choice(["gelu", "relu", "gelu_new"]),
+             layer_norm_eps=r.choice([1e-12, 1e-6]), image_size=img, patch_size=patch,
+             num_channels=r.choice([1, 3]), qkv_bias=r.random() < 0.7,
+             mask_ratio=r.choice([0.25, 0.5, 0.75, 0.9] + ([0.0] if cls is tf.ViTMAEModel else [])),
+             decoder_hidden_size=dh, decoder_num_attention_heads=dnh, decoder_num_hidden_layers=r.randint(1, 2),
+             decoder_intermediate_size=r.choice([16, 32]), norm_pix_loss=r.random() < 0.5)
+    return cls, tf.ViTMAEConfig, c
+
+
 def gen_dinov2(r):
     """Dinov2Model or Dinov2ForImageClassification: MLP or SwiGLU blocks, mlp_ratio, layer scales, and images of
     other sizes than the configured one (positions resampled bicubically)."""
@@ -3181,7 +3201,7 @@ FAMILIES = {
     "mpnet_qa": per_token(gen_mpnet, tf.MPNetForQuestionAnswering),
     "modernbert_tok": per_token(gen_modernbert, tf.ModernBertForTokenClassification),
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
-    "vit": gen_vit, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
+    "vit": gen_vit, "vit_mae": gen_vit_mae, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
     "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "gptj": gen_gptj, "stablelm": gen_stablelm,
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
@@ -3915,7 +3935,7 @@ ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
           "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn", "bit",
-          "poolformer", "mobilevit"}
+          "poolformer", "mobilevit", "vit_mae"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -4000,6 +4020,9 @@ def image_inputs(r, model_cls, cfg):
             hgt, wid = r.randint(24, 48), r.randint(24, 48)
         b = r.randint(1, 3)
         x["pixel_values"] = torch.randn(b, vision.get("num_channels", 3), hgt, wid)
+        if name.startswith("ViTMAE"):  # (the patches kept: the lowest noise)
+            p = vision["patch_size"]
+            x["noise"] = torch.rand(b, (hgt // p) * (wid // p))
         desc.append(f"images={b}")
     if "text" in sides:
         b, l = r.randint(1, 3), r.randint(2, min(12, text["max_position_embeddings"]))

@@ -92,6 +92,20 @@ def vit_msn_ijepa():
           tf.IJepaConfig(**vit, hidden_act="gelu_new", **labels("cat", "dog", "bird")), 65, x)
 
 
+def vit_mae():
+    """ViT-MAE on 16x16 images of 4-pixel patches, the patches kept chosen by a given `noise`: `vit_mae` (the base
+    model, half the 16 patches masked); `vit_mae_pretrain` (the pre-training model: three quarters masked, gelu_new,
+    the decoder 8 wide with 2 blocks of 2 heads filling the masked places with its mask token, the loss on
+    per-patch normalised pixels)."""
+    vit = dict(TOWER, attn_implementation="eager", image_size=16, patch_size=4)
+    g = torch.Generator().manual_seed(260)
+    x = {"pixel_values": pixels(2, 3, 16, 16, 261), "noise": torch.rand(2, 16, generator=g)}
+    build("vit_mae", tf.ViTMAEModel, tf.ViTMAEConfig(**vit, mask_ratio=0.5), 262, x)
+    build("vit_mae_pretrain", tf.ViTMAEForPreTraining,
+          tf.ViTMAEConfig(**vit, hidden_act="gelu_new", decoder_hidden_size=8, decoder_num_hidden_layers=2,
+                          decoder_num_attention_heads=2, decoder_intermediate_size=16, norm_pix_loss=True), 263, x)
+
+
 # CLIP's tiny towers: text 32 wide over a 100-token vocabulary (eos 99, as the real tokenizer pads
 # with its eos), vision 48 wide on 16x16 images in 4x4 patches, both projected to 24.
 CLIP_TEXT = dict(TOWER, vocab_size=100, max_position_embeddings=16, eos_token_id=99, bos_token_id=98,
@@ -530,6 +544,7 @@ if __name__ == "__main__":
     vit_msn_ijepa()
     dpt()
     dpt_hybrid()
+    vit_mae()
     mobilevit()
     depth_anything()
     swinv2()

@@ -100,6 +100,7 @@ impl AutoModel {
             // (ViT-MSN's base model has no pooler, which its checkpoints then lack.)
             "ViTMSNModel" => AutoModel::ViT(ViTModel::load(&msn_config(cfg), weights)?.without_pooler()),
             "IJepaModel" => AutoModel::ViT(ViTModel::load_ijepa(cfg, weights)?),
+            "ViTMAEModel" | "ViTMAEForPreTraining" => AutoModel::ViTMae(ViTMae::load(arch, cfg, weights)?),
             "IJepaForImageClassification" => {
                 AutoModel::ViTForImageClassification(ViTForImageClassification::load_ijepa(cfg, weights)?)
             }

@@ -258,6 +258,7 @@ pub use self::token_classification::{TokenClassifier, TokenTask};
 pub use self::vision_language::VisionLanguageForConditionalGeneration;
 pub use self::vision_language::{is_vision_language, takes_images};
 pub use self::vit::{ViTConfig, ViTForImageClassification, ViTModel};
+pub use self::vit_mae::ViTMae;
 pub use self::wav2vec2::Wav2Vec2;
 pub use self::whisper::{Whisper, WhisperConfig};
 pub use self::xglm::XGLMForCausalLM;
@@ -578,6 +579,8 @@ pub enum AutoModel {
     Dpt(Dpt),
     /// MobileNet V1's and V2's models, classifiers and V2's segmenter
     MobileNet(MobileNet),
+    /// ViT-MAE's model and pre-training model
+    ViTMae(ViTMae),
     /// MobileViT's model, classifier and segmenter
     MobileVit(MobileVit),
     /// `EfficientNetModel`, `EfficientNetForImageClassification`
@@ -750,4 +753,5 @@ mod persimmon;
 mod poolformer;
 mod regnet;
 mod solar_open;
+mod vit_mae;
 mod youtu;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{Device, Tensor};
 
 use super::vision::pixel_values;
-use super::{bucketing, AutoModel};
+use super::{bucketing, vit_mae, AutoModel};
 use crate::error::{Error, Result};
 use crate::generate::EncoderDecoder;
 
@@ -41,6 +41,7 @@ impl AutoModel {
                 | AutoModel::Dpt(_)
                 | AutoModel::MobileNet(_)
                 | AutoModel::MobileVit(_)
+                | AutoModel::ViTMae(_)
                 | AutoModel::EfficientNet(_)
                 | AutoModel::RegNet(_)
                 | AutoModel::Glpn(_)
@@ -88,6 +89,7 @@ impl AutoModel {
             AutoModel::Dpt(m) => m.device(),
             AutoModel::MobileNet(m) => m.device(),
             AutoModel::MobileVit(m) => m.device(),
+            AutoModel::ViTMae(m) => m.device(),
             AutoModel::EfficientNet(m) => m.device(),
             AutoModel::RegNet(m) => m.device(),
             AutoModel::Glpn(m) => m.device(),
@@ -113,6 +115,7 @@ impl AutoModel {
             AutoModel::AudioSpectrogram(m) => m.input_names(),
             AutoModel::Siglip(m) => m.input_names(),
             AutoModel::Mamba(m) => m.input_names(),
+            AutoModel::ViTMae(_) => vit_mae::INPUTS,
             _ => IMAGE_INPUTS,
         }
     }
@@ -166,7 +169,8 @@ impl AutoModel {
         let device = self.own_device();
         let _fused = bucketing::fuse_forward(device);
         let on_device = |(k, t): (&String, &Tensor)| -> Result<(String, Tensor)> {
-            let t = if k == "pixel_values" { bucketing::batch_on(t, device)? } else { t.to(device)? };
+            let batched = k == "pixel_values" || k == "noise";
+            let t = if batched { bucketing::batch_on(t, device)? } else { t.to(device)? };
             Ok((k.clone(), t))
         };
         let inputs = inputs.iter().map(on_device).collect::<Result<BTreeMap<_, _>>>()?;
@@ -187,6 +191,7 @@ impl AutoModel {
             AutoModel::Dpt(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::MobileNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::MobileVit(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::ViTMae(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::EfficientNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::RegNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Glpn(m) => return m.forward_named(&inputs, output_hidden_states),

@@ -277,14 +277,30 @@ impl ViTModel {
     /// every block's output (before the final norm), as transformers gives them.
     pub fn forward(&self, pixel_values: &Tensor, output_hidden_states: bool) -> Result<BertOutput> {
         let c = &self.config;
+        let patches = self.embed_patches(pixel_values)?;
+        let (rows, cols) = (pixel_values.dims()[2] / c.patch.0, pixel_values.dims()[3] / c.patch.1);
+        self.forward_patches(patches, rows, cols, output_hidden_states)
+    }
+
+    /// `pixel_values` `[batch, channels, height, width]` → the patches' embeddings `[batch,
+    /// patches, hidden]` (no tokens, no positions).
+    pub(crate) fn embed_patches(&self, pixel_values: &Tensor) -> Result<Tensor> {
         let Some(embedding) = &self.patches else {
             return Err(Error::Input(
                 "this ViT embeds no pixels itself: DPT-Hybrid's takes its tokens from a BiT backbone".into(),
             ));
         };
-        let patches = embedding.forward(&pixel_values.to_dtype(self.dtype())?)?;
-        let (rows, cols) = (pixel_values.dims()[2] / c.patch.0, pixel_values.dims()[3] / c.patch.1);
-        self.forward_patches(patches, rows, cols, output_hidden_states)
+        embedding.forward(&pixel_values.to_dtype(self.dtype())?)
+    }
+
+    /// The stored positions `[1, tokens + patches, hidden]`.
+    pub(crate) fn positions(&self) -> &Tensor {
+        &self.positions
+    }
+
+    /// The class token `[1, 1, hidden]`, if the model has one.
+    pub(crate) fn cls_token(&self) -> Option<&Tensor> {
+        self.cls_token.as_ref()
     }
 
     /// [`ViTModel::forward`] from embedded patches `[batch, rows · cols, hidden]` (row-major on a
@@ -304,11 +320,18 @@ impl ViTModel {
             .flatten()
             .map(|t| t.expand([b, 1, c.hidden]))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let mut x = match tokens.is_empty() {
+        let x = match tokens.is_empty() {
             true => patches,
             false => Tensor::cat(&tokens.iter().chain([&patches]).collect::<Vec<_>>(), 1)?,
         }
         .add(&self.positions_for(rows, cols)?)?;
+        self.encode(x, output_hidden_states)
+    }
+
+    /// The blocks, the final norm and the pooler on the embedded sequence `x` `[batch, tokens,
+    /// hidden]` (with `output_hidden_states`, `x` and every block's output).
+    pub(crate) fn encode(&self, mut x: Tensor, output_hidden_states: bool) -> Result<BertOutput> {
+        let c = &self.config;
         let mut hidden_states = Vec::new();
         for layer in &self.layers {
             if output_hidden_states {

@@ -41,7 +41,7 @@ pub fn golden(name: &str) -> (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>
 }
 
 /// The names of a golden's inputs (the rest are outputs).
-pub const INPUT_NAMES: [&str; 22] = [
+pub const INPUT_NAMES: [&str; 23] = [
     "input_ids",
     "input_values",
     "feature_attention_mask",
@@ -64,6 +64,7 @@ pub const INPUT_NAMES: [&str; 22] = [
     "decoder_attention_mask",
     "input_features",
     "mask_time_indices",
+    "noise",
 ];
 
 /// Panics unless `|a - b| <= atol + rtol |b|` everywhere and the shapes agree; returns the largest

@@ -473,6 +473,56 @@ fn dense_prediction_checks_image_sizes() {
     }
 }
 
+/// ViT-MAE on a given `noise`: the base model (half the patches kept) and the pre-training
+/// model (a quarter kept; the decoder's pixels and the loss on normalised patches).
+#[test]
+fn vit_mae_model_and_pretraining() {
+    for name in ["vit_mae", "vit_mae_pretrain"] {
+        check(name);
+    }
+}
+
+/// Without `noise` ViT-MAE draws its own: each image keeps half its patches (`mask` marks the
+/// other half, `ids_restore` is a permutation), and the class token's output, which attends to
+/// the kept patches in any order, is the same as with a noise that keeps the same patches.
+/// Images of another size, a misshapen `noise` and unknown inputs are errors.
+#[test]
+fn vit_mae_draws_noise_and_checks_inputs() {
+    let dir = fixture("vit_mae");
+    let m = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let (inputs, _) = golden("vit_mae");
+    let pixels = inputs["pixel_values"].clone();
+    let run = |named: Vec<(&str, Tensor)>| {
+        let named = named.into_iter().map(|(k, v)| (k.to_string(), v)).collect::<BTreeMap<_, _>>();
+        m.forward_named(&named, false).map_err(|e| e.to_string())
+    };
+    let drawn = run(vec![("pixel_values", pixels.clone())]).unwrap();
+    let get = |out: &[(String, Tensor)], key: &str| out.iter().find(|(k, _)| k == key).unwrap().1.clone();
+    let mask = get(&drawn, "mask").to_dtype(DType::F32).unwrap();
+    assert_eq!(mask.dims(), [2, 16]);
+    assert_eq!(mask.sum([1], false).unwrap().to_vec::<f32>().unwrap(), vec![8.0, 8.0]);
+    let restore = get(&drawn, "ids_restore").to_dtype(DType::I64).unwrap();
+    let mut rows = restore.to_vec::<i64>().unwrap();
+    for row in rows.chunks_mut(16) {
+        row.sort();
+        assert_eq!(row, (0..16).collect::<Vec<i64>>());
+    }
+    // A noise that ranks the same patches first (kept in another order): the class token agrees.
+    let noise = mask.add(Tensor::rand([2, 16], DType::F32).unwrap().mul(0.5).unwrap()).unwrap();
+    let given = run(vec![("pixel_values", pixels.clone()), ("noise", noise)]).unwrap();
+    let cls = |out: &[(String, Tensor)]| get(out, "last_hidden_state").select(1, 0).unwrap();
+    assert_close("class token", &cls(&given), &cls(&drawn), 1e-5, 1e-5);
+    let err = run(vec![("pixel_values", Tensor::zeros([1, 3, 16, 12], DType::F32).unwrap())]).unwrap_err();
+    assert!(err.contains("16×16") && err.contains("16×12"), "{err}");
+    let err =
+        run(vec![("pixel_values", pixels.clone()), ("noise", Tensor::zeros([2, 15], DType::F32).unwrap())])
+            .unwrap_err();
+    assert!(err.contains("noise") && err.contains("[2, 16]"), "{err}");
+    let err =
+        run(vec![("pixel_values", pixels), ("labels", Tensor::zeros([2], DType::I64).unwrap())]).unwrap_err();
+    assert!(err.contains("unexpected input 'labels'"), "{err}");
+}
+
 /// DPT-Hybrid: the base model (a pre-activation BiT, its stem and second stage handed on as
 /// `intermediate_activations`) and the depth head (a post-activation BiT with SAME padding, its
 /// first two stages fed to the neck).

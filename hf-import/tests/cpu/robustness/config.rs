@@ -118,6 +118,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     // MobileNet's width rounding, strides and dilations.
     "mobilenet_v2_seg",
     "mobilevit_seg",
+    "vit_mae_pretrain",
     "efficientnet_cls",
     "regnet_cls",
     "glpn_depth",

@@ -33,6 +33,8 @@ const IMAGE_FIXTURES: &[&str] = &[
     "mobilevit",
     "mobilevit_cls",
     "mobilevit_seg",
+    "vit_mae",
+    "vit_mae_pretrain",
     "efficientnet_cls",
     "efficientnet",
     "regnet_cls",
