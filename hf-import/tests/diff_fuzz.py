@@ -3803,6 +3803,31 @@ def gen_mobilevit(r):
 FAMILIES["mobilevit"] = gen_mobilevit
 
 
+def gen_cvt(r):
+    """CvT: 1-3 stages (transformers needs stage s to hold more than s blocks), patch kernels, strides and paddings,
+    widths and heads, MLP ratios, query/key/value kernels with the padding that keeps the query's map, key/value
+    strides, biases, class tokens in the last stage or none; the base model or the classifier; any image size."""
+    n = r.randint(1, 3)
+    heads = [r.choice([1, 2]) for _ in range(n)]
+    kernels = [r.choice([1, 3, 5]) for _ in range(n)]
+    c = dict(patch_sizes=[r.choice([3, 5, 7]) for _ in range(n)], patch_stride=[r.choice([1, 2, 4]) for _ in range(n)],
+             patch_padding=[r.randint(0, 2) for _ in range(n)], embed_dim=[h * r.choice([4, 8]) for h in heads],
+             num_heads=heads, depth=[s + r.randint(1, 2) for s in range(n)],
+             mlp_ratio=[r.choice([1.0, 2.0, 2.5]) for _ in range(n)], qkv_bias=[r.random() < 0.7 for _ in range(n)],
+             cls_token=[False] * (n - 1) + [r.random() < 0.6], qkv_projection_method=["dw_bn"] * n,
+             kernel_qkv=kernels, padding_q=[k // 2 for k in kernels], stride_q=[1] * n,
+             padding_kv=[r.randint(0, k // 2) for k in kernels], stride_kv=[r.choice([1, 2, 3]) for _ in range(n)],
+             num_channels=r.choice([1, 3]), attention_drop_rate=[0.0] * n, drop_rate=[0.0] * n,
+             drop_path_rate=[0.0] * n)
+    cls = r.choice([tf.CvtModel, tf.CvtForImageClassification])
+    if cls is tf.CvtForImageClassification:
+        c = with_labels(r, c)
+    return cls, tf.CvtConfig, c
+
+
+FAMILIES["cvt"] = gen_cvt
+
+
 def gen_efficientnet(r):
     """EfficientNet: 1-4 stages (kernels 1-5, strides 1-2, repeats, expansion ratios 1-3), width and depth
     coefficients, the divisor, blocks with symmetric depthwise padding, the squeeze ratio, mean or max pooling,
@@ -3935,7 +3960,7 @@ ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
           "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn", "bit",
-          "poolformer", "mobilevit", "vit_mae"}
+          "poolformer", "mobilevit", "vit_mae", "cvt"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -4016,6 +4041,8 @@ def image_inputs(r, model_cls, cfg):
             hgt, wid = unit * r.randint(1, 3), unit * r.randint(1, 3)
             if name == "GLPNModel":
                 hgt, wid = r.randint(8, 48), r.randint(8, 48)
+        if name.startswith("Cvt"):  # any size large enough for the strided stages' kernels
+            hgt, wid = r.randint(24, 64), r.randint(24, 64)
         if name.startswith("EfficientNet"):  # (large enough for the strided kernels transformers pads by hand)
             hgt, wid = r.randint(24, 48), r.randint(24, 48)
         b = r.randint(1, 3)

@@ -466,6 +466,19 @@ def mobilevit():
           x, prepare=batch_norm_stats)
 
 
+def cvt():
+    """CvT on odd 37x29 images, three stages 8, 16 and 24 wide (1, 2 and 3 heads): `cvt` (the base model, the last
+    stage's class token); `cvt_cls` (the classifier on the normed map's mean: no class token, no query/key/value
+    biases in the second stage, keys and values strided by 3 with 5x5 kernels), the batch norms' statistics drawn."""
+    base = dict(embed_dim=[8, 16, 24], num_heads=[1, 2, 3], depth=[1, 2, 3], mlp_ratio=[2.0, 2.0, 3.0])
+    x = {"pixel_values": pixels(2, 3, 37, 29, 270)}
+    build("cvt", tf.CvtModel, tf.CvtConfig(**base), 271, x, prepare=batch_norm_stats)
+    build("cvt_cls", tf.CvtForImageClassification,
+          tf.CvtConfig(**base, cls_token=[False, False, False], qkv_bias=[True, False, True], kernel_qkv=[3, 5, 3], padding_q=[1, 2, 1],
+                       padding_kv=[1, 2, 1], stride_kv=[2, 3, 2], **labels("cat", "dog", "bird")), 272, x,
+          prepare=batch_norm_stats)
+
+
 def efficientnet():
     """EfficientNet on odd 45x37 images: `efficientnet_cls` (widths a quarter rounded to 4s, repeats halved and
     rounded up, expansions of 2, the second block's depthwise padding symmetric, swish); `efficientnet` (the base model
@@ -546,6 +559,7 @@ if __name__ == "__main__":
     dpt_hybrid()
     vit_mae()
     mobilevit()
+    cvt()
     depth_anything()
     swinv2()
     dinov3()

@@ -135,6 +135,7 @@ impl AutoModel {
             | "MobileNetV2ForSemanticSegmentation" => {
                 AutoModel::MobileNet(MobileNet::load(arch, cfg, weights)?)
             }
+            "CvtModel" | "CvtForImageClassification" => AutoModel::Cvt(Cvt::load(arch, cfg, weights)?),
             "MobileViTModel" | "MobileViTForImageClassification" | "MobileViTForSemanticSegmentation" => {
                 AutoModel::MobileVit(MobileVit::load(arch, cfg, weights)?)
             }

@@ -20,6 +20,7 @@ mod codegen;
 mod cohere;
 mod conv_bn;
 mod convnext;
+mod cvt;
 mod deberta_v2;
 pub mod decoder;
 mod decoder_classifier;
@@ -148,6 +149,7 @@ pub use self::classification::{
 pub use self::clip::{Clip, ClipTextConfig, ClipTextTower, ClipVisionConfig, ClipVisionTower, TowerOutput};
 pub use self::cohere::{Cohere2ForCausalLM, Cohere2MoeForCausalLM, CohereForCausalLM};
 pub use self::convnext::ConvNext;
+pub use self::cvt::Cvt;
 pub use self::cwm::CwmForCausalLM;
 pub use self::dbrx::DbrxForCausalLM;
 pub use self::deberta_v2::{
@@ -579,6 +581,8 @@ pub enum AutoModel {
     Dpt(Dpt),
     /// MobileNet V1's and V2's models, classifiers and V2's segmenter
     MobileNet(MobileNet),
+    /// CvT's model and classifier
+    Cvt(Cvt),
     /// ViT-MAE's model and pre-training model
     ViTMae(ViTMae),
     /// MobileViT's model, classifier and segmenter

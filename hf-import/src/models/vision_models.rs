@@ -41,6 +41,7 @@ impl AutoModel {
                 | AutoModel::Dpt(_)
                 | AutoModel::MobileNet(_)
                 | AutoModel::MobileVit(_)
+                | AutoModel::Cvt(_)
                 | AutoModel::ViTMae(_)
                 | AutoModel::EfficientNet(_)
                 | AutoModel::RegNet(_)
@@ -89,6 +90,7 @@ impl AutoModel {
             AutoModel::Dpt(m) => m.device(),
             AutoModel::MobileNet(m) => m.device(),
             AutoModel::MobileVit(m) => m.device(),
+            AutoModel::Cvt(m) => m.device(),
             AutoModel::ViTMae(m) => m.device(),
             AutoModel::EfficientNet(m) => m.device(),
             AutoModel::RegNet(m) => m.device(),
@@ -191,6 +193,7 @@ impl AutoModel {
             AutoModel::Dpt(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::MobileNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::MobileVit(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Cvt(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ViTMae(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::EfficientNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::RegNet(m) => return m.forward_named(&inputs, output_hidden_states),

@@ -473,6 +473,16 @@ fn dense_prediction_checks_image_sizes() {
     }
 }
 
+/// CvT: the base model (the last stage's class token) and the classifier on the normed map's
+/// mean (no class token; a stage without query/key/value biases, 5×5 key and value kernels of
+/// stride 3), on an odd image.
+#[test]
+fn cvt_model_and_classifier() {
+    for name in ["cvt", "cvt_cls"] {
+        check(name);
+    }
+}
+
 /// ViT-MAE on a given `noise`: the base model (half the patches kept) and the pre-training
 /// model (a quarter kept; the decoder's pixels and the loss on normalised patches).
 #[test]

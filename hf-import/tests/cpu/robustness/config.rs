@@ -119,6 +119,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "mobilenet_v2_seg",
     "mobilevit_seg",
     "vit_mae_pretrain",
+    "cvt_cls",
     "efficientnet_cls",
     "regnet_cls",
     "glpn_depth",

@@ -35,6 +35,8 @@ const IMAGE_FIXTURES: &[&str] = &[
     "mobilevit_seg",
     "vit_mae",
     "vit_mae_pretrain",
+    "cvt",
+    "cvt_cls",
     "efficientnet_cls",
     "efficientnet",
     "regnet_cls",
