@@ -3828,6 +3828,26 @@ def gen_cvt(r):
 FAMILIES["cvt"] = gen_cvt
 
 
+def gen_levit(r):
+    """LeViT: 1-3 stages (widths multiples of 8 that key_dim[0] divides), heads, key widths, depths 0-2, MLP and
+    attention ratios (no MLPs too), embedding kernels/strides/paddings that reach a grid of image / patch; the base
+    model, the classifier or the teacher-distilled one; images of image_size."""
+    n = r.randint(1, 3)
+    k0 = r.choice([4, 8])
+    c = dict(hidden_sizes=sorted(8 * k0 // 4 * r.randint(1, 3) for _ in range(n + 2))[:max(n, min(n, 2) + 1)],
+             num_attention_heads=[r.randint(1, 3) for _ in range(n)], depths=[r.randint(0, 2) for _ in range(n)],
+             key_dim=[k0] + [r.choice([4, 8]) for _ in range(n - 1)], mlp_ratio=[r.randint(0, 2) for _ in range(n)],
+             attention_ratio=[r.randint(1, 3) for _ in range(n)], num_channels=r.choice([1, 3]), patch_size=16,
+             image_size=16 * r.randint(1, 5), kernel_size=3, stride=2, padding=1)
+    cls = r.choice([tf.LevitModel, tf.LevitForImageClassification, tf.LevitForImageClassificationWithTeacher])
+    if cls is not tf.LevitModel:
+        c = with_labels(r, c)
+    return cls, tf.LevitConfig, c
+
+
+FAMILIES["levit"] = gen_levit
+
+
 def gen_efficientnet(r):
     """EfficientNet: 1-4 stages (kernels 1-5, strides 1-2, repeats, expansion ratios 1-3), width and depth
     coefficients, the divisor, blocks with symmetric depthwise padding, the squeeze ratio, mean or max pooling,
@@ -3960,7 +3980,7 @@ ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
           "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn", "bit",
-          "poolformer", "mobilevit", "vit_mae", "cvt"}
+          "poolformer", "mobilevit", "vit_mae", "cvt", "levit"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 

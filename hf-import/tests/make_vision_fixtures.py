@@ -479,6 +479,31 @@ def cvt():
           prepare=batch_norm_stats)
 
 
+def levit_norm_stats(model, seed):
+    """Every batch norm's running statistics drawn, LeViT's 1-d ones too."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for bn in (m for m in model.modules() if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d))):
+            bn.running_mean.copy_(0.1 * torch.randn(bn.running_mean.shape, generator=g))
+            bn.running_var.copy_(0.5 + torch.rand(bn.running_var.shape, generator=g))
+
+
+def levit():
+    """LeViT on 96x96 images: a 6x6 grid of 16-pixel tokens, shrunk to 3x3 and 2x2 between the three stages (16,
+    24, 32 wide; keys 4 wide), every batch norm's statistics drawn: `levit` (the base model), `levit_cls` (the
+    classifier: no MLPs in the second stage, attention ratio 3), `levit_teacher` (the classifier and its distillation
+    head averaged)."""
+    base = dict(image_size=96, hidden_sizes=[16, 24, 32], num_attention_heads=[2, 3, 4], depths=[1, 2, 1],
+                key_dim=[4, 4, 4])
+    x = {"pixel_values": pixels(2, 3, 96, 96, 280)}
+    build("levit", tf.LevitModel, tf.LevitConfig(**base), 281, x, prepare=levit_norm_stats)
+    build("levit_cls", tf.LevitForImageClassification,
+          tf.LevitConfig(**base, mlp_ratio=[2, 0, 2], attention_ratio=[2, 3, 2], **labels("cat", "dog", "bird")), 282,
+          x, prepare=levit_norm_stats)
+    build("levit_teacher", tf.LevitForImageClassificationWithTeacher,
+          tf.LevitConfig(**base, **labels("cat", "dog", "bird")), 283, x, prepare=levit_norm_stats)
+
+
 def efficientnet():
     """EfficientNet on odd 45x37 images: `efficientnet_cls` (widths a quarter rounded to 4s, repeats halved and
     rounded up, expansions of 2, the second block's depthwise padding symmetric, swish); `efficientnet` (the base model
@@ -560,6 +585,7 @@ if __name__ == "__main__":
     vit_mae()
     mobilevit()
     cvt()
+    levit()
     depth_anything()
     swinv2()
     dinov3()

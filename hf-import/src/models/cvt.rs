@@ -80,8 +80,9 @@ struct Stage {
 #[derive(Debug, Clone)]
 pub struct Cvt {
     stages: Vec<Stage>,
-    /// the norm and the classifier (`None` for 0 labels)
-    head: Option<(LayerNorm, Option<Linear>)>,
+    /// the norm, the classifier (`None` for 0 labels), and whether it reads the class token (else
+    /// the map's mean)
+    head: Option<(LayerNorm, Option<Linear>, bool)>,
     channels: usize,
 }
 
@@ -140,7 +141,10 @@ impl Cvt {
         }
         let channels = cfg.usize_or("num_channels", 3)?;
         let v = weights.base_vars("cvt").pp("encoder.stages");
-        let last = widths[n - 1];
+        // (transformers makes the class tokens, the norm and the classifier `embed_dim[-1]` wide,
+        // and pools by `cls_token[-1]`: the lists' last entries, whatever the stage count.)
+        let last = widths[widths.len() - 1];
+        let pool_cls = cls[cls.len() - 1];
         let mut stages = Vec::with_capacity(n);
         for s in 0..n {
             if methods[s] != "dw_bn" {
@@ -216,6 +220,7 @@ impl Cvt {
                     0 => None,
                     labels => Some(Linear::load(&weights.vars("classifier"), last, labels, true)?),
                 },
+                pool_cls,
             )),
             _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
         };
@@ -249,10 +254,15 @@ impl Cvt {
                 out.extend(cls.map(|c| ("cls_token_value".to_string(), c)));
                 out
             }
-            Some((norm, classifier)) => {
-                let tokens = match cls {
-                    Some(c) => c,
-                    None => h.flatten(2, -1)?.transpose(1, 2)?,
+            Some((norm, classifier, pool_cls)) => {
+                let tokens = match (pool_cls, cls) {
+                    (true, Some(c)) => c,
+                    (true, None) => {
+                        return Err(Error::Config(
+                            "cls_token's last entry is true, but the last stage has no class token".into(),
+                        ))
+                    }
+                    (false, _) => h.flatten(2, -1)?.transpose(1, 2)?,
                 };
                 let pooled = norm.forward(&tokens)?.mean([1], false)?;
                 let logits = match classifier {

@@ -136,6 +136,9 @@ impl AutoModel {
                 AutoModel::MobileNet(MobileNet::load(arch, cfg, weights)?)
             }
             "CvtModel" | "CvtForImageClassification" => AutoModel::Cvt(Cvt::load(arch, cfg, weights)?),
+            "LevitModel" | "LevitForImageClassification" | "LevitForImageClassificationWithTeacher" => {
+                AutoModel::Levit(Levit::load(arch, cfg, weights)?)
+            }
             "MobileViTModel" | "MobileViTForImageClassification" | "MobileViTForSemanticSegmentation" => {
                 AutoModel::MobileVit(MobileVit::load(arch, cfg, weights)?)
             }

@@ -202,6 +202,7 @@ pub use self::jais2::Jais2ForCausalLM;
 pub use self::jamba::JambaForCausalLM;
 pub use self::kolibri1::Kolibri1ForCausalLM;
 pub use self::laguna::LagunaForCausalLM;
+pub use self::levit::Levit;
 pub use self::lfm2::{Lfm2ForCausalLM, Lfm2MoeForCausalLM};
 pub use self::lfm3::Lfm3ForCausalLM;
 pub use self::llama::{ArceeForCausalLM, LlamaForCausalLM};
@@ -581,6 +582,8 @@ pub enum AutoModel {
     Dpt(Dpt),
     /// MobileNet V1's and V2's models, classifiers and V2's segmenter
     MobileNet(MobileNet),
+    /// LeViT's model and classifiers
+    Levit(Levit),
     /// CvT's model and classifier
     Cvt(Cvt),
     /// ViT-MAE's model and pre-training model
@@ -740,6 +743,7 @@ mod hyperclovax;
 mod jais2;
 mod kolibri1;
 mod laguna;
+mod levit;
 mod lfm3;
 mod llama4;
 mod llava_videos;

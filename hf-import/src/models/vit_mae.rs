@@ -180,9 +180,7 @@ impl ViTMae {
         let positions = self.vit.positions();
         let patches = patches.add(&positions.narrow(1, 1, n)?)?;
         let noise = match inputs.get("noise") {
-            Some(noise) if noise.dims() == [b, n] && noise.dtype().is_float() => {
-                noise.to_dtype(DType::F32)?.to(self.device())?
-            }
+            Some(noise) if noise.dims() == [b, n] && noise.dtype().is_float() => noise.to(self.device())?,
             Some(noise) => {
                 return Err(Error::Input(format!(
                     "input 'noise' must be a float tensor [batch, patches] = [{b}, {n}], got {:?} {:?}",

@@ -483,6 +483,22 @@ fn cvt_model_and_classifier() {
     }
 }
 
+/// LeViT: the base model, the classifier (a stage without MLPs, another attention ratio) and the
+/// teacher-distilled classifier, on a 6×6 grid shrunk to 3×3 and 2×2, every batch norm's
+/// statistics drawn; an image of another size is an error naming the grids.
+#[test]
+fn levit_model_and_classifiers() {
+    for name in ["levit", "levit_cls", "levit_teacher"] {
+        check(name);
+    }
+    let dir = fixture("levit");
+    let m = AutoModel::load(&Config::load(&dir).unwrap(), &Weights::load(&dir, None).unwrap()).unwrap();
+    let named =
+        BTreeMap::from([("pixel_values".to_string(), Tensor::zeros([1, 3, 64, 96], DType::F32).unwrap())]);
+    let err = m.forward_named(&named, false).unwrap_err().to_string();
+    assert!(err.contains("6×6") && err.contains("4×6"), "{err}");
+}
+
 /// ViT-MAE on a given `noise`: the base model (half the patches kept) and the pre-training
 /// model (a quarter kept; the decoder's pixels and the loss on normalised patches).
 #[test]

@@ -120,6 +120,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "mobilevit_seg",
     "vit_mae_pretrain",
     "cvt_cls",
+    "levit_teacher",
     "efficientnet_cls",
     "regnet_cls",
     "glpn_depth",
