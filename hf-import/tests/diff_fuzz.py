@@ -2984,6 +2984,22 @@ def gen_vit_mae(r):
     return cls, tf.ViTMAEConfig, c
 
 
+def gen_yolos(r):
+    """YolosModel or YolosForObjectDetection: a random ViT, 1-5 detection tokens, positions stored for a random grid
+    and resampled bicubically to other images' grids, mid-position tables or none."""
+    h, nh, _ = heads(r)
+    patch = r.choice([4, 8])
+    c = dict(hidden_size=h, num_hidden_layers=r.randint(1, 3), num_attention_heads=nh,
+             intermediate_size=r.choice([24, 64]), hidden_act=r.choice(["gelu", "relu", "gelu_new"]),
+             layer_norm_eps=r.choice([1e-12, 1e-6]), image_size=[patch * r.randint(1, 4), patch * r.randint(1, 4)],
+             patch_size=patch, num_channels=r.choice([1, 3]), qkv_bias=r.random() < 0.7,
+             num_detection_tokens=r.randint(1, 5), use_mid_position_embeddings=r.random() < 0.6)
+    cls = r.choice([tf.YolosModel, tf.YolosForObjectDetection])
+    if cls is tf.YolosForObjectDetection:
+        c = with_labels(r, c)
+    return cls, tf.YolosConfig, c
+
+
 def gen_dinov2(r):
     """Dinov2Model or Dinov2ForImageClassification: MLP or SwiGLU blocks, mlp_ratio, layer scales, and images of
     other sizes than the configured one (positions resampled bicubically)."""
@@ -3201,7 +3217,7 @@ FAMILIES = {
     "mpnet_qa": per_token(gen_mpnet, tf.MPNetForQuestionAnswering),
     "modernbert_tok": per_token(gen_modernbert, tf.ModernBertForTokenClassification),
     "modernbert_qa": per_token(gen_modernbert, tf.ModernBertForQuestionAnswering),
-    "vit": gen_vit, "vit_mae": gen_vit_mae, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
+    "vit": gen_vit, "vit_mae": gen_vit_mae, "yolos": gen_yolos, "clip": gen_clip, "t5": gen_t5, "bart": gen_bart, "whisper": gen_whisper, "falcon": gen_falcon, "olmo": gen_olmo, "dinov2": gen_dinov2, "siglip": gen_siglip,
     "falcon_cls": decoder_cls(gen_falcon, tf.FalconForSequenceClassification),
     "olmo3": gen_olmo3, "granite": gen_granite, "smollm3": gen_smollm3, "cohere": gen_cohere, "opt": gen_opt, "gptj": gen_gptj, "stablelm": gen_stablelm,
     "gpt_neo": gen_gpt_neo, "gpt_neo_cls": decoder_cls(gen_gpt_neo, tf.GPTNeoForSequenceClassification),
@@ -3980,7 +3996,7 @@ ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
           "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn", "bit",
-          "poolformer", "mobilevit", "vit_mae", "cvt", "levit"}
+          "poolformer", "mobilevit", "vit_mae", "cvt", "levit", "yolos"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -4061,6 +4077,9 @@ def image_inputs(r, model_cls, cfg):
             hgt, wid = unit * r.randint(1, 3), unit * r.randint(1, 3)
             if name == "GLPNModel":
                 hgt, wid = r.randint(8, 48), r.randint(8, 48)
+        if name.startswith("Yolos"):  # any grid: positions resampled
+            p = vision["patch_size"]
+            hgt, wid = p * r.randint(1, 5) + r.choice([0, 1]), p * r.randint(1, 5) + r.choice([0, 1])
         if name.startswith("Cvt"):  # any size large enough for the strided stages' kernels
             hgt, wid = r.randint(24, 64), r.randint(24, 64)
         if name.startswith("EfficientNet"):  # (large enough for the strided kernels transformers pads by hand)

@@ -106,6 +106,18 @@ def vit_mae():
                           decoder_num_attention_heads=2, decoder_intermediate_size=16, norm_pix_loss=True), 263, x)
 
 
+def yolos():
+    """YOLOS on 8-pixel patches, positions stored for a 3x4 grid (24x32 images) and resampled bicubically, 3
+    detection tokens: `yolos` (the base model with its pooler, no mid-position tables, 32x40 images); `yolos_det`
+    (the detector: each block but the last adding its own resampled table, 40x24 images, 3 labels)."""
+    vit = dict(TOWER, num_hidden_layers=3, attn_implementation="eager", image_size=[24, 32], patch_size=8,
+               num_detection_tokens=3)
+    build("yolos", tf.YolosModel, tf.YolosConfig(**vit, use_mid_position_embeddings=False), 290,
+          {"pixel_values": pixels(2, 3, 32, 40, 291)})
+    build("yolos_det", tf.YolosForObjectDetection, tf.YolosConfig(**vit, **labels("cat", "dog", "bird")), 292,
+          {"pixel_values": pixels(2, 3, 40, 24, 293)})
+
+
 # CLIP's tiny towers: text 32 wide over a 100-token vocabulary (eos 99, as the real tokenizer pads
 # with its eos), vision 48 wide on 16x16 images in 4x4 patches, both projected to 24.
 CLIP_TEXT = dict(TOWER, vocab_size=100, max_position_embeddings=16, eos_token_id=99, bos_token_id=98,
@@ -583,6 +595,7 @@ if __name__ == "__main__":
     dpt()
     dpt_hybrid()
     vit_mae()
+    yolos()
     mobilevit()
     cvt()
     levit()

@@ -265,6 +265,7 @@ pub use self::vit_mae::ViTMae;
 pub use self::wav2vec2::Wav2Vec2;
 pub use self::whisper::{Whisper, WhisperConfig};
 pub use self::xglm::XGLMForCausalLM;
+pub use self::yolos::Yolos;
 pub use self::youtu::YoutuForCausalLM;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -584,6 +585,8 @@ pub enum AutoModel {
     MobileNet(MobileNet),
     /// LeViT's model and classifiers
     Levit(Levit),
+    /// YOLOS's model and object detector
+    Yolos(Yolos),
     /// CvT's model and classifier
     Cvt(Cvt),
     /// ViT-MAE's model and pre-training model
@@ -762,4 +765,5 @@ mod poolformer;
 mod regnet;
 mod solar_open;
 mod vit_mae;
+mod yolos;
 mod youtu;

@@ -211,6 +211,7 @@ pub const MODEL_TYPES: &[(&str, &str)] = &[
     ("xglm", "XGLMForCausalLM"),
     ("xlm-roberta", "XLMRobertaModel"),
     ("xlm-roberta-xl", "XLMRobertaXLModel"),
+    ("yolos", "YolosModel"),
     ("youtu", "YoutuForCausalLM"),
 ];
 
@@ -584,6 +585,8 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "MobileViTForImageClassification",
     "CvtModel",
     "CvtForImageClassification",
+    "YolosModel",
+    "YolosForObjectDetection",
     "LevitModel",
     "LevitForImageClassification",
     "LevitForImageClassificationWithTeacher",

@@ -42,6 +42,7 @@ impl AutoModel {
                 | AutoModel::MobileNet(_)
                 | AutoModel::MobileVit(_)
                 | AutoModel::Cvt(_)
+                | AutoModel::Yolos(_)
                 | AutoModel::Levit(_)
                 | AutoModel::ViTMae(_)
                 | AutoModel::EfficientNet(_)
@@ -92,6 +93,7 @@ impl AutoModel {
             AutoModel::MobileNet(m) => m.device(),
             AutoModel::MobileVit(m) => m.device(),
             AutoModel::Cvt(m) => m.device(),
+            AutoModel::Yolos(m) => m.device(),
             AutoModel::Levit(m) => m.device(),
             AutoModel::ViTMae(m) => m.device(),
             AutoModel::EfficientNet(m) => m.device(),
@@ -196,6 +198,7 @@ impl AutoModel {
             AutoModel::MobileNet(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::MobileVit(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Cvt(m) => return m.forward_named(&inputs, output_hidden_states),
+            AutoModel::Yolos(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::Levit(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::ViTMae(m) => return m.forward_named(&inputs, output_hidden_states),
             AutoModel::EfficientNet(m) => return m.forward_named(&inputs, output_hidden_states),

@@ -499,6 +499,16 @@ fn levit_model_and_classifiers() {
     assert!(err.contains("6×6") && err.contains("4×6"), "{err}");
 }
 
+/// YOLOS: the base model (its pooler, no mid-position tables) and the detector (every block but
+/// the last adding its resampled table; class logits and boxes of 3 detection tokens), on images
+/// of other sizes than the stored grid's.
+#[test]
+fn yolos_model_and_detector() {
+    for name in ["yolos", "yolos_det"] {
+        check(name);
+    }
+}
+
 /// ViT-MAE on a given `noise`: the base model (half the patches kept) and the pre-training
 /// model (a quarter kept; the decoder's pixels and the loss on normalised patches).
 #[test]

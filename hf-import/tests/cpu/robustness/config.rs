@@ -121,6 +121,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "vit_mae_pretrain",
     "cvt_cls",
     "levit_teacher",
+    "yolos_det",
     "efficientnet_cls",
     "regnet_cls",
     "glpn_depth",

@@ -40,6 +40,8 @@ const IMAGE_FIXTURES: &[&str] = &[
     "levit",
     "levit_cls",
     "levit_teacher",
+    "yolos",
+    "yolos_det",
     "efficientnet_cls",
     "efficientnet",
     "regnet_cls",
