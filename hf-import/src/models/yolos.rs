@@ -90,12 +90,13 @@ impl Yolos {
         )?
         .any_size();
         let grid = (c.image.0 / patch, c.image.1 / patch);
-        let len = (grid.0 * grid.1).saturating_add(tokens).saturating_add(1);
+        let len = grid.0.saturating_mul(grid.1).saturating_add(tokens).saturating_add(1);
         let mid_positions = match cfg.bool_or("use_mid_position_embeddings", true)? {
             true if c.layers > 1 => {
                 // (Its sequence counts `image height · width / patch²` patches.)
-                let mid_len =
-                    (c.image.0.saturating_mul(c.image.1) / (patch * patch)).saturating_add(tokens + 1);
+                let mid_len = (c.image.0.saturating_mul(c.image.1) / patch.saturating_mul(patch))
+                    .saturating_add(tokens)
+                    .saturating_add(1);
                 let shape = [c.layers - 1, 1, mid_len, c.hidden];
                 let names =
                     ["encoder.mid_position_embeddings", "encoder.interpolation.mid_position_embeddings"];
@@ -126,7 +127,7 @@ impl Yolos {
             "YolosForObjectDetection" => {
                 let labels = super::classification::num_labels(cfg)?;
                 let heads = (
-                    Mlp::load(&weights.vars("class_labels_classifier"), c.hidden, labels + 1)?,
+                    Mlp::load(&weights.vars("class_labels_classifier"), c.hidden, labels.saturating_add(1))?,
                     Mlp::load(&weights.vars("bbox_predictor"), c.hidden, 4)?,
                 );
                 (None, Some(heads))
