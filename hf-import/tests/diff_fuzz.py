@@ -3819,6 +3819,25 @@ def gen_mobilevit(r):
 FAMILIES["mobilevit"] = gen_mobilevit
 
 
+def gen_mobilevitv2(r):
+    """MobileViTV2: width multipliers, attention units and block counts, expansion and FFN multipliers, patch sides
+    1-3, odd depthwise kernels, output strides (dilations), activations; the base model, the classifier or the
+    DeepLabV3 segmenter; images large enough for a whole patch in the last map."""
+    c = dict(width_multiplier=r.choice([0.125, 0.25, 0.5]), n_attn_blocks=[r.randint(0, 2) for _ in range(3)],
+             base_attn_unit_dims=[r.choice([32, 64, 96]) for _ in range(3)], expand_ratio=r.choice([1.0, 2.0, 2.5]),
+             ffn_multiplier=r.choice([1, 2]), patch_size=r.randint(1, 3), conv_kernel_size=r.choice([1, 3, 5]),
+             output_stride=r.choice([8, 16, 32]), hidden_act=r.choice(["swish", "gelu", "relu"]),
+             layer_norm_eps=r.choice([1e-5, 1e-6]), num_channels=r.choice([1, 3]),
+             atrous_rates=[r.randint(1, 4) for _ in range(3)], aspp_out_channels=r.choice([8, 16]))
+    cls = r.choice([tf.MobileViTV2Model, tf.MobileViTV2ForImageClassification, tf.MobileViTV2ForSemanticSegmentation])
+    if cls is not tf.MobileViTV2Model:
+        c = with_labels(r, c)
+    return cls, tf.MobileViTV2Config, c
+
+
+FAMILIES["mobilevitv2"] = gen_mobilevitv2
+
+
 def gen_cvt(r):
     """CvT: 1-3 stages (transformers needs stage s to hold more than s blocks), patch kernels, strides and paddings,
     widths and heads, MLP ratios, query/key/value kernels with the padding that keeps the query's map, key/value
@@ -3996,7 +4015,7 @@ ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
           "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn", "bit",
-          "poolformer", "mobilevit", "vit_mae", "cvt", "levit", "yolos"}
+          "poolformer", "mobilevit", "mobilevitv2", "vit_mae", "cvt", "levit", "yolos"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -4080,6 +4099,8 @@ def image_inputs(r, model_cls, cfg):
         if name.startswith("Yolos"):  # any grid: positions resampled
             p = vision["patch_size"]
             hgt, wid = p * r.randint(1, 5) + r.choice([0, 1]), p * r.randint(1, 5) + r.choice([0, 1])
+        if name.startswith("MobileViTV2"):  # (a whole patch in the last map)
+            hgt, wid = r.randint(96, 128), r.randint(96, 128)
         if name.startswith("Cvt"):  # any size large enough for the strided stages' kernels
             hgt, wid = r.randint(24, 64), r.randint(24, 64)
         if name.startswith("EfficientNet"):  # (large enough for the strided kernels transformers pads by hand)

@@ -478,6 +478,25 @@ def mobilevit():
           x, prepare=batch_norm_stats)
 
 
+def mobilevitv2():
+    """MobileViTV2 on odd images whose maps hold pixels past their whole patches (left out, and zero when folded
+    back), widths scaled by 0.25, blocks of 1-2 layers, 16-wide attention units: `mobilevitv2_cls` (swish, the
+    classifier on the last map's mean; 45x37 images: maps of 6x5, 3x3, 2x2); `mobilevitv2` (the base model: gelu, 5x5
+    depthwise kernels, 3-pixel patches, 97x75 images: maps of 13x10, 7x5, 4x3); `mobilevitv2_seg` (output stride 8: the last two blocks dilate; DeepLabV3 with rates 1, 2, 3, 8
+    wide), the batch norms' statistics drawn."""
+    base = dict(width_multiplier=0.25, n_attn_blocks=[1, 2, 1], base_attn_unit_dims=[64, 64, 96], expand_ratio=2.0,
+                image_size=32)
+    x = {"pixel_values": pixels(2, 3, 45, 37, 300)}
+    build("mobilevitv2_cls", tf.MobileViTV2ForImageClassification,
+          tf.MobileViTV2Config(**base, **labels("cat", "dog", "bird")), 301, x, prepare=batch_norm_stats)
+    build("mobilevitv2", tf.MobileViTV2Model,
+          tf.MobileViTV2Config(**base, hidden_act="gelu", conv_kernel_size=5, patch_size=3), 302,
+          {"pixel_values": pixels(1, 3, 97, 75, 304)}, prepare=batch_norm_stats)
+    build("mobilevitv2_seg", tf.MobileViTV2ForSemanticSegmentation,
+          tf.MobileViTV2Config(**base, output_stride=8, atrous_rates=[1, 2, 3], aspp_out_channels=8, num_labels=2),
+          303, x, prepare=batch_norm_stats)
+
+
 def cvt():
     """CvT on odd 37x29 images, three stages 8, 16 and 24 wide (1, 2 and 3 heads): `cvt` (the base model, the last
     stage's class token); `cvt_cls` (the classifier on the normed map's mean: no class token, no query/key/value
@@ -597,6 +616,7 @@ if __name__ == "__main__":
     vit_mae()
     yolos()
     mobilevit()
+    mobilevitv2()
     cvt()
     levit()
     depth_anything()

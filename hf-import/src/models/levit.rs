@@ -183,6 +183,8 @@ pub struct Levit {
     channels: usize,
     /// the grid's side the biases were made for
     side: usize,
+    /// the embedding convolutions' kernel, stride and padding
+    conv: (usize, usize, usize),
 }
 
 impl Levit {
@@ -233,9 +235,16 @@ impl Levit {
             })
             .collect::<Result<Vec<_>>>()?;
         let mut side = image / patch;
-        if side > 1024 {
+        // (The bias tables pair every two points: a side of 64 already makes 16M pairs.)
+        if side > 64 {
             return Err(Error::Config(format!(
-                "image_size / patch_size ({image} / {patch}) gives a grid of {side}² points; at most 1024² are supported"
+                "image_size / patch_size ({image} / {patch}) gives a grid of {side}² points; at most 64² are supported"
+            )));
+        }
+        if hidden[0] < 8 || hidden[..n.min(2)].iter().any(|&c| c < key_dim[0]) {
+            return Err(Error::Config(format!(
+                "LeViT's first width must be at least 8 and the subsampled ones at least key_dim[0] ({}): hidden_sizes {hidden:?}",
+                key_dim[0]
             )));
         }
         let grid = side;
@@ -311,7 +320,7 @@ impl Levit {
             }
             _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
         };
-        Ok(Levit { embeddings, stages, head, channels, side: grid })
+        Ok(Levit { embeddings, stages, head, channels, side: grid, conv: (kernel, stride, padding) })
     }
 
     /// The device of the weights.
@@ -329,19 +338,26 @@ impl Levit {
     ) -> Result<Vec<(String, Tensor)>> {
         let mut x = pixels_of(inputs, self.embeddings[0].0.weight.dtype(), self.device(), self.channels)?;
         let (height, width) = (x.dims()[2], x.dims()[3]);
+        // (The grid is checked before the convolutions run: a wrong one fails, never allocates.)
+        let (k, s, p) = self.conv;
+        let side =
+            |len: usize| (0..4).try_fold(len, |len, _| (len + 2 * p).checked_sub(k).map(|l| l / s + 1));
+        let grid = (side(height), side(width));
+        if grid != (Some(self.side), Some(self.side)) {
+            return Err(Error::Input(format!(
+                "LeViT's attention biases are for a {0}×{0} grid, but {height}×{width} images give {1}",
+                self.side,
+                match grid {
+                    (Some(r), Some(c)) => format!("{r}×{c}"),
+                    _ => "none".to_string(),
+                }
+            )));
+        }
         for (i, (conv, norm)) in self.embeddings.iter().enumerate() {
             x = norm.forward(&conv.forward(&x)?)?;
             if i < 3 {
                 x = x.hardswish()?;
             }
-        }
-        if x.dims()[2..] != [self.side, self.side] {
-            return Err(Error::Input(format!(
-                "LeViT's attention biases are for a {0}×{0} grid, but {height}×{width} images give {1}×{2}",
-                self.side,
-                x.dims()[2],
-                x.dims()[3]
-            )));
         }
         let mut h = x.flatten(2, -1)?.transpose(1, 2)?;
         let mut hidden_states = Vec::new();

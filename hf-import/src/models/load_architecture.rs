@@ -140,6 +140,11 @@ impl AutoModel {
             "LevitModel" | "LevitForImageClassification" | "LevitForImageClassificationWithTeacher" => {
                 AutoModel::Levit(Levit::load(arch, cfg, weights)?)
             }
+            "MobileViTV2Model"
+            | "MobileViTV2ForImageClassification"
+            | "MobileViTV2ForSemanticSegmentation" => {
+                AutoModel::MobileVit(mobilevit_v2::load(arch, cfg, weights)?)
+            }
             "MobileViTModel" | "MobileViTForImageClassification" | "MobileViTForSemanticSegmentation" => {
                 AutoModel::MobileVit(MobileVit::load(arch, cfg, weights)?)
             }

@@ -15,6 +15,7 @@ use oxtorch_tensor::{Device, Tensor};
 
 use super::classification::num_labels;
 use super::conv_bn::{make_divisible, scaled, ConvLayer, ConvSpec, InvertedResidual};
+use super::mobilevit_v2::LinearBlock;
 use super::vision::pixels_of;
 use super::vit::{load_hub_layer, ViTConfig};
 use crate::config::Config;
@@ -24,7 +25,7 @@ use crate::weights::{Vars, Weights};
 
 /// A MobileViT block (`MobileViTLayer`).
 #[derive(Debug, Clone)]
-struct VitBlock {
+pub(super) struct VitBlock {
     downsample: InvertedResidual,
     local_kxk: ConvLayer,
     local_1x1: ConvLayer,
@@ -74,10 +75,12 @@ impl VitBlock {
 
 /// One stage of the encoder.
 #[derive(Debug, Clone)]
-enum Stage {
+pub(super) enum Stage {
     /// MobileNetV2's inverted residuals (`MobileViTMobileNetLayer`)
     MobileNet(Vec<InvertedResidual>),
     Vit(Box<VitBlock>),
+    /// MobileViTV2's block of separable (linear) self-attention
+    Linear(Box<LinearBlock>),
 }
 
 impl Stage {
@@ -85,6 +88,7 @@ impl Stage {
         match self {
             Stage::MobileNet(blocks) => blocks.iter().try_fold(x.clone(), |h, b| b.forward(&h)),
             Stage::Vit(block) => block.forward(x),
+            Stage::Linear(block) => block.forward(x),
         }
     }
 }
@@ -92,7 +96,7 @@ impl Stage {
 /// DeepLabV3's head: a 1×1 layer, three dilated 3×3 layers and the map's mean through a 1×1
 /// layer (broadcast back), concatenated, projected and classified.
 #[derive(Debug, Clone)]
-struct Aspp {
+pub(super) struct Aspp {
     /// the 1×1 and the dilated layers
     branches: Vec<ConvLayer>,
     pool: ConvLayer,
@@ -112,7 +116,7 @@ impl Aspp {
 
 /// What sits on the network.
 #[derive(Debug, Clone)]
-enum Head {
+pub(super) enum Head {
     /// the base model: `last_hidden_state`, `pooler_output`
     None,
     /// the classifier on `pooler_output` (`None` for 0 labels: the logits are the features)
@@ -123,24 +127,24 @@ enum Head {
 /// transformers' `MobileViTModel` and its heads.
 #[derive(Debug, Clone)]
 pub struct MobileVit {
-    stem: ConvLayer,
-    stages: Vec<Stage>,
-    /// `conv_1x1_exp` (not in the segmenter)
-    expand: Option<ConvLayer>,
-    head: Head,
-    channels: usize,
+    pub(super) stem: ConvLayer,
+    pub(super) stages: Vec<Stage>,
+    /// `conv_1x1_exp` (not in the segmenter, nor in V2)
+    pub(super) expand: Option<ConvLayer>,
+    pub(super) head: Head,
+    pub(super) channels: usize,
 }
 
 /// The sizes every layer reads.
-struct Sizes {
-    eps: f64,
-    act: Activation,
-    expand_ratio: f64,
+pub(super) struct Sizes {
+    pub(super) eps: f64,
+    pub(super) act: Activation,
+    pub(super) expand_ratio: f64,
 }
 
 impl Sizes {
     /// A convolution with a batch norm and the hidden activation.
-    fn conv(&self, kernel: usize, stride: usize, groups: usize) -> ConvSpec {
+    pub(super) fn conv(&self, kernel: usize, stride: usize, groups: usize) -> ConvSpec {
         ConvSpec {
             kernel,
             stride,
@@ -153,7 +157,7 @@ impl Sizes {
     }
 
     /// An inverted residual from `input` to `out` channels.
-    fn inverted(
+    pub(super) fn inverted(
         &self,
         v: &Vars<'_>,
         (input, out): (usize, usize),
@@ -296,25 +300,31 @@ impl MobileVit {
                 (Some(expand?), Head::Classifier(classifier))
             }
             "MobileViTForSemanticSegmentation" => {
-                (None, Head::Segmentation(Box::new(Self::load_aspp(cfg, weights, &neck)?)))
+                if neck.len() != 7 {
+                    return Err(Error::Config(format!(
+                        "MobileViT's segmenter needs exactly 7 neck_hidden_sizes, got {neck:?}"
+                    )));
+                }
+                (None, Head::Segmentation(Box::new(Self::load_aspp(cfg, weights, neck[5], 256)?)))
             }
             _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
         };
         Ok(MobileVit { stem, stages, expand, head, channels })
     }
 
-    /// `segmentation_head.*`: DeepLabV3 on the last block's `neck_hidden_sizes[-2]` channels.
-    fn load_aspp(cfg: &Config, weights: &Weights, neck: &[usize]) -> Result<Aspp> {
-        if neck.len() != 7 {
-            return Err(Error::Config(format!(
-                "MobileViT's segmenter needs exactly 7 neck_hidden_sizes, got {neck:?}"
-            )));
-        }
+    /// `segmentation_head.*`: DeepLabV3 on the last block's `input` channels.
+    /// (`aspp_out_channels` defaults to `default_width`.)
+    pub(super) fn load_aspp(
+        cfg: &Config,
+        weights: &Weights,
+        input: usize,
+        default_width: usize,
+    ) -> Result<Aspp> {
         let rates = cfg.usize_list_or("atrous_rates", &[6, 12, 18], 1)?;
         if rates.len() != 3 {
             return Err(Error::Config(format!("atrous_rates must hold 3 values, got {rates:?}")));
         }
-        let (input, out) = (neck[5], cfg.usize_or("aspp_out_channels", 256)?);
+        let out = cfg.usize_or("aspp_out_channels", default_width)?;
         let h = weights.vars("segmentation_head");
         let a = h.pp("aspp");
         let relu = |kernel: usize, dilation: usize| ConvSpec {
@@ -366,8 +376,11 @@ impl MobileVit {
         }
         let mut out = match (&self.head, &self.expand) {
             (Head::Segmentation(aspp), _) => vec![("logits".to_string(), aspp.forward(&h)?)],
-            (head, Some(expand)) => {
-                let last = expand.forward(&h)?;
+            (head, expand) => {
+                let last = match expand {
+                    Some(expand) => expand.forward(&h)?,
+                    None => h,
+                };
                 let pooled = last.mean([2, 3], false)?;
                 match head {
                     Head::Classifier(Some(c)) => vec![("logits".to_string(), c.forward(&pooled)?)],
@@ -375,7 +388,6 @@ impl MobileVit {
                     _ => vec![("last_hidden_state".to_string(), last), ("pooler_output".to_string(), pooled)],
                 }
             }
-            (_, None) => return Err(Error::Unsupported("MobileViT without its last 1×1 layer".into())),
         };
         out.extend(hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
         Ok(out)

@@ -591,7 +591,7 @@ pub enum AutoModel {
     Cvt(Cvt),
     /// ViT-MAE's model and pre-training model
     ViTMae(ViTMae),
-    /// MobileViT's model, classifier and segmenter
+    /// MobileViT's (V1's and V2's) model, classifier and segmenter
     MobileVit(MobileVit),
     /// `EfficientNetModel`, `EfficientNetForImageClassification`
     EfficientNet(EfficientNet),
@@ -759,6 +759,7 @@ mod mllama_images;
 mod mllama_vision;
 mod mobilenet;
 mod mobilevit;
+mod mobilevit_v2;
 mod modernbert_decoder;
 mod persimmon;
 mod poolformer;

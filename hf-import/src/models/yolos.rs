@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use oxtorch_tensor::{Device, Tensor};
 
 use super::vision::{pixels_of, size_pair, PatchEmbedding};
-use super::vit::{load_hub_layer, load_layer, ViTConfig};
+use super::vit::{load_hub_layer, ViTConfig};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{LayerNorm, Linear, PreNormEncoderLayer};
@@ -78,6 +78,11 @@ impl Yolos {
         let patch = cfg.usize_or("patch_size", 16)?;
         c.patch = (patch, patch);
         let tokens = cfg.usize_or("num_detection_tokens", 100)?;
+        if tokens == 0 {
+            return Err(Error::Config(
+                "num_detection_tokens must be positive (transformers fails on none)".into(),
+            ));
+        }
         let v = weights.base_vars("vit");
         let e = v.pp("embeddings");
         let patches = PatchEmbedding::load(
@@ -112,12 +117,9 @@ impl Yolos {
             }
             _ => None,
         };
-        let hub = v.contains("encoder.layer.0.attention.attention.query.weight");
+        // (YOLOS keeps the Hub's block names in transformers 5.)
         let layers = (0..c.layers)
-            .map(|i| match hub {
-                true => load_hub_layer(&v.pp("encoder.layer").pp(i), &c),
-                false => load_layer(&v.pp("encoder.layer").pp(i), &c),
-            })
+            .map(|i| load_hub_layer(&v.pp("encoder.layer").pp(i), &c))
             .collect::<Result<Vec<_>>>()?;
         let (pooler, heads) = match arch {
             "YolosModel" => match v.contains("pooler.dense.weight") {

@@ -509,6 +509,16 @@ fn yolos_model_and_detector() {
     }
 }
 
+/// MobileViTV2: the classifier, the base model (5×5 depthwise kernels, 3-pixel patches) and the
+/// DeepLabV3 segmenter (output stride 8), on an odd image whose maps hold pixels past their whole
+/// patches.
+#[test]
+fn mobilevitv2_classifier_model_and_segmenter() {
+    for name in ["mobilevitv2_cls", "mobilevitv2", "mobilevitv2_seg"] {
+        check(name);
+    }
+}
+
 /// ViT-MAE on a given `noise`: the base model (half the patches kept) and the pre-training
 /// model (a quarter kept; the decoder's pixels and the loss on normalised patches).
 #[test]

@@ -122,6 +122,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "cvt_cls",
     "levit_teacher",
     "yolos_det",
+    "mobilevitv2_seg",
     "efficientnet_cls",
     "regnet_cls",
     "glpn_depth",
