@@ -3863,6 +3863,27 @@ def gen_cvt(r):
 FAMILIES["cvt"] = gen_cvt
 
 
+def gen_pvt_v2(r):
+    """PVTv2: 1-4 stages of 0-2 blocks, patch sizes and strides, widths and heads, spatial-reduction ratios, MLP
+    ratios, query/key/value biases, linear attention (keys and values pooled to 7x7) or not, norm epsilons,
+    activations; the base model or the classifier; any image size."""
+    n = r.randint(1, 4)
+    heads = [r.choice([1, 2]) for _ in range(n)]
+    c = dict(num_encoder_blocks=n, depths=[r.randint(0, 2) for _ in range(n)],
+             sr_ratios=[r.choice([1, 2, 4]) for _ in range(n)], hidden_sizes=[h * r.choice([4, 8]) for h in heads],
+             patch_sizes=[r.choice([3, 5, 7]) for _ in range(n)], strides=[r.choice([1, 2, 4]) for _ in range(n)],
+             num_attention_heads=heads, mlp_ratios=[r.randint(1, 4) for _ in range(n)], qkv_bias=r.random() < 0.7,
+             linear_attention=r.random() < 0.4, layer_norm_eps=r.choice([1e-6, 1e-5]),
+             hidden_act=r.choice(["gelu", "relu", "gelu_new"]), num_channels=r.choice([1, 3]))
+    cls = r.choice([tf.PvtV2Model, tf.PvtV2ForImageClassification])
+    if cls is tf.PvtV2ForImageClassification:
+        c = with_labels(r, c)
+    return cls, tf.PvtV2Config, c
+
+
+FAMILIES["pvt_v2"] = gen_pvt_v2
+
+
 def gen_levit(r):
     """LeViT: 1-3 stages (widths multiples of 8 that key_dim[0] divides), heads, key widths, depths 0-2, MLP and
     attention ratios (no MLPs too), embedding kernels/strides/paddings that reach a grid of image / patch; the base
@@ -4015,7 +4036,7 @@ ENCODERS = {f for f in FAMILIES if base_of(f) in ("bert", "roberta", "distilbert
 # Image and image-text models: their own inputs, no generation.
 IMAGES = {"vit", "clip", "dinov2", "siglip", "speech", "resnet", "deit", "convnext", "ast", "swin", "beit",
           "segformer", "dinov3", "depth_anything", "dpt", "mobilenet", "efficientnet", "regnet", "glpn", "bit",
-          "poolformer", "mobilevit", "mobilevitv2", "vit_mae", "cvt", "levit", "yolos"}
+          "poolformer", "mobilevit", "mobilevitv2", "vit_mae", "cvt", "levit", "yolos", "pvt_v2"}
 # Encoder-decoders: sources and targets; generation from the decoder start token.
 SEQ2SEQ = {"t5", "bart", "whisper", "t5_cls", "t5_tok", "t5_qa"}
 
@@ -4101,6 +4122,8 @@ def image_inputs(r, model_cls, cfg):
             hgt, wid = p * r.randint(1, 5) + r.choice([0, 1]), p * r.randint(1, 5) + r.choice([0, 1])
         if name.startswith("MobileViTV2"):  # (a whole patch in the last map)
             hgt, wid = r.randint(96, 128), r.randint(96, 128)
+        if name.startswith("PvtV2"):  # any size large enough for the strided stages' kernels
+            hgt, wid = r.randint(16, 64), r.randint(16, 64)
         if name.startswith("Cvt"):  # any size large enough for the strided stages' kernels
             hgt, wid = r.randint(24, 64), r.randint(24, 64)
         if name.startswith("EfficientNet"):  # (large enough for the strided kernels transformers pads by hand)

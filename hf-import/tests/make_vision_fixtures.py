@@ -497,6 +497,18 @@ def mobilevitv2():
           303, x, prepare=batch_norm_stats)
 
 
+def pvt_v2():
+    """PVTv2 on odd 37x29 images, three stages 8, 16 and 24 wide: `pvt_v2` (the base model: keys and values from
+    maps shrunk 4x and 2x, no query/key/value biases); `pvt_v2_cls` (the classifier with linear attention: keys and
+    values pooled to 7x7, a ReLU in the MLP)."""
+    base = dict(num_encoder_blocks=3, depths=[1, 2, 1], sr_ratios=[4, 2, 1], hidden_sizes=[8, 16, 24],
+                patch_sizes=[7, 3, 3], strides=[4, 2, 2], num_attention_heads=[1, 2, 3], mlp_ratios=[2, 2, 2])
+    x = {"pixel_values": pixels(2, 3, 37, 29, 310)}
+    build("pvt_v2", tf.PvtV2Model, tf.PvtV2Config(**base, qkv_bias=False), 311, x)
+    build("pvt_v2_cls", tf.PvtV2ForImageClassification,
+          tf.PvtV2Config(**base, linear_attention=True, hidden_act="gelu_new", **labels("cat", "dog", "bird")), 312, x)
+
+
 def cvt():
     """CvT on odd 37x29 images, three stages 8, 16 and 24 wide (1, 2 and 3 heads): `cvt` (the base model, the last
     stage's class token); `cvt_cls` (the classifier on the normed map's mean: no class token, no query/key/value
@@ -617,6 +629,7 @@ if __name__ == "__main__":
     yolos()
     mobilevit()
     mobilevitv2()
+    pvt_v2()
     cvt()
     levit()
     depth_anything()

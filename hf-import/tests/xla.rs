@@ -232,6 +232,7 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("levit_teacher", dev)
         + check_family("yolos_det", dev)
         + check_family("mobilevitv2_seg", dev)
+        + check_family("pvt_v2_cls", dev)
         + check_family("ijepa_cls", dev)
         + check_family("mobilenet_v2_seg", dev)
         + check_family("efficientnet_cls", dev)

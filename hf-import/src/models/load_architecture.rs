@@ -136,6 +136,9 @@ impl AutoModel {
                 AutoModel::MobileNet(MobileNet::load(arch, cfg, weights)?)
             }
             "CvtModel" | "CvtForImageClassification" => AutoModel::Cvt(Cvt::load(arch, cfg, weights)?),
+            "PvtV2Model" | "PvtV2ForImageClassification" => {
+                AutoModel::Segformer(pvt_v2::load(arch, cfg, weights)?)
+            }
             "YolosModel" | "YolosForObjectDetection" => AutoModel::Yolos(Yolos::load(arch, cfg, weights)?),
             "LevitModel" | "LevitForImageClassification" | "LevitForImageClassificationWithTeacher" => {
                 AutoModel::Levit(Levit::load(arch, cfg, weights)?)

@@ -575,7 +575,8 @@ pub enum AutoModel {
     Beit(Beit),
     /// `DINOv3ViTModel`
     Dinov3Vit(Dinov3Vit),
-    /// `SegformerModel`, `SegformerForImageClassification`, `SegformerForSemanticSegmentation`
+    /// `SegformerModel`, `SegformerForImageClassification`, `SegformerForSemanticSegmentation`; PVTv2's
+    /// model and classifier (SegFormer's encoder under other names)
     Segformer(Segformer),
     /// `DepthAnythingForDepthEstimation`
     DepthAnything(DepthAnything),
@@ -763,6 +764,7 @@ mod mobilevit_v2;
 mod modernbert_decoder;
 mod persimmon;
 mod poolformer;
+mod pvt_v2;
 mod regnet;
 mod solar_open;
 mod vit_mae;

@@ -25,20 +25,30 @@ use crate::weights::Weights;
 /// `nn.LayerNorm`'s default, which every SegFormer norm keeps.
 const EPS: f64 = 1e-5;
 
+/// How the keys' and values' map shrinks.
+#[derive(Debug, Clone)]
+pub(super) enum Reduction {
+    /// by `sr_ratio`: a strided convolution and a norm
+    Strided(Conv2d, LayerNorm),
+    /// PVTv2's linear attention: pooled to 7×7, a 1×1 convolution, a norm and GELU
+    Pooled(Conv2d, LayerNorm),
+}
+
 /// One block: efficient self-attention and the Mix-FFN, each pre-normed with a residual.
 #[derive(Debug, Clone)]
-struct Block {
-    norm1: LayerNorm,
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    out: Linear,
-    /// the keys' and values' map shrunk by `sr_ratio` (a strided convolution and a norm)
-    reduction: Option<(Conv2d, LayerNorm)>,
-    norm2: LayerNorm,
-    fc1: Linear,
-    dwconv: Conv2d,
-    fc2: Linear,
+pub(super) struct Block {
+    pub(super) norm1: LayerNorm,
+    pub(super) query: Linear,
+    pub(super) key: Linear,
+    pub(super) value: Linear,
+    pub(super) out: Linear,
+    pub(super) reduction: Option<Reduction>,
+    pub(super) norm2: LayerNorm,
+    pub(super) fc1: Linear,
+    /// ReLU after `fc1` (PVTv2's linear attention)
+    pub(super) relu_inner: bool,
+    pub(super) dwconv: Conv2d,
+    pub(super) fc2: Linear,
 }
 
 impl Block {
@@ -48,10 +58,14 @@ impl Block {
         let width = self.query.weight.dims()[0];
         let d = width / heads;
         let h = self.norm1.forward(x)?;
+        let map = || h.transpose(1, 2)?.reshape([b, dim, rows, cols]);
         let kv = match &self.reduction {
-            Some((conv, norm)) => {
-                let map = h.transpose(1, 2)?.reshape([b, dim, rows, cols])?;
-                norm.forward(&conv.forward(&map)?.flatten(2, -1)?.transpose(1, 2)?)?
+            Some(Reduction::Strided(conv, norm)) => {
+                norm.forward(&conv.forward(&map()?)?.flatten(2, -1)?.transpose(1, 2)?)?
+            }
+            Some(Reduction::Pooled(conv, norm)) => {
+                let pooled = map()?.adaptive_avg_pool2d(&[7, 7])?;
+                norm.forward(&conv.forward(&pooled)?.flatten(2, -1)?.transpose(1, 2)?)?.gelu("none")?
             }
             None => h.clone(),
         };
@@ -61,7 +75,10 @@ impl Block {
         let v = self.value.forward(&kv)?.reshape([b, m, heads, d])?.transpose(1, 2)?;
         let ctx = eager_attention(&q, &k, &v, None, 1.0 / (d as f64).sqrt(), None)?;
         let x = self.out.forward(&ctx.transpose(1, 2)?.reshape([b, n, width])?)?.add(x)?;
-        let inner = self.fc1.forward(&self.norm2.forward(&x)?)?;
+        let mut inner = self.fc1.forward(&self.norm2.forward(&x)?)?;
+        if self.relu_inner {
+            inner = inner.relu()?;
+        }
         let width = inner.dims()[2];
         let map = inner.transpose(1, 2)?.reshape([b, width, rows, cols])?;
         let mixed = self.dwconv.forward(&map)?.flatten(2, -1)?.transpose(1, 2)?;
@@ -71,17 +88,17 @@ impl Block {
 
 /// One stage: its overlapping patch embedding, blocks and closing norm.
 #[derive(Debug, Clone)]
-struct Stage {
-    embed: Conv2d,
-    embed_norm: LayerNorm,
-    blocks: Vec<Block>,
-    norm: LayerNorm,
-    heads: usize,
+pub(super) struct Stage {
+    pub(super) embed: Conv2d,
+    pub(super) embed_norm: LayerNorm,
+    pub(super) blocks: Vec<Block>,
+    pub(super) norm: LayerNorm,
+    pub(super) heads: usize,
 }
 
 /// The all-MLP segmentation head.
 #[derive(Debug, Clone)]
-struct DecodeHead {
+pub(super) struct DecodeHead {
     /// one projection per stage to `decoder_hidden_size`
     projections: Vec<Linear>,
     /// the 1×1 fusing convolution (no bias) and its batch norm (weight, bias, running mean, var)
@@ -92,9 +109,10 @@ struct DecodeHead {
 
 /// What sits on the encoder.
 #[derive(Debug, Clone)]
-enum Head {
+pub(super) enum Head {
     None,
-    Classifier(Linear),
+    /// the classifier on the last map's mean (`None`: PVTv2's identity for 0 labels)
+    Classifier(Option<Linear>),
     Segmentation(Box<DecodeHead>),
 }
 
@@ -102,12 +120,12 @@ enum Head {
 /// one.
 #[derive(Debug, Clone)]
 pub struct Segformer {
-    stages: Vec<Stage>,
-    act: Activation,
+    pub(super) stages: Vec<Stage>,
+    pub(super) act: Activation,
     /// whether the last stage's output is a map `[batch, channels, rows, cols]` (else a sequence)
-    reshape_last: bool,
-    head: Head,
-    channels: usize,
+    pub(super) reshape_last: bool,
+    pub(super) head: Head,
+    pub(super) channels: usize,
 }
 
 impl Segformer {
@@ -172,7 +190,7 @@ impl Segformer {
                     let s = att.pp("self");
                     // (A ratio of 0 or 1 reduces nothing.)
                     let reduction = match sr[i] > 1 {
-                        true => Some((
+                        true => Some(Reduction::Strided(
                             Conv2d::load(&s.pp("sr"), (dim, dim), sr[i], (sr[i], 0, 1), true)?,
                             LayerNorm::load(&s.pp("layer_norm"), dim, EPS)?,
                         )),
@@ -187,6 +205,7 @@ impl Segformer {
                         reduction,
                         norm2: LayerNorm::load(&b.pp("layer_norm_2"), dim, EPS)?,
                         fc1: Linear::load(&b.pp("mlp").pp("dense1"), dim, inner, true)?,
+                        relu_inner: false,
                         dwconv: Conv2d::load(
                             &b.pp("mlp").pp("dwconv").pp("dwconv"),
                             (inner, inner),
@@ -214,12 +233,12 @@ impl Segformer {
         }
         let head = match arch {
             "SegformerModel" => Head::None,
-            "SegformerForImageClassification" => Head::Classifier(Linear::load(
+            "SegformerForImageClassification" => Head::Classifier(Some(Linear::load(
                 &weights.vars("classifier"),
                 hidden[n - 1],
                 num_labels(cfg)?,
                 true,
-            )?),
+            )?)),
             "SegformerForSemanticSegmentation" => {
                 let width = cfg.usize_or("decoder_hidden_size", 256)?;
                 let d = weights.vars("decode_head");
@@ -287,7 +306,11 @@ impl Segformer {
                 };
                 let dtype = seq.dtype();
                 let pooled = seq.to_dtype(DType::F32)?.mean([1], false)?.to_dtype(dtype)?;
-                vec![("logits".to_string(), classifier.forward(&pooled)?)]
+                let logits = match classifier {
+                    Some(c) => c.forward(&pooled)?,
+                    None => pooled,
+                };
+                vec![("logits".to_string(), logits)]
             }
             Head::Segmentation(head) => vec![("logits".to_string(), head.forward(&maps)?)],
         };

@@ -519,6 +519,15 @@ fn mobilevitv2_classifier_model_and_segmenter() {
     }
 }
 
+/// PVTv2: the base model (keys and values from shrunk maps, no query/key/value biases) and the
+/// classifier with linear attention (keys and values pooled to 7×7, a ReLU in the MLP).
+#[test]
+fn pvt_v2_model_and_classifier() {
+    for name in ["pvt_v2", "pvt_v2_cls"] {
+        check(name);
+    }
+}
+
 /// ViT-MAE on a given `noise`: the base model (half the patches kept) and the pre-training
 /// model (a quarter kept; the decoder's pixels and the loss on normalised patches).
 #[test]

@@ -123,6 +123,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "levit_teacher",
     "yolos_det",
     "mobilevitv2_seg",
+    "pvt_v2_cls",
     "efficientnet_cls",
     "regnet_cls",
     "glpn_depth",

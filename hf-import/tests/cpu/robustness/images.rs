@@ -45,6 +45,8 @@ const IMAGE_FIXTURES: &[&str] = &[
     "mobilevitv2",
     "mobilevitv2_cls",
     "mobilevitv2_seg",
+    "pvt_v2",
+    "pvt_v2_cls",
     "efficientnet_cls",
     "efficientnet",
     "regnet_cls",
