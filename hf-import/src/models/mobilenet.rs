@@ -17,7 +17,7 @@ use oxtorch_tensor::{Device, Tensor};
 
 use super::classification::num_labels;
 use super::conv_bn::{make_divisible, scaled, ConvLayer, ConvSpec, InvertedResidual};
-use super::vision::pixels_of;
+use super::vision::{pixels_of, pooled_outputs};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, Linear};
@@ -256,24 +256,23 @@ impl MobileNet {
                 hidden_states.push(h.clone());
             }
         }
-        let mut out = match &self.head {
-            Head::Segmentation(head) => vec![("logits".to_string(), head.forward(&h)?)],
-            head => {
-                let last = match &self.last {
-                    Some(l) => l.forward(&h)?,
-                    None => h,
-                };
-                let pooled = last.mean([2, 3], false)?;
-                match head {
-                    Head::Classifier(Some(c)) => vec![("logits".to_string(), c.forward(&pooled)?)],
-                    Head::Classifier(None) => vec![("logits".to_string(), pooled)],
-                    _ => vec![("last_hidden_state".to_string(), last), ("pooler_output".to_string(), pooled)],
-                }
+        let hidden_states = if output_hidden_states { hidden_states } else { Vec::new() };
+        let classifier = match &self.head {
+            Head::Segmentation(head) => {
+                let mut out = vec![("logits".to_string(), head.forward(&h)?)];
+                out.extend(
+                    hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)),
+                );
+                return Ok(out);
             }
+            Head::Classifier(c) => Some(c),
+            Head::None => None,
         };
-        if output_hidden_states {
-            out.extend(hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
-        }
-        Ok(out)
+        let last = match &self.last {
+            Some(l) => l.forward(&h)?,
+            None => h,
+        };
+        let pooled = last.mean([2, 3], false)?;
+        pooled_outputs(classifier, last, pooled, hidden_states)
     }
 }

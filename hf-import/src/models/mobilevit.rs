@@ -16,7 +16,7 @@ use oxtorch_tensor::{Device, Tensor};
 use super::classification::num_labels;
 use super::conv_bn::{make_divisible, scaled, ConvLayer, ConvSpec, InvertedResidual};
 use super::mobilevit_v2::LinearBlock;
-use super::vision::pixels_of;
+use super::vision::{pixels_of, pooled_outputs};
 use super::vit::{load_hub_layer, ViTConfig};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -185,6 +185,26 @@ impl Sizes {
     }
 }
 
+impl Sizes {
+    /// `MobileViTMobileNetLayer` under `v`: `n` inverted residuals from `input` to `out` channels,
+    /// the first strided.
+    pub(super) fn mobile_stage(
+        &self,
+        v: &Vars<'_>,
+        (input, out): (usize, usize),
+        stride: usize,
+        n: usize,
+    ) -> Result<Stage> {
+        (0..n)
+            .map(|j| {
+                let io = if j == 0 { (input, out) } else { (out, out) };
+                self.inverted(&v.pp("layer").pp(j), io, if j == 0 { stride } else { 1 }, 1)
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Stage::MobileNet)
+    }
+}
+
 impl MobileVit {
     /// Loads `arch` (the base model, the classifier or the segmenter) from `cfg` and `weights`
     /// (under `mobilevit.` or, for the base model, at the top).
@@ -229,15 +249,8 @@ impl MobileVit {
         };
         let stem = ConvLayer::load(&v.pp("conv_stem"), (channels, neck[0]), s.conv(3, 2, 1), false)?;
         let e = v.pp("encoder.layer");
-        let mobile = |i: usize, (input, out): (usize, usize), stride: usize, n: usize| -> Result<Stage> {
-            (0..n)
-                .map(|j| {
-                    let io = if j == 0 { (input, out) } else { (out, out) };
-                    s.inverted(&e.pp(i).pp("layer").pp(j), io, if j == 0 { stride } else { 1 }, 1)
-                })
-                .collect::<Result<Vec<_>>>()
-                .map(Stage::MobileNet)
-        };
+        let mobile =
+            |i: usize, io: (usize, usize), stride: usize, n: usize| s.mobile_stage(&e.pp(i), io, stride, n);
         let vit = |i: usize, (input, out): (usize, usize), width: usize, n: usize, dilation: usize| {
             let b = e.pp(i);
             let (stride, depthwise_dilation) = if dilation == 1 { (2, 1) } else { (1, dilation / 2) };
@@ -374,22 +387,22 @@ impl MobileVit {
                 hidden_states.push(h.clone());
             }
         }
-        let mut out = match (&self.head, &self.expand) {
-            (Head::Segmentation(aspp), _) => vec![("logits".to_string(), aspp.forward(&h)?)],
-            (head, expand) => {
-                let last = match expand {
-                    Some(expand) => expand.forward(&h)?,
-                    None => h,
-                };
-                let pooled = last.mean([2, 3], false)?;
-                match head {
-                    Head::Classifier(Some(c)) => vec![("logits".to_string(), c.forward(&pooled)?)],
-                    Head::Classifier(None) => vec![("logits".to_string(), pooled)],
-                    _ => vec![("last_hidden_state".to_string(), last), ("pooler_output".to_string(), pooled)],
-                }
+        let classifier = match &self.head {
+            Head::Segmentation(aspp) => {
+                let mut out = vec![("logits".to_string(), aspp.forward(&h)?)];
+                out.extend(
+                    hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)),
+                );
+                return Ok(out);
             }
+            Head::Classifier(c) => Some(c),
+            Head::None => None,
         };
-        out.extend(hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)));
-        Ok(out)
+        let last = match &self.expand {
+            Some(expand) => expand.forward(&h)?,
+            None => h,
+        };
+        let pooled = last.mean([2, 3], false)?;
+        pooled_outputs(classifier, last, pooled, hidden_states)
     }
 }

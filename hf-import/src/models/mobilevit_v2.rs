@@ -163,15 +163,8 @@ pub(super) fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Mobile
     };
     let stem = ConvLayer::load(&v.pp("conv_stem"), (channels, dims[0]), s.conv(3, 2, 1), false)?;
     let e = v.pp("encoder.layer");
-    let mobile = |i: usize, (input, out): (usize, usize), stride: usize, n: usize| -> Result<Stage> {
-        (0..n)
-            .map(|j| {
-                let io = if j == 0 { (input, out) } else { (out, out) };
-                s.inverted(&e.pp(i).pp("layer").pp(j), io, if j == 0 { stride } else { 1 }, 1)
-            })
-            .collect::<Result<Vec<_>>>()
-            .map(Stage::MobileNet)
-    };
+    let mobile =
+        |i: usize, io: (usize, usize), stride: usize, n: usize| s.mobile_stage(&e.pp(i), io, stride, n);
     let linear = |i: usize, (input, out): (usize, usize), unit: usize, n: usize, dilation: usize| {
         let b = e.pp(i);
         let d = make_divisible(unit as f64 * w, 8, 8);

@@ -5,8 +5,7 @@
 //! `hidden_states.*` are the stages' maps; the classifier reads the last map's mean.
 
 use super::classification::num_labels;
-use super::segformer::{Block, Head, Reduction, Segformer, Stage};
-use super::vision::per_stage;
+use super::segformer::{Block, EncoderSizes, Head, Reduction, Segformer, Stage};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, Conv2d, LayerNorm, Linear};
@@ -14,20 +13,8 @@ use crate::weights::Weights;
 
 /// Loads `PvtV2Model` (`pvt_v2.*` or unprefixed) or `PvtV2ForImageClassification`.
 pub(super) fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Segformer> {
-    let n = cfg.usize_or("num_encoder_blocks", 4)?;
-    let list = |key: &str, default: &[usize], min: usize| {
-        per_stage(cfg, key, default, min, (n, "num_encoder_blocks"))
-    };
-    let depths = list("depths", &[2, 2, 2, 2], 0)?;
-    let sr = list("sr_ratios", &[8, 4, 2, 1], 0)?;
-    let hidden = list("hidden_sizes", &[32, 64, 160, 256], 1)?;
-    let patches = list("patch_sizes", &[7, 3, 3, 3], 1)?;
-    let strides = list("strides", &[4, 2, 2, 2], 1)?;
-    let heads = list("num_attention_heads", &[1, 2, 5, 8], 1)?;
-    let ratios = list("mlp_ratios", &[8, 8, 4, 4], 1)?;
-    if n == 0 {
-        return Err(Error::Config("num_encoder_blocks must be positive".into()));
-    }
+    let EncoderSizes { n, depths, sr, hidden, patches, strides, heads, ratios } =
+        EncoderSizes::read(cfg, &[8, 8, 4, 4])?;
     let eps = cfg.f64_or("layer_norm_eps", 1e-6)?;
     let qkv_bias = cfg.bool_or("qkv_bias", true)?;
     let linear = cfg.bool_or("linear_attention", false)?;
@@ -95,6 +82,13 @@ pub(super) fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Segfor
     let head = match arch {
         "PvtV2Model" => Head::None,
         // (transformers' classifier reads `hidden_sizes[-1]` features: the last stage's.)
+        "PvtV2ForImageClassification" if hidden[n - 1] != hidden[hidden.len() - 1] => {
+            return Err(Error::Config(format!(
+                "PVTv2's classifier reads hidden_sizes[-1] ({}) features, but its last stage gives {}",
+                hidden[hidden.len() - 1],
+                hidden[n - 1]
+            )))
+        }
         "PvtV2ForImageClassification" => Head::Classifier(match num_labels(cfg)? {
             0 => None,
             labels => {

@@ -25,6 +25,43 @@ use crate::weights::Weights;
 /// `nn.LayerNorm`'s default, which every SegFormer norm keeps.
 const EPS: f64 = 1e-5;
 
+/// The per-stage sizes of SegFormer's (and PVTv2's) encoder.
+pub(super) struct EncoderSizes {
+    /// stages (`num_encoder_blocks`)
+    pub(super) n: usize,
+    pub(super) depths: Vec<usize>,
+    pub(super) sr: Vec<usize>,
+    pub(super) hidden: Vec<usize>,
+    pub(super) patches: Vec<usize>,
+    pub(super) strides: Vec<usize>,
+    pub(super) heads: Vec<usize>,
+    pub(super) ratios: Vec<usize>,
+}
+
+impl EncoderSizes {
+    /// The sizes in `cfg` (transformers' defaults where absent; `mlp_ratios` defaults to
+    /// `default_ratios`).
+    pub(super) fn read(cfg: &Config, default_ratios: &[usize]) -> Result<Self> {
+        let n = cfg.usize_or("num_encoder_blocks", 4)?;
+        if n == 0 {
+            return Err(Error::Config("num_encoder_blocks must be positive".into()));
+        }
+        let list = |key: &str, default: &[usize], min: usize| {
+            per_stage(cfg, key, default, min, (n, "num_encoder_blocks"))
+        };
+        Ok(EncoderSizes {
+            n,
+            depths: list("depths", &[2, 2, 2, 2], 0)?,
+            sr: list("sr_ratios", &[8, 4, 2, 1], 0)?,
+            hidden: list("hidden_sizes", &[32, 64, 160, 256], 1)?,
+            patches: list("patch_sizes", &[7, 3, 3, 3], 1)?,
+            strides: list("strides", &[4, 2, 2, 2], 1)?,
+            heads: list("num_attention_heads", &[1, 2, 5, 8], 1)?,
+            ratios: list("mlp_ratios", default_ratios, 1)?,
+        })
+    }
+}
+
 /// How the keys' and values' map shrinks.
 #[derive(Debug, Clone)]
 pub(super) enum Reduction {
@@ -142,20 +179,8 @@ impl Segformer {
 
     /// [`Segformer::load`] with the base model's tensors under `prefix` (or unprefixed).
     fn load_at(arch: &str, cfg: &Config, weights: &Weights, prefix: &str) -> Result<Self> {
-        let n = cfg.usize_or("num_encoder_blocks", 4)?;
-        let list = |key: &str, default: &[usize], min: usize| {
-            per_stage(cfg, key, default, min, (n, "num_encoder_blocks"))
-        };
-        let depths = list("depths", &[2, 2, 2, 2], 0)?;
-        let sr = list("sr_ratios", &[8, 4, 2, 1], 0)?;
-        let hidden = list("hidden_sizes", &[32, 64, 160, 256], 1)?;
-        let patches = list("patch_sizes", &[7, 3, 3, 3], 1)?;
-        let strides = list("strides", &[4, 2, 2, 2], 1)?;
-        let heads = list("num_attention_heads", &[1, 2, 5, 8], 1)?;
-        let ratios = list("mlp_ratios", &[4, 4, 4, 4], 1)?;
-        if n == 0 {
-            return Err(Error::Config("num_encoder_blocks must be positive".into()));
-        }
+        let EncoderSizes { n, depths, sr, hidden, patches, strides, heads, ratios } =
+            EncoderSizes::read(cfg, &[4, 4, 4, 4])?;
         let channels = cfg.usize_or("num_channels", 3)?;
         // transformers 5's module names (a saved state dict of its SegFormer) read as the Hub's.
         let renamed;
