@@ -3734,6 +3734,20 @@ def gen_dpt(r):
     patch = r.randint(2, 5)
     c.update(patch_size=patch, image_size=patch * r.randint(2, 5))
     cls = r.choice([tf.DPTModel, tf.DPTForDepthEstimation, tf.DPTForSemanticSegmentation])
+    if cls is tf.DPTForDepthEstimation and r.random() < 0.35:
+        # On a DINOv2 backbone: 1-4 of its hidden states (the embeddings among them), normed or not.
+        h, nh, _ = heads(r, (16, 32))
+        layers, patch = r.randint(1, 4), r.randint(2, 5)
+        k = r.randint(1, min(4, layers + 1))
+        backbone = dict(model_type="dinov2", hidden_size=h, num_hidden_layers=layers, num_attention_heads=nh,
+                        mlp_ratio=r.choice([1, 2]), patch_size=patch, image_size=patch * r.randint(2, 5),
+                        out_indices=sorted(r.sample(range(layers + 1), k)), reshape_hidden_states=False,
+                        apply_layernorm=r.random() < 0.8, layer_norm_eps=r.choice([1e-6, 1e-5]),
+                        num_channels=c.get("num_channels", 3))
+        c.update(backbone_config=backbone, **dense_neck(r, k), readout_type=r.choice(["ignore", "add", "project"]),
+                 use_batch_norm_in_fusion_residual=r.random() < 0.3,
+                 use_bias_in_fusion_residual=r.choice([None, True, False]))
+        return cls, tf.DPTConfig, c
     if r.random() < 0.4:
         n = r.randint(2, 4)
         widths = [r.choice([8, 16])] + [r.choice([8, 16, 24, 32]) for _ in range(n)]
@@ -4112,6 +4126,9 @@ def image_inputs(r, model_cls, cfg):
             wid = hgt if name != "DPTModel" else p * r.randint(1, 6) + r.choice([0, 1])
             if cfg.get("is_hybrid"):  # (transformers' hybrid takes image_size only)
                 hgt = wid = img
+            if cfg.get("backbone_config") and not cfg.get("is_hybrid"):  # DINOv2's patches, any grid
+                p = cfg["backbone_config"]["patch_size"]
+                hgt, wid = p * r.randint(1, 6) + r.choice([0, 1]), p * r.randint(1, 6) + r.choice([0, 1])
         if name.startswith("GLPN"):  # any size for the base model; sides that halve evenly for the decoder
             unit = cfg["strides"][0] << (cfg["num_encoder_blocks"] - 1)
             hgt, wid = unit * r.randint(1, 3), unit * r.randint(1, 3)

@@ -440,6 +440,17 @@ def dpt_hybrid():
           242, {"pixel_values": pixels(2, 3, 48, 48, 243)})
 
 
+def dpt_dinov2():
+    """`dpt_dinov2`: DPT's depth model on a DINOv2 backbone (facebook/dpt-dinov2-small-nyu's layout: the normed
+    tokens of blocks 1-4 with their class token projected in, 4-pixel patches, positions for 16x16 images resampled
+    to 20x24)."""
+    backbone = dict(model_type="dinov2", hidden_size=16, num_hidden_layers=4, num_attention_heads=2, mlp_ratio=2,
+                    patch_size=4, image_size=16, out_indices=[1, 2, 3, 4], reshape_hidden_states=False)
+    build("dpt_dinov2", tf.DPTForDepthEstimation,
+          tf.DPTConfig(backbone_config=backbone, neck_hidden_sizes=[4, 6, 8, 10], fusion_hidden_size=8,
+                       hidden_act="gelu_new"), 320, {"pixel_values": pixels(2, 3, 20, 24, 321)})
+
+
 def mobilenet():
     """MobileNet on odd 19x13 images (TensorFlow's SAME padding uneven): V1 (`mobilenet_v1_cls`: widths an eighth,
     at least 4) and V2 (`mobilenet_v2_cls`: an eighth, rounded to 4s, an expansion in the stem, expansions of 2, the
@@ -625,6 +636,7 @@ if __name__ == "__main__":
     vit_msn_ijepa()
     dpt()
     dpt_hybrid()
+    dpt_dinov2()
     vit_mae()
     yolos()
     mobilevit()

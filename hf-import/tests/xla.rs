@@ -225,6 +225,7 @@ fn llama_bert_and_gpt2_forward_on_xla_match_transformers() {
         + check_family("depth_anything", dev)
         + check_family("dpt_seg", dev)
         + check_family("dpt_hybrid_depth", dev)
+        + check_family("dpt_dinov2", dev)
         + check_family("mobilevit_seg", dev)
         + check_family("mobilevit_cls", dev)
         + check_family("vit_mae_pretrain", dev)

@@ -578,6 +578,13 @@ fn vit_mae_draws_noise_and_checks_inputs() {
     assert!(err.contains("unexpected input 'labels'"), "{err}");
 }
 
+/// DPT's depth model on a DINOv2 `backbone_config`: the backbone's normed tokens of blocks 1-4,
+/// the class token projected in, positions resampled to a 5×6 grid.
+#[test]
+fn dpt_on_a_dinov2_backbone() {
+    check("dpt_dinov2");
+}
+
 /// DPT-Hybrid: the base model (a pre-activation BiT, its stem and second stage handed on as
 /// `intermediate_activations`) and the depth head (a post-activation BiT with SAME padding, its
 /// first two stages fed to the neck).

@@ -8,7 +8,9 @@
 //! width]`). DPT-Hybrid (`is_hybrid`; Intel/dpt-hybrid-midas) takes its tokens from a BiT
 //! backbone ([`super::hybrid`]) and gives the neck two of the backbone's maps in place of its first
 //! two blocks' (`neck_ignore_stages` `[0, 1]`; the later blocks from `backbone_out_indices[2:]`).
-//! DPT on another model's backbone (`backbone_config` without `is_hybrid`) is not supported.
+//! The depth model on a DINOv2 `backbone_config` (facebook/dpt-dinov2-small-nyu) reads the
+//! backbone's normed tokens of the blocks its `out_indices` name (the base model and segmenter
+//! build DPT's own ViT whatever `backbone_config` says, as transformers does).
 //!
 //! Images need not be square: the token maps take the image's grid of patches, where
 //! transformers reshapes them to a square (and fails unless their count is one).
@@ -17,14 +19,15 @@ use std::collections::BTreeMap;
 
 use oxtorch_tensor::{Device, Tensor};
 
-use super::depth_anything::index_from_end;
+use super::depth_anything::{backbone_config, index_from_end, out_indices};
 use super::hybrid::HybridEmbeddings;
 use super::neck::{factors, token_map, FusionStyle, Neck, Reassemble, Upsample};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layers::{Activation, BatchNorm2d, Conv2d, Linear};
 use crate::models::classification::num_labels;
-use crate::models::vision::pixels_of;
+use crate::models::dinov2::Dinov2Model;
+use crate::models::vision::{pixels_of, size_pair};
 use crate::models::vit::{ViTConfig, ViTModel};
 use crate::weights::Weights;
 
@@ -52,8 +55,8 @@ enum Head {
 /// The neck and head of DPT's dense-prediction models.
 #[derive(Debug, Clone)]
 struct Dense {
-    /// the blocks whose outputs the neck reads (0: the first block's), after the maps DPT-Hybrid's
-    /// backbone gives it
+    /// the hidden states the neck reads (0: the embeddings, `i`: block `i`'s output), after the
+    /// maps DPT-Hybrid's backbone gives it
     out_indices: Vec<usize>,
     readout: Readout,
     act: Activation,
@@ -63,12 +66,20 @@ struct Dense {
     head_in: usize,
 }
 
+/// What reads the image.
+#[derive(Debug, Clone)]
+enum Encoder {
+    /// DPT's own ViT; DPT-Hybrid's takes its tokens from a BiT backbone
+    Vit { vit: Box<ViTModel>, hybrid: Option<Box<HybridEmbeddings>> },
+    /// `DPTForDepthEstimation` on a DINOv2 `backbone_config` (facebook/dpt-dinov2-small-nyu): its
+    /// hidden states normed with its final norm (`apply_layernorm`)
+    Dinov2 { model: Box<Dinov2Model>, apply_layernorm: bool, patch: usize },
+}
+
 /// transformers' `DPTModel`, `DPTForDepthEstimation` or `DPTForSemanticSegmentation`.
 #[derive(Debug, Clone)]
 pub struct Dpt {
-    vit: ViTModel,
-    /// DPT-Hybrid's BiT backbone, in place of the ViT's patch embedding
-    hybrid: Option<HybridEmbeddings>,
+    encoder: Encoder,
     /// `None` for `DPTModel`
     dense: Option<Box<Dense>>,
 }
@@ -77,13 +88,13 @@ impl Dpt {
     /// Loads `arch` from `cfg` and `weights` (the ViT under `dpt.` or, for `DPTModel`, at the top).
     pub fn load(arch: &str, cfg: &Config, weights: &Weights) -> Result<Self> {
         let is_hybrid = cfg.bool_or("is_hybrid", false)?;
-        if !is_hybrid && cfg.get("backbone_config").is_some_and(|v| !v.is_null()) {
-            return Err(Error::Unsupported(
-                "DPT on a backbone_config is not supported (supported: DPT's own ViT, DPT-Hybrid's BiT)"
-                    .into(),
-            ));
-        }
         let mut c = ViTConfig::from_config(cfg)?;
+        // (transformers' depth model alone reads a non-hybrid `backbone_config`; its base model
+        // and segmenter build DPT's own ViT whatever it says.)
+        let on_backbone = !is_hybrid && cfg.get("backbone_config").is_some_and(|v| !v.is_null());
+        if on_backbone && arch == "DPTForDepthEstimation" {
+            return Self::load_on_dinov2(cfg, weights, &c);
+        }
         // (DPT's images default to 384 pixels.)
         c.image = crate::models::vision::size_pair(cfg, "image_size", 384)?;
         let vars = weights.base_vars("dpt");
@@ -100,18 +111,62 @@ impl Dpt {
         };
         let vit = vit.resampling_positions();
         let dense = match arch {
-            "DPTModel" => return Ok(Dpt { vit, hybrid, dense: None }),
-            "DPTForDepthEstimation" | "DPTForSemanticSegmentation" => {
-                Dense::load(arch == "DPTForDepthEstimation", cfg, weights, &c, hybrid.as_ref())?
+            "DPTModel" => {
+                return Ok(Dpt {
+                    encoder: Encoder::Vit { vit: Box::new(vit), hybrid: hybrid.map(Box::new) },
+                    dense: None,
+                })
             }
+            "DPTForDepthEstimation" | "DPTForSemanticSegmentation" => Dense::load(
+                arch == "DPTForDepthEstimation",
+                cfg,
+                weights,
+                (&c, c.hidden),
+                hybrid.as_ref(),
+                None,
+            )?,
             _ => return Err(Error::Unsupported(format!("architecture \"{arch}\" is not supported"))),
         };
-        Ok(Dpt { vit: vit.without_pooler(), hybrid, dense: Some(Box::new(dense)) })
+        Ok(Dpt {
+            encoder: Encoder::Vit { vit: Box::new(vit.without_pooler()), hybrid: hybrid.map(Box::new) },
+            dense: Some(Box::new(dense)),
+        })
+    }
+
+    /// `DPTForDepthEstimation` on a DINOv2 `backbone_config` (`backbone.*`, `neck.*`, `head.*`).
+    fn load_on_dinov2(cfg: &Config, weights: &Weights, c: &ViTConfig) -> Result<Self> {
+        let backbone_cfg = backbone_config(cfg, "DPT", "dinov2", serde_json::Value::Null)?;
+        if backbone_cfg.bool_or("reshape_hidden_states", true)? {
+            return Err(Error::Config(
+                "DPT reads the backbone's tokens: its backbone_config needs \"reshape_hidden_states\": false"
+                    .into(),
+            ));
+        }
+        let layers = match backbone_cfg.get("num_hidden_layers") {
+            Some(_) => backbone_cfg.layers("num_hidden_layers")?,
+            None => 12,
+        };
+        let picked = out_indices(&backbone_cfg, layers)?;
+        let hidden = backbone_cfg.usize_or("hidden_size", 768)?;
+        let (patch, width) = size_pair(&backbone_cfg, "patch_size", 14)?;
+        if patch != width {
+            return Err(Error::Unsupported(format!("a DINOv2 backbone of {patch}×{width} patches")));
+        }
+        let dense = Dense::load(true, cfg, weights, (c, hidden), None, Some(picked))?;
+        let model = Dinov2Model::load_backbone(&weights.vars("backbone"), &backbone_cfg)?;
+        let apply_layernorm = backbone_cfg.bool_or("apply_layernorm", true)?;
+        Ok(Dpt {
+            encoder: Encoder::Dinov2 { model: Box::new(model), apply_layernorm, patch },
+            dense: Some(Box::new(dense)),
+        })
     }
 
     /// The device of the weights.
     pub fn device(&self) -> Device {
-        self.vit.device()
+        match &self.encoder {
+            Encoder::Vit { vit, .. } => vit.device(),
+            Encoder::Dinov2 { model, .. } => model.device(),
+        }
     }
 
     /// `pixel_values` → `last_hidden_state` and `pooler_output` (`DPTModel`; DPT-Hybrid's also
@@ -122,25 +177,39 @@ impl Dpt {
         inputs: &BTreeMap<String, Tensor>,
         output_hidden_states: bool,
     ) -> Result<Vec<(String, Tensor)>> {
-        let c = self.vit.config();
-        let x = pixels_of(inputs, self.vit.dtype(), self.device(), c.channels)?;
-        let (mut rows, mut cols) = (x.dims()[2] / c.patch.0, x.dims()[3] / c.patch.1);
-        if rows == 0 || cols == 0 {
-            return Err(Error::Input(format!(
-                "pixel_values of {}×{} are smaller than a {}×{} patch",
-                x.dims()[2],
-                x.dims()[3],
-                c.patch.0,
-                c.patch.1
-            )));
-        }
+        let (vit, hybrid) = match &self.encoder {
+            Encoder::Vit { vit, hybrid } => (vit, hybrid),
+            Encoder::Dinov2 { model, apply_layernorm, patch } => {
+                let x = pixels_of(inputs, model.dtype(), self.device(), model.image_shape()[0])?;
+                let (rows, cols) = grid(&x, (*patch, *patch))?;
+                let hidden_states = model.forward(&x, true)?.hidden_states;
+                let normed = match apply_layernorm {
+                    true => hidden_states.iter().map(|h| model.final_norm(h)).collect::<Result<Vec<_>>>()?,
+                    false => hidden_states.clone(),
+                };
+                let dense = self
+                    .dense
+                    .as_ref()
+                    .ok_or_else(|| Error::Config("DPT on a backbone has a head".into()))?;
+                let mut out = vec![dense.forward(&normed, rows, cols, Vec::new())?];
+                if output_hidden_states {
+                    out.extend(
+                        hidden_states.into_iter().enumerate().map(|(i, h)| (format!("hidden_states.{i}"), h)),
+                    );
+                }
+                return Ok(out);
+            }
+        };
+        let c = vit.config();
+        let x = pixels_of(inputs, vit.dtype(), self.device(), c.channels)?;
+        let (mut rows, mut cols) = grid(&x, c.patch)?;
         let record = self.dense.is_some() || output_hidden_states;
-        let (enc, backbone_maps) = match &self.hybrid {
-            None => (self.vit.forward(&x, record)?, Vec::new()),
+        let (enc, backbone_maps) = match hybrid {
+            None => (vit.forward(&x, record)?, Vec::new()),
             Some(hybrid) => {
                 let (tokens, grid, maps) = hybrid.forward(&x)?;
                 (rows, cols) = grid;
-                (self.vit.forward_patches(tokens, rows, cols, record)?, maps.to_vec())
+                (vit.forward_patches(tokens, rows, cols, record)?, maps.to_vec())
             }
         };
         let mut out = match &self.dense {
@@ -168,16 +237,33 @@ impl Dpt {
     }
 }
 
+/// The `rows × cols` grid of `patch` patches in `x` `[batch, channels, height, width]`; an error
+/// where none fits.
+fn grid(x: &Tensor, patch: (usize, usize)) -> Result<(usize, usize)> {
+    let (rows, cols) = (x.dims()[2] / patch.0, x.dims()[3] / patch.1);
+    if rows == 0 || cols == 0 {
+        return Err(Error::Input(format!(
+            "pixel_values of {}×{} are smaller than a {}×{} patch",
+            x.dims()[2],
+            x.dims()[3],
+            patch.0,
+            patch.1
+        )));
+    }
+    Ok((rows, cols))
+}
+
 impl Dense {
-    /// The neck and head of `cfg`, reading the blocks after `hybrid`'s two maps, if any.
+    /// The neck and head of `cfg` on tokens `h` wide, reading the blocks after `hybrid`'s two
+    /// maps, if any, or (a DINOv2 backbone's) the hidden states `picked`.
     fn load(
         depth: bool,
         cfg: &Config,
         weights: &Weights,
-        c: &ViTConfig,
+        (c, h): (&ViTConfig, usize),
         hybrid: Option<&HybridEmbeddings>,
+        picked: Option<Vec<usize>>,
     ) -> Result<Self> {
-        let h = c.hidden;
         let sizes = cfg.usize_list_or("neck_hidden_sizes", &[96, 192, 384, 768], 1)?;
         let factors = factors(cfg, "reassemble_factors", &[4.0, 2.0, 1.0, 0.5])?;
         // transformers keeps the blocks in `backbone_out_indices` (DPT-Hybrid: from the third
@@ -185,10 +271,13 @@ impl Dense {
         let lead = if hybrid.is_some() { 2 } else { 0 };
         let wanted = cfg.usize_list_or("backbone_out_indices", &[2, 5, 8, 11], 0)?;
         let wanted = wanted.get(lead..).unwrap_or_default();
-        let out_indices: Vec<usize> = (0..c.layers).filter(|i| wanted.contains(i)).collect();
+        let out_indices: Vec<usize> = match picked {
+            Some(picked) => picked,
+            None => (0..c.layers).filter(|i| wanted.contains(i)).map(|i| i + 1).collect(),
+        };
         if lead + out_indices.len() != sizes.len() || factors.len() < sizes.len() {
             return Err(Error::Config(format!(
-                "backbone_out_indices name {} of the {} blocks{}, but the neck has {} neck_hidden_sizes and {} reassemble_factors",
+                "the backbone hands on {} blocks' outputs (of {}){}, but the neck has {} neck_hidden_sizes and {} reassemble_factors",
                 out_indices.len(),
                 c.layers,
                 if lead > 0 { " (and DPT-Hybrid's backbone 2 maps)" } else { "" },
@@ -221,7 +310,9 @@ impl Dense {
             "add" => Readout::Add,
             "project" => Readout::Project(
                 (lead..sizes.len())
-                    .map(|i| Linear::load(&stage.pp("readout_projects").pp(i).pp(0), 2 * h, h, true))
+                    .map(|i| {
+                        Linear::load(&stage.pp("readout_projects").pp(i).pp(0), h.saturating_mul(2), h, true)
+                    })
                     .collect::<Result<Vec<_>>>()?,
             ),
             other => {
@@ -283,8 +374,8 @@ impl Dense {
         cols: usize,
         mut backbone_maps: Vec<Tensor>,
     ) -> Result<(String, Tensor)> {
-        for (i, &layer) in self.out_indices.iter().enumerate() {
-            let tokens = self.read_out(i, &hidden_states[layer + 1])?;
+        for (i, &index) in self.out_indices.iter().enumerate() {
+            let tokens = self.read_out(i, &hidden_states[index])?;
             backbone_maps.push(self.reassemble[i].forward(&token_map(&tokens, rows, cols)?)?);
         }
         let maps = backbone_maps;

@@ -113,6 +113,7 @@ const CONFIG_FIXTURES: &[&str] = &[
     "depth_anything",
     "dpt_seg",
     "dpt_hybrid_depth",
+    "dpt_dinov2",
     // SEW's squeeze around wav2vec 2.0's blocks.
     "sew_ctc",
     // MobileNet's width rounding, strides and dilations.

@@ -27,6 +27,7 @@ const IMAGE_FIXTURES: &[&str] = &[
     "dpt_seg",
     "dpt_hybrid",
     "dpt_hybrid_depth",
+    "dpt_dinov2",
     "mobilenet_v1_cls",
     "mobilenet_v2_cls",
     "mobilenet_v2_seg",
