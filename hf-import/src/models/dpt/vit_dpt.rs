@@ -183,14 +183,19 @@ impl Dpt {
                 let x = pixels_of(inputs, model.dtype(), self.device(), model.image_shape()[0])?;
                 let (rows, cols) = grid(&x, (*patch, *patch))?;
                 let hidden_states = model.forward(&x, true)?.hidden_states;
-                let normed = match apply_layernorm {
-                    true => hidden_states.iter().map(|h| model.final_norm(h)).collect::<Result<Vec<_>>>()?,
-                    false => hidden_states.clone(),
-                };
                 let dense = self
                     .dense
                     .as_ref()
                     .ok_or_else(|| Error::Config("DPT on a backbone has a head".into()))?;
+                // (Only the hidden states the neck reads are normed.)
+                let normed = hidden_states
+                    .iter()
+                    .enumerate()
+                    .map(|(i, h)| match *apply_layernorm && dense.out_indices.contains(&i) {
+                        true => model.final_norm(h),
+                        false => Ok(h.clone()),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
                 let mut out = vec![dense.forward(&normed, rows, cols, Vec::new())?];
                 if output_hidden_states {
                     out.extend(
@@ -271,15 +276,17 @@ impl Dense {
         let lead = if hybrid.is_some() { 2 } else { 0 };
         let wanted = cfg.usize_list_or("backbone_out_indices", &[2, 5, 8, 11], 0)?;
         let wanted = wanted.get(lead..).unwrap_or_default();
-        let out_indices: Vec<usize> = match picked {
-            Some(picked) => picked,
-            None => (0..c.layers).filter(|i| wanted.contains(i)).map(|i| i + 1).collect(),
+        let (out_indices, of) = match picked {
+            Some(picked) => (picked, "its out_indices"),
+            None => (
+                (0..c.layers).filter(|i| wanted.contains(i)).map(|i| i + 1).collect(),
+                "backbone_out_indices",
+            ),
         };
         if lead + out_indices.len() != sizes.len() || factors.len() < sizes.len() {
             return Err(Error::Config(format!(
-                "the backbone hands on {} blocks' outputs (of {}){}, but the neck has {} neck_hidden_sizes and {} reassemble_factors",
+                "the backbone hands on {} hidden states ({of}){}, but the neck has {} neck_hidden_sizes and {} reassemble_factors",
                 out_indices.len(),
-                c.layers,
                 if lead > 0 { " (and DPT-Hybrid's backbone 2 maps)" } else { "" },
                 sizes.len(),
                 factors.len()
