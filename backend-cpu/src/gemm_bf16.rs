@@ -17,10 +17,12 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
+pub(crate) use crate::aligned::Aligned;
+
 /// Rows of the register tile.
 const MR: usize = 12;
-/// Columns of the register tile (two 16-lane vectors).
-const NR: usize = 32;
+/// Columns of the register tile (two 16-lane vectors); also the width of the AMX kernel's B panels.
+pub(crate) const NR: usize = 32;
 /// Most k values per pass (even). A `KC × NR` B panel (128 KiB) and an `MC × KC` A block (384 KiB)
 /// share the 1 MiB L2 of current x86 cores; the kernel streams both from there.
 const KC: usize = 2048;
@@ -33,7 +35,7 @@ const SCRATCH_PAD: usize = 16;
 
 /// True when this CPU runs the AVX512-BF16 kernel.
 pub fn available() -> bool {
-    crate::simd::capability() == crate::simd::Capability::Avx512Bf16
+    crate::simd::capability() >= crate::simd::Capability::Avx512Bf16
 }
 
 /// A strided bf16 matrix operand: element `(i, j)` is `data[offset + i * rs + j * cs]`.
@@ -85,12 +87,21 @@ pub fn gemm_into(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [Ma
         }
         return;
     }
+    if crate::gemm_amx::available() {
+        crate::gemm_amx::gemm_into(m, n, k, a, b, c);
+    } else {
+        dot_product_gemm(m, n, k, a, b, c);
+    }
+}
+
+/// [`gemm_into`] on the dot-product kernel (`m`, `n`, `k` ≥ 1, not a skinny product).
+fn dot_product_gemm(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [MaybeUninit<bf16>]) {
     let passes = k.div_ceil(KC);
     // Equal passes, each an even number of k values (only the last may be odd).
     let kc_max = k.div_ceil(passes).next_multiple_of(2);
     let ldw = n + SCRATCH_PAD;
     let mut scratch = if passes > 1 { crate::pool::filled(m * ldw, 0f32) } else { Vec::new() };
-    let bounds = row_blocks(m);
+    let bounds = row_blocks(m, MR, MC);
     // Taken out of the thread-local for the call: a nested call on this thread (rayon may run another
     // task here while it waits) then packs into a fresh buffer instead of sharing this one.
     let mut bpack = PACK_B.take();
@@ -113,7 +124,7 @@ fn packed_product(
     scratch: &mut [f32],
     bounds: &[usize],
     kc_max: usize,
-    bpack: &mut Vec<u32>,
+    bpack: &mut Aligned<u32>,
 ) {
     let passes = k.div_ceil(kc_max);
     let ldw = n + SCRATCH_PAD;
@@ -121,21 +132,10 @@ fn packed_product(
         let nc = NC.min(n - jc);
         for (pass, pc) in (0..k).step_by(kc_max).enumerate() {
             let kc = kc_max.min(k - pc);
-            pack_b(&b, pc, kc, jc, nc, bpack);
-            let bpack = &bpack[..];
+            pack_b(&b, pc, kc, jc, nc, kc.div_ceil(2), bpack);
+            let bpack = bpack.as_slice();
             let sink = Sink { first: pass == 0, last: pass + 1 == passes };
-            // Each task's rows of the output and of the scratch.
-            let mut blocks: Vec<RowBlock> = Vec::with_capacity(bounds.len());
-            let (mut c_rest, mut w_rest) = (&mut c[..], &mut scratch[..]);
-            for w in bounds.windows(2) {
-                let rows = w[1] - w[0];
-                let (cb, cr) = std::mem::take(&mut c_rest).split_at_mut(rows * n);
-                let wlen = if passes > 1 { rows * ldw } else { 0 };
-                let (wb, wr) = std::mem::take(&mut w_rest).split_at_mut(wlen);
-                blocks.push((w[0], cb, wb));
-                (c_rest, w_rest) = (cr, wr);
-            }
-            blocks.into_par_iter().for_each(|(ic, crows, wrows)| {
+            split_rows(c, scratch, bounds, n, ldw).into_par_iter().for_each(|(ic, crows, wrows)| {
                 let rows_here = crows.len() / n;
                 let mut apack = PACK_A.take();
                 {
@@ -168,40 +168,62 @@ fn packed_product(
     }
 }
 
-/// Row boundaries of the parallel tasks: a multiple of the thread count of tasks of at most `MC`
-/// rows, as equal as `MR`-row units allow (a short last task would leave one thread idle while
+/// Row boundaries of the parallel tasks: a multiple of the thread count of tasks of at most `mc`
+/// rows, as equal as `mr`-row units allow (a short last task would leave one thread idle while
 /// the other finishes).
-fn row_blocks(m: usize) -> Vec<usize> {
-    let units = m.div_ceil(MR);
+pub(crate) fn row_blocks(m: usize, mr: usize, mc: usize) -> Vec<usize> {
+    let units = m.div_ceil(mr);
     let threads = rayon::current_num_threads().max(1);
-    let blocks = (threads * units.div_ceil(threads * (MC / MR))).min(units).max(1);
-    let mut bounds: Vec<usize> = (0..=blocks).map(|b| (b * units / blocks * MR).min(m)).collect();
+    let blocks = (threads * units.div_ceil(threads * (mc / mr))).min(units).max(1);
+    let mut bounds: Vec<usize> = (0..=blocks).map(|b| (b * units / blocks * mr).min(m)).collect();
     bounds.dedup();
     bounds
 }
 
+/// Each parallel task's rows of the output and of the f32 scratch (rows of `ldw`; empty when the
+/// product takes one pass), cut at `bounds`.
+pub(crate) fn split_rows<'a>(
+    c: &'a mut [MaybeUninit<bf16>],
+    scratch: &'a mut [f32],
+    bounds: &[usize],
+    n: usize,
+    ldw: usize,
+) -> Vec<RowBlock<'a>> {
+    let mut blocks: Vec<RowBlock> = Vec::with_capacity(bounds.len());
+    let (mut c_rest, mut w_rest) = (c, scratch);
+    for w in bounds.windows(2) {
+        let rows = w[1] - w[0];
+        let (cb, cr) = std::mem::take(&mut c_rest).split_at_mut(rows * n);
+        let wlen = if w_rest.is_empty() { 0 } else { rows * ldw };
+        let (wb, wr) = std::mem::take(&mut w_rest).split_at_mut(wlen);
+        blocks.push((w[0], cb, wb));
+        (c_rest, w_rest) = (cr, wr);
+    }
+    blocks
+}
+
 /// A parallel task's first row, and its rows of the output and of the f32 scratch.
-type RowBlock<'a> = (usize, &'a mut [MaybeUninit<bf16>], &'a mut [f32]);
+pub(crate) type RowBlock<'a> = (usize, &'a mut [MaybeUninit<bf16>], &'a mut [f32]);
 
 /// Which pass over k a kernel call makes.
 #[derive(Clone, Copy)]
-struct Sink {
+pub(crate) struct Sink {
     /// no partial sums exist yet
-    first: bool,
+    pub first: bool,
     /// the tile is final: round to bf16 into the output (else add into the f32 scratch)
-    last: bool,
+    pub last: bool,
 }
 
 /// The `rows × cols` tile of the output (row stride `ld`) and of the f32 scratch (row stride `ldw`,
 /// empty when the product takes one pass), each slice starting at the tile's first entry.
-struct TileOut<'a> {
+pub(crate) struct TileOut<'a> {
     /// written only by the last pass over k
-    out: &'a mut [MaybeUninit<bf16>],
-    ld: usize,
-    work: &'a mut [f32],
-    ldw: usize,
-    rows: usize,
-    cols: usize,
+    pub out: &'a mut [MaybeUninit<bf16>],
+    pub ld: usize,
+    pub work: &'a mut [f32],
+    pub ldw: usize,
+    pub rows: usize,
+    pub cols: usize,
 }
 
 /// Packs rows `ic..ic+mc`, k range `pc..pc+kc` of `a` into `MR`-row panels of k pairs (zero-padded).
@@ -266,22 +288,32 @@ fn pack_a_rows(a: &MatRef, i0: usize, rows: usize, pc: usize, kc: usize, panel: 
     }
 }
 
-/// Packs k range `pc..pc+kc`, columns `jc..jc+nc` of `b` into `NR`-column panels of k pairs.
+/// Packs k range `pc..pc+kc`, columns `jc..jc+nc` of `b` into `NR`-column panels of `pairs_out`
+/// k pairs each (at least `kc / 2` rounded up; pairs past `kc` are zeros).
 ///
 /// `out` is reused scratch: every word of the packed block is written, padding included. Each
 /// parallel task packs a run of neighbouring panels, so that a row-major B is read in long runs.
-fn pack_b(b: &MatRef, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<u32>) {
-    let pairs = kc.div_ceil(2);
+pub(crate) fn pack_b(
+    b: &MatRef,
+    pc: usize,
+    kc: usize,
+    jc: usize,
+    nc: usize,
+    pairs_out: usize,
+    out: &mut Aligned<u32>,
+) {
+    let pairs = pairs_out;
+    debug_assert!(pairs >= kc.div_ceil(2));
     let panels = nc.div_ceil(NR);
     let len = panels * pairs * NR;
-    grow(out, len);
+    let out = out.slice(len);
     let per_task = panels.div_ceil(rayon::current_num_threads().max(1));
-    out[..len].par_chunks_mut(per_task * pairs * NR).enumerate().for_each(|(t, group)| {
+    out.par_chunks_mut(per_task * pairs * NR).enumerate().for_each(|(t, group)| {
         let first = t * per_task;
         let cols = (nc - first * NR).min(per_task * NR);
         if b.cs == 1 {
             // SAFETY: `gemm` checked `available()`, which includes avx512bw.
-            unsafe { pack_b_rows(b, pc, kc, jc + first * NR, cols, group) };
+            unsafe { pack_b_rows(b, pc, kc, jc + first * NR, cols, pairs, group) };
             return;
         }
         for (jp, panel) in group.chunks_mut(pairs * NR).enumerate() {
@@ -290,7 +322,7 @@ fn pack_b(b: &MatRef, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<
             for p in 0..pairs {
                 let k0 = pc + 2 * p;
                 for col in 0..NR {
-                    panel[p * NR + col] = if col < cols {
+                    panel[p * NR + col] = if col < cols && 2 * p < kc {
                         let lo = b.bits(k0, j0 + col);
                         let hi = if 2 * p + 1 < kc { b.bits(k0 + 1, j0 + col) } else { 0 };
                         lo | (hi << 16)
@@ -305,10 +337,19 @@ fn pack_b(b: &MatRef, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<
 }
 
 /// Packs the panels of a row-major B (`b.cs == 1`) that cover columns `j0..j0 + cols`: for each k
-/// pair, the two rows' slices are interleaved into every panel, 32 columns per two shuffles.
+/// pair, the two rows' slices are interleaved into every panel, 32 columns per two shuffles. Each
+/// panel holds `pairs_out` pairs, those past `kc` zeros.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn pack_b_rows(b: &MatRef, pc: usize, kc: usize, j0: usize, cols: usize, group: &mut [u32]) {
+unsafe fn pack_b_rows(
+    b: &MatRef,
+    pc: usize,
+    kc: usize,
+    j0: usize,
+    cols: usize,
+    pairs_out: usize,
+    group: &mut [u32],
+) {
     use std::arch::x86_64::*;
     let pairs = kc.div_ceil(2);
     // Word t of the first output vector is (lo[t], hi[t]); of the second, (lo[16 + t], hi[16 + t]).
@@ -319,8 +360,11 @@ unsafe fn pack_b_rows(b: &MatRef, pc: usize, kc: usize, j0: usize, cols: usize, 
     let zero_row = [half::bf16::ZERO; NR];
     // Pairs per sweep over the panels: each panel then receives one contiguous run of words.
     const SWEEP: usize = 16;
+    for panel in group.chunks_mut(pairs_out * NR) {
+        panel[pairs * NR..].fill(0);
+    }
     for p0 in (0..pairs).step_by(SWEEP) {
-        for (jp, panel) in group.chunks_mut(pairs * NR).enumerate() {
+        for (jp, panel) in group.chunks_mut(pairs_out * NR).enumerate() {
             let here = NR.min(cols - jp * NR);
             for p in p0..pairs.min(p0 + SWEEP) {
                 let k0 = pc + 2 * p;
@@ -357,14 +401,14 @@ unsafe fn pack_b_rows(b: &MatRef, pc: usize, kc: usize, j0: usize, cols: usize, 
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-unsafe fn pack_b_rows(_: &MatRef, _: usize, _: usize, _: usize, _: usize, _: &mut [u32]) {
+unsafe fn pack_b_rows(_: &MatRef, _: usize, _: usize, _: usize, _: usize, _: usize, _: &mut [u32]) {
     unreachable!("gemm_bf16::available() is false off x86-64")
 }
 
 /// Makes `buf` at least `len` long, zero-filling only what it adds.
-fn grow(buf: &mut Vec<u32>, len: usize) {
+pub(crate) fn grow<T: Copy + Default>(buf: &mut Vec<T>, len: usize) {
     if buf.len() < len {
-        buf.resize(len, 0);
+        buf.resize(len, T::default());
     }
 }
 
@@ -372,7 +416,7 @@ thread_local! {
     /// Each thread's packed A block and packed B block, kept between calls: allocating and
     /// faulting in fresh ones per call costs more than packing.
     static PACK_A: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
-    static PACK_B: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
+    pub(crate) static PACK_B: std::cell::Cell<Aligned<u32>> = const { std::cell::Cell::new(Aligned::new()) };
 }
 
 /// Multiplies one packed `MR`-row A panel by one packed `NR`-column B panel over `pairs` k pairs and
@@ -444,7 +488,7 @@ unsafe fn kernel(pairs: usize, a: &[u32], b: &[u32], tile: TileOut, sink: Sink) 
 /// flushes them to zero).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn round_to_bf16(v: std::arch::x86_64::__m512) -> std::arch::x86_64::__m256i {
+pub(crate) unsafe fn round_to_bf16(v: std::arch::x86_64::__m512) -> std::arch::x86_64::__m256i {
     use std::arch::x86_64::*;
     let bits = _mm512_castps_si512(v);
     let high = _mm512_srli_epi32::<16>(bits);
@@ -496,11 +540,21 @@ mod tests {
             {
                 let mut c = vec![bf16::NAN; m * n];
                 gemm(m, n, k, a, b, &mut c);
+                // The dot-product kernel itself too, where `gemm` chose the AMX one.
+                let mut dot = vec![MaybeUninit::new(bf16::NAN); m * n];
+                if m * n * k > 0 && !crate::gemv_bf16::applies(m, &a, &b) {
+                    dot_product_gemm(m, n, k, a, b, &mut dot);
+                } else {
+                    dot.iter_mut().zip(&c).for_each(|(d, x)| *d = MaybeUninit::new(*x));
+                }
                 for i in 0..m {
                     for j in 0..n {
                         let want: f64 = (0..k).map(|p| av[i * k + p].to_f64() * bv[j * k + p].to_f64()).sum();
                         // The f32 sum is exact here (short dyadic values); one rounding to bf16 remains.
                         let got = c[i * n + j];
+                        // SAFETY: every entry was initialised above.
+                        let by_dot = unsafe { dot[i * n + j].assume_init() };
+                        assert_eq!(by_dot, bf16::from_f64(want), "dot kernel ({m},{n},{k}) [{i},{j}]");
                         assert_eq!(got, bf16::from_f64(want), "({m},{n},{k}) [{i},{j}]: {got} vs {want}");
                     }
                 }

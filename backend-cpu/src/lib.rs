@@ -15,12 +15,14 @@
 // Kernels walk several operands with one index; iterator rewrites of those loops read worse.
 #![allow(clippy::needless_range_loop)]
 
+mod aligned;
 mod arg_reduce;
 mod binary;
 pub mod buffer;
 mod compare;
 mod copy;
 mod float;
+mod gemm_amx;
 pub mod gemm_bf16;
 pub mod gemm_f32_avx2;
 mod gemv;

@@ -28,8 +28,11 @@ pub enum Capability {
     Avx2,
     /// `avx512`: AVX-512 F, BW, VL and DQ.
     Avx512,
-    /// `avx512_bf16`: AVX-512 with the bf16 dot-product instructions (the best).
+    /// `avx512_bf16`: AVX-512 with the bf16 dot-product instructions.
     Avx512Bf16,
+    /// `amx_bf16`: the above and the AMX tile unit's bf16 products, granted to this process by the
+    /// kernel (the best).
+    AmxBf16,
 }
 
 impl Capability {
@@ -40,6 +43,7 @@ impl Capability {
             "avx2" => Capability::Avx2,
             "avx512" => Capability::Avx512,
             "avx512_bf16" | "avx512bf16" => Capability::Avx512Bf16,
+            "amx_bf16" | "amxbf16" | "amx" => Capability::AmxBf16,
             _ => return None,
         })
     }
@@ -57,6 +61,9 @@ impl Capability {
                 && is_x86_feature_detected!("avx512vl")
                 && is_x86_feature_detected!("avx512dq");
             if avx512 && is_x86_feature_detected!("avx512bf16") {
+                if amx_granted() {
+                    return Capability::AmxBf16;
+                }
                 return Capability::Avx512Bf16;
             }
             if avx512 {
@@ -70,8 +77,46 @@ impl Capability {
     }
 }
 
+/// True when the processor has AMX tiles with bf16 products (CPUID leaf 7: AMX-BF16 and AMX-TILE)
+/// and Linux lets this process use them: the tile data state is off until a process asks for it
+/// (`arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`; a tile instruction before that raises
+/// SIGILL). The request is made here, once, for the whole process.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn amx_granted() -> bool {
+    const AMX_BF16: u32 = 1 << 22;
+    const AMX_TILE: u32 = 1 << 24;
+    // CPUID leaf 7 exists on every processor with AVX2 (checked by the caller).
+    let edx = std::arch::x86_64::__cpuid_count(7, 0).edx;
+    if edx & (AMX_BF16 | AMX_TILE) != AMX_BF16 | AMX_TILE {
+        return false;
+    }
+    const SYS_ARCH_PRCTL: i64 = 158;
+    const ARCH_REQ_XCOMP_PERM: i64 = 0x1023;
+    const XFEATURE_XTILEDATA: i64 = 18;
+    let ret: i64;
+    // SAFETY: a plain system call that only changes which register state this process may use;
+    // it clobbers rcx and r11 as every `syscall` does.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") SYS_ARCH_PRCTL => ret,
+            in("rdi") ARCH_REQ_XCOMP_PERM,
+            in("rsi") XFEATURE_XTILEDATA,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    ret == 0
+}
+
+#[cfg(all(target_arch = "x86_64", not(target_os = "linux")))]
+fn amx_granted() -> bool {
+    false
+}
+
 /// The instruction sets the kernels use (detected once): the processor's, capped by
-/// `OXTORCH_CPU_CAPABILITY=default|avx2|avx512|avx512_bf16` where that is set. A cap exercises the
+/// `OXTORCH_CPU_CAPABILITY=default|avx2|avx512|avx512_bf16|amx_bf16` where that is set. A cap exercises the
 /// fallback kernels on a processor that has more; an unknown value is reported once and ignored.
 pub fn capability() -> Capability {
     static CAPABILITY: OnceLock<Capability> = OnceLock::new();
@@ -83,7 +128,7 @@ pub fn capability() -> Capability {
                 None => {
                     eprintln!(
                         "oxtorch: ignoring OXTORCH_CPU_CAPABILITY={v:?} \
-                         (expected default, avx2, avx512 or avx512_bf16)"
+                         (expected default, avx2, avx512, avx512_bf16 or amx_bf16)"
                     );
                     detected
                 }
@@ -98,7 +143,7 @@ pub fn level() -> Level {
     match capability() {
         Capability::Default => Level::Baseline,
         Capability::Avx2 => Level::Avx2,
-        Capability::Avx512 | Capability::Avx512Bf16 => Level::Avx512,
+        Capability::Avx512 | Capability::Avx512Bf16 | Capability::AmxBf16 => Level::Avx512,
     }
 }
 
@@ -193,11 +238,12 @@ mod tests {
     /// The names `OXTORCH_CPU_CAPABILITY` takes, in order; anything else is refused.
     #[test]
     fn capability_names() {
-        let names = ["default", "avx2", "AVX512", " avx512_bf16 "];
+        let names = ["default", "avx2", "AVX512", " avx512_bf16 ", "amx_bf16"];
         let caps: Vec<Capability> = names.iter().map(|n| Capability::parse(n).unwrap()).collect();
         assert!(caps.windows(2).all(|w| w[0] < w[1]), "{caps:?}");
         assert_eq!(Capability::parse("baseline"), Some(Capability::Default));
         assert_eq!(Capability::parse("avx512bf16"), Some(Capability::Avx512Bf16));
+        assert_eq!(Capability::parse("AMX"), Some(Capability::AmxBf16));
         assert_eq!(Capability::parse("sse4"), None);
         assert_eq!(Capability::parse(""), None);
         // The cap never raises what the processor has.

@@ -1,0 +1,354 @@
+//! bf16 matrix products on the AMX tile unit (`tdpbf16ps`), accumulating in f32.
+//!
+//! An AMX tile is 16 rows of 64 bytes. One `tdpbf16ps` multiplies a 16 × 32 bf16 A tile by a
+//! 32 × 16 B tile held as 16 rows of column pairs `(B[2p, j], B[2p+1, j])` and adds the product
+//! into a 16 × 16 f32 tile: 16 384 flops per instruction. The kernel keeps a 32 × 32 block of the
+//! output in four accumulator tiles and, per 32 k values, loads two A tiles and two B tiles.
+//!
+//! B is packed as for the AVX512-BF16 kernel ([`crate::gemm_bf16::pack_b`]: panels of 32 columns
+//! of k pairs, a B tile read from them with a 128-byte row stride), its k pairs padded with zeros
+//! to whole tiles. A is packed per 32-row panel into tile order: for each 32 k values, the 32 rows'
+//! runs of 32 elements (two A tiles back to back). Blocking, the split of rows across threads and
+//! the f32 scratch of long products are [`crate::gemm_bf16`]'s; each task configures the tiles of
+//! its thread, and releases them when done.
+//!
+//! Used only where the processor has AMX-BF16 and Linux granted this process its tile state
+//! ([`available`]); elsewhere [`crate::gemm_bf16`] runs its dot-product kernel.
+
+use half::bf16;
+use std::mem::MaybeUninit;
+
+use rayon::prelude::*;
+
+use crate::gemm_bf16::{
+    pack_b, round_to_bf16, row_blocks, split_rows, Aligned, MatRef, Sink, TileOut, NR, PACK_B,
+};
+
+/// Rows of an A panel and of the output block the kernel keeps in tiles (two 16-row tiles).
+const MR: usize = 32;
+/// k values per tile step (the 64 bytes of an A tile's row).
+const KB: usize = 32;
+/// Most k values per pass (a multiple of `KB`). A `KC × NR` B panel (128 KiB) and an `MC × KC`
+/// A block (1 MiB) stay in the 2 MiB L2 of the cores that have AMX.
+const KC: usize = 2048;
+/// Most rows per packed A block (a multiple of `MR`).
+const MC: usize = 256;
+/// Columns per packed B block (a multiple of `NR`).
+const NC: usize = 2048;
+/// Padding of the f32 scratch rows, in elements (one cache line).
+const SCRATCH_PAD: usize = 16;
+
+/// True when this process runs the AMX kernel.
+pub fn available() -> bool {
+    crate::simd::capability() >= crate::simd::Capability::AmxBf16
+}
+
+/// `c = a · b` as [`crate::gemm_bf16::gemm_into`], on the tile unit. Callers check [`available`].
+pub(crate) fn gemm_into(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &mut [MaybeUninit<bf16>]) {
+    assert!(available(), "gemm_amx needs AMX-BF16");
+    debug_assert!(c.len() == m * n && m > 0 && n > 0 && k > 0);
+    let passes = k.div_ceil(KC);
+    let kc_max = k.div_ceil(passes).next_multiple_of(KB);
+    let passes = k.div_ceil(kc_max);
+    let ldw = n + SCRATCH_PAD;
+    let mut scratch = if passes > 1 { crate::pool::filled(m * ldw, 0f32) } else { Vec::new() };
+    let bounds = row_blocks(m, MR, MC);
+    // Taken out of the thread-local for the call, as in `gemm_bf16`.
+    let mut bpack = PACK_B.take();
+    for jc in (0..n).step_by(NC) {
+        let nc = NC.min(n - jc);
+        for (pass, pc) in (0..k).step_by(kc_max).enumerate() {
+            let kc = kc_max.min(k - pc);
+            let steps = kc.div_ceil(KB);
+            pack_b(&b, pc, kc, jc, nc, steps * KB / 2, &mut bpack);
+            let bpack = bpack.as_slice();
+            let sink = Sink { first: pass == 0, last: pass + 1 == passes };
+            split_rows(c, &mut scratch, &bounds, n, ldw).into_par_iter().for_each(|(ic, crows, wrows)| {
+                let rows_here = crows.len() / n;
+                let mut apack = PACK_A.take();
+                pack_a(&a, ic, rows_here, pc, kc, steps, &mut apack);
+                let a_len = steps * MR * KB;
+                let b_len = steps * KB / 2 * NR;
+                let mut acc = Block([0.0; MR * NR]);
+                // SAFETY: `available()` holds (the processor has AMX and the process its tile state).
+                let tiles = unsafe { Tiles::configure() };
+                // Each B panel meets every A panel of the block while it is in L2; each output block
+                // stays in tiles for the whole pass over k.
+                for (jp, jr) in (0..nc).step_by(NR).enumerate() {
+                    let bpanel = &bpack[jp * b_len..(jp + 1) * b_len];
+                    for (ip, ir) in (0..rows_here).step_by(MR).enumerate() {
+                        let apanel = &apack.as_slice()[ip * a_len..(ip + 1) * a_len];
+                        let rows = MR.min(rows_here - ir);
+                        let cols = NR.min(nc - jr);
+                        let col = jc + jr;
+                        // Bounds of the tile in both outputs, checked before the raw writes.
+                        let out = &mut crows[ir * n + col..(ir + rows - 1) * n + col + cols];
+                        let work = if passes > 1 {
+                            &mut wrows[ir * ldw + col..(ir + rows - 1) * ldw + col + cols]
+                        } else {
+                            &mut [][..]
+                        };
+                        // SAFETY: the tiles are configured on this thread; the panels hold `steps`
+                        // tile steps each; `out`/`work` cover every entry `store` writes or reads.
+                        unsafe {
+                            kernel(&tiles, steps, apanel, bpanel, &mut acc);
+                            store(&acc, TileOut { out, ld: n, work, ldw, rows, cols }, sink);
+                        }
+                    }
+                }
+                drop(tiles);
+                PACK_A.set(apack);
+            });
+        }
+    }
+    PACK_B.set(bpack);
+    if passes > 1 {
+        crate::pool::give(scratch);
+    }
+}
+
+/// A 32 × 32 f32 block of the output, row-major, aligned for the tile stores.
+#[repr(C, align(64))]
+struct Block([f32; MR * NR]);
+
+/// Packs rows `ic..ic+mc`, k range `pc..pc+kc` of `a` into `MR`-row panels in tile order: for each
+/// of the `steps` runs of `KB` k values, the panel's rows one after another (zeros past `kc` and
+/// past the last row).
+///
+/// `out` is reused scratch: every element of the packed block is written, padding included.
+fn pack_a(a: &MatRef, ic: usize, mc: usize, pc: usize, kc: usize, steps: usize, out: &mut Aligned<u16>) {
+    let panel_len = steps * MR * KB;
+    let out = out.slice(mc.div_ceil(MR) * panel_len);
+    for (ip, ir) in (0..mc).step_by(MR).enumerate() {
+        let panel = &mut out[ip * panel_len..(ip + 1) * panel_len];
+        for r in 0..MR {
+            let i = ic + ir + r;
+            for s in 0..steps {
+                let dst = &mut panel[(s * MR + r) * KB..(s * MR + r + 1) * KB];
+                let here = if ir + r < mc { KB.min(kc - s * KB) } else { 0 };
+                let k0 = pc + s * KB;
+                if a.cs == 1 && here > 0 {
+                    let src = &a.data[a.offset + i * a.rs + k0..][..here];
+                    // SAFETY: `bf16` is a transparent wrapper of its `u16` bits.
+                    let src = unsafe { std::slice::from_raw_parts(src.as_ptr() as *const u16, here) };
+                    dst[..here].copy_from_slice(src);
+                } else {
+                    for (j, d) in dst[..here].iter_mut().enumerate() {
+                        *d = a.data[a.offset + i * a.rs + (k0 + j) * a.cs].to_bits();
+                    }
+                }
+                dst[here..].fill(0);
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// Each thread's packed A block, kept between calls (as in `gemm_bf16`).
+    static PACK_A: std::cell::Cell<Aligned<u16>> = const { std::cell::Cell::new(Aligned::new()) };
+}
+
+/// The tile configuration of this thread while it lives: tiles 0–7 as 16 rows of 64 bytes.
+/// Dropping it releases the tile state (`tilerelease`).
+struct Tiles(());
+
+/// `ldtilecfg`'s 64-byte operand: palette 1, then each tile's bytes per row and rows.
+#[repr(C, align(64))]
+struct TileConfig([u8; 64]);
+
+const TILE_CONFIG: TileConfig = TileConfig({
+    let mut cfg = [0u8; 64];
+    cfg[0] = 1; // palette 1
+    let mut t = 0;
+    while t < 8 {
+        cfg[16 + 2 * t] = 64; // bytes per row (little-endian u16)
+        cfg[48 + t] = 16; // rows
+        t += 1;
+    }
+    cfg
+});
+
+impl Tiles {
+    /// Loads the tile configuration on this thread.
+    ///
+    /// # Safety
+    /// The processor has AMX and the process its tile state ([`available`]).
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn configure() -> Tiles {
+        let cfg = &TILE_CONFIG;
+        std::arch::asm!("ldtilecfg [{}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
+        Tiles(())
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    unsafe fn configure() -> Tiles {
+        unreachable!("gemm_amx::available() is false off x86-64")
+    }
+}
+
+impl Drop for Tiles {
+    fn drop(&mut self) {
+        // SAFETY: the tiles were configured on this thread by `configure`.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            std::arch::asm!("tilerelease", options(nostack, nomem));
+        }
+    }
+}
+
+/// Multiplies `steps` tile steps (`KB` k values each) of a packed 32-row A panel by those of a
+/// packed 32-column B panel and stores the f32 product into `acc` (row-major, 32 × 32).
+///
+/// # Safety
+/// `_tiles` is this thread's configuration; `a` holds `steps * MR * KB` elements and `b`
+/// `steps * KB / 2 * NR` words.
+#[cfg(target_arch = "x86_64")]
+unsafe fn kernel(_tiles: &Tiles, steps: usize, a: &[u16], b: &[u32], acc: &mut Block) {
+    use std::arch::asm;
+    assert!(a.len() >= steps * MR * KB && b.len() >= steps * KB / 2 * NR);
+    let c = acc.0.as_mut_ptr();
+    asm!("tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3", options(nostack, nomem));
+    let (ap, bp) = (a.as_ptr(), b.as_ptr());
+    for s in 0..steps {
+        // Rows 0–15 and 16–31 of the panel's step; columns 0–15 and 16–31 of the B panel's 16 pairs.
+        let a0 = ap.add(s * MR * KB);
+        let a1 = a0.add(16 * KB);
+        let b0 = bp.add(s * KB / 2 * NR);
+        let b1 = b0.add(16);
+        asm!(
+            "tileloadd tmm4, [{a0} + {sa}*1]",
+            "tileloadd tmm6, [{b0} + {sb}*1]",
+            "tileloadd tmm7, [{b1} + {sb}*1]",
+            "tdpbf16ps tmm0, tmm4, tmm6",
+            "tileloadd tmm5, [{a1} + {sa}*1]",
+            "tdpbf16ps tmm1, tmm4, tmm7",
+            "tdpbf16ps tmm2, tmm5, tmm6",
+            "tdpbf16ps tmm3, tmm5, tmm7",
+            a0 = in(reg) a0,
+            a1 = in(reg) a1,
+            b0 = in(reg) b0,
+            b1 = in(reg) b1,
+            sa = in(reg) KB * 2,
+            sb = in(reg) NR * 4,
+            options(nostack, readonly),
+        );
+    }
+    asm!(
+        "tilestored [{c0} + {s}*1], tmm0",
+        "tilestored [{c1} + {s}*1], tmm1",
+        "tilestored [{c2} + {s}*1], tmm2",
+        "tilestored [{c3} + {s}*1], tmm3",
+        c0 = in(reg) c,
+        c1 = in(reg) c.add(16),
+        c2 = in(reg) c.add(16 * NR),
+        c3 = in(reg) c.add(16 * NR + 16),
+        s = in(reg) NR * 4,
+        options(nostack),
+    );
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn kernel(_: &Tiles, _: usize, _: &[u16], _: &[u32], _: &mut Block) {
+    unreachable!("gemm_amx::available() is false off x86-64")
+}
+
+/// Writes the first `rows × cols` entries of `acc` as [`Sink`] says: added to the f32 partial sums
+/// unless first, then rounded to bf16 into the output if last, else stored as partial sums.
+///
+/// # Safety
+/// The processor has AVX-512 (implied by [`available`]); `tile` covers `rows` rows of `cols` ≤ 32.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn store(acc: &Block, tile: TileOut, sink: Sink) {
+    use std::arch::x86_64::*;
+    let TileOut { out, ld, work, ldw, rows, cols } = tile;
+    let m0: __mmask16 = if cols >= 16 { 0xffff } else { (1u16 << cols) - 1 };
+    let m1: __mmask16 = if cols >= 32 {
+        0xffff
+    } else if cols > 16 {
+        (1u16 << (cols - 16)) - 1
+    } else {
+        0
+    };
+    let (work, outp) = (work.as_mut_ptr(), out.as_mut_ptr() as *mut u16);
+    for r in 0..rows {
+        // SAFETY (all row accesses): `tile` covers `rows` rows of `cols` entries; the masks stop at `cols`.
+        let mut v0 = _mm512_loadu_ps(acc.0.as_ptr().add(r * NR));
+        let mut v1 = _mm512_loadu_ps(acc.0.as_ptr().add(r * NR + 16));
+        let w = work.wrapping_add(r * ldw);
+        if !sink.first {
+            v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, w));
+            v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, w.add(16)));
+        }
+        if sink.last {
+            let o = outp.add(r * ld);
+            _mm256_mask_storeu_epi16(o as *mut _, m0, round_to_bf16(v0));
+            _mm256_mask_storeu_epi16(o.add(16) as *mut _, m1, round_to_bf16(v1));
+        } else {
+            _mm512_mask_storeu_ps(w, m0, v0);
+            _mm512_mask_storeu_ps(w.add(16), m1, v1);
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn store(_: &Block, _: TileOut, _: Sink) {
+    unreachable!("gemm_amx::available() is false off x86-64")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tile kernel against an f64 reference, on sizes that leave partial tiles in every
+    /// direction, several passes over k, and strided operands.
+    #[test]
+    fn matches_f64_reference_on_odd_sizes_and_strides() {
+        if !available() {
+            return;
+        }
+        for &(m, n, k) in &[
+            (1, 1, 1),
+            (13, 33, 5),
+            (50, 70, 385),
+            (97, 31, 2),
+            (32, 32, 32),
+            (33, 65, 31),
+            (3, 200, 64),
+            (140, 40, KC + 3),
+            (25, 17, 2 * KC + 33),
+        ] {
+            let av: Vec<bf16> =
+                (0..m * k).map(|i| bf16::from_f32(((i * 7 % 13) as f32 - 6.0) / 4.0)).collect();
+            let bv: Vec<bf16> =
+                (0..k * n).map(|i| bf16::from_f32(((i * 5 % 11) as f32 - 5.0) / 8.0)).collect();
+            // A read row-major and column-major (the strided packing path); B likewise.
+            let at: Vec<bf16> = (0..m * k).map(|i| av[(i % m) * k + i / m]).collect();
+            let bt: Vec<bf16> = (0..k * n).map(|i| bv[(i % n) * k + i / n]).collect();
+            let a_views = [
+                MatRef { data: &av, offset: 0, rs: k, cs: 1 },
+                MatRef { data: &at, offset: 0, rs: 1, cs: m },
+            ];
+            let b_views = [
+                MatRef { data: &bv, offset: 0, rs: 1, cs: k },
+                MatRef { data: &bt, offset: 0, rs: n, cs: 1 },
+            ];
+            for a in a_views {
+                for b in b_views {
+                    let mut c = vec![MaybeUninit::new(bf16::NAN); m * n];
+                    gemm_into(m, n, k, a, b, &mut c);
+                    for i in 0..m {
+                        for j in 0..n {
+                            let want: f64 =
+                                (0..k).map(|p| av[i * k + p].to_f64() * bv[j * k + p].to_f64()).sum();
+                            // SAFETY: `gemm_into` writes every entry (and they started initialised).
+                            let got = unsafe { c[i * n + j].assume_init() };
+                            // The f32 sum is exact here (short dyadic values); one rounding to bf16 remains.
+                            assert_eq!(got, bf16::from_f64(want), "({m},{n},{k}) [{i},{j}]: {got} vs {want}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
