@@ -150,7 +150,7 @@ thread_local! {
 
 /// The tile configuration of this thread while it lives: tiles 0–7 as 16 rows of 64 bytes.
 /// Dropping it releases the tile state (`tilerelease`).
-struct Tiles(());
+struct Tiles(std::marker::PhantomData<*const ()>);
 
 /// `ldtilecfg`'s 64-byte operand: palette 1, then each tile's bytes per row and rows.
 #[repr(C, align(64))]
@@ -177,7 +177,7 @@ impl Tiles {
     unsafe fn configure() -> Tiles {
         let cfg = &TILE_CONFIG;
         std::arch::asm!("ldtilecfg [{}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
-        Tiles(())
+        Tiles(std::marker::PhantomData)
     }
 
     #[cfg(not(target_arch = "x86_64"))]
@@ -205,44 +205,42 @@ impl Drop for Tiles {
 #[cfg(target_arch = "x86_64")]
 unsafe fn kernel(_tiles: &Tiles, steps: usize, a: &[u16], b: &[u32], acc: &mut Block) {
     use std::arch::asm;
-    assert!(a.len() >= steps * MR * KB && b.len() >= steps * KB / 2 * NR);
-    let c = acc.0.as_mut_ptr();
-    asm!("tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3", options(nostack, nomem));
-    let (ap, bp) = (a.as_ptr(), b.as_ptr());
-    for s in 0..steps {
-        // Rows 0–15 and 16–31 of the panel's step; columns 0–15 and 16–31 of the B panel's 16 pairs.
-        let a0 = ap.add(s * MR * KB);
-        let a1 = a0.add(16 * KB);
-        let b0 = bp.add(s * KB / 2 * NR);
-        let b1 = b0.add(16);
-        asm!(
-            "tileloadd tmm4, [{a0} + {sa}*1]",
-            "tileloadd tmm6, [{b0} + {sb}*1]",
-            "tileloadd tmm7, [{b1} + {sb}*1]",
-            "tdpbf16ps tmm0, tmm4, tmm6",
-            "tileloadd tmm5, [{a1} + {sa}*1]",
-            "tdpbf16ps tmm1, tmm4, tmm7",
-            "tdpbf16ps tmm2, tmm5, tmm6",
-            "tdpbf16ps tmm3, tmm5, tmm7",
-            a0 = in(reg) a0,
-            a1 = in(reg) a1,
-            b0 = in(reg) b0,
-            b1 = in(reg) b1,
-            sa = in(reg) KB * 2,
-            sb = in(reg) NR * 4,
-            options(nostack, readonly),
-        );
-    }
+    assert!(steps > 0 && a.len() >= steps * MR * KB && b.len() >= steps * KB / 2 * NR);
+    const _: () =
+        assert!(MR * KB * 2 == 2048 && KB / 2 * NR * 4 == 2048 && 16 * KB * 2 == 1024 && NR * 4 == 128);
+    // One asm block from the zeroing to the stores: the compiler does not know the tile registers,
+    // so no code of its own may come between instructions that keep values in them.
+    // Byte offsets: a step of A or B is 2 048 bytes; the second A tile (rows 16–31) starts 1 024
+    // bytes in, the second B tile (columns 16–31) 64 bytes in; the output block's rows are 128 bytes.
     asm!(
-        "tilestored [{c0} + {s}*1], tmm0",
-        "tilestored [{c1} + {s}*1], tmm1",
-        "tilestored [{c2} + {s}*1], tmm2",
-        "tilestored [{c3} + {s}*1], tmm3",
-        c0 = in(reg) c,
-        c1 = in(reg) c.add(16),
-        c2 = in(reg) c.add(16 * NR),
-        c3 = in(reg) c.add(16 * NR + 16),
-        s = in(reg) NR * 4,
+        "tilezero tmm0",
+        "tilezero tmm1",
+        "tilezero tmm2",
+        "tilezero tmm3",
+        "2:",
+        "tileloadd tmm4, [{a} + {sa}*1]",
+        "tileloadd tmm6, [{b} + {sb}*1]",
+        "tileloadd tmm7, [{b} + {sb}*1 + 64]",
+        "tdpbf16ps tmm0, tmm4, tmm6",
+        "tileloadd tmm5, [{a} + {sa}*1 + 1024]",
+        "tdpbf16ps tmm1, tmm4, tmm7",
+        "tdpbf16ps tmm2, tmm5, tmm6",
+        "tdpbf16ps tmm3, tmm5, tmm7",
+        "add {a}, 2048",
+        "add {b}, 2048",
+        "dec {steps}",
+        "jnz 2b",
+        "tilestored [{c} + {sc}*1], tmm0",
+        "tilestored [{c} + {sc}*1 + 64], tmm1",
+        "tilestored [{c} + {sc}*1 + 2048], tmm2",
+        "tilestored [{c} + {sc}*1 + 2112], tmm3",
+        a = inout(reg) a.as_ptr() => _,
+        b = inout(reg) b.as_ptr() => _,
+        steps = inout(reg) steps => _,
+        c = in(reg) acc.0.as_mut_ptr(),
+        sa = in(reg) KB * 2,
+        sb = in(reg) NR * 4,
+        sc = in(reg) NR * 4,
         options(nostack),
     );
 }
@@ -281,9 +279,9 @@ unsafe fn store(acc: &Block, tile: TileOut, sink: Sink) {
             v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, w.add(16)));
         }
         if sink.last {
-            let o = outp.add(r * ld);
+            let o = outp.wrapping_add(r * ld);
             _mm256_mask_storeu_epi16(o as *mut _, m0, round_to_bf16(v0));
-            _mm256_mask_storeu_epi16(o.add(16) as *mut _, m1, round_to_bf16(v1));
+            _mm256_mask_storeu_epi16(o.wrapping_add(16) as *mut _, m1, round_to_bf16(v1));
         } else {
             _mm512_mask_storeu_ps(w, m0, v0);
             _mm512_mask_storeu_ps(w.add(16), m1, v1);
@@ -317,6 +315,8 @@ mod tests {
             (3, 200, 64),
             (140, 40, KC + 3),
             (25, 17, 2 * KC + 33),
+            (600, 40, 100),
+            (3, NC + 40, 40),
         ] {
             let av: Vec<bf16> =
                 (0..m * k).map(|i| bf16::from_f32(((i * 7 % 13) as f32 - 6.0) / 4.0)).collect();
@@ -325,7 +325,19 @@ mod tests {
             // A read row-major and column-major (the strided packing path); B likewise.
             let at: Vec<bf16> = (0..m * k).map(|i| av[(i % m) * k + i / m]).collect();
             let bt: Vec<bf16> = (0..k * n).map(|i| bv[(i % n) * k + i / n]).collect();
+            // A inside a padded buffer: an offset and a row stride past k.
+            let lda = k + 3;
+            let apad: Vec<bf16> = (0..5 + m * lda)
+                .map(|i| {
+                    if i >= 5 && (i - 5) % lda < k {
+                        av[(i - 5) / lda * k + (i - 5) % lda]
+                    } else {
+                        bf16::NAN
+                    }
+                })
+                .collect();
             let a_views = [
+                MatRef { data: &apad, offset: 5, rs: lda, cs: 1 },
                 MatRef { data: &av, offset: 0, rs: k, cs: 1 },
                 MatRef { data: &at, offset: 0, rs: 1, cs: m },
             ];
@@ -336,7 +348,9 @@ mod tests {
             for a in a_views {
                 for b in b_views {
                     let mut c = vec![MaybeUninit::new(bf16::NAN); m * n];
-                    gemm_into(m, n, k, a, b, &mut c);
+                    // One thread too: then a task holds several 32-row panels.
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(1 + (m % 2)).build().unwrap();
+                    pool.install(|| gemm_into(m, n, k, a, b, &mut c));
                     for i in 0..m {
                         for j in 0..n {
                             let want: f64 =

@@ -473,9 +473,9 @@ unsafe fn kernel(pairs: usize, a: &[u32], b: &[u32], tile: TileOut, sink: Sink) 
             v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, w.add(16)));
         }
         if sink.last {
-            let o = outp.add(r * ld);
+            let o = outp.wrapping_add(r * ld);
             _mm256_mask_storeu_epi16(o as *mut _, m0, round_to_bf16(v0));
-            _mm256_mask_storeu_epi16(o.add(16) as *mut _, m1, round_to_bf16(v1));
+            _mm256_mask_storeu_epi16(o.wrapping_add(16) as *mut _, m1, round_to_bf16(v1));
         } else {
             _mm512_mask_storeu_ps(w, m0, v0);
             _mm512_mask_storeu_ps(w.add(16), m1, v1);
