@@ -294,7 +294,6 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
         "lfm3",
         "diffllama",
         "bitnet_packed",
-        "bitnet_online",
         "modernbert_decoder",
         "qwen2_vl",
         "qwen3_vl_moe_hub",
@@ -328,6 +327,10 @@ fn later_decoder_families_forward_on_xla_match_transformers() {
     fallbacks += check_family_at("llama4", dev, true);
     // (Likewise a padded query whose window holds only padding: the ModernBERT decoder's of two keys.)
     fallbacks += check_family_at("modernbert_decoder_bias", dev, true);
+    // (BitNet's online quantization rounds each activation to one of 255 levels of its token's
+    // absolute maximum: where XLA's CPU code rounds the scale differently from torch's (it does on
+    // the AMX hosts), an activation at a rounding tie moves one level, 2.4e-4 in a logit.)
+    fallbacks += check_family_within("bitnet_online", dev, false, 1e-3);
     assert!(fallbacks == 0, "{fallbacks} prims fell back to the host");
 }
 
