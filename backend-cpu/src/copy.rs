@@ -21,7 +21,8 @@ use crate::{with_dtype, with_storage};
 /// * everything else as [`Element::cast_from`] (integers wrap, bool is `!= 0`, floats round to nearest).
 #[inline(always)]
 pub(crate) fn cast_elem<D: Element, S: Element>(v: S) -> D {
-    if !S::DTYPE.is_float() {
+    // Decided at compile time (a call per element would keep the loops from vectorizing).
+    if !const { S::DTYPE.is_float() } {
         return D::from_i64(v.to_i64());
     }
     let f = v.to_f64();
@@ -35,7 +36,7 @@ pub(crate) fn cast_elem<D: Element, S: Element>(v: S) -> D {
             let in_range = (i32::MIN as f64..-(i32::MIN as f64)).contains(&f);
             D::from_i64(if in_range { f as i64 } else { i32::MIN as i64 })
         }
-        DType::F16 | DType::BF16 if S::DTYPE == DType::F64 => D::from_f64(f as f32 as f64),
+        DType::F16 | DType::BF16 if const { matches!(S::DTYPE, DType::F64) } => D::from_f64(f as f32 as f64),
         _ => D::from_f64(f),
     }
 }

@@ -306,6 +306,43 @@ fn bf16_dot(a: &[bf16], la: &Layout, b: &[bf16], lb: &Layout, d: &Dims) -> Vec<b
     out
 }
 
+/// Fewest products per element converted ([`widening_pays`]).
+const WIDEN_MIN_REUSE: usize = 128;
+
+/// True when an f16 product runs faster as an f32 one on widened copies ([`widened_product`]) than
+/// on gemm's f16 path: when each element widened or narrowed takes part in at least
+/// [`WIDEN_MIN_REUSE`] products (`m·n·k ≥ 128·(m·k + k·n + m·n)`), and no operand is broadcast along
+/// a batch dim (its copy would repeat it). gemm's f16 path converts while packing and ran at 287
+/// GFLOP/s on `[2048, 2048]²`, widened 381 (the f32 product runs at 440; the AMX host, session 63),
+/// and both paths ran at the same speed at the threshold (`[128, 2048] · [2048, 2048]`).
+fn widening_pays(la: &Layout, lb: &Layout, d: &Dims) -> bool {
+    let broadcast = |l: &Layout| {
+        let r = l.rank();
+        l.strides()[..r - 2].iter().zip(l.dims()).any(|(&s, &n)| s == 0 && n > 1)
+    };
+    let (m, k, n) = (d.m as u128, d.k as u128, d.n as u128);
+    m * n * k >= WIDEN_MIN_REUSE as u128 * (m * k + k * n + m * n) && !broadcast(la) && !broadcast(lb)
+}
+
+/// `a · b` of half-precision operands as an f32 product of widened contiguous copies, each result
+/// rounded once by `narrow` (the products are exact in f32 and sum in f32, as gemm's half paths).
+fn widened_product<T: Copy + Send + Sync + 'static>(
+    a: &CpuStorage,
+    la: &Layout,
+    b: &CpuStorage,
+    lb: &Layout,
+    d: &Dims,
+    narrow: fn(f32) -> T,
+) -> Result<Vec<T>> {
+    let wa = crate::copy::to_contiguous(a, la, DType::F32)?;
+    let wb = crate::copy::to_contiguous(b, lb, DType::F32)?;
+    let (ca, cb) = (Layout::contiguous(la.shape()), Layout::contiguous(lb.shape()));
+    let r = gemm_typed(wa.as_slice::<f32>()?, &ca, wb.as_slice::<f32>()?, &cb, d);
+    let out = crate::walk::map1(&r, &Layout::contiguous([r.len()]), narrow);
+    crate::pool::give(r);
+    Ok(out)
+}
+
 /// Multiplies `[..., m, k]` by `[..., k, n]` (equal batch dims, any strides, stride 0 allowed).
 pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
     let (d, _) = checked_dims((a.len(), la), (b.len(), lb))?;
@@ -320,6 +357,9 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
         (S::F16(x), S::F16(y)) if skinny_applies(la, lb, &d) => {
             let offs = (batch_offsets(la), batch_offsets(lb));
             S::F16(crate::gemv_half::matmul(&skinny(x, la, y, lb, &d, &offs)).into())
+        }
+        (S::F16(_), S::F16(_)) if widening_pays(la, lb, &d) => {
+            S::F16(widened_product(a, la, b, lb, &d, oxtorch_core::half_convert::f32_to_f16)?.into())
         }
         (S::F16(x), S::F16(y)) => S::F16(gemm_typed::<f16>(x, la, y, lb, &d).into()),
         (S::BF16(x), S::BF16(y)) if skinny_applies(la, lb, &d) => {
@@ -338,12 +378,8 @@ pub fn matmul((a, la): Operand, (b, lb): Operand) -> Result<CpuStorage> {
             S::BF16(bf16_dot(x, la, y, lb, &d).into())
         }
         (S::BF16(_), S::BF16(_)) => {
-            // No bf16 dot-product instructions: widen to f32, multiply, round once.
-            let wa = crate::copy::to_contiguous(a, la, DType::F32)?;
-            let wb = crate::copy::to_contiguous(b, lb, DType::F32)?;
-            let (ca, cb) = (Layout::contiguous(la.shape()), Layout::contiguous(lb.shape()));
-            let r = gemm_typed(wa.as_slice::<f32>()?, &ca, wb.as_slice::<f32>()?, &cb, &d);
-            S::BF16(r.into_iter().map(oxtorch_core::half_convert::f32_to_bf16).collect())
+            // No bf16 dot-product instructions.
+            S::BF16(widened_product(a, la, b, lb, &d, oxtorch_core::half_convert::f32_to_bf16)?.into())
         }
         (S::U8(x), S::U8(y)) => S::U8(int_typed(x, la, y, lb, &d).into()),
         (S::I8(x), S::I8(y)) => S::I8(int_typed(x, la, y, lb, &d).into()),
@@ -527,6 +563,43 @@ mod tests {
         assert!(!copies_b_first::<f32>(&lb, &one_row));
         let broadcast = Layout::new([batch, k, n], vec![0, 1, k], 0).unwrap();
         assert!(!copies_b_first::<f32>(&broadcast, &d));
+    }
+
+    /// f16 products large enough to be widened to f32: batched, at offsets, with a transposed B,
+    /// against exact sums (small integers: every partial sum and the result are exact in f32 and
+    /// f16), so the widened path and gemm's f16 path must agree bit for bit; a B broadcast along
+    /// the batch is not widened.
+    #[test]
+    fn f16_products_widened_to_f32_are_exact_on_small_integers() {
+        let (batch, m, k, n) = (2, 390, 400, 410);
+        let ints = |len: usize, seed: u32| -> Vec<f16> {
+            values(len, seed).iter().map(|v| f16::from_f32((v * 2.49).round())).collect()
+        };
+        let (a, w) = (ints(batch * m * k + 3, 7), ints(batch * n * k + 5, 8));
+        let la = Layout::new([batch, m, k], vec![m * k, k, 1], 3).unwrap();
+        let lb = Layout::new([batch, k, n], vec![n * k, 1, k], 5).unwrap();
+        let d = dims(&la, &lb).unwrap();
+        assert!(widening_pays(&la, &lb, &d));
+        let (sa, sb) = (CpuStorage::F16(a.clone().into()), CpuStorage::F16(w.clone().into()));
+        let widened = matmul((&sa, &la), (&sb, &lb)).unwrap().as_slice::<f16>().unwrap().to_vec();
+        let direct = gemm_typed(&a, &la, &w, &lb, &d);
+        assert_eq!(widened.len(), batch * m * n);
+        for bi in 0..batch {
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f32 = (0..k)
+                        .map(|p| a[3 + (bi * m + i) * k + p].to_f32() * w[5 + (bi * n + j) * k + p].to_f32())
+                        .sum();
+                    let at = (bi * m + i) * n + j;
+                    assert_eq!(widened[at].to_f32(), want, "widened [{bi},{i},{j}]");
+                    assert_eq!(direct[at].to_f32(), want, "gemm's f16 path [{bi},{i},{j}]");
+                }
+            }
+        }
+        let broadcast = Layout::new([batch, k, n], vec![0, 1, k], 0).unwrap();
+        assert!(!widening_pays(&la, &broadcast, &d));
+        let small = Layout::contiguous([batch, 100, k]);
+        assert!(!widening_pays(&small, &lb, &dims(&small, &lb).unwrap()));
     }
 
     /// Products large enough for the AVX2 kernel on AVX2 machines (and the gemm crate elsewhere),

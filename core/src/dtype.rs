@@ -57,6 +57,7 @@ impl DType {
     }
 
     /// True for f16, bf16, f32 and f64 (torch's `is_floating_point`).
+    #[inline]
     pub const fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
     }
