@@ -328,6 +328,7 @@ unsafe fn store(_: &Block, _: TileOut, _: Sink) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gemm_bf16::tests::{assert_product, dyadic_operands};
 
     /// The tile kernel against an f64 reference, on sizes that leave partial tiles in every
     /// direction, several passes over k, and strided operands.
@@ -349,10 +350,7 @@ mod tests {
             (600, 40, 100),
             (3, NC + 40, 40),
         ] {
-            let av: Vec<bf16> =
-                (0..m * k).map(|i| bf16::from_f32(((i * 7 % 13) as f32 - 6.0) / 4.0)).collect();
-            let bv: Vec<bf16> =
-                (0..k * n).map(|i| bf16::from_f32(((i * 5 % 11) as f32 - 5.0) / 8.0)).collect();
+            let (av, bv) = dyadic_operands(m, n, k);
             // A read row-major and column-major (the strided packing path); B likewise.
             let at: Vec<bf16> = (0..m * k).map(|i| av[(i % m) * k + i / m]).collect();
             let bt: Vec<bf16> = (0..k * n).map(|i| bv[(i % n) * k + i / n]).collect();
@@ -382,16 +380,9 @@ mod tests {
                     // One thread too: then a task holds several 32-row panels.
                     let pool = rayon::ThreadPoolBuilder::new().num_threads(1 + (m % 2)).build().unwrap();
                     pool.install(|| gemm_into(m, n, k, a, b, &mut c));
-                    for i in 0..m {
-                        for j in 0..n {
-                            let want: f64 =
-                                (0..k).map(|p| av[i * k + p].to_f64() * bv[j * k + p].to_f64()).sum();
-                            // SAFETY: `gemm_into` writes every entry (and they started initialised).
-                            let got = unsafe { c[i * n + j].assume_init() };
-                            // The f32 sum is exact here (short dyadic values); one rounding to bf16 remains.
-                            assert_eq!(got, bf16::from_f64(want), "({m},{n},{k}) [{i},{j}]: {got} vs {want}");
-                        }
-                    }
+                    // SAFETY: every entry started initialised (and `gemm_into` writes each).
+                    let c: Vec<bf16> = c.iter().map(|v| unsafe { v.assume_init() }).collect();
+                    assert_product(&c, &av, &bv, (m, n, k), "AMX kernel");
                 }
             }
         }

@@ -506,8 +506,35 @@ unsafe fn kernel(_: usize, _: &[u32], _: &[u32], _: TileOut, _: Sink) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Operands of short dyadic values for an `[m, k] · [k, n]` product: A row-major, and B's
+    /// columns one after another (`[n, k]` row-major). Every f32 sum of their products is exact,
+    /// so a kernel's result is the exact sum rounded once to bf16 ([`assert_product`]).
+    pub(crate) fn dyadic_operands(m: usize, n: usize, k: usize) -> (Vec<bf16>, Vec<bf16>) {
+        let a = (0..m * k).map(|i| bf16::from_f32(((i * 7 % 13) as f32 - 6.0) / 4.0)).collect();
+        let b = (0..k * n).map(|i| bf16::from_f32(((i * 5 % 11) as f32 - 5.0) / 8.0)).collect();
+        (a, b)
+    }
+
+    /// Panics unless `c` (row-major `[m, n]`) is the product of [`dyadic_operands`] `a` and `b`,
+    /// each entry the exact sum rounded once to bf16; `what` names the kernel in the message.
+    pub(crate) fn assert_product(
+        c: &[bf16],
+        a: &[bf16],
+        b: &[bf16],
+        (m, n, k): (usize, usize, usize),
+        what: &str,
+    ) {
+        for i in 0..m {
+            for j in 0..n {
+                let want: f64 = (0..k).map(|p| a[i * k + p].to_f64() * b[j * k + p].to_f64()).sum();
+                let got = c[i * n + j];
+                assert_eq!(got, bf16::from_f64(want), "{what} ({m},{n},{k}) [{i},{j}]: {got} vs {want}");
+            }
+        }
+    }
 
     #[test]
     fn matches_f64_reference_on_odd_sizes_and_strides() {
@@ -527,10 +554,7 @@ mod tests {
             (14, 40, KC + 3),
             (25, 17, 2 * KC + 1),
         ] {
-            let av: Vec<bf16> =
-                (0..m * k).map(|i| bf16::from_f32(((i * 7 % 13) as f32 - 6.0) / 4.0)).collect();
-            let bv: Vec<bf16> =
-                (0..k * n).map(|i| bf16::from_f32(((i * 5 % 11) as f32 - 5.0) / 8.0)).collect();
+            let (av, bv) = dyadic_operands(m, n, k);
             let a = MatRef { data: &av, offset: 0, rs: k, cs: 1 };
             // b read transposed (column-major storage, the strided packing path) and row-major (the
             // slice packing path) must give the same product.
@@ -541,22 +565,13 @@ mod tests {
                 let mut c = vec![bf16::NAN; m * n];
                 gemm(m, n, k, a, b, &mut c);
                 // The dot-product kernel itself too, where `gemm` chose the AMX one.
-                let mut dot = vec![MaybeUninit::new(bf16::NAN); m * n];
+                assert_product(&c, &av, &bv, (m, n, k), "gemm");
                 if m * n * k > 0 && !crate::gemv_bf16::applies(m, &a, &b) {
+                    let mut dot = vec![MaybeUninit::new(bf16::NAN); m * n];
                     dot_product_gemm(m, n, k, a, b, &mut dot);
-                } else {
-                    dot.iter_mut().zip(&c).for_each(|(d, x)| *d = MaybeUninit::new(*x));
-                }
-                for i in 0..m {
-                    for j in 0..n {
-                        let want: f64 = (0..k).map(|p| av[i * k + p].to_f64() * bv[j * k + p].to_f64()).sum();
-                        // The f32 sum is exact here (short dyadic values); one rounding to bf16 remains.
-                        let got = c[i * n + j];
-                        // SAFETY: every entry was initialised above.
-                        let by_dot = unsafe { dot[i * n + j].assume_init() };
-                        assert_eq!(by_dot, bf16::from_f64(want), "dot kernel ({m},{n},{k}) [{i},{j}]");
-                        assert_eq!(got, bf16::from_f64(want), "({m},{n},{k}) [{i},{j}]: {got} vs {want}");
-                    }
+                    // SAFETY: every entry was initialised above.
+                    let dot: Vec<bf16> = dot.iter().map(|v| unsafe { v.assume_init() }).collect();
+                    assert_product(&dot, &av, &bv, (m, n, k), "dot-product kernel");
                 }
             }
         }
