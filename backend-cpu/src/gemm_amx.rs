@@ -26,8 +26,9 @@ use std::mem::MaybeUninit;
 use rayon::prelude::*;
 
 use crate::gemm_bf16::{
-    pack_b, round_to_bf16, row_blocks, split_rows, Aligned, MatRef, Sink, TileOut, NR, PACK_B,
+    pack_b, pack_b_group, round_to_bf16, row_blocks, split_rows, Aligned, MatRef, Sink, TileOut, NR, PACK_B,
 };
+use crate::par::SendPtr;
 
 /// Rows of an A panel and of the output block the kernel keeps in tiles (two 16-row tiles).
 const MR: usize = 32;
@@ -57,6 +58,13 @@ pub(crate) fn gemm_into(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &
     let passes = k.div_ceil(kc_max);
     let ldw = n + SCRATCH_PAD;
     let mut scratch = if passes > 1 { crate::pool::filled(m * ldw, 0f32) } else { Vec::new() };
+    if m <= MC && n.div_ceil(NR) >= rayon::current_num_threads() {
+        columns_per_thread(m, n, k, a, b, c, kc_max, &mut scratch);
+        if passes > 1 {
+            crate::pool::give(scratch);
+        }
+        return;
+    }
     let bounds = row_blocks(m, MR, MC);
     // Taken out of the thread-local for the call, as in `gemm_bf16`.
     let mut bpack = PACK_B.take();
@@ -117,6 +125,82 @@ pub(crate) fn gemm_into(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &
     }
 }
 
+/// B panels a thread of [`columns_per_thread`] packs at a time (512 KiB at k = 2 048, beside the
+/// packed A block in L2).
+const GROUP: usize = 4;
+
+/// [`gemm_into`] for products of at most [`MC`] rows (one A block, such as a prompt's tokens
+/// through a weight): each thread takes a run of B panels, packs the whole A block and then its
+/// panels, [`GROUP`] at a time, and multiplies each while it is still in L2. Splitting the rows
+/// instead would have every thread read every packed panel back from L3 for a few A panels.
+/// `scratch` holds the f32 partial sums (`m` rows of `n + SCRATCH_PAD`) when k takes several passes.
+#[allow(clippy::too_many_arguments)]
+fn columns_per_thread(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: MatRef,
+    b: MatRef,
+    c: &mut [MaybeUninit<bf16>],
+    kc_max: usize,
+    scratch: &mut [f32],
+) {
+    let passes = k.div_ceil(kc_max);
+    let ldw = n + SCRATCH_PAD;
+    assert!(c.len() == m * n && (passes == 1 || scratch.len() >= m * ldw));
+    let panels = n.div_ceil(NR);
+    let tasks = rayon::current_num_threads().clamp(1, panels);
+    let (out, work) = (SendPtr(c.as_mut_ptr() as *mut u16), SendPtr(scratch.as_mut_ptr()));
+    for (pass, pc) in (0..k).step_by(kc_max).enumerate() {
+        let kc = kc_max.min(k - pc);
+        let steps = kc.div_ceil(KB);
+        let (a_len, b_len) = (steps * MR * KB, steps * KB / 2 * NR);
+        let sink = Sink { first: pass == 0, last: pass + 1 == passes };
+        crate::par::for_each_task(tasks, &|t| {
+            let (out, work) = (out.get(), work.get());
+            let mut apack = PACK_A.take();
+            let mut bgroup = PACK_B_GROUP.take();
+            pack_a(&a, 0, m, pc, kc, steps, &mut apack);
+            let mut acc = Block([0.0; MR * NR]);
+            // SAFETY: `available()` holds (the processor has AMX and the process its tile state).
+            let tiles = unsafe { Tiles::configure() };
+            let (first, last) = (t * panels / tasks, (t + 1) * panels / tasks);
+            for g in (first..last).step_by(GROUP) {
+                let group_end = (g + GROUP).min(last);
+                let bpack = bgroup.slice((group_end - g) * b_len);
+                pack_b_group(&b, pc, kc, g * NR, (group_end * NR).min(n) - g * NR, steps * KB / 2, bpack);
+                for jp in g..group_end {
+                    let bpanel = &bpack[(jp - g) * b_len..(jp - g + 1) * b_len];
+                    for (ip, ir) in (0..m).step_by(MR).enumerate() {
+                        let apanel = &apack.as_slice()[ip * a_len..(ip + 1) * a_len];
+                        let (rows, col) = (MR.min(m - ir), jp * NR);
+                        let cols = NR.min(n - col);
+                        // SAFETY: the tiles are configured on this thread; the panels hold `steps`
+                        // tile steps each (the panel just packed is in L2: it prefetches itself).
+                        // The tile's `rows × cols` entries lie inside `c` (and `scratch`) and in
+                        // columns of this task's panels only, which no other task writes.
+                        unsafe {
+                            kernel(&tiles, steps, apanel, bpanel, &mut acc, bpanel.as_ptr() as *const u8);
+                            store_at(
+                                &acc,
+                                out.add(ir * n + col),
+                                n,
+                                work.wrapping_add(ir * ldw + col),
+                                ldw,
+                                (rows, cols),
+                                sink,
+                            );
+                        }
+                    }
+                }
+            }
+            drop(tiles);
+            PACK_A.set(apack);
+            PACK_B_GROUP.set(bgroup);
+        });
+    }
+}
+
 /// A 32 × 32 f32 block of the output, row-major, aligned for the tile stores.
 #[repr(C, align(64))]
 struct Block([f32; MR * NR]);
@@ -156,6 +240,8 @@ fn pack_a(a: &MatRef, ic: usize, mc: usize, pc: usize, kc: usize, steps: usize, 
 thread_local! {
     /// Each thread's packed A block, kept between calls (as in `gemm_bf16`).
     static PACK_A: std::cell::Cell<Aligned<u16>> = const { std::cell::Cell::new(Aligned::new()) };
+    /// Each thread's group of packed B panels in [`columns_per_thread`].
+    static PACK_B_GROUP: std::cell::Cell<Aligned<u32>> = const { std::cell::Cell::new(Aligned::new()) };
 }
 
 /// The tile configuration of this thread while it lives: tiles 0–7 as 16 rows of 64 bytes.
@@ -289,8 +375,30 @@ unsafe fn kernel(_: &Tiles, _: usize, _: &[u16], _: &[u32], _: &mut Block, _: *c
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 unsafe fn store(acc: &Block, tile: TileOut, sink: Sink) {
-    use std::arch::x86_64::*;
     let TileOut { out, ld, work, ldw, rows, cols } = tile;
+    store_at(acc, out.as_mut_ptr() as *mut u16, ld, work.as_mut_ptr(), ldw, (rows, cols), sink)
+}
+
+/// [`store`] through raw pointers: the tile's first entry of the output (bf16 bits, row stride
+/// `ld`) and of the f32 partial sums (row stride `ldw`; never touched when the pass is both first
+/// and last).
+///
+/// # Safety
+/// The processor has AVX-512; the `rows × cols` (`cols` ≤ 32) entries from `outp` (and `work`,
+/// unless the pass is first and last) are valid for writes (and reads), and no other thread
+/// accesses them meanwhile.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn store_at(
+    acc: &Block,
+    outp: *mut u16,
+    ld: usize,
+    work: *mut f32,
+    ldw: usize,
+    (rows, cols): (usize, usize),
+    sink: Sink,
+) {
+    use std::arch::x86_64::*;
     let m0: __mmask16 = if cols >= 16 { 0xffff } else { (1u16 << cols) - 1 };
     let m1: __mmask16 = if cols >= 32 {
         0xffff
@@ -299,7 +407,6 @@ unsafe fn store(acc: &Block, tile: TileOut, sink: Sink) {
     } else {
         0
     };
-    let (work, outp) = (work.as_mut_ptr(), out.as_mut_ptr() as *mut u16);
     for r in 0..rows {
         // SAFETY (all row accesses): `tile` covers `rows` rows of `cols` entries; the masks stop at `cols`.
         let mut v0 = _mm512_loadu_ps(acc.0.as_ptr().add(r * NR));
@@ -322,6 +429,12 @@ unsafe fn store(acc: &Block, tile: TileOut, sink: Sink) {
 
 #[cfg(not(target_arch = "x86_64"))]
 unsafe fn store(_: &Block, _: TileOut, _: Sink) {
+    unreachable!("gemm_amx::available() is false off x86-64")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store_at(_: &Block, _: *mut u16, _: usize, _: *mut f32, _: usize, _: (usize, usize), _: Sink) {
     unreachable!("gemm_amx::available() is false off x86-64")
 }
 
@@ -348,6 +461,8 @@ mod tests {
             (140, 40, KC + 3),
             (25, 17, 2 * KC + 33),
             (600, 40, 100),
+            (270, 70, KC + 5),
+            (256, 9 * NR + 3, 64),
             (3, NC + 40, 40),
         ] {
             let (av, bv) = dyadic_operands(m, n, k);

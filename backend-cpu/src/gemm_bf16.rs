@@ -311,29 +311,45 @@ pub(crate) fn pack_b(
     out.par_chunks_mut(per_task * pairs * NR).enumerate().for_each(|(t, group)| {
         let first = t * per_task;
         let cols = (nc - first * NR).min(per_task * NR);
-        if b.cs == 1 {
-            // SAFETY: `gemm` checked `available()`, which includes avx512bw.
-            unsafe { pack_b_rows(b, pc, kc, jc + first * NR, cols, pairs, group) };
-            return;
-        }
-        for (jp, panel) in group.chunks_mut(pairs * NR).enumerate() {
-            let j0 = jc + (first + jp) * NR;
-            let cols = NR.min(cols - jp * NR);
-            for p in 0..pairs {
-                let k0 = pc + 2 * p;
-                for col in 0..NR {
-                    panel[p * NR + col] = if col < cols && 2 * p < kc {
-                        let lo = b.bits(k0, j0 + col);
-                        let hi = if 2 * p + 1 < kc { b.bits(k0 + 1, j0 + col) } else { 0 };
-                        lo | (hi << 16)
-                    } else {
-                        // Columns past the end of B: zeros.
-                        0
-                    };
-                }
+        pack_b_group(b, pc, kc, jc + first * NR, cols, pairs, group);
+    });
+}
+
+/// Packs the panels covering columns `j0..j0 + cols` of `b` (k range `pc..pc+kc`) into `group`
+/// (`cols.div_ceil(NR)` panels of `pairs_out` pairs), on this thread: one task of [`pack_b`].
+pub(crate) fn pack_b_group(
+    b: &MatRef,
+    pc: usize,
+    kc: usize,
+    j0: usize,
+    cols: usize,
+    pairs_out: usize,
+    group: &mut [u32],
+) {
+    let pairs = pairs_out;
+    assert!(group.len() >= cols.div_ceil(NR) * pairs * NR && pairs >= kc.div_ceil(2));
+    if b.cs == 1 {
+        // SAFETY: `gemm` checked `available()`, which includes avx512bw.
+        unsafe { pack_b_rows(b, pc, kc, j0, cols, pairs, group) };
+        return;
+    }
+    for (jp, panel) in group.chunks_mut(pairs * NR).take(cols.div_ceil(NR)).enumerate() {
+        let j0 = j0 + jp * NR;
+        let cols = NR.min(cols - jp * NR);
+        for p in 0..pairs {
+            let k0 = pc + 2 * p;
+            for col in 0..NR {
+                panel[p * NR + col] = if col < cols && 2 * p < kc {
+                    let lo = b.bits(k0, j0 + col);
+                    let hi = if 2 * p + 1 < kc { b.bits(k0 + 1, j0 + col) } else { 0 };
+                    lo | (hi << 16)
+                } else {
+                    // Columns past the end of B: zeros.
+                    0
+                };
             }
         }
-    });
+    }
 }
 
 /// Packs the panels of a row-major B (`b.cs == 1`) that cover columns `j0..j0 + cols`: for each k
