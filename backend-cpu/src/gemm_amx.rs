@@ -14,8 +14,9 @@
 //! of k pairs, a B tile read from them with a 128-byte row stride), its k pairs padded with zeros
 //! to whole tiles. A is packed per 32-row panel into tile order: for each 32 k values, the 32 rows'
 //! runs of 32 elements (two A tiles back to back). Blocking, the split of rows across threads and
-//! the f32 scratch of long products are [`crate::gemm_bf16`]'s; each task configures the tiles of
-//! its thread, and releases them when done.
+//! the f32 scratch of long products are [`crate::gemm_bf16`]'s, except that products of at most
+//! 256 rows split B's panels between the threads instead ([`columns_per_thread`]); each task
+//! configures the tiles of its thread, and releases them when done.
 //!
 //! Used only where the processor has AMX-BF16 and Linux granted this process its tile state
 //! ([`available`]); elsewhere [`crate::gemm_bf16`] runs its dot-product kernel.
@@ -294,8 +295,8 @@ impl Drop for Tiles {
 
 /// Multiplies `steps` tile steps (`KB` k values each) of a packed 32-row A panel by those of a
 /// packed 32-column B panel and stores the f32 product into `acc` (row-major, 32 × 32), while
-/// prefetching 256 bytes a step after the first from `prefetch` into L2 (part of the next B panel;
-/// any address is valid: prefetches never fault).
+/// prefetching 256 bytes a step after the first from `prefetch` into L2 (part of the next B panel,
+/// or of this one where it is already in L2; any address is valid: prefetches never fault).
 ///
 /// # Safety
 /// `_tiles` is this thread's configuration; `a` holds `steps * MR * KB` elements and `b`
@@ -408,13 +409,14 @@ unsafe fn store_at(
         0
     };
     for r in 0..rows {
-        // SAFETY (all row accesses): `tile` covers `rows` rows of `cols` entries; the masks stop at `cols`.
+        // SAFETY (all row accesses): the caller makes `rows` rows of `cols` entries valid; the masks
+        // stop at `cols`.
         let mut v0 = _mm512_loadu_ps(acc.0.as_ptr().add(r * NR));
         let mut v1 = _mm512_loadu_ps(acc.0.as_ptr().add(r * NR + 16));
         let w = work.wrapping_add(r * ldw);
         if !sink.first {
             v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, w));
-            v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, w.add(16)));
+            v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, w.wrapping_add(16)));
         }
         if sink.last {
             let o = outp.wrapping_add(r * ld);
@@ -422,7 +424,7 @@ unsafe fn store_at(
             _mm256_mask_storeu_epi16(o.wrapping_add(16) as *mut _, m1, round_to_bf16(v1));
         } else {
             _mm512_mask_storeu_ps(w, m0, v0);
-            _mm512_mask_storeu_ps(w.add(16), m1, v1);
+            _mm512_mask_storeu_ps(w.wrapping_add(16), m1, v1);
         }
     }
 }
@@ -433,7 +435,6 @@ unsafe fn store(_: &Block, _: TileOut, _: Sink) {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-#[allow(clippy::too_many_arguments)]
 unsafe fn store_at(_: &Block, _: *mut u16, _: usize, _: *mut f32, _: usize, _: (usize, usize), _: Sink) {
     unreachable!("gemm_amx::available() is false off x86-64")
 }
@@ -463,6 +464,8 @@ mod tests {
             (600, 40, 100),
             (270, 70, KC + 5),
             (256, 9 * NR + 3, 64),
+            (31, 11 * NR + 7, KC + 40),
+            (27, 5 * NR + 1, 2 * KC + 33),
             (3, NC + 40, 40),
         ] {
             let (av, bv) = dyadic_operands(m, n, k);

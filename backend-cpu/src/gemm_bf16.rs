@@ -315,8 +315,8 @@ pub(crate) fn pack_b(
     });
 }
 
-/// Packs the panels covering columns `j0..j0 + cols` of `b` (k range `pc..pc+kc`) into `group`
-/// (`cols.div_ceil(NR)` panels of `pairs_out` pairs), on this thread: one task of [`pack_b`].
+/// Packs the panels covering columns `j0..j0 + cols` of `b` (k range `pc..pc+kc`) into `group`,
+/// exactly `cols.div_ceil(NR)` panels of `pairs_out` pairs, on this thread: one task of [`pack_b`].
 pub(crate) fn pack_b_group(
     b: &MatRef,
     pc: usize,
@@ -327,9 +327,9 @@ pub(crate) fn pack_b_group(
     group: &mut [u32],
 ) {
     let pairs = pairs_out;
-    assert!(group.len() >= cols.div_ceil(NR) * pairs * NR && pairs >= kc.div_ceil(2));
+    assert!(group.len() == cols.div_ceil(NR) * pairs * NR && pairs >= kc.div_ceil(2));
     if b.cs == 1 {
-        // SAFETY: `gemm` checked `available()`, which includes avx512bw.
+        // SAFETY: both bf16 kernels run only where `available()` holds, which includes avx512bw.
         unsafe { pack_b_rows(b, pc, kc, j0, cols, pairs, group) };
         return;
     }
