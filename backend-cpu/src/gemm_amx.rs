@@ -222,6 +222,16 @@ fn pack_a(a: &MatRef, ic: usize, mc: usize, pc: usize, kc: usize, steps: usize, 
                 let dst = &mut panel[(s * MR + r) * KB..(s * MR + r + 1) * KB];
                 let here = if ir + r < mc { KB.min(kc - s * KB) } else { 0 };
                 let k0 = pc + s * KB;
+                if a.cs == 1 && here == KB {
+                    // A whole run: one fixed-size copy, inlined (a `copy_from_slice` of a run-time
+                    // length is a call to `memmove` per 64 bytes).
+                    let src: &[bf16; KB] = a.data[a.offset + i * a.rs + k0..][..KB].try_into().unwrap();
+                    let dst: &mut [u16; KB] = dst.try_into().unwrap();
+                    for (d, s) in dst.iter_mut().zip(src) {
+                        *d = s.to_bits();
+                    }
+                    continue;
+                }
                 if a.cs == 1 && here > 0 {
                     let src = &a.data[a.offset + i * a.rs + k0..][..here];
                     // SAFETY: `bf16` is a transparent wrapper of its `u16` bits.
