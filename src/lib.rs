@@ -78,7 +78,7 @@ pub use oxtorch_tensor::{
 };
 pub use oxtorch_tensor::{get_default_device, set_default_device};
 pub use oxtorch_tensor::{get_printoptions, set_printoptions, with_printoptions, PrintOptions};
-pub use oxtorch_tensor::{tune_process_allocator, AllocatorTuning};
+pub use oxtorch_tensor::{tune_process_allocator, AlignedAllocator, AllocatorTuning};
 pub use oxtorch_tensor::{vmap, vmap1, vmap_with};
 
 /// `torch.bool`

@@ -13,7 +13,10 @@
 //! B is packed as for the AVX512-BF16 kernel ([`crate::gemm_bf16::pack_b`]: panels of 32 columns
 //! of k pairs, a B tile read from them with a 128-byte row stride), its k pairs padded with zeros
 //! to whole tiles. A is packed per 32-row panel into tile order: for each 32 k values, the 32 rows'
-//! runs of 32 elements (two A tiles back to back). Blocking, the split of rows across threads and
+//! runs of 32 elements (two A tiles back to back) — or, where A is row-major with its rows on
+//! cache lines and the block meets few B panels, not packed at all: the tiles are loaded from A's
+//! rows in place ([`reads_a_in_place`]; 64-byte rows need [`crate::AlignedAllocator`] or luck, as
+//! `malloc` aligns to 16). Blocking, the split of rows across threads and
 //! the f32 scratch of long products are [`crate::gemm_bf16`]'s, except that products of at most
 //! 256 rows split B's panels between the threads instead ([`columns_per_thread`]); each task
 //! configures the tiles of its thread, and releases them when done.
@@ -80,7 +83,12 @@ pub(crate) fn gemm_into(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &
             split_rows(c, &mut scratch, &bounds, n, ldw).into_par_iter().for_each(|(ic, crows, wrows)| {
                 let rows_here = crows.len() / n;
                 let mut apack = PACK_A.take();
-                pack_a(&a, ic, rows_here, pc, kc, steps, &mut apack);
+                let in_place = reads_a_in_place(&a, rows_here, kc, nc);
+                if in_place {
+                    count_in_place();
+                } else {
+                    pack_a(&a, ic, rows_here, pc, kc, steps, &mut apack);
+                }
                 let a_len = steps * MR * KB;
                 let b_len = steps * KB / 2 * NR;
                 let mut acc = Block([0.0; MR * NR]);
@@ -93,7 +101,11 @@ pub(crate) fn gemm_into(m: usize, n: usize, k: usize, a: MatRef, b: MatRef, c: &
                     let next = if jr + NR < nc { jp + 1 } else { jp };
                     let next_bpanel = bpack[next * b_len..].as_ptr() as *const u8;
                     for (ip, ir) in (0..rows_here).step_by(MR).enumerate() {
-                        let apanel = &apack.as_slice()[ip * a_len..(ip + 1) * a_len];
+                        let apanel = if in_place {
+                            APanel::in_place(&a, ic + ir, pc, steps)
+                        } else {
+                            APanel::packed(&apack.as_slice()[ip * a_len..(ip + 1) * a_len], steps)
+                        };
                         // The A panels of the block share the prefetching of the next B panel into
                         // L2 (from L3, where every row block reads it), 256 bytes a tile step each.
                         let prefetch = next_bpanel.wrapping_add(ip * steps * 256);
@@ -161,11 +173,16 @@ fn columns_per_thread(
             let (out, work) = (out.get(), work.get());
             let mut apack = PACK_A.take();
             let mut bgroup = PACK_B_GROUP.take();
-            pack_a(&a, 0, m, pc, kc, steps, &mut apack);
+            let (first, last) = (t * panels / tasks, (t + 1) * panels / tasks);
+            let in_place = reads_a_in_place(&a, m, kc, (last - first) * NR);
+            if in_place {
+                count_in_place();
+            } else {
+                pack_a(&a, 0, m, pc, kc, steps, &mut apack);
+            }
             let mut acc = Block([0.0; MR * NR]);
             // SAFETY: `available()` holds (the processor has AMX and the process its tile state).
             let tiles = unsafe { Tiles::configure() };
-            let (first, last) = (t * panels / tasks, (t + 1) * panels / tasks);
             for g in (first..last).step_by(GROUP) {
                 let group_end = (g + GROUP).min(last);
                 let bpack = bgroup.slice((group_end - g) * b_len);
@@ -173,7 +190,11 @@ fn columns_per_thread(
                 for jp in g..group_end {
                     let bpanel = &bpack[(jp - g) * b_len..(jp - g + 1) * b_len];
                     for (ip, ir) in (0..m).step_by(MR).enumerate() {
-                        let apanel = &apack.as_slice()[ip * a_len..(ip + 1) * a_len];
+                        let apanel = if in_place {
+                            APanel::in_place(&a, ir, pc, steps)
+                        } else {
+                            APanel::packed(&apack.as_slice()[ip * a_len..(ip + 1) * a_len], steps)
+                        };
                         let (rows, col) = (MR.min(m - ir), jp * NR);
                         let cols = NR.min(n - col);
                         // SAFETY: the tiles are configured on this thread; the panels hold `steps`
@@ -205,6 +226,69 @@ fn columns_per_thread(
 /// A 32 × 32 f32 block of the output, row-major, aligned for the tile stores.
 #[repr(C, align(64))]
 struct Block([f32; MR * NR]);
+
+/// Where [`kernel`] reads a 32-row A panel: `steps` runs of `KB` k values, its rows `row` elements
+/// apart and its runs `step` elements apart — [`pack_a`]'s tile order, or the rows of a row-major
+/// A in place.
+#[derive(Clone, Copy)]
+struct APanel<'a> {
+    ptr: *const u16,
+    row: usize,
+    step: usize,
+    steps: usize,
+    _data: std::marker::PhantomData<&'a [u16]>,
+}
+
+impl<'a> APanel<'a> {
+    /// A panel of [`pack_a`]'s block.
+    fn packed(panel: &'a [u16], steps: usize) -> Self {
+        assert!(panel.len() >= steps * MR * KB, "gemm_amx: a packed A panel holds too few steps");
+        APanel { ptr: panel.as_ptr(), row: KB, step: MR * KB, steps, _data: std::marker::PhantomData }
+    }
+
+    /// Rows `i..i + MR` and k values `k0..k0 + steps * KB` of a row-major `a`, read in place.
+    fn in_place(a: &MatRef<'a>, i: usize, k0: usize, steps: usize) -> Self {
+        assert!(a.cs == 1, "gemm_amx: only a row-major A is read in place");
+        let first = a.offset + i * a.rs + k0;
+        let end = first + (MR - 1) * a.rs + steps * KB;
+        let rows = &a.data[first..end];
+        APanel {
+            ptr: rows.as_ptr() as *const u16,
+            row: a.rs,
+            step: KB,
+            steps,
+            _data: std::marker::PhantomData,
+        }
+    }
+}
+
+/// True when the kernel reads A's `rows × kc` block in place rather than packing it, for a block
+/// of B `nc` columns wide: A row-major with its rows on 64-byte boundaries (each tile row one
+/// cache line; straddling two costs more than packing), whole panels and tile steps, and few
+/// enough B panels that packing, done once per block, is not amortised over many (measured on
+/// `[4096, k] · [k, n]`: +5–11 % up to n = 1 536, even at 2 048, −2 % at 4 096).
+fn reads_a_in_place(a: &MatRef, rows: usize, kc: usize, nc: usize) -> bool {
+    let start = a.data.as_ptr() as usize + 2 * a.offset;
+    a.cs == 1
+        && rows.is_multiple_of(MR)
+        && kc.is_multiple_of(KB)
+        && start.is_multiple_of(64)
+        && (2 * a.rs).is_multiple_of(64)
+        && nc.div_ceil(NR) <= IN_PLACE_MAX_PANELS
+}
+
+/// A blocks read in place so far (tests check that their cases take the path).
+#[cfg(test)]
+static IN_PLACE_BLOCKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts a block read in place (tests only).
+fn count_in_place() {
+    #[cfg(test)]
+    IN_PLACE_BLOCKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Most B panels a block may have for its A block to be read in place ([`reads_a_in_place`]).
+const IN_PLACE_MAX_PANELS: usize = 48;
 
 /// Packs rows `ic..ic+mc`, k range `pc..pc+kc` of `a` into `MR`-row panels in tile order: for each
 /// of the `steps` runs of `KB` k values, the panel's rows one after another (zeros past `kc` and
@@ -303,24 +387,24 @@ impl Drop for Tiles {
     }
 }
 
-/// Multiplies `steps` tile steps (`KB` k values each) of a packed 32-row A panel by those of a
-/// packed 32-column B panel and stores the f32 product into `acc` (row-major, 32 × 32), while
+/// Multiplies `steps` tile steps (`KB` k values each) of a 32-row A panel (packed or in place,
+/// [`APanel`]) by those of a packed 32-column B panel and stores the f32 product into `acc` (row-major, 32 × 32), while
 /// prefetching 256 bytes a step after the first from `prefetch` into L2 (part of the next B panel,
 /// or of this one where it is already in L2; any address is valid: prefetches never fault).
 ///
 /// # Safety
-/// `_tiles` is this thread's configuration; `a` holds `steps * MR * KB` elements and `b`
-/// `steps * KB / 2 * NR` words.
+/// `_tiles` is this thread's configuration; `a` covers at least `steps` steps (its constructors
+/// check the slice behind it) and `b` holds `steps * KB / 2 * NR` words.
 #[cfg(target_arch = "x86_64")]
-unsafe fn kernel(_tiles: &Tiles, steps: usize, a: &[u16], b: &[u32], acc: &mut Block, prefetch: *const u8) {
+unsafe fn kernel(_tiles: &Tiles, steps: usize, a: APanel, b: &[u32], acc: &mut Block, prefetch: *const u8) {
     use std::arch::asm;
-    assert!(steps > 0 && a.len() >= steps * MR * KB && b.len() >= steps * KB / 2 * NR);
-    const _: () =
-        assert!(MR * KB * 2 == 2048 && KB / 2 * NR * 4 == 2048 && 16 * KB * 2 == 1024 && NR * 4 == 128);
+    assert!(steps > 0 && steps <= a.steps && b.len() >= steps * KB / 2 * NR);
+    const _: () = assert!(KB / 2 * NR * 4 == 2048 && NR * 4 == 128);
     // One asm block from the zeroing to the stores: the compiler does not know the tile registers,
     // so no code of its own may come between instructions that keep values in them.
-    // Byte offsets: a step of A or B is 2 048 bytes; the second A tile (rows 16–31) starts 1 024
-    // bytes in, the second B tile (columns 16–31) 64 bytes in; the output block's rows are 128 bytes.
+    // Byte offsets: a step of B is 2 048 bytes, the second B tile (columns 16–31) 64 bytes in; A's
+    // step and row stride are the panel's, its second tile (rows 16–31) read through `a16`; the
+    // output block's rows are 128 bytes.
     // Software-pipelined: the operand tiles of step s + 1 are loaded as soon as step s's last
     // product reading each of them has issued, so the loads overlap the products.
     asm!(
@@ -331,11 +415,12 @@ unsafe fn kernel(_tiles: &Tiles, steps: usize, a: &[u16], b: &[u32], acc: &mut B
         "tileloadd tmm4, [{a} + {sa}*1]",
         "tileloadd tmm6, [{b} + {sb}*1]",
         "tileloadd tmm7, [{b} + {sb}*1 + 64]",
-        "tileloadd tmm5, [{a} + {sa}*1 + 1024]",
+        "tileloadd tmm5, [{a16} + {sa}*1]",
         "dec {steps}",
         "jz 3f",
         "2:",
-        "add {a}, 2048",
+        "add {a}, {astep}",
+        "add {a16}, {astep}",
         "add {b}, 2048",
         "tdpbf16ps tmm0, tmm4, tmm6",
         "tdpbf16ps tmm1, tmm4, tmm7",
@@ -343,7 +428,7 @@ unsafe fn kernel(_tiles: &Tiles, steps: usize, a: &[u16], b: &[u32], acc: &mut B
         "tdpbf16ps tmm2, tmm5, tmm6",
         "tileloadd tmm6, [{b} + {sb}*1]",
         "tdpbf16ps tmm3, tmm5, tmm7",
-        "tileloadd tmm5, [{a} + {sa}*1 + 1024]",
+        "tileloadd tmm5, [{a16} + {sa}*1]",
         "tileloadd tmm7, [{b} + {sb}*1 + 64]",
         "prefetcht1 [{pf}]",
         "prefetcht1 [{pf} + 64]",
@@ -361,12 +446,14 @@ unsafe fn kernel(_tiles: &Tiles, steps: usize, a: &[u16], b: &[u32], acc: &mut B
         "tilestored [{c} + {sc}*1 + 64], tmm1",
         "tilestored [{c} + {sc}*1 + 2048], tmm2",
         "tilestored [{c} + {sc}*1 + 2112], tmm3",
-        a = inout(reg) a.as_ptr() => _,
+        a = inout(reg) a.ptr => _,
+        a16 = inout(reg) a.ptr.wrapping_add(16 * a.row) => _,
+        astep = in(reg) a.step * 2,
         b = inout(reg) b.as_ptr() => _,
         steps = inout(reg) steps => _,
         pf = inout(reg) prefetch => _,
         c = in(reg) acc.0.as_mut_ptr(),
-        sa = in(reg) KB * 2,
+        sa = in(reg) a.row * 2,
         sb = in(reg) NR * 4,
         sc = in(reg) NR * 4,
         options(nostack),
@@ -374,7 +461,7 @@ unsafe fn kernel(_tiles: &Tiles, steps: usize, a: &[u16], b: &[u32], acc: &mut B
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-unsafe fn kernel(_: &Tiles, _: usize, _: &[u16], _: &[u32], _: &mut Block, _: *const u8) {
+unsafe fn kernel(_: &Tiles, _: usize, _: APanel, _: &[u32], _: &mut Block, _: *const u8) {
     unreachable!("gemm_amx::available() is false off x86-64")
 }
 
@@ -512,6 +599,49 @@ mod tests {
                     let c: Vec<bf16> = c.iter().map(|v| unsafe { v.assume_init() }).collect();
                     assert_product(&c, &av, &bv, (m, n, k), "AMX kernel");
                 }
+            }
+        }
+    }
+
+    /// A row-major A whose rows start on cache lines is read in place (no packing), on the column
+    /// split and the row split, over one and several passes over k, on one and two threads, and
+    /// beside packed blocks (a last pass or row block that is not whole tile steps or panels): the
+    /// same exact products. Each row's padding past k holds NaN, which a read past k would spread.
+    #[test]
+    fn reads_an_aligned_row_major_a_in_place() {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !available() {
+            return;
+        }
+        for &(m, n, k) in &[
+            (64, 5 * NR + 7, 96),
+            (32, 3 * NR, KC + 64),
+            (288, 2 * NR + 5, 160),
+            (320, 40, 2 * KC + 64),
+            // Passes of 1 056 and 1 040 k values (the second packed); row blocks of 160 and 144.
+            (320, 40, KC + 48),
+            (304, 40, 160),
+        ] {
+            let (av, bv) = dyadic_operands(m, n, k);
+            let lda = k.next_multiple_of(KB) + KB;
+            let mut buf = vec![bf16::NAN; m * lda + KB];
+            // The first element on a 64-byte boundary (bf16 elements are 2-aligned).
+            let offset = (64 - buf.as_ptr() as usize % 64) % 64 / 2;
+            for i in 0..m {
+                buf[offset + i * lda..][..k].copy_from_slice(&av[i * k..][..k]);
+            }
+            let a = MatRef { data: &buf, offset, rs: lda, cs: 1 };
+            let b = MatRef { data: &bv, offset: 0, rs: 1, cs: k };
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let mut c = vec![MaybeUninit::new(bf16::NAN); m * n];
+                let before = IN_PLACE_BLOCKS.load(Relaxed);
+                pool.install(|| gemm_into(m, n, k, a, b, &mut c));
+                let read_in_place = IN_PLACE_BLOCKS.load(Relaxed) - before;
+                assert!(read_in_place > 0, "({m},{n},{k}) on {threads} threads: no A block read in place");
+                // SAFETY: every entry started initialised (and `gemm_into` writes each).
+                let c: Vec<bf16> = c.iter().map(|v| unsafe { v.assume_init() }).collect();
+                assert_product(&c, &av, &bv, (m, n, k), "AMX kernel, A in place");
             }
         }
     }

@@ -16,6 +16,7 @@
 #![allow(clippy::needless_range_loop)]
 
 mod aligned;
+pub mod aligned_alloc;
 mod arg_reduce;
 mod binary;
 pub mod buffer;
@@ -50,6 +51,7 @@ mod unary;
 pub mod walk;
 mod where_cond;
 
+pub use aligned_alloc::AlignedAllocator;
 pub use buffer::{Buffer, SharedBytes};
 pub use matmul::{matmul_slices, matmul_slices_into, SliceMatmul};
 pub use nn::cross_entropy::CrossEntropyRows;

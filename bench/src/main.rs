@@ -195,6 +195,10 @@ const CASES: &[Case] = &[
 /// Cases sized for an accelerator, run only when named (on this machine's CPUs they take minutes).
 const NAMED_ONLY: &[Case] = &[("xla_gemm_bfloat16_8192", xla::gemm_bf16_8192)];
 
+/// Large blocks on 64-byte boundaries, as PyTorch's allocator places its tensors.
+#[global_allocator]
+static ALLOCATOR: torch::AlignedAllocator = torch::AlignedAllocator;
+
 fn main() {
     // First, before any thread starts; both eager and fused cases run under it (see BENCHMARKS.md).
     torch::tune_process_allocator();

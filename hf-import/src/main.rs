@@ -4,6 +4,10 @@ mod cli;
 
 use clap::Parser;
 
+/// Large blocks (tensors) on 64-byte boundaries: some CPU kernels then read operands in place.
+#[global_allocator]
+static ALLOCATOR: oxtorch_tensor::AlignedAllocator = oxtorch_tensor::AlignedAllocator;
+
 fn main() {
     // Before clap or any model code starts a thread: large per-step blocks then stay faulted in.
     oxtorch_tensor::tune_process_allocator();

@@ -59,6 +59,7 @@ pub use tensor::Tensor;
 pub use vmap::{vmap, vmap1, vmap_with, Randomness, VmapOptions};
 
 pub use oxtorch_backend_cpu::malloc::{tune_process_allocator, AllocatorTuning};
+pub use oxtorch_backend_cpu::AlignedAllocator;
 pub use oxtorch_backend_cpu::{CpuElement, SharedBytes};
 pub use oxtorch_backend_tpu::xla::step_boundary as xla_step_boundary;
 pub use oxtorch_core::ops::{ArgReduceOp, BinaryOp, CmpOp, ReduceOp, UnaryOp};
