@@ -32,6 +32,14 @@ def gemm_f16():
         t = timeit(lambda: a @ b, reps=1, warm=0)
     emit("gemm_float16_2048", 2 * 2048 ** 3 / t / 1e9, "GFLOP/s")
 
+def gemm_bf16_shapes():
+    # `gemm_bfloat16_{m}x{k}x{n}`: [m, k] @ [k, n] in bf16, a transformer layer's products.
+    for m, k, n in [(4096, 768, 768), (256, 768, 3072), (128, 2048, 2048)]:
+        a = torch.randn(m, k).bfloat16(); b = torch.randn(k, n).bfloat16()
+        with torch.inference_mode():
+            t = timeit(lambda: a @ b, reps=7, warm=2)
+        emit(f"gemm_bfloat16_{m}x{k}x{n}", 2 * m * k * n / t / 1e9, "GFLOP/s")
+
 def half_elementwise():
     # `elementwise_{f16,bf16}_16M`: add (GB/s, 2 bytes per element) and exact gelu in each half type.
     n = 16 * 1024 * 1024
@@ -87,7 +95,7 @@ def llama_embed():
     emit("llama110m_embed_b32", 32 / t, "sentences/s")
 
 # The cases named on the command line (`torch_twin.py conv2d`), else all.
-CASES = {"conv2d": conv2d, "gemm_f16": gemm_f16, "half_elementwise": half_elementwise, "minilm_encode": minilm_encode,
+CASES = {"conv2d": conv2d, "gemm_f16": gemm_f16, "gemm_bf16_shapes": gemm_bf16_shapes, "half_elementwise": half_elementwise, "minilm_encode": minilm_encode,
          "llama_embed": llama_embed}
 for name in sys.argv[1:] or CASES:
     CASES[name]()

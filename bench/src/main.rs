@@ -59,6 +59,23 @@ fn gemm(n: usize, dtype: DType) {
     emit(&format!("gemm_{}_{n}", dtype.name()), 2.0 * (n as f64).powi(3) / t / 1e9, "GFLOP/s");
 }
 
+/// `[m, k] · [k, n]` in `dtype`, named `gemm_{dtype}_{m}x{k}x{n}` (twin: `bench/torch_twin.py
+/// gemm_bf16_shapes`): the products of a transformer layer, where packing weighs more than at 2048³.
+fn gemm_shape(m: usize, k: usize, n: usize, dtype: DType) {
+    let a = Tensor::randn([m, k], dtype).unwrap();
+    let b = Tensor::randn([k, n], dtype).unwrap();
+    let t = timeit(
+        || {
+            a.matmul(&b).unwrap();
+        },
+        7,
+        2,
+        1,
+    );
+    let flops = 2.0 * (m * k * n) as f64;
+    emit(&format!("gemm_{}_{m}x{k}x{n}", dtype.name()), flops / t / 1e9, "GFLOP/s");
+}
+
 fn add_f32_16m() {
     let n = 16 * 1024 * 1024;
     let a = Tensor::randn([n], ()).unwrap();
@@ -164,6 +181,9 @@ const CASES: &[Case] = &[
     ("gemm_float32_2048", || gemm(2048, DType::F32)),
     ("gemm_bfloat16_2048", || gemm(2048, DType::BF16)),
     ("gemm_float16_2048", || gemm(2048, DType::F16)),
+    ("gemm_bfloat16_4096x768x768", || gemm_shape(4096, 768, 768, DType::BF16)),
+    ("gemm_bfloat16_256x768x3072", || gemm_shape(256, 768, 3072, DType::BF16)),
+    ("gemm_bfloat16_128x2048x2048", || gemm_shape(128, 2048, 2048, DType::BF16)),
     ("add_f32_16M", add_f32_16m),
     ("gelu_f32_16M", gelu_f32_16m),
     ("elementwise_f16_16M", || half_elementwise(DType::F16, "f16")),
