@@ -87,6 +87,40 @@ pub type Block<T, O> = unsafe fn(
     ldo: usize,
 );
 
+/// How far ahead of the column it multiplies a one-row product fetches the weight into L1.
+///
+/// A batch-1 `linear` streams its weight once, column after column, and the hardware prefetchers
+/// alone keep too few lines in flight: a loop over 100 bf16 `[2048, 768]` weights (150 MB, more
+/// than L2) read 23 GB/s without this and 33–35 GB/s with it on the AMX host (2 threads, 3–12 KiB
+/// ahead alike, 30 KiB less).
+const PREFETCH_BYTES: usize = 12 * 1024;
+
+/// For a one-row product over columns `bcs` elements of `T` apart, each `k` long: how many columns
+/// ahead [`prefetch_column`] fetches.
+pub(crate) fn prefetch_columns_ahead<T>(bcs: usize) -> usize {
+    PREFETCH_BYTES.div_ceil(bcs.max(1) * std::mem::size_of::<T>()).max(1)
+}
+
+/// Asks for the `k` elements of the column at `col` in L1 (a hint: any address is valid, nothing
+/// is read).
+#[inline(always)]
+pub(crate) fn prefetch_column<T>(col: *const T, k: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (start, bytes) = (col as *const i8, k * std::mem::size_of::<T>());
+        let mut off = 0;
+        while off < bytes {
+            // SAFETY: a prefetch never faults and reads nothing; the address is only computed.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(start.wrapping_add(off))
+            };
+            off += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (col, k);
+}
+
 /// A pointer to the output that tasks write disjoint parts of.
 struct OutPtr<O>(*mut O);
 // Not derived: those would require `O: Copy`.

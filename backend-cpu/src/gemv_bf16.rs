@@ -185,7 +185,12 @@ mod x86 {
         // SAFETY: every tile stays inside rows `0..m` and columns `0..n`.
         unsafe {
             if m == 1 {
+                // The weight streams from memory once: fetch a few columns ahead.
+                let ahead = crate::gemv::prefetch_columns_ahead::<bf16>(bcs);
                 for j in 0..n {
+                    if j + ahead < n {
+                        crate::gemv::prefetch_column(b.wrapping_add((j + ahead) * bcs), k);
+                    }
                     tile::<1, 1, 4, O>(a, ars, b.add(j * bcs), bcs, k, out.add(j), ldo);
                 }
                 return;
