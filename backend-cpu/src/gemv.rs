@@ -93,32 +93,35 @@ pub type Block<T, O> = unsafe fn(
 /// alone keep too few lines in flight: a loop over 100 bf16 `[2048, 768]` weights (150 MB, more
 /// than L2) read 23 GB/s without this and 33–35 GB/s with it on the AMX host (2 threads, 3–12 KiB
 /// ahead alike, 30 KiB less).
+#[cfg(target_arch = "x86_64")]
 const PREFETCH_BYTES: usize = 12 * 1024;
 
-/// For a one-row product over columns `bcs` elements of `T` apart, each `k` long: how many columns
-/// ahead [`prefetch_column`] fetches.
+/// For a one-row product over columns `bcs` elements of `T` apart: how many columns ahead
+/// [`prefetch_column`] fetches (at least one).
+#[cfg(target_arch = "x86_64")]
 pub(crate) fn prefetch_columns_ahead<T>(bcs: usize) -> usize {
-    PREFETCH_BYTES.div_ceil(bcs.max(1) * std::mem::size_of::<T>()).max(1)
+    PREFETCH_BYTES.div_ceil(bcs.max(1).saturating_mul(std::mem::size_of::<T>())).max(1)
 }
 
-/// Asks for the `k` elements of the column at `col` in L1 (a hint: any address is valid, nothing
-/// is read).
+/// Asks for the first `k` elements of the column at `col` (at most [`PREFETCH_BYTES`]) in L1, every
+/// cache line they touch. A hint: it never faults and makes no architectural read. Skipped where
+/// columns overlap (`bcs < k`): the tiles then read lines already fetched.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn prefetch_column<T>(col: *const T, k: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let (start, bytes) = (col as *const i8, k * std::mem::size_of::<T>());
-        let mut off = 0;
-        while off < bytes {
-            // SAFETY: a prefetch never faults and reads nothing; the address is only computed.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(start.wrapping_add(off))
-            };
-            off += 64;
-        }
+pub(crate) fn prefetch_column<T>(col: *const T, k: usize, bcs: usize) {
+    if bcs < k {
+        return;
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (col, k);
+    let bytes = (k * std::mem::size_of::<T>()).min(PREFETCH_BYTES);
+    let (first, end) = (col as usize & !63, col as usize + bytes);
+    let mut line = col.cast::<i8>().wrapping_sub(col as usize - first);
+    let mut at = first;
+    while at < end {
+        // SAFETY: a prefetch never faults; the address is only computed (`wrapping_add`).
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line) };
+        line = line.wrapping_add(64);
+        at += 64;
+    }
 }
 
 /// A pointer to the output that tasks write disjoint parts of.

@@ -189,7 +189,7 @@ mod x86 {
                 let ahead = crate::gemv::prefetch_columns_ahead::<bf16>(bcs);
                 for j in 0..n {
                     if j + ahead < n {
-                        crate::gemv::prefetch_column(b.wrapping_add((j + ahead) * bcs), k);
+                        crate::gemv::prefetch_column(b.wrapping_add((j + ahead) * bcs), k, bcs);
                     }
                     tile::<1, 1, 4, O>(a, ars, b.add(j * bcs), bcs, k, out.add(j), ldo);
                 }
